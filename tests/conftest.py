@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import Config, load_config
+from vaultmind.memory import Memory
+
+
+def write(vault: Path, rel: str, text: str) -> Path:
+    path = vault / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def snapshot_files(vault: Path) -> dict[str, str]:
+    """sha256 of every file outside .vaultmind/ (to prove vaultmind never touched them)."""
+    out = {}
+    for path in sorted(vault.rglob("*")):
+        rel = path.relative_to(vault).as_posix()
+        if rel.startswith(".vaultmind") or not path.is_file() or path.is_symlink():
+            continue
+        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+DERIVED_QUERIES = {
+    "notes": "SELECT path, kind, title, size, sha256, source_id, source_kind, frontmatter, frontmatter_error, aliases, leaf_count FROM notes ORDER BY path",
+    "leaves": "SELECT id, note_path, seq, kind, text, content_hash, token_count, term_count, anchor, heading_path, message_id, author, ts, source_ref FROM leaves ORDER BY id, note_path",
+    "postings": "SELECT term, leaf_id, tf FROM postings ORDER BY term, leaf_id",
+    "links": "SELECT src_path, target, kind, heading, block, alias, line FROM links ORDER BY ALL",
+    "tags": "SELECT path, tag FROM tags ORDER BY ALL",
+}
+
+
+def dump_index(memory: Memory) -> dict[str, list[tuple[object, ...]]]:
+    return {name: memory.index.query(sql) for name, sql in DERIVED_QUERIES.items()}
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def config(vault: Path) -> Config:
+    return load_config(vault, embed_provider="none")
+
+
+@pytest.fixture
+def memory(config: Config) -> Iterator[Memory]:
+    with Memory.open(config) as mem:
+        yield mem

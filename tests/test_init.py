@@ -1,0 +1,528 @@
+"""`vaultmind init`: the vault template, the demo memory and `init_vault`, on real folders."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vaultmind.config import _SCHEMA, Config, load_config
+from vaultmind.errors import RefuseToClobber, VaultError
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.vault.atomic import is_temp_name, write_atomic
+from vaultmind.vault.template import GITIGNORE_LINES, init_vault, template_files, template_root
+
+REPO = Path(__file__).resolve().parents[1]
+VAULTMIND_FILES = {"sources/README.md", "summaries/README.md", "entities/README.md", ".vaultmind/config.toml"}
+OBSIDIAN_FILES = {f.path for f in template_files(demo=False) if f.group == "obsidian"}
+DEMO_FILES = {f.path for f in template_files(demo=True) if f.group == "demo"}
+
+
+def tree(root: Path) -> dict[str, str]:
+    """sha256 of every file under `root` (symlinks not followed), by POSIX path."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            out[path.relative_to(root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def notes(root: Path) -> dict[str, str]:
+    """Every Markdown note Obsidian would show (dot-folders are hidden), by path."""
+    return {
+        rel: (root / rel).read_text(encoding="utf-8")
+        for rel in tree(root)
+        if rel.endswith(".md") and not any(part.startswith(".") for part in rel.split("/"))
+    }
+
+
+def make_user_vault(root: Path) -> None:
+    files = {
+        "Inbox.md": "# Inbox\n\n- call the bank\n",
+        "Projects/Garden.md": "---\ntags: [garden]\n---\n# Garden\n\nSee [[Inbox]].\n",
+        ".gitignore": "node_modules/\n",
+        ".obsidian/app.json": '{"alwaysUpdateLinks": true}\n',
+        ".obsidian/workspace.json": "{}\n",
+        "attachments/photo.png": "\x89PNG not really",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(text.encode("utf-8"))
+
+
+# --- a new vault -----------------------------------------------------------------------------
+
+
+def test_new_vault_gets_the_layout_and_a_default_config(tmp_path: Path) -> None:
+    report = init_vault(tmp_path / "vault")
+    root = tmp_path / "vault"
+    assert report.vault == root.resolve()
+    expected = VAULTMIND_FILES | OBSIDIAN_FILES | {".gitignore", "Welcome to vaultmind.md"}
+    assert set(report.created) == expected
+    assert set(tree(root)) == expected
+    assert report.skipped == [] and report.warnings == []
+    for folder in ("sources", "summaries", "entities"):
+        assert (root / folder).is_dir()
+    assert load_config(root) == Config(vault=root.resolve())
+
+
+def test_template_package_files_are_never_copied(tmp_path: Path) -> None:
+    assert (REPO / "vault_template" / "__init__.py").is_file()
+    fake = tmp_path / "template"
+    for rel in ("__init__.py", "__pycache__/x.cpython-311.pyc", "sources/README.md", ".demo/a.md"):
+        (fake / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fake / rel).write_text("x\n")
+    assert [(f.path, f.group) for f in template_files(root=fake)] == [
+        ("sources/README.md", "core"),
+        ("a.md", "demo"),
+    ]
+    init_vault(tmp_path / "vault", demo=True)
+    assert not [rel for rel in tree(tmp_path / "vault") if "__init__" in rel or "__pycache__" in rel]
+
+
+def test_new_vault_refuses_a_non_empty_folder_and_writes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / ".hidden").write_text("mine\n")
+    before = tree(root)
+    with pytest.raises(RefuseToClobber) as exc:
+        init_vault(root, demo=True)
+    assert "--existing" in (exc.value.hint or "")
+    assert exc.value.path == str(root)
+    assert tree(root) == before
+    assert sorted(p.name for p in root.iterdir()) == [".hidden"]
+
+
+def test_new_vault_refuses_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "notes.md"
+    target.write_text("# not a folder\n")
+    with pytest.raises(RefuseToClobber):
+        init_vault(target)
+    assert target.read_text() == "# not a folder\n"
+
+
+def test_second_init_refuses_and_changes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root, demo=True)
+    before = tree(root)
+    with pytest.raises(RefuseToClobber):
+        init_vault(root)
+    with pytest.raises(RefuseToClobber):
+        init_vault(root, demo=True)
+    assert tree(root) == before
+
+
+def test_output_is_deterministic_lf_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    init_vault(tmp_path / "a", demo=True)
+    init_vault(tmp_path / "b", demo=True)
+    assert tree(tmp_path / "a") == tree(tmp_path / "b")
+    for rel in tree(tmp_path / "a"):
+        assert b"\r" not in (tmp_path / "a" / rel).read_bytes(), rel
+        assert not is_temp_name(rel.rsplit("/", 1)[-1])
+
+
+# --- an existing vault -----------------------------------------------------------------------
+
+
+def test_existing_adds_only_vaultmind_files_and_touches_nothing_else(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    make_user_vault(root)
+    before = tree(root)
+    report = init_vault(root, existing=True)
+    after = tree(root)
+    assert {rel: after[rel] for rel in before} == before  # every pre-existing file byte-identical
+    assert set(after) - set(before) == VAULTMIND_FILES
+    assert set(report.created) == VAULTMIND_FILES
+    skipped = {s.path: s.reason for s in report.skipped}
+    assert set(skipped) == OBSIDIAN_FILES | {".gitignore"}
+    assert all(line in skipped[".gitignore"] for line in GITIGNORE_LINES)
+    assert "path:sources" in skipped[".obsidian/graph.json"]
+    assert not (root / "Welcome to vaultmind.md").exists()
+    assert load_config(root) == Config(vault=root.resolve())
+
+
+def test_existing_without_obsidian_or_gitignore_gets_them(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    (root / "Daily").mkdir(parents=True)
+    (root / "Daily" / "2024-01-01.md").write_text("# New year\n")
+    report = init_vault(root, existing=True)
+    assert set(report.created) == VAULTMIND_FILES | OBSIDIAN_FILES | {".gitignore"}
+    assert (root / "Daily" / "2024-01-01.md").read_text() == "# New year\n"
+
+
+def test_existing_is_idempotent(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    make_user_vault(root)
+    init_vault(root, existing=True)
+    before = tree(root)
+    report = init_vault(root, existing=True)
+    assert report.created == []
+    assert tree(root) == before
+
+
+def test_existing_never_overwrites_a_vaultmind_file_the_user_changed(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    (root / ".vaultmind").mkdir(parents=True)
+    (root / ".vaultmind" / "config.toml").write_text("[search]\nlimit = 3\n")
+    (root / "sources").mkdir()
+    (root / "sources" / "README.md").write_text("my own readme\n")
+    report = init_vault(root, existing=True)
+    assert (root / ".vaultmind" / "config.toml").read_text() == "[search]\nlimit = 3\n"
+    assert (root / "sources" / "README.md").read_text() == "my own readme\n"
+    assert {".vaultmind/config.toml", "sources/README.md"} <= {s.path for s in report.skipped}
+
+
+def test_existing_needs_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(VaultError) as exc:
+        init_vault(tmp_path / "missing", existing=True)
+    assert "without --existing" in (exc.value.hint or "")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_existing_warns_about_user_notes_in_vaultmind_folders(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    (root / "sources").mkdir(parents=True)
+    (root / "sources" / "papers.md").write_text("# Papers I cite\n")
+    (root / "Entities").mkdir()
+    report = init_vault(root, existing=True)
+    assert any("sources/ already holds 1 note" in w for w in report.warnings)
+    assert any(w.startswith("Entities/") for w in report.warnings)
+    assert (root / "sources" / "papers.md").read_text() == "# Papers I cite\n"
+
+
+def test_existing_with_demo_adds_welcome_and_demo(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    make_user_vault(root)
+    before = tree(root)
+    report = init_vault(root, existing=True, demo=True)
+    assert set(report.created) == VAULTMIND_FILES | DEMO_FILES | {"Welcome to vaultmind.md"}
+    after = tree(root)
+    assert {rel: after[rel] for rel in before} == before
+
+
+def test_existing_with_demo_refuses_if_a_demo_path_is_taken(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    make_user_vault(root)
+    (root / "Budget 2024.md").write_text("# my budget\n")
+    before = tree(root)
+    with pytest.raises(RefuseToClobber) as exc:
+        init_vault(root, existing=True, demo=True)
+    assert "Budget 2024.md" in exc.value.message
+    assert tree(root) == before  # refused before writing anything
+
+
+def test_never_writes_through_a_symlink_out_of_the_vault(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "sources").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(VaultError):
+        init_vault(root, existing=True)
+    assert list(outside.iterdir()) == []
+    assert sorted(p.name for p in root.iterdir()) == ["sources"]
+
+
+def test_existing_dangling_symlink_is_not_replaced(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / ".gitignore").symlink_to(tmp_path / "nowhere")
+    report = init_vault(root, existing=True)
+    assert ".gitignore" in {s.path for s in report.skipped}
+    assert (root / ".gitignore").is_symlink()
+    assert not (tmp_path / "nowhere").exists()
+
+
+# --- the demo memory -------------------------------------------------------------------------
+
+
+def test_demo_writes_the_demo_notes(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    report = init_vault(root, demo=True)
+    assert set(report.created) >= DEMO_FILES
+    demo = REPO / "vault_template" / ".demo"
+    for rel in DEMO_FILES:
+        assert (root / rel).read_bytes() == (demo / rel).read_bytes()
+    assert not (root / ".demo").exists()
+    kinds = {rel.split("/")[1] for rel in DEMO_FILES if rel.startswith("sources/")}
+    assert kinds == {"chat", "email", "document"}
+    assert 15 <= len(DEMO_FILES) <= 25
+    assert not DEMO_FILES & {f.path for f in template_files(demo=False)}
+
+
+def test_generated_notes_hash_their_body(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root, demo=True)
+    generated = 0
+    for rel, text in notes(root).items():
+        if not text.startswith("---\n"):
+            continue
+        end = text.index("\n---\n", 3) + len("\n---\n")
+        data = yaml.safe_load(text[4 : end - len("---\n")])
+        assert split_frontmatter(text).error is None, rel
+        if rel.split("/")[0] in ("sources", "summaries", "entities"):
+            assert "vaultmind" in data, f"{rel}: vaultmind folders hold vaultmind notes only"
+        if "vaultmind_body_sha256" in data:
+            body = text[end:]
+            assert data["vaultmind_body_sha256"] == hashlib.sha256(body.encode("utf-8")).hexdigest(), rel
+            generated += 1
+        else:
+            assert not any(key.startswith("vaultmind") for key in data), (
+                f"{rel}: a user note with vaultmind keys"
+            )
+    assert generated == 3 + len([rel for rel in DEMO_FILES if rel.startswith(("sources/", "entities/"))])
+
+
+def test_demo_source_and_entity_notes_follow_the_format(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root, demo=True)
+    for rel, text in notes(root).items():
+        data = split_frontmatter(text).data
+        body = split_frontmatter(text).body
+        if rel.startswith("sources/") and data.get("vaultmind") == "source":
+            kind = data["kind"]
+            assert rel.startswith(f"sources/{kind}/")
+            if kind == "document":
+                assert list(data) == [
+                    "vaultmind",
+                    "kind",
+                    "source_id",
+                    "version",
+                    "title",
+                    "time_start",
+                    "time_end",
+                    "vaultmind_body_sha256",
+                ]
+                continue
+            keys = ["vaultmind", "kind", "source_id", "scope", "title"]
+            keys += ["subject"] if kind == "email" else []
+            keys += ["participants", "time_start", "time_end", "messages", "vaultmind_body_sha256"]
+            assert list(data) == keys, rel
+            assert rel.startswith(f"sources/{kind}/{data['scope']}/"), rel
+            callout = "message" if kind == "chat" else "email"
+            heads = re.findall(rf"^> \[!{callout}\] .+ · \d{{4}}-\d\d-\d\d \d\d:\d\d$", body, re.MULTILINE)
+            metas = re.findall(r"^> %% vaultmind id=.* %%$", body, re.MULTILINE)
+            blocks = re.findall(r"^\^m-[a-z0-9-]+$", body, re.MULTILINE)
+            assert len(heads) == len(metas) == len(blocks) == data["messages"] >= 3, rel
+            assert body.startswith(f"# {data['title']}\n\n")
+            assert data["time_start"] <= data["time_end"]
+        elif rel.startswith("entities/") and data.get("vaultmind") == "entity":
+            kind, stem = rel.removeprefix("entities/").removesuffix(".md").split("/")
+            assert list(data) == [
+                "vaultmind",
+                "id",
+                "kind",
+                "display_name",
+                "aliases",
+                "emails",
+                "handles",
+                "vaultmind_body_sha256",
+            ]
+            assert data["id"] == f"{kind}:{stem}" and data["kind"] == kind
+
+
+def test_demo_generator_output_is_up_to_date() -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "make_demo_vault.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- links resolve the way Obsidian resolves them --------------------------------------------
+
+_FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_WIKILINK = re.compile(r"!?\[\[([^\[\]]+?)\]\]")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*$", re.MULTILINE)
+_BLOCK = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
+
+
+def resolve(name: str, paths: list[str]) -> str | None:
+    """Obsidian's rule: a path (with or without .md), else a unique file name, case-insensitive."""
+    want = name.lower().removesuffix(".md")
+    by_path = [p for p in paths if p.lower().removesuffix(".md") == want]
+    if by_path:
+        return by_path[0]
+    if "/" in want:
+        tail = [p for p in paths if p.lower().removesuffix(".md").endswith("/" + want)]
+        return tail[0] if len(tail) == 1 else None
+    by_stem = [p for p in paths if p.rsplit("/", 1)[-1].lower().removesuffix(".md") == want]
+    return by_stem[0] if len(by_stem) == 1 else None
+
+
+def broken_links(root: Path) -> list[str]:
+    all_notes = notes(root)
+    paths = sorted(all_notes)
+    broken = []
+    for rel, text in all_notes.items():
+        scrubbed = _INLINE_CODE.sub("", _FENCE.sub("", text))
+        for match in _WIKILINK.finditer(scrubbed):
+            inner = match.group(1).replace("\\|", "|")
+            target, _, _alias = inner.partition("|")
+            name, _, anchor = target.partition("#")
+            resolved = resolve(name, paths) if name else rel
+            if resolved is None:
+                broken.append(f"{rel}: [[{inner}]] has no target")
+                continue
+            body = split_frontmatter(all_notes[resolved]).body
+            if anchor.startswith("^"):
+                if anchor[1:] not in _BLOCK.findall(body):
+                    broken.append(f"{rel}: [[{inner}]]: no block ^{anchor[1:]} in {resolved}")
+            elif anchor:
+                headings = {h.lower() for h in _HEADING.findall(_FENCE.sub("", body))}
+                if anchor.lower() not in headings:
+                    broken.append(f"{rel}: [[{inner}]]: no heading {anchor!r} in {resolved}")
+    return broken
+
+
+@pytest.mark.parametrize("kwargs", [{"demo": True}, {"demo": False}], ids=["new-with-demo", "new"])
+def test_every_wikilink_resolves_in_a_new_vault(tmp_path: Path, kwargs: dict[str, bool]) -> None:
+    init_vault(tmp_path / "vault", **kwargs)
+    assert broken_links(tmp_path / "vault") == []
+
+
+def test_every_wikilink_resolves_in_an_existing_vault(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    make_user_vault(root)
+    init_vault(root, existing=True)
+    assert broken_links(root) == []
+
+
+def test_the_resolver_catches_broken_links(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "Note.md").write_text("# Top\n\ntext ^blk\n")
+    (tmp_path / "b.md").write_text(
+        "[[note#Top]] [[a/Note#^blk|x]] `[[ignored]]` [[Nope]] [[Note#Missing]] [[Note#^zzz]]\n"
+    )
+    assert len(broken_links(tmp_path)) == 3
+
+
+def test_demo_uses_the_obsidian_syntax_the_parser_must_handle(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root, demo=True)
+    user = "\n".join(
+        text
+        for rel, text in notes(root).items()
+        if rel.split("/")[0] not in ("sources", "summaries", "entities")
+    )
+    assert re.search(r"\[\[[^\]|#]+#[^\]^|]+\]\]", user)  # [[Note#Heading]]
+    assert re.search(r"\[\[[^\]]+\|[^\]]+\]\]", user)  # [[Note|alias]]
+    assert re.search(r"!\[\[[^\]]+\]\]", user)  # ![[embed]]
+    assert re.search(r"\[\[[^\]]+#\^[^\]]+\]\]", user)  # [[Note#^block]]
+    assert re.search(r"(?:^|\s)#[a-z]+/[a-z]+", user)  # nested tag
+    assert re.search(r"^> \[!\w+\]", user, re.MULTILINE)  # callout
+    assert re.search(r"^```", user, re.MULTILINE)  # code block
+    assert re.search(r" \^[a-z0-9-]+$", user, re.MULTILINE)  # block id
+
+
+# --- the settings files ----------------------------------------------------------------------
+
+
+def test_config_documents_every_setting_at_its_default(tmp_path: Path) -> None:
+    text = (REPO / "vault_template" / ".vaultmind" / "config.toml").read_text(encoding="utf-8")
+    assert tomllib.loads(text) == {
+        s: {} for s in ("vault", "chunking", "embeddings", "ollama", "watch", "server", "search")
+    }
+    documented: list[tuple[str, str]] = []
+    section = ""
+    uncommented = []
+    for line in text.splitlines():
+        if m := re.fullmatch(r"\[(\w+)\]", line):
+            section = m.group(1)
+        elif m := re.fullmatch(r"# (\w+) = (.+)", line):
+            documented.append((section, m.group(1)))
+            line = line[2:]
+        uncommented.append(line)
+    assert documented == list(_SCHEMA), "config.toml must list every key of _SCHEMA, in order"
+    vault = tmp_path / "vault"
+    (vault / ".vaultmind").mkdir(parents=True)
+    (vault / ".vaultmind" / "config.toml").write_text("\n".join(uncommented) + "\n", encoding="utf-8")
+    config = load_config(vault)
+    assert config == Config(vault=vault.resolve())  # every documented value is the real default
+    assert config.extra == {}
+    assert {f.name for f in fields(Config)} - {"vault", "extra"} == {attr for attr, _ in _SCHEMA.values()}
+
+
+def test_graph_json_colours_vaultmind_folders() -> None:
+    graph = json.loads((REPO / "vault_template" / ".obsidian" / "graph.json").read_text())
+    groups = {g["query"]: g["color"] for g in graph["colorGroups"]}
+    assert set(groups) == {"path:sources", "path:summaries", "path:entities"}
+    for color in groups.values():
+        assert color["a"] == 1 and isinstance(color["rgb"], int) and 0 <= color["rgb"] <= 0xFFFFFF
+    assert len({c["rgb"] for c in groups.values()}) == 3
+    assert graph["search"] == "" and graph["hideUnresolved"] is False
+
+
+def test_obsidian_settings_hide_nothing_and_enable_the_core_plugins() -> None:
+    obsidian = REPO / "vault_template" / ".obsidian"
+    app = json.loads((obsidian / "app.json").read_text())
+    assert app["userIgnoreFilters"] == []
+    assert app["alwaysUpdateLinks"] is False
+    plugins = json.loads((obsidian / "core-plugins.json").read_text())
+    for plugin in (
+        "graph",
+        "backlink",
+        "outgoing-link",
+        "page-preview",
+        "global-search",
+        "tag-pane",
+        "properties",
+    ):
+        assert plugins[plugin] is True, plugin
+    appearance = json.loads((obsidian / "appearance.json").read_text())
+    for snippet in appearance["enabledCssSnippets"]:
+        assert (obsidian / "snippets" / f"{snippet}.css").is_file()
+
+
+def test_gitignore_keeps_config_and_drops_derived_state() -> None:
+    lines = (REPO / "vault_template" / ".gitignore").read_text().splitlines()
+    assert [line for line in lines if line and not line.startswith("#")] == list(GITIGNORE_LINES)
+
+
+def test_template_is_found() -> None:
+    assert template_root().joinpath(".vaultmind", "config.toml").is_file()
+
+
+# --- atomic writes ---------------------------------------------------------------------------
+
+
+def test_write_atomic_creates_replaces_and_refuses(tmp_path: Path) -> None:
+    target = tmp_path / "note.md"
+    write_atomic(target, b"one\n", overwrite=False)
+    assert target.read_bytes() == b"one\n"
+    with pytest.raises(RefuseToClobber):
+        write_atomic(target, b"two\n", overwrite=False)
+    assert target.read_bytes() == b"one\n"
+    write_atomic(target, b"two\n", overwrite=True)
+    assert target.read_bytes() == b"two\n"
+    (tmp_path / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    with pytest.raises(RefuseToClobber):
+        write_atomic(tmp_path / "dangling.md", b"x", overwrite=False)
+    assert not (tmp_path / "nowhere.md").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.md", "note.md"]
+
+
+def test_write_atomic_respects_mode(tmp_path: Path) -> None:
+    write_atomic(tmp_path / "token", b"secret", overwrite=False, mode=0o600)
+    assert (tmp_path / "token").stat().st_mode & 0o777 == 0o600
+    write_atomic(tmp_path / "note.md", b"x", overwrite=False)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "note.md").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_write_atomic_needs_the_folder(tmp_path: Path) -> None:
+    with pytest.raises(VaultError):
+        write_atomic(tmp_path / "missing" / "note.md", b"x", overwrite=True)

@@ -1,0 +1,248 @@
+"""scan → diff → apply on real files and a real DuckDB index."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+from .conftest import dump_index, snapshot_files, write
+
+NOTE_A = """---
+title: Project Atlas
+tags: [project, work/planning]
+aliases: [Atlas]
+---
+# Project Atlas
+
+The launch moved to **May 14** after the review with [[People/Alice Chen|Alice]].
+
+## Risks
+
+Budget overrun on the #infra side; see [[Budget 2024#Q3]].
+"""
+
+NOTE_B = """# Budget 2024
+
+## Q3
+
+We spend 40k on servers. ^q3-line
+"""
+
+
+def _vault_with_notes(vault: Path) -> None:
+    write(vault, "Projects/Atlas.md", NOTE_A)
+    write(vault, "Budget 2024.md", NOTE_B)
+    write(vault, "People/Alice Chen.md", "# Alice Chen\n\nLeads the Atlas launch.\n")
+
+
+def test_reindex_twice_gives_identical_rows_and_ids(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    first = memory.reindex()
+    assert first.added == 3
+    rows1 = dump_index(memory)
+    assert len(rows1["notes"]) == 3
+    assert rows1["leaves"], "notes produce leaves"
+    second = memory.reindex()
+    assert second.added == 3
+    assert dump_index(memory) == rows1
+
+
+def test_cold_rebuild_in_fresh_index_has_same_ids(vault: Path, memory: Memory, tmp_path: Path) -> None:
+    _vault_with_notes(vault)
+    memory.reindex()
+    rows = dump_index(memory)
+    other = load_config(vault, embed_provider="none")
+    other_index = tmp_path / "other.duckdb"
+    from vaultmind.index.store import Index
+
+    with Memory(other, Index.open(other_index), None) as fresh:
+        fresh.reindex()
+        assert dump_index(fresh) == rows
+
+
+def test_incremental_add_modify_delete_rename(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    memory.sync()
+    stats = memory.sync()
+    assert (stats.added, stats.modified, stats.deleted, stats.unchanged) == (0, 0, 0, 3)
+
+    write(vault, "Budget 2024.md", NOTE_B + "\nQ4 is frozen.\n")
+    stats = memory.sync()
+    assert stats.modified == 1 and stats.unchanged == 2
+
+    os.rename(vault / "People/Alice Chen.md", vault / "People/Alice.md")
+    stats = memory.sync()
+    assert stats.renamed == 1 and stats.deleted == 0 and stats.added == 0
+    paths = [row[0] for row in memory.index.query("SELECT path FROM notes ORDER BY path")]
+    assert paths == ["Budget 2024.md", "People/Alice.md", "Projects/Atlas.md"]
+
+    (vault / "Projects/Atlas.md").unlink()
+    stats = memory.sync()
+    assert stats.deleted == 1
+    assert memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = 'Projects/Atlas.md'") == 0
+    assert memory.index.scalar("SELECT count(*) FROM links WHERE src_path = 'Projects/Atlas.md'") == 0
+
+
+def test_touch_without_content_change_is_not_reparsed(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    memory.sync()
+    path = vault / "Budget 2024.md"
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    stats = memory.sync()
+    assert stats.touched == 1 and stats.modified == 0
+    assert memory.sync().unchanged == 3
+
+
+def test_links_tags_and_frontmatter_are_indexed(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    memory.sync()
+    links = memory.index.query("SELECT target, kind, heading, alias FROM links WHERE src_path = 'Projects/Atlas.md' ORDER BY line")
+    assert ("People/Alice Chen", "wikilink", None, "Alice") in links
+    assert ("Budget 2024", "wikilink", "Q3", None) in links
+    tags = {row[0] for row in memory.index.query("SELECT tag FROM tags WHERE path = 'Projects/Atlas.md'")}
+    assert {"project", "work/planning", "infra"} <= tags
+    title, aliases = memory.index.query("SELECT title, aliases FROM notes WHERE path = 'Projects/Atlas.md'")[0]
+    assert title == "Project Atlas" and aliases == ["Atlas"]
+
+
+def test_ignored_folders_are_not_indexed(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    write(vault, ".obsidian/snippets/x.md", "# not a note\n")
+    write(vault, ".trash/old.md", "# trashed\n")
+    write(vault, ".git/notes.md", "# git\n")
+    write(vault, "notes.txt", "plain text is not a note")
+    memory.sync()
+    paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
+    assert paths == {"Projects/Atlas.md", "Budget 2024.md", "People/Alice Chen.md"}
+
+
+def test_configured_ignore_globs(vault: Path) -> None:
+    _vault_with_notes(vault)
+    write(vault, "Templates/Daily.md", "---\ndate: {{date}}\n---\n# {{title}}\n")
+    write(vault, "scratch.excalidraw.md", "# drawing\n")
+    write(vault, ".vaultmind/config.toml", '[vault]\nignore = ["Templates/**", "*.excalidraw.md"]\n')
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
+    assert paths == {"Projects/Atlas.md", "Budget 2024.md", "People/Alice Chen.md"}
+
+
+def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    (vault / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (vault / "latin1.md").write_bytes("Caf\xe9 au lait, na\xefve".encode("latin-1"))
+    write(vault, "broken-fm.md", "---\ntitle: [unclosed\ndate: {{date}}\n---\n# Body survives\n\nText here.\n")
+    (vault / "huge.md").write_bytes(b"x" * (2 * 1024 * 1024))
+    config = load_config(vault, embed_provider="none", max_file_bytes=1024 * 1024)
+    with Memory.open(config) as memory2:
+        memory2.sync()
+        status = memory2.status()
+        kinds = {(p["path"], p["kind"]) for p in status["problems"]}
+        assert ("binary.md", "binary") in kinds
+        assert ("latin1.md", "not_utf8") in kinds
+        assert ("broken-fm.md", "frontmatter") in kinds
+        assert ("huge.md", "too_large") in kinds
+        messages = {p["path"]: p["message"] for p in status["problems"]}
+        assert "max_file_mb" in messages["huge.md"]
+        paths = {row[0] for row in memory2.index.query("SELECT path FROM notes")}
+        assert "broken-fm.md" in paths and "latin1.md" in paths
+        assert "binary.md" not in paths and "huge.md" not in paths
+        text = memory2.index.scalar("SELECT string_agg(text, ' ') FROM leaves WHERE note_path = 'broken-fm.md'")
+        assert "Body survives" in text
+        # fixing the file clears its problem
+        write(vault, "broken-fm.md", "---\ntitle: fixed\n---\n# Body survives\n")
+        memory2.sync()
+        kinds = {(p["path"], p["kind"]) for p in memory2.status()["problems"]}
+        assert ("broken-fm.md", "frontmatter") not in kinds
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files regardless of permissions")
+def test_unreadable_file_keeps_its_rows(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    memory.sync()
+    before = dump_index(memory)
+    target = vault / "Budget 2024.md"
+    write(vault, "Budget 2024.md", NOTE_B + "\nchanged while locked\n")
+    target.chmod(0)
+    try:
+        stats = memory.sync()
+        assert stats.kept_unreadable == 1
+        assert dump_index(memory)["leaves"] == before["leaves"]
+        kinds = {(p["path"], p["kind"]) for p in memory.status()["problems"]}
+        assert ("Budget 2024.md", "unreadable") in kinds
+    finally:
+        target.chmod(0o644)
+    memory.sync()
+    assert "changed while locked" in memory.index.scalar("SELECT string_agg(text, ' ') FROM leaves WHERE note_path = 'Budget 2024.md'")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root lists folders regardless of permissions")
+def test_unlistable_folder_is_not_taken_for_deleted(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    memory.sync()
+    people = vault / "People"
+    people.chmod(0)
+    try:
+        stats = memory.sync()
+        assert stats.deleted == 0 and stats.kept_unreadable >= 1
+        assert memory.index.scalar("SELECT count(*) FROM notes WHERE path = 'People/Alice Chen.md'") == 1
+    finally:
+        people.chmod(0o755)
+
+
+def test_symlink_loop_and_case_clash(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    os.symlink(vault / "Projects", vault / "Projects" / "loop")
+    write(vault, "Notes/Idea.md", "# Idea one\n")
+    write(vault, "Notes/idea.md", "# idea two\n")
+    memory.sync()
+    status = memory.status()
+    kinds = {(p["path"], p["kind"]) for p in status["problems"]}
+    assert ("Projects/loop", "symlink_loop") in kinds
+    assert ("Notes/Idea.md", "case_clash") in kinds and ("Notes/idea.md", "case_clash") in kinds
+    assert memory.index.scalar("SELECT count(*) FROM notes WHERE lower(path) = 'notes/idea.md'") == 2
+
+
+def test_user_notes_are_never_modified(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    write(vault, "broken-fm.md", "---\ntitle: [unclosed\n---\nbody\n")
+    before = snapshot_files(vault)
+    memory.reindex()
+    memory.sync()
+    memory.search("launch budget")
+    memory.status()
+    assert snapshot_files(vault) == before
+
+
+def test_corrupt_index_is_quarantined_and_rebuilt(vault: Path) -> None:
+    _vault_with_notes(vault)
+    config = load_config(vault, embed_provider="none")
+    config.state_dir.mkdir(parents=True, exist_ok=True)
+    config.index_path.write_bytes(b"this is not a duckdb file" * 100)
+    with Memory.open(config) as memory:
+        assert memory.index.quarantined and "quarantine" in memory.index.quarantined
+        memory.sync()
+        status = memory.status()
+        assert status["index"]["health"] == "rebuilt"
+        assert status["notes"]["total"] == 3
+    quarantined = list((config.state_dir / "quarantine").iterdir())
+    assert quarantined, "the broken file is kept for inspection"
+    with Memory.open(config) as memory:  # reported once: the next open is clean
+        assert memory.index.quarantined is None
+        assert memory.status()["index"]["health"] == "ok"
+
+
+def test_sync_paths_handles_folder_moves(vault: Path, memory: Memory) -> None:
+    _vault_with_notes(vault)
+    memory.sync()
+    os.rename(vault / "People", vault / "Team")
+    memory.sync_paths(["People", "Team"])
+    paths = sorted(row[0] for row in memory.index.query("SELECT path FROM notes"))
+    assert paths == ["Budget 2024.md", "Projects/Atlas.md", "Team/Alice Chen.md"]

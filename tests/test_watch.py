@@ -1,0 +1,139 @@
+"""The real daemon with real watchfiles: watcher path == cold rebuild; queries keep working."""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vaultmind.client import find_daemon
+from vaultmind.config import Config, load_config
+from vaultmind.daemon import Daemon
+from vaultmind.errors import DaemonError
+from vaultmind.index.store import Index
+from vaultmind.memory import Memory
+
+from .conftest import dump_index, snapshot_files, write
+
+WORDS = "atlas budget launch river copper meadow lantern harbor violet summit orbit falcon".split()
+
+
+@pytest.fixture
+def running(vault: Path) -> Iterator[tuple[Config, Memory, Daemon]]:
+    write(vault, "start.md", "# Start\n\nThe first note mentions atlas.\n")
+    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+    memory = Memory.open(config)
+    daemon = Daemon(config, memory)
+    thread = threading.Thread(target=daemon.run, daemon=True)
+    thread.start()
+    assert daemon.ready.wait(20), "daemon did not become ready"
+    try:
+        yield config, memory, daemon
+    finally:
+        daemon.stop()
+        thread.join(10)
+        memory.close()
+
+
+def _cold_rows(config: Config, tmp: Path) -> dict[str, list[tuple[object, ...]]]:
+    with Memory(config, Index.open(tmp / f"cold-{time.monotonic_ns()}.duckdb"), None) as cold:
+        cold.reindex()
+        return dump_index(cold)
+
+
+def _wait_for_parity(config: Config, memory: Memory, tmp: Path, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    expected = _cold_rows(config, tmp)
+    while True:
+        actual = dump_index(memory)
+        if actual == expected:
+            return
+        if time.monotonic() > deadline:
+            for table in expected:
+                if actual[table] != expected[table]:
+                    missing = set(expected[table]) - set(actual[table])
+                    extra = set(actual[table]) - set(expected[table])
+                    pytest.fail(f"{table} differs: missing {sorted(missing)[:3]} extra {sorted(extra)[:3]}")
+        time.sleep(0.1)
+
+
+def _random_note(rng: random.Random) -> str:
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 30)))
+    target = rng.choice(WORDS).title()
+    return f"---\ntags: [{rng.choice(WORDS)}]\n---\n# {rng.choice(WORDS).title()}\n\n{words} [[{target}]] #{rng.choice(WORDS)}\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_events_equal_cold_rebuild(running: tuple[Config, Memory, Daemon], tmp_path: Path, seed: int) -> None:
+    config, memory, _ = running
+    vault = config.vault
+    rng = random.Random(seed)
+    existing: list[str] = ["start.md"]
+    for step in range(60):
+        op = rng.choice(["create", "create", "edit", "edit", "rename", "delete", "atomic", "folder"])
+        if op == "create" or not existing:
+            rel = f"{rng.choice(['', 'a/', 'a/b/', 'c/'])}n{step}.md"
+            write(vault, rel, _random_note(rng))
+            existing.append(rel)
+        elif op == "edit":
+            rel = rng.choice(existing)
+            with open(vault / rel, "a", encoding="utf-8") as fh:
+                fh.write(f"\nedit {step} {rng.choice(WORDS)}\n")
+        elif op == "rename":
+            rel = rng.choice(existing)
+            new = f"{rng.choice(['', 'a/', 'd/'])}r{step}.md"
+            (vault / new).parent.mkdir(parents=True, exist_ok=True)
+            os.rename(vault / rel, vault / new)
+            existing[existing.index(rel)] = new
+        elif op == "delete":
+            rel = rng.choice(existing)
+            (vault / rel).unlink()
+            existing.remove(rel)
+        elif op == "atomic":  # how editors and sync tools save: temp file + rename over
+            rel = rng.choice(existing)
+            tmp = vault / (rel + ".tmp~")
+            tmp.write_text(_random_note(rng), encoding="utf-8")
+            os.replace(tmp, vault / rel)
+        elif op == "folder":  # move a whole folder, as a git checkout or file manager would
+            src = rng.choice(["a", "c", "d"])
+            if (vault / src).is_dir():
+                dst = f"moved{step}"
+                os.rename(vault / src, vault / dst)
+                existing = [dst + p[len(src) :] if p.startswith(src + "/") else p for p in existing]
+        if rng.random() < 0.3:
+            time.sleep(rng.choice([0.0, 0.01, 0.08]))
+    _wait_for_parity(config, memory, tmp_path)
+
+
+@pytest.mark.slow
+def test_queries_work_while_watching_and_edits_become_searchable(
+    running: tuple[Config, Memory, Daemon],
+) -> None:
+    config, memory, daemon = running
+    client = find_daemon(config)
+    assert client is not None, "the daemon publishes itself in .vaultmind/daemon.json"
+    info = config.state_dir / "daemon.json"
+    assert (info.stat().st_mode & 0o777) == 0o600
+    before = snapshot_files(config.vault)
+    write(config.vault, "fresh.md", "# Fresh\n\nThe quokkafestival happens in June.\n")
+    deadline = time.monotonic() + 5
+    hits: list[dict[str, object]] = []
+    while time.monotonic() < deadline and not hits:
+        hits = client.call("POST", "/v1/search", {"query": "quokkafestival"})["hits"]
+        time.sleep(0.02)
+    assert hits and hits[0]["note_path"] == "fresh.md"
+    status = client.call("GET", "/v1/status")
+    assert status["notes"]["total"] == 2
+    bad = type(client)(client.base.split("//")[1].split(":")[0], int(client.base.rsplit(":", 1)[1]), "wrong-token")
+    with pytest.raises(DaemonError):
+        bad.call("GET", "/v1/status")
+    after = snapshot_files(config.vault)
+    after.pop("fresh.md")
+    assert after == before
+    daemon.stop()

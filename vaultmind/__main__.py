@@ -1,0 +1,3 @@
+from vaultmind.cli.main import main
+
+raise SystemExit(main())

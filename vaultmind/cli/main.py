@@ -1,0 +1,260 @@
+"""`vaultmind` command line: parse arguments, call the library, format the answer.
+
+Errors are mapped once here: a friendly one-line message (with the file and what to do) and
+an exit code; `--debug` or `VAULTMIND_DEBUG=1` shows the full traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from vaultmind import __version__
+from vaultmind.cli.output import Progress, emit, print_search, print_stats, print_status
+from vaultmind.errors import UsageError, VaultmindError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False) or os.environ.get("VAULTMIND_DEBUG"))
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return handler(args)
+    except VaultmindError as exc:
+        if debug:
+            traceback.print_exc()
+        if getattr(args, "json", False):
+            print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
+        else:
+            print(f"vaultmind: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vaultmind",
+        description="An Obsidian-vault-native personal memory: index a vault, watch it, and search it with cited evidence.",
+    )
+    parser.add_argument("--version", action="version", version=f"vaultmind {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks and debug logs")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    p = sub.add_parser("init", help="create a vault (or add vaultmind to an existing one)")
+    p.add_argument("path", type=Path, help="folder of the vault")
+    p.add_argument("--demo", action="store_true", help="also write a small demo memory")
+    p.add_argument("--existing", action="store_true", help="add vaultmind's folders and config to an existing vault; touch nothing else")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.set_defaults(handler=cmd_init)
+
+    p = sub.add_parser("reindex", help="rebuild the index from the vault (the index is a cache)")
+    _vault_args(p)
+    p.set_defaults(handler=cmd_reindex)
+
+    p = sub.add_parser("sync", help="bring the index in step with the vault (only what changed)")
+    _vault_args(p)
+    p.set_defaults(handler=cmd_sync)
+
+    p = sub.add_parser("status", help="counts, index health, files skipped or failed and why")
+    _vault_args(p)
+    p.set_defaults(handler=cmd_status)
+
+    p = sub.add_parser("query", help="ask the memory")
+    qsub = p.add_subparsers(title="modes", metavar="MODE")
+    q = qsub.add_parser("search", help="ranked leaves for a text query (lexical + dense)")
+    q.add_argument("text", help="what to look for")
+    q.add_argument("--limit", type=int, default=None, help="number of hits (default from config: 10)")
+    _vault_args(q)
+    q.set_defaults(handler=cmd_search)
+
+    for name, text in (
+        ("watch", "keep the index in step with every edit, and answer queries (foreground)"),
+        ("serve", "run the daemon: watcher + loopback API (foreground)"),
+    ):
+        p = sub.add_parser(name, help=text)
+        _vault_args(p, json_flag=False)
+        p.set_defaults(handler=cmd_watch)
+
+    from vaultmind.cli.bench import add_bench_parser
+
+    add_bench_parser(sub)
+    return parser
+
+
+def _vault_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+    p.add_argument("--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)")
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def resolve_vault(arg: Path | None) -> Path:
+    if arg is not None:
+        vault = arg
+    elif os.environ.get("VAULTMIND_VAULT"):
+        vault = Path(os.environ["VAULTMIND_VAULT"])
+    else:
+        vault = Path.cwd()
+    vault = vault.expanduser()
+    if not vault.is_dir():
+        raise UsageError(f"vault folder {vault} does not exist", hint="pass --vault PATH or run `vaultmind init PATH`")
+    return vault
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from vaultmind.config import load_config
+
+    return load_config(resolve_vault(args.vault))
+
+
+# -- commands ------------------------------------------------------------------------------
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from vaultmind.vault.template import init_vault
+
+    report = init_vault(args.path, demo=args.demo, existing=args.existing)
+    data = {
+        "vault": str(report.vault),
+        "created": report.created,
+        "skipped": report.skipped,
+    }
+    if args.json:
+        emit(data)
+    else:
+        print(f"vaultmind: vault ready at {report.vault} ({len(report.created)} files created)")
+        for item in report.skipped:
+            print(f"  skipped: {item}")
+        print(f"next: vaultmind reindex --vault {report.vault}")
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from vaultmind.client import find_daemon
+    from vaultmind.memory import Memory
+
+    config = _config(args)
+    client = find_daemon(config)
+    if client is not None:
+        result = client.call("POST", "/v1/reindex", {}, timeout=3600)
+    else:
+        with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:
+            stats = memory.reindex()
+            result = stats.to_dict()
+            result.update(_counts(memory))
+    return _print_stats(args, result, "reindexed")
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    from vaultmind.client import find_daemon
+    from vaultmind.memory import Memory
+
+    config = _config(args)
+    client = find_daemon(config)
+    if client is not None:
+        result = client.call("POST", "/v1/sync", {}, timeout=3600)
+    else:
+        with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:
+            result = memory.sync().to_dict()
+            result.update(_counts(memory))
+    return _print_stats(args, result, "synced")
+
+
+def _counts(memory: Any) -> dict[str, int]:
+    return {
+        "notes": int(memory.index.scalar("SELECT count(*) FROM notes")),
+        "chunks": int(memory.index.scalar("SELECT count(*) FROM leaves")),
+    }
+
+
+def _print_stats(args: argparse.Namespace, result: dict[str, Any], verb: str) -> int:
+    if args.json:
+        emit(result)
+    else:
+        print_stats(result, verb)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from vaultmind.client import find_daemon
+    from vaultmind.memory import Memory
+
+    config = _config(args)
+    client = find_daemon(config)
+    if client is not None:
+        status = client.call("GET", "/v1/status")
+        status["daemon"] = {"running": True, "url": client.base}
+    else:
+        with Memory.open(config) as memory:
+            status = memory.status()
+        status["daemon"] = {"running": False}
+    if args.json:
+        emit(status)
+    else:
+        print_status(status)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from vaultmind.client import find_daemon
+    from vaultmind.memory import Memory
+
+    config = _config(args)
+    if args.limit is not None and args.limit <= 0:
+        raise UsageError("--limit must be a positive number")
+    client = find_daemon(config)
+    if client is not None:
+        result = client.call("POST", "/v1/search", {"query": args.text, "limit": args.limit})
+    else:
+        with Memory.open(config) as memory:
+            if memory.index.scalar("SELECT count(*) FROM notes") == 0:
+                memory.sync()
+            result = memory.search(args.text, limit=args.limit)
+    if args.json:
+        emit(result)
+    else:
+        print_search(result)
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from vaultmind.client import find_daemon
+    from vaultmind.daemon import Daemon
+    from vaultmind.memory import Memory
+
+    config = _config(args)
+    if find_daemon(config) is not None:
+        raise UsageError(f"a vaultmind daemon already runs for {config.vault}", hint="stop it first")
+    with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:
+
+        def on_batch(what: str, stats: Any) -> None:
+            if what == "reconcile" and not daemon.batches:
+                print(f"vaultmind: watching {config.vault} (api on {config.host}:{daemon.api.port if daemon.api else '?'}); Ctrl-C to stop", file=sys.stderr)
+            changed = stats.added + stats.modified + stats.deleted + stats.renamed
+            if changed:
+                print(
+                    f"vaultmind: {what}: +{stats.added} ~{stats.modified} -{stats.deleted} "
+                    f"renamed {stats.renamed} in {stats.seconds * 1000:.0f} ms",
+                    file=sys.stderr,
+                )
+
+        daemon = Daemon(config, memory, on_batch=on_batch)
+        try:
+            daemon.run()
+        except KeyboardInterrupt:
+            daemon.stop()
+    return 0

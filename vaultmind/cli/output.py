@@ -1,0 +1,110 @@
+"""Human and JSON output for the CLI, and a progress line for long work."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+PROGRESS_AFTER_S = 2.0
+
+
+def emit(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False))
+
+
+class Progress:
+    """`progress(phase, done, total)` that prints to stderr once work has taken > 2 s."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self.started = time.monotonic()
+        self.last = 0.0
+        self.printed = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.started < PROGRESS_AFTER_S or (now - self.last < 0.5 and done != total):
+            return
+        self.last = now
+        self.printed = True
+        pct = 100.0 * done / total if total else 100.0
+        sys.stderr.write(f"\rvaultmind: {phase} {done:,}/{total:,} ({pct:.0f}%)   ")
+        sys.stderr.flush()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.printed:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def print_stats(result: dict[str, Any], verb: str) -> None:
+    notes = result.get("notes")
+    chunks = result.get("chunks")
+    head = f"vaultmind: {verb}"
+    if notes is not None:
+        head += f" {notes:,} notes, {chunks:,} leaves"
+    head += f" in {result.get('seconds', 0):.2f} s"
+    print(head)
+    parts = [
+        f"{key} {result[key]:,}"
+        for key in ("added", "modified", "renamed", "deleted", "touched", "unchanged", "embedded", "kept_unreadable")
+        if result.get(key)
+    ]
+    if parts:
+        print("  " + ", ".join(parts))
+    problems = result.get("problems") or []
+    if problems:
+        print(f"  {len(problems)} file(s) skipped or with warnings — see `vaultmind status`")
+
+
+def print_status(status: dict[str, Any]) -> None:
+    notes = status["notes"]
+    index = status["index"]
+    print(f"vault   {status['vault']}")
+    print(
+        f"notes   {notes['total']:,} (user {notes['user']:,}, sources {notes['source']:,}, "
+        f"summaries {notes['summary']:,}, entities {notes['entity']:,})"
+    )
+    emb = status["embeddings"]
+    line = f"leaves  {status['leaves']:,}"
+    if emb.get("model"):
+        line += f" — embedded {emb['embedded']:,} with {emb['model']}"
+        if emb.get("missing"):
+            line += f", {emb['missing']:,} waiting"
+    print(line)
+    print(f"links   {status['links']:,}; tags {status['tags']:,}")
+    print(f"index   {index['health']} ({index['bytes'] / 1e6:.1f} MB, schema v{index['schema_version']})")
+    if index.get("notice"):
+        print(f"        {index['notice']}")
+    daemon = status.get("daemon") or {}
+    print(f"daemon  {'running at ' + daemon['url'] if daemon.get('running') else 'not running'}")
+    problems = status.get("problems") or []
+    if problems:
+        print(f"\n{len(problems)} file(s) skipped or with warnings:")
+        for p in problems:
+            print(f"  {p['path']}: [{p['kind']}] {p['message']}")
+
+
+def print_search(result: dict[str, Any]) -> None:
+    hits = result["hits"]
+    if not hits:
+        print("no hits")
+        return
+    for rank, hit in enumerate(hits, start=1):
+        where = hit["note_path"] + (hit["anchor"] if hit["anchor"].startswith("#") else f"#{hit['anchor']}" if hit["anchor"] else "")
+        meta = " · ".join(x for x in (hit.get("author"), hit.get("timestamp"), hit.get("source_ref")) if x)
+        print(f"{rank:2}. {where}  (score {hit['score']:.4f})")
+        if meta:
+            print(f"    {meta}")
+        text = " ".join(hit["text"].split())
+        print(f"    {text[:200]}{'…' if len(text) > 200 else ''}")
+        print(f"    {hit['link']}")
+    if result.get("truncated"):
+        print(f"({result['total']} candidates; showing {len(hits)})")

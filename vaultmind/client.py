@@ -1,0 +1,79 @@
+"""Find a running daemon for a vault and talk to it over its loopback API.
+
+The daemon publishes `.vaultmind/daemon.json` (owner-only) with its pid, port and a fresh
+bearer token. A stale file (process gone, port closed) is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from vaultmind.config import Config
+from vaultmind.errors import DaemonError, NotFound, UsageError, VaultmindError
+
+DAEMON_FILE = "daemon.json"
+
+
+def daemon_file(config: Config) -> Path:
+    return config.state_dir / DAEMON_FILE
+
+
+class DaemonClient:
+    def __init__(self, host: str, port: int, token: str, timeout: float = 30.0):
+        self.base = f"http://{host}:{port}"
+        self.token = token
+        self.timeout = timeout
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            try:
+                error = json.loads(exc.read()).get("error", {})
+            except (json.JSONDecodeError, AttributeError):
+                error = {}
+            message = error.get("message") or f"daemon answered HTTP {exc.code}"
+            cls: type[VaultmindError] = {400: UsageError, 404: NotFound}.get(exc.code, DaemonError)
+            raise cls(message, path=error.get("path"), hint=error.get("hint")) from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise DaemonError(f"cannot reach the daemon at {self.base}: {exc}") from exc
+
+
+def find_daemon(config: Config) -> DaemonClient | None:
+    """A client for the vault's running daemon, or None when none answers."""
+    path = daemon_file(config)
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+        pid, port, token = int(info["pid"]), int(info["port"]), str(info["token"])
+        host = str(info.get("host", "127.0.0.1"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if pid != os.getpid() and not _alive(pid):
+        return None
+    client = DaemonClient(host, port, token)
+    try:
+        client.call("GET", "/v1/health", timeout=2.0)
+    except VaultmindError:
+        return None
+    return client
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

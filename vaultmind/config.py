@@ -1,0 +1,150 @@
+"""Configuration, read once at the entry point into a frozen object and passed down.
+
+Precedence: explicit argument > environment (`VAULTMIND_*`) > `.vaultmind/config.toml` > default.
+Every key is documented in `vault_template/.vaultmind/config.toml`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from vaultmind.errors import ConfigError
+
+CONFIG_RELPATH = ".vaultmind/config.toml"
+
+DEFAULT_IGNORE: tuple[str, ...] = (".obsidian/**", ".git/**", ".trash/**", ".vaultmind/**")
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    vault: Path
+    # [vault]
+    ignore: tuple[str, ...] = ()  # user globs, on top of DEFAULT_IGNORE
+    max_file_bytes: int = 5 * 1024 * 1024
+    # [chunking]
+    chunk_tokens: int = 400
+    # [embeddings]
+    embed_provider: str = "static"  # static | ollama | none
+    embed_model: str = ""  # provider default when empty
+    embed_batch: int = 256
+    # [ollama]
+    ollama_host: str = "http://127.0.0.1:11434"
+    ollama_timeout_s: float = 30.0
+    ollama_embed_model: str = "nomic-embed-text"
+    ollama_chat_model: str = "llama3.2"
+    # [watch]
+    debounce_ms: int = 150
+    step_ms: int = 30
+    # [server]
+    host: str = "127.0.0.1"
+    port: int = 0  # 0 picks a free port, published in .vaultmind/daemon.json
+    # [search]
+    search_limit: int = 10
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.vault / ".vaultmind"
+
+    @property
+    def index_path(self) -> Path:
+        return self.state_dir / "index.duckdb"
+
+    @property
+    def all_ignores(self) -> tuple[str, ...]:
+        return DEFAULT_IGNORE + self.ignore
+
+    def with_(self, **changes: Any) -> Config:
+        return replace(self, **changes)
+
+
+_SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
+    ("vault", "ignore"): ("ignore", list),
+    ("vault", "max_file_mb"): ("max_file_bytes", (int, float)),
+    ("chunking", "max_tokens"): ("chunk_tokens", int),
+    ("embeddings", "provider"): ("embed_provider", str),
+    ("embeddings", "model"): ("embed_model", str),
+    ("embeddings", "batch"): ("embed_batch", int),
+    ("ollama", "host"): ("ollama_host", str),
+    ("ollama", "timeout_s"): ("ollama_timeout_s", (int, float)),
+    ("ollama", "embed_model"): ("ollama_embed_model", str),
+    ("ollama", "chat_model"): ("ollama_chat_model", str),
+    ("watch", "debounce_ms"): ("debounce_ms", int),
+    ("watch", "step_ms"): ("step_ms", int),
+    ("server", "host"): ("host", str),
+    ("server", "port"): ("port", int),
+    ("search", "limit"): ("search_limit", int),
+}
+
+_ENV = {
+    "VAULTMIND_EMBED_PROVIDER": "embed_provider",
+    "VAULTMIND_OLLAMA_HOST": "ollama_host",
+}
+
+
+def load_config(vault: str | Path, **overrides: Any) -> Config:
+    """Read `<vault>/.vaultmind/config.toml` (optional), then environment, then overrides."""
+    root = Path(vault).expanduser().resolve()
+    values: dict[str, Any] = {}
+    path = root / CONFIG_RELPATH
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot parse config: {exc}", path=path, hint="fix the TOML syntax") from exc
+        values.update(_from_toml(data, path))
+    for env, attr in _ENV.items():
+        if os.environ.get(env):
+            values[attr] = os.environ[env]
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    config = Config(vault=root, **values)
+    _validate(config, path)
+    return config
+
+
+def _from_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for section, table in data.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"top-level key {section!r} must be a [section]", path=path)
+        for key, value in table.items():
+            spec = _SCHEMA.get((section, key))
+            if spec is None:
+                extra[f"{section}.{key}"] = value
+                continue
+            attr, kind = spec
+            if isinstance(value, bool) or not isinstance(value, kind):
+                raise ConfigError(
+                    f"[{section}] {key} = {value!r} has the wrong type",
+                    path=path,
+                    hint=f"expected {_type_name(kind)}",
+                )
+            if attr == "ignore":
+                value = tuple(str(v) for v in value)
+            elif attr == "max_file_bytes":
+                value = int(float(value) * 1024 * 1024)
+            elif attr == "ollama_timeout_s":
+                value = float(value)
+            values[attr] = value
+    if extra:
+        values["extra"] = extra
+    return values
+
+
+def _type_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join({"list": "a list of strings", "int": "an integer", "float": "a number", "str": "a string"}[k.__name__] for k in kinds)
+
+
+def _validate(config: Config, path: Path) -> None:
+    if config.chunk_tokens < 32:
+        raise ConfigError("[chunking] max_tokens must be at least 32", path=path)
+    if config.max_file_bytes <= 0:
+        raise ConfigError("[vault] max_file_mb must be positive", path=path)
+    if config.debounce_ms < 0 or config.step_ms <= 0:
+        raise ConfigError("[watch] debounce_ms must be >= 0 and step_ms > 0", path=path)

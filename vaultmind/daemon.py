@@ -1,0 +1,122 @@
+"""The daemon: one process that owns the index, watches the vault and answers clients.
+
+DuckDB allows one read-write process per index file, so while the daemon runs it is the only
+writer; `vaultmind query`, `status` and `reindex` find it through `.vaultmind/daemon.json` and
+go through its loopback API instead of opening the file.
+
+Watching: watchfiles (Rust notify) with a short debounce; each batch of changes becomes one
+`sync_paths` call. Once the watcher is live, a full reconcile (`sync_all`) runs, so edits made
+while no daemon was running — or during start-up — are picked up; it repeats every
+`RECONCILE_S` seconds to catch events a platform watcher may drop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from vaultmind.client import daemon_file
+from vaultmind.config import Config
+from vaultmind.http_api import ApiServer
+from vaultmind.memory import Memory
+from vaultmind.model import SyncStats
+
+log = logging.getLogger(__name__)
+
+RECONCILE_S = 600.0
+
+OnBatch = Callable[[str, SyncStats], None]
+
+
+class Daemon:
+    def __init__(self, config: Config, memory: Memory, on_batch: OnBatch | None = None):
+        self.config = config
+        self.memory = memory
+        self.on_batch = on_batch
+        self.stop_event = threading.Event()
+        self.ready = threading.Event()  # set once the watcher is live and the first reconcile is done
+        self.api: ApiServer | None = None
+        self.batches = 0
+
+    def run(self) -> None:
+        """Serve until `stop()` (or Ctrl-C). Blocks."""
+        import watchfiles
+
+        token = secrets.token_urlsafe(32)
+        self.api = ApiServer(self.memory, token, self.config.host, self.config.port)
+        self.api.start()
+        info_path = daemon_file(self.config)
+        _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
+        last_reconcile = 0.0
+        try:
+            for changes in watchfiles.watch(
+                self.config.vault,
+                watch_filter=self._wanted,
+                debounce=self.config.debounce_ms,
+                step=self.config.step_ms,
+                stop_event=self.stop_event,
+                yield_on_timeout=True,
+                rust_timeout=1000,
+                raise_interrupt=False,
+                ignore_permission_denied=True,
+            ):
+                if changes:
+                    self._apply(changes)
+                now = time.monotonic()
+                if now - last_reconcile >= RECONCILE_S or not self.ready.is_set():
+                    stats = self.memory.sync()
+                    last_reconcile = now
+                    self._report("reconcile", stats)
+                    self.ready.set()
+        finally:
+            try:
+                info_path.unlink()
+            except FileNotFoundError:
+                pass
+            self.api.stop()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def _apply(self, changes: set[tuple[object, str]]) -> None:
+        root = str(self.config.vault)
+        rels = sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes})
+        stats = self.memory.sync_paths(rels)
+        self.batches += 1
+        self._report("watch", stats)
+
+    def _report(self, what: str, stats: SyncStats) -> None:
+        log.info(
+            "%s: +%d ~%d -%d renamed %d (%.0f ms)",
+            what,
+            stats.added,
+            stats.modified,
+            stats.deleted,
+            stats.renamed,
+            stats.seconds * 1000,
+        )
+        if self.on_batch:
+            self.on_batch(what, stats)
+
+    def _wanted(self, change: object, path: str) -> bool:
+        rel = os.path.relpath(path, str(self.config.vault)).replace(os.sep, "/")
+        if rel.startswith(".."):
+            return False
+        return not self.memory.syncer.is_ignored(rel)
+
+
+def _publish(path: Path, info: dict[str, object]) -> None:
+    """Write daemon.json readable by the owner only (it holds the bearer token)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(info, fh, sort_keys=True)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)

@@ -1,0 +1,1 @@
+"""Embedders behind one narrow protocol, chosen by name from a registry."""

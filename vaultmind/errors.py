@@ -1,0 +1,99 @@
+"""One error hierarchy. Every error carries a human message and, for files, the path.
+
+Adapters (CLI, HTTP API, MCP) map these once: exit code, JSON envelope, tool error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class VaultmindError(Exception):
+    """Base of every error vaultmind raises on purpose."""
+
+    exit_code = 1
+    code = "error"
+
+    def __init__(self, message: str, *, path: str | Path | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = f"{self.path}: {self.message}" if self.path else self.message
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"code": self.code, "message": self.message, "path": self.path, "hint": self.hint}
+
+
+class UsageError(VaultmindError):
+    """The caller asked for something that cannot be done as asked."""
+
+    exit_code = 2
+    code = "usage"
+
+
+class ConfigError(VaultmindError):
+    """`.vaultmind/config.toml` is missing, malformed or holds an invalid value."""
+
+    code = "config"
+
+
+class VaultError(VaultmindError):
+    """The vault folder is missing, not a vault, or cannot be written where vaultmind must."""
+
+    code = "vault"
+
+
+class RefuseToClobber(VaultError):
+    """A write would overwrite something vaultmind does not own."""
+
+    code = "refuse_to_clobber"
+
+
+class NoteReadError(VaultmindError):
+    """A file in the vault could not be read or decoded; it is reported, never fatal."""
+
+    code = "note_read"
+
+
+class IndexError_(VaultmindError):
+    """The DuckDB index failed; the index is a cache and can always be rebuilt."""
+
+    code = "index"
+
+
+class IndexCorrupt(IndexError_):
+    """The index file cannot be opened; it is quarantined and rebuilt."""
+
+    code = "index_corrupt"
+
+
+class IndexBusy(IndexError_):
+    """Another process holds the index (DuckDB allows one writer per file)."""
+
+    exit_code = 3
+    code = "index_busy"
+
+
+class EmbedError(VaultmindError):
+    """An embedder failed (model missing, Ollama unreachable, bad response)."""
+
+    code = "embed"
+
+
+class DaemonError(VaultmindError):
+    """The running daemon could not be reached or answered with an error."""
+
+    code = "daemon"
+
+
+class NotFound(VaultmindError):
+    """A requested note, leaf or resource does not exist."""
+
+    exit_code = 4
+    code = "not_found"

@@ -1,0 +1,140 @@
+"""The daemon's loopback HTTP API (JSON over HTTP, bearer token per launch).
+
+Routes (all require `Authorization: Bearer <token>`):
+    GET  /v1/health            liveness: pid, vault
+    GET  /v1/status            same JSON as `vaultmind status --json`
+    POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
+    POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths)
+    POST /v1/reindex           full rebuild → sync stats
+
+Errors come back as `{"error": {"code", "message", "path", "hint"}}` with a 4xx/5xx status.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from vaultmind.errors import NotFound, UsageError, VaultmindError
+from vaultmind.memory import Memory
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 1 << 20
+
+Route = Callable[[Memory, dict[str, Any]], Any]
+
+
+def _search(memory: Memory, body: dict[str, Any]) -> Any:
+    query = body.get("query")
+    if not isinstance(query, str):
+        raise UsageError("'query' must be a string")
+    limit = body.get("limit")
+    if limit is not None and (not isinstance(limit, int) or limit <= 0):
+        raise UsageError("'limit' must be a positive integer")
+    return memory.search(query, limit=limit)
+
+
+def _sync(memory: Memory, body: dict[str, Any]) -> Any:
+    paths = body.get("paths")
+    if paths is None:
+        return memory.sync().to_dict()
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise UsageError("'paths' must be a list of vault-relative paths")
+    return memory.sync_paths(paths).to_dict()
+
+
+ROUTES: dict[tuple[str, str], Route] = {
+    ("GET", "/v1/health"): lambda m, b: {"ok": True, "pid": os.getpid(), "vault": str(m.config.vault)},
+    ("GET", "/v1/status"): lambda m, b: m.status(),
+    ("POST", "/v1/search"): _search,
+    ("POST", "/v1/sync"): _sync,
+    ("POST", "/v1/reindex"): lambda m, b: m.reindex().to_dict(),
+}
+
+
+class ApiServer:
+    """A threaded loopback server in front of one `Memory`."""
+
+    def __init__(self, memory: Memory, token: str, host: str = "127.0.0.1", port: int = 0):
+        self.memory = memory
+        self.token = token
+        handler = _make_handler(memory, token)
+        self.httpd = ThreadingHTTPServer((host, port), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="vaultmind-api", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _make_handler(memory: Memory, token: str) -> type[BaseHTTPRequestHandler]:
+    expected = f"Bearer {token}".encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "vaultmind"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("api: " + format, *args)
+
+        def do_GET(self) -> None:
+            self._handle("GET")
+
+        def do_POST(self) -> None:
+            self._handle("POST")
+
+        def _handle(self, method: str) -> None:
+            given = (self.headers.get("Authorization") or "").encode()
+            if not hmac.compare_digest(given, expected):
+                self._send(401, {"error": {"code": "unauthorized", "message": "missing or wrong bearer token"}})
+                return
+            route = ROUTES.get((method, self.path.split("?", 1)[0]))
+            if route is None:
+                self._send(404, {"error": NotFound(f"no route {method} {self.path}").to_dict()})
+                return
+            try:
+                body = self._body() if method == "POST" else {}
+                self._send(200, route(memory, body))
+            except VaultmindError as exc:
+                status = 400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound) else 500
+                self._send(status, {"error": exc.to_dict()})
+            except Exception as exc:  # the API must answer, whatever broke
+                log.exception("api route failed")
+                self._send(500, {"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}})
+
+        def _body(self) -> dict[str, Any]:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY:
+                raise UsageError("request body too large")
+            raw = self.rfile.read(length) if length else b"{}"
+            try:
+                data = json.loads(raw or b"{}")
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"request body is not JSON: {exc}") from exc
+            if not isinstance(data, dict):
+                raise UsageError("request body must be a JSON object")
+            return data
+
+        def _send(self, status: int, payload: Any) -> None:
+            data = json.dumps(payload, ensure_ascii=False).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler

@@ -1,0 +1,128 @@
+"""Lexical search: our own incremental postings and BM25 in SQL.
+
+DuckDB's FTS index does not update on insert; postings rows are written and deleted with
+their leaf, so lexical search is correct after every incremental sync.
+
+Terms: Unicode words, lower-cased, with a light English suffix folding (plural "s",
+possessive "'s"), stop words removed; CJK runs become overlapping character bigrams (and the
+single character for runs of one), so Chinese or Japanese text is searchable without a
+segmenter. The same function tokenizes leaves and queries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+STOP_WORDS = frozenset(
+    """a an and are as at be but by do does did for from had has have he her hers him his i if in
+    into is it its me my no not of on or our ours she so than that the their theirs them then there
+    these they this those to too us was we were what when where which while who whom why will with
+    would you your yours am been being can could should shall may might must just also about over
+    very s t""".split()
+)
+
+K1 = 1.2
+B = 0.75
+
+
+def fold(word: str) -> str:
+    """Normalise one lower-case word: strip possessives and regular plurals."""
+    if "'" in word or "’" in word:
+        word = re.split(r"['’]", word, maxsplit=1)[0]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """The search terms of a text, in order (duplicates kept)."""
+    out: list[str] = []
+    for match in _WORD.finditer(text.lower()):
+        word = match.group()
+        if _CJK.search(word):
+            out.extend(_cjk_terms(word))
+            continue
+        word = fold(word)
+        if word and word not in STOP_WORDS:
+            out.append(word)
+    return out
+
+
+def _cjk_terms(word: str) -> list[str]:
+    out: list[str] = []
+    pos = 0
+    for run in _CJK.finditer(word):
+        if run.start() > pos:
+            rest = fold(word[pos : run.start()])
+            if rest and rest not in STOP_WORDS:
+                out.append(rest)
+        chars = run.group()
+        if len(chars) == 1:
+            out.append(chars)
+        else:
+            out.extend(chars[i : i + 2] for i in range(len(chars) - 1))
+        pos = run.end()
+    if pos < len(word):
+        rest = fold(word[pos:])
+        if rest and rest not in STOP_WORDS:
+            out.append(rest)
+    return out
+
+
+def term_counts(text: str) -> tuple[Counter[str], int]:
+    found = terms(text)
+    return Counter(found), len(found)
+
+
+def bm25(
+    con: duckdb.DuckDBPyConnection,
+    query_terms: Sequence[str],
+    *,
+    limit: int,
+    note_kinds: Sequence[str] | None = None,
+) -> list[tuple[str, float]]:
+    """Top leaves by BM25 for the query terms: [(leaf_id, score)], best first, ties by id."""
+    unique = sorted(set(query_terms))
+    if not unique:
+        return []
+    params: list[Any] = [unique, unique]
+    kind_filter = ""
+    if note_kinds:
+        kind_filter = "AND l.note_path IN (SELECT path FROM notes WHERE kind IN (SELECT unnest(?)))"
+        params.append(list(note_kinds))
+    params.append(limit)
+    sql = f"""
+        WITH stats AS (
+            SELECT count(*)::DOUBLE AS n, coalesce(avg(term_count), 1)::DOUBLE AS avgdl FROM leaves
+        ),
+        df AS (
+            SELECT term, count(*)::DOUBLE AS df FROM postings
+            WHERE term IN (SELECT unnest(?)) GROUP BY term
+        ),
+        hits AS (
+            SELECT p.leaf_id, p.term, p.tf FROM postings p WHERE p.term IN (SELECT unnest(?))
+        )
+        SELECT h.leaf_id,
+               sum(ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5))
+                   * h.tf * ({K1} + 1)
+                   / (h.tf + {K1} * (1 - {B} + {B} * l.term_count / greatest(s.avgdl, 1)))) AS score
+        FROM hits h
+        JOIN df d USING (term)
+        JOIN leaves l ON l.id = h.leaf_id
+        CROSS JOIN stats s
+        WHERE true {kind_filter}
+        GROUP BY h.leaf_id
+        ORDER BY score DESC, h.leaf_id
+        LIMIT ?
+    """
+    return [(row[0], float(row[1])) for row in con.execute(sql, params).fetchall()]

@@ -1,0 +1,217 @@
+"""Open, migrate and guard the DuckDB index file.
+
+The index is a cache of the vault. A file that cannot be opened (corrupt, a WAL that cannot
+be replayed, written by an incompatible version) is moved to `.vaultmind/quarantine/` and a
+fresh one is created; the next sync rebuilds it from the vault. Locking: DuckDB allows one
+read-write process per file; a second process gets `IndexBusy` (the CLI then talks to the
+daemon instead, see `client.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from vaultmind.errors import IndexBusy, IndexError_
+from vaultmind.index.schema import DERIVED_TABLES, MIGRATIONS, SCHEMA_VERSION
+
+log = logging.getLogger(__name__)
+
+QUARANTINE_DIR = "quarantine"
+
+
+class Index:
+    """One open connection to `.vaultmind/index.duckdb`, serialised by a lock.
+
+    DuckDB work is synchronous; async adapters call into it from a worker thread.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None, quarantined: str | None):
+        self.con = con
+        self.path = path
+        self.quarantined = quarantined  # message, when this open moved a broken file aside
+        self.lock = threading.RLock()
+        self.generation = 0  # bumped on every committed change; readers cache by it
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path | None) -> Index:
+        """Open (creating if needed) the index at `path`; None opens an in-memory index."""
+        if path is None:
+            con = duckdb.connect(":memory:")
+            _migrate(con)
+            return cls(con, None, None)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            con = _connect(path)
+            if not _migrations_compatible(con):
+                con.close()
+                moved = _quarantine(path)
+                note = f"index was written by an incompatible version; moved to {moved} and rebuilt"
+                con = _connect(path)
+                _migrate(con)
+                return cls(con, path, note)
+            _migrate(con)
+            return cls(con, path, None)
+        except IndexBusy:
+            raise
+        except (duckdb.Error, OSError) as exc:
+            if _is_lock_error(exc):
+                raise IndexBusy(
+                    "the index is in use by another vaultmind process",
+                    path=path,
+                    hint="stop it, or let the CLI talk to the running daemon",
+                ) from exc
+            moved = _quarantine(path)
+            log.warning("index %s could not be opened (%s); moved to %s", path, exc, moved)
+            con = _connect(path)
+            _migrate(con)
+            return cls(con, path, f"index could not be opened ({_short(exc)}); moved to {moved} and rebuilt")
+
+    def close(self) -> None:
+        with self.lock:
+            try:
+                if self.path is not None:
+                    self.con.execute("CHECKPOINT")
+            finally:
+                self.con.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- access ----------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.lock:
+            self.con.execute("BEGIN TRANSACTION")
+            try:
+                yield self.con
+            except BaseException:
+                self.con.execute("ROLLBACK")
+                raise
+            else:
+                self.con.execute("COMMIT")
+                self.generation += 1
+
+    def query(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        with self.lock:
+            return self.con.execute(sql, params).fetchall()
+
+    def scalar(self, sql: str, params: Any = None) -> Any:
+        with self.lock:
+            row = self.con.execute(sql, params).fetchone()
+            return None if row is None else row[0]
+
+    def clear_derived(self, con: duckdb.DuckDBPyConnection) -> None:
+        for table in DERIVED_TABLES:
+            con.execute(f"DELETE FROM {table}")
+
+    def checkpoint(self) -> None:
+        with self.lock:
+            if self.path is not None:
+                self.con.execute("CHECKPOINT")
+
+    def get_meta(self, key: str) -> str | None:
+        value = self.scalar("SELECT value FROM meta WHERE key = ?", [key])
+        return None if value is None else str(value)
+
+    def set_meta(self, con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
+        con.execute("DELETE FROM meta WHERE key = ?", [key])
+        con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
+
+
+def _connect(path: Path) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path))
+    except duckdb.Error as exc:
+        if _is_lock_error(exc):
+            raise IndexBusy(
+                "the index is in use by another vaultmind process",
+                path=path,
+                hint="stop it, or run `vaultmind` commands while the daemon is up so they go through it",
+            ) from exc
+        raise
+
+
+def _is_lock_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "lock" in text and ("conflicting" in text or "could not set lock" in text)
+
+
+def _migrations_compatible(con: duckdb.DuckDBPyConnection) -> bool:
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'migrations'"
+    ).fetchone()
+    if not exists or exists[0] == 0:
+        tables = con.execute("SELECT count(*) FROM information_schema.tables").fetchone()
+        return tables is None or tables[0] == 0  # an empty file is fine; foreign tables are not
+    applied = [row[0] for row in con.execute("SELECT name FROM migrations ORDER BY seq").fetchall()]
+    known = [name for name, _ in MIGRATIONS]
+    return applied == known[: len(applied)]
+
+
+def _migrate(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE TABLE IF NOT EXISTS migrations (seq INTEGER PRIMARY KEY, name VARCHAR NOT NULL)")
+    applied = {row[0] for row in con.execute("SELECT name FROM migrations").fetchall()}
+    for seq, (name, sql) in enumerate(MIGRATIONS, start=1):
+        if name in applied:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in _statements(sql):
+                con.execute(statement)
+            con.execute("INSERT INTO migrations VALUES (?, ?)", [seq, name])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
+    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+
+
+def _statements(sql: str) -> list[str]:
+    lines = [line.split("--", 1)[0] for line in sql.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def _quarantine(path: Path) -> Path:
+    """Move the index file and its WAL aside; return where they went."""
+    qdir = path.parent / QUARANTINE_DIR
+    qdir.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while (qdir / f"{path.stem}-{n}{path.suffix}").exists():
+        n += 1
+    target = qdir / f"{path.stem}-{n}{path.suffix}"
+    for suffix in ("", ".wal"):
+        src = Path(str(path) + suffix)
+        if src.exists():
+            shutil.move(str(src), str(target) + suffix)
+    return target
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:160]
+
+
+def index_exists(path: Path) -> bool:
+    return os.path.exists(path)
+
+
+def raise_index_error(exc: duckdb.Error, path: Path | None) -> None:
+    raise IndexError_(f"index operation failed: {_short(exc)}", path=path) from exc

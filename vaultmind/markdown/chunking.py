@@ -1,0 +1,476 @@
+"""Leaves of a note: token-budget sections, or one leaf per chat/email message.
+
+Sections (documents, user notes, summaries, entity notes) — `section_leaves`:
+- The body is cut along its heading tree. A heading section whose whole subtree fits the budget
+  is one leaf; a larger one is packed greedily from its own blocks (paragraphs, lists, tables,
+  quotes, code fences, math and comment blocks, never split) and then its child sections (small
+  consecutive siblings share a leaf; a too-large child is cut recursively). Text before the
+  first heading, and each top-level section, always start a new leaf.
+- A block larger than the budget is split: paragraphs by sentence, then line, then whitespace,
+  then characters; lists, tables, quotes by line first. A code fence larger than the budget is
+  split by lines, each part re-wrapped in the fence's opening and closing lines.
+- Every leaf is self-describing: a leaf that does not start with its section's heading gets
+  that heading line (normalised to `## Text`) prepended, then a blank line.
+- Texts are slices of the body (plus that prefix): no non-blank text is lost.
+- `heading_path` is the heading texts from the top; `anchor` is "#" + the heading as Obsidian
+  links it, or "^id" when the leaf starts with a block carrying a block id, or "" before any
+  heading.
+
+Messages (chat/email source notes) — `message_leaves`: see docs/vault-format.md. The parser is
+structural: a message starts only at a `> [!message]` / `> [!email]` line that follows a
+non-quoted line, so a message's own text (every line of it is quoted) cannot start another one.
+
+Ids are content-derived (docs/vault-format.md): `section_leaf_id` and `message_leaf_id`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from vaultmind.markdown.obsidian import BLANK, FENCE, BlockScan, Heading, heading_anchor, scan_blocks
+from vaultmind.markdown.render import parse_meta, unescape_text_line
+from vaultmind.markdown.tokens import count_tokens, token_quarters
+from vaultmind.model import Leaf
+
+DEFAULT_CHUNK_TOKENS = 400
+_MIN_LIMIT = 16  # never split into pieces smaller than this many tokens, whatever the prefix
+
+_LEADING_BLANK_RE = re.compile(r"\A(?:[ \t]*\n)+")
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？])\s*")
+_WORD_RE = re.compile(r"\S+")
+_STRUCT_START_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)]|>|\|)")
+_FENCE_LINE_RE = re.compile(r"((?: {0,3}>[ ]?)*[ \t]*)(`{3,}|~{3,})")
+_MSG_START_RE = re.compile(r">[ \t]?\[!([A-Za-z]+)\][+-]?(?:[ \t]+(.*?))?[ \t]*$")
+_BLOCK_LINE_RE = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*$")
+_ATX_LINE_RE = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def section_leaf_id(note_key: str, seq: int, text: str) -> str:
+    """Id of a section leaf; `note_key` is a source note's `source_id`, else the vault path."""
+    return _sha(f"section\0{note_key}\0{seq}\0{text}")[:32]
+
+
+def message_leaf_id(source_id: str, message_id: str, text: str) -> str:
+    return _sha(f"message\0{source_id}\0{message_id}\0{text}")[:32]
+
+
+# --- sections -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Node:
+    heading: Heading | None
+    path: tuple[str, ...]
+    start: int  # first line (the heading's first line), 0-based
+    content_start: int  # first line after the heading
+    end: int = 0  # exclusive end of the subtree
+    children: list[_Node] = field(default_factory=list)
+
+    @property
+    def own_end(self) -> int:
+        return self.children[0].start if self.children else self.end
+
+
+@dataclass(slots=True)
+class _Block:
+    start: int
+    end: int  # exclusive
+    fence: bool
+    block_id: str | None
+
+
+@dataclass(slots=True)
+class _Open:
+    """The chunk being filled: lines [start, end) of the body, plus an optional prefix."""
+
+    start: int
+    end: int
+    prefix: str
+    path: tuple[str, ...]
+    anchor: str
+    heading_only: bool = False  # only heading lines so far
+    droppable: bool = False  # those lines are the section's own heading (repeated as prefix)
+
+
+class _Chunker:
+    def __init__(self, body: str, scan: BlockScan, budget: int) -> None:
+        self.body = body
+        self.scan = scan
+        self.budget = budget
+        self.lines = scan.lines
+        offsets = [0]
+        quarters = [0]
+        pos = 0
+        acc = 0
+        for line in self.lines:
+            pos += len(line) + 1
+            acc += token_quarters(line) + 1  # + the newline (a quarter token)
+            offsets.append(pos)
+            quarters.append(acc)
+        self.offsets = offsets
+        self.quarters = quarters
+        self.out: list[tuple[str, tuple[str, ...], str]] = []
+
+    # spans
+
+    def tokens(self, start: int, end: int) -> int:
+        """Conservative tokens of lines [start, end) (counts their newlines too)."""
+        return (self.quarters[end] - self.quarters[start] + 3) // 4
+
+    def text(self, start: int, end: int) -> str:
+        raw = self.body[self.offsets[start] : max(self.offsets[start], self.offsets[end] - 1)]
+        return _LEADING_BLANK_RE.sub("", raw.rstrip())
+
+    def emit(self, text: str, path: tuple[str, ...], anchor: str) -> None:
+        if text.strip():
+            self.out.append((text, path, anchor))
+
+    def flush(self, cur: _Open | None) -> None:
+        if cur is not None:
+            self.emit(cur.prefix + self.text(cur.start, cur.end), cur.path, cur.anchor)
+
+    # structure
+
+    def tree(self) -> _Node:
+        root = _Node(None, (), 0, 0)
+        stack = [root]
+        for h in self.scan.headings:
+            start = h.line - 1
+            while len(stack) > 1 and stack[-1].heading is not None and stack[-1].heading.level >= h.level:
+                stack.pop().end = start
+            node = _Node(h, (*stack[-1].path, h.text), start, h.end_line)
+            stack[-1].children.append(node)
+            stack.append(node)
+        for node in stack:
+            node.end = len(self.lines)
+        return root
+
+    def blocks(self, start: int, end: int) -> list[_Block]:
+        kinds = self.scan.kinds
+        fences = self.scan.fences
+        ids = self.scan.block_ids
+        out: list[_Block] = []
+        i = start
+        while i < end:
+            if kinds[i] == BLANK:
+                i += 1
+                continue
+            if kinds[i] == FENCE and i in fences:
+                stop = min(fences[i], end - 1) + 1
+                out.append(_Block(i, stop, True, None))
+                i = stop
+                continue
+            first = i
+            i += 1
+            while i < end and kinds[i] != BLANK and i not in fences:
+                i += 1
+            block_id = ids.get(i - 1)
+            if out and i - first == 1 and block_id is not None and self.lines[first].strip() == "^" + block_id:
+                out[-1].end = i  # an own-line ^id belongs to the block above it
+                out[-1].block_id = block_id
+                continue
+            out.append(_Block(first, i, False, block_id))
+        return out
+
+    # packing
+
+    def run(self) -> list[tuple[str, tuple[str, ...], str]]:
+        root = self.tree()
+        self.flush(self.pack_blocks(self.blocks(0, root.own_end), None, "", (), ""))
+        for child in root.children:
+            self.node(child, None)
+        return self.out
+
+    def node(self, node: _Node, carry: int | None) -> None:
+        """Chunk one heading section; `carry` is where a parent's bare heading started."""
+        assert node.heading is not None
+        start = node.start if carry is None else carry
+        anchor = _anchor(node.heading)
+        if self.tokens(start, node.end) <= self.budget:
+            self.emit(self.text(start, node.end), node.path, anchor)
+            return
+        prefix = _heading_line(node.heading) + "\n\n"
+        # The first chunk starts with the heading as written, so it needs no prefix.
+        head = _Open(start, node.content_start, "", node.path, anchor, heading_only=True, droppable=carry is None)
+        cur = self.pack_blocks(self.blocks(node.content_start, node.own_end), head, prefix, node.path, anchor)
+        for child in node.children:
+            if self.tokens(child.start, child.end) <= self.budget:
+                if cur is not None and self.tokens(cur.start, child.end) + _tok(cur.prefix) <= self.budget:
+                    cur.end = child.end
+                    cur.heading_only = False
+                    continue
+                self.flush(cur)
+                cur = _Open(child.start, child.end, "", child.path, _anchor(child.heading))
+                continue
+            child_carry: int | None = None
+            if cur is not None and cur.heading_only:
+                child_carry = cur.start  # a bare heading rides along with the child's first chunk
+            else:
+                self.flush(cur)
+            cur = None
+            self.node(child, child_carry)
+        self.flush(cur)
+
+    def pack_blocks(
+        self, blocks: Sequence[_Block], cur: _Open | None, prefix: str, path: tuple[str, ...], anchor: str
+    ) -> _Open | None:
+        """Pack `blocks` after `cur`; returns the still-open chunk."""
+        prefix_tokens = _tok(prefix)
+        for block in blocks:
+            if cur is not None:
+                if self.tokens(cur.start, block.end) + _tok(cur.prefix) <= self.budget:
+                    cur.end = block.end
+                    cur.heading_only = False
+                    continue
+                if not (cur.heading_only and cur.droppable):
+                    self.flush(cur)
+                # else: the bare heading is dropped; the chunks below carry it as their prefix
+                cur = None
+            size = self.tokens(block.start, block.end)
+            block_anchor = "^" + block.block_id if block.block_id else anchor
+            if size + prefix_tokens <= self.budget:
+                cur = _Open(block.start, block.end, prefix, path, block_anchor)
+                continue
+            limit = max(self.budget - prefix_tokens, _MIN_LIMIT)
+            for i, text in enumerate(self.split_block(block, limit)):
+                self.emit(prefix + text, path, block_anchor if i == 0 else anchor)
+        return cur
+
+    # oversized blocks
+
+    def split_block(self, block: _Block, limit: int) -> list[str]:
+        start = self.offsets[block.start]
+        end = self.offsets[block.end] - 1
+        if block.fence:
+            return self.split_fence(block, limit)
+        first = self.lines[block.start]
+        levels = ("line", "sentence", "space", "char") if _STRUCT_START_RE.match(first) else ("sentence", "line", "space", "char")
+        pieces = _split_span(self.body, start, end, limit, levels)
+        return _pack_spans(self.body, pieces, limit)
+
+    def split_fence(self, block: _Block, limit: int) -> list[str]:
+        opener = self.lines[block.start]
+        m = _FENCE_LINE_RE.match(opener)
+        last = block.end - 1
+        closed = False
+        if m is not None and last > block.start:
+            lm = _FENCE_LINE_RE.match(self.lines[last])
+            closed = lm is not None and lm.group(2)[0] == m.group(2)[0] and not self.lines[last][lm.end() :].strip()
+        closer = (m.group(1) + m.group(2)) if m is not None else "```"
+        inner_end = last if closed else block.end
+        if inner_end <= block.start + 1:
+            return _pack_spans(
+                self.body,
+                _split_span(self.body, self.offsets[block.start], self.offsets[block.end] - 1, limit, ("char",)),
+                limit,
+            )
+        inner_limit = max(limit - _tok(opener + "\n") - _tok("\n" + closer), _MIN_LIMIT)
+        start = self.offsets[block.start + 1]
+        end = self.offsets[inner_end] - 1
+        parts = _pack_spans(self.body, _split_span(self.body, start, end, inner_limit, ("line", "char")), inner_limit, strip=False)
+        real_closer = self.lines[last] if closed else ""
+        out = []
+        for i, part in enumerate(parts):
+            tail = real_closer if i == len(parts) - 1 else closer
+            out.append(f"{opener}\n{part}\n{tail}" if tail else f"{opener}\n{part}")
+        return out
+
+
+def _tok(text: str) -> int:
+    return count_tokens(text)
+
+
+def _heading_line(heading: Heading) -> str:
+    return "#" * heading.level + " " + heading.text
+
+
+def _anchor(heading: Heading | None) -> str:
+    if heading is None:
+        return ""
+    text = heading_anchor(heading.text)
+    return "#" + text if text else ""
+
+
+def _split_span(text: str, start: int, end: int, limit: int, levels: Sequence[str]) -> list[tuple[int, int]]:
+    """Cut text[start:end] into spans each within `limit` tokens, trying `levels` in order."""
+    if count_tokens(text[start:end]) <= limit or not levels:
+        return [(start, end)] if text[start:end].strip() else []
+    level = levels[0]
+    if level == "char":
+        return _hard_split(text, start, end, limit)
+    if level == "line":
+        cuts = [m.start() for m in re.finditer("\n", text[start:end])]
+        pieces = _cut(start, end, [(c, c + 1) for c in cuts])
+    elif level == "sentence":
+        pieces = _cut(start, end, [(m.start(), m.end()) for m in _SENTENCE_END_RE.finditer(text[start:end]) if m.end() > m.start()])
+    else:  # space
+        pieces = [(start + m.start(), start + m.end()) for m in _WORD_RE.finditer(text[start:end])]
+    if len(pieces) <= 1:
+        return _split_span(text, start, end, limit, levels[1:])
+    out: list[tuple[int, int]] = []
+    for s, e in pieces:
+        out.extend(_split_span(text, s, e, limit, levels[1:]) if count_tokens(text[s:e]) > limit else [(s, e)])
+    return [(s, e) for s, e in out if text[s:e].strip()]
+
+
+def _cut(start: int, end: int, seps: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans between separators (relative offsets) of the absolute span [start, end)."""
+    out = []
+    pos = start
+    for s, e in seps:
+        out.append((pos, start + s))
+        pos = start + e
+    out.append((pos, end))
+    return [(s, e) for s, e in out if e > s]
+
+
+def _hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    out = []
+    pos = start
+    while pos < end:
+        lo, hi = pos + 1, end  # the largest stop with count_tokens(text[pos:stop]) <= limit
+        if count_tokens(text[pos:hi]) <= limit:
+            lo = hi
+        else:
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if count_tokens(text[pos:mid]) <= limit:
+                    lo = mid
+                else:
+                    hi = mid - 1
+        out.append((pos, lo))
+        pos = lo
+    return out
+
+
+def _pack_spans(text: str, spans: Sequence[tuple[int, int]], limit: int, *, strip: bool = True) -> list[str]:
+    """Greedily join consecutive spans (with the text between them) within `limit` tokens."""
+    out: list[str] = []
+    cur_start = cur_end = -1
+    cur_q = 0
+    for s, e in spans:
+        if cur_start >= 0:
+            q = cur_q + token_quarters(text[cur_end:e])
+            if (q + 3) // 4 <= limit:
+                cur_end, cur_q = e, q
+                continue
+            out.append(text[cur_start:cur_end])
+        cur_start, cur_end, cur_q = s, e, token_quarters(text[s:e])
+    if cur_start >= 0:
+        out.append(text[cur_start:cur_end])
+    if strip:
+        return [_LEADING_BLANK_RE.sub("", t.rstrip()) for t in out if t.strip()]
+    return [t for t in out if t.strip()]
+
+
+def section_leaves(
+    body: str, *, note_key: str, budget: int = DEFAULT_CHUNK_TOKENS, scan: BlockScan | None = None
+) -> list[Leaf]:
+    """Token-budget section leaves of a body (see the module docstring)."""
+    if not body.strip():
+        return []
+    if scan is None:
+        scan = scan_blocks(body)
+    chunks = _Chunker(body, scan, max(budget, _MIN_LIMIT)).run()
+    leaves = []
+    for seq, (text, path, anchor) in enumerate(chunks):
+        leaves.append(
+            Leaf(
+                id=section_leaf_id(note_key, seq, text),
+                seq=seq,
+                kind="section",
+                text=text,
+                content_hash=_sha(text),
+                token_count=count_tokens(text),
+                anchor=anchor,
+                heading_path=path,
+            )
+        )
+    return leaves
+
+
+# --- messages -------------------------------------------------------------------------------
+
+
+def message_leaves(body: str, *, source_id: str, callout_types: Sequence[str] = ("message", "email")) -> list[Leaf]:
+    """One leaf per `> [!message]` / `> [!email]` callout of a chat/email source note."""
+    lines = body.split("\n")
+    n = len(lines)
+    wanted = {t.lower() for t in callout_types}
+    leaves: list[Leaf] = []
+    path: tuple[str, ...] = ()
+    in_fence = ""
+    i = 0
+    while i < n:
+        line = lines[i]
+        if not line.startswith(">"):
+            stripped = line.lstrip(" ")
+            if stripped.startswith(("```", "~~~")):
+                marker = stripped[:3]
+                in_fence = "" if in_fence == marker else (in_fence or marker)
+            elif not in_fence and line.startswith("#"):
+                hm = _ATX_LINE_RE.match(line)
+                if hm is not None:
+                    path = (*path[: len(hm.group(1)) - 1], hm.group(2).strip())
+            i += 1
+            continue
+        start = _MSG_START_RE.match(line) if not in_fence else None
+        j = i + 1
+        while j < n and lines[j].startswith(">"):
+            j += 1
+        if start is None or start.group(1).lower() not in wanted:
+            i = j
+            continue
+        content = [_unquote(q) for q in lines[i + 1 : j]]
+        meta: dict[str, str] = {}
+        for k in range(len(content) - 1, -1, -1):
+            parsed = parse_meta(content[k])
+            if parsed is not None:
+                meta = parsed
+                del content[k]
+                break
+        text = "\n".join(unescape_text_line(c) for c in content)
+        k = j
+        while k < n and not lines[k].strip():
+            k += 1
+        block_id = None
+        if k < n:
+            bm = _BLOCK_LINE_RE.match(lines[k])
+            if bm is not None:
+                block_id = bm.group(1)
+                j = k + 1
+        title = (start.group(2) or "").strip()
+        seq = len(leaves)
+        message_id = meta.get("id") or block_id or str(seq)
+        author = meta.get("author") or (title.split(" · ", 1)[0].strip() if title else None) or None
+        leaves.append(
+            Leaf(
+                id=message_leaf_id(source_id, message_id, text),
+                seq=seq,
+                kind="message",
+                text=text,
+                content_hash=_sha(text),
+                token_count=count_tokens(text),
+                anchor="^" + block_id if block_id else "",
+                heading_path=path,
+                message_id=message_id,
+                author=author,
+                timestamp=meta.get("at") or None,
+                source_ref=meta.get("ref") or None,
+            )
+        )
+        i = j
+    return leaves
+
+
+def _unquote(line: str) -> str:
+    if line.startswith("> "):
+        return line[2:]
+    return line[1:]

@@ -1,0 +1,84 @@
+"""`parse_note`: one Markdown file's text → `ParsedNote`. Pure: no I/O, same input, same output."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vaultmind.markdown.chunking import DEFAULT_CHUNK_TOKENS, message_leaves, section_leaves
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.obsidian import parse_obsidian, scan_blocks
+from vaultmind.markdown.render import CALLOUT_TYPES
+from vaultmind.model import ParsedNote
+from vaultmind.vault.layout import note_kind
+
+
+def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS) -> ParsedNote:
+    """Parse a note at vault-relative POSIX `path` (see docs/vault-format.md).
+
+    - kind: by top folder (`vault.layout.note_kind`);
+    - title: front matter `title`, else the first H1, else the file name without `.md`;
+    - aliases: front matter `aliases` / `alias` (a string is one alias);
+    - leaves: one per message for source notes with `kind: chat` / `kind: email`, token-budget
+      sections otherwise (`source_id` is the id key of a source note, else the path).
+    """
+    fm = split_frontmatter(text)
+    data = fm.data
+    body = fm.body
+    kind = note_kind(path)
+    scan = scan_blocks(body)
+    syntax = parse_obsidian(body, data, scan)
+
+    source_id = _str(data.get("source_id")) if kind == "source" else None
+    source_kind = _str(data.get("kind"))
+    if kind == "source" and source_kind in CALLOUT_TYPES:
+        leaves = message_leaves(body, source_id=source_id or path, callout_types=(CALLOUT_TYPES[source_kind],))
+    else:
+        leaves = section_leaves(body, note_key=source_id or path, budget=chunk_tokens, scan=scan)
+
+    title = _str(data.get("title"))
+    if not title:
+        title = next((h.text for h in syntax.headings if h.level == 1 and h.text), "")
+    if not title:
+        title = _stem(path)
+
+    return ParsedNote(
+        path=path,
+        kind=kind,
+        title=title,
+        frontmatter=data,
+        frontmatter_error=fm.error,
+        body=body,
+        links=syntax.links,
+        tags=syntax.tags,
+        block_ids=syntax.block_ids,
+        leaves=tuple(leaves),
+        aliases=aliases_of(data),
+    )
+
+
+def aliases_of(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """Front matter `aliases` / `alias`: a list or a single string; stripped, unique, in order."""
+    out: dict[str, None] = {}
+    for key in ("aliases", "alias"):
+        value = data.get(key)
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            alias = _str(item)
+            if alias:
+                out.setdefault(alias, None)
+    return tuple(out)
+
+
+def _str(value: Any) -> str:
+    """A front matter scalar as a stripped string ("" for None, lists and mappings)."""
+    if value is None or isinstance(value, list | dict):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value).strip()
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name

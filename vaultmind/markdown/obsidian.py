@@ -1,0 +1,497 @@
+"""Obsidian syntax: links, embeds, tags, block ids, headings and callouts of a note body.
+
+This is a line scanner, not a full CommonMark parser: markdown-it-py measured ~3.3 ms for a
+3 KB note (~2 ms with inline parsing disabled), too slow for a cold index of >= 500 notes/s;
+this scanner does the same note in well under 0.5 ms. It tracks what matters for Obsidian
+syntax — fenced and indented code, `%% comments %%` (also spanning lines), `<!-- html
+comments -->`, `$$ math $$` blocks, inline code and inline math, blockquotes and list context —
+so that nothing inside code, comments or math is counted. The test-suite cross-checks
+headings and code detection against markdown-it.
+
+Conventions (see docs/vault-format.md):
+- `Link.line` is 1-based in the body; links found in front matter values have line 0.
+- `[[Note#A#B]]` keeps the last heading ("B"), as Obsidian resolves it.
+- Tags are returned without "#", lower-cased, nested kept ("a/b"), in first-seen order,
+  front matter tags first. A tag needs at least one non-digit, non-dash character.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from vaultmind.model import Link
+
+# Line kinds of `BlockScan.kinds`.
+TEXT = 0  # ordinary markdown (paragraph, list, quote, table, html …)
+BLANK = 1
+FENCE = 2  # a fence delimiter or a line inside a fenced code block
+ICODE = 3  # an indented code block line
+MATH = 4  # a line of a `$$` math block
+COMMENT = 5  # a line entirely inside a `%%` or `<!-- -->` comment
+HEADING = 6  # an ATX heading, or the text line(s) of a setext heading
+SETEXT = 7  # the `===` / `---` underline of a setext heading
+
+MASK = "\x00"  # what masked (code, comment, math) inline spans are replaced with
+
+_FENCE_OPEN_RE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)$")
+_QUOTE_RE = re.compile(r"(?: {0,3}>[ ]?)+")
+_ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_SETEXT_RE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+_LIST_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+_INLINE_SPECIAL_RE = re.compile(r"\\.|`+|%%|<!--|\$\$|\$")
+_BACKTICKS_RE = re.compile(r"`+")
+_INLINE_MATH_RE = re.compile(r"\$(?![\s$])(?:\\.|[^$\\])*?(?<![\s\\])\$(?!\d)")
+_WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_MDLINK_RE = re.compile(r"(!?)\[((?:\\.|[^\[\]\\])*)\]\(\s*(<[^<>\n]*>|[^\s()<>]+)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_TAG_RE = re.compile(r"(?<!\S)#([\w/-]+)")
+_TAG_OK_RE = re.compile(r"[^\W\d]")
+_TAG_FULL_RE = re.compile(r"[\w/-]+")
+_BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)$")
+_CALLOUT_RE = re.compile(r"\[!([^\]\s]+)\]([+-]?)(?:[ \t]+(.*?))?[ \t]*$")
+_ANCHOR_DROP_RE = re.compile(r"[\[\]]")
+_ANCHOR_SPACE_RE = re.compile(r"[#|^:%\\]")
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int
+    text: str
+    line: int  # 1-based first line in the body
+    end_line: int  # 1-based last line (differs from `line` for setext headings)
+
+
+@dataclass(frozen=True, slots=True)
+class Callout:
+    type: str  # lower-cased: "note", "message", "email" …
+    title: str
+    fold: str  # "", "+" or "-"
+    line: int  # 1-based
+    depth: int  # blockquote nesting level (1 for a top-level callout)
+
+
+@dataclass(frozen=True, slots=True)
+class Syntax:
+    links: tuple[Link, ...]
+    tags: tuple[str, ...]
+    block_ids: tuple[str, ...]
+    headings: tuple[Heading, ...]
+    callouts: tuple[Callout, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockScan:
+    """The block structure of a body, line by line (shared by syntax extraction and chunking).
+
+    `lines` is `body.split("\\n")`; `kinds[i]` is one of the kinds above; `masked[i]` is the line
+    with inline code/comments/math replaced by MASK ("" for non-text lines); `block_ids` maps a
+    0-based line index to the block id at its end; `fences` maps a fence's opening line index to
+    its closing line index (the last line of the body when unclosed).
+    """
+
+    lines: list[str]
+    kinds: list[int]
+    masked: list[str]
+    headings: tuple[Heading, ...]
+    block_ids: dict[int, str]
+    fences: dict[int, int]
+    depths: list[int]
+
+
+def heading_anchor(text: str) -> str:
+    """A heading's text as it appears in an Obsidian link: `[[Note#<anchor>]]`.
+
+    Obsidian drops `[` `]` and turns `# | ^ : % \\` into spaces when linking a heading.
+    """
+    return " ".join(_ANCHOR_SPACE_RE.sub(" ", _ANCHOR_DROP_RE.sub("", text)).split())
+
+
+def _indent(line: str) -> int:
+    stripped = line.lstrip(" \t")
+    ws = line[: len(line) - len(stripped)]
+    return ws.count(" ") + 4 * ws.count("\t")
+
+
+def _strip_quotes(line: str) -> tuple[str, int]:
+    if ">" not in line[:8]:
+        return line, 0
+    m = _QUOTE_RE.match(line)
+    if m is None:
+        return line, 0
+    prefix = m.group()
+    return line[m.end() :], prefix.count(">")
+
+
+def _mask_inline(line: str, state: int) -> tuple[str, int]:
+    """Mask inline code, `%%`/`<!-- -->` comments and inline math. `state`: 0, 1 = in %%, 2 = in <!--."""
+    out: list[str] = []
+    pos = 0
+    if state:
+        closer = "%%" if state == 1 else "-->"
+        j = line.find(closer)
+        if j < 0:
+            return "", state
+        pos = j + len(closer)
+        out.append(MASK)
+        state = 0
+    i = pos
+    n = len(line)
+    while True:
+        m = _INLINE_SPECIAL_RE.search(line, i)
+        if m is None:
+            break
+        tok = m.group()
+        start = m.start()
+        c = tok[0]
+        if c == "\\":
+            i = m.end()
+        elif c == "`":
+            width = len(tok)
+            end = -1
+            k = m.end()
+            while k < n:
+                run = _BACKTICKS_RE.search(line, k)
+                if run is None:
+                    break
+                if len(run.group()) == width:
+                    end = run.end()
+                    break
+                k = run.end()
+            if end < 0:
+                i = m.end()
+                continue
+            out.append(line[pos:start])
+            out.append(MASK)
+            pos = i = end
+        elif tok == "%%" or tok == "<!--":
+            out.append(line[pos:start])
+            out.append(MASK)
+            closer = "%%" if tok == "%%" else "-->"
+            j = line.find(closer, m.end())
+            if j < 0:
+                return "".join(out), 1 if tok == "%%" else 2
+            pos = i = j + len(closer)
+        elif tok == "$$":
+            j = line.find("$$", m.end())
+            if j < 0:
+                i = m.end()
+                continue
+            out.append(line[pos:start])
+            out.append(MASK)
+            pos = i = j + 2
+        else:  # "$": inline math with pandoc's rules (no "$5 and $6" false positives)
+            mm = _INLINE_MATH_RE.match(line, start)
+            if mm is None:
+                i = m.end()
+                continue
+            out.append(line[pos:start])
+            out.append(MASK)
+            pos = i = mm.end()
+    if not out:
+        return line, 0
+    out.append(line[pos:])
+    return "".join(out), 0
+
+
+def scan_blocks(body: str) -> BlockScan:
+    """Classify every line of `body` (see `BlockScan`)."""
+    lines = body.split("\n")
+    count = len(lines)
+    kinds = [TEXT] * count
+    masked = [""] * count
+    depths = [0] * count
+    headings: list[Heading] = []
+    block_ids: dict[int, str] = {}
+    fences: dict[int, int] = {}
+
+    comment = 0  # inline state carried across lines: 1 = in %%, 2 = in <!--
+    fence_char = ""
+    fence_len = 0
+    fence_start = -1
+    fence_depth = 0
+    in_math = False
+    in_icode = False
+    in_list = False
+    prev_blank = True
+    para_start = -1
+
+    for i, line in enumerate(lines):
+        if fence_char:
+            content, depth = _strip_quotes(line)
+            if depth >= fence_depth:
+                kinds[i] = FENCE
+                depths[i] = depth
+                s = content.lstrip(" \t")
+                if s.startswith(fence_char * fence_len) and not s.rstrip(" \t").strip(fence_char[0]):
+                    fences[fence_start] = i
+                    fence_char = ""
+                continue
+            fences[fence_start] = i - 1
+            fence_char = ""
+        if comment:
+            closer = "%%" if comment == 1 else "-->"
+            j = line.find(closer)
+            if j < 0:
+                kinds[i] = COMMENT
+                continue
+            if not line[j + len(closer) :].strip():
+                kinds[i] = COMMENT
+                comment = 0
+                continue
+        if in_math:
+            kinds[i] = MATH
+            if "$$" in line:
+                in_math = False
+            continue
+        if not line.strip():
+            kinds[i] = BLANK
+            prev_blank = True
+            para_start = -1
+            continue
+        content, depth = _strip_quotes(line)
+        depths[i] = depth
+        indent = _indent(content)
+        if in_icode:
+            if indent >= 4 and depth == 0:
+                kinds[i] = ICODE
+                prev_blank = False
+                continue
+            in_icode = False
+        if not comment:
+            stripped = content.lstrip(" \t")
+            first = stripped[:1]
+            if first in ("`", "~"):
+                fm = _FENCE_OPEN_RE.match(content)
+                if fm is not None and not (fm.group(1)[0] == "`" and "`" in fm.group(2)):
+                    kinds[i] = FENCE
+                    fence_char = fm.group(1)[0]
+                    fence_len = len(fm.group(1))
+                    fence_start = i
+                    fence_depth = depth
+                    fences[i] = count - 1
+                    para_start = -1
+                    prev_blank = False
+                    if indent == 0 and depth == 0:
+                        in_list = False
+                    continue
+            elif first == "$" and stripped.startswith("$$") and "$$" not in stripped[2:]:
+                kinds[i] = MATH
+                in_math = True
+                para_start = -1
+                prev_blank = False
+                continue
+            if depth == 0 and indent >= 4 and not in_list and para_start < 0:
+                kinds[i] = ICODE
+                in_icode = True
+                prev_blank = False
+                continue
+        # An ordinary line: mask inline spans, then look at its block role.
+        if comment or "`" in line or "%" in line or "$" in line or "<!--" in line:
+            text, comment = _mask_inline(line, comment)
+        else:
+            text = line
+        masked[i] = text
+        if depth == 0:
+            is_item = _LIST_RE.match(content) is not None
+            if is_item:
+                in_list = True
+                para_start = -1
+            elif indent == 0 and prev_blank:
+                in_list = False
+            if not is_item and content[:4].lstrip(" ").startswith("#") and (not in_list or indent == 0):
+                am = _ATX_RE.match(content)
+                if am is not None:
+                    kinds[i] = HEADING
+                    headings.append(Heading(len(am.group(1)), _clean_heading(am.group(2) or ""), i + 1, i + 1))
+                    para_start = -1
+                    in_list = False
+                    prev_blank = False
+                    continue
+            if para_start >= 0 and not is_item and content[:4].lstrip(" ")[:1] in ("=", "-"):
+                sm = _SETEXT_RE.match(content)
+                if sm is not None:
+                    kinds[i] = SETEXT
+                    for k in range(para_start, i):
+                        kinds[k] = HEADING
+                    parts = [lines[k].strip() for k in range(para_start, i)]
+                    level = 1 if sm.group(1)[0] == "=" else 2
+                    headings.append(Heading(level, _clean_heading(" ".join(parts)), para_start + 1, i + 1))
+                    para_start = -1
+                    prev_blank = False
+                    continue
+            if not is_item and not in_list and para_start < 0 and (indent < 4):
+                para_start = i
+        else:
+            para_start = -1
+        if "^" in text:
+            bm = _BLOCK_ID_RE.search(text.rstrip())
+            if bm is not None:
+                block_ids[i] = bm.group(1)
+        prev_blank = False
+
+    return BlockScan(lines, kinds, masked, tuple(headings), block_ids, fences, depths)
+
+
+def _clean_heading(text: str) -> str:
+    return text.strip()
+
+
+def parse_obsidian(body: str, frontmatter: Mapping[str, Any] | None = None, scan: BlockScan | None = None) -> Syntax:
+    """Extract Obsidian syntax from a note body (and tags/links of its front matter)."""
+    if scan is None:
+        scan = scan_blocks(body)
+    links: list[Link] = []
+    tags: dict[str, None] = {}
+    callouts: list[Callout] = []
+    if frontmatter:
+        for tag in frontmatter_tags(frontmatter):
+            tags.setdefault(tag, None)
+        links.extend(frontmatter_links(frontmatter))
+
+    lines = scan.lines
+    kinds = scan.kinds
+    depths = scan.depths
+    prev_depth = 0
+    for i, text in enumerate(scan.masked):
+        kind = kinds[i]
+        depth = depths[i]
+        if kind not in (TEXT, HEADING) or not text:
+            prev_depth = depth if kind != BLANK else 0
+            continue
+        if depth and depth > prev_depth and "[!" in text:
+            content = _strip_quotes(lines[i])[0]
+            cm = _CALLOUT_RE.match(content)
+            if cm is not None:
+                callouts.append(Callout(cm.group(1).lower(), (cm.group(3) or "").strip(), cm.group(2), i + 1, depth))
+        prev_depth = depth
+        if "[" in text:
+            text = _links_in_line(text, i + 1, links)
+        if "#" in text:
+            for tm in _TAG_RE.finditer(text):
+                tag = _valid_tag(tm.group(1))
+                if tag:
+                    tags.setdefault(tag, None)
+
+    block_ids = dict.fromkeys(scan.block_ids.values())
+    return Syntax(tuple(links), tuple(tags), tuple(block_ids), scan.headings, tuple(callouts))
+
+
+def _links_in_line(text: str, line_no: int, links: list[Link]) -> str:
+    """Append the links of one masked line to `links`; return the line with links masked."""
+    found: list[tuple[int, Link]] = []
+    if "[[" in text:
+        for m in _WIKILINK_RE.finditer(text):
+            link = parse_wikilink(m.group(2), embed=bool(m.group(1)), line=line_no)
+            if link is not None:
+                found.append((m.start(), link))
+        text = _WIKILINK_RE.sub(MASK, text)
+    if "](" in text:
+        for m in _MDLINK_RE.finditer(text):
+            link = _markdown_link(m.group(3), embed=bool(m.group(1)), line=line_no)
+            if link is not None:
+                found.append((m.start(), link))
+        text = _MDLINK_RE.sub(MASK, text)
+    if found:
+        found.sort(key=lambda item: item[0])
+        links.extend(link for _, link in found)
+    return text
+
+
+def parse_wikilink(inner: str, *, embed: bool = False, line: int = 0) -> Link | None:
+    """The Link for the inside of `[[…]]` (`Note#Heading|alias`, `Note#^block`, `#Heading`)."""
+    inner = inner.replace("\\|", "|")  # escaped pipes inside tables
+    target, sep, alias = inner.partition("|")
+    note, hsep, sub = target.partition("#")
+    heading: str | None = None
+    block: str | None = None
+    if hsep:
+        sub = sub.strip()
+        if sub.startswith("^"):
+            block = sub[1:].strip() or None
+        else:
+            parts = [p.strip() for p in sub.split("#") if p.strip()]
+            heading = parts[-1] if parts else None
+    note = note.strip()
+    if not note and heading is None and block is None:
+        return None
+    return Link(
+        target=note,
+        kind="embed" if embed else "wikilink",
+        heading=heading,
+        block=block,
+        alias=alias.strip() if sep else None,
+        line=line,
+    )
+
+
+def _markdown_link(dest: str, *, embed: bool, line: int) -> Link | None:
+    if dest.startswith("<"):
+        dest = dest[1:-1].strip()
+    if not dest or _SCHEME_RE.match(dest) or dest.startswith("//"):
+        return None  # http(s), mailto, obsidian, file … and protocol-relative URLs
+    path, hsep, sub = dest.partition("#")
+    path = unquote(path)
+    heading: str | None = None
+    block: str | None = None
+    if hsep:
+        sub = unquote(sub).strip()
+        if sub.startswith("^"):
+            block = sub[1:] or None
+        elif sub:
+            heading = [p for p in sub.split("#") if p][-1] if sub.strip("#") else None
+    if not path and heading is None and block is None:
+        return None
+    return Link(target=path, kind="embed" if embed else "markdown", heading=heading, block=block, line=line)
+
+
+def _valid_tag(raw: str) -> str | None:
+    tag = raw.strip("/")
+    if not tag or _TAG_OK_RE.search(tag) is None:
+        return None
+    return tag.lower()
+
+
+def frontmatter_tags(data: Mapping[str, Any]) -> list[str]:
+    """Tags from front matter `tags:` / `tag:` (a list, or a string split on commas/spaces)."""
+    out: list[str] = []
+    for key in ("tags", "tag"):
+        value = data.get(key)
+        if value is None:
+            continue
+        items: list[Any] = value if isinstance(value, list) else [value]
+        for item in items:
+            if not isinstance(item, str | int | float) or isinstance(item, bool):
+                continue
+            for word in re.split(r"[,\s]+", str(item)):
+                word = word.lstrip("#")
+                if word and _TAG_FULL_RE.fullmatch(word):
+                    tag = _valid_tag(word)
+                    if tag and tag not in out:
+                        out.append(tag)
+    return out
+
+
+def frontmatter_links(data: Mapping[str, Any]) -> list[Link]:
+    """Wikilinks written in front matter string values (Obsidian shows them as links); line 0."""
+    out: list[Link] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            if "[[" in value:
+                for m in _WIKILINK_RE.finditer(value):
+                    link = parse_wikilink(m.group(2), embed=bool(m.group(1)), line=0)
+                    if link is not None:
+                        out.append(link)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    walk(dict(data))
+    return out

@@ -1,0 +1,139 @@
+"""The facade every adapter (CLI, daemon, HTTP API, MCP) calls.
+
+`Memory` owns one open index, the embedder and the syncer for one vault. It is synchronous;
+async adapters run it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from vaultmind.config import Config
+from vaultmind.embed.base import Embedder, create_embedder
+from vaultmind.index.schema import SCHEMA_VERSION
+from vaultmind.index.store import Index
+from vaultmind.index.vectors import VectorCache
+from vaultmind.model import SyncStats
+from vaultmind.retrieval.search import search
+from vaultmind.sync import Progress, Syncer
+from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
+
+
+class Memory:
+    def __init__(self, config: Config, index: Index, embedder: Embedder | None, progress: Progress | None = None):
+        self.config = config
+        self.index = index
+        self.embedder = embedder
+        self.syncer = Syncer(config, index, embedder, progress)
+        self.vectors = VectorCache(index, embedder.model_id) if embedder is not None else None
+        self.vault_name = config.vault.name
+
+    @classmethod
+    def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
+        if not config.vault.is_dir():
+            from vaultmind.errors import VaultError
+
+            raise VaultError("vault folder does not exist", path=config.vault, hint="create it with `vaultmind init`")
+        index = Index.open(config.index_path)
+        return cls(config, index, create_embedder(config), progress)
+
+    def close(self) -> None:
+        self.index.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- write side ------------------------------------------------------------------------
+
+    def reindex(self) -> SyncStats:
+        """Full rebuild of the derived rows from the vault (embeddings cache kept)."""
+        stats = self.syncer.sync_all(rebuild=True)
+        self.index.checkpoint()
+        return stats
+
+    def sync(self) -> SyncStats:
+        return self.syncer.sync_all()
+
+    def sync_paths(self, paths: list[str]) -> SyncStats:
+        return self.syncer.sync_paths(paths)
+
+    # -- read side -------------------------------------------------------------------------
+
+    def search(self, query: str, *, limit: int | None = None) -> dict[str, Any]:
+        return search(
+            self.index,
+            query,
+            limit=limit or self.config.search_limit,
+            vault_name=self.vault_name,
+            embedder=self.embedder,
+            vectors=self.vectors,
+        )
+
+    def status(self) -> dict[str, Any]:
+        idx = self.index
+        kinds = dict(idx.query("SELECT kind, count(*) FROM notes GROUP BY kind ORDER BY kind"))
+        model = self.embedder.model_id if self.embedder else None
+        embedded = 0
+        if model:
+            embedded = int(
+                idx.scalar(
+                    """SELECT count(*) FROM leaves l WHERE EXISTS
+                       (SELECT 1 FROM embeddings e WHERE e.content_hash = l.content_hash AND e.model = ?)""",
+                    [model],
+                )
+            )
+        leaves = int(idx.scalar("SELECT count(*) FROM leaves"))
+        problems = [
+            {"path": p, "kind": k, "message": m}
+            for p, k, m in idx.query("SELECT path, kind, message FROM problems ORDER BY path, kind")
+        ]
+        clashes = idx.query(
+            """SELECT list_sort(list(path)) FROM notes GROUP BY lower(path) HAVING count(*) > 1 ORDER BY 1"""
+        )
+        for (paths,) in clashes:
+            for path in paths:
+                others = ", ".join(p for p in paths if p != path)
+                problems.append(
+                    {
+                        "path": path,
+                        "kind": "case_clash",
+                        "message": f"name differs only in case from {others}; both are indexed, but Obsidian on "
+                        "macOS/Windows sees one file — rename one",
+                    }
+                )
+        size = os.path.getsize(self.config.index_path) if self.config.index_path.exists() else 0
+        health = "ok"
+        notice = idx.quarantined
+        if notice:
+            health = "rebuilt"
+        return {
+            "vault": str(self.config.vault),
+            "index": {
+                "path": str(self.config.index_path),
+                "bytes": size,
+                "schema_version": SCHEMA_VERSION,
+                "health": health,
+                "notice": notice,
+            },
+            "notes": {
+                "total": sum(kinds.values()),
+                "source": kinds.get("source", 0),
+                "summary": kinds.get("summary", 0),
+                "entity": kinds.get("entity", 0),
+                "user": kinds.get("user", 0),
+            },
+            "leaves": leaves,
+            "links": int(idx.scalar("SELECT count(*) FROM links")),
+            "tags": int(idx.scalar("SELECT count(DISTINCT tag) FROM tags")),
+            "embeddings": {"model": model, "embedded": embedded, "missing": leaves - embedded if model else None},
+            "problems": problems,
+        }
+
+
+def vault_layout_ok(vault: Path) -> bool:
+    return all((vault / d).is_dir() for d in (SOURCES_DIR, SUMMARIES_DIR, ENTITIES_DIR))

@@ -1,0 +1,122 @@
+"""Plain data shared by every layer: parsed notes, leaves, links, scan entries, hits.
+
+Nothing here does I/O. Paths are vault-relative POSIX strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+NoteKind = Literal["source", "summary", "entity", "user"]
+"""What a note is, decided by where it lives (see `vault.layout.note_kind`)."""
+
+LeafKind = Literal["message", "section"]
+"""`message`: one chat/email message of a source note. `section`: a token-budget chunk."""
+
+LinkKind = Literal["wikilink", "embed", "markdown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """An outgoing link found in a note's body (never inside code)."""
+
+    target: str  # the note part as written: "Folder/Note" (may be "" for same-note links)
+    kind: LinkKind
+    heading: str | None = None  # "Heading" from [[Note#Heading]]
+    block: str | None = None  # "abc123" from [[Note#^abc123]]
+    alias: str | None = None  # display text from [[Note|alias]]
+    line: int = 0  # 1-based line in the body
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """The smallest unit of memory: one message, or one chunk of a document.
+
+    `id` is content-derived (see `markdown.chunking`); `anchor` locates the leaf in its
+    note for Obsidian: "^block-id" or "#Heading" or "" for the top of the note.
+    """
+
+    id: str
+    seq: int
+    kind: LeafKind
+    text: str
+    content_hash: str  # sha256 hex of `text`
+    token_count: int
+    anchor: str = ""
+    heading_path: tuple[str, ...] = ()
+    message_id: str | None = None
+    author: str | None = None
+    timestamp: str | None = None  # ISO 8601, UTC, "2023-05-08T13:56:00Z"
+    source_ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedNote:
+    """Everything vaultmind derives from one Markdown file. Pure function of (path, text)."""
+
+    path: str
+    kind: NoteKind
+    title: str
+    frontmatter: dict[str, Any]
+    frontmatter_error: str | None
+    body: str
+    links: tuple[Link, ...]
+    tags: tuple[str, ...]  # without "#", nested kept as "a/b"; lower-cased for matching
+    block_ids: tuple[str, ...]
+    leaves: tuple[Leaf, ...]
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """What a scan sees of one file without reading it."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A file that was skipped or failed, with the reason shown by `status`."""
+
+    path: str
+    kind: str  # "unreadable", "not_utf8", "binary", "too_large", "frontmatter", "symlink_loop", "case_clash", "changed_while_reading"
+    message: str
+
+
+@dataclass(slots=True)
+class SyncStats:
+    """What one pass of scan → diff → apply did."""
+
+    scanned: int = 0
+    unchanged: int = 0
+    added: int = 0
+    modified: int = 0
+    touched: int = 0  # stat changed, content identical
+    renamed: int = 0
+    deleted: int = 0
+    kept_unreadable: int = 0
+    leaves_written: int = 0
+    leaves_deleted: int = 0
+    embedded: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scanned": self.scanned,
+            "unchanged": self.unchanged,
+            "added": self.added,
+            "modified": self.modified,
+            "touched": self.touched,
+            "renamed": self.renamed,
+            "deleted": self.deleted,
+            "kept_unreadable": self.kept_unreadable,
+            "leaves_written": self.leaves_written,
+            "leaves_deleted": self.leaves_deleted,
+            "embedded": self.embedded,
+            "problems": [{"path": p.path, "kind": p.kind, "message": p.message} for p in self.problems],
+            "seconds": round(self.seconds, 3),
+        }

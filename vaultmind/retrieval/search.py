@@ -1,0 +1,135 @@
+"""The first read path: ranked leaves for a text query, lexical and dense fused.
+
+Fusion is reciprocal-rank fusion (RRF), which needs no score calibration between BM25 and
+cosine:
+
+    score(leaf) = Σ_signal  w_signal / (K + rank_signal(leaf))      K = 60
+
+with w_bm25 = 1.0 and w_dense = 1.0 over the top `CANDIDATES` of each signal. Every hit
+carries its ranks and raw scores so a user can see why it ranked where it did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vaultmind.embed.base import Embedder
+from vaultmind.index.lexical import bm25, terms
+from vaultmind.index.store import Index
+from vaultmind.index.vectors import VectorCache
+from vaultmind.vault.layout import obsidian_link, wikilink
+
+RRF_K = 60
+CANDIDATES = 100
+WEIGHTS = {"bm25": 1.0, "dense": 1.0}
+
+
+@dataclass(slots=True)
+class SearchHit:
+    leaf_id: str
+    note_path: str
+    note_kind: str
+    title: str
+    anchor: str
+    text: str
+    score: float
+    why: dict[str, Any] = field(default_factory=dict)
+    author: str | None = None
+    timestamp: str | None = None
+    source_ref: str | None = None
+    heading_path: list[str] = field(default_factory=list)
+    link: str = ""
+    wikilink: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "leaf_id": self.leaf_id,
+            "note_path": self.note_path,
+            "note_kind": self.note_kind,
+            "title": self.title,
+            "anchor": self.anchor,
+            "link": self.link,
+            "wikilink": self.wikilink,
+            "text": self.text,
+            "score": round(self.score, 6),
+            "why": self.why,
+            "author": self.author,
+            "timestamp": self.timestamp,
+            "source_ref": self.source_ref,
+            "heading_path": self.heading_path,
+        }
+
+
+def search(
+    index: Index,
+    query: str,
+    *,
+    limit: int,
+    vault_name: str,
+    embedder: Embedder | None = None,
+    vectors: VectorCache | None = None,
+) -> dict[str, Any]:
+    """`{hits, total, truncated}` for a free-text query; deterministic for a given index."""
+    lexical: list[tuple[str, float]] = []
+    if query.strip():
+        with index.lock:
+            lexical = bm25(index.con, terms(query), limit=CANDIDATES)
+    dense: list[tuple[str, float]] = []
+    if embedder is not None and vectors is not None and query.strip():
+        qvec = embedder.embed([query])[0]
+        dense = vectors.search(qvec, CANDIDATES)
+    fused: dict[str, dict[str, Any]] = {}
+    for signal, ranked in (("bm25", lexical), ("dense", dense)):
+        for rank, (leaf_id, raw) in enumerate(ranked, start=1):
+            entry = fused.setdefault(leaf_id, {"score": 0.0})
+            entry["score"] += WEIGHTS[signal] / (RRF_K + rank)
+            entry[f"{signal}_rank"] = rank
+            entry[signal] = round(raw, 6)
+    ordered = sorted(fused.items(), key=lambda item: (-item[1]["score"], item[0]))
+    total = len(ordered)
+    top = ordered[:limit]
+    hits = _hydrate(index, top, vault_name)
+    return {"hits": [h.to_dict() for h in hits], "total": total, "truncated": total > len(hits)}
+
+
+def _hydrate(index: Index, ranked: list[tuple[str, dict[str, Any]]], vault_name: str) -> list[SearchHit]:
+    if not ranked:
+        return []
+    ids = [leaf_id for leaf_id, _ in ranked]
+    rows = index.query(
+        """
+        SELECT l.id, l.note_path, n.kind, n.title, l.anchor, l.text, l.author,
+               strftime(l.ts, '%Y-%m-%dT%H:%M:%SZ'), l.source_ref, l.heading_path
+        FROM leaves l JOIN notes n ON n.path = l.note_path
+        WHERE l.id IN (SELECT unnest(?::VARCHAR[]))
+        """,
+        [ids],
+    )
+    by_id = {row[0]: row for row in rows}
+    hits = []
+    for leaf_id, info in ranked:
+        row = by_id.get(leaf_id)
+        if row is None:
+            continue
+        why = {k: v for k, v in info.items() if k != "score"}
+        why["rrf"] = round(info["score"], 6)
+        hits.append(
+            SearchHit(
+                leaf_id=leaf_id,
+                note_path=row[1],
+                note_kind=row[2],
+                title=row[3],
+                anchor=row[4],
+                text=row[5],
+                score=info["score"],
+                why=why,
+                author=row[6],
+                timestamp=row[7],
+                source_ref=row[8],
+                heading_path=list(row[9] or []),
+                link=obsidian_link(vault_name, row[1], row[4]),
+                wikilink=wikilink(row[1], row[4]),
+            )
+        )
+    return hits

@@ -1,0 +1,526 @@
+"""Scan → diff → apply: the only bridge from the vault to the index.
+
+Cold reindex, watcher batches and single writes all call `Syncer.sync_all` or
+`Syncer.sync_paths`, which share the diff and apply steps. Invariant (tested): the index after
+any sequence of watcher events equals a cold rebuild of the final vault.
+
+- scan: stat files (no reads); folders that cannot be listed are *unobservable* and their
+  notes are kept, never taken for deleted.
+- diff: same (size, mtime) → unchanged; otherwise read and hash: same hash → touched (stat
+  updated only); a vanished path whose hash reappears elsewhere → renamed.
+- apply: one transaction deletes the rows of changed/gone paths and inserts the new rows;
+  then leaves without an embedding for the current model are embedded (cached by content
+  hash + model id, so a rename or reindex never re-embeds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from vaultmind.config import Config
+from vaultmind.embed.base import Embedder
+from vaultmind.index.lexical import term_counts
+from vaultmind.index.store import Index
+from vaultmind.markdown.note import parse_note
+from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
+from vaultmind.vault.layout import is_note
+from vaultmind.vault.read import decode_note, read_note
+from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
+
+Progress = Callable[[str, int, int], None]
+"""progress(phase, done, total): called during long work; phases "read", "embed"."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedState:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+@dataclass(slots=True)
+class _Plan:
+    write: dict[str, tuple[FileStat, ParsedNote]] = field(default_factory=dict)
+    remove: set[str] = field(default_factory=set)  # paths whose rows go (gone, or no longer indexable)
+    touch: dict[str, FileStat] = field(default_factory=dict)
+    problems: dict[str, list[Problem]] = field(default_factory=dict)  # path → its current problems
+    clear_problems: set[str] = field(default_factory=set)  # paths whose old problems no longer hold
+
+
+class Syncer:
+    """Keeps one index in step with one vault."""
+
+    def __init__(self, config: Config, index: Index, embedder: Embedder | None, progress: Progress | None = None):
+        self.config = config
+        self.index = index
+        self.embedder = embedder
+        self.progress = progress
+        self.rules = IgnoreRules(config.all_ignores)
+        self._sha: dict[str, str] = {}
+
+    # -- entry points ----------------------------------------------------------------------
+
+    def sync_all(self, *, rebuild: bool = False) -> SyncStats:
+        """Bring the whole index in step with the vault. `rebuild` drops derived rows first."""
+        started = time.perf_counter()
+        scan = scan_vault(self.config.vault, self.rules)
+        known = {} if rebuild else self._indexed_states(None)
+        stats = SyncStats(scanned=len(scan.files))
+        observed: dict[str, FileStat | None] = dict(scan.files)
+        for path in known:
+            if path not in observed:
+                if scan.is_observed(path):
+                    observed[path] = None
+                else:
+                    stats.kept_unreadable += 1
+        plan = self._diff(observed, known, stats)
+        self._apply(plan, stats, rebuild=rebuild, scan=scan)
+        stats.problems = self.problems()
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def sync_paths(self, paths: Iterable[str]) -> SyncStats:
+        """Bring the given vault-relative paths (files or folders) in step, e.g. after watcher events."""
+        started = time.perf_counter()
+        observed: dict[str, FileStat | None] = {}
+        scan = ScanResult()
+        prefixes: list[str] = []
+        for rel in sorted(set(paths)):
+            rel = rel.strip("/")
+            if not rel or self.is_ignored(rel):
+                continue
+            abs_path = self.config.vault / rel
+            if abs_path.is_dir():
+                sub = scan_vault_subtree(self.config.vault, rel, self.rules)
+                observed.update(sub.files)
+                scan.unobservable.extend(sub.unobservable)
+                scan.problems.extend(sub.problems)
+                prefixes.append(rel + "/")
+            elif is_note(rel):
+                observed[rel] = stat_one(self.config.vault, rel)
+                prefixes.append(rel + "/")  # it may have been a folder before
+            else:
+                prefixes.append(rel + "/")
+        known = self._indexed_states(sorted(observed), prefixes)
+        for path in known:
+            if path not in observed and scan.is_observed(path):
+                observed[path] = None
+        stats = SyncStats(scanned=len(observed))
+        plan = self._diff(observed, known, stats)
+        self._apply(plan, stats, rebuild=False, scan=None)
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    # -- diff ------------------------------------------------------------------------------
+
+    def _diff(self, observed: dict[str, FileStat | None], known: dict[str, IndexedState], stats: SyncStats) -> _Plan:
+        plan = _Plan()
+        to_read: list[str] = []
+        retry = self._paths_to_retry()
+        for path, st in observed.items():
+            old = known.get(path)
+            if st is None:
+                if old is not None:
+                    plan.remove.add(path)
+                plan.clear_problems.add(path)
+            elif (
+                old is not None and old.size == st.size and old.mtime_ns == st.mtime_ns and path not in retry
+            ):
+                stats.unchanged += 1
+            else:
+                to_read.append(path)
+        to_read.sort()
+        total = len(to_read)
+        gone_hashes = {known[p].sha256: p for p in sorted(plan.remove, reverse=True)}
+        for done, path in enumerate(to_read, start=1):
+            if self.progress and (done % 500 == 0 or done == total):
+                self.progress("read", done, total)
+            self._diff_one(path, known.get(path), plan, stats, gone_hashes)
+        return plan
+
+    def _diff_one(
+        self, path: str, old: IndexedState | None, plan: _Plan, stats: SyncStats, gone_hashes: dict[str, str]
+    ) -> None:
+        result = read_note(self.config.vault, path, self.config.max_file_bytes)
+        if result.problem is not None and result.keep_rows:
+            plan.problems[path] = [result.problem]
+            if old is not None:
+                stats.kept_unreadable += 1
+            return
+        if result.stat is None:  # vanished between scan and read
+            if old is not None:
+                plan.remove.add(path)
+            plan.clear_problems.add(path)
+            return
+        if result.data is None:  # too large
+            assert result.problem is not None
+            plan.problems[path] = [result.problem]
+            if old is not None:
+                plan.remove.add(path)
+            return
+        sha = hashlib.sha256(result.data).hexdigest()
+        if old is not None and old.sha256 == sha:
+            plan.touch[path] = result.stat
+            stats.touched += 1
+            return
+        text, problem = decode_note(path, result.data)
+        problems = [problem] if problem else []
+        if text is None:
+            plan.problems[path] = problems
+            if old is not None:
+                plan.remove.add(path)
+            return
+        note = parse_note(path, text, chunk_tokens=self.config.chunk_tokens)
+        if note.frontmatter_error:
+            problems.append(Problem(path, "frontmatter", f"{note.frontmatter_error}; the body is indexed"))
+        plan.problems[path] = problems
+        plan.write[path] = (result.stat, note)
+        plan.clear_problems.add(path)
+        if old is not None:
+            stats.modified += 1
+        elif sha in gone_hashes:
+            stats.renamed += 1
+            gone_hashes.pop(sha)
+        else:
+            stats.added += 1
+        self._sha[path] = sha
+
+    # -- apply -----------------------------------------------------------------------------
+
+    def _apply(self, plan: _Plan, stats: SyncStats, *, rebuild: bool, scan: ScanResult | None) -> None:
+        stats.deleted = max(0, len(plan.remove - set(plan.write)) - stats.renamed)
+        rows = _Rows()
+        for path in sorted(plan.write):
+            st, note = plan.write[path]
+            rows.add_note(note, st, self._sha.pop(path))
+        stats.leaves_written = len(rows.leaf_id)
+        with self.index.transaction() as con:
+            if rebuild:
+                self.index.clear_derived(con)
+            changed = [] if rebuild else sorted(plan.remove | set(plan.write))
+            if changed:
+                stats.leaves_deleted = _delete_paths(con, changed)
+            if plan.touch:
+                _touch(con, plan.touch)
+            rows.insert(con)
+            problem_paths = sorted(plan.clear_problems | set(plan.problems))
+            if scan is not None:
+                con.execute("DELETE FROM problems WHERE kind IN ('unreadable_folder', 'symlink_loop', 'broken_symlink')")
+                for problem in scan.problems:
+                    kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
+                    plan.problems.setdefault(problem.path, []).append(Problem(problem.path, kind, problem.message))
+            if problem_paths and not rebuild:
+                _with_paths(con, problem_paths, "DELETE FROM problems WHERE path IN (SELECT path FROM _paths)")
+            _insert_problems(con, plan.problems)
+        if self.embedder is not None:
+            stats.embedded = self.embed_missing()
+
+    def embed_missing(self) -> int:
+        """Embed every leaf whose (content hash, model) has no vector yet. Returns how many."""
+        embedder = self.embedder
+        if embedder is None:
+            return 0
+        model = embedder.model_id
+        todo = self.index.query(
+            """
+            SELECT l.content_hash, any_value(l.text) FROM leaves l
+            WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = l.content_hash AND e.model = ?)
+            GROUP BY l.content_hash ORDER BY l.content_hash
+            """,
+            [model],
+        )
+        batch = max(1, self.config.embed_batch)
+        done = 0
+        for start in range(0, len(todo), batch):
+            chunk = todo[start : start + batch]
+            vectors = embedder.embed([text for _, text in chunk])
+            with self.index.transaction() as con:
+                insert_rows(
+                    con,
+                    "embeddings",
+                    {
+                        "content_hash": [h for h, _ in chunk],
+                        "model": [model] * len(chunk),
+                        "dim": [int(vectors.shape[1])] * len(chunk),
+                        "vec": [v.astype("<f4").tobytes() for v in vectors],
+                    },
+                )
+            done += len(chunk)
+            if self.progress:
+                self.progress("embed", done, len(todo))
+        return done
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def _indexed_states(self, paths: Sequence[str] | None, prefixes: Sequence[str] = ()) -> dict[str, IndexedState]:
+        if paths is None:
+            rows = self.index.query("SELECT path, size, mtime_ns, sha256 FROM notes")
+        else:
+            if not paths and not prefixes:
+                return {}
+            rows = self.index.query(
+                """
+                SELECT path, size, mtime_ns, sha256 FROM notes
+                WHERE path IN (SELECT unnest(?::VARCHAR[]))
+                   OR list_any_value(list_filter(?::VARCHAR[], p -> starts_with(path, p))) IS NOT NULL
+                """,
+                [list(paths), list(prefixes)],
+            )
+        return {r[0]: IndexedState(r[0], r[1], r[2], r[3]) for r in rows}
+
+    def _paths_to_retry(self) -> set[str]:
+        """Paths whose last read failed for a reason a stat cannot see change (permissions)."""
+        rows = self.index.query(
+            "SELECT DISTINCT path FROM problems WHERE kind IN ('unreadable', 'changed_while_reading')"
+        )
+        return {row[0] for row in rows}
+
+    def problems(self) -> list[Problem]:
+        rows = self.index.query("SELECT path, kind, message FROM problems ORDER BY path, kind, message")
+        return [Problem(*row) for row in rows]
+
+    def is_ignored(self, rel: str) -> bool:
+        """True when a vault-relative path is excluded by the ignore rules."""
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            if self.rules.ignores_dir("/".join(parts[:i])):
+                return True
+        return self.rules.ignores_file(rel) if is_note(rel) else self.rules.ignores_dir(rel)
+
+
+def scan_vault_subtree(root: Path, rel_dir: str, rules: IgnoreRules) -> ScanResult:
+    """Scan one folder of the vault, returning vault-relative paths."""
+    sub = scan_vault(root / rel_dir, rules_for_subtree(rules, rel_dir))
+    result = ScanResult()
+    prefix = rel_dir.rstrip("/") + "/"
+    result.files = {prefix + p: FileStat(prefix + p, s.size, s.mtime_ns) for p, s in sub.files.items()}
+    result.unobservable = [prefix + p for p in sub.unobservable]
+    result.problems = [Problem(prefix + p.path if p.path not in ("", ".") else rel_dir, p.kind, p.message) for p in sub.problems]
+    return result
+
+
+class _SubtreeRules(IgnoreRules):
+    def __init__(self, base: IgnoreRules, prefix: str):
+        self._base = base
+        self._prefix = prefix.rstrip("/") + "/"
+
+    def ignores_file(self, path: str) -> bool:
+        return self._base.ignores_file(self._prefix + path)
+
+    def ignores_dir(self, path: str) -> bool:
+        return self._base.ignores_dir(self._prefix + path)
+
+
+def rules_for_subtree(rules: IgnoreRules, rel_dir: str) -> IgnoreRules:
+    return _SubtreeRules(rules, rel_dir)
+
+
+# -- row building -------------------------------------------------------------------------
+
+
+class _Rows:
+    """Column buffers for one apply, inserted with one statement per table."""
+
+    def __init__(self) -> None:
+        self.note = _columns("notes")
+        self.leaf_id: list[str] = []
+        self.leaf = _columns("leaves")
+        self.post = _columns("postings")
+        self.link = _columns("links")
+        self.tag = _columns("tags")
+
+    def add_note(self, note: ParsedNote, st: FileStat, sha: str) -> None:
+        fm = note.frontmatter
+        source_id = fm.get("source_id") if note.kind == "source" else None
+        source_kind = fm.get("kind") if note.kind == "source" else None
+        values = {
+            "path": note.path,
+            "kind": note.kind,
+            "title": note.title,
+            "size": st.size,
+            "mtime_ns": st.mtime_ns,
+            "sha256": sha,
+            "source_id": str(source_id) if source_id is not None else None,
+            "source_kind": str(source_kind) if source_kind is not None else None,
+            "frontmatter": json.dumps(fm, sort_keys=True, ensure_ascii=False, default=str),
+            "frontmatter_error": note.frontmatter_error,
+            "aliases": list(note.aliases),
+            "leaf_count": len(note.leaves),
+        }
+        for key, value in values.items():
+            self.note[key].append(value)
+        for leaf in note.leaves:
+            counts, total = term_counts(leaf.text)
+            leaf_values = {
+                "id": leaf.id,
+                "note_path": note.path,
+                "seq": leaf.seq,
+                "kind": leaf.kind,
+                "text": leaf.text,
+                "content_hash": leaf.content_hash,
+                "token_count": leaf.token_count,
+                "term_count": total,
+                "anchor": leaf.anchor,
+                "heading_path": list(leaf.heading_path),
+                "message_id": leaf.message_id,
+                "author": leaf.author,
+                "ts": _parse_ts(leaf.timestamp),
+                "source_ref": leaf.source_ref,
+            }
+            for key, value in leaf_values.items():
+                self.leaf[key].append(value)
+            self.leaf_id.append(leaf.id)
+            for term in sorted(counts):
+                self.post["term"].append(term)
+                self.post["leaf_id"].append(leaf.id)
+                self.post["tf"].append(counts[term])
+        for link in note.links:
+            for key, value in (
+                ("src_path", note.path),
+                ("target", link.target),
+                ("kind", link.kind),
+                ("heading", link.heading),
+                ("block", link.block),
+                ("alias", link.alias),
+                ("line", link.line),
+            ):
+                self.link[key].append(value)
+        for tag in note.tags:
+            self.tag["path"].append(note.path)
+            self.tag["tag"].append(tag)
+
+    def insert(self, con: duckdb.DuckDBPyConnection) -> None:
+        insert_rows(con, "notes", self.note)
+        insert_rows(con, "leaves", self.leaf)
+        insert_rows(con, "postings", self.post)
+        insert_rows(con, "links", self.link)
+        insert_rows(con, "tags", self.tag)
+
+
+_SCHEMAS: dict[str, pa.Schema] = {
+    "notes": pa.schema(
+        [
+            ("path", pa.string()), ("kind", pa.string()), ("title", pa.string()), ("size", pa.int64()),
+            ("mtime_ns", pa.int64()), ("sha256", pa.string()), ("source_id", pa.string()),
+            ("source_kind", pa.string()), ("frontmatter", pa.string()), ("frontmatter_error", pa.string()),
+            ("aliases", pa.list_(pa.string())), ("leaf_count", pa.int32()),
+        ]
+    ),
+    "leaves": pa.schema(
+        [
+            ("id", pa.string()), ("note_path", pa.string()), ("seq", pa.int32()), ("kind", pa.string()),
+            ("text", pa.string()), ("content_hash", pa.string()), ("token_count", pa.int32()),
+            ("term_count", pa.int32()), ("anchor", pa.string()), ("heading_path", pa.list_(pa.string())),
+            ("message_id", pa.string()), ("author", pa.string()), ("ts", pa.timestamp("us")),
+            ("source_ref", pa.string()),
+        ]
+    ),
+    "postings": pa.schema([("term", pa.string()), ("leaf_id", pa.string()), ("tf", pa.int32())]),
+    "links": pa.schema(
+        [
+            ("src_path", pa.string()), ("target", pa.string()), ("kind", pa.string()), ("heading", pa.string()),
+            ("block", pa.string()), ("alias", pa.string()), ("line", pa.int32()),
+        ]
+    ),
+    "tags": pa.schema([("path", pa.string()), ("tag", pa.string())]),
+    "problems": pa.schema([("path", pa.string()), ("kind", pa.string()), ("message", pa.string())]),
+    "embeddings": pa.schema(
+        [("content_hash", pa.string()), ("model", pa.string()), ("dim", pa.int32()), ("vec", pa.binary())]
+    ),
+}  # fmt: skip
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> None:
+    """Insert column lists into `table` through one Arrow table (fast, typed, NULL-safe)."""
+    schema = _SCHEMAS[table]
+    if not columns[schema.names[0]]:
+        return
+    data = pa.table({name: columns[name] for name in schema.names}, schema=schema)
+    view = f"_ins_{table}"
+    con.register(view, data)
+    try:
+        cols = ", ".join(schema.names)
+        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
+    finally:
+        con.unregister(view)
+
+
+def _columns(table: str) -> dict[str, list[Any]]:
+    return {name: [] for name in _SCHEMAS[table].names}
+
+
+def _with_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str], sql: str) -> None:
+    con.register("_paths", pa.table({"path": pa.array(list(paths), pa.string())}))
+    try:
+        con.execute(sql)
+    finally:
+        con.unregister("_paths")
+
+
+def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> int:
+    con.register("_paths", pa.table({"path": pa.array(list(paths), pa.string())}))
+    try:
+        row = con.execute("SELECT count(*) FROM leaves WHERE note_path IN (SELECT path FROM _paths)").fetchone()
+        con.execute(
+            "DELETE FROM postings WHERE leaf_id IN "
+            "(SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths))"
+        )
+        con.execute("DELETE FROM leaves WHERE note_path IN (SELECT path FROM _paths)")
+        con.execute("DELETE FROM links WHERE src_path IN (SELECT path FROM _paths)")
+        con.execute("DELETE FROM tags WHERE path IN (SELECT path FROM _paths)")
+        con.execute("DELETE FROM notes WHERE path IN (SELECT path FROM _paths)")
+    finally:
+        con.unregister("_paths")
+    return int(row[0]) if row else 0
+
+
+def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:
+    paths = sorted(touch)
+    frame = pa.table(
+        {
+            "path": pa.array(paths, pa.string()),
+            "size": pa.array([touch[p].size for p in paths], pa.int64()),
+            "mtime_ns": pa.array([touch[p].mtime_ns for p in paths], pa.int64()),
+        }
+    )
+    con.register("_touch", frame)
+    try:
+        con.execute(
+            "UPDATE notes SET size = t.size, mtime_ns = t.mtime_ns FROM _touch t WHERE notes.path = t.path"
+        )
+    finally:
+        con.unregister("_touch")
+
+
+def _insert_problems(con: duckdb.DuckDBPyConnection, problems: dict[str, list[Problem]]) -> None:
+    cols: dict[str, list[Any]] = {"path": [], "kind": [], "message": []}
+    for path in sorted(problems):
+        for problem in problems[path]:
+            cols["path"].append(problem.path)
+            cols["kind"].append(problem.kind)
+            cols["message"].append(problem.message)
+    insert_rows(con, "problems", cols)
+
+
+def _parse_ts(value: str | None) -> datetime | None:
+    """A leaf timestamp as naive UTC for a TIMESTAMP column (None if unparseable)."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+    return parsed

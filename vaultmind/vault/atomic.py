@@ -1,0 +1,120 @@
+"""Atomic file writes: a reader sees the old bytes or the new bytes, never half a file.
+
+The data goes to a temporary file next to the target, is fsynced, then moved into place:
+`os.replace` when overwriting is allowed, `os.link` when it is not (a hard link fails if the
+target exists, so a file created concurrently by the user, a sync tool or git is never
+clobbered). The folder is fsynced afterwards so the new name survives a crash.
+
+Temporary files are hidden and end in `TEMP_SUFFIX`, so the scanner and the watcher can
+ignore them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+from pathlib import Path
+
+from vaultmind.errors import RefuseToClobber, VaultError
+
+TEMP_SUFFIX = ".vaultmind-tmp"
+
+# Errors meaning "this file system cannot hard-link" (FAT/exFAT, some network and FUSE mounts).
+_NO_LINK_ERRNOS = frozenset(
+    code
+    for code in (
+        errno.EPERM,
+        errno.EACCES,
+        errno.EXDEV,
+        errno.EMLINK,
+        getattr(errno, "ENOTSUP", None),
+        getattr(errno, "EOPNOTSUPP", None),
+        getattr(errno, "ENOSYS", None),
+    )
+    if code is not None
+)
+
+
+def is_temp_name(name: str) -> bool:
+    """True for the temporary files `write_atomic` creates (and may leave behind after a crash)."""
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+def write_atomic(path: str | Path, data: bytes, *, overwrite: bool, mode: int = 0o666) -> None:
+    """Write `data` to `path` atomically and durably.
+
+    With `overwrite=False` an existing target (file, folder or symlink, even a dangling one)
+    raises `RefuseToClobber` and is left untouched. `mode` is applied to a newly created file
+    (filtered by the umask); pass 0o600 for owner-only files. The parent folder must exist.
+    """
+    target = Path(path)
+    folder = target.parent
+    if not overwrite and os.path.lexists(target):
+        raise _clobber(target)
+    temp = folder / f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    try:
+        _write_new(temp, data, mode)
+        if overwrite:
+            os.replace(temp, target)
+        else:
+            _link_new(temp, target, data, mode)
+    except FileNotFoundError as exc:
+        raise VaultError("cannot write: the folder does not exist", path=folder) from exc
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+    fsync_dir(folder)
+
+
+def fsync_dir(folder: str | Path) -> None:
+    """Make renames and new names in `folder` durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return  # e.g. Windows: folders cannot be opened; NTFS journals the rename itself
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on folders; the data itself is already synced
+    finally:
+        os.close(fd)
+
+
+def _write_new(path: Path, data: bytes, mode: int) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _link_new(temp: Path, target: Path, data: bytes, mode: int) -> None:
+    """Give `temp`'s content the name `target`, failing if `target` exists."""
+    try:
+        os.link(temp, target)  # the source is our own regular file
+    except FileExistsError as exc:
+        raise _clobber(target) from exc
+    except OSError as exc:
+        if exc.errno not in _NO_LINK_ERRNOS:
+            raise
+        # No hard links here: create the target exclusively and write it in place. Still never
+        # clobbers; a crash mid-write can leave a short file, which the body hash reveals.
+        try:
+            _write_new(target, data, mode)
+        except FileExistsError as exc2:
+            raise _clobber(target) from exc2
+
+
+def _clobber(target: Path) -> RefuseToClobber:
+    return RefuseToClobber(
+        "already exists; vaultmind does not overwrite it",
+        path=target,
+        hint="move it aside or remove it if you want vaultmind to write this file",
+    )

@@ -1,0 +1,80 @@
+"""Read one note's bytes safely: size cap, stable against concurrent writes, decoded leniently."""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultmind.model import FileStat, Problem
+
+_BOM = b"\xef\xbb\xbf"
+_READ_ATTEMPTS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    stat: FileStat | None  # None: the file is gone
+    data: bytes | None  # None: not read (see problem)
+    problem: Problem | None = None
+    keep_rows: bool = False  # True: we could not observe the file; keep what the index has
+
+
+def read_note(root: Path, rel: str, max_bytes: int) -> ReadResult:
+    """Read `rel` under `root`, re-reading if it changes underneath us."""
+    abs_path = root / rel
+    for _ in range(_READ_ATTEMPTS):
+        try:
+            before = os.stat(abs_path)
+            if before.st_size > max_bytes:
+                stat = FileStat(rel, before.st_size, before.st_mtime_ns)
+                mb = max_bytes / (1024 * 1024)
+                return ReadResult(
+                    stat,
+                    None,
+                    Problem(
+                        rel,
+                        "too_large",
+                        f"{before.st_size:,} bytes is over the {mb:g} MB cap; not indexed "
+                        "(raise [vault] max_file_mb or add it to [vault] ignore)",
+                    ),
+                )
+            with open(abs_path, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+            after = os.stat(abs_path)
+        except FileNotFoundError:
+            return ReadResult(None, None)
+        except PermissionError as exc:
+            return ReadResult(
+                None, None, Problem(rel, "unreadable", f"permission denied ({exc.strerror}); kept as it was"), True
+            )
+        except OSError as exc:
+            kind = "symlink_loop" if exc.errno == errno.ELOOP else "unreadable"
+            return ReadResult(None, None, Problem(rel, kind, f"cannot read ({exc.strerror}); kept as it was"), True)
+        if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns) and len(data) == after.st_size:
+            return ReadResult(FileStat(rel, after.st_size, after.st_mtime_ns), data)
+    return ReadResult(
+        None,
+        None,
+        Problem(rel, "changed_while_reading", "kept changing while being read; will retry on the next change"),
+        True,
+    )
+
+
+def decode_note(rel: str, data: bytes) -> tuple[str | None, Problem | None]:
+    """Text of a note, or None for binary content. Non-UTF-8 text is decoded with
+    replacement characters and reported, so nothing readable is lost."""
+    if b"\x00" in data[:8192]:
+        return None, Problem(rel, "binary", "looks like a binary file (NUL bytes), not Markdown; skipped")
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        return text, Problem(
+            rel,
+            "not_utf8",
+            f"not valid UTF-8 (byte {exc.start}); indexed with replacement characters — re-save it as UTF-8",
+        )

@@ -1,0 +1,153 @@
+"""Walk a vault and report what is there without reading file contents.
+
+The walk never follows a symlink loop, prunes ignored folders early, and separates files it
+saw from paths it could not observe (a folder it cannot list): the sync step must never take
+an unobservable path for a deleted one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat as stat_mod
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from vaultmind.model import FileStat, Problem
+from vaultmind.vault.layout import is_note
+
+
+@dataclass(slots=True)
+class ScanResult:
+    files: dict[str, FileStat] = field(default_factory=dict)
+    unobservable: list[str] = field(default_factory=list)  # folder prefixes ("dir/") we could not list
+    problems: list[Problem] = field(default_factory=list)
+    other_files: int = 0  # non-note files (attachments), counted only
+
+    def is_observed(self, path: str) -> bool:
+        return not any(path.startswith(prefix) for prefix in self.unobservable)
+
+
+class IgnoreRules:
+    """Glob rules over vault-relative POSIX paths.
+
+    A pattern with a "/" matches the whole path ("templates/**", "daily/*.md"); a pattern
+    without one matches a file or folder name at any depth ("*.excalidraw.md", "node_modules").
+    "**" spans folders, "*" and "?" stay within one name.
+    """
+
+    def __init__(self, patterns: Iterable[str]):
+        self.patterns = tuple(p.strip().lstrip("/") for p in patterns if p.strip())
+        path_rx = [_glob_to_regex(p) for p in self.patterns if "/" in p]
+        name_rx = [_glob_to_regex(p) for p in self.patterns if "/" not in p]
+        self._path = re.compile("|".join(path_rx)) if path_rx else None
+        self._name = re.compile("|".join(name_rx)) if name_rx else None
+
+    def ignores_file(self, path: str) -> bool:
+        if self._path is not None and self._path.fullmatch(path):
+            return True
+        name = path.rsplit("/", 1)[-1]
+        return self._name is not None and self._name.fullmatch(name) is not None
+
+    def ignores_dir(self, path: str) -> bool:
+        """True when everything under folder `path` is ignored ("dir/**" or a name rule)."""
+        name = path.rsplit("/", 1)[-1]
+        if self._name is not None and self._name.fullmatch(name):
+            return True
+        return self._path is not None and self._path.fullmatch(path + "/\x00") is not None
+
+
+@lru_cache(maxsize=256)
+def _glob_to_regex(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "(?:" + "".join(out) + ")"
+
+
+def scan_vault(root: Path, rules: IgnoreRules) -> ScanResult:
+    """Stat every note under `root` (depth-first, sorted), honouring ignore rules."""
+    result = ScanResult()
+    seen_dirs: set[tuple[int, int]] = set()
+    try:
+        st = root.stat()
+    except OSError as exc:
+        result.unobservable.append("")
+        result.problems.append(Problem("", "unreadable", f"cannot read the vault folder: {exc.strerror}"))
+        return result
+    seen_dirs.add((st.st_dev, st.st_ino))
+    _walk(str(root), "", rules, result, seen_dirs)
+    return result
+
+
+def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, seen: set[tuple[int, int]]) -> None:
+    try:
+        with os.scandir(abs_dir) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        result.unobservable.append(rel_dir)
+        result.problems.append(
+            Problem(rel_dir or ".", "unreadable", f"cannot list folder ({exc.strerror}); its notes are kept as they were")
+        )
+        return
+    for entry in entries:
+        rel = f"{rel_dir}{entry.name}"
+        try:
+            is_link = entry.is_symlink()
+            st = entry.stat(follow_symlinks=True)
+        except FileNotFoundError:
+            if is_link:
+                result.problems.append(Problem(rel, "broken_symlink", "symlink points to nothing; skipped"))
+            continue  # vanished while scanning: the next event will tell
+        except OSError as exc:
+            if exc.errno == 40:  # ELOOP
+                result.problems.append(Problem(rel, "symlink_loop", "symlink loops back on itself; skipped"))
+            else:
+                result.unobservable.append(rel + "/" if entry.is_dir(follow_symlinks=False) else rel)
+                result.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); kept as it was"))
+            continue
+        if stat_mod.S_ISDIR(st.st_mode):
+            if rules.ignores_dir(rel):
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                result.problems.append(
+                    Problem(rel, "symlink_loop", "folder is reached twice through a symlink; skipped the second time")
+                )
+                continue
+            seen.add(key)
+            _walk(entry.path, rel + "/", rules, result, seen)
+        elif stat_mod.S_ISREG(st.st_mode):
+            if not is_note(rel) or rules.ignores_file(rel):
+                result.other_files += 1
+                continue
+            result.files[rel] = FileStat(rel, st.st_size, st.st_mtime_ns)
+
+
+def stat_one(root: Path, rel: str) -> FileStat | None:
+    """Stat a single note (for watcher events); None if it is gone or not a regular file."""
+    try:
+        st = os.stat(root / rel)
+    except OSError:
+        return None
+    if not stat_mod.S_ISREG(st.st_mode):
+        return None
+    return FileStat(rel, st.st_size, st.st_mtime_ns)

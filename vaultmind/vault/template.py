@@ -1,0 +1,312 @@
+"""`vaultmind init`: lay down a new vault, or add vaultmind to an existing one.
+
+The files come from the vault template shipped with vaultmind (the top-level `vault_template/`
+folder of the source tree, installed as the package `vaultmind.vault_template`):
+
+    sources/ summaries/ entities/ README.md    vaultmind's folders, each with a short README
+    .vaultmind/config.toml                     every setting, documented, at its default
+    .gitignore                                 derived state, Obsidian trash and workspace files
+    .obsidian/                                 graph colours, core plugins, callout styles
+    Welcome to vaultmind.md                    a tour of the vault (new vaults only)
+    .demo/<path>                               the demo memory, written to <path> with demo=True
+
+Nothing existing is ever overwritten: every file is created exclusively (see `vault.atomic`).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from vaultmind.errors import RefuseToClobber, VaultError
+from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
+
+TEMPLATE_PACKAGE = "vaultmind.vault_template"
+DEMO_DIR = ".demo"
+WELCOME_NOTE = "Welcome to vaultmind.md"
+GITIGNORE = ".gitignore"
+OBSIDIAN_DIR = ".obsidian"
+
+# The lines vaultmind would add to a .gitignore; shown as a hint when one already exists.
+GITIGNORE_LINES: tuple[str, ...] = (
+    ".vaultmind/*",
+    "!.vaultmind/config.toml",
+    ".trash/",
+    ".obsidian/workspace*.json",
+)
+
+_SKIP_NAMES = frozenset({"__pycache__", "__init__.py", ".DS_Store", "Thumbs.db"})
+_TEXT_SUFFIXES = (".md", ".toml", ".json", ".css", ".gitignore", ".txt")
+
+Group = Literal["core", "gitignore", "obsidian", "welcome", "demo"]
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A template file that was not written, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class InitReport:
+    """What `init_vault` did. Paths are vault-relative POSIX strings, in write order."""
+
+    vault: Path
+    created: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "vault": str(self.vault),
+            "created": list(self.created),
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateFile:
+    path: str  # where it goes in the vault
+    data: bytes
+    group: Group
+
+
+def init_vault(path: str | Path, *, demo: bool = False, existing: bool = False) -> InitReport:
+    """Create a vault at `path` (which must be missing or empty), or with `existing=True` add
+    vaultmind's folders and config to the vault already there.
+
+    A new vault gets the whole template, including the welcome note and Obsidian settings, plus
+    the demo memory with `demo=True`. An existing vault gets only what is missing of vaultmind's
+    own files; its `.gitignore` and `.obsidian/` are left alone when present, and the welcome
+    note and demo are added only with `demo=True` (refused if any of their paths is taken).
+    Raises `RefuseToClobber` before writing anything when the request cannot be honoured.
+    """
+    files = template_files(demo=demo)
+    warnings: list[str] = []
+    if existing:
+        root = _existing_root(path)
+        plan, skipped = _plan_existing(root, files, demo=demo)
+        warnings = _folder_warnings(root)
+    else:
+        root = _new_root(path)
+        plan, skipped = files, []
+    for folder in sorted({PurePosixPath(item.path).parent for item in plan}):
+        _check_dir(root, folder)  # refuse before writing anything
+    report = InitReport(vault=root, skipped=skipped, warnings=warnings)
+    for item in plan:
+        _ensure_dir(root, PurePosixPath(item.path).parent)
+        try:
+            write_atomic(root / item.path, item.data, overwrite=False)
+        except RefuseToClobber:
+            if not existing:
+                raise
+            # Appeared since we looked (a sync tool, the user): theirs now, leave it.
+            report.skipped.append(Skipped(item.path, "appeared while initializing; left unchanged"))
+            continue
+        report.created.append(item.path)
+    return report
+
+
+def template_files(*, demo: bool = True, root: Traversable | None = None) -> list[TemplateFile]:
+    """Every file of the template (`root`, default the shipped one) with its vault path, in a
+    stable order, demo files last. Package files (`__init__.py`, `__pycache__`) are left out."""
+    files: list[TemplateFile] = []
+    demo_prefix = DEMO_DIR + "/"
+    for rel, data in _walk(root if root is not None else template_root()):
+        if rel.startswith(demo_prefix):
+            if demo:
+                files.append(TemplateFile(rel[len(demo_prefix) :], data, "demo"))
+            continue
+        files.append(TemplateFile(rel, data, _group(rel)))
+    order = {"core": 0, "gitignore": 1, "obsidian": 2, "welcome": 3, "demo": 4}
+    files.sort(key=lambda f: (order[f.group], f.path))
+    return files
+
+
+def template_root() -> Traversable:
+    """The template folder: the installed package, else the folder of a source checkout."""
+    try:
+        return importlib.resources.files(TEMPLATE_PACKAGE)
+    except ModuleNotFoundError:
+        checkout = Path(__file__).resolve().parents[2] / "vault_template"
+        if checkout.is_dir():
+            return checkout
+        raise VaultError(
+            "the vault template is missing from this installation",
+            hint="reinstall vaultmind",
+        ) from None
+
+
+def _group(rel: str) -> Group:
+    if rel == WELCOME_NOTE:
+        return "welcome"
+    if rel == GITIGNORE:
+        return "gitignore"
+    if rel.startswith(OBSIDIAN_DIR + "/"):
+        return "obsidian"
+    return "core"
+
+
+def _walk(node: Traversable, prefix: str = "") -> list[tuple[str, bytes]]:
+    found: list[tuple[str, bytes]] = []
+    for child in node.iterdir():
+        name = child.name
+        if name in _SKIP_NAMES or name.endswith((".pyc", ".pyo")):
+            continue
+        rel = prefix + name
+        if child.is_dir():
+            found.extend(_walk(child, rel + "/"))
+        else:
+            data = child.read_bytes()
+            if name.endswith(_TEXT_SUFFIXES):
+                data = data.replace(b"\r\n", b"\n")  # a CRLF checkout still yields LF vaults
+            found.append((rel, data))
+    return sorted(found)
+
+
+def _new_root(path: str | Path) -> Path:
+    root = Path(path).expanduser()
+    if os.path.lexists(root):
+        if not root.is_dir():
+            raise RefuseToClobber(
+                "exists and is not a folder",
+                path=root,
+                hint="choose another path for the new vault",
+            )
+        if any(root.iterdir()):
+            raise RefuseToClobber(
+                "folder is not empty; a new vault needs an empty or missing folder",
+                path=root,
+                hint="to add vaultmind to the vault already there, use `vaultmind init --existing`",
+            )
+    else:
+        try:
+            root.mkdir(parents=True)
+        except OSError as exc:
+            raise VaultError(f"cannot create the vault folder: {exc.strerror}", path=root) from exc
+    return root.resolve()
+
+
+def _existing_root(path: str | Path) -> Path:
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise VaultError(
+            "no vault folder here",
+            path=root,
+            hint="to create a new vault, run `vaultmind init` without --existing",
+        )
+    return root.resolve()
+
+
+def _plan_existing(
+    root: Path, files: list[TemplateFile], *, demo: bool
+) -> tuple[list[TemplateFile], list[Skipped]]:
+    if demo:
+        taken = [f.path for f in files if f.group in ("welcome", "demo") and os.path.lexists(root / f.path)]
+        if taken:
+            shown = ", ".join(taken[:5]) + (f" and {len(taken) - 5} more" if len(taken) > 5 else "")
+            raise RefuseToClobber(
+                f"cannot add the demo: {shown} already exist",
+                path=root,
+                hint="add the demo to an empty folder instead: `vaultmind init --demo NEW_FOLDER`",
+            )
+    obsidian_owned = os.path.lexists(root / OBSIDIAN_DIR)
+    plan: list[TemplateFile] = []
+    skipped: list[Skipped] = []
+    for f in files:
+        if f.group in ("welcome", "demo"):
+            if demo:
+                plan.append(f)
+        elif f.group == "obsidian" and obsidian_owned:
+            skipped.append(
+                Skipped(
+                    f.path,
+                    "the vault has its own Obsidian settings; left alone "
+                    "(graph colour groups you may add: path:sources, path:summaries, path:entities)",
+                )
+            )
+        elif os.path.lexists(root / f.path):
+            if f.group == "gitignore":
+                reason = "exists; left unchanged (vaultmind would add: " + "  ".join(GITIGNORE_LINES) + ")"
+            else:
+                reason = "exists; left unchanged"
+            skipped.append(Skipped(f.path, reason))
+        else:
+            plan.append(f)
+    return plan, skipped
+
+
+def _folder_warnings(root: Path) -> list[str]:
+    """Things about vaultmind's folders in an existing vault that the user should know."""
+    warnings: list[str] = []
+    names = {p.name for p in root.iterdir()}
+    for folder in (SOURCES_DIR, SUMMARIES_DIR, ENTITIES_DIR):
+        twins = sorted(n for n in names if n.lower() == folder and n != folder)
+        if twins:
+            warnings.append(
+                f"{twins[0]}/ differs from vaultmind's {folder}/ only by case; "
+                "on a case-sensitive disk both appear in Obsidian"
+            )
+        if folder in names and (root / folder).is_dir():
+            foreign = [
+                p for p in (root / folder).rglob("*.md") if p.name != "README.md" and not _is_generated(p)
+            ]
+            if foreign:
+                warnings.append(
+                    f"{folder}/ already holds {len(foreign)} note(s) vaultmind did not write "
+                    f"(e.g. {foreign[0].relative_to(root).as_posix()}); vaultmind treats notes there as its own kind"
+                )
+    return warnings
+
+
+def _is_generated(path: Path) -> bool:
+    """True when the note's front matter carries a `vaultmind:` key (a cheap look at the top)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    if not head.startswith(b"---"):
+        return False
+    end = head.find(b"\n---", 3)
+    front = head[: end if end != -1 else len(head)]
+    return any(line.startswith(b"vaultmind:") for line in front.splitlines())
+
+
+def _check_dir(root: Path, rel: PurePosixPath) -> None:
+    """Refuse if a folder on the way to `root/rel` is a file or a link leading out of the vault."""
+    current = root
+    for part in rel.parts:
+        current = current / part
+        if not os.path.lexists(current):
+            return
+        _check_existing_dir(root, current)
+
+
+def _ensure_dir(root: Path, rel: PurePosixPath) -> None:
+    """Create `root/rel` folder by folder, never passing through a link leading out of the vault."""
+    current = root
+    for part in rel.parts:
+        current = current / part
+        try:
+            current.mkdir()
+        except FileExistsError:
+            _check_existing_dir(root, current)
+
+
+def _check_existing_dir(root: Path, folder: Path) -> None:
+    if folder.is_symlink() and not folder.resolve().is_relative_to(root):
+        raise VaultError(
+            "is a symbolic link leading out of the vault; vaultmind will not write through it",
+            path=folder,
+        )
+    if not folder.is_dir():
+        raise RefuseToClobber("exists and is not a folder; vaultmind needs a folder here", path=folder)
