@@ -124,16 +124,20 @@ def _from_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
                     path=path,
                     hint=f"expected {_type_name(kind)}",
                 )
-            if attr == "ignore":
-                value = tuple(str(v) for v in value)
-            elif attr == "max_file_bytes":
-                value = int(float(value) * 1024 * 1024)
-            elif attr == "ollama_timeout_s":
-                value = float(value)
-            values[attr] = value
+            values[attr] = _coerce(attr, value)
     if extra:
         values["extra"] = extra
     return values
+
+
+def _coerce(attr: str, value: Any) -> Any:
+    if attr == "ignore":
+        return tuple(str(v) for v in value)
+    if attr == "max_file_bytes":
+        return int(float(value) * 1024 * 1024)
+    if attr == "ollama_timeout_s":
+        return float(value)
+    return value
 
 
 def _type_name(kind: type | tuple[type, ...]) -> str:

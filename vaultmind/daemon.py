@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from vaultmind.client import daemon_file
 from vaultmind.config import Config
@@ -84,7 +85,7 @@ class Daemon:
     def stop(self) -> None:
         self.stop_event.set()
 
-    def _apply(self, changes: set[tuple[object, str]]) -> None:
+    def _apply(self, changes: set[tuple[Any, str]]) -> None:
         root = str(self.config.vault)
         rels = sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes})
         stats = self.memory.sync_paths(rels)

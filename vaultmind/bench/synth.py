@@ -107,6 +107,7 @@ class GenStats:
 @dataclass(frozen=True, slots=True)
 class Vocabulary:
     words: list[str]
+    array: np.ndarray  # `words` as a numpy object array, for fast sampling
     cum: np.ndarray  # cumulative Zipf weights over `words`, normalised to 1
     names: list[str]  # people, places and organizations
     people: list[str]
@@ -137,7 +138,9 @@ def build_vocabulary(seed: int = 0, size: int = 30_000) -> Vocabulary:
     tags = [rng.choice(tail[:3000]) for _ in range(90)]
     tags += [f"{p}/{rng.choice(tail[:3000])}" for p in ("project", "area", "type", "status") for _ in range(12)]
     tags += [f"area/{rng.choice(tail[:500])}/{rng.choice(tail[:500])}" for _ in range(10)] + ["日本語", "lecture-notes"]
-    return Vocabulary(words, cum, people + _PLACES + orgs, people, list(dict.fromkeys(tags)))
+    array = np.empty(len(words), dtype=object)
+    array[:] = words
+    return Vocabulary(words, array, cum, people + _PLACES + orgs, people, list(dict.fromkeys(tags)))
 
 
 def bench_queries(seed: int = 0, count: int = 40) -> list[str]:
@@ -259,8 +262,8 @@ class _Writer:
 
     def words(self, k: int) -> list[str]:
         if len(self.pool) < k:
-            idx = np.searchsorted(self.vocab.cum, self.np.random(max(512, 2 * k)))
-            self.pool.extend(self.vocab.words[j] for j in idx.tolist())
+            idx = np.searchsorted(self.vocab.cum, self.np.random(max(1024, 2 * k)))
+            self.pool.extend(self.vocab.array[idx].tolist())
         out = self.pool[-k:]
         del self.pool[-k:]
         return out

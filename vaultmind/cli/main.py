@@ -128,17 +128,15 @@ def cmd_init(args: argparse.Namespace) -> int:
     from vaultmind.vault.template import init_vault
 
     report = init_vault(args.path, demo=args.demo, existing=args.existing)
-    data = {
-        "vault": str(report.vault),
-        "created": report.created,
-        "skipped": report.skipped,
-    }
     if args.json:
-        emit(data)
+        emit(report.to_dict())
     else:
+        data = report.to_dict()
         print(f"vaultmind: vault ready at {report.vault} ({len(report.created)} files created)")
-        for item in report.skipped:
+        for item in data.get("skipped", []):
             print(f"  skipped: {item}")
+        for warning in data.get("warnings", []):
+            print(f"  warning: {warning}")
         print(f"next: vaultmind reindex --vault {report.vault}")
     return 0
 

@@ -64,4 +64,5 @@ def create_embedder(config: Config) -> Embedder | None:
 def normalize_rows(vectors: Vectors) -> Vectors:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (vectors / norms).astype(np.float32, copy=False)
+    out: Vectors = (vectors / norms).astype(np.float32, copy=False)
+    return out

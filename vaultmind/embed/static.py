@@ -17,6 +17,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,14 +155,11 @@ class StaticEmbedder:
         out = np.zeros((n, table.shape[1]), dtype=np.float32)
         if n == 0:
             return out
-        unk = self.info.unk_token_id
-        # One gather + sum per text: measured faster than one big gather with np.add.reduceat.
+        # Unknown tokens are skipped: their row is zeroed at load, and only the direction of the
+        # sum matters. One gather + sum per text measured faster than np.add.reduceat.
         for row, token_ids in enumerate(tokenizer.token_ids(texts)):
-            ids = np.asarray(token_ids, dtype=np.intp)
-            if unk is not None:
-                ids = ids[ids != unk]
-            if ids.size:
-                out[row] = table[ids].sum(axis=0)
+            if token_ids:
+                out[row] = table[token_ids].sum(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         out /= norms
@@ -197,6 +195,8 @@ class StaticEmbedder:
         table = np.ascontiguousarray(raw, dtype=np.float32)
         if not np.isfinite(table).all():
             raise EmbedError("embedding table holds non-finite values", path=npy, hint=_HINT)
+        if info.unk_token_id is not None and 0 <= info.unk_token_id < info.vocab_size:
+            table[info.unk_token_id] = 0.0  # an unknown token carries no meaning
 
         from tokenizers import Tokenizer
 
@@ -250,7 +250,8 @@ class _TokenIds:
                 spec.get("pre_tokenizer") or {},
                 spec["model"],
             )
-        except (OSError, ValueError, KeyError, AttributeError):
+            self._added = [dict(t) for t in spec.get("added_tokens") or []]
+        except (OSError, ValueError, KeyError, AttributeError, TypeError):
             return False
         self._max_word_chars = int(model.get("max_input_chars_per_word", 100))
         return bool(
@@ -285,17 +286,19 @@ class _TokenIds:
         return [encoding.ids for encoding in encodings]
 
     def _ascii_ids(self, text: str) -> list[int]:
-        ids: list[int] = []
+        words = self._ASCII_WORD.findall(self._ASCII_CONTROL.sub("", text).lower())
         cache = self._cache
-        for word in self._ASCII_WORD.findall(self._ASCII_CONTROL.sub("", text).lower()):
-            word_ids = cache.get(word)
-            if word_ids is None:
-                word_ids = [token.id for token in self._tokenizer.model.tokenize(word)]
-                if len(word) <= self._max_word_chars:  # longer ones are [UNK]; keep the cache small
-                    if len(cache) >= self._CACHE_LIMIT:
-                        cache.clear()
-                    cache[word] = word_ids
-            ids.extend(word_ids)
-            if len(ids) >= self._max_tokens:
-                return ids[: self._max_tokens]
+        try:
+            pieces = [cache[word] for word in words]
+        except KeyError:
+            pieces = [cache.get(word) or self._wordpiece(word) for word in words]
+        ids = list(chain.from_iterable(pieces))
+        return ids[: self._max_tokens] if len(ids) > self._max_tokens else ids
+
+    def _wordpiece(self, word: str) -> list[int]:
+        ids = [token.id for token in self._tokenizer.model.tokenize(word)]
+        if len(word) <= self._max_word_chars:  # longer words are one [UNK]; keep the cache small
+            if len(self._cache) >= self._CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[word] = ids
         return ids

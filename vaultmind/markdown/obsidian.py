@@ -462,16 +462,18 @@ def frontmatter_tags(data: Mapping[str, Any]) -> list[str]:
         value = data.get(key)
         if value is None:
             continue
-        items: list[Any] = value if isinstance(value, list) else [value]
-        for item in items:
-            if not isinstance(item, str | int | float) or isinstance(item, bool):
-                continue
-            for word in re.split(r"[,\s]+", str(item)):
-                word = word.lstrip("#")
-                if word and _TAG_FULL_RE.fullmatch(word):
-                    tag = _valid_tag(word)
-                    if tag and tag not in out:
-                        out.append(tag)
+        # A string may hold several tags ("a, b c"); each list item is one tag.
+        words: list[str] = []
+        if isinstance(value, str):
+            words = re.split(r"[,\s]+", value)
+        elif isinstance(value, list):
+            words = [str(item).strip() for item in value if isinstance(item, str | int | float) and not isinstance(item, bool)]
+        for word in words:
+            word = word.lstrip("#")
+            if word and _TAG_FULL_RE.fullmatch(word):
+                tag = _valid_tag(word)
+                if tag and tag not in out:
+                    out.append(tag)
     return out
 
 

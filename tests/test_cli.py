@@ -1,0 +1,133 @@
+"""The `vaultmind` command as a user runs it: real processes, real vault, JSON output."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultmind.cli.main import build_parser
+
+from .conftest import snapshot_files, write
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
+    result = subprocess.run(
+        [sys.executable, "-m", "vaultmind", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    if check:
+        assert result.returncode == 0, result.stderr + result.stdout
+    return result
+
+
+def as_json(result: subprocess.CompletedProcess[str]) -> Any:
+    return json.loads(result.stdout)
+
+
+def test_demo_vault_end_to_end(tmp_path: Path) -> None:
+    vault = tmp_path / "demo"
+    run_cli("init", "--demo", str(vault))
+    before = snapshot_files(vault)
+    stats = as_json(run_cli("reindex", "--vault", str(vault), "--json"))
+    assert stats["notes"] >= 15 and stats["chunks"] > stats["notes"]
+    assert stats["problems"] == []
+    status = as_json(run_cli("status", "--vault", str(vault), "--json"))
+    assert status["notes"]["source"] >= 6 and status["notes"]["entity"] >= 3
+    assert status["index"]["health"] == "ok"
+    result = as_json(run_cli("query", "search", "launch moved", "--vault", str(vault), "--json"))
+    assert result["hits"], "the demo answers a question about its launch"
+    hit = result["hits"][0]
+    assert hit["link"].startswith("obsidian://open?vault=demo&file=")
+    assert set(hit) >= {"leaf_id", "note_path", "anchor", "text", "score", "why", "source_ref"}
+    messages = [h for h in result["hits"] if h["note_path"].startswith("sources/chat/")]
+    assert messages and all(h["anchor"].startswith("^m-") and h["source_ref"] for h in messages)
+    assert snapshot_files(vault) == before, "nothing vaultmind did changed a file in the vault"
+
+
+def test_init_refuses_to_clobber(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    write(vault, "mine.md", "# mine\n")
+    result = run_cli("init", str(vault), check=False)
+    assert result.returncode != 0
+    assert "--existing" in result.stderr and str(vault) in result.stderr
+    assert sorted(p.name for p in vault.iterdir()) == ["mine.md"]
+    run_cli("init", "--existing", str(vault))
+    assert (vault / "mine.md").read_text() == "# mine\n"
+    assert (vault / ".vaultmind" / "config.toml").is_file()
+
+
+def test_errors_are_friendly_and_json(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    result = run_cli("status", "--vault", str(missing), check=False)
+    assert result.returncode == 2
+    assert "does not exist" in result.stderr and "Traceback" not in result.stderr
+    vault = tmp_path / "v"
+    write(vault, "n.md", "# n\n")
+    write(vault, ".vaultmind/config.toml", "[embeddings\nprovider = 1\n")
+    result = run_cli("status", "--vault", str(vault), "--json", check=False)
+    assert result.returncode == 1
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "config" and error["path"].endswith("config.toml")
+
+
+def test_every_command_has_help() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name, sp in sub.choices.items():  # type: ignore[attr-defined]
+        assert sp.format_help().strip(), name
+    assert "reindex" in run_cli("--help").stdout
+
+
+def test_readme_commands_match_ci() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0].strip() for b in readme.split("```bash\n")[1:]]
+    setup, tests = blocks[0], blocks[1]
+    assert "vaultmind init --demo" in setup and "pip install" in setup
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert tests in ci, "CI runs the README's test command"
+
+
+@pytest.mark.slow
+def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# Alpha\n\nThe heron nests by the river.\n")
+    write(vault, ".vaultmind/config.toml", "[watch]\ndebounce_ms = 50\n")
+    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vaultmind", "watch", "--vault", str(vault)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        status: dict[str, Any] = {}
+        while time.monotonic() < deadline:
+            result = run_cli("status", "--vault", str(vault), "--json", check=False)
+            if result.returncode == 0:
+                status = as_json(result)
+                if status["daemon"]["running"] and status["notes"]["total"] == 1:
+                    break
+            time.sleep(0.2)
+        assert status.get("daemon", {}).get("running"), "status answered by the watcher"
+        write(vault, "b.md", "# Beta\n\nA kingfisher dives.\n")
+        hits: list[Any] = []
+        while time.monotonic() < deadline and not hits:
+            hits = as_json(run_cli("query", "search", "kingfisher", "--vault", str(vault), "--json"))["hits"]
+        assert hits and hits[0]["note_path"] == "b.md"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert not (vault / ".vaultmind" / "daemon.json").exists(), "the daemon cleans up after itself"

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
+
+
+def test_plain_front_matter_and_body() -> None:
+    fm = split_frontmatter("---\ntitle: Hello\ncount: 3\n---\n# Body\n\ntext\n")
+    assert fm.data == {"title": "Hello", "count": 3}
+    assert fm.body == "# Body\n\ntext\n"
+    assert fm.error is None
+    assert fm.body_offset_lines == 4
+
+
+def test_no_front_matter() -> None:
+    text = "# Just a note\n---\nkey: value\n---\n"
+    fm = split_frontmatter(text)
+    assert fm.data == {}
+    assert fm.body == text
+    assert fm.error is None
+    assert fm.body_offset_lines == 0
+
+
+def test_front_matter_must_be_first_line() -> None:
+    text = "\n---\ntitle: x\n---\nbody"
+    fm = split_frontmatter(text)
+    assert fm.data == {}
+    assert fm.body == text
+
+
+@pytest.mark.parametrize("text", ["----\ntitle: x\n----\n", "--- x\ntitle: y\n---\n", "---"])
+def test_not_a_front_matter_opener(text: str) -> None:
+    fm = split_frontmatter(text)
+    assert fm.data == {}
+    assert fm.body == text
+    assert fm.error is None
+
+
+def test_bom_and_crlf_tolerated() -> None:
+    fm = split_frontmatter("\ufeff---\r\ntitle: Ünïcode 日本\r\n---\r\nline one\r\nline two\r\n")
+    assert fm.data == {"title": "Ünïcode 日本"}
+    assert fm.body == "line one\nline two\n"
+    assert fm.body_offset_lines == 3
+
+
+def test_empty_front_matter() -> None:
+    fm = split_frontmatter("---\n---\nbody")
+    assert (fm.data, fm.body, fm.error, fm.body_offset_lines) == ({}, "body", None, 2)
+
+
+def test_front_matter_at_end_of_file_without_newline() -> None:
+    fm = split_frontmatter("---\na: 1\n---")
+    assert (fm.data, fm.body, fm.error, fm.body_offset_lines) == ({"a": 1}, "", None, 3)
+
+
+def test_closing_line_may_have_trailing_spaces() -> None:
+    fm = split_frontmatter("---  \na: 1\n---   \nbody\n")
+    assert fm.data == {"a": 1}
+    assert fm.body == "body\n"
+
+
+def test_unclosed_front_matter_is_body_with_error() -> None:
+    text = "---\ntitle: x\n\nNo closing line here.\n"
+    fm = split_frontmatter(text)
+    assert fm.data == {}
+    assert fm.body == text
+    assert fm.error is not None and "never closed" in fm.error
+
+
+def test_dates_stay_iso_strings_recursively() -> None:
+    fm = split_frontmatter(
+        "---\ndate: 2024-03-04\nat: 2024-03-04T09:00:00Z\nlocal: 2024-03-04 09:00:00\n"
+        "history:\n  - when: 2023-01-02\n  - 2022-12-31\nnested: {d: 2021-05-06}\n---\n"
+    )
+    assert fm.data == {
+        "date": "2024-03-04",
+        "at": "2024-03-04T09:00:00Z",
+        "local": "2024-03-04 09:00:00",
+        "history": [{"when": "2023-01-02"}, "2022-12-31"],
+        "nested": {"d": "2021-05-06"},
+    }
+    json.dumps(fm.data)  # JSON-serialisable
+
+
+def test_non_string_keys_and_sets_are_json_safe() -> None:
+    fm = split_frontmatter("---\n2024: year\ntrue: yes\nnull: n\nset: !!set {b, a}\nbin: !!binary aGk=\n---\n")
+    assert fm.error is None
+    assert fm.data == {"2024": "year", "true": True, "null": "n", "set": ["a", "b"], "bin": "aGk="}
+    json.dumps(fm.data)
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "kind"),
+    [("- a\n- b", "list"), ("just a string", "string"), ("42", "int")],
+)
+def test_non_mapping_front_matter_is_an_error(yaml_text: str, kind: str) -> None:
+    fm = split_frontmatter(f"---\n{yaml_text}\n---\nbody\n")
+    assert fm.data == {}
+    assert fm.body == "body\n"
+    assert fm.error is not None and kind in fm.error
+
+
+def test_template_placeholders_do_not_raise() -> None:
+    text = "---\ncreated: {{date}}\ntitle: {{title}}\ntags:\n  - journal\n---\n# {{title}}\n"
+    fm = split_frontmatter(text)
+    assert fm.error is not None and "invalid YAML" in fm.error and "line" in fm.error
+    assert fm.data == {"created": "{{date}}", "title": "{{title}}", "tags": ["journal"]}
+    assert fm.body == "# {{title}}\n"
+    assert fm.body_offset_lines == 6
+
+
+def test_tabs_in_front_matter_best_effort() -> None:
+    fm = split_frontmatter("---\ntitle: Tabbed\ntags:\n\t- one\n\t- two\nrating: 4\n---\nbody")
+    assert fm.error is not None
+    assert fm.data == {"title": "Tabbed", "tags": ["one", "two"], "rating": 4}
+    assert fm.body == "body"
+
+
+def test_garbage_front_matter_keeps_body() -> None:
+    fm = split_frontmatter('---\n: : :\n"unterminated\n  - stray\n---\nthe body\n')
+    assert fm.error is not None
+    assert fm.body == "the body\n"
+    json.dumps(fm.data)
+
+
+def test_duplicate_keys_do_not_raise_last_wins() -> None:
+    fm = split_frontmatter("---\ntitle: one\ntitle: two\n---\n")
+    assert fm.data == {"title": "two"}
+
+
+def test_unquoted_wikilinks_become_link_strings() -> None:
+    fm = split_frontmatter("---\nup: [[Home]]\nrelated:\n  - [[Alice Chen|Alice]]\n  - plain\n---\n")
+    assert fm.error is None
+    assert fm.data == {"up": "[[Home]]", "related": ["[[Alice Chen|Alice]]", "plain"]}
+
+
+def test_several_unquoted_wikilinks_on_one_line_best_effort() -> None:
+    fm = split_frontmatter("---\nrelated: [[A]], [[B]]\nok: 1\n---\n")
+    assert fm.data == {"related": "[[A]], [[B]]", "ok": 1}
+    assert fm.error is not None
+
+
+def test_quoted_values_and_unicode_survive_fallback() -> None:
+    fm = split_frontmatter("---\nname: \"Zoë 陳\"\nbad: {{x}}\n---\n")
+    assert fm.data == {"name": "Zoë 陳", "bad": "{{x}}"}
+
+
+def test_body_offset_lines_maps_body_lines_to_file_lines() -> None:
+    text = "---\na: 1\nb: 2\n---\nfirst body line\nsecond\n"
+    fm = split_frontmatter(text)
+    file_lines = text.split("\n")
+    body_lines = fm.body.split("\n")
+    assert file_lines[fm.body_offset_lines] == body_lines[0] == "first body line"
+
+
+def test_body_sha256() -> None:
+    assert body_sha256("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    assert body_sha256("é") != body_sha256("e")
