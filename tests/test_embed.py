@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fakes import FakeOllama, fake_vector, free_port
 
+from tests.fakes import FakeOllama, fake_vector, free_port
 from vaultmind.config import Config
 from vaultmind.embed.base import create_embedder
 from vaultmind.embed.ollama import OllamaEmbedder
@@ -105,6 +105,48 @@ def test_static_truncates_very_long_texts(static: StaticEmbedder) -> None:
     a, b = static.embed([head, long])
     assert time.perf_counter() - start < 5
     assert np.allclose(a, b, atol=1e-6)  # everything after the first 512 tokens is ignored
+
+
+def test_static_ascii_fast_path_matches_the_tokenizers_pipeline(static: StaticEmbedder) -> None:
+    import random
+
+    token_ids = static._tokenizer
+    assert token_ids is not None and token_ids.ascii_fast_path
+    rng = random.Random(7)
+    pieces = [
+        "Hello",
+        "world",
+        "don't",
+        "e-mail",
+        "snake_case",
+        "1,000.50",
+        "[UNK]",
+        "[PAD]",
+        "[unk]",
+        "x" * 150,
+        "\t",
+        "\n",
+        "\x00",
+        "\x1f",
+        "\x7f",
+        " ",
+        "...",
+        "C++",
+        "~/path/to",
+        "#tag",
+        "@alice",
+    ]
+    texts = ["", " ", "The Cat SAT on the mat!!", "word " * 700]
+    for _ in range(3000):
+        texts.append(
+            "".join(
+                rng.choice(pieces) if rng.random() < 0.6 else chr(rng.randrange(128))
+                for _ in range(rng.randrange(0, 30))
+            )
+        )
+    texts += ["naïve café", "東京タワー", "emoji 😀 inside"]  # non-ASCII: the reference path
+    assert token_ids.token_ids(texts) == token_ids.reference_ids(texts)
+    assert len(token_ids.token_ids(["word " * 700])[0]) == 512
 
 
 def test_static_lazy_load_happens_on_first_embed() -> None:

@@ -86,7 +86,9 @@ def test_dates_stay_iso_strings_recursively() -> None:
 
 
 def test_non_string_keys_and_sets_are_json_safe() -> None:
-    fm = split_frontmatter("---\n2024: year\ntrue: yes\nnull: n\nset: !!set {b, a}\nbin: !!binary aGk=\n---\n")
+    fm = split_frontmatter(
+        "---\n2024: year\ntrue: yes\nnull: n\nset: !!set {b, a}\nbin: !!binary aGk=\n---\n"
+    )
     assert fm.error is None
     assert fm.data == {"2024": "year", "true": True, "null": "n", "set": ["a", "b"], "bin": "aGk="}
     json.dumps(fm.data)
@@ -144,7 +146,7 @@ def test_several_unquoted_wikilinks_on_one_line_best_effort() -> None:
 
 
 def test_quoted_values_and_unicode_survive_fallback() -> None:
-    fm = split_frontmatter("---\nname: \"Zoë 陳\"\nbad: {{x}}\n---\n")
+    fm = split_frontmatter('---\nname: "Zoë 陳"\nbad: {{x}}\n---\n')
     assert fm.data == {"name": "Zoë 陳", "bad": "{{x}}"}
 
 

@@ -154,7 +154,17 @@ def test_tag_rules() -> None:
         "url https://example.com/page#anchor and [[Note#Heading]] and [t](x.md#frag)\n"
         "#trailing/ \\#escaped #dot. #comma,\n"
     )
-    assert tags(body) == ["start", "a/b-c_d", "mixed_case", "y1984", "日本語", "émigré", "trailing", "dot", "comma"]
+    assert tags(body) == [
+        "start",
+        "a/b-c_d",
+        "mixed_case",
+        "y1984",
+        "日本語",
+        "émigré",
+        "trailing",
+        "dot",
+        "comma",
+    ]
 
 
 def test_heading_marks_are_not_tags_but_tags_in_headings_are() -> None:
@@ -179,7 +189,9 @@ def test_frontmatter_tags_come_first_and_merge() -> None:
 
 
 def test_frontmatter_wikilinks_are_links_on_line_zero() -> None:
-    syntax = parse_obsidian("[[Body]]\n", {"up": "[[Home]]", "children": ["[[s/n#^m-1]]", "x"], "n": {"k": "[[Deep|d]]"}})
+    syntax = parse_obsidian(
+        "[[Body]]\n", {"up": "[[Home]]", "children": ["[[s/n#^m-1]]", "x"], "n": {"k": "[[Deep|d]]"}}
+    )
     assert list(syntax.links) == [
         Link("Home", "wikilink", line=0),
         Link("s/n", "wikilink", block="m-1", line=0),

@@ -70,7 +70,9 @@ def _random_note(rng: random.Random) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
-def test_random_events_equal_cold_rebuild(running: tuple[Config, Memory, Daemon], tmp_path: Path, seed: int) -> None:
+def test_random_events_equal_cold_rebuild(
+    running: tuple[Config, Memory, Daemon], tmp_path: Path, seed: int
+) -> None:
     config, memory, _ = running
     vault = config.vault
     rng = random.Random(seed)
@@ -130,7 +132,9 @@ def test_queries_work_while_watching_and_edits_become_searchable(
     assert hits and hits[0]["note_path"] == "fresh.md"
     status = client.call("GET", "/v1/status")
     assert status["notes"]["total"] == 2
-    bad = type(client)(client.base.split("//")[1].split(":")[0], int(client.base.rsplit(":", 1)[1]), "wrong-token")
+    bad = type(client)(
+        client.base.split("//")[1].split(":")[0], int(client.base.rsplit(":", 1)[1]), "wrong-token"
+    )
     with pytest.raises(DaemonError):
         bad.call("GET", "/v1/status")
     after = snapshot_files(config.vault)

@@ -249,10 +249,10 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 self._send(404, b"404 page not found", "text/plain")
 
         def _post(self, request: RecordedRequest) -> None:
-            routes: dict[str, Callable[[dict[str, Any]], None]] = {
+            routes: dict[str, Callable[[RecordedRequest, dict[str, Any]], None]] = {
                 "/api/embed": self._embed,
-                "/api/chat": lambda body: self._complete("/api/chat", body),
-                "/api/generate": lambda body: self._complete("/api/generate", body),
+                "/api/chat": self._complete,
+                "/api/generate": self._complete,
                 "/api/show": self._show,
             }
             route = routes.get(request.path)
@@ -268,12 +268,11 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             if not isinstance(request.body, dict):
                 self._json(400, {"error": "invalid request body"})
                 return
-            self._current = request
-            route(request.body)
+            route(request, request.body)
 
         # -- endpoints ---------------------------------------------------------------------
 
-        def _embed(self, body: dict[str, Any]) -> None:
+        def _embed(self, request: RecordedRequest, body: dict[str, Any]) -> None:
             model = str(body.get("model") or "")
             name = _canonical(model)
             if name not in fake.embed_models:
@@ -302,7 +301,8 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 },
             )
 
-        def _complete(self, path: str, body: dict[str, Any]) -> None:
+        def _complete(self, request: RecordedRequest, body: dict[str, Any]) -> None:
+            path = request.path
             model = str(body.get("model") or "")
             name = _canonical(model)
             if name not in fake.chat_models:
@@ -312,7 +312,7 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 else:
                     self._not_found(model)
                 return
-            text = fake.responder(self._current)
+            text = fake.responder(request)
             base = {
                 "model": model,
                 "created_at": _CREATED_AT,
@@ -344,7 +344,7 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 lines = b"".join(json.dumps(chunk).encode() + b"\n" for chunk in (partial, last))
                 self._send(200, lines, "application/x-ndjson")
 
-        def _show(self, body: dict[str, Any]) -> None:
+        def _show(self, request: RecordedRequest, body: dict[str, Any]) -> None:
             model = str(body.get("model") or body.get("name") or "")
             name = _canonical(model)
             if name not in fake.embed_models and name not in fake.chat_models:
@@ -389,8 +389,6 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             if self.command != "HEAD":
                 self.wfile.write(data)
             self.wfile.flush()
-
-        _current: RecordedRequest
 
     return Handler
 

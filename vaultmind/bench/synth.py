@@ -19,12 +19,14 @@ Every note is generated from its own random stream (seed, note number), after a 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import random
 import struct
 import time
 import zlib
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from itertools import accumulate
@@ -40,42 +42,50 @@ MANIFEST = ".vaultmind/bench-vault.json"
 
 Progress = Callable[[str, int, int], None]
 
-_FUNCTION_WORDS = (
+
+def _split(text: str, sep: str | None = None) -> list[str]:
+    return text.split(sep)
+
+
+_FUNCTION_WORDS = _split(
     "the of and to a in is that for it with as was on be by this are from at or have an but not "
     "which we they you all can their has more one will would there been if so what about when "
     "into some could them other than then its only also over after how our most these two may"
-).split()
-_ONSETS = "b c d f g h j k l m n p r s t v w z br ch cl cr dr fl gr pl pr sh st str th tr".split()
-_VOWELS = "a e i o u a e i o ai ea ou io ee".split()
+)
+_ONSETS = _split("b c d f g h j k l m n p r s t v w z br ch cl cr dr fl gr pl pr sh st str th tr")
+_VOWELS = _split("a e i o u a e i o ai ea ou io ee")
 _CODAS = ["", "", "", "n", "r", "s", "t", "l", "m", "nd", "st", "ck", "rt", "ng", "x"]
 _SUFFIXES = ["", "", "", "", "", "tion", "ing", "ed", "ly", "ment", "ness", "er", "al", "ity"]
-_FIRST = (
+_FIRST = _split(
     "Alice Bob Carol Dmitri Elena Farah Gustav Hana Ivan Jamal Keiko Liam Mei Nadia Omar Priya "
     "Quentin Rosa Sven Tomás Uma Viktor Wen Yusuf Zoë José Søren Amélie Björn Chiara Daniel Emma "
     "Felix Grace Hugo Ines Jonas Kofi Lena Marco Nora Oskar Paula Ravi Sara Theo Ugo Vera Willa"
-).split()
-_LAST = (
+)
+_LAST = _split(
     "Chen Stone Raman Ruiz García Müller Nakamura Okafor Kowalski Larsen Haddad Novak Silva "
     "Dubois Rossi Kim Patel Nguyen Schmidt Ivanova Costa Jensen Moreau Tanaka Brennan Fischer "
     "Ahmed Lindqvist O'Neill Herrera Yilmaz Bakker Petrov Santos Wójcik Andersen Mbeki Park"
-).split()
-_PLACES = (
+)
+_PLACES = _split(
     "Zürich|São Paulo|Lisbon|Kyoto|東京|Reykjavík|Montréal|Cape Town|Kraków|Oaxaca|Bergen|"
-    "Harbor Hall|Fernhill|Marrakesh|Tallinn|Busan|Valparaíso|Göteborg|Hanoi|Nairobi"
-).split("|")
+    "Harbor Hall|Fernhill|Marrakesh|Tallinn|Busan|Valparaíso|Göteborg|Hanoi|Nairobi",
+    "|",
+)
 _ORG_SUFFIX = ["Labs", "Inc", "GmbH", "Studio", "Collective", "Foundation", "Partners", "Systems"]
-_NON_ASCII = (
+_NON_ASCII = _split(
     "café naïve résumé façade jalapeño smörgåsbord über Ångström Łódź crème brûlée Ελληνικά "
     "Москва 会议记录 学习笔记 データベース 회의록 東京 要点 🚀 ✅ 📌 🎉 🤔 ☕ —"
-).split()
-_HEADINGS = (
+)
+_HEADINGS = _split(
     "Overview|Context|Notes|Ideas|Open questions|Next steps|Decisions|References|Log|Summary|"
-    "Action items|Background|Details|Risks|Links|Zusammenfassung|要点|Follow-ups|Draft|Agenda"
-).split("|")
-_TOP_FOLDERS = (
+    "Action items|Background|Details|Risks|Links|Zusammenfassung|要点|Follow-ups|Draft|Agenda",
+    "|",
+)
+_TOP_FOLDERS = _split(
     "Projects|Areas|Resources|Archive|Meetings|People|Clippings|Reading|Zettelkasten|Work|"
-    "Personal|Recherche|メモ|Écrits"
-).split("|")
+    "Personal|Recherche|メモ|Écrits",
+    "|",
+)
 _STATUSES = ["active", "draft", "done", "someday", "waiting", "archived"]
 _LANGS = ["python", "js", "sql", "bash", "rust", ""]
 _PLATFORMS = (("slack", 0.6), ("whatsapp", 0.25), ("telegram", 0.15))
@@ -127,17 +137,25 @@ def build_vocabulary(seed: int = 0, size: int = 30_000) -> Vocabulary:
         seen.setdefault(word, None)
     words = list(seen)
     head, tail = words[: len(_FUNCTION_WORDS)], words[len(_FUNCTION_WORDS) :]
-    tail.sort(key=lambda w: (len(w) + rng.random() * 10))  # shorter words tend to be frequent
+    tail.sort(key=lambda w: len(w) + rng.random() * 10)  # shorter words tend to be frequent
     words = head + tail
     weights = 1.0 / np.arange(1, len(words) + 1, dtype=np.float64) ** 1.05
     cum = np.cumsum(weights)
     cum /= cum[-1]
-    people = [f"{f} {l}" for f, l in zip(rng.sample(_FIRST * 5, 240), rng.sample(_LAST * 8, 240), strict=True)]
+    people = [
+        f"{first} {last}"
+        for first, last in zip(rng.sample(_FIRST * 5, 240), rng.sample(_LAST * 8, 240), strict=True)
+    ]
     people = list(dict.fromkeys(people))
     orgs = [f"{rng.choice(tail[:2000]).title()} {rng.choice(_ORG_SUFFIX)}" for _ in range(80)]
     tags = [rng.choice(tail[:3000]) for _ in range(90)]
-    tags += [f"{p}/{rng.choice(tail[:3000])}" for p in ("project", "area", "type", "status") for _ in range(12)]
-    tags += [f"area/{rng.choice(tail[:500])}/{rng.choice(tail[:500])}" for _ in range(10)] + ["日本語", "lecture-notes"]
+    tags += [
+        f"{p}/{rng.choice(tail[:3000])}" for p in ("project", "area", "type", "status") for _ in range(12)
+    ]
+    tags += [f"area/{rng.choice(tail[:500])}/{rng.choice(tail[:500])}" for _ in range(10)] + [
+        "日本語",
+        "lecture-notes",
+    ]
     array = np.empty(len(words), dtype=object)
     array[:] = words
     return Vocabulary(words, array, cum, people + _PLACES + orgs, people, list(dict.fromkeys(tags)))
@@ -160,7 +178,9 @@ def bench_queries(seed: int = 0, count: int = 40) -> list[str]:
         elif kind == 3:
             queries.append(rng.choice(vocab.names))
         else:
-            queries.append(f"{rng.choice(vocab.people)} {rng.choice(content[:1000])} {rng.choice(content[:5000])}")
+            queries.append(
+                f"{rng.choice(vocab.people)} {rng.choice(content[:1000])} {rng.choice(content[:5000])}"
+            )
     return queries
 
 
@@ -187,7 +207,9 @@ class _Plan:
 
 
 def _title_words(rng: random.Random, vocab: Vocabulary, lo: int, hi: int) -> str:
-    words = [vocab.words[len(_FUNCTION_WORDS) + int(rng.random() ** 2 * 6000)] for _ in range(rng.randint(lo, hi))]
+    words = [
+        vocab.words[len(_FUNCTION_WORDS) + int(rng.random() ** 2 * 6000)] for _ in range(rng.randint(lo, hi))
+    ]
     return " ".join(words).capitalize()
 
 
@@ -209,7 +231,7 @@ def _make_plan(notes: int, seed: int, vocab: Vocabulary) -> _Plan:
         roll = rng.random()
         created = base + timedelta(days=rng.randrange(2200))
         kind = "note"
-        if huge_every and i % huge_every == huge_every // 2:
+        if huge_every and i % huge_every == 137:
             kind, folder, title = "huge", "Clippings", f"{_title_words(rng, vocab, 2, 5)} (full text)"
         elif roll < 0.14:
             kind, created = "daily", date(2010, 1, 1) + timedelta(days=daily_day)
@@ -242,7 +264,9 @@ def _make_plan(notes: int, seed: int, vocab: Vocabulary) -> _Plan:
     popular = list(range(notes))
     rng.shuffle(popular)
     link_cum = list(accumulate(1.0 / (i + 1) ** 0.95 for i in range(max(1, notes))))
-    attachments = [f"attachments/Pasted image {20200101000000 + 7919 * k}.png" for k in range(max(3, notes // 100))]
+    attachments = [
+        f"attachments/Pasted image {20200101000000 + 7919 * k}.png" for k in range(max(3, notes // 100))
+    ]
     return _Plan(plans, link_cum, popular, attachments)
 
 
@@ -273,7 +297,9 @@ class _Writer:
         self.links += 1
         if rng.random() < 0.05:
             return f"[[{_title_words(rng, self.vocab, 1, 3)}]]"  # unresolved, as in real vaults
-        number = self.plan.popular[rng.choices(range(len(self.plan.popular)), cum_weights=self.plan.link_cum)[0]]
+        number = self.plan.popular[
+            rng.choices(range(len(self.plan.popular)), cum_weights=self.plan.link_cum)[0]
+        ]
         target = self.plan.notes[number]
         name = target.path[:-3] if rng.random() < 0.05 else target.title
         roll = rng.random()
@@ -324,7 +350,10 @@ class _Writer:
             return "\n".join(lines)
         if kind == 4:
             lang = rng.choice(_LANGS)
-            body = [f"{w} = {rng.choice(['[[not a link]]', '#not-a-tag', '42', repr(w)])}" for w in self.words(rng.randint(2, 10))]
+            body = [
+                f"{w} = {rng.choice(['[[not a link]]', '#not-a-tag', '42', repr(w)])}"
+                for w in self.words(rng.randint(2, 10))
+            ]
             return f"```{lang}\n" + "\n".join(body) + "\n```"
         if kind == 5:
             head = f"> [!{rng.choice(['note', 'tip', 'warning', 'info', 'quote', 'todo'])}]{rng.choice(['', '-', '+'])} "
@@ -373,14 +402,16 @@ def _frontmatter(w: _Writer, note: _NotePlan) -> tuple[str, bool]:
     rng = w.rng
     if note.kind == "template":
         return (
-            "---\ncategories:\n  - \"[[Templates]]\"\ncreated: {{date}}\ntitle: {{title}}\ntags:\n  - template\n---\n",
+            '---\ncategories:\n  - "[[Templates]]"\ncreated: {{date}}\ntitle: {{title}}\ntags:\n  - template\n---\n',
             True,
         )
     if rng.random() < 0.15:
         return "", False
     lines = ["---", f"created: {note.created.isoformat()}"]
     if rng.random() < 0.3:
-        lines.append(f"updated: {note.created + timedelta(days=rng.randint(0, 400))}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00")
+        lines.append(
+            f"updated: {note.created + timedelta(days=rng.randint(0, 400))}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00"
+        )
     tags = rng.sample(w.vocab.tags, rng.randint(0, 4))
     if tags and rng.random() < 0.3:
         lines.append(f"tags: [{', '.join(tags)}]")
@@ -398,7 +429,16 @@ def _frontmatter(w: _Writer, note: _NotePlan) -> tuple[str, bool]:
         lines.append(f"rating: {rng.randint(1, 5)}")
     malformed = rng.random() < 0.03
     if malformed:
-        lines.append(rng.choice(["date: {{date}}", 'title: "unclosed quote', "topics:\n\t- tabbed", "due: {{date:YYYY-MM-DD}}"]))
+        lines.append(
+            rng.choice(
+                [
+                    "date: {{date}}",
+                    'title: "unclosed quote',
+                    "topics:\n\t- tabbed",
+                    "due: {{date:YYYY-MM-DD}}",
+                ]
+            )
+        )
     return "\n".join(lines) + "\n---\n", malformed
 
 
@@ -415,45 +455,72 @@ def _note_text(seed: int, number: int, vocab: Vocabulary, plan: _Plan) -> tuple[
     return fm + w.body(note, target), w.links, malformed
 
 
-def _chat_notes(count: int, seed: int, vocab: Vocabulary, plan: _Plan) -> list[tuple[str, str, int, int]]:
-    """[(path, text, messages, links)] for `count` chat source notes: channels with consecutive days."""
+@dataclass(frozen=True, slots=True)
+class _ChatPlan:
+    path: str
+    meta: SourceMeta
+    platform: str
+    channel: str  # unique channel key, used in message refs
+    code: str  # Slack channel id
+    members: tuple[str, ...]
+    day: datetime
+
+
+def _plan_chats(count: int, seed: int, vocab: Vocabulary) -> list[_ChatPlan]:
+    """`count` chat source notes: channels, each with a run of (mostly consecutive) days."""
     rng = random.Random(f"vm-synth:{seed}:chats")
-    out: list[tuple[str, str, int, int]] = []
+    out: list[_ChatPlan] = []
     channel = 0
     while len(out) < count:
         platform = rng.choices([p for p, _ in _PLATFORMS], weights=[w for _, w in _PLATFORMS])[0]
-        name = "-".join(vocab.words[len(_FUNCTION_WORDS) + rng.randrange(3000)] for _ in range(rng.randint(1, 2)))
-        scope = f"{platform}/{vocab.words[100 + rng.randrange(200)]}/{name}-{channel}" if platform == "slack" else f"{platform}/{name}-{channel}"
+        name = "-".join(
+            vocab.words[len(_FUNCTION_WORDS) + rng.randrange(3000)] for _ in range(rng.randint(1, 2))
+        )
+        key = f"{name}-{channel}"
+        scope = (
+            f"{platform}/{vocab.words[100 + rng.randrange(200)]}/{key}"
+            if platform == "slack"
+            else f"{platform}/{key}"
+        )
         code = "C" + "".join(rng.choices("0123456789ABCDEFGHJKLMNPQRSTUVWXYZ", k=10))
-        members = rng.sample(vocab.people, rng.randint(2, 8))
+        members = tuple(rng.sample(vocab.people, rng.randint(2, 8)))
         day = datetime(2020, 1, 1, tzinfo=UTC) + timedelta(days=rng.randrange(1500))
         for _ in range(min(count - len(out), rng.randint(1, 40))):
             day += timedelta(days=rng.choice([1, 1, 1, 2, 3, 7]))
-            w = _Writer(seed, 10_000_000 + len(out), vocab, plan)
-            at = day + timedelta(hours=8, seconds=rng.randrange(3600))
-            messages = []
-            count_messages = max(1, int(w.rng.lognormvariate(2.5, 0.7)))
-            gap = max(30, 50_000 // count_messages)  # one day's conversation: 08:00 to about 22:00
-            for seq in range(1, count_messages + 1):
-                at += timedelta(seconds=w.rng.randrange(10, gap))
-                epoch = int(at.timestamp())
-                if platform == "slack":
-                    mid, ref = f"{epoch}.{seq:06d}", f"slack://archives/{code}/p{epoch}{seq:06d}"
-                elif platform == "whatsapp":
-                    mid = "3EB0" + "".join(w.rng.choices("0123456789ABCDEF", k=16))
-                    ref = f"whatsapp://{name}-{channel}/{mid}"
-                else:
-                    mid, ref = str(epoch % 100_000 * 100 + seq), f"telegram://{name}-{channel}/{epoch % 100_000 * 100 + seq}"
-                text = " ".join(w.sentence(0.04) for _ in range(w.rng.choice([1, 1, 1, 2, 2, 3])))
-                if w.rng.random() < 0.1:
-                    text += "\n" + w.sentence()
-                messages.append(Message(mid, w.rng.choice(members), at, text, ref))
-            title = f"#{name} · {day.date().isoformat()}" if platform == "slack" else f"{name.replace('-', ' ').title()} · {day.date().isoformat()}"
-            source_id = f"{platform}:{scope.split('/', 1)[1]}"
-            note = render_source_note(SourceMeta("chat", source_id, scope, title), messages)
-            out.append((f"sources/chat/{scope}/{day.date().isoformat()}.md", note, len(messages), w.links))
+            iso = day.date().isoformat()
+            title = f"#{name} · {iso}" if platform == "slack" else f"{name.replace('-', ' ').title()} · {iso}"
+            meta = SourceMeta("chat", f"{platform}:{scope.split('/', 1)[1]}", scope, title)
+            out.append(_ChatPlan(f"sources/chat/{scope}/{iso}.md", meta, platform, key, code, members, day))
         channel += 1
     return out
+
+
+def _chat_text(
+    seed: int, number: int, chat: _ChatPlan, vocab: Vocabulary, plan: _Plan
+) -> tuple[str, int, int]:
+    """(text, messages, links) of one chat source note: one day's conversation."""
+    w = _Writer(seed, 10_000_000 + number, vocab, plan)
+    rng = w.rng
+    at = chat.day + timedelta(hours=8, seconds=rng.randrange(3600))
+    messages = []
+    count = max(1, int(rng.lognormvariate(2.5, 0.7)))
+    gap = max(30, 50_000 // count)  # the day's conversation runs from 08:00 to about 22:00
+    for seq in range(1, count + 1):
+        at += timedelta(seconds=rng.randrange(10, gap))
+        epoch = int(at.timestamp())
+        if chat.platform == "slack":
+            mid, ref = f"{epoch}.{seq:06d}", f"slack://archives/{chat.code}/p{epoch}{seq:06d}"
+        elif chat.platform == "whatsapp":
+            mid = "3EB0" + "".join(rng.choices("0123456789ABCDEF", k=16))
+            ref = f"whatsapp://{chat.channel}/{mid}"
+        else:
+            mid = str(epoch % 100_000 * 100 + seq)
+            ref = f"telegram://{chat.channel}/{mid}"
+        text = " ".join(w.sentence(0.04) for _ in range(rng.choice([1, 1, 1, 2, 2, 3])))
+        if rng.random() < 0.1:
+            text += "\n" + w.sentence()
+        messages.append(Message(mid, rng.choice(chat.members), at, text, ref))
+    return render_source_note(chat.meta, messages), len(messages), w.links
 
 
 # -- files ---------------------------------------------------------------------------------------
@@ -466,8 +533,14 @@ def _png(rng: random.Random) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     raw = zlib.compress(b"\x00" + bytes(rng.randrange(256) for _ in range(3)))
-    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)) + chunk(b"IDAT", raw)
-    return png + chunk(b"tEXt", b"Comment\x00" + rng.randbytes(rng.randrange(200, 4000))) + chunk(b"IEND", b"")
+    png = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", raw)
+    )
+    return (
+        png + chunk(b"tEXt", b"Comment\x00" + rng.randbytes(rng.randrange(200, 4000))) + chunk(b"IEND", b"")
+    )
 
 
 _OBSIDIAN_FILES = {
@@ -476,72 +549,150 @@ _OBSIDIAN_FILES = {
     ".obsidian/core-plugins.json": '[\n  "file-explorer",\n  "global-search",\n  "graph",\n  "backlink",\n  "daily-notes",\n  "templates"\n]\n',
     ".obsidian/community-plugins.json": '[\n  "dataview"\n]\n',
     ".obsidian/plugins/dataview/manifest.json": '{\n  "id": "dataview",\n  "version": "0.5.66"\n}\n',
-    ".obsidian/plugins/dataview/main.js": "'use strict';\n" + "module.exports = function plugin() { return 42; };\n" * 200,
+    ".obsidian/plugins/dataview/main.js": "'use strict';\n"
+    + "module.exports = function plugin() { return 42; };\n" * 200,
     ".obsidian/workspace.json": '{\n  "main": {"type": "split", "children": []},\n  "lastOpenFiles": []\n}\n',
     ".trash/Old idea.md": "---\ntags: [trash]\n---\nA deleted note in Obsidian's trash: to be skipped.\n",
     ".trash/Scratch.md": "Scratch text that was deleted.\n",
 }
 
 
+_CHUNK = 1000
+_PARALLEL_FROM = 4000  # below this many notes, worker start-up costs more than it saves
+
+
+@dataclass(slots=True)
+class _Part:
+    """Counts of one chunk of notes, written by one worker."""
+
+    notes: int = 0
+    messages: int = 0
+    note_bytes: int = 0
+    largest: int = 0
+    links: int = 0
+    malformed: int = 0
+
+
+_worker_state: tuple[Path, int, Vocabulary, _Plan, list[_ChatPlan]] | None = None
+
+
+def _init_worker(root: Path, user_notes: int, sources: int, seed: int) -> None:
+    global _worker_state
+    vocab = build_vocabulary(seed)
+    _worker_state = (
+        root,
+        seed,
+        vocab,
+        _make_plan(user_notes, seed, vocab),
+        _plan_chats(sources, seed, vocab),
+    )
+
+
+def _write_chunk(kind: str, lo: int, hi: int) -> _Part:
+    """Generate and write notes lo..hi-1 of one kind ("user" or "chat"); the worker's state
+    comes from `_init_worker`, so any split of the work gives the same bytes."""
+    assert _worker_state is not None
+    root, seed, vocab, plan, chats = _worker_state
+    part = _Part()
+    made: set[str] = set()
+    for number in range(lo, hi):
+        if kind == "user":
+            path = plan.notes[number].path
+            text, links, malformed = _note_text(seed, number, vocab, plan)
+            part.malformed += malformed or plan.notes[number].kind == "template"
+        else:
+            path = chats[number].path
+            text, messages, links = _chat_text(seed, number, chats[number], vocab, plan)
+            part.messages += messages
+        data = text.encode("utf-8")
+        folder = path.rpartition("/")[0]
+        if folder and folder not in made:
+            os.makedirs(root / folder, exist_ok=True)
+            made.add(folder)
+        with open(root / path, "wb") as fh:
+            fh.write(data)
+        part.notes += 1
+        part.note_bytes += len(data)
+        part.largest = max(part.largest, len(data))
+        part.links += links
+    return part
+
+
 def generate_vault(
-    root: str | Path, notes: int, seed: int = 0, *, sources_share: float = 0.2, progress: Progress | None = None
+    root: str | Path,
+    notes: int,
+    seed: int = 0,
+    *,
+    sources_share: float = 0.2,
+    workers: int | None = None,
+    progress: Progress | None = None,
 ) -> GenStats:
     """Write a synthetic vault of `notes` Markdown notes (user notes + chat source notes) to
-    `root`, which must be missing or empty. Same arguments, same bytes."""
+    `root`, which must be missing or empty. Same arguments, same bytes, whatever `workers`
+    (processes; default: one per core for large vaults)."""
+    global _worker_state
     started = time.perf_counter()
     if notes < 1 or not 0.0 <= sources_share <= 1.0:
         raise UsageError("notes must be >= 1 and sources_share between 0 and 1")
-    root = Path(root)
+    root = Path(root).resolve()
     if root.exists() and any(root.iterdir()):
         raise UsageError(f"{root} is not empty", path=root, hint="generate into a new or empty folder")
     root.mkdir(parents=True, exist_ok=True)
-    vocab = build_vocabulary(seed)
     sources = round(notes * sources_share)
-    plan = _make_plan(notes - sources, seed, vocab)
+    user_notes = notes - sources
+    jobs = [("user", lo, min(lo + _CHUNK, user_notes)) for lo in range(0, user_notes, _CHUNK)]
+    jobs += [("chat", lo, min(lo + _CHUNK, sources)) for lo in range(0, sources, _CHUNK)]
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4) if notes >= _PARALLEL_FROM else 1
     stats = GenStats(seed=seed, sources_share=sources_share)
-    made: dict[str, None] = {}
-
-    def put(rel: str, data: bytes) -> None:
-        parent = rel.rpartition("/")[0]
-        if parent and parent not in made:
-            os.makedirs(root / parent, exist_ok=True)
-            made[parent] = None
-        with open(root / rel, "wb") as fh:
-            fh.write(data)
-
-    for number, note in enumerate(plan.notes):
-        text, links, malformed = _note_text(seed, number, vocab, plan)
-        data = text.encode("utf-8")
-        put(note.path, data)
-        stats.user_notes += 1
-        stats.note_bytes += len(data)
-        stats.largest_note_bytes = max(stats.largest_note_bytes, len(data))
-        stats.links += links
-        stats.malformed_frontmatter += malformed or note.kind == "template"
-        if progress and number % 500 == 0:
-            progress("generate", number, notes)
-    for path, text, messages, links in _chat_notes(sources, seed, vocab, plan):
-        data = text.encode("utf-8")
-        put(path, data)
-        stats.source_notes += 1
-        stats.messages += messages
-        stats.links += links
-        stats.note_bytes += len(data)
-        stats.largest_note_bytes = max(stats.largest_note_bytes, len(data))
-        if progress and stats.source_notes % 500 == 0:
-            progress("generate", stats.user_notes + stats.source_notes, notes)
+    parts: list[_Part] = []
+    done = 0
+    if workers <= 1:
+        _init_worker(root, user_notes, sources, seed)
+        try:
+            for job in jobs:
+                parts.append(_write_chunk(*job))
+                done += job[2] - job[1]
+                if progress:
+                    progress("generate", done, notes)
+        finally:
+            _worker_state = None
+    else:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(root, user_notes, sources, seed)) as pool:  # fmt: skip
+            futures = {pool.submit(_write_chunk, *job): job for job in jobs}
+            for future in as_completed(futures):
+                parts.append(future.result())
+                job = futures[future]
+                done += job[2] - job[1]
+                if progress:
+                    progress("generate", done, notes)
+    vocab = build_vocabulary(seed)
+    plan = _make_plan(user_notes, seed, vocab)
     rng = random.Random(f"vm-synth:{seed}:files")
-    for rel in plan.attachments:
-        put(rel, _png(rng))
-    for rel, text in _OBSIDIAN_FILES.items():
-        put(rel, text.encode("utf-8"))
-    stats.other_files = len(plan.attachments) + len(_OBSIDIAN_FILES)
-    stats.notes = stats.user_notes + stats.source_notes
-    stats.folders = sum(1 for p in made if not p.startswith((".", "attachments")))
-    manifest = {k: v for k, v in stats.to_dict().items() if k != "seconds"}
-    put(MANIFEST, (json.dumps({"generator": "vaultmind.bench.synth", **manifest}, indent=2, sort_keys=True) + "\n").encode())
-    if progress:
-        progress("generate", notes, notes)
+    files = [(rel, _png(rng)) for rel in plan.attachments]
+    files += [(rel, text.encode("utf-8")) for rel, text in _OBSIDIAN_FILES.items()]
+    for rel, data in files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    stats.user_notes = user_notes
+    stats.source_notes = sources
+    stats.notes = notes
+    stats.messages = sum(p.messages for p in parts)
+    stats.note_bytes = sum(p.note_bytes for p in parts)
+    stats.largest_note_bytes = max((p.largest for p in parts), default=0)
+    stats.links = sum(p.links for p in parts)
+    stats.malformed_frontmatter = sum(p.malformed for p in parts)
+    stats.other_files = len(files)
+    folders = {n.path.rpartition("/")[0] for n in plan.notes}
+    stats.folders = len(folders | {c.path.rpartition("/")[0] for c in _plan_chats(sources, seed, vocab)})
+    manifest = {
+        "generator": "vaultmind.bench.synth",
+        **{k: v for k, v in stats.to_dict().items() if k != "seconds"},
+    }
+    (root / MANIFEST).parent.mkdir(exist_ok=True)
+    (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     stats.seconds = time.perf_counter() - started
     return stats
 

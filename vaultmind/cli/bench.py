@@ -1,11 +1,238 @@
-"""`vaultmind bench …`: performance benchmarks over a deterministic synthetic vault."""
+"""`vaultmind bench …`: performance benchmarks over a deterministic synthetic vault.
+
+    vaultmind bench generate OUT --notes N [--seed S]
+    vaultmind bench run [--notes N ...] [--sizes 1000,50000] [--only rescan,cold,save,rss,query]
+                        [--workdir DIR] [--json]
+
+The benchmarks themselves live in `vaultmind.bench.run`; this module parses arguments, shows
+progress on stderr and formats the figures (see docs/benchmarks.md).
+"""
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
 from typing import Any
+
+from vaultmind.cli.output import emit
+from vaultmind.errors import UsageError
+
+PROGRESS_AFTER_S = 2.0
 
 
 def add_bench_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("bench", help="benchmarks over a synthetic vault (see docs/benchmarks.md)")
-    p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
+    p: argparse.ArgumentParser = sub.add_parser(
+        "bench",
+        help="benchmarks over a synthetic vault (see docs/benchmarks.md)",
+        description="Generate a deterministic synthetic vault, or run the performance benchmarks on one.",
+    )
+
+    def usage(args: argparse.Namespace) -> int:
+        p.print_help()
+        return 2
+
+    p.set_defaults(handler=usage)
+    bsub = p.add_subparsers(title="actions", metavar="ACTION")
+
+    g = bsub.add_parser(
+        "generate", help="write a deterministic synthetic vault (same seed and size, same bytes)"
+    )
+    g.add_argument("out", type=Path, help="folder to create (must be missing or empty)")
+    g.add_argument("--notes", type=int, default=1000, help="number of notes, sources included (default 1000)")
+    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    g.add_argument(
+        "--sources-share", type=float, default=0.2, help="share of chat source notes (default 0.2)"
+    )
+    g.add_argument("--json", action="store_true", help="print the generator's counts as JSON")
+    g.set_defaults(handler=cmd_generate)
+
+    r = bsub.add_parser("run", help="generate vaults and run the benchmarks")
+    r.add_argument("--notes", type=int, nargs="+", metavar="N", help="vault size(s) in notes")
+    r.add_argument(
+        "--sizes", type=_int_list, help="comma-separated vault sizes, e.g. 1000,50000 (default 1000)"
+    )
+    r.add_argument(
+        "--only", type=_name_list, help="comma-separated benchmarks: rescan,cold,save,rss,query (default all)"
+    )
+    r.add_argument(
+        "--workdir", type=Path, help="keep the generated vaults here and reuse them (default: a temp dir)"
+    )
+    r.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    r.add_argument("--samples", type=int, default=30, help="save→query samples (default 30)")
+    r.add_argument(
+        "--repeats", type=int, help="repeats of rescan/cold/query (default 5/3/3; cold once above 5k notes)"
+    )
+    r.add_argument(
+        "--embeddings",
+        default="static",
+        help="embeddings provider for rescan, rss, query and save (default static; cold always runs without)",
+    )
+    r.add_argument("--check", action="store_true", help="exit with code 1 when a target is missed")
+    r.add_argument("--json", action="store_true", help="print the figures as JSON")
+    r.set_defaults(handler=cmd_run)
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from exc
+    return values
+
+
+def _name_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+class StderrProgress:
+    """Step headers, and a progress line for any step that runs longer than ~2 s."""
+
+    def __init__(self) -> None:
+        self.step_started = time.monotonic()
+        self.last = 0.0
+        self.dirty = False
+
+    def announce(self, text: str) -> None:
+        self._end_line()
+        print(f"vaultmind bench: {text}", file=sys.stderr, flush=True)
+        self.step_started = time.monotonic()
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.step_started < PROGRESS_AFTER_S or (now - self.last < 0.5 and done != total):
+            return
+        self.last = now
+        self.dirty = True
+        pct = f" ({100.0 * done / total:.0f}%)" if total else ""
+        elapsed = now - self.step_started
+        sys.stderr.write(f"\r  {phase}: {done:,}/{total:,}{pct}, {elapsed:.0f} s   ")
+        sys.stderr.flush()
+
+    def _end_line(self) -> None:
+        if self.dirty:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.dirty = False
+
+    def close(self) -> None:
+        self._end_line()
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from vaultmind.bench.synth import generate_vault
+
+    progress = StderrProgress()
+    try:
+        stats = generate_vault(
+            args.out, args.notes, args.seed, sources_share=args.sources_share, progress=progress
+        )
+    finally:
+        progress.close()
+    if args.json:
+        emit({"vault": str(args.out), **stats.to_dict()})
+    else:
+        print(
+            f"vaultmind: wrote {stats.notes:,} notes ({stats.user_notes:,} user, {stats.source_notes:,} chat sources, "
+            f"{stats.note_bytes / 1e6:.1f} MB) and {stats.other_files} other files to {args.out} in {stats.seconds:.1f} s"
+        )
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from vaultmind.bench.run import BENCHMARKS, run_benchmarks
+
+    sizes = list(dict.fromkeys([*(args.notes or []), *(args.sizes or [])])) or [1000]
+    if any(n < 1 for n in sizes):
+        raise UsageError("vault sizes must be positive")
+    only = args.only or list(BENCHMARKS)
+    if args.samples < 1 or (args.repeats is not None and args.repeats < 1):
+        raise UsageError("--samples and --repeats must be at least 1")
+    workdir = args.workdir
+    temporary = workdir is None
+    if temporary:
+        workdir = Path(tempfile.mkdtemp(prefix="vaultmind-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    progress = StderrProgress()
+    try:
+        report = run_benchmarks(
+            sizes,
+            only=only,
+            workdir=workdir,
+            seed=args.seed,
+            embed_provider=args.embeddings,
+            samples=args.samples,
+            repeats=args.repeats,
+            progress=progress,
+            announce=progress.announce,
+        )
+    finally:
+        progress.close()
+        if temporary:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if args.json:
+        emit(report)
+    else:
+        print_report(report)
+    missed = any(not ok for checks in report["pass"].values() for ok in checks.values())
+    return 1 if args.check and missed else 0
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+
+def _fmt(value: Any, scale: float = 1.0, digits: int = 0) -> str:
+    if not isinstance(value, int | float):
+        return "–"
+    return f"{value * scale:,.{digits}f}"
+
+
+_ROWS: tuple[tuple[str, str, str, float, int], ...] = (
+    # label, bench, metric, scale, digits
+    ("rescan, no change (files/s)", "rescan", "files_per_s", 1, 0),
+    ("cold index (notes/s)", "cold", "notes_per_s", 1, 0),
+    ("read+hash baseline (files/s)", "cold", "baseline.files_per_s", 1, 0),
+    ("cold / baseline (×)", "cold", "ratio_to_baseline", 1, 1),
+    ("save→query p50 (ms)", "save", "p50_s", 1000, 0),
+    ("save→query p95 (ms)", "save", "p95_s", 1000, 0),
+    ("save→query max (ms)", "save", "max_s", 1000, 0),
+    ("reindex peak RSS (MB)", "rss", "reindex_peak_mb", 1, 0),
+    ("daemon peak RSS (MB)", "rss", "daemon_peak_mb", 1, 0),
+    ("query p50 (ms)", "query", "p50_s", 1000, 1),
+    ("query p95 (ms)", "query", "p95_s", 1000, 1),
+)
+
+
+def _get(results: dict[str, Any], bench: str, metric: str) -> Any:
+    value: Any = results.get(bench, {})
+    for part in metric.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def print_report(report: dict[str, Any]) -> None:
+    from vaultmind.bench.run import TARGETS
+
+    m = report["machine"]
+    print(
+        f"vaultmind bench — {m['cpus']} CPUs, load {m['load_avg_1m']:.1f}→{m.get('load_avg_1m_end', 0):.1f}, "
+        f"Python {m['python']}, embeddings {report['embeddings']}"
+    )
+    sizes = list(report["sizes"])
+    header = f"{'':32}" + "".join(f"{int(s):>14,}" for s in sizes) + "   target"
+    print(header)
+    for label, bench, metric, scale, digits in _ROWS:
+        if not any(bench in report["sizes"][s] for s in sizes):
+            continue
+        cells = ""
+        for s in sizes:
+            value = _get(report["sizes"][s], bench, metric)
+            ok = report["pass"][s].get(f"{bench}.{metric}")
+            mark = "" if ok is None else (" ✓" if ok else " ✗")
+            cells += f"{_fmt(value, scale, digits) + mark:>14}"
+        target = TARGETS.get(f"{bench}.{metric}")
+        bound = f"{target[0]} {_fmt(target[1], scale, digits if scale == 1 else 0)}" if target else ""
+        print(f"{label:32}{cells}   {bound}")

@@ -141,34 +141,55 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_reindex(args: argparse.Namespace) -> int:
+def _through_daemon_or_local(
+    config: Any,
+    remote: Callable[[Any], Any],
+    local: Callable[[Any], Any],
+    *,
+    progress: bool = False,
+) -> Any:
+    """Run `remote(client)` when a daemon owns the index, else `local(memory)` in-process.
+
+    If the index is busy because a daemon is just starting, wait for it to publish itself.
+    """
     from vaultmind.client import find_daemon
+    from vaultmind.errors import IndexBusy
     from vaultmind.memory import Memory
 
-    config = _config(args)
     client = find_daemon(config)
     if client is not None:
-        result = client.call("POST", "/v1/reindex", {}, timeout=3600)
-    else:
-        with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:
-            stats = memory.reindex()
-            result = stats.to_dict()
-            result.update(_counts(memory))
+        return remote(client)
+    try:
+        with Progress(enabled=progress) as bar, Memory.open(config, progress=bar) as memory:
+            return local(memory)
+    except IndexBusy:
+        client = find_daemon(config)
+        if client is None:
+            raise
+        return remote(client)
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    def local(memory: Any) -> dict[str, Any]:
+        result = memory.reindex().to_dict()
+        result.update(_counts(memory))
+        return result
+
+    result = _through_daemon_or_local(
+        _config(args), lambda c: c.call("POST", "/v1/reindex", {}, timeout=3600), local, progress=True
+    )
     return _print_stats(args, result, "reindexed")
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    from vaultmind.client import find_daemon
-    from vaultmind.memory import Memory
+    def local(memory: Any) -> dict[str, Any]:
+        result = memory.sync().to_dict()
+        result.update(_counts(memory))
+        return result
 
-    config = _config(args)
-    client = find_daemon(config)
-    if client is not None:
-        result = client.call("POST", "/v1/sync", {}, timeout=3600)
-    else:
-        with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:
-            result = memory.sync().to_dict()
-            result.update(_counts(memory))
+    result = _through_daemon_or_local(
+        _config(args), lambda c: c.call("POST", "/v1/sync", {}, timeout=3600), local, progress=True
+    )
     return _print_stats(args, result, "synced")
 
 
@@ -188,18 +209,17 @@ def _print_stats(args: argparse.Namespace, result: dict[str, Any], verb: str) ->
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from vaultmind.client import find_daemon
-    from vaultmind.memory import Memory
-
-    config = _config(args)
-    client = find_daemon(config)
-    if client is not None:
-        status = client.call("GET", "/v1/status")
+    def remote(client: Any) -> dict[str, Any]:
+        status: dict[str, Any] = client.call("GET", "/v1/status")
         status["daemon"] = {"running": True, "url": client.base}
-    else:
-        with Memory.open(config) as memory:
-            status = memory.status()
+        return status
+
+    def local(memory: Any) -> dict[str, Any]:
+        status: dict[str, Any] = memory.status()
         status["daemon"] = {"running": False}
+        return status
+
+    status = _through_daemon_or_local(_config(args), remote, local)
     if args.json:
         emit(status)
     else:
@@ -208,20 +228,18 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from vaultmind.client import find_daemon
-    from vaultmind.memory import Memory
-
-    config = _config(args)
     if args.limit is not None and args.limit <= 0:
         raise UsageError("--limit must be a positive number")
-    client = find_daemon(config)
-    if client is not None:
-        result = client.call("POST", "/v1/search", {"query": args.text, "limit": args.limit})
-    else:
-        with Memory.open(config) as memory:
-            if memory.index.scalar("SELECT count(*) FROM notes") == 0:
-                memory.sync()
-            result = memory.search(args.text, limit=args.limit)
+
+    def local(memory: Any) -> dict[str, Any]:
+        if memory.index.scalar("SELECT count(*) FROM notes") == 0:
+            memory.sync()
+        result: dict[str, Any] = memory.search(args.text, limit=args.limit)
+        return result
+
+    result = _through_daemon_or_local(
+        _config(args), lambda c: c.call("POST", "/v1/search", {"query": args.text, "limit": args.limit}), local
+    )
     if args.json:
         emit(result)
     else:

@@ -113,7 +113,7 @@ class OllamaEmbedder:
             ) from exc
         except httpx.TimeoutException as exc:
             raise EmbedError(
-                f"{where} did not answer within {self._timeout_s:g} s (embedding {len(batch)} texts)",
+                f"{where} did not answer within {self._timeout_s:g} s (a batch of {len(batch)} text(s))",
                 hint="raise [ollama] timeout_s or lower [embeddings] batch in .vaultmind/config.toml",
             ) from exc
         except httpx.HTTPError as exc:
@@ -126,7 +126,7 @@ class OllamaEmbedder:
         return self._to_array(response.embeddings, len(batch), where)
 
     def _response_error(self, exc: ollama.ResponseError, where: str) -> EmbedError:
-        message = str(exc.error)
+        message = _clip(str(exc.error))
         if exc.status_code == 404 or "not found" in message.lower():
             return EmbedError(
                 f"{where} has no model {self._model!r}: {message}",
@@ -136,6 +136,11 @@ class OllamaEmbedder:
             return EmbedError(
                 f"{self._model!r} is not an embedding model: {message}",
                 hint="set [ollama] embed_model to an embedding model such as nomic-embed-text",
+            )
+        if exc.status_code >= 500:
+            return EmbedError(
+                f"{where} failed with HTTP {exc.status_code}: {message}",
+                hint="the error is on the Ollama side: see its log (the `ollama serve` output)",
             )
         return EmbedError(f"{where} answered HTTP {exc.status_code}: {message}", hint=_CONFIG_HINT)
 
@@ -157,6 +162,11 @@ class OllamaEmbedder:
         elif dim != self._dim:
             raise EmbedError(f"{where} changed the dimension of {self._model!r} from {self._dim} to {dim}")
         return array
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _short(exc: BaseException) -> str:

@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +27,7 @@ from vaultmind.index.schema import DERIVED_TABLES, MIGRATIONS, SCHEMA_VERSION
 log = logging.getLogger(__name__)
 
 QUARANTINE_DIR = "quarantine"
+BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rather than fail
 
 
 class Index:
@@ -133,17 +135,24 @@ class Index:
         con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
 
 
-def _connect(path: Path) -> duckdb.DuckDBPyConnection:
-    try:
-        return duckdb.connect(str(path))
-    except duckdb.Error as exc:
-        if _is_lock_error(exc):
-            raise IndexBusy(
-                "the index is in use by another vaultmind process",
-                path=path,
-                hint="stop it, or run `vaultmind` commands while the daemon is up so they go through it",
-            ) from exc
-        raise
+def _connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnection:
+    """Connect, waiting up to `wait_s` while another process holds the file briefly."""
+    deadline = time.monotonic() + wait_s
+    delay = 0.02
+    while True:
+        try:
+            return duckdb.connect(str(path))
+        except duckdb.Error as exc:
+            if not _is_lock_error(exc):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise IndexBusy(
+                    "the index is in use by another vaultmind process",
+                    path=path,
+                    hint="stop it, or run `vaultmind` commands while the daemon is up so they go through it",
+                ) from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
 
 def _is_lock_error(exc: BaseException) -> bool:

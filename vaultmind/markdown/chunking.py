@@ -29,8 +29,17 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
-from vaultmind.markdown.obsidian import BLANK, FENCE, BlockScan, Heading, heading_anchor, scan_blocks
+from vaultmind.markdown.obsidian import (
+    BLANK,
+    FENCE,
+    BlockScan,
+    Heading,
+    atx_text,
+    heading_anchor,
+    scan_blocks,
+)
 from vaultmind.markdown.render import parse_meta, unescape_text_line
 from vaultmind.markdown.tokens import count_tokens, token_quarters
 from vaultmind.model import Leaf
@@ -40,12 +49,12 @@ _MIN_LIMIT = 16  # never split into pieces smaller than this many tokens, whatev
 
 _LEADING_BLANK_RE = re.compile(r"\A(?:[ \t]*\n)+")
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？])\s*")
-_WORD_RE = re.compile(r"\S+")
+_LAST_SPACE_RE = re.compile(r"\s+(?=\S*\Z)")
 _STRUCT_START_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)]|>|\|)")
 _FENCE_LINE_RE = re.compile(r"((?: {0,3}>[ ]?)*[ \t]*)(`{3,}|~{3,})")
-_MSG_START_RE = re.compile(r">[ \t]?\[!([A-Za-z]+)\][+-]?(?:[ \t]+(.*?))?[ \t]*$")
+_MSG_START_RE = re.compile(r">[ \t]?\[!([A-Za-z]+)\][+-]?(?:[ \t]+(.*)|[ \t]*)$")
 _BLOCK_LINE_RE = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*$")
-_ATX_LINE_RE = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_ATX_LINE_RE = re.compile(r" {0,3}(#{1,6})[ \t]+(.*)$")
 
 
 def _sha(text: str) -> str:
@@ -105,24 +114,14 @@ class _Chunker:
         self.scan = scan
         self.budget = budget
         self.lines = scan.lines
-        offsets = [0]
-        quarters = [0]
-        pos = 0
-        acc = 0
-        for line in self.lines:
-            pos += len(line) + 1
-            acc += token_quarters(line) + 1  # + the newline (a quarter token)
-            offsets.append(pos)
-            quarters.append(acc)
-        self.offsets = offsets
-        self.quarters = quarters
+        self.offsets = list(accumulate(map((1).__add__, map(len, self.lines)), initial=0))
         self.out: list[tuple[str, tuple[str, ...], str]] = []
 
     # spans
 
     def tokens(self, start: int, end: int) -> int:
         """Conservative tokens of lines [start, end) (counts their newlines too)."""
-        return (self.quarters[end] - self.quarters[start] + 3) // 4
+        return count_tokens(self.body[self.offsets[start] : self.offsets[end]])
 
     def text(self, start: int, end: int) -> str:
         raw = self.body[self.offsets[start] : max(self.offsets[start], self.offsets[end] - 1)]
@@ -172,7 +171,12 @@ class _Chunker:
             while i < end and kinds[i] != BLANK and i not in fences:
                 i += 1
             block_id = ids.get(i - 1)
-            if out and i - first == 1 and block_id is not None and self.lines[first].strip() == "^" + block_id:
+            if (
+                out
+                and i - first == 1
+                and block_id is not None
+                and self.lines[first].strip() == "^" + block_id
+            ):
                 out[-1].end = i  # an own-line ^id belongs to the block above it
                 out[-1].block_id = block_id
                 continue
@@ -198,7 +202,9 @@ class _Chunker:
             return
         prefix = _heading_line(node.heading) + "\n\n"
         # The first chunk starts with the heading as written, so it needs no prefix.
-        head = _Open(start, node.content_start, "", node.path, anchor, heading_only=True, droppable=carry is None)
+        head = _Open(
+            start, node.content_start, "", node.path, anchor, heading_only=True, droppable=carry is None
+        )
         cur = self.pack_blocks(self.blocks(node.content_start, node.own_end), head, prefix, node.path, anchor)
         for child in node.children:
             if self.tokens(child.start, child.end) <= self.budget:
@@ -224,23 +230,30 @@ class _Chunker:
         """Pack `blocks` after `cur`; returns the still-open chunk."""
         prefix_tokens = _tok(prefix)
         for block in blocks:
+            first_prefix = prefix
             if cur is not None:
                 if self.tokens(cur.start, block.end) + _tok(cur.prefix) <= self.budget:
                     cur.end = block.end
                     cur.heading_only = False
                     continue
-                if not (cur.heading_only and cur.droppable):
+                if not cur.heading_only:
                     self.flush(cur)
-                # else: the bare heading is dropped; the chunks below carry it as their prefix
+                elif not cur.droppable:
+                    # carried parent heading(s) + own heading: they prefix the next chunk instead
+                    first_prefix = self.text(cur.start, cur.end) + "\n\n"
+                # else: the bare own heading is dropped; the chunks below carry it as prefix
                 cur = None
             size = self.tokens(block.start, block.end)
             block_anchor = "^" + block.block_id if block.block_id else anchor
-            if size + prefix_tokens <= self.budget:
-                cur = _Open(block.start, block.end, prefix, path, block_anchor)
+            first_tokens = _tok(first_prefix)
+            if size + first_tokens <= self.budget:
+                cur = _Open(block.start, block.end, first_prefix, path, block_anchor)
                 continue
-            limit = max(self.budget - prefix_tokens, _MIN_LIMIT)
+            limit = max(self.budget - max(prefix_tokens, first_tokens), _MIN_LIMIT)
             for i, text in enumerate(self.split_block(block, limit)):
-                self.emit(prefix + text, path, block_anchor if i == 0 else anchor)
+                self.emit(
+                    (first_prefix if i == 0 else prefix) + text, path, block_anchor if i == 0 else anchor
+                )
         return cur
 
     # oversized blocks
@@ -251,7 +264,11 @@ class _Chunker:
         if block.fence:
             return self.split_fence(block, limit)
         first = self.lines[block.start]
-        levels = ("line", "sentence", "space", "char") if _STRUCT_START_RE.match(first) else ("sentence", "line", "space", "char")
+        levels = (
+            ("line", "sentence", "space", "char")
+            if _STRUCT_START_RE.match(first)
+            else ("sentence", "line", "space", "char")
+        )
         pieces = _split_span(self.body, start, end, limit, levels)
         return _pack_spans(self.body, pieces, limit)
 
@@ -262,19 +279,30 @@ class _Chunker:
         closed = False
         if m is not None and last > block.start:
             lm = _FENCE_LINE_RE.match(self.lines[last])
-            closed = lm is not None and lm.group(2)[0] == m.group(2)[0] and not self.lines[last][lm.end() :].strip()
+            closed = (
+                lm is not None
+                and lm.group(2)[0] == m.group(2)[0]
+                and not self.lines[last][lm.end() :].strip()
+            )
         closer = (m.group(1) + m.group(2)) if m is not None else "```"
         inner_end = last if closed else block.end
         if inner_end <= block.start + 1:
             return _pack_spans(
                 self.body,
-                _split_span(self.body, self.offsets[block.start], self.offsets[block.end] - 1, limit, ("char",)),
+                _split_span(
+                    self.body, self.offsets[block.start], self.offsets[block.end] - 1, limit, ("char",)
+                ),
                 limit,
             )
         inner_limit = max(limit - _tok(opener + "\n") - _tok("\n" + closer), _MIN_LIMIT)
         start = self.offsets[block.start + 1]
         end = self.offsets[inner_end] - 1
-        parts = _pack_spans(self.body, _split_span(self.body, start, end, inner_limit, ("line", "char")), inner_limit, strip=False)
+        parts = _pack_spans(
+            self.body,
+            _split_span(self.body, start, end, inner_limit, ("line", "char")),
+            inner_limit,
+            strip=False,
+        )
         real_closer = self.lines[last] if closed else ""
         out = []
         for i, part in enumerate(parts):
@@ -309,14 +337,16 @@ def _split_span(text: str, start: int, end: int, limit: int, levels: Sequence[st
         cuts = [m.start() for m in re.finditer("\n", text[start:end])]
         pieces = _cut(start, end, [(c, c + 1) for c in cuts])
     elif level == "sentence":
-        pieces = _cut(start, end, [(m.start(), m.end()) for m in _SENTENCE_END_RE.finditer(text[start:end]) if m.end() > m.start()])
-    else:  # space
-        pieces = [(start + m.start(), start + m.end()) for m in _WORD_RE.finditer(text[start:end])]
+        pieces = _cut(start, end, [(m.start(), m.end()) for m in _SENTENCE_END_RE.finditer(text[start:end])])
+    else:  # space: fill up to the limit, then cut at the last whitespace
+        return [(s, e) for s, e in _hard_split(text, start, end, limit, snap=True) if text[s:e].strip()]
     if len(pieces) <= 1:
         return _split_span(text, start, end, limit, levels[1:])
     out: list[tuple[int, int]] = []
     for s, e in pieces:
-        out.extend(_split_span(text, s, e, limit, levels[1:]) if count_tokens(text[s:e]) > limit else [(s, e)])
+        out.extend(
+            _split_span(text, s, e, limit, levels[1:]) if count_tokens(text[s:e]) > limit else [(s, e)]
+        )
     return [(s, e) for s, e in out if text[s:e].strip()]
 
 
@@ -331,11 +361,14 @@ def _cut(start: int, end: int, seps: Sequence[tuple[int, int]]) -> list[tuple[in
     return [(s, e) for s, e in out if e > s]
 
 
-def _hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+def _hard_split(text: str, start: int, end: int, limit: int, *, snap: bool = False) -> list[tuple[int, int]]:
+    """Cut text[start:end] into the longest spans within `limit` tokens; with `snap`, end
+    each span at its last whitespace when it has one (whitespace between spans is dropped)."""
     out = []
     pos = start
     while pos < end:
-        lo, hi = pos + 1, end  # the largest stop with count_tokens(text[pos:stop]) <= limit
+        # the largest stop with count_tokens(text[pos:stop]) <= limit; a char weighs >= 1/4 token
+        lo, hi = pos + 1, min(end, pos + 4 * limit)
         if count_tokens(text[pos:hi]) <= limit:
             lo = hi
         else:
@@ -345,8 +378,15 @@ def _hard_split(text: str, start: int, end: int, limit: int) -> list[tuple[int, 
                     lo = mid
                 else:
                     hi = mid - 1
-        out.append((pos, lo))
-        pos = lo
+        stop = nxt = lo
+        if snap and stop < end and not text[stop].isspace():
+            m = _LAST_SPACE_RE.search(text, pos, stop)
+            if m is not None and m.start() > pos:
+                stop, nxt = m.start(), m.end()
+        out.append((pos, stop))
+        pos = nxt
+        while snap and pos < end and text[pos].isspace():
+            pos += 1
     return out
 
 
@@ -371,9 +411,17 @@ def _pack_spans(text: str, spans: Sequence[tuple[int, int]], limit: int, *, stri
 
 
 def section_leaves(
-    body: str, *, note_key: str, budget: int = DEFAULT_CHUNK_TOKENS, scan: BlockScan | None = None
+    body: str,
+    *,
+    note_key: str,
+    budget: int = DEFAULT_CHUNK_TOKENS,
+    scan: BlockScan | None = None,
+    source_ref: str | None = None,
 ) -> list[Leaf]:
-    """Token-budget section leaves of a body (see the module docstring)."""
+    """Token-budget section leaves of a body (see the module docstring).
+
+    `source_ref` (a document source note's front matter `source_ref`) is set on every leaf.
+    """
     if not body.strip():
         return []
     if scan is None:
@@ -391,6 +439,7 @@ def section_leaves(
                 token_count=count_tokens(text),
                 anchor=anchor,
                 heading_path=path,
+                source_ref=source_ref,
             )
         )
     return leaves
@@ -399,7 +448,9 @@ def section_leaves(
 # --- messages -------------------------------------------------------------------------------
 
 
-def message_leaves(body: str, *, source_id: str, callout_types: Sequence[str] = ("message", "email")) -> list[Leaf]:
+def message_leaves(
+    body: str, *, source_id: str, callout_types: Sequence[str] = ("message", "email")
+) -> list[Leaf]:
     """One leaf per `> [!message]` / `> [!email]` callout of a chat/email source note."""
     lines = body.split("\n")
     n = len(lines)
@@ -418,7 +469,7 @@ def message_leaves(body: str, *, source_id: str, callout_types: Sequence[str] = 
             elif not in_fence and line.startswith("#"):
                 hm = _ATX_LINE_RE.match(line)
                 if hm is not None:
-                    path = (*path[: len(hm.group(1)) - 1], hm.group(2).strip())
+                    path = (*path[: len(hm.group(1)) - 1], atx_text(hm.group(2)))
             i += 1
             continue
         start = _MSG_START_RE.match(line) if not in_fence else None

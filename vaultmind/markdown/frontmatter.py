@@ -18,7 +18,7 @@ import base64
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -26,19 +26,23 @@ _BOM = "\ufeff"
 _CLOSE_RE = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _OPEN_RE = re.compile(r"---[ \t]*\n")
 # `key: [[Note]]` / `- [[Note]]`: valid YAML (a nested list), but meant as a wikilink.
-_BARE_WIKILINK_RE = re.compile(r"^(\s*(?:-|[^\s#:\-\"'][^:\n]*:))[ \t]+(\[\[[^\[\]\n]+\]\])[ \t]*$", re.MULTILINE)
-_FALLBACK_KEY_RE = re.compile(r"^([^\s#:\-\"'][^:\n]*?|\"[^\"\n]*\"|'[^'\n]*')[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
-_FALLBACK_ITEM_RE = re.compile(r"^[ \t]+-(?:[ \t]+(.*?))?[ \t]*$|^-(?:[ \t]+(.*?))?[ \t]*$")
+_BARE_WIKILINK_RE = re.compile(
+    r"^([ \t]*(?:-|[^\s#:\-\"'][^:\n]*:))[ \t]+(\[\[[^\[\]\n]+\]\])[ \t]*$", re.MULTILINE
+)
+_FALLBACK_KEY_RE = re.compile(r"([^\s#:\-\"'][^:\n]*|\"[^\"\n]*\"|'[^'\n]*'):(?:[ \t]+(.*)|[ \t]*)$")
+_FALLBACK_ITEM_RE = re.compile(r"[ \t]*-(?:[ \t]+(.*)|[ \t]*)$")
+
+
+def _timestamp_as_str(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(loader.construct_scalar(node))
 
 
 def _make_loader() -> type[yaml.SafeLoader]:
-    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class Loader(base):  # type: ignore[misc, valid-type]
-        """SafeLoader that keeps timestamps as the strings they were written as."""
-
-    Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_str)
-    return Loader  # type: ignore[no-any-return]
+    """The C SafeLoader when available, keeping timestamps as the strings they were written as."""
+    base = cast("type[yaml.SafeLoader]", getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    loader = cast("type[yaml.SafeLoader]", type("VaultmindYamlLoader", (base,), {}))
+    loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_str)
+    return loader
 
 
 _LOADER = _make_loader()
@@ -98,7 +102,7 @@ def parse_yaml_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
     if "[[" in raw:
         raw = _BARE_WIKILINK_RE.sub(_quote_wikilink, raw)
     try:
-        loaded = yaml.load(raw, Loader=_LOADER)  # noqa: S506 - a SafeLoader subclass
+        loaded = yaml.load(raw, Loader=_LOADER)
     except yaml.YAMLError as exc:
         return _fallback(raw), f"invalid YAML front matter ({_describe(exc)}); best-effort values used"
     except (ValueError, TypeError, RecursionError) as exc:  # odd constructors, deep nesting
@@ -165,7 +169,7 @@ def _scalar(text: str | None) -> Any:
     if text is None or text == "":
         return None
     try:
-        value = yaml.load(text, Loader=_LOADER)  # noqa: S506
+        value = yaml.load(text, Loader=_LOADER)
     except (yaml.YAMLError, ValueError, TypeError):
         value = None
         if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
@@ -188,11 +192,11 @@ def _fallback(raw: str) -> dict[str, Any]:
             if m is None:
                 current = None
                 continue
-            key = m.group(1)
+            key = m.group(1).rstrip(" \t")
             if key[0] in "\"'":
                 key = key[1:-1]
             current = key
-            data[key] = _scalar(m.group(2))
+            data[key] = _scalar((m.group(2) or "").strip(" \t"))
             continue
         item = _FALLBACK_ITEM_RE.match(line)
         if item is not None and current is not None:
@@ -200,5 +204,5 @@ def _fallback(raw: str) -> dict[str, Any]:
             if existing is None:
                 existing = data[current] = []
             if isinstance(existing, list):
-                existing.append(_scalar(item.group(1) if item.group(1) is not None else item.group(2)))
+                existing.append(_scalar((item.group(1) or "").strip(" \t")))
     return data

@@ -20,7 +20,8 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     - title: front matter `title`, else the first H1, else the file name without `.md`;
     - aliases: front matter `aliases` / `alias` (a string is one alias);
     - leaves: one per message for source notes with `kind: chat` / `kind: email`, token-budget
-      sections otherwise (`source_id` is the id key of a source note, else the path).
+      sections otherwise (`source_id` is the id key of a source note, else the path; a source
+      note's front matter `source_ref` is copied to its section leaves).
     """
     fm = split_frontmatter(text)
     data = fm.data
@@ -32,9 +33,14 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     source_id = _str(data.get("source_id")) if kind == "source" else None
     source_kind = _str(data.get("kind"))
     if kind == "source" and source_kind in CALLOUT_TYPES:
-        leaves = message_leaves(body, source_id=source_id or path, callout_types=(CALLOUT_TYPES[source_kind],))
+        leaves = message_leaves(
+            body, source_id=source_id or path, callout_types=(CALLOUT_TYPES[source_kind],)
+        )
     else:
-        leaves = section_leaves(body, note_key=source_id or path, budget=chunk_tokens, scan=scan)
+        source_ref = _str(data.get("source_ref")) if kind == "source" else ""
+        leaves = section_leaves(
+            body, note_key=source_id or path, budget=chunk_tokens, scan=scan, source_ref=source_ref or None
+        )
 
     title = _str(data.get("title"))
     if not title:

@@ -1,25 +1,27 @@
 """Obsidian syntax: links, embeds, tags, block ids, headings and callouts of a note body.
 
-This is a line scanner, not a full CommonMark parser: markdown-it-py measured ~3.3 ms for a
-3 KB note (~2 ms with inline parsing disabled), too slow for a cold index of >= 500 notes/s;
-this scanner does the same note in well under 0.5 ms. It tracks what matters for Obsidian
-syntax — fenced and indented code, `%% comments %%` (also spanning lines), `<!-- html
-comments -->`, `$$ math $$` blocks, inline code and inline math, blockquotes and list context —
-so that nothing inside code, comments or math is counted. The test-suite cross-checks
+This is a line scanner, not a full CommonMark parser: markdown-it-py measured 2.4–4 ms for a
+dense 3 KB note (~2 ms even with inline parsing disabled), too slow for a cold index of
+>= 500 notes/s; this scanner extracts everything from the same note in ~0.4 ms. It tracks what
+matters for Obsidian syntax — fenced and indented code, `%% comments %%` (also spanning lines),
+`<!-- html comments -->`, `$$ math $$` blocks, inline code and inline math, blockquotes and list
+context — so that nothing inside code, comments or math is counted. The test-suite cross-checks
 headings and code detection against markdown-it.
 
 Conventions (see docs/vault-format.md):
 - `Link.line` is 1-based in the body; links found in front matter values have line 0.
 - `[[Note#A#B]]` keeps the last heading ("B"), as Obsidian resolves it.
 - Tags are returned without "#", lower-cased, nested kept ("a/b"), in first-seen order,
-  front matter tags first. A tag needs at least one non-digit, non-dash character.
+  front matter tags first. A tag needs at least one letter or "_" (`#123`, `#2024-03` are not tags).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 from urllib.parse import unquote
 
@@ -39,20 +41,22 @@ MASK = "\x00"  # what masked (code, comment, math) inline spans are replaced wit
 
 _FENCE_OPEN_RE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)$")
 _QUOTE_RE = re.compile(r"(?: {0,3}>[ ]?)+")
-_ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*)|[ \t]*)$")
 _SETEXT_RE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 _LIST_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
-_INLINE_SPECIAL_RE = re.compile(r"\\.|`+|%%|<!--|\$\$|\$")
+_INLINE_SPECIAL_RE = re.compile(r"[\\`%<$]")
 _BACKTICKS_RE = re.compile(r"`+")
 _INLINE_MATH_RE = re.compile(r"\$(?![\s$])(?:\\.|[^$\\])*?(?<![\s\\])\$(?!\d)")
-_WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-_MDLINK_RE = re.compile(r"(!?)\[((?:\\.|[^\[\]\\])*)\]\(\s*(<[^<>\n]*>|[^\s()<>]+)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+_WIKILINK_RE = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_MDLINK_RE = re.compile(
+    r"\[((?:\\.|[^\[\]\\\n])*)\]\([ \t]*(<[^<>\n]*>|[^\s()<>]+)(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'))?[ \t]*\)"
+)
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-_TAG_RE = re.compile(r"(?<!\S)#([\w/-]+)")
+_TAG_RE = re.compile(r"#(?<!\S#)([\w/-]+)")
 _TAG_OK_RE = re.compile(r"[^\W\d]")
 _TAG_FULL_RE = re.compile(r"[\w/-]+")
 _BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)$")
-_CALLOUT_RE = re.compile(r"\[!([^\]\s]+)\]([+-]?)(?:[ \t]+(.*?))?[ \t]*$")
+_CALLOUT_RE = re.compile(r"\[!([^\]\s]+)\]([+-]?)(?:[ \t]+(.*)|[ \t]*)$")
 _ANCHOR_DROP_RE = re.compile(r"[\[\]]")
 _ANCHOR_SPACE_RE = re.compile(r"[#|^:%\\]")
 
@@ -97,6 +101,7 @@ class BlockScan:
     kinds: list[int]
     masked: list[str]
     headings: tuple[Heading, ...]
+    callouts: tuple[Callout, ...]
     block_ids: dict[int, str]
     fences: dict[int, int]
     depths: list[int]
@@ -108,12 +113,6 @@ def heading_anchor(text: str) -> str:
     Obsidian drops `[` `]` and turns `# | ^ : % \\` into spaces when linking a heading.
     """
     return " ".join(_ANCHOR_SPACE_RE.sub(" ", _ANCHOR_DROP_RE.sub("", text)).split())
-
-
-def _indent(line: str) -> int:
-    stripped = line.lstrip(" \t")
-    ws = line[: len(line) - len(stripped)]
-    return ws.count(" ") + 4 * ws.count("\t")
 
 
 def _strip_quotes(line: str) -> tuple[str, int]:
@@ -139,46 +138,49 @@ def _mask_inline(line: str, state: int) -> tuple[str, int]:
         out.append(MASK)
         state = 0
     i = pos
-    n = len(line)
+    runs: dict[int, list[int]] | None = None  # backtick run starts by width
     while True:
         m = _INLINE_SPECIAL_RE.search(line, i)
         if m is None:
             break
-        tok = m.group()
         start = m.start()
-        c = tok[0]
+        c = line[start]
         if c == "\\":
-            i = m.end()
+            i = start + 2
         elif c == "`":
-            width = len(tok)
-            end = -1
-            k = m.end()
-            while k < n:
-                run = _BACKTICKS_RE.search(line, k)
-                if run is None:
-                    break
-                if len(run.group()) == width:
-                    end = run.end()
-                    break
-                k = run.end()
-            if end < 0:
-                i = m.end()
+            run_end = start + 1
+            while run_end < len(line) and line[run_end] == "`":
+                run_end += 1
+            if runs is None:
+                runs = {}
+                for run in _BACKTICKS_RE.finditer(line):
+                    runs.setdefault(run.end() - run.start(), []).append(run.start())
+            width = run_end - start
+            starts = runs.get(width, [])
+            k = bisect_right(starts, start)
+            while k < len(starts) and line[starts[k] - 1] == "`":
+                k += 1  # not a maximal run (only after an escaped backtick)
+            if k >= len(starts):
+                i = run_end
                 continue
             out.append(line[pos:start])
             out.append(MASK)
-            pos = i = end
-        elif tok == "%%" or tok == "<!--":
+            pos = i = starts[k] + width
+        elif c == "%" or c == "<":
+            opener, closer = ("%%", "%%") if c == "%" else ("<!--", "-->")
+            if not line.startswith(opener, start):
+                i = start + 1
+                continue
             out.append(line[pos:start])
             out.append(MASK)
-            closer = "%%" if tok == "%%" else "-->"
-            j = line.find(closer, m.end())
+            j = line.find(closer, start + len(opener))
             if j < 0:
-                return "".join(out), 1 if tok == "%%" else 2
+                return "".join(out), 1 if c == "%" else 2
             pos = i = j + len(closer)
-        elif tok == "$$":
-            j = line.find("$$", m.end())
+        elif line.startswith("$$", start):
+            j = line.find("$$", start + 2)
             if j < 0:
-                i = m.end()
+                i = start + 2
                 continue
             out.append(line[pos:start])
             out.append(MASK)
@@ -186,7 +188,7 @@ def _mask_inline(line: str, state: int) -> tuple[str, int]:
         else:  # "$": inline math with pandoc's rules (no "$5 and $6" false positives)
             mm = _INLINE_MATH_RE.match(line, start)
             if mm is None:
-                i = m.end()
+                i = start + 1
                 continue
             out.append(line[pos:start])
             out.append(MASK)
@@ -197,6 +199,14 @@ def _mask_inline(line: str, state: int) -> tuple[str, int]:
     return "".join(out), 0
 
 
+def _quoted(line: str) -> tuple[str, int]:
+    """`line` without its blockquote markers, and their count (cheap for unquoted lines)."""
+    c0 = line[:1]
+    if c0 == ">" or (c0 == " " and ">" in line[:4]):
+        return _strip_quotes(line)
+    return line, 0
+
+
 def scan_blocks(body: str) -> BlockScan:
     """Classify every line of `body` (see `BlockScan`)."""
     lines = body.split("\n")
@@ -205,28 +215,30 @@ def scan_blocks(body: str) -> BlockScan:
     masked = [""] * count
     depths = [0] * count
     headings: list[Heading] = []
+    callouts: list[Callout] = []
     block_ids: dict[int, str] = {}
     fences: dict[int, int] = {}
 
     comment = 0  # inline state carried across lines: 1 = in %%, 2 = in <!--
     fence_char = ""
-    fence_len = 0
+    fence_marker = ""
     fence_start = -1
     fence_depth = 0
     in_math = False
     in_icode = False
     in_list = False
     prev_blank = True
+    prev_depth = 0
     para_start = -1
 
     for i, line in enumerate(lines):
         if fence_char:
-            content, depth = _strip_quotes(line)
+            content, depth = _quoted(line)
             if depth >= fence_depth:
                 kinds[i] = FENCE
-                depths[i] = depth
-                s = content.lstrip(" \t")
-                if s.startswith(fence_char * fence_len) and not s.rstrip(" \t").strip(fence_char[0]):
+                depths[i] = prev_depth = depth
+                close = content.strip(" \t")
+                if close.startswith(fence_marker) and not close.strip(fence_char):
                     fences[fence_start] = i
                     fence_char = ""
                 continue
@@ -247,14 +259,24 @@ def scan_blocks(body: str) -> BlockScan:
             if "$$" in line:
                 in_math = False
             continue
-        if not line.strip():
+        if not line or line.isspace():
             kinds[i] = BLANK
             prev_blank = True
+            prev_depth = 0
             para_start = -1
             continue
-        content, depth = _strip_quotes(line)
+        content, depth = _quoted(line)
         depths[i] = depth
-        indent = _indent(content)
+        outer_depth = prev_depth
+        prev_depth = depth
+        if content[:1] in (" ", "\t"):
+            stripped = content.lstrip(" \t")
+            ws = content[: len(content) - len(stripped)]
+            indent = ws.count(" ") + 4 * ws.count("\t")
+        else:
+            stripped = content
+            indent = 0
+        first = stripped[:1]
         if in_icode:
             if indent >= 4 and depth == 0:
                 kinds[i] = ICODE
@@ -262,14 +284,12 @@ def scan_blocks(body: str) -> BlockScan:
                 continue
             in_icode = False
         if not comment:
-            stripped = content.lstrip(" \t")
-            first = stripped[:1]
-            if first in ("`", "~"):
+            if first == "`" or first == "~":
                 fm = _FENCE_OPEN_RE.match(content)
-                if fm is not None and not (fm.group(1)[0] == "`" and "`" in fm.group(2)):
+                if fm is not None and not (first == "`" and "`" in fm.group(2)):
                     kinds[i] = FENCE
-                    fence_char = fm.group(1)[0]
-                    fence_len = len(fm.group(1))
+                    fence_char = first
+                    fence_marker = fm.group(1)
                     fence_start = i
                     fence_depth = depth
                     fences[i] = count - 1
@@ -289,41 +309,46 @@ def scan_blocks(body: str) -> BlockScan:
                 in_icode = True
                 prev_blank = False
                 continue
+            if depth > outer_depth and first == "[" and stripped.startswith("[!"):
+                cm = _CALLOUT_RE.match(stripped)
+                if cm is not None:
+                    title = (cm.group(3) or "").strip()
+                    callouts.append(Callout(cm.group(1).lower(), title, cm.group(2), i + 1, depth))
         # An ordinary line: mask inline spans, then look at its block role.
-        if comment or "`" in line or "%" in line or "$" in line or "<!--" in line:
+        if comment or "`" in line or "$" in line or "%" in line or "<!--" in line:
             text, comment = _mask_inline(line, comment)
         else:
             text = line
         masked[i] = text
         if depth == 0:
-            is_item = _LIST_RE.match(content) is not None
+            is_item = (first in ("-", "*", "+") or first.isdigit()) and _LIST_RE.match(content) is not None
             if is_item:
                 in_list = True
                 para_start = -1
             elif indent == 0 and prev_blank:
                 in_list = False
-            if not is_item and content[:4].lstrip(" ").startswith("#") and (not in_list or indent == 0):
+            if first == "#" and indent < 4 and (not in_list or indent == 0):
                 am = _ATX_RE.match(content)
                 if am is not None:
                     kinds[i] = HEADING
-                    headings.append(Heading(len(am.group(1)), _clean_heading(am.group(2) or ""), i + 1, i + 1))
+                    headings.append(Heading(len(am.group(1)), atx_text(am.group(2) or ""), i + 1, i + 1))
                     para_start = -1
                     in_list = False
                     prev_blank = False
                     continue
-            if para_start >= 0 and not is_item and content[:4].lstrip(" ")[:1] in ("=", "-"):
+            if para_start >= 0 and not is_item and (first == "=" or first == "-") and indent < 4:
                 sm = _SETEXT_RE.match(content)
                 if sm is not None:
                     kinds[i] = SETEXT
                     for k in range(para_start, i):
                         kinds[k] = HEADING
                     parts = [lines[k].strip() for k in range(para_start, i)]
-                    level = 1 if sm.group(1)[0] == "=" else 2
-                    headings.append(Heading(level, _clean_heading(" ".join(parts)), para_start + 1, i + 1))
+                    level = 1 if first == "=" else 2
+                    headings.append(Heading(level, " ".join(parts), para_start + 1, i + 1))
                     para_start = -1
                     prev_blank = False
                     continue
-            if not is_item and not in_list and para_start < 0 and (indent < 4):
+            if not is_item and not in_list and para_start < 0 and indent < 4:
                 para_start = i
         else:
             para_start = -1
@@ -333,72 +358,72 @@ def scan_blocks(body: str) -> BlockScan:
                 block_ids[i] = bm.group(1)
         prev_blank = False
 
-    return BlockScan(lines, kinds, masked, tuple(headings), block_ids, fences, depths)
+    return BlockScan(lines, kinds, masked, tuple(headings), tuple(callouts), block_ids, fences, depths)
 
 
-def _clean_heading(text: str) -> str:
-    return text.strip()
+def atx_text(rest: str) -> str:
+    """The text of an ATX heading from what follows its `#` marks (closing `#`s removed)."""
+    text = rest.strip(" \t")
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1] in " \t"):
+        text = bare.rstrip(" \t")
+    return text
 
 
-def parse_obsidian(body: str, frontmatter: Mapping[str, Any] | None = None, scan: BlockScan | None = None) -> Syntax:
+def parse_obsidian(
+    body: str, frontmatter: Mapping[str, Any] | None = None, scan: BlockScan | None = None
+) -> Syntax:
     """Extract Obsidian syntax from a note body (and tags/links of its front matter)."""
     if scan is None:
         scan = scan_blocks(body)
     links: list[Link] = []
     tags: dict[str, None] = {}
-    callouts: list[Callout] = []
     if frontmatter:
         for tag in frontmatter_tags(frontmatter):
             tags.setdefault(tag, None)
         links.extend(frontmatter_links(frontmatter))
 
-    lines = scan.lines
-    kinds = scan.kinds
-    depths = scan.depths
-    prev_depth = 0
-    for i, text in enumerate(scan.masked):
-        kind = kinds[i]
-        depth = depths[i]
-        if kind not in (TEXT, HEADING) or not text:
-            prev_depth = depth if kind != BLANK else 0
-            continue
-        if depth and depth > prev_depth and "[!" in text:
-            content = _strip_quotes(lines[i])[0]
-            cm = _CALLOUT_RE.match(content)
-            if cm is not None:
-                callouts.append(Callout(cm.group(1).lower(), (cm.group(3) or "").strip(), cm.group(2), i + 1, depth))
-        prev_depth = depth
-        if "[" in text:
-            text = _links_in_line(text, i + 1, links)
-        if "#" in text:
-            for tm in _TAG_RE.finditer(text):
-                tag = _valid_tag(tm.group(1))
-                if tag:
-                    tags.setdefault(tag, None)
-
-    block_ids = dict.fromkeys(scan.block_ids.values())
-    return Syntax(tuple(links), tuple(tags), tuple(block_ids), scan.headings, tuple(callouts))
-
-
-def _links_in_line(text: str, line_no: int, links: list[Link]) -> str:
-    """Append the links of one masked line to `links`; return the line with links masked."""
+    # One pass per regex over the masked text (code, comments and math already masked out,
+    # non-text lines empty); masks keep lengths so offsets map back to lines.
+    text = "\n".join(scan.masked)
+    starts: list[int] = []
     found: list[tuple[int, Link]] = []
     if "[[" in text:
+        starts = _line_starts(scan.masked)
         for m in _WIKILINK_RE.finditer(text):
-            link = parse_wikilink(m.group(2), embed=bool(m.group(1)), line=line_no)
+            at = m.start()
+            embed = at > 0 and text[at - 1] == "!"
+            link = parse_wikilink(m.group(1), embed=embed, line=bisect_right(starts, at))
             if link is not None:
-                found.append((m.start(), link))
-        text = _WIKILINK_RE.sub(MASK, text)
+                found.append((at, link))
+        text = _WIKILINK_RE.sub(_same_length_mask, text)
     if "](" in text:
+        starts = starts or _line_starts(scan.masked)
         for m in _MDLINK_RE.finditer(text):
-            link = _markdown_link(m.group(3), embed=bool(m.group(1)), line=line_no)
+            at = m.start()
+            embed = at > 0 and text[at - 1] == "!"
+            link = _markdown_link(m.group(2), embed=embed, line=bisect_right(starts, at))
             if link is not None:
-                found.append((m.start(), link))
-        text = _MDLINK_RE.sub(MASK, text)
-    if found:
-        found.sort(key=lambda item: item[0])
-        links.extend(link for _, link in found)
-    return text
+                found.append((at, link))
+        text = _MDLINK_RE.sub(_same_length_mask, text)
+    found.sort(key=lambda item: item[0])
+    links.extend(link for _, link in found)
+    if "#" in text:
+        for tm in _TAG_RE.finditer(text):
+            found_tag = _valid_tag(tm.group(1))
+            if found_tag:
+                tags.setdefault(found_tag, None)
+
+    block_ids = dict.fromkeys(scan.block_ids.values())
+    return Syntax(tuple(links), tuple(tags), tuple(block_ids), scan.headings, scan.callouts)
+
+
+def _line_starts(lines: list[str]) -> list[int]:
+    return list(accumulate(map((1).__add__, map(len, lines[:-1])), initial=0))
+
+
+def _same_length_mask(match: re.Match[str]) -> str:
+    return MASK * (match.end() - match.start())
 
 
 def parse_wikilink(inner: str, *, embed: bool = False, line: int = 0) -> Link | None:
@@ -467,7 +492,11 @@ def frontmatter_tags(data: Mapping[str, Any]) -> list[str]:
         if isinstance(value, str):
             words = re.split(r"[,\s]+", value)
         elif isinstance(value, list):
-            words = [str(item).strip() for item in value if isinstance(item, str | int | float) and not isinstance(item, bool)]
+            words = [
+                str(item).strip()
+                for item in value
+                if isinstance(item, str | int | float) and not isinstance(item, bool)
+            ]
         for word in words:
             word = word.lstrip("#")
             if word and _TAG_FULL_RE.fullmatch(word):
@@ -485,7 +514,8 @@ def frontmatter_links(data: Mapping[str, Any]) -> list[Link]:
         if isinstance(value, str):
             if "[[" in value:
                 for m in _WIKILINK_RE.finditer(value):
-                    link = parse_wikilink(m.group(2), embed=bool(m.group(1)), line=0)
+                    embed = m.start() > 0 and value[m.start() - 1] == "!"
+                    link = parse_wikilink(m.group(1), embed=embed, line=0)
                     if link is not None:
                         out.append(link)
         elif isinstance(value, list):

@@ -34,7 +34,6 @@ CALLOUT_TYPES: Mapping[str, str] = {"chat": "message", "email": "email"}
 
 META_KEYS: tuple[str, ...] = ("id", "at", "author", "ref", "subject")
 
-_META_LINE_RE = re.compile(r"%%[ \t]*vaultmind(?:[ \t]+(.*?))?[ \t]*%%[ \t]*$")
 _META_LIKE_RE = re.compile(r"\\*%%[ \t]*vaultmind(?![A-Za-z0-9_-])")
 _ESCAPED_META_LIKE_RE = re.compile(r"\\+%%[ \t]*vaultmind(?![A-Za-z0-9_-])")
 _ATTR_RE = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)="((?:[^"\\]|\\.)*)"')
@@ -42,7 +41,7 @@ _UNESCAPE_RE = re.compile(r"\\(.)")
 _UNESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
 _BLOCK_SLUG_RE = re.compile(r"[^a-z0-9]+")
 _PLAIN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9 _./@+-]*[A-Za-z0-9_./@+-]|[A-Za-z_]")
-_YAML_WORDS = frozenset("yes no on off true false null y n".split())
+_YAML_WORDS = frozenset(["yes", "no", "on", "off", "true", "false", "null", "y", "n"])
 _YAML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _MAX_SLUG = 40
 
@@ -122,10 +121,13 @@ def format_meta(attrs: Iterable[tuple[str, str]]) -> str:
 
 def parse_meta(content: str) -> dict[str, str] | None:
     """The attributes of a meta line (its `> ` prefix removed), or None if it is not one."""
-    m = _META_LINE_RE.match(content)
-    if m is None:
+    text = content.rstrip(" \t")
+    if not (text.startswith("%%") and text.endswith("%%") and len(text) >= 4):
         return None
-    return {key: unescape_attr(value) for key, value in _ATTR_RE.findall(m.group(1) or "")}
+    inner = text[2:-2].strip(" \t")
+    if not inner.startswith("vaultmind") or inner[9:10] not in ("", " ", "\t"):
+        return None
+    return {key: unescape_attr(value) for key, value in _ATTR_RE.findall(inner[9:])}
 
 
 def escape_text_line(line: str) -> str:

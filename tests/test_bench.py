@@ -1,0 +1,136 @@
+"""The synthetic vault generator and the benchmark command (shape only, never timing targets)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from vaultmind.bench.run import TARGETS, check_targets
+from vaultmind.bench.synth import MANIFEST, bench_queries, generate_vault, read_manifest
+from vaultmind.cli.main import main
+from vaultmind.config import load_config
+from vaultmind.errors import UsageError
+from vaultmind.memory import Memory
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder) / name
+            out[path.relative_to(root).as_posix()] = path.read_bytes()
+    return out
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path) -> None:
+    a = generate_vault(tmp_path / "a", 150, seed=7)
+    generate_vault(tmp_path / "b", 150, seed=7)
+    generate_vault(tmp_path / "c", 150, seed=8)
+    files_a, files_b, files_c = _files(tmp_path / "a"), _files(tmp_path / "b"), _files(tmp_path / "c")
+    assert files_a == files_b
+    assert files_a != files_c
+    notes = [p for p in files_a if p.endswith(".md") and not p.startswith((".trash/", ".obsidian/"))]
+    assert len(notes) == a.notes == 150
+    assert a.source_notes == 30 and a.user_notes == 120
+
+
+@pytest.mark.slow
+def test_worker_processes_write_the_same_bytes(tmp_path: Path) -> None:
+    generate_vault(tmp_path / "one", 300, seed=3, workers=1)
+    generate_vault(tmp_path / "two", 300, seed=3, workers=2)
+    assert _files(tmp_path / "one") == _files(tmp_path / "two")
+
+
+def test_generated_vault_has_the_shape_of_a_real_one(tmp_path: Path) -> None:
+    stats = generate_vault(tmp_path / "v", 400, seed=1)
+    files = _files(tmp_path / "v")
+    text = "\n".join(data.decode("utf-8") for path, data in files.items() if path.endswith(".md"))
+    for needle in ("[[", "|", "#^", "![[", "> [!", "```", "- [ ]", "| --- |", "{{date}}", "%% vaultmind "):
+        assert needle in text, needle
+    assert any(ord(ch) > 0x3000 for ch in text)  # CJK / emoji
+    assert any(p.startswith(".obsidian/") for p in files)
+    assert any(p.endswith(".png") and files[p].startswith(b"\x89PNG") for p in files)
+    depths = {p.count("/") for p in files if p.endswith(".md") and not p.startswith(("sources/", "."))}
+    assert max(depths) >= 3
+    assert stats.largest_note_bytes > 50_000  # the long tail
+    assert read_manifest(tmp_path / "v") == {"generator": "vaultmind.bench.synth", **{
+        k: v for k, v in stats.to_dict().items() if k != "seconds"
+    }}  # fmt: skip
+
+
+def test_generated_vault_indexes_with_the_expected_counts(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    stats = generate_vault(vault, 300, seed=2)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.reindex()
+        status = memory.status()
+        message_leaves = memory.index.scalar("SELECT count(*) FROM leaves WHERE kind = 'message'")
+        hits = memory.search(bench_queries(2, 5)[0])["hits"]
+    assert status["notes"]["total"] == stats.notes == 300
+    assert status["notes"]["source"] == stats.source_notes
+    assert status["notes"]["user"] == stats.user_notes
+    assert message_leaves == stats.messages
+    assert status["links"] > 0 and status["tags"] > 10
+    kinds = {p["kind"] for p in status["problems"]}
+    assert kinds <= {"frontmatter"}
+    assert sum(p["kind"] == "frontmatter" for p in status["problems"]) == stats.malformed_frontmatter
+    assert hits
+
+
+def test_generate_refuses_a_folder_with_files(tmp_path: Path) -> None:
+    (tmp_path / "mine.md").write_text("my note\n", encoding="utf-8")
+    with pytest.raises(UsageError):
+        generate_vault(tmp_path, 10)
+    assert _files(tmp_path) == {"mine.md": b"my note\n"}
+
+
+def test_bench_generate_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "generate", str(tmp_path / "out"), "--notes", "40", "--seed", "4", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["notes"] == 40 and data["seed"] == 4
+    assert (tmp_path / "out" / MANIFEST).is_file()
+
+
+def test_check_targets_compares_each_metric() -> None:
+    results = {"rescan": {"files_per_s": 20_000.0}, "cold": {"notes_per_s": 100.0, "ratio_to_baseline": 3.0}}
+    assert check_targets(results) == {
+        "rescan.files_per_s": True,
+        "cold.notes_per_s": False,
+        "cold.ratio_to_baseline": True,
+    }
+    assert set(TARGETS) >= set(check_targets(results))
+
+
+def _positive_numbers(value: object, where: str = "") -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _positive_numbers(item, f"{where}.{key}")
+    elif isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    elif isinstance(value, int | float):
+        assert value >= 0, where
+
+
+@pytest.mark.slow
+def test_bench_run_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["bench", "run", "--notes", "200", "--only", "rescan,cold,query", "--repeats", "2",
+                 "--workdir", str(tmp_path), "--json"])  # fmt: skip
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) >= {"sizes", "targets", "pass", "machine"}
+    size = report["sizes"]["200"]
+    assert set(size) == {"vault", "rescan", "cold", "query"}
+    assert size["rescan"]["files"] == 200 and size["rescan"]["files_per_s"] > 0
+    assert size["rescan"]["changed"] == 0
+    assert size["cold"]["notes"] == 200 and size["cold"]["notes_per_s"] > 0
+    assert size["cold"]["baseline"]["files"] == 200 and size["cold"]["ratio_to_baseline"] > 0
+    assert size["cold"]["seconds"]["runs"] == 2
+    assert 0 < size["query"]["p50_s"] <= size["query"]["p95_s"] <= size["query"]["max_s"]
+    assert size["query"]["queries_with_hits"] > 0
+    _positive_numbers(report["sizes"])
+    assert set(report["pass"]["200"]) == {"rescan.files_per_s", "cold.notes_per_s", "cold.ratio_to_baseline"}
+    assert all(isinstance(ok, bool) for ok in report["pass"]["200"].values())
+    assert report["targets"]["cold.notes_per_s"] == {"op": ">=", "bound": 500}

@@ -1,0 +1,606 @@
+"""The benchmarks, as library functions returning plain dicts of numbers.
+
+Each runs on any vault (usually one written by `bench.synth.generate_vault`) at any size:
+
+- `bench_rescan`        a no-change `sync_all` on an up-to-date index: files/s
+- `bench_cold`          delete the index, rebuild it without embeddings: notes/s, next to a
+                        baseline that only walks, reads and sha256-hashes the same notes
+- `bench_save_to_query` the real daemon in a subprocess: write a unique word into a note, poll
+                        the API until a search finds it: latency p50/p95/max
+- `bench_rss`           peak RSS of a `vaultmind reindex` subprocess (cold) and of the daemon
+                        after start-up and a few queries
+- `bench_query`         in-process search latency over a fixed query set
+
+Timings are wall-clock (`time.perf_counter`); repeated measurements are summarised as
+min/median/max (or percentiles for latencies). `run_benchmarks` generates vaults, runs the
+chosen benchmarks and checks them against `TARGETS`. Peak RSS comes from the kernel
+(`wait4` rusage for a finished child, `/proc/<pid>/status` VmHWM for a live one), so no extra
+dependency is needed at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from vaultmind import __version__
+from vaultmind.bench.synth import bench_queries, generate_vault, read_manifest
+from vaultmind.client import DaemonClient, daemon_file, find_daemon
+from vaultmind.config import DEFAULT_IGNORE, Config, load_config
+from vaultmind.errors import DaemonError, UsageError, VaultmindError
+from vaultmind.memory import Memory
+from vaultmind.vault.layout import SOURCES_DIR, is_note
+from vaultmind.vault.scan import IgnoreRules
+
+Progress = Callable[[str, int, int], None]
+"""progress(phase, done, total), the same shape as `sync.Progress`."""
+
+BENCHMARKS = ("rescan", "cold", "query", "rss", "save")
+"""All benchmarks, in the order `run_benchmarks` runs them."""
+
+TARGETS: dict[str, tuple[str, float]] = {
+    "rescan.files_per_s": (">=", 10_000),
+    "cold.notes_per_s": (">=", 500),
+    "cold.ratio_to_baseline": ("<=", 10),
+    "save.p95_s": ("<=", 1.0),
+    "rss.reindex_peak_mb": ("<=", 500),
+    "rss.daemon_peak_mb": ("<=", 500),
+}
+"""metric → (comparison, bound). The RSS bound is stated for 50k notes; it is checked at every size."""
+
+MB = 1_000_000
+_STATE_FILES = ("index.duckdb", "index.duckdb.wal")
+
+
+def _noop(phase: str, done: int, total: int) -> None:
+    return None
+
+
+# -- summaries -----------------------------------------------------------------------------------
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """min / median / max of repeated runs."""
+    arr = np.asarray(values, dtype=np.float64)
+    return {
+        "min": float(arr.min()),
+        "median": float(np.median(arr)),
+        "max": float(arr.max()),
+        "runs": len(values),
+    }
+
+
+def latency(values: Sequence[float]) -> dict[str, float]:
+    """p50 / p95 / max (and min, mean) of latency samples, in seconds."""
+    arr = np.asarray(values, dtype=np.float64)
+    return {
+        "p50_s": float(np.percentile(arr, 50)),
+        "p95_s": float(np.percentile(arr, 95)),
+        "max_s": float(arr.max()),
+        "min_s": float(arr.min()),
+        "mean_s": float(arr.mean()),
+        "samples": len(values),
+    }
+
+
+def _config(vault: Path, embed_provider: str | None) -> Config:
+    return load_config(vault, embed_provider=embed_provider)
+
+
+def _delete_index(config: Config) -> None:
+    for name in _STATE_FILES:
+        (config.state_dir / name).unlink(missing_ok=True)
+
+
+def _note_paths(vault: Path, ignore: Sequence[str] = DEFAULT_IGNORE) -> list[str]:
+    """Vault-relative paths of the notes vaultmind indexes (sorted), with these ignore rules."""
+    rules = IgnoreRules(ignore)
+    out: list[str] = []
+    for folder, dirs, files in os.walk(vault):
+        rel_dir = os.path.relpath(folder, vault).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        dirs[:] = sorted(d for d in dirs if not rules.ignores_dir(rel_dir + d))
+        out.extend(rel_dir + f for f in files if is_note(f) and not rules.ignores_file(rel_dir + f))
+    return sorted(out)
+
+
+# -- 1. no-change rescan -------------------------------------------------------------------------
+
+
+def bench_rescan(
+    vault: Path, *, repeats: int = 5, embed_provider: str | None = "none", progress: Progress | None = None
+) -> dict[str, Any]:
+    """`sync_all` on an up-to-date index (one untimed sync first brings it up to date)."""
+    progress = progress or _noop
+    config = _config(vault, embed_provider)
+    with Memory.open(config, progress=progress) as memory:
+        started = time.perf_counter()
+        warm = memory.sync()
+        warmup_s = time.perf_counter() - started
+        seconds: list[float] = []
+        scanned = changed = 0
+        for run in range(repeats):
+            progress("rescan", run, repeats)
+            started = time.perf_counter()
+            stats = memory.sync()
+            seconds.append(time.perf_counter() - started)
+            scanned = stats.scanned
+            changed += stats.added + stats.modified + stats.deleted + stats.renamed + stats.touched
+        progress("rescan", repeats, repeats)
+    timing = spread(seconds)
+    return {
+        "files": scanned,
+        "files_per_s": scanned / timing["median"],
+        "seconds": timing,
+        "changed": changed,  # must be 0: the index was up to date
+        "warmup_s": warmup_s,
+        "warmup_written": warm.added + warm.modified,
+        "embeddings": config.embed_provider,
+    }
+
+
+# -- 2. cold index vs. read+hash baseline --------------------------------------------------------
+
+
+def read_hash_baseline(
+    vault: Path, ignore: Sequence[str] = DEFAULT_IGNORE, progress: Progress | None = None
+) -> tuple[int, int, float]:
+    """(files, bytes, seconds) to walk the vault, read every note and sha256 it: the floor."""
+    progress = progress or _noop
+    started = time.perf_counter()
+    paths = _note_paths(vault, ignore)
+    total = 0
+    for done, rel in enumerate(paths, start=1):
+        with open(vault / rel, "rb") as fh:
+            data = fh.read()
+        hashlib.sha256(data).hexdigest()
+        total += len(data)
+        if done % 1000 == 0:
+            progress("baseline", done, len(paths))
+    return len(paths), total, time.perf_counter() - started
+
+
+def bench_cold(vault: Path, *, repeats: int = 3, progress: Progress | None = None) -> dict[str, Any]:
+    """Delete the index and rebuild it without embeddings (`reindex`, open to close), `repeats`
+    times, each run next to the read+hash baseline over the same notes."""
+    progress = progress or _noop
+    config = _config(vault, "none")
+    cold: list[float] = []
+    base: list[float] = []
+    notes = leaves = files = size = 0
+    for run in range(repeats):
+        files, size, seconds = read_hash_baseline(vault, config.all_ignores, progress)
+        base.append(seconds)
+        _delete_index(config)
+        progress("cold index", run, repeats)
+        started = time.perf_counter()
+        with Memory.open(config, progress=progress) as memory:
+            memory.reindex()
+            notes = int(memory.index.scalar("SELECT count(*) FROM notes"))
+            leaves = int(memory.index.scalar("SELECT count(*) FROM leaves"))
+        cold.append(time.perf_counter() - started)
+    progress("cold index", repeats, repeats)
+    cold_t, base_t = spread(cold), spread(base)
+    ratios = [c / b for c, b in zip(cold, base, strict=True)]
+    return {
+        "notes": notes,
+        "leaves": leaves,
+        "mb": size / MB,
+        "notes_per_s": notes / cold_t["median"],
+        "leaves_per_s": leaves / cold_t["median"],
+        "seconds": cold_t,
+        "baseline": {"files": files, "files_per_s": files / base_t["median"], "seconds": base_t},
+        "ratio_to_baseline": float(np.median(ratios)),
+        "index_mb": (config.index_path.stat().st_size if config.index_path.exists() else 0) / MB,
+    }
+
+
+# -- the daemon in a subprocess -------------------------------------------------------------------
+
+
+def _child_env(embed_provider: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if embed_provider:
+        env["VAULTMIND_EMBED_PROVIDER"] = embed_provider
+    return env
+
+
+class _Daemon:
+    """A `vaultmind watch` subprocess, its API client and its stderr (drained by a thread)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]):
+        self.proc = proc
+        self.client: DaemonClient | None = None
+        self.output: list[str] = []
+        self.thread = threading.Thread(target=self._drain, name="bench-daemon-stderr", daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            self.output.append(raw.decode("utf-8", "replace"))
+            del self.output[:-200]
+
+    def said(self, text: str) -> bool:
+        return any(text in line for line in list(self.output))
+
+    def tail(self) -> str:
+        return "".join(self.output[-10:]).strip()
+
+    def search(self, query: str, limit: int = 5) -> dict[str, Any]:
+        assert self.client is not None
+        result: dict[str, Any] = self.client.call("POST", "/v1/search", {"query": query, "limit": limit})
+        return result
+
+
+@contextmanager
+def running_daemon(
+    vault: Path, *, embed_provider: str | None, progress: Progress | None = None, timeout_s: float = 1800.0
+) -> Iterator[tuple[_Daemon, float]]:
+    """Start `vaultmind watch` on `vault`; yield (daemon, start-up seconds) once its API answers
+    and its first reconcile is done; stop it with SIGINT (then kill) on exit."""
+    progress = progress or _noop
+    config = _config(vault, embed_provider)
+    if find_daemon(config) is not None:
+        raise UsageError(f"a vaultmind daemon already runs for {vault}", hint="stop it before benchmarking")
+    expected = len(_note_paths(vault, config.all_ignores))
+    cmd = [sys.executable, "-m", "vaultmind", "watch", "--vault", str(vault)]
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=_child_env(embed_provider), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    daemon = _Daemon(proc)
+    try:
+        full_since: float | None = None
+        while True:
+            if proc.poll() is not None:
+                raise DaemonError(f"the daemon exited with code {proc.returncode}: {daemon.tail()}")
+            if time.perf_counter() - started > timeout_s:
+                raise DaemonError(f"the daemon was not ready after {timeout_s:.0f} s: {daemon.tail()}")
+            if daemon.client is None and daemon_file(config).exists():
+                daemon.client = find_daemon(config)
+            if daemon.client is not None:
+                status = daemon.client.call("GET", "/v1/status")
+                indexed = int(status["notes"]["total"])
+                missing = status["embeddings"].get("missing") or 0
+                progress("daemon start-up", min(indexed, expected), expected)
+                if daemon.said("vaultmind: watching") or status.get("daemon", {}).get("ready"):
+                    break
+                # fallback if the start-up line changes: counts complete and stable for 3 s
+                if indexed >= expected and not missing:
+                    full_since = full_since or time.perf_counter()
+                    if time.perf_counter() - full_since > 3.0:
+                        break
+                else:
+                    full_since = None
+            time.sleep(0.05)
+        yield daemon, time.perf_counter() - started
+    finally:
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(2)  # SIGINT: the CLI stops the daemon cleanly
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _peak_rss(pid: int) -> tuple[int | None, int | None]:
+    """(VmHWM, VmRSS) of a live process in bytes, from /proc (Linux), else psutil if present."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        return int(fields["VmHWM"].split()[0]) * 1024, int(fields["VmRSS"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        pass
+    try:
+        import psutil  # optional (dev extra): only where /proc is missing
+    except ImportError:
+        return None, None
+    rss = int(psutil.Process(pid).memory_info().rss)
+    return None, rss
+
+
+# -- 3. save → query ------------------------------------------------------------------------------
+
+
+def bench_save_to_query(
+    vault: Path,
+    samples: int = 30,
+    *,
+    embed_provider: str | None = "static",
+    create_share: float = 0.2,
+    gap_s: float = 0.3,
+    poll_s: float = 0.01,
+    timeout_s: float = 30.0,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Latency from writing a unique word into a note (or a new note) to a daemon search
+    finding it. The vault is restored afterwards (appended lines and new notes removed)."""
+    progress = progress or _noop
+    rng = random.Random(f"vm-bench-save:{seed}")
+    notes = _note_paths(vault, _config(vault, embed_provider).all_ignores)
+    candidates = [p for p in notes if not p.startswith(SOURCES_DIR + "/")] or notes
+    if not candidates:
+        raise UsageError(f"{vault} has no notes to edit")
+    token = "".join(rng.choices("abcdefghjkmnpqrtuvwxyz", k=6))
+    originals: dict[str, bytes] = {}
+    created: list[Path] = []
+    latencies: list[float] = []
+    timeouts = 0
+    try:
+        with running_daemon(vault, embed_provider=embed_provider, progress=progress) as (daemon, startup_s):
+            for i in range(samples):
+                progress("save→query", i, samples)
+                nonce = f"vmnonce{token}{i:04d}x"
+                if rng.random() < create_share:
+                    path = vault / "Inbox" / f"bench {token} {i}.md"
+                    path.parent.mkdir(exist_ok=True)
+                    created.append(path)
+                    started = time.perf_counter()
+                    path.write_text(f"# Quick note {i}\n\nJotted down {nonce} for later.\n", encoding="utf-8")
+                else:
+                    path = vault / rng.choice(candidates)
+                    originals.setdefault(str(path), path.read_bytes())
+                    started = time.perf_counter()
+                    with open(path, "a", encoding="utf-8") as fh:
+                        fh.write(f"\nAdded {nonce} while benchmarking.\n")
+                found = False
+                while time.perf_counter() - started < timeout_s:
+                    hits = daemon.search(nonce)["hits"]
+                    if any(nonce in hit["text"].lower() for hit in hits):
+                        found = True
+                        break
+                    time.sleep(poll_s)
+                elapsed = time.perf_counter() - started
+                latencies.append(elapsed)
+                timeouts += not found
+                time.sleep(gap_s)
+            progress("save→query", samples, samples)
+    finally:
+        for key, data in originals.items():
+            Path(key).write_bytes(data)
+        for path in created:
+            path.unlink(missing_ok=True)
+        inbox = vault / "Inbox"
+        if inbox.is_dir() and not any(inbox.iterdir()):
+            inbox.rmdir()
+    return {
+        **latency(latencies),
+        "timeouts": timeouts,
+        "daemon_startup_s": startup_s,
+        "embeddings": embed_provider,
+    }
+
+
+# -- 4. peak RSS ---------------------------------------------------------------------------------
+
+
+def _run_and_measure(
+    cmd: list[str], env: dict[str, str], stderr: IO[bytes] | int | None
+) -> tuple[int, float, int | None]:
+    """(exit code, seconds, peak RSS in bytes) of a child process, via wait4 where available."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)
+    if not hasattr(os, "wait4"):
+        return proc.wait(), time.perf_counter() - started, None
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - started
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    return proc.returncode, seconds, usage.ru_maxrss * scale
+
+
+def bench_rss(
+    vault: Path,
+    *,
+    embed_provider: str | None = "static",
+    queries: int = 10,
+    cold: bool = True,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Peak RSS of `vaultmind reindex` (after deleting the index when `cold`: the first run on
+    a vault, embeddings included) and of the daemon after start-up plus a few queries."""
+    progress = progress or _noop
+    config = _config(vault, embed_provider)
+    if cold:
+        _delete_index(config)
+    cmd = [sys.executable, "-m", "vaultmind", "reindex", "--vault", str(vault), "--json"]
+    progress("reindex (subprocess)", 0, 1)
+    with tempfile.TemporaryFile() as err:
+        code, seconds, peak = _run_and_measure(cmd, _child_env(embed_provider), err)
+        if code != 0:
+            err.seek(0)
+            raise VaultmindError(
+                f"`vaultmind reindex` failed with code {code}: {err.read().decode()[-2000:]}"
+            )
+    progress("reindex (subprocess)", 1, 1)
+    with running_daemon(vault, embed_provider=embed_provider, progress=progress) as (daemon, startup_s):
+        for query in bench_queries(seed, queries):
+            daemon.search(query)
+        hwm, rss = _peak_rss(daemon.proc.pid)
+    return {
+        "reindex_peak_mb": peak / MB if peak is not None else None,
+        "reindex_s": seconds,
+        "reindex_cold": cold,
+        "daemon_peak_mb": hwm / MB if hwm is not None else None,
+        "daemon_rss_mb": rss / MB if rss is not None else None,
+        "daemon_startup_s": startup_s,
+        "embeddings": config.embed_provider,
+    }
+
+
+# -- 5. query latency ----------------------------------------------------------------------------
+
+
+def bench_query(
+    vault: Path,
+    *,
+    repeats: int = 3,
+    count: int = 40,
+    embed_provider: str | None = "static",
+    seed: int | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """In-process `Memory.search` latency over a fixed set of `count` queries from the vault's
+    vocabulary (`synth.bench_queries`), each run `repeats` times after one untimed warm-up."""
+    progress = progress or _noop
+    if seed is None:
+        recorded = (read_manifest(vault) or {}).get("seed")
+        seed = recorded if isinstance(recorded, int) else 0
+    queries = bench_queries(seed, count)
+    config = _config(vault, embed_provider)
+    with Memory.open(config, progress=progress) as memory:
+        memory.sync()
+        started = time.perf_counter()
+        memory.search(queries[0])
+        first_s = time.perf_counter() - started  # loads the vector matrix, warms caches
+        with_hits = sum(1 for q in queries if memory.search(q)["hits"])
+        samples: list[float] = []
+        for run in range(repeats):
+            for query in queries:
+                started = time.perf_counter()
+                memory.search(query)
+                samples.append(time.perf_counter() - started)
+            progress("query", run + 1, repeats)
+    return {**latency(samples), "first_query_s": first_s, "queries": len(queries),
+            "queries_with_hits": with_hits, "embeddings": config.embed_provider}  # fmt: skip
+
+
+# -- a whole run ---------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+    return {
+        "cpus": os.cpu_count(),
+        "load_avg_1m": load[0],
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "vaultmind": __version__,
+    }
+
+
+def prepare_vault(
+    workdir: Path, notes: int, seed: int, progress: Progress | None = None
+) -> tuple[Path, dict[str, Any]]:
+    """The synthetic vault for (notes, seed) under `workdir`: reused when its manifest matches,
+    else (re)generated. Returns (vault, generation figures)."""
+    vault = workdir / f"vault-{notes}-s{seed}"
+    manifest = read_manifest(vault)
+    if manifest is not None and manifest.get("notes") == notes and manifest.get("seed") == seed:
+        return vault, {
+            "reused": True,
+            **{k: manifest[k] for k in ("notes", "note_bytes", "links", "messages")},
+        }
+    if vault.exists():
+        if manifest is None and any(vault.iterdir()):
+            raise UsageError(
+                f"{vault} exists and is not a generated vault", path=vault, hint="choose another --workdir"
+            )
+        shutil.rmtree(vault)
+    stats = generate_vault(vault, notes, seed, progress=progress)
+    return vault, {"reused": False, "seconds": stats.seconds, "notes": stats.notes, "note_bytes": stats.note_bytes,
+                   "links": stats.links, "messages": stats.messages}  # fmt: skip
+
+
+def check_targets(results: dict[str, dict[str, Any]]) -> dict[str, bool]:
+    """metric → met, for the metrics of `TARGETS` present in one size's results."""
+    out: dict[str, bool] = {}
+    for key, (op, bound) in TARGETS.items():
+        bench, metric = key.split(".", 1)
+        value = results.get(bench, {}).get(metric)
+        if isinstance(value, int | float):
+            out[key] = value >= bound if op == ">=" else value <= bound
+    return out
+
+
+def run_benchmarks(
+    sizes: Sequence[int],
+    *,
+    only: Sequence[str] = BENCHMARKS,
+    workdir: Path,
+    seed: int = 0,
+    embed_provider: str = "static",
+    samples: int = 30,
+    repeats: int | None = None,
+    progress: Progress | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Generate (or reuse) a vault per size under `workdir` and run the chosen benchmarks.
+
+    Order: cold (no embeddings), rss (a cold `reindex` with `embed_provider`, which also
+    embeds every leaf), rescan, query, save (the daemon edits the vault and restores it).
+    """
+    unknown = sorted(set(only) - set(BENCHMARKS))
+    if unknown:
+        raise UsageError(
+            f"unknown benchmark(s): {', '.join(unknown)}", hint=f"choose from {', '.join(BENCHMARKS)}"
+        )
+    say = announce or (lambda text: None)
+    report: dict[str, Any] = {"machine": machine(), "seed": seed, "embeddings": embed_provider, "sizes": {}}
+    for notes in sizes:
+        say(f"{notes:,} notes: preparing the vault")
+        vault, gen = prepare_vault(workdir, notes, seed, progress)
+        size: dict[str, Any] = {"vault": gen}
+        plan = [name for name in ("cold", "rss", "rescan", "query", "save") if name in only]
+        for name in plan:
+            say(f"{notes:,} notes: {name}")
+            if name == "cold":
+                size[name] = bench_cold(
+                    vault, repeats=repeats or (3 if notes <= 5000 else 1), progress=progress
+                )
+            elif name == "rss":
+                size[name] = bench_rss(vault, embed_provider=embed_provider, seed=seed, progress=progress)
+            elif name == "rescan":
+                size[name] = bench_rescan(
+                    vault, repeats=repeats or 5, embed_provider=embed_provider, progress=progress
+                )
+            elif name == "query":
+                size[name] = bench_query(vault, repeats=repeats or 3, embed_provider=embed_provider, seed=seed,
+                                         progress=progress)  # fmt: skip
+            else:
+                size[name] = bench_save_to_query(vault, samples, embed_provider=embed_provider, seed=seed,
+                                                 progress=progress)  # fmt: skip
+        report["sizes"][str(notes)] = size
+    report["machine"]["load_avg_1m_end"] = machine()["load_avg_1m"]
+    report["targets"] = {key: {"op": op, "bound": bound} for key, (op, bound) in TARGETS.items()}
+    report["pass"] = {size: check_targets(results) for size, results in report["sizes"].items()}
+    return report
+
+
+__all__ = [
+    "BENCHMARKS",
+    "TARGETS",
+    "bench_cold",
+    "bench_query",
+    "bench_rescan",
+    "bench_rss",
+    "bench_save_to_query",
+    "check_targets",
+    "run_benchmarks",
+]
