@@ -20,7 +20,7 @@ from vaultmind.memory import Memory
 
 from .conftest import dump_index, snapshot_files, write
 
-WORDS = "atlas budget launch river copper meadow lantern harbor violet summit orbit falcon".split()
+WORDS = ["atlas", "budget", "launch", "river", "copper", "meadow", "lantern", "harbor", "violet", "summit", "orbit", "falcon"]
 
 
 @pytest.fixture
@@ -117,7 +117,7 @@ def test_random_events_equal_cold_rebuild(
 def test_queries_work_while_watching_and_edits_become_searchable(
     running: tuple[Config, Memory, Daemon],
 ) -> None:
-    config, memory, daemon = running
+    config, _, daemon = running
     client = find_daemon(config)
     assert client is not None, "the daemon publishes itself in .vaultmind/daemon.json"
     info = config.state_dir / "daemon.json"

@@ -32,7 +32,7 @@ def run_unprivileged(script: str) -> Any:
         vault = base / "vault"
         vault.mkdir()
         os.chmod(vault, 0o777)
-        code = "from pathlib import Path\nvault = Path(%r)\n" % str(vault) + textwrap.dedent(script)
+        code = f"from pathlib import Path\nvault = Path({str(vault)!r})\n" + textwrap.dedent(script)
         cmd = [sys.executable, "-c", code]
         if os.geteuid() == 0:
             cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", *cmd]

@@ -12,6 +12,7 @@ while no daemon was running — or during start-up — are picked up; it repeats
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -22,8 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from vaultmind.client import daemon_file
 from vaultmind.config import Config
+from vaultmind.errors import VaultmindError
 from vaultmind.http_api import ApiServer
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
@@ -44,6 +48,8 @@ class Daemon:
         self.ready = threading.Event()  # set once the watcher is live and the first reconcile is done
         self.api: ApiServer | None = None
         self.batches = 0
+        self.failed_batches = 0
+        self.force_reconcile = False
 
     def run(self) -> None:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
@@ -70,16 +76,18 @@ class Daemon:
                 if changes:
                     self._apply(changes)
                 now = time.monotonic()
-                if now - last_reconcile >= RECONCILE_S or not self.ready.is_set():
-                    stats = self.memory.sync()
+                if now - last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile:
+                    try:
+                        stats = self.memory.sync()
+                        self.force_reconcile = False
+                        self._report("reconcile", stats)
+                    except (VaultmindError, duckdb.Error, OSError) as exc:
+                        log.error("reconcile failed: %s; will retry", exc)
                     last_reconcile = now
-                    self._report("reconcile", stats)
                     self.ready.set()
         finally:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 info_path.unlink()
-            except FileNotFoundError:
-                pass
             self.api.stop()
 
     def stop(self) -> None:
@@ -88,7 +96,14 @@ class Daemon:
     def _apply(self, changes: set[tuple[Any, str]]) -> None:
         root = str(self.config.vault)
         rels = sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes})
-        stats = self.memory.sync_paths(rels)
+        try:
+            stats = self.memory.sync_paths(rels)
+        except (VaultmindError, duckdb.Error, OSError) as exc:
+            # Never let one bad batch stop the watcher; the next reconcile repairs the index.
+            log.error("could not apply %d change(s): %s; will reconcile", len(rels), exc)
+            self.failed_batches += 1
+            self.force_reconcile = True
+            return
         self.batches += 1
         self._report("watch", stats)
 

@@ -130,7 +130,12 @@ class Memory:
             "leaves": leaves,
             "links": int(idx.scalar("SELECT count(*) FROM links")),
             "tags": int(idx.scalar("SELECT count(DISTINCT tag) FROM tags")),
-            "embeddings": {"model": model, "embedded": embedded, "missing": leaves - embedded if model else None},
+            "embeddings": {
+                "model": model,
+                "embedded": embedded,
+                "missing": leaves - embedded if model else None,
+                "error": self.syncer.embed_error,
+            },
             "problems": problems,
         }
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ import pyarrow as pa
 
 from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
+from vaultmind.errors import EmbedError
 from vaultmind.index.lexical import term_counts
 from vaultmind.index.store import Index
 from vaultmind.markdown.note import parse_note
@@ -36,6 +38,8 @@ from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.read import decode_note, read_note
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 """progress(phase, done, total): called during long work; phases "read", "embed"."""
@@ -68,6 +72,7 @@ class Syncer:
         self.progress = progress
         self.rules = IgnoreRules(config.all_ignores)
         self._sha: dict[str, str] = {}
+        self.embed_error: str | None = None  # why the last embedding pass failed, if it did
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -224,7 +229,13 @@ class Syncer:
                 _with_paths(con, problem_paths, "DELETE FROM problems WHERE path IN (SELECT path FROM _paths)")
             _insert_problems(con, plan.problems)
         if self.embedder is not None:
-            stats.embedded = self.embed_missing()
+            try:
+                stats.embedded = self.embed_missing()
+                self.embed_error = None
+            except EmbedError as exc:
+                # Lexical rows are committed; dense vectors wait for the next sync.
+                self.embed_error = str(exc)
+                log.warning("embeddings deferred: %s", exc)
 
     def embed_missing(self) -> int:
         """Embed every leaf whose (content hash, model) has no vector yet. Returns how many."""

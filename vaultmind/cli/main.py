@@ -14,11 +14,14 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultmind import __version__
 from vaultmind.cli.output import Progress, emit, print_search, print_stats, print_status
 from vaultmind.errors import UsageError, VaultmindError
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -170,8 +173,8 @@ def _through_daemon_or_local(
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    def local(memory: Any) -> dict[str, Any]:
-        result = memory.reindex().to_dict()
+    def local(memory: Memory) -> dict[str, Any]:
+        result: dict[str, Any] = memory.reindex().to_dict()
         result.update(_counts(memory))
         return result
 
@@ -182,8 +185,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    def local(memory: Any) -> dict[str, Any]:
-        result = memory.sync().to_dict()
+    def local(memory: Memory) -> dict[str, Any]:
+        result: dict[str, Any] = memory.sync().to_dict()
         result.update(_counts(memory))
         return result
 
@@ -193,7 +196,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     return _print_stats(args, result, "synced")
 
 
-def _counts(memory: Any) -> dict[str, int]:
+def _counts(memory: Memory) -> dict[str, int]:
     return {
         "notes": int(memory.index.scalar("SELECT count(*) FROM notes")),
         "chunks": int(memory.index.scalar("SELECT count(*) FROM leaves")),
@@ -214,7 +217,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         status["daemon"] = {"running": True, "url": client.base}
         return status
 
-    def local(memory: Any) -> dict[str, Any]:
+    def local(memory: Memory) -> dict[str, Any]:
         status: dict[str, Any] = memory.status()
         status["daemon"] = {"running": False}
         return status
@@ -231,7 +234,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit <= 0:
         raise UsageError("--limit must be a positive number")
 
-    def local(memory: Any) -> dict[str, Any]:
+    def local(memory: Memory) -> dict[str, Any]:
         if memory.index.scalar("SELECT count(*) FROM notes") == 0:
             memory.sync()
         result: dict[str, Any] = memory.search(args.text, limit=args.limit)

@@ -10,7 +10,8 @@ Sections (documents, user notes, summaries, entity notes) — `section_leaves`:
   then characters; lists, tables, quotes by line first. A code fence larger than the budget is
   split by lines, each part re-wrapped in the fence's opening and closing lines.
 - Every leaf is self-describing: a leaf that does not start with its section's heading gets
-  that heading line (normalised to `## Text`) prepended, then a blank line.
+  that heading line (normalised to `## Text`, cut with "…" past a quarter of the budget)
+  prepended, then a blank line.
 - Texts are slices of the body (plus that prefix): no non-blank text is lost.
 - `heading_path` is the heading texts from the top; `anchor` is "#" + the heading as Obsidian
   links it, or "^id" when the leaf starts with a block carrying a block id, or "" before any
@@ -45,6 +46,7 @@ from vaultmind.markdown.tokens import count_tokens, token_quarters
 from vaultmind.model import Leaf
 
 DEFAULT_CHUNK_TOKENS = 400
+MIN_CHUNK_TOKENS = 64  # a smaller configured budget is raised to this
 _MIN_LIMIT = 16  # never split into pieces smaller than this many tokens, whatever the prefix
 
 _LEADING_BLANK_RE = re.compile(r"\A(?:[ \t]*\n)+")
@@ -113,6 +115,7 @@ class _Chunker:
         self.body = body
         self.scan = scan
         self.budget = budget
+        self.prefix_cap = budget // 4  # a repeated heading prefix never takes more
         self.lines = scan.lines
         self.offsets = list(accumulate(map((1).__add__, map(len, self.lines)), initial=0))
         self.out: list[tuple[str, tuple[str, ...], str]] = []
@@ -134,6 +137,14 @@ class _Chunker:
     def flush(self, cur: _Open | None) -> None:
         if cur is not None:
             self.emit(cur.prefix + self.text(cur.start, cur.end), cur.path, cur.anchor)
+
+    def prefix_for(self, heading: Heading) -> str:
+        """The heading line repeated on top of continuation chunks, within `prefix_cap`."""
+        line = _heading_line(heading)
+        if _tok(line + "\n\n") > self.prefix_cap:
+            stop = _hard_split(line, 0, len(line), max(self.prefix_cap - 2, 1), snap=True)[0][1]
+            line = line[:stop].rstrip() + "…"
+        return line + "\n\n"
 
     # structure
 
@@ -200,11 +211,18 @@ class _Chunker:
         if self.tokens(start, node.end) <= self.budget:
             self.emit(self.text(start, node.end), node.path, anchor)
             return
-        prefix = _heading_line(node.heading) + "\n\n"
-        # The first chunk starts with the heading as written, so it needs no prefix.
-        head = _Open(
-            start, node.content_start, "", node.path, anchor, heading_only=True, droppable=carry is None
-        )
+        prefix = self.prefix_for(node.heading)
+        head: _Open | None = None
+        if self.tokens(start, node.content_start) > self.budget:
+            # A giant heading (typically a long paragraph underlined by `---`): split it as text.
+            heading_lines = _Block(start, node.content_start, False, None)
+            for text in self.split_block(heading_lines, self.budget):
+                self.emit(text, node.path, anchor)
+        else:
+            # The first chunk starts with the heading as written, so it needs no prefix.
+            head = _Open(
+                start, node.content_start, "", node.path, anchor, heading_only=True, droppable=carry is None
+            )
         cur = self.pack_blocks(self.blocks(node.content_start, node.own_end), head, prefix, node.path, anchor)
         for child in node.children:
             if self.tokens(child.start, child.end) <= self.budget:
@@ -239,8 +257,13 @@ class _Chunker:
                 if not cur.heading_only:
                     self.flush(cur)
                 elif not cur.droppable:
-                    # carried parent heading(s) + own heading: they prefix the next chunk instead
-                    first_prefix = self.text(cur.start, cur.end) + "\n\n"
+                    # carried parent heading(s) + own heading: they prefix the next chunk instead,
+                    # or, when that would take too much of the budget, are a leaf of their own
+                    carried = self.text(cur.start, cur.end) + "\n\n"
+                    if _tok(carried) <= self.prefix_cap:
+                        first_prefix = carried
+                    else:
+                        self.flush(cur)
                 # else: the bare own heading is dropped; the chunks below carry it as prefix
                 cur = None
             size = self.tokens(block.start, block.end)
@@ -420,13 +443,14 @@ def section_leaves(
 ) -> list[Leaf]:
     """Token-budget section leaves of a body (see the module docstring).
 
-    `source_ref` (a document source note's front matter `source_ref`) is set on every leaf.
+    `budget` is raised to MIN_CHUNK_TOKENS when smaller. `source_ref` (a document source
+    note's front matter `source_ref`) is set on every leaf.
     """
     if not body.strip():
         return []
     if scan is None:
         scan = scan_blocks(body)
-    chunks = _Chunker(body, scan, max(budget, _MIN_LIMIT)).run()
+    chunks = _Chunker(body, scan, max(budget, MIN_CHUNK_TOKENS)).run()
     leaves = []
     for seq, (text, path, anchor) in enumerate(chunks):
         leaves.append(

@@ -43,6 +43,7 @@ _FENCE_OPEN_RE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)$")
 _QUOTE_RE = re.compile(r"(?: {0,3}>[ ]?)+")
 _ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*)|[ \t]*)$")
 _SETEXT_RE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+_HR_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _LIST_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _INLINE_SPECIAL_RE = re.compile(r"[\\`%<$]")
 _BACKTICKS_RE = re.compile(r"`+")
@@ -321,6 +322,24 @@ def scan_blocks(body: str) -> BlockScan:
             text = line
         masked[i] = text
         if depth == 0:
+            if para_start >= 0 and (first == "=" or first == "-") and indent < 4:
+                sm = _SETEXT_RE.match(content)
+                if sm is not None:
+                    kinds[i] = SETEXT
+                    for k in range(para_start, i):
+                        kinds[k] = HEADING
+                    parts = [lines[k].strip() for k in range(para_start, i)]
+                    level = 1 if first == "=" else 2
+                    headings.append(Heading(level, " ".join(parts), para_start + 1, i + 1))
+                    para_start = -1
+                    prev_blank = False
+                    continue
+            if (first == "-" or first == "*" or first == "_") and indent < 4 and _HR_RE.match(content):
+                para_start = -1  # a thematic break
+                if indent == 0:
+                    in_list = False
+                prev_blank = False
+                continue
             is_item = (first in ("-", "*", "+") or first.isdigit()) and _LIST_RE.match(content) is not None
             if is_item:
                 in_list = True
@@ -334,18 +353,6 @@ def scan_blocks(body: str) -> BlockScan:
                     headings.append(Heading(len(am.group(1)), atx_text(am.group(2) or ""), i + 1, i + 1))
                     para_start = -1
                     in_list = False
-                    prev_blank = False
-                    continue
-            if para_start >= 0 and not is_item and (first == "=" or first == "-") and indent < 4:
-                sm = _SETEXT_RE.match(content)
-                if sm is not None:
-                    kinds[i] = SETEXT
-                    for k in range(para_start, i):
-                        kinds[k] = HEADING
-                    parts = [lines[k].strip() for k in range(para_start, i)]
-                    level = 1 if first == "=" else 2
-                    headings.append(Heading(level, " ".join(parts), para_start + 1, i + 1))
-                    para_start = -1
                     prev_blank = False
                     continue
             if not is_item and not in_list and para_start < 0 and indent < 4:
