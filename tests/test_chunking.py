@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from vaultmind.markdown.chunking import section_leaf_id, section_leaves
+from vaultmind.markdown.chunking import MIN_CHUNK_TOKENS, section_leaf_id, section_leaves
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.tokens import approx_tokens, count_tokens, token_quarters
 from vaultmind.model import Leaf
@@ -155,7 +155,7 @@ def test_ids_are_deterministic_and_keyed_by_note() -> None:
 
 
 @pytest.mark.parametrize("seed", range(40))
-@pytest.mark.parametrize("budget", [60, 150, 400])
+@pytest.mark.parametrize("budget", [64, 150, 400])
 def test_random_documents_cover_all_text_within_budget(seed: int, budget: int) -> None:
     body = random_doc(seed)
     leaves = section_leaves(body, note_key="doc.md", budget=budget)
@@ -254,9 +254,9 @@ def test_oversized_paragraph_splits_at_sentences() -> None:
 
 def test_cjk_paragraph_splits_at_cjk_sentence_ends() -> None:
     body = "".join(f"这是第{i}句关于记忆的话。" for i in range(60)) + "\n"
-    leaves = section_leaves(body, note_key="n", budget=50)
+    leaves = section_leaves(body, note_key="n", budget=64)
     assert len(leaves) > 3
-    assert all(leaf.text.endswith("。") and leaf.token_count <= 50 for leaf in leaves)
+    assert all(leaf.text.endswith("。") and leaf.token_count <= 64 for leaf in leaves)
     assert "".join(leaf.text for leaf in leaves) == body.strip()
 
 
@@ -300,6 +300,25 @@ def test_deep_nesting_keeps_heading_paths() -> None:
     paths = {leaf.heading_path for leaf in leaves}
     assert ("A", "B", "C") in paths and ("A", "E") in paths
     assert covers(body, leaves)
+
+
+def test_paragraph_underlined_by_dashes_is_a_heading_but_never_repeated_whole() -> None:
+    rng = random.Random(7)
+    long_para = paragraph(rng, 12)  # a paragraph followed by `---`: a (huge) setext H2 in Obsidian
+    body = "# Doc\n\n" + long_para + "\n---\n\n" + "\n\n".join(paragraph(rng, 4) for _ in range(6)) + "\n"
+    leaves = section_leaves(body, note_key="n", budget=100)
+    assert covers(body.replace("---", ""), leaves)
+    assert all(leaf.token_count <= 100 for leaf in leaves)
+    continuation = [
+        leaf for leaf in leaves if leaf.text.startswith("## ") and "…" in leaf.text.split("\n")[0]
+    ]
+    assert continuation, "continuation chunks carry a shortened heading"
+    assert all(count_tokens(leaf.text.split("\n")[0]) <= 25 for leaf in continuation)
+
+
+def test_thematic_breaks_are_not_part_of_headings() -> None:
+    leaves = section_leaves("***\nText\n---\n", note_key="n")
+    assert [(leaf.text, leaf.heading_path) for leaf in leaves] == [("***", ()), ("Text\n---", ("Text",))]
 
 
 def test_headings_inside_code_do_not_split_sections() -> None:
@@ -366,10 +385,12 @@ def test_parse_note_bad_front_matter_still_chunks() -> None:
 
 def test_parse_note_chunk_tokens_is_honoured() -> None:
     body = "\n\n".join(paragraph(random.Random(i), 4) for i in range(10))
-    small = parse_note("n.md", body, chunk_tokens=60).leaves
+    small = parse_note("n.md", body, chunk_tokens=70).leaves
     large = parse_note("n.md", body, chunk_tokens=2000).leaves
     assert len(large) == 1 and len(small) > 3
-    assert all(leaf.token_count <= 60 for leaf in small)
+    assert all(leaf.token_count <= 70 for leaf in small)
+    tiny = parse_note("n.md", body, chunk_tokens=5).leaves  # raised to MIN_CHUNK_TOKENS
+    assert all(leaf.token_count <= MIN_CHUNK_TOKENS for leaf in tiny)
 
 
 def test_parse_note_crlf_equals_lf() -> None:

@@ -94,6 +94,7 @@ class StderrProgress:
     def __init__(self) -> None:
         self.step_started = time.monotonic()
         self.last = 0.0
+        self.phase = ""
         self.dirty = False
 
     def announce(self, text: str) -> None:
@@ -103,9 +104,10 @@ class StderrProgress:
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         now = time.monotonic()
-        if now - self.step_started < PROGRESS_AFTER_S or (now - self.last < 0.5 and done != total):
+        if now - self.step_started < PROGRESS_AFTER_S or (now - self.last < 0.5 and phase == self.phase):
             return
         self.last = now
+        self.phase = phase
         self.dirty = True
         pct = f" ({100.0 * done / total:.0f}%)" if total else ""
         elapsed = now - self.step_started

@@ -107,7 +107,7 @@ class _Open:
     path: tuple[str, ...]
     anchor: str
     heading_only: bool = False  # only heading lines so far
-    droppable: bool = False  # those lines are the section's own heading (repeated as prefix)
+    droppable: bool = False  # those lines are the section's own heading, repeated in full as prefix
 
 
 class _Chunker:
@@ -220,8 +220,10 @@ class _Chunker:
                 self.emit(text, node.path, anchor)
         else:
             # The first chunk starts with the heading as written, so it needs no prefix.
+            # It may be dropped for the prefix only when the prefix repeats it in full.
+            droppable = carry is None and prefix == _heading_line(node.heading) + "\n\n"
             head = _Open(
-                start, node.content_start, "", node.path, anchor, heading_only=True, droppable=carry is None
+                start, node.content_start, "", node.path, anchor, heading_only=True, droppable=droppable
             )
         cur = self.pack_blocks(self.blocks(node.content_start, node.own_end), head, prefix, node.path, anchor)
         for child in node.children:
