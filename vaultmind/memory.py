@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.config import Config
+from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder, create_embedder
 from vaultmind.index.schema import SCHEMA_VERSION
 from vaultmind.index.store import Index
@@ -26,7 +27,7 @@ class Memory:
         self.config = config
         self.index = index
         self.embedder = embedder
-        self.syncer = Syncer(config, index, embedder, progress)
+        self.syncer = Syncer(config, index, embedder, progress, build_derivers(config))
         self.vectors = VectorCache(index, embedder.model_id) if embedder is not None else None
         self.vault_name = config.vault.name
 

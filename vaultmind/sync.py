@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
@@ -43,6 +43,28 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 """progress(phase, done, total): called during long work; phases "read", "embed"."""
+
+
+class Deriver(Protocol):
+    """Derives more rows from leaves inside the sync transaction (entities, admission, …).
+
+    `apply` runs in the same transaction as the leaf rows: `removed_leaf_ids` are the leaves
+    that just went away (their rows are already deleted), `written` the notes whose rows were
+    just inserted. On a rebuild, every table the deriver declares `-- derived:` in its migration
+    is already empty and `removed_leaf_ids` is empty. A deriver must keep its rows equal to what
+    a cold rebuild of the final vault would give.
+    """
+
+    name: str
+
+    def apply(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        removed_leaf_ids: Sequence[str],
+        written: Sequence[ParsedNote],
+        *,
+        rebuild: bool,
+    ) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +87,16 @@ class _Plan:
 class Syncer:
     """Keeps one index in step with one vault."""
 
-    def __init__(self, config: Config, index: Index, embedder: Embedder | None, progress: Progress | None = None):
+    def __init__(
+        self,
+        config: Config,
+        index: Index,
+        embedder: Embedder | None,
+        progress: Progress | None = None,
+        derivers: Sequence[Deriver] = (),
+    ):
         self.config = config
+        self.derivers = tuple(derivers)
         self.index = index
         self.embedder = embedder
         self.progress = progress
@@ -214,11 +244,16 @@ class Syncer:
             if rebuild:
                 self.index.clear_derived(con)
             changed = [] if rebuild else sorted(plan.remove | set(plan.write))
+            removed_ids: list[str] = []
             if changed:
-                stats.leaves_deleted = _delete_paths(con, changed)
+                removed_ids = _delete_paths(con, changed)
+                stats.leaves_deleted = len(removed_ids)
             if plan.touch:
                 _touch(con, plan.touch)
             rows.insert(con)
+            written = [plan.write[path][1] for path in sorted(plan.write)]
+            for deriver in self.derivers:
+                deriver.apply(con, removed_ids, written, rebuild=rebuild)
             problem_paths = sorted(plan.clear_problems | set(plan.problems))
             if scan is not None:
                 con.execute("DELETE FROM problems WHERE kind IN ('unreadable_folder', 'symlink_loop', 'broken_symlink')")
@@ -479,10 +514,16 @@ def _with_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str], sql: str) 
         con.unregister("_paths")
 
 
-def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> int:
+def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[str]:
+    """Delete every row derived from `paths`; return the ids of the leaves that went away."""
     con.register("_paths", pa.table({"path": pa.array(list(paths), pa.string())}))
     try:
-        row = con.execute("SELECT count(*) FROM leaves WHERE note_path IN (SELECT path FROM _paths)").fetchone()
+        removed = [
+            row[0]
+            for row in con.execute(
+                "SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths) ORDER BY id"
+            ).fetchall()
+        ]
         con.execute(
             "DELETE FROM postings WHERE leaf_id IN "
             "(SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths))"
@@ -493,7 +534,7 @@ def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> int:
         con.execute("DELETE FROM notes WHERE path IN (SELECT path FROM _paths)")
     finally:
         con.unregister("_paths")
-    return int(row[0]) if row else 0
+    return removed
 
 
 def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:

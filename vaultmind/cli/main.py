@@ -7,6 +7,7 @@ an exit code; `--debug` or `VAULTMIND_DEBUG=1` shows the full traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import os
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from vaultmind.memory import Memory
 
 Handler = Callable[[argparse.Namespace], int]
+
+COMMAND_MODULES: tuple[str, ...] = ()
+"""Modules adding subcommands: each defines `add_parser(sub)` and its handlers."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -96,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     from vaultmind.cli.bench import add_bench_parser
 
     add_bench_parser(sub)
+    for module_name in COMMAND_MODULES:
+        module = importlib.import_module(module_name)
+        module.add_parser(sub)
     return parser
 
 

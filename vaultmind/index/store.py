@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 
 from vaultmind.errors import IndexBusy, IndexError_
-from vaultmind.index.schema import DERIVED_TABLES, MIGRATIONS, SCHEMA_VERSION
+from vaultmind.index.schema import SCHEMA_VERSION, derived_tables, migrations
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class Index:
             return None if row is None else row[0]
 
     def clear_derived(self, con: duckdb.DuckDBPyConnection) -> None:
-        for table in DERIVED_TABLES:
+        for table in derived_tables():
             con.execute(f"DELETE FROM {table}")
 
     def checkpoint(self) -> None:
@@ -168,14 +168,14 @@ def _migrations_compatible(con: duckdb.DuckDBPyConnection) -> bool:
         tables = con.execute("SELECT count(*) FROM information_schema.tables").fetchone()
         return tables is None or tables[0] == 0  # an empty file is fine; foreign tables are not
     applied = [row[0] for row in con.execute("SELECT name FROM migrations ORDER BY seq").fetchall()]
-    known = [name for name, _ in MIGRATIONS]
+    known = [name for name, _ in migrations()]
     return applied == known[: len(applied)]
 
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE IF NOT EXISTS migrations (seq INTEGER PRIMARY KEY, name VARCHAR NOT NULL)")
     applied = {row[0] for row in con.execute("SELECT name FROM migrations").fetchall()}
-    for seq, (name, sql) in enumerate(MIGRATIONS, start=1):
+    for seq, (name, sql) in enumerate(migrations(), start=1):
         if name in applied:
             continue
         con.execute("BEGIN TRANSACTION")

@@ -1,0 +1,15 @@
+"""The derivers a sync runs after writing leaf rows, in order.
+
+Each feature that derives rows from leaves (entities and their co-occurrence graph, admission
+decisions, …) plugs in here; `sync.Deriver` is the protocol.
+"""
+
+from __future__ import annotations
+
+from vaultmind.config import Config
+from vaultmind.sync import Deriver
+
+
+def build_derivers(config: Config) -> list[Deriver]:
+    derivers: list[Deriver] = []
+    return derivers
