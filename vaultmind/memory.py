@@ -7,6 +7,7 @@ async adapters run it in a worker thread.
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,11 @@ class Memory:
             embedder=self.embedder,
             vectors=self.vectors,
         )
+
+    def walk(self, question: str, *, limit: int | None = None, reference_time: datetime | None = None) -> dict[str, Any]:
+        from vaultmind.retrieval.walk import walk
+
+        return walk(self, question, limit=limit or self.config.search_limit, reference_time=reference_time)
 
     def status(self) -> dict[str, Any]:
         idx = self.index

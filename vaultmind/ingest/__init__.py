@@ -1,0 +1,1 @@
+"""Ingest adapters: exports in, canonical source notes (docs/vault-format.md) out."""

@@ -1,0 +1,52 @@
+"""What every adapter produces and the writer consumes.
+
+An adapter parses an export (pure: bytes/text in, batches out, errors naming file and line)
+into `SourceBatch`es. The writer (`ingest/writer.py`) turns batches into canonical source
+notes — atomically, idempotently, merging by message id — and never overwrites a note the
+user has edited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from vaultmind.markdown.render import Message, SourceMeta
+
+Bucket = Literal["day", "thread", "whole"]
+"""How a batch is split into notes: chat by UTC day, email by thread, documents whole."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceBatch:
+    """Messages of one source scope (a channel, a thread, a conversation…)."""
+
+    meta: SourceMeta
+    messages: tuple[Message, ...]
+    bucket: Bucket = "day"
+    note_name: str | None = None  # file stem when bucket is "thread"/"whole"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInput:
+    """A document source (kind "document"): replaced as a whole when its content changes."""
+
+    source_id: str
+    scope: str
+    title: str
+    body: str  # Markdown
+    modified: str | None = None  # ISO 8601
+    source_ref: str | None = None
+
+
+@dataclass(slots=True)
+class IngestReport:
+    """What an ingest did: vault-relative paths written, and what was already there."""
+
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    kept_user_edited: list[str] = field(default_factory=list)  # notes the user edited: left alone
+    messages_added: int = 0
+    messages_known: int = 0
+    documents_replaced: int = 0
+    warnings: list[str] = field(default_factory=list)

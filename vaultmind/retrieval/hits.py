@@ -1,0 +1,137 @@
+"""The one hit shape every retrieval mode returns, and how leaves become hits.
+
+A `RetrievalHit` is a node (a leaf today; summaries use the same shape) with everything an
+agent or a person needs to trust and follow it: content, where it lives in the vault (path,
+anchor, wikilink, `obsidian://` link), where it came from (`source_refs`), when (time range),
+who/what (entities), and why it ranked where it did (`score` and `breakdown`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vaultmind.index.store import Index
+from vaultmind.vault.layout import obsidian_link, wikilink
+
+
+@dataclass(slots=True)
+class RetrievalHit:
+    node_id: str
+    node_kind: str  # "leaf" | "summary"
+    tree: str  # the source tree: source_id for sources, "notes:<folder>" for user notes
+    scope: str
+    level: int
+    content: str
+    note_path: str
+    anchor: str
+    title: str
+    entities: list[str] = field(default_factory=list)
+    time_start: str | None = None
+    time_end: str | None = None
+    score: float = 0.0
+    breakdown: dict[str, Any] = field(default_factory=dict)
+    child_ids: list[str] = field(default_factory=list)
+    source_refs: list[str] = field(default_factory=list)
+    author: str | None = None
+    message_id: str | None = None
+    link: str = ""
+    wikilink: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node_id": self.node_id,
+            "node_kind": self.node_kind,
+            "tree": self.tree,
+            "scope": self.scope,
+            "level": self.level,
+            "content": self.content,
+            "entities": self.entities,
+            "time_range": {"start": self.time_start, "end": self.time_end},
+            "score": round(self.score, 6),
+            "breakdown": self.breakdown,
+            "child_ids": self.child_ids,
+            "source_refs": self.source_refs,
+            "note_path": self.note_path,
+            "anchor": self.anchor,
+            "title": self.title,
+            "author": self.author,
+            "message_id": self.message_id,
+            "link": self.link,
+            "wikilink": self.wikilink,
+        }
+
+
+def envelope(hits: Sequence[RetrievalHit], total: int, **extra: Any) -> dict[str, Any]:
+    """`{hits, total, truncated, …}`: the wrapper of every mode's answer."""
+    out: dict[str, Any] = {"hits": [h.to_dict() for h in hits], "total": total, "truncated": total > len(hits)}
+    out.update(extra)
+    return out
+
+
+def has_table(index: Index, name: str) -> bool:
+    return bool(index.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]))
+
+
+def leaf_hits(
+    index: Index, ranked: Sequence[tuple[str, float, dict[str, Any]]], vault_name: str
+) -> list[RetrievalHit]:
+    """Hydrate `(leaf_id, score, breakdown)` into hits, keeping the given order; unknown ids are skipped."""
+    if not ranked:
+        return []
+    ids = [leaf_id for leaf_id, _, _ in ranked]
+    rows = index.query(
+        """
+        SELECT l.id, l.note_path, n.kind, n.title, n.source_id, l.anchor, l.text, l.author,
+               strftime(l.ts, '%Y-%m-%dT%H:%M:%SZ'), l.source_ref, l.message_id,
+               coalesce(json_extract_string(n.frontmatter, '$.scope'), '')
+        FROM leaves l JOIN notes n ON n.path = l.note_path
+        WHERE l.id IN (SELECT unnest(?::VARCHAR[]))
+        """,
+        [ids],
+    )
+    by_id = {row[0]: row for row in rows}
+    entities = _entities_of(index, ids)
+    hits = []
+    for leaf_id, score, breakdown in ranked:
+        row = by_id.get(leaf_id)
+        if row is None:
+            continue
+        path, anchor = row[1], row[5]
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        hits.append(
+            RetrievalHit(
+                node_id=leaf_id,
+                node_kind="leaf",
+                tree=row[4] or f"notes:{folder}",
+                scope=row[11] or folder,
+                level=0,
+                content=row[6],
+                note_path=path,
+                anchor=anchor,
+                title=row[3],
+                entities=entities.get(leaf_id, []),
+                time_start=row[8],
+                time_end=row[8],
+                score=score,
+                breakdown=breakdown,
+                source_refs=[row[9]] if row[9] else [],
+                author=row[7],
+                message_id=row[10],
+                link=obsidian_link(vault_name, path, anchor),
+                wikilink=wikilink(path, anchor),
+            )
+        )
+    return hits
+
+
+def _entities_of(index: Index, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
+    if not leaf_ids or not has_table(index, "occurrences"):
+        return {}
+    rows = index.query(
+        """SELECT leaf_id, list_sort(list(DISTINCT entity_id)) FROM occurrences
+           WHERE leaf_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY leaf_id""",
+        [list(leaf_ids)],
+    )
+    return {row[0]: list(row[1]) for row in rows}

@@ -1,0 +1,234 @@
+"""Time expressions in a question → a time window, relative to a reference time.
+
+Pure and deterministic: `parse_time_window("what did we decide last week?", now)` gives the
+Monday-to-Monday window of the previous ISO week. Understood forms (case-insensitive):
+
+    today, yesterday, the day before yesterday, tomorrow
+    this/last/next week|month|year, last weekend, this morning/evening (→ today)
+    N days|weeks|months|years ago (N as digits or a word up to twenty; "a"/"a few" → 1/3)
+    in the last/past N days|weeks|months
+    last/this <weekday>, on <weekday> (the most recent one before the reference)
+    in/during/since/before/after <month> [<year>], <month> <year>, <year>
+    on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
+    early/mid/late <month|year> narrow the window
+
+The result is a half-open window [start, end) in naive UTC, plus the matched text, so the
+caller can show why the window was chosen. No match → None.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+MONTHS["sept"] = 9
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "a few": 3, "a couple of": 2, "couple of": 2, "several": 4,
+}  # fmt: skip
+
+_MONTH_RX = "|".join(sorted(MONTHS, key=len, reverse=True))
+_WEEKDAY_RX = "|".join(WEEKDAYS)
+_NUM_RX = r"\d+|" + "|".join(sorted((re.escape(k) for k in NUMBERS), key=len, reverse=True))
+_UNIT_RX = r"days?|weeks?|months?|years?"
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    start: datetime
+    end: datetime  # exclusive
+    text: str  # the words that produced the window
+
+    def contains(self, when: datetime) -> bool:
+        return self.start <= when < self.end
+
+    def to_dict(self) -> dict[str, str]:
+        return {"start": self.start.isoformat() + "Z", "end": self.end.isoformat() + "Z", "text": self.text}
+
+
+def _day(d: datetime) -> datetime:
+    return d.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _month_start(year: int, month: int) -> datetime:
+    return datetime(year, month, 1)
+
+
+def _add_months(d: datetime, months: int) -> datetime:
+    index = d.year * 12 + (d.month - 1) + months
+    return datetime(index // 12, index % 12 + 1, 1)
+
+
+def _num(text: str) -> int:
+    text = text.strip().lower()
+    return int(text) if text.isdigit() else NUMBERS.get(text, 1)
+
+
+def _unit_window(now: datetime, unit: str, offset: int) -> tuple[datetime, datetime]:
+    """The calendar unit containing `now`, shifted by `offset` units."""
+    unit = unit.rstrip("s")
+    today = _day(now)
+    if unit == "day":
+        start = today + timedelta(days=offset)
+        return start, start + timedelta(days=1)
+    if unit == "week":
+        start = today - timedelta(days=today.weekday()) + timedelta(weeks=offset)
+        return start, start + timedelta(weeks=1)
+    if unit == "month":
+        start = _add_months(today, offset)
+        return start, _add_months(start, 1)
+    start = datetime(today.year + offset, 1, 1)
+    return start, datetime(start.year + 1, 1, 1)
+
+
+def _narrow(start: datetime, end: datetime, qualifier: str | None) -> tuple[datetime, datetime]:
+    if not qualifier:
+        return start, end
+    span = end - start
+    third = span / 3
+    if qualifier == "early":
+        return start, start + third
+    if qualifier in ("mid", "middle of"):
+        return start + third, start + 2 * third
+    return start + 2 * third, end  # late / end of
+
+
+_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "iso"),
+    (re.compile(r"\bthe day before yesterday\b"), "day_before_yesterday"),
+    (re.compile(r"\bthe day after tomorrow\b"), "day_after_tomorrow"),
+    (re.compile(rf"\b(?:in|during|over|within) the (?:last|past) ({_NUM_RX}) ({_UNIT_RX})\b"), "in_last"),
+    (re.compile(rf"\b({_NUM_RX}) ({_UNIT_RX}) (?:ago|before)\b"), "ago"),
+    (re.compile(r"\b(this|last|next|previous|past) weekend\b"), "weekend"),
+    (re.compile(r"\b(this|last|next|previous|past) (week|month|year)\b"), "rel_unit"),
+    (re.compile(rf"\b(?:(last|this|past|previous) |on )({_WEEKDAY_RX})\b"), "weekday"),
+    (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b"), "today"),
+    (re.compile(r"\byesterday\b"), "yesterday"),
+    (re.compile(r"\btomorrow\b"), "tomorrow"),
+    (
+        re.compile(
+            rf"\b(?:on |the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MONTH_RX})\b,?(?: (\d{{4}}))?"
+        ),
+        "day_month",
+    ),
+    (re.compile(rf"\b({_MONTH_RX}) (\d{{1,2}})(?:st|nd|rd|th)?\b,?(?: (\d{{4}}))?"), "month_day"),
+    (
+        re.compile(
+            rf"\b(?:(early|mid|late|end of|middle of) )?(?:(in|during|since|before|after|by|until|of) )?"
+            rf"({_MONTH_RX})(?:,? (?:of )?(\d{{4}}))?\b"
+        ),
+        "month",
+    ),
+    (
+        re.compile(
+            r"\b(?:(early|mid|late|end of|middle of) )?(?:(in|during|since|before|after|by|until|of) )?"
+            r"((?:19|20)\d{2})\b"
+        ),
+        "year",
+    ),
+]
+
+
+def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
+    """The first time expression found in `question`, as a window relative to `now` (naive UTC)."""
+    text = " ".join(question.lower().replace("’", "'").split())
+    for pattern, kind in _PATTERNS:
+        for match in pattern.finditer(text):
+            window = _window(kind, match, now)
+            if window is not None:
+                return TimeWindow(window[0], window[1], match.group(0).strip())
+    return None
+
+
+def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
+    today = _day(now)
+    if kind == "iso":
+        try:
+            start = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            return None
+        return start, start + timedelta(days=1)
+    if kind == "day_before_yesterday":
+        return today - timedelta(days=2), today - timedelta(days=1)
+    if kind == "day_after_tomorrow":
+        return today + timedelta(days=2), today + timedelta(days=3)
+    if kind == "today":
+        return today, today + timedelta(days=1)
+    if kind == "yesterday":
+        return today - timedelta(days=1), today
+    if kind == "tomorrow":
+        return today + timedelta(days=1), today + timedelta(days=2)
+    if kind == "in_last":
+        n, unit = _num(m.group(1)), m.group(2).rstrip("s")
+        return _back(now, n, unit), now + timedelta(seconds=1)
+    if kind == "ago":
+        n, unit = _num(m.group(1)), m.group(2).rstrip("s")
+        return _unit_window(now, unit, -n)
+    if kind == "weekend":
+        offset = 0 if m.group(1) == "this" else 1 if m.group(1) == "next" else -1
+        monday = today - timedelta(days=today.weekday()) + timedelta(weeks=offset)
+        return monday + timedelta(days=5), monday + timedelta(days=7)
+    if kind == "rel_unit":
+        offset = 0 if m.group(1) == "this" else 1 if m.group(1) == "next" else -1
+        return _unit_window(now, m.group(2), offset)
+    if kind == "weekday":
+        target = WEEKDAYS[m.group(2)]
+        back = (today.weekday() - target) % 7
+        if m.group(1) in ("last", "past", "previous") and back == 0:
+            back = 7
+        start = today - timedelta(days=back)
+        return start, start + timedelta(days=1)
+    if kind in ("day_month", "month_day"):
+        day_s, month_s = (m.group(1), m.group(2)) if kind == "day_month" else (m.group(2), m.group(1))
+        month = MONTHS[month_s]
+        year = int(m.group(3)) if m.group(3) else _recent_year(now, month)
+        try:
+            start = datetime(year, month, int(day_s))
+        except ValueError:
+            return None
+        return start, start + timedelta(days=1)
+    if kind == "month":
+        qualifier, prep, name, year_s = m.group(1), m.group(2), m.group(3), m.group(4)
+        anchored = bool(qualifier or prep or year_s)
+        if name == "may" and not anchored:
+            return None  # "may" alone is far more often the verb
+        if len(name) <= 4 and name not in ("june", "july") and not year_s:
+            return None  # bare abbreviations ("mar", "jan") are too ambiguous without a year
+        month = MONTHS[name]
+        year = int(year_s) if year_s else _recent_year(now, month)
+        start = _month_start(year, month)
+        start, end = _narrow(start, _add_months(start, 1), qualifier)
+        return _open_ended(prep, start, end, now)
+    if kind == "year":
+        year = int(m.group(3))
+        start, end = _narrow(datetime(year, 1, 1), datetime(year + 1, 1, 1), m.group(1))
+        return _open_ended(m.group(2), start, end, now)
+    return None
+
+
+def _open_ended(prep: str | None, start: datetime, end: datetime, now: datetime) -> tuple[datetime, datetime]:
+    """"since X" runs from X to now, "after X" from the end of X, "before/by/until X" up to X."""
+    if prep == "since":
+        return start, max(end, now + timedelta(seconds=1))
+    if prep == "after":
+        return end, max(end + timedelta(days=1), now + timedelta(seconds=1))
+    if prep in ("before", "until", "by"):
+        return datetime(1970, 1, 1), start if prep == "before" else end
+    return start, end
+
+
+def _back(now: datetime, n: int, unit: str) -> datetime:
+    days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit]
+    return _day(now) - timedelta(days=n * days)
+
+
+def _recent_year(now: datetime, month: int) -> int:
+    """A month named without a year means its most recent occurrence up to `now`."""
+    return now.year if month <= now.month else now.year - 1

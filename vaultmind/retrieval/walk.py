@@ -1,0 +1,282 @@
+"""`walk`: deterministic, LLM-free retrieval fusing lexical, dense, entity, graph and time signals.
+
+1. Read the question: its search terms (same tokenizer as the index), a time window if it
+   names one (`timeparse`), and its entities (same normalization and registry as ingest).
+2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
+   (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
+   holding both come first — hop tightening), and, with a window, leaves inside it.
+   Unsealed leaves are searchable from the moment they are indexed.
+3. Score every candidate with one documented formula (weights in `WEIGHTS`):
+
+       base  = w_lex·lex + w_dense·dense + w_entity·entity + w_graph·graph
+       score = base · time_factor
+
+   lex    = BM25 / best BM25 among candidates                              ∈ [0, 1]
+   dense  = (cos − floor) / (best cos − floor), floor = median cos         ∈ [0, 1]
+   entity = share of the query's entities the leaf mentions                ∈ [0, 1]
+   graph  = strongest co-occurrence weight between an entity of the leaf and a query
+            entity, normalised by the strongest such weight (0 when the leaf already has
+            every query entity)                                            ∈ [0, 1]
+   time_factor = 1 inside the window, `OUTSIDE_WINDOW` outside it, 1 without a window or
+            without a timestamp.
+4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
+   terms) is moved behind the others.
+
+Each hit's `breakdown` carries every signal, its weight and the final score.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.index.lexical import bm25, terms
+from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
+from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
+
+WEIGHTS = {"lex": 0.45, "dense": 0.35, "entity": 0.25, "graph": 0.05}
+OUTSIDE_WINDOW = 0.35
+CANDIDATES = 200
+DIVERSITY_JACCARD = 0.9
+
+
+def walk(
+    memory: Memory,
+    question: str,
+    *,
+    limit: int = 10,
+    reference_time: datetime | None = None,
+    max_hops: int = 2,
+) -> dict[str, Any]:
+    """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
+    index = memory.index
+    now = _naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
+    qterms = terms(question)
+    window = parse_time_window(question, now)
+    qents = query_entities(memory, question)
+
+    with index.lock:
+        lexical = bm25(index.con, qterms, limit=CANDIDATES) if qterms else []
+    dense: list[tuple[str, float]] = []
+    if memory.embedder is not None and memory.vectors is not None and question.strip():
+        dense = memory.vectors.search(memory.embedder.embed([question])[0], CANDIDATES)
+
+    entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
+    candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
+    leaf_time = _leaf_times(memory, candidates)
+    if window is not None:
+        candidates |= _leaves_in_window(memory, window, dense)
+        leaf_time.update(_leaf_times(memory, candidates - set(leaf_time)))
+
+    lex = _normalise_max(dict(lexical))
+    den = _normalise_dense(dict(dense))
+    n_ents = max(1, len(qents))
+    scored: list[tuple[str, float, dict[str, Any]]] = []
+    for leaf_id in candidates:
+        ents = entity_leaves.get(leaf_id, set())
+        entity = len(ents) / n_ents if qents else 0.0
+        graph = graph_weights.get(leaf_id, 0.0) if entity < 1.0 else 0.0
+        base = (
+            WEIGHTS["lex"] * lex.get(leaf_id, 0.0)
+            + WEIGHTS["dense"] * den.get(leaf_id, 0.0)
+            + WEIGHTS["entity"] * entity
+            + WEIGHTS["graph"] * graph
+        )
+        if leaf_id in pair_leaves:
+            base += WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
+        factor = 1.0
+        when = leaf_time.get(leaf_id)
+        if window is not None and when is not None:
+            factor = 1.0 if window.contains(when) else OUTSIDE_WINDOW
+        score = base * factor
+        breakdown = {
+            "lex": round(lex.get(leaf_id, 0.0), 4),
+            "dense": round(den.get(leaf_id, 0.0), 4),
+            "entity": round(entity, 4),
+            "graph": round(graph, 4),
+            "pair": leaf_id in pair_leaves,
+            "time_factor": factor,
+            "weights": WEIGHTS,
+        }
+        scored.append((leaf_id, score, breakdown))
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    ranked = _diversify(memory, scored, limit)
+    hits = leaf_hits(index, ranked, memory.vault_name)
+    query_info: dict[str, Any] = {
+        "terms": sorted(set(qterms)),
+        "entities": [{"id": e, "surface": s} for e, s in qents],
+        "time_window": window.to_dict() if window else None,
+        "reference_time": now.isoformat() + "Z",
+    }
+    return envelope(hits, len(scored), query=query_info)
+
+
+def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:
+    """The question's entities, normalised exactly as at ingest (empty without the entity index)."""
+    if not has_table(memory.index, "occurrences"):
+        return []
+    try:
+        from vaultmind.entities.graph import query_entities as extract
+    except ImportError:
+        return []
+    with memory.index.lock:
+        return list(extract(memory.index.con, question))
+
+
+def _entity_signals(
+    memory: Memory, entity_ids: Sequence[str], max_hops: int
+) -> tuple[dict[str, set[str]], set[str], dict[str, float]]:
+    """Leaves per query entity, leaves holding related pairs, and graph proximity per leaf."""
+    if not entity_ids:
+        return {}, set(), {}
+    index = memory.index
+    rows = index.query(
+        "SELECT leaf_id, entity_id FROM occurrences WHERE entity_id IN (SELECT unnest(?::VARCHAR[]))",
+        [list(entity_ids)],
+    )
+    by_leaf: dict[str, set[str]] = {}
+    for leaf_id, entity_id in rows:
+        by_leaf.setdefault(leaf_id, set()).add(entity_id)
+    pair_leaves: set[str] = set()
+    if len(entity_ids) >= 2:
+        related = _related_pairs(memory, entity_ids, max_hops)
+        for leaf_id, ents in by_leaf.items():
+            if any(a in ents and b in ents for a, b in related):
+                pair_leaves.add(leaf_id)
+    graph: dict[str, float] = {}
+    neighbours = index.query(
+        """
+        WITH q AS (SELECT unnest(?::VARCHAR[]) AS id),
+        nb AS (
+            SELECT b AS entity, max(weight) AS w FROM edges WHERE a IN (SELECT id FROM q) GROUP BY b
+            UNION ALL
+            SELECT a AS entity, max(weight) AS w FROM edges WHERE b IN (SELECT id FROM q) GROUP BY a
+        )
+        SELECT o.leaf_id, max(nb.w) FROM occurrences o JOIN nb ON nb.entity = o.entity_id
+        GROUP BY o.leaf_id ORDER BY 2 DESC, 1 LIMIT ?
+        """,
+        [list(entity_ids), CANDIDATES],
+    )
+    if neighbours:
+        top = float(neighbours[0][1]) or 1.0
+        graph = {leaf_id: float(w) / top for leaf_id, w in neighbours}
+    return by_leaf, pair_leaves, graph
+
+
+def _related_pairs(memory: Memory, entity_ids: Sequence[str], max_hops: int) -> list[tuple[str, str]]:
+    """Pairs of query entities connected within `max_hops` co-occurrence edges."""
+    ids = sorted(set(entity_ids))
+    adjacency: dict[str, set[str]] = {}
+    frontier = set(ids)
+    seen = set(ids)
+    for _ in range(max(1, max_hops)):
+        if not frontier:
+            break
+        rows = memory.index.query(
+            """SELECT a, b FROM edges WHERE a IN (SELECT unnest(?::VARCHAR[]))
+               OR b IN (SELECT unnest(?::VARCHAR[]))""",
+            [sorted(frontier), sorted(frontier)],
+        )
+        nxt: set[str] = set()
+        for a, b in rows:
+            adjacency.setdefault(a, set()).add(b)
+            adjacency.setdefault(b, set()).add(a)
+            for node in (a, b):
+                if node not in seen:
+                    seen.add(node)
+                    nxt.add(node)
+        frontier = nxt
+    pairs = []
+    for i, a in enumerate(ids):
+        reach = _reachable(adjacency, a, max_hops)
+        pairs.extend((a, b) for b in ids[i + 1 :] if b in reach)
+    return pairs
+
+
+def _reachable(adjacency: dict[str, set[str]], start: str, hops: int) -> set[str]:
+    seen = {start}
+    frontier = {start}
+    for _ in range(hops):
+        frontier = {n for node in frontier for n in adjacency.get(node, ())} - seen
+        seen |= frontier
+    return seen
+
+
+def _leaf_times(memory: Memory, leaf_ids: set[str]) -> dict[str, datetime]:
+    if not leaf_ids:
+        return {}
+    rows = memory.index.query(
+        "SELECT id, ts FROM leaves WHERE ts IS NOT NULL AND id IN (SELECT unnest(?::VARCHAR[]))",
+        [sorted(leaf_ids)],
+    )
+    return {row[0]: row[1] for row in rows}
+
+
+def _leaves_in_window(memory: Memory, window: TimeWindow, dense: list[tuple[str, float]]) -> set[str]:
+    """Leaves inside the window: the densest-ranked ones if any, else the earliest few."""
+    rows = memory.index.query(
+        "SELECT id FROM leaves WHERE ts >= ? AND ts < ? ORDER BY ts, id LIMIT ?",
+        [window.start, window.end, CANDIDATES],
+    )
+    return {row[0] for row in rows}
+
+
+def _normalise_max(scores: dict[str, float]) -> dict[str, float]:
+    top = max(scores.values(), default=0.0)
+    return {k: v / top for k, v in scores.items()} if top > 0 else {}
+
+
+def _normalise_dense(scores: dict[str, float]) -> dict[str, float]:
+    if not scores:
+        return {}
+    floor = statistics.median(scores.values())
+    top = max(scores.values())
+    span = top - floor
+    if span <= 0:
+        return {k: 1.0 for k in scores}
+    return {k: max(0.0, (v - floor) / span) for k, v in scores.items()}
+
+
+def _diversify(
+    memory: Memory, scored: list[tuple[str, float, dict[str, Any]]], limit: int
+) -> list[tuple[str, float, dict[str, Any]]]:
+    """Keep the order, but move near-duplicates of earlier hits behind the others."""
+    window = scored[: max(limit * 3, 30)]
+    if not window:
+        return []
+    rows = memory.index.query(
+        "SELECT id, content_hash, text FROM leaves WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+        [[leaf_id for leaf_id, _, _ in window]],
+    )
+    info = {row[0]: (row[1], set(terms(row[2]))) for row in rows}
+    kept: list[tuple[str, float, dict[str, Any]]] = []
+    dupes: list[tuple[str, float, dict[str, Any]]] = []
+    seen_hashes: set[str] = set()
+    seen_terms: list[set[str]] = []
+    for item in window:
+        content_hash, term_set = info.get(item[0], ("", set()))
+        duplicate = content_hash in seen_hashes or any(
+            term_set and _jaccard(term_set, other) >= DIVERSITY_JACCARD for other in seen_terms
+        )
+        if duplicate:
+            item[2]["near_duplicate"] = True
+            dupes.append(item)
+        else:
+            kept.append(item)
+            seen_hashes.add(content_hash)
+            seen_terms.append(term_set)
+    ordered = kept + dupes + scored[len(window) :]
+    return ordered[:limit]
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _naive_utc(when: datetime) -> datetime:
+    return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when
