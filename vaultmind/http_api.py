@@ -4,6 +4,7 @@ Routes (all require `Authorization: Bearer <token>`):
     GET  /v1/health            liveness: pid, vault
     GET  /v1/status            same JSON as `vaultmind status --json`
     POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
+    POST /v1/query             {"mode": str, "args": {…}} → any memory_tree mode (retrieval/dispatch.py)
     POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths)
     POST /v1/reindex           full rebuild → sync stats
 
@@ -50,10 +51,21 @@ def _sync(memory: Memory, body: dict[str, Any]) -> Any:
     return memory.sync_paths(paths).to_dict()
 
 
+def _query(memory: Memory, body: dict[str, Any]) -> Any:
+    mode = body.get("mode")
+    if not isinstance(mode, str):
+        raise UsageError("'mode' must be a string")
+    args = body.get("args") or {}
+    if not isinstance(args, dict):
+        raise UsageError("'args' must be an object")
+    return memory.query(mode, args)
+
+
 ROUTES: dict[tuple[str, str], Route] = {
     ("GET", "/v1/health"): lambda m, b: {"ok": True, "pid": os.getpid(), "vault": str(m.config.vault)},
     ("GET", "/v1/status"): lambda m, b: m.status(),
     ("POST", "/v1/search"): _search,
+    ("POST", "/v1/query"): _query,
     ("POST", "/v1/sync"): _sync,
     ("POST", "/v1/reindex"): lambda m, b: m.reindex().to_dict(),
 }

@@ -81,6 +81,12 @@ class Memory:
 
         return walk(self, question, limit=limit or self.config.search_limit, reference_time=reference_time)
 
+    def query(self, mode: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run one `memory_tree` mode with JSON-style arguments (the API, MCP and CLI entry)."""
+        from vaultmind.retrieval.dispatch import run_mode
+
+        return run_mode(self, mode, args)
+
     def status(self) -> dict[str, Any]:
         idx = self.index
         kinds = dict(idx.query("SELECT kind, count(*) FROM notes GROUP BY kind ORDER BY kind"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind import __version__
-from vaultmind.cli.output import Progress, emit, print_search, print_stats, print_status
+from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.errors import UsageError, VaultmindError
 
 if TYPE_CHECKING:
@@ -81,13 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     _vault_args(p)
     p.set_defaults(handler=cmd_status)
 
-    p = sub.add_parser("query", help="ask the memory")
-    qsub = p.add_subparsers(title="modes", metavar="MODE")
-    q = qsub.add_parser("search", help="ranked leaves for a text query (lexical + dense)")
-    q.add_argument("text", help="what to look for")
-    q.add_argument("--limit", type=int, default=None, help="number of hits (default from config: 10)")
-    _vault_args(q)
-    q.set_defaults(handler=cmd_search)
+    from vaultmind.cli.query import add_query_parser
+
+    add_query_parser(sub, _vault_args)
 
     for name, text in (
         ("watch", "keep the index in step with every edit, and answer queries (foreground)"),
@@ -125,7 +121,7 @@ def resolve_vault(arg: Path | None) -> Path:
     return vault
 
 
-def _config(args: argparse.Namespace) -> Any:
+def config_from_args(args: argparse.Namespace) -> Any:
     from vaultmind.config import load_config
 
     return load_config(resolve_vault(args.vault))
@@ -151,7 +147,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _through_daemon_or_local(
+def through_daemon_or_local(
     config: Any,
     remote: Callable[[Any], Any],
     local: Callable[[Any], Any],
@@ -185,8 +181,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         result.update(_counts(memory))
         return result
 
-    result = _through_daemon_or_local(
-        _config(args), lambda c: c.call("POST", "/v1/reindex", {}, timeout=3600), local, progress=True
+    result = through_daemon_or_local(
+        config_from_args(args), lambda c: c.call("POST", "/v1/reindex", {}, timeout=3600), local, progress=True
     )
     return _print_stats(args, result, "reindexed")
 
@@ -197,8 +193,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
         result.update(_counts(memory))
         return result
 
-    result = _through_daemon_or_local(
-        _config(args), lambda c: c.call("POST", "/v1/sync", {}, timeout=3600), local, progress=True
+    result = through_daemon_or_local(
+        config_from_args(args), lambda c: c.call("POST", "/v1/sync", {}, timeout=3600), local, progress=True
     )
     return _print_stats(args, result, "synced")
 
@@ -229,31 +225,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         status["daemon"] = {"running": False}
         return status
 
-    status = _through_daemon_or_local(_config(args), remote, local)
+    status = through_daemon_or_local(config_from_args(args), remote, local)
     if args.json:
         emit(status)
     else:
         print_status(status)
-    return 0
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    if args.limit is not None and args.limit <= 0:
-        raise UsageError("--limit must be a positive number")
-
-    def local(memory: Memory) -> dict[str, Any]:
-        if memory.index.scalar("SELECT count(*) FROM notes") == 0:
-            memory.sync()
-        result: dict[str, Any] = memory.search(args.text, limit=args.limit)
-        return result
-
-    result = _through_daemon_or_local(
-        _config(args), lambda c: c.call("POST", "/v1/search", {"query": args.text, "limit": args.limit}), local
-    )
-    if args.json:
-        emit(result)
-    else:
-        print_search(result)
     return 0
 
 
@@ -262,7 +238,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from vaultmind.daemon import Daemon
     from vaultmind.memory import Memory
 
-    config = _config(args)
+    config = config_from_args(args)
     if find_daemon(config) is not None:
         raise UsageError(f"a vaultmind daemon already runs for {config.vault}", hint="stop it first")
     with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:

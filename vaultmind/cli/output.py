@@ -92,19 +92,30 @@ def print_status(status: dict[str, Any]) -> None:
             print(f"  {p['path']}: [{p['kind']}] {p['message']}")
 
 
-def print_search(result: dict[str, Any]) -> None:
+def print_hits(result: dict[str, Any]) -> None:
+    """Human listing of any mode's `{hits, total, truncated}`."""
     hits = result["hits"]
+    window = (result.get("query") or {}).get("time_window")
+    if window:
+        print(f"time window: {window['start']} – {window['end']} (from “{window['text']}”)")
     if not hits:
         print("no hits")
-        return
     for rank, hit in enumerate(hits, start=1):
-        where = hit["note_path"] + (hit["anchor"] if hit["anchor"].startswith("#") else f"#{hit['anchor']}" if hit["anchor"] else "")
-        meta = " · ".join(x for x in (hit.get("author"), hit.get("timestamp"), hit.get("source_ref")) if x)
+        if hit.get("node_kind") == "entity":
+            aliases = ", ".join(hit.get("aliases") or [])
+            print(f"{rank:2}. {hit['node_id']}  {hit['display_name']}  ({hit['mentions']} mentions){'  aka ' + aliases if aliases else ''}")
+            continue
+        anchor = hit.get("anchor") or ""
+        where = hit["note_path"] + (anchor if anchor.startswith("#") else f"#{anchor}" if anchor else "")
+        when = hit.get("timestamp") or (hit.get("time_range") or {}).get("start")
+        refs = hit.get("source_refs") or ([hit["source_ref"]] if hit.get("source_ref") else [])
+        meta = " · ".join(x for x in (hit.get("author"), when, *refs) if x)
         print(f"{rank:2}. {where}  (score {hit['score']:.4f})")
         if meta:
             print(f"    {meta}")
-        text = " ".join(hit["text"].split())
+        text = " ".join(str(hit.get("content", hit.get("text", ""))).split())
         print(f"    {text[:200]}{'…' if len(text) > 200 else ''}")
-        print(f"    {hit['link']}")
+        if hit.get("link"):
+            print(f"    {hit['link']}")
     if result.get("truncated"):
         print(f"({result['total']} candidates; showing {len(hits)})")

@@ -16,7 +16,14 @@ class IngestError(VaultmindError):
     code = "ingest"
 
 
-def ingest_error(path: str | Path, message: str, *, line: int | None = None, record: int | None = None, hint: str | None = None) -> IngestError:
+def ingest_error(
+    path: str | Path,
+    message: str,
+    *,
+    line: int | None = None,
+    record: int | None = None,
+    hint: str | None = None,
+) -> IngestError:
     """An `IngestError` whose message says where: `line 12: …` or `record 3: …`."""
     where = f"line {line}: " if line is not None else f"record {record}: " if record is not None else ""
     return IngestError(where + message, path=path, hint=hint)

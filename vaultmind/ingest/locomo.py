@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from vaultmind.errors import UsageError
+from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta
 
@@ -79,13 +79,13 @@ def read_locomo_file(path: str | Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError("no such file", path=file, hint="pass the path of a LoCoMo JSON file") from None
+        raise IngestError("no such file", path=file, hint="pass the path of a LoCoMo JSON file") from None
     except OSError as exc:
-        raise UsageError(f"cannot read: {exc.strerror}", path=file) from exc
+        raise IngestError(f"cannot read: {exc.strerror}", path=file) from exc
     except UnicodeDecodeError as exc:
-        raise UsageError(f"not UTF-8 text (byte {exc.start})", path=file) from exc
+        raise IngestError(f"not UTF-8 text (byte {exc.start})", path=file) from exc
     except json.JSONDecodeError as exc:
-        raise UsageError(
+        raise IngestError(
             f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
             path=file,
             hint="a LoCoMo file is a JSON list of samples or one sample object",
@@ -93,13 +93,13 @@ def read_locomo_file(path: str | Path) -> list[dict[str, Any]]:
     samples = data if isinstance(data, list) else [data]
     for i, sample in enumerate(samples):
         if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
-            raise UsageError(
+            raise IngestError(
                 f"sample {i} is not a LoCoMo sample (an object with a 'conversation' object)",
                 path=file,
                 hint="a LoCoMo file is a JSON list of samples or one sample object",
             )
         if not isinstance(sample.get("sample_id"), str | int) or str(sample["sample_id"]).strip() == "":
-            raise UsageError(f"sample {i} has no 'sample_id'", path=file)
+            raise IngestError(f"sample {i} has no 'sample_id'", path=file)
     return samples
 
 
@@ -118,11 +118,11 @@ def sample_batches(sample: Mapping[str, Any], *, path: str | Path) -> list[Sourc
         key = f"session_{number}"
         raw_time = conversation.get(f"{key}_date_time")
         if not isinstance(raw_time, str):
-            raise UsageError(f"{where}, {key}: no '{key}_date_time'", path=path)
+            raise IngestError(f"{where}, {key}: no '{key}_date_time'", path=path)
         try:
             start = parse_session_time(raw_time)
         except ValueError as exc:
-            raise UsageError(f"{where}, {key}: {exc}", path=path) from None
+            raise IngestError(f"{where}, {key}: {exc}", path=path) from None
         messages = tuple(
             _message(turn, sample_id, start + timedelta(seconds=i), path=path, where=f"{where}, {key}, turn {i}")
             for i, turn in enumerate(turns)
@@ -149,7 +149,7 @@ def sessions(conversation: Mapping[str, Any], *, path: str | Path, where: str) -
         if match is None:
             continue
         if not isinstance(value, list):
-            raise UsageError(f"{where}, {key}: expected a list of turns", path=path)
+            raise IngestError(f"{where}, {key}: expected a list of turns", path=path)
         found.append((int(match.group(1)), value))
     found.sort(key=lambda item: item[0])
     return found
@@ -180,17 +180,17 @@ def session_of(dia_id: str) -> int | None:
 
 def _message(turn: Any, sample_id: str, at: datetime, *, path: str | Path, where: str) -> Message:
     if not isinstance(turn, dict):
-        raise UsageError(f"{where}: expected an object with speaker, dia_id and text", path=path)
+        raise IngestError(f"{where}: expected an object with speaker, dia_id and text", path=path)
     dia_id = turn.get("dia_id")
     if not isinstance(dia_id, str) or not dia_id.strip():
-        raise UsageError(f"{where}: no 'dia_id'", path=path)
+        raise IngestError(f"{where}: no 'dia_id'", path=path)
     dia_id = dia_id.strip()
     speaker = turn.get("speaker")
     if not isinstance(speaker, str) or not speaker.strip():
-        raise UsageError(f"{where} ({dia_id}): no 'speaker'", path=path)
+        raise IngestError(f"{where} ({dia_id}): no 'speaker'", path=path)
     text = turn.get("text", "")
     if not isinstance(text, str):
-        raise UsageError(f"{where} ({dia_id}): 'text' is not a string", path=path)
+        raise IngestError(f"{where} ({dia_id}): 'text' is not a string", path=path)
     caption = turn.get("blip_caption")
     if isinstance(caption, str) and caption.strip():
         text = f"{text}\n[image: {' '.join(caption.split())}]" if text else f"[image: {' '.join(caption.split())}]"

@@ -65,7 +65,11 @@ class RetrievalHit:
 
 def envelope(hits: Sequence[RetrievalHit], total: int, **extra: Any) -> dict[str, Any]:
     """`{hits, total, truncated, …}`: the wrapper of every mode's answer."""
-    out: dict[str, Any] = {"hits": [h.to_dict() for h in hits], "total": total, "truncated": total > len(hits)}
+    out: dict[str, Any] = {
+        "hits": [h.to_dict() for h in hits],
+        "total": total,
+        "truncated": total > len(hits),
+    }
     out.update(extra)
     return out
 

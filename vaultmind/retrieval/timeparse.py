@@ -113,9 +113,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\byesterday\b"), "yesterday"),
     (re.compile(r"\btomorrow\b"), "tomorrow"),
     (
-        re.compile(
-            rf"\b(?:on |the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MONTH_RX})\b,?(?: (\d{{4}}))?"
-        ),
+        re.compile(rf"\b(?:on |the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MONTH_RX})\b,?(?: (\d{{4}}))?"),
         "day_month",
     ),
     (re.compile(rf"\b({_MONTH_RX}) (\d{{1,2}})(?:st|nd|rd|th)?\b,?(?: (\d{{4}}))?"), "month_day"),
@@ -214,7 +212,7 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
 
 
 def _open_ended(prep: str | None, start: datetime, end: datetime, now: datetime) -> tuple[datetime, datetime]:
-    """"since X" runs from X to now, "after X" from the end of X, "before/by/until X" up to X."""
+    """ "since X" runs from X to now, "after X" from the end of X, "before/by/until X" up to X."""
     if prep == "since":
         return start, max(end, now + timedelta(seconds=1))
     if prep == "after":

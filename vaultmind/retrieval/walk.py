@@ -121,7 +121,7 @@ def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:
     if not has_table(memory.index, "occurrences"):
         return []
     try:
-        from vaultmind.entities.graph import query_entities as extract
+        from vaultmind.entities.graph import query_entities as extract  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return []
     with memory.index.lock:
@@ -191,7 +191,7 @@ def _related_pairs(memory: Memory, entity_ids: Sequence[str], max_hops: int) -> 
                     seen.add(node)
                     nxt.add(node)
         frontier = nxt
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for i, a in enumerate(ids):
         reach = _reachable(adjacency, a, max_hops)
         pairs.extend((a, b) for b in ids[i + 1 :] if b in reach)

@@ -1,0 +1,238 @@
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import snapshot_files
+from vaultmind.errors import VaultError
+from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.model import DocumentInput, SourceBatch
+from vaultmind.ingest.writer import scope_folder, slugify, write_batches, write_documents
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.note import parse_note
+from vaultmind.markdown.render import Message, SourceMeta
+
+META = SourceMeta(kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title="#general")
+
+
+def msg(i: int, text: str | None = None, *, day: int = 4, author: str = "Alice Chen") -> Message:
+    return Message(
+        message_id=f"17095428{i:02d}.000100",
+        author=author,
+        timestamp=datetime(2024, 3, day, 9, i, tzinfo=UTC),
+        text=text if text is not None else f"message number {i}\nsecond line",
+        source_ref=f"slack://archives/C01/p17095428{i:02d}000100",
+    )
+
+
+def batch(*messages: Message, meta: SourceMeta = META) -> SourceBatch:
+    return SourceBatch(meta=meta, messages=tuple(messages))
+
+
+GENERAL = "sources/chat/slack/acme/general"
+
+
+def test_slugify() -> None:
+    assert slugify("Hello World!") == "hello-world"
+    assert slugify("Café au lait") == "cafe-au-lait"
+    assert slugify("../..").startswith("x-")
+    assert slugify("") == "unknown"
+    assert slugify("🤓").startswith("x-") and slugify("🤓") != slugify("😀")
+    assert slugify("a" * 200) == "a" * 80
+    assert slugify("--a__b..c--") == "a__b..c"
+    assert slugify(".hidden") == "hidden"
+    assert scope_folder("Slack/Acme Corp//#general") == "slack/acme-corp/general"
+    assert scope_folder("") == "unknown"
+
+
+def test_day_notes_render_and_parse_back(vault: Path) -> None:
+    report = write_batches(vault, [batch(msg(2), msg(1), msg(3, day=5))])
+    assert report.written == [f"{GENERAL}/2024-03-04.md", f"{GENERAL}/2024-03-05.md"]
+    assert report.messages_added == 3 and report.messages_known == 0
+    text = (vault / GENERAL / "2024-03-04.md").read_text(encoding="utf-8")
+    note = parse_note(f"{GENERAL}/2024-03-04.md", text)
+    assert note.title == "#general · 2024-03-04"
+    assert [leaf.message_id for leaf in note.leaves] == [msg(1).message_id, msg(2).message_id]
+    assert note.leaves[0].text == "message number 1\nsecond line"
+    assert note.leaves[0].timestamp == "2024-03-04T09:01:00Z"
+    assert note.leaves[0].source_ref == msg(1).source_ref
+    assert note.frontmatter["messages"] == 2
+    assert "\r" not in text and text.endswith("\n")
+
+
+def test_ingest_twice_adds_nothing_and_keeps_bytes(vault: Path) -> None:
+    batches = [batch(msg(1), msg(2), msg(3, day=6))]
+    write_batches(vault, batches)
+    before = snapshot_files(vault)
+    mtimes = {p: os.stat(vault / p).st_mtime_ns for p in before}
+    report = write_batches(vault, batches)
+    assert report.written == [] and report.messages_added == 0 and report.messages_known == 3
+    assert sorted(report.unchanged) == sorted(before)
+    assert snapshot_files(vault) == before
+    assert {p: os.stat(vault / p).st_mtime_ns for p in before} == mtimes
+
+
+def test_overlapping_exports_merge_by_message_id(vault: Path) -> None:
+    write_batches(vault, [batch(msg(1), msg(2))])
+    report = write_batches(vault, [batch(msg(2), msg(3), msg(4))])
+    assert report.messages_added == 2 and report.messages_known == 1
+    assert report.written == [f"{GENERAL}/2024-03-04.md"]
+    merged = (vault / GENERAL / "2024-03-04.md").read_bytes()
+    # the same result as one export holding everything, in any order
+    other = vault.parent / "other"
+    other.mkdir()
+    write_batches(other, [batch(msg(4), msg(3), msg(2), msg(1))])
+    assert (other / GENERAL / "2024-03-04.md").read_bytes() == merged
+
+
+def test_changed_text_keeps_the_note_and_warns(vault: Path) -> None:
+    write_batches(vault, [batch(msg(1, "original"))])
+    report = write_batches(vault, [batch(msg(1, "edited later"))])
+    assert report.written == [] and report.messages_known == 1
+    assert len(report.warnings) == 1 and "differs" in report.warnings[0]
+    assert "original" in (vault / GENERAL / "2024-03-04.md").read_text(encoding="utf-8")
+
+
+def test_duplicate_ids_in_one_export_count_once(vault: Path) -> None:
+    report = write_batches(vault, [batch(msg(1), msg(1)), batch(msg(1, "other text"))])
+    assert report.messages_added == 1 and report.messages_known == 2
+    assert any("twice" in w for w in report.warnings)
+
+
+def test_user_edited_note_is_never_overwritten(vault: Path) -> None:
+    write_batches(vault, [batch(msg(1), msg(2))])
+    path = vault / GENERAL / "2024-03-04.md"
+    edited = path.read_text(encoding="utf-8").replace("message number 1", "my correction")
+    path.write_text(edited, encoding="utf-8")
+
+    # nothing new: nothing written, the edit is the truth
+    report = write_batches(vault, [batch(msg(1), msg(2))])
+    assert report.written == [] and report.kept_user_edited == [] and report.messages_known == 2
+
+    # new messages go to a sibling; the user's note is untouched
+    report = write_batches(vault, [batch(msg(1), msg(2), msg(3))])
+    assert path.read_text(encoding="utf-8") == edited
+    assert report.kept_user_edited == [f"{GENERAL}/2024-03-04.md"]
+    assert report.written == [f"{GENERAL}/2024-03-04.2.md"]
+    sibling = parse_note(f"{GENERAL}/2024-03-04.2.md", (vault / GENERAL / "2024-03-04.2.md").read_text("utf-8"))
+    assert [leaf.message_id for leaf in sibling.leaves] == [msg(3).message_id]
+
+    # later exports merge into the sibling, still never into the user's note
+    report = write_batches(vault, [batch(msg(3), msg(4))])
+    assert report.written == [f"{GENERAL}/2024-03-04.2.md"] and report.messages_added == 1
+    assert path.read_text(encoding="utf-8") == edited
+    again = write_batches(vault, [batch(msg(1), msg(2), msg(3), msg(4))])
+    assert again.written == [] and again.messages_added == 0
+
+
+def test_foreign_file_at_target_path_is_left_alone(vault: Path) -> None:
+    target = vault / GENERAL / "2024-03-04.md"
+    target.parent.mkdir(parents=True)
+    target.write_text("# my own note\n", encoding="utf-8")
+    report = write_batches(vault, [batch(msg(1))])
+    assert target.read_text(encoding="utf-8") == "# my own note\n"
+    assert report.written == [f"{GENERAL}/2024-03-04.2.md"]
+
+
+def test_invalid_message_writes_nothing(vault: Path) -> None:
+    bad = Message("x1", "Bob", "not a time", "hi")
+    with pytest.raises(IngestError) as info:
+        write_batches(vault, [batch(msg(1)), batch(bad)])
+    assert "x1" in str(info.value)
+    assert snapshot_files(vault) == {}
+    with pytest.raises(IngestError):
+        write_batches(vault, [batch(Message("", "Bob", "2024-01-01T00:00:00Z", "hi"))])
+    assert snapshot_files(vault) == {}
+
+
+def test_thread_bucket_and_email(vault: Path) -> None:
+    meta = SourceMeta(kind="email", source_id="mbox:alice/q3", scope="mbox/alice", title="Q3 budget")
+    messages = (
+        Message("<a@x>", "alice@example.com", "2024-03-11T09:00:00Z", "Hi", "mid:a@x", subject="Q3 budget"),
+        Message("<b@x>", "bob@example.com", "2024-03-12T09:30:00Z", "Thanks", "mid:b@x", subject="Re: Q3 budget"),
+    )
+    one = SourceBatch(meta=meta, messages=messages[:1], bucket="thread", note_name="2024-03-11 Q3 budget")
+    both = SourceBatch(meta=meta, messages=messages, bucket="thread", note_name="2024-03-11 Q3 budget")
+    write_batches(vault, [one])
+    report = write_batches(vault, [both])
+    assert report.written == ["sources/email/mbox/alice/2024-03-11-q3-budget.md"]
+    text = (vault / report.written[0]).read_text(encoding="utf-8")
+    assert 'subject="Re: Q3 budget"' in text and 'subject="Q3 budget"' in text
+    assert write_batches(vault, [both]).written == []
+
+
+def test_thread_bucket_needs_a_name(vault: Path) -> None:
+    with pytest.raises(IngestError):
+        write_batches(vault, [SourceBatch(meta=META, messages=(msg(1),), bucket="thread")])
+
+
+def test_os_error_midway_leaves_complete_notes(vault: Path) -> None:
+    # a regular file where a folder must go makes the second note fail after the first is written
+    (vault / "sources" / "chat" / "zz").mkdir(parents=True)
+    (vault / "sources" / "chat" / "zz" / "blocked").write_text("x", encoding="utf-8")
+    blocked = SourceMeta(kind="chat", source_id="x:blocked", scope="zz/blocked/deeper", title="b")
+    with pytest.raises(VaultError) as info:
+        write_batches(vault, [batch(msg(1)), batch(msg(2), meta=blocked)])
+    assert "1 of 2 notes were written" in str(info.value)
+    note = (vault / GENERAL / "2024-03-04.md").read_text(encoding="utf-8")
+    assert len(parse_note(f"{GENERAL}/2024-03-04.md", note).leaves) == 1
+
+
+def doc(body: str, *, title: str = "Q3 report", modified: str = "2024-03-01T10:00:00Z") -> DocumentInput:
+    return DocumentInput(
+        source_id="document:acme/drive/q3",
+        scope="acme/drive",
+        title=title,
+        body=body,
+        modified=modified,
+        source_ref="gdrive://file/1AbC",
+    )
+
+
+DOC = "sources/document/acme/drive/q3-report.md"
+
+
+def test_documents_version_and_replace(vault: Path) -> None:
+    report = write_documents(vault, [doc("## Numbers\n\nRevenue grew 12 %.\n")])
+    assert report.written == [DOC]
+    fm = split_frontmatter((vault / DOC).read_text(encoding="utf-8"))
+    assert fm.data["version"] == 1 and fm.data["source_id"] == "document:acme/drive/q3"
+    assert fm.body.startswith("# Q3 report\n\n## Numbers")
+    assert fm.data["time_start"] == fm.data["time_end"] == "2024-03-01T10:00:00Z"
+
+    same = write_documents(vault, [doc("## Numbers\n\nRevenue grew 12 %.\n", modified="2024-03-02T00:00:00Z")])
+    assert same.written == [] and same.unchanged == [DOC]
+
+    # a renamed title keeps the file (found by source_id) and bumps the version
+    changed = write_documents(vault, [doc("## Numbers\n\nRevenue grew 15 %.", title="Q3 report v2", modified="2024-03-07T16:50:00Z")])
+    assert changed.written == [DOC] and changed.documents_replaced == 1
+    fm = split_frontmatter((vault / DOC).read_text(encoding="utf-8"))
+    assert fm.data["version"] == 2 and fm.data["title"] == "Q3 report v2"
+    assert fm.data["time_start"] == "2024-03-01T10:00:00Z" and fm.data["time_end"] == "2024-03-07T16:50:00Z"
+    assert "15 %" in fm.body and "12 %" not in fm.body
+
+
+def test_user_edited_document_gets_a_sibling_only_when_the_source_changes(vault: Path) -> None:
+    write_documents(vault, [doc("Revenue grew 12 %.")])
+    path = vault / DOC
+    edited = path.read_text(encoding="utf-8") + "\nMy own remark.\n"
+    path.write_text(edited, encoding="utf-8")
+    assert write_documents(vault, [doc("Revenue grew 12 %.")]).written == []
+    report = write_documents(vault, [doc("Revenue grew 20 %.")])
+    assert path.read_text(encoding="utf-8") == edited
+    assert report.kept_user_edited == [DOC]
+    assert report.written == ["sources/document/acme/drive/q3-report.2.md"]
+    fm = split_frontmatter((vault / report.written[0]).read_text(encoding="utf-8"))
+    assert fm.data["version"] == 2
+    assert write_documents(vault, [doc("Revenue grew 20 %.")]).written == []
+
+
+def test_documents_with_the_same_name_do_not_collide(vault: Path) -> None:
+    a = DocumentInput(source_id="doc:a", scope="files", title="Notes", body="A")
+    b = DocumentInput(source_id="doc:b", scope="files", title="Notes", body="B")
+    report = write_documents(vault, [a, b])
+    assert report.written == ["sources/document/files/notes-2.md", "sources/document/files/notes.md"]
+    assert write_documents(vault, [b, a]).written == []

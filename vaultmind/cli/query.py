@@ -1,0 +1,123 @@
+"""`vaultmind query <mode> …`: every memory_tree mode from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from vaultmind.cli.output import emit, print_hits
+
+
+def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], None]) -> None:
+    p = sub.add_parser(
+        "query", help="ask the memory (modes: walk, search, entities, source, window, leaves, drill)"
+    )
+    modes = p.add_subparsers(title="modes", metavar="MODE")
+
+    q = modes.add_parser(
+        "walk", help="hybrid retrieval: lexical + dense + entities + graph + time (the default way to ask)"
+    )
+    q.add_argument("text", help="the question")
+    q.add_argument("--limit", type=int, default=None, help="number of hits (default 10)")
+    q.add_argument("--at", default=None, help="reference time for 'last week' etc. (ISO 8601; default now)")
+    q.add_argument("--evidence", action="store_true", help="also print a cited evidence block for agents")
+    q.add_argument("--budget", type=int, default=1000, help="token budget of the evidence block")
+    q.set_defaults(
+        handler=lambda a: _run(
+            a,
+            "walk",
+            {
+                "query": a.text,
+                "limit": a.limit,
+                "reference_time": a.at,
+                "evidence": a.evidence,
+                "budget_tokens": a.budget,
+            },
+        )
+    )
+    vault_args(q)
+
+    q = modes.add_parser(
+        "search", help="ranked leaves for a text query (lexical + dense, reciprocal-rank fusion)"
+    )
+    q.add_argument("text", help="what to look for")
+    q.add_argument("--limit", type=int, default=None, help="number of hits (default 10)")
+    q.set_defaults(handler=lambda a: _run(a, "search", {"query": a.text, "limit": a.limit}))
+    vault_args(q)
+
+    q = modes.add_parser("entities", help="search_entities: fuzzy match over entity names and aliases")
+    q.add_argument("text", help="a name, alias, email or handle")
+    q.add_argument("--kind", default=None, help="person, org, place, email, topic, …")
+    q.add_argument("--limit", type=int, default=None)
+    q.set_defaults(
+        handler=lambda a: _run(a, "search_entities", {"query": a.text, "kind": a.kind, "limit": a.limit})
+    )
+    vault_args(q)
+
+    q = modes.add_parser("source", help="query_source: leaves of one source or kind, in a time window")
+    q.add_argument("--source-id", default=None, help='e.g. "slack:acme/general"')
+    q.add_argument("--kind", default=None, help="chat, email, document or note")
+    q.add_argument("--since", default=None, help="ISO 8601 start (inclusive)")
+    q.add_argument("--until", default=None, help="ISO 8601 end (exclusive)")
+    q.add_argument("--rerank", default=None, metavar="TEXT", help="re-rank by semantic similarity to TEXT")
+    q.add_argument("--limit", type=int, default=None)
+    q.set_defaults(
+        handler=lambda a: _run(
+            a,
+            "query_source",
+            {
+                "source_id": a.source_id,
+                "kind": a.kind,
+                "since": a.since,
+                "until": a.until,
+                "query": a.rerank,
+                "limit": a.limit,
+            },
+        )
+    )
+    vault_args(q)
+
+    q = modes.add_parser("window", help="cover_window: the fewest nodes covering a time window")
+    q.add_argument("start", help="ISO 8601 start (inclusive)")
+    q.add_argument("end", help="ISO 8601 end (exclusive)")
+    q.add_argument("--limit", type=int, default=None)
+    q.set_defaults(
+        handler=lambda a: _run(a, "cover_window", {"start": a.start, "end": a.end, "limit": a.limit})
+    )
+    vault_args(q)
+
+    q = modes.add_parser("leaves", help="fetch_leaves: leaves by id, in the order given")
+    q.add_argument("ids", nargs="+", help="leaf ids (node_id of a hit)")
+    q.set_defaults(handler=lambda a: _run(a, "fetch_leaves", {"ids": a.ids}))
+    vault_args(q)
+
+    q = modes.add_parser("drill", help="drill_down: a node's children, breadth first")
+    q.add_argument("node_id")
+    q.add_argument("--depth", type=int, default=1)
+    q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth}))
+    vault_args(q)
+
+
+def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
+    from vaultmind.cli.main import config_from_args, through_daemon_or_local
+
+    clean = {k: v for k, v in mode_args.items() if v is not None}
+    config = config_from_args(args)
+
+    def local(memory: Any) -> dict[str, Any]:
+        if memory.index.scalar("SELECT count(*) FROM notes") == 0:
+            memory.sync()
+        result: dict[str, Any] = memory.query(mode, clean)
+        return result
+
+    result = through_daemon_or_local(
+        config, lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": clean}), local
+    )
+    if args.json:
+        emit(result)
+    else:
+        print_hits(result)
+        if result.get("evidence"):
+            print("\n" + result["evidence"])
+    return 0

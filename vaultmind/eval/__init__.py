@@ -1,0 +1,5 @@
+"""Retrieval evaluations on real benchmark data, run by path (`vaultmind eval …`).
+
+`metrics` scores ranked items against gold turns and sessions; `locomo` runs the LoCoMo
+benchmark end to end through the real ingest, index and read path (docs/eval.md).
+"""

@@ -1,0 +1,477 @@
+"""The shared writer: adapter batches and documents → canonical source notes in the vault.
+
+Every ingest goes through two phases:
+
+1. **plan** — read the notes already on disk, merge, validate and render every note in memory.
+   Nothing is written; a bad message or an unreadable note stops the ingest here.
+2. **write** — each note with `vault.atomic.write_atomic` (temp file + fsync + rename), in path
+   order, only when its bytes changed. If the OS fails mid-way (disk full), the notes written so
+   far are complete and valid; running the same ingest again finishes the job.
+
+Merge rules (docs/ingest.md): a chat/email note is keyed by its path and `source_id`. When the
+target note is vaultmind's (its `vaultmind_body_sha256` matches its body), its messages and the
+new ones are united by message id (the note's text wins; a different text in the export is
+reported as a warning), sorted by (timestamp, message id) and re-rendered. A note the user
+edited is never overwritten: messages it does not hold go to a sibling `<stem>.2.md` (the next
+free number), which later ingests keep merging into.
+
+Documents: one note per `source_id` in `sources/document/<scope>/`, found by its front matter
+(so a renamed title keeps its file). Unchanged content (title, body, `source_ref`) is a no-op;
+changed content replaces the note with `version` + 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from vaultmind.errors import RefuseToClobber, UsageError, VaultError, VaultmindError
+from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
+from vaultmind.markdown.chunking import message_leaves
+from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
+from vaultmind.markdown.render import (
+    CALLOUT_TYPES,
+    Message,
+    Quoted,
+    SourceMeta,
+    iso_utc,
+    parse_meta,
+    render_note,
+    render_source_note,
+    to_utc,
+)
+from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.layout import SOURCES_DIR
+
+SLUG_MAX = 80
+_SLUG_BAD_RE = re.compile(r"[^a-z0-9._-]+")
+_DASH_RUN_RE = re.compile(r"-{2,}")
+_H1_RE = re.compile(r"#[ \t]+\S")
+
+
+# --- names ----------------------------------------------------------------------------------
+
+
+def slugify(text: str, *, max_len: int = SLUG_MAX) -> str:
+    """A file or folder name: lowercase `[a-z0-9._-]`, never empty, at most `max_len` chars.
+
+    Accents are folded (`Café` → `cafe`); other characters become `-` (runs collapsed); leading
+    and trailing `-` and `.` are trimmed. A name with nothing left (emoji, CJK) becomes `x-` +
+    8 hex of its sha256, an empty one `unknown`.
+    """
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    slug = _DASH_RUN_RE.sub("-", _SLUG_BAD_RE.sub("-", folded)).strip("-.")
+    if not slug:
+        if not text.strip():
+            return "unknown"
+        slug = "x-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return slug[:max_len].rstrip("-.") or "unknown"
+
+
+def scope_folder(scope: str) -> str:
+    """The folder path of a scope: every `/`-separated segment slugified (`Slack/Acme` → `slack/acme`)."""
+    parts = [slugify(part) for part in scope.split("/") if part.strip()]
+    return "/".join(parts) or "unknown"
+
+
+def note_path(batch: SourceBatch, day: str | None = None) -> str:
+    """Vault-relative path of a batch's note: by UTC `day` for bucket "day", else `note_name`."""
+    folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(batch.meta.scope)}"
+    if batch.bucket == "day":
+        if day is None:
+            raise UsageError("a day-bucketed note needs its day")
+        return f"{folder}/{day}.md"
+    if not batch.note_name:
+        raise IngestError(f"batch {batch.meta.source_id!r}: bucket {batch.bucket!r} needs a note_name")
+    return f"{folder}/{slugify(batch.note_name)}.md"
+
+
+def sibling_path(path: str, n: int) -> str:
+    """`a/b.md` → `a/b.<n>.md` (n ≥ 2); n = 1 is the path itself."""
+    return path if n == 1 else f"{path[:-3]}.{n}.md"
+
+
+# --- existing notes --------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Existing:
+    path: str
+    raw: bytes
+    data: dict[str, Any]
+    body: str
+    owned: bool  # the body still hashes to vaultmind_body_sha256
+
+    @property
+    def source_id(self) -> str:
+        value = self.data.get("source_id")
+        return "" if value is None else str(value)
+
+    def messages(self) -> dict[str, Message]:
+        """The messages of a chat/email note, by message id, as they read back."""
+        kind = str(self.data.get("kind") or "")
+        if kind not in CALLOUT_TYPES:
+            return {}
+        subjects: dict[str, str] = {}
+        for line in self.body.split("\n"):
+            if line.startswith("> %%"):
+                meta = parse_meta(line[2:])
+                if meta and "id" in meta and "subject" in meta:
+                    subjects.setdefault(meta["id"], meta["subject"])
+        out: dict[str, Message] = {}
+        for leaf in message_leaves(self.body, source_id=self.source_id, callout_types=(CALLOUT_TYPES[kind],)):
+            if leaf.message_id is None or leaf.message_id in out or leaf.timestamp is None:
+                continue
+            try:
+                timestamp = to_utc(leaf.timestamp)
+            except VaultmindError:
+                continue
+            out[leaf.message_id] = Message(
+                message_id=leaf.message_id,
+                author=leaf.author or "",
+                timestamp=timestamp,
+                text=leaf.text,
+                source_ref=leaf.source_ref,
+                subject=subjects.get(leaf.message_id),
+            )
+        return out
+
+
+def _read_existing(vault: Path, rel: str) -> _Existing | None:
+    """The note at `rel`, or None when nothing is there. Unreadable files count as foreign."""
+    full = vault / rel
+    if not os.path.lexists(full):
+        return None
+    try:
+        raw = full.read_bytes() if full.is_file() and not full.is_symlink() else b""
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        raw, text = b"", ""
+    fm = split_frontmatter(text)
+    stored = fm.data.get("vaultmind_body_sha256")
+    owned = bool(raw) and isinstance(stored, str) and stored == body_sha256(fm.body)
+    return _Existing(rel, raw, fm.data, fm.body, owned)
+
+
+# --- the plan -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Write:
+    path: str
+    data: bytes
+    expect: bytes | None  # the bytes we read (overwrite only if still there); None: a new file
+    added: int = 0
+    replaced: int = 0
+
+
+@dataclass(slots=True)
+class _Plan:
+    vault: Path
+    report: IngestReport = field(default_factory=IngestReport)
+    writes: list[_Write] = field(default_factory=list)
+    claimed: set[str] = field(default_factory=set)
+    cache: dict[str, _Existing | None] = field(default_factory=dict)
+
+    def existing(self, rel: str) -> _Existing | None:
+        if rel not in self.cache:
+            self.cache[rel] = _read_existing(self.vault, rel)
+        return self.cache[rel]
+
+    def keep_user_edited(self, paths: Sequence[str]) -> None:
+        for path in paths:
+            if path not in self.report.kept_user_edited:
+                self.report.kept_user_edited.append(path)
+
+
+@dataclass(slots=True)
+class _Group:
+    """The incoming messages of one (target note, source)."""
+
+    meta: SourceMeta
+    base: str
+    messages: dict[str, Message] = field(default_factory=dict)
+
+
+def _normalize(message: Message, meta: SourceMeta) -> Message:
+    if not isinstance(message.message_id, str) or not message.message_id.strip():
+        raise IngestError(f"source {meta.source_id!r}: a message has no id (author {message.author!r})")
+    try:
+        timestamp = to_utc(message.timestamp)
+    except VaultmindError as exc:
+        raise IngestError(
+            f"source {meta.source_id!r}, message {message.message_id!r}: {exc.message}"
+        ) from exc
+    text = message.text.replace("\r\n", "\n").replace("\r", "\n")
+    return replace(message, timestamp=timestamp, text=text, source_ref=message.source_ref or None)
+
+
+def _sort_key(message: Message) -> tuple[datetime, str]:
+    return (to_utc(message.timestamp), message.message_id)
+
+
+def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list[_Group]:
+    groups: dict[tuple[str, str], _Group] = {}
+    for batch in batches:
+        meta = batch.meta
+        if meta.kind not in CALLOUT_TYPES:
+            raise IngestError(
+                f"source {meta.source_id!r}: batches hold chat or email messages, not {meta.kind!r}"
+            )
+        if not meta.source_id:
+            raise IngestError("a batch has an empty source_id")
+        for message in batch.messages:
+            msg = _normalize(message, meta)
+            day = iso_utc(msg.timestamp)[:10] if batch.bucket == "day" else None
+            base = note_path(batch, day)
+            group = groups.get((base, meta.source_id))
+            if group is None:
+                title = f"{meta.title} · {day}" if day else meta.title
+                group = groups[(base, meta.source_id)] = _Group(replace(meta, title=title), base)
+            seen = group.messages.get(msg.message_id)
+            if seen is None:
+                group.messages[msg.message_id] = msg
+            else:
+                report.messages_known += 1
+                if seen.text != msg.text:
+                    report.warnings.append(
+                        f"{base}: message {msg.message_id!r} appears twice in the export with different text; kept the first"
+                    )
+    return [groups[key] for key in sorted(groups)]
+
+
+def _plan_group(plan: _Plan, group: _Group) -> None:
+    report = plan.report
+    target: _Existing | None = None
+    user_edited: list[_Existing] = []
+    free: str | None = None
+    n = 1
+    while free is None:
+        path = sibling_path(group.base, n)
+        n += 1
+        if path in plan.claimed:
+            continue
+        note = plan.existing(path)
+        if note is None:
+            free = path
+        elif note.source_id == group.meta.source_id and str(note.data.get("kind")) == group.meta.kind:
+            if note.owned and target is None:
+                target = note
+            elif not note.owned:
+                user_edited.append(note)
+
+    known: dict[str, Message] = {}
+    for note in user_edited:
+        for message_id, message in note.messages().items():
+            known.setdefault(message_id, message)
+    current = target.messages() if target is not None else {}
+    new: dict[str, Message] = {}
+    for message_id, message in group.messages.items():
+        mine = current.get(message_id)
+        if mine is not None:
+            report.messages_known += 1
+            if mine.text != message.text:
+                where = target.path if target is not None else group.base
+                report.warnings.append(
+                    f"{where}: message {message_id!r} differs from the note; kept the note's text"
+                )
+        elif message_id in known:
+            report.messages_known += 1
+        else:
+            new[message_id] = message
+    if target is None and not new:
+        return
+    if new and user_edited:
+        plan.keep_user_edited([note.path for note in user_edited])
+    merged = sorted([*current.values(), *new.values()], key=_sort_key)
+    data = render_source_note(group.meta, merged).encode("utf-8")
+    if target is not None:
+        plan.claimed.add(target.path)
+        if data == target.raw:
+            report.unchanged.append(target.path)
+        else:
+            plan.writes.append(_Write(target.path, data, target.raw, added=len(new)))
+        return
+    assert free is not None
+    plan.claimed.add(free)
+    plan.writes.append(_Write(free, data, None, added=len(new)))
+
+
+# --- documents ------------------------------------------------------------------------------
+
+
+def _doc_body(doc: DocumentInput) -> str:
+    body = doc.body.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    first = next((line for line in body.split("\n") if line.strip()), "")
+    title = " ".join(doc.title.split())
+    if title and not _H1_RE.match(first):
+        body = f"# {title}\n\n{body}" if body else f"# {title}"
+    return body + "\n" if body else ""
+
+
+def _render_document(doc: DocumentInput, version: int, time_start: str | None, time_end: str | None) -> bytes:
+    items: list[tuple[str, Any]] = [
+        ("vaultmind", "source"),
+        ("kind", "document"),
+        ("source_id", doc.source_id),
+        ("scope", doc.scope),
+        ("version", version),
+        ("title", " ".join(doc.title.split()) or doc.source_id),
+    ]
+    if time_start and time_end:
+        items.append(("time_start", Quoted(time_start)))
+        items.append(("time_end", Quoted(time_end)))
+    if doc.source_ref:
+        items.append(("source_ref", doc.source_ref))
+    return render_note(items, _doc_body(doc)).encode("utf-8")
+
+
+def _doc_notes(plan: _Plan, folder: str) -> list[_Existing]:
+    full = plan.vault / folder
+    if not full.is_dir():
+        return []
+    names = sorted(p.name for p in full.iterdir() if p.name.endswith(".md") and not p.name.startswith("."))
+    notes = [plan.existing(f"{folder}/{name}") for name in names]
+    return [note for note in notes if note is not None and str(note.data.get("kind")) == "document"]
+
+
+def _int(value: Any, default: int) -> int:
+    try:
+        return max(int(value), 1)
+    except (TypeError, ValueError):
+        return default
+
+
+def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing]) -> None:
+    report = plan.report
+    try:
+        modified = iso_utc(doc.modified) if doc.modified else None
+    except VaultmindError as exc:
+        raise IngestError(f"document {doc.source_id!r}: modified {doc.modified!r} is not ISO 8601") from exc
+    folder = f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
+    mine = [note for note in folder_notes if note.source_id == doc.source_id]
+    target = next((note for note in mine if note.owned), None)
+    user_edited = [note for note in mine if not note.owned]
+    new_body = _doc_body(doc)
+    title = " ".join(doc.title.split()) or doc.source_id
+    latest = max((_int(note.data.get("version"), 1) for note in mine), default=0)
+
+    def same_as(note: _Existing, body_hash: str) -> bool:
+        return (
+            body_hash == body_sha256(new_body)
+            and str(note.data.get("title") or "") == title
+            and (note.data.get("source_ref") or None) == (doc.source_ref or None)
+        )
+
+    if target is not None:
+        plan.claimed.add(target.path)
+        if same_as(target, body_sha256(target.body)):
+            report.unchanged.append(target.path)
+            return
+        start = target.data.get("time_start")
+        time_start = str(start) if start else modified
+        data = _render_document(
+            doc, latest + 1, time_start, modified or _opt_str(target.data.get("time_end"))
+        )
+        plan.writes.append(_Write(target.path, data, target.raw, replaced=1))
+        return
+    if any(same_as(note, str(note.data.get("vaultmind_body_sha256") or "")) for note in user_edited):
+        return  # the user edited vaultmind's version of this very content: nothing new
+    if user_edited:  # a sibling of the user's note: <stem>.2.md, <stem>.3.md …
+        plan.keep_user_edited([note.path for note in user_edited])
+        base, name = user_edited[0].path, sibling_path
+    else:  # a new document: <slug>.md, or <slug>-2.md … when another document has that name
+        stem = slugify(title if title != doc.source_id else doc.source_id.rsplit("/", 1)[-1].split(":")[-1])
+        base, name = f"{folder}/{stem}.md", _numbered_path
+    n = 1
+    while (path := name(base, n)) in plan.claimed or plan.existing(path) is not None:
+        n += 1
+    plan.claimed.add(path)
+    start = _opt_str(user_edited[0].data.get("time_start")) if user_edited else None
+    data = _render_document(doc, latest + 1, start or modified, modified)
+    plan.writes.append(_Write(path, data, None, replaced=1 if user_edited else 0))
+
+
+def _numbered_path(path: str, n: int) -> str:
+    return path if n == 1 else f"{path[:-3]}-{n}.md"
+
+
+def _opt_str(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+def _execute(plan: _Plan) -> IngestReport:
+    report = plan.report
+    writes = sorted(plan.writes, key=lambda w: w.path)
+    for done, item in enumerate(writes):
+        full = plan.vault / item.path
+        try:
+            full.parent.mkdir(parents=True, exist_ok=True)
+            if item.expect is not None:
+                try:
+                    current = full.read_bytes()
+                except FileNotFoundError:
+                    current = None
+                if current != item.expect:
+                    report.warnings.append(
+                        f"{item.path}: changed on disk during the ingest; left alone (run the ingest again)"
+                    )
+                    continue
+                write_atomic(full, item.data, overwrite=True)
+            else:
+                write_atomic(full, item.data, overwrite=False)
+        except RefuseToClobber:
+            report.warnings.append(
+                f"{item.path}: appeared on disk during the ingest; left alone (run the ingest again)"
+            )
+            continue
+        except OSError as exc:
+            raise VaultError(
+                f"cannot write ({exc.strerror or exc}); {done} of {len(writes)} notes were written, each complete",
+                path=full,
+                hint="fix the cause and run the same ingest again: it continues where it stopped",
+            ) from exc
+        report.written.append(item.path)
+        report.messages_added += item.added
+        report.documents_replaced += item.replaced
+    report.unchanged.sort()
+    return report
+
+
+def write_batches(vault: Path, batches: Sequence[SourceBatch]) -> IngestReport:
+    """Write chat/email batches as source notes (merging, idempotent; see the module doc)."""
+    plan = _Plan(Path(vault))
+    for group in _group_batches(batches, plan.report):
+        _plan_group(plan, group)
+    return _execute(plan)
+
+
+def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
+    """Write documents as source notes: one per `source_id`, `version` + 1 on each change."""
+    plan = _Plan(Path(vault))
+    latest: dict[str, DocumentInput] = {}
+    for doc in docs:
+        if not doc.source_id:
+            raise IngestError(f"document {doc.title!r} has an empty source_id")
+        if doc.source_id in latest:
+            plan.report.warnings.append(f"document {doc.source_id!r} given more than once; kept the last")
+        latest[doc.source_id] = doc
+    folders: dict[str, list[_Existing]] = {}
+    for source_id in sorted(latest):
+        doc = latest[source_id]
+        folder = f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
+        if folder not in folders:
+            folders[folder] = _doc_notes(plan, folder)
+        _plan_document(plan, doc, folders[folder])
+    return _execute(plan)

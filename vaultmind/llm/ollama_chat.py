@@ -1,0 +1,232 @@
+"""Chat with a local Ollama model through the real `ollama` client: text or strict JSON answers.
+
+Used by the gray-band importance judge and, later, by the summarizer. Every request is bounded
+by `[ollama] timeout_s`, runs with temperature 0 (same input, same answer as far as the model
+allows) and never streams. Failures are classified once, here, so callers can decide what to
+do without looking at HTTP details:
+
+- `LlmUnreachable` — nothing answers at the host (connection refused, DNS): the work waits
+  and is retried later; no attempt is burned.
+- `LlmTransient` — the server answered badly or too slowly (timeout, HTTP 5xx/429, a broken
+  connection, a body that is not JSON): retried with backoff, attempts counted.
+- `LlmUnrecoverable` — retrying cannot help until the user acts (model not pulled, HTTP 4xx,
+  not a chat model): the work is parked with a hint.
+
+`chat_json` asks for JSON (`format="json"` or a JSON schema) and parses the answer defensively:
+a JSON object is taken from the first `{` to the matching `}` even when the model wraps it in
+prose or a code fence; an answer with no JSON object raises `LlmBadAnswer`, which callers
+treat as a result ("the model gave no usable answer"), not as a failure to retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import ollama
+
+from vaultmind.errors import VaultmindError
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
+
+_CONFIG_HINT = "check [ollama] host in .vaultmind/config.toml"
+
+
+class LlmError(VaultmindError):
+    """The language model could not answer."""
+
+    code = "llm"
+
+
+class LlmUnreachable(LlmError):
+    """No Ollama server answers at the configured host: wait and retry later."""
+
+    code = "llm_unreachable"
+
+
+class LlmTransient(LlmError):
+    """Ollama answered badly or too slowly; a retry may succeed."""
+
+    code = "llm_transient"
+
+
+class LlmUnrecoverable(LlmError):
+    """Retrying cannot help until the configuration or the server changes."""
+
+    code = "llm_unrecoverable"
+
+
+class LlmBadAnswer(LlmError):
+    """The model answered, but not with what was asked (e.g. no JSON object)."""
+
+    code = "llm_bad_answer"
+
+    def __init__(self, message: str, *, raw: str, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.raw = raw
+
+
+class OllamaChat:
+    """A small, thread-safe wrapper over `ollama.Client.chat` for one model."""
+
+    def __init__(self, model: str, *, host: str = "http://127.0.0.1:11434", timeout_s: float = 30.0) -> None:
+        if not model:
+            raise LlmUnrecoverable("no Ollama chat model configured", hint="set [ollama] chat_model")
+        if timeout_s <= 0:
+            raise LlmUnrecoverable(f"[ollama] timeout_s must be positive, got {timeout_s}")
+        self._model = model
+        self._host = host
+        self._timeout_s = timeout_s
+        self._client: ollama.Client | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, config: Config) -> OllamaChat:
+        return cls(config.ollama_chat_model, host=config.ollama_host, timeout_s=config.ollama_timeout_s)
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def model_id(self) -> str:
+        """Stable identity of the model for caches: `ollama:<model>`."""
+        return f"ollama:{self._model}"
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()  # type: ignore[no-untyped-call]
+                self._client = None
+
+    # -- asking ------------------------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        format: str | Mapping[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> str:
+        """The assistant's answer to `messages` ({"role", "content"} dicts), as text."""
+        opts: dict[str, Any] = {"temperature": 0}
+        opts.update(options or {})
+        where = f"Ollama at {self._host}"
+        try:
+            response = self._get_client().chat(
+                model=self._model,
+                messages=[dict(m) for m in messages],
+                stream=False,
+                format=dict(format) if isinstance(format, Mapping) else format,  # type: ignore[arg-type]
+                options=opts,
+            )
+        except ollama.ResponseError as exc:
+            raise self._response_error(exc, where) from exc
+        except ConnectionError as exc:  # the client's translation of httpx.ConnectError
+            raise LlmUnreachable(
+                f"cannot connect to {where}", hint=f"start it with `ollama serve`, or {_CONFIG_HINT}"
+            ) from exc
+        except httpx.TimeoutException as exc:
+            raise LlmTransient(
+                f"{where} did not answer within {self._timeout_s:g} s (model {self._model!r})",
+                hint="the model may still be loading; raise [ollama] timeout_s if this persists",
+            ) from exc
+        except httpx.HTTPError as exc:  # connection dropped mid-answer, protocol errors
+            raise LlmTransient(f"request to {where} failed: {_short(exc)}", hint=_CONFIG_HINT) from exc
+        except (ValueError, TypeError) as exc:  # a body that is not JSON, or of the wrong shape
+            raise LlmTransient(
+                f"{where} sent a malformed chat response: {_short(exc)}",
+                hint=f"is {self._host} an Ollama server? {_CONFIG_HINT}",
+            ) from exc
+        content = getattr(getattr(response, "message", None), "content", None)
+        if not isinstance(content, str):
+            raise LlmTransient(f"{where} sent a chat response without message content")
+        return content
+
+    def chat_json(
+        self,
+        system: str,
+        user: str,
+        *,
+        schema: Mapping[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Ask for a JSON object (constrained by `schema` when given) and parse it defensively."""
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        raw = self.chat(messages, format=schema if schema is not None else "json", options=options)
+        return parse_json_object(raw)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _get_client(self) -> ollama.Client:
+        with self._lock:
+            if self._client is None:
+                self._client = ollama.Client(host=self._host, timeout=self._timeout_s)
+            return self._client
+
+    def _response_error(self, exc: ollama.ResponseError, where: str) -> LlmError:
+        message = _clip(str(exc.error))
+        status = exc.status_code
+        if status == 404 or "not found" in message.lower():
+            return LlmUnrecoverable(
+                f"{where} has no model {self._model!r}: {message}",
+                hint=f"run `ollama pull {self._model}` (or set [ollama] chat_model), then `vaultmind retry`",
+            )
+        if status == 400 and "does not support" in message.lower():
+            return LlmUnrecoverable(
+                f"{self._model!r} is not a chat model: {message}",
+                hint="set [ollama] chat_model to a chat model such as llama3.2, then `vaultmind retry`",
+            )
+        if status >= 500 or status in (408, 429) or status < 0:
+            return LlmTransient(
+                f"{where} failed with HTTP {status}: {message}",
+                hint="the error is on the Ollama side: see its log (the `ollama serve` output)",
+            )
+        return LlmUnrecoverable(f"{where} answered HTTP {status}: {message}", hint=_CONFIG_HINT)
+
+
+def parse_json_object(raw: str) -> dict[str, Any]:
+    """The first JSON object in `raw` (prose, code fences and trailing text tolerated)."""
+    text = raw.strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    raise LlmBadAnswer(f"the model did not answer with a JSON object: {_clip(text, 120)!r}", raw=raw)
+
+
+def prompt_hash(*parts: str) -> str:
+    """12 hex of sha256 over prompt parts: part of every LLM cache key, so a prompt change re-asks."""
+    digest = hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+    return digest[:12]
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]

@@ -1,0 +1,114 @@
+"""One entry for every `memory_tree` mode, taking JSON-style arguments.
+
+The HTTP API, the MCP server and the CLI all call `run_mode(memory, mode, args)`, so each mode
+validates its arguments once and every adapter maps the same errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.errors import UsageError
+from vaultmind.retrieval import modes
+from vaultmind.retrieval.evidence import format_evidence, is_grounded, salient_terms
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
+
+MODES = ("walk", "search", "search_entities", "query_source", "drill_down", "cover_window", "fetch_leaves")
+
+
+def run_mode(memory: Memory, mode: str, args: dict[str, Any]) -> dict[str, Any]:
+    handler = _HANDLERS.get(mode)
+    if handler is None:
+        raise UsageError(f"unknown mode {mode!r}", hint="one of: " + ", ".join(MODES))
+    return handler(memory, args)
+
+
+def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    question = _str(args, "query")
+    result = memory.walk(
+        question, limit=_int(args, "limit", 10), reference_time=_time(args, "reference_time")
+    )
+    if args.get("evidence"):
+        from vaultmind.index.lexical import terms
+
+        salient = salient_terms(memory.index, terms(question))
+        result["evidence"] = format_evidence(
+            result,
+            budget_tokens=_int(args, "budget_tokens", 1000),
+            grounded=is_grounded(result.get("query") or {}, salient),
+        )
+    return result
+
+
+def _search(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+    return memory.search(_str(args, "query"), limit=_int(args, "limit", 10))
+
+
+_HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
+    "walk": _walk,
+    "search": _search,
+    "search_entities": lambda m, a: modes.search_entities(
+        m, _str(a, "query"), kind=a.get("kind"), limit=_int(a, "limit", 10)
+    ),
+    "query_source": lambda m, a: modes.query_source(
+        m,
+        source_id=a.get("source_id"),
+        kind=a.get("kind"),
+        since=_time(a, "since"),
+        until=_time(a, "until"),
+        query=a.get("query"),
+        limit=_int(a, "limit", 50),
+    ),
+    "drill_down": lambda m, a: modes.drill_down(m, _str(a, "node_id"), depth=_int(a, "depth", 1)),
+    "cover_window": lambda m, a: modes.cover_window(
+        m, _required_time(a, "start"), _required_time(a, "end"), limit=_int(a, "limit", 100)
+    ),
+    "fetch_leaves": lambda m, a: modes.fetch_leaves(m, _str_list(a, "ids")),
+}
+
+
+def _str(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"'{key}' must be a non-empty string")
+    return value
+
+
+def _str_list(args: dict[str, Any], key: str) -> list[str]:
+    value = args.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"'{key}' must be a list of strings")
+    return value
+
+
+def _int(args: dict[str, Any], key: str, default: int) -> int:
+    value = args.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise UsageError(f"'{key}' must be a positive integer")
+    return value
+
+
+def _time(args: dict[str, Any], key: str) -> datetime | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"'{key}' must be an ISO 8601 date or time")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise UsageError(f"'{key}' = {value!r} is not an ISO 8601 date or time") from exc
+    return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo else parsed
+
+
+def _required_time(args: dict[str, Any], key: str) -> datetime:
+    value = _time(args, key)
+    if value is None:
+        raise UsageError(f"'{key}' is required")
+    return value

@@ -1,0 +1,76 @@
+"""Evidence for agents: the top hits as one compact, cited block within a token budget.
+
+Each item carries its citation — the vault link and the original `source_ref` — so an agent
+can quote it and a person can follow it. A question with no grounding in the memory (no
+known entity, no salient term) gets an explicit "no grounding" answer instead of arbitrary
+top-k text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from vaultmind.markdown.tokens import approx_tokens
+
+SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
+
+
+def is_grounded(query_info: dict[str, Any], salient_terms: list[str]) -> bool:
+    return bool(query_info.get("entities")) or bool(salient_terms)
+
+
+def salient_terms(index: Any, terms: list[str]) -> list[str]:
+    """Query terms that exist in the index and are not near-ubiquitous."""
+    if not terms:
+        return []
+    total = int(index.scalar("SELECT count(*) FROM leaves") or 0)
+    if total == 0:
+        return []
+    rows = index.query(
+        "SELECT term, count(*) FROM postings WHERE term IN (SELECT unnest(?::VARCHAR[])) GROUP BY term",
+        [terms],
+    )
+    return sorted(term for term, df in rows if df / total <= SALIENT_MAX_DF)
+
+
+def format_evidence(result: dict[str, Any], *, budget_tokens: int = 1000, grounded: bool = True) -> str:
+    """A Markdown block of cited hits whose total size stays within `budget_tokens` (≈ chars/4)."""
+    query = result.get("query") or {}
+    if not grounded:
+        terms = ", ".join(query.get("terms") or []) or "none"
+        return (
+            "No grounding: the question names no known entity and no term that is specific in this "
+            f"memory (terms: {terms}). Ask with a name, a place, a project or a distinctive word."
+        )
+    lines = []
+    window = query.get("time_window")
+    if window:
+        lines.append(f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)")
+    used = sum(approx_tokens(line) + 1 for line in lines)
+    count = 0
+    for rank, hit in enumerate(result.get("hits", []), start=1):
+        block = _item(rank, hit)
+        cost = approx_tokens(block) + 1
+        if used + cost > budget_tokens:
+            break
+        lines.append(block)
+        used += cost
+        count += 1
+    if count == 0:
+        return "No evidence found in the memory for this question."
+    return "\n".join(lines)
+
+
+def _item(rank: int, hit: dict[str, Any]) -> str:
+    who = hit.get("author") or hit.get("title") or ""
+    when = (hit.get("time_range") or {}).get("start") or ""
+    head = " · ".join(x for x in (who, when) if x)
+    cites = [hit.get("wikilink") or hit.get("note_path", "")]
+    cites.extend(hit.get("source_refs") or [])
+    text = " ".join(str(hit.get("content", "")).split())
+    return f"[{rank}] {head}\n{text}\n   ↳ " + " · ".join(c for c in cites if c)
+
+
+def tokens_of(text: str) -> int:
+    return math.ceil(len(text) / 4)

@@ -1,0 +1,163 @@
+"""The `memory_tree` modes besides `walk`: each deterministic, each returning `{hits, total, truncated}`.
+
+search_entities  fuzzy match over entity names and aliases (optional kind filter)
+query_source     leaves of one source (by source id or kind), in a time window, optionally
+                 re-ranked by semantic similarity to a query
+drill_down       breadth-first over a node's children, depth bounded
+cover_window     the fewest nodes covering a time window (summaries first), plus the
+                 leaves no summary covers
+fetch_leaves     leaves by id, order kept, missing ids skipped (and listed)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from rapidfuzz import fuzz, process
+
+from vaultmind.errors import UsageError
+from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
+
+MAX_DEPTH = 4
+MAX_LIMIT = 500
+FUZZY_CUTOFF = 70
+
+
+def fetch_leaves(memory: Memory, ids: Sequence[str]) -> dict[str, Any]:
+    wanted = [i for i in dict.fromkeys(ids) if i]
+    hits = leaf_hits(memory.index, [(i, 0.0, {}) for i in wanted], memory.vault_name)
+    found = {h.node_id for h in hits}
+    return envelope(hits, len(hits), missing=[i for i in wanted if i not in found])
+
+
+def query_source(
+    memory: Memory,
+    *,
+    source_id: str | None = None,
+    kind: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    query: str | None = None,
+    limit: int = 50,
+) -> dict[str, Any]:
+    if not source_id and not kind:
+        raise UsageError("query_source needs a source id or a kind (chat, email, document, note)")
+    limit = _check_limit(limit)
+    clauses = ["true"]
+    params: list[Any] = []
+    if source_id:
+        clauses.append("n.source_id = ?")
+        params.append(source_id)
+    if kind:
+        if kind == "note":
+            clauses.append("n.kind = 'user'")
+        else:
+            clauses.append("n.source_kind = ?")
+            params.append(kind)
+    if since:
+        clauses.append("l.ts >= ?")
+        params.append(since)
+    if until:
+        clauses.append("l.ts < ?")
+        params.append(until)
+    rows = memory.index.query(
+        f"""SELECT l.id, l.content_hash FROM leaves l JOIN notes n ON n.path = l.note_path
+            WHERE {" AND ".join(clauses)} ORDER BY l.ts NULLS LAST, l.note_path, l.seq""",
+        params,
+    )
+    total = len(rows)
+    ranked: list[tuple[str, float, dict[str, Any]]]
+    if query and memory.embedder is not None and memory.vectors is not None and rows:
+        scores = dict(memory.vectors.search(memory.embedder.embed([query])[0], memory.vectors.size))
+        order = sorted(rows, key=lambda r: (-scores.get(r[0], -1.0), r[0]))
+        ranked = [(r[0], scores.get(r[0], 0.0), {"dense": round(scores.get(r[0], 0.0), 4)}) for r in order]
+    else:
+        ranked = [(r[0], 0.0, {"order": "time"}) for r in rows]
+    hits = leaf_hits(memory.index, ranked[:limit], memory.vault_name)
+    return envelope(hits, total)
+
+
+def cover_window(memory: Memory, start: datetime, end: datetime, *, limit: int = 100) -> dict[str, Any]:
+    """Summaries wholly inside [start, end) chosen greedily by how many leaves they cover,
+    then the leaves in the window that no chosen summary covers."""
+    if end <= start:
+        raise UsageError("cover_window needs start < end")
+    limit = _check_limit(limit)
+    leaf_rows = memory.index.query(
+        "SELECT id FROM leaves WHERE ts >= ? AND ts < ? ORDER BY ts, id", [start, end]
+    )
+    uncovered = [row[0] for row in leaf_rows]
+    # Summary nodes join here once source trees are sealed (they carry child leaf ids).
+    ranked = [(leaf_id, 0.0, {"cover": "leaf"}) for leaf_id in uncovered[:limit]]
+    hits = leaf_hits(memory.index, ranked, memory.vault_name)
+    return envelope(hits, len(uncovered), uncovered_leaves=len(uncovered))
+
+
+def drill_down(memory: Memory, node_id: str, *, depth: int = 1, limit: int = 100) -> dict[str, Any]:
+    """Children of a node, breadth first, `depth` levels down. Leaves have no children."""
+    if depth < 1 or depth > MAX_DEPTH:
+        raise UsageError(f"depth must be between 1 and {MAX_DEPTH}")
+    exists = memory.index.scalar("SELECT count(*) FROM leaves WHERE id = ?", [node_id])
+    if not exists:
+        from vaultmind.errors import NotFound
+
+        raise NotFound(f"no node with id {node_id}", hint="ids come from the node_id of a hit")
+    return envelope([], 0)
+
+
+def search_entities(
+    memory: Memory, query: str, *, kind: str | None = None, limit: int = 10
+) -> dict[str, Any]:
+    """Entities whose name or alias matches `query` (fuzzy), best first, with their mention counts."""
+    limit = _check_limit(limit)
+    if not has_table(memory.index, "entities"):
+        return {"hits": [], "total": 0, "truncated": False}
+    params: list[Any] = []
+    where = ""
+    if kind:
+        where = "WHERE kind = ?"
+        params.append(kind)
+    rows = memory.index.query(
+        f"SELECT id, kind, display_name, aliases, emails, handles, mentions, note_path FROM entities {where} ORDER BY id",
+        params,
+    )
+    names: list[str] = []
+    owners: list[int] = []
+    for i, row in enumerate(rows):
+        for name in [row[2], *(row[3] or []), *(row[4] or []), *(row[5] or [])]:
+            names.append(name.casefold())
+            owners.append(i)
+    matches = process.extract(
+        query.casefold(), names, scorer=fuzz.WRatio, limit=None, score_cutoff=FUZZY_CUTOFF
+    )
+    best: dict[int, float] = {}
+    for _, score, pos in matches:
+        owner = owners[pos]
+        best[owner] = max(best.get(owner, 0.0), float(score))
+    order = sorted(best, key=lambda i: (-best[i], -rows[i][6], rows[i][0]))
+    hits = [
+        {
+            "node_id": rows[i][0],
+            "node_kind": "entity",
+            "kind": rows[i][1],
+            "display_name": rows[i][2],
+            "aliases": list(rows[i][3] or []),
+            "mentions": rows[i][6],
+            "note_path": rows[i][7],
+            "score": round(best[i] / 100.0, 4),
+            "ambiguous": sum(1 for j in order if best[j] == best[i]) > 1 and best[i] < 100,
+        }
+        for i in order[:limit]
+    ]
+    return {"hits": hits, "total": len(order), "truncated": len(order) > limit}
+
+
+def _check_limit(limit: int) -> int:
+    if limit <= 0:
+        raise UsageError("limit must be positive")
+    return min(limit, MAX_LIMIT)
