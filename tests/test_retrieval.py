@@ -1,0 +1,159 @@
+"""The read path on a real vault and index: walk, modes, time windows, evidence."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.errors import NotFound, UsageError
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+from vaultmind.retrieval.timeparse import parse_time_window
+
+from .conftest import write
+
+NOW = datetime(2024, 6, 20, 12, 0)
+
+
+def _chat(vault: Path, day: str, messages: list[tuple[str, str, str]]) -> None:
+    meta = SourceMeta(kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"#general {day}")
+    msgs = [
+        Message(message_id=f"{day}-{i}", author=a, timestamp=f"{day}T{t}:00Z", text=x, source_ref=f"slack://C1/{day}-{i}")
+        for i, (a, t, x) in enumerate(messages)
+    ]
+    write(vault, f"sources/chat/slack/acme/general/{day}.md", render_source_note(meta, msgs))
+
+
+@pytest.fixture
+def mem(vault: Path) -> Memory:
+    _chat(
+        vault,
+        "2024-05-08",
+        [
+            ("Alice Chen", "09:00", "The quarterly budget review moved to Friday."),
+            ("Bob Stone", "09:05", "Fine by me, I will book the large room."),
+        ],
+    )
+    _chat(
+        vault,
+        "2024-06-12",
+        [
+            ("Alice Chen", "10:00", "Budget approved: 40k for the new servers."),
+            ("Carol Diaz", "10:02", "Great, I'll order the servers from Northwind today."),
+        ],
+    )
+    write(vault, "Notes/Servers.md", "# Servers\n\nWe run everything on two racks in Lisbon.\n")
+    config = load_config(vault, embed_provider="static")
+    memory = Memory.open(config)
+    memory.sync()
+    return memory
+
+
+def test_walk_hit_shape_and_citations(mem: Memory) -> None:
+    result = mem.query("walk", {"query": "servers budget approved", "reference_time": NOW.isoformat()})
+    assert set(result) >= {"hits", "total", "truncated", "query"}
+    top = result["hits"][0]
+    assert top["content"] == "Budget approved: 40k for the new servers."
+    assert top["node_kind"] == "leaf" and top["level"] == 0
+    assert top["tree"] == "slack:acme/general" and top["scope"] == "slack/acme/general"
+    assert top["source_refs"] == ["slack://C1/2024-06-12-0"]
+    assert top["anchor"].startswith("^m-") and top["link"].startswith("obsidian://open?vault=vault&file=sources")
+    assert top["time_range"]["start"] == "2024-06-12T10:00:00Z"
+    assert {"lex", "dense", "entity", "graph", "time_factor", "weights"} <= set(top["breakdown"])
+    mem.close()
+
+
+def test_walk_time_window_prefers_leaves_inside_it(mem: Memory) -> None:
+    result = mem.query("walk", {"query": "what happened with the budget in May 2024?", "reference_time": NOW.isoformat()})
+    assert result["query"]["time_window"]["text"] == "in may 2024"
+    top = result["hits"][0]
+    assert top["time_range"]["start"].startswith("2024-05-08")
+    outside = [h for h in result["hits"] if h["time_range"]["start"] and h["time_range"]["start"].startswith("2024-06")]
+    assert all(h["breakdown"]["time_factor"] < 1 for h in outside)
+    relative = mem.query("walk", {"query": "budget last week", "reference_time": "2024-06-17T09:00:00"})
+    assert relative["query"]["time_window"]["start"] == "2024-06-10T00:00:00Z"
+    assert relative["hits"][0]["time_range"]["start"].startswith("2024-06-12")
+    mem.close()
+
+
+def test_walk_is_deterministic_and_sees_new_leaves_immediately(mem: Memory, vault: Path) -> None:
+    args = {"query": "servers", "reference_time": NOW.isoformat()}
+    assert mem.query("walk", args) == mem.query("walk", args)
+    write(vault, "Notes/Fresh.md", "# Fresh\n\nThe zeppelin hangar opens in July.\n")
+    mem.sync_paths(["Notes/Fresh.md"])
+    hits = mem.query("walk", {"query": "zeppelin hangar"})["hits"]
+    assert hits[0]["note_path"] == "Notes/Fresh.md"
+    mem.close()
+
+
+def test_near_duplicates_are_pushed_down(vault: Path) -> None:
+    for name in ("a", "b"):
+        write(vault, f"{name}.md", "# Copy\n\nThe ferry to Ischia leaves at nine from the old pier.\n")
+    write(vault, "c.md", "# Other\n\nThe ferry back from Ischia is at six, weather permitting, and crowded in August.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.query("walk", {"query": "ferry Ischia"})["hits"]
+        assert [h["note_path"] for h in hits] == ["a.md", "c.md", "b.md"]
+        assert hits[0]["score"] == hits[2]["score"] > hits[1]["score"], "the copy outscores c but yields to it"
+        assert hits[2]["breakdown"].get("near_duplicate") is True
+
+
+def test_modes(mem: Memory) -> None:
+    source = mem.query("query_source", {"source_id": "slack:acme/general", "since": "2024-06-01"})
+    assert [h["content"][:6] for h in source["hits"]] == ["Budget", "Great,"]
+    window = mem.query("cover_window", {"start": "2024-05-01", "end": "2024-06-01"})
+    assert window["total"] == 2 and all(h["time_range"]["start"].startswith("2024-05") for h in window["hits"])
+    ids = [h["node_id"] for h in source["hits"]]
+    fetched = mem.query("fetch_leaves", {"ids": [ids[1], "missing-id", ids[0]]})
+    assert [h["node_id"] for h in fetched["hits"]] == [ids[1], ids[0]]
+    assert fetched["missing"] == ["missing-id"]
+    assert mem.query("drill_down", {"node_id": ids[0]})["hits"] == []
+    with pytest.raises(NotFound):
+        mem.query("drill_down", {"node_id": "nope"})
+    with pytest.raises(UsageError):
+        mem.query("walk", {"query": ""})
+    with pytest.raises(UsageError):
+        mem.query("teleport", {})
+    reranked = mem.query("query_source", {"kind": "chat", "query": "ordering hardware"})
+    assert reranked["total"] == 4
+    mem.close()
+
+
+def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None:
+    result = mem.query("walk", {"query": "servers Northwind", "evidence": True, "budget_tokens": 200})
+    evidence = result["evidence"]
+    assert "Northwind" in evidence and "slack://C1/2024-06-12-1" in evidence
+    assert "[[sources/chat/slack/acme/general/2024-06-12#^m-" in evidence
+    assert len(evidence) / 4 <= 200
+    vague = mem.query("walk", {"query": "what is it about?", "evidence": True})
+    assert vague["evidence"].startswith("No grounding")
+    mem.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        ("what did we do last week?", "2024-06-10", "2024-06-17"),
+        ("in May 2023", "2023-05-01", "2023-06-01"),
+        ("the day before yesterday", "2024-06-18", "2024-06-19"),
+        ("3 weeks ago", "2024-05-27", "2024-06-03"),
+        ("on 8 May, 2023", "2023-05-08", "2023-05-09"),
+        ("last Friday", "2024-06-14", "2024-06-15"),
+        ("early June", "2024-06-01", "2024-06-11"),
+        ("in 2022", "2022-01-01", "2023-01-01"),
+        ("2024-02-29", "2024-02-29", "2024-03-01"),
+        ("yesterday", "2024-06-19", "2024-06-20"),
+    ],
+)
+def test_time_expressions(question: str, start: str, end: str) -> None:
+    window = parse_time_window(question, NOW)
+    assert window is not None
+    assert window.start.date().isoformat() == start and window.end.date().isoformat() == end
+
+
+def test_no_time_expression_and_may_the_verb() -> None:
+    assert parse_time_window("may I ask who owns the guest list?", NOW) is None
+    assert parse_time_window("who owns the guest list?", NOW) is None
