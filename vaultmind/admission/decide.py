@@ -1,0 +1,221 @@
+"""The admission decision: admitted | dropped | gray, with its score, reason and breakdown.
+
+    base  = Σ weight·signal / Σ weight            (signals.py; weights below)
+    score = min(1, base + 0.2·interaction + 0.25·priority)
+
+- user notes are always admitted ("user note": they are the owner's own writing);
+- a priority-tagged leaf is never dropped as chitchat;
+- tiny chitchat (at most one content word and no entity) is dropped whatever its score;
+- score >= `keep` → admitted; score <= `drop` → dropped; in between → gray: the LLM is asked
+  once (cached by content hash + model + prompt hash) and its importance decides
+  (>= `llm_keep` admitted, else dropped). When the LLM is switched off (`admission.llm =
+  false`) or gave no usable answer, a gray leaf is decided by its score against the middle
+  of the band.
+
+Thresholds were calibrated on real conversations (LoCoMo, chat exports; see
+docs/admission.md) so that definite keep and definite drop both fire and the gray band —
+the only place an LLM is consulted — is a minority.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from vaultmind.admission.signals import LeafInput, Owner, Signals, compute_signals, owner_from
+from vaultmind.errors import ConfigError
+
+DecisionKind = Literal["admitted", "dropped", "gray"]
+Stage = Literal["user", "cheap", "llm", "fallback"]
+
+WEIGHTS: dict[str, float] = {
+    "length": 1.0,
+    "content": 1.5,
+    "variety": 0.5,
+    "entities": 1.5,
+    "kind_prior": 0.75,
+    "source_prior": 0.75,
+}
+INTERACTION_BOOST = 0.2
+PRIORITY_BOOST = 0.25
+
+DEFAULT_KEEP = 0.6
+DEFAULT_DROP = 0.4
+DEFAULT_LLM_KEEP = 0.5
+DEFAULT_PRIORITY_TAGS: tuple[str, ...] = (
+    "priority",
+    "priority_high",
+    "priority/high",
+    "important",
+    "pinned",
+    "vaultmind/keep",
+)
+ADMISSION_VERSION = "1"  # bump when the signals or the formula change: every row is recomputed
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Admission settings, read once from the config (`[admission]` and `[ollama] chat_model`)."""
+
+    keep: float = DEFAULT_KEEP
+    drop: float = DEFAULT_DROP
+    llm: bool = True
+    llm_keep: float = DEFAULT_LLM_KEEP
+    llm_model: str = "ollama:llama3.2"
+    owner: Owner = Owner()
+    priority_tags: tuple[str, ...] = DEFAULT_PRIORITY_TAGS
+
+    @property
+    def middle(self) -> float:
+        return round((self.keep + self.drop) / 2, 4)
+
+    def fingerprint(self, prompt: str) -> str:
+        """Changes whenever a setting that changes admission rows changes."""
+        data = {
+            "v": ADMISSION_VERSION,
+            "keep": self.keep,
+            "drop": self.drop,
+            "llm": self.llm,
+            "llm_keep": self.llm_keep,
+            "model": self.llm_model,
+            "owner": list(self.owner.names),
+            "tags": sorted(self.priority_tags),
+            "prompt": prompt,
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_extra(cls, extra: Mapping[str, Any], chat_model: str) -> Policy:
+        keep = _number(extra, "admission.keep", DEFAULT_KEEP)
+        drop = _number(extra, "admission.drop", DEFAULT_DROP)
+        if not 0.0 <= drop < keep <= 1.0:
+            raise ConfigError(
+                f"[admission] needs 0 <= drop < keep <= 1, got drop = {drop}, keep = {keep}",
+                path=".vaultmind/config.toml",
+            )
+        llm = extra.get("admission.llm", True)
+        if not isinstance(llm, bool):
+            raise ConfigError(f"[admission] llm = {llm!r} must be true or false", path=".vaultmind/config.toml")
+        owner = extra.get("admission.owner", [])
+        if not isinstance(owner, list | str) or not all(isinstance(o, str) for o in _as_list(owner)):
+            raise ConfigError(
+                "[admission] owner must be a list of names, handles and e-mail addresses",
+                path=".vaultmind/config.toml",
+                hint='e.g. owner = ["Alice Chen", "@alice", "alice@example.com"]',
+            )
+        tags = extra.get("admission.priority_tags", list(DEFAULT_PRIORITY_TAGS))
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise ConfigError("[admission] priority_tags must be a list of tags", path=".vaultmind/config.toml")
+        return cls(
+            keep=keep,
+            drop=drop,
+            llm=llm,
+            llm_keep=_number(extra, "admission.llm_keep", DEFAULT_LLM_KEEP),
+            llm_model=f"ollama:{chat_model}",
+            owner=owner_from(owner),
+            priority_tags=tuple(sorted({t.lower().lstrip("#") for t in tags})),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    decision: DecisionKind
+    score: float
+    reason: str
+    stage: Stage
+    signals: dict[str, Any]  # the breakdown, JSON-ready
+    llm_importance: float | None = None
+    llm_model: str | None = None
+
+    def signals_json(self) -> str:
+        return json.dumps(self.signals, sort_keys=True, ensure_ascii=False)
+
+
+def admit_user_note() -> Decision:
+    return Decision("admitted", 1.0, "user note", "user", {"note": "user"})
+
+
+def decide(leaf: LeafInput, policy: Policy) -> Decision:
+    """The cheap decision for one leaf (no LLM)."""
+    if leaf.note_kind == "user":
+        return admit_user_note()
+    sig = compute_signals(leaf, policy.owner, policy.priority_tags)
+    return decide_signals(sig, policy)
+
+
+def decide_signals(sig: Signals, policy: Policy) -> Decision:
+    total_w = sum(WEIGHTS.values())
+    base = sum(WEIGHTS[k] * sig.values[k] for k in WEIGHTS) / total_w
+    interaction = round(INTERACTION_BOOST * sig.interaction, 4)
+    priority = PRIORITY_BOOST if sig.priority_tags else 0.0
+    score = round(min(1.0, max(0.0, base + interaction + priority)), 4)
+    breakdown: dict[str, Any] = {
+        "words": sig.words,
+        "content_words": sig.content_words,
+        "entities": list(sig.entities[:12]),
+        "entity_count": len(sig.entities),
+        "values": sig.values,
+        "weights": WEIGHTS,
+        "base": round(base, 4),
+        "boosts": {
+            "interaction": {"value": interaction, "signal": sig.interaction, "why": list(sig.interaction_why)},
+            "priority": {"value": priority, "tags": list(sig.priority_tags)},
+        },
+        "score": score,
+        "thresholds": {"keep": policy.keep, "drop": policy.drop},
+    }
+    if not sig.priority_tags and sig.content_words <= 1 and not sig.entities:
+        reason = f"tiny chitchat: {_plural(sig.words, 'word')}, {sig.content_words} with content, no entities"
+        return Decision("dropped", score, reason, "cheap", breakdown)
+    if score >= policy.keep:
+        return Decision("admitted", score, f"score {score:.2f} >= keep {policy.keep:.2f}", "cheap", breakdown)
+    if score <= policy.drop:
+        return Decision("dropped", score, f"score {score:.2f} <= drop {policy.drop:.2f}", "cheap", breakdown)
+    if not policy.llm:
+        return _by_middle(score, breakdown, policy, "gray band decided without LLM (admission.llm = false)")
+    band = f"gray band: score {score:.2f} between drop {policy.drop:.2f} and keep {policy.keep:.2f}"
+    return Decision("gray", score, f"{band}; waiting for the LLM", "cheap", breakdown)
+
+
+def resolve_gray(cheap: Decision, importance: float | None, model: str, policy: Policy, note: str = "") -> Decision:
+    """The decision for a gray leaf once the LLM answered (`importance` None: no usable answer)."""
+    if importance is None:
+        why = f"LLM ({model}) gave no usable answer{': ' + note if note else ''}"
+        decided = _by_middle(cheap.score, cheap.signals, policy, why)
+        return Decision(decided.decision, cheap.score, decided.reason, "fallback", cheap.signals, None, model)
+    importance = round(min(1.0, max(0.0, importance)), 4)
+    if importance >= policy.llm_keep:
+        verdict: DecisionKind = "admitted"
+        reason = f"LLM importance {importance:.2f} >= {policy.llm_keep:.2f} ({model})"
+    else:
+        verdict = "dropped"
+        reason = f"LLM importance {importance:.2f} < {policy.llm_keep:.2f} ({model})"
+    if note:
+        reason += f": {note}"
+    return Decision(verdict, cheap.score, reason, "llm", cheap.signals, importance, model)
+
+
+def _by_middle(score: float, breakdown: dict[str, Any], policy: Policy, why: str) -> Decision:
+    middle = policy.middle
+    if score >= middle:
+        return Decision("admitted", score, f"{why}; score {score:.2f} >= middle {middle:.2f}", "fallback", breakdown)
+    return Decision("dropped", score, f"{why}; score {score:.2f} < middle {middle:.2f}", "fallback", breakdown)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _number(extra: Mapping[str, Any], key: str, default: float) -> float:
+    value = extra.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        section, name = key.split(".", 1)
+        raise ConfigError(f"[{section}] {name} = {value!r} must be a number between 0 and 1", path=".vaultmind/config.toml")
+    return float(value)
