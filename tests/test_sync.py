@@ -266,3 +266,45 @@ def test_sync_paths_handles_folder_moves(vault: Path, memory: Memory) -> None:
     memory.sync_paths(["People", "Team"])
     paths = sorted(row[0] for row in memory.index.query("SELECT path FROM notes"))
     assert paths == ["Budget 2024.md", "Projects/Atlas.md", "Team/Alice Chen.md"]
+
+
+def test_file_changing_while_read_never_yields_a_torn_read(vault: Path) -> None:
+    """Another process rewrites a note non-stop: every read is a complete version, or is
+    reported as changing (and the caller keeps the old rows) — never a half-written file."""
+    import subprocess
+    import sys
+
+    from vaultmind.vault.read import read_note
+
+    target = vault / "busy.md"
+    target.write_text("# Busy\n\nstart\n", encoding="utf-8")
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, itertools\n"
+            "p = sys.argv[1]\n"
+            "for n in itertools.count():\n"
+            "    with open(p, 'w') as fh:\n"
+            "        fh.write('# Busy\\n\\n' + 'x' * (n % 5000) + '\\nEND\\n')\n",
+            str(target),
+        ]
+    )
+    torn = reported = complete = 0
+    try:
+        for _ in range(300):
+            result = read_note(vault, "busy.md", 1 << 20)
+            if result.problem is not None:
+                assert result.problem.kind == "changed_while_reading" and result.keep_rows
+                reported += 1
+            elif result.data is not None:
+                text = result.data.decode()
+                if text.endswith("END\n") or text == "# Busy\n\nstart\n":
+                    complete += 1
+                elif text:
+                    torn += 1
+    finally:
+        writer.kill()
+        writer.wait()
+    assert torn == 0, f"{torn} torn reads"
+    assert complete > 0

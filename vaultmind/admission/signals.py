@@ -47,6 +47,8 @@ _RELATIVE_RE = re.compile(
     re.IGNORECASE,
 )
 _RUN_GAP_RE = re.compile(r"[ \t]+")
+_SENTENCE_GAP_RE = re.compile(r"[.!?…:;\n\"“(\[-]")
+_ORDINARY_RE = re.compile(r"(?:ly|ing|ed|ness|ful|['’](?:s|re|ll|ve|d|m|t)|n['’]t)$", re.IGNORECASE)
 
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being
@@ -60,7 +62,7 @@ STOP_WORDS = frozenset(
     shouldn't im ive dont cant wont isnt also really much many well still even get got go going
     gonna wanna one like know think thing things lot lots make made way sure maybe something anything
     everything always never ever yet though since lets us them their theirs it'd he's she's we're
-    they're we've they've""".split()
+    they're we've they've the""".split()
 )
 
 FILLER_WORDS = frozenset(
@@ -68,12 +70,14 @@ FILLER_WORDS = frozenset(
     ya yah no nope nah sure thanks thank thx ty tysm cool nice great awesome amazing wow oh ohh ah ahh
     hmm hm mm mhm uh um hi hey heya hello hiya yo bye goodbye cya night gn morning gm good see later
     np welcome omg wtf true right totally exactly indeed agreed agree alright fine love glad happy sorry
-    please pls plz congrats congratulations cheers xoxo xo xx lovely sweet same""".split()
+    please pls plz congrats congratulations cheers xoxo xo xx lovely sweet same problem later soon
+    definitely absolutely""".split()
 )
 
 _CAP_EXTRA = frozenset(
     """hey hi hello thanks thank yes no yeah wow oh ok okay sure well so and but or then also just
-    however anyway btw fyi imo re fwd fw dear regards best sent""".split()
+    however anyway btw fyi imo re fwd fw dear regards best sent looks sounds seems feels means hold
+    catch keep take talk tell check try enjoy come hope wish""".split()
 )
 
 _NON_ENTITY_CAPS = STOP_WORDS | FILLER_WORDS | _CAP_EXTRA
@@ -225,36 +229,59 @@ def extract_entities(text: str) -> tuple[str, ...]:
 
 
 def _capitalised_runs(text: str) -> list[str]:
-    """Runs of capitalised words separated only by spaces, minus common sentence starters."""
+    """Runs of capitalised words separated only by spaces, minus common sentence starters.
+
+    A word that starts a sentence is capitalised anyway: alone, it counts only when it does not
+    look like an ordinary word (an adverb, a gerund, a contraction …).
+    """
     runs: list[str] = []
     current: list[str] = []
-    last_end = -1
+    starts_sentence = True
+    run_starts_sentence = True
+    last_end = 0
     for m in WORD_RE.finditer(text):
         word = m.group(0)
-        capital = word[:1].isupper() and not word.isdigit()
-        joined = bool(current) and _RUN_GAP_RE.fullmatch(text[last_end : m.start()]) is not None
-        if capital and (joined or not current):
+        gap = text[last_end : m.start()]
+        joined = bool(current) and _RUN_GAP_RE.fullmatch(gap) is not None
+        if last_end and _SENTENCE_GAP_RE.search(gap):
+            starts_sentence = True
+        capital = word[:1].isupper()
+        if capital and joined:
             current.append(word)
         else:
-            _close_run(current, runs)
-            current = [word] if capital else []
+            _close_run(current, runs, run_starts_sentence)
+            if capital:
+                current = [word]
+                run_starts_sentence = starts_sentence
+        starts_sentence = False
         last_end = m.end()
-    _close_run(current, runs)
+    _close_run(current, runs, run_starts_sentence)
     return runs
 
 
-def _close_run(current: list[str], runs: list[str]) -> None:
+def _close_run(current: list[str], runs: list[str], at_sentence_start: bool) -> None:
     words = list(current)
     current.clear()
-    while words and words[0].lower().replace("’", "'") in _NON_ENTITY_CAPS:
-        words.pop(0)
-    while words and words[-1].lower().replace("’", "'") in _NON_ENTITY_CAPS:
+    first = 0
+    while first < len(words) and _plain_word(words[first]):
+        first += 1
+    words = words[first:]
+    while words and _plain_word(words[-1]):
         words.pop()
     if not words:
         return
-    if len(words) == 1 and len(words[0]) < 2:
-        return
+    if len(words) == 1:
+        word = words[0]
+        if len(word) < 2:
+            return
+        sentence_initial = at_sentence_start and first == 0
+        if sentence_initial and not word.isupper() and _ORDINARY_RE.search(word):
+            return
     runs.append(" ".join(words))
+
+
+def _plain_word(word: str) -> bool:
+    return word.lower().replace("’", "'") in _NON_ENTITY_CAPS
 
 
 # -- the signals -------------------------------------------------------------------------------

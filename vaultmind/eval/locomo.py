@@ -24,7 +24,6 @@ metrics are checked against. Latency is the wall time of the retrieval call(s) a
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import tempfile
@@ -44,6 +43,7 @@ from vaultmind.vault.atomic import write_atomic
 
 CATEGORIES: Mapping[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 MODES: tuple[str, ...] = ("walk", "search", "bm25-baseline")
+DEFAULT_MODE = "walk"
 QA_FILE = "qa_flat_dev.jsonl"
 MIN_ITEMS = 10  # items written per question at least
 FETCH_START = 50  # hits asked for first; doubled while they do not fill the token budget
@@ -272,33 +272,8 @@ def hit_item(hit: Mapping[str, Any], lookup: TurnLookup) -> Item:
 # --- retrieval modes ---------------------------------------------------------------------------------
 
 
-def walk_available(memory: Memory | None = None) -> bool:
-    return (memory is not None and callable(getattr(memory, "query", None))) or _walk_function() is not None
-
-
-def default_mode() -> str:
-    return "walk" if walk_available() else "search"
-
-
-def _walk_function() -> Callable[..., dict[str, Any]] | None:
-    try:
-        module = importlib.import_module("vaultmind.retrieval.walk")
-    except ImportError:
-        return None
-    fn = getattr(module, "walk", None)
-    return fn if callable(fn) else None
-
-
 def _retrieve_walk(memory: Memory, question: str, limit: int, now: datetime) -> list[dict[str, Any]]:
-    query = getattr(memory, "query", None)
-    if callable(query):
-        answer = query("walk", question, limit=limit, reference_time=now)
-    else:
-        fn = _walk_function()
-        if fn is None:
-            raise UsageError("this vaultmind has no walk retrieval", hint="use --mode search")
-        answer = fn(memory, question, limit=limit, reference_time=now)
-    return list(answer["hits"])
+    return list(memory.walk(question, limit=limit, reference_time=now)["hits"])
 
 
 def _retrieve_search(memory: Memory, question: str, limit: int, now: datetime) -> list[dict[str, Any]]:
@@ -359,11 +334,9 @@ def run_locomo(
     from vaultmind.ingest.writer import write_batches
     from vaultmind.vault.template import init_vault
 
-    mode = mode or default_mode()
+    mode = mode or DEFAULT_MODE
     if mode not in RETRIEVERS:
         raise UsageError(f"unknown mode {mode!r}", hint="choose one of: " + ", ".join(MODES))
-    if mode == "walk" and not walk_available():
-        raise UsageError("this vaultmind has no walk retrieval", hint="use --mode search")
     if limit_samples is not None and limit_samples < 1:
         raise UsageError("--limit-samples must be at least 1")
     say = progress or (lambda line: None)

@@ -1,0 +1,203 @@
+"""Surface forms of entities in a text: regex extractors, NER label mapping, message authors.
+
+Everything here is pure (text in, spans out). Which entity a span *is* is decided later by the
+registry (`registry.py`) and `resolve.py`.
+
+Regex extractors (always on):
+
+- email: `alice@example.com` (also inside `mailto:`), not preceded by a word character;
+- url: `http(s)://…` up to whitespace or `<>()[]"'`, trailing `.,;:!?` dropped;
+- handle: `@name` at the start, after whitespace or `(`; dots, dashes and underscores inside
+  (`@bob.stone`), not a trailing dot;
+- hashtag: `#word` at the start, after whitespace or `(`, with at least one letter or `_`
+  (`#q3-budget`, `#area/sub`); it names a topic (`topic:q3-budget`);
+- phone: international numbers only (`+353 85 123 4567`), 7–15 digits, so amounts and dates
+  are never taken for phone numbers;
+- wikilinks `[[target|alias]]`: candidates the registry resolves when the target is an entity
+  note (by path or file name); links to other notes are not entities.
+
+Nothing inside inline code or fenced code blocks is extracted.
+
+NER labels (spaCy, OntoNotes): PERSON → person; ORG → org; GPE, LOC, FAC → place; PRODUCT →
+product; EVENT → event; WORK_OF_ART → work. Dates, times, numbers, money, percentages,
+quantities, languages, laws and NORP are not entities here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from email.utils import parseaddr
+from typing import Final
+
+SOURCE_PRIORITY: Final = {"link": 0, "regex": 1, "registry": 2, "ner": 3}
+"""Overlapping spans: the lower value wins (then the longer span, then the earlier one)."""
+
+NER_KINDS: Final = {
+    "PERSON": "person",
+    "PER": "person",
+    "ORG": "org",
+    "GPE": "place",
+    "LOC": "place",
+    "FAC": "place",
+    "PRODUCT": "product",
+    "EVENT": "event",
+    "WORK_OF_ART": "work",
+}
+
+_EMAIL_RE = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w@-])")
+_URL_RE = re.compile(r"(?<![\w/])https?://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
+_URL_TRAIL = ".,;:!?*_~"
+_HANDLE_RE = re.compile(r"(?:(?<=[\s(])|^)@([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?![\w@])", re.MULTILINE)
+_HASHTAG_RE = re.compile(r"(?:(?<=[\s(])|^)#([\w/-]*[^\W\d][\w/-]*)", re.MULTILINE)
+_PHONE_RE = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])")
+_WIKILINK_RE = re.compile(r"!?\[\[([^\[\]|#^\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
+_FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_INLINE_CODE_RE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+_EDGE_JUNK = " \t\n\r\"'`*_~()[]{}<>.,;:!?#|=-–—…“”‘’«»"
+_LEADING_THE = re.compile(r"^(?:the|The|THE)\s+")
+_POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
+_LETTER_RE = re.compile(r"[^\W\d_]")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One surface form found in a text.
+
+    `kind` is the entity kind the extractor believes in (`person`, `email`, … or `link` for a
+    wikilink whose target the registry must resolve); `value` is what identifies it for that
+    kind (the address, the handle, the link target, or the surface itself).
+    """
+
+    start: int
+    end: int
+    surface: str
+    kind: str
+    source: str  # link | regex | registry | ner
+    value: str = ""
+
+
+def code_ranges(text: str) -> list[tuple[int, int]]:
+    """Character ranges of fenced code blocks and inline code spans."""
+    ranges = [(m.start(), m.end()) for m in _FENCE_RE.finditer(text)]
+    for m in _INLINE_CODE_RE.finditer(text):
+        if not any(s <= m.start() < e for s, e in ranges):
+            ranges.append((m.start(), m.end()))
+    ranges.sort()
+    return ranges
+
+
+def in_ranges(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:
+    return any(s < end and start < e for s, e in ranges)
+
+
+def regex_spans(text: str, code: list[tuple[int, int]] | None = None) -> list[Span]:
+    """Emails, URLs, handles, hashtags, phone numbers and wikilinks in `text`, in text order."""
+    code = code_ranges(text) if code is None else code
+    spans: list[Span] = []
+    for m in _URL_RE.finditer(text):
+        url = _trim_url(m.group(0))
+        if len(url) > len("https://x"):
+            spans.append(Span(m.start(), m.start() + len(url), url, "url", "regex", url))
+    for m in _EMAIL_RE.finditer(text):
+        spans.append(Span(m.start(), m.end(), m.group(0), "email", "regex", m.group(0)))
+    for m in _HANDLE_RE.finditer(text):
+        if len(m.group(1)) >= 2:
+            spans.append(Span(m.start(), m.end(), m.group(0), "handle", "regex", m.group(1)))
+    for m in _HASHTAG_RE.finditer(text):
+        tag = m.group(1).rstrip("/-")
+        if tag:
+            spans.append(Span(m.start(), m.start() + 1 + len(tag), "#" + tag, "topic", "regex", tag))
+    for m in _PHONE_RE.finditer(text):
+        digits = sum(ch.isdigit() for ch in m.group(0))
+        if 7 <= digits <= 15:
+            spans.append(Span(m.start(), m.end(), m.group(0), "phone", "regex", m.group(0)))
+    for m in _WIKILINK_RE.finditer(text):
+        target = m.group(1).strip()
+        if not target:
+            continue
+        alias = (m.group(2) or "").strip()
+        spans.append(Span(m.start(), m.end(), alias or target.rsplit("/", 1)[-1], "link", "link", target))
+    return sorted((s for s in spans if not in_ranges(s.start, s.end, code)), key=lambda s: (s.start, s.end))
+
+
+def _trim_url(url: str) -> str:
+    while url and url[-1] in _URL_TRAIL:
+        url = url[:-1]
+    return url
+
+
+def ner_kind(label: str) -> str | None:
+    """The entity kind of a spaCy label, or None for labels that are not entities here."""
+    return NER_KINDS.get(label)
+
+
+def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
+    """A NER hit as a `Span`: trimmed of punctuation, a leading "the" and a trailing "'s";
+    None when it is not an entity kind, spans lines, or has no letter left."""
+    kind = ner_kind(label)
+    if kind is None:
+        return None
+    while start < end and text[start] in _EDGE_JUNK:
+        start += 1
+    while end > start and text[end - 1] in _EDGE_JUNK:
+        end -= 1
+    surface = text[start:end]
+    lead = _LEADING_THE.match(surface)
+    if lead and kind != "work":
+        start += lead.end()
+        surface = text[start:end]
+    poss = _POSSESSIVE.search(surface)
+    if poss:
+        end -= len(poss.group(0))
+        surface = text[start:end].rstrip()
+        end = start + len(surface)
+    if len(surface) < 2 or "\n" in surface or not _LETTER_RE.search(surface) or len(surface) > 120:
+        return None
+    return Span(start, end, surface, kind, "ner", surface)
+
+
+def select_spans(spans: list[Span]) -> list[Span]:
+    """Non-overlapping spans, preferring links, then regex, then registry names, then NER;
+    within one source the longer span, then the earlier one. Returned in text order."""
+    ranked = sorted(spans, key=lambda s: (SOURCE_PRIORITY[s.source], -(s.end - s.start), s.start, s.kind))
+    taken: list[Span] = []
+    for span in ranked:
+        if all(span.end <= t.start or t.end <= span.start for t in taken):
+            taken.append(span)
+    return sorted(taken, key=lambda s: (s.start, s.end))
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """A message author split into what can identify them."""
+
+    name: str  # "" when only an address or handle was given
+    email: str  # "" when none
+    handle: str  # "" unless the author is written as "@handle"
+    raw: str
+
+
+def parse_author(author: str | None) -> Author | None:
+    """`"Bob Stone <bob@example.com>"`, `"bob@example.com"`, `"@bob"` or `"Bob Stone"`."""
+    raw = (author or "").strip()
+    if not raw or raw.lower() in ("unknown", "none", "null"):
+        return None
+    if raw.startswith("@") and " " not in raw and len(raw) > 2:
+        return Author("", "", raw[1:], raw)
+    if "@" in raw:
+        name, addr = parseaddr(raw)
+        if addr and "@" in addr and _EMAIL_RE.fullmatch(addr):
+            return Author(name.strip(), addr, "", raw)
+    if not _LETTER_RE.search(raw):
+        return None
+    return Author(raw, "", "", raw)
+
+
+def display_of(surface: str) -> str:
+    """How a surface is shown: the name of an author written `Name <address>`."""
+    if surface.endswith(">") and "<" in surface:
+        name = surface[: surface.rindex("<")].strip().strip('"')
+        if name:
+            return name
+    return surface

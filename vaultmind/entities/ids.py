@@ -1,0 +1,182 @@
+"""Canonical entity ids and the one text normalization used on ingest and on queries.
+
+An id is `<kind>:<key>`:
+
+| kind | key | example |
+|---|---|---|
+| person, org, place, product, event, work, topic | `slug(name)` | `person:alice-chen`, `topic:q3-budget` |
+| email | the address, lower-cased | `email:alice@example.com` |
+| handle | the handle, lower-cased, without `@` | `handle:bob.stone` |
+| url | scheme and host lower-cased, trailing `/` and `#fragment` dropped | `url:https://example.com/a` |
+| phone | `+` and the digits | `phone:+353851234567` |
+
+`normalize` is what every comparison of names goes through (registry aliases, surface forms in
+leaves, query text): Unicode NFKD, accents stripped, case-folded, every run of characters that
+are not letters or digits collapsed to one space. `slug` is the same with `-` for the spaces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import Final
+
+NAME_KINDS: Final = ("person", "org", "place", "product", "event", "work", "topic")
+"""Kinds whose key is the slug of a name."""
+
+KINDS: Final = (*NAME_KINDS, "email", "handle", "url", "phone")
+
+KIND_ALIASES: Final = {
+    "people": "person",
+    "persons": "person",
+    "organization": "org",
+    "organisation": "org",
+    "organizations": "org",
+    "organisations": "org",
+    "orgs": "org",
+    "company": "org",
+    "location": "place",
+    "locations": "place",
+    "places": "place",
+    "products": "product",
+    "events": "event",
+    "topics": "topic",
+    "hashtag": "topic",
+    "works": "work",
+    "emails": "email",
+    "handles": "handle",
+}
+
+MAX_SLUG: Final = 80
+
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_WORD_RE = re.compile(rf"[^\W_](?:[^\W_]|[{_MARKS}])*")
+_PHONE_KEEP_RE = re.compile(r"\d+")
+
+
+def fold(text: str) -> str:
+    """NFKD, accents (combining marks) removed, case-folded. Same length semantics not kept."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped.casefold())
+
+
+def words(text: str) -> list[str]:
+    """The normalized words of `text` (letters and digits; everything else separates)."""
+    return _WORD_RE.findall(fold(text))
+
+
+def normalize(text: str) -> str:
+    """The matching form of a name: `"  Zoë O'Brien "` → `"zoe o brien"`."""
+    return " ".join(words(text))
+
+
+def slug(text: str) -> str:
+    """The id key of a name: `"Zoë O'Brien"` → `"zoe-o-brien"` ("" when nothing is left).
+
+    Longer than `MAX_SLUG` characters: cut at a word boundary and suffixed with 8 hex digits of
+    the sha256 of the full slug, so distinct long names keep distinct ids.
+    """
+    full = "-".join(words(text))
+    if len(full) <= MAX_SLUG:
+        return full
+    digest = hashlib.sha256(full.encode("utf-8")).hexdigest()[:8]
+    head = full[: MAX_SLUG - 9]
+    if "-" in head:
+        head = head.rsplit("-", 1)[0]
+    return f"{head}-{digest}"
+
+
+def canonical_kind(kind: str) -> str | None:
+    """`"Organization"` → `"org"`; None for a kind vaultmind does not know."""
+    value = kind.strip().lower()
+    value = KIND_ALIASES.get(value, value)
+    return value if value in KINDS else None
+
+
+def make_id(kind: str, value: str) -> str | None:
+    """The canonical id of `value` seen as `kind` (None when nothing usable is left)."""
+    k = canonical_kind(kind)
+    if k is None:
+        return None
+    if k == "email":
+        key = email_key(value)
+    elif k == "handle":
+        key = handle_key(value)
+    elif k == "url":
+        key = url_key(value)
+    elif k == "phone":
+        key = phone_key(value)
+    else:
+        key = slug(value)
+    return f"{k}:{key}" if key else None
+
+
+def parse_id(text: str) -> tuple[str, str] | None:
+    """`"person:alice-chen"` → `("person", "alice-chen")`; None unless it is a canonical id.
+
+    The kind may be spelled loosely (`organization:acme` → `("org", "acme")`); the key is
+    brought to its canonical form.
+    """
+    if ":" not in text:
+        return None
+    kind, _, rest = text.strip().partition(":")
+    ident = make_id(kind, rest)
+    if ident is None:
+        return None
+    k, _, key = ident.partition(":")
+    return k, key
+
+
+def canonical_id(text: str) -> str | None:
+    """`text` as a canonical id if it is one (`"Person:Alice Chen"` → `"person:alice-chen"`)."""
+    parsed = parse_id(text)
+    return None if parsed is None else f"{parsed[0]}:{parsed[1]}"
+
+
+def kind_of(entity_id: str) -> str:
+    return entity_id.partition(":")[0]
+
+
+def key_of(entity_id: str) -> str:
+    return entity_id.partition(":")[2]
+
+
+def email_key(value: str) -> str:
+    text = value.strip().strip("<>").strip()
+    if text.lower().startswith("mailto:"):
+        text = text[7:]
+    return text.lower() if "@" in text and " " not in text else ""
+
+
+def handle_key(value: str) -> str:
+    text = value.strip().lstrip("@").rstrip(".").strip()
+    return text.casefold() if text and " " not in text else ""
+
+
+def url_key(value: str) -> str:
+    text = value.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep or not rest:
+        return ""
+    rest = rest.split("#", 1)[0]
+    host, slash, path = rest.partition("/")
+    return f"{scheme.lower()}://{host.lower()}{slash}{path}".rstrip("/")
+
+
+def phone_key(value: str) -> str:
+    digits = "".join(_PHONE_KEEP_RE.findall(value))
+    return "+" + digits if 7 <= len(digits) <= 15 else ""
+
+
+def word_spans(text: str) -> Iterator[tuple[str, int, int]]:
+    """(normalized word, start, end) for each word of `text`, offsets into `text`.
+
+    A word whose folded form contains several words (rare ligatures) yields them all with the
+    same offsets, so token sequences match `words(text)` exactly.
+    """
+    for match in _WORD_RE.finditer(text):
+        for part in _WORD_RE.findall(fold(match.group(0))):
+            yield part, match.start(), match.end()

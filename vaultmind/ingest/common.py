@@ -1,0 +1,199 @@
+"""What the chat adapters share: reading files, JSON with line numbers, timestamps, message ids.
+
+Everything here is pure apart from reading the export itself; errors are `IngestError`s naming
+the file and the line (or record) where the export went wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from vaultmind.errors import UsageError
+from vaultmind.ingest.errors import IngestError, ingest_error
+from vaultmind.markdown.render import iso_utc
+
+_DATA_URI_RE = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=\s]{16,}")
+_BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{200,}={0,2}(?![A-Za-z0-9+/=])")
+_INVISIBLE = dict.fromkeys(map(ord, "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\ufeff"))
+
+
+def read_text(path: Path, data: bytes | None = None) -> str:
+    """The text of an export: UTF-8 (a BOM is dropped), line endings normalised to LF."""
+    try:
+        raw = data if data is not None else path.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"cannot read: {exc.strerror or exc}", path=path) from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ingest_error(path, "not UTF-8 text", line=line, hint="export the chat as UTF-8") from exc
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def load_json(path: Path, text: str | None = None) -> Any:
+    """Parse a JSON file; a syntax error names the line."""
+    text = read_text(path) if text is None else text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ingest_error(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from exc
+
+
+def json_array_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """(line, item) for each item of a top-level JSON array, so errors can name the item's line."""
+    decoder = json.JSONDecoder()
+    i = _skip_ws(text, 0)
+    if text[i : i + 1] != "[":
+        raise ingest_error(path, "expected a JSON array of messages", line=_line_of(text, i))
+    i = _skip_ws(text, i + 1)
+    if text[i : i + 1] == "]":
+        _expect_end(path, text, i + 1)
+        return
+    while True:
+        try:
+            item, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            raise ingest_error(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from exc
+        yield _line_of(text, i), item
+        i = _skip_ws(text, end)
+        ch = text[i : i + 1]
+        if ch == "]":
+            _expect_end(path, text, i + 1)
+            return
+        if ch != ",":
+            raise ingest_error(path, "invalid JSON: expected ',' or ']' after an item", line=_line_of(text, i))
+        i = _skip_ws(text, i + 1)
+
+
+def jsonl_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """(line, object) for each non-blank line of a JSON Lines file."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ingest_error(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number) from exc
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\n\r":
+        i += 1
+    return i
+
+
+def _expect_end(path: Path, text: str, i: int) -> None:
+    i = _skip_ws(text, i)
+    if i < len(text):
+        raise ingest_error(path, "invalid JSON: extra data after the array", line=_line_of(text, i))
+
+
+# --- time -----------------------------------------------------------------------------------
+
+
+def zone(name: str | None) -> tzinfo:
+    """The zone local export times are in: an IANA name (`Europe/Berlin`), or UTC when None."""
+    if not name:
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise UsageError(f"unknown time zone {name!r}", hint="use an IANA name such as Europe/Berlin") from exc
+
+
+def local_to_utc(value: datetime, tz: tzinfo) -> datetime:
+    """A naive local time (as exports write them) in `tz` → aware UTC; aware values are converted."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=tz)
+    return value.astimezone(UTC)
+
+
+def epoch_to_utc(value: float | int | str) -> datetime:
+    """Epoch seconds (int, float or decimal string like Slack's `1709542800.000100`) → UTC.
+
+    Values above 10^11 are taken as milliseconds. Decimal strings keep their microseconds exactly.
+    """
+    if isinstance(value, str):
+        whole, _, frac = value.strip().partition(".")
+        seconds = int(whole)
+        micros = int((frac + "000000")[:6]) if frac else 0
+        if abs(seconds) > 10**11:
+            return datetime.fromtimestamp(0, UTC) + timedelta(milliseconds=seconds)
+        return datetime.fromtimestamp(seconds, UTC) + timedelta(microseconds=micros)
+    if abs(value) > 10**11:
+        return datetime.fromtimestamp(0, UTC) + timedelta(milliseconds=value)
+    return datetime.fromtimestamp(value, UTC)
+
+
+def parse_time(value: Any, tz: tzinfo = UTC) -> datetime:
+    """An ISO 8601 string (naive → `tz`), or epoch seconds/ms as a number or digit string."""
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a time")
+    if isinstance(value, int | float):
+        return epoch_to_utc(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+            return epoch_to_utc(text)
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        return local_to_utc(parsed, tz)
+    raise ValueError(f"{value!r} is not a time")
+
+
+# --- ids and text ---------------------------------------------------------------------------
+
+
+class MessageIds:
+    """Deterministic ids for messages without a platform id.
+
+    sha256 of (author, UTC time, text, n) where n counts earlier identical triples in the same
+    export, so two identical "ok" at the same minute stay two messages, and overlapping exports
+    of the same chat give the same ids.
+    """
+
+    def __init__(self, prefix: str = "h"):
+        self.prefix = prefix
+        self.seen: dict[tuple[str, str, str], int] = {}
+
+    def __call__(self, author: str, timestamp: datetime, text: str) -> str:
+        key = (author, iso_utc(timestamp), text)
+        n = self.seen.get(key, 0)
+        self.seen[key] = n + 1
+        digest = hashlib.sha256("\0".join([*key, str(n)]).encode("utf-8")).hexdigest()
+        return f"{self.prefix}-{digest[:16]}"
+
+
+def strip_invisible(text: str) -> str:
+    """Drop the direction marks and BOMs some apps sprinkle into exports."""
+    return text.translate(_INVISIBLE)
+
+
+def strip_base64(text: str) -> str:
+    """Replace data URIs (`[image]` for images, `[data]` otherwise) and long base64 runs (`[data]`)."""
+
+    def data_uri(match: re.Match[str]) -> str:
+        mime = (match.group(1) or "").lower()
+        return "[image]" if mime.startswith("image/") else "[data]"
+
+    return _BASE64_RUN_RE.sub("[data]", _DATA_URI_RE.sub(data_uri, text))
+
+
+def as_str(value: Any) -> str | None:
+    """A JSON string or number as text; None for anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str | int | float):
+        return str(value)
+    return None
