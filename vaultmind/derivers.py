@@ -12,4 +12,13 @@ from vaultmind.sync import Deriver
 
 def build_derivers(config: Config) -> list[Deriver]:
     derivers: list[Deriver] = []
+    from vaultmind.entities.graph import EntityDeriver
+
+    derivers.append(EntityDeriver.from_config(config))
+    from vaultmind.admission.deriver import AdmissionDeriver
+
+    derivers.append(AdmissionDeriver(config))
+    from vaultmind.tree.deriver import TreeDeriver
+
+    derivers.append(TreeDeriver())
     return derivers

@@ -14,9 +14,9 @@ from typing import Any
 from vaultmind.config import Config
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder, create_embedder
+from vaultmind.index.resident import ResidentLeaves, ResidentVectors
 from vaultmind.index.schema import SCHEMA_VERSION
 from vaultmind.index.store import Index
-from vaultmind.index.vectors import VectorCache
 from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
@@ -29,7 +29,11 @@ class Memory:
         self.index = index
         self.embedder = embedder
         self.syncer = Syncer(config, index, embedder, progress, build_derivers(config))
-        self.vectors = VectorCache(index, embedder.model_id) if embedder is not None else None
+        self.leaves = ResidentLeaves(index)
+        self.vectors = ResidentVectors(index, embedder.model_id) if embedder is not None else None
+        self.syncer.listeners.append(self.leaves.apply)
+        if self.vectors is not None:
+            self.syncer.listeners.append(self.vectors.apply)
         self.vault_name = config.vault.name
 
     @classmethod
@@ -67,14 +71,7 @@ class Memory:
     # -- read side -------------------------------------------------------------------------
 
     def search(self, query: str, *, limit: int | None = None) -> dict[str, Any]:
-        return search(
-            self.index,
-            query,
-            limit=limit or self.config.search_limit,
-            vault_name=self.vault_name,
-            embedder=self.embedder,
-            vectors=self.vectors,
-        )
+        return search(self, query, limit=limit or self.config.search_limit)
 
     def walk(self, question: str, *, limit: int | None = None, reference_time: datetime | None = None) -> dict[str, Any]:
         from vaultmind.retrieval.walk import walk

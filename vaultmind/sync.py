@@ -32,6 +32,7 @@ from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
 from vaultmind.index.lexical import term_counts
+from vaultmind.index.resident import ChangeSet, LeafDelta
 from vaultmind.index.store import Index
 from vaultmind.markdown.note import parse_note
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
@@ -97,6 +98,7 @@ class Syncer:
     ):
         self.config = config
         self.derivers = tuple(derivers)
+        self.listeners: list[Callable[[ChangeSet], None]] = []  # resident caches follow deltas
         self.index = index
         self.embedder = embedder
         self.progress = progress
@@ -271,6 +273,10 @@ class Syncer:
                 # Lexical rows are committed; dense vectors wait for the next sync.
                 self.embed_error = str(exc)
                 log.warning("embeddings deferred: %s", exc)
+        change = ChangeSet(removed=removed_ids, added=rows.deltas, reset=rebuild)
+        change.backfilled = stats.embedded > len({d.content_hash for d in rows.deltas})
+        for listener in self.listeners:
+            listener(change)
 
     def embed_missing(self) -> int:
         """Embed every leaf whose (content hash, model) has no vector yet. Returns how many."""
@@ -385,6 +391,7 @@ class _Rows:
         self.post = _columns("postings")
         self.link = _columns("links")
         self.tag = _columns("tags")
+        self.deltas: list[LeafDelta] = []
 
     def add_note(self, note: ParsedNote, st: FileStat, sha: str) -> None:
         fm = note.frontmatter
@@ -427,6 +434,7 @@ class _Rows:
             for key, value in leaf_values.items():
                 self.leaf[key].append(value)
             self.leaf_id.append(leaf.id)
+            self.deltas.append(LeafDelta(leaf.id, leaf.content_hash, counts, total))
             for term in sorted(counts):
                 self.post["term"].append(term)
                 self.post["leaf_id"].append(leaf.id)

@@ -5,7 +5,8 @@
 
 - user notes are always admitted ("user note": they are the owner's own writing);
 - a priority-tagged leaf is never dropped as chitchat;
-- tiny chitchat (at most one content word and no entity) is dropped whatever its score;
+- tiny chitchat (at most one content word, and no entity but perhaps a name: "ok lol",
+  "thanks John!") is dropped whatever its score;
 - score >= `keep` → admitted; score <= `drop` → dropped; in between → gray: the LLM is asked
   once (cached by content hash + model + prompt hash) and its importance decides
   (>= `llm_keep` admitted, else dropped). When the LLM is switched off (`admission.llm =
@@ -22,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from vaultmind.admission.signals import LeafInput, Owner, Signals, compute_signals, owner_from
@@ -32,18 +33,19 @@ DecisionKind = Literal["admitted", "dropped", "gray"]
 Stage = Literal["user", "cheap", "llm", "fallback"]
 
 WEIGHTS: dict[str, float] = {
-    "length": 1.0,
-    "content": 1.5,
+    "length": 2.0,
+    "content": 1.0,
+    "statement": 1.0,
     "variety": 0.5,
-    "entities": 1.5,
+    "entities": 1.0,
     "kind_prior": 0.75,
     "source_prior": 0.75,
 }
 INTERACTION_BOOST = 0.2
 PRIORITY_BOOST = 0.25
 
-DEFAULT_KEEP = 0.6
-DEFAULT_DROP = 0.4
+DEFAULT_KEEP = 0.58
+DEFAULT_DROP = 0.45
 DEFAULT_LLM_KEEP = 0.5
 DEFAULT_PRIORITY_TAGS: tuple[str, ...] = (
     "priority",
@@ -65,7 +67,7 @@ class Policy:
     llm: bool = True
     llm_keep: float = DEFAULT_LLM_KEEP
     llm_model: str = "ollama:llama3.2"
-    owner: Owner = Owner()
+    owner: Owner = field(default_factory=Owner)
     priority_tags: tuple[str, ...] = DEFAULT_PRIORITY_TAGS
 
     @property
@@ -167,8 +169,10 @@ def decide_signals(sig: Signals, policy: Policy) -> Decision:
         "score": score,
         "thresholds": {"keep": policy.keep, "drop": policy.drop},
     }
-    if not sig.priority_tags and sig.content_words <= 1 and not sig.entities:
-        reason = f"tiny chitchat: {_plural(sig.words, 'word')}, {sig.content_words} with content, no entities"
+    if not sig.priority_tags and sig.content_words <= 1 and all(e.startswith("name:") for e in sig.entities):
+        what = "no entities" if not sig.entities else "no entity but a name"
+        label = "tiny chitchat" if sig.words <= 6 else "chitchat"
+        reason = f"{label}: {_plural(sig.words, 'word')}, {sig.content_words} with content, {what}"
         return Decision("dropped", score, reason, "cheap", breakdown)
     if score >= policy.keep:
         return Decision("admitted", score, f"score {score:.2f} >= keep {policy.keep:.2f}", "cheap", breakdown)

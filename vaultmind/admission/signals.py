@@ -5,10 +5,11 @@ score every leaf of a large vault during a sync. Each signal is a value in [0, 1
 
 | signal | what it measures |
 |---|---|
-| `length` | content words (not stop words, not chat filler): <= 1 → 0, ramps to 1 at 12 |
+| `length` | content words (not stop words, not chat filler): <= 1 → 0, ramps to 1 at 20 |
 | `content` | share of words that carry content: <= 20 % → 0, >= 60 % → 1 |
+| `statement` | share of sentences that state something: a question counts 0, an exclamation 0.5 |
 | `variety` | type/token ratio of the words (repetition is noise): <= 0.25 → 0, >= 0.55 → 1; neutral 0.5 under 8 words |
-| `entities` | distinct entity-like mentions per word, 1 per 8 words → 1 (see below) |
+| `entities` | distinct entity-like mentions per word (at least 12 words counted), 1 per 6 words → 1 |
 | `kind_prior` | what the note is: document 0.8, email 0.7, chat 0.45 |
 | `source_prior` | where it came from (the `source_id` platform): email/docs higher, group chat lower |
 
@@ -47,6 +48,8 @@ _RELATIVE_RE = re.compile(
     re.IGNORECASE,
 )
 _RUN_GAP_RE = re.compile(r"[ \t]+")
+_NAME_WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_SENTENCE_RE = re.compile(r"[^.!?…\n]+[.!?…]*")
 _SENTENCE_GAP_RE = re.compile(r"[.!?…:;\n\"“(\[-]")
 _ORDINARY_RE = re.compile(r"(?:ly|ing|ed|ness|ful|['’](?:s|re|ll|ve|d|m|t)|n['’]t)$", re.IGNORECASE)
 
@@ -272,7 +275,7 @@ def _close_run(current: list[str], runs: list[str], at_sentence_start: bool) -> 
         return
     if len(words) == 1:
         word = words[0]
-        if len(word) < 2:
+        if len(word) < 2 or not _NAME_WORD_RE.fullmatch(word):
             return
         sentence_initial = at_sentence_start and first == 0
         if sentence_initial and not word.isupper() and _ORDINARY_RE.search(word):
@@ -296,11 +299,28 @@ def _ramp(x: float, lo: float, hi: float) -> float:
 
 
 def length_signal(content_words: int) -> float:
-    """<= 1 content word → 0; linear to 1 at 12; long texts stay at 1 up to 4,000 words, then
+    """<= 1 content word → 0; linear to 1 at 20; long texts stay at 1 up to 4,000 words, then
     fall to 0.6 at 12,000 (a huge chunk is usually pasted data, not a memory)."""
     if content_words >= 4000:
         return round(1.0 - 0.4 * _ramp(content_words, 4000, 12000), 4)
-    return round(_ramp(content_words, 1, 12), 4)
+    return round(_ramp(content_words, 1, 20), 4)
+
+
+def statement_signal(text: str) -> float:
+    """Share of sentences that state something; questions count 0, exclamations 0.5."""
+    total = questions = exclamations = 0
+    for m in _SENTENCE_RE.finditer(text):
+        sentence = m.group(0).rstrip()
+        if not WORD_RE.search(sentence):
+            continue
+        total += 1
+        if sentence.endswith("?"):
+            questions += 1
+        elif sentence.endswith("!"):
+            exclamations += 1
+    if total == 0:
+        return 0.0
+    return round((total - questions - 0.5 * exclamations) / total, 4)
 
 
 def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str]) -> Signals:
@@ -313,8 +333,9 @@ def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str])
     values = {
         "length": length_signal(len(content)),
         "content": round(_ramp(len(content) / n, 0.2, 0.6), 4) if n else 0.0,
+        "statement": statement_signal(leaf.text),
         "variety": round(_ramp(len(distinct) / n, 0.25, 0.55), 4) if n >= 8 else 0.5,
-        "entities": round(min(1.0, len(entities) / max(n, 8) * 8.0), 4),
+        "entities": round(min(1.0, len(entities) / max(n, 12) * 6.0), 4),
         "kind_prior": KIND_PRIOR.get(leaf.source_kind or "", _DEFAULT_KIND_PRIOR),
         "source_prior": source_prior(leaf.source_kind, leaf.source_id),
     }

@@ -56,16 +56,18 @@ _WORD_RE = re.compile(rf"[^\W_](?:[^\W_]|[{_MARKS}])*")
 _PHONE_KEEP_RE = re.compile(r"\d+")
 
 
-def fold(text: str) -> str:
-    """NFKD, accents (combining marks) removed, case-folded. Same length semantics not kept."""
+def fold(text: str, *, keep_case: bool = False) -> str:
+    """NFKD, accents (combining marks) removed, case-folded unless `keep_case`."""
+    if text.isascii():
+        return text if keep_case else text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", stripped.casefold())
+    return unicodedata.normalize("NFC", stripped if keep_case else stripped.casefold())
 
 
-def words(text: str) -> list[str]:
+def words(text: str, *, keep_case: bool = False) -> list[str]:
     """The normalized words of `text` (letters and digits; everything else separates)."""
-    return _WORD_RE.findall(fold(text))
+    return _WORD_RE.findall(fold(text, keep_case=keep_case))
 
 
 def normalize(text: str) -> str:

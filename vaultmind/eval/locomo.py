@@ -302,7 +302,9 @@ RETRIEVERS: Mapping[str, Retrieve] = {
 }
 
 
-def ask(memory: Memory, retrieve: Retrieve, question: str, now: datetime, lookup: TurnLookup) -> tuple[list[Item], float]:
+def ask(
+    memory: Memory, retrieve: Retrieve, question: str, now: datetime, lookup: TurnLookup
+) -> tuple[list[Item], float]:
     """Items for a question — at least MIN_ITEMS and enough to fill the token budget when the
     mode has that many — and the retrieval wall time in ms (summed over any re-asks)."""
     limit = FETCH_START

@@ -60,7 +60,9 @@ def fills_budget(items: Sequence[Item], budget: int = BUDGET_TOKENS) -> bool:
     return budget_fit(items, budget) < len(items)
 
 
-def score_question(items: Sequence[Item], gold_turns: Iterable[str], gold_sessions: Iterable[int]) -> dict[str, float]:
+def score_question(
+    items: Sequence[Item], gold_turns: Iterable[str], gold_sessions: Iterable[int]
+) -> dict[str, float]:
     """The four metrics of one question (see the module docstring)."""
     turns = set(gold_turns)
     sessions = set(gold_sessions)

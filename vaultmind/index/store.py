@@ -50,6 +50,7 @@ class Index:
         """Open (creating if needed) the index at `path`; None opens an in-memory index."""
         if path is None:
             con = duckdb.connect(":memory:")
+            con.execute("SET enable_progress_bar = false")
             _migrate(con)
             return cls(con, None, None)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,7 +142,9 @@ def _connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnecti
     delay = 0.02
     while True:
         try:
-            return duckdb.connect(str(path))
+            con = duckdb.connect(str(path))
+            con.execute("SET enable_progress_bar = false")
+            return con
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
                 raise

@@ -114,6 +114,7 @@ def sample_batches(sample: Mapping[str, Any], *, path: str | Path) -> list[Sourc
         if isinstance(conversation.get(key), str) and conversation[key].strip()
     )
     batches: list[SourceBatch] = []
+    seen: dict[str, str] = {}
     for number, turns in sessions(conversation, path=path, where=where):
         key = f"session_{number}"
         raw_time = conversation.get(f"{key}_date_time")
@@ -124,9 +125,20 @@ def sample_batches(sample: Mapping[str, Any], *, path: str | Path) -> list[Sourc
         except ValueError as exc:
             raise IngestError(f"{where}, {key}: {exc}", path=path) from None
         messages = tuple(
-            _message(turn, sample_id, start + timedelta(seconds=i), path=path, where=f"{where}, {key}, turn {i}")
+            _message(
+                turn, sample_id, start + timedelta(seconds=i), path=path, where=f"{where}, {key}, turn {i}"
+            )
             for i, turn in enumerate(turns)
         )
+        for i, message in enumerate(messages):
+            here = f"{key}, turn {i}"
+            if message.message_id in seen:
+                raise IngestError(
+                    f"{where}: dia_id {message.message_id!r} of {here} was already used by {seen[message.message_id]}",
+                    path=path,
+                    hint="every turn needs its own dia_id",
+                )
+            seen[message.message_id] = here
         if not messages:
             continue
         names = " and ".join(speakers) if speakers else sample_id
@@ -137,7 +149,9 @@ def sample_batches(sample: Mapping[str, Any], *, path: str | Path) -> list[Sourc
             title=f"{names}, session {number} ({start.date().isoformat()})",
             participants=speakers,
         )
-        batches.append(SourceBatch(meta=meta, messages=messages, bucket="whole", note_name=f"session-{number}"))
+        batches.append(
+            SourceBatch(meta=meta, messages=messages, bucket="whole", note_name=f"session-{number}")
+        )
     return batches
 
 
@@ -193,7 +207,11 @@ def _message(turn: Any, sample_id: str, at: datetime, *, path: str | Path, where
         raise IngestError(f"{where} ({dia_id}): 'text' is not a string", path=path)
     caption = turn.get("blip_caption")
     if isinstance(caption, str) and caption.strip():
-        text = f"{text}\n[image: {' '.join(caption.split())}]" if text else f"[image: {' '.join(caption.split())}]"
+        text = (
+            f"{text}\n[image: {' '.join(caption.split())}]"
+            if text
+            else f"[image: {' '.join(caption.split())}]"
+        )
     return Message(
         message_id=dia_id,
         author=speaker.strip(),

@@ -228,10 +228,12 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list
             )
         if not meta.source_id:
             raise IngestError("a batch has an empty source_id")
+        single = None if batch.bucket == "day" else note_path(batch)
+        folder = f"{SOURCES_DIR}/{meta.kind}/{scope_folder(meta.scope)}"
         for message in batch.messages:
             msg = _normalize(message, meta)
-            day = iso_utc(msg.timestamp)[:10] if batch.bucket == "day" else None
-            base = note_path(batch, day)
+            day = to_utc(msg.timestamp).date().isoformat() if single is None else None
+            base = single or f"{folder}/{day}.md"
             group = groups.get((base, meta.source_id))
             if group is None:
                 title = f"{meta.title} · {day}" if day else meta.title

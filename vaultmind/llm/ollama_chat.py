@@ -24,7 +24,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 import ollama
@@ -114,20 +114,17 @@ class OllamaChat:
         self,
         messages: Sequence[Mapping[str, str]],
         *,
-        format: str | Mapping[str, Any] | None = None,
+        format: Literal["json"] | Mapping[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> str:
         """The assistant's answer to `messages` ({"role", "content"} dicts), as text."""
         opts: dict[str, Any] = {"temperature": 0}
         opts.update(options or {})
         where = f"Ollama at {self._host}"
+        fmt: Literal["", "json"] | dict[str, Any] | None = dict(format) if isinstance(format, Mapping) else format
         try:
             response = self._get_client().chat(
-                model=self._model,
-                messages=[dict(m) for m in messages],
-                stream=False,
-                format=dict(format) if isinstance(format, Mapping) else format,  # type: ignore[arg-type]
-                options=opts,
+                model=self._model, messages=[dict(m) for m in messages], stream=False, format=fmt, options=opts
             )
         except ollama.ResponseError as exc:
             raise self._response_error(exc, where) from exc

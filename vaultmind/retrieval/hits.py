@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.store import Index
 from vaultmind.vault.layout import obsidian_link, wikilink
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
 
 
 @dataclass(slots=True)
@@ -78,52 +81,41 @@ def has_table(index: Index, name: str) -> bool:
     return bool(index.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]))
 
 
-def leaf_hits(
-    index: Index, ranked: Sequence[tuple[str, float, dict[str, Any]]], vault_name: str
-) -> list[RetrievalHit]:
+def leaf_hits(memory: Memory, ranked: Sequence[tuple[str, float, dict[str, Any]]]) -> list[RetrievalHit]:
     """Hydrate `(leaf_id, score, breakdown)` into hits, keeping the given order; unknown ids are skipped."""
     if not ranked:
         return []
     ids = [leaf_id for leaf_id, _, _ in ranked]
-    rows = index.query(
-        """
-        SELECT l.id, l.note_path, n.kind, n.title, n.source_id, l.anchor, l.text, l.author,
-               strftime(l.ts, '%Y-%m-%dT%H:%M:%SZ'), l.source_ref, l.message_id,
-               coalesce(json_extract_string(n.frontmatter, '$.scope'), '')
-        FROM leaves l JOIN notes n ON n.path = l.note_path
-        WHERE l.id IN (SELECT unnest(?::VARCHAR[]))
-        """,
-        [ids],
-    )
-    by_id = {row[0]: row for row in rows}
-    entities = _entities_of(index, ids)
+    rows = memory.leaves.rows(ids)
+    entities = _entities_of(memory.index, ids)
     hits = []
     for leaf_id, score, breakdown in ranked:
-        row = by_id.get(leaf_id)
+        row = rows.get(leaf_id)
         if row is None:
             continue
-        path, anchor = row[1], row[5]
+        path, anchor = row["note_path"], row["anchor"]
         folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        when = row["ts"].strftime("%Y-%m-%dT%H:%M:%SZ") if row["ts"] is not None else None
         hits.append(
             RetrievalHit(
                 node_id=leaf_id,
                 node_kind="leaf",
-                tree=row[4] or f"notes:{folder}",
-                scope=row[11] or folder,
+                tree=row["source_id"] or f"notes:{folder}",
+                scope=row["scope"] or folder,
                 level=0,
-                content=row[6],
+                content=row["text"],
                 note_path=path,
                 anchor=anchor,
-                title=row[3],
+                title=row["title"],
                 entities=entities.get(leaf_id, []),
-                time_start=row[8],
-                time_end=row[8],
+                time_start=when,
+                time_end=when,
                 score=score,
                 breakdown=breakdown,
-                source_refs=[row[9]] if row[9] else [],
-                author=row[7],
-                message_id=row[10],
-                link=obsidian_link(vault_name, path, anchor),
+                source_refs=[row["source_ref"]] if row["source_ref"] else [],
+                author=row["author"],
+                message_id=row["message_id"],
+                link=obsidian_link(memory.vault_name, path, anchor),
                 wikilink=wikilink(path, anchor),
             )
         )
@@ -135,7 +127,7 @@ def _entities_of(index: Index, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
         return {}
     rows = index.query(
         """SELECT leaf_id, list_sort(list(DISTINCT entity_id)) FROM occurrences
-           WHERE leaf_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY leaf_id""",
-        [list(leaf_ids)],
+           WHERE leaf_id IN (SELECT unnest(string_split(?, chr(31)))) GROUP BY leaf_id""",
+        ["\x1f".join(leaf_ids)],
     )
     return {row[0]: list(row[1]) for row in rows}

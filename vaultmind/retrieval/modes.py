@@ -30,7 +30,7 @@ FUZZY_CUTOFF = 70
 
 def fetch_leaves(memory: Memory, ids: Sequence[str]) -> dict[str, Any]:
     wanted = [i for i in dict.fromkeys(ids) if i]
-    hits = leaf_hits(memory.index, [(i, 0.0, {}) for i in wanted], memory.vault_name)
+    hits = leaf_hits(memory, [(i, 0.0, {}) for i in wanted])
     found = {h.node_id for h in hits}
     return envelope(hits, len(hits), missing=[i for i in wanted if i not in found])
 
@@ -78,7 +78,7 @@ def query_source(
         ranked = [(r[0], scores.get(r[0], 0.0), {"dense": round(scores.get(r[0], 0.0), 4)}) for r in order]
     else:
         ranked = [(r[0], 0.0, {"order": "time"}) for r in rows]
-    hits = leaf_hits(memory.index, ranked[:limit], memory.vault_name)
+    hits = leaf_hits(memory, ranked[:limit])
     return envelope(hits, total)
 
 
@@ -94,7 +94,7 @@ def cover_window(memory: Memory, start: datetime, end: datetime, *, limit: int =
     uncovered = [row[0] for row in leaf_rows]
     # Summary nodes join here once source trees are sealed (they carry child leaf ids).
     ranked = [(leaf_id, 0.0, {"cover": "leaf"}) for leaf_id in uncovered[:limit]]
-    hits = leaf_hits(memory.index, ranked, memory.vault_name)
+    hits = leaf_hits(memory, ranked)
     return envelope(hits, len(uncovered), uncovered_leaves=len(uncovered))
 
 

@@ -12,13 +12,14 @@ carries its ranks and raw scores so a user can see why it ranked where it did.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vaultmind.embed.base import Embedder
-from vaultmind.index.lexical import bm25, terms
+from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
-from vaultmind.index.vectors import VectorCache
 from vaultmind.vault.layout import obsidian_link, wikilink
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
 
 RRF_K = 60
 CANDIDATES = 100
@@ -61,24 +62,12 @@ class SearchHit:
         }
 
 
-def search(
-    index: Index,
-    query: str,
-    *,
-    limit: int,
-    vault_name: str,
-    embedder: Embedder | None = None,
-    vectors: VectorCache | None = None,
-) -> dict[str, Any]:
+def search(memory: Memory, query: str, *, limit: int) -> dict[str, Any]:
     """`{hits, total, truncated}` for a free-text query; deterministic for a given index."""
-    lexical: list[tuple[str, float]] = []
-    if query.strip():
-        with index.lock:
-            lexical = bm25(index.con, terms(query), limit=CANDIDATES)
+    lexical = memory.leaves.search(terms(query), CANDIDATES) if query.strip() else []
     dense: list[tuple[str, float]] = []
-    if embedder is not None and vectors is not None and query.strip():
-        qvec = embedder.embed([query])[0]
-        dense = vectors.search(qvec, CANDIDATES)
+    if memory.embedder is not None and memory.vectors is not None and query.strip():
+        dense = memory.vectors.search(memory.embedder.embed([query])[0], CANDIDATES)
     fused: dict[str, dict[str, Any]] = {}
     for signal, ranked in (("bm25", lexical), ("dense", dense)):
         for rank, (leaf_id, raw) in enumerate(ranked, start=1):
@@ -89,7 +78,7 @@ def search(
     ordered = sorted(fused.items(), key=lambda item: (-item[1]["score"], item[0]))
     total = len(ordered)
     top = ordered[:limit]
-    hits = _hydrate(index, top, vault_name)
+    hits = _hydrate(memory.index, top, memory.vault_name)
     return {"hits": [h.to_dict() for h in hits], "total": total, "truncated": total > len(hits)}
 
 

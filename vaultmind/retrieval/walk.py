@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from vaultmind.index.lexical import bm25, terms
+from vaultmind.index.lexical import terms
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
 
@@ -43,6 +43,7 @@ WEIGHTS = {"lex": 0.45, "dense": 0.35, "entity": 0.25, "graph": 0.05}
 OUTSIDE_WINDOW = 0.35
 CANDIDATES = 200
 DIVERSITY_JACCARD = 0.9
+_SEP = "\x1f"  # id lists travel as one string: binding a Python list to DuckDB is slow
 
 
 def walk(
@@ -54,14 +55,12 @@ def walk(
     max_hops: int = 2,
 ) -> dict[str, Any]:
     """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
-    index = memory.index
     now = _naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
     qterms = terms(question)
     window = parse_time_window(question, now)
     qents = query_entities(memory, question)
 
-    with index.lock:
-        lexical = bm25(index.con, qterms, limit=CANDIDATES) if qterms else []
+    lexical = memory.leaves.search(qterms, CANDIDATES) if qterms else []
     dense: list[tuple[str, float]] = []
     if memory.embedder is not None and memory.vectors is not None and question.strip():
         dense = memory.vectors.search(memory.embedder.embed([question])[0], CANDIDATES)
@@ -70,7 +69,7 @@ def walk(
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
     leaf_time = _leaf_times(memory, candidates)
     if window is not None:
-        candidates |= _leaves_in_window(memory, window, dense)
+        candidates |= _leaves_in_window(memory, window)
         leaf_time.update(_leaf_times(memory, candidates - set(leaf_time)))
 
     lex = _normalise_max(dict(lexical))
@@ -106,7 +105,7 @@ def walk(
         scored.append((leaf_id, score, breakdown))
     scored.sort(key=lambda item: (-item[1], item[0]))
     ranked = _diversify(memory, scored, limit)
-    hits = leaf_hits(index, ranked, memory.vault_name)
+    hits = leaf_hits(memory, ranked)
     query_info: dict[str, Any] = {
         "terms": sorted(set(qterms)),
         "entities": [{"id": e, "surface": s} for e, s in qents],
@@ -136,8 +135,8 @@ def _entity_signals(
         return {}, set(), {}
     index = memory.index
     rows = index.query(
-        "SELECT leaf_id, entity_id FROM occurrences WHERE entity_id IN (SELECT unnest(?::VARCHAR[]))",
-        [list(entity_ids)],
+        "SELECT leaf_id, entity_id FROM occurrences WHERE entity_id IN (SELECT unnest(string_split(?, chr(31))))",
+        [_SEP.join(entity_ids)],
     )
     by_leaf: dict[str, set[str]] = {}
     for leaf_id, entity_id in rows:
@@ -151,7 +150,7 @@ def _entity_signals(
     graph: dict[str, float] = {}
     neighbours = index.query(
         """
-        WITH q AS (SELECT unnest(?::VARCHAR[]) AS id),
+        WITH q AS (SELECT unnest(string_split(?, chr(31))) AS id),
         nb AS (
             SELECT b AS entity, max(weight) AS w FROM edges WHERE a IN (SELECT id FROM q) GROUP BY b
             UNION ALL
@@ -160,7 +159,7 @@ def _entity_signals(
         SELECT o.leaf_id, max(nb.w) FROM occurrences o JOIN nb ON nb.entity = o.entity_id
         GROUP BY o.leaf_id ORDER BY 2 DESC, 1 LIMIT ?
         """,
-        [list(entity_ids), CANDIDATES],
+        [_SEP.join(entity_ids), CANDIDATES],
     )
     if neighbours:
         top = float(neighbours[0][1]) or 1.0
@@ -178,9 +177,9 @@ def _related_pairs(memory: Memory, entity_ids: Sequence[str], max_hops: int) -> 
         if not frontier:
             break
         rows = memory.index.query(
-            """SELECT a, b FROM edges WHERE a IN (SELECT unnest(?::VARCHAR[]))
-               OR b IN (SELECT unnest(?::VARCHAR[]))""",
-            [sorted(frontier), sorted(frontier)],
+            """SELECT a, b FROM edges WHERE a IN (SELECT unnest(string_split(?, chr(31))))
+               OR b IN (SELECT unnest(string_split(?, chr(31))))""",
+            [_SEP.join(sorted(frontier)), _SEP.join(sorted(frontier))],
         )
         nxt: set[str] = set()
         for a, b in rows:
@@ -208,22 +207,13 @@ def _reachable(adjacency: dict[str, set[str]], start: str, hops: int) -> set[str
 
 
 def _leaf_times(memory: Memory, leaf_ids: set[str]) -> dict[str, datetime]:
-    if not leaf_ids:
-        return {}
-    rows = memory.index.query(
-        "SELECT id, ts FROM leaves WHERE ts IS NOT NULL AND id IN (SELECT unnest(?::VARCHAR[]))",
-        [sorted(leaf_ids)],
-    )
-    return {row[0]: row[1] for row in rows}
+    return memory.leaves.times(sorted(leaf_ids)) if leaf_ids else {}
 
 
-def _leaves_in_window(memory: Memory, window: TimeWindow, dense: list[tuple[str, float]]) -> set[str]:
-    """Leaves inside the window: the densest-ranked ones if any, else the earliest few."""
-    rows = memory.index.query(
-        "SELECT id FROM leaves WHERE ts >= ? AND ts < ? ORDER BY ts, id LIMIT ?",
-        [window.start, window.end, CANDIDATES],
-    )
-    return {row[0] for row in rows}
+def _leaves_in_window(memory: Memory, window: TimeWindow) -> set[str]:
+    """Leaves inside the window (the earliest `CANDIDATES`), so a time question finds them
+    even when they share no word with it."""
+    return set(memory.leaves.in_window(window.start, window.end, CANDIDATES))
 
 
 def _normalise_max(scores: dict[str, float]) -> dict[str, float]:
@@ -249,11 +239,8 @@ def _diversify(
     window = scored[: max(limit * 3, 30)]
     if not window:
         return []
-    rows = memory.index.query(
-        "SELECT id, content_hash, text FROM leaves WHERE id IN (SELECT unnest(?::VARCHAR[]))",
-        [[leaf_id for leaf_id, _, _ in window]],
-    )
-    info = {row[0]: (row[1], set(terms(row[2]))) for row in rows}
+    rows = memory.leaves.rows([leaf_id for leaf_id, _, _ in window])
+    info = {leaf_id: (row["content_hash"], set(terms(row["text"]))) for leaf_id, row in rows.items()}
     kept: list[tuple[str, float, dict[str, Any]]] = []
     dupes: list[tuple[str, float, dict[str, Any]]] = []
     seen_hashes: set[str] = set()

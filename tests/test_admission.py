@@ -1,0 +1,247 @@
+"""Admission: cheap signals, decisions and reasons, the sync deriver, and `vaultmind explain`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultmind.admission.decide import Policy, decide
+from vaultmind.admission.signals import LeafInput, extract_entities, owner_from
+from vaultmind.cli.main import main
+from vaultmind.config import Config, load_config
+from vaultmind.errors import ConfigError
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+
+from .conftest import snapshot_files, write
+
+SUBSTANTIVE = (
+    "The Q3 budget review with Carol Diaz moved to Friday 2024-03-08 at 10:00 in the Berlin office; "
+    "bring the revenue numbers and the hiring plan."
+)
+BORDERLINE = "I went hiking yesterday and it was really nice, we saw some deer near the lake"
+
+
+def leaf(text: str, *, author: str = "Bob Stone", participants: Sequence[str] = ("A", "B", "C"), **kw: Any) -> LeafInput:
+    values: dict[str, Any] = {
+        "leaf_id": "x",
+        "note_path": "sources/chat/slack/acme/general/2024-03-04.md",
+        "note_kind": "source",
+        "source_kind": "chat",
+        "source_id": "slack:acme/general",
+        "seq": 1,
+        "text": text,
+        "content_hash": "h",
+        "author": author,
+        "participants": tuple(participants),
+    }
+    values.update(kw)
+    return LeafInput(**values)
+
+
+def chat_note(vault: Path, rel: str, messages: Sequence[tuple[str, str, str]], participants: Sequence[str] = ()) -> None:
+    msgs = [
+        Message(str(i + 1), author, f"2024-03-04T09:{i:02d}:00Z", text) for i, (author, text, _) in enumerate(messages)
+    ]
+    meta = SourceMeta("chat", "slack:acme/general", "slack/acme/general", "#general · 2024-03-04", tuple(participants))
+    write(vault, rel, render_source_note(meta, msgs))
+
+
+CHAT = "sources/chat/slack/acme/general/2024-03-04.md"
+MESSAGES = [
+    ("Alice Chen", "ok lol", "dropped"),
+    ("Bob Stone", SUBSTANTIVE, "admitted"),
+    ("Dan Moe", BORDERLINE, "gray"),
+    ("Alice Chen", "Thanks Bob!", "dropped"),
+]
+
+
+FAST = '[entities]\nner_model = "off"\n'  # these tests are about admission: no spaCy model load
+
+
+def make_config(vault: Path, toml: str = "") -> Config:
+    write(vault, ".vaultmind/config.toml", FAST + toml)
+    return load_config(vault, embed_provider="none")
+
+
+@pytest.fixture
+def memory(vault: Path) -> Iterator[Memory]:
+    with Memory.open(make_config(vault)) as mem:
+        yield mem
+
+
+def admission_rows(memory: Memory) -> list[tuple[Any, ...]]:
+    return memory.index.query(
+        "SELECT leaf_id, note_path, content_hash, decision, score, reason, stage, signals, llm_importance, llm_model "
+        "FROM admission ORDER BY note_path, leaf_id"
+    )
+
+
+# -- signals ---------------------------------------------------------------------------------
+
+
+def test_entity_proxy_finds_names_dates_numbers_handles_and_skips_sentence_starters() -> None:
+    found = extract_entities(
+        "Hey Mel! Definitely coming. Caroline went to New York City on 2023-05-07 at 5pm with @bob, "
+        "bob@example.com and #work; it cost $300 for 12 people. See https://example.com/x."
+    )
+    assert "name:mel" in found and "name:caroline" in found and "name:new york city" in found
+    assert {"date:2023-05-07", "date:5pm", "handle:bob", "email:bob@example.com", "tag:work"} <= set(found)
+    assert {"number:$300", "number:12", "url:https://example.com/x"} <= set(found)
+    assert "name:hey" not in found and "name:definitely" not in found
+    assert extract_entities("ok lol") == ()
+    assert "date:yesterday" in extract_entities(BORDERLINE)
+
+
+def test_chitchat_is_dropped_with_its_reason() -> None:
+    for text in ("ok lol", "Thanks John!", "haha yes", "👍"):
+        decision = decide(leaf(text), Policy())
+        assert decision.decision == "dropped", text
+        assert decision.reason.startswith("tiny chitchat"), decision.reason
+        assert decision.stage == "cheap"
+
+
+def test_substantive_message_with_names_and_dates_is_admitted_without_llm() -> None:
+    decision = decide(leaf(SUBSTANTIVE), Policy())
+    assert decision.decision == "admitted"
+    assert decision.stage == "cheap"
+    assert decision.score >= Policy().keep
+    assert decision.reason == f"score {decision.score:.2f} >= keep {Policy().keep:.2f}"
+    breakdown = decision.signals
+    assert "name:carol diaz" in breakdown["entities"] and "date:2024-03-08" in breakdown["entities"]
+    assert set(breakdown["values"]) == set(breakdown["weights"])
+    assert all(0.0 <= v <= 1.0 for v in breakdown["values"].values())
+
+
+def test_low_content_chatter_reaches_definite_drop() -> None:
+    decision = decide(leaf("That must have been amazing. What was your favorite part of it?"), Policy())
+    assert decision.decision == "dropped"
+    assert decision.reason.startswith("score ") and "<= drop" in decision.reason
+
+
+def test_owner_message_direct_messages_and_replies_are_boosted() -> None:
+    policy = Policy(owner=owner_from(["Alice Chen", "alice@example.com"]))
+    other = decide(leaf(BORDERLINE, author="Dan Moe"), policy)
+    mine = decide(leaf(BORDERLINE, author="Alice Chen"), policy)
+    by_mail = decide(leaf(BORDERLINE, author="Alice Chen <alice@example.com>"), policy)
+    assert other.decision == "gray"
+    assert mine.score > other.score and mine.decision == "admitted"
+    assert mine.signals["boosts"]["interaction"]["why"] == ["sent"]
+    assert by_mail.signals["boosts"]["interaction"]["why"] == ["sent"]
+    dm = decide(leaf(BORDERLINE, author="Dan Moe", participants=("Alice Chen", "Dan Moe")), policy)
+    assert dm.signals["boosts"]["interaction"]["why"] == ["dm"] and dm.score > other.score
+    reply = decide(leaf(BORDERLINE, author="Dan Moe", source_kind="email", subject="Re: hike"), policy)
+    assert "reply" in reply.signals["boosts"]["interaction"]["why"]
+    mention = decide(leaf(BORDERLINE + ", Alice Chen would love it", author="Dan Moe"), policy)
+    assert "mention" in mention.signals["boosts"]["interaction"]["why"]
+
+
+def test_priority_tag_boosts_and_bypasses_the_chitchat_guard() -> None:
+    plain = decide(leaf(BORDERLINE), Policy())
+    tagged = decide(leaf(BORDERLINE, tags=("important",)), Policy())
+    assert tagged.score == pytest.approx(min(1.0, plain.score + 0.25), abs=1e-3)
+    assert tagged.decision == "admitted"
+    assert tagged.signals["boosts"]["priority"]["tags"] == ["important"]
+    inline = decide(leaf("ok #priority"), Policy())
+    assert inline.decision != "dropped" or not inline.reason.startswith("tiny")
+
+
+def test_user_notes_are_always_admitted() -> None:
+    decision = decide(leaf("ok", note_kind="user", source_kind=None), Policy())
+    assert (decision.decision, decision.reason, decision.stage) == ("admitted", "user note", "user")
+
+
+def test_llm_switched_off_decides_the_gray_band_by_the_middle() -> None:
+    decision = decide(leaf(BORDERLINE), Policy(llm=False))
+    assert decision.decision in ("admitted", "dropped")
+    assert decision.stage == "fallback" and "without LLM" in decision.reason
+
+
+def test_config_is_validated(vault: Path) -> None:
+    with pytest.raises(ConfigError, match="drop < keep"):
+        Memory.open(make_config(vault, "[admission]\nkeep = 0.3\ndrop = 0.5\n"))
+    with pytest.raises(ConfigError, match="owner"):
+        Memory.open(make_config(vault, "[admission]\nowner = [1, 2]\n"))
+
+
+# -- the deriver, through a real sync ---------------------------------------------------------
+
+
+def test_sync_writes_one_row_per_source_and_user_leaf(vault: Path, memory: Memory) -> None:
+    chat_note(vault, CHAT, MESSAGES)
+    write(vault, "Journal.md", "# Journal\n\nok\n")
+    write(vault, "summaries/general/L1/s1.md", "---\nvaultmind: summary\n---\nA summary.\n")
+    before = snapshot_files(vault)
+    memory.sync()
+    rows = memory.index.query(
+        "SELECT n.kind, l.text, a.decision, a.reason FROM leaves l JOIN notes n ON n.path = l.note_path "
+        "LEFT JOIN admission a ON a.leaf_id = l.id AND a.note_path = l.note_path ORDER BY l.note_path, l.seq"
+    )
+    by_text = {text: (kind, decision, reason) for kind, text, decision, reason in rows}
+    for _, text, expected in MESSAGES:
+        assert by_text[text][1] == expected, (text, by_text[text])
+    assert by_text["# Journal\n\nok"] == ("user", "admitted", "user note")
+    assert by_text["A summary."][1] is None  # summaries are vaultmind's output: no admission row
+    assert snapshot_files(vault) == before  # admission never writes into the vault
+    jobs = memory.index.query("SELECT kind, status FROM jobs")
+    assert jobs == [("llm_importance", "ready")]  # exactly one job: the gray leaf
+
+
+def test_incremental_sync_equals_cold_rebuild(vault: Path) -> None:
+    chat_note(vault, CHAT, MESSAGES)
+    write(vault, "Journal.md", "# Journal\n\nPlans for #important trips.\n")
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        chat_note(vault, CHAT, [*MESSAGES[:2], ("Eve", "Lunch with Frank Ocean on Tuesday 12:30", "")])
+        write(vault, "sources/chat/slack/acme/general/copy.md", (vault / CHAT).read_text(encoding="utf-8"))
+        (vault / "Journal.md").unlink()
+        memory.sync()
+        incremental = admission_rows(memory)
+        memory.reindex()
+        assert admission_rows(memory) == incremental
+        assert len(incremental) == 6  # 3 messages in each of the two notes
+
+
+def test_owner_change_recomputes_every_row(vault: Path) -> None:
+    chat_note(vault, CHAT, [("Dan Moe", BORDERLINE, "")], participants=("Alice Chen", "Bob Stone", "Dan Moe"))
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        assert memory.index.scalar("SELECT decision FROM admission") == "gray"
+    with Memory.open(make_config(vault, '[admission]\nowner = ["Dan Moe"]\n')) as memory:
+        memory.sync()  # nothing changed in the vault, but the policy did
+        decision, signals = memory.index.query("SELECT decision, signals FROM admission")[0]
+        assert decision == "admitted"
+        assert json.loads(signals)["boosts"]["interaction"]["why"] == ["sent"]
+
+
+# -- explain ------------------------------------------------------------------------------------
+
+
+def test_explain_shows_signals_and_decision(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    chat_note(vault, CHAT, MESSAGES)
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        chitchat = memory.index.scalar("SELECT id FROM leaves WHERE text = 'ok lol'")
+        gray = memory.index.scalar("SELECT id FROM leaves WHERE text = ?", [BORDERLINE])
+    assert main(["explain", chitchat, "--vault", str(vault), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["leaf"]["text"] == "ok lol" and data["note"]["path"] == CHAT
+    assert data["state"] == "dropped"
+    assert data["admission"]["decision"] == "dropped"
+    assert data["admission"]["reason"].startswith("tiny chitchat")
+    assert data["admission"]["signals"]["words"] == 2
+    assert "searchable" in data["search"] and "excluded from summary trees" in data["search"]
+
+    assert main(["explain", gray[:8], "--vault", str(vault)]) == 0  # a unique prefix is enough
+    out = capsys.readouterr().out
+    assert "state     pending" in out
+    assert "decision  gray" in out and "waiting for the LLM" in out
+    assert "length" in out and "entities" in out and "interaction" in out
+    assert "llm_importance ready" in out
+
+    assert main(["explain", "ffffffffffff", "--vault", str(vault)]) == 4
+    assert "no leaf" in capsys.readouterr().err

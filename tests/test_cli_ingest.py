@@ -1,0 +1,110 @@
+"""`vaultmind ingest` as a user runs it: notes written, then indexed (in-process or via the daemon)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import snapshot_files, write
+from tests.test_ingest_chat import WHATSAPP, slack_export
+from vaultmind.cli.main import main
+from vaultmind.config import load_config
+from vaultmind.daemon import Daemon
+from vaultmind.errors import UsageError
+from vaultmind.ingest.detect import _colleague
+from vaultmind.memory import Memory
+
+
+@pytest.fixture(autouse=True)
+def _no_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    data = json.loads(out) if "--json" in args and out.strip() else out
+    return code, data, err
+
+
+def test_ingest_writes_and_indexes(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    export = slack_export(tmp_path / "export")
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 0
+    assert data["messages_added"] == 5 and len(data["written"]) == 2
+    assert data["sync"]["added"] == 2 and data["sync"]["leaves_written"] == 5
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        hits = memory.search("deployed")["hits"]
+        assert hits and hits[0]["note_path"] == "sources/chat/slack/t9/general/2024-03-04.md"
+        assert hits[0]["source_ref"] == "slack://archives/C1/p1709543400000500"
+
+    before = snapshot_files(vault)
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 0 and data["written"] == [] and data["messages_known"] == 5 and data["sync"] is None
+    assert snapshot_files(vault) == before
+
+    code, text, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault))
+    assert code == 0 and "0 new messages (5 already known)" in text
+
+
+def test_human_summary_and_user_edits(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
+    code, text, _ = run(capsys, "ingest", "chat", str(first), "--vault", str(vault), "--tz", "Europe/Berlin")
+    assert code == 0 and "3 new messages" in text and "wrote sources/chat/whatsapp/alice/2024-03-04.md" in text
+    note = vault / "sources/chat/whatsapp/alice/2024-03-13.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("Yes: done", "Yes: done (edited)"), encoding="utf-8")
+    more = write(tmp_path / "later", "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"] + "2024-03-13, 22:00 - Alice: great\n")
+    code, text, _ = run(capsys, "ingest", "chat", str(more), "--vault", str(vault), "--tz", "Europe/Berlin")
+    assert code == 0 and "kept your edits in sources/chat/whatsapp/alice/2024-03-13.md" in text
+    assert "(edited)" in note.read_text(encoding="utf-8")
+    assert (vault / "sources/chat/whatsapp/alice/2024-03-13.2.md").is_file()
+
+
+def test_malformed_export_fails_cleanly(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = write(tmp_path, "good.txt", WHATSAPP["iso.txt"])
+    bad = write(tmp_path, "bad.txt", "2024-03-04, 09:00 - A: x\n2024-13-04, 09:00 - A: y\n")
+    code, _, err = run(capsys, "ingest", "chat", str(good), str(bad), "--vault", str(vault))
+    assert code == 1
+    assert f"{bad}: line 2" in err
+    assert snapshot_files(vault) == {}
+    code, data, _ = run(capsys, "ingest", "chat", str(bad), "--vault", str(vault), "--json")
+    assert code == 1 and data["error"]["code"] == "ingest" and data["error"]["path"] == str(bad)
+    code, _, err = run(capsys, "ingest", "chat", str(tmp_path / "missing.txt"), "--vault", str(vault))
+    assert code == 1 and "no such file" in err
+
+
+def test_missing_adapter_is_a_clear_error() -> None:
+    with pytest.raises(UsageError, match="not available"):
+        _colleague("vaultmind.ingest.no_such_adapter", "parse", "carrier pigeon")
+
+
+@pytest.fixture
+def daemon(vault: Path) -> Iterator[Memory]:
+    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+    memory = Memory.open(config)
+    runner = Daemon(config, memory)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    assert runner.ready.wait(20), "daemon did not become ready"
+    try:
+        yield memory
+    finally:
+        runner.stop()
+        thread.join(10)
+        memory.close()
+
+
+def test_ingest_goes_through_the_running_daemon(
+    tmp_path: Path, vault: Path, daemon: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export = slack_export(tmp_path / "export")
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 0 and data["messages_added"] == 5
+    assert data["sync"] is not None and data["sync"]["leaves_written"] + data["sync"]["unchanged"] >= 0
+    count = daemon.index.scalar("SELECT count(*) FROM leaves WHERE note_path LIKE 'sources/chat/slack/%'")
+    assert count == 5

@@ -1,0 +1,260 @@
+"""The retrieval metrics, hit → item mapping, gold evidence, and `vaultmind eval locomo` end to end."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_locomo import SAMPLE, write_fixture
+from vaultmind.cli.main import main
+from vaultmind.errors import UsageError
+from vaultmind.eval.locomo import TurnLookup, hit_item, load_qa_file, reference_time, sample_questions
+from vaultmind.eval.metrics import Item, budget_fit, item_tokens, percentile, score_question, summarize
+
+# --- metrics on hand-made rankings --------------------------------------------------------------
+
+
+def test_item_tokens_round_up() -> None:
+    assert [item_tokens("a" * n) for n in (0, 1, 4, 5, 8, 9)] == [0, 1, 1, 2, 2, 3]
+
+
+def test_scores_of_a_ranking() -> None:
+    gold_turns, gold_sessions = ["D1:1", "D2:3"], [1, 2]
+    items = [
+        Item("x" * 2000, ("D3:1",), (3,)),  # 500 tokens, wrong session
+        Item("y" * 1600, ("D1:1",), (1,)),  # 400 tokens → 900: first gold session at rank 2
+        Item("z" * 404, ("D2:3",), (2,)),  # 101 tokens → 1001: overflows, does not count for T-B1k
+        Item("w", ("D2:3",), (2,)),  # would fit, but the walk stopped at the overflowing item
+    ]
+    assert budget_fit(items) == 2
+    assert score_question(items, gold_turns, gold_sessions) == {
+        "S@5": 1.0,
+        "S-MRR": 0.5,
+        "T-R@5": 1.0,
+        "T-B1k": 0.5,
+    }
+
+
+def test_session_found_only_below_top_five() -> None:
+    items = [Item("a", (f"D9:{i}",), (9,)) for i in range(6)] + [Item("b", ("D4:2",), (4,))]
+    scores = score_question(items, ["D4:2", "D4:5", "D5:1"], [4, 5])
+    assert scores == {"S@5": 0.0, "S-MRR": pytest.approx(1 / 7), "T-R@5": 0.0, "T-B1k": pytest.approx(1 / 3)}
+
+
+def test_s_mrr_stops_at_rank_ten_and_budget_edge_is_inclusive() -> None:
+    items = [Item("a" * 400, (), (9,)) for _ in range(10)] + [Item("b", ("D1:1",), (1,))]
+    assert score_question(items, ["D1:1"], [1]) == {"S@5": 0.0, "S-MRR": 0.0, "T-R@5": 0.0, "T-B1k": 0.0}
+    exact = [Item("a" * 3996, (), (9,)), Item("b" * 4, ("D1:1",), (1,))]  # 999 + 1 = 1,000 tokens: fits
+    assert score_question(exact, ["D1:1"], [1])["T-B1k"] == 1.0
+    # a session-covering item that holds no gold turn's full text (a summary) finds the session only
+    summary = [Item("Alice and Bob talk about pets", (), (1,))]
+    assert score_question(summary, ["D1:1"], [1]) == {"S@5": 1.0, "S-MRR": 1.0, "T-R@5": 0.0, "T-B1k": 0.0}
+
+
+def test_summary_means_and_latency_percentiles() -> None:
+    scores = [
+        {"S@5": 1.0, "S-MRR": 0.5, "T-R@5": 1.0, "T-B1k": 0.5},
+        {"S@5": 0.0, "S-MRR": 0.25, "T-R@5": 0.0, "T-B1k": 1.0},
+    ]
+    assert summarize(scores, [10.0, 40.0]) == {
+        "n": 2,
+        "S@5": 0.5,
+        "S-MRR": 0.375,
+        "T-R@5": 0.5,
+        "T-B1k": 0.75,
+        "latency_ms": {"mean": 25.0, "p50": 25.0, "p95": 38.5},
+    }
+    assert percentile([10.0, 20.0, 30.0, 40.0], 95) == pytest.approx(38.5)
+    assert percentile([], 50) == 0.0
+    assert summarize([], [])["n"] == 0
+
+
+# --- hits → items -------------------------------------------------------------------------------
+
+
+LOOKUP = TurnLookup(
+    leaf_message={"leaf-1": "D1:1", "leaf-2": "D2:1"},
+    turn_text={"D1:1": "Hi Bob! I adopted a puppy.", "D2:1": "I started learning the cello."},
+)
+
+
+def test_leaf_hits_of_every_shape() -> None:
+    search_hit = {"leaf_id": "leaf-1", "text": "Hi Bob! I adopted a puppy."}
+    walk_hit = {"node_id": "leaf-2", "content": "I started learning the cello.", "message_id": "D2:1"}
+    assert hit_item(search_hit, LOOKUP) == Item("Hi Bob! I adopted a puppy.", ("D1:1",), (1,))
+    assert hit_item(walk_hit, LOOKUP) == Item("I started learning the cello.", ("D2:1",), (2,))
+    note_hit = {"leaf_id": "some-user-note-section", "text": "Welcome"}
+    assert hit_item(note_hit, LOOKUP) == Item("Welcome", (), ())
+
+
+def test_multi_turn_items_count_only_turns_whose_full_text_they_hold() -> None:
+    window = {
+        "node_id": "w",
+        "content": "Hi Bob!  I adopted\na puppy.\nI started learning the cello.",
+        "dia_ids": ["D1:1", "D2:1"],
+    }
+    assert hit_item(window, LOOKUP) == Item(window["content"], ("D1:1", "D2:1"), (1, 2))
+    summary = {
+        "node_id": "s",
+        "content": "Alice adopted a puppy; Bob plays cello.",
+        "child_ids": ["leaf-1", "leaf-2"],
+    }
+    assert hit_item(summary, LOOKUP) == Item(summary["content"], (), (1, 2))
+
+
+# --- questions and gold evidence ------------------------------------------------------------------
+
+
+def test_questions_skip_adversarial_and_repair_evidence() -> None:
+    questions, skipped = sample_questions(SAMPLE, {}, qa_source="x.json")
+    assert [(q.qa_id, q.category) for q in questions] == [("conv-t:0", 4), ("conv-t:1", 2), ("conv-t:2", 1)]
+    assert questions[2].gold_turns == ("D2:1", "D1:1")  # "D2:1; D:1:1" split and read leniently
+    assert questions[2].gold_sessions == (1, 2)
+    assert skipped == []
+
+
+def test_flat_qa_evidence_wins_and_unknown_ids_are_dropped(tmp_path: Path) -> None:
+    flat_path = tmp_path / "qa.jsonl"
+    records = [
+        {
+            "sample_id": "conv-t",
+            "qa_index": 0,
+            "question": "What breed is Alice's puppy?",
+            "evidence": ["D1:2", "D7:7"],
+        },
+        {"sample_id": "conv-t", "qa_index": 1, "question": SAMPLE["qa"][1]["question"], "evidence": ["D"]},
+    ]
+    flat_path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    questions, skipped = sample_questions(SAMPLE, load_qa_file(flat_path), qa_source=str(flat_path))
+    assert questions[0].gold_turns == ("D1:2",)
+    assert skipped == ["conv-t:1"]
+    records[0]["question"] = "Something else?"
+    flat_path.write_text(json.dumps(records[0]) + "\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"question conv-t:0 differs"):
+        sample_questions(SAMPLE, load_qa_file(flat_path), qa_source=str(flat_path))
+
+
+def test_reference_time_is_the_last_message() -> None:
+    assert reference_time(SAMPLE, path="x").isoformat() == "2023-06-19T00:09:02+00:00"
+
+
+# --- end to end --------------------------------------------------------------------------------------
+
+
+def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert "vaultmind eval: conv-t (1/1): 2 sessions, 6 turns (6 indexed)" in out.err
+    result: dict[str, Any] = json.loads(out.out)
+    return result
+
+
+def test_eval_locomo_bm25_baseline_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_fixture(tmp_path)
+    out = tmp_path / "results.jsonl"
+    argv = [
+        "eval",
+        "locomo",
+        str(data),
+        "--json",
+        "--out",
+        str(out),
+        "--mode",
+        "bm25-baseline",
+        "--embeddings",
+        "none",
+    ]
+    result = _run(capsys, argv)
+    assert result["mode"] == "bm25-baseline"
+    assert result["n_questions"] == 3
+    assert sorted(result["per_category"]) == ["1", "2", "4"]
+    overall = result["overall"]
+    assert set(overall) == {"n", "S@5", "S-MRR", "T-R@5", "T-B1k", "latency_ms"}
+    assert set(overall["latency_ms"]) == {"mean", "p50", "p95"}
+    assert all(isinstance(overall[k], float) for k in ("S@5", "S-MRR", "T-R@5", "T-B1k"))
+    # "graduate … obedience school" matches only D2:2, the gold turn: found at rank 1
+    temporal = result["per_category"]["2"]
+    assert (temporal["name"], temporal["n"]) == ("temporal", 1)
+    assert [temporal[k] for k in ("S@5", "S-MRR", "T-R@5", "T-B1k")] == [1.0, 1.0, 1.0, 1.0]
+    # the breed is only in the image caption line, which the question does not share words with
+    single = result["per_category"]["4"]
+    assert single["S@5"] == 1.0 and single["T-B1k"] == 0.0
+
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [line["qa_id"] for line in lines] == ["conv-t:0", "conv-t:1", "conv-t:2"]
+    for line in lines:
+        assert set(line) == {"qa_id", "items", "latency_ms"}
+        assert line["latency_ms"] >= 0
+        for item in line["items"]:
+            assert set(item) == {"text", "dia_ids", "sessions"}
+    top = lines[1]["items"][0]
+    assert top == {
+        "text": "Nice! Biscuit graduated from obedience school yesterday.",
+        "dia_ids": ["D2:2"],
+        "sessions": [2],
+    }
+
+
+@pytest.mark.parametrize("mode", ["walk", "search"])
+def test_eval_locomo_read_path_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str) -> None:
+    data = write_fixture(tmp_path)
+    out = tmp_path / "results.jsonl"
+    result = _run(capsys, ["eval", "locomo", str(data), "--json", "--out", str(out), "--mode", mode])
+    assert result["mode"] == mode
+    assert result["embeddings"] is not None and result["embeddings"].startswith("static:")
+    assert result["n_questions"] == 3
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    # with embeddings every leaf is a candidate: each question gets at least 10 items
+    # (the 6 turns and the sections of the new vault's own notes)
+    assert all(len(line["items"]) >= 10 for line in lines)
+    turns = [i for line in lines for i in line["items"] if i["dia_ids"]]
+    assert all(len(i["dia_ids"]) == 1 and i["sessions"] == [int(i["dia_ids"][0][1])] for i in turns)
+
+
+def test_eval_locomo_default_qa_file_next_to_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_fixture(tmp_path)
+    flat = {
+        "sample_id": "conv-t",
+        "qa_index": 1,
+        "question": SAMPLE["qa"][1]["question"],
+        "evidence": ["D1:3"],
+    }
+    (tmp_path / "qa_flat_dev.jsonl").write_text(json.dumps(flat) + "\n", encoding="utf-8")
+    result = _run(
+        capsys, ["eval", "locomo", str(data), "--json", "--mode", "bm25-baseline", "--embeddings", "none"]
+    )
+    # gold moved to D1:3 (the photo turn): its session is found (by D1:1 / D1:2), the turn is not
+    temporal = result["per_category"]["2"]
+    assert (temporal["S@5"], temporal["T-R@5"], temporal["T-B1k"]) == (1.0, 0.0, 0.0)
+    assert temporal["S-MRR"] < 1.0
+
+
+def test_eval_locomo_human_output_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_fixture(tmp_path, [SAMPLE, {**copy.deepcopy(SAMPLE), "sample_id": "conv-u"}])
+    assert (
+        main(
+            [
+                "eval",
+                "locomo",
+                str(data),
+                "--mode",
+                "bm25-baseline",
+                "--embeddings",
+                "none",
+                "--limit-samples",
+                "1",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "mode bm25-baseline, 3 questions from 1 conversation" in out
+    assert "overall" in out and "T-B1k" in out
+    assert main(["eval", "locomo", str(tmp_path / "missing.json"), "--json"]) == 1
+    assert "no such file" in json.loads(capsys.readouterr().out)["error"]["message"]
+    assert main(["eval", "locomo", str(data), "--qa", str(tmp_path / "nope.jsonl")]) == 2
+    assert "no such QA file" in capsys.readouterr().err

@@ -1,0 +1,420 @@
+"""Chat adapters on small exports written here, plus the reference samples when present."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import snapshot_files, write
+from vaultmind.ingest.chatgpt import parse_chatgpt
+from vaultmind.ingest.chat_generic import parse_generic
+from vaultmind.ingest.common import epoch_to_utc, zone
+from vaultmind.ingest.detect import detect_chat_format, ingest_paths
+from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.model import SourceBatch
+from vaultmind.ingest.signal import parse_signal
+from vaultmind.ingest.slack import parse_slack
+from vaultmind.ingest.telegram import parse_telegram
+from vaultmind.ingest.whatsapp import parse_whatsapp
+from vaultmind.markdown.note import parse_note
+from vaultmind.markdown.render import Message
+
+EVALDATA = Path("/work/shared/evaldata/chat-exports")
+
+
+def texts(batches: list[SourceBatch]) -> list[tuple[str, str, str]]:
+    return [(m.author, str(m.timestamp)[:19], m.text) for b in batches for m in b.messages]
+
+
+def only(batches: list[SourceBatch]) -> tuple[Message, ...]:
+    assert len(batches) == 1
+    return batches[0].messages
+
+
+# --- generic ----------------------------------------------------------------------------------
+
+GENERIC = [
+    {"id": "m1", "author": "Alice", "timestamp": "2024-03-04T09:00:00Z", "text": "Budget?"},
+    {"id": 2, "author": "Bob", "timestamp": 1709543110, "text": "Yes", "thread": "m1", "attachments": ["q3.xlsx"]},
+    {"author": "Alice", "timestamp": "2024-03-04T10:00:00+01:00", "text": "ok", "source_ref": "https://x/3"},
+    {"author": "Alice", "timestamp": "2024-03-04T10:00:00+01:00", "text": "ok"},
+    {"author": "Bob", "timestamp": "2024-03-05T08:00:00", "text": ""},
+]
+
+
+def test_generic_array_object_and_jsonl(tmp_path: Path) -> None:
+    array = write(tmp_path, "team.json", json.dumps(GENERIC, indent=2))
+    batches = parse_generic(array)
+    messages = only(batches)
+    assert batches[0].meta.source_id == "chat:team" and batches[0].meta.scope == "chat/team"
+    assert [m.message_id for m in messages[:2]] == ["m1", "2"]
+    assert messages[1].text == "Yes\n[attachment: q3.xlsx]"
+    assert messages[1].source_ref == "chat://chat/team/2?thread=m1"
+    assert messages[2].timestamp == epoch_to_utc(1709542800) and messages[2].source_ref == "https://x/3"
+    # two identical messages keep two distinct, deterministic ids; the empty one is skipped
+    assert len(messages) == 4 and messages[2].message_id != messages[3].message_id
+    assert messages[2].message_id.startswith("h-")
+
+    obj = write(tmp_path, "obj.json", json.dumps({"platform": "irc", "conversation": "team", "messages": GENERIC}))
+    again = parse_generic(obj)
+    assert again[0].meta.source_id == "irc:team"
+    assert [m.message_id for m in only(again)] == [m.message_id for m in messages]
+
+    lines = write(tmp_path, "team.jsonl", "\n".join(json.dumps(m) for m in GENERIC) + "\n")
+    assert [m.message_id for m in only(parse_generic(lines))] == [m.message_id for m in messages]
+
+
+def test_generic_errors_name_the_line(tmp_path: Path) -> None:
+    bad = [*GENERIC[:2], {"id": "x", "timestamp": "2024-03-04T09:00:00Z", "text": "no author"}]
+    path = write(tmp_path, "bad.json", json.dumps(bad, indent=2))
+    with pytest.raises(IngestError) as info:
+        parse_generic(path)
+    assert info.value.path == str(path) and "line 18" in str(info.value) and "author" in str(info.value)
+
+    path = write(tmp_path, "bad.jsonl", json.dumps(GENERIC[0]) + "\n" + '{"author": "A", "timestamp": "yesterday", "text": "x"}\n')
+    with pytest.raises(IngestError, match="line 2: timestamp"):
+        parse_generic(path)
+
+    path = write(tmp_path, "broken.jsonl", json.dumps(GENERIC[0]) + "\n{oops\n")
+    with pytest.raises(IngestError, match="line 2: invalid JSON"):
+        parse_generic(path)
+
+    in_object = {"conversation": "c", "messages": [GENERIC[0], {"author": "A", "text": "x"}]}
+    path = write(tmp_path, "obj.json", json.dumps(in_object, indent=1))
+    with pytest.raises(IngestError, match='line 10: message has no "timestamp"'):
+        parse_generic(path)
+
+
+# --- Slack ----------------------------------------------------------------------------------
+
+
+def slack_export(root: Path) -> Path:
+    users = [
+        {"id": "U1", "team_id": "T9", "name": "alice", "profile": {"real_name": "Alice Chen"}},
+        {"id": "U2", "team_id": "T9", "name": "bob", "real_name": "Bob Stone", "profile": {}},
+    ]
+    write(root, "users.json", json.dumps(users))
+    write(root, "channels.json", json.dumps([{"id": "C1", "name": "general", "members": ["U1", "U2"]}]))
+    write(root, "groups.json", "[]")
+    write(root, "mpims.json", "[]")
+    write(root, "dms.json", json.dumps([{"id": "D1", "members": ["U2", "U1"]}]))
+    day1 = [
+        {"type": "message", "subtype": "channel_join", "user": "U2", "text": "<@U2> has joined", "ts": "1709542700.000050"},
+        {"type": "message", "user": "U1", "text": "Budget? <@U2> see <https://x.example/q3|the sheet> &amp; <#C1|general>", "ts": "1709542800.000100", "thread_ts": "1709542800.000100", "reply_count": 1},
+        {"type": "message", "user": "U2", "text": "On it", "ts": "1709543110.000200", "thread_ts": "1709542800.000100", "parent_user_id": "U1"},
+        {"type": "message", "user": "U2", "ts": "1709543200.000300", "files": [{"id": "F1", "title": "Q3 plan"}]},
+        {"type": "message", "subtype": "tombstone", "hidden": True, "text": "This message was deleted.", "ts": "1709543300.000400"},
+        {"type": "message", "subtype": "bot_message", "username": "deploybot", "text": "deployed", "ts": "1709543400.000500"},
+    ]
+    write(root, "general/2024-03-04.json", json.dumps(day1, indent=2))
+    write(root, "D1/2024-03-05.json", json.dumps([{"type": "message", "user": "U1", "text": "hi Bob", "ts": "1709629200.000000"}]))
+    return root
+
+
+def test_slack_export_folder(tmp_path: Path) -> None:
+    batches = parse_slack(slack_export(tmp_path / "export"))
+    assert [b.meta.scope for b in batches] == ["slack/T9/dm-Alice Chen-Bob Stone", "slack/T9/general"]
+    dm, general = batches
+    assert dm.meta.title == "DM Alice Chen, Bob Stone" and dm.meta.source_id == "slack:T9/D1"
+    assert general.meta.source_id == "slack:T9/C1" and general.meta.title == "#general"
+    got = [(m.message_id, m.author, m.text, m.source_ref) for m in general.messages]
+    assert got == [
+        ("1709542800.000100", "Alice Chen", "Budget? @Bob Stone see [the sheet](https://x.example/q3) & #general", "slack://archives/C1/p1709542800000100"),
+        ("1709543110.000200", "Bob Stone", "On it", "slack://archives/C1/p1709543110000200?thread_ts=1709542800.000100"),
+        ("1709543200.000300", "Bob Stone", "[file: Q3 plan]", "slack://archives/C1/p1709543200000300"),
+        ("1709543400.000500", "deploybot", "deployed", "slack://archives/C1/p1709543400000500"),
+    ]
+    assert general.messages[0].timestamp == epoch_to_utc("1709542800.000100")
+    assert str(general.messages[0].timestamp) == "2024-03-04 09:00:00.000100+00:00"
+
+
+def test_slack_zip_equals_folder(tmp_path: Path) -> None:
+    folder = slack_export(tmp_path / "export")
+    archive = tmp_path / "Acme Slack export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(folder.rglob("*.json")):
+            zf.write(path, "export/" + path.relative_to(folder).as_posix())
+    assert detect_chat_format(archive) == "slack"
+    assert parse_slack(archive) == parse_slack(folder)
+
+
+def test_slack_bad_day_file_names_file_and_line(tmp_path: Path) -> None:
+    folder = slack_export(tmp_path / "export")
+    write(folder, "general/2024-03-06.json", '[\n  {"type": "message", "user": "U1", "text": "x"}\n]')
+    with pytest.raises(IngestError) as info:
+        parse_slack(folder)
+    assert "2024-03-06.json" in str(info.value) and "line 2" in str(info.value)
+
+
+# --- WhatsApp, Signal -------------------------------------------------------------------------
+
+WHATSAPP = {
+    "android_dmy.txt": (
+        "04/03/2024, 09:00 - Messages and calls are end-to-end encrypted. No one outside of this chat can read them.\n"
+        "04/03/2024, 09:00 - Alice: Budget?\n"
+        "second line\n"
+        "04/03/2024, 09:01 - Bob created group \"Q3\"\n"
+        "13/03/2024, 21:05 - Bob: Yes: done\n"
+        "13/03/2024, 21:06 - Bob: <Media omitted>\n"
+    ),
+    "ios_mdy_12h.txt": (
+        "\u200e[3/4/24, 9:00:00\u202fAM] Alice: Budget?\n"
+        "second line\n"
+        "\u200e[3/4/24, 9:01:00\u202fAM] \u200eBob created group \u201cQ3\u201d\n"
+        "[3/13/24, 9:05:00\u202fPM] Bob: Yes: done\n"
+        "[3/13/24, 9:06:00\u202fPM] Bob: <Media omitted>\n"
+    ),
+    "german_dots.txt": (
+        "04.03.24, 09:00 - Alice: Budget?\nsecond line\n"
+        "13.03.24, 21:05 - Bob: Yes: done\n"
+        "13.03.24, 21:06 - Bob: <Media omitted>\n"
+    ),
+    "spanish_12h.txt": (
+        "04/03/2024, 9:00 a. m. - Alice: Budget?\nsecond line\n"
+        "13/03/2024, 9:05 p. m. - Bob: Yes: done\n"
+        "13/03/2024, 9:06 p. m. - Bob: <Media omitted>\n"
+    ),
+    "iso.txt": (
+        "2024-03-04, 09:00 - Alice: Budget?\nsecond line\n"
+        "2024-03-13, 21:05 - Bob: Yes: done\n"
+        "2024-03-13, 21:06 - Bob: <Media omitted>\n"
+    ),
+}
+
+
+def test_whatsapp_locale_formats_parse_alike(tmp_path: Path) -> None:
+    expected = [
+        ("Alice", "2024-03-04 09:00:00", "Budget?\nsecond line"),
+        ("Bob", "2024-03-13 21:05:00", "Yes: done"),
+        ("Bob", "2024-03-13 21:06:00", "<Media omitted>"),
+    ]
+    ids = None
+    for name, text in WHATSAPP.items():
+        batches = parse_whatsapp(write(tmp_path, name, text))
+        assert texts(batches) == expected, name
+        these = [m.message_id for m in only(batches)]
+        assert ids is None or these == ids, "ids depend on content, not on the date format"
+        ids = these
+
+
+def test_whatsapp_ambiguous_dates_follow_message_order(tmp_path: Path) -> None:
+    # 03/04 then 04/04 then 05/04: as month-first that is Mar 4, Apr 4, May 4 (in order);
+    # as day-first it is Apr 3, Apr 4, Apr 5 (also in order) → tie → day-first
+    path = write(tmp_path, "a.txt", "03/04/24, 10:00 - A: x\n04/04/24, 10:00 - A: y\n05/04/24, 10:00 - A: z\n")
+    assert [t for _, t, _ in texts(parse_whatsapp(path))] == ["2024-04-03 10:00:00", "2024-04-04 10:00:00", "2024-04-05 10:00:00"]
+    # 12/01 then 01/02: month-first keeps the order (Dec 1 2023 → Jan 2 2024 is not: years equal)
+    path = write(tmp_path, "b.txt", "01/05/24, 10:00 - A: x\n02/01/24, 10:00 - A: y\n03/01/24, 10:00 - A: z\n")
+    assert [t[:10] for _, t, _ in texts(parse_whatsapp(path))] == ["2024-01-05", "2024-02-01", "2024-03-01"]
+
+
+def test_whatsapp_chat_name_zip_and_timezone(tmp_path: Path) -> None:
+    path = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
+    batches = parse_whatsapp(path, tz=zone("Europe/Berlin"))
+    assert batches[0].meta.source_id == "whatsapp:Alice" and batches[0].meta.title == "Alice"
+    assert str(batches[0].messages[0].timestamp) == "2024-03-04 08:00:00+00:00"
+    archive = tmp_path / "WhatsApp Chat - Alice.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("_chat.txt", WHATSAPP["iso.txt"])
+    assert detect_chat_format(archive) == "whatsapp"
+    assert parse_whatsapp(archive, tz=zone("Europe/Berlin")) == batches
+
+
+def test_whatsapp_malformed_names_the_line(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match="line 1"):
+        parse_whatsapp(write(tmp_path, "x.txt", "hello there\n04/03/2024, 09:00 - A: x\n"))
+    with pytest.raises(IngestError, match="line 2: invalid date"):
+        parse_whatsapp(write(tmp_path, "y.txt", "2024-03-04, 09:00 - A: x\n2024-02-30, 09:00 - A: y\n"))
+
+
+def test_signal_text(tmp_path: Path) -> None:
+    path = write(tmp_path, "Alice.txt", "[2019-12-24, 12:23] Jane Doe: Hello John!\n[2020-01-17, 21:49] John Doe: Hello\nJane!\n")
+    assert detect_chat_format(path) == "signal"
+    batches = parse_signal(path)
+    assert batches[0].meta.source_id == "signal:Alice"
+    assert texts(batches) == [("Jane Doe", "2019-12-24 12:23:00", "Hello John!"), ("John Doe", "2020-01-17 21:49:00", "Hello\nJane!")]
+
+
+# --- Telegram ---------------------------------------------------------------------------------
+
+TELEGRAM_CHAT: dict[str, Any] = {
+    "name": "Q3 team",
+    "type": "private_group",
+    "id": 4242,
+    "messages": [
+        {"id": 1, "type": "service", "date": "2024-03-04T09:59:00", "date_unixtime": "1709546340", "actor": "Alice", "action": "create_group"},
+        {"id": 2, "type": "message", "date": "2024-03-04T10:00:00", "date_unixtime": "1709546400", "from": "Alice", "text": "Budget?"},
+        {"id": 3, "type": "message", "date_unixtime": "1709546460", "from": "Bob", "text": ["See ", {"type": "bold", "text": "this"}, " ", {"type": "text_link", "text": "sheet", "href": "https://x.example/q3"}]},
+        {"id": 4, "type": "message", "date_unixtime": "1709546520", "from": None, "text": "", "photo": "photos/1.jpg"},
+        {"id": 5, "type": "message", "date": "2024-03-04T11:00:00", "from": "Bob", "text": "", "media_type": "sticker", "sticker_emoji": "👍"},
+    ],
+}
+
+
+def test_telegram_single_and_batch(tmp_path: Path) -> None:
+    single = write(tmp_path, "result.json", json.dumps(TELEGRAM_CHAT))
+    batch = write(tmp_path, "all.json", json.dumps({"about": "x", "chats": {"list": [TELEGRAM_CHAT]}, "left_chats": {"list": []}}))
+    assert detect_chat_format(single) == detect_chat_format(batch) == "telegram"
+    batches = parse_telegram(single, tz=zone("Europe/Berlin"))
+    assert parse_telegram(batch, tz=zone("Europe/Berlin")) == batches
+    meta = batches[0].meta
+    assert (meta.source_id, meta.scope, meta.title) == ("telegram:4242", "telegram/Q3 team", "Q3 team")
+    got = [(m.message_id, m.author, m.text, m.source_ref) for m in only(batches)]
+    assert got == [
+        ("2", "Alice", "Budget?", "telegram://chat/4242/2"),
+        ("3", "Bob", "See this [sheet](https://x.example/q3)", "telegram://chat/4242/3"),
+        ("4", "Deleted Account", "[photo]", "telegram://chat/4242/4"),
+        ("5", "Bob", "👍", "telegram://chat/4242/5"),
+    ]
+    assert str(batches[0].messages[3].timestamp) == "2024-03-04 10:00:00+00:00"  # local Berlin time
+
+
+def test_telegram_bad_time_names_the_message(tmp_path: Path) -> None:
+    bad = {"name": "x", "id": 1, "messages": [{"id": 1, "type": "message", "from": "A", "text": "hi"}]}
+    with pytest.raises(IngestError, match="message 0"):
+        parse_telegram(write(tmp_path, "bad.json", json.dumps(bad)))
+
+
+# --- ChatGPT ----------------------------------------------------------------------------------
+
+
+def chatgpt_conversation() -> dict[str, Any]:
+    def node(nid: str, parent: str | None, children: list[str], message: dict[str, Any] | None) -> dict[str, Any]:
+        return {"id": nid, "parent": parent, "children": children, "message": message}
+
+    def msg(mid: str, role: str, parts: list[Any], t: float | None, **extra: Any) -> dict[str, Any]:
+        content = extra.pop("content", {"content_type": "text", "parts": parts})
+        return {"id": mid, "author": {"role": role}, "create_time": t, "content": content, "recipient": "all", **extra}
+
+    png = "data:image/png;base64," + "iVBORw0KGgo" * 20
+    return {
+        "title": "Q3 budget help",
+        "create_time": 1709542800.0,
+        "conversation_id": "6f1c2a9b-0000-4000-8000-000000000001",
+        "current_node": "a2",
+        "mapping": {
+            "root": node("root", None, ["sys"], None),
+            "sys": node("sys", "root", ["u1"], msg("sys", "system", [""], None, weight=0.0)),
+            "u1": node("u1", "sys", ["a1-old", "a1"], msg("u1", "user", ["How do I split the Q3 budget?"], 1709542800.5)),
+            "a1-old": node("a1-old", "u1", [], msg("a1-old", "assistant", ["An older answer"], 1709542801.0)),
+            "a1": node("a1", "u1", ["t1"], msg("a1", "assistant", ["search('q3')"], 1709542802.0, recipient="browser", content={"content_type": "code", "text": "search('q3')"})),
+            "t1": node("t1", "a1", ["u2"], msg("t1", "tool", ["results…"], 1709542803.0)),
+            "u2": node("u2", "t1", ["a2"], msg("u2", "user", ["And with this chart?", {"content_type": "image_asset_pointer", "asset_pointer": "file-service://x"}], 1709542810.0)),
+            "a2": node("a2", "u2", [], msg("a2", "assistant", [f"Split it 60/40 \ue200cite\ue202turn0search0\ue201. Chart: {png}"], 1709542820.0)),
+        },
+    }
+
+
+def test_chatgpt_current_branch_prose_only(tmp_path: Path) -> None:
+    path = write(tmp_path, "conversations.json", json.dumps([chatgpt_conversation()], indent=1))
+    assert detect_chat_format(path) == "chatgpt"
+    batches = parse_chatgpt(path)
+    batch = batches[0]
+    assert batch.bucket == "whole" and batch.note_name == "2024-03-04-6f1c2a9b"
+    assert batch.meta.source_id == "chatgpt:6f1c2a9b-0000-4000-8000-000000000001" and batch.meta.scope == "chatgpt"
+    assert [(m.message_id, m.author, m.text) for m in batch.messages] == [
+        ("u1", "user", "How do I split the Q3 budget?"),
+        ("u2", "user", "And with this chart?\n[image]"),
+        ("a2", "ChatGPT", "Split it 60/40 . Chart: [image]"),
+    ]
+
+
+def test_chatgpt_malformed_names_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "conversations.json", '[\n  {"title": "x", "mapping": {}},\n  {"title": "y"}\n]')
+    with pytest.raises(IngestError, match="line 2: conversation 0: no id"):
+        parse_chatgpt(path)
+
+
+# --- the write path end to end ------------------------------------------------------------------
+
+
+def test_ingest_twice_and_overlapping_exports(tmp_path: Path, vault: Path) -> None:
+    first = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["android_dmy.txt"])
+    report = ingest_paths("chat", [first], vault)
+    assert report.messages_added == 3 and len(report.written) == 2
+    before = snapshot_files(vault)
+    again = ingest_paths("chat", [first], vault)
+    assert again.written == [] and again.messages_added == 0 and again.messages_known == 3
+    assert snapshot_files(vault) == before
+
+    # a later export of the same chat overlaps the first: only the new message is added
+    later = write(
+        tmp_path / "later",
+        "WhatsApp Chat with Alice.txt",
+        WHATSAPP["android_dmy.txt"].split("13/03/2024, 21:05")[0].split("04/03/2024, 09:01")[0]
+        + "13/03/2024, 21:05 - Bob: Yes: done\n13/03/2024, 21:06 - Bob: <Media omitted>\n14/03/2024, 08:00 - Alice: thanks\n",
+    )
+    report = ingest_paths("chat", [later], vault)
+    assert report.messages_added == 1 and report.messages_known == 3
+    note = vault / "sources/chat/whatsapp/alice/2024-03-13.md"
+    parsed = parse_note("sources/chat/whatsapp/alice/2024-03-13.md", note.read_text(encoding="utf-8"))
+    assert [leaf.text for leaf in parsed.leaves] == ["Yes: done", "<Media omitted>"]
+    assert (vault / "sources/chat/whatsapp/alice/2024-03-14.md").is_file()
+
+
+def test_malformed_export_writes_nothing(tmp_path: Path, vault: Path) -> None:
+    good = write(tmp_path, "good.txt", WHATSAPP["iso.txt"])
+    bad = write(tmp_path, "bad.jsonl", json.dumps(GENERIC[0]) + "\n" + '{"author": "A", "text": "x"}\n')
+    with pytest.raises(IngestError) as info:
+        ingest_paths("chat", [good, bad], vault)
+    assert str(bad) in str(info.value) and "line 2" in str(info.value)
+    assert snapshot_files(vault) == {}
+
+
+def test_folder_walk_skips_unknown_files(tmp_path: Path, vault: Path) -> None:
+    folder = tmp_path / "exports"
+    write(folder, "a.txt", WHATSAPP["iso.txt"])
+    write(folder, "notes.txt", "just some text\n")
+    write(folder, ".hidden/b.txt", WHATSAPP["iso.txt"])
+    report = ingest_paths("chat", [folder], vault)
+    assert report.messages_added == 3
+    assert any("notes.txt" in w and "not recognised" in w for w in report.warnings)
+
+
+def test_notes_render_and_parse_back_one_leaf_per_message(tmp_path: Path, vault: Path) -> None:
+    export = slack_export(tmp_path / "export")
+    report = ingest_paths("chat", [export], vault)
+    leaves = []
+    for rel in report.written:
+        leaves.extend(parse_note(rel, (vault / rel).read_text(encoding="utf-8")).leaves)
+    batches = parse_slack(export)
+    messages = {m.message_id: m for b in batches for m in b.messages}
+    assert len(leaves) == len(messages) == report.messages_added
+    for leaf in leaves:
+        assert leaf.message_id is not None
+        original = messages[leaf.message_id]
+        assert (leaf.text, leaf.author, leaf.source_ref) == (original.text, original.author, original.source_ref)
+
+
+# --- the reference samples (read by path, only when present) ---------------------------------
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s", "", text)
+
+
+def _against_target(batches: list[SourceBatch], target: Path) -> None:
+    want = sorted((t["timestamp"], t["author"], _squash(t["message"])) for t in json.loads(target.read_text("utf-8")))
+    got = sorted((f"{m.timestamp:%Y-%m-%dT%H:%M:%S}", m.author, _squash(m.text)) for b in batches for m in b.messages)
+    assert got == want
+
+
+@pytest.mark.skipif(not EVALDATA.is_dir(), reason="reference chat exports not present")
+def test_reference_samples_match_their_targets() -> None:
+    miner = EVALDATA / "chat-miner"
+    for path in sorted((miner / "whatsapp").glob("*.txt")):
+        assert detect_chat_format(path) == "whatsapp"
+        _against_target(parse_whatsapp(path), miner / "whatsapp" / "target.json")
+    for name in ("test_single_export.json", "test_batch_export.json"):
+        _against_target(parse_telegram(miner / "telegram" / name), miner / "telegram" / "target.json")
+    _against_target(parse_signal(miner / "signal" / "test_export.txt"), miner / "signal" / "target.json")
+    export = EVALDATA / "slackdump-export" / "source_export_dir"
+    batches = parse_slack(export)
+    ids = [m.message_id for m in batches[0].messages]
+    assert len(ids) == 14 and "1736554636.807919" not in ids  # the channel_join is dropped
+    replies = [m for m in batches[0].messages if m.source_ref and "thread_ts=" in m.source_ref]
+    assert len(replies) == 4

@@ -1,0 +1,279 @@
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from vaultmind.ingest.email import normalize_subject, parse_email_paths, parse_email_paths_with_report
+from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.model import SourceBatch
+from vaultmind.ingest.writer import write_batches
+from vaultmind.memory import Memory
+
+
+def message(
+    mid: str | None,
+    sender: str,
+    date: str | None,
+    subject: str,
+    body: str,
+    *,
+    reply_to: str | None = None,
+    refs: str | None = None,
+) -> str:
+    lines = [f"From: {sender}", "To: team@example.com", f"Subject: {subject}"]
+    if date is not None:
+        lines.append(f"Date: {date}")
+    if mid is not None:
+        lines.append(f"Message-ID: <{mid}>")
+    if reply_to:
+        lines.append(f"In-Reply-To: <{reply_to}>")
+    if refs:
+        lines.append(f"References: {refs}")
+    lines += ["MIME-Version: 1.0", "Content-Type: text/plain; charset=utf-8", "", body]
+    return "\n".join(lines) + "\n"
+
+
+M1 = message(
+    "m1@example.com",
+    "Alice Chen <alice@example.com>",
+    "Mon, 11 Mar 2024 09:00:00 +0000",
+    "Q3 budget",
+    "Hi Bob,\n\nthe numbers are attached.\n\nAlice",
+)
+M2 = message(
+    "m2@example.com",
+    "Bob Stone <bob@example.com>",
+    "Mon, 11 Mar 2024 09:30:00 +0000",
+    "Re: Q3 budget",
+    "Thanks! Looks fine.\n\nOn Mon, Mar 11, 2024 at 9:00 AM, Alice Chen <alice@example.com> wrote:\n"
+    "> Hi Bob,\n>\n> the numbers are attached.\n>\n> Alice\n\n-- \nBob Stone\nAcme Corp",
+    reply_to="m1@example.com",
+    refs="<m1@example.com>",
+)
+M3 = message(
+    "m3@example.com",
+    "Alice Chen <alice@example.com>",
+    "Tue, 12 Mar 2024 08:00:00 +0000",
+    "Re: Re: Q3 budget",
+    "Great, sending it on.\n\nSent from my iPhone\n\n"
+    "On Mar 11, 2024, at 9:30 AM, Bob Stone <bob@example.com> wrote:\n\n> Thanks! Looks fine.\n> Bob",
+    reply_to="m2@example.com",
+    refs="<m1@example.com> <m2@example.com>",
+)
+OTHER = message(
+    "o1@example.com",
+    "carol@example.com",
+    "Wed, 13 Mar 2024 12:00:00 +0100",
+    "Offsite",
+    "Who is coming?",
+)
+
+
+def write_mbox(path: Path, *messages: str) -> Path:
+    parts = []
+    for text in messages:
+        parts.append("From MAILER-DAEMON Mon Mar 11 09:00:00 2024\n" + text + "\n")
+    path.write_text("".join(parts), encoding="utf-8")
+    return path
+
+
+def write_maildir(folder: Path, *messages: tuple[str, str]) -> Path:
+    for sub in ("cur", "new", "tmp"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    for name, text in messages:
+        (folder / "cur" / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def texts(batch: SourceBatch) -> list[str]:
+    return [m.text for m in batch.messages]
+
+
+def test_thread_across_mbox_and_maildir_with_duplicates(tmp_path: Path) -> None:
+    inbox = write_mbox(tmp_path / "inbox.mbox", M1, M3, OTHER)
+    sent = write_maildir(
+        tmp_path / "sent", ("1710149400.M1P1.host:2,S", M2), ("1710147600.M2P1.host:2,S", M1)
+    )  # M1 again: the same message in two exports
+    batches, warnings = parse_email_paths_with_report([inbox, sent])
+    assert warnings == []
+    assert len(batches) == 2
+    thread, other = batches
+    assert thread.bucket == "thread"
+    assert thread.note_name == "2024-03-11-q3-budget"
+    assert thread.meta.kind == "email"
+    assert thread.meta.source_id == "email:inbox"
+    assert thread.meta.scope == "inbox/q3-budget"
+    assert thread.meta.title == thread.meta.subject == "Q3 budget"
+    assert [m.message_id for m in thread.messages] == ["m1@example.com", "m2@example.com", "m3@example.com"]
+    assert [m.author for m in thread.messages] == [
+        "Alice Chen <alice@example.com>",
+        "Bob Stone <bob@example.com>",
+        "Alice Chen <alice@example.com>",
+    ]
+    assert texts(thread) == [
+        "Hi Bob,\n\nthe numbers are attached.\n\nAlice",
+        "Thanks! Looks fine.",
+        "Great, sending it on.",
+    ]
+    first = thread.messages[0]
+    assert first.source_ref == "mid:m1@example.com"
+    assert first.subject == "Q3 budget" and thread.messages[2].subject == "Re: Re: Q3 budget"
+    assert first.timestamp == datetime(2024, 3, 11, 9, 0, tzinfo=UTC)
+    assert other.note_name == "2024-03-13-offsite" and other.meta.scope == "inbox/offsite"
+    assert other.messages[0].timestamp == datetime(2024, 3, 13, 11, 0, tzinfo=UTC)
+    # deterministic, whatever the order of the exports
+    assert parse_email_paths([sent, inbox])[0].messages == thread.messages
+    assert parse_email_paths([inbox, sent]) == batches
+
+
+def test_folders_of_eml_files_and_accounts(tmp_path: Path) -> None:
+    folder = tmp_path / "Work Mail"
+    (folder / "2024").mkdir(parents=True)
+    (folder / "2024" / "a.eml").write_text(M1, encoding="utf-8")
+    (folder / "b.eml").write_text(M2, encoding="utf-8")
+    (folder / ".hidden.eml").write_text(OTHER, encoding="utf-8")
+    (folder / "notes.pdf").write_bytes(b"%PDF-1.4")
+    batches, warnings = parse_email_paths_with_report([folder])
+    assert [w.split(": ", 1)[1] for w in warnings] == ["not an email file (.eml, mbox); skipped"]
+    assert len(batches) == 1 and len(batches[0].messages) == 2
+    # the thread lives in the mailbox of its first message: the "2024" folder
+    assert batches[0].meta.source_id == "email:2024"
+    overridden = parse_email_paths([folder], account="Alice Work")
+    assert overridden[0].meta.source_id == "email:alice-work"
+    assert overridden[0].meta.scope == "alice-work/q3-budget"
+    single = parse_email_paths([folder / "b.eml"])
+    assert single[0].meta.source_id == "email:work-mail"
+    assert single[0].note_name == "2024-03-11-q3-budget"
+
+
+def test_missing_ids_dates_and_senders(tmp_path: Path) -> None:
+    no_id = message(None, "dave@example.com", "Thu, 14 Mar 2024 10:00:00 +0000", "Lunch", "Pizza?")
+    no_date = message("nd@example.com", "erin@example.com", None, "Undated", "When?")
+    no_sender = "Subject: Who\nDate: Thu, 14 Mar 2024 11:00:00 +0000\nMessage-ID: <ns@example.com>\n\nAnonymous.\n"
+    folder = tmp_path / "box"
+    folder.mkdir()
+    for name, text in (("1.eml", no_id), ("2.eml", no_date), ("3.eml", no_sender), ("4.eml", "\n\n")):
+        (folder / name).write_text(text, encoding="utf-8")
+    batches, warnings = parse_email_paths_with_report([folder])
+    assert sorted(w.split(": ", 1)[1] for w in warnings) == [
+        "no sender (From, Sender, Reply-To, Return-Path); author 'unknown'",
+        "unparseable: empty message",
+        "unparseable: no usable Date, Received or envelope date; skipped",
+    ]
+    by_subject = {b.meta.subject: b.messages[0] for b in batches}
+    assert set(by_subject) == {"Lunch", "Who"}
+    lunch = by_subject["Lunch"]
+    assert lunch.message_id.startswith("nomid-") and lunch.source_ref is None
+    assert parse_email_paths([folder / "1.eml"])[0].messages[0].message_id == lunch.message_id
+    assert by_subject["Who"].author == "unknown"
+
+
+def test_envelope_dates(tmp_path: Path) -> None:
+    undated = message("u1@example.com", "x@example.com", None, "Envelope", "Body")
+    mbox = tmp_path / "old.mbox"
+    mbox.write_text("From x@example.com Sat Jun 30 06:06:01 2012\n" + undated + "\n", encoding="utf-8")
+    assert parse_email_paths([mbox])[0].messages[0].timestamp == datetime(2012, 6, 30, 6, 6, 1, tzinfo=UTC)
+    maildir = write_maildir(tmp_path / "md", ("1341036361.M1P2.host:2,S", undated))
+    assert parse_email_paths([maildir])[0].messages[0].timestamp == datetime(2012, 6, 30, 6, 6, 1, tzinfo=UTC)
+
+
+def test_maildir_subfolders_belong_to_the_account(tmp_path: Path) -> None:
+    root = write_maildir(tmp_path / "alice", ("1710147600.M1P1.host:2,S", M1))
+    write_maildir(root / ".Sent", ("1710149400.M1P1.host:2,S", M2))
+    batches = parse_email_paths([root])
+    assert [(b.meta.source_id, len(b.messages)) for b in batches] == [("email:alice", 2)]
+
+
+def test_subjects_and_colliding_names(tmp_path: Path) -> None:
+    assert normalize_subject("Re: AW: [team] Fwd: Budget  plan") == "Budget plan"
+    assert normalize_subject("RE[2]: SV: Status") == "Status"
+    assert normalize_subject("[Fwd: Whole subject in brackets]") == "[Fwd: Whole subject in brackets]"
+    assert normalize_subject("Re:") == ""
+    a = message("a@x.org", "a@x.org", "Mon, 11 Mar 2024 09:00:00 +0000", "Hello", "one")
+    b = message("b@x.org", "b@x.org", "Mon, 11 Mar 2024 10:00:00 +0000", "Re: Hello", "two")  # no refs
+    c = message("c@x.org", "c@x.org", "Mon, 11 Mar 2024 11:00:00 +0000", "", "three")
+    mbox = write_mbox(tmp_path / "box.mbox", a, b, c)
+    names = [batch.note_name for batch in parse_email_paths([mbox])]
+    assert names[0] == "2024-03-11-hello"
+    assert names[1] is not None and names[1].startswith("2024-03-11-hello-") and len(names[1]) == 23
+    assert names[2] == "2024-03-11-no-subject"
+
+
+def test_attachments_line_and_html_only(tmp_path: Path) -> None:
+    text = (
+        "From: a@example.com\nDate: Mon, 11 Mar 2024 09:00:00 +0000\nMessage-ID: <att@example.com>\n"
+        'Subject: Files\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b"\n\n'
+        "--b\nContent-Type: text/html; charset=utf-8\n\n<p>See the <b>file</b>.</p>\n"
+        '--b\nContent-Type: application/pdf; name="q3.pdf"\nContent-Transfer-Encoding: base64\n\n'
+        "JVBERi0xLjQK\n--b--\n"
+    )
+    path = tmp_path / "att.eml"
+    path.write_text(text, encoding="utf-8")
+    [batch] = parse_email_paths([path])
+    assert batch.messages[0].text == "See the file.\n\nAttachments: q3.pdf (application/pdf, 9 B)"
+
+
+def test_errors(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match="no such file"):
+        parse_email_paths([tmp_path / "missing.mbox"])
+    notes = tmp_path / "notes.txt"
+    notes.write_text("just some notes\n", encoding="utf-8")
+    with pytest.raises(IngestError, match="not an email file"):
+        parse_email_paths([notes])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "x.eml").write_text("Subject: no date\n\nbody\n", encoding="utf-8")
+    with pytest.raises(IngestError, match="no email message could be read") as info:
+        parse_email_paths([empty])
+    assert info.value.hint is not None and "no usable Date" in info.value.hint
+
+
+def test_end_to_end_one_note_per_thread(tmp_path: Path, vault: Path, memory: Memory) -> None:
+    inbox = write_mbox(tmp_path / "inbox.mbox", M1, M3, OTHER)
+    sent = write_maildir(tmp_path / "sent", ("1710149400.M1P1.host:2,S", M2), ("1710147600.M2P1.host:2,S", M1))
+    report = write_batches(vault, parse_email_paths([inbox, sent]))
+    assert report.written == [
+        "sources/email/inbox/offsite/2024-03-13-offsite.md",
+        "sources/email/inbox/q3-budget/2024-03-11-q3-budget.md",
+    ]
+    assert report.messages_added == 4
+    memory.sync()
+    rows = memory.index.query(
+        "SELECT note_path, message_id, author, text, source_ref FROM leaves WHERE kind = 'message' "
+        "ORDER BY note_path, ts, message_id"
+    )
+    budget = [r for r in rows if r[0].endswith("q3-budget.md")]
+    assert [(r[1], r[3]) for r in budget] == [
+        ("m1@example.com", "Hi Bob,\n\nthe numbers are attached.\n\nAlice"),
+        ("m2@example.com", "Thanks! Looks fine."),
+        ("m3@example.com", "Great, sending it on."),
+    ]
+    assert budget[1][2] == "Bob Stone <bob@example.com>" and budget[1][4] == "mid:m2@example.com"
+    assert len(rows) == 4
+    # ingesting the same exports again changes nothing
+    again = write_batches(vault, parse_email_paths([sent, inbox]))
+    assert again.written == [] and again.messages_added == 0 and again.messages_known == 4
+
+
+EVALDATA = Path(
+    os.environ.get("VAULTMIND_EVALDATA", Path(__file__).resolve().parents[2] / "shared" / "evaldata")
+)
+FLANKER = EVALDATA / "email" / "mime-flanker"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FLANKER.is_dir(), reason="MIME robustness corpus not available")
+def test_flanker_corpus_parses_or_is_reported() -> None:
+    files = sorted(FLANKER.rglob("*.eml"))
+    batches, warnings = parse_email_paths_with_report(files)
+    unparseable = [w for w in warnings if ": unparseable: " in w]
+    ids = {m.message_id for b in batches for m in b.messages}
+    parsed = len(files) - len(unparseable)
+    print(f"flanker: {parsed}/{len(files)} messages parse ({len(ids)} distinct Message-IDs), {len(unparseable)} reported")
+    for line in unparseable:
+        print("  ", line.rsplit("/", 1)[-1])
+    assert parsed >= 39
+    assert all(m.author and m.timestamp for b in batches for m in b.messages)

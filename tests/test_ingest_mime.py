@@ -1,0 +1,215 @@
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+
+import pytest
+
+from vaultmind.ingest.mime import (
+    MAX_MESSAGE_BYTES,
+    MAX_TEXT_CHARS,
+    Attachment,
+    MimeError,
+    attachments_line,
+    decode_bytes,
+    decode_header,
+    parse_message,
+)
+
+
+def eml(headers: str, body: str | bytes = "Hello.\n") -> bytes:
+    """A message from header lines and a body (CRLF like on the wire)."""
+    head = headers.strip("\n").replace("\n", "\r\n").encode("utf-8")
+    data = body if isinstance(body, bytes) else body.replace("\n", "\r\n").encode("utf-8")
+    return head + b"\r\n\r\n" + data
+
+
+BASE = """From: Alice Chen <alice@example.com>
+To: bob@example.com
+Subject: Q3 budget
+Date: Mon, 11 Mar 2024 10:00:00 +0100
+Message-ID: <CAF1@mail.example.com>
+MIME-Version: 1.0"""
+
+
+def test_plain_message_fields() -> None:
+    parsed = parse_message(
+        eml(
+            BASE + "\nIn-Reply-To: <p0@x.org>\nReferences: <r1@x.org>\n <p0@x.org>\n"
+            "Content-Type: text/plain; charset=us-ascii",
+            "Hi Bob,\n\nthe numbers.\n",
+        )
+    )
+    assert parsed.message_id == "CAF1@mail.example.com"
+    assert parsed.in_reply_to == ("p0@x.org",)
+    assert parsed.references == ("r1@x.org", "p0@x.org")
+    assert parsed.author == "Alice Chen <alice@example.com>"
+    assert parsed.address == "alice@example.com"
+    assert parsed.subject == "Q3 budget"
+    assert parsed.date == datetime(2024, 3, 11, 9, 0, tzinfo=UTC)
+    assert parsed.date_source == "Date"
+    assert parsed.body == "Hi Bob,\n\nthe numbers."
+    assert parsed.attachments == () and not parsed.html_only
+
+
+def test_quoted_printable_and_base64_bodies() -> None:
+    qp = parse_message(
+        eml(
+            BASE + "\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable",
+            "Gr=C3=BC=C3=9Fe aus M=C3=BCnchen, this line is long and soft-=\nwrapped.\n",
+        )
+    )
+    assert qp.body == "Grüße aus München, this line is long and soft-wrapped."
+    b64 = base64.encodebytes("Привет, мир\nвторая строка\n".encode()).decode()
+    parsed = parse_message(
+        eml(BASE + "\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: base64", b64)
+    )
+    assert parsed.body == "Привет, мир\nвторая строка"
+
+
+def test_encoded_and_raw_8bit_headers() -> None:
+    parsed = parse_message(
+        eml(
+            "From: =?utf-8?q?J=C3=BCrgen_M=C3=BCller?= <jm@example.de>\n"
+            "Subject: =?iso-8859-1?q?R=E9union?= =?utf-8?b?8J+YgA==?= ok\n"
+            "Date: Tue, 12 Mar 2024 08:00:00 +0000\nMessage-ID: <x1@example.de>"
+        )
+    )
+    assert parsed.author == "Jürgen Müller <jm@example.de>"
+    assert parsed.subject == "Réunion😀 ok"
+    raw = "From: Jörg <j@example.de>\nSubject: Café ☕\nDate: Tue, 12 Mar 2024 08:00:00 +0000\n".encode()
+    parsed = parse_message(raw + b"\nbody\n")
+    assert parsed.author == "Jörg <j@example.de>"
+    assert parsed.subject == "Café ☕"
+
+
+def test_bad_charsets_never_crash() -> None:
+    assert decode_header("=?x-no-such-charset?q?abc?=") == "abc"
+    assert decode_header("=?utf-8?b?not base64!!?=")  # kept as something, no exception
+    parsed = parse_message(
+        eml(BASE + "\nContent-Type: text/plain; charset=x-klingon", "plain ascii text \xe9\n".encode("latin-1"))
+    )
+    assert parsed.body == "plain ascii text é"
+    assert any("unknown charset" in p for p in parsed.problems)
+    text, problem = decode_bytes("Grüße".encode() + b"\xff", "utf-8")
+    assert text.startswith("Grüße") and problem
+
+
+def test_cp1252_body_declared_latin1_and_undeclared() -> None:
+    body = "Price: 5 € – “quoted” café\n".encode("cp1252")
+    declared = parse_message(eml(BASE + "\nContent-Type: text/plain; charset=iso-8859-1", body))
+    assert declared.body == "Price: 5 € – “quoted” café"
+    undeclared = parse_message(eml(BASE, body))
+    assert undeclared.body == "Price: 5 € – “quoted” café"
+
+
+def test_html_only_message_becomes_text() -> None:
+    html = (
+        "<html><head><style>p{color:red}</style><title>x</title></head><body>"
+        "<p>Hello&nbsp;Bob,</p><p>see <a href='https://example.com/q3'>the sheet</a>:</p>"
+        "<ul><li>one</li><li>two</li></ul><script>alert(1)</script></body></html>"
+    )
+    parsed = parse_message(eml(BASE + "\nContent-Type: text/html; charset=utf-8", html))
+    assert parsed.html_only
+    assert parsed.body == "Hello Bob,\n\nsee the sheet (https://example.com/q3):\n\n- one\n- two"
+
+
+ALTERNATIVE = (
+    BASE + '\nContent-Type: multipart/alternative; boundary="b1"',
+    "--b1\nContent-Type: text/plain; charset=utf-8\n\nPlain version.\n"
+    "--b1\nContent-Type: text/html; charset=utf-8\n\n<p>HTML <b>version</b>.</p>\n--b1--\n",
+)
+
+
+def test_multipart_alternative_prefers_plain() -> None:
+    parsed = parse_message(eml(*ALTERNATIVE))
+    assert parsed.body == "Plain version." and not parsed.html_only
+    empty_plain = ALTERNATIVE[1].replace("Plain version.", "  ")
+    parsed = parse_message(eml(ALTERNATIVE[0], empty_plain))
+    assert parsed.body == "HTML version." and parsed.html_only
+
+
+def test_attachments_listed_never_inlined() -> None:
+    pdf = base64.encodebytes(b"%PDF-1.4 " + b"x" * 12_000).decode()
+    body = (
+        "--m\nContent-Type: text/plain; charset=utf-8\n\nSee attached.\n"
+        '--m\nContent-Type: application/pdf; name="report.pdf"\nContent-Disposition: attachment; '
+        'filename="report.pdf"\nContent-Transfer-Encoding: base64\n\n' + pdf + "--m\n"
+        "Content-Type: text/plain\nContent-Disposition: attachment; filename*=utf-8''notes%20%C3%A9t%C3%A9.txt\n\n"
+        "secret attached text\n--m--\n"
+    )
+    parsed = parse_message(eml(BASE + '\nContent-Type: multipart/mixed; boundary="m"', body))
+    assert parsed.body == "See attached."
+    assert "secret attached text" not in parsed.body
+    assert parsed.attachments == (
+        Attachment("report.pdf", "application/pdf", 12_009),
+        Attachment("notes été.txt", "text/plain", 20),
+    )
+    assert attachments_line(parsed.attachments) == (
+        "Attachments: report.pdf (application/pdf, 12 KB), notes été.txt (text/plain, 20 B)"
+    )
+    assert attachments_line([]) == ""
+
+
+def test_broken_boundaries() -> None:
+    unclosed = parse_message(
+        eml(
+            BASE + '\nContent-Type: multipart/mixed; boundary="zz"',
+            "--zz\nContent-Type: text/plain\n\nFirst part, never closed.\n",
+        )
+    )
+    assert unclosed.body == "First part, never closed."
+    assert any("CloseBoundaryNotFound" in p for p in unclosed.problems)
+    no_boundary = parse_message(
+        eml(
+            BASE + '\nContent-Type: multipart/alternative; boundary="nothere"',
+            "--wrong\nContent-Type: text/html\n\nJust this text.\n--wrong--\n",
+        )
+    )
+    assert no_boundary.body == "Just this text."
+
+
+def test_enclosed_message_listed_and_used_when_outer_is_empty() -> None:
+    inner = "From: carol@example.com\nSubject: Original plan\nDate: Mon, 11 Mar 2024 08:00:00 +0000\n\nThe plan.\n"
+    outer = (
+        "--o\nContent-Type: text/plain\n\nFYI, see below.\n"
+        '--o\nContent-Type: message/rfc822\nContent-Disposition: attachment\n\n' + inner + "--o--\n"
+    )
+    parsed = parse_message(eml(BASE + '\nContent-Type: multipart/mixed; boundary="o"', outer))
+    assert parsed.body == "FYI, see below."
+    assert [(a.filename, a.content_type) for a in parsed.attachments] == [("Original plan.eml", "message/rfc822")]
+    wrapper = '--o\nContent-Type: message/rfc822\n\n' + inner + "--o--\n"
+    parsed = parse_message(eml(BASE + '\nContent-Type: multipart/mixed; boundary="o"', wrapper))
+    assert parsed.body == "The plan."
+
+
+def test_date_fallbacks() -> None:
+    received = (
+        "Received: from b by c; Tue, 12 Mar 2024 10:00:05 +0000\n"
+        "Received: from a by b; Tue, 12 Mar 2024 10:00:00 +0000\n"
+    )
+    parsed = parse_message(eml(received + "From: a@example.com\nDate: not a date"))
+    assert parsed.date == datetime(2024, 3, 12, 10, 0, tzinfo=UTC)
+    assert parsed.date_source == "Received"
+    parsed = parse_message(eml("From: a@example.com\nDate: yesterday-ish"))
+    assert parsed.date is None and parsed.date_source == ""
+
+
+def test_sender_fallbacks_and_missing_message_id() -> None:
+    parsed = parse_message(eml("Sender: list@example.org\nDate: Tue, 12 Mar 2024 10:00:00 +0000"))
+    assert parsed.author == "list@example.org" and parsed.message_id is None
+    parsed = parse_message(eml('From: "Stone, Bob" <BOB@Example.com>\nDate: Tue, 12 Mar 2024 10:00:00 +0000'))
+    assert parsed.author == "Stone, Bob <BOB@Example.com>" and parsed.address == "bob@example.com"
+
+
+def test_caps_and_unreadable_input() -> None:
+    with pytest.raises(MimeError, match="empty"):
+        parse_message(b"  \r\n")
+    with pytest.raises(MimeError, match="cap"):
+        parse_message(b"x" * (MAX_MESSAGE_BYTES + 1))
+    with pytest.raises(MimeError, match="no headers"):
+        parse_message(b"\r\n\r\njust a body, no headers\r\n")
+    long = ("word " * 19 + "word\n") * (MAX_TEXT_CHARS // 100 + 500)
+    parsed = parse_message(eml(BASE, long))
+    assert len(parsed.body) < MAX_TEXT_CHARS + 100
+    assert parsed.body.endswith("more characters not ingested]")

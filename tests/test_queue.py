@@ -1,0 +1,510 @@
+"""The durable work queue: leases, settlement, backoff per failure class, dedupe, crash recovery,
+reconcile, and the gray-band importance job against a fake Ollama (through the real client)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from tests.fakes import FakeOllama, RecordedRequest, free_port
+from vaultmind.cli.main import main
+from vaultmind.config import Config, load_config
+from vaultmind.errors import IndexBusy, IndexCorrupt
+from vaultmind.index.store import Index
+from vaultmind.llm.ollama_chat import LlmTransient, LlmUnreachable, LlmUnrecoverable, OllamaChat, parse_json_object
+from vaultmind.memory import Memory
+from vaultmind.queue.failures import BACKOFF, JobFailure, classify
+from vaultmind.queue.kinds import JobContext, JobKind
+from vaultmind.queue.reconcile import reconcile
+from vaultmind.queue.store import (
+    NewJob,
+    claim,
+    complete,
+    enqueue,
+    fail,
+    get_job,
+    now_ms,
+    queue_status,
+    release_running,
+    retry,
+)
+from vaultmind.queue.workers import QueueSettings, WorkerPool
+
+from .test_admission import BORDERLINE, CHAT, MESSAGES, chat_note, make_config
+
+T0 = 1_700_000_000_000  # a fixed clock, in epoch ms
+
+
+@pytest.fixture
+def index() -> Iterator[Index]:
+    idx = Index.open(None)
+    yield idx
+    idx.close()
+
+
+def add(index: Index, *keys: str, kind: str = "test", max_attempts: int = 3) -> int:
+    with index.transaction() as con:
+        return enqueue(con, [NewJob(kind, k, {"key": k}, max_attempts=max_attempts) for k in keys], now=T0)
+
+
+# -- store: enqueue, claim, lease, settle --------------------------------------------------------
+
+
+def test_dedupe_while_queued_running_or_failed_and_free_after_done(index: Index) -> None:
+    assert add(index, "a", "a", "b") == 2
+    assert add(index, "a") == 0
+    job = claim(index, now=T0, kinds=["test"])
+    assert job is not None and job.dedupe_key == "a"
+    assert add(index, "a") == 0  # running
+    assert complete(index, job, now=T0) == "done"
+    assert add(index, "a") == 1  # the key is free again
+    b = claim(index, now=T0)
+    assert b is not None and b.dedupe_key == "b"
+    assert fail(index, b, "unrecoverable", "bad", now=T0) == "failed"
+    assert add(index, "b") == 0  # parked: waits for `vaultmind retry`, not for a duplicate
+
+
+def test_claim_gives_a_lease_and_only_its_token_settles(index: Index) -> None:
+    add(index, "a")
+    job = claim(index, now=T0, lease_s=60)
+    assert job is not None
+    assert (job.status, job.attempts, job.lease_until) == ("running", 1, T0 + 60_000)
+    assert claim(index, now=T0) is None  # nothing else ready
+    forged = replace(job, lease_token="not-mine")
+    assert complete(index, forged, now=T0) == "refused"
+    assert fail(index, forged, "transient", "x", now=T0) == "refused"
+    assert get_job(index, job.id).status == "running"  # type: ignore[union-attr]
+    assert complete(index, job, now=T0) == "done"
+    assert complete(index, job, now=T0) == "refused"  # settled once only
+
+
+def test_crash_lease_expires_and_the_job_is_reclaimed_exactly_once(index: Index) -> None:
+    add(index, "a")
+    first = claim(index, now=T0, lease_s=30)
+    assert first is not None  # … and the worker "dies" here without settling
+    assert claim(index, now=T0 + 29_000) is None  # the lease still holds
+    second = claim(index, now=T0 + 31_000, lease_s=30)
+    assert second is not None and second.id == first.id and second.attempts == 2
+    assert claim(index, now=T0 + 31_000) is None  # re-claimed once, not twice
+    assert complete(index, first, now=T0 + 32_000) == "refused"  # the dead worker's token is void
+    assert complete(index, second, now=T0 + 32_000) == "done"
+    assert claim(index, now=T0 + 3_600_000) is None
+
+
+def test_expired_lease_with_attempts_spent_is_parked(index: Index) -> None:
+    add(index, "a", max_attempts=1)
+    assert claim(index, now=T0, lease_s=1) is not None
+    assert claim(index, now=T0 + 2000) is None
+    rows = index.query("SELECT status, failure_class, last_error FROM jobs")
+    assert rows[0][0] == "failed" and rows[0][1] == "transient" and "lease expired" in rows[0][2]
+
+
+def test_startup_releases_jobs_left_running(index: Index) -> None:
+    add(index, "a")
+    assert claim(index, now=T0, lease_s=3600) is not None
+    assert release_running(index, now=T0 + 1) == 1
+    again = claim(index, now=T0 + 1)
+    assert again is not None and again.attempts == 2
+
+
+def test_concurrent_claims_never_hand_out_a_job_twice(index: Index) -> None:
+    add(index, *[f"k{i:02d}" for i in range(30)])
+    got: list[int] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while (job := claim(index, now=T0)) is not None:
+            with lock:
+                got.append(job.id)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got) == sorted(set(got)) and len(got) == 30
+
+
+@pytest.mark.parametrize(
+    ("failure", "outcome", "attempts", "delay_s"),
+    [
+        ("lock_busy", "deferred", 0, 1),
+        ("transient_io", "retry", 1, 30),
+        ("disk_full", "deferred", 0, 300),
+        ("corrupt_index", "deferred", 0, 300),
+        ("read_only_vault", "deferred", 0, 300),
+        ("llm_unreachable", "deferred", 0, 30),
+        ("transient", "retry", 1, 60),
+        ("unrecoverable", "failed", 1, 0),
+    ],
+)
+def test_backoff_per_failure_class(index: Index, failure: Any, outcome: str, attempts: int, delay_s: int) -> None:
+    add(index, "a", max_attempts=5)
+    job = claim(index, now=T0)
+    assert job is not None
+    assert fail(index, job, failure, f"boom: {failure}", now=T0) == outcome
+    row = get_job(index, job.id)
+    assert row is not None
+    assert row.attempts == attempts and row.failure_class == failure and row.last_error == f"boom: {failure}"
+    if outcome == "failed":
+        assert row.status == "failed"
+        return
+    assert row.status == "ready" and row.available_at == T0 + delay_s * 1000
+    assert claim(index, now=T0 + delay_s * 1000 - 1) is None
+    again = claim(index, now=T0 + delay_s * 1000)
+    assert again is not None
+    fail(index, again, failure, "again", now=T0)
+    second = get_job(index, job.id)
+    assert second is not None
+    assert second.available_at - T0 == int(min(BACKOFF[failure].cap_s, delay_s * 2) * 1000)
+
+
+def test_counted_failures_run_out_and_deferrals_never_do(index: Index) -> None:
+    add(index, "a", max_attempts=3)
+    now = T0
+    for _ in range(10):  # Ollama down for a long time: no attempt is burned
+        job = claim(index, now=now)
+        assert job is not None
+        assert fail(index, job, "llm_unreachable", "down", now=now) == "deferred"
+        now = get_job(index, job.id).available_at  # type: ignore[union-attr]
+    assert get_job(index, job.id).attempts == 0  # type: ignore[union-attr]
+    outcomes = []
+    for _ in range(3):
+        job = claim(index, now=now)
+        assert job is not None
+        outcomes.append(fail(index, job, "transient", "flaky", now=now))
+        now = get_job(index, job.id).available_at  # type: ignore[union-attr]
+    assert outcomes == ["retry", "retry", "failed"]
+
+
+def test_classify_maps_errors_to_classes() -> None:
+    assert classify(OSError(errno.ENOSPC, "No space left on device")) == "disk_full"
+    assert classify(OSError(errno.EROFS, "Read-only file system")) == "read_only_vault"
+    assert classify(OSError(errno.EIO, "Input/output error")) == "transient_io"
+    assert classify(IndexBusy("busy")) == "lock_busy"
+    assert classify(IndexCorrupt("bad")) == "corrupt_index"
+    assert classify(duckdb.IOException("IO Error: could not read")) == "transient_io"
+    assert classify(duckdb.IOException("Could not set lock on file: Conflicting lock")) == "lock_busy"
+    assert classify(duckdb.SerializationException("Serialization Error: corrupt block")) == "corrupt_index"
+    assert classify(LlmUnreachable("down")) == "llm_unreachable"
+    assert classify(LlmTransient("slow")) == "transient"
+    assert classify(LlmUnrecoverable("no model")) == "unrecoverable"
+    assert classify(JobFailure("unrecoverable", "bad payload")) == "unrecoverable"
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "full")
+        except OSError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert classify(outer) == "disk_full"  # through the cause chain
+    assert classify(ValueError("a bug")) == "transient"  # unknown: bounded by max_attempts
+
+
+def test_retry_requeues_failed_deferred_or_one_job(index: Index) -> None:
+    add(index, "a", "b", "c")
+    a, b, c = (claim(index, now=T0) for _ in range(3))
+    assert a and b and c
+    fail(index, a, "unrecoverable", "model missing", now=T0)
+    fail(index, b, "llm_unreachable", "down", now=T0)
+    fail(index, c, "unrecoverable", "model missing", now=T0)
+    assert retry(index, now=T0, job_id=a.id) == {"requeued": 1, "ids": [a.id]}
+    assert retry(index, now=T0) == {"requeued": 1, "ids": [c.id]}  # failed only
+    assert retry(index, now=T0, deferred=True) == {"requeued": 1, "ids": [b.id]}
+    assert queue_status(index, now=T0)["ready"] == 3
+
+
+def test_queue_status_reports_depth_and_causes(index: Index) -> None:
+    add(index, "a", "b", "c")
+    a, b = claim(index, now=T0), claim(index, now=T0)
+    assert a and b
+    fail(index, a, "llm_unreachable", "cannot connect to Ollama", now=T0)
+    fail(index, b, "unrecoverable", "no model 'llama3.2'", now=T0)
+    status = queue_status(index, now=T0)
+    assert (status["depth"], status["ready"], status["deferred"], status["failed"]) == (2, 1, 1, 1)
+    assert status["health"] == "error"
+    causes = {(c["state"], c["failure_class"]): c for c in status["causes"]}
+    assert causes[("deferred", "llm_unreachable")]["error"] == "cannot connect to Ollama"
+    assert "ollama serve" in causes[("deferred", "llm_unreachable")]["meaning"]
+    assert "vaultmind retry" in causes[("failed", "unrecoverable")]["meaning"]
+
+
+# -- the worker pool with a plain job kind -----------------------------------------------------------
+
+
+def test_worker_pool_runs_jobs_in_threads_and_settles_errors(tmp_path: Path, index: Index) -> None:
+    seen: list[str] = []
+
+    def run(ctx: JobContext, job: Any) -> str | None:
+        key = job.payload()["key"]
+        if key == "bad":
+            raise JobFailure("unrecoverable", "cannot do bad")
+        seen.append(key)
+        return None
+
+    config = load_config(tmp_path, embed_provider="none")
+    pool = WorkerPool(
+        config, index=index, kinds=[JobKind("test", run)], settings=QueueSettings(workers=2, poll_s=0.02)
+    )
+    add(index, "x", "y", "bad")
+    pool.start()
+    try:
+        for _ in range(200):
+            if queue_status(index)["depth"] == 0:
+                break
+            threading.Event().wait(0.02)
+    finally:
+        pool.stop(timeout_s=5)
+    assert sorted(seen) == ["x", "y"]
+    status = queue_status(index)
+    assert (status["done"], status["failed"]) == (2, 1)
+    assert status["causes"][0]["error"] == "cannot do bad"
+
+
+def test_unknown_kinds_are_never_claimed(tmp_path: Path, index: Index) -> None:
+    add(index, "a", kind="retired_kind")
+    pool = WorkerPool(load_config(tmp_path), index=index, kinds=[JobKind("test", lambda c, j: None)])
+    assert pool.run_once() is False
+    assert queue_status(index)["ready"] == 1
+
+
+# -- the gray band against a fake Ollama (real client) -------------------------------------------------
+
+
+def json_responder(importance: float) -> Any:
+    def respond(request: RecordedRequest) -> str:
+        return json.dumps({"importance": importance, "reason": "a personal event worth keeping"})
+
+    return respond
+
+
+def gray_vault(vault: Path) -> None:
+    chat_note(vault, CHAT, MESSAGES)
+
+
+def llm_config(vault: Path, host: str) -> Config:
+    return make_config(vault, f'[ollama]\nhost = "{host}"\ntimeout_s = 5\n')
+
+
+def gray_row(memory: Memory) -> tuple[Any, ...]:
+    return memory.index.query(
+        "SELECT a.decision, a.stage, a.llm_importance, a.reason FROM admission a JOIN leaves l "
+        "ON l.id = a.leaf_id AND l.note_path = a.note_path WHERE l.text = ?",
+        [BORDERLINE],
+    )[0]
+
+
+def test_gray_leaf_is_decided_once_and_the_answer_cached(vault: Path) -> None:
+    gray_vault(vault)
+    with FakeOllama(responder=json_responder(0.8)) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+        memory.sync()
+        assert gray_row(memory)[0] == "gray"
+        pool = WorkerPool(memory.config, memory)
+        assert pool.drain(timeout_s=20) == 1
+        pool.close()
+        chats = fake.requests_to("/api/chat")
+        assert len(chats) == 1
+        body = chats[0].body
+        assert body["model"] == "llama3.2" and body["stream"] is False and body["format"]["type"] == "object"
+        assert body["options"]["temperature"] == 0 and BORDERLINE in body["messages"][-1]["content"]
+        decision, stage, importance, reason = gray_row(memory)
+        assert (decision, stage, importance) == ("admitted", "llm", 0.8)
+        assert "LLM importance 0.80" in reason and "ollama:llama3.2" in reason
+        rows = memory.index.query("SELECT * FROM admission ORDER BY leaf_id")
+
+        memory.reindex()  # the cache survives; the deriver consults it
+        assert memory.index.query("SELECT * FROM admission ORDER BY leaf_id") == rows
+        write_copy = vault / "sources/chat/slack/acme/general/copy.md"
+        write_copy.write_text((vault / CHAT).read_text(encoding="utf-8"), encoding="utf-8")
+        memory.sync()  # same content elsewhere: decided from the cache
+        assert pool.reconcile()["created"] == 0
+        assert pool.drain(timeout_s=5) == 0
+        assert len(fake.requests_to("/api/chat")) == 1  # never asked twice
+        pool.close()
+        assert memory.index.scalar("SELECT count(*) FROM admission WHERE stage = 'llm'") == 2
+
+
+def test_ollama_down_defers_and_never_blocks_the_sync(vault: Path) -> None:
+    gray_vault(vault)
+    with Memory.open(llm_config(vault, f"http://127.0.0.1:{free_port()}")) as memory:
+        stats = memory.sync()
+        assert stats.leaves_written == 4
+        pool = WorkerPool(memory.config, memory)
+        assert pool.drain(timeout_s=20) == 1  # one probe, then the gate closes
+        assert pool.status()["llm_gate"] == "closed"
+        pool.close()
+        job = memory.index.query("SELECT status, attempts, failure_class, last_error FROM jobs")[0]
+        assert job[:3] == ("ready", 0, "llm_unreachable") and "cannot connect" in job[3]
+        assert gray_row(memory)[0] == "gray"  # searchable, pending for the trees
+        assert memory.search("hiking deer lake")["hits"]  # gray leaves are searchable
+        chat_note(vault, CHAT, [*MESSAGES, ("Eve", "Deadline for the grant report is 2024-04-01", "")])
+        assert memory.sync().modified == 1  # syncing is unaffected
+        status = queue_status(memory.index)
+        assert status["health"] == "degraded" and status["causes"][0]["failure_class"] == "llm_unreachable"
+
+    with FakeOllama(responder=json_responder(0.2)) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+        retry(memory.index, now=now_ms(), deferred=True)
+        with WorkerPool(memory.config, memory) as pool:
+            pool.drain(timeout_s=20)
+        assert gray_row(memory)[:3] == ("dropped", "llm", 0.2)
+
+
+def test_llm_gate_full_means_no_llm_job_is_claimed(vault: Path) -> None:
+    gray_vault(vault)
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        pool = WorkerPool(memory.config, memory)
+        assert pool._llm.acquire(blocking=False)  # another worker holds the only LLM permit
+        try:
+            assert pool.run_once() is False  # nothing claimable without the LLM: no blocking, no defer
+        finally:
+            pool._llm.release()
+        assert memory.index.query("SELECT status, attempts, defers FROM jobs") == [("ready", 0, 0)]
+
+
+def test_llm_calls_run_without_holding_the_index_lock(vault: Path) -> None:
+    gray_vault(vault)
+    free: list[bool] = []
+    holder: dict[str, Memory] = {}
+
+    def respond(request: RecordedRequest) -> str:
+        acquired = holder["memory"].index.lock.acquire(timeout=2)
+        free.append(acquired)
+        if acquired:
+            holder["memory"].index.lock.release()
+        return json.dumps({"importance": 0.9, "reason": "x"})
+
+    with FakeOllama(responder=respond) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+        holder["memory"] = memory
+        memory.sync()
+        pool = WorkerPool(memory.config, memory, settings=QueueSettings(workers=2, poll_s=0.02))
+        pool.start()
+        try:
+            for _ in range(250):
+                if queue_status(memory.index)["depth"] == 0:
+                    break
+                threading.Event().wait(0.02)
+        finally:
+            pool.stop(timeout_s=10)
+        assert free == [True]
+        assert gray_row(memory)[0] == "admitted"
+
+
+def test_missing_model_fails_unrecoverable_with_a_hint(vault: Path) -> None:
+    gray_vault(vault)
+    with FakeOllama(chat_models=("other-model",)) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+        memory.sync()
+        with WorkerPool(memory.config, memory) as pool:
+            pool.drain(timeout_s=20)
+        status = queue_status(memory.index)
+        assert status["failed"] == 1 and status["health"] == "error"
+        cause = status["causes"][0]
+        assert cause["failure_class"] == "unrecoverable" and "llama3.2" in cause["error"]
+        assert gray_row(memory)[0] == "gray"
+
+
+def test_server_errors_are_retried_and_bad_answers_fall_back(vault: Path) -> None:
+    gray_vault(vault)
+    with (
+        FakeOllama(responder=lambda r: "I think it matters a lot!", failure="500", failure_times=1) as fake,
+        Memory.open(llm_config(vault, fake.host)) as memory,
+    ):
+        memory.sync()
+        with WorkerPool(memory.config, memory) as pool:
+            assert pool.drain(timeout_s=20) == 1
+            job = memory.index.query("SELECT status, attempts, failure_class FROM jobs")[0]
+            assert job == ("ready", 1, "transient")
+            retry(memory.index, now=now_ms(), deferred=True)
+            assert pool.drain(timeout_s=20) == 1
+        decision, stage, importance, reason = gray_row(memory)
+        assert stage == "fallback" and importance is None and "no usable answer" in reason
+        assert decision in ("admitted", "dropped")
+        answer = json.loads(memory.index.scalar("SELECT answer FROM llm_cache"))
+        assert answer["error"] and "I think it matters" in answer["raw"]
+
+
+def test_reconcile_recreates_lost_jobs_and_cancels_orphans(vault: Path) -> None:
+    gray_vault(vault)
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        with memory.index.transaction() as con:
+            con.execute("DELETE FROM jobs")  # e.g. the index was quarantined and rebuilt
+        pool = WorkerPool(memory.config, memory)
+        assert pool.reconcile()["created"] == 1
+        assert pool.reconcile()["created"] == 0  # never duplicated
+        (vault / CHAT).unlink()
+        memory.sync()
+        report = pool.reconcile()
+        assert report["cancelled"] == 1
+        assert memory.index.query("SELECT status FROM jobs") == [("cancelled",)]
+
+
+def test_reconcile_repairs_rows_from_a_warm_cache(vault: Path) -> None:
+    gray_vault(vault)
+    with FakeOllama(responder=json_responder(0.7)) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+        memory.sync()
+        with memory.index.transaction() as con:  # an answer cached, rows not updated (interrupted run)
+            from vaultmind.admission import importance
+
+            content_hash = con.execute("SELECT content_hash FROM admission WHERE decision = 'gray'").fetchone()
+            assert content_hash is not None
+            importance.store_answer(con, content_hash[0], "ollama:llama3.2", {"importance": 0.7, "reason": "r"}, T0)
+        report = reconcile(memory.index, memory.config, WorkerPool(memory.config, memory).kinds, now=T0 * 2)
+        assert report["repaired"] == 1 and report["cancelled"] == 1
+        assert gray_row(memory)[:3] == ("admitted", "llm", 0.7)
+        assert not fake.requests_to("/api/chat")
+
+
+def test_queue_and_retry_commands(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gray_vault(vault)
+    llm_config(vault, f"http://127.0.0.1:{free_port()}")
+    assert main(["queue", "--run", "--vault", str(vault), "--json", "--timeout", "30"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ran"] == 1 and report["deferred"] == 1 and report["admission"]["gray"] == 1
+    assert main(["queue", "--list", "--vault", str(vault)]) == 0
+    out = capsys.readouterr().out
+    assert "deferred 1" in out and "llm_unreachable" in out and "ollama serve" in out and "llm_importance" in out
+    assert main(["retry", "--all", "--vault", str(vault), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["requeued"] == 1
+    assert main(["retry", "999", "--vault", str(vault)]) == 4
+
+
+# -- the chat wrapper -----------------------------------------------------------------------------------
+
+
+def test_chat_json_parses_defensively() -> None:
+    assert parse_json_object('{"importance": 0.5}') == {"importance": 0.5}
+    assert parse_json_object('Sure! ```json\n{"importance": 0.5, "reason": "x"}\n``` done') == {
+        "importance": 0.5,
+        "reason": "x",
+    }
+    from vaultmind.llm.ollama_chat import LlmBadAnswer
+
+    with pytest.raises(LlmBadAnswer):
+        parse_json_object("no json here {broken")
+
+
+def ask(host: str, timeout_s: float = 2.0) -> None:
+    chat = OllamaChat("llama3.2", host=host, timeout_s=timeout_s)
+    try:
+        chat.chat_json("s", "u")
+    finally:
+        chat.close()
+
+
+def test_chat_errors_are_classified() -> None:
+    with pytest.raises(LlmUnreachable):
+        ask(f"http://127.0.0.1:{free_port()}")
+    with FakeOllama(failure="hang") as fake, pytest.raises(LlmTransient, match="did not answer"):
+        ask(fake.host, 0.3)
+    with FakeOllama(failure="garbage") as fake, pytest.raises(LlmTransient):
+        ask(fake.host)
+    with FakeOllama(chat_models=()) as fake, pytest.raises(LlmUnrecoverable, match="ollama pull"):
+        ask(fake.host)

@@ -1,0 +1,129 @@
+"""`explain_leaf`: everything vaultmind knows about why a leaf is (or is not) remembered.
+
+The leaf and its note, its lifecycle state, the cheap signals with their weights, the decision
+and its reason, the LLM's answer when one was asked, and the queue jobs working on it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from vaultmind.admission import importance
+from vaultmind.errors import NotFound, UsageError
+from vaultmind.index.store import Index
+from vaultmind.queue.store import iso_ms
+
+LIFECYCLE = ("pending", "admitted", "buffered", "sealed")
+MIN_PREFIX = 6
+
+
+def lifecycle_state(decision: str | None) -> str:
+    """The leaf's lifecycle state from its admission decision: pending → admitted → buffered →
+    sealed, or dropped. (The tree moves admitted leaves on to buffered and sealed.)"""
+    if decision == "admitted":
+        return "admitted"
+    if decision == "dropped":
+        return "dropped"
+    return "pending"
+
+
+def resolve_leaf_id(index: Index, ref: str) -> str:
+    """A full leaf id from an id or a unique prefix of at least 6 characters."""
+    ref = ref.strip().lstrip("^")
+    if not ref:
+        raise UsageError("give a leaf id", hint="ids are shown by `vaultmind query search --json`")
+    if index.scalar("SELECT 1 FROM leaves WHERE id = ? LIMIT 1", [ref]):
+        return ref
+    if len(ref) < MIN_PREFIX:
+        raise NotFound(f"no leaf {ref!r}", hint=f"give the full id or at least {MIN_PREFIX} characters of it")
+    ids = [r[0] for r in index.query("SELECT DISTINCT id FROM leaves WHERE starts_with(id, ?) ORDER BY id LIMIT 3", [ref])]
+    if not ids:
+        raise NotFound(f"no leaf {ref!r}", hint="ids are shown by `vaultmind query search --json`")
+    if len(ids) > 1:
+        raise UsageError(f"{ref!r} matches several leaves ({', '.join(ids[:2])}, …)", hint="give more characters")
+    return str(ids[0])
+
+
+def explain_leaf(index: Index, ref: str) -> dict[str, Any]:
+    leaf_id = resolve_leaf_id(index, ref)
+    rows = index.query(
+        """
+        SELECT l.id, l.note_path, l.seq, l.kind, l.text, l.content_hash, l.token_count, l.anchor, l.author,
+               strftime(l.ts, '%Y-%m-%dT%H:%M:%SZ'), l.source_ref, l.message_id, n.kind, n.source_kind, n.source_id, n.title
+        FROM leaves l JOIN notes n ON n.path = l.note_path
+        WHERE l.id = ? ORDER BY l.note_path
+        """,
+        [leaf_id],
+    )
+    (lid, path, seq, kind, text, content_hash, tokens, anchor, author, ts, source_ref, message_id) = rows[0][:12]
+    note_kind, source_kind, source_id, title = rows[0][12:]
+    leaf = {
+        "id": lid,
+        "seq": seq,
+        "kind": kind,
+        "text": text,
+        "content_hash": content_hash,
+        "tokens": tokens,
+        "anchor": anchor,
+        "author": author,
+        "timestamp": ts,
+        "source_ref": source_ref,
+        "message_id": message_id,
+    }
+    note = {"path": path, "kind": note_kind, "source_kind": source_kind, "source_id": source_id, "title": title}
+    result: dict[str, Any] = {"leaf": leaf, "note": note}
+    if len(rows) > 1:
+        result["also_in"] = [r[1] for r in rows[1:]]
+    adm = index.query(
+        "SELECT decision, score, reason, stage, signals, llm_importance, llm_model FROM admission "
+        "WHERE leaf_id = ? AND note_path = ?",
+        [leaf_id, path],
+    )
+    if not adm:
+        result["state"] = "not subject to admission"
+        result["admission"] = None
+        result["why_none"] = f"{note_kind} notes are vaultmind's own output, not memory input"
+        return result
+    decision, score, reason, stage, signals, llm_importance, llm_model = adm[0]
+    result["state"] = lifecycle_state(decision)
+    result["lifecycle"] = list(LIFECYCLE)
+    result["admission"] = {
+        "decision": decision,
+        "score": score,
+        "reason": reason,
+        "stage": stage,
+        "signals": json.loads(signals),
+        "llm_importance": llm_importance,
+        "llm_model": llm_model,
+    }
+    result["search"] = "searchable (every leaf is)" + (
+        "; excluded from summary trees" if decision == "dropped" else "; waits for the LLM before the trees" if decision == "gray" else ""
+    )
+    result["llm"] = [
+        {"model": model, "prompt_hash": prompt, "answer": json.loads(answer), "at": iso_ms(int(created))}
+        for model, prompt, answer, created in index.query(
+            "SELECT model, prompt_hash, answer, created_ms FROM llm_cache WHERE task = ? AND content_hash = ? "
+            "ORDER BY created_ms, model",
+            [importance.TASK, content_hash],
+        )
+    ]
+    result["jobs"] = [
+        {
+            "id": int(job_id),
+            "kind": job_kind,
+            "status": status,
+            "attempts": attempts,
+            "available_at": iso_ms(int(available)),
+            "failure_class": failure_class,
+            "last_error": last_error,
+        }
+        for job_id, job_kind, status, attempts, available, failure_class, last_error in index.query(
+            """
+            SELECT id, kind, status, attempts, available_at, failure_class, last_error FROM jobs
+            WHERE kind = ? AND ends_with(dedupe_key, ?) ORDER BY id
+            """,
+            [importance.KIND, ":" + content_hash],
+        )
+    ]
+    return result

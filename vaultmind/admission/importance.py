@@ -1,0 +1,248 @@
+"""The gray band: ask the LLM, once per content, how worth remembering a leaf is.
+
+A gray leaf gets one `llm_importance` job, deduped by content hash (+ model + prompt hash).
+The worker asks Ollama for `{"importance": 0..1, "reason": "…"}` (strict JSON, temperature 0),
+stores the answer in `llm_cache` — which survives reindex — and, in the same transaction,
+updates every gray admission row with that content. The deriver consults the same cache, so
+a cold rebuild gives the same rows once the cache is warm, and never asks twice.
+
+Ollama down → the job is deferred (no attempt burned; see `queue.failures`) and the leaf stays
+gray: searchable like any leaf, pending for the trees. A model that answers without usable
+JSON is a result too: it is cached, and the leaf is decided by its cheap score.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from vaultmind.admission.decide import Decision, Policy, resolve_gray
+from vaultmind.llm.ollama_chat import LlmBadAnswer, prompt_hash
+from vaultmind.queue.failures import JobFailure
+from vaultmind.queue.kinds import JobContext, JobKind
+from vaultmind.queue.store import Job, NewJob
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
+
+KIND = "llm_importance"
+TASK = "importance"
+MAX_CHARS = 8000
+
+SYSTEM_PROMPT = """You decide what is worth keeping in a person's long-term personal memory.
+Rate ONE message or note excerpt from 0 to 1:
+- 0.9-1.0: decisions, commitments, plans with dates, facts about people (jobs, family, health,
+  moves, preferences), important events.
+- 0.6-0.8: substantive information someone may want to recall later.
+- 0.3-0.5: light context, opinions without facts, small talk with some content.
+- 0.0-0.2: greetings, thanks, reactions, filler, automated noise.
+Answer with JSON only: {"importance": <number from 0 to 1>, "reason": "<at most 12 words>"}"""
+
+USER_PROMPT = "Text:\n{text}\n\nReturn JSON only."
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"importance": {"type": "number"}, "reason": {"type": "string"}},
+    "required": ["importance", "reason"],
+}
+
+PROMPT_HASH = prompt_hash(SYSTEM_PROMPT, USER_PROMPT, json.dumps(SCHEMA, sort_keys=True))
+
+
+def dedupe_key(model: str, content_hash: str) -> str:
+    return f"importance:{model}:{PROMPT_HASH}:{content_hash}"
+
+
+def new_job(model: str, content_hash: str) -> NewJob:
+    return NewJob(
+        KIND,
+        dedupe_key(model, content_hash),
+        {"content_hash": content_hash, "model": model, "prompt_hash": PROMPT_HASH},
+    )
+
+
+def parse_importance(answer: Mapping[str, Any]) -> tuple[float | None, str]:
+    """(importance in [0, 1] or None, reason) from a model's JSON answer, read defensively:
+    `importance`/`score`/`rating`, a number or a numeric string; 1-10 and 1-100 scales are
+    rescaled."""
+    reason = answer.get("reason") or answer.get("why") or ""
+    reason = " ".join(str(reason).split())[:200]
+    for key in ("importance", "score", "rating"):
+        if key not in answer:
+            continue
+        value = answer[key]
+        if isinstance(value, str):
+            try:
+                value = float(value.strip().rstrip("%"))
+            except ValueError:
+                continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            continue
+        number = float(value)
+        if 1.0 < number <= 10.0:
+            number /= 10.0
+        elif 10.0 < number <= 100.0:
+            number /= 100.0
+        return round(min(1.0, max(0.0, number)), 4), reason
+    return None, reason
+
+
+# -- the cache ----------------------------------------------------------------------------------
+
+
+def cached_answers(
+    con: duckdb.DuckDBPyConnection, hashes: Sequence[str], model: str
+) -> dict[str, dict[str, Any]]:
+    """content_hash → cached answer (parsed JSON) for the current prompt and `model`."""
+    if not hashes:
+        return {}
+    rows = con.execute(
+        """
+        SELECT content_hash, any_value(answer ORDER BY created_ms) FROM llm_cache
+        WHERE task = ? AND model = ? AND prompt_hash = ? AND content_hash IN (SELECT unnest(?::VARCHAR[]))
+        GROUP BY content_hash
+        """,
+        [TASK, model, PROMPT_HASH, sorted(set(hashes))],
+    ).fetchall()
+    out: dict[str, dict[str, Any]] = {}
+    for content_hash, answer in rows:
+        try:
+            value = json.loads(answer)
+        except ValueError:
+            value = {}
+        out[str(content_hash)] = value if isinstance(value, dict) else {}
+    return out
+
+
+def decide_from_cache(cheap: Decision, answer: Mapping[str, Any], model: str, policy: Policy) -> Decision:
+    importance, reason = parse_importance(answer)
+    note = reason if importance is not None else str(answer.get("error") or "")
+    return resolve_gray(cheap, importance, model, policy, note)
+
+
+def apply_answer(
+    con: duckdb.DuckDBPyConnection, content_hash: str, answer: Mapping[str, Any], model: str, policy: Policy
+) -> int:
+    """Update every gray admission row with this content from a cached answer; returns how many."""
+    rows = con.execute(
+        "SELECT leaf_id, note_path, score, reason, signals FROM admission WHERE content_hash = ? AND decision = 'gray' "
+        "ORDER BY note_path, leaf_id",
+        [content_hash],
+    ).fetchall()
+    for leaf_id, note_path, score, reason, signals in rows:
+        cheap = Decision("gray", float(score), str(reason), "cheap", json.loads(signals))
+        final = decide_from_cache(cheap, answer, model, policy)
+        con.execute(
+            "UPDATE admission SET decision = ?, reason = ?, stage = ?, llm_importance = ?, llm_model = ? "
+            "WHERE leaf_id = ? AND note_path = ? AND content_hash = ? AND decision = 'gray'",
+            [final.decision, final.reason, final.stage, final.llm_importance, final.llm_model, leaf_id, note_path, content_hash],
+        )
+    return len(rows)
+
+
+def store_answer(
+    con: duckdb.DuckDBPyConnection, content_hash: str, model: str, answer: Mapping[str, Any], now: int
+) -> None:
+    exists = con.execute(
+        "SELECT 1 FROM llm_cache WHERE task = ? AND content_hash = ? AND model = ? AND prompt_hash = ? LIMIT 1",
+        [TASK, content_hash, model, PROMPT_HASH],
+    ).fetchone()
+    if exists is None:
+        con.execute(
+            "INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?)",
+            [TASK, content_hash, model, PROMPT_HASH, json.dumps(dict(answer), sort_keys=True, ensure_ascii=False), now],
+        )
+
+
+# -- the job kind --------------------------------------------------------------------------------
+
+
+def policy_of(config: Config) -> Policy:
+    return Policy.from_extra(config.extra, config.ollama_chat_model)
+
+
+def run(ctx: JobContext, job: Job) -> str | None:
+    try:
+        payload = job.payload()
+        content_hash = str(payload["content_hash"])
+        model = str(payload["model"])
+        wanted_prompt = str(payload["prompt_hash"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise JobFailure("unrecoverable", f"job #{job.id} has an unreadable payload: {exc!r}") from exc
+    policy = policy_of(ctx.config)
+    if model != policy.llm_model or wanted_prompt != PROMPT_HASH or not policy.llm:
+        return "stale: the model, the prompt or admission.llm changed since it was enqueued"
+    index = ctx.index
+    with index.lock:
+        answer = cached_answers(index.con, [content_hash], model).get(content_hash)
+        text = index.scalar(
+            """
+            SELECT l.text FROM admission a JOIN leaves l ON l.id = a.leaf_id AND l.note_path = a.note_path
+            WHERE a.content_hash = ? AND a.decision = 'gray' ORDER BY a.note_path, a.leaf_id LIMIT 1
+            """,
+            [content_hash],
+        )
+    if answer is None:
+        if text is None:
+            return "target gone: no gray leaf has this content any more"
+        answer = ask(ctx, str(text))
+        note = None
+    else:
+        note = "answer was cached"
+    with index.transaction() as con:
+        store_answer(con, content_hash, model, answer, ctx.clock())
+        apply_answer(con, content_hash, answer, model, policy)
+    return note
+
+
+def ask(ctx: JobContext, text: str) -> dict[str, Any]:
+    """The model's answer for one text: its JSON, or an `error` record when it gave no JSON."""
+    chat = ctx.chat()
+    clipped = text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + "\n[…]"
+    try:
+        answer = chat.chat_json(SYSTEM_PROMPT, USER_PROMPT.format(text=clipped), schema=SCHEMA)
+    except LlmBadAnswer as exc:
+        return {"error": "no JSON object in the answer", "raw": exc.raw[:500]}
+    importance, reason = parse_importance(answer)
+    if importance is None:
+        return {"error": "no importance number in the answer", "raw": json.dumps(answer, sort_keys=True)[:500]}
+    return {"importance": importance, "reason": reason}
+
+
+def wanted(con: duckdb.DuckDBPyConnection, config: Config) -> list[NewJob]:
+    """One job per gray content hash with no cached answer (none when the LLM is off)."""
+    policy = policy_of(config)
+    if not policy.llm:
+        return []
+    rows = con.execute(
+        """
+        SELECT DISTINCT a.content_hash FROM admission a
+        WHERE a.decision = 'gray' AND NOT EXISTS (
+            SELECT 1 FROM llm_cache c
+            WHERE c.task = ? AND c.content_hash = a.content_hash AND c.model = ? AND c.prompt_hash = ?)
+        ORDER BY 1
+        """,
+        [TASK, policy.llm_model, PROMPT_HASH],
+    ).fetchall()
+    return [new_job(policy.llm_model, str(r[0])) for r in rows]
+
+
+def repair(con: duckdb.DuckDBPyConnection, config: Config) -> int:
+    """Gray rows whose answer is already cached take its decision (e.g. after an interrupted run)."""
+    policy = policy_of(config)
+    hashes = [
+        str(r[0])
+        for r in con.execute("SELECT DISTINCT content_hash FROM admission WHERE decision = 'gray' ORDER BY 1").fetchall()
+    ]
+    done = 0
+    for content_hash, answer in cached_answers(con, hashes, policy.llm_model).items():
+        done += apply_answer(con, content_hash, answer, policy.llm_model, policy)
+    return done
+
+
+def importance_kind() -> JobKind:
+    return JobKind(KIND, run, llm_bound=True, max_attempts=5, wanted=wanted, repair=repair)

@@ -1,0 +1,123 @@
+"""`vaultmind eval …`: retrieval benchmarks on real data, given by path (docs/eval.md).
+
+    vaultmind eval locomo FILE [--qa QA_JSONL] [--out results.jsonl] [--mode walk|search|bm25-baseline]
+                               [--limit-samples N] [--embeddings PROVIDER] [--json]
+
+The harness lives in `vaultmind.eval.locomo`; this module parses arguments, prints progress
+on stderr and formats the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from vaultmind.cli.output import emit
+
+
+def add_parser(sub: Any) -> None:
+    from vaultmind.eval.locomo import DEFAULT_MODE, MODES
+
+    p: argparse.ArgumentParser = sub.add_parser(
+        "eval",
+        help="retrieval benchmarks on real data (see docs/eval.md)",
+        description="Measure retrieval on a benchmark data set, given by path; nothing is copied.",
+    )
+
+    def usage(args: argparse.Namespace) -> int:
+        p.print_help()
+        return 2
+
+    p.set_defaults(handler=usage)
+    esub = p.add_subparsers(title="benchmarks", metavar="BENCHMARK")
+    lo = esub.add_parser(
+        "locomo",
+        help="LoCoMo: ingest each conversation into a fresh vault, ask its questions, score the ranking",
+        description=(
+            "Ingest each LoCoMo conversation into its own temporary vault through the chat adapter, ask "
+            "every question of categories 1-4, and report S@5, S-MRR, T-R@5, T-B1k and latency per "
+            "category and overall."
+        ),
+    )
+    lo.add_argument("file", type=Path, help="a LoCoMo JSON file (a list of samples, or one sample)")
+    lo.add_argument(
+        "--qa",
+        type=Path,
+        default=None,
+        help="JSON-lines file with the gold evidence per question (default: qa_flat_dev.jsonl next to FILE, "
+        "when present; else the evidence in FILE)",
+    )
+    lo.add_argument(
+        "--out", type=Path, default=None, help="write one JSON line per question (ranked items) here"
+    )
+    lo.add_argument(
+        "--mode", choices=MODES, default=DEFAULT_MODE, help=f"retrieval to measure (default {DEFAULT_MODE})"
+    )
+    lo.add_argument(
+        "--limit-samples", type=int, default=None, metavar="N", help="only the first N conversations"
+    )
+    lo.add_argument(
+        "--embeddings",
+        default=None,
+        metavar="PROVIDER",
+        help="embeddings provider for the temporary vaults (default: vaultmind's default, static)",
+    )
+    lo.add_argument("--json", action="store_true", help="print the figures as JSON")
+    lo.set_defaults(handler=cmd_locomo)
+
+
+def cmd_locomo(args: argparse.Namespace) -> int:
+    from vaultmind.eval.locomo import run_locomo, write_results
+
+    def progress(line: str) -> None:
+        print(f"vaultmind eval: {line}", file=sys.stderr, flush=True)
+
+    report = run_locomo(
+        args.file,
+        qa_path=args.qa,
+        mode=args.mode,
+        limit_samples=args.limit_samples,
+        embed_provider=args.embeddings,
+        progress=progress,
+    )
+    if args.out is not None:
+        write_results(report, args.out)
+        progress(f"wrote {len(report.results)} lines to {args.out}")
+    figures = report.to_dict()
+    if args.json:
+        emit(figures)
+    else:
+        print_figures(figures)
+    return 0
+
+
+_COLUMNS = ("S@5", "S-MRR", "T-R@5", "T-B1k")
+
+
+def print_figures(figures: dict[str, Any]) -> None:
+    print(
+        f"vaultmind eval locomo — mode {figures['mode']}, {figures['n_questions']} questions "
+        f"from {len(figures['samples'])} conversation{'' if len(figures['samples']) == 1 else 's'}, embeddings {figures['embeddings'] or 'none'}"
+        + (
+            f", {figures['skipped_no_evidence']} skipped (no evidence)"
+            if figures["skipped_no_evidence"]
+            else ""
+        )
+    )
+    header = (
+        f"{'category':18}{'n':>5}"
+        + "".join(f"{c:>8}" for c in _COLUMNS)
+        + f"{'ms mean':>9}{'p50':>8}{'p95':>8}"
+    )
+    print(header)
+    rows = [(f"{k} {v['name']}", v) for k, v in figures["per_category"].items()]
+    rows.append(("overall", figures["overall"]))
+    for label, row in rows:
+        lat = row["latency_ms"]
+        print(
+            f"{label:18}{row['n']:>5}"
+            + "".join(f"{row[c]:>8.3f}" for c in _COLUMNS)
+            + f"{lat['mean']:>9.1f}{lat['p50']:>8.1f}{lat['p95']:>8.1f}"
+        )

@@ -1,0 +1,108 @@
+"""`vaultmind ingest <chat|agent|email|document> PATH... --vault V`: exports → source notes.
+
+Parses every path (nothing is written when one is malformed), writes the notes (see
+`vaultmind.ingest.writer`), then brings the index in step with them: through the daemon's
+`POST /v1/sync` when one runs for the vault, else in-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from vaultmind.cli.output import Progress, emit
+from vaultmind.ingest.detect import FORMATS, KINDS
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "ingest",
+        help="turn exports (chat, agent transcripts, email, documents) into source notes",
+        description=(
+            "Write chat exports (Slack, WhatsApp, Telegram, Signal, ChatGPT, the generic JSON format), "
+            "agent transcripts, email and documents as canonical source notes, then index them. "
+            "Ingesting the same export again adds nothing; notes you edited are never overwritten. "
+            "See docs/ingest.md."
+        ),
+    )
+    p.add_argument("kind", choices=KINDS, help="what the paths hold")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="export files or folders")
+    p.add_argument(
+        "--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)"
+    )
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=FORMATS,
+        default="auto",
+        help="chat export format (default: auto, detected from each file's content)",
+    )
+    p.add_argument(
+        "--tz",
+        default=None,
+        metavar="ZONE",
+        help="time zone of exports that write local times without one (WhatsApp, Signal, "
+        "Telegram without date_unixtime), e.g. Europe/Berlin (default: UTC)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.set_defaults(handler=cmd_ingest)
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from vaultmind.cli.main import resolve_vault, through_daemon_or_local
+    from vaultmind.config import load_config
+    from vaultmind.ingest.detect import ingest_paths
+
+    vault = resolve_vault(args.vault)
+    config = load_config(vault)
+    with Progress(enabled=True) as progress:
+        report = ingest_paths(args.kind, args.paths, config.vault, fmt=args.fmt, tz=args.tz, progress=progress)
+    sync: dict[str, Any] | None = None
+    if report.written:
+        written = list(report.written)
+        sync = through_daemon_or_local(
+            config,
+            lambda client: client.call("POST", "/v1/sync", {"paths": written}, timeout=3600),
+            lambda memory: memory.sync_paths(written).to_dict(),
+            progress=True,
+        )
+    result: dict[str, Any] = {
+        "written": report.written,
+        "unchanged": report.unchanged,
+        "kept_user_edited": report.kept_user_edited,
+        "messages_added": report.messages_added,
+        "messages_known": report.messages_known,
+        "documents_replaced": report.documents_replaced,
+        "warnings": report.warnings,
+        "sync": sync,
+    }
+    if args.json:
+        emit(result)
+    else:
+        _print(result)
+    return 0
+
+
+def _print(result: dict[str, Any]) -> None:
+    written, unchanged = len(result["written"]), len(result["unchanged"])
+    print(
+        f"vaultmind: ingested {result['messages_added']:,} new messages "
+        f"({result['messages_known']:,} already known) — {written:,} notes written, {unchanged:,} unchanged"
+    )
+    if result["documents_replaced"]:
+        print(f"  documents replaced by a new version: {result['documents_replaced']:,}")
+    for path in result["written"][:20]:
+        print(f"  wrote {path}")
+    if written > 20:
+        print(f"  … and {written - 20:,} more")
+    for path in result["kept_user_edited"]:
+        print(f"  kept your edits in {path} (new messages went to a sibling note)")
+    for warning in result["warnings"]:
+        print(f"  warning: {warning}")
+    sync = result["sync"]
+    if sync is not None:
+        print(
+            f"  indexed: +{sync.get('added', 0):,} ~{sync.get('modified', 0):,} notes, "
+            f"{sync.get('leaves_written', 0):,} leaves in {sync.get('seconds', 0):.2f} s"
+        )

@@ -1,0 +1,164 @@
+"""`vaultmind queue` and `vaultmind retry`: the work queue, its failures, and requeueing.
+
+    vaultmind queue [--list] [--run] [--vault V] [--json]
+    vaultmind retry [--failed | --all | JOB_ID] [--vault V] [--json]
+
+`queue` shows the depth (ready, deferred, running), failures grouped by cause with what to do,
+and admission counts; `--list` adds the jobs not done; `--run` (without a daemon) syncs, then
+works the queue in the foreground until nothing is ready. `retry` requeues failed jobs
+(default), failed and deferred ones (`--all`), or one job, with fresh attempts. Both go
+through the daemon (`GET /v1/queue`, `POST /v1/queue/retry`) when one runs for the vault.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.cli.output import emit
+from vaultmind.errors import UsageError
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "queue",
+        help="background work: queue depth, failures and their causes",
+        description=(
+            "Show the durable work queue: jobs ready, deferred (waiting for a backoff, e.g. while Ollama "
+            "is unreachable), running and failed, the causes of failures with what to do, and admission "
+            "counts. With --run (no daemon running), work the queue in the foreground."
+        ),
+    )
+    p.add_argument("--list", action="store_true", help="also list the jobs that are not done (up to 50)")
+    p.add_argument("--run", action="store_true", help="sync, then run the queue here until nothing is ready")
+    p.add_argument("--timeout", type=float, default=600.0, help="with --run: stop after this many seconds (default 600)")
+    _vault_args(p)
+    p.set_defaults(handler=cmd_queue)
+
+    r: argparse.ArgumentParser = sub.add_parser(
+        "retry",
+        help="requeue failed jobs (or one job) with fresh attempts",
+        description=(
+            "Requeue jobs now with fresh attempts: failed ones (default, e.g. after `ollama pull`), failed "
+            "and deferred ones (--all), or the job JOB_ID."
+        ),
+    )
+    which = r.add_mutually_exclusive_group()
+    which.add_argument("--failed", action="store_true", help="requeue failed jobs (the default)")
+    which.add_argument("--all", action="store_true", help="requeue failed and deferred jobs")
+    which.add_argument("job_id", nargs="?", type=int, metavar="JOB_ID", help="requeue this job")
+    _vault_args(r)
+    r.set_defaults(handler=cmd_retry)
+
+
+def _vault_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_queue(args: argparse.Namespace) -> int:
+    from vaultmind.cli.main import resolve_vault, through_daemon_or_local
+    from vaultmind.client import find_daemon
+    from vaultmind.config import load_config
+
+    config = load_config(resolve_vault(args.vault))
+    if args.run and find_daemon(config) is not None:
+        raise UsageError("the daemon's workers already run the queue", hint="drop --run, or stop the daemon first")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+
+    def local(memory: Memory) -> dict[str, Any]:
+        from vaultmind.queue.routes import queue_report
+        from vaultmind.queue.workers import WorkerPool
+
+        pool = WorkerPool(config, memory)
+        ran = None
+        if args.run:
+            memory.sync()
+            pool.reconcile()
+            ran = pool.drain(timeout_s=args.timeout)
+        else:
+            pool.reconcile()  # recreate work derivable from the index (cheap, idempotent)
+        report = queue_report(memory.index, jobs=args.list)
+        if ran is not None:
+            report["ran"] = ran
+            report["processed"] = pool.status()["processed"]
+        pool.context.close()
+        return report
+
+    def remote(client: Any) -> dict[str, Any]:
+        report: dict[str, Any] = client.call("GET", "/v1/queue")
+        if not args.list:
+            report.pop("jobs", None)
+        return report
+
+    report = through_daemon_or_local(config, remote, local, progress=args.run)
+    if args.json:
+        emit(report)
+    else:
+        print("\n".join(format_queue(report, jobs=args.list)))
+    return 0
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    from vaultmind.cli.main import resolve_vault, through_daemon_or_local
+    from vaultmind.config import load_config
+
+    config = load_config(resolve_vault(args.vault))
+    body: dict[str, Any] = {"failed": True, "deferred": bool(args.all)}
+    if args.job_id is not None:
+        body["job_id"] = args.job_id
+
+    def local(memory: Memory) -> dict[str, Any]:
+        from vaultmind.queue.routes import retry_request
+
+        return retry_request(memory.index, body)
+
+    result = through_daemon_or_local(config, lambda c: c.call("POST", "/v1/queue/retry", body), local)
+    if args.json:
+        emit(result)
+    else:
+        if result.get("note"):
+            print(f"vaultmind: {result['note']}")
+        else:
+            ids = result.get("ids") or []
+            shown = ", ".join(f"#{i}" for i in ids[:10]) + (" …" if len(ids) > 10 else "")
+            print(f"vaultmind: requeued {result['requeued']} job(s){': ' + shown if ids else ''}")
+    return 0
+
+
+def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
+    """Human lines for a queue report (also usable by `vaultmind status`)."""
+    lines = [
+        f"queue   {report['depth']:,} waiting (ready {report['ready']:,}, deferred {report['deferred']:,}, "
+        f"running {report['running']:,}); failed {report['failed']:,}; health {report['health']}"
+    ]
+    if report.get("ran") is not None:
+        processed = report.get("processed") or {}
+        parts = ", ".join(f"{k} {v}" for k, v in processed.items() if v)
+        lines.append(f"        ran {report['ran']:,} job(s){': ' + parts if parts else ''}")
+    for cause in report.get("causes") or []:
+        when = f" (next try {cause['next_try']})" if cause.get("next_try") else ""
+        lines.append(f"  {cause['state']:<8} {cause['count']:,} × {cause['failure_class']}: {cause['error']}{when}")
+        if cause.get("meaning"):
+            lines.append(f"           → {cause['meaning']}")
+    adm = report.get("admission")
+    if adm:
+        total = adm["admitted"] + adm["dropped"] + adm["gray"]
+        lines.append(
+            f"admission {total:,} leaves: admitted {adm['admitted']:,}, dropped {adm['dropped']:,}, "
+            f"gray (waiting for the LLM) {adm['gray']:,}"
+        )
+    if jobs:
+        for job in report.get("jobs") or []:
+            line = f"  #{job['id']:<6} {job['kind']:<16} {job['status']:<8} attempts {job['attempts']}/{job['max_attempts']}"
+            if job["status"] == "ready":
+                line += f" at {job['available_at']}"
+            if job.get("last_error"):
+                line += f" — {job['last_error'][:120]}"
+            lines.append(line)
+    return lines

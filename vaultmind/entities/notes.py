@@ -1,0 +1,139 @@
+"""Entity notes vaultmind creates: `entities/<kind>/<slug>.md` once an entity has enough evidence.
+
+After a sync, every entity without a note whose kind is in `[entities] create_kinds` (person,
+org, topic) and that is mentioned in at least `[entities] create_threshold` leaves (3) gets a
+note, rendered deterministically (`markdown.render.render_note`, so it carries
+`vaultmind_body_sha256`):
+
+```markdown
+---
+vaultmind: entity
+id: "person:dana-whitfield"
+kind: person
+display_name: Dana Whitfield
+aliases: []
+emails:
+  - dana@harborhall.example
+handles: []
+vaultmind_body_sha256: "…"
+---
+# Dana Whitfield
+```
+
+Rules: an existing file is never overwritten (not even one differing only in case); a name
+that is ambiguous in the registry gets no note (it would only hide the ambiguity); and a note
+vaultmind created once is never created again, so deleting an entity note you do not want
+is final. The ids created are remembered in `.vaultmind/entities-created.txt`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.entities.graph import stored_fuzzy_threshold
+from vaultmind.entities.ids import normalize
+from vaultmind.entities.registry import load_registry, slug_of
+from vaultmind.entities.settings import EntitySettings
+from vaultmind.errors import RefuseToClobber
+from vaultmind.markdown.render import render_note
+from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.layout import ENTITIES_DIR
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
+
+CREATED_FILE = "entities-created.txt"
+
+
+def planned_entity_notes(memory: Memory, settings: EntitySettings | None = None) -> list[tuple[str, str, str]]:
+    """(entity id, vault path, note text) of the notes `create_entity_notes` would write."""
+    settings = settings or EntitySettings.from_config(memory.config)
+    index = memory.index
+    if not settings.create_kinds:
+        return []
+    rows = index.query(
+        """
+        SELECT id, kind, display_name, aliases, emails FROM entities
+        WHERE note_path IS NULL AND mentions >= ? AND kind IN (SELECT unnest(?::VARCHAR[]))
+        ORDER BY id
+        """,
+        [settings.create_threshold, list(settings.create_kinds)],
+    )
+    with index.lock:
+        registry = load_registry(index.con, fuzzy_threshold=stored_fuzzy_threshold(index.con))
+    done = _created(memory.config.state_dir)
+    out: list[tuple[str, str, str]] = []
+    for ident, kind, display, aliases, emails in rows:
+        if ident in done or ident in registry.entries or ident in registry.redirects:
+            continue
+        if registry.by_name(display).ambiguous:
+            continue
+        path = f"{ENTITIES_DIR}/{kind}/{slug_of(ident)}.md"
+        key = normalize(display)
+        extra = [a for a in dict.fromkeys(aliases or []) if normalize(a) and normalize(a) != key]
+        out.append((ident, path, render_entity_note(ident, kind, display, extra, list(emails or []))))
+    return out
+
+
+def render_entity_note(ident: str, kind: str, display: str, aliases: list[str], emails: list[str]) -> str:
+    items: list[tuple[str, Any]] = [
+        ("vaultmind", "entity"),
+        ("id", ident),
+        ("kind", kind),
+        ("display_name", display),
+        ("aliases", aliases),
+        ("emails", emails),
+        ("handles", []),
+    ]
+    return render_note(items, f"# {display}\n")
+
+
+def create_entity_notes(memory: Memory) -> list[str]:
+    """Write the planned entity notes, sync them into the index, and return their paths."""
+    vault = memory.config.vault
+    created: list[str] = []
+    ids: list[str] = []
+    for ident, rel, text in planned_entity_notes(memory):
+        target = vault / rel
+        if _exists_any_case(target):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            write_atomic(target, text.encode("utf-8"), overwrite=False)
+        except RefuseToClobber:
+            continue
+        created.append(rel)
+        ids.append(ident)
+    if created:
+        _remember(memory.config.state_dir, ids)
+        memory.sync_paths(created)
+    return created
+
+
+def _exists_any_case(path: Path) -> bool:
+    if os.path.lexists(path):
+        return True
+    folder = path.parent
+    if not folder.is_dir():
+        return False
+    wanted = path.name.casefold()
+    try:
+        return any(name.casefold() == wanted for name in os.listdir(folder))
+    except OSError:
+        return True
+
+
+def _created(state_dir: Path) -> set[str]:
+    try:
+        text = (state_dir / CREATED_FILE).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _remember(state_dir: Path, ids: list[str]) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    done = sorted(_created(state_dir) | set(ids))
+    write_atomic(state_dir / CREATED_FILE, ("\n".join(done) + "\n").encode("utf-8"), overwrite=True)

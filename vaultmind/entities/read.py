@@ -1,0 +1,218 @@
+"""Reading the entity graph: list, show, neighbours, ambiguous names. Plain dicts for CLI and API.
+
+`entities_request(index, body)` is the one entry point adapters call (the CLI locally, the
+daemon for `POST /v1/entities`): `{"action": "list" | "show" | "neighbours" | "ambiguous",
+"id": str?, "kind": str?, "limit": int?}`. `id` may also be a name (`Alice`), resolved the
+way text is; a name that fits several entities is an error listing them, never a guess.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vaultmind.entities.graph import META_NER, get_meta, stored_fuzzy_threshold
+from vaultmind.entities.ids import NAME_KINDS, canonical_id, canonical_kind, kind_of, slug
+from vaultmind.entities.registry import Registry, load_registry
+from vaultmind.errors import NotFound, UsageError
+from vaultmind.index.store import Index
+from vaultmind.vault.layout import obsidian_link
+
+ACTIONS = ("list", "show", "neighbours", "ambiguous")
+DEFAULT_LIMIT = 50
+
+_ENTITY_COLS = "id, kind, display_name, note_path, aliases, emails, handles, mentions"
+
+
+def _entity(row: tuple[Any, ...]) -> dict[str, Any]:
+    ident, kind, display, path, aliases, emails, handles, mentions = row[:8]
+    return {
+        "id": ident,
+        "kind": kind,
+        "display_name": display,
+        "note_path": path,
+        "aliases": list(aliases or []),
+        "emails": list(emails or []),
+        "handles": list(handles or []),
+        "mentions": int(mentions),
+    }
+
+
+def _registry(index: Index) -> Registry:
+    with index.lock:
+        return load_registry(index.con, fuzzy_threshold=stored_fuzzy_threshold(index.con))
+
+
+def _has_tables(index: Index) -> bool:
+    return bool(index.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = 'entities'"))
+
+
+def ner_status(index: Index) -> dict[str, Any]:
+    """Which NER model built the index's entities (`off` when none)."""
+    with index.lock:
+        package = get_meta(index.con, META_NER)
+    return {"model": package or "off", "ner": bool(package and package != "off")}
+
+
+def list_entities(index: Index, *, kind: str | None = None, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    """Entities by mentions (most first), then id; optionally of one kind."""
+    params: list[Any] = []
+    where = ""
+    if kind:
+        k = canonical_kind(kind)
+        if k is None:
+            raise UsageError(f"unknown entity kind {kind!r}", hint="person, org, place, product, event, work, topic, email, handle, url, phone")
+        where = "WHERE kind = ?"
+        params.append(k)
+    total = int(index.scalar(f"SELECT count(*) FROM entities {where}", params))
+    rows = index.query(
+        f"SELECT {_ENTITY_COLS} FROM entities {where} ORDER BY mentions DESC, id LIMIT ?", [*params, limit]
+    )
+    return {"entities": [_entity(r) for r in rows], "total": total, "truncated": total > len(rows), **ner_status(index)}
+
+
+def resolve_ref(index: Index, ref: str) -> str:
+    """An entity id from an id or a name; NotFound / UsageError (ambiguous) otherwise."""
+    text = ref.strip()
+    if not text:
+        raise UsageError("give an entity id or name")
+    ident = canonical_id(text)
+    if ident is not None and index.scalar("SELECT count(*) FROM entities WHERE id = ?", [ident]):
+        return ident
+    registry = _registry(index)
+    for match in (registry.by_name(text), registry.by_email(text), registry.by_handle(text)):
+        if match.entity_id is not None:
+            return match.entity_id
+        if match.ambiguous:
+            raise UsageError(
+                f"{text!r} names several entities: {', '.join(match.candidates)}",
+                hint="give the id, or add the name to one entity note's aliases",
+            )
+    key = slug(text)
+    found = [
+        row[0]
+        for row in index.query(
+            "SELECT id FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY mentions DESC, id",
+            [[f"{k}:{key}" for k in NAME_KINDS]],
+        )
+    ] if key else []
+    if len(found) == 1:
+        return str(found[0])
+    if len(found) > 1:
+        raise UsageError(f"{text!r} names several entities: {', '.join(found)}", hint="give the id")
+    raise NotFound(f"no entity {text!r}", hint="`vaultmind entities list` shows the known ones")
+
+
+def neighbours(index: Index, ref: str, *, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    """The entities co-occurring with `ref`, by weight (distinct leaves with both)."""
+    ident = resolve_ref(index, ref)
+    rows = index.query(
+        """
+        WITH nb AS (
+            SELECT b AS other, weight FROM edges WHERE a = ?
+            UNION ALL
+            SELECT a AS other, weight FROM edges WHERE b = ?
+        )
+        SELECT nb.other, nb.weight, coalesce(e.display_name, nb.other), coalesce(e.kind, '')
+        FROM nb LEFT JOIN entities e ON e.id = nb.other
+        ORDER BY nb.weight DESC, nb.other LIMIT ?
+        """,
+        [ident, ident, limit],
+    )
+    total = int(index.scalar("SELECT count(*) FROM edges WHERE a = ? OR b = ?", [ident, ident]))
+    items = [
+        {"id": other, "display_name": display, "kind": kind or kind_of(other), "weight": int(weight)}
+        for other, weight, display, kind in rows
+    ]
+    return {"id": ident, "neighbours": items, "total": total, "truncated": total > len(items)}
+
+
+def show_entity(index: Index, ref: str, *, limit: int = 20, vault_name: str = "") -> dict[str, Any]:
+    """One entity: its row, first/last mention, strongest neighbours and latest occurrences."""
+    ident = resolve_ref(index, ref)
+    row = index.query(f"SELECT {_ENTITY_COLS} FROM entities WHERE id = ?", [ident])
+    if not row:
+        raise NotFound(f"no entity {ident}")
+    entity = _entity(row[0])
+    span = index.query("SELECT min(ts), max(ts), count(DISTINCT note_path) FROM occurrences WHERE entity_id = ?", [ident])
+    first, last, notes = span[0] if span else (None, None, 0)
+    entity["first_seen"] = first.isoformat() + "Z" if first else None
+    entity["last_seen"] = last.isoformat() + "Z" if last else None
+    entity["notes"] = int(notes or 0)
+    occ = index.query(
+        """
+        SELECT o.leaf_id, o.note_path, o.surface, o.ts, l.anchor, l.source_ref
+        FROM occurrences o LEFT JOIN leaves l ON l.id = o.leaf_id AND l.note_path = o.note_path
+        WHERE o.entity_id = ? ORDER BY o.ts DESC NULLS LAST, o.note_path, o.leaf_id LIMIT ?
+        """,
+        [ident, limit],
+    )
+    entity["occurrences"] = [
+        {
+            "leaf_id": leaf_id,
+            "note_path": path,
+            "surface": surface,
+            "ts": ts.isoformat() + "Z" if ts else None,
+            "anchor": anchor or "",
+            "source_ref": source_ref,
+            "link": obsidian_link(vault_name, path, anchor or "") if vault_name else None,
+        }
+        for leaf_id, path, surface, ts, anchor, source_ref in occ
+    ]
+    entity["neighbours"] = neighbours(index, ident, limit=limit)["neighbours"]
+    return entity
+
+
+def ambiguous(index: Index, *, limit: int = 200) -> dict[str, Any]:
+    """Names that fit several entities (never resolved to one), and registry problems.
+
+    - `registry`: a name, address or handle listed with equal strength in several entity notes;
+    - `fuzzy`: an extracted entity whose name is close to the names of several entity notes.
+    """
+    registry = _registry(index)
+    items = registry.ambiguous_names()
+    rows = index.query("SELECT id, kind, display_name, mentions FROM entities WHERE note_path IS NULL ORDER BY id")
+    for ident, kind, display, mentions in rows:
+        if kind not in NAME_KINDS:
+            continue
+        match = registry.resolve_name(display, kind)
+        if match.ambiguous:
+            items.append(
+                {"name": display, "candidates": list(match.candidates), "why": "fuzzy", "id": ident, "mentions": int(mentions)}
+            )
+    extracted = {ident: int(m) for ident, _, _, m in rows}
+    for item in items:
+        if item["why"] == "registry":  # an ambiguous name keeps the id of its own surface
+            key = slug(item["name"])
+            item["mentions"] = sum(extracted.get(f"{k}:{key}", 0) for k in NAME_KINDS) if key else 0
+    items.sort(key=lambda i: (-int(i.get("mentions", 0)), i["name"]))
+    return {
+        "ambiguous": items[:limit],
+        "total": len(items),
+        "truncated": len(items) > limit,
+        "problems": list(registry.problems),
+    }
+
+
+def entities_request(index: Index, body: dict[str, Any], *, vault_name: str = "") -> dict[str, Any]:
+    """Dispatch one request (see the module docstring)."""
+    action = str(body.get("action") or "list")
+    if action not in ACTIONS:
+        raise UsageError(f"unknown entities action {action!r}", hint=", ".join(ACTIONS))
+    limit = body.get("limit")
+    if limit is None:
+        limit = DEFAULT_LIMIT if action != "show" else 20
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise UsageError("limit must be a positive integer")
+    if not _has_tables(index):
+        raise UsageError("this index has no entity tables yet", hint="run `vaultmind sync`")
+    if action == "list":
+        kind = body.get("kind")
+        return list_entities(index, kind=str(kind) if kind else None, limit=limit)
+    if action == "ambiguous":
+        return ambiguous(index, limit=limit if body.get("limit") is not None else 200)
+    ref = body.get("id")
+    if not isinstance(ref, str) or not ref.strip():
+        raise UsageError(f"`entities {action}` needs an entity id or name")
+    if action == "show":
+        return show_entity(index, ref, limit=limit, vault_name=vault_name)
+    return neighbours(index, ref, limit=limit)

@@ -1,0 +1,480 @@
+"""The alias registry: entity notes (`entities/<kind>/<slug>.md`) read back from the index.
+
+Every note under `entities/` (except `vaultmind: readme` notes) is one registry entry:
+
+- `id`: front matter `id` when it is a canonical id, else `<kind>:<slug of the file name>`;
+- `kind`: front matter `kind`, else the id's kind, else the folder (`entities/person/…`);
+- `display_name`: front matter `display_name`, else the note title;
+- `aliases`, `emails`, `handles`: lists (a single string is one item; a handle may be
+  `{kind: slack, value: U123}`, read as `slack:U123`).
+
+Names are *claimed* with a strength: an alias (or email, handle) listed in a note is an
+explicit claim (2), the display name a weaker one (1), the file name and id slug the weakest
+(0). A name resolves to the entity with the strongest claim; when several entities hold the
+strongest claim on a name, the name is **ambiguous**: vaultmind reports it
+(`vaultmind entities ambiguous`) and never picks one. So merging two people is adding one's
+name to the other's `aliases`; adding another entity's *id* (`person:bob-stone`) to `aliases`
+merges everything that resolves to that id into this note.
+
+Names are compared by `ids.normalize` (accents, case and punctuation ignored). In running
+text, aliases of at most 3 characters and all-capital aliases (`AC`, `NASA`) match only with
+the case written in the note. Surface forms that match no name exactly are matched with
+rapidfuzz (`token_sort_ratio` ≥ `[entities] fuzzy_threshold`, default 90) against names of the
+same kind; several entities above the threshold is again ambiguous, never guessed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+from rapidfuzz import fuzz, process
+
+from vaultmind.entities.extract import Span
+from vaultmind.entities.ids import (
+    canonical_id,
+    canonical_kind,
+    email_key,
+    handle_key,
+    key_of,
+    kind_of,
+    make_id,
+    normalize,
+    slug,
+    word_spans,
+    words,
+)
+
+EXPLICIT, DISPLAY, IMPLICIT = 2, 1, 0
+MAX_NAME_WORDS = 8
+FUZZY_MIN_CHARS = 5
+NEVER_IN_TEXT = "\x00"  # case_form of short implicit names: matched by lookups, never in running text
+_ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
+_FUZZY_CACHE_MAX = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class EntityNote:
+    """One registry entry (several notes with the same id are merged into one)."""
+
+    id: str
+    kind: str
+    display_name: str
+    note_path: str
+    aliases: tuple[str, ...] = ()
+    emails: tuple[str, ...] = ()
+    handles: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()  # every note that declares this id
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "display_name": self.display_name,
+            "note_path": self.note_path,
+            "aliases": list(self.aliases),
+            "emails": list(self.emails),
+            "handles": list(self.handles),
+            "paths": list(self.paths),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    entity_id: str
+    strength: int
+    case_form: str | None  # set when the name must match with this case (short/all-caps aliases)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """The outcome of resolving one name: an id, or the candidates that made it ambiguous."""
+
+    entity_id: str | None
+    candidates: tuple[str, ...] = ()
+
+    @property
+    def ambiguous(self) -> bool:
+        return self.entity_id is None and len(self.candidates) > 1
+
+
+NO_MATCH = Match(None)
+
+
+@dataclass
+class Registry:
+    entries: dict[str, EntityNote] = field(default_factory=dict)
+    names: dict[str, list[Claim]] = field(default_factory=dict)  # normalized name → claims
+    emails: dict[str, set[str]] = field(default_factory=dict)
+    handles: dict[str, set[str]] = field(default_factory=dict)
+    redirects: dict[str, str] = field(default_factory=dict)  # merged id → id of the note that took it
+    by_path: dict[str, str] = field(default_factory=dict)  # note path → id
+    by_stem: dict[str, set[str]] = field(default_factory=dict)  # casefolded link target → ids
+    problems: list[str] = field(default_factory=list)
+    fuzzy_threshold: float = 90.0
+    digest: str = ""
+    _first_words: set[str] = field(default_factory=set)
+    _choices: dict[str, list[str]] = field(default_factory=dict)
+    _fuzzy: dict[tuple[str, str], Match] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- building --------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, notes: Iterable[EntityNote], *, fuzzy_threshold: float = 90.0) -> Registry:
+        reg = cls(fuzzy_threshold=fuzzy_threshold)
+        merged: dict[str, EntityNote] = {}
+        for note in sorted(notes, key=lambda n: n.note_path):
+            old = merged.get(note.id)
+            if old is None:
+                merged[note.id] = note
+                continue
+            reg.problems.append(
+                f"{note.note_path}: declares id {note.id} like {old.note_path}; their names are merged"
+            )
+            merged[note.id] = EntityNote(
+                old.id,
+                old.kind,
+                old.display_name,
+                old.note_path,
+                _union(old.aliases, note.aliases),
+                _union(old.emails, note.emails),
+                _union(old.handles, note.handles),
+                (*old.paths, *note.paths),
+            )
+        reg.entries = dict(sorted(merged.items()))
+        for entry in reg.entries.values():
+            reg._index(entry)
+        reg._resolve_redirects()
+        reg.digest = hashlib.sha256(
+            json.dumps([e.to_json() for e in reg.entries.values()], sort_keys=True).encode("utf-8")
+        ).hexdigest()
+        return reg
+
+    def _claim(self, name: str, entity_id: str, strength: int) -> None:
+        key = normalize(name)
+        if not key:
+            return
+        exact = " ".join(words(name, keep_case=True))
+        case_form: str | None = None
+        if len(exact) <= 3:
+            case_form = exact if strength > IMPLICIT else NEVER_IN_TEXT
+        elif strength > IMPLICIT and exact.upper() == exact and any(c.isalpha() for c in exact):
+            case_form = exact
+        claims = self.names.setdefault(key, [])
+        for i, claim in enumerate(claims):
+            if claim.entity_id == entity_id:
+                looser = None if claim.case_form is None or case_form is None else min(claim.case_form, case_form)
+                claims[i] = Claim(entity_id, max(strength, claim.strength), looser)
+                return
+        claims.append(Claim(entity_id, strength, case_form))
+        self._first_words.add(key.split(" ", 1)[0])
+
+    def _index(self, entry: EntityNote) -> None:
+        for path in entry.paths:
+            self.by_path[path] = entry.id
+            stem = path[:-3] if path.lower().endswith(".md") else path
+            for target in (stem, stem.rsplit("/", 1)[-1]):
+                self.by_stem.setdefault(target.casefold(), set()).add(entry.id)
+        self._claim(key_of(entry.id).replace("-", " "), entry.id, IMPLICIT)
+        self._claim(entry.display_name, entry.id, DISPLAY)
+        for alias in entry.aliases:
+            if _ID_LIKE.match(alias) and canonical_id(alias) is not None:
+                continue  # an id in `aliases` is a merge, handled by _resolve_redirects
+            self._claim(alias, entry.id, EXPLICIT)
+        for email in entry.emails:
+            key = email_key(email)
+            if key:
+                self.emails.setdefault(key, set()).add(entry.id)
+        for handle in entry.handles:
+            for key in _handle_keys(handle):
+                self.handles.setdefault(key, set()).add(entry.id)
+
+    def _resolve_redirects(self) -> None:
+        wanted: dict[str, set[str]] = {}
+        for entry in self.entries.values():
+            for alias in entry.aliases:
+                target = canonical_id(alias) if _ID_LIKE.match(alias) else None
+                if target is not None and target != entry.id:
+                    wanted.setdefault(target, set()).add(entry.id)
+        for source, takers in sorted(wanted.items()):
+            if len(takers) > 1:
+                self.problems.append(f"{source} is listed in the aliases of {', '.join(sorted(takers))}; not merged")
+                continue
+            self.redirects[source] = next(iter(takers))
+        cyclic: set[str] = set()
+        for source in sorted(self.redirects):
+            seen = [source]
+            current = self.redirects[source]
+            while current in self.redirects and current not in seen:
+                seen.append(current)
+                current = self.redirects[current]
+            if current in seen and source not in cyclic:
+                loop = seen[seen.index(current) :]
+                cyclic.update(loop)
+                self.problems.append(f"merge cycle between {', '.join(loop)}; not merged")
+        for ident in cyclic:
+            self.redirects.pop(ident, None)
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def final(self, entity_id: str) -> str:
+        """Follow merges (`aliases` that list another id) to the id that absorbed `entity_id`."""
+        seen = 0
+        while entity_id in self.redirects and seen < 16:
+            entity_id = self.redirects[entity_id]
+            seen += 1
+        return entity_id
+
+    def _decide(self, ids: Iterable[str]) -> Match:
+        finals = sorted({self.final(i) for i in ids})
+        if len(finals) == 1:
+            return Match(finals[0])
+        return Match(None, tuple(finals)) if finals else NO_MATCH
+
+    def by_name(self, name: str, *, kinds: Iterable[str] | None = None) -> Match:
+        """Exact (normalized) lookup of a name, any case, restricted to `kinds` when given."""
+        claims = self.names.get(normalize(name))
+        if not claims:
+            return NO_MATCH
+        wanted = set(kinds) if kinds is not None else None
+        pool = [c for c in claims if wanted is None or kind_of(c.entity_id) in wanted]
+        if not pool:
+            return NO_MATCH
+        top = max(c.strength for c in pool)
+        return self._decide(c.entity_id for c in pool if c.strength == top)
+
+    def by_email(self, address: str) -> Match:
+        return self._decide(self.emails.get(email_key(address), ()))
+
+    def by_handle(self, handle: str) -> Match:
+        for key in _handle_keys(handle):
+            found = self.handles.get(key)
+            if found:
+                return self._decide(found)
+        return NO_MATCH
+
+    def by_link(self, target: str) -> Match:
+        """A wikilink target (`entities/person/alice-chen`, `alice-chen`, `Alice Chen`)."""
+        clean = target.strip()
+        if clean.lower().endswith(".md"):
+            clean = clean[:-3]
+        found = self.by_stem.get(clean.casefold()) or self.by_stem.get(clean.rsplit("/", 1)[-1].casefold())
+        if found:
+            return self._decide(found)
+        return self.by_name(clean.rsplit("/", 1)[-1])
+
+    def fuzzy(self, name: str, kind: str) -> Match:
+        """rapidfuzz match of a name against the names of entities of `kind`."""
+        key = normalize(name)
+        if len(key) < FUZZY_MIN_CHARS or self.fuzzy_threshold > 100:
+            return NO_MATCH
+        with self._lock:
+            cached = self._fuzzy.get((key, kind))
+            if cached is not None:
+                return cached
+            choices = self._choices.get(kind)
+            if choices is None:
+                choices = sorted(
+                    k for k, claims in self.names.items()
+                    if len(k) >= FUZZY_MIN_CHARS and any(kind_of(c.entity_id) == kind for c in claims)
+                )
+                self._choices[kind] = choices
+        found = process.extract(
+            key, choices, scorer=fuzz.token_sort_ratio, score_cutoff=self.fuzzy_threshold, limit=8
+        )
+        ids = {c.entity_id for k, _, _ in found for c in self.names[k] if kind_of(c.entity_id) == kind}
+        match = self._decide(ids)
+        with self._lock:
+            if len(self._fuzzy) >= _FUZZY_CACHE_MAX:
+                self._fuzzy.clear()
+            self._fuzzy[(key, kind)] = match
+        return match
+
+    def resolve_name(self, name: str, kind: str) -> Match:
+        """A name seen as `kind` (NER, authors): exact name, else fuzzy within the kind."""
+        match = self.by_name(name)
+        if match.entity_id is not None or match.ambiguous:
+            return match
+        return self.fuzzy(name, kind)
+
+    def find_names(self, text: str, code: list[tuple[int, int]]) -> tuple[list[Span], list[tuple[str, Match]]]:
+        """Registry names in running text (longest first): resolved spans, and ambiguous names.
+
+        Case rule: a claim with a `case_form` matches only where the text has that case.
+        """
+        if not self.names:
+            return [], []
+        tokens = list(word_spans(text))
+        spans: list[Span] = []
+        ambiguous: list[tuple[str, Match]] = []
+        first = self._first_words
+        i = 0
+        n = len(tokens)
+        while i < n:
+            if tokens[i][0] not in first:
+                i += 1
+                continue
+            hit = 0
+            for length in range(min(MAX_NAME_WORDS, n - i), 0, -1):
+                key = " ".join(t[0] for t in tokens[i : i + length])
+                claims = self.names.get(key)
+                if not claims:
+                    continue
+                start, end = tokens[i][1], tokens[i + length - 1][2]
+                if any(s < end and start < e for s, e in code):
+                    continue
+                surface = text[start:end]
+                exact_case = " ".join(words(surface, keep_case=True))
+                usable = [c for c in claims if c.case_form is None or c.case_form == exact_case]
+                if not usable:
+                    continue
+                top = max(c.strength for c in usable)
+                match = self._decide(c.entity_id for c in usable if c.strength == top)
+                if match.entity_id is not None:
+                    spans.append(Span(start, end, surface, kind_of(match.entity_id), "registry", match.entity_id))
+                else:
+                    ambiguous.append((surface, match))
+                hit = length
+                break
+            i += hit or 1
+        return spans, ambiguous
+
+    def ambiguous_names(self) -> list[dict[str, Any]]:
+        """Names, addresses and handles that several entities hold with equal strength."""
+        out: list[dict[str, Any]] = []
+        for key, claims in sorted(self.names.items()):
+            top = max(c.strength for c in claims)
+            match = self._decide(c.entity_id for c in claims if c.strength == top)
+            if match.ambiguous:
+                out.append({"name": key, "candidates": list(match.candidates), "why": "registry"})
+        for label, table in (("email", self.emails), ("handle", self.handles)):
+            for key, ids in sorted(table.items()):
+                match = self._decide(ids)
+                if match.ambiguous:
+                    out.append({"name": f"{label} {key}", "candidates": list(match.candidates), "why": "registry"})
+        return out
+
+
+def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*a, *b)))
+
+
+def _handle_keys(handle: str) -> Iterator[str]:
+    """`"slack:U01ALICE"` → `"slack:u01alice"`, `"u01alice"`; `"@alice"` → `"alice"`."""
+    key = handle_key(handle)
+    if not key:
+        return
+    yield key
+    if ":" in key:
+        rest = key.split(":", 1)[1].lstrip("@")
+        if rest:
+            yield rest
+
+
+# -- reading entity notes from the index ------------------------------------------------------
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    items = value if isinstance(value, list) else [value]
+    out: dict[str, None] = {}
+    for item in items:
+        if isinstance(item, Mapping):
+            val = item.get("value") or item.get("id") or item.get("handle")
+            if val is None:
+                continue
+            platform = item.get("kind") or item.get("platform")
+            text = f"{platform}:{val}" if platform else str(val)
+        elif item is None or isinstance(item, list | bool):
+            continue
+        else:
+            text = str(item)
+        text = text.strip()
+        if text:
+            out.setdefault(text, None)
+    return tuple(out)
+
+
+def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> EntityNote | None:
+    """The registry entry of one note under `entities/` (None for README-like notes)."""
+    marker = frontmatter.get("vaultmind")
+    if marker is not None and str(marker).strip().lower() not in ("entity", ""):
+        return None
+    parts = path.split("/")
+    stem = parts[-1][:-3] if parts[-1].lower().endswith(".md") else parts[-1]
+    folder_kind = canonical_kind(parts[1]) if len(parts) >= 3 else None
+    fm_kind_raw = frontmatter.get("kind")
+    fm_kind = canonical_kind(str(fm_kind_raw)) if isinstance(fm_kind_raw, str) else None
+    raw_id = frontmatter.get("id")
+    ident = canonical_id(str(raw_id)) if isinstance(raw_id, str) and _ID_LIKE.match(raw_id.strip()) else None
+    kind = fm_kind or (kind_of(ident) if ident else None) or folder_kind or "topic"
+    if ident is None:
+        ident = make_id(kind, stem) or make_id(kind, title)
+        if ident is None:
+            return None
+    raw_display = frontmatter.get("display_name")
+    display = str(raw_display).strip() if isinstance(raw_display, str | int | float) and not isinstance(raw_display, bool) else ""
+    display = display or title.strip() or stem
+    aliases = _strings(frontmatter.get("aliases")) + _strings(frontmatter.get("alias"))
+    return EntityNote(
+        id=ident,
+        kind=kind_of(ident),
+        display_name=display,
+        note_path=path,
+        aliases=tuple(dict.fromkeys(aliases)),
+        emails=_strings(frontmatter.get("emails")) + _strings(frontmatter.get("email")),
+        handles=_strings(frontmatter.get("handles")) + _strings(frontmatter.get("handle")),
+        paths=(path,),
+    )
+
+
+def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
+    """Changes whenever an entity note is added, removed or edited (cheap: one aggregate)."""
+    row = con.execute(
+        "SELECT count(*), coalesce(bit_xor(hash(path || chr(0) || sha256)), 0) FROM notes WHERE kind = 'entity'"
+    ).fetchone()
+    assert row is not None
+    return f"{row[0]}:{row[1]}"
+
+
+_CACHE: dict[tuple[str, float], Registry] = {}
+_CACHE_LOCK = threading.Lock()
+_CACHE_MAX = 4
+
+
+def load_registry(con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float = 90.0) -> Registry:
+    """The registry of the entity notes in the index (cached by their fingerprint)."""
+    key = (registry_fingerprint(con), float(fuzzy_threshold))
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    rows = con.execute("SELECT path, title, frontmatter FROM notes WHERE kind = 'entity' ORDER BY path").fetchall()
+    notes: list[EntityNote] = []
+    for path, title, fm_json in rows:
+        try:
+            data = json.loads(fm_json) if fm_json else {}
+        except ValueError:
+            data = {}
+        note = entity_note_from(path, title or "", data if isinstance(data, dict) else {})
+        if note is not None:
+            notes.append(note)
+    registry = Registry.build(notes, fuzzy_threshold=fuzzy_threshold)
+    with _CACHE_LOCK:
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = registry
+    return registry
+
+
+def slug_of(entity_id: str) -> str:
+    """The file name (without `.md`) of an entity note for `entity_id`."""
+    key = key_of(entity_id)
+    safe = re.sub(r'[\\/:*?"<>|\x00-\x1f]', "_", key).strip(". ")
+    return safe or slug(entity_id)

@@ -1,0 +1,152 @@
+"""From one text (a leaf, or a query) to the entities it mentions.
+
+The same function serves ingest and queries, so a name in a question resolves to the id it
+was indexed under. Order of work:
+
+1. spans: regex extractors, registry names in the text, NER hits (`extract.py`, `registry.py`);
+   wikilinks count only when they point at an entity note; ambiguous registry names are left
+   to NER;
+2. overlaps: links, then regex, then registry names, then NER (`extract.select_spans`);
+3. each span → an id: registry first (email, handle, name, then fuzzy within the kind), else
+   the canonical id of the surface; an ambiguous name keeps the id of its own surface
+   (`person:alex`) and is reported, never assigned to one of the candidates;
+4. merges (an id listed in another note's `aliases`) are followed;
+5. a message's author comes first; each id once, with its first surface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vaultmind.entities.extract import (
+    Span,
+    clean_ner_span,
+    code_ranges,
+    in_ranges,
+    parse_author,
+    regex_spans,
+    select_spans,
+)
+from vaultmind.entities.ids import make_id
+from vaultmind.entities.ner import RawSpan
+from vaultmind.entities.registry import Match, Registry
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    entity_id: str
+    surface: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ambiguity:
+    surface: str
+    candidates: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Resolved:
+    mentions: list[Mention]
+    ambiguous: list[Ambiguity]
+
+
+def resolve_text(
+    registry: Registry,
+    text: str,
+    ner: Sequence[RawSpan] | None,
+    *,
+    author: str | None = None,
+    self_id: str | None = None,
+) -> Resolved:
+    """The entities `text` mentions (and `author`, first), each once with its first surface."""
+    ambiguous: list[Ambiguity] = []
+    found: list[tuple[str, str]] = []
+    if author:
+        author_id = _resolve_author(registry, author, ambiguous)
+        if author_id is not None:
+            found.append((author_id, author.strip()))
+
+    code = code_ranges(text)
+    candidates: list[Span] = []
+    link_ids: dict[tuple[int, int], str] = {}
+    for span in regex_spans(text, code):
+        if span.kind == "link":
+            match = registry.by_link(span.value)
+            if match.entity_id is None:
+                continue  # a link to an ordinary note, not an entity
+            link_ids[(span.start, span.end)] = match.entity_id
+        candidates.append(span)
+    names, unclear = registry.find_names(text, code)
+    candidates.extend(names)
+    for surface, match in unclear:
+        ambiguous.append(Ambiguity(surface, match.candidates))
+    for start, end, label in ner or ():
+        if 0 <= start < end <= len(text):
+            hit = clean_ner_span(text, start, end, label)
+            if hit is not None and not in_ranges(hit.start, hit.end, code):
+                candidates.append(hit)
+
+    for span in select_spans(candidates):
+        if span.kind == "link":
+            ident: str | None = link_ids[(span.start, span.end)]
+        else:
+            ident = _resolve_span(registry, span, ambiguous)
+        if ident is not None:
+            found.append((registry.final(ident), span.surface))
+
+    seen: set[str] = set()
+    mentions: list[Mention] = []
+    for ident, surface in found:
+        ident = registry.final(ident)
+        if ident in seen or ident == self_id:
+            continue
+        seen.add(ident)
+        mentions.append(Mention(ident, surface))
+    return Resolved(mentions, ambiguous)
+
+
+def _pick(match: Match, fallback: str | None, surface: str, ambiguous: list[Ambiguity]) -> str | None:
+    if match.entity_id is not None:
+        return match.entity_id
+    if match.ambiguous:
+        ambiguous.append(Ambiguity(surface, match.candidates))
+    return fallback
+
+
+def _resolve_span(registry: Registry, span: Span, ambiguous: list[Ambiguity]) -> str | None:
+    if span.source == "registry":
+        return span.value
+    kind = span.kind
+    if kind == "email":
+        return _pick(registry.by_email(span.value), make_id("email", span.value), span.surface, ambiguous)
+    if kind == "handle":
+        return _pick(registry.by_handle(span.value), make_id("handle", span.value), span.surface, ambiguous)
+    if kind == "topic":
+        own = make_id("topic", span.value)
+        if own is not None and own in registry.entries:
+            return own
+        return _pick(registry.by_name(span.value, kinds=("topic",)), own, span.surface, ambiguous)
+    if kind in ("url", "phone"):
+        return make_id(kind, span.value)
+    return _pick(registry.resolve_name(span.surface, kind), make_id(kind, span.surface), span.surface, ambiguous)
+
+
+def _resolve_author(registry: Registry, raw: str, ambiguous: list[Ambiguity]) -> str | None:
+    author = parse_author(raw)
+    if author is None:
+        return None
+    if author.handle:
+        return _pick(registry.by_handle(author.handle), make_id("handle", author.handle), raw, ambiguous)
+    if author.email:
+        match = registry.by_email(author.email)
+        if match.entity_id is not None:
+            return match.entity_id
+        if match.ambiguous:
+            ambiguous.append(Ambiguity(raw, match.candidates))
+        if not author.name:
+            return make_id("email", author.email)
+    by_handle = registry.by_handle(author.name)
+    if by_handle.entity_id is not None:
+        return by_handle.entity_id
+    return _pick(registry.resolve_name(author.name, "person"), make_id("person", author.name), raw, ambiguous)

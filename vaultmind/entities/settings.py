@@ -1,0 +1,60 @@
+"""The `[entities]` settings, read once from `Config.extra` and validated.
+
+| key | default | meaning |
+|---|---|---|
+| `create_threshold` | 3 | an entity note is created once an entity is mentioned in this many leaves |
+| `create_kinds` | person, org, topic | kinds that get entity notes automatically |
+| `ner_model` | `auto` | spaCy model package, `auto` or `off` |
+| `ner_batch` | 64 | texts per `nlp.pipe` batch |
+| `fuzzy_threshold` | 90 | rapidfuzz `token_sort_ratio` (0–100) for matching names to entity notes; 101 turns fuzzy matching off |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vaultmind.config import CONFIG_RELPATH, Config
+from vaultmind.entities.ids import canonical_kind
+from vaultmind.errors import ConfigError
+
+DEFAULT_CREATE_KINDS = ("person", "org", "topic")
+
+
+@dataclass(frozen=True, slots=True)
+class EntitySettings:
+    create_threshold: int = 3
+    create_kinds: tuple[str, ...] = DEFAULT_CREATE_KINDS
+    ner_model: str = "auto"
+    ner_batch: int = 64
+    fuzzy_threshold: float = 90.0
+
+    @classmethod
+    def from_config(cls, config: Config) -> EntitySettings:
+        extra = config.extra
+        path = config.vault / CONFIG_RELPATH
+
+        def get(key: str, kind: type | tuple[type, ...], default: Any) -> Any:
+            value = extra.get(f"entities.{key}", default)
+            if isinstance(value, bool) or not isinstance(value, kind):
+                raise ConfigError(f"[entities] {key} = {value!r} has the wrong type", path=path)
+            return value
+
+        threshold = get("create_threshold", int, 3)
+        if threshold < 1:
+            raise ConfigError("[entities] create_threshold must be at least 1", path=path)
+        raw_kinds = get("create_kinds", list, list(DEFAULT_CREATE_KINDS))
+        kinds: list[str] = []
+        for item in raw_kinds:
+            kind = canonical_kind(str(item))
+            if kind is None:
+                raise ConfigError(f"[entities] create_kinds: unknown kind {item!r}", path=path)
+            kinds.append(kind)
+        fuzzy = float(get("fuzzy_threshold", (int, float), 90))
+        if not 0 <= fuzzy <= 101:
+            raise ConfigError("[entities] fuzzy_threshold must be between 0 and 101", path=path)
+        batch = get("ner_batch", int, 64)
+        if batch < 1:
+            raise ConfigError("[entities] ner_batch must be at least 1", path=path)
+        model = str(get("ner_model", str, "auto")).strip() or "auto"
+        return cls(threshold, tuple(dict.fromkeys(kinds)), model, batch, fuzzy)

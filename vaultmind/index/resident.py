@@ -1,0 +1,367 @@
+"""Resident (in-memory) search structures kept in step with the index by deltas.
+
+A serving process answers lexical and dense queries from memory: BM25 over numpy postings
+and cosine over a numpy matrix. They load once from DuckDB, then follow every sync through
+`apply(change)` — removed leaves become tombstones, new leaves are appended — so saving a
+note never reloads the whole index. Tombstones are compacted away by a full reload once they
+pass a quarter of the rows. Results are identical to the SQL definitions in `lexical.py`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from vaultmind.index.lexical import K1, B
+from vaultmind.index.store import Index
+
+COMPACT_SHARE = 0.25
+
+
+@dataclass(slots=True)
+class LeafDelta:
+    leaf_id: str
+    content_hash: str
+    counts: Counter[str]
+    term_count: int
+
+
+@dataclass(slots=True)
+class ChangeSet:
+    """What one sync changed, for resident structures: ids gone and leaves added."""
+
+    removed: list[str] = field(default_factory=list)
+    added: list[LeafDelta] = field(default_factory=list)
+    reset: bool = False  # a rebuild: reload everything on next use
+    backfilled: bool = False  # vectors appeared for leaves older than this change
+
+
+class _Rows:
+    """Leaf ids ↔ row numbers, with tombstones."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.pos: dict[str, int] = {}
+        self.alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
+
+    def reset(self, ids: list[str]) -> None:
+        self.ids = ids
+        self.pos = {leaf_id: i for i, leaf_id in enumerate(ids)}
+        self.alive = np.ones(len(ids), dtype=bool)
+
+    def extend(self, leaf_ids: Sequence[str]) -> list[int]:
+        """Append rows for `leaf_ids` (a re-added id tombstones its old row); their row numbers."""
+        start = len(self.ids)
+        rows = []
+        for offset, leaf_id in enumerate(leaf_ids):
+            old = self.pos.get(leaf_id)
+            if old is not None:
+                self.alive[old] = False
+            self.ids.append(leaf_id)
+            self.pos[leaf_id] = start + offset
+            rows.append(start + offset)
+        self.alive = np.concatenate((self.alive, np.ones(len(leaf_ids), dtype=bool)))
+        return rows
+
+    def remove(self, leaf_id: str) -> None:
+        i = self.pos.pop(leaf_id, None)
+        if i is not None:
+            self.alive[i] = False
+
+    @property
+    def dead_share(self) -> float:
+        return 0.0 if not self.ids else 1.0 - float(self.alive.sum()) / len(self.ids)
+
+
+LEAF_META_SQL = """
+    SELECT l.id, l.note_path, l.seq, l.anchor, l.text, l.ts, l.author, l.source_ref, l.message_id,
+           l.content_hash, l.term_count, n.kind AS note_kind, n.title, n.source_id,
+           coalesce(json_extract_string(n.frontmatter, '$.scope'), '') AS scope
+    FROM leaves l JOIN notes n ON n.path = l.note_path
+"""
+
+
+class ResidentLeaves:
+    """Every leaf's metadata and BM25 postings (k1 = 1.2, b = 0.75), held in memory.
+
+    Ranking needs no SQL round trip: lexical scores, timestamps and the rows of the top hits
+    all come from here. Rows are Arrow tables (compact; text is the bulk).
+    """
+
+    def __init__(self, index: Index):
+        self.index = index
+        self._lock = threading.Lock()
+        self._loaded = False
+        self._rows = _Rows()
+        self._meta: list[pa.Table] = []
+        self._meta_offsets: list[int] = []
+        self._doc_len: npt.NDArray[np.float64] = np.zeros(0)
+        self._ts: npt.NDArray[np.datetime64] = np.zeros(0, dtype="datetime64[us]")
+        self._slices: dict[str, tuple[int, int]] = {}
+        self._post_row: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._post_tf: npt.NDArray[np.float64] = np.zeros(0)
+        self._extra: dict[str, list[tuple[int, int]]] = {}
+
+    # -- loading and deltas ----------------------------------------------------------------
+
+    def _load(self) -> None:
+        with self.index.lock:
+            meta = self.index.con.execute(LEAF_META_SQL + " ORDER BY l.id").to_arrow_table()
+            post = self.index.con.execute(
+                """
+                WITH ids AS (SELECT id, (row_number() OVER (ORDER BY id) - 1)::INTEGER AS i FROM leaves)
+                SELECT p.term, ids.i, p.tf FROM postings p JOIN ids ON ids.id = p.leaf_id
+                ORDER BY p.term, ids.i
+                """
+            ).to_arrow_table()
+        self._rows.reset([str(x) for x in meta.column("id").to_pylist()])
+        self._meta = [meta]
+        self._meta_offsets = [0]
+        self._doc_len = meta.column("term_count").to_numpy().astype(np.float64)
+        self._ts = _ts_array(meta)
+        terms = post.column("term").combine_chunks().dictionary_encode()
+        codes = terms.indices.to_numpy(zero_copy_only=False)
+        words = terms.dictionary.to_pylist()
+        self._post_row = post.column("i").to_numpy().astype(np.int32)
+        self._post_tf = post.column("tf").to_numpy().astype(np.float64)
+        self._slices = {}
+        if len(codes):
+            bounds = np.flatnonzero(np.diff(codes)) + 1
+            starts = np.concatenate(([0], bounds))
+            ends = np.concatenate((bounds, [len(codes)]))
+            for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+                self._slices[words[codes[start]]] = (start, end)
+        self._extra = {}
+        self._loaded = True
+
+    def apply(self, change: ChangeSet) -> None:
+        with self._lock:
+            if change.reset or not self._loaded:
+                self._loaded = False
+                return
+            for leaf_id in change.removed:
+                self._rows.remove(leaf_id)
+            if change.added:
+                self._add(change.added)
+            if self._rows.dead_share > COMPACT_SHARE:
+                self._loaded = False
+
+    def _add(self, added: Sequence[LeafDelta]) -> None:
+        ids = [leaf.leaf_id for leaf in added]
+        with self.index.lock:
+            meta = self.index.con.execute(
+                LEAF_META_SQL + " WHERE l.id IN (SELECT unnest(string_split(?, chr(31)))) ORDER BY l.id",
+                ["\x1f".join(ids)],
+            ).to_arrow_table()
+        by_id = {leaf.leaf_id: leaf for leaf in added}
+        self._meta_offsets.append(len(self._rows.ids))
+        self._meta.append(meta)
+        new_ids = [str(x) for x in meta.column("id").to_pylist()]
+        for leaf_id, row in zip(new_ids, self._rows.extend(new_ids), strict=True):
+            for term, tf in by_id[leaf_id].counts.items():
+                self._extra.setdefault(term, []).append((row, tf))
+        self._doc_len = np.concatenate((self._doc_len, meta.column("term_count").to_numpy().astype(np.float64)))
+        self._ts = np.concatenate((self._ts, _ts_array(meta)))
+
+    def _ensure(self) -> None:
+        if not self._loaded:
+            self._load()
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def search(self, query_terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """[(leaf_id, bm25)] best first, ties by id — the same ranking as `lexical.bm25`."""
+        unique = sorted(set(query_terms))
+        with self._lock:
+            self._ensure()
+            alive = self._rows.alive
+            n = float(alive.sum())
+            if n == 0 or not unique:
+                return []
+            avgdl = max(float(self._doc_len[alive].mean()), 1.0)
+            scores = np.zeros(len(self._rows.ids))
+            for term in unique:
+                rows, tfs = self._postings(term)
+                keep = alive[rows]
+                rows, tfs = rows[keep], tfs[keep]
+                if len(rows) == 0:
+                    continue
+                df = float(len(rows))
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                dl = self._doc_len[rows]
+                scores[rows] += idf * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * dl / avgdl))
+            hit = np.flatnonzero(scores > 0)
+            if len(hit) == 0:
+                return []
+            k = min(limit, len(hit))
+            top = hit[np.argpartition(-scores[hit], k - 1)[:k]] if len(hit) > k else hit
+            ids = self._rows.ids
+            ranked = sorted(top.tolist(), key=lambda i: (-float(scores[i]), ids[i]))
+            return [(ids[i], float(scores[i])) for i in ranked]
+
+    def document_frequency(self, term: str) -> tuple[int, int]:
+        """(leaves containing `term`, live leaves)."""
+        with self._lock:
+            self._ensure()
+            rows, _ = self._postings(term)
+            alive = self._rows.alive
+            return int(alive[rows].sum()), int(alive.sum())
+
+    def times(self, leaf_ids: Sequence[str]) -> dict[str, datetime]:
+        with self._lock:
+            self._ensure()
+            out = {}
+            for leaf_id in leaf_ids:
+                i = self._rows.pos.get(leaf_id)
+                if i is not None and not np.isnat(self._ts[i]):
+                    out[leaf_id] = self._ts[i].astype("datetime64[us]").item()
+            return out
+
+    def in_window(self, start: datetime, end: datetime, limit: int) -> list[str]:
+        """Live leaves with start <= ts < end, earliest first (ties by id)."""
+        with self._lock:
+            self._ensure()
+            lo, hi = np.datetime64(start, "us"), np.datetime64(end, "us")
+            valid = ~np.isnat(self._ts)
+            mask = self._rows.alive & valid
+            mask[valid] &= (self._ts[valid] >= lo) & (self._ts[valid] < hi)
+            rows = np.flatnonzero(mask)
+            ids = self._rows.ids
+            order = sorted(rows.tolist(), key=lambda i: (self._ts[i], ids[i]))[:limit]
+            return [ids[i] for i in order]
+
+    def rows(self, leaf_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Metadata rows (as dicts) of live leaves, by id; unknown ids are absent."""
+        with self._lock:
+            self._ensure()
+            out: dict[str, dict[str, Any]] = {}
+            for leaf_id in leaf_ids:
+                i = self._rows.pos.get(leaf_id)
+                if i is None or not self._rows.alive[i]:
+                    continue
+                part = bisect.bisect_right(self._meta_offsets, i) - 1
+                table = self._meta[part]
+                local = i - self._meta_offsets[part]
+                out[leaf_id] = {name: table.column(name)[local].as_py() for name in table.column_names}
+            return out
+
+    def _postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+        span = self._slices.get(term)
+        rows = self._post_row[span[0] : span[1]] if span else np.zeros(0, dtype=np.int32)
+        tfs = self._post_tf[span[0] : span[1]] if span else np.zeros(0)
+        extra = self._extra.get(term)
+        if extra:
+            rows = np.concatenate((rows, np.array([r for r, _ in extra], dtype=np.int32)))
+            tfs = np.concatenate((tfs, np.array([t for _, t in extra], dtype=np.float64)))
+        return rows, tfs
+
+
+def _ts_array(meta: pa.Table) -> npt.NDArray[np.datetime64]:
+    column = meta.column("ts").combine_chunks().cast(pa.timestamp("us"))
+    out: npt.NDArray[np.datetime64] = column.to_numpy(zero_copy_only=False).astype("datetime64[us]")
+    return out
+
+
+class ResidentVectors:
+    """Leaf vectors of one model as a matrix; cosine search by one matrix-vector product."""
+
+    def __init__(self, index: Index, model_id: str):
+        self.index = index
+        self.model_id = model_id
+        self._lock = threading.Lock()
+        self._loaded = False
+        self._rows = _Rows()
+        self._chunks: list[npt.NDArray[np.float32]] = []
+        self._matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
+
+    def _load(self) -> None:
+        with self.index.lock:
+            table = self.index.con.execute(
+                """
+                SELECT l.id, e.vec FROM leaves l
+                JOIN embeddings e ON e.content_hash = l.content_hash AND e.model = ?
+                ORDER BY l.id
+                """,
+                [self.model_id],
+            ).to_arrow_table()
+        self._rows.reset([str(x) for x in table.column("id").to_pylist()])
+        self._matrix = _matrix_of(table.column("vec"))
+        self._chunks = []
+        self._loaded = True
+
+    def apply(self, change: ChangeSet) -> None:
+        with self._lock:
+            if change.reset or change.backfilled or not self._loaded:
+                self._loaded = False
+                return
+            for leaf_id in change.removed:
+                self._rows.remove(leaf_id)
+            if change.added:
+                self._add([leaf.leaf_id for leaf in change.added])
+            if self._rows.dead_share > COMPACT_SHARE:
+                self._loaded = False
+
+    def _add(self, leaf_ids: list[str]) -> None:
+        with self.index.lock:
+            self.index.con.register("_new_ids", pa.table({"id": pa.array(leaf_ids, pa.string())}))
+            try:
+                table = self.index.con.execute(
+                    """
+                    SELECT l.id, e.vec FROM leaves l
+                    JOIN embeddings e ON e.content_hash = l.content_hash AND e.model = ?
+                    WHERE l.id IN (SELECT id FROM _new_ids) ORDER BY l.id
+                    """,
+                    [self.model_id],
+                ).to_arrow_table()
+            finally:
+                self.index.con.unregister("_new_ids")
+        if table.num_rows == 0:
+            return
+        self._rows.extend([str(x) for x in table.column("id").to_pylist()])
+        self._chunks.append(_matrix_of(table.column("vec")))
+
+    def search(self, query: npt.NDArray[np.float32], limit: int) -> list[tuple[str, float]]:
+        """[(leaf_id, cosine)] best first; ties broken by id for determinism."""
+        with self._lock:
+            if not self._loaded:
+                self._load()
+            if self._chunks:
+                parts = [m for m in (self._matrix, *self._chunks) if m.size]
+                self._matrix = np.vstack(parts) if parts else self._matrix
+                self._chunks = []
+            if not self._rows.ids or limit <= 0 or self._matrix.size == 0:
+                return []
+            scores = self._matrix @ query.astype(np.float32)
+            scores[~self._rows.alive] = -np.inf
+            live = int(self._rows.alive.sum())
+            k = min(limit, live)
+            if k <= 0:
+                return []
+            top = np.argpartition(-scores, k - 1)[:k]
+            ids = self._rows.ids
+            order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), ids[i]))
+            return [(ids[i], float(scores[i])) for i in order]
+
+    @property
+    def size(self) -> int:
+        with self._lock:
+            if not self._loaded:
+                self._load()
+            return int(self._rows.alive.sum())
+
+
+def _matrix_of(column: pa.ChunkedArray) -> npt.NDArray[np.float32]:
+    blobs = column.to_pylist()
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).copy()

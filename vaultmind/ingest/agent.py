@@ -1,0 +1,248 @@
+"""Agent transcripts: OpenAI-style message lists, as JSON or JSON Lines.
+
+Shapes read: `[{role, content, …}, …]` (one session named after the file), `{id, messages:
+[…]}`, a JSON array of such sessions, JSON Lines of messages or of sessions, and JSON Lines whose
+lines wrap a message as `{"message": {role, content}, "uuid", "timestamp", "sessionId"}`.
+
+What is kept: the prose of `user` and `assistant` turns, in order. What is dropped:
+- system / developer prompts, `tool` / `function` results, `tool_calls` / `function_call`, and
+  content parts of type tool_use, tool_result, function_call(_output), thinking, reasoning;
+  `<tool_call>…</tool_call>`-style blocks inside text; a message that is only a tool call's JSON;
+- base64 payloads: data URIs become `[image]` (or `[data]`), image parts `[image]`;
+- model-written recaps (`is_recap`): a flag (`is_summary`, `isCompactSummary`, `is_recap`, or a
+  `name` / `metadata.type` of summary, recap, compaction), a message opening with "This session
+  is being continued from a previous conversation", or an assistant message whose first line
+  opens with a conversation-summary phrase (`RECAP_OPENINGS`).
+
+One note per session (`sources/chat/agent/<session id>.md`); message id = the message's own id,
+else its 0-based position in the transcript; `source_ref` = `agent://session/<id>/<position>`.
+Times come from the message (`timestamp`, `created_at`, `created`, `time`), else the session,
+else the transcript file's modification time; a message without one is placed 1 µs after the
+one before, so order is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from vaultmind.ingest.common import (
+    as_str,
+    json_array_items,
+    jsonl_items,
+    parse_time,
+    read_text,
+    strip_base64,
+)
+from vaultmind.ingest.errors import ingest_error
+from vaultmind.ingest.model import SourceBatch
+from vaultmind.markdown.render import Message, SourceMeta
+
+ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant"}
+TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+IMAGE_PARTS = frozenset({"image_url", "image", "input_image", "output_image"})
+RECAP_FLAGS = frozenset({"summary", "recap", "compaction", "conversation_summary", "compact_summary"})
+RECAP_OPENINGS = (
+    "summary of the conversation",
+    "summary of our conversation",
+    "conversation summary",
+    "summary so far",
+    "recap:",
+    "here's a summary of our",
+    "here is a summary of our",
+    "here's a summary of the conversation",
+    "here is a summary of the conversation",
+    "here's a summary of this conversation",
+    "here is a summary of this conversation",
+    "here's a recap",
+    "here is a recap",
+    "to recap our conversation",
+    "recap of our conversation",
+    "recap of the conversation",
+)
+CONTINUATION = "this session is being continued from a previous conversation"
+_TIME_KEYS = ("timestamp", "created_at", "created", "time", "create_time")
+_ID_KEYS = ("id", "session_id", "sessionId", "conversation_id")
+_TOOL_BLOCK_RE = re.compile(
+    r"<(tool_call|tool_calls|tool_response|tool_result|function_call|function_calls|function_results)\b[^>]*>"
+    r".*?</\1>",
+    re.DOTALL,
+)
+_DECORATION = " \t#*_>`-"
+
+
+def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
+    """Parse one agent transcript file into one batch per session."""
+    text = read_text(path)
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        items = list(json_array_items(path, text))
+    elif stripped.startswith("{") and _one_object(text):
+        items = [(1, json.loads(text))]
+    else:
+        items = list(jsonl_items(path, text))
+    if not items:
+        raise ingest_error(path, "no messages in the transcript", line=1)
+    sessions: dict[str, _Session] = {}
+    order: list[str] = []
+    for line, item in items:
+        if not isinstance(item, dict):
+            raise ingest_error(path, "expected a message or session object", line=line)
+        if isinstance(item.get("messages"), list):
+            sid = _first(item, _ID_KEYS) or (path.stem if len(items) == 1 else f"{path.stem}-{line}")
+            session = sessions.setdefault(sid, _Session(sid, _first(item, ("title", "name"))))
+            session.time = session.time or _opt_time(item, tz)
+            session.messages.extend((line, m) for m in item["messages"])
+        else:
+            sid = as_str(item.get("sessionId")) or as_str(item.get("session_id")) or path.stem
+            session = sessions.setdefault(sid, _Session(sid, None))
+            session.messages.append((line, item))
+        if sid not in order:
+            order.append(sid)
+    fallback = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
+    batches = []
+    for sid in order:
+        batch = _session_batch(path, sessions[sid], tz, fallback)
+        if batch is not None:
+            batches.append(batch)
+    return batches
+
+
+class _Session:
+    __slots__ = ("id", "messages", "time", "title")
+
+    def __init__(self, sid: str, title: str | None):
+        self.id = sid
+        self.title = title
+        self.time: datetime | None = None
+        self.messages: list[tuple[int, Any]] = []
+
+
+def _one_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _first(item: dict[str, Any], keys: Iterable[str]) -> str | None:
+    for key in keys:
+        value = as_str(item.get(key))
+        if value:
+            return value
+    return None
+
+
+def _opt_time(item: dict[str, Any], tz: tzinfo) -> datetime | None:
+    for key in _TIME_KEYS:
+        value = item.get(key)
+        if value is not None:
+            try:
+                return parse_time(value, tz)
+            except (ValueError, OverflowError, OSError):
+                return None
+    return None
+
+
+def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime) -> SourceBatch | None:
+    messages: list[Message] = []
+    previous: datetime | None = None
+    first_user = ""
+    for index, (line, raw) in enumerate(session.messages):
+        if not isinstance(raw, dict):
+            raise ingest_error(path, f"session {session.id!r}: message {index} is not an object", line=line)
+        item = raw["message"] if isinstance(raw.get("message"), dict) else raw
+        own = _opt_time(raw, tz) or (_opt_time(item, tz) if item is not raw else None)
+        if own is None and any(k in raw for k in _TIME_KEYS):
+            raise ingest_error(path, f"session {session.id!r}: message {index} has an unreadable time", line=line)
+        timestamp = own or (previous + timedelta(microseconds=1) if previous else session.time or fallback)
+        previous = timestamp
+        role = ROLES.get(str(item.get("role") or raw.get("type") or ""))
+        if role is None or raw.get("isMeta") is True or is_recap(raw) or is_recap(item):
+            continue
+        text = _prose(item.get("content"))
+        if not text or (role == "assistant" and _opens_recap(text)) or _is_tool_json(text):
+            continue
+        first_user = first_user or (text if role == "user" else "")
+        message_id = as_str(raw.get("uuid")) or as_str(item.get("id")) or str(index)
+        messages.append(
+            Message(
+                message_id=message_id,
+                author=role,
+                timestamp=timestamp,
+                text=text,
+                source_ref=f"agent://session/{quote(session.id, safe='')}/{index}",
+            )
+        )
+    if not messages:
+        return None
+    title = session.title or _title_from(first_user) or f"Agent session {session.id}"
+    meta = SourceMeta(kind="chat", source_id=f"agent:{session.id}", scope="agent", title=title)
+    return SourceBatch(meta=meta, messages=tuple(messages), bucket="whole", note_name=session.id)
+
+
+def is_recap(item: dict[str, Any]) -> bool:
+    """True for a message flagged as a model-written summary of the conversation."""
+    metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    assert isinstance(metadata, dict)
+    for source in (item, metadata):
+        if any(source.get(flag) is True for flag in ("is_summary", "isCompactSummary", "is_recap")):
+            return True
+        for key in ("type", "kind", "name"):
+            value = source.get(key)
+            if isinstance(value, str) and value.lower() in RECAP_FLAGS:
+                return True
+    content = item.get("content")
+    text = content if isinstance(content, str) else _prose(content)
+    return text.lstrip(_DECORATION).lower().startswith(CONTINUATION)
+
+
+def _opens_recap(text: str) -> bool:
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    opening = first.strip(_DECORATION).lower().replace("\u2019", "'")
+    return opening.startswith(RECAP_OPENINGS)
+
+
+def _prose(content: Any) -> str:
+    """The user-visible prose of a message's content (a string or a list of parts)."""
+    if isinstance(content, str):
+        pieces = [content]
+    elif isinstance(content, list):
+        pieces = []
+        for part in content:
+            if isinstance(part, str):
+                pieces.append(part)
+            elif isinstance(part, dict):
+                kind = str(part.get("type") or "")
+                if kind in TEXT_PARTS and isinstance(part.get("text"), str):
+                    pieces.append(part["text"])
+                elif kind in IMAGE_PARTS:
+                    pieces.append("[image]")
+    else:
+        return ""
+    text = "\n\n".join(p for p in pieces if p.strip())
+    return strip_base64(_TOOL_BLOCK_RE.sub("", text)).strip()
+
+
+def _is_tool_json(text: str) -> bool:
+    """A message that is only a JSON tool call (`{"name": …, "arguments": …}` and the like)."""
+    if not text.startswith("{"):
+        return False
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    keys = set(data) if isinstance(data, dict) else set()
+    return bool(keys & {"tool", "tool_calls", "function", "function_call"}) or (
+        "name" in keys and bool(keys & {"arguments", "parameters", "input"})
+    )
+
+
+def _title_from(text: str) -> str:
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+    return first if len(first) <= 80 else first[:79].rstrip() + "…"

@@ -1,0 +1,230 @@
+"""`ingest_paths`: exports in, notes out — pick the adapter, parse everything, then write.
+
+Parsing comes first for every path; only when all of them parsed does the writer touch the
+vault, so a malformed export anywhere in the list writes nothing.
+
+Chat format detection (`fmt="auto"`), by content rather than by name:
+- a folder or `.zip` with Slack's `channels.json` / `users.json` → slack;
+- a `.zip` with a `.txt` inside → whatsapp;
+- JSON: a `mapping` tree → chatgpt; `date_unixtime` / `chats` → telegram; `"ts"` with
+  `"type": "message"` → slack (one channel); `"role"` → agent; `"author"` → generic;
+- text whose first line is `[YYYY-MM-DD, HH:MM] …` → signal; other date-led lines → whatsapp.
+Other folders are walked: every `.json`, `.jsonl`, `.txt` and `.zip` inside is ingested, files
+whose format is not recognised are skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import zipfile
+from collections.abc import Callable, Sequence
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any, Literal
+
+from vaultmind.errors import UsageError
+from vaultmind.ingest.common import zone
+from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
+from vaultmind.ingest.slack import META_FILES
+from vaultmind.ingest.whatsapp import HEADER_RE
+from vaultmind.ingest.writer import write_batches, write_documents
+
+Kind = Literal["chat", "agent", "email", "document"]
+KINDS: tuple[str, ...] = ("chat", "agent", "email", "document")
+FORMATS: tuple[str, ...] = ("auto", "slack", "whatsapp", "telegram", "signal", "chatgpt", "generic", "locomo")
+Progress = Callable[[str, int, int], None]
+
+_SUFFIXES = (".json", ".jsonl", ".txt", ".zip")
+_SIGNAL_RE = re.compile(r"\[\d{4}-\d{2}-\d{2}, \d{1,2}:\d{2}\] ")
+_HEAD_BYTES = 65536
+
+
+def detect_chat_format(path: Path) -> str | None:
+    """The chat format of one file or folder, or None when it is not recognised."""
+    if path.is_dir():
+        return "slack" if any((path / name).is_file() for name in META_FILES) else None
+    suffix = path.suffix.lower()
+    if suffix == ".zip":
+        return _zip_format(path)
+    head = _head(path)
+    lead = head.lstrip()
+    if lead.startswith(("[", "{")) and suffix != ".txt":
+        return _json_format(head)
+    first = next((line for line in head.split("\n") if line.strip()), "").lstrip("\u200e\ufeff")
+    if _SIGNAL_RE.match(first):
+        return "signal"
+    if HEADER_RE.match(first):
+        return "whatsapp"
+    return _json_format(head) if lead.startswith(("[", "{")) else None
+
+
+def _head(path: Path) -> str:
+    """The start of a file as text, for detection only (a character cut at the end is dropped)."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(_HEAD_BYTES)
+    except OSError as exc:
+        raise IngestError(f"cannot read: {exc.strerror or exc}", path=path) from exc
+    return raw.decode("utf-8-sig", errors="ignore").replace("\r\n", "\n")
+
+
+def _zip_format(path: Path) -> str | None:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise IngestError(f"cannot read the zip: {exc}", path=path) from exc
+    if any(name.rsplit("/", 1)[-1] in META_FILES for name in names):
+        return "slack"
+    if any(name.lower().endswith(".txt") for name in names):
+        return "whatsapp"
+    return None
+
+
+def _json_format(head: str) -> str | None:
+    if re.search(r'"mapping"\s*:\s*\{', head):
+        return "chatgpt"
+    if '"date_unixtime"' in head or re.search(r'"chats"\s*:\s*\{', head):
+        return "telegram"
+    if re.search(r'"ts"\s*:\s*"\d', head) and re.search(r'"type"\s*:\s*"message"', head):
+        return "slack"
+    role = re.search(r'"role"\s*:\s*"', head)
+    author = re.search(r'"author"\s*:\s*"', head)
+    if role and (not author or role.start() < author.start()):
+        return "agent"
+    if author:
+        return "generic"
+    return None
+
+
+def _expand(kind: str, paths: Sequence[Path], report: IngestReport) -> list[tuple[Path, str | None]]:
+    """(path, format) pairs: files as given; folders walked (Slack export folders kept whole)."""
+    out: list[tuple[Path, str | None]] = []
+    for path in paths:
+        if not path.exists():
+            raise IngestError("no such file or folder", path=path)
+        if not path.is_dir() or (kind == "chat" and detect_chat_format(path) == "slack"):
+            out.append((path, None))
+            continue
+        for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES):
+            if any(part.startswith(".") for part in child.relative_to(path).parts):
+                continue
+            fmt = "agent" if kind == "agent" else detect_chat_format(child)
+            if fmt is None:
+                report.warnings.append(f"{child}: format not recognised; skipped")
+                continue
+            out.append((child, fmt))
+    return out
+
+
+def parse_chat_path(path: Path, fmt: str, tz: tzinfo) -> list[SourceBatch]:
+    """Parse one chat export in format `fmt` ("auto" detects it)."""
+    if fmt == "auto":
+        detected = detect_chat_format(path)
+        if detected is None:
+            raise IngestError(
+                "cannot tell which chat export this is",
+                path=path,
+                hint="pass --format slack|whatsapp|telegram|signal|chatgpt|generic (docs/ingest.md)",
+            )
+        fmt = detected
+    if fmt == "slack":
+        from vaultmind.ingest.slack import parse_slack
+
+        return parse_slack(path)
+    if fmt == "whatsapp":
+        from vaultmind.ingest.whatsapp import parse_whatsapp
+
+        return parse_whatsapp(path, tz=tz)
+    if fmt == "telegram":
+        from vaultmind.ingest.telegram import parse_telegram
+
+        return parse_telegram(path, tz=tz)
+    if fmt == "signal":
+        from vaultmind.ingest.signal import parse_signal
+
+        return parse_signal(path, tz=tz)
+    if fmt == "chatgpt":
+        from vaultmind.ingest.chatgpt import parse_chatgpt
+
+        return parse_chatgpt(path)
+    if fmt == "generic":
+        from vaultmind.ingest.chat_generic import parse_generic
+
+        return parse_generic(path, tz=tz)
+    if fmt == "agent":
+        from vaultmind.ingest.agent import parse_agent
+
+        return parse_agent(path, tz=tz)
+    raise UsageError(f"unknown chat format {fmt!r}", hint="one of " + ", ".join(FORMATS))
+
+
+def _colleague(module: str, function: str, what: str) -> Callable[[list[Path]], Any]:
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        raise UsageError(f"{what} ingest is not available in this version of vaultmind ({module} is missing)") from exc
+    parse: Callable[[list[Path]], Any] = getattr(loaded, function)
+    return parse
+
+
+def parse_paths(
+    kind: str,
+    paths: Sequence[str | Path],
+    *,
+    fmt: str = "auto",
+    tz: str | None = None,
+    progress: Progress | None = None,
+    report: IngestReport | None = None,
+) -> list[SourceBatch] | list[DocumentInput]:
+    """Parse every path (nothing is written): batches for chat/agent/email, documents for document."""
+    if kind not in KINDS:
+        raise UsageError(f"unknown ingest kind {kind!r}", hint="one of " + ", ".join(KINDS))
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}", hint="one of " + ", ".join(FORMATS))
+    files = [Path(p).expanduser() for p in paths]
+    if not files:
+        raise UsageError("nothing to ingest: give at least one file or folder")
+    if kind == "email":
+        result: list[SourceBatch] = _colleague("vaultmind.ingest.email", "parse_email_paths", "email")(files)
+        return result
+    if kind == "document":
+        docs: list[DocumentInput] = _colleague("vaultmind.ingest.document", "parse_document_paths", "document")(files)
+        return docs
+    if fmt == "locomo":
+        locomo: list[SourceBatch] = _colleague("vaultmind.ingest.locomo", "parse_locomo_paths", "LoCoMo")(files)
+        return locomo
+    zone_info = zone(tz)
+    report = report if report is not None else IngestReport()
+    expanded = _expand(kind, files, report)
+    batches: list[SourceBatch] = []
+    for done, (path, detected) in enumerate(expanded, 1):
+        chosen = "agent" if kind == "agent" else (detected or fmt)
+        batches.extend(parse_chat_path(path, chosen, zone_info))
+        if progress is not None:
+            progress("parsing", done, len(expanded))
+    return batches
+
+
+def ingest_paths(
+    kind: str,
+    paths: Sequence[str | Path],
+    vault: Path,
+    *,
+    fmt: str = "auto",
+    tz: str | None = None,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Parse every path, then write the notes (see `ingest.writer`). Returns what was done."""
+    parse_report = IngestReport()
+    parsed = parse_paths(kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report)
+    if kind == "document":
+        report = write_documents(vault, [d for d in parsed if isinstance(d, DocumentInput)])
+    else:
+        report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)])
+    report.warnings[:0] = parse_report.warnings
+    return report

@@ -1,0 +1,204 @@
+"""Document files (.md, .txt, .html) → `DocumentInput`s, one per file.
+
+- `.md` / `.markdown`: front matter is metadata (`title`, `source_id`, `source_ref` are used;
+  the rest is left out of the note), the body is kept verbatim;
+- `.txt`: verbatim;
+- `.html` / `.htm`: converted to Markdown-ish text (`ingest/html.py`: headings, lists, links
+  as `text (url)`, code blocks fenced).
+
+Folders are walked recursively in name order; hidden files and folders are skipped, and so are
+files of other types (reported by `parse_document_paths_with_report`).
+
+Identity and place:
+
+- `source_id` = `doc:<path relative to the given folder, each part slugified, extension
+  dropped>` (`doc:notes/q3-report`); for a file given directly, relative to its own folder
+  (`doc:q3-report`). A `source_id` in the front matter wins. Two files of one ingest that
+  would share an id (`a.md` and `a.txt`) keep their extension in it (`doc:a-md`, `doc:a-txt`).
+- `scope` = `files/<folder>`: the given folder's name and the sub-folders down to the file
+  (`files/docs/notes`); for a file given directly, its folder's name.
+- `title`: front matter `title`, else the first `# ` heading (`<title>`, then the first
+  `<h1>`, for HTML), else the file name without extension.
+- `modified`: the file's modification time (UTC, ISO 8601). It is not part of the content:
+  the writer bumps a document's version only when its title, body or `source_ref` change.
+
+The same file always gives the same `DocumentInput` (apart from `modified`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.html import html_document
+from vaultmind.ingest.model import DocumentInput
+from vaultmind.ingest.writer import slugify
+from vaultmind.markdown.frontmatter import split_frontmatter
+
+MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+SUFFIXES = {".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html"}
+
+_ATX_H1_RE = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def _decode(data: bytes, path: Path, warnings: list[str]) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("cp1252", errors="replace")
+        warnings.append(f"{path}: not UTF-8; read as Windows-1252")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _first_h1(body: str) -> str | None:
+    fence = ""
+    for line in body.split("\n"):
+        fm = _FENCE_RE.match(line)
+        if fm:
+            fence = "" if fence == fm.group(1) else (fence or fm.group(1))
+            continue
+        if fence:
+            continue
+        m = _ATX_H1_RE.match(line)
+        if m:
+            return " ".join(m.group(1).split())
+    return None
+
+
+def _str(value: object) -> str | None:
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        text = " ".join(str(value).split())
+        return text or None
+    return None
+
+
+def _slug_path(parts: Sequence[str]) -> str:
+    return "/".join(slugify(part) for part in parts if part)
+
+
+def _modified(path: Path) -> str | None:
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return None
+    return datetime.fromtimestamp(int(mtime), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _one(
+    path: Path, rel: Path, scope_parts: Sequence[str], warnings: list[str]
+) -> tuple[DocumentInput, Path, bool]:
+    kind = SUFFIXES[path.suffix.lower()]
+    try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise IngestError(
+                f"{size} bytes is over the {MAX_DOCUMENT_BYTES}-byte limit for a document",
+                path=path,
+                hint="split the file, or leave it out of the ingest",
+            )
+        text = _decode(path.read_bytes(), path, warnings)
+    except OSError as exc:
+        raise IngestError(f"cannot read the file ({exc.strerror or exc})", path=path) from exc
+    title: str | None = None
+    source_id: str | None = None
+    source_ref: str | None = None
+    if kind == "md":
+        fm = split_frontmatter(text)
+        if fm.error:
+            warnings.append(f"{path}: front matter: {fm.error}")
+        title = _str(fm.data.get("title"))
+        source_id = _str(fm.data.get("source_id"))
+        source_ref = _str(fm.data.get("source_ref"))
+        body = fm.body
+        title = title or _first_h1(body)
+    elif kind == "html":
+        page_title, h1, body = html_document(text, fences=True)
+        title = page_title or h1
+    else:
+        body = text
+    stem_parts = [*rel.parent.parts, rel.stem]
+    doc = DocumentInput(
+        source_id=source_id or f"doc:{_slug_path(stem_parts)}",
+        scope="files/" + (_slug_path(scope_parts) or "unknown"),
+        title=title or path.stem,
+        body=body,
+        modified=_modified(path),
+        source_ref=source_ref,
+    )
+    return doc, path, source_id is None
+
+
+def _files(root: Path, warnings: list[str]) -> list[Path]:
+    out: list[Path] = []
+    try:
+        entries = sorted(root.iterdir(), key=lambda p: p.name)
+    except OSError as exc:
+        warnings.append(f"{root}: cannot list the folder ({exc.strerror or exc}); skipped")
+        return out
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            out.extend(_files(entry, warnings))
+        elif entry.is_file():
+            if entry.suffix.lower() in SUFFIXES:
+                out.append(entry)
+            else:
+                warnings.append(f"{entry}: not a document (.md, .txt, .html); skipped")
+    return out
+
+
+def parse_document_paths_with_report(paths: Sequence[Path]) -> tuple[list[DocumentInput], list[str]]:
+    """Documents (in path order) and warnings (skipped files, encoding and front matter issues)."""
+    warnings: list[str] = []
+    found: list[tuple[DocumentInput, Path, bool]] = []  # (document, file, id derived from path)
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            root = path.resolve()
+            for file in _files(path, warnings):
+                rel = file.relative_to(path)
+                found.append(_one(file, rel, [root.name, *rel.parent.parts], warnings))
+        elif path.is_file():
+            if path.suffix.lower() not in SUFFIXES:
+                raise IngestError(
+                    "not a document",
+                    path=path,
+                    hint="documents are .md, .markdown, .txt, .html or .htm files",
+                )
+            found.append(_one(path, Path(path.name), [path.resolve().parent.name], warnings))
+        else:
+            raise IngestError("no such file or folder", path=path)
+    return _disambiguate(found), warnings
+
+
+def _disambiguate(found: Sequence[tuple[DocumentInput, Path, bool]]) -> list[DocumentInput]:
+    """Different files that would share a derived `doc:` id keep their extension in it."""
+    files: dict[str, set[Path]] = {}
+    for doc, file, derived in found:
+        if derived:
+            files.setdefault(doc.source_id, set()).add(file.resolve())
+    out: list[DocumentInput] = []
+    for doc, file, derived in found:
+        if derived and len(files[doc.source_id]) > 1:
+            doc = replace(doc, source_id=f"{doc.source_id}-{file.suffix.lower().lstrip('.')}")
+        out.append(doc)
+    return out
+
+
+def parse_document_paths(paths: Sequence[Path]) -> list[DocumentInput]:
+    """`parse_document_paths_with_report` without the report; raises if nothing was found."""
+    docs, warnings = parse_document_paths_with_report(paths)
+    if not docs:
+        raise IngestError(
+            "no document (.md, .txt, .html) found in " + ", ".join(str(p) for p in paths),
+            hint="; ".join(warnings[:3]) or None,
+        )
+    return docs

@@ -1,0 +1,381 @@
+"""Email exports → one `SourceBatch` per thread (bucket "thread").
+
+Inputs (`parse_email_paths`): `.eml` files, mbox files (`*.mbox`, or any file starting with a
+`From ` line), Maildir folders (with `cur/` and `new/`; Maildir++ subfolders such as `.Sent`
+included), and folders holding any of these (walked in name order; hidden entries skipped).
+
+Naming:
+
+- **account** — the mailbox a message was read from: the mbox file's stem (`Work.mbox` →
+  `work`), the Maildir folder's name, or the name of the folder holding the `.eml` files. A
+  thread whose messages come from several mailboxes belongs to the mailbox of its earliest
+  message. `account=` overrides it for a whole ingest.
+- **source_id** `email:<account>`: message leaf ids depend only on the account and the message,
+  so regrouping threads never changes them.
+- **scope** `<account>/<subject-slug>` and **note** `<YYYY-MM-DD of the first message>-<subject-slug>`
+  (`-<6 hex>` appended when two threads of one ingest would share a note).
+
+Threads: union-find over Message-ID, In-Reply-To and References (ids of messages missing from
+the export still join their replies). The thread's subject is the earliest message's, with
+`Re:`/`Fwd:`/`AW:`/`SV:`… and `[list]` tags removed. A message seen twice (two exports, or a
+copy in Sent and in Inbox) is kept once, by Message-ID.
+
+Messages: id = Message-ID without `<>` (or `nomid-<hash>` of its sender, date, subject and
+body when it has none); author `Name <addr>`; time from `Date:`, else the earliest
+`Received:`, else the mbox `From ` line / Maildir file name; text = the new text only
+(`ingest/quotes.py`) plus an `Attachments: …` line; `ref` `mid:<id>`.
+
+Nothing in an export stops an ingest: a message that cannot be read, or has no usable date, is
+left out and reported (`parse_email_paths_with_report`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mailbox
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.mime import (
+    MAX_MESSAGE_BYTES,
+    MimeError,
+    ParsedEmail,
+    attachments_line,
+    parse_message,
+)
+from vaultmind.ingest.model import SourceBatch
+from vaultmind.ingest.quotes import extract_new_text
+from vaultmind.ingest.writer import slugify
+from vaultmind.markdown.render import Message, SourceMeta
+
+SUBJECT_SLUG_MAX = 60
+NO_SUBJECT = "(no subject)"
+
+_PREFIX_RE = re.compile(
+    r"^\s*(?:re|fw|fwd|aw|wg|sv|vs|vb|antw|antwort|odp|pd|rif|r|i|tr|réf|ref|enc|res|rv|vl|"
+    r"ynt|yn|atb|odg|vá|továbbítás|転送|答复|回复|回覆|转发|轉寄|ответ|отв|пересл|fwd?)"
+    r"\s*(?:\[\d+\]|\(\d+\))?\s*[:：]\s*",
+    re.IGNORECASE,
+)
+_TAG_RE = re.compile(r"^\s*\[[^\[\]]{1,40}\]\s*")
+_FROM_LINE_DATE_RE = re.compile(r"([A-Z][a-z]{2} +[A-Z][a-z]{2} +\d{1,2} +\d{1,2}:\d{2}:\d{2} +\d{4})")
+_MAILDIR_TIME_RE = re.compile(r"^(\d{9,11})\.")
+_HEADER_LINE_RE = re.compile(rb"^[!-9;-~]+:")
+
+Kind = Literal["eml", "mbox", "maildir"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Mailbox:
+    path: Path
+    kind: Kind
+    account: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Raw:
+    origin: str  # what a warning names: "inbox.mbox message 3", "Maildir/cur/…", "a.eml"
+    data: bytes
+    account: str
+    envelope: datetime | None  # mbox `From ` line or Maildir delivery time
+
+
+@dataclass(frozen=True, slots=True)
+class _Mail:
+    key: str  # message id (Message-ID, or "nomid-…")
+    real_id: bool
+    parsed: ParsedEmail
+    author: str
+    at: datetime
+    account: str
+
+
+# --- finding the messages -------------------------------------------------------------------
+
+
+def _account(name: str) -> str:
+    return slugify(name.removesuffix(".mbox").removesuffix(".mbx").lstrip("."), max_len=60)
+
+
+def _is_maildir(folder: Path) -> bool:
+    return (folder / "cur").is_dir() and (folder / "new").is_dir()
+
+
+def _sniff(path: Path) -> Kind | None:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    text = head.lstrip(b"\xef\xbb\xbf\r\n")
+    if text.startswith(b"From "):
+        return "mbox"
+    if _HEADER_LINE_RE.match(text) or text.startswith((b" ", b"\t")):
+        return "eml"
+    return None
+
+
+def _file_kind(path: Path) -> Kind | None:
+    suffix = path.suffix.lower()
+    if suffix == ".eml":
+        return "eml"
+    if suffix in (".mbox", ".mbx"):
+        return "mbox"
+    return _sniff(path)
+
+
+def _discover(paths: Sequence[Path], warnings: list[str]) -> list[_Mailbox]:
+    boxes: list[_Mailbox] = []
+
+    def walk(folder: Path) -> None:
+        if _is_maildir(folder):
+            boxes.append(_Mailbox(folder, "maildir", _account(folder.name)))
+            return
+        try:
+            entries = sorted(folder.iterdir(), key=lambda p: p.name)
+        except OSError as exc:
+            warnings.append(f"{folder}: cannot list the folder ({exc.strerror or exc}); skipped")
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                walk(entry)
+            elif entry.is_file():
+                kind = _file_kind(entry)
+                if kind is None:
+                    warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
+                elif kind == "mbox":
+                    boxes.append(_Mailbox(entry, "mbox", _account(entry.stem)))
+                else:
+                    boxes.append(_Mailbox(entry, "eml", _account(folder.name)))
+
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            walk(path)
+        elif path.is_file():
+            kind = _file_kind(path)
+            if kind is None:
+                raise IngestError(
+                    "not an email file",
+                    path=path,
+                    hint="give .eml files, mbox files, Maildir folders or folders of them",
+                )
+            name = path.stem if kind == "mbox" else path.resolve().parent.name
+            boxes.append(_Mailbox(path, kind, _account(name)))
+        else:
+            raise IngestError("no such file or folder", path=path)
+    return boxes
+
+
+def _from_line_date(line: bytes) -> datetime | None:
+    match = _FROM_LINE_DATE_RE.search(line.decode("latin-1"))
+    if match is None:
+        return None
+    try:
+        return datetime.strptime(" ".join(match.group(1).split()), "%a %b %d %H:%M:%S %Y").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
+    try:
+        mbox = mailbox.mbox(box.path, create=False)
+    except (OSError, mailbox.Error) as exc:
+        warnings.append(f"{box.path}: cannot open the mbox ({exc}); skipped")
+        return
+    try:
+        for n, key in enumerate(mbox.iterkeys(), start=1):
+            origin = f"{box.path} message {n}"
+            try:
+                with mbox.get_file(key, from_=True) as fh:
+                    data = fh.read(MAX_MESSAGE_BYTES + 1)
+            except (OSError, KeyError, mailbox.Error) as exc:
+                warnings.append(f"{origin}: unreadable ({exc}); skipped")
+                continue
+            first, _, rest = data.partition(b"\n")
+            yield _Raw(origin, rest, box.account, _from_line_date(first))
+    finally:
+        mbox.close()
+
+
+def _read_maildir(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
+    try:
+        root = mailbox.Maildir(box.path, factory=None, create=False)
+        folders = [(box.path, root)]
+        for name in sorted(root.list_folders()):
+            folders.append((box.path / f".{name}", root.get_folder(name)))
+    except (OSError, mailbox.Error) as exc:
+        warnings.append(f"{box.path}: cannot open the Maildir ({exc}); skipped")
+        return
+    for folder_path, folder in folders:
+        for key in sorted(folder.iterkeys()):
+            origin = f"{folder_path} message {key}"
+            try:
+                data = folder.get_bytes(key)
+            except (OSError, KeyError, mailbox.Error) as exc:
+                warnings.append(f"{origin}: unreadable ({exc}); skipped")
+                continue
+            match = _MAILDIR_TIME_RE.match(key)
+            envelope = datetime.fromtimestamp(int(match.group(1)), UTC) if match else None
+            yield _Raw(origin, data, box.account, envelope)
+
+
+def _read(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
+    if box.kind == "mbox":
+        yield from _read_mbox(box, warnings)
+    elif box.kind == "maildir":
+        yield from _read_maildir(box, warnings)
+    else:
+        try:
+            size = box.path.stat().st_size
+            if size > MAX_MESSAGE_BYTES:
+                warnings.append(
+                    f"{box.path}: unparseable: {size} bytes, over the {MAX_MESSAGE_BYTES}-byte cap"
+                )
+                return
+            data = box.path.read_bytes()
+        except OSError as exc:
+            warnings.append(f"{box.path}: unreadable ({exc.strerror or exc}); skipped")
+            return
+        yield _Raw(str(box.path), data, box.account, None)
+
+
+# --- messages -------------------------------------------------------------------------------
+
+
+def _accept(raw: _Raw, warnings: list[str]) -> _Mail | None:
+    try:
+        parsed = parse_message(raw.data)
+    except MimeError as exc:
+        warnings.append(f"{raw.origin}: unparseable: {exc}")
+        return None
+    at = parsed.date or raw.envelope
+    if at is None:
+        warnings.append(f"{raw.origin}: unparseable: no usable Date, Received or envelope date; skipped")
+        return None
+    author = parsed.author
+    if not author:
+        author = "unknown"
+        warnings.append(f"{raw.origin}: no sender (From, Sender, Reply-To, Return-Path); author 'unknown'")
+    if parsed.message_id:
+        return _Mail(parsed.message_id, True, parsed, author, at, raw.account)
+    digest = hashlib.sha256(
+        "\0".join([author, at.isoformat(), parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account)
+
+
+def normalize_subject(subject: str) -> str:
+    """The thread subject: `Re:`/`Fwd:`/`AW:`/`SV:`… prefixes and leading `[list]` tags removed."""
+    text = " ".join(subject.split())
+    while True:
+        stripped = _PREFIX_RE.sub("", text, count=1)
+        untagged = _TAG_RE.sub("", stripped, count=1)
+        if untagged.strip():
+            stripped = untagged
+        if stripped == text:
+            return text
+        text = stripped
+
+
+def _threads(mails: Sequence[_Mail]) -> list[list[_Mail]]:
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for mail in mails:
+        root = find(mail.key)
+        for other in (*mail.parsed.in_reply_to, *mail.parsed.references):
+            other_root = find(other)
+            if other_root != root:
+                parent[other_root] = root
+    groups: dict[str, list[_Mail]] = {}
+    for mail in mails:
+        groups.setdefault(find(mail.key), []).append(mail)
+    threads = [sorted(group, key=lambda m: (m.at, m.key)) for group in groups.values()]
+    return sorted(threads, key=lambda t: (t[0].at, t[0].key))
+
+
+def _message(mail: _Mail) -> Message:
+    text = extract_new_text(mail.parsed.body)
+    attachments = attachments_line(mail.parsed.attachments)
+    if attachments:
+        text = f"{text}\n\n{attachments}" if text else attachments
+    return Message(
+        message_id=mail.key,
+        author=mail.author,
+        timestamp=mail.at,
+        text=text,
+        source_ref=f"mid:{mail.key}" if mail.real_id else None,
+        subject=mail.parsed.subject or None,
+    )
+
+
+def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[SourceBatch]:
+    planned: list[tuple[str, str, str, str, list[_Mail]]] = []
+    taken: dict[tuple[str, str], int] = {}
+    for thread in threads:
+        first = thread[0]
+        subject = next((normalize_subject(m.parsed.subject) for m in thread if m.parsed.subject.strip()), "")
+        subject = subject or NO_SUBJECT
+        box = account or first.account
+        slug = slugify(subject, max_len=SUBJECT_SLUG_MAX)
+        name = f"{first.at.date().isoformat()}-{slug}"
+        key = (box, f"{slug}/{name}")
+        taken[key] = taken.get(key, 0) + 1
+        if taken[key] > 1:
+            name += "-" + hashlib.sha256(first.key.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+        planned.append((box, slug, name, subject, thread))
+    out: list[SourceBatch] = []
+    for box, slug, name, subject, thread in planned:
+        meta = SourceMeta(
+            kind="email", source_id=f"email:{box}", scope=f"{box}/{slug}", title=subject, subject=subject
+        )
+        messages = tuple(_message(mail) for mail in thread)
+        out.append(SourceBatch(meta=meta, messages=messages, bucket="thread", note_name=name))
+    return out
+
+
+# --- entry points ---------------------------------------------------------------------------
+
+
+def parse_email_paths_with_report(
+    paths: Sequence[Path], *, account: str | None = None
+) -> tuple[list[SourceBatch], list[str]]:
+    """Batches (one per thread, in time order) and the warnings: files and messages left out.
+
+    Raises `IngestError` only for a path that does not exist or is not an email file.
+    """
+    warnings: list[str] = []
+    box_account = _account(account) if account else None
+    mails: dict[str, _Mail] = {}
+    for box in _discover(paths, warnings):
+        for raw in _read(box, warnings):
+            mail = _accept(raw, warnings)
+            if mail is not None and mail.key not in mails:
+                mails[mail.key] = mail
+    return _batches(_threads(list(mails.values())), box_account), warnings
+
+
+def parse_email_paths(paths: Sequence[Path], *, account: str | None = None) -> list[SourceBatch]:
+    """`parse_email_paths_with_report` without the report; raises if no message could be read."""
+    batches, warnings = parse_email_paths_with_report(paths, account=account)
+    if not batches:
+        shown = "; ".join(warnings[:3]) + (f" (and {len(warnings) - 3} more)" if len(warnings) > 3 else "")
+        raise IngestError(
+            "no email message could be read from " + ", ".join(str(p) for p in paths),
+            hint=shown or "the paths hold no .eml, mbox or Maildir messages",
+        )
+    return batches

@@ -1,0 +1,520 @@
+"""One raw email message (RFC 5322 / MIME bytes) → the fields an email note needs.
+
+Built on the standard library's `email` package: parsed with `policy.default`, re-parsed with
+`policy.compat32` when that fails. Nothing here trusts the message:
+
+- headers are read raw and decoded by hand: RFC 2047 encoded words, raw 8-bit bytes (UTF-8,
+  else cp1252), unknown charsets → replacement characters; never an exception;
+- the body is the best text: `text/plain`, else HTML converted to text (`ingest/html.py`);
+  parts of a `multipart/mixed` are joined in order, `multipart/alternative` picks one;
+- charsets: the declared one (a few aliases widened: gb2312 → gb18030, iso-8859-1 → cp1252…),
+  then UTF-8, then cp1252, then latin-1; a declared charset with a few bad bytes keeps its
+  decoding with replacement characters;
+- attachments are listed (name, type, size), never inlined; an attached `message/rfc822` is
+  listed by its subject, and its text is used only when the outer message has none;
+- caps: a message over `MAX_MESSAGE_BYTES` is refused, a body over `MAX_TEXT_CHARS` is cut
+  (and says so), MIME nesting deeper than `MAX_DEPTH` is not followed.
+
+`MimeError` means the message could not be read at all; everything else degrades and is
+noted in `ParsedEmail.problems`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import email.header
+import email.utils
+import mimetypes
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email import policy
+from email.message import Message
+from email.parser import BytesParser
+
+from vaultmind.ingest.html import html_to_text
+
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+MAX_TEXT_CHARS = 200_000
+MAX_DEPTH = 12
+
+_CHARSET_ALIASES = {
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "euc-cn": "gb18030",
+    "ks_c_5601-1987": "cp949",
+    "ks_c_5601": "cp949",
+    "euc-kr": "cp949",
+    "iso-8859-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "latin1": "cp1252",
+    "latin-1": "cp1252",
+    "us-ascii": "ascii",
+    "iso-8859-8-i": "iso-8859-8",
+    "windows-874": "cp874",
+    "x-mac-roman": "mac_roman",
+    "shift-jis": "cp932",
+    "shift_jis": "cp932",
+    "x-sjis": "cp932",
+    "unicode-1-1-utf-7": "utf-7",
+    "utf8": "utf-8",
+}
+_NO_CHARSET = frozenset({"", "unknown-8bit", "x-unknown", "unknown", "default", "charset", "none"})
+_ANGLE_ID_RE = re.compile(r"<([^<>\s]+)>")
+_WS_RE = re.compile(r"\s+")
+_NBSP_RE = re.compile("[\u00a0\u202f]")
+_ADDRESS_RE = re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+")
+_FILENAME_BAD_RE = re.compile(r"[\x00-\x1f\x7f]+")
+_MIME_LINE_RE = re.compile(r"^(?:--\S*|content-[\w-]+:.*|mime-version:.*)$", re.IGNORECASE)
+
+
+class MimeError(Exception):
+    """The bytes are not a readable email message."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    filename: str
+    content_type: str
+    size: int  # bytes (decoded)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedEmail:
+    """The fields of one message, decoded. `body` is the full text (quotes not yet cut)."""
+
+    message_id: str | None
+    in_reply_to: tuple[str, ...]
+    references: tuple[str, ...]
+    subject: str
+    author: str  # "Name <addr>", or the address, or "" when there is no sender at all
+    address: str  # the sender's address, lower-cased ("" when unknown)
+    date: datetime | None  # aware, UTC
+    date_source: str  # "Date", "Received" or "" (no usable date)
+    body: str
+    attachments: tuple[Attachment, ...] = ()
+    html_only: bool = False
+    problems: tuple[str, ...] = ()
+
+
+# --- bytes and headers ----------------------------------------------------------------------
+
+
+def _codec(charset: str | None) -> str | None:
+    name = (charset or "").strip().strip("\"'").lower()
+    if name in _NO_CHARSET:
+        return None
+    name = _CHARSET_ALIASES.get(name, name)
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _mostly_utf8(data: bytes) -> str | None:
+    """UTF-8 with a few bad bytes (replaced), or None when it does not look like UTF-8 at all."""
+    lossy = data.decode("utf-8", errors="replace")
+    bad = lossy.count("\ufffd")
+    good = sum(1 for ch in lossy if ord(ch) > 127) - bad
+    return lossy if good >= 2 * bad else None
+
+
+def decode_bytes(data: bytes, charset: str | None = None) -> tuple[str, str | None]:
+    """`(text, problem)`: bytes decoded by the declared charset, else UTF-8 → cp1252 → latin-1."""
+    declared = _codec(charset)
+    problem = None
+    if charset and declared is None and charset.strip().strip("\"'").lower() not in _NO_CHARSET:
+        problem = f"unknown charset {charset!r}"
+    if declared:
+        try:
+            return data.decode(declared), None
+        except UnicodeDecodeError:
+            lossy = data.decode(declared, errors="replace")
+            if declared != "ascii" and lossy.count("\ufffd") * 200 <= max(len(lossy), 1):
+                return lossy, f"invalid {charset} bytes replaced"
+            problem = f"text is not valid {charset}"
+        except LookupError:  # a codec that fails at decode time (rare)
+            problem = f"unknown charset {charset!r}"
+    try:
+        return data.decode("utf-8"), problem
+    except UnicodeDecodeError:
+        lossy_utf8 = _mostly_utf8(data)
+        if lossy_utf8 is not None:
+            return lossy_utf8, problem or "invalid UTF-8 bytes replaced"
+    try:
+        return data.decode("cp1252"), problem
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), problem
+
+
+def _fix_raw(value: str) -> str:
+    """A header value parsed from bytes keeps 8-bit bytes as surrogates: decode them properly."""
+    if not any("\udc80" <= ch <= "\udcff" for ch in value):
+        return value
+    return decode_bytes(value.encode("utf-8", "surrogateescape"))[0]
+
+
+def decode_header(raw: object) -> str:
+    """A header value as one line of text: RFC 2047 decoded, unfolded, whitespace collapsed."""
+    if raw is None:
+        return ""
+    text = _fix_raw(str(raw))
+    try:
+        parts = email.header.decode_header(text)
+    except Exception:  # a malformed encoded word: keep the raw text
+        return _WS_RE.sub(" ", text).strip()
+    out: list[str] = []
+    for value, charset in parts:
+        if isinstance(value, str):
+            out.append(value)
+        elif charset is None:
+            out.append(value.decode("raw-unicode-escape", errors="replace"))
+        else:
+            out.append(decode_bytes(value, charset)[0])
+    return _WS_RE.sub(" ", "".join(out)).strip()
+
+
+def _raw_headers(msg: Message) -> dict[str, list[str]]:
+    headers: dict[str, list[str]] = {}
+    for name, value in msg.raw_items():
+        headers.setdefault(name.lower(), []).append(str(value))
+    return headers
+
+
+def _first(headers: dict[str, list[str]], name: str) -> str | None:
+    values = headers.get(name)
+    return values[0] if values else None
+
+
+def _ids(raw: str | None) -> tuple[str, ...]:
+    if not raw:
+        return ()
+    text = _fix_raw(raw)
+    found = _ANGLE_ID_RE.findall(text)
+    if not found:
+        found = [tok.strip("<>,;") for tok in text.split() if "@" in tok]
+    out: list[str] = []
+    for item in found:
+        if item and item not in out:
+            out.append(item)
+    return tuple(out)
+
+
+def _author(raw: str | None) -> tuple[str, str]:
+    """`(author, address)` of a From-like header."""
+    if not raw:
+        return "", ""
+    text = _fix_raw(raw)
+    try:
+        pairs = email.utils.getaddresses([_WS_RE.sub(" ", text)])
+    except Exception:
+        pairs = []
+    for name, addr in pairs:
+        if "@" not in addr:
+            continue
+        name = decode_header(name).strip().strip("\"'").strip()
+        addr = addr.strip()
+        if name and name.lower() != addr.lower():
+            return f"{name} <{addr}>", addr.lower()
+        return addr, addr.lower()
+    decoded = decode_header(text)
+    match = _ADDRESS_RE.search(decoded)
+    return decoded, (match.group(0).lower() if match else "")
+
+
+def _parse_date(raw: str | None) -> datetime | None:
+    if not raw:
+        return None
+    text = _WS_RE.sub(" ", _fix_raw(raw)).strip()
+    parsed: datetime | None
+    try:
+        parsed = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        parsed = None
+    if parsed is None:
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        parsed = parsed.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return None
+    return parsed if 1970 <= parsed.year <= 2100 else None
+
+
+def _received_date(values: Sequence[str]) -> datetime | None:
+    """The date of the earliest hop (the last `Received:` header) that has a usable one."""
+    for value in reversed(values):
+        if ";" in value:
+            parsed = _parse_date(value.rsplit(";", 1)[1])
+            if parsed is not None:
+                return parsed
+    return None
+
+
+# --- the body -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Body:
+    texts: list[str] = field(default_factory=list)
+    html_used: bool = False
+    plain_used: bool = False
+    attachments: list[Attachment] = field(default_factory=list)
+    enclosed: list[Message] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _param(part: Message, header: str, name: str) -> object:
+    """A header parameter, read from the raw header (8-bit bytes decoded first, not replaced)."""
+    for key, value in part.raw_items():
+        if key.lower() == header:
+            probe = Message()
+            probe[header] = _fix_raw(str(value))
+            try:
+                return probe.get_param(name, header=header)
+            except Exception:
+                return None
+    return None
+
+
+def _filename(part: Message) -> str | None:
+    """The attachment's name: RFC 2231 parameters, RFC 2047 words and raw 8-bit all decoded."""
+    raw = _param(part, "content-disposition", "filename") or _param(part, "content-type", "name")
+    if isinstance(raw, tuple):  # RFC 2231: (charset, language, value)
+        try:
+            raw = email.utils.collapse_rfc2231_value(raw, errors="replace")
+        except Exception:
+            raw = str(raw[2])
+    if not raw:
+        return None
+    name = decode_header(email.utils.unquote(str(raw)))
+    name = _FILENAME_BAD_RE.sub(" ", name).replace("\\", "/").rsplit("/", 1)[-1].strip()
+    return name or None
+
+
+def _payload_bytes(part: Message) -> bytes:
+    try:
+        data = part.get_payload(decode=True)
+    except Exception:
+        data = None
+    if isinstance(data, bytes):
+        return data
+    raw = part.get_payload()
+    if isinstance(raw, str):
+        return raw.encode("utf-8", "surrogateescape")
+    return b""
+
+
+def _part_text(part: Message, body: _Body) -> str:
+    try:
+        charset = part.get_content_charset()
+    except Exception:
+        charset = None
+    text, problem = decode_bytes(_payload_bytes(part), charset)
+    if problem:
+        body.problems.append(problem)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _enclosed_message(part: Message) -> Message | None:
+    payload = part.get_payload()
+    if isinstance(payload, list) and payload and isinstance(payload[0], Message):
+        return payload[0]
+    data = _payload_bytes(part)
+    if not data.strip():
+        return None
+    try:
+        return BytesParser(policy=policy.compat32).parsebytes(data)
+    except Exception:
+        return None
+
+
+def _attach(part: Message, ctype: str, body: _Body, name: str | None = None) -> None:
+    if name is None:
+        name = "unnamed" + (mimetypes.guess_extension(ctype, strict=False) or "")
+    body.attachments.append(Attachment(name, ctype, len(_payload_bytes(part))))
+
+
+def _walk(part: Message, body: _Body, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        body.problems.append(f"MIME nesting deeper than {MAX_DEPTH} levels not followed")
+        return
+    ctype = part.get_content_type()
+    maintype = ctype.split("/", 1)[0]
+    name = _filename(part)
+    if maintype == "message":  # (compat32 calls an enclosed message "multipart": check first)
+        if ctype in ("message/rfc822", "message/global"):
+            _enclosed(part, ctype, name, body)
+        # delivery-status, disposition-notification, external-body…: machine data, skipped
+        return
+    if maintype == "multipart" and not part.is_multipart():  # no boundary found: its raw text
+        raw = _part_text(part, body)
+        text = "\n".join(x for x in raw.split("\n") if not _MIME_LINE_RE.match(x)).strip()
+        if text:
+            body.texts.append(text)
+            body.plain_used = True
+        return
+    if part.is_multipart():
+        children = [c for c in part.get_payload() if isinstance(c, Message)]
+        if ctype == "multipart/alternative" and len(children) > 1:
+            _walk_alternative(children, body, depth)
+        else:
+            for child in children:
+                _walk(child, body, depth + 1)
+        return
+    try:
+        disposition = part.get_content_disposition()
+    except Exception:
+        disposition = None
+    if disposition == "attachment" or (name and ctype not in ("text/plain", "text/html")):
+        _attach(part, ctype, body, name)
+        return
+    if ctype == "text/html":
+        text = html_to_text(_part_text(part, body))
+        body.html_used = True
+    elif ctype.endswith("/plain") or (maintype == "text" and not name and ctype != "text/calendar"):
+        text = _part_text(part, body)
+        body.plain_used = True
+    else:  # images, archives…: listed; a nameless inline resource of an HTML body is skipped
+        if name or part.get("content-id") is None:
+            _attach(part, ctype, body, name)
+        return
+    if text.strip():
+        body.texts.append(text.strip("\n"))
+
+
+def _enclosed(part: Message, ctype: str, name: str | None, body: _Body) -> None:
+    """An attached message: listed by its subject; kept aside in case the outer has no text."""
+    enclosed = _enclosed_message(part)
+    subject = decode_header(enclosed.get("subject")) if enclosed is not None else ""
+    size = len(_payload_bytes(part)) if enclosed is None else _message_size(enclosed)
+    label = name or (f"{subject}.eml" if subject else "message.eml")
+    body.attachments.append(Attachment(label, ctype, size))
+    if enclosed is not None and len(body.enclosed) < 3:
+        body.enclosed.append(enclosed)
+
+
+def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
+    """Pick one rendering: the first with plain text, else the first with any text."""
+    trials: list[_Body] = []
+    for child in children:
+        trial = _Body()
+        _walk(child, trial, depth + 1)
+        trials.append(trial)
+    chosen = next((t for t in trials if t.texts and t.plain_used and not t.html_used), None)
+    if chosen is None:
+        chosen = next((t for t in trials if t.texts), trials[-1])
+    body.texts.extend(chosen.texts)
+    body.html_used |= chosen.html_used
+    body.plain_used |= chosen.plain_used
+    body.attachments.extend(chosen.attachments)
+    body.enclosed.extend(chosen.enclosed)
+    body.problems.extend(chosen.problems)
+
+
+def _message_size(msg: Message) -> int:
+    try:
+        return len(msg.as_bytes(policy=policy.compat32))
+    except Exception:
+        return 0
+
+
+def _body_of(msg: Message, depth: int = 0) -> _Body:
+    body = _Body()
+    _walk(msg, body, depth)
+    # an empty wrapper around an enclosed message (a forward as attachment): use its text
+    if not body.texts and body.enclosed and depth < MAX_DEPTH:
+        inner = _body_of(body.enclosed[0], depth + 1)
+        body.texts.extend(inner.texts)
+        body.html_used |= inner.html_used
+        body.problems.extend(inner.problems)
+    return body
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_TEXT_CHARS:
+        return text
+    cut = text.rfind("\n", 0, MAX_TEXT_CHARS)
+    cut = cut if cut > MAX_TEXT_CHARS // 2 else MAX_TEXT_CHARS
+    return text[:cut].rstrip() + f"\n\n[… {len(text) - cut} more characters not ingested]"
+
+
+# --- the message ----------------------------------------------------------------------------
+
+
+def _parse(data: bytes) -> tuple[Message, _Body]:
+    errors: list[str] = []
+    # compat32 first: it is as tolerant, and 10x faster on messages with thousands of parts
+    # (headers are decoded by hand here, so the richer header objects of policy.default
+    # would only cost time); policy.default is the fallback.
+    for pol in (policy.compat32, policy.default):
+        try:
+            msg = BytesParser(policy=pol).parsebytes(data)
+            return msg, _body_of(msg)
+        except Exception as exc:  # the email package can raise almost anything on garbage
+            errors.append(f"{type(exc).__name__}: {exc}")
+    raise MimeError("cannot parse the MIME structure (" + "; ".join(errors) + ")")
+
+
+def parse_message(data: bytes) -> ParsedEmail:
+    """Decode one message. Raises `MimeError` only when the bytes are not a message at all."""
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise MimeError(f"message of {len(data)} bytes is over the {MAX_MESSAGE_BYTES}-byte cap")
+    if not data.strip():
+        raise MimeError("empty message")
+    msg, body = _parse(data)
+    headers = _raw_headers(msg)
+    if not headers:
+        raise MimeError("no headers (not an email message)")
+    author, address = "", ""
+    for name in ("from", "sender", "reply-to", "return-path"):
+        author, address = _author(_first(headers, name))
+        if author:
+            break
+    date = _parse_date(_first(headers, "date"))
+    date_source = "Date" if date is not None else ""
+    if date is None:
+        date = _received_date(headers.get("received", []))
+        date_source = "Received" if date is not None else ""
+    ids = _ids(_first(headers, "message-id"))
+    text = _NBSP_RE.sub(" ", "\n\n".join(body.texts))
+    problems = list(dict.fromkeys(body.problems))
+    defects = {type(d).__name__ for d in getattr(msg, "defects", [])}
+    if defects:
+        problems.append("MIME defects: " + ", ".join(sorted(defects)))
+    return ParsedEmail(
+        message_id=ids[0] if ids else None,
+        in_reply_to=_ids(_first(headers, "in-reply-to")),
+        references=_ids(" ".join(headers.get("references", []))),
+        subject=decode_header(_first(headers, "subject")),
+        author=author,
+        address=address,
+        date=date,
+        date_source=date_source,
+        body=_cap(text),
+        attachments=tuple(body.attachments),
+        html_only=body.html_used and not body.plain_used,
+        problems=tuple(problems),
+    )
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{round(n / 1024)} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def attachments_line(attachments: Sequence[Attachment]) -> str:
+    """`Attachments: a.pdf (application/pdf, 12 KB), b.png (image/png, 3 KB)`, or "" for none."""
+    if not attachments:
+        return ""
+    items = [f"{a.filename} ({a.content_type}, {_size(a.size)})" for a in attachments]
+    return "Attachments: " + ", ".join(items)

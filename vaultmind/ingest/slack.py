@@ -1,0 +1,283 @@
+"""Slack workspace exports: a folder (or its `.zip`) with `channels.json`, `users.json`,
+`groups.json`, `dms.json`, `mpims.json` and one folder of `YYYY-MM-DD.json` day files per
+conversation. A single JSON array of Slack messages (one channel) is read too.
+
+- one batch per conversation: channels and private channels by name, DMs and group DMs by
+  their members' names; notes by UTC day under `sources/chat/slack/<team>/<conversation>/`;
+- authors: user ids resolved through `users.json` (real name, else display name, else handle);
+  mentions `<@U…>`, `<#C…|name>`, `<!here>` and links `<url|label>` become readable text;
+- thread replies stay in their day note; their `source_ref` carries the thread:
+  `slack://archives/<channel id>/p<ts>?thread_ts=<parent ts>`;
+- system messages (joins, leaves, topic/purpose/name changes, pins, deleted-message tombstones,
+  …) are dropped: only plain messages and the subtypes in `KEPT_SUBTYPES` are kept;
+- shared files become `[file: title]` lines; message id = the message's `ts`.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vaultmind.ingest.common import as_str, epoch_to_utc, json_array_items, load_json, read_text
+from vaultmind.ingest.errors import IngestError, ingest_error
+from vaultmind.ingest.model import SourceBatch
+from vaultmind.markdown.render import Message, SourceMeta
+
+KEPT_SUBTYPES = frozenset({"", "bot_message", "me_message", "file_share", "thread_broadcast"})
+META_FILES = ("channels.json", "groups.json", "mpims.json", "dms.json", "users.json")
+_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}\.json")
+_ANGLE_RE = re.compile(r"<([^<>\n]+)>")
+_THREAD_FILE_RE = re.compile(r"(.+)_thread_\d+(?:\.\d+)?")
+
+
+class _Export:
+    """Read access to an export folder or zip: `read(rel)` and `days(folder)`."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.zip: zipfile.ZipFile | None = None
+        self.prefix = ""
+        if path.is_file():
+            try:
+                self.zip = zipfile.ZipFile(path)
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise IngestError("not a Slack export folder or zip", path=path) from exc
+            names = self.zip.namelist()
+            marker = next((n for n in sorted(names, key=len) if n.rsplit("/", 1)[-1] in META_FILES), None)
+            if marker is not None and "/" in marker:
+                self.prefix = marker.rsplit("/", 1)[0] + "/"
+
+    def where(self, rel: str) -> Path:
+        return Path(f"{self.path}/{rel}") if self.zip is None else Path(f"{self.path}:{self.prefix}{rel}")
+
+    def text(self, rel: str) -> str | None:
+        if self.zip is None:
+            full = self.path / rel
+            return read_text(full) if full.is_file() else None
+        try:
+            data = self.zip.read(self.prefix + rel)
+        except KeyError:
+            return None
+        return read_text(self.where(rel), data)
+
+    def folders(self) -> list[str]:
+        if self.zip is None:
+            return sorted(p.name for p in self.path.iterdir() if p.is_dir())
+        found = {
+            n[len(self.prefix) :].split("/", 1)[0]
+            for n in self.zip.namelist()
+            if n.startswith(self.prefix) and n[len(self.prefix) :].count("/") == 1
+        }
+        return sorted(found)
+
+    def days(self, folder: str) -> list[str]:
+        if self.zip is None:
+            base = self.path / folder
+            return sorted(f"{folder}/{p.name}" for p in base.iterdir() if _DAY_RE.fullmatch(p.name))
+        prefix = f"{self.prefix}{folder}/"
+        return sorted(
+            n[len(self.prefix) :]
+            for n in self.zip.namelist()
+            if n.startswith(prefix) and _DAY_RE.fullmatch(n[len(prefix) :])
+        )
+
+
+@dataclass(slots=True)
+class _Conversation:
+    id: str
+    folder: str
+    title: str
+    scope_name: str
+    members: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Names:
+    users: dict[str, str] = field(default_factory=dict)
+    channels: dict[str, str] = field(default_factory=dict)
+
+
+def parse_slack(path: Path) -> list[SourceBatch]:
+    """Parse a Slack workspace export folder or zip, or a single channel's message array."""
+    if path.is_file() and path.suffix.lower() == ".json":
+        return _parse_channel_file(path)
+    export = _Export(path) if path.is_dir() or path.is_file() else None
+    if export is None:
+        raise IngestError("no such file or folder", path=path)
+    users = _load_list(export, "users.json")
+    names = _Names(users={u["id"]: _user_name(u) for u in users if isinstance(u.get("id"), str)})
+    conversations: list[_Conversation] = []
+    for meta_file in ("channels.json", "groups.json", "mpims.json"):
+        for entry in _load_list(export, meta_file):
+            cid, name = as_str(entry.get("id")), as_str(entry.get("name"))
+            if not cid or not name:
+                continue
+            names.channels[cid] = name
+            if meta_file == "mpims.json":
+                members = [names.users.get(m, m) for m in entry.get("members") or [] if isinstance(m, str)]
+                title = "Group DM " + ", ".join(members) if members else name
+                conversations.append(_Conversation(cid, name, title, name))
+            else:
+                conversations.append(_Conversation(cid, name, f"#{name}", name))
+    for entry in _load_list(export, "dms.json"):
+        cid = as_str(entry.get("id"))
+        if not cid:
+            continue
+        members = sorted({names.users.get(m, m) for m in entry.get("members") or [] if isinstance(m, str)})
+        label = ", ".join(members) or cid
+        conversations.append(_Conversation(cid, cid, f"DM {label}", "dm-" + "-".join(members or [cid])))
+    listed = {c.folder for c in conversations}
+    for folder in export.folders():  # conversations missing from the metadata files
+        if folder not in listed and export.days(folder):
+            conversations.append(_Conversation(folder, folder, f"#{folder}", folder))
+    if not conversations and not users:
+        raise IngestError(
+            "not a Slack export: no channels.json, users.json or conversation folders", path=path
+        )
+    team = _team(users, export)
+    folders = set(export.folders())
+    batches: list[SourceBatch] = []
+    for conv in sorted(conversations, key=lambda c: (c.scope_name, c.id)):
+        messages: list[Message] = []
+        for rel in export.days(conv.folder) if conv.folder in folders else []:
+            text = export.text(rel) or "[]"
+            for line, item in json_array_items(export.where(rel), text):
+                message = _message(export.where(rel), line, item, conv.id, names)
+                if message is not None:
+                    messages.append(message)
+        if messages:
+            meta = SourceMeta(
+                kind="chat",
+                source_id=f"slack:{team}/{conv.id}",
+                scope=f"slack/{team}/{conv.scope_name}",
+                title=conv.title,
+            )
+            batches.append(SourceBatch(meta=meta, messages=tuple(messages)))
+    return batches
+
+
+def _parse_channel_file(path: Path) -> list[SourceBatch]:
+    """One channel's messages: `<channel>.json`, slackdump's `<channel>_thread_<ts>.json`, or one
+    `<channel>/YYYY-MM-DD.json` day file of an export (user ids then stay unresolved)."""
+    thread = _THREAD_FILE_RE.fullmatch(path.stem)
+    channel = thread.group(1) if thread else path.stem
+    if _DAY_RE.fullmatch(path.name) and path.parent.name:  # one day file of an export folder
+        channel = path.parent.name
+    text = read_text(path)
+    names = _Names()
+    messages = []
+    team_votes: Counter[str] = Counter()
+    for line, item in json_array_items(path, text):
+        if isinstance(item, dict) and isinstance(item.get("team"), str):
+            team_votes[item["team"]] += 1
+        message = _message(path, line, item, channel, names)
+        if message is not None:
+            messages.append(message)
+    team = _most_common(team_votes) or "workspace"
+    meta = SourceMeta(
+        kind="chat", source_id=f"slack:{team}/{channel}", scope=f"slack/{team}/{channel}", title=f"#{channel}"
+    )
+    return [SourceBatch(meta=meta, messages=tuple(messages))] if messages else []
+
+
+def _load_list(export: _Export, rel: str) -> list[dict[str, Any]]:
+    text = export.text(rel)
+    if text is None:
+        return []
+    data = load_json(export.where(rel), text)
+    if not isinstance(data, list):
+        raise ingest_error(export.where(rel), "expected a JSON array", line=1)
+    return [item for item in data if isinstance(item, dict)]
+
+
+def _user_name(user: dict[str, Any]) -> str:
+    profile = user.get("profile") if isinstance(user.get("profile"), dict) else {}
+    assert isinstance(profile, dict)
+    for value in (profile.get("real_name"), user.get("real_name"), profile.get("display_name"), user.get("name")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return str(user.get("id"))
+
+
+def _most_common(votes: Counter[str]) -> str | None:
+    if not votes:
+        return None
+    return sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+
+
+def _team(users: list[dict[str, Any]], export: _Export) -> str:
+    votes = Counter(u["team_id"] for u in users if isinstance(u.get("team_id"), str) and u["team_id"])
+    return _most_common(votes) or export.path.stem
+
+
+def _message(path: Path, line: int, item: Any, channel_id: str, names: _Names) -> Message | None:
+    if not isinstance(item, dict):
+        raise ingest_error(path, "a Slack message must be a JSON object", line=line)
+    if item.get("type", "message") != "message":
+        return None
+    subtype = item.get("subtype") or ""
+    if subtype not in KEPT_SUBTYPES or item.get("hidden"):
+        return None
+    ts = as_str(item.get("ts"))
+    if not ts or not re.fullmatch(r"\d+(?:\.\d+)?", ts):
+        raise ingest_error(path, 'message has no valid "ts"', line=line)
+    text = _readable(as_str(item.get("text")) or "", names)
+    if not text.strip():
+        fallbacks = [a.get("text") or a.get("fallback") for a in item.get("attachments") or [] if isinstance(a, dict)]
+        text = "\n".join(_readable(f, names) for f in fallbacks if isinstance(f, str) and f.strip())
+    files = [f for f in item.get("files") or [] if isinstance(f, dict)]
+    file_lines = [f"[file: {as_str(f.get('title')) or as_str(f.get('name')) or 'file'}]" for f in files]
+    if file_lines:
+        text = "\n".join([text, *file_lines]) if text.strip() else "\n".join(file_lines)
+    if not text.strip():
+        return None
+    ref = f"slack://archives/{channel_id}/p{ts.replace('.', '')}"
+    thread_ts = as_str(item.get("thread_ts"))
+    if thread_ts and thread_ts != ts:
+        ref += f"?thread_ts={thread_ts}"
+    return Message(
+        message_id=ts, author=_author(item, names), timestamp=epoch_to_utc(ts), text=text, source_ref=ref
+    )
+
+
+def _author(item: dict[str, Any], names: _Names) -> str:
+    user = as_str(item.get("user"))
+    if user and user in names.users:
+        return names.users[user]
+    profile = item.get("user_profile")
+    if isinstance(profile, dict):
+        for key in ("real_name", "display_name", "name"):
+            value = profile.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    bot = item.get("bot_profile")
+    for value in (item.get("username"), bot.get("name") if isinstance(bot, dict) else None, user):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return "unknown"
+
+
+def _readable(text: str, names: _Names) -> str:
+    """Slack mrkdwn → plain text: mentions resolved, links as Markdown, entities unescaped."""
+
+    def repl(match: re.Match[str]) -> str:
+        target, _, label = match.group(1).partition("|")
+        if target.startswith("@"):
+            return "@" + (label or names.users.get(target[1:], target[1:]))
+        if target.startswith("#"):
+            return "#" + (label or names.channels.get(target[1:], target[1:]))
+        if target.startswith("!"):
+            return label or "@" + target[1:].split("^", 1)[0]
+        if label and label != target:
+            return f"[{label}]({target})"
+        return target.removeprefix("mailto:")
+
+    if "<" in text:
+        text = _ANGLE_RE.sub(repl, text)
+    if "&" in text:  # Slack escapes exactly these three
+        text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return text

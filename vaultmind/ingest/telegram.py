@@ -1,0 +1,134 @@
+"""Telegram Desktop JSON exports: one chat (`result.json` with `messages`) or the whole account
+(`chats.list[]`, plus `left_chats.list[]`).
+
+- one batch per chat, notes by UTC day under `sources/chat/telegram/<chat name>/`;
+- `type: "service"` messages (joins, pins, calls, title changes) are dropped;
+- rich text (`text` as a list of strings and entities) is flattened to plain text; `text_link`
+  entities become Markdown links; media become a line like `[photo]`, `[file: report.pdf]`,
+  `[voice message]`, or the sticker's emoji;
+- time: `date_unixtime` (UTC) when present, else `date` read as local time in `tz`;
+- message id: Telegram's id; `source_ref`: `telegram://chat/<chat id>/<message id>`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from vaultmind.ingest.common import MessageIds, as_str, load_json, parse_time
+from vaultmind.ingest.errors import ingest_error
+from vaultmind.ingest.model import SourceBatch
+from vaultmind.markdown.render import Message, SourceMeta
+
+
+def parse_telegram(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
+    """Parse a Telegram Desktop JSON export (a single chat or the whole account)."""
+    data = load_json(path)
+    if not isinstance(data, dict):
+        raise ingest_error(path, "expected a Telegram export object", line=1)
+    chats: list[Any] = []
+    if isinstance(data.get("messages"), list):
+        chats.append(data)
+    for key in ("chats", "left_chats"):
+        group = data.get(key)
+        if isinstance(group, dict) and isinstance(group.get("list"), list):
+            chats.extend(group["list"])
+    if not chats:
+        raise ingest_error(path, 'no "messages" and no "chats.list" in this export', line=1)
+    batches = []
+    for index, chat in enumerate(chats):
+        batch = _chat(path, index, chat, tz, single=len(chats) == 1)
+        if batch is not None:
+            batches.append(batch)
+    return batches
+
+
+def _chat(path: Path, index: int, chat: Any, tz: tzinfo, *, single: bool) -> SourceBatch | None:
+    if not isinstance(chat, dict) or not isinstance(chat.get("messages"), list):
+        raise ingest_error(path, 'a chat must be an object with a "messages" list', record=index)
+    name = as_str(chat.get("name")) or (path.stem if single else f"chat-{index + 1}")
+    chat_id = as_str(chat.get("id")) or name
+    ids = MessageIds()
+    messages = []
+    for number, item in enumerate(chat["messages"]):
+        message = _message(path, name, number, item, chat_id, tz, ids)
+        if message is not None:
+            messages.append(message)
+    if not messages:
+        return None
+    meta = SourceMeta(kind="chat", source_id=f"telegram:{chat_id}", scope=f"telegram/{name}", title=name)
+    return SourceBatch(meta=meta, messages=tuple(messages))
+
+
+def _message(
+    path: Path, chat: str, number: int, item: Any, chat_id: str, tz: tzinfo, ids: MessageIds
+) -> Message | None:
+    where = f"chat {chat!r}, message {number}"
+    if not isinstance(item, dict):
+        raise ingest_error(path, f"{where}: a message must be an object")
+    if item.get("type", "message") != "message":
+        return None
+    timestamp = _time(path, where, item, tz)
+    text = flatten_text(item.get("text"))
+    media = _media(item)
+    if media:
+        text = f"{text}\n{media}" if text.strip() else media
+    if not text.strip():
+        return None
+    author = as_str(item.get("from")) or ("Deleted Account" if "from" in item else as_str(item.get("actor")))
+    author = author or as_str(item.get("from_id")) or "unknown"
+    message_id = as_str(item.get("id")) or ids(author, timestamp, text)
+    ref = f"telegram://chat/{chat_id}/{message_id}" if as_str(item.get("id")) else None
+    return Message(message_id=message_id, author=author, timestamp=timestamp, text=text, source_ref=ref)
+
+
+def _time(path: Path, where: str, item: dict[str, Any], tz: tzinfo) -> datetime:
+    value = item.get("date_unixtime")
+    zone: tzinfo = UTC
+    if value is None:
+        value, zone = item.get("date"), tz
+    if value is None:
+        raise ingest_error(path, f'{where}: no "date_unixtime" or "date"')
+    try:
+        return parse_time(value, zone)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise ingest_error(path, f"{where}: cannot read the time {value!r}") from exc
+
+
+def flatten_text(value: Any) -> str:
+    """Telegram's `text` (a string, or a list of strings and `{type, text, href?}` entities)."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        return ""
+    out = []
+    for part in value:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict):
+            text = as_str(part.get("text")) or ""
+            href = as_str(part.get("href"))
+            out.append(f"[{text}]({href})" if part.get("type") == "text_link" and href and href != text else text)
+    return "".join(out)
+
+
+def _media(item: dict[str, Any]) -> str:
+    if "photo" in item:
+        return "[photo]"
+    media_type = as_str(item.get("media_type"))
+    if media_type == "sticker":
+        return as_str(item.get("sticker_emoji")) or "[sticker]"
+    if media_type:
+        return f"[{media_type.replace('_', ' ')}]"
+    if "file" in item:
+        name = as_str(item.get("file_name")) or (as_str(item.get("file")) or "file").rsplit("/", 1)[-1]
+        return f"[file: {name}]"
+    poll = item.get("poll")
+    if isinstance(poll, dict):
+        return f"[poll: {as_str(poll.get('question')) or ''}]"
+    if "location_information" in item:
+        return "[location]"
+    if "contact_information" in item:
+        return "[contact]"
+    return ""

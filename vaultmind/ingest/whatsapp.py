@@ -1,0 +1,199 @@
+"""WhatsApp text exports ("Export chat" → without media, or the `.zip` with `_chat.txt`).
+
+Every message starts with a line `<date>, <time> - <author>: <text>` (Android) or
+`[<date>, <time>] <author>: <text>` (iOS); the following lines without such a header belong to
+the same message. Dates are read in every order WhatsApp writes them (`dd/mm/yy`, `mm/dd/yy`,
+`yyyy/mm/dd`, with `/`, `.` or `-`, 2- or 4-digit years), times in 24 h or 12 h (`PM`, `p. m.`,
+`p.m.`), with or without seconds. Day-first or month-first is decided per file: a day above 12
+settles it; otherwise the order that keeps the messages chronological wins, day-first on a tie.
+
+Lines without `author: ` after the time are system lines ("created group", "You were added",
+"Messages and calls are end-to-end encrypted") and are dropped with their continuation lines.
+"<Media omitted>" / "image omitted" stay as the message's text: they record that something was
+sent. Export times are local and carry no zone: they are read in `tz` (default UTC).
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
+from itertools import pairwise
+from pathlib import Path
+
+from vaultmind.ingest.common import MessageIds, local_to_utc, read_text, strip_invisible
+from vaultmind.ingest.errors import IngestError, ingest_error
+from vaultmind.ingest.model import SourceBatch
+from vaultmind.markdown.render import Message, SourceMeta
+
+HEADER_RE = re.compile(
+    r"\[?(?P<date>\d{1,4}[./-]\d{1,2}[./-]\d{1,4}),?\s+"
+    r"(?P<time>\d{1,2}[:.]\d{2}(?:[:.]\d{2})?)"
+    r"(?:\s?(?P<ampm>[AaPp]\.?\s?[Mm]\.?))?"
+    r"(?:\]\s?|\s[-–]\s)"
+    r"(?P<rest>.*)"
+)
+_DATE_SPLIT_RE = re.compile(r"[./-]")
+_TITLE_PREFIX_RE = re.compile(r"^whatsapp\s+chat\s*(?:with|mit|con|avec|met|com|z|с|-)?\s*", re.IGNORECASE)
+_MAX_AUTHOR = 80
+
+DateOrder = str  # "YMD", "DMY" or "MDY"
+
+
+@dataclass(slots=True)
+class _Record:
+    line: int
+    parts: tuple[int, int, int]
+    year_first: bool  # yyyy/mm/dd
+    hour: int
+    minute: int
+    second: int
+    ampm: str | None
+    author: str | None  # None: a system line
+    lines: list[str] = field(default_factory=list)
+
+
+def parse_whatsapp(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
+    """Parse one WhatsApp export (`.txt`, or a `.zip` holding one)."""
+    text, name = _read_export(path)
+    return parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz)
+
+
+def parse_line_chat(
+    path: Path, text: str, *, platform: str, name: str, tz: tzinfo, order: DateOrder | None = None
+) -> list[SourceBatch]:
+    """The shared parser of line-based exports (WhatsApp, Signal): one batch for the chat."""
+    records = _records(path, text)
+    order = order or _date_order(path, records)
+    ids = MessageIds()
+    messages: list[Message] = []
+    for record in records:
+        if record.author is None:
+            continue
+        body = "\n".join(record.lines).strip("\n").rstrip()
+        if not body.strip():
+            continue
+        timestamp = local_to_utc(_datetime(path, record, order), tz)
+        messages.append(
+            Message(message_id=ids(record.author, timestamp, body), author=record.author, timestamp=timestamp, text=body)
+        )
+    if not messages:
+        return []
+    meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
+    return [SourceBatch(meta=meta, messages=tuple(messages))]
+
+
+def _read_export(path: Path) -> tuple[str, str]:
+    if path.suffix.lower() == ".zip":
+        try:
+            with zipfile.ZipFile(path) as archive:
+                members = sorted(n for n in archive.namelist() if n.lower().endswith(".txt"))
+                if not members:
+                    raise IngestError("no .txt chat in this zip", path=path)
+                member = "_chat.txt" if "_chat.txt" in members else members[0]
+                return read_text(Path(f"{path}:{member}"), archive.read(member)), chat_name(path)
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise IngestError(f"cannot read the zip: {exc}", path=path) from exc
+    return read_text(path), chat_name(path)
+
+
+def chat_name(path: Path) -> str:
+    """The chat's name from the export's file name ("WhatsApp Chat with Alice.txt" → "Alice")."""
+    stem = path.stem
+    if stem.lower() in ("_chat", "chat") and path.parent.name:
+        stem = path.parent.name
+    return _TITLE_PREFIX_RE.sub("", stem).strip() or stem
+
+
+def _records(path: Path, text: str) -> list[_Record]:
+    records: list[_Record] = []
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = strip_invisible(raw)
+        match = HEADER_RE.match(line)
+        if match is None:
+            if records:
+                records[-1].lines.append(line)
+            elif line.strip():
+                raise ingest_error(path, "expected a message line starting with a date and time", line=number)
+            continue
+        parts_text = _DATE_SPLIT_RE.split(match.group("date"))
+        time_parts = [int(p) for p in re.split(r"[:.]", match.group("time"))]
+        if (len(parts_text[0]) > 2 and len(parts_text[2]) > 2) or len(parts_text[1]) > 2:
+            raise ingest_error(path, f"cannot read the date {match.group('date')!r}", line=number)
+        author, body = _split_author(match.group("rest"))
+        ampm = match.group("ampm")
+        records.append(
+            _Record(
+                line=number,
+                parts=(int(parts_text[0]), int(parts_text[1]), int(parts_text[2])),
+                year_first=len(parts_text[0]) > 2,
+                hour=time_parts[0],
+                minute=time_parts[1],
+                second=time_parts[2] if len(time_parts) > 2 else 0,
+                ampm=ampm.replace(".", "").replace(" ", "").lower() if ampm else None,
+                author=author,
+                lines=[body] if author is not None else [],
+            )
+        )
+    if not records:
+        raise ingest_error(path, "no message lines (a date and time, then `author: text`)", line=1)
+    return records
+
+
+def _split_author(rest: str) -> tuple[str | None, str]:
+    author, sep, body = rest.partition(": ")
+    author = author.strip()
+    if not sep or not author or len(author) > _MAX_AUTHOR or '"' in author:
+        return None, rest
+    return author, body
+
+
+def _date_order(path: Path, records: list[_Record]) -> DateOrder:
+    if records[0].year_first:
+        mixed = next((r for r in records if not r.year_first), None)
+        if mixed is not None:
+            raise ingest_error(path, "the date format changes within the file", line=mixed.line)
+        return "YMD"
+    mixed = next((r for r in records if r.year_first), None)
+    if mixed is not None:
+        raise ingest_error(path, "the date format changes within the file", line=mixed.line)
+    fits = [order for order in ("DMY", "MDY") if all(_fits(r, order) for r in records)]
+    if not fits:
+        bad = next(r for r in records if not _fits(r, "DMY") and not _fits(r, "MDY"))
+        raise ingest_error(path, "cannot read the date as day/month or month/day", line=bad.line)
+    if len(fits) == 1:
+        return fits[0]
+
+    def inversions(order: DateOrder) -> int:
+        times = [_datetime(path, r, order) for r in records]
+        return sum(1 for a, b in pairwise(times) if b < a)
+
+    return min(fits, key=lambda order: (inversions(order), order != "DMY"))
+
+
+def _fits(record: _Record, order: DateOrder) -> bool:
+    a, b, _ = record.parts
+    day, month = (a, b) if order == "DMY" else (b, a)
+    return 1 <= month <= 12 and 1 <= day <= 31
+
+
+def _datetime(path: Path, record: _Record, order: DateOrder) -> datetime:
+    a, b, c = record.parts
+    if order == "YMD":
+        year, month, day = a, b, c
+    elif order == "DMY":
+        day, month, year = a, b, c
+    else:
+        month, day, year = a, b, c
+    if year < 100:
+        year += 2000
+    hour = record.hour
+    if record.ampm is not None:
+        if not 1 <= hour <= 12 and hour != 0:
+            raise ingest_error(path, f"hour {hour} with {record.ampm}", line=record.line)
+        hour = hour % 12 + (12 if record.ampm.startswith("p") else 0)
+    try:
+        return datetime(year, month, day, hour, record.minute, record.second)
+    except ValueError as exc:
+        raise ingest_error(path, f"invalid date or time: {exc}", line=record.line) from exc

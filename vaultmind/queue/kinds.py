@@ -1,0 +1,75 @@
+"""Job kinds: what a job of each kind does, whether it needs the LLM, and how to re-derive it.
+
+A kind is registered once (`JobKind`); the worker pool claims, runs and settles jobs through
+it, and `reconcile` asks each kind which jobs *should* exist given the index (`wanted`), so
+work lost in a crash — or never enqueued — is recreated, and work whose target is gone is
+cancelled. Handlers must be idempotent: a job may run again after a crash between its side
+effects and its settlement.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from vaultmind.queue.store import Job, NewJob
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
+    from vaultmind.index.store import Index
+    from vaultmind.llm.ollama_chat import OllamaChat
+
+
+class JobContext:
+    """What a handler gets: the index, the config, the clock and a shared chat client."""
+
+    def __init__(self, index: Index, config: Config, clock: Callable[[], int]):
+        self.index = index
+        self.config = config
+        self.clock = clock
+        self._chat: OllamaChat | None = None
+        self._lock = threading.Lock()
+
+    def chat(self) -> OllamaChat:
+        """The Ollama chat client (created on first use, shared by the workers)."""
+        from vaultmind.llm.ollama_chat import OllamaChat
+
+        with self._lock:
+            if self._chat is None:
+                self._chat = OllamaChat.from_config(self.config)
+            return self._chat
+
+    def close(self) -> None:
+        with self._lock:
+            if self._chat is not None:
+                self._chat.close()
+                self._chat = None
+
+
+Handler = Callable[[JobContext, Job], str | None]
+"""Runs one job; returns an optional note (kept as the done job's `last_error` column for
+diagnosis, e.g. "target gone"). Raising settles the job by the exception's failure class."""
+
+Wanted = Callable[[duckdb.DuckDBPyConnection, "Config"], Sequence[NewJob]]
+Repair = Callable[[duckdb.DuckDBPyConnection, "Config"], int]
+
+
+@dataclass(frozen=True, slots=True)
+class JobKind:
+    name: str
+    run: Handler
+    llm_bound: bool = False
+    max_attempts: int = 5
+    wanted: Wanted | None = None  # every job that should exist now; None: not reconcilable
+    repair: Repair | None = None  # bring derived rows in line with finished work (run before `wanted`)
+
+
+def default_kinds() -> tuple[JobKind, ...]:
+    """The kinds vaultmind ships, in claim order (downstream work first)."""
+    from vaultmind.admission.importance import importance_kind
+
+    return (importance_kind(),)

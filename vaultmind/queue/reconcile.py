@@ -1,0 +1,75 @@
+"""Reconcile: make the queue agree with the index, so a crash at any point loses nothing.
+
+The vault is the truth and the index is derived from it, so the work still to do is derivable
+too: each job kind says which jobs should exist (`JobKind.wanted`). Reconcile, run at start-up
+and periodically (and safe to run any time, from any thread — it holds the Index lock for one
+short transaction):
+
+1. returns running jobs whose lease expired to ready (their worker died), and lets each kind
+   repair derived rows from work already finished (`JobKind.repair`);
+2. enqueues every wanted job that is missing (dedupe keeps it from duplicating one that is
+   ready, running or parked as failed);
+3. cancels ready and failed jobs nobody wants any more (their target is gone: the leaf was
+   deleted, decided meanwhile, or the model changed);
+4. gives failed jobs of a transient class fresh attempts after `REQUEUE_FAILED_AFTER_MS`
+   (an unrecoverable failure stays parked until `vaultmind retry`);
+5. forgets done and cancelled jobs older than a day.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.queue.kinds import JobKind
+from vaultmind.queue.store import cancel, enqueue, prune, recover_expired
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
+    from vaultmind.index.store import Index
+
+REQUEUE_FAILED_AFTER_MS = 3 * 3600 * 1000
+
+
+def reconcile(index: Index, config: Config, kinds: Sequence[JobKind], *, now: int) -> dict[str, Any]:
+    """One reconcile pass; returns what it did (counts)."""
+    created = cancelled = repaired = 0
+    with index.transaction() as con:
+        expired = recover_expired(con, now=now)
+        for kind in kinds:
+            if kind.repair is not None:
+                repaired += kind.repair(con, config)
+            if kind.wanted is None:
+                continue
+            wanted = kind.wanted(con, config)
+            keys = {job.dedupe_key for job in wanted}
+            created += enqueue(con, wanted, now=now)
+            stale = [
+                int(job_id)
+                for job_id, key in con.execute(
+                    "SELECT id, dedupe_key FROM jobs WHERE kind = ? AND status IN ('ready', 'failed') ORDER BY id",
+                    [kind.name],
+                ).fetchall()
+                if key not in keys
+            ]
+            cancelled += cancel(con, stale, "target no longer exists (cancelled by reconcile)", now=now)
+        requeued = len(
+            con.execute(
+                """
+                UPDATE jobs SET status = 'ready', attempts = 0, defers = 0, available_at = ?, updated_ms = ?
+                WHERE status = 'failed' AND coalesce(failure_class, 'transient') <> 'unrecoverable'
+                  AND updated_ms < ?
+                RETURNING id
+                """,
+                [now, now, now - REQUEUE_FAILED_AFTER_MS],
+            ).fetchall()
+        )
+        pruned = prune(con, now=now)
+    return {
+        "expired": expired,
+        "created": created,
+        "cancelled": cancelled,
+        "requeued": requeued,
+        "repaired": repaired,
+        "pruned": pruned,
+    }

@@ -1,0 +1,61 @@
+"""Loopback-API routes for the queue and for `explain` (the daemon merges them into its routes).
+
+    POST /v1/explain        {"leaf_id": str} → explain_leaf
+    GET  /v1/queue          → queue_status + admission counts (+ the jobs not done, up to 50)
+    POST /v1/queue/retry    {"job_id": int?, "failed": bool?, "deferred": bool?} → {requeued, ids}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.errors import UsageError
+
+if TYPE_CHECKING:
+    from vaultmind.index.store import Index
+    from vaultmind.memory import Memory
+
+Route = Callable[["Memory", dict[str, Any]], Any]
+
+
+def queue_report(index: Index, *, jobs: bool = True) -> dict[str, Any]:
+    from vaultmind.admission import admission_status
+    from vaultmind.queue.store import list_jobs, queue_status
+
+    report = queue_status(index)
+    report["admission"] = admission_status(index)
+    if jobs:
+        report["jobs"] = [
+            j.to_dict() for j in list_jobs(index, statuses=("ready", "running", "failed"), limit=50)
+        ]
+    return report
+
+
+def retry_request(index: Index, body: dict[str, Any]) -> dict[str, Any]:
+    from vaultmind.queue.store import now_ms, retry
+
+    job_id = body.get("job_id")
+    if job_id is not None and (isinstance(job_id, bool) or not isinstance(job_id, int)):
+        raise UsageError("'job_id' must be an integer")
+    failed = body.get("failed", True)
+    deferred = body.get("deferred", False)
+    if not isinstance(failed, bool) or not isinstance(deferred, bool):
+        raise UsageError("'failed' and 'deferred' must be true or false")
+    return retry(index, now=now_ms(), job_id=job_id, failed=failed, deferred=deferred)
+
+
+def _explain(memory: Memory, body: dict[str, Any]) -> Any:
+    from vaultmind.admission.explain import explain_leaf
+
+    leaf_id = body.get("leaf_id")
+    if not isinstance(leaf_id, str):
+        raise UsageError("'leaf_id' must be a string")
+    return explain_leaf(memory.index, leaf_id)
+
+
+ROUTES: dict[tuple[str, str], Route] = {
+    ("POST", "/v1/explain"): _explain,
+    ("GET", "/v1/queue"): lambda m, b: queue_report(m.index),
+    ("POST", "/v1/queue/retry"): lambda m, b: retry_request(m.index, b),
+}

@@ -1,0 +1,431 @@
+"""The durable work queue: the `jobs` table, with leases, attempts, dedupe and typed failures.
+
+A job is `ready` until a worker claims it; the claim (one UPDATE … WHERE id = (SELECT … LIMIT
+1) under the Index lock) makes it `running`, bumps `attempts` and hands the worker a lease: a
+random token and a deadline. Only the holder of the token can settle the job (`complete`,
+`fail`), so a worker that lost its lease — it was too slow, or the process died and the lease
+expired — can never overwrite a job that was claimed again since. An expired lease puts the
+job back to `ready` at the next claim (or reconcile).
+
+Dedupe: a job is not enqueued while another with the same `dedupe_key` is ready, running or
+failed (parked jobs wait for `vaultmind retry`; a done or cancelled key frees itself). Times are
+epoch milliseconds; every function takes `now` so tests can move the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import duckdb
+import pyarrow as pa
+
+from vaultmind.index.store import Index
+from vaultmind.queue.failures import BACKOFF, FailureClass, describe
+
+JobStatus = Literal["ready", "running", "done", "failed", "cancelled"]
+ACTIVE = ("ready", "running")
+BLOCKING = ("ready", "running", "failed")  # a key with such a job is not enqueued again
+DEFAULT_LEASE_S = 300.0
+DEFAULT_MAX_ATTEMPTS = 5
+
+_COLUMNS = (
+    "id, kind, dedupe_key, payload, status, attempts, max_attempts, defers, available_at, "
+    "lease_until, lease_token, last_error, failure_class, created_ms, updated_ms"
+)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def iso_ms(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class NewJob:
+    kind: str
+    dedupe_key: str
+    payload: Mapping[str, Any]
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    delay_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: int
+    kind: str
+    dedupe_key: str
+    payload_json: str
+    status: str
+    attempts: int
+    max_attempts: int
+    defers: int
+    available_at: int
+    lease_until: int | None
+    lease_token: str | None
+    last_error: str | None
+    failure_class: str | None
+    created_ms: int
+    updated_ms: int
+
+    def payload(self) -> Any:
+        """The parsed payload (raises ValueError when it is not JSON)."""
+        return json.loads(self.payload_json)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "dedupe_key": self.dedupe_key,
+            "status": self.status,
+            "attempts": self.attempts,
+            "max_attempts": self.max_attempts,
+            "available_at": iso_ms(self.available_at),
+            "lease_until": iso_ms(self.lease_until),
+            "last_error": self.last_error,
+            "failure_class": self.failure_class,
+            "payload": self.payload_json,
+        }
+
+
+def _job(row: Sequence[Any]) -> Job:
+    return Job(*row)
+
+
+# -- producing ---------------------------------------------------------------------------------
+
+
+def enqueue(con: duckdb.DuckDBPyConnection, jobs: Sequence[NewJob], *, now: int) -> int:
+    """Add jobs whose dedupe key is free; returns how many were added. Runs in the caller's
+    transaction, so a producer can enqueue together with the rows that made the work."""
+    seen: dict[str, NewJob] = {}
+    for job in jobs:
+        seen.setdefault(job.dedupe_key, job)
+    if not seen:
+        return 0
+    keys = sorted(seen)
+    frame = pa.table(
+        {
+            "kind": pa.array([seen[k].kind for k in keys], pa.string()),
+            "dedupe_key": pa.array(keys, pa.string()),
+            "payload": pa.array(
+                [json.dumps(dict(seen[k].payload), sort_keys=True, ensure_ascii=False) for k in keys], pa.string()
+            ),
+            "max_attempts": pa.array([seen[k].max_attempts for k in keys], pa.int32()),
+            "available_at": pa.array([now + seen[k].delay_ms for k in keys], pa.int64()),
+        }
+    )
+    con.register("_new_jobs", frame)
+    try:
+        before = _count(con)
+        con.execute(
+            f"""
+            INSERT INTO jobs ({_COLUMNS})
+            SELECT nextval('jobs_id_seq'), n.kind, n.dedupe_key, n.payload, 'ready', 0, n.max_attempts, 0,
+                   n.available_at, NULL, NULL, NULL, NULL, ?, ?
+            FROM _new_jobs n
+            WHERE NOT EXISTS (
+                SELECT 1 FROM jobs j WHERE j.dedupe_key = n.dedupe_key AND j.status IN {BLOCKING}
+            )
+            ORDER BY n.dedupe_key
+            """,
+            [now, now],
+        )
+        return _count(con) - before
+    finally:
+        con.unregister("_new_jobs")
+
+
+def _count(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute("SELECT count(*) FROM jobs").fetchone()
+    return int(row[0]) if row else 0
+
+
+# -- claiming ----------------------------------------------------------------------------------
+
+
+def recover_expired(con: duckdb.DuckDBPyConnection, *, now: int) -> int:
+    """Running jobs whose lease ran out go back to ready (or failed, attempts spent)."""
+    rows = con.execute(
+        """
+        UPDATE jobs SET
+            status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'ready' END,
+            failure_class = CASE WHEN attempts >= max_attempts THEN 'transient' ELSE failure_class END,
+            last_error = 'lease expired: the worker stopped without settling the job (crash or timeout)',
+            lease_until = NULL, lease_token = NULL, available_at = ?, updated_ms = ?
+        WHERE status = 'running' AND lease_until < ?
+        RETURNING id
+        """,
+        [now, now, now],
+    ).fetchall()
+    return len(rows)
+
+
+def release_running(index: Index, *, now: int) -> int:
+    """At start-up: every running job belongs to a process that is gone (one writer per index)."""
+    with index.transaction() as con:
+        rows = con.execute(
+            """
+            UPDATE jobs SET status = 'ready', lease_until = NULL, lease_token = NULL, available_at = ?,
+                last_error = 'released at start-up: the previous process stopped while running it',
+                updated_ms = ?
+            WHERE status = 'running'
+            RETURNING id
+            """,
+            [now, now],
+        ).fetchall()
+    return len(rows)
+
+
+def claim(
+    index: Index,
+    *,
+    now: int,
+    kinds: Sequence[str] | None = None,
+    order: Sequence[str] = (),
+    fresh_only: Sequence[str] = (),
+    lease_s: float = DEFAULT_LEASE_S,
+) -> Job | None:
+    """Claim the next ready job (of `kinds`, all when None), kinds listed in `order` first.
+
+    Jobs of the kinds in `fresh_only` are eligible only if they were never deferred (the
+    worker pool uses it to probe a closed LLM gate with new work only)."""
+    if kinds is not None and not kinds:
+        return None
+    token = secrets.token_hex(16)
+    lease_until = now + int(lease_s * 1000)
+    kind_filter = "" if kinds is None else "AND kind IN (SELECT unnest(?::VARCHAR[]))"
+    fresh_filter = "AND (defers = 0 OR kind NOT IN (SELECT unnest(?::VARCHAR[])))" if fresh_only else ""
+    params: list[Any] = [lease_until, token, now, now]
+    if kinds is not None:
+        params.append(list(kinds))
+    if fresh_only:
+        params.append(list(fresh_only))
+    params.append(list(order))
+    with index.transaction() as con:
+        recover_expired(con, now=now)
+        row = con.execute(
+            f"""
+            UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?, lease_token = ?,
+                updated_ms = ?
+            WHERE id = (
+                SELECT id FROM jobs
+                WHERE status = 'ready' AND available_at <= ? {kind_filter} {fresh_filter}
+                ORDER BY coalesce(list_position(?::VARCHAR[], kind), 1000), available_at, id
+                LIMIT 1
+            )
+            RETURNING {_COLUMNS}
+            """,
+            params,
+        ).fetchone()
+    return None if row is None else _job(row)
+
+
+def extend_lease(index: Index, job: Job, *, now: int, lease_s: float = DEFAULT_LEASE_S) -> bool:
+    """Keep a long job's lease alive; False when the lease was lost."""
+    with index.transaction() as con:
+        rows = con.execute(
+            "UPDATE jobs SET lease_until = ?, updated_ms = ? WHERE id = ? AND status = 'running' "
+            "AND lease_token = ? RETURNING id",
+            [now + int(lease_s * 1000), now, job.id, job.lease_token],
+        ).fetchall()
+    return bool(rows)
+
+
+# -- settling ----------------------------------------------------------------------------------
+
+Settlement = Literal["done", "retry", "deferred", "failed", "refused"]
+
+
+def complete(index: Index, job: Job, *, now: int, note: str | None = None) -> Settlement:
+    """Mark a claimed job done. "refused" when the lease is no longer this worker's."""
+    with index.transaction() as con:
+        rows = con.execute(
+            """
+            UPDATE jobs SET status = 'done', lease_until = NULL, lease_token = NULL, last_error = ?,
+                failure_class = NULL, updated_ms = ?
+            WHERE id = ? AND status = 'running' AND lease_token = ?
+            RETURNING id
+            """,
+            [note, now, job.id, job.lease_token],
+        ).fetchall()
+    return "done" if rows else "refused"
+
+
+def fail(index: Index, job: Job, failure_class: FailureClass, message: str, *, now: int) -> Settlement:
+    """Settle a claimed job that failed: retry with backoff, defer, or park it as failed."""
+    policy = BACKOFF[failure_class]
+    attempts, defers = job.attempts, job.defers
+    if not policy.retry:
+        status, outcome, available = "failed", "failed", now
+    elif policy.counts_attempt:
+        defers = 0
+        if attempts >= job.max_attempts:
+            status, outcome, available = "failed", "failed", now
+        else:
+            status, outcome = "ready", "retry"
+            available = now + int(policy.delay_s(attempts) * 1000)
+    else:
+        attempts = max(0, attempts - 1)  # the claim's bump is given back: this says nothing about the job
+        defers += 1
+        status, outcome = "ready", "deferred"
+        available = now + int(policy.delay_s(defers) * 1000)
+    with index.transaction() as con:
+        rows = con.execute(
+            """
+            UPDATE jobs SET status = ?, attempts = ?, defers = ?, available_at = ?, lease_until = NULL,
+                lease_token = NULL, last_error = ?, failure_class = ?, updated_ms = ?
+            WHERE id = ? AND status = 'running' AND lease_token = ?
+            RETURNING id
+            """,
+            [status, attempts, defers, available, message[:2000], failure_class, now, job.id, job.lease_token],
+        ).fetchall()
+    return outcome if rows else "refused"  # type: ignore[return-value]
+
+
+# -- managing ----------------------------------------------------------------------------------
+
+
+def cancel(con: duckdb.DuckDBPyConnection, ids: Sequence[int], reason: str, *, now: int) -> int:
+    """Cancel ready or failed jobs (never a running one: its worker settles it)."""
+    if not ids:
+        return 0
+    rows = con.execute(
+        """
+        UPDATE jobs SET status = 'cancelled', last_error = ?, updated_ms = ?
+        WHERE id IN (SELECT unnest(?::BIGINT[])) AND status IN ('ready', 'failed')
+        RETURNING id
+        """,
+        [reason, now, list(ids)],
+    ).fetchall()
+    return len(rows)
+
+
+def retry(
+    index: Index, *, now: int, job_id: int | None = None, failed: bool = True, deferred: bool = False
+) -> dict[str, Any]:
+    """Requeue jobs now with fresh attempts: one job by id, failed ones, and/or deferred ones."""
+    with index.transaction() as con:
+        if job_id is not None:
+            row = con.execute("SELECT status FROM jobs WHERE id = ?", [job_id]).fetchone()
+            if row is None:
+                from vaultmind.errors import NotFound
+
+                raise NotFound(f"no job #{job_id}", hint="`vaultmind queue` lists the jobs")
+            if row[0] in ("running", "done"):
+                return {"requeued": 0, "ids": [], "note": f"job #{job_id} is {row[0]}; nothing to retry"}
+            where, params = "id = ?", [job_id]
+        else:
+            parts = []
+            if failed:
+                parts.append("status = 'failed'")
+            if deferred:
+                parts.append("(status = 'ready' AND available_at > ?)")
+            if not parts:
+                return {"requeued": 0, "ids": []}
+            where = " OR ".join(parts)
+            params = [now] if deferred else []
+        ids = [
+            int(r[0])
+            for r in con.execute(
+                f"""
+                UPDATE jobs SET status = 'ready', attempts = 0, defers = 0, available_at = ?, lease_until = NULL,
+                    lease_token = NULL, updated_ms = ?
+                WHERE {where}
+                RETURNING id
+                """,
+                [now, now, *params],
+            ).fetchall()
+        ]
+    return {"requeued": len(ids), "ids": sorted(ids)}
+
+
+def prune(con: duckdb.DuckDBPyConnection, *, now: int, keep_ms: int = 24 * 3600 * 1000) -> int:
+    """Forget done and cancelled jobs older than `keep_ms`."""
+    rows = con.execute(
+        "DELETE FROM jobs WHERE status IN ('done', 'cancelled') AND updated_ms < ? RETURNING id",
+        [now - keep_ms],
+    ).fetchall()
+    return len(rows)
+
+
+def get_job(index: Index, job_id: int) -> Job | None:
+    row = index.query(f"SELECT {_COLUMNS} FROM jobs WHERE id = ?", [job_id])
+    return _job(row[0]) if row else None
+
+
+def list_jobs(index: Index, *, statuses: Sequence[str] | None = None, limit: int = 50) -> list[Job]:
+    if statuses is None:
+        rows = index.query(f"SELECT {_COLUMNS} FROM jobs ORDER BY id LIMIT ?", [limit])
+    else:
+        rows = index.query(
+            f"SELECT {_COLUMNS} FROM jobs WHERE status IN (SELECT unnest(?::VARCHAR[])) ORDER BY id LIMIT ?",
+            [list(statuses), limit],
+        )
+    return [_job(r) for r in rows]
+
+
+def jobs_for_key(index: Index, dedupe_key: str) -> list[Job]:
+    return [_job(r) for r in index.query(f"SELECT {_COLUMNS} FROM jobs WHERE dedupe_key = ? ORDER BY id", [dedupe_key])]
+
+
+# -- status ------------------------------------------------------------------------------------
+
+
+def queue_status(index: Index, *, now: int | None = None) -> dict[str, Any]:
+    """Queue depth, failures and their causes, for `vaultmind status` / `vaultmind queue`."""
+    now = now_ms() if now is None else now
+    counts: dict[str, int] = {s: 0 for s in ("ready", "deferred", "running", "failed", "done", "cancelled")}
+    by_kind: dict[str, dict[str, int]] = {}
+    for kind, status, waiting, n in index.query(
+        """
+        SELECT kind, status, status = 'ready' AND available_at > ?, count(*)
+        FROM jobs GROUP BY ALL ORDER BY ALL
+        """,
+        [now],
+    ):
+        key = "deferred" if waiting else str(status)
+        counts[key] = counts.get(key, 0) + int(n)
+        kind_counts = by_kind.setdefault(str(kind), {})
+        kind_counts[key] = kind_counts.get(key, 0) + int(n)
+    causes = []
+    for state, cls, error, n, next_at in index.query(
+        """
+        SELECT CASE WHEN status = 'failed' THEN 'failed' ELSE 'deferred' END AS state, failure_class,
+               last_error, count(*) AS n, min(available_at)
+        FROM jobs
+        WHERE status = 'failed' OR (status = 'ready' AND available_at > ? AND failure_class IS NOT NULL)
+        GROUP BY ALL ORDER BY n DESC, state, failure_class, last_error LIMIT 10
+        """,
+        [now],
+    ):
+        causes.append(
+            {
+                "state": state,
+                "failure_class": cls,
+                "count": int(n),
+                "error": error,
+                "meaning": describe(str(cls)) if cls else None,
+                "next_try": iso_ms(int(next_at)) if state == "deferred" else None,
+            }
+        )
+    unrecoverable = any(c["state"] == "failed" and c["failure_class"] == "unrecoverable" for c in causes)
+    troubled = counts["failed"] > 0 or any(c["state"] == "deferred" for c in causes)
+    health = "error" if unrecoverable else "degraded" if troubled else "ok"
+    return {
+        "depth": counts["ready"] + counts["deferred"] + counts["running"],
+        **counts,
+        "by_kind": by_kind,
+        "health": health,
+        "first_cause": causes[0]["error"] if causes else None,
+        "causes": causes,
+    }

@@ -1,0 +1,301 @@
+"""The worker pool: N threads that claim, run and settle jobs, with a bounded LLM gate.
+
+    pool = WorkerPool(config, memory)   # or WorkerPool(config, index=index)
+    pool.start()                        # releases leases left by a dead process, reconciles, starts threads
+    pool.notify()                       # after a sync: wake idle workers now
+    pool.stop()                         # finishes the jobs in hand, then returns
+
+or `with WorkerPool(config, memory) as pool: pool.drain()` to work the queue in this thread.
+
+DuckDB work (claim, handler reads and writes, settlement) is serialised by the Index lock and
+kept short; LLM calls run without it. At most `queue.llm_concurrency` LLM-bound jobs run at
+once: a worker that cannot take an LLM permit *without waiting* claims only jobs that need no
+LLM, so nothing ever blocks on the gate. When Ollama is unreachable the gate closes for a
+backoff (30 s doubling to 10 min): deferred LLM jobs wait, and only never-deferred ones probe
+it; the first success reopens it. A corrupt index pauses the pool and is reported (the
+index is quarantined and rebuilt when it is next opened: `vaultmind reindex`).
+
+Settings (`[queue]` in `.vaultmind/config.toml`): `workers` (3), `llm_concurrency` (1),
+`lease_s` (300), `poll_s` (1.0), `reconcile_s` (600).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.errors import ConfigError
+from vaultmind.queue.failures import BACKOFF, classify
+from vaultmind.queue.kinds import JobContext, JobKind, default_kinds
+from vaultmind.queue.reconcile import reconcile
+from vaultmind.queue.store import Job, claim, complete, fail, now_ms, release_running
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
+    from vaultmind.index.store import Index
+    from vaultmind.memory import Memory
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSettings:
+    workers: int = 3
+    llm_concurrency: int = 1
+    lease_s: float = 300.0
+    poll_s: float = 1.0
+    reconcile_s: float = 600.0
+
+    @classmethod
+    def from_extra(cls, extra: Mapping[str, Any]) -> QueueSettings:
+        def get(name: str, default: float, *, integer: bool) -> Any:
+            value = extra.get(f"queue.{name}", default)
+            ok = not isinstance(value, bool) and isinstance(value, int if integer else int | float) and value > 0
+            if not ok:
+                kind = "a positive integer" if integer else "a positive number"
+                raise ConfigError(f"[queue] {name} = {value!r} must be {kind}", path=".vaultmind/config.toml")
+            return value
+
+        return cls(
+            workers=get("workers", 3, integer=True),
+            llm_concurrency=get("llm_concurrency", 1, integer=True),
+            lease_s=float(get("lease_s", 300.0, integer=False)),
+            poll_s=float(get("poll_s", 1.0, integer=False)),
+            reconcile_s=float(get("reconcile_s", 600.0, integer=False)),
+        )
+
+
+class WorkerPool:
+    def __init__(
+        self,
+        config: Config,
+        memory: Memory | None = None,
+        *,
+        index: Index | None = None,
+        kinds: Sequence[JobKind] | None = None,
+        settings: QueueSettings | None = None,
+        clock: Callable[[], int] = now_ms,
+        on_corrupt: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        if index is None:
+            if memory is None:
+                raise TypeError("WorkerPool needs a Memory or an Index")
+            index = memory.index
+        self.config = config
+        self.index = index
+        self.settings = settings or QueueSettings.from_extra(config.extra)
+        self.kinds: tuple[JobKind, ...] = tuple(kinds) if kinds is not None else default_kinds()
+        self._by_name = {k.name: k for k in self.kinds}
+        self._order = [k.name for k in self.kinds]
+        self._llm_kinds = [k.name for k in self.kinds if k.llm_bound]
+        self._plain_kinds = [k.name for k in self.kinds if not k.llm_bound]
+        self.clock = clock
+        self.on_corrupt = on_corrupt
+        self.context = JobContext(index, config, clock)
+        self._llm = threading.BoundedSemaphore(self.settings.llm_concurrency)
+        self._gate_lock = threading.Lock()
+        self._gate_closed_until = 0
+        self._gate_failures = 0
+        self._wake = threading.Condition()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._paused_until = 0
+        self.blocked: str | None = None  # why the pool is paused, if it is
+        self.last_reconcile: dict[str, Any] | None = None
+        self._counts_lock = threading.Lock()
+        self.counts: dict[str, int] = {"done": 0, "retry": 0, "deferred": 0, "failed": 0, "refused": 0}
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._threads:
+            raise RuntimeError("WorkerPool already started")
+        self._stop.clear()
+        released = release_running(self.index, now=self.clock())
+        if released:
+            log.info("queue: %d job(s) left running by a previous process are ready again", released)
+        self.reconcile()
+        for n in range(self.settings.workers):
+            thread = threading.Thread(target=self._worker, name=f"vaultmind-worker-{n + 1}", daemon=True)
+            self._threads.append(thread)
+        self._threads.append(threading.Thread(target=self._scheduler, name="vaultmind-reconcile", daemon=True))
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self, timeout_s: float | None = None) -> None:
+        """Stop claiming; wait for the jobs in hand (each bounded by the LLM timeout)."""
+        self._stop.set()
+        self.notify()
+        wait = timeout_s if timeout_s is not None else self.config.ollama_timeout_s + 5.0
+        for thread in self._threads:
+            thread.join(timeout=wait)
+        self._threads = []
+        self.context.close()
+
+    def close(self) -> None:
+        """Stop the threads if started, and close the shared LLM client."""
+        if self._threads:
+            self.stop()
+        self.context.close()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def notify(self) -> None:
+        """Wake idle workers (new work was enqueued)."""
+        with self._wake:
+            self._wake.notify_all()
+
+    @property
+    def running(self) -> bool:
+        return bool(self._threads) and not self._stop.is_set()
+
+    def reconcile(self) -> dict[str, Any]:
+        report = reconcile(self.index, self.config, self.kinds, now=self.clock())
+        self.last_reconcile = report
+        if report["created"] or report["expired"] or report["requeued"]:
+            self.notify()
+        return report
+
+    def status(self) -> dict[str, Any]:
+        now = self.clock()
+        with self._gate_lock:
+            gate_until = self._gate_closed_until
+        with self._counts_lock:
+            counts = dict(self.counts)
+        return {
+            "workers": self.settings.workers,
+            "running": self.running,
+            "llm_concurrency": self.settings.llm_concurrency,
+            "llm_gate": "closed" if gate_until > now else "open",
+            "blocked": self.blocked,
+            "processed": counts,
+            "last_reconcile": self.last_reconcile,
+        }
+
+    # -- one job ---------------------------------------------------------------------------
+
+    def run_once(self) -> bool:
+        """Claim and run one job in this thread. False when nothing was ready."""
+        now = self.clock()
+        permit = bool(self._llm_kinds) and self._llm.acquire(blocking=False)
+        try:
+            kinds = self._plain_kinds + self._llm_kinds if permit else self._plain_kinds
+            with self._gate_lock:
+                gate_closed = self._gate_closed_until > now
+            fresh_only = self._llm_kinds if gate_closed else []
+            job = claim(
+                self.index,
+                now=now,
+                kinds=kinds,
+                order=self._order,
+                fresh_only=fresh_only,
+                lease_s=self.settings.lease_s,
+            )
+            if job is None:
+                return False
+            kind = self._by_name[job.kind]
+            if permit and not kind.llm_bound:
+                self._llm.release()
+                permit = False
+            self._run(job, kind)
+            return True
+        finally:
+            if permit:
+                self._llm.release()
+
+    def drain(self, *, timeout_s: float = 60.0) -> int:
+        """Run jobs in this thread until none is ready now (or `timeout_s`); returns how many ran."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        ran = 0
+        while time.monotonic() < deadline and self.run_once():
+            ran += 1
+        return ran
+
+    def _run(self, job: Job, kind: JobKind) -> None:
+        try:
+            note = kind.run(self.context, job)
+        except Exception as exc:
+            failure = classify(exc)
+            message = str(exc) or type(exc).__name__
+            outcome = fail(self.index, job, failure, message, now=self.clock())
+            if kind.llm_bound and failure == "llm_unreachable":
+                self._close_gate()
+            if failure == "corrupt_index":
+                self._corrupt(exc)
+            level = logging.INFO if outcome in ("deferred", "retry") else logging.WARNING
+            log.log(level, "job #%d %s: %s (%s) → %s", job.id, job.kind, message, failure, outcome)
+        else:
+            if kind.llm_bound:
+                self._open_gate()
+            outcome = complete(self.index, job, now=self.clock(), note=note)
+        if outcome == "refused":
+            log.warning("job #%d %s: lease lost before settling; its new holder settles it", job.id, job.kind)
+        with self._counts_lock:
+            self.counts[outcome] = self.counts.get(outcome, 0) + 1
+
+    # -- the LLM gate ----------------------------------------------------------------------
+
+    def _close_gate(self) -> None:
+        with self._gate_lock:
+            self._gate_failures += 1
+            delay = BACKOFF["llm_unreachable"].delay_s(self._gate_failures)
+            self._gate_closed_until = self.clock() + int(delay * 1000)
+
+    def _open_gate(self) -> None:
+        with self._gate_lock:
+            self._gate_failures = 0
+            self._gate_closed_until = 0
+
+    def _corrupt(self, exc: BaseException) -> None:
+        self.blocked = f"index corrupt: {exc}; run `vaultmind reindex`"
+        self._paused_until = self.clock() + int(BACKOFF["corrupt_index"].delay_s(1) * 1000)
+        log.error("queue paused: %s", self.blocked)
+        if self.on_corrupt is not None:
+            try:
+                self.on_corrupt(exc)
+            except Exception:
+                log.exception("on_corrupt callback failed")
+
+    # -- threads ---------------------------------------------------------------------------
+
+    def _worker(self) -> None:
+        while not self._stop.is_set():
+            if self._paused_until:
+                if self._paused_until > self.clock():
+                    self._sleep(self.settings.poll_s)
+                    continue
+                self._paused_until = 0
+                self.blocked = None
+            try:
+                ran = self.run_once()
+            except Exception as exc:  # the queue itself failed (claim or settle): back off by class
+                failure = classify(exc)
+                log.warning("queue: %s (%s); backing off", exc, failure)
+                if failure == "corrupt_index":
+                    self._corrupt(exc)
+                    continue
+                self._sleep(BACKOFF[failure].delay_s(1) if BACKOFF[failure].retry else self.settings.poll_s)
+                continue
+            if not ran:
+                self._sleep(self.settings.poll_s)
+
+    def _scheduler(self) -> None:
+        while not self._stop.wait(self.settings.reconcile_s):
+            try:
+                self.reconcile()
+            except Exception as exc:
+                log.warning("queue: reconcile failed: %s (%s); will retry", exc, classify(exc))
+
+    def _sleep(self, seconds: float) -> None:
+        with self._wake:
+            if not self._stop.is_set():
+                self._wake.wait(timeout=seconds)

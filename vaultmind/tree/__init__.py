@@ -1,0 +1,12 @@
+"""Per-source summary trees: buffers, the two-phase seal, summarizers, flush and re-seal.
+
+- `settings`   the `[trees]` settings, read once from the config
+- `note`       the summary note: ids, paths, rendering and reading its children links
+- `deriver`    fills the `summaries` table from summary notes (runs inside every sync)
+- `buffers`    which leaves and summaries are waiting to be folded, derived from the index
+- `summarize`  the `Summarizer` protocol, its registry and the output budget
+- `fallback`   the deterministic extractive summarizer
+- `llm`        the Ollama summarizer (prompt, checks, retry, fallback)
+- `engine`     seal_ready / flush / reseal_stale: the public API
+- `view`       what `vaultmind tree` shows
+"""

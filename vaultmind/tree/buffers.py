@@ -1,0 +1,160 @@
+"""Trees and buffers, derived from the index on every call (nothing is stored but the vault).
+
+- A leaf belongs to the tree of its note (`note.tree_for_note`): source notes by `source_id`,
+  your own notes by top folder (unless `[trees] user_notes = false`). Summary and entity
+  notes never feed a tree, nor does a note flagged `quote-only: true` (also `quote_only`,
+  `vaultmind_quote_only`): it is always returned verbatim.
+- When the `admission` table exists, only leaves whose decision is `admitted` count; without
+  it every leaf of a tree counts.
+- The level-0 buffer of a tree: its leaves not among the children of any level-1 summary,
+  in (time, note path, position) order. The level-n buffer: its level-n summaries that no
+  level-(n+1) summary has as a child, in (time, first leaf) order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from vaultmind.index.store import Index
+from vaultmind.tree.note import ROOT_USER_TREE, USER_TREE_PREFIX
+from vaultmind.tree.settings import TreeSettings
+
+QUOTE_ONLY_KEYS = ("quote-only", "quote_only", "vaultmind_quote_only")
+_TRUE = ("true", "yes", "on", "1")
+
+
+@dataclass(frozen=True, slots=True)
+class BufferItem:
+    """One node waiting in a buffer. `content` is what the snapshot check compares."""
+
+    id: str
+    content: str  # a leaf's content_hash; a summary note's file sha256
+    tokens: int
+    time: datetime | None
+    note_path: str
+
+
+@dataclass(slots=True)
+class TreeState:
+    tree: str
+    l0_items: int = 0
+    l0_tokens: int = 0
+    l0_newest: datetime | None = None
+    levels: dict[int, int] = field(default_factory=dict)  # level >= 1 → buffered summaries
+    max_level: int = 0
+
+
+def has_table(index: Index, name: str) -> bool:
+    return bool(index.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]))
+
+
+def has_columns(index: Index, table: str, columns: tuple[str, ...]) -> bool:
+    found = {
+        row[0]
+        for row in index.query("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table])
+    }
+    return all(c in found for c in columns)
+
+
+def quote_only_sql(column: str = "n.frontmatter") -> str:
+    checks = ", ".join(f"json_extract_string({column}, '$.\"{key}\"')" for key in QUOTE_ONLY_KEYS)
+    values = ", ".join(f"'{v}'" for v in _TRUE)
+    return f"(contains({column}, 'quote') AND lower(coalesce({checks}, 'false')) IN ({values}))"
+
+
+def is_quote_only(frontmatter: dict[str, Any]) -> bool:
+    for key in QUOTE_ONLY_KEYS:
+        value = frontmatter.get(key)
+        if value is not None:
+            return str(value).strip().lower() in _TRUE
+    return False
+
+
+def _tree_sql() -> str:
+    return (
+        "CASE WHEN n.kind = 'source' THEN n.source_id "
+        f"ELSE '{USER_TREE_PREFIX}' || CASE WHEN strpos(n.path, '/') > 0 "
+        f"THEN split_part(n.path, '/', 1) ELSE '{ROOT_USER_TREE[len(USER_TREE_PREFIX) :]}' END END"
+    )
+
+
+def tree_leaves_sql(index: Index, settings: TreeSettings) -> str:
+    """A subquery of every leaf that feeds a tree, with its `tree` and `active` time."""
+    kinds = "(n.kind = 'source' AND n.source_id IS NOT NULL)"
+    if settings.user_notes:
+        kinds = f"({kinds} OR n.kind = 'user')"
+    admitted = ""
+    if has_table(index, "admission") and has_columns(index, "admission", ("leaf_id", "decision")):
+        admitted = "AND l.id IN (SELECT leaf_id FROM admission WHERE decision = 'admitted')"
+    return f"""(SELECT l.id, l.note_path, l.seq, l.ts, l.token_count, l.content_hash,
+                       {_tree_sql()} AS tree,
+                       coalesce(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
+                FROM leaves l JOIN notes n ON n.path = l.note_path
+                WHERE {kinds} AND NOT {quote_only_sql()}
+                  AND NOT regexp_matches(n.path, '[\\[\\]|#^]') {admitted})"""
+
+
+_COVERED_L0 = "(SELECT unnest(children) FROM summaries WHERE level = 1)"
+
+
+def l0_buffer(index: Index, settings: TreeSettings, tree: str) -> list[BufferItem]:
+    rows = index.query(
+        f"""SELECT t.id, t.content_hash, t.token_count, t.ts, t.note_path
+            FROM {tree_leaves_sql(index, settings)} t
+            WHERE t.tree = ? AND t.id NOT IN {_COVERED_L0}
+            ORDER BY t.ts NULLS LAST, t.note_path, t.seq""",
+        [tree],
+    )
+    return [BufferItem(r[0], r[1], int(r[2]), r[3], r[4]) for r in rows]
+
+
+def level_buffer(index: Index, tree: str, level: int) -> list[BufferItem]:
+    """Level-`level` summaries of `tree` that no summary one level up has as a child."""
+    rows = index.query(
+        """SELECT s.id, n.sha256,
+                  (SELECT coalesce(sum(token_count), 0) FROM leaves x WHERE x.note_path = s.note_path),
+                  s.time_start, s.note_path
+           FROM summaries s JOIN notes n ON n.path = s.note_path
+           LEFT JOIN leaves fl ON fl.id = s.leaf_ids[1]
+           WHERE s.tree = ? AND s.level = ?
+             AND s.id NOT IN (SELECT unnest(children) FROM summaries p WHERE p.tree = ? AND p.level = ?)
+           ORDER BY s.time_start NULLS LAST, fl.ts NULLS LAST, fl.note_path NULLS LAST, fl.seq NULLS LAST, s.id""",
+        [tree, level, tree, level + 1],
+    )
+    return [BufferItem(r[0], r[1], int(r[2]), r[3], r[4]) for r in rows]
+
+
+def buffer(index: Index, settings: TreeSettings, tree: str, level: int) -> list[BufferItem]:
+    return l0_buffer(index, settings, tree) if level == 0 else level_buffer(index, tree, level)
+
+
+def tree_states(index: Index, settings: TreeSettings, tree: str | None = None) -> dict[str, TreeState]:
+    """Buffer sizes of every tree (or one), in two queries."""
+    states: dict[str, TreeState] = {}
+    where = "WHERE t.tree = ?" if tree is not None else ""
+    params: list[Any] = [tree] if tree is not None else []
+    for name, items, tokens, newest in index.query(
+        f"""SELECT t.tree, count(*) FILTER (WHERE t.id NOT IN {_COVERED_L0}),
+                   coalesce(sum(t.token_count) FILTER (WHERE t.id NOT IN {_COVERED_L0}), 0),
+                   max(t.active) FILTER (WHERE t.id NOT IN {_COVERED_L0})
+            FROM {tree_leaves_sql(index, settings)} t {where} GROUP BY t.tree""",
+        params,
+    ):
+        states[name] = TreeState(name, int(items), int(tokens), newest)
+    where = "WHERE s.tree = ?" if tree is not None else ""
+    for name, level, buffered, total in index.query(
+        f"""WITH covered AS (
+                SELECT DISTINCT tree, level - 1 AS level, unnest(children) AS id FROM summaries WHERE level > 1)
+            SELECT s.tree, s.level, count(*) FILTER (WHERE c.id IS NULL), count(*)
+            FROM summaries s LEFT JOIN covered c ON c.tree = s.tree AND c.level = s.level AND c.id = s.id
+            {where} GROUP BY s.tree, s.level""",
+        params,
+    ):
+        state = states.setdefault(name, TreeState(name))
+        if buffered:
+            state.levels[int(level)] = int(buffered)
+        if total:
+            state.max_level = max(state.max_level, int(level))
+    return dict(sorted(states.items()))

@@ -1,0 +1,378 @@
+"""Fills the `summaries` table from summary notes, inside the sync transaction.
+
+A row is a pure function of the summary note and the current state of what its children links
+point at, so an incremental sync gives the same rows as a cold rebuild:
+
+- `children`: the links resolved to node ids, in order (a level-1 link → the leaf at that note
+  path and anchor, the k-th one for `· part k`; a link above → the summary note's id); links
+  that resolve to nothing are left out;
+- `leaf_ids`: every descendant leaf, in order, without repeats;
+- `user_edited`: the body's sha256 differs from `vaultmind_body_sha256` (or there is none);
+- `stale`: a child is missing, the children's content no longer matches `children_sha256`,
+  or a child summary is stale (and not yours: an edited summary is final and stops the
+  propagation). A stale summary is re-sealed by `engine.reseal_stale`.
+
+Incrementally, the summaries recomputed are those whose note was written, those whose children
+links point at a written or vanished note or leaf, and then their ancestors, level by level.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from vaultmind.markdown.frontmatter import body_sha256
+from vaultmind.model import ParsedNote
+from vaultmind.tree.note import children_digest, entity_id_of_link, parse_link, parse_time
+from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
+
+_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()), ("tree", pa.string()), ("level", pa.int32()), ("note_path", pa.string()),
+        ("children", pa.list_(pa.string())), ("leaf_ids", pa.list_(pa.string())),
+        ("time_start", pa.timestamp("us")), ("time_end", pa.timestamp("us")),
+        ("entities", pa.list_(pa.string())), ("summarizer", pa.string()),
+        ("user_edited", pa.bool_()), ("stale", pa.bool_()),
+    ]
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryInfo:
+    """What a summary note's front matter says (plus whether its body was edited)."""
+
+    path: str
+    id: str
+    tree: str
+    level: int
+    links: tuple[str, ...]
+    children_sha256: str | None
+    time_start: datetime | None
+    time_end: datetime | None
+    entities: tuple[str, ...]
+    summarizer: str
+    user_edited: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow:
+    id: str
+    tree: str
+    level: int
+    note_path: str
+    children: tuple[str, ...]
+    leaf_ids: tuple[str, ...]
+    time_start: datetime | None
+    time_end: datetime | None
+    entities: tuple[str, ...]
+    summarizer: str
+    user_edited: bool
+    stale: bool
+    missing: int = 0  # links that resolve to nothing (not stored; `view` explains staleness with it)
+    changed: bool = False  # content differs from children_sha256 (not stored)
+
+
+def is_summary_note(kind: str, frontmatter: dict[str, Any]) -> bool:
+    return kind == "summary" and frontmatter.get("vaultmind") == "summary"
+
+
+def summary_info(path: str, fm: dict[str, Any], user_edited: bool) -> SummaryInfo | None:
+    """The front matter of a summary note, or None when it cannot be one (no level)."""
+    level = fm.get("level")
+    if isinstance(level, str) and level.strip().isdigit():
+        level = int(level.strip())
+    if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+        return None
+    stem = path.rsplit("/", 1)[-1]
+    stem = stem[: -len(NOTE_SUFFIX)] if stem.lower().endswith(NOTE_SUFFIX) else stem
+    sid = str(fm.get("id") or "").strip() or stem
+    children = fm.get("children")
+    links = tuple(str(c) for c in children if isinstance(c, str)) if isinstance(children, list) else ()
+    recorded = fm.get("children_sha256")
+    entity_links = fm.get("entities")
+    entities: list[str] = []
+    if isinstance(entity_links, list):
+        for link in entity_links:
+            eid = entity_id_of_link(link) if isinstance(link, str) else None
+            if eid and eid not in entities:
+                entities.append(eid)
+    return SummaryInfo(
+        path=path,
+        id=sid,
+        tree=str(fm.get("tree") or ""),
+        level=level,
+        links=links,
+        children_sha256=str(recorded) if isinstance(recorded, str) and recorded else None,
+        time_start=parse_time(fm.get("time_start")),
+        time_end=parse_time(fm.get("time_end")),
+        entities=tuple(entities),
+        summarizer=str(fm.get("summarizer") or ""),
+        user_edited=user_edited,
+    )
+
+
+def is_user_edited(fm: dict[str, Any], body: str) -> bool:
+    recorded = fm.get("vaultmind_body_sha256")
+    return not isinstance(recorded, str) or recorded != body_sha256(body)
+
+
+class TreeDeriver:
+    """The `summaries` rows (see the module docstring)."""
+
+    name = "trees"
+
+    def apply(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        removed_leaf_ids: Sequence[str],
+        written: Sequence[ParsedNote],
+        *,
+        rebuild: bool,
+    ) -> None:
+        written_infos: dict[str, SummaryInfo] = {}
+        for note in written:
+            if is_summary_note(note.kind, note.frontmatter):
+                info = summary_info(note.path, note.frontmatter, is_user_edited(note.frontmatter, note.body))
+                if info is not None:
+                    written_infos[note.path] = info
+        written_paths = sorted({note.path for note in written})
+        gone = con.execute(
+            """DELETE FROM summaries
+               WHERE note_path IN (SELECT unnest(?::VARCHAR[])) OR note_path NOT IN (SELECT path FROM notes)
+               RETURNING id, note_path""",
+            [written_paths],
+        ).fetchall()
+        if rebuild:
+            affected = set(written_infos)
+        else:
+            affected = self._affected(con, written_infos, written_paths, gone, removed_leaf_ids)
+        infos = dict(written_infos)
+        old = _rows_by_path(con, sorted(affected - set(written_infos)))
+        for path, (fm_json, row) in old.items():
+            info = summary_info(path, json.loads(fm_json), row.user_edited)
+            if info is not None:
+                infos[path] = info
+        if old:
+            con.execute("DELETE FROM summaries WHERE note_path IN (SELECT unnest(?::VARCHAR[]))", [sorted(old)])
+        rows = resolve_rows(con, sorted(infos.values(), key=lambda i: (i.level, i.path)))
+        _insert(con, rows)
+
+    def _affected(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        written_infos: dict[str, SummaryInfo],
+        written_paths: Sequence[str],
+        gone: Sequence[tuple[str, str]],
+        removed_leaf_ids: Sequence[str],
+    ) -> set[str]:
+        affected: set[str] = set(written_infos)
+        ids = {row[0] for row in gone} | {info.id for info in written_infos.values()}
+        paths = set(written_paths) | {row[1] for row in gone}
+        if removed_leaf_ids:
+            affected |= {
+                r[0]
+                for r in con.execute(
+                    "SELECT note_path FROM summaries WHERE level = 1 AND list_has_any(children, ?::VARCHAR[])",
+                    [list(removed_leaf_ids)],
+                ).fetchall()
+            }
+            ids |= {
+                r[0]
+                for r in con.execute(
+                    "SELECT id FROM summaries WHERE note_path IN (SELECT unnest(?::VARCHAR[]))", [sorted(affected)]
+                ).fetchall()
+            }
+            paths |= affected
+        while ids or paths:
+            targets = sorted({p[: -len(NOTE_SUFFIX)] if p.lower().endswith(NOTE_SUFFIX) else p for p in paths})
+            found = con.execute(
+                """SELECT note_path, id FROM summaries WHERE list_has_any(children, ?::VARCHAR[])
+                   UNION
+                   SELECT note_path, id FROM summaries WHERE note_path IN (
+                       SELECT src_path FROM links
+                       WHERE starts_with(src_path, ?) AND target IN (SELECT unnest(?::VARCHAR[])))""",
+                [sorted(ids), SUMMARIES_DIR + "/", targets],
+            ).fetchall()
+            fresh = sorted({(p, i) for p, i in found if p not in affected})
+            affected |= {p for p, _ in fresh}
+            ids = {i for _, i in fresh}
+            paths = {p for p, _ in fresh}
+        return affected
+
+
+def _rows_by_path(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, tuple[str, SummaryRow]]:
+    """(front matter JSON, current row) of summaries at `paths` whose note is still indexed."""
+    if not paths:
+        return {}
+    out: dict[str, tuple[str, SummaryRow]] = {}
+    for fm_json, *values in con.execute(
+        f"""SELECT n.frontmatter, {_COLUMNS} FROM summaries s JOIN notes n ON n.path = s.note_path
+            WHERE s.note_path IN (SELECT unnest(?::VARCHAR[]))""",
+        [list(paths)],
+    ).fetchall():
+        row = _row(values)
+        out[row.note_path] = (fm_json, row)
+    return out
+
+
+_COLUMNS = (
+    "s.id, s.tree, s.level, s.note_path, s.children, s.leaf_ids, s.time_start, s.time_end, "
+    "s.entities, s.summarizer, s.user_edited, s.stale"
+)
+
+
+def _row(values: Sequence[Any]) -> SummaryRow:
+    return SummaryRow(
+        id=values[0],
+        tree=values[1],
+        level=values[2],
+        note_path=values[3],
+        children=tuple(values[4]),
+        leaf_ids=tuple(values[5]),
+        time_start=values[6],
+        time_end=values[7],
+        entities=tuple(values[8]),
+        summarizer=values[9],
+        user_edited=values[10],
+        stale=values[11],
+    )
+
+
+def load_rows(con: duckdb.DuckDBPyConnection, where: str = "true", params: Any = None) -> list[SummaryRow]:
+    """Rows of the `summaries` table (alias `s`), ordered by level and path."""
+    rows = con.execute(f"SELECT {_COLUMNS} FROM summaries s WHERE {where} ORDER BY s.level, s.note_path", params)
+    return [_row(values) for values in rows.fetchall()]
+
+
+def resolve_rows(con: duckdb.DuckDBPyConnection, infos: Sequence[SummaryInfo]) -> list[SummaryRow]:
+    """Resolve the children of `infos` (sorted by level) against the index as it is now."""
+    leaf_targets = sorted({link.note_path for info in infos if info.level == 1 for link in _links(info.links)})
+    leaves: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    if leaf_targets:
+        for note_path, anchor, leaf_id, content_hash in con.execute(
+            """SELECT note_path, anchor, id, content_hash FROM leaves
+               WHERE note_path IN (SELECT unnest(?::VARCHAR[])) ORDER BY note_path, seq""",
+            [leaf_targets],
+        ).fetchall():
+            leaves.setdefault((note_path, anchor), []).append((leaf_id, content_hash))
+    summary_targets = sorted({link.note_path for info in infos if info.level > 1 for link in _links(info.links)})
+    shas: dict[str, str] = {}
+    existing: dict[str, SummaryRow] = {}
+    if summary_targets:
+        shas = dict(
+            con.execute(
+                "SELECT path, sha256 FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))", [summary_targets]
+            ).fetchall()
+        )
+        existing = {
+            row.note_path: row
+            for row in load_rows(con, "s.note_path IN (SELECT unnest(?::VARCHAR[]))", [summary_targets])
+        }
+    computed: dict[str, SummaryRow] = {}
+    out: list[SummaryRow] = []
+    for info in infos:
+        row = resolve_one(info, leaves, lambda p: computed.get(p) or existing.get(p), shas)
+        computed[info.path] = row
+        out.append(row)
+    return out
+
+
+def _links(links: Iterable[str]) -> Iterable[Any]:
+    for text in links:
+        link = parse_link(text)
+        if link is not None:
+            yield link
+
+
+def resolve_one(
+    info: SummaryInfo,
+    leaves: dict[tuple[str, str], list[tuple[str, str]]],
+    child_row: Any,
+    shas: dict[str, str],
+) -> SummaryRow:
+    children: list[str] = []
+    hashes: list[str] = []
+    leaf_ids: dict[str, None] = {}
+    missing = 0
+    child_stale = False
+    for text in info.links:
+        link = parse_link(text)
+        if link is None:
+            missing += 1
+            continue
+        if info.level == 1:
+            candidates = leaves.get((link.note_path, link.anchor), [])
+            k = (link.part or 1) - 1
+            if not 0 <= k < len(candidates):
+                missing += 1
+                continue
+            leaf_id, content_hash = candidates[k]
+            if leaf_id in leaf_ids:
+                continue
+            children.append(leaf_id)
+            hashes.append(content_hash)
+            leaf_ids[leaf_id] = None
+        else:
+            row: SummaryRow | None = child_row(link.note_path)
+            sha = shas.get(link.note_path)
+            if row is None or sha is None:
+                missing += 1
+                continue
+            if row.id in children:
+                continue
+            children.append(row.id)
+            hashes.append(sha)
+            leaf_ids.update(dict.fromkeys(row.leaf_ids))
+            if row.stale and not row.user_edited:
+                child_stale = True
+    changed = info.children_sha256 is not None and children_digest(hashes) != info.children_sha256
+    return SummaryRow(
+        id=info.id,
+        tree=info.tree,
+        level=info.level,
+        note_path=info.path,
+        children=tuple(children),
+        leaf_ids=tuple(leaf_ids),
+        time_start=info.time_start,
+        time_end=info.time_end,
+        entities=info.entities,
+        summarizer=info.summarizer,
+        user_edited=info.user_edited,
+        stale=bool(missing or child_stale or changed),
+        missing=missing,
+        changed=changed,
+    )
+
+
+def _insert(con: duckdb.DuckDBPyConnection, rows: Sequence[SummaryRow]) -> None:
+    if not rows:
+        return
+    data = pa.table(
+        {
+            "id": [r.id for r in rows],
+            "tree": [r.tree for r in rows],
+            "level": [r.level for r in rows],
+            "note_path": [r.note_path for r in rows],
+            "children": [list(r.children) for r in rows],
+            "leaf_ids": [list(r.leaf_ids) for r in rows],
+            "time_start": [r.time_start for r in rows],
+            "time_end": [r.time_end for r in rows],
+            "entities": [list(r.entities) for r in rows],
+            "summarizer": [r.summarizer for r in rows],
+            "user_edited": [r.user_edited for r in rows],
+            "stale": [r.stale for r in rows],
+        },
+        schema=_SCHEMA,
+    )
+    con.register("_ins_summaries", data)
+    try:
+        cols = ", ".join(_SCHEMA.names)
+        con.execute(f"INSERT INTO summaries ({cols}) SELECT {cols} FROM _ins_summaries")
+    finally:
+        con.unregister("_ins_summaries")

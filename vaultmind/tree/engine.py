@@ -1,0 +1,366 @@
+"""Sealing: `seal_ready`, `flush`, `reseal_stale` — the public API of the trees.
+
+A seal folds the head of one buffer into one summary note, in two phases:
+
+A. snapshot the head of the buffer (ids and content hashes), read the children and summarize
+   them with no lock held (an LLM may take minutes);
+B. under the tree's lock, re-derive the live buffer from the index and go on only if it still
+   starts with the snapshot; write the note atomically (never over a note the user edited) and
+   sync it, so the index sees the new summary and its children leave the buffer.
+
+Leaves that arrived meanwhile stay in the buffer; a competing seal that committed first makes
+this one abort cleanly (reported, nothing written). Gates: level 0 seals when its leaves reach
+`[trees] l0_tokens` (taking the longest head within the budget), a level >= 1 when it holds
+`fanout` summaries (taking that many). The cascade climbs at most to level 32. `flush` forces
+only level 0 (a quiet source's last leaves); upper levels are never forced, so no chain of
+one-child summaries can appear above level 1. `reseal_stale` deletes stale summaries you have
+not edited (bounded by `max_nodes`) and folds their children again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.errors import NoteReadError, RefuseToClobber
+from vaultmind.index.store import Index
+from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
+from vaultmind.markdown.tokens import count_tokens
+from vaultmind.tree.buffers import BufferItem, buffer, tree_states
+from vaultmind.tree.deriver import load_rows
+from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.hydrate import hydrate, summary_entity_links
+from vaultmind.tree.note import (
+    SummaryNote,
+    children_digest,
+    leaf_link,
+    summary_id,
+    summary_link,
+    summary_path,
+)
+from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
+from vaultmind.tree.summarize import Summarizer, SummaryText, create_summarizer, output_budget
+from vaultmind.vault.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
+
+log = logging.getLogger(__name__)
+
+MAX_SEALS_PER_TREE = 100_000  # a guard against a loop, far above any real tree
+
+
+@dataclass(slots=True)
+class SealReport:
+    """What one call did: summaries written, seals aborted, notes kept, stale ones removed."""
+
+    sealed: list[dict[str, Any]] = field(default_factory=list)
+    aborted: list[dict[str, Any]] = field(default_factory=list)
+    kept: list[dict[str, Any]] = field(default_factory=list)
+    unsealed: list[dict[str, Any]] = field(default_factory=list)
+    flushed: list[str] = field(default_factory=list)
+    llm_calls: int = 0
+    fallbacks: int = 0
+    seconds: float = 0.0
+
+    def merge(self, other: SealReport) -> None:
+        self.sealed += other.sealed
+        self.aborted += other.aborted
+        self.kept += other.kept
+        self.unsealed += other.unsealed
+        self.flushed += other.flushed
+        self.llm_calls += other.llm_calls
+        self.fallbacks += other.fallbacks
+        self.seconds += other.seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sealed": self.sealed,
+            "aborted": self.aborted,
+            "kept": self.kept,
+            "unsealed": self.unsealed,
+            "flushed": self.flushed,
+            "llm_calls": self.llm_calls,
+            "fallbacks": self.fallbacks,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+# -- public API --------------------------------------------------------------------------------
+
+
+def seal_ready(memory: Memory, *, now: datetime | None = None, summarizer: Summarizer | None = None) -> SealReport:
+    """Seal every tree whose buffers passed their gate, cascading up (at most level 32).
+
+    `now` is accepted for symmetry with `flush`; the gates do not depend on time.
+    """
+    sealer = _Sealer(memory, summarizer)
+    settings = sealer.settings
+    for tree, state in tree_states(memory.index, settings).items():
+        if state.l0_tokens >= settings.l0_tokens or any(n >= settings.fanout for n in state.levels.values()):
+            sealer.cascade(tree)
+    return sealer.done()
+
+
+def flush(memory: Memory, *, now: datetime, summarizer: Summarizer | None = None) -> SealReport:
+    """Force-seal the level-0 buffer of every tree whose newest buffered leaf is at least
+    `[trees] flush_after_hours` older than `now` (then cascade, with gates only)."""
+    sealer = _Sealer(memory, summarizer)
+    cutoff = _naive_utc(now) - timedelta(hours=sealer.settings.flush_after_hours)
+    for tree, state in tree_states(memory.index, sealer.settings).items():
+        if state.l0_items and state.l0_newest is not None and state.l0_newest <= cutoff:
+            sealer.report.flushed.append(tree)
+            sealer.cascade(tree, force_l0=True)
+    return sealer.done()
+
+
+def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | None = None) -> SealReport:
+    """Remove up to `max_nodes` stale summaries (lowest levels first; never one you edited)
+    and fold their children again: level 0 up to the last freed leaf, gates above."""
+    sealer = _Sealer(memory, summarizer)
+    with memory.index.lock:
+        rows = load_rows(memory.index.con, "s.stale") if max_nodes > 0 else []
+    freed: dict[str, set[str]] = {}
+    gone: list[str] = []
+    for row in rows:
+        if row.user_edited:
+            sealer.report.kept.append({"id": row.id, "path": row.note_path, "reason": "stale, but edited by you"})
+            continue
+        if len(gone) >= max_nodes:
+            continue
+        path = memory.config.vault / row.note_path
+        try:
+            owned = _owned(path.read_bytes())
+        except FileNotFoundError:
+            owned = True
+        except OSError as exc:
+            sealer.report.aborted.append({"tree": row.tree, "level": row.level, "reason": f"{row.note_path}: {exc}"})
+            continue
+        if not owned:
+            sealer.report.kept.append({"id": row.id, "path": row.note_path, "reason": "edited by you since the last sync"})
+            continue
+        path.unlink(missing_ok=True)
+        gone.append(row.note_path)
+        sealer.report.unsealed.append({"id": row.id, "tree": row.tree, "level": row.level, "path": row.note_path})
+        freed.setdefault(row.tree, set())
+        if row.level == 1:
+            freed[row.tree].update(row.children)
+    if gone:
+        memory.sync_paths(gone)
+    for tree in sorted(freed):
+        sealer.cascade(tree, l0_upto=freed[tree])
+    return sealer.done()
+
+
+# -- the sealer ----------------------------------------------------------------------------------
+
+_locks: weakref.WeakKeyDictionary[Index, dict[str, threading.Lock]] = weakref.WeakKeyDictionary()
+_locks_guard = threading.Lock()
+
+
+def tree_lock(index: Index, tree: str) -> threading.Lock:
+    """The lock phase B of a seal holds for one tree of one index (never while summarizing)."""
+    with _locks_guard:
+        return _locks.setdefault(index, {}).setdefault(tree, threading.Lock())
+
+
+class _Sealer:
+    def __init__(self, memory: Memory, summarizer: Summarizer | None):
+        self.memory = memory
+        self.index = memory.index
+        self.settings = TreeSettings.from_extra(memory.config.extra)
+        self._summarizer = summarizer
+        self.report = SealReport()
+        self.started = time.perf_counter()
+
+    def done(self) -> SealReport:
+        self.report.seconds = time.perf_counter() - self.started
+        return self.report
+
+    @property
+    def summarizer(self) -> Summarizer:
+        if self._summarizer is None:
+            self._summarizer = create_summarizer(self.memory.config)
+        return self._summarizer
+
+    # -- cascade -------------------------------------------------------------------------------
+
+    def cascade(self, tree: str, *, force_l0: bool = False, l0_upto: set[str] | None = None) -> None:
+        level = 0
+        seals = 0
+        while level < MAX_LEVEL and level <= self._max_level(tree):
+            while seals < MAX_SEALS_PER_TREE:
+                items = buffer(self.index, self.settings, tree, level)
+                group = self._choose(items, level, force_l0, l0_upto)
+                if not group:
+                    break
+                if not self._seal(tree, level, group):
+                    return  # a competing seal won, or the note could not be written: leave the tree
+                seals += 1
+            level += 1
+
+    def _max_level(self, tree: str) -> int:
+        return int(self.index.scalar("SELECT coalesce(max(level), 0) FROM summaries WHERE tree = ?", [tree]))
+
+    def _choose(
+        self, items: list[BufferItem], level: int, force: bool, upto: set[str] | None
+    ) -> list[BufferItem]:
+        if not items:
+            return []
+        if level > 0:
+            return items[: self.settings.fanout] if len(items) >= self.settings.fanout else []
+        budget = self.settings.l0_tokens
+        if sum(i.tokens for i in items) >= budget:
+            total = 0
+            for n, item in enumerate(items):
+                total += item.tokens
+                if total > budget:
+                    return items[: max(1, n)]
+            return items
+        if force:
+            return items
+        if upto:
+            last = max((n for n, item in enumerate(items) if item.id in upto), default=-1)
+            return items[: last + 1]
+        return []
+
+    # -- one seal ------------------------------------------------------------------------------
+
+    def _seal(self, tree: str, level: int, group: Sequence[BufferItem]) -> bool:
+        snapshot = [(item.id, item.content) for item in group]
+        try:
+            hydrated = hydrate(self.index, self.memory.config.vault, level, group)
+            links = self._links(level, group)
+        except NoteReadError as exc:
+            return self._abort(tree, level, str(exc))
+        tokens_in = sum(child.tokens for child in hydrated.children)
+        result = self._summarize(hydrated.children, output_budget(tokens_in), tokens_in)
+        sid = summary_id(tree, level + 1, [item.id for item in group])
+        path = summary_path(tree, level + 1, sid)
+        note = SummaryNote(
+            id=sid,
+            tree=tree,
+            level=level + 1,
+            children=tuple(links),
+            children_sha256=children_digest([item.content for item in group]),
+            time_start=hydrated.time_start,
+            time_end=hydrated.time_end,
+            entities=tuple(summary_entity_links(result.text, hydrated.entities)),
+            summarizer=result.summarizer,
+            body=result.text,
+        )
+        data = note.render().encode("utf-8")
+        with tree_lock(self.index, tree):
+            live = buffer(self.index, self.settings, tree, level)
+            if [(item.id, item.content) for item in live[: len(snapshot)]] != snapshot:
+                return self._abort(tree, level, "the buffer changed while sealing (another seal won); nothing written")
+            outcome = self._write(path, data)
+            if outcome == "kept":
+                self.report.kept.append({"id": sid, "path": path, "reason": "a note you edited is at this path"})
+                return self._abort(tree, level, f"{path} is yours now; not overwritten")
+            self.memory.sync_paths([path])
+            after = buffer(self.index, self.settings, tree, level)
+            if [(item.id, item.content) for item in after[: len(snapshot)]] == snapshot:
+                return self._abort(tree, level, f"{path} was written but the index did not take it")
+        self.report.llm_calls += result.llm_calls
+        if result.summarizer == FallbackSummarizer().identity:
+            self.report.fallbacks += 1
+        entry: dict[str, Any] = {
+            "id": sid,
+            "tree": tree,
+            "level": level + 1,
+            "path": path,
+            "children": len(group),
+            "summarizer": result.summarizer,
+        }
+        if result.note:
+            entry["note"] = result.note
+        self.report.sealed.append(entry)
+        return True
+
+    def _summarize(self, children: Sequence[Any], budget: int, tokens_in: int) -> SummaryText:
+        fallback = FallbackSummarizer()
+        try:
+            result = self.summarizer.summarize(children, budget)
+        except Exception as exc:  # a broken summarizer must never block or lose a seal
+            log.warning("summarizer %s failed (%s); using the fallback", self.summarizer.name, exc)
+            result = SummaryText(fallback.summarize(children, budget).text, fallback.identity, note=str(exc))
+        if count_tokens(result.text) > tokens_in or (tokens_in and not result.text.strip()):
+            why = "the summary was longer than its children" if result.text.strip() else "the summary was empty"
+            result = SummaryText(fallback.summarize(children, budget).text, fallback.identity, result.llm_calls, why)
+        return result
+
+    def _links(self, level: int, group: Sequence[BufferItem]) -> list[str]:
+        if level > 0:
+            return [summary_link(item.note_path) for item in group]
+        rows = self.index.query(
+            """SELECT l.id, l.note_path, l.anchor, n.title,
+                      (SELECT count(*) FROM leaves x WHERE x.note_path = l.note_path AND x.anchor = l.anchor),
+                      (SELECT count(*) FROM leaves x
+                       WHERE x.note_path = l.note_path AND x.anchor = l.anchor AND x.seq <= l.seq)
+               FROM leaves l JOIN notes n ON n.path = l.note_path WHERE l.id IN (SELECT unnest(?::VARCHAR[]))""",
+            [[item.id for item in group]],
+        )
+        by_id = {row[0]: row for row in rows}
+        links = []
+        for item in group:
+            row = by_id.get(item.id)
+            if row is None:
+                raise NoteReadError(f"leaf {item.id} vanished while sealing", hint="the next seal retries")
+            _, note_path, anchor, title, shared, k = row
+            if shared > 1:
+                label = f"{title} › {anchor.lstrip('#^')}" if anchor else str(title)
+                links.append(leaf_link(note_path, anchor, int(k), label.replace("|", " ")))
+            else:
+                links.append(leaf_link(note_path, anchor))
+        return links
+
+    def _write(self, rel: str, data: bytes) -> str:
+        """"written", "same" (identical bytes already there) or "kept" (a note you edited)."""
+        path = self.memory.config.vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(path):
+            try:
+                existing = path.read_bytes()
+            except OSError:
+                return "kept"
+            if existing == data:
+                return "same"
+            if not _owned(existing):
+                return "kept"
+            write_atomic(path, data, overwrite=True)
+            return "written"
+        try:
+            write_atomic(path, data, overwrite=False)
+        except RefuseToClobber:
+            return "kept"
+        return "written"
+
+    def _abort(self, tree: str, level: int, reason: str) -> bool:
+        log.info("seal of %s level %d aborted: %s", tree, level, reason)
+        self.report.aborted.append({"tree": tree, "level": level, "reason": reason})
+        return False
+
+
+def _owned(data: bytes) -> bool:
+    """True while a generated note's body still has the hash vaultmind recorded."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    fm = split_frontmatter(text)
+    recorded = fm.data.get("vaultmind_body_sha256")
+    return isinstance(recorded, str) and recorded == body_sha256(fm.body)
+
+
+def _naive_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        return value
+    return value.astimezone(UTC).replace(tzinfo=None)

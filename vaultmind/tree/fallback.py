@@ -1,0 +1,287 @@
+"""The deterministic extractive summarizer: no LLM, same children → same bytes.
+
+1. Clean each child into sentences: code blocks, tables, headings, block ids, comments and
+   embeds go; list markers, quote markers and emphasis are stripped; `[text](url)` keeps its
+   text; wikilinks stay (they keep linking in Obsidian).
+2. Score each sentence by term salience — Σ over its distinct terms of tf × log(1 + N/df),
+   tf counted over all children, df = children containing the term (N of them), divided by
+   the square root of its term count — with a bonus for opening a child and a malus for
+   fragments of fewer than four words.
+3. Pick greedily: score + a bonus for names (people, places, …) not yet covered − a malus for
+   repeating terms already picked, while the rendered summary stays within the budget.
+4. Render the picked sentences in their original order as prose: messages attributed to their
+   authors ("Alice Chen asked: …", "Bob Stone said: …"), sections introduced by their note
+   title, and a date before each day's paragraph when the children span several days.
+
+The output never exceeds the budget, which never exceeds the children's own size.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vaultmind.index.lexical import terms as lexical_terms
+from vaultmind.markdown.tokens import count_tokens
+from vaultmind.tree.names import name_candidates, normalize
+from vaultmind.tree.summarize import FALLBACK_IDENTITY, ChildText, SummaryText
+
+MAX_SENTENCES = 400
+MAX_SENTENCE_WORDS = 60
+NAME_BONUS = 0.35
+REPEAT_MALUS = 0.6
+FIRST_BONUS = 1.15
+SHORT_MALUS = 0.6
+
+_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+_HEADING_RE = re.compile(r"^#{1,6}\s")
+_BLOCK_ID_RE = re.compile(r"(?:^|\s)\^[A-Za-z0-9-]+\s*$")
+_QUOTE_RE = re.compile(r"^(?:>\s?)+")
+_LIST_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+_COMMENT_RE = re.compile(r"%%.*?%%|<!--.*?-->")
+_EMBED_RE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
+_MDLINK_RE = re.compile(r"(?<!!)\[([^\]\[]+)\]\((?:[^()\s]|\([^()]*\))+\)")
+_EMPHASIS_RE = re.compile(r"(\*\*|__|~~|==)")
+_SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"“'(\[A-ZÀ-Þ0-9])|(?<=[。！？])")
+_LETTER_RE = re.compile(r"[^\W\d_]")
+_END_RE = re.compile(r"[.!?…。！？\"'”’)]$")
+
+
+@dataclass(slots=True)
+class _Sentence:
+    child: int
+    pos: int
+    text: str
+    terms: frozenset[str]
+    names: frozenset[str]
+    score: float = 0.0
+
+
+class FallbackSummarizer:
+    """Extractive and deterministic; also what every other summarizer falls back to."""
+
+    name = "fallback"
+
+    @property
+    def identity(self) -> str:
+        return FALLBACK_IDENTITY
+
+    def summarize(self, children: Sequence[ChildText], budget_tokens: int) -> SummaryText:
+        return SummaryText(extractive_summary(children, budget_tokens), FALLBACK_IDENTITY)
+
+
+def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str:
+    """The most salient sentences of `children` as prose of at most `budget_tokens` tokens."""
+    limit = min(budget_tokens, sum(c.tokens for c in children))
+    if limit <= 0:
+        return ""
+    sentences = _sentences(children)
+    if not sentences:
+        return ""
+    _score(sentences, len(children))
+    chosen = _select(children, sentences, limit)
+    if chosen:
+        return _render(children, chosen)
+    best = max(sentences, key=lambda s: (s.score, -s.child, -s.pos))
+    return _clip(_finish(best.text), limit)
+
+
+# -- sentences -----------------------------------------------------------------------------
+
+
+def clean_units(text: str) -> list[str]:
+    """Prose units of a child: list items on their own, wrapped paragraph lines joined."""
+    units: list[str] = []
+    current: list[str] = []
+    in_fence = False
+    for raw in text.replace("\r", "").split("\n"):
+        if _FENCE_RE.match(raw):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        line = _QUOTE_RE.sub("", raw.strip()).strip()
+        if not line or line.startswith("|") or _HEADING_RE.match(line):
+            if current:
+                units.append(" ".join(current))
+                current = []
+            continue
+        is_item = bool(_LIST_RE.match(line))
+        line = _LIST_RE.sub("", line)
+        line = _BLOCK_ID_RE.sub("", line)
+        line = _COMMENT_RE.sub("", line)
+        line = _EMBED_RE.sub("", line)
+        line = _MDLINK_RE.sub(r"\1", line)
+        line = _EMPHASIS_RE.sub("", line).strip()
+        if not line:
+            continue
+        if is_item and current:
+            units.append(" ".join(current))
+            current = []
+        current.append(line)
+        if is_item:
+            units.append(" ".join(current))
+            current = []
+    if current:
+        units.append(" ".join(current))
+    return [" ".join(u.split()) for u in units if u.strip()]
+
+
+def split_sentences(unit: str) -> list[str]:
+    out = []
+    for part in _SPLIT_RE.split(unit):
+        part = part.strip()
+        if not part or not _LETTER_RE.search(part):
+            continue
+        words = part.split()
+        if len(words) > MAX_SENTENCE_WORDS:
+            part = " ".join(words[:MAX_SENTENCE_WORDS]).rstrip(",;:") + " …"
+        out.append(part)
+    return out
+
+
+def _sentences(children: Sequence[ChildText]) -> list[_Sentence]:
+    out: list[_Sentence] = []
+    per_child = max(8, MAX_SENTENCES // max(1, len(children)))
+    for ci, child in enumerate(children):
+        pos = 0
+        for unit in clean_units(child.text):
+            for text in split_sentences(unit):
+                if pos >= per_child:
+                    break
+                names = frozenset(normalize(n) for n in name_candidates(text)) - {""}
+                out.append(_Sentence(ci, pos, text, frozenset(lexical_terms(text)), names))
+                pos += 1
+    return out
+
+
+def _score(sentences: list[_Sentence], n_children: int) -> None:
+    tf: Counter[str] = Counter()
+    df: Counter[str] = Counter()
+    seen: dict[int, set[str]] = {}
+    for s in sentences:
+        tf.update(s.terms)
+        seen.setdefault(s.child, set()).update(s.terms)
+    for terms in seen.values():
+        df.update(terms)
+    weight = {t: tf[t] * math.log(1.0 + n_children / df[t]) for t in tf}
+    for s in sentences:
+        if s.terms:
+            s.score = sum(weight[t] for t in s.terms) / math.sqrt(len(s.terms))
+        if s.pos == 0:
+            s.score *= FIRST_BONUS
+        if len(s.text.split()) < 4:
+            s.score *= SHORT_MALUS
+    top = max((s.score for s in sentences), default=0.0) or 1.0
+    for s in sentences:
+        s.score = s.score / top
+
+
+def _select(children: Sequence[ChildText], sentences: list[_Sentence], limit: int) -> list[_Sentence]:
+    remaining = list(sentences)
+    chosen: list[_Sentence] = []
+    names: set[str] = set()
+    picked_terms: set[str] = set()
+    while remaining:
+        best = max(remaining, key=lambda s: _gain(s, names, picked_terms))
+        remaining.remove(best)
+        trial = sorted([*chosen, best], key=lambda s: (s.child, s.pos))
+        if count_tokens(_render(children, trial)) <= limit:
+            chosen = trial
+            names |= best.names
+            picked_terms |= best.terms
+    return chosen
+
+
+def _gain(s: _Sentence, names: set[str], picked: set[str]) -> tuple[float, int, int]:
+    new_names = len(s.names - names)
+    repeat = len(s.terms & picked) / len(s.terms) if s.terms else 0.0
+    value = s.score + NAME_BONUS * new_names / (1 + len(s.names)) - REPEAT_MALUS * repeat
+    return (value, -s.child, -s.pos)
+
+
+# -- prose ---------------------------------------------------------------------------------
+
+
+def _speaker(author: str) -> str:
+    """`Bob Stone <bob@example.com>` → `Bob Stone`."""
+    name = author.strip()
+    if name.endswith(">") and "<" in name:
+        head = name[: name.rindex("<")].strip().strip('"')
+        if head:
+            return head
+    return name
+
+
+def _finish(text: str) -> str:
+    return text if _END_RE.search(text) else text + "."
+
+
+def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence]) -> str:
+    days = {(children[s.child].time or "")[:10] for s in chosen if children[s.child].time}
+    dated = len(days) > 1
+    paragraphs: list[list[str]] = []
+    group_key: tuple[str, str] | None = None
+    group: list[str] = []
+    paragraph_key: str | None = None
+    last_question = False
+
+    def flush_group() -> None:
+        nonlocal group, last_question
+        if not group or group_key is None:
+            return
+        kind, who = group_key
+        text = " ".join(_finish(s) for s in group)
+        if kind == "message" and who:
+            asked = text.endswith("?")
+            verb = "asked" if asked else "replied" if last_question else "said"
+            text = f"{who} {verb}: {text}"
+            last_question = asked
+        elif kind == "section" and who:
+            text = f"{who}: {text}"
+        paragraphs[-1].append(text)
+        group = []
+
+    for s in chosen:
+        child = children[s.child]
+        if child.kind == "message":
+            para = (child.time or "")[:10]
+            key = ("message", _speaker(child.author or ""))
+        elif child.kind == "section":
+            para = child.title or ""
+            key = ("section", child.title or "")
+        else:
+            para = child.id
+            key = ("summary", child.id)
+        if para != paragraph_key or not paragraphs:
+            flush_group()
+            paragraphs.append([])
+            if dated and child.kind == "message" and para:
+                paragraphs[-1].append(f"{para}:")
+            paragraph_key = para
+            group_key = key
+            last_question = False
+        elif key != group_key:
+            flush_group()
+            group_key = key
+        group.append(s.text)
+    flush_group()
+    return "\n\n".join(" ".join(p) for p in paragraphs if p)
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut at a word boundary so it fits `limit` tokens (with "…" when cut)."""
+    if count_tokens(text) <= limit:
+        return text
+    words = text.split()
+    lo, hi = 0, len(words)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count_tokens(" ".join(words[:mid]) + " …") <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo]) + " …" if lo else ""

@@ -1,0 +1,179 @@
+"""What a seal needs to know about its children: their text, and the entities they mention.
+
+Leaves come from the index (text, author, time, note title); summaries from their note on
+disk (the body is the summary, the user's edit included). Entities come from the entity index
+when it exists (`occurrences`, `entities`); without it a summary links no entities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from vaultmind.errors import NoteReadError
+from vaultmind.index.store import Index
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.tree.buffers import BufferItem, has_columns, has_table
+from vaultmind.tree.names import mentions, normalize
+from vaultmind.tree.note import entity_link, iso_z
+from vaultmind.tree.summarize import ChildText
+
+
+@dataclass(slots=True)
+class EntityInfo:
+    id: str
+    display: str
+    note_path: str
+    names: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class Hydrated:
+    children: list[ChildText]
+    time_start: datetime | None
+    time_end: datetime | None
+    entities: dict[str, EntityInfo]
+
+
+def hydrate(index: Index, vault: Path, level: int, items: Sequence[BufferItem]) -> Hydrated:
+    """The children of a level-(`level` + 1) summary. Raises NoteReadError if one vanished."""
+    ids = [item.id for item in items]
+    if level == 0:
+        return _leaves(index, ids)
+    return _summaries(index, vault, ids)
+
+
+def _leaves(index: Index, ids: list[str]) -> Hydrated:
+    rows = index.query(
+        """SELECT l.id, l.text, l.kind, l.author, l.ts, l.heading_path, n.title, n.frontmatter
+           FROM leaves l JOIN notes n ON n.path = l.note_path WHERE l.id IN (SELECT unnest(?::VARCHAR[]))""",
+        [ids],
+    )
+    by_id = {row[0]: row for row in rows}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise NoteReadError(f"{len(missing)} leaf/leaves vanished while sealing", hint="the next seal retries")
+    children: list[ChildText] = []
+    times: list[datetime] = []
+    for leaf_id in ids:
+        _, text, kind, author, ts, heading_path, title, _fm = by_id[leaf_id]
+        if ts is not None:
+            times.append(ts)
+        if kind == "message":
+            children.append(ChildText(leaf_id, text, "message", author, iso_z(ts)))
+        else:
+            heading = heading_path[-1] if heading_path else ""
+            label = f"{title} › {heading}" if heading and heading != title else title
+            children.append(ChildText(leaf_id, text, "section", author, iso_z(ts), label))
+    entities = _leaf_entities(index, ids)
+    by_leaf = _names_by_leaf(index, ids, entities)
+    children = [
+        ChildText(c.id, c.text, c.kind, c.author, c.time, c.title, tuple(by_leaf.get(c.id, ()))) for c in children
+    ]
+    return Hydrated(children, min(times, default=None), max(times, default=None), entities)
+
+
+def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
+    rows = index.query(
+        """SELECT id, note_path, time_start, time_end, entities FROM summaries
+           WHERE id IN (SELECT unnest(?::VARCHAR[]))""",
+        [ids],
+    )
+    by_id = {row[0]: row for row in rows}
+    children: list[ChildText] = []
+    starts: list[datetime] = []
+    ends: list[datetime] = []
+    entity_ids: set[str] = set()
+    for sid in ids:
+        row = by_id.get(sid)
+        if row is None:
+            raise NoteReadError(f"summary {sid} vanished while sealing", hint="the next seal retries")
+        _, path, start, end, ents = row
+        try:
+            body = split_frontmatter((vault / path).read_text(encoding="utf-8")).body
+        except (OSError, UnicodeDecodeError) as exc:
+            raise NoteReadError(f"cannot read summary note: {exc}", path=path) from exc
+        if start is not None:
+            starts.append(start)
+        if end is not None:
+            ends.append(end)
+        entity_ids.update(ents)
+        children.append(ChildText(sid, body.strip(), "summary", None, iso_z(start)))
+    entities = _entity_infos(index, sorted(entity_ids))
+    names = tuple(info.display for info in entities.values())
+    children = [ChildText(c.id, c.text, c.kind, c.author, c.time, c.title, names) for c in children]
+    return Hydrated(children, min(starts, default=None), max(ends, default=None), entities)
+
+
+def _occurrences_ok(index: Index) -> bool:
+    return has_table(index, "occurrences") and has_columns(index, "occurrences", ("entity_id", "leaf_id", "surface"))
+
+
+def _leaf_entities(index: Index, ids: list[str]) -> dict[str, EntityInfo]:
+    if not _occurrences_ok(index):
+        return {}
+    rows = index.query(
+        """SELECT DISTINCT entity_id, surface FROM occurrences
+           WHERE leaf_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2""",
+        [ids],
+    )
+    infos = _entity_infos(index, sorted({r[0] for r in rows}))
+    for entity_id, surface in rows:
+        if entity_id in infos and surface:
+            infos[entity_id].names.add(normalize(surface))
+    return infos
+
+
+def _names_by_leaf(index: Index, ids: list[str], infos: dict[str, EntityInfo]) -> dict[str, list[str]]:
+    if not infos:
+        return {}
+    out: dict[str, list[str]] = {}
+    for leaf_id, entity_id in index.query(
+        """SELECT DISTINCT leaf_id, entity_id FROM occurrences
+           WHERE leaf_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2""",
+        [ids],
+    ):
+        if entity_id in infos:
+            out.setdefault(leaf_id, []).append(infos[entity_id].display)
+    return out
+
+
+def _entity_infos(index: Index, entity_ids: list[str]) -> dict[str, EntityInfo]:
+    """Display name, note path and names of each entity (defaults when the registry lacks it)."""
+    infos: dict[str, EntityInfo] = {}
+    for eid in entity_ids:
+        kind, _, key = eid.partition(":")
+        infos[eid] = EntityInfo(eid, key.replace("-", " ").title() if kind in _NAME_KINDS else key, f"entities/{kind}/{key}.md")
+    if entity_ids and has_table(index, "entities") and has_columns(index, "entities", ("id", "display_name")):
+        with_path = has_columns(index, "entities", ("note_path",))
+        with_aliases = has_columns(index, "entities", ("aliases",))
+        cols = "id, display_name, " + ("note_path" if with_path else "NULL") + ", " + ("aliases" if with_aliases else "NULL")
+        for eid, display, note_path, aliases in index.query(
+            f"SELECT {cols} FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[]))", [entity_ids]
+        ):
+            info = infos[eid]
+            if display:
+                info.display = str(display)
+            if note_path:
+                info.note_path = str(note_path)
+            for alias in aliases or ():
+                info.names.add(normalize(str(alias)))
+    for info in infos.values():
+        info.names.add(normalize(info.display))
+        info.names.discard("")
+    return infos
+
+
+_NAME_KINDS = ("person", "org", "place", "product", "event", "work", "topic")
+
+
+def summary_entity_links(summary: str, entities: dict[str, EntityInfo]) -> list[str]:
+    """Links to the children's entities that the summary text mentions, sorted by entity id."""
+    text = normalize(summary)
+    return [
+        entity_link(entities[eid].note_path, entities[eid].display)
+        for eid in sorted(entities)
+        if mentions(text, entities[eid].names)
+    ]

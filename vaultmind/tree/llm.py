@@ -1,0 +1,197 @@
+"""The Ollama summarizer: one chat request per seal, checked, retried once, else the fallback.
+
+The prompt folds the children oldest first, each with its author and time (or its note title),
+asks for plain prose of at most a number of words derived from the output budget, and forbids
+names that are not in the notes. The answer is accepted only if it is prose (not empty, not
+JSON, not a refusal), fits the budget (cut at a sentence end when it runs over; refused when
+not even one sentence fits) and names no one the children do not mention
+(`names.unknown_names`). A failed check is retried once with the reason spelled out; a second
+failure, a timeout or an unreachable server gives the deterministic fallback summary, recorded
+as `summarizer: fallback`. The model and the prompt's hash identify the summarizer
+(`ollama:<model>@<12 hex>`), so a prompt change is visible in every note it wrote.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from vaultmind.llm.ollama_chat import LlmError, OllamaChat, prompt_hash
+from vaultmind.markdown.tokens import count_tokens
+from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.names import known_text, unknown_names
+from vaultmind.tree.summarize import ChildText, SummaryText
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
+
+log = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = """You fold several notes from one source into one compact summary.
+Rules:
+- Write at most {words} words of plain prose. No preamble, no headings, no lists, no JSON.
+- Keep the key facts, decisions, dates, numbers, and who said or decided what.
+- Mention only people, organisations and places that appear in the notes. Never add a name.
+- Add nothing that the notes do not say."""
+
+USER_PROMPT = "Notes, oldest first:\n\n{notes}\n\nWrite the summary now."
+
+RETRY_PROMPT = """Your summary was not usable: {reason}
+Write it again, following every rule. Names you may use: {allowed}."""
+
+TOKENS_PER_WORD = 2.4  # what `count_tokens` gives an English word with its space, on average
+MAX_INPUT_TOKENS = 6000  # children are clipped to share this (estimated) budget
+MIN_CHILD_TOKENS = 48
+
+_PREAMBLE_RE = re.compile(
+    r"^\s*(?:here(?:'s| is)[^\n:]*:|sure[^\n:]*:|summary\s*:|\*\*summary\*\*\s*:?)\s*", re.IGNORECASE
+)
+_FENCE_RE = re.compile(r"^```[a-z]*\n?|\n?```$", re.IGNORECASE)
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*(?=\s|$)")
+_REFUSAL_RE = re.compile(r"^\s*(?:i\s+(?:can(?:no|')t|am unable|'m unable)|as an ai)", re.IGNORECASE)
+
+
+class OllamaSummarizer:
+    name = "ollama"
+
+    def __init__(self, chat: OllamaChat) -> None:
+        self._chat = chat
+        self._fallback = FallbackSummarizer()
+        self._prompt_hash = prompt_hash(SYSTEM_PROMPT, USER_PROMPT, RETRY_PROMPT)
+
+    @classmethod
+    def from_config(cls, config: Config) -> OllamaSummarizer:
+        from vaultmind.tree.settings import TreeSettings
+
+        settings = TreeSettings.from_extra(config.extra)
+        model = settings.summarizer_model or config.ollama_chat_model
+        return cls(OllamaChat(model, host=config.ollama_host, timeout_s=settings.summarizer_timeout_s))
+
+    @property
+    def identity(self) -> str:
+        return f"ollama:{self._chat.model}@{self._prompt_hash}"
+
+    @property
+    def host(self) -> str:
+        return self._chat.host
+
+    @property
+    def model(self) -> str:
+        return self._chat.model
+
+    def close(self) -> None:
+        self._chat.close()
+
+    def summarize(self, children: Sequence[ChildText], budget_tokens: int) -> SummaryText:
+        if budget_tokens <= 0 or not any(c.text.strip() for c in children):
+            return self._fallback.summarize(children, budget_tokens)
+        words = max(8, int(budget_tokens / TOKENS_PER_WORD))
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT.format(words=words)},
+            {"role": "user", "content": USER_PROMPT.format(notes=format_children(children))},
+        ]
+        known = known_text(children)
+        calls = 0
+        reason = ""
+        for attempt in range(2):
+            calls += 1
+            try:
+                raw = self._chat.chat(messages, options=_options(messages, budget_tokens))
+            except LlmError as exc:
+                log.warning("summarizer: %s; using the fallback", exc)
+                return self._fall_back(children, budget_tokens, calls, f"ollama failed: {exc.message}")
+            text, reason = check_answer(raw, budget_tokens, children, known)
+            if text is not None:
+                return SummaryText(text, self.identity, llm_calls=calls)
+            log.info("summarizer: answer refused (%s)%s", reason, "; retrying" if attempt == 0 else "")
+            messages += [
+                {"role": "assistant", "content": raw},
+                {"role": "user", "content": RETRY_PROMPT.format(reason=reason, allowed=_allowed(children))},
+            ]
+        return self._fall_back(children, budget_tokens, calls, reason)
+
+    def _fall_back(self, children: Sequence[ChildText], budget: int, calls: int, why: str) -> SummaryText:
+        result = self._fallback.summarize(children, budget)
+        return SummaryText(result.text, result.summarizer, llm_calls=calls, note=why)
+
+
+def format_children(children: Sequence[ChildText]) -> str:
+    """The children as numbered notes, each clipped to its share of `MAX_INPUT_TOKENS`."""
+    cap = max(MIN_CHILD_TOKENS, MAX_INPUT_TOKENS // max(1, len(children)))
+    parts = []
+    for i, child in enumerate(children, start=1):
+        head = [f"[{i}]"]
+        if child.author:
+            head.append(child.author)
+        if child.time:
+            head.append(child.time[:16].replace("T", " "))
+        if child.title:
+            head.append(child.title)
+        parts.append(" · ".join(head) + "\n" + _clip_tokens(child.text.strip(), cap))
+    return "\n\n".join(parts)
+
+
+def check_answer(
+    raw: str, budget_tokens: int, children: Sequence[ChildText], known: str
+) -> tuple[str | None, str]:
+    """(the usable summary, "") or (None, why it was refused)."""
+    text = _FENCE_RE.sub("", raw.strip()).strip()
+    text = _PREAMBLE_RE.sub("", text).strip()
+    text = "\n".join(line.lstrip("#").strip() if line.lstrip().startswith("#") else line for line in text.split("\n"))
+    text = text.strip()
+    if not text or len(re.findall(r"[^\W\d_]{2,}", text)) < 3:
+        return None, "it was empty or had no words"
+    if text[0] in "{[" or _REFUSAL_RE.match(text):
+        return None, "it was not a summary in plain prose"
+    if count_tokens(text) > budget_tokens:
+        text = _cut_at_sentence(text, budget_tokens)
+        if not text:
+            return None, f"it was longer than the {int(budget_tokens / TOKENS_PER_WORD)} words allowed"
+    unknown = unknown_names(text, children, known)
+    if unknown:
+        return None, "it names " + ", ".join(unknown[:8]) + ", who or which the notes never mention"
+    return text, ""
+
+
+def _cut_at_sentence(text: str, budget: int) -> str:
+    ends = [m.end() for m in _SENTENCE_END_RE.finditer(text)]
+    best = ""
+    for end in ends:
+        if count_tokens(text[:end]) > budget:
+            break
+        best = text[:end]
+    return best.strip()
+
+
+def _clip_tokens(text: str, cap: int) -> str:
+    if count_tokens(text) <= cap:
+        return text
+    words = text.split()
+    lo, hi = 0, len(words)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count_tokens(" ".join(words[:mid])) <= cap - 1:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo]) + " …"
+
+
+def _allowed(children: Sequence[ChildText]) -> str:
+    names: dict[str, None] = {}
+    for child in children:
+        if child.author:
+            names.setdefault(child.author, None)
+        for entity in child.entities:
+            names.setdefault(entity, None)
+    return ", ".join(list(names)[:30]) or "only the names written in the notes"
+
+
+def _options(messages: Sequence[dict[str, str]], budget_tokens: int) -> dict[str, int]:
+    prompt = sum(count_tokens(m["content"]) for m in messages)
+    ctx = 2048
+    while ctx < prompt + budget_tokens + 256 and ctx < 16384:
+        ctx *= 2
+    return {"num_ctx": ctx, "num_predict": budget_tokens + 32}

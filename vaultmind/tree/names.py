@@ -1,0 +1,102 @@
+"""Names in a summary that its children never mention: the "no new entities" check.
+
+A name is a run of capitalised words inside a sentence (a capitalised word that opens a
+sentence counts only when another capitalised word follows it: "Dana Whitfield said…", not
+"Revenue grew…"), plus what the entity extractor's regexes find when that module is present
+(e-mail addresses, handles, URLs, hashtags, phone numbers). A name is known when its
+normalised words appear, in order, in the children's text, authors, titles or entity names.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+from vaultmind.tree.summarize import ChildText
+
+_WORD = r"[A-ZÀ-ÖØ-Þ][\w'’-]*[\w]|[A-ZÀ-ÖØ-Þ]"
+_NAME_RE = re.compile(rf"(?<![\w@#/.-])(?:{_WORD})(?:[ \t]+(?:{_WORD}))*")
+_OPENERS = frozenset('.!?…:;\n"“(*-')
+_NORM_RE = re.compile(r"[^\W_]+")
+_IGNORE = frozenset(
+    """i i'm i've i'll i'd ok okay yes no hi hey hello thanks thank monday tuesday wednesday thursday
+    friday saturday sunday january february march april may june july august september october
+    november december today tomorrow yesterday q1 q2 q3 q4 am pm utc tl dr fyi asap eta""".split()
+)
+
+
+def normalize(text: str) -> str:
+    """Lower-case words, accents stripped, one space between (the entity module's form when present)."""
+    try:
+        from vaultmind.entities.ids import normalize as entity_normalize
+    except ImportError:
+        decomposed = unicodedata.normalize("NFKD", text)
+        stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+        return " ".join(_NORM_RE.findall(stripped.casefold()))
+    return entity_normalize(text)
+
+
+def name_candidates(text: str) -> list[str]:
+    """Capitalised names (and extractor hits) in `text`, in order, without repeats."""
+    out: dict[str, None] = {}
+    for match in _NAME_RE.finditer(text):
+        words = match.group(0).split()
+        if _at_sentence_start(text, match.start()):
+            words = words[1:]  # a sentence's first word is capitalised anyway
+        while words and normalize(words[0]) in _IGNORE:
+            words = words[1:]
+        if not words:
+            continue
+        name = " ".join(words)
+        if all(normalize(w) in _IGNORE for w in words):
+            continue
+        out.setdefault(name, None)
+    for span in _extractor_spans(text):
+        out.setdefault(span, None)
+    return list(out)
+
+
+def _at_sentence_start(text: str, pos: int) -> bool:
+    i = pos - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    return i < 0 or text[i] in _OPENERS
+
+
+def _extractor_spans(text: str) -> Iterable[str]:
+    try:
+        from vaultmind.entities.extract import regex_spans
+    except ImportError:
+        return ()
+    return [s.surface for s in regex_spans(text) if s.kind != "link"]
+
+
+def known_text(children: Sequence[ChildText]) -> str:
+    """Everything the children say, normalised and padded, for `unknown_names`."""
+    parts: list[str] = []
+    for child in children:
+        parts.append(child.text)
+        if child.author:
+            parts.append(child.author)
+        if child.title:
+            parts.append(child.title)
+        parts.extend(child.entities)
+    return " " + " ".join(normalize(p) for p in parts if p) + " "
+
+
+def unknown_names(summary: str, children: Sequence[ChildText], known: str | None = None) -> list[str]:
+    """Names in `summary` that none of `children` mentions (empty: the subset check passes)."""
+    haystack = known if known is not None else known_text(children)
+    missing: list[str] = []
+    for name in name_candidates(summary):
+        norm = normalize(name)
+        if norm and f" {norm} " not in haystack:
+            missing.append(name)
+    return missing
+
+
+def mentions(text_norm: str, names: Iterable[str]) -> bool:
+    """True when any of `names` occurs (as whole normalised words) in the normalised `text_norm`."""
+    padded = f" {text_norm} "
+    return any(n and f" {n} " in padded for n in (normalize(name) for name in names))

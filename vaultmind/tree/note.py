@@ -1,0 +1,205 @@
+"""The summary note (docs/vault-format.md, "Summary notes"): ids, paths, links, rendering.
+
+Pure functions: no index, no I/O.
+
+- tree ids: a source note's `source_id`; `notes:<top folder>` (or `notes:/` for notes at the
+  vault's root) for your own notes. The folder of a tree is its slug.
+- summary id: `s-` + 16 hex of sha256(tree, level, child ids), so the same children always give
+  the same id and the same path `summaries/<tree-slug>/L<n>/<id>.md`.
+- children: Obsidian wikilinks, quoted. At level 1 a child is a leaf: `[[note#^block]]` for a
+  message, `[[note#Heading]]` / `[[note]]` for a section; when several sections of a note share
+  an anchor, the link carries `|<title> · part <k>` (the k-th leaf with that anchor, in note
+  order). Above level 1 a child is a summary: `[[summaries/<slug>/L<n>/<id>]]`.
+- `children_sha256`: sha256 over the sorted content hashes of the children (a leaf's
+  `content_hash`, a summary note's file sha256): the deriver compares it with the children's
+  current content to mark the summary stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from vaultmind.markdown.render import Quoted, render_note
+from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
+
+USER_TREE_PREFIX = "notes:"
+ROOT_USER_TREE = "notes:/"
+
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+_LINK_RE = re.compile(r"^\s*!?\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]\s*$")
+_PART_RE = re.compile(r"·\s*part\s+(\d+)\s*$")
+_MAX_SLUG = 80
+
+
+def tree_for_note(kind: str, path: str, source_id: str | None) -> str | None:
+    """The tree a note's leaves belong to (None for notes that are never folded)."""
+    if kind == "source":
+        return source_id or None
+    if kind == "user":
+        top, sep, _ = path.partition("/")
+        return USER_TREE_PREFIX + (top if sep else "/")
+    return None
+
+
+def tree_slug(tree: str) -> str:
+    """The folder name of a tree: `slack:acme/general` → `slack-acme-general`."""
+    if tree == ROOT_USER_TREE:
+        return "notes"
+    slug = _SLUG_RE.sub("-", tree.lower()).strip("-")
+    if not slug:
+        slug = "tree-" + hashlib.sha256(tree.encode("utf-8")).hexdigest()[:12]
+    if len(slug) > _MAX_SLUG:
+        digest = hashlib.sha256(tree.encode("utf-8")).hexdigest()[:8]
+        slug = slug[: _MAX_SLUG - 9].rstrip("-") + "-" + digest
+    return slug
+
+
+def summary_id(tree: str, level: int, child_ids: Sequence[str]) -> str:
+    """Content-derived: the same tree, level and children give the same id."""
+    data = "\0".join(["vaultmind-summary", tree, str(level), *child_ids])
+    return "s-" + hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
+
+def summary_path(tree: str, level: int, sid: str) -> str:
+    return f"{SUMMARIES_DIR}/{tree_slug(tree)}/L{level}/{sid}{NOTE_SUFFIX}"
+
+
+def children_digest(content_hashes: Sequence[str]) -> str:
+    """`children_sha256`: sha256 of the children's content hashes, sorted, one per line."""
+    return hashlib.sha256("\n".join(sorted(content_hashes)).encode("utf-8")).hexdigest()
+
+
+def _target(path: str) -> str:
+    return path[: -len(NOTE_SUFFIX)] if path.lower().endswith(NOTE_SUFFIX) else path
+
+
+def leaf_link(note_path: str, anchor: str, part: int | None = None, label: str = "") -> str:
+    """`[[note#^block]]`, `[[note#Heading]]`, `[[note]]`; with `|label · part k` when the anchor
+    is shared by several leaves of the note."""
+    target = _target(note_path)
+    if anchor:
+        target += anchor if anchor.startswith("#") else "#" + anchor
+    if part is not None:
+        return f"[[{target}|{label} · part {part}]]"
+    return f"[[{target}]]"
+
+
+def summary_link(note_path: str) -> str:
+    return f"[[{_target(note_path)}]]"
+
+
+def entity_link(note_path: str, display: str) -> str:
+    display = display.replace("[", "").replace("]", "").replace("|", " ").strip()
+    target = _target(note_path)
+    return f"[[{target}|{display}]]" if display else f"[[{target}]]"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLink:
+    """One child link: the note it points at (with `.md`), the leaf anchor, the part number."""
+
+    note_path: str
+    anchor: str  # "^block", "#Heading" or ""
+    part: int | None
+
+
+def parse_link(text: str) -> ParsedLink | None:
+    """A child link as written in front matter; None when it is not a wikilink."""
+    match = _LINK_RE.match(text)
+    if match is None:
+        return None
+    target = match.group(1).strip()
+    if not target:
+        return None
+    fragment = (match.group(2) or "").strip()
+    anchor = ""
+    if fragment.startswith("^"):
+        anchor = fragment
+    elif fragment:
+        anchor = "#" + fragment
+    part = None
+    alias = match.group(3)
+    if alias:
+        found = _PART_RE.search(alias)
+        if found:
+            part = int(found.group(1))
+    path = target if target.lower().endswith(NOTE_SUFFIX) else target + NOTE_SUFFIX
+    return ParsedLink(path, anchor, part)
+
+
+def entity_id_of_link(text: str) -> str | None:
+    """`[[entities/person/alice-chen|Alice Chen]]` → `person:alice-chen`."""
+    link = parse_link(text)
+    if link is None:
+        return None
+    parts = _target(link.note_path).split("/")
+    if len(parts) < 3 or parts[0] != "entities":
+        return None
+    kind, key = parts[1], parts[-1]
+    try:
+        from vaultmind.entities.ids import canonical_id
+    except ImportError:  # entities not built yet: take the path as it is
+        return f"{kind}:{key}"
+    return canonical_id(f"{kind}:{key}") or f"{kind}:{key}"
+
+
+def iso_z(value: datetime | None) -> str | None:
+    """A naive-UTC or aware datetime as `2024-03-04T09:00:00Z` (microseconds only when present)."""
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if value.microsecond else "%Y-%m-%dT%H:%M:%SZ"
+    return value.strftime(fmt)
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A front matter time as naive UTC (None when missing or unreadable)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+    return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryNote:
+    """Everything a summary note says, before it is rendered."""
+
+    id: str
+    tree: str
+    level: int
+    children: tuple[str, ...]  # links
+    children_sha256: str
+    time_start: datetime | None
+    time_end: datetime | None
+    entities: tuple[str, ...]  # links
+    summarizer: str
+    body: str
+
+    def render(self) -> str:
+        items: list[tuple[str, Any]] = [
+            ("vaultmind", "summary"),
+            ("id", Quoted(self.id)),
+            ("tree", Quoted(self.tree)),
+            ("level", self.level),
+            ("children", list(self.children)),
+            ("children_sha256", Quoted(self.children_sha256)),
+        ]
+        start, end = iso_z(self.time_start), iso_z(self.time_end)
+        if start is not None and end is not None:
+            items.append(("time_start", Quoted(start)))
+            items.append(("time_end", Quoted(end)))
+        items.append(("entities", list(self.entities)))
+        items.append(("summarizer", self.summarizer))
+        body = self.body.strip()
+        return render_note(items, body + "\n" if body else "")
