@@ -52,20 +52,32 @@ def test_ingest_writes_and_indexes(tmp_path: Path, vault: Path, capsys: pytest.C
     assert code == 0 and "0 new messages (5 already known)" in text
 
 
-def test_human_summary_and_user_edits(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_human_summary_and_user_edits(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     first = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
     code, text, _ = run(capsys, "ingest", "chat", str(first), "--vault", str(vault), "--tz", "Europe/Berlin")
-    assert code == 0 and "3 new messages" in text and "wrote sources/chat/whatsapp/alice/2024-03-04.md" in text
+    assert (
+        code == 0 and "3 new messages" in text and "wrote sources/chat/whatsapp/alice/2024-03-04.md" in text
+    )
     note = vault / "sources/chat/whatsapp/alice/2024-03-13.md"
-    note.write_text(note.read_text(encoding="utf-8").replace("Yes: done", "Yes: done (edited)"), encoding="utf-8")
-    more = write(tmp_path / "later", "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"] + "2024-03-13, 22:00 - Alice: great\n")
+    note.write_text(
+        note.read_text(encoding="utf-8").replace("Yes: done", "Yes: done (edited)"), encoding="utf-8"
+    )
+    more = write(
+        tmp_path / "later",
+        "WhatsApp Chat with Alice.txt",
+        WHATSAPP["iso.txt"] + "2024-03-13, 22:00 - Alice: great\n",
+    )
     code, text, _ = run(capsys, "ingest", "chat", str(more), "--vault", str(vault), "--tz", "Europe/Berlin")
     assert code == 0 and "kept your edits in sources/chat/whatsapp/alice/2024-03-13.md" in text
     assert "(edited)" in note.read_text(encoding="utf-8")
     assert (vault / "sources/chat/whatsapp/alice/2024-03-13.2.md").is_file()
 
 
-def test_malformed_export_fails_cleanly(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_export_fails_cleanly(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     good = write(tmp_path, "good.txt", WHATSAPP["iso.txt"])
     bad = write(tmp_path, "bad.txt", "2024-03-04, 09:00 - A: x\n2024-13-04, 09:00 - A: y\n")
     code, _, err = run(capsys, "ingest", "chat", str(good), str(bad), "--vault", str(vault))

@@ -14,7 +14,10 @@ from vaultmind.ingest.detect import detect_chat_format, ingest_paths
 from vaultmind.ingest.errors import IngestError
 from vaultmind.markdown.note import parse_note
 
-PNG = "data:image/png;base64," + "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" * 3
+PNG = (
+    "data:image/png;base64,"
+    + "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" * 3
+)
 
 TRANSCRIPT: list[dict[str, Any]] = [
     {"role": "system", "content": "You are a helpful agent. Secret instructions."},
@@ -22,17 +25,35 @@ TRANSCRIPT: list[dict[str, Any]] = [
     {
         "role": "assistant",
         "content": None,
-        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"q": "Q3 budget"}'}}],
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "search", "arguments": '{"q": "Q3 budget"}'},
+            }
+        ],
     },
     {"role": "tool", "tool_call_id": "c1", "content": '{"results": [{"owner": "Alice"}]}'},
     {"role": "assistant", "content": "Alice Chen owns the Q3 budget."},
-    {"role": "user", "content": [{"type": "text", "text": "Is this her chart?"}, {"type": "image_url", "image_url": {"url": PNG}}]},
-    {"role": "assistant", "content": f"Yes, that chart ({PNG}) is hers. <tool_call>{{\"name\": \"open\"}}</tool_call>"},
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Is this her chart?"},
+            {"type": "image_url", "image_url": {"url": PNG}},
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": f'Yes, that chart ({PNG}) is hers. <tool_call>{{"name": "open"}}</tool_call>',
+    },
     {"role": "assistant", "content": "Here's a summary of our conversation so far: Alice owns the budget."},
     {"role": "assistant", "content": "## Summary of the conversation\n\n- Alice owns it"},
     {"role": "assistant", "content": "Recap: we found Alice."},
     {"role": "assistant", "content": "Noted.", "metadata": {"type": "summary"}},
-    {"role": "user", "content": "This session is being continued from a previous conversation that ran out of context."},
+    {
+        "role": "user",
+        "content": "This session is being continued from a previous conversation that ran out of context.",
+    },
     {"role": "assistant", "content": '{"name": "search", "arguments": {"q": "x"}}'},
     {"role": "assistant", "content": "Here is a summary of the report you sent: revenue is up."},
 ]
@@ -53,10 +74,15 @@ def test_openai_message_list_keeps_prose_only(tmp_path: Path) -> None:
         ("5", "user", "Is this her chart?\n\n[image]", "agent://session/sess-42/5"),
         ("6", "assistant", "Yes, that chart ([image]) is hers.", "agent://session/sess-42/6"),
         # an assistant summarizing a document (not the conversation) is prose and kept
-        ("13", "assistant", "Here is a summary of the report you sent: revenue is up.", "agent://session/sess-42/13"),
+        (
+            "13",
+            "assistant",
+            "Here is a summary of the report you sent: revenue is up.",
+            "agent://session/sess-42/13",
+        ),
     ]
     all_text = "\n".join(m.text for m in batch.messages)
-    assert "base64" not in all_text and "Secret" not in all_text and "owner\": " not in all_text
+    assert "base64" not in all_text and "Secret" not in all_text and 'owner": ' not in all_text
     times = [m.timestamp for m in batch.messages]
     assert times == sorted(times) and len(set(times)) == len(times), "order kept without timestamps"
 
@@ -64,7 +90,11 @@ def test_openai_message_list_keeps_prose_only(tmp_path: Path) -> None:
 def test_session_objects_and_jsonl(tmp_path: Path) -> None:
     sessions = [
         {"id": "a", "created_at": "2024-03-04T09:00:00Z", "messages": TRANSCRIPT[:2]},
-        {"id": "b", "title": "Second", "messages": [{"role": "user", "content": "hi", "timestamp": 1709629200}]},
+        {
+            "id": "b",
+            "title": "Second",
+            "messages": [{"role": "user", "content": "hi", "timestamp": 1709629200}],
+        },
     ]
     as_array = parse_agent(write(tmp_path, "s.json", json.dumps(sessions)))
     as_jsonl = parse_agent(write(tmp_path, "s.jsonl", "\n".join(json.dumps(s) for s in sessions)))
@@ -78,10 +108,45 @@ def test_session_objects_and_jsonl(tmp_path: Path) -> None:
 
 def test_wrapped_jsonl_lines_with_compaction(tmp_path: Path) -> None:
     lines = [
-        {"type": "user", "uuid": "u-1", "sessionId": "S1", "timestamp": "2024-03-04T09:00:00Z", "message": {"role": "user", "content": "Plan the launch."}},
-        {"type": "assistant", "uuid": "a-1", "sessionId": "S1", "timestamp": "2024-03-04T09:00:05Z", "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Launch on May 2."}, {"type": "tool_use", "id": "t", "name": "cal", "input": {}}]}},
-        {"type": "user", "uuid": "u-2", "sessionId": "S1", "timestamp": "2024-03-04T09:00:06Z", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}},
-        {"type": "user", "uuid": "u-3", "sessionId": "S1", "timestamp": "2024-03-04T10:00:00Z", "isCompactSummary": True, "message": {"role": "user", "content": "Summary: the launch is planned."}},
+        {
+            "type": "user",
+            "uuid": "u-1",
+            "sessionId": "S1",
+            "timestamp": "2024-03-04T09:00:00Z",
+            "message": {"role": "user", "content": "Plan the launch."},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a-1",
+            "sessionId": "S1",
+            "timestamp": "2024-03-04T09:00:05Z",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hmm"},
+                    {"type": "text", "text": "Launch on May 2."},
+                    {"type": "tool_use", "id": "t", "name": "cal", "input": {}},
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "uuid": "u-2",
+            "sessionId": "S1",
+            "timestamp": "2024-03-04T09:00:06Z",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}],
+            },
+        },
+        {
+            "type": "user",
+            "uuid": "u-3",
+            "sessionId": "S1",
+            "timestamp": "2024-03-04T10:00:00Z",
+            "isCompactSummary": True,
+            "message": {"role": "user", "content": "Summary: the launch is planned."},
+        },
         {"type": "summary", "summary": "Launch planning", "leafUuid": "a-1"},
     ]
     batches = parse_agent(write(tmp_path, "t.jsonl", "\n".join(json.dumps(x) for x in lines)))
@@ -100,13 +165,21 @@ def test_recap_rule() -> None:
 
 
 def test_growing_session_merges_and_reingest_is_a_noop(tmp_path: Path, vault: Path) -> None:
-    path = write(tmp_path, "sess.json", json.dumps({"id": "s1", "created_at": "2024-03-04T09:00:00Z", "messages": TRANSCRIPT[:5]}))
+    path = write(
+        tmp_path,
+        "sess.json",
+        json.dumps({"id": "s1", "created_at": "2024-03-04T09:00:00Z", "messages": TRANSCRIPT[:5]}),
+    )
     first = ingest_paths("agent", [path], vault)
     assert first.written == ["sources/chat/agent/s1.md"] and first.messages_added == 2
     before = snapshot_files(vault)
     assert ingest_paths("agent", [path], vault).written == []
     assert snapshot_files(vault) == before
-    write(tmp_path, "sess.json", json.dumps({"id": "s1", "created_at": "2024-03-04T09:00:00Z", "messages": TRANSCRIPT}))
+    write(
+        tmp_path,
+        "sess.json",
+        json.dumps({"id": "s1", "created_at": "2024-03-04T09:00:00Z", "messages": TRANSCRIPT}),
+    )
     grown = ingest_paths("agent", [path], vault)
     assert grown.messages_added == 3 and grown.messages_known == 2
     note = parse_note(grown.written[0], (vault / grown.written[0]).read_text(encoding="utf-8"))

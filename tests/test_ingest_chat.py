@@ -40,7 +40,14 @@ def only(batches: list[SourceBatch]) -> tuple[Message, ...]:
 
 GENERIC = [
     {"id": "m1", "author": "Alice", "timestamp": "2024-03-04T09:00:00Z", "text": "Budget?"},
-    {"id": 2, "author": "Bob", "timestamp": 1709543110, "text": "Yes", "thread": "m1", "attachments": ["q3.xlsx"]},
+    {
+        "id": 2,
+        "author": "Bob",
+        "timestamp": 1709543110,
+        "text": "Yes",
+        "thread": "m1",
+        "attachments": ["q3.xlsx"],
+    },
     {"author": "Alice", "timestamp": "2024-03-04T10:00:00+01:00", "text": "ok", "source_ref": "https://x/3"},
     {"author": "Alice", "timestamp": "2024-03-04T10:00:00+01:00", "text": "ok"},
     {"author": "Bob", "timestamp": "2024-03-05T08:00:00", "text": ""},
@@ -60,7 +67,9 @@ def test_generic_array_object_and_jsonl(tmp_path: Path) -> None:
     assert len(messages) == 4 and messages[2].message_id != messages[3].message_id
     assert messages[2].message_id.startswith("h-")
 
-    obj = write(tmp_path, "obj.json", json.dumps({"platform": "irc", "conversation": "team", "messages": GENERIC}))
+    obj = write(
+        tmp_path, "obj.json", json.dumps({"platform": "irc", "conversation": "team", "messages": GENERIC})
+    )
     again = parse_generic(obj)
     assert again[0].meta.source_id == "irc:team"
     assert [m.message_id for m in only(again)] == [m.message_id for m in messages]
@@ -76,7 +85,11 @@ def test_generic_errors_name_the_line(tmp_path: Path) -> None:
         parse_generic(path)
     assert info.value.path == str(path) and "line 18" in str(info.value) and "author" in str(info.value)
 
-    path = write(tmp_path, "bad.jsonl", json.dumps(GENERIC[0]) + "\n" + '{"author": "A", "timestamp": "yesterday", "text": "x"}\n')
+    path = write(
+        tmp_path,
+        "bad.jsonl",
+        json.dumps(GENERIC[0]) + "\n" + '{"author": "A", "timestamp": "yesterday", "text": "x"}\n',
+    )
     with pytest.raises(IngestError, match="line 2: timestamp"):
         parse_generic(path)
 
@@ -104,15 +117,56 @@ def slack_export(root: Path) -> Path:
     write(root, "mpims.json", "[]")
     write(root, "dms.json", json.dumps([{"id": "D1", "members": ["U2", "U1"]}]))
     day1 = [
-        {"type": "message", "subtype": "channel_join", "user": "U2", "text": "<@U2> has joined", "ts": "1709542700.000050"},
-        {"type": "message", "user": "U1", "text": "Budget? <@U2> see <https://x.example/q3|the sheet> &amp; <#C1|general>", "ts": "1709542800.000100", "thread_ts": "1709542800.000100", "reply_count": 1},
-        {"type": "message", "user": "U2", "text": "On it", "ts": "1709543110.000200", "thread_ts": "1709542800.000100", "parent_user_id": "U1"},
-        {"type": "message", "user": "U2", "ts": "1709543200.000300", "files": [{"id": "F1", "title": "Q3 plan"}]},
-        {"type": "message", "subtype": "tombstone", "hidden": True, "text": "This message was deleted.", "ts": "1709543300.000400"},
-        {"type": "message", "subtype": "bot_message", "username": "deploybot", "text": "deployed", "ts": "1709543400.000500"},
+        {
+            "type": "message",
+            "subtype": "channel_join",
+            "user": "U2",
+            "text": "<@U2> has joined",
+            "ts": "1709542700.000050",
+        },
+        {
+            "type": "message",
+            "user": "U1",
+            "text": "Budget? <@U2> see <https://x.example/q3|the sheet> &amp; <#C1|general>",
+            "ts": "1709542800.000100",
+            "thread_ts": "1709542800.000100",
+            "reply_count": 1,
+        },
+        {
+            "type": "message",
+            "user": "U2",
+            "text": "On it",
+            "ts": "1709543110.000200",
+            "thread_ts": "1709542800.000100",
+            "parent_user_id": "U1",
+        },
+        {
+            "type": "message",
+            "user": "U2",
+            "ts": "1709543200.000300",
+            "files": [{"id": "F1", "title": "Q3 plan"}],
+        },
+        {
+            "type": "message",
+            "subtype": "tombstone",
+            "hidden": True,
+            "text": "This message was deleted.",
+            "ts": "1709543300.000400",
+        },
+        {
+            "type": "message",
+            "subtype": "bot_message",
+            "username": "deploybot",
+            "text": "deployed",
+            "ts": "1709543400.000500",
+        },
     ]
     write(root, "general/2024-03-04.json", json.dumps(day1, indent=2))
-    write(root, "D1/2024-03-05.json", json.dumps([{"type": "message", "user": "U1", "text": "hi Bob", "ts": "1709629200.000000"}]))
+    write(
+        root,
+        "D1/2024-03-05.json",
+        json.dumps([{"type": "message", "user": "U1", "text": "hi Bob", "ts": "1709629200.000000"}]),
+    )
     return root
 
 
@@ -124,8 +178,18 @@ def test_slack_export_folder(tmp_path: Path) -> None:
     assert general.meta.source_id == "slack:T9/C1" and general.meta.title == "#general"
     got = [(m.message_id, m.author, m.text, m.source_ref) for m in general.messages]
     assert got == [
-        ("1709542800.000100", "Alice Chen", "Budget? @Bob Stone see [the sheet](https://x.example/q3) & #general", "slack://archives/C1/p1709542800000100"),
-        ("1709543110.000200", "Bob Stone", "On it", "slack://archives/C1/p1709543110000200?thread_ts=1709542800.000100"),
+        (
+            "1709542800.000100",
+            "Alice Chen",
+            "Budget? @Bob Stone see [the sheet](https://x.example/q3) & #general",
+            "slack://archives/C1/p1709542800000100",
+        ),
+        (
+            "1709543110.000200",
+            "Bob Stone",
+            "On it",
+            "slack://archives/C1/p1709543110000200?thread_ts=1709542800.000100",
+        ),
         ("1709543200.000300", "Bob Stone", "[file: Q3 plan]", "slack://archives/C1/p1709543200000300"),
         ("1709543400.000500", "deploybot", "deployed", "slack://archives/C1/p1709543400000500"),
     ]
@@ -158,7 +222,7 @@ WHATSAPP = {
         "04/03/2024, 09:00 - Messages and calls are end-to-end encrypted. No one outside of this chat can read them.\n"
         "04/03/2024, 09:00 - Alice: Budget?\n"
         "second line\n"
-        "04/03/2024, 09:01 - Bob created group \"Q3\"\n"
+        '04/03/2024, 09:01 - Bob created group "Q3"\n'
         "13/03/2024, 21:05 - Bob: Yes: done\n"
         "13/03/2024, 21:06 - Bob: <Media omitted>\n"
     ),
@@ -205,10 +269,18 @@ def test_whatsapp_locale_formats_parse_alike(tmp_path: Path) -> None:
 def test_whatsapp_ambiguous_dates_follow_message_order(tmp_path: Path) -> None:
     # 03/04 then 04/04 then 05/04: as month-first that is Mar 4, Apr 4, May 4 (in order);
     # as day-first it is Apr 3, Apr 4, Apr 5 (also in order) → tie → day-first
-    path = write(tmp_path, "a.txt", "03/04/24, 10:00 - A: x\n04/04/24, 10:00 - A: y\n05/04/24, 10:00 - A: z\n")
-    assert [t for _, t, _ in texts(parse_whatsapp(path))] == ["2024-04-03 10:00:00", "2024-04-04 10:00:00", "2024-04-05 10:00:00"]
+    path = write(
+        tmp_path, "a.txt", "03/04/24, 10:00 - A: x\n04/04/24, 10:00 - A: y\n05/04/24, 10:00 - A: z\n"
+    )
+    assert [t for _, t, _ in texts(parse_whatsapp(path))] == [
+        "2024-04-03 10:00:00",
+        "2024-04-04 10:00:00",
+        "2024-04-05 10:00:00",
+    ]
     # 12/01 then 01/02: month-first keeps the order (Dec 1 2023 → Jan 2 2024 is not: years equal)
-    path = write(tmp_path, "b.txt", "01/05/24, 10:00 - A: x\n02/01/24, 10:00 - A: y\n03/01/24, 10:00 - A: z\n")
+    path = write(
+        tmp_path, "b.txt", "01/05/24, 10:00 - A: x\n02/01/24, 10:00 - A: y\n03/01/24, 10:00 - A: z\n"
+    )
     assert [t[:10] for _, t, _ in texts(parse_whatsapp(path))] == ["2024-01-05", "2024-02-01", "2024-03-01"]
 
 
@@ -232,11 +304,18 @@ def test_whatsapp_malformed_names_the_line(tmp_path: Path) -> None:
 
 
 def test_signal_text(tmp_path: Path) -> None:
-    path = write(tmp_path, "Alice.txt", "[2019-12-24, 12:23] Jane Doe: Hello John!\n[2020-01-17, 21:49] John Doe: Hello\nJane!\n")
+    path = write(
+        tmp_path,
+        "Alice.txt",
+        "[2019-12-24, 12:23] Jane Doe: Hello John!\n[2020-01-17, 21:49] John Doe: Hello\nJane!\n",
+    )
     assert detect_chat_format(path) == "signal"
     batches = parse_signal(path)
     assert batches[0].meta.source_id == "signal:Alice"
-    assert texts(batches) == [("Jane Doe", "2019-12-24 12:23:00", "Hello John!"), ("John Doe", "2020-01-17 21:49:00", "Hello\nJane!")]
+    assert texts(batches) == [
+        ("Jane Doe", "2019-12-24 12:23:00", "Hello John!"),
+        ("John Doe", "2020-01-17 21:49:00", "Hello\nJane!"),
+    ]
 
 
 # --- Telegram ---------------------------------------------------------------------------------
@@ -246,18 +325,62 @@ TELEGRAM_CHAT: dict[str, Any] = {
     "type": "private_group",
     "id": 4242,
     "messages": [
-        {"id": 1, "type": "service", "date": "2024-03-04T09:59:00", "date_unixtime": "1709546340", "actor": "Alice", "action": "create_group"},
-        {"id": 2, "type": "message", "date": "2024-03-04T10:00:00", "date_unixtime": "1709546400", "from": "Alice", "text": "Budget?"},
-        {"id": 3, "type": "message", "date_unixtime": "1709546460", "from": "Bob", "text": ["See ", {"type": "bold", "text": "this"}, " ", {"type": "text_link", "text": "sheet", "href": "https://x.example/q3"}]},
-        {"id": 4, "type": "message", "date_unixtime": "1709546520", "from": None, "text": "", "photo": "photos/1.jpg"},
-        {"id": 5, "type": "message", "date": "2024-03-04T11:00:00", "from": "Bob", "text": "", "media_type": "sticker", "sticker_emoji": "👍"},
+        {
+            "id": 1,
+            "type": "service",
+            "date": "2024-03-04T09:59:00",
+            "date_unixtime": "1709546340",
+            "actor": "Alice",
+            "action": "create_group",
+        },
+        {
+            "id": 2,
+            "type": "message",
+            "date": "2024-03-04T10:00:00",
+            "date_unixtime": "1709546400",
+            "from": "Alice",
+            "text": "Budget?",
+        },
+        {
+            "id": 3,
+            "type": "message",
+            "date_unixtime": "1709546460",
+            "from": "Bob",
+            "text": [
+                "See ",
+                {"type": "bold", "text": "this"},
+                " ",
+                {"type": "text_link", "text": "sheet", "href": "https://x.example/q3"},
+            ],
+        },
+        {
+            "id": 4,
+            "type": "message",
+            "date_unixtime": "1709546520",
+            "from": None,
+            "text": "",
+            "photo": "photos/1.jpg",
+        },
+        {
+            "id": 5,
+            "type": "message",
+            "date": "2024-03-04T11:00:00",
+            "from": "Bob",
+            "text": "",
+            "media_type": "sticker",
+            "sticker_emoji": "👍",
+        },
     ],
 }
 
 
 def test_telegram_single_and_batch(tmp_path: Path) -> None:
     single = write(tmp_path, "result.json", json.dumps(TELEGRAM_CHAT))
-    batch = write(tmp_path, "all.json", json.dumps({"about": "x", "chats": {"list": [TELEGRAM_CHAT]}, "left_chats": {"list": []}}))
+    batch = write(
+        tmp_path,
+        "all.json",
+        json.dumps({"about": "x", "chats": {"list": [TELEGRAM_CHAT]}, "left_chats": {"list": []}}),
+    )
     assert detect_chat_format(single) == detect_chat_format(batch) == "telegram"
     batches = parse_telegram(single, tz=zone("Europe/Berlin"))
     assert parse_telegram(batch, tz=zone("Europe/Berlin")) == batches
@@ -283,12 +406,21 @@ def test_telegram_bad_time_names_the_message(tmp_path: Path) -> None:
 
 
 def chatgpt_conversation() -> dict[str, Any]:
-    def node(nid: str, parent: str | None, children: list[str], message: dict[str, Any] | None) -> dict[str, Any]:
+    def node(
+        nid: str, parent: str | None, children: list[str], message: dict[str, Any] | None
+    ) -> dict[str, Any]:
         return {"id": nid, "parent": parent, "children": children, "message": message}
 
     def msg(mid: str, role: str, parts: list[Any], t: float | None, **extra: Any) -> dict[str, Any]:
         content = extra.pop("content", {"content_type": "text", "parts": parts})
-        return {"id": mid, "author": {"role": role}, "create_time": t, "content": content, "recipient": "all", **extra}
+        return {
+            "id": mid,
+            "author": {"role": role},
+            "create_time": t,
+            "content": content,
+            "recipient": "all",
+            **extra,
+        }
 
     png = "data:image/png;base64," + "iVBORw0KGgo" * 20
     return {
@@ -299,12 +431,52 @@ def chatgpt_conversation() -> dict[str, Any]:
         "mapping": {
             "root": node("root", None, ["sys"], None),
             "sys": node("sys", "root", ["u1"], msg("sys", "system", [""], None, weight=0.0)),
-            "u1": node("u1", "sys", ["a1-old", "a1"], msg("u1", "user", ["How do I split the Q3 budget?"], 1709542800.5)),
+            "u1": node(
+                "u1",
+                "sys",
+                ["a1-old", "a1"],
+                msg("u1", "user", ["How do I split the Q3 budget?"], 1709542800.5),
+            ),
             "a1-old": node("a1-old", "u1", [], msg("a1-old", "assistant", ["An older answer"], 1709542801.0)),
-            "a1": node("a1", "u1", ["t1"], msg("a1", "assistant", ["search('q3')"], 1709542802.0, recipient="browser", content={"content_type": "code", "text": "search('q3')"})),
+            "a1": node(
+                "a1",
+                "u1",
+                ["t1"],
+                msg(
+                    "a1",
+                    "assistant",
+                    ["search('q3')"],
+                    1709542802.0,
+                    recipient="browser",
+                    content={"content_type": "code", "text": "search('q3')"},
+                ),
+            ),
             "t1": node("t1", "a1", ["u2"], msg("t1", "tool", ["results…"], 1709542803.0)),
-            "u2": node("u2", "t1", ["a2"], msg("u2", "user", ["And with this chart?", {"content_type": "image_asset_pointer", "asset_pointer": "file-service://x"}], 1709542810.0)),
-            "a2": node("a2", "u2", [], msg("a2", "assistant", [f"Split it 60/40 \ue200cite\ue202turn0search0\ue201. Chart: {png}"], 1709542820.0)),
+            "u2": node(
+                "u2",
+                "t1",
+                ["a2"],
+                msg(
+                    "u2",
+                    "user",
+                    [
+                        "And with this chart?",
+                        {"content_type": "image_asset_pointer", "asset_pointer": "file-service://x"},
+                    ],
+                    1709542810.0,
+                ),
+            ),
+            "a2": node(
+                "a2",
+                "u2",
+                [],
+                msg(
+                    "a2",
+                    "assistant",
+                    [f"Split it 60/40 \ue200cite\ue202turn0search0\ue201. Chart: {png}"],
+                    1709542820.0,
+                ),
+            ),
         },
     }
 
@@ -315,7 +487,10 @@ def test_chatgpt_current_branch_prose_only(tmp_path: Path) -> None:
     batches = parse_chatgpt(path)
     batch = batches[0]
     assert batch.bucket == "whole" and batch.note_name == "2024-03-04-6f1c2a9b"
-    assert batch.meta.source_id == "chatgpt:6f1c2a9b-0000-4000-8000-000000000001" and batch.meta.scope == "chatgpt"
+    assert (
+        batch.meta.source_id == "chatgpt:6f1c2a9b-0000-4000-8000-000000000001"
+        and batch.meta.scope == "chatgpt"
+    )
     assert [(m.message_id, m.author, m.text) for m in batch.messages] == [
         ("u1", "user", "How do I split the Q3 budget?"),
         ("u2", "user", "And with this chart?\n[image]"),
@@ -387,7 +562,11 @@ def test_notes_render_and_parse_back_one_leaf_per_message(tmp_path: Path, vault:
     for leaf in leaves:
         assert leaf.message_id is not None
         original = messages[leaf.message_id]
-        assert (leaf.text, leaf.author, leaf.source_ref) == (original.text, original.author, original.source_ref)
+        assert (leaf.text, leaf.author, leaf.source_ref) == (
+            original.text,
+            original.author,
+            original.source_ref,
+        )
 
 
 # --- the reference samples (read by path, only when present) ---------------------------------
@@ -398,8 +577,12 @@ def _squash(text: str) -> str:
 
 
 def _against_target(batches: list[SourceBatch], target: Path) -> None:
-    want = sorted((t["timestamp"], t["author"], _squash(t["message"])) for t in json.loads(target.read_text("utf-8")))
-    got = sorted((f"{m.timestamp:%Y-%m-%dT%H:%M:%S}", m.author, _squash(m.text)) for b in batches for m in b.messages)
+    want = sorted(
+        (t["timestamp"], t["author"], _squash(t["message"])) for t in json.loads(target.read_text("utf-8"))
+    )
+    got = sorted(
+        (f"{m.timestamp:%Y-%m-%dT%H:%M:%S}", m.author, _squash(m.text)) for b in batches for m in b.messages
+    )
     assert got == want
 
 

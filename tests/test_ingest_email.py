@@ -231,6 +231,7 @@ def test_errors(tmp_path: Path) -> None:
     assert info.value.hint is not None and "no usable Date" in info.value.hint
 
 
+@pytest.mark.slow
 def test_end_to_end_one_note_per_thread(tmp_path: Path, vault: Path, memory: Memory) -> None:
     inbox = write_mbox(tmp_path / "inbox.mbox", M1, M3, OTHER)
     sent = write_maildir(tmp_path / "sent", ("1710149400.M1P1.host:2,S", M2), ("1710147600.M2P1.host:2,S", M1))

@@ -117,7 +117,9 @@ def test_user_edited_note_is_never_overwritten(vault: Path) -> None:
     assert path.read_text(encoding="utf-8") == edited
     assert report.kept_user_edited == [f"{GENERAL}/2024-03-04.md"]
     assert report.written == [f"{GENERAL}/2024-03-04.2.md"]
-    sibling = parse_note(f"{GENERAL}/2024-03-04.2.md", (vault / GENERAL / "2024-03-04.2.md").read_text("utf-8"))
+    sibling = parse_note(
+        f"{GENERAL}/2024-03-04.2.md", (vault / GENERAL / "2024-03-04.2.md").read_text("utf-8")
+    )
     assert [leaf.message_id for leaf in sibling.leaves] == [msg(3).message_id]
 
     # later exports merge into the sibling, still never into the user's note
@@ -152,7 +154,9 @@ def test_thread_bucket_and_email(vault: Path) -> None:
     meta = SourceMeta(kind="email", source_id="mbox:alice/q3", scope="mbox/alice", title="Q3 budget")
     messages = (
         Message("<a@x>", "alice@example.com", "2024-03-11T09:00:00Z", "Hi", "mid:a@x", subject="Q3 budget"),
-        Message("<b@x>", "bob@example.com", "2024-03-12T09:30:00Z", "Thanks", "mid:b@x", subject="Re: Q3 budget"),
+        Message(
+            "<b@x>", "bob@example.com", "2024-03-12T09:30:00Z", "Thanks", "mid:b@x", subject="Re: Q3 budget"
+        ),
     )
     one = SourceBatch(meta=meta, messages=messages[:1], bucket="thread", note_name="2024-03-11 Q3 budget")
     both = SourceBatch(meta=meta, messages=messages, bucket="thread", note_name="2024-03-11 Q3 budget")
@@ -203,11 +207,16 @@ def test_documents_version_and_replace(vault: Path) -> None:
     assert fm.body.startswith("# Q3 report\n\n## Numbers")
     assert fm.data["time_start"] == fm.data["time_end"] == "2024-03-01T10:00:00Z"
 
-    same = write_documents(vault, [doc("## Numbers\n\nRevenue grew 12 %.\n", modified="2024-03-02T00:00:00Z")])
+    same = write_documents(
+        vault, [doc("## Numbers\n\nRevenue grew 12 %.\n", modified="2024-03-02T00:00:00Z")]
+    )
     assert same.written == [] and same.unchanged == [DOC]
 
     # a renamed title keeps the file (found by source_id) and bumps the version
-    changed = write_documents(vault, [doc("## Numbers\n\nRevenue grew 15 %.", title="Q3 report v2", modified="2024-03-07T16:50:00Z")])
+    changed = write_documents(
+        vault,
+        [doc("## Numbers\n\nRevenue grew 15 %.", title="Q3 report v2", modified="2024-03-07T16:50:00Z")],
+    )
     assert changed.written == [DOC] and changed.documents_replaced == 1
     fm = split_frontmatter((vault / DOC).read_text(encoding="utf-8"))
     assert fm.data["version"] == 2 and fm.data["title"] == "Q3 report v2"

@@ -19,7 +19,13 @@ from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.errors import IndexBusy, IndexCorrupt
 from vaultmind.index.store import Index
-from vaultmind.llm.ollama_chat import LlmTransient, LlmUnreachable, LlmUnrecoverable, OllamaChat, parse_json_object
+from vaultmind.llm.ollama_chat import (
+    LlmTransient,
+    LlmUnreachable,
+    LlmUnrecoverable,
+    OllamaChat,
+    parse_json_object,
+)
 from vaultmind.memory import Memory
 from vaultmind.queue.failures import BACKOFF, JobFailure, classify
 from vaultmind.queue.kinds import JobContext, JobKind

@@ -135,9 +135,10 @@ def load_inputs(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> 
     try:
         rows = con.execute(
             f"""
-            SELECT l.id, l.note_path, n.kind, n.source_kind, n.source_id, l.seq, l.text, l.content_hash, l.author,
-                   n.frontmatter,
-                   (SELECT list(t.tag ORDER BY t.tag) FROM tags t WHERE t.path = n.path) AS tags
+            SELECT l.id, l.note_path, n.kind, n.source_kind, n.source_id, l.seq,
+                   CASE WHEN n.kind = 'source' THEN l.text END, l.content_hash, l.author,
+                   CASE WHEN n.kind = 'source' THEN n.frontmatter END,
+                   CASE WHEN n.kind = 'source' THEN (SELECT list(t.tag ORDER BY t.tag) FROM tags t WHERE t.path = n.path) END
             FROM leaves l JOIN notes n ON n.path = l.note_path
             WHERE {where}
             ORDER BY l.note_path, l.seq, l.id

@@ -47,10 +47,14 @@ _RELATIVE_RE = re.compile(
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|summer|winter|spring|fall|autumn))\b",
     re.IGNORECASE,
 )
-_RUN_GAP_RE = re.compile(r"[ \t]+")
+_UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽΑ-ΩЀ-Я"
+_CAP_WORD = rf"[{_UPPER}][^\W_]*(?:['’-][^\W_]+)*"
+_CAP_RUN_RE = re.compile(rf"(?<![\w'’@#-]){_CAP_WORD}(?:[ \t]+{_CAP_WORD})*(?![\w'’-])")
+_SENTENCE_END_CHARS = frozenset(".!?…:;\n\"“([-")
+_DIGIT_RE = re.compile(r"\d")
+_LAUGH_RE = re.compile(r"[ah]*h[ah]*|[eh]*h[eh]*|l+o+l+[lo]*|lmf?a+o+")
 _NAME_WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _SENTENCE_RE = re.compile(r"[^.!?…\n]+[.!?…]*")
-_SENTENCE_GAP_RE = re.compile(r"[.!?…:;\n\"“(\[-]")
 _ORDINARY_RE = re.compile(r"(?:ly|ing|ed|ness|ful|['’](?:s|re|ll|ve|d|m|t)|n['’]t)$", re.IGNORECASE)
 
 STOP_WORDS = frozenset(
@@ -84,6 +88,7 @@ _CAP_EXTRA = frozenset(
 )
 
 _NON_ENTITY_CAPS = STOP_WORDS | FILLER_WORDS | _CAP_EXTRA
+_NON_CONTENT = STOP_WORDS | FILLER_WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,35 +200,38 @@ def words_of(text: str) -> list[str]:
 
 
 def is_content_word(word: str) -> bool:
-    low = word.lower().replace("’", "'")
-    if low in STOP_WORDS or low in FILLER_WORDS:
+    return _is_content(word.lower().replace("’", "'"))
+
+
+def _is_content(low: str) -> bool:
+    """`low` is lower-cased, with typographic apostrophes made plain."""
+    if len(low) < 2 or low in _NON_CONTENT:
         return False
-    if low.isdigit():
-        return len(low) >= 2
-    return len(low) >= 2 and not _is_laugh(low)
-
-
-def _is_laugh(low: str) -> bool:
-    return len(low) >= 4 and set(low) <= {"h", "a", "e", "o", "l", "m"} and "h" in low
+    return not (len(low) >= 4 and _LAUGH_RE.fullmatch(low) is not None)
 
 
 def extract_entities(text: str) -> tuple[str, ...]:
     """Distinct entity-like mentions in `text`, as sorted "kind:value" strings (see module doc)."""
     found: set[str] = set()
     masked = text
-    for kind, regex in (("url", _URL_RE), ("email", _EMAIL_RE)):
-        for m in regex.finditer(masked):
-            found.add(f"{kind}:{m.group(0).lower() if kind == 'email' else m.group(0)}")
-        masked = regex.sub(" ", masked)
-    for m in _HANDLE_RE.finditer(masked):
-        found.add(f"handle:{m.group(0)[1:].lower()}")
-    for m in _HASHTAG_RE.finditer(masked):
-        found.add(f"tag:{m.group(1).lower()}")
-    for m in _DATE_RE.finditer(masked):
-        found.add(f"date:{m.group(0).lower()}")
-    masked_dates = _DATE_RE.sub(" ", masked)
-    for m in _NUMBER_RE.finditer(masked_dates):
-        found.add(f"number:{m.group(0).replace(' ', '')}")
+    if "://" in masked:
+        for m in _URL_RE.finditer(masked):
+            found.add(f"url:{m.group(0)}")
+        masked = _URL_RE.sub(" ", masked)
+    if "@" in masked:
+        for m in _EMAIL_RE.finditer(masked):
+            found.add(f"email:{m.group(0).lower()}")
+        masked = _EMAIL_RE.sub(" ", masked)
+        for m in _HANDLE_RE.finditer(masked):
+            found.add(f"handle:{m.group(0)[1:].lower()}")
+    if "#" in masked:
+        for m in _HASHTAG_RE.finditer(masked):
+            found.add(f"tag:{m.group(1).lower()}")
+    if _DIGIT_RE.search(masked):
+        for m in _DATE_RE.finditer(masked):
+            found.add(f"date:{m.group(0).lower()}")
+        for m in _NUMBER_RE.finditer(_DATE_RE.sub(" ", masked)):
+            found.add(f"number:{m.group(0).replace(' ', '')}")
     for m in _RELATIVE_RE.finditer(masked):
         found.add("date:" + " ".join(m.group(0).lower().split()))
     for run in _capitalised_runs(masked):
@@ -232,55 +240,34 @@ def extract_entities(text: str) -> tuple[str, ...]:
 
 
 def _capitalised_runs(text: str) -> list[str]:
-    """Runs of capitalised words separated only by spaces, minus common sentence starters.
+    """Runs of capitalised words separated only by spaces or tabs, minus common sentence starters.
 
     A word that starts a sentence is capitalised anyway: alone, it counts only when it does not
     look like an ordinary word (an adverb, a gerund, a contraction …).
     """
     runs: list[str] = []
-    current: list[str] = []
-    starts_sentence = True
-    run_starts_sentence = True
-    last_end = 0
-    for m in WORD_RE.finditer(text):
-        word = m.group(0)
-        gap = text[last_end : m.start()]
-        joined = bool(current) and _RUN_GAP_RE.fullmatch(gap) is not None
-        if last_end and _SENTENCE_GAP_RE.search(gap):
-            starts_sentence = True
-        capital = word[:1].isupper()
-        if capital and joined:
-            current.append(word)
-        else:
-            _close_run(current, runs, run_starts_sentence)
-            if capital:
-                current = [word]
-                run_starts_sentence = starts_sentence
-        starts_sentence = False
-        last_end = m.end()
-    _close_run(current, runs, run_starts_sentence)
+    for m in _CAP_RUN_RE.finditer(text):
+        words = m.group(0).split()
+        first = 0
+        while first < len(words) and _plain_word(words[first]):
+            first += 1
+        words = words[first:]
+        while words and _plain_word(words[-1]):
+            words.pop()
+        if not words:
+            continue
+        if len(words) == 1:
+            word = words[0]
+            if len(word) < 2 or not _NAME_WORD_RE.fullmatch(word):
+                continue
+            if first == 0 and not word.isupper() and _ORDINARY_RE.search(word):
+                i = m.start() - 1
+                while i >= 0 and text[i] in " \t":
+                    i -= 1
+                if i < 0 or text[i] in _SENTENCE_END_CHARS:
+                    continue
+        runs.append(" ".join(words))
     return runs
-
-
-def _close_run(current: list[str], runs: list[str], at_sentence_start: bool) -> None:
-    words = list(current)
-    current.clear()
-    first = 0
-    while first < len(words) and _plain_word(words[first]):
-        first += 1
-    words = words[first:]
-    while words and _plain_word(words[-1]):
-        words.pop()
-    if not words:
-        return
-    if len(words) == 1:
-        word = words[0]
-        if len(word) < 2 or not _NAME_WORD_RE.fullmatch(word):
-            return
-        sentence_initial = at_sentence_start and first == 0
-        if sentence_initial and not word.isupper() and _ORDINARY_RE.search(word):
-            return
-    runs.append(" ".join(words))
 
 
 def _plain_word(word: str) -> bool:
@@ -324,11 +311,13 @@ def statement_signal(text: str) -> float:
 
 
 def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str]) -> Signals:
-    words = words_of(leaf.text)
+    words = WORD_RE.findall(leaf.text.lower().replace("’", "'"))
     n = len(words)
-    content = [w for w in words if is_content_word(w)]
+    content = [
+        w for w in words if len(w) > 1 and w not in _NON_CONTENT and not (len(w) > 3 and _LAUGH_RE.fullmatch(w))
+    ]
     entities = extract_entities(leaf.text)
-    distinct = {w.lower() for w in words}
+    distinct = set(words)
 
     values = {
         "length": length_signal(len(content)),

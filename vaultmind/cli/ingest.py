@@ -29,7 +29,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("kind", choices=KINDS, help="what the paths hold")
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="export files or folders")
     p.add_argument(
-        "--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)"
+        "--vault",
+        type=Path,
+        default=None,
+        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
     )
     p.add_argument(
         "--format",
@@ -57,7 +60,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     vault = resolve_vault(args.vault)
     config = load_config(vault)
     with Progress(enabled=True) as progress:
-        report = ingest_paths(args.kind, args.paths, config.vault, fmt=args.fmt, tz=args.tz, progress=progress)
+        report = ingest_paths(
+            args.kind, args.paths, config.vault, fmt=args.fmt, tz=args.tz, progress=progress
+        )
     sync: dict[str, Any] | None = None
     if report.written:
         written = list(report.written)

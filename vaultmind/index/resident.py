@@ -117,23 +117,24 @@ class ResidentLeaves:
     def _load(self) -> None:
         with self.index.lock:
             meta = self.index.con.execute(LEAF_META_SQL + " ORDER BY l.id").to_arrow_table()
-            post = self.index.con.execute(
-                """
-                WITH ids AS (SELECT id, (row_number() OVER (ORDER BY id) - 1)::INTEGER AS i FROM leaves)
-                SELECT p.term, ids.i, p.tf FROM postings p JOIN ids ON ids.id = p.leaf_id
-                ORDER BY p.term, ids.i
-                """
-            ).to_arrow_table()
+            post = self.index.con.execute("SELECT term, leaf_id, tf FROM postings").to_arrow_table()
         self._rows.reset([str(x) for x in meta.column("id").to_pylist()])
         self._meta = [meta]
         self._meta_offsets = [0]
         self._doc_len = meta.column("term_count").to_numpy().astype(np.float64)
         self._ts = _ts_array(meta)
+        # Map leaf ids to rows and group postings by term, in numpy (faster than SQL sort + join).
+        leaf_codes = post.column("leaf_id").combine_chunks().dictionary_encode()
+        pos = self._rows.pos
+        row_of = np.array([pos.get(leaf_id, -1) for leaf_id in leaf_codes.dictionary.to_pylist()], dtype=np.int32)
+        rows = row_of[leaf_codes.indices.to_numpy(zero_copy_only=False)] if len(row_of) else np.zeros(0, np.int32)
         terms = post.column("term").combine_chunks().dictionary_encode()
-        codes = terms.indices.to_numpy(zero_copy_only=False)
+        term_codes = terms.indices.to_numpy(zero_copy_only=False)
+        order = np.lexsort((rows, term_codes))
+        codes = term_codes[order]
         words = terms.dictionary.to_pylist()
-        self._post_row = post.column("i").to_numpy().astype(np.int32)
-        self._post_tf = post.column("tf").to_numpy().astype(np.float64)
+        self._post_row = rows[order]
+        self._post_tf = post.column("tf").to_numpy().astype(np.float64)[order]
         self._slices = {}
         if len(codes):
             bounds = np.flatnonzero(np.diff(codes)) + 1

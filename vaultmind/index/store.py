@@ -42,6 +42,7 @@ class Index:
         self.quarantined = quarantined  # message, when this open moved a broken file aside
         self.lock = threading.RLock()
         self.generation = 0  # bumped on every committed change; readers cache by it
+        self._tables: frozenset[str] | None = None
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -79,6 +80,14 @@ class Index:
             con = _connect(path)
             _migrate(con)
             return cls(con, path, f"index could not be opened ({_short(exc)}); moved to {moved} and rebuilt")
+
+    @property
+    def tables(self) -> frozenset[str]:
+        """Names of the index's tables (fixed by the migrations once opened)."""
+        if self._tables is None:
+            rows = self.query("SELECT table_name FROM information_schema.tables")
+            self._tables = frozenset(row[0] for row in rows)
+        return self._tables
 
     def close(self) -> None:
         with self.lock:

@@ -159,7 +159,9 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
         item = raw["message"] if isinstance(raw.get("message"), dict) else raw
         own = _opt_time(raw, tz) or (_opt_time(item, tz) if item is not raw else None)
         if own is None and any(k in raw for k in _TIME_KEYS):
-            raise ingest_error(path, f"session {session.id!r}: message {index} has an unreadable time", line=line)
+            raise ingest_error(
+                path, f"session {session.id!r}: message {index} has an unreadable time", line=line
+            )
         timestamp = own or (previous + timedelta(microseconds=1) if previous else session.time or fallback)
         previous = timestamp
         role = ROLES.get(str(item.get("role") or raw.get("type") or ""))

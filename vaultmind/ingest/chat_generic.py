@@ -128,7 +128,10 @@ def _message(
     source_ref = as_str(item.get("source_ref"))
     thread = as_str(item.get("thread"))
     if thread:
-        base = source_ref or f"chat://{quote(platform, safe='')}/{quote(conv, safe='')}/{quote(message_id, safe='')}"
+        base = (
+            source_ref
+            or f"chat://{quote(platform, safe='')}/{quote(conv, safe='')}/{quote(message_id, safe='')}"
+        )
         source_ref = f"{base}{'&' if '?' in base else '?'}thread={quote(thread, safe='')}"
     return conv, Message(
         message_id=message_id, author=author.strip(), timestamp=timestamp, text=text, source_ref=source_ref

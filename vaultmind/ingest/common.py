@@ -65,7 +65,9 @@ def json_array_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         try:
             item, end = decoder.raw_decode(text, i)
         except json.JSONDecodeError as exc:
-            raise ingest_error(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from exc
+            raise ingest_error(
+                path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno
+            ) from exc
         yield _line_of(text, i), item
         i = _skip_ws(text, end)
         ch = text[i : i + 1]
@@ -73,7 +75,9 @@ def json_array_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
             _expect_end(path, text, i + 1)
             return
         if ch != ",":
-            raise ingest_error(path, "invalid JSON: expected ',' or ']' after an item", line=_line_of(text, i))
+            raise ingest_error(
+                path, "invalid JSON: expected ',' or ']' after an item", line=_line_of(text, i)
+            )
         i = _skip_ws(text, i + 1)
 
 
@@ -110,7 +114,9 @@ def zone(name: str | None) -> tzinfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise UsageError(f"unknown time zone {name!r}", hint="use an IANA name such as Europe/Berlin") from exc
+        raise UsageError(
+            f"unknown time zone {name!r}", hint="use an IANA name such as Europe/Berlin"
+        ) from exc
 
 
 def local_to_utc(value: datetime, tz: tzinfo) -> datetime:

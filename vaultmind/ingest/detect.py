@@ -99,23 +99,31 @@ def _json_format(head: str) -> str | None:
     return None
 
 
-def _expand(kind: str, paths: Sequence[Path], report: IngestReport) -> list[tuple[Path, str | None]]:
+def _expand(
+    kind: str, paths: Sequence[Path], fmt: str, report: IngestReport
+) -> list[tuple[Path, str | None]]:
     """(path, format) pairs: files as given; folders walked (Slack export folders kept whole)."""
     out: list[tuple[Path, str | None]] = []
     for path in paths:
         if not path.exists():
             raise IngestError("no such file or folder", path=path)
-        if not path.is_dir() or (kind == "chat" and detect_chat_format(path) == "slack"):
+        whole_slack = kind == "chat" and (
+            fmt == "slack" or (fmt == "auto" and detect_chat_format(path) == "slack")
+        )
+        if not path.is_dir() or whole_slack:
             out.append((path, None))
             continue
         for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES):
             if any(part.startswith(".") for part in child.relative_to(path).parts):
                 continue
-            fmt = "agent" if kind == "agent" else detect_chat_format(child)
-            if fmt is None:
+            if kind == "agent":
+                found: str | None = "agent"
+            else:
+                found = fmt if fmt != "auto" else detect_chat_format(child)
+            if found is None:
                 report.warnings.append(f"{child}: format not recognised; skipped")
                 continue
-            out.append((child, fmt))
+            out.append((child, found))
     return out
 
 
@@ -167,7 +175,9 @@ def _colleague(module: str, function: str, what: str) -> Callable[[list[Path]], 
     except ModuleNotFoundError as exc:
         if exc.name != module:
             raise
-        raise UsageError(f"{what} ingest is not available in this version of vaultmind ({module} is missing)") from exc
+        raise UsageError(
+            f"{what} ingest is not available in this version of vaultmind ({module} is missing)"
+        ) from exc
     parse: Callable[[list[Path]], Any] = getattr(loaded, function)
     return parse
 
@@ -193,14 +203,18 @@ def parse_paths(
         result: list[SourceBatch] = _colleague("vaultmind.ingest.email", "parse_email_paths", "email")(files)
         return result
     if kind == "document":
-        docs: list[DocumentInput] = _colleague("vaultmind.ingest.document", "parse_document_paths", "document")(files)
+        docs: list[DocumentInput] = _colleague(
+            "vaultmind.ingest.document", "parse_document_paths", "document"
+        )(files)
         return docs
     if fmt == "locomo":
-        locomo: list[SourceBatch] = _colleague("vaultmind.ingest.locomo", "parse_locomo_paths", "LoCoMo")(files)
+        locomo: list[SourceBatch] = _colleague("vaultmind.ingest.locomo", "parse_locomo_paths", "LoCoMo")(
+            files
+        )
         return locomo
     zone_info = zone(tz)
     report = report if report is not None else IngestReport()
-    expanded = _expand(kind, files, report)
+    expanded = _expand(kind, files, fmt, report)
     batches: list[SourceBatch] = []
     for done, (path, detected) in enumerate(expanded, 1):
         chosen = "agent" if kind == "agent" else (detected or fmt)

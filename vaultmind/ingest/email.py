@@ -18,7 +18,8 @@ Naming:
 Threads: union-find over Message-ID, In-Reply-To and References (ids of messages missing from
 the export still join their replies). The thread's subject is the earliest message's, with
 `Re:`/`Fwd:`/`AW:`/`SV:`… and `[list]` tags removed. A message seen twice (two exports, or a
-copy in Sent and in Inbox) is kept once, by Message-ID.
+copy in Sent and in Inbox) is kept once, by Message-ID: the copy of the mailbox whose name
+sorts first, so the result does not depend on the order of the paths.
 
 Messages: id = Message-ID without `<>` (or `nomid-<hash>` of its sender, date, subject and
 body when it has none); author `Name <addr>`; time from `Date:`, else the earliest
@@ -41,13 +42,7 @@ from pathlib import Path
 from typing import Literal
 
 from vaultmind.ingest.errors import IngestError
-from vaultmind.ingest.mime import (
-    MAX_MESSAGE_BYTES,
-    MimeError,
-    ParsedEmail,
-    attachments_line,
-    parse_message,
-)
+from vaultmind.ingest.mime import MAX_MESSAGE_BYTES, Attachment, MimeError, ParsedEmail, parse_message
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.ingest.quotes import extract_new_text
 from vaultmind.ingest.writer import slugify
@@ -308,6 +303,22 @@ def _threads(mails: Sequence[_Mail]) -> list[list[_Mail]]:
     return sorted(threads, key=lambda t: (t[0].at, t[0].key))
 
 
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{round(n / 1024)} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def attachments_line(attachments: Sequence[Attachment]) -> str:
+    """`Attachments: a.pdf (application/pdf, 12 KB), b.png (image/png, 3 KB)`, or "" for none."""
+    if not attachments:
+        return ""
+    items = [f"{a.filename} ({a.content_type}, {_size(a.size)})" for a in attachments]
+    return "Attachments: " + ", ".join(items)
+
+
 def _message(mail: _Mail) -> Message:
     text = extract_new_text(mail.parsed.body)
     attachments = attachments_line(mail.parsed.attachments)
@@ -364,7 +375,11 @@ def parse_email_paths_with_report(
     for box in _discover(paths, warnings):
         for raw in _read(box, warnings):
             mail = _accept(raw, warnings)
-            if mail is not None and mail.key not in mails:
+            if mail is None:
+                continue
+            seen = mails.get(mail.key)
+            # a message in several mailboxes: one copy, the same whatever the order of the paths
+            if seen is None or mail.account < seen.account:
                 mails[mail.key] = mail
     return _batches(_threads(list(mails.values())), box_account), warnings
 

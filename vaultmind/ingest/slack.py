@@ -197,7 +197,12 @@ def _load_list(export: _Export, rel: str) -> list[dict[str, Any]]:
 def _user_name(user: dict[str, Any]) -> str:
     profile = user.get("profile") if isinstance(user.get("profile"), dict) else {}
     assert isinstance(profile, dict)
-    for value in (profile.get("real_name"), user.get("real_name"), profile.get("display_name"), user.get("name")):
+    for value in (
+        profile.get("real_name"),
+        user.get("real_name"),
+        profile.get("display_name"),
+        user.get("name"),
+    ):
         if isinstance(value, str) and value.strip():
             return value.strip()
     return str(user.get("id"))
@@ -227,7 +232,9 @@ def _message(path: Path, line: int, item: Any, channel_id: str, names: _Names) -
         raise ingest_error(path, 'message has no valid "ts"', line=line)
     text = _readable(as_str(item.get("text")) or "", names)
     if not text.strip():
-        fallbacks = [a.get("text") or a.get("fallback") for a in item.get("attachments") or [] if isinstance(a, dict)]
+        fallbacks = [
+            a.get("text") or a.get("fallback") for a in item.get("attachments") or [] if isinstance(a, dict)
+        ]
         text = "\n".join(_readable(f, names) for f in fallbacks if isinstance(f, str) and f.strip())
     files = [f for f in item.get("files") or [] if isinstance(f, dict)]
     file_lines = [f"[file: {as_str(f.get('title')) or as_str(f.get('name')) or 'file'}]" for f in files]

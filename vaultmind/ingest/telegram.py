@@ -109,7 +109,9 @@ def flatten_text(value: Any) -> str:
         elif isinstance(part, dict):
             text = as_str(part.get("text")) or ""
             href = as_str(part.get("href"))
-            out.append(f"[{text}]({href})" if part.get("type") == "text_link" and href and href != text else text)
+            out.append(
+                f"[{text}]({href})" if part.get("type") == "text_link" and href and href != text else text
+            )
     return "".join(out)
 
 

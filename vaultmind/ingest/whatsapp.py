@@ -76,7 +76,12 @@ def parse_line_chat(
             continue
         timestamp = local_to_utc(_datetime(path, record, order), tz)
         messages.append(
-            Message(message_id=ids(record.author, timestamp, body), author=record.author, timestamp=timestamp, text=body)
+            Message(
+                message_id=ids(record.author, timestamp, body),
+                author=record.author,
+                timestamp=timestamp,
+                text=body,
+            )
         )
     if not messages:
         return []

@@ -78,7 +78,7 @@ def envelope(hits: Sequence[RetrievalHit], total: int, **extra: Any) -> dict[str
 
 
 def has_table(index: Index, name: str) -> bool:
-    return bool(index.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]))
+    return name in index.tables
 
 
 def leaf_hits(memory: Memory, ranked: Sequence[tuple[str, float, dict[str, Any]]]) -> list[RetrievalHit]:

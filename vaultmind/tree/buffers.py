@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -39,6 +41,7 @@ class BufferItem:
 @dataclass(slots=True)
 class TreeState:
     tree: str
+    leaves: int = 0  # every leaf of the tree that counts (admitted, not quote-only)
     l0_items: int = 0
     l0_tokens: int = 0
     l0_newest: datetime | None = None
@@ -46,15 +49,32 @@ class TreeState:
     max_level: int = 0
 
 
+_schema_cache: weakref.WeakKeyDictionary[Index, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
+_schema_lock = threading.Lock()
+
+
+def _columns_of(index: Index, table: str) -> frozenset[str]:
+    """Columns of `table` (empty when it does not exist). The schema is fixed once an index is
+    open (migrations run at open), so the answer is cached per index."""
+    with _schema_lock:
+        cached = _schema_cache.get(index, {}).get(table)
+    if cached is not None:
+        return cached
+    found = frozenset(
+        row[0]
+        for row in index.query("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table])
+    )
+    with _schema_lock:
+        _schema_cache.setdefault(index, {})[table] = found
+    return found
+
+
 def has_table(index: Index, name: str) -> bool:
-    return bool(index.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]))
+    return bool(_columns_of(index, name))
 
 
 def has_columns(index: Index, table: str, columns: tuple[str, ...]) -> bool:
-    found = {
-        row[0]
-        for row in index.query("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table])
-    }
+    found = _columns_of(index, table)
     return all(c in found for c in columns)
 
 
@@ -135,14 +155,14 @@ def tree_states(index: Index, settings: TreeSettings, tree: str | None = None) -
     states: dict[str, TreeState] = {}
     where = "WHERE t.tree = ?" if tree is not None else ""
     params: list[Any] = [tree] if tree is not None else []
-    for name, items, tokens, newest in index.query(
-        f"""SELECT t.tree, count(*) FILTER (WHERE t.id NOT IN {_COVERED_L0}),
+    for name, leaves, items, tokens, newest in index.query(
+        f"""SELECT t.tree, count(*), count(*) FILTER (WHERE t.id NOT IN {_COVERED_L0}),
                    coalesce(sum(t.token_count) FILTER (WHERE t.id NOT IN {_COVERED_L0}), 0),
                    max(t.active) FILTER (WHERE t.id NOT IN {_COVERED_L0})
             FROM {tree_leaves_sql(index, settings)} t {where} GROUP BY t.tree""",
         params,
     ):
-        states[name] = TreeState(name, int(items), int(tokens), newest)
+        states[name] = TreeState(name, int(leaves), int(items), int(tokens), newest)
     where = "WHERE s.tree = ?" if tree is not None else ""
     for name, level, buffered, total in index.query(
         f"""WITH covered AS (

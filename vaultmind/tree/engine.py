@@ -109,11 +109,19 @@ def seal_ready(memory: Memory, *, now: datetime | None = None, summarizer: Summa
     return sealer.done()
 
 
-def flush(memory: Memory, *, now: datetime, summarizer: Summarizer | None = None) -> SealReport:
+def flush(
+    memory: Memory,
+    *,
+    now: datetime,
+    summarizer: Summarizer | None = None,
+    older_than_hours: float | None = None,
+) -> SealReport:
     """Force-seal the level-0 buffer of every tree whose newest buffered leaf is at least
-    `[trees] flush_after_hours` older than `now` (then cascade, with gates only)."""
+    `[trees] flush_after_hours` (or `older_than_hours`) older than `now`, then cascade with
+    gates only. `now` is passed in, so the outcome is reproducible."""
     sealer = _Sealer(memory, summarizer)
-    cutoff = _naive_utc(now) - timedelta(hours=sealer.settings.flush_after_hours)
+    hours = sealer.settings.flush_after_hours if older_than_hours is None else older_than_hours
+    cutoff = _naive_utc(now) - timedelta(hours=hours)
     for tree, state in tree_states(memory.index, sealer.settings).items():
         if state.l0_items and state.l0_newest is not None and state.l0_newest <= cutoff:
             sealer.report.flushed.append(tree)

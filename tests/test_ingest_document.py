@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vaultmind.ingest.document import parse_document_paths, parse_document_paths_with_report
+from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.html import html_document, html_to_text
+from vaultmind.ingest.writer import write_documents
+from vaultmind.memory import Memory
+
+
+def put(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8", newline="")
+    return path
+
+
+# --- HTML → text ----------------------------------------------------------------------------
+
+
+def test_html_structure() -> None:
+    title, h1, text = html_document(
+        "<html><head><title>Page</title><style>h1{}</style></head><body>"
+        "<h1>Q3 <i>report</i></h1><p>Revenue grew<br>12 %.</p>"
+        "<h2>Links</h2><p><a href='https://example.com/a'>docs</a>, <a href='https://example.com'>"
+        "https://example.com</a>, <a href='mailto:bob@example.com'>bob@example.com</a>, "
+        "<a href='mailto:bob@example.com'>Bob</a>, <a href='#top'>top</a></p>"
+        "<ul><li>one<ul><li>nested</li></ul></li><li>two</li></ul><ol><li>first</li><li>second</li></ol>"
+        "<pre>def f():\n    return 1</pre><table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr></table>"
+        "<blockquote><p>quoted</p><p>twice</p></blockquote><hr><p>after&nbsp;&amp;\u200b done</p>"
+        "<!-- a comment --><script>var x = '<p>no</p>';</script></body></html>"
+    )
+    assert (title, h1) == ("Page", "Q3 report")
+    assert text == (
+        "# Q3 report\n\nRevenue grew\n12 %.\n\n## Links\n\n"
+        "docs (https://example.com/a), https://example.com, bob@example.com, Bob (bob@example.com), top\n\n"
+        "- one\n  - nested\n- two\n\n1. first\n2. second\n\n```\ndef f():\n    return 1\n```\n\n"
+        "A | B\n1 | 2\n\n> quoted\n>\n> twice\n\n---\n\nafter & done"
+    )
+
+
+def test_html_is_tolerant() -> None:
+    assert (
+        html_to_text("<p>unclosed <b>bold <div>block</p></i></table>text") == "unclosed bold\nblock\n\ntext"
+    )
+    assert html_to_text("plain & simple") == "plain & simple"
+    assert html_to_text("") == ""
+    assert html_to_text("<div>a</div><div><br></div><div>b</div>") == "a\n\nb"
+    assert html_to_text("<pre>x</pre>", fences=False) == "x"
+
+
+# --- documents ------------------------------------------------------------------------------
+
+
+def test_markdown_text_and_html_documents(tmp_path: Path) -> None:
+    root = tmp_path / "Team Docs"
+    put(
+        root / "q3 report.md",
+        "---\ntitle: Q3 report\nsource_ref: gdrive://file/1AbC\ntags: [finance]\n---\n"
+        "# Something else\r\n\r\nRevenue grew 12 %.\r\n",
+    )
+    put(root / "notes" / "todo.txt", "buy milk\n  - keep indent\n")
+    put(root / "notes" / "page.html", "<title>Intranet page</title><h1>Welcome</h1><p>Hi.</p>")
+    put(root / "notes" / "heading.md", "intro\n\n```\n# not a heading\n```\n# Real heading\n")
+    put(root / "notes" / ".hidden.md", "secret")
+    put(root / ".obsidian" / "x.md", "config")
+    put(root / "image.png", b"\x89PNG")
+    docs, warnings = parse_document_paths_with_report([root])
+    assert warnings == [f"{root / 'image.png'}: not a document (.md, .txt, .html); skipped"]
+    by_id = {d.source_id: d for d in docs}
+    assert list(by_id) == ["doc:notes/heading", "doc:notes/page", "doc:notes/todo", "doc:q3-report"]
+    report = by_id["doc:q3-report"]
+    assert report.title == "Q3 report"
+    assert report.body == "# Something else\n\nRevenue grew 12 %.\n"
+    assert report.scope == "files/team-docs"
+    assert report.source_ref == "gdrive://file/1AbC"
+    assert report.modified is not None and report.modified.endswith("Z")
+    todo = by_id["doc:notes/todo"]
+    assert (todo.title, todo.body, todo.scope) == (
+        "todo",
+        "buy milk\n  - keep indent\n",
+        "files/team-docs/notes",
+    )
+    page = by_id["doc:notes/page"]
+    assert (page.title, page.body) == ("Intranet page", "# Welcome\n\nHi.")
+    assert by_id["doc:notes/heading"].title == "Real heading"
+    # a file given directly: its id and scope come from its own folder
+    [single] = parse_document_paths([root / "notes" / "todo.txt"])
+    assert (single.source_id, single.scope) == ("doc:todo", "files/notes")
+
+
+def test_front_matter_source_id_and_collisions(tmp_path: Path) -> None:
+    put(tmp_path / "d" / "a.md", "---\nsource_id: notion:page/42\n---\nBody\n")
+    put(tmp_path / "d" / "b.md", "# B\n")
+    put(tmp_path / "d" / "b.txt", "b as text\n")
+    put(tmp_path / "d" / "bad.md", "---\ntitle: [unclosed\n---\nStill read.\n")
+    put(tmp_path / "d" / "latin.txt", "café".encode("cp1252"))
+    docs, warnings = parse_document_paths_with_report([tmp_path / "d"])
+    assert [d.source_id for d in docs] == ["notion:page/42", "doc:b-md", "doc:b-txt", "doc:bad", "doc:latin"]
+    assert docs[3].body == "Still read.\n"
+    assert docs[4].body == "café"
+    assert any("front matter" in w for w in warnings) and any("not UTF-8" in w for w in warnings)
+
+
+def test_errors(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match="no such file"):
+        parse_document_paths([tmp_path / "nope.md"])
+    with pytest.raises(IngestError, match="not a document"):
+        parse_document_paths([put(tmp_path / "x.pdf", b"%PDF")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(IngestError, match="no document"):
+        parse_document_paths([tmp_path / "empty"])
+
+
+@pytest.mark.slow
+def test_reingest_replaces_on_change_only(tmp_path: Path, vault: Path, memory: Memory) -> None:
+    source = put(tmp_path / "docs" / "plan.md", "# Plan\n\nShip on Friday.\n")
+    first = write_documents(vault, parse_document_paths([tmp_path / "docs"]))
+    assert len(first.written) == 1
+    note = first.written[0]
+    assert note.startswith("sources/document/files/docs/")
+    memory.sync()
+    before = memory.index.query("SELECT text FROM leaves WHERE note_path = ? ORDER BY seq", [note])
+    assert any("Ship on Friday." in t for (t,) in before)
+
+    os.utime(source, (1_700_000_000, 1_700_000_000))  # touched, same content: a no-op
+    same = write_documents(vault, parse_document_paths([tmp_path / "docs"]))
+    assert same.written == [] and same.unchanged == [note]
+
+    put(source, "# Plan\n\nShip on Monday instead.\n")
+    changed = write_documents(vault, parse_document_paths([tmp_path / "docs"]))
+    assert changed.written == [note] and changed.documents_replaced == 1
+    assert "version: 2" in (vault / note).read_text(encoding="utf-8")
+    memory.sync()
+    after = [
+        t for (t,) in memory.index.query("SELECT text FROM leaves WHERE note_path = ? ORDER BY seq", [note])
+    ]
+    assert any("Ship on Monday instead." in t for t in after)
+    assert not any("Friday" in t for t in after)

@@ -1,0 +1,212 @@
+"""What `vaultmind tree` shows: the trees, and for one tree its levels, buffers and stale nodes.
+
+Also the two JSON routes the daemon serves for the CLI (`route_tree`, `route_flush`), so the
+command works the same with and without a running daemon.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.errors import NotFound, UsageError
+from vaultmind.tree.buffers import buffer, tree_states
+from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_info
+from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
+from vaultmind.tree.note import iso_z, tree_slug
+from vaultmind.tree.settings import TreeSettings
+from vaultmind.vault.layout import SUMMARIES_DIR
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
+
+MAX_LISTED = 200
+DEFAULT_MAX_STALE = 64
+
+
+def tree_view(memory: Memory, tree_id: str | None = None) -> dict[str, Any]:
+    """Every tree with its counts (`tree_id` None), or one tree in detail."""
+    settings = TreeSettings.from_extra(memory.config.extra)
+    if tree_id is None:
+        return _list(memory, settings)
+    return _detail(memory, settings, tree_id)
+
+
+def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
+    states = tree_states(memory.index, settings)
+    counts = {
+        row[0]: row[1:]
+        for row in memory.index.query(
+            """SELECT tree, count(*), max(level), count(*) FILTER (WHERE stale),
+                      count(*) FILTER (WHERE user_edited) FROM summaries GROUP BY tree"""
+        )
+    }
+    trees = []
+    for name in sorted(set(states) | set(counts)):
+        state = states.get(name)
+        summaries, top, stale, edited = counts.get(name, (0, 0, 0, 0))
+        trees.append(
+            {
+                "tree": name,
+                "folder": f"{SUMMARIES_DIR}/{tree_slug(name)}",
+                "leaves": state.leaves if state else 0,
+                "buffered_leaves": state.l0_items if state else 0,
+                "buffered_tokens": state.l0_tokens if state else 0,
+                "summaries": int(summaries),
+                "levels": int(top or 0),
+                "stale": int(stale),
+                "edited": int(edited),
+            }
+        )
+    return {"settings": settings.to_dict(), "trees": trees}
+
+
+def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, Any]:
+    index = memory.index
+    states = tree_states(index, settings, tree_id)
+    with index.lock:
+        rows = load_rows(index.con, "s.tree = ?", [tree_id])
+    if tree_id not in states and not rows:
+        raise NotFound(f"no tree {tree_id!r}", hint="`vaultmind tree` lists the trees")
+    state = states.get(tree_id)
+    l0 = buffer(index, settings, tree_id, 0)
+    levels: list[dict[str, Any]] = []
+    buffers: list[dict[str, Any]] = [
+        {
+            "level": 0,
+            "items": len(l0),
+            "tokens": sum(i.tokens for i in l0),
+            "seals_at_tokens": settings.l0_tokens,
+            "oldest": iso_z(min((i.time for i in l0 if i.time), default=None)),
+            "newest": iso_z(max((i.time for i in l0 if i.time), default=None)),
+            "ids": [i.id for i in l0[:MAX_LISTED]],
+        }
+    ]
+    top = max((r.level for r in rows), default=0)
+    for level in range(1, top + 1):
+        at = [r for r in rows if r.level == level]
+        waiting = buffer(index, settings, tree_id, level)
+        levels.append(
+            {
+                "level": level,
+                "summaries": len(at),
+                "stale": sum(r.stale for r in at),
+                "edited": sum(r.user_edited for r in at),
+            }
+        )
+        buffers.append(
+            {"level": level, "items": len(waiting), "seals_at_count": settings.fanout, "ids": [i.id for i in waiting]}
+        )
+    return {
+        "tree": tree_id,
+        "folder": f"{SUMMARIES_DIR}/{tree_slug(tree_id)}",
+        "settings": settings.to_dict(),
+        "leaves": state.leaves if state else 0,
+        "levels": levels,
+        "buffers": buffers,
+        "stale": _stale(memory, [r for r in rows if r.stale]),
+        "summaries": [_summary(r) for r in sorted(rows, key=lambda r: (-r.level, r.time_start or datetime.min, r.id))][
+            :MAX_LISTED
+        ],
+        "truncated": len(rows) > MAX_LISTED,
+    }
+
+
+def _summary(row: SummaryRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "level": row.level,
+        "path": row.note_path,
+        "children": len(row.children),
+        "leaves": len(row.leaf_ids),
+        "time_start": iso_z(row.time_start),
+        "time_end": iso_z(row.time_end),
+        "entities": list(row.entities),
+        "summarizer": row.summarizer,
+        "user_edited": row.user_edited,
+        "stale": row.stale,
+    }
+
+
+def _stale(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
+    """Each stale summary with why it is stale (re-resolved against the index now)."""
+    if not rows:
+        return []
+    with memory.index.lock:
+        fm = dict(
+            memory.index.con.execute(
+                "SELECT path, frontmatter FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+                [[r.note_path for r in rows]],
+            ).fetchall()
+        )
+        infos = [
+            info
+            for r in rows
+            if r.note_path in fm and (info := summary_info(r.note_path, json.loads(fm[r.note_path]), r.user_edited))
+        ]
+        resolved = {r.note_path: r for r in resolve_rows(memory.index.con, sorted(infos, key=lambda i: (i.level, i.path)))}
+    out = []
+    for row in rows:
+        again = resolved.get(row.note_path)
+        if again is not None and again.missing:
+            why = f"{again.missing} child link(s) no longer resolve (deleted or renamed)"
+        elif again is not None and again.changed:
+            why = "a child changed since this summary was sealed"
+        else:
+            why = "a summary below it is stale"
+        out.append(
+            {
+                "id": row.id,
+                "level": row.level,
+                "path": row.note_path,
+                "user_edited": row.user_edited,
+                "why": why,
+                "action": "kept: you edited it" if row.user_edited else "re-sealed by the next reseal",
+            }
+        )
+    return out
+
+
+# -- the daemon's routes and the CLI's local path --------------------------------------------
+
+
+def maintain(
+    memory: Memory, *, now: datetime, flush_all: bool = False, max_stale: int = DEFAULT_MAX_STALE
+) -> SealReport:
+    """Seal full buffers, re-seal stale summaries (bounded), then flush quiet buffers."""
+    report = seal_ready(memory, now=now)
+    report.merge(reseal_stale(memory, max_nodes=max_stale))
+    report.merge(flush(memory, now=now, older_than_hours=0.0 if flush_all else None))
+    return report
+
+
+def route_tree(memory: Memory, body: dict[str, Any]) -> dict[str, Any]:
+    """`POST /v1/tree {"tree": str | null}` → `tree_view`."""
+    tree = body.get("tree")
+    if tree is not None and not isinstance(tree, str):
+        raise UsageError("'tree' must be a string (a tree id) or null")
+    return tree_view(memory, tree)
+
+
+def route_flush(memory: Memory, body: dict[str, Any]) -> dict[str, Any]:
+    """`POST /v1/flush {"all": bool, "at": ISO 8601 | null, "max_stale": int}` → `maintain`."""
+    flush_all = body.get("all", False)
+    if not isinstance(flush_all, bool):
+        raise UsageError("'all' must be true or false")
+    max_stale = body.get("max_stale", DEFAULT_MAX_STALE)
+    if isinstance(max_stale, bool) or not isinstance(max_stale, int) or max_stale < 0:
+        raise UsageError("'max_stale' must be a non-negative integer")
+    return maintain(memory, now=parse_now(body.get("at")), flush_all=flush_all, max_stale=max_stale).to_dict()
+
+
+def parse_now(value: Any) -> datetime:
+    if value is None:
+        return datetime.now(UTC)
+    if not isinstance(value, str):
+        raise UsageError("'at' must be an ISO 8601 time")
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise UsageError(f"'at' = {value!r} is not an ISO 8601 time") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
