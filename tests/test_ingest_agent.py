@@ -196,5 +196,5 @@ def test_agent_folder_and_malformed_line(tmp_path: Path, vault: Path) -> None:
     assert "b.jsonl" in str(info.value) and "line 2" in str(info.value)
     assert snapshot_files(vault) == {}
     write(folder, "2024/b.jsonl", json.dumps({"role": "user", "content": "ok", "timestamp": "noon"}) + "\n")
-    with pytest.raises(IngestError, match="line 1: .*unreadable time"):
+    with pytest.raises(IngestError, match=r"line 1: .*unreadable time"):
         ingest_paths("agent", [folder], vault)

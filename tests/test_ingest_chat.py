@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import snapshot_files, write
-from vaultmind.ingest.chatgpt import parse_chatgpt
 from vaultmind.ingest.chat_generic import parse_generic
+from vaultmind.ingest.chatgpt import parse_chatgpt
 from vaultmind.ingest.common import epoch_to_utc, zone
 from vaultmind.ingest.detect import detect_chat_format, ingest_paths
 from vaultmind.ingest.errors import IngestError

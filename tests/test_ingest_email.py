@@ -139,20 +139,21 @@ def test_folders_of_eml_files_and_accounts(tmp_path: Path) -> None:
     batches, warnings = parse_email_paths_with_report([folder])
     assert [w.split(": ", 1)[1] for w in warnings] == ["not an email file (.eml, mbox); skipped"]
     assert len(batches) == 1 and len(batches[0].messages) == 2
-    # the thread lives in the mailbox of its first message: the "2024" folder
-    assert batches[0].meta.source_id == "email:2024"
+    assert batches[0].meta.source_id == "email:work-mail"  # the folder given, sub-folders included
     overridden = parse_email_paths([folder], account="Alice Work")
     assert overridden[0].meta.source_id == "email:alice-work"
     assert overridden[0].meta.scope == "alice-work/q3-budget"
-    single = parse_email_paths([folder / "b.eml"])
-    assert single[0].meta.source_id == "email:work-mail"
+    single = parse_email_paths([folder / "2024" / "a.eml"])
+    assert single[0].meta.source_id == "email:2024"
     assert single[0].note_name == "2024-03-11-q3-budget"
 
 
 def test_missing_ids_dates_and_senders(tmp_path: Path) -> None:
     no_id = message(None, "dave@example.com", "Thu, 14 Mar 2024 10:00:00 +0000", "Lunch", "Pizza?")
     no_date = message("nd@example.com", "erin@example.com", None, "Undated", "When?")
-    no_sender = "Subject: Who\nDate: Thu, 14 Mar 2024 11:00:00 +0000\nMessage-ID: <ns@example.com>\n\nAnonymous.\n"
+    no_sender = (
+        "Subject: Who\nDate: Thu, 14 Mar 2024 11:00:00 +0000\nMessage-ID: <ns@example.com>\n\nAnonymous.\n"
+    )
     folder = tmp_path / "box"
     folder.mkdir()
     for name, text in (("1.eml", no_id), ("2.eml", no_date), ("3.eml", no_sender), ("4.eml", "\n\n")):
@@ -174,8 +175,11 @@ def test_missing_ids_dates_and_senders(tmp_path: Path) -> None:
 def test_envelope_dates(tmp_path: Path) -> None:
     undated = message("u1@example.com", "x@example.com", None, "Envelope", "Body")
     mbox = tmp_path / "old.mbox"
-    mbox.write_text("From x@example.com Sat Jun 30 06:06:01 2012\n" + undated + "\n", encoding="utf-8")
-    assert parse_email_paths([mbox])[0].messages[0].timestamp == datetime(2012, 6, 30, 6, 6, 1, tzinfo=UTC)
+    escaped = undated + ">From here on, we ship.\n>>From stays quoted.\n"
+    mbox.write_text("From x@example.com Sat Jun 30 06:06:01 2012\n" + escaped + "\n", encoding="utf-8")
+    [parsed] = parse_email_paths([mbox])[0].messages
+    assert parsed.timestamp == datetime(2012, 6, 30, 6, 6, 1, tzinfo=UTC)
+    assert parsed.text == "Body\nFrom here on, we ship.\n>From stays quoted."
     maildir = write_maildir(tmp_path / "md", ("1341036361.M1P2.host:2,S", undated))
     assert parse_email_paths([maildir])[0].messages[0].timestamp == datetime(2012, 6, 30, 6, 6, 1, tzinfo=UTC)
 
@@ -234,7 +238,9 @@ def test_errors(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_end_to_end_one_note_per_thread(tmp_path: Path, vault: Path, memory: Memory) -> None:
     inbox = write_mbox(tmp_path / "inbox.mbox", M1, M3, OTHER)
-    sent = write_maildir(tmp_path / "sent", ("1710149400.M1P1.host:2,S", M2), ("1710147600.M2P1.host:2,S", M1))
+    sent = write_maildir(
+        tmp_path / "sent", ("1710149400.M1P1.host:2,S", M2), ("1710147600.M2P1.host:2,S", M1)
+    )
     report = write_batches(vault, parse_email_paths([inbox, sent]))
     assert report.written == [
         "sources/email/inbox/offsite/2024-03-13-offsite.md",
@@ -273,7 +279,9 @@ def test_flanker_corpus_parses_or_is_reported() -> None:
     unparseable = [w for w in warnings if ": unparseable: " in w]
     ids = {m.message_id for b in batches for m in b.messages}
     parsed = len(files) - len(unparseable)
-    print(f"flanker: {parsed}/{len(files)} messages parse ({len(ids)} distinct Message-IDs), {len(unparseable)} reported")
+    print(
+        f"flanker: {parsed}/{len(files)} messages parse ({len(ids)} distinct Message-IDs), {len(unparseable)} reported"
+    )
     for line in unparseable:
         print("  ", line.rsplit("/", 1)[-1])
     assert parsed >= 39

@@ -138,6 +138,8 @@ def test_unsubscribe_in_the_message_itself_is_kept() -> None:
     assert extract_new_text(body) == body
     mid = "I tried to unsubscribe from their newsletter but it failed.\n\nAny idea?\n\nBob"
     assert extract_new_text(mid) == mid
+    settings = "Hi,\n\nCan you manage your notification settings so you stop missing pings?\n\nBob"
+    assert extract_new_text(settings) == settings
 
 
 def test_cut_quotation_keeps_lines_verbatim() -> None:
@@ -233,7 +235,9 @@ def test_talon_replies() -> None:
     assert min(rates) >= 0.9
 
 
-@pytest.mark.skipif(not (REPLIES / "zapier_email_reply_parser").is_dir(), reason="reply-quote corpus not available")
+@pytest.mark.skipif(
+    not (REPLIES / "zapier_email_reply_parser").is_dir(), reason="reply-quote corpus not available"
+)
 def test_zapier_bodies() -> None:
     results: dict[str, bool] = {}
     for name, checks in ZAPIER.items():

@@ -6,9 +6,10 @@ included), and folders holding any of these (walked in name order; hidden entrie
 
 Naming:
 
-- **account** — the mailbox a message was read from: the mbox file's stem (`Work.mbox` →
-  `work`), the Maildir folder's name, or the name of the folder holding the `.eml` files. A
-  thread whose messages come from several mailboxes belongs to the mailbox of its earliest
+- **account** — named after the path given: a folder's name (everything found inside it —
+  `.eml` files, mbox files, Maildirs, sub-folders — shares it, so Inbox and Sent make one
+  account), an mbox file's stem (`Work.mbox` → `work`), a single `.eml` file's folder. A
+  thread whose messages come from several given paths belongs to the account of its earliest
   message. `account=` overrides it for a whole ingest.
 - **source_id** `email:<account>`: message leaf ids depend only on the account and the message,
   so regrouping threads never changes them.
@@ -59,6 +60,7 @@ _PREFIX_RE = re.compile(
 )
 _TAG_RE = re.compile(r"^\s*\[[^\[\]]{1,40}\]\s*")
 _FROM_LINE_DATE_RE = re.compile(r"([A-Z][a-z]{2} +[A-Z][a-z]{2} +\d{1,2} +\d{1,2}:\d{2}:\d{2} +\d{4})")
+_FROM_ESCAPE_RE = re.compile(rb"(?m)^>(>*From )")
 _MAILDIR_TIME_RE = re.compile(r"^(\d{9,11})\.")
 _HEADER_LINE_RE = re.compile(rb"^[!-9;-~]+:")
 
@@ -127,9 +129,9 @@ def _file_kind(path: Path) -> Kind | None:
 def _discover(paths: Sequence[Path], warnings: list[str]) -> list[_Mailbox]:
     boxes: list[_Mailbox] = []
 
-    def walk(folder: Path) -> None:
+    def walk(folder: Path, account: str) -> None:
         if _is_maildir(folder):
-            boxes.append(_Mailbox(folder, "maildir", _account(folder.name)))
+            boxes.append(_Mailbox(folder, "maildir", account))
             return
         try:
             entries = sorted(folder.iterdir(), key=lambda p: p.name)
@@ -140,20 +142,18 @@ def _discover(paths: Sequence[Path], warnings: list[str]) -> list[_Mailbox]:
             if entry.name.startswith("."):
                 continue
             if entry.is_dir():
-                walk(entry)
+                walk(entry, account)
             elif entry.is_file():
                 kind = _file_kind(entry)
                 if kind is None:
                     warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
-                elif kind == "mbox":
-                    boxes.append(_Mailbox(entry, "mbox", _account(entry.stem)))
                 else:
-                    boxes.append(_Mailbox(entry, "eml", _account(folder.name)))
+                    boxes.append(_Mailbox(entry, kind, account))
 
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            walk(path)
+            walk(path, _account(path.resolve().name))
         elif path.is_file():
             kind = _file_kind(path)
             if kind is None:
@@ -195,6 +195,7 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 warnings.append(f"{origin}: unreadable ({exc}); skipped")
                 continue
             first, _, rest = data.partition(b"\n")
+            rest = _FROM_ESCAPE_RE.sub(rb"\1", rest)  # mboxo/mboxrd: ">From " was "From "
             yield _Raw(origin, rest, box.account, _from_line_date(first))
     finally:
         mbox.close()

@@ -5,9 +5,9 @@ public so each can be checked alone:
 
 1. `cut_footer` — mailing-list and notification footers at the end of a message (Mailman's
    `____ / <list> mailing list`, Google Groups' "You received this message because…", GitHub's
-   "Reply to this email directly…", an "unsubscribe" / "manage preferences" paragraph). Only
-   the tail of the message is searched, and a trigger cuts from the start of its paragraph, so
-   a sentence that mentions "unsubscribe" in the middle of a message is kept.
+   "Reply to this email directly…", an "unsubscribe" / "manage preferences" line that is a link
+   or a short link text). Only the tail of the message is searched, and a trigger cuts from the
+   start of its paragraph, so a sentence that mentions "unsubscribe" is kept.
 2. `cut_quotation` — the quoted parent:
    - an *attribution* ("On <date>, <name> wrote:" over up to three lines, in English, French,
      German, Dutch, Spanish, Portuguese, Italian, Polish, Scandinavian, Czech, Russian,
@@ -115,23 +115,19 @@ _CONTACT_RE = re.compile(
     r"^(?:tel|phone|mobile|mob|cell|fax|m|t|p|e|w)\b\.?\s*:",
     re.IGNORECASE,
 )
-_FOOTER_RES = (
-    re.compile(r"you received this (?:message|email) because you are subscribed", re.IGNORECASE),
-    re.compile(r"to unsubscribe from this (?:group|topic)", re.IGNORECASE),
-    re.compile(r"you are receiving this because", re.IGNORECASE),
-    re.compile(r"reply to this email directly(?:,| or) view it on", re.IGNORECASE),
-    re.compile(
-        r"\bunsubscribe\b.*(?:https?://|www\.|<|\bclick|\bhere\b|\blink\b|\bemail)|"
-        r"(?:https?://|\bclick|\bhere\b|\blink\b|\bemails?\b).*\bunsubscribe\b|"
-        r"^\W*unsubscribe\W*(?:\S+\W*)?$",
-        re.IGNORECASE,
-    ),
-    re.compile(
-        r"manage (?:your )?(?:email |notification |subscription )?(?:preferences|settings)", re.IGNORECASE
-    ),
-    re.compile(r"you are receiving this (?:e-?mail|message) because", re.IGNORECASE),
-    re.compile(r"update your (?:email )?preferences|opt[- ]out of (?:these|all) emails", re.IGNORECASE),
+_FOOTER_RE = re.compile(  # always a footer
+    r"you received this (?:message|email) because you are subscribed|"
+    r"to unsubscribe from this (?:group|topic)|you are receiving this because|"
+    r"you are receiving this (?:e-?mail|message) because|"
+    r"reply to this email directly(?:,| or) view it on",
+    re.IGNORECASE,
 )
+_WEAK_FOOTER_RE = re.compile(  # a footer when the line is a link or a short link text
+    r"\bunsubscribe\b|manage (?:your )?(?:email |notification |subscription )?(?:preferences|settings)|"
+    r"update your (?:email )?preferences|opt[- ]out",
+    re.IGNORECASE,
+)
+_LINKISH_RE = re.compile(r"https?://|www\.|<[^>]+>|\bclick\b|\bhere\b|\blink\b|\|", re.IGNORECASE)
 _MAILMAN_RE = re.compile(r"mailing list|/listinfo|/mailman/", re.IGNORECASE)
 _UNDERSCORES_RE = re.compile(r"^[ \t]*_{10,}[ \t]*$")
 _SIG_DELIMITER_RE = re.compile(r"^(?:-- ?|--)$")
@@ -196,7 +192,9 @@ def _footer_cut(lines: list[str]) -> list[str]:
             continue
         if _UNDERSCORES_RE.match(line) and any(_MAILMAN_RE.search(x) for x in lines[i + 1 : i + 4]):
             cut = i
-        elif any(rx.search(line) for rx in _FOOTER_RES):
+        elif _FOOTER_RE.search(line) or (
+            _WEAK_FOOTER_RE.search(line) and (_LINKISH_RE.search(line) or len(line.split()) <= 4)
+        ):
             cut = _paragraph_start(lines, i)
             if cut > 0 and lines[cut - 1].strip() in ("--", "—", "–"):
                 cut -= 1

@@ -16,6 +16,7 @@ from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_
 from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.note import iso_z, tree_slug
 from vaultmind.tree.settings import TreeSettings
+from vaultmind.tree.summarize import Summarizer, create_summarizer
 from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
@@ -172,12 +173,24 @@ def _stale(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
 
 
 def maintain(
-    memory: Memory, *, now: datetime, flush_all: bool = False, max_stale: int = DEFAULT_MAX_STALE
+    memory: Memory,
+    *,
+    now: datetime,
+    flush_all: bool = False,
+    max_stale: int = DEFAULT_MAX_STALE,
+    summarizer: Summarizer | None = None,
 ) -> SealReport:
-    """Seal full buffers, re-seal stale summaries (bounded), then flush quiet buffers."""
-    report = seal_ready(memory, now=now)
-    report.merge(reseal_stale(memory, max_nodes=max_stale))
-    report.merge(flush(memory, now=now, older_than_hours=0.0 if flush_all else None))
+    """Seal full buffers, re-seal stale summaries (bounded), then flush quiet buffers
+    (every non-empty level-0 buffer with `flush_all`)."""
+    if summarizer is None:
+        summarizer = create_summarizer(memory.config)
+    report = seal_ready(memory, now=now, summarizer=summarizer)
+    report.merge(reseal_stale(memory, max_nodes=max_stale, summarizer=summarizer))
+    if flush_all:
+        end_of_time = datetime.max.replace(tzinfo=UTC)
+        report.merge(flush(memory, now=end_of_time, summarizer=summarizer, older_than_hours=0.0))
+    else:
+        report.merge(flush(memory, now=now, summarizer=summarizer))
     return report
 
 

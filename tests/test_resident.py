@@ -1,0 +1,60 @@
+"""Resident search structures follow syncs by deltas and agree with a fresh load and with SQL."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+
+from vaultmind.config import load_config
+from vaultmind.index.lexical import bm25, terms
+from vaultmind.index.resident import ResidentLeaves, ResidentVectors
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+WORDS = ["otter", "river", "budget", "harbor", "lantern", "copper", "meadow", "falcon", "summit", "violet"]
+
+
+def _note(rng: random.Random) -> str:
+    paras = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(rng.randint(1, 3))]
+    return "# Note\n\n" + "\n\n".join(paras) + "\n"
+
+
+def test_deltas_match_fresh_load_and_sql(vault: Path) -> None:
+    rng = random.Random(7)
+    for i in range(12):
+        write(vault, f"n{i}.md", _note(rng))
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert memory.vectors is not None
+        memory.leaves.search(["otter"], 5)  # load before the changes, so deltas are exercised
+        qvec = memory.embedder.embed(["otter by the river"])[0] if memory.embedder else None
+        memory.vectors.search(qvec, 5)
+        for step in range(20):
+            op = rng.choice(["add", "edit", "delete"])
+            existing = sorted(p.name for p in vault.glob("*.md"))
+            if op == "add" or not existing:
+                name = f"new{step}.md"
+                write(vault, name, _note(rng))
+            elif op == "edit":
+                name = rng.choice(existing)
+                write(vault, name, _note(rng))
+            else:
+                name = rng.choice(existing)
+                (vault / name).unlink()
+            memory.sync_paths([name])
+        fresh = ResidentLeaves(memory.index)
+        fresh_vectors = ResidentVectors(memory.index, memory.vectors.model_id)
+        for query in ("otter river", "budget harbor lantern", "violet"):
+            qterms = terms(query)
+            live = memory.leaves.search(qterms, 50)
+            assert live == fresh.search(qterms, 50)
+            sql = bm25(memory.index.con, qterms, limit=50)
+            assert [i for i, _ in live] == [i for i, _ in sql]
+            assert np.allclose([s for _, s in live], [s for _, s in sql])
+            live_v, fresh_v = memory.vectors.search(qvec, 20), fresh_vectors.search(qvec, 20)
+            assert [i for i, _ in live_v] == [i for i, _ in fresh_v]
+            assert np.allclose([s for _, s in live_v], [s for _, s in fresh_v])
+        assert memory.vectors.size == memory.index.scalar("SELECT count(*) FROM leaves")

@@ -1,0 +1,162 @@
+"""`vaultmind tree [TREE_ID]` and `vaultmind flush`: see and fold the summary trees.
+
+    vaultmind tree                     every tree: leaves, what waits in its buffers, summaries, stale
+    vaultmind tree "slack:acme/general"  one tree: levels, buffers, stale summaries and why
+    vaultmind flush [--all] [--at ISO] seal full buffers, re-seal stale summaries, flush quiet sources
+
+Both go through the daemon's API while it runs (`/v1/tree`, `/v1/flush`), else open the index.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from vaultmind.cli.output import emit
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "tree",
+        help="show the summary trees: levels, buffers, stale summaries",
+        description="Without TREE_ID: every tree with its counts. With it: that tree's levels, what waits "
+        "in each buffer and when it seals, and which summaries are stale and why.",
+    )
+    p.add_argument("tree_id", nargs="?", default=None, help='a tree id, e.g. "slack:acme/general" or "notes:Projects"')
+    _vault_args(p)
+    p.set_defaults(handler=cmd_tree)
+
+    f: argparse.ArgumentParser = sub.add_parser(
+        "flush",
+        help="fold now: seal full buffers, re-seal stale summaries, flush sources quiet for [trees] flush_after_hours",
+        description="Seal every buffer that reached its gate, re-seal stale summaries (bounded), then force-seal "
+        "the level-0 buffer of every source quiet for [trees] flush_after_hours. Summaries you edited are kept.",
+    )
+    f.add_argument("--all", action="store_true", help="seal every waiting level-0 buffer, however recent")
+    f.add_argument("--at", default=None, help="what 'now' is, ISO 8601 (default: the current time)")
+    f.add_argument("--max-stale", type=int, default=64, help="re-seal at most this many stale summaries (default 64)")
+    _vault_args(f)
+    f.set_defaults(handler=cmd_flush)
+
+
+def _vault_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    from vaultmind.cli.main import config_from_args, through_daemon_or_local
+    from vaultmind.tree.view import tree_view
+
+    def local(memory: Any) -> dict[str, Any]:
+        if memory.index.scalar("SELECT count(*) FROM notes") == 0:
+            memory.sync()
+        return tree_view(memory, args.tree_id)
+
+    result = through_daemon_or_local(
+        config_from_args(args), lambda c: c.call("POST", "/v1/tree", {"tree": args.tree_id}), local
+    )
+    if args.json:
+        emit(result)
+    elif args.tree_id is None:
+        print_trees(result)
+    else:
+        print_tree(result)
+    return 0
+
+
+def cmd_flush(args: argparse.Namespace) -> int:
+    from vaultmind.cli.main import config_from_args, through_daemon_or_local
+    from vaultmind.errors import UsageError
+    from vaultmind.tree.view import maintain, parse_now
+
+    if args.max_stale < 0:
+        raise UsageError("--max-stale must be >= 0")
+    now = parse_now(args.at)
+
+    def local(memory: Any) -> dict[str, Any]:
+        memory.sync()
+        return maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale).to_dict()
+
+    body = {"all": args.all, "at": now.isoformat(), "max_stale": args.max_stale}
+    result = through_daemon_or_local(
+        config_from_args(args), lambda c: c.call("POST", "/v1/flush", body, timeout=3600), local, progress=True
+    )
+    if args.json:
+        emit(result)
+    else:
+        print_report(result)
+    return 0
+
+
+# -- human output ---------------------------------------------------------------------------
+
+
+def print_trees(result: dict[str, Any]) -> None:
+    trees = result["trees"]
+    settings = result["settings"]
+    if not trees:
+        print("no trees yet: ingest a source or write notes, then `vaultmind flush`")
+        return
+    width = max(len(t["tree"]) for t in trees)
+    print(f"{'TREE':<{width}}  {'LEAVES':>7}  {'WAITING':>16}  {'SUMMARIES':>9}  {'LEVELS':>6}  {'STALE':>5}")
+    for t in trees:
+        waiting = f"{t['buffered_leaves']} ({t['buffered_tokens']} tok)"
+        stale = f"{t['stale']}" + (f" ({t['edited']} edited)" if t["edited"] else "")
+        print(
+            f"{t['tree']:<{width}}  {t['leaves']:>7}  {waiting:>16}  {t['summaries']:>9}  {t['levels']:>6}  {stale:>5}"
+        )
+    print(
+        f"\nlevel 0 seals at {settings['l0_tokens']} tokens, levels above at {settings['fanout']} summaries; "
+        f"a source quiet for {settings['flush_after_hours']:g} h is flushed"
+    )
+
+
+def print_tree(result: dict[str, Any]) -> None:
+    print(f"tree {result['tree']}  ({result['folder']}/, {result['leaves']} leaves)")
+    for buf in result["buffers"]:
+        if buf["level"] == 0:
+            span = f", {buf['oldest']} – {buf['newest']}" if buf.get("oldest") else ""
+            print(
+                f"  level 0 buffer: {buf['items']} leaves, {buf['tokens']}/{buf['seals_at_tokens']} tokens{span}"
+            )
+    for level in result["levels"]:
+        buf = next((b for b in result["buffers"] if b["level"] == level["level"]), None)
+        extra = []
+        if level["stale"]:
+            extra.append(f"{level['stale']} stale")
+        if level["edited"]:
+            extra.append(f"{level['edited']} edited by you")
+        waiting = f"; waiting to fold: {buf['items']}/{buf['seals_at_count']}" if buf else ""
+        note = f" ({', '.join(extra)})" if extra else ""
+        print(f"  level {level['level']}: {level['summaries']} summaries{note}{waiting}")
+    if result["stale"]:
+        print("\nstale:")
+        for s in result["stale"]:
+            print(f"  L{s['level']} {s['path']}: {s['why']} — {s['action']}")
+    if result["summaries"]:
+        print("\nsummaries (top level first):")
+        for s in result["summaries"]:
+            flags = "".join([" [stale]" if s["stale"] else "", " [edited]" if s["user_edited"] else ""])
+            span = f"{s['time_start']} – {s['time_end']}" if s["time_start"] else "no time range"
+            print(
+                f"  L{s['level']} {s['path']}  {s['children']} children, {s['leaves']} leaves, {span}, "
+                f"{s['summarizer']}{flags}"
+            )
+
+
+def print_report(result: dict[str, Any]) -> None:
+    sealed = result["sealed"]
+    print(f"vaultmind: {len(sealed)} summaries sealed in {result['seconds']:.2f} s", end="")
+    print(f" ({result['llm_calls']} LLM calls, {result['fallbacks']} by the fallback summarizer)")
+    for s in sealed:
+        print(f"  + L{s['level']} {s['path']} ({s['children']} children, {s['summarizer']})")
+    for s in result["unsealed"]:
+        print(f"  - L{s['level']} {s['path']} (stale, folded again)")
+    for s in result["kept"]:
+        print(f"  = {s['path']}: {s['reason']}")
+    for a in result["aborted"]:
+        print(f"  ! {a['tree']} level {a['level']}: {a['reason']}")
+    if result["flushed"]:
+        print(f"  flushed: {', '.join(result['flushed'])}")
