@@ -26,7 +26,9 @@ SUBSTANTIVE = (
 BORDERLINE = "I went hiking yesterday and it was really nice, we saw some deer near the lake"
 
 
-def leaf(text: str, *, author: str = "Bob Stone", participants: Sequence[str] = ("A", "B", "C"), **kw: Any) -> LeafInput:
+def leaf(
+    text: str, *, author: str = "Bob Stone", participants: Sequence[str] = ("A", "B", "C"), **kw: Any
+) -> LeafInput:
     values: dict[str, Any] = {
         "leaf_id": "x",
         "note_path": "sources/chat/slack/acme/general/2024-03-04.md",
@@ -43,11 +45,16 @@ def leaf(text: str, *, author: str = "Bob Stone", participants: Sequence[str] = 
     return LeafInput(**values)
 
 
-def chat_note(vault: Path, rel: str, messages: Sequence[tuple[str, str, str]], participants: Sequence[str] = ()) -> None:
+def chat_note(
+    vault: Path, rel: str, messages: Sequence[tuple[str, str, str]], participants: Sequence[str] = ()
+) -> None:
     msgs = [
-        Message(str(i + 1), author, f"2024-03-04T09:{i:02d}:00Z", text) for i, (author, text, _) in enumerate(messages)
+        Message(str(i + 1), author, f"2024-03-04T09:{i:02d}:00Z", text)
+        for i, (author, text, _) in enumerate(messages)
     ]
-    meta = SourceMeta("chat", "slack:acme/general", "slack/acme/general", "#general · 2024-03-04", tuple(participants))
+    meta = SourceMeta(
+        "chat", "slack:acme/general", "slack/acme/general", "#general · 2024-03-04", tuple(participants)
+    )
     write(vault, rel, render_source_note(meta, msgs))
 
 

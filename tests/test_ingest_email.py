@@ -286,3 +286,12 @@ def test_flanker_corpus_parses_or_is_reported() -> None:
         print("  ", line.rsplit("/", 1)[-1])
     assert parsed >= 39
     assert all(m.author and m.timestamp for b in batches for m in b.messages)
+
+
+def test_same_message_id_different_text_is_reported(tmp_path: Path) -> None:
+    a = write_mbox(tmp_path / "a.mbox", M1)
+    b = write_mbox(tmp_path / "b.mbox", M1.replace("the numbers are attached.", "edited copy"))
+    for order in ([a, b], [b, a]):
+        batches, warnings = parse_email_paths_with_report(order)
+        assert batches[0].messages[0].text == "Hi Bob,\n\nthe numbers are attached.\n\nAlice"
+        assert len(warnings) == 1 and "also read with a different text" in warnings[0]

@@ -152,7 +152,9 @@ def test_concurrent_claims_never_hand_out_a_job_twice(index: Index) -> None:
         ("unrecoverable", "failed", 1, 0),
     ],
 )
-def test_backoff_per_failure_class(index: Index, failure: Any, outcome: str, attempts: int, delay_s: int) -> None:
+def test_backoff_per_failure_class(
+    index: Index, failure: Any, outcome: str, attempts: int, delay_s: int
+) -> None:
     add(index, "a", max_attempts=5)
     job = claim(index, now=T0)
     assert job is not None
@@ -309,7 +311,10 @@ def gray_row(memory: Memory) -> tuple[Any, ...]:
 
 def test_gray_leaf_is_decided_once_and_the_answer_cached(vault: Path) -> None:
     gray_vault(vault)
-    with FakeOllama(responder=json_responder(0.8)) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+    with (
+        FakeOllama(responder=json_responder(0.8)) as fake,
+        Memory.open(llm_config(vault, fake.host)) as memory,
+    ):
         memory.sync()
         assert gray_row(memory)[0] == "gray"
         pool = WorkerPool(memory.config, memory)
@@ -355,7 +360,10 @@ def test_ollama_down_defers_and_never_blocks_the_sync(vault: Path) -> None:
         status = queue_status(memory.index)
         assert status["health"] == "degraded" and status["causes"][0]["failure_class"] == "llm_unreachable"
 
-    with FakeOllama(responder=json_responder(0.2)) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+    with (
+        FakeOllama(responder=json_responder(0.2)) as fake,
+        Memory.open(llm_config(vault, fake.host)) as memory,
+    ):
         retry(memory.index, now=now_ms(), deferred=True)
         with WorkerPool(memory.config, memory) as pool:
             pool.drain(timeout_s=20)
@@ -405,7 +413,10 @@ def test_llm_calls_run_without_holding_the_index_lock(vault: Path) -> None:
 
 def test_missing_model_fails_unrecoverable_with_a_hint(vault: Path) -> None:
     gray_vault(vault)
-    with FakeOllama(chat_models=("other-model",)) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+    with (
+        FakeOllama(chat_models=("other-model",)) as fake,
+        Memory.open(llm_config(vault, fake.host)) as memory,
+    ):
         memory.sync()
         with WorkerPool(memory.config, memory) as pool:
             pool.drain(timeout_s=20)
@@ -454,14 +465,21 @@ def test_reconcile_recreates_lost_jobs_and_cancels_orphans(vault: Path) -> None:
 
 def test_reconcile_repairs_rows_from_a_warm_cache(vault: Path) -> None:
     gray_vault(vault)
-    with FakeOllama(responder=json_responder(0.7)) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+    with (
+        FakeOllama(responder=json_responder(0.7)) as fake,
+        Memory.open(llm_config(vault, fake.host)) as memory,
+    ):
         memory.sync()
         with memory.index.transaction() as con:  # an answer cached, rows not updated (interrupted run)
             from vaultmind.admission import importance
 
-            content_hash = con.execute("SELECT content_hash FROM admission WHERE decision = 'gray'").fetchone()
+            content_hash = con.execute(
+                "SELECT content_hash FROM admission WHERE decision = 'gray'"
+            ).fetchone()
             assert content_hash is not None
-            importance.store_answer(con, content_hash[0], "ollama:llama3.2", {"importance": 0.7, "reason": "r"}, T0)
+            importance.store_answer(
+                con, content_hash[0], "ollama:llama3.2", {"importance": 0.7, "reason": "r"}, T0
+            )
         report = reconcile(memory.index, memory.config, WorkerPool(memory.config, memory).kinds, now=T0 * 2)
         assert report["repaired"] == 1 and report["cancelled"] == 1
         assert gray_row(memory)[:3] == ("admitted", "llm", 0.7)
@@ -476,7 +494,9 @@ def test_queue_and_retry_commands(vault: Path, capsys: pytest.CaptureFixture[str
     assert report["ran"] == 1 and report["deferred"] == 1 and report["admission"]["gray"] == 1
     assert main(["queue", "--list", "--vault", str(vault)]) == 0
     out = capsys.readouterr().out
-    assert "deferred 1" in out and "llm_unreachable" in out and "ollama serve" in out and "llm_importance" in out
+    assert (
+        "deferred 1" in out and "llm_unreachable" in out and "ollama serve" in out and "llm_importance" in out
+    )
     assert main(["retry", "--all", "--vault", str(vault), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["requeued"] == 1
     assert main(["retry", "999", "--vault", str(vault)]) == 4

@@ -33,7 +33,8 @@ def admission_status(index: Index) -> dict[str, Any]:
     for decision, n in index.query("SELECT decision, count(*) FROM admission GROUP BY 1 ORDER BY 1"):
         counts[str(decision)] = int(n)
     by_stage = {
-        str(stage): int(n) for stage, n in index.query("SELECT stage, count(*) FROM admission GROUP BY 1 ORDER BY 1")
+        str(stage): int(n)
+        for stage, n in index.query("SELECT stage, count(*) FROM admission GROUP BY 1 ORDER BY 1")
     }
     reasons = [
         {"reason": str(kind), "count": int(n)}

@@ -100,7 +100,9 @@ class Policy:
             )
         llm = extra.get("admission.llm", True)
         if not isinstance(llm, bool):
-            raise ConfigError(f"[admission] llm = {llm!r} must be true or false", path=".vaultmind/config.toml")
+            raise ConfigError(
+                f"[admission] llm = {llm!r} must be true or false", path=".vaultmind/config.toml"
+            )
         owner = extra.get("admission.owner", [])
         if not isinstance(owner, list | str) or not all(isinstance(o, str) for o in _as_list(owner)):
             raise ConfigError(
@@ -110,7 +112,9 @@ class Policy:
             )
         tags = extra.get("admission.priority_tags", list(DEFAULT_PRIORITY_TAGS))
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            raise ConfigError("[admission] priority_tags must be a list of tags", path=".vaultmind/config.toml")
+            raise ConfigError(
+                "[admission] priority_tags must be a list of tags", path=".vaultmind/config.toml"
+            )
         return cls(
             keep=keep,
             drop=drop,
@@ -163,7 +167,11 @@ def decide_signals(sig: Signals, policy: Policy) -> Decision:
         "weights": WEIGHTS,
         "base": round(base, 4),
         "boosts": {
-            "interaction": {"value": interaction, "signal": sig.interaction, "why": list(sig.interaction_why)},
+            "interaction": {
+                "value": interaction,
+                "signal": sig.interaction,
+                "why": list(sig.interaction_why),
+            },
             "priority": {"value": priority, "tags": list(sig.priority_tags)},
         },
         "score": score,
@@ -184,7 +192,9 @@ def decide_signals(sig: Signals, policy: Policy) -> Decision:
     return Decision("gray", score, f"{band}; waiting for the LLM", "cheap", breakdown)
 
 
-def resolve_gray(cheap: Decision, importance: float | None, model: str, policy: Policy, note: str = "") -> Decision:
+def resolve_gray(
+    cheap: Decision, importance: float | None, model: str, policy: Policy, note: str = ""
+) -> Decision:
     """The decision for a gray leaf once the LLM answered (`importance` None: no usable answer)."""
     if importance is None:
         why = f"LLM ({model}) gave no usable answer{': ' + note if note else ''}"
@@ -205,8 +215,12 @@ def resolve_gray(cheap: Decision, importance: float | None, model: str, policy: 
 def _by_middle(score: float, breakdown: dict[str, Any], policy: Policy, why: str) -> Decision:
     middle = policy.middle
     if score >= middle:
-        return Decision("admitted", score, f"{why}; score {score:.2f} >= middle {middle:.2f}", "fallback", breakdown)
-    return Decision("dropped", score, f"{why}; score {score:.2f} < middle {middle:.2f}", "fallback", breakdown)
+        return Decision(
+            "admitted", score, f"{why}; score {score:.2f} >= middle {middle:.2f}", "fallback", breakdown
+        )
+    return Decision(
+        "dropped", score, f"{why}; score {score:.2f} < middle {middle:.2f}", "fallback", breakdown
+    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -221,5 +235,7 @@ def _number(extra: Mapping[str, Any], key: str, default: float) -> float:
     value = extra.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
         section, name = key.split(".", 1)
-        raise ConfigError(f"[{section}] {name} = {value!r} must be a number between 0 and 1", path=".vaultmind/config.toml")
+        raise ConfigError(
+            f"[{section}] {name} = {value!r} must be a number between 0 and 1", path=".vaultmind/config.toml"
+        )
     return float(value)

@@ -82,7 +82,12 @@ class AdmissionDeriver:
             )
         paths = sorted({note.path for note in written})
         if paths:
-            _with_list(con, "_adm_paths", paths, "DELETE FROM admission WHERE note_path IN (SELECT v FROM _adm_paths)")
+            _with_list(
+                con,
+                "_adm_paths",
+                paths,
+                "DELETE FROM admission WHERE note_path IN (SELECT v FROM _adm_paths)",
+            )
             self._derive(con, paths)
 
     def _derive(self, con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> None:
@@ -93,9 +98,12 @@ class AdmissionDeriver:
         gray = sorted({leaf.content_hash for leaf, d in decisions if d.decision == "gray"})
         answers = importance.cached_answers(con, gray, model)
         columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA.names}
+        user_json = admit_user_note().signals_json()
         for leaf, decision in decisions:
             if decision.decision == "gray" and leaf.content_hash in answers:
-                decision = importance.decide_from_cache(decision, answers[leaf.content_hash], model, self.policy)
+                decision = importance.decide_from_cache(
+                    decision, answers[leaf.content_hash], model, self.policy
+                )
             for key, value in (
                 ("leaf_id", leaf.leaf_id),
                 ("note_path", leaf.note_path),
@@ -104,7 +112,7 @@ class AdmissionDeriver:
                 ("score", decision.score),
                 ("reason", decision.reason),
                 ("stage", decision.stage),
-                ("signals", decision.signals_json()),
+                ("signals", user_json if decision.stage == "user" else decision.signals_json()),
                 ("llm_importance", decision.llm_importance),
                 ("llm_model", decision.llm_model),
             ):

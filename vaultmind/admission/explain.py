@@ -37,11 +37,18 @@ def resolve_leaf_id(index: Index, ref: str) -> str:
         return ref
     if len(ref) < MIN_PREFIX:
         raise NotFound(f"no leaf {ref!r}", hint=f"give the full id or at least {MIN_PREFIX} characters of it")
-    ids = [r[0] for r in index.query("SELECT DISTINCT id FROM leaves WHERE starts_with(id, ?) ORDER BY id LIMIT 3", [ref])]
+    ids = [
+        r[0]
+        for r in index.query(
+            "SELECT DISTINCT id FROM leaves WHERE starts_with(id, ?) ORDER BY id LIMIT 3", [ref]
+        )
+    ]
     if not ids:
         raise NotFound(f"no leaf {ref!r}", hint="ids are shown by `vaultmind query search --json`")
     if len(ids) > 1:
-        raise UsageError(f"{ref!r} matches several leaves ({', '.join(ids[:2])}, …)", hint="give more characters")
+        raise UsageError(
+            f"{ref!r} matches several leaves ({', '.join(ids[:2])}, …)", hint="give more characters"
+        )
     return str(ids[0])
 
 
@@ -56,7 +63,9 @@ def explain_leaf(index: Index, ref: str) -> dict[str, Any]:
         """,
         [leaf_id],
     )
-    (lid, path, seq, kind, text, content_hash, tokens, anchor, author, ts, source_ref, message_id) = rows[0][:12]
+    (lid, path, seq, kind, text, content_hash, tokens, anchor, author, ts, source_ref, message_id) = rows[0][
+        :12
+    ]
     note_kind, source_kind, source_id, title = rows[0][12:]
     leaf = {
         "id": lid,
@@ -71,7 +80,13 @@ def explain_leaf(index: Index, ref: str) -> dict[str, Any]:
         "source_ref": source_ref,
         "message_id": message_id,
     }
-    note = {"path": path, "kind": note_kind, "source_kind": source_kind, "source_id": source_id, "title": title}
+    note = {
+        "path": path,
+        "kind": note_kind,
+        "source_kind": source_kind,
+        "source_id": source_id,
+        "title": title,
+    }
     result: dict[str, Any] = {"leaf": leaf, "note": note}
     if len(rows) > 1:
         result["also_in"] = [r[1] for r in rows[1:]]
@@ -98,7 +113,11 @@ def explain_leaf(index: Index, ref: str) -> dict[str, Any]:
         "llm_model": llm_model,
     }
     result["search"] = "searchable (every leaf is)" + (
-        "; excluded from summary trees" if decision == "dropped" else "; waits for the LLM before the trees" if decision == "gray" else ""
+        "; excluded from summary trees"
+        if decision == "dropped"
+        else "; waits for the LLM before the trees"
+        if decision == "gray"
+        else ""
     )
     result["llm"] = [
         {"model": model, "prompt_hash": prompt, "answer": json.loads(answer), "at": iso_ms(int(created))}

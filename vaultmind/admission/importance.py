@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import pyarrow as pa
 
 from vaultmind.admission.decide import Decision, Policy, resolve_gray
 from vaultmind.llm.ollama_chat import LlmBadAnswer, prompt_hash
@@ -100,14 +101,19 @@ def cached_answers(
     """content_hash → cached answer (parsed JSON) for the current prompt and `model`."""
     if not hashes:
         return {}
-    rows = con.execute(
-        """
-        SELECT content_hash, any_value(answer ORDER BY created_ms) FROM llm_cache
-        WHERE task = ? AND model = ? AND prompt_hash = ? AND content_hash IN (SELECT unnest(?::VARCHAR[]))
-        GROUP BY content_hash
-        """,
-        [TASK, model, PROMPT_HASH, sorted(set(hashes))],
-    ).fetchall()
+    # an Arrow table, not a list parameter: DuckDB converts long Python lists slowly
+    con.register("_imp_hashes", pa.table({"h": pa.array(sorted(set(hashes)), pa.string())}))
+    try:
+        rows = con.execute(
+            """
+            SELECT content_hash, any_value(answer ORDER BY created_ms) FROM llm_cache
+            WHERE task = ? AND model = ? AND prompt_hash = ? AND content_hash IN (SELECT h FROM _imp_hashes)
+            GROUP BY content_hash
+            """,
+            [TASK, model, PROMPT_HASH],
+        ).fetchall()
+    finally:
+        con.unregister("_imp_hashes")
     out: dict[str, dict[str, Any]] = {}
     for content_hash, answer in rows:
         try:
@@ -139,7 +145,16 @@ def apply_answer(
         con.execute(
             "UPDATE admission SET decision = ?, reason = ?, stage = ?, llm_importance = ?, llm_model = ? "
             "WHERE leaf_id = ? AND note_path = ? AND content_hash = ? AND decision = 'gray'",
-            [final.decision, final.reason, final.stage, final.llm_importance, final.llm_model, leaf_id, note_path, content_hash],
+            [
+                final.decision,
+                final.reason,
+                final.stage,
+                final.llm_importance,
+                final.llm_model,
+                leaf_id,
+                note_path,
+                content_hash,
+            ],
         )
     return len(rows)
 
@@ -154,7 +169,14 @@ def store_answer(
     if exists is None:
         con.execute(
             "INSERT INTO llm_cache VALUES (?, ?, ?, ?, ?, ?)",
-            [TASK, content_hash, model, PROMPT_HASH, json.dumps(dict(answer), sort_keys=True, ensure_ascii=False), now],
+            [
+                TASK,
+                content_hash,
+                model,
+                PROMPT_HASH,
+                json.dumps(dict(answer), sort_keys=True, ensure_ascii=False),
+                now,
+            ],
         )
 
 
@@ -209,7 +231,10 @@ def ask(ctx: JobContext, text: str) -> dict[str, Any]:
         return {"error": "no JSON object in the answer", "raw": exc.raw[:500]}
     importance, reason = parse_importance(answer)
     if importance is None:
-        return {"error": "no importance number in the answer", "raw": json.dumps(answer, sort_keys=True)[:500]}
+        return {
+            "error": "no importance number in the answer",
+            "raw": json.dumps(answer, sort_keys=True)[:500],
+        }
     return {"importance": importance, "reason": reason}
 
 
@@ -236,7 +261,9 @@ def repair(con: duckdb.DuckDBPyConnection, config: Config) -> int:
     policy = policy_of(config)
     hashes = [
         str(r[0])
-        for r in con.execute("SELECT DISTINCT content_hash FROM admission WHERE decision = 'gray' ORDER BY 1").fetchall()
+        for r in con.execute(
+            "SELECT DISTINCT content_hash FROM admission WHERE decision = 'gray' ORDER BY 1"
+        ).fetchall()
     ]
     done = 0
     for content_hash, answer in cached_answers(con, hashes, policy.llm_model).items():

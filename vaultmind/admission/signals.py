@@ -29,6 +29,7 @@ relative dates ("yesterday", "next week").
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -50,11 +51,11 @@ _RELATIVE_RE = re.compile(
 _UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽΑ-ΩЀ-Я"
 _CAP_WORD = rf"[{_UPPER}][^\W_]*(?:['’-][^\W_]+)*"
 _CAP_RUN_RE = re.compile(rf"(?<![\w'’@#-]){_CAP_WORD}(?:[ \t]+{_CAP_WORD})*(?![\w'’-])")
-_SENTENCE_END_CHARS = frozenset(".!?…:;\n\"“([-")
+_SENTENCE_END_CHARS = frozenset('.!?…:;\n"“([-')
 _DIGIT_RE = re.compile(r"\d")
 _LAUGH_RE = re.compile(r"[ah]*h[ah]*|[eh]*h[eh]*|l+o+l+[lo]*|lmf?a+o+")
 _NAME_WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-_SENTENCE_RE = re.compile(r"[^.!?…\n]+[.!?…]*")
+_SENTENCE_END_RE = re.compile(r"[^.!?…\n\w]*[^\W_][^.!?…\n]*([.!?…]*)")  # a sentence with a word → its end
 _ORDINARY_RE = re.compile(r"(?:ly|ing|ed|ness|ful|['’](?:s|re|ll|ve|d|m|t)|n['’]t)$", re.IGNORECASE)
 
 STOP_WORDS = frozenset(
@@ -295,35 +296,26 @@ def length_signal(content_words: int) -> float:
 
 def statement_signal(text: str) -> float:
     """Share of sentences that state something; questions count 0, exclamations 0.5."""
-    total = questions = exclamations = 0
-    for m in _SENTENCE_RE.finditer(text):
-        sentence = m.group(0).rstrip()
-        if not WORD_RE.search(sentence):
-            continue
-        total += 1
-        if sentence.endswith("?"):
-            questions += 1
-        elif sentence.endswith("!"):
-            exclamations += 1
-    if total == 0:
+    ends = _SENTENCE_END_RE.findall(text)
+    if not ends:
         return 0.0
-    return round((total - questions - 0.5 * exclamations) / total, 4)
+    questions = sum(1 for e in ends if e.endswith("?"))
+    exclamations = sum(1 for e in ends if e.endswith("!"))
+    return round((len(ends) - questions - 0.5 * exclamations) / len(ends), 4)
 
 
 def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str]) -> Signals:
     words = WORD_RE.findall(leaf.text.lower().replace("’", "'"))
     n = len(words)
-    content = [
-        w for w in words if len(w) > 1 and w not in _NON_CONTENT and not (len(w) > 3 and _LAUGH_RE.fullmatch(w))
-    ]
+    counts = Counter(words)
+    content = sum(c for w, c in counts.items() if _is_content(w))
     entities = extract_entities(leaf.text)
-    distinct = set(words)
 
     values = {
-        "length": length_signal(len(content)),
-        "content": round(_ramp(len(content) / n, 0.2, 0.6), 4) if n else 0.0,
+        "length": length_signal(content),
+        "content": round(_ramp(content / n, 0.2, 0.6), 4) if n else 0.0,
         "statement": statement_signal(leaf.text),
-        "variety": round(_ramp(len(distinct) / n, 0.25, 0.55), 4) if n >= 8 else 0.5,
+        "variety": round(_ramp(len(counts) / n, 0.25, 0.55), 4) if n >= 8 else 0.5,
         "entities": round(min(1.0, len(entities) / max(n, 12) * 6.0), 4),
         "kind_prior": KIND_PRIOR.get(leaf.source_kind or "", _DEFAULT_KIND_PRIOR),
         "source_prior": source_prior(leaf.source_kind, leaf.source_id),
@@ -349,7 +341,7 @@ def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str])
     hits = sorted((set(leaf.tags) | inline) & wanted)
     return Signals(
         words=n,
-        content_words=len(content),
+        content_words=content,
         entities=entities,
         values=values,
         interaction=round(min(1.0, amount), 4),

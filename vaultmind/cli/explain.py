@@ -31,8 +31,15 @@ def add_parser(sub: Any) -> None:
             "answer when the leaf was in the gray band, and the jobs working on it."
         ),
     )
-    p.add_argument("leaf_id", metavar="LEAF_ID", help="a leaf id (or a unique prefix of at least 6 characters)")
-    p.add_argument("--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)")
+    p.add_argument(
+        "leaf_id", metavar="LEAF_ID", help="a leaf id (or a unique prefix of at least 6 characters)"
+    )
+    p.add_argument(
+        "--vault",
+        type=Path,
+        default=None,
+        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_explain)
 
@@ -62,11 +69,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def print_explain(result: dict[str, Any]) -> None:
     leaf, note = result["leaf"], result["note"]
-    where = note["path"] + (leaf["anchor"] if leaf["anchor"].startswith("#") else f"#{leaf['anchor']}" if leaf["anchor"] else "")
+    where = note["path"] + (
+        leaf["anchor"] if leaf["anchor"].startswith("#") else f"#{leaf['anchor']}" if leaf["anchor"] else ""
+    )
     print(f"leaf      {leaf['id']}  ({leaf['kind']} {leaf['seq']} of {where})")
     source = f", {note['source_kind']} {note['source_id']}" if note.get("source_id") else ""
     print(f"note      {note['title']} [{note['kind']}{source}]")
-    meta = " · ".join(str(x) for x in (leaf.get("author"), leaf.get("timestamp"), leaf.get("source_ref")) if x)
+    meta = " · ".join(
+        str(x) for x in (leaf.get("author"), leaf.get("timestamp"), leaf.get("source_ref")) if x
+    )
     if meta:
         print(f"          {meta}")
     text = " ".join(str(leaf["text"]).split())

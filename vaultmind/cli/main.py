@@ -51,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into `head` and friends
+        sys.stderr.close()
+        return 0
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -35,7 +35,9 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--list", action="store_true", help="also list the jobs that are not done (up to 50)")
     p.add_argument("--run", action="store_true", help="sync, then run the queue here until nothing is ready")
-    p.add_argument("--timeout", type=float, default=600.0, help="with --run: stop after this many seconds (default 600)")
+    p.add_argument(
+        "--timeout", type=float, default=600.0, help="with --run: stop after this many seconds (default 600)"
+    )
     _vault_args(p)
     p.set_defaults(handler=cmd_queue)
 
@@ -56,7 +58,12 @@ def add_parser(sub: Any) -> None:
 
 
 def _vault_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)")
+    p.add_argument(
+        "--vault",
+        type=Path,
+        default=None,
+        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -67,7 +74,9 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
     config = load_config(resolve_vault(args.vault))
     if args.run and find_daemon(config) is not None:
-        raise UsageError("the daemon's workers already run the queue", hint="drop --run, or stop the daemon first")
+        raise UsageError(
+            "the daemon's workers already run the queue", hint="drop --run, or stop the daemon first"
+        )
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
 
@@ -143,7 +152,9 @@ def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
         lines.append(f"        ran {report['ran']:,} job(s){': ' + parts if parts else ''}")
     for cause in report.get("causes") or []:
         when = f" (next try {cause['next_try']})" if cause.get("next_try") else ""
-        lines.append(f"  {cause['state']:<8} {cause['count']:,} × {cause['failure_class']}: {cause['error']}{when}")
+        lines.append(
+            f"  {cause['state']:<8} {cause['count']:,} × {cause['failure_class']}: {cause['error']}{when}"
+        )
         if cause.get("meaning"):
             lines.append(f"           → {cause['meaning']}")
     adm = report.get("admission")

@@ -23,7 +23,9 @@ def add_parser(sub: Any) -> None:
         description="Without TREE_ID: every tree with its counts. With it: that tree's levels, what waits "
         "in each buffer and when it seals, and which summaries are stale and why.",
     )
-    p.add_argument("tree_id", nargs="?", default=None, help='a tree id, e.g. "slack:acme/general" or "notes:Projects"')
+    p.add_argument(
+        "tree_id", nargs="?", default=None, help='a tree id, e.g. "slack:acme/general" or "notes:Projects"'
+    )
     _vault_args(p)
     p.set_defaults(handler=cmd_tree)
 
@@ -35,13 +37,20 @@ def add_parser(sub: Any) -> None:
     )
     f.add_argument("--all", action="store_true", help="seal every waiting level-0 buffer, however recent")
     f.add_argument("--at", default=None, help="what 'now' is, ISO 8601 (default: the current time)")
-    f.add_argument("--max-stale", type=int, default=64, help="re-seal at most this many stale summaries (default 64)")
+    f.add_argument(
+        "--max-stale", type=int, default=64, help="re-seal at most this many stale summaries (default 64)"
+    )
     _vault_args(f)
     f.set_defaults(handler=cmd_flush)
 
 
 def _vault_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)")
+    p.add_argument(
+        "--vault",
+        type=Path,
+        default=None,
+        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -81,7 +90,10 @@ def cmd_flush(args: argparse.Namespace) -> int:
 
     body = {"all": args.all, "at": now.isoformat(), "max_stale": args.max_stale}
     result = through_daemon_or_local(
-        config_from_args(args), lambda c: c.call("POST", "/v1/flush", body, timeout=3600), local, progress=True
+        config_from_args(args),
+        lambda c: c.call("POST", "/v1/flush", body, timeout=3600),
+        local,
+        progress=True,
     )
     if args.json:
         emit(result)

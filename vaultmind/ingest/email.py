@@ -90,6 +90,7 @@ class _Mail:
     author: str
     at: datetime
     account: str
+    origin: str
 
 
 # --- finding the messages -------------------------------------------------------------------
@@ -261,11 +262,11 @@ def _accept(raw: _Raw, warnings: list[str]) -> _Mail | None:
         author = "unknown"
         warnings.append(f"{raw.origin}: no sender (From, Sender, Reply-To, Return-Path); author 'unknown'")
     if parsed.message_id:
-        return _Mail(parsed.message_id, True, parsed, author, at, raw.account)
+        return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin)
     digest = hashlib.sha256(
         "\0".join([author, at.isoformat(), parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
     ).hexdigest()
-    return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account)
+    return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account, raw.origin)
 
 
 def normalize_subject(subject: str) -> str:
@@ -379,8 +380,13 @@ def parse_email_paths_with_report(
             if mail is None:
                 continue
             seen = mails.get(mail.key)
+            if seen is not None and seen.parsed.body != mail.parsed.body:
+                warnings.append(
+                    f"{raw.origin}: Message-ID <{mail.key}> also read with a different text"
+                    f" ({seen.origin}); kept one copy"
+                )
             # a message in several mailboxes: one copy, the same whatever the order of the paths
-            if seen is None or mail.account < seen.account:
+            if seen is None or (mail.account, mail.origin) < (seen.account, seen.origin):
                 mails[mail.key] = mail
     return _batches(_threads(list(mails.values())), box_account), warnings
 

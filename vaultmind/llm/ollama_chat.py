@@ -121,10 +121,16 @@ class OllamaChat:
         opts: dict[str, Any] = {"temperature": 0}
         opts.update(options or {})
         where = f"Ollama at {self._host}"
-        fmt: Literal["", "json"] | dict[str, Any] | None = dict(format) if isinstance(format, Mapping) else format
+        fmt: Literal["", "json"] | dict[str, Any] | None = (
+            dict(format) if isinstance(format, Mapping) else format
+        )
         try:
             response = self._get_client().chat(
-                model=self._model, messages=[dict(m) for m in messages], stream=False, format=fmt, options=opts
+                model=self._model,
+                messages=[dict(m) for m in messages],
+                stream=False,
+                format=fmt,
+                options=opts,
             )
         except ollama.ResponseError as exc:
             raise self._response_error(exc, where) from exc

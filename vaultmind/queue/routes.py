@@ -1,8 +1,8 @@
 """Loopback-API routes for the queue and for `explain` (the daemon merges them into its routes).
 
-    POST /v1/explain        {"leaf_id": str} → explain_leaf
-    GET  /v1/queue          → queue_status + admission counts (+ the jobs not done, up to 50)
-    POST /v1/queue/retry    {"job_id": int?, "failed": bool?, "deferred": bool?} → {requeued, ids}
+POST /v1/explain        {"leaf_id": str} → explain_leaf
+GET  /v1/queue          → queue_status + admission counts (+ the jobs not done, up to 50)
+POST /v1/queue/retry    {"job_id": int?, "failed": bool?, "deferred": bool?} → {requeued, ids}
 """
 
 from __future__ import annotations

@@ -118,7 +118,8 @@ def enqueue(con: duckdb.DuckDBPyConnection, jobs: Sequence[NewJob], *, now: int)
             "kind": pa.array([seen[k].kind for k in keys], pa.string()),
             "dedupe_key": pa.array(keys, pa.string()),
             "payload": pa.array(
-                [json.dumps(dict(seen[k].payload), sort_keys=True, ensure_ascii=False) for k in keys], pa.string()
+                [json.dumps(dict(seen[k].payload), sort_keys=True, ensure_ascii=False) for k in keys],
+                pa.string(),
             ),
             "max_attempts": pa.array([seen[k].max_attempts for k in keys], pa.int32()),
             "available_at": pa.array([now + seen[k].delay_ms for k in keys], pa.int64()),
@@ -287,7 +288,17 @@ def fail(index: Index, job: Job, failure_class: FailureClass, message: str, *, n
             WHERE id = ? AND status = 'running' AND lease_token = ?
             RETURNING id
             """,
-            [status, attempts, defers, available, message[:2000], failure_class, now, job.id, job.lease_token],
+            [
+                status,
+                attempts,
+                defers,
+                available,
+                message[:2000],
+                failure_class,
+                now,
+                job.id,
+                job.lease_token,
+            ],
         ).fetchall()
     return outcome if rows else "refused"  # type: ignore[return-value]
 
@@ -299,14 +310,18 @@ def cancel(con: duckdb.DuckDBPyConnection, ids: Sequence[int], reason: str, *, n
     """Cancel ready or failed jobs (never a running one: its worker settles it)."""
     if not ids:
         return 0
-    rows = con.execute(
-        """
-        UPDATE jobs SET status = 'cancelled', last_error = ?, updated_ms = ?
-        WHERE id IN (SELECT unnest(?::BIGINT[])) AND status IN ('ready', 'failed')
-        RETURNING id
-        """,
-        [reason, now, list(ids)],
-    ).fetchall()
+    con.register("_cancel_ids", pa.table({"id": pa.array(list(ids), pa.int64())}))
+    try:
+        rows = con.execute(
+            """
+            UPDATE jobs SET status = 'cancelled', last_error = ?, updated_ms = ?
+            WHERE id IN (SELECT id FROM _cancel_ids) AND status IN ('ready', 'failed')
+            RETURNING id
+            """,
+            [reason, now],
+        ).fetchall()
+    finally:
+        con.unregister("_cancel_ids")
     return len(rows)
 
 
@@ -375,7 +390,10 @@ def list_jobs(index: Index, *, statuses: Sequence[str] | None = None, limit: int
 
 
 def jobs_for_key(index: Index, dedupe_key: str) -> list[Job]:
-    return [_job(r) for r in index.query(f"SELECT {_COLUMNS} FROM jobs WHERE dedupe_key = ? ORDER BY id", [dedupe_key])]
+    return [
+        _job(r)
+        for r in index.query(f"SELECT {_COLUMNS} FROM jobs WHERE dedupe_key = ? ORDER BY id", [dedupe_key])
+    ]
 
 
 # -- status ------------------------------------------------------------------------------------

@@ -53,7 +53,11 @@ class QueueSettings:
     def from_extra(cls, extra: Mapping[str, Any]) -> QueueSettings:
         def get(name: str, default: float, *, integer: bool) -> Any:
             value = extra.get(f"queue.{name}", default)
-            ok = not isinstance(value, bool) and isinstance(value, int if integer else int | float) and value > 0
+            ok = (
+                not isinstance(value, bool)
+                and isinstance(value, int if integer else int | float)
+                and value > 0
+            )
             if not ok:
                 kind = "a positive integer" if integer else "a positive number"
                 raise ConfigError(f"[queue] {name} = {value!r} must be {kind}", path=".vaultmind/config.toml")
@@ -121,7 +125,9 @@ class WorkerPool:
         for n in range(self.settings.workers):
             thread = threading.Thread(target=self._worker, name=f"vaultmind-worker-{n + 1}", daemon=True)
             self._threads.append(thread)
-        self._threads.append(threading.Thread(target=self._scheduler, name="vaultmind-reconcile", daemon=True))
+        self._threads.append(
+            threading.Thread(target=self._scheduler, name="vaultmind-reconcile", daemon=True)
+        )
         for thread in self._threads:
             thread.start()
 

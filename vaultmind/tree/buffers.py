@@ -62,7 +62,9 @@ def _columns_of(index: Index, table: str) -> frozenset[str]:
         return cached
     found = frozenset(
         row[0]
-        for row in index.query("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table])
+        for row in index.query(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+        )
     )
     with _schema_lock:
         _schema_cache.setdefault(index, {})[table] = found

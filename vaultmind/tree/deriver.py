@@ -159,7 +159,9 @@ class TreeDeriver:
             if info is not None:
                 infos[path] = info
         if old:
-            con.execute("DELETE FROM summaries WHERE note_path IN (SELECT unnest(?::VARCHAR[]))", [sorted(old)])
+            con.execute(
+                "DELETE FROM summaries WHERE note_path IN (SELECT unnest(?::VARCHAR[]))", [sorted(old)]
+            )
         rows = resolve_rows(con, sorted(infos.values(), key=lambda i: (i.level, i.path)))
         _insert(con, rows)
 
@@ -185,12 +187,15 @@ class TreeDeriver:
             ids |= {
                 r[0]
                 for r in con.execute(
-                    "SELECT id FROM summaries WHERE note_path IN (SELECT unnest(?::VARCHAR[]))", [sorted(affected)]
+                    "SELECT id FROM summaries WHERE note_path IN (SELECT unnest(?::VARCHAR[]))",
+                    [sorted(affected)],
                 ).fetchall()
             }
             paths |= affected
         while ids or paths:
-            targets = sorted({p[: -len(NOTE_SUFFIX)] if p.lower().endswith(NOTE_SUFFIX) else p for p in paths})
+            targets = sorted(
+                {p[: -len(NOTE_SUFFIX)] if p.lower().endswith(NOTE_SUFFIX) else p for p in paths}
+            )
             found = con.execute(
                 """SELECT note_path, id FROM summaries WHERE list_has_any(children, ?::VARCHAR[])
                    UNION
@@ -246,13 +251,17 @@ def _row(values: Sequence[Any]) -> SummaryRow:
 
 def load_rows(con: duckdb.DuckDBPyConnection, where: str = "true", params: Any = None) -> list[SummaryRow]:
     """Rows of the `summaries` table (alias `s`), ordered by level and path."""
-    rows = con.execute(f"SELECT {_COLUMNS} FROM summaries s WHERE {where} ORDER BY s.level, s.note_path", params)
+    rows = con.execute(
+        f"SELECT {_COLUMNS} FROM summaries s WHERE {where} ORDER BY s.level, s.note_path", params
+    )
     return [_row(values) for values in rows.fetchall()]
 
 
 def resolve_rows(con: duckdb.DuckDBPyConnection, infos: Sequence[SummaryInfo]) -> list[SummaryRow]:
     """Resolve the children of `infos` (sorted by level) against the index as it is now."""
-    leaf_targets = sorted({link.note_path for info in infos if info.level == 1 for link in _links(info.links)})
+    leaf_targets = sorted(
+        {link.note_path for info in infos if info.level == 1 for link in _links(info.links)}
+    )
     leaves: dict[tuple[str, str], list[tuple[str, str]]] = {}
     if leaf_targets:
         for note_path, anchor, leaf_id, content_hash in con.execute(
@@ -261,13 +270,16 @@ def resolve_rows(con: duckdb.DuckDBPyConnection, infos: Sequence[SummaryInfo]) -
             [leaf_targets],
         ).fetchall():
             leaves.setdefault((note_path, anchor), []).append((leaf_id, content_hash))
-    summary_targets = sorted({link.note_path for info in infos if info.level > 1 for link in _links(info.links)})
+    summary_targets = sorted(
+        {link.note_path for info in infos if info.level > 1 for link in _links(info.links)}
+    )
     shas: dict[str, str] = {}
     existing: dict[str, SummaryRow] = {}
     if summary_targets:
         shas = dict(
             con.execute(
-                "SELECT path, sha256 FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))", [summary_targets]
+                "SELECT path, sha256 FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+                [summary_targets],
             ).fetchall()
         )
         existing = {

@@ -46,7 +46,13 @@ from vaultmind.tree.note import (
     summary_path,
 )
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
-from vaultmind.tree.summarize import Summarizer, SummaryText, create_summarizer, output_budget
+from vaultmind.tree.summarize import (
+    Summarizer,
+    SummaryText,
+    close_summarizer,
+    create_summarizer,
+    output_budget,
+)
 from vaultmind.vault.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -96,7 +102,9 @@ class SealReport:
 # -- public API --------------------------------------------------------------------------------
 
 
-def seal_ready(memory: Memory, *, now: datetime | None = None, summarizer: Summarizer | None = None) -> SealReport:
+def seal_ready(
+    memory: Memory, *, now: datetime | None = None, summarizer: Summarizer | None = None
+) -> SealReport:
     """Seal every tree whose buffers passed their gate, cascading up (at most level 32).
 
     `now` is accepted for symmetry with `flush`; the gates do not depend on time.
@@ -139,7 +147,9 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
     gone: list[str] = []
     for row in rows:
         if row.user_edited:
-            sealer.report.kept.append({"id": row.id, "path": row.note_path, "reason": "stale, but edited by you"})
+            sealer.report.kept.append(
+                {"id": row.id, "path": row.note_path, "reason": "stale, but edited by you"}
+            )
             continue
         if len(gone) >= max_nodes:
             continue
@@ -149,14 +159,20 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
         except FileNotFoundError:
             owned = True
         except OSError as exc:
-            sealer.report.aborted.append({"tree": row.tree, "level": row.level, "reason": f"{row.note_path}: {exc}"})
+            sealer.report.aborted.append(
+                {"tree": row.tree, "level": row.level, "reason": f"{row.note_path}: {exc}"}
+            )
             continue
         if not owned:
-            sealer.report.kept.append({"id": row.id, "path": row.note_path, "reason": "edited by you since the last sync"})
+            sealer.report.kept.append(
+                {"id": row.id, "path": row.note_path, "reason": "edited by you since the last sync"}
+            )
             continue
         path.unlink(missing_ok=True)
         gone.append(row.note_path)
-        sealer.report.unsealed.append({"id": row.id, "tree": row.tree, "level": row.level, "path": row.note_path})
+        sealer.report.unsealed.append(
+            {"id": row.id, "tree": row.tree, "level": row.level, "path": row.note_path}
+        )
         freed.setdefault(row.tree, set())
         if row.level == 1:
             freed[row.tree].update(row.children)
@@ -185,10 +201,14 @@ class _Sealer:
         self.index = memory.index
         self.settings = TreeSettings.from_extra(memory.config.extra)
         self._summarizer = summarizer
+        self._owns_summarizer = summarizer is None
         self.report = SealReport()
         self.started = time.perf_counter()
 
     def done(self) -> SealReport:
+        if self._owns_summarizer and self._summarizer is not None:
+            close_summarizer(self._summarizer)
+            self._summarizer = None
         self.report.seconds = time.perf_counter() - self.started
         return self.report
 
@@ -268,14 +288,18 @@ class _Sealer:
         with tree_lock(self.index, tree):
             live = buffer(self.index, self.settings, tree, level)
             if [(item.id, item.content) for item in live[: len(snapshot)]] != snapshot:
-                return self._abort(tree, level, "the buffer changed while sealing (another seal won); nothing written")
+                return self._abort(
+                    tree, level, "the buffer changed while sealing (another seal won); nothing written"
+                )
             outcome = self._write(path, data)
             if outcome == "kept":
-                self.report.kept.append({"id": sid, "path": path, "reason": "a note you edited is at this path"})
+                self.report.kept.append(
+                    {"id": sid, "path": path, "reason": "a note you edited is at this path"}
+                )
                 return self._abort(tree, level, f"{path} is yours now; not overwritten")
             self.memory.sync_paths([path])
-            after = buffer(self.index, self.settings, tree, level)
-            if [(item.id, item.content) for item in after[: len(snapshot)]] == snapshot:
+            taken = self.index.scalar("SELECT max(len(children)) FROM summaries WHERE note_path = ?", [path])
+            if taken != len(group):  # without this guard a note the index rejects would be sealed forever
                 return self._abort(tree, level, f"{path} was written but the index did not take it")
         self.report.llm_calls += result.llm_calls
         if result.summarizer == FallbackSummarizer().identity:
@@ -301,8 +325,12 @@ class _Sealer:
             log.warning("summarizer %s failed (%s); using the fallback", self.summarizer.name, exc)
             result = SummaryText(fallback.summarize(children, budget).text, fallback.identity, note=str(exc))
         if count_tokens(result.text) > tokens_in or (tokens_in and not result.text.strip()):
-            why = "the summary was longer than its children" if result.text.strip() else "the summary was empty"
-            result = SummaryText(fallback.summarize(children, budget).text, fallback.identity, result.llm_calls, why)
+            why = (
+                "the summary was longer than its children" if result.text.strip() else "the summary was empty"
+            )
+            result = SummaryText(
+                fallback.summarize(children, budget).text, fallback.identity, result.llm_calls, why
+            )
         return result
 
     def _links(self, level: int, group: Sequence[BufferItem]) -> list[str]:
@@ -331,7 +359,7 @@ class _Sealer:
         return links
 
     def _write(self, rel: str, data: bytes) -> str:
-        """"written", "same" (identical bytes already there) or "kept" (a note you edited)."""
+        """ "written", "same" (identical bytes already there) or "kept" (a note you edited)."""
         path = self.memory.config.vault / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if os.path.lexists(path):

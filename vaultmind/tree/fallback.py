@@ -3,12 +3,12 @@
 1. Clean each child into sentences: code blocks, tables, headings, block ids, comments and
    embeds go; list markers, quote markers and emphasis are stripped; `[text](url)` keeps its
    text; wikilinks stay (they keep linking in Obsidian).
-2. Score each sentence by term salience — Σ over its distinct terms of tf × log(1 + N/df),
+2. Score each sentence by term salience — Σ over its distinct terms of (tf − ½) × log(1 + N/df),
    tf counted over all children, df = children containing the term (N of them), divided by
    the square root of its term count — with a bonus for opening a child and a malus for
-   fragments of fewer than four words.
-3. Pick greedily: score + a bonus for names (people, places, …) not yet covered − a malus for
-   repeating terms already picked, while the rendered summary stays within the budget.
+   fragments of fewer than four words; sentences under 30 % of the best score are filler.
+3. Pick greedily: the score, raised for names (people, places, …) not yet covered and lowered
+   for terms already picked, while the rendered summary stays within the budget.
 4. Render the picked sentences in their original order as prose: messages attributed to their
    authors ("Alice Chen asked: …", "Bob Stone said: …"), sections introduced by their note
    title, and a date before each day's paragraph when the children span several days.
@@ -32,9 +32,10 @@ from vaultmind.tree.summarize import FALLBACK_IDENTITY, ChildText, SummaryText
 MAX_SENTENCES = 400
 MAX_SENTENCE_WORDS = 60
 NAME_BONUS = 0.35
-REPEAT_MALUS = 0.6
+REPEAT_MALUS = 0.3
 FIRST_BONUS = 1.15
 SHORT_MALUS = 0.6
+MIN_SCORE = 0.3  # relative to the best sentence: below it, a sentence is filler ("ok thanks")
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"^#{1,6}\s")
@@ -167,7 +168,8 @@ def _score(sentences: list[_Sentence], n_children: int) -> None:
         seen.setdefault(s.child, set()).update(s.terms)
     for terms in seen.values():
         df.update(terms)
-    weight = {t: tf[t] * math.log(1.0 + n_children / df[t]) for t in tf}
+    # (tf - 1/2): a term said once is peripheral, one the children keep coming back to is the topic
+    weight = {t: (tf[t] - 0.5) * math.log(1.0 + n_children / df[t]) for t in tf}
     for s in sentences:
         if s.terms:
             s.score = sum(weight[t] for t in s.terms) / math.sqrt(len(s.terms))
@@ -181,7 +183,7 @@ def _score(sentences: list[_Sentence], n_children: int) -> None:
 
 
 def _select(children: Sequence[ChildText], sentences: list[_Sentence], limit: int) -> list[_Sentence]:
-    remaining = list(sentences)
+    remaining = [s for s in sentences if s.score >= MIN_SCORE]
     chosen: list[_Sentence] = []
     names: set[str] = set()
     picked_terms: set[str] = set()
@@ -199,7 +201,7 @@ def _select(children: Sequence[ChildText], sentences: list[_Sentence], limit: in
 def _gain(s: _Sentence, names: set[str], picked: set[str]) -> tuple[float, int, int]:
     new_names = len(s.names - names)
     repeat = len(s.terms & picked) / len(s.terms) if s.terms else 0.0
-    value = s.score + NAME_BONUS * new_names / (1 + len(s.names)) - REPEAT_MALUS * repeat
+    value = s.score * (1 + NAME_BONUS * new_names / (1 + len(s.names))) * (1 - REPEAT_MALUS * repeat)
     return (value, -s.child, -s.pos)
 
 

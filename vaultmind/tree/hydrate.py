@@ -54,7 +54,9 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
     by_id = {row[0]: row for row in rows}
     missing = [i for i in ids if i not in by_id]
     if missing:
-        raise NoteReadError(f"{len(missing)} leaf/leaves vanished while sealing", hint="the next seal retries")
+        raise NoteReadError(
+            f"{len(missing)} leaf/leaves vanished while sealing", hint="the next seal retries"
+        )
     children: list[ChildText] = []
     times: list[datetime] = []
     for leaf_id in ids:
@@ -70,7 +72,8 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
     entities = _leaf_entities(index, ids)
     by_leaf = _names_by_leaf(index, ids, entities)
     children = [
-        ChildText(c.id, c.text, c.kind, c.author, c.time, c.title, tuple(by_leaf.get(c.id, ()))) for c in children
+        ChildText(c.id, c.text, c.kind, c.author, c.time, c.title, tuple(by_leaf.get(c.id, ())))
+        for c in children
     ]
     return Hydrated(children, min(times, default=None), max(times, default=None), entities)
 
@@ -108,7 +111,9 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
 
 
 def _occurrences_ok(index: Index) -> bool:
-    return has_table(index, "occurrences") and has_columns(index, "occurrences", ("entity_id", "leaf_id", "surface"))
+    return has_table(index, "occurrences") and has_columns(
+        index, "occurrences", ("entity_id", "leaf_id", "surface")
+    )
 
 
 def _leaf_entities(index: Index, ids: list[str]) -> dict[str, EntityInfo]:
@@ -145,11 +150,18 @@ def _entity_infos(index: Index, entity_ids: list[str]) -> dict[str, EntityInfo]:
     infos: dict[str, EntityInfo] = {}
     for eid in entity_ids:
         kind, _, key = eid.partition(":")
-        infos[eid] = EntityInfo(eid, key.replace("-", " ").title() if kind in _NAME_KINDS else key, f"entities/{kind}/{key}.md")
+        infos[eid] = EntityInfo(
+            eid, key.replace("-", " ").title() if kind in _NAME_KINDS else key, f"entities/{kind}/{key}.md"
+        )
     if entity_ids and has_table(index, "entities") and has_columns(index, "entities", ("id", "display_name")):
         with_path = has_columns(index, "entities", ("note_path",))
         with_aliases = has_columns(index, "entities", ("aliases",))
-        cols = "id, display_name, " + ("note_path" if with_path else "NULL") + ", " + ("aliases" if with_aliases else "NULL")
+        cols = (
+            "id, display_name, "
+            + ("note_path" if with_path else "NULL")
+            + ", "
+            + ("aliases" if with_aliases else "NULL")
+        )
         for eid, display, note_path, aliases in index.query(
             f"SELECT {cols} FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[]))", [entity_ids]
         ):

@@ -84,6 +84,12 @@ class OllamaSummarizer:
     def close(self) -> None:
         self._chat.close()
 
+    def __enter__(self) -> OllamaSummarizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def summarize(self, children: Sequence[ChildText], budget_tokens: int) -> SummaryText:
         if budget_tokens <= 0 or not any(c.text.strip() for c in children):
             return self._fallback.summarize(children, budget_tokens)
@@ -122,14 +128,14 @@ def format_children(children: Sequence[ChildText]) -> str:
     cap = max(MIN_CHILD_TOKENS, MAX_INPUT_TOKENS // max(1, len(children)))
     parts = []
     for i, child in enumerate(children, start=1):
-        head = [f"[{i}]"]
+        head: list[str] = []
         if child.author:
             head.append(child.author)
         if child.time:
             head.append(child.time[:16].replace("T", " "))
         if child.title:
             head.append(child.title)
-        parts.append(" · ".join(head) + "\n" + _clip_tokens(child.text.strip(), cap))
+        parts.append(f"[{i}] " + " · ".join(head) + "\n" + _clip_tokens(child.text.strip(), cap))
     return "\n\n".join(parts)
 
 
@@ -139,7 +145,9 @@ def check_answer(
     """(the usable summary, "") or (None, why it was refused)."""
     text = _FENCE_RE.sub("", raw.strip()).strip()
     text = _PREAMBLE_RE.sub("", text).strip()
-    text = "\n".join(line.lstrip("#").strip() if line.lstrip().startswith("#") else line for line in text.split("\n"))
+    text = "\n".join(
+        line.lstrip("#").strip() if line.lstrip().startswith("#") else line for line in text.split("\n")
+    )
     text = text.strip()
     if not text or len(re.findall(r"[^\W\d_]{2,}", text)) < 3:
         return None, "it was empty or had no words"

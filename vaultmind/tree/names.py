@@ -1,8 +1,8 @@
 """Names in a summary that its children never mention: the "no new entities" check.
 
 A name is a run of capitalised words inside a sentence (a capitalised word that opens a
-sentence counts only when another capitalised word follows it: "Dana Whitfield said…", not
-"Revenue grew…"), plus what the entity extractor's regexes find when that module is present
+sentence counts only when another capitalised word follows it and it is not a common word:
+"Dana Whitfield said…" is a name, "Revenue grew…" and "The Tidepool…" start with none), plus what the entity extractor's regexes find when that module is present
 (e-mail addresses, handles, URLs, hashtags, phone numbers). A name is known when its
 normalised words appear, in order, in the children's text, authors, titles or entity names.
 """
@@ -13,11 +13,16 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+from vaultmind.index.lexical import STOP_WORDS
 from vaultmind.tree.summarize import ChildText
 
 _WORD = r"[A-ZÀ-ÖØ-Þ][\w'’-]*[\w]|[A-ZÀ-ÖØ-Þ]"
 _NAME_RE = re.compile(rf"(?<![\w@#/.-])(?:{_WORD})(?:[ \t]+(?:{_WORD}))*")
 _OPENERS = frozenset('.!?…:;\n"“(*-')
+_OPENING_WORDS = frozenset(
+    """after although before both during each every first finally however last later meanwhile most next
+    once overall since some still thus together until yet""".split()
+)
 _NORM_RE = re.compile(r"[^\W_]+")
 _IGNORE = frozenset(
     """i i'm i've i'll i'd ok okay yes no hi hey hello thanks thank monday tuesday wednesday thursday
@@ -42,8 +47,8 @@ def name_candidates(text: str) -> list[str]:
     out: dict[str, None] = {}
     for match in _NAME_RE.finditer(text):
         words = match.group(0).split()
-        if _at_sentence_start(text, match.start()):
-            words = words[1:]  # a sentence's first word is capitalised anyway
+        if _at_sentence_start(text, match.start()) and (len(words) == 1 or _common(words[0])):
+            words = words[1:]  # a sentence's first word is capitalised anyway ("Revenue grew")
         while words and normalize(words[0]) in _IGNORE:
             words = words[1:]
         if not words:
@@ -55,6 +60,11 @@ def name_candidates(text: str) -> list[str]:
     for span in _extractor_spans(text):
         out.setdefault(span, None)
     return list(out)
+
+
+def _common(word: str) -> bool:
+    norm = normalize(word)
+    return norm in STOP_WORDS or norm in _IGNORE or norm in _OPENING_WORDS
 
 
 def _at_sentence_start(text: str, pos: int) -> bool:

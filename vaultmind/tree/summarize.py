@@ -83,6 +83,13 @@ def output_budget(tokens_in: int) -> int:
     return max(0, min(tokens_in, wanted))
 
 
+def close_summarizer(summarizer: object) -> None:
+    """Release what a summarizer holds (an HTTP client), if it holds anything."""
+    close = getattr(summarizer, "close", None)
+    if callable(close):
+        close()
+
+
 # -- registry ---------------------------------------------------------------------------------
 
 SummarizerFactory = Callable[["Config"], Summarizer]
@@ -104,7 +111,9 @@ def create_summarizer(config: Config) -> Summarizer:
     if factory is None:
         known = ", ".join(sorted(_REGISTRY))
         raise ConfigError(
-            f"unknown summarizer {name!r}", path=".vaultmind/config.toml", hint=f"set [trees] summarizer to one of: {known}"
+            f"unknown summarizer {name!r}",
+            path=".vaultmind/config.toml",
+            hint=f"set [trees] summarizer to one of: {known}",
         )
     return factory(config)
 

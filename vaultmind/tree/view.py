@@ -16,7 +16,7 @@ from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_
 from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.note import iso_z, tree_slug
 from vaultmind.tree.settings import TreeSettings
-from vaultmind.tree.summarize import Summarizer, create_summarizer
+from vaultmind.tree.summarize import Summarizer, close_summarizer, create_summarizer
 from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
@@ -97,7 +97,12 @@ def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, A
             }
         )
         buffers.append(
-            {"level": level, "items": len(waiting), "seals_at_count": settings.fanout, "ids": [i.id for i in waiting]}
+            {
+                "level": level,
+                "items": len(waiting),
+                "seals_at_count": settings.fanout,
+                "ids": [i.id for i in waiting],
+            }
         )
     return {
         "tree": tree_id,
@@ -107,9 +112,9 @@ def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, A
         "levels": levels,
         "buffers": buffers,
         "stale": _stale(memory, [r for r in rows if r.stale]),
-        "summaries": [_summary(r) for r in sorted(rows, key=lambda r: (-r.level, r.time_start or datetime.min, r.id))][
-            :MAX_LISTED
-        ],
+        "summaries": [
+            _summary(r) for r in sorted(rows, key=lambda r: (-r.level, r.time_start or datetime.min, r.id))
+        ][:MAX_LISTED],
         "truncated": len(rows) > MAX_LISTED,
     }
 
@@ -144,9 +149,13 @@ def _stale(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
         infos = [
             info
             for r in rows
-            if r.note_path in fm and (info := summary_info(r.note_path, json.loads(fm[r.note_path]), r.user_edited))
+            if r.note_path in fm
+            and (info := summary_info(r.note_path, json.loads(fm[r.note_path]), r.user_edited))
         ]
-        resolved = {r.note_path: r for r in resolve_rows(memory.index.con, sorted(infos, key=lambda i: (i.level, i.path)))}
+        resolved = {
+            r.note_path: r
+            for r in resolve_rows(memory.index.con, sorted(infos, key=lambda i: (i.level, i.path)))
+        }
     out = []
     for row in rows:
         again = resolved.get(row.note_path)
@@ -182,15 +191,19 @@ def maintain(
 ) -> SealReport:
     """Seal full buffers, re-seal stale summaries (bounded), then flush quiet buffers
     (every non-empty level-0 buffer with `flush_all`)."""
-    if summarizer is None:
-        summarizer = create_summarizer(memory.config)
-    report = seal_ready(memory, now=now, summarizer=summarizer)
-    report.merge(reseal_stale(memory, max_nodes=max_stale, summarizer=summarizer))
-    if flush_all:
-        end_of_time = datetime.max.replace(tzinfo=UTC)
-        report.merge(flush(memory, now=end_of_time, summarizer=summarizer, older_than_hours=0.0))
-    else:
-        report.merge(flush(memory, now=now, summarizer=summarizer))
+    owned = summarizer is None
+    active = create_summarizer(memory.config) if summarizer is None else summarizer
+    try:
+        report = seal_ready(memory, now=now, summarizer=active)
+        report.merge(reseal_stale(memory, max_nodes=max_stale, summarizer=active))
+        if flush_all:
+            end_of_time = datetime.max.replace(tzinfo=UTC)
+            report.merge(flush(memory, now=end_of_time, summarizer=active, older_than_hours=0.0))
+        else:
+            report.merge(flush(memory, now=now, summarizer=active))
+    finally:
+        if owned:
+            close_summarizer(active)
     return report
 
 

@@ -1,0 +1,247 @@
+"""Summarizers: the budget, the extractive fallback, Ollama through the real client against a
+fake server (answers, invented names, garbage, timeouts, absence), the registry."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.ollama_server import FakeOllama, RecordedRequest, free_port
+from vaultmind.config import load_config
+from vaultmind.errors import ConfigError
+from vaultmind.llm.ollama_chat import OllamaChat
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.tokens import count_tokens
+from vaultmind.memory import Memory
+from vaultmind.tree.engine import seal_ready
+from vaultmind.tree.fallback import FallbackSummarizer, extractive_summary
+from vaultmind.tree.llm import OllamaSummarizer
+from vaultmind.tree.names import unknown_names
+from vaultmind.tree.summarize import (
+    ChildText,
+    SummaryText,
+    create_summarizer,
+    output_budget,
+    register_summarizer,
+)
+
+from .treekit import chat_day, summary_rows, tree_config
+
+CHILDREN = [
+    ChildText("a", "Has anyone looked at the Q3 budget for the Tidepool launch?", "message", "Alice Chen", "2024-03-04T09:00:00Z"),
+    ChildText("b", "Yes. The Q3 budget is 18,000 euros and Helen Okafor approved it on Monday.", "message",
+              "Bob Stone <bob@example.com>", "2024-03-04T09:05:00Z"),
+    ChildText("c", "ok thanks", "message", "Alice Chen", "2024-03-04T09:06:00Z"),
+    ChildText("d", "The Tidepool launch moves to 23 April because the venue at Harbor Hall is booked. "
+              "The Q3 budget does not change.", "message", "Priya Raman", "2024-03-05T10:00:00Z"),
+]  # fmt: skip
+GOOD = "Alice Chen asked about the Q3 budget; Bob Stone said Helen Okafor approved 18,000 euros."
+INVENTED = "Dana Whitfield approved the Q3 budget for the Tidepool launch."
+PROMPT_HASH = re.compile(r"^ollama:llama3\.2@[0-9a-f]{12}$")
+
+
+def _chat(fake: FakeOllama, timeout_s: float = 5.0) -> OllamaSummarizer:
+    return OllamaSummarizer(OllamaChat("llama3.2", host=fake.host, timeout_s=timeout_s))
+
+
+def test_the_output_budget_scales_with_the_input_and_never_exceeds_it() -> None:
+    assert [output_budget(n) for n in (0, 10, 39, 100, 1000, 5000)] == [0, 10, 39, 40, 300, 400]
+
+
+def test_the_fallback_writes_attributed_prose_within_budget() -> None:
+    chatter = [
+        ChildText(
+            "c",
+            "My cat knocked a plant off the window sill this morning, what a mess.",
+            "message",
+            "Priya Raman",
+        ),
+        ChildText(
+            "d",
+            "Weather in Lisbon was sunny and warm all weekend for the family trip.",
+            "message",
+            "Priya Raman",
+        ),
+    ]
+    children = [CHILDREN[0], CHILDREN[1].__class__("b", "Yes, the Q3 budget for the Tidepool launch is 18,000 euros.",
+                "message", "Bob Stone <bob@example.com>", "2024-03-04T09:05:00Z"), CHILDREN[2], *chatter]  # fmt: skip
+    text = extractive_summary(children, 80)
+    assert text == extractive_summary(children, 80)  # deterministic
+    assert text == (
+        "Alice Chen asked: Has anyone looked at the Q3 budget for the Tidepool launch? "
+        "Bob Stone replied: Yes, the Q3 budget for the Tidepool launch is 18,000 euros."
+    )  # the question and its answer; neither the chit-chat nor the cat
+    across_days = extractive_summary(CHILDREN, sum(c.tokens for c in CHILDREN))
+    assert across_days.startswith("2024-03-04: ") and "\n\n2024-03-05: Priya Raman said: " in across_days
+    assert count_tokens(across_days) <= sum(c.tokens for c in CHILDREN) and "ok thanks" not in across_days
+
+
+def test_the_fallback_picks_salient_sentences_not_a_concatenation() -> None:
+    filler = [
+        ChildText(f"f{i}", f"Lunch was fine today, number {i}.", "message", "Bob Stone") for i in range(6)
+    ]
+    topic = [
+        ChildText(
+            f"t{i}",
+            f"The Harbor Hall venue deposit for the Tidepool launch is due on {d}.",
+            "message",
+            "Alice Chen",
+        )
+        for i, d in enumerate(("Friday", "Monday", "Tuesday"))
+    ]
+    children = [*filler[:3], *topic, *filler[3:]]
+    budget = output_budget(sum(c.tokens for c in children))
+    text = FallbackSummarizer().summarize(children, budget).text
+    assert "Harbor Hall venue deposit" in text and "Lunch" not in text
+    assert count_tokens(text) <= budget < sum(c.tokens for c in children)
+
+
+def test_the_fallback_handles_sections_summaries_and_tiny_inputs() -> None:
+    section = ChildText("s", "## Plan\n\n- Book the venue at Harbor Hall.\n- Send the press kit.\n\n```\ncode\n```\n",
+                        "section", None, None, "Tidepool › Plan")  # fmt: skip
+    text = extractive_summary([section], 40)
+    assert text.startswith("Tidepool › Plan: Book the venue at Harbor Hall.") and "code" not in text
+    tiny = ChildText("t", "Deposit paid", "message", "Alice Chen")
+    small = extractive_summary([tiny], output_budget(tiny.tokens))
+    assert (
+        0 < count_tokens(small) <= tiny.tokens
+    )  # never longer than the child, attribution dropped if needed
+    assert extractive_summary([ChildText("e", "", "message", "Bob")], 40) == ""
+    summaries = [ChildText("x", "Alice booked Harbor Hall. The deposit is paid.", "summary"),
+                 ChildText("y", "Bob sent the press kit to Helen Okafor.", "summary")]  # fmt: skip
+    assert "Harbor Hall" in extractive_summary(summaries, 40)
+
+
+def test_unknown_names_finds_invented_people_only() -> None:
+    assert unknown_names(INVENTED, CHILDREN) == ["Dana Whitfield"]
+    assert unknown_names(GOOD, CHILDREN) == []
+    assert (
+        unknown_names("Revenue grew. On Monday the Tidepool budget was approved by Helen Okafor.", CHILDREN)
+        == []
+    )
+    assert unknown_names("Costs rose. Then Marcus Lee left.", CHILDREN) == ["Marcus Lee"]
+
+
+def test_ollama_summarizes_through_the_chat_api() -> None:
+    with FakeOllama(responder=lambda r: GOOD) as fake:
+        with _chat(fake) as summarizer:
+            result = summarizer.summarize(CHILDREN, 60)
+        assert result == SummaryText(GOOD, result.summarizer, llm_calls=1)
+        assert PROMPT_HASH.match(result.summarizer)
+        (request,) = fake.requests_to("/api/chat")
+        body = request.body
+        assert body["stream"] is False and body["options"]["temperature"] == 0
+        assert body["options"]["num_predict"] >= 60 and body["options"]["num_ctx"] >= 2048
+        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+        assert "at most 25 words" in system and "Never add a name" in system
+        assert "[2] Bob Stone <bob@example.com> · 2024-03-04 09:05" in user
+
+
+def test_an_invented_person_is_retried_once_then_the_fallback_is_used() -> None:
+    with FakeOllama(responder=lambda r: INVENTED) as fake:
+        with _chat(fake) as summarizer:
+            result = summarizer.summarize(CHILDREN, 60)
+        assert result.summarizer == "fallback" and result.llm_calls == 2
+        assert result.note is not None and "Dana Whitfield" in result.note
+        retry = fake.requests_to("/api/chat")[1].body["messages"]
+        assert retry[2] == {"role": "assistant", "content": INVENTED}
+        assert "Dana Whitfield" in retry[3]["content"] and "Alice Chen" in retry[3]["content"]
+        assert unknown_names(result.text, CHILDREN) == []
+
+
+def test_a_retry_that_complies_is_kept() -> None:
+    answers = iter([INVENTED, GOOD])
+    with FakeOllama(responder=lambda r: next(answers)) as fake:
+        with _chat(fake) as summarizer:
+            result = summarizer.summarize(CHILDREN, 60)
+        assert result.text == GOOD and result.llm_calls == 2 and PROMPT_HASH.match(result.summarizer)
+
+
+def _long(request: RecordedRequest) -> str:
+    return " ".join(f"Alice Chen checked the Q3 budget line {i} twice." for i in range(40))
+
+
+def test_an_answer_over_budget_is_cut_at_a_sentence_end() -> None:
+    with FakeOllama(responder=_long) as fake:
+        with _chat(fake) as summarizer:
+            result = summarizer.summarize(CHILDREN, 60)
+        assert PROMPT_HASH.match(result.summarizer) and result.text.endswith(".")
+        assert 0 < count_tokens(result.text) <= 60
+
+
+@pytest.mark.parametrize("failure", ["garbage", "500", "disconnect"])
+def test_garbage_or_errors_give_the_fallback(failure: str) -> None:
+    with FakeOllama(failure=failure) as fake:
+        with _chat(fake) as summarizer:
+            result = summarizer.summarize(CHILDREN, 60)
+        assert result.summarizer == "fallback" and result.text == extractive_summary(CHILDREN, 60)
+
+
+def test_prose_is_required() -> None:
+    for answer in ('{"summary": "x"}', "I cannot help with that request, sorry.", "  "):
+        with FakeOllama(responder=lambda r, a=answer: a) as fake, _chat(fake) as summarizer:
+            assert summarizer.summarize(CHILDREN, 60).summarizer == "fallback"
+
+
+def test_a_slow_or_absent_ollama_gives_the_fallback() -> None:
+    with FakeOllama(failure="hang") as fake:
+        with _chat(fake, timeout_s=0.3) as summarizer:
+            result = summarizer.summarize(CHILDREN, 60)
+        assert (
+            result.summarizer == "fallback"
+            and result.llm_calls == 1
+            and "did not answer" in (result.note or "")
+        )
+    with OllamaSummarizer(
+        OllamaChat("llama3.2", host=f"http://127.0.0.1:{free_port()}", timeout_s=2)
+    ) as absent:
+        result = absent.summarize(CHILDREN, 60)
+    assert result.summarizer == "fallback" and "cannot connect" in (result.note or "")
+
+
+def test_the_registry_resolves_names(tmp_path: Path) -> None:
+    def config(**extra: Any) -> Any:
+        return load_config(tmp_path, embed_provider="none", ollama_host=extra.pop("host", None), extra=extra)
+
+    assert isinstance(create_summarizer(config(**{"trees.summarizer": "fallback"})), FallbackSummarizer)
+    assert isinstance(create_summarizer(config(**{"trees.summarizer": "ollama"})), OllamaSummarizer)
+    absent = f"http://127.0.0.1:{free_port()}"
+    assert isinstance(create_summarizer(config(host=absent)), FallbackSummarizer)  # auto, nothing answers
+    with FakeOllama() as fake:
+        assert isinstance(create_summarizer(config(host=fake.host)), OllamaSummarizer)  # auto, model present
+    with FakeOllama(chat_models=("mistral",)) as fake:
+        assert isinstance(create_summarizer(config(host=fake.host)), FallbackSummarizer)  # model not pulled
+    register_summarizer("test-fixed", lambda c: FallbackSummarizer())
+    assert isinstance(create_summarizer(config(**{"trees.summarizer": "test-fixed"})), FallbackSummarizer)
+    with pytest.raises(ConfigError, match="unknown summarizer"):
+        create_summarizer(config(**{"trees.summarizer": "gpt-9"}))
+
+
+def test_a_seal_with_ollama_records_the_model_and_prompt_hash(vault: Path) -> None:
+    chat_day(vault, 0, 0, 3)
+
+    def responder(request: RecordedRequest) -> str:
+        if "Your summary was not usable" in str(request.body):
+            return "Dana Whitfield signed it off."  # still invented: the seal falls back
+        return GOOD if "Update 0000" in str(request.body) else INVENTED
+
+    with FakeOllama(responder=responder) as fake:
+        config = tree_config(vault, **{"trees.summarizer": "ollama"}).with_(ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            report = seal_ready(memory)
+            (sealed,) = report.sealed
+            assert PROMPT_HASH.match(sealed["summarizer"]) and report.llm_calls == 1
+            (row,) = summary_rows(memory)
+            text = (vault / row["note_path"]).read_text(encoding="utf-8")
+            assert split_frontmatter(text).body == GOOD + "\n"
+            assert f'summarizer: "{sealed["summarizer"]}"' in text
+            chat_day(vault, 1, 3, 3)
+            memory.sync()
+            report = seal_ready(memory)  # this time the model invents a person, twice
+            (sealed,) = report.sealed
+            assert sealed["summarizer"] == "fallback" and report.llm_calls == 2 and report.fallbacks == 1
+            assert "Dana Whitfield" not in (vault / sealed["path"]).read_text(encoding="utf-8")
