@@ -245,3 +245,12 @@ def test_documents_with_the_same_name_do_not_collide(vault: Path) -> None:
     report = write_documents(vault, [a, b])
     assert report.written == ["sources/document/files/notes-2.md", "sources/document/files/notes.md"]
     assert write_documents(vault, [b, a]).written == []
+
+
+def test_bench_ingest_reports_a_rate(tmp_path: Path) -> None:
+    from vaultmind.bench.ingest import run_ingest_bench, synthetic_export
+
+    first = synthetic_export(tmp_path / "a.jsonl", 50).read_bytes()
+    assert synthetic_export(tmp_path / "b.jsonl", 50).read_bytes() == first, "deterministic export"
+    figures = run_ingest_bench(200, embed_provider="none", derivers=False, workdir=tmp_path)
+    assert figures["messages"] == 200 and figures["notes"] == 8 and figures["messages_per_s"] > 0

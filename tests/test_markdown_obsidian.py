@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import time
-
 import pytest
 from markdown_it import MarkdownIt
 
@@ -298,15 +296,3 @@ def typical_note() -> str:
         parts.append("```python\ndef f(x):\n    return x  # [[not]]\n```\n")
     body = "\n".join(parts)
     return (body * 3)[:3000]
-
-
-def test_parse_of_a_typical_3kb_note_is_fast() -> None:
-    body = typical_note()
-    assert len(body) == 3000
-    parse_obsidian(body)
-    runs = 50
-    start = time.perf_counter()
-    for _ in range(runs):
-        parse_obsidian(body)
-    per_note = (time.perf_counter() - start) / runs
-    assert per_note < 0.002, f"{per_note * 1000:.2f} ms per 3 KB note"

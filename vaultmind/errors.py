@@ -61,6 +61,12 @@ class NoteReadError(VaultmindError):
     code = "note_read"
 
 
+class IngestError(VaultmindError):
+    """An export could not be ingested; names the file and line or record. Nothing was written."""
+
+    code = "ingest"
+
+
 class IndexError_(VaultmindError):
     """The DuckDB index failed; the index is a cache and can always be rebuilt."""
 

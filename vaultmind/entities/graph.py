@@ -23,10 +23,10 @@ import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -34,11 +34,15 @@ import pyarrow as pa
 from vaultmind.config import Config
 from vaultmind.entities.extract import display_of, parse_author
 from vaultmind.entities.ids import NAME_KINDS, kind_of, word_spans
-from vaultmind.entities.ner import NerEngine, content_hash
+from vaultmind.entities.ner import NerEngine, content_hash, count_pending, pending_texts, store_spans
 from vaultmind.entities.registry import Registry, load_registry
 from vaultmind.entities.resolve import resolve_text
 from vaultmind.entities.settings import EntitySettings
+from vaultmind.index.store import Index
 from vaultmind.model import ParsedNote
+
+if TYPE_CHECKING:
+    from vaultmind.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +76,7 @@ class EntityDeriver:
     def __init__(self, settings: EntitySettings, ner: NerEngine | None = None):
         self.settings = settings
         self.ner = ner if ner is not None else NerEngine(settings.ner_model, batch=settings.ner_batch)
+        self._budget = 0  # NER texts the current apply may still run
 
     @classmethod
     def from_config(cls, config: Config) -> EntityDeriver:
@@ -87,18 +92,28 @@ class EntityDeriver:
         *,
         rebuild: bool,
     ) -> None:
+        affected = sorted(set(removed_leaf_ids) | {leaf.id for note in written for leaf in note.leaves})
+        self.refresh(con, affected, rebuild=rebuild, ner_budget=self.settings.ner_inline)
+
+    def refresh(
+        self, con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str], *, rebuild: bool = False, ner_budget: int = 0
+    ) -> None:
+        """Bring the rows of `leaf_ids` up to date (everything, when the signature changed).
+
+        At most `ner_budget` texts without a cached NER result are run through the model; the
+        others are derived without NER for now and picked up by `backfill_ner`.
+        """
         registry = load_registry(con, fuzzy_threshold=self.settings.fuzzy_threshold)
         signature = self.signature(registry)
+        self._budget = ner_budget
         if rebuild or get_meta(con, META_SIGNATURE) != signature:
             self.ner.warn_if_degraded()
             self.rebuild_all(con, registry)
             set_meta(con, META_SIGNATURE, signature)
             set_meta(con, META_NER, self.ner.package if self.ner.package and self.ner.model_id else "off")
             set_meta(con, META_FUZZY, repr(float(self.settings.fuzzy_threshold)))
-            return
-        affected = sorted(set(removed_leaf_ids) | {leaf.id for note in written for leaf in note.leaves})
-        if affected:
-            self.update_leaves(con, registry, affected)
+        elif leaf_ids:
+            self.update_leaves(con, registry, leaf_ids)
 
     def signature(self, registry: Registry) -> str:
         data = {
@@ -162,7 +177,8 @@ class EntityDeriver:
         self, con: duckdb.DuckDBPyConnection, registry: Registry, rows: Sequence[LeafRow]
     ) -> tuple[dict[str, list[Any]], dict[str, set[str]]]:
         """Occurrence columns for `rows`, and the entity set of each leaf id."""
-        spans = self.ner.spans_for(con, [(row[3], row[2]) for row in rows])
+        spans, ran = self.ner.spans_for(con, [(row[3], row[2]) for row in rows], max_run=self._budget)
+        self._budget = max(0, self._budget - ran)
         columns: dict[str, list[Any]] = {name: [] for name in _OCC_SCHEMA.names}
         per_leaf: dict[str, set[str]] = defaultdict(set)
         for leaf_id, note_path, text, chash, author, ts in rows:
@@ -182,6 +198,79 @@ class EntityDeriver:
                 columns["ts"].append(ts)
                 per_leaf[leaf_id].add(mention.entity_id)
         return columns, per_leaf
+
+
+# -- NER outside the sync --------------------------------------------------------------------
+
+
+def backfill_ner(
+    index: Index,
+    deriver: EntityDeriver,
+    *,
+    batch: int = 256,
+    max_texts: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> int:
+    """Run NER on the leaves a sync left without it, then re-derive those leaves.
+
+    The model runs without holding the index; each batch is then committed in its own short
+    transaction, so queries and syncs go on meanwhile. Returns the number of texts analysed.
+    Safe to call any time (nothing to do: returns 0); stops early when the model cannot run.
+    """
+    model = deriver.ner.model_id
+    if model is None or not deriver.ner.available:
+        return 0
+    with index.lock:
+        total = count_pending(index.con, model)
+    if max_texts is not None:
+        total = min(total, max_texts)
+    done = 0
+    while done < total:
+        with index.lock:
+            todo = pending_texts(index.con, model, min(batch, total - done))
+        if not todo:
+            break
+        found = deriver.ner.analyze([text for _, text in todo])
+        if found is None:
+            break
+        fresh = {h: spans for (h, _), spans in zip(todo, found, strict=True)}
+        with index.transaction() as con:
+            store_spans(con, model, fresh)
+            _register_keys(con, "_ner_done", sorted(fresh))
+            try:
+                ids = [r[0] for r in con.execute(
+                    "SELECT DISTINCT id FROM leaves WHERE content_hash IN (SELECT k FROM _ner_done) ORDER BY id"
+                ).fetchall()]  # fmt: skip
+            finally:
+                con.unregister("_ner_done")
+            deriver.refresh(con, ids)
+        done += len(todo)
+        if progress is not None:
+            progress("ner", done, total)
+    return done
+
+
+def entity_deriver(memory: Memory) -> EntityDeriver | None:
+    """The entity deriver a `Memory`'s syncer runs (None when entities are not derived)."""
+    for deriver in memory.syncer.derivers:
+        if isinstance(deriver, EntityDeriver):
+            return deriver
+    return None
+
+
+def complete_ner(memory: Memory, *, progress: Callable[[str, int, int], None] | None = None) -> int:
+    """`backfill_ner` for a `Memory`: NER on every leaf still waiting for it."""
+    deriver = entity_deriver(memory)
+    return 0 if deriver is None else backfill_ner(memory.index, deriver, progress=progress)
+
+
+def ner_pending(index: Index, deriver: EntityDeriver) -> int:
+    """Distinct leaf texts still waiting for NER (0 when NER is off or unavailable)."""
+    model = deriver.ner.model_id
+    if model is None or not deriver.ner.available:
+        return 0
+    with index.lock:
+        return count_pending(index.con, model)
 
 
 # -- rows ----------------------------------------------------------------------------------
@@ -341,7 +430,7 @@ def query_entities(
     engine = _ENGINES.get(package)
     if engine is None:
         engine = _ENGINES[package] = NerEngine(package)
-    spans = engine.spans_for(con, [(content_hash(text), text)], write_cache=False) if text.strip() else {}
+    spans = engine.spans_for(con, [(content_hash(text), text)], write_cache=False)[0] if text.strip() else {}
     resolved = resolve_text(registry, text, spans.get(content_hash(text)))
     out = [(m.entity_id, m.surface) for m in resolved.mentions]
     seen = {ident for ident, _ in out}

@@ -11,7 +11,13 @@ When spaCy or the model is missing (or fails to load), vaultmind degrades to the
 extractors and the names of entity notes, and says so (`NerEngine.status()`, a warning in the
 log). The model is loaded on the first text that is not in the cache, with only the components
 NER needs, and run in batches (`nlp.pipe`). Results are cached in `ner_cache` by
-(content hash, model id), so a reindex never runs NER on text it has seen.
+(content hash, model id), so a reindex never runs NER on text it has seen. A text without any
+upper-case letter is not sent to the model (its result is empty).
+
+NER is the slow part of indexing (see docs/benchmarks.md). A sync runs it on at most
+`[entities] ner_inline` new texts (enough for edits and small imports); the leaves of a large
+import are derived without NER first and completed by `graph.backfill_ner`, outside the sync
+transaction, batch by batch.
 """
 
 from __future__ import annotations
@@ -127,44 +133,65 @@ class NerEngine:
             return nlp
 
     def analyze(self, texts: Sequence[str]) -> list[list[RawSpan]] | None:
-        """Run the model on `texts` (None when NER is unavailable). No cache."""
+        """Run the model on `texts` (None when NER is unavailable). No cache.
+
+        A text without any upper-case letter is not sent to the model (the small English models
+        find next to nothing in such text): its result is empty.
+        """
         if not texts:
             return []
+        todo = [i for i, t in enumerate(texts) if _worth_ner(t)]
+        out: list[list[RawSpan]] = [[] for _ in texts]
+        if not todo:
+            return out
         nlp = self._nlp()
         if nlp is None:
             return None
-        out: list[list[RawSpan]] = []
         with _LOCK:
-            for doc in nlp.pipe((t[:MAX_NER_CHARS] for t in texts), batch_size=self.batch):
-                out.append([(int(e.start_char), int(e.end_char), str(e.label_)) for e in doc.ents])
+            docs = nlp.pipe((texts[i][:MAX_NER_CHARS] for i in todo), batch_size=self.batch)
+            for i, doc in zip(todo, docs, strict=True):
+                out[i] = [(int(e.start_char), int(e.end_char), str(e.label_)) for e in doc.ents]
         return out
 
     def spans_for(
-        self, con: duckdb.DuckDBPyConnection, items: Sequence[tuple[str, str]], *, write_cache: bool = True
-    ) -> dict[str, list[RawSpan]]:
-        """NER spans for (content_hash, text) pairs: from the cache, else from the model.
+        self,
+        con: duckdb.DuckDBPyConnection,
+        items: Sequence[tuple[str, str]],
+        *,
+        write_cache: bool = True,
+        max_run: int | None = None,
+    ) -> tuple[dict[str, list[RawSpan]], int]:
+        """NER spans for (content_hash, text) pairs, from the cache, else from the model.
 
-        New results are added to `ner_cache` when `write_cache`. Hashes NER could not be run for
-        (model unavailable) are absent from the result.
+        At most `max_run` texts (None: all) are run; the others are absent from the result, as
+        are all uncached ones when the model is unavailable. New results are added to
+        `ner_cache` when `write_cache`. Returns (spans by hash, number of texts run).
         """
         if self.model_id is None or not items:
-            return {}
+            return {}, 0
         hashes = sorted({h for h, _ in items})
         result = cached_spans(con, self.model_id, hashes)
         todo: dict[str, str] = {}
         for h, text in items:
             if h not in result and h not in todo:
                 todo[h] = text
-        if todo:
-            keys = sorted(todo)
-            found = self.analyze([todo[k] for k in keys])
-            if found is None:
-                return result
-            fresh = dict(zip(keys, found, strict=True))
-            result.update(fresh)
-            if write_cache:
-                store_spans(con, self.model_id, fresh)
-        return result
+        keys = sorted(todo)
+        if max_run is not None:
+            keys = keys[: max(0, max_run)]
+        if not keys:
+            return result, 0
+        found = self.analyze([todo[k] for k in keys])
+        if found is None:
+            return result, 0
+        fresh = dict(zip(keys, found, strict=True))
+        result.update(fresh)
+        if write_cache:
+            store_spans(con, self.model_id, fresh)
+        return result, len(keys)
+
+
+def _worth_ner(text: str) -> bool:
+    return any(ch.isupper() for ch in text)
 
 
 def _version(package: str) -> str:
@@ -188,6 +215,30 @@ def decode_spans(data: str) -> list[RawSpan]:
         if isinstance(item, list) and len(item) == 3:
             out.append((int(item[0]), int(item[1]), str(item[2])))
     return out
+
+
+def pending_texts(con: duckdb.DuckDBPyConnection, model: str, limit: int) -> list[tuple[str, str]]:
+    """(content hash, text) of leaves with no NER result for `model` yet, by hash."""
+    rows = con.execute(
+        """
+        SELECT l.content_hash, any_value(l.text) FROM leaves l
+        WHERE NOT EXISTS (SELECT 1 FROM ner_cache c WHERE c.content_hash = l.content_hash AND c.model = ?)
+        GROUP BY l.content_hash ORDER BY l.content_hash LIMIT ?
+        """,
+        [model, limit],
+    ).fetchall()
+    return [(h, t) for h, t in rows]
+
+
+def count_pending(con: duckdb.DuckDBPyConnection, model: str) -> int:
+    row = con.execute(
+        """
+        SELECT count(DISTINCT l.content_hash) FROM leaves l
+        WHERE NOT EXISTS (SELECT 1 FROM ner_cache c WHERE c.content_hash = l.content_hash AND c.model = ?)
+        """,
+        [model],
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def cached_spans(con: duckdb.DuckDBPyConnection, model: str, hashes: Sequence[str]) -> dict[str, list[RawSpan]]:
@@ -218,6 +269,9 @@ def store_spans(con: duckdb.DuckDBPyConnection, model: str, spans: dict[str, lis
     )
     con.register("_ner_new", table)
     try:
-        con.execute("INSERT INTO ner_cache SELECT content_hash, model, spans FROM _ner_new")
+        con.execute(
+            "INSERT INTO ner_cache SELECT n.content_hash, n.model, n.spans FROM _ner_new n WHERE NOT EXISTS "
+            "(SELECT 1 FROM ner_cache c WHERE c.content_hash = n.content_hash AND c.model = n.model)"
+        )
     finally:
         con.unregister("_ner_new")

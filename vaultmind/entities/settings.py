@@ -6,6 +6,7 @@
 | `create_kinds` | person, org, topic | kinds that get entity notes automatically |
 | `ner_model` | `auto` | spaCy model package, `auto` or `off` |
 | `ner_batch` | 64 | texts per `nlp.pipe` batch |
+| `ner_inline` | 64 | new texts a sync runs NER on itself; the rest is left to `backfill_ner` (outside the sync) |
 | `fuzzy_threshold` | 90 | rapidfuzz `token_sort_ratio` (0–100) for matching names to entity notes; 101 turns fuzzy matching off |
 """
 
@@ -28,6 +29,7 @@ class EntitySettings:
     ner_model: str = "auto"
     ner_batch: int = 64
     fuzzy_threshold: float = 90.0
+    ner_inline: int = 64
 
     @classmethod
     def from_config(cls, config: Config) -> EntitySettings:
@@ -56,5 +58,8 @@ class EntitySettings:
         batch = get("ner_batch", int, 64)
         if batch < 1:
             raise ConfigError("[entities] ner_batch must be at least 1", path=path)
+        inline = get("ner_inline", int, 64)
+        if inline < 0:
+            raise ConfigError("[entities] ner_inline must be 0 or more", path=path)
         model = str(get("ner_model", str, "auto")).strip() or "auto"
-        return cls(threshold, tuple(dict.fromkeys(kinds)), model, batch, fuzzy)
+        return cls(threshold, tuple(dict.fromkeys(kinds)), model, batch, fuzzy, inline)
