@@ -48,8 +48,8 @@ NER_KINDS: Final = {
 _EMAIL_RE = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w@-])")
 _URL_RE = re.compile(r"(?<![\w/])https?://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
 _URL_TRAIL = ".,;:!?*_~"
-_HANDLE_RE = re.compile(r"(?:(?<=[\s(])|^)@([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?![\w@])", re.MULTILINE)
-_HASHTAG_RE = re.compile(r"(?:(?<=[\s(])|^)#([\w/-]*[^\W\d][\w/-]*)", re.MULTILINE)
+_HANDLE_RE = re.compile(r"(?<![^\s(])@([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?![\w@])")
+_HASHTAG_RE = re.compile(r"(?<![^\s(])#([\w/-]*[^\W\d][\w/-]*)")
 _PHONE_RE = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])")
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]|#^\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
@@ -79,8 +79,10 @@ class Span:
 
 def code_ranges(text: str) -> list[tuple[int, int]]:
     """Character ranges of fenced code blocks and inline code spans."""
+    if "`" not in text and "~~~" not in text:
+        return []
     ranges = [(m.start(), m.end()) for m in _FENCE_RE.finditer(text)]
-    for m in _INLINE_CODE_RE.finditer(text):
+    for m in _INLINE_CODE_RE.finditer(text) if "`" in text else ():
         if not any(s <= m.start() < e for s, e in ranges):
             ranges.append((m.start(), m.end()))
     ranges.sort()
@@ -95,24 +97,25 @@ def regex_spans(text: str, code: list[tuple[int, int]] | None = None) -> list[Sp
     """Emails, URLs, handles, hashtags, phone numbers and wikilinks in `text`, in text order."""
     code = code_ranges(text) if code is None else code
     spans: list[Span] = []
-    for m in _URL_RE.finditer(text):
+    has_at = "@" in text
+    for m in _URL_RE.finditer(text) if "://" in text else ():
         url = _trim_url(m.group(0))
         if len(url) > len("https://x"):
             spans.append(Span(m.start(), m.start() + len(url), url, "url", "regex", url))
-    for m in _EMAIL_RE.finditer(text):
+    for m in _EMAIL_RE.finditer(text) if has_at else ():
         spans.append(Span(m.start(), m.end(), m.group(0), "email", "regex", m.group(0)))
-    for m in _HANDLE_RE.finditer(text):
+    for m in _HANDLE_RE.finditer(text) if has_at else ():
         if len(m.group(1)) >= 2:
             spans.append(Span(m.start(), m.end(), m.group(0), "handle", "regex", m.group(1)))
-    for m in _HASHTAG_RE.finditer(text):
+    for m in _HASHTAG_RE.finditer(text) if "#" in text else ():
         tag = m.group(1).rstrip("/-")
         if tag:
             spans.append(Span(m.start(), m.start() + 1 + len(tag), "#" + tag, "topic", "regex", tag))
-    for m in _PHONE_RE.finditer(text):
+    for m in _PHONE_RE.finditer(text) if "+" in text else ():
         digits = sum(ch.isdigit() for ch in m.group(0))
         if 7 <= digits <= 15:
             spans.append(Span(m.start(), m.end(), m.group(0), "phone", "regex", m.group(0)))
-    for m in _WIKILINK_RE.finditer(text):
+    for m in _WIKILINK_RE.finditer(text) if "[[" in text else ():
         target = m.group(1).strip()
         if not target:
             continue

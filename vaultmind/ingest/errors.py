@@ -1,5 +1,25 @@
-"""Ingest errors live in the one hierarchy (`vaultmind.errors`); re-exported for adapters."""
+"""Building ingest errors that say where: `line 12: …` or `record 3: …`.
+
+`IngestError` itself lives in the one hierarchy (`vaultmind.errors`) and is re-exported here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 from vaultmind.errors import IngestError
 
-__all__ = ["IngestError"]
+__all__ = ["IngestError", "ingest_error"]
+
+
+def ingest_error(
+    path: str | Path,
+    message: str,
+    *,
+    line: int | None = None,
+    record: int | None = None,
+    hint: str | None = None,
+) -> IngestError:
+    """An `IngestError` whose message says where: `line 12: …` or `record 3: …`."""
+    where = f"line {line}: " if line is not None else f"record {record}: " if record is not None else ""
+    return IngestError(where + message, path=path, hint=hint)
