@@ -131,3 +131,16 @@ def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert not (vault / ".vaultmind" / "daemon.json").exists(), "the daemon cleans up after itself"
+
+
+def test_every_package_ships() -> None:
+    """A plain (non-editable) install must carry every subpackage: pyproject lists them."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(p.parent.relative_to(REPO).parts)
+        for p in (REPO / "vaultmind").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
+    assert found <= listed, f"add to pyproject [tool.setuptools] packages: {sorted(found - listed)}"

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.errors import IngestError
 from vaultmind.ingest.document import parse_document_paths, parse_document_paths_with_report
-from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.html import html_document, html_to_text
 from vaultmind.ingest.writer import write_documents
 from vaultmind.memory import Memory

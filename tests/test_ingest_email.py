@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.errors import IngestError
 from vaultmind.ingest.email import normalize_subject, parse_email_paths, parse_email_paths_with_report
-from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.ingest.writer import write_batches
 from vaultmind.memory import Memory

@@ -87,7 +87,10 @@ def test_bad_charsets_never_crash() -> None:
     assert decode_header("=?x-no-such-charset?q?abc?=") == "abc"
     assert decode_header("=?utf-8?b?not base64!!?=")  # kept as something, no exception
     parsed = parse_message(
-        eml(BASE + "\nContent-Type: text/plain; charset=x-klingon", "plain ascii text \xe9\n".encode("latin-1"))
+        eml(
+            BASE + "\nContent-Type: text/plain; charset=x-klingon",
+            "plain ascii text \xe9\n".encode("latin-1"),
+        )
     )
     assert parsed.body == "plain ascii text é"
     assert any("unknown charset" in p for p in parsed.problems)
@@ -173,12 +176,14 @@ def test_enclosed_message_listed_and_used_when_outer_is_empty() -> None:
     inner = "From: carol@example.com\nSubject: Original plan\nDate: Mon, 11 Mar 2024 08:00:00 +0000\n\nThe plan.\n"
     outer = (
         "--o\nContent-Type: text/plain\n\nFYI, see below.\n"
-        '--o\nContent-Type: message/rfc822\nContent-Disposition: attachment\n\n' + inner + "--o--\n"
+        "--o\nContent-Type: message/rfc822\nContent-Disposition: attachment\n\n" + inner + "--o--\n"
     )
     parsed = parse_message(eml(BASE + '\nContent-Type: multipart/mixed; boundary="o"', outer))
     assert parsed.body == "FYI, see below."
-    assert [(a.filename, a.content_type) for a in parsed.attachments] == [("Original plan.eml", "message/rfc822")]
-    wrapper = '--o\nContent-Type: message/rfc822\n\n' + inner + "--o--\n"
+    assert [(a.filename, a.content_type) for a in parsed.attachments] == [
+        ("Original plan.eml", "message/rfc822")
+    ]
+    wrapper = "--o\nContent-Type: message/rfc822\n\n" + inner + "--o--\n"
     parsed = parse_message(eml(BASE + '\nContent-Type: multipart/mixed; boundary="o"', wrapper))
     assert parsed.body == "The plan."
 

@@ -5,7 +5,7 @@ score every leaf of a large vault during a sync. Each signal is a value in [0, 1
 
 | signal | what it measures |
 |---|---|
-| `length` | content words (not stop words, not chat filler): <= 1 → 0, ramps to 1 at 20 |
+| `length` | content words (not stop words, chat filler, ids or random tokens): <= 1 → 0, ramps to 1 at 20 |
 | `content` | share of words that carry content: <= 20 % → 0, >= 60 % → 1 |
 | `statement` | share of sentences that state something: a question counts 0, an exclamation 0.5 |
 | `variety` | type/token ratio of the words (repetition is noise): <= 0.25 → 0, >= 0.55 → 1; neutral 0.5 under 8 words |
@@ -53,6 +53,7 @@ _CAP_WORD = rf"[{_UPPER}][^\W_]*(?:['’-][^\W_]+)*"
 _CAP_RUN_RE = re.compile(rf"(?<![\w'’@#-]){_CAP_WORD}(?:[ \t]+{_CAP_WORD})*(?![\w'’-])")
 _SENTENCE_END_CHARS = frozenset('.!?…:;\n"“([-')
 _DIGIT_RE = re.compile(r"\d")
+_MIXED_RE = re.compile(r"\d[^\W\d_]|[^\W\d_]\d")
 _LAUGH_RE = re.compile(r"[ah]*h[ah]*|[eh]*h[eh]*|l+o+l+[lo]*|lmf?a+o+")
 _NAME_WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _SENTENCE_END_RE = re.compile(r"[^.!?…\n\w]*[^\W_][^.!?…\n]*([.!?…]*)")  # a sentence with a word → its end
@@ -206,8 +207,10 @@ def is_content_word(word: str) -> bool:
 
 def _is_content(low: str) -> bool:
     """`low` is lower-cased, with typographic apostrophes made plain."""
-    if len(low) < 2 or low in _NON_CONTENT:
+    if len(low) < 2 or low in _NON_CONTENT or len(low) > 30:
         return False
+    if len(low) >= 6 and _MIXED_RE.search(low):
+        return False  # an id, a hash, a random token: "7gssu1dirvixlo", "a1b2c3d4"
     return not (len(low) >= 4 and _LAUGH_RE.fullmatch(low) is not None)
 
 

@@ -33,7 +33,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from vaultmind.ingest.errors import IngestError
+from vaultmind.errors import IngestError
 from vaultmind.ingest.html import html_document
 from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.writer import slugify

@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from vaultmind.ingest.errors import IngestError
+from vaultmind.errors import IngestError
 from vaultmind.ingest.mime import MAX_MESSAGE_BYTES, Attachment, MimeError, ParsedEmail, parse_message
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.ingest.quotes import extract_new_text

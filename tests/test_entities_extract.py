@@ -1,0 +1,99 @@
+"""Regex extractors, NER span cleaning, authors and overlap rules (pure functions)."""
+
+from __future__ import annotations
+
+from vaultmind.entities.extract import (
+    Span,
+    clean_ner_span,
+    display_of,
+    ner_kind,
+    parse_author,
+    regex_spans,
+    select_spans,
+)
+
+
+def _found(text: str) -> list[tuple[str, str]]:
+    return [(s.kind, s.surface) for s in regex_spans(text)]
+
+
+def test_emails_urls_handles_hashtags_phones() -> None:
+    text = (
+        "Mail alice@example.com or <bob.stone+x@mail.example.org>. See https://example.com/a_b?x=1, "
+        "and (https://ex.org/p). Ping @bob.stone and @alice; #launch #q3-budget (#area/sub) call +353 85 123 4567."
+    )
+    assert _found(text) == [
+        ("email", "alice@example.com"),
+        ("email", "bob.stone+x@mail.example.org"),
+        ("url", "https://example.com/a_b?x=1"),
+        ("url", "https://ex.org/p"),
+        ("handle", "@bob.stone"),
+        ("handle", "@alice"),
+        ("topic", "#launch"),
+        ("topic", "#q3-budget"),
+        ("topic", "#area/sub"),
+        ("phone", "+353 85 123 4567"),
+    ]
+
+
+def test_things_that_are_not_entities() -> None:
+    text = (
+        "# Heading\n## Sub\nissue #123 and #2024-03, a#b, x@y, [[Note#Heading]], "
+        "costs $300 on 2024-03-04 at 10:30, tel 555-1234, version 1.2.3, user@localhost"
+    )
+    assert _found(text) == [("link", "Note")]  # a wikilink is only a candidate for the registry
+
+
+def test_nothing_inside_code() -> None:
+    text = "Ask `@bob` about\n\n```\nmail alice@example.com #tag\n```\n\nbut #real is real"
+    assert _found(text) == [("topic", "#real")]
+
+
+def test_wikilinks_are_candidates_with_their_alias() -> None:
+    spans = regex_spans("See [[entities/person/alice-chen|Alice]] and [[Budget 2024#Q3]] and ![[img.png]].")
+    links = [(s.surface, s.value) for s in spans if s.kind == "link"]
+    assert links == [("Alice", "entities/person/alice-chen"), ("Budget 2024", "Budget 2024"), ("img.png", "img.png")]
+
+
+def test_ner_labels_and_cleaning() -> None:
+    assert ner_kind("PERSON") == "person" and ner_kind("GPE") == "place" and ner_kind("FAC") == "place"
+    assert ner_kind("WORK_OF_ART") == "work" and ner_kind("ORG") == "org"
+    for label in ("DATE", "TIME", "CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "NORP", "LANGUAGE"):
+        assert ner_kind(label) is None
+    text = "I met the Fernhill Labs' team and Alice's dog, “Bob”.\nSplit\nname"
+    at = text.index
+    span = clean_ner_span(text, at("the"), at(" team"), "ORG")
+    assert span is not None and span.surface == "Fernhill Labs" and text[span.start : span.end] == "Fernhill Labs"
+    alice = clean_ner_span(text, at("Alice"), at(" dog"), "PERSON")
+    assert alice is not None and alice.surface == "Alice"
+    bob = clean_ner_span(text, at("“"), at(".\n") + 1, "PERSON")
+    assert bob is not None and bob.surface == "Bob"
+    assert clean_ner_span(text, at("Split"), len(text), "PERSON") is None  # spans lines
+    assert clean_ner_span(text, 0, 1, "PERSON") is None
+    assert clean_ner_span("on 2024-03-04", 3, 13, "DATE") is None
+
+
+def test_overlaps_prefer_links_then_regex_then_registry_then_ner() -> None:
+    spans = [
+        Span(0, 10, "Alice Chen", "person", "ner"),
+        Span(0, 5, "Alice", "person", "registry", "person:alice-chen"),
+        Span(0, 10, "Alice Chen", "person", "registry", "person:alice-chen"),
+        Span(12, 30, "alice@example.com", "email", "regex", "alice@example.com"),
+        Span(12, 17, "alice", "person", "ner"),
+    ]
+    chosen = select_spans(spans)
+    assert [(s.source, s.surface) for s in chosen] == [("registry", "Alice Chen"), ("regex", "alice@example.com")]
+
+
+def test_authors() -> None:
+    bob = parse_author("Bob Stone <bob@example.com>")
+    assert bob is not None and (bob.name, bob.email) == ("Bob Stone", "bob@example.com")
+    mail = parse_author("alice@example.com")
+    assert mail is not None and (mail.name, mail.email) == ("", "alice@example.com")
+    handle = parse_author("@priya")
+    assert handle is not None and handle.handle == "priya"
+    name = parse_author("Alice Chen")
+    assert name is not None and (name.name, name.email) == ("Alice Chen", "")
+    assert parse_author("") is None and parse_author("unknown") is None and parse_author("1234") is None
+    assert display_of("Bob Stone <bob@example.com>") == "Bob Stone"
+    assert display_of("Alice") == "Alice"

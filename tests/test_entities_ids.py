@@ -1,0 +1,90 @@
+"""Canonical ids and the one normalization shared by ingest and queries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.entities.graph import query_entities
+from vaultmind.entities.ids import canonical_id, canonical_kind, make_id, normalize, parse_id, slug, word_spans, words
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Alice Chen", "alice chen"),
+        ("  ALICE   chen ", "alice chen"),
+        ("Zoë O'Brien", "zoe o brien"),
+        ("Zoe\u0308 O’Brien", "zoe o brien"),  # decomposed accent, typographic apostrophe
+        ("José-María", "jose maria"),
+        ("Straße", "strasse"),
+        ("İstanbul", "istanbul"),
+        ("A. Chen", "a chen"),
+        ("李雷", "李雷"),
+        ("...", ""),
+    ],
+)
+def test_normalize_ignores_accents_case_and_punctuation(text: str, expected: str) -> None:
+    assert normalize(text) == expected
+    assert slug(text) == expected.replace(" ", "-")
+
+
+def test_slug_of_long_names_stays_short_and_distinct() -> None:
+    a, b = slug("word " * 40 + "one"), slug("word " * 40 + "two")
+    assert len(a) <= 80 and len(b) <= 80 and a != b
+    assert slug("Alice Chen") == "alice-chen"
+
+
+def test_make_id_per_kind() -> None:
+    assert make_id("person", "Alice Chen") == "person:alice-chen"
+    assert make_id("organization", "Fernhill Labs, Inc.") == "org:fernhill-labs-inc"
+    assert make_id("email", "Alice@Example.COM") == "email:alice@example.com"
+    assert make_id("email", "mailto:bob@example.com") == "email:bob@example.com"
+    assert make_id("handle", "@Bob.Stone") == "handle:bob.stone"
+    assert make_id("url", "HTTPS://Example.com/Path/#frag") == "url:https://example.com/Path"
+    assert make_id("phone", "+353 85 123 4567") == "phone:+353851234567"
+    assert make_id("hashtag", "Q3-Budget") == "topic:q3-budget"
+    assert make_id("person", "!!!") is None
+    assert make_id("spaceship", "x") is None
+
+
+def test_parse_and_canonicalize_ids() -> None:
+    assert parse_id("person:alice-chen") == ("person", "alice-chen")
+    assert canonical_id("Person:Alice Chen") == "person:alice-chen"
+    assert canonical_id("organisation:acme") == "org:acme"
+    assert canonical_id("Re: budget") is None
+    assert canonical_id("no colon") is None
+    assert canonical_kind("People") == "person"
+    assert canonical_kind("galaxy") is None
+
+
+def test_word_spans_match_words_and_point_into_the_text() -> None:
+    text = "Met Zoe\u0308 O’Brien at café-bar #7"
+    spans = list(word_spans(text))
+    assert [w for w, _, _ in spans] == words(text)
+    assert [text[s:e] for _, s, e in spans][:3] == ["Met", "Zoe\u0308", "O"]
+
+
+def test_query_uses_the_ingest_normalization(vault: Path) -> None:
+    """A name in a question resolves to the id its occurrences were indexed under."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write(
+        vault,
+        "entities/person/zoe-obrien.md",
+        "---\nid: person:zoe-obrien\nkind: person\ndisplay_name: Zoë O'Brien\naliases: [Zoë]\n---\n# Zoë O'Brien\n",
+    )
+    write(vault, "notes/a.md", "Lunch with ZOE O’BRIEN and zoë about #Sailing, mail zoe@Example.com\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        indexed = sorted(
+            r[0] for r in memory.index.query("SELECT entity_id FROM occurrences WHERE note_path = 'notes/a.md'")
+        )
+        with memory.index.lock:
+            asked = query_entities(memory.index.con, "what did zoe o'brien say about #sailing? zoe@example.com")
+    assert indexed == ["email:zoe@example.com", "person:zoe-obrien", "topic:sailing"]
+    assert sorted({ident for ident, _ in asked}) == indexed

@@ -1,0 +1,199 @@
+"""Entity notes as the alias registry: edits, merges, deletions, ambiguity, fuzzy matching.
+
+NER is off here (`[entities] ner_model = "off"`) so every occurrence comes from the registry,
+regex and message authors, and the expectations do not depend on a statistical model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.entities.read import ambiguous
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+_TICK = [1_700_000_000_000_000_000]
+
+
+def put(vault: Path, rel: str, text: str) -> None:
+    """Write a file with a fresh mtime, so a sync never mistakes it for unchanged."""
+    path = write(vault, rel, text)
+    _TICK[0] += 1_000_000_000
+    os.utime(path, ns=(_TICK[0], _TICK[0]))
+
+
+def entity(ident: str, display: str, aliases: list[str] = (), emails: list[str] = (), handles: list[str] = ()) -> str:  # type: ignore[assignment]
+    def items(values: list[str]) -> str:
+        return "[" + ", ".join(f'"{v}"' for v in values) + "]"
+
+    kind = ident.split(":")[0]
+    return (
+        f'---\nvaultmind: entity\nid: "{ident}"\nkind: {kind}\ndisplay_name: {display}\n'
+        f"aliases: {items(list(aliases))}\nemails: {items(list(emails))}\nhandles: {items(list(handles))}\n---\n# {display}\n"
+    )
+
+
+def chat(messages: list[tuple[str, str]], day: str = "2024-03-04") -> str:
+    meta = SourceMeta(kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"general {day}")
+    return render_source_note(
+        meta,
+        [Message(f"m{i}", author, f"{day}T09:{i:02d}:00Z", text) for i, (author, text) in enumerate(messages)],
+    )
+
+
+def occ(memory: Memory, path: str | None = None) -> list[tuple[str, str]]:
+    where = "WHERE note_path = ?" if path else ""
+    rows = memory.index.query(f"SELECT entity_id, surface FROM occurrences {where} ORDER BY ALL", [path] if path else None)
+    return [(r[0], r[1]) for r in rows]
+
+
+def ids(memory: Memory, path: str) -> set[str]:
+    return {e for e, _ in occ(memory, path)}
+
+
+@pytest.fixture
+def mem(vault: Path) -> Iterator[Memory]:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        yield memory
+
+
+def test_new_alias_applies_to_every_occurrence_on_next_sync(vault: Path, mem: Memory) -> None:
+    put(vault, "entities/person/alice-chen.md", entity("person:alice-chen", "Alice Chen", ["Alice"]))
+    put(vault, "notes/lunch.md", "Lunch with Ally; later Alice joined.\n")
+    put(vault, "sources/chat/general.md", chat([("Ally", "hi all"), ("Bob", "hello Ally")]))
+    mem.sync()
+    assert occ(mem, "notes/lunch.md") == [("person:alice-chen", "Alice")]
+    assert "person:ally" in ids(mem, "sources/chat/general.md")  # an author nobody knows yet
+
+    put(vault, "entities/person/alice-chen.md", entity("person:alice-chen", "Alice Chen", ["Alice", "Ally"]))
+    mem.sync()
+    assert occ(mem, "notes/lunch.md") == [("person:alice-chen", "Ally")]
+    assert ids(mem, "sources/chat/general.md") == {"person:alice-chen", "person:bob"}
+    assert mem.index.scalar("SELECT mentions FROM entities WHERE id = 'person:alice-chen'") == 3
+    assert mem.index.scalar("SELECT count(*) FROM entities WHERE id = 'person:ally'") == 0
+
+
+def test_merge_two_people_by_alias_or_by_id(vault: Path, mem: Memory) -> None:
+    put(vault, "entities/person/alice-chen.md", entity("person:alice-chen", "Alice Chen"))
+    put(vault, "entities/person/bob-stone.md", entity("person:bob-stone", "Bob Stone", ["Bobby"]))
+    put(vault, "entities/person/robert-stone.md", entity("person:robert-stone", "Robert Stone", ["Rob"]))
+    put(vault, "notes/a.md", "Alice Chen met Bob Stone.\n")
+    put(vault, "notes/b.md", "Rob and Alice Chen; Bobby too.\n")
+    mem.sync()
+    assert ids(mem, "notes/a.md") == {"person:alice-chen", "person:bob-stone"}
+    assert ids(mem, "notes/b.md") == {"person:alice-chen", "person:robert-stone", "person:bob-stone"}
+
+    # an alias beats another note's display name: "Bob Stone" now means Robert
+    put(vault, "entities/person/robert-stone.md", entity("person:robert-stone", "Robert Stone", ["Rob", "Bob Stone"]))
+    mem.sync()
+    assert ids(mem, "notes/a.md") == {"person:alice-chen", "person:robert-stone"}
+    assert ids(mem, "notes/b.md") == {"person:alice-chen", "person:robert-stone", "person:bob-stone"}  # Bobby
+
+    # listing the other's id merges everything that resolves to it
+    put(vault, "entities/person/robert-stone.md", entity("person:robert-stone", "Robert Stone", ["Rob", "person:bob-stone"]))
+    mem.sync()
+    assert ids(mem, "notes/b.md") == {"person:alice-chen", "person:robert-stone"}
+    edges = mem.index.query("SELECT a, b, weight FROM edges ORDER BY ALL")
+    assert edges == [("person:alice-chen", "person:robert-stone", 2)]
+    rows = dict(mem.index.query("SELECT id, mentions FROM entities"))
+    assert rows["person:robert-stone"] == 2 and rows["person:bob-stone"] == 0
+
+
+def test_deleting_an_entity_note_falls_back_to_extraction(vault: Path, mem: Memory) -> None:
+    put(vault, "entities/person/alice-chen.md", entity("person:alice-chen", "Alice Chen", ["Ally"], ["alice@example.com"]))
+    put(vault, "sources/chat/general.md", chat([("Alice Chen", "mail me: alice@example.com"), ("Ally", "ok")]))
+    mem.sync()
+    assert occ(mem, "sources/chat/general.md") == [("person:alice-chen", "Alice Chen"), ("person:alice-chen", "Ally")]
+    (vault / "entities/person/alice-chen.md").unlink()
+    mem.sync()
+    assert occ(mem, "sources/chat/general.md") == [
+        ("email:alice@example.com", "alice@example.com"),
+        ("person:alice-chen", "Alice Chen"),
+        ("person:ally", "Ally"),
+    ]
+    row = mem.index.query("SELECT note_path, display_name FROM entities WHERE id = 'person:alice-chen'")
+    assert row == [(None, "Alice Chen")]
+
+
+def test_ambiguous_names_are_reported_never_guessed(vault: Path, mem: Memory) -> None:
+    put(vault, "entities/person/alex-kim.md", entity("person:alex-kim", "Alex Kim", ["Alex"]))
+    put(vault, "entities/person/alex-lee.md", entity("person:alex-lee", "Alex Lee", ["Alex"]))
+    put(vault, "notes/a.md", "Alex said hi to Alex Kim.\n")
+    put(vault, "sources/chat/general.md", chat([("Alex", "hello")]))
+    mem.sync()
+    assert ids(mem, "notes/a.md") == {"person:alex-kim"}  # the unambiguous full name only
+    assert ids(mem, "sources/chat/general.md") == {"person:alex"}  # the author keeps their own surface
+    report = ambiguous(mem.index)
+    assert {"name": "alex", "candidates": ["person:alex-kim", "person:alex-lee"], "why": "registry", "mentions": 1} in report["ambiguous"]
+
+
+def test_fuzzy_matching_within_a_kind_and_its_ambiguity(vault: Path, mem: Memory) -> None:
+    put(vault, "entities/person/priya-raman.md", entity("person:priya-raman", "Priya Raman"))
+    put(vault, "entities/person/maria-lopez.md", entity("person:maria-lopez", "Maria Lopez"))
+    put(vault, "entities/person/mario-lopez.md", entity("person:mario-lopez", "Mario Lopez"))
+    put(vault, "sources/chat/general.md", chat([("Priya Ramen", "typo in my name"), ("Marie Lopez", "hi")]))
+    mem.sync()
+    assert ids(mem, "sources/chat/general.md") == {"person:priya-raman", "person:marie-lopez"}
+    fuzzy = [i for i in ambiguous(mem.index)["ambiguous"] if i["why"] == "fuzzy"]
+    assert fuzzy == [
+        {"name": "Marie Lopez", "candidates": ["person:maria-lopez", "person:mario-lopez"], "why": "fuzzy",
+         "id": "person:marie-lopez", "mentions": 1}
+    ]  # fmt: skip
+
+
+def test_short_and_all_caps_aliases_match_only_their_case(vault: Path, mem: Memory) -> None:
+    put(vault, "entities/person/alice-chen.md", entity("person:alice-chen", "Alice Chen", ["AC", "Ali"]))
+    put(vault, "notes/a.md", "AC and Ali agreed.\n")
+    put(vault, "notes/b.md", "the ac unit is broken, ali baba\n")
+    mem.sync()
+    assert occ(mem, "notes/a.md") == [("person:alice-chen", "AC")]
+    assert occ(mem, "notes/b.md") == []
+
+
+def test_emails_handles_links_and_authors_resolve_through_the_registry(vault: Path, mem: Memory) -> None:
+    put(
+        vault,
+        "entities/person/alice-chen.md",
+        entity("person:alice-chen", "Alice Chen", [], ["alice@example.com"], ["@alice", "slack:U01ALICE"]),
+    )
+    put(vault, "entities/org/fernhill-labs.md", entity("org:fernhill-labs", "Fernhill Labs", ["Fernhill"]))
+    put(vault, "notes/a.md", "Write to ALICE@example.com or ping @alice; see [[fernhill-labs|the studio]].\n")
+    put(vault, "sources/chat/general.md", chat([("U01ALICE", "hi"), ("Alice <alice@example.com>", "again")]))
+    mem.sync()
+    assert occ(mem, "notes/a.md") == [("org:fernhill-labs", "the studio"), ("person:alice-chen", "ALICE@example.com")]
+    assert occ(mem, "sources/chat/general.md") == [
+        ("person:alice-chen", "Alice <alice@example.com>"),
+        ("person:alice-chen", "U01ALICE"),
+    ]
+
+
+def test_entity_notes_mention_others_but_not_themselves(vault: Path, mem: Memory) -> None:
+    put(vault, "entities/person/alice-chen.md", entity("person:alice-chen", "Alice Chen") + "\nWorks at Fernhill with Alice Chen's team.\n")
+    put(vault, "entities/org/fernhill-labs.md", entity("org:fernhill-labs", "Fernhill Labs", ["Fernhill"]))
+    write(vault, "entities/README.md", "---\nvaultmind: readme\n---\n# Entities\n\nNot an entity.\n")
+    mem.sync()
+    assert occ(mem, "entities/person/alice-chen.md") == [("org:fernhill-labs", "Fernhill")]
+    assert mem.index.query("SELECT a, b, weight FROM edges") == []  # one entity per leaf
+    assert sorted(r[0] for r in mem.index.query("SELECT id FROM entities")) == ["org:fernhill-labs", "person:alice-chen"]
+
+
+def test_notes_without_front_matter_and_duplicate_ids(vault: Path, mem: Memory) -> None:
+    put(vault, "entities/person/Dana Whitfield.md", "---\naliases: [Dana]\n---\n# Dana Whitfield\n")
+    put(vault, "entities/person/dana-2.md", entity("person:dana-whitfield", "Dana W.", ["D. Whitfield"]))
+    put(vault, "notes/a.md", "Dana and D. Whitfield are the same person.\n")
+    mem.sync()
+    assert occ(mem, "notes/a.md") == [("person:dana-whitfield", "Dana")]
+    row = mem.index.query("SELECT display_name, note_path, aliases FROM entities WHERE id = 'person:dana-whitfield'")
+    assert row == [("Dana Whitfield", "entities/person/Dana Whitfield.md", ["Dana", "D. Whitfield"])]
+    problems = ambiguous(mem.index)["problems"]
+    assert problems == [
+        "entities/person/dana-2.md: declares id person:dana-whitfield like entities/person/Dana Whitfield.md; their names are merged"
+    ]
