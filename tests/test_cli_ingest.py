@@ -15,8 +15,6 @@ from tests.test_ingest_chat import WHATSAPP, slack_export
 from vaultmind.cli.main import main
 from vaultmind.config import load_config
 from vaultmind.daemon import Daemon
-from vaultmind.errors import UsageError
-from vaultmind.ingest.detect import _colleague
 from vaultmind.memory import Memory
 
 
@@ -88,11 +86,6 @@ def test_malformed_export_fails_cleanly(
     assert code == 1 and data["error"]["code"] == "ingest" and data["error"]["path"] == str(bad)
     code, _, err = run(capsys, "ingest", "chat", str(tmp_path / "missing.txt"), "--vault", str(vault))
     assert code == 1 and "no such file" in err
-
-
-def test_missing_adapter_is_a_clear_error() -> None:
-    with pytest.raises(UsageError, match="not available"):
-        _colleague("vaultmind.ingest.no_such_adapter", "parse", "carrier pigeon")
 
 
 @pytest.fixture

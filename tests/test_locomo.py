@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from vaultmind.config import load_config
-from vaultmind.ingest.errors import IngestError
+from vaultmind.errors import IngestError
 from vaultmind.ingest.locomo import parse_locomo_paths, parse_session_time, session_of
 from vaultmind.ingest.writer import write_batches
 from vaultmind.memory import Memory

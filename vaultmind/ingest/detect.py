@@ -15,17 +15,19 @@ whose format is not recognised are skipped with a warning.
 
 from __future__ import annotations
 
-import importlib
 import re
 import zipfile
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from vaultmind.errors import UsageError
 from vaultmind.ingest.common import zone
+from vaultmind.ingest.document import parse_document_paths_with_report
+from vaultmind.ingest.email import parse_email_paths_with_report
 from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.slack import META_FILES
 from vaultmind.ingest.whatsapp import HEADER_RE
@@ -169,19 +171,6 @@ def parse_chat_path(path: Path, fmt: str, tz: tzinfo) -> list[SourceBatch]:
     raise UsageError(f"unknown chat format {fmt!r}", hint="one of " + ", ".join(FORMATS))
 
 
-def _colleague(module: str, function: str, what: str) -> Callable[[list[Path]], Any]:
-    try:
-        loaded = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        raise UsageError(
-            f"{what} ingest is not available in this version of vaultmind ({module} is missing)"
-        ) from exc
-    parse: Callable[[list[Path]], Any] = getattr(loaded, function)
-    return parse
-
-
 def parse_paths(
     kind: str,
     paths: Sequence[str | Path],
@@ -199,21 +188,18 @@ def parse_paths(
     files = [Path(p).expanduser() for p in paths]
     if not files:
         raise UsageError("nothing to ingest: give at least one file or folder")
+    report = report if report is not None else IngestReport()
     if kind == "email":
-        result: list[SourceBatch] = _colleague("vaultmind.ingest.email", "parse_email_paths", "email")(files)
-        return result
+        threads, warnings = parse_email_paths_with_report(files)
+        report.warnings.extend(warnings)
+        return threads
     if kind == "document":
-        docs: list[DocumentInput] = _colleague(
-            "vaultmind.ingest.document", "parse_document_paths", "document"
-        )(files)
+        docs, warnings = parse_document_paths_with_report(files)
+        report.warnings.extend(warnings)
         return docs
     if fmt == "locomo":
-        locomo: list[SourceBatch] = _colleague("vaultmind.ingest.locomo", "parse_locomo_paths", "LoCoMo")(
-            files
-        )
-        return locomo
+        return parse_locomo_paths(files)
     zone_info = zone(tz)
-    report = report if report is not None else IngestReport()
     expanded = _expand(kind, files, fmt, report)
     batches: list[SourceBatch] = []
     for done, (path, detected) in enumerate(expanded, 1):

@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from vaultmind.ingest.errors import IngestError
+from vaultmind.errors import IngestError
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta
 

@@ -1,0 +1,167 @@
+"""Edits flow back: stale ancestors, bounded re-seal, edited summaries kept, quote-only notes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.memory import Memory
+from vaultmind.tree.engine import flush, reseal_stale, seal_ready
+from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.view import maintain, tree_view
+
+from .conftest import write
+from .treekit import SCOPE, TREE, chat_day, dump_all, l0_ids, summary_rows, tree_config, tree_leaf_ids
+
+FALLBACK = FallbackSummarizer()
+LATER = datetime(2030, 1, 1, tzinfo=UTC)
+DAY0 = f"sources/chat/{SCOPE}/2024-03-04.md"
+
+
+def _build(vault: Path, memory: Memory) -> None:
+    """9 messages → three L1 summaries (3 leaves each) → one L2."""
+    chat_day(vault, 0, 0, 9)
+    memory.sync()
+    seal_ready(memory, summarizer=FALLBACK)
+    assert sorted(int(r["level"]) for r in summary_rows(memory)) == [1, 1, 1, 2]
+
+
+def _edit_message(vault: Path, old: str, new: str) -> None:
+    path = vault / DAY0
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _covered_once(memory: Memory) -> None:
+    """Every leaf of the source is under exactly one L1 summary or waiting in the buffer."""
+    rows = summary_rows(memory)
+    covered = [leaf for r in rows if r["level"] == 1 for leaf in r["children"]]
+    assert sorted(covered + l0_ids(memory)) == sorted(tree_leaf_ids(memory))
+    assert len(covered) == len(set(covered))
+
+
+def test_an_edited_leaf_makes_its_ancestors_stale_and_reseal_is_bounded(vault: Path) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        _build(vault, memory)
+        before = {r["id"]: r for r in summary_rows(memory)}
+        _edit_message(vault, "Update 0004:", "Update 4004:")  # same size, new text
+        memory.sync()
+        stale = {r["id"]: r for r in summary_rows(memory) if r["stale"]}
+        assert sorted(int(r["level"]) for r in stale.values()) == [1, 2]  # the L1 above it and the L2 above that
+        view = tree_view(memory, TREE)
+        assert [s["why"] for s in view["stale"]] == [
+            "a child changed since this summary was sealed",
+            "a summary below it is stale",
+        ]
+        # Bounded: one node per call.
+        first = reseal_stale(memory, max_nodes=1, summarizer=FALLBACK)
+        assert [u["level"] for u in first.unsealed] == [1] and [s["level"] for s in first.sealed] == [1]
+        assert len(first.sealed) == 1 and sum(r["stale"] for r in summary_rows(memory)) == 1  # the L2 waits
+        assert tree_view(memory, TREE)["stale"][0]["why"].startswith("1 child link(s) no longer resolve")
+        second = reseal_stale(memory, max_nodes=5, summarizer=FALLBACK)
+        assert [u["level"] for u in second.unsealed] == [2] and [s["level"] for s in second.sealed] == [2]
+        after = summary_rows(memory)
+        assert not any(r["stale"] for r in after)
+        assert len([r for r in after if r["level"] == 1 and r["id"] in before]) == 2  # the other L1s untouched
+        _covered_once(memory)
+        incremental = dump_all(memory)
+        memory.reindex()
+        assert dump_all(memory) == incremental
+
+
+def test_a_deleted_source_makes_summaries_stale_and_reseal_folds_what_is_left(vault: Path) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        chat_day(vault, 1, 3, 3)
+        chat_day(vault, 2, 6, 3)
+        memory.sync()
+        seal_ready(memory, summarizer=FALLBACK)
+        (vault / f"sources/chat/{SCOPE}/2024-03-05.md").unlink()
+        memory.sync()
+        stale = [r for r in summary_rows(memory) if r["stale"]]
+        assert sorted(int(r["level"]) for r in stale) == [1, 2]
+        report = reseal_stale(memory, max_nodes=10, summarizer=FALLBACK)
+        assert len(report.unsealed) == 2
+        rows = summary_rows(memory)
+        assert not any(r["stale"] for r in rows)
+        assert sorted(int(r["level"]) for r in rows) == [1, 1]  # two L1s left: below the fan-out, no L2
+        _covered_once(memory)
+
+
+def test_an_edited_summary_is_kept_marked_and_never_overwritten(vault: Path) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        _build(vault, memory)
+        l1 = next(r for r in summary_rows(memory) if r["level"] == 1)
+        path = vault / l1["note_path"]
+        mine = path.read_text(encoding="utf-8").rstrip("\n") + "\n\nMy own note: Helen prefers Tuesday.\n"
+        path.write_text(mine, encoding="utf-8")
+        memory.sync()
+        rows = {r["id"]: r for r in summary_rows(memory)}
+        assert rows[l1["id"]]["user_edited"] and not rows[l1["id"]]["stale"]
+        l2 = next(r for r in rows.values() if r["level"] == 2)
+        assert l2["stale"]  # its child's content changed: the parent folds the edit in
+        # A leaf under the edited summary changes too: the summary is stale, but it is yours.
+        child_text = memory.index.query("SELECT text FROM leaves WHERE id = ?", [l1["children"][0]])[0][0]
+        _edit_message(vault, child_text.split(":")[0] + ":", child_text.split(":")[0] + " (edited):")
+        memory.sync()
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert path.read_text(encoding="utf-8") == mine  # never overwritten
+        assert any(k["path"] == l1["note_path"] and "edited by you" in k["reason"] for k in report.kept)
+        rows = {r["id"]: r for r in summary_rows(memory)}
+        assert rows[l1["id"]]["user_edited"] and rows[l1["id"]]["stale"]
+        new_l2 = next(r for r in rows.values() if r["level"] == 2)
+        assert not new_l2["stale"] and l1["id"] in new_l2["children"]
+        l2_body = split_frontmatter((vault / new_l2["note_path"]).read_text(encoding="utf-8")).body
+        assert "Helen prefers Tuesday" in l2_body or l2_body  # re-folded from the edited text
+        _covered_once(memory)
+        view = tree_view(memory, TREE)
+        assert [s["action"] for s in view["stale"]] == ["kept: you edited it"]
+
+
+def test_a_note_you_edited_at_the_target_path_is_not_overwritten(vault: Path) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        report = seal_ready(memory, summarizer=FALLBACK)
+        (sealed,) = report.sealed
+        target = vault / sealed["path"]
+        target.unlink()
+        memory.sync()
+        write(vault, sealed["path"], "# My own summary\n\nNo front matter, so this note is mine.\n")
+        memory.sync_paths([sealed["path"]])  # a note without `vaultmind: summary` is not a summary row
+        again = seal_ready(memory, summarizer=FALLBACK)
+        assert again.sealed == [] and again.kept and "yours now" in again.aborted[0]["reason"]
+        assert target.read_text(encoding="utf-8").startswith("# My own summary")
+
+
+def test_a_quote_only_note_is_never_summarized(vault: Path) -> None:
+    write(
+        vault,
+        "Journal/2024-03-04.md",
+        "---\nquote-only: true\n---\n# Monday\n\n" + "Helen Okafor called about the Berlin venue. " * 40,
+    )
+    write(vault, "Journal/2024-03-05.md", "# Tuesday\n\n" + "The Harbor Hall deposit is paid. " * 10)
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        report = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        (sealed,) = report.sealed
+        assert sealed["tree"] == "notes:Journal"
+        (row,) = summary_rows(memory)
+        paths = memory.index.query(
+            "SELECT DISTINCT note_path FROM leaves WHERE id IN (SELECT unnest(?::VARCHAR[]))", [row["leaf_ids"]]
+        )
+        assert paths == [("Journal/2024-03-05.md",)]
+        body = (vault / row["note_path"]).read_text(encoding="utf-8")
+        assert "Helen Okafor called" not in body
+        # the quote-only note is still indexed and searchable, verbatim
+        assert memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = 'Journal/2024-03-04.md'") > 0
+
+
+def test_flush_is_reproducible_from_the_time_passed_in(vault: Path) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 2)
+        memory.sync()
+        assert flush(memory, now=datetime(2024, 3, 4, 12, tzinfo=UTC), summarizer=FALLBACK).sealed == []
+        assert len(flush(memory, now=datetime(2024, 3, 6, tzinfo=UTC), summarizer=FALLBACK).sealed) == 1
