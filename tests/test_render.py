@@ -411,14 +411,14 @@ def test_docs_chat_example_is_what_the_renderer_writes() -> None:
 def test_docs_email_example_is_what_the_renderer_writes() -> None:
     meta = SourceMeta(
         "email",
-        "mbox:alice/q3-budget",
-        "mbox/alice",
+        "email:alice",
+        "alice/q3-budget",
         "Q3 budget",
         participants=("alice@example.com", "Bob Stone <bob@example.com>"),
     )
     messages = [
         Message(
-            "<CAF1@mail.example.com>",
+            "CAF1@mail.example.com",
             "alice@example.com",
             "2024-03-11T09:00:00Z",
             "Hi Bob,\n\nthe numbers are attached.",
@@ -426,7 +426,7 @@ def test_docs_email_example_is_what_the_renderer_writes() -> None:
             subject="Q3 budget",
         ),
         Message(
-            "<CAF2@mail.example.com>",
+            "CAF2@mail.example.com",
             "Bob Stone <bob@example.com>",
             "2024-03-11T09:30:00Z",
             "Thanks!",
