@@ -31,6 +31,7 @@ from vaultmind.errors import VaultmindError
 from vaultmind.http_api import ApiServer
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
+from vaultmind.queue.workers import WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class Daemon:
         self.stop_event = threading.Event()
         self.ready = threading.Event()  # set once the watcher is live and the first reconcile is done
         self.api: ApiServer | None = None
+        self.pool: WorkerPool | None = None
         self.batches = 0
         self.failed_batches = 0
         self.force_reconcile = False
@@ -58,6 +60,8 @@ class Daemon:
         token = secrets.token_urlsafe(32)
         self.api = ApiServer(self.memory, token, self.config.host, self.config.port)
         self.api.start()
+        self.pool = WorkerPool(self.config, self.memory)
+        self.pool.start()
         info_path = daemon_file(self.config)
         _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
         last_reconcile = 0.0
@@ -80,6 +84,7 @@ class Daemon:
                     try:
                         stats = self.memory.sync()
                         self.force_reconcile = False
+                        self.pool.notify()
                         self._report("reconcile", stats)
                     except (VaultmindError, duckdb.Error, OSError) as exc:
                         log.error("reconcile failed: %s; will retry", exc)
@@ -88,6 +93,7 @@ class Daemon:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 info_path.unlink()
+            self.pool.stop()
             self.api.stop()
 
     def stop(self) -> None:
@@ -105,6 +111,8 @@ class Daemon:
             self.force_reconcile = True
             return
         self.batches += 1
+        if self.pool is not None:
+            self.pool.notify()
         self._report("watch", stats)
 
     def _report(self, what: str, stats: SyncStats) -> None:

@@ -71,6 +71,14 @@ ROUTES: dict[tuple[str, str], Route] = {
 }
 
 
+def _all_routes() -> dict[tuple[str, str], Route]:
+    from vaultmind.queue.routes import ROUTES as QUEUE_ROUTES
+
+    routes = dict(ROUTES)
+    routes.update(QUEUE_ROUTES)
+    return routes
+
+
 class ApiServer:
     """A threaded loopback server in front of one `Memory`."""
 
@@ -96,6 +104,7 @@ class ApiServer:
 
 def _make_handler(memory: Memory, token: str) -> type[BaseHTTPRequestHandler]:
     expected = f"Bearer {token}".encode()
+    routes = _all_routes()
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "vaultmind"
@@ -114,7 +123,7 @@ def _make_handler(memory: Memory, token: str) -> type[BaseHTTPRequestHandler]:
             if not hmac.compare_digest(given, expected):
                 self._send(401, {"error": {"code": "unauthorized", "message": "missing or wrong bearer token"}})
                 return
-            route = ROUTES.get((method, self.path.split("?", 1)[0]))
+            route = routes.get((method, self.path.split("?", 1)[0]))
             if route is None:
                 self._send(404, {"error": NotFound(f"no route {method} {self.path}").to_dict()})
                 return

@@ -121,6 +121,9 @@ class Memory:
         notice = idx.quarantined
         if notice:
             health = "rebuilt"
+        from vaultmind.admission import admission_status
+        from vaultmind.queue.store import queue_status
+
         return {
             "vault": str(self.config.vault),
             "index": {
@@ -146,6 +149,8 @@ class Memory:
                 "missing": leaves - embedded if model else None,
                 "error": self.syncer.embed_error,
             },
+            "admission": admission_status(idx),
+            "queue": queue_status(idx),
             "problems": problems,
         }
 

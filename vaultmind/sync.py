@@ -111,6 +111,8 @@ class Syncer:
     def sync_all(self, *, rebuild: bool = False) -> SyncStats:
         """Bring the whole index in step with the vault. `rebuild` drops derived rows first."""
         started = time.perf_counter()
+        if self.index.get_meta("needs_rebuild"):
+            rebuild = True  # the index was upgraded: derive the new tables for every note
         scan = scan_vault(self.config.vault, self.rules)
         known = {} if rebuild else self._indexed_states(None)
         stats = SyncStats(scanned=len(scan.files))
@@ -245,6 +247,7 @@ class Syncer:
         with self.index.transaction() as con:
             if rebuild:
                 self.index.clear_derived(con)
+                con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
             changed = [] if rebuild else sorted(plan.remove | set(plan.write))
             removed_ids: list[str] = []
             if changed:

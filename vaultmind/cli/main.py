@@ -26,7 +26,14 @@ if TYPE_CHECKING:
 
 Handler = Callable[[argparse.Namespace], int]
 
-COMMAND_MODULES: tuple[str, ...] = ("vaultmind.cli.eval", "vaultmind.cli.ingest", "vaultmind.cli.entities", "vaultmind.cli.explain", "vaultmind.cli.queue", "vaultmind.cli.tree")
+COMMAND_MODULES: tuple[str, ...] = (
+    "vaultmind.cli.ingest",
+    "vaultmind.cli.entities",
+    "vaultmind.cli.explain",
+    "vaultmind.cli.queue",
+    "vaultmind.cli.tree",
+    "vaultmind.cli.eval",
+)
 """Modules adding subcommands: each defines `add_parser(sub)` and its handlers."""
 
 

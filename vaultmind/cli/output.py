@@ -83,6 +83,11 @@ def print_status(status: dict[str, Any]) -> None:
     print(f"index   {index['health']} ({index['bytes'] / 1e6:.1f} MB, schema v{index['schema_version']})")
     if index.get("notice"):
         print(f"        {index['notice']}")
+    if status.get("queue"):
+        from vaultmind.cli.queue import format_queue
+
+        for line in format_queue({**status["queue"], "admission": status.get("admission")}):
+            print(line)
     daemon = status.get("daemon") or {}
     print(f"daemon  {'running at ' + daemon['url'] if daemon.get('running') else 'not running'}")
     problems = status.get("problems") or []

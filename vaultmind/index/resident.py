@@ -111,8 +111,19 @@ class ResidentLeaves:
         self._post_row: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._post_tf: npt.NDArray[np.float64] = np.zeros(0)
         self._extra: dict[str, list[tuple[int, int]]] = {}
+        self._place: list[tuple[str, int, str | None]] = []  # (note_path, seq, author) per row
+        self._at: dict[tuple[str, int], str] = {}  # (note_path, seq) → live leaf id
 
     # -- loading and deltas ----------------------------------------------------------------
+
+    def _index_places(self, meta: pa.Table) -> None:
+        paths = meta.column("note_path").to_pylist()
+        seqs = meta.column("seq").to_pylist()
+        authors = meta.column("author").to_pylist()
+        ids = meta.column("id").to_pylist()
+        for path, seq, author, leaf_id in zip(paths, seqs, authors, ids, strict=True):
+            self._place.append((path, seq, author))
+            self._at[(path, seq)] = leaf_id
 
     def _load(self) -> None:
         with self.index.lock:
@@ -121,6 +132,9 @@ class ResidentLeaves:
         self._rows.reset([str(x) for x in meta.column("id").to_pylist()])
         self._meta = [meta]
         self._meta_offsets = [0]
+        self._place = []
+        self._at = {}
+        self._index_places(meta)
         self._doc_len = meta.column("term_count").to_numpy().astype(np.float64)
         self._ts = _ts_array(meta)
         # Map leaf ids to rows and group postings by term, in numpy (faster than SQL sort + join).
@@ -168,7 +182,9 @@ class ResidentLeaves:
         self._meta_offsets.append(len(self._rows.ids))
         self._meta.append(meta)
         new_ids = [str(x) for x in meta.column("id").to_pylist()]
-        for leaf_id, row in zip(new_ids, self._rows.extend(new_ids), strict=True):
+        new_rows = self._rows.extend(new_ids)
+        self._index_places(meta)
+        for leaf_id, row in zip(new_ids, new_rows, strict=True):
             for term, tf in by_id[leaf_id].counts.items():
                 self._extra.setdefault(term, []).append((row, tf))
         self._doc_len = np.concatenate((self._doc_len, meta.column("term_count").to_numpy().astype(np.float64)))
@@ -226,6 +242,36 @@ class ResidentLeaves:
                 i = self._rows.pos.get(leaf_id)
                 if i is not None and not np.isnat(self._ts[i]):
                     out[leaf_id] = self._ts[i].astype("datetime64[us]").item()
+            return out
+
+    def places(self, leaf_ids: Sequence[str]) -> dict[str, tuple[str, int, str | None]]:
+        """(note_path, seq, author) of live leaves, by id."""
+        with self._lock:
+            self._ensure()
+            out = {}
+            for leaf_id in leaf_ids:
+                i = self._rows.pos.get(leaf_id)
+                if i is not None and self._rows.alive[i]:
+                    out[leaf_id] = self._place[i]
+            return out
+
+    def neighbours(self, leaf_id: str, span: int = 1) -> list[str]:
+        """Live leaves right before and after `leaf_id` in the same note (conversation context)."""
+        with self._lock:
+            self._ensure()
+            i = self._rows.pos.get(leaf_id)
+            if i is None:
+                return []
+            path, seq, _ = self._place[i]
+            out = []
+            for other in range(seq - span, seq + span + 1):
+                if other == seq:
+                    continue
+                found = self._at.get((path, other))
+                if found is not None and self._rows.pos.get(found) is not None:
+                    j = self._rows.pos[found]
+                    if self._rows.alive[j]:
+                        out.append(found)
             return out
 
     def in_window(self, start: datetime, end: datetime, limit: int) -> list[str]:

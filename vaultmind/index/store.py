@@ -187,6 +187,7 @@ def _migrations_compatible(con: duckdb.DuckDBPyConnection) -> bool:
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE IF NOT EXISTS migrations (seq INTEGER PRIMARY KEY, name VARCHAR NOT NULL)")
     applied = {row[0] for row in con.execute("SELECT name FROM migrations").fetchall()}
+    upgraded = bool(applied) and any(name not in applied for name, _ in migrations())
     for seq, (name, sql) in enumerate(migrations(), start=1):
         if name in applied:
             continue
@@ -203,6 +204,11 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None:
         con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    if upgraded:
+        # New tables of derived rows are empty for the notes already indexed: the next sync
+        # rebuilds the derived rows from the vault (caches such as embeddings are kept).
+        con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
+        con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
 
 
 def _statements(sql: str) -> list[str]:

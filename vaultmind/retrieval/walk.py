@@ -8,8 +8,8 @@
    Unsealed leaves are searchable from the moment they are indexed.
 3. Score every candidate with one documented formula (weights in `WEIGHTS`):
 
-       base  = w_lex·lex + w_dense·dense + w_entity·entity + w_graph·graph
-       score = base · time_factor
+       base    = Σ w_s · s   for s in lex, dense, entity, graph, note, author
+       score   = (base + CONTEXT_SHARE · best base among its seq±1 neighbours) · time_factor
 
    lex    = BM25 / best BM25 among candidates                              ∈ [0, 1]
    dense  = (cos − floor) / (best cos − floor), floor = median cos         ∈ [0, 1]
@@ -17,10 +17,19 @@
    graph  = strongest co-occurrence weight between an entity of the leaf and a query
             entity, normalised by the strongest such weight (0 when the leaf already has
             every query entity)                                            ∈ [0, 1]
+   note   = how well the leaf's whole note (conversation, session, document) matches: the
+            mean of its best three lexical scores, scaled so the best note is 1
+   author = 1 when the leaf's author is named in the question ("what did Nate say…")
+   context: in a conversation the answer is often the message right after the one that
+            matches the question, so each leaf earns half the score of its best neighbour
+            (the message before or after it in the same note)
    time_factor = 1 inside the window, `OUTSIDE_WINDOW` outside it, 1 without a window or
             without a timestamp.
+   Two query entities related within `max_hops` that a leaf holds together add half an
+   entity weight (hop tightening).
 4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
-   terms) is moved behind the others.
+   terms) is moved behind the others, and the first five hits come from five different notes
+   when there are that many, so one conversation cannot crowd out every other source.
 
 Each hit's `breakdown` carries every signal, its weight and the final score.
 """
@@ -39,7 +48,11 @@ from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
 
-WEIGHTS = {"lex": 0.45, "dense": 0.35, "entity": 0.25, "graph": 0.05}
+WEIGHTS = {"lex": 0.45, "dense": 0.2, "entity": 0.2, "graph": 0.05, "note": 0.15, "author": 0.15}
+CONTEXT_SHARE = 0.5
+CONTEXT_SEEDS = 60
+NOTE_TOP = 3
+DISTINCT_TOP = 5
 OUTSIDE_WINDOW = 0.35
 CANDIDATES = 200
 DIVERSITY_JACCARD = 0.9
@@ -75,33 +88,60 @@ def walk(
     lex = _normalise_max(dict(lexical))
     den = _normalise_dense(dict(dense))
     n_ents = max(1, len(qents))
-    scored: list[tuple[str, float, dict[str, Any]]] = []
+    places = memory.leaves.places(sorted(candidates))
+    note_score = _note_scores(lex, places)
+    name_terms = set(qterms)
+    base: dict[str, float] = {}
+    parts: dict[str, dict[str, Any]] = {}
     for leaf_id in candidates:
         ents = entity_leaves.get(leaf_id, set())
         entity = len(ents) / n_ents if qents else 0.0
         graph = graph_weights.get(leaf_id, 0.0) if entity < 1.0 else 0.0
-        base = (
-            WEIGHTS["lex"] * lex.get(leaf_id, 0.0)
-            + WEIGHTS["dense"] * den.get(leaf_id, 0.0)
-            + WEIGHTS["entity"] * entity
-            + WEIGHTS["graph"] * graph
-        )
+        note_path, _, author = places.get(leaf_id, ("", 0, None))
+        by_author = 1.0 if author and name_terms & set(terms(author)) else 0.0
+        signals = {
+            "lex": lex.get(leaf_id, 0.0),
+            "dense": den.get(leaf_id, 0.0),
+            "entity": entity,
+            "graph": graph,
+            "note": note_score.get(note_path, 0.0),
+            "author": by_author,
+        }
+        value = sum(WEIGHTS[k] * v for k, v in signals.items())
         if leaf_id in pair_leaves:
-            base += WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
+            value += WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
+        base[leaf_id] = value
+        parts[leaf_id] = signals
+    # Conversation context: the message right after (or before) a strong match often holds the
+    # answer, so each leaf also earns a share of its best neighbour's score.
+    strongest = sorted(base, key=lambda k: (-base[k], k))[:CONTEXT_SEEDS]
+    context: dict[str, float] = {}
+    for leaf_id in strongest:
+        for other in memory.leaves.neighbours(leaf_id):
+            context[other] = max(context.get(other, 0.0), base[leaf_id])
+    for other in context:
+        if other not in base:
+            base[other] = 0.0
+            parts[other] = {k: 0.0 for k in WEIGHTS}
+    if window is not None:
+        leaf_time.update(_leaf_times(memory, set(context) - set(leaf_time)))
+    scored: list[tuple[str, float, dict[str, Any]]] = []
+    for leaf_id, value in base.items():
+        value += CONTEXT_SHARE * context.get(leaf_id, 0.0)
         factor = 1.0
         when = leaf_time.get(leaf_id)
         if window is not None and when is not None:
             factor = 1.0 if window.contains(when) else OUTSIDE_WINDOW
-        score = base * factor
-        breakdown = {
-            "lex": round(lex.get(leaf_id, 0.0), 4),
-            "dense": round(den.get(leaf_id, 0.0), 4),
-            "entity": round(entity, 4),
-            "graph": round(graph, 4),
-            "pair": leaf_id in pair_leaves,
-            "time_factor": factor,
-            "weights": WEIGHTS,
-        }
+        score = value * factor
+        breakdown: dict[str, Any] = {k: round(v, 4) for k, v in parts[leaf_id].items()}
+        breakdown.update(
+            {
+                "context": round(context.get(leaf_id, 0.0), 4),
+                "pair": leaf_id in pair_leaves,
+                "time_factor": factor,
+                "weights": WEIGHTS,
+            }
+        )
         scored.append((leaf_id, score, breakdown))
     scored.sort(key=lambda item: (-item[1], item[0]))
     ranked = _diversify(memory, scored, limit)
@@ -216,6 +256,17 @@ def _leaves_in_window(memory: Memory, window: TimeWindow) -> set[str]:
     return set(memory.leaves.in_window(window.start, window.end, CANDIDATES))
 
 
+def _note_scores(lex: dict[str, float], places: dict[str, tuple[str, int, str | None]]) -> dict[str, float]:
+    """Per note, the mean of its best `NOTE_TOP` lexical scores, scaled to the best note = 1."""
+    per_note: dict[str, list[float]] = {}
+    for leaf_id, value in lex.items():
+        place = places.get(leaf_id)
+        if place is not None:
+            per_note.setdefault(place[0], []).append(value)
+    raw = {note: sum(sorted(values, reverse=True)[:NOTE_TOP]) / NOTE_TOP for note, values in per_note.items()}
+    return _normalise_max(raw)
+
+
 def _normalise_max(scores: dict[str, float]) -> dict[str, float]:
     top = max(scores.values(), default=0.0)
     return {k: v / top for k, v in scores.items()} if top > 0 else {}
@@ -257,8 +308,30 @@ def _diversify(
             kept.append(item)
             seen_hashes.add(content_hash)
             seen_terms.append(term_set)
-    ordered = kept + dupes + scored[len(window) :]
+    ordered = _spread_notes(memory, kept) + dupes + scored[len(window) :]
     return ordered[:limit]
+
+
+def _spread_notes(
+    memory: Memory, ranked: list[tuple[str, float, dict[str, Any]]]
+) -> list[tuple[str, float, dict[str, Any]]]:
+    """The first `DISTINCT_TOP` hits come from distinct notes (when there are enough), so one
+    conversation cannot crowd out every other source at the top; the rest keep their order."""
+    places = memory.leaves.places([leaf_id for leaf_id, _, _ in ranked])
+    top: list[tuple[str, float, dict[str, Any]]] = []
+    rest: list[tuple[str, float, dict[str, Any]]] = []
+    seen: set[str] = set()
+    for item in ranked:
+        note = places.get(item[0], ("",))[0]
+        if len(top) < DISTINCT_TOP and note in seen:
+            rest.append(item)
+            continue
+        if len(top) < DISTINCT_TOP:
+            seen.add(note)
+            top.append(item)
+        else:
+            rest.append(item)
+    return top + rest
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:

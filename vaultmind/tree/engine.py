@@ -37,14 +37,7 @@ from vaultmind.tree.buffers import BufferItem, buffer, tree_states
 from vaultmind.tree.deriver import load_rows
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.hydrate import hydrate, summary_entity_links
-from vaultmind.tree.note import (
-    SummaryNote,
-    children_digest,
-    leaf_link,
-    summary_id,
-    summary_link,
-    summary_path,
-)
+from vaultmind.tree.note import SummaryNote, children_digest, summary_id, summary_path
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import (
     Summarizer,
@@ -265,7 +258,6 @@ class _Sealer:
         snapshot = [(item.id, item.content) for item in group]
         try:
             hydrated = hydrate(self.index, self.memory.config.vault, level, group)
-            links = self._links(level, group)
         except NoteReadError as exc:
             return self._abort(tree, level, str(exc))
         tokens_in = sum(child.tokens for child in hydrated.children)
@@ -276,7 +268,7 @@ class _Sealer:
             id=sid,
             tree=tree,
             level=level + 1,
-            children=tuple(links),
+            children=tuple(hydrated.links),
             children_sha256=children_digest([item.content for item in group]),
             time_start=hydrated.time_start,
             time_end=hydrated.time_end,
@@ -332,31 +324,6 @@ class _Sealer:
                 fallback.summarize(children, budget).text, fallback.identity, result.llm_calls, why
             )
         return result
-
-    def _links(self, level: int, group: Sequence[BufferItem]) -> list[str]:
-        if level > 0:
-            return [summary_link(item.note_path) for item in group]
-        rows = self.index.query(
-            """SELECT l.id, l.note_path, l.anchor, n.title,
-                      (SELECT count(*) FROM leaves x WHERE x.note_path = l.note_path AND x.anchor = l.anchor),
-                      (SELECT count(*) FROM leaves x
-                       WHERE x.note_path = l.note_path AND x.anchor = l.anchor AND x.seq <= l.seq)
-               FROM leaves l JOIN notes n ON n.path = l.note_path WHERE l.id IN (SELECT unnest(?::VARCHAR[]))""",
-            [[item.id for item in group]],
-        )
-        by_id = {row[0]: row for row in rows}
-        links = []
-        for item in group:
-            row = by_id.get(item.id)
-            if row is None:
-                raise NoteReadError(f"leaf {item.id} vanished while sealing", hint="the next seal retries")
-            _, note_path, anchor, title, shared, k = row
-            if shared > 1:
-                label = f"{title} › {anchor.lstrip('#^')}" if anchor else str(title)
-                links.append(leaf_link(note_path, anchor, int(k), label.replace("|", " ")))
-            else:
-                links.append(leaf_link(note_path, anchor))
-        return links
 
     def _write(self, rel: str, data: bytes) -> str:
         """ "written", "same" (identical bytes already there) or "kept" (a note you edited)."""

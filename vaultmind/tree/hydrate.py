@@ -17,7 +17,7 @@ from vaultmind.index.store import Index
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.tree.buffers import BufferItem, has_columns, has_table
 from vaultmind.tree.names import mentions, normalize
-from vaultmind.tree.note import entity_link, iso_z
+from vaultmind.tree.note import entity_link, iso_z, leaf_link, summary_link
 from vaultmind.tree.summarize import ChildText
 
 
@@ -32,6 +32,7 @@ class EntityInfo:
 @dataclass(slots=True)
 class Hydrated:
     children: list[ChildText]
+    links: list[str]  # the children as front matter links, in order
     time_start: datetime | None
     time_end: datetime | None
     entities: dict[str, EntityInfo]
@@ -47,8 +48,16 @@ def hydrate(index: Index, vault: Path, level: int, items: Sequence[BufferItem]) 
 
 def _leaves(index: Index, ids: list[str]) -> Hydrated:
     rows = index.query(
-        """SELECT l.id, l.text, l.kind, l.author, l.ts, l.heading_path, n.title, n.frontmatter
-           FROM leaves l JOIN notes n ON n.path = l.note_path WHERE l.id IN (SELECT unnest(?::VARCHAR[]))""",
+        """WITH wanted AS (SELECT unnest(?::VARCHAR[]) AS id),
+                siblings AS (
+                    SELECT x.id, count(*) OVER (PARTITION BY x.note_path, x.anchor) AS shared,
+                           row_number() OVER (PARTITION BY x.note_path, x.anchor ORDER BY x.seq) AS k
+                    FROM leaves x
+                    WHERE x.note_path IN (SELECT note_path FROM leaves WHERE id IN (SELECT id FROM wanted)))
+           SELECT l.id, l.text, l.kind, l.author, l.ts, l.heading_path, n.title, l.note_path, l.anchor,
+                  s.shared, s.k
+           FROM leaves l JOIN notes n ON n.path = l.note_path JOIN siblings s ON s.id = l.id
+           WHERE l.id IN (SELECT id FROM wanted)""",
         [ids],
     )
     by_id = {row[0]: row for row in rows}
@@ -57,25 +66,37 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
         raise NoteReadError(
             f"{len(missing)} leaf/leaves vanished while sealing", hint="the next seal retries"
         )
+    occurrences = _occurrences(index, ids)
+    entities = _entity_infos(index, sorted({eid for eid, _ in occurrences.values()}))
+    for eid, surface in occurrences.values():
+        if surface:
+            entities[eid].names.add(normalize(surface))
+    names: dict[str, list[str]] = {}
+    for (occurring_in, eid), _ in occurrences.items():
+        names.setdefault(occurring_in, []).append(entities[eid].display)
     children: list[ChildText] = []
+    links: list[str] = []
     times: list[datetime] = []
     for leaf_id in ids:
-        _, text, kind, author, ts, heading_path, title, _fm = by_id[leaf_id]
+        _, text, kind, author, ts, heading_path, title, note_path, anchor, shared, k = by_id[leaf_id]
         if ts is not None:
             times.append(ts)
-        if kind == "message":
-            children.append(ChildText(leaf_id, text, "message", author, iso_z(ts)))
-        else:
+        label = None
+        if kind != "message":
             heading = heading_path[-1] if heading_path else ""
-            label = f"{title} › {heading}" if heading and heading != title else title
-            children.append(ChildText(leaf_id, text, "section", author, iso_z(ts), label))
-    entities = _leaf_entities(index, ids)
-    by_leaf = _names_by_leaf(index, ids, entities)
-    children = [
-        ChildText(c.id, c.text, c.kind, c.author, c.time, c.title, tuple(by_leaf.get(c.id, ())))
-        for c in children
-    ]
-    return Hydrated(children, min(times, default=None), max(times, default=None), entities)
+            label = f"{title} › {heading}" if heading and heading != title else str(title)
+        known = tuple(names.get(leaf_id, ()))
+        children.append(
+            ChildText(
+                leaf_id, text, "message" if kind == "message" else "section", author, iso_z(ts), label, known
+            )
+        )
+        if shared > 1:
+            part_label = f"{title} › {anchor.lstrip('#^')}" if anchor else str(title)
+            links.append(leaf_link(note_path, anchor, int(k), part_label.replace("|", " ")))
+        else:
+            links.append(leaf_link(note_path, anchor))
+    return Hydrated(children, links, min(times, default=None), max(times, default=None), entities)
 
 
 def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
@@ -86,6 +107,7 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
     )
     by_id = {row[0]: row for row in rows}
     children: list[ChildText] = []
+    links: list[str] = []
     starts: list[datetime] = []
     ends: list[datetime] = []
     entity_ids: set[str] = set()
@@ -104,10 +126,11 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
             ends.append(end)
         entity_ids.update(ents)
         children.append(ChildText(sid, body.strip(), "summary", None, iso_z(start)))
+        links.append(summary_link(path))
     entities = _entity_infos(index, sorted(entity_ids))
     names = tuple(info.display for info in entities.values())
     children = [ChildText(c.id, c.text, c.kind, c.author, c.time, c.title, names) for c in children]
-    return Hydrated(children, min(starts, default=None), max(ends, default=None), entities)
+    return Hydrated(children, links, min(starts, default=None), max(ends, default=None), entities)
 
 
 def _occurrences_ok(index: Index) -> bool:
@@ -116,33 +139,16 @@ def _occurrences_ok(index: Index) -> bool:
     )
 
 
-def _leaf_entities(index: Index, ids: list[str]) -> dict[str, EntityInfo]:
+def _occurrences(index: Index, ids: list[str]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(leaf id, entity id) → (entity id, surface) for the leaves `ids` (empty without entities)."""
     if not _occurrences_ok(index):
         return {}
     rows = index.query(
-        """SELECT DISTINCT entity_id, surface FROM occurrences
-           WHERE leaf_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2""",
+        """SELECT leaf_id, entity_id, min(surface) FROM occurrences
+           WHERE leaf_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1, 2 ORDER BY 1, 2""",
         [ids],
     )
-    infos = _entity_infos(index, sorted({r[0] for r in rows}))
-    for entity_id, surface in rows:
-        if entity_id in infos and surface:
-            infos[entity_id].names.add(normalize(surface))
-    return infos
-
-
-def _names_by_leaf(index: Index, ids: list[str], infos: dict[str, EntityInfo]) -> dict[str, list[str]]:
-    if not infos:
-        return {}
-    out: dict[str, list[str]] = {}
-    for leaf_id, entity_id in index.query(
-        """SELECT DISTINCT leaf_id, entity_id FROM occurrences
-           WHERE leaf_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2""",
-        [ids],
-    ):
-        if entity_id in infos:
-            out.setdefault(leaf_id, []).append(infos[entity_id].display)
-    return out
+    return {(leaf_id, eid): (eid, surface) for leaf_id, eid, surface in rows}
 
 
 def _entity_infos(index: Index, entity_ids: list[str]) -> dict[str, EntityInfo]:

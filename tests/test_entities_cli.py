@@ -1,0 +1,70 @@
+"""`vaultmind entities`: list, show, neighbours, ambiguous; JSON and human output; errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vaultmind.cli.main import main
+
+from .conftest import write
+
+
+@pytest.fixture
+def filled(vault: Path) -> Path:
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    write(vault, "entities/person/alice-chen.md", "---\nid: person:alice-chen\naliases: [Alice, Alex]\n---\n# Alice Chen\n")
+    write(vault, "entities/person/alex-kim.md", "---\nid: person:alex-kim\naliases: [Alex]\n---\n# Alex Kim\n")
+    write(vault, "notes/a.md", "Alice and @bob planned #launch.\n")
+    write(vault, "notes/b.md", "Alice asked @bob again about #launch; Alex too.\n")
+    return vault
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["entities", *args])
+    return code, capsys.readouterr().out
+
+
+def test_list_show_neighbours_json(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "--vault", str(filled), "--json")
+    assert code == 0
+    data = json.loads(out)
+    top = [(e["id"], e["mentions"]) for e in data["entities"]]
+    assert top[:3] == [("handle:bob", 2), ("person:alice-chen", 2), ("topic:launch", 2)]
+    assert ("person:alex-kim", 0) in top and data["model"] == "off" and data["ner"] is False
+
+    code, out = run(capsys, "list", "--kind", "person", "--limit", "1", "--vault", str(filled), "--json")
+    data = json.loads(out)
+    assert [e["id"] for e in data["entities"]] == ["person:alice-chen"] and data["truncated"] is True
+
+    code, out = run(capsys, "show", "alice", "--vault", str(filled), "--json")
+    shown = json.loads(out)
+    assert shown["id"] == "person:alice-chen" and shown["note_path"] == "entities/person/alice-chen.md"
+    assert {n["id"]: n["weight"] for n in shown["neighbours"]} == {"handle:bob": 2, "topic:launch": 2}
+    assert {o["note_path"] for o in shown["occurrences"]} == {"notes/a.md", "notes/b.md"}
+    assert shown["occurrences"][0]["link"].startswith("obsidian://open?vault=vault&file=notes")
+
+    code, out = run(capsys, "neighbours", "#launch", "--vault", str(filled), "--json")
+    assert json.loads(out)["id"] == "topic:launch"
+
+
+def test_human_output(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "--vault", str(filled))
+    assert code == 0 and "person:alice-chen" in out and "[note]" in out and "no NER model" in out
+    code, out = run(capsys, "show", "person:alice-chen", "--vault", str(filled))
+    assert "Alice Chen (person)" in out and "neighbours" in out and "notes/a.md" in out
+    code, out = run(capsys, "neighbours", "person:alice-chen", "--vault", str(filled))
+    assert "handle:bob" in out
+    code, out = run(capsys, "ambiguous", "--vault", str(filled))
+    assert "“alex” → person:alex-kim, person:alice-chen" in out
+
+
+def test_errors(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["entities", "show", "--vault", str(filled)]) == 2
+    assert main(["entities", "show", "nobody-at-all", "--vault", str(filled)]) == 4
+    assert main(["entities", "show", "Alex", "--vault", str(filled)]) == 2  # ambiguous: never guessed
+    assert "names several entities" in capsys.readouterr().err
+    assert main(["entities", "list", "--kind", "galaxy", "--vault", str(filled)]) == 2
+    assert main(["entities", "list", "--limit", "0", "--vault", str(filled)]) == 2

@@ -1,0 +1,103 @@
+"""spaCy NER: the real model on a few sentences, the cache, degrading when the model is missing."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.entities.graph import EntityDeriver, query_entities
+from vaultmind.entities.ner import NerEngine, RawSpan
+from vaultmind.entities.settings import EntitySettings
+from vaultmind.index.store import Index
+from vaultmind.sync import Syncer
+
+from .conftest import write
+
+
+class CountingEngine(NerEngine):
+    """The real engine, counting the texts it actually sends to the model."""
+
+    def __init__(self, setting: str = "auto"):
+        super().__init__(setting)
+        self.analyzed: list[str] = []
+
+    def analyze(self, texts: Sequence[str]) -> list[list[RawSpan]] | None:
+        self.analyzed.extend(texts)
+        return super().analyze(texts)
+
+
+@pytest.fixture
+def engine() -> CountingEngine:
+    found = CountingEngine()
+    if not found.available:
+        pytest.skip(found.status()["message"])
+    return found
+
+
+def _kinds(engine: NerEngine, text: str) -> set[tuple[str, str]]:
+    result = engine.analyze([text])
+    assert result is not None
+    return {(text[s:e], label) for s, e, label in result[0]}
+
+
+def test_model_finds_people_organizations_and_places(engine: CountingEngine) -> None:
+    assert engine.model_id is not None and engine.model_id.startswith("spacy:en_core_web_sm")
+    found = _kinds(engine, "Barack Obama visited Microsoft headquarters in Seattle on Monday.")
+    assert ("Barack Obama", "PERSON") in found
+    assert ("Microsoft", "ORG") in found
+    assert ("Seattle", "GPE") in found
+    assert engine.status()["available"] is True
+
+
+def test_lowercase_text_is_not_sent_to_the_model(engine: CountingEngine) -> None:
+    assert engine.analyze(["just some lowercase chatter", "Angela Merkel spoke in Berlin."]) is not None
+    assert engine.analyzed == ["just some lowercase chatter", "Angela Merkel spoke in Berlin."]
+    result = engine.analyze(["no capitals here at all"])
+    assert result == [[]]
+
+
+def test_ner_results_are_cached_by_content_hash_and_model(vault: Path, engine: CountingEngine) -> None:
+    write(vault, "a.md", "Angela Merkel met Emmanuel Macron in Berlin.\n")
+    write(vault, "b.md", "Tim Cook presented at Apple Park.\n")
+    config = load_config(vault, embed_provider="none")
+    deriver = EntityDeriver(EntitySettings(), ner=engine)
+    with Index.open(config.index_path) as index:
+        syncer = Syncer(config, index, None, None, [deriver])
+        syncer.sync_all()
+        first = len(engine.analyzed)
+        assert first == 2
+        people = {r[0] for r in index.query("SELECT entity_id FROM occurrences")}
+        assert {"person:angela-merkel", "person:emmanuel-macron", "person:tim-cook"} <= people
+        syncer.sync_all(rebuild=True)  # a reindex never runs NER on text it has seen
+        write(vault, "c.md", "Tim Cook presented at Apple Park.\n")  # same text elsewhere: cached too
+        syncer.sync_all()
+        assert len(engine.analyzed) == first
+        assert index.scalar("SELECT count(*) FROM ner_cache") == 2
+        with index.lock:
+            asked = query_entities(index.con, "What did Angela Merkel tell Macron?")
+        assert ("person:angela-merkel", "Angela Merkel") in asked
+        assert index.scalar("SELECT count(*) FROM ner_cache") == 2  # queries never write the cache
+
+
+def test_missing_model_degrades_and_says_so(vault: Path, caplog: pytest.LogCaptureFixture) -> None:
+    missing = NerEngine("vaultmind_no_such_model")
+    assert not missing.available and missing.model_id is None
+    assert "vaultmind_no_such_model" in missing.status()["message"]
+    assert "regex" in missing.status()["message"]
+    off = NerEngine("off")
+    assert not off.available and "off" in off.status()["message"]
+
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "vaultmind_no_such_model"\n')
+    write(vault, "entities/person/tim-cook.md", "---\nid: person:tim-cook\naliases: [Tim]\n---\n# Tim Cook\n")
+    write(vault, "a.md", "Tim wrote to angela@example.com about #keynote.\n")
+    from vaultmind.memory import Memory
+
+    with caplog.at_level(logging.WARNING), Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = sorted(r[0] for r in memory.index.query("SELECT entity_id FROM occurrences WHERE note_path = 'a.md'"))
+    assert found == ["email:angela@example.com", "person:tim-cook", "topic:keynote"]
+    assert any("vaultmind_no_such_model" in r.getMessage() for r in caplog.records)

@@ -1,0 +1,112 @@
+"""Entity notes vaultmind creates once an entity has enough evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.entities.notes import create_entity_notes, planned_entity_notes
+from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+
+from .conftest import snapshot_files, write
+
+
+def chat(name: str, messages: list[tuple[str, str]]) -> str:
+    meta = SourceMeta("chat", f"slack:acme/{name}", f"slack/acme/{name}", name)
+    return render_source_note(
+        meta, [Message(f"m{i}", a, f"2024-03-04T09:{i:02d}:00Z", t) for i, (a, t) in enumerate(messages)]
+    )
+
+
+DANA = "Dana Whitfield <dana@harbor.example>"
+
+
+@pytest.fixture
+def mem(vault: Path) -> Iterator[Memory]:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write(vault, "sources/chat/venue.md", chat("venue", [(DANA, "the hall is free"), (DANA, "#launch ok"), ("@bob", "great")]))
+    write(vault, "sources/chat/other.md", chat("other", [(DANA, "invoice sent"), ("@bob", "thanks"), ("@bob", "paid")]))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        yield memory
+
+
+EXPECTED = """---
+vaultmind: entity
+id: "person:dana-whitfield"
+kind: person
+display_name: Dana Whitfield
+aliases: []
+emails:
+  - dana@harbor.example
+handles: []
+vaultmind_body_sha256: "{sha}"
+---
+# Dana Whitfield
+"""
+
+
+def test_entities_with_enough_evidence_get_a_note(vault: Path, mem: Memory) -> None:
+    created = create_entity_notes(mem)
+    assert created == ["entities/person/dana-whitfield.md"]  # @bob is a handle: not a kind that gets notes
+    text = (vault / created[0]).read_text(encoding="utf-8")
+    assert text == EXPECTED.format(sha=body_sha256("# Dana Whitfield\n"))
+    fm = split_frontmatter(text)
+    assert fm.data["vaultmind_body_sha256"] == body_sha256(fm.body)
+    row = mem.index.query("SELECT note_path, emails, mentions FROM entities WHERE id = 'person:dana-whitfield'")
+    assert row == [("entities/person/dana-whitfield.md", ["dana@harbor.example"], 3)]
+    assert create_entity_notes(mem) == []  # idempotent
+
+
+def test_threshold_and_kinds_come_from_config(vault: Path, mem: Memory) -> None:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\ncreate_threshold = 4\n')
+    assert planned_entity_notes(Memory(load_config(vault, embed_provider="none"), mem.index, None)) == []
+    write(
+        vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\ncreate_threshold = 2\ncreate_kinds = ["handle", "topic"]\n'
+    )
+    planned = planned_entity_notes(Memory(load_config(vault, embed_provider="none"), mem.index, None))
+    assert [(ident, path) for ident, path, _ in planned] == [("handle:bob", "entities/handle/bob.md")]
+
+
+def test_a_file_differing_only_in_case_blocks_creation(vault: Path, mem: Memory) -> None:
+    write(vault, "entities/person/Dana-Whitfield.md", "---\nvaultmind: readme\n---\nmine\n")
+    mem.sync()
+    assert [p for _, p, _ in planned_entity_notes(mem)] == ["entities/person/dana-whitfield.md"]
+    before = snapshot_files(vault)
+    assert create_entity_notes(mem) == []
+    assert snapshot_files(vault) == before
+
+
+def test_a_deleted_note_is_never_created_again(vault: Path, mem: Memory) -> None:
+    (path,) = create_entity_notes(mem)
+    (vault / path).unlink()
+    mem.sync()
+    assert create_entity_notes(mem) == []
+    assert not (vault / path).exists()
+    assert (vault / ".vaultmind/entities-created.txt").read_text(encoding="utf-8") == "person:dana-whitfield\n"
+
+
+def test_an_existing_file_is_left_alone(vault: Path, mem: Memory) -> None:
+    target = vault / "entities/person/dana-whitfield.md"
+    write(vault, "entities/person/dana-whitfield.md", "---\nvaultmind: readme\n---\nnot an entity, but mine\n")
+    mem.sync()
+    assert create_entity_notes(mem) == []
+    assert target.read_text(encoding="utf-8") == "---\nvaultmind: readme\n---\nnot an entity, but mine\n"
+
+
+def test_user_edits_to_a_created_note_are_honoured(vault: Path, mem: Memory) -> None:
+    (path,) = create_entity_notes(mem)
+    note = vault / path
+    note.write_text(note.read_text(encoding="utf-8").replace("aliases: []", "aliases: [Dana, DW]") + "\nMet at the hall.\n", encoding="utf-8")
+    write(vault, "notes/a.md", "DW called; Dana will come.\n")
+    mem.sync()
+    assert mem.index.query("SELECT entity_id, surface FROM occurrences WHERE note_path = 'notes/a.md'") == [
+        ("person:dana-whitfield", "DW")
+    ]
+    assert create_entity_notes(mem) == []
+    assert "Met at the hall." in note.read_text(encoding="utf-8")

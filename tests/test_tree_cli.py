@@ -1,0 +1,77 @@
+"""`vaultmind tree` and `vaultmind flush` (local path, no daemon), and the tree benchmark's shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vaultmind.bench.trees import bench_trees
+from vaultmind.cli.main import main
+from vaultmind.config import load_config
+from vaultmind.errors import ConfigError
+from vaultmind.tree.settings import TreeSettings
+
+from .conftest import write
+from .treekit import TREE, chat_day, tokens_of
+
+CONFIG = f"""[embeddings]
+provider = "none"
+[entities]
+ner_model = "off"
+[admission]
+llm = false
+[trees]
+l0_tokens = {tokens_of(0, 3)}
+fanout = 3
+summarizer = "fallback"
+"""
+
+
+def test_tree_and_flush_commands(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(vault, ".vaultmind/config.toml", CONFIG)
+    chat_day(vault, 0, 0, 10)
+    assert main(["flush", "--vault", str(vault), "--at", "2024-03-04T12:00:00Z", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [s["level"] for s in report["sealed"]] == [1, 1, 1, 2] and report["flushed"] == []
+    assert main(["tree", "--vault", str(vault), "--json"]) == 0
+    (tree,) = json.loads(capsys.readouterr().out)["trees"]
+    assert tree == {
+        "tree": TREE,
+        "folder": "summaries/slack-fernhill-launch",
+        "leaves": 10,
+        "buffered_leaves": 1,
+        "buffered_tokens": tokens_of(9, 1),
+        "summaries": 4,
+        "levels": 2,
+        "stale": 0,
+        "edited": 0,
+    }
+    assert main(["tree", TREE, "--vault", str(vault)]) == 0
+    out = capsys.readouterr().out
+    assert f"level 0 buffer: 1 leaves, {tokens_of(9, 1)}/{tokens_of(0, 3)} tokens" in out
+    assert "level 1: 3 summaries; waiting to fold: 0/3" in out and "level 2: 1 summaries" in out
+    assert main(["flush", "--vault", str(vault), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "1 summaries sealed" in out and "+ L1 summaries/slack-fernhill-launch/L1/" in out
+    assert main(["tree", "nope", "--vault", str(vault), "--json"]) == 4
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "not_found"
+
+
+def test_settings_are_validated(tmp_path: Path) -> None:
+    assert TreeSettings.from_extra({}) == TreeSettings(3000, 8, 24.0, "auto", "", 120.0, True)
+    for bad in ({"trees.fanout": 1}, {"trees.l0_tokens": "many"}, {"trees.user_notes": "yes"}):
+        with pytest.raises(ConfigError, match=r"\[trees\]"):
+            TreeSettings.from_extra(bad)
+    write(tmp_path, ".vaultmind/config.toml", "[trees]\nfanout = 4\nuser_notes = false\n")
+    settings = TreeSettings.from_extra(load_config(tmp_path).extra)
+    assert settings.fanout == 4 and not settings.user_notes
+
+
+def test_the_tree_benchmark_reports_seals_and_llm_calls(tmp_path: Path) -> None:
+    result = bench_trees(tmp_path / "bench", messages=36, l0_tokens=250, fanout=3)
+    assert result["leaves"] == 36 and result["seals"] >= 5
+    assert result["seals_per_s"] > 0
+    assert result["llm_calls_per_1000_leaves"] == pytest.approx(1000 * result["seals"] / 36, rel=1e-6)
+    assert result["llm_calls_per_1000_leaves_max"] == 2 * result["llm_calls_per_1000_leaves"]

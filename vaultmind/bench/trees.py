@@ -1,0 +1,189 @@
+"""Tree benchmarks: seals per second with the fallback summarizer, LLM calls per 1,000 leaves.
+
+    python -m vaultmind.bench.trees [--messages 3000] [--l0-tokens 3000] [--fanout 8] [--ner] [--json]
+
+A deterministic chat vault (three channels, about 40 messages a day, 12-40 words each, a few
+recurring people and topics) is written into a fresh folder and indexed (not timed); then
+`seal_ready` and a final `flush` fold everything (timed). A seal is the whole two-phase
+commit: derive the buffer, read the children, summarize, render, write atomically, sync the
+note into the index (the entity and admission derivers run on it too), re-check the buffer.
+
+LLM calls: an LLM summarizer makes one call per seal and at most two (one retry when the
+answer fails a check), so the calls per 1,000 leaves are `1000 · seals / leaves`, bounded by
+twice that. With fan-out f the seals per level-1 summary are 1 + 1/f + 1/f² + … < f/(f − 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from vaultmind.config import load_config
+from vaultmind.errors import UsageError
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+from vaultmind.tree.engine import flush, seal_ready
+from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.summarize import ChildText, SummaryText
+
+CHANNELS = ("launch", "design", "ops")
+PEOPLE = ("Alice Chen", "Bob Stone", "Priya Raman", "Helen Okafor", "Marco Ruiz")
+TOPICS = (
+    "the venue deposit", "the catering quote", "the load test", "the press kit", "the landing page",
+    "the paid ads", "the budget review", "the hiring plan", "the release notes", "the staging cluster",
+)  # fmt: skip
+WORDS = (
+    "we", "should", "check", "before", "friday", "numbers", "look", "fine", "but", "the", "team", "needs",
+    "more", "time", "for", "review", "and", "a", "second", "pass", "on", "details", "client", "asked",
+    "about", "timeline", "risk", "is", "low", "if", "we", "ship", "tuesday", "otherwise", "move", "it",
+)  # fmt: skip
+PER_DAY = 40
+START = datetime(2024, 1, 8, 9, 0, tzinfo=UTC)
+
+
+class CountingSummarizer:
+    """The fallback summarizer, counting calls and the time spent inside it."""
+
+    name = "fallback"
+
+    def __init__(self) -> None:
+        self.inner = FallbackSummarizer()
+        self.calls = 0
+        self.seconds = 0.0
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    def summarize(self, children: Sequence[ChildText], budget_tokens: int) -> SummaryText:
+        started = time.perf_counter()
+        try:
+            return self.inner.summarize(children, budget_tokens)
+        finally:
+            self.calls += 1
+            self.seconds += time.perf_counter() - started
+
+
+def write_chat_vault(root: Path, messages: int, seed: int = 0) -> int:
+    """A deterministic chat vault of `messages` messages; returns the number of notes."""
+    rng = random.Random(seed)
+    per_channel = [
+        messages // len(CHANNELS) + (1 if i < messages % len(CHANNELS) else 0) for i in range(len(CHANNELS))
+    ]
+    notes = 0
+    for channel, count in zip(CHANNELS, per_channel, strict=True):
+        for day_start in range(0, count, PER_DAY):
+            day = day_start // PER_DAY
+            date = START + timedelta(days=day)
+            batch = []
+            for i in range(day_start, min(count, day_start + PER_DAY)):
+                topic = rng.choice(TOPICS)
+                filler = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 34)))
+                person = rng.choice(PEOPLE)
+                text = f"About {topic}: {filler}. {rng.choice(PEOPLE)} agreed on {topic}."
+                at = date + timedelta(minutes=12 * (i - day_start))
+                batch.append(Message(f"{channel}-{i}", person, at, text))
+            meta = SourceMeta("chat", f"slack:bench/{channel}", f"slack/bench/{channel}", f"#{channel}")
+            path = root / "sources" / "chat" / "slack" / "bench" / channel / f"{date:%Y-%m-%d}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render_source_note(meta, batch), encoding="utf-8")
+            notes += 1
+    return notes
+
+
+def bench_trees(
+    workdir: Path,
+    *,
+    messages: int = 3000,
+    l0_tokens: int = 3000,
+    fanout: int = 8,
+    ner: bool = False,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Fold a fresh chat vault of `messages` messages; return the figures."""
+    if messages <= 0:
+        raise UsageError("--messages must be positive")
+    workdir.mkdir(parents=True, exist_ok=True)
+    if any(workdir.iterdir()):
+        raise UsageError(f"{workdir} is not empty", hint="the benchmark writes a fresh vault")
+    notes = write_chat_vault(workdir, messages, seed)
+    extra = {
+        "admission.llm": False,
+        "entities.ner_model": "auto" if ner else "off",
+        "trees.l0_tokens": l0_tokens,
+        "trees.fanout": fanout,
+    }
+    config = load_config(workdir, embed_provider="none", extra=extra)
+    summarizer = CountingSummarizer()
+    with Memory.open(config) as memory:
+        memory.sync()
+        leaves = int(memory.index.scalar("SELECT count(*) FROM leaves"))
+        started = time.perf_counter()
+        report = seal_ready(memory, summarizer=summarizer)
+        report.merge(
+            flush(memory, now=datetime.max.replace(tzinfo=UTC), summarizer=summarizer, older_than_hours=0)
+        )
+        seconds = time.perf_counter() - started
+        levels = dict(
+            memory.index.query("SELECT level, count(*) FROM summaries GROUP BY level ORDER BY level")
+        )
+    seals = len(report.sealed)
+    per_1000 = 1000.0 * seals / leaves if leaves else 0.0
+    return {
+        "messages": messages,
+        "notes": notes,
+        "leaves": leaves,
+        "l0_tokens": l0_tokens,
+        "fanout": fanout,
+        "ner": ner,
+        "seals": seals,
+        "summaries_per_level": {str(k): int(v) for k, v in levels.items()},
+        "aborted": len(report.aborted),
+        "seconds": round(seconds, 3),
+        "seals_per_s": round(seals / seconds, 2) if seconds > 0 else 0.0,
+        "summarizer_seconds": round(summarizer.seconds, 3),
+        "llm_calls_per_1000_leaves": per_1000,
+        "llm_calls_per_1000_leaves_max": 2 * per_1000,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import tempfile
+
+    parser = argparse.ArgumentParser(
+        prog="python -m vaultmind.bench.trees", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--messages", type=int, default=3000)
+    parser.add_argument("--l0-tokens", type=int, default=3000)
+    parser.add_argument("--fanout", type=int, default=8)
+    parser.add_argument("--ner", action="store_true", help="run spaCy NER in the entity deriver (slower)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="vaultmind-bench-trees-") as tmp:
+        result = bench_trees(
+            Path(tmp) / "vault",
+            messages=args.messages,
+            l0_tokens=args.l0_tokens,
+            fanout=args.fanout,
+            ner=args.ner,
+        )
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(
+            f"{result['seals']} seals over {result['leaves']} leaves in {result['seconds']:.2f} s "
+            f"({result['seals_per_s']:.1f} seals/s; summarizer {result['summarizer_seconds']:.2f} s); "
+            f"levels {result['summaries_per_level']}; LLM calls per 1,000 leaves: "
+            f"{result['llm_calls_per_1000_leaves']:.1f} (at most {result['llm_calls_per_1000_leaves_max']:.1f})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
