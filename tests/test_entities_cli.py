@@ -15,8 +15,14 @@ from .conftest import write
 @pytest.fixture
 def filled(vault: Path) -> Path:
     write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
-    write(vault, "entities/person/alice-chen.md", "---\nid: person:alice-chen\naliases: [Alice, Alex]\n---\n# Alice Chen\n")
-    write(vault, "entities/person/alex-kim.md", "---\nid: person:alex-kim\naliases: [Alex]\n---\n# Alex Kim\n")
+    write(
+        vault,
+        "entities/person/alice-chen.md",
+        "---\nid: person:alice-chen\naliases: [Alice, Alex]\n---\n# Alice Chen\n",
+    )
+    write(
+        vault, "entities/person/alex-kim.md", "---\nid: person:alex-kim\naliases: [Alex]\n---\n# Alex Kim\n"
+    )
     write(vault, "notes/a.md", "Alice and @bob planned #launch.\n")
     write(vault, "notes/b.md", "Alice asked @bob again about #launch; Alex too.\n")
     return vault

@@ -52,7 +52,11 @@ def test_nothing_inside_code() -> None:
 def test_wikilinks_are_candidates_with_their_alias() -> None:
     spans = regex_spans("See [[entities/person/alice-chen|Alice]] and [[Budget 2024#Q3]] and ![[img.png]].")
     links = [(s.surface, s.value) for s in spans if s.kind == "link"]
-    assert links == [("Alice", "entities/person/alice-chen"), ("Budget 2024", "Budget 2024"), ("img.png", "img.png")]
+    assert links == [
+        ("Alice", "entities/person/alice-chen"),
+        ("Budget 2024", "Budget 2024"),
+        ("img.png", "img.png"),
+    ]
 
 
 def test_ner_labels_and_cleaning() -> None:
@@ -63,7 +67,11 @@ def test_ner_labels_and_cleaning() -> None:
     text = "I met the Fernhill Labs' team and Alice's dog, “Bob”.\nSplit\nname"
     at = text.index
     span = clean_ner_span(text, at("the"), at(" team"), "ORG")
-    assert span is not None and span.surface == "Fernhill Labs" and text[span.start : span.end] == "Fernhill Labs"
+    assert (
+        span is not None
+        and span.surface == "Fernhill Labs"
+        and text[span.start : span.end] == "Fernhill Labs"
+    )
     alice = clean_ner_span(text, at("Alice"), at(" dog"), "PERSON")
     assert alice is not None and alice.surface == "Alice"
     bob = clean_ner_span(text, at("“"), at(".\n") + 1, "PERSON")
@@ -82,7 +90,10 @@ def test_overlaps_prefer_links_then_regex_then_registry_then_ner() -> None:
         Span(12, 17, "alice", "person", "ner"),
     ]
     chosen = select_spans(spans)
-    assert [(s.source, s.surface) for s in chosen] == [("registry", "Alice Chen"), ("regex", "alice@example.com")]
+    assert [(s.source, s.surface) for s in chosen] == [
+        ("registry", "Alice Chen"),
+        ("regex", "alice@example.com"),
+    ]
 
 
 def test_authors() -> None:

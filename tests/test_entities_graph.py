@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import Config, load_config
-from vaultmind.entities.graph import complete_ner, entity_deriver, ner_pending
+from vaultmind.entities.graph import EntityDeriver, backfill_ner, complete_ner, entity_deriver, ner_pending
+from vaultmind.entities.settings import EntitySettings
 from vaultmind.index.store import Index
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
+from vaultmind.sync import Syncer
 
 from .conftest import write
 
@@ -29,7 +31,14 @@ ENTITY_QUERIES = {
 
 PEOPLE = ["Alice Chen", "Bob Stone", "Dana Whitfield", "Marco Ruiz", "Priya Raman", "Alex"]
 ORGS = ["Fernhill Labs", "Harbor Hall", "Google", "the Dublin Port Company"]
-EXTRAS = ["#launch", "#budget", "@bob.stone", "dana@harbor.example", "https://example.com/plan", "+353 85 123 4567"]
+EXTRAS = [
+    "#launch",
+    "#budget",
+    "@bob.stone",
+    "dana@harbor.example",
+    "https://example.com/plan",
+    "+353 85 123 4567",
+]
 SENTENCES = [
     "{p} met {q} at {o} to talk about {x}.",
     "{p} wrote to {q} about the offsite with {o}.",
@@ -70,10 +79,15 @@ class Writer:
 
     def sentence(self) -> str:
         r = self.rng
-        return r.choice(SENTENCES).format(p=r.choice(PEOPLE), q=r.choice(PEOPLE), o=r.choice(ORGS), x=r.choice(EXTRAS))
+        return r.choice(SENTENCES).format(
+            p=r.choice(PEOPLE), q=r.choice(PEOPLE), o=r.choice(ORGS), x=r.choice(EXTRAS)
+        )
 
     def user_note(self) -> str:
-        sections = [" ".join(self.sentence() for _ in range(self.rng.randint(1, 2))) for _ in range(self.rng.randint(1, 3))]
+        sections = [
+            " ".join(self.sentence() for _ in range(self.rng.randint(1, 2)))
+            for _ in range(self.rng.randint(1, 3))
+        ]
         return "\n\n".join(f"## Part {i}\n\n{text}" for i, text in enumerate(sections)) + "\n"
 
     def chat_note(self, scope: str) -> str:
@@ -90,19 +104,26 @@ class Writer:
         aliases = [a for a in pool if self.rng.random() < 0.5]
         items = "[" + ", ".join(f'"{a}"' for a in aliases) + "]"
         body = "# " + display + "\n" + (f"\n{self.sentence()}\n" if self.rng.random() < 0.5 else "")
-        return f'---\nvaultmind: entity\nid: "{ident}"\ndisplay_name: {display}\naliases: {items}\n---\n{body}'
+        return (
+            f'---\nvaultmind: entity\nid: "{ident}"\ndisplay_name: {display}\naliases: {items}\n---\n{body}'
+        )
 
 
 def _existing(vault: Path) -> list[str]:
     return sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_random_edits_equal_a_cold_rebuild(vault: Path, seed: int) -> None:
+@pytest.mark.parametrize(("seed", "targeted"), [(1, 1.0), (2, 1.0), (3, 0.5), (4, 0.0)])
+def test_random_edits_equal_a_cold_rebuild(vault: Path, seed: int, targeted: float) -> None:
+    """`targeted`: share of the leaves a registry change may re-derive before all are recomputed."""
     rng = random.Random(seed)
     w = Writer(vault, rng)
     config = load_config(vault, embed_provider="none")
-    with Memory.open(config) as memory:
+    deriver = EntityDeriver(EntitySettings.from_config(config), targeted_max_share=targeted)
+    modes: set[str] = set()
+    with Index.open(config.index_path) as index:
+        memory = Memory(config, index, None)
+        syncer = Syncer(config, index, None, None, [deriver])
         for step in range(30):
             op = rng.random()
             changed: list[str] = []
@@ -140,16 +161,18 @@ def test_random_edits_equal_a_cold_rebuild(vault: Path, seed: int) -> None:
                     (vault / src).rename(vault / dst)
                     changed.extend([src, dst])
             if rng.random() < 0.5:
-                memory.sync()
+                syncer.sync_all()
             else:
-                memory.sync_paths(changed)
+                syncer.sync_paths(changed)
+            modes.add(deriver.last["mode"])
             if step % 10 == 9:
-                complete_ner(memory)
+                backfill_ner(index, deriver)
                 assert dump_entities(memory) == cold_rebuild(config), f"step {step}"
-        complete_ner(memory)
+        backfill_ner(index, deriver)
         final = dump_entities(memory)
     assert final["occurrences"], "the random vault mentions entities"
     assert final == cold_rebuild(config)
+    assert "leaves" in modes and ("registry" in modes or targeted == 0), modes
 
 
 def test_edges_count_distinct_leaves_even_when_a_leaf_is_in_two_notes(vault: Path) -> None:
@@ -176,7 +199,12 @@ def test_edges_count_distinct_leaves_even_when_a_leaf_is_in_two_notes(vault: Pat
             ("person:alice", "topic:launch", 1),
         ]
         mentions = dict(memory.index.query("SELECT id, mentions FROM entities"))
-        assert mentions == {"person:alice": 1, "handle:bob": 2, "topic:launch": 2, "email:alice@example.com": 1}
+        assert mentions == {
+            "person:alice": 1,
+            "handle:bob": 2,
+            "topic:launch": 2,
+            "email:alice@example.com": 1,
+        }
         assert memory.index.scalar("SELECT count(*) FROM occurrences") == 12  # 6 per copy
         (vault / "sources/chat/copy-of-a.md").unlink()
         memory.sync()

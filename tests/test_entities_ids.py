@@ -8,7 +8,16 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.entities.graph import query_entities
-from vaultmind.entities.ids import canonical_id, canonical_kind, make_id, normalize, parse_id, slug, word_spans, words
+from vaultmind.entities.ids import (
+    canonical_id,
+    canonical_kind,
+    make_id,
+    normalize,
+    parse_id,
+    slug,
+    word_spans,
+    words,
+)
 from vaultmind.memory import Memory
 
 from .conftest import write
@@ -82,9 +91,12 @@ def test_query_uses_the_ingest_normalization(vault: Path) -> None:
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         indexed = sorted(
-            r[0] for r in memory.index.query("SELECT entity_id FROM occurrences WHERE note_path = 'notes/a.md'")
+            r[0]
+            for r in memory.index.query("SELECT entity_id FROM occurrences WHERE note_path = 'notes/a.md'")
         )
         with memory.index.lock:
-            asked = query_entities(memory.index.con, "what did zoe o'brien say about #sailing? zoe@example.com")
+            asked = query_entities(
+                memory.index.con, "what did zoe o'brien say about #sailing? zoe@example.com"
+            )
     assert indexed == ["email:zoe@example.com", "person:zoe-obrien", "topic:sailing"]
     assert sorted({ident for ident, _ in asked}) == indexed

@@ -98,6 +98,8 @@ def test_missing_model_degrades_and_says_so(vault: Path, caplog: pytest.LogCaptu
 
     with caplog.at_level(logging.WARNING), Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
-        found = sorted(r[0] for r in memory.index.query("SELECT entity_id FROM occurrences WHERE note_path = 'a.md'"))
+        found = sorted(
+            r[0] for r in memory.index.query("SELECT entity_id FROM occurrences WHERE note_path = 'a.md'")
+        )
     assert found == ["email:angela@example.com", "person:tim-cook", "topic:keynote"]
     assert any("vaultmind_no_such_model" in r.getMessage() for r in caplog.records)

@@ -29,8 +29,16 @@ DANA = "Dana Whitfield <dana@harbor.example>"
 @pytest.fixture
 def mem(vault: Path) -> Iterator[Memory]:
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
-    write(vault, "sources/chat/venue.md", chat("venue", [(DANA, "the hall is free"), (DANA, "#launch ok"), ("@bob", "great")]))
-    write(vault, "sources/chat/other.md", chat("other", [(DANA, "invoice sent"), ("@bob", "thanks"), ("@bob", "paid")]))
+    write(
+        vault,
+        "sources/chat/venue.md",
+        chat("venue", [(DANA, "the hall is free"), (DANA, "#launch ok"), ("@bob", "great")]),
+    )
+    write(
+        vault,
+        "sources/chat/other.md",
+        chat("other", [(DANA, "invoice sent"), ("@bob", "thanks"), ("@bob", "paid")]),
+    )
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         yield memory
@@ -58,7 +66,9 @@ def test_entities_with_enough_evidence_get_a_note(vault: Path, mem: Memory) -> N
     assert text == EXPECTED.format(sha=body_sha256("# Dana Whitfield\n"))
     fm = split_frontmatter(text)
     assert fm.data["vaultmind_body_sha256"] == body_sha256(fm.body)
-    row = mem.index.query("SELECT note_path, emails, mentions FROM entities WHERE id = 'person:dana-whitfield'")
+    row = mem.index.query(
+        "SELECT note_path, emails, mentions FROM entities WHERE id = 'person:dana-whitfield'"
+    )
     assert row == [("entities/person/dana-whitfield.md", ["dana@harbor.example"], 3)]
     assert create_entity_notes(mem) == []  # idempotent
 
@@ -67,7 +77,9 @@ def test_threshold_and_kinds_come_from_config(vault: Path, mem: Memory) -> None:
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\ncreate_threshold = 4\n')
     assert planned_entity_notes(Memory(load_config(vault, embed_provider="none"), mem.index, None)) == []
     write(
-        vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\ncreate_threshold = 2\ncreate_kinds = ["handle", "topic"]\n'
+        vault,
+        ".vaultmind/config.toml",
+        '[entities]\nner_model = "off"\ncreate_threshold = 2\ncreate_kinds = ["handle", "topic"]\n',
     )
     planned = planned_entity_notes(Memory(load_config(vault, embed_provider="none"), mem.index, None))
     assert [(ident, path) for ident, path, _ in planned] == [("handle:bob", "entities/handle/bob.md")]
@@ -88,12 +100,16 @@ def test_a_deleted_note_is_never_created_again(vault: Path, mem: Memory) -> None
     mem.sync()
     assert create_entity_notes(mem) == []
     assert not (vault / path).exists()
-    assert (vault / ".vaultmind/entities-created.txt").read_text(encoding="utf-8") == "person:dana-whitfield\n"
+    assert (vault / ".vaultmind/entities-created.txt").read_text(
+        encoding="utf-8"
+    ) == "person:dana-whitfield\n"
 
 
 def test_an_existing_file_is_left_alone(vault: Path, mem: Memory) -> None:
     target = vault / "entities/person/dana-whitfield.md"
-    write(vault, "entities/person/dana-whitfield.md", "---\nvaultmind: readme\n---\nnot an entity, but mine\n")
+    write(
+        vault, "entities/person/dana-whitfield.md", "---\nvaultmind: readme\n---\nnot an entity, but mine\n"
+    )
     mem.sync()
     assert create_entity_notes(mem) == []
     assert target.read_text(encoding="utf-8") == "---\nvaultmind: readme\n---\nnot an entity, but mine\n"
@@ -102,7 +118,11 @@ def test_an_existing_file_is_left_alone(vault: Path, mem: Memory) -> None:
 def test_user_edits_to_a_created_note_are_honoured(vault: Path, mem: Memory) -> None:
     (path,) = create_entity_notes(mem)
     note = vault / path
-    note.write_text(note.read_text(encoding="utf-8").replace("aliases: []", "aliases: [Dana, DW]") + "\nMet at the hall.\n", encoding="utf-8")
+    note.write_text(
+        note.read_text(encoding="utf-8").replace("aliases: []", "aliases: [Dana, DW]")
+        + "\nMet at the hall.\n",
+        encoding="utf-8",
+    )
     write(vault, "notes/a.md", "DW called; Dana will come.\n")
     mem.sync()
     assert mem.index.query("SELECT entity_id, surface FROM occurrences WHERE note_path = 'notes/a.md'") == [

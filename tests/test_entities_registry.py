@@ -29,7 +29,9 @@ def put(vault: Path, rel: str, text: str) -> None:
     os.utime(path, ns=(_TICK[0], _TICK[0]))
 
 
-def entity(ident: str, display: str, aliases: list[str] = (), emails: list[str] = (), handles: list[str] = ()) -> str:  # type: ignore[assignment]
+def entity(
+    ident: str, display: str, aliases: list[str] = (), emails: list[str] = (), handles: list[str] = ()
+) -> str:  # type: ignore[assignment]
     def items(values: list[str]) -> str:
         return "[" + ", ".join(f'"{v}"' for v in values) + "]"
 
@@ -41,16 +43,23 @@ def entity(ident: str, display: str, aliases: list[str] = (), emails: list[str] 
 
 
 def chat(messages: list[tuple[str, str]], day: str = "2024-03-04") -> str:
-    meta = SourceMeta(kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"general {day}")
+    meta = SourceMeta(
+        kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"general {day}"
+    )
     return render_source_note(
         meta,
-        [Message(f"m{i}", author, f"{day}T09:{i:02d}:00Z", text) for i, (author, text) in enumerate(messages)],
+        [
+            Message(f"m{i}", author, f"{day}T09:{i:02d}:00Z", text)
+            for i, (author, text) in enumerate(messages)
+        ],
     )
 
 
 def occ(memory: Memory, path: str | None = None) -> list[tuple[str, str]]:
     where = "WHERE note_path = ?" if path else ""
-    rows = memory.index.query(f"SELECT entity_id, surface FROM occurrences {where} ORDER BY ALL", [path] if path else None)
+    rows = memory.index.query(
+        f"SELECT entity_id, surface FROM occurrences {where} ORDER BY ALL", [path] if path else None
+    )
     return [(r[0], r[1]) for r in rows]
 
 
@@ -92,13 +101,21 @@ def test_merge_two_people_by_alias_or_by_id(vault: Path, mem: Memory) -> None:
     assert ids(mem, "notes/b.md") == {"person:alice-chen", "person:robert-stone", "person:bob-stone"}
 
     # an alias beats another note's display name: "Bob Stone" now means Robert
-    put(vault, "entities/person/robert-stone.md", entity("person:robert-stone", "Robert Stone", ["Rob", "Bob Stone"]))
+    put(
+        vault,
+        "entities/person/robert-stone.md",
+        entity("person:robert-stone", "Robert Stone", ["Rob", "Bob Stone"]),
+    )
     mem.sync()
     assert ids(mem, "notes/a.md") == {"person:alice-chen", "person:robert-stone"}
     assert ids(mem, "notes/b.md") == {"person:alice-chen", "person:robert-stone", "person:bob-stone"}  # Bobby
 
     # listing the other's id merges everything that resolves to it
-    put(vault, "entities/person/robert-stone.md", entity("person:robert-stone", "Robert Stone", ["Rob", "person:bob-stone"]))
+    put(
+        vault,
+        "entities/person/robert-stone.md",
+        entity("person:robert-stone", "Robert Stone", ["Rob", "person:bob-stone"]),
+    )
     mem.sync()
     assert ids(mem, "notes/b.md") == {"person:alice-chen", "person:robert-stone"}
     edges = mem.index.query("SELECT a, b, weight FROM edges ORDER BY ALL")
@@ -108,10 +125,19 @@ def test_merge_two_people_by_alias_or_by_id(vault: Path, mem: Memory) -> None:
 
 
 def test_deleting_an_entity_note_falls_back_to_extraction(vault: Path, mem: Memory) -> None:
-    put(vault, "entities/person/alice-chen.md", entity("person:alice-chen", "Alice Chen", ["Ally"], ["alice@example.com"]))
-    put(vault, "sources/chat/general.md", chat([("Alice Chen", "mail me: alice@example.com"), ("Ally", "ok")]))
+    put(
+        vault,
+        "entities/person/alice-chen.md",
+        entity("person:alice-chen", "Alice Chen", ["Ally"], ["alice@example.com"]),
+    )
+    put(
+        vault, "sources/chat/general.md", chat([("Alice Chen", "mail me: alice@example.com"), ("Ally", "ok")])
+    )
     mem.sync()
-    assert occ(mem, "sources/chat/general.md") == [("person:alice-chen", "Alice Chen"), ("person:alice-chen", "Ally")]
+    assert occ(mem, "sources/chat/general.md") == [
+        ("person:alice-chen", "Alice Chen"),
+        ("person:alice-chen", "Ally"),
+    ]
     (vault / "entities/person/alice-chen.md").unlink()
     mem.sync()
     assert occ(mem, "sources/chat/general.md") == [
@@ -132,7 +158,12 @@ def test_ambiguous_names_are_reported_never_guessed(vault: Path, mem: Memory) ->
     assert ids(mem, "notes/a.md") == {"person:alex-kim"}  # the unambiguous full name only
     assert ids(mem, "sources/chat/general.md") == {"person:alex"}  # the author keeps their own surface
     report = ambiguous(mem.index)
-    assert {"name": "alex", "candidates": ["person:alex-kim", "person:alex-lee"], "why": "registry", "mentions": 1} in report["ambiguous"]
+    assert {
+        "name": "alex",
+        "candidates": ["person:alex-kim", "person:alex-lee"],
+        "why": "registry",
+        "mentions": 1,
+    } in report["ambiguous"]
 
 
 def test_fuzzy_matching_within_a_kind_and_its_ambiguity(vault: Path, mem: Memory) -> None:
@@ -168,7 +199,10 @@ def test_emails_handles_links_and_authors_resolve_through_the_registry(vault: Pa
     put(vault, "notes/a.md", "Write to ALICE@example.com or ping @alice; see [[fernhill-labs|the studio]].\n")
     put(vault, "sources/chat/general.md", chat([("U01ALICE", "hi"), ("Alice <alice@example.com>", "again")]))
     mem.sync()
-    assert occ(mem, "notes/a.md") == [("org:fernhill-labs", "the studio"), ("person:alice-chen", "ALICE@example.com")]
+    assert occ(mem, "notes/a.md") == [
+        ("org:fernhill-labs", "the studio"),
+        ("person:alice-chen", "ALICE@example.com"),
+    ]
     assert occ(mem, "sources/chat/general.md") == [
         ("person:alice-chen", "Alice <alice@example.com>"),
         ("person:alice-chen", "U01ALICE"),
@@ -176,13 +210,20 @@ def test_emails_handles_links_and_authors_resolve_through_the_registry(vault: Pa
 
 
 def test_entity_notes_mention_others_but_not_themselves(vault: Path, mem: Memory) -> None:
-    put(vault, "entities/person/alice-chen.md", entity("person:alice-chen", "Alice Chen") + "\nWorks at Fernhill with Alice Chen's team.\n")
+    put(
+        vault,
+        "entities/person/alice-chen.md",
+        entity("person:alice-chen", "Alice Chen") + "\nWorks at Fernhill with Alice Chen's team.\n",
+    )
     put(vault, "entities/org/fernhill-labs.md", entity("org:fernhill-labs", "Fernhill Labs", ["Fernhill"]))
     write(vault, "entities/README.md", "---\nvaultmind: readme\n---\n# Entities\n\nNot an entity.\n")
     mem.sync()
     assert occ(mem, "entities/person/alice-chen.md") == [("org:fernhill-labs", "Fernhill")]
     assert mem.index.query("SELECT a, b, weight FROM edges") == []  # one entity per leaf
-    assert sorted(r[0] for r in mem.index.query("SELECT id FROM entities")) == ["org:fernhill-labs", "person:alice-chen"]
+    assert sorted(r[0] for r in mem.index.query("SELECT id FROM entities")) == [
+        "org:fernhill-labs",
+        "person:alice-chen",
+    ]
 
 
 def test_notes_without_front_matter_and_duplicate_ids(vault: Path, mem: Memory) -> None:
@@ -191,7 +232,9 @@ def test_notes_without_front_matter_and_duplicate_ids(vault: Path, mem: Memory) 
     put(vault, "notes/a.md", "Dana and D. Whitfield are the same person.\n")
     mem.sync()
     assert occ(mem, "notes/a.md") == [("person:dana-whitfield", "Dana")]
-    row = mem.index.query("SELECT display_name, note_path, aliases FROM entities WHERE id = 'person:dana-whitfield'")
+    row = mem.index.query(
+        "SELECT display_name, note_path, aliases FROM entities WHERE id = 'person:dana-whitfield'"
+    )
     assert row == [("Dana Whitfield", "entities/person/Dana Whitfield.md", ["Dana", "D. Whitfield"])]
     problems = ambiguous(mem.index)["problems"]
     assert problems == [

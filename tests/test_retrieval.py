@@ -19,9 +19,17 @@ NOW = datetime(2024, 6, 20, 12, 0)
 
 
 def _chat(vault: Path, day: str, messages: list[tuple[str, str, str]]) -> None:
-    meta = SourceMeta(kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"#general {day}")
+    meta = SourceMeta(
+        kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"#general {day}"
+    )
     msgs = [
-        Message(message_id=f"{day}-{i}", author=a, timestamp=f"{day}T{t}:00Z", text=x, source_ref=f"slack://C1/{day}-{i}")
+        Message(
+            message_id=f"{day}-{i}",
+            author=a,
+            timestamp=f"{day}T{t}:00Z",
+            text=x,
+            source_ref=f"slack://C1/{day}-{i}",
+        )
         for i, (a, t, x) in enumerate(messages)
     ]
     write(vault, f"sources/chat/slack/acme/general/{day}.md", render_source_note(meta, msgs))
@@ -60,18 +68,26 @@ def test_walk_hit_shape_and_citations(mem: Memory) -> None:
     assert top["node_kind"] == "leaf" and top["level"] == 0
     assert top["tree"] == "slack:acme/general" and top["scope"] == "slack/acme/general"
     assert top["source_refs"] == ["slack://C1/2024-06-12-0"]
-    assert top["anchor"].startswith("^m-") and top["link"].startswith("obsidian://open?vault=vault&file=sources")
+    assert top["anchor"].startswith("^m-") and top["link"].startswith(
+        "obsidian://open?vault=vault&file=sources"
+    )
     assert top["time_range"]["start"] == "2024-06-12T10:00:00Z"
     assert {"lex", "dense", "entity", "graph", "time_factor", "weights"} <= set(top["breakdown"])
     mem.close()
 
 
 def test_walk_time_window_prefers_leaves_inside_it(mem: Memory) -> None:
-    result = mem.query("walk", {"query": "what happened with the budget in May 2024?", "reference_time": NOW.isoformat()})
+    result = mem.query(
+        "walk", {"query": "what happened with the budget in May 2024?", "reference_time": NOW.isoformat()}
+    )
     assert result["query"]["time_window"]["text"] == "in may 2024"
     top = result["hits"][0]
     assert top["time_range"]["start"].startswith("2024-05-08")
-    outside = [h for h in result["hits"] if h["time_range"]["start"] and h["time_range"]["start"].startswith("2024-06")]
+    outside = [
+        h
+        for h in result["hits"]
+        if h["time_range"]["start"] and h["time_range"]["start"].startswith("2024-06")
+    ]
     assert all(h["breakdown"]["time_factor"] < 1 for h in outside)
     relative = mem.query("walk", {"query": "budget last week", "reference_time": "2024-06-17T09:00:00"})
     assert relative["query"]["time_window"]["start"] == "2024-06-10T00:00:00Z"
@@ -92,13 +108,19 @@ def test_walk_is_deterministic_and_sees_new_leaves_immediately(mem: Memory, vaul
 def test_near_duplicates_are_pushed_down(vault: Path) -> None:
     for name in ("a", "b"):
         write(vault, f"{name}.md", "# Copy\n\nThe ferry to Ischia leaves at nine from the old pier.\n")
-    write(vault, "c.md", "# Other\n\nThe ferry back from Ischia is at six, weather permitting, and crowded in August.\n")
+    write(
+        vault,
+        "c.md",
+        "# Other\n\nThe ferry back from Ischia is at six, weather permitting, and crowded in August.\n",
+    )
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         hits = memory.query("walk", {"query": "ferry Ischia"})["hits"]
         paths = [h["note_path"] for h in hits]
         assert paths[1] == "c.md" and {paths[0], paths[2]} == {"a.md", "b.md"}
-        assert hits[0]["score"] == hits[2]["score"] > hits[1]["score"], "the copy outscores c but yields to it"
+        assert hits[0]["score"] == hits[2]["score"] > hits[1]["score"], (
+            "the copy outscores c but yields to it"
+        )
         assert hits[2]["breakdown"].get("near_duplicate") is True
 
 
@@ -106,7 +128,9 @@ def test_modes(mem: Memory) -> None:
     source = mem.query("query_source", {"source_id": "slack:acme/general", "since": "2024-06-01"})
     assert [h["content"][:6] for h in source["hits"]] == ["Budget", "Great,"]
     window = mem.query("cover_window", {"start": "2024-05-01", "end": "2024-06-01"})
-    assert window["total"] == 2 and all(h["time_range"]["start"].startswith("2024-05") for h in window["hits"])
+    assert window["total"] == 2 and all(
+        h["time_range"]["start"].startswith("2024-05") for h in window["hits"]
+    )
     ids = [h["node_id"] for h in source["hits"]]
     fetched = mem.query("fetch_leaves", {"ids": [ids[1], "missing-id", ids[0]]})
     assert [h["node_id"] for h in fetched["hits"]] == [ids[1], ids[0]]
@@ -158,3 +182,39 @@ def test_time_expressions(question: str, start: str, end: str) -> None:
 def test_no_time_expression_and_may_the_verb() -> None:
     assert parse_time_window("may I ask who owns the guest list?", NOW) is None
     assert parse_time_window("who owns the guest list?", NOW) is None
+
+
+def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> None:
+    from vaultmind.tree.engine import seal_ready
+
+    day = "2024-05-08"
+    _chat(
+        vault,
+        day,
+        [
+            (name, f"09:{i:02d}", f"{name} reports progress on the lighthouse restoration, step {i}.")
+            for i, name in enumerate(["Alice Chen", "Bob Stone"] * 6)
+        ],
+    )
+    config = load_config(
+        vault,
+        embed_provider="none",
+        extra={"trees.l0_tokens": 64, "trees.fanout": 2, "trees.summarizer": "fallback"},
+    )
+    with Memory.open(config) as memory:
+        memory.sync()
+        report = seal_ready(memory, now=NOW)
+        assert report.sealed, "the small budget seals the chat into summaries"
+        top = memory.index.query("SELECT id, level FROM summaries ORDER BY level DESC, id LIMIT 1")[0]
+        node = memory.query("drill_down", {"node_id": top[0], "depth": 3})
+        kinds = {h["node_kind"] for h in node["hits"]}
+        assert "leaf" in kinds, "drilling down ends at the messages"
+        leaf = next(h for h in node["hits"] if h["node_kind"] == "leaf")
+        assert leaf["source_refs"][0].startswith("slack://C1/")
+        window = memory.query("cover_window", {"start": "2024-05-08", "end": "2024-05-09"})
+        assert any(h["node_kind"] == "summary" for h in window["hits"])
+        assert window["uncovered_leaves"] < 12
+        hits = memory.query("walk", {"query": "lighthouse restoration progress", "limit": 30})["hits"]
+        summary = next(h for h in hits if h["node_kind"] == "summary")
+        assert summary["level"] >= 1 and summary["child_ids"] and summary["message_ids"]
+        assert summary["note_path"].startswith("summaries/")

@@ -75,3 +75,25 @@ def test_the_tree_benchmark_reports_seals_and_llm_calls(tmp_path: Path) -> None:
     assert result["seals_per_s"] > 0
     assert result["llm_calls_per_1000_leaves"] == pytest.approx(1000 * result["seals"] / 36, rel=1e-6)
     assert result["llm_calls_per_1000_leaves_max"] == 2 * result["llm_calls_per_1000_leaves"]
+
+
+def test_the_daemon_routes_validate_and_answer(vault: Path) -> None:
+    from vaultmind.errors import UsageError
+    from vaultmind.memory import Memory
+    from vaultmind.tree.view import route_flush, route_tree
+
+    from .treekit import tree_config
+
+    chat_day(vault, 0, 0, 4)
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        for body in ({"all": "yes"}, {"max_stale": -1}, {"at": "last tuesday"}):
+            with pytest.raises(UsageError):
+                route_flush(memory, body)
+        with pytest.raises(UsageError):
+            route_tree(memory, {"tree": 3})
+        report = route_flush(memory, {"all": True})
+        assert [s["children"] for s in report["sealed"]] == [3, 1]
+        assert route_tree(memory, {"tree": TREE})["levels"] == [
+            {"level": 1, "summaries": 2, "stale": 0, "edited": 0}
+        ]

@@ -49,7 +49,8 @@ def test_an_edited_leaf_makes_its_ancestors_stale_and_reseal_is_bounded(vault: P
         _edit_message(vault, "Update 0004:", "Update 4004:")  # same size, new text
         memory.sync()
         stale = {r["id"]: r for r in summary_rows(memory) if r["stale"]}
-        assert sorted(int(r["level"]) for r in stale.values()) == [1, 2]  # the L1 above it and the L2 above that
+        # the L1 above it and the L2 above that
+        assert sorted(int(r["level"]) for r in stale.values()) == [1, 2]
         view = tree_view(memory, TREE)
         assert [s["why"] for s in view["stale"]] == [
             "a child changed since this summary was sealed",
@@ -64,7 +65,8 @@ def test_an_edited_leaf_makes_its_ancestors_stale_and_reseal_is_bounded(vault: P
         assert [u["level"] for u in second.unsealed] == [2] and [s["level"] for s in second.sealed] == [2]
         after = summary_rows(memory)
         assert not any(r["stale"] for r in after)
-        assert len([r for r in after if r["level"] == 1 and r["id"] in before]) == 2  # the other L1s untouched
+        untouched = [r for r in after if r["level"] == 1 and r["id"] in before]
+        assert len(untouched) == 2  # the other L1s
         _covered_once(memory)
         incremental = dump_all(memory)
         memory.reindex()
@@ -151,13 +153,15 @@ def test_a_quote_only_note_is_never_summarized(vault: Path) -> None:
         assert sealed["tree"] == "notes:Journal"
         (row,) = summary_rows(memory)
         paths = memory.index.query(
-            "SELECT DISTINCT note_path FROM leaves WHERE id IN (SELECT unnest(?::VARCHAR[]))", [row["leaf_ids"]]
+            "SELECT DISTINCT note_path FROM leaves WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+            [row["leaf_ids"]],
         )
         assert paths == [("Journal/2024-03-05.md",)]
         body = (vault / row["note_path"]).read_text(encoding="utf-8")
         assert "Helen Okafor called" not in body
         # the quote-only note is still indexed and searchable, verbatim
-        assert memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = 'Journal/2024-03-04.md'") > 0
+        quoted = memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = 'Journal/2024-03-04.md'")
+        assert quoted > 0
 
 
 def test_flush_is_reproducible_from_the_time_passed_in(vault: Path) -> None:

@@ -20,6 +20,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ class Daemon:
         self.pool: WorkerPool | None = None
         self.batches = 0
         self.failed_batches = 0
+        self.trees = TreeKeeper(memory)
         self.force_reconcile = False
 
     def run(self) -> None:
@@ -62,6 +64,7 @@ class Daemon:
         self.api.start()
         self.pool = WorkerPool(self.config, self.memory)
         self.pool.start()
+        self.trees.start()
         info_path = daemon_file(self.config)
         _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
         last_reconcile = 0.0
@@ -85,6 +88,7 @@ class Daemon:
                         stats = self.memory.sync()
                         self.force_reconcile = False
                         self.pool.notify()
+                        self.trees.poke()
                         self._report("reconcile", stats)
                     except (VaultmindError, duckdb.Error, OSError) as exc:
                         log.error("reconcile failed: %s; will retry", exc)
@@ -93,6 +97,7 @@ class Daemon:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 info_path.unlink()
+            self.trees.stop()
             self.pool.stop()
             self.api.stop()
 
@@ -113,6 +118,7 @@ class Daemon:
         self.batches += 1
         if self.pool is not None:
             self.pool.notify()
+        self.trees.poke()
         self._report("watch", stats)
 
     def _report(self, what: str, stats: SyncStats) -> None:
@@ -133,6 +139,51 @@ class Daemon:
         if rel.startswith(".."):
             return False
         return not self.memory.syncer.is_ignored(rel)
+
+
+class TreeKeeper:
+    """Seals, re-seals and flushes source trees in the background after every change.
+
+    A seal may wait minutes on Ollama, so it never runs on the watcher's thread; syncs are
+    serialised by `Memory.sync_lock`. Flushing also happens at least every `FLUSH_EVERY_S`.
+    """
+
+    FLUSH_EVERY_S = 3600.0
+
+    def __init__(self, memory: Memory):
+        self.memory = memory
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="vaultmind-trees", daemon=True)
+        self.runs = 0
+        self.last_error: str | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(30)
+
+    def _run(self) -> None:
+        from vaultmind.tree.view import maintain
+
+        while not self._stop.is_set():
+            self._wake.wait(self.FLUSH_EVERY_S)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                maintain(self.memory, now=datetime.now(UTC))
+                self.last_error = None
+            except Exception as exc:  # keep the daemon alive; the next change retries
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.exception("tree maintenance failed")
+            self.runs += 1
 
 
 def _publish(path: Path, info: dict[str, object]) -> None:

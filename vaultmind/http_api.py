@@ -73,9 +73,12 @@ ROUTES: dict[tuple[str, str], Route] = {
 
 def _all_routes() -> dict[tuple[str, str], Route]:
     from vaultmind.queue.routes import ROUTES as QUEUE_ROUTES
+    from vaultmind.tree.view import route_flush, route_tree
 
     routes = dict(ROUTES)
     routes.update(QUEUE_ROUTES)
+    routes[("POST", "/v1/tree")] = route_tree
+    routes[("POST", "/v1/flush")] = route_flush
     return routes
 
 

@@ -7,6 +7,7 @@ async adapters run it in a worker thread.
 from __future__ import annotations
 
 import os
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ class Memory:
         if self.vectors is not None:
             self.syncer.listeners.append(self.vectors.apply)
         self.vault_name = config.vault.name
+        self.sync_lock = threading.RLock()  # one sync at a time (watcher, seals, API)
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -58,15 +60,18 @@ class Memory:
 
     def reindex(self) -> SyncStats:
         """Full rebuild of the derived rows from the vault (embeddings cache kept)."""
-        stats = self.syncer.sync_all(rebuild=True)
-        self.index.checkpoint()
-        return stats
+        with self.sync_lock:
+            stats = self.syncer.sync_all(rebuild=True)
+            self.index.checkpoint()
+            return stats
 
     def sync(self) -> SyncStats:
-        return self.syncer.sync_all()
+        with self.sync_lock:
+            return self.syncer.sync_all()
 
     def sync_paths(self, paths: list[str]) -> SyncStats:
-        return self.syncer.sync_paths(paths)
+        with self.sync_lock:
+            return self.syncer.sync_paths(paths)
 
     # -- read side -------------------------------------------------------------------------
 

@@ -39,7 +39,9 @@ Rosa Samir Tara Ugo Vera Wen Ximena Yusuf Zoe Anika Bruno Chloe Diego""".split()
 LAST = """Chen Stone Ruiz Whitfield Okafor Raman Novak Silva Berg Kowalski Haddad Moreau Tanaka Costa Larsen
 Fischer Romero Ivanova Brennan Nguyen""".split()
 ORGS = """Fernhill Labs|Harbor Hall|Acme Corporation|Google|Microsoft|the Dublin Port Company|Northwind Traders|
-Globex|Initech|Umbrella Health|Stark Industries|Wayne Enterprises|Blue Origin|Tidewater Bank""".replace("\n", "").split("|")
+Globex|Initech|Umbrella Health|Stark Industries|Wayne Enterprises|Blue Origin|Tidewater Bank""".replace(
+    "\n", ""
+).split("|")
 PLACES = "Dublin|Paris|Berlin|Lisbon|New York|Tokyo|Nairobi|São Paulo|Oslo|Toronto".split("|")
 TOPICS = "launch budget hiring roadmap offsite pricing security onboarding".split()
 TEMPLATES = [
@@ -51,8 +53,26 @@ TEMPLATES = [
 ]
 
 
+_SYLLABLES = "ka lo mir dan vel sor ta ben ril gro mae tor lin qua der sen fal ori bar nes".split()
+
+
+def _made_names(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    names: set[str] = set()
+    while len(names) < count:
+        names.add("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize())
+    return sorted(names)
+
+
+# a few common names and many rare ones, like a real vault
+FIRST_POOL = FIRST + _made_names(300, 1)
+LAST_POOL = LAST + _made_names(2000, 2)
+
+
 def _rng_name(rng: random.Random) -> str:
-    return f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+    pool_first = FIRST if rng.random() < 0.5 else FIRST_POOL
+    pool_last = LAST if rng.random() < 0.3 else LAST_POOL
+    return f"{rng.choice(pool_first)} {rng.choice(pool_last)}"
 
 
 def synthetic_text(rng: random.Random, sentences: int = 3) -> str:
@@ -112,7 +132,9 @@ def _insert(con: Any, table: str, columns: dict[str, list[Any]]) -> None:
     data = pa.table(columns)
     con.register("_bench_rows", data)
     try:
-        con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM _bench_rows")
+        con.execute(
+            f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM _bench_rows"
+        )
     finally:
         con.unregister("_bench_rows")
 
@@ -188,7 +210,9 @@ def bench_leaf_update(
         text = f"# Note {run}\n\n{synthetic_text(rng, 2)}\n"
         parsed = parse_note(path, text)
         with index.transaction() as con:
-            removed = [r[0] for r in con.execute("SELECT id FROM leaves WHERE note_path = ?", [path]).fetchall()]
+            removed = [
+                r[0] for r in con.execute("SELECT id FROM leaves WHERE note_path = ?", [path]).fetchall()
+            ]
             con.execute("DELETE FROM leaves WHERE note_path = ?", [path])
             rows: dict[str, list[Any]] = {c: [] for c in _LEAF_COLS}
             for leaf in parsed.leaves:
@@ -204,6 +228,7 @@ def bench_leaf_update(
             timings.append(elapsed)
         if progress:
             progress("update", run, repeats)
+    registry_timings, registry_leaves = _registry_edits(index, deriver, max(3, repeats // 3))
     with index.lock:
         registry = load_registry(index.con)
     index.close()
@@ -220,7 +245,38 @@ def bench_leaf_update(
             "max": round(max(timings) * 1000, 2),
             "runs": len(timings),
         },
+        "registry_edit_ms": {
+            "median": round(statistics.median(registry_timings) * 1000, 2),
+            "min": round(min(registry_timings) * 1000, 2),
+            "max": round(max(registry_timings) * 1000, 2),
+            "runs": len(registry_timings),
+            "leaves_rederived": registry_leaves,
+        },
     }
+
+
+def _registry_edits(index: Index, deriver: EntityDeriver, runs: int) -> tuple[list[float], list[int]]:
+    """Time adding (then removing) an alias to one entity note: the leaves it can affect are found
+    and re-derived (`entities.changes`), not the whole vault."""
+    path = index.scalar("SELECT min(path) FROM notes WHERE kind = 'entity'")
+    fm = json.loads(index.scalar("SELECT frontmatter FROM notes WHERE path = ?", [path]))
+    base = list(fm.get("aliases", []))
+    timings: list[float] = []
+    touched: list[int] = []
+    for run in range(runs + 1):
+        fm["aliases"] = [*base, f"{FIRST_POOL[-1]} {LAST_POOL[-1]}"] if run % 2 == 0 else base
+        with index.transaction() as con:
+            con.execute(
+                "UPDATE notes SET frontmatter = ?, sha256 = ? WHERE path = ?",
+                [json.dumps(fm, sort_keys=True), hashlib.sha256(f"{path}{run}".encode()).hexdigest(), path],
+            )
+            started = time.perf_counter()
+            deriver.apply(con, [], [], rebuild=False)
+            elapsed = time.perf_counter() - started
+        if run:
+            timings.append(elapsed)
+            touched.append(int(deriver.last.get("leaves") or -1))
+    return timings, touched
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -258,6 +314,11 @@ def _human(report: dict[str, Any]) -> str:
             f"{key} at {r['leaves']:,} leaves ({r['rows']['occurrences']:,} occurrences, {r['rows']['edges']:,} edges): "
             f"median {u['median']} ms (min {u['min']}, max {u['max']}, {u['runs']} runs); "
             f"full recompute {r['full_recompute_s']} s"
+        )
+        g = r["registry_edit_ms"]
+        lines.append(
+            f"  entity-note alias edit: median {g['median']} ms (min {g['min']}, max {g['max']}, {g['runs']} runs; "
+            f"leaves re-derived {g['leaves_rederived']})"
         )
     return "\n".join(lines)
 

@@ -225,6 +225,7 @@ class _Daemon:
     def __init__(self, proc: subprocess.Popen[bytes]):
         self.proc = proc
         self.client: DaemonClient | None = None
+        self.status: dict[str, Any] = {}  # `/v1/status` when it became ready
         self.output: list[str] = []
         self.thread = threading.Thread(target=self._drain, name="bench-daemon-stderr", daemon=True)
         self.thread.start()
@@ -273,7 +274,7 @@ def running_daemon(
             if daemon.client is None and daemon_file(config).exists():
                 daemon.client = find_daemon(config)
             if daemon.client is not None:
-                status = daemon.client.call("GET", "/v1/status")
+                status = daemon.status = daemon.client.call("GET", "/v1/status")
                 indexed = int(status["notes"]["total"])
                 missing = status["embeddings"].get("missing") or 0
                 progress("daemon start-up", min(indexed, expected), expected)
@@ -290,6 +291,14 @@ def running_daemon(
         yield daemon, time.perf_counter() - started
     finally:
         _stop(proc)
+
+
+def _queue_depth(daemon: _Daemon) -> int | None:
+    """Background jobs waiting when the daemon became ready (they compete with saves)."""
+    depth = (
+        daemon.status.get("queue", {}).get("depth") if isinstance(daemon.status.get("queue"), dict) else None
+    )
+    return depth if isinstance(depth, int) else None
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -348,6 +357,7 @@ def bench_save_to_query(
     timeouts = 0
     try:
         with running_daemon(vault, embed_provider=embed_provider, progress=progress) as (daemon, startup_s):
+            queue_depth = _queue_depth(daemon)
             for i in range(samples):
                 progress("save→query", i, samples)
                 nonce = f"vmnonce{token}{i:04d}x"
@@ -387,6 +397,7 @@ def bench_save_to_query(
         **latency(latencies),
         "timeouts": timeouts,
         "daemon_startup_s": startup_s,
+        "queue_depth_at_start": queue_depth,
         "embeddings": embed_provider,
     }
 
@@ -443,6 +454,7 @@ def bench_rss(
         for query in bench_queries(seed, queries):
             daemon.search(query)
         hwm, rss = _peak_rss(daemon.proc.pid)
+        queue_depth = _queue_depth(daemon)
     return {
         "reindex_peak_mb": peak / MB if peak is not None else None,
         "reindex_s": seconds,
@@ -450,6 +462,7 @@ def bench_rss(
         "daemon_peak_mb": hwm / MB if hwm is not None else None,
         "daemon_rss_mb": rss / MB if rss is not None else None,
         "daemon_startup_s": startup_s,
+        "queue_depth_at_start": queue_depth,
         "embeddings": config.embed_provider,
     }
 

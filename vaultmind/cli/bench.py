@@ -14,6 +14,7 @@ import argparse
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -89,29 +90,51 @@ def _name_list(text: str) -> list[str]:
 
 
 class StderrProgress:
-    """Step headers, and a progress line for any step that runs longer than ~2 s."""
+    """Step headers, and a progress line for any step that runs longer than ~2 s.
+
+    Between progress calls (a subprocess, a long database commit) a ticker thread keeps the
+    line alive with the elapsed time, so no long step looks stuck.
+    """
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
         self.step_started = time.monotonic()
         self.last = 0.0
         self.phase = ""
+        self.line = ""
         self.dirty = False
+        self.stop = threading.Event()
+        self.ticker = threading.Thread(target=self._tick, name="bench-progress", daemon=True)
+        self.ticker.start()
 
     def announce(self, text: str) -> None:
-        self._end_line()
-        print(f"vaultmind bench: {text}", file=sys.stderr, flush=True)
-        self.step_started = time.monotonic()
+        with self.lock:
+            self._end_line()
+            print(f"vaultmind bench: {text}", file=sys.stderr, flush=True)
+            self.step_started = time.monotonic()
+            self.phase = self.line = ""
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.step_started < PROGRESS_AFTER_S or (now - self.last < 0.5 and phase == self.phase):
-            return
+        with self.lock:
+            now = time.monotonic()
+            if now - self.step_started < PROGRESS_AFTER_S or (now - self.last < 0.5 and phase == self.phase):
+                return
+            self.phase = phase
+            self.line = f"{phase}: {done:,}/{total:,}" + (f" ({100.0 * done / total:.0f}%)" if total else "")
+            self._write(now)
+
+    def _tick(self) -> None:
+        while not self.stop.wait(1.0):
+            with self.lock:
+                now = time.monotonic()
+                if now - self.step_started >= PROGRESS_AFTER_S and now - self.last >= 1.0:
+                    self._write(now)
+
+    def _write(self, now: float) -> None:
         self.last = now
-        self.phase = phase
         self.dirty = True
-        pct = f" ({100.0 * done / total:.0f}%)" if total else ""
-        elapsed = now - self.step_started
-        sys.stderr.write(f"\r  {phase}: {done:,}/{total:,}{pct}, {elapsed:.0f} s   ")
+        label = self.line or "working"
+        sys.stderr.write(f"\r  {label}, {now - self.step_started:.0f} s   ")
         sys.stderr.flush()
 
     def _end_line(self) -> None:
@@ -121,7 +144,10 @@ class StderrProgress:
             self.dirty = False
 
     def close(self) -> None:
-        self._end_line()
+        self.stop.set()
+        self.ticker.join()
+        with self.lock:
+            self._end_line()
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

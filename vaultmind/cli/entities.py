@@ -37,9 +37,18 @@ def add_parser(sub: Any) -> None:
         help="list (default), show ID, neighbours ID, ambiguous",
     )  # fmt: skip
     p.add_argument("ident", nargs="?", metavar="ID", help="an entity id (person:alice-chen) or name (Alice)")
-    p.add_argument("--kind", default=None, help="only this kind (person, org, place, product, event, work, topic, email, handle, url, phone)")
+    p.add_argument(
+        "--kind",
+        default=None,
+        help="only this kind (person, org, place, product, event, work, topic, email, handle, url, phone)",
+    )
     p.add_argument("--limit", type=int, default=None, help="number of rows (default 50; 20 for show)")
-    p.add_argument("--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)")
+    p.add_argument(
+        "--vault",
+        type=Path,
+        default=None,
+        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_entities)
 
@@ -53,7 +62,9 @@ def cmd_entities(args: argparse.Namespace) -> int:
     if args.action in ("show", "neighbours") and not args.ident:
         raise UsageError(f"`vaultmind entities {args.action}` needs an entity id or name")
     if args.action in ("list", "ambiguous") and args.ident:
-        raise UsageError(f"`vaultmind entities {args.action}` takes no ID", hint="use `show ID` or `neighbours ID`")
+        raise UsageError(
+            f"`vaultmind entities {args.action}` takes no ID", hint="use `show ID` or `neighbours ID`"
+        )
     body: dict[str, Any] = {"action": args.action, "limit": args.limit}
     if args.ident:
         body["id"] = args.ident
@@ -62,8 +73,8 @@ def cmd_entities(args: argparse.Namespace) -> int:
     config = load_config(resolve_vault(args.vault))
 
     def local(memory: Memory) -> dict[str, Any]:
-        from vaultmind.entities.graph import META_SIGNATURE, get_meta
         from vaultmind.entities.read import entities_request
+        from vaultmind.entities.tables import META_SIGNATURE, get_meta
 
         with memory.index.lock:
             derived = get_meta(memory.index.con, META_SIGNATURE) is not None
@@ -129,7 +140,9 @@ def _print_show(e: dict[str, Any]) -> None:
         print("  latest mentions:")
         for o in e["occurrences"]:
             ts = (o["ts"] or "")[:16].replace("T", " ")
-            print(f"    {ts:<16}  {o['note_path']}{o['anchor'] and '#' + o['anchor'].lstrip('#')}  “{o['surface']}”")
+            print(
+                f"    {ts:<16}  {o['note_path']}{o['anchor'] and '#' + o['anchor'].lstrip('#')}  “{o['surface']}”"
+            )
 
 
 def _print_ambiguous(result: dict[str, Any]) -> None:
@@ -137,8 +150,12 @@ def _print_ambiguous(result: dict[str, Any]) -> None:
     if not items and not result.get("problems"):
         print("vaultmind: no ambiguous names")
     for item in items:
-        why = "listed in several entity notes" if item["why"] == "registry" else "close to several entity notes"
-        print(f"  “{item['name']}” → {', '.join(item['candidates'])} ({why}; {item.get('mentions', 0)} leaves)")
+        why = (
+            "listed in several entity notes" if item["why"] == "registry" else "close to several entity notes"
+        )
+        print(
+            f"  “{item['name']}” → {', '.join(item['candidates'])} ({why}; {item.get('mentions', 0)} leaves)"
+        )
     if result.get("truncated"):
         print(f"  … {result['total'] - len(items):,} more (--limit)")
     for problem in result.get("problems", []):

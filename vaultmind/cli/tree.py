@@ -86,6 +86,7 @@ def cmd_flush(args: argparse.Namespace) -> int:
 
     def local(memory: Any) -> dict[str, Any]:
         memory.sync()
+        memory.syncer.progress = None  # each seal syncs one note: no progress lines for those
         return maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale).to_dict()
 
     body = {"all": args.all, "at": now.isoformat(), "max_stale": args.max_stale}

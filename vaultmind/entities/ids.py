@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterator
 from typing import Final
 
 NAME_KINDS: Final = ("person", "org", "place", "product", "event", "work", "topic")
@@ -53,6 +52,7 @@ MAX_SLUG: Final = 80
 
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 _WORD_RE = re.compile(rf"[^\W_](?:[^\W_]|[{_MARKS}])*")
+_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
 _PHONE_KEEP_RE = re.compile(r"\d+")
 
 
@@ -173,12 +173,20 @@ def phone_key(value: str) -> str:
     return "+" + digits if 7 <= len(digits) <= 15 else ""
 
 
-def word_spans(text: str) -> Iterator[tuple[str, int, int]]:
+def word_spans(text: str) -> list[tuple[str, int, int]]:
     """(normalized word, start, end) for each word of `text`, offsets into `text`.
 
     A word whose folded form contains several words (rare ligatures) yields them all with the
-    same offsets, so token sequences match `words(text)` exactly.
+    same offsets, so the sequence of words equals `words(text)` exactly.
     """
+    if text.isascii():
+        return [(m.group(), m.start(), m.end()) for m in _ASCII_WORD_RE.finditer(text.lower())]
+    out: list[tuple[str, int, int]] = []
     for match in _WORD_RE.finditer(text):
-        for part in _WORD_RE.findall(fold(match.group(0))):
-            yield part, match.start(), match.end()
+        word = match.group()
+        if word.isascii():
+            out.append((word.lower(), match.start(), match.end()))
+            continue
+        for part in _WORD_RE.findall(fold(word)):
+            out.append((part, match.start(), match.end()))
+    return out

@@ -67,10 +67,12 @@ class NerEngine:
 
     def _resolve(self) -> None:
         if self.setting.lower() in OFF_VALUES:
-            self.message = "NER is off ([entities] ner_model = \"off\"): people and organizations come from entity notes and regex only"
+            self.message = 'NER is off ([entities] ner_model = "off"): people and organizations come from entity notes and regex only'
             return
         if importlib.util.find_spec("spacy") is None:
-            self.message = "spaCy is not installed: people and organizations come from entity notes and regex only"
+            self.message = (
+                "spaCy is not installed: people and organizations come from entity notes and regex only"
+            )
             return
         candidates = AUTO_MODELS if self.setting.lower() == "auto" else (self.setting,)
         for name in candidates:
@@ -96,7 +98,9 @@ class NerEngine:
     def status(self) -> dict[str, Any]:
         message = self.message
         if self.package in _LOAD_FAILED:
-            message = f"spaCy model {self.package} failed to load ({_LOAD_FAILED[self.package]}); NER is skipped"
+            message = (
+                f"spaCy model {self.package} failed to load ({_LOAD_FAILED[self.package]}); NER is skipped"
+            )
         return {"available": self.available, "model": self.model_id, "message": message}
 
     def warn_if_degraded(self) -> None:
@@ -241,7 +245,9 @@ def count_pending(con: duckdb.DuckDBPyConnection, model: str) -> int:
     return int(row[0]) if row else 0
 
 
-def cached_spans(con: duckdb.DuckDBPyConnection, model: str, hashes: Sequence[str]) -> dict[str, list[RawSpan]]:
+def cached_spans(
+    con: duckdb.DuckDBPyConnection, model: str, hashes: Sequence[str]
+) -> dict[str, list[RawSpan]]:
     if not hashes:
         return {}
     con.register("_ner_keys", pa.table({"h": pa.array(list(hashes), pa.string())}))

@@ -32,8 +32,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vaultmind.entities.graph import stored_fuzzy_threshold
 from vaultmind.entities.ids import normalize
+from vaultmind.entities.query import stored_fuzzy_threshold
 from vaultmind.entities.registry import load_registry, slug_of
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.errors import RefuseToClobber
@@ -47,7 +47,9 @@ if TYPE_CHECKING:
 CREATED_FILE = "entities-created.txt"
 
 
-def planned_entity_notes(memory: Memory, settings: EntitySettings | None = None) -> list[tuple[str, str, str]]:
+def planned_entity_notes(
+    memory: Memory, settings: EntitySettings | None = None
+) -> list[tuple[str, str, str]]:
     """(entity id, vault path, note text) of the notes `create_entity_notes` would write."""
     settings = settings or EntitySettings.from_config(memory.config)
     index = memory.index

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from vaultmind.entities.graph import META_NER, get_meta, stored_fuzzy_threshold
 from vaultmind.entities.ids import NAME_KINDS, canonical_id, canonical_kind, kind_of, slug
+from vaultmind.entities.query import stored_fuzzy_threshold
 from vaultmind.entities.registry import Registry, load_registry
+from vaultmind.entities.tables import META_NER, get_meta
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.store import Index
 from vaultmind.vault.layout import obsidian_link
@@ -60,14 +61,22 @@ def list_entities(index: Index, *, kind: str | None = None, limit: int = DEFAULT
     if kind:
         k = canonical_kind(kind)
         if k is None:
-            raise UsageError(f"unknown entity kind {kind!r}", hint="person, org, place, product, event, work, topic, email, handle, url, phone")
+            raise UsageError(
+                f"unknown entity kind {kind!r}",
+                hint="person, org, place, product, event, work, topic, email, handle, url, phone",
+            )
         where = "WHERE kind = ?"
         params.append(k)
     total = int(index.scalar(f"SELECT count(*) FROM entities {where}", params))
     rows = index.query(
         f"SELECT {_ENTITY_COLS} FROM entities {where} ORDER BY mentions DESC, id LIMIT ?", [*params, limit]
     )
-    return {"entities": [_entity(r) for r in rows], "total": total, "truncated": total > len(rows), **ner_status(index)}
+    return {
+        "entities": [_entity(r) for r in rows],
+        "total": total,
+        "truncated": total > len(rows),
+        **ner_status(index),
+    }
 
 
 def resolve_ref(index: Index, ref: str) -> str:
@@ -88,13 +97,17 @@ def resolve_ref(index: Index, ref: str) -> str:
                 hint="give the id, or add the name to one entity note's aliases",
             )
     key = slug(text)
-    found = [
-        row[0]
-        for row in index.query(
-            "SELECT id FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY mentions DESC, id",
-            [[f"{k}:{key}" for k in NAME_KINDS]],
-        )
-    ] if key else []
+    found = (
+        [
+            row[0]
+            for row in index.query(
+                "SELECT id FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY mentions DESC, id",
+                [[f"{k}:{key}" for k in NAME_KINDS]],
+            )
+        ]
+        if key
+        else []
+    )
     if len(found) == 1:
         return str(found[0])
     if len(found) > 1:
@@ -133,7 +146,9 @@ def show_entity(index: Index, ref: str, *, limit: int = 20, vault_name: str = ""
     if not row:
         raise NotFound(f"no entity {ident}")
     entity = _entity(row[0])
-    span = index.query("SELECT min(ts), max(ts), count(DISTINCT note_path) FROM occurrences WHERE entity_id = ?", [ident])
+    span = index.query(
+        "SELECT min(ts), max(ts), count(DISTINCT note_path) FROM occurrences WHERE entity_id = ?", [ident]
+    )
     first, last, notes = span[0] if span else (None, None, 0)
     entity["first_seen"] = first.isoformat() + "Z" if first else None
     entity["last_seen"] = last.isoformat() + "Z" if last else None
@@ -170,14 +185,22 @@ def ambiguous(index: Index, *, limit: int = 200) -> dict[str, Any]:
     """
     registry = _registry(index)
     items = registry.ambiguous_names()
-    rows = index.query("SELECT id, kind, display_name, mentions FROM entities WHERE note_path IS NULL ORDER BY id")
+    rows = index.query(
+        "SELECT id, kind, display_name, mentions FROM entities WHERE note_path IS NULL ORDER BY id"
+    )
     for ident, kind, display, mentions in rows:
         if kind not in NAME_KINDS:
             continue
         match = registry.resolve_name(display, kind)
         if match.ambiguous:
             items.append(
-                {"name": display, "candidates": list(match.candidates), "why": "fuzzy", "id": ident, "mentions": int(mentions)}
+                {
+                    "name": display,
+                    "candidates": list(match.candidates),
+                    "why": "fuzzy",
+                    "id": ident,
+                    "mentions": int(mentions),
+                }
             )
     extracted = {ident: int(m) for ident, _, _, m in rows}
     for item in items:

@@ -20,7 +20,8 @@ Names are compared by `ids.normalize` (accents, case and punctuation ignored). I
 text, aliases of at most 3 characters and all-capital aliases (`AC`, `NASA`) match only with
 the case written in the note. Surface forms that match no name exactly are matched with
 rapidfuzz (`token_sort_ratio` ≥ `[entities] fuzzy_threshold`, default 90) against names of the
-same kind; several entities above the threshold is again ambiguous, never guessed.
+same kind that share at least one content word (`content_words`) with it; several entities
+above the threshold is again ambiguous, never guessed.
 """
 
 from __future__ import annotations
@@ -119,8 +120,8 @@ class Registry:
     problems: list[str] = field(default_factory=list)
     fuzzy_threshold: float = 90.0
     digest: str = ""
-    _first_words: set[str] = field(default_factory=set)
-    _choices: dict[str, list[str]] = field(default_factory=dict)
+    _first_words: dict[str, int] = field(default_factory=dict)  # first word of a name → most words of such names
+    _choices: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # kind → content word → names
     _fuzzy: dict[tuple[str, str], Match] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -170,11 +171,14 @@ class Registry:
         claims = self.names.setdefault(key, [])
         for i, claim in enumerate(claims):
             if claim.entity_id == entity_id:
-                looser = None if claim.case_form is None or case_form is None else min(claim.case_form, case_form)
+                looser = (
+                    None if claim.case_form is None or case_form is None else min(claim.case_form, case_form)
+                )
                 claims[i] = Claim(entity_id, max(strength, claim.strength), looser)
                 return
         claims.append(Claim(entity_id, strength, case_form))
-        self._first_words.add(key.split(" ", 1)[0])
+        parts = key.split(" ")
+        self._first_words[parts[0]] = max(self._first_words.get(parts[0], 0), min(len(parts), MAX_NAME_WORDS))
 
     def _index(self, entry: EntityNote) -> None:
         for path in entry.paths:
@@ -205,7 +209,9 @@ class Registry:
                     wanted.setdefault(target, set()).add(entry.id)
         for source, takers in sorted(wanted.items()):
             if len(takers) > 1:
-                self.problems.append(f"{source} is listed in the aliases of {', '.join(sorted(takers))}; not merged")
+                self.problems.append(
+                    f"{source} is listed in the aliases of {', '.join(sorted(takers))}; not merged"
+                )
                 continue
             self.redirects[source] = next(iter(takers))
         cyclic: set[str] = set()
@@ -271,23 +277,34 @@ class Registry:
         return self.by_name(clean.rsplit("/", 1)[-1])
 
     def fuzzy(self, name: str, kind: str) -> Match:
-        """rapidfuzz match of a name against the names of entities of `kind`."""
+        """rapidfuzz match of a name against the names of entities of `kind` that share at least
+        one content word with it (`content_words`): "Priya Ramen" finds "Priya Raman", but
+        "Marie" never finds "Maria"."""
         key = normalize(name)
         if len(key) < FUZZY_MIN_CHARS or self.fuzzy_threshold > 100:
+            return NO_MATCH
+        shared = content_words(key)
+        if not shared:
             return NO_MATCH
         with self._lock:
             cached = self._fuzzy.get((key, kind))
             if cached is not None:
                 return cached
-            choices = self._choices.get(kind)
-            if choices is None:
-                choices = sorted(
-                    k for k, claims in self.names.items()
-                    if len(k) >= FUZZY_MIN_CHARS and any(kind_of(c.entity_id) == kind for c in claims)
-                )
-                self._choices[kind] = choices
-        found = process.extract(
-            key, choices, scorer=fuzz.token_sort_ratio, score_cutoff=self.fuzzy_threshold, limit=8
+            by_word = self._choices.get(kind)
+            if by_word is None:
+                by_word = {}
+                for k, claims in self.names.items():
+                    if len(k) >= FUZZY_MIN_CHARS and any(kind_of(c.entity_id) == kind for c in claims):
+                        for word in content_words(k):
+                            by_word.setdefault(word, []).append(k)
+                self._choices[kind] = by_word
+        choices = sorted({k for word in shared for k in by_word.get(word, ())})
+        found = (
+            process.extract(
+                key, choices, scorer=fuzz.token_sort_ratio, score_cutoff=self.fuzzy_threshold, limit=8
+            )
+            if choices
+            else []
         )
         ids = {c.entity_id for k, _, _ in found for c in self.names[k] if kind_of(c.entity_id) == kind}
         match = self._decide(ids)
@@ -304,7 +321,9 @@ class Registry:
             return match
         return self.fuzzy(name, kind)
 
-    def find_names(self, text: str, code: list[tuple[int, int]]) -> tuple[list[Span], list[tuple[str, Match]]]:
+    def find_names(
+        self, text: str, code: list[tuple[int, int]]
+    ) -> tuple[list[Span], list[tuple[str, Match]]]:
         """Registry names in running text (longest first): resolved spans, and ambiguous names.
 
         Case rule: a claim with a `case_form` matches only where the text has that case.
@@ -318,11 +337,12 @@ class Registry:
         i = 0
         n = len(tokens)
         while i < n:
-            if tokens[i][0] not in first:
+            longest = first.get(tokens[i][0], 0)
+            if not longest:
                 i += 1
                 continue
             hit = 0
-            for length in range(min(MAX_NAME_WORDS, n - i), 0, -1):
+            for length in range(min(longest, n - i), 0, -1):
                 key = " ".join(t[0] for t in tokens[i : i + length])
                 claims = self.names.get(key)
                 if not claims:
@@ -338,7 +358,9 @@ class Registry:
                 top = max(c.strength for c in usable)
                 match = self._decide(c.entity_id for c in usable if c.strength == top)
                 if match.entity_id is not None:
-                    spans.append(Span(start, end, surface, kind_of(match.entity_id), "registry", match.entity_id))
+                    spans.append(
+                        Span(start, end, surface, kind_of(match.entity_id), "registry", match.entity_id)
+                    )
                 else:
                     ambiguous.append((surface, match))
                 hit = length
@@ -358,8 +380,19 @@ class Registry:
             for key, ids in sorted(table.items()):
                 match = self._decide(ids)
                 if match.ambiguous:
-                    out.append({"name": f"{label} {key}", "candidates": list(match.candidates), "why": "registry"})
+                    out.append(
+                        {"name": f"{label} {key}", "candidates": list(match.candidates), "why": "registry"}
+                    )
         return out
+
+
+_NAME_STOPWORDS = frozenset("the and for von van der den del des les los las".split())
+
+
+def content_words(key: str) -> list[str]:
+    """The words of a normalized name that fuzzy matching may share (3+ characters, not
+    "the", "van", …)."""
+    return [w for w in key.split(" ") if len(w) >= 3 and w not in _NAME_STOPWORDS]
 
 
 def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
@@ -419,7 +452,11 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
         if ident is None:
             return None
     raw_display = frontmatter.get("display_name")
-    display = str(raw_display).strip() if isinstance(raw_display, str | int | float) and not isinstance(raw_display, bool) else ""
+    display = (
+        str(raw_display).strip()
+        if isinstance(raw_display, str | int | float) and not isinstance(raw_display, bool)
+        else ""
+    )
     display = display or title.strip() or stem
     aliases = _strings(frontmatter.get("aliases")) + _strings(frontmatter.get("alias"))
     return EntityNote(
@@ -455,7 +492,9 @@ def load_registry(con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float = 90
         cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    rows = con.execute("SELECT path, title, frontmatter FROM notes WHERE kind = 'entity' ORDER BY path").fetchall()
+    rows = con.execute(
+        "SELECT path, title, frontmatter FROM notes WHERE kind = 'entity' ORDER BY path"
+    ).fetchall()
     notes: list[EntityNote] = []
     for path, title, fm_json in rows:
         try:

@@ -129,7 +129,9 @@ def _resolve_span(registry: Registry, span: Span, ambiguous: list[Ambiguity]) ->
         return _pick(registry.by_name(span.value, kinds=("topic",)), own, span.surface, ambiguous)
     if kind in ("url", "phone"):
         return make_id(kind, span.value)
-    return _pick(registry.resolve_name(span.surface, kind), make_id(kind, span.surface), span.surface, ambiguous)
+    return _pick(
+        registry.resolve_name(span.surface, kind), make_id(kind, span.surface), span.surface, ambiguous
+    )
 
 
 def _resolve_author(registry: Registry, raw: str, ambiguous: list[Ambiguity]) -> str | None:

@@ -39,6 +39,7 @@ class RetrievalHit:
     source_refs: list[str] = field(default_factory=list)
     author: str | None = None
     message_id: str | None = None
+    message_ids: list[str] = field(default_factory=list)  # summaries: their leaves' message ids
     link: str = ""
     wikilink: str = ""
 
@@ -61,6 +62,7 @@ class RetrievalHit:
             "title": self.title,
             "author": self.author,
             "message_id": self.message_id,
+            "message_ids": self.message_ids,
             "link": self.link,
             "wikilink": self.wikilink,
         }
@@ -88,6 +90,9 @@ def leaf_hits(memory: Memory, ranked: Sequence[tuple[str, float, dict[str, Any]]
     ids = [leaf_id for leaf_id, _, _ in ranked]
     rows = memory.leaves.rows(ids)
     entities = _entities_of(memory.index, ids)
+    summaries = _summaries_of(
+        memory.index, sorted({r["note_path"] for r in rows.values() if r["note_kind"] == "summary"})
+    )
     hits = []
     for leaf_id, score, breakdown in ranked:
         row = rows.get(leaf_id)
@@ -119,7 +124,50 @@ def leaf_hits(memory: Memory, ranked: Sequence[tuple[str, float, dict[str, Any]]
                 wikilink=wikilink(path, anchor),
             )
         )
+        summary = summaries.get(path)
+        if summary is not None:
+            _as_summary(hits[-1], summary)
     return hits
+
+
+def _summaries_of(index: Index, note_paths: Sequence[str]) -> dict[str, dict[str, Any]]:
+    if not note_paths or not has_table(index, "summaries"):
+        return {}
+    rows = index.query(
+        """
+        SELECT s.note_path, s.id, s.tree, s.level, s.children, s.leaf_ids,
+               strftime(s.time_start, '%Y-%m-%dT%H:%M:%SZ'), strftime(s.time_end, '%Y-%m-%dT%H:%M:%SZ'),
+               s.entities, s.stale, s.user_edited,
+               (SELECT list(l.message_id ORDER BY l.ts, l.id) FROM leaves l
+                WHERE list_contains(s.leaf_ids, l.id) AND l.message_id IS NOT NULL),
+               (SELECT list(DISTINCT l.source_ref) FROM leaves l
+                WHERE list_contains(s.leaf_ids, l.id) AND l.source_ref IS NOT NULL)
+        FROM summaries s WHERE s.note_path IN (SELECT unnest(string_split(?, chr(31))))
+        """,
+        ["\x1f".join(note_paths)],
+    )
+    keys = ("id", "tree", "level", "children", "leaf_ids", "start", "end", "entities", "stale", "user_edited",
+            "message_ids", "source_refs")  # fmt: skip
+    return {row[0]: dict(zip(keys, row[1:], strict=True)) for row in rows}
+
+
+def _as_summary(hit: RetrievalHit, summary: dict[str, Any]) -> None:
+    """A chunk of a summary note answers as the summary node itself."""
+    hit.breakdown = {
+        **hit.breakdown,
+        "chunk_id": hit.node_id,
+        "stale": summary["stale"],
+        "user_edited": summary["user_edited"],
+    }
+    hit.node_id = summary["id"]
+    hit.node_kind = "summary"
+    hit.tree = summary["tree"]
+    hit.level = summary["level"]
+    hit.child_ids = list(summary["children"] or [])
+    hit.time_start, hit.time_end = summary["start"], summary["end"]
+    hit.entities = sorted(set(hit.entities) | set(summary["entities"] or []))
+    hit.message_ids = list(summary["message_ids"] or [])
+    hit.source_refs = sorted(summary["source_refs"] or [])
 
 
 def _entities_of(index: Index, leaf_ids: Sequence[str]) -> dict[str, list[str]]:

@@ -83,31 +83,94 @@ def query_source(
 
 
 def cover_window(memory: Memory, start: datetime, end: datetime, *, limit: int = 100) -> dict[str, Any]:
-    """Summaries wholly inside [start, end) chosen greedily by how many leaves they cover,
-    then the leaves in the window that no chosen summary covers."""
+    """The fewest nodes covering [start, end): summaries lying wholly inside the window, chosen
+    greedily by how many of the window's leaves they cover, then the leaves no chosen summary
+    covers (`uncovered_leaves` counts them)."""
     if end <= start:
         raise UsageError("cover_window needs start < end")
     limit = _check_limit(limit)
     leaf_rows = memory.index.query(
         "SELECT id FROM leaves WHERE ts >= ? AND ts < ? ORDER BY ts, id", [start, end]
     )
-    uncovered = [row[0] for row in leaf_rows]
-    # Summary nodes join here once source trees are sealed (they carry child leaf ids).
-    ranked = [(leaf_id, 0.0, {"cover": "leaf"}) for leaf_id in uncovered[:limit]]
-    hits = leaf_hits(memory, ranked)
-    return envelope(hits, len(uncovered), uncovered_leaves=len(uncovered))
+    in_window = [row[0] for row in leaf_rows]
+    remaining = set(in_window)
+    chosen: list[str] = []
+    if has_table(memory.index, "summaries") and remaining:
+        candidates = memory.index.query(
+            """SELECT id, leaf_ids FROM summaries WHERE time_start >= ? AND time_end < ? AND NOT stale
+               ORDER BY level DESC, id""",
+            [start, end],
+        )
+        pool = [(sid, set(leaf_ids or [])) for sid, leaf_ids in candidates]
+        while pool:
+            best = max(pool, key=lambda item: (len(item[1] & remaining), item[0]))
+            gain = best[1] & remaining
+            if not gain:
+                break
+            chosen.append(best[0])
+            remaining -= gain
+            pool.remove(best)
+    uncovered = [leaf_id for leaf_id in in_window if leaf_id in remaining]
+    hits = summary_hits(memory, chosen)
+    hits.extend(leaf_hits(memory, [(leaf_id, 0.0, {"cover": "leaf"}) for leaf_id in uncovered]))
+    return envelope(hits[:limit], len(chosen) + len(uncovered), uncovered_leaves=len(uncovered))
 
 
 def drill_down(memory: Memory, node_id: str, *, depth: int = 1, limit: int = 100) -> dict[str, Any]:
-    """Children of a node, breadth first, `depth` levels down. Leaves have no children."""
+    """Children of a summary node, breadth first, `depth` levels down (summaries, then leaves).
+    Leaves have no children."""
     if depth < 1 or depth > MAX_DEPTH:
         raise UsageError(f"depth must be between 1 and {MAX_DEPTH}")
-    exists = memory.index.scalar("SELECT count(*) FROM leaves WHERE id = ?", [node_id])
-    if not exists:
+    limit = _check_limit(limit)
+    is_leaf = memory.index.scalar("SELECT count(*) FROM leaves WHERE id = ?", [node_id])
+    is_summary = has_table(memory.index, "summaries") and memory.index.scalar(
+        "SELECT count(*) FROM summaries WHERE id = ?", [node_id]
+    )
+    if not is_leaf and not is_summary:
         from vaultmind.errors import NotFound
 
         raise NotFound(f"no node with id {node_id}", hint="ids come from the node_id of a hit")
-    return envelope([], 0)
+    if not is_summary:
+        return envelope([], 0)
+    order: list[str] = []
+    frontier = [node_id]
+    for _ in range(depth):
+        rows = memory.index.query(
+            "SELECT id, children FROM summaries WHERE id IN (SELECT unnest(string_split(?, chr(31))))",
+            ["\x1f".join(frontier)],
+        )
+        children = {row[0]: list(row[1] or []) for row in rows}
+        frontier = [child for parent in frontier for child in children.get(parent, [])]
+        order.extend(frontier)
+        if not frontier:
+            break
+    summary_ids = set(
+        row[0]
+        for row in memory.index.query(
+            "SELECT id FROM summaries WHERE id IN (SELECT unnest(string_split(?, chr(31))))",
+            ["\x1f".join(order)],
+        )
+    )
+    hits = []
+    for child in order[:limit]:
+        if child in summary_ids:
+            hits.extend(summary_hits(memory, [child]))
+        else:
+            hits.extend(leaf_hits(memory, [(child, 0.0, {"depth": "child"})]))
+    return envelope(hits, len(order))
+
+
+def summary_hits(memory: Memory, summary_ids: Sequence[str]) -> list[Any]:
+    """Summary nodes as hits (through the first chunk of each summary note)."""
+    if not summary_ids:
+        return []
+    rows = memory.index.query(
+        """SELECT s.id, min_by(l.id, l.seq) FROM summaries s JOIN leaves l ON l.note_path = s.note_path
+           WHERE s.id IN (SELECT unnest(string_split(?, chr(31)))) GROUP BY s.id""",
+        ["\x1f".join(summary_ids)],
+    )
+    chunk = dict(rows)
+    return leaf_hits(memory, [(chunk[i], 0.0, {"depth": "child"}) for i in summary_ids if i in chunk])
 
 
 def search_entities(

@@ -1,7 +1,7 @@
 """The deterministic extractive summarizer: no LLM, same children → same bytes.
 
 1. Clean each child into sentences: code blocks, tables, headings, block ids, comments and
-   embeds go; list markers, quote markers and emphasis are stripped; `[text](url)` keeps its
+   embeds go; list, quote and callout markers and emphasis are stripped; `[text](url)` keeps its
    text; wikilinks stay (they keep linking in Obsidian).
 2. Score each sentence by term salience — Σ over its distinct terms of (tf − ½) × log(1 + N/df),
    tf counted over all children, df = children containing the term (N of them), divided by
@@ -42,6 +42,7 @@ _HEADING_RE = re.compile(r"^#{1,6}\s")
 _BLOCK_ID_RE = re.compile(r"(?:^|\s)\^[A-Za-z0-9-]+\s*$")
 _QUOTE_RE = re.compile(r"^(?:>\s?)+")
 _LIST_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+_CALLOUT_RE = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _COMMENT_RE = re.compile(r"%%.*?%%|<!--.*?-->")
 _EMBED_RE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
 _MDLINK_RE = re.compile(r"(?<!!)\[([^\]\[]+)\]\((?:[^()\s]|\([^()]*\))+\)")
@@ -49,6 +50,12 @@ _EMPHASIS_RE = re.compile(r"(\*\*|__|~~|==)")
 _SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"“'(\[A-ZÀ-Þ0-9])|(?<=[。！？])")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _END_RE = re.compile(r"[.!?…。！？\"'”’)]$")
+_GREETING_RE = re.compile(
+    r"^(?:hi|hello|hey|dear|thanks|thank you|many thanks|best|cheers|regards|kind regards|best regards)\b"
+    r"(?:[ \t]+[^\s?]+){0,3}[ \t]*[,!.]?$",
+    re.IGNORECASE,
+)
+_MESSAGES = ("message", "email")
 
 
 @dataclass(slots=True)
@@ -110,8 +117,8 @@ def clean_units(text: str) -> list[str]:
                 units.append(" ".join(current))
                 current = []
             continue
-        is_item = bool(_LIST_RE.match(line))
-        line = _LIST_RE.sub("", line)
+        is_item = bool(_LIST_RE.match(line) or _CALLOUT_RE.match(line))  # a callout title stands alone
+        line = _CALLOUT_RE.sub("", _LIST_RE.sub("", line))
         line = _BLOCK_ID_RE.sub("", line)
         line = _COMMENT_RE.sub("", line)
         line = _EMBED_RE.sub("", line)
@@ -135,7 +142,7 @@ def split_sentences(unit: str) -> list[str]:
     out = []
     for part in _SPLIT_RE.split(unit):
         part = part.strip()
-        if not part or not _LETTER_RE.search(part):
+        if not part or not _LETTER_RE.search(part) or _GREETING_RE.match(part):
             continue
         words = part.split()
         if len(words) > MAX_SENTENCE_WORDS:
@@ -219,7 +226,10 @@ def _speaker(author: str) -> str:
 
 
 def _finish(text: str) -> str:
-    return text if _END_RE.search(text) else text + "."
+    """A sentence with its final punctuation ("in total:" → "in total.")."""
+    if _END_RE.search(text):
+        return text
+    return text.rstrip(",;:–— ") + "."
 
 
 def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence]) -> str:
@@ -237,9 +247,11 @@ def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence]) -> str:
             return
         kind, who = group_key
         text = " ".join(_finish(s) for s in group)
-        if kind == "message" and who:
+        if kind in _MESSAGES and who:
             asked = text.endswith("?")
-            verb = "asked" if asked else "replied" if last_question else "said"
+            verb = (
+                "asked" if asked else "replied" if last_question else "wrote" if kind == "email" else "said"
+            )
             text = f"{who} {verb}: {text}"
             last_question = asked
         elif kind == "section" and who:
@@ -249,9 +261,9 @@ def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence]) -> str:
 
     for s in chosen:
         child = children[s.child]
-        if child.kind == "message":
+        if child.kind in _MESSAGES:
             para = (child.time or "")[:10]
-            key = ("message", _speaker(child.author or ""))
+            key = (child.kind, _speaker(child.author or ""))
         elif child.kind == "section":
             para = child.title or ""
             key = ("section", child.title or "")
@@ -261,7 +273,7 @@ def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence]) -> str:
         if para != paragraph_key or not paragraphs:
             flush_group()
             paragraphs.append([])
-            if dated and child.kind == "message" and para:
+            if dated and child.kind in _MESSAGES and para:
                 paragraphs[-1].append(f"{para}:")
             paragraph_key = para
             group_key = key

@@ -55,7 +55,7 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
                     FROM leaves x
                     WHERE x.note_path IN (SELECT note_path FROM leaves WHERE id IN (SELECT id FROM wanted)))
            SELECT l.id, l.text, l.kind, l.author, l.ts, l.heading_path, n.title, l.note_path, l.anchor,
-                  s.shared, s.k
+                  s.shared, s.k, n.source_kind
            FROM leaves l JOIN notes n ON n.path = l.note_path JOIN siblings s ON s.id = l.id
            WHERE l.id IN (SELECT id FROM wanted)""",
         [ids],
@@ -78,7 +78,9 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
     links: list[str] = []
     times: list[datetime] = []
     for leaf_id in ids:
-        _, text, kind, author, ts, heading_path, title, note_path, anchor, shared, k = by_id[leaf_id]
+        _, text, kind, author, ts, heading_path, title, note_path, anchor, shared, k, source_kind = by_id[
+            leaf_id
+        ]
         if ts is not None:
             times.append(ts)
         label = None
@@ -88,7 +90,13 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
         known = tuple(names.get(leaf_id, ()))
         children.append(
             ChildText(
-                leaf_id, text, "message" if kind == "message" else "section", author, iso_z(ts), label, known
+                leaf_id,
+                text,
+                ("email" if source_kind == "email" else "message") if kind == "message" else "section",
+                author,
+                iso_z(ts),
+                label,
+                known,
             )
         )
         if shared > 1:

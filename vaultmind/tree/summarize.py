@@ -40,7 +40,7 @@ class ChildText:
 
     id: str
     text: str
-    kind: str = "message"  # message | section | summary
+    kind: str = "message"  # message (chat) | email | section | summary
     author: str | None = None
     time: str | None = None  # ISO 8601 UTC
     title: str | None = None  # note title (and heading) of a section; None for messages

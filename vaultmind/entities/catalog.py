@@ -1,0 +1,195 @@
+"""The `entities` table: one row per entity of an entity note, and per entity found in a leaf.
+
+- an entity with a note: the note's id, kind, display name, aliases, emails, handles, path;
+- an entity found only in leaves: display name = its most frequent surface form (ties: the
+  smallest), no aliases, emails = the addresses it wrote from (`Name <address>` authors);
+- `mentions` = distinct leaves mentioning it. Found-only entities with no mention have no row.
+
+`refresh_entities` recomputes rows from `occurrences`; `apply_entity_delta` moves them after an
+incremental update without scanning the occurrences of busy entities whenever the change cannot
+alter the row beyond its mention count (the usual case: an edit that mentions the same people).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from vaultmind.entities.extract import display_of, parse_author
+from vaultmind.entities.ids import kind_of
+from vaultmind.entities.registry import Registry
+from vaultmind.entities.tables import ENTITY_SCHEMA, columns_for, insert, register_keys
+
+OccRow = tuple[str, str, str]
+"""(leaf_id, entity_id, surface) of one occurrence row."""
+
+
+def form_of(surface: str) -> str:
+    """How a surface counts toward a display name: the name of `Name <address>`, no leading `#`."""
+    return display_of(surface).lstrip("#") or surface
+
+
+def email_of(surface: str) -> str:
+    if not surface.endswith(">"):
+        return ""
+    author = parse_author(surface)
+    return author.email.lower() if author is not None else ""
+
+
+def _display(forms: Counter[str]) -> str:
+    ranked = sorted(forms.items(), key=lambda item: (-item[1], item[0]))
+    return ranked[0][0] if ranked else ""
+
+
+def _row(
+    registry: Registry, ident: str, display: str, emails: Iterable[str], mentions: int
+) -> tuple[Any, ...]:
+    entry = registry.entries.get(ident)
+    if entry is not None:
+        return (entry.id, entry.kind, entry.display_name, entry.note_path, list(entry.aliases),
+                list(entry.emails), list(entry.handles), mentions)  # fmt: skip
+    return (ident, kind_of(ident), display or ident, None, [], sorted(set(emails)), [], mentions)
+
+
+def _write(con: duckdb.DuckDBPyConnection, rows: Sequence[tuple[Any, ...]], drop: Iterable[str]) -> None:
+    gone = sorted(set(drop) | {r[0] for r in rows})
+    if gone:
+        register_keys(con, "_ent_gone", gone)
+        try:
+            con.execute("DELETE FROM entities WHERE id IN (SELECT k FROM _ent_gone)")
+        finally:
+            con.unregister("_ent_gone")
+    columns = columns_for(ENTITY_SCHEMA)
+    for row in sorted(rows):
+        for name, value in zip(ENTITY_SCHEMA.names, row, strict=True):
+            columns[name].append(value)
+    insert(con, "entities", ENTITY_SCHEMA, columns)
+
+
+def refresh_entities(con: duckdb.DuckDBPyConnection, registry: Registry, ids: Sequence[str] | None) -> None:
+    """Recompute the rows of `ids` (None: every row) from the registry and `occurrences`."""
+    if ids is None:
+        con.execute("DELETE FROM entities")
+        where = ""
+        wanted: set[str] = set(registry.entries)
+    else:
+        if not ids:
+            return
+        register_keys(con, "_ent_ids", ids)
+        where = "WHERE entity_id IN (SELECT k FROM _ent_ids)"
+        wanted = {i for i in ids if i in registry.entries}
+    try:
+        mentions = dict(
+            con.execute(
+                f"SELECT entity_id, count(DISTINCT leaf_id) FROM occurrences {where} GROUP BY entity_id"
+            ).fetchall()
+        )
+        forms: dict[str, Counter[str]] = defaultdict(Counter)
+        emails: dict[str, set[str]] = defaultdict(set)
+        for ident, surface, n in con.execute(
+            f"SELECT entity_id, surface, count(*) FROM occurrences {where} GROUP BY entity_id, surface"
+        ).fetchall():
+            forms[ident][form_of(surface)] += n
+            address = email_of(surface)
+            if address:
+                emails[ident].add(address)
+    finally:
+        if ids is not None:
+            con.unregister("_ent_ids")
+    rows = [
+        _row(registry, ident, _display(forms[ident]), emails[ident], int(mentions.get(ident, 0)))
+        for ident in sorted(wanted | set(mentions))
+    ]
+    _write(con, rows, [] if ids is None else ids)
+
+
+@dataclass
+class _Change:
+    mentions: int = 0
+    forms: Counter[str] = field(default_factory=Counter)
+    added_emails: set[str] = field(default_factory=set)
+    lost_email: bool = False
+    new_forms: Counter[str] = field(default_factory=Counter)  # forms of the new rows alone
+
+
+def apply_entity_delta(
+    con: duckdb.DuckDBPyConnection,
+    registry: Registry,
+    old_rows: Sequence[OccRow],
+    new_rows: Sequence[OccRow],
+) -> None:
+    """Move the `entities` rows after the occurrences of some leaves went from `old_rows` to
+    `new_rows` (all rows of those leaf ids, before and after)."""
+    old_sets: dict[str, set[str]] = defaultdict(set)
+    new_sets: dict[str, set[str]] = defaultdict(set)
+    changes: dict[str, _Change] = defaultdict(_Change)
+    for leaf, ident, surface in old_rows:
+        old_sets[leaf].add(ident)
+        change = changes[ident]
+        change.forms[form_of(surface)] -= 1
+        if email_of(surface):
+            change.lost_email = True
+    for leaf, ident, surface in new_rows:
+        new_sets[leaf].add(ident)
+        change = changes[ident]
+        form = form_of(surface)
+        change.forms[form] += 1
+        change.new_forms[form] += 1
+        address = email_of(surface)
+        if address:
+            change.added_emails.add(address)
+    for leaf in set(old_sets) | set(new_sets):
+        before, after = old_sets.get(leaf, set()), new_sets.get(leaf, set())
+        for ident in after - before:
+            changes[ident].mentions += 1
+        for ident in before - after:
+            changes[ident].mentions -= 1
+    touched = sorted(
+        ident
+        for ident, c in changes.items()
+        if c.mentions or any(c.forms.values()) or c.added_emails or c.lost_email
+    )
+    if not touched:
+        return
+    register_keys(con, "_ent_cur", touched)
+    try:
+        current = {
+            r[0]: (r[1], list(r[2] or []), int(r[3]))
+            for r in con.execute(
+                "SELECT id, display_name, emails, mentions FROM entities WHERE id IN (SELECT k FROM _ent_cur)"
+            ).fetchall()
+        }
+    finally:
+        con.unregister("_ent_cur")
+    rows: list[tuple[Any, ...]] = []
+    drop: list[str] = []
+    rescan: list[str] = []
+    for ident in touched:
+        c = changes[ident]
+        cur = current.get(ident)
+        if ident in registry.entries:
+            if cur is None:
+                rescan.append(ident)
+            else:
+                rows.append(_row(registry, ident, "", [], cur[2] + c.mentions))
+            continue
+        if cur is None:  # no occurrence before: the new rows are all there is
+            if c.mentions > 0:
+                rows.append(_row(registry, ident, _display(c.new_forms), c.added_emails, c.mentions))
+            continue
+        display, emails, mentions = cur
+        total = mentions + c.mentions
+        if total <= 0:
+            drop.append(ident)
+            continue
+        gained = [form for form, n in c.forms.items() if n > 0]
+        if c.lost_email or c.forms[display] < 0 or any(form != display for form in gained):
+            rescan.append(ident)
+        else:
+            rows.append(_row(registry, ident, display, set(emails) | c.added_emails, total))
+    _write(con, rows, drop)
+    refresh_entities(con, registry, rescan)

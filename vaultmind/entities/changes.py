@@ -1,0 +1,155 @@
+"""Which leaves an edit of the entity notes can affect, so only those are re-derived.
+
+A leaf resolves differently after a registry change only if
+
+- it mentions an entity whose note changed, appeared, went away, or was merged (its
+  occurrences say so), or it is (part of) an entity note whose path ↔ id mapping changed; or
+- its text or author contains a name, address, handle or link target whose claims changed:
+  an exact match needs all words of the name, and a fuzzy match needs at least one shared
+  content word (`registry.content_words`), so a leaf containing none of the changed names'
+  content words cannot match them.
+
+Texts are searched in SQL on `strip_accents(lower(…))`; texts with characters where that
+folding may differ from `ids.fold` (ß, ligatures, anything beyond Latin-1 and typographic
+punctuation) are checked in Python with `ids.fold` instead. The result is a superset: a
+candidate leaf that turns out unchanged costs only its re-derivation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+import duckdb
+import pyarrow as pa
+
+from vaultmind.entities.ids import fold, words
+from vaultmind.entities.registry import EntityNote, Registry, content_words
+from vaultmind.entities.tables import register_keys
+
+_SAFE = "[\x00-\x7f\u00c0-\u00de\u00e0-\u00ff\u2013\u2014\u2018-\u201f\u2026]*"
+
+
+def registry_snapshot(registry: Registry) -> str:
+    return json.dumps([e.to_json() for e in registry.entries.values()], sort_keys=True, ensure_ascii=False)
+
+
+def registry_from_snapshot(data: str | None, *, fuzzy_threshold: float) -> Registry | None:
+    if not data:
+        return None
+    try:
+        items = json.loads(data)
+        notes = [
+            EntityNote(
+                id=str(i["id"]),
+                kind=str(i["kind"]),
+                display_name=str(i["display_name"]),
+                note_path=str(i["note_path"]),
+                aliases=tuple(i["aliases"]),
+                emails=tuple(i["emails"]),
+                handles=tuple(i["handles"]),
+                paths=tuple(i["paths"]),
+            )
+            for i in items
+        ]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return Registry.build(notes, fuzzy_threshold=fuzzy_threshold)
+
+
+def _diff_keys(old: dict[str, object], new: dict[str, object]) -> set[str]:
+    return {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
+
+
+def changed_ids(old: Registry, new: Registry) -> set[str]:
+    """Entities whose note changed, appeared or went away, and both ends of changed merges."""
+    ids = {i for i in set(old.entries) | set(new.entries) if old.entries.get(i) != new.entries.get(i)}
+    for source in _diff_keys(dict(old.redirects), dict(new.redirects)):
+        ids.add(source)
+        for reg in (old, new):
+            if source in reg.redirects:
+                ids.add(reg.final(source))
+    return ids
+
+
+def needles(old: Registry, new: Registry) -> set[str]:
+    """Lower-case strings one of which any affected leaf's text or author must contain."""
+    out: set[str] = set()
+    names = _diff_keys(
+        {
+            k: tuple(sorted((c.entity_id, c.strength, c.case_form or "") for c in v))
+            for k, v in old.names.items()
+        },
+        {
+            k: tuple(sorted((c.entity_id, c.strength, c.case_form or "") for c in v))
+            for k, v in new.names.items()
+        },
+    )
+    for key in names:
+        found = content_words(key)
+        out.update(found or [max(key.split(" "), key=len)])
+    for table_old, table_new in ((old.emails, new.emails), (old.handles, new.handles)):
+        for key in _diff_keys(dict(table_old), dict(table_new)):
+            out.add(key.split(":", 1)[-1].lstrip("@") or key)
+    for stem in _diff_keys(dict(old.by_stem), dict(new.by_stem)):
+        found = content_words(" ".join(words(stem.rsplit("/", 1)[-1])))
+        out.update(found or words(stem)[-1:])
+    return {n for n in out if n}
+
+
+def changed_paths(old: Registry, new: Registry) -> set[str]:
+    return _diff_keys(dict(old.by_path), dict(new.by_path))
+
+
+def affected_leaves(con: duckdb.DuckDBPyConnection, old: Registry, new: Registry) -> list[str]:
+    """Ids of the leaves a change from `old` to `new` may resolve differently."""
+    found: set[str] = set()
+    ids = sorted(changed_ids(old, new))
+    if ids:
+        register_keys(con, "_chg_ids", ids)
+        try:
+            found.update(r[0] for r in con.execute(
+                "SELECT DISTINCT leaf_id FROM occurrences WHERE entity_id IN (SELECT k FROM _chg_ids)"
+            ).fetchall())  # fmt: skip
+        finally:
+            con.unregister("_chg_ids")
+    paths = sorted(changed_paths(old, new))
+    if paths:
+        register_keys(con, "_chg_paths", paths)
+        try:
+            found.update(r[0] for r in con.execute(
+                "SELECT DISTINCT id FROM leaves WHERE note_path IN (SELECT k FROM _chg_paths)"
+            ).fetchall())  # fmt: skip
+        finally:
+            con.unregister("_chg_paths")
+    found.update(_containing(con, sorted(needles(old, new))))
+    return sorted(found)
+
+
+def _containing(con: duckdb.DuckDBPyConnection, wanted: Iterable[str]) -> set[str]:
+    keys = [fold(w) for w in wanted]
+    if not keys:
+        return set()
+    con.register("_chg_needles", pa.table({"k": pa.array(keys, pa.string())}))
+    try:
+        rows = con.execute(
+            """
+            WITH t AS (
+                SELECT id, strip_accents(lower(text)) || chr(10) || strip_accents(lower(coalesce(author, ''))) AS s
+                FROM leaves WHERE regexp_full_match(text || coalesce(author, ''), ?)
+            )
+            SELECT DISTINCT t.id FROM t JOIN _chg_needles n ON contains(t.s, n.k)
+            """,
+            [_SAFE],
+        ).fetchall()
+        found = {r[0] for r in rows}
+        for leaf_id, text, author in con.execute(
+            "SELECT id, text, coalesce(author, '') FROM leaves WHERE NOT regexp_full_match(text || coalesce(author, ''), ?)",
+            [_SAFE],
+        ).fetchall():
+            folded = fold(text) + "\n" + fold(author)
+            if any(k in folded for k in keys):
+                found.add(leaf_id)
+    finally:
+        con.unregister("_chg_needles")
+    return found

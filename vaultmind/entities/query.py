@@ -1,0 +1,102 @@
+"""Query-side entity recognition: the same pipeline as ingest, for a question."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import duckdb
+
+from vaultmind.entities.ids import NAME_KINDS, word_spans
+from vaultmind.entities.ner import NerEngine, content_hash
+from vaultmind.entities.registry import load_registry
+from vaultmind.entities.resolve import resolve_text
+from vaultmind.entities.settings import EntitySettings
+from vaultmind.entities.tables import META_FUZZY, META_NER, get_meta, register_keys
+
+_STOPWORDS = frozenset(
+    """a about after all also an and any are as at be been but by can could did do does for from
+    had has have he her him his how i if in into is it its me my no not of on or our out she so
+    some than that the their them then there these they this to up us was we were what when where
+    which who whom why will with would you your last next week month year today yesterday tomorrow
+    said say says tell told show find meeting meetings note notes""".split()
+)
+_ENGINES: dict[str, NerEngine] = {}
+
+
+def query_entities(
+    con: duckdb.DuckDBPyConnection, text: str, *, fuzzy_threshold: float | None = None
+) -> list[tuple[str, str]]:
+    """The entities a query mentions, as (entity id, surface), in order of appearance.
+
+    Uses exactly what ingest uses (normalization, registry, regex, the NER model the index
+    was built with — from the cache when the text was seen, never written to it), then, for
+    lower-case queries NER cannot read, looks the query's word n-grams up among the ids of
+    known entities (`dana whitfield` → `person:dana-whitfield`). A surface matching entities of
+    several kinds yields each of them; an ambiguous registry name yields the id it was indexed
+    under (its own surface), never one of the candidates. Read-only.
+    """
+    threshold = fuzzy_threshold if fuzzy_threshold is not None else stored_fuzzy_threshold(con)
+    registry = load_registry(con, fuzzy_threshold=threshold)
+    package = get_meta(con, META_NER) or "off"
+    engine = _ENGINES.get(package)
+    if engine is None:
+        engine = _ENGINES[package] = NerEngine(package)
+    spans = engine.spans_for(con, [(content_hash(text), text)], write_cache=False)[0] if text.strip() else {}
+    resolved = resolve_text(registry, text, spans.get(content_hash(text)))
+    out = [(m.entity_id, m.surface) for m in resolved.mentions]
+    seen = {ident for ident, _ in out}
+    for ident, surface in _ngram_entities(con, text):
+        if ident not in seen:
+            seen.add(ident)
+            out.append((ident, surface))
+    return out
+
+
+def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
+    """The fuzzy threshold the index was built with (the default before the first sync)."""
+    value = get_meta(con, META_FUZZY)
+    try:
+        return float(value) if value is not None else EntitySettings().fuzzy_threshold
+    except ValueError:
+        return EntitySettings().fuzzy_threshold
+
+
+def _ngram_entities(con: duckdb.DuckDBPyConnection, text: str, max_words: int = 4) -> list[tuple[str, str]]:
+    tokens = list(word_spans(text))
+    grams: dict[str, tuple[int, int]] = {}
+    for i in range(len(tokens)):
+        for n in range(1, max_words + 1):
+            if i + n > len(tokens):
+                break
+            part = tokens[i : i + n]
+            if n == 1 and (len(part[0][0]) < 4 or part[0][0].isdigit()):
+                continue
+            if part[0][0] in _STOPWORDS or part[-1][0] in _STOPWORDS:
+                continue
+            grams.setdefault("-".join(t[0] for t in part), (i, i + n))
+    if not grams:
+        return []
+    candidates = [f"{kind}:{key}" for key in sorted(grams) for kind in NAME_KINDS]
+    register_keys(con, "_q_ids", candidates)
+    try:
+        found = [
+            r[0]
+            for r in con.execute(
+                "SELECT id FROM entities WHERE id IN (SELECT k FROM _q_ids) ORDER BY id"
+            ).fetchall()
+        ]
+    finally:
+        con.unregister("_q_ids")
+    by_key: dict[str, list[str]] = defaultdict(list)
+    for ident in found:
+        by_key[ident.partition(":")[2]].append(ident)
+    chosen: list[tuple[int, int, str]] = []  # longest first, no overlaps
+    for key in sorted(by_key, key=lambda k: (-(grams[k][1] - grams[k][0]), grams[k][0])):
+        lo, hi = grams[key]
+        if all(hi <= c_lo or c_hi <= lo for c_lo, c_hi, _ in chosen):
+            chosen.append((lo, hi, key))
+    out: list[tuple[str, str]] = []
+    for lo, hi, key in sorted(chosen):
+        surface = text[tokens[lo][1] : tokens[hi - 1][2]]
+        out.extend((ident, surface) for ident in by_key[key])
+    return out

@@ -1,0 +1,60 @@
+"""Row plumbing for the entity tables: Arrow schemas, bulk inserts, key lists, `meta` values."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+META_SIGNATURE = "entities.signature"  # extractor version, NER model, fuzzy threshold
+META_REGISTRY = "entities.registry"  # JSON snapshot of the registry the rows were derived with
+META_REGISTRY_DIGEST = "entities.registry_digest"
+META_NER = "entities.ner_package"
+META_FUZZY = "entities.fuzzy_threshold"
+
+OCC_SCHEMA = pa.schema(
+    [("entity_id", pa.string()), ("leaf_id", pa.string()), ("note_path", pa.string()),
+     ("surface", pa.string()), ("ts", pa.timestamp("us"))]
+)  # fmt: skip
+ENTITY_SCHEMA = pa.schema(
+    [("id", pa.string()), ("kind", pa.string()), ("display_name", pa.string()), ("note_path", pa.string()),
+     ("aliases", pa.list_(pa.string())), ("emails", pa.list_(pa.string())), ("handles", pa.list_(pa.string())),
+     ("mentions", pa.int32())]
+)  # fmt: skip
+EDGE_DELTA_SCHEMA = pa.schema([("a", pa.string()), ("b", pa.string()), ("d", pa.int32())])
+
+
+def columns_for(schema: pa.Schema) -> dict[str, list[Any]]:
+    return {name: [] for name in schema.names}
+
+
+def insert(
+    con: duckdb.DuckDBPyConnection, table: str, schema: pa.Schema, columns: dict[str, list[Any]]
+) -> None:
+    """Insert column lists into `table` through one Arrow table (never `executemany`)."""
+    if not columns[schema.names[0]]:
+        return
+    data = pa.table({name: columns[name] for name in schema.names}, schema=schema)
+    view = f"_ent_ins_{table}"
+    con.register(view, data)
+    try:
+        cols = ", ".join(schema.names)
+        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
+    finally:
+        con.unregister(view)
+
+
+def register_keys(con: duckdb.DuckDBPyConnection, name: str, keys: Sequence[str]) -> None:
+    """Expose `keys` as a one-column view `name(k)`; the caller unregisters it."""
+    con.register(name, pa.table({"k": pa.array(list(keys), pa.string())}))
+
+
+def get_meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
+    row = con.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
+    con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, value])
