@@ -230,3 +230,46 @@ def test_large_batches_defer_ner_and_backfill_completes_it(vault: Path) -> None:
         found = {r[0] for r in memory.index.query("SELECT entity_id FROM occurrences")}
         assert {"person:dana-whitfield", "person:marco-ruiz", "topic:launch"} <= found
         assert dump_entities(memory) == cold_rebuild(config.with_(extra={}))
+
+
+def test_registry_edits_rederive_only_the_leaves_they_can_affect(vault: Path) -> None:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    w = Writer(vault, random.Random(7))
+    note = "entities/person/juergen.md"
+
+    def person(aliases: list[str], emails: list[str] = (), handles: list[str] = ()) -> str:  # type: ignore[assignment]
+        def q(items: list[str]) -> str:
+            return "[" + ", ".join(f'"{i}"' for i in items) + "]"
+
+        return f"---\nid: person:juergen-gross\ndisplay_name: Jürgen Groß\naliases: {q(aliases)}\nemails: {q(list(emails))}\nhandles: {q(list(handles))}\n---\n# Jürgen\n"
+
+    w.put(note, person([]))
+    w.put("notes/de.md", "Treffen mit JÜRGEN GROSS und Jue in der Straße.\n")
+    w.put("notes/mail.md", "Write to jg@example.com or @jgross, see [[juergen|him]].\n")
+    w.put("notes/jp.md", "会議 with Jue 🙂\n")
+    for i in range(12):
+        w.put(f"notes/other-{i}.md", f"Nothing about anyone here, note {i}.\n")
+    w.put("sources/chat/c.md", Writer(vault, random.Random(1)).chat_note("team/c"))
+    config = load_config(vault, embed_provider="none")
+    deriver = EntityDeriver(EntitySettings.from_config(config), targeted_max_share=1.0)
+    with Index.open(config.index_path) as index:
+        memory = Memory(config, index, None)
+        syncer = Syncer(config, index, None, None, [deriver])
+        syncer.sync_all()
+        total = int(index.scalar("SELECT count(*) FROM leaves"))
+        for aliases, emails, handles in (
+            (["Jue"], [], []),
+            (["Jue", "Jürgen Gross"], ["JG@example.com"], ["@jgross"]),
+            (["Jürgen Gross"], ["jg@example.com"], []),
+            ([], [], []),
+        ):
+            w.put(note, person(aliases, emails, handles))
+            syncer.sync_paths([note])
+            assert deriver.last["mode"] == "registry"
+            assert deriver.last["leaves"] < total
+            assert dump_entities(memory) == cold_rebuild(config)
+        found = index.query("SELECT entity_id FROM occurrences WHERE note_path = 'notes/de.md'")
+        assert found == [("person:juergen-gross",)]  # the display name, accents and ß folded
+        (vault / note).rename(vault / "entities/person/juergen-gross.md")
+        syncer.sync_all()
+        assert dump_entities(memory) == cold_rebuild(config)

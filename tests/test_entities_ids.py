@@ -100,3 +100,28 @@ def test_query_uses_the_ingest_normalization(vault: Path) -> None:
             )
     assert indexed == ["email:zoe@example.com", "person:zoe-obrien", "topic:sailing"]
     assert sorted({ident for ident, _ in asked}) == indexed
+
+
+def test_lowercase_queries_find_known_entities_by_their_words(vault: Path) -> None:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write(
+        vault,
+        "sources/chat/a.md",
+        _chat([("Dana Whitfield <dana@hall.example>", "the hall is free #launch")]),
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        with memory.index.lock:
+            asked = query_entities(
+                memory.index.con, "what did dana whitfield say about the #launch and budget?"
+            )
+    assert asked == [("topic:launch", "#launch"), ("person:dana-whitfield", "dana whitfield")]
+
+
+def _chat(messages: list[tuple[str, str]]) -> str:
+    from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+
+    meta = SourceMeta("chat", "slack:acme/general", "slack/acme/general", "general")
+    return render_source_note(
+        meta, [Message(f"m{i}", a, "2024-03-04T09:00:00Z", t) for i, (a, t) in enumerate(messages)]
+    )

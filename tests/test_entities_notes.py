@@ -73,6 +73,13 @@ def test_entities_with_enough_evidence_get_a_note(vault: Path, mem: Memory) -> N
     assert create_entity_notes(mem) == []  # idempotent
 
 
+def test_a_first_name_alone_gets_no_note(vault: Path, mem: Memory) -> None:
+    write(vault, "sources/chat/more.md", chat("more", [("Marco", "a"), ("Marco", "b"), ("Marco", "c")]))
+    mem.sync()
+    assert mem.index.scalar("SELECT mentions FROM entities WHERE id = 'person:marco'") == 3
+    assert [ident for ident, _, _ in planned_entity_notes(mem)] == ["person:dana-whitfield"]
+
+
 def test_threshold_and_kinds_come_from_config(vault: Path, mem: Memory) -> None:
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\ncreate_threshold = 4\n')
     assert planned_entity_notes(Memory(load_config(vault, embed_provider="none"), mem.index, None)) == []

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from vaultmind.entities.graph import EntityDeriver
 from vaultmind.entities.ner import NerEngine
-from vaultmind.entities.registry import load_registry
+from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.index.store import Index
 from vaultmind.markdown.note import parse_note

@@ -18,10 +18,10 @@ candidate leaf that turns out unchanged costs only its re-derivation.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 
 import duckdb
-import pyarrow as pa
 
 from vaultmind.entities.ids import fold, words
 from vaultmind.entities.registry import EntityNote, Registry, content_words
@@ -127,29 +127,31 @@ def affected_leaves(con: duckdb.DuckDBPyConnection, old: Registry, new: Registry
 
 
 def _containing(con: duckdb.DuckDBPyConnection, wanted: Iterable[str]) -> set[str]:
-    keys = [fold(w) for w in wanted]
+    keys = sorted({fold(w) for w in wanted if w})
+    found: set[str] = set()
     if not keys:
-        return set()
-    con.register("_chg_needles", pa.table({"k": pa.array(keys, pa.string())}))
-    try:
-        rows = con.execute(
-            """
-            WITH t AS (
-                SELECT id, strip_accents(lower(text)) || chr(10) || strip_accents(lower(coalesce(author, ''))) AS s
-                FROM leaves WHERE regexp_full_match(text || coalesce(author, ''), ?)
-            )
-            SELECT DISTINCT t.id FROM t JOIN _chg_needles n ON contains(t.s, n.k)
-            """,
-            [_SAFE],
-        ).fetchall()
-        found = {r[0] for r in rows}
-        for leaf_id, text, author in con.execute(
-            "SELECT id, text, coalesce(author, '') FROM leaves WHERE NOT regexp_full_match(text || coalesce(author, ''), ?)",
-            [_SAFE],
-        ).fetchall():
-            folded = fold(text) + "\n" + fold(author)
-            if any(k in folded for k in keys):
-                found.add(leaf_id)
-    finally:
-        con.unregister("_chg_needles")
+        return found
+    text = "text || chr(10) || coalesce(author, '')"
+    for start in range(0, len(keys), 64):
+        pattern = "|".join(re.escape(k) for k in keys[start : start + 64])
+        # ASCII rows: lower(); Latin-1-ish rows: strip_accents(lower()); the rest: ids.fold in Python
+        for sql, params in (
+            (
+                f"SELECT id FROM leaves WHERE strlen({text}) = length({text}) AND regexp_matches(lower({text}), ?)",
+                [pattern],
+            ),
+            (
+                f"SELECT id FROM leaves WHERE strlen({text}) <> length({text}) AND regexp_full_match({text}, ?) "
+                f"AND regexp_matches(strip_accents(lower({text})), ?)",
+                [_SAFE, pattern],
+            ),
+        ):
+            found.update(r[0] for r in con.execute(sql, params).fetchall())
+    for leaf_id, raw in con.execute(
+        f"SELECT id, {text} FROM leaves WHERE strlen({text}) <> length({text}) AND NOT regexp_full_match({text}, ?)",
+        [_SAFE],
+    ).fetchall():
+        folded = fold(raw)
+        if any(k in folded for k in keys):
+            found.add(leaf_id)
     return found

@@ -141,7 +141,8 @@ def ner_kind(label: str) -> str | None:
 
 def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
     """A NER hit as a `Span`: trimmed of punctuation, a leading "the" and a trailing "'s";
-    None when it is not an entity kind, spans lines, or has no letter left."""
+    None when it is not an entity kind, spans lines, has no letter left, or is an acronym of
+    at most 3 letters (entity notes still teach those: add "IBM" to an alias list)."""
     kind = ner_kind(label)
     if kind is None:
         return None
@@ -161,6 +162,8 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         end = start + len(surface)
     if len(surface) < 2 or "\n" in surface or not _LETTER_RE.search(surface) or len(surface) > 120:
         return None
+    if len(surface) <= 3 and surface.isupper():
+        return None  # "SDK", "UTC", "PR": the small models take most short acronyms for organizations
     return Span(start, end, surface, kind, "ner", surface)
 
 

@@ -39,7 +39,8 @@ from vaultmind.entities.catalog import OccRow, apply_entity_delta, refresh_entit
 from vaultmind.entities.changes import affected_leaves, changed_ids, registry_from_snapshot, registry_snapshot
 from vaultmind.entities.ner import NerEngine, count_pending, pending_texts, store_spans
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
-from vaultmind.entities.registry import Registry, load_registry
+from vaultmind.entities.registry import Registry
+from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.resolve import resolve_text
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.entities.tables import (
@@ -81,7 +82,11 @@ class EntityDeriver:
     name = "entities"
 
     def __init__(
-        self, settings: EntitySettings, ner: NerEngine | None = None, *, targeted_max_share: float = TARGETED_MAX_SHARE
+        self,
+        settings: EntitySettings,
+        ner: NerEngine | None = None,
+        *,
+        targeted_max_share: float = TARGETED_MAX_SHARE,
     ):
         self.settings = settings
         self.targeted_max_share = targeted_max_share
@@ -139,7 +144,7 @@ class EntityDeriver:
                 full = True
             else:
                 extra = affected_leaves(con, old, registry)
-                total = int(con.execute("SELECT count(DISTINCT id) FROM leaves").fetchone()[0])  # type: ignore[index]
+                total = int(con.execute("SELECT count(*) FROM leaves").fetchone()[0])  # type: ignore[index]
                 if len(extra) > self.targeted_max_share * max(total, 1):
                     full = True
                 else:

@@ -21,7 +21,8 @@ vaultmind_body_sha256: "…"
 ```
 
 Rules: an existing file is never overwritten (not even one differing only in case); a name
-that is ambiguous in the registry gets no note (it would only hide the ambiguity); and a note
+that is ambiguous in the registry gets no note (it would only hide the ambiguity), nor does a
+person known by one word only ("Dana": add it to the right note's aliases instead); and a note
 vaultmind created once is never created again, so deleting an entity note you do not want
 is final. The ids created are remembered in `.vaultmind/entities-created.txt`.
 """
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.entities.ids import normalize
 from vaultmind.entities.query import stored_fuzzy_threshold
-from vaultmind.entities.registry import load_registry, slug_of
+from vaultmind.entities.registry_store import load_registry, slug_of
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.errors import RefuseToClobber
 from vaultmind.markdown.render import render_note
@@ -72,6 +73,8 @@ def planned_entity_notes(
             continue
         if registry.by_name(display).ambiguous:
             continue
+        if kind == "person" and len(normalize(display).split(" ")) < 2:
+            continue  # a first name alone ("Dana") rarely identifies one person
         path = f"{ENTITIES_DIR}/{kind}/{slug_of(ident)}.md"
         key = normalize(display)
         extra = [a for a in dict.fromkeys(aliases or []) if normalize(a) and normalize(a) != key]

@@ -8,7 +8,7 @@ import duckdb
 
 from vaultmind.entities.ids import NAME_KINDS, word_spans
 from vaultmind.entities.ner import NerEngine, content_hash
-from vaultmind.entities.registry import load_registry
+from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.resolve import resolve_text
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.entities.tables import META_FUZZY, META_NER, get_meta, register_keys
@@ -45,7 +45,8 @@ def query_entities(
     resolved = resolve_text(registry, text, spans.get(content_hash(text)))
     out = [(m.entity_id, m.surface) for m in resolved.mentions]
     seen = {ident for ident, _ in out}
-    for ident, surface in _ngram_entities(con, text):
+    taken = [(m.start, m.end) for m in resolved.mentions if m.start >= 0]
+    for ident, surface in _ngram_entities(con, text, taken):
         if ident not in seen:
             seen.add(ident)
             out.append((ident, surface))
@@ -61,12 +62,16 @@ def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
         return EntitySettings().fuzzy_threshold
 
 
-def _ngram_entities(con: duckdb.DuckDBPyConnection, text: str, max_words: int = 4) -> list[tuple[str, str]]:
-    tokens = list(word_spans(text))
+def _ngram_entities(
+    con: duckdb.DuckDBPyConnection, text: str, taken: list[tuple[int, int]], max_words: int = 4
+) -> list[tuple[str, str]]:
+    """Known entity ids spelled by word n-grams of `text` outside the `taken` character ranges."""
+    tokens = word_spans(text)
+    free = [not any(s < t[2] and t[1] < e for s, e in taken) for t in tokens]
     grams: dict[str, tuple[int, int]] = {}
     for i in range(len(tokens)):
         for n in range(1, max_words + 1):
-            if i + n > len(tokens):
+            if i + n > len(tokens) or not free[i + n - 1]:
                 break
             part = tokens[i : i + n]
             if n == 1 and (len(part[0][0]) < 4 or part[0][0].isdigit()):

@@ -12,7 +12,8 @@ from typing import Any
 
 from vaultmind.entities.ids import NAME_KINDS, canonical_id, canonical_kind, kind_of, slug
 from vaultmind.entities.query import stored_fuzzy_threshold
-from vaultmind.entities.registry import Registry, load_registry
+from vaultmind.entities.registry import Registry
+from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.tables import META_NER, get_meta
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.store import Index

@@ -37,6 +37,8 @@ from vaultmind.entities.registry import Match, Registry
 class Mention:
     entity_id: str
     surface: str
+    start: int = -1  # where the first surface is in the text (-1: the author)
+    end: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +63,11 @@ def resolve_text(
 ) -> Resolved:
     """The entities `text` mentions (and `author`, first), each once with its first surface."""
     ambiguous: list[Ambiguity] = []
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, int, int]] = []
     if author:
         author_id = _resolve_author(registry, author, ambiguous)
         if author_id is not None:
-            found.append((author_id, author.strip()))
+            found.append((author_id, author.strip(), -1, -1))
 
     code = code_ranges(text)
     candidates: list[Span] = []
@@ -93,16 +95,16 @@ def resolve_text(
         else:
             ident = _resolve_span(registry, span, ambiguous)
         if ident is not None:
-            found.append((registry.final(ident), span.surface))
+            found.append((registry.final(ident), span.surface, span.start, span.end))
 
     seen: set[str] = set()
     mentions: list[Mention] = []
-    for ident, surface in found:
+    for ident, surface, start, end in found:
         ident = registry.final(ident)
         if ident in seen or ident == self_id:
             continue
         seen.add(ident)
-        mentions.append(Mention(ident, surface))
+        mentions.append(Mention(ident, surface, start, end))
     return Resolved(mentions, ambiguous)
 
 
