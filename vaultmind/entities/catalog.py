@@ -70,8 +70,17 @@ def _write(con: duckdb.DuckDBPyConnection, rows: Sequence[tuple[Any, ...]], drop
     insert(con, "entities", ENTITY_SCHEMA, columns)
 
 
-def refresh_entities(con: duckdb.DuckDBPyConnection, registry: Registry, ids: Sequence[str] | None) -> None:
-    """Recompute the rows of `ids` (None: every row) from the registry and `occurrences`."""
+def refresh_entities(
+    con: duckdb.DuckDBPyConnection,
+    registry: Registry,
+    ids: Sequence[str] | None,
+    *,
+    known_mentions: dict[str, int] | None = None,
+) -> None:
+    """Recompute the rows of `ids` (None: every row) from the registry and `occurrences`.
+
+    `known_mentions`: the mention counts of `ids`, when the caller already knows them.
+    """
     if ids is None:
         con.execute("DELETE FROM entities")
         where = ""
@@ -83,11 +92,14 @@ def refresh_entities(con: duckdb.DuckDBPyConnection, registry: Registry, ids: Se
         where = "WHERE entity_id IN (SELECT k FROM _ent_ids)"
         wanted = {i for i in ids if i in registry.entries}
     try:
-        mentions = dict(
-            con.execute(
-                f"SELECT entity_id, count(DISTINCT leaf_id) FROM occurrences {where} GROUP BY entity_id"
-            ).fetchall()
-        )
+        if known_mentions is not None and ids is not None:
+            mentions = {i: n for i, n in known_mentions.items() if n > 0}
+        else:
+            mentions = dict(
+                con.execute(
+                    f"SELECT entity_id, count(DISTINCT leaf_id) FROM occurrences {where} GROUP BY entity_id"
+                ).fetchall()
+            )
         forms: dict[str, Counter[str]] = defaultdict(Counter)
         emails: dict[str, set[str]] = defaultdict(set)
         for ident, surface, n in con.execute(
@@ -167,13 +179,13 @@ def apply_entity_delta(
         con.unregister("_ent_cur")
     rows: list[tuple[Any, ...]] = []
     drop: list[str] = []
-    rescan: list[str] = []
+    rescan: dict[str, int] = {}  # entity → its mention count after the change (-1: unknown)
     for ident in touched:
         c = changes[ident]
         cur = current.get(ident)
         if ident in registry.entries:
             if cur is None:
-                rescan.append(ident)
+                rescan[ident] = -1
             else:
                 rows.append(_row(registry, ident, "", [], cur[2] + c.mentions))
             continue
@@ -188,8 +200,10 @@ def apply_entity_delta(
             continue
         gained = [form for form, n in c.forms.items() if n > 0]
         if c.lost_email or c.forms[display] < 0 or any(form != display for form in gained):
-            rescan.append(ident)
+            rescan[ident] = total
         else:
             rows.append(_row(registry, ident, display, set(emails) | c.added_emails, total))
     _write(con, rows, drop)
-    refresh_entities(con, registry, rescan)
+    known = {i: n for i, n in rescan.items() if n >= 0}
+    refresh_entities(con, registry, sorted(i for i, n in rescan.items() if n < 0))
+    refresh_entities(con, registry, sorted(known), known_mentions=known)

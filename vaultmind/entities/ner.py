@@ -151,10 +151,12 @@ class NerEngine:
         nlp = self._nlp()
         if nlp is None:
             return None
-        with _LOCK:
-            docs = nlp.pipe((texts[i][:MAX_NER_CHARS] for i in todo), batch_size=self.batch)
-            for i, doc in zip(todo, docs, strict=True):
-                out[i] = [(int(e.start_char), int(e.end_char), str(e.label_)) for e in doc.ents]
+        for start in range(0, len(todo), self.batch):  # the lock is released between batches
+            part = todo[start : start + self.batch]
+            with _LOCK:
+                docs = nlp.pipe((texts[i][:MAX_NER_CHARS] for i in part), batch_size=self.batch)
+                for i, doc in zip(part, docs, strict=True):
+                    out[i] = [(int(e.start_char), int(e.end_char), str(e.label_)) for e in doc.ents]
         return out
 
     def spans_for(

@@ -159,10 +159,8 @@ def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:
     """The question's entities, normalised exactly as at ingest (empty without the entity index)."""
     if not has_table(memory.index, "occurrences"):
         return []
-    try:
-        from vaultmind.entities.graph import query_entities as extract  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return []
+    from vaultmind.entities.query import query_entities as extract
+
     with memory.index.lock:
         return list(extract(memory.index.con, question))
 
