@@ -273,3 +273,38 @@ def test_registry_edits_rederive_only_the_leaves_they_can_affect(vault: Path) ->
         (vault / note).rename(vault / "entities/person/juergen-gross.md")
         syncer.sync_all()
         assert dump_entities(memory) == cold_rebuild(config)
+
+
+def test_entity_rows_follow_surface_and_address_changes(vault: Path) -> None:
+    """Display names and addresses of found-only entities stay equal to a cold rebuild."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    w = Writer(vault, random.Random(3))
+    config = load_config(vault, embed_provider="none")
+
+    def chat(name: str, authors: list[str]) -> None:
+        meta = SourceMeta("chat", f"slack:t/{name}", f"slack/t/{name}", name)
+        messages = [
+            Message(f"m{i}", a, f"2024-03-04T09:0{i}:00Z", f"hello {i}") for i, a in enumerate(authors)
+        ]
+        w.put(f"sources/chat/{name}.md", render_source_note(meta, messages))
+
+    steps = [
+        ("a", ["Dana Whitfield", "Dana Whitfield"]),
+        ("b", ["Dana Whitfield <dana@hall.example>"]),  # a new address, same display name
+        ("c", ["DANA WHITFIELD", "DANA WHITFIELD", "DANA WHITFIELD"]),  # another form takes over
+        ("c", ["Dana Whitfield"]),
+        ("b", ["Dana Whitfield"]),  # the address goes away
+        ("a", []),
+    ]
+    with Memory.open(config) as memory:
+        for name, authors in steps:
+            chat(name, authors)
+            memory.sync_paths([f"sources/chat/{name}.md"])
+            assert dump_entities(memory) == cold_rebuild(config), (name, authors)
+            row = memory.index.query(
+                "SELECT display_name, emails FROM entities WHERE id = 'person:dana-whitfield'"
+            )
+            if name == "b" and "<" in authors[0]:
+                assert row == [("Dana Whitfield", ["dana@hall.example"])]
+            if name == "c" and len(authors) == 3:
+                assert row == [("DANA WHITFIELD", ["dana@hall.example"])]

@@ -22,7 +22,7 @@ import duckdb
 from vaultmind.entities.extract import display_of, parse_author
 from vaultmind.entities.ids import kind_of
 from vaultmind.entities.registry import Registry
-from vaultmind.entities.tables import ENTITY_SCHEMA, columns_for, insert, register_keys
+from vaultmind.entities.tables import ENTITY_SCHEMA, columns_for, insert
 
 OccRow = tuple[str, str, str]
 """(leaf_id, entity_id, surface) of one occurrence row."""
@@ -55,14 +55,7 @@ def _row(
     return (ident, kind_of(ident), display or ident, None, [], sorted(set(emails)), [], mentions)
 
 
-def _write(con: duckdb.DuckDBPyConnection, rows: Sequence[tuple[Any, ...]], drop: Iterable[str]) -> None:
-    gone = sorted(set(drop) | {r[0] for r in rows})
-    if gone:
-        register_keys(con, "_ent_gone", gone)
-        try:
-            con.execute("DELETE FROM entities WHERE id IN (SELECT k FROM _ent_gone)")
-        finally:
-            con.unregister("_ent_gone")
+def _insert_rows(con: duckdb.DuckDBPyConnection, rows: Sequence[tuple[Any, ...]]) -> None:
     columns = columns_for(ENTITY_SCHEMA)
     for row in sorted(rows):
         for name, value in zip(ENTITY_SCHEMA.names, row, strict=True):
@@ -70,53 +63,50 @@ def _write(con: duckdb.DuckDBPyConnection, rows: Sequence[tuple[Any, ...]], drop
     insert(con, "entities", ENTITY_SCHEMA, columns)
 
 
-def refresh_entities(
-    con: duckdb.DuckDBPyConnection,
-    registry: Registry,
-    ids: Sequence[str] | None,
-    *,
-    known_mentions: dict[str, int] | None = None,
-) -> None:
-    """Recompute the rows of `ids` (None: every row) from the registry and `occurrences`.
+def _scan(
+    con: duckdb.DuckDBPyConnection, ids: Sequence[str] | None, *, mentions: bool
+) -> tuple[dict[str, int], dict[str, Counter[str]], dict[str, set[str]]]:
+    """Mention counts (when asked), surface forms and addresses of `ids` (None: all) from `occurrences`."""
+    where = "" if ids is None else "WHERE entity_id IN (SELECT unnest(?::VARCHAR[]))"
+    params = None if ids is None else [list(ids)]
+    counts: dict[str, int] = {}
+    if mentions:
+        counts = dict(
+            con.execute(
+                f"SELECT entity_id, count(DISTINCT leaf_id) FROM occurrences {where} GROUP BY entity_id",
+                params,
+            ).fetchall()
+        )
+    forms: dict[str, Counter[str]] = defaultdict(Counter)
+    emails: dict[str, set[str]] = defaultdict(set)
+    for ident, surface, n in con.execute(
+        f"SELECT entity_id, surface, count(*) FROM occurrences {where} GROUP BY entity_id, surface", params
+    ).fetchall():
+        forms[ident][form_of(surface)] += n
+        address = email_of(surface)
+        if address:
+            emails[ident].add(address)
+    return counts, forms, emails
 
-    `known_mentions`: the mention counts of `ids`, when the caller already knows them.
-    """
+
+def refresh_entities(con: duckdb.DuckDBPyConnection, registry: Registry, ids: Sequence[str] | None) -> None:
+    """Recompute the rows of `ids` (None: every row) from the registry and `occurrences`."""
+    if ids is not None and not ids:
+        return
     if ids is None:
         con.execute("DELETE FROM entities")
-        where = ""
         wanted: set[str] = set(registry.entries)
     else:
-        if not ids:
-            return
-        register_keys(con, "_ent_ids", ids)
-        where = "WHERE entity_id IN (SELECT k FROM _ent_ids)"
+        con.execute("DELETE FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[]))", [list(ids)])
         wanted = {i for i in ids if i in registry.entries}
-    try:
-        if known_mentions is not None and ids is not None:
-            mentions = {i: n for i, n in known_mentions.items() if n > 0}
-        else:
-            mentions = dict(
-                con.execute(
-                    f"SELECT entity_id, count(DISTINCT leaf_id) FROM occurrences {where} GROUP BY entity_id"
-                ).fetchall()
-            )
-        forms: dict[str, Counter[str]] = defaultdict(Counter)
-        emails: dict[str, set[str]] = defaultdict(set)
-        for ident, surface, n in con.execute(
-            f"SELECT entity_id, surface, count(*) FROM occurrences {where} GROUP BY entity_id, surface"
-        ).fetchall():
-            forms[ident][form_of(surface)] += n
-            address = email_of(surface)
-            if address:
-                emails[ident].add(address)
-    finally:
-        if ids is not None:
-            con.unregister("_ent_ids")
-    rows = [
-        _row(registry, ident, _display(forms[ident]), emails[ident], int(mentions.get(ident, 0)))
-        for ident in sorted(wanted | set(mentions))
-    ]
-    _write(con, rows, [] if ids is None else ids)
+    mentions, forms, emails = _scan(con, ids, mentions=True)
+    _insert_rows(
+        con,
+        [
+            _row(registry, ident, _display(forms[ident]), emails[ident], int(mentions.get(ident, 0)))
+            for ident in sorted(wanted | set(mentions))
+        ],
+    )
 
 
 @dataclass
@@ -167,18 +157,14 @@ def apply_entity_delta(
     )
     if not touched:
         return
-    register_keys(con, "_ent_cur", touched)
-    try:
-        current = {
-            r[0]: (r[1], list(r[2] or []), int(r[3]))
-            for r in con.execute(
-                "SELECT id, display_name, emails, mentions FROM entities WHERE id IN (SELECT k FROM _ent_cur)"
-            ).fetchall()
-        }
-    finally:
-        con.unregister("_ent_cur")
+    current = {
+        r[0]: (r[1], list(r[2] or []), int(r[3]))
+        for r in con.execute(
+            "DELETE FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[])) RETURNING id, display_name, emails, mentions",
+            [touched],
+        ).fetchall()
+    }
     rows: list[tuple[Any, ...]] = []
-    drop: list[str] = []
     rescan: dict[str, int] = {}  # entity → its mention count after the change (-1: unknown)
     for ident in touched:
         c = changes[ident]
@@ -196,14 +182,17 @@ def apply_entity_delta(
         display, emails, mentions = cur
         total = mentions + c.mentions
         if total <= 0:
-            drop.append(ident)
-            continue
+            continue  # no mention left: the row stays deleted
         gained = [form for form, n in c.forms.items() if n > 0]
         if c.lost_email or c.forms[display] < 0 or any(form != display for form in gained):
             rescan[ident] = total
         else:
             rows.append(_row(registry, ident, display, set(emails) | c.added_emails, total))
-    _write(con, rows, drop)
-    known = {i: n for i, n in rescan.items() if n >= 0}
-    refresh_entities(con, registry, sorted(i for i, n in rescan.items() if n < 0))
-    refresh_entities(con, registry, sorted(known), known_mentions=known)
+    if rescan:
+        unknown = any(n < 0 for n in rescan.values())
+        counts, forms, addresses = _scan(con, sorted(rescan), mentions=unknown)
+        for ident, total in sorted(rescan.items()):
+            total = total if total >= 0 else int(counts.get(ident, 0))
+            if total > 0 or ident in registry.entries:
+                rows.append(_row(registry, ident, _display(forms[ident]), addresses[ident], total))
+    _insert_rows(con, rows)

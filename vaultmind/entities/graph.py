@@ -44,7 +44,7 @@ from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.resolve import resolve_text
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.entities.tables import (
-    EDGE_DELTA_SCHEMA,
+    EDGE_SCHEMA,
     META_FUZZY,
     META_NER,
     META_REGISTRY,
@@ -201,13 +201,17 @@ class EntityDeriver:
             old_rows: list[OccRow] = [
                 (r[0], r[1], r[2])
                 for r in con.execute(
-                    "SELECT leaf_id, entity_id, surface FROM occurrences WHERE leaf_id IN (SELECT k FROM _ent_leaves)"
+                    "DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _ent_leaves) "
+                    "RETURNING leaf_id, entity_id, surface"
                 ).fetchall()
             ]
-            con.execute("DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _ent_leaves)")
+            rows = con.execute(
+                "SELECT id, note_path, text, content_hash, author, ts FROM leaves "
+                "WHERE id IN (SELECT k FROM _ent_leaves) ORDER BY id, note_path"
+            ).fetchall()
         finally:
             con.unregister("_ent_leaves")
-        columns, new = self._derive(con, registry, _leaf_rows(con, leaf_ids))
+        columns, new = self._derive(con, registry, [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows])
         insert(con, "occurrences", OCC_SCHEMA, columns)
         new_rows = list(zip(columns["leaf_id"], columns["entity_id"], columns["surface"], strict=True))
 
@@ -249,6 +253,7 @@ class EntityDeriver:
 
 
 def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[LeafRow]:
+    """The `leaves` rows of `leaf_ids` (every note holding one), in a stable order."""
     register_keys(con, "_ent_rows", leaf_ids)
     try:
         rows = con.execute(
@@ -261,32 +266,29 @@ def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[
 
 
 def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str], int]) -> None:
+    """Move edge weights by `delta`: the rows of those pairs are taken out and put back changed."""
     if not delta:
         return
     pairs = sorted(delta)
-    table = pa.table(
-        {
-            "a": pa.array([p[0] for p in pairs], pa.string()),
-            "b": pa.array([p[1] for p in pairs], pa.string()),
-            "d": pa.array([delta[p] for p in pairs], pa.int32()),
-        },
-        schema=EDGE_DELTA_SCHEMA,
-    )
-    con.register("_edge_delta", table)
+    con.register("_edge_delta", pa.table({"a": [p[0] for p in pairs], "b": [p[1] for p in pairs]}))
     try:
-        con.execute(
-            "UPDATE edges SET weight = edges.weight + d.d FROM _edge_delta d WHERE edges.a = d.a AND edges.b = d.b"
-        )
-        con.execute(
-            "INSERT INTO edges SELECT d.a, d.b, d.d FROM _edge_delta d "
-            "WHERE d.d > 0 AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.a = d.a AND e.b = d.b)"
-        )
-        con.execute(
-            "DELETE FROM edges WHERE weight <= 0 AND EXISTS "
-            "(SELECT 1 FROM _edge_delta d WHERE edges.a = d.a AND edges.b = d.b)"
-        )
+        old = {
+            (a, b): int(w)
+            for a, b, w in con.execute(
+                "DELETE FROM edges USING _edge_delta d WHERE edges.a = d.a AND edges.b = d.b "
+                "RETURNING edges.a, edges.b, edges.weight"
+            ).fetchall()
+        }
     finally:
         con.unregister("_edge_delta")
+    kept = [(pair, old.get(pair, 0) + delta[pair]) for pair in pairs]
+    kept = [(pair, weight) for pair, weight in kept if weight > 0]
+    insert(
+        con,
+        "edges",
+        EDGE_SCHEMA,
+        {"a": [p[0] for p, _ in kept], "b": [p[1] for p, _ in kept], "weight": [w for _, w in kept]},
+    )
 
 
 # -- NER outside the sync ---------------------------------------------------------------------

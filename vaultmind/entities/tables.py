@@ -23,7 +23,7 @@ ENTITY_SCHEMA = pa.schema(
      ("aliases", pa.list_(pa.string())), ("emails", pa.list_(pa.string())), ("handles", pa.list_(pa.string())),
      ("mentions", pa.int32())]
 )  # fmt: skip
-EDGE_DELTA_SCHEMA = pa.schema([("a", pa.string()), ("b", pa.string()), ("d", pa.int32())])
+EDGE_SCHEMA = pa.schema([("a", pa.string()), ("b", pa.string()), ("weight", pa.int32())])
 
 
 def columns_for(schema: pa.Schema) -> dict[str, list[Any]]:
