@@ -144,3 +144,12 @@ def test_every_package_ships() -> None:
         if "__pycache__" not in p.parts
     }
     assert found <= listed, f"add to pyproject [tool.setuptools] packages: {sorted(found - listed)}"
+
+
+def test_unknown_setting_is_an_error_that_names_the_file(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    write(vault, ".vaultmind/config.toml", "[trees]\nfanuot = 4\n")
+    result = run_cli("status", "--vault", str(vault), "--json", check=False)
+    error = json.loads(result.stdout)["error"]
+    assert result.returncode == 1 and error["code"] == "config"
+    assert "fanuot" in error["message"] and "fanout" in error["hint"] and error["path"].endswith("config.toml")

@@ -113,6 +113,7 @@ def _existing(vault: Path) -> list[str]:
     return sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "targeted"), [(1, 1.0), (2, 1.0), (3, 0.5), (4, 0.0)])
 def test_random_edits_equal_a_cold_rebuild(vault: Path, seed: int, targeted: float) -> None:
     """`targeted`: share of the leaves a registry change may re-derive before all are recomputed."""

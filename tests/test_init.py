@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vaultmind.config import _SCHEMA, Config, load_config
+from vaultmind.config import _SCHEMA, FEATURE_KEYS, Config, load_config
 from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.vault.atomic import is_temp_name, write_atomic
@@ -433,7 +433,8 @@ def test_demo_uses_the_obsidian_syntax_the_parser_must_handle(tmp_path: Path) ->
 def test_config_documents_every_setting_at_its_default(tmp_path: Path) -> None:
     text = (REPO / "vault_template" / ".vaultmind" / "config.toml").read_text(encoding="utf-8")
     assert tomllib.loads(text) == {
-        s: {} for s in ("vault", "chunking", "embeddings", "ollama", "watch", "server", "search")
+        s: {}
+        for s in ("vault", "chunking", "embeddings", "ollama", "watch", "server", "search", *FEATURE_KEYS)
     }
     documented: list[tuple[str, str]] = []
     section = ""
@@ -445,13 +446,24 @@ def test_config_documents_every_setting_at_its_default(tmp_path: Path) -> None:
             documented.append((section, m.group(1)))
             line = line[2:]
         uncommented.append(line)
-    assert documented == list(_SCHEMA), "config.toml must list every key of _SCHEMA, in order"
+    features = [(section, key) for section, keys in FEATURE_KEYS.items() for key in keys]
+    assert documented == list(_SCHEMA) + features, "config.toml must list every setting, in order"
     vault = tmp_path / "vault"
     (vault / ".vaultmind").mkdir(parents=True)
     (vault / ".vaultmind" / "config.toml").write_text("\n".join(uncommented) + "\n", encoding="utf-8")
     config = load_config(vault)
-    assert config == Config(vault=vault.resolve())  # every documented value is the real default
-    assert config.extra == {}
+    assert config.with_(extra={}) == Config(vault=vault.resolve())  # documented values are the defaults
+    assert set(config.extra) == {f"{s}.{k}" for s, k in features}
+    from vaultmind.admission.decide import Policy
+    from vaultmind.entities.settings import EntitySettings
+    from vaultmind.queue.workers import QueueSettings
+    from vaultmind.tree.settings import TreeSettings
+
+    bare = Config(vault=vault.resolve())
+    assert Policy.from_extra(config.extra, "m") == Policy.from_extra({}, "m")
+    assert QueueSettings.from_extra(config.extra) == QueueSettings.from_extra({})
+    assert TreeSettings.from_extra(config.extra) == TreeSettings.from_extra({})
+    assert EntitySettings.from_config(config) == EntitySettings.from_config(bare)
     assert {f.name for f in fields(Config)} - {"vault", "extra"} == {attr for attr, _ in _SCHEMA.values()}
 
 

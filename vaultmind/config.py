@@ -80,6 +80,19 @@ _SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
     ("search", "limit"): ("search_limit", int),
 }
 
+FEATURE_KEYS: dict[str, tuple[str, ...]] = {
+    "admission": ("owner", "keep", "drop", "llm", "llm_keep", "priority_tags"),
+    "queue": ("workers", "llm_concurrency", "lease_s", "poll_s", "reconcile_s"),
+    "trees": (
+        "l0_tokens", "fanout", "flush_after_hours", "summarizer", "summarizer_model",
+        "summarizer_timeout_s", "user_notes",
+    ),
+    "entities": ("create_threshold", "create_kinds", "ner_model", "ner_batch", "fuzzy_threshold", "ner_inline"),
+}  # fmt: skip
+"""Settings of feature modules, kept in `Config.extra` as "section.key" and validated by the
+module that owns them (admission/decide.py, queue/workers.py, tree/settings.py,
+entities/settings.py). Any other key in config.toml is an error, so a typo never goes unnoticed."""
+
 _ENV = {
     "VAULTMIND_EMBED_PROVIDER": "embed_provider",
     "VAULTMIND_OLLAMA_HOST": "ollama_host",
@@ -115,6 +128,13 @@ def _from_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
         for key, value in table.items():
             spec = _SCHEMA.get((section, key))
             if spec is None:
+                if key not in FEATURE_KEYS.get(section, ()):
+                    known = [k for s, k in _SCHEMA if s == section] + list(FEATURE_KEYS.get(section, ()))
+                    raise ConfigError(
+                        f"unknown setting [{section}] {key}",
+                        path=path,
+                        hint=f"known in [{section}]: {', '.join(known)}" if known else "unknown section",
+                    )
                 extra[f"{section}.{key}"] = value
                 continue
             attr, kind = spec
