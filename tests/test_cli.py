@@ -51,7 +51,12 @@ def test_demo_vault_end_to_end(tmp_path: Path) -> None:
     assert set(hit) >= {"leaf_id", "note_path", "anchor", "text", "score", "why", "source_ref"}
     messages = [h for h in result["hits"] if h["note_path"].startswith("sources/chat/")]
     assert messages and all(h["anchor"].startswith("^m-") and h["source_ref"] for h in messages)
-    assert snapshot_files(vault) == before, "nothing vaultmind did changed a file in the vault"
+    after = snapshot_files(vault)
+    assert {k: after[k] for k in before} == before, "nothing vaultmind did changed a file in the vault"
+    created = sorted(set(after) - set(before))
+    assert all(p.startswith(("entities/", "summaries/")) for p in created), created
+    for rel in created:
+        assert "vaultmind: " in (vault / rel).read_text(encoding="utf-8").split("---")[1], rel
 
 
 def test_init_refuses_to_clobber(tmp_path: Path) -> None:

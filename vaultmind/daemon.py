@@ -142,7 +142,8 @@ class Daemon:
 
 
 class TreeKeeper:
-    """Seals, re-seals and flushes source trees in the background after every change.
+    """Background upkeep after every change: NER past the inline budget and entity notes
+    (`Memory.enrich`), then sealing, re-sealing and flushing source trees.
 
     A seal may wait minutes on Ollama, so it never runs on the watcher's thread; syncs are
     serialised by `Memory.sync_lock`. Flushing also happens at least every `FLUSH_EVERY_S`.
@@ -178,6 +179,7 @@ class TreeKeeper:
             if self._stop.is_set():
                 return
             try:
+                self.memory.enrich()
                 maintain(self.memory, now=datetime.now(UTC))
                 self.last_error = None
             except Exception as exc:  # keep the daemon alive; the next change retries

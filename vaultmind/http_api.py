@@ -72,6 +72,7 @@ ROUTES: dict[tuple[str, str], Route] = {
 
 
 def _all_routes() -> dict[tuple[str, str], Route]:
+    from vaultmind.entities.read import entities_request
     from vaultmind.queue.routes import ROUTES as QUEUE_ROUTES
     from vaultmind.tree.view import route_flush, route_tree
 
@@ -79,6 +80,7 @@ def _all_routes() -> dict[tuple[str, str], Route]:
     routes.update(QUEUE_ROUTES)
     routes[("POST", "/v1/tree")] = route_tree
     routes[("POST", "/v1/flush")] = route_flush
+    routes[("POST", "/v1/entities")] = lambda m, body: entities_request(m.index, body, vault_name=m.vault_name)
     return routes
 
 

@@ -73,6 +73,17 @@ class Memory:
         with self.sync_lock:
             return self.syncer.sync_paths(paths)
 
+    def enrich(self, progress: Progress | None = None) -> dict[str, Any]:
+        """Work a sync leaves for later: NER on leaves past the inline budget, then entity notes
+        for entities with enough evidence (written to the vault and synced)."""
+        from vaultmind.entities.graph import complete_ner
+        from vaultmind.entities.notes import create_entity_notes
+
+        with self.sync_lock:
+            recognised = complete_ner(self, progress=progress)
+            created = create_entity_notes(self)
+        return {"ner_texts": recognised, "entity_notes": created}
+
     # -- read side -------------------------------------------------------------------------
 
     def search(self, query: str, *, limit: int | None = None) -> dict[str, Any]:
@@ -127,7 +138,16 @@ class Memory:
         if notice:
             health = "rebuilt"
         from vaultmind.admission import admission_status
+        from vaultmind.entities.graph import entity_deriver, ner_pending
+        from vaultmind.entities.read import ner_status
         from vaultmind.queue.store import queue_status
+
+        deriver = entity_deriver(self)
+        entities = {
+            **ner_status(idx),
+            "known": int(idx.scalar("SELECT count(*) FROM entities")) if "entities" in idx.tables else 0,
+            "ner_pending": ner_pending(idx, deriver) if deriver is not None else 0,
+        }
 
         return {
             "vault": str(self.config.vault),
@@ -154,6 +174,7 @@ class Memory:
                 "missing": leaves - embedded if model else None,
                 "error": self.syncer.embed_error,
             },
+            "entities": entities,
             "admission": admission_status(idx),
             "queue": queue_status(idx),
             "problems": problems,

@@ -12,9 +12,9 @@ library call is `vaultmind.entities.read.entities_request`).
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.cli.args import vault_args
 from vaultmind.cli.output import emit
 from vaultmind.errors import UsageError
 
@@ -43,13 +43,7 @@ def add_parser(sub: Any) -> None:
         help="only this kind (person, org, place, product, event, work, topic, email, handle, url, phone)",
     )
     p.add_argument("--limit", type=int, default=None, help="number of rows (default 50; 20 for show)")
-    p.add_argument(
-        "--vault",
-        type=Path,
-        default=None,
-        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    vault_args(p)
     p.set_defaults(handler=cmd_entities)
 
 

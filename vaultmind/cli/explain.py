@@ -12,9 +12,9 @@ LEAF_ID may be a unique prefix (at least 6 characters). Through the daemon's
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.cli.args import vault_args
 from vaultmind.cli.output import emit
 
 if TYPE_CHECKING:
@@ -34,13 +34,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "leaf_id", metavar="LEAF_ID", help="a leaf id (or a unique prefix of at least 6 characters)"
     )
-    p.add_argument(
-        "--vault",
-        type=Path,
-        default=None,
-        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    vault_args(p)
     p.set_defaults(handler=cmd_explain)
 
 

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from vaultmind.cli.args import vault_args
 from vaultmind.cli.output import Progress, emit
 from vaultmind.ingest.detect import FORMATS, KINDS
 
@@ -28,12 +29,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("kind", choices=KINDS, help="what the paths hold")
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="export files or folders")
-    p.add_argument(
-        "--vault",
-        type=Path,
-        default=None,
-        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
-    )
+    vault_args(p, json_flag=False)
     p.add_argument(
         "--format",
         dest="fmt",

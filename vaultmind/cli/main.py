@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind import __version__
+from vaultmind.cli.args import vault_args
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.errors import UsageError, VaultmindError
 
@@ -41,7 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = bool(getattr(args, "debug", False) or os.environ.get("VAULTMIND_DEBUG"))
-    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -75,32 +78,36 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("init", help="create a vault (or add vaultmind to an existing one)")
     p.add_argument("path", type=Path, help="folder of the vault")
     p.add_argument("--demo", action="store_true", help="also write a small demo memory")
-    p.add_argument("--existing", action="store_true", help="add vaultmind's folders and config to an existing vault; touch nothing else")
+    p.add_argument(
+        "--existing",
+        action="store_true",
+        help="add vaultmind's folders and config to an existing vault; touch nothing else",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.set_defaults(handler=cmd_init)
 
     p = sub.add_parser("reindex", help="rebuild the index from the vault (the index is a cache)")
-    _vault_args(p)
+    vault_args(p)
     p.set_defaults(handler=cmd_reindex)
 
     p = sub.add_parser("sync", help="bring the index in step with the vault (only what changed)")
-    _vault_args(p)
+    vault_args(p)
     p.set_defaults(handler=cmd_sync)
 
     p = sub.add_parser("status", help="counts, index health, files skipped or failed and why")
-    _vault_args(p)
+    vault_args(p)
     p.set_defaults(handler=cmd_status)
 
     from vaultmind.cli.query import add_query_parser
 
-    add_query_parser(sub, _vault_args)
+    add_query_parser(sub, vault_args)
 
     for name, text in (
         ("watch", "keep the index in step with every edit, and answer queries (foreground)"),
         ("serve", "run the daemon: watcher + loopback API (foreground)"),
     ):
         p = sub.add_parser(name, help=text)
-        _vault_args(p, json_flag=False)
+        vault_args(p, json_flag=False)
         p.set_defaults(handler=cmd_watch)
 
     from vaultmind.cli.bench import add_bench_parser
@@ -112,12 +119,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _vault_args(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
-    p.add_argument("--vault", type=Path, default=None, help="vault folder (default: $VAULTMIND_VAULT or the current folder)")
-    if json_flag:
-        p.add_argument("--json", action="store_true", help="print JSON")
-
-
 def resolve_vault(arg: Path | None) -> Path:
     if arg is not None:
         vault = arg
@@ -127,7 +128,9 @@ def resolve_vault(arg: Path | None) -> Path:
         vault = Path.cwd()
     vault = vault.expanduser()
     if not vault.is_dir():
-        raise UsageError(f"vault folder {vault} does not exist", hint="pass --vault PATH or run `vaultmind init PATH`")
+        raise UsageError(
+            f"vault folder {vault} does not exist", hint="pass --vault PATH or run `vaultmind init PATH`"
+        )
     return vault
 
 
@@ -188,11 +191,15 @@ def through_daemon_or_local(
 def cmd_reindex(args: argparse.Namespace) -> int:
     def local(memory: Memory) -> dict[str, Any]:
         result: dict[str, Any] = memory.reindex().to_dict()
+        result["enriched"] = memory.enrich(memory.syncer.progress)
         result.update(_counts(memory))
         return result
 
     result = through_daemon_or_local(
-        config_from_args(args), lambda c: c.call("POST", "/v1/reindex", {}, timeout=3600), local, progress=True
+        config_from_args(args),
+        lambda c: c.call("POST", "/v1/reindex", {}, timeout=3600),
+        local,
+        progress=True,
     )
     return _print_stats(args, result, "reindexed")
 
@@ -200,6 +207,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 def cmd_sync(args: argparse.Namespace) -> int:
     def local(memory: Memory) -> dict[str, Any]:
         result: dict[str, Any] = memory.sync().to_dict()
+        result["enriched"] = memory.enrich(memory.syncer.progress)
         result.update(_counts(memory))
         return result
 
@@ -255,7 +263,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
         def on_batch(what: str, stats: Any) -> None:
             if what == "reconcile" and not daemon.batches:
-                print(f"vaultmind: watching {config.vault} (api on {config.host}:{daemon.api.port if daemon.api else '?'}); Ctrl-C to stop", file=sys.stderr)
+                print(
+                    f"vaultmind: watching {config.vault} (api on {config.host}:{daemon.api.port if daemon.api else '?'}); Ctrl-C to stop",
+                    file=sys.stderr,
+                )
             changed = stats.added + stats.modified + stats.deleted + stats.renamed
             if changed:
                 print(

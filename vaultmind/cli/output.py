@@ -80,6 +80,10 @@ def print_status(status: dict[str, Any]) -> None:
             line += f", {emb['missing']:,} waiting"
     print(line)
     print(f"links   {status['links']:,}; tags {status['tags']:,}")
+    ents = status.get("entities") or {}
+    if ents:
+        pending = f", {ents['ner_pending']:,} texts waiting for NER" if ents.get("ner_pending") else ""
+        print(f"entities {ents.get('known', 0):,} known (NER: {ents.get('model', 'off')}{pending})")
     print(f"index   {index['health']} ({index['bytes'] / 1e6:.1f} MB, schema v{index['schema_version']})")
     if index.get("notice"):
         print(f"        {index['notice']}")

@@ -13,9 +13,9 @@ through the daemon (`GET /v1/queue`, `POST /v1/queue/retry`) when one runs for t
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.cli.args import vault_args
 from vaultmind.cli.output import emit
 from vaultmind.errors import UsageError
 
@@ -38,7 +38,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--timeout", type=float, default=600.0, help="with --run: stop after this many seconds (default 600)"
     )
-    _vault_args(p)
+    vault_args(p)
     p.set_defaults(handler=cmd_queue)
 
     r: argparse.ArgumentParser = sub.add_parser(
@@ -53,18 +53,8 @@ def add_parser(sub: Any) -> None:
     which.add_argument("--failed", action="store_true", help="requeue failed jobs (the default)")
     which.add_argument("--all", action="store_true", help="requeue failed and deferred jobs")
     which.add_argument("job_id", nargs="?", type=int, metavar="JOB_ID", help="requeue this job")
-    _vault_args(r)
+    vault_args(r)
     r.set_defaults(handler=cmd_retry)
-
-
-def _vault_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--vault",
-        type=Path,
-        default=None,
-        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON")
 
 
 def cmd_queue(args: argparse.Namespace) -> int:

@@ -10,9 +10,9 @@ Both go through the daemon's API while it runs (`/v1/tree`, `/v1/flush`), else o
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
+from vaultmind.cli.args import vault_args
 from vaultmind.cli.output import emit
 
 
@@ -26,7 +26,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "tree_id", nargs="?", default=None, help='a tree id, e.g. "slack:acme/general" or "notes:Projects"'
     )
-    _vault_args(p)
+    vault_args(p)
     p.set_defaults(handler=cmd_tree)
 
     f: argparse.ArgumentParser = sub.add_parser(
@@ -40,18 +40,8 @@ def add_parser(sub: Any) -> None:
     f.add_argument(
         "--max-stale", type=int, default=64, help="re-seal at most this many stale summaries (default 64)"
     )
-    _vault_args(f)
+    vault_args(f)
     f.set_defaults(handler=cmd_flush)
-
-
-def _vault_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--vault",
-        type=Path,
-        default=None,
-        help="vault folder (default: $VAULTMIND_VAULT or the current folder)",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON")
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
