@@ -308,3 +308,30 @@ def test_file_changing_while_read_never_yields_a_torn_read(vault: Path) -> None:
         writer.wait()
     assert torn == 0, f"{torn} torn reads"
     assert complete > 0
+
+
+def test_batched_apply_equals_one_batch(vault: Path, tmp_path: Path) -> None:
+    """Large syncs apply in batches (bounded memory); the rows are the same as in one batch."""
+    from vaultmind.index.store import Index
+
+    _vault_with_notes(vault)
+    write(
+        vault,
+        "entities/person/alice-chen.md",
+        "---\nvaultmind: entity\nid: person:alice-chen\nkind: person\ndisplay_name: Alice Chen\naliases: [Alice]\n---\nLeads.\n",
+    )
+    for i in range(7):
+        write(vault, f"More/n{i}.md", f"# N{i}\n\nAlice met Bob about the budget, item {i}.\n")
+    config = load_config(vault, embed_provider="none")
+    with Memory(config, Index.open(tmp_path / "one.duckdb"), None) as one:
+        one.reindex()
+        expected = dump_index(one)
+    with Memory(config, Index.open(tmp_path / "many.duckdb"), None) as many:
+        many.syncer.apply_batch = 2
+        stats = many.reindex()
+        assert stats.added == 11
+        assert dump_index(many) == expected
+        os.rename(vault / "More/n1.md", vault / "More/renamed.md")
+        (vault / "More/n2.md").unlink()
+        stats = many.sync()
+        assert (stats.renamed, stats.deleted) == (1, 1)

@@ -42,6 +42,8 @@ from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
+APPLY_BATCH = 2000  # files per apply transaction
+
 Progress = Callable[[str, int, int], None]
 """progress(phase, done, total): called during long work; phases "read", "embed"."""
 
@@ -105,6 +107,7 @@ class Syncer:
         self.rules = IgnoreRules(config.all_ignores)
         self._sha: dict[str, str] = {}
         self.embed_error: str | None = None  # why the last embedding pass failed, if it did
+        self.apply_batch = APPLY_BATCH
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -123,8 +126,7 @@ class Syncer:
                     observed[path] = None
                 else:
                     stats.kept_unreadable += 1
-        plan = self._diff(observed, known, stats)
-        self._apply(plan, stats, rebuild=rebuild, scan=scan)
+        self._diff_apply(observed, known, stats, rebuild=rebuild, scan=scan)
         stats.problems = self.problems()
         stats.seconds = time.perf_counter() - started
         return stats
@@ -156,37 +158,55 @@ class Syncer:
             if path not in observed and scan.is_observed(path):
                 observed[path] = None
         stats = SyncStats(scanned=len(observed))
-        plan = self._diff(observed, known, stats)
-        self._apply(plan, stats, rebuild=False, scan=None)
+        self._diff_apply(observed, known, stats, rebuild=False, scan=None)
         stats.seconds = time.perf_counter() - started
         return stats
 
     # -- diff ------------------------------------------------------------------------------
 
-    def _diff(self, observed: dict[str, FileStat | None], known: dict[str, IndexedState], stats: SyncStats) -> _Plan:
-        plan = _Plan()
+    def _diff_apply(
+        self,
+        observed: dict[str, FileStat | None],
+        known: dict[str, IndexedState],
+        stats: SyncStats,
+        *,
+        rebuild: bool,
+        scan: ScanResult | None,
+    ) -> None:
+        """Diff, then apply in batches of `APPLY_BATCH` files, so memory stays bounded on a
+        vault of any size (one transaction per batch; a crash leaves a consistent index that
+        the next sync completes)."""
+        first = _Plan()
         to_read: list[str] = []
         retry = self._paths_to_retry()
         for path, st in observed.items():
             old = known.get(path)
             if st is None:
                 if old is not None:
-                    plan.remove.add(path)
-                plan.clear_problems.add(path)
+                    first.remove.add(path)
+                first.clear_problems.add(path)
             elif (
                 old is not None and old.size == st.size and old.mtime_ns == st.mtime_ns and path not in retry
             ):
                 stats.unchanged += 1
             else:
                 to_read.append(path)
-        to_read.sort()
+        # Entity notes first: the alias registry they define is then in place for every leaf.
+        to_read.sort(key=lambda p: (not p.startswith("entities/"), p))
         total = len(to_read)
-        gone_hashes = {known[p].sha256: p for p in sorted(plan.remove, reverse=True)}
-        for done, path in enumerate(to_read, start=1):
-            if self.progress and (done % 500 == 0 or done == total):
-                self.progress("read", done, total)
-            self._diff_one(path, known.get(path), plan, stats, gone_hashes)
-        return plan
+        gone_hashes = {known[p].sha256: p for p in sorted(first.remove, reverse=True)}
+        size = self.apply_batch
+        batches = [to_read[i : i + size] for i in range(0, total, size)] or [[]]
+        done = 0
+        for number, batch in enumerate(batches):
+            plan = first if number == 0 else _Plan()
+            for path in batch:
+                done += 1
+                if self.progress and (done % 500 == 0 or done == total):
+                    self.progress("read", done, total)
+                self._diff_one(path, known.get(path), plan, stats, gone_hashes)
+            self._apply(plan, stats, rebuild=rebuild and number == 0, scan=scan if number == 0 else None)
+        stats.deleted = max(0, stats.deleted - stats.renamed)
 
     def _diff_one(
         self, path: str, old: IndexedState | None, plan: _Plan, stats: SyncStats, gone_hashes: dict[str, str]
@@ -238,7 +258,7 @@ class Syncer:
     # -- apply -----------------------------------------------------------------------------
 
     def _apply(self, plan: _Plan, stats: SyncStats, *, rebuild: bool, scan: ScanResult | None) -> None:
-        stats.deleted = max(0, len(plan.remove - set(plan.write)) - stats.renamed)
+        stats.deleted += len(plan.remove - set(plan.write))
         rows = _Rows()
         for path in sorted(plan.write):
             st, note = plan.write[path]

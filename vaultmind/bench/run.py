@@ -474,21 +474,25 @@ def bench_rss(
                 f"`vaultmind reindex` failed with code {code}: {err.read().decode()[-2000:]}"
             )
     progress("reindex (subprocess)", 1, 1)
-    with running_daemon(vault, embed_provider=embed_provider, progress=progress) as (daemon, startup_s):
-        for query in bench_queries(seed, queries):
-            daemon.search(query)
-        hwm, rss = _peak_rss(daemon.proc.pid)
-        queue_depth = _queue_depth(daemon)
-    return {
+    result: dict[str, Any] = {
         "reindex_peak_mb": peak / MB if peak is not None else None,
         "reindex_s": seconds,
         "reindex_cold": cold,
-        "daemon_peak_mb": hwm / MB if hwm is not None else None,
-        "daemon_rss_mb": rss / MB if rss is not None else None,
-        "daemon_startup_s": startup_s,
-        "queue_depth_at_start": queue_depth,
         "embeddings": config.embed_provider,
     }
+    try:
+        with running_daemon(vault, embed_provider=embed_provider, progress=progress) as (daemon, startup_s):
+            for query in bench_queries(seed, queries):
+                daemon.search(query)
+            hwm, rss = _peak_rss(daemon.proc.pid)
+            result["queue_depth_at_start"] = _queue_depth(daemon)
+    except DaemonError as exc:  # keep the reindex figure
+        result["daemon_error"] = str(exc)
+        return result
+    result["daemon_peak_mb"] = hwm / MB if hwm is not None else None
+    result["daemon_rss_mb"] = rss / MB if rss is not None else None
+    result["daemon_startup_s"] = startup_s
+    return result
 
 
 # -- 5. query latency ----------------------------------------------------------------------------
@@ -570,7 +574,10 @@ def check_targets(results: dict[str, dict[str, Any]]) -> dict[str, bool]:
     out: dict[str, bool] = {}
     for key, (op, bound) in TARGETS.items():
         bench, metric = key.split(".", 1)
-        if "error" in results.get(bench, {}):
+        failed = "error" in results.get(bench, {}) or (
+            bench == "rss" and "daemon_error" in results.get(bench, {})
+        )
+        if failed and results.get(bench, {}).get(metric) is None:
             out[key] = False  # the benchmark did not finish
             continue
         value = results.get(bench, {}).get(metric)
