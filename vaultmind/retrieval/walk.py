@@ -39,6 +39,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.lexical import terms
@@ -98,7 +99,7 @@ def walk(
         entity = len(ents) / n_ents if qents else 0.0
         graph = graph_weights.get(leaf_id, 0.0) if entity < 1.0 else 0.0
         note_path, _, author = places.get(leaf_id, ("", 0, None))
-        by_author = 1.0 if author and name_terms & set(terms(author)) else 0.0
+        by_author = 1.0 if author and name_terms & _name_terms(author) else 0.0
         signals = {
             "lex": lex.get(leaf_id, 0.0),
             "dense": den.get(leaf_id, 0.0),
@@ -125,23 +126,29 @@ def walk(
             parts[other] = {k: 0.0 for k in WEIGHTS}
     if window is not None:
         leaf_time.update(_leaf_times(memory, set(context) - set(leaf_time)))
-    scored: list[tuple[str, float, dict[str, Any]]] = []
+    final: dict[str, tuple[float, float]] = {}
     for leaf_id, value in base.items():
         value += CONTEXT_SHARE * context.get(leaf_id, 0.0)
         factor = 1.0
         when = leaf_time.get(leaf_id)
         if window is not None and when is not None:
             factor = 1.0 if window.contains(when) else OUTSIDE_WINDOW
-        score = value * factor
-        breakdown: dict[str, Any] = {k: round(v, 4) for k, v in parts[leaf_id].items()}
-        breakdown.update(
-            {
-                "context": round(context.get(leaf_id, 0.0), 4),
-                "pair": leaf_id in pair_leaves,
-                "time_factor": factor,
-                "weights": WEIGHTS,
-            }
-        )
+        final[leaf_id] = (value * factor, factor)
+    order = sorted(final, key=lambda k: (-final[k][0], k))
+    scored: list[tuple[str, float, dict[str, Any]]] = []
+    for rank, leaf_id in enumerate(order):
+        score, factor = final[leaf_id]
+        breakdown: dict[str, Any] = {}
+        if rank < max(limit * 3, 30):  # explained where it can be shown; the tail only ranks
+            breakdown = {k: round(v, 4) for k, v in parts[leaf_id].items()}
+            breakdown.update(
+                {
+                    "context": round(context.get(leaf_id, 0.0), 4),
+                    "pair": leaf_id in pair_leaves,
+                    "time_factor": factor,
+                    "weights": WEIGHTS,
+                }
+            )
         scored.append((leaf_id, score, breakdown))
     scored.sort(key=lambda item: (-item[1], item[0]))
     ranked = _diversify(memory, scored, limit)
@@ -252,6 +259,11 @@ def _leaves_in_window(memory: Memory, window: TimeWindow) -> set[str]:
     """Leaves inside the window (the earliest `CANDIDATES`), so a time question finds them
     even when they share no word with it."""
     return set(memory.leaves.in_window(window.start, window.end, CANDIDATES))
+
+
+@lru_cache(maxsize=4096)
+def _name_terms(name: str) -> frozenset[str]:
+    return frozenset(terms(name))
 
 
 def _note_scores(lex: dict[str, float], places: dict[str, tuple[str, int, str | None]]) -> dict[str, float]:
