@@ -549,11 +549,16 @@ def machine() -> dict[str, Any]:
 def prepare_vault(
     workdir: Path, notes: int, seed: int, progress: Progress | None = None
 ) -> tuple[Path, dict[str, Any]]:
-    """The synthetic vault for (notes, seed) under `workdir`: reused when its manifest matches,
-    else (re)generated. Returns (vault, generation figures)."""
+    """The synthetic vault for (notes, seed) under `workdir`: reused when its manifest matches
+    and it still holds exactly its notes, else (re)generated. Returns (vault, generation figures)."""
     vault = workdir / f"vault-{notes}-s{seed}"
     manifest = read_manifest(vault)
-    if manifest is not None and manifest.get("notes") == notes and manifest.get("seed") == seed:
+    if (
+        manifest is not None
+        and manifest.get("notes") == notes
+        and manifest.get("seed") == seed
+        and len(_note_paths(vault)) == notes  # the daemon may have written entity or summary notes
+    ):
         return vault, {
             "reused": True,
             **{k: manifest[k] for k in ("notes", "note_bytes", "links", "messages")},
