@@ -191,7 +191,7 @@ def through_daemon_or_local(
 def cmd_reindex(args: argparse.Namespace) -> int:
     def local(memory: Memory) -> dict[str, Any]:
         result: dict[str, Any] = memory.reindex().to_dict()
-        result["enriched"] = memory.enrich(memory.syncer.progress)
+        result["enriched"] = _enrich_if_small(memory)
         result.update(_counts(memory))
         return result
 
@@ -207,7 +207,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 def cmd_sync(args: argparse.Namespace) -> int:
     def local(memory: Memory) -> dict[str, Any]:
         result: dict[str, Any] = memory.sync().to_dict()
-        result["enriched"] = memory.enrich(memory.syncer.progress)
+        result["enriched"] = _enrich_if_small(memory)
         result.update(_counts(memory))
         return result
 
@@ -215,6 +215,21 @@ def cmd_sync(args: argparse.Namespace) -> int:
         config_from_args(args), lambda c: c.call("POST", "/v1/sync", {}, timeout=3600), local, progress=True
     )
     return _print_stats(args, result, "synced")
+
+
+FOREGROUND_NER_TEXTS = 2000  # about 15 s of NER; more is left to the daemon
+
+
+def _enrich_if_small(memory: Memory) -> dict[str, Any]:
+    """Finish NER and entity notes in the foreground when that is quick; otherwise leave it to
+    the daemon (`vaultmind serve`), which catches up in the background, and say so."""
+    from vaultmind.entities.graph import entity_deriver, ner_pending
+
+    deriver = entity_deriver(memory)
+    pending = ner_pending(memory.index, deriver) if deriver is not None else 0
+    if pending > FOREGROUND_NER_TEXTS:
+        return {"ner_deferred": pending, "hint": "run `vaultmind serve` to recognise entities in the background"}
+    return memory.enrich(memory.syncer.progress)
 
 
 def _counts(memory: Memory) -> dict[str, int]:

@@ -59,6 +59,11 @@ def print_stats(result: dict[str, Any], verb: str) -> None:
     ]
     if parts:
         print("  " + ", ".join(parts))
+    enriched = result.get("enriched") or {}
+    if enriched.get("ner_deferred"):
+        print(f"  {enriched['ner_deferred']:,} texts wait for entity recognition: {enriched['hint']}")
+    elif enriched.get("entity_notes"):
+        print(f"  {len(enriched['entity_notes'])} entity note(s) written under entities/")
     problems = result.get("problems") or []
     if problems:
         print(f"  {len(problems)} file(s) skipped or with warnings — see `vaultmind status`")

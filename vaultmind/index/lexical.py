@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,15 +48,18 @@ def fold(word: str) -> str:
 def terms(text: str) -> list[str]:
     """The search terms of a text, in order (duplicates kept)."""
     out: list[str] = []
-    for match in _WORD.finditer(text.lower()):
-        word = match.group()
-        if _CJK.search(word):
-            out.extend(_cjk_terms(word))
-            continue
-        word = fold(word)
-        if word and word not in STOP_WORDS:
-            out.append(word)
+    for word in _WORD.findall(text.lower()):
+        out.extend(_word_terms(word))
     return out
+
+
+@lru_cache(maxsize=1 << 18)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """Terms of one lower-case word (cached: a vault's vocabulary repeats)."""
+    if not word.isascii() and _CJK.search(word):
+        return tuple(_cjk_terms(word))
+    folded = fold(word)
+    return (folded,) if folded and folded not in STOP_WORDS else ()
 
 
 def _cjk_terms(word: str) -> list[str]:

@@ -27,6 +27,7 @@ from vaultmind.index.schema import SCHEMA_VERSION, derived_tables, migrations
 log = logging.getLogger(__name__)
 
 QUARANTINE_DIR = "quarantine"
+MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
 BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rather than fail
 
 
@@ -153,6 +154,7 @@ def _connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnecti
         try:
             con = duckdb.connect(str(path))
             con.execute("SET enable_progress_bar = false")
+            con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
             return con
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
