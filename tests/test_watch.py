@@ -20,7 +20,20 @@ from vaultmind.memory import Memory
 
 from .conftest import dump_index, snapshot_files, write
 
-WORDS = ["atlas", "budget", "launch", "river", "copper", "meadow", "lantern", "harbor", "violet", "summit", "orbit", "falcon"]
+WORDS = [
+    "atlas",
+    "budget",
+    "launch",
+    "river",
+    "copper",
+    "meadow",
+    "lantern",
+    "harbor",
+    "violet",
+    "summit",
+    "orbit",
+    "falcon",
+]
 
 
 @pytest.fixture
@@ -141,3 +154,46 @@ def test_queries_work_while_watching_and_edits_become_searchable(
     after.pop("fresh.md")
     assert after == before
     daemon.stop()
+
+
+@pytest.mark.slow
+def test_daemon_seals_summaries_in_the_background(vault: Path) -> None:
+    """Write a chat note while the daemon runs: its background upkeep seals a summary note."""
+    from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+
+    config = load_config(
+        vault,
+        embed_provider="none",
+        debounce_ms=50,
+        step_ms=20,
+        extra={"trees.l0_tokens": 64, "trees.summarizer": "fallback", "admission.llm": False},
+    )
+    memory = Memory.open(config)
+    daemon = Daemon(config, memory)
+    thread = threading.Thread(target=daemon.run, daemon=True)
+    thread.start()
+    try:
+        assert daemon.ready.wait(20)
+        meta = SourceMeta(kind="chat", source_id="slack:acme/ops", scope="slack/acme/ops", title="#ops")
+        messages = [
+            Message(
+                f"m{i}",
+                "Alice Chen",
+                f"2024-05-08T09:{i:02d}:00Z",
+                f"Deploy step {i} of the lighthouse service finished without errors.",
+            )
+            for i in range(12)
+        ]
+        write(vault, "sources/chat/slack/acme/ops/2024-05-08.md", render_source_note(meta, messages))
+        deadline = time.monotonic() + 30
+        summaries: list[Path] = []
+        while time.monotonic() < deadline and not summaries:
+            summaries = sorted((vault / "summaries").rglob("*.md")) if (vault / "summaries").exists() else []
+            time.sleep(0.1)
+        assert summaries, f"no summary sealed (upkeep error: {daemon.trees.last_error})"
+        text = summaries[0].read_text(encoding="utf-8")
+        assert "vaultmind: summary" in text and "[[sources/chat/slack/acme/ops/2024-05-08#^m-" in text
+    finally:
+        daemon.stop()
+        thread.join(20)
+        memory.close()
