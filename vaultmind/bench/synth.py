@@ -226,12 +226,11 @@ def _make_plan(notes: int, seed: int, vocab: Vocabulary) -> _Plan:
     plans: list[_NotePlan] = []
     base = date(2019, 1, 1)
     daily_day = 0
-    huge_every = 1000 if notes >= 50 else 0
     for i in range(notes):
         roll = rng.random()
         created = base + timedelta(days=rng.randrange(2200))
         kind = "note"
-        if huge_every and i % huge_every == 137:
+        if i % 1000 == 137:  # one note in a thousand is 50–200 KB
             kind, folder, title = "huge", "Clippings", f"{_title_words(rng, vocab, 2, 5)} (full text)"
         elif roll < 0.14:
             kind, created = "daily", date(2010, 1, 1) + timedelta(days=daily_day)

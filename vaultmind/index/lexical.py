@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import duckdb
