@@ -421,6 +421,7 @@ def bench_save_to_query(
     return {
         **latency(latencies),
         "timeouts": timeouts,
+        "latencies_s": [round(x, 3) for x in latencies],  # in sample order: shows warm-up and stalls
         "daemon_startup_s": startup_s,
         "queue_depth_at_start": queue_depth,
         "embeddings": embed_provider,
@@ -651,9 +652,10 @@ def run_benchmarks(
             say(f"{notes:,} notes: {name}")
             try:
                 size[name] = _run_one(name, vault, notes, seed, embed_provider, samples, repeats, progress)
-            except (VaultmindError, OSError) as exc:  # keep the other figures of a long run
-                size[name] = {"error": str(exc)}
-                say(f"{notes:,} notes: {name} failed: {exc}")
+            except Exception as exc:  # whatever broke (DuckDB included): keep the other figures
+                message = f"{type(exc).__name__}: {exc}"
+                size[name] = {"error": message}
+                say(f"{notes:,} notes: {name} failed: {message.splitlines()[0][:300]}")
         report["sizes"][str(notes)] = size
     report["machine"]["load_avg_1m_end"] = machine()["load_avg_1m"]
     report["targets"] = {key: {"op": op, "bound": bound} for key, (op, bound) in TARGETS.items()}
