@@ -14,6 +14,7 @@ import pytest
 from vaultmind.client import find_daemon
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
+from vaultmind.entities.graph import entity_deriver
 from vaultmind.errors import DaemonError
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
@@ -197,3 +198,52 @@ def test_daemon_seals_summaries_in_the_background(vault: Path) -> None:
         daemon.stop()
         thread.join(20)
         memory.close()
+
+
+def test_background_enrichment_never_holds_up_a_save(vault: Path) -> None:
+    """NER catch-up runs batch by batch without the sync lock: a save is applied while it is
+    paused mid-way, and in the background it waits while a save is pending."""
+    write(vault, ".vaultmind/config.toml", "[entities]\nner_inline = 0\nner_batch = 1\n")
+    for i in range(4):
+        write(vault, f"notes/n{i}.md", f"Dana Whitfield met Marco Ruiz {i} at Google in Paris.\n")
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        deriver = entity_deriver(memory)
+        assert deriver is not None
+        if not deriver.ner.available:
+            pytest.skip(deriver.ner.status()["message"])
+        inside, release = threading.Event(), threading.Event()
+        steps: list[int] = []
+
+        def paused(phase: str, done: int, total: int) -> None:
+            steps.append(done)
+            inside.set()
+            assert release.wait(20)
+
+        worker = threading.Thread(target=memory.enrich, kwargs={"progress": paused})
+        worker.start()
+        assert inside.wait(20), "NER never started"
+        write(vault, "notes/fresh.md", "A quokka named Sprocket.\n")
+        saver = threading.Thread(target=memory.sync_paths, args=(["notes/fresh.md"],))
+        saver.start()
+        saver.join(10)
+        assert not saver.is_alive(), "the save waited for NER to finish"
+        assert memory.search("sprocket")["hits"]
+        release.set()
+        worker.join(20)
+        assert not worker.is_alive() and steps
+
+        # In the background, upkeep waits while foreground work is pending.
+        write(vault, "notes/more.md", "Priya Raman called Alice Chen from Dublin.\n")
+        memory.sync()
+        seen: list[int] = []
+        with memory.foreground():
+            worker = threading.Thread(
+                target=memory.enrich, kwargs={"progress": lambda *a: seen.append(1), "background": True}
+            )
+            worker.start()
+            worker.join(1.0)
+            assert worker.is_alive() and seen == [], "background NER ran past a pending save"
+        worker.join(30)
+        assert not worker.is_alive() and seen

@@ -86,6 +86,8 @@ class Daemon:
                 if now - last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile:
                     try:
                         stats = self.memory.sync()
+                        if not self.ready.is_set():
+                            self.memory.warm()  # the first search must not pay for loading
                         self.force_reconcile = False
                         self.pool.notify()
                         self.trees.poke()
@@ -146,7 +148,8 @@ class TreeKeeper:
     (`Memory.enrich`), then sealing, re-sealing and flushing source trees.
 
     A seal may wait minutes on Ollama, so it never runs on the watcher's thread; syncs are
-    serialised by `Memory.sync_lock`. Flushing also happens at least every `FLUSH_EVERY_S`.
+    serialised by `Memory.sync_lock`, and the upkeep pauses between steps while a watcher batch
+    or a request is pending (`Memory.foreground`). Flushing also happens at least every `FLUSH_EVERY_S`.
     """
 
     FLUSH_EVERY_S = 3600.0
@@ -179,7 +182,8 @@ class TreeKeeper:
             if self._stop.is_set():
                 return
             try:
-                self.memory.enrich()
+                self.memory.enrich(background=True)
+                self.memory.yield_to_foreground()
                 maintain(self.memory, now=datetime.now(UTC))
                 self.last_error = None
             except Exception as exc:  # keep the daemon alive; the next change retries

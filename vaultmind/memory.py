@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,10 @@ class Memory:
             self.syncer.listeners.append(self.vectors.apply)
         self.vault_name = config.vault.name
         self.sync_lock = threading.RLock()  # one sync at a time (watcher, seals, API)
+        self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
+        self._foreground_lock = threading.Lock()
+        self._idle = threading.Event()
+        self._idle.set()
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -66,21 +72,59 @@ class Memory:
             return stats
 
     def sync(self) -> SyncStats:
-        with self.sync_lock:
+        with self.foreground(), self.sync_lock:
             return self.syncer.sync_all()
 
     def sync_paths(self, paths: list[str]) -> SyncStats:
-        with self.sync_lock:
+        with self.foreground(), self.sync_lock:
             return self.syncer.sync_paths(paths)
 
-    def enrich(self, progress: Progress | None = None) -> dict[str, Any]:
+    @contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Mark work someone waits for (a watcher batch, a request): background upkeep pauses
+        at its next step until it is done (`yield_to_foreground`)."""
+        with self._foreground_lock:
+            self._foreground += 1
+            self._idle.clear()
+        try:
+            yield
+        finally:
+            with self._foreground_lock:
+                self._foreground -= 1
+                if self._foreground == 0:
+                    self._idle.set()
+
+    def yield_to_foreground(self, timeout: float = 30.0) -> None:
+        """Called by background work between steps: wait while foreground work is pending."""
+        self._idle.wait(timeout)
+
+    def warm(self) -> None:
+        """Load the resident search structures now rather than on the first query."""
+        _ = self.leaves.document_frequency("")
+        if self.vectors is not None:
+            _ = self.vectors.size
+
+    def enrich(self, progress: Progress | None = None, *, background: bool = False) -> dict[str, Any]:
         """Work a sync leaves for later: NER on leaves past the inline budget, then entity notes
-        for entities with enough evidence (written to the vault and synced)."""
+        for entities with enough evidence (written to the vault and synced).
+
+        NER commits batch by batch without holding the sync lock, so saves are applied
+        meanwhile; in the `background` (the daemon) it also pauses while one is pending."""
         from vaultmind.entities.graph import complete_ner
         from vaultmind.entities.notes import create_entity_notes
 
+        def step(phase: str, done: int, total: int) -> None:
+            if background:
+                self.yield_to_foreground()
+            if progress is not None:
+                progress(phase, done, total)
+
+        if background:
+            self.yield_to_foreground()
+        recognised = complete_ner(self, progress=step)
+        if background:
+            self.yield_to_foreground()
         with self.sync_lock:
-            recognised = complete_ner(self, progress=progress)
             created = create_entity_notes(self)
         return {"ner_texts": recognised, "entity_notes": created}
 

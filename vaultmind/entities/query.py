@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 
 import duckdb
 
 from vaultmind.entities.ids import NAME_KINDS, word_spans
-from vaultmind.entities.ner import NerEngine, content_hash
+from vaultmind.entities.ner import NerEngine, RawSpan
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.resolve import resolve_text
 from vaultmind.entities.settings import EntitySettings
-from vaultmind.entities.tables import META_FUZZY, META_NER, get_meta, register_keys
+from vaultmind.entities.tables import META_FUZZY, META_NER, get_meta
+from vaultmind.index.store import Index
 
 _STOPWORDS = frozenset(
     """a about after all also an and any are as at be been but by can could did do does for from
@@ -29,28 +31,73 @@ def query_entities(
     """The entities a query mentions, as (entity id, surface), in order of appearance.
 
     Uses exactly what ingest uses (normalization, registry, regex, the NER model the index
-    was built with — from the cache when the text was seen, never written to it), then, for
-    lower-case queries NER cannot read, looks the query's word n-grams up among the ids of
-    known entities (`dana whitfield` → `person:dana-whitfield`). A surface matching entities of
-    several kinds yields each of them; an ambiguous registry name yields the id it was indexed
-    under (its own surface), never one of the candidates. Read-only.
+    was built with), then, for lower-case queries NER cannot read, looks the query's word
+    n-grams up among the ids of known entities (`dana whitfield` → `person:dana-whitfield`). A
+    surface matching entities of several kinds yields each of them; an ambiguous registry name
+    yields the id it was indexed under (its own surface), never one of the candidates. Read-only.
     """
-    threshold = fuzzy_threshold if fuzzy_threshold is not None else stored_fuzzy_threshold(con)
-    registry = load_registry(con, fuzzy_threshold=threshold)
-    package = get_meta(con, META_NER) or "off"
-    engine = _ENGINES.get(package)
-    if engine is None:
-        engine = _ENGINES[package] = NerEngine(package)
-    spans = engine.spans_for(con, [(content_hash(text), text)], write_cache=False)[0] if text.strip() else {}
-    resolved = resolve_text(registry, text, spans.get(content_hash(text)))
-    out = [(m.entity_id, m.surface) for m in resolved.mentions]
-    seen = {ident for ident, _ in out}
-    taken = [(m.start, m.end) for m in resolved.mentions if m.start >= 0]
-    for ident, surface in _ngram_entities(con, text, taken):
-        if ident not in seen:
-            seen.add(ident)
-            out.append((ident, surface))
-    return out
+    return EntityQuery(con, fuzzy_threshold=fuzzy_threshold).find(text)
+
+
+class EntityQuery:
+    """Everything `query_entities` reads from the index, loaded once: the registry, the NER
+    engine the index was built with, and the ids of known entities. A serving process keeps
+    one per index state (`entity_query`), so a question costs no SQL at all."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float | None = None):
+        threshold = fuzzy_threshold if fuzzy_threshold is not None else stored_fuzzy_threshold(con)
+        self.registry = load_registry(con, fuzzy_threshold=threshold)
+        package = get_meta(con, META_NER) or "off"
+        engine = _ENGINES.get(package)
+        if engine is None:
+            engine = _ENGINES[package] = NerEngine(package)
+        self.engine = engine
+        self.known = frozenset(str(r[0]) for r in con.execute("SELECT id FROM entities").fetchall())
+
+    def find(self, text: str) -> list[tuple[str, str]]:
+        spans = _question_spans(self.engine, text) if text.strip() else None
+        resolved = resolve_text(self.registry, text, spans)
+        out = [(m.entity_id, m.surface) for m in resolved.mentions]
+        seen = {ident for ident, _ in out}
+        taken = [(m.start, m.end) for m in resolved.mentions if m.start >= 0]
+        for ident, surface in _ngram_entities(self.known, text, taken):
+            if ident not in seen:
+                seen.add(ident)
+                out.append((ident, surface))
+        return out
+
+
+_QUERIES: weakref.WeakKeyDictionary[Index, tuple[int, EntityQuery]] = weakref.WeakKeyDictionary()
+
+
+def entity_query(index: Index) -> EntityQuery:
+    """The `EntityQuery` of `index` as it stands, rebuilt only after a committed change."""
+    with index.lock:
+        cached = _QUERIES.get(index)
+        if cached is not None and cached[0] == index.generation:
+            return cached[1]
+        query = EntityQuery(index.con)
+        _QUERIES[index] = (index.generation, query)
+        return query
+
+
+_SPANS: dict[tuple[str, str], list[RawSpan] | None] = {}
+_SPANS_MAX = 1024
+
+
+def _question_spans(engine: NerEngine, text: str) -> list[RawSpan] | None:
+    """NER spans of one question (remembered: agents repeat questions); None without NER.
+
+    The model gives the same spans as the index's cache would for the same text."""
+    key = (engine.package or "off", text)
+    if key in _SPANS:
+        return _SPANS[key]
+    found = engine.analyze([text]) if engine.model_id is not None else None
+    spans = found[0] if found else None
+    if len(_SPANS) >= _SPANS_MAX:
+        _SPANS.pop(next(iter(_SPANS)))
+    _SPANS[key] = spans
+    return spans
 
 
 def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
@@ -63,7 +110,7 @@ def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
 
 
 def _ngram_entities(
-    con: duckdb.DuckDBPyConnection, text: str, taken: list[tuple[int, int]], max_words: int = 4
+    known: frozenset[str], text: str, taken: list[tuple[int, int]], max_words: int = 4
 ) -> list[tuple[str, str]]:
     """Known entity ids spelled by word n-grams of `text` outside the `taken` character ranges."""
     tokens = word_spans(text)
@@ -81,17 +128,7 @@ def _ngram_entities(
             grams.setdefault("-".join(t[0] for t in part), (i, i + n))
     if not grams:
         return []
-    candidates = [f"{kind}:{key}" for key in sorted(grams) for kind in NAME_KINDS]
-    register_keys(con, "_q_ids", candidates)
-    try:
-        found = [
-            r[0]
-            for r in con.execute(
-                "SELECT id FROM entities WHERE id IN (SELECT k FROM _q_ids) ORDER BY id"
-            ).fetchall()
-        ]
-    finally:
-        con.unregister("_q_ids")
+    found = sorted(ident for ident in (f"{kind}:{key}" for key in grams for kind in NAME_KINDS) if ident in known)
     by_key: dict[str, list[str]] = defaultdict(list)
     for ident in found:
         by_key[ident.partition(":")[2]].append(ident)

@@ -283,24 +283,30 @@ class ResidentLeaves:
             mask = self._rows.alive & valid
             mask[valid] &= (self._ts[valid] >= lo) & (self._ts[valid] < hi)
             rows = np.flatnonzero(mask)
+            if len(rows) > limit > 0:  # keep the `limit` earliest, and every row tied with the last
+                cut = np.partition(self._ts[rows], limit - 1)[limit - 1]
+                rows = rows[self._ts[rows] <= cut]
             ids = self._rows.ids
-            order = sorted(rows.tolist(), key=lambda i: (self._ts[i], ids[i]))[:limit]
+            order = sorted(rows.tolist(), key=lambda i: (self._ts[i], ids[i]))[: max(limit, 0)]
             return [ids[i] for i in order]
 
     def rows(self, leaf_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Metadata rows (as dicts) of live leaves, by id; unknown ids are absent."""
         with self._lock:
             self._ensure()
-            out: dict[str, dict[str, Any]] = {}
+            wanted: dict[int, list[tuple[str, int]]] = {}  # meta part → [(leaf id, row in part)]
             for leaf_id in leaf_ids:
                 i = self._rows.pos.get(leaf_id)
                 if i is None or not self._rows.alive[i]:
                     continue
                 part = bisect.bisect_right(self._meta_offsets, i) - 1
-                table = self._meta[part]
-                local = i - self._meta_offsets[part]
-                out[leaf_id] = {name: table.column(name)[local].as_py() for name in table.column_names}
-            return out
+                wanted.setdefault(part, []).append((leaf_id, i - self._meta_offsets[part]))
+            out: dict[str, dict[str, Any]] = {}
+            for part, items in wanted.items():
+                picked = self._meta[part].take([local for _, local in items]).to_pylist()
+                for (leaf_id, _), row in zip(items, picked, strict=True):
+                    out[leaf_id] = row
+            return {leaf_id: out[leaf_id] for leaf_id in leaf_ids if leaf_id in out}
 
     def _postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
         span = self._slices.get(term)

@@ -11,13 +11,13 @@ fetch_leaves     leaves by id, order kept, missing ids skipped (and listed)
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from rapidfuzz import fuzz, process
-
 from vaultmind.errors import UsageError
+from vaultmind.retrieval.entity_names import entity_names
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 
 if TYPE_CHECKING:
@@ -180,40 +180,22 @@ def search_entities(
     limit = _check_limit(limit)
     if not has_table(memory.index, "entities"):
         return {"hits": [], "total": 0, "truncated": False}
-    params: list[Any] = []
-    where = ""
-    if kind:
-        where = "WHERE kind = ?"
-        params.append(kind)
-    rows = memory.index.query(
-        f"SELECT id, kind, display_name, aliases, emails, handles, mentions, note_path FROM entities {where} ORDER BY id",
-        params,
-    )
-    names: list[str] = []
-    owners: list[int] = []
-    for i, row in enumerate(rows):
-        for name in [row[2], *(row[3] or []), *(row[4] or []), *(row[5] or [])]:
-            names.append(name.casefold())
-            owners.append(i)
-    matches = process.extract(
-        query.casefold(), names, scorer=fuzz.WRatio, limit=None, score_cutoff=FUZZY_CUTOFF
-    )
-    best: dict[int, float] = {}
-    for _, score, pos in matches:
-        owner = owners[pos]
-        best[owner] = max(best.get(owner, 0.0), float(score))
-    order = sorted(best, key=lambda i: (-best[i], -rows[i][6], rows[i][0]))
+    index = entity_names(memory.index)
+    best = index.search(query, kind=kind or None, cutoff=FUZZY_CUTOFF)
+    rows = index.rows
+    order = sorted(best, key=lambda i: (-best[i], -rows[i].mentions, rows[i].id))
+    ties = Counter(best.values())
     hits = [
         {
-            "node_id": rows[i][0],
+            "node_id": rows[i].id,
             "node_kind": "entity",
-            "kind": rows[i][1],
-            "display_name": rows[i][2],
-            "aliases": list(rows[i][3] or []),
-            "mentions": rows[i][6],
-            "note_path": rows[i][7],
+            "kind": rows[i].kind,
+            "display_name": rows[i].display_name,
+            "aliases": list(rows[i].aliases),
+            "mentions": rows[i].mentions,
+            "note_path": rows[i].note_path,
             "score": round(best[i] / 100.0, 4),
-            "ambiguous": sum(1 for j in order if best[j] == best[i]) > 1 and best[i] < 100,
+            "ambiguous": ties[best[i]] > 1 and best[i] < 100,
         }
         for i in order[:limit]
     ]

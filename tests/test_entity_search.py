@@ -1,0 +1,81 @@
+"""`search_entities`: the trigram-indexed fuzzy search equals a full scan, and follows the index."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from rapidfuzz import fuzz, process
+
+from vaultmind.memory import Memory
+from vaultmind.retrieval.entity_names import EntityNames, EntityRow
+from vaultmind.retrieval.modes import FUZZY_CUTOFF
+
+from .conftest import write
+
+FIRST = ["alice", "bob", "carmen", "dana", "émile", "farid", "grace", "hiro", "ines", "jonas", "kofi", "lena"]
+LAST = ["chen", "whitfield", "okafor", "müller", "tanaka", "silva", "novak", "haddad", "larsen", "ng"]
+
+
+def registry(count: int, seed: int = 7) -> EntityNames:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(count):
+        first, last = rng.choice(FIRST), rng.choice(LAST)
+        name = f"{first.title()} {last.title()} {i}" if i % 3 else f"{first.title()} {last.title()}"
+        aliases = (first.title(),) if i % 5 == 0 else ()
+        kind = "org" if i % 7 == 0 else "person"
+        rows.append(EntityRow(f"{kind}:{i}", kind, name, aliases, (f"{first}{i}@example.org",), i % 13, None))
+    return EntityNames(rows)
+
+
+def full_scan(names: EntityNames, query: str, kind: str | None) -> dict[int, float]:
+    best: dict[int, float] = {}
+    for _, score, pos in process.extract(
+        query.casefold(), names.names, scorer=fuzz.WRatio, limit=None, score_cutoff=FUZZY_CUTOFF
+    ):
+        owner = int(names.owners[pos])
+        if kind is None or names.rows[owner].kind == kind:
+            best[owner] = max(best.get(owner, 0.0), float(score))
+    return best
+
+
+def test_trigram_candidates_give_the_same_scores_as_a_full_scan() -> None:
+    names = registry(3000)
+    queries = ["alice chen", "Alise Chen", "chen alice", "whitfield", "dana", "bob", "ng", "emile", "müller",
+               "grace tanaka 12", "kofi@", "hiro tanaka 2999", "zzzz", "a", "lena larsen"]  # fmt: skip
+    for query in queries:
+        for kind in (None, "org"):
+            assert names.search(query, kind=kind, cutoff=FUZZY_CUTOFF) == full_scan(names, query, kind), (query, kind)
+
+
+def test_a_broad_query_scores_a_bounded_number_of_names() -> None:
+    names = registry(20_000)
+    assert len(names.candidates("alice chen")) <= 4000
+    assert len(names.candidates("qqqq")) == 0
+
+
+def entity_note(vault: Path, slug: str, name: str, aliases: list[str]) -> None:
+    lines = "".join(f"  - {a}\n" for a in aliases)
+    write(
+        vault,
+        f"entities/person/{slug}.md",
+        f'---\nvaultmind: entity\nid: "person:{slug}"\nkind: person\ndisplay_name: {name}\n'
+        f"aliases:\n{lines}---\n# {name}\n",
+    )
+
+
+def test_search_entities_finds_names_aliases_and_follows_changes(vault: Path, memory: Memory) -> None:
+    entity_note(vault, "alice-chen", "Alice Chen", ["Ally"])
+    entity_note(vault, "bob-okafor", "Bob Okafor", [])
+    memory.sync()
+    hits = memory.query("search_entities", {"query": "alise chen"})["hits"]
+    assert [h["node_id"] for h in hits][:1] == ["person:alice-chen"]
+    assert hits[0]["aliases"] == ["Ally"]
+    assert memory.query("search_entities", {"query": "ally"})["hits"][0]["node_id"] == "person:alice-chen"
+    assert memory.query("search_entities", {"query": "carmen silva"})["hits"] == []
+    entity_note(vault, "carmen-silva", "Carmen Silva", [])
+    memory.sync()
+    found = memory.query("search_entities", {"query": "carmen silva"})["hits"]
+    assert [h["node_id"] for h in found] == ["person:carmen-silva"]
+    assert memory.query("search_entities", {"query": "carmen", "kind": "org"})["hits"] == []
