@@ -25,6 +25,7 @@ import os
 import platform
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,7 @@ from typing import IO, Any
 import numpy as np
 
 from vaultmind import __version__
-from vaultmind.bench.synth import bench_queries, generate_vault, read_manifest
+from vaultmind.bench.synth import bench_queries, build_vocabulary, generate_vault, read_manifest
 from vaultmind.client import DaemonClient, daemon_file, find_daemon
 from vaultmind.config import DEFAULT_IGNORE, Config, load_config
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
@@ -49,7 +50,7 @@ from vaultmind.vault.scan import IgnoreRules
 Progress = Callable[[str, int, int], None]
 """progress(phase, done, total), the same shape as `sync.Progress`."""
 
-BENCHMARKS = ("rescan", "cold", "query", "rss", "save")
+BENCHMARKS = ("rescan", "cold", "query", "rss", "save", "walk", "entities")
 """All benchmarks, in the order `run_benchmarks` runs them."""
 
 TARGETS: dict[str, tuple[str, float]] = {
@@ -59,6 +60,9 @@ TARGETS: dict[str, tuple[str, float]] = {
     "save.p95_s": ("<=", 1.0),
     "rss.reindex_peak_mb": ("<=", 500),
     "rss.daemon_peak_mb": ("<=", 500),
+    "walk.p50_s": ("<=", 0.020),
+    "walk.p95_s": ("<=", 0.050),
+    "entities.p95_s": ("<=", 0.010),
 }
 """metric → (comparison, bound). The RSS bound is stated for 50k notes; it is checked at every size."""
 
@@ -537,6 +541,124 @@ def bench_query(
             "queries_with_hits": with_hits, "embeddings": config.embed_provider}  # fmt: skip
 
 
+# -- 6. walk and entity search ------------------------------------------------------------------
+
+
+def walk_questions(seed: int = 0, count: int = 40) -> list[str]:
+    """Questions in the shapes people ask a memory: a person and a topic, a topic and a time,
+    a name alone, plain words (from `synth.bench_queries` and the vault's people)."""
+    vocab = build_vocabulary(seed)
+    rng = random.Random(f"vm-bench-walk:{seed}")
+    shapes = (
+        "What did {person} say about {q}?",
+        "{q} last week",
+        "When did {person} and {other} talk about {q}?",
+        "{q}",
+        "What happened with {q} in May 2023?",
+    )
+    out = []
+    for i, query in enumerate(bench_queries(seed, count)):
+        person, other = rng.sample(vocab.people, 2)
+        out.append(shapes[i % len(shapes)].format(person=person, other=other, q=query))
+    return out
+
+
+def bench_walk(
+    vault: Path,
+    *,
+    repeats: int = 3,
+    count: int = 40,
+    embed_provider: str | None = "static",
+    seed: int | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """In-process `Memory.walk` latency over `count` questions (`walk_questions`), `repeats`
+    rounds after one warm-up round; the question's embedding is timed separately, and the
+    process's RSS is reported after the queries."""
+    progress = progress or _noop
+    if seed is None:
+        recorded = (read_manifest(vault) or {}).get("seed")
+        seed = recorded if isinstance(recorded, int) else 0
+    questions = walk_questions(seed, count)
+    config = _config(vault, embed_provider)
+    with Memory.open(config, progress=progress) as memory:
+        memory.sync()
+        started = time.perf_counter()
+        memory.warm()
+        warm_s = time.perf_counter() - started
+        for question in questions:
+            memory.walk(question)
+        samples: list[float] = []
+        embed: list[float] = []
+        for run in range(repeats):
+            for question in questions:
+                if memory.embedder is not None:
+                    started = time.perf_counter()
+                    memory.embedder.embed([question])
+                    embed.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                memory.walk(question)
+                samples.append(time.perf_counter() - started)
+            progress("walk", run + 1, repeats)
+        leaves = int(memory.index.scalar("SELECT count(*) FROM leaves"))
+    hwm, rss = _peak_rss(os.getpid())
+    return {
+        **latency(samples),
+        "embed_p50_s": statistics.median(embed) if embed else None,
+        "leaves": leaves,
+        "questions": len(questions),
+        "warm_s": warm_s,
+        "process_rss_mb": rss / MB if rss is not None else None,
+        "process_peak_mb": hwm / MB if hwm is not None else None,
+        "embeddings": config.embed_provider,
+    }
+
+
+def bench_entity_search(entities: int = 50_000, *, queries: int = 200, seed: int = 0) -> dict[str, Any]:
+    """`search_entities` latency over `entities` synthetic people and organizations (names and
+    aliases from the synthetic vocabulary), in a scratch vault whose entity table is filled
+    directly; the first query (which builds the name index) is reported separately."""
+    vocab = build_vocabulary(seed)
+    rng = random.Random(f"vm-bench-entities:{seed}")
+    words = [w.title() for w in vocab.words[100:20_000]]
+    rows: dict[str, tuple[str, str, str, list[str]]] = {}
+    while len(rows) < entities:
+        kind = "org" if rng.random() < 0.2 else "person"
+        name = f"{rng.choice(words)} {rng.choice(words)}" if kind == "person" else f"{rng.choice(words)} Labs"
+        ident = f"{kind}:{name.lower().replace(' ', '-')}"
+        aliases = [name.split()[0]] if rng.random() < 0.3 else []
+        rows.setdefault(ident, (ident, kind, name, aliases))
+    table = list(rows.values())
+    asked = [rng.choice(table)[2] for _ in range(queries // 2)]
+    asked += [_typo(rng, rng.choice(table)[2]) for _ in range(queries // 4)]
+    asked += [rng.choice(table)[2].split()[0] for _ in range(queries - len(asked))]
+    with tempfile.TemporaryDirectory(prefix="vm-bench-entities-") as tmp:
+        config = load_config(Path(tmp), embed_provider="none")
+        with Memory.open(config) as memory:
+            with memory.index.transaction() as con:
+                con.executemany(
+                    "INSERT INTO entities VALUES (?, ?, ?, NULL, ?, [], [], ?)",
+                    [(i, k, n, a, rng.randint(1, 50)) for i, k, n, a in table],
+                )
+            started = time.perf_counter()
+            memory.query("search_entities", {"query": asked[0]})
+            first_s = time.perf_counter() - started
+            samples = []
+            found = 0
+            for query in asked:
+                started = time.perf_counter()
+                hits = memory.query("search_entities", {"query": query})["hits"]
+                samples.append(time.perf_counter() - started)
+                found += bool(hits)
+    return {**latency(samples), "entities": len(table), "first_query_s": first_s, "queries": len(asked),
+            "queries_with_hits": found}  # fmt: skip
+
+
+def _typo(rng: random.Random, name: str) -> str:
+    i = rng.randrange(1, max(2, len(name) - 1))
+    return name[:i] + name[i + 1 :]
+
+
 # -- a whole run ---------------------------------------------------------------------------------
 
 
@@ -612,6 +734,10 @@ def _run_one(
         return bench_rss(vault, embed_provider=embed_provider, seed=seed, progress=progress)
     if name == "rescan":
         return bench_rescan(vault, repeats=repeats or 5, embed_provider=embed_provider, progress=progress)
+    if name == "walk":
+        return bench_walk(vault, repeats=repeats or 3, embed_provider=embed_provider, seed=seed, progress=progress)
+    if name == "entities":
+        return bench_entity_search(seed=seed)
     if name == "query":
         return bench_query(
             vault, repeats=repeats or 3, embed_provider=embed_provider, seed=seed, progress=progress
@@ -634,7 +760,8 @@ def run_benchmarks(
     """Generate (or reuse) a vault per size under `workdir` and run the chosen benchmarks.
 
     Order: cold (no embeddings), rss (a cold `reindex` with `embed_provider`, which also
-    embeds every leaf), rescan, query, save (the daemon edits the vault and restores it).
+    embeds every leaf), rescan, query, walk, entities, save (the daemon edits the vault and
+    restores it).
     """
     unknown = sorted(set(only) - set(BENCHMARKS))
     if unknown:
@@ -647,7 +774,7 @@ def run_benchmarks(
         say(f"{notes:,} notes: preparing the vault")
         vault, gen = prepare_vault(workdir, notes, seed, progress)
         size: dict[str, Any] = {"vault": gen}
-        plan = [name for name in ("cold", "rss", "rescan", "query", "save") if name in only]
+        plan = [name for name in ("cold", "rss", "rescan", "query", "walk", "entities", "save") if name in only]
         for name in plan:
             say(f"{notes:,} notes: {name}")
             try:
@@ -667,10 +794,12 @@ __all__ = [
     "BENCHMARKS",
     "TARGETS",
     "bench_cold",
+    "bench_entity_search",
     "bench_query",
     "bench_rescan",
     "bench_rss",
     "bench_save_to_query",
+    "bench_walk",
     "check_targets",
     "run_benchmarks",
 ]

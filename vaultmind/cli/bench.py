@@ -1,7 +1,7 @@
 """`vaultmind bench …`: performance benchmarks over a deterministic synthetic vault.
 
     vaultmind bench generate OUT --notes N [--seed S]
-    vaultmind bench run [--notes N ...] [--sizes 1000,50000] [--only rescan,cold,save,rss,query]
+    vaultmind bench run [--notes N ...] [--sizes 1000,50000] [--only rescan,cold,save,rss,query,walk,entities]
                         [--workdir DIR] [--json]
 
 The benchmarks themselves live in `vaultmind.bench.run`; this module parses arguments, shows
@@ -57,7 +57,7 @@ def add_bench_parser(sub: Any) -> None:
         "--sizes", type=_int_list, help="comma-separated vault sizes, e.g. 1000,50000 (default 1000)"
     )
     r.add_argument(
-        "--only", type=_name_list, help="comma-separated benchmarks: rescan,cold,save,rss,query (default all)"
+        "--only", type=_name_list, help="comma-separated benchmarks: rescan,cold,save,rss,query,walk,entities (default all)"
     )
     r.add_argument(
         "--workdir", type=Path, help="keep the generated vaults here and reuse them (default: a temp dir)"
@@ -231,6 +231,12 @@ _ROWS: tuple[tuple[str, str, str, float, int], ...] = (
     ("daemon peak RSS (MB)", "rss", "daemon_peak_mb", 1, 0),
     ("query p50 (ms)", "query", "p50_s", 1000, 1),
     ("query p95 (ms)", "query", "p95_s", 1000, 1),
+    ("walk p50 (ms)", "walk", "p50_s", 1000, 1),
+    ("walk p95 (ms)", "walk", "p95_s", 1000, 1),
+    ("walk: question embedding p50 (ms)", "walk", "embed_p50_s", 1000, 2),
+    ("walk: leaves", "walk", "leaves", 1, 0),
+    ("walk: process RSS (MB)", "walk", "process_rss_mb", 1, 0),
+    ("search_entities p95 (ms)", "entities", "p95_s", 1000, 1),
 )
 
 

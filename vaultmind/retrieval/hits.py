@@ -173,9 +173,6 @@ def _as_summary(hit: RetrievalHit, summary: dict[str, Any]) -> None:
 def _entities_of(index: Index, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
     if not leaf_ids or not has_table(index, "occurrences"):
         return {}
-    rows = index.query(
-        """SELECT leaf_id, list_sort(list(DISTINCT entity_id)) FROM occurrences
-           WHERE leaf_id IN (SELECT unnest(string_split(?, chr(31)))) GROUP BY leaf_id""",
-        ["\x1f".join(leaf_ids)],
-    )
-    return {row[0]: list(row[1]) for row in rows}
+    from vaultmind.retrieval.entity_graph import entity_graph
+
+    return entity_graph(index).entities_of(leaf_ids)

@@ -43,6 +43,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.entity_graph import EntityGraph, entity_graph
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
 
@@ -57,7 +58,6 @@ DISTINCT_TOP = 5
 OUTSIDE_WINDOW = 0.35
 CANDIDATES = 200
 DIVERSITY_JACCARD = 0.9
-_SEP = "\x1f"  # id lists travel as one string: binding a Python list to DuckDB is slow
 
 
 def walk(
@@ -166,10 +166,9 @@ def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:
     """The question's entities, normalised exactly as at ingest (empty without the entity index)."""
     if not has_table(memory.index, "occurrences"):
         return []
-    from vaultmind.entities.query import query_entities as extract
+    from vaultmind.entities.query import entity_query
 
-    with memory.index.lock:
-        return list(extract(memory.index.con, question))
+    return entity_query(memory.index).find(question)
 
 
 def _entity_signals(
@@ -178,75 +177,37 @@ def _entity_signals(
     """Leaves per query entity, leaves holding related pairs, and graph proximity per leaf."""
     if not entity_ids:
         return {}, set(), {}
-    index = memory.index
-    rows = index.query(
-        "SELECT leaf_id, entity_id FROM occurrences WHERE entity_id IN (SELECT unnest(string_split(?, chr(31))))",
-        [_SEP.join(entity_ids)],
-    )
-    by_leaf: dict[str, set[str]] = {}
-    for leaf_id, entity_id in rows:
-        by_leaf.setdefault(leaf_id, set()).add(entity_id)
+    graph = entity_graph(memory.index)
+    by_leaf = graph.leaves_of(entity_ids)
     pair_leaves: set[str] = set()
     if len(entity_ids) >= 2:
-        related = _related_pairs(memory, entity_ids, max_hops)
+        related = _related_pairs(graph, entity_ids, max_hops)
         for leaf_id, ents in by_leaf.items():
             if any(a in ents and b in ents for a, b in related):
                 pair_leaves.add(leaf_id)
-    graph: dict[str, float] = {}
-    neighbours = index.query(
-        """
-        WITH q AS (SELECT unnest(string_split(?, chr(31))) AS id),
-        nb AS (
-            SELECT b AS entity, max(weight) AS w FROM edges WHERE a IN (SELECT id FROM q) GROUP BY b
-            UNION ALL
-            SELECT a AS entity, max(weight) AS w FROM edges WHERE b IN (SELECT id FROM q) GROUP BY a
-        )
-        SELECT o.leaf_id, max(nb.w) FROM occurrences o JOIN nb ON nb.entity = o.entity_id
-        GROUP BY o.leaf_id ORDER BY 2 DESC, 1 LIMIT ?
-        """,
-        [_SEP.join(entity_ids), CANDIDATES],
-    )
+    proximity: dict[str, float] = {}
+    neighbours = graph.near_leaves(entity_ids, CANDIDATES)
     if neighbours:
         top = float(neighbours[0][1]) or 1.0
-        graph = {leaf_id: float(w) / top for leaf_id, w in neighbours}
-    return by_leaf, pair_leaves, graph
+        proximity = {leaf_id: float(w) / top for leaf_id, w in neighbours}
+    return by_leaf, pair_leaves, proximity
 
 
-def _related_pairs(memory: Memory, entity_ids: Sequence[str], max_hops: int) -> list[tuple[str, str]]:
+def _related_pairs(graph: EntityGraph, entity_ids: Sequence[str], max_hops: int) -> list[tuple[str, str]]:
     """Pairs of query entities connected within `max_hops` co-occurrence edges."""
     ids = sorted(set(entity_ids))
-    adjacency: dict[str, set[str]] = {}
-    frontier = set(ids)
-    seen = set(ids)
-    for _ in range(max(1, max_hops)):
-        if not frontier:
-            break
-        rows = memory.index.query(
-            """SELECT a, b FROM edges WHERE a IN (SELECT unnest(string_split(?, chr(31))))
-               OR b IN (SELECT unnest(string_split(?, chr(31))))""",
-            [_SEP.join(sorted(frontier)), _SEP.join(sorted(frontier))],
-        )
-        nxt: set[str] = set()
-        for a, b in rows:
-            adjacency.setdefault(a, set()).add(b)
-            adjacency.setdefault(b, set()).add(a)
-            for node in (a, b):
-                if node not in seen:
-                    seen.add(node)
-                    nxt.add(node)
-        frontier = nxt
     pairs: list[tuple[str, str]] = []
     for i, a in enumerate(ids):
-        reach = _reachable(adjacency, a, max_hops)
+        reach = _reachable(graph, a, max_hops)
         pairs.extend((a, b) for b in ids[i + 1 :] if b in reach)
     return pairs
 
 
-def _reachable(adjacency: dict[str, set[str]], start: str, hops: int) -> set[str]:
+def _reachable(graph: EntityGraph, start: str, hops: int) -> set[str]:
     seen = {start}
     frontier = {start}
     for _ in range(hops):
-        frontier = {n for node in frontier for n in adjacency.get(node, ())} - seen
+        frontier = {n for node in frontier for n in graph.neighbours(node)} - seen
         seen |= frontier
     return seen
 
@@ -301,13 +262,13 @@ def _diversify(
     if not window:
         return []
     rows = memory.leaves.rows([leaf_id for leaf_id, _, _ in window])
-    info = {leaf_id: (row["content_hash"], set(terms(row["text"]))) for leaf_id, row in rows.items()}
+    info = {leaf_id: (row["content_hash"], _term_set(row["content_hash"], row["text"])) for leaf_id, row in rows.items()}
     kept: list[tuple[str, float, dict[str, Any]]] = []
     dupes: list[tuple[str, float, dict[str, Any]]] = []
     seen_hashes: set[str] = set()
-    seen_terms: list[set[str]] = []
+    seen_terms: list[frozenset[str]] = []
     for item in window:
-        content_hash, term_set = info.get(item[0], ("", set()))
+        content_hash, term_set = info.get(item[0], ("", frozenset()))
         duplicate = content_hash in seen_hashes or any(
             term_set and _jaccard(term_set, other) >= DIVERSITY_JACCARD for other in seen_terms
         )
@@ -344,8 +305,15 @@ def _spread_notes(
     return top + rest
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b or min(len(a), len(b)) < DIVERSITY_JACCARD * max(len(a), len(b)):
+        return 0.0  # too different in size to reach the threshold: skip the set operations
+    return len(a & b) / len(a | b)
+
+
+@lru_cache(maxsize=8192)
+def _term_set(content_hash: str, text: str) -> frozenset[str]:
+    return frozenset(terms(text))
 
 
 def _naive_utc(when: datetime) -> datetime:

@@ -1,0 +1,74 @@
+"""The in-memory entity graph of the read path equals the SQL over `occurrences` and `edges`,
+and follows every change of the index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.retrieval.entity_graph import entity_graph
+
+from .conftest import write
+
+NOTES = {
+    "notes/a.md": "Meeting with @dana and @marco about #launch and #budget.\n",
+    "notes/b.md": "# Plan\n\n@marco sent the #budget to @priya.\n\n## Later\n\n@priya and @dana: #launch moved.\n",
+    "notes/c.md": "@alex likes #hiking. @dana too.\n",
+    "notes/d.md": "nothing here\n",
+}
+
+
+def sql_near_leaves(memory: Memory, ids: list[str], limit: int) -> list[tuple[str, float]]:
+    q = ", ".join(f"'{i}'" for i in ids)
+    rows = memory.index.query(
+        f"""
+        WITH nb AS (
+            SELECT b AS entity, max(weight) AS w FROM edges WHERE a IN ({q}) GROUP BY b
+            UNION ALL
+            SELECT a AS entity, max(weight) AS w FROM edges WHERE b IN ({q}) GROUP BY a
+        )
+        SELECT o.leaf_id, max(nb.w) FROM occurrences o JOIN nb ON nb.entity = o.entity_id
+        GROUP BY o.leaf_id ORDER BY 2 DESC, 1 LIMIT {limit}
+        """
+    )
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def check_equal(memory: Memory) -> None:
+    graph = entity_graph(memory.index)
+    entities = [r[0] for r in memory.index.query("SELECT DISTINCT entity_id FROM occurrences ORDER BY 1")]
+    leaves = [r[0] for r in memory.index.query("SELECT id FROM leaves ORDER BY id")]
+    assert entities
+    by_leaf: dict[str, set[str]] = {}
+    for leaf_id, entity_id in memory.index.query("SELECT leaf_id, entity_id FROM occurrences"):
+        by_leaf.setdefault(leaf_id, set()).add(entity_id)
+    assert graph.entities_of(leaves) == {k: sorted(v) for k, v in by_leaf.items()}
+    for entity_id in entities:
+        expected = {leaf: {entity_id} for leaf, ents in by_leaf.items() if entity_id in ents}
+        assert graph.leaves_of([entity_id]) == expected
+        assert graph.near_leaves([entity_id], 50) == sql_near_leaves(memory, [entity_id], 50)
+    assert graph.near_leaves(entities[:3], 2) == sql_near_leaves(memory, entities[:3], 2)
+
+
+def test_resident_entity_graph_equals_sql_and_follows_changes(vault: Path) -> None:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    for rel, text in NOTES.items():
+        write(vault, rel, text)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        check_equal(memory)
+        first = entity_graph(memory.index)
+        write(vault, "notes/e.md", "@zoe met @alex about #hiking.\n")
+        memory.sync()
+        assert entity_graph(memory.index) is not first
+        hiking = entity_graph(memory.index).leaves_of(["topic:hiking"])
+        assert len(hiking) == 2
+        check_equal(memory)
+        (vault / "notes/a.md").unlink()
+        memory.sync()
+        check_equal(memory)
+        unchanged = entity_graph(memory.index)
+        with memory.index.transaction() as con:  # a commit that leaves occurrences alone
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('bench_probe', '1')")
+        assert entity_graph(memory.index) is unchanged

@@ -1,0 +1,127 @@
+"""The entity occurrences and co-occurrence edges, in memory, for the read path.
+
+`walk` asks, per question, which leaves mention the question's entities, which entities are
+their neighbours in the co-occurrence graph, and which entities the top hits mention. In SQL
+each of these is a scan of `occurrences` (milliseconds each, tens under load); here they are
+numpy lookups in compressed rows (entity → leaves, leaf → entities) and a dict of edges.
+
+The snapshot belongs to one state of the index. After a committed change (`Index.generation`)
+a fingerprint of the two tables (one aggregate each) tells whether they changed at all — most
+commits (embeddings, queue jobs, summaries) leave them alone — and only then is it reloaded.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from vaultmind.index.store import Index
+
+_FINGERPRINT_SQL = """
+    SELECT (SELECT count(*) || ':' || coalesce(bit_xor(hash(entity_id, leaf_id)), 0) FROM occurrences),
+           (SELECT count(*) || ':' || coalesce(bit_xor(hash(a, b, weight)), 0) FROM edges)
+"""
+
+
+class EntityGraph:
+    """Occurrences as two compressed-row maps plus the weighted co-occurrence edges."""
+
+    def __init__(self, occurrences: pa.Table, edges: pa.Table):
+        ent = occurrences.column("entity_id").combine_chunks().dictionary_encode()
+        leaf = occurrences.column("leaf_id").combine_chunks().dictionary_encode()
+        self.entity_ids: list[str] = ent.dictionary.to_pylist()
+        self.leaf_ids: list[str] = leaf.dictionary.to_pylist()
+        self._entity_code = {e: i for i, e in enumerate(self.entity_ids)}
+        self._leaf_code = {leaf_id: i for i, leaf_id in enumerate(self.leaf_ids)}
+        e = ent.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        lf = leaf.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        pairs = np.unique(np.stack((e, lf), axis=1), axis=0) if len(e) else np.zeros((0, 2), np.int32)
+        e, lf = pairs[:, 0], pairs[:, 1]  # sorted by entity, then leaf
+        self._e_start = np.searchsorted(e, np.arange(len(self.entity_ids) + 1)).astype(np.int64)
+        self._e_leaves = lf.copy()
+        order = np.lexsort((e, lf))
+        self._l_start = np.searchsorted(lf[order], np.arange(len(self.leaf_ids) + 1)).astype(np.int64)
+        self._l_entities = e[order].copy()
+        self._adjacent: dict[str, dict[str, float]] = {}
+        for a, b, w in zip(
+            edges.column("a").to_pylist(), edges.column("b").to_pylist(), edges.column("weight").to_pylist(), strict=True
+        ):
+            self._adjacent.setdefault(a, {})[b] = max(float(w), self._adjacent.get(a, {}).get(b, 0.0))
+            self._adjacent.setdefault(b, {})[a] = max(float(w), self._adjacent.get(b, {}).get(a, 0.0))
+
+    @classmethod
+    def load(cls, index: Index) -> EntityGraph:
+        with index.lock:
+            occurrences = index.con.execute("SELECT entity_id, leaf_id FROM occurrences").to_arrow_table()
+            edges = index.con.execute("SELECT a, b, weight FROM edges").to_arrow_table()
+        return cls(occurrences, edges)
+
+    # -- lookups -----------------------------------------------------------------------------
+
+    def leaves_of(self, entity_ids: Iterable[str]) -> dict[str, set[str]]:
+        """Leaf id → the given entities it mentions."""
+        out: dict[str, set[str]] = {}
+        for entity_id in entity_ids:
+            for code in self._leaf_codes(entity_id).tolist():
+                out.setdefault(self.leaf_ids[code], set()).add(entity_id)
+        return out
+
+    def entities_of(self, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Leaf id → the entities it mentions, sorted (leaves without any are absent)."""
+        out: dict[str, list[str]] = {}
+        for leaf_id in leaf_ids:
+            code = self._leaf_code.get(leaf_id)
+            if code is None:
+                continue
+            codes = self._l_entities[self._l_start[code] : self._l_start[code + 1]]
+            out[leaf_id] = sorted(self.entity_ids[c] for c in codes.tolist())
+        return out
+
+    def neighbours(self, entity_id: str) -> dict[str, float]:
+        """Entities co-occurring with `entity_id` and the edge weight."""
+        return self._adjacent.get(entity_id, {})
+
+    def near_leaves(self, entity_ids: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """Leaves mentioning a graph neighbour of the given entities, with the strongest edge
+        weight that brings them in; best first, ties by leaf id, at most `limit`."""
+        weight: dict[str, float] = {}
+        for entity_id in entity_ids:
+            for other, w in self._adjacent.get(entity_id, {}).items():
+                if w > weight.get(other, float("-inf")):
+                    weight[other] = w
+        best: dict[int, float] = {}
+        for other, w in weight.items():
+            for code in self._leaf_codes(other).tolist():
+                if w > best.get(code, float("-inf")):
+                    best[code] = w
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1], self.leaf_ids[kv[0]]))[:limit]
+        return [(self.leaf_ids[code], w) for code, w in ranked]
+
+    def _leaf_codes(self, entity_id: str) -> npt.NDArray[np.int32]:
+        code = self._entity_code.get(entity_id)
+        if code is None:
+            return np.zeros(0, dtype=np.int32)
+        return self._e_leaves[self._e_start[code] : self._e_start[code + 1]]
+
+
+_CACHE: weakref.WeakKeyDictionary[Index, tuple[int, tuple[object, ...], EntityGraph]] = weakref.WeakKeyDictionary()
+
+
+def entity_graph(index: Index) -> EntityGraph:
+    """The `EntityGraph` of `index` as it stands (reloaded only when its tables changed)."""
+    with index.lock:
+        cached = _CACHE.get(index)
+        if cached is not None and cached[0] == index.generation:
+            return cached[2]
+        row = index.con.execute(_FINGERPRINT_SQL).fetchone()
+        fingerprint = tuple(row) if row is not None else ()
+        if cached is not None and cached[1] == fingerprint:
+            _CACHE[index] = (index.generation, fingerprint, cached[2])
+            return cached[2]
+        graph = EntityGraph.load(index)
+        _CACHE[index] = (index.generation, fingerprint, graph)
+        return graph
