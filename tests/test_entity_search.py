@@ -8,7 +8,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from vaultmind.memory import Memory
-from vaultmind.retrieval.entity_names import EntityNames, EntityRow
+from vaultmind.retrieval.entity_names import MAX_SCORED, EntityNames, EntityRow
 from vaultmind.retrieval.modes import FUZZY_CUTOFF
 
 from .conftest import write
@@ -51,7 +51,7 @@ def test_trigram_candidates_give_the_same_scores_as_a_full_scan() -> None:
 
 def test_a_broad_query_scores_a_bounded_number_of_names() -> None:
     names = registry(20_000)
-    assert len(names.candidates("alice chen")) <= 4000
+    assert len(names.candidates("alice chen")) <= MAX_SCORED
     assert len(names.candidates("qqqq")) == 0
 
 

@@ -5,7 +5,10 @@ entity table costs more than that, so a serving process keeps one `EntityNames` 
 state (`entity_names`): the names, casefolded, with an index of their character trigrams. A
 query is scored only against the names sharing at least one trigram with it — a name that
 shares none cannot reach the cutoff (queries of one or two letters are scored against every
-name) — and, when that is still very many, against the `MAX_SCORED` sharing the most. Results equal a full `WRatio` scan above the cutoff (tested).
+name) — and, when more than `MAX_SCORED` names share one, against those sharing the most
+(then the most mentioned). Below that bound the results equal a full `WRatio` scan (tested);
+above it a broad query (a common first name among 50k people) keeps p95 under 10 ms and
+may miss weak partial matches of short names.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from rapidfuzz import fuzz, process
 
 from vaultmind.index.store import Index
 
-MAX_SCORED = 4000
+MAX_SCORED = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,7 @@ class EntityNames:
         self.names = names
         self.owners = np.array(owners, dtype=np.int32)
         self.kinds = np.array([rows[o].kind for o in owners], dtype=object)
+        self._mentions = np.array([rows[o].mentions for o in owners], dtype=np.int64)
         postings: dict[str, list[int]] = {}
         for pos, name in enumerate(names):
             for gram in _grams(name):
@@ -75,8 +79,8 @@ class EntityNames:
         pos = np.flatnonzero(counts)
         if kind is not None:
             pos = pos[self.kinds[pos] == kind]
-        if len(pos) > MAX_SCORED:
-            pos = pos[np.argsort(-counts[pos], kind="stable")[:MAX_SCORED]]
+        if len(pos) > MAX_SCORED:  # most shared trigrams first, then the most mentioned (the tie-break)
+            pos = pos[np.lexsort((pos, -self._mentions[pos], -counts[pos]))[:MAX_SCORED]]
         return np.sort(pos).astype(np.int32)
 
     def search(self, query: str, *, kind: str | None = None, cutoff: float) -> dict[int, float]:
