@@ -353,17 +353,23 @@ class ResidentVectors:
         self._ivf: _Clusters | None = None
 
     def _load(self) -> None:
-        with self.index.lock:
-            table = self.index.con.execute(
+        ids: list[str] = []
+        blocks: list[npt.NDArray[np.float32]] = []
+        with self.index.lock:  # streamed in batches: never the whole result twice in memory
+            reader = self.index.con.execute(
                 """
                 SELECT l.id, e.vec FROM leaves l
                 JOIN embeddings e ON e.content_hash = l.content_hash AND e.model = ?
                 ORDER BY l.id
                 """,
                 [self.model_id],
-            ).to_arrow_table()
-        self._rows.reset([str(x) for x in table.column("id").to_pylist()])
-        self._matrix = _matrix_of(table.column("vec"))
+            ).to_arrow_reader(65_536)
+            for batch in reader:
+                ids.extend(str(x) for x in batch.column(0).to_pylist())
+                blocks.append(_matrix_of(batch.column(1)))
+        self._rows.reset(ids)
+        blocks = [b for b in blocks if b.size]
+        self._matrix = np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
         self._chunks = []
         self._ivf = None
         self._loaded = True
@@ -494,8 +500,18 @@ class _Clusters:
         return np.sort(np.concatenate(parts)).astype(np.intp)
 
 
-def _matrix_of(column: pa.ChunkedArray) -> npt.NDArray[np.float32]:
-    blobs = column.to_pylist()
-    if not blobs:
+def _matrix_of(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.float32]:
+    """Little-endian float32 blobs of equal length as one matrix (read from the Arrow buffers,
+    without a Python object per vector)."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    n = len(array)
+    if n == 0:
         return np.zeros((0, 0), dtype=np.float32)
-    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).copy()
+    wide = pa.types.is_large_binary(array.type)
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32)[array.offset : array.offset + n + 1]
+    lengths = np.diff(offsets)
+    if array.null_count or not (lengths == lengths[0]).all():  # mixed dimensions: only after a model mix-up
+        blobs = [b for b in array.to_pylist() if b]
+        return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).copy()
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    return data.view("<f4").reshape(n, int(lengths[0]) // 4).astype(np.float32, copy=True)
