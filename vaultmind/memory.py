@@ -99,10 +99,17 @@ class Memory:
         self._idle.wait(timeout)
 
     def warm(self) -> None:
-        """Load the resident search structures now rather than on the first query."""
+        """Load what queries and saves need (search structures, entity graph, registry, NER
+        model) now rather than on the first query or save."""
+        from vaultmind.retrieval.entity_graph import entity_graph
+        from vaultmind.retrieval.walk import query_entities
+
         _ = self.leaves.document_frequency("")
-        if self.vectors is not None:
-            _ = self.vectors.size
+        if self.vectors is not None and self.embedder is not None:
+            self.vectors.search(self.embedder.embed(["warm up"])[0], 1)  # loads and clusters
+        if "occurrences" in self.index.tables:
+            entity_graph(self.index)
+            query_entities(self, "Warm Up")  # a capitalised question loads the NER model
 
     def enrich(self, progress: Progress | None = None, *, background: bool = False) -> dict[str, Any]:
         """Work a sync leaves for later: NER on leaves past the inline budget, then entity notes

@@ -83,12 +83,11 @@ class _Rows:
         return 0.0 if not self.ids else 1.0 - float(self.alive.sum()) / len(self.ids)
 
 
-LEAF_META_SQL = """
-    SELECT l.id, l.note_path, l.seq, l.anchor, l.text, l.ts, l.author, l.source_ref, l.message_id,
-           l.content_hash, l.term_count, n.kind AS note_kind, n.title, n.source_id,
-           coalesce(json_extract_string(n.frontmatter, '$.scope'), '') AS scope
-    FROM leaves l JOIN notes n ON n.path = l.note_path
-"""
+_LEAF_COLUMNS = (
+    "l.id, l.note_path, l.seq, l.anchor, l.text, l.ts, l.author, l.source_ref, l.message_id, l.content_hash, l.term_count"
+)
+_NOTE_COLUMNS = "n.kind AS note_kind, n.title, n.source_id, coalesce(json_extract_string(n.frontmatter, '$.scope'), '') AS scope"
+LEAF_META_SQL = f"SELECT {_LEAF_COLUMNS}, {_NOTE_COLUMNS} FROM leaves l JOIN notes n ON n.path = l.note_path"
 
 
 class ResidentLeaves:
@@ -172,12 +171,7 @@ class ResidentLeaves:
                 self._loaded = False
 
     def _add(self, added: Sequence[LeafDelta]) -> None:
-        ids = [leaf.leaf_id for leaf in added]
-        with self.index.lock:
-            meta = self.index.con.execute(
-                LEAF_META_SQL + " WHERE l.id IN (SELECT unnest(string_split(?, chr(31)))) ORDER BY l.id",
-                ["\x1f".join(ids)],
-            ).to_arrow_table()
+        meta = self._meta_of([leaf.leaf_id for leaf in added])
         by_id = {leaf.leaf_id: leaf for leaf in added}
         self._meta_offsets.append(len(self._rows.ids))
         self._meta.append(meta)
@@ -189,6 +183,29 @@ class ResidentLeaves:
                 self._extra.setdefault(term, []).append((row, tf))
         self._doc_len = np.concatenate((self._doc_len, meta.column("term_count").to_numpy().astype(np.float64)))
         self._ts = np.concatenate((self._ts, _ts_array(meta)))
+
+    def _meta_of(self, leaf_ids: list[str]) -> pa.Table:
+        """`LEAF_META_SQL` rows of a few leaves: the leaves, then their notes, in two lookups
+        (one join over the whole index cost a scan of every note's front matter)."""
+        with self.index.lock:
+            leaves = self.index.con.execute(
+                f"SELECT {_LEAF_COLUMNS} FROM leaves l WHERE l.id IN (SELECT unnest(string_split(?, chr(31)))) ORDER BY l.id",
+                ["\x1f".join(leaf_ids)],
+            ).to_arrow_table()
+            paths = sorted(set(leaves.column("note_path").to_pylist()))
+            notes = self.index.con.execute(
+                f"SELECT n.path, {_NOTE_COLUMNS} FROM notes n WHERE n.path IN (SELECT unnest(string_split(?, chr(31))))",
+                ["\x1f".join(paths)],
+            ).fetchall()
+        by_path = {row[0]: row[1:] for row in notes}
+        names = ("note_kind", "title", "source_id", "scope")
+        rows = []
+        for row in leaves.to_pylist():
+            note = by_path.get(row["note_path"])
+            if note is not None:  # the inner join of LEAF_META_SQL
+                rows.append({**row, **dict(zip(names, note, strict=True))})
+        schema = self._meta[0].schema if self._meta else None
+        return pa.Table.from_pylist(rows, schema=schema)
 
     def _ensure(self) -> None:
         if not self._loaded:
@@ -382,56 +399,67 @@ class ResidentVectors:
             for leaf_id in change.removed:
                 self._rows.remove(leaf_id)
             if change.added:
-                self._add([leaf.leaf_id for leaf in change.added])
+                self._add(change.added)
             if self._rows.dead_share > COMPACT_SHARE:
                 self._loaded = False
 
-    def _add(self, leaf_ids: list[str]) -> None:
-        with self.index.lock:
-            self.index.con.register("_new_ids", pa.table({"id": pa.array(leaf_ids, pa.string())}))
-            try:
-                table = self.index.con.execute(
-                    """
-                    SELECT l.id, e.vec FROM leaves l
-                    JOIN embeddings e ON e.content_hash = l.content_hash AND e.model = ?
-                    WHERE l.id IN (SELECT id FROM _new_ids) ORDER BY l.id
-                    """,
-                    [self.model_id],
-                ).to_arrow_table()
-            finally:
-                self.index.con.unregister("_new_ids")
+    def _add(self, added: Sequence[LeafDelta]) -> None:
+        hashes = sorted({leaf.content_hash for leaf in added})
+        with self.index.lock:  # by content hash: no join with the leaves
+            table = self.index.con.execute(
+                """SELECT content_hash, vec FROM embeddings
+                   WHERE model = ? AND content_hash IN (SELECT unnest(string_split(?, chr(31))))""",
+                [self.model_id, "\x1f".join(hashes)],
+            ).to_arrow_table()
         if table.num_rows == 0:
             return
-        self._rows.extend([str(x) for x in table.column("id").to_pylist()])
-        self._chunks.append(_matrix_of(table.column("vec")))
+        matrix = _matrix_of(table.column("vec"))
+        row_of = {h: i for i, h in enumerate(table.column("content_hash").to_pylist())}
+        fresh = sorted((leaf.leaf_id, row_of[leaf.content_hash]) for leaf in added if leaf.content_hash in row_of)
+        self._rows.extend([leaf_id for leaf_id, _ in fresh])
+        self._chunks.append(matrix[[i for _, i in fresh]])
 
     def _ready(self) -> None:
         if not self._loaded:
             self._load()
-        if self._chunks:
-            parts = [m for m in (self._matrix, *self._chunks) if m.size]
-            self._matrix = np.vstack(parts) if parts else self._matrix
-            self._chunks = []
+        if self._chunks and (len(self._chunks) > 64 or sum(len(c) for c in self._chunks) > len(self._matrix) // 20):
+            self._merge()
         live = int(self._rows.alive.sum())
         if live < self.EXACT_BELOW:
             self._ivf = None
         elif self._ivf is None or len(self._matrix) - self._ivf.size > self._ivf.size // 4:
             self._ivf = _Clusters.build(self._matrix, self._rows.alive)
 
+    def _merge(self) -> None:
+        """Fold the vectors added since the last merge into the matrix (a copy of it: done once
+        they pass 5 % of it, not on every save)."""
+        parts = [m for m in (self._matrix, *self._chunks) if m.size]
+        self._matrix = np.vstack(parts) if parts else self._matrix
+        self._chunks = []
+
     def search(self, query: npt.NDArray[np.float32], limit: int) -> list[tuple[str, float]]:
         """[(leaf_id, cosine)] best first; ties broken by id for determinism."""
         with self._lock:
             self._ready()
+            if self._chunks and self._matrix.size == 0:
+                self._merge()
             if not self._rows.ids or limit <= 0 or self._matrix.size == 0:
                 return []
             q = query.astype(np.float32)
+            base = len(self._matrix)
+            alive = self._rows.alive
             if self._ivf is None or limit > 1000:
-                rows = np.flatnonzero(self._rows.alive)
-                scores = _scores(self._matrix, rows, q)
+                rows = np.flatnonzero(alive[:base])
             else:
-                rows = self._ivf.probe(q, len(self._matrix), self.PROBE_SHARE, self.MIN_PROBE)
-                rows = rows[self._rows.alive[rows]]
-                scores = _scores(self._matrix, rows, q)
+                rows = self._ivf.probe(q, base, self.PROBE_SHARE, self.MIN_PROBE)
+                rows = rows[alive[rows]]
+            scores = _scores(self._matrix, rows, q)
+            if self._chunks:  # vectors added since the last merge: all scored
+                tail = np.concatenate(self._chunks)
+                tail_rows = np.arange(base, base + len(tail))
+                keep = alive[tail_rows]
+                rows = np.concatenate((rows, tail_rows[keep]))
+                scores = np.concatenate((scores, tail[keep] @ q))
             k = min(limit, len(rows))
             if k <= 0:
                 return []
