@@ -88,3 +88,25 @@ def test_clustered_vector_search_finds_what_a_full_scan_finds(vault: Path, monke
         vectors._rows.extend(["zz-new"])
         vectors._chunks.append(fresh)
         assert vectors.search(queries[0], 1)[0][0] == "zz-new"
+
+
+def test_a_leaf_shared_by_two_notes_survives_when_one_goes(vault: Path) -> None:
+    """A copied source note keeps its message ids: deleting the copy must not drop the
+    original's leaves from the resident structures."""
+    from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+
+    meta = SourceMeta("chat", "slack:acme/general", "slack/acme/general", "general")
+    text = render_source_note(meta, [Message("m1", "@bob", "2024-03-04T09:05:00Z", "launch budget approved")])
+    write(vault, "sources/chat/a.md", text)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert memory.vectors is not None and memory.embedder is not None
+        qvec = memory.embedder.embed(["launch budget"])[0]
+        assert len(memory.leaves.search(["launch"], 5)) == 1 and len(memory.vectors.search(qvec, 5)) == 1
+        write(vault, "sources/chat/copy.md", text)
+        memory.sync_paths(["sources/chat/copy.md"])
+        (vault / "sources/chat/copy.md").unlink()
+        memory.sync_paths(["sources/chat/copy.md"])
+        assert [i for i, _ in memory.leaves.search(["launch"], 5)] == [i for i, _ in ResidentLeaves(memory.index).search(["launch"], 5)]
+        assert len(memory.leaves.search(["launch"], 5)) == 1
+        assert len(memory.vectors.search(qvec, 5)) == 1

@@ -15,10 +15,10 @@ any sequence of watcher events equals a cold rebuild of the final vault.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,18 +31,18 @@ import pyarrow as pa
 from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
-from vaultmind.index.lexical import term_counts
+from vaultmind.index.lexical import apply_df_delta, term_counts
 from vaultmind.index.resident import ChangeSet, LeafDelta
 from vaultmind.index.store import Index
-from vaultmind.markdown.note import parse_note
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
+from vaultmind.sync_load import POOL_MIN_FILES, Loaded, Loader, default_workers
 from vaultmind.vault.layout import is_note
-from vaultmind.vault.read import decode_note, read_note
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
 APPLY_BATCH = 2000  # files per apply transaction
+TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
 
 Progress = Callable[[str, int, int], None]
 """progress(phase, done, total): called during long work; phases "read", "embed"."""
@@ -80,7 +80,7 @@ class IndexedState:
 
 @dataclass(slots=True)
 class _Plan:
-    write: dict[str, tuple[FileStat, ParsedNote]] = field(default_factory=dict)
+    write: dict[str, tuple[FileStat, ParsedNote, TermCounts]] = field(default_factory=dict)
     remove: set[str] = field(default_factory=set)  # paths whose rows go (gone, or no longer indexable)
     touch: dict[str, FileStat] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # path → its current problems
@@ -108,6 +108,8 @@ class Syncer:
         self._sha: dict[str, str] = {}
         self.embed_error: str | None = None  # why the last embedding pass failed, if it did
         self.apply_batch = APPLY_BATCH
+        self.workers = default_workers()  # parsing processes for large syncs (0: none)
+        self.pool_min_files = POOL_MIN_FILES  # files to read from which the workers are used
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -127,9 +129,28 @@ class Syncer:
                 else:
                     stats.kept_unreadable += 1
         self._diff_apply(observed, known, stats, rebuild=rebuild, scan=scan)
+        self._embed_backlog(stats)
         stats.problems = self.problems()
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _embed_backlog(self, stats: SyncStats) -> None:
+        """A whole-vault sync also embeds leaves an apply left without a vector (a failed
+        provider, a model switched in the config); watcher batches only embed their own."""
+        if self.embedder is None:
+            return
+        try:
+            backlog = self.embed_missing()
+            self.embed_error = None
+        except EmbedError as exc:
+            self.embed_error = str(exc)
+            log.warning("embeddings deferred: %s", exc)
+            return
+        if backlog:
+            stats.embedded += backlog
+            change = ChangeSet(backfilled=True)
+            for listener in self.listeners:
+                listener(change)
 
     def sync_paths(self, paths: Iterable[str]) -> SyncStats:
         """Bring the given vault-relative paths (files or folders) in step, e.g. after watcher events."""
@@ -197,54 +218,65 @@ class Syncer:
         gone_hashes = {known[p].sha256: p for p in sorted(first.remove, reverse=True)}
         size = self.apply_batch
         batches = [to_read[i : i + size] for i in range(0, total, size)] or [[]]
+        indexed = {path: known[path].sha256 for path in to_read if path in known}
         done = 0
-        for number, batch in enumerate(batches):
-            plan = first if number == 0 else _Plan()
-            for path in batch:
-                done += 1
-                if self.progress and (done % 500 == 0 or done == total):
+        config = self.config
+        with Loader(
+            config.vault,
+            config.max_file_bytes,
+            config.chunk_tokens,
+            workers=self.workers,
+            files=total,
+            min_files=self.pool_min_files,
+        ) as loader:
+            for number, loaded in enumerate(loader.batches(batches, indexed)):
+                plan = first if number == 0 else _Plan()
+                for item in loaded:
+                    self._diff_one(item, known.get(item.path), plan, stats, gone_hashes)
+                done += len(loaded)
+                if self.progress and total:
                     self.progress("read", done, total)
-                self._diff_one(path, known.get(path), plan, stats, gone_hashes)
-            self._apply(plan, stats, rebuild=rebuild and number == 0, scan=scan if number == 0 else None)
+                self._apply(
+                    plan, stats, rebuild=rebuild and number == 0, fresh=rebuild, scan=scan if number == 0 else None
+                )
         stats.deleted = max(0, stats.deleted - stats.renamed)
 
     def _diff_one(
-        self, path: str, old: IndexedState | None, plan: _Plan, stats: SyncStats, gone_hashes: dict[str, str]
+        self, loaded: Loaded, old: IndexedState | None, plan: _Plan, stats: SyncStats, gone_hashes: dict[str, str]
     ) -> None:
-        result = read_note(self.config.vault, path, self.config.max_file_bytes)
-        if result.problem is not None and result.keep_rows:
-            plan.problems[path] = [result.problem]
+        path = loaded.path
+        if loaded.problem is not None and loaded.keep_rows:
+            plan.problems[path] = [loaded.problem]
             if old is not None:
                 stats.kept_unreadable += 1
             return
-        if result.stat is None:  # vanished between scan and read
+        if loaded.stat is None:  # vanished between scan and read
             if old is not None:
                 plan.remove.add(path)
             plan.clear_problems.add(path)
             return
-        if result.data is None:  # too large
-            assert result.problem is not None
-            plan.problems[path] = [result.problem]
+        if loaded.sha is None:  # too large
+            assert loaded.problem is not None
+            plan.problems[path] = [loaded.problem]
             if old is not None:
                 plan.remove.add(path)
             return
-        sha = hashlib.sha256(result.data).hexdigest()
-        if old is not None and old.sha256 == sha:
-            plan.touch[path] = result.stat
+        sha = loaded.sha
+        if old is not None and loaded.same:
+            plan.touch[path] = loaded.stat
             stats.touched += 1
             return
-        text, problem = decode_note(path, result.data)
-        problems = [problem] if problem else []
-        if text is None:
+        problems = [loaded.decode_problem] if loaded.decode_problem else []
+        note = loaded.note
+        if note is None:
             plan.problems[path] = problems
             if old is not None:
                 plan.remove.add(path)
             return
-        note = parse_note(path, text, chunk_tokens=self.config.chunk_tokens)
         if note.frontmatter_error:
             problems.append(Problem(path, "frontmatter", f"{note.frontmatter_error}; the body is indexed"))
         plan.problems[path] = problems
-        plan.write[path] = (result.stat, note)
+        plan.write[path] = (loaded.stat, note, loaded.counts)
         plan.clear_problems.add(path)
         if old is not None:
             stats.modified += 1
@@ -257,25 +289,32 @@ class Syncer:
 
     # -- apply -----------------------------------------------------------------------------
 
-    def _apply(self, plan: _Plan, stats: SyncStats, *, rebuild: bool, scan: ScanResult | None) -> None:
+    def _apply(
+        self, plan: _Plan, stats: SyncStats, *, rebuild: bool, fresh: bool = False, scan: ScanResult | None
+    ) -> None:
+        """Apply one batch. `rebuild` empties the derived tables first; `fresh` says no row of
+        the batch's paths can exist yet (a later batch of a rebuild), so nothing is deleted."""
         stats.deleted += len(plan.remove - set(plan.write))
         rows = _Rows()
         for path in sorted(plan.write):
-            st, note = plan.write[path]
-            rows.add_note(note, st, self._sha.pop(path))
-        stats.leaves_written = len(rows.leaf_id)
+            st, note, counts = plan.write[path]
+            rows.add_note(note, st, self._sha.pop(path), counts)
+        stats.leaves_written += len(rows.leaf_id)
         with self.index.transaction() as con:
             if rebuild:
                 self.index.clear_derived(con)
                 con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
-            changed = [] if rebuild else sorted(plan.remove | set(plan.write))
+            changed = [] if fresh else sorted(plan.remove | set(plan.write))
             removed_ids: list[str] = []
+            df_delta: Counter[str] = Counter(rows.post["term"])
             if changed:
-                removed_ids = _delete_paths(con, changed)
-                stats.leaves_deleted = len(removed_ids)
+                removed_ids, removed_terms = _delete_paths(con, changed)
+                df_delta.subtract(removed_terms)
+                stats.leaves_deleted += len(removed_ids)
             if plan.touch:
                 _touch(con, plan.touch)
             rows.insert(con)
+            apply_df_delta(con, df_delta)
             written = [plan.write[path][1] for path in sorted(plan.write)]
             for deriver in self.derivers:
                 deriver.apply(con, removed_ids, written, rebuild=rebuild)
@@ -290,7 +329,9 @@ class Syncer:
             _insert_problems(con, plan.problems)
         if self.embedder is not None:
             try:
-                stats.embedded = self.embed_missing()
+                # After a failure (Ollama down) every leaf still without a vector is retried.
+                only = None if self.embed_error else dict(zip(rows.leaf["content_hash"], rows.leaf["text"], strict=True))
+                stats.embedded = self.embed_missing(only)
                 self.embed_error = None
             except EmbedError as exc:
                 # Lexical rows are committed; dense vectors wait for the next sync.
@@ -301,20 +342,37 @@ class Syncer:
         for listener in self.listeners:
             listener(change)
 
-    def embed_missing(self) -> int:
-        """Embed every leaf whose (content hash, model) has no vector yet. Returns how many."""
+    def embed_missing(self, only: dict[str, str] | None = None) -> int:
+        """Embed every leaf whose (content hash, model) has no vector yet. Returns how many.
+
+        `only` (texts by content hash: the leaves an apply just wrote) limits the work to
+        them — one lookup of their hashes instead of a scan of every leaf, which at 400k
+        leaves took over a second per save."""
         embedder = self.embedder
         if embedder is None:
             return 0
         model = embedder.model_id
-        todo = self.index.query(
-            """
-            SELECT l.content_hash, any_value(l.text) FROM leaves l
-            WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = l.content_hash AND e.model = ?)
-            GROUP BY l.content_hash ORDER BY l.content_hash
-            """,
-            [model],
-        )
+        if only is not None:
+            if not only:
+                return 0
+            have = {
+                row[0]
+                for row in self.index.query(
+                    """SELECT content_hash FROM embeddings
+                       WHERE model = ? AND content_hash IN (SELECT unnest(string_split(?, chr(31))))""",
+                    [model, "\x1f".join(sorted(only))],
+                )
+            }
+            todo = sorted((h, text) for h, text in only.items() if h not in have)
+        else:
+            todo = self.index.query(
+                """
+                SELECT l.content_hash, any_value(l.text) FROM leaves l
+                WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = l.content_hash AND e.model = ?)
+                GROUP BY l.content_hash ORDER BY l.content_hash
+                """,
+                [model],
+            )
         batch = max(1, self.config.embed_batch)
         done = 0
         for start in range(0, len(todo), batch):
@@ -416,7 +474,7 @@ class _Rows:
         self.tag = _columns("tags")
         self.deltas: list[LeafDelta] = []
 
-    def add_note(self, note: ParsedNote, st: FileStat, sha: str) -> None:
+    def add_note(self, note: ParsedNote, st: FileStat, sha: str, leaf_counts: TermCounts) -> None:
         fm = note.frontmatter
         source_id = fm.get("source_id") if note.kind == "source" else None
         source_kind = fm.get("kind") if note.kind == "source" else None
@@ -436,8 +494,7 @@ class _Rows:
         }
         for key, value in values.items():
             self.note[key].append(value)
-        for leaf in note.leaves:
-            counts, total = term_counts(leaf.text)
+        for leaf, (counts, total) in zip(note.leaves, leaf_counts, strict=True):
             leaf_values = {
                 "id": leaf.id,
                 "note_path": note.path,
@@ -458,10 +515,7 @@ class _Rows:
                 self.leaf[key].append(value)
             self.leaf_id.append(leaf.id)
             self.deltas.append(LeafDelta(leaf.id, leaf.content_hash, counts, total))
-            for term in sorted(counts):
-                self.post["term"].append(term)
-                self.post["leaf_id"].append(leaf.id)
-                self.post["tf"].append(counts[term])
+            self.add_postings(leaf.id, counts)
         for link in note.links:
             for key, value in (
                 ("src_path", note.path),
@@ -476,6 +530,12 @@ class _Rows:
         for tag in note.tags:
             self.tag["path"].append(note.path)
             self.tag["tag"].append(tag)
+
+    def add_postings(self, leaf_id: str, counts: Counter[str]) -> None:
+        leaf_terms = sorted(counts)
+        self.post["term"].extend(leaf_terms)
+        self.post["leaf_id"].extend([leaf_id] * len(leaf_terms))
+        self.post["tf"].extend(map(counts.__getitem__, leaf_terms))
 
     def insert(self, con: duckdb.DuckDBPyConnection) -> None:
         insert_rows(con, "notes", self.note)
@@ -545,8 +605,9 @@ def _with_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str], sql: str) 
         con.unregister("_paths")
 
 
-def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[str]:
-    """Delete every row derived from `paths`; return the ids of the leaves that went away."""
+def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> tuple[list[str], Counter[str]]:
+    """Delete every row derived from `paths`; return the ids of the leaves that went away and
+    the terms of the postings rows that went with them (counted, for `term_df`)."""
     con.register("_paths", pa.table({"path": pa.array(list(paths), pa.string())}))
     try:
         removed = [
@@ -555,17 +616,38 @@ def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[
                 "SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths) ORDER BY id"
             ).fetchall()
         ]
-        con.execute(
-            "DELETE FROM postings WHERE leaf_id IN "
-            "(SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths))"
-        )
+        terms: Counter[str] = Counter()
+        if removed:
+            terms.update(
+                row[0]
+                for row in con.execute(
+                    "DELETE FROM postings WHERE leaf_id IN "
+                    "(SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths)) RETURNING term"
+                ).fetchall()
+            )
         con.execute("DELETE FROM leaves WHERE note_path IN (SELECT path FROM _paths)")
         con.execute("DELETE FROM links WHERE src_path IN (SELECT path FROM _paths)")
         con.execute("DELETE FROM tags WHERE path IN (SELECT path FROM _paths)")
         con.execute("DELETE FROM notes WHERE path IN (SELECT path FROM _paths)")
     finally:
         con.unregister("_paths")
-    return removed
+    if removed:
+        # Postings are keyed by leaf id alone: a leaf also held by a note that stays (a copied
+        # source note) gets its rows back, one set per note holding it, as a cold rebuild has.
+        con.register("_gone", pa.table({"id": pa.array(removed, pa.string())}))
+        try:
+            kept = con.execute(
+                "SELECT id, text FROM leaves WHERE id IN (SELECT id FROM _gone) ORDER BY id, note_path"
+            ).fetchall()
+        finally:
+            con.unregister("_gone")
+        if kept:
+            rows = _Rows()
+            for leaf_id, text in kept:
+                rows.add_postings(leaf_id, term_counts(text)[0])
+            insert_rows(con, "postings", rows.post)
+            terms.subtract(rows.post["term"])
+    return removed, terms
 
 
 def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:

@@ -19,7 +19,7 @@ import duckdb
 import pyarrow as pa
 
 from vaultmind.admission import importance
-from vaultmind.admission.decide import Decision, Policy, admit_user_note, decide
+from vaultmind.admission.decide import Policy, admit_user_note, decide
 from vaultmind.admission.signals import LeafInput
 from vaultmind.config import Config
 from vaultmind.model import ParsedNote
@@ -91,14 +91,14 @@ class AdmissionDeriver:
             self._derive(con, paths)
 
     def _derive(self, con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> None:
-        decisions = [(leaf, self._decide(leaf)) for leaf in load_inputs(con, paths)]
+        _admit_user_leaves(con, paths)
+        decisions = [(leaf, decide(leaf, self.policy)) for leaf in load_inputs(con, paths)]
         if not decisions:
             return
         model = self.policy.llm_model
         gray = sorted({leaf.content_hash for leaf, d in decisions if d.decision == "gray"})
         answers = importance.cached_answers(con, gray, model)
         columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA.names}
-        user_json = admit_user_note().signals_json()
         for leaf, decision in decisions:
             if decision.decision == "gray" and leaf.content_hash in answers:
                 decision = importance.decide_from_cache(
@@ -112,7 +112,7 @@ class AdmissionDeriver:
                 ("score", decision.score),
                 ("reason", decision.reason),
                 ("stage", decision.stage),
-                ("signals", user_json if decision.stage == "user" else decision.signals_json()),
+                ("signals", decision.signals_json()),
                 ("llm_importance", decision.llm_importance),
                 ("llm_model", decision.llm_model),
             ):
@@ -128,25 +128,42 @@ class AdmissionDeriver:
         if pending:
             enqueue(con, [importance.new_job(model, h) for h in pending], now=now_ms())
 
-    def _decide(self, leaf: LeafInput) -> Decision:
-        if leaf.note_kind == "user":
-            return admit_user_note()
-        return decide(leaf, self.policy)
+
+
+def _admit_user_leaves(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> None:
+    """Every leaf of a user note is admitted as it is (`admit_user_note`): one set-based insert."""
+    user = admit_user_note()
+    where = "n.kind = 'user'"
+    if paths is not None:
+        con.register("_adm_user", pa.table({"v": pa.array(list(paths), pa.string())}))
+        where += " AND n.path IN (SELECT v FROM _adm_user)"
+    try:
+        con.execute(
+            f"""
+            INSERT INTO admission ({", ".join(_SCHEMA.names)})
+            SELECT l.id, l.note_path, l.content_hash, ?, ?, ?, ?, ?, NULL, NULL
+            FROM leaves l JOIN notes n ON n.path = l.note_path
+            WHERE {where}
+            """,
+            [user.decision, user.score, user.reason, user.stage, user.signals_json()],
+        )
+    finally:
+        if paths is not None:
+            con.unregister("_adm_user")
 
 
 def load_inputs(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> list[LeafInput]:
-    """The admission inputs of every leaf of source and user notes (of `paths`, all when None)."""
-    where = "n.kind IN ('source', 'user')"
+    """The admission inputs of every leaf of source notes (of `paths`, all when None); the
+    leaves of user notes are admitted as they are (`_admit_user_leaves`)."""
+    where = "n.kind = 'source'"
     if paths is not None:
         con.register("_adm_in", pa.table({"v": pa.array(list(paths), pa.string())}))
         where += " AND n.path IN (SELECT v FROM _adm_in)"
     try:
         rows = con.execute(
             f"""
-            SELECT l.id, l.note_path, n.kind, n.source_kind, n.source_id, l.seq,
-                   CASE WHEN n.kind = 'source' THEN l.text END, l.content_hash, l.author,
-                   CASE WHEN n.kind = 'source' THEN n.frontmatter END,
-                   CASE WHEN n.kind = 'source' THEN (SELECT list(t.tag ORDER BY t.tag) FROM tags t WHERE t.path = n.path) END
+            SELECT l.id, l.note_path, n.kind, n.source_kind, n.source_id, l.seq, l.text, l.content_hash,
+                   l.author, n.frontmatter, (SELECT list(t.tag ORDER BY t.tag) FROM tags t WHERE t.path = n.path)
             FROM leaves l JOIN notes n ON n.path = l.note_path
             WHERE {where}
             ORDER BY l.note_path, l.seq, l.id
@@ -158,9 +175,6 @@ def load_inputs(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> 
     out: list[LeafInput] = []
     fm_cache: dict[str, dict[str, Any]] = {}
     for leaf_id, path, kind, source_kind, source_id, seq, text, content_hash, author, fm_json, tags in rows:
-        if kind == "user":
-            out.append(LeafInput(leaf_id, path, kind, None, None, seq, "", content_hash, None))
-            continue
         fm = fm_cache.get(path)
         if fm is None:
             fm = _front_matter(fm_json)

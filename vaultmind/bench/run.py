@@ -24,6 +24,7 @@ import hashlib
 import os
 import platform
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -185,18 +186,22 @@ def bench_cold(vault: Path, *, repeats: int = 3, progress: Progress | None = Non
     config = _config(vault, "none")
     cold: list[float] = []
     base: list[float] = []
+    cpu: list[tuple[float, float]] = []  # (this process, parsing workers) CPU seconds per rebuild
     notes = leaves = files = size = 0
     for run in range(repeats):
         files, size, seconds = read_hash_baseline(vault, config.all_ignores, progress)
         base.append(seconds)
         _delete_index(config)
         progress("cold index", run, repeats)
+        before = _cpu_seconds()
         started = time.perf_counter()
         with Memory.open(config, progress=progress) as memory:
             memory.reindex()
             notes = int(memory.index.scalar("SELECT count(*) FROM notes"))
             leaves = int(memory.index.scalar("SELECT count(*) FROM leaves"))
         cold.append(time.perf_counter() - started)
+        after = _cpu_seconds()
+        cpu.append((after[0] - before[0], after[1] - before[1]))
     progress("cold index", repeats, repeats)
     cold_t, base_t = spread(cold), spread(base)
     ratios = [c / b for c, b in zip(cold, base, strict=True)]
@@ -210,7 +215,18 @@ def bench_cold(vault: Path, *, repeats: int = 3, progress: Progress | None = Non
         "baseline": {"files": files, "files_per_s": files / base_t["median"], "seconds": base_t},
         "ratio_to_baseline": float(np.median(ratios)),
         "index_mb": (config.index_path.stat().st_size if config.index_path.exists() else 0) / MB,
+        # CPU time is less sensitive than wall time to other jobs on a shared machine
+        "cpu_s": {
+            "process": float(np.median([c[0] for c in cpu])),
+            "workers": float(np.median([c[1] for c in cpu])),
+        },
     }
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    """(user + system CPU seconds of this process, of its finished child processes)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 # -- the daemon in a subprocess -------------------------------------------------------------------
@@ -414,6 +430,7 @@ def bench_save_to_query(
                 timeouts += not found
                 time.sleep(gap_s)
             progress("save→query", samples, samples)
+            hwm, rss = _peak_rss(daemon.proc.pid)
     finally:
         for key, data in originals.items():
             Path(key).write_bytes(data)
@@ -427,6 +444,8 @@ def bench_save_to_query(
         "timeouts": timeouts,
         "latencies_s": [round(x, 3) for x in latencies],  # in sample order: shows warm-up and stalls
         "daemon_startup_s": startup_s,
+        "daemon_peak_mb": hwm / MB if hwm is not None else None,  # while saving, after start-up
+        "daemon_rss_mb": rss / MB if rss is not None else None,
         "queue_depth_at_start": queue_depth,
         "embeddings": embed_provider,
     }

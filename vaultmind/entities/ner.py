@@ -14,10 +14,10 @@ NER needs, and run in batches (`nlp.pipe`). Results are cached in `ner_cache` by
 (content hash, model id), so a reindex never runs NER on text it has seen. A text without any
 upper-case letter is not sent to the model (its result is empty).
 
-NER is the slow part of indexing (see docs/benchmarks.md). A sync runs it on at most
-`[entities] ner_inline` new texts (enough for edits and small imports); the leaves of a large
-import are derived without NER first and completed by `graph.backfill_ner`, outside the sync
-transaction, batch by batch.
+NER is the slow part of indexing (see docs/benchmarks.md). A sync's apply runs it itself when
+it brings at most `[entities] ner_inline` new texts (edits and small imports); the leaves of a
+larger import (a cold reindex) are all derived without NER first, without loading the model,
+and completed by `graph.backfill_ner`, outside the sync transaction, batch by batch.
 """
 
 from __future__ import annotations
@@ -169,8 +169,9 @@ class NerEngine:
     ) -> tuple[dict[str, list[RawSpan]], int]:
         """NER spans for (content_hash, text) pairs, from the cache, else from the model.
 
-        At most `max_run` texts (None: all) are run; the others are absent from the result, as
-        are all uncached ones when the model is unavailable. New results are added to
+        The uncached texts are run when there are at most `max_run` of them (None: no limit),
+        else none is; texts not run are absent from the result, as are all uncached ones when
+        the model is unavailable. New results are added to
         `ner_cache` when `write_cache`. Returns (spans by hash, number of texts run).
         """
         if self.model_id is None or not items:
@@ -182,8 +183,8 @@ class NerEngine:
             if h not in result and h not in todo:
                 todo[h] = text
         keys = sorted(todo)
-        if max_run is not None:
-            keys = keys[: max(0, max_run)]
+        if max_run is not None and len(keys) > max_run:
+            keys = []  # a large import: all of it to `backfill_ner`; the model is not even loaded
         if not keys:
             return result, 0
         found = self.analyze([todo[k] for k in keys])

@@ -1,7 +1,10 @@
 """Lexical search: our own incremental postings and BM25 in SQL.
 
 DuckDB's FTS index does not update on insert; postings rows are written and deleted with
-their leaf, so lexical search is correct after every incremental sync.
+their leaf, so lexical search is correct after every incremental sync. `term_df` holds each
+term's document frequency (postings rows per term), moved by the same sync; postings carry no
+index on `term` (building it dominated a cold index's time and memory), so a term's df is
+read from `term_df`, and a posting list by scanning.
 
 Terms: Unicode words, lower-cased, with a light English suffix folding (plural "s",
 possessive "'s"), stop words removed; CJK runs become overlapping character bigrams (and the
@@ -18,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -84,8 +88,52 @@ def _cjk_terms(word: str) -> list[str]:
 
 
 def term_counts(text: str) -> tuple[Counter[str], int]:
-    found = terms(text)
-    return Counter(found), len(found)
+    """How often each term occurs in `text`, and the number of terms (its BM25 length).
+
+    Equal to counting `terms(text)`, but each distinct word is folded once."""
+    counts: Counter[str] = Counter()
+    total = 0
+    for word, n in Counter(_WORD.findall(text.lower())).items():
+        found = _word_terms(word)
+        if len(found) == 1:
+            counts[found[0]] += n
+            total += n
+        elif found:
+            for term in found:
+                counts[term] += n
+            total += n * len(found)
+    return counts, total
+
+
+def document_frequencies(con: duckdb.DuckDBPyConnection, query_terms: Sequence[str]) -> dict[str, int]:
+    """How many postings rows (leaves) hold each of `query_terms` (absent terms are left out)."""
+    unique = sorted(set(query_terms))
+    if not unique:
+        return {}
+    rows = con.execute("SELECT term, df FROM term_df WHERE term IN (SELECT unnest(?::VARCHAR[]))", [unique])
+    return {str(term): int(df) for term, df in rows.fetchall()}
+
+
+def apply_df_delta(con: duckdb.DuckDBPyConnection, delta: Counter[str]) -> None:
+    """Move `term_df` by `delta` (postings rows added minus removed, per term); terms whose
+    count reaches 0 lose their row. Keeps `term_df` equal to `postings` counted by term."""
+    changed = sorted(term for term, d in delta.items() if d)
+    if not changed:
+        return
+    table = pa.table(
+        {"term": pa.array(changed, pa.string()), "d": pa.array([delta[t] for t in changed], pa.int32())}
+    )
+    con.register("_df_delta", table)
+    try:
+        con.execute("UPDATE term_df SET df = term_df.df + x.d FROM _df_delta x WHERE term_df.term = x.term")
+        con.execute(
+            "INSERT INTO term_df (term, df) SELECT x.term, x.d FROM _df_delta x "
+            "WHERE x.d > 0 AND NOT EXISTS (SELECT 1 FROM term_df t WHERE t.term = x.term)"
+        )
+        if any(delta[t] < 0 for t in changed):
+            con.execute("DELETE FROM term_df WHERE df <= 0")
+    finally:
+        con.unregister("_df_delta")
 
 
 def bm25(
@@ -110,8 +158,7 @@ def bm25(
             SELECT count(*)::DOUBLE AS n, coalesce(avg(term_count), 1)::DOUBLE AS avgdl FROM leaves
         ),
         df AS (
-            SELECT term, count(*)::DOUBLE AS df FROM postings
-            WHERE term IN (SELECT unnest(?)) GROUP BY term
+            SELECT term, df::DOUBLE AS df FROM term_df WHERE term IN (SELECT unnest(?))
         ),
         hits AS (
             SELECT p.leaf_id, p.term, p.tf FROM postings p WHERE p.term IN (SELECT unnest(?))

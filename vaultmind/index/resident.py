@@ -47,36 +47,48 @@ class ChangeSet:
 
 
 class _Rows:
-    """Leaf ids ↔ row numbers, with tombstones."""
+    """Leaf ids ↔ row numbers, with tombstones.
+
+    A leaf id can live in two notes at once (a copied source note keeps its message ids):
+    such ids are remembered as shared, and removing one marks the rows `stale` — the caller
+    then reloads, since the copy that remains must keep its row."""
 
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.pos: dict[str, int] = {}
         self.alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self.shared: set[str] = set()
+        self.stale = False
 
     def reset(self, ids: list[str]) -> None:
         self.ids = ids
         self.pos = {leaf_id: i for i, leaf_id in enumerate(ids)}
         self.alive = np.ones(len(ids), dtype=bool)
+        self.shared = set() if len(self.pos) == len(ids) else {i for i, n in Counter(ids).items() if n > 1}
+        self.stale = False
 
     def extend(self, leaf_ids: Sequence[str]) -> list[int]:
         """Append rows for `leaf_ids` (a re-added id tombstones its old row); their row numbers."""
         start = len(self.ids)
         rows = []
+        self.alive = np.concatenate((self.alive, np.ones(len(leaf_ids), dtype=bool)))
         for offset, leaf_id in enumerate(leaf_ids):
             old = self.pos.get(leaf_id)
             if old is not None:
+                if self.alive[old]:
+                    self.shared.add(leaf_id)  # still alive: the same id in another note
                 self.alive[old] = False
             self.ids.append(leaf_id)
             self.pos[leaf_id] = start + offset
             rows.append(start + offset)
-        self.alive = np.concatenate((self.alive, np.ones(len(leaf_ids), dtype=bool)))
         return rows
 
     def remove(self, leaf_id: str) -> None:
         i = self.pos.pop(leaf_id, None)
         if i is not None:
             self.alive[i] = False
+        if leaf_id in self.shared:
+            self.stale = True
 
     @property
     def dead_share(self) -> float:
@@ -84,7 +96,8 @@ class _Rows:
 
 
 _LEAF_COLUMNS = (
-    "l.id, l.note_path, l.seq, l.anchor, l.text, l.ts, l.author, l.source_ref, l.message_id, l.content_hash, l.term_count"
+    "l.id, l.note_path, l.seq, l.anchor, l.text, l.ts, l.author, l.source_ref, l.message_id, l.content_hash, "
+    "l.term_count, l.heading_path"
 )
 _NOTE_COLUMNS = "n.kind AS note_kind, n.title, n.source_id, coalesce(json_extract_string(n.frontmatter, '$.scope'), '') AS scope"
 LEAF_META_SQL = f"SELECT {_LEAF_COLUMNS}, {_NOTE_COLUMNS} FROM leaves l JOIN notes n ON n.path = l.note_path"
@@ -165,6 +178,9 @@ class ResidentLeaves:
                 return
             for leaf_id in change.removed:
                 self._rows.remove(leaf_id)
+            if self._rows.stale:  # a removed id lives on in another note: reload
+                self._loaded = False
+                return
             if change.added:
                 self._add(change.added)
             if self._rows.dead_share > COMPACT_SHARE:
@@ -398,6 +414,9 @@ class ResidentVectors:
                 return
             for leaf_id in change.removed:
                 self._rows.remove(leaf_id)
+            if self._rows.stale:  # a removed id lives on in another note: reload
+                self._loaded = False
+                return
             if change.added:
                 self._add(change.added)
             if self._rows.dead_share > COMPACT_SHARE:

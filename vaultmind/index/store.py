@@ -9,9 +9,11 @@ daemon instead, see `client.py`).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +27,30 @@ from vaultmind.errors import IndexBusy, IndexError_
 from vaultmind.index.schema import SCHEMA_VERSION, derived_tables, migrations
 
 log = logging.getLogger(__name__)
+
+
+class _Absent:
+    """A finder that says at once that a module is not installed (see below)."""
+
+    def __init__(self, names: frozenset[str]):
+        self.names = names
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name in self.names:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+def _skip_absent_dataframe_libraries() -> None:
+    """DuckDB's client tries `import pandas` / `import polars` for every element of a list
+    parameter; when they are not installed each failed import searches the whole path again
+    (a list of 2,000 paths cost 600 ms instead of 65). A finder in front answers "not
+    installed" at once for the ones that are absent now."""
+    absent = frozenset(n for n in ("pandas", "polars") if n not in sys.modules and importlib.util.find_spec(n) is None)
+    if absent and not any(isinstance(f, _Absent) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Absent(absent))
+
+
+_skip_absent_dataframe_libraries()
 
 QUARANTINE_DIR = "quarantine"
 MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM

@@ -35,7 +35,7 @@ def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("evidence"):
         from vaultmind.index.lexical import terms
 
-        salient = salient_terms(memory.index, terms(question))
+        salient = salient_terms(memory.leaves, terms(question))
         result["evidence"] = format_evidence(
             result,
             budget_tokens=_int(args, "budget_tokens", 1000),

@@ -9,9 +9,12 @@ top-k text.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultmind.markdown.tokens import approx_tokens
+
+if TYPE_CHECKING:
+    from vaultmind.index.resident import ResidentLeaves
 
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
 
@@ -20,18 +23,15 @@ def is_grounded(query_info: dict[str, Any], salient_terms: list[str]) -> bool:
     return bool(query_info.get("entities")) or bool(salient_terms)
 
 
-def salient_terms(index: Any, terms: list[str]) -> list[str]:
-    """Query terms that exist in the index and are not near-ubiquitous."""
-    if not terms:
-        return []
-    total = int(index.scalar("SELECT count(*) FROM leaves") or 0)
-    if total == 0:
-        return []
-    rows = index.query(
-        "SELECT term, count(*) FROM postings WHERE term IN (SELECT unnest(?::VARCHAR[])) GROUP BY term",
-        [terms],
-    )
-    return sorted(term for term, df in rows if df / total <= SALIENT_MAX_DF)
+def salient_terms(leaves: ResidentLeaves, terms: list[str]) -> list[str]:
+    """Query terms that exist in the index and are not near-ubiquitous (from the resident
+    postings: no SQL)."""
+    out = set()
+    for term in set(terms):
+        df, total = leaves.document_frequency(term)
+        if df and df / total <= SALIENT_MAX_DF:
+            out.add(term)
+    return sorted(out)
 
 
 def format_evidence(result: dict[str, Any], *, budget_tokens: int = 1000, grounded: bool = True) -> str:

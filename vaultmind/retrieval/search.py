@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.lexical import terms
-from vaultmind.index.store import Index
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -78,27 +77,19 @@ def search(memory: Memory, query: str, *, limit: int) -> dict[str, Any]:
     ordered = sorted(fused.items(), key=lambda item: (-item[1]["score"], item[0]))
     total = len(ordered)
     top = ordered[:limit]
-    hits = _hydrate(memory.index, top, memory.vault_name)
+    hits = _hydrate(memory, top)
     return {"hits": [h.to_dict() for h in hits], "total": total, "truncated": total > len(hits)}
 
 
-def _hydrate(index: Index, ranked: list[tuple[str, dict[str, Any]]], vault_name: str) -> list[SearchHit]:
+def _hydrate(memory: Memory, ranked: list[tuple[str, dict[str, Any]]]) -> list[SearchHit]:
+    """Hits from the resident leaf rows (no SQL: this runs on every keystroke-sized query)."""
     if not ranked:
         return []
-    ids = [leaf_id for leaf_id, _ in ranked]
-    rows = index.query(
-        """
-        SELECT l.id, l.note_path, n.kind, n.title, l.anchor, l.text, l.author,
-               strftime(l.ts, '%Y-%m-%dT%H:%M:%SZ'), l.source_ref, l.heading_path
-        FROM leaves l JOIN notes n ON n.path = l.note_path
-        WHERE l.id IN (SELECT unnest(?::VARCHAR[]))
-        """,
-        [ids],
-    )
-    by_id = {row[0]: row for row in rows}
+    rows = memory.leaves.rows([leaf_id for leaf_id, _ in ranked])
+    vault_name = memory.vault_name
     hits = []
     for leaf_id, info in ranked:
-        row = by_id.get(leaf_id)
+        row = rows.get(leaf_id)
         if row is None:
             continue
         why = {k: v for k, v in info.items() if k != "score"}
@@ -106,19 +97,19 @@ def _hydrate(index: Index, ranked: list[tuple[str, dict[str, Any]]], vault_name:
         hits.append(
             SearchHit(
                 leaf_id=leaf_id,
-                note_path=row[1],
-                note_kind=row[2],
-                title=row[3],
-                anchor=row[4],
-                text=row[5],
+                note_path=row["note_path"],
+                note_kind=row["note_kind"],
+                title=row["title"],
+                anchor=row["anchor"],
+                text=row["text"],
                 score=info["score"],
                 why=why,
-                author=row[6],
-                timestamp=row[7],
-                source_ref=row[8],
-                heading_path=list(row[9] or []),
-                link=obsidian_link(vault_name, row[1], row[4]),
-                wikilink=wikilink(row[1], row[4]),
+                author=row["author"],
+                timestamp=row["ts"].strftime("%Y-%m-%dT%H:%M:%SZ") if row["ts"] is not None else None,
+                source_ref=row["source_ref"],
+                heading_path=list(row["heading_path"] or []),
+                link=obsidian_link(vault_name, row["note_path"], row["anchor"]),
+                wikilink=wikilink(row["note_path"], row["anchor"]),
             )
         )
     return hits
