@@ -534,3 +534,10 @@ def test_chat_errors_are_classified() -> None:
         ask(fake.host)
     with FakeOllama(chat_models=()) as fake, pytest.raises(LlmUnrecoverable, match="ollama pull"):
         ask(fake.host)
+
+
+def test_backoff_stays_capped_after_thousands_of_failures() -> None:
+    """The gate counts every failed try while Ollama is down; the delay stays at its cap."""
+    backoff = BACKOFF["llm_unreachable"]
+    assert backoff.delay_s(1) == backoff.base_s
+    assert backoff.delay_s(5_000) == backoff.cap_s

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import secrets
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -176,6 +177,7 @@ class TreeKeeper:
     def _run(self) -> None:
         from vaultmind.tree.view import maintain
 
+        _lower_priority()
         while not self._stop.is_set():
             self._wake.wait(self.FLUSH_EVERY_S)
             self._wake.clear()
@@ -190,6 +192,14 @@ class TreeKeeper:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.exception("tree maintenance failed")
             self.runs += 1
+
+
+def _lower_priority() -> None:
+    """Let the OS run this (background) thread after the watcher and the API when the CPU is
+    short (Linux schedules threads separately; elsewhere nothing happens)."""
+    if hasattr(os, "setpriority") and sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 def _publish(path: Path, info: dict[str, object]) -> None:

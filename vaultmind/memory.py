@@ -25,6 +25,8 @@ from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 
+BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
+
 
 class Memory:
     def __init__(self, config: Config, index: Index, embedder: Embedder | None, progress: Progress | None = None):
@@ -128,7 +130,7 @@ class Memory:
 
         if background:
             self.yield_to_foreground()
-        recognised = complete_ner(self, progress=step)
+        recognised = complete_ner(self, progress=step, batch=BACKGROUND_NER_BATCH if background else 256)
         if background:
             self.yield_to_foreground()
         with self.sync_lock:

@@ -620,10 +620,12 @@ def bench_walk(
                 samples.append(time.perf_counter() - started)
             progress("walk", run + 1, repeats)
         leaves = int(memory.index.scalar("SELECT count(*) FROM leaves"))
+        recall = _dense_recall(memory, questions)
     hwm, rss = _peak_rss(os.getpid())
     return {
         **latency(samples),
         "embed_p50_s": statistics.median(embed) if embed else None,
+        "dense_recall_at_100": recall,
         "leaves": leaves,
         "questions": len(questions),
         "warm_s": warm_s,
@@ -631,6 +633,19 @@ def bench_walk(
         "process_peak_mb": hwm / MB if hwm is not None else None,
         "embeddings": config.embed_provider,
     }
+
+
+def _dense_recall(memory: Memory, questions: Sequence[str]) -> float | None:
+    """Mean share of the exact top 100 vectors (full scan) that the clustered search returns."""
+    if memory.vectors is None or memory.embedder is None:
+        return None
+    shares = []
+    for question in questions:
+        q = memory.embedder.embed([question])[0]
+        exact = {i for i, _ in memory.vectors.search(q, 2000)[:100]}  # above 1,000: a full scan
+        found = {i for i, _ in memory.vectors.search(q, 100)}
+        shares.append(len(exact & found) / max(1, len(exact)))
+    return statistics.mean(shares) if shares else None
 
 
 def bench_entity_search(entities: int = 50_000, *, queries: int = 200, seed: int = 0) -> dict[str, Any]:

@@ -234,6 +234,7 @@ _ROWS: tuple[tuple[str, str, str, float, int], ...] = (
     ("walk p50 (ms)", "walk", "p50_s", 1000, 1),
     ("walk p95 (ms)", "walk", "p95_s", 1000, 1),
     ("walk: question embedding p50 (ms)", "walk", "embed_p50_s", 1000, 2),
+    ("walk: dense recall@100 vs full scan", "walk", "dense_recall_at_100", 1, 3),
     ("walk: leaves", "walk", "leaves", 1, 0),
     ("walk: process RSS (MB)", "walk", "process_rss_mb", 1, 0),
     ("search_entities p95 (ms)", "entities", "p95_s", 1000, 1),

@@ -294,6 +294,9 @@ def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str
 # -- NER outside the sync ---------------------------------------------------------------------
 
 
+PENDING_FETCH = 4096  # texts fetched per scan for pending NER
+
+
 def backfill_ner(
     index: Index,
     deriver: EntityDeriver,
@@ -317,27 +320,29 @@ def backfill_ner(
         total = min(total, max_texts)
     done = 0
     while done < total:
-        with index.lock:
-            todo = pending_texts(index.con, model, min(batch, total - done))
-        if not todo:
+        with index.lock:  # finding what is pending scans every leaf: fetch many at a time
+            pending = pending_texts(index.con, model, min(max(batch, PENDING_FETCH), total - done))
+        if not pending:
             break
-        found = deriver.ner.analyze([text for _, text in todo])
-        if found is None:
-            break
-        fresh = {h: spans for (h, _), spans in zip(todo, found, strict=True)}
-        with index.transaction() as con:
-            store_spans(con, model, fresh)
-            register_keys(con, "_ner_done", sorted(fresh))
-            try:
-                ids = [r[0] for r in con.execute(
-                    "SELECT DISTINCT id FROM leaves WHERE content_hash IN (SELECT k FROM _ner_done) ORDER BY id"
-                ).fetchall()]  # fmt: skip
-            finally:
-                con.unregister("_ner_done")
-            deriver.refresh(con, ids)
-        done += len(todo)
-        if progress is not None:
-            progress("ner", done, total)
+        for start in range(0, len(pending), batch):
+            todo = pending[start : start + batch]
+            found = deriver.ner.analyze([text for _, text in todo])
+            if found is None:
+                return done
+            fresh = {h: spans for (h, _), spans in zip(todo, found, strict=True)}
+            with index.transaction() as con:
+                store_spans(con, model, fresh)
+                register_keys(con, "_ner_done", sorted(fresh))
+                try:
+                    ids = [r[0] for r in con.execute(
+                        "SELECT DISTINCT id FROM leaves WHERE content_hash IN (SELECT k FROM _ner_done) ORDER BY id"
+                    ).fetchall()]  # fmt: skip
+                finally:
+                    con.unregister("_ner_done")
+                deriver.refresh(con, ids)
+            done += len(todo)
+            if progress is not None:
+                progress("ner", done, total)
     return done
 
 
@@ -349,10 +354,12 @@ def entity_deriver(memory: Memory) -> EntityDeriver | None:
     return None
 
 
-def complete_ner(memory: Memory, *, progress: Callable[[str, int, int], None] | None = None) -> int:
+def complete_ner(
+    memory: Memory, *, progress: Callable[[str, int, int], None] | None = None, batch: int = 256
+) -> int:
     """`backfill_ner` for a `Memory`: NER on every leaf still waiting for it."""
     deriver = entity_deriver(memory)
-    return 0 if deriver is None else backfill_ner(memory.index, deriver, progress=progress)
+    return 0 if deriver is None else backfill_ner(memory.index, deriver, progress=progress, batch=batch)
 
 
 def ner_pending(index: Index, deriver: EntityDeriver) -> int:

@@ -61,7 +61,7 @@ class Backoff:
 
     def delay_s(self, n: int) -> float:
         """Delay before the next try after the n-th (1-based) failure of this kind."""
-        return float(min(self.cap_s, self.base_s * (2 ** max(0, n - 1))))
+        return float(min(self.cap_s, self.base_s * 2.0 ** min(max(0, n - 1), 64)))  # no overflow after many
 
 
 BACKOFF: dict[FailureClass, Backoff] = {
