@@ -134,7 +134,9 @@ def _make_handler(memory: Memory, token: str) -> type[BaseHTTPRequestHandler]:
                 return
             try:
                 body = self._body() if method == "POST" else {}
-                self._send(200, route(memory, body))
+                with memory.foreground():  # background upkeep pauses while a client waits
+                    answer = route(memory, body)
+                self._send(200, answer)
             except VaultmindError as exc:
                 status = 400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound) else 500
                 self._send(status, {"error": exc.to_dict()})

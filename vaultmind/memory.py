@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -25,6 +26,7 @@ from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 
+QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 
 
@@ -45,6 +47,7 @@ class Memory:
         self._foreground_lock = threading.Lock()
         self._idle = threading.Event()
         self._idle.set()
+        self._last_foreground = float("-inf")
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -93,12 +96,23 @@ class Memory:
         finally:
             with self._foreground_lock:
                 self._foreground -= 1
+                self._last_foreground = time.monotonic()
                 if self._foreground == 0:
                     self._idle.set()
 
-    def yield_to_foreground(self, timeout: float = 30.0) -> None:
-        """Called by background work between steps: wait while foreground work is pending."""
-        self._idle.wait(timeout)
+    def yield_to_foreground(self, quiet_s: float = QUIET_S, timeout: float = 60.0) -> None:
+        """Called by background work between steps: wait while foreground work is pending,
+        and until none has happened for `quiet_s` (someone typing in Obsidian saves every
+        second or two: enrichment waits for a pause). Gives up waiting after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._idle.wait(left):
+                return
+            quiet_for = time.monotonic() - self._last_foreground
+            if quiet_for >= quiet_s:
+                return
+            time.sleep(min(quiet_s - quiet_for, max(0.0, deadline - time.monotonic())))
 
     def warm(self) -> None:
         """Load what queries and saves need (search structures, entity graph, registry, NER
