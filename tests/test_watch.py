@@ -247,3 +247,33 @@ def test_background_enrichment_never_holds_up_a_save(vault: Path) -> None:
             assert worker.is_alive() and seen == [], "background NER ran past a pending save"
         worker.join(30)
         assert not worker.is_alive() and seen
+
+
+def test_the_daemon_gets_ready_while_its_state_folder_is_written_without_pause(vault: Path) -> None:
+    """Writes under .vaultmind/ (the index's own WAL, busy background work) are ignored, but
+    they must not keep the watch loop from reconciling and reporting ready."""
+    write(vault, "a.md", "# A\n\nhello\n")
+    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+    stop = threading.Event()
+
+    def busy() -> None:
+        scratch = config.state_dir / "scratch.bin"
+        while not stop.is_set():
+            scratch.write_bytes(os.urandom(64))
+            time.sleep(0.005)
+
+    config.state_dir.mkdir(parents=True, exist_ok=True)
+    writer = threading.Thread(target=busy, daemon=True)
+    writer.start()
+    with Memory.open(config) as memory:
+        daemon = Daemon(config, memory)
+        thread = threading.Thread(target=daemon.run, daemon=True)
+        thread.start()
+        try:
+            assert daemon.ready.wait(20), "the watch loop never reached its first reconcile"
+            assert memory.search("hello")["hits"]
+        finally:
+            stop.set()
+            daemon.stop()
+            thread.join(10)
+    writer.join(5)

@@ -70,9 +70,12 @@ class Daemon:
         _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
         last_reconcile = 0.0
         try:
-            for changes in watchfiles.watch(
+            for raw in watchfiles.watch(
                 self.config.vault,
-                watch_filter=self._wanted,
+                # Filtered here, not by watchfiles: it swallows a batch that filters to nothing
+                # and waits on, so constant writes to .vaultmind/ (the index's own WAL) would
+                # keep this loop from ever reaching the reconcile below.
+                watch_filter=None,
                 debounce=self.config.debounce_ms,
                 step=self.config.step_ms,
                 stop_event=self.stop_event,
@@ -81,6 +84,7 @@ class Daemon:
                 raise_interrupt=False,
                 ignore_permission_denied=True,
             ):
+                changes = {(change, path) for change, path in raw if self._wanted(change, path)}
                 if changes:
                     self._apply(changes)
                 now = time.monotonic()
