@@ -28,7 +28,7 @@ class Config:
     # [chunking]
     chunk_tokens: int = 400
     # [embeddings]
-    embed_provider: str = "static"  # static | ollama | none
+    embed_provider: str = "static"  # static | ollama | e5 | none
     embed_model: str = ""  # provider default when empty
     embed_batch: int = 256
     # [ollama]

@@ -175,6 +175,7 @@ class TreeKeeper:
 
     def stop(self) -> None:
         self._stop.set()
+        self.memory.stopping.set()
         self._wake.set()
         self._thread.join(30)
 

@@ -48,6 +48,7 @@ class Memory:
         self._idle = threading.Event()
         self._idle.set()
         self._last_foreground = float("-inf")
+        self.stopping = threading.Event()  # set when the daemon stops: background work ends
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -105,7 +106,7 @@ class Memory:
         and until none has happened for `quiet_s` (someone typing in Obsidian saves every
         second or two: enrichment waits for a pause). Gives up waiting after `timeout`."""
         deadline = time.monotonic() + timeout
-        while True:
+        while not self.stopping.is_set():
             left = deadline - time.monotonic()
             if left <= 0 or not self._idle.wait(left):
                 return
@@ -136,17 +137,26 @@ class Memory:
         from vaultmind.entities.graph import complete_ner
         from vaultmind.entities.notes import create_entity_notes
 
+        recognised = 0
+
         def step(phase: str, done: int, total: int) -> None:
+            nonlocal recognised
+            recognised = done
             if background:
                 self.yield_to_foreground()
+                if self.stopping.is_set():
+                    raise _Stopping
             if progress is not None:
                 progress(phase, done, total)
 
-        if background:
-            self.yield_to_foreground()
-        recognised = complete_ner(self, progress=step, batch=BACKGROUND_NER_BATCH if background else 256)
-        if background:
-            self.yield_to_foreground()
+        try:
+            if background:
+                step("ner", 0, 0)
+            recognised = complete_ner(self, progress=step, batch=BACKGROUND_NER_BATCH if background else 256)
+            if background:
+                step("ner", recognised, recognised)
+        except _Stopping:  # every finished step is committed; the next start goes on
+            return {"ner_texts": recognised, "entity_notes": 0}
         with self.sync_lock:
             created = create_entity_notes(self)
         return {"ner_texts": recognised, "entity_notes": created}
@@ -246,6 +256,10 @@ class Memory:
             "queue": queue_status(idx),
             "problems": problems,
         }
+
+
+class _Stopping(Exception):
+    """Raised inside background work when the daemon stops."""
 
 
 def vault_layout_ok(vault: Path) -> bool:

