@@ -44,6 +44,7 @@ Each hit's `breakdown` carries every signal, its weight and the final score.
 
 from __future__ import annotations
 
+import heapq
 import re
 import statistics
 from collections.abc import Sequence
@@ -69,6 +70,7 @@ WEIGHTS = {
     "note_dense": 0.1,
     "author": 0.15,
 }
+SIGNALS = tuple(WEIGHTS)  # lex, dense, entity, graph, note, note_dense, author
 CONTEXT_SHARE = 0.3
 CONTEXT_SEEDS = 20
 NOTE_TOP = 3
@@ -114,39 +116,42 @@ def walk(
     note_score = _note_scores(lex, places)
     note_dense = _note_scores(den, places)
     name_terms = set(qterms)
+    w = [WEIGHTS[k] for k in SIGNALS]
+    pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     base: dict[str, float] = {}
-    parts: dict[str, dict[str, Any]] = {}
+    parts: dict[str, tuple[float, ...]] = {}  # the signals, in `SIGNALS` order
     for leaf_id in candidates:
-        ents = entity_leaves.get(leaf_id, set())
-        entity = len(ents) / n_ents if qents else 0.0
+        ents = entity_leaves.get(leaf_id)
+        entity = len(ents) / n_ents if qents and ents else 0.0
         graph = graph_weights.get(leaf_id, 0.0) if entity < 1.0 else 0.0
         note_path, _, author = places.get(leaf_id, ("", 0, None))
         by_author = 1.0 if author and name_terms & _name_terms(author) else 0.0
-        signals = {
-            "lex": lex.get(leaf_id, 0.0),
-            "dense": den.get(leaf_id, 0.0),
-            "entity": entity,
-            "graph": graph,
-            "note": note_score.get(note_path, 0.0),
-            "note_dense": note_dense.get(note_path, 0.0),
-            "author": by_author,
-        }
-        value = sum(WEIGHTS[k] * v for k, v in signals.items())
+        signals = (
+            lex.get(leaf_id, 0.0),
+            den.get(leaf_id, 0.0),
+            entity,
+            graph,
+            note_score.get(note_path, 0.0),
+            note_dense.get(note_path, 0.0),
+            by_author,
+        )
+        value = sum(wi * si for wi, si in zip(w, signals, strict=True))
         if leaf_id in pair_leaves:
-            value += WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
+            value += pair_bonus
         base[leaf_id] = value
         parts[leaf_id] = signals
     # Conversation context: the message right after (or before) a strong match often holds the
     # answer, so each leaf also earns a share of its best neighbour's score.
-    strongest = sorted(base, key=lambda k: (-base[k], k))[:CONTEXT_SEEDS]
+    strongest = heapq.nsmallest(CONTEXT_SEEDS, base, key=lambda k: (-base[k], k))
     context: dict[str, float] = {}
     for leaf_id in strongest:
         for other in memory.leaves.neighbours(leaf_id):
             context[other] = max(context.get(other, 0.0), base[leaf_id])
+    zero = (0.0,) * len(SIGNALS)
     for other in context:
         if other not in base:
             base[other] = 0.0
-            parts[other] = {k: 0.0 for k in WEIGHTS}
+            parts[other] = zero
     if window is not None:
         leaf_time.update(_leaf_times(memory, set(context) - set(leaf_time)))
     final: dict[str, tuple[float, float]] = {}
@@ -157,23 +162,21 @@ def walk(
         if window is not None and when is not None:
             factor = 1.0 if window.contains(when) else OUTSIDE_WINDOW
         final[leaf_id] = (value * factor, factor)
-    order = sorted(final, key=lambda k: (-final[k][0], k))
+    # Only the head is shown, explained and diversified; the rest only counts in `total`.
+    head = heapq.nsmallest(max(limit * 3, 30), final, key=lambda k: (-final[k][0], k))
     scored: list[tuple[str, float, dict[str, Any]]] = []
-    for rank, leaf_id in enumerate(order):
+    for leaf_id in head:
         score, factor = final[leaf_id]
-        breakdown: dict[str, Any] = {}
-        if rank < max(limit * 3, 30):  # explained where it can be shown; the tail only ranks
-            breakdown = {k: round(v, 4) for k, v in parts[leaf_id].items()}
-            breakdown.update(
-                {
-                    "context": round(context.get(leaf_id, 0.0), 4),
-                    "pair": leaf_id in pair_leaves,
-                    "time_factor": factor,
-                    "weights": WEIGHTS,
-                }
-            )
+        breakdown: dict[str, Any] = {k: round(v, 4) for k, v in zip(SIGNALS, parts[leaf_id], strict=True)}
+        breakdown.update(
+            {
+                "context": round(context.get(leaf_id, 0.0), 4),
+                "pair": leaf_id in pair_leaves,
+                "time_factor": factor,
+                "weights": WEIGHTS,
+            }
+        )
         scored.append((leaf_id, score, breakdown))
-    scored.sort(key=lambda item: (-item[1], item[0]))
     ranked = _diversify(memory, scored, limit)
     hits = leaf_hits(memory, ranked)
     query_info: dict[str, Any] = {
@@ -183,7 +186,7 @@ def walk(
         "time_window": window.to_dict() if window else None,
         "reference_time": now.isoformat() + "Z",
     }
-    return envelope(hits, len(scored), query=query_info)
+    return envelope(hits, len(final), query=query_info)
 
 
 def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:
