@@ -37,6 +37,8 @@ class EntityGraph:
         self.leaf_ids: list[str] = leaf.dictionary.to_pylist()
         self._entity_code = {e: i for i, e in enumerate(self.entity_ids)}
         self._leaf_code = {leaf_id: i for i, leaf_id in enumerate(self.leaf_ids)}
+        self._leaf_rank = np.empty(len(self.leaf_ids), dtype=np.int64)  # position in id order
+        self._leaf_rank[np.argsort(np.array(self.leaf_ids, dtype=object), kind="stable")] = np.arange(len(self.leaf_ids))
         e = ent.indices.to_numpy(zero_copy_only=False).astype(np.int32)
         lf = leaf.indices.to_numpy(zero_copy_only=False).astype(np.int32)
         pairs = np.unique(np.stack((e, lf), axis=1), axis=0) if len(e) else np.zeros((0, 2), np.int32)
@@ -93,13 +95,20 @@ class EntityGraph:
             for other, w in self._adjacent.get(entity_id, {}).items():
                 if w > weight.get(other, float("-inf")):
                     weight[other] = w
-        best: dict[int, float] = {}
-        for other, w in weight.items():
-            for code in self._leaf_codes(other).tolist():
-                if w > best.get(code, float("-inf")):
-                    best[code] = w
-        ranked = sorted(best.items(), key=lambda kv: (-kv[1], self.leaf_ids[kv[0]]))[:limit]
-        return [(self.leaf_ids[code], w) for code, w in ranked]
+        if not weight:
+            return []
+        parts = [(self._leaf_codes(other), w) for other, w in weight.items()]
+        codes = np.concatenate([c for c, _ in parts])
+        if len(codes) == 0:
+            return []
+        weights = np.concatenate([np.full(len(c), w, dtype=np.float64) for c, w in parts])
+        order = np.lexsort((-weights, codes))  # per leaf, its strongest weight first
+        codes, weights = codes[order], weights[order]
+        first = np.ones(len(codes), dtype=bool)
+        first[1:] = codes[1:] != codes[:-1]
+        codes, weights = codes[first], weights[first]
+        top = np.lexsort((self._leaf_rank[codes], -weights))[:limit]  # ties: by leaf id
+        return [(self.leaf_ids[c], float(w)) for c, w in zip(codes[top].tolist(), weights[top].tolist(), strict=True)]
 
     def _leaf_codes(self, entity_id: str) -> npt.NDArray[np.int32]:
         code = self._entity_code.get(entity_id)
