@@ -81,7 +81,9 @@ def test_clustered_vector_search_finds_what_a_full_scan_finds(vault: Path, monke
         monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 1000)
         probed = [vectors.search(q, 10) for q in queries]
         assert vectors._ivf is not None
-        overlap = np.mean([len({i for i, _ in a} & {i for i, _ in b}) / 10 for a, b in zip(exact, probed, strict=True)])
+        overlap = np.mean(
+            [len({i for i, _ in a} & {i for i, _ in b}) / 10 for a, b in zip(exact, probed, strict=True)]
+        )
         assert overlap >= 0.9
         assert probed == [vectors.search(q, 10) for q in queries]  # deterministic
         fresh = _unit(queries[:1] + 1e-3)
@@ -107,6 +109,42 @@ def test_a_leaf_shared_by_two_notes_survives_when_one_goes(vault: Path) -> None:
         memory.sync_paths(["sources/chat/copy.md"])
         (vault / "sources/chat/copy.md").unlink()
         memory.sync_paths(["sources/chat/copy.md"])
-        assert [i for i, _ in memory.leaves.search(["launch"], 5)] == [i for i, _ in ResidentLeaves(memory.index).search(["launch"], 5)]
+        assert [i for i, _ in memory.leaves.search(["launch"], 5)] == [
+            i for i, _ in ResidentLeaves(memory.index).search(["launch"], 5)
+        ]
         assert len(memory.leaves.search(["launch"], 5)) == 1
         assert len(memory.vectors.search(qvec, 5)) == 1
+
+
+def test_in_window_keeps_the_earliest_with_ties_broken_by_id(vault: Path) -> None:
+    from datetime import datetime, timedelta
+
+    from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+
+    meta = SourceMeta("chat", "slack:acme/general", "slack/acme/general", "general")
+    day = datetime(2024, 3, 4, 9, 0)
+    rng = random.Random(5)
+    messages = [
+        Message(
+            f"m{i:02d}",
+            "@bob",
+            (day + timedelta(minutes=rng.choice([0, 0, 0, 5, 10, 15]))).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            f"note {i}",
+        )
+        for i in range(40)
+    ]
+    write(vault, "sources/chat/a.md", render_source_note(meta, messages))
+    write(vault, "undated.md", "# Undated\n\nno time here\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        rows = memory.index.query("SELECT id, ts FROM leaves WHERE ts IS NOT NULL")
+        for start, end, limit in [
+            (day, day + timedelta(hours=1), 7),
+            (day + timedelta(minutes=1), day + timedelta(minutes=11), 3),
+            (day, day, 5),
+            (day, day + timedelta(hours=1), 100),
+        ]:
+            expected = [
+                i for i, ts in sorted((r for r in rows if start <= r[1] < end), key=lambda r: (r[1], r[0]))
+            ][:limit]
+            assert memory.leaves.in_window(start, end, limit) == expected

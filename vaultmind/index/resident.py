@@ -10,6 +10,7 @@ pass a quarter of the rows. Results are identical to the SQL definitions in `lex
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import threading
 from collections import Counter
@@ -330,16 +331,19 @@ class ResidentLeaves:
         """Live leaves with start <= ts < end, earliest first (ties by id)."""
         with self._lock:
             self._ensure()
+            if limit <= 0:
+                return []
             lo, hi = np.datetime64(start, "us"), np.datetime64(end, "us")
-            valid = ~np.isnat(self._ts)
-            mask = self._rows.alive & valid
-            mask[valid] &= (self._ts[valid] >= lo) & (self._ts[valid] < hi)
-            rows = np.flatnonzero(mask)
-            if len(rows) > limit > 0:  # keep the `limit` earliest, and every row tied with the last
-                cut = np.partition(self._ts[rows], limit - 1)[limit - 1]
-                rows = rows[self._ts[rows] <= cut]
+            ts = self._ts  # NaT compares False: rows without a time drop out
+            rows = np.flatnonzero(self._rows.alive & (ts >= lo) & (ts < hi))
             ids = self._rows.ids
-            order = sorted(rows.tolist(), key=lambda i: (self._ts[i], ids[i]))[: max(limit, 0)]
+            if len(rows) > limit:  # the `limit` earliest; among rows tied at the cut, the lowest ids
+                cut = np.partition(ts[rows], limit - 1)[limit - 1]
+                before = rows[ts[rows] < cut]
+                tied = rows[ts[rows] == cut].tolist()
+                keep = np.array(heapq.nsmallest(limit - len(before), tied, key=ids.__getitem__), dtype=np.int64)
+                rows = np.concatenate((before, keep))
+            order = sorted(rows.tolist(), key=lambda i: (ts[i], ids[i]))
             return [ids[i] for i in order]
 
     def rows(self, leaf_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
