@@ -36,8 +36,12 @@
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening).
 4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
-   terms) is moved behind the others, and the first five hits come from five different notes
-   when there are that many, so one conversation cannot crowd out every other source.
+   terms) is moved behind the others, and the first five hits are the best hits of the five
+   notes with the most evidence (when there are that many), so one conversation cannot crowd
+   out every other source. A note's evidence is its best leaf's score plus `NOTE_COVERAGE`
+   times the idf-weighted share of the question's terms found anywhere in the note (each
+   term's `CANDIDATES` best leaves): the note that holds every part of the question, spread
+   over several messages, rises above one that matches a single message by luck.
 
 Each hit's `breakdown` carries every signal, its weight and the final score.
 """
@@ -45,6 +49,7 @@ Each hit's `breakdown` carries every signal, its weight and the final score.
 from __future__ import annotations
 
 import heapq
+import math
 import re
 import statistics
 from collections.abc import Sequence
@@ -78,6 +83,7 @@ DISTINCT_TOP = 5
 OUTSIDE_WINDOW = 0.35
 CANDIDATES = 200
 DIVERSITY_JACCARD = 0.9
+NOTE_COVERAGE = 0.1
 
 
 def walk(
@@ -162,6 +168,9 @@ def walk(
         if window is not None and when is not None:
             factor = 1.0 if window.contains(when) else OUTSIDE_WINDOW
         final[leaf_id] = (value * factor, factor)
+    places.update(memory.leaves.places(sorted(set(context) - set(places))))
+    coverage = _note_coverage(memory, content_terms)
+    note_rank = _note_rank(final, places, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
     head = heapq.nsmallest(max(limit * 3, 30), final, key=lambda k: (-final[k][0], k))
     scored: list[tuple[str, float, dict[str, Any]]] = []
@@ -171,13 +180,14 @@ def walk(
         breakdown.update(
             {
                 "context": round(context.get(leaf_id, 0.0), 4),
+                "note_coverage": round(coverage.get(places.get(leaf_id, ("",))[0], 0.0), 4),
                 "pair": leaf_id in pair_leaves,
                 "time_factor": factor,
                 "weights": WEIGHTS,
             }
         )
         scored.append((leaf_id, score, breakdown))
-    ranked = _diversify(memory, scored, limit)
+    ranked = _diversify(memory, scored, limit, note_rank)
     hits = leaf_hits(memory, ranked)
     query_info: dict[str, Any] = {
         "terms": sorted(set(qterms)),
@@ -308,8 +318,52 @@ def _normalise_dense(scores: dict[str, float]) -> dict[str, float]:
     return {k: max(0.0, (v - floor) / span) for k, v in scores.items()}
 
 
+def _note_rank(
+    final: dict[str, tuple[float, float]],
+    places: dict[str, tuple[str, int, str | None]],
+    coverage: dict[str, float],
+) -> dict[str, float]:
+    """Per note, the evidence that the question is about it: its best leaf's final score plus
+    `NOTE_COVERAGE` times its coverage of the question's terms (`_note_coverage`)."""
+    best: dict[str, float] = {}
+    for leaf_id, (value, _) in final.items():
+        place = places.get(leaf_id)
+        if place is not None and value > best.get(place[0], -1.0):
+            best[place[0]] = value
+    return {note: value + NOTE_COVERAGE * coverage.get(note, 0.0) for note, value in best.items()}
+
+
+def _note_coverage(memory: Memory, query_terms: Sequence[str]) -> dict[str, float]:
+    """Per note, the idf-weighted share of the query's terms that occur somewhere in it (among
+    each term's `CANDIDATES` best leaves): a note that holds every part of a question, spread
+    over several messages, is likely the one it is about. Empty for a one-term query (it would
+    only repeat the lexical signal)."""
+    if len(set(query_terms)) < 2:
+        return {}
+    weights: dict[str, float] = {}
+    holders: dict[str, set[str]] = {}
+    for term in sorted(set(query_terms)):
+        df, n = memory.leaves.document_frequency(term)
+        if df == 0:
+            continue
+        weights[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        leaf_ids = [leaf_id for leaf_id, _ in memory.leaves.search([term], CANDIDATES)]
+        holders[term] = {place[0] for place in memory.leaves.places(leaf_ids).values()}
+    total = sum(weights.values())
+    if total <= 0:
+        return {}
+    out: dict[str, float] = {}
+    for term, notes in holders.items():
+        for note in notes:
+            out[note] = out.get(note, 0.0) + weights[term] / total
+    return out
+
+
 def _diversify(
-    memory: Memory, scored: list[tuple[str, float, dict[str, Any]]], limit: int
+    memory: Memory,
+    scored: list[tuple[str, float, dict[str, Any]]],
+    limit: int,
+    note_rank: dict[str, float] | None = None,
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """Keep the order, but move near-duplicates of earlier hits behind the others."""
     window = scored[: max(limit * 3, 30)]
@@ -333,30 +387,24 @@ def _diversify(
             kept.append(item)
             seen_hashes.add(content_hash)
             seen_terms.append(term_set)
-    ordered = _spread_notes(memory, kept) + dupes + scored[len(window) :]
+    ordered = _spread_notes(memory, kept, note_rank or {}) + dupes + scored[len(window) :]
     return ordered[:limit]
 
 
 def _spread_notes(
-    memory: Memory, ranked: list[tuple[str, float, dict[str, Any]]]
+    memory: Memory, ranked: list[tuple[str, float, dict[str, Any]]], note_rank: dict[str, float]
 ) -> list[tuple[str, float, dict[str, Any]]]:
-    """The first `DISTINCT_TOP` hits come from distinct notes (when there are enough), so one
-    conversation cannot crowd out every other source at the top; the rest keep their order."""
+    """The first `DISTINCT_TOP` hits are the best hits of the `DISTINCT_TOP` notes with the most
+    evidence (`note_rank`; a note's best hit without it), so one conversation cannot crowd out
+    every other source at the top; the rest keep their order."""
     places = memory.leaves.places([leaf_id for leaf_id, _, _ in ranked])
-    top: list[tuple[str, float, dict[str, Any]]] = []
-    rest: list[tuple[str, float, dict[str, Any]]] = []
-    seen: set[str] = set()
-    for item in ranked:
-        note = places.get(item[0], ("",))[0]
-        if len(top) < DISTINCT_TOP and note in seen:
-            rest.append(item)
-            continue
-        if len(top) < DISTINCT_TOP:
-            seen.add(note)
-            top.append(item)
-        else:
-            rest.append(item)
-    return top + rest
+    firsts: dict[str, int] = {}  # note → position of its best hit
+    for position, item in enumerate(ranked):
+        firsts.setdefault(places.get(item[0], ("",))[0], position)
+    notes = sorted(firsts, key=lambda n: (-note_rank.get(n, ranked[firsts[n]][1]), firsts[n]))
+    chosen = [firsts[note] for note in notes[:DISTINCT_TOP]]
+    picked = set(chosen)
+    return [ranked[p] for p in chosen] + [item for p, item in enumerate(ranked) if p not in picked]
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

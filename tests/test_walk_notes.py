@@ -1,0 +1,83 @@
+"""walk: the top hits come from the notes with the most evidence, note coverage included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vaultmind.config import load_config
+from vaultmind.index.lexical import terms
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+from vaultmind.retrieval.walk import _note_coverage, _note_rank
+
+from .conftest import write
+
+
+def _chat(vault: Path, day: str, messages: list[tuple[str, str]]) -> None:
+    meta = SourceMeta(kind="chat", source_id="chat:two", scope="chat/two", title=f"chat {day}")
+    msgs = [
+        Message(
+            message_id=f"{day}-{i}",
+            author=author,
+            timestamp=f"{day}T10:{i:02d}:00Z",
+            text=text,
+            source_ref=f"chat://two/{day}-{i}",
+        )
+        for i, (author, text) in enumerate(messages)
+    ]
+    write(vault, f"sources/chat/two/{day}.md", render_source_note(meta, msgs))
+
+
+def _vault(vault: Path) -> None:
+    _chat(
+        vault,
+        "2024-05-02",
+        [
+            ("Bob", "The kayak trip was cancelled because of the storm."),
+            ("Alice", "Then let's try the lake next weekend."),
+        ],
+    )
+    _chat(
+        vault,
+        "2024-06-10",
+        [
+            ("Bob", "I bought a kayak yesterday."),
+            ("Alice", "Nice! Where will you paddle first?"),
+            ("Bob", "Probably the fjord near my cousin's cabin."),
+        ],
+    )
+    _chat(vault, "2024-07-01", [("Alice", "The bakery on the corner sells great rye bread.")])
+
+
+def test_note_coverage_weighs_the_question_terms_a_note_holds(vault: Path) -> None:
+    _vault(vault)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        coverage = _note_coverage(memory, terms("kayak fjord cabin"))
+        june = next(note for note in coverage if note.endswith("2024-06-10.md"))
+        may = next(note for note in coverage if note.endswith("2024-05-02.md"))
+        assert coverage[june] == 1.0, "every term, spread over two messages"
+        assert 0.0 < coverage[may] < 0.5, "only the commonest term"
+        assert not any(note.endswith("2024-07-01.md") for note in coverage)
+        assert _note_coverage(memory, ["kayak"]) == {}, "one term: nothing beyond the lexical signal"
+
+
+def test_note_rank_adds_coverage_to_the_best_leaf() -> None:
+    final = {"a1": (0.9, 1.0), "a2": (0.5, 1.0), "b1": (0.85, 1.0)}
+    places = {"a1": ("a.md", 0, None), "a2": ("a.md", 1, None), "b1": ("b.md", 0, None)}
+    rank = _note_rank(final, places, {"b.md": 1.0})
+    assert rank["a.md"] == 0.9
+    assert rank["b.md"] > rank["a.md"]
+
+
+def test_walk_top_hits_spread_over_notes_and_explain_coverage(vault: Path) -> None:
+    _vault(vault)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        first = memory.walk("Where did Bob paddle his kayak near the cabin?", limit=5)
+        again = memory.walk("Where did Bob paddle his kayak near the cabin?", limit=5)
+        assert [h["message_id"] for h in first["hits"]] == [h["message_id"] for h in again["hits"]]
+        notes = [h["note_path"] for h in first["hits"][:3]]
+        assert len(set(notes)) == len(notes), notes
+        assert first["hits"][0]["note_path"].endswith("2024-06-10.md")
+        assert all("note_coverage" in h["breakdown"] for h in first["hits"])
