@@ -21,7 +21,7 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.sync import Syncer
 
-from .conftest import write
+from .conftest import dump_index, write
 
 ENTITY_QUERIES = {
     "entities": "SELECT * FROM entities ORDER BY ALL",
@@ -309,3 +309,55 @@ def test_entity_rows_follow_surface_and_address_changes(vault: Path) -> None:
                 assert row == [("Dana Whitfield", ["dana@hall.example"])]
             if name == "c" and len(authors) == 3:
                 assert row == [("DANA WHITFIELD", ["dana@hall.example"])]
+
+
+def _derived(memory: Memory) -> dict[str, list[tuple[object, ...]]]:
+    rows = dump_entities(memory) | dump_index(memory)
+    rows["admission"] = memory.index.query("SELECT * FROM admission ORDER BY ALL")
+    return rows
+
+
+@pytest.mark.slow
+def test_entity_and_admission_work_done_in_parsing_workers_gives_the_same_rows(vault: Path, tmp_path: Path) -> None:
+    """A large sync resolves entities and decides admission where notes are parsed (worker
+    processes, a batch ahead); the rows equal those derived from the index alone, also when an
+    entity note changes the registry under the batches already handed out."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    w = Writer(vault, random.Random(11))
+    for rel in sorted(ENTITY_NOTES):
+        w.put(rel, w.entity_note(rel))
+    for i in range(8):
+        w.put(f"notes/n{i}.md", w.user_note())
+    for i in range(4):
+        w.put(f"sources/chat/c{i}.md", w.chat_note(f"team/c{i}"))
+    config = load_config(vault, embed_provider="none")
+
+    def cold() -> dict[str, list[tuple[object, ...]]]:
+        with Memory(config, Index.open(None), None) as fresh:
+            fresh.syncer.workers = 0
+            fresh.reindex()
+            return _derived(fresh)
+
+    with Memory(config, Index.open(tmp_path / "pool.duckdb"), None) as pooled:
+        pooled.syncer.workers = 2
+        pooled.syncer.pool_min_files = 1
+        pooled.syncer.apply_batch = 3
+        pooled.reindex()
+        deriver = entity_deriver(pooled)
+        assert deriver is not None and deriver.prepared_leaves > 0
+        rows = _derived(pooled)
+        assert rows["occurrences"] and rows["admission"]
+        assert rows == cold()
+        with pooled.index.transaction() as con:  # the same work from the index rows alone
+            for other in pooled.syncer.derivers:
+                if other.name in ("entities", "admission"):
+                    other.apply(con, [], [], rebuild=True)
+        assert _derived(pooled) == rows
+        # the registry changes in the first batch: what was prepared with the old one is redone
+        w.put("entities/person/priya-raman.md", '---\nvaultmind: entity\nid: "person:priya-raman"\n---\n# Priya\n')
+        for i in range(6):
+            w.put(f"notes/n{i}.md", w.user_note() + "\nPriya Raman and Priya were there.\n")
+        used = deriver.prepared_leaves
+        pooled.sync()
+        assert deriver.prepared_leaves > used
+        assert _derived(pooled) == cold()

@@ -15,18 +15,18 @@ any sequence of watcher events equals a cold rebuild of the final vault.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
@@ -35,13 +35,13 @@ from vaultmind.index.lexical import apply_df_delta, term_counts
 from vaultmind.index.resident import ChangeSet, LeafDelta
 from vaultmind.index.store import Index
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
-from vaultmind.sync_load import POOL_MIN_FILES, Loaded, Loader, default_workers
+from vaultmind.sync_load import POOL_MIN_FILES, Loaded, Loader, Preparer, default_workers, frontmatter_json
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
-APPLY_BATCH = 2000  # files per apply transaction
+APPLY_BATCH = 2000  # files per apply transaction (two batches are in memory at once)
 TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
 
 Progress = Callable[[str, int, int], None]
@@ -70,6 +70,32 @@ class Deriver(Protocol):
     ) -> None: ...
 
 
+@runtime_checkable
+class Preparing(Protocol):
+    """A `Deriver` whose per-note work is a pure function of the parsed note (and of what is
+    committed: the entity registry): `preparer(con)` returns it (picklable), the sync runs it
+    where the note is parsed (in a worker process for a large sync, up to a batch ahead), and
+    `apply` receives the results of the written notes by path as `prepared`. A result may be
+    stale (the batch before changed what it depends on): `apply` must then redo that work, so
+    its rows are always those it would give without `prepared`."""
+
+    name: str
+
+    def preparer(self, con: duckdb.DuckDBPyConnection) -> Preparer:
+        """The per-note work for notes applied after the rows now committed in `con`."""
+        ...
+
+    def apply(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        removed_leaf_ids: Sequence[str],
+        written: Sequence[ParsedNote],
+        *,
+        rebuild: bool,
+        prepared: Mapping[str, Any] | None = None,
+    ) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class IndexedState:
     path: str
@@ -80,7 +106,7 @@ class IndexedState:
 
 @dataclass(slots=True)
 class _Plan:
-    write: dict[str, tuple[FileStat, ParsedNote, TermCounts]] = field(default_factory=dict)
+    write: dict[str, Loaded] = field(default_factory=dict)  # read and parsed: stat, note, counts set
     remove: set[str] = field(default_factory=set)  # paths whose rows go (gone, or no longer indexable)
     touch: dict[str, FileStat] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # path → its current problems
@@ -228,9 +254,10 @@ class Syncer:
             workers=self.workers,
             files=total,
             min_files=self.pool_min_files,
+            preparers=self._preparers,
         ) as loader:
             for number, loaded in enumerate(loader.batches(batches, indexed)):
-                plan = first if number == 0 else _Plan()
+                plan, first = (first, _Plan()) if number == 0 else (_Plan(), first)
                 for item in loaded:
                     self._diff_one(item, known.get(item.path), plan, stats, gone_hashes)
                 done += len(loaded)
@@ -239,7 +266,12 @@ class Syncer:
                 self._apply(
                     plan, stats, rebuild=rebuild and number == 0, fresh=rebuild, scan=scan if number == 0 else None
                 )
+                del loaded, plan  # not held while the next batch is loaded: memory stays at ~2 batches
         stats.deleted = max(0, stats.deleted - stats.renamed)
+
+    def _preparers(self) -> tuple[Preparer, ...]:
+        with self.index.lock:
+            return tuple(d.preparer(self.index.con) for d in self.derivers if isinstance(d, Preparing))
 
     def _diff_one(
         self, loaded: Loaded, old: IndexedState | None, plan: _Plan, stats: SyncStats, gone_hashes: dict[str, str]
@@ -276,7 +308,7 @@ class Syncer:
         if note.frontmatter_error:
             problems.append(Problem(path, "frontmatter", f"{note.frontmatter_error}; the body is indexed"))
         plan.problems[path] = problems
-        plan.write[path] = (loaded.stat, note, loaded.counts)
+        plan.write[path] = loaded
         plan.clear_problems.add(path)
         if old is not None:
             stats.modified += 1
@@ -297,8 +329,9 @@ class Syncer:
         stats.deleted += len(plan.remove - set(plan.write))
         rows = _Rows()
         for path in sorted(plan.write):
-            st, note, counts = plan.write[path]
-            rows.add_note(note, st, self._sha.pop(path), counts)
+            item = plan.write[path]
+            assert item.note is not None and item.stat is not None
+            rows.add_note(item.note, item.stat, self._sha.pop(path), item.counts, item.frontmatter_json)
         stats.leaves_written += len(rows.leaf_id)
         with self.index.transaction() as con:
             if rebuild:
@@ -306,7 +339,7 @@ class Syncer:
                 con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
             changed = [] if fresh else sorted(plan.remove | set(plan.write))
             removed_ids: list[str] = []
-            df_delta: Counter[str] = Counter(rows.post["term"])
+            df_delta: Counter[str] = Counter()
             if changed:
                 removed_ids, removed_terms = _delete_paths(con, changed)
                 df_delta.subtract(removed_terms)
@@ -314,10 +347,17 @@ class Syncer:
             if plan.touch:
                 _touch(con, plan.touch)
             rows.insert(con)
+            df_delta.update(rows.term_rows())
             apply_df_delta(con, df_delta)
-            written = [plan.write[path][1] for path in sorted(plan.write)]
+            written = [note for path in sorted(plan.write) if (note := plan.write[path].note) is not None]
+            number = 0
             for deriver in self.derivers:
-                deriver.apply(con, removed_ids, written, rebuild=rebuild)
+                if isinstance(deriver, Preparing):
+                    prepared = {path: item.prepared[number] for path, item in plan.write.items()}
+                    number += 1
+                    deriver.apply(con, removed_ids, written, rebuild=rebuild, prepared=prepared)
+                else:
+                    deriver.apply(con, removed_ids, written, rebuild=rebuild)
             problem_paths = sorted(plan.clear_problems | set(plan.problems))
             if scan is not None:
                 con.execute("DELETE FROM problems WHERE kind IN ('unreadable_folder', 'symlink_loop', 'broken_symlink')")
@@ -473,8 +513,11 @@ class _Rows:
         self.link = _columns("links")
         self.tag = _columns("tags")
         self.deltas: list[LeafDelta] = []
+        self._post: pa.ChunkedArray | None = None  # the inserted postings' terms
 
-    def add_note(self, note: ParsedNote, st: FileStat, sha: str, leaf_counts: TermCounts) -> None:
+    def add_note(
+        self, note: ParsedNote, st: FileStat, sha: str, leaf_counts: TermCounts, frontmatter: str | None = None
+    ) -> None:
         fm = note.frontmatter
         source_id = fm.get("source_id") if note.kind == "source" else None
         source_kind = fm.get("kind") if note.kind == "source" else None
@@ -487,7 +530,7 @@ class _Rows:
             "sha256": sha,
             "source_id": str(source_id) if source_id is not None else None,
             "source_kind": str(source_kind) if source_kind is not None else None,
-            "frontmatter": json.dumps(fm, sort_keys=True, ensure_ascii=False, default=str),
+            "frontmatter": frontmatter_json(note) if frontmatter is None else frontmatter,
             "frontmatter_error": note.frontmatter_error,
             "aliases": list(note.aliases),
             "leaf_count": len(note.leaves),
@@ -537,10 +580,18 @@ class _Rows:
         self.post["leaf_id"].extend([leaf_id] * len(leaf_terms))
         self.post["tf"].extend(map(counts.__getitem__, leaf_terms))
 
+    def term_rows(self) -> dict[str, int]:
+        """The postings rows of each term (counted in Arrow: a batch has millions of rows)."""
+        if not self.post["term"]:
+            return {}
+        counts = pc.value_counts(self._post if self._post is not None else pa.array(self.post["term"], pa.string()))
+        return dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
+
     def insert(self, con: duckdb.DuckDBPyConnection) -> None:
         insert_rows(con, "notes", self.note)
         insert_rows(con, "leaves", self.leaf)
-        insert_rows(con, "postings", self.post)
+        table = insert_rows(con, "postings", self.post)
+        self._post = None if table is None else table.column("term")
         insert_rows(con, "links", self.link)
         insert_rows(con, "tags", self.tag)
 
@@ -578,11 +629,12 @@ _SCHEMAS: dict[str, pa.Schema] = {
 }  # fmt: skip
 
 
-def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> None:
-    """Insert column lists into `table` through one Arrow table (fast, typed, NULL-safe)."""
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> pa.Table | None:
+    """Insert column lists into `table` through one Arrow table (fast, typed, NULL-safe);
+    returns that table (None: no rows)."""
     schema = _SCHEMAS[table]
     if not columns[schema.names[0]]:
-        return
+        return None
     data = pa.table({name: columns[name] for name in schema.names}, schema=schema)
     view = f"_ins_{table}"
     con.register(view, data)
@@ -591,6 +643,7 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, l
         con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
     finally:
         con.unregister(view)
+    return data
 
 
 def _columns(table: str) -> dict[str, list[Any]]:

@@ -2,6 +2,9 @@
 
 It reads what it needs from the rows the sync just wrote (leaves, notes' front matter, tags),
 so an incremental sync and a cold rebuild compute from the same inputs and give the same rows.
+The notes a sync writes are decided where they are parsed (`AdmissionPrep`, in the parsing
+workers of a large sync), from the same values those rows hold; only the LLM cache lookup and
+the inserts run in the sync's transaction.
 Gray leaves look their answer up in `llm_cache`; those without one get an `llm_importance`
 job enqueued in the same transaction (deduped), so no gray leaf is ever left without work.
 
@@ -12,14 +15,15 @@ model, the prompt — see `Policy.fingerprint`), the next sync recomputes every 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from vaultmind.admission import importance
-from vaultmind.admission.decide import Policy, admit_user_note, decide
+from vaultmind.admission.decide import Decision, Policy, admit_user_note, decide
 from vaultmind.admission.signals import LeafInput
 from vaultmind.config import Config
 from vaultmind.model import ParsedNote
@@ -54,6 +58,10 @@ class AdmissionDeriver:
         self.policy = Policy.from_extra(config.extra, config.ollama_chat_model)
         self.fingerprint = self.policy.fingerprint(importance.PROMPT_HASH)
 
+    def preparer(self, con: duckdb.DuckDBPyConnection) -> AdmissionPrep:
+        """The pure per-note half of `apply`, run where the note is parsed (a worker process)."""
+        return AdmissionPrep(self.policy)
+
     def apply(
         self,
         con: duckdb.DuckDBPyConnection,
@@ -61,12 +69,16 @@ class AdmissionDeriver:
         written: Sequence[ParsedNote],
         *,
         rebuild: bool,
+        prepared: Mapping[str, Prepared] | None = None,
     ) -> None:
+        """`prepared` holds `AdmissionPrep` results by note path (for notes of `written`); the
+        decisions of those notes are taken from it instead of being computed here."""
+        prepared = prepared or {}
         row = con.execute("SELECT value FROM meta WHERE key = ?", [META_KEY]).fetchone()
         full = rebuild or row is None or row[0] != self.fingerprint
         if full:
             con.execute("DELETE FROM admission")
-            self._derive(con, None)
+            self._derive(con, None, prepared)
             con.execute("DELETE FROM meta WHERE key = ?", [META_KEY])
             con.execute("INSERT INTO meta VALUES (?, ?)", [META_KEY, self.fingerprint])
             return
@@ -88,35 +100,36 @@ class AdmissionDeriver:
                 paths,
                 "DELETE FROM admission WHERE note_path IN (SELECT v FROM _adm_paths)",
             )
-            self._derive(con, paths)
+            self._derive(con, paths, prepared)
 
-    def _derive(self, con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> None:
+    def _derive(
+        self, con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None, prepared: Mapping[str, Prepared]
+    ) -> None:
         _admit_user_leaves(con, paths)
-        decisions = [(leaf, decide(leaf, self.policy)) for leaf in load_inputs(con, paths)]
-        if not decisions:
+        # Notes prepared elsewhere bring their rows; the others are read back and decided here.
+        if paths is None:
+            todo: Sequence[str] | None = None
+            ready = [item for path in sorted(prepared) for item in prepared[path]]
+        else:
+            todo = [p for p in paths if p not in prepared]
+            ready = [item for path in paths if path in prepared for item in prepared[path]]
+        if todo is None or todo:
+            skip = sorted(prepared) if todo is None else ()
+            ready.extend(decided_row(leaf, decide(leaf, self.policy)) for leaf in load_inputs(con, todo, skip))
+        if not ready:
             return
         model = self.policy.llm_model
-        gray = sorted({leaf.content_hash for leaf, d in decisions if d.decision == "gray"})
-        answers = importance.cached_answers(con, gray, model)
+        gray = sorted({row[2] for row, breakdown in ready if breakdown is not None})
+        answers = importance.cached_answers(con, gray, model) if gray else {}
         columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA.names}
-        for leaf, decision in decisions:
-            if decision.decision == "gray" and leaf.content_hash in answers:
-                decision = importance.decide_from_cache(
-                    decision, answers[leaf.content_hash], model, self.policy
-                )
-            for key, value in (
-                ("leaf_id", leaf.leaf_id),
-                ("note_path", leaf.note_path),
-                ("content_hash", leaf.content_hash),
-                ("decision", decision.decision),
-                ("score", decision.score),
-                ("reason", decision.reason),
-                ("stage", decision.stage),
-                ("signals", decision.signals_json()),
-                ("llm_importance", decision.llm_importance),
-                ("llm_model", decision.llm_model),
-            ):
-                columns[key].append(value)
+        names = _SCHEMA.names
+        for row, breakdown in ready:
+            if breakdown is not None and row[2] in answers:
+                cheap = Decision("gray", row[4], row[5], row[6], breakdown, row[8], row[9])
+                decision = importance.decide_from_cache(cheap, answers[row[2]], model, self.policy)
+                row = _row(row[0], row[1], row[2], decision)
+            for name, value in zip(names, row, strict=True):
+                columns[name].append(value)
         table = pa.table(columns, schema=_SCHEMA)
         con.register("_adm_rows", table)
         try:
@@ -128,6 +141,71 @@ class AdmissionDeriver:
         if pending:
             enqueue(con, [importance.new_job(model, h) for h in pending], now=now_ms())
 
+
+Decided = tuple[tuple[Any, ...], dict[str, Any] | None]
+"""One admission row decided without the index (`_SCHEMA` order), and the signal breakdown of
+a gray row (which a cached LLM answer may still decide); a plain tuple: it crosses processes."""
+
+
+Prepared = list[Decided]
+"""`AdmissionPrep`'s result for one note: the rows of its source leaves."""
+
+
+def _row(leaf_id: str, note_path: str, content_hash: str, decision: Decision) -> tuple[Any, ...]:
+    return (
+        leaf_id, note_path, content_hash, decision.decision, decision.score, decision.reason, decision.stage,
+        decision.signals_json(), decision.llm_importance, decision.llm_model,
+    )  # fmt: skip
+
+
+def decided_row(leaf: LeafInput, decision: Decision) -> Decided:
+    row = _row(leaf.leaf_id, leaf.note_path, leaf.content_hash, decision)
+    return row, decision.signals if decision.decision == "gray" else None
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionPrep:
+    """Decides the source leaves of one parsed note as `load_inputs` + `decide` would from its
+    rows: a pure function of the note and the policy, so it runs in the parsing workers."""
+
+    policy: Policy
+
+    def __call__(self, note: ParsedNote, frontmatter_json: str) -> Prepared:
+        if note.kind != "source":
+            return []
+        fm = note.frontmatter
+        raw_id, raw_kind = fm.get("source_id"), fm.get("kind")
+        source_id = str(raw_id) if raw_id is not None else None
+        source_kind = str(raw_kind) if raw_kind is not None else None
+        inputs = _note_inputs(_front_matter(frontmatter_json), sorted(note.tags), source_kind)
+        out: Prepared = []
+        for leaf in note.leaves:
+            entry = LeafInput(
+                leaf_id=leaf.id,
+                note_path=note.path,
+                note_kind=note.kind,
+                source_kind=source_kind,
+                source_id=source_id,
+                seq=leaf.seq,
+                text=leaf.text,
+                content_hash=leaf.content_hash,
+                author=leaf.author,
+                **inputs,
+            )
+            out.append(decided_row(entry, decide(entry, self.policy)))
+        return out
+
+
+def _note_inputs(fm: Mapping[str, Any], tags: Sequence[str] | None, source_kind: str | None) -> dict[str, Any]:
+    """The `LeafInput` fields that come from a note's front matter (as stored) and tags."""
+    participants = fm.get("participants")
+    subject = fm.get("subject")
+    return {
+        "participants": tuple(str(p) for p in participants) if isinstance(participants, list) else (),
+        "subject": str(subject) if isinstance(subject, str | int | float) else None,
+        "threaded": source_kind == "email" or any(fm.get(k) not in (None, "", []) for k in THREAD_KEYS),
+        "tags": tuple(str(t).lower() for t in tags or ()),
+    }
 
 
 def _admit_user_leaves(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> None:
@@ -152,13 +230,19 @@ def _admit_user_leaves(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | No
             con.unregister("_adm_user")
 
 
-def load_inputs(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> list[LeafInput]:
-    """The admission inputs of every leaf of source notes (of `paths`, all when None); the
-    leaves of user notes are admitted as they are (`_admit_user_leaves`)."""
+def load_inputs(
+    con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None, skip: Sequence[str] = ()
+) -> list[LeafInput]:
+    """The admission inputs of every leaf of source notes (of `paths`, all but `skip` when
+    None); the leaves of user notes are admitted as they are (`_admit_user_leaves`)."""
     where = "n.kind = 'source'"
+    keys = paths if paths is not None else skip
     if paths is not None:
-        con.register("_adm_in", pa.table({"v": pa.array(list(paths), pa.string())}))
         where += " AND n.path IN (SELECT v FROM _adm_in)"
+    elif skip:
+        where += " AND n.path NOT IN (SELECT v FROM _adm_in)"
+    if paths is not None or skip:
+        con.register("_adm_in", pa.table({"v": pa.array(list(keys), pa.string())}))
     try:
         rows = con.execute(
             f"""
@@ -170,17 +254,14 @@ def load_inputs(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> 
             """
         ).fetchall()
     finally:
-        if paths is not None:
+        if paths is not None or skip:
             con.unregister("_adm_in")
     out: list[LeafInput] = []
-    fm_cache: dict[str, dict[str, Any]] = {}
+    note_inputs: dict[str, dict[str, Any]] = {}
     for leaf_id, path, kind, source_kind, source_id, seq, text, content_hash, author, fm_json, tags in rows:
-        fm = fm_cache.get(path)
-        if fm is None:
-            fm = _front_matter(fm_json)
-            fm_cache[path] = fm
-        participants = fm.get("participants")
-        subject = fm.get("subject")
+        inputs = note_inputs.get(path)
+        if inputs is None:
+            inputs = note_inputs[path] = _note_inputs(_front_matter(fm_json), tags, source_kind)
         out.append(
             LeafInput(
                 leaf_id=leaf_id,
@@ -192,10 +273,7 @@ def load_inputs(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | None) -> 
                 text=text,
                 content_hash=content_hash,
                 author=author,
-                participants=tuple(str(p) for p in participants) if isinstance(participants, list) else (),
-                subject=str(subject) if isinstance(subject, str | int | float) else None,
-                threaded=source_kind == "email" or any(fm.get(k) not in (None, "", []) for k in THREAD_KEYS),
-                tags=tuple(str(t).lower() for t in tags or ()),
+                **inputs,
             )
         )
     return out

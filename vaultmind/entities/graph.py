@@ -15,7 +15,11 @@ How a sync updates them (`EntityDeriver.apply`):
 - entity notes changed (the registry): the leaves that can resolve differently are found
   (`changes.py`) and re-derived; when that is most of the vault, everything is recomputed;
 - NER model, fuzzy threshold or extractor version changed: everything is recomputed (NER
-  results come from the cache, so this costs far less than the first indexing).
+  results come from the cache, so this costs far less than the first indexing);
+- the mentions of the leaves a sync writes are mostly resolved where their notes were parsed
+  (`EntityPrep`: in the parsing workers of a large sync, with the registry committed when the
+  work was handed out, without NER); such a result is used only when that registry is the one
+  in force and NER has nothing for the leaf, else the leaf is resolved here.
 
 What the rows were derived with is kept in `meta` (`tables.META_*`).
 """
@@ -26,7 +30,7 @@ import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
@@ -37,7 +41,7 @@ import pyarrow as pa
 from vaultmind.config import Config
 from vaultmind.entities.catalog import OccRow, apply_entity_delta, refresh_entities
 from vaultmind.entities.changes import affected_leaves, changed_ids, registry_from_snapshot, registry_snapshot
-from vaultmind.entities.ner import NerEngine, count_pending, pending_texts, store_spans
+from vaultmind.entities.ner import NerEngine, RawSpan, count_pending, pending_texts, store_spans
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.registry_store import load_registry
@@ -75,6 +79,13 @@ TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than t
 LeafRow = tuple[str, str, str, str, str | None, datetime | None]
 """(id, note_path, text, content_hash, author, ts) as read from `leaves`."""
 
+Mentions = tuple[tuple[str, str], ...]
+"""(entity id, surface) of each mention of one leaf, in order (`resolve_text` without NER)."""
+PreparedLeaf = tuple[str, str, str | None, Mentions]
+"""(leaf id, content hash, author, mentions)"""
+PreparedNote = tuple[str, tuple[PreparedLeaf, ...]] | None
+"""`EntityPrep`'s result for one note: (the registry digest it used, its leaves)."""
+
 
 class EntityDeriver:
     """`sync.Deriver` for entities; see the module docstring."""
@@ -93,6 +104,10 @@ class EntityDeriver:
         self.ner = ner if ner is not None else NerEngine(settings.ner_model, batch=settings.ner_batch)
         self._budget = 0  # NER texts the current apply may still run
         self.last: dict[str, Any] = {}  # what the last refresh did: mode, leaves
+        # (note path, leaf id) → (registry digest, content hash, author, mentions): prepared
+        # results for the apply in progress
+        self._ready: dict[tuple[str, str], tuple[str, str, str | None, Mentions]] = {}
+        self.prepared_leaves = 0  # leaf rows derived from prepared results (so far)
 
     @classmethod
     def from_config(cls, config: Config) -> EntityDeriver:
@@ -107,9 +122,25 @@ class EntityDeriver:
         written: Sequence[ParsedNote],
         *,
         rebuild: bool,
+        prepared: Mapping[str, PreparedNote] | None = None,
     ) -> None:
         affected = sorted(set(removed_leaf_ids) | {leaf.id for note in written for leaf in note.leaves})
-        self.refresh(con, affected, rebuild=rebuild, ner_budget=self.settings.ner_inline)
+        self._ready = {}
+        for path, item in (prepared or {}).items():
+            if item is not None:
+                digest, leaves = item
+                for leaf_id, chash, author, mentions in leaves:
+                    self._ready[(path, leaf_id)] = (digest, chash, author, mentions)
+        try:
+            self.refresh(con, affected, rebuild=rebuild, ner_budget=self.settings.ner_inline)
+        finally:
+            self._ready = {}
+
+    def preparer(self, con: duckdb.DuckDBPyConnection) -> EntityPrep:
+        """`resolve_text` of each leaf without NER, with the registry committed in `con`; run
+        where notes are parsed. `apply` uses a result when the registry in force has the same
+        digest and NER has nothing for the leaf (the common case of a large first index)."""
+        return EntityPrep(load_registry(con, fuzzy_threshold=self.settings.fuzzy_threshold))
 
     def signature(self) -> str:
         data = {
@@ -233,23 +264,83 @@ class EntityDeriver:
         self._budget = max(0, self._budget - ran)
         columns = columns_for(OCC_SCHEMA)
         per_leaf: dict[str, set[str]] = defaultdict(set)
+        ready = self._ready
+        digest = registry.digest
         for leaf_id, note_path, text, chash, author, ts in rows:
-            self_id = registry.by_path.get(note_path)
-            resolved = resolve_text(
-                registry,
-                text,
-                spans.get(chash),
-                author=author,
-                self_id=registry.final(self_id) if self_id else None,
-            )
-            for mention in resolved.mentions:
-                columns["entity_id"].append(mention.entity_id)
+            ner = spans.get(chash)
+            done = ready.get((note_path, leaf_id)) if ready and not ner else None
+            if done is not None and done[0] == digest and done[1] == chash and done[2] == author:
+                mentions = done[3]
+                self.prepared_leaves += 1
+            else:
+                mentions = _mentions(registry, note_path, text, ner, author)
+            for entity_id, surface in mentions:
+                columns["entity_id"].append(entity_id)
                 columns["leaf_id"].append(leaf_id)
                 columns["note_path"].append(note_path)
-                columns["surface"].append(mention.surface)
+                columns["surface"].append(surface)
                 columns["ts"].append(ts)
-                per_leaf[leaf_id].add(mention.entity_id)
+                per_leaf[leaf_id].add(entity_id)
         return columns, per_leaf
+
+
+def _mentions(
+    registry: Registry, note_path: str, text: str, ner: Sequence[RawSpan] | None, author: str | None
+) -> Mentions:
+    self_id = registry.by_path.get(note_path)
+    resolved = resolve_text(
+        registry, text, ner, author=author, self_id=registry.final(self_id) if self_id else None
+    )
+    return tuple((m.entity_id, m.surface) for m in resolved.mentions)
+
+
+class EntityPrep:
+    """The entity work of one parsed note that needs no index: each leaf's mentions without NER,
+    with the registry in force when the work was handed out (see `EntityDeriver.preparer`).
+    It pickles as the registry's snapshot (made once), which a worker process builds back once."""
+
+    def __init__(self, registry: Registry, snapshot: str | None = None):
+        self.registry = registry
+        self._snapshot = snapshot
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._snapshot is None:
+            self._snapshot = registry_snapshot(self.registry)
+        return _prep_from_snapshot, (self._snapshot, self.registry.digest, self.registry.fuzzy_threshold)
+
+    def __call__(self, note: ParsedNote, frontmatter_json: str) -> PreparedNote:
+        registry = self.registry
+        leaves = tuple(
+            (leaf.id, leaf.content_hash, leaf.author, _mentions(registry, note.path, leaf.text, None, leaf.author))
+            for leaf in note.leaves
+        )
+        return registry.digest, leaves
+
+
+class _NoPrep:
+    """What an `EntityPrep` unpickles to when its snapshot does not build the same registry."""
+
+    def __call__(self, note: ParsedNote, frontmatter_json: str) -> PreparedNote:
+        return None
+
+
+def _prep_from_snapshot(snapshot: str, digest: str, fuzzy_threshold: float) -> EntityPrep | _NoPrep:
+    registry = _snapshot_registry(snapshot, digest, fuzzy_threshold)
+    return _NoPrep() if registry is None else EntityPrep(registry, snapshot)
+
+
+_SNAPSHOTS: dict[tuple[str, float], Registry | None] = {}  # per (digest, fuzzy): built once per process
+
+
+def _snapshot_registry(snapshot: str, digest: str, fuzzy_threshold: float) -> Registry | None:
+    key = (digest, fuzzy_threshold)
+    if key not in _SNAPSHOTS:
+        if len(_SNAPSHOTS) >= 4:
+            _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+        registry = registry_from_snapshot(snapshot, fuzzy_threshold=fuzzy_threshold)
+        # a snapshot that does not give the same registry back: nothing is prepared
+        _SNAPSHOTS[key] = registry if registry is not None and registry.digest == digest else None
+    return _SNAPSHOTS[key]
 
 
 def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[LeafRow]:

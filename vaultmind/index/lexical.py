@@ -87,22 +87,34 @@ def _cjk_terms(word: str) -> list[str]:
     return out
 
 
+_TERMS_OF: dict[str, str | tuple[str, ...]] = {}  # word → its one term, or its terms (none: a stop word)
+_TERMS_OF_MAX = 1 << 18
+
+
+def _terms_of(word: str) -> str | tuple[str, ...]:
+    found = _word_terms(word)
+    value = found[0] if len(found) == 1 else found
+    if len(_TERMS_OF) >= _TERMS_OF_MAX:
+        _TERMS_OF.clear()
+    _TERMS_OF[word] = value
+    return value
+
+
 def term_counts(text: str) -> tuple[Counter[str], int]:
     """How often each term occurs in `text`, and the number of terms (its BM25 length).
 
-    Equal to counting `terms(text)`, but each distinct word is folded once."""
-    counts: Counter[str] = Counter()
-    total = 0
-    for word, n in Counter(_WORD.findall(text.lower())).items():
-        found = _word_terms(word)
-        if len(found) == 1:
-            counts[found[0]] += n
-            total += n
-        elif found:
-            for term in found:
-                counts[term] += n
-            total += n * len(found)
-    return counts, total
+    Equal to counting `terms(text)`, but the words are mapped and counted in bulk (C loops):
+    most words have exactly one term; stop words and CJK runs are expanded afterwards."""
+    words = _WORD.findall(text.lower())
+    mapped = list(map(_TERMS_OF.get, words))
+    if None in mapped:
+        mapped = [m if m is not None else _terms_of(w) for m, w in zip(mapped, words, strict=True)]
+    counts: Counter[Any] = Counter(mapped)  # no None left: str and tuple keys
+    for key in [k for k in counts if k.__class__ is tuple]:
+        n = counts.pop(key)
+        for term in key:
+            counts[term] += n
+    return counts, sum(counts.values())  # only str keys are left
 
 
 def document_frequencies(con: duckdb.DuckDBPyConnection, query_terms: Sequence[str]) -> dict[str, int]:
