@@ -26,7 +26,6 @@ from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 
-SERVE_MEMORY_LIMIT = "192MB"  # DuckDB's buffer pool once a serving process has warmed up
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 
@@ -128,10 +127,6 @@ class Memory:
         if "occurrences" in self.index.tables:
             entity_graph(self.index)
             query_entities(self, "Warm Up")  # a capitalised question loads the NER model
-        # Loading filled DuckDB's buffer pool with table blocks the resident copies now serve;
-        # a serving process keeps a smaller pool (DuckDB evicts down to it, spills past it).
-        with self.index.lock:
-            self.index.con.execute(f"SET memory_limit = '{SERVE_MEMORY_LIMIT}'")
 
     def enrich(self, progress: Progress | None = None, *, background: bool = False) -> dict[str, Any]:
         """Work a sync leaves for later: NER on leaves past the inline budget, then entity notes
