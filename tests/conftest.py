@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import Config, load_config
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
 
@@ -58,3 +59,19 @@ def config(vault: Path) -> Config:
 def memory(config: Config) -> Iterator[Memory]:
     with Memory.open(config) as mem:
         yield mem
+
+
+def write_chat(vault: Path, day: str, messages: list[tuple[str, str]]) -> None:
+    """A chat source note for one day of `(author, text)` messages, as the chat adapter writes it."""
+    meta = SourceMeta(kind="chat", source_id="chat:two", scope="chat/two", title=f"chat {day}")
+    msgs = [
+        Message(
+            message_id=f"{day}-{i}",
+            author=author,
+            timestamp=f"{day}T10:{i:02d}:00Z",
+            text=text,
+            source_ref=f"chat://two/{day}-{i}",
+        )
+        for i, (author, text) in enumerate(messages)
+    ]
+    write(vault, f"sources/chat/two/{day}.md", render_source_note(meta, msgs))

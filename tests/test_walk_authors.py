@@ -5,26 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from vaultmind.config import load_config
-from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.walk import author_terms, without_words
 
-from .conftest import write
-
-
-def _chat(vault: Path, day: str, messages: list[tuple[str, str]]) -> None:
-    meta = SourceMeta(kind="chat", source_id="chat:two", scope="chat/two", title=f"chat {day}")
-    msgs = [
-        Message(
-            message_id=f"{day}-{i}",
-            author=author,
-            timestamp=f"{day}T10:{i:02d}:00Z",
-            text=text,
-            source_ref=f"chat://two/{day}-{i}",
-        )
-        for i, (author, text) in enumerate(messages)
-    ]
-    write(vault, f"sources/chat/two/{day}.md", render_source_note(meta, msgs))
+from .conftest import write_chat
 
 
 def test_without_words_drops_names_and_possessives() -> None:
@@ -36,7 +20,7 @@ def test_without_words_drops_names_and_possessives() -> None:
 
 
 def test_question_naming_an_author_finds_what_they_wrote(vault: Path) -> None:
-    _chat(
+    write_chat(
         vault,
         "2024-05-02",
         [
@@ -57,10 +41,10 @@ def test_question_naming_an_author_finds_what_they_wrote(vault: Path) -> None:
 
 
 def test_author_terms_follow_the_index(vault: Path) -> None:
-    _chat(vault, "2024-05-02", [("Bob Stone", "Lunch at noon?")])
+    write_chat(vault, "2024-05-02", [("Bob Stone", "Lunch at noon?")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         assert "dana" not in author_terms(memory)
-        _chat(vault, "2024-05-03", [("Dana Whitfield", "Sure, noon works.")])
+        write_chat(vault, "2024-05-03", [("Dana Whitfield", "Sure, noon works.")])
         memory.sync()
         assert {"dana", "whitfield"} <= author_terms(memory)

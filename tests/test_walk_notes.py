@@ -6,30 +6,14 @@ from pathlib import Path
 
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
-from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.walk import _note_coverage, _note_rank
 
-from .conftest import write
-
-
-def _chat(vault: Path, day: str, messages: list[tuple[str, str]]) -> None:
-    meta = SourceMeta(kind="chat", source_id="chat:two", scope="chat/two", title=f"chat {day}")
-    msgs = [
-        Message(
-            message_id=f"{day}-{i}",
-            author=author,
-            timestamp=f"{day}T10:{i:02d}:00Z",
-            text=text,
-            source_ref=f"chat://two/{day}-{i}",
-        )
-        for i, (author, text) in enumerate(messages)
-    ]
-    write(vault, f"sources/chat/two/{day}.md", render_source_note(meta, msgs))
+from .conftest import write_chat
 
 
 def _vault(vault: Path) -> None:
-    _chat(
+    write_chat(
         vault,
         "2024-05-02",
         [
@@ -37,7 +21,7 @@ def _vault(vault: Path) -> None:
             ("Alice", "Then let's try the lake next weekend."),
         ],
     )
-    _chat(
+    write_chat(
         vault,
         "2024-06-10",
         [
@@ -46,7 +30,7 @@ def _vault(vault: Path) -> None:
             ("Bob", "Probably the fjord near my cousin's cabin."),
         ],
     )
-    _chat(vault, "2024-07-01", [("Alice", "The bakery on the corner sells great rye bread.")])
+    write_chat(vault, "2024-07-01", [("Alice", "The bakery on the corner sells great rye bread.")])
 
 
 def test_note_coverage_weighs_the_question_terms_a_note_holds(vault: Path) -> None:

@@ -523,6 +523,12 @@ def bench_rss(
     return result
 
 
+def _vault_seed(vault: Path) -> int:
+    """The seed a synthetic vault was generated with (0 when it records none)."""
+    recorded = (read_manifest(vault) or {}).get("seed")
+    return recorded if isinstance(recorded, int) else 0
+
+
 # -- 5. query latency ----------------------------------------------------------------------------
 
 
@@ -538,9 +544,7 @@ def bench_query(
     """In-process `Memory.search` latency over a fixed set of `count` queries from the vault's
     vocabulary (`synth.bench_queries`), each run `repeats` times after one untimed warm-up."""
     progress = progress or _noop
-    if seed is None:
-        recorded = (read_manifest(vault) or {}).get("seed")
-        seed = recorded if isinstance(recorded, int) else 0
+    seed = _vault_seed(vault) if seed is None else seed
     queries = bench_queries(seed, count)
     config = _config(vault, embed_provider)
     with Memory.open(config, progress=progress) as memory:
@@ -595,9 +599,7 @@ def bench_walk(
     rounds after one warm-up round; the question's embedding is timed separately, and the
     process's RSS is reported after the queries."""
     progress = progress or _noop
-    if seed is None:
-        recorded = (read_manifest(vault) or {}).get("seed")
-        seed = recorded if isinstance(recorded, int) else 0
+    seed = _vault_seed(vault) if seed is None else seed
     questions = walk_questions(seed, count)
     config = _config(vault, embed_provider)
     with Memory.open(config, progress=progress) as memory:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from collections import defaultdict
 
 import duckdb
@@ -67,18 +66,9 @@ class EntityQuery:
         return out
 
 
-_QUERIES: weakref.WeakKeyDictionary[Index, tuple[int, EntityQuery]] = weakref.WeakKeyDictionary()
-
-
 def entity_query(index: Index) -> EntityQuery:
     """The `EntityQuery` of `index` as it stands, rebuilt only after a committed change."""
-    with index.lock:
-        cached = _QUERIES.get(index)
-        if cached is not None and cached[0] == index.generation:
-            return cached[1]
-        query = EntityQuery(index.con)
-        _QUERIES[index] = (index.generation, query)
-        return query
+    return index.cached("entity_query", lambda _: EntityQuery(index.con))
 
 
 _SPANS: dict[tuple[str, str], list[RawSpan] | None] = {}

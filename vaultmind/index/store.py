@@ -16,10 +16,10 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import duckdb
 
@@ -27,6 +27,8 @@ from vaultmind.errors import IndexBusy, IndexError_
 from vaultmind.index.schema import SCHEMA_VERSION, derived_tables, migrations
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class _Absent:
@@ -70,6 +72,7 @@ class Index:
         self.lock = threading.RLock()
         self.generation = 0  # bumped on every committed change; readers cache by it
         self._tables: frozenset[str] | None = None
+        self._views: dict[str, tuple[int, Any]] = {}  # `cached`: name → (generation, value)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -144,6 +147,17 @@ class Index:
             else:
                 self.con.execute("COMMIT")
                 self.generation += 1
+
+    def cached(self, name: str, build: Callable[[Any], T]) -> T:
+        """A view derived from the index (`build(previous value or None)`), built once per
+        committed state: readers keep their in-memory views here, rebuilt only after a change."""
+        with self.lock:
+            hit = self._views.get(name)
+            if hit is not None and hit[0] == self.generation:
+                return cast(T, hit[1])
+            value = build(hit[1] if hit is not None else None)
+            self._views[name] = (self.generation, value)
+            return value
 
     def query(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         with self.lock:

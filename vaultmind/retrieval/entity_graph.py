@@ -12,7 +12,6 @@ commits (embeddings, queue jobs, summaries) leave them alone — and only then i
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -117,20 +116,14 @@ class EntityGraph:
         return self._e_leaves[self._e_start[code] : self._e_start[code + 1]]
 
 
-_CACHE: weakref.WeakKeyDictionary[Index, tuple[int, tuple[object, ...], EntityGraph]] = weakref.WeakKeyDictionary()
-
-
 def entity_graph(index: Index) -> EntityGraph:
     """The `EntityGraph` of `index` as it stands (reloaded only when its tables changed)."""
-    with index.lock:
-        cached = _CACHE.get(index)
-        if cached is not None and cached[0] == index.generation:
-            return cached[2]
+
+    def refresh(previous: tuple[tuple[object, ...], EntityGraph] | None) -> tuple[tuple[object, ...], EntityGraph]:
         row = index.con.execute(_FINGERPRINT_SQL).fetchone()
         fingerprint = tuple(row) if row is not None else ()
-        if cached is not None and cached[1] == fingerprint:
-            _CACHE[index] = (index.generation, fingerprint, cached[2])
-            return cached[2]
-        graph = EntityGraph.load(index)
-        _CACHE[index] = (index.generation, fingerprint, graph)
-        return graph
+        if previous is not None and previous[0] == fingerprint:
+            return previous
+        return fingerprint, EntityGraph.load(index)
+
+    return index.cached("entity_graph", refresh)[1]

@@ -13,7 +13,6 @@ may miss weak partial matches of short names.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,15 +101,6 @@ def _grams(text: str) -> set[str]:
     return {padded[i : i + 3] for i in range(len(padded) - 2)}
 
 
-_CACHE: weakref.WeakKeyDictionary[Index, tuple[int, EntityNames]] = weakref.WeakKeyDictionary()
-
-
 def entity_names(index: Index) -> EntityNames:
     """The `EntityNames` of `index` as it stands, rebuilt only after a committed change."""
-    with index.lock:
-        cached = _CACHE.get(index)
-        if cached is not None and cached[0] == index.generation:
-            return cached[1]
-        names = EntityNames.load(index)
-        _CACHE[index] = (index.generation, names)
-        return names
+    return index.cached("entity_names", lambda _: EntityNames.load(index))
