@@ -35,6 +35,10 @@
             without a timestamp.
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening).
+   answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…")
+   or a number ("How many…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
+   `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
+   match "When is the concert?" alike, the one that says "Saturday" is the answer.
 4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
    terms) is moved behind the others, and the first five hits are the best hits of the five
    notes with the most evidence (when there are that many), so one conversation cannot crowd
@@ -59,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.answer_type import AnswerKind, answer_kind, holds_answer
 from vaultmind.retrieval.entity_graph import EntityGraph, entity_graph
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
@@ -84,6 +89,8 @@ OUTSIDE_WINDOW = 0.35
 CANDIDATES = 200
 DIVERSITY_JACCARD = 0.9
 NOTE_COVERAGE = 0.1
+ANSWER_TOP = 100
+ANSWER_WEIGHT = 0.2
 
 
 def walk(
@@ -168,6 +175,8 @@ def walk(
         if window is not None and when is not None:
             factor = 1.0 if window.contains(when) else OUTSIDE_WINDOW
         final[leaf_id] = (value * factor, factor)
+    kind = answer_kind(question)
+    answers = _answer_bonus(memory, kind, final) if kind else set()
     places.update(memory.leaves.places(sorted(set(context) - set(places))))
     coverage = _note_coverage(memory, content_terms)
     note_rank = _note_rank(final, places, coverage)
@@ -182,6 +191,7 @@ def walk(
                 "context": round(context.get(leaf_id, 0.0), 4),
                 "note_coverage": round(coverage.get(places.get(leaf_id, ("",))[0], 0.0), 4),
                 "pair": leaf_id in pair_leaves,
+                "answer": leaf_id in answers,
                 "time_factor": factor,
                 "weights": WEIGHTS,
             }
@@ -194,9 +204,22 @@ def walk(
         "content_terms": sorted(set(content_terms)),
         "entities": [{"id": e, "surface": s} for e, s in qents],
         "time_window": window.to_dict() if window else None,
+        "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",
     }
     return envelope(hits, len(final), query=query_info)
+
+
+def _answer_bonus(memory: Memory, kind: AnswerKind, final: dict[str, tuple[float, float]]) -> set[str]:
+    """Among the `ANSWER_TOP` strongest leaves, those holding the kind of answer the question
+    asks for gain `ANSWER_WEIGHT` (times their time factor); their ids are returned."""
+    top = heapq.nsmallest(ANSWER_TOP, final, key=lambda k: (-final[k][0], k))
+    rows = memory.leaves.rows(top)
+    holding = {leaf_id for leaf_id in top if leaf_id in rows and holds_answer(kind, rows[leaf_id]["text"] or "")}
+    for leaf_id in holding:
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value + ANSWER_WEIGHT * factor, factor)
+    return holding
 
 
 def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:

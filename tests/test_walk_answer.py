@@ -1,0 +1,75 @@
+"""walk: the kind of answer a question asks for (a time, a place, a name, a number)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.retrieval.answer_type import answer_kind, holds_answer
+
+from .conftest import write_chat
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("When did Bob buy the kayak?", "time"),
+        ("In which year did they move?", "time"),
+        ("Where is the party?", "place"),
+        ("Who owns the guest list?", "person"),
+        ("How many guests are coming?", "quantity"),
+        ("What did Alice say about the budget?", None),
+        ("Why was the trip cancelled?", None),
+    ],
+)
+def test_answer_kind_reads_the_first_words(question: str, kind: str | None) -> None:
+    assert answer_kind(question) == kind
+
+
+def test_holds_answer_per_kind() -> None:
+    assert holds_answer("time", "I bought it yesterday.")
+    assert holds_answer("time", "See you on Friday at 19:00")
+    assert not holds_answer("time", "I bought a kayak.")
+    assert holds_answer("place", "We met at Harbor Hall.")
+    assert not holds_answer("place", "We met there.")
+    assert holds_answer("person", "Ask Marco, he has it.")
+    assert not holds_answer("person", "Ask him. He has it.")
+    assert holds_answer("quantity", "Deposit: €1,500.")
+    assert holds_answer("quantity", "twelve people said yes")
+    assert not holds_answer("quantity", "nobody said yes")
+
+
+def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> None:
+    # Two messages about the concert match the question alike; only one says when.
+    write_chat(
+        vault,
+        "2024-05-02",
+        [
+            ("Bob", "The concert tickets arrived, the concert will be loud."),
+            ("Alice", "Great, see you there."),
+        ],
+    )
+    write_chat(
+        vault,
+        "2024-05-03",
+        [
+            ("Bob", "The concert tickets are for Saturday, the concert starts late."),
+            ("Alice", "Perfect."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        when = memory.walk("When is the concert?", limit=4)
+        assert when["query"]["answer_kind"] == "time"
+        top = when["hits"][0]
+        assert "Saturday" in top["content"]
+        assert top["breakdown"]["answer"] is True
+        other = next(h for h in when["hits"] if "loud" in h["content"])
+        assert other["breakdown"]["answer"] is False
+        assert top["score"] > other["score"]
+        plain = memory.walk("Tell me about the concert", limit=4)
+        assert plain["query"]["answer_kind"] is None
+        assert not any(h["breakdown"]["answer"] for h in plain["hits"])

@@ -1,0 +1,70 @@
+"""What kind of answer a question asks for, and whether a leaf's text holds one.
+
+A question that starts "When…" is answered by a message that names a time ("yesterday", "last
+Friday", "9 April", "19:00"); "Where…" by one that names a place; "Who…" by one that names a
+person; "How much / how many…" by one that holds a number. Among messages that match the
+question equally well, the one holding that kind of answer is the likelier evidence. `walk`
+uses this as one small signal (`answer`) over its strongest candidates.
+
+English only, by design small: a few patterns over the question's first words and the leaf's
+text, no model. A question of another kind (what, why, how…) gets no answer signal.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Literal
+
+AnswerKind = Literal["time", "place", "person", "quantity"]
+
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_PERIODS = "week|weekend|month|year|morning|afternoon|evening|night|summer|winter|spring|autumn|fall"
+
+_QUESTION = (
+    ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
+                        r"how long ago|in (?:what|which) (?:year|month))\b", re.I)),
+    ("place", re.compile(r"^\W*(?:where|in (?:what|which) (?:city|country|place|town)|what (?:city|country|place))\b", re.I)),
+    ("person", re.compile(r"^\W*(?:who|whom|whose)\b", re.I)),
+    ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
+)
+
+_TIME = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|last|next|"
+    rf"this (?:{_PERIODS})|{_PERIODS}s?|{_DAYS}|{_MONTHS}|"
+    r"(?:19|20)\d\d|\d{1,2}:\d\d|\d{1,2}(?:st|nd|rd|th)|\d{1,2} ?(?:am|pm))\b",
+    re.I,
+)
+# A capitalised word that does not open a sentence or a line ("ask Marco"); a preposition of
+# place before a capitalised word ("in Leeds", "at Harbor Hall").
+_PROPER = re.compile(r"(?<=[\w,;)]\s)[A-Z][a-z][\w'’-]*")
+_PLACE = re.compile(r"\b(?:at|in|to|from|near|into|around)\s+(?:the\s+)?[A-Z][\w'’-]+")
+_NUMBER = re.compile(
+    r"[\d€$£¥]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|dozen|once|twice|several|few)\b",
+    re.I,
+)
+
+
+def answer_kind(question: str) -> AnswerKind | None:
+    """The kind of answer the question asks for, from its first words; None for any other."""
+    for kind, pattern in _QUESTION:
+        if pattern.search(question):
+            return kind  # type: ignore[return-value]
+    return None
+
+
+@lru_cache(maxsize=16_384)
+def holds_answer(kind: AnswerKind, text: str) -> bool:
+    """Whether `text` holds an answer of that kind (a time, a place, a name, a number)."""
+    if kind == "time":
+        return _TIME.search(text) is not None
+    if kind == "quantity":
+        return _NUMBER.search(text) is not None
+    if kind == "place":
+        return _PLACE.search(text) is not None
+    return _PROPER.search(text) is not None
