@@ -240,3 +240,19 @@ def test_notes_without_front_matter_and_duplicate_ids(vault: Path, mem: Memory) 
     assert problems == [
         "entities/person/dana-2.md: declares id person:dana-whitfield like entities/person/Dana Whitfield.md; their names are merged"
     ]
+
+
+def test_a_first_name_resolves_to_the_one_person_with_that_full_name(vault: Path, mem: Memory) -> None:
+    put(vault, "entities/person/dana-whitfield.md", entity("person:dana-whitfield", "Dana Whitfield"))
+    put(vault, "entities/person/alex-kim.md", entity("person:alex-kim", "Alex Kim"))
+    put(vault, "entities/person/alex-lee.md", entity("person:alex-lee", "Alex Lee"))
+    put(vault, "sources/chat/general.md", chat([("Dana", "The Loft is free."), ("Alex", "Great")]))
+    mem.sync()
+    found = ids(mem, "sources/chat/general.md")
+    assert "person:dana-whitfield" in found and "person:dana" not in found
+    assert "person:alex" in found, "two people named Alex: never guessed"
+    assert not any(item["name"] == "alex" for item in ambiguous(mem.index)["ambiguous"])
+
+    put(vault, "entities/person/dana-scott.md", entity("person:dana-scott", "Dana Scott"))
+    mem.sync()
+    assert "person:dana" in ids(mem, "sources/chat/general.md"), "a second Dana: no longer resolved"

@@ -21,7 +21,9 @@ text, aliases of at most 3 characters and all-capital aliases (`AC`, `NASA`) mat
 the case written in the note. Surface forms that match no name exactly are matched with
 rapidfuzz (`token_sort_ratio` ≥ `[entities] fuzzy_threshold`, default 90) against names of the
 same kind that share at least one content word (`content_words`) with it; several entities
-above the threshold is again ambiguous, never guessed.
+above the threshold is again ambiguous, never guessed. A person named by one word (an NER
+span, a message author: "Dana") that matches no name resolves to the one person whose full
+name starts with that word ("Dana Whitfield"); when several people share it, it stays unresolved.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ FUZZY_MIN_CHARS = 5
 NEVER_IN_TEXT = "\x00"  # case_form of short implicit names: matched by lookups, never in running text
 ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
 _FUZZY_CACHE_MAX = 200_000
+GIVEN_MIN_CHARS = 3
+RULES = 2  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +124,7 @@ class Registry:
         default_factory=dict
     )  # first word of a name → most words of such names
     _choices: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # kind → content word → names
+    _given: dict[str, set[str]] = field(default_factory=dict)  # first word of a person's full name → ids
     _fuzzy: dict[tuple[str, str], Match] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -152,7 +157,7 @@ class Registry:
             reg._index(entry)
         reg._resolve_redirects()
         reg.digest = hashlib.sha256(
-            json.dumps([e.to_json() for e in reg.entries.values()], sort_keys=True).encode("utf-8")
+            json.dumps([RULES, [e.to_json() for e in reg.entries.values()]], sort_keys=True).encode("utf-8")
         ).hexdigest()
         return reg
 
@@ -185,6 +190,11 @@ class Registry:
             for target in (stem, stem.rsplit("/", 1)[-1]):
                 self.by_stem.setdefault(target.casefold(), set()).add(entry.id)
         self._claim(key_of(entry.id).replace("-", " "), entry.id, IMPLICIT)
+        if kind_of(entry.id) == "person":
+            for name in (entry.display_name, *entry.aliases):
+                parts = normalize(name).split(" ")
+                if len(parts) >= 2 and len(parts[0]) >= GIVEN_MIN_CHARS:
+                    self._given.setdefault(parts[0], set()).add(entry.id)
         self._claim(entry.display_name, entry.id, DISPLAY)
         for alias in entry.aliases:
             if ID_LIKE.match(alias) and canonical_id(alias) is not None:
@@ -313,11 +323,25 @@ class Registry:
         return match
 
     def resolve_name(self, name: str, kind: str) -> Match:
-        """A name seen as `kind` (NER, authors): exact name, else fuzzy within the kind."""
+        """A name seen as `kind` (NER, authors): exact name, else fuzzy within the kind, else —
+        for a person named by one word — the one person whose full name starts with it."""
         match = self.by_name(name)
         if match.entity_id is not None or match.ambiguous:
             return match
-        return self.fuzzy(name, kind)
+        match = self.fuzzy(name, kind)
+        if match.entity_id is not None or match.ambiguous or kind != "person":
+            return match
+        return self.given_name(name)
+
+    def given_name(self, name: str) -> Match:
+        """"Dana" → the person whose full name (display name or an alias) is "Dana …", when
+        exactly one has it; no match when several do (never guessed, and not reported: a
+        shared first name is normal)."""
+        key = normalize(name)
+        if " " in key or len(key) < GIVEN_MIN_CHARS:
+            return NO_MATCH
+        finals = {self.final(i) for i in self._given.get(key, ())}
+        return Match(finals.pop()) if len(finals) == 1 else NO_MATCH
 
     def find_names(
         self, text: str, code: list[tuple[int, int]]
