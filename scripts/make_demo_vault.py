@@ -494,6 +494,26 @@ ENTITIES = [
         handles=[],
         body="# Harbor Hall\n\nEvent venue on the quays. Contact: Dana Whitfield, events manager. The Loft holds 120 guests.\n",
     ),
+    # Products: without their notes the small NER model takes both names for people.
+    dict(
+        kind="product",
+        slug="tidepool",
+        display_name="Tidepool",
+        aliases=["Tidepool 1.0"],
+        emails=[],
+        handles=[],
+        body="# Tidepool\n\nFernhill Labs' app: tides, wind and swell for small-boat sailors, with a paid Pro tier.\n"
+        "See [[Tidepool launch]].\n",
+    ),
+    dict(
+        kind="product",
+        slug="app-store",
+        display_name="App Store",
+        aliases=["App Store Connect"],
+        emails=[],
+        handles=[],
+        body="# App Store\n\nApple's app store. Tidepool ships through it; review took 6 days last time.\n",
+    ),
 ]
 
 
