@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vaultmind.config import load_config
+from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
 from vaultmind.retrieval.walk import author_terms, without_words
 
@@ -12,7 +13,7 @@ from .conftest import write_chat
 
 
 def test_without_words_drops_names_and_possessives() -> None:
-    names = frozenset({"nate", "joanna"})
+    names = frozenset(terms("Nate Joanna"))
     assert without_words("What are Joanna's hobbies?", names) == "What are hobbies?"
     assert without_words("How do Nate and Joanna relax?", names) == "How do and relax?"
     assert without_words("Nate?", names) == "Nate?", "nothing else left: the question stays"
@@ -31,10 +32,11 @@ def test_question_naming_an_author_finds_what_they_wrote(vault: Path) -> None:
     )
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
-        assert {"alice", "chen", "bob", "stone"} <= author_terms(memory)
+        assert set(terms("Alice Chen Bob Stone")) <= author_terms(memory)
         result = memory.query("walk", {"query": "Where did Alice go by ferry?"})
-        assert "alice" in result["query"]["terms"]
-        assert "alice" not in result["query"]["content_terms"]
+        (alice,) = terms("Alice")
+        assert alice in result["query"]["terms"]
+        assert alice not in result["query"]["content_terms"]
         top = result["hits"][0]
         assert top["author"] == "Alice Chen", [h["content"] for h in result["hits"]]
         assert top["breakdown"]["author"] == 1.0

@@ -6,10 +6,11 @@ term's document frequency (postings rows per term), moved by the same sync; post
 index on `term` (building it dominated a cold index's time and memory), so a term's df is
 read from `term_df`, and a posting list by scanning.
 
-Terms: Unicode words, lower-cased, with a light English suffix folding (plural "s",
-possessive "'s"), stop words removed; CJK runs become overlapping character bigrams (and the
-single character for runs of one), so Chinese or Japanese text is searchable without a
-segmenter. The same function tokenizes leaves and queries.
+Terms: Unicode words, lower-cased, possessives ("'s") and plurals folded, stop words removed,
+ASCII words stemmed with the Snowball English stemmer ("painted", "painting" → "paint"); CJK
+runs become overlapping character bigrams (and the single character for runs of one), so
+Chinese or Japanese text is searchable without a segmenter. The same function tokenizes leaves
+and queries. A change to these rules ships with a migration, so indexes rebuild their terms.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import snowballstemmer
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -33,6 +35,8 @@ STOP_WORDS = frozenset(
     would you your yours am been being can could should shall may might must just also about over
     very s t""".split()
 )
+
+_STEMMER = snowballstemmer.stemmer("english")
 
 K1 = 1.2
 B = 0.75
@@ -63,7 +67,9 @@ def _word_terms(word: str) -> tuple[str, ...]:
     if not word.isascii() and _CJK.search(word):
         return tuple(_cjk_terms(word))
     folded = fold(word)
-    return (folded,) if folded and folded not in STOP_WORDS else ()
+    if not folded or folded in STOP_WORDS:
+        return ()
+    return (_STEMMER.stemWord(folded),) if folded.isascii() else (folded,)
 
 
 def _cjk_terms(word: str) -> list[str]:

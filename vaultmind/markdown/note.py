@@ -19,7 +19,8 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     - kind: by top folder (`vault.layout.note_kind`);
     - title: front matter `title`, else the first H1, else the file name without `.md`;
     - aliases: front matter `aliases` / `alias` (a string is one alias);
-    - leaves: one per message for source notes with `kind: chat` / `kind: email`, token-budget
+    - leaves: none for a `vaultmind: readme` note (the folder READMEs, the welcome note: notes
+      about vaultmind, not memory; links and tags still count); one per message for source notes with `kind: chat` / `kind: email`, token-budget
       sections otherwise (`source_id` is the id key of a source note, else the path; a source
       note's front matter `source_ref` is copied to its section leaves).
     """
@@ -32,7 +33,9 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
 
     source_id = _str(data.get("source_id")) if kind == "source" else None
     source_kind = _str(data.get("kind"))
-    if kind == "source" and source_kind in CALLOUT_TYPES:
+    if _str(data.get("vaultmind")) == "readme":
+        leaves = []  # about vaultmind, not part of the memory: it never answers a question
+    elif kind == "source" and source_kind in CALLOUT_TYPES:
         leaves = message_leaves(
             body, source_id=source_id or path, callout_types=(CALLOUT_TYPES[source_kind],)
         )

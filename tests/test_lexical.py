@@ -1,0 +1,58 @@
+"""Search terms (stemmed; an index from before rebuilds them) and notes kept out of answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vaultmind.config import load_config
+from vaultmind.index.lexical import terms
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+
+def test_word_forms_share_a_term() -> None:
+    assert terms("painted") == terms("painting") == terms("paints") == terms("paint")
+    assert terms("She signed up") == terms("sign up")
+    assert terms("the agencies") == terms("agency")
+    assert terms("Café déjà vu") == ["café", "déjà", "vu"], "non-ASCII words are not stemmed"
+    assert terms("東京タワー") == ["東京", "京タ", "タワ", "ワー"]
+
+
+def test_a_query_finds_other_forms_of_its_words(vault: Path) -> None:
+    write(vault, "notes/art.md", "We were painting the fence all weekend.\n")
+    write(vault, "notes/other.md", "The fence is white.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.search("who painted it", limit=5)["hits"]
+        assert [h["note_path"] for h in hits] == ["notes/art.md"]
+
+
+def test_an_index_from_before_stemming_rebuilds_its_terms(vault: Path) -> None:
+    write(vault, "notes/art.md", "We were painting the fence all weekend.\n")
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        # Make it look like an index written before the stemming migration: unstemmed terms.
+        memory.index.con.execute("UPDATE postings SET term = 'painting' WHERE term = 'paint'")
+        memory.index.con.execute("UPDATE term_df SET term = 'painting' WHERE term = 'paint'")
+        memory.index.con.execute("DELETE FROM migrations WHERE name = '0007_stemmed_terms'")
+        memory.index.checkpoint()
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert memory.index.get_meta("needs_rebuild") is None
+        assert memory.index.scalar("SELECT count(*) FROM postings WHERE term = 'painting'") == 0
+        assert [h["note_path"] for h in memory.search("painted", limit=5)["hits"]] == ["notes/art.md"]
+
+
+def test_a_readme_note_is_indexed_but_never_answers(vault: Path) -> None:
+    write(vault, "Welcome.md", "---\nvaultmind: readme\n---\n# Welcome\n\nAsk: where is the fence paint? See [[art]].\n")
+    write(vault, "notes/art.md", "The fence paint is in the shed. #diy\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert memory.index.scalar("SELECT count(*) FROM notes WHERE path = 'Welcome.md'") == 1
+        assert memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = 'Welcome.md'") == 0
+        assert memory.index.scalar("SELECT count(*) FROM links WHERE src_path = 'Welcome.md'") == 1
+        hits = memory.walk("where is the fence paint?", limit=5)["hits"]
+        assert [h["note_path"] for h in hits] == ["notes/art.md"]

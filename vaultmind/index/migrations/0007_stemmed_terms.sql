@@ -1,0 +1,4 @@
+-- Search terms are stemmed (Snowball English, `index/lexical.py`): postings and term_df
+-- written before hold unstemmed terms. No table changes; like every upgrade, applying this
+-- migration marks the index for a rebuild of its derived rows on the next sync (embeddings
+-- and other caches are kept).
