@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import snowballstemmer
+import Stemmer
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -36,7 +36,7 @@ STOP_WORDS = frozenset(
     very s t""".split()
 )
 
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER = Stemmer.Stemmer("english")
 
 K1 = 1.2
 B = 0.75
