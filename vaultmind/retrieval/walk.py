@@ -72,11 +72,11 @@ if TYPE_CHECKING:
     from vaultmind.memory import Memory
 
 WEIGHTS = {
-    "lex": 0.45,
+    "lex": 0.55,
     "dense": 0.5,
     "entity": 0.2,
     "graph": 0.05,
-    "note": 0.15,
+    "note": 0.2,
     "note_dense": 0.1,
     "author": 0.15,
 }
