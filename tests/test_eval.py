@@ -208,9 +208,9 @@ def test_eval_locomo_read_path_modes(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert result["embeddings"] is not None and result["embeddings"].startswith("static:")
     assert result["n_questions"] == 3
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    # with embeddings every leaf is a candidate: each question gets at least 10 items
-    # (the 6 turns and the sections of the new vault's own notes)
-    assert all(len(line["items"]) >= 10 for line in lines)
+    # with embeddings every leaf is a candidate: each question gets all 6 turns (the new vault's
+    # own notes are `vaultmind: readme` notes, which hold no leaves)
+    assert all(len(line["items"]) == 6 for line in lines)
     turns = [i for line in lines for i in line["items"] if i["dia_ids"]]
     assert all(len(i["dia_ids"]) == 1 and i["sessions"] == [int(i["dia_ids"][0][1])] for i in turns)
 
