@@ -9,7 +9,8 @@ import numpy as np
 
 from vaultmind.config import load_config
 from vaultmind.index.lexical import bm25, terms
-from vaultmind.index.resident import ResidentLeaves, ResidentVectors
+from vaultmind.index.resident import ResidentLeaves
+from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.memory import Memory
 
 from .conftest import write

@@ -60,6 +60,7 @@ class Daemon:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
         import watchfiles
 
+        self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
         token = secrets.token_urlsafe(32)
         self.api = ApiServer(self.memory, token, self.config.host, self.config.port)
         self.api.start()

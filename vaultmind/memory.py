@@ -6,26 +6,34 @@ async adapters run it in a worker thread.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from vaultmind.config import Config
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder, create_embedder
-from vaultmind.index.resident import ResidentLeaves, ResidentVectors
+from vaultmind.index.resident import ResidentLeaves
+from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.schema import SCHEMA_VERSION
-from vaultmind.index.store import Index
+from vaultmind.index.store import MEMORY_LIMIT, Index
 from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 
+log = logging.getLogger(__name__)
+
+LOAD_MEMORY_LIMIT = "128MB"  # DuckDB's buffer pool while a serving process loads resident structures
+EVICT_LIMIT = "16MB"  # set for a moment after loading: DuckDB drops the blocks it cached
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 
@@ -41,6 +49,9 @@ class Memory:
         self.syncer.listeners.append(self.leaves.apply)
         if self.vectors is not None:
             self.syncer.listeners.append(self.vectors.apply)
+        self.leaves.room = self._load_light
+        if self.vectors is not None:
+            self.vectors.room = self._load_light
         self.vault_name = config.vault.name
         self.sync_lock = threading.RLock()  # one sync at a time (watcher, seals, API)
         self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
@@ -49,6 +60,7 @@ class Memory:
         self._idle.set()
         self._last_foreground = float("-inf")
         self.stopping = threading.Event()  # set when the daemon stops: background work ends
+        self._serving = False  # `serve`: DuckDB settings of a long-running process
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -60,6 +72,7 @@ class Memory:
         return cls(config, index, create_embedder(config), progress)
 
     def close(self) -> None:
+        self.leaves.close()
         self.index.close()
 
     def __enter__(self) -> Memory:
@@ -79,11 +92,63 @@ class Memory:
 
     def sync(self) -> SyncStats:
         with self.foreground(), self.sync_lock:
-            return self.syncer.sync_all()
+            stats = self.syncer.sync_all()
+            self._evict()  # a whole-vault pass read blocks the next saves do not need
+            return stats
 
     def sync_paths(self, paths: list[str]) -> SyncStats:
         with self.foreground(), self.sync_lock:
             return self.syncer.sync_paths(paths)
+
+    # -- memory of a serving process -------------------------------------------------------
+
+    def serve(self) -> None:
+        """DuckDB settings for a long-running process (the daemon): freed memory goes back to
+        the OS after each task instead of staying with DuckDB's allocator for reuse. Queries are
+        answered by the resident structures, so loading them (reads only) runs under a smaller
+        buffer pool, and the blocks loading and whole-vault syncs cached are dropped after
+        (`_evict`). Writes keep the full pool (`store.MEMORY_LIMIT`): DuckDB 1.5 can fail to roll
+        back a write transaction that ran out of memory, leaving the database unusable and an
+        ART index wrong (seen at 50k notes; a 192 MB pool once made a whole-vault reconcile fail)."""
+        with self.index.lock:
+            self.index.con.execute("SET allocator_flush_threshold = '8MB'")
+            self.index.con.execute("SET allocator_background_threads = true")
+        self._serving = True
+
+    def _load_light(self, load: Callable[[], None]) -> None:
+        """Run a resident structure's load (SELECTs only) under `LOAD_MEMORY_LIMIT` while
+        serving, once more under the full limit if it runs out of memory, then evict."""
+        if not self._serving:
+            load()
+            return
+        with self.index.lock:  # no other statement runs meanwhile: no write sees the small pool
+            try:
+                self._set_limit(LOAD_MEMORY_LIMIT)
+                try:
+                    load()
+                except duckdb.Error as exc:
+                    if not _out_of_memory(exc):
+                        raise
+                    log.info("loading ran out of memory under %s (%s); again with %s", LOAD_MEMORY_LIMIT, exc, MEMORY_LIMIT)
+                    self._set_limit(MEMORY_LIMIT)
+                    load()
+            finally:
+                self._set_limit(MEMORY_LIMIT)
+            self._evict()
+
+    def _evict(self) -> None:
+        """While serving, drop DuckDB's cached blocks (lower the pool for a moment)."""
+        if self._serving:
+            with self.index.lock:
+                self._set_limit(EVICT_LIMIT, quiet=True)
+                self._set_limit(MEMORY_LIMIT)
+
+    def _set_limit(self, limit: str, *, quiet: bool = False) -> None:
+        try:
+            with self.index.lock:
+                self.index.con.execute(f"SET memory_limit = '{limit}'")
+        except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
+            (log.debug if quiet else log.warning)("could not set DuckDB's memory limit to %s: %s", limit, exc)
 
     @contextmanager
     def foreground(self) -> Iterator[None]:
@@ -127,6 +192,7 @@ class Memory:
         if "occurrences" in self.index.tables:
             entity_graph(self.index)
             query_entities(self, "Warm Up")  # a capitalised question loads the NER model
+        self._evict()  # the blocks loading read are not needed again
 
     def enrich(self, progress: Progress | None = None, *, background: bool = False) -> dict[str, Any]:
         """Work a sync leaves for later: NER on leaves past the inline budget, then entity notes
@@ -256,6 +322,14 @@ class Memory:
             "queue": queue_status(idx),
             "problems": problems,
         }
+
+
+def _out_of_memory(exc: BaseException | None) -> bool:
+    while exc is not None:
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 class _Stopping(Exception):

@@ -9,24 +9,34 @@ pass a quarter of the rows. Results are identical to the SQL definitions in `lex
 
 from __future__ import annotations
 
-import bisect
+import contextlib
+import ctypes
 import heapq
+import json
 import math
+import os
+import sys
+import tempfile
 import threading
+import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from vaultmind.index.lexical import K1, B
+from vaultmind.index.row_ids import RowIds, id_array
 from vaultmind.index.store import Index
 
 COMPACT_SHARE = 0.25
+_BATCH = 8192  # rows per Arrow batch read from DuckDB (bigger batches raised peak memory ~100 MB at 50k notes)
 
 
 @dataclass(slots=True)
@@ -47,135 +57,149 @@ class ChangeSet:
     backfilled: bool = False  # vectors appeared for leaves older than this change
 
 
-class _Rows:
-    """Leaf ids ↔ row numbers, with tombstones.
-
-    A leaf id can live in two notes at once (a copied source note keeps its message ids):
-    such ids are remembered as shared, and removing one marks the rows `stale` — the caller
-    then reloads, since the copy that remains must keep its row."""
-
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.pos: dict[str, int] = {}
-        self.alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
-        self.shared: set[str] = set()
-        self.stale = False
-
-    def reset(self, ids: list[str]) -> None:
-        self.ids = ids
-        self.pos = {leaf_id: i for i, leaf_id in enumerate(ids)}
-        self.alive = np.ones(len(ids), dtype=bool)
-        self.shared = set() if len(self.pos) == len(ids) else {i for i, n in Counter(ids).items() if n > 1}
-        self.stale = False
-
-    def extend(self, leaf_ids: Sequence[str]) -> list[int]:
-        """Append rows for `leaf_ids` (a re-added id tombstones its old row); their row numbers."""
-        start = len(self.ids)
-        rows = []
-        self.alive = np.concatenate((self.alive, np.ones(len(leaf_ids), dtype=bool)))
-        for offset, leaf_id in enumerate(leaf_ids):
-            old = self.pos.get(leaf_id)
-            if old is not None:
-                if self.alive[old]:
-                    self.shared.add(leaf_id)  # still alive: the same id in another note
-                self.alive[old] = False
-            self.ids.append(leaf_id)
-            self.pos[leaf_id] = start + offset
-            rows.append(start + offset)
-        return rows
-
-    def remove(self, leaf_id: str) -> None:
-        i = self.pos.pop(leaf_id, None)
-        if i is not None:
-            self.alive[i] = False
-        if leaf_id in self.shared:
-            self.stale = True
-
-    @property
-    def dead_share(self) -> float:
-        return 0.0 if not self.ids else 1.0 - float(self.alive.sum()) / len(self.ids)
-
-
 _LEAF_COLUMNS = (
     "l.id, l.note_path, l.seq, l.anchor, l.text, l.ts, l.author, l.source_ref, l.message_id, l.content_hash, "
     "l.term_count, l.heading_path"
 )
 _NOTE_COLUMNS = "n.kind AS note_kind, n.title, n.source_id, coalesce(json_extract_string(n.frontmatter, '$.scope'), '') AS scope"
 LEAF_META_SQL = f"SELECT {_LEAF_COLUMNS}, {_NOTE_COLUMNS} FROM leaves l JOIN notes n ON n.path = l.note_path"
+_ADDED_SCHEMA = pa.schema(
+    [("id", pa.string()), ("note_path", pa.string()), ("seq", pa.int32()), ("author", pa.string()),
+     ("ts", pa.timestamp("us")), ("term_count", pa.int32())]
+)  # fmt: skip
 
 
 class ResidentLeaves:
-    """Every leaf's metadata and BM25 postings (k1 = 1.2, b = 0.75), held in memory.
+    """Every leaf's place, time, length and BM25 postings (k1 = 1.2, b = 0.75), held in memory.
 
-    Ranking needs no SQL round trip: lexical scores, timestamps and the rows of the top hits
-    all come from here. Rows are Arrow tables (compact; text is the bulk).
+    Ranking needs no SQL round trip: lexical scores, timestamps, places and neighbours come
+    from here, in numpy arrays (note and author as codes into small lists, postings as row and
+    term frequency arrays grouped by term). The rows of the few hits a query shows (text,
+    anchor, title, …) are read from the index by id (`rows`): texts are most of a leaf's bytes.
     """
 
     def __init__(self, index: Index):
         self.index = index
         self._lock = threading.Lock()
         self._loaded = False
-        self._rows = _Rows()
-        self._meta: list[pa.Table] = []
-        self._meta_offsets: list[int] = []
+        self._rows = RowIds()
+        self._note: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)  # code into _notes, per row
+        self._seq: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._author: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)  # code into _author_names; -1 none
+        self._notes = _Codes()
+        self._author_names = _Codes()
         self._doc_len: npt.NDArray[np.float64] = np.zeros(0)
         self._ts: npt.NDArray[np.datetime64] = np.zeros(0, dtype="datetime64[us]")
-        self._slices: dict[str, tuple[int, int]] = {}
+        self._term_code: dict[str, int] = {}
+        self._bounds: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)  # postings of term c: [c, c + 1)
         self._post_row: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-        self._post_tf: npt.NDArray[np.float64] = np.zeros(0)
+        self._post_tf: npt.NDArray[np.unsignedinteger[Any]] = np.zeros(0, dtype=np.uint8)
         self._extra: dict[str, list[tuple[int, int]]] = {}
-        self._place: list[tuple[str, int, str | None]] = []  # (note_path, seq, author) per row
+        self._place_keys: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # (note, seq) of loaded rows, sorted
+        self._place_rows: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._place_added: dict[tuple[int, int], int] = {}  # (note, seq) → row, for rows added since
         self._authors: Counter[str] = Counter()  # live leaves per author
         self._author_set: frozenset[str] | None = None
-        self._at: dict[tuple[str, int], str] = {}  # (note_path, seq) → live leaf id
+        self._store = _RowStore(index.path.parent if index.path is not None else None)
+        self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
 
     # -- loading and deltas ----------------------------------------------------------------
 
-    def _index_places(self, meta: pa.Table) -> None:
-        paths = meta.column("note_path").to_pylist()
-        seqs = meta.column("seq").to_pylist()
-        authors = meta.column("author").to_pylist()
-        ids = meta.column("id").to_pylist()
-        for path, seq, author, leaf_id in zip(paths, seqs, authors, ids, strict=True):
-            self._place.append((path, seq, author))
-            self._at[(path, seq)] = leaf_id
-        self._authors.update(a for a in authors if a)
+    def _append_meta(self, meta: pa.Table | pa.RecordBatch) -> None:
+        """Places, times and lengths of new rows (in `meta` order, already in `_rows`)."""
+        notes, who, seq, length, ts = self._columns(meta)
+        self._note = np.concatenate((self._note, notes))
+        self._author = np.concatenate((self._author, who))
+        self._seq = np.concatenate((self._seq, seq))
+        self._doc_len = np.concatenate((self._doc_len, length))
+        self._ts = np.concatenate((self._ts, ts))
+        self._authors.update(a for a in (self._author_names.names[c] for c in who.tolist() if c >= 0) if a)
         self._author_set = None
 
+    def _columns(
+        self, meta: pa.Table | pa.RecordBatch
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.datetime64]]:
+        """Note codes, author codes (-1: none), seqs, lengths and times of `meta`'s rows."""
+        return (
+            self._notes.codes(meta.column("note_path")),
+            self._author_names.codes(meta.column("author")),
+            meta.column("seq").to_numpy().astype(np.int32),
+            meta.column("term_count").to_numpy().astype(np.float64),
+            _ts_array(meta.column("ts")),
+        )
+
     def _load(self) -> None:
-        with self.index.lock:
-            meta = self.index.con.execute(LEAF_META_SQL + " ORDER BY l.id").to_arrow_table()
-            post = self.index.con.execute("SELECT term, leaf_id, tf FROM postings").to_arrow_table()
-        self._rows.reset([str(x) for x in meta.column("id").to_pylist()])
-        self._meta = [meta]
-        self._meta_offsets = [0]
-        self._place = []
-        self._at = {}
-        self._authors = Counter()
-        self._index_places(meta)
-        self._doc_len = meta.column("term_count").to_numpy().astype(np.float64)
-        self._ts = _ts_array(meta)
-        # Map leaf ids to rows and group postings by term, in numpy (faster than SQL sort + join).
-        leaf_codes = post.column("leaf_id").combine_chunks().dictionary_encode()
-        pos = self._rows.pos
-        row_of = np.array([pos.get(leaf_id, -1) for leaf_id in leaf_codes.dictionary.to_pylist()], dtype=np.int32)
-        rows = row_of[leaf_codes.indices.to_numpy(zero_copy_only=False)] if len(row_of) else np.zeros(0, np.int32)
-        terms = post.column("term").combine_chunks().dictionary_encode()
-        term_codes = terms.indices.to_numpy(zero_copy_only=False)
-        order = np.lexsort((rows, term_codes))
-        codes = term_codes[order]
-        words = terms.dictionary.to_pylist()
-        self._post_row = rows[order]
-        self._post_tf = post.column("tf").to_numpy().astype(np.float64)[order]
-        self._slices = {}
-        if len(codes):
-            bounds = np.flatnonzero(np.diff(codes)) + 1
-            starts = np.concatenate(([0], bounds))
-            ends = np.concatenate((bounds, [len(codes)]))
-            for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-                self._slices[words[codes[start]]] = (start, end)
-        self._extra = {}
+        self._rows = RowIds()
+        self._notes, self._author_names = _Codes(), _Codes()
+        self._extra, self._place_added = {}, {}
+        self._store.clear()
+        parts: list[tuple[npt.NDArray[Any], ...]] = []
+        with self.index.lock:  # streamed: each batch's rows go to the row store as JSON
+            reader = self.index.con.execute(  # in any order: the rows know their ids
+                "SELECT m.id, m.note_path, m.seq, m.author, m.ts, m.term_count, to_json(m)::VARCHAR AS row "
+                f"FROM ({LEAF_META_SQL}) m"
+            ).to_arrow_reader(_BATCH)
+            for batch in reader:
+                self._store.append_column(batch.column(6))
+                parts.append((id_array(batch.column(0)), *self._columns(batch)))
+            empty = (np.zeros(0, dtype="S1"), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
+                     np.zeros(0), np.zeros(0, dtype="datetime64[us]"))  # fmt: skip
+            keys, notes, who, seq, length, ts = (np.concatenate(c) for c in zip(*parts, strict=True)) if parts else empty
+            del parts
+            order = np.argsort(keys, kind="stable")  # rows in id order: lookups need no second copy
+            if not bool((order == np.arange(len(order))).all()):
+                keys, notes, who, seq, length, ts = (a[order] for a in (keys, notes, who, seq, length, ts))
+                self._store.reorder(order)
+            self._rows.reset(keys)
+            self._note, self._author, self._seq, self._doc_len, self._ts = notes, who, seq, length, ts
+            counts = np.bincount(who[who >= 0], minlength=len(self._author_names.names))
+            names = self._author_names.names
+            self._authors = Counter({name: n for name, n in zip(names, counts.tolist(), strict=True) if n and name})
+            self._author_set = None
+            self._load_postings()
+        places = (self._note.astype(np.int64) << 32) | (self._seq.astype(np.int64) & 0xFFFFFFFF)
+        self._place_rows = np.argsort(places, kind="stable")
+        self._place_keys = places[self._place_rows]
         self._loaded = True
+        release_freed_memory()
+
+    def _load_postings(self) -> None:
+        """Postings grouped by term, in two streamed passes: DuckDB counts each term's
+        postings, then every posting is written to its term's slot of two preallocated arrays
+        (its leaf's row found here, by id). DuckDB only scans; neither it nor this process ever
+        holds the table at once."""
+        con = self.index.con
+        counts = con.execute(
+            "SELECT term, count(*) AS n, max(tf) AS top FROM postings GROUP BY term ORDER BY term"
+        ).to_arrow_table()
+        words = counts.column("term").to_pylist()
+        codes = {word: code for code, word in enumerate(words)}
+        bounds = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum(counts.column("n").to_numpy(), out=bounds[1:])
+        top = int(counts.column("top").to_numpy().max()) if len(words) else 0
+        post_row = np.full(int(bounds[-1]), -1, dtype=np.int32)
+        post_tf = np.zeros(int(bounds[-1]), dtype=_narrow(np.array([top])).dtype)
+        fill = bounds[:-1].copy()  # next free slot of each term
+        for batch in con.execute("SELECT term, leaf_id, tf FROM postings").to_arrow_reader(8 * _BATCH):
+            term = batch.column(0).dictionary_encode()
+            local = np.array([codes[w] for w in term.dictionary.to_pylist()], dtype=np.int64)
+            code = local[term.indices.to_numpy(zero_copy_only=False)]
+            order = np.argsort(code, kind="stable")
+            grouped = code[order]
+            slot = fill[grouped] + np.arange(len(grouped)) - np.searchsorted(grouped, grouped)
+            post_row[slot] = self._rows.find_keys(id_array(batch.column(1)))[order]
+            post_tf[slot] = batch.column(2).to_numpy(zero_copy_only=False)[order]
+            fill += np.bincount(code, minlength=len(fill))
+        if not np.array_equal(fill, bounds[1:]):
+            raise RuntimeError("the postings changed while they were loaded")
+        known = post_row >= 0
+        if not known.all():  # postings of leaves without a note (not loaded): dropped
+            kept = np.add.reduceat(known.astype(np.int64), bounds[:-1]) if len(words) else np.zeros(0, np.int64)
+            bounds = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
+            post_row, post_tf = post_row[known], post_tf[known]
+        self._term_code = codes
+        self._bounds = bounds
+        self._post_row, self._post_tf = post_row, post_tf
 
     def apply(self, change: ChangeSet) -> None:
         with self._lock:
@@ -183,10 +207,10 @@ class ResidentLeaves:
                 self._loaded = False
                 return
             for leaf_id in change.removed:
-                i = self._rows.pos.get(leaf_id)
-                author = self._place[i][2] if i is not None and self._rows.alive[i] else None
-                if author:
-                    self._authors[author] -= 1
+                i = self._rows.row(leaf_id)
+                code = int(self._author[i]) if i is not None else -1
+                if code >= 0 and self._author_names.names[code]:
+                    self._authors[self._author_names.names[code]] -= 1
                     self._author_set = None
                 self._rows.remove(leaf_id)
             if self._rows.stale:  # a removed id lives on in another note: reload
@@ -198,22 +222,21 @@ class ResidentLeaves:
                 self._loaded = False
 
     def _add(self, added: Sequence[LeafDelta]) -> None:
-        meta = self._meta_of([leaf.leaf_id for leaf in added])
+        found = self._meta_of([leaf.leaf_id for leaf in added])
+        self._store.append_rows(found)
+        meta = pa.Table.from_pylist(found, schema=_ADDED_SCHEMA)
         by_id = {leaf.leaf_id: leaf for leaf in added}
-        self._meta_offsets.append(len(self._rows.ids))
-        self._meta.append(meta)
         new_ids = [str(x) for x in meta.column("id").to_pylist()]
         new_rows = self._rows.extend(new_ids)
-        self._index_places(meta)
+        self._append_meta(meta)
         for leaf_id, row in zip(new_ids, new_rows, strict=True):
+            self._place_added[(int(self._note[row]), int(self._seq[row]))] = row
             for term, tf in by_id[leaf_id].counts.items():
                 self._extra.setdefault(term, []).append((row, tf))
-        self._doc_len = np.concatenate((self._doc_len, meta.column("term_count").to_numpy().astype(np.float64)))
-        self._ts = np.concatenate((self._ts, _ts_array(meta)))
 
-    def _meta_of(self, leaf_ids: list[str]) -> pa.Table:
-        """`LEAF_META_SQL` rows of a few leaves: the leaves, then their notes, in two lookups
-        (one join over the whole index cost a scan of every note's front matter)."""
+    def _meta_of(self, leaf_ids: list[str]) -> list[dict[str, Any]]:
+        """`LEAF_META_SQL` rows of a few leaves, in id order: the leaves, then their notes, in
+        two lookups (one join over the whole index cost a scan of every note's front matter)."""
         with self.index.lock:
             leaves = self.index.con.execute(
                 f"SELECT {_LEAF_COLUMNS} FROM leaves l WHERE l.id IN (SELECT unnest(string_split(?, chr(31)))) ORDER BY l.id",
@@ -231,12 +254,11 @@ class ResidentLeaves:
             note = by_path.get(row["note_path"])
             if note is not None:  # the inner join of LEAF_META_SQL
                 rows.append({**row, **dict(zip(names, note, strict=True))})
-        schema = self._meta[0].schema if self._meta else None
-        return pa.Table.from_pylist(rows, schema=schema)
+        return rows
 
     def _ensure(self) -> None:
         if not self._loaded:
-            self._load()
+            self.room(self._load)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -250,7 +272,7 @@ class ResidentLeaves:
             if n == 0 or not unique:
                 return []
             avgdl = max(float(self._doc_len[alive].mean()), 1.0)
-            scores = np.zeros(len(self._rows.ids))
+            scores = np.zeros(len(self._rows))
             for term in unique:
                 rows, tfs = self._postings(term)
                 keep = alive[rows]
@@ -266,8 +288,8 @@ class ResidentLeaves:
                 return []
             k = min(limit, len(hit))
             top = hit[np.argpartition(-scores[hit], k - 1)[:k]] if len(hit) > k else hit
-            ids = self._rows.ids
-            ranked = sorted(top.tolist(), key=lambda i: (-float(scores[i]), ids[i]))
+            ids = {i: self._rows.id_of(i) for i in top.tolist()}
+            ranked = sorted(ids, key=lambda i: (-float(scores[i]), ids[i]))
             return [(ids[i], float(scores[i])) for i in ranked]
 
     def document_frequency(self, term: str) -> tuple[int, int]:
@@ -289,42 +311,50 @@ class ResidentLeaves:
     def times(self, leaf_ids: Sequence[str]) -> dict[str, datetime]:
         with self._lock:
             self._ensure()
-            pos = self._rows.pos
-            found = [(leaf_id, pos[leaf_id]) for leaf_id in leaf_ids if leaf_id in pos]
-            if not found:
+            rows = self._rows.find(leaf_ids)
+            known = rows >= 0
+            if not known.any():
                 return {}
-            stamps = self._ts[np.fromiter((i for _, i in found), dtype=np.int64, count=len(found))]
-            values = stamps.astype("datetime64[us]").tolist()  # datetime objects, None for NaT
-            return {leaf_id: when for (leaf_id, _), when in zip(found, values, strict=True) if when is not None}
+            values = self._ts[rows[known]].astype("datetime64[us]").tolist()  # datetime objects, None for NaT
+            found = [leaf_id for leaf_id, k in zip(leaf_ids, known.tolist(), strict=True) if k]
+            return {leaf_id: when for leaf_id, when in zip(found, values, strict=True) if when is not None}
 
     def places(self, leaf_ids: Sequence[str]) -> dict[str, tuple[str, int, str | None]]:
         """(note_path, seq, author) of live leaves, by id."""
         with self._lock:
             self._ensure()
-            out = {}
-            for leaf_id in leaf_ids:
-                i = self._rows.pos.get(leaf_id)
-                if i is not None and self._rows.alive[i]:
-                    out[leaf_id] = self._place[i]
-            return out
+            rows = self._rows.find(leaf_ids)
+            known = np.flatnonzero(rows >= 0)
+            live = rows[known]
+            notes, authors = self._notes.names, self._author_names.names
+            return {
+                leaf_ids[k]: (notes[note], seq, authors[who] if who >= 0 else None)
+                for k, note, seq, who in zip(
+                    known.tolist(), self._note[live].tolist(), self._seq[live].tolist(), self._author[live].tolist(),
+                    strict=True,
+                )
+            }
 
     def neighbours(self, leaf_id: str, span: int = 1) -> list[str]:
         """Live leaves right before and after `leaf_id` in the same note (conversation context)."""
         with self._lock:
             self._ensure()
-            i = self._rows.pos.get(leaf_id)
+            i = self._rows.row(leaf_id)
             if i is None:
                 return []
-            path, seq, _ = self._place[i]
+            note, seq = int(self._note[i]), int(self._seq[i])
             out = []
             for other in range(seq - span, seq + span + 1):
                 if other == seq:
                     continue
-                found = self._at.get((path, other))
-                if found is not None and self._rows.pos.get(found) is not None:
-                    j = self._rows.pos[found]
-                    if self._rows.alive[j]:
-                        out.append(found)
+                j = self._place_added.get((note, other))
+                if j is None or not self._rows.alive[j]:
+                    key = (note << 32) | (other & 0xFFFFFFFF)
+                    at = int(np.searchsorted(self._place_keys, key, side="right")) - 1
+                    found = at >= 0 and int(self._place_keys[at]) == key
+                    j = int(self._place_rows[at]) if found else None
+                if j is not None and self._rows.alive[j]:
+                    out.append(self._rows.id_of(j))
             return out
 
     def in_window(self, start: datetime, end: datetime, limit: int) -> list[str]:
@@ -336,38 +366,49 @@ class ResidentLeaves:
             lo, hi = np.datetime64(start, "us"), np.datetime64(end, "us")
             ts = self._ts  # NaT compares False: rows without a time drop out
             rows = np.flatnonzero(self._rows.alive & (ts >= lo) & (ts < hi))
-            ids = self._rows.ids
+            id_of = self._rows.id_of
             if len(rows) > limit:  # the `limit` earliest; among rows tied at the cut, the lowest ids
                 cut = np.partition(ts[rows], limit - 1)[limit - 1]
                 before = rows[ts[rows] < cut]
                 tied = rows[ts[rows] == cut].tolist()
-                keep = np.array(heapq.nsmallest(limit - len(before), tied, key=ids.__getitem__), dtype=np.int64)
+                keep = np.array(heapq.nsmallest(limit - len(before), tied, key=id_of), dtype=np.int64)
                 rows = np.concatenate((before, keep))
-            order = sorted(rows.tolist(), key=lambda i: (ts[i], ids[i]))
+            ids = {i: id_of(i) for i in rows.tolist()}
+            order = sorted(ids, key=lambda i: (ts[i], ids[i]))
             return [ids[i] for i in order]
 
     def rows(self, leaf_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Metadata rows (as dicts) of live leaves, by id; unknown ids are absent."""
+        """Metadata rows (as dicts, the columns of `LEAF_META_SQL`) of live leaves, by id;
+        unknown ids are absent. Read from the row store (a few reads per query)."""
         with self._lock:
             self._ensure()
-            wanted: dict[int, list[tuple[str, int]]] = {}  # meta part → [(leaf id, row in part)]
-            for leaf_id in leaf_ids:
-                i = self._rows.pos.get(leaf_id)
-                if i is None or not self._rows.alive[i]:
-                    continue
-                part = bisect.bisect_right(self._meta_offsets, i) - 1
-                wanted.setdefault(part, []).append((leaf_id, i - self._meta_offsets[part]))
-            out: dict[str, dict[str, Any]] = {}
-            for part, items in wanted.items():
-                picked = self._meta[part].take([local for _, local in items]).to_pylist()
-                for (leaf_id, _), row in zip(items, picked, strict=True):
-                    out[leaf_id] = row
-            return {leaf_id: out[leaf_id] for leaf_id in leaf_ids if leaf_id in out}
+            found = self._rows.find(leaf_ids).tolist()
+            return {leaf_id: self._store.row(i) for leaf_id, i in zip(leaf_ids, found, strict=True) if i >= 0}
+
+    def close(self) -> None:
+        with self._lock:
+            self._store.close()
+            self._loaded = False
+
+    def memory(self) -> dict[str, int]:
+        """Bytes held, by part (numpy arrays; Python containers estimated per entry)."""
+        with self._lock:
+            arrays = (self._note, self._seq, self._author, self._doc_len, self._ts, self._place_keys, self._place_rows)
+            return {
+                "ids": self._rows.nbytes,
+                "places_times": sum(a.nbytes for a in arrays) + self._store.nbytes,
+                "postings": self._post_row.nbytes + self._post_tf.nbytes + self._bounds.nbytes
+                + 120 * len(self._term_code) + 100 * sum(len(v) for v in self._extra.values()),
+                "names": 120 * (len(self._notes.names) + len(self._author_names.names)),
+            }  # fmt: skip
 
     def _postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
-        span = self._slices.get(term)
-        rows = self._post_row[span[0] : span[1]] if span else np.zeros(0, dtype=np.int32)
-        tfs = self._post_tf[span[0] : span[1]] if span else np.zeros(0)
+        code = self._term_code.get(term)
+        if code is not None:
+            start, end = int(self._bounds[code]), int(self._bounds[code + 1])
+            rows, tfs = self._post_row[start:end], self._post_tf[start:end].astype(np.float64)
+        else:
+            rows, tfs = np.zeros(0, dtype=np.int32), np.zeros(0)
         extra = self._extra.get(term)
         if extra:
             rows = np.concatenate((rows, np.array([r for r, _ in extra], dtype=np.int32)))
@@ -375,220 +416,136 @@ class ResidentLeaves:
         return rows, tfs
 
 
-def _ts_array(meta: pa.Table) -> npt.NDArray[np.datetime64]:
-    column = meta.column("ts").combine_chunks().cast(pa.timestamp("us"))
-    out: npt.NDArray[np.datetime64] = column.to_numpy(zero_copy_only=False).astype("datetime64[us]")
-    return out
+class _RowStore:
+    """Each leaf's `LEAF_META_SQL` row as JSON in an unnamed temporary file next to the index
+    (deleted by the OS when the process ends), read back by offset: the rows of a whole vault
+    stay on disk (the page cache, not this process's memory) and a hit's row costs one read.
+    Row i of the resident structures is record i here; rows are only appended, a reload
+    starts the file over."""
 
+    def __init__(self, folder: Path | None):
+        self._folder = folder
+        self._file: IO[bytes] | None = None
+        self._start: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._size: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._end = 0
 
-class ResidentVectors:
-    """Leaf vectors of one model (float32); cosine search, by an inverted file at scale.
+    def _fd(self) -> int:
+        if self._file is None:
+            folder = self._folder if self._folder is not None and self._folder.is_dir() else None
+            # held open for the store's life (closed by `close` or when the store goes), hence no `with`
+            self._file = tempfile.TemporaryFile(prefix="vaultmind-rows-", dir=folder)  # noqa: SIM115
+            weakref.finalize(self, self._file.close)
+        return self._file.fileno()
 
-    Up to `EXACT_BELOW` live vectors every query is scored against all of them (one matrix
-    product). Above, the vectors are clustered once (spherical k-means on a sample, a fixed
-    seed, √N clusters) and a query scores exactly the vectors of the clusters whose centroids
-    are nearest (about `PROBE_SHARE` of the rows) plus every vector added since the
-    clustering. The result is deterministic; the walk benchmark reports its recall against a
-    full scan (`dense_recall_at_100`). The clustering is redone once the vectors added since
-    pass a quarter of the rows.
-    """
+    def clear(self) -> None:
+        if self._file is not None:
+            self._file.truncate(0)
+        self._start, self._size = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        self._end = 0
 
-    EXACT_BELOW = 150_000  # a full scan of 150k × 256 floats costs about 10 ms on one core
-    PROBE_SHARE = 0.10  # of the rows, in the nearest clusters
-    MIN_PROBE = 8
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self.clear()
 
-    def __init__(self, index: Index, model_id: str):
-        self.index = index
-        self.model_id = model_id
-        self._lock = threading.Lock()
-        self._loaded = False
-        self._rows = _Rows()
-        self._chunks: list[npt.NDArray[np.float32]] = []
-        self._matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
-        self._ivf: _Clusters | None = None
-
-    def _load(self) -> None:
-        ids: list[str] = []
-        blocks: list[npt.NDArray[np.float32]] = []
-        with self.index.lock:  # streamed in batches: never the whole result twice in memory
-            reader = self.index.con.execute(
-                """
-                SELECT l.id, e.vec FROM leaves l
-                JOIN embeddings e ON e.content_hash = l.content_hash AND e.model = ?
-                ORDER BY l.id
-                """,
-                [self.model_id],
-            ).to_arrow_reader(65_536)
-            for batch in reader:
-                ids.extend(str(x) for x in batch.column(0).to_pylist())
-                blocks.append(_matrix_of(batch.column(1)))
-        self._rows.reset(ids)
-        blocks = [b for b in blocks if b.size]
-        self._matrix = np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
-        self._chunks = []
-        self._ivf = None
-        self._loaded = True
-
-    def apply(self, change: ChangeSet) -> None:
-        with self._lock:
-            if change.reset or change.backfilled or not self._loaded:
-                self._loaded = False
-                return
-            for leaf_id in change.removed:
-                self._rows.remove(leaf_id)
-            if self._rows.stale:  # a removed id lives on in another note: reload
-                self._loaded = False
-                return
-            if change.added:
-                self._add(change.added)
-            if self._rows.dead_share > COMPACT_SHARE:
-                self._loaded = False
-
-    def _add(self, added: Sequence[LeafDelta]) -> None:
-        hashes = sorted({leaf.content_hash for leaf in added})
-        with self.index.lock:  # by content hash: no join with the leaves
-            table = self.index.con.execute(
-                """SELECT content_hash, vec FROM embeddings
-                   WHERE model = ? AND content_hash IN (SELECT unnest(string_split(?, chr(31))))""",
-                [self.model_id, "\x1f".join(hashes)],
-            ).to_arrow_table()
-        if table.num_rows == 0:
+    def append_column(self, column: pa.Array | pa.ChunkedArray) -> None:
+        """Append the records of a string column (JSON objects), straight from its buffers."""
+        array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        if len(array) == 0:
             return
-        matrix = _matrix_of(table.column("vec"))
-        row_of = {h: i for i, h in enumerate(table.column("content_hash").to_pylist())}
-        fresh = sorted((leaf.leaf_id, row_of[leaf.content_hash]) for leaf in added if leaf.content_hash in row_of)
-        self._rows.extend([leaf_id for leaf_id, _ in fresh])
-        self._chunks.append(matrix[[i for _, i in fresh]])
+        if pa.types.is_large_string(array.type) or pa.types.is_string_view(array.type):
+            array = array.cast(pa.large_string())
+            wide = True
+        else:
+            wide = False
+        offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32)
+        offsets = offsets[array.offset : array.offset + len(array) + 1].astype(np.int64)
+        data = memoryview(array.buffers()[2])[int(offsets[0]) : int(offsets[-1])]
+        self._write(bytes(data) if not data.contiguous else data, offsets - offsets[0])
 
-    def _ready(self) -> None:
-        if not self._loaded:
-            self._load()
-        if self._chunks and (len(self._chunks) > 64 or sum(len(c) for c in self._chunks) > len(self._matrix) // 20):
-            self._merge()
-        live = int(self._rows.alive.sum())
-        if live < self.EXACT_BELOW:
-            self._ivf = None
-        elif self._ivf is None or len(self._matrix) - self._ivf.size > self._ivf.size // 4:
-            self._ivf = _Clusters.build(self._matrix, self._rows.alive)
+    def reorder(self, order: npt.NDArray[np.int64]) -> None:
+        """Record i becomes record order[i] (the file stays as it is)."""
+        self._start, self._size = self._start[order], self._size[order]
 
-    def _merge(self) -> None:
-        """Fold the vectors added since the last merge into the matrix (a copy of it: done once
-        they pass 5 % of it, not on every save)."""
-        parts = [m for m in (self._matrix, *self._chunks) if m.size]
-        self._matrix = np.vstack(parts) if parts else self._matrix
-        self._chunks = []
+    def append_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        encoded = [json.dumps(row, ensure_ascii=False, separators=(",", ":"), default=str).encode() for row in rows]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+        self._write(b"".join(encoded), offsets)
 
-    def search(self, query: npt.NDArray[np.float32], limit: int) -> list[tuple[str, float]]:
-        """[(leaf_id, cosine)] best first; ties broken by id for determinism."""
-        with self._lock:
-            self._ready()
-            if self._chunks and self._matrix.size == 0:
-                self._merge()
-            if not self._rows.ids or limit <= 0 or self._matrix.size == 0:
-                return []
-            q = query.astype(np.float32)
-            base = len(self._matrix)
-            alive = self._rows.alive
-            if self._ivf is None or limit > 1000:
-                # One product over the whole matrix, dead rows dropped after: gathering the
-                # live rows first would copy the matrix on every query (≈ 7× slower).
-                rows = np.flatnonzero(alive[:base])
-                scores = self._matrix @ q
-                if len(rows) < base:
-                    scores = scores[rows]
-            else:
-                rows = self._ivf.probe(q, base, self.PROBE_SHARE, self.MIN_PROBE)
-                rows = rows[alive[rows]]
-                scores = _scores(self._matrix, rows, q)
-            if self._chunks:  # vectors added since the last merge: all scored
-                tail = np.concatenate(self._chunks)
-                tail_rows = np.arange(base, base + len(tail))
-                keep = alive[tail_rows]
-                rows = np.concatenate((rows, tail_rows[keep]))
-                scores = np.concatenate((scores, tail[keep] @ q))
-            k = min(limit, len(rows))
-            if k <= 0:
-                return []
-            top = np.argpartition(-scores, k - 1)[:k] if len(rows) > k else np.arange(len(rows))
-            ids = self._rows.ids
-            order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), ids[rows[i]]))
-            return [(ids[rows[i]], float(scores[i])) for i in order]
+    def _write(self, data: bytes | memoryview, offsets: npt.NDArray[np.int64]) -> None:
+        fd = self._fd()
+        written = 0
+        while written < len(data):
+            written += os.pwrite(fd, data[written:], self._end + written)
+        self._start = np.concatenate((self._start, self._end + offsets[:-1]))
+        self._size = np.concatenate((self._size, np.diff(offsets)))
+        self._end += len(data)
 
     @property
-    def size(self) -> int:
-        with self._lock:
-            if not self._loaded:
-                self._load()
-            return int(self._rows.alive.sum())
+    def nbytes(self) -> int:
+        """Bytes held in memory (the offsets; the rows themselves are in the file)."""
+        return self._start.nbytes + self._size.nbytes
+
+    def row(self, i: int) -> dict[str, Any]:
+        size = int(self._size[i])
+        data = os.pread(self._fd(), size, int(self._start[i]))
+        row: dict[str, Any] = json.loads(data)
+        if row.get("ts") is not None:
+            row["ts"] = datetime.fromisoformat(row["ts"])
+        return row
 
 
-def _scores(matrix: npt.NDArray[np.float32], rows: npt.NDArray[np.intp], q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Cosines of `rows` of `matrix` (unit vectors) with `q`, gathered in blocks (the copy of a
-    block stays small)."""
-    out = np.empty(len(rows), dtype=np.float32)
-    step = 16_384
-    for start in range(0, len(rows), step):
-        out[start : start + step] = matrix[rows[start : start + step]] @ q
+class _Codes:
+    """Distinct strings (note paths, authors) numbered in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._code: dict[str, int] = {}
+
+    def code(self, name: str) -> int:
+        found = self._code.get(name)
+        if found is None:
+            found = self._code[name] = len(self.names)
+            self.names.append(name)
+        return found
+
+    def codes(self, column: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.int32]:
+        """The code of each value of a string column (-1 for null), through its dictionary: one
+        Python call per distinct value, not per row."""
+        array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        encoded = array.dictionary_encode()
+        mapping = np.array([*(self.code(v) for v in encoded.dictionary.to_pylist()), -1], dtype=np.int32)
+        indices = pc.fill_null(encoded.indices, len(mapping) - 1).to_numpy(zero_copy_only=False)
+        codes: npt.NDArray[np.int32] = mapping[indices]
+        return codes
+
+
+def _narrow(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Non-negative integers in the smallest unsigned type that holds them."""
+    top = int(values.max()) if len(values) else 0
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if top <= np.iinfo(dtype).max and (not len(values) or int(values.min()) >= 0):
+            return values.astype(dtype)
+    return values.astype(np.int64)
+
+
+def _ts_array(column: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.datetime64]:
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    out: npt.NDArray[np.datetime64] = array.cast(pa.timestamp("us")).to_numpy(zero_copy_only=False).astype("datetime64[us]")
     return out
 
 
-@dataclass(slots=True)
-class _Clusters:
-    """An inverted file: k-means centroids and, per cluster, its rows (compressed)."""
-
-    centroids: npt.NDArray[np.float32]
-    starts: npt.NDArray[np.int64]
-    members: npt.NDArray[np.int64]
-    size: int  # rows of the matrix when it was built; later rows are the exact tail
-
-    @classmethod
-    def build(cls, matrix: npt.NDArray[np.float32], alive: npt.NDArray[np.bool_], iterations: int = 8) -> _Clusters:
-        rows = np.flatnonzero(alive)
-        count = max(16, int(math.sqrt(len(rows))))
-        rng = np.random.default_rng(0)
-        sample_rows = np.sort(rng.choice(rows, size=min(len(rows), 32 * count), replace=False))
-        sample = matrix[sample_rows]
-        centroids = sample[np.sort(rng.choice(len(sample), size=count, replace=False))].copy()
-        for _ in range(iterations):  # spherical k-means on the sample
-            assign = np.argmax(sample @ centroids.T, axis=1)
-            sums = np.zeros_like(centroids)
-            np.add.at(sums, assign, sample)
-            norms = np.linalg.norm(sums, axis=1, keepdims=True)
-            keep = norms[:, 0] > 0
-            centroids[keep] = sums[keep] / norms[keep]
-        labels = np.empty(len(rows), dtype=np.int64)
-        for start in range(0, len(rows), 16_384):  # every live row to its nearest centroid
-            block = matrix[rows[start : start + 16_384]]
-            labels[start : start + len(block)] = np.argmax(block @ centroids.T, axis=1)
-        order = np.argsort(labels, kind="stable")
-        starts = np.searchsorted(labels[order], np.arange(count + 1)).astype(np.int64)
-        return cls(centroids, starts, rows[order].astype(np.int64), len(matrix))
-
-    def probe(self, q: npt.NDArray[np.float32], total: int, share: float, minimum: int) -> npt.NDArray[np.intp]:
-        """Rows of the clusters nearest `q` — at least `minimum` clusters, then more until they
-        hold `share` of the rows (clusters differ a lot in size) — plus the unclustered tail
-        (rows ≥ `size`)."""
-        order = np.argsort(-(self.centroids @ q), kind="stable")
-        sizes = np.diff(self.starts)[order]
-        enough = int(np.searchsorted(np.cumsum(sizes), share * self.size)) + 1
-        best = order[: min(len(order), max(minimum, enough))]
-        parts = [self.members[self.starts[c] : self.starts[c + 1]] for c in np.sort(best).tolist()]
-        parts.append(np.arange(self.size, total, dtype=np.int64))
-        return np.sort(np.concatenate(parts)).astype(np.intp)
+def run_load(load: Callable[[], None]) -> None:
+    load()
 
 
-def _matrix_of(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.float32]:
-    """Little-endian float32 blobs of equal length as one matrix (read from the Arrow buffers,
-    without a Python object per vector)."""
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    n = len(array)
-    if n == 0:
-        return np.zeros((0, 0), dtype=np.float32)
-    wide = pa.types.is_large_binary(array.type)
-    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32)[array.offset : array.offset + n + 1]
-    lengths = np.diff(offsets)
-    if array.null_count or not (lengths == lengths[0]).all():  # mixed dimensions: only after a model mix-up
-        blobs = [b for b in array.to_pylist() if b]
-        return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).copy()
-    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    return data.view("<f4").reshape(n, int(lengths[0]) // 4).astype(np.float32, copy=True)
+def release_freed_memory() -> None:
+    """Hand the C heap's free pages back to the OS (glibc only; elsewhere nothing happens).
+    Loading leaves many freed temporaries of a few MB on the heap, which glibc keeps by
+    default: about 100 MB at 86k leaves."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).malloc_trim(0)

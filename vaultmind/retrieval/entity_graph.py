@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from vaultmind.index.row_ids import RowIds, id_array
 from vaultmind.index.store import Index
 
 _FINGERPRINT_SQL = """
@@ -33,19 +34,23 @@ class EntityGraph:
         ent = occurrences.column("entity_id").combine_chunks().dictionary_encode()
         leaf = occurrences.column("leaf_id").combine_chunks().dictionary_encode()
         self.entity_ids: list[str] = ent.dictionary.to_pylist()
-        self.leaf_ids: list[str] = leaf.dictionary.to_pylist()
         self._entity_code = {e: i for i, e in enumerate(self.entity_ids)}
-        self._leaf_code = {leaf_id: i for i, leaf_id in enumerate(self.leaf_ids)}
-        self._leaf_rank = np.empty(len(self.leaf_ids), dtype=np.int64)  # position in id order
-        self._leaf_rank[np.argsort(np.array(self.leaf_ids, dtype=object), kind="stable")] = np.arange(len(self.leaf_ids))
+        # Leaf ids (hundreds of thousands) as one sorted bytes array, a leaf's code its position:
+        # code order is id order, and no Python string or dict entry per leaf.
+        keys = id_array(leaf.dictionary)
+        order = np.argsort(keys, kind="stable")
+        renumber = np.empty(len(keys), dtype=np.int32)
+        renumber[order] = np.arange(len(keys), dtype=np.int32)
+        self._leaf_keys = RowIds()
+        self._leaf_keys.reset(keys[order])
         e = ent.indices.to_numpy(zero_copy_only=False).astype(np.int32)
-        lf = leaf.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        lf = renumber[leaf.indices.to_numpy(zero_copy_only=False)] if len(renumber) else np.zeros(0, dtype=np.int32)
         pairs = np.unique(np.stack((e, lf), axis=1), axis=0) if len(e) else np.zeros((0, 2), np.int32)
         e, lf = pairs[:, 0], pairs[:, 1]  # sorted by entity, then leaf
         self._e_start = np.searchsorted(e, np.arange(len(self.entity_ids) + 1)).astype(np.int64)
         self._e_leaves = lf.copy()
         order = np.lexsort((e, lf))
-        self._l_start = np.searchsorted(lf[order], np.arange(len(self.leaf_ids) + 1)).astype(np.int64)
+        self._l_start = np.searchsorted(lf[order], np.arange(len(self._leaf_keys) + 1)).astype(np.int64)
         self._l_entities = e[order].copy()
         self._adjacent: dict[str, dict[str, float]] = {}
         for a, b, w in zip(
@@ -68,15 +73,14 @@ class EntityGraph:
         out: dict[str, set[str]] = {}
         for entity_id in entity_ids:
             for code in self._leaf_codes(entity_id).tolist():
-                out.setdefault(self.leaf_ids[code], set()).add(entity_id)
+                out.setdefault(self._leaf_keys.id_of(code), set()).add(entity_id)
         return out
 
     def entities_of(self, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
         """Leaf id → the entities it mentions, sorted (leaves without any are absent)."""
         out: dict[str, list[str]] = {}
-        for leaf_id in leaf_ids:
-            code = self._leaf_code.get(leaf_id)
-            if code is None:
+        for leaf_id, code in zip(leaf_ids, self._leaf_keys.find(leaf_ids).tolist(), strict=True):
+            if code < 0:
                 continue
             codes = self._l_entities[self._l_start[code] : self._l_start[code + 1]]
             out[leaf_id] = sorted(self.entity_ids[c] for c in codes.tolist())
@@ -106,8 +110,9 @@ class EntityGraph:
         first = np.ones(len(codes), dtype=bool)
         first[1:] = codes[1:] != codes[:-1]
         codes, weights = codes[first], weights[first]
-        top = np.lexsort((self._leaf_rank[codes], -weights))[:limit]  # ties: by leaf id
-        return [(self.leaf_ids[c], float(w)) for c, w in zip(codes[top].tolist(), weights[top].tolist(), strict=True)]
+        top = np.lexsort((codes, -weights))[:limit]  # ties: by leaf id (codes are in id order)
+        id_of = self._leaf_keys.id_of
+        return [(id_of(c), float(w)) for c, w in zip(codes[top].tolist(), weights[top].tolist(), strict=True)]
 
     def _leaf_codes(self, entity_id: str) -> npt.NDArray[np.int32]:
         code = self._entity_code.get(entity_id)

@@ -1,0 +1,152 @@
+"""The compact resident representations: ids in one bytes array, leaf rows read back from the
+row store, int8 vectors above `EXACT_BELOW`, and the serving process's DuckDB memory limit."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves
+from vaultmind.index.resident_vectors import ResidentVectors, _quantize
+from vaultmind.index.row_ids import RowIds
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+WORDS = ["otter", "river", "budget", "harbor", "lantern", "copper", "meadow", "falcon", "summit", "violet"]
+
+
+def _note(rng: random.Random) -> str:
+    paras = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(rng.randint(1, 4))]
+    return "# Note\n\n" + "\n\n".join(paras) + "\n"
+
+
+def _sql_rows(memory: Memory) -> dict[str, dict[str, object]]:
+    table = memory.index.con.execute(LEAF_META_SQL).to_arrow_table()
+    return {row["id"]: row for row in table.to_pylist()}
+
+
+def test_rows_read_back_equal_the_index_after_edits_renames_and_deletes(vault: Path) -> None:
+    rng = random.Random(11)
+    for i in range(10):
+        write(vault, f"n{i}.md", _note(rng))
+    meta = SourceMeta("chat", "slack:acme/general", "slack/acme/general", "general")
+    messages = [Message(f"m{i}", "@bob", f"2024-03-04T09:0{i}:00Z", f"launch budget é {i}") for i in range(5)]
+    write(vault, "sources/chat/a.md", render_source_note(meta, messages))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert memory.leaves.rows(list(_sql_rows(memory))) == _sql_rows(memory)  # loads the store
+        for step in range(25):
+            existing = sorted(p.relative_to(vault).as_posix() for p in vault.glob("*.md"))
+            op = rng.choice(["add", "edit", "rename", "delete"])
+            name = rng.choice(existing) if existing else f"new{step}.md"
+            if op == "add" or not existing:
+                name = f"new{step}.md"
+                write(vault, name, _note(rng))
+                changed = [name]
+            elif op == "edit":
+                write(vault, name, _note(rng))
+                changed = [name]
+            elif op == "rename":
+                target = f"renamed{step}.md"
+                (vault / name).rename(vault / target)
+                changed = [name, target]
+            else:
+                (vault / name).unlink()
+                changed = [name]
+            memory.sync_paths(changed)
+            expected = _sql_rows(memory)
+            asked = [*expected, "no-such-leaf", "é" * 40]
+            assert memory.leaves.rows(asked) == expected
+        fresh = ResidentLeaves(memory.index)
+        try:
+            assert fresh.rows(list(expected)) == expected
+            ids = sorted(expected)
+            assert memory.leaves.places(ids) == fresh.places(ids)
+            assert memory.leaves.times(ids) == fresh.times(ids)
+            assert {i: memory.leaves.neighbours(i) for i in ids} == {i: fresh.neighbours(i) for i in ids}
+        finally:
+            fresh.close()
+
+
+def test_row_ids_found_in_any_load_order_and_after_appends() -> None:
+    rows = RowIds()
+    ids = ["b-2", "a-1", "ccc-3", "é-4", "a-1"]  # unsorted, one non-ASCII, one loaded twice
+    rows.reset(ids)
+    assert rows.shared == {"a-1"}
+    assert rows.find(["a-1", "b-2", "ccc-3", "é-4", "zz", "ccc-3-longer-than-any"]).tolist() == [4, 0, 2, 3, -1, -1]
+    assert [rows.id_of(i) for i in range(len(ids))] == ids
+    assert rows.extend(["d-5", "b-2"]) == [5, 6]
+    assert rows.find(["b-2", "d-5"]).tolist() == [6, 5]  # the re-added id's old row is dead
+    assert not rows.alive[0]
+    rows.remove("d-5")
+    assert rows.row("d-5") is None and rows.id_of(5) == "d-5"
+    assert rows.rank(7).tolist() == [2, 0, 3, 4, 1, 5, 6]  # loaded rows in id order, then appended ones
+
+
+def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above `EXACT_BELOW` the vectors load as int8 with a scale per row: on data with a clear
+    margin the top hits are those of the float32 vectors, with cosines within 0.01."""
+    rng = random.Random(3)
+    for i in range(30):
+        write(vault, f"n{i}.md", _note(rng))
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert memory.embedder is not None
+        model = memory.embedder.model_id
+        exact = ResidentVectors(memory.index, model)
+        queries = [memory.embedder.embed([q])[0] for q in ("otter river", "budget harbor", "violet summit meadow")]
+        expected = [exact.search(q, 5) for q in queries]
+        monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 10)
+        monkeypatch.setattr(ResidentVectors, "PROBE_SHARE", 1.0)  # every cluster: only quantization differs
+        quantized = ResidentVectors(memory.index, model)
+        found = [quantized.search(q, 5) for q in queries]
+        assert quantized._q8 is not None and quantized._matrix.size == 0
+        for want, got in zip(expected, found, strict=True):
+            margin = want[0][1] - want[1][1] if len(want) > 1 else 1.0
+            if margin > 0.01:
+                assert got[0][0] == want[0][0]
+            assert np.allclose([s for _, s in got], [s for _, s in want], atol=0.01)
+            assert {i for i, _ in got} & {i for i, _ in want}
+        assert quantized.search(queries[0], 2000) == quantized.search(queries[0], 2000)  # full scan, deterministic
+        assert len(quantized.search(queries[0], 2000)) == exact.size
+
+
+def test_quantized_rows_are_close_to_the_float_rows() -> None:
+    data = np.random.default_rng(0).normal(size=(200, 64)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    q8, scale = _quantize(data)
+    assert q8.dtype == np.int8 and np.abs(q8).max() == 127
+    assert np.abs(q8 * scale[:, None] - data).max() <= scale.max() / 2 + 1e-7
+    assert _quantize(np.zeros((2, 4), dtype=np.float32))[1].tolist() == [1.0, 1.0]  # no division by zero
+
+
+def test_a_serving_process_loads_under_a_small_pool_and_writes_under_the_full_one(vault: Path) -> None:
+    write(vault, "a.md", "# A\n\notter river\n")
+
+    def limit(memory: Memory) -> str:
+        return str(memory.index.scalar("SELECT current_setting('memory_limit')"))
+
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        full = limit(memory)
+        memory.serve()
+        assert limit(memory) == full  # writes keep the full pool
+        seen: list[str] = []
+
+        def load() -> None:
+            seen.append(limit(memory))
+            if len(seen) == 1:
+                raise duckdb.OutOfMemoryException("Out of Memory Error: test")
+
+        memory._load_light(load)
+        assert seen[0] != full and seen[1] == full  # small pool first, the full one on running out
+        assert limit(memory) == full
+        assert memory.sync().added == 1 and limit(memory) == full
+        assert [i for i, _ in memory.leaves.search(["otter"], 5)]  # a real load through the hook
+        assert limit(memory) == full

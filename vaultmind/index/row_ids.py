@@ -1,0 +1,174 @@
+"""Leaf ids ↔ row numbers of the resident structures, compactly (`RowIds`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+
+class RowIds:
+    """Leaf ids ↔ row numbers, with tombstones.
+
+    The ids of a load sit in one numpy bytes array (UTF-8, looked up by binary search in a
+    sorted copy) rather than a Python string and dict entry per leaf (~170 bytes each); ids
+    appended since the load are kept in a dict. A lookup gives the live row of an id.
+
+    A leaf id can live in two notes at once (a copied source note keeps its message ids):
+    such ids are remembered as shared, and removing one marks the rows `stale` — the caller
+    then reloads, since the copy that remains must keep its row."""
+
+    def __init__(self) -> None:
+        self._keys: npt.NDArray[np.bytes_] = np.zeros(0, dtype="S1")  # loaded ids, in row order
+        self._sorted: npt.NDArray[np.bytes_] = self._keys  # the same, sorted
+        self._perm: npt.NDArray[np.int64] | None = None  # row of each sorted id (None: already sorted)
+        self._added: list[str] = []  # ids of the rows appended since the load
+        self._added_pos: dict[str, int] = {}
+        self.alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self.shared: set[str] = set()
+        self.stale = False
+
+    def reset(self, ids: Sequence[str] | npt.NDArray[np.bytes_]) -> None:
+        keys = ids if isinstance(ids, np.ndarray) else _encode_ids(ids)
+        self._keys = keys
+        self._perm = None
+        self._sorted = keys
+        if len(keys) > 1 and not bool((keys[1:] >= keys[:-1]).all()):
+            self._perm = np.argsort(keys, kind="stable")
+            self._sorted = keys[self._perm]
+        same = self._sorted[1:] == self._sorted[:-1] if len(keys) > 1 else np.zeros(0, dtype=bool)
+        self.shared = {bytes(k).decode() for k in self._sorted[1:][same].tolist()} if same.any() else set()
+        self._added = []
+        self._added_pos = {}
+        self.alive = np.ones(len(keys), dtype=bool)
+        self.stale = False
+
+    def __len__(self) -> int:
+        return len(self._keys) + len(self._added)
+
+    def id_of(self, row: int) -> str:
+        base = len(self._keys)
+        return self._added[row - base] if row >= base else bytes(self._keys[row]).decode()
+
+    def find(self, leaf_ids: Sequence[str]) -> npt.NDArray[np.int64]:
+        """The live row of each id (-1: unknown or removed); of an id loaded twice, the later."""
+        out = np.full(len(leaf_ids), -1, dtype=np.int64)
+        rest = np.arange(len(leaf_ids))
+        if self._added_pos:
+            added = [self._added_pos.get(leaf_id, -1) for leaf_id in leaf_ids]
+            out[:] = added
+            rest = np.flatnonzero(out < 0)
+        if len(rest) and len(self._sorted):
+            needles, fits = self._needles([leaf_ids[k] for k in rest.tolist()] if len(rest) < len(leaf_ids) else leaf_ids)
+            out[rest[fits]] = self._loaded_rows(needles[fits])
+        known = out >= 0
+        known[known] = self.alive[out[known]]
+        out[~known] = -1
+        return out
+
+    def find_keys(self, keys: npt.NDArray[np.bytes_]) -> npt.NDArray[np.int64]:
+        """`find` for ids given as UTF-8 bytes (an `id_array`), among the loaded rows only."""
+        out = self._loaded_rows(keys) if len(self._sorted) else np.full(len(keys), -1, dtype=np.int64)
+        known = out >= 0
+        known[known] = self.alive[out[known]]
+        out[~known] = -1
+        return out
+
+    def _loaded_rows(self, needles: npt.NDArray[np.bytes_]) -> npt.NDArray[np.int64]:
+        """The loaded row of each id (the later of an id loaded twice; -1: none), dead or alive."""
+        if needles.dtype.itemsize > self._sorted.dtype.itemsize:  # longer ids cannot be among them
+            fits = np.char.str_len(needles) <= self._sorted.dtype.itemsize
+            out = np.full(len(needles), -1, dtype=np.int64)
+            out[fits] = self._loaded_rows(needles[fits].astype(self._sorted.dtype))
+            return out
+        at = np.searchsorted(self._sorted, needles, side="right") - 1
+        found = at >= 0
+        found[found] = self._sorted[at[found]] == needles[found]
+        rows = at if self._perm is None else self._perm[np.maximum(at, 0)]
+        return np.where(found, rows, -1).astype(np.int64)
+
+    def _needles(self, leaf_ids: Sequence[str]) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.bool_]]:
+        """`leaf_ids` in the dtype of the loaded ids, and which of them fit its width (a longer
+        id cannot be among them; numpy would cut it)."""
+        width = self._sorted.dtype.itemsize
+        joined = "".join(leaf_ids).encode()
+        if len(joined) == width * len(leaf_ids) and all(len(leaf_id) == width for leaf_id in leaf_ids):
+            # ASCII ids of the loaded width (hex ids): one buffer, no conversion per id
+            return np.frombuffer(joined, dtype=self._sorted.dtype), np.ones(len(leaf_ids), dtype=bool)
+        text = np.array(leaf_ids, dtype=str)
+        try:
+            fits = np.char.str_len(text) <= width
+            return text.astype(self._sorted.dtype), fits  # ASCII ids: done in C
+        except UnicodeEncodeError:
+            encoded = [leaf_id.encode() for leaf_id in leaf_ids]
+            fits = np.fromiter((len(e) <= width for e in encoded), dtype=bool, count=len(encoded))
+            return np.array([e if len(e) <= width else b"" for e in encoded], dtype=self._sorted.dtype), fits
+
+    def rank(self, total: int) -> npt.NDArray[np.int64]:
+        """A sort key for rows 0 … total - 1: loaded rows in id order, appended rows after them."""
+        rank = np.arange(total, dtype=np.int64)
+        if self._perm is not None:
+            rank[self._perm] = np.arange(len(self._perm))
+        return rank
+
+    def row(self, leaf_id: str) -> int | None:
+        found = int(self.find([leaf_id])[0])
+        return found if found >= 0 else None
+
+    def extend(self, leaf_ids: Sequence[str]) -> list[int]:
+        """Append rows for `leaf_ids` (a re-added id tombstones its old row); their row numbers."""
+        start = len(self)
+        rows = []
+        self.alive = np.concatenate((self.alive, np.ones(len(leaf_ids), dtype=bool)))
+        for offset, leaf_id in enumerate(leaf_ids):
+            old = self.row(leaf_id)
+            if old is not None:  # still alive: the same id in another note
+                self.shared.add(leaf_id)
+                self.alive[old] = False
+            self._added.append(leaf_id)
+            self._added_pos[leaf_id] = start + offset
+            rows.append(start + offset)
+        return rows
+
+    def remove(self, leaf_id: str) -> None:
+        i = self.row(leaf_id)
+        if i is not None:
+            self.alive[i] = False
+        self._added_pos.pop(leaf_id, None)
+        if leaf_id in self.shared:
+            self.stale = True
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held (the appended ids estimated at 170 bytes each: string, list and dict entry)."""
+        extra = self._sorted.nbytes + self._perm.nbytes if self._perm is not None else 0
+        return self._keys.nbytes + extra + self.alive.nbytes + 170 * len(self._added)
+
+    @property
+    def dead_share(self) -> float:
+        return 0.0 if not len(self) else 1.0 - float(self.alive.sum()) / len(self)
+
+
+def _encode_ids(ids: Sequence[str]) -> npt.NDArray[np.bytes_]:
+    return np.array([i.encode() for i in ids], dtype=bytes) if len(ids) else np.zeros(0, dtype="S1")
+
+
+def id_array(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.bytes_]:
+    """A string column as a numpy bytes array (read from the Arrow buffers when every id has
+    the same length, as hex ids do)."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    n = len(array)
+    if n == 0:
+        return np.zeros(0, dtype="S1")
+    if pa.types.is_string(array.type) and not array.null_count:
+        offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[array.offset : array.offset + n + 1]
+        width = int(offsets[1] - offsets[0])
+        if width > 0 and bool((np.diff(offsets) == width).all()):
+            data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+            keys: npt.NDArray[np.bytes_] = data.view(f"S{width}").copy()
+            if not bool((np.char.str_len(keys) == width).all()):  # a NUL byte: numpy would strip it
+                return _encode_ids(array.to_pylist())
+            return keys
+    return _encode_ids([str(x) for x in array.to_pylist()])
