@@ -20,7 +20,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,15 +32,26 @@ from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
 from vaultmind.index.lexical import apply_df_delta, term_counts
 from vaultmind.index.resident import ChangeSet, LeafDelta
-from vaultmind.index.store import Index
+from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
-from vaultmind.sync_load import POOL_MIN_FILES, Loaded, Loader, Preparer, default_workers, frontmatter_json
+from vaultmind.sync_load import (
+    POOL_MIN_FILES,
+    ROW_SCHEMAS,
+    Loaded,
+    Loader,
+    Preparer,
+    RowBuffers,
+    default_workers,
+    release_unused_memory,
+    row_table,
+)
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
 APPLY_BATCH = 2000  # files per apply transaction (two batches are in memory at once)
+OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
 TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
 
 Progress = Callable[[str, int, int], None]
@@ -111,6 +121,7 @@ class _Plan:
     touch: dict[str, FileStat] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # path → its current problems
     clear_problems: set[str] = field(default_factory=set)  # paths whose old problems no longer hold
+    rows: list[dict[str, pa.Table]] = field(default_factory=list)  # Arrow rows of the `in_rows` notes of `write`
 
 
 class Syncer:
@@ -136,6 +147,10 @@ class Syncer:
         self.apply_batch = APPLY_BATCH
         self.workers = default_workers()  # parsing processes for large syncs (0: none)
         self.pool_min_files = POOL_MIN_FILES  # files to read from which the workers are used
+        # DuckDB's memory limit during a large sync: None keeps the index's (see SYNC_MEMORY_LIMIT)
+        self.sync_memory_limit: str | None = None
+        self._memory = LoweredLimit(index)
+        self._out_of_memory = 0  # batches of the current sync retried with DuckDB's full limit
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -243,9 +258,10 @@ class Syncer:
         total = len(to_read)
         gone_hashes = {known[p].sha256: p for p in sorted(first.remove, reverse=True)}
         size = self.apply_batch
-        batches = [to_read[i : i + size] for i in range(0, total, size)] or [[]]
+        # Each batch in path order: the rows the workers build for it come in the order of its
+        # tasks, which is then the order `_apply` writes them in.
+        batches = [sorted(to_read[i : i + size]) for i in range(0, total, size)] or [[]]
         indexed = {path: known[path].sha256 for path in to_read if path in known}
-        done = 0
         config = self.config
         with Loader(
             config.vault,
@@ -256,18 +272,45 @@ class Syncer:
             min_files=self.pool_min_files,
             preparers=self._preparers,
         ) as loader:
-            for number, loaded in enumerate(loader.batches(batches, indexed)):
-                plan, first = (first, _Plan()) if number == 0 else (_Plan(), first)
-                for item in loaded:
-                    self._diff_one(item, known.get(item.path), plan, stats, gone_hashes)
-                done += len(loaded)
-                if self.progress and total:
-                    self.progress("read", done, total)
-                self._apply(
-                    plan, stats, rebuild=rebuild and number == 0, fresh=rebuild, scan=scan if number == 0 else None
-                )
-                del loaded, plan  # not held while the next batch is loaded: memory stays at ~2 batches
+            self._out_of_memory = 0
+            if loader.pool is not None and self.sync_memory_limit is not None:
+                self._memory.lower(self.sync_memory_limit)
+            try:
+                plans = [first]  # handed over: no reference kept here once applied
+                del first
+                self._batches(loader, batches, indexed, plans, known, stats, gone_hashes, total, rebuild=rebuild, scan=scan)
+            finally:
+                self._memory.restore()
         stats.deleted = max(0, stats.deleted - stats.renamed)
+
+    def _batches(
+        self,
+        loader: Loader,
+        batches: Sequence[Sequence[str]],
+        indexed: dict[str, str],
+        plans: list[_Plan],
+        known: dict[str, IndexedState],
+        stats: SyncStats,
+        gone_hashes: dict[str, str],
+        total: int,
+        *,
+        rebuild: bool,
+        scan: ScanResult | None,
+    ) -> None:
+        done = 0
+        for number, loaded in enumerate(loader.batches(batches, indexed)):
+            plan = plans.pop() if number == 0 else _Plan()  # the first batch also removes what went away
+            for item in loaded.loaded:
+                self._diff_one(item, known.get(item.path), plan, stats, gone_hashes)
+            plan.rows = loaded.rows
+            done += len(loaded.loaded)
+            if self.progress and total:
+                self.progress("read", done, total)
+            self._apply(
+                plan, stats, rebuild=rebuild and number == 0, fresh=rebuild, scan=scan if number == 0 else None
+            )
+            del loaded, plan  # not held while the next batch is loaded: memory stays at ~2 batches
+            release_unused_memory()
 
     def _preparers(self) -> tuple[Preparer, ...]:
         with self.index.lock:
@@ -328,59 +371,91 @@ class Syncer:
         the batch's paths can exist yet (a later batch of a rebuild), so nothing is deleted."""
         stats.deleted += len(plan.remove - set(plan.write))
         rows = _Rows()
+        for chunk in plan.rows:
+            rows.add_chunk(chunk)
         for path in sorted(plan.write):
             item = plan.write[path]
             assert item.note is not None and item.stat is not None
-            rows.add_note(item.note, item.stat, self._sha.pop(path), item.counts, item.frontmatter_json)
-        stats.leaves_written += len(rows.leaf_id)
-        with self.index.transaction() as con:
-            if rebuild:
-                self.index.clear_derived(con)
-                con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
-            changed = [] if fresh else sorted(plan.remove | set(plan.write))
-            removed_ids: list[str] = []
-            df_delta: Counter[str] = Counter()
-            if changed:
-                removed_ids, removed_terms = _delete_paths(con, changed)
-                df_delta.subtract(removed_terms)
-                stats.leaves_deleted += len(removed_ids)
-            if plan.touch:
-                _touch(con, plan.touch)
-            rows.insert(con)
-            df_delta.update(rows.term_rows())
-            apply_df_delta(con, df_delta)
-            written = [note for path in sorted(plan.write) if (note := plan.write[path].note) is not None]
-            number = 0
-            for deriver in self.derivers:
-                if isinstance(deriver, Preparing):
-                    prepared = {path: item.prepared[number] for path, item in plan.write.items()}
-                    number += 1
-                    deriver.apply(con, removed_ids, written, rebuild=rebuild, prepared=prepared)
-                else:
-                    deriver.apply(con, removed_ids, written, rebuild=rebuild)
-            problem_paths = sorted(plan.clear_problems | set(plan.problems))
-            if scan is not None:
-                con.execute("DELETE FROM problems WHERE kind IN ('unreadable_folder', 'symlink_loop', 'broken_symlink')")
-                for problem in scan.problems:
-                    kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
-                    plan.problems.setdefault(problem.path, []).append(Problem(problem.path, kind, problem.message))
-            if problem_paths and not rebuild:
-                _with_paths(con, problem_paths, "DELETE FROM problems WHERE path IN (SELECT path FROM _paths)")
-            _insert_problems(con, plan.problems)
+            sha = self._sha.pop(path)
+            if not item.in_rows:
+                rows.add_note(item.note, item.stat, sha, item.counts, item.frontmatter_json)
+        stats.leaves_written += rows.leaf_rows
+        try:
+            with self.index.transaction() as con:
+                removed_ids = self._write(con, plan, rows, rebuild=rebuild, fresh=fresh, scan=scan)
+        except duckdb.OutOfMemoryException as exc:
+            original = self._memory.original
+            if not self._memory.restore():
+                raise
+            self._out_of_memory += 1
+            log.warning("a batch ran out of DuckDB memory under the sync's limit (%s); retrying it with %s", exc, original)
+            with self.index.transaction() as con:  # the batch was rolled back: once more, with room
+                removed_ids = self._write(con, plan, rows, rebuild=rebuild, fresh=fresh, scan=scan)
+            if self._out_of_memory < OOM_RETRIES and self.sync_memory_limit is not None:
+                self._memory.lower(self.sync_memory_limit)  # the next batches as before
+        stats.leaves_deleted += len(removed_ids)
         if self.embedder is not None:
             try:
                 # After a failure (Ollama down) every leaf still without a vector is retried.
-                only = None if self.embed_error else dict(zip(rows.leaf["content_hash"], rows.leaf["text"], strict=True))
+                only = None if self.embed_error else rows.leaf_texts()
                 stats.embedded = self.embed_missing(only)
                 self.embed_error = None
             except EmbedError as exc:
                 # Lexical rows are committed; dense vectors wait for the next sync.
                 self.embed_error = str(exc)
                 log.warning("embeddings deferred: %s", exc)
-        change = ChangeSet(removed=removed_ids, added=rows.deltas, reset=rebuild)
+        # Rows built by the workers come without their term counts: resident structures reload.
+        change = ChangeSet(removed=removed_ids, added=rows.deltas, reset=rebuild or bool(rows.chunks))
         change.backfilled = stats.embedded > len({d.content_hash for d in rows.deltas})
         for listener in self.listeners:
             listener(change)
+
+    def _write(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        plan: _Plan,
+        rows: _Rows,
+        *,
+        rebuild: bool,
+        fresh: bool,
+        scan: ScanResult | None,
+    ) -> list[str]:
+        """The statements of one batch's transaction (run again if it rolls back: nothing
+        outside the index is changed). Returns the ids of the leaves that went away."""
+        if rebuild:
+            self.index.clear_derived(con)
+            con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
+        changed = [] if fresh else sorted(plan.remove | set(plan.write))
+        removed_ids: list[str] = []
+        df_delta: Counter[str] = Counter()
+        if changed:
+            removed_ids, removed_terms = _delete_paths(con, changed)
+            df_delta.subtract(removed_terms)
+        if plan.touch:
+            _touch(con, plan.touch)
+        rows.insert(con)
+        df_delta.update(rows.term_rows())
+        apply_df_delta(con, df_delta)
+        written = [note for path in sorted(plan.write) if (note := plan.write[path].note) is not None]
+        number = 0
+        for deriver in self.derivers:
+            if isinstance(deriver, Preparing):
+                prepared = {path: item.prepared[number] for path, item in plan.write.items()}
+                number += 1
+                deriver.apply(con, removed_ids, written, rebuild=rebuild, prepared=prepared)
+            else:
+                deriver.apply(con, removed_ids, written, rebuild=rebuild)
+        problem_paths = sorted(plan.clear_problems | set(plan.problems))
+        problems = {path: list(found) for path, found in plan.problems.items()}
+        if scan is not None:
+            con.execute("DELETE FROM problems WHERE kind IN ('unreadable_folder', 'symlink_loop', 'broken_symlink')")
+            for problem in scan.problems:
+                kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
+                problems.setdefault(problem.path, []).append(Problem(problem.path, kind, problem.message))
+        if problem_paths and not rebuild:
+            _with_paths(con, problem_paths, "DELETE FROM problems WHERE path IN (SELECT path FROM _paths)")
+        _insert_problems(con, problems)
+        return removed_ids
 
     def embed_missing(self, only: dict[str, str] | None = None) -> int:
         """Embed every leaf whose (content hash, model) has no vector yet. Returns how many.
@@ -502,152 +577,81 @@ def rules_for_subtree(rules: IgnoreRules, rel_dir: str) -> IgnoreRules:
 # -- row building -------------------------------------------------------------------------
 
 
-class _Rows:
-    """Column buffers for one apply, inserted with one statement per table."""
+class _Rows(RowBuffers):
+    """Column buffers for one apply, and the Arrow rows built where notes were parsed, inserted
+    with one statement per table."""
 
     def __init__(self) -> None:
-        self.note = _columns("notes")
+        super().__init__()
         self.leaf_id: list[str] = []
-        self.leaf = _columns("leaves")
-        self.post = _columns("postings")
-        self.link = _columns("links")
-        self.tag = _columns("tags")
         self.deltas: list[LeafDelta] = []
+        self.chunks: list[dict[str, pa.Table]] = []  # rows built by the loader, in path order
         self._post: pa.ChunkedArray | None = None  # the inserted postings' terms
+        self.leaf_rows = 0
 
     def add_note(
         self, note: ParsedNote, st: FileStat, sha: str, leaf_counts: TermCounts, frontmatter: str | None = None
     ) -> None:
-        fm = note.frontmatter
-        source_id = fm.get("source_id") if note.kind == "source" else None
-        source_kind = fm.get("kind") if note.kind == "source" else None
-        values = {
-            "path": note.path,
-            "kind": note.kind,
-            "title": note.title,
-            "size": st.size,
-            "mtime_ns": st.mtime_ns,
-            "sha256": sha,
-            "source_id": str(source_id) if source_id is not None else None,
-            "source_kind": str(source_kind) if source_kind is not None else None,
-            "frontmatter": frontmatter_json(note) if frontmatter is None else frontmatter,
-            "frontmatter_error": note.frontmatter_error,
-            "aliases": list(note.aliases),
-            "leaf_count": len(note.leaves),
-        }
-        for key, value in values.items():
-            self.note[key].append(value)
+        super().add_note(note, st, sha, leaf_counts, frontmatter)
         for leaf, (counts, total) in zip(note.leaves, leaf_counts, strict=True):
-            leaf_values = {
-                "id": leaf.id,
-                "note_path": note.path,
-                "seq": leaf.seq,
-                "kind": leaf.kind,
-                "text": leaf.text,
-                "content_hash": leaf.content_hash,
-                "token_count": leaf.token_count,
-                "term_count": total,
-                "anchor": leaf.anchor,
-                "heading_path": list(leaf.heading_path),
-                "message_id": leaf.message_id,
-                "author": leaf.author,
-                "ts": _parse_ts(leaf.timestamp),
-                "source_ref": leaf.source_ref,
-            }
-            for key, value in leaf_values.items():
-                self.leaf[key].append(value)
             self.leaf_id.append(leaf.id)
             self.deltas.append(LeafDelta(leaf.id, leaf.content_hash, counts, total))
-            self.add_postings(leaf.id, counts)
-        for link in note.links:
-            for key, value in (
-                ("src_path", note.path),
-                ("target", link.target),
-                ("kind", link.kind),
-                ("heading", link.heading),
-                ("block", link.block),
-                ("alias", link.alias),
-                ("line", link.line),
-            ):
-                self.link[key].append(value)
-        for tag in note.tags:
-            self.tag["path"].append(note.path)
-            self.tag["tag"].append(tag)
+        self.leaf_rows += len(note.leaves)
 
-    def add_postings(self, leaf_id: str, counts: Counter[str]) -> None:
-        leaf_terms = sorted(counts)
-        self.post["term"].extend(leaf_terms)
-        self.post["leaf_id"].extend([leaf_id] * len(leaf_terms))
-        self.post["tf"].extend(map(counts.__getitem__, leaf_terms))
+    def add_chunk(self, tables: dict[str, pa.Table]) -> None:
+        self.chunks.append(tables)
+        leaves = tables.get("leaves")
+        self.leaf_rows += 0 if leaves is None else leaves.num_rows
+
+    def leaf_texts(self) -> dict[str, str]:
+        """The written leaves' texts by content hash (for embedding)."""
+        out = dict(zip(self.leaf["content_hash"], self.leaf["text"], strict=True))
+        for chunk in self.chunks:
+            if (table := chunk.get("leaves")) is not None:
+                out.update(zip(table.column("content_hash").to_pylist(), table.column("text").to_pylist(), strict=True))
+        return out
 
     def term_rows(self) -> dict[str, int]:
         """The postings rows of each term (counted in Arrow: a batch has millions of rows)."""
-        if not self.post["term"]:
+        if self._post is None or len(self._post) == 0:
             return {}
-        counts = pc.value_counts(self._post if self._post is not None else pa.array(self.post["term"], pa.string()))
+        counts = pc.value_counts(self._post)
         return dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
 
     def insert(self, con: duckdb.DuckDBPyConnection) -> None:
-        insert_rows(con, "notes", self.note)
-        insert_rows(con, "leaves", self.leaf)
-        table = insert_rows(con, "postings", self.post)
-        self._post = None if table is None else table.column("term")
-        insert_rows(con, "links", self.link)
-        insert_rows(con, "tags", self.tag)
-
-
-_SCHEMAS: dict[str, pa.Schema] = {
-    "notes": pa.schema(
-        [
-            ("path", pa.string()), ("kind", pa.string()), ("title", pa.string()), ("size", pa.int64()),
-            ("mtime_ns", pa.int64()), ("sha256", pa.string()), ("source_id", pa.string()),
-            ("source_kind", pa.string()), ("frontmatter", pa.string()), ("frontmatter_error", pa.string()),
-            ("aliases", pa.list_(pa.string())), ("leaf_count", pa.int32()),
-        ]
-    ),
-    "leaves": pa.schema(
-        [
-            ("id", pa.string()), ("note_path", pa.string()), ("seq", pa.int32()), ("kind", pa.string()),
-            ("text", pa.string()), ("content_hash", pa.string()), ("token_count", pa.int32()),
-            ("term_count", pa.int32()), ("anchor", pa.string()), ("heading_path", pa.list_(pa.string())),
-            ("message_id", pa.string()), ("author", pa.string()), ("ts", pa.timestamp("us")),
-            ("source_ref", pa.string()),
-        ]
-    ),
-    "postings": pa.schema([("term", pa.string()), ("leaf_id", pa.string()), ("tf", pa.int32())]),
-    "links": pa.schema(
-        [
-            ("src_path", pa.string()), ("target", pa.string()), ("kind", pa.string()), ("heading", pa.string()),
-            ("block", pa.string()), ("alias", pa.string()), ("line", pa.int32()),
-        ]
-    ),
-    "tags": pa.schema([("path", pa.string()), ("tag", pa.string())]),
-    "problems": pa.schema([("path", pa.string()), ("kind", pa.string()), ("message", pa.string())]),
-    "embeddings": pa.schema(
-        [("content_hash", pa.string()), ("model", pa.string()), ("dim", pa.int32()), ("vec", pa.binary())]
-    ),
-}  # fmt: skip
+        for table, columns in (
+            ("notes", self.note), ("leaves", self.leaf), ("postings", self.post), ("links", self.link), ("tags", self.tag)
+        ):  # fmt: skip
+            parts = [chunk[table] for chunk in self.chunks if table in chunk]
+            if columns[ROW_SCHEMAS[table].names[0]]:
+                parts.append(row_table(table, columns))
+            data = None
+            if parts:
+                data = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+                insert_table(con, table, data)
+            if table == "postings":
+                self._post = None if data is None else data.column("term")
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> pa.Table | None:
     """Insert column lists into `table` through one Arrow table (fast, typed, NULL-safe);
     returns that table (None: no rows)."""
-    schema = _SCHEMAS[table]
-    if not columns[schema.names[0]]:
+    if not columns[ROW_SCHEMAS[table].names[0]]:
         return None
-    data = pa.table({name: columns[name] for name in schema.names}, schema=schema)
-    view = f"_ins_{table}"
-    con.register(view, data)
-    try:
-        cols = ", ".join(schema.names)
-        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
-    finally:
-        con.unregister(view)
+    data = row_table(table, columns)
+    insert_table(con, table, data)
     return data
 
 
-def _columns(table: str) -> dict[str, list[Any]]:
-    return {name: [] for name in _SCHEMAS[table].names}
+def insert_table(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
+    """Insert an Arrow table with the columns of `ROW_SCHEMAS[table]` into `table`."""
+    view = f"_ins_{table}"
+    con.register(view, data)
+    try:
+        cols = ", ".join(ROW_SCHEMAS[table].names)
+        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
+    finally:
+        con.unregister(view)
 
 
 def _with_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str], sql: str) -> None:
@@ -729,16 +733,3 @@ def _insert_problems(con: duckdb.DuckDBPyConnection, problems: dict[str, list[Pr
             cols["kind"].append(problem.kind)
             cols["message"].append(problem.message)
     insert_rows(con, "problems", cols)
-
-
-def _parse_ts(value: str | None) -> datetime | None:
-    """A leaf timestamp as naive UTC for a TIMESTAMP column (None if unparseable)."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
-    return parsed

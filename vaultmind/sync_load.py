@@ -21,9 +21,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
 
 from vaultmind.index.lexical import term_counts
 from vaultmind.markdown.note import parse_note
@@ -55,6 +58,17 @@ class Loaded:
     counts: tuple[tuple[Counter[str], int], ...] = ()  # per leaf: term counts, number of terms
     frontmatter_json: str = "{}"  # the `notes.frontmatter` value
     prepared: tuple[Any, ...] = ()  # per preparer: its result for the note
+    in_rows: bool = False  # its rows are in the `Batch.rows` built where it was parsed (no `counts`)
+
+
+@dataclass(slots=True)
+class Batch:
+    """The loaded files of one batch, in order, and the index rows of the parsed ones (`in_rows`)
+    as Arrow tables, in the same order: built in the workers, they cross processes as a few
+    buffers instead of millions of Python objects (the term counts of every leaf)."""
+
+    loaded: list[Loaded] = field(default_factory=list)
+    rows: list[dict[str, pa.Table]] = field(default_factory=list)
 
 
 def frontmatter_json(note: ParsedNote) -> str:
@@ -95,15 +109,27 @@ def _load_many(
     chunk_tokens: int,
     shas: Sequence[str | None],
     preparers: Sequence[Preparer],
-) -> list[Loaded]:
-    return [load_note(vault, p, max_bytes, chunk_tokens, s, preparers) for p, s in zip(paths, shas, strict=True)]
+    rows: bool = False,
+) -> Batch:
+    """`load_note` of each path; with `rows`, the rows of the parsed notes are built here too
+    (`Batch.rows`), and their term counts dropped."""
+    out = Batch([load_note(vault, p, max_bytes, chunk_tokens, s, preparers) for p, s in zip(paths, shas, strict=True)])
+    if rows:
+        buffers = RowBuffers()
+        for item in out.loaded:
+            if item.note is not None and item.stat is not None and item.sha is not None:
+                buffers.add_note(item.note, item.stat, item.sha, item.counts, item.frontmatter_json)
+                item.counts = ()
+                item.in_rows = True
+        out.rows.append(buffers.tables())
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class _Task:
     number: int  # its flag in the claims array
-    args: tuple[Path, list[str], int, int, list[str | None], tuple[Preparer, ...]]  # of `_load_many`
-    future: Future[list[Loaded] | None]
+    args: tuple[Path, list[str], int, int, list[str | None], tuple[Preparer, ...], bool]  # of `_load_many`
+    future: Future[Batch | None]
 
 
 _CLAIMS: Any = None  # in a worker: the pool's claims array (one byte per task: taken)
@@ -123,9 +149,15 @@ def _claim(claims: Any, number: int) -> bool:
         return True
 
 
-def _load_task(number: int, *args: Any) -> list[Loaded] | None:
+def _load_task(number: int, *args: Any) -> Batch | None:
     """A worker's task: None when the applying process took it first."""
     return _load_many(*args) if _claim(_CLAIMS, number) else None
+
+
+def release_unused_memory() -> None:
+    """Hand the memory Arrow's allocator keeps for reuse back to the system (between batches:
+    it otherwise holds on to the peak of a batch's tables, ~100 MB at 2,000 notes)."""
+    pa.default_memory_pool().release_unused()
 
 
 def default_workers() -> int:
@@ -177,32 +209,37 @@ class Loader:
 
     def batches(
         self, batches: Sequence[Sequence[str]], indexed: dict[str, str]
-    ) -> Iterator[list[Loaded]]:
-        """The loaded files of each batch, in order; `indexed` maps paths to their indexed sha256."""
+    ) -> Iterator[Batch]:
+        """The loaded files of each batch, in order; `indexed` maps paths to their indexed sha256.
+        In the pool, the rows of the parsed notes are built by the workers (`Batch.rows`)."""
         if self.pool is None:
             for batch in batches:
                 preparers = self.preparers()
-                yield [self._load(p, indexed, preparers) for p in batch]
+                yield Batch([self._load(p, indexed, preparers) for p in batch])
             return
         ahead: list[list[_Task]] = []
         submitted = 0
         for number, batch in enumerate(batches):
             if self.pool is None:  # the pool broke: the rest in this process
                 preparers = self.preparers()
-                yield [self._load(p, indexed, preparers) for p in batch]
+                yield Batch([self._load(p, indexed, preparers) for p in batch])
                 continue
             while submitted < len(batches) and submitted <= number + 1:
                 ahead.append(self._submit(batches[submitted], indexed))
                 submitted += 1
             tasks = ahead.pop(0)
             try:
-                loaded = [item for chunk in self._results(tasks) for item in chunk]
+                loaded = Batch()
+                for chunk in self._results(tasks):
+                    loaded.loaded.extend(chunk.loaded)
+                    loaded.rows.extend(chunk.rows)
+                del tasks  # their futures hold the results: not kept past this batch
             except BrokenProcessPool as exc:  # a worker died (killed, out of memory)
                 log.warning("a parsing worker died (%s); parsing the rest in this process", exc)
                 self.pool.shutdown(wait=False, cancel_futures=True)
                 self.pool = None
                 preparers = self.preparers()
-                loaded = [self._load(p, indexed, preparers) for p in batch]
+                loaded = Batch([self._load(p, indexed, preparers) for p in batch])
             yield loaded
             del loaded  # the caller's only, until the next batch is loaded
 
@@ -212,23 +249,24 @@ class Loader:
         out = []
         for start in range(0, len(batch), TASK_FILES):
             paths = list(batch[start : start + TASK_FILES])
-            args = (self.vault, paths, self.max_bytes, self.chunk_tokens, [indexed.get(p) for p in paths], preparers)
+            shas = [indexed.get(p) for p in paths]
+            args = (self.vault, paths, self.max_bytes, self.chunk_tokens, shas, preparers, True)
             out.append(_Task(self.tasks, args, self.pool.submit(_load_task, self.tasks, *args)))
             self.tasks += 1
         return out
 
-    def _results(self, tasks: Sequence[_Task]) -> list[list[Loaded]]:
+    def _results(self, tasks: Sequence[_Task]) -> list[Batch]:
         """The results of a batch's tasks. Rather than wait, this process does the tasks no
         worker has started yet, from the last one back (the workers go from the first): the
         load is shared when applying is faster than parsing. (Tasks are claimed through a
         shared array, not cancelled: a cancelled future breaks the pool's error handling.)"""
-        done: dict[int, list[Loaded]] = {}
+        done: dict[int, Batch] = {}
         for index in range(len(tasks) - 1, -1, -1):
             task = tasks[index]
             if not _claim(self.claims, task.number):
                 break
             done[index] = _load_many(*task.args)
-        out: list[list[Loaded]] = []
+        out: list[Batch] = []
         for index, task in enumerate(tasks):
             if index in done:
                 out.append(done[index])
@@ -240,3 +278,150 @@ class Loader:
 
     def _load(self, path: str, indexed: dict[str, str], preparers: Sequence[Preparer]) -> Loaded:
         return load_note(self.vault, path, self.max_bytes, self.chunk_tokens, indexed.get(path), preparers)
+
+
+# -- rows ---------------------------------------------------------------------------------
+
+ROW_SCHEMAS: dict[str, pa.Schema] = {
+    "notes": pa.schema(
+        [
+            ("path", pa.string()), ("kind", pa.string()), ("title", pa.string()), ("size", pa.int64()),
+            ("mtime_ns", pa.int64()), ("sha256", pa.string()), ("source_id", pa.string()),
+            ("source_kind", pa.string()), ("frontmatter", pa.string()), ("frontmatter_error", pa.string()),
+            ("aliases", pa.list_(pa.string())), ("leaf_count", pa.int32()),
+        ]
+    ),
+    "leaves": pa.schema(
+        [
+            ("id", pa.string()), ("note_path", pa.string()), ("seq", pa.int32()), ("kind", pa.string()),
+            ("text", pa.string()), ("content_hash", pa.string()), ("token_count", pa.int32()),
+            ("term_count", pa.int32()), ("anchor", pa.string()), ("heading_path", pa.list_(pa.string())),
+            ("message_id", pa.string()), ("author", pa.string()), ("ts", pa.timestamp("us")),
+            ("source_ref", pa.string()),
+        ]
+    ),
+    "postings": pa.schema([("term", pa.string()), ("leaf_id", pa.string()), ("tf", pa.int32())]),
+    "links": pa.schema(
+        [
+            ("src_path", pa.string()), ("target", pa.string()), ("kind", pa.string()), ("heading", pa.string()),
+            ("block", pa.string()), ("alias", pa.string()), ("line", pa.int32()),
+        ]
+    ),
+    "tags": pa.schema([("path", pa.string()), ("tag", pa.string())]),
+    "problems": pa.schema([("path", pa.string()), ("kind", pa.string()), ("message", pa.string())]),
+    "embeddings": pa.schema(
+        [("content_hash", pa.string()), ("model", pa.string()), ("dim", pa.int32()), ("vec", pa.binary())]
+    ),
+}  # fmt: skip
+
+
+def row_table(table: str, columns: dict[str, list[Any]]) -> pa.Table:
+    """Column lists (`RowBuffers`) as an Arrow table of `ROW_SCHEMAS[table]`."""
+    schema = ROW_SCHEMAS[table]
+    return pa.table({name: columns[name] for name in schema.names}, schema=schema)
+
+
+def _columns(table: str) -> dict[str, list[Any]]:
+    return {name: [] for name in ROW_SCHEMAS[table].names}
+
+
+class RowBuffers:
+    """Column lists of the `notes`, `leaves`, `postings`, `links` and `tags` rows of notes."""
+
+    def __init__(self) -> None:
+        self.note = _columns("notes")
+        self.leaf = _columns("leaves")
+        self.post = _columns("postings")
+        self.link = _columns("links")
+        self.tag = _columns("tags")
+
+    def add_note(
+        self,
+        note: ParsedNote,
+        st: FileStat,
+        sha: str,
+        leaf_counts: tuple[tuple[Counter[str], int], ...],
+        frontmatter: str | None = None,
+    ) -> None:
+        fm = note.frontmatter
+        source_id = fm.get("source_id") if note.kind == "source" else None
+        source_kind = fm.get("kind") if note.kind == "source" else None
+        values = {
+            "path": note.path,
+            "kind": note.kind,
+            "title": note.title,
+            "size": st.size,
+            "mtime_ns": st.mtime_ns,
+            "sha256": sha,
+            "source_id": str(source_id) if source_id is not None else None,
+            "source_kind": str(source_kind) if source_kind is not None else None,
+            "frontmatter": frontmatter_json(note) if frontmatter is None else frontmatter,
+            "frontmatter_error": note.frontmatter_error,
+            "aliases": list(note.aliases),
+            "leaf_count": len(note.leaves),
+        }
+        for key, value in values.items():
+            self.note[key].append(value)
+        for leaf, (counts, total) in zip(note.leaves, leaf_counts, strict=True):
+            leaf_values = {
+                "id": leaf.id,
+                "note_path": note.path,
+                "seq": leaf.seq,
+                "kind": leaf.kind,
+                "text": leaf.text,
+                "content_hash": leaf.content_hash,
+                "token_count": leaf.token_count,
+                "term_count": total,
+                "anchor": leaf.anchor,
+                "heading_path": list(leaf.heading_path),
+                "message_id": leaf.message_id,
+                "author": leaf.author,
+                "ts": parse_ts(leaf.timestamp),
+                "source_ref": leaf.source_ref,
+            }
+            for key, value in leaf_values.items():
+                self.leaf[key].append(value)
+            self.add_postings(leaf.id, counts)
+        for link in note.links:
+            for key, value in (
+                ("src_path", note.path),
+                ("target", link.target),
+                ("kind", link.kind),
+                ("heading", link.heading),
+                ("block", link.block),
+                ("alias", link.alias),
+                ("line", link.line),
+            ):
+                self.link[key].append(value)
+        for tag in note.tags:
+            self.tag["path"].append(note.path)
+            self.tag["tag"].append(tag)
+
+    def add_postings(self, leaf_id: str, counts: Counter[str]) -> None:
+        leaf_terms = sorted(counts)
+        self.post["term"].extend(leaf_terms)
+        self.post["leaf_id"].extend([leaf_id] * len(leaf_terms))
+        self.post["tf"].extend(map(counts.__getitem__, leaf_terms))
+
+    def tables(self) -> dict[str, pa.Table]:
+        """The rows as Arrow tables (tables without rows left out)."""
+        out: dict[str, pa.Table] = {}
+        for table, columns in (
+            ("notes", self.note), ("leaves", self.leaf), ("postings", self.post), ("links", self.link), ("tags", self.tag)
+        ):  # fmt: skip
+            if columns[ROW_SCHEMAS[table].names[0]]:
+                out[table] = row_table(table, columns)
+        return out
+
+
+def parse_ts(value: str | None) -> datetime | None:
+    """A leaf timestamp as naive UTC for a TIMESTAMP column (None if unparseable)."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+    return parsed

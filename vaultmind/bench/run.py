@@ -3,8 +3,9 @@
 Each runs on any vault (usually one written by `bench.synth.generate_vault`) at any size:
 
 - `bench_rescan`        a no-change `sync_all` on an up-to-date index: files/s
-- `bench_cold`          delete the index, rebuild it without embeddings: notes/s, next to a
-                        baseline that only walks, reads and sha256-hashes the same notes
+- `bench_cold`          delete the index, rebuild it without embeddings (a reindex in a
+                        subprocess): notes/s, next to a baseline that only walks, reads and
+                        sha256-hashes the same notes; peak RSS of the reindex's process tree
 - `bench_save_to_query` the real daemon in a subprocess: write a unique word into a note, poll
                         the API until a search finds it: latency p50/p95/max
 - `bench_rss`           peak RSS of a `vaultmind reindex` subprocess (cold) and of the daemon
@@ -24,7 +25,6 @@ import hashlib
 import os
 import platform
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -180,29 +181,39 @@ def read_hash_baseline(
 
 
 def bench_cold(vault: Path, *, repeats: int = 3, progress: Progress | None = None) -> dict[str, Any]:
-    """Delete the index and rebuild it without embeddings (`reindex`, open to close), `repeats`
-    times, each run next to the read+hash baseline over the same notes."""
+    """Delete the index and rebuild it without embeddings (`cold_reindex` in a subprocess, start
+    to exit), `repeats` times, each run next to the read+hash baseline over the same
+    notes. Peak RSS is that of the reindex's process tree (it and its parsing workers): the
+    largest single process (kernel high-water marks) and the largest sum over the tree
+    (sampled every 20 ms)."""
     progress = progress or _noop
     config = _config(vault, "none")
     cold: list[float] = []
     base: list[float] = []
-    cpu: list[tuple[float, float]] = []  # (this process, parsing workers) CPU seconds per rebuild
+    cpu: list[float] = []  # CPU seconds of the reindex process tree per rebuild
+    peak_max: list[int] = []
+    peak_sum: list[int] = []
     notes = leaves = files = size = 0
+    cmd = [sys.executable, "-c", "import sys; from vaultmind.bench.run import cold_reindex; cold_reindex(sys.argv[1])"]
+    cmd.append(str(vault))
     for run in range(repeats):
         files, size, seconds = read_hash_baseline(vault, config.all_ignores, progress)
         base.append(seconds)
         _delete_index(config)
         progress("cold index", run, repeats)
-        before = _cpu_seconds()
-        started = time.perf_counter()
-        with Memory.open(config, progress=progress) as memory:
-            memory.reindex()
-            notes = int(memory.index.scalar("SELECT count(*) FROM notes"))
-            leaves = int(memory.index.scalar("SELECT count(*) FROM leaves"))
-        cold.append(time.perf_counter() - started)
-        after = _cpu_seconds()
-        cpu.append((after[0] - before[0], after[1] - before[1]))
+        with tempfile.TemporaryFile() as err:
+            measured = run_tree_measured(cmd, _child_env("none"), err)
+            if measured.code != 0:
+                err.seek(0)
+                raise VaultmindError(f"the cold reindex failed with code {measured.code}: {err.read().decode()[-2000:]}")
+        cold.append(measured.seconds)
+        cpu.append(measured.cpu_s)
+        peak_max.append(measured.peak_max)
+        peak_sum.append(measured.peak_sum)
     progress("cold index", repeats, repeats)
+    with Memory.open(config) as memory:
+        notes = int(memory.index.scalar("SELECT count(*) FROM notes"))
+        leaves = int(memory.index.scalar("SELECT count(*) FROM leaves"))
     cold_t, base_t = spread(cold), spread(base)
     ratios = [c / b for c, b in zip(cold, base, strict=True)]
     return {
@@ -216,17 +227,116 @@ def bench_cold(vault: Path, *, repeats: int = 3, progress: Progress | None = Non
         "ratio_to_baseline": float(np.median(ratios)),
         "index_mb": (config.index_path.stat().st_size if config.index_path.exists() else 0) / MB,
         # CPU time is less sensitive than wall time to other jobs on a shared machine
-        "cpu_s": {
-            "process": float(np.median([c[0] for c in cpu])),
-            "workers": float(np.median([c[1] for c in cpu])),
-        },
+        "cpu_s": float(np.median(cpu)),
+        "peak_mb": max(peak_max) / MB,  # the largest process of the tree (the applying one)
+        "peak_tree_mb": max(peak_sum) / MB,  # the tree's summed RSS at its largest
     }
 
 
-def _cpu_seconds() -> tuple[float, float]:
-    """(user + system CPU seconds of this process, of its finished child processes)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+def cold_reindex(vault: str) -> None:
+    """What `bench_cold` times, in its own process: `Memory.open` + `reindex` + close, without
+    embeddings (`vaultmind reindex` also finishes NER and entity notes on a small vault)."""
+    with Memory.open(_config(Path(vault), "none")) as memory:
+        memory.reindex()
+
+
+@dataclass(slots=True)
+class TreeRun:
+    """A finished child process: exit code, wall seconds, stdout, CPU seconds (it and its reaped
+    children), peak RSS bytes of its largest process and of its process tree summed."""
+
+    code: int
+    seconds: float
+    stdout: bytes
+    cpu_s: float
+    peak_max: int
+    peak_sum: int
+
+
+def run_tree_measured(cmd: list[str], env: dict[str, str], stderr: IO[bytes] | int | None) -> TreeRun:
+    """Run `cmd` to its end, sampling the RSS of it and its descendants (Linux `/proc`; elsewhere
+    only the kernel's figure for the child, via `wait4`, is known)."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=stderr)
+        tree = _TreeSampler(proc.pid)
+        tree.start()
+        try:
+            if hasattr(os, "wait4"):
+                _, status, usage = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+                cpu, hwm = usage.ru_utime + usage.ru_stime, usage.ru_maxrss * scale
+            else:
+                proc.wait()
+                cpu, hwm = 0.0, 0
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            tree.stop()
+        seconds = time.perf_counter() - started
+        out.seek(0)
+        stdout = out.read()
+    return TreeRun(proc.returncode, seconds, stdout, cpu, max(hwm, tree.peak_max), max(tree.peak_sum, hwm))
+
+
+class _TreeSampler(threading.Thread):
+    """Samples the summed RSS of a process and its descendants, and their high-water marks."""
+
+    def __init__(self, pid: int, interval_s: float = 0.02):
+        super().__init__(name="bench-rss-sampler", daemon=True)
+        self.pid = pid
+        self.interval_s = interval_s
+        self.peak_sum = 0
+        self.peak_max = 0
+        self._done = threading.Event()
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def run(self) -> None:
+        if not os.path.isdir("/proc"):
+            return
+        while not self._done.is_set():
+            total = 0
+            for pid in _descendants(self.pid):
+                hwm, rss = _proc_rss(pid)
+                total += rss
+                self.peak_max = max(self.peak_max, hwm)
+            self.peak_sum = max(self.peak_sum, total)
+            self._done.wait(self.interval_s)
+
+
+def _proc_rss(pid: int) -> tuple[int, int]:
+    """(VmHWM, VmRSS) of a process in bytes from `/proc`; (0, 0) once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        return int(fields["VmHWM"].split()[0]) * 1024, int(fields["VmRSS"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError, IndexError):
+        return 0, 0
+
+
+def _descendants(root: int) -> list[int]:
+    """`root` and every live process below it (from `/proc/*/stat`)."""
+    parent: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            parent[int(name)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    out, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, ppid in parent.items() if ppid in frontier]
+        out.extend(frontier)
+    return out
 
 
 # -- the daemon in a subprocess -------------------------------------------------------------------
@@ -596,13 +706,15 @@ def bench_walk(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """In-process `Memory.walk` latency over `count` questions (`walk_questions`), `repeats`
-    rounds after one warm-up round; the question's embedding is timed separately, and the
-    process's RSS is reported after the queries."""
+    rounds after one warm-up round, with the daemon's memory settings (`Memory.serve`); the
+    question's embedding is timed separately, and the process's RSS and the resident
+    structures' bytes (`memory_mb`) are reported after the queries."""
     progress = progress or _noop
     seed = _vault_seed(vault) if seed is None else seed
     questions = walk_questions(seed, count)
     config = _config(vault, embed_provider)
     with Memory.open(config, progress=progress) as memory:
+        memory.serve()
         memory.sync()
         started = time.perf_counter()
         memory.warm()
@@ -623,6 +735,7 @@ def bench_walk(
             progress("walk", run + 1, repeats)
         leaves = int(memory.index.scalar("SELECT count(*) FROM leaves"))
         recall = _dense_recall(memory, questions)
+        resident = resident_memory(memory)
     hwm, rss = _peak_rss(os.getpid())
     return {
         **latency(samples),
@@ -633,8 +746,20 @@ def bench_walk(
         "warm_s": warm_s,
         "process_rss_mb": rss / MB if rss is not None else None,
         "process_peak_mb": hwm / MB if hwm is not None else None,
+        "memory_mb": resident,
         "embeddings": config.embed_provider,
     }
+
+
+def resident_memory(memory: Memory) -> dict[str, float]:
+    """MB held by each resident structure of a warm `memory`, and by DuckDB (`duckdb_memory()`)."""
+    parts = {f"leaves.{k}": v for k, v in memory.leaves.memory().items()}
+    if memory.vectors is not None:
+        parts.update({f"vectors.{k}": v for k, v in memory.vectors.memory().items()})
+    with memory.index.lock:
+        row = memory.index.con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").fetchone()
+    parts["duckdb"] = int(row[0]) if row else 0
+    return {k: round(v / MB, 1) for k, v in parts.items()}
 
 
 def _dense_recall(memory: Memory, questions: Sequence[str]) -> float | None:

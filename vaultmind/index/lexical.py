@@ -99,11 +99,7 @@ _TERMS_OF_MAX = 1 << 18
 
 def _terms_of(word: str) -> str | tuple[str, ...]:
     found = _word_terms(word)
-    value = found[0] if len(found) == 1 else found
-    if len(_TERMS_OF) >= _TERMS_OF_MAX:
-        _TERMS_OF.clear()
-    _TERMS_OF[word] = value
-    return value
+    return found[0] if len(found) == 1 else found
 
 
 def term_counts(text: str) -> tuple[Counter[str], int]:
@@ -113,8 +109,14 @@ def term_counts(text: str) -> tuple[Counter[str], int]:
     most words have exactly one term; stop words and CJK runs are expanded afterwards."""
     words = _WORD.findall(text.lower())
     mapped = list(map(_TERMS_OF.get, words))
-    if None in mapped:
-        mapped = [m if m is not None else _terms_of(w) for m, w in zip(mapped, words, strict=True)]
+    if None in mapped:  # words not seen yet: map each once, then the text again in bulk
+        missing = set(words).difference(_TERMS_OF)
+        if len(_TERMS_OF) + len(missing) > _TERMS_OF_MAX:
+            _TERMS_OF.clear()
+            missing = set(words)
+        for word in missing:
+            _TERMS_OF[word] = _terms_of(word)
+        mapped = list(map(_TERMS_OF.__getitem__, words))
     counts: Counter[Any] = Counter(mapped)  # no None left: str and tuple keys
     for key in [k for k in counts if k.__class__ is tuple]:
         n = counts.pop(key)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import math
 import os
 import shutil
 import sys
@@ -56,6 +57,14 @@ _skip_absent_dataframe_libraries()
 
 QUARANTINE_DIR = "quarantine"
 MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
+# DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
+# block the sync writes cached, up to `MEMORY_LIMIT` (~450 MB at 50k notes); evicted blocks are
+# read back from the index file when needed. A batch that needs more is retried with the limit
+# the index had (`Syncer._apply`); at 50k notes, one batch needed more than 128 MB.
+# Off by default (`Syncer.sync_memory_limit` is None): DuckDB 1.5 can fail to roll back a write
+# transaction that ran out of memory, leaving the database invalidated or an ART index wrong,
+# so a write must not be the thing that runs out. Measured at 50k notes with it on: peak 896 MiB.
+SYNC_MEMORY_LIMIT = "256MB"
 BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rather than fail
 
 
@@ -184,6 +193,46 @@ class Index:
     def set_meta(self, con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
         con.execute("DELETE FROM meta WHERE key = ?", [key])
         con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
+
+
+class LoweredLimit:
+    """Lowers DuckDB's memory limit for a while, never raising it; `restore` puts it back."""
+
+    def __init__(self, index: Index):
+        self.index = index
+        self.original: str | None = None  # the limit before `lower`, while lowered
+
+    def lower(self, limit: str) -> None:
+        with self.index.lock:
+            current = str(self.index.scalar("SELECT current_setting('memory_limit')"))
+            if self.original is None and size_bytes(limit) < size_bytes(current):
+                self.index.con.execute(f"SET memory_limit = '{limit}'")
+                self.original = current
+
+    def restore(self) -> bool:
+        """Put the limit back; False when it was not lowered."""
+        if self.original is None:
+            return False
+        exact = size_bytes(self.original)  # DuckDB shows limits cut to 0.1 MiB: a little above, so
+        limit = self.original if exact == float("inf") else f"{math.ceil(exact / 1024) + 1}KiB"  # no drift
+        with self.index.lock:
+            self.index.con.execute(f"SET memory_limit = '{limit}'")
+            self.original = None
+        return True
+
+
+_UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+_UNITS.update({"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
+
+
+def size_bytes(text: str) -> float:
+    """'128MB', '488.2 MiB', … in bytes (unreadable: infinite, so nothing is taken as larger)."""
+    value = text.strip().lower()
+    number = value.rstrip("abcdefghijklmnopqrstuvwxyz ")
+    try:
+        return float(number) * _UNITS[value[len(number) :].strip()]
+    except (KeyError, ValueError):
+        return float("inf")
 
 
 def _connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnection:

@@ -1,0 +1,210 @@
+"""A large sync (a cold reindex) keeps its memory bounded: rows are built where notes are
+parsed, only about two batches are alive at a time, DuckDB's buffer pool is lowered for the
+sync (and put back, also when a batch needs more), and the rows are those of parsing here."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.index import lexical
+from vaultmind.index.resident import ChangeSet
+from vaultmind.index.store import SYNC_MEMORY_LIMIT, Index, size_bytes
+from vaultmind.memory import Memory
+from vaultmind.model import ParsedNote
+from vaultmind.sync_load import Batch, Loaded, Loader, RowBuffers, load_note
+
+from .conftest import dump_index, write
+
+
+def _notes(vault: Path, count: int) -> None:
+    write(vault, "Projects/Atlas.md", "---\ntags: [project]\naliases: [Atlas]\n---\n# Atlas\n\nSee [[Budget]].\n")
+    write(vault, "Budget.md", "# Budget\n\n## Q3\n\nWe spend 40k on servers. ^q3\n")
+    for i in range(count):
+        write(vault, f"More/n{i:02d}.md", f"# N{i}\n\nAlice met Bob about the budget, item {i}. #tag{i % 3}\n\n- a list {i}\n")
+
+
+class _Probe:
+    """A deriver that records, at each apply, DuckDB's memory limit and the `Loaded` objects alive."""
+
+    name = "probe"
+
+    def __init__(self, fail_once: bool = False):
+        self.limits: list[str] = []
+        self.alive: list[int] = []
+        self.fail_once = fail_once
+
+    def apply(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        removed_leaf_ids: Sequence[str],
+        written: Sequence[ParsedNote],
+        *,
+        rebuild: bool,
+    ) -> None:
+        self.limits.append(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))  # type: ignore[index]
+        self.alive.append(sum(1 for o in gc.get_objects() if isinstance(o, Loaded)))
+        if self.fail_once:
+            self.fail_once = False
+            raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block (test)")
+
+
+def _same(limit: object, other: str) -> bool:
+    """Equal memory limits (DuckDB shows them rounded to 0.1 MiB)."""
+    return abs(size_bytes(str(limit)) - size_bytes(other)) <= 0.11 * 2**20
+
+
+def _pooled(memory: Memory, batch: int) -> None:
+    memory.syncer.workers = 1
+    memory.syncer.pool_min_files = 1
+    memory.syncer.apply_batch = batch
+    memory.syncer.sync_memory_limit = SYNC_MEMORY_LIMIT  # off by default (see index/store.py)
+
+
+@pytest.mark.slow
+def test_pooled_reindex_rows_equal_in_process_and_memory_is_bounded(vault: Path, tmp_path: Path) -> None:
+    _notes(vault, 18)
+    config = load_config(vault, embed_provider="none")
+    with Memory(config, Index.open(tmp_path / "one.duckdb"), None) as one:
+        one.syncer.workers = 0
+        one.reindex()
+        expected = dump_index(one)
+    with Memory(config, Index.open(tmp_path / "pool.duckdb"), None) as pooled:
+        _pooled(pooled, 4)
+        probe = _Probe()
+        pooled.syncer.derivers = (*pooled.syncer.derivers, probe)
+        changes: list[ChangeSet] = []
+        pooled.syncer.listeners.append(changes.append)
+        before = str(pooled.index.scalar("SELECT current_setting('memory_limit')"))
+        stats = pooled.reindex()
+        assert stats.added == 20
+        assert dump_index(pooled) == expected
+        assert dump_index(pooled) == dump_index(pooled)  # stable
+        # DuckDB's buffer pool was lowered for the sync, and is back afterwards
+        assert probe.limits and all(size_bytes(limit) <= size_bytes(SYNC_MEMORY_LIMIT) for limit in probe.limits)
+        assert _same(pooled.index.scalar("SELECT current_setting('memory_limit')"), before)
+        # at most the batch being applied and the one being loaded are alive (batches of 4)
+        assert len(probe.alive) == 5 and max(probe.alive) <= 2 * 4
+        # rows built by the workers carry no term counts: resident structures reload
+        assert all(change.reset for change in changes)
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, Loaded)]
+
+
+@pytest.mark.slow
+def test_a_batch_out_of_memory_under_the_lowered_limit_is_retried_with_the_old_one(
+    vault: Path, tmp_path: Path
+) -> None:
+    _notes(vault, 6)
+    config = load_config(vault, embed_provider="none")
+    with Memory(config, Index.open(tmp_path / "one.duckdb"), None) as one:
+        one.syncer.workers = 0
+        one.reindex()
+        expected = dump_index(one)
+    with Memory(config, Index.open(tmp_path / "pool.duckdb"), None) as pooled:
+        _pooled(pooled, 3)
+        probe = _Probe(fail_once=True)
+        pooled.syncer.derivers = (*pooled.syncer.derivers, probe)
+        before = str(pooled.index.scalar("SELECT current_setting('memory_limit')"))
+        stats = pooled.reindex()
+        assert stats.added == 8
+        assert dump_index(pooled) == expected
+        # first try under the lowered limit, the retry with the old one, the next batches lowered again
+        assert size_bytes(probe.limits[0]) <= size_bytes(SYNC_MEMORY_LIMIT)
+        assert _same(probe.limits[1], before)
+        assert probe.limits[2:] and all(size_bytes(limit) <= size_bytes(SYNC_MEMORY_LIMIT) for limit in probe.limits[2:])
+        assert _same(pooled.index.scalar("SELECT current_setting('memory_limit')"), before)
+
+
+def test_an_out_of_memory_without_a_lowered_limit_is_raised(vault: Path, tmp_path: Path) -> None:
+    _notes(vault, 2)
+    config = load_config(vault, embed_provider="none")
+    with Memory(config, Index.open(tmp_path / "one.duckdb"), None) as one:
+        one.syncer.workers = 0
+        one.syncer.derivers = (*one.syncer.derivers, _Probe(fail_once=True))
+        with pytest.raises(duckdb.OutOfMemoryException):
+            one.reindex()
+
+
+@pytest.mark.slow
+def test_workers_build_the_rows_of_the_notes_they_parse(vault: Path) -> None:
+    _notes(vault, 5)
+    write(vault, "binary.md", "\x00\x01 not text")
+    paths = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
+    config = load_config(vault, embed_provider="none")
+    with Loader(vault, config.max_file_bytes, config.chunk_tokens, workers=1, files=len(paths), min_files=1) as loader:
+        assert loader.pool is not None
+        batches = list(loader.batches([paths[:4], paths[4:]], {}))
+    assert [b.__class__ for b in batches] == [Batch, Batch]
+    loaded = [item for batch in batches for item in batch.loaded]
+    assert [item.path for item in loaded] == paths
+    parsed = [item for item in loaded if item.note is not None]
+    assert len(parsed) == len(paths) - 1 and all(item.in_rows and not item.counts for item in parsed)
+    # the same rows as building them here, from notes loaded here
+    here = RowBuffers()
+    for path in paths:
+        item = load_note(vault, path, config.max_file_bytes, config.chunk_tokens, None)
+        if item.note is not None:
+            assert item.stat is not None and item.sha is not None
+            here.add_note(item.note, item.stat, item.sha, item.counts, item.frontmatter_json)
+    expected = here.tables()
+    for table, data in expected.items():
+        parts = [chunk[table] for batch in batches for chunk in batch.rows if table in chunk]
+        got = [row for part in parts for row in part.to_pylist()]
+        assert got == data.to_pylist(), table
+
+
+def test_term_counts_are_those_of_terms_when_the_word_cache_overflows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lexical, "_TERMS_OF_MAX", 8)
+    lexical._TERMS_OF.clear()
+    texts = [
+        "The painters painted paintings of the harbours; the harbour's boats",
+        "東京の天気 and Alice's cats, cats and more cats",
+        " ".join(f"word{i} thing{i % 5}" for i in range(40)),
+        "",
+    ]
+    for text in texts * 2:
+        counts, total = lexical.term_counts(text)
+        assert counts == Counter(lexical.terms(text))
+        assert total == len(lexical.terms(text))
+        assert len(lexical._TERMS_OF) <= 8 + 80  # cleared when full: the words of one text at most past it
+    lexical._TERMS_OF.clear()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("128MB", 128e6), ("488.2 MiB", 488.2 * 2**20), ("1.5 GiB", 1.5 * 2**30), ("0 bytes", 0.0), ("lots", float("inf"))],
+)
+def test_size_bytes(text: str, expected: float) -> None:
+    assert size_bytes(text) == pytest.approx(expected)
+
+
+def test_tree_measure_counts_the_child_processes(tmp_path: Path) -> None:
+    """The bench's peak RSS of a reindex covers its worker processes: summed over the tree, and
+    the largest single process."""
+    from vaultmind.bench.run import run_tree_measured
+
+    child = "import time; x = bytearray(60_000_000); x[::4096] = b'1' * len(x[::4096]); time.sleep(0.6)"
+    parent = (
+        "import subprocess, sys, time; "
+        f"p = subprocess.Popen([sys.executable, '-c', {child!r}]); "
+        "y = bytearray(30_000_000); y[::4096] = b'1' * len(y[::4096]); p.wait(); print('ok')"
+    )
+    run = run_tree_measured([sys.executable, "-c", parent], {}, None)
+    assert run.code == 0 and run.stdout.strip() == b"ok"
+    assert run.peak_max >= 60_000_000
+    assert run.peak_sum >= 85_000_000  # both processes at once
+    assert run.cpu_s >= 0 and run.seconds > 0.5
+
+
+def test_a_sync_keeps_the_index_memory_limit_by_default(vault: Path) -> None:
+    # Lowering it for writes is off: DuckDB 1.5 can fail to roll back a write that ran out of memory.
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        assert memory.syncer.sync_memory_limit is None
