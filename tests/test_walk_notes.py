@@ -37,13 +37,15 @@ def test_note_coverage_weighs_the_question_terms_a_note_holds(vault: Path) -> No
     _vault(vault)
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
-        coverage = _note_coverage(memory, terms("kayak fjord cabin"))
+        notes = {h["note_path"] for h in memory.walk("kayak bread", limit=20)["hits"]}
+        coverage = _note_coverage(memory, terms("kayak fjord cabin"), notes)
         june = next(note for note in coverage if note.endswith("2024-06-10.md"))
         may = next(note for note in coverage if note.endswith("2024-05-02.md"))
         assert coverage[june] == 1.0, "every term, spread over two messages"
         assert 0.0 < coverage[may] < 0.5, "only the commonest term"
         assert not any(note.endswith("2024-07-01.md") for note in coverage)
-        assert _note_coverage(memory, ["kayak"]) == {}, "one term: nothing beyond the lexical signal"
+        assert _note_coverage(memory, ["kayak"], notes) == {}, "one term: nothing beyond the lexical signal"
+        assert set(_note_coverage(memory, terms("kayak fjord cabin"), {may})) == {may}, "only the notes asked about"
 
 
 def test_note_rank_adds_coverage_to_the_best_leaf() -> None:

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -300,6 +300,18 @@ class ResidentLeaves:
             alive = self._rows.alive
             return int(alive[rows].sum()), int(alive.sum())
 
+    def notes_with(self, term: str, among: Collection[str]) -> set[str]:
+        """Those of the notes `among` (paths) with at least one live leaf holding `term`."""
+        with self._lock:
+            self._ensure()
+            wanted = {code: path for path in among if (code := self._notes.find(path)) is not None}
+            if not wanted:
+                return set()
+            rows, _ = self._postings(term)
+            held = np.unique(self._note[rows[self._rows.alive[rows]]])
+            codes = np.fromiter(wanted, dtype=np.int64, count=len(wanted))
+            return {wanted[c] for c in codes[np.isin(codes, held)].tolist()}
+
     def authors(self) -> frozenset[str]:
         """The authors of live leaves (as written in their notes)."""
         with self._lock:
@@ -504,6 +516,9 @@ class _Codes:
     def __init__(self) -> None:
         self.names: list[str] = []
         self._code: dict[str, int] = {}
+
+    def find(self, name: str) -> int | None:
+        return self._code.get(name)
 
     def code(self, name: str) -> int:
         found = self._code.get(name)

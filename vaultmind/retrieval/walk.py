@@ -56,7 +56,7 @@ import heapq
 import math
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -129,7 +129,7 @@ def walk(
     note_score = _note_scores(lex, places)
     note_dense = _note_scores(den, places)
     name_terms = set(qterms)
-    w = [WEIGHTS[k] for k in SIGNALS]
+    w_lex, w_dense, w_entity, w_graph, w_note, w_note_dense, w_author = (WEIGHTS[k] for k in SIGNALS)
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     base: dict[str, float] = {}
     parts: dict[str, tuple[float, ...]] = {}  # the signals, in `SIGNALS` order
@@ -139,16 +139,13 @@ def walk(
         graph = graph_weights.get(leaf_id, 0.0) if entity < 1.0 else 0.0
         note_path, _, author = places.get(leaf_id, ("", 0, None))
         by_author = 1.0 if author and name_terms & _name_terms(author) else 0.0
-        signals = (
-            lex.get(leaf_id, 0.0),
-            den.get(leaf_id, 0.0),
-            entity,
-            graph,
-            note_score.get(note_path, 0.0),
-            note_dense.get(note_path, 0.0),
-            by_author,
-        )
-        value = sum(wi * si for wi, si in zip(w, signals, strict=True))
+        s_lex, s_dense = lex.get(leaf_id, 0.0), den.get(leaf_id, 0.0)
+        s_note, s_note_dense = note_score.get(note_path, 0.0), note_dense.get(note_path, 0.0)
+        signals = (s_lex, s_dense, entity, graph, s_note, s_note_dense, by_author)  # `SIGNALS` order
+        value = (
+            w_lex * s_lex + w_dense * s_dense + w_entity * entity + w_graph * graph
+            + w_note * s_note + w_note_dense * s_note_dense + w_author * by_author
+        )  # fmt: skip
         if leaf_id in pair_leaves:
             value += pair_bonus
         base[leaf_id] = value
@@ -178,7 +175,7 @@ def walk(
     kind = answer_kind(question)
     answers = _answer_bonus(memory, kind, final) if kind else set()
     places.update(memory.leaves.places(sorted(set(context) - set(places))))
-    coverage = _note_coverage(memory, content_terms)
+    coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
     note_rank = _note_rank(final, places, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
     head = heapq.nsmallest(max(limit * 3, 30), final, key=lambda k: (-final[k][0], k))
@@ -356,11 +353,11 @@ def _note_rank(
     return {note: value + NOTE_COVERAGE * coverage.get(note, 0.0) for note, value in best.items()}
 
 
-def _note_coverage(memory: Memory, query_terms: Sequence[str]) -> dict[str, float]:
-    """Per note, the idf-weighted share of the query's terms that occur somewhere in it (among
-    each term's `CANDIDATES` best leaves): a note that holds every part of a question, spread
-    over several messages, is likely the one it is about. Empty for a one-term query (it would
-    only repeat the lexical signal)."""
+def _note_coverage(memory: Memory, query_terms: Sequence[str], among: Collection[str]) -> dict[str, float]:
+    """Per note of `among` (the candidates' notes), the idf-weighted share of the query's terms
+    that occur somewhere in it: a note that holds every part of a question, spread over several
+    messages, is likely the one it is about. Empty for a one-term query (it would only repeat
+    the lexical signal)."""
     if len(set(query_terms)) < 2:
         return {}
     weights: dict[str, float] = {}
@@ -370,8 +367,7 @@ def _note_coverage(memory: Memory, query_terms: Sequence[str]) -> dict[str, floa
         if df == 0:
             continue
         weights[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        leaf_ids = [leaf_id for leaf_id, _ in memory.leaves.search([term], CANDIDATES)]
-        holders[term] = {place[0] for place in memory.leaves.places(leaf_ids).values()}
+        holders[term] = memory.leaves.notes_with(term, among)
     total = sum(weights.values())
     if total <= 0:
         return {}
