@@ -134,3 +134,20 @@ def test_bench_run_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert set(report["pass"]["200"]) == {"rescan.files_per_s", "cold.notes_per_s", "cold.ratio_to_baseline"}
     assert all(isinstance(ok, bool) for ok in report["pass"]["200"].values())
     assert report["targets"]["cold.notes_per_s"] == {"op": ">=", "bound": 500}
+
+
+def test_a_reused_vault_drops_the_notes_an_earlier_run_wrote(tmp_path: Path) -> None:
+    from vaultmind.bench.run import prepare_vault
+
+    vault, first = prepare_vault(tmp_path, 30, 0)
+    assert first["reused"] is False
+    written = [vault / "summaries" / "chat" / "L0" / "x.md", vault / "entities" / "person" / "ann.md"]
+    for path in written:  # as the save bench's daemon leaves them
+        path.parent.mkdir(parents=True)
+        path.write_text("---\nvaultmind: summary\n---\nmade by a daemon\n", encoding="utf-8")
+    user_note = sorted(vault.rglob("*.md"))[0]
+    before = user_note.read_bytes()
+    again, second = prepare_vault(tmp_path, 30, 0)
+    assert again == vault and second["reused"] is True, "kept, not regenerated"
+    assert not any(path.exists() for path in written)
+    assert user_note.read_bytes() == before

@@ -46,7 +46,7 @@ from vaultmind.client import DaemonClient, daemon_file, find_daemon
 from vaultmind.config import DEFAULT_IGNORE, Config, load_config
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.memory import Memory
-from vaultmind.vault.layout import SOURCES_DIR, is_note
+from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR, is_note
 from vaultmind.vault.scan import IgnoreRules
 
 Progress = Callable[[str, int, int], None]
@@ -841,12 +841,11 @@ def prepare_vault(
     and it still holds exactly its notes, else (re)generated. Returns (vault, generation figures)."""
     vault = workdir / f"vault-{notes}-s{seed}"
     manifest = read_manifest(vault)
-    if (
-        manifest is not None
-        and manifest.get("notes") == notes
-        and manifest.get("seed") == seed
-        and len(_note_paths(vault)) == notes  # the daemon may have written entity or summary notes
-    ):
+    matches = manifest is not None and manifest.get("notes") == notes and manifest.get("seed") == seed
+    if matches:
+        for folder in (SUMMARIES_DIR, ENTITIES_DIR):  # written by an earlier run's daemon, not generated
+            shutil.rmtree(vault / folder, ignore_errors=True)
+    if manifest is not None and matches and len(_note_paths(vault)) == notes:
         return vault, {
             "reused": True,
             **{k: manifest[k] for k in ("notes", "note_bytes", "links", "messages")},
