@@ -40,6 +40,7 @@ def test_question_naming_an_author_finds_what_they_wrote(vault: Path) -> None:
         top = result["hits"][0]
         assert top["author"] == "Alice Chen", [h["content"] for h in result["hits"]]
         assert top["breakdown"]["author"] == 1.0
+        assert top["breakdown"]["entity"] == 1.0, "her own message involves her as much as a mention"
 
 
 def test_author_terms_follow_the_index(vault: Path) -> None:

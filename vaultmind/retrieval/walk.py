@@ -20,7 +20,7 @@
    lex    = BM25 / best BM25 among candidates                              ∈ [0, 1]
    dense  = (cos − floor) / (best cos − floor), floor = median cos         ∈ [0, 1]
             (of the question without its author names; e5-style models embed it as a query)
-   entity = share of the query's entities the leaf mentions                ∈ [0, 1]
+   entity = share of the query's entities the leaf mentions or is written by ∈ [0, 1]
    graph  = strongest co-occurrence weight between an entity of the leaf and a query
             entity, normalised by the strongest such weight (0 when the leaf already has
             every query entity)                                            ∈ [0, 1]
@@ -133,12 +133,16 @@ def walk(
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     base: dict[str, float] = {}
     parts: dict[str, tuple[float, ...]] = {}  # the signals, in `SIGNALS` order
+    surface_terms = [(e, _name_terms(surface)) for e, surface in qents]
     for leaf_id in candidates:
         ents = entity_leaves.get(leaf_id)
-        entity = len(ents) / n_ents if qents and ents else 0.0
-        graph = graph_weights.get(leaf_id, 0.0) if entity < 1.0 else 0.0
         note_path, _, author = places.get(leaf_id, ("", 0, None))
         by_author = 1.0 if author and name_terms & _name_terms(author) else 0.0
+        if by_author:  # a message involves its author as much as the people it mentions
+            written_by = {e for e, st in surface_terms if st and st <= _name_terms(author or "")}
+            ents = (ents or set()) | written_by
+        entity = len(ents) / n_ents if qents and ents else 0.0
+        graph = graph_weights.get(leaf_id, 0.0) if entity < 1.0 else 0.0
         s_lex, s_dense = lex.get(leaf_id, 0.0), den.get(leaf_id, 0.0)
         s_note, s_note_dense = note_score.get(note_path, 0.0), note_dense.get(note_path, 0.0)
         signals = (s_lex, s_dense, entity, graph, s_note, s_note_dense, by_author)  # `SIGNALS` order
