@@ -20,9 +20,10 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     - title: front matter `title`, else the first H1, else the file name without `.md`;
     - aliases: front matter `aliases` / `alias` (a string is one alias);
     - leaves: none for a `vaultmind: readme` note (the folder READMEs, the welcome note: notes
-      about vaultmind, not memory; links and tags still count); one per message for source notes with `kind: chat` / `kind: email`, token-budget
-      sections otherwise (`source_id` is the id key of a source note, else the path; a source
-      note's front matter `source_ref` is copied to its section leaves).
+      about vaultmind, not memory; links and tags still count); one per message for source
+      notes with `kind: chat` / `kind: email`, token-budget sections otherwise (`source_id` is
+      the id key of a source note, else the path; a source note's front matter `source_ref` is
+      copied to its section leaves).
     """
     fm = split_frontmatter(text)
     data = fm.data

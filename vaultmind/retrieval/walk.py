@@ -43,9 +43,9 @@
    terms) is moved behind the others, and the first five hits are the best hits of the five
    notes with the most evidence (when there are that many), so one conversation cannot crowd
    out every other source. A note's evidence is its best leaf's score plus `NOTE_COVERAGE`
-   times the idf-weighted share of the question's terms found anywhere in the note (each
-   term's `CANDIDATES` best leaves): the note that holds every part of the question, spread
-   over several messages, rises above one that matches a single message by luck.
+   times the idf-weighted share of the question's terms found anywhere in the note: the note
+   that holds every part of the question, spread over several messages, rises above one that
+   matches a single message by luck.
 
 Each hit's `breakdown` carries every signal, its weight and the final score.
 """
@@ -137,10 +137,10 @@ def walk(
     for leaf_id in candidates:
         ents = entity_leaves.get(leaf_id)
         note_path, _, author = places.get(leaf_id, ("", 0, None))
-        by_author = 1.0 if author and name_terms & _name_terms(author) else 0.0
+        author_words = _name_terms(author) if author else frozenset()
+        by_author = 1.0 if name_terms & author_words else 0.0
         if by_author:  # a message involves its author as much as the people it mentions
-            written_by = {e for e, st in surface_terms if st and st <= _name_terms(author or "")}
-            ents = (ents or set()) | written_by
+            ents = (ents or set()) | {e for e, st in surface_terms if st and st <= author_words}
         entity = len(ents) / n_ents if qents and ents else 0.0
         graph = graph_weights.get(leaf_id, 0.0) if entity < 1.0 else 0.0
         s_lex, s_dense = lex.get(leaf_id, 0.0), den.get(leaf_id, 0.0)
@@ -198,7 +198,7 @@ def walk(
             }
         )
         scored.append((leaf_id, score, breakdown))
-    ranked = _diversify(memory, scored, limit, note_rank)
+    ranked = _diversify(memory, scored, limit, places, note_rank)
     hits = leaf_hits(memory, ranked)
     query_info: dict[str, Any] = {
         "terms": sorted(set(qterms)),
@@ -249,7 +249,6 @@ def _author_terms(authors: frozenset[str]) -> frozenset[str]:
 def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
     """`text` without the words whose terms all fall in `drop` (possessives included:
     "Nate's" goes with "nate"); the text itself when nothing else would be left."""
-
 
     def keep(match: re.Match[str]) -> str:
         word_terms = _name_terms(re.sub(r"['’]s$", "", match.group(0)))
@@ -386,7 +385,8 @@ def _diversify(
     memory: Memory,
     scored: list[tuple[str, float, dict[str, Any]]],
     limit: int,
-    note_rank: dict[str, float] | None = None,
+    places: dict[str, tuple[str, int, str | None]],
+    note_rank: dict[str, float],
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """Keep the order, but move near-duplicates of earlier hits behind the others."""
     window = scored[: max(limit * 3, 30)]
@@ -410,17 +410,18 @@ def _diversify(
             kept.append(item)
             seen_hashes.add(content_hash)
             seen_terms.append(term_set)
-    ordered = _spread_notes(memory, kept, note_rank or {}) + dupes + scored[len(window) :]
+    ordered = _spread_notes(kept, places, note_rank) + dupes + scored[len(window) :]
     return ordered[:limit]
 
 
 def _spread_notes(
-    memory: Memory, ranked: list[tuple[str, float, dict[str, Any]]], note_rank: dict[str, float]
+    ranked: list[tuple[str, float, dict[str, Any]]],
+    places: dict[str, tuple[str, int, str | None]],
+    note_rank: dict[str, float],
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """The first `DISTINCT_TOP` hits are the best hits of the `DISTINCT_TOP` notes with the most
     evidence (`note_rank`; a note's best hit without it), so one conversation cannot crowd out
     every other source at the top; the rest keep their order."""
-    places = memory.leaves.places([leaf_id for leaf_id, _, _ in ranked])
     firsts: dict[str, int] = {}  # note → position of its best hit
     for position, item in enumerate(ranked):
         firsts.setdefault(places.get(item[0], ("",))[0], position)
