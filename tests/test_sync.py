@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
 from .conftest import dump_index, snapshot_files, write
@@ -326,15 +327,41 @@ def test_batched_apply_equals_one_batch(vault: Path, tmp_path: Path) -> None:
     with Memory(config, Index.open(tmp_path / "one.duckdb"), None) as one:
         one.reindex()
         expected = dump_index(one)
+        expected_indexes = _indexes(one.index)
     with Memory(config, Index.open(tmp_path / "many.duckdb"), None) as many:
         many.syncer.apply_batch = 2
+        many.syncer.bulk_files = 1  # lookup indexes suspended during the load, built at its end
         stats = many.reindex()
         assert stats.added == 11
         assert dump_index(many) == expected
+        assert _indexes(many.index) == expected_indexes
+        assert many.index.get_meta("suspended_indexes") is None
         os.rename(vault / "More/n1.md", vault / "More/renamed.md")
         (vault / "More/n2.md").unlink()
         stats = many.sync()
         assert (stats.renamed, stats.deleted) == (1, 1)
+
+
+def _indexes(index: Index) -> list[tuple[str, str]]:
+    return [(str(n), str(t)) for n, t in index.query("SELECT index_name, table_name FROM duckdb_indexes() ORDER BY 1")]
+
+
+def test_indexes_suspended_by_a_crashed_load_come_back_on_open(tmp_path: Path) -> None:
+    """A load that dies with its lookup indexes dropped: the next open creates them again."""
+    path = tmp_path / "index.duckdb"
+    index = Index.open(path)
+    before = _indexes(index)
+    assert ("leaves_id", "leaves") in before
+    index.suspend_indexes()
+    suspended = _indexes(index)
+    assert ("leaves_id", "leaves") not in suspended and ("edges_a", "edges") in suspended
+    index.con.close()  # the process dies here: no resume
+    reopened = Index.open(path)
+    try:
+        assert _indexes(reopened) == before
+        assert reopened.get_meta("suspended_indexes") is None
+    finally:
+        reopened.close()
 
 
 def _source_note() -> str:

@@ -51,6 +51,9 @@ from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 log = logging.getLogger(__name__)
 
 APPLY_BATCH = 2000  # files per apply transaction (two batches are in memory at once)
+# A whole-vault load of at least this many files (a first index, a rebuild) runs with the lookup
+# indexes of the bulk tables suspended (`Index.suspend_indexes`) and builds them once at its end.
+BULK_FILES = 2000
 OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
 TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
 
@@ -147,6 +150,7 @@ class Syncer:
         self.apply_batch = APPLY_BATCH
         self.workers = default_workers()  # parsing processes for large syncs (0: none)
         self.pool_min_files = POOL_MIN_FILES  # files to read from which the workers are used
+        self.bulk_files = BULK_FILES  # files of a first index / rebuild from which indexes are suspended
         # DuckDB's memory limit during a large sync: None keeps the index's (see SYNC_MEMORY_LIMIT)
         self.sync_memory_limit: str | None = None
         self._memory = LoweredLimit(index)
@@ -275,12 +279,17 @@ class Syncer:
             self._out_of_memory = 0
             if loader.pool is not None and self.sync_memory_limit is not None:
                 self._memory.lower(self.sync_memory_limit)
+            bulk = (rebuild or not known) and total >= self.bulk_files
+            if bulk:
+                self.index.suspend_indexes()
             try:
                 plans = [first]  # handed over: no reference kept here once applied
                 del first
                 self._batches(loader, batches, indexed, plans, known, stats, gone_hashes, total, rebuild=rebuild, scan=scan)
             finally:
                 self._memory.restore()
+                if bulk:
+                    self.index.resume_indexes()
         stats.deleted = max(0, stats.deleted - stats.renamed)
 
     def _batches(

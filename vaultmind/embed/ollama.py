@@ -12,14 +12,14 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import httpx
 import numpy as np
-import ollama
 
 from vaultmind.embed.base import Vectors, normalize_rows
 from vaultmind.errors import EmbedError
 
 if TYPE_CHECKING:
+    import ollama
+
     from vaultmind.config import Config
 
 _CONFIG_HINT = "check [ollama] host in .vaultmind/config.toml"
@@ -95,12 +95,17 @@ class OllamaEmbedder:
                 self._client = None
 
     def _get_client(self) -> ollama.Client:
+        import ollama  # imported on first use: it costs ~0.2 s, and most runs never call Ollama
+
         with self._lock:
             if self._client is None:
                 self._client = ollama.Client(host=self._host, timeout=self._timeout_s)
             return self._client
 
     def _embed_batch(self, batch: list[str]) -> Vectors:
+        import httpx
+        import ollama
+
         where = f"Ollama at {self._host}"
         try:
             response = self._get_client().embed(model=self._model, input=batch)

@@ -26,12 +26,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-import httpx
-import ollama
-
 from vaultmind.errors import VaultmindError
 
 if TYPE_CHECKING:
+    import ollama
+
     from vaultmind.config import Config
 
 _CONFIG_HINT = "check [ollama] host in .vaultmind/config.toml"
@@ -118,6 +117,9 @@ class OllamaChat:
         options: Mapping[str, Any] | None = None,
     ) -> str:
         """The assistant's answer to `messages` ({"role", "content"} dicts), as text."""
+        import httpx
+        import ollama
+
         opts: dict[str, Any] = {"temperature": 0}
         opts.update(options or {})
         where = f"Ollama at {self._host}"
@@ -171,6 +173,8 @@ class OllamaChat:
     # -- internals ---------------------------------------------------------------------------
 
     def _get_client(self) -> ollama.Client:
+        import ollama  # imported on first use: it costs ~0.2 s, and most runs never call Ollama
+
         with self._lock:
             if self._client is None:
                 self._client = ollama.Client(host=self._host, timeout=self._timeout_s)

@@ -41,7 +41,8 @@ def read_note(root: Path, rel: str, max_bytes: int) -> ReadResult:
                     ),
                 )
             with open(abs_path, "rb") as fh:
-                data = fh.read(max_bytes + 1)
+                # the size just seen, +1 to notice growth (a larger read allocates its whole size)
+                data = fh.read(before.st_size + 1)
             after = os.stat(abs_path)
         except FileNotFoundError:
             return ReadResult(None, None)
