@@ -430,7 +430,9 @@ def test_parsing_in_worker_processes_gives_the_same_rows(vault: Path, tmp_path: 
         pooled.syncer.workers = 2
         pooled.syncer.pool_min_files = 1
         pooled.syncer.apply_batch = 3
+        threads = pooled.index.scalar("SELECT current_setting('threads')")
         stats = pooled.reindex()
+        assert pooled.index.scalar("SELECT current_setting('threads')") == threads  # one while the workers ran
         assert (stats.added, stats.leaves_written) == (expected_stats.added, expected_stats.leaves_written)
         assert dump_index(pooled) == expected
         assert pooled.syncer.problems() == expected_problems

@@ -19,6 +19,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -285,7 +286,10 @@ class Syncer:
             try:
                 plans = [first]  # handed over: no reference kept here once applied
                 del first
-                self._batches(loader, batches, indexed, plans, known, stats, gone_hashes, total, rebuild=rebuild, scan=scan)
+                with self.index.threads(1) if loader.pool is not None else nullcontext():
+                    self._batches(
+                        loader, batches, indexed, plans, known, stats, gone_hashes, total, rebuild=rebuild, scan=scan
+                    )
             finally:
                 self._memory.restore()
                 if bulk:
