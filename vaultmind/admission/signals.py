@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _EMAIL_RE = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
@@ -205,6 +206,7 @@ def is_content_word(word: str) -> bool:
     return _is_content(word.lower().replace("’", "'"))
 
 
+@lru_cache(maxsize=1 << 16)  # a vault's vocabulary repeats: most words are looked up, not tested
 def _is_content(low: str) -> bool:
     """`low` is lower-cased, with typographic apostrophes made plain."""
     if len(low) < 2 or low in _NON_CONTENT or len(low) > 30:
