@@ -323,6 +323,8 @@ class Syncer:
                 plan, stats, rebuild=rebuild and number == 0, fresh=rebuild, scan=scan if number == 0 else None
             )
             del loaded, plan  # not held while the next batch is loaded: memory stays at ~2 batches
+            if loader.pool is not None:
+                self.index.drop_cached_blocks()  # written blocks: the next batch does not need them
             release_unused_memory()
 
     def _preparers(self) -> tuple[Preparer, ...]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import duckdb
@@ -57,13 +56,18 @@ def terms(text: str) -> list[str]:
     """The search terms of a text, in order (duplicates kept)."""
     out: list[str] = []
     for word in _WORD.findall(text.lower()):
-        out.extend(_word_terms(word))
+        found = _TERMS_OF.get(word)
+        if found is None:
+            found = _remember(word)
+        if isinstance(found, str):
+            out.append(found)
+        else:
+            out.extend(found)
     return out
 
 
-@lru_cache(maxsize=1 << 18)
 def _word_terms(word: str) -> tuple[str, ...]:
-    """Terms of one lower-case word (cached: a vault's vocabulary repeats)."""
+    """Terms of one lower-case word (uncached; see `_TERMS_OF`)."""
     if not word.isascii() and _CJK.search(word):
         return tuple(_cjk_terms(word))
     folded = fold(word)
@@ -93,13 +97,22 @@ def _cjk_terms(word: str) -> list[str]:
     return out
 
 
-_TERMS_OF: dict[str, str | tuple[str, ...]] = {}  # word → its one term, or its terms (none: a stop word)
+# The one cache of word → its one term, or its terms (none: a stop word): a vault's vocabulary
+# repeats. Cleared when full, so a process keeps at most ~40 MB of it.
+_TERMS_OF: dict[str, str | tuple[str, ...]] = {}
 _TERMS_OF_MAX = 1 << 18
 
 
 def _terms_of(word: str) -> str | tuple[str, ...]:
     found = _word_terms(word)
     return found[0] if len(found) == 1 else found
+
+
+def _remember(word: str) -> str | tuple[str, ...]:
+    if len(_TERMS_OF) >= _TERMS_OF_MAX:
+        _TERMS_OF.clear()
+    found = _TERMS_OF[word] = _terms_of(word)
+    return found
 
 
 def term_counts(text: str) -> tuple[Counter[str], int]:

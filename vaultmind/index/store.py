@@ -57,6 +57,7 @@ def _skip_absent_dataframe_libraries() -> None:
 _skip_absent_dataframe_libraries()
 
 QUARANTINE_DIR = "quarantine"
+EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
 MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
 # DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
 # block the sync writes cached, up to `MEMORY_LIMIT` (~450 MB at 50k notes); evicted blocks are
@@ -233,6 +234,18 @@ class Index:
             with self.lock:
                 self.con.execute(f"SET threads = {before}")
 
+    def drop_cached_blocks(self) -> None:
+        """Make DuckDB drop the blocks it keeps cached, by lowering its pool for a moment (never
+        during a write: the lock is held). A large sync does this after each batch, so the pool
+        holds what one batch needs, not every block the sync wrote."""
+        with self.lock:
+            current = str(self.con.execute("SELECT current_setting('memory_limit')").fetchone()[0])  # type: ignore[index]
+            try:
+                self.con.execute(f"SET memory_limit = '{EVICT_LIMIT}'")
+            except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
+                log.debug("could not lower DuckDB's memory limit to %s: %s", EVICT_LIMIT, exc)
+            self.con.execute(f"SET memory_limit = '{limit_setting(current)}'")
+
     def get_meta(self, key: str) -> str | None:
         value = self.scalar("SELECT value FROM meta WHERE key = ?", [key])
         return None if value is None else str(value)
@@ -260,16 +273,21 @@ class LoweredLimit:
         """Put the limit back; False when it was not lowered."""
         if self.original is None:
             return False
-        exact = size_bytes(self.original)  # DuckDB shows limits cut to 0.1 MiB: a little above, so
-        limit = self.original if exact == float("inf") else f"{math.ceil(exact / 1024) + 1}KiB"  # no drift
         with self.index.lock:
-            self.index.con.execute(f"SET memory_limit = '{limit}'")
+            self.index.con.execute(f"SET memory_limit = '{limit_setting(self.original)}'")
             self.original = None
         return True
 
 
 _UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
 _UNITS.update({"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
+
+
+def limit_setting(shown: str) -> str:
+    """A memory limit as `current_setting` shows it, as a value to set it back to: DuckDB shows
+    limits cut to 0.1 MiB, so a little above (no drift when set and read back repeatedly)."""
+    exact = size_bytes(shown)
+    return shown if exact == float("inf") else f"{math.ceil(exact / 1024) + 1}KiB"
 
 
 def size_bytes(text: str) -> float:
