@@ -149,3 +149,58 @@ def test_in_window_keeps_the_earliest_with_ties_broken_by_id(vault: Path) -> Non
                 i for i, ts in sorted((r for r in rows if start <= r[1] < end), key=lambda r: (r[1], r[0]))
             ][:limit]
             assert memory.leaves.in_window(start, end, limit) == expected
+
+
+class _CountingConnection:
+    """Passes every call to a DuckDB connection, counting statements that read `embeddings`."""
+
+    def __init__(self, con: object) -> None:
+        self._con = con
+        self.vector_reads: list[object] = []
+
+    def execute(self, sql: str, params: object = None) -> object:
+        if "SELECT content_hash, vec FROM embeddings" in sql:
+            self.vector_reads.append(params)
+        return self._con.execute(sql, params) if params is not None else self._con.execute(sql)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._con, name)
+
+
+def test_a_save_reads_only_the_vectors_of_new_texts(vault: Path, monkeypatch) -> None:
+    """Leaf ids derive from the text: the unchanged leaves of a saved note keep their vectors
+    from memory, only a new text's vector is read from the index; answers equal a fresh load,
+    for float32 rows and for int8 rows."""
+    paras = [" ".join(WORDS[(i + j) % len(WORDS)] for j in range(6)) for i in range(6)]
+    write(vault, "long.md", "# Long\n\n" + "\n\n".join(paras) + "\n")
+    for i in range(20):  # enough rows to cluster
+        write(vault, f"other{i}.md", f"# Other\n\n{WORDS[i % len(WORDS)]} falcon summit {i}\n")
+    for quantized in (False, True):
+        if quantized:
+            monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 1)
+            monkeypatch.setattr(ResidentVectors, "PROBE_SHARE", 1.0)  # every cluster: the rows alone differ
+        with Memory.open(load_config(vault, embed_provider="static")) as memory:
+            memory.sync()
+            assert memory.vectors is not None and memory.embedder is not None
+            qvec = memory.embedder.embed(["otter river budget"])[0]
+            memory.vectors.search(qvec, 5)  # loaded before the save
+            assert (memory.vectors._q8 is not None) == quantized
+            counting = _CountingConnection(memory.index.con)
+            memory.index.con = counting  # type: ignore[assignment]
+            try:
+                with open(vault / "long.md", "a", encoding="utf-8") as fh:
+                    fh.write(f"\nlantern copper {quantized} appended\n")
+                memory.sync_paths(["long.md"])
+            finally:
+                memory.index.con = counting._con  # type: ignore[assignment]
+            assert len(counting.vector_reads) == 1
+            params = counting.vector_reads[0]
+            assert isinstance(params, list) and len(params[1]) == 1  # the appended paragraph alone
+            fresh = ResidentVectors(memory.index, memory.vectors.model_id)
+            if quantized:
+                fresh._load(quantize=True)
+            live, again = memory.vectors.search(qvec, 10), fresh.search(qvec, 10)
+            assert [i for i, _ in live] == [i for i, _ in again]
+            tolerance = 5e-3 if quantized else 1e-6  # a new text's row is float32 until the next merge
+            assert np.allclose([s for _, s in live], [s for _, s in again], atol=tolerance)
+            assert memory.vectors.size == memory.index.scalar("SELECT count(*) FROM leaves")

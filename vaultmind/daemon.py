@@ -128,6 +128,7 @@ class Daemon:
             self.pool.notify()
         self.trees.poke()
         self._report("watch", stats)
+        self.memory.trim()  # after the save is searchable: DuckDB's pool back to a small size
 
     def _report(self, what: str, stats: SyncStats) -> None:
         log.info(
@@ -193,6 +194,7 @@ class TreeKeeper:
                 self.memory.enrich(background=True)
                 self.memory.yield_to_foreground()
                 maintain(self.memory, now=datetime.now(UTC))
+                self.memory.trim()
                 self.last_error = None
             except Exception as exc:  # keep the daemon alive; the next change retries
                 self.last_error = f"{type(exc).__name__}: {exc}"

@@ -33,7 +33,7 @@ from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 log = logging.getLogger(__name__)
 
 LOAD_MEMORY_LIMIT = "128MB"  # DuckDB's buffer pool while a serving process loads resident structures
-EVICT_LIMIT = "16MB"  # set for a moment after loading: DuckDB drops the blocks it cached
+POOL_KEEP_BYTES = 128 * 2**20  # while serving: DuckDB's cached blocks past this are dropped after a task
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 
@@ -139,16 +139,29 @@ class Memory:
     def _evict(self) -> None:
         """While serving, drop DuckDB's cached blocks (lower the pool for a moment)."""
         if self._serving:
-            with self.index.lock:
-                self._set_limit(EVICT_LIMIT, quiet=True)
-                self._set_limit(MEMORY_LIMIT)
+            self.index.drop_cached_blocks()
 
-    def _set_limit(self, limit: str, *, quiet: bool = False) -> None:
+    def trim(self) -> None:
+        """While serving, after a save or a step of background work: drop DuckDB's cached
+        blocks once they pass `POOL_KEEP_BYTES`. Left alone they stay until the pool is full
+        (512 MB): at 50k notes a save reads ~150 MB of blocks and background steps others, and
+        the next save reads most of what it needs again anyway (dropping them costs it little)."""
+        if not self._serving:
+            return
+        try:
+            with self.index.lock:
+                used = self.index.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()")
+                if used is not None and int(used) > POOL_KEEP_BYTES:
+                    self._evict()
+        except duckdb.Error as exc:  # only memory is at stake: never fail the caller for it
+            log.debug("could not trim DuckDB's pool: %s", exc)
+
+    def _set_limit(self, limit: str) -> None:
         try:
             with self.index.lock:
                 self.index.con.execute(f"SET memory_limit = '{limit}'")
         except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
-            (log.debug if quiet else log.warning)("could not set DuckDB's memory limit to %s: %s", limit, exc)
+            log.warning("could not set DuckDB's memory limit to %s: %s", limit, exc)
 
     @contextmanager
     def foreground(self) -> Iterator[None]:
@@ -209,6 +222,7 @@ class Memory:
             nonlocal recognised
             recognised = done
             if background:
+                self.trim()  # the step's reads and writes: not needed by the next save
                 self.yield_to_foreground()
                 if self.stopping.is_set():
                     raise _Stopping

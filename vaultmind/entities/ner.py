@@ -225,15 +225,30 @@ def decode_spans(data: str) -> list[RawSpan]:
 
 
 def pending_texts(con: duckdb.DuckDBPyConnection, model: str, limit: int) -> list[tuple[str, str]]:
-    """(content hash, text) of leaves with no NER result for `model` yet, by hash."""
-    rows = con.execute(
-        """
-        SELECT l.content_hash, any_value(l.text) FROM leaves l
-        WHERE NOT EXISTS (SELECT 1 FROM ner_cache c WHERE c.content_hash = l.content_hash AND c.model = ?)
-        GROUP BY l.content_hash ORDER BY l.content_hash LIMIT ?
-        """,
-        [model, limit],
-    ).fetchall()
+    """(content hash, text) of leaves with no NER result for `model` yet, by hash. The pending
+    hashes first, then their texts: grouping the texts of every pending leaf in one query
+    filled DuckDB's pool (~490 MB at 50k notes) on each step of the background catch-up."""
+    hashes = [
+        row[0]
+        for row in con.execute(
+            """
+            SELECT DISTINCT l.content_hash FROM leaves l
+            WHERE NOT EXISTS (SELECT 1 FROM ner_cache c WHERE c.content_hash = l.content_hash AND c.model = ?)
+            ORDER BY l.content_hash LIMIT ?
+            """,
+            [model, limit],
+        ).fetchall()
+    ]
+    if not hashes:
+        return []
+    con.register("_ner_pending", pa.table({"h": pa.array(hashes, pa.string())}))
+    try:
+        rows = con.execute(
+            "SELECT content_hash, any_value(text) FROM leaves WHERE content_hash IN (SELECT h FROM _ner_pending) "
+            "GROUP BY content_hash ORDER BY content_hash"
+        ).fetchall()
+    finally:
+        con.unregister("_ner_pending")
     return [(h, t) for h, t in rows]
 
 

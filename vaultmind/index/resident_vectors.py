@@ -121,31 +121,74 @@ class ResidentVectors:
             if change.reset or change.backfilled or not self._loaded:
                 self._loaded = False
                 return
+            kept = self._vectors_of(change.removed) if change.added else {}
             for leaf_id in change.removed:
                 self._rows.remove(leaf_id)
             if self._rows.stale:  # a removed id lives on in another note: reload
                 self._loaded = False
                 return
             if change.added:
-                self._add(change.added)
+                self._add(change.added, kept)
             if self._rows.dead_share > COMPACT_SHARE:
                 self._loaded = False
 
-    def _add(self, added: Sequence[LeafDelta]) -> None:
-        hashes = sorted({leaf.content_hash for leaf in added})
-        with self.index.lock:  # by content hash: no join with the leaves
-            table = self.index.con.execute(
-                """SELECT content_hash, vec FROM embeddings
-                   WHERE model = ? AND content_hash IN (SELECT unnest(string_split(?, chr(31))))""",
-                [self.model_id, "\x1f".join(hashes)],
-            ).to_arrow_table()
-        if table.num_rows == 0:
+    def _vectors_of(self, leaf_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The vectors of the live rows of `leaf_ids`, by id (float32; dequantized when int8)."""
+        rows = self._rows.find(leaf_ids)
+        found = np.flatnonzero(rows >= 0)
+        if not len(found):
+            return {}
+        base = self._base
+        tail = np.concatenate(self._chunks) if self._chunks and bool((rows[found] >= base).any()) else None
+        out = {}
+        for k in found.tolist():
+            row = int(rows[k])
+            if row >= base:
+                assert tail is not None
+                out[leaf_ids[k]] = tail[row - base].copy()
+            else:
+                out[leaf_ids[k]] = self._block(np.array([row], dtype=np.intp))[0]
+        return out
+
+    def _add(self, added: Sequence[LeafDelta], kept: dict[str, npt.NDArray[np.float32]] | None = None) -> None:
+        """Rows for `added`. A leaf id is derived from the leaf's text (and place), so an id
+        that was just removed comes back with the same text and takes its old vector; only
+        new texts are read from the index (a saved note re-adds all its leaves, mostly
+        unchanged). The lookup is a filter on the scan (`list_contains`): an `IN` list or
+        join reads the whole vector column (~430 MB at 50k notes) into DuckDB's pool."""
+        kept = kept or {}
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        for leaf in added:
+            vector = kept.get(leaf.leaf_id)
+            if vector is not None:
+                found.setdefault(leaf.content_hash, vector)
+        missing = sorted({leaf.content_hash for leaf in added} - set(found))
+        if missing:
+            with self.index.lock:
+                table = self.index.con.execute(
+                    "SELECT content_hash, vec FROM embeddings WHERE model = ? AND list_contains(?::VARCHAR[], content_hash)",
+                    [self.model_id, missing],
+                ).to_arrow_table()
+            if table.num_rows:
+                matrix = _matrix_of(table.column("vec"))
+                width = self._width
+                for i, content_hash in enumerate(table.column("content_hash").to_pylist()):
+                    if not width or matrix.shape[1] == width:
+                        found.setdefault(str(content_hash), matrix[i])
+        fresh = sorted((leaf.leaf_id, leaf.content_hash) for leaf in added if leaf.content_hash in found)
+        if not fresh:
             return
-        matrix = _matrix_of(table.column("vec"))
-        row_of = {h: i for i, h in enumerate(table.column("content_hash").to_pylist())}
-        fresh = sorted((leaf.leaf_id, row_of[leaf.content_hash]) for leaf in added if leaf.content_hash in row_of)
         self._rows.extend([leaf_id for leaf_id, _ in fresh])
-        self._chunks.append(matrix[[i for _, i in fresh]])
+        self._chunks.append(np.stack([found[content_hash] for _, content_hash in fresh]).astype(np.float32, copy=False))
+
+    @property
+    def _width(self) -> int:
+        """The vectors' dimension (0 while there are none)."""
+        if self._q8 is not None:
+            return int(self._q8.shape[1])
+        if self._matrix.size:
+            return int(self._matrix.shape[1])
+        return next((int(c.shape[1]) for c in self._chunks if c.size), 0)
 
     @property
     def _base(self) -> int:

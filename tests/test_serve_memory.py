@@ -1,0 +1,42 @@
+"""A serving process keeps DuckDB's pool small between tasks (`Memory.trim`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import vaultmind.index.store as store_module
+import vaultmind.memory as memory_module
+from vaultmind.config import load_config
+from vaultmind.index.store import size_bytes
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+
+def _pool(memory: Memory) -> int:
+    return int(memory.index.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()"))
+
+
+def test_trim_drops_cached_blocks_past_the_threshold_and_restores_the_limit(vault: Path, monkeypatch) -> None:
+    for i in range(40):
+        write(vault, f"n{i}.md", f"# Note {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(400)) + "\n")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        memory.index.checkpoint()  # written blocks on disk: evictable
+        memory.index.query("SELECT * FROM leaves")  # blocks cached by a read
+        before = _pool(memory)
+        memory.trim()  # not serving: nothing happens
+        assert _pool(memory) == before
+        memory.serve()
+        monkeypatch.setattr(memory_module, "POOL_KEEP_BYTES", before + 1)
+        memory.trim()  # under the threshold: kept
+        assert _pool(memory) == before
+        monkeypatch.setattr(memory_module, "POOL_KEEP_BYTES", 0)
+        monkeypatch.setattr(store_module, "EVICT_LIMIT", "1MB")  # a small index: below the usual 16 MB
+        memory.trim()
+        assert _pool(memory) < before
+        limit = str(memory.index.scalar("SELECT current_setting('memory_limit')"))
+        assert size_bytes(limit) > 400 * 2**20  # writes keep the full pool
+        write(vault, "n0.md", "# Note 0\n\nchanged after trimming\n")
+        memory.sync_paths(["n0.md"])
+        assert memory.search("changed trimming")["hits"]
