@@ -1,10 +1,11 @@
 """What kind of answer a question asks for, and whether a leaf's text holds one.
 
 A question that starts "When…" is answered by a message that names a time ("yesterday", "last
-Friday", "9 April", "19:00"); "Where…" by one that names a place; "Who…" by one that names a
-person; "How much / how many…" by one that holds a number. Among messages that match the
-question equally well, the one holding that kind of answer is the likelier evidence. `walk`
-uses this as one small signal (`answer`) over its strongest candidates.
+Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…") by one that names a
+place; "Who…" by one that names a person; "How much / how many…" by one that holds a number.
+Among messages that match the question equally well, the one holding that kind of answer is
+the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
+candidates.
 
 English only, by design small: a few patterns over the question's first words and the leaf's
 text, no model. A question of another kind (what, why, how…) gets no answer signal.
@@ -28,7 +29,8 @@ _PERIODS = "week|weekend|month|year|morning|afternoon|evening|night|summer|winte
 _QUESTION = (
     ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
                         r"how long ago|in (?:what|which) (?:year|month))\b", re.I)),
-    ("place", re.compile(r"^\W*(?:where|in (?:what|which) (?:city|country|place|town)|what (?:city|country|place))\b", re.I)),
+    ("place", re.compile(r"^\W*(?:where|(?:in |to )?(?:what|which)(?: [\w-]+)? (?:city|cities|country|countries|"
+                         r"town|towns|place|places|island|islands))\b", re.I)),
     ("person", re.compile(r"^\W*(?:who|whom|whose)\b", re.I)),
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
 )

@@ -14,8 +14,7 @@
 3. Score every candidate with one documented formula (weights in `WEIGHTS`):
 
        base    = Σ w_s · s   for s in lex, dense, entity, graph, note, note_dense, author
-       score   = (base + CONTEXT_SHARE · best base among the seq±1 neighbours of the
-                  `CONTEXT_SEEDS` strongest leaves) · time_factor
+       score   = (base + CONTEXT_SHARE · context) · time_factor
 
    lex    = BM25 / best BM25 among candidates                              ∈ [0, 1]
    dense  = (cos − floor) / (best cos − floor), floor = median cos         ∈ [0, 1]
@@ -29,8 +28,10 @@
    note_dense = the same over the note's best three dense scores
    author = 1 when the leaf's author is named in the question ("what did Nate say…")
    context: in a conversation the answer is often the message right after the one that
-            matches the question, so a leaf next to one of the strongest matches (the message
-            before or after it in the same note) earns a share of that match's score
+            matches the question, or the one after that, so a leaf near one of the
+            `CONTEXT_SEEDS` strongest matches (up to `CONTEXT_SPAN` messages before or after
+            it in the same note) earns that match's base score, times `CONTEXT_DECAY` for
+            each message beyond the adjacent one (the best such value over the seeds)
    time_factor = 1 inside the window, `OUTSIDE_WINDOW` outside it, 1 without a window or
             without a timestamp.
    Two query entities related within `max_hops` that a leaf holds together add half an
@@ -83,6 +84,8 @@ WEIGHTS = {
 SIGNALS = tuple(WEIGHTS)  # lex, dense, entity, graph, note, note_dense, author
 CONTEXT_SHARE = 0.3
 CONTEXT_SEEDS = 20
+CONTEXT_SPAN = 2  # messages either side of a seed that earn context
+CONTEXT_DECAY = 0.4  # per message further away than the next one
 NOTE_TOP = 3
 DISTINCT_TOP = 5
 OUTSIDE_WINDOW = 0.35
@@ -154,13 +157,7 @@ def walk(
             value += pair_bonus
         base[leaf_id] = value
         parts[leaf_id] = signals
-    # Conversation context: the message right after (or before) a strong match often holds the
-    # answer, so each leaf also earns a share of its best neighbour's score.
-    strongest = heapq.nsmallest(CONTEXT_SEEDS, base, key=lambda k: (-base[k], k))
-    context: dict[str, float] = {}
-    for leaf_id in strongest:
-        for other in memory.leaves.neighbours(leaf_id):
-            context[other] = max(context.get(other, 0.0), base[leaf_id])
+    context = _context(memory, base, places)
     zero = (0.0,) * len(SIGNALS)
     for other in context:
         if other not in base:
@@ -178,7 +175,6 @@ def walk(
         final[leaf_id] = (value * factor, factor)
     kind = answer_kind(question)
     answers = _answer_bonus(memory, kind, final) if kind else set()
-    places.update(memory.leaves.places(sorted(set(context) - set(places))))
     coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
     note_rank = _note_rank(final, places, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
@@ -209,6 +205,29 @@ def walk(
         "reference_time": now.isoformat() + "Z",
     }
     return envelope(hits, len(final), query=query_info)
+
+
+def _context(
+    memory: Memory, base: dict[str, float], places: dict[str, tuple[str, int, str | None]]
+) -> dict[str, float]:
+    """Conversation context: the message right after (or before) a strong match often holds the
+    answer, and sometimes the one after that. Per leaf within `CONTEXT_SPAN` messages of one of
+    the `CONTEXT_SEEDS` strongest leaves, the best of their base scores, times `CONTEXT_DECAY`
+    for each message beyond the nearest. `places` gains the places of the leaves found."""
+    strongest = heapq.nsmallest(CONTEXT_SEEDS, base, key=lambda k: (-base[k], k))
+    near = {leaf_id: memory.leaves.neighbours(leaf_id, CONTEXT_SPAN) for leaf_id in strongest}
+    places.update(memory.leaves.places(sorted({o for found in near.values() for o in found} - set(places))))
+    context: dict[str, float] = {}
+    for leaf_id in strongest:
+        seed = places.get(leaf_id)
+        for other in near[leaf_id]:
+            place = places.get(other)
+            if seed is None or place is None:
+                continue
+            value = base[leaf_id] * CONTEXT_DECAY ** (abs(place[1] - seed[1]) - 1)
+            if value > context.get(other, 0.0):
+                context[other] = value
+    return context
 
 
 def _answer_bonus(memory: Memory, kind: AnswerKind, final: dict[str, tuple[float, float]]) -> set[str]:

@@ -1,0 +1,63 @@
+"""walk: conversation context reaches two messages from a strong match, decaying with distance;
+place questions phrased "Which cities…"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.retrieval.answer_type import answer_kind
+from vaultmind.retrieval.walk import CONTEXT_DECAY, CONTEXT_SHARE
+
+from .conftest import write_chat
+
+
+def test_context_decays_with_distance_from_the_match(vault: Path) -> None:
+    # Only the first message shares a word with the question; the answer comes two turns later.
+    write_chat(
+        vault,
+        "2024-06-01",
+        [
+            ("Bob", "Did you book the harbour cruise for the anniversary?"),
+            ("Alice", "Give me a second."),
+            ("Alice", "Yes: the Marlin, eight o'clock, pier four."),
+            ("Bob", "Perfect, thanks."),
+            ("Bob", "Also the plants need water."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("harbour cruise anniversary", limit=10)
+    by_text = {hit["content"]: hit for hit in result["hits"]}
+    match = by_text["Did you book the harbour cruise for the anniversary?"]
+    next_one = by_text["Give me a second."]
+    two_away = by_text["Yes: the Marlin, eight o'clock, pier four."]
+    assert next_one["breakdown"]["context"] == pytest.approx(match["score"], rel=0.01)
+    expected = CONTEXT_DECAY * next_one["breakdown"]["context"]
+    assert two_away["breakdown"]["context"] == pytest.approx(expected, rel=0.01)
+    assert two_away["score"] == pytest.approx(CONTEXT_SHARE * two_away["breakdown"]["context"], rel=0.01)
+    assert match["score"] > next_one["score"] > two_away["score"] > 0
+    # Three messages away and more is beyond the span: not a hit at all.
+    assert "Perfect, thanks." not in by_text
+    assert "Also the plants need water." not in by_text
+    assert [h["content"] for h in result["hits"]][:3] == [
+        "Did you book the harbour cruise for the anniversary?",
+        "Give me a second.",
+        "Yes: the Marlin, eight o'clock, pier four.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Which US cities did Bob visit?", "place"),
+        ("What country is the conference in?", "place"),
+        ("In which town does Alice live?", "place"),
+        ("What book did Alice read?", None),
+    ],
+)
+def test_place_questions_beyond_where(question: str, kind: str | None) -> None:
+    assert answer_kind(question) == kind
