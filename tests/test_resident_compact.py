@@ -150,3 +150,41 @@ def test_a_serving_process_loads_under_a_small_pool_and_writes_under_the_full_on
         assert memory.sync().added == 1 and limit(memory) == full
         assert [i for i, _ in memory.leaves.search(["otter"], 5)]  # a real load through the hook
         assert limit(memory) == full
+
+
+def _mean_of_index(memory: Memory) -> np.ndarray:
+    """The unit mean of every leaf's vector, straight from the index."""
+    rows = memory.index.query(
+        "SELECT e.vec FROM leaves l JOIN embeddings e ON e.content_hash = l.content_hash AND e.model = ?",
+        [memory.vectors.model_id if memory.vectors else ""],
+    )
+    total = np.sum([np.frombuffer(r[0], dtype=np.float32) for r in rows], axis=0, dtype=np.float64)
+    return total / np.linalg.norm(total)
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_mean_direction_is_the_unit_mean_of_the_live_vectors(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, quantized: bool
+) -> None:
+    from vaultmind.retrieval.walk import without_common
+
+    rng = random.Random(5)
+    for i in range(12):
+        write(vault, f"n{i}.md", _note(rng))
+    if quantized:
+        monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 1)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert memory.vectors is not None and memory.embedder is not None
+        mean = memory.vectors.mean_direction()
+        assert mean is not None and (memory.vectors._q8 is not None) == quantized
+        assert float(mean @ _mean_of_index(memory)) > 0.9999
+        write(vault, "n0.md", "# Note\n\nlantern lantern meadow falcon, a new paragraph\n")
+        (vault / "n1.md").unlink()
+        memory.sync_paths(["n0.md", "n1.md"])  # a save: the mean follows the rows
+        after = memory.vectors.mean_direction()
+        assert after is not None and float(after @ _mean_of_index(memory)) > 0.9999
+        q = memory.embedder.embed(["budget harbor"])[0]
+        out = without_common(q, after)
+        assert abs(float(out @ after)) < 1e-5 and abs(float(np.linalg.norm(out)) - 1) < 1e-5
+        assert without_common(q, None) is q

@@ -55,6 +55,7 @@ class ResidentVectors:
         self._q8: npt.NDArray[np.int8] | None = None  # the matrix as int8 (then `_matrix` is empty)
         self._scale: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self._ivf: _Clusters | None = None
+        self._sum: npt.NDArray[np.float64] | None = None  # of the live vectors (None: not summed yet)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
 
     def _load(self, quantize: bool | None = None) -> None:
@@ -62,7 +63,7 @@ class ResidentVectors:
         then one scan of the model's embeddings, each written to the rows of the leaves with its
         hash. DuckDB only scans (a join would hash a table of 1 KB rows)."""
         self._matrix, self._q8, self._scale = np.zeros((0, 0), dtype=np.float32), None, np.zeros(0, np.float32)
-        self._chunks, self._ivf = [], None
+        self._chunks, self._ivf, self._sum = [], None, None
         con = self.index.con
         with self.index.lock:
             leaves = con.execute("SELECT id, content_hash FROM leaves").to_arrow_table()
@@ -121,7 +122,10 @@ class ResidentVectors:
             if change.reset or change.backfilled or not self._loaded:
                 self._loaded = False
                 return
-            kept = self._vectors_of(change.removed) if change.added else {}
+            kept = self._vectors_of(change.removed) if change.added or self._sum is not None else {}
+            if self._sum is not None:
+                for vector in kept.values():
+                    self._sum -= vector
             for leaf_id in change.removed:
                 self._rows.remove(leaf_id)
             if self._rows.stale:  # a removed id lives on in another note: reload
@@ -180,6 +184,8 @@ class ResidentVectors:
             return
         self._rows.extend([leaf_id for leaf_id, _ in fresh])
         self._chunks.append(np.stack([found[content_hash] for _, content_hash in fresh]).astype(np.float32, copy=False))
+        if self._sum is not None:
+            self._sum += self._chunks[-1].sum(axis=0, dtype=np.float64)
 
     @property
     def _width(self) -> int:
@@ -270,6 +276,29 @@ class ResidentVectors:
             order = sorted(ids, key=lambda i: (-float(scores[i]), ids[i]))
             return [(ids[i], float(scores[i])) for i in order]
 
+    def mean_direction(self) -> npt.NDArray[np.float32] | None:
+        """The unit mean of the live vectors (None: no vectors). Summed once in float64, block
+        by block (~10 ms at 100k float32 rows), then kept up to date by each save's removed and
+        added rows (equal to a fresh sum up to float64 rounding)."""
+        with self._lock:
+            self._ready()
+            width = self._width
+            if not width:
+                return None
+            if self._sum is None:
+                total = np.zeros(width, dtype=np.float64)
+                alive = self._rows.alive
+                rows = np.flatnonzero(alive[: self._base])
+                for start in range(0, len(rows), self.BLOCK):
+                    total += self._block(rows[start : start + self.BLOCK]).sum(axis=0, dtype=np.float64)
+                base = self._base
+                for chunk in self._chunks:
+                    total += chunk[alive[base : base + len(chunk)]].sum(axis=0, dtype=np.float64)
+                    base += len(chunk)
+                self._sum = total
+            norm = float(np.linalg.norm(self._sum))
+            return (self._sum / norm).astype(np.float32) if norm > 1e-9 else None
+
     def _scan_q8(self, q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """q · every int8 row: (row as float32 · q) × its scale, block by block."""
         assert self._q8 is not None
@@ -329,7 +358,7 @@ class _Clusters:
         total = len(rank)
         rows = np.flatnonzero(alive[:total])
         rows = rows[np.argsort(rank[rows], kind="stable")]
-        count = max(16, int(math.sqrt(len(rows))))
+        count = min(len(rows), max(16, int(math.sqrt(len(rows)))))  # fewer rows than 16: one each
         rng = np.random.default_rng(0)
         sample_rows = rows[np.sort(rng.choice(len(rows), size=min(len(rows), 32 * count), replace=False))]
         sample = block(sample_rows)
