@@ -138,6 +138,38 @@ def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
     assert not (vault / ".vaultmind" / "daemon.json").exists(), "the daemon cleans up after itself"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM])
+def test_the_daemon_stops_on_a_signal_even_when_its_parent_ignored_sigint(tmp_path: Path, signo: int) -> None:
+    """A parent that ignores SIGINT passes that on; the daemon still stops cleanly on Ctrl-C or
+    SIGTERM once it is up (its own handlers), removing its daemon.json."""
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# Alpha\n\nThe heron nests by the river.\n")
+    write(vault, ".vaultmind/config.toml", "[watch]\ndebounce_ms = 50\n")
+    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vaultmind", "watch", "--vault", str(vault)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            result = run_cli("status", "--vault", str(vault), "--json", check=False)
+            if result.returncode == 0 and as_json(result)["daemon"]["running"]:
+                break
+            time.sleep(0.2)
+        assert (vault / ".vaultmind" / "daemon.json").exists(), "the daemon is up"
+    finally:
+        proc.send_signal(signo)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert not (vault / ".vaultmind" / "daemon.json").exists(), "the daemon cleans up after itself"
+
+
 def test_every_package_ships() -> None:
     """A plain (non-editable) install must carry every subpackage: pyproject lists them."""
     import tomllib

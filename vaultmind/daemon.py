@@ -60,6 +60,7 @@ class Daemon:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
         import watchfiles
 
+        restore_signals = self._stop_on_signals()
         self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
         token = secrets.token_urlsafe(32)
         self.api = ApiServer(self.memory, token, self.config.host, self.config.port)
@@ -108,6 +109,36 @@ class Daemon:
             self.trees.stop()
             self.pool.stop()
             self.api.stop()
+            restore_signals()
+
+    def _stop_on_signals(self) -> Callable[[], None]:
+        """Ctrl-C (SIGINT) and SIGTERM stop the daemon cleanly, whatever the process inherited:
+        a parent that ignores or blocks SIGINT passes that on to its children, and such a
+        daemon could only be killed (its `daemon.json` left behind). Returns what undoes it.
+        Only the main thread can install handlers; elsewhere `stop()` is the way out."""
+        import signal
+
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        wanted = [signal.SIGINT, signal.SIGTERM]
+        previous = {sig: signal.getsignal(sig) for sig in wanted}
+
+        def stop(_signo: int, _frame: object) -> None:
+            if self.stop_event.is_set() or not self.ready.is_set():
+                raise KeyboardInterrupt  # a second signal, or start-up (a first index): at once
+            self.stop_event.set()  # the watch loop ends within a second; the threads stop after
+
+        for sig in wanted:
+            signal.signal(sig, stop)
+        blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, wanted) if hasattr(signal, "pthread_sigmask") else set()
+
+        def restore() -> None:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+            if blocked and hasattr(signal, "pthread_sigmask"):
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+        return restore
 
     def stop(self) -> None:
         self.stop_event.set()
