@@ -280,7 +280,8 @@ class Syncer:
             self._out_of_memory = 0
             if loader.pool is not None and self.sync_memory_limit is not None:
                 self._memory.lower(self.sync_memory_limit)
-            bulk = (rebuild or not known) and total >= self.bulk_files
+            # a whole-vault load into an empty index, or a rebuild (not a big batch of new files)
+            bulk = (rebuild or (scan is not None and not known)) and total >= self.bulk_files
             if bulk:
                 self.index.suspend_indexes()
             try:
