@@ -17,8 +17,18 @@ LeafKind = Literal["message", "section"]
 LinkKind = Literal["wikilink", "embed", "markdown"]
 
 
+class _Pickled:
+    """Pickles as (class, field values): unpickling calls the constructor, about twice as fast
+    as the slots dataclass default (parse workers send thousands of these per batch)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return type(self), tuple(getattr(self, name) for name in self.__dataclass_fields__)  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True, slots=True)
-class Link:
+class Link(_Pickled):
     """An outgoing link found in a note's body (never inside code)."""
 
     target: str  # the note part as written: "Folder/Note" (may be "" for same-note links)
@@ -30,7 +40,7 @@ class Link:
 
 
 @dataclass(frozen=True, slots=True)
-class Leaf:
+class Leaf(_Pickled):
     """The smallest unit of memory: one message, or one chunk of a document.
 
     `id` is content-derived (see `markdown.chunking`); `anchor` locates the leaf in its
@@ -52,7 +62,7 @@ class Leaf:
 
 
 @dataclass(frozen=True, slots=True)
-class ParsedNote:
+class ParsedNote(_Pickled):
     """Everything vaultmind derives from one Markdown file. Pure function of (path, text)."""
 
     path: str
