@@ -119,13 +119,13 @@ class AdmissionDeriver:
         if not ready:
             return
         model = self.policy.llm_model
-        gray = sorted({row[2] for row, breakdown in ready if breakdown is not None})
+        gray = sorted({row[2] for row, is_gray in ready if is_gray})
         answers = importance.cached_answers(con, gray, model) if gray else {}
         columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA.names}
         names = _SCHEMA.names
-        for row, breakdown in ready:
-            if breakdown is not None and row[2] in answers:
-                cheap = Decision("gray", row[4], row[5], row[6], breakdown, row[8], row[9])
+        for row, is_gray in ready:
+            if is_gray and row[2] in answers:
+                cheap = Decision("gray", row[4], row[5], row[6], json.loads(row[7]), row[8], row[9])
                 decision = importance.decide_from_cache(cheap, answers[row[2]], model, self.policy)
                 row = _row(row[0], row[1], row[2], decision)
             for name, value in zip(names, row, strict=True):
@@ -142,9 +142,10 @@ class AdmissionDeriver:
             enqueue(con, [importance.new_job(model, h) for h in pending], now=now_ms())
 
 
-Decided = tuple[tuple[Any, ...], dict[str, Any] | None]
-"""One admission row decided without the index (`_SCHEMA` order), and the signal breakdown of
-a gray row (which a cached LLM answer may still decide); a plain tuple: it crosses processes."""
+Decided = tuple[tuple[Any, ...], bool]
+"""One admission row decided without the index (`_SCHEMA` order), and whether it is gray (a
+cached LLM answer may still decide it, from the signals the row holds as JSON); a plain tuple:
+it crosses processes."""
 
 
 Prepared = list[Decided]
@@ -160,7 +161,7 @@ def _row(leaf_id: str, note_path: str, content_hash: str, decision: Decision) ->
 
 def decided_row(leaf: LeafInput, decision: Decision) -> Decided:
     row = _row(leaf.leaf_id, leaf.note_path, leaf.content_hash, decision)
-    return row, decision.signals if decision.decision == "gray" else None
+    return row, decision.decision == "gray"
 
 
 @dataclass(frozen=True, slots=True)
