@@ -102,29 +102,52 @@ def test_readme_commands_match_ci() -> None:
     assert tests in ci, "CI runs the README's test command"
 
 
-@pytest.mark.slow
-def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
-    vault = tmp_path / "v"
+def _start_watcher(vault: Path, **popen: Any) -> subprocess.Popen[str]:
+    """`vaultmind watch` as a subprocess on a one-note vault with a short debounce."""
     write(vault, "a.md", "# Alpha\n\nThe heron nests by the river.\n")
     write(vault, ".vaultmind/config.toml", "[watch]\ndebounce_ms = 50\n")
     env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "vaultmind", "watch", "--vault", str(vault)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        **popen,
     )
+
+
+def _daemon_status(vault: Path, deadline: float) -> dict[str, Any]:
+    """`status` once the daemon answers it with the note indexed (the last answer at `deadline`)."""
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        result = run_cli("status", "--vault", str(vault), "--json", check=False)
+        if result.returncode == 0:
+            status = as_json(result)
+            if status["daemon"]["running"] and status["notes"]["total"] == 1:
+                break
+        time.sleep(0.2)
+    return status
+
+
+def _stop(proc: subprocess.Popen[str], signo: int) -> str:
+    """Send `signo` and wait for the daemon to end; its stderr."""
+    proc.send_signal(signo)
+    return proc.communicate(timeout=20)[1]
+
+
+def _assert_stopped_cleanly(proc: subprocess.Popen[str], err: str, vault: Path) -> None:
+    assert proc.returncode == 0, err
+    assert not (vault / ".vaultmind" / "daemon.json").exists(), "the daemon cleans up after itself"
+
+
+@pytest.mark.slow
+def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    proc = _start_watcher(vault)
     try:
         deadline = time.monotonic() + 30
-        status: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            result = run_cli("status", "--vault", str(vault), "--json", check=False)
-            if result.returncode == 0:
-                status = as_json(result)
-                if status["daemon"]["running"] and status["notes"]["total"] == 1:
-                    break
-            time.sleep(0.2)
+        status = _daemon_status(vault, deadline)
         assert status.get("daemon", {}).get("running"), "status answered by the watcher"
         write(vault, "b.md", "# Beta\n\nA kingfisher dives.\n")
         hits: list[Any] = []
@@ -132,10 +155,8 @@ def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
             hits = as_json(run_cli("query", "search", "kingfisher", "--vault", str(vault), "--json"))["hits"]
         assert hits and hits[0]["note_path"] == "b.md"
     finally:
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
-    assert proc.returncode == 0, err
-    assert not (vault / ".vaultmind" / "daemon.json").exists(), "the daemon cleans up after itself"
+        err = _stop(proc, signal.SIGINT)
+    _assert_stopped_cleanly(proc, err, vault)
 
 
 @pytest.mark.slow
@@ -144,30 +165,13 @@ def test_the_daemon_stops_on_a_signal_even_when_its_parent_ignored_sigint(tmp_pa
     """A parent that ignores SIGINT passes that on; the daemon still stops cleanly on Ctrl-C or
     SIGTERM once it is up (its own handlers), removing its daemon.json."""
     vault = tmp_path / "v"
-    write(vault, "a.md", "# Alpha\n\nThe heron nests by the river.\n")
-    write(vault, ".vaultmind/config.toml", "[watch]\ndebounce_ms = 50\n")
-    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vaultmind", "watch", "--vault", str(vault)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
-    )
+    proc = _start_watcher(vault, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            result = run_cli("status", "--vault", str(vault), "--json", check=False)
-            if result.returncode == 0 and as_json(result)["daemon"]["running"]:
-                break
-            time.sleep(0.2)
+        _daemon_status(vault, time.monotonic() + 30)
         assert (vault / ".vaultmind" / "daemon.json").exists(), "the daemon is up"
     finally:
-        proc.send_signal(signo)
-        _, err = proc.communicate(timeout=20)
-    assert proc.returncode == 0, err
-    assert not (vault / ".vaultmind" / "daemon.json").exists(), "the daemon cleans up after itself"
+        err = _stop(proc, signo)
+    _assert_stopped_cleanly(proc, err, vault)
 
 
 def test_every_package_ships() -> None:

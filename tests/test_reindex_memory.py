@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from vaultmind.config import load_config
+from vaultmind.config import Config, load_config
 from vaultmind.index import lexical
 from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import SYNC_MEMORY_LIMIT, Index, size_bytes
@@ -68,14 +68,19 @@ def _pooled(memory: Memory, batch: int) -> None:
     memory.syncer.sync_memory_limit = SYNC_MEMORY_LIMIT  # off by default (see index/store.py)
 
 
+def _rows_in_process(config: Config, tmp_path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """The rows of a reindex that parses in this process: what a pooled one must equal."""
+    with Memory(config, Index.open(tmp_path / "one.duckdb"), None) as one:
+        one.syncer.workers = 0
+        one.reindex()
+        return dump_index(one)
+
+
 @pytest.mark.slow
 def test_pooled_reindex_rows_equal_in_process_and_memory_is_bounded(vault: Path, tmp_path: Path) -> None:
     _notes(vault, 18)
     config = load_config(vault, embed_provider="none")
-    with Memory(config, Index.open(tmp_path / "one.duckdb"), None) as one:
-        one.syncer.workers = 0
-        one.reindex()
-        expected = dump_index(one)
+    expected = _rows_in_process(config, tmp_path)
     with Memory(config, Index.open(tmp_path / "pool.duckdb"), None) as pooled:
         _pooled(pooled, 4)
         probe = _Probe()
@@ -104,10 +109,7 @@ def test_a_batch_out_of_memory_under_the_lowered_limit_is_retried_with_the_old_o
 ) -> None:
     _notes(vault, 6)
     config = load_config(vault, embed_provider="none")
-    with Memory(config, Index.open(tmp_path / "one.duckdb"), None) as one:
-        one.syncer.workers = 0
-        one.reindex()
-        expected = dump_index(one)
+    expected = _rows_in_process(config, tmp_path)
     with Memory(config, Index.open(tmp_path / "pool.duckdb"), None) as pooled:
         _pooled(pooled, 3)
         probe = _Probe(fail_once=True)
