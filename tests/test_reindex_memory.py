@@ -16,7 +16,7 @@ import pytest
 from vaultmind.config import Config, load_config
 from vaultmind.index import lexical
 from vaultmind.index.resident import ChangeSet
-from vaultmind.index.store import SYNC_MEMORY_LIMIT, Index, size_bytes
+from vaultmind.index.store import DEFERRED_CHECKPOINT, SYNC_MEMORY_LIMIT, Index, size_bytes
 from vaultmind.memory import Memory
 from vaultmind.model import ParsedNote
 from vaultmind.sync_load import Batch, Loaded, Loader, RowBuffers, load_note
@@ -38,6 +38,7 @@ class _Probe:
 
     def __init__(self, fail_once: bool = False):
         self.limits: list[str] = []
+        self.thresholds: list[str] = []
         self.alive: list[int] = []
         self.fail_once = fail_once
 
@@ -50,6 +51,7 @@ class _Probe:
         rebuild: bool,
     ) -> None:
         self.limits.append(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))  # type: ignore[index]
+        self.thresholds.append(str(con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0]))  # type: ignore[index]
         self.alive.append(sum(1 for o in gc.get_objects() if isinstance(o, Loaded)))
         if self.fail_once:
             self.fail_once = False
@@ -59,6 +61,10 @@ class _Probe:
 def _same(limit: object, other: str) -> bool:
     """Equal memory limits (DuckDB shows them rounded to 0.1 MiB)."""
     return abs(size_bytes(str(limit)) - size_bytes(other)) <= 0.11 * 2**20
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
 
 
 def _pooled(memory: Memory, batch: int) -> None:
@@ -123,6 +129,63 @@ def test_a_batch_out_of_memory_under_the_lowered_limit_is_retried_with_the_old_o
         assert _same(probe.limits[1], before)
         assert probe.limits[2:] and all(size_bytes(limit) <= size_bytes(SYNC_MEMORY_LIMIT) for limit in probe.limits[2:])
         assert _same(pooled.index.scalar("SELECT current_setting('memory_limit')"), before)
+
+
+@pytest.mark.slow
+def test_a_pooled_sync_checkpoints_after_each_batch_and_puts_the_settings_back(vault: Path, tmp_path: Path) -> None:
+    _notes(vault, 8)
+    config = load_config(vault, embed_provider="none")
+    path = tmp_path / "pool.duckdb"
+    wal = path.with_name(path.name + ".wal")
+    with Memory(config, Index.open(path), None) as pooled:
+        _pooled(pooled, 3)
+        pooled.syncer.sync_memory_limit = None  # as shipped
+
+        class _Wal(_Probe):
+            """Also records the WAL's size at the start of each batch."""
+
+            sizes: list[int]
+
+            def apply(self, con: duckdb.DuckDBPyConnection, *args: object, **kwargs: object) -> None:
+                self.sizes.append(_size(wal))
+                super().apply(con, *args, **kwargs)  # type: ignore[arg-type]
+
+        probe = _Wal()
+        probe.sizes = []
+        pooled.syncer.derivers = (*pooled.syncer.derivers, probe)
+        before = {
+            name: str(pooled.index.scalar(f"SELECT current_setting('{name}')"))
+            for name in ("memory_limit", "checkpoint_threshold")
+        }
+        assert pooled.reindex().added == 10
+        # commits do not checkpoint by themselves during the sync: it checkpoints after each batch
+        assert len(probe.thresholds) == 4
+        assert all(_same(t, DEFERRED_CHECKPOINT) or size_bytes(t) >= 2**39 for t in probe.thresholds)
+        assert probe.sizes[1:] == [0, 0, 0]  # each batch starts after the last was checkpointed
+        assert _size(wal) == 0
+        for name, value in before.items():
+            assert _same(pooled.index.scalar(f"SELECT current_setting('{name}')"), value)
+        assert not pooled.index.get_meta("suspended_indexes")
+
+
+def test_a_checkpoint_runs_under_the_usual_limit_when_the_pool_cannot_be_lowered(tmp_path: Path) -> None:
+    path = tmp_path / "index.duckdb"
+    wal = path.with_name(path.name + ".wal")
+    with Index.open(path) as index:
+        with index.lock:
+            index.con.execute("SET checkpoint_threshold = '1GB'")
+            # an ART index that is not checkpointed yet cannot be evicted: DuckDB refuses a 1 MB limit
+            index.con.execute("CREATE TABLE t AS SELECT 'key-' || i AS k FROM range(200000) r(i)")
+            index.con.execute("CREATE INDEX t_k ON t (k)")
+        limit = str(index.scalar("SELECT current_setting('memory_limit')"))
+        assert _size(wal) > 0
+        index.checkpoint("1MB")
+        assert _size(wal) == 0  # written into the file
+        assert _same(index.scalar("SELECT current_setting('memory_limit')"), limit)
+        index.con.execute("INSERT INTO t VALUES ('one more')")
+        index.checkpoint("64MB")  # lowered this time (the index is on disk now), and put back
+        assert _size(wal) == 0  # written into the file
+        assert _same(index.scalar("SELECT current_setting('memory_limit')"), limit)
 
 
 def test_an_out_of_memory_without_a_lowered_limit_is_raised(vault: Path, tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -33,7 +33,7 @@ from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
 from vaultmind.index.lexical import apply_df_delta, term_counts
 from vaultmind.index.resident import ChangeSet, LeafDelta
-from vaultmind.index.store import Index, LoweredLimit
+from vaultmind.index.store import CHECKPOINT_POOL, Index, LoweredLimit
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
 from vaultmind.sync_load import (
     POOL_MIN_FILES,
@@ -51,7 +51,7 @@ from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
-APPLY_BATCH = 2000  # files per apply transaction (two batches are in memory at once)
+APPLY_BATCH = 1000  # files per apply transaction (two batches are in memory at once; see docs/benchmarks.md)
 # A whole-vault load of at least this many files (a first index, a rebuild) runs with the lookup
 # indexes of the bulk tables suspended (`Index.suspend_indexes`) and builds them once at its end.
 BULK_FILES = 2000
@@ -287,14 +287,14 @@ class Syncer:
             try:
                 plans = [first]  # handed over: no reference kept here once applied
                 del first
-                with self.index.threads(1) if loader.pool is not None else nullcontext():
+                with self._pooled(loader):
                     self._batches(
                         loader, batches, indexed, plans, known, stats, gone_hashes, total, rebuild=rebuild, scan=scan
                     )
             finally:
                 self._memory.restore()
                 if bulk:
-                    self.index.resume_indexes()
+                    self.index.resume_indexes(CHECKPOINT_POOL)
         stats.deleted = max(0, stats.deleted - stats.renamed)
 
     def _batches(
@@ -324,9 +324,20 @@ class Syncer:
                 plan, stats, rebuild=rebuild and number == 0, fresh=rebuild, scan=scan if number == 0 else None
             )
             del loaded, plan  # not held while the next batch is loaded: memory stays at ~2 batches
-            if loader.pool is not None:
-                self.index.drop_cached_blocks()  # written blocks: the next batch does not need them
+            if loader.pool is not None:  # the batch into the file, its blocks not kept cached
+                self.index.checkpoint(CHECKPOINT_POOL)
             release_unused_memory()
+
+    @contextmanager
+    def _pooled(self, loader: Loader) -> Iterator[None]:
+        """How the index works while worker processes parse a large sync: DuckDB on one thread
+        (the workers use the other cores), and one checkpoint per batch, after it, rather than
+        inside the commits that pass DuckDB's WAL threshold."""
+        if loader.pool is None:
+            yield
+            return
+        with self.index.threads(1), self.index.deferred_checkpoints():
+            yield
 
     def _preparers(self) -> tuple[Preparer, ...]:
         with self.index.lock:

@@ -76,8 +76,9 @@ EXTRACTOR_VERSION = "1"
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
-LeafRow = tuple[str, str, str, str, str | None, datetime | None]
-"""(id, note_path, text, content_hash, author, ts) as read from `leaves`."""
+LeafRow = tuple[str, str, str, str | None, datetime | None]
+"""(id, note_path, content_hash, author, ts) as read from `leaves`: the text is read only for
+the leaves whose mentions are not prepared (`EntityDeriver._derive`)."""
 
 Mentions = tuple[tuple[str, str], ...]
 """(entity id, surface) of each mention of one leaf, in order (`resolve_text` without NER)."""
@@ -237,12 +238,12 @@ class EntityDeriver:
                 ).fetchall()
             ]
             rows = con.execute(
-                "SELECT id, note_path, text, content_hash, author, ts FROM leaves "
+                "SELECT id, note_path, content_hash, author, ts FROM leaves "
                 "WHERE id IN (SELECT k FROM _ent_leaves) ORDER BY id, note_path"
             ).fetchall()
         finally:
             con.unregister("_ent_leaves")
-        columns, new = self._derive(con, registry, [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows])
+        columns, new = self._derive(con, registry, [(r[0], r[1], r[2], r[3], r[4]) for r in rows])
         insert(con, "occurrences", OCC_SCHEMA, columns)
         new_rows = list(zip(columns["leaf_id"], columns["entity_id"], columns["surface"], strict=True))
 
@@ -259,21 +260,30 @@ class EntityDeriver:
     def _derive(
         self, con: duckdb.DuckDBPyConnection, registry: Registry, rows: Sequence[LeafRow]
     ) -> tuple[dict[str, list[Any]], dict[str, set[str]]]:
-        """Occurrence columns for `rows`, and the entity set of each leaf id."""
-        spans, ran = self.ner.spans_for(con, [(row[3], row[2]) for row in rows], max_run=self._budget)
+        """Occurrence columns for `rows`, and the entity set of each leaf id. A leaf's text is
+        read only when its prepared mentions cannot be used: at 50k notes, reading the texts of
+        a batch's leaves scanned the whole text column (~110 MB of DuckDB's pool per batch)."""
+        spans, ran = self.ner.spans_for(
+            con, sorted({row[2] for row in rows}), lambda hashes: _texts_by_hash(con, hashes), max_run=self._budget
+        )
         self._budget = max(0, self._budget - ran)
         columns = columns_for(OCC_SCHEMA)
         per_leaf: dict[str, set[str]] = defaultdict(set)
         ready = self._ready
         digest = registry.digest
-        for leaf_id, note_path, text, chash, author, ts in rows:
-            ner = spans.get(chash)
-            done = ready.get((note_path, leaf_id)) if ready and not ner else None
+        found: dict[tuple[str, str], Mentions] = {}
+        for leaf_id, note_path, chash, author, _ in rows:
+            done = ready.get((note_path, leaf_id)) if ready and not spans.get(chash) else None
             if done is not None and done[0] == digest and done[1] == chash and done[2] == author:
-                mentions = done[3]
+                found[(leaf_id, note_path)] = done[3]
                 self.prepared_leaves += 1
-            else:
-                mentions = _mentions(registry, note_path, text, ner, author)
+        missing = [(row[0], row[1]) for row in rows if (row[0], row[1]) not in found]
+        texts = _leaf_texts(con, missing) if missing else {}
+        for leaf_id, note_path, chash, author, ts in rows:
+            mentions = found.get((leaf_id, note_path))
+            if mentions is None:
+                text = texts[(leaf_id, note_path)]
+                mentions = _mentions(registry, note_path, text, spans.get(chash), author)
             for entity_id, surface in mentions:
                 columns["entity_id"].append(entity_id)
                 columns["leaf_id"].append(leaf_id)
@@ -348,12 +358,36 @@ def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[
     register_keys(con, "_ent_rows", leaf_ids)
     try:
         rows = con.execute(
-            "SELECT id, note_path, text, content_hash, author, ts FROM leaves "
+            "SELECT id, note_path, content_hash, author, ts FROM leaves "
             "WHERE id IN (SELECT k FROM _ent_rows) ORDER BY id, note_path"
         ).fetchall()
     finally:
         con.unregister("_ent_rows")
-    return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def _leaf_texts(con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The text of each (leaf id, note path) in `keys`."""
+    con.register("_ent_texts", pa.table({"id": [k[0] for k in keys], "note_path": [k[1] for k in keys]}))
+    try:
+        rows = con.execute(
+            "SELECT l.id, l.note_path, l.text FROM leaves l JOIN _ent_texts k ON l.id = k.id AND l.note_path = k.note_path"
+        ).fetchall()
+    finally:
+        con.unregister("_ent_texts")
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+def _texts_by_hash(con: duckdb.DuckDBPyConnection, hashes: Sequence[str]) -> dict[str, str]:
+    """One leaf text for each content hash in `hashes`."""
+    register_keys(con, "_ent_hashes", hashes)
+    try:
+        rows = con.execute(
+            "SELECT content_hash, min(text) FROM leaves WHERE content_hash IN (SELECT k FROM _ent_hashes) GROUP BY ALL"
+        ).fetchall()
+    finally:
+        con.unregister("_ent_hashes")
+    return {r[0]: r[1] for r in rows}
 
 
 def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str], int]) -> None:

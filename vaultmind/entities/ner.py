@@ -28,7 +28,7 @@ import importlib.util
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -162,31 +162,30 @@ class NerEngine:
     def spans_for(
         self,
         con: duckdb.DuckDBPyConnection,
-        items: Sequence[tuple[str, str]],
+        hashes: Sequence[str],
+        texts: Callable[[Sequence[str]], Mapping[str, str]],
         *,
         write_cache: bool = True,
         max_run: int | None = None,
     ) -> tuple[dict[str, list[RawSpan]], int]:
-        """NER spans for (content_hash, text) pairs, from the cache, else from the model.
+        """NER spans for content hashes, from the cache, else from the model (`texts` gives
+        the texts of the hashes to run; it is called only when there are any).
 
         The uncached texts are run when there are at most `max_run` of them (None: no limit),
         else none is; texts not run are absent from the result, as are all uncached ones when
         the model is unavailable. New results are added to
         `ner_cache` when `write_cache`. Returns (spans by hash, number of texts run).
         """
-        if self.model_id is None or not items:
+        if self.model_id is None or not hashes:
             return {}, 0
-        hashes = sorted({h for h, _ in items})
-        result = cached_spans(con, self.model_id, hashes)
-        todo: dict[str, str] = {}
-        for h, text in items:
-            if h not in result and h not in todo:
-                todo[h] = text
-        keys = sorted(todo)
+        keys = sorted(set(hashes))
+        result = cached_spans(con, self.model_id, keys)
+        keys = [h for h in keys if h not in result]
         if max_run is not None and len(keys) > max_run:
             keys = []  # a large import: all of it to `backfill_ner`; the model is not even loaded
         if not keys:
             return result, 0
+        todo = texts(keys)
         found = self.analyze([todo[k] for k in keys])
         if found is None:
             return result, 0

@@ -58,6 +58,12 @@ _skip_absent_dataframe_libraries()
 
 QUARANTINE_DIR = "quarantine"
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
+# DuckDB's pool while a large sync checkpoints after a batch (`Index.checkpoint`): at its usual
+# limit the checkpoint keeps every block it writes cached. At 50k notes, a checkpoint after a
+# batch of 2,000 chat notes grew the process by ~430 MB under 512 MB; after 1,000 notes, by
+# ~150 MB under 128 MB and ~75 MB under this.
+CHECKPOINT_POOL = "64MB"
+DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
 MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
 # DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
 # block the sync writes cached, up to `MEMORY_LIMIT` (~450 MB at 50k notes); evicted blocks are
@@ -190,10 +196,57 @@ class Index:
         for table in derived_tables():
             con.execute(f"DELETE FROM {table}")
 
-    def checkpoint(self) -> None:
+    def checkpoint(self, pool: str | None = None) -> None:
+        """Write the WAL into the index file. With `pool`, under that memory limit, so the blocks
+        the checkpoint writes are evicted as it goes instead of staying cached. When DuckDB
+        cannot lower its limit that far (blocks it cannot evict yet), or runs out of memory
+        under it, the checkpoint runs under the limit it had."""
         with self.lock:
-            if self.path is not None:
+            if self.path is None:
+                return
+            if pool is None:
                 self.con.execute("CHECKPOINT")
+                return
+            current = self._memory_limit()
+            try:
+                lowered = self._try_memory_limit(pool)
+                try:
+                    self.con.execute("CHECKPOINT")
+                except duckdb.OutOfMemoryException as exc:
+                    if not lowered:
+                        raise
+                    log.debug("checkpoint ran out of memory under %s (%s); once more under %s", pool, exc, current)
+                    self.con.execute(f"SET memory_limit = '{current}'")
+                    self.con.execute("CHECKPOINT")
+            finally:
+                self.con.execute(f"SET memory_limit = '{current}'")
+
+    @contextmanager
+    def deferred_checkpoints(self) -> Iterator[None]:
+        """Commits do not checkpoint by themselves for a while: a large sync checkpoints after
+        each batch itself (`checkpoint(CHECKPOINT_POOL)`), outside the batch's transaction."""
+        with self.lock:
+            before = self.scalar("SELECT current_setting('checkpoint_threshold')")
+            self.con.execute(f"SET checkpoint_threshold = '{DEFERRED_CHECKPOINT}'")
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.con.execute(f"SET checkpoint_threshold = '{limit_setting(str(before))}'")
+
+    def _memory_limit(self) -> str:
+        """DuckDB's memory limit, as a value to set it back to."""
+        return limit_setting(str(self.scalar("SELECT current_setting('memory_limit')")))
+
+    def _try_memory_limit(self, limit: str) -> bool:
+        """Set DuckDB's memory limit to `limit`; False (the limit unchanged) when DuckDB cannot
+        free enough of what it holds (never during a write: the lock is held)."""
+        try:
+            self.con.execute(f"SET memory_limit = '{limit}'")
+        except duckdb.Error as exc:
+            log.debug("could not lower DuckDB's memory limit to %s: %s", limit, exc)
+            return False
+        return True
 
     def suspend_indexes(self) -> None:
         """Drop the lookup indexes of `BULK_TABLES` for a large load. Their SQL is kept in
@@ -214,10 +267,12 @@ class Index:
             for name, _ in rows:
                 con.execute(f'DROP INDEX "{name}"')
 
-    def resume_indexes(self) -> None:
-        """Create the indexes `suspend_indexes` dropped (nothing when none are)."""
+    def resume_indexes(self, pool: str | None = None) -> None:
+        """Create the indexes `suspend_indexes` dropped (nothing when none are). With `pool`,
+        each is checkpointed under that memory limit once created, so the pool holds one
+        index being built, not all of them (at 50k notes: 280 → ~100 MB above the process)."""
         with self.lock:
-            if _resume_indexes(self.con):
+            if _resume_indexes(self.con, after_each=None if pool is None else lambda: self.checkpoint(pool)):
                 self.generation += 1
 
     @contextmanager
@@ -239,12 +294,9 @@ class Index:
         during a write: the lock is held). A large sync does this after each batch, so the pool
         holds what one batch needs, not every block the sync wrote."""
         with self.lock:
-            current = str(self.con.execute("SELECT current_setting('memory_limit')").fetchone()[0])  # type: ignore[index]
-            try:
-                self.con.execute(f"SET memory_limit = '{EVICT_LIMIT}'")
-            except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
-                log.debug("could not lower DuckDB's memory limit to %s: %s", EVICT_LIMIT, exc)
-            self.con.execute(f"SET memory_limit = '{limit_setting(current)}'")
+            current = self._memory_limit()
+            self._try_memory_limit(EVICT_LIMIT)
+            self.con.execute(f"SET memory_limit = '{current}'")
 
     def get_meta(self, key: str) -> str | None:
         value = self.scalar("SELECT value FROM meta WHERE key = ?", [key])
@@ -367,21 +419,29 @@ def _migrate(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
 
 
-def _resume_indexes(con: duckdb.DuckDBPyConnection) -> bool:
-    """Create the indexes a suspended load dropped; True when there were any."""
+def _resume_indexes(con: duckdb.DuckDBPyConnection, after_each: Callable[[], None] | None = None) -> bool:
+    """Create the indexes a suspended load dropped, one transaction each (`after_each` runs
+    after each commit); True when there were any. The record goes last: a crash on the way
+    leaves it for the next open, which creates the rest."""
     row = con.execute("SELECT value FROM meta WHERE key = 'suspended_indexes'").fetchone()
     if row is None:
         return False
+    for sql in json.loads(row[0]):
+        _in_transaction(con, sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
+        if after_each is not None:
+            after_each()
+    _in_transaction(con, "DELETE FROM meta WHERE key = 'suspended_indexes'")
+    return True
+
+
+def _in_transaction(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     con.execute("BEGIN TRANSACTION")
     try:
-        for sql in json.loads(row[0]):
-            con.execute(sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
-        con.execute("DELETE FROM meta WHERE key = 'suspended_indexes'")
+        con.execute(sql)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return True
 
 
 def _statements(sql: str) -> list[str]:
