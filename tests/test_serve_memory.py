@@ -40,26 +40,3 @@ def test_trim_drops_cached_blocks_past_the_threshold_and_restores_the_limit(vaul
         write(vault, "n0.md", "# Note 0\n\nchanged after trimming\n")
         memory.sync_paths(["n0.md"])
         assert memory.search("changed trimming")["hits"]
-
-
-def test_trim_checkpoints_a_wal_past_the_threshold_under_a_small_pool(vault: Path, monkeypatch) -> None:
-    for i in range(20):
-        write(vault, f"n{i}.md", f"# Note {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(200)) + "\n")
-    with Memory.open(load_config(vault, embed_provider="static")) as memory:
-        memory.sync()
-        memory.serve()
-        threshold = str(memory.index.scalar("SELECT current_setting('checkpoint_threshold')"))
-        assert abs(size_bytes(threshold) - size_bytes(memory_module.SERVE_CHECKPOINT_THRESHOLD)) < 2**20  # shown rounded
-        limit = str(memory.index.scalar("SELECT current_setting('memory_limit')"))
-        write(vault, "n0.md", "# Note 0\n\nsaved while serving\n")
-        memory.sync_paths(["n0.md"])
-        wal = memory.index.wal_bytes()
-        assert wal > 0
-        monkeypatch.setattr(memory_module, "SERVE_CHECKPOINT_WAL", wal + 1)
-        memory.trim()  # under the threshold: the WAL stays
-        assert memory.index.wal_bytes() == wal
-        monkeypatch.setattr(memory_module, "SERVE_CHECKPOINT_WAL", wal - 1)
-        memory.trim()
-        assert memory.index.wal_bytes() == 0
-        assert str(memory.index.scalar("SELECT current_setting('memory_limit')")) == limit
-        assert memory.search("saved serving")["hits"]

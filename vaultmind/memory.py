@@ -24,7 +24,7 @@ from vaultmind.embed.base import Embedder, create_embedder
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.schema import SCHEMA_VERSION
-from vaultmind.index.store import CHECKPOINT_POOL, MEMORY_LIMIT, Index
+from vaultmind.index.store import MEMORY_LIMIT, Index
 from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
@@ -34,11 +34,6 @@ log = logging.getLogger(__name__)
 
 LOAD_MEMORY_LIMIT = "128MB"  # DuckDB's buffer pool while a serving process loads resident structures
 POOL_KEEP_BYTES = 128 * 2**20  # while serving: DuckDB's cached blocks past this are dropped after a task
-# While serving, a WAL past this is checkpointed after a task, under a small pool (`trim`); DuckDB's
-# own checkpoint inside a commit (under the full pool, holding the save that commits) only past
-# `SERVE_CHECKPOINT_THRESHOLD`, for writes no task trims after.
-SERVE_CHECKPOINT_WAL = 8 * 2**20
-SERVE_CHECKPOINT_THRESHOLD = "64MB"
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 
@@ -118,7 +113,6 @@ class Memory:
         with self.index.lock:
             self.index.con.execute("SET allocator_flush_threshold = '8MB'")
             self.index.con.execute("SET allocator_background_threads = true")
-            self.index.con.execute(f"SET checkpoint_threshold = '{SERVE_CHECKPOINT_THRESHOLD}'")
         self._serving = True
 
     def _load_light(self, load: Callable[[], None]) -> None:
@@ -151,16 +145,11 @@ class Memory:
         """While serving, after a save or a step of background work: drop DuckDB's cached
         blocks once they pass `POOL_KEEP_BYTES`. Left alone they stay until the pool is full
         (512 MB): at 50k notes a save reads ~150 MB of blocks and background steps others, and
-        the next save reads most of what it needs again anyway (dropping them costs it little).
-        A WAL past `SERVE_CHECKPOINT_WAL` is checkpointed here, under a small pool: what the
-        writes keep in memory until a checkpoint (their ART index nodes) goes to the file."""
+        the next save reads most of what it needs again anyway (dropping them costs it little)."""
         if not self._serving:
             return
         try:
             with self.index.lock:
-                if self.index.wal_bytes() > SERVE_CHECKPOINT_WAL:
-                    self.index.checkpoint(CHECKPOINT_POOL)  # evicts down to that pool as it goes
-                    return
                 used = self.index.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()")
                 if used is not None and int(used) > POOL_KEEP_BYTES:
                     self._evict()

@@ -221,15 +221,6 @@ class Index:
             finally:
                 self.con.execute(f"SET memory_limit = '{current}'")
 
-    def wal_bytes(self) -> int:
-        """The size of the index's write-ahead log (0: none, or an in-memory index)."""
-        if self.path is None:
-            return 0
-        try:
-            return self.path.with_name(self.path.name + ".wal").stat().st_size
-        except FileNotFoundError:
-            return 0
-
     @contextmanager
     def deferred_checkpoints(self) -> Iterator[None]:
         """Commits do not checkpoint by themselves for a while: a large sync checkpoints after
