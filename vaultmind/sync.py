@@ -33,7 +33,7 @@ from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
 from vaultmind.index.lexical import apply_df_delta, term_counts
 from vaultmind.index.resident import ChangeSet, LeafDelta
-from vaultmind.index.store import CHECKPOINT_POOL, Index, LoweredLimit
+from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
 from vaultmind.sync_load import (
     POOL_MIN_FILES,
@@ -294,7 +294,7 @@ class Syncer:
             finally:
                 self._memory.restore()
                 if bulk:
-                    self.index.resume_indexes(CHECKPOINT_POOL)
+                    self.index.resume_indexes()
         stats.deleted = max(0, stats.deleted - stats.renamed)
 
     def _batches(
@@ -325,7 +325,7 @@ class Syncer:
             )
             del loaded, plan  # not held while the next batch is loaded: memory stays at ~2 batches
             if loader.pool is not None:  # the batch into the file, its blocks not kept cached
-                self.index.checkpoint(CHECKPOINT_POOL)
+                self.index.checkpoint(evict=True)
             release_unused_memory()
 
     @contextmanager

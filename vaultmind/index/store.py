@@ -58,11 +58,6 @@ _skip_absent_dataframe_libraries()
 
 QUARANTINE_DIR = "quarantine"
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
-# DuckDB's pool while a large sync checkpoints after a batch (`Index.checkpoint`): at its usual
-# limit the checkpoint keeps every block it writes cached. At 50k notes, a checkpoint after a
-# batch of 2,000 chat notes grew the process by ~430 MB under 512 MB; after 1,000 notes, by
-# ~150 MB under 128 MB and ~75 MB under this.
-CHECKPOINT_POOL = "64MB"
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
 MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
 # DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
@@ -196,35 +191,25 @@ class Index:
         for table in derived_tables():
             con.execute(f"DELETE FROM {table}")
 
-    def checkpoint(self, pool: str | None = None) -> None:
-        """Write the WAL into the index file. With `pool`, under that memory limit, so the blocks
-        the checkpoint writes are evicted as it goes instead of staying cached. When DuckDB
-        cannot lower its limit that far (blocks it cannot evict yet), or runs out of memory
-        under it, the checkpoint runs under the limit it had."""
+    def checkpoint(self, *, evict: bool = False) -> None:
+        """Write the WAL into the index file. With `evict`, DuckDB's cached blocks are dropped
+        before and after, so a large sync's pool holds what the checkpoint needs, not every
+        block written and read since the last one. The checkpoint itself always runs under the
+        full pool: in DuckDB 1.5 a checkpoint that runs out of memory invalidates the database
+        (seen at 50k notes when it ran under a 64 MB pool beside an embeddings index)."""
         with self.lock:
             if self.path is None:
                 return
-            if pool is None:
-                self.con.execute("CHECKPOINT")
-                return
-            current = self._memory_limit()
-            try:
-                lowered = self._try_memory_limit(pool)
-                try:
-                    self.con.execute("CHECKPOINT")
-                except duckdb.OutOfMemoryException as exc:
-                    if not lowered:
-                        raise
-                    log.debug("checkpoint ran out of memory under %s (%s); once more under %s", pool, exc, current)
-                    self.con.execute(f"SET memory_limit = '{current}'")
-                    self.con.execute("CHECKPOINT")
-            finally:
-                self.con.execute(f"SET memory_limit = '{current}'")
+            if evict:
+                self.drop_cached_blocks()
+            self.con.execute("CHECKPOINT")
+            if evict:
+                self.drop_cached_blocks()
 
     @contextmanager
     def deferred_checkpoints(self) -> Iterator[None]:
         """Commits do not checkpoint by themselves for a while: a large sync checkpoints after
-        each batch itself (`checkpoint(CHECKPOINT_POOL)`), outside the batch's transaction."""
+        each batch itself (`checkpoint(evict=True)`), outside the batch's transaction."""
         with self.lock:
             before = self.scalar("SELECT current_setting('checkpoint_threshold')")
             self.con.execute(f"SET checkpoint_threshold = '{DEFERRED_CHECKPOINT}'")
@@ -238,15 +223,13 @@ class Index:
         """DuckDB's memory limit, as a value to set it back to."""
         return limit_setting(str(self.scalar("SELECT current_setting('memory_limit')")))
 
-    def _try_memory_limit(self, limit: str) -> bool:
-        """Set DuckDB's memory limit to `limit`; False (the limit unchanged) when DuckDB cannot
-        free enough of what it holds (never during a write: the lock is held)."""
+    def _try_memory_limit(self, limit: str) -> None:
+        """Set DuckDB's memory limit to `limit`, unless DuckDB cannot free enough of what it
+        holds (never during a write: the lock is held)."""
         try:
             self.con.execute(f"SET memory_limit = '{limit}'")
         except duckdb.Error as exc:
             log.debug("could not lower DuckDB's memory limit to %s: %s", limit, exc)
-            return False
-        return True
 
     def suspend_indexes(self) -> None:
         """Drop the lookup indexes of `BULK_TABLES` for a large load. Their SQL is kept in
@@ -267,12 +250,11 @@ class Index:
             for name, _ in rows:
                 con.execute(f'DROP INDEX "{name}"')
 
-    def resume_indexes(self, pool: str | None = None) -> None:
-        """Create the indexes `suspend_indexes` dropped (nothing when none are). With `pool`,
-        each is checkpointed under that memory limit once created, so the pool holds one
-        index being built, not all of them (at 50k notes: 280 → ~100 MB above the process)."""
+    def resume_indexes(self) -> None:
+        """Create the indexes `suspend_indexes` dropped (nothing when none are), each in its
+        own transaction, checkpointed and its blocks dropped from the pool before the next."""
         with self.lock:
-            if _resume_indexes(self.con, after_each=None if pool is None else lambda: self.checkpoint(pool)):
+            if _resume_indexes(self.con, after_each=lambda: self.checkpoint(evict=True)):
                 self.generation += 1
 
     @contextmanager
