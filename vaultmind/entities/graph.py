@@ -266,10 +266,11 @@ class EntityDeriver:
         first: dict[str, tuple[str, str]] = {}  # content hash → a (leaf id, note path) holding it
         for row in rows:
             first.setdefault(row[2], (row[0], row[1]))
+        texts: dict[tuple[str, str], str] = {}  # read so far, by (leaf id, note path)
 
         def texts_of(hashes: Sequence[str]) -> dict[str, str]:
-            found = _leaf_texts(con, [first[h] for h in hashes])
-            return {h: found[first[h]] for h in hashes}
+            texts.update(_leaf_texts(con, [first[h] for h in hashes]))
+            return {h: texts[first[h]] for h in hashes}
 
         spans, ran = self.ner.spans_for(con, sorted(first), texts_of, max_run=self._budget)
         self._budget = max(0, self._budget - ran)
@@ -283,8 +284,9 @@ class EntityDeriver:
             if done is not None and done[0] == digest and done[1] == chash and done[2] == author:
                 found[(leaf_id, note_path)] = done[3]
                 self.prepared_leaves += 1
-        missing = [(row[0], row[1]) for row in rows if (row[0], row[1]) not in found]
-        texts = _leaf_texts(con, missing) if missing else {}
+        missing = [(row[0], row[1]) for row in rows if (row[0], row[1]) not in found and (row[0], row[1]) not in texts]
+        if missing:
+            texts.update(_leaf_texts(con, missing))
         for leaf_id, note_path, chash, author, ts in rows:
             mentions = found.get((leaf_id, note_path))
             if mentions is None:

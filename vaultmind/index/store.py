@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -206,18 +206,29 @@ class Index:
             if evict:
                 self.drop_cached_blocks()
 
-    @contextmanager
-    def deferred_checkpoints(self) -> Iterator[None]:
+    def deferred_checkpoints(self) -> AbstractContextManager[None]:
         """Commits do not checkpoint by themselves for a while: a large sync checkpoints after
         each batch itself (`checkpoint(evict=True)`), outside the batch's transaction."""
+        return self._setting("checkpoint_threshold", DEFERRED_CHECKPOINT, as_set=limit_setting)
+
+    def threads(self, count: int) -> AbstractContextManager[None]:
+        """DuckDB runs with `count` threads for a while (a sync whose parse workers already use
+        the other cores: at 2 cores, one DuckDB thread wrote a batch with ~35 % less CPU and
+        no more wall time than two)."""
+        return self._setting("threads", str(int(count)))
+
+    @contextmanager
+    def _setting(self, name: str, value: str, as_set: Callable[[str], str] = str) -> Iterator[None]:
+        """DuckDB's setting `name` is `value` for a while, then what it was (`as_set` turns the
+        value `current_setting` shows into one to set back)."""
         with self.lock:
-            before = self.scalar("SELECT current_setting('checkpoint_threshold')")
-            self.con.execute(f"SET checkpoint_threshold = '{DEFERRED_CHECKPOINT}'")
+            before = as_set(str(self.scalar(f"SELECT current_setting('{name}')")))
+            self.con.execute(f"SET {name} = '{value}'")
         try:
             yield
         finally:
             with self.lock:
-                self.con.execute(f"SET checkpoint_threshold = '{limit_setting(str(before))}'")
+                self.con.execute(f"SET {name} = '{before}'")
 
     def _memory_limit(self) -> str:
         """DuckDB's memory limit, as a value to set it back to."""
@@ -256,20 +267,6 @@ class Index:
         with self.lock:
             if _resume_indexes(self.con, after_each=lambda: self.checkpoint(evict=True)):
                 self.generation += 1
-
-    @contextmanager
-    def threads(self, count: int) -> Iterator[None]:
-        """DuckDB runs with `count` threads for a while (a sync whose parse workers already use
-        the other cores: at 2 cores, one DuckDB thread wrote a batch with ~35 % less CPU and
-        no more wall time than two)."""
-        with self.lock:
-            before = int(self.con.execute("SELECT current_setting('threads')").fetchone()[0])  # type: ignore[index]
-            self.con.execute(f"SET threads = {int(count)}")
-        try:
-            yield
-        finally:
-            with self.lock:
-                self.con.execute(f"SET threads = {before}")
 
     def drop_cached_blocks(self) -> None:
         """Make DuckDB drop the blocks it keeps cached, by lowering its pool for a moment (never
