@@ -283,6 +283,40 @@ def test_unknown_kinds_are_never_claimed(tmp_path: Path, index: Index) -> None:
     assert queue_status(index)["ready"] == 1
 
 
+def test_a_closed_llm_gate_is_probed_by_one_job_per_backoff(tmp_path: Path, index: Index) -> None:
+    """Ollama down with a long queue: one job finds out, the gate closes, and no other LLM job
+    is claimed until the backoff has passed; then one job probes again. Plain jobs go on."""
+    clock = [T0]
+    tried: list[str] = []
+    up = [False]
+
+    def ask_llm(ctx: JobContext, job: Any) -> str | None:
+        tried.append(job.payload()["key"])
+        if not up[0]:
+            raise LlmUnreachable("cannot connect to Ollama")
+        return None
+
+    kinds = [JobKind("llm", ask_llm, llm_bound=True), JobKind("test", lambda c, j: None)]
+    pool = WorkerPool(load_config(tmp_path), index=index, kinds=kinds, clock=lambda: clock[0])
+    add(index, *(f"q{i}" for i in range(50)), kind="llm")
+    assert pool.drain(timeout_s=20) == 1  # the first job finds Ollama down
+    assert pool.status()["llm_gate"] == "closed" and len(tried) == 1
+    add(index, "plain")
+    assert pool.drain(timeout_s=20) == 1  # work without the LLM is not held up
+    untouched = index.scalar("SELECT count(*) FROM jobs WHERE kind = 'llm' AND attempts = 0 AND defers = 0")
+    assert untouched == 49
+
+    clock[0] += int(BACKOFF["llm_unreachable"].delay_s(1) * 1000) + 1
+    assert pool.drain(timeout_s=20) == 1  # one probe after the backoff, still down: closed again
+    assert len(tried) == 2 and pool.status()["llm_gate"] == "closed"
+
+    up[0] = True
+    clock[0] += int(BACKOFF["llm_unreachable"].delay_s(2) * 1000) + 1
+    assert pool.drain(timeout_s=20) == 50  # the probe succeeds: the gate opens for every job
+    assert pool.status()["llm_gate"] == "open" and sorted(set(tried)) == sorted(f"q{i}" for i in range(50))
+    assert queue_status(index)["depth"] == 0
+
+
 # -- the gray band against a fake Ollama (real client) -------------------------------------------------
 
 

@@ -193,24 +193,17 @@ def claim(
     now: int,
     kinds: Sequence[str] | None = None,
     order: Sequence[str] = (),
-    fresh_only: Sequence[str] = (),
     lease_s: float = DEFAULT_LEASE_S,
 ) -> Job | None:
-    """Claim the next ready job (of `kinds`, all when None), kinds listed in `order` first.
-
-    Jobs of the kinds in `fresh_only` are eligible only if they were never deferred (the
-    worker pool uses it to probe a closed LLM gate with new work only)."""
+    """Claim the next ready job (of `kinds`, all when None), kinds listed in `order` first."""
     if kinds is not None and not kinds:
         return None
     token = secrets.token_hex(16)
     lease_until = now + int(lease_s * 1000)
     kind_filter = "" if kinds is None else "AND kind IN (SELECT unnest(?::VARCHAR[]))"
-    fresh_filter = "AND (defers = 0 OR kind NOT IN (SELECT unnest(?::VARCHAR[])))" if fresh_only else ""
     params: list[Any] = [lease_until, token, now, now]
     if kinds is not None:
         params.append(list(kinds))
-    if fresh_only:
-        params.append(list(fresh_only))
     params.append(list(order))
     with index.transaction() as con:
         recover_expired(con, now=now)
@@ -220,7 +213,7 @@ def claim(
                 updated_ms = ?
             WHERE id = (
                 SELECT id FROM jobs
-                WHERE status = 'ready' AND available_at <= ? {kind_filter} {fresh_filter}
+                WHERE status = 'ready' AND available_at <= ? {kind_filter}
                 ORDER BY coalesce(list_position(?::VARCHAR[], kind), 1000), available_at, id
                 LIMIT 1
             )

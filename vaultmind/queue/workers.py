@@ -11,9 +11,11 @@ DuckDB work (claim, handler reads and writes, settlement) is serialised by the I
 kept short; LLM calls run without it. At most `queue.llm_concurrency` LLM-bound jobs run at
 once: a worker that cannot take an LLM permit *without waiting* claims only jobs that need no
 LLM, so nothing ever blocks on the gate. When Ollama is unreachable the gate closes for a
-backoff (30 s doubling to 10 min): deferred LLM jobs wait, and only never-deferred ones probe
-it; the first success reopens it. A corrupt index pauses the pool and is reported (the
-index is quarantined and rebuilt when it is next opened: `vaultmind reindex`).
+backoff (30 s doubling to 10 min) and no LLM job is claimed; once the backoff has passed, one
+job probes Ollama while the others wait for its outcome: a success reopens the gate, a
+connection failure closes it for the next, longer backoff (a queue of 40k jobs is never
+walked through one failed connection at a time). A corrupt index pauses the pool and is
+reported (the index is quarantined and rebuilt when it is next opened: `vaultmind reindex`).
 
 Settings (`[queue]` in `.vaultmind/config.toml`): `workers` (3), `llm_concurrency` (1),
 `lease_s` (300), `poll_s` (1.0), `reconcile_s` (600).
@@ -103,6 +105,7 @@ class WorkerPool:
         self._gate_lock = threading.Lock()
         self._gate_closed_until = 0
         self._gate_failures = 0
+        self._probing = False  # a job is testing a gate that was closed (the others wait)
         self._wake = threading.Condition()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -191,19 +194,17 @@ class WorkerPool:
         """Claim and run one job in this thread. False when nothing was ready."""
         now = self.clock()
         permit = bool(self._llm_kinds) and self._llm.acquire(blocking=False)
+        probe = False
+        if permit:
+            with self._gate_lock:
+                usable = self._gate_closed_until <= now and not self._probing
+                probe = self._probing = usable and self._gate_failures > 0
+            if not usable:
+                self._llm.release()
+                permit = False
         try:
             kinds = self._plain_kinds + self._llm_kinds if permit else self._plain_kinds
-            with self._gate_lock:
-                gate_closed = self._gate_closed_until > now
-            fresh_only = self._llm_kinds if gate_closed else []
-            job = claim(
-                self.index,
-                now=now,
-                kinds=kinds,
-                order=self._order,
-                fresh_only=fresh_only,
-                lease_s=self.settings.lease_s,
-            )
+            job = claim(self.index, now=now, kinds=kinds, order=self._order, lease_s=self.settings.lease_s)
             if job is None:
                 return False
             kind = self._by_name[job.kind]
@@ -215,6 +216,9 @@ class WorkerPool:
         finally:
             if permit:
                 self._llm.release()
+            if probe:
+                with self._gate_lock:
+                    self._probing = False
 
     def drain(self, *, timeout_s: float = 60.0) -> int:
         """Run jobs in this thread until none is ready now (or `timeout_s`); returns how many ran."""
