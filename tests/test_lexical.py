@@ -35,7 +35,6 @@ def test_an_index_from_before_stemming_rebuilds_its_terms(vault: Path) -> None:
         memory.sync()
         # Make it look like an index written before the stemming migration: unstemmed terms.
         memory.index.con.execute("UPDATE postings SET term = 'painting' WHERE term = 'paint'")
-        memory.index.con.execute("UPDATE term_df SET term = 'painting' WHERE term = 'paint'")
         memory.index.con.execute("DELETE FROM migrations WHERE name >= '0007_stemmed_terms'")  # and later ones
         memory.index.checkpoint()
     with Memory.open(config) as memory:
@@ -44,6 +43,26 @@ def test_an_index_from_before_stemming_rebuilds_its_terms(vault: Path) -> None:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.index.scalar("SELECT count(*) FROM postings WHERE term = 'painting'") == 0
         assert [h["note_path"] for h in memory.search("painted", limit=5)["hits"]] == ["notes/art.md"]
+
+
+def test_an_index_with_a_term_df_table_drops_it_without_a_rebuild(vault: Path) -> None:
+    """Migration 0009 drops `term_df` (no reader left) and says `-- rebuild: no`: the index
+    keeps its rows, and a reindex no longer empties a table that is gone."""
+    write(vault, "notes/art.md", "We were painting the fence all weekend.\n")
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        leaves = memory.index.query("SELECT id, text FROM leaves ORDER BY id")
+        memory.index.con.execute("CREATE TABLE term_df (term VARCHAR NOT NULL, df INTEGER NOT NULL)")
+        memory.index.con.execute("DELETE FROM migrations WHERE name >= '0009_drop_term_df'")
+        memory.index.checkpoint()
+    with Memory.open(config) as memory:
+        assert "term_df" not in memory.index.tables
+        assert memory.index.get_meta("needs_rebuild") is None
+        assert memory.index.query("SELECT id, text FROM leaves ORDER BY id") == leaves
+        assert [h["note_path"] for h in memory.search("painted", limit=5)["hits"]] == ["notes/art.md"]
+        memory.reindex()
+        assert memory.index.query("SELECT id, text FROM leaves ORDER BY id") == leaves
 
 
 def test_a_readme_note_is_indexed_but_never_answers(vault: Path) -> None:

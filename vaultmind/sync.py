@@ -26,12 +26,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
-from vaultmind.index.lexical import apply_df_delta, term_counts
+from vaultmind.index.lexical import term_counts
 from vaultmind.index.resident import ChangeSet, LeafDelta
 from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
@@ -453,16 +452,10 @@ class Syncer:
             self.index.clear_derived(con)
             con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
         changed = [] if fresh else sorted(plan.remove | set(plan.write))
-        removed_ids: list[str] = []
-        df_delta: Counter[str] = Counter()
-        if changed:
-            removed_ids, removed_terms = _delete_paths(con, changed)
-            df_delta.subtract(removed_terms)
+        removed_ids = _delete_paths(con, changed) if changed else []
         if plan.touch:
             _touch(con, plan.touch)
         rows.insert(con)
-        df_delta.update(rows.term_rows())
-        apply_df_delta(con, df_delta)
         written = [note for path in sorted(plan.write) if (note := plan.write[path].note) is not None]
         number = 0
         for deriver in self.derivers:
@@ -613,7 +606,6 @@ class _Rows(RowBuffers):
         self.leaf_id: list[str] = []
         self.deltas: list[LeafDelta] = []
         self.chunks: list[dict[str, pa.Table]] = []  # rows built by the loader, in path order
-        self._post: pa.ChunkedArray | None = None  # the inserted postings' terms
         self.leaf_rows = 0
 
     def add_note(
@@ -638,13 +630,6 @@ class _Rows(RowBuffers):
                 out.update(zip(table.column("content_hash").to_pylist(), table.column("text").to_pylist(), strict=True))
         return out
 
-    def term_rows(self) -> dict[str, int]:
-        """The postings rows of each term (counted in Arrow: a batch has millions of rows)."""
-        if self._post is None or len(self._post) == 0:
-            return {}
-        counts = pc.value_counts(self._post)
-        return dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
-
     def insert(self, con: duckdb.DuckDBPyConnection) -> None:
         for table, columns in (
             ("notes", self.note), ("leaves", self.leaf), ("postings", self.post), ("links", self.link), ("tags", self.tag)
@@ -652,12 +637,8 @@ class _Rows(RowBuffers):
             parts = [chunk[table] for chunk in self.chunks if table in chunk]
             if columns[ROW_SCHEMAS[table].names[0]]:
                 parts.append(row_table(table, columns))
-            data = None
             if parts:
-                data = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-                insert_table(con, table, data)
-            if table == "postings":
-                self._post = None if data is None else data.column("term")
+                insert_table(con, table, parts[0] if len(parts) == 1 else pa.concat_tables(parts))
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> pa.Table | None:
@@ -689,9 +670,8 @@ def _with_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str], sql: str) 
         con.unregister("_paths")
 
 
-def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> tuple[list[str], Counter[str]]:
-    """Delete every row derived from `paths`; return the ids of the leaves that went away and
-    the terms of the postings rows that went with them (counted, for `term_df`)."""
+def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[str]:
+    """Delete every row derived from `paths`; return the ids of the leaves that went away."""
     con.register("_paths", pa.table({"path": pa.array(list(paths), pa.string())}))
     try:
         removed = [
@@ -700,14 +680,10 @@ def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> tuple
                 "SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths) ORDER BY id"
             ).fetchall()
         ]
-        terms: Counter[str] = Counter()
         if removed:
-            terms.update(
-                row[0]
-                for row in con.execute(
-                    "DELETE FROM postings WHERE leaf_id IN "
-                    "(SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths)) RETURNING term"
-                ).fetchall()
+            con.execute(
+                "DELETE FROM postings WHERE leaf_id IN "
+                "(SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths))"
             )
         con.execute("DELETE FROM leaves WHERE note_path IN (SELECT path FROM _paths)")
         con.execute("DELETE FROM links WHERE src_path IN (SELECT path FROM _paths)")
@@ -730,8 +706,7 @@ def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> tuple
             for leaf_id, text in kept:
                 rows.add_postings(leaf_id, term_counts(text)[0])
             insert_rows(con, "postings", rows.post)
-            terms.subtract(rows.post["term"])
-    return removed, terms
+    return removed
 
 
 def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:

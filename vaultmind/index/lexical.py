@@ -1,10 +1,10 @@
-"""Lexical search: our own incremental postings and BM25 in SQL.
+"""Lexical search: our own incremental postings and BM25.
 
 DuckDB's FTS index does not update on insert; postings rows are written and deleted with
-their leaf, so lexical search is correct after every incremental sync. `term_df` holds each
-term's document frequency (postings rows per term), moved by the same sync; postings carry no
-index on `term` (building it dominated a cold index's time and memory), so a term's df is
-read from `term_df`, and a posting list by scanning.
+their leaf, so lexical search is correct after every incremental sync. Search ranks from the
+postings held in memory (`index/resident.py`, which also counts document frequencies);
+`bm25` here ranks the same way in SQL, scanning the postings (they carry no index on `term`:
+building it dominated a cold index's time and memory), for the evaluation's BM25 baseline.
 
 Terms: Unicode words, lower-cased, possessives ("'s") and plurals folded, stop words removed,
 ASCII words stemmed with the Snowball English stemmer ("painted", "painting" → "paint"); CJK
@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 import Stemmer
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -138,37 +137,6 @@ def term_counts(text: str) -> tuple[Counter[str], int]:
     return counts, sum(counts.values())  # only str keys are left
 
 
-def document_frequencies(con: duckdb.DuckDBPyConnection, query_terms: Sequence[str]) -> dict[str, int]:
-    """How many postings rows (leaves) hold each of `query_terms` (absent terms are left out)."""
-    unique = sorted(set(query_terms))
-    if not unique:
-        return {}
-    rows = con.execute("SELECT term, df FROM term_df WHERE term IN (SELECT unnest(?::VARCHAR[]))", [unique])
-    return {str(term): int(df) for term, df in rows.fetchall()}
-
-
-def apply_df_delta(con: duckdb.DuckDBPyConnection, delta: Counter[str]) -> None:
-    """Move `term_df` by `delta` (postings rows added minus removed, per term); terms whose
-    count reaches 0 lose their row. Keeps `term_df` equal to `postings` counted by term."""
-    changed = sorted(term for term, d in delta.items() if d)
-    if not changed:
-        return
-    table = pa.table(
-        {"term": pa.array(changed, pa.string()), "d": pa.array([delta[t] for t in changed], pa.int32())}
-    )
-    con.register("_df_delta", table)
-    try:
-        con.execute("UPDATE term_df SET df = term_df.df + x.d FROM _df_delta x WHERE term_df.term = x.term")
-        con.execute(
-            "INSERT INTO term_df (term, df) SELECT x.term, x.d FROM _df_delta x "
-            "WHERE x.d > 0 AND NOT EXISTS (SELECT 1 FROM term_df t WHERE t.term = x.term)"
-        )
-        if any(delta[t] < 0 for t in changed):
-            con.execute("DELETE FROM term_df WHERE df <= 0")
-    finally:
-        con.unregister("_df_delta")
-
-
 def bm25(
     con: duckdb.DuckDBPyConnection,
     query_terms: Sequence[str],
@@ -180,7 +148,7 @@ def bm25(
     unique = sorted(set(query_terms))
     if not unique:
         return []
-    params: list[Any] = [unique, unique]
+    params: list[Any] = [unique]
     kind_filter = ""
     if note_kinds:
         kind_filter = "AND l.note_path IN (SELECT path FROM notes WHERE kind IN (SELECT unnest(?)))"
@@ -190,11 +158,11 @@ def bm25(
         WITH stats AS (
             SELECT count(*)::DOUBLE AS n, coalesce(avg(term_count), 1)::DOUBLE AS avgdl FROM leaves
         ),
-        df AS (
-            SELECT term, df::DOUBLE AS df FROM term_df WHERE term IN (SELECT unnest(?))
-        ),
         hits AS (
             SELECT p.leaf_id, p.term, p.tf FROM postings p WHERE p.term IN (SELECT unnest(?))
+        ),
+        df AS (
+            SELECT term, count(*)::DOUBLE AS df FROM hits GROUP BY term
         )
         SELECT h.leaf_id,
                sum(ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5))

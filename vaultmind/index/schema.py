@@ -6,7 +6,9 @@ append a new file. An index whose recorded migrations are not a prefix of this l
 another version) is rebuilt from the vault, never patched by hand.
 
 A line `-- derived: t1, t2` in a migration marks tables that hold rows derived from the vault:
-`reindex` empties them before rebuilding. Other tables (caches such as `embeddings`) survive.
+`reindex` empties them before rebuilding (until a later migration drops them). Other tables
+(caches such as `embeddings`) survive. Applying a migration to an existing index marks it for a
+rebuild of its derived rows, unless the migration says `-- rebuild: no` (it changes no row).
 
 Hot tables carry no PRIMARY KEY/UNIQUE constraints: DuckDB checks them eagerly, which breaks
 delete-then-reinsert of the same key inside one transaction. Uniqueness is kept by sync.
@@ -22,6 +24,8 @@ SCHEMA_VERSION = 1
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 _DERIVED = re.compile(r"^--\s*derived:\s*(.+)$", re.MULTILINE)
+_DROPPED = re.compile(r"^DROP TABLE (?:IF EXISTS )?(\w+)", re.MULTILINE | re.IGNORECASE)
+_NO_REBUILD = re.compile(r"^--\s*rebuild:\s*no\s*$", re.MULTILINE)
 
 
 @cache
@@ -39,4 +43,12 @@ def derived_tables() -> tuple[str, ...]:
     for _, sql in migrations():
         for match in _DERIVED.finditer(sql):
             tables.extend(t.strip() for t in match.group(1).split(",") if t.strip())
+        dropped = set(_DROPPED.findall(sql))
+        tables = [t for t in tables if t not in dropped]
     return tuple(tables)
+
+
+def rebuilds(sql: str) -> bool:
+    """Whether applying this migration to an existing index calls for a rebuild of its derived
+    rows (every migration does, but one marked `-- rebuild: no`)."""
+    return _NO_REBUILD.search(sql) is None

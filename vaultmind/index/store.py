@@ -26,7 +26,7 @@ from typing import Any, TypeVar, cast
 import duckdb
 
 from vaultmind.errors import IndexBusy, IndexError_
-from vaultmind.index.schema import SCHEMA_VERSION, derived_tables, migrations
+from vaultmind.index.schema import SCHEMA_VERSION, derived_tables, migrations, rebuilds
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rath
 # dropped for such a load and created again after it (`Index.suspend_indexes`): keeping an ART
 # index up to date on every insert cost ~15 % of a cold index's CPU; building it once over the
 # loaded rows costs a fraction of that.
-BULK_TABLES = ("notes", "leaves", "occurrences", "admission", "term_df")
+BULK_TABLES = ("notes", "leaves", "occurrences", "admission")
 
 
 class Index:
@@ -374,7 +374,7 @@ def _migrations_compatible(con: duckdb.DuckDBPyConnection) -> bool:
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE IF NOT EXISTS migrations (seq INTEGER PRIMARY KEY, name VARCHAR NOT NULL)")
     applied = {row[0] for row in con.execute("SELECT name FROM migrations").fetchall()}
-    upgraded = bool(applied) and any(name not in applied for name, _ in migrations())
+    upgraded = bool(applied) and any(name not in applied and rebuilds(sql) for name, sql in migrations())
     for seq, (name, sql) in enumerate(migrations(), start=1):
         if name in applied:
             continue
