@@ -6,6 +6,7 @@ from pathlib import Path
 
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
+from vaultmind.index.schema import derived_tables, migrations, rebuilds
 from vaultmind.memory import Memory
 
 from .conftest import write
@@ -45,9 +46,13 @@ def test_an_index_from_before_stemming_rebuilds_its_terms(vault: Path) -> None:
         assert [h["note_path"] for h in memory.search("painted", limit=5)["hits"]] == ["notes/art.md"]
 
 
-def test_an_index_with_a_term_df_table_drops_it_without_a_rebuild(vault: Path) -> None:
-    """Migration 0009 drops `term_df` (no reader left) and says `-- rebuild: no`: the index
-    keeps its rows, and a reindex no longer empties a table that is gone."""
+def test_an_index_with_a_term_df_table_drops_it(vault: Path) -> None:
+    """Migration 0009 drops `term_df` (no reader left) and changes no derived row, so it asks
+    for no rebuild (`-- rebuild: no`); 0010 numbers the notes and does. A reindex no longer
+    empties the table that is gone."""
+    shipped = dict(migrations())
+    assert not rebuilds(shipped["0009_drop_term_df"]) and rebuilds(shipped["0010_note_numbers"])
+    assert "term_df" not in derived_tables() and "postings" in derived_tables()
     write(vault, "notes/art.md", "We were painting the fence all weekend.\n")
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
@@ -58,7 +63,8 @@ def test_an_index_with_a_term_df_table_drops_it_without_a_rebuild(vault: Path) -
         memory.index.checkpoint()
     with Memory.open(config) as memory:
         assert "term_df" not in memory.index.tables
-        assert memory.index.get_meta("needs_rebuild") is None
+        assert memory.index.get_meta("needs_rebuild") == "1"  # for 0010
+        memory.sync()
         assert memory.index.query("SELECT id, text FROM leaves ORDER BY id") == leaves
         assert [h["note_path"] for h in memory.search("painted", limit=5)["hits"]] == ["notes/art.md"]
         memory.reindex()

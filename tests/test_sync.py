@@ -394,6 +394,12 @@ def test_leaf_in_two_notes_keeps_its_postings_when_one_goes(vault: Path, memory:
             return dump_index(fresh)
 
     def postings_of(term: str) -> int:
+        """Its postings rows, once each belongs to the note number of a note holding its leaf."""
+        strays = memory.index.scalar(
+            "SELECT count(*) FROM postings p WHERE NOT EXISTS (SELECT 1 FROM notes n JOIN leaves l "
+            "ON l.note_path = n.path WHERE n.note_no = p.note_no AND l.id = p.leaf_id)"
+        )
+        assert strays == 0
         return int(memory.index.scalar("SELECT count(*) FROM postings WHERE term = ?", [term]))
 
     memory.sync()

@@ -26,11 +26,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
-from vaultmind.index.lexical import term_counts
 from vaultmind.index.resident import ChangeSet, LeafDelta
 from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
@@ -631,14 +631,29 @@ class _Rows(RowBuffers):
         return out
 
     def insert(self, con: duckdb.DuckDBPyConnection) -> None:
-        for table, columns in (
-            ("notes", self.note), ("leaves", self.leaf), ("postings", self.post), ("links", self.link), ("tags", self.tag)
-        ):  # fmt: skip
-            parts = [chunk[table] for chunk in self.chunks if table in chunk]
-            if columns[ROW_SCHEMAS[table].names[0]]:
-                parts.append(row_table(table, columns))
-            if parts:
-                insert_table(con, table, parts[0] if len(parts) == 1 else pa.concat_tables(parts))
+        """Insert the rows, numbering the notes from the index's next note number on: each set
+        of rows (a worker's, then this one's) numbers its notes from 0 (`RowBuffers`)."""
+        own = (("notes", self.note), ("leaves", self.leaf), ("postings", self.post), ("links", self.link), ("tags", self.tag))
+        sets = [*self.chunks, {name: row_table(name, cols) for name, cols in own if cols[ROW_SCHEMAS[name].names[0]]}]
+        first = con.execute("SELECT coalesce(max(note_no) + 1, 0) FROM notes").fetchone()
+        base = int(first[0]) if first else 0
+        parts: dict[str, list[pa.Table]] = {name: [] for name, _ in own}
+        for rows in sets:
+            for name, table in rows.items():
+                if name in ("notes", "postings"):
+                    table = _shift_note_numbers(table, base)
+                parts[name].append(table)
+            base += rows["notes"].num_rows if "notes" in rows else 0
+        for name, tables in parts.items():
+            if tables:
+                insert_table(con, name, tables[0] if len(tables) == 1 else pa.concat_tables(tables))
+
+
+def _shift_note_numbers(table: pa.Table, by: int) -> pa.Table:
+    if not by:
+        return table
+    column = table.schema.get_field_index("note_no")
+    return table.set_column(column, "note_no", pc.add(table.column(column), pa.scalar(by, pa.int64())))
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> pa.Table | None:
@@ -680,10 +695,17 @@ def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[
                 "SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths) ORDER BY id"
             ).fetchall()
         ]
-        if removed:
+        numbers = sorted(
+            row[0]
+            for row in con.execute("SELECT note_no FROM notes WHERE path IN (SELECT path FROM _paths)").fetchall()
+        )
+        if numbers:
+            # By note number, within their range: DuckDB skips the row groups outside it (by
+            # leaf id, a hash, it read the whole table). Each note deletes its own rows only: a
+            # leaf also held by a note that stays (a copied source note) keeps that note's.
             con.execute(
-                "DELETE FROM postings WHERE leaf_id IN "
-                "(SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths))"
+                "DELETE FROM postings WHERE note_no BETWEEN ? AND ? AND note_no IN (SELECT unnest(?::BIGINT[]))",
+                [numbers[0], numbers[-1], numbers],
             )
         con.execute("DELETE FROM leaves WHERE note_path IN (SELECT path FROM _paths)")
         con.execute("DELETE FROM links WHERE src_path IN (SELECT path FROM _paths)")
@@ -691,21 +713,6 @@ def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[
         con.execute("DELETE FROM notes WHERE path IN (SELECT path FROM _paths)")
     finally:
         con.unregister("_paths")
-    if removed:
-        # Postings are keyed by leaf id alone: a leaf also held by a note that stays (a copied
-        # source note) gets its rows back, one set per note holding it, as a cold rebuild has.
-        con.register("_gone", pa.table({"id": pa.array(removed, pa.string())}))
-        try:
-            kept = con.execute(
-                "SELECT id, text FROM leaves WHERE id IN (SELECT id FROM _gone) ORDER BY id, note_path"
-            ).fetchall()
-        finally:
-            con.unregister("_gone")
-        if kept:
-            rows = _Rows()
-            for leaf_id, text in kept:
-                rows.add_postings(leaf_id, term_counts(text)[0])
-            insert_rows(con, "postings", rows.post)
     return removed
 
 

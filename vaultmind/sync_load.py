@@ -288,7 +288,7 @@ ROW_SCHEMAS: dict[str, pa.Schema] = {
             ("path", pa.string()), ("kind", pa.string()), ("title", pa.string()), ("size", pa.int64()),
             ("mtime_ns", pa.int64()), ("sha256", pa.string()), ("source_id", pa.string()),
             ("source_kind", pa.string()), ("frontmatter", pa.string()), ("frontmatter_error", pa.string()),
-            ("aliases", pa.list_(pa.string())), ("leaf_count", pa.int32()),
+            ("aliases", pa.list_(pa.string())), ("leaf_count", pa.int32()), ("note_no", pa.int64()),
         ]
     ),
     "leaves": pa.schema(
@@ -304,7 +304,7 @@ ROW_SCHEMAS: dict[str, pa.Schema] = {
     # result is a quarter the size in memory and through the pipe; DuckDB reads them as text)
     "postings": pa.schema(
         [("term", pa.dictionary(pa.int32(), pa.string())), ("leaf_id", pa.dictionary(pa.int32(), pa.string())),
-         ("tf", pa.int32())]
+         ("tf", pa.int32()), ("note_no", pa.int64())]
     ),
     "links": pa.schema(
         [
@@ -331,7 +331,10 @@ def _columns(table: str) -> dict[str, list[Any]]:
 
 
 class RowBuffers:
-    """Column lists of the `notes`, `leaves`, `postings`, `links` and `tags` rows of notes."""
+    """Column lists of the `notes`, `leaves`, `postings`, `links` and `tags` rows of notes.
+
+    `note_no` (of notes and their postings) holds each note's place among the notes added here
+    (0, 1, …); the applying process adds the index's next note number (`sync._Rows.insert`)."""
 
     def __init__(self) -> None:
         self.note = _columns("notes")
@@ -364,6 +367,7 @@ class RowBuffers:
             "frontmatter_error": note.frontmatter_error,
             "aliases": list(note.aliases),
             "leaf_count": len(note.leaves),
+            "note_no": (note_no := len(self.note["path"])),
         }
         for key, value in values.items():
             self.note[key].append(value)
@@ -386,7 +390,7 @@ class RowBuffers:
             }
             for key, value in leaf_values.items():
                 self.leaf[key].append(value)
-            self.add_postings(leaf.id, counts)
+            self.add_postings(leaf.id, counts, note_no)
         for link in note.links:
             for key, value in (
                 ("src_path", note.path),
@@ -402,11 +406,12 @@ class RowBuffers:
             self.tag["path"].append(note.path)
             self.tag["tag"].append(tag)
 
-    def add_postings(self, leaf_id: str, counts: Counter[str]) -> None:
+    def add_postings(self, leaf_id: str, counts: Counter[str], note_no: int) -> None:
         leaf_terms = sorted(counts)
         self.post["term"].extend(leaf_terms)
         self.post["leaf_id"].extend([leaf_id] * len(leaf_terms))
         self.post["tf"].extend(map(counts.__getitem__, leaf_terms))
+        self.post["note_no"].extend([note_no] * len(leaf_terms))
 
     def tables(self) -> dict[str, pa.Table]:
         """The rows as Arrow tables (tables without rows left out)."""
