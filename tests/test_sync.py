@@ -414,6 +414,24 @@ def test_leaf_in_two_notes_keeps_its_postings_when_one_goes(vault: Path, memory:
     assert dump_index(memory) == cold() and postings_of("launch") == 2
 
 
+def test_a_save_before_the_upgrade_rebuild_replaces_unnumbered_postings(vault: Path, memory: Memory) -> None:
+    """Rows written before notes were numbered (an upgraded index whose rebuild has not run
+    yet) are still replaced by a save: their postings go by leaf id."""
+    from vaultmind.index.store import Index
+
+    write(vault, "notes/a.md", "# A\n\nThe launch moved to May.\n")
+    write(vault, "notes/b.md", "# B\n\nThe launch budget.\n")
+    memory.sync()
+    memory.index.con.execute("UPDATE notes SET note_no = NULL")
+    memory.index.con.execute("UPDATE postings SET note_no = NULL")
+    write(vault, "notes/a.md", "# A\n\nThe review moved to June.\n")
+    memory.sync_paths(["notes/a.md"])
+    with Memory(load_config(vault, embed_provider="none"), Index.open(None), None) as fresh:
+        fresh.reindex()
+        assert dump_index(memory) == dump_index(fresh)
+    assert memory.index.scalar("SELECT count(*) FROM postings WHERE term = 'launch'") == 1
+
+
 @pytest.mark.slow
 def test_parsing_in_worker_processes_gives_the_same_rows(vault: Path, tmp_path: Path) -> None:
     """A large sync parses in worker processes, a batch ahead of the apply; the rows are the

@@ -695,10 +695,13 @@ def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[
                 "SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths) ORDER BY id"
             ).fetchall()
         ]
-        numbers = sorted(
-            row[0]
-            for row in con.execute("SELECT note_no FROM notes WHERE path IN (SELECT path FROM _paths)").fetchall()
-        )
+        found = [row[0] for row in con.execute("SELECT note_no FROM notes WHERE path IN (SELECT path FROM _paths)").fetchall()]
+        numbers = sorted(n for n in found if n is not None)
+        if len(numbers) < len(found):  # rows written before notes were numbered: by leaf id
+            con.execute(
+                "DELETE FROM postings WHERE leaf_id IN (SELECT id FROM leaves WHERE note_path IN "
+                "(SELECT path FROM _paths WHERE path IN (SELECT path FROM notes WHERE note_no IS NULL)))"
+            )
         if numbers:
             # By note number, within their range: DuckDB skips the row groups outside it (by
             # leaf id, a hash, it read the whole table). Each note deletes its own rows only: a
