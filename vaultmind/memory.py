@@ -21,7 +21,7 @@ import duckdb
 from vaultmind.config import Config
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder, create_embedder
-from vaultmind.index.resident import ResidentLeaves
+from vaultmind.index.resident import ResidentLeaves, release_freed_memory
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.schema import SCHEMA_VERSION
 from vaultmind.index.store import MEMORY_LIMIT, Index
@@ -135,6 +135,7 @@ class Memory:
             finally:
                 self._set_limit(MEMORY_LIMIT)
             self._evict()
+        release_freed_memory()
 
     def _evict(self) -> None:
         """While serving, drop DuckDB's cached blocks (lower the pool for a moment)."""
@@ -206,6 +207,7 @@ class Memory:
             entity_graph(self.index)
             query_entities(self, "Warm Up")  # a capitalised question loads the NER model
         self._evict()  # the blocks loading read are not needed again
+        release_freed_memory()
 
     def enrich(self, progress: Progress | None = None, *, background: bool = False) -> dict[str, Any]:
         """Work a sync leaves for later: NER on leaves past the inline budget, then entity notes

@@ -558,9 +558,11 @@ def run_load(load: Callable[[], None]) -> None:
 
 
 def release_freed_memory() -> None:
-    """Hand the C heap's free pages back to the OS (glibc only; elsewhere nothing happens).
-    Loading leaves many freed temporaries of a few MB on the heap, which glibc keeps by
-    default: about 100 MB at 86k leaves."""
+    """Hand freed memory back to the OS: what Arrow's allocator keeps for reuse, and the C
+    heap's free pages (glibc only). Loading leaves many freed temporaries of a few MB, which
+    both keep by default: about 100 MB at 86k leaves; at 50k notes, after the vectors' load
+    and clustering, 38 MB in Arrow's pool and 39 MB on the heap."""
+    pa.default_memory_pool().release_unused()
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).malloc_trim(0)

@@ -214,6 +214,7 @@ class ResidentVectors:
             self._ivf = None
         elif self._ivf is None or self._base - self._ivf.size > self._ivf.size // 4:
             self._ivf = _Clusters.build(self._block, self._rows.rank(self._base), self._rows.alive)
+            release_freed_memory()  # the clustering's temporaries
 
     def _merge(self) -> None:
         """Fold the vectors added since the last merge into the matrix (a copy of it: done once
