@@ -60,6 +60,20 @@ def test_lowercase_text_is_not_sent_to_the_model(engine: CountingEngine) -> None
     assert result == [[]]
 
 
+def test_analysing_new_words_does_not_grow_the_model_for_good(engine: CountingEngine) -> None:
+    """spaCy keeps every string it meets; a long-running daemon analysing new text would grow
+    without bound. The strings of an analysed batch are freed after it, the results intact."""
+    nlp = engine._nlp()
+    assert nlp is not None
+    engine.analyze(["Angela Merkel spoke in Berlin."])
+    before = len(nlp.vocab.strings)
+    texts = [f"Zorbulat Quenvik{i} met Travaxel Ombrinet{i} at Plinkovar Hall in Skeldraven{i}." for i in range(64)]
+    result = engine.analyze(texts)
+    assert result is not None and all(result)  # entities found in every text
+    assert len(nlp.vocab.strings) == before
+    assert engine.analyze(["Angela Merkel spoke in Berlin."]) == [[(0, 13, "PERSON"), (23, 29, "GPE")]]
+
+
 def test_ner_results_are_cached_by_content_hash_and_model(vault: Path, engine: CountingEngine) -> None:
     write(vault, "a.md", "Angela Merkel met Emmanuel Macron in Berlin.\n")
     write(vault, "b.md", "Tim Cook presented at Apple Park.\n")
