@@ -230,18 +230,6 @@ class Index:
             with self.lock:
                 self.con.execute(f"SET {name} = '{before}'")
 
-    def _memory_limit(self) -> str:
-        """DuckDB's memory limit, as a value to set it back to."""
-        return limit_setting(str(self.scalar("SELECT current_setting('memory_limit')")))
-
-    def _try_memory_limit(self, limit: str) -> None:
-        """Set DuckDB's memory limit to `limit`, unless DuckDB cannot free enough of what it
-        holds (never during a write: the lock is held)."""
-        try:
-            self.con.execute(f"SET memory_limit = '{limit}'")
-        except duckdb.Error as exc:
-            log.debug("could not lower DuckDB's memory limit to %s: %s", limit, exc)
-
     def suspend_indexes(self) -> None:
         """Drop the lookup indexes of `BULK_TABLES` for a large load. Their SQL is kept in
         `meta`, so `resume_indexes` — or the next `Index.open`, after a crash — creates them
@@ -273,8 +261,11 @@ class Index:
         during a write: the lock is held). A large sync does this after each batch, so the pool
         holds what one batch needs, not every block the sync wrote."""
         with self.lock:
-            current = self._memory_limit()
-            self._try_memory_limit(EVICT_LIMIT)
+            current = limit_setting(str(self.scalar("SELECT current_setting('memory_limit')")))
+            try:
+                self.con.execute(f"SET memory_limit = '{EVICT_LIMIT}'")
+            except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
+                log.debug("could not lower DuckDB's memory limit to %s: %s", EVICT_LIMIT, exc)
             self.con.execute(f"SET memory_limit = '{current}'")
 
     def get_meta(self, key: str) -> str | None:
