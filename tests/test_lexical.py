@@ -20,6 +20,11 @@ def test_word_forms_share_a_term() -> None:
     assert terms("東京タワー") == ["東京", "京タ", "タワ", "ワー"]
 
 
+def test_a_stop_word_is_dropped_before_its_plural_is_folded() -> None:
+    assert terms("What does he do?") == [], "'does' is a stop word, not the plural of 'doe'"
+    assert terms("Nate does pottery") == terms("Nate pottery")
+
+
 def test_a_query_finds_other_forms_of_its_words(vault: Path) -> None:
     write(vault, "notes/art.md", "We were painting the fence all weekend.\n")
     write(vault, "notes/other.md", "The fence is white.\n")

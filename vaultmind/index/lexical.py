@@ -69,8 +69,8 @@ def _word_terms(word: str) -> tuple[str, ...]:
     """Terms of one lower-case word (uncached; see `_TERMS_OF`)."""
     if not word.isascii() and _CJK.search(word):
         return tuple(_cjk_terms(word))
-    folded = fold(word)
-    if not folded or folded in STOP_WORDS:
+    folded = _content_word(word)
+    if not folded:
         return ()
     return (_STEMMER.stemWord(folded),) if folded.isascii() else (folded,)
 
@@ -80,8 +80,8 @@ def _cjk_terms(word: str) -> list[str]:
     pos = 0
     for run in _CJK.finditer(word):
         if run.start() > pos:
-            rest = fold(word[pos : run.start()])
-            if rest and rest not in STOP_WORDS:
+            rest = _content_word(word[pos : run.start()])
+            if rest:
                 out.append(rest)
         chars = run.group()
         if len(chars) == 1:
@@ -90,10 +90,19 @@ def _cjk_terms(word: str) -> list[str]:
             out.extend(chars[i : i + 2] for i in range(len(chars) - 1))
         pos = run.end()
     if pos < len(word):
-        rest = fold(word[pos:])
-        if rest and rest not in STOP_WORDS:
+        rest = _content_word(word[pos:])
+        if rest:
             out.append(rest)
     return out
+
+
+def _content_word(word: str) -> str:
+    """`word` folded, or "" for a stop word — recognised before folding as well as after it
+    ("does" is a stop word, not the plural of "doe")."""
+    if word in STOP_WORDS:
+        return ""
+    folded = fold(word)
+    return "" if folded in STOP_WORDS else folded
 
 
 # The one cache of word → its one term, or its terms (none: a stop word): a vault's vocabulary

@@ -1,0 +1,4 @@
+-- A stop word is recognised before plurals are folded (`index/lexical.py`): "does" used to
+-- fold to "doe", which is no stop word, so every question with "does" in it searched for a
+-- term held by a few percent of the messages, as if it were a salient word. No table
+-- changes; applying this migration rebuilds the derived rows, so postings lose the term.
