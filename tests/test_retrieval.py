@@ -95,6 +95,19 @@ def test_walk_time_window_prefers_leaves_inside_it(mem: Memory) -> None:
     mem.close()
 
 
+def test_walk_favours_a_message_written_just_after_the_window_it_tells_of(vault: Path) -> None:
+    """Asked "What did Dana watch on 1 May?", Dana tells of it the next morning. That message is
+    outside the window, but a message within days after it ranks above one from weeks later."""
+    _chat(vault, "2024-05-02", [("Dana Park", "09:00", "I watched the film Arrival last night, wonderful.")])
+    _chat(vault, "2024-05-25", [("Dana Park", "09:00", "I watched the film Arrival again, wonderful.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("Which film did Dana watch on 1 May 2024?", limit=5, reference_time=NOW)["hits"]
+        factors = {h["time_range"]["start"][:10]: h["breakdown"]["time_factor"] for h in hits}
+        assert factors["2024-05-25"] < factors["2024-05-02"] < 1.0
+        assert hits[0]["time_range"]["start"].startswith("2024-05-02")
+
+
 def test_walk_is_deterministic_and_sees_new_leaves_immediately(mem: Memory, vault: Path) -> None:
     args = {"query": "servers", "reference_time": NOW.isoformat()}
     assert mem.query("walk", args) == mem.query("walk", args)

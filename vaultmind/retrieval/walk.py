@@ -35,8 +35,10 @@
             `CONTEXT_SEEDS` strongest matches (up to `CONTEXT_SPAN` messages before or after
             it in the same note) earns that match's base score, times `CONTEXT_DECAY` for
             each message beyond the adjacent one (the best such value over the seeds)
-   time_factor = 1 inside the window, `OUTSIDE_WINDOW` outside it, 1 without a window or
-            without a timestamp.
+   time_factor = 1 inside the window, `AFTER_WINDOW` for up to `AFTER_WINDOW_DAYS` after it
+            (people tell of an event afterwards: "I watched it last night" is written the
+            day after the evening the question names), `OUTSIDE_WINDOW` elsewhere, 1 without
+            a window or without a timestamp.
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…")
@@ -61,7 +63,7 @@ import math
 import re
 import statistics
 from collections.abc import Collection, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +98,8 @@ CONTEXT_DECAY = 0.4  # per message further away than the next one
 NOTE_TOP = 3
 DISTINCT_TOP = 5
 OUTSIDE_WINDOW = 0.35
+AFTER_WINDOW = 0.75
+AFTER_WINDOW_DAYS = 3
 CANDIDATES = 200
 DIVERSITY_JACCARD = 0.9
 NOTE_COVERAGE = 0.1
@@ -179,7 +183,7 @@ def walk(
         factor = 1.0
         when = leaf_time.get(leaf_id)
         if window is not None and when is not None:
-            factor = 1.0 if window.contains(when) else OUTSIDE_WINDOW
+            factor = _time_factor(window, when)
         final[leaf_id] = (value * factor, factor)
     kind = answer_kind(question)
     answers = _answer_bonus(memory, kind, final) if kind else set()
@@ -334,6 +338,14 @@ def _reachable(graph: EntityGraph, start: str, hops: int) -> set[str]:
         frontier = {n for node in frontier for n in graph.neighbours(node)} - seen
         seen |= frontier
     return seen
+
+
+def _time_factor(window: TimeWindow, when: datetime) -> float:
+    if window.contains(when):
+        return 1.0
+    if window.end <= when < window.end + timedelta(days=AFTER_WINDOW_DAYS):
+        return AFTER_WINDOW
+    return OUTSIDE_WINDOW
 
 
 def _leaf_times(memory: Memory, leaf_ids: set[str]) -> dict[str, datetime]:
