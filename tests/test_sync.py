@@ -364,6 +364,35 @@ def test_indexes_suspended_by_a_crashed_load_come_back_on_open(tmp_path: Path) -
         reopened.close()
 
 
+def test_lookup_indexes_are_on_one_column_and_older_pair_indexes_go(tmp_path: Path) -> None:
+    """DuckDB 1.5 looks rows up through an ART index of one column only; an index over a pair
+    of columns is only kept up to date, at a cost on every insert and checkpoint. Migration
+    0012 drops three an older index has, changing no row (no rebuild). `embeddings_key` stays:
+    it keeps DuckDB from merging the vector table's row groups during a load."""
+    from vaultmind.index.schema import migrations, rebuilds
+
+    assert not rebuilds(dict(migrations())["0012_drop_composite_indexes"])
+    path = tmp_path / "index.duckdb"
+    index = Index.open(path)
+    columns = {str(name): str(sql).split("(", 1)[1] for name, sql in index.query("SELECT index_name, sql FROM duckdb_indexes()")}
+    assert [name for name, cols in columns.items() if "," in cols] == ["embeddings_key"], columns
+    pairs = {
+        "ner_cache_key": "ner_cache (content_hash, model)",
+        "llm_cache_key": "llm_cache (content_hash, model, prompt_hash)",
+        "summaries_tree": "summaries (tree, level)",
+    }
+    for name, target in pairs.items():  # as an index from before 0012 has them
+        index.con.execute(f"CREATE INDEX {name} ON {target}")
+    index.con.execute("DELETE FROM migrations WHERE name = '0012_drop_composite_indexes'")
+    index.close()
+    reopened = Index.open(path)
+    try:
+        assert not {name for name, _ in _indexes(reopened)} & set(pairs)
+        assert reopened.get_meta("needs_rebuild") is None
+    finally:
+        reopened.close()
+
+
 def _source_note() -> str:
     from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 
