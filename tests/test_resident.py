@@ -159,7 +159,7 @@ class _CountingConnection:
         self.vector_reads: list[object] = []
 
     def execute(self, sql: str, params: object = None) -> object:
-        if "SELECT content_hash, vec FROM embeddings" in sql:
+        if "SELECT content_hash, vec, dim FROM embeddings" in sql:
             self.vector_reads.append(params)
         return self._con.execute(sql, params) if params is not None else self._con.execute(sql)  # type: ignore[attr-defined]
 
@@ -204,3 +204,33 @@ def test_a_save_reads_only_the_vectors_of_new_texts(vault: Path, monkeypatch) ->
             tolerance = 5e-3 if quantized else 1e-6  # a new text's row is float32 until the next merge
             assert np.allclose([s for _, s in live], [s for _, s in again], atol=tolerance)
             assert memory.vectors.size == memory.index.scalar("SELECT count(*) FROM leaves")
+
+
+def test_vectors_are_stored_as_float16_and_float32_rows_from_before_still_load(vault: Path) -> None:
+    """New vectors take 2 bytes a dimension in the index; an index written before keeps its
+    float32 rows (nothing is embedded again) and loads them beside new ones, to the same
+    search as the model's own float32 vectors within float16's rounding."""
+    for i in range(6):
+        write(vault, f"n{i}.md", f"# Note {i}\n\n{' '.join(WORDS[(i + j) % len(WORDS)] for j in range(5))}\n")
+    config = load_config(vault, embed_provider="static")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert memory.embedder is not None
+        sizes = memory.index.query("SELECT DISTINCT octet_length(vec) // dim FROM embeddings")
+        assert sizes == [(2,)]
+        old = memory.index.query("SELECT content_hash FROM embeddings ORDER BY content_hash LIMIT 3")
+        texts = dict(memory.index.query("SELECT content_hash, any_value(text) FROM leaves GROUP BY content_hash"))
+        for (content_hash,) in old:  # as an index from before float16 holds them
+            vector = memory.embedder.embed([texts[content_hash]])[0].astype("<f4")
+            memory.index.con.execute("UPDATE embeddings SET vec = ? WHERE content_hash = ?", [vector.tobytes(), content_hash])
+        memory.index.checkpoint()
+    with Memory.open(config) as memory:
+        assert memory.embedder is not None and memory.vectors is not None
+        assert memory.sync().embedded == 0
+        assert sorted(memory.index.query("SELECT DISTINCT octet_length(vec) // dim FROM embeddings")) == [(2,), (4,)]
+        query = memory.embedder.embed(["otter river budget"])[0]
+        hits = memory.vectors.search(query, 6)
+        ids = [leaf_id for leaf_id, _ in hits]
+        rows = dict(memory.index.query("SELECT id, text FROM leaves WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids]))
+        exact = memory.embedder.embed([rows[i] for i in ids]) @ query
+        assert len(hits) == 6 and np.allclose([score for _, score in hits], exact, atol=2e-3)

@@ -12,7 +12,7 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves
-from vaultmind.index.resident_vectors import ResidentVectors, _quantize
+from vaultmind.index.resident_vectors import ResidentVectors, _quantize, vector_of
 from vaultmind.index.row_ids import RowIds
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
@@ -155,10 +155,10 @@ def test_a_serving_process_loads_under_a_small_pool_and_writes_under_the_full_on
 def _mean_of_index(memory: Memory) -> np.ndarray:
     """The unit mean of every leaf's vector, straight from the index."""
     rows = memory.index.query(
-        "SELECT e.vec FROM leaves l JOIN embeddings e ON e.content_hash = l.content_hash AND e.model = ?",
+        "SELECT e.vec, e.dim FROM leaves l JOIN embeddings e ON e.content_hash = l.content_hash AND e.model = ?",
         [memory.vectors.model_id if memory.vectors else ""],
     )
-    total = np.sum([np.frombuffer(r[0], dtype=np.float32) for r in rows], axis=0, dtype=np.float64)
+    total = np.sum([vector_of(vec, dim) for vec, dim in rows], axis=0, dtype=np.float64)
     return total / np.linalg.norm(total)
 
 

@@ -32,6 +32,7 @@ from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
 from vaultmind.index.resident import ChangeSet, LeafDelta
+from vaultmind.index.resident_vectors import stored_vectors
 from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
 from vaultmind.sync_load import (
@@ -521,7 +522,7 @@ class Syncer:
                         "content_hash": [h for h, _ in chunk],
                         "model": [model] * len(chunk),
                         "dim": [int(vectors.shape[1])] * len(chunk),
-                        "vec": [v.astype("<f4").tobytes() for v in vectors],
+                        "vec": stored_vectors(vectors),
                     },
                 )
             done += len(chunk)

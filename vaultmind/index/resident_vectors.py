@@ -7,6 +7,7 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +23,12 @@ from vaultmind.index.resident import (
 )
 from vaultmind.index.row_ids import RowIds, id_array
 from vaultmind.index.store import Index
+
+# Stored vectors are float16: half the bytes of float32 in the file, in every scan and in each
+# checkpoint that writes new ones, for a change of cosine of about 1e-4 between unit vectors.
+# Rows written as float32 before are still read (their blobs are twice as long per dimension).
+VECTOR_DTYPE = np.dtype("<f2")
+_STORED: dict[int, np.dtype[Any]] = {2: np.dtype("<f2"), 4: np.dtype("<f4")}
 
 
 class ResidentVectors:
@@ -77,7 +84,7 @@ class ResidentVectors:
             quantize = count >= self.EXACT_BELOW if quantize is None else quantize
             filled = np.zeros(count, dtype=bool)
             width = 0
-            reader = con.execute("SELECT content_hash, vec FROM embeddings WHERE model = ?", [self.model_id])
+            reader = con.execute("SELECT content_hash, vec, dim FROM embeddings WHERE model = ?", [self.model_id])
             for batch in reader.to_arrow_reader(_BATCH):
                 wanted = id_array(batch.column(0))
                 lo = np.searchsorted(hashes, wanted, side="left")
@@ -85,7 +92,7 @@ class ResidentVectors:
                 many = hi - lo
                 if not many.any():
                     continue
-                block = _matrix_of(batch.column(1), copy=False)
+                block = _matrix_of(batch.column(1), batch.column(2))
                 if len(block) != len(wanted) or block.size == 0 or (width and block.shape[1] != width):
                     continue  # a vector of another dimension: only after a model mix-up
                 if not width:
@@ -170,11 +177,11 @@ class ResidentVectors:
         if missing:
             with self.index.lock:
                 table = self.index.con.execute(
-                    "SELECT content_hash, vec FROM embeddings WHERE model = ? AND list_contains(?::VARCHAR[], content_hash)",
+                    "SELECT content_hash, vec, dim FROM embeddings WHERE model = ? AND list_contains(?::VARCHAR[], content_hash)",
                     [self.model_id, missing],
                 ).to_arrow_table()
             if table.num_rows:
-                matrix = _matrix_of(table.column("vec"))
+                matrix = _matrix_of(table.column("vec"), table.column("dim"))
                 width = self._width
                 for i, content_hash in enumerate(table.column("content_hash").to_pylist()):
                     if not width or matrix.shape[1] == width:
@@ -392,18 +399,33 @@ class _Clusters:
         return np.sort(np.concatenate(parts)).astype(np.intp)
 
 
-def _matrix_of(column: pa.ChunkedArray | pa.Array, *, copy: bool = True) -> npt.NDArray[np.float32]:
-    """Little-endian float32 blobs of equal length as one matrix (read from the Arrow buffers,
-    without a Python object per vector; `copy=False`: a view of them where possible)."""
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+def _matrix_of(vecs: pa.ChunkedArray | pa.Array, dims: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.float32]:
+    """Stored vectors (`VECTOR_DTYPE` blobs, or float32 ones written before it) as one float32
+    matrix, read from the Arrow buffers without a Python object per vector. `dims` says each
+    vector's dimension, so a blob's length gives its element size."""
+    array = vecs.combine_chunks() if isinstance(vecs, pa.ChunkedArray) else vecs
     n = len(array)
     if n == 0:
         return np.zeros((0, 0), dtype=np.float32)
     wide = pa.types.is_large_binary(array.type)
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32)[array.offset : array.offset + n + 1]
     lengths = np.diff(offsets)
-    if array.null_count or not (lengths == lengths[0]).all():  # mixed dimensions: only after a model mix-up
-        blobs = [b for b in array.to_pylist() if b]
-        return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).copy()
+    width = np.asarray(dims.to_numpy(zero_copy_only=False), dtype=np.int64)
+    if array.null_count or not ((lengths == lengths[0]).all() and (width == width[0]).all()) or not width[0]:
+        # mixed dimensions or element sizes (after a model mix-up, or old float32 rows beside new ones)
+        rows = [vector_of(b, int(d)) for b, d in zip(array.to_pylist(), width.tolist(), strict=True) if b and d]
+        same = [r for r in rows if len(r) == len(rows[0])] if rows else []
+        return np.stack(same) if same else np.zeros((0, 0), dtype=np.float32)
     data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    return data.view("<f4").reshape(n, int(lengths[0]) // 4).astype(np.float32, copy=copy)
+    dtype = _STORED[int(lengths[0]) // int(width[0])]
+    return data.view(dtype).reshape(n, int(width[0])).astype(np.float32)
+
+
+def vector_of(blob: bytes, dim: int) -> npt.NDArray[np.float32]:
+    """One stored vector (`embeddings.vec` of dimension `dim`) as float32."""
+    return np.frombuffer(blob, dtype=_STORED[len(blob) // dim]).astype(np.float32)
+
+
+def stored_vectors(vectors: npt.NDArray[np.floating[Any]]) -> list[bytes]:
+    """Vectors as the blobs `embeddings.vec` keeps (`VECTOR_DTYPE`, one per row)."""
+    return [row.tobytes() for row in np.ascontiguousarray(vectors, dtype=VECTOR_DTYPE)]

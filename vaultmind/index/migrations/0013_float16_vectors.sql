@@ -1,0 +1,7 @@
+-- rebuild: no
+-- `embeddings.vec` holds float16 from now on (`index/resident_vectors.py`, `VECTOR_DTYPE`):
+-- half the bytes of float32 in the file, in every scan and in each checkpoint that writes new
+-- vectors, for a change of cosine of about 1e-4 between unit vectors. Rows written as float32
+-- before stay and are read as they are (a blob's length over `dim` gives its element size), so
+-- nothing is embedded again. No table changes; this migration exists so that an older
+-- vaultmind, which would read these blobs as float32, sets the index aside and rebuilds it.
