@@ -342,6 +342,18 @@ def test_batched_apply_equals_one_batch(vault: Path, tmp_path: Path) -> None:
         assert (stats.renamed, stats.deleted) == (1, 1)
 
 
+def test_a_batched_sync_counts_the_vectors_of_every_batch(vault: Path) -> None:
+    """`embedded` sums over the batches of a large sync (it used to report the last batch's)."""
+    for i in range(7):
+        write(vault, f"More/n{i}.md", f"# N{i}\n\nItem {i} of the budget, a text of its own.\n")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.syncer.apply_batch = 2
+        stats = memory.reindex()
+        stored = memory.index.scalar("SELECT count(*) FROM embeddings")
+        assert stats.added == 7 and stored == memory.index.scalar("SELECT count(DISTINCT content_hash) FROM leaves")
+        assert stats.embedded == stored
+
+
 def _indexes(index: Index) -> list[tuple[str, str]]:
     return [(str(n), str(t)) for n, t in index.query("SELECT index_name, table_name FROM duckdb_indexes() ORDER BY 1")]
 

@@ -425,7 +425,7 @@ class Syncer:
             try:
                 # After a failure (Ollama down) every leaf still without a vector is retried.
                 only = None if self.embed_error else rows.leaf_texts()
-                stats.embedded = self.embed_missing(only)
+                stats.embedded += self.embed_missing(only)
                 self.embed_error = None
             except EmbedError as exc:
                 # Lexical rows are committed; dense vectors wait for the next sync.
