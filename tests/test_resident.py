@@ -234,3 +234,23 @@ def test_vectors_are_stored_as_float16_and_float32_rows_from_before_still_load(v
         rows = dict(memory.index.query("SELECT id, text FROM leaves WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids]))
         exact = memory.embedder.embed([rows[i] for i in ids]) @ query
         assert len(hits) == 6 and np.allclose([score for _, score in hits], exact, atol=2e-3)
+
+
+def test_stored_vectors_decode_whatever_their_element_size_and_skip_broken_blobs() -> None:
+    import pyarrow as pa
+
+    from vaultmind.index.resident_vectors import _matrix_of, stored_vectors, vector_of
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((4, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    new = stored_vectors(vectors)
+    assert [len(b) for b in new] == [16] * 4  # float16: 2 bytes a dimension
+    old = [v.astype("<f4").tobytes() for v in vectors]
+    dims = pa.array([8] * 4, pa.int32())
+    for blobs in (new, old, [new[0], old[1], new[2], old[3]]):
+        matrix = _matrix_of(pa.array(blobs, pa.binary()), dims)
+        assert matrix.dtype == np.float32 and np.allclose(matrix, vectors, atol=1e-3)
+    assert vector_of(b"\x00" * 12, 8) is None and vector_of(b"", 8) is None  # fits no element size
+    matrix = _matrix_of(pa.array([new[0], b"\x00" * 12], pa.binary()), pa.array([8, 8], pa.int32()))
+    assert matrix.shape == (1, 8)  # the broken blob is left out (the caller then skips the batch)

@@ -158,7 +158,9 @@ def _mean_of_index(memory: Memory) -> np.ndarray:
         "SELECT e.vec, e.dim FROM leaves l JOIN embeddings e ON e.content_hash = l.content_hash AND e.model = ?",
         [memory.vectors.model_id if memory.vectors else ""],
     )
-    total = np.sum([vector_of(vec, dim) for vec, dim in rows], axis=0, dtype=np.float64)
+    vectors = [vector_of(vec, dim) for vec, dim in rows]
+    assert all(v is not None for v in vectors)
+    total = np.sum(vectors, axis=0, dtype=np.float64)
     return total / np.linalg.norm(total)
 
 

@@ -411,19 +411,29 @@ def _matrix_of(vecs: pa.ChunkedArray | pa.Array, dims: pa.ChunkedArray | pa.Arra
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32)[array.offset : array.offset + n + 1]
     lengths = np.diff(offsets)
     width = np.asarray(dims.to_numpy(zero_copy_only=False), dtype=np.int64)
-    if array.null_count or not ((lengths == lengths[0]).all() and (width == width[0]).all()) or not width[0]:
+    uniform = not array.null_count and (lengths == lengths[0]).all() and (width == width[0]).all()
+    size = _element_size(int(lengths[0]), int(width[0])) if uniform else 0
+    if not size:
         # mixed dimensions or element sizes (after a model mix-up, or old float32 rows beside new ones)
-        rows = [vector_of(b, int(d)) for b, d in zip(array.to_pylist(), width.tolist(), strict=True) if b and d]
+        decoded = (vector_of(b, int(d)) for b, d in zip(array.to_pylist(), width.tolist(), strict=True))
+        rows = [r for r in decoded if r is not None]
         same = [r for r in rows if len(r) == len(rows[0])] if rows else []
         return np.stack(same) if same else np.zeros((0, 0), dtype=np.float32)
     data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    dtype = _STORED[int(lengths[0]) // int(width[0])]
-    return data.view(dtype).reshape(n, int(width[0])).astype(np.float32)
+    return data.view(_STORED[size]).reshape(n, int(width[0])).astype(np.float32)
 
 
-def vector_of(blob: bytes, dim: int) -> npt.NDArray[np.float32]:
-    """One stored vector (`embeddings.vec` of dimension `dim`) as float32."""
-    return np.frombuffer(blob, dtype=_STORED[len(blob) // dim]).astype(np.float32)
+def _element_size(length: int, dim: int) -> int:
+    """Bytes per dimension of a stored blob; 0 when it is neither float16 nor float32."""
+    size = length // dim if dim > 0 else 0
+    return size if size in _STORED and size * dim == length else 0
+
+
+def vector_of(blob: bytes | None, dim: int) -> npt.NDArray[np.float32] | None:
+    """One stored vector (`embeddings.vec` of dimension `dim`) as float32; None for a blob that
+    is not one (empty, or of a length that fits neither float16 nor float32)."""
+    size = _element_size(len(blob), dim) if blob else 0
+    return np.frombuffer(blob, dtype=_STORED[size]).astype(np.float32) if blob and size else None
 
 
 def stored_vectors(vectors: npt.NDArray[np.floating[Any]]) -> list[bytes]:
