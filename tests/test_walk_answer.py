@@ -8,7 +8,7 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
-from vaultmind.retrieval.answer_type import answer_kind, holds_answer
+from vaultmind.retrieval.answer_type import answer_kind, asking, holds_answer
 
 from .conftest import write_chat
 
@@ -73,3 +73,46 @@ def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> 
         plain = memory.walk("Tell me about the concert", limit=4)
         assert plain["query"]["answer_kind"] is None
         assert not any(h["breakdown"]["answer"] for h in plain["hits"])
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("That's so nice! What pet do you have?", "only"),
+        ("Which kayak did you buy?\n[image: a photo of a red kayak]", "only"),
+        ("I adopted a dog last week, a beagle. Have you got pets?", "last"),
+        ("I adopted a dog last week. Ask me anything?!", None),
+        ("I adopted a dog last week.\n[attachment: beagle.jpg]", None),
+        ("", None),
+    ],
+)
+def test_asking_tells_questions_from_statements(text: str, kind: str | None) -> None:
+    assert asking(text) == kind
+
+
+def test_walk_ranks_the_answer_above_a_short_message_that_asks_the_same(vault: Path) -> None:
+    """A short question repeats the question's words and BM25 favours short texts; the message
+    that answers it is longer and should still come first."""
+    write_chat(
+        vault,
+        "2024-05-02",
+        [("Alice", "Which kayak did you buy?")],
+    )
+    write_chat(
+        vault,
+        "2024-05-09",
+        [
+            ("Bob", "Finally got it: I bought the red kayak from Jorge's shop, a sturdy kayak built for rivers."),
+            ("Alice", "Nice."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("Which kayak did Bob buy?", limit=4)["hits"]
+        assert "red kayak" in hits[0]["content"]
+        asks = next(h for h in hits if h["content"].startswith("Which kayak"))
+        assert asks["breakdown"]["asking"] == "only"
+        assert hits[0]["breakdown"]["asking"] is None
+        short = next(h for h in hits if h["content"] == "Nice.")
+        assert short["breakdown"]["length_factor"] < asks["breakdown"]["length_factor"]
+        assert asks["breakdown"]["length_factor"] < hits[0]["breakdown"]["length_factor"] <= 1.0

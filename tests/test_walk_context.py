@@ -17,11 +17,12 @@ from .conftest import write_chat
 
 def test_context_decays_with_distance_from_the_match(vault: Path) -> None:
     # Only the first message shares a word with the question; the answer comes two turns later.
+    # (The match is a statement long enough to take no length or asking factor: its score is its base.)
     write_chat(
         vault,
         "2024-06-01",
         [
-            ("Bob", "Did you book the harbour cruise for the anniversary?"),
+            ("Bob", "Remember to book the harbour cruise for our anniversary dinner with grandma, grandpa and the kids next Saturday evening."),
             ("Alice", "Give me a second."),
             ("Alice", "Yes: the Marlin, eight o'clock, pier four."),
             ("Bob", "Perfect, thanks."),
@@ -32,7 +33,7 @@ def test_context_decays_with_distance_from_the_match(vault: Path) -> None:
         memory.sync()
         result = memory.walk("harbour cruise anniversary", limit=10)
     by_text = {hit["content"]: hit for hit in result["hits"]}
-    match = by_text["Did you book the harbour cruise for the anniversary?"]
+    match = by_text["Remember to book the harbour cruise for our anniversary dinner with grandma, grandpa and the kids next Saturday evening."]
     next_one = by_text["Give me a second."]
     two_away = by_text["Yes: the Marlin, eight o'clock, pier four."]
     assert next_one["breakdown"]["context"] == pytest.approx(match["score"], rel=0.01)
@@ -44,7 +45,7 @@ def test_context_decays_with_distance_from_the_match(vault: Path) -> None:
     assert "Perfect, thanks." not in by_text
     assert "Also the plants need water." not in by_text
     assert [h["content"] for h in result["hits"]][:3] == [
-        "Did you book the harbour cruise for the anniversary?",
+        "Remember to book the harbour cruise for our anniversary dinner with grandma, grandpa and the kids next Saturday evening.",
         "Give me a second.",
         "Yes: the Marlin, eight o'clock, pier four.",
     ]

@@ -331,6 +331,15 @@ class ResidentLeaves:
             found = [leaf_id for leaf_id, k in zip(leaf_ids, known.tolist(), strict=True) if k]
             return {leaf_id: when for leaf_id, when in zip(found, values, strict=True) if when is not None}
 
+    def lengths(self, leaf_ids: Sequence[str]) -> dict[str, float]:
+        """Search-term counts of live leaves, by id."""
+        with self._lock:
+            self._ensure()
+            rows = self._rows.find(leaf_ids)
+            known = np.flatnonzero(rows >= 0)
+            values = self._doc_len[rows[known]].tolist()
+            return {leaf_ids[k]: v for k, v in zip(known.tolist(), values, strict=True)}
+
     def places(self, leaf_ids: Sequence[str]) -> dict[str, tuple[str, int, str | None]]:
         """(note_path, seq, author) of live leaves, by id."""
         with self._lock:

@@ -7,6 +7,9 @@ Among messages that match the question equally well, the one holding that kind o
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.
 
+A message that only asks ("What pet do you have?") holds no answer at all, whatever the
+question: `asking` tells such texts, and those that end with a question, from statements.
+
 English only, by design small: a few patterns over the question's first words and the leaf's
 text, no model. A question of another kind (what, why, how…) gets no answer signal.
 """
@@ -18,6 +21,7 @@ from functools import lru_cache
 from typing import Literal
 
 AnswerKind = Literal["time", "place", "person", "quantity"]
+Asking = Literal["only", "last"]
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -45,6 +49,8 @@ _TIME = re.compile(
 # place before a capitalised word ("in Leeds", "at Harbor Hall").
 _PROPER = re.compile(r"(?<=[\w,;)]\s)[A-Z][a-z][\w'’-]*")
 _PLACE = re.compile(r"\b(?:at|in|to|from|near|into|around)\s+(?:the\s+)?[A-Z][\w'’-]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_NOTE_LINE = re.compile(r"^\s*\[[^\]\n]*\]\s*$", re.M)  # "[image: …]", "[attachment: …]"
 _NUMBER = re.compile(
     r"[\d€$£¥]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
     r"forty|fifty|hundred|thousand|dozen|once|twice|several|few)\b",
@@ -70,3 +76,16 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
     if kind == "place":
         return _PLACE.search(text) is not None
     return _PROPER.search(text) is not None
+
+
+@lru_cache(maxsize=16_384)
+def asking(text: str) -> Asking | None:
+    """"only" when every sentence of `text` (of four words or more) is a question, "last" when
+    its last sentence is one, None for a statement. Lines that are only a bracketed note (an
+    attachment, an image's caption) are not sentences of the message."""
+    sentences = _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip())
+    if not sentences or not sentences[-1].endswith("?"):
+        return None
+    if all(s.endswith("?") or len(s.split()) < 4 for s in sentences):
+        return "only"
+    return "last"

@@ -14,7 +14,7 @@
 3. Score every candidate with one documented formula (weights in `WEIGHTS`):
 
        base    = Σ w_s · s   for s in lex, dense, entity, graph, note, note_dense, author
-       score   = (base + CONTEXT_SHARE · context) · time_factor
+       score   = (base · length_factor + CONTEXT_SHARE · context) · time_factor · asking
 
    lex    = BM25 / best BM25 among candidates                              ∈ [0, 1]
    dense  = (cos − floor) / (best cos − floor), floor = median cos         ∈ [0, 1]
@@ -35,6 +35,14 @@
             `CONTEXT_SEEDS` strongest matches (up to `CONTEXT_SPAN` messages before or after
             it in the same note) earns that match's base score, times `CONTEXT_DECAY` for
             each message beyond the adjacent one (the best such value over the seeds)
+   length_factor = (min(terms, `SHORT_TERMS`) / `SHORT_TERMS`) ^ `SHORT_EXPONENT`, terms the
+            leaf's count of search terms: a short message ("Bye!", "I love turtles.") matches
+            a question's words as well as a long one but rarely holds what it asks; BM25's
+            length normalisation favours it. Three terms: 0.81, six: 0.90, twelve and more: 1.
+   asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?") and
+            `ASKING_LAST` for one that ends with a question, among the `ANSWER_TOP`
+            strongest leaves (`answer_type.asking`): a question matches a question's words but
+            holds no answer (the message after it, which earns its context, does); else 1.
    time_factor = 1 inside the window, `AFTER_WINDOW` for up to `AFTER_WINDOW_DAYS` after it
             (people tell of an event afterwards: "I watched it last night" is written the
             day after the evening the question names), `OUTSIDE_WINDOW` elsewhere, 1 without
@@ -72,7 +80,7 @@ import numpy.typing as npt
 
 from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.answer_type import AnswerKind, answer_kind, holds_answer
+from vaultmind.retrieval.answer_type import AnswerKind, Asking, answer_kind, asking, holds_answer
 from vaultmind.retrieval.entity_graph import EntityGraph, entity_graph
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
@@ -105,6 +113,10 @@ DIVERSITY_JACCARD = 0.9
 NOTE_COVERAGE = 0.1
 ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
+SHORT_TERMS = 12
+SHORT_EXPONENT = 0.15
+ASKING_ONLY = 0.8
+ASKING_LAST = 0.9
 
 
 def walk(
@@ -177,16 +189,20 @@ def walk(
             parts[other] = zero
     if window is not None:
         leaf_time.update(_leaf_times(memory, set(context) - set(leaf_time)))
+    lengths = memory.leaves.lengths(sorted(base))
     final: dict[str, tuple[float, float]] = {}
     for leaf_id, value in base.items():
-        value += CONTEXT_SHARE * context.get(leaf_id, 0.0)
+        value = value * _length_factor(lengths.get(leaf_id)) + CONTEXT_SHARE * context.get(leaf_id, 0.0)
         factor = 1.0
         when = leaf_time.get(leaf_id)
         if window is not None and when is not None:
             factor = _time_factor(window, when)
         final[leaf_id] = (value * factor, factor)
     kind = answer_kind(question)
-    answers = _answer_bonus(memory, kind, final) if kind else set()
+    top = heapq.nsmallest(ANSWER_TOP, final, key=lambda k: (-final[k][0], k))
+    texts = {leaf_id: row["text"] or "" for leaf_id, row in memory.leaves.rows(top).items()}
+    asks = _asking(final, texts)
+    answers = _answer_bonus(kind, final, texts) if kind else set()
     coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
     note_rank = _note_rank(final, places, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
@@ -201,6 +217,8 @@ def walk(
                 "note_coverage": round(coverage.get(places.get(leaf_id, ("",))[0], 0.0), 4),
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
+                "length_factor": round(_length_factor(lengths.get(leaf_id)), 4),
+                "asking": asks.get(leaf_id),
                 "time_factor": factor,
                 "weights": WEIGHTS,
             }
@@ -252,12 +270,28 @@ def _context(
     return context
 
 
-def _answer_bonus(memory: Memory, kind: AnswerKind, final: dict[str, tuple[float, float]]) -> set[str]:
-    """Among the `ANSWER_TOP` strongest leaves, those holding the kind of answer the question
-    asks for gain `ANSWER_WEIGHT` (times their time factor); their ids are returned."""
-    top = heapq.nsmallest(ANSWER_TOP, final, key=lambda k: (-final[k][0], k))
-    rows = memory.leaves.rows(top)
-    holding = {leaf_id for leaf_id in top if leaf_id in rows and holds_answer(kind, rows[leaf_id]["text"] or "")}
+def _length_factor(length: float | None) -> float:
+    if length is None:
+        return 1.0
+    return float((min(max(length, 1.0), SHORT_TERMS) / SHORT_TERMS) ** SHORT_EXPONENT)
+
+
+def _asking(final: dict[str, tuple[float, float]], texts: dict[str, str]) -> dict[str, Asking]:
+    """Scales down the leaves of `texts` (the strongest) that only ask or end asking; returns them."""
+    found: dict[str, Asking] = {}
+    for leaf_id, text in texts.items():
+        kind = asking(text)
+        if kind is not None:
+            value, factor = final[leaf_id]
+            final[leaf_id] = (value * (ASKING_ONLY if kind == "only" else ASKING_LAST), factor)
+            found[leaf_id] = kind
+    return found
+
+
+def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts: dict[str, str]) -> set[str]:
+    """Among `texts` (the `ANSWER_TOP` strongest leaves), those holding the kind of answer the
+    question asks for gain `ANSWER_WEIGHT` (times their time factor); their ids are returned."""
+    holding = {leaf_id for leaf_id, text in texts.items() if holds_answer(kind, text)}
     for leaf_id in holding:
         value, factor = final[leaf_id]
         final[leaf_id] = (value + ANSWER_WEIGHT * factor, factor)
