@@ -40,7 +40,7 @@
             a question's words as well as a long one but rarely holds what it asks; BM25's
             length normalisation favours it. Three terms: 0.81, six: 0.90, twelve and more: 1.
    asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?") and
-            `ASKING_LAST` for one that ends with a question, among the `ANSWER_TOP`
+            `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
             strongest leaves (`answer_type.asking`): a question matches a question's words but
             holds no answer (the message after it, which earns its context, does); else 1.
    time_factor = 1 inside the window, `AFTER_WINDOW` for up to `AFTER_WINDOW_DAYS` after it
@@ -117,6 +117,7 @@ SHORT_TERMS = 12
 SHORT_EXPONENT = 0.15
 ASKING_ONLY = 0.8
 ASKING_LAST = 0.9
+ASKING_TOP = 40
 
 
 def walk(
@@ -199,9 +200,9 @@ def walk(
             factor = _time_factor(window, when)
         final[leaf_id] = (value * factor, factor)
     kind = answer_kind(question)
-    top = heapq.nsmallest(ANSWER_TOP, final, key=lambda k: (-final[k][0], k))
+    top = heapq.nsmallest(ANSWER_TOP if kind else ASKING_TOP, final, key=lambda k: (-final[k][0], k))
     texts = {leaf_id: row["text"] or "" for leaf_id, row in memory.leaves.rows(top).items()}
-    asks = _asking(final, texts)
+    asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in top[:ASKING_TOP] if leaf_id in texts})
     answers = _answer_bonus(kind, final, texts) if kind else set()
     coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
     note_rank = _note_rank(final, places, coverage)
