@@ -10,9 +10,10 @@ import duckdb
 import numpy as np
 import pytest
 
+import vaultmind.index.resident_vectors as resident_vectors
 from vaultmind.config import load_config
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves
-from vaultmind.index.resident_vectors import ResidentVectors, _quantize, vector_of
+from vaultmind.index.resident_vectors import ResidentVectors, _quantize, split_scan, vector_of
 from vaultmind.index.row_ids import RowIds
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
@@ -116,6 +117,51 @@ def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyP
             assert {i for i, _ in got} & {i for i, _ in want}
         assert quantized.search(queries[0], 2000) == quantized.search(queries[0], 2000)  # full scan, deterministic
         assert len(quantized.search(queries[0], 2000)) == exact.size
+
+
+def test_split_scan_covers_every_row_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resident_vectors, "_SCAN_THREADS", 3)
+    monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 10)
+    seen = np.zeros(1001, dtype=np.int64)
+    slices: list[tuple[int, int]] = []
+
+    def part(lo: int, hi: int) -> None:
+        slices.append((lo, hi))
+        seen[lo:hi] += 1
+
+    split_scan(1001, 100, part)
+    assert sorted(slices) == [(0, 300), (300, 700), (700, 1001)]  # 11 blocks: 3, 4, 4 (the last short)
+    assert seen.min() == seen.max() == 1
+    slices.clear()
+    split_scan(150, 100, part)  # two blocks: two slices, not three
+    assert sorted(slices) == [(0, 100), (100, 150)]
+    slices.clear()
+    split_scan(9, 2, part)  # below SPLIT_ROWS: one slice, on the calling thread
+    assert slices == [(0, 9)]
+
+
+def test_a_scan_split_over_threads_ranks_exactly_as_one_thread(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Float32 and int8 scans, full and clustered, give the same hits and cosines whether they
+    run on one thread or on several."""
+    rng = random.Random(5)
+    for i in range(40):
+        write(vault, f"n{i}.md", _note(rng))
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert memory.embedder is not None
+        model = memory.embedder.model_id
+        queries = [memory.embedder.embed([q])[0] for q in ("otter river", "budget harbor", "violet summit meadow")]
+        monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 2)
+        monkeypatch.setattr(ResidentVectors, "BLOCK", 7)
+        for exact_below in (10_000, 10):  # float32 full scan; int8 rows with clusters
+            monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", exact_below)
+            results = []
+            for threads in (1, 3):
+                monkeypatch.setattr(resident_vectors, "_SCAN_THREADS", threads)
+                vectors = ResidentVectors(memory.index, model)
+                results.append([vectors.search(q, k) for q in queries for k in (5, 2000)])
+            assert results[0] == results[1]
+            assert results[0][1] and len(results[0][1]) == vectors.size
 
 
 def test_quantized_rows_are_close_to_the_float_rows() -> None:

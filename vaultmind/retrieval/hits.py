@@ -8,7 +8,7 @@ who/what (entities), and why it ranked where it did (`score` and `breakdown`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -83,12 +83,19 @@ def has_table(index: Index, name: str) -> bool:
     return name in index.tables
 
 
-def leaf_hits(memory: Memory, ranked: Sequence[tuple[str, float, dict[str, Any]]]) -> list[RetrievalHit]:
-    """Hydrate `(leaf_id, score, breakdown)` into hits, keeping the given order; unknown ids are skipped."""
+def leaf_hits(
+    memory: Memory,
+    ranked: Sequence[tuple[str, float, dict[str, Any]]],
+    known: Mapping[str, dict[str, Any]] | None = None,
+) -> list[RetrievalHit]:
+    """Hydrate `(leaf_id, score, breakdown)` into hits, keeping the given order; unknown ids are
+    skipped. `known`: leaf rows the caller has already read."""
     if not ranked:
         return []
     ids = [leaf_id for leaf_id, _, _ in ranked]
-    rows = memory.leaves.rows(ids)
+    known = known or {}
+    rows = {leaf_id: known[leaf_id] for leaf_id in ids if leaf_id in known}
+    rows.update(memory.leaves.rows([leaf_id for leaf_id in ids if leaf_id not in known]))
     entities = _entities_of(memory.index, ids)
     summaries = _summaries_of(
         memory.index, sorted({r["note_path"] for r in rows.values() if r["note_kind"] == "summary"})

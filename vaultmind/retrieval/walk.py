@@ -201,7 +201,8 @@ def walk(
         final[leaf_id] = (value * factor, factor)
     kind = answer_kind(question)
     top = heapq.nsmallest(ANSWER_TOP if kind else ASKING_TOP, final, key=lambda k: (-final[k][0], k))
-    texts = {leaf_id: row["text"] or "" for leaf_id, row in memory.leaves.rows(top).items()}
+    rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
+    texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in top[:ASKING_TOP] if leaf_id in texts})
     answers = _answer_bonus(kind, final, texts) if kind else set()
     coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
@@ -225,8 +226,8 @@ def walk(
             }
         )
         scored.append((leaf_id, score, breakdown))
-    ranked = _diversify(memory, scored, limit, places, note_rank)
-    hits = leaf_hits(memory, ranked)
+    ranked = _diversify(memory, scored, limit, places, note_rank, rows)
+    hits = leaf_hits(memory, ranked, rows)
     query_info: dict[str, Any] = {
         "terms": sorted(set(qterms)),
         "content_terms": sorted(set(content_terms)),
@@ -471,12 +472,15 @@ def _diversify(
     limit: int,
     places: dict[str, tuple[str, int, str | None]],
     note_rank: dict[str, float],
+    known: dict[str, dict[str, Any]],
 ) -> list[tuple[str, float, dict[str, Any]]]:
-    """Keep the order, but move near-duplicates of earlier hits behind the others."""
+    """Keep the order, but move near-duplicates of earlier hits behind the others. `known`:
+    leaf rows already read, and it gains those read here."""
     window = scored[: max(limit * 3, 30)]
     if not window:
         return []
-    rows = memory.leaves.rows([leaf_id for leaf_id, _, _ in window])
+    known.update(memory.leaves.rows([leaf_id for leaf_id, _, _ in window if leaf_id not in known]))
+    rows = {leaf_id: known[leaf_id] for leaf_id, _, _ in window if leaf_id in known}
     info = {leaf_id: (row["content_hash"], _term_set(row["content_hash"], row["text"])) for leaf_id, row in rows.items()}
     kept: list[tuple[str, float, dict[str, Any]]] = []
     dupes: list[tuple[str, float, dict[str, Any]]] = []
