@@ -3,6 +3,7 @@ file above (see `ResidentVectors`)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import threading
@@ -32,12 +33,13 @@ from vaultmind.index.store import Index
 VECTOR_DTYPE = np.dtype("<f2")
 _STORED: dict[int, np.dtype[Any]] = {2: np.dtype("<f2"), 4: np.dtype("<f4")}
 
-# A scan is split into one slice of rows per core, each scanned on its own thread: numpy
-# releases the GIL for matrix products and BLAS stays on one thread (`vaultmind/__init__.py`),
-# so no thread spin-waits (at 100k × 256 float32 rows, 7 ms on one core, 2–3 ms on two). The
-# slices are made of whole blocks, and every block is one product whatever the slice, so a
-# row's score does not depend on the number of cores. Below `SPLIT_ROWS` rows a scan stays on
-# the calling thread.
+# A scan is shared between the calling thread and helper threads, one per other core: each
+# takes the next block of rows until none is left. numpy releases the GIL for matrix products
+# and BLAS stays on one thread (`vaultmind/__init__.py`), so no thread spin-waits (at 100k ×
+# 256 float32 rows: 7 ms on one core, 2–3 ms on two). When the other cores are busy, the
+# calling thread takes every block itself and a helper that has not started is cancelled: the
+# scan costs what it would on one thread. Every block is one product, so a row's score does
+# not depend on the number of cores. Below `SPLIT_ROWS` rows a scan stays on the calling thread.
 SPLIT_ROWS = 32_768
 _SCAN_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 _scan_pool: ThreadPoolExecutor | None = None
@@ -45,8 +47,8 @@ _scan_pool_lock = threading.Lock()
 
 
 def split_scan(rows: int, block: int, part: Callable[[int, int], None]) -> None:
-    """Run `part(lo, hi)` over [0, rows) in contiguous slices of whole `block`s, one slice per
-    core, and wait for all."""
+    """Run `part(lo, hi)` for every `block` of [0, rows) (the last one short), shared between
+    this thread and the helpers; returns when every block is done."""
     global _scan_pool
     blocks = -(-rows // block)
     threads = min(_SCAN_THREADS, blocks)
@@ -57,11 +59,22 @@ def split_scan(rows: int, block: int, part: Callable[[int, int], None]) -> None:
         if _scan_pool is None:
             _scan_pool = ThreadPoolExecutor(_SCAN_THREADS - 1, thread_name_prefix="vaultmind-scan")
         pool = _scan_pool
-    bounds = [min(rows, (blocks * i // threads) * block) for i in range(threads + 1)]
-    futures = [pool.submit(part, bounds[i], bounds[i + 1]) for i in range(1, threads)]
-    part(bounds[0], bounds[1])
-    for future in futures:
-        future.result()
+    taken = itertools.count()
+    take = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with take:
+                b = next(taken)
+            if b >= blocks:
+                return
+            part(b * block, min(rows, (b + 1) * block))
+
+    helpers = [pool.submit(work) for _ in range(threads - 1)]
+    work()
+    for helper in helpers:
+        if not helper.cancel():  # started: it finishes the block it holds
+            helper.result()
 
 
 class ResidentVectors:
