@@ -277,3 +277,65 @@ def test_the_daemon_gets_ready_while_its_state_folder_is_written_without_pause(v
             daemon.stop()
             thread.join(10)
     writer.join(5)
+
+
+@pytest.mark.slow
+def test_a_query_sent_while_the_daemon_starts_waits_for_it_and_says_so(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The daemon publishes itself before its first reconcile and load are done; a client
+    that finds it then is told the daemon is starting, waits past its usual timeout, and gets
+    the answer once the daemon is ready."""
+    from vaultmind.cli.main import through_daemon_or_local
+
+    write(vault, "start.md", "# Start\n\nThe first note mentions atlas.\n")
+    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+    memory = Memory.open(config)
+    loading = threading.Event()
+    release = threading.Event()
+    warm = memory.warm
+
+    def slow_warm() -> None:  # a large vault's load: queries wait on the structures' lock
+        with memory.leaves._lock:
+            loading.set()
+            release.wait(20)
+        warm()
+
+    monkeypatch.setattr(memory, "warm", slow_warm)
+    daemon = Daemon(config, memory)
+    thread = threading.Thread(target=daemon.run, daemon=True)
+    thread.start()
+    try:
+        assert loading.wait(20)
+        client = find_daemon(config)
+        assert client is not None and client.starting and client.timeout >= 600
+        client.timeout = 1.0  # what a client that did not know would wait
+        with pytest.raises(DaemonError):
+            client.call("POST", "/v1/search", {"query": "atlas"})
+        answers: list[object] = []
+
+        def ask() -> None:
+            answers.append(
+                through_daemon_or_local(
+                    config,
+                    lambda c: c.call("POST", "/v1/search", {"query": "atlas"}),
+                    lambda m: pytest.fail("the daemon owns the index: no local fallback"),
+                )
+            )
+
+        asking = threading.Thread(target=ask)
+        asking.start()
+        time.sleep(1.5)  # past the usual timeout of the client above
+        assert not answers
+        release.set()
+        asking.join(20)
+        assert answers and answers[0]["hits"][0]["note_path"] == "start.md"  # type: ignore[index]
+        assert "still starting" in capsys.readouterr().err
+        assert daemon.ready.wait(20)
+        again = find_daemon(config)
+        assert again is not None and not again.starting and again.timeout == 30.0
+    finally:
+        release.set()
+        daemon.stop()
+        thread.join(10)
+        memory.close()

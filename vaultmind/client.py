@@ -1,7 +1,10 @@
 """Find a running daemon for a vault and talk to it over its loopback API.
 
 The daemon publishes `.vaultmind/daemon.json` (owner-only) with its pid, port and a fresh
-bearer token. A stale file (process gone, port closed) is ignored.
+bearer token. A stale file (process gone, port closed) is ignored. A daemon that is still
+starting (its first reconcile, loading what queries read: about 20 s at 50,000 notes) answers
+once it is ready, so a client waits up to `STARTING_TIMEOUT_S` for it instead of the usual
+`timeout`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from vaultmind.config import Config
 from vaultmind.errors import DaemonError, NotFound, UsageError, VaultmindError
 
 DAEMON_FILE = "daemon.json"
+STARTING_TIMEOUT_S = 900.0
 
 
 def daemon_file(config: Config) -> Path:
@@ -28,6 +32,7 @@ class DaemonClient:
         self.base = f"http://{host}:{port}"
         self.token = token
         self.timeout = timeout
+        self.starting = False  # the daemon said it has not finished starting (`find_daemon`)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -63,9 +68,12 @@ def find_daemon(config: Config) -> DaemonClient | None:
         return None
     client = DaemonClient(host, port, token)
     try:
-        client.call("GET", "/v1/health", timeout=2.0)
+        health = client.call("GET", "/v1/health", timeout=2.0)
     except VaultmindError:
         return None
+    if isinstance(health, dict) and health.get("ready") is False:
+        client.starting = True
+        client.timeout = max(client.timeout, STARTING_TIMEOUT_S)
     return client
 
 

@@ -63,7 +63,7 @@ class Daemon:
         restore_signals = self._stop_on_signals()
         self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
         token = secrets.token_urlsafe(32)
-        self.api = ApiServer(self.memory, token, self.config.host, self.config.port)
+        self.api = ApiServer(self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set)
         self.api.start()
         self.pool = WorkerPool(self.config, self.memory)
         self.pool.start()

@@ -1,7 +1,7 @@
 """The daemon's loopback HTTP API (JSON over HTTP, bearer token per launch).
 
 Routes (all require `Authorization: Bearer <token>`):
-    GET  /v1/health            liveness: pid, vault
+    GET  /v1/health            liveness: pid, vault, ready (false while the daemon starts up)
     GET  /v1/status            same JSON as `vaultmind status --json`
     POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
     POST /v1/query             {"mode": str, "args": {…}} → any memory_tree mode (retrieval/dispatch.py)
@@ -61,8 +61,12 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
     return memory.query(mode, args)
 
 
+def _health(memory: Memory) -> dict[str, Any]:
+    return {"ok": True, "pid": os.getpid(), "vault": str(memory.config.vault)}
+
+
 ROUTES: dict[tuple[str, str], Route] = {
-    ("GET", "/v1/health"): lambda m, b: {"ok": True, "pid": os.getpid(), "vault": str(m.config.vault)},
+    ("GET", "/v1/health"): lambda m, b: _health(m),
     ("GET", "/v1/status"): lambda m, b: m.status(),
     ("POST", "/v1/search"): _search,
     ("POST", "/v1/query"): _query,
@@ -87,10 +91,19 @@ def _all_routes() -> dict[tuple[str, str], Route]:
 class ApiServer:
     """A threaded loopback server in front of one `Memory`."""
 
-    def __init__(self, memory: Memory, token: str, host: str = "127.0.0.1", port: int = 0):
+    def __init__(
+        self,
+        memory: Memory,
+        token: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ready: Callable[[], bool] | None = None,
+    ):
+        """`ready`: whether the daemon has finished starting (its first reconcile, and loading
+        what queries read); `/v1/health` reports it, so clients know a first answer may be slow."""
         self.memory = memory
         self.token = token
-        handler = _make_handler(memory, token)
+        handler = _make_handler(memory, token, ready or (lambda: True))
         self.httpd = ThreadingHTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="vaultmind-api", daemon=True)
@@ -107,9 +120,10 @@ class ApiServer:
         self.httpd.server_close()
 
 
-def _make_handler(memory: Memory, token: str) -> type[BaseHTTPRequestHandler]:
+def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type[BaseHTTPRequestHandler]:
     expected = f"Bearer {token}".encode()
     routes = _all_routes()
+    routes[("GET", "/v1/health")] = lambda m, b: {**_health(m), "ready": ready()}
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "vaultmind"

@@ -23,6 +23,7 @@ from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.errors import UsageError, VaultmindError
 
 if TYPE_CHECKING:
+    from vaultmind.client import DaemonClient
     from vaultmind.memory import Memory
 
 Handler = Callable[[argparse.Namespace], int]
@@ -177,7 +178,7 @@ def through_daemon_or_local(
 
     client = find_daemon(config)
     if client is not None:
-        return remote(client)
+        return _remote(client, remote, config)
     try:
         with Progress(enabled=progress) as bar, Memory.open(config, progress=bar) as memory:
             return local(memory)
@@ -185,7 +186,20 @@ def through_daemon_or_local(
         client = find_daemon(config)
         if client is None:
             raise
-        return remote(client)
+        return _remote(client, remote, config)
+
+
+def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any) -> Any:
+    """`remote(client)`, saying so first when the daemon has not finished starting (its first
+    answer then waits for it)."""
+    if client.starting:
+        print(
+            f"vaultmind: the daemon for {config.vault} is still starting (reconciling the vault and "
+            "loading its index); waiting for it…",
+            file=sys.stderr,
+            flush=True,
+        )
+    return remote(client)
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
