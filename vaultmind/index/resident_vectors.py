@@ -95,7 +95,7 @@ class ResidentVectors:
     EXACT_BELOW = 150_000  # a full scan of 150k × 256 floats costs about 10 ms on one core
     PROBE_SHARE = 0.10  # of the rows, in the nearest clusters
     MIN_PROBE = 8
-    BLOCK = 16_384  # rows gathered (and dequantized) at a time
+    BLOCK = 8_192  # rows gathered (and dequantized) at a time, and a scan's unit of work
 
     def __init__(self, index: Index, model_id: str):
         self.index = index
