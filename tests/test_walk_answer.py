@@ -83,6 +83,9 @@ def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> 
         ("I adopted a dog last week, a beagle. Have you got pets?", "last"),
         ("I adopted a dog last week. Ask me anything?!", None),
         ("I adopted a dog last week.\n[attachment: beagle.jpg]", None),
+        ("你养宠物吗？", "only"),
+        ("我上周领养了一只小狗。你养宠物吗？", "last"),
+        ("¿Tienes mascotas? Yo adopté un perro la semana pasada.", None),
         ("", None),
     ],
 )

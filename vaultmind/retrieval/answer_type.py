@@ -49,7 +49,9 @@ _TIME = re.compile(
 # place before a capitalised word ("in Leeds", "at Harbor Hall").
 _PROPER = re.compile(r"(?<=[\w,;)]\s)[A-Z][a-z][\w'’-]*")
 _PLACE = re.compile(r"\b(?:at|in|to|from|near|into|around)\s+(?:the\s+)?[A-Z][\w'’-]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;؟])\s+|(?<=[。！？])")  # CJK sentences end without a space
+_QUESTION_MARKS = ("?", "？", "؟")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _NOTE_LINE = re.compile(r"^\s*\[[^\]\n]*\]\s*$", re.M)  # "[image: …]", "[attachment: …]"
 _NUMBER = re.compile(
     r"[\d€$£¥]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -83,9 +85,15 @@ def asking(text: str) -> Asking | None:
     """"only" when every sentence of `text` (of four words or more) is a question, "last" when
     its last sentence is one, None for a statement. Lines that are only a bracketed note (an
     attachment, an image's caption) are not sentences of the message."""
-    sentences = _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip())
-    if not sentences or not sentences[-1].endswith("?"):
+    sentences = [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
+    if not sentences or not sentences[-1].endswith(_QUESTION_MARKS):
         return None
-    if all(s.endswith("?") or len(s.split()) < 4 for s in sentences):
+    if all(s.endswith(_QUESTION_MARKS) or not _says_something(s) for s in sentences):
         return "only"
     return "last"
+
+
+def _says_something(sentence: str) -> bool:
+    """Four words or more ("Long time." and "Hey Caroline!" do not count); CJK text, written
+    without spaces, from six characters."""
+    return len(sentence.split()) >= 4 or (_CJK.search(sentence) is not None and len(sentence) >= 6)
