@@ -14,7 +14,7 @@ import pytest
 
 import vaultmind.index.resident_vectors as resident_vectors
 from vaultmind.config import load_config
-from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves
+from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves, _group_starts
 from vaultmind.index.resident_vectors import ResidentVectors, _quantize, split_scan, vector_of
 from vaultmind.index.row_ids import RowIds
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
@@ -119,6 +119,12 @@ def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyP
             assert {i for i, _ in got} & {i for i, _ in want}
         assert quantized.search(queries[0], 2000) == quantized.search(queries[0], 2000)  # full scan, deterministic
         assert len(quantized.search(queries[0], 2000)) == exact.size
+
+
+def test_group_starts_point_at_the_first_of_each_run() -> None:
+    grouped = np.array([2, 2, 2, 5, 7, 7, 9], dtype=np.int64)
+    assert _group_starts(grouped).tolist() == [0, 0, 0, 3, 4, 4, 6]
+    assert _group_starts(np.zeros(0, dtype=np.int64)).tolist() == []
 
 
 def test_split_scan_covers_every_row_once(monkeypatch: pytest.MonkeyPatch) -> None:

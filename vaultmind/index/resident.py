@@ -181,13 +181,17 @@ class ResidentLeaves:
         post_tf = np.zeros(int(bounds[-1]), dtype=_narrow(np.array([top])).dtype)
         fill = bounds[:-1].copy()  # next free slot of each term
         for batch in con.execute("SELECT term, leaf_id, tf FROM postings").to_arrow_reader(8 * _BATCH):
+            # Terms and leaf ids repeat within a batch (a leaf's postings are stored together):
+            # each distinct one is looked up once.
             term = batch.column(0).dictionary_encode()
             local = np.array([codes[w] for w in term.dictionary.to_pylist()], dtype=np.int64)
             code = local[term.indices.to_numpy(zero_copy_only=False)]
+            leaf = batch.column(1).dictionary_encode()
+            rows = self._rows.find_keys(id_array(leaf.dictionary))[leaf.indices.to_numpy(zero_copy_only=False)]
             order = np.argsort(code, kind="stable")
             grouped = code[order]
-            slot = fill[grouped] + np.arange(len(grouped)) - np.searchsorted(grouped, grouped)
-            post_row[slot] = self._rows.find_keys(id_array(batch.column(1)))[order]
+            slot = fill[grouped] + np.arange(len(grouped)) - _group_starts(grouped)
+            post_row[slot] = rows[order]
             post_tf[slot] = batch.column(2).to_numpy(zero_copy_only=False)[order]
             fill += np.bincount(code, minlength=len(fill))
         if not np.array_equal(fill, bounds[1:]):
@@ -435,6 +439,14 @@ class ResidentLeaves:
             rows = np.concatenate((rows, np.array([r for r, _ in extra], dtype=np.int32)))
             tfs = np.concatenate((tfs, np.array([t for _, t in extra], dtype=np.float64)))
         return rows, tfs
+
+
+def _group_starts(grouped: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """For each element of a sorted array, the index of the first element equal to it."""
+    if not len(grouped):
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
+    return np.repeat(starts, np.diff(np.append(starts, len(grouped))))
 
 
 class _RowStore:
