@@ -53,6 +53,27 @@ def test_model_finds_people_organizations_and_places(engine: CountingEngine) -> 
     assert engine.status()["available"] is True
 
 
+def test_ner_runs_without_the_embedding_layer_it_does_not_listen_to(engine: CountingEngine) -> None:
+    """The small English model's shared `tok2vec` only feeds the tagger and parser: the engine
+    drops it, and finds exactly what the complete pipeline finds."""
+    import spacy
+
+    nlp = engine._nlp()
+    assert nlp is not None and nlp.pipe_names == ["ner"]
+    assert engine.package is not None
+    full = spacy.load(engine.package)
+    assert "tok2vec" in full.pipe_names
+    texts = [
+        "Barack Obama visited Microsoft headquarters in Seattle on Monday.",
+        "Dana Whitfield moved the launch of Fernhill Pro to 23 April; Marco Ruiz booked Harbor Hall.",
+        "Hey Caroline! I went to a LGBTQ support group yesterday and it was so powerful.",
+        "What did Joanna say about the screenplay she sent to the film festival in Portland?",
+    ]
+    expected = [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in full.pipe(texts)]
+    assert engine.analyze(texts) == expected
+    assert any(expected)
+
+
 def test_lowercase_text_is_not_sent_to_the_model(engine: CountingEngine) -> None:
     assert engine.analyze(["just some lowercase chatter", "Angela Merkel spoke in Berlin."]) is not None
     assert engine.analyzed == ["just some lowercase chatter", "Angela Merkel spoke in Berlin."]
