@@ -74,6 +74,7 @@ def test_rows_read_back_equal_the_index_after_edits_renames_and_deletes(vault: P
             assert memory.leaves.places(ids) == fresh.places(ids)
             assert memory.leaves.times(ids) == fresh.times(ids)
             assert {i: memory.leaves.neighbours(i) for i in ids} == {i: fresh.neighbours(i) for i in ids}
+            assert memory.leaves.neighbours_of([*ids, "no-such-leaf"], 2) == {i: fresh.neighbours(i, 2) for i in ids}
         finally:
             fresh.close()
 

@@ -362,24 +362,38 @@ class ResidentLeaves:
 
     def neighbours(self, leaf_id: str, span: int = 1) -> list[str]:
         """Live leaves right before and after `leaf_id` in the same note (conversation context)."""
+        return self.neighbours_of([leaf_id], span).get(leaf_id, [])
+
+    def neighbours_of(self, leaf_ids: Sequence[str], span: int = 1) -> dict[str, list[str]]:
+        """`neighbours` of each live leaf of `leaf_ids`, in order of place, found at once."""
         with self._lock:
             self._ensure()
-            i = self._rows.row(leaf_id)
-            if i is None:
-                return []
-            note, seq = int(self._note[i]), int(self._seq[i])
-            out = []
-            for other in range(seq - span, seq + span + 1):
-                if other == seq:
-                    continue
-                j = self._place_added.get((note, other))
-                if j is None or not self._rows.alive[j]:
-                    key = (note << 32) | (other & 0xFFFFFFFF)
-                    at = int(np.searchsorted(self._place_keys, key, side="right")) - 1
-                    found = at >= 0 and int(self._place_keys[at]) == key
-                    j = int(self._place_rows[at]) if found else None
-                if j is not None and self._rows.alive[j]:
-                    out.append(self._rows.id_of(j))
+            rows = self._rows.find(leaf_ids)
+            known = np.flatnonzero(rows >= 0)
+            if not len(known):
+                return {}
+            offsets = np.array([o for o in range(-span, span + 1) if o], dtype=np.int64)
+            notes = self._note[rows[known]].astype(np.int64)
+            seqs = self._seq[rows[known]].astype(np.int64)
+            others = seqs[:, None] + offsets[None, :]
+            keys = (notes[:, None] << 32) | (others & 0xFFFFFFFF)
+            at = np.searchsorted(self._place_keys, keys.ravel(), side="right") - 1
+            hit = at >= 0
+            hit[hit] = self._place_keys[at[hit]] == keys.ravel()[hit]
+            loaded = np.where(hit, self._place_rows[np.maximum(at, 0)], -1).reshape(keys.shape)
+            alive = self._rows.alive
+            out: dict[str, list[str]] = {}
+            for k, note, other_seqs, found in zip(
+                known.tolist(), notes.tolist(), others.tolist(), loaded.tolist(), strict=True
+            ):
+                near = []
+                for other, j in zip(other_seqs, found, strict=True):
+                    added = self._place_added.get((note, other))
+                    if added is not None and alive[added]:
+                        j = added
+                    if j >= 0 and alive[j]:
+                        near.append(self._rows.id_of(j))
+                out[leaf_ids[k]] = near
             return out
 
     def in_window(self, start: datetime, end: datetime, limit: int) -> list[str]:

@@ -257,12 +257,12 @@ def _context(
     the `CONTEXT_SEEDS` strongest leaves, the best of their base scores, times `CONTEXT_DECAY`
     for each message beyond the nearest. `places` gains the places of the leaves found."""
     strongest = heapq.nsmallest(CONTEXT_SEEDS, base, key=lambda k: (-base[k], k))
-    near = {leaf_id: memory.leaves.neighbours(leaf_id, CONTEXT_SPAN) for leaf_id in strongest}
+    near = memory.leaves.neighbours_of(strongest, CONTEXT_SPAN)
     places.update(memory.leaves.places(sorted({o for found in near.values() for o in found} - set(places))))
     context: dict[str, float] = {}
     for leaf_id in strongest:
         seed = places.get(leaf_id)
-        for other in near[leaf_id]:
+        for other in near.get(leaf_id, ()):
             place = places.get(other)
             if seed is None or place is None:
                 continue
