@@ -312,9 +312,9 @@ class ResidentLeaves:
             if not wanted:
                 return set()
             rows, _ = self._postings(term)
-            held = np.unique(self._note[rows[self._rows.alive[rows]]])
-            codes = np.fromiter(wanted, dtype=np.int64, count=len(wanted))
-            return {wanted[c] for c in codes[np.isin(codes, held)].tolist()}
+            held = np.zeros(len(self._notes.names), dtype=bool)
+            held[self._note[rows[self._rows.alive[rows]]]] = True
+            return {path for code, path in wanted.items() if held[code]}
 
     def authors(self) -> frozenset[str]:
         """The authors of live leaves (as written in their notes)."""
