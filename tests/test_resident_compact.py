@@ -6,10 +6,13 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 import vaultmind.index.resident_vectors as resident_vectors
@@ -28,6 +31,20 @@ WORDS = ["otter", "river", "budget", "harbor", "lantern", "copper", "meadow", "f
 def _note(rng: random.Random) -> str:
     paras = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(rng.randint(1, 4))]
     return "# Note\n\n" + "\n\n".join(paras) + "\n"
+
+
+@contextmanager
+def _static_vectors(vault: Path, seed: int, notes: int) -> Iterator[tuple[Memory, str, list[npt.NDArray[np.float32]]]]:
+    """A synced memory of `notes` random notes with static embeddings, its model id, and the
+    vectors of three queries."""
+    rng = random.Random(seed)
+    for i in range(notes):
+        write(vault, f"n{i}.md", _note(rng))
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert memory.embedder is not None
+        queries = [memory.embedder.embed([q])[0] for q in ("otter river", "budget harbor", "violet summit meadow")]
+        yield memory, memory.embedder.model_id, queries
 
 
 def _sql_rows(memory: Memory) -> dict[str, dict[str, object]]:
@@ -97,15 +114,8 @@ def test_row_ids_found_in_any_load_order_and_after_appends() -> None:
 def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Above `EXACT_BELOW` the vectors load as int8 with a scale per row: on data with a clear
     margin the top hits are those of the float32 vectors, with cosines within 0.01."""
-    rng = random.Random(3)
-    for i in range(30):
-        write(vault, f"n{i}.md", _note(rng))
-    with Memory.open(load_config(vault, embed_provider="static")) as memory:
-        memory.sync()
-        assert memory.embedder is not None
-        model = memory.embedder.model_id
+    with _static_vectors(vault, 3, 30) as (memory, model, queries):
         exact = ResidentVectors(memory.index, model)
-        queries = [memory.embedder.embed([q])[0] for q in ("otter river", "budget harbor", "violet summit meadow")]
         expected = [exact.search(q, 5) for q in queries]
         monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 10)
         monkeypatch.setattr(ResidentVectors, "PROBE_SHARE", 1.0)  # every cluster: only quantization differs
@@ -153,14 +163,7 @@ def test_split_scan_covers_every_row_once(monkeypatch: pytest.MonkeyPatch) -> No
 def test_a_scan_split_over_threads_ranks_exactly_as_one_thread(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Float32 and int8 scans, full and clustered, give the same hits and cosines whether they
     run on one thread or on several."""
-    rng = random.Random(5)
-    for i in range(40):
-        write(vault, f"n{i}.md", _note(rng))
-    with Memory.open(load_config(vault, embed_provider="static")) as memory:
-        memory.sync()
-        assert memory.embedder is not None
-        model = memory.embedder.model_id
-        queries = [memory.embedder.embed([q])[0] for q in ("otter river", "budget harbor", "violet summit meadow")]
+    with _static_vectors(vault, 5, 40) as (memory, model, queries):
         monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 2)
         monkeypatch.setattr(ResidentVectors, "BLOCK", 7)
         for exact_below in (10_000, 10):  # float32 full scan; int8 rows with clusters

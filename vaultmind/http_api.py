@@ -61,12 +61,7 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
     return memory.query(mode, args)
 
 
-def _health(memory: Memory) -> dict[str, Any]:
-    return {"ok": True, "pid": os.getpid(), "vault": str(memory.config.vault)}
-
-
 ROUTES: dict[tuple[str, str], Route] = {
-    ("GET", "/v1/health"): lambda m, b: _health(m),
     ("GET", "/v1/status"): lambda m, b: m.status(),
     ("POST", "/v1/search"): _search,
     ("POST", "/v1/query"): _query,
@@ -123,7 +118,9 @@ class ApiServer:
 def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type[BaseHTTPRequestHandler]:
     expected = f"Bearer {token}".encode()
     routes = _all_routes()
-    routes[("GET", "/v1/health")] = lambda m, b: {**_health(m), "ready": ready()}
+    routes[("GET", "/v1/health")] = lambda m, b: {
+        "ok": True, "pid": os.getpid(), "vault": str(m.config.vault), "ready": ready()
+    }
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "vaultmind"

@@ -360,8 +360,6 @@ class ResidentVectors:
                 pick = slice(start, stop) if rows is None else rows[start:stop]
                 if q8 is not None:
                     out[start:stop] = (q8[pick].astype(np.float32) @ q) * scale[pick]
-                elif rows is None:
-                    np.matmul(matrix[pick], q, out=out[start:stop])
                 else:
                     out[start:stop] = matrix[pick] @ q
 
