@@ -145,10 +145,10 @@ def walk(
 
     entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
-    leaf_time = _leaf_times(memory, candidates)
+    leaf_time: dict[str, datetime] = {}  # only a window needs the times
     if window is not None:
         candidates |= _leaves_in_window(memory, window)
-        leaf_time.update(_leaf_times(memory, candidates - set(leaf_time)))
+        leaf_time = _leaf_times(memory, candidates)
 
     lex = _normalise_max(dict(lexical))
     den = _normalise_dense(dict(dense))
