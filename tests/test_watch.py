@@ -286,7 +286,7 @@ def test_a_query_sent_while_the_daemon_starts_waits_for_it_and_says_so(
     """The daemon publishes itself before its first reconcile and load are done; a client
     that finds it then is told the daemon is starting, waits past its usual timeout, and gets
     the answer once the daemon is ready."""
-    from vaultmind.cli.main import through_daemon_or_local
+    from vaultmind.cli.context import through_daemon_or_local
 
     write(vault, "start.md", "# Start\n\nThe first note mentions atlas.\n")
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)

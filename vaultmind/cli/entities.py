@@ -15,6 +15,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.args import vault_args
+from vaultmind.cli.context import resolve_vault, through_daemon_or_local
 from vaultmind.cli.output import emit
 from vaultmind.errors import UsageError
 
@@ -48,7 +49,6 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_entities(args: argparse.Namespace) -> int:
-    from vaultmind.cli.main import resolve_vault, through_daemon_or_local
     from vaultmind.config import load_config
 
     if args.limit is not None and args.limit <= 0:

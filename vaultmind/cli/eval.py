@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.cli.output import emit
+from vaultmind.eval import DEFAULT_MODE, MODES
 
 
 def add_parser(sub: Any) -> None:
-    from vaultmind.eval.locomo import DEFAULT_MODE, MODES
-
     p: argparse.ArgumentParser = sub.add_parser(
         "eval",
         help="retrieval benchmarks on real data (see docs/eval.md)",

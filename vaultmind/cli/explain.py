@@ -15,6 +15,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.args import vault_args
+from vaultmind.cli.context import resolve_vault, through_daemon_or_local
 from vaultmind.cli.output import emit
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from vaultmind.cli.main import resolve_vault, through_daemon_or_local
     from vaultmind.config import load_config
 
     config = load_config(resolve_vault(args.vault))

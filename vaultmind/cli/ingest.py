@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.cli.args import vault_args
+from vaultmind.cli.context import resolve_vault, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit
-from vaultmind.ingest.detect import FORMATS, KINDS
+from vaultmind.ingest import FORMATS, KINDS
 
 
 def add_parser(sub: Any) -> None:
@@ -49,7 +50,6 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from vaultmind.cli.main import resolve_vault, through_daemon_or_local
     from vaultmind.config import load_config
     from vaultmind.ingest.detect import ingest_paths
 

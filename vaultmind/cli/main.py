@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind import __version__
 from vaultmind.cli.args import vault_args
+from vaultmind.cli.bench import add_bench_parser
+from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
+from vaultmind.cli.query import add_query_parser
 from vaultmind.errors import UsageError, VaultmindError
 
 if TYPE_CHECKING:
-    from vaultmind.client import DaemonClient
     from vaultmind.memory import Memory
 
 Handler = Callable[[argparse.Namespace], int]
@@ -99,8 +101,6 @@ def build_parser() -> argparse.ArgumentParser:
     vault_args(p)
     p.set_defaults(handler=cmd_status)
 
-    from vaultmind.cli.query import add_query_parser
-
     add_query_parser(sub, vault_args)
 
     for name, text in (
@@ -111,34 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
         vault_args(p, json_flag=False)
         p.set_defaults(handler=cmd_watch)
 
-    from vaultmind.cli.bench import add_bench_parser
-
     add_bench_parser(sub)
     for module_name in COMMAND_MODULES:
         module = importlib.import_module(module_name)
         module.add_parser(sub)
     return parser
-
-
-def resolve_vault(arg: Path | None) -> Path:
-    if arg is not None:
-        vault = arg
-    elif os.environ.get("VAULTMIND_VAULT"):
-        vault = Path(os.environ["VAULTMIND_VAULT"])
-    else:
-        vault = Path.cwd()
-    vault = vault.expanduser()
-    if not vault.is_dir():
-        raise UsageError(
-            f"vault folder {vault} does not exist", hint="pass --vault PATH or run `vaultmind init PATH`"
-        )
-    return vault
-
-
-def config_from_args(args: argparse.Namespace) -> Any:
-    from vaultmind.config import load_config
-
-    return load_config(resolve_vault(args.vault))
 
 
 # -- commands ------------------------------------------------------------------------------
@@ -159,47 +136,6 @@ def cmd_init(args: argparse.Namespace) -> int:
             print(f"  warning: {warning}")
         print(f"next: vaultmind reindex --vault {report.vault}")
     return 0
-
-
-def through_daemon_or_local(
-    config: Any,
-    remote: Callable[[Any], Any],
-    local: Callable[[Any], Any],
-    *,
-    progress: bool = False,
-) -> Any:
-    """Run `remote(client)` when a daemon owns the index, else `local(memory)` in-process.
-
-    If the index is busy because a daemon is just starting, wait for it to publish itself.
-    """
-    from vaultmind.client import find_daemon
-    from vaultmind.errors import IndexBusy
-    from vaultmind.memory import Memory
-
-    client = find_daemon(config)
-    if client is not None:
-        return _remote(client, remote, config)
-    try:
-        with Progress(enabled=progress) as bar, Memory.open(config, progress=bar) as memory:
-            return local(memory)
-    except IndexBusy:
-        client = find_daemon(config)
-        if client is None:
-            raise
-        return _remote(client, remote, config)
-
-
-def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any) -> Any:
-    """`remote(client)`, saying so first when the daemon has not finished starting (its first
-    answer then waits for it)."""
-    if client.starting:
-        print(
-            f"vaultmind: the daemon for {config.vault} is still starting (reconciling the vault and "
-            "loading its index); waiting for it…",
-            file=sys.stderr,
-            flush=True,
-        )
-    return remote(client)
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:

@@ -93,8 +93,6 @@ def print_status(status: dict[str, Any]) -> None:
     if index.get("notice"):
         print(f"        {index['notice']}")
     if status.get("queue"):
-        from vaultmind.cli.queue import format_queue
-
         for line in format_queue({**status["queue"], "admission": status.get("admission")}):
             print(line)
     daemon = status.get("daemon") or {}
@@ -133,3 +131,38 @@ def print_hits(result: dict[str, Any]) -> None:
             print(f"    {hit['link']}")
     if result.get("truncated"):
         print(f"({result['total']} candidates; showing {len(hits)})")
+
+
+def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
+    """Human lines for a queue report (also usable by `vaultmind status`)."""
+    lines = [
+        f"queue   {report['depth']:,} waiting (ready {report['ready']:,}, deferred {report['deferred']:,}, "
+        f"running {report['running']:,}); failed {report['failed']:,}; health {report['health']}"
+    ]
+    if report.get("ran") is not None:
+        processed = report.get("processed") or {}
+        parts = ", ".join(f"{k} {v}" for k, v in processed.items() if v)
+        lines.append(f"        ran {report['ran']:,} job(s){': ' + parts if parts else ''}")
+    for cause in report.get("causes") or []:
+        when = f" (next try {cause['next_try']})" if cause.get("next_try") else ""
+        lines.append(
+            f"  {cause['state']:<8} {cause['count']:,} × {cause['failure_class']}: {cause['error']}{when}"
+        )
+        if cause.get("meaning"):
+            lines.append(f"           → {cause['meaning']}")
+    adm = report.get("admission")
+    if adm:
+        total = adm["admitted"] + adm["dropped"] + adm["gray"]
+        lines.append(
+            f"admission {total:,} leaves: admitted {adm['admitted']:,}, dropped {adm['dropped']:,}, "
+            f"gray (waiting for the LLM) {adm['gray']:,}"
+        )
+    if jobs:
+        for job in report.get("jobs") or []:
+            line = f"  #{job['id']:<6} {job['kind']:<16} {job['status']:<8} attempts {job['attempts']}/{job['max_attempts']}"
+            if job["status"] == "ready":
+                line += f" at {job['available_at']}"
+            if job.get("last_error"):
+                line += f" — {job['last_error'][:120]}"
+            lines.append(line)
+    return lines

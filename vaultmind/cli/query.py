@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import emit, print_hits
 
 
@@ -100,8 +101,6 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
 
 
 def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
-    from vaultmind.cli.main import config_from_args, through_daemon_or_local
-
     clean = {k: v for k, v in mode_args.items() if v is not None}
     config = config_from_args(args)
 

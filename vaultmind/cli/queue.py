@@ -16,7 +16,8 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.args import vault_args
-from vaultmind.cli.output import emit
+from vaultmind.cli.context import resolve_vault, through_daemon_or_local
+from vaultmind.cli.output import emit, format_queue
 from vaultmind.errors import UsageError
 
 if TYPE_CHECKING:
@@ -58,7 +59,6 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
-    from vaultmind.cli.main import resolve_vault, through_daemon_or_local
     from vaultmind.client import find_daemon
     from vaultmind.config import load_config
 
@@ -104,7 +104,6 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    from vaultmind.cli.main import resolve_vault, through_daemon_or_local
     from vaultmind.config import load_config
 
     config = load_config(resolve_vault(args.vault))
@@ -128,38 +127,3 @@ def cmd_retry(args: argparse.Namespace) -> int:
             shown = ", ".join(f"#{i}" for i in ids[:10]) + (" …" if len(ids) > 10 else "")
             print(f"vaultmind: requeued {result['requeued']} job(s){': ' + shown if ids else ''}")
     return 0
-
-
-def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
-    """Human lines for a queue report (also usable by `vaultmind status`)."""
-    lines = [
-        f"queue   {report['depth']:,} waiting (ready {report['ready']:,}, deferred {report['deferred']:,}, "
-        f"running {report['running']:,}); failed {report['failed']:,}; health {report['health']}"
-    ]
-    if report.get("ran") is not None:
-        processed = report.get("processed") or {}
-        parts = ", ".join(f"{k} {v}" for k, v in processed.items() if v)
-        lines.append(f"        ran {report['ran']:,} job(s){': ' + parts if parts else ''}")
-    for cause in report.get("causes") or []:
-        when = f" (next try {cause['next_try']})" if cause.get("next_try") else ""
-        lines.append(
-            f"  {cause['state']:<8} {cause['count']:,} × {cause['failure_class']}: {cause['error']}{when}"
-        )
-        if cause.get("meaning"):
-            lines.append(f"           → {cause['meaning']}")
-    adm = report.get("admission")
-    if adm:
-        total = adm["admitted"] + adm["dropped"] + adm["gray"]
-        lines.append(
-            f"admission {total:,} leaves: admitted {adm['admitted']:,}, dropped {adm['dropped']:,}, "
-            f"gray (waiting for the LLM) {adm['gray']:,}"
-        )
-    if jobs:
-        for job in report.get("jobs") or []:
-            line = f"  #{job['id']:<6} {job['kind']:<16} {job['status']:<8} attempts {job['attempts']}/{job['max_attempts']}"
-            if job["status"] == "ready":
-                line += f" at {job['available_at']}"
-            if job.get("last_error"):
-                line += f" — {job['last_error'][:120]}"
-            lines.append(line)
-    return lines

@@ -13,6 +13,7 @@ import argparse
 from typing import Any
 
 from vaultmind.cli.args import vault_args
+from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import emit
 
 
@@ -45,7 +46,6 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
-    from vaultmind.cli.main import config_from_args, through_daemon_or_local
     from vaultmind.tree.view import tree_view
 
     def local(memory: Any) -> dict[str, Any]:
@@ -66,7 +66,6 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 
 def cmd_flush(args: argparse.Namespace) -> int:
-    from vaultmind.cli.main import config_from_args, through_daemon_or_local
     from vaultmind.errors import UsageError
     from vaultmind.tree.view import maintain, parse_now
 

@@ -3,3 +3,7 @@
 `metrics` scores ranked items against gold turns and sessions; `locomo` runs the LoCoMo
 benchmark end to end through the real ingest, index and read path (docs/eval.md).
 """
+
+MODES: tuple[str, ...] = ("walk", "search", "bm25-baseline")
+"""The retrievals `vaultmind eval` can measure."""
+DEFAULT_MODE = "walk"

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.errors import UsageError
+from vaultmind.eval import DEFAULT_MODE, MODES
 from vaultmind.eval.metrics import Item, budget_fit, fills_budget, score_question, summarize
 from vaultmind.index.lexical import bm25, terms
 from vaultmind.ingest.locomo import parse_session_time, read_locomo_file, sample_batches, session_of, sessions
@@ -42,8 +43,6 @@ from vaultmind.memory import Memory
 from vaultmind.vault.atomic import write_atomic
 
 CATEGORIES: Mapping[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-MODES: tuple[str, ...] = ("walk", "search", "bm25-baseline")
-DEFAULT_MODE = "walk"
 QA_FILE = "qa_flat_dev.jsonl"
 MIN_ITEMS = 10  # items written per question at least
 FETCH_START = 50  # hits asked for first; doubled while they do not fill the token budget

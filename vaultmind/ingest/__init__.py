@@ -1,1 +1,6 @@
 """Ingest adapters: exports in, canonical source notes (docs/vault-format.md) out."""
+
+KINDS: tuple[str, ...] = ("chat", "agent", "email", "document")
+"""What `vaultmind ingest KIND …` reads."""
+FORMATS: tuple[str, ...] = ("auto", "slack", "whatsapp", "telegram", "signal", "chatgpt", "generic", "locomo")
+"""Chat export formats (`auto` detects them)."""

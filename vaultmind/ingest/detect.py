@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from vaultmind.errors import UsageError
+from vaultmind.ingest import FORMATS, KINDS
 from vaultmind.ingest.common import zone
 from vaultmind.ingest.document import parse_document_paths_with_report
 from vaultmind.ingest.email import parse_email_paths_with_report
@@ -34,8 +35,6 @@ from vaultmind.ingest.whatsapp import HEADER_RE
 from vaultmind.ingest.writer import write_batches, write_documents
 
 Kind = Literal["chat", "agent", "email", "document"]
-KINDS: tuple[str, ...] = ("chat", "agent", "email", "document")
-FORMATS: tuple[str, ...] = ("auto", "slack", "whatsapp", "telegram", "signal", "chatgpt", "generic", "locomo")
 Progress = Callable[[str, int, int], None]
 
 _SUFFIXES = (".json", ".jsonl", ".txt", ".zip")

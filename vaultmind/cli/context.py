@@ -1,0 +1,79 @@
+"""Where a command runs: the vault it names, and who answers — the daemon that owns the
+index, or the index opened in this process."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.cli.output import Progress
+from vaultmind.errors import UsageError
+
+if TYPE_CHECKING:
+    from vaultmind.client import DaemonClient
+
+
+def resolve_vault(arg: Path | None) -> Path:
+    if arg is not None:
+        vault = arg
+    elif os.environ.get("VAULTMIND_VAULT"):
+        vault = Path(os.environ["VAULTMIND_VAULT"])
+    else:
+        vault = Path.cwd()
+    vault = vault.expanduser()
+    if not vault.is_dir():
+        raise UsageError(
+            f"vault folder {vault} does not exist", hint="pass --vault PATH or run `vaultmind init PATH`"
+        )
+    return vault
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    from vaultmind.config import load_config
+
+    return load_config(resolve_vault(args.vault))
+
+
+def through_daemon_or_local(
+    config: Any,
+    remote: Callable[[Any], Any],
+    local: Callable[[Any], Any],
+    *,
+    progress: bool = False,
+) -> Any:
+    """Run `remote(client)` when a daemon owns the index, else `local(memory)` in-process.
+
+    If the index is busy because a daemon is just starting, wait for it to publish itself.
+    """
+    from vaultmind.client import find_daemon
+    from vaultmind.errors import IndexBusy
+    from vaultmind.memory import Memory
+
+    client = find_daemon(config)
+    if client is not None:
+        return _remote(client, remote, config)
+    try:
+        with Progress(enabled=progress) as bar, Memory.open(config, progress=bar) as memory:
+            return local(memory)
+    except IndexBusy:
+        client = find_daemon(config)
+        if client is None:
+            raise
+        return _remote(client, remote, config)
+
+
+def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any) -> Any:
+    """`remote(client)`, saying so first when the daemon has not finished starting (its first
+    answer then waits for it)."""
+    if client.starting:
+        print(
+            f"vaultmind: the daemon for {config.vault} is still starting (reconciling the vault and "
+            "loading its index); waiting for it…",
+            file=sys.stderr,
+            flush=True,
+        )
+    return remote(client)
