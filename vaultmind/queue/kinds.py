@@ -66,10 +66,3 @@ class JobKind:
     max_attempts: int = 5
     wanted: Wanted | None = None  # every job that should exist now; None: not reconcilable
     repair: Repair | None = None  # bring derived rows in line with finished work (run before `wanted`)
-
-
-def default_kinds() -> tuple[JobKind, ...]:
-    """The kinds vaultmind ships, in claim order (downstream work first)."""
-    from vaultmind.admission.importance import importance_kind
-
-    return (importance_kind(),)

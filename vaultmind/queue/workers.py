@@ -29,9 +29,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.admission.importance import importance_kind
 from vaultmind.errors import ConfigError
 from vaultmind.queue.failures import BACKOFF, classify
-from vaultmind.queue.kinds import JobContext, JobKind, default_kinds
+from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.reconcile import reconcile
 from vaultmind.queue.store import Job, claim, complete, fail, now_ms, release_running
 
@@ -72,6 +73,11 @@ class QueueSettings:
             poll_s=float(get("poll_s", 1.0, integer=False)),
             reconcile_s=float(get("reconcile_s", 600.0, integer=False)),
         )
+
+
+def default_kinds() -> tuple[JobKind, ...]:
+    """The kinds vaultmind ships, in claim order (downstream work first)."""
+    return (importance_kind(),)
 
 
 class WorkerPool:

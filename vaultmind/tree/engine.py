@@ -176,14 +176,6 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
     return sealer.done()
 
 
-def tree_view(memory: Memory, tree_id: str | None = None) -> dict[str, Any]:
-    """Every tree with its counts (`tree_id` None), or one tree's levels, buffers and stale
-    summaries (what `vaultmind tree` prints; see `vaultmind.tree.view`)."""
-    from vaultmind.tree.view import tree_view as view
-
-    return view(memory, tree_id)
-
-
 # -- the sealer ----------------------------------------------------------------------------------
 
 _locks: weakref.WeakKeyDictionary[Index, dict[str, threading.Lock]] = weakref.WeakKeyDictionary()
