@@ -122,10 +122,14 @@ def test_ignored_folders_are_not_indexed(vault: Path, memory: Memory) -> None:
     write(vault, ".obsidian/snippets/x.md", "# not a note\n")
     write(vault, ".trash/old.md", "# trashed\n")
     write(vault, ".git/notes.md", "# git\n")
+    write(vault, "Projects/.venv/lib/README.md", "# a tool's hidden folder, deep in the vault\n")
+    write(vault, "Projects/.draft.md", "# a hidden note\n")
     write(vault, "notes.txt", "plain text is not a note")
     memory.sync()
     paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
     assert paths == {"Projects/Atlas.md", "Budget 2024.md", "People/Alice Chen.md"}
+    write(vault, "Projects/.venv/lib/other.md", "# created while watched\n")
+    assert memory.sync_paths(["Projects/.venv/lib/other.md", "Projects/.venv"]).added == 0
 
 
 def test_configured_ignore_globs(vault: Path) -> None:
@@ -229,6 +233,28 @@ def test_symlink_loop_and_case_clash(vault: Path, memory: Memory) -> None:
     assert ("Projects/loop", "symlink_loop") in kinds
     assert ("Notes/Idea.md", "case_clash") in kinds and ("Notes/idea.md", "case_clash") in kinds
     assert memory.index.scalar("SELECT count(*) FROM notes WHERE lower(path) = 'notes/idea.md'") == 2
+
+
+def test_a_symlink_to_a_folder_holding_the_vault_is_not_followed(tmp_path: Path) -> None:
+    """Obsidian follows symlinked folders, and so does vaultmind, but a link to `..` would
+    walk everything beside the vault: it is reported and skipped, in a full sync and in the
+    scan of a folder the watcher reports."""
+    vault = tmp_path / "home" / "vault"
+    _vault_with_notes(vault)
+    write(tmp_path / "home", "elsewhere/private.md", "# not part of the vault\n")
+    write(tmp_path, "shared/Shared note.md", "# Shared\n\nkept in another folder\n")
+    os.symlink(tmp_path / "home", vault / "up")
+    os.symlink(vault, vault / "Projects" / "self")
+    os.symlink(tmp_path / "shared", vault / "Shared")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
+        assert paths == {"Projects/Atlas.md", "Budget 2024.md", "People/Alice Chen.md", "Shared/Shared note.md"}
+        kinds = {(p["path"], p["kind"]) for p in memory.status()["problems"]}
+        assert {("up", "symlink_loop"), ("Projects/self", "symlink_loop")} <= kinds
+        memory.sync_paths(["Projects"])  # a folder event: the subtree scan applies the same rule
+        after = {row[0] for row in memory.index.query("SELECT path FROM notes")}
+        assert after == paths
 
 
 def test_user_notes_are_never_modified(vault: Path, memory: Memory) -> None:

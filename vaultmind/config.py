@@ -16,7 +16,9 @@ from vaultmind.errors import ConfigError
 
 CONFIG_RELPATH = ".vaultmind/config.toml"
 
-DEFAULT_IGNORE: tuple[str, ...] = (".obsidian/**", ".git/**", ".trash/**", ".vaultmind/**")
+DEFAULT_IGNORE: tuple[str, ...] = (".*",)
+"""Hidden files and folders, at any depth: Obsidian does not show them (.obsidian, .git,
+.trash, .vaultmind, a tool's .venv …), so they are not part of the vault a person sees."""
 
 
 @dataclass(frozen=True, slots=True)

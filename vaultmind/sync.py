@@ -570,7 +570,7 @@ class Syncer:
 
 def scan_vault_subtree(root: Path, rel_dir: str, rules: IgnoreRules) -> ScanResult:
     """Scan one folder of the vault, returning vault-relative paths."""
-    sub = scan_vault(root / rel_dir, rules_for_subtree(rules, rel_dir))
+    sub = scan_vault(root / rel_dir, rules_for_subtree(rules, rel_dir), vault=root)
     result = ScanResult()
     prefix = rel_dir.rstrip("/") + "/"
     result.files = {prefix + p: FileStat(prefix + p, s.size, s.mtime_ns) for p, s in sub.files.items()}

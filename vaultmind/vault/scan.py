@@ -83,8 +83,10 @@ def _glob_to_regex(pattern: str) -> str:
     return "(?:" + "".join(out) + ")"
 
 
-def scan_vault(root: Path, rules: IgnoreRules) -> ScanResult:
-    """Stat every note under `root` (depth-first, sorted), honouring ignore rules."""
+def scan_vault(root: Path, rules: IgnoreRules, *, vault: Path | None = None) -> ScanResult:
+    """Stat every note under `root` (depth-first, sorted), honouring ignore rules. `vault`:
+    the vault `root` lies in, when it is one of its folders (a symlink leading to a folder
+    that holds the vault is not followed)."""
     result = ScanResult()
     seen_dirs: set[tuple[int, int]] = set()
     try:
@@ -94,11 +96,21 @@ def scan_vault(root: Path, rules: IgnoreRules) -> ScanResult:
         result.problems.append(Problem("", "unreadable", f"cannot read the vault folder: {exc.strerror}"))
         return result
     seen_dirs.add((st.st_dev, st.st_ino))
-    _walk(str(root), "", rules, result, seen_dirs)
+    _walk(str(root), "", rules, result, _Seen(seen_dirs, os.path.realpath(vault if vault is not None else root)))
     return result
 
 
-def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, seen: set[tuple[int, int]]) -> None:
+@dataclass(slots=True)
+class _Seen:
+    folders: set[tuple[int, int]]  # (device, inode) of every folder walked
+    vault: str  # the vault's real path
+
+    def holds_vault(self, target: str) -> bool:
+        """True when the real folder `target` is the vault or one of its ancestors."""
+        return self.vault == target or self.vault.startswith(target.rstrip(os.sep) + os.sep)
+
+
+def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> None:
     try:
         with os.scandir(abs_dir) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -128,12 +140,17 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, se
             if rules.ignores_dir(rel):
                 continue
             key = (st.st_dev, st.st_ino)
-            if key in seen:
+            if key in seen.folders:
                 result.problems.append(
                     Problem(rel, "symlink_loop", "folder is reached twice through a symlink; skipped the second time")
                 )
                 continue
-            seen.add(key)
+            if is_link and seen.holds_vault(os.path.realpath(entry.path)):
+                result.problems.append(
+                    Problem(rel, "symlink_loop", "symlink leads to a folder that holds the vault; not followed")
+                )
+                continue
+            seen.folders.add(key)
             _walk(entry.path, rel + "/", rules, result, seen)
         elif stat_mod.S_ISREG(st.st_mode):
             if not is_note(rel) or rules.ignores_file(rel):
