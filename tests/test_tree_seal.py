@@ -55,6 +55,19 @@ def test_leaves_appended_while_the_summarizer_runs_stay_in_the_buffer(vault: Pat
         assert l0_ids(memory) == [before[3], *appended]  # the late leaf survived, in order
 
 
+def test_sealing_stops_between_seals_once_the_daemon_stops(vault: Path) -> None:
+    """A stopping daemon closes the index after its background thread: a long run of seals
+    (the first flush of a large vault) must end at the next seal, not write on."""
+    chat_day(vault, 0, 0, 4)
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        memory.stopping.set()
+        assert flush(memory, now=LATER, summarizer=FALLBACK).sealed == []
+        assert seal_ready(memory, summarizer=FALLBACK).sealed == [] and summary_rows(memory) == []
+        memory.stopping.clear()
+        assert flush(memory, now=LATER, summarizer=FALLBACK).sealed
+
+
 def test_a_competing_seal_wins_cleanly(vault: Path) -> None:
     chat_day(vault, 0, 0, 4)
     with Memory.open(tree_config(vault)) as memory:

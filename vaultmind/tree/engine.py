@@ -218,6 +218,8 @@ class _Sealer:
         seals = 0
         while level < MAX_LEVEL and level <= self._max_level(tree):
             while seals < MAX_SEALS_PER_TREE:
+                if self.memory.stopping.is_set():
+                    return  # the daemon is stopping: the next start seals what is left
                 items = buffer(self.index, self.settings, tree, level)
                 group = self._choose(items, level, force_l0, l0_upto)
                 if not group:
