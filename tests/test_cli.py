@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from vaultmind.cli.main import build_parser
+from vaultmind.cli.output import Progress
 
 from .conftest import snapshot_files, write
 
@@ -194,3 +195,23 @@ def test_unknown_setting_is_an_error_that_names_the_file(tmp_path: Path) -> None
     error = json.loads(result.stdout)["error"]
     assert result.returncode == 1 and error["code"] == "config"
     assert "fanuot" in error["message"] and "fanout" in error["hint"] and error["path"].endswith("config.toml")
+
+
+def test_progress_shows_long_runs_only_however_long_the_process_lives(capsys: pytest.CaptureFixture[str]) -> None:
+    """A daemon's progress lives as long as the daemon: its one-note saves must stay quiet
+    hours later, while a reindex's phases show once each has run for two seconds."""
+    now = [0.0]
+    progress = Progress(clock=lambda: now[0])
+    now[0] = 3600.0  # an hour into the daemon's life
+    for _ in range(3):
+        progress("read", 1, 1)
+        progress("embed", 1, 1)
+        now[0] += 5.0
+    assert capsys.readouterr().err == ""
+    for i in range(1, 11):  # a long reindex: phases take turns, each run keeps its clock
+        progress("read", 1000 * i, 10_000)
+        progress("embed", 900 * i, 9_000)
+        now[0] += 0.6
+    err = capsys.readouterr().err
+    assert "read 5,000/10,000" in err and "embed 9,000/9,000 (100%)" in err
+    assert "read 1,000/10,000" not in err  # the first two seconds of the run stay quiet

@@ -312,6 +312,8 @@ class Syncer:
         scan: ScanResult | None,
     ) -> None:
         done = 0
+        if self.progress and total:
+            self.progress("read", 0, total)  # the run starts now (the first report comes a batch later)
         for number, loaded in enumerate(loader.batches(batches, indexed)):
             plan = plans.pop() if number == 0 else _Plan()  # the first batch also removes what went away
             for item in loaded.loaded:
@@ -511,6 +513,8 @@ class Syncer:
             )
         batch = max(1, self.config.embed_batch)
         done = 0
+        if self.progress and todo:
+            self.progress("embed", 0, len(todo))
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
             vectors = embedder.embed([text for _, text in chunk])

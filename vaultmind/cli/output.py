@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 PROGRESS_AFTER_S = 2.0
@@ -15,19 +16,28 @@ def emit(data: Any) -> None:
 
 
 class Progress:
-    """`progress(phase, done, total)` that prints to stderr once work has taken > 2 s."""
+    """`progress(phase, done, total)` that prints to stderr once a run of a phase has taken
+    more than `PROGRESS_AFTER_S`. A run starts at a phase's first call, and again when the
+    count goes back or the previous run had finished: a daemon's one-note saves ("read 1/1")
+    stay quiet however long the daemon has been running, while a long reindex shows its
+    phases even as they take turns."""
 
-    def __init__(self, enabled: bool = True):
+    def __init__(self, enabled: bool = True, *, clock: Callable[[], float] = time.monotonic):
         self.enabled = enabled
-        self.started = time.monotonic()
-        self.last = 0.0
+        self.clock = clock
+        self.last = -1.0
         self.printed = False
+        self._runs: dict[str, tuple[float, int, int]] = {}  # phase → (started, done, total)
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         if not self.enabled:
             return
-        now = time.monotonic()
-        if now - self.started < PROGRESS_AFTER_S or (now - self.last < 0.5 and done != total):
+        now = self.clock()
+        run = self._runs.get(phase)
+        if run is None or done < run[1] or run[1] >= run[2]:
+            run = (now, done, total)
+        self._runs[phase] = (run[0], done, total)
+        if now - run[0] < PROGRESS_AFTER_S or (now - self.last < 0.5 and done != total):
             return
         self.last = now
         self.printed = True

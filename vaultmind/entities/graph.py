@@ -441,6 +441,8 @@ def backfill_ner(
     if max_texts is not None:
         total = min(total, max_texts)
     done = 0
+    if progress is not None and total:
+        progress("ner", 0, total)  # the run starts now
     while done < total:
         with index.lock:  # finding what is pending scans every leaf: fetch many at a time
             pending = pending_texts(index.con, model, min(max(batch, PENDING_FETCH), total - done))
