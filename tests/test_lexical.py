@@ -20,6 +20,12 @@ def test_word_forms_share_a_term() -> None:
     assert terms("東京タワー") == ["東京", "京タ", "タワ", "ワー"]
 
 
+def test_irregular_past_forms_share_their_verbs_term() -> None:
+    assert terms("I won my fourth tournament") == terms("win fourth tournament")
+    assert terms("went") == terms("go") == terms("gone") and terms("bought") == terms("buying")
+    assert terms("I saw a saw") == terms("saw saw") != terms("see see"), "ambiguous forms are left alone"
+
+
 def test_a_stop_word_is_dropped_before_its_plural_is_folded() -> None:
     assert terms("What does he do?") == [], "'does' is a stop word, not the plural of 'doe'"
     assert terms("Nate does pottery") == terms("Nate pottery")
@@ -32,6 +38,15 @@ def test_a_query_finds_other_forms_of_its_words(vault: Path) -> None:
         memory.sync()
         hits = memory.search("who painted it", limit=5)["hits"]
         assert [h["note_path"] for h in hits] == ["notes/art.md"]
+
+
+def test_a_question_in_the_base_form_finds_the_irregular_past(vault: Path) -> None:
+    write(vault, "notes/game.md", "I won my fourth video game tournament on Friday!\n")
+    write(vault, "notes/other.md", "The tournament starts at noon.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.search("did he win", limit=5)["hits"]
+        assert [h["note_path"] for h in hits] == ["notes/game.md"]
 
 
 def test_an_index_from_before_stemming_rebuilds_its_terms(vault: Path) -> None:

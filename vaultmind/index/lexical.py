@@ -7,6 +7,7 @@ postings held in memory (`index/resident.py`, which also counts document frequen
 building it dominated a cold index's time and memory), for the evaluation's BM25 baseline.
 
 Terms: Unicode words, lower-cased, possessives ("'s") and plurals folded, stop words removed,
+irregular past forms of common verbs taken to their base form ("won" → "win", `IRREGULAR`),
 ASCII words stemmed with the Snowball English stemmer ("painted", "painting" → "paint"); CJK
 runs become overlapping character bigrams (and the single character for runs of one), so
 Chinese or Japanese text is searchable without a segmenter. The same function tokenizes leaves
@@ -35,6 +36,31 @@ STOP_WORDS = frozenset(
 )
 
 _STEMMER = Stemmer.Stemmer("english")
+
+# Irregular past forms of common verbs, to their base form, so "When did Nate win…" meets "I
+# won…" as the stemmer makes "camped" meet "camp". Forms that are as often another word are
+# left out ("saw", "left", "found", "felt", "rose", "fed", "lay", "read", "shot", "wound").
+IRREGULAR = {
+    form: base
+    for base, forms in {
+        "go": "went gone", "win": "won", "eat": "ate eaten", "buy": "bought", "bring": "brought",
+        "think": "thought", "teach": "taught", "catch": "caught", "make": "made", "take": "took taken",
+        "give": "gave given", "begin": "began begun", "write": "wrote written", "drive": "drove driven",
+        "ride": "rode ridden", "run": "ran", "swim": "swam swum", "sing": "sang sung", "meet": "met",
+        "tell": "told", "sell": "sold", "keep": "kept", "sleep": "slept", "spend": "spent",
+        "send": "sent", "build": "built", "lose": "lost", "pay": "paid", "hear": "heard",
+        "hold": "held", "know": "knew known", "grow": "grew grown", "throw": "threw thrown",
+        "fly": "flew flown", "draw": "drew drawn", "choose": "chose chosen", "break": "broke broken",
+        "speak": "spoke spoken", "wake": "woke woken", "forget": "forgot forgotten", "get": "got gotten",
+        "become": "became", "come": "came", "fall": "fell fallen", "steal": "stole stolen",
+        "see": "seen", "lead": "led", "fight": "fought", "sit": "sat", "stand": "stood",
+        "understand": "understood", "mean": "meant", "wear": "wore worn", "freeze": "froze frozen",
+        "seek": "sought", "flee": "fled", "deal": "dealt", "learn": "learnt", "burn": "burnt",
+        "dream": "dreamt", "tear": "tore torn", "shake": "shook shaken", "hide": "hid hidden",
+        "bite": "bitten", "blow": "blew blown", "forgive": "forgave forgiven", "rise": "risen",
+    }.items()
+    for form in forms.split()
+}
 
 K1 = 1.2
 B = 0.75
@@ -72,6 +98,7 @@ def _word_terms(word: str) -> tuple[str, ...]:
     folded = _content_word(word)
     if not folded:
         return ()
+    folded = IRREGULAR.get(folded, folded)
     return (_STEMMER.stemWord(folded),) if folded.isascii() else (folded,)
 
 

@@ -1,0 +1,3 @@
+-- The irregular past forms of common verbs share their base form's term (`index/lexical.py`,
+-- `IRREGULAR`): "When did Nate win…" meets "I won…", "went" meets "go". No table changes;
+-- applying this migration rebuilds the derived rows, so postings get the new terms.
