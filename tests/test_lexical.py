@@ -24,6 +24,7 @@ def test_irregular_past_forms_share_their_verbs_term() -> None:
     assert terms("I won my fourth tournament") == terms("win fourth tournament")
     assert terms("went") == terms("go") == terms("gone") and terms("bought") == terms("buying")
     assert terms("I saw a saw") == terms("saw saw") != terms("see see"), "ambiguous forms are left alone"
+    assert terms("I won't") != terms("win"), "a contraction is no past form"
 
 
 def test_a_stop_word_is_dropped_before_its_plural_is_folded() -> None:

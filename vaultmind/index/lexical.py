@@ -98,7 +98,8 @@ def _word_terms(word: str) -> tuple[str, ...]:
     folded = _content_word(word)
     if not folded:
         return ()
-    folded = IRREGULAR.get(folded, folded)
+    if "'" not in word and "’" not in word:  # "won't" is no form of "win"
+        folded = IRREGULAR.get(folded, folded)
     return (_STEMMER.stemWord(folded),) if folded.isascii() else (folded,)
 
 
