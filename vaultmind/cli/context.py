@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 
 def resolve_vault(arg: Path | None) -> Path:
+    """The vault a command names: `--vault`, else $VAULTMIND_VAULT, else the current folder."""
     if arg is not None:
         vault = arg
     elif os.environ.get("VAULTMIND_VAULT"):
