@@ -1,4 +1,4 @@
-"""walk: the kind of answer a question asks for (a time, a place, a name, a number)."""
+"""walk: the kind of answer a question asks for (a time, a place, a name, a number, a title)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ from .conftest import write_chat
         ("Where is the party?", "place"),
         ("Who owns the guest list?", "person"),
         ("How many guests are coming?", "quantity"),
+        ("What is Tim's favourite book series?", "title"),
+        ("Which movies did they watch together?", "title"),
+        ("What kind of music does Tim like?", None),
         ("What did Alice say about the budget?", None),
         ("Why was the trip cancelled?", None),
     ],
@@ -40,6 +43,9 @@ def test_holds_answer_per_kind() -> None:
     assert holds_answer("quantity", "Deposit: €1,500.")
     assert holds_answer("quantity", "twelve people said yes")
     assert not holds_answer("quantity", "nobody said yes")
+    assert holds_answer("title", 'I finished rereading "the alchemist" last night')
+    assert holds_answer("title", "We watched Little Women twice")
+    assert not holds_answer("title", "We watched a movie twice.")
 
 
 def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> None:

@@ -57,7 +57,8 @@ def test_context_decays_with_distance_from_the_match(vault: Path) -> None:
         ("Which US cities did Bob visit?", "place"),
         ("What country is the conference in?", "place"),
         ("In which town does Alice live?", "place"),
-        ("What book did Alice read?", None),
+        ("What book did Alice read?", "title"),  # a named work, not a place
+        ("What food did Alice cook?", None),
     ],
 )
 def test_place_questions_beyond_where(question: str, kind: str | None) -> None:

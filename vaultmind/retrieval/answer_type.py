@@ -2,7 +2,9 @@
 
 A question that starts "When…" is answered by a message that names a time ("yesterday", "last
 Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…") by one that names a
-place; "Who…" by one that names a person; "How much / how many…" by one that holds a number.
+place; "Who…" by one that names a person; "How much / how many…" by one that holds a number;
+"What book / movie / series…" (a named work or band, team, brand…) by one that quotes a title
+or names something with a capital.
 Among messages that match the question equally well, the one holding that kind of answer is
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.
@@ -20,7 +22,7 @@ import re
 from functools import lru_cache
 from typing import Literal
 
-AnswerKind = Literal["time", "place", "person", "quantity"]
+AnswerKind = Literal["time", "place", "person", "quantity", "title"]
 Asking = Literal["only", "last"]
 
 _MONTHS = (
@@ -37,7 +39,9 @@ _QUESTION = (
                          r"town|towns|place|places|island|islands))\b", re.I)),
     ("person", re.compile(r"^\W*(?:who|whom|whose)\b", re.I)),
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
+    ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
 )
+_QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
 
 _TIME = re.compile(  # matched against lower-cased text: twice as fast as re.I on long texts
     rf"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|last|next|"
@@ -76,6 +80,8 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
         return _NUMBER.search(text) is not None
     if kind == "place":
         return _PLACE.search(text) is not None
+    if kind == "title":
+        return _QUOTED.search(text) is not None or _PROPER.search(text) is not None
     return _PROPER.search(text) is not None
 
 

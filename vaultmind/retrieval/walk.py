@@ -49,8 +49,8 @@
             a window or without a timestamp.
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening).
-   answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…")
-   or a number ("How many…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
+   answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
+   a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
    match "When is the concert?" alike, the one that says "Saturday" is the answer.
 4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
