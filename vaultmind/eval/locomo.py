@@ -19,7 +19,8 @@ the conversation are dropped; a question left without evidence is skipped and co
 
 Modes: `walk` (the fused read path), `search` (`Memory.search`), and `bm25-baseline` — plain
 BM25 over message leaves only, with vaultmind's lexical module, the reference point the
-metrics are checked against. Latency is the wall time of the retrieval call(s) alone.
+metrics are checked against. Latency is the wall time of the retrieval call(s) alone, on a
+warmed memory (`Memory.warm`).
 """
 
 from __future__ import annotations
@@ -364,6 +365,7 @@ def run_locomo(
             config = load_config(vault, embed_provider=embed_provider)
             with Memory.open(config) as memory:
                 memory.sync()
+                memory.warm()  # as a daemon does before it serves: no question pays for loading
                 report.embeddings = memory.embedder.model_id if memory.embedder else None
                 lookup = TurnLookup.from_memory(memory)
                 turns = sum(len(b.messages) for b in batches)
