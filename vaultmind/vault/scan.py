@@ -96,18 +96,27 @@ def scan_vault(root: Path, rules: IgnoreRules, *, vault: Path | None = None) -> 
         result.problems.append(Problem("", "unreadable", f"cannot read the vault folder: {exc.strerror}"))
         return result
     seen_dirs.add((st.st_dev, st.st_ino))
-    _walk(str(root), "", rules, result, _Seen(seen_dirs, os.path.realpath(vault if vault is not None else root)))
+    _walk(str(root), "", rules, result, _Seen(seen_dirs, _folders_holding(vault if vault is not None else root)))
     return result
 
 
 @dataclass(slots=True)
 class _Seen:
     folders: set[tuple[int, int]]  # (device, inode) of every folder walked
-    vault: str  # the vault's real path
+    holding: set[tuple[int, int]]  # (device, inode) of the vault and of each folder above it
 
-    def holds_vault(self, target: str) -> bool:
-        """True when the real folder `target` is the vault or one of its ancestors."""
-        return self.vault == target or self.vault.startswith(target.rstrip(os.sep) + os.sep)
+
+def _folders_holding(vault: Path) -> set[tuple[int, int]]:
+    """(device, inode) of the vault's folder and of every folder above it: compared by identity,
+    not by path, so case-insensitive file systems and bind mounts cannot hide a match."""
+    out: set[tuple[int, int]] = set()
+    for folder in (vault, *vault.resolve().parents):
+        try:
+            st = folder.stat()
+        except OSError:
+            continue
+        out.add((st.st_dev, st.st_ino))
+    return out
 
 
 def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> None:
@@ -145,7 +154,7 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, se
                     Problem(rel, "symlink_loop", "folder is reached twice through a symlink; skipped the second time")
                 )
                 continue
-            if is_link and seen.holds_vault(os.path.realpath(entry.path)):
+            if is_link and key in seen.holding:
                 result.problems.append(
                     Problem(rel, "symlink_loop", "symlink leads to a folder that holds the vault; not followed")
                 )
