@@ -144,7 +144,7 @@ def print_hits(result: dict[str, Any]) -> None:
 
 
 def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
-    """Human lines for a queue report (also usable by `vaultmind status`)."""
+    """Human lines for a queue report (`vaultmind queue` and `vaultmind status`)."""
     lines = [
         f"queue   {report['depth']:,} waiting (ready {report['ready']:,}, deferred {report['deferred']:,}, "
         f"running {report['running']:,}); failed {report['failed']:,}; health {report['health']}"
