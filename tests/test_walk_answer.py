@@ -8,6 +8,7 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
+from vaultmind.retrieval import walk as walk_module
 from vaultmind.retrieval.answer_type import answer_kind, asking, holds_answer
 
 from .conftest import write_chat
@@ -125,3 +126,28 @@ def test_walk_ranks_the_answer_above_a_short_message_that_asks_the_same(vault: P
         short = next(h for h in hits if h["content"] == "Nice.")
         assert short["breakdown"]["length_factor"] < asks["breakdown"]["length_factor"]
         assert asks["breakdown"]["length_factor"] < hits[0]["breakdown"]["length_factor"] <= 1.0
+
+
+def test_walk_ranks_the_message_that_says_the_words_together_first(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two messages hold every word of the question; the one that says them in the question's
+    order ("fourth video game tournament") is the one it asks about, though BM25 prefers the
+    shorter one that has them apart."""
+    write_chat(vault, "2024-05-02", [("Nate", "Fourth game night: I won a tournament prize for my video.")])
+    write_chat(
+        vault,
+        "2024-06-14",
+        [("Nate", "I won my fourth video game tournament, a long day of matches, pizza and loud friends.")],
+    )
+    question = "Tell me about Nate winning his fourth video game tournament"
+    together = "I won my fourth video game tournament"
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        monkeypatch.setattr(walk_module, "PHRASE_WEIGHT", 0.0)
+        apart = memory.walk(question, limit=2)["hits"]
+        assert apart[0]["content"].startswith("Fourth game night")  # what the words alone rank first
+        monkeypatch.undo()
+        hits = memory.walk(question, limit=2)["hits"]
+        assert hits[0]["content"].startswith(together)
+        # four of the question's five pairs (win fourth, fourth video, …; not tell win)
+        assert hits[0]["breakdown"]["phrase"] == 0.8
+        assert hits[1]["breakdown"]["phrase"] == 0.0

@@ -10,14 +10,15 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 from vaultmind.retrieval.answer_type import answer_kind
-from vaultmind.retrieval.walk import CONTEXT_DECAY, CONTEXT_SHARE
+from vaultmind.retrieval.walk import CONTEXT_DECAY, CONTEXT_SHARE, PHRASE_WEIGHT
 
 from .conftest import write_chat
 
 
 def test_context_decays_with_distance_from_the_match(vault: Path) -> None:
     # Only the first message shares a word with the question; the answer comes two turns later.
-    # (The match is a statement long enough to take no length or asking factor: its score is its base.)
+    # (The match is a statement long enough to take no length or asking factor: its score is its
+    # base, plus its phrase bonus, which context does not pass on.)
     write_chat(
         vault,
         "2024-06-01",
@@ -36,7 +37,9 @@ def test_context_decays_with_distance_from_the_match(vault: Path) -> None:
     match = by_text["Remember to book the harbour cruise for our anniversary dinner with grandma, grandpa and the kids next Saturday evening."]
     next_one = by_text["Give me a second."]
     two_away = by_text["Yes: the Marlin, eight o'clock, pier four."]
-    assert next_one["breakdown"]["context"] == pytest.approx(match["score"], rel=0.01)
+    assert match["breakdown"]["phrase"] == 1.0  # "harbour cruise (for our) anniversary"
+    base = match["score"] - PHRASE_WEIGHT * match["breakdown"]["phrase"]
+    assert next_one["breakdown"]["context"] == pytest.approx(base, rel=0.01)
     expected = CONTEXT_DECAY * next_one["breakdown"]["context"]
     assert two_away["breakdown"]["context"] == pytest.approx(expected, rel=0.01)
     assert two_away["score"] == pytest.approx(CONTEXT_SHARE * two_away["breakdown"]["context"], rel=0.01)

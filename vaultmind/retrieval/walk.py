@@ -15,6 +15,7 @@
 
        base    = Σ w_s · s   for s in lex, dense, entity, graph, note, note_dense, author
        score   = (base · length_factor + CONTEXT_SHARE · context) · time_factor · asking
+                 + PHRASE_WEIGHT · phrase · time_factor
 
    lex    = BM25 / best BM25 among candidates                              ∈ [0, 1]
    dense  = (cos − floor) / (best cos − floor), floor = median cos         ∈ [0, 1]
@@ -39,6 +40,12 @@
             leaf's count of search terms: a short message ("Bye!", "I love turtles.") matches
             a question's words as well as a long one but rarely holds what it asks; BM25's
             length normalisation favours it. Three terms: 0.81, six: 0.90, twelve and more: 1.
+   phrase = the share of the question's adjacent pairs of content terms (in order, stop words
+            skipped: "win fourth video game tournament" has four) that the leaf also holds
+            adjacent, among the `ASKING_TOP` strongest leaves, added as `PHRASE_WEIGHT` ·
+            phrase · time_factor: of the messages that share a question's words, the one that
+            says them together ("I won my fourth video game tournament") is the one it asks
+            about, not the one that has them apart ("my first video game tournament … I won").
    asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?") and
             `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
             strongest leaves (`answer_type.asking`): a question matches a question's words but
@@ -67,6 +74,7 @@ Each hit's `breakdown` carries every signal, its weight and the final score.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import re
 import statistics
@@ -118,6 +126,7 @@ SHORT_EXPONENT = 0.15
 ASKING_ONLY = 0.8
 ASKING_LAST = 0.9
 ASKING_TOP = 40
+PHRASE_WEIGHT = 0.3
 
 
 def walk(
@@ -203,8 +212,10 @@ def walk(
     top = heapq.nsmallest(ANSWER_TOP if kind else ASKING_TOP, final, key=lambda k: (-final[k][0], k))
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
-    asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in top[:ASKING_TOP] if leaf_id in texts})
+    strongest = {leaf_id: texts[leaf_id] for leaf_id in top[:ASKING_TOP] if leaf_id in texts}
+    asks = _asking(final, strongest)
     answers = _answer_bonus(kind, final, texts) if kind else set()
+    phrases = _phrase_bonus(content_terms, final, strongest)
     coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
     note_rank = _note_rank(final, places, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
@@ -221,6 +232,7 @@ def walk(
                 "answer": leaf_id in answers,
                 "length_factor": round(_length_factor(lengths.get(leaf_id)), 4),
                 "asking": asks.get(leaf_id),
+                "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "time_factor": factor,
                 "weights": WEIGHTS,
             }
@@ -288,6 +300,27 @@ def _asking(final: dict[str, tuple[float, float]], texts: dict[str, str]) -> dic
             final[leaf_id] = (value * (ASKING_ONLY if kind == "only" else ASKING_LAST), factor)
             found[leaf_id] = kind
     return found
+
+
+def _phrase_bonus(query_terms: Sequence[str], final: dict[str, tuple[float, float]], texts: dict[str, str]) -> dict[str, float]:
+    """Add `PHRASE_WEIGHT` × the leaf's phrase share (module doc) to each leaf of `texts` that
+    holds one of the query's adjacent term pairs; returns the shares."""
+    wanted = _adjacent_pairs(query_terms)
+    shares: dict[str, float] = {}
+    if not wanted:
+        return shares
+    for leaf_id, text in texts.items():
+        share = len(wanted & _adjacent_pairs(terms(text))) / len(wanted)
+        if share:
+            value, factor = final[leaf_id]
+            final[leaf_id] = (value + PHRASE_WEIGHT * share * factor, factor)
+            shares[leaf_id] = share
+    return shares
+
+
+def _adjacent_pairs(seq: Sequence[str]) -> set[tuple[str, str]]:
+    """The ordered pairs of neighbouring terms (a term next to itself is no pair)."""
+    return {(a, b) for a, b in itertools.pairwise(seq) if a != b}
 
 
 def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts: dict[str, str]) -> set[str]:
