@@ -184,6 +184,12 @@ def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None
         ("in 2022", "2022-01-01", "2023-01-01"),
         ("2024-02-29", "2024-02-29", "2024-03-01"),
         ("yesterday", "2024-06-19", "2024-06-20"),
+        # relative words read from the day the question names, up to the end of that day
+        ("her writing issue last week, as mentioned on November 6, 2023?", "2023-10-30", "2023-11-07"),
+        ("what did she finish last Friday on 23 January, 2022?", "2022-01-21", "2022-01-24"),
+        ("where was Tim the week before 16 November 2023?", "2023-11-09", "2023-11-17"),
+        ("the puppy she got two weeks before August 11, 2023", "2023-07-28", "2023-08-12"),
+        ("three days after 8 May 2023", "2023-05-09", "2023-05-12"),
     ],
 )
 def test_time_expressions(question: str, start: str, end: str) -> None:

@@ -11,6 +11,14 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
     early/mid/late <month|year> narrow the window
+    N days|weeks|months|years / the day|week|month before|after <date>
+
+A question that names a day ("… last week, as she said on 6 November 2023", "last Friday on 23
+January") reads its relative words from that day, not from the reference time: the window
+runs from the relative window's start to the end of that day, which takes in both the event
+and the message that tells of it ("two weeks before 11 August" → the week two weeks before
+it, up to 11 August). "The week before <date>" is the seven days up to the date, "three days
+after <date>" the three days from the one after it.
 
 The result is a half-open window [start, end) in naive UTC, plus the matched text, so the
 caller can show why the window was chosen. No match → None.
@@ -134,14 +142,63 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+_DAY_KINDS = ("iso", "day_month", "month_day")  # expressions that name one day
+_RELATIVE_KINDS = frozenset(
+    ("day_before_yesterday", "day_after_tomorrow", "in_last", "ago", "weekend", "rel_unit", "weekday",
+     "today", "yesterday", "tomorrow")
+)  # fmt: skip
+_AROUND = re.compile(rf"\b(the|a|an|{_NUM_RX}) ({_UNIT_RX}) (before|after) (?:on |the )?$")
+
+
 def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
-    """The first time expression found in `question`, as a window relative to `now` (naive UTC)."""
+    """The first time expression found in `question`, as a window relative to `now` (naive UTC);
+    relative words are read from a day the question names, when it names one (module doc)."""
     text = " ".join(question.lower().replace("’", "'").split())
+    anchored = _anchored(text, now)
+    if anchored is not None:
+        return anchored
     for pattern, kind in _PATTERNS:
         for match in pattern.finditer(text):
             window = _window(kind, match, now)
             if window is not None:
                 return TimeWindow(window[0], window[1], match.group(0).strip())
+    return None
+
+
+def _anchored(text: str, now: datetime) -> TimeWindow | None:
+    """The window of a relative expression read from the day the question names, or of "N
+    units before/after <day>"; None when the question names no day or says nothing relative."""
+    day: tuple[datetime, re.Match[str]] | None = None
+    for pattern, kind in _PATTERNS:
+        if kind in _DAY_KINDS:
+            for match in pattern.finditer(text):
+                found = _window(kind, match, now)
+                if found is not None and (day is None or match.start() < day[1].start()):
+                    day = (found[0], match)
+    if day is None:
+        return None
+    anchor, match = day
+    day_end = anchor + timedelta(days=1)
+    around = _AROUND.search(text, 0, match.start())
+    if around is not None:
+        n, unit = _num(around.group(1)), around.group(2).rstrip("s")
+        if around.group(3) == "before":
+            start, end = _back(anchor, n, unit), day_end
+        else:
+            start, end = day_end, _back(day_end, -n, unit)
+        return TimeWindow(start, end, text[around.start() : match.end()].strip())
+    for pattern, kind in _PATTERNS:
+        if kind in _RELATIVE_KINDS:
+            for relative in pattern.finditer(text):
+                if relative.start() < match.end() and match.start() < relative.end():
+                    continue  # part of the date itself
+                found = _window(kind, relative, anchor)
+                if found is not None:
+                    words = sorted((relative, match), key=lambda m: m.start())
+                    return TimeWindow(
+                        min(found[0], anchor), max(found[1], day_end),
+                        " … ".join(m.group(0).strip() for m in words),
+                    )
     return None
 
 
