@@ -212,10 +212,10 @@ def walk(
     top = heapq.nsmallest(ANSWER_TOP if kind else ASKING_TOP, final, key=lambda k: (-final[k][0], k))
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
-    strongest = {leaf_id: texts[leaf_id] for leaf_id in top[:ASKING_TOP] if leaf_id in texts}
-    asks = _asking(final, strongest)
+    strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
+    asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest})
     answers = _answer_bonus(kind, final, texts) if kind else set()
-    phrases = _phrase_bonus(content_terms, final, strongest)
+    phrases = _phrase_bonus(content_terms, final, {leaf_id: rows[leaf_id] for leaf_id in strongest})
     coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
     note_rank = _note_rank(final, places, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
@@ -302,15 +302,17 @@ def _asking(final: dict[str, tuple[float, float]], texts: dict[str, str]) -> dic
     return found
 
 
-def _phrase_bonus(query_terms: Sequence[str], final: dict[str, tuple[float, float]], texts: dict[str, str]) -> dict[str, float]:
-    """Add `PHRASE_WEIGHT` × the leaf's phrase share (module doc) to each leaf of `texts` that
+def _phrase_bonus(
+    query_terms: Sequence[str], final: dict[str, tuple[float, float]], rows: dict[str, dict[str, Any]]
+) -> dict[str, float]:
+    """Add `PHRASE_WEIGHT` × the leaf's phrase share (module doc) to each leaf of `rows` that
     holds one of the query's adjacent term pairs; returns the shares."""
     wanted = _adjacent_pairs(query_terms)
     shares: dict[str, float] = {}
     if not wanted:
         return shares
-    for leaf_id, text in texts.items():
-        share = len(wanted & _adjacent_pairs(terms(text))) / len(wanted)
+    for leaf_id, row in rows.items():
+        share = len(wanted & _leaf_terms(row["content_hash"], row["text"] or "")[1]) / len(wanted)
         if share:
             value, factor = final[leaf_id]
             final[leaf_id] = (value + PHRASE_WEIGHT * share * factor, factor)
@@ -318,9 +320,9 @@ def _phrase_bonus(query_terms: Sequence[str], final: dict[str, tuple[float, floa
     return shares
 
 
-def _adjacent_pairs(seq: Sequence[str]) -> set[tuple[str, str]]:
+def _adjacent_pairs(seq: Sequence[str]) -> frozenset[tuple[str, str]]:
     """The ordered pairs of neighbouring terms (a term next to itself is no pair)."""
-    return {(a, b) for a, b in itertools.pairwise(seq) if a != b}
+    return frozenset((a, b) for a, b in itertools.pairwise(seq) if a != b)
 
 
 def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts: dict[str, str]) -> set[str]:
@@ -514,7 +516,7 @@ def _diversify(
         return []
     known.update(memory.leaves.rows([leaf_id for leaf_id, _, _ in window if leaf_id not in known]))
     rows = {leaf_id: known[leaf_id] for leaf_id, _, _ in window if leaf_id in known}
-    info = {leaf_id: (row["content_hash"], _term_set(row["content_hash"], row["text"])) for leaf_id, row in rows.items()}
+    info = {leaf_id: (row["content_hash"], _leaf_terms(row["content_hash"], row["text"] or "")[0]) for leaf_id, row in rows.items()}
     kept: list[tuple[str, float, dict[str, Any]]] = []
     dupes: list[tuple[str, float, dict[str, Any]]] = []
     seen_hashes: set[str] = set()
@@ -559,8 +561,11 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 @lru_cache(maxsize=8192)
-def _term_set(content_hash: str, text: str) -> frozenset[str]:
-    return frozenset(terms(text))
+def _leaf_terms(content_hash: str, text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """A leaf's search terms and its pairs of adjacent terms, kept by content: the strongest
+    leaves of one question are often among those of the next."""
+    seq = terms(text)
+    return frozenset(seq), frozenset(itertools.pairwise(seq))  # (a, a) pairs match no query pair
 
 
 def _naive_utc(when: datetime) -> datetime:
