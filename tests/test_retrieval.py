@@ -95,6 +95,21 @@ def test_walk_time_window_prefers_leaves_inside_it(mem: Memory) -> None:
     mem.close()
 
 
+def test_walk_reads_last_week_from_the_day_the_question_names(vault: Path) -> None:
+    """"Last week, as Dana said on 6 May" is the week before 6 May, not the week before the
+    reference time: Dana's message of 6 May ranks first, the same words a month later do not."""
+    _chat(vault, "2024-05-06", [("Dana Park", "09:00", "Last week the kiln cracked during the glaze firing.")])
+    _chat(vault, "2024-06-17", [("Dana Park", "09:00", "Last week the kiln cracked during the glaze firing again.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What broke last week, as Dana said on 6 May 2024?", limit=5, reference_time=NOW)
+        window = result["query"]["time_window"]
+        assert (window["start"], window["end"]) == ("2024-04-29T00:00:00Z", "2024-05-07T00:00:00Z")
+        assert result["hits"][0]["time_range"]["start"].startswith("2024-05-06")
+        later = next(h for h in result["hits"] if h["time_range"]["start"].startswith("2024-06-17"))
+        assert later["breakdown"]["time_factor"] < 1.0 == result["hits"][0]["breakdown"]["time_factor"]
+
+
 def test_walk_favours_a_message_written_just_after_the_window_it_tells_of(vault: Path) -> None:
     """Asked "What did Dana watch on 1 May?", Dana tells of it the next morning. That message is
     outside the window, but a message within days after it ranks above one from weeks later."""
