@@ -213,6 +213,16 @@ def test_time_expressions(question: str, start: str, end: str) -> None:
     assert window.start.date().isoformat() == start and window.end.date().isoformat() == end
 
 
+def test_time_beyond_the_calendar_is_no_window_not_an_error() -> None:
+    assert parse_time_window("what happened 99999 years ago?", NOW) is None
+    assert parse_time_window("what did we plan 9999 years after 31 December 9999?", NOW) is None
+    window = parse_time_window("99999999 years before 1 May 2023", NOW)  # the date alone is left
+    assert window is not None and (window.start.isoformat(), window.end.isoformat()) == (
+        "2023-05-01T00:00:00",
+        "2023-05-02T00:00:00",
+    )
+
+
 def test_no_time_expression_and_may_the_verb() -> None:
     assert parse_time_window("may I ask who owns the guest list?", NOW) is None
     assert parse_time_window("who owns the guest list?", NOW) is None

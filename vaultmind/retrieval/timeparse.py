@@ -159,7 +159,7 @@ def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
         return anchored
     for pattern, kind in _PATTERNS:
         for match in pattern.finditer(text):
-            window = _window(kind, match, now)
+            window = _try_window(kind, match, now)
             if window is not None:
                 return TimeWindow(window[0], window[1], match.group(0).strip())
     return None
@@ -172,7 +172,7 @@ def _anchored(text: str, now: datetime) -> TimeWindow | None:
     for pattern, kind in _PATTERNS:
         if kind in _DAY_KINDS:
             for match in pattern.finditer(text):
-                found = _window(kind, match, now)
+                found = _try_window(kind, match, now)
                 if found is not None and (day is None or match.start() < day[1].start()):
                     day = (found[0], match)
     if day is None:
@@ -182,17 +182,20 @@ def _anchored(text: str, now: datetime) -> TimeWindow | None:
     around = _AROUND.search(text, 0, match.start())
     if around is not None:
         n, unit = _num(around.group(1)), around.group(2).rstrip("s")
-        if around.group(3) == "before":
-            start, end = _back(anchor, n, unit), day_end
-        else:
-            start, end = day_end, _back(day_end, -n, unit)
+        try:
+            if around.group(3) == "before":
+                start, end = _back(anchor, n, unit), day_end
+            else:
+                start, end = day_end, _back(day_end, -n, unit)
+        except (OverflowError, ValueError):  # "99999 years before …": beyond the calendar
+            return TimeWindow(anchor, day_end, match.group(0).strip())
         return TimeWindow(start, end, text[around.start() : match.end()].strip())
     for pattern, kind in _PATTERNS:
         if kind in _RELATIVE_KINDS:
             for relative in pattern.finditer(text):
                 if relative.start() < match.end() and match.start() < relative.end():
                     continue  # part of the date itself
-                found = _window(kind, relative, anchor)
+                found = _try_window(kind, relative, anchor)
                 if found is not None:
                     words = sorted((relative, match), key=lambda m: m.start())
                     return TimeWindow(
@@ -200,6 +203,14 @@ def _anchored(text: str, now: datetime) -> TimeWindow | None:
                         " … ".join(m.group(0).strip() for m in words),
                     )
     return None
+
+
+def _try_window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
+    """`_window`, or None for an expression beyond the calendar ("99999 years ago")."""
+    try:
+        return _window(kind, m, now)
+    except (OverflowError, ValueError):
+        return None
 
 
 def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
