@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
 from rapidfuzz import fuzz, process
 
+from vaultmind.errors import UsageError
 from vaultmind.memory import Memory
 from vaultmind.retrieval.entity_names import MAX_SCORED, EntityNames, EntityRow
 from vaultmind.retrieval.modes import FUZZY_CUTOFF
@@ -79,3 +81,11 @@ def test_search_entities_finds_names_aliases_and_follows_changes(vault: Path, me
     found = memory.query("search_entities", {"query": "carmen silva"})["hits"]
     assert [h["node_id"] for h in found] == ["person:carmen-silva"]
     assert memory.query("search_entities", {"query": "carmen", "kind": "org"})["hits"] == []
+
+
+def test_an_unknown_kind_is_named_not_answered_with_nothing(memory: Memory) -> None:
+    with pytest.raises(UsageError, match=r"unknown entity kind 'peson'.*person"):
+        memory.query("search_entities", {"query": "alice", "kind": "peson"})
+    with pytest.raises(UsageError, match=r"unknown kind 'emails' for query_source.*email"):
+        memory.query("query_source", {"kind": "emails"})
+    assert memory.query("query_source", {"kind": "note"})["total"] == 0  # a known kind, no notes yet

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.embed.base import embed_query
+from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import UsageError
 from vaultmind.retrieval.entity_names import entity_names
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from vaultmind.memory import Memory
 
 MAX_DEPTH = 4
+SOURCE_KINDS = ("chat", "email", "document", "note")  # "note": the vault's own notes
 MAX_LIMIT = 500
 FUZZY_CUTOFF = 70
 
@@ -47,7 +49,9 @@ def query_source(
     limit: int = 50,
 ) -> dict[str, Any]:
     if not source_id and not kind:
-        raise UsageError("query_source needs a source id or a kind (chat, email, document, note)")
+        raise UsageError(f"query_source needs a source id or a kind ({', '.join(SOURCE_KINDS)})")
+    if kind and kind not in SOURCE_KINDS:
+        raise UsageError(f"unknown kind {kind!r} for query_source (kinds: {', '.join(SOURCE_KINDS)})")
     limit = _check_limit(limit)
     clauses = ["true"]
     params: list[Any] = []
@@ -179,6 +183,8 @@ def search_entities(
 ) -> dict[str, Any]:
     """Entities whose name or alias matches `query` (fuzzy), best first, with their mention counts."""
     limit = _check_limit(limit)
+    if kind and kind not in ENTITY_KINDS:
+        raise UsageError(f"unknown entity kind {kind!r} (kinds: {', '.join(ENTITY_KINDS)})")
     if not has_table(memory.index, "entities"):
         return {"hits": [], "total": 0, "truncated": False}
     index = entity_names(memory.index)
