@@ -88,6 +88,17 @@ def test_malformed_export_fails_cleanly(
     assert code == 1 and "no such file" in err
 
 
+def test_a_folder_without_exports_says_so(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "exports"
+    write(empty, "notes.md", "not an export\n")
+    code, data, _ = run(capsys, "ingest", "chat", str(empty), "--vault", str(vault), "--json")
+    assert code == 0 and data["written"] == []
+    assert data["warnings"] == [f"{empty}: no export files in this folder (looked for .json, .jsonl, .txt, .zip)"]
+    write(empty, "odd.json", '{"a": 1}')  # a candidate, not recognised: its own warning says so
+    code, data, _ = run(capsys, "ingest", "chat", str(empty), "--vault", str(vault), "--json")
+    assert data["warnings"] == [f"{empty / 'odd.json'}: format not recognised; skipped"]
+
+
 @pytest.fixture
 def daemon(vault: Path) -> Iterator[Memory]:
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)

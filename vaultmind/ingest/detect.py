@@ -114,9 +114,11 @@ def _expand(
         if not path.is_dir() or whole_slack:
             out.append((path, None))
             continue
+        candidates = 0
         for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES):
             if any(part.startswith(".") for part in child.relative_to(path).parts):
                 continue
+            candidates += 1
             if kind == "agent":
                 found: str | None = "agent"
             else:
@@ -125,6 +127,8 @@ def _expand(
                 report.warnings.append(f"{child}: format not recognised; skipped")
                 continue
             out.append((child, found))
+        if not candidates:  # (files skipped as unrecognised have a warning each)
+            report.warnings.append(f"{path}: no export files in this folder (looked for {', '.join(sorted(_SUFFIXES))})")
     return out
 
 
