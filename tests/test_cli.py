@@ -77,6 +77,9 @@ def test_errors_are_friendly_and_json(tmp_path: Path) -> None:
     result = run_cli("status", "--vault", str(missing), check=False)
     assert result.returncode == 2
     assert "does not exist" in result.stderr and "Traceback" not in result.stderr
+    a_file = write(tmp_path, "notes.md", "# not a vault\n")
+    result = run_cli("status", "--vault", str(a_file), check=False)
+    assert result.returncode == 2 and f"vault folder {a_file} is a file, not a folder" in result.stderr
     vault = tmp_path / "v"
     write(vault, "n.md", "# n\n")
     write(vault, ".vaultmind/config.toml", "[embeddings\nprovider = 1\n")

@@ -27,9 +27,8 @@ def resolve_vault(arg: Path | None) -> Path:
         vault = Path.cwd()
     vault = vault.expanduser()
     if not vault.is_dir():
-        raise UsageError(
-            f"vault folder {vault} does not exist", hint="pass --vault PATH or run `vaultmind init PATH`"
-        )
+        problem = "is a file, not a folder" if vault.exists() else "does not exist"
+        raise UsageError(f"vault folder {vault} {problem}", hint="pass --vault PATH or run `vaultmind init PATH`")
     return vault
 
 
