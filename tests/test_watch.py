@@ -15,7 +15,7 @@ from vaultmind.client import find_daemon
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
 from vaultmind.entities.graph import entity_deriver
-from vaultmind.errors import DaemonError
+from vaultmind.errors import DaemonError, UsageError
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
@@ -146,6 +146,10 @@ def test_queries_work_while_watching_and_edits_become_searchable(
     assert hits and hits[0]["note_path"] == "fresh.md"
     status = client.call("GET", "/v1/status")
     assert status["notes"]["total"] == 2
+    walked = client.call("POST", "/v1/query", {"mode": "walk", "args": {"query": "quokkafestival"}})
+    assert walked["hits"][0]["note_path"] == "fresh.md"
+    with pytest.raises(UsageError, match="unknown key 'query'"):  # arguments belong under "args"
+        client.call("POST", "/v1/query", {"mode": "walk", "query": "quokkafestival"})
     bad = type(client)(
         client.base.split("//")[1].split(":")[0], int(client.base.rsplit(":", 1)[1]), "wrong-token"
     )

@@ -58,6 +58,12 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
     args = body.get("args") or {}
     if not isinstance(args, dict):
         raise UsageError("'args' must be an object")
+    stray = sorted(set(body) - {"mode", "args"})
+    if stray:  # {"mode": "walk", "query": …}: the mode's arguments belong under "args"
+        raise UsageError(
+            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request",
+            hint='send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"',
+        )
     return memory.query(mode, args)
 
 
