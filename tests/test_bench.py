@@ -151,3 +151,10 @@ def test_a_reused_vault_drops_the_notes_an_earlier_run_wrote(tmp_path: Path) -> 
     assert again == vault and second["reused"] is True, "kept, not regenerated"
     assert not any(path.exists() for path in written)
     assert user_note.read_bytes() == before
+
+
+def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    work = tmp_path / "work"
+    assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 1
+    assert "unknown embeddings provider 'bogus'" in capsys.readouterr().err
+    assert not work.exists() or not any(work.iterdir())  # no vault generated for nothing

@@ -258,3 +258,6 @@ def test_eval_locomo_human_output_and_errors(tmp_path: Path, capsys: pytest.Capt
     assert "no such file" in json.loads(capsys.readouterr().out)["error"]["message"]
     assert main(["eval", "locomo", str(data), "--qa", str(tmp_path / "nope.jsonl")]) == 2
     assert "no such QA file" in capsys.readouterr().err
+    empty = write_fixture(tmp_path, [])
+    assert main(["eval", "locomo", str(empty), "--json"]) == 1  # not a report of zeros
+    assert "holds no samples" in json.loads(capsys.readouterr().out)["error"]["message"]

@@ -44,11 +44,11 @@ def register(name: str, factory: EmbedderFactory) -> None:
     _REGISTRY[name] = factory
 
 
-def create_embedder(config: Config) -> Embedder | None:
-    """The embedder named by `config.embed_provider`, or None when embeddings are off."""
+def check_provider(name: str) -> EmbedderFactory | None:
+    """The factory of provider `name` (None for "none"); a ConfigError naming the known ones
+    for any other name. Nothing is loaded."""
     from vaultmind.embed import providers  # noqa: F401  (registers the built-in providers)
 
-    name = config.embed_provider
     if name == "none":
         return None
     factory = _REGISTRY.get(name)
@@ -58,7 +58,13 @@ def create_embedder(config: Config) -> Embedder | None:
             f"unknown embeddings provider {name!r}",
             hint=f"set [embeddings] provider to one of: {known}, none",
         )
-    return factory(config)
+    return factory
+
+
+def create_embedder(config: Config) -> Embedder | None:
+    """The embedder named by `config.embed_provider`, or None when embeddings are off."""
+    factory = check_provider(config.embed_provider)
+    return None if factory is None else factory(config)
 
 
 def embed_query(embedder: Embedder, text: str) -> Vectors:

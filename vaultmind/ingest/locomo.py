@@ -91,6 +91,8 @@ def read_locomo_file(path: str | Path) -> list[dict[str, Any]]:
             hint="a LoCoMo file is a JSON list of samples or one sample object",
         ) from exc
     samples = data if isinstance(data, list) else [data]
+    if not samples:
+        raise IngestError("holds no samples (an empty list)", path=file, hint="a LoCoMo file is a JSON list of samples or one sample object")
     for i, sample in enumerate(samples):
         if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
             raise IngestError(
