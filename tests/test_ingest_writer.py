@@ -96,6 +96,21 @@ def test_changed_text_keeps_the_note_and_warns(vault: Path) -> None:
     assert "original" in (vault / GENERAL / "2024-03-04.md").read_text(encoding="utf-8")
 
 
+def test_control_characters_never_reach_a_note(vault: Path) -> None:
+    """An export may carry NUL or a bell in a message ("\\u0000" in JSON, a Windows-1252
+    file): a NUL would make the whole day's note read as a binary file, by vaultmind too."""
+    dirty = msg(1, "hello\x00world \x07bell\tand tab", author="Alice\x00 Chen")
+    write_batches(vault, [batch(dirty, msg(2))])
+    data = (vault / GENERAL / "2024-03-04.md").read_bytes()
+    assert b"\x00" not in data and b"\x07" not in data
+    note = parse_note(f"{GENERAL}/2024-03-04.md", data.decode("utf-8"))
+    assert [leaf.text for leaf in note.leaves][:1] == ["helloworld bell\tand tab"]
+    again = write_batches(vault, [batch(dirty, msg(2))])  # the same export: nothing differs
+    assert again.written == [] and again.warnings == [] and again.messages_known == 2
+    write_documents(vault, [doc("Revenue\x00 grew.\x0c\n")])
+    assert b"\x00" not in (vault / DOC).read_bytes() and b"\x0c" not in (vault / DOC).read_bytes()
+
+
 def test_duplicate_ids_in_one_export_count_once(vault: Path) -> None:
     report = write_batches(vault, [batch(msg(1), msg(1)), batch(msg(1, "other text"))])
     assert report.messages_added == 1 and report.messages_known == 2

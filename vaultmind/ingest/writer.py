@@ -43,6 +43,7 @@ from vaultmind.markdown.render import (
     Quoted,
     SourceMeta,
     iso_utc,
+    note_text,
     parse_meta,
     render_note,
     render_source_note,
@@ -280,7 +281,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         mine = current.get(message_id)
         if mine is not None:
             report.messages_known += 1
-            if mine.text != message.text:
+            if note_text(mine.text) != note_text(message.text):
                 where = target.path if target is not None else group.base
                 report.warnings.append(
                     f"{where}: message {message_id!r} differs from the note; kept the note's text"

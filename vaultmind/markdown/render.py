@@ -40,6 +40,10 @@ _ATTR_RE = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)="((?:[^"\\]|\\.)*)"')
 _UNESCAPE_RE = re.compile(r"\\(.)")
 _UNESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
 _BLOCK_SLUG_RE = re.compile(r"[^a-z0-9]+")
+# Control characters other than tab and line breaks: nothing an editor shows, and a NUL makes
+# the whole note read as a binary file (by vaultmind's own reader too). Exports do carry them
+# ("\u0000" in a chat message's JSON, a legacy text file read as Windows-1252).
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _PLAIN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9 _./@+-]*[A-Za-z0-9_./@+-]|[A-Za-z_]")
 _YAML_WORDS = frozenset(["yes", "no", "on", "off", "true", "false", "null", "y", "n"])
 _YAML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -225,15 +229,22 @@ def render_frontmatter(items: Sequence[tuple[str, Any]]) -> str:
 
 
 def render_note(items: Sequence[tuple[str, Any]], body: str) -> str:
-    """A generated note: front matter `items` + `vaultmind_body_sha256` of `body`, then body."""
+    """A generated note: front matter `items` + `vaultmind_body_sha256` of `body`, then body
+    (without control characters other than tabs and line breaks)."""
+    body = _CONTROL_RE.sub("", body)
     return render_frontmatter([*items, ("vaultmind_body_sha256", Quoted(body_sha256(body)))]) + body
 
 
 # --- source notes ---------------------------------------------------------------------------
 
 
+def note_text(text: str) -> str:
+    """A message's text as its note keeps it: line breaks as \\n, no control characters."""
+    return _CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return " ".join(_CONTROL_RE.sub("", text).split())
 
 
 def render_message(message: Message, kind: SourceKind, block_id: str) -> str:
@@ -241,8 +252,7 @@ def render_message(message: Message, kind: SourceKind, block_id: str) -> str:
     at = iso_utc(message.timestamp)
     author = _one_line(message.author) or "unknown"
     lines = [f"> [!{CALLOUT_TYPES[kind]}] {author} · {_human_time(at)}"]
-    text = message.text.replace("\r\n", "\n").replace("\r", "\n")
-    for line in text.split("\n"):
+    for line in note_text(message.text).split("\n"):
         line = escape_text_line(line)
         lines.append(f"> {line}" if line else ">")
     attrs = [("id", message.message_id), ("at", at), ("author", message.author)]
