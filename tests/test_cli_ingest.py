@@ -93,7 +93,11 @@ def test_a_folder_without_exports_says_so(tmp_path: Path, vault: Path, capsys: p
     write(empty, "notes.md", "not an export\n")
     code, data, _ = run(capsys, "ingest", "chat", str(empty), "--vault", str(vault), "--json")
     assert code == 0 and data["written"] == []
-    assert data["warnings"] == [f"{empty}: no export files in this folder (looked for .json, .jsonl, .txt, .zip)"]
+    assert data["warnings"] == [f"{empty}: nothing to ingest here (looked for chat exports: .json, .jsonl, .txt, .zip)"]
+    bare = tmp_path / "mail"
+    bare.mkdir()
+    code, data, _ = run(capsys, "ingest", "email", str(bare), "--vault", str(vault), "--json")
+    assert data["warnings"] == [f"{bare}: nothing to ingest here (looked for .eml, mbox or Maildir messages)"]
     write(empty, "odd.json", '{"a": 1}')  # a candidate, not recognised: its own warning says so
     code, data, _ = run(capsys, "ingest", "chat", str(empty), "--vault", str(vault), "--json")
     assert data["warnings"] == [f"{empty / 'odd.json'}: format not recognised; skipped"]

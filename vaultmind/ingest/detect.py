@@ -128,7 +128,7 @@ def _expand(
                 continue
             out.append((child, found))
         if not candidates:  # (files skipped as unrecognised have a warning each)
-            report.warnings.append(f"{path}: no export files in this folder (looked for {', '.join(sorted(_SUFFIXES))})")
+            report.warnings.append(_nothing_found([path], "chat exports: " + ", ".join(sorted(_SUFFIXES))))
     return out
 
 
@@ -194,11 +194,11 @@ def parse_paths(
     report = report if report is not None else IngestReport()
     if kind == "email":
         threads, warnings = parse_email_paths_with_report(files)
-        report.warnings.extend(warnings)
+        report.warnings.extend(warnings or ([] if threads else [_nothing_found(files, ".eml, mbox or Maildir messages")]))
         return threads
     if kind == "document":
         docs, warnings = parse_document_paths_with_report(files)
-        report.warnings.extend(warnings)
+        report.warnings.extend(warnings or ([] if docs else [_nothing_found(files, ".md, .txt or .html files")]))
         return docs
     if fmt == "locomo":
         return parse_locomo_paths(files)
@@ -211,6 +211,10 @@ def parse_paths(
         if progress is not None:
             progress("parsing", done, len(expanded))
     return batches
+
+
+def _nothing_found(paths: Sequence[Path], what: str) -> str:
+    return f"{', '.join(map(str, paths))}: nothing to ingest here (looked for {what})"
 
 
 def ingest_paths(
