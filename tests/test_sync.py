@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -175,6 +176,48 @@ def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
         memory2.sync()
         kinds = {(p["path"], p["kind"]) for p in memory2.status()["problems"]}
         assert ("broken-fm.md", "frontmatter") not in kinds
+
+
+def test_self_referring_front_matter_is_indexed(vault: Path, memory: Memory) -> None:
+    """`key: &a [*a]` is a YAML list that holds itself; it used to recurse without end and
+    stop the whole sync."""
+    write(vault, "loop.md", "---\nkey: &a [*a]\ntitle: Loop\n---\n# Loop\n\nThe body is here.\n")
+    write(vault, "other.md", "# Other\n\nAnother note.\n")
+    memory.sync()
+    row = memory.index.query("SELECT frontmatter FROM notes WHERE path = 'loop.md'")
+    assert json.loads(row[0][0]) == {"key": [None], "title": "Loop"}
+    assert memory.status()["notes"]["total"] == 2
+
+
+def test_a_note_the_parser_cannot_take_keeps_its_rows_and_stops_nothing(
+    vault: Path, memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(vault, "a.md", "# A\n\nAlpha text.\n")
+    write(vault, "b.md", "# B\n\nBravo text.\n")
+    memory.sync()
+    import vaultmind.sync_load as sync_load
+
+    real = sync_load.parse_note
+
+    def fails_on_b(path: str, text: str, **kwargs: object) -> object:
+        if path == "b.md":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(path, text, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sync_load, "parse_note", fails_on_b)
+    write(vault, "a.md", "# A\n\nAlpha text, edited.\n")
+    write(vault, "b.md", "# B\n\nBravo text, edited.\n")
+    memory.sync()  # does not raise
+    problems = {p["path"]: p for p in memory.status()["problems"]}
+    assert problems["b.md"]["kind"] == "parse_error" and "RecursionError" in problems["b.md"]["message"]
+    texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
+    assert "edited" in texts["a.md"]  # the other note is indexed
+    assert texts["b.md"].endswith("Bravo text.")  # what the index held is kept
+    monkeypatch.undo()
+    memory.sync()  # the next sync reads it again
+    assert "b.md" not in {p["path"] for p in memory.status()["problems"]}
+    texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
+    assert "edited" in texts["b.md"]
 
 
 UNREADABLE_SCENARIO = """

@@ -95,10 +95,23 @@ def load_note(
     text, loaded.decode_problem = decode_note(path, result.data)
     if text is None:
         return loaded
-    loaded.note = parse_note(path, text, chunk_tokens=chunk_tokens)
-    loaded.counts = tuple(term_counts(leaf.text) for leaf in loaded.note.leaves)
-    loaded.frontmatter_json = frontmatter_json(loaded.note)
-    loaded.prepared = tuple(prepare(loaded.note, loaded.frontmatter_json) for prepare in preparers)
+    try:
+        note = parse_note(path, text, chunk_tokens=chunk_tokens)
+        loaded.counts = tuple(term_counts(leaf.text) for leaf in note.leaves)
+        loaded.frontmatter_json = frontmatter_json(note)
+        loaded.prepared = tuple(prepare(note, loaded.frontmatter_json) for prepare in preparers)
+    except Exception as exc:  # one note the parser cannot take must not stop a sync or the watcher
+        log.warning("could not parse %s", path, exc_info=True)
+        loaded.counts, loaded.prepared = (), ()
+        loaded.problem = Problem(
+            path,
+            "parse_error",
+            f"vaultmind could not parse this note ({type(exc).__name__}: {exc}); what the index held "
+            "for it is kept — please report this note's shape",
+        )
+        loaded.keep_rows = True
+        return loaded
+    loaded.note = note
     return loaded
 
 

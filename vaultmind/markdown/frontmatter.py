@@ -114,16 +114,21 @@ def parse_yaml_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
     return {_key(k): jsonable(v) for k, v in loaded.items()}, None
 
 
-def jsonable(value: Any) -> Any:
-    """Convert YAML-loaded data to JSON-serialisable data (recursively)."""
+def jsonable(value: Any, _open: frozenset[int] = frozenset()) -> Any:
+    """Convert YAML-loaded data to JSON-serialisable data (recursively). A list or mapping
+    that contains itself (`key: &a [*a]`, a YAML alias inside its own value) holds null where
+    it repeats: YAML builds such values, JSON has no way to write them."""
     if value is None or isinstance(value, str | bool | int | float):
         return value
-    if isinstance(value, dict):
-        return {_key(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, set | frozenset):
-        return sorted((jsonable(v) for v in value), key=str)
+    if isinstance(value, dict | list | tuple | set | frozenset):
+        if id(value) in _open:
+            return None
+        inner = _open | {id(value)}
+        if isinstance(value, dict):
+            return {_key(k): jsonable(v, inner) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [jsonable(v, inner) for v in value]
+        return sorted((jsonable(v, inner) for v in value), key=str)
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     isoformat = getattr(value, "isoformat", None)
