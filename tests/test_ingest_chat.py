@@ -301,6 +301,9 @@ def test_whatsapp_malformed_names_the_line(tmp_path: Path) -> None:
         parse_whatsapp(write(tmp_path, "x.txt", "hello there\n04/03/2024, 09:00 - A: x\n"))
     with pytest.raises(IngestError, match="line 2: invalid date"):
         parse_whatsapp(write(tmp_path, "y.txt", "2024-03-04, 09:00 - A: x\n2024-02-30, 09:00 - A: y\n"))
+    # each date reads only one way, and not the same way: named, not an internal error
+    with pytest.raises(IngestError, match="line 2: the date order changes"):
+        parse_whatsapp(write(tmp_path, "z.txt", "31/12/24, 10:00 - A: x\n12/31/24, 10:05 - B: y\n"))
 
 
 def test_signal_text(tmp_path: Path) -> None:

@@ -165,8 +165,14 @@ def _date_order(path: Path, records: list[_Record]) -> DateOrder:
         raise ingest_error(path, "the date format changes within the file", line=mixed.line)
     fits = [order for order in ("DMY", "MDY") if all(_fits(r, order) for r in records)]
     if not fits:
-        bad = next(r for r in records if not _fits(r, "DMY") and not _fits(r, "MDY"))
-        raise ingest_error(path, "cannot read the date as day/month or month/day", line=bad.line)
+        bad = next((r for r in records if not _fits(r, "DMY") and not _fits(r, "MDY")), None)
+        if bad is not None:
+            raise ingest_error(path, "cannot read the date as day/month or month/day", line=bad.line)
+        # each date reads one way or the other ("31.12.24" and "12/31/24"), none reads them all
+        dmy_only = next(r for r in records if not _fits(r, "MDY"))
+        mdy_only = next(r for r in records if not _fits(r, "DMY"))
+        later = max(dmy_only, mdy_only, key=lambda r: r.line)
+        raise ingest_error(path, "the date order changes within the file (day/month and month/day)", line=later.line)
     if len(fits) == 1:
         return fits[0]
 
