@@ -151,3 +151,20 @@ def test_walk_ranks_the_message_that_says_the_words_together_first(vault: Path, 
         # four of the question's five pairs (win fourth, fourth video, …; not tell win)
         assert hits[0]["breakdown"]["phrase"] == 0.8
         assert hits[1]["breakdown"]["phrase"] == 0.0
+
+
+def test_a_pair_said_with_one_word_between_counts_half(vault: Path) -> None:
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            ("Alice", "Decision: we move the public launch to Tuesday 23 April."),
+            ("Bob", "Then I'll move the launch evening too."),
+            ("Carol", "The launch needs a move, somehow."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("When did we move the launch?", limit=5)["hits"]
+        phrase = {h["content"][:12]: h["breakdown"]["phrase"] for h in hits}
+        assert phrase == {"Decision: we": 0.5, "Then I'll mo": 1.0, "The launch n": 0.0}

@@ -42,10 +42,12 @@
             length normalisation favours it. Three terms: 0.81, six: 0.90, twelve and more: 1.
    phrase = the share of the question's adjacent pairs of content terms (in order, stop words
             skipped: "win fourth video game tournament" has four) that the leaf also holds
-            adjacent, among the `ASKING_TOP` strongest leaves, added as `PHRASE_WEIGHT` ·
-            phrase · time_factor: of the messages that share a question's words, the one that
-            says them together ("I won my fourth video game tournament") is the one it asks
-            about, not the one that has them apart ("my first video game tournament … I won").
+            adjacent — or, for `PHRASE_GAP_CREDIT` of a pair, with one term between ("move the
+            public launch" for "move the launch") — among the `ASKING_TOP` strongest leaves,
+            added as `PHRASE_WEIGHT` · phrase · time_factor: of the messages that share a
+            question's words, the one that says them together ("I won my fourth video game
+            tournament") is the one it asks about, not the one that has them apart ("my first
+            video game tournament … I won").
    asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?") and
             `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
             strongest leaves (`answer_type.asking`): a question matches a question's words but
@@ -96,6 +98,8 @@ from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
 
+Pairs = frozenset[tuple[str, str]]  # ordered pairs of search terms
+
 WEIGHTS = {
     "lex": 0.55,
     "dense": 0.5,
@@ -127,6 +131,7 @@ ASKING_ONLY = 0.8
 ASKING_LAST = 0.9
 ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
+PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 
 
 def walk(
@@ -312,7 +317,9 @@ def _phrase_bonus(
     if not wanted:
         return shares
     for leaf_id, row in rows.items():
-        share = len(wanted & _leaf_terms(row["content_hash"], row["text"] or "")[1]) / len(wanted)
+        _, adjacent, gapped = _leaf_terms(row["content_hash"], row["text"] or "")
+        together = wanted & adjacent
+        share = (len(together) + PHRASE_GAP_CREDIT * len((wanted & gapped) - together)) / len(wanted)
         if share:
             value, factor = final[leaf_id]
             final[leaf_id] = (value + PHRASE_WEIGHT * share * factor, factor)
@@ -320,7 +327,7 @@ def _phrase_bonus(
     return shares
 
 
-def _adjacent_pairs(seq: Sequence[str]) -> frozenset[tuple[str, str]]:
+def _adjacent_pairs(seq: Sequence[str]) -> Pairs:
     """The ordered pairs of neighbouring terms (a term next to itself is no pair)."""
     return frozenset((a, b) for a, b in itertools.pairwise(seq) if a != b)
 
@@ -561,11 +568,12 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 @lru_cache(maxsize=8192)
-def _leaf_terms(content_hash: str, text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
-    """A leaf's search terms and its pairs of adjacent terms, kept by content: the strongest
-    leaves of one question are often among those of the next."""
+def _leaf_terms(content_hash: str, text: str) -> tuple[frozenset[str], Pairs, Pairs]:
+    """A leaf's search terms, its pairs of adjacent terms and its pairs one term apart, kept
+    by content: the strongest leaves of one question are often among those of the next."""
     seq = terms(text)
-    return frozenset(seq), frozenset(itertools.pairwise(seq))  # (a, a) pairs match no query pair
+    # (a, a) pairs are kept: they match no query pair
+    return frozenset(seq), frozenset(itertools.pairwise(seq)), frozenset(zip(seq, seq[2:], strict=False))
 
 
 def _naive_utc(when: datetime) -> datetime:
