@@ -43,7 +43,8 @@
    phrase = the share of the question's adjacent pairs of content terms (in order, stop words
             skipped: "win fourth video game tournament" has four) that the leaf also holds
             adjacent — or, for `PHRASE_GAP_CREDIT` of a pair, with one term between ("move the
-            public launch" for "move the launch") — among the `ASKING_TOP` strongest leaves,
+            public launch" for "move the launch") — among the `ASKING_TOP` strongest leaves
+            that match the question's words (lex > 0; the others are not tokenized),
             added as `PHRASE_WEIGHT` · phrase · time_factor: of the messages that share a
             question's words, the one that says them together ("I won my fourth video game
             tournament") is the one it asks about, not the one that has them apart ("my first
@@ -220,7 +221,8 @@ def walk(
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest})
     answers = _answer_bonus(kind, final, texts) if kind else set()
-    phrases = _phrase_bonus(content_terms, final, {leaf_id: rows[leaf_id] for leaf_id in strongest})
+    worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if parts[leaf_id][0] > 0}  # a lexical match
+    phrases = _phrase_bonus(content_terms, final, worded)
     coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
     note_rank = _note_rank(final, places, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
