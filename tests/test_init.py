@@ -540,3 +540,19 @@ def test_write_atomic_respects_mode(tmp_path: Path) -> None:
 def test_write_atomic_needs_the_folder(tmp_path: Path) -> None:
     with pytest.raises(VaultError):
         write_atomic(tmp_path / "missing" / "note.md", b"x", overwrite=True)
+
+
+def test_a_leaf_budget_below_the_chunkers_minimum_is_refused(tmp_path: Path) -> None:
+    """The chunker never cuts leaves smaller than MIN_CHUNK_TOKENS; a smaller configured budget
+    used to be raised silently, so `max_tokens = 40` gave 64-token leaves."""
+    from vaultmind.errors import ConfigError
+    from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS
+
+    vault = tmp_path / "vault"
+    (vault / ".vaultmind").mkdir(parents=True)
+    config = vault / ".vaultmind" / "config.toml"
+    config.write_text(f"[chunking]\nmax_tokens = {MIN_CHUNK_TOKENS - 1}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"max_tokens must be at least {MIN_CHUNK_TOKENS}"):
+        load_config(vault)
+    config.write_text(f"[chunking]\nmax_tokens = {MIN_CHUNK_TOKENS}\n", encoding="utf-8")
+    assert load_config(vault).chunk_tokens == MIN_CHUNK_TOKENS

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.errors import ConfigError
+from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS
 
 CONFIG_RELPATH = ".vaultmind/config.toml"
 
@@ -168,8 +169,8 @@ def _type_name(kind: type | tuple[type, ...]) -> str:
 
 
 def _validate(config: Config, path: Path) -> None:
-    if config.chunk_tokens < 32:
-        raise ConfigError("[chunking] max_tokens must be at least 32", path=path)
+    if config.chunk_tokens < MIN_CHUNK_TOKENS:  # (the chunker used to raise a smaller one silently)
+        raise ConfigError(f"[chunking] max_tokens must be at least {MIN_CHUNK_TOKENS}", path=path)
     if config.max_file_bytes <= 0:
         raise ConfigError("[vault] max_file_mb must be positive", path=path)
     if config.debounce_ms < 0 or config.step_ms <= 0:

@@ -42,11 +42,10 @@ from vaultmind.markdown.obsidian import (
     scan_blocks,
 )
 from vaultmind.markdown.render import parse_meta, unescape_text_line
-from vaultmind.markdown.tokens import count_tokens, token_quarters
+from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens, token_quarters
 from vaultmind.model import Leaf
 
 DEFAULT_CHUNK_TOKENS = 400
-MIN_CHUNK_TOKENS = 64  # a smaller configured budget is raised to this
 _MIN_LIMIT = 16  # never split into pieces smaller than this many tokens, whatever the prefix
 
 _LEADING_BLANK_RE = re.compile(r"\A(?:[ \t]*\n)+")

@@ -11,6 +11,10 @@ loop per character.
 
 from __future__ import annotations
 
+# The smallest token budget of a leaf: a heading prefix (up to a quarter of the budget) must
+# leave room for text. A configured budget below it is an error (`config`).
+MIN_CHUNK_TOKENS = 64
+
 _ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _SPACE = b" \t\n\r\x0b\x0c"
 
