@@ -313,7 +313,8 @@ def _phrase_bonus(
     query_terms: Sequence[str], final: dict[str, tuple[float, float]], rows: dict[str, dict[str, Any]]
 ) -> dict[str, float]:
     """Add `PHRASE_WEIGHT` × the leaf's phrase share (module doc) to each leaf of `rows` that
-    holds one of the query's adjacent term pairs; returns the shares."""
+    says one of the query's adjacent term pairs (together, or one term apart for
+    `PHRASE_GAP_CREDIT` of it); returns the shares."""
     wanted = _adjacent_pairs(query_terms)
     shares: dict[str, float] = {}
     if not wanted:
