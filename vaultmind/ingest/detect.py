@@ -192,14 +192,17 @@ def parse_paths(
     if not files:
         raise UsageError("nothing to ingest: give at least one file or folder")
     report = report if report is not None else IngestReport()
-    if kind == "email":
-        threads, warnings = parse_email_paths_with_report(files)
-        report.warnings.extend(warnings or ([] if threads else [_nothing_found(files, ".eml, mbox or Maildir messages")]))
-        return threads
-    if kind == "document":
-        docs, warnings = parse_document_paths_with_report(files)
-        report.warnings.extend(warnings or ([] if docs else [_nothing_found(files, ".md, .txt or .html files")]))
-        return docs
+    if kind in ("email", "document"):
+        found: list[SourceBatch] | list[DocumentInput]
+        if kind == "email":
+            found, warnings = parse_email_paths_with_report(files)
+        else:
+            found, warnings = parse_document_paths_with_report(files)
+        report.warnings.extend(warnings)
+        if not found and not warnings:  # (a file skipped or unreadable has a warning of its own)
+            what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .txt or .html files"
+            report.warnings.append(_nothing_found(files, what))
+        return found
     if fmt == "locomo":
         return parse_locomo_paths(files)
     zone_info = zone(tz)

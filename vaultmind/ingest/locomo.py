@@ -73,6 +73,9 @@ def parse_locomo_paths(paths: Iterable[str | Path]) -> list[SourceBatch]:
     return batches
 
 
+_FILE_HINT = "a LoCoMo file is a JSON list of samples or one sample object"
+
+
 def read_locomo_file(path: str | Path) -> list[dict[str, Any]]:
     """The samples of a LoCoMo JSON file (a list of samples, or one sample object)."""
     file = Path(path)
@@ -88,17 +91,17 @@ def read_locomo_file(path: str | Path) -> list[dict[str, Any]]:
         raise IngestError(
             f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
             path=file,
-            hint="a LoCoMo file is a JSON list of samples or one sample object",
+            hint=_FILE_HINT,
         ) from exc
     samples = data if isinstance(data, list) else [data]
     if not samples:
-        raise IngestError("holds no samples (an empty list)", path=file, hint="a LoCoMo file is a JSON list of samples or one sample object")
+        raise IngestError("holds no samples (an empty list)", path=file, hint=_FILE_HINT)
     for i, sample in enumerate(samples):
         if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
             raise IngestError(
                 f"sample {i} is not a LoCoMo sample (an object with a 'conversation' object)",
                 path=file,
-                hint="a LoCoMo file is a JSON list of samples or one sample object",
+                hint=_FILE_HINT,
             )
         if not isinstance(sample.get("sample_id"), str | int) or str(sample["sample_id"]).strip() == "":
             raise IngestError(f"sample {i} has no 'sample_id'", path=file)
