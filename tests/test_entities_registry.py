@@ -14,6 +14,8 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.entities.read import ambiguous
+from vaultmind.entities.registry import EntityNote, Registry
+from vaultmind.entities.resolve import Ambiguity, resolve_text
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
@@ -164,6 +166,32 @@ def test_ambiguous_names_are_reported_never_guessed(vault: Path, mem: Memory) ->
         "why": "registry",
         "mentions": 1,
     } in report["ambiguous"]
+
+
+def test_authors_resolve_afresh_when_the_registry_changes(vault: Path, mem: Memory) -> None:
+    """A message's author is resolved once per registry and remembered on it: an edited entity
+    note makes a new registry, and the same author resolves again."""
+    put(vault, "entities/person/alex-kim.md", entity("person:alex-kim", "Alex Kim", ["Alex"]))
+    put(vault, "entities/person/alex-lee.md", entity("person:alex-lee", "Alex Lee", ["Alex"]))
+    put(vault, "sources/chat/general.md", chat([("Alex", "hello"), ("Alex", "again")]))
+    mem.sync()
+    assert ids(mem, "sources/chat/general.md") == {"person:alex"}  # ambiguous: its own surface
+    (vault / "entities/person/alex-lee.md").unlink()
+    mem.sync()
+    assert ids(mem, "sources/chat/general.md") == {"person:alex-kim"}
+
+
+def test_a_remembered_author_still_reports_its_ambiguity() -> None:
+    registry = Registry.build(
+        [
+            EntityNote("person:alex-kim", "person", "Alex Kim", "entities/person/alex-kim.md", ("Alex",)),
+            EntityNote("person:alex-lee", "person", "Alex Lee", "entities/person/alex-lee.md", ("Alex",)),
+        ]
+    )
+    first, second = (resolve_text(registry, "hello", None, author="Alex") for _ in range(2))
+    assert first == second
+    assert [m.entity_id for m in second.mentions] == ["person:alex"]
+    assert second.ambiguous == [Ambiguity("Alex", ("person:alex-kim", "person:alex-lee"))]
 
 
 def test_fuzzy_matching_within_a_kind_and_its_ambiguity(vault: Path, mem: Memory) -> None:

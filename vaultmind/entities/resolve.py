@@ -136,7 +136,24 @@ def _resolve_span(registry: Registry, span: Span, ambiguous: list[Ambiguity]) ->
     )
 
 
+_AUTHORS_CACHE_MAX = 50_000
+
+
 def _resolve_author(registry: Registry, raw: str, ambiguous: list[Ambiguity]) -> str | None:
+    """The id of a message's author. A vault's messages have few authors, each seen thousands of
+    times: the answer (and what it found ambiguous) is kept on the registry, which never changes."""
+    cached: tuple[str | None, tuple[Ambiguity, ...]] | None = registry.authors.get(raw)
+    if cached is None:
+        found: list[Ambiguity] = []
+        cached = (_author_id(registry, raw, found), tuple(found))
+        if len(registry.authors) >= _AUTHORS_CACHE_MAX:
+            registry.authors.clear()
+        registry.authors[raw] = cached
+    ambiguous.extend(cached[1])
+    return cached[0]
+
+
+def _author_id(registry: Registry, raw: str, ambiguous: list[Ambiguity]) -> str | None:
     author = parse_author(raw)
     if author is None:
         return None
