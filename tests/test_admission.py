@@ -102,6 +102,8 @@ def test_entity_proxy_finds_names_dates_numbers_handles_and_skips_sentence_start
     assert "name:hey" not in found and "name:definitely" not in found
     assert extract_entities("ok lol") == ()
     assert "date:yesterday" in extract_entities(BORDERLINE)
+    relative = extract_entities("TODAY we plan Next\tWeek; thisweek and nextweekend are not dates")
+    assert [e for e in relative if e.startswith("date:")] == ["date:next week", "date:today"]
 
 
 def test_chitchat_is_dropped_with_its_reason() -> None:

@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from itertools import compress
 
 WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _EMAIL_RE = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
@@ -44,10 +44,9 @@ _DATE_RE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_RE = re.compile(r"(?<![\w.])(?:[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\d\s?%?|\d\s?%)")
-_RELATIVE_RE = re.compile(
+_RELATIVE_RE = re.compile(  # over lower-cased text (twice as fast as IGNORECASE)
     r"\b(?:yesterday|today|tonight|tomorrow|(?:last|next|this)\s+(?:week|weekend|month|year|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|summer|winter|spring|fall|autumn))\b",
-    re.IGNORECASE,
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|summer|winter|spring|fall|autumn))\b"
 )
 _UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽΑ-ΩЀ-Я"
 _CAP_WORD = rf"[{_UPPER}][^\W_]*(?:['’-][^\W_]+)*"
@@ -203,10 +202,35 @@ def words_of(text: str) -> list[str]:
 
 
 def is_content_word(word: str) -> bool:
-    return _is_content(word.lower().replace("’", "'"))
+    low = word.lower().replace("’", "'")
+    known = _CONTENT_OF.get(low)
+    return _remember_content([low])[0] if known is None else known
 
 
-@lru_cache(maxsize=1 << 16)  # a vault's vocabulary repeats: most words are looked up, not tested
+# `_is_content` by word: a vault's vocabulary repeats, so most words are looked up, not tested
+_CONTENT_OF: dict[str, bool] = {}
+
+
+def _remember_content(words: Iterable[str]) -> list[bool]:
+    if len(_CONTENT_OF) >= 1 << 16:
+        _CONTENT_OF.clear()
+    out = []
+    for word in words:
+        known = _CONTENT_OF.get(word)
+        if known is None:
+            known = _CONTENT_OF[word] = _is_content(word)
+        out.append(known)
+    return out
+
+
+def _content_count(counts: Counter[str]) -> int:
+    """How many of the counted words (lower-cased, plain apostrophes) are content words."""
+    flags = list(map(_CONTENT_OF.get, counts))
+    if None in flags:
+        flags = _remember_content(counts)
+    return sum(compress(counts.values(), flags))
+
+
 def _is_content(low: str) -> bool:
     """`low` is lower-cased, with typographic apostrophes made plain."""
     if len(low) < 2 or low in _NON_CONTENT or len(low) > 30:
@@ -238,8 +262,8 @@ def extract_entities(text: str) -> tuple[str, ...]:
             found.add(f"date:{m.group(0).lower()}")
         for m in _NUMBER_RE.finditer(_DATE_RE.sub(" ", masked)):
             found.add(f"number:{m.group(0).replace(' ', '')}")
-    for m in _RELATIVE_RE.finditer(masked):
-        found.add("date:" + " ".join(m.group(0).lower().split()))
+    for m in _RELATIVE_RE.finditer(masked.lower()):
+        found.add("date:" + " ".join(m.group(0).split()))
     for run in _capitalised_runs(masked):
         found.add(f"name:{run.lower()}")
     return tuple(sorted(found))
@@ -313,7 +337,7 @@ def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str])
     words = WORD_RE.findall(leaf.text.lower().replace("’", "'"))
     n = len(words)
     counts = Counter(words)
-    content = sum(c for w, c in counts.items() if _is_content(w))
+    content = _content_count(counts)
     entities = extract_entities(leaf.text)
 
     values = {
@@ -342,7 +366,7 @@ def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str])
         amount += 0.3
 
     wanted = {t.lower().lstrip("#") for t in priority_tags}
-    inline = {m.group(1).lower() for m in _HASHTAG_RE.finditer(leaf.text)}
+    inline = {m.group(1).lower() for m in _HASHTAG_RE.finditer(leaf.text)} if "#" in leaf.text else set()
     hits = sorted((set(leaf.tags) | inline) & wanted)
     return Signals(
         words=n,
