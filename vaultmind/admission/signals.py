@@ -225,7 +225,7 @@ def _remember_content(words: Iterable[str]) -> list[bool]:
 
 def _content_count(counts: Counter[str]) -> int:
     """How many of the counted words (lower-cased, plain apostrophes) are content words."""
-    flags = list(map(_CONTENT_OF.get, counts))
+    flags: Sequence[bool | None] = list(map(_CONTENT_OF.get, counts))
     if None in flags:
         flags = _remember_content(counts)
     return sum(compress(counts.values(), flags))
