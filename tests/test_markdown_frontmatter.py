@@ -1,10 +1,17 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
-from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
+from vaultmind.markdown.frontmatter import (
+    body_sha256,
+    parse_yaml_mapping,
+    simple_mapping,
+    split_frontmatter,
+    yaml_mapping,
+)
 
 
 def test_plain_front_matter_and_body() -> None:
@@ -161,3 +168,75 @@ def test_body_offset_lines_maps_body_lines_to_file_lines() -> None:
 def test_body_sha256() -> None:
     assert body_sha256("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     assert body_sha256("é") != body_sha256("e")
+
+
+# -- the flat shape read directly, against PyYAML --------------------------------------------
+
+COMMON = """title: "Launch sync · 7 March"
+created: 2024-03-07
+updated: 2024-03-07T14:45:00
+status: in progress
+rating: 4
+draft: no
+source: https://example.com/a?b=1#c
+aliases: [Launch sync, launch-sync]
+tags:
+  - meeting
+  - 'q''s'
+  - ~
+participants:
+- Alice Chen
+- José Yilmaz
+empty:
+"""
+
+
+def test_common_front_matter_is_read_directly_as_yaml_reads_it() -> None:
+    direct = simple_mapping(COMMON)
+    assert direct is not None  # the shape Obsidian and vaultmind write takes the direct path
+    assert direct == yaml_mapping(COMMON)[0]
+    assert direct["rating"] == 4 and direct["draft"] is False and direct["empty"] is None
+    assert direct["updated"] == "2024-03-07T14:45:00" and direct["tags"] == ["meeting", "q's", None]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "a: 3.5", "a: 012", "a: 1:20", "a: 0x1F", "on: x", "a: x: y", "a: b # c", "a: &x b", "a: !t b",
+        'a: "esc\\""', "a: 'open", "a:\n  b: c", "a: [x: y]", "a: {b: c}", "a: x\n  more", "# note\na: b",
+        "a:\n  - x\n    - y", "a:\n  - x\n - y", "a: ~\n- x", "a: b\tc", "a: nel\x85x", "a: ls\u2028x", "a: [a,,b]",
+    ],
+)  # fmt: skip
+def test_anything_outside_the_flat_shape_goes_to_yaml(raw: str) -> None:
+    assert simple_mapping(raw) is None
+    assert parse_yaml_mapping(raw) == yaml_mapping(raw)
+
+
+def test_the_direct_reading_agrees_with_yaml_on_generated_front_matter() -> None:
+    keys = ["title", "tags", "created", "a.b", "due-date", "_x", "on", "no", "y", "null", "True", "é"]
+    values = [
+        "hello", "José Yilmaz", "it's", 'say "hi"', "a, b", "a]b", "a#b", "a #b", "a:b", "a: b", "a:", "yes", "No",
+        "TRUE", "off", "y", "~", "null", "", "0", "12", "+5", "-5", "012", "1_000", "1:20", "09:30", "3.5", "1e3",
+        ".inf", "2022-04-18", "2022-04-18T09:00:00Z", "<<", "=", "!x", "&a", "*a", "|", ">", "%x", "@x", "`x`", "?x",
+        "- x", '"q"', '"e\\"s"', '"a: b"', "'s'", "'it''s'", "'open", "[a, b]", "[]", "[a,]", "[a,,b]",
+        "[yes, ~, 12, 012]", "[a:b]", "[a, [b]]", "['q']", "{a: b}", "[a", "🎉", "中文", "a  b", "https://x.y/z",
+    ]  # fmt: skip
+    rng = random.Random(7)
+    direct = 0
+    for _ in range(4000):
+        lines: list[str] = []
+        for _ in range(rng.randint(1, 5)):
+            key = rng.choice(keys)
+            if rng.random() < 0.6:
+                lines.append(f"{key}: {rng.choice(values)}".rstrip())
+            else:
+                lines.append(f"{key}:")
+                indent = rng.choice(["", "  ", "    "])
+                lines.extend(f"{indent}- {rng.choice(values)}".rstrip() for _ in range(rng.randint(0, 3)))
+        raw = "\n".join(lines)
+        got = simple_mapping(raw)
+        if got is not None:
+            direct += 1
+            want, error = yaml_mapping(raw)
+            assert error is None and json.dumps(got) == json.dumps(want), raw  # types too (1 vs True)
+    assert direct > 200
