@@ -384,25 +384,23 @@ class RowBuffers:
         }
         for key, value in values.items():
             self.note[key].append(value)
-        for leaf, (counts, total) in zip(note.leaves, leaf_counts, strict=True):
-            leaf_values = {
-                "id": leaf.id,
-                "note_path": note.path,
-                "seq": leaf.seq,
-                "kind": leaf.kind,
-                "text": leaf.text,
-                "content_hash": leaf.content_hash,
-                "token_count": leaf.token_count,
-                "term_count": total,
-                "anchor": leaf.anchor,
-                "heading_path": list(leaf.heading_path),
-                "message_id": leaf.message_id,
-                "author": leaf.author,
-                "ts": parse_ts(leaf.timestamp),
-                "source_ref": leaf.source_ref,
-            }
-            for key, value in leaf_values.items():
-                self.leaf[key].append(value)
+        leaves = note.leaves
+        columns = self.leaf  # column by column: a note's leaves are many, their fields few
+        columns["id"].extend([leaf.id for leaf in leaves])
+        columns["note_path"].extend([note.path] * len(leaves))
+        columns["seq"].extend([leaf.seq for leaf in leaves])
+        columns["kind"].extend([leaf.kind for leaf in leaves])
+        columns["text"].extend([leaf.text for leaf in leaves])
+        columns["content_hash"].extend([leaf.content_hash for leaf in leaves])
+        columns["token_count"].extend([leaf.token_count for leaf in leaves])
+        columns["term_count"].extend([total for _, total in leaf_counts])
+        columns["anchor"].extend([leaf.anchor for leaf in leaves])
+        columns["heading_path"].extend([list(leaf.heading_path) for leaf in leaves])
+        columns["message_id"].extend([leaf.message_id for leaf in leaves])
+        columns["author"].extend([leaf.author for leaf in leaves])
+        columns["ts"].extend([parse_ts(leaf.timestamp) for leaf in leaves])
+        columns["source_ref"].extend([leaf.source_ref for leaf in leaves])
+        for leaf, (counts, _) in zip(leaves, leaf_counts, strict=True):
             self.add_postings(leaf.id, counts, note_no)
         for link in note.links:
             for key, value in (
