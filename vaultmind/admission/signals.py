@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import compress
 
 WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -187,6 +188,7 @@ def platform_of(source_id: str | None) -> str:
     return source_id.split(":", 1)[0].strip().lower()
 
 
+@lru_cache(maxsize=4096)  # a few sources, thousands of leaves each
 def source_prior(source_kind: str | None, source_id: str | None) -> float:
     prior = SOURCE_PRIOR.get(platform_of(source_id))
     if prior is not None:
@@ -300,6 +302,7 @@ def _capitalised_runs(text: str) -> list[str]:
     return runs
 
 
+@lru_cache(maxsize=1 << 14)
 def _plain_word(word: str) -> bool:
     return word.lower().replace("’", "'") in _NON_ENTITY_CAPS
 
@@ -365,7 +368,7 @@ def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str])
         why.append("mention")
         amount += 0.3
 
-    wanted = {t.lower().lstrip("#") for t in priority_tags}
+    wanted = _wanted(tuple(priority_tags))
     inline = {m.group(1).lower() for m in _HASHTAG_RE.finditer(leaf.text)} if "#" in leaf.text else set()
     hits = sorted((set(leaf.tags) | inline) & wanted)
     return Signals(
@@ -377,6 +380,11 @@ def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str])
         interaction_why=tuple(why),
         priority_tags=tuple(hits),
     )
+
+
+@lru_cache(maxsize=64)
+def _wanted(priority_tags: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(t.lower().lstrip("#") for t in priority_tags)
 
 
 _REPLY_SUBJECT_RE = re.compile(r"^\s*(?:re|aw|sv|antw|vs|r)\s*(?:\[\d+\])?\s*:", re.IGNORECASE)
