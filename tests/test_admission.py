@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from vaultmind.admission import signals
 from vaultmind.admission.decide import Policy, decide
 from vaultmind.admission.signals import LeafInput, extract_entities, owner_from
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
+from vaultmind.entities import extract
 from vaultmind.errors import ConfigError
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
@@ -254,3 +258,23 @@ def test_explain_shows_signals_and_decision(vault: Path, capsys: pytest.CaptureF
 
     assert main(["explain", "ffffffffffff", "--vault", str(vault)]) == 4
     assert "no leaf" in capsys.readouterr().err
+
+
+def test_the_fast_patterns_match_what_their_plain_forms_match() -> None:
+    """`_CAP_RUN_RE` and the `#tag` patterns put their look-behind after the first character so
+    that the regex engine tries only where a capital or a "#" is; they must find the same spans
+    as the plain forms with the look-behind first."""
+    plain_caps = re.compile(rf"(?<![\w'’@#-]){signals._CAP_WORD}(?:[ \t]+{signals._CAP_WORD})*(?![\w'’-])")
+    plain_tags = re.compile(r"(?<![\w#&])#([A-Za-z][\w/-]+)")
+    plain_entity_tags = re.compile(r"(?<![^\s(])#([\w/-]*[^\W\d][\w/-]*)")
+    rng = random.Random(3)
+    for _ in range(20000):
+        text = "".join(rng.choice("aAbBÉé '’@#&(-/\t\n.1_") for _ in range(rng.randint(0, 14)))
+        for plain, fast in (
+            (plain_caps, signals._CAP_RUN_RE),
+            (plain_tags, signals._HASHTAG_RE),
+            (plain_entity_tags, extract._HASHTAG_RE),
+        ):
+            assert [(m.span(), m.groups()) for m in plain.finditer(text)] == [
+                (m.span(), m.groups()) for m in fast.finditer(text)
+            ], repr(text)

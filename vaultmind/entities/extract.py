@@ -51,7 +51,8 @@ _EMAIL_RE = re.compile(
 _URL_RE = re.compile(r"(?<![\w/])https?://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
 _URL_TRAIL = ".,;:!?*_~"
 _HANDLE_RE = re.compile(r"(?<![^\s(])@([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?![\w@])")
-_HASHTAG_RE = re.compile(r"(?<![^\s(])#([\w/-]*[^\W\d][\w/-]*)")
+# "#" first and the look-behind after it: the engine then tries only where a "#" is
+_HASHTAG_RE = re.compile(r"#(?<![^\s(]#)([\w/-]*[^\W\d][\w/-]*)")
 _PHONE_RE = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])")
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]|#^\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _FENCE_RE = re.compile(
