@@ -261,19 +261,23 @@ def test_explain_shows_signals_and_decision(vault: Path, capsys: pytest.CaptureF
 
 
 def test_the_fast_patterns_match_what_their_plain_forms_match() -> None:
-    """`_CAP_RUN_RE` and the `#tag` patterns put their look-behind after the first character so
-    that the regex engine tries only where a capital or a "#" is; they must find the same spans
-    as the plain forms with the look-behind first."""
+    """`_CAP_RUN_RE`, the `#tag` patterns and `_RELATIVE_RE` put their look-behind after the first
+    character so that the regex engine tries only where such a character is; they must find the
+    same spans as the plain forms with the look-behind (or `\\b`) first."""
     plain_caps = re.compile(rf"(?<![\w'’@#-]){signals._CAP_WORD}(?:[ \t]+{signals._CAP_WORD})*(?![\w'’-])")
     plain_tags = re.compile(r"(?<![\w#&])#([A-Za-z][\w/-]+)")
     plain_entity_tags = re.compile(r"(?<![^\s(])#([\w/-]*[^\W\d][\w/-]*)")
+    plain_relative = re.compile(rf"\b(?:yesterday|today|tonight|tomorrow|(?:last|next|this)\s+{signals._UNITS})\b")
     rng = random.Random(3)
+    pieces = ["a", "A", "É", "é", " ", "'", "’", "@", "#", "&", "(", "-", "/", "\t", "\n", ".", "1", "_"]
+    pieces += ["today", "yesterday", "last", "this", "next", "week", "friday"]
     for _ in range(20000):
-        text = "".join(rng.choice("aAbBÉé '’@#&(-/\t\n.1_") for _ in range(rng.randint(0, 14)))
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
         for plain, fast in (
             (plain_caps, signals._CAP_RUN_RE),
             (plain_tags, signals._HASHTAG_RE),
             (plain_entity_tags, extract._HASHTAG_RE),
+            (plain_relative, signals._RELATIVE_RE),
         ):
             assert [(m.span(), m.groups()) for m in plain.finditer(text)] == [
                 (m.span(), m.groups()) for m in fast.finditer(text)

@@ -45,9 +45,16 @@ _DATE_RE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_RE = re.compile(r"(?<![\w.])(?:[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\d\s?%?|\d\s?%)")
-_RELATIVE_RE = re.compile(  # over lower-cased text (twice as fast as IGNORECASE)
-    r"\b(?:yesterday|today|tonight|tomorrow|(?:last|next|this)\s+(?:week|weekend|month|year|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|summer|winter|spring|fall|autumn))\b"
+_UNITS = (
+    r"(?:week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|summer|winter"
+    r"|spring|fall|autumn)"
+)
+# Over lower-cased text (twice as fast as IGNORECASE). Each branch starts with its letter and
+# then looks behind it for a word character, as a leading `\b` would, so that the engine tries
+# only where a y, t, l or n is (twice as fast again).
+_RELATIVE_RE = re.compile(
+    rf"(?:y(?<!\wy)esterday|t(?<!\wt)(?:oday|onight|omorrow|his\s+{_UNITS})"
+    rf"|l(?<!\wl)ast\s+{_UNITS}|n(?<!\wn)ext\s+{_UNITS})\b"
 )
 _UPPER = "A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽΑ-ΩЀ-Я"
 _CAP_WORD = rf"[{_UPPER}][^\W_]*(?:['’-][^\W_]+)*"
