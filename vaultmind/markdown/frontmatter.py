@@ -126,10 +126,10 @@ def yaml_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
 #
 # Most front matter is flat: `key: value` lines, `- item` lists and `[a, b]` lists of single-line
 # scalars. PyYAML takes ~0.1 ms for such a block (a few percent of indexing a note); read
-# directly it takes a tenth of that. Anything outside this subset (nesting, mappings in braces, comments, anchors,
-# tags, multi-line or escaped strings, floats, ': ' or ' #' in a plain value, tabs, characters
-# YAML does not print) goes to PyYAML: the two agree wherever the subset applies (tested by
-# comparing them on generated front matter).
+# directly it takes about a third of that. Anything outside this subset (nesting, mappings in
+# braces, comments, anchors, tags, multi-line or escaped strings, floats, ': ' or ' #' in a
+# plain value, tabs, characters YAML does not print) goes to PyYAML: the two agree wherever the
+# subset applies (tested by comparing them on generated front matter).
 
 _SIMPLE_KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*):(?: +(.*))?")
 _SIMPLE_ITEM_RE = re.compile(r"( *)-(?: +(.*))?")
