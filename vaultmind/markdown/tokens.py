@@ -31,9 +31,10 @@ def token_quarters(text: str) -> int:
     ascii_bytes = text.encode("ascii", "ignore")
     n_ascii = len(ascii_bytes)
     other = len(text) - n_ascii  # non-ASCII characters
-    alnum = n_ascii - len(ascii_bytes.translate(None, _ALNUM))
-    space = n_ascii - len(ascii_bytes.translate(None, _SPACE))
-    other += n_ascii - alnum - space
+    rest = ascii_bytes.translate(None, _ALNUM)  # ASCII but not alphanumeric: a quarter of prose
+    alnum = n_ascii - len(rest)
+    space = len(rest) - len(rest.translate(None, _SPACE))
+    other += len(rest) - space
     return 2 * alnum + space + 4 * other
 
 
