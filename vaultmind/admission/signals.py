@@ -215,9 +215,7 @@ def words_of(text: str) -> list[str]:
 
 
 def is_content_word(word: str) -> bool:
-    low = word.lower().replace("’", "'")
-    known = _CONTENT_OF.get(low)
-    return _remember_content([low])[0] if known is None else known
+    return _remember_content([word.lower().replace("’", "'")])[0]
 
 
 # `_is_content` by word: a vault's vocabulary repeats, so most words are looked up, not tested
