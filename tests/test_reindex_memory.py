@@ -279,3 +279,64 @@ def test_a_sync_keeps_the_index_memory_limit_by_default(vault: Path) -> None:
     # Lowering it for writes is off: DuckDB 1.5 can fail to roll back a write that ran out of memory.
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         assert memory.syncer.sync_memory_limit is None
+
+
+def _bulk(memory: Memory) -> None:
+    memory.syncer.workers = 0
+    memory.syncer.apply_batch = 3
+    memory.syncer.bulk_files = 1  # a whole-vault load of any size is a bulk load
+
+
+class _Fails(_Probe):
+    """A deriver that raises at its `at`-th apply."""
+
+    def __init__(self, at: int):
+        super().__init__()
+        self.at = at
+
+    def apply(self, con: duckdb.DuckDBPyConnection, *args: object, **kwargs: object) -> None:
+        super().apply(con, *args, **kwargs)  # type: ignore[arg-type]
+        if len(self.alive) == self.at:
+            raise RuntimeError("disk full (test)")
+
+
+def test_a_bulk_load_is_one_transaction_seen_by_others_only_once_committed(vault: Path, tmp_path: Path) -> None:
+    _notes(vault, 7)
+    config = load_config(vault, embed_provider="none")
+    with Memory(config, Index.open(tmp_path / "index.duckdb"), None) as memory:
+        _bulk(memory)
+        seen: list[tuple[int, int]] = []
+
+        def outside() -> int:  # what another connection to the same database sees
+            with memory.index.con.cursor() as other:
+                return int(other.execute("SELECT count(*) FROM notes").fetchone()[0])  # type: ignore[index]
+
+        def count(_change: ChangeSet) -> None:
+            seen.append((int(memory.index.scalar("SELECT count(*) FROM notes")), outside()))
+
+        memory.syncer.listeners.append(count)
+        assert memory.reindex().added == 9
+        assert seen == [(3, 0), (6, 0), (9, 0)]  # the load's own batches, none of them visible outside
+        assert outside() == 9
+        assert memory.index.get_meta("suspended_indexes") is None
+
+
+def test_a_rebuild_that_fails_midway_leaves_the_index_as_it_was(vault: Path, tmp_path: Path) -> None:
+    _notes(vault, 7)
+    config = load_config(vault, embed_provider="none")
+    with Memory(config, Index.open(tmp_path / "index.duckdb"), None) as memory:
+        _bulk(memory)
+        memory.reindex()
+        before = dump_index(memory)
+        indexes = memory.index.query("SELECT index_name FROM duckdb_indexes() ORDER BY 1")
+        write(vault, "More/late.md", "# Late\n\nA note written after the first index.\n")
+        derivers = memory.syncer.derivers
+        memory.syncer.derivers = (*derivers, _Fails(at=2))
+        with pytest.raises(RuntimeError, match="disk full"):
+            memory.reindex()
+        assert dump_index(memory) == before  # the first batch's rows were never committed
+        assert memory.index.query("SELECT index_name FROM duckdb_indexes() ORDER BY 1") == indexes
+        assert memory.index.get_meta("suspended_indexes") is None
+        memory.syncer.derivers = derivers
+        assert memory.reindex().added == 10
+        assert memory.index.scalar("SELECT count(*) FROM notes WHERE path = 'More/late.md'") == 1

@@ -19,7 +19,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
+from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.index.resident import ChangeSet, LeafDelta
 from vaultmind.index.resident_vectors import stored_vectors
 from vaultmind.index.store import Index, LoweredLimit
@@ -287,7 +288,7 @@ class Syncer:
             try:
                 plans = [first]  # handed over: no reference kept here once applied
                 del first
-                with self._pooled(loader):
+                with self._pooled(loader), self.index.bulk() if bulk else nullcontext():
                     self._batches(
                         loader, batches, indexed, plans, known, stats, gone_hashes, total, rebuild=rebuild, scan=scan
                     )
@@ -414,7 +415,7 @@ class Syncer:
                 removed_ids = self._write(con, plan, rows, rebuild=rebuild, fresh=fresh, scan=scan)
         except duckdb.OutOfMemoryException as exc:
             original = self._memory.original
-            if not self._memory.restore():
+            if self.index.in_bulk or not self._memory.restore():  # a bulk load's transaction is aborted
                 raise
             self._out_of_memory += 1
             log.warning("a batch ran out of DuckDB memory under the sync's limit (%s); retrying it with %s", exc, original)
@@ -476,7 +477,7 @@ class Syncer:
                 kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
                 problems.setdefault(problem.path, []).append(Problem(problem.path, kind, problem.message))
         if problem_paths and not rebuild:
-            _with_paths(con, problem_paths, "DELETE FROM problems WHERE path IN (SELECT path FROM _paths)")
+            _with_paths(con, problem_paths, "DELETE FROM problems WHERE path IN (SELECT path FROM _rows)")
         _insert_problems(con, problems)
         return removed_ids
 
@@ -651,7 +652,7 @@ class _Rows(RowBuffers):
             base += rows["notes"].num_rows if "notes" in rows else 0
         for name, tables in parts.items():
             if tables:
-                insert_table(con, name, tables[0] if len(tables) == 1 else pa.concat_tables(tables))
+                insert_arrow(con, name, tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 
 
 def _shift_note_numbers(table: pa.Table, by: int) -> pa.Table:
@@ -667,60 +668,42 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, l
     if not columns[ROW_SCHEMAS[table].names[0]]:
         return None
     data = row_table(table, columns)
-    insert_table(con, table, data)
+    insert_arrow(con, table, data)
     return data
 
 
-def insert_table(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
-    """Insert an Arrow table with the columns of `ROW_SCHEMAS[table]` into `table`."""
-    view = f"_ins_{table}"
-    con.register(view, data)
-    try:
-        cols = ", ".join(ROW_SCHEMAS[table].names)
-        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
-    finally:
-        con.unregister(view)
-
-
 def _with_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str], sql: str) -> None:
-    con.register("_paths", pa.table({"path": pa.array(list(paths), pa.string())}))
-    try:
-        con.execute(sql)
-    finally:
-        con.unregister("_paths")
+    """Run `sql`, in which `_rows(path)` are `paths`."""
+    execute_with(con, sql, rows=key_table(paths, "path"))
 
 
 def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[str]:
     """Delete every row derived from `paths`; return the ids of the leaves that went away."""
-    con.register("_paths", pa.table({"path": pa.array(list(paths), pa.string())}))
-    try:
-        removed = [
-            row[0]
-            for row in con.execute(
-                "SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _paths) ORDER BY id"
-            ).fetchall()
-        ]
-        found = [row[0] for row in con.execute("SELECT note_no FROM notes WHERE path IN (SELECT path FROM _paths)").fetchall()]
-        numbers = sorted(n for n in found if n is not None)
-        if len(numbers) < len(found):  # rows written before notes were numbered: by leaf id
-            con.execute(
-                "DELETE FROM postings WHERE leaf_id IN (SELECT id FROM leaves WHERE note_path IN "
-                "(SELECT path FROM _paths WHERE path IN (SELECT path FROM notes WHERE note_no IS NULL)))"
-            )
-        if numbers:
-            # By note number, within their range: DuckDB skips the row groups outside it (by
-            # leaf id, a hash, it read the whole table). Each note deletes its own rows only: a
-            # leaf also held by a note that stays (a copied source note) keeps that note's.
-            con.execute(
-                "DELETE FROM postings WHERE note_no BETWEEN ? AND ? AND note_no IN (SELECT unnest(?::BIGINT[]))",
-                [numbers[0], numbers[-1], numbers],
-            )
-        con.execute("DELETE FROM leaves WHERE note_path IN (SELECT path FROM _paths)")
-        con.execute("DELETE FROM links WHERE src_path IN (SELECT path FROM _paths)")
-        con.execute("DELETE FROM tags WHERE path IN (SELECT path FROM _paths)")
-        con.execute("DELETE FROM notes WHERE path IN (SELECT path FROM _paths)")
-    finally:
-        con.unregister("_paths")
+    table = key_table(paths, "path")
+
+    def run(sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        return execute_with(con, sql, params, rows=table).fetchall()
+
+    removed = [row[0] for row in run("SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _rows) ORDER BY id")]
+    found = [row[0] for row in run("SELECT note_no FROM notes WHERE path IN (SELECT path FROM _rows)")]
+    numbers = sorted(n for n in found if n is not None)
+    if len(numbers) < len(found):  # rows written before notes were numbered: by leaf id
+        run(
+            "DELETE FROM postings WHERE leaf_id IN (SELECT id FROM leaves WHERE note_path IN "
+            "(SELECT path FROM _rows WHERE path IN (SELECT path FROM notes WHERE note_no IS NULL)))"
+        )
+    if numbers:
+        # By note number, within their range: DuckDB skips the row groups outside it (by
+        # leaf id, a hash, it read the whole table). Each note deletes its own rows only: a
+        # leaf also held by a note that stays (a copied source note) keeps that note's.
+        con.execute(
+            "DELETE FROM postings WHERE note_no BETWEEN ? AND ? AND note_no IN (SELECT unnest(?::BIGINT[]))",
+            [numbers[0], numbers[-1], numbers],
+        )
+    run("DELETE FROM leaves WHERE note_path IN (SELECT path FROM _rows)")
+    run("DELETE FROM links WHERE src_path IN (SELECT path FROM _rows)")
+    run("DELETE FROM tags WHERE path IN (SELECT path FROM _rows)")
+    run("DELETE FROM notes WHERE path IN (SELECT path FROM _rows)")
     return removed
 
 
@@ -733,13 +716,7 @@ def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:
             "mtime_ns": pa.array([touch[p].mtime_ns for p in paths], pa.int64()),
         }
     )
-    con.register("_touch", frame)
-    try:
-        con.execute(
-            "UPDATE notes SET size = t.size, mtime_ns = t.mtime_ns FROM _touch t WHERE notes.path = t.path"
-        )
-    finally:
-        con.unregister("_touch")
+    execute_with(con, "UPDATE notes SET size = t.size, mtime_ns = t.mtime_ns FROM _rows t WHERE notes.path = t.path", rows=frame)
 
 
 def _insert_problems(con: duckdb.DuckDBPyConnection, problems: dict[str, list[Problem]]) -> None:

@@ -26,6 +26,7 @@ from vaultmind.admission import importance
 from vaultmind.admission.decide import Decision, Policy, admit_user_note, decide
 from vaultmind.admission.signals import LeafInput
 from vaultmind.config import Config
+from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.model import ParsedNote
 from vaultmind.queue.store import enqueue, now_ms
 
@@ -83,23 +84,17 @@ class AdmissionDeriver:
             con.execute("INSERT INTO meta VALUES (?, ?)", [META_KEY, self.fingerprint])
             return
         if removed_leaf_ids:
-            _with_list(
+            execute_with(
                 con,
-                "_adm_removed",
-                removed_leaf_ids,
                 """
-                DELETE FROM admission WHERE leaf_id IN (SELECT v FROM _adm_removed) AND NOT EXISTS (
+                DELETE FROM admission WHERE leaf_id IN (SELECT k FROM _rows) AND NOT EXISTS (
                     SELECT 1 FROM leaves l WHERE l.id = admission.leaf_id AND l.note_path = admission.note_path)
                 """,
+                rows=key_table(removed_leaf_ids),
             )
         paths = sorted({note.path for note in written})
         if paths:
-            _with_list(
-                con,
-                "_adm_paths",
-                paths,
-                "DELETE FROM admission WHERE note_path IN (SELECT v FROM _adm_paths)",
-            )
+            execute_with(con, "DELETE FROM admission WHERE note_path IN (SELECT k FROM _rows)", rows=key_table(paths))
             self._derive(con, paths, prepared)
 
     def _derive(
@@ -130,13 +125,7 @@ class AdmissionDeriver:
                 row = _row(row[0], row[1], row[2], decision)
             for name, value in zip(names, row, strict=True):
                 columns[name].append(value)
-        table = pa.table(columns, schema=_SCHEMA)
-        con.register("_adm_rows", table)
-        try:
-            cols = ", ".join(_SCHEMA.names)
-            con.execute(f"INSERT INTO admission ({cols}) SELECT {cols} FROM _adm_rows")
-        finally:
-            con.unregister("_adm_rows")
+        insert_arrow(con, "admission", pa.table(columns, schema=_SCHEMA))
         pending = [h for h in gray if h not in answers]
         if pending:
             enqueue(con, [importance.new_job(model, h) for h in pending], now=now_ms())
@@ -214,21 +203,18 @@ def _admit_user_leaves(con: duckdb.DuckDBPyConnection, paths: Sequence[str] | No
     user = admit_user_note()
     where = "n.kind = 'user'"
     if paths is not None:
-        con.register("_adm_user", pa.table({"v": pa.array(list(paths), pa.string())}))
-        where += " AND n.path IN (SELECT v FROM _adm_user)"
-    try:
-        con.execute(
-            f"""
-            INSERT INTO admission ({", ".join(_SCHEMA.names)})
-            SELECT l.id, l.note_path, l.content_hash, ?, ?, ?, ?, ?, NULL, NULL
-            FROM leaves l JOIN notes n ON n.path = l.note_path
-            WHERE {where}
-            """,
-            [user.decision, user.score, user.reason, user.stage, user.signals_json()],
-        )
-    finally:
-        if paths is not None:
-            con.unregister("_adm_user")
+        where += " AND n.path IN (SELECT k FROM _rows)"
+    execute_with(
+        con,
+        f"""
+        INSERT INTO admission ({", ".join(_SCHEMA.names)})
+        SELECT l.id, l.note_path, l.content_hash, ?, ?, ?, ?, ?, NULL, NULL
+        FROM leaves l JOIN notes n ON n.path = l.note_path
+        WHERE {where}
+        """,
+        [user.decision, user.score, user.reason, user.stage, user.signals_json()],
+        rows=key_table(paths or ()),
+    )
 
 
 def load_inputs(
@@ -239,24 +225,20 @@ def load_inputs(
     where = "n.kind = 'source'"
     keys = paths if paths is not None else skip
     if paths is not None:
-        where += " AND n.path IN (SELECT v FROM _adm_in)"
+        where += " AND n.path IN (SELECT k FROM _rows)"
     elif skip:
-        where += " AND n.path NOT IN (SELECT v FROM _adm_in)"
-    if paths is not None or skip:
-        con.register("_adm_in", pa.table({"v": pa.array(list(keys), pa.string())}))
-    try:
-        rows = con.execute(
-            f"""
-            SELECT l.id, l.note_path, n.kind, n.source_kind, n.source_id, l.seq, l.text, l.content_hash,
-                   l.author, n.frontmatter, (SELECT list(t.tag ORDER BY t.tag) FROM tags t WHERE t.path = n.path)
-            FROM leaves l JOIN notes n ON n.path = l.note_path
-            WHERE {where}
-            ORDER BY l.note_path, l.seq, l.id
-            """
-        ).fetchall()
-    finally:
-        if paths is not None or skip:
-            con.unregister("_adm_in")
+        where += " AND n.path NOT IN (SELECT k FROM _rows)"
+    rows = execute_with(
+        con,
+        f"""
+        SELECT l.id, l.note_path, n.kind, n.source_kind, n.source_id, l.seq, l.text, l.content_hash,
+               l.author, n.frontmatter, (SELECT list(t.tag ORDER BY t.tag) FROM tags t WHERE t.path = n.path)
+        FROM leaves l JOIN notes n ON n.path = l.note_path
+        WHERE {where}
+        ORDER BY l.note_path, l.seq, l.id
+        """,
+        rows=key_table(keys),
+    ).fetchall()
     out: list[LeafInput] = []
     note_inputs: dict[str, dict[str, Any]] = {}
     for leaf_id, path, kind, source_kind, source_id, seq, text, content_hash, author, fm_json, tags in rows:
@@ -288,9 +270,3 @@ def _front_matter(raw: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _with_list(con: duckdb.DuckDBPyConnection, name: str, values: Sequence[str], sql: str) -> None:
-    con.register(name, pa.table({"v": pa.array(list(values), pa.string())}))
-    try:
-        con.execute(sql)
-    finally:
-        con.unregister(name)

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 
 from vaultmind.admission.decide import Decision, Policy, resolve_gray
+from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.llm.ollama_chat import LlmBadAnswer, prompt_hash
 from vaultmind.queue.failures import JobFailure
 from vaultmind.queue.kinds import JobContext, JobKind
@@ -102,18 +102,16 @@ def cached_answers(
     if not hashes:
         return {}
     # an Arrow table, not a list parameter: DuckDB converts long Python lists slowly
-    con.register("_imp_hashes", pa.table({"h": pa.array(sorted(set(hashes)), pa.string())}))
-    try:
-        rows = con.execute(
-            """
-            SELECT content_hash, any_value(answer ORDER BY created_ms) FROM llm_cache
-            WHERE task = ? AND model = ? AND prompt_hash = ? AND content_hash IN (SELECT h FROM _imp_hashes)
-            GROUP BY content_hash
-            """,
-            [TASK, model, PROMPT_HASH],
-        ).fetchall()
-    finally:
-        con.unregister("_imp_hashes")
+    rows = execute_with(
+        con,
+        """
+        SELECT content_hash, any_value(answer ORDER BY created_ms) FROM llm_cache
+        WHERE task = ? AND model = ? AND prompt_hash = ? AND content_hash IN (SELECT k FROM _rows)
+        GROUP BY content_hash
+        """,
+        [TASK, model, PROMPT_HASH],
+        rows=key_table(sorted(set(hashes))),
+    ).fetchall()
     out: dict[str, dict[str, Any]] = {}
     for content_hash, answer in rows:
         try:

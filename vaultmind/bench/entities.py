@@ -29,6 +29,7 @@ from vaultmind.entities.graph import EntityDeriver
 from vaultmind.entities.ner import NerEngine
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.settings import EntitySettings
+from vaultmind.index.arrow import insert_arrow
 from vaultmind.index.store import Index
 from vaultmind.markdown.note import parse_note
 
@@ -128,17 +129,6 @@ _LEAF_COLS = ["id", "note_path", "seq", "kind", "text", "content_hash", "token_c
               "heading_path", "message_id", "author", "ts", "source_ref"]  # fmt: skip
 
 
-def _insert(con: Any, table: str, columns: dict[str, list[Any]]) -> None:
-    data = pa.table(columns)
-    con.register("_bench_rows", data)
-    try:
-        con.execute(
-            f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM _bench_rows"
-        )
-    finally:
-        con.unregister("_bench_rows")
-
-
 def build_index(leaves: int, *, seed: int = 0, per_note: int = 4, entity_notes: int = 300) -> Index:
     """An in-memory index holding `leaves` synthetic leaves in notes of `per_note`, plus entity notes."""
     rng = random.Random(seed)
@@ -173,8 +163,8 @@ def build_index(leaves: int, *, seed: int = 0, per_note: int = 4, entity_notes: 
                 rows[col].append(value)
         made += count
     with index.transaction() as con:
-        _insert(con, "notes", notes)
-        _insert(con, "leaves", rows)
+        insert_arrow(con, "notes", pa.table(notes))
+        insert_arrow(con, "leaves", pa.table(rows))
     return index
 
 
@@ -220,7 +210,7 @@ def bench_leaf_update(
                           leaf.anchor, list(leaf.heading_path), None, None, None, None]  # fmt: skip
                 for col, value in zip(_LEAF_COLS, values, strict=True):
                     rows[col].append(value)
-            _insert(con, "leaves", rows)
+            insert_arrow(con, "leaves", pa.table(rows))
             started = time.perf_counter()
             deriver.apply(con, removed, [parsed], rebuild=False)
             elapsed = time.perf_counter() - started

@@ -22,7 +22,8 @@ import duckdb
 from vaultmind.entities.extract import display_of, parse_author
 from vaultmind.entities.ids import kind_of
 from vaultmind.entities.registry import Registry
-from vaultmind.entities.tables import ENTITY_SCHEMA, columns_for, insert, register_keys
+from vaultmind.entities.tables import ENTITY_SCHEMA, columns_for, insert
+from vaultmind.index.arrow import execute_with, key_table
 
 OccRow = tuple[str, str, str]
 """(leaf_id, entity_id, surface) of one occurrence row."""
@@ -67,25 +68,20 @@ def _scan(
     con: duckdb.DuckDBPyConnection, ids: Sequence[str] | None, *, mentions: bool
 ) -> tuple[dict[str, int], dict[str, Counter[str]], dict[str, set[str]]]:
     """Mention counts (when asked), surface forms and addresses of `ids` (None: all) from `occurrences`."""
-    # Keys go in as a registered Arrow view, not a list parameter: DuckDB's client probes for
-    # pandas once per list element, which made long lists cost ~0.15 ms per id.
-    where = "" if ids is None else "WHERE entity_id IN (SELECT k FROM _cat_scan)"
-    if ids is not None:
-        register_keys(con, "_cat_scan", ids)
-    try:
-        counts: dict[str, int] = {}
-        if mentions:
-            counts = dict(
-                con.execute(
-                    f"SELECT entity_id, count(DISTINCT leaf_id) FROM occurrences {where} GROUP BY entity_id"
-                ).fetchall()
-            )
-        surfaces = con.execute(
-            f"SELECT entity_id, surface, count(*) FROM occurrences {where} GROUP BY entity_id, surface"
-        ).fetchall()
-    finally:
-        if ids is not None:
-            con.unregister("_cat_scan")
+    # Keys go in as an Arrow table, not a list parameter: DuckDB's client probes for pandas
+    # once per list element, which made long lists cost ~0.15 ms per id.
+    where = "" if ids is None else "WHERE entity_id IN (SELECT k FROM _rows)"
+    table = key_table(ids or ())
+    counts: dict[str, int] = {}
+    if mentions:
+        counts = dict(
+            execute_with(
+                con, f"SELECT entity_id, count(DISTINCT leaf_id) FROM occurrences {where} GROUP BY entity_id", rows=table
+            ).fetchall()
+        )
+    surfaces = execute_with(
+        con, f"SELECT entity_id, surface, count(*) FROM occurrences {where} GROUP BY entity_id, surface", rows=table
+    ).fetchall()
     forms: dict[str, Counter[str]] = defaultdict(Counter)
     emails: dict[str, set[str]] = defaultdict(set)
     for ident, surface, n in surfaces:
@@ -98,13 +94,11 @@ def _scan(
 
 def _delete_entities(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> list[tuple[Any, ...]]:
     """Delete the entity rows of `ids`; return (id, display_name, emails, mentions) of each."""
-    register_keys(con, "_cat_del", ids)
-    try:
-        return con.execute(
-            "DELETE FROM entities WHERE id IN (SELECT k FROM _cat_del) RETURNING id, display_name, emails, mentions"
-        ).fetchall()
-    finally:
-        con.unregister("_cat_del")
+    return execute_with(
+        con,
+        "DELETE FROM entities WHERE id IN (SELECT k FROM _rows) RETURNING id, display_name, emails, mentions",
+        rows=key_table(ids),
+    ).fetchall()
 
 
 def refresh_entities(con: duckdb.DuckDBPyConnection, registry: Registry, ids: Sequence[str] | None) -> None:

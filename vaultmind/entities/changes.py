@@ -25,7 +25,7 @@ import duckdb
 
 from vaultmind.entities.ids import fold, words
 from vaultmind.entities.registry import EntityNote, Registry, content_words
-from vaultmind.entities.tables import register_keys
+from vaultmind.index.arrow import execute_with, key_table
 
 _SAFE = "[\x00-\x7f\u00c0-\u00de\u00e0-\u00ff\u2013\u2014\u2018-\u201f\u2026]*"
 
@@ -106,22 +106,14 @@ def affected_leaves(con: duckdb.DuckDBPyConnection, old: Registry, new: Registry
     found: set[str] = set()
     ids = sorted(changed_ids(old, new))
     if ids:
-        register_keys(con, "_chg_ids", ids)
-        try:
-            found.update(r[0] for r in con.execute(
-                "SELECT DISTINCT leaf_id FROM occurrences WHERE entity_id IN (SELECT k FROM _chg_ids)"
-            ).fetchall())  # fmt: skip
-        finally:
-            con.unregister("_chg_ids")
+        found.update(r[0] for r in execute_with(
+            con, "SELECT DISTINCT leaf_id FROM occurrences WHERE entity_id IN (SELECT k FROM _rows)", rows=key_table(ids)
+        ).fetchall())  # fmt: skip
     paths = sorted(changed_paths(old, new))
     if paths:
-        register_keys(con, "_chg_paths", paths)
-        try:
-            found.update(r[0] for r in con.execute(
-                "SELECT DISTINCT id FROM leaves WHERE note_path IN (SELECT k FROM _chg_paths)"
-            ).fetchall())  # fmt: skip
-        finally:
-            con.unregister("_chg_paths")
+        found.update(r[0] for r in execute_with(
+            con, "SELECT DISTINCT id FROM leaves WHERE note_path IN (SELECT k FROM _rows)", rows=key_table(paths)
+        ).fetchall())  # fmt: skip
     found.update(_containing(con, sorted(needles(old, new))))
     return sorted(found)
 

@@ -58,9 +58,9 @@ from vaultmind.entities.tables import (
     columns_for,
     get_meta,
     insert,
-    register_keys,
     set_meta,
 )
+from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.model import ParsedNote
 
@@ -228,21 +228,21 @@ class EntityDeriver:
         self, con: duckdb.DuckDBPyConnection, registry: Registry, leaf_ids: Sequence[str]
     ) -> None:
         """Re-derive the occurrences of `leaf_ids` and move edges and entities accordingly."""
-        register_keys(con, "_ent_leaves", leaf_ids)
-        try:
-            old_rows: list[OccRow] = [
-                (r[0], r[1], r[2])
-                for r in con.execute(
-                    "DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _ent_leaves) "
-                    "RETURNING leaf_id, entity_id, surface"
-                ).fetchall()
-            ]
-            rows = con.execute(
-                "SELECT id, note_path, content_hash, author, ts FROM leaves "
-                "WHERE id IN (SELECT k FROM _ent_leaves) ORDER BY id, note_path"
+        ids = key_table(leaf_ids)
+        old_rows: list[OccRow] = [
+            (r[0], r[1], r[2])
+            for r in execute_with(
+                con,
+                "DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows) RETURNING leaf_id, entity_id, surface",
+                rows=ids,
             ).fetchall()
-        finally:
-            con.unregister("_ent_leaves")
+        ]
+        rows = execute_with(
+            con,
+            "SELECT id, note_path, content_hash, author, ts FROM leaves WHERE id IN (SELECT k FROM _rows) "
+            "ORDER BY id, note_path",
+            rows=ids,
+        ).fetchall()
         columns, new = self._derive(con, registry, [(r[0], r[1], r[2], r[3], r[4]) for r in rows])
         insert(con, "occurrences", OCC_SCHEMA, columns)
         new_rows = list(zip(columns["leaf_id"], columns["entity_id"], columns["surface"], strict=True))
@@ -363,14 +363,12 @@ def _snapshot_registry(snapshot: str, digest: str, fuzzy_threshold: float) -> Re
 
 def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[LeafRow]:
     """The `leaves` rows of `leaf_ids` (every note holding one), in a stable order."""
-    register_keys(con, "_ent_rows", leaf_ids)
-    try:
-        rows = con.execute(
-            "SELECT id, note_path, content_hash, author, ts FROM leaves "
-            "WHERE id IN (SELECT k FROM _ent_rows) ORDER BY id, note_path"
-        ).fetchall()
-    finally:
-        con.unregister("_ent_rows")
+    rows = execute_with(
+        con,
+        "SELECT id, note_path, content_hash, author, ts FROM leaves WHERE id IN (SELECT k FROM _rows) "
+        "ORDER BY id, note_path",
+        rows=key_table(leaf_ids),
+    ).fetchall()
     return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
 
@@ -378,11 +376,11 @@ def _leaf_texts(con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, str]])
     """The text of each (leaf id, note path) in `keys`, looked up by id (the `leaves_id` index
     answers that in ~4 ms at 50k notes; a join on id and path, or on the content hash, scans the
     whole table: ~90 ms)."""
-    register_keys(con, "_ent_texts", sorted({key[0] for key in keys}))
-    try:
-        rows = con.execute("SELECT id, note_path, text FROM leaves WHERE id IN (SELECT k FROM _ent_texts)").fetchall()
-    finally:
-        con.unregister("_ent_texts")
+    rows = execute_with(
+        con,
+        "SELECT id, note_path, text FROM leaves WHERE id IN (SELECT k FROM _rows)",
+        rows=key_table(sorted({key[0] for key in keys})),
+    ).fetchall()
     wanted = set(keys)
     return {(r[0], r[1]): r[2] for r in rows if (r[0], r[1]) in wanted}
 
@@ -392,17 +390,14 @@ def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str
     if not delta:
         return
     pairs = sorted(delta)
-    con.register("_edge_delta", pa.table({"a": [p[0] for p in pairs], "b": [p[1] for p in pairs]}))
-    try:
-        old = {
-            (a, b): int(w)
-            for a, b, w in con.execute(
-                "DELETE FROM edges USING _edge_delta d WHERE edges.a = d.a AND edges.b = d.b "
-                "RETURNING edges.a, edges.b, edges.weight"
-            ).fetchall()
-        }
-    finally:
-        con.unregister("_edge_delta")
+    old = {
+        (a, b): int(w)
+        for a, b, w in execute_with(
+            con,
+            "DELETE FROM edges USING _rows d WHERE edges.a = d.a AND edges.b = d.b RETURNING edges.a, edges.b, edges.weight",
+            rows=pa.table({"a": [p[0] for p in pairs], "b": [p[1] for p in pairs]}),
+        ).fetchall()
+    }
     kept = [(pair, old.get(pair, 0) + delta[pair]) for pair in pairs]
     kept = [(pair, weight) for pair, weight in kept if weight > 0]
     insert(
@@ -456,13 +451,11 @@ def backfill_ner(
             fresh = {h: spans for (h, _), spans in zip(todo, found, strict=True)}
             with index.transaction() as con:
                 store_spans(con, model, fresh)
-                register_keys(con, "_ner_done", sorted(fresh))
-                try:
-                    ids = [r[0] for r in con.execute(
-                        "SELECT DISTINCT id FROM leaves WHERE content_hash IN (SELECT k FROM _ner_done) ORDER BY id"
-                    ).fetchall()]  # fmt: skip
-                finally:
-                    con.unregister("_ner_done")
+                ids = [r[0] for r in execute_with(
+                    con,
+                    "SELECT DISTINCT id FROM leaves WHERE content_hash IN (SELECT k FROM _rows) ORDER BY id",
+                    rows=key_table(sorted(fresh)),
+                ).fetchall()]  # fmt: skip
                 deriver.refresh(con, ids)
             done += len(todo)
             if progress is not None:

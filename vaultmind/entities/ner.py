@@ -35,6 +35,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from vaultmind.index.arrow import execute_with, key_table
+
 log = logging.getLogger(__name__)
 
 RawSpan = tuple[int, int, str]
@@ -264,14 +266,12 @@ def pending_texts(con: duckdb.DuckDBPyConnection, model: str, limit: int) -> lis
     ]
     if not hashes:
         return []
-    con.register("_ner_pending", pa.table({"h": pa.array(hashes, pa.string())}))
-    try:
-        rows = con.execute(
-            "SELECT content_hash, any_value(text) FROM leaves WHERE content_hash IN (SELECT h FROM _ner_pending) "
-            "GROUP BY content_hash ORDER BY content_hash"
-        ).fetchall()
-    finally:
-        con.unregister("_ner_pending")
+    rows = execute_with(
+        con,
+        "SELECT content_hash, any_value(text) FROM leaves WHERE content_hash IN (SELECT k FROM _rows) "
+        "GROUP BY content_hash ORDER BY content_hash",
+        rows=key_table(hashes),
+    ).fetchall()
     return [(h, t) for h, t in rows]
 
 
@@ -291,15 +291,13 @@ def cached_spans(
 ) -> dict[str, list[RawSpan]]:
     if not hashes:
         return {}
-    con.register("_ner_keys", pa.table({"h": pa.array(list(hashes), pa.string())}))
-    try:
-        rows = con.execute(
-            "SELECT content_hash, any_value(spans) FROM ner_cache WHERE model = ? "
-            "AND content_hash IN (SELECT h FROM _ner_keys) GROUP BY content_hash",
-            [model],
-        ).fetchall()
-    finally:
-        con.unregister("_ner_keys")
+    rows = execute_with(
+        con,
+        "SELECT content_hash, any_value(spans) FROM ner_cache WHERE model = ? "
+        "AND content_hash IN (SELECT k FROM _rows) GROUP BY content_hash",
+        [model],
+        rows=key_table(hashes),
+    ).fetchall()
     return {h: decode_spans(s) for h, s in rows}
 
 
@@ -314,11 +312,9 @@ def store_spans(con: duckdb.DuckDBPyConnection, model: str, spans: dict[str, lis
             "spans": pa.array([encode_spans(spans[k]) for k in keys], pa.string()),
         }
     )
-    con.register("_ner_new", table)
-    try:
-        con.execute(
-            "INSERT INTO ner_cache SELECT n.content_hash, n.model, n.spans FROM _ner_new n WHERE NOT EXISTS "
-            "(SELECT 1 FROM ner_cache c WHERE c.content_hash = n.content_hash AND c.model = n.model)"
-        )
-    finally:
-        con.unregister("_ner_new")
+    execute_with(
+        con,
+        "INSERT INTO ner_cache SELECT n.content_hash, n.model, n.spans FROM _rows n WHERE NOT EXISTS "
+        "(SELECT 1 FROM ner_cache c WHERE c.content_hash = n.content_hash AND c.model = n.model)",
+        rows=table,
+    )

@@ -1,12 +1,13 @@
-"""Row plumbing for the entity tables: Arrow schemas, bulk inserts, key lists, `meta` values."""
+"""Row plumbing for the entity tables: Arrow schemas, bulk inserts, `meta` values."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+
+from vaultmind.index.arrow import insert_arrow
 
 META_SIGNATURE = "entities.signature"  # extractor version, NER model, fuzzy threshold
 META_REGISTRY = "entities.registry"  # JSON snapshot of the registry the rows were derived with
@@ -36,19 +37,7 @@ def insert(
     """Insert column lists into `table` through one Arrow table (never `executemany`)."""
     if not columns[schema.names[0]]:
         return
-    data = pa.table({name: columns[name] for name in schema.names}, schema=schema)
-    view = f"_ent_ins_{table}"
-    con.register(view, data)
-    try:
-        cols = ", ".join(schema.names)
-        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {view}")
-    finally:
-        con.unregister(view)
-
-
-def register_keys(con: duckdb.DuckDBPyConnection, name: str, keys: Sequence[str]) -> None:
-    """Expose `keys` as a one-column view `name(k)`; the caller unregisters it."""
-    con.register(name, pa.table({"k": pa.array(list(keys), pa.string())}))
+    insert_arrow(con, table, pa.table({name: columns[name] for name in schema.names}, schema=schema))
 
 
 def get_meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:

@@ -91,6 +91,7 @@ class Index:
         self.generation = 0  # bumped on every committed change; readers cache by it
         self._tables: frozenset[str] | None = None
         self._views: dict[str, tuple[int, Any]] = {}  # `cached`: name → (generation, value)
+        self._bulk = False  # inside `bulk`: every transaction is part of its one
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -99,7 +100,7 @@ class Index:
         """Open (creating if needed) the index at `path`; None opens an in-memory index."""
         if path is None:
             con = duckdb.connect(":memory:")
-            con.execute("SET enable_progress_bar = false")
+            _session(con)
             _migrate(con)
             return cls(con, None, None)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,6 +158,10 @@ class Index:
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with self.lock:
+            if self._bulk:  # part of the bulk load's one transaction, which commits or rolls back
+                yield self.con
+                self.generation += 1  # views this thread builds meanwhile see the change
+                return
             self.con.execute("BEGIN TRANSACTION")
             try:
                 yield self.con
@@ -191,6 +196,35 @@ class Index:
         for table in derived_tables():
             con.execute(f"DELETE FROM {table}")
 
+    @property
+    def in_bulk(self) -> bool:
+        return self._bulk
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """One transaction for a whole-vault load: every `transaction` inside it is part of it,
+        and nothing is visible to other connections until it commits (a rebuild's readers see
+        the previous index until then; a crash leaves that index as it was). DuckDB writes the
+        row groups of a large transaction to the file as they fill, so the pool can drop them
+        after each batch (`checkpoint(evict=True)` does only that meanwhile), and the commit
+        writes each table once rather than merging a small row group per batch at every
+        checkpoint, which was the peak of a load committed batch by batch (see
+        docs/benchmarks.md). The lock is held throughout: other threads wait for the commit."""
+        with self.lock:
+            self.con.execute("BEGIN TRANSACTION")
+            self._bulk = True
+            try:
+                yield
+            except BaseException:
+                self._bulk = False
+                self.con.execute("ROLLBACK")
+                raise
+            self._bulk = False
+            self.drop_cached_blocks()
+            self.con.execute("COMMIT")
+            self.generation += 1
+            self.drop_cached_blocks()
+
     def checkpoint(self, *, evict: bool = False) -> None:
         """Write the WAL into the index file. With `evict`, DuckDB's cached blocks are dropped
         before and after, so a large sync's pool holds what the checkpoint needs, not every
@@ -199,6 +233,10 @@ class Index:
         (seen at 50k notes when it ran under a 64 MB pool beside an embeddings index)."""
         with self.lock:
             if self.path is None:
+                return
+            if self._bulk:  # nothing to write before the commit: only the cached blocks go
+                if evict:
+                    self.drop_cached_blocks()
                 return
             if evict:
                 self.drop_cached_blocks()
@@ -322,6 +360,14 @@ def size_bytes(text: str) -> float:
         return float("inf")
 
 
+def _session(con: duckdb.DuckDBPyConnection) -> None:
+    """Settings of every connection: no progress bar, and Arrow tables found by name in any
+    calling frame (`arrow.execute_with`), not only in the one that calls `execute` — a wrapped
+    connection (a test's, a tracer's) calls it from a frame of its own."""
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET python_scan_all_frames = true")
+
+
 def _connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnection:
     """Connect, waiting up to `wait_s` while another process holds the file briefly."""
     deadline = time.monotonic() + wait_s
@@ -329,7 +375,7 @@ def _connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnecti
     while True:
         try:
             con = duckdb.connect(str(path))
-            con.execute("SET enable_progress_bar = false")
+            _session(con)
             con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
             return con
         except duckdb.Error as exc:

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import duckdb
 import pyarrow as pa
 
+from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.queue.failures import BACKOFF, FailureClass, describe
 
@@ -125,25 +126,23 @@ def enqueue(con: duckdb.DuckDBPyConnection, jobs: Sequence[NewJob], *, now: int)
             "available_at": pa.array([now + seen[k].delay_ms for k in keys], pa.int64()),
         }
     )
-    con.register("_new_jobs", frame)
-    try:
-        before = _count(con)
-        con.execute(
-            f"""
-            INSERT INTO jobs ({_COLUMNS})
-            SELECT nextval('jobs_id_seq'), n.kind, n.dedupe_key, n.payload, 'ready', 0, n.max_attempts, 0,
-                   n.available_at, NULL, NULL, NULL, NULL, ?, ?
-            FROM _new_jobs n
-            WHERE NOT EXISTS (
-                SELECT 1 FROM jobs j WHERE j.dedupe_key = n.dedupe_key AND j.status IN {BLOCKING}
-            )
-            ORDER BY n.dedupe_key
-            """,
-            [now, now],
+    before = _count(con)
+    execute_with(
+        con,
+        f"""
+        INSERT INTO jobs ({_COLUMNS})
+        SELECT nextval('jobs_id_seq'), n.kind, n.dedupe_key, n.payload, 'ready', 0, n.max_attempts, 0,
+               n.available_at, NULL, NULL, NULL, NULL, ?, ?
+        FROM _rows n
+        WHERE NOT EXISTS (
+            SELECT 1 FROM jobs j WHERE j.dedupe_key = n.dedupe_key AND j.status IN {BLOCKING}
         )
-        return _count(con) - before
-    finally:
-        con.unregister("_new_jobs")
+        ORDER BY n.dedupe_key
+        """,
+        [now, now],
+        rows=frame,
+    )
+    return _count(con) - before
 
 
 def _count(con: duckdb.DuckDBPyConnection) -> int:
@@ -303,18 +302,16 @@ def cancel(con: duckdb.DuckDBPyConnection, ids: Sequence[int], reason: str, *, n
     """Cancel ready or failed jobs (never a running one: its worker settles it)."""
     if not ids:
         return 0
-    con.register("_cancel_ids", pa.table({"id": pa.array(list(ids), pa.int64())}))
-    try:
-        rows = con.execute(
-            """
-            UPDATE jobs SET status = 'cancelled', last_error = ?, updated_ms = ?
-            WHERE id IN (SELECT id FROM _cancel_ids) AND status IN ('ready', 'failed')
-            RETURNING id
-            """,
-            [reason, now],
-        ).fetchall()
-    finally:
-        con.unregister("_cancel_ids")
+    rows = execute_with(
+        con,
+        """
+        UPDATE jobs SET status = 'cancelled', last_error = ?, updated_ms = ?
+        WHERE id IN (SELECT id FROM _rows) AND status IN ('ready', 'failed')
+        RETURNING id
+        """,
+        [reason, now],
+        rows=key_table(ids, "id", pa.int64()),
+    ).fetchall()
     return len(rows)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.model import ParsedNote
 from vaultmind.tree.note import children_digest, entity_id_of_link, parse_link, parse_time
@@ -142,15 +143,13 @@ class TreeDeriver:
                 if info is not None:
                     written_infos[note.path] = info
         written_paths = sorted({note.path for note in written})
-        con.register("_tree_written", _keys(written_paths))
-        try:
-            gone = con.execute(
-                """DELETE FROM summaries
-                   WHERE note_path IN (SELECT k FROM _tree_written) OR note_path NOT IN (SELECT path FROM notes)
-                   RETURNING id, note_path"""
-            ).fetchall()
-        finally:
-            con.unregister("_tree_written")
+        gone = execute_with(
+            con,
+            """DELETE FROM summaries
+               WHERE note_path IN (SELECT k FROM _rows) OR note_path NOT IN (SELECT path FROM notes)
+               RETURNING id, note_path""",
+            rows=key_table(written_paths),
+        ).fetchall()
         if rebuild:
             affected = set(written_infos)
         else:
@@ -199,21 +198,18 @@ class TreeDeriver:
             targets = sorted(
                 {p[: -len(NOTE_SUFFIX)] if p.lower().endswith(NOTE_SUFFIX) else p for p in paths}
             )
-            con.register("_tree_ids", _keys(sorted(ids)))
-            con.register("_tree_targets", _keys(targets))
-            try:
-                found = con.execute(
-                    """SELECT s.note_path, s.id FROM summaries s, unnest(s.children) AS c(child)
-                       WHERE c.child IN (SELECT k FROM _tree_ids)
-                       UNION
-                       SELECT note_path, id FROM summaries WHERE note_path IN (
-                           SELECT src_path FROM links
-                           WHERE starts_with(src_path, ?) AND target IN (SELECT k FROM _tree_targets))""",
-                    [SUMMARIES_DIR + "/"],
-                ).fetchall()
-            finally:
-                con.unregister("_tree_ids")
-                con.unregister("_tree_targets")
+            found = execute_with(
+                con,
+                """SELECT s.note_path, s.id FROM summaries s, unnest(s.children) AS c(child)
+                   WHERE c.child IN (SELECT k FROM _rows)
+                   UNION
+                   SELECT note_path, id FROM summaries WHERE note_path IN (
+                       SELECT src_path FROM links
+                       WHERE starts_with(src_path, ?) AND target IN (SELECT k FROM _more))""",
+                [SUMMARIES_DIR + "/"],
+                rows=key_table(sorted(ids)),
+                more=key_table(targets),
+            ).fetchall()
             fresh = sorted({(p, i) for p, i in found if p not in affected})
             affected |= {p for p, _ in fresh}
             ids = {i for _, i in fresh}
@@ -221,10 +217,6 @@ class TreeDeriver:
         return affected
 
 
-def _keys(values: Sequence[str]) -> pa.Table:
-    """A one-column table `k` to register as a view: DuckDB's client probes for pandas once per
-    element of a list parameter, which made lists of thousands of paths cost ~0.15 ms each."""
-    return pa.table({"k": pa.array(list(values), pa.string())})
 
 
 def _rows_by_path(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, tuple[str, SummaryRow]]:
@@ -398,9 +390,4 @@ def _insert(con: duckdb.DuckDBPyConnection, rows: Sequence[SummaryRow]) -> None:
         },
         schema=_SCHEMA,
     )
-    con.register("_ins_summaries", data)
-    try:
-        cols = ", ".join(_SCHEMA.names)
-        con.execute(f"INSERT INTO summaries ({cols}) SELECT {cols} FROM _ins_summaries")
-    finally:
-        con.unregister("_ins_summaries")
+    insert_arrow(con, "summaries", data)
