@@ -52,9 +52,10 @@ from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
-APPLY_BATCH = 1000  # files per apply transaction (two batches are in memory at once; see docs/benchmarks.md)
-# A whole-vault load of at least this many files (a first index, a rebuild) runs with the lookup
-# indexes of the bulk tables suspended (`Index.suspend_indexes`) and builds them once at its end.
+APPLY_BATCH = 1000  # files per apply (two batches are in memory at once; see docs/benchmarks.md)
+# A whole-vault load of at least this many files (a first index, a rebuild) is one transaction
+# (`Index.bulk`), with the lookup indexes of the bulk tables suspended (`Index.suspend_indexes`)
+# and built once at its end.
 BULK_FILES = 2000
 OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
 TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
