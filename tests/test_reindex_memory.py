@@ -321,22 +321,60 @@ def test_a_bulk_load_is_one_transaction_seen_by_others_only_once_committed(vault
         assert memory.index.get_meta("suspended_indexes") is None
 
 
-def test_a_rebuild_that_fails_midway_leaves_the_index_as_it_was(vault: Path, tmp_path: Path) -> None:
+def test_a_load_that_fails_midway_commits_nothing_and_the_next_sync_completes_it(vault: Path, tmp_path: Path) -> None:
+    _notes(vault, 7)
+    config = load_config(vault, embed_provider="none")
+    with Memory(config, Index.open(tmp_path / "index.duckdb"), None) as memory:
+        _bulk(memory)
+        indexes = memory.index.query("SELECT index_name FROM duckdb_indexes() ORDER BY 1")
+        derivers = memory.syncer.derivers
+        memory.syncer.derivers = (*derivers, _Fails(at=2))
+        with pytest.raises(RuntimeError, match="disk full"):
+            memory.sync()
+        assert memory.index.scalar("SELECT count(*) FROM notes") == 0  # the first batch was never committed
+        assert memory.index.query("SELECT index_name FROM duckdb_indexes() ORDER BY 1") == indexes
+        assert memory.index.get_meta("suspended_indexes") is None
+        memory.syncer.derivers = derivers
+        assert memory.sync().added == 9
+
+
+def test_a_rebuild_that_fails_midway_is_completed_by_the_next_sync(vault: Path, tmp_path: Path) -> None:
     _notes(vault, 7)
     config = load_config(vault, embed_provider="none")
     with Memory(config, Index.open(tmp_path / "index.duckdb"), None) as memory:
         _bulk(memory)
         memory.reindex()
-        before = dump_index(memory)
-        indexes = memory.index.query("SELECT index_name FROM duckdb_indexes() ORDER BY 1")
         write(vault, "More/late.md", "# Late\n\nA note written after the first index.\n")
         derivers = memory.syncer.derivers
         memory.syncer.derivers = (*derivers, _Fails(at=2))
         with pytest.raises(RuntimeError, match="disk full"):
             memory.reindex()
-        assert dump_index(memory) == before  # the first batch's rows were never committed
-        assert memory.index.query("SELECT index_name FROM duckdb_indexes() ORDER BY 1") == indexes
+        assert memory.index.get_meta("needs_rebuild") == "1"
         assert memory.index.get_meta("suspended_indexes") is None
         memory.syncer.derivers = derivers
-        assert memory.reindex().added == 10
-        assert memory.index.scalar("SELECT count(*) FROM notes WHERE path = 'More/late.md'") == 1
+        assert memory.sync().added == 10  # a rebuild, since the index is marked for one
+        assert memory.index.get_meta("needs_rebuild") is None
+        synced = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == synced
+
+
+def test_a_rebuild_whose_pool_cannot_be_emptied_still_completes(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Emptying DuckDB's pool after each batch lowers its limit for a moment; when pinned memory
+    does not fit (a rebuild's deletes pin theirs until the commit), that SET fails. It must not
+    fail the load's one transaction with it."""
+    from vaultmind.index import store
+
+    _notes(vault, 7)
+    config = load_config(vault, embed_provider="none")
+    with Memory(config, Index.open(tmp_path / "index.duckdb"), None) as memory:
+        _bulk(memory)
+        memory.reindex()
+        expected = dump_index(memory)
+        limit = str(memory.index.scalar("SELECT current_setting('memory_limit')"))
+        monkeypatch.setattr(store, "EVICT_LIMIT", "1KB")  # below anything pinned
+        assert memory.reindex().added == 9
+        assert dump_index(memory) == expected
+        assert _same(memory.index.scalar("SELECT current_setting('memory_limit')"), limit)

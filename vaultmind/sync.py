@@ -285,6 +285,8 @@ class Syncer:
             # a whole-vault load into an empty index, or a rebuild (not a big batch of new files)
             bulk = (rebuild or (scan is not None and not known)) and total >= self.bulk_files
             if bulk:
+                if rebuild:
+                    self.index.empty_derived()
                 self.index.suspend_indexes()
             try:
                 plans = [first]  # handed over: no reference kept here once applied
