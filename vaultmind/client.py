@@ -33,6 +33,7 @@ class DaemonClient:
         self.token = token
         self.timeout = timeout
         self.starting = False  # the daemon said it has not finished starting (`find_daemon`)
+        self.loading = False  # the daemon said a whole-vault load (a rebuild) holds its index
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -71,8 +72,9 @@ def find_daemon(config: Config) -> DaemonClient | None:
         health = client.call("GET", "/v1/health", timeout=2.0)
     except VaultmindError:
         return None
-    if isinstance(health, dict) and health.get("ready") is False:
-        client.starting = True
+    if isinstance(health, dict) and (health.get("ready") is False or health.get("loading")):
+        client.starting = health.get("ready") is False
+        client.loading = bool(health.get("loading"))
         client.timeout = max(client.timeout, STARTING_TIMEOUT_S)
     return client
 

@@ -1,7 +1,8 @@
 """The daemon's loopback HTTP API (JSON over HTTP, bearer token per launch).
 
 Routes (all require `Authorization: Bearer <token>`):
-    GET  /v1/health            liveness: pid, vault, ready (false while the daemon starts up)
+    GET  /v1/health            liveness: pid, vault, ready (false while the daemon starts up),
+                               loading (a whole-vault load is running: other answers wait for it)
     GET  /v1/status            same JSON as `vaultmind status --json`
     POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
     POST /v1/query             {"mode": str, "args": {…}} → any memory_tree mode (retrieval/dispatch.py)
@@ -125,7 +126,7 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
     expected = f"Bearer {token}".encode()
     routes = _all_routes()
     routes[("GET", "/v1/health")] = lambda m, b: {
-        "ok": True, "pid": os.getpid(), "vault": str(m.config.vault), "ready": ready()
+        "ok": True, "pid": os.getpid(), "vault": str(m.config.vault), "ready": ready(), "loading": m.index.in_bulk
     }
 
     class Handler(BaseHTTPRequestHandler):

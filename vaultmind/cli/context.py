@@ -67,9 +67,16 @@ def through_daemon_or_local(
 
 
 def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any) -> Any:
-    """`remote(client)`, saying so first when the daemon has not finished starting (its first
-    answer then waits for it)."""
-    if client.starting:
+    """`remote(client)`, saying so first when the daemon has not finished starting or is loading
+    the whole vault (its answer then waits for that)."""
+    if client.loading and not client.starting:
+        print(
+            f"vaultmind: the daemon for {config.vault} is loading the whole vault into its index "
+            "(a rebuild); waiting for it…",
+            file=sys.stderr,
+            flush=True,
+        )
+    elif client.starting:
         print(
             f"vaultmind: the daemon for {config.vault} is still starting (reconciling the vault and "
             "loading its index); waiting for it…",
