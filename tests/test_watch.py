@@ -347,34 +347,23 @@ def test_a_query_sent_while_the_daemon_starts_waits_for_it_and_says_so(
 
 @pytest.mark.slow
 def test_a_client_of_a_daemon_in_a_whole_vault_load_waits_for_it_and_says_so(
-    vault: Path, capsys: pytest.CaptureFixture[str]
+    running: tuple[Config, Memory, Daemon], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A rebuild holds the index for the whole load (one transaction): the health answer says
     so, and a client then waits past its usual timeout instead of failing."""
     from vaultmind.cli.context import _remote
 
-    write(vault, "start.md", "# Start\n\nThe first note mentions atlas.\n")
-    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
-    memory = Memory.open(config)
-    daemon = Daemon(config, memory)
-    thread = threading.Thread(target=daemon.run, daemon=True)
-    thread.start()
-    try:
-        assert daemon.ready.wait(20)
-        quiet = find_daemon(config)
-        assert quiet is not None and not quiet.loading and quiet.timeout == 30.0
-        answers: list[object] = []
-        with memory.index.bulk():  # what a rebuild's load holds until its commit
-            client = find_daemon(config)
-            assert client is not None and client.loading and not client.starting and client.timeout >= 600
-            asking = threading.Thread(target=lambda: answers.append(_remote(client, lambda c: c.call("GET", "/v1/status"), config)))
-            asking.start()
-            time.sleep(1.0)
-            assert not answers  # the status waits for the load
-        asking.join(20)
-        assert answers and answers[0]["notes"]["total"] == 1  # type: ignore[index]
-        assert "loading the whole vault" in capsys.readouterr().err
-    finally:
-        daemon.stop()
-        thread.join(10)
-        memory.close()
+    config, memory, _ = running
+    quiet = find_daemon(config)
+    assert quiet is not None and not quiet.loading and quiet.timeout == 30.0
+    answers: list[object] = []
+    with memory.index.bulk():  # what a rebuild's load holds until its commit
+        client = find_daemon(config)
+        assert client is not None and client.loading and not client.starting and client.timeout >= 600
+        asking = threading.Thread(target=lambda: answers.append(_remote(client, lambda c: c.call("GET", "/v1/status"), config)))
+        asking.start()
+        time.sleep(1.0)
+        assert not answers  # the status waits for the load
+    asking.join(20)
+    assert answers and answers[0]["notes"]["total"] == 1  # type: ignore[index]
+    assert "loading the whole vault" in capsys.readouterr().err

@@ -228,22 +228,15 @@ class EntityDeriver:
         self, con: duckdb.DuckDBPyConnection, registry: Registry, leaf_ids: Sequence[str]
     ) -> None:
         """Re-derive the occurrences of `leaf_ids` and move edges and entities accordingly."""
-        ids = key_table(leaf_ids)
         old_rows: list[OccRow] = [
             (r[0], r[1], r[2])
             for r in execute_with(
                 con,
                 "DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows) RETURNING leaf_id, entity_id, surface",
-                rows=ids,
+                rows=key_table(leaf_ids),
             ).fetchall()
         ]
-        rows = execute_with(
-            con,
-            "SELECT id, note_path, content_hash, author, ts FROM leaves WHERE id IN (SELECT k FROM _rows) "
-            "ORDER BY id, note_path",
-            rows=ids,
-        ).fetchall()
-        columns, new = self._derive(con, registry, [(r[0], r[1], r[2], r[3], r[4]) for r in rows])
+        columns, new = self._derive(con, registry, _leaf_rows(con, leaf_ids))
         insert(con, "occurrences", OCC_SCHEMA, columns)
         new_rows = list(zip(columns["leaf_id"], columns["entity_id"], columns["surface"], strict=True))
 

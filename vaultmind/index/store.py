@@ -244,12 +244,10 @@ class Index:
         with self.lock:
             if self.path is None:
                 return
-            if self._bulk:  # nothing to write before the commit: only the cached blocks go
-                if evict:
-                    self.drop_cached_blocks()
-                return
             if evict:
                 self.drop_cached_blocks()
+            if self._bulk:  # nothing to write before the commit: only the cached blocks go
+                return
             self.con.execute("CHECKPOINT")
             if evict:
                 self.drop_cached_blocks()
