@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
@@ -421,6 +422,25 @@ def test_a_batched_sync_counts_the_vectors_of_every_batch(vault: Path) -> None:
         stored = memory.index.scalar("SELECT count(*) FROM embeddings")
         assert stats.added == 7 and stored == memory.index.scalar("SELECT count(DISTINCT content_hash) FROM leaves")
         assert stats.embedded == stored
+
+
+def test_a_whole_vault_sync_embeds_the_leaves_left_without_a_vector(vault: Path) -> None:
+    """The backlog pass finds leaves whose vector is missing (a provider that failed, a model
+    switched) and embeds their texts, once per content hash, with the vectors a first
+    embedding gives."""
+    for i in range(5):
+        write(vault, f"More/n{i}.md", f"# N{i}\n\nItem {i} of the budget, a text of its own.\n")
+    write(vault, "More/copy.md", "# N0\n\nItem 0 of the budget, a text of its own.\n")  # same leaves as n0
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.reindex()
+        first = dict(memory.index.query("SELECT content_hash, vec::VARCHAR FROM embeddings"))
+        dropped = sorted(first)[::2]
+        with memory.index.transaction() as con:
+            execute_with(con, "DELETE FROM embeddings WHERE content_hash IN (SELECT h FROM _rows)", rows=key_table(dropped, "h"))
+        stats = memory.sync()
+        assert stats.embedded == len(dropped)
+        assert dict(memory.index.query("SELECT content_hash, vec::VARCHAR FROM embeddings")) == first
+        assert memory.sync().embedded == 0
 
 
 def _indexes(index: Index) -> list[tuple[str, str]]:

@@ -21,7 +21,8 @@ import duckdb
 from vaultmind.config import Config
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder, create_embedder
-from vaultmind.index.resident import ResidentLeaves, release_freed_memory
+from vaultmind.index.allocator import release_freed_memory
+from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.schema import SCHEMA_VERSION
 from vaultmind.index.store import MEMORY_LIMIT, Index

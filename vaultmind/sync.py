@@ -507,20 +507,26 @@ class Syncer:
             }
             todo = sorted((h, text) for h, text in only.items() if h not in have)
         else:
-            todo = self.index.query(
+            # the hashes first, the texts only for those missing: selecting the texts in the same
+            # query read the whole text column of `leaves` after every whole-vault sync, though
+            # it is almost always complete (+200 MB at 50k notes)
+            missing = self.index.query(
                 """
-                SELECT l.content_hash, any_value(l.text) FROM leaves l
+                SELECT DISTINCT l.content_hash FROM leaves l
                 WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = l.content_hash AND e.model = ?)
-                GROUP BY l.content_hash ORDER BY l.content_hash
+                ORDER BY l.content_hash
                 """,
                 [model],
             )
+            todo = [(row[0], "") for row in missing]
         batch = max(1, self.config.embed_batch)
         done = 0
         if self.progress and todo:
             self.progress("embed", 0, len(todo))
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
+            if only is None:
+                chunk = self._leaf_texts([h for h, _ in chunk])
             vectors = embedder.embed([text for _, text in chunk])
             with self.index.transaction() as con:
                 insert_rows(
@@ -539,6 +545,18 @@ class Syncer:
         return done
 
     # -- reads -----------------------------------------------------------------------------
+
+    def _leaf_texts(self, hashes: Sequence[str]) -> list[tuple[str, str]]:
+        """(content hash, text) of leaves with these hashes, in the given order."""
+        with self.index.lock:
+            rows = execute_with(
+                self.index.con,
+                "SELECT l.content_hash, any_value(l.text) FROM leaves l SEMI JOIN _rows k ON l.content_hash = k.h "
+                "GROUP BY l.content_hash",
+                rows=key_table(hashes, "h"),
+            ).fetchall()
+        texts = dict(rows)
+        return [(h, texts[h]) for h in hashes if h in texts]
 
     def _indexed_states(self, paths: Sequence[str] | None, prefixes: Sequence[str] = ()) -> dict[str, IndexedState]:
         if paths is None:

@@ -9,13 +9,10 @@ pass a quarter of the rows. Results are identical to the SQL definitions in `lex
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import heapq
 import json
 import math
 import os
-import sys
 import tempfile
 import threading
 import weakref
@@ -31,6 +28,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.lexical import K1, B
 from vaultmind.index.row_ids import RowIds, id_array
 from vaultmind.index.store import Index
@@ -590,14 +588,3 @@ def _ts_array(column: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.datetime64]:
 
 def run_load(load: Callable[[], None]) -> None:
     load()
-
-
-def release_freed_memory() -> None:
-    """Hand freed memory back to the OS: what Arrow's allocator keeps for reuse, and the C
-    heap's free pages (glibc only). Loading leaves many freed temporaries of a few MB, which
-    both keep by default: about 100 MB at 86k leaves; at 50k notes, after the vectors' load
-    and clustering, 38 MB in Arrow's pool and 39 MB on the heap."""
-    pa.default_memory_pool().release_unused()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).malloc_trim(0)

@@ -16,12 +16,12 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import (
     _BATCH,
     COMPACT_SHARE,
     ChangeSet,
     LeafDelta,
-    release_freed_memory,
     run_load,
 )
 from vaultmind.index.row_ids import RowIds, id_array

@@ -26,6 +26,7 @@ from typing import Any, TypeVar, cast
 import duckdb
 
 from vaultmind.errors import IndexBusy, IndexError_
+from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.schema import SCHEMA_VERSION, derived_tables, migrations, rebuilds
 
 log = logging.getLogger(__name__)
@@ -219,8 +220,9 @@ class Index:
         after each batch (`checkpoint(evict=True)` does only that meanwhile), and the commit
         writes each table once rather than merging a small row group per batch at every
         checkpoint, which was the peak of a load committed batch by batch (see
-        docs/benchmarks.md). The lock is held throughout: other threads wait for the commit."""
-        with self.lock:
+        docs/benchmarks.md). The lock is held throughout: other threads wait for the commit.
+        Meanwhile DuckDB's allocator returns freed memory at once (`prompt_purge`)."""
+        with self.lock, prompt_purge():
             self.con.execute("BEGIN TRANSACTION")
             self._bulk = True
             try:
@@ -310,7 +312,7 @@ class Index:
         The limit is set through a connection of its own: when pinned memory does not fit under
         it (a rebuild's deletes pin theirs until the commit) the SET fails, having dropped what
         it could, and a failed statement would abort a transaction open on `con` — a bulk
-        load's (`bulk`)."""
+        load's (`bulk`). The C heap's and Arrow's free pages go back to the OS as well."""
         with self.lock, self.con.cursor() as other:
             current = limit_setting(str(self.scalar("SELECT current_setting('memory_limit')")))
             try:
@@ -318,6 +320,7 @@ class Index:
             except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
                 log.debug("could not lower DuckDB's memory limit to %s: %s", EVICT_LIMIT, exc)
             other.execute(f"SET memory_limit = '{current}'")
+        release_freed_memory()
 
     def get_meta(self, key: str) -> str | None:
         value = self.scalar("SELECT value FROM meta WHERE key = ?", [key])
