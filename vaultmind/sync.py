@@ -428,6 +428,7 @@ class Syncer:
                 self._memory.lower(self.sync_memory_limit)  # the next batches as before
         stats.leaves_deleted += len(removed_ids)
         if self.embedder is not None:
+            self._drop_written_blocks()
             try:
                 # After a failure (Ollama down) every leaf still without a vector is retried.
                 only = None if self.embed_error else rows.leaf_texts()
@@ -442,6 +443,13 @@ class Syncer:
         change.backfilled = stats.embedded > len({d.content_hash for d in rows.deltas})
         for listener in self.listeners:
             listener(change)
+
+    def _drop_written_blocks(self) -> None:
+        """Within a batch of a whole-vault load, between its steps: the blocks of the row groups
+        DuckDB wrote as they filled stay cached until the pool is full, under the next step's
+        own memory (119 MB at the peak of a batch at 50k notes)."""
+        if self.index.in_bulk:
+            self.index.drop_cached_blocks()
 
     def _write(
         self,
@@ -463,6 +471,7 @@ class Syncer:
         if plan.touch:
             _touch(con, plan.touch)
         rows.insert(con)
+        self._drop_written_blocks()
         written = [note for path in sorted(plan.write) if (note := plan.write[path].note) is not None]
         number = 0
         for deriver in self.derivers:
