@@ -47,3 +47,15 @@ def test_freed_memory_leaves_at_once_under_prompt_purge(tmp_path: Path) -> None:
     again = resident_after_burst()
     assert purged < plain / 2 and purged < again / 2, (plain, purged, again)
     index.close()
+
+
+def test_overlapping_loads_restore_the_decay_when_the_last_ends() -> None:
+    """Two loads in two threads need not end in the order they began."""
+    before = decay_settings()
+    first, second = prompt_purge(), prompt_purge()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert decay_settings() == {"dirty_decay_ms": 0, "muzzy_decay_ms": 0}
+    second.__exit__(None, None, None)
+    assert decay_settings() == before

@@ -14,6 +14,7 @@ import ctypes
 import importlib
 import logging
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -82,22 +83,38 @@ def _set_decays(mallctl: Mallctl, values: dict[str, int]) -> None:
             _write(mallctl, f"arena.{i}.{decay}", ctypes.c_ssize_t(ms))
 
 
+class _Purging:
+    """How many `prompt_purge` blocks are open (in any thread), and the decays they replaced."""
+
+    lock = threading.Lock()
+    depth = 0
+    before: dict[str, int] | None = None
+
+
 @contextmanager
 def prompt_purge() -> Iterator[None]:
-    """DuckDB's jemalloc returns freed pages at once for a while (decay 0), then as before.
+    """DuckDB's jemalloc returns freed pages at once for a while (decay 0), then as before —
+    once the last of overlapping blocks (two loads in two threads) ends.
 
-    For a whole-vault load: at 50k notes it lowered the peak RSS by about 150 MB for the same
+    For a whole-vault load: at 50k notes it lowered the peak RSS by about 50 MB for the same
     CPU time. Outside Linux builds of DuckDB (no bundled jemalloc) it does nothing."""
     mallctl = _duckdb_mallctl()
-    before = decay_settings() if mallctl is not None else None
-    if mallctl is None or not before:
+    if mallctl is None:
         yield
         return
-    _set_decays(mallctl, {decay: 0 for decay in before})
+    with _Purging.lock:
+        if _Purging.depth == 0:
+            _Purging.before = decay_settings()
+            if _Purging.before:
+                _set_decays(mallctl, {decay: 0 for decay in _Purging.before})
+        _Purging.depth += 1
     try:
         yield
     finally:
-        _set_decays(mallctl, before)
+        with _Purging.lock:
+            _Purging.depth -= 1
+            if _Purging.depth == 0 and _Purging.before:
+                _set_decays(mallctl, _Purging.before)
 
 
 def duckdb_allocator_bytes() -> dict[str, int] | None:
