@@ -98,6 +98,7 @@ def test_pooled_reindex_rows_equal_in_process_and_memory_is_bounded(vault: Path,
         stats = pooled.reindex()
         assert stats.added == 20
         assert dump_index(pooled) == expected
+        assert not list(tmp_path.glob("parsed-*"))  # the workers' results were read and removed
         assert dump_index(pooled) == dump_index(pooled)  # stable
         # DuckDB's buffer pool was lowered for the sync, and is back afterwards
         assert probe.limits and all(size_bytes(limit) <= size_bytes(SYNC_MEMORY_LIMIT) for limit in probe.limits)
@@ -198,14 +199,23 @@ def test_an_out_of_memory_without_a_lowered_limit_is_raised(vault: Path, tmp_pat
 
 
 @pytest.mark.slow
-def test_workers_build_the_rows_of_the_notes_they_parse(vault: Path) -> None:
+def test_workers_build_the_rows_of_the_notes_they_parse(vault: Path, tmp_path: Path) -> None:
+    """…and leave them in files of the index's folder until their batch's turn (a folder a
+    killed sync left there is removed)."""
     _notes(vault, 5)
     write(vault, "binary.md", "\x00\x01 not text")
     paths = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
     config = load_config(vault, embed_provider="none")
-    with Loader(vault, config.max_file_bytes, config.chunk_tokens, workers=1, files=len(paths), min_files=1) as loader:
-        assert loader.pool is not None
+    stale = tmp_path / "parsed-killed"
+    stale.mkdir()
+    (stale / "3.pickle").write_bytes(b"left by a killed sync")
+    with Loader(
+        vault, config.max_file_bytes, config.chunk_tokens, workers=1, files=len(paths), min_files=1, spill_in=tmp_path
+    ) as loader:
+        assert loader.pool is not None and loader.spill is not None and loader.spill.parent == tmp_path
+        assert not stale.exists()
         batches = list(loader.batches([paths[:4], paths[4:]], {}))
+    assert not list(tmp_path.glob("parsed-*"))
     assert [b.__class__ for b in batches] == [Batch, Batch]
     loaded = [item for batch in batches for item in batch.loaded]
     assert [item.path for item in loaded] == paths

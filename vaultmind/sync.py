@@ -278,6 +278,7 @@ class Syncer:
             files=total,
             min_files=self.pool_min_files,
             preparers=self._preparers,
+            spill_in=None if self.index.path is None else self.index.path.parent,
         ) as loader:
             self._out_of_memory = 0
             if loader.pool is not None and self.sync_memory_limit is not None:
