@@ -446,9 +446,10 @@ class Syncer:
             listener(change)
 
     def _drop_written_blocks(self) -> None:
-        """Within a batch of a whole-vault load, between its steps: the blocks of the row groups
-        DuckDB wrote as they filled stay cached until the pool is full, under the next step's
-        own memory (119 MB at the peak of a batch at 50k notes)."""
+        """Within a batch of a whole-vault load, between its steps (the rows, each deriver, the
+        vectors): the blocks of the row groups DuckDB wrote as they filled, and those a step
+        read, stay cached until the pool is full, under the next step's own memory (119 MB at
+        the peak of a batch at 50k notes)."""
         if self.index.in_bulk:
             self.index.drop_cached_blocks()
 
@@ -482,6 +483,7 @@ class Syncer:
                 deriver.apply(con, removed_ids, written, rebuild=rebuild, prepared=prepared)
             else:
                 deriver.apply(con, removed_ids, written, rebuild=rebuild)
+            self._drop_written_blocks()
         problem_paths = sorted(plan.clear_problems | set(plan.problems))
         problems = {path: list(found) for path, found in plan.problems.items()}
         if scan is not None:
