@@ -5,6 +5,7 @@ sync (and put back, also when a batch needs more), and the rows are those of par
 from __future__ import annotations
 
 import gc
+import multiprocessing
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from vaultmind import sync_load
 from vaultmind.config import Config, load_config
 from vaultmind.index import lexical
 from vaultmind.index.resident import ChangeSet
@@ -388,3 +390,23 @@ def test_a_rebuild_whose_pool_cannot_be_emptied_still_completes(
         assert memory.reindex().added == 9
         assert dump_index(memory) == expected
         assert _same(memory.index.scalar("SELECT current_setting('memory_limit')"), limit)
+
+
+def test_a_worker_result_goes_to_disk_or_else_through_the_pipe(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker writes its result to the spill folder and hands over the file's path, which
+    reads back as the same notes (and is then removed); one that cannot write it (its folder
+    gone, a full disk) hands over the result itself."""
+    _notes(vault, 3)
+    paths = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
+    config = load_config(vault, embed_provider="none")
+    monkeypatch.setattr(sync_load, "_CLAIMS", multiprocessing.get_context("spawn").Array("b", 4))
+    args = (vault, paths, config.max_file_bytes, config.chunk_tokens, [None] * len(paths), (), True)
+    spilled = sync_load._load_task(0, str(tmp_path), *args)
+    assert isinstance(spilled, str) and Path(spilled).parent == tmp_path
+    batch = sync_load._unspill(spilled)
+    assert [item.path for item in batch.loaded] == paths and not Path(spilled).exists()
+    direct = sync_load._load_task(1, str(tmp_path / "gone"), *args)
+    assert isinstance(direct, Batch) and [item.path for item in direct.loaded] == paths
+    assert sync_load._load_task(1, str(tmp_path), *args) is None  # taken already: never run twice
