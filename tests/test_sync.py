@@ -414,16 +414,21 @@ def test_batched_apply_equals_one_batch(vault: Path, tmp_path: Path) -> None:
 
 def test_a_batched_sync_counts_the_vectors_of_every_batch(vault: Path) -> None:
     """`embedded` sums over the batches of a large sync (it used to report the last batch's),
-    also in a whole-vault load, whose cached blocks are dropped between the steps of a batch."""
+    also in a whole-vault load, whose cached blocks are dropped between the steps of a batch
+    and whose vectors are written after its rows."""
     for i in range(7):
         write(vault, f"More/n{i}.md", f"# N{i}\n\nItem {i} of the budget, a text of its own.\n")
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.syncer.apply_batch = 2
         memory.syncer.bulk_files = 1
+        phases: list[str] = []
+        memory.syncer.progress = lambda phase, done, total: phases.append(phase)
         stats = memory.reindex()
         stored = memory.index.scalar("SELECT count(*) FROM embeddings")
         assert stats.added == 7 and stored == memory.index.scalar("SELECT count(DISTINCT content_hash) FROM leaves")
         assert stats.embedded == stored
+        # the load's vectors come in a pass of their own, after all of its rows
+        assert "embed" in phases and "read" not in phases[phases.index("embed") :]
 
 
 def test_a_whole_vault_sync_embeds_the_leaves_left_without_a_vector(vault: Path) -> None:

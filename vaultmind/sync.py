@@ -57,6 +57,7 @@ APPLY_BATCH = 1000  # files per apply (two batches are in memory at once; see do
 # (`Index.bulk`), with the lookup indexes of the bulk tables suspended (`Index.suspend_indexes`)
 # and built once at its end.
 BULK_FILES = 2000
+EMBED_FETCH_ROWS = 16_384  # leaf rows whose missing vectors are read, embedded and written at a time
 OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
 TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
 
@@ -158,6 +159,7 @@ class Syncer:
         self.sync_memory_limit: str | None = None
         self._memory = LoweredLimit(index)
         self._out_of_memory = 0  # batches of the current sync retried with DuckDB's full limit
+        self._vectors_deferred = False  # a whole-vault load left its vectors to `_embed_backlog`
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -187,8 +189,10 @@ class Syncer:
         provider, a model switched in the config); watcher batches only embed their own."""
         if self.embedder is None:
             return
+        deferred, self._vectors_deferred = self._vectors_deferred, False
         try:
-            backlog = self.embed_missing()
+            with self.index.bulk() if deferred else nullcontext():  # one transaction after a load
+                backlog = self.embed_missing()
             self.embed_error = None
         except EmbedError as exc:
             self.embed_error = str(exc)
@@ -428,8 +432,11 @@ class Syncer:
             if self._out_of_memory < OOM_RETRIES and self.sync_memory_limit is not None:
                 self._memory.lower(self.sync_memory_limit)  # the next batches as before
         stats.leaves_deleted += len(removed_ids)
-        if self.embedder is not None:
-            self._drop_written_blocks()
+        if self.embedder is not None and self.index.in_bulk:
+            # a whole-vault load writes the vectors after its rows, in a pass of their own
+            # (`_embed_backlog`): their row groups then never fill beside the other tables'
+            self._vectors_deferred = True
+        elif self.embedder is not None:
             try:
                 # After a failure (Ollama down) every leaf still without a vector is retried.
                 only = None if self.embed_error else rows.leaf_texts()
@@ -519,26 +526,44 @@ class Syncer:
             }
             todo = sorted((h, text) for h, text in only.items() if h not in have)
         else:
-            # the hashes first, the texts only for those missing: selecting the texts in the same
-            # query read the whole text column of `leaves` after every whole-vault sync, though
-            # it is almost always complete (+200 MB at 50k notes)
-            missing = self.index.query(
-                """
-                SELECT DISTINCT l.content_hash FROM leaves l
-                WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = l.content_hash AND e.model = ?)
-                ORDER BY l.content_hash
-                """,
-                [model],
+            # how many first (hashes only: selecting the texts too read the whole text column
+            # of `leaves`, though almost always nothing is missing), then the texts in ranges
+            # of rows, each embedded and written before the next is read
+            total = int(
+                self.index.scalar(
+                    """SELECT count(DISTINCT l.content_hash) FROM leaves l
+                       WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                                         WHERE e.content_hash = l.content_hash AND e.model = ?)""",
+                    [model],
+                )
             )
-            todo = [(row[0], "") for row in missing]
-        batch = max(1, self.config.embed_batch)
-        done = 0
+            if not total:
+                return 0
+            if self.progress:
+                self.progress("embed", 0, total)
+            done = 0
+            end = int(self.index.scalar("SELECT coalesce(max(rowid) + 1, 0) FROM leaves"))
+            for start in range(0, end, EMBED_FETCH_ROWS):
+                todo = self.index.query(
+                    """SELECT l.content_hash, any_value(l.text) FROM leaves l
+                       WHERE l.rowid >= ? AND l.rowid < ? AND NOT EXISTS (
+                           SELECT 1 FROM embeddings e WHERE e.content_hash = l.content_hash AND e.model = ?)
+                       GROUP BY l.content_hash ORDER BY l.content_hash""",
+                    [start, start + EMBED_FETCH_ROWS, model],
+                )
+                done = self._embed_rows(embedder, todo, done, total)
+                self._drop_written_blocks()
+            return done
         if self.progress and todo:
             self.progress("embed", 0, len(todo))
+        return self._embed_rows(embedder, todo, 0, len(todo))
+
+    def _embed_rows(self, embedder: Embedder, todo: Sequence[tuple[str, str]], done: int, total: int) -> int:
+        """Embed and store (content hash, text) rows in batches; returns `done` plus their count."""
+        batch = max(1, self.config.embed_batch)
+        model = embedder.model_id
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
-            if only is None:
-                chunk = self._leaf_texts([h for h, _ in chunk])
             vectors = embedder.embed([text for _, text in chunk])
             with self.index.transaction() as con:
                 insert_rows(
@@ -553,22 +578,10 @@ class Syncer:
                 )
             done += len(chunk)
             if self.progress:
-                self.progress("embed", done, len(todo))
+                self.progress("embed", done, total)
         return done
 
     # -- reads -----------------------------------------------------------------------------
-
-    def _leaf_texts(self, hashes: Sequence[str]) -> list[tuple[str, str]]:
-        """(content hash, text) of leaves with these hashes, in the given order."""
-        with self.index.lock:
-            rows = execute_with(
-                self.index.con,
-                "SELECT l.content_hash, any_value(l.text) FROM leaves l SEMI JOIN _rows k ON l.content_hash = k.h "
-                "GROUP BY l.content_hash",
-                rows=key_table(hashes, "h"),
-            ).fetchall()
-        texts = dict(rows)
-        return [(h, texts[h]) for h in hashes if h in texts]
 
     def _indexed_states(self, paths: Sequence[str] | None, prefixes: Sequence[str] = ()) -> dict[str, IndexedState]:
         if paths is None:
