@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
+from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.index.resident import ChangeSet, LeafDelta
 from vaultmind.index.resident_vectors import stored_vectors
@@ -44,7 +45,6 @@ from vaultmind.sync_load import (
     Preparer,
     RowBuffers,
     default_workers,
-    release_unused_memory,
     row_table,
 )
 from vaultmind.vault.layout import is_note
@@ -337,7 +337,7 @@ class Syncer:
             del loaded, plan  # not held while the next batch is loaded: memory stays at ~2 batches
             if loader.pool is not None:  # the batch into the file, its blocks not kept cached
                 self.index.checkpoint(evict=True)
-            release_unused_memory()
+            release_freed_memory(heap=False)  # Arrow's pool; the heap is trimmed with the blocks
 
     @contextmanager
     def _pooled(self, loader: Loader) -> Iterator[None]:

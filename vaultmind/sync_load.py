@@ -199,12 +199,6 @@ def _unspill(result: Batch | str) -> Batch:
     return batch
 
 
-def release_unused_memory() -> None:
-    """Hand the memory Arrow's allocator keeps for reuse back to the system (between batches:
-    it otherwise holds on to the peak of a batch's tables, ~100 MB at 2,000 notes)."""
-    pa.default_memory_pool().release_unused()
-
-
 def _spill_folder(parent: Path) -> Path | None:
     """A new folder for worker results in `parent`, after removing those a killed sync left
     (only the index's one writer makes them); None if it cannot be made (results then come

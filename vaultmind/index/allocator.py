@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import importlib
 import logging
 import sys
@@ -27,18 +28,20 @@ _DECAYS = ("dirty_decay_ms", "muzzy_decay_ms")
 Mallctl = Callable[..., int]
 
 
-def release_freed_memory() -> None:
-    """Hand freed memory back to the OS: what Arrow's allocator keeps for reuse, and the C
-    heap's free pages (glibc only). Loading leaves many freed temporaries of a few MB, which
-    both keep by default: about 100 MB at 86k leaves; at 50k notes, after the vectors' load
-    and clustering, 38 MB in Arrow's pool and 39 MB on the heap. DuckDB 1.5.5 does not trim
-    the C heap itself."""
+def release_freed_memory(*, heap: bool = True) -> None:
+    """Hand freed memory back to the OS: what Arrow's allocator keeps for reuse (a batch's
+    tables: ~100 MB at 2,000 notes), and with `heap` the C heap's free pages (glibc only; a walk
+    of the heap, up to ~20 ms over 350 MB of fragments). Loading leaves many freed temporaries
+    of a few MB, which both keep by default: about 100 MB at 86k leaves; at 50k notes, after
+    the vectors' load and clustering, 38 MB in Arrow's pool and 39 MB on the heap. DuckDB 1.5.5
+    does not trim the C heap itself."""
     pa.default_memory_pool().release_unused()
-    if sys.platform.startswith("linux"):
+    if heap and sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).malloc_trim(0)
 
 
+@functools.cache
 def _duckdb_mallctl() -> Mallctl | None:
     """`mallctl` of the jemalloc inside DuckDB's library (exported with a `duckdb_je_` prefix by
     the Linux builds), or None where DuckDB uses the system allocator."""
@@ -52,7 +55,7 @@ def _duckdb_mallctl() -> Mallctl | None:
     return found
 
 
-def _read(mallctl: Mallctl, name: str, value: ctypes.c_ssize_t | ctypes.c_uint) -> bool:
+def _read(mallctl: Mallctl, name: str, value: ctypes.c_ssize_t | ctypes.c_size_t | ctypes.c_uint) -> bool:
     size = ctypes.c_size_t(ctypes.sizeof(value))
     return mallctl(name.encode(), ctypes.byref(value), ctypes.byref(size), None, ctypes.c_size_t(0)) == 0
 
@@ -127,7 +130,6 @@ def duckdb_allocator_bytes() -> dict[str, int] | None:
     out: dict[str, int] = {}
     for stat in ("allocated", "resident"):
         value = ctypes.c_size_t()
-        size = ctypes.c_size_t(ctypes.sizeof(value))
-        if mallctl(f"stats.{stat}".encode(), ctypes.byref(value), ctypes.byref(size), None, ctypes.c_size_t(0)) == 0:
+        if _read(mallctl, f"stats.{stat}", value):
             out[stat] = value.value
     return out

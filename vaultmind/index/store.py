@@ -312,8 +312,7 @@ class Index:
         The limit is set through a connection of its own: when pinned memory does not fit under
         it (a rebuild's deletes pin theirs until the commit) the SET fails, having dropped what
         it could, and a failed statement would abort a transaction open on `con` — a bulk
-        load's (`bulk`). The C heap's and Arrow's free pages go back to the OS as well (a walk
-        of the heap: under a millisecond on a small one, ~20 ms over 350 MB of fragments)."""
+        load's (`bulk`). The C heap's and Arrow's free pages go back to the OS as well."""
         with self.lock, self.con.cursor() as other:
             current = limit_setting(str(self.scalar("SELECT current_setting('memory_limit')")))
             try:
