@@ -600,3 +600,50 @@ def test_parsing_in_worker_processes_gives_the_same_rows(vault: Path, tmp_path: 
         (vault / "More/n2.md").unlink()
         stats = pooled.sync()
         assert (stats.modified, stats.deleted) == (1, 1)
+
+
+def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0015 creates `leaves`, `admission` and `embeddings` again with their columns'
+    compression named, copying their rows: an index from before it keeps every row, vector and
+    lookup index, needs no rebuild, and from then on a column of repeated texts is still stored
+    with FSST (unnamed, DuckDB would have tried, and chosen, a dictionary)."""
+    import vaultmind.index.store as store
+    from vaultmind.index.schema import migrations, rebuilds
+
+    shipped = migrations()
+    assert not rebuilds(dict(shipped)["0015_named_compression"])
+    write(vault, "notes/a.md", "# Launch\n\nThe launch review moved to Friday.\n\n## Budget\n\nBudget approved by Dana.\n")
+    write(vault, "notes/b.md", "Plain note about ferries and harbours.\n")
+    older = tuple(m for m in shipped if m[0] < "0015")
+    monkeypatch.setattr(store, "migrations", lambda: older)
+    config = load_config(vault, embed_provider="static")
+    with Memory.open(config) as mem:
+        mem.reindex()
+        before = dump_index(mem)
+        cached = mem.index.query("SELECT * FROM embeddings ORDER BY ALL")
+        admitted = mem.index.query("SELECT * FROM admission ORDER BY ALL")
+        indexes = _indexes(mem.index)
+    assert cached and admitted
+    monkeypatch.setattr(store, "migrations", lambda: shipped)
+    with Memory.open(config) as mem:
+        assert mem.index.get_meta("needs_rebuild") is None
+        assert dump_index(mem) == before
+        assert mem.index.query("SELECT * FROM embeddings ORDER BY ALL") == cached
+        assert mem.index.query("SELECT * FROM admission ORDER BY ALL") == admitted
+        assert _indexes(mem.index) == indexes
+        assert not {t for (t,) in mem.index.query("SELECT table_name FROM duckdb_tables()")} - set(mem.index.tables)
+        assert mem.sync().added == 0  # nothing to derive again
+        con = mem.index.con
+        con.execute("CREATE TABLE unnamed AS SELECT * FROM leaves LIMIT 0")
+        con.execute("CREATE TEMP TABLE one AS SELECT * REPLACE ('the same words again' AS text) FROM leaves LIMIT 1")
+        for table in ("leaves", "unnamed"):  # the same text in 4,000 rows
+            con.execute(f"INSERT INTO {table} SELECT one.* FROM one, range(4000)")
+        con.execute("CHECKPOINT")
+        used = dict(
+            con.execute(
+                """SELECT 'leaves', compression FROM pragma_storage_info('leaves') WHERE column_name = 'text' AND segment_type = 'VARCHAR'
+                   UNION ALL
+                   SELECT 'unnamed', compression FROM pragma_storage_info('unnamed') WHERE column_name = 'text' AND segment_type = 'VARCHAR'"""
+            ).fetchall()
+        )
+        assert used == {"leaves": "FSST", "unnamed": "Dictionary"}
