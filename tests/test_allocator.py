@@ -19,15 +19,24 @@ BURST = "SELECT count(*) FROM (SELECT i % 400000 AS k, list(i) FROM range(200000
 
 
 def test_a_bulk_load_sets_decay_to_zero_and_restores_it(tmp_path: Path) -> None:
+    """The decay, and DuckDB's row groups buffered before a write (one, not five), for the
+    load only."""
     index = Index.open(tmp_path / "index.duckdb")
     before = decay_settings()
     assert before is not None and before["dirty_decay_ms"] > 0, "DuckDB's jemalloc was not found"
+
+    def buffered() -> int:
+        return int(index.scalar("SELECT current_setting('write_buffer_row_group_count')"))
+
+    buffered_before = buffered()
+    assert buffered_before > 1
     with index.bulk():
         assert decay_settings() == {"dirty_decay_ms": 0, "muzzy_decay_ms": 0}
-    assert decay_settings() == before
+        assert buffered() == 1
+    assert decay_settings() == before and buffered() == buffered_before
     with pytest.raises(RuntimeError), index.bulk():
         raise RuntimeError("the load failed")
-    assert decay_settings() == before
+    assert decay_settings() == before and buffered() == buffered_before
     index.close()
 
 

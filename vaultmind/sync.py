@@ -57,7 +57,7 @@ APPLY_BATCH = 1000  # files per apply (two batches are in memory at once; see do
 # (`Index.bulk`), with the lookup indexes of the bulk tables suspended (`Index.suspend_indexes`)
 # and built once at its end.
 BULK_FILES = 2000
-EMBED_FETCH_ROWS = 16_384  # leaf rows whose missing vectors are read, embedded and written at a time
+EMBED_FETCH_ROWS = 8_192  # leaf rows whose missing vectors are read, embedded and written at a time
 OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
 TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
 

@@ -221,8 +221,9 @@ class Index:
         writes each table once rather than merging a small row group per batch at every
         checkpoint, which was the peak of a load committed batch by batch (see
         docs/benchmarks.md). The lock is held throughout: other threads wait for the commit.
-        Meanwhile DuckDB's allocator returns freed memory at once (`prompt_purge`)."""
-        with self.lock, prompt_purge():
+        Meanwhile DuckDB's allocator returns freed memory at once (`prompt_purge`), and writes
+        each row group as it fills instead of gathering five (`write_buffer_row_group_count`)."""
+        with self.lock, prompt_purge(), self._setting("write_buffer_row_group_count", "1"):
             self.con.execute("BEGIN TRANSACTION")
             self._bulk = True
             try:
