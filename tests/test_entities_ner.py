@@ -138,3 +138,24 @@ def test_missing_model_degrades_and_says_so(vault: Path, caplog: pytest.LogCaptu
         )
     assert found == ["email:angela@example.com", "person:tim-cook", "topic:keynote"]
     assert any("vaultmind_no_such_model" in r.getMessage() for r in caplog.records)
+
+
+def test_pending_texts_are_the_first_in_the_file_each_hash_once(tmp_path: Path) -> None:
+    """Background NER takes the pending texts in the order of the file (a step then reads the
+    texts of a few row groups, not of every leaf), each content hash once, none already done."""
+    from vaultmind.entities.ner import pending_texts, store_spans
+
+    with Index.open(tmp_path / "index.duckdb") as index:
+        con = index.con
+        for i in range(21):  # text k = i % 7 has hash h{6 - k}: the file's order is not the hashes'
+            k = i % 7
+            con.execute(
+                "INSERT INTO leaves VALUES (?, 'n.md', ?, 'section', ?, ?, 3, 2, '', [], NULL, NULL, NULL, NULL)",
+                [f"leaf{i:02d}", i, f"text {k}", f"h{6 - k}"],
+            )
+        store_spans(con, "m", {"h5": []})  # text 1 is done
+        assert pending_texts(con, "m", 3) == [("h3", "text 3"), ("h4", "text 2"), ("h6", "text 0")]
+        assert [h for h, _ in pending_texts(con, "m", 100)] == ["h0", "h1", "h2", "h3", "h4", "h6"]
+        assert pending_texts(con, "other", 1) == [("h6", "text 0")]
+        store_spans(con, "m", {h: [] for h in ("h0", "h1", "h2", "h3", "h4", "h6")})
+        assert pending_texts(con, "m", 100) == []
