@@ -528,12 +528,14 @@ class Syncer:
         else:
             # how many first (hashes only: selecting the texts too read the whole text column
             # of `leaves`, though almost always nothing is missing), then the texts in ranges
-            # of rows, each embedded and written before the next is read
+            # of rows, each embedded and written before the next is read. An anti join, not a
+            # correlated NOT EXISTS: DuckDB answers that by holding the hash of every leaf
+            # (at 50k notes +180 MB and 0.28 s on every reconcile of the daemon; this +80 MB, 0.15 s)
             total = int(
                 self.index.scalar(
                     """SELECT count(DISTINCT l.content_hash) FROM leaves l
-                       WHERE NOT EXISTS (SELECT 1 FROM embeddings e
-                                         WHERE e.content_hash = l.content_hash AND e.model = ?)""",
+                       ANTI JOIN (SELECT content_hash FROM embeddings WHERE model = ?) e
+                            ON e.content_hash = l.content_hash""",
                     [model],
                 )
             )
