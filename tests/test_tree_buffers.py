@@ -61,6 +61,24 @@ def test_buffers_are_derived_from_the_index(vault: Path) -> None:
         assert buffer(memory.index, settings, "notes:Projects", 0)[0].note_path == "Projects/Plan.md"
 
 
+def test_tree_states_are_counted_once_per_committed_state(vault: Path) -> None:
+    """Asked again with nothing written in between, the buffers come from the first count; a
+    save, or a seal, counts them again."""
+    chat_day(vault, 0, 0, 2)
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        settings = TreeSettings.from_extra(memory.config.extra)
+        first = tree_states(memory.index, settings)
+        assert tree_states(memory.index, settings) is first
+        assert tree_states(memory.index, settings, TREE) is not first  # one tree: its own count
+        chat_day(vault, 1, 10, 2)
+        memory.sync()
+        again = tree_states(memory.index, settings)
+        assert again is not first and again[TREE].l0_items == first[TREE].l0_items + 2
+        flush(memory, now=datetime(2030, 1, 1, tzinfo=UTC), summarizer=FallbackSummarizer())
+        assert tree_states(memory.index, settings)[TREE].l0_items == 0
+
+
 def test_level0_seals_at_the_token_budget(vault: Path) -> None:
     chat_day(vault, 0, 0, 2)
     with Memory.open(tree_config(vault)) as memory:  # budget = messages 0..2

@@ -168,7 +168,15 @@ def buffer(index: Index, settings: TreeSettings, tree: str, level: int) -> list[
 
 
 def tree_states(index: Index, settings: TreeSettings, tree: str | None = None) -> dict[str, TreeState]:
-    """Buffer sizes of every tree (or one), in two queries."""
+    """Buffer sizes of every tree (or one), in two queries, once per committed state of the
+    index (read-only: callers share the result). The daemon's tree check after each save asks
+    twice, for sealing and for flushing, and at 50k notes each time joined every leaf with its
+    note and its admission (0.5 s, +140 MB); the second is answered from the first when sealing
+    wrote nothing."""
+    return index.cached(f"tree_states:{tree}:{settings!r}", lambda _: _tree_states(index, settings, tree))
+
+
+def _tree_states(index: Index, settings: TreeSettings, tree: str | None) -> dict[str, TreeState]:
     states: dict[str, TreeState] = {}
     sql, params = tree_leaves_sql(index, settings, tree)
     for name, leaves, items, tokens, newest in index.query(
