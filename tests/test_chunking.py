@@ -9,7 +9,7 @@ import pytest
 
 from vaultmind.markdown.chunking import MIN_CHUNK_TOKENS, section_leaf_id, section_leaves
 from vaultmind.markdown.note import parse_note
-from vaultmind.markdown.tokens import approx_tokens, count_tokens, token_quarters
+from vaultmind.markdown.tokens import approx_tokens, count_tokens, running_quarters, token_quarters
 from vaultmind.model import Leaf
 
 # --- token estimates ------------------------------------------------------------------------
@@ -37,6 +37,13 @@ def test_token_quarters_are_additive() -> None:
     a, b = "Hello, 世界 ", "code(x) + 1\n"
     assert token_quarters(a + b) == token_quarters(a) + token_quarters(b)
     assert count_tokens(a + b) == (token_quarters(a) + token_quarters(b) + 3) // 4
+
+
+def test_running_quarters_are_token_quarters_of_every_prefix() -> None:
+    text = "Hello, world!\n\tcode();  日本語 é 🙂\r\nend_"
+    running = running_quarters(text)
+    assert running.tolist() == [token_quarters(text[:i]) for i in range(len(text) + 1)]
+    assert running_quarters("").tolist() == [0]
 
 
 def test_approx_tokens() -> None:

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+import numpy as np
+
 from vaultmind.markdown.obsidian import (
     BLANK,
     FENCE,
@@ -42,7 +44,7 @@ from vaultmind.markdown.obsidian import (
     scan_blocks,
 )
 from vaultmind.markdown.render import parse_meta, unescape_text_line
-from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens, token_quarters
+from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens, running_quarters, token_quarters
 from vaultmind.model import Leaf
 
 DEFAULT_CHUNK_TOKENS = 400
@@ -117,13 +119,19 @@ class _Chunker:
         self.prefix_cap = budget // 4  # a repeated heading prefix never takes more
         self.lines = scan.lines
         self.offsets = list(accumulate(map((1).__add__, map(len, self.lines)), initial=0))
+        self._quarters: list[int] | None = None  # token quarters of lines [0, i), for each i
         self.out: list[tuple[str, tuple[str, ...], str]] = []
 
     # spans
 
     def tokens(self, start: int, end: int) -> int:
-        """Conservative tokens of lines [start, end) (counts their newlines too)."""
-        return count_tokens(self.body[self.offsets[start] : self.offsets[end]])
+        """Conservative tokens of lines [start, end) (counts their newlines too): exactly
+        `count_tokens` of that span of the body."""
+        if self._quarters is None:
+            running = running_quarters(self.body)
+            ends = np.minimum(np.array(self.offsets, dtype=np.int64), len(self.body))  # the last line may lack its newline
+            self._quarters = running[ends].tolist()
+        return (self._quarters[end] - self._quarters[start] + 3) // 4
 
     def text(self, start: int, end: int) -> str:
         raw = self.body[self.offsets[start] : max(self.offsets[start], self.offsets[end] - 1)]
