@@ -181,17 +181,16 @@ def term_counts(text: str) -> tuple[Counter[str], int]:
     Equal to counting `terms(text)`, but the words are mapped and counted in bulk (C loops):
     most words have exactly one term; stop words are dropped and CJK runs expanded afterwards."""
     found = words(text)
-    mapped = list(map(_TERMS_OF.get, found))
-    if None in mapped:  # words not seen yet: map each once, then the text again in bulk
+    counts: Counter[Any] = Counter(map(_TERMS_OF.get, found))
+    if None in counts:  # words not seen yet: map each once, then count the text again
         missing = set(found).difference(_TERMS_OF)
         if len(_TERMS_OF) + len(missing) > _TERMS_OF_MAX:
             _TERMS_OF.clear()
             missing = set(found)
         for word in missing:
             _TERMS_OF[word] = _terms_of(word)
-        mapped = list(map(_TERMS_OF.__getitem__, found))
-    counts: Counter[Any] = Counter(mapped)  # no None left: str and tuple keys
-    counts.pop("", None)  # stop words
+        counts = Counter(map(_TERMS_OF.__getitem__, found))
+    counts.pop("", None)  # stop words; str and tuple keys are left
     if not text.isascii():  # CJK runs: several terms to one word
         for key in [k for k in counts if k.__class__ is tuple]:
             n = counts.pop(key)
