@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import datetime
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from vaultmind.errors import NotFound, UsageError
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.timeparse import parse_time_window
+from vaultmind.retrieval.walk import DIVERSITY_JACCARD, _near_duplicate
 
 from .conftest import write
 
@@ -150,6 +152,37 @@ def test_near_duplicates_are_pushed_down(vault: Path) -> None:
             "the copy outscores c but yields to it"
         )
         assert hits[2]["breakdown"].get("near_duplicate") is True
+
+
+def test_near_duplicates_are_the_term_sets_of_high_jaccard_similarity() -> None:
+    ten = frozenset(f"w{i}" for i in range(10))
+    assert _near_duplicate(ten | {"x"}, {10: [ten]})  # 10/11
+    assert _near_duplicate(frozenset(list(ten)[:9]), {10: [ten]})  # 9/10: the threshold itself
+    assert not _near_duplicate(ten | {"x", "y"}, {10: [ten]})  # 10/12
+    assert not _near_duplicate(frozenset(), {0: [frozenset()]})
+    rng = random.Random(3)
+    vocabulary = [f"t{i}" for i in range(30)]
+    kept: dict[int, list[frozenset[str]]] = {}
+    earlier: list[frozenset[str]] = []
+    positives = 0
+    for _ in range(400):  # against every kept set, as a pairwise check would
+        candidate = frozenset(rng.sample(vocabulary, rng.randint(0, 25)))
+        if earlier and rng.random() < 0.5:  # a near copy of an earlier set: one or two terms off
+            base = set(rng.choice(earlier))
+            for _ in range(rng.randint(1, 2)):
+                base.symmetric_difference_update({rng.choice(vocabulary)})
+            candidate = frozenset(base)
+        earlier.append(candidate)
+        pairwise = any(
+            candidate and other and len(candidate & other) / len(candidate | other) >= DIVERSITY_JACCARD
+            for others in kept.values()
+            for other in others
+        )
+        assert _near_duplicate(candidate, kept) == pairwise
+        positives += pairwise
+        if rng.random() < 0.5:
+            kept.setdefault(len(candidate), []).append(candidate)
+    assert positives > 20
 
 
 def test_modes(mem: Memory) -> None:

@@ -530,19 +530,16 @@ def _diversify(
     kept: list[tuple[str, float, dict[str, Any]]] = []
     dupes: list[tuple[str, float, dict[str, Any]]] = []
     seen_hashes: set[str] = set()
-    seen_terms: list[frozenset[str]] = []
+    seen_terms: dict[int, list[frozenset[str]]] = {}  # the kept hits' term sets, by size
     for item in window:
         content_hash, term_set = info.get(item[0], ("", frozenset()))
-        duplicate = content_hash in seen_hashes or any(
-            term_set and _jaccard(term_set, other) >= DIVERSITY_JACCARD for other in seen_terms
-        )
-        if duplicate:
+        if content_hash in seen_hashes or _near_duplicate(term_set, seen_terms):
             item[2]["near_duplicate"] = True
             dupes.append(item)
         else:
             kept.append(item)
             seen_hashes.add(content_hash)
-            seen_terms.append(term_set)
+            seen_terms.setdefault(len(term_set), []).append(term_set)
     ordered = _spread_notes(kept, places, note_rank) + dupes + scored[len(window) :]
     return ordered[:limit]
 
@@ -564,10 +561,20 @@ def _spread_notes(
     return [ranked[p] for p in chosen] + [item for p, item in enumerate(ranked) if p not in picked]
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b or min(len(a), len(b)) < DIVERSITY_JACCARD * max(len(a), len(b)):
-        return 0.0  # too different in size to reach the threshold: skip the set operations
-    return len(a & b) / len(a | b)
+def _near_duplicate(term_set: frozenset[str], kept: dict[int, list[frozenset[str]]]) -> bool:
+    """Whether `term_set` has a Jaccard similarity of at least `DIVERSITY_JACCARD` with one of
+    the `kept` sets (by size). Sets too different in size cannot reach it (the similarity is at
+    most the smaller size over the larger), so only the kept sets of nearly the same size are
+    compared: a walk asked for 50 hits compared each of its 150 first with every earlier one."""
+    n = len(term_set)
+    if not n:
+        return False
+    for size in range(int(n * DIVERSITY_JACCARD), int(n / DIVERSITY_JACCARD) + 2):
+        if size and min(n, size) >= DIVERSITY_JACCARD * max(n, size):
+            for other in kept.get(size, ()):
+                if len(term_set & other) / len(term_set | other) >= DIVERSITY_JACCARD:
+                    return True
+    return False
 
 
 @lru_cache(maxsize=8192)
