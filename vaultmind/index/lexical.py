@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import Stemmer
@@ -101,16 +101,20 @@ def words(text: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """The search terms of a text, in order (duplicates kept)."""
+    found = words(text)
+    mapped = list(map(_TERMS_OF.get, found))
+    if None in mapped:
+        _learn(found)
+        mapped = list(map(_TERMS_OF.__getitem__, found))
+    if text.isascii():  # one term or none ("": a stop word) to a word
+        return cast(list[str], [term for term in mapped if term])
     out: list[str] = []
-    for word in words(text):
-        found = _TERMS_OF.get(word)
-        if found is None:
-            found = _remember(word)
-        if isinstance(found, str):
-            if found:  # "": a stop word
-                out.append(found)
-        else:
-            out.extend(found)
+    for term in mapped:
+        if isinstance(term, str):
+            if term:
+                out.append(term)
+        elif term:
+            out.extend(term)  # a CJK run
     return out
 
 
@@ -168,11 +172,14 @@ def _terms_of(word: str) -> str | tuple[str, ...]:
     return found[0] if len(found) == 1 else found or ""
 
 
-def _remember(word: str) -> str | tuple[str, ...]:
-    if len(_TERMS_OF) >= _TERMS_OF_MAX:
+def _learn(words: list[str]) -> None:
+    """Put the words of one text that `_TERMS_OF` lacks into it (emptied first when full)."""
+    missing = set(words).difference(_TERMS_OF)
+    if len(_TERMS_OF) + len(missing) > _TERMS_OF_MAX:
         _TERMS_OF.clear()
-    found = _TERMS_OF[word] = _terms_of(word)
-    return found
+        missing = set(words)
+    for word in missing:
+        _TERMS_OF[word] = _terms_of(word)
 
 
 def term_counts(text: str) -> tuple[Counter[str], int]:
@@ -183,12 +190,7 @@ def term_counts(text: str) -> tuple[Counter[str], int]:
     found = words(text)
     counts: Counter[Any] = Counter(map(_TERMS_OF.get, found))
     if None in counts:  # words not seen yet: map each once, then count the text again
-        missing = set(found).difference(_TERMS_OF)
-        if len(_TERMS_OF) + len(missing) > _TERMS_OF_MAX:
-            _TERMS_OF.clear()
-            missing = set(found)
-        for word in missing:
-            _TERMS_OF[word] = _terms_of(word)
+        _learn(found)
         counts = Counter(map(_TERMS_OF.__getitem__, found))
     counts.pop("", None)  # stop words; str and tuple keys are left
     if not text.isascii():  # CJK runs: several terms to one word
