@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.cli.output import print_hits
 from vaultmind.config import load_config
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
@@ -152,6 +153,28 @@ def test_near_duplicates_are_pushed_down(vault: Path) -> None:
             "the copy outscores c but yields to it"
         )
         assert hits[2]["breakdown"].get("near_duplicate") is True
+
+
+def test_a_hit_that_follows_other_notes_best_hits_says_so(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(
+        vault,
+        "a.md",
+        "# Ferry out\n\nThe ferry to Ischia leaves the old pier at nine.\n\n"
+        "# Ferry back\n\nThe ferry from Ischia returns to the old pier at six.\n",
+    )
+    write(vault, "b.md", "# Trip\n\nWe spent a week on Ischia in the spring, mostly walking.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.query("walk", {"query": "ferry Ischia pier"})
+    hits = result["hits"]
+    assert [h["note_path"] for h in hits] == ["a.md", "b.md", "a.md"]
+    assert hits[2]["score"] > hits[1]["score"], "a's second section outscores b but follows it"
+    assert hits[2]["breakdown"].get("behind_other_notes") is True
+    assert not hits[0]["breakdown"].get("behind_other_notes") and not hits[1]["breakdown"].get("behind_other_notes")
+    print_hits(result)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "(score" in line]
+    assert lines[2].endswith("; after the best hits of other notes)") and lines[0].endswith(")")
+    assert "after the best hits" not in lines[0] + lines[1]
 
 
 def test_near_duplicates_are_the_term_sets_of_high_jaccard_similarity() -> None:

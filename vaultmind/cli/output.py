@@ -132,7 +132,7 @@ def print_hits(result: dict[str, Any]) -> None:
         when = hit.get("timestamp") or (hit.get("time_range") or {}).get("start")
         refs = hit.get("source_refs") or ([hit["source_ref"]] if hit.get("source_ref") else [])
         meta = " · ".join(x for x in (hit.get("author"), when, *refs) if x)
-        print(f"{rank:2}. {where}  (score {hit['score']:.4f})")
+        print(f"{rank:2}. {where}  (score {hit['score']:.4f}{_placed(hit)})")
         if meta:
             print(f"    {meta}")
         text = " ".join(str(hit.get("content", hit.get("text", ""))).split())
@@ -141,6 +141,16 @@ def print_hits(result: dict[str, Any]) -> None:
             print(f"    {hit['link']}")
     if result.get("truncated"):
         print(f"({result['total']} candidates; showing {len(hits)})")
+
+
+def _placed(hit: dict[str, Any]) -> str:
+    """Why a walk hit sits below hits with lower scores, for the listing."""
+    breakdown = hit.get("breakdown") or {}
+    if breakdown.get("near_duplicate"):
+        return "; repeats a hit above"
+    if breakdown.get("behind_other_notes"):
+        return "; after the best hits of other notes"
+    return ""
 
 
 def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:

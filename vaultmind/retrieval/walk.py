@@ -69,7 +69,8 @@
    out every other source. A note's evidence is its best leaf's score plus `NOTE_COVERAGE`
    times the idf-weighted share of the question's terms found anywhere in the note: the note
    that holds every part of the question, spread over several messages, rises above one that
-   matches a single message by luck.
+   matches a single message by luck. A hit that outscores one of those five but follows them
+   has `behind_other_notes` in its breakdown (`near_duplicate` for a repeat).
 
 Each hit's `breakdown` carries every signal, its weight and the final score.
 """
@@ -551,14 +552,20 @@ def _spread_notes(
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """The first `DISTINCT_TOP` hits are the best hits of the `DISTINCT_TOP` notes with the most
     evidence (`note_rank`; a note's best hit without it), so one conversation cannot crowd out
-    every other source at the top; the rest keep their order."""
+    every other source at the top; the rest keep their order. A hit that scores above one of
+    those it now follows says so in its breakdown (`behind_other_notes`)."""
     firsts: dict[str, int] = {}  # note → position of its best hit
     for position, item in enumerate(ranked):
         firsts.setdefault(places.get(item[0], ("",))[0], position)
     notes = sorted(firsts, key=lambda n: (-note_rank.get(n, ranked[firsts[n]][1]), firsts[n]))
     chosen = [firsts[note] for note in notes[:DISTINCT_TOP]]
     picked = set(chosen)
-    return [ranked[p] for p in chosen] + [item for p, item in enumerate(ranked) if p not in picked]
+    lowest = min((ranked[p][1] for p in chosen), default=0.0)
+    rest = [item for p, item in enumerate(ranked) if p not in picked]
+    for item in rest:
+        if item[1] > lowest:
+            item[2]["behind_other_notes"] = True
+    return [ranked[p] for p in chosen] + rest
 
 
 def _near_duplicate(term_set: frozenset[str], kept: dict[int, list[frozenset[str]]]) -> bool:
