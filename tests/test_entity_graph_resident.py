@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
-from vaultmind.retrieval.entity_graph import entity_graph
+from vaultmind.retrieval.entity_graph import EntityGraph, entity_graph
 
 from .conftest import write
 
@@ -72,3 +74,24 @@ def test_resident_entity_graph_equals_sql_and_follows_changes(vault: Path) -> No
         with memory.index.transaction() as con:  # a commit that leaves occurrences alone
             con.execute("INSERT OR REPLACE INTO meta VALUES ('bench_probe', '1')")
         assert entity_graph(memory.index) is unchanged
+
+
+def test_background_upkeep_leaves_the_graph_ready_for_the_next_question(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    for rel, text in NOTES.items():
+        write(vault, rel, text)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.serve()
+        memory.sync()
+        memory.warm()
+        write(vault, "notes/e.md", "@zoe met @alex about #hiking.\n")
+        memory.sync_paths(["notes/e.md"])
+        memory.enrich(background=True)  # what the daemon's upkeep runs after a save
+
+        def reload(index: object) -> None:
+            raise AssertionError("the entity graph was loaded on the read path")
+
+        monkeypatch.setattr(EntityGraph, "load", classmethod(reload))
+        assert len(entity_graph(memory.index).leaves_of(["topic:hiking"])) == 2
+        hits = memory.walk("What did zoe say about hiking?")["hits"]
+        assert hits and hits[0]["note_path"] == "notes/e.md"

@@ -225,6 +225,7 @@ class TreeKeeper:
                 self.memory.enrich(background=True)
                 self.memory.yield_to_foreground()
                 maintain(self.memory, now=datetime.now(UTC))
+                self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
                 self.memory.trim()
                 self.last_error = None
             except Exception as exc:  # keep the daemon alive; the next change retries
