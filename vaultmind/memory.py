@@ -212,7 +212,9 @@ class Memory:
     def prepare_reads(self) -> None:
         """Bring the read path's views that follow the index by reloading (the entity graph) up
         to date with what was committed, so the next question does not pay for it (0.3 s at 50k
-        notes, after every save and every step of background NER that changed occurrences)."""
+        notes). The daemon's upkeep calls it after a save and at the end of a pass, not after
+        each step of background NER: those come every second or so, and a reload each time
+        would slow the catch-up by a third while the graph is wanted only by questions."""
         from vaultmind.retrieval.entity_graph import entity_graph
 
         if "occurrences" in self.index.tables:
@@ -237,13 +239,13 @@ class Memory:
                 self.yield_to_foreground()
                 if self.stopping.is_set():
                     raise _Stopping
-                self.prepare_reads()  # after a save or a step's commit: here, not in the next question
             if progress is not None:
                 progress(phase, done, total)
 
         try:
             if background:
                 step("ner", 0, 0)
+                self.prepare_reads()  # what the save that woke the upkeep changed
             recognised = complete_ner(self, progress=step, batch=BACKGROUND_NER_BATCH if background else 256)
             if background:
                 step("ner", recognised, recognised)
@@ -251,8 +253,8 @@ class Memory:
             return {"ner_texts": recognised, "entity_notes": 0}
         with self.sync_lock:
             created = create_entity_notes(self)
-        if background and created:
-            self.prepare_reads()
+        if background:
+            self.prepare_reads()  # what NER and new entity notes changed
         return {"ner_texts": recognised, "entity_notes": created}
 
     # -- read side -------------------------------------------------------------------------
