@@ -172,12 +172,12 @@ def _terms_of(word: str) -> str | tuple[str, ...]:
     return found[0] if len(found) == 1 else found or ""
 
 
-def _learn(words: list[str]) -> None:
+def _learn(found: list[str]) -> None:
     """Put the words of one text that `_TERMS_OF` lacks into it (emptied first when full)."""
-    missing = set(words).difference(_TERMS_OF)
+    missing = set(found).difference(_TERMS_OF)
     if len(_TERMS_OF) + len(missing) > _TERMS_OF_MAX:
         _TERMS_OF.clear()
-        missing = set(words)
+        missing = set(found)
     for word in missing:
         _TERMS_OF[word] = _terms_of(word)
 
