@@ -88,10 +88,42 @@ def test_background_upkeep_leaves_the_graph_ready_for_the_next_question(vault: P
         memory.sync_paths(["notes/e.md"])
         memory.enrich(background=True)  # what the daemon's upkeep runs after a save
 
-        def reload(index: object) -> None:
-            raise AssertionError("the entity graph was loaded on the read path")
+        def reload(*args: object) -> None:
+            raise AssertionError("the entity graph was built on the read path")
 
-        monkeypatch.setattr(EntityGraph, "load", classmethod(reload))
+        monkeypatch.setattr(EntityGraph, "__init__", reload)
         assert len(entity_graph(memory.index).leaves_of(["topic:hiking"])) == 2
         hits = memory.walk("What did zoe say about hiking?")["hits"]
         assert hits and hits[0]["note_path"] == "notes/e.md"
+
+
+def test_while_serving_a_question_does_not_wait_for_background_commits(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    for rel, text in NOTES.items():
+        write(vault, rel, text)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.serve()
+        memory.sync()
+        memory.warm()
+        leaf = memory.index.query("SELECT id, note_path FROM leaves WHERE note_path = 'notes/d.md'")[0]
+        with memory.index.transaction() as con:  # what a step of background NER commits
+            con.execute(
+                "INSERT INTO occurrences (entity_id, leaf_id, note_path, surface) VALUES ('topic:zeppelin', ?, ?, 'zeppelin')",
+                [leaf[0], leaf[1]],
+            )
+        built = EntityGraph.__init__
+
+        def build(*args: object) -> None:
+            raise AssertionError("a question waited for the entity graph")
+
+        monkeypatch.setattr(EntityGraph, "__init__", build)
+        memory.walk("What did @dana say about #launch?")  # the graph as it was: no build
+        assert memory.entity_graph().leaves_of(["topic:zeppelin"]) == {}
+        monkeypatch.setattr(EntityGraph, "__init__", built)
+        memory.enrich(background=True)  # the upkeep's next step brings it up to date
+        assert memory.entity_graph().leaves_of(["topic:zeppelin"]) == {leaf[0]: {"topic:zeppelin"}}
+
+        write(vault, "notes/f.md", "@zoe plans #sailing.\n")
+        memory.sync_paths(["notes/f.md"])  # a save: the next question sees it at once
+        assert memory.entity_graph().leaves_of(["topic:sailing"])
+        assert entity_graph(memory.index) is memory.entity_graph()

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -30,6 +30,9 @@ from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
+
+if TYPE_CHECKING:
+    from vaultmind.retrieval.entity_graph import EntityGraph
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +65,8 @@ class Memory:
         self._last_foreground = float("-inf")
         self.stopping = threading.Event()  # set when the daemon stops: background work ends
         self._serving = False  # `serve`: DuckDB settings of a long-running process
+        self._synced = 0  # the index's generation after the last sync of vault files
+        self._graph_wanted = False  # a question took an entity graph older than the index
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -89,17 +94,21 @@ class Memory:
         with self.sync_lock:
             stats = self.syncer.sync_all(rebuild=True)
             self.index.checkpoint()
+            self._synced = self.index.generation
             return stats
 
     def sync(self) -> SyncStats:
         with self.foreground(), self.sync_lock:
             stats = self.syncer.sync_all()
             self._evict()  # a whole-vault pass read blocks the next saves do not need
+            self._synced = self.index.generation
             return stats
 
     def sync_paths(self, paths: list[str]) -> SyncStats:
         with self.foreground(), self.sync_lock:
-            return self.syncer.sync_paths(paths)
+            stats = self.syncer.sync_paths(paths)
+            self._synced = self.index.generation
+            return stats
 
     # -- memory of a serving process -------------------------------------------------------
 
@@ -209,12 +218,30 @@ class Memory:
         self._evict()  # the blocks loading read are not needed again
         release_freed_memory()
 
+    def entity_graph(self) -> EntityGraph:
+        """The entity graph a question uses: as committed now; but while serving, the one
+        last built when only background work (NER, queue jobs) has committed since the last sync
+        of vault files. Background NER commits about once a second during a catch-up, and a
+        reload takes 0.3 s at 50k notes: the question does not wait for it, the upkeep rebuilds
+        the graph after its next step (`_graph_wanted`). A save is always in the graph the next
+        question uses."""
+        from vaultmind.retrieval.entity_graph import entity_graph, kept_entity_graph
+
+        if self._serving:
+            kept = kept_entity_graph(self.index, since=self._synced)
+            if kept is not None:
+                graph, stale = kept
+                if stale:
+                    self._graph_wanted = True
+                return graph
+        return entity_graph(self.index)
+
     def prepare_reads(self) -> None:
         """Bring the read path's views that follow the index by reloading (the entity graph) up
         to date with what was committed, so the next question does not pay for it (0.3 s at 50k
-        notes). The daemon's upkeep calls it after a save and at the end of a pass, not after
-        each step of background NER: those come every second or so, and a reload each time
-        would slow the catch-up by a third while the graph is wanted only by questions."""
+        notes). The daemon's upkeep calls it after a save and at the end of a pass, and after a
+        step of background NER only when a question took the graph as it was before (steps
+        come every second or so, and a reload each time would slow the catch-up by a third)."""
         from vaultmind.retrieval.entity_graph import entity_graph
 
         if "occurrences" in self.index.tables:
@@ -239,6 +266,9 @@ class Memory:
                 self.yield_to_foreground()
                 if self.stopping.is_set():
                     raise _Stopping
+                if self._graph_wanted:  # a question took the graph as it was before this step
+                    self._graph_wanted = False
+                    self.prepare_reads()
             if progress is not None:
                 progress(phase, done, total)
 

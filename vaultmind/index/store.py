@@ -184,6 +184,20 @@ class Index:
             self._views[name] = (self.generation, value)
             return value
 
+    def view(self, name: str) -> tuple[int, Any] | None:
+        """A view kept by `cached` or `keep_view`, with the generation it was built for (None:
+        none yet). Read without the lock: a reader may take the view of the state before a
+        commit that is finishing, as if it had asked a moment earlier."""
+        return self._views.get(name)
+
+    def keep_view(self, name: str, generation: int, value: Any) -> None:
+        """Keep `value` as the view `name` of state `generation` (built outside the lock), unless
+        a view of a later state is kept already."""
+        with self.lock:
+            kept = self._views.get(name)
+            if kept is None or kept[0] <= generation:
+                self._views[name] = (generation, value)
+
     def query(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         with self.lock:
             return self.con.execute(sql, params).fetchall()

@@ -7,12 +7,17 @@ numpy lookups in compressed rows (entity → leaves, leaf → entities) and a di
 
 The snapshot belongs to one state of the index. After a committed change (`Index.generation`)
 a fingerprint of the two tables (one aggregate each) tells whether they changed at all — most
-commits (embeddings, queue jobs, summaries) leave them alone — and only then is it reloaded.
+commits (embeddings, queue jobs, summaries) leave them alone — and only then is it reloaded:
+the tables are read under the index's lock, the graph is built outside it. A serving process
+lets a question use the graph last built when only background work has committed since
+(`Memory.entity_graph`).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -69,9 +74,8 @@ class EntityGraph:
     @classmethod
     def load(cls, index: Index) -> EntityGraph:
         with index.lock:
-            occurrences = index.con.execute("SELECT entity_id, leaf_id FROM occurrences").to_arrow_table()
-            edges = index.con.execute("SELECT a, b, weight FROM edges").to_arrow_table()
-        return cls(occurrences, edges)
+            tables = _tables(index)
+        return cls(*tables)
 
     # -- lookups -----------------------------------------------------------------------------
 
@@ -128,14 +132,45 @@ class EntityGraph:
         return self._e_leaves[self._e_start[code] : self._e_start[code + 1]]
 
 
+def _tables(index: Index) -> tuple[pa.Table, pa.Table]:
+    """The rows of `occurrences` and `edges` (the caller holds the index's lock)."""
+    occurrences = index.con.execute("SELECT entity_id, leaf_id FROM occurrences").to_arrow_table()
+    edges = index.con.execute("SELECT a, b, weight FROM edges").to_arrow_table()
+    return occurrences, edges
+
+
+_VIEW = "entity_graph"
+_BUILD = threading.Lock()  # one build at a time: a second caller waits and finds it done
+
+
 def entity_graph(index: Index) -> EntityGraph:
-    """The `EntityGraph` of `index` as it stands (reloaded only when its tables changed)."""
+    """The `EntityGraph` of `index` as committed now (reloaded only when its tables changed).
+    A reload reads the tables under the index's lock and builds the graph outside it (0.3 s at
+    50k notes): other readers and writers wait only for the reads."""
+    kept = index.view(_VIEW)
+    if kept is not None and kept[0] == index.generation:
+        return cast(EntityGraph, kept[1][1])
+    with _BUILD:
+        with index.lock:
+            generation = index.generation
+            kept = index.view(_VIEW)
+            if kept is not None and kept[0] == generation:
+                return cast(EntityGraph, kept[1][1])
+            row = index.con.execute(_FINGERPRINT_SQL).fetchone()
+            fingerprint = tuple(row) if row is not None else ()
+            if kept is not None and kept[1][0] == fingerprint:  # a commit that left both tables alone
+                index.keep_view(_VIEW, generation, kept[1])
+                return cast(EntityGraph, kept[1][1])
+            tables = _tables(index)
+        graph = EntityGraph(*tables)
+        index.keep_view(_VIEW, generation, (fingerprint, graph))
+        return graph
 
-    def refresh(previous: tuple[tuple[object, ...], EntityGraph] | None) -> tuple[tuple[object, ...], EntityGraph]:
-        row = index.con.execute(_FINGERPRINT_SQL).fetchone()
-        fingerprint = tuple(row) if row is not None else ()
-        if previous is not None and previous[0] == fingerprint:
-            return previous
-        return fingerprint, EntityGraph.load(index)
 
-    return index.cached("entity_graph", refresh)[1]
+def kept_entity_graph(index: Index, since: int) -> tuple[EntityGraph, bool] | None:
+    """The graph last built, if it was built for state `since` or a later one, and whether
+    commits have followed it (it may be stale); None otherwise."""
+    kept = index.view(_VIEW)
+    if kept is None or kept[0] < since:
+        return None
+    return cast(EntityGraph, kept[1][1]), kept[0] != index.generation

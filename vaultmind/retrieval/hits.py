@@ -96,7 +96,7 @@ def leaf_hits(
     known = known or {}
     rows = {leaf_id: known[leaf_id] for leaf_id in ids if leaf_id in known}
     rows.update(memory.leaves.rows([leaf_id for leaf_id in ids if leaf_id not in known]))
-    entities = _entities_of(memory.index, ids)
+    entities = _entities_of(memory, ids)
     summaries = _summaries_of(
         memory.index, sorted({r["note_path"] for r in rows.values() if r["note_kind"] == "summary"})
     )
@@ -177,9 +177,7 @@ def _as_summary(hit: RetrievalHit, summary: dict[str, Any]) -> None:
     hit.source_refs = sorted(summary["source_refs"] or [])
 
 
-def _entities_of(index: Index, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
-    if not leaf_ids or not has_table(index, "occurrences"):
+def _entities_of(memory: Memory, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
+    if not leaf_ids or not has_table(memory.index, "occurrences"):
         return {}
-    from vaultmind.retrieval.entity_graph import entity_graph
-
-    return entity_graph(index).entities_of(leaf_ids)
+    return memory.entity_graph().entities_of(leaf_ids)

@@ -93,7 +93,7 @@ import numpy.typing as npt
 from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import AnswerKind, Asking, answer_kind, asking, holds_answer
-from vaultmind.retrieval.entity_graph import EntityGraph, entity_graph
+from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
 
@@ -387,7 +387,7 @@ def _entity_signals(
     """Leaves per query entity, leaves holding related pairs, and graph proximity per leaf."""
     if not entity_ids:
         return {}, set(), {}
-    graph = entity_graph(memory.index)
+    graph = memory.entity_graph()
     by_leaf = graph.leaves_of(entity_ids)
     pair_leaves: set[str] = set()
     if len(entity_ids) >= 2:
