@@ -3,6 +3,8 @@ and follows every change of the index."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -76,7 +78,9 @@ def test_resident_entity_graph_equals_sql_and_follows_changes(vault: Path) -> No
         assert entity_graph(memory.index) is unchanged
 
 
-def test_background_upkeep_leaves_the_graph_ready_for_the_next_question(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@contextmanager
+def serving_memory(vault: Path) -> Iterator[Memory]:
+    """The notes indexed, in a memory warmed and serving as the daemon's."""
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
     for rel, text in NOTES.items():
         write(vault, rel, text)
@@ -84,6 +88,11 @@ def test_background_upkeep_leaves_the_graph_ready_for_the_next_question(vault: P
         memory.serve()
         memory.sync()
         memory.warm()
+        yield memory
+
+
+def test_background_upkeep_leaves_the_graph_ready_for_the_next_question(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with serving_memory(vault) as memory:
         write(vault, "notes/e.md", "@zoe met @alex about #hiking.\n")
         memory.sync_paths(["notes/e.md"])
         memory.enrich(background=True)  # what the daemon's upkeep runs after a save
@@ -98,13 +107,7 @@ def test_background_upkeep_leaves_the_graph_ready_for_the_next_question(vault: P
 
 
 def test_while_serving_a_question_does_not_wait_for_background_commits(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
-    for rel, text in NOTES.items():
-        write(vault, rel, text)
-    with Memory.open(load_config(vault, embed_provider="none")) as memory:
-        memory.serve()
-        memory.sync()
-        memory.warm()
+    with serving_memory(vault) as memory:
         leaf = memory.index.query("SELECT id, note_path FROM leaves WHERE note_path = 'notes/d.md'")[0]
         with memory.index.transaction() as con:  # what a step of background NER commits
             con.execute(

@@ -71,12 +71,6 @@ class EntityGraph:
             near[a] = max(weight, near.get(a, 0.0))
         self._adjacent = adjacent
 
-    @classmethod
-    def load(cls, index: Index) -> EntityGraph:
-        with index.lock:
-            tables = _tables(index)
-        return cls(*tables)
-
     # -- lookups -----------------------------------------------------------------------------
 
     def leaves_of(self, entity_ids: Iterable[str]) -> dict[str, set[str]]:
