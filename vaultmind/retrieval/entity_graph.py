@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.row_ids import RowIds, id_array
 from vaultmind.index.store import Index
 
@@ -35,21 +36,19 @@ _FINGERPRINT_SQL = """
 class EntityGraph:
     """Occurrences as two compressed-row maps plus the weighted co-occurrence edges."""
 
-    def __init__(self, occurrences: pa.Table, edges: pa.Table):
-        ent = occurrences.column("entity_id").combine_chunks().dictionary_encode()
-        leaf = occurrences.column("leaf_id").combine_chunks().dictionary_encode()
-        self.entity_ids: list[str] = ent.dictionary.to_pylist()
+    def __init__(self, entity_ids: list[str], occurrences: pa.Table, edges: pa.Table):
+        """`occurrences`: (`code`, `leaf_id`) rows, `code` an entity's position in `entity_ids`."""
+        self.entity_ids = entity_ids
         self._entity_code = {e: i for i, e in enumerate(self.entity_ids)}
         # Leaf ids (hundreds of thousands) as one sorted bytes array, a leaf's code its position:
-        # code order is id order, and no Python string or dict entry per leaf.
-        keys = id_array(leaf.dictionary)
-        order = np.argsort(keys, kind="stable")
-        renumber = np.empty(len(keys), dtype=np.int32)
-        renumber[order] = np.arange(len(keys), dtype=np.int32)
+        # code order is id order, and no Python string or dict entry per leaf. Coded by sorting
+        # (Arrow's dictionary encoding of them held ~40 MB of hash table at 50k notes).
+        keys, codes = np.unique(id_array(occurrences.column("leaf_id")), return_inverse=True)
         self._leaf_keys = RowIds()
-        self._leaf_keys.reset(keys[order])
-        e = ent.indices.to_numpy(zero_copy_only=False).astype(np.int32)
-        lf = renumber[leaf.indices.to_numpy(zero_copy_only=False)] if len(renumber) else np.zeros(0, dtype=np.int32)
+        self._leaf_keys.reset(keys)
+        e = occurrences.column("code").to_numpy().astype(np.int32)
+        lf = codes.astype(np.int32)
+        del codes
         # Distinct (entity, leaf) pairs sorted by entity, then leaf: as one int64 key each (a
         # row-wise `np.unique(axis=0)` sorted them as raw bytes, ten times slower).
         key = np.sort((e.astype(np.int64) << 32) | lf.astype(np.int64))
@@ -126,11 +125,19 @@ class EntityGraph:
         return self._e_leaves[self._e_start[code] : self._e_start[code + 1]]
 
 
-def _tables(index: Index) -> tuple[pa.Table, pa.Table]:
-    """The rows of `occurrences` and `edges` (the caller holds the index's lock)."""
-    occurrences = index.con.execute("SELECT entity_id, leaf_id FROM occurrences").to_arrow_table()
-    edges = index.con.execute("SELECT a, b, weight FROM edges").to_arrow_table()
-    return occurrences, edges
+def _tables(index: Index) -> tuple[list[str], pa.Table, pa.Table]:
+    """The entity ids of `occurrences` (sorted), its rows with each entity as its position in
+    that list (DuckDB codes them: Arrow's dictionary encoding held ~20 MB of hash table at 50k
+    notes), and the rows of `edges`. The caller holds the index's lock."""
+    con = index.con
+    entity_ids = [str(row[0]) for row in con.execute("SELECT DISTINCT entity_id FROM occurrences ORDER BY 1").fetchall()]
+    occurrences = con.execute(
+        "SELECT c.code, o.leaf_id FROM occurrences o JOIN (SELECT entity_id, "
+        "(row_number() OVER (ORDER BY entity_id) - 1)::INTEGER AS code FROM (SELECT DISTINCT entity_id FROM occurrences)) c "
+        "USING (entity_id)"
+    ).to_arrow_table()
+    edges = con.execute("SELECT a, b, weight FROM edges").to_arrow_table()
+    return entity_ids, occurrences, edges
 
 
 _VIEW = "entity_graph"
@@ -157,7 +164,9 @@ def entity_graph(index: Index) -> EntityGraph:
                 return cast(EntityGraph, kept[1][1])
             tables = _tables(index)
         graph = EntityGraph(*tables)
+        del tables
         index.keep_view(_VIEW, generation, (fingerprint, graph))
+        release_freed_memory()  # the build's Arrow temporaries: ~80 MB at 50k notes, kept by Arrow's pool
         return graph
 
 
