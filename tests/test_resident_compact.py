@@ -18,10 +18,11 @@ import pytest
 import vaultmind.index.resident_vectors as resident_vectors
 from vaultmind.config import load_config
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves, _group_starts
-from vaultmind.index.resident_vectors import ResidentVectors, _quantize, split_scan, vector_of
+from vaultmind.index.resident_vectors import ResidentVectors, _leaf_keys, _quantize, split_scan, vector_of
 from vaultmind.index.row_ids import RowIds
+from vaultmind.index.store import size_bytes
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
-from vaultmind.memory import Memory
+from vaultmind.memory import LOAD_MEMORY_LIMIT, VECTORS_LOAD_LIMIT, Memory
 
 from .conftest import write
 
@@ -209,6 +210,38 @@ def test_a_serving_process_loads_under_a_small_pool_and_writes_under_the_full_on
         assert memory.sync().added == 1 and limit(memory) == full
         assert [i for i, _ in memory.leaves.search(["otter"], 5)]  # a real load through the hook
         assert limit(memory) == full
+
+
+def test_a_serving_process_loads_the_vectors_under_their_own_smaller_pool(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(vault, "a.md", "# A\n\notter river\n")
+    seen: list[str] = []
+    original = ResidentVectors._load
+
+    def load(self: ResidentVectors, quantize: bool | None = None) -> None:
+        seen.append(str(self.index.scalar("SELECT current_setting('memory_limit')")))
+        original(self, quantize)
+
+    monkeypatch.setattr(ResidentVectors, "_load", load)
+    with Memory.open(load_config(vault)) as memory:
+        memory.sync()
+        memory.serve()
+        assert memory.vectors is not None and memory.vectors.size == 1
+        assert len(seen) == 1 and abs(size_bytes(seen[0]) - size_bytes(VECTORS_LOAD_LIMIT)) < 2**20
+        assert size_bytes(seen[0]) < size_bytes(LOAD_MEMORY_LIMIT)
+
+
+def test_leaf_keys_reads_ids_and_hashes_of_any_width_across_batches() -> None:
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE leaves AS SELECT CASE WHEN i < 70000 THEN printf('%08d', i) ELSE printf('long-%012d', i) END AS id, "
+        "printf('%064x', i * 7) AS content_hash FROM range(70100) t(i)"
+    )
+    keys, hashes = _leaf_keys(con)
+    expected = con.execute("SELECT id, content_hash FROM leaves").fetchall()
+    assert [bytes(k).decode() for k in keys.tolist()] == [r[0] for r in expected]
+    assert [bytes(h).decode() for h in hashes.tolist()] == [r[1] for r in expected]
+    con.execute("DELETE FROM leaves")
+    assert [len(a) for a in _leaf_keys(con)] == [0, 0]
 
 
 def _mean_of_index(memory: Memory) -> np.ndarray:
