@@ -68,3 +68,40 @@ def test_overlapping_loads_restore_the_decay_when_the_last_ends() -> None:
     assert decay_settings() == {"dirty_decay_ms": 0, "muzzy_decay_ms": 0}
     second.__exit__(None, None, None)
     assert decay_settings() == before
+
+
+_ARENAS_SCRIPT = """
+import ctypes, sys, threading
+from vaultmind.index.allocator import limit_heap_arenas
+if sys.argv[1] == "limit":
+    assert limit_heap_arenas()
+start = threading.Barrier(6)
+def work():
+    start.wait()
+    for _ in range(2000):
+        bytearray(8192)  # beyond Python's small-object allocator: glibc's malloc
+threads = [threading.Thread(target=work) for _ in range(6)]
+for t in threads: t.start()
+for t in threads: t.join()
+libc = ctypes.CDLL(None)
+libc.open_memstream.restype = ctypes.c_void_p
+buf, size = ctypes.c_char_p(), ctypes.c_size_t()
+stream = libc.open_memstream(ctypes.byref(buf), ctypes.byref(size))
+libc.malloc_info(0, ctypes.c_void_p(stream))
+libc.fclose(ctypes.c_void_p(stream))
+print(buf.value.decode().count("<heap nr="))
+"""
+
+
+def _heap_arenas(mode: str) -> int:
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    out = subprocess.run([sys.executable, "-c", _ARENAS_SCRIPT, mode], env=env, capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
+def test_the_c_heap_keeps_to_two_arenas_however_many_threads_allocate() -> None:
+    assert _heap_arenas("default") > 2  # glibc: an arena per new thread, up to 8 per core
+    assert _heap_arenas("limit") <= 2

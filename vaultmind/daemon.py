@@ -31,6 +31,7 @@ from vaultmind.client import daemon_file
 from vaultmind.config import Config
 from vaultmind.errors import VaultmindError
 from vaultmind.http_api import ApiServer
+from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 from vaultmind.queue.workers import WorkerPool
@@ -61,6 +62,7 @@ class Daemon:
         import watchfiles
 
         restore_signals = self._stop_on_signals()
+        limit_heap_arenas()  # the command line has already; a daemon run from a library too
         self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
         token = secrets.token_urlsafe(32)
         self.api = ApiServer(self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set)

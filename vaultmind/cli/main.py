@@ -24,6 +24,7 @@ from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
 from vaultmind.errors import UsageError, VaultmindError
+from vaultmind.index.allocator import limit_heap_arenas
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -42,6 +43,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    limit_heap_arenas()  # before any thread: a long-running command keeps less freed memory
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = bool(getattr(args, "debug", False) or os.environ.get("VAULTMIND_DEBUG"))
