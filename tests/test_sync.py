@@ -444,10 +444,20 @@ def test_a_whole_vault_sync_embeds_the_leaves_left_without_a_vector(vault: Path)
         dropped = sorted(first)[::2]
         with memory.index.transaction() as con:
             execute_with(con, "DELETE FROM embeddings WHERE content_hash IN (SELECT h FROM _rows)", rows=key_table(dropped, "h"))
+        # `status` counts leaves, and copy.md's leaves share n0's vectors
+        without = memory.index.scalar(
+            "SELECT count(*) FROM leaves WHERE content_hash NOT IN (SELECT content_hash FROM embeddings)"
+        )
+        leaves = memory.index.scalar("SELECT count(*) FROM leaves")
+        assert without > len(dropped)
+        vectors = memory.status()["embeddings"]
+        assert (vectors["embedded"], vectors["missing"]) == (leaves - without, without)
         stats = memory.sync()
         assert stats.embedded == len(dropped)
         assert dict(memory.index.query("SELECT content_hash, vec::VARCHAR FROM embeddings")) == first
         assert memory.sync().embedded == 0
+        vectors = memory.status()["embeddings"]
+        assert (vectors["embedded"], vectors["missing"]) == (leaves, 0)
 
 
 def _indexes(index: Index) -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from vaultmind.tree.engine import SealReport, flush, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.note import parse_link
 from vaultmind.tree.summarize import SummaryText
+from vaultmind.tree.view import maintain
 
 from .conftest import snapshot_files, write
 from .treekit import SlowSummarizer, chat_day, dump_all, l0_ids, summary_rows, tree_config, tree_leaf_ids
@@ -66,6 +67,19 @@ def test_sealing_stops_between_seals_once_the_daemon_stops(vault: Path) -> None:
         assert seal_ready(memory, summarizer=FALLBACK).sealed == [] and summary_rows(memory) == []
         memory.stopping.clear()
         assert flush(memory, now=LATER, summarizer=FALLBACK).sealed
+
+
+def test_upkeep_begins_no_phase_once_the_daemon_stops(vault: Path) -> None:
+    """`maintain` on the way out would read every tree's state three times for nothing."""
+    chat_day(vault, 0, 0, 4)
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        memory.stopping.set()
+        report = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert report.sealed == [] and report.flushed == [] and summary_rows(memory) == []
+        memory.stopping.clear()
+        report = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert report.sealed and report.flushed and summary_rows(memory)
 
 
 def test_a_competing_seal_wins_cleanly(vault: Path) -> None:

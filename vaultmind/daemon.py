@@ -226,6 +226,8 @@ class TreeKeeper:
             try:
                 self.memory.enrich(background=True)
                 self.memory.yield_to_foreground()
+                if self._stop.is_set():
+                    return  # stopping: no graph rebuild nor tree pass on the way out
                 maintain(self.memory, now=datetime.now(UTC))
                 self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
                 self.memory.trim()

@@ -310,16 +310,16 @@ class Memory:
         idx = self.index
         kinds = dict(idx.query("SELECT kind, count(*) FROM notes GROUP BY kind ORDER BY kind"))
         model = self.embedder.model_id if self.embedder else None
-        embedded = 0
-        if model:
-            embedded = int(
+        leaves = int(idx.scalar("SELECT count(*) FROM leaves"))
+        missing = 0
+        if model:  # an anti join on 64-bit hashes of the hashes: at 50k notes +40 MB, not +170 MB
+            missing = int(
                 idx.scalar(
-                    """SELECT count(*) FROM leaves l WHERE EXISTS
-                       (SELECT 1 FROM embeddings e WHERE e.content_hash = l.content_hash AND e.model = ?)""",
+                    "SELECT count(*) FROM leaves l ANTI JOIN (SELECT hash(content_hash) AS h FROM embeddings "
+                    "WHERE model = ?) e ON e.h = hash(l.content_hash)",
                     [model],
                 )
             )
-        leaves = int(idx.scalar("SELECT count(*) FROM leaves"))
         problems = [
             {"path": p, "kind": k, "message": m}
             for p, k, m in idx.query("SELECT path, kind, message FROM problems ORDER BY path, kind")
@@ -376,8 +376,8 @@ class Memory:
             "tags": int(idx.scalar("SELECT count(DISTINCT tag) FROM tags")),
             "embeddings": {
                 "model": model,
-                "embedded": embedded,
-                "missing": leaves - embedded if model else None,
+                "embedded": leaves - missing if model else 0,
+                "missing": missing if model else None,
                 "error": self.syncer.embed_error,
             },
             "entities": entities,
