@@ -10,6 +10,7 @@ import os
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -230,6 +231,39 @@ def test_large_batches_defer_ner_and_backfill_completes_it(vault: Path) -> None:
         assert ner_pending(memory.index, deriver) == 0
         found = {r[0] for r in memory.index.query("SELECT entity_id FROM occurrences")}
         assert {"person:dana-whitfield", "person:marco-ruiz", "topic:launch"} <= found
+        assert dump_entities(memory) == cold_rebuild(config.with_(extra={}))
+
+
+def test_a_copy_saved_while_ner_runs_gets_the_entities_of_its_text(vault: Path) -> None:
+    """Background NER finds the leaves of each text once per fetch; a save committed while the
+    model runs (here: copies of both texts) must not leave a new leaf without its entities."""
+    write(vault, ".vaultmind/config.toml", "[entities]\nner_inline = 0\n")
+    texts = ["Dana Whitfield met Marco Ruiz at Google in Paris.\n", "Priya Raman phoned Alice Chen. #launch\n"]
+    write(vault, "notes/a.md", texts[0])
+    write(vault, "notes/b.md", texts[1])
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        deriver = entity_deriver(memory)
+        assert deriver is not None
+        if not deriver.ner.available:
+            pytest.skip(deriver.ner.status()["message"])
+        memory.sync()
+        analyze = deriver.ner.analyze
+
+        def save_copies_then_analyze(batch: list[str]) -> Any:
+            if not (vault / "notes/copy-a.md").exists():
+                write(vault, "notes/copy-a.md", texts[0])
+                write(vault, "notes/copy-b.md", texts[1])
+                memory.sync()
+            return analyze(batch)
+
+        deriver.ner.analyze = save_copies_then_analyze  # type: ignore[method-assign]
+        assert backfill_ner(memory.index, deriver, batch=1) == 2
+        people = dict(memory.index.query(
+            "SELECT l.note_path, count(*) FROM occurrences o JOIN leaves l ON l.id = o.leaf_id "
+            "WHERE o.entity_id LIKE 'person:%' GROUP BY ALL"
+        ))  # fmt: skip
+        assert people == {"notes/a.md": 2, "notes/b.md": 2, "notes/copy-a.md": 2, "notes/copy-b.md": 2}
         assert dump_entities(memory) == cold_rebuild(config.with_(extra={}))
 
 
