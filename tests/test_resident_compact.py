@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+import vaultmind.index.postings as postings
 import vaultmind.index.resident_vectors as resident_vectors
 from vaultmind.config import load_config
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves, _group_starts
@@ -282,3 +283,26 @@ def test_mean_direction_is_the_unit_mean_of_the_live_vectors(
         out = without_common(q, after)
         assert abs(float(out @ after)) < 1e-5 and abs(float(np.linalg.norm(out)) - 1) < 1e-5
         assert without_common(q, None) is q
+
+
+@pytest.mark.parametrize("chunk", [5, 1 << 20])
+def test_posting_lists_give_back_every_term_s_rows_sorted_with_their_counts(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows past 65,536 take their high bits from runs: terms with none, one and several runs,
+    empty terms, and (chunk 5) sorting a run of terms at a time, a term bigger than the chunk."""
+    monkeypatch.setattr(postings, "SORT_CHUNK", chunk)
+    rng = np.random.default_rng(3)
+    sizes = [0, 1, 3, 0, 40, 2, 0, 900, 7, 1, 0]
+    lists = [rng.choice(300_000, size=n, replace=False).astype(np.int32) for n in sizes]
+    lists[5] = np.array([65_536, 65_535], dtype=np.int32)  # either side of a run's edge
+    counts = [rng.integers(1, 250, size=len(r)).astype(np.uint8) for r in lists]
+    bounds = np.concatenate(([0], np.cumsum([len(r) for r in lists]))).astype(np.int64)
+    held = postings.PostingLists(bounds, np.concatenate(lists), np.concatenate(counts))
+    for code, (rows, tfs) in enumerate(zip(lists, counts, strict=True)):
+        got_rows, got_tfs = held.get(code)
+        order = np.argsort(rows)
+        assert got_rows.dtype == np.int32
+        assert got_rows.tolist() == rows[order].tolist()
+        assert got_tfs.tolist() == tfs[order].tolist()
+    assert held.nbytes < bounds.nbytes + int(bounds[-1]) * (4 + 1)  # two bytes a row, not four
