@@ -252,6 +252,17 @@ def test_background_enrichment_never_holds_up_a_save(vault: Path) -> None:
         worker.join(30)
         assert not worker.is_alive() and seen
 
+        # Waiting for a quiet spell after a save ends as soon as the daemon stops.
+        with memory.foreground():
+            pass
+        waiter = threading.Thread(target=memory.yield_to_foreground, kwargs={"quiet_s": 60.0})
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive(), "did not wait for the quiet spell"
+        memory.stopping.set()
+        waiter.join(10)
+        assert not waiter.is_alive(), "kept waiting for quiet after the daemon stopped"
+
 
 def test_the_daemon_gets_ready_while_its_state_folder_is_written_without_pause(vault: Path) -> None:
     """Writes under .vaultmind/ (the index's own WAL, busy background work) are ignored, but

@@ -205,7 +205,7 @@ class Memory:
             quiet_for = time.monotonic() - self._last_foreground
             if quiet_for >= quiet_s:
                 return
-            time.sleep(min(quiet_s - quiet_for, max(0.0, deadline - time.monotonic())))
+            self.stopping.wait(min(quiet_s - quiet_for, max(0.0, deadline - time.monotonic())))
 
     def warm(self) -> None:
         """Load what queries and saves need (search structures, entity graph, registry, NER
