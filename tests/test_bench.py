@@ -136,6 +136,21 @@ def test_bench_run_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert report["targets"]["cold.notes_per_s"] == {"op": ">=", "bound": 500}
 
 
+@pytest.mark.slow
+def test_bench_rss_reports_the_daemon_s_memory_over_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["bench", "run", "--notes", "120", "--only", "rss", "--workdir", str(tmp_path), "--json"])
+    assert code == 0
+    rss = json.loads(capsys.readouterr().out)["sizes"]["120"]["rss"]
+    assert "daemon_error" not in rss
+    assert rss["reindex_peak_mb"] > 0 and 0 < rss["daemon_rss_mb"] <= rss["daemon_peak_mb"]
+    timeline = rss["daemon_rss_timeline"]
+    times = [t for t, _ in timeline]
+    assert times == sorted(times) and times[0] < 1.0 and times[-1] >= rss["daemon_startup_s"] - 0.5
+    assert all(mb > 0 for _, mb in timeline)
+    assert max(mb for _, mb in timeline) <= rss["daemon_peak_mb"] + 0.1  # no sample above the high-water mark
+    assert rss["daemon_largest_sample_at_s"] in times
+
+
 def test_a_reused_vault_drops_the_notes_an_earlier_run_wrote(tmp_path: Path) -> None:
     from vaultmind.bench.run import prepare_vault
 

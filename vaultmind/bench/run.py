@@ -9,7 +9,7 @@ Each runs on any vault (usually one written by `bench.synth.generate_vault`) at 
 - `bench_save_to_query` the real daemon in a subprocess: write a unique word into a note, poll
                         the API until a search finds it: latency p50/p95/max
 - `bench_rss`           peak RSS of a `vaultmind reindex` subprocess (cold) and of the daemon
-                        after start-up and a few queries
+                        after start-up and a few queries, with the daemon's RSS every 0.25 s
 - `bench_query`         in-process search latency over a fixed query set
 
 Timings are wall-clock (`time.perf_counter`); repeated measurements are summarised as
@@ -310,6 +310,30 @@ class _TreeSampler(threading.Thread):
             self._done.wait(self.interval_s)
 
 
+class _RssTimeline(threading.Thread):
+    """RSS of one process every `interval_s` from now on: [(seconds, bytes)]. Shows where a
+    peak falls (start-up, loading, queries), which the high-water mark alone does not."""
+
+    def __init__(self, pid: int, interval_s: float = 0.25):
+        super().__init__(name="bench-rss-timeline", daemon=True)
+        self.pid = pid
+        self.interval_s = interval_s
+        self.samples: list[tuple[float, int]] = []
+        self._done = threading.Event()
+        self._t0 = time.perf_counter()
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def run(self) -> None:
+        while not self._done.is_set() and os.path.isdir("/proc"):
+            _, rss = _proc_rss(self.pid)
+            if rss:
+                self.samples.append((time.perf_counter() - self._t0, rss))
+            self._done.wait(self.interval_s)
+
+
 def _proc_rss(pid: int) -> tuple[int, int]:
     """(VmHWM, VmRSS) of a process in bytes from `/proc`; (0, 0) once it is gone."""
     try:
@@ -354,6 +378,8 @@ class _Daemon:
 
     def __init__(self, proc: subprocess.Popen[bytes]):
         self.proc = proc
+        self.timeline = _RssTimeline(proc.pid)
+        self.timeline.start()
         self.client: DaemonClient | None = None
         self.status: dict[str, Any] = {}  # `/v1/status` when it became ready
         self.output: list[str] = []
@@ -430,6 +456,10 @@ def running_daemon(
         yield daemon, time.perf_counter() - started
     finally:
         _stop(proc)
+        daemon.timeline.stop()
+        daemon.thread.join(5)  # its stderr ends with it
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def _status(daemon: _Daemon) -> dict[str, Any]:
@@ -623,6 +653,7 @@ def bench_rss(
             for query in bench_queries(seed, queries):
                 daemon.search(query, timeout=600.0)
             hwm, rss = _peak_rss(daemon.proc.pid)
+            timeline = list(daemon.timeline.samples)
             result["queue_depth_at_start"] = _queue_depth(daemon)
     except DaemonError as exc:  # keep the reindex figure
         result["daemon_error"] = str(exc)
@@ -630,6 +661,9 @@ def bench_rss(
     result["daemon_peak_mb"] = hwm / MB if hwm is not None else None
     result["daemon_rss_mb"] = rss / MB if rss is not None else None
     result["daemon_startup_s"] = startup_s
+    if timeline:  # from the daemon's launch to the end of the queries: where its peak fell
+        result["daemon_rss_timeline"] = [[round(t, 2), round(b / MB, 1)] for t, b in timeline]
+        result["daemon_largest_sample_at_s"] = round(max(timeline, key=lambda s: s[1])[0], 2)
     return result
 
 
