@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import random
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -214,10 +216,12 @@ def test_edges_count_distinct_leaves_even_when_a_leaf_is_in_two_notes(vault: Pat
         assert dump_entities(memory) == cold_rebuild(config)
 
 
-def test_large_batches_defer_ner_and_backfill_completes_it(vault: Path) -> None:
+@contextmanager
+def _ner_deferred(vault: Path, a: str, b: str) -> Iterator[tuple[Config, Memory, EntityDeriver]]:
+    """notes/a.md and notes/b.md synced with NER left to `backfill_ner` (skipped without a model)."""
     write(vault, ".vaultmind/config.toml", "[entities]\nner_inline = 0\n")
-    write(vault, "notes/a.md", "Dana Whitfield met Marco Ruiz at Google in Paris.\n")
-    write(vault, "notes/b.md", "Marco Ruiz phoned Dana Whitfield. #launch\n")
+    write(vault, "notes/a.md", a)
+    write(vault, "notes/b.md", b)
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
         deriver = entity_deriver(memory)
@@ -225,6 +229,12 @@ def test_large_batches_defer_ner_and_backfill_completes_it(vault: Path) -> None:
         if not deriver.ner.available:
             pytest.skip(deriver.ner.status()["message"])
         memory.sync()
+        yield config, memory, deriver
+
+
+def test_large_batches_defer_ner_and_backfill_completes_it(vault: Path) -> None:
+    a, b = "Dana Whitfield met Marco Ruiz at Google in Paris.\n", "Marco Ruiz phoned Dana Whitfield. #launch\n"
+    with _ner_deferred(vault, a, b) as (config, memory, deriver):
         assert ner_pending(memory.index, deriver) == 2
         assert {r[0] for r in memory.index.query("SELECT entity_id FROM occurrences")} == {"topic:launch"}
         assert complete_ner(memory) == 2
@@ -237,17 +247,8 @@ def test_large_batches_defer_ner_and_backfill_completes_it(vault: Path) -> None:
 def test_a_copy_saved_while_ner_runs_gets_the_entities_of_its_text(vault: Path) -> None:
     """Background NER finds the leaves of each text once per fetch; a save committed while the
     model runs (here: copies of both texts) must not leave a new leaf without its entities."""
-    write(vault, ".vaultmind/config.toml", "[entities]\nner_inline = 0\n")
     texts = ["Dana Whitfield met Marco Ruiz at Google in Paris.\n", "Priya Raman phoned Alice Chen. #launch\n"]
-    write(vault, "notes/a.md", texts[0])
-    write(vault, "notes/b.md", texts[1])
-    config = load_config(vault, embed_provider="none")
-    with Memory.open(config) as memory:
-        deriver = entity_deriver(memory)
-        assert deriver is not None
-        if not deriver.ner.available:
-            pytest.skip(deriver.ner.status()["message"])
-        memory.sync()
+    with _ner_deferred(vault, *texts) as (config, memory, deriver):
         analyze = deriver.ner.analyze
 
         def save_copies_then_analyze(batch: list[str]) -> Any:

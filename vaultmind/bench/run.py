@@ -9,7 +9,7 @@ Each runs on any vault (usually one written by `bench.synth.generate_vault`) at 
 - `bench_save_to_query` the real daemon in a subprocess: write a unique word into a note, poll
                         the API until a search finds it: latency p50/p95/max
 - `bench_rss`           peak RSS of a `vaultmind reindex` subprocess (cold) and of the daemon
-                        after start-up and a few queries, with the daemon's RSS every 0.25 s
+                        after start-up and a few queries, with its RSS (and any workers') every 0.25 s
 - `bench_query`         in-process search latency over a fixed query set
 
 Timings are wall-clock (`time.perf_counter`); repeated measurements are summarised as
@@ -283,7 +283,9 @@ def run_tree_measured(cmd: list[str], env: dict[str, str], stderr: IO[bytes] | i
 
 
 class _TreeSampler(threading.Thread):
-    """Samples the summed RSS of a process and its descendants, and their high-water marks."""
+    """Samples the summed RSS of a process and its descendants, and their high-water marks;
+    `samples` keeps each sum, [(seconds since the sampler was made, bytes)]: it shows where a
+    peak falls (start-up, loading, queries), which the high-water mark alone does not."""
 
     def __init__(self, pid: int, interval_s: float = 0.02):
         super().__init__(name="bench-rss-sampler", daemon=True)
@@ -291,7 +293,9 @@ class _TreeSampler(threading.Thread):
         self.interval_s = interval_s
         self.peak_sum = 0
         self.peak_max = 0
+        self.samples: list[tuple[float, int]] = []
         self._done = threading.Event()
+        self._t0 = time.perf_counter()
 
     def stop(self) -> None:
         self._done.set()
@@ -307,30 +311,8 @@ class _TreeSampler(threading.Thread):
                 total += rss
                 self.peak_max = max(self.peak_max, hwm)
             self.peak_sum = max(self.peak_sum, total)
-            self._done.wait(self.interval_s)
-
-
-class _RssTimeline(threading.Thread):
-    """RSS of one process every `interval_s` from now on: [(seconds, bytes)]. Shows where a
-    peak falls (start-up, loading, queries), which the high-water mark alone does not."""
-
-    def __init__(self, pid: int, interval_s: float = 0.25):
-        super().__init__(name="bench-rss-timeline", daemon=True)
-        self.pid = pid
-        self.interval_s = interval_s
-        self.samples: list[tuple[float, int]] = []
-        self._done = threading.Event()
-        self._t0 = time.perf_counter()
-
-    def stop(self) -> None:
-        self._done.set()
-        self.join()
-
-    def run(self) -> None:
-        while not self._done.is_set() and os.path.isdir("/proc"):
-            _, rss = _proc_rss(self.pid)
-            if rss:
-                self.samples.append((time.perf_counter() - self._t0, rss))
+            if total:
+                self.samples.append((time.perf_counter() - self._t0, total))
             self._done.wait(self.interval_s)
 
 
@@ -378,7 +360,7 @@ class _Daemon:
 
     def __init__(self, proc: subprocess.Popen[bytes]):
         self.proc = proc
-        self.timeline = _RssTimeline(proc.pid)
+        self.timeline = _TreeSampler(proc.pid, interval_s=0.25)
         self.timeline.start()
         self.client: DaemonClient | None = None
         self.status: dict[str, Any] = {}  # `/v1/status` when it became ready
