@@ -3,6 +3,7 @@ row store, int8 vectors above `EXACT_BELOW`, and the serving process's DuckDB me
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -19,7 +20,14 @@ import vaultmind.index.postings as postings
 import vaultmind.index.resident_vectors as resident_vectors
 from vaultmind.config import load_config
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves, _group_starts
-from vaultmind.index.resident_vectors import ResidentVectors, _leaf_keys, _quantize, split_scan, vector_of
+from vaultmind.index.resident_vectors import (
+    ResidentVectors,
+    _hash_prefix,
+    _leaf_keys,
+    _quantize,
+    split_scan,
+    vector_of,
+)
 from vaultmind.index.row_ids import RowIds
 from vaultmind.index.store import size_bytes
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
@@ -134,6 +142,101 @@ def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyP
         assert len(quantized.search(queries[0], 2000)) == exact.size
 
 
+def _scratch_files(folder: Path) -> list[str]:
+    """The deleted files in `folder` this process holds open: the vectors' scratch files."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(folder)) and target.endswith("(deleted)"):
+            found.append(target)
+    return found
+
+
+def _same_hits(got: list[tuple[str, float]], want: list[tuple[str, float]], atol: float) -> None:
+    """The same leaves (a full list: ties at a cut cannot differ) with the same scores."""
+    assert sorted(i for i, _ in got) == sorted(i for i, _ in want)
+    by_id = dict(want)
+    assert np.allclose([s for _, s in got], [by_id[i] for i, _ in got], atol=atol)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads the open files from /proc")
+def test_clustered_int8_rows_live_in_an_unnamed_scratch_file_and_rank_as_in_memory(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once clustered, the int8 rows move to an unnamed file beside the index, in cluster order.
+    Searches (probed, and full) equal those over the same rows kept in memory — where no file
+    can be written (a full disk) — every row reads back unchanged, and closing lets the file go."""
+    with _static_vectors(vault, 7, 40) as (memory, model, queries):
+        monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 10)
+        monkeypatch.setattr(ResidentVectors, "READ", 3)  # reads cut inside clusters and runs
+        monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 2)  # helper threads read the file too
+        folder = vault / ".vaultmind"
+        names, open_before = set(os.listdir(folder)), len(_scratch_files(folder))
+        filed = ResidentVectors(memory.index, model)
+        got = [filed.search(q, k) for q in queries for k in (5, 2000)]
+        assert filed._file is not None and filed._q8 is not None and len(filed._q8) == 0  # no row left in memory
+        assert filed.memory()["file"] == filed.size * filed._width > 0
+        assert set(os.listdir(folder)) == names and len(_scratch_files(folder)) == open_before + 1
+
+        def full_disk(*args: object) -> resident_vectors._RowFile:
+            raise OSError(28, "No space left on device")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(resident_vectors._RowFile, "write", full_disk)
+            kept = ResidentVectors(memory.index, model)
+            want = [kept.search(q, k) for q in queries for k in (5, 2000)]
+        assert kept._file is None and kept._q8 is not None and len(kept._q8) == kept.size
+        for hits, expected in zip(got, want, strict=True):
+            assert [s for _, s in hits] == pytest.approx([s for _, s in expected], abs=1e-6)
+            if len(expected) > 5:
+                _same_hits(hits, expected, 1e-6)
+        rows = np.arange(filed._base, dtype=np.intp)
+        assert np.array_equal(filed._block(rows), kept._block(rows))
+        assert np.allclose(filed.mean_direction(), kept.mean_direction(), atol=1e-6)
+        filed.close()
+        assert len(_scratch_files(folder)) == open_before
+        assert len(filed.search(queries[0], 5)) == 5  # loads again
+
+
+def test_rows_added_after_the_clustering_are_found_and_the_next_clustering_files_them(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Saves after the clustering add rows in memory and leave dead rows in the file; once the
+    new rows pass a quarter of the clustered ones the rows are clustered again, the file then
+    holding every live row, and a search equals a fresh load's."""
+    with _static_vectors(vault, 9, 30) as (memory, model, queries):
+        monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 10)
+        monkeypatch.setattr(ResidentVectors, "PROBE_SHARE", 1.0)
+        vectors = memory.vectors
+        assert vectors is not None
+        vectors._loaded = False  # loaded float32 before the threshold was lowered
+        vectors.search(queries[0], 5)
+        assert vectors._ivf is not None and vectors._file is not None
+        clustered = vectors._ivf.size
+        rng = random.Random(5)
+        for i in range(4):
+            write(vault, f"n{i}.md", _note(rng) + f"\nedited {i}\n")
+        memory.sync()
+        got = [vectors.search(q, 2000) for q in queries]
+        assert vectors._ivf.size == clustered and vectors._base > clustered  # a few: not clustered again
+        fresh = ResidentVectors(memory.index, model)
+        for hits, want in zip(got, [fresh.search(q, 2000) for q in queries], strict=True):
+            _same_hits(hits, want, 5e-3)  # rows not merged yet are float32
+        for i in range(20):
+            write(vault, f"more{i}.md", _note(rng) + f"\nextra {i}\n")
+        memory.sync()
+        got = [vectors.search(q, 2000) for q in queries]
+        assert vectors._ivf.size > clustered and vectors._filed == vectors._ivf.size == vectors._base
+        assert vectors._file is not None and vectors._file.rows == vectors.size  # dead rows left behind
+        fresh = ResidentVectors(memory.index, model)
+        for hits, want in zip(got, [fresh.search(q, 2000) for q in queries], strict=True):
+            _same_hits(hits, want, 1e-6)
+        fresh.close()
+
+
 def test_group_starts_point_at_the_first_of_each_run() -> None:
     grouped = np.array([2, 2, 2, 5, 7, 7, 9], dtype=np.int64)
     assert _group_starts(grouped).tolist() == [0, 0, 0, 3, 4, 4, 6]
@@ -241,8 +344,22 @@ def test_leaf_keys_reads_ids_and_hashes_of_any_width_across_batches() -> None:
     expected = con.execute("SELECT id, content_hash FROM leaves").fetchall()
     assert [bytes(k).decode() for k in keys.tolist()] == [r[0] for r in expected]
     assert [bytes(h).decode() for h in hashes.tolist()] == [r[1] for r in expected]
+    compact = _leaf_keys(con, compact=True)
+    assert compact is not None and compact[1].dtype == np.dtype("S16")
+    assert [h.ljust(16, b"\0") for h in compact[1].tolist()] == [bytes.fromhex(r[1][:32]) for r in expected]
+    con.execute("UPDATE leaves SET content_hash = 'not-hexadecimal-' || content_hash WHERE id = '00000005'")
+    assert _leaf_keys(con, compact=True) is None  # the caller reads whole hashes instead
     con.execute("DELETE FROM leaves")
     assert [len(a) for a in _leaf_keys(con)] == [0, 0]
+
+
+def test_hash_prefixes_are_the_bytes_of_the_first_32_hex_digits() -> None:
+    hashes = np.array([b"0f" * 32, b"AB" * 16 + b"00" * 16, b"zz" * 32, b"12" * 8], dtype="S64")
+    prefix, valid = _hash_prefix(hashes)
+    assert valid.tolist() == [True, True, False, False]  # not hexadecimal; too short
+    assert prefix[0] == bytes.fromhex("0f" * 16) and prefix[1] == bytes.fromhex("ab" * 16)
+    assert prefix[0] != prefix[1] and len(set(prefix[:2].tolist())) == 2
+    assert _hash_prefix(np.array([b"ab" * 8], dtype="S16"))[1].tolist() == [False]
 
 
 def _mean_of_index(memory: Memory) -> np.ndarray:
