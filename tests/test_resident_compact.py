@@ -173,29 +173,42 @@ def test_clustered_int8_rows_live_in_an_unnamed_scratch_file_and_rank_as_in_memo
         monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 10)
         monkeypatch.setattr(ResidentVectors, "READ", 3)  # reads cut inside clusters and runs
         monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 2)  # helper threads read the file too
+        monkeypatch.setattr(resident_vectors, "_BATCH", 8)  # the load appends to the file many times
+        monkeypatch.setattr(ResidentVectors, "WINDOW_BYTES", 8 * 256)  # so does putting it in order
+        appends = {"done": 0, "limit": -1}
+        append = resident_vectors._RowFile.append
+
+        def counted(self: resident_vectors._RowFile, *args: object) -> None:
+            if appends["done"] == appends["limit"]:
+                raise OSError(28, "No space left on device")
+            appends["done"] += 1
+            append(self, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(resident_vectors._RowFile, "append", counted)
         folder = vault / ".vaultmind"
         names, open_before = set(os.listdir(folder)), len(_scratch_files(folder))
         filed = ResidentVectors(memory.index, model)
+        filed.room(filed._load)
+        loading = appends["done"]
         got = [filed.search(q, k) for q in queries for k in (5, 2000)]
         assert filed._file is not None and filed._q8 is not None and len(filed._q8) == 0  # no row left in memory
         assert filed.memory()["file"] == filed.size * filed._width > 0
         assert set(os.listdir(folder)) == names and len(_scratch_files(folder)) == open_before + 1
+        assert 2 < loading < appends["done"] - 2
 
-        def full_disk(*args: object) -> resident_vectors._RowFile:
-            raise OSError(28, "No space left on device")
-
-        with monkeypatch.context() as patch:
-            patch.setattr(resident_vectors._RowFile, "write", full_disk)
+        for fails_at in (0, loading // 2, loading + 1):  # at once; while loading; while putting it in order
+            appends["done"], appends["limit"] = 0, fails_at
             kept = ResidentVectors(memory.index, model)
             want = [kept.search(q, k) for q in queries for k in (5, 2000)]
-        assert kept._file is None and kept._q8 is not None and len(kept._q8) == kept.size
-        for hits, expected in zip(got, want, strict=True):
-            assert [s for _, s in hits] == pytest.approx([s for _, s in expected], abs=1e-6)
-            if len(expected) > 5:
-                _same_hits(hits, expected, 1e-6)
-        rows = np.arange(filed._base, dtype=np.intp)
-        assert np.array_equal(filed._block(rows), kept._block(rows))
-        assert np.allclose(filed.mean_direction(), kept.mean_direction(), atol=1e-6)
+            assert kept._file is None and kept._q8 is not None and len(kept._q8) == kept.size
+            assert len(_scratch_files(folder)) == open_before + 1  # only `filed`'s is open
+            for hits, expected in zip(got, want, strict=True):
+                assert [s for _, s in hits] == pytest.approx([s for _, s in expected], abs=1e-6)
+                if len(expected) > 5:
+                    _same_hits(hits, expected, 1e-6)
+            rows = np.arange(filed._base, dtype=np.intp)
+            assert np.array_equal(filed._block(rows), kept._block(rows))
+            assert np.allclose(filed.mean_direction(), kept.mean_direction(), atol=1e-6)
         filed.close()
         assert len(_scratch_files(folder)) == open_before
         assert len(filed.search(queries[0], 5)) == 5  # loads again

@@ -214,10 +214,9 @@ class Memory:
         model) now rather than on the first query or save."""
         from vaultmind.retrieval.walk import query_entities
 
-        if self.vectors is not None and self.embedder is not None:
-            # first: their int8 rows are in memory until the clustering moves them to a file
-            self.vectors.search(self.embedder.embed(["warm up"])[0], 1)  # loads and clusters
         _ = self.leaves.document_frequency("")
+        if self.vectors is not None and self.embedder is not None:
+            self.vectors.search(self.embedder.embed(["warm up"])[0], 1)  # loads and clusters
         if "occurrences" in self.index.tables:
             self.prepare_reads()
             query_entities(self, "Warm Up")  # a capitalised question loads the NER model

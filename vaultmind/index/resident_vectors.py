@@ -108,6 +108,7 @@ class ResidentVectors:
     PROBE_SHARE = 0.10  # of the rows, in the nearest clusters
     MIN_PROBE = 8
     BLOCK = 8_192  # rows gathered (and dequantized) at a time, and a scan's unit of work
+    WINDOW_BYTES = 16 * 2**20  # rows put in cluster order at a time (each window reads the old file once)
     READ = 1_024  # rows read from the scratch file and scored at a time (each scan thread has its own buffer)
 
     def __init__(self, index: Index, model_id: str):
@@ -121,16 +122,18 @@ class ResidentVectors:
         self._q8: npt.NDArray[np.int8] | None = None  # int8 rows `_filed`… (then `_matrix` is empty)
         self._scale: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self._ivf: _Clusters | None = None
-        self._file: _RowFile | None = None  # int8 rows below `_filed`, in the order of `_ivf.members`
+        self._file: _RowFile | None = None  # the int8 rows below `_filed` (clustered: in cluster order)
         self._filed = 0
+        self._order = np.zeros(0, dtype=np.int64)  # place in `_file` → row
         self._position = np.zeros(0, dtype=np.int64)  # row → place in `_file` (-1: not in it)
         self._sum: npt.NDArray[np.float64] | None = None  # of the live vectors (None: not summed yet)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
 
-    def _load(self, quantize: bool | None = None) -> None:
+    def _load(self, quantize: bool | None = None, scratch: bool = True) -> None:
         """The vectors of the leaves, in leaf id order: the leaves' (id, content hash) first,
         then one scan of the model's embeddings, each written to the rows of the leaves with its
-        hash. DuckDB only scans (a join would hash a table of 1 KB rows)."""
+        hash. DuckDB only scans (a join would hash a table of 1 KB rows). int8 rows go to a
+        scratch file as they come (`scratch`), unless none can be written."""
         self._clear()
         con = self.index.con
         with self.index.lock:
@@ -150,6 +153,8 @@ class ResidentVectors:
             quantize = count >= self.EXACT_BELOW if quantize is None else quantize
             filled = np.zeros(count, dtype=bool)
             width = 0
+            file: _RowFile | None = None  # int8 rows in the order they arrive: `arrived` says whose
+            arrived: list[npt.NDArray[np.intp]] = []
             reader = con.execute("SELECT content_hash, vec, dim FROM embeddings WHERE model = ?", [self.model_id])
             for batch in reader.to_arrow_reader(_BATCH):
                 wanted = id_array(batch.column(0))
@@ -168,8 +173,9 @@ class ResidentVectors:
                 if not width:
                     width = block.shape[1]
                     if quantize:
-                        self._q8 = np.zeros((count, width), dtype=np.int8)
-                        self._scale = np.ones(count, dtype=np.float32)
+                        file = self._scratch(width, count) if scratch else None
+                        self._q8 = np.zeros((0 if file else count, width), dtype=np.int8)
+                        self._scale = np.ones(len(self._q8), dtype=np.float32)
                     else:
                         self._matrix = np.zeros((count, width), dtype=np.float32)
                 src = np.repeat(np.arange(len(wanted)), many)  # one embedding, every leaf holding it
@@ -177,19 +183,36 @@ class ResidentVectors:
                 if self._q8 is not None:
                     for start in range(0, len(src), 1024):  # small steps: small temporaries
                         part = slice(start, start + 1024)
-                        self._q8[dst[part]], self._scale[dst[part]] = _quantize(block[src[part]])
+                        q8, scale = _quantize(block[src[part]])
+                        if file is None:
+                            self._q8[dst[part]], self._scale[dst[part]] = q8, scale
+                            continue
+                        try:
+                            file.append(q8, scale)
+                        except OSError as exc:
+                            log.warning("vector rows stay in memory: the scratch file failed (%s)", exc)
+                            file.close()
+                            self._load(quantize, scratch=False)
+                            return
+                        arrived.append(dst[part])
                 else:
                     self._matrix[dst] = block[src]
                 filled[dst] = True
-        if not filled.all():  # leaves without a vector (not embedded yet) get no row
+        renumber = np.cumsum(filled) - 1 if not filled.all() else None
+        if renumber is not None:  # leaves without a vector (not embedded yet) get no row
             keys = keys[filled]
-            if self._q8 is not None:
+            if self._q8 is not None and file is None:
                 self._q8, self._scale = self._q8[filled], self._scale[filled]
-            elif width:
+            elif width and self._q8 is None:
                 self._matrix = self._matrix[filled]
         if self._q8 is not None and len(keys) < self.EXACT_BELOW:  # fewer vectors than leaves: float32 after all
+            if file is not None:
+                file.close()
             self._load(quantize=False)
             return
+        if file is not None:
+            order = np.concatenate(arrived) if arrived else np.zeros(0, dtype=np.intp)
+            self._filed_in(file, order if renumber is None else renumber[order], len(keys))
         self._rows.reset(keys)
         self._loaded = True
         release_freed_memory()
@@ -304,10 +327,9 @@ class ResidentVectors:
         if live < self.EXACT_BELOW:
             self._ivf = None
         elif self._ivf is None or self._base - self._ivf.size > self._ivf.size // 4:
-            self._unfile()
-            self._ivf = _Clusters.build(self._block, self._rows.rank(self._base), self._rows.alive)
+            self._ivf = _Clusters.build(self._stored, self._rows.rank(self._base), self._rows.alive)
             if self._q8 is not None:
-                self._file_away(self._ivf)
+                self._file_in_order(self._ivf.members)
             release_freed_memory()  # the clustering's temporaries
 
     def _merge(self) -> None:
@@ -321,33 +343,80 @@ class ResidentVectors:
             self._matrix = np.vstack([m for m in (self._matrix, *tail) if m.size])
         self._chunks = []
 
-    def _file_away(self, ivf: _Clusters) -> None:
-        """Move the int8 rows `ivf` covers (all of `_q8`, in row order) to a scratch file in
-        cluster order. Where no file can be written (a read-only folder, a full disk) they stay
-        in memory: searches are the same, only slower and larger."""
-        assert self._q8 is not None and self._filed == 0
+    def _scratch(self, width: int, capacity: int) -> _RowFile | None:
+        """A new scratch file beside the index (None, the rows then held in memory, where none can
+        be made: a read-only folder, a full disk)."""
         folder = self.index.path.parent if self.index.path is not None else None
         try:
-            file = _RowFile.write(folder, self._q8, self._scale, ivf.members)
+            return _RowFile(folder, width, capacity)
         except OSError as exc:
             log.warning("vector rows stay in memory: no scratch file in %s (%s)", folder or "the temporary folder", exc)
-            return
-        self._position = np.full(ivf.size, -1, dtype=np.int64)
-        self._position[ivf.members] = np.arange(len(ivf.members))
-        self._file, self._filed = file, ivf.size
-        self._q8, self._scale = self._q8[ivf.size :].copy(), self._scale[ivf.size :].copy()
+            return None
 
-    def _unfile(self) -> None:
-        """Every int8 row back in memory, in row order (before the rows are clustered again)."""
-        file, ivf = self._file, self._ivf
-        if file is None or ivf is None or self._q8 is None:
+    def _filed_in(self, file: _RowFile, order: npt.NDArray[np.intp], rows: int) -> None:
+        """Take `file` as the store of rows [0, `rows`), its place p holding row `order[p]`."""
+        self._drop_file()
+        self._position = np.full(rows, -1, dtype=np.int64)
+        self._position[order] = np.arange(len(order))
+        self._file, self._order, self._filed = file, order.astype(np.int64, copy=False), rows
+        width = file.width
+        self._q8, self._scale = np.zeros((0, width), dtype=np.int8), np.zeros(0, dtype=np.float32)
+
+    def _file_in_order(self, members: npt.NDArray[np.int64]) -> None:
+        """Write the rows `members` (the live ones, in cluster order) to a new scratch file,
+        from the current one and from memory, a window of rows at a time; the rows of the
+        old file are read in order, once per window. Where no file can be written the rows
+        stay in (or come back to) memory: searches are the same, only slower and larger."""
+        base = self._base
+        new = self._scratch(self._width, len(members))
+        if new is not None:
+            try:
+                self._copy_rows(new, members)
+            except OSError as exc:
+                log.warning("vector rows stay in memory: the scratch file failed (%s)", exc)
+                new.close()
+                new = None
+        if new is None:
+            self._into_memory()
             return
-        q8 = np.zeros((self._base, file.width), dtype=np.int8)  # rows dead at the clustering stay zero
+        self._filed_in(new, members, base)
+
+    def _copy_rows(self, new: _RowFile, members: npt.NDArray[np.int64]) -> None:
+        window = max(1, self.WINDOW_BYTES // new.width)
+        old, filed = self._file, self._filed
+        assert self._q8 is not None
+        chunk = np.empty((min(window, old.rows if old is not None else 0), new.width), dtype=np.int8)
+        for w0 in range(0, len(members), window):
+            rows = members[w0 : w0 + window]
+            out = np.empty((len(rows), new.width), dtype=np.int8)
+            scale = np.empty(len(rows), dtype=np.float32)
+            held = rows >= filed
+            out[held] = self._q8[rows[held] - filed]
+            scale[held] = self._scale[rows[held] - filed]
+            if old is not None and not held.all():
+                at = np.flatnonzero(~held)
+                places = self._position[rows[at]]
+                by_place = np.argsort(places, kind="stable")
+                at, places = at[by_place], places[by_place]
+                for c0 in range(int(places[0]), int(places[-1]) + 1, len(chunk)):
+                    a, b = np.searchsorted(places, [c0, c0 + len(chunk)])
+                    if a < b:
+                        read = old.read(c0, min(old.rows, c0 + len(chunk)), chunk)
+                        out[at[a:b]] = read[places[a:b] - c0]
+                scale[at] = old.scale[places]
+            new.append(out, scale)
+
+    def _into_memory(self) -> None:
+        """Every int8 row in memory, in row order (when no scratch file can be written)."""
+        file = self._file
+        if file is None or self._q8 is None:
+            return
+        q8 = np.zeros((self._base, file.width), dtype=np.int8)  # rows not in the file are dead: zero
         scale = np.ones(self._base, dtype=np.float32)
         for start in range(0, file.rows, self.BLOCK):
             stop = min(file.rows, start + self.BLOCK)
-            q8[ivf.members[start:stop]] = file.read(start, stop)
-            scale[ivf.members[start:stop]] = file.scale[start:stop]
+            q8[self._order[start:stop]] = file.read(start, stop)
+            scale[self._order[start:stop]] = file.scale[start:stop]
         q8[self._filed :], scale[self._filed :] = self._q8, self._scale
         self._drop_file()
         self._q8, self._scale = q8, scale
@@ -355,7 +424,8 @@ class ResidentVectors:
     def _drop_file(self) -> None:
         if self._file is not None:
             self._file.close()
-        self._file, self._filed, self._position = None, 0, np.zeros(0, dtype=np.int64)
+        self._file, self._filed = None, 0
+        self._position = self._order = np.zeros(0, dtype=np.int64)
 
     def _block(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
         """Rows of the matrix as float32 (dequantized when stored as int8; read from the file
@@ -366,7 +436,10 @@ class ResidentVectors:
         filed = rows < self._filed
         if self._file is not None and filed.any():
             for at, place in zip(np.flatnonzero(filed).tolist(), self._position[rows[filed]].tolist(), strict=True):
-                out[at] = self._file.read(place, place + 1)[0].astype(np.float32) * self._file.scale[place]
+                if place < 0:  # a row that was dead when the file was written
+                    out[at] = 0.0
+                else:
+                    out[at] = self._file.read(place, place + 1)[0].astype(np.float32) * self._file.scale[place]
         local = rows[~filed] - self._filed
         out[~filed] = self._q8[local].astype(np.float32) * self._scale[local][:, None]
         return out
@@ -385,7 +458,7 @@ class ResidentVectors:
             if self._file is not None and self._ivf is not None:
                 full = limit > 1000
                 runs = [(0, self._file.rows)] if full else self._ivf.runs(q, self.PROBE_SHARE, self.MIN_PROBE)
-                rows, scores = self._scan_file(q, self._file, self._ivf.members, runs)
+                rows, scores = self._scan_file(q, self._file, self._order, runs)
                 keep = alive[rows]
                 rows, scores = rows[keep], scores[keep]
                 if len(self._q8 if self._q8 is not None else ()):  # int8 rows added since the clustering
@@ -442,12 +515,12 @@ class ResidentVectors:
     def _stored(self) -> Iterator[tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]:
         """(rows, their vectors as float32) for every row of the matrix, `BLOCK` rows at a
         time: the file's in its order, then those in memory."""
-        if self._file is not None and self._ivf is not None:
+        if self._file is not None:
             for start in range(0, self._file.rows, self.BLOCK):
                 stop = min(self._file.rows, start + self.BLOCK)
                 block = self._file.read(start, stop).astype(np.float32)
                 block *= self._file.scale[start:stop, None]
-                yield self._ivf.members[start:stop].astype(np.intp), block
+                yield self._order[start:stop].astype(np.intp), block
         for start in range(self._filed, self._base, self.BLOCK):
             rows = np.arange(start, min(self._base, start + self.BLOCK), dtype=np.intp)
             yield rows, self._block(rows)
@@ -513,7 +586,7 @@ class ResidentVectors:
         with self._lock:
             matrix = self._matrix.nbytes + sum(c.nbytes for c in self._chunks)
             if self._q8 is not None:
-                matrix += self._q8.nbytes + self._scale.nbytes + self._position.nbytes
+                matrix += self._q8.nbytes + self._scale.nbytes + self._position.nbytes + self._order.nbytes
             if self._file is not None:
                 matrix += self._file.scale.nbytes
             ivf = 0 if self._ivf is None else sum(
@@ -593,21 +666,29 @@ class _Clusters:
     @classmethod
     def build(
         cls,
-        block: Callable[[npt.NDArray[np.intp]], npt.NDArray[np.float32]],
+        stored: Callable[[], Iterator[tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]],
         rank: npt.NDArray[np.int64],
         alive: npt.NDArray[np.bool_],
         iterations: int = 8,
     ) -> _Clusters:
         """Cluster the live rows among the first `len(rank)`, taken in `rank` order (leaf id
-        order: the clusters do not depend on the order rows were loaded in); `block(rows)`
-        gives rows as float32."""
+        order: the clusters do not depend on the order rows were loaded or stored in);
+        `stored()` gives every row as float32, block by block, in any order (read twice)."""
         total = len(rank)
         rows = np.flatnonzero(alive[:total])
         rows = rows[np.argsort(rank[rows], kind="stable")]
         count = min(len(rows), max(16, int(math.sqrt(len(rows)))))  # fewer rows than 16: one each
         rng = np.random.default_rng(0)
         sample_rows = rows[np.sort(rng.choice(len(rows), size=min(len(rows), 32 * count), replace=False))]
-        sample = block(sample_rows)
+        in_sample = np.full(total, -1, dtype=np.int64)
+        in_sample[sample_rows] = np.arange(len(sample_rows))
+        sample = np.zeros((0, 0), dtype=np.float32)
+        for part, vectors in stored():
+            if not sample.size:
+                sample = np.zeros((len(sample_rows), vectors.shape[1]), dtype=np.float32)
+            at = in_sample[part]
+            sample[at[at >= 0]] = vectors[at >= 0]
+        del in_sample
         centroids = sample[np.sort(rng.choice(len(sample), size=count, replace=False))].copy()
         for _ in range(iterations):  # spherical k-means on the sample
             assign = np.argmax(sample @ centroids.T, axis=1)
@@ -616,10 +697,11 @@ class _Clusters:
             norms = np.linalg.norm(sums, axis=1, keepdims=True)
             keep = norms[:, 0] > 0
             centroids[keep] = sums[keep] / norms[keep]
-        labels = np.empty(len(rows), dtype=np.int64)
-        for start in range(0, len(rows), 16_384):  # every live row to its nearest centroid
-            part = block(rows[start : start + 16_384])
-            labels[start : start + len(part)] = np.argmax(part @ centroids.T, axis=1)
+        label_of = np.full(total, -1, dtype=np.int64)
+        for part, vectors in stored():  # every row to its nearest centroid
+            label_of[part] = np.argmax(vectors @ centroids.T, axis=1)
+        labels = label_of[rows]
+        del label_of
         order = np.argsort(labels, kind="stable")
         starts = np.searchsorted(labels[order], np.arange(count + 1)).astype(np.int64)
         return cls(centroids, starts, rows[order].astype(np.int64), total)
@@ -652,31 +734,23 @@ class _RowFile:
     (`O_TMPFILE`: gone when closed or when the process ends, even by a crash). Reads are
     positional (`preadv`): threads share the file without a lock."""
 
-    def __init__(self, folder: Path | None, width: int):
+    def __init__(self, folder: Path | None, width: int, capacity: int):
         self.width = width
         self.rows = 0
-        self.scale = np.zeros(0, dtype=np.float32)
+        self.scale = np.ones(capacity, dtype=np.float32)
         self._file = tempfile.TemporaryFile(dir=folder, prefix="vaultmind-vectors-")  # noqa: SIM115 (open while the rows are)
         self.close = weakref.finalize(self, self._file.close)  # closed at the latest when dropped
 
-    @classmethod
-    def write(
-        cls, folder: Path | None, q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32], order: npt.NDArray[np.int64]
-    ) -> _RowFile:
-        """A file of the rows `order` of (`q8`, `scale`), in that order."""
-        file = cls(folder, int(q8.shape[1]))
-        try:
-            for start in range(0, len(order), 16_384):
-                data = np.ascontiguousarray(q8[order[start : start + 16_384]]).data.cast("B")
-                at = 0
-                while at < len(data):
-                    at += os.pwrite(file._file.fileno(), data[at:], file.rows * file.width + at)
-                file.rows += len(data) // file.width
-        except OSError:
-            file.close()
-            raise
-        file.scale = scale[order]
-        return file
+    def append(self, q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32]) -> None:
+        """Rows (and their scales) after the last, up to the capacity."""
+        if self.rows + len(q8) > len(self.scale):
+            raise ValueError(f"{self.rows + len(q8)} rows for a file of {len(self.scale)}")
+        data = np.ascontiguousarray(q8).data.cast("B")
+        at = 0
+        while at < len(data):
+            at += os.pwrite(self._file.fileno(), data[at:], self.rows * self.width + at)
+        self.scale[self.rows : self.rows + len(q8)] = scale
+        self.rows += len(q8)
 
     def read(self, start: int, stop: int, buffer: npt.NDArray[np.int8] | None = None) -> npt.NDArray[np.int8]:
         """Rows [start, stop), into `buffer` when given (its first rows)."""
