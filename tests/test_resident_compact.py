@@ -436,3 +436,28 @@ def test_posting_lists_give_back_every_term_s_rows_sorted_with_their_counts(
         assert got_rows.tolist() == rows[order].tolist()
         assert got_tfs.tolist() == tfs[order].tolist()
     assert held.nbytes < bounds.nbytes + int(bounds[-1]) * (4 + 1)  # two bytes a row, not four
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads the open files from /proc")
+def test_a_scratch_file_has_no_name_reads_back_what_was_written_and_goes_when_closed(tmp_path: Path) -> None:
+    from vaultmind.index.scratch import ScratchFile
+
+    scratch = ScratchFile(tmp_path, "vaultmind-test-")
+    assert list(tmp_path.iterdir()) == [] and len(_scratch_files(tmp_path)) == 1
+    scratch.write(0, b"0123456789")
+    scratch.write(20, memoryview(np.arange(4, dtype=np.int8)).cast("B"))  # past the end: a hole of zeros
+    assert scratch.read(5, 5) == b"56789" and scratch.read(10, 14) == b"\0" * 10 + bytes([0, 1, 2, 3])
+    rows = np.zeros((2, 2), dtype=np.int8)
+    scratch.read_into(20, rows.data)
+    assert rows.tolist() == [[0, 1], [2, 3]]
+    with pytest.raises(OSError, match="short"):
+        scratch.read(22, 8)
+    scratch.truncate()
+    with pytest.raises(OSError):
+        scratch.read(0, 1)
+    scratch.close()
+    assert _scratch_files(tmp_path) == []
+    elsewhere = ScratchFile(tmp_path / "missing", "vaultmind-test-")  # no such folder: the system's temporary one
+    elsewhere.write(0, b"x")
+    assert elsewhere.read(0, 1) == b"x" and not (tmp_path / "missing").exists()
+    elsewhere.close()

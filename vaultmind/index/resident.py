@@ -12,16 +12,13 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import os
-import tempfile
 import threading
-import weakref
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +29,7 @@ from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.lexical import K1, B
 from vaultmind.index.postings import PostingLists
 from vaultmind.index.row_ids import RowIds, id_array
+from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
 
 COMPACT_SHARE = 0.25
@@ -476,22 +474,19 @@ class _RowStore:
 
     def __init__(self, folder: Path | None):
         self._folder = folder
-        self._file: IO[bytes] | None = None
+        self._file: ScratchFile | None = None
         self._start: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._size: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._end = 0
 
-    def _fd(self) -> int:
+    def _scratch(self) -> ScratchFile:
         if self._file is None:
-            folder = self._folder if self._folder is not None and self._folder.is_dir() else None
-            # held open for the store's life (closed by `close` or when the store goes), hence no `with`
-            self._file = tempfile.TemporaryFile(prefix="vaultmind-rows-", dir=folder)  # noqa: SIM115
-            weakref.finalize(self, self._file.close)
-        return self._file.fileno()
+            self._file = ScratchFile(self._folder, "vaultmind-rows-")
+        return self._file
 
     def clear(self) -> None:
         if self._file is not None:
-            self._file.truncate(0)
+            self._file.truncate()
         self._start, self._size = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         self._end = 0
 
@@ -527,10 +522,7 @@ class _RowStore:
         self._write(b"".join(encoded), offsets)
 
     def _write(self, data: bytes | memoryview, offsets: npt.NDArray[np.int64]) -> None:
-        fd = self._fd()
-        written = 0
-        while written < len(data):
-            written += os.pwrite(fd, data[written:], self._end + written)
+        self._scratch().write(self._end, data)
         self._start = np.concatenate((self._start, self._end + offsets[:-1]))
         self._size = np.concatenate((self._size, np.diff(offsets)))
         self._end += len(data)
@@ -542,7 +534,7 @@ class _RowStore:
 
     def row(self, i: int) -> dict[str, Any]:
         size = int(self._size[i])
-        data = os.pread(self._fd(), size, int(self._start[i]))
+        data = self._scratch().read(int(self._start[i]), size)
         row: dict[str, Any] = json.loads(data)
         if row.get("ts") is not None:
             row["ts"] = datetime.fromisoformat(row["ts"])

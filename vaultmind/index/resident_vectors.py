@@ -7,9 +7,7 @@ import itertools
 import logging
 import math
 import os
-import tempfile
 import threading
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from vaultmind.index.resident import (
     run_load,
 )
 from vaultmind.index.row_ids import RowIds, id_array
+from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
 
 log = logging.getLogger(__name__)
@@ -730,38 +729,27 @@ class _Clusters:
 
 
 class _RowFile:
-    """int8 rows of one width and a float32 scale each, the rows in an unnamed scratch file
-    (`O_TMPFILE`: gone when closed or when the process ends, even by a crash). Reads are
-    positional (`preadv`): threads share the file without a lock."""
+    """int8 rows of one width in a `ScratchFile`, and a float32 scale each (in memory)."""
 
     def __init__(self, folder: Path | None, width: int, capacity: int):
         self.width = width
         self.rows = 0
         self.scale = np.ones(capacity, dtype=np.float32)
-        self._file = tempfile.TemporaryFile(dir=folder, prefix="vaultmind-vectors-")  # noqa: SIM115 (open while the rows are)
-        self.close = weakref.finalize(self, self._file.close)  # closed at the latest when dropped
+        self._file = ScratchFile(folder, "vaultmind-vectors-")
+        self.close = self._file.close
 
     def append(self, q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32]) -> None:
         """Rows (and their scales) after the last, up to the capacity."""
         if self.rows + len(q8) > len(self.scale):
             raise ValueError(f"{self.rows + len(q8)} rows for a file of {len(self.scale)}")
-        data = np.ascontiguousarray(q8).data.cast("B")
-        at = 0
-        while at < len(data):
-            at += os.pwrite(self._file.fileno(), data[at:], self.rows * self.width + at)
+        self._file.write(self.rows * self.width, np.ascontiguousarray(q8).data)
         self.scale[self.rows : self.rows + len(q8)] = scale
         self.rows += len(q8)
 
     def read(self, start: int, stop: int, buffer: npt.NDArray[np.int8] | None = None) -> npt.NDArray[np.int8]:
         """Rows [start, stop), into `buffer` when given (its first rows)."""
         out = np.empty((stop - start, self.width), dtype=np.int8) if buffer is None else buffer[: stop - start]
-        view = out.data.cast("B")
-        at = 0
-        while at < len(view):
-            got = os.preadv(self._file.fileno(), [view[at:]], start * self.width + at)
-            if got <= 0:
-                raise OSError(f"vector scratch file ends at row {start + at // self.width} of {self.rows}")
-            at += got
+        self._file.read_into(start * self.width, out.data)
         return out
 
 
