@@ -461,3 +461,17 @@ def test_a_scratch_file_has_no_name_reads_back_what_was_written_and_goes_when_cl
     elsewhere.write(0, b"x")
     assert elsewhere.read(0, 1) == b"x" and not (tmp_path / "missing").exists()
     elsewhere.close()
+
+
+def test_a_scratch_file_reads_into_a_buffer_without_preadv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vaultmind.index.scratch as scratch_module
+
+    monkeypatch.setattr(scratch_module, "_read_into", scratch_module._pread_into)  # as where `os.preadv` is missing
+    scratch = scratch_module.ScratchFile(tmp_path, "vaultmind-test-")
+    scratch.write(3, bytes(range(10)))
+    rows = np.zeros((2, 3), dtype=np.int8)
+    scratch.read_into(5, rows.data)
+    assert rows.tolist() == [[2, 3, 4], [5, 6, 7]]
+    with pytest.raises(OSError, match="short"):
+        scratch.read_into(10, np.zeros(8, dtype=np.int8).data)
+    scratch.close()

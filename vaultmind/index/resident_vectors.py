@@ -96,15 +96,17 @@ class ResidentVectors:
     quarter of the rows. A load takes the int8 form when it holds `EXACT_BELOW` rows or more;
     a quantized matrix whose live rows fall below that is reloaded as float32.
 
-    Once clustered, the int8 rows the clustering covers move to a `_RowFile`, an unnamed
-    scratch file beside the index, in cluster order: a probe reads a few runs of it (from the
-    operating system's page cache, which can drop them under memory pressure) instead of
-    gathering rows spread over a matrix the process holds (at 50k notes: 106 MB less, and a
-    probe ~2× faster). Rows added since stay in memory (`_q8` holds rows `_filed` and up).
+    The int8 rows are not held in memory but in a `_RowFile`, an unnamed scratch file beside
+    the index: a load streams them there as they arrive, and the clustering rewrites it in
+    cluster order, so a probe reads a few runs of it (from the operating system's page cache,
+    which can drop them under memory pressure) instead of gathering rows spread over a matrix
+    the process holds (at 50k notes: 106 MB less, and a probe 2–3× faster). Rows added since the
+    clustering stay in memory (`_q8` holds rows `_filed` and up) until the next one. Where no
+    scratch file can be written every int8 row stays in memory (`_filed` is 0).
     """
 
     EXACT_BELOW = 150_000  # a full scan of 150k × 256 floats costs about 10 ms on one core
-    PROBE_SHARE = 0.10  # of the rows, in the nearest clusters
+    PROBE_SHARE = 0.20  # of the rows, in the nearest clusters (0.10 until reads came from the scratch file)
     MIN_PROBE = 8
     BLOCK = 8_192  # rows gathered (and dequantized) at a time, and a scan's unit of work
     WINDOW_BYTES = 16 * 2**20  # rows put in cluster order at a time (each window reads the old file once)

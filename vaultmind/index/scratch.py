@@ -34,15 +34,33 @@ class ScratchFile:
         view = buffer.cast("B")
         done = 0
         while done < len(view):
-            got = os.preadv(self.fd, [view[done:]], offset + done)
+            got = _read_into(self.fd, view[done:], offset + done)
             if got <= 0:
                 raise OSError(f"scratch file ends at byte {offset + done}, {len(view) - done} bytes short")
             done += got
 
     def read(self, offset: int, size: int) -> bytes:
-        out = bytearray(size)
-        self.read_into(offset, memoryview(out))
-        return bytes(out)
+        """`size` bytes from `offset` (one `pread` unless the system returns fewer)."""
+        data = os.pread(self.fd, size, offset)
+        if len(data) < size:
+            rest = bytearray(size - len(data))
+            self.read_into(offset + len(data), memoryview(rest))
+            data += rest
+        return data
 
     def truncate(self) -> None:
         self._file.truncate(0)
+
+
+def _pread_into(fd: int, view: memoryview, offset: int) -> int:
+    data = os.pread(fd, len(view), offset)
+    view[: len(data)] = data
+    return len(data)
+
+
+def _preadv_into(fd: int, view: memoryview, offset: int) -> int:
+    return os.preadv(fd, [view], offset)
+
+
+# `preadv` reads straight into the buffer; a system without it reads a copy
+_read_into = _preadv_into if hasattr(os, "preadv") else _pread_into
