@@ -771,7 +771,8 @@ def bench_walk(
 
 
 def resident_memory(memory: Memory) -> dict[str, float]:
-    """MB held by each resident structure of a warm `memory`, and by DuckDB (`duckdb_memory()`)."""
+    """MB held by each resident structure of a warm `memory`, and by DuckDB (`duckdb_memory()`);
+    `vectors.file` is the size of the int8 rows' scratch file, which is not in the process."""
     parts = {f"leaves.{k}": v for k, v in memory.leaves.memory().items()}
     if memory.vectors is not None:
         parts.update({f"vectors.{k}": v for k, v in memory.vectors.memory().items()})
