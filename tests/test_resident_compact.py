@@ -284,6 +284,7 @@ def test_a_scan_split_over_threads_ranks_exactly_as_one_thread(vault: Path, monk
     with _static_vectors(vault, 5, 40) as (memory, model, queries):
         monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 2)
         monkeypatch.setattr(ResidentVectors, "BLOCK", 7)
+        monkeypatch.setattr(resident_vectors, "_LABEL_BLOCK", 3)  # the clustering's products are split too
         for exact_below in (10_000, 10):  # float32 full scan; int8 rows with clusters
             monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", exact_below)
             results = []
@@ -291,6 +292,8 @@ def test_a_scan_split_over_threads_ranks_exactly_as_one_thread(vault: Path, monk
                 monkeypatch.setattr(resident_vectors, "_SCAN_THREADS", threads)
                 vectors = ResidentVectors(memory.index, model)
                 results.append([vectors.search(q, k) for q in queries for k in (5, 2000)])
+                if vectors._ivf is not None:
+                    results[-1].append(vectors._ivf.members.tolist())  # the same clusters
             assert results[0] == results[1]
             assert results[0][1] and len(results[0][1]) == vectors.size
 

@@ -51,13 +51,14 @@ _scan_pool: ThreadPoolExecutor | None = None
 _scan_pool_lock = threading.Lock()
 
 
-def split_scan(rows: int, block: int, part: Callable[[int, int], None]) -> None:
+def split_scan(rows: int, block: int, part: Callable[[int, int], None], at_least: int | None = None) -> None:
     """Run `part(lo, hi)` for every `block` of [0, rows) (the last one short), shared between
-    this thread and the helpers; returns when every block is done."""
+    this thread and the helpers; returns when every block is done. Fewer rows than `at_least`
+    (default `SPLIT_ROWS`) stay on this thread, in one call."""
     global _scan_pool
     blocks = -(-rows // block)
     threads = min(_SCAN_THREADS, blocks)
-    if threads < 2 or rows < SPLIT_ROWS:
+    if threads < 2 or rows < (SPLIT_ROWS if at_least is None else at_least):
         part(0, rows)
         return
     with _scan_pool_lock:
@@ -692,7 +693,7 @@ class _Clusters:
         del in_sample
         centroids = sample[np.sort(rng.choice(len(sample), size=count, replace=False))].copy()
         for _ in range(iterations):  # spherical k-means on the sample
-            assign = np.argmax(sample @ centroids.T, axis=1)
+            assign = _nearest(sample, centroids)
             sums = np.zeros_like(centroids)
             np.add.at(sums, assign, sample)
             norms = np.linalg.norm(sums, axis=1, keepdims=True)
@@ -700,7 +701,7 @@ class _Clusters:
             centroids[keep] = sums[keep] / norms[keep]
         label_of = np.full(total, -1, dtype=np.int64)
         for part, vectors in stored():  # every row to its nearest centroid
-            label_of[part] = np.argmax(vectors @ centroids.T, axis=1)
+            label_of[part] = _nearest(vectors, centroids)
         labels = label_of[rows]
         del label_of
         order = np.argsort(labels, kind="stable")
@@ -728,6 +729,24 @@ class _Clusters:
         parts = [self.members[start:stop] for start, stop in self.runs(q, share, minimum)]
         parts.append(np.arange(self.size, total, dtype=np.int64))
         return np.sort(np.concatenate(parts)).astype(np.intp)
+
+
+def _nearest(vectors: npt.NDArray[np.float32], centroids: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+    """Each row's nearest centroid (largest dot product), `_LABEL_BLOCK` rows to a product,
+    the blocks shared between the scan threads (a row is as costly as `len(centroids)` rows of
+    a search: worth splitting from a few blocks)."""
+    out = np.empty(len(vectors), dtype=np.int64)
+
+    def part(lo: int, hi: int) -> None:
+        for start in range(lo, hi, _LABEL_BLOCK):
+            stop = min(hi, start + _LABEL_BLOCK)
+            out[start:stop] = np.argmax(vectors[start:stop] @ centroids.T, axis=1)
+
+    split_scan(len(vectors), _LABEL_BLOCK, part, at_least=2 * _LABEL_BLOCK)
+    return out
+
+
+_LABEL_BLOCK = 2_048
 
 
 class _RowFile:
