@@ -192,8 +192,7 @@ class ResidentVectors:
                         try:
                             file.append(q8, scale)
                         except OSError as exc:
-                            log.warning("vector rows stay in memory: the scratch file failed (%s)", exc)
-                            file.close()
+                            _failed(file, exc)
                             self._load(quantize, scratch=False)
                             return
                         arrived.append(dst[part])
@@ -375,8 +374,7 @@ class ResidentVectors:
             try:
                 self._copy_rows(new, members)
             except OSError as exc:
-                log.warning("vector rows stay in memory: the scratch file failed (%s)", exc)
-                new.close()
+                _failed(new, exc)
                 new = None
         if new is None:
             self._into_memory()
@@ -460,10 +458,10 @@ class ResidentVectors:
             if self._file is not None and self._ivf is not None:
                 full = limit > 1000
                 runs = [(0, self._file.rows)] if full else self._ivf.runs(q, self.PROBE_SHARE, self.MIN_PROBE)
-                rows, scores = self._scan_file(q, self._file, self._order, runs)
+                rows, scores = self._scan_file(q, runs)
                 keep = alive[rows]
                 rows, scores = rows[keep], scores[keep]
-                if len(self._q8 if self._q8 is not None else ()):  # int8 rows added since the clustering
+                if base > self._filed:  # int8 rows added since the clustering, in memory
                     more = np.flatnonzero(alive[self._filed : base])
                     rows = np.concatenate((rows, more + self._filed))
                     scores = np.concatenate((scores, self._scan(q, more)))
@@ -548,10 +546,13 @@ class ResidentVectors:
         return out
 
     def _scan_file(
-        self, q: npt.NDArray[np.float32], file: _RowFile, members: npt.NDArray[np.int64], runs: Sequence[tuple[int, int]]
+        self, q: npt.NDArray[np.float32], runs: Sequence[tuple[int, int]]
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-        """(rows, q · row) for the places [start, stop) of each of `runs` in `file`, read at most
-        `READ` rows at a time into a buffer of each scanning thread and scored as they come."""
+        """(rows, q · row) for the places [start, stop) of each of `runs` in the scratch file,
+        read at most `READ` rows at a time into a buffer of each scanning thread and scored as
+        they come."""
+        file = self._file
+        assert file is not None
         sizes = np.array([stop - start for start, stop in runs], dtype=np.int64)
         offsets = np.concatenate(([0], np.cumsum(sizes)))
         total = int(offsets[-1])
@@ -574,7 +575,7 @@ class ResidentVectors:
 
         split_scan(total, self.READ, part)
         places = np.concatenate([np.arange(start, stop, dtype=np.int64) for start, stop in runs]) if runs else np.zeros(0, np.int64)
-        return members[places].astype(np.intp), out
+        return self._order[places].astype(np.intp), out
 
     @property
     def size(self) -> int:
@@ -747,6 +748,12 @@ def _nearest(vectors: npt.NDArray[np.float32], centroids: npt.NDArray[np.float32
 
 
 _LABEL_BLOCK = 2_048
+
+
+def _failed(file: _RowFile, exc: OSError) -> None:
+    """A scratch file that could not be written: let it go, and say the rows stay in memory."""
+    log.warning("vector rows stay in memory: the scratch file failed (%s)", exc)
+    file.close()
 
 
 class _RowFile:
