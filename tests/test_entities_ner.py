@@ -58,7 +58,7 @@ def test_ner_runs_without_the_embedding_layer_it_does_not_listen_to(engine: Coun
     drops it, and finds exactly what the complete pipeline finds."""
     import spacy
 
-    nlp = engine._nlp()
+    nlp = engine.model()
     assert nlp is not None and nlp.pipe_names == ["ner"]
     assert engine.package is not None
     full = spacy.load(engine.package)
@@ -84,7 +84,7 @@ def test_lowercase_text_is_not_sent_to_the_model(engine: CountingEngine) -> None
 def test_analysing_new_words_does_not_grow_the_model_for_good(engine: CountingEngine) -> None:
     """spaCy keeps every string it meets; a long-running daemon analysing new text would grow
     without bound. The strings of an analysed batch are freed after it, the results intact."""
-    nlp = engine._nlp()
+    nlp = engine.model()
     assert nlp is not None
     engine.analyze(["Angela Merkel spoke in Berlin."])
     before = len(nlp.vocab.strings)
@@ -143,7 +143,7 @@ def test_missing_model_degrades_and_says_so(vault: Path, caplog: pytest.LogCaptu
 def test_pending_texts_are_the_first_in_the_file_each_hash_once(tmp_path: Path) -> None:
     """Background NER takes the pending texts in the order of the file (a step then reads the
     texts of a few row groups, not of every leaf), each content hash once, none already done."""
-    from vaultmind.entities.ner import pending_texts, store_spans
+    from vaultmind.entities.ner_cache import pending_texts, store_spans
 
     with Index.open(tmp_path / "index.duckdb") as index:
         con = index.con

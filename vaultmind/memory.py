@@ -81,6 +81,11 @@ class Memory:
         return cls(config, index, create_embedder(config), progress)
 
     def close(self) -> None:
+        from vaultmind.entities.graph import entity_deriver
+
+        deriver = entity_deriver(self)
+        if deriver is not None:
+            deriver.close()
         self.leaves.close()
         if self.vectors is not None:
             self.vectors.close()
@@ -124,10 +129,16 @@ class Memory:
         buffer pool, and the blocks loading and whole-vault syncs cached are dropped after
         (`_evict`). Writes keep the full pool (`store.MEMORY_LIMIT`): DuckDB 1.5 can fail to roll
         back a write transaction that ran out of memory, leaving the database unusable and an
-        ART index wrong (seen at 50k notes; a 192 MB pool once made a whole-vault reconcile fail)."""
+        ART index wrong (seen at 50k notes; a 192 MB pool once made a whole-vault reconcile fail).
+        The NER model runs in a child process that leaves when idle (`EntityDeriver.serve`)."""
+        from vaultmind.entities.graph import entity_deriver
+
         with self.index.lock:
             self.index.con.execute("SET allocator_flush_threshold = '8MB'")
             self.index.con.execute("SET allocator_background_threads = true")
+        deriver = entity_deriver(self)
+        if deriver is not None:
+            deriver.serve()  # NER in a child process, after saves rather than inside them
         self._serving = True
 
     def _load_light(self, load: Callable[[], None], limit: str = LOAD_MEMORY_LIMIT) -> None:
@@ -210,8 +221,8 @@ class Memory:
             self.stopping.wait(min(quiet_s - quiet_for, max(0.0, deadline - time.monotonic())))
 
     def warm(self) -> None:
-        """Load what queries and saves need (search structures, entity graph, registry, NER
-        model) now rather than on the first query or save."""
+        """Load what queries and saves need (search structures, entity graph, registry) now
+        rather than on the first query or save. Questions need no NER model (`entities.query`)."""
         from vaultmind.retrieval.walk import query_entities
 
         _ = self.leaves.document_frequency("")
@@ -219,7 +230,7 @@ class Memory:
             self.vectors.search(self.embedder.embed(["warm up"])[0], 1)  # loads and clusters
         if "occurrences" in self.index.tables:
             self.prepare_reads()
-            query_entities(self, "Warm Up")  # a capitalised question loads the NER model
+            query_entities(self, "Warm Up")  # the registry and the known entities
         self._evict()  # the blocks loading read are not needed again
         release_freed_memory()
 

@@ -635,6 +635,8 @@ def bench_rss(
             for query in bench_queries(seed, queries):
                 daemon.search(query, timeout=600.0)
             hwm, rss = _peak_rss(daemon.proc.pid)
+            tree_rss = sum(_proc_rss(pid)[1] for pid in _descendants(daemon.proc.pid))
+            tree_peak = daemon.timeline.peak_sum
             timeline = list(daemon.timeline.samples)
             result["queue_depth_at_start"] = _queue_depth(daemon)
     except DaemonError as exc:  # keep the reindex figure
@@ -642,6 +644,10 @@ def bench_rss(
         return result
     result["daemon_peak_mb"] = hwm / MB if hwm is not None else None
     result["daemon_rss_mb"] = rss / MB if rss is not None else None
+    # with its child processes (the NER model's, while it has texts): summed now, and the
+    # largest sum sampled (every 0.25 s) since its launch
+    result["daemon_tree_rss_mb"] = tree_rss / MB if tree_rss else None
+    result["daemon_tree_peak_mb"] = tree_peak / MB if tree_peak else None
     result["daemon_startup_s"] = startup_s
     if timeline:  # from the daemon's launch to the end of the queries: where its peak fell
         result["daemon_rss_timeline"] = [[round(t, 2), round(b / MB, 1)] for t, b in timeline]

@@ -232,6 +232,7 @@ _ROWS: tuple[tuple[str, str, str, float, int], ...] = (
     ("save→query max (ms)", "save", "max_s", 1000, 0),
     ("reindex peak RSS (MB)", "rss", "reindex_peak_mb", 1, 0),
     ("daemon peak RSS (MB)", "rss", "daemon_peak_mb", 1, 0),
+    ("daemon + NER process, peak summed (MB)", "rss", "daemon_tree_peak_mb", 1, 0),
     ("query p50 (ms)", "query", "p50_s", 1000, 1),
     ("query p95 (ms)", "query", "p95_s", 1000, 1),
     ("walk p50 (ms)", "walk", "p50_s", 1000, 1),

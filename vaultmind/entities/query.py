@@ -1,4 +1,4 @@
-"""Query-side entity recognition: the same pipeline as ingest, for a question."""
+"""Query-side entity recognition: the same normalization and registry as ingest, for a question."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from collections import defaultdict
 import duckdb
 
 from vaultmind.entities.ids import NAME_KINDS, word_spans
-from vaultmind.entities.ner import NerEngine, RawSpan
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.resolve import resolve_text
 from vaultmind.entities.settings import EntitySettings
-from vaultmind.entities.tables import META_FUZZY, META_NER, get_meta
+from vaultmind.entities.tables import META_FUZZY, get_meta
 from vaultmind.index.store import Index
 
 _STOPWORDS = frozenset(
@@ -21,7 +20,6 @@ _STOPWORDS = frozenset(
     which who whom why will with would you your last next week month year today yesterday tomorrow
     said say says tell told show find meeting meetings note notes""".split()
 )
-_ENGINES: dict[str, NerEngine] = {}
 
 
 def query_entities(
@@ -29,33 +27,32 @@ def query_entities(
 ) -> list[tuple[str, str]]:
     """The entities a query mentions, as (entity id, surface), in order of appearance.
 
-    Uses exactly what ingest uses (normalization, registry, regex, the NER model the index
-    was built with), then, for lower-case queries NER cannot read, looks the query's word
-    n-grams up among the ids of known entities (`dana whitfield` → `person:dana-whitfield`). A
-    surface matching entities of several kinds yields each of them; an ambiguous registry name
-    yields the id it was indexed under (its own surface), never one of the candidates. Read-only.
+    Uses what ingest uses but its NER model (normalization, registry, regex), then looks the
+    query's word n-grams up among the ids of known entities (`dana whitfield` →
+    `person:dana-whitfield`, `Jon` → `person:jon`). A surface matching entities of several
+    kinds yields each of them; an ambiguous registry name yields the id it was indexed under
+    (its own surface), never one of the candidates. Read-only.
+
+    No NER model runs on a question: an entity the index does not know cannot select a leaf,
+    and every known one is found by its name. On the LoCoMo dev split the walk ranks the same
+    with the model and without it (docs/eval.md), a question costs ~3 ms less, and a serving
+    process never loads spaCy (~110 MB) to read questions.
     """
     return EntityQuery(con, fuzzy_threshold=fuzzy_threshold).find(text)
 
 
 class EntityQuery:
-    """Everything `query_entities` reads from the index, loaded once: the registry, the NER
-    engine the index was built with, and the ids of known entities. A serving process keeps
-    one per index state (`entity_query`), so a question costs no SQL at all."""
+    """Everything `query_entities` reads from the index, loaded once: the registry and the ids
+    of known entities. A serving process keeps one per index state (`entity_query`), so a
+    question costs no SQL at all."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float | None = None):
         threshold = fuzzy_threshold if fuzzy_threshold is not None else stored_fuzzy_threshold(con)
         self.registry = load_registry(con, fuzzy_threshold=threshold)
-        package = get_meta(con, META_NER) or "off"
-        engine = _ENGINES.get(package)
-        if engine is None:
-            engine = _ENGINES[package] = NerEngine(package)
-        self.engine = engine
         self.known = frozenset(str(r[0]) for r in con.execute("SELECT id FROM entities").fetchall())
 
     def find(self, text: str) -> list[tuple[str, str]]:
-        spans = _question_spans(self.engine, text) if text.strip() else None
-        resolved = resolve_text(self.registry, text, spans)
+        resolved = resolve_text(self.registry, text, None)
         out = [(m.entity_id, m.surface) for m in resolved.mentions]
         seen = {ident for ident, _ in out}
         taken = [(m.start, m.end) for m in resolved.mentions if m.start >= 0]
@@ -71,25 +68,6 @@ def entity_query(index: Index) -> EntityQuery:
     return index.cached("entity_query", lambda _: EntityQuery(index.con))
 
 
-_SPANS: dict[tuple[str, str], list[RawSpan] | None] = {}
-_SPANS_MAX = 1024
-
-
-def _question_spans(engine: NerEngine, text: str) -> list[RawSpan] | None:
-    """NER spans of one question (remembered: agents repeat questions); None without NER.
-
-    The model gives the same spans as the index's cache would for the same text."""
-    key = (engine.package or "off", text)
-    if key in _SPANS:
-        return _SPANS[key]
-    found = engine.analyze([text]) if engine.model_id is not None else None
-    spans = found[0] if found else None
-    if len(_SPANS) >= _SPANS_MAX:
-        _SPANS.pop(next(iter(_SPANS)))
-    _SPANS[key] = spans
-    return spans
-
-
 def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
     """The fuzzy threshold the index was built with (the default before the first sync)."""
     value = get_meta(con, META_FUZZY)
@@ -102,7 +80,8 @@ def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
 def _ngram_entities(
     known: frozenset[str], text: str, taken: list[tuple[int, int]], max_words: int = 4
 ) -> list[tuple[str, str]]:
-    """Known entity ids spelled by word n-grams of `text` outside the `taken` character ranges."""
+    """Known entity ids spelled by word n-grams of `text` outside the `taken` character ranges.
+    A single word needs four letters, or three and a capital."""
     tokens = word_spans(text)
     free = [not any(s < t[2] and t[1] < e for s, e in taken) for t in tokens]
     grams: dict[str, tuple[int, int]] = {}
@@ -111,8 +90,8 @@ def _ngram_entities(
             if i + n > len(tokens) or not free[i + n - 1]:
                 break
             part = tokens[i : i + n]
-            if n == 1 and (len(part[0][0]) < 4 or part[0][0].isdigit()):
-                continue
+            if n == 1 and (part[0][0].isdigit() or len(part[0][0]) < (3 if text[part[0][1]].isupper() else 4)):
+                continue  # a short word names an entity only when written as a name ("Jon", not "jon")
             if part[0][0] in _STOPWORDS or part[-1][0] in _STOPWORDS:
                 continue
             grams.setdefault("-".join(t[0] for t in part), (i, i + n))

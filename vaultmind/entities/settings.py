@@ -6,7 +6,7 @@
 | `create_kinds` | person, org, topic | kinds that get entity notes automatically |
 | `ner_model` | `auto` | spaCy model package, `auto` or `off` |
 | `ner_batch` | 64 | texts per `nlp.pipe` batch |
-| `ner_inline` | 64 | a sync runs NER itself when it brings at most this many new texts; a larger one leaves them all to `backfill_ner` (outside the sync) |
+| `ner_inline` | 64 | a sync runs NER itself when it brings at most this many new texts; a larger one leaves them all to `backfill_ner` (outside the sync); a daemon leaves every text to it (`EntityDeriver.serve`) |
 | `fuzzy_threshold` | 90 | rapidfuzz `token_sort_ratio` (0–100) for matching names to entity notes; 101 turns fuzzy matching off |
 """
 

@@ -1,0 +1,158 @@
+"""NER in a child process (the daemon's way), and questions read without any NER model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.entities.graph import entity_deriver, ner_pending, query_entities
+from vaultmind.entities.ner import NerEngine
+from vaultmind.entities.ner_process import ModelProcess
+from vaultmind.memory import Memory
+
+from .conftest import write, write_chat
+
+TEXTS = [
+    "Angela Merkel spoke in Berlin.",
+    "nothing to find here",
+    "Tim Cook presented at Apple Park in May 2023.",
+    "Zoë O'Brien met 李雷 in Zürich.",
+]
+
+
+@pytest.fixture
+def model() -> str:
+    engine = NerEngine()
+    if not engine.available or engine.package is None:
+        pytest.skip(engine.status()["message"])
+    return engine.package
+
+
+def test_the_child_finds_what_the_model_finds_in_process(model: str) -> None:
+    here = NerEngine(model, batch=2)
+    there = NerEngine(model, batch=2)
+    there.isolate(idle_s=30)
+    try:
+        assert there.analyze(TEXTS) == here.analyze(TEXTS)
+        assert there.analyze(TEXTS[:1]) == [[(0, 13, "PERSON"), (23, 29, "GPE")]]
+        assert there._process is not None and there._process.started == 1  # one child for both
+    finally:
+        there.close()
+    assert there._process.pid is None
+
+
+def test_an_idle_child_is_stopped_and_a_new_one_started_on_the_next_texts(model: str) -> None:
+    process = ModelProcess(model, 8, idle_s=0.5)
+    try:
+        first = process.analyze(TEXTS[:1])
+        pid = process.pid
+        assert pid is not None
+        deadline = time.monotonic() + 10
+        while process.pid is not None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert process.pid is None, "the idle child was not stopped"
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reaped, not left a zombie
+        assert process.analyze(TEXTS[:1]) == first
+        assert process.started == 2
+    finally:
+        process.stop()
+
+
+def test_a_child_that_dies_is_replaced(model: str) -> None:
+    process = ModelProcess(model, 8, idle_s=30)
+    try:
+        first = process.analyze(TEXTS)
+        pid = process.pid
+        assert pid is not None
+        os.kill(pid, 9)
+        time.sleep(0.2)
+        assert process.analyze(TEXTS) == first
+        assert process.started == 2 and process.pid not in (None, pid)
+    finally:
+        process.stop()
+
+
+def test_a_model_the_child_cannot_load_turns_ner_off_and_says_why(model: str) -> None:
+    engine = NerEngine(model)
+    engine.isolate(idle_s=30)
+    assert engine._process is not None
+    engine._process.package = "vaultmind_no_such_model"  # the child resolves this one itself
+    engine.package = "vaultmind_no_such_model"
+    try:
+        assert engine.analyze(["Angela Merkel spoke in Berlin."]) is None
+        assert engine.available is False
+        assert "vaultmind_no_such_model" in engine.status()["message"]
+        assert engine._process.pid is None
+    finally:
+        engine.close()
+
+
+def test_the_child_speaks_one_json_line_each_way(model: str) -> None:
+    reply = subprocess.run(
+        [sys.executable, "-m", "vaultmind.entities.ner_process", model, "4"],
+        input=json.dumps(["Angela Merkel spoke in Berlin."]) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(reply.stdout) == {"spans": [[[0, 13, "PERSON"], [23, 29, "GPE"]]]}
+
+
+def test_a_serving_memory_never_loads_spacy_and_gets_its_entities_after_the_save(vault: Path, model: str) -> None:
+    """In a process of its own, so that no earlier test has imported spaCy: a serving `Memory`
+    syncs, completes NER (through the child), answers a walk, and spaCy is never imported."""
+    script = """
+import json, sys
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.entities.graph import entity_deriver, ner_pending
+with Memory.open(load_config(sys.argv[1], embed_provider="none")) as m:
+    m.serve()
+    m.sync()
+    deriver = entity_deriver(m)
+    pending = ner_pending(m.index, deriver)
+    m.enrich()
+    people = sorted(r[0] for r in m.index.query("SELECT DISTINCT entity_id FROM occurrences WHERE entity_id LIKE 'person:%'"))
+    hits = m.walk("What did Jon say about Angela Merkel?")["hits"]
+    print(json.dumps({"pending": pending, "after": ner_pending(m.index, deriver), "people": people,
+                      "top": hits[0]["content"] if hits else None, "spacy": "spacy" in sys.modules,
+                      "children": deriver.ner._process.started}))
+"""
+    write_chat(vault, "2024-03-04", [("Jon", "I read that Angela Merkel spoke in Berlin."), ("Ann", "Nice!")])
+    write(vault, "notes/b.md", "Tim Cook presented at Apple Park.\n")
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(vault)], capture_output=True, text=True, timeout=300, check=True
+    )
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found["pending"] >= 2  # the sync left its texts to the background
+    assert found["after"] == 0
+    assert {"person:angela-merkel", "person:tim-cook", "person:jon"} <= set(found["people"])
+    assert "Angela Merkel" in found["top"]
+    assert found["spacy"] is False
+    assert found["children"] == 1
+
+
+def test_questions_find_known_entities_without_a_model(vault: Path) -> None:
+    """Names of three letters count when written as names; longer ones in any case."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write_chat(vault, "2024-03-04", [("Jon", "The bakery opens Monday."), ("Dana Whitfield", "Great news, Jon")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        with memory.index.lock:
+            con = memory.index.con
+            assert query_entities(con, "What did Jon say about the bakery?") == [("person:jon", "Jon")]
+            assert query_entities(con, "what did jon say about the bakery?") == []
+            assert query_entities(con, "what did dana whitfield say?") == [
+                ("person:dana-whitfield", "dana whitfield")
+            ]
+        deriver = entity_deriver(memory)
+        assert deriver is not None and ner_pending(memory.index, deriver) == 0  # NER is off

@@ -1,0 +1,151 @@
+"""The NER model in a child process, for a long-running process (`NerEngine.isolate`).
+
+spaCy and an English model take ~110 MB once loaded, and a Python process never gives imported
+modules back. A daemon needs the model only in bursts (the texts of saves, the catch-up after a
+large import) and reads questions without it (`entities.query`). So it runs the model in a
+child process: started on the first texts (Python, spaCy and the model: about 2 s), it answers
+batch after batch and is stopped once it has had nothing to do for `IDLE_S`, which gives its
+memory back to the system. The spans are the model's own, the same as in process (the same
+package, the same batches).
+
+One JSON line each way, on the child's stdin and stdout: a list of texts in,
+`{"spans": [[[start, end, label], …], …]}` or `{"failed": message}` out. The child leaves when
+its stdin closes (the parent stopped it, or died). A child that dies mid-batch is replaced once;
+a second death in a row, or a model that cannot load, raises `ModelFailed`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from vaultmind.entities.ner import ModelFailed, NerEngine, RawSpan
+
+IDLE_S = 60.0  # a child with no texts for this long is stopped
+STOP_WAIT_S = 5.0  # for a stopped child to leave before it is killed
+
+
+class ModelProcess:
+    """The parent's side: one child at a time, started on demand, stopped when idle."""
+
+    def __init__(self, package: str, batch: int, idle_s: float = IDLE_S):
+        self.package = package
+        self.batch = batch
+        self.idle_s = idle_s
+        self.started = 0  # children started so far
+        self._lock = threading.Lock()  # one batch at a time; the idle watcher takes it to stop
+        self._child: subprocess.Popen[str] | None = None
+        self._last = 0.0  # when the last batch was answered (monotonic)
+        self._watcher: threading.Thread | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The running child's process id (None: no child now)."""
+        child = self._child
+        return child.pid if child is not None and child.poll() is None else None
+
+    def analyze(self, texts: Sequence[str]) -> list[list[RawSpan]]:
+        """The spans of each of `texts`, found by the child (started if there is none)."""
+        request = json.dumps(list(texts)) + "\n"
+        with self._lock:
+            reply = self._ask(request) or self._ask(request)  # a child that died: once more
+            self._last = time.monotonic()
+            if not reply:
+                raise ModelFailed("the NER process exited twice while running the model")
+            answer = json.loads(reply)
+            if "failed" in answer:
+                self._stop_child()
+                raise ModelFailed(str(answer["failed"]))
+            self._watch()
+        return [[(int(s), int(e), str(label)) for s, e, label in spans] for spans in answer["spans"]]
+
+    def stop(self) -> None:
+        """Stop the child now (the next batch starts another)."""
+        with self._lock:
+            self._stop_child()
+
+    def _ask(self, request: str) -> str:
+        """The child's reply line to `request` ("" when the child died)."""
+        child = self._child if self._child is not None and self._child.poll() is None else self._start()
+        assert child.stdin is not None and child.stdout is not None
+        try:
+            child.stdin.write(request)
+            child.stdin.flush()
+            return child.stdout.readline()
+        except (OSError, ValueError):
+            self._stop_child()
+            return ""
+
+    def _start(self) -> subprocess.Popen[str]:
+        self._stop_child()
+        root = str(Path(__file__).resolve().parents[2])  # where `vaultmind` is imported from
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        self._child = subprocess.Popen(
+            [sys.executable, "-m", "vaultmind.entities.ner_process", self.package, str(self.batch)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            env=env,
+        )
+        self.started += 1
+        return self._child
+
+    def _stop_child(self) -> None:
+        child = self._child
+        if child is None:
+            return
+        for stream in (child.stdin, child.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):  # a pipe to a child that died
+                    stream.close()
+        try:
+            child.wait(STOP_WAIT_S)  # its stdin closed: it leaves
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        self._child = None
+
+    def _watch(self) -> None:
+        """Make sure a thread stops the child once it has been idle for `idle_s`."""
+        if self._watcher is not None and self._watcher.is_alive():
+            return
+        self._watcher = threading.Thread(target=self._stop_when_idle, name="vaultmind-ner-idle", daemon=True)
+        self._watcher.start()
+
+    def _stop_when_idle(self) -> None:
+        while True:
+            with self._lock:
+                if self._child is None:
+                    return
+                left = self._last + self.idle_s - time.monotonic()
+                if left <= 0:
+                    self._stop_child()
+                    return
+            time.sleep(left)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The child: `python -m vaultmind.entities.ner_process PACKAGE BATCH`."""
+    package, batch = argv if argv is not None else sys.argv[1:]
+    engine = NerEngine(package, batch=int(batch))
+    replies, sys.stdout = sys.stdout, sys.stderr  # anything else printed stays out of the replies
+    for line in sys.stdin:
+        texts = json.loads(line)
+        nlp = engine.model()
+        reply = {"failed": engine.status()["message"]} if nlp is None else {"spans": engine.run(nlp, texts)}
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
