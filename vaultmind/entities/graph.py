@@ -172,11 +172,13 @@ class EntityDeriver:
         *,
         rebuild: bool = False,
         ner_budget: int = 0,
+        texts: Mapping[str, str] | None = None,
     ) -> None:
         """Bring the rows of `leaf_ids` up to date, and everything a registry change affects.
 
         At most `ner_budget` texts without a cached NER result are run through the model; the
-        others are derived without NER for now and picked up by `backfill_ner`.
+        others are derived without NER for now and picked up by `backfill_ner`. `texts`: texts
+        the caller has already read, by content hash (not read again).
         """
         registry = load_registry(con, fuzzy_threshold=self.settings.fuzzy_threshold)
         signature = self.signature()
@@ -195,7 +197,7 @@ class EntityDeriver:
                     full = True
                 else:
                     ids = sorted(set(leaf_ids) | set(extra))
-                    self.update_leaves(con, registry, ids)
+                    self.update_leaves(con, registry, ids, texts)
                     refresh_entities(con, registry, sorted(changed_ids(old, registry)))
                     self.last = {"mode": "registry", "leaves": len(ids)}
                     self._remember(con, registry, signature)
@@ -206,7 +208,7 @@ class EntityDeriver:
             self.last = {"mode": "full", "leaves": None}
             self._remember(con, registry, signature)
         elif leaf_ids:
-            self.update_leaves(con, registry, leaf_ids)
+            self.update_leaves(con, registry, leaf_ids, texts)
             self.last = {"mode": "leaves", "leaves": len(leaf_ids)}
         else:
             self.last = {"mode": "none", "leaves": 0}
@@ -239,9 +241,14 @@ class EntityDeriver:
         refresh_entities(con, registry, None)
 
     def update_leaves(
-        self, con: duckdb.DuckDBPyConnection, registry: Registry, leaf_ids: Sequence[str]
+        self,
+        con: duckdb.DuckDBPyConnection,
+        registry: Registry,
+        leaf_ids: Sequence[str],
+        texts: Mapping[str, str] | None = None,
     ) -> None:
-        """Re-derive the occurrences of `leaf_ids` and move edges and entities accordingly."""
+        """Re-derive the occurrences of `leaf_ids` and move edges and entities accordingly
+        (`texts`: as `refresh`)."""
         old_rows: list[OccRow] = [
             (r[0], r[1], r[2])
             for r in execute_with(
@@ -250,7 +257,7 @@ class EntityDeriver:
                 rows=key_table(leaf_ids),
             ).fetchall()
         ]
-        columns, new = self._derive(con, registry, _leaf_rows(con, leaf_ids))
+        columns, new = self._derive(con, registry, _leaf_rows(con, leaf_ids), texts)
         insert(con, "occurrences", OCC_SCHEMA, columns)
         new_rows = list(zip(columns["leaf_id"], columns["entity_id"], columns["surface"], strict=True))
 
@@ -265,18 +272,27 @@ class EntityDeriver:
         apply_entity_delta(con, registry, old_rows, new_rows)
 
     def _derive(
-        self, con: duckdb.DuckDBPyConnection, registry: Registry, rows: Sequence[LeafRow]
+        self,
+        con: duckdb.DuckDBPyConnection,
+        registry: Registry,
+        rows: Sequence[LeafRow],
+        known: Mapping[str, str] | None = None,
     ) -> tuple[dict[str, list[Any]], dict[str, set[str]]]:
         """Occurrence columns for `rows`, and the entity set of each leaf id. A leaf's text is
-        read only when its prepared mentions cannot be used: at 50k notes, reading the texts of
-        a batch's leaves scanned the whole text column (~110 MB of DuckDB's pool per batch)."""
+        read only when its prepared mentions cannot be used and `known` (texts by content hash)
+        lacks it: at 50k notes, reading the texts of a batch's leaves scanned the whole text
+        column (~110 MB of DuckDB's pool per batch); so did those of a step of background NER
+        whose texts many leaves share (+80 MB)."""
         first: dict[str, tuple[str, str]] = {}  # content hash → a (leaf id, note path) holding it
         for row in rows:
             first.setdefault(row[2], (row[0], row[1]))
-        texts: dict[tuple[str, str], str] = {}  # read so far, by (leaf id, note path)
+        # read so far (or given), by (leaf id, note path)
+        texts: dict[tuple[str, str], str] = {(r[0], r[1]): known[r[2]] for r in rows if r[2] in known} if known else {}
 
         def texts_of(hashes: Sequence[str]) -> dict[str, str]:
-            texts.update(_leaf_texts(con, [first[h] for h in hashes]))
+            unread = [first[h] for h in hashes if first[h] not in texts]
+            if unread:
+                texts.update(_leaf_texts(con, unread))
             return {h: texts[first[h]] for h in hashes}
 
         spans, ran = spans_for(self.ner, con, sorted(first), texts_of, max_run=self._budget)
@@ -462,7 +478,7 @@ def backfill_ner(
                 if index.generation != seen:  # another writer committed: leaves may have come or gone
                     holders = _leaves_holding(con, list(holders))
                 store_spans(con, model, fresh)
-                deriver.refresh(con, sorted({i for h in fresh for i in holders.pop(h, ())}))
+                deriver.refresh(con, sorted({i for h in fresh for i in holders.pop(h, ())}), texts=dict(todo))
                 seen = index.generation + 1  # this commit's
             done += len(todo)
             if progress is not None:
