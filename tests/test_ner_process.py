@@ -95,6 +95,24 @@ def test_a_model_the_child_cannot_load_turns_ner_off_and_says_why(model: str) ->
         engine.close()
 
 
+def test_a_child_that_cannot_start_turns_ner_off_and_says_why(
+    model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = NerEngine(model)
+    engine.isolate(idle_s=30)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
+    try:
+        assert engine.analyze(["Angela Merkel spoke in Berlin."]) is None
+        assert engine.available is False
+        assert "cannot start the NER process" in engine.status()["message"]
+    finally:
+        monkeypatch.undo()
+        from vaultmind.entities import ner
+
+        ner._LOAD_FAILED.pop(model, None)  # the model itself is fine: later tests use it
+        engine.close()
+
+
 def test_the_child_speaks_one_json_line_each_way(model: str) -> None:
     reply = subprocess.run(
         [sys.executable, "-m", "vaultmind.entities.ner_process", model, "4"],

@@ -11,7 +11,8 @@ package, the same batches).
 One JSON line each way, on the child's stdin and stdout: a list of texts in,
 `{"spans": [[[start, end, label], …], …]}` or `{"failed": message}` out. The child leaves when
 its stdin closes (the parent stopped it, or died). A child that dies mid-batch is replaced once;
-a second death in a row, or a model that cannot load, raises `ModelFailed`.
+a second death in a row, a model that cannot load or a child that cannot start raises
+`ModelFailed`, and the engine reports NER as unavailable with that reason (`status`).
 """
 
 from __future__ import annotations
@@ -88,14 +89,17 @@ class ModelProcess:
         root = str(Path(__file__).resolve().parents[2])  # where `vaultmind` is imported from
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-        self._child = subprocess.Popen(
-            [sys.executable, "-m", "vaultmind.entities.ner_process", self.package, str(self.batch)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            env=env,
-        )
+        try:
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", "vaultmind.entities.ner_process", self.package, str(self.batch)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                env=env,
+            )
+        except OSError as exc:  # no interpreter to run, no processes left
+            raise ModelFailed(f"cannot start the NER process ({sys.executable}): {exc}") from exc
         self.started += 1
         return self._child
 
