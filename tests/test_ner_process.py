@@ -141,7 +141,8 @@ with Memory.open(load_config(sys.argv[1], embed_provider="none")) as m:
     m.enrich()
     people = sorted(r[0] for r in m.index.query("SELECT DISTINCT entity_id FROM occurrences WHERE entity_id LIKE 'person:%'"))
     hits = m.walk("What did Jon say about Angela Merkel?")["hits"]
-    print(json.dumps({"pending": pending, "after": ner_pending(m.index, deriver), "people": people,
+    engine = m.status()["entities"]["ner_engine"]
+    print(json.dumps({"engine": engine,"pending": pending, "after": ner_pending(m.index, deriver), "people": people,
                       "top": hits[0]["content"] if hits else None, "spacy": "spacy" in sys.modules,
                       "children": deriver.ner._process.started}))
 """
@@ -157,6 +158,7 @@ with Memory.open(load_config(sys.argv[1], embed_provider="none")) as m:
     assert "Angela Merkel" in found["top"]
     assert found["spacy"] is False
     assert found["children"] == 1
+    assert found["engine"]["available"] is True and isinstance(found["engine"]["process"], int)
 
 
 def test_questions_find_known_entities_without_a_model(vault: Path) -> None:

@@ -367,6 +367,8 @@ class Memory:
             "known": int(idx.scalar("SELECT count(*) FROM entities")) if "entities" in idx.tables else 0,
             "ner_pending": ner_pending(idx, deriver) if deriver is not None else 0,
         }
+        if deriver is not None:  # the model as this process runs it: whether it can, and where
+            entities["ner_engine"] = {**deriver.ner.status(), "process": deriver.ner.process_id}
 
         return {
             "vault": str(self.config.vault),

@@ -219,6 +219,12 @@ class NerEngine:
         if self._process is None and self.package is not None and self.model_id is not None:
             self._process = ModelProcess(self.package, self.batch, IDLE_S if idle_s is None else idle_s)
 
+    @property
+    def process_id(self) -> int | None:
+        """The id of the child process running the model now (None: none is, or the model
+        runs in this process)."""
+        return None if self._process is None else self._process.pid
+
     def close(self) -> None:
         """Stop the model's child process, if any (a later text starts another)."""
         if self._process is not None:
