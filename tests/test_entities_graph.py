@@ -252,7 +252,7 @@ def test_backfill_derives_with_the_texts_it_fetched_without_reading_them_again(
     from vaultmind.entities import graph
 
     text = "Dana Whitfield met Marco Ruiz at Google in Paris.\n"
-    with _ner_deferred(vault, text, text) as (config, memory, deriver):  # two leaves, one text
+    with _ner_deferred(vault, text, text) as (config, memory, _deriver):  # two leaves, one text
         read: list[int] = []
         leaf_texts = graph._leaf_texts
 

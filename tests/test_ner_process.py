@@ -38,14 +38,14 @@ def model() -> str:
 def test_the_child_finds_what_the_model_finds_in_process(model: str) -> None:
     here = NerEngine(model, batch=2)
     there = NerEngine(model, batch=2)
-    there.isolate(idle_s=30)
+    there.isolate(ModelProcess(model, 2, idle_s=30))
     try:
         assert there.analyze(TEXTS) == here.analyze(TEXTS)
         assert there.analyze(TEXTS[:1]) == [[(0, 13, "PERSON"), (23, 29, "GPE")]]
-        assert there._process is not None and there._process.started == 1  # one child for both
+        assert there.process_id is not None
     finally:
         there.close()
-    assert there._process.pid is None
+    assert there.process_id is None
 
 
 def test_an_idle_child_is_stopped_and_a_new_one_started_on_the_next_texts(model: str) -> None:
@@ -82,15 +82,13 @@ def test_a_child_that_dies_is_replaced(model: str) -> None:
 
 def test_a_model_the_child_cannot_load_turns_ner_off_and_says_why(model: str) -> None:
     engine = NerEngine(model)
-    engine.isolate(idle_s=30)
-    assert engine._process is not None
-    engine._process.package = "vaultmind_no_such_model"  # the child resolves this one itself
     engine.package = "vaultmind_no_such_model"
+    engine.isolate(ModelProcess(engine.package, 8, idle_s=30))  # the child resolves this one itself
     try:
         assert engine.analyze(["Angela Merkel spoke in Berlin."]) is None
         assert engine.available is False
         assert "vaultmind_no_such_model" in engine.status()["message"]
-        assert engine._process.pid is None
+        assert engine.process_id is None
     finally:
         engine.close()
 
@@ -99,7 +97,7 @@ def test_a_child_that_cannot_start_turns_ner_off_and_says_why(
     model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = NerEngine(model)
-    engine.isolate(idle_s=30)
+    engine.isolate(ModelProcess(model, 8, idle_s=30))
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
     try:
         assert engine.analyze(["Angela Merkel spoke in Berlin."]) is None

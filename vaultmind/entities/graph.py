@@ -43,6 +43,7 @@ from vaultmind.entities.catalog import OccRow, apply_entity_delta, refresh_entit
 from vaultmind.entities.changes import affected_leaves, changed_ids, registry_from_snapshot, registry_snapshot
 from vaultmind.entities.ner import NerEngine, RawSpan
 from vaultmind.entities.ner_cache import count_pending, pending_texts, spans_for, store_spans
+from vaultmind.entities.ner_process import ModelProcess
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.registry_store import load_registry
@@ -121,7 +122,8 @@ class EntityDeriver:
         (`NerEngine.isolate`), and every new text goes to `backfill_ner` (which a daemon runs
         after a pause in saves) instead of being run inside the sync: a save is queryable
         without waiting for the model, and its people and places follow a few seconds later."""
-        self.ner.isolate()
+        if self.ner.package is not None and self.ner.model_id is not None:
+            self.ner.isolate(ModelProcess(self.ner.package, self.ner.batch))
         self.inline_ner = 0
 
     def close(self) -> None:

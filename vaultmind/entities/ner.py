@@ -34,10 +34,7 @@ import importlib.util
 import logging
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from vaultmind.entities.ner_process import ModelProcess
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +48,20 @@ _NOT_NER = ("parser", "tagger", "attribute_ruler", "lemmatizer", "senter", "morp
 
 class ModelFailed(Exception):
     """The model's child process could not run it (its message says why)."""
+
+
+class ModelRunner(Protocol):
+    """Runs the model elsewhere (`NerEngine.isolate`)."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def analyze(self, texts: Sequence[str]) -> list[list[RawSpan]]:
+        """The spans of each of `texts` (already trimmed, each worth running); raises
+        `ModelFailed` when the model cannot run."""
+        ...
+
+    def stop(self) -> None: ...
 
 
 _LOADED: dict[str, Any] = {}
@@ -94,7 +105,7 @@ class NerEngine:
         self.package: str | None = None
         self.model_id: str | None = None  # "spacy:<package>@<version>", None when NER is off
         self.message = ""
-        self._process: ModelProcess | None = None  # `isolate`: the model runs there
+        self._process: ModelRunner | None = None  # `isolate`: the model runs there
         self._resolve()
 
     def _resolve(self) -> None:
@@ -188,7 +199,7 @@ class NerEngine:
             try:
                 found = self._process.analyze(trimmed)
             except ModelFailed as exc:
-                _LOAD_FAILED[self._process.package] = str(exc)[:200]
+                _LOAD_FAILED[str(self.package)] = str(exc)[:200]
                 self.warn_if_degraded()
                 return None
         else:
@@ -210,14 +221,13 @@ class NerEngine:
                 out.extend([(int(e.start_char), int(e.end_char), str(e.label_)) for e in doc.ents] for doc in docs)
         return out
 
-    def isolate(self, idle_s: float | None = None) -> None:
-        """Run the model in a child process from now on (`ner_process.ModelProcess`), started on
-        the first texts and gone after `idle_s` without any: this process never loads spaCy.
-        Nothing changes without a model."""
-        from vaultmind.entities.ner_process import IDLE_S, ModelProcess
-
-        if self._process is None and self.package is not None and self.model_id is not None:
-            self._process = ModelProcess(self.package, self.batch, IDLE_S if idle_s is None else idle_s)
+    def isolate(self, runner: ModelRunner) -> None:
+        """Run the model through `runner` from now on (`ner_process.ModelProcess`: a child
+        process, started on the first texts and gone when idle, so that this process never
+        loads spaCy)."""
+        if self._process is not None:
+            self._process.stop()
+        self._process = runner
 
     @property
     def process_id(self) -> int | None:
