@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.admission.importance import importance_kind
 from vaultmind.errors import ConfigError
+from vaultmind.index.allocator import release_freed_memory
 from vaultmind.queue.failures import BACKOFF, classify
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.reconcile import reconcile
@@ -173,6 +174,9 @@ class WorkerPool:
 
     def reconcile(self) -> dict[str, Any]:
         report = reconcile(self.index, self.config, self.kinds, now=self.clock())
+        # A pass builds a Python object per wanted job (44k at 50k notes, Ollama absent): hand
+        # what it freed back to the OS (a serving daemon idled 17 MB lower with this).
+        release_freed_memory()
         self.last_reconcile = report
         if report["created"] or report["expired"] or report["requeued"]:
             self.notify()
