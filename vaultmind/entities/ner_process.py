@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -28,6 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vaultmind.entities.ner import ModelFailed, NerEngine, RawSpan
+
+log = logging.getLogger(__name__)
 
 IDLE_S = 60.0  # a child with no texts for this long is stopped
 STOP_WAIT_S = 5.0  # for a stopped child to leave before it is killed
@@ -101,6 +104,7 @@ class ModelProcess:
         except OSError as exc:  # no interpreter to run, no processes left
             raise ModelFailed(f"cannot start the NER process ({sys.executable}): {exc}") from exc
         self.started += 1
+        log.info("NER: model %s started in process %d", self.package, self._child.pid)
         return self._child
 
     def _stop_child(self) -> None:
@@ -132,6 +136,7 @@ class ModelProcess:
                     return
                 left = self._last + self.idle_s - time.monotonic()
                 if left <= 0:
+                    log.info("NER: stopping the model's process after %.0f s without texts", self.idle_s)
                     self._stop_child()
                     return
             time.sleep(left)
