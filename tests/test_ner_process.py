@@ -142,7 +142,7 @@ with Memory.open(load_config(sys.argv[1], embed_provider="none")) as m:
     engine = m.status()["entities"]["ner_engine"]
     print(json.dumps({"engine": engine,"pending": pending, "after": ner_pending(m.index, deriver), "people": people,
                       "top": hits[0]["content"] if hits else None, "spacy": "spacy" in sys.modules,
-                      "children": deriver.ner._process.started}))
+                      "children": deriver.ner._runner.started}))
 """
     write_chat(vault, "2024-03-04", [("Jon", "I read that Angela Merkel spoke in Berlin."), ("Ann", "Nice!")])
     write(vault, "notes/b.md", "Tim Cook presented at Apple Park.\n")

@@ -46,8 +46,9 @@ OFF_VALUES = frozenset({"off", "none", "false", "no", "0", ""})
 MAX_NER_CHARS = 100_000
 _NOT_NER = ("parser", "tagger", "attribute_ruler", "lemmatizer", "senter", "morphologizer", "textcat")
 
+
 class ModelFailed(Exception):
-    """The model's child process could not run it (its message says why)."""
+    """A `ModelRunner` could not run the model (its message says why)."""
 
 
 class ModelRunner(Protocol):
@@ -105,7 +106,7 @@ class NerEngine:
         self.package: str | None = None
         self.model_id: str | None = None  # "spacy:<package>@<version>", None when NER is off
         self.message = ""
-        self._process: ModelRunner | None = None  # `isolate`: the model runs there
+        self._runner: ModelRunner | None = None  # `isolate`: the model runs there
         self._resolve()
 
     def _resolve(self) -> None:
@@ -195,9 +196,9 @@ class NerEngine:
             return out
         trimmed = [texts[i][:MAX_NER_CHARS] for i in todo]
         found: list[list[RawSpan]] | None
-        if self._process is not None:
+        if self._runner is not None:
             try:
-                found = self._process.analyze(trimmed)
+                found = self._runner.analyze(trimmed)
             except ModelFailed as exc:
                 _LOAD_FAILED[str(self.package)] = str(exc)[:200]
                 self.warn_if_degraded()
@@ -225,20 +226,20 @@ class NerEngine:
         """Run the model through `runner` from now on (`ner_process.ModelProcess`: a child
         process, started on the first texts and gone when idle, so that this process never
         loads spaCy)."""
-        if self._process is not None:
-            self._process.stop()
-        self._process = runner
+        if self._runner is not None:
+            self._runner.stop()
+        self._runner = runner
 
     @property
     def process_id(self) -> int | None:
         """The id of the child process running the model now (None: none is, or the model
         runs in this process)."""
-        return None if self._process is None else self._process.pid
+        return None if self._runner is None else self._runner.pid
 
     def close(self) -> None:
         """Stop the model's child process, if any (a later text starts another)."""
-        if self._process is not None:
-            self._process.stop()
+        if self._runner is not None:
+            self._runner.stop()
 
 
 def _worth_ner(text: str) -> bool:

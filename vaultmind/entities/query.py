@@ -27,7 +27,7 @@ def query_entities(
 ) -> list[tuple[str, str]]:
     """The entities a query mentions, as (entity id, surface), in order of appearance.
 
-    Uses what ingest uses but its NER model (normalization, registry, regex), then looks the
+    Uses what ingest uses except its NER model (normalization, registry, regex), then looks the
     query's word n-grams up among the ids of known entities (`dana whitfield` →
     `person:dana-whitfield`, `Jon` → `person:jon`). A surface matching entities of several
     kinds yields each of them; an ambiguous registry name yields the id it was indexed under
