@@ -78,6 +78,13 @@ def test_dedupe_while_queued_running_or_failed_and_free_after_done(index: Index)
     assert add(index, "b") == 0  # parked: waits for `vaultmind retry`, not for a duplicate
 
 
+def test_enqueue_adds_only_the_keys_without_a_job_with_their_payloads(index: Index) -> None:
+    assert add(index, "a", "b") == 2
+    assert add(index, "b", "c", "a", "d", "c") == 2
+    rows = index.query("SELECT dedupe_key, payload, status FROM jobs ORDER BY dedupe_key, id")
+    assert rows == [(k, f'{{"key": "{k}"}}', "ready") for k in "abcd"]
+
+
 def test_claim_gives_a_lease_and_only_its_token_settles(index: Index) -> None:
     add(index, "a")
     job = claim(index, now=T0, lease_s=60)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.queue.kinds import JobKind
 from vaultmind.queue.store import cancel, enqueue, prune, recover_expired
 
@@ -42,16 +43,18 @@ def reconcile(index: Index, config: Config, kinds: Sequence[JobKind], *, now: in
             if kind.wanted is None:
                 continue
             wanted = kind.wanted(con, config)
-            keys = {job.dedupe_key for job in wanted}
             created += enqueue(con, wanted, now=now)
-            stale = [
-                int(job_id)
-                for job_id, key in con.execute(
-                    "SELECT id, dedupe_key FROM jobs WHERE kind = ? AND status IN ('ready', 'failed') ORDER BY id",
+            stale = [  # compared in DuckDB: no Python row per queued job
+                int(r[0])
+                for r in execute_with(
+                    con,
+                    "SELECT j.id FROM jobs j ANTI JOIN _rows w ON j.dedupe_key = w.k "
+                    "WHERE j.kind = ? AND j.status IN ('ready', 'failed') ORDER BY j.id",
                     [kind.name],
+                    rows=key_table(sorted({job.dedupe_key for job in wanted})),
                 ).fetchall()
-                if key not in keys
             ]
+            del wanted
             cancelled += cancel(con, stale, "target no longer exists (cancelled by reconcile)", now=now)
         requeued = len(
             con.execute(
