@@ -244,23 +244,29 @@ def test_large_batches_defer_ner_and_backfill_completes_it(vault: Path) -> None:
         assert dump_entities(memory) == cold_rebuild(config.with_(extra={}))
 
 
-def test_backfill_derives_with_the_texts_it_fetched_without_reading_them_again(
+def test_backfill_derives_with_the_rows_and_texts_it_fetched_without_reading_them_again(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A step's texts are shared by many leaves at scale ("Thanks!"): reading them again by
-    leaf id had DuckDB scan the whole text column (+80 MB at 50k notes)."""
+    leaf id had DuckDB scan the whole text column (+80 MB at 50k notes), and looking the rows
+    up by id loaded the `leaves_id` index (~20 MB)."""
     from vaultmind.entities import graph
 
     text = "Dana Whitfield met Marco Ruiz at Google in Paris.\n"
     with _ner_deferred(vault, text, text) as (config, memory, _deriver):  # two leaves, one text
-        read: list[int] = []
-        leaf_texts = graph._leaf_texts
+        read: list[str] = []
+        leaf_texts, leaf_rows = graph._leaf_texts, graph._leaf_rows
 
-        def counted(con: Any, keys: Any) -> Any:
-            read.append(len(keys))
+        def texts_counted(con: Any, keys: Any) -> Any:
+            read.append("texts")
             return leaf_texts(con, keys)
 
-        monkeypatch.setattr(graph, "_leaf_texts", counted)
+        def rows_counted(con: Any, ids: Any) -> Any:
+            read.append("rows")
+            return leaf_rows(con, ids)
+
+        monkeypatch.setattr(graph, "_leaf_texts", texts_counted)
+        monkeypatch.setattr(graph, "_leaf_rows", rows_counted)
         assert complete_ner(memory) == 1
         assert read == []
         people = dict(memory.index.query(

@@ -40,7 +40,9 @@ LOAD_MEMORY_LIMIT = "128MB"  # DuckDB's buffer pool while a serving process load
 # ... and while it loads the vectors: one scan, whose blocks DuckDB would otherwise keep up to the
 # pool's size (at 50k notes: the peak while loading them 652 -> 582 MB, in the same time)
 VECTORS_LOAD_LIMIT = "48MB"
-POOL_KEEP_BYTES = 128 * 2**20  # while serving: DuckDB's cached blocks past this are dropped after a task
+# while serving: DuckDB's cached blocks past this are dropped after a task (128 MB until the
+# NER catch-up's indexes took less: at 50k notes its daemon 558 -> 491 MB, as many texts)
+POOL_KEEP_BYTES = 64 * 2**20
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 
