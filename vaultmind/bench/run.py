@@ -731,8 +731,8 @@ def bench_walk(
     rounds after one warm-up round, with the daemon's memory settings (`Memory.serve`); the
     question's embedding is timed separately, and the process's RSS and the resident
     structures' bytes (`memory_mb`) are reported after the queries. Every round asks new
-    questions: a repeated one would find its entities remembered (`entities.query`), and
-    reading them (spaCy, ~7 ms a question) is part of what a new question costs."""
+    questions: a repeated one would find the terms of its strongest leaves cached (the phrase
+    and near-duplicate passes), which a new question pays for."""
     progress = progress or _noop
     seed = _vault_seed(vault) if seed is None else seed
     asked = walk_questions(seed, count * (repeats + 1))
