@@ -39,6 +39,15 @@ def sql_near_leaves(memory: Memory, ids: list[str], limit: int) -> list[tuple[st
     return [(r[0], float(r[1])) for r in rows]
 
 
+def sql_neighbours(memory: Memory, entity_id: str) -> dict[str, float]:
+    rows = memory.index.query(
+        "SELECT other, max(weight) FROM (SELECT b AS other, weight FROM edges WHERE a = ? "
+        "UNION ALL SELECT a, weight FROM edges WHERE b = ?) GROUP BY other",
+        [entity_id, entity_id],
+    )
+    return {other: float(weight) for other, weight in rows}
+
+
 def check_equal(memory: Memory) -> None:
     graph = entity_graph(memory.index)
     entities = [r[0] for r in memory.index.query("SELECT DISTINCT entity_id FROM occurrences ORDER BY 1")]
@@ -52,7 +61,9 @@ def check_equal(memory: Memory) -> None:
         expected = {leaf: {entity_id} for leaf, ents in by_leaf.items() if entity_id in ents}
         assert graph.leaves_of([entity_id]) == expected
         assert graph.near_leaves([entity_id], 50) == sql_near_leaves(memory, [entity_id], 50)
+        assert graph.neighbours(entity_id) == sql_neighbours(memory, entity_id)
     assert graph.near_leaves(entities[:3], 2) == sql_near_leaves(memory, entities[:3], 2)
+    assert sum(len(graph.neighbours(e)) for e in entities) == 2 * memory.index.scalar("SELECT count(*) FROM edges") > 0
 
 
 def test_resident_entity_graph_equals_sql_and_follows_changes(vault: Path) -> None:

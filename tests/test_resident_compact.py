@@ -121,6 +121,28 @@ def test_row_ids_found_in_any_load_order_and_after_appends() -> None:
     assert rows.rank(7).tolist() == [2, 0, 3, 4, 1, 5, 6]  # loaded rows in id order, then appended ones
 
 
+def test_row_ids_hold_hex_ids_as_bytes() -> None:
+    """Leaf ids (32 lowercase hex digits) are held as their 16 bytes and found, given back and
+    ranked as the strings are; an id ending in zero bytes keeps them."""
+    ids = ["ff" * 16, "0a" * 15 + "00", "00" * 16, "9b" * 16, "0a" * 15 + "00"]
+    rows = RowIds()
+    rows.reset(ids)
+    assert rows._packed and rows._keys.dtype.itemsize == 16
+    assert rows.shared == {"0a" * 15 + "00"}
+    assert [rows.id_of(i) for i in range(len(ids))] == ids
+    asked = ["00" * 16, "9b" * 16, "ff" * 16, "FF" * 16, "zz" * 16, "9b" * 15, "9b" * 17]
+    assert rows.find(asked).tolist() == [2, 3, 0, -1, -1, -1, -1]  # uppercase, not hex, too short or long
+    assert rows.find(["0a" * 15 + "00"]).tolist() == [4]
+    keys = np.array([i.encode() for i in ["9b" * 16, "FF" * 16, "xx" * 16, "00" * 16]], dtype="S32")
+    assert rows.find_keys(keys).tolist() == [3, -1, -1, 2]
+    assert rows.rank(5).tolist() == [4, 1, 0, 3, 2]  # as the strings sort
+    assert rows.extend(["9b" * 16, "not-hex"]) == [5, 6]
+    assert rows.find(["9b" * 16, "not-hex"]).tolist() == [5, 6] and not rows.alive[3]
+    mixed = RowIds()
+    mixed.reset(["ab" * 16, "not-hex"])
+    assert not mixed._packed and mixed.find(["ab" * 16, "not-hex"]).tolist() == [0, 1]
+
+
 def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Above `EXACT_BELOW` the vectors load as int8 with a scale per row: on data with a clear
     margin the top hits are those of the float32 vectors, with cosines within 0.01."""

@@ -252,7 +252,7 @@ class Memory:
                 if stale:
                     self._graph_wanted = True
                 return graph
-        return entity_graph(self.index)
+        return entity_graph(self.index, evict=self._serving)
 
     def prepare_reads(self) -> None:
         """Bring the read path's views that follow the index by reloading (the entity graph) up
@@ -263,7 +263,7 @@ class Memory:
         from vaultmind.retrieval.entity_graph import entity_graph
 
         if "occurrences" in self.index.tables:
-            entity_graph(self.index)
+            entity_graph(self.index, evict=self._serving)
 
     def enrich(self, progress: Progress | None = None, *, background: bool = False) -> dict[str, Any]:
         """Work a sync leaves for later: NER on leaves past the inline budget, then entity notes

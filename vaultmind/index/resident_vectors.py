@@ -26,7 +26,7 @@ from vaultmind.index.resident import (
     LeafDelta,
     run_load,
 )
-from vaultmind.index.row_ids import RowIds, id_array
+from vaultmind.index.row_ids import RowIds, hex_bytes, id_array
 from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
 
@@ -628,25 +628,12 @@ def _leaf_keys(con: Any, compact: bool = False) -> tuple[npt.NDArray[np.bytes_],
     return keys[:at], hashes[:at]
 
 
-_HEX_DIGIT = np.full(256, 255, dtype=np.uint8)
-for _digit, _value in zip(b"0123456789abcdefABCDEF", [*range(16), *range(10, 16)], strict=True):
-    _HEX_DIGIT[_digit] = _value
-
-
 def _hash_prefix(hashes: npt.NDArray[np.bytes_]) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.bool_]]:
     """Hexadecimal content hashes (sha256: 64 digits) as the 16 bytes of their first 32 digits,
     a quarter of the memory while the vectors load (two of a vault's texts sharing 128 bits: odds
     of about 1e-27 at a million texts); and which were hexadecimal of at least 32 digits (the
     others come out as zeros)."""
-    n, width = len(hashes), hashes.dtype.itemsize
-    if width < 32 or n == 0:
-        return np.zeros(n, dtype="S16"), np.zeros(n, dtype=bool)
-    digits = _HEX_DIGIT[np.ascontiguousarray(hashes).view(np.uint8).reshape(n, width)[:, :32]]
-    valid: npt.NDArray[np.bool_] = np.all(digits < 16, axis=1)
-    digits[~valid] = 0
-    raw = np.ascontiguousarray((digits[:, 0::2] << 4) | digits[:, 1::2])
-    prefix: npt.NDArray[np.bytes_] = raw.view("S16").reshape(n)
-    return prefix, valid
+    return hex_bytes(hashes, 32, any_case=True)
 
 
 def _quantize(matrix: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
