@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from vaultmind.config import load_config
+from vaultmind.index import resident
 from vaultmind.index.lexical import bm25, terms
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -254,3 +257,24 @@ def test_stored_vectors_decode_whatever_their_element_size_and_skip_broken_blobs
     assert vector_of(b"\x00" * 12, 8) is None and vector_of(b"", 8) is None  # fits no element size
     matrix = _matrix_of(pa.array([new[0], b"\x00" * 12], pa.binary()), pa.array([8, 8], pa.int32()))
     assert matrix.shape == (1, 8)  # the broken blob is left out (the caller then skips the batch)
+
+
+def test_postings_that_do_not_fit_the_small_pool_load_under_the_full_one(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The postings scan runs under a small buffer pool (`POSTINGS_POOL`); where DuckDB cannot
+    work under it, the scan runs again under the pool as it was: the same postings, and the
+    memory limit is left as it was."""
+    rng = random.Random(5)
+    for i in range(12):
+        write(vault, f"n{i}.md", _note(rng))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        limit = memory.index.scalar("SELECT current_setting('memory_limit')")
+        expected = {w: memory.leaves.search([w], 50) for w in WORDS}
+        monkeypatch.setattr(resident, "POSTINGS_POOL", "1KB")  # below what any scan pins
+        squeezed = ResidentLeaves(memory.index)
+        with caplog.at_level(logging.INFO, logger="vaultmind.index.resident"):
+            assert {w: squeezed.search([w], 50) for w in WORDS} == expected
+        assert "ran out of memory under 1KB" in caplog.text
+        assert memory.index.scalar("SELECT current_setting('memory_limit')") == limit

@@ -149,7 +149,10 @@ class Memory:
         if not self._serving:
             load()
             return
-        with self.index.lock:  # no other statement runs meanwhile: no write sees the small pool
+        # No other statement runs meanwhile: no write sees the small pool. One DuckDB thread: a
+        # scan's second thread brought its own buffers (at 50k notes the vectors' load peak
+        # +30 MB) and no speed, the process being busy converting what the scan gives.
+        with self.index.lock, self.index.threads(1):
             try:
                 self._set_limit(limit)
                 try:

@@ -26,7 +26,7 @@ from vaultmind.index.resident import (
     LeafDelta,
     run_load,
 )
-from vaultmind.index.row_ids import RowIds, hex_bytes, id_array
+from vaultmind.index.row_ids import HEX_ID_DIGITS, RowIds, hex_bytes, id_array
 from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
 
@@ -149,6 +149,11 @@ class ResidentVectors:
             keys = keys[order]
             hashes = hashes[order]
             del order
+            packed, hexadecimal = hex_bytes(keys, HEX_ID_DIGITS)
+            ids_packed = bool(len(keys)) and bool(hexadecimal.all())
+            if ids_packed:  # as `RowIds` holds them, from now on (half the bytes through the load)
+                keys = packed
+            del packed, hexadecimal
             by_hash = np.argsort(hashes, kind="stable")  # leaf rows, by content hash
             hashes = hashes[by_hash]
             count = len(keys)
@@ -214,7 +219,7 @@ class ResidentVectors:
         if file is not None:
             order = np.concatenate(arrived) if arrived else np.zeros(0, dtype=np.intp)
             self._filed_in(file, order if renumber is None else renumber[order], len(keys))
-        self._rows.reset(keys)
+        self._rows.reset(keys, packed=ids_packed)
         self._loaded = True
         release_freed_memory()
 

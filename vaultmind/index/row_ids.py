@@ -33,12 +33,15 @@ class RowIds:
         self.shared: set[str] = set()
         self.stale = False
 
-    def reset(self, ids: Sequence[str] | npt.NDArray[np.bytes_]) -> None:
+    def reset(self, ids: Sequence[str] | npt.NDArray[np.bytes_], *, packed: bool = False) -> None:
+        """Load `ids` (strings, or UTF-8 bytes; `packed`: the `hex_bytes` of hex ids)."""
         keys = ids if isinstance(ids, np.ndarray) else _encode_ids(ids)
-        packed, hexadecimal = hex_bytes(keys, HEX_ID_DIGITS)
-        self._packed = bool(len(keys)) and bool(hexadecimal.all())
-        if self._packed:
-            keys = packed
+        self._packed = packed
+        if not packed:
+            as_bytes, hexadecimal = hex_bytes(keys, HEX_ID_DIGITS)
+            self._packed = bool(len(keys)) and bool(hexadecimal.all())
+            if self._packed:
+                keys = as_bytes
         self._keys = keys
         self._perm = None
         self._sorted = keys

@@ -274,6 +274,11 @@ class Index:
         each batch itself (`checkpoint(evict=True)`), outside the batch's transaction."""
         return self._setting("checkpoint_threshold", DEFERRED_CHECKPOINT, as_set=limit_setting)
 
+    def memory_limit(self, limit: str) -> AbstractContextManager[None]:
+        """DuckDB's buffer pool is `limit` for a while (a streamed scan that should not fill the
+        pool with blocks nothing reads again), then what it was."""
+        return self._setting("memory_limit", limit, as_set=limit_setting)
+
     def threads(self, count: int) -> AbstractContextManager[None]:
         """DuckDB runs with `count` threads for a while (a sync whose parse workers already use
         the other cores: at 2 cores, one DuckDB thread wrote a batch with ~35 % less CPU and
@@ -286,7 +291,11 @@ class Index:
         value `current_setting` shows into one to set back)."""
         with self.lock:
             before = as_set(str(self.scalar(f"SELECT current_setting('{name}')")))
-            self.con.execute(f"SET {name} = '{value}'")
+            try:
+                self.con.execute(f"SET {name} = '{value}'")
+            except duckdb.Error:  # a memory limit below what is pinned fails, yet stays set
+                self.con.execute(f"SET {name} = '{before}'")
+                raise
         try:
             yield
         finally:
