@@ -40,6 +40,10 @@ LOAD_MEMORY_LIMIT = "128MB"  # DuckDB's buffer pool while a serving process load
 # ... and while it loads the vectors: one scan, whose blocks DuckDB would otherwise keep up to the
 # pool's size (at 50k notes: the peak while loading them 652 -> 582 MB, in the same time)
 VECTORS_LOAD_LIMIT = "48MB"
+# DuckDB threads while a serving process loads them: a scan's second thread brings buffers of
+# its own (at 50k notes the vectors' load peaked 0–30 MB higher with two) and no speed, this
+# process being busy converting what the scan gives
+LOAD_THREADS = 1
 # while serving: DuckDB's cached blocks past this are dropped after a task (128 MB until the
 # NER catch-up's indexes took less: at 50k notes its daemon 558 -> 491 MB, as many texts)
 POOL_KEEP_BYTES = 64 * 2**20
@@ -149,10 +153,8 @@ class Memory:
         if not self._serving:
             load()
             return
-        # No other statement runs meanwhile: no write sees the small pool. One DuckDB thread: a
-        # scan's second thread brought its own buffers (at 50k notes the vectors' load peak
-        # +30 MB) and no speed, the process being busy converting what the scan gives.
-        with self.index.lock, self.index.threads(1):
+        # No other statement runs meanwhile: no write sees the small pool.
+        with self.index.lock, self.index.threads(LOAD_THREADS):
             try:
                 self._set_limit(limit)
                 try:

@@ -25,7 +25,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from vaultmind.index.allocator import release_freed_memory
-from vaultmind.index.row_ids import RowIds, id_array
+from vaultmind.index.row_ids import HEX_ID_DIGITS, RowIds, hex_bytes, id_array
 from vaultmind.index.store import Index
 
 _FINGERPRINT_SQL = """
@@ -45,9 +45,13 @@ class EntityGraph:
         # Leaf ids (hundreds of thousands) as one sorted bytes array, a leaf's code its position:
         # code order is id order, and no Python string or dict entry per leaf. Coded by sorting
         # (Arrow's dictionary encoding of them held ~40 MB of hash table at 50k notes).
-        keys, codes = np.unique(id_array(occurrences.column("leaf_id")), return_inverse=True)
+        ids = id_array(occurrences.column("leaf_id"))
+        packed, hexadecimal = hex_bytes(ids, HEX_ID_DIGITS)
+        hex_ids = bool(len(ids)) and bool(hexadecimal.all())
+        keys, codes = np.unique(packed if hex_ids else ids, return_inverse=True)  # hex ids: half the bytes sorted
+        del ids, packed, hexadecimal
         self._leaf_keys = RowIds()
-        self._leaf_keys.reset(keys)
+        self._leaf_keys.reset(keys, packed=hex_ids)
         e = occurrences.column("code").to_numpy().astype(np.int32)
         lf = codes.astype(np.int32)
         del codes
