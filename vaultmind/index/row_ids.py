@@ -203,18 +203,26 @@ def hex_bytes(
     their lowercase digits do."""
     n, width = len(keys), keys.dtype.itemsize
     size = digits // 2
+    packed = np.zeros(n, dtype=f"S{size}")
+    valid = np.zeros(n, dtype=bool)
     if n == 0 or width < digits:
-        return np.zeros(n, dtype=f"S{size}"), np.zeros(n, dtype=bool)
+        return packed, valid
     table = _HEX_VALUE_ANY_CASE if any_case else _HEX_VALUE
     codes = np.ascontiguousarray(keys).view(np.uint8).reshape(n, width)
-    values = table[codes[:, :digits]]
-    valid: npt.NDArray[np.bool_] = np.all(values < 16, axis=1)
-    if not any_case and width > digits:  # a longer key is not such an id
-        valid &= codes[:, digits] == 0
-    values[~valid] = 0
-    raw = np.ascontiguousarray((values[:, 0::2] << 4) | values[:, 1::2])
-    packed: npt.NDArray[np.bytes_] = raw.view(f"S{size}").reshape(n)
+    raw = packed.view(np.uint8).reshape(n, size)
+    for start in range(0, n, _HEX_BLOCK):  # a block at a time: the temporaries stay small
+        stop = min(n, start + _HEX_BLOCK)
+        values = table[codes[start:stop, :digits]]
+        ok = np.all(values < 16, axis=1)
+        if not any_case and width > digits:  # a longer key is not such an id
+            ok &= codes[start:stop, digits] == 0
+        values[~ok] = 0
+        raw[start:stop] = (values[:, 0::2] << 4) | values[:, 1::2]
+        valid[start:stop] = ok
     return packed, valid
+
+
+_HEX_BLOCK = 16_384
 
 
 def _encode_ids(ids: Sequence[str]) -> npt.NDArray[np.bytes_]:
