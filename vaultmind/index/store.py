@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -294,7 +294,8 @@ class Index:
             try:
                 self.con.execute(f"SET {name} = '{value}'")
             except duckdb.Error:  # a memory limit below what is pinned fails, yet stays set
-                self.con.execute(f"SET {name} = '{before}'")
+                with suppress(duckdb.Error):  # (in an aborted transaction this fails too)
+                    self.con.execute(f"SET {name} = '{before}'")
                 raise
         try:
             yield
