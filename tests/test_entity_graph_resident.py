@@ -141,3 +141,27 @@ def test_while_serving_a_question_does_not_wait_for_background_commits(vault: Pa
         memory.sync_paths(["notes/f.md"])  # a save: the next question sees it at once
         assert memory.entity_graph().leaves_of(["topic:sailing"])
         assert entity_graph(memory.index) is memory.entity_graph()
+
+
+def test_leaf_ids_that_are_not_hex_are_kept_as_they_are(vault: Path) -> None:
+    """Leaf ids are 32 hex digits and held as their bytes; an occurrence with any other id
+    (an index written by other means) makes the graph keep every id as it is."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    for rel, text in NOTES.items():
+        write(vault, rel, text)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert entity_graph(memory.index)._leaf_keys._packed
+        with memory.index.transaction() as con:
+            con.execute(
+                "INSERT INTO occurrences (entity_id, leaf_id, note_path, surface) "
+                "VALUES ('topic:launch', 'not-a-hex-leaf', 'notes/a.md', 'launch')"
+            )
+        graph = entity_graph(memory.index)
+        assert not graph._leaf_keys._packed
+        expected: dict[str, set[str]] = {}
+        for leaf_id, entity_id in memory.index.query("SELECT leaf_id, entity_id FROM occurrences"):
+            if entity_id == "topic:launch":
+                expected.setdefault(leaf_id, set()).add(entity_id)
+        assert "not-a-hex-leaf" in expected and graph.leaves_of(["topic:launch"]) == expected
+        assert graph.entities_of(["not-a-hex-leaf"]) == {"not-a-hex-leaf": ["topic:launch"]}

@@ -18,11 +18,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import cast
 
+import duckdb
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
 
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.row_ids import HEX_ID_DIGITS, RowIds, hex_bytes, id_array
@@ -34,25 +35,34 @@ _FINGERPRINT_SQL = """
 """
 
 
+@dataclass(slots=True)
+class GraphRows:
+    """What an `EntityGraph` is built from, as numpy arrays (read by `_tables`): per occurrence
+    its entity's position in `entity_ids` and its leaf id (as `hex_bytes` when `packed`), per
+    edge its two entities' positions and its weight."""
+
+    entity_ids: list[str]
+    codes: npt.NDArray[np.int32]
+    leaf_ids: npt.NDArray[np.bytes_]
+    packed: bool
+    a: npt.NDArray[np.int32]
+    b: npt.NDArray[np.int32]
+    weight: npt.NDArray[np.float64]
+
+
 class EntityGraph:
     """Occurrences as two compressed-row maps plus the weighted co-occurrence edges."""
 
-    def __init__(self, entity_ids: list[str], occurrences: pa.Table, edges: pa.Table):
-        """`occurrences`: (`code`, `leaf_id`) rows and `edges`: (`a`, `b`, `weight`) rows, `code`,
-        `a` and `b` an entity's position in `entity_ids`."""
-        self.entity_ids = entity_ids
+    def __init__(self, rows: GraphRows):
+        self.entity_ids = rows.entity_ids
         self._entity_code = {e: i for i, e in enumerate(self.entity_ids)}
         # Leaf ids (hundreds of thousands) as one sorted bytes array, a leaf's code its position:
         # code order is id order, and no Python string or dict entry per leaf. Coded by sorting
         # (Arrow's dictionary encoding of them held ~40 MB of hash table at 50k notes).
-        ids = id_array(occurrences.column("leaf_id"))
-        packed, hexadecimal = hex_bytes(ids, HEX_ID_DIGITS)
-        hex_ids = bool(len(ids)) and bool(hexadecimal.all())
-        keys, codes = np.unique(packed if hex_ids else ids, return_inverse=True)  # hex ids: half the bytes sorted
-        del ids, packed, hexadecimal
+        keys, codes = np.unique(rows.leaf_ids, return_inverse=True)
         self._leaf_keys = RowIds()
-        self._leaf_keys.reset(keys, packed=hex_ids)
-        e = occurrences.column("code").to_numpy().astype(np.int32)
+        self._leaf_keys.reset(keys, packed=rows.packed)
+        e = rows.codes
         lf = codes.astype(np.int32)
         del codes
         # Distinct (entity, leaf) pairs sorted by entity, then leaf: as one int64 key each (a
@@ -67,9 +77,7 @@ class EntityGraph:
         self._l_entities = e[order].copy()
         # Edges both ways as compressed rows (entity → neighbours, their strongest weight), not a
         # dict of dicts: at 50k notes 137k edges held 26 MB of Python objects, their build +36 MB.
-        a = edges.column("a").to_numpy().astype(np.int64)
-        b = edges.column("b").to_numpy().astype(np.int64)
-        w = edges.column("weight").to_numpy().astype(np.float64)
+        a, b, w = rows.a.astype(np.int64), rows.b.astype(np.int64), rows.weight
         src, dst, w = np.concatenate((a, b)), np.concatenate((b, a)), np.concatenate((w, w))
         order = np.lexsort((-w, dst, src))  # per (entity, neighbour): the strongest weight first
         src, dst, w = src[order], dst[order], w[order]
@@ -146,18 +154,56 @@ _CODES = (
 )
 
 
-def _tables(index: Index) -> tuple[list[str], pa.Table, pa.Table]:
+def _tables(index: Index) -> GraphRows:
     """The entity ids of `occurrences` and `edges` (sorted), and the rows of both tables with
     each entity as its position in that list (DuckDB codes them: Arrow's dictionary encoding
-    held ~20 MB of hash table at 50k notes). The caller holds the index's lock."""
+    held ~20 MB of hash table at 50k notes). Occurrences are read a batch at a time into arrays
+    sized from a count, their leaf ids packed as they come (the whole table as Arrow, then its
+    ids as bytes, had been ~22 MB more while the graph was built). The caller holds the
+    index's lock."""
     con = index.con
     entity_ids = [str(row[0]) for row in con.execute(f"{_CODES} SELECT entity_id FROM codes ORDER BY code").fetchall()]
-    occurrences = con.execute(f"{_CODES} SELECT c.code, o.leaf_id FROM occurrences o JOIN codes c USING (entity_id)").to_arrow_table()
+    codes, leaf_ids, packed = _occurrences(con, packed=True) or _occurrences(con, packed=False) or _NO_OCCURRENCES
     edges = con.execute(
         f"{_CODES} SELECT ca.code AS a, cb.code AS b, e.weight FROM edges e "
         "JOIN codes ca ON ca.entity_id = e.a JOIN codes cb ON cb.entity_id = e.b"
     ).to_arrow_table()
-    return entity_ids, occurrences, edges
+    return GraphRows(
+        entity_ids, codes, leaf_ids, packed,
+        edges.column("a").to_numpy().astype(np.int32), edges.column("b").to_numpy().astype(np.int32),
+        edges.column("weight").to_numpy().astype(np.float64),
+    )  # fmt: skip
+
+
+_NO_OCCURRENCES = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype="S1"), False)
+
+
+def _occurrences(
+    con: duckdb.DuckDBPyConnection, *, packed: bool
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bytes_], bool] | None:
+    """Every occurrence's entity code and leaf id; `packed`: the ids as `hex_bytes` (None when
+    one is not a hex id: read them again unpacked)."""
+    row = con.execute("SELECT count(*) FROM occurrences").fetchone()
+    codes = np.empty(int(row[0]) if row else 0, dtype=np.int32)
+    ids: list[npt.NDArray[np.bytes_]] = []
+    at = 0
+    reader = con.execute(f"{_CODES} SELECT c.code, o.leaf_id FROM occurrences o JOIN codes c USING (entity_id)")
+    for batch in reader.to_arrow_reader(_BATCH):
+        part = id_array(batch.column(1))
+        if packed:
+            part, hexadecimal = hex_bytes(part, HEX_ID_DIGITS)
+            if not hexadecimal.all():
+                return None
+        n = len(part)
+        codes[at : at + n] = batch.column(0).to_numpy()
+        ids.append(part)
+        at += n
+    if not ids:
+        return None
+    return codes[:at], np.concatenate(ids), packed
+
+
+_BATCH = 65_536  # occurrences read at a time
 
 
 _VIEW = "entity_graph"
@@ -188,10 +234,10 @@ def entity_graph(index: Index, *, evict: bool = False) -> EntityGraph:
                 tables = _tables(index)
             if evict:
                 index.drop_cached_blocks()
-        graph = EntityGraph(*tables)
+        graph = EntityGraph(tables)
         del tables
         index.keep_view(_VIEW, generation, (fingerprint, graph))
-        release_freed_memory()  # the build's Arrow temporaries: ~80 MB at 50k notes, kept by Arrow's pool
+        release_freed_memory()  # the build's temporaries
         return graph
 
 
