@@ -3,7 +3,7 @@
 `walk` asks, per question, which leaves mention the question's entities, which entities are
 their neighbours in the co-occurrence graph, and which entities the top hits mention. In SQL
 each of these is a scan of `occurrences` (milliseconds each, tens under load); here they are
-numpy lookups in compressed rows (entity → leaves, leaf → entities) and a dict of edges.
+numpy lookups in compressed rows (entity → leaves, leaf → entities, entity → neighbours).
 
 The snapshot belongs to one state of the index. After a committed change (`Index.generation`)
 a fingerprint of the two tables (one aggregate each) tells whether they changed at all — most
