@@ -26,7 +26,7 @@ from vaultmind.index.resident import (
     LeafDelta,
     run_load,
 )
-from vaultmind.index.row_ids import HEX_ID_DIGITS, RowIds, hex_bytes, id_array
+from vaultmind.index.row_ids import RowIds, hex_bytes, id_array, pack_ids
 from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
 
@@ -149,11 +149,7 @@ class ResidentVectors:
             keys = keys[order]
             hashes = hashes[order]
             del order
-            packed, hexadecimal = hex_bytes(keys, HEX_ID_DIGITS)
-            ids_packed = bool(len(keys)) and bool(hexadecimal.all())
-            if ids_packed:  # as `RowIds` holds them, from now on (half the bytes through the load)
-                keys = packed
-            del packed, hexadecimal
+            keys, ids_packed = pack_ids(keys)  # as `RowIds` holds them, from now on (half the bytes through the load)
             by_hash = np.argsort(hashes, kind="stable")  # leaf rows, by content hash
             hashes = hashes[by_hash]
             count = len(keys)

@@ -38,10 +38,7 @@ class RowIds:
         keys = ids if isinstance(ids, np.ndarray) else _encode_ids(ids)
         self._packed = packed
         if not packed:
-            as_bytes, hexadecimal = hex_bytes(keys, HEX_ID_DIGITS)
-            self._packed = bool(len(keys)) and bool(hexadecimal.all())
-            if self._packed:
-                keys = as_bytes
+            keys, self._packed = pack_ids(keys)
         self._keys = keys
         self._perm = None
         self._sorted = keys
@@ -192,6 +189,15 @@ for _digit, _value in zip(b"0123456789abcdef", range(16), strict=True):
 _HEX_VALUE_ANY_CASE = _HEX_VALUE.copy()
 for _digit, _value in zip(b"ABCDEF", range(10, 16), strict=True):
     _HEX_VALUE_ANY_CASE[_digit] = _value
+
+
+def pack_ids(keys: npt.NDArray[np.bytes_]) -> tuple[npt.NDArray[np.bytes_], bool]:
+    """`keys` as their `hex_bytes` when every one is a leaf id (`HEX_ID_DIGITS` lowercase hex
+    digits), and whether they are; otherwise `keys` as they are."""
+    packed, hexadecimal = hex_bytes(keys, HEX_ID_DIGITS)
+    if len(keys) and bool(hexadecimal.all()):
+        return packed, True
+    return keys, False
 
 
 def hex_bytes(

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind.index.allocator import release_freed_memory
-from vaultmind.index.row_ids import HEX_ID_DIGITS, RowIds, hex_bytes, id_array
+from vaultmind.index.row_ids import RowIds, id_array, pack_ids
 from vaultmind.index.store import Index
 
 _FINGERPRINT_SQL = """
@@ -163,7 +163,7 @@ def _tables(index: Index) -> GraphRows:
     index's lock."""
     con = index.con
     entity_ids = [str(row[0]) for row in con.execute(f"{_CODES} SELECT entity_id FROM codes ORDER BY code").fetchall()]
-    codes, leaf_ids, packed = _occurrences(con, packed=True) or _occurrences(con, packed=False) or _NO_OCCURRENCES
+    codes, leaf_ids, packed = _occurrences(con)
     edges = con.execute(
         f"{_CODES} SELECT ca.code AS a, cb.code AS b, e.weight FROM edges e "
         "JOIN codes ca ON ca.entity_id = e.a JOIN codes cb ON cb.entity_id = e.b"
@@ -175,32 +175,29 @@ def _tables(index: Index) -> GraphRows:
     )  # fmt: skip
 
 
-_NO_OCCURRENCES = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype="S1"), False)
-
-
 def _occurrences(
-    con: duckdb.DuckDBPyConnection, *, packed: bool
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bytes_], bool] | None:
-    """Every occurrence's entity code and leaf id; `packed`: the ids as `hex_bytes` (None when
-    one is not a hex id: read them again unpacked)."""
+    con: duckdb.DuckDBPyConnection, *, packed: bool = True
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bytes_], bool]:
+    """Every occurrence's entity code and leaf id, the ids as `hex_bytes` (`packed`) while every
+    one is a leaf id; at the first that is not, they are all read again as they are."""
     row = con.execute("SELECT count(*) FROM occurrences").fetchone()
     codes = np.empty(int(row[0]) if row else 0, dtype=np.int32)
     ids: list[npt.NDArray[np.bytes_]] = []
     at = 0
     reader = con.execute(f"{_CODES} SELECT c.code, o.leaf_id FROM occurrences o JOIN codes c USING (entity_id)")
     for batch in reader.to_arrow_reader(_BATCH):
+        if not batch.num_rows:
+            continue
         part = id_array(batch.column(1))
         if packed:
-            part, hexadecimal = hex_bytes(part, HEX_ID_DIGITS)
-            if not hexadecimal.all():
-                return None
+            part, hexadecimal = pack_ids(part)
+            if not hexadecimal:
+                return _occurrences(con, packed=False)
         n = len(part)
         codes[at : at + n] = batch.column(0).to_numpy()
         ids.append(part)
         at += n
-    if not ids:
-        return None
-    return codes[:at], np.concatenate(ids), packed
+    return codes[:at], np.concatenate(ids) if ids else np.zeros(0, dtype="S1"), packed and bool(ids)
 
 
 _BATCH = 65_536  # occurrences read at a time
