@@ -69,7 +69,7 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 
 def test_clustered_vector_search_finds_what_a_full_scan_finds(vault: Path, monkeypatch) -> None:
-    """Above `EXACT_BELOW` vectors the search probes clusters; its top hits agree with a full
+    """Above `CLUSTER_FROM` vectors the search probes clusters; its top hits agree with a full
     scan, stay deterministic, and vectors added after the clustering are found at once."""
     rng = np.random.default_rng(3)
     centres = _unit(rng.normal(size=(40, 32)))
@@ -82,7 +82,7 @@ def test_clustered_vector_search_finds_what_a_full_scan_finds(vault: Path, monke
         vectors._loaded = True
         queries = _unit(centres[rng.integers(0, 40, size=30)] + 0.3 * rng.normal(size=(30, 32)) / np.sqrt(32))
         exact = [vectors.search(q, 10) for q in queries]
-        monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 1000)
+        monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 1000)
         probed = [vectors.search(q, 10) for q in queries]
         assert vectors._ivf is not None
         overlap = np.mean(
@@ -180,7 +180,7 @@ def test_a_save_reads_only_the_vectors_of_new_texts(vault: Path, monkeypatch) ->
         write(vault, f"other{i}.md", f"# Other\n\n{WORDS[i % len(WORDS)]} falcon summit {i}\n")
     for quantized in (False, True):
         if quantized:
-            monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 1)
+            monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 1)
             monkeypatch.setattr(ResidentVectors, "PROBE_SHARE", 1.0)  # every cluster: the rows alone differ
         with Memory.open(load_config(vault, embed_provider="static")) as memory:
             memory.sync()
@@ -242,7 +242,7 @@ def test_vectors_are_stored_as_float16_and_float32_rows_from_before_still_load(v
 def test_stored_vectors_decode_whatever_their_element_size_and_skip_broken_blobs() -> None:
     import pyarrow as pa
 
-    from vaultmind.index.resident_vectors import _matrix_of, stored_vectors, vector_of
+    from vaultmind.index.resident_vectors import matrix_of, stored_vectors, vector_of
 
     rng = np.random.default_rng(3)
     vectors = rng.standard_normal((4, 8)).astype(np.float32)
@@ -252,10 +252,10 @@ def test_stored_vectors_decode_whatever_their_element_size_and_skip_broken_blobs
     old = [v.astype("<f4").tobytes() for v in vectors]
     dims = pa.array([8] * 4, pa.int32())
     for blobs in (new, old, [new[0], old[1], new[2], old[3]]):
-        matrix = _matrix_of(pa.array(blobs, pa.binary()), dims)
+        matrix = matrix_of(pa.array(blobs, pa.binary()), dims)
         assert matrix.dtype == np.float32 and np.allclose(matrix, vectors, atol=1e-3)
     assert vector_of(b"\x00" * 12, 8) is None and vector_of(b"", 8) is None  # fits no element size
-    matrix = _matrix_of(pa.array([new[0], b"\x00" * 12], pa.binary()), pa.array([8, 8], pa.int32()))
+    matrix = matrix_of(pa.array([new[0], b"\x00" * 12], pa.binary()), pa.array([8, 8], pa.int32()))
     assert matrix.shape == (1, 8)  # the broken blob is left out (the caller then skips the batch)
 
 

@@ -1,5 +1,5 @@
 """The compact resident representations: ids in one bytes array, leaf rows read back from the
-row store, int8 vectors above `EXACT_BELOW`, and the serving process's DuckDB memory limit."""
+row store, int8 vectors above `CLUSTER_FROM`, and the serving process's DuckDB memory limit."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import pytest
 
 import vaultmind.index.postings as postings
 import vaultmind.index.resident_vectors as resident_vectors
+from vaultmind.bench.run import exact_nearest
 from vaultmind.config import load_config
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves, _group_starts
 from vaultmind.index.resident_vectors import (
@@ -144,12 +145,12 @@ def test_row_ids_hold_hex_ids_as_bytes() -> None:
 
 
 def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Above `EXACT_BELOW` the vectors load as int8 with a scale per row: on data with a clear
+    """Above `CLUSTER_FROM` the vectors load as int8 with a scale per row: on data with a clear
     margin the top hits are those of the float32 vectors, with cosines within 0.01."""
     with _static_vectors(vault, 3, 30) as (memory, model, queries):
         exact = ResidentVectors(memory.index, model)
         expected = [exact.search(q, 5) for q in queries]
-        monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 10)
+        monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 10)
         monkeypatch.setattr(ResidentVectors, "PROBE_SHARE", 1.0)  # every cluster: only quantization differs
         quantized = ResidentVectors(memory.index, model)
         found = [quantized.search(q, 5) for q in queries]
@@ -162,6 +163,64 @@ def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyP
             assert {i for i, _ in got} & {i for i, _ in want}
         assert quantized.search(queries[0], 2000) == quantized.search(queries[0], 2000)  # full scan, deterministic
         assert len(quantized.search(queries[0], 2000)) == exact.size
+
+
+def test_int8_rows_below_the_clustering_are_scanned_in_full_in_memory(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From `QUANTIZE_FROM` rows the vectors are int8, held in memory and every row scored
+    while they stay under `CLUSTER_FROM`: the hits are the float32 scan's, with cosines within
+    0.01. Past `CLUSTER_FROM` they are clustered into the scratch file (the same rows, the same
+    cosines); back under it they return to memory, and under `QUANTIZE_FROM` to float32."""
+    with _static_vectors(vault, 4, 40) as (memory, model, queries):
+        exact = ResidentVectors(memory.index, model)
+        expected = [exact.search(q, 2000) for q in queries]
+        monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", 10)
+        vectors = ResidentVectors(memory.index, model)
+        got = [vectors.search(q, 2000) for q in queries]
+        assert vectors._q8 is not None and len(vectors._q8) == vectors.size == exact.size
+        assert vectors._file is None and vectors._ivf is None and vectors._matrix.size == 0
+        assert vectors.memory()["matrix"] < exact.memory()["matrix"] / 3
+        for hits, want in zip(got, expected, strict=True):
+            _same_hits(hits, want, 0.01)
+            assert [i for i, _ in hits[:3]] == [i for i, _ in want[:3]]
+
+        monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", vectors.size)
+        monkeypatch.setattr(ResidentVectors, "PROBE_SHARE", 1.0)
+        clustered = [vectors.search(q, 2000) for q in queries]
+        assert vectors._ivf is not None and vectors._file is not None and len(vectors._q8) == 0
+        for hits, want in zip(clustered, got, strict=True):
+            _same_hits(hits, want, 1e-6)
+
+        monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", vectors.size + 1)
+        back = [vectors.search(q, 2000) for q in queries]
+        assert vectors._ivf is None and vectors._file is None and len(vectors._q8) == vectors.size
+        for hits, want in zip(back, got, strict=True):
+            _same_hits(hits, want, 1e-6)
+
+        monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", vectors.size + 1)
+        assert [vectors.search(q, 2000) for q in queries] == expected and vectors._q8 is None
+
+
+def test_exact_nearest_streams_every_stored_vector_of_a_live_leaf(vault: Path) -> None:
+    """The walk benchmark's reference: the top leaves by float32 cosine, as a full float32
+    scan ranks them; leaves sharing a text share its score, and a vector whose text no leaf
+    holds any more is not among them."""
+    with _static_vectors(vault, 6, 30) as (memory, model, queries):
+        (vault / "copy.md").write_bytes((vault / "n0.md").read_bytes())  # the same texts, other leaves
+        (vault / "n1.md").unlink()  # its vectors stay stored, with no leaf
+        memory.sync()
+        scan = ResidentVectors(memory.index, model)
+        want = [[i for i, _ in scan.search(q, 12)] for q in queries]
+        assert exact_nearest(memory.index, model, np.stack(queries), 12) == want
+        copies = memory.index.con.execute(
+            "SELECT count(*) FROM leaves a JOIN leaves b ON a.content_hash = b.content_hash AND a.id < b.id"
+        ).fetchone()
+        assert copies is not None and copies[0] > 0
+        orphans = memory.index.con.execute(
+            "SELECT count(*) FROM embeddings WHERE content_hash NOT IN (SELECT content_hash FROM leaves)"
+        ).fetchone()
+        assert orphans is not None and orphans[0] > 0
+        top = exact_nearest(memory.index, model, np.stack(queries), scan.size + 50)
+        assert [sorted(t) for t in top] == [sorted(i for i, _ in scan.search(q, scan.size + 50)) for q in queries]
 
 
 def _scratch_files(folder: Path) -> list[str]:
@@ -192,7 +251,7 @@ def test_clustered_int8_rows_live_in_an_unnamed_scratch_file_and_rank_as_in_memo
     Searches (probed, and full) equal those over the same rows kept in memory — where no file
     can be written (a full disk) — every row reads back unchanged, and closing lets the file go."""
     with _static_vectors(vault, 7, 40) as (memory, model, queries):
-        monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 10)
+        monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 10)
         monkeypatch.setattr(ResidentVectors, "READ", 3)  # reads cut inside clusters and runs
         monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 2)  # helper threads read the file too
         monkeypatch.setattr(resident_vectors, "_BATCH", 8)  # the load appends to the file many times
@@ -243,7 +302,7 @@ def test_rows_added_after_the_clustering_are_found_and_the_next_clustering_files
     new rows pass a quarter of the clustered ones the rows are clustered again, the file then
     holding every live row, and a search equals a fresh load's."""
     with _static_vectors(vault, 9, 30) as (memory, model, queries):
-        monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 10)
+        monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 10)
         monkeypatch.setattr(ResidentVectors, "PROBE_SHARE", 1.0)
         vectors = memory.vectors
         assert vectors is not None
@@ -306,9 +365,12 @@ def test_a_scan_split_over_threads_ranks_exactly_as_one_thread(vault: Path, monk
     with _static_vectors(vault, 5, 40) as (memory, model, queries):
         monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 2)
         monkeypatch.setattr(ResidentVectors, "BLOCK", 7)
+        monkeypatch.setattr(ResidentVectors, "READ", 3)  # int8 blocks cut inside the threads' parts
         monkeypatch.setattr(resident_vectors, "_LABEL_BLOCK", 3)  # the clustering's products are split too
-        for exact_below in (10_000, 10):  # float32 full scan; int8 rows with clusters
-            monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", exact_below)
+        # float32 full scan; int8 full scan; int8 rows with clusters
+        for quantize_from, cluster_from in ((10_000, 10_000), (10, 10_000), (10, 10)):
+            monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", quantize_from)
+            monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", cluster_from)
             results = []
             for threads in (1, 3):
                 monkeypatch.setattr(resident_vectors, "_SCAN_THREADS", threads)
@@ -422,7 +484,7 @@ def test_mean_direction_is_the_unit_mean_of_the_live_vectors(
     for i in range(12):
         write(vault, f"n{i}.md", _note(rng))
     if quantized:
-        monkeypatch.setattr(ResidentVectors, "EXACT_BELOW", 1)
+        monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 1)
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
         assert memory.vectors is not None and memory.embedder is not None

@@ -1,5 +1,6 @@
-"""Resident leaf vectors: exact float32 search below `EXACT_BELOW`, int8 rows and an inverted
-file above, the rows kept in a scratch file in cluster order (see `ResidentVectors`)."""
+"""Resident leaf vectors: an exact float32 scan below `QUANTIZE_FROM`, a full scan of int8 rows
+below `CLUSTER_FROM`, and above it an inverted file over int8 rows kept in a scratch file in
+cluster order (see `ResidentVectors`)."""
 
 from __future__ import annotations
 
@@ -86,19 +87,23 @@ def split_scan(rows: int, block: int, part: Callable[[int, int], None], at_least
 class ResidentVectors:
     """Leaf vectors of one model; cosine search, by an inverted file at scale.
 
-    Up to `EXACT_BELOW` live vectors they are float32 and every query is scored against all
-    of them (one matrix product): the result is exact. Above, each row is stored as int8 with
-    one float32 scale (a quarter of the memory; a cosine moves by about 0.001), the vectors
-    are clustered once (spherical k-means on a sample, a fixed seed, √N clusters) and a query
-    scores the vectors of the clusters whose centroids are nearest (about `PROBE_SHARE` of the
-    rows, dequantized block by block) plus every vector added since the clustering. The
-    result is deterministic; the walk benchmark reports its recall against a full scan
-    (`dense_recall_at_100`). The clustering is redone once the vectors added since pass a
-    quarter of the rows. A load takes the int8 form when it holds `EXACT_BELOW` rows or more;
-    a quantized matrix whose live rows fall below that is reloaded as float32.
+    Below `QUANTIZE_FROM` live vectors they are float32 and every query is scored against all
+    of them (one matrix product): the result is exact. From there each row is held as int8
+    with one float32 scale (a quarter of the memory; a cosine moves by about 0.001): a scan
+    reads a quarter of the bytes and turns them back into float32 `READ` rows at a time, into a
+    buffer that stays in the core's cache, so a full int8 scan takes about half the time of a
+    float32 one (memory, not arithmetic, bounds it). Below `CLUSTER_FROM` every row is still
+    scored. Above, the vectors are clustered once (spherical k-means on a sample, a fixed
+    seed, √N clusters) and a query scores the vectors of the clusters whose centroids are
+    nearest (about `PROBE_SHARE` of the rows) plus every vector added since the clustering.
+    The result is deterministic; the walk benchmark reports its recall against an exact
+    float32 scan (`dense_recall_at_100`). The clustering is redone once the vectors added
+    since pass a quarter of the rows. A load takes the int8 form when it holds
+    `QUANTIZE_FROM` rows or more; a quantized matrix whose live rows fall below that is
+    reloaded as float32.
 
-    The int8 rows are not held in memory but in a `_RowFile`, an unnamed scratch file beside
-    the index: a load streams them there as they arrive, and the clustering rewrites it in
+    Clustered int8 rows are not held in memory but in a `_RowFile`, an unnamed scratch file
+    beside the index: a load streams them there as they arrive, and the clustering rewrites it in
     cluster order, so a probe reads a few runs of it (from the operating system's page cache,
     which can drop them under memory pressure) instead of gathering rows spread over a matrix
     the process holds (at 50k notes: 106 MB less, and a probe 2–3× faster). Rows added since the
@@ -106,12 +111,13 @@ class ResidentVectors:
     scratch file can be written every int8 row stays in memory (`_filed` is 0).
     """
 
-    EXACT_BELOW = 150_000  # a full scan of 150k × 256 floats costs about 10 ms on one core
+    QUANTIZE_FROM = 65_536  # a float32 scan of 65k × 256 reads 67 MB: ~5 ms on one core
+    CLUSTER_FROM = 150_000  # an int8 scan of 150k × 256 costs about 10 ms on one core
     PROBE_SHARE = 0.20  # of the rows, in the nearest clusters (0.10 until reads came from the scratch file)
     MIN_PROBE = 8
     BLOCK = 8_192  # rows gathered (and dequantized) at a time, and a scan's unit of work
     WINDOW_BYTES = 16 * 2**20  # rows put in cluster order at a time (each window reads the old file once)
-    READ = 1_024  # rows read from the scratch file and scored at a time (each scan thread has its own buffer)
+    READ = 1_024  # int8 rows turned into float32 (and read from the scratch file) at a time, in each scan thread's buffers
 
     def __init__(self, index: Index, model_id: str):
         self.index = index
@@ -153,7 +159,7 @@ class ResidentVectors:
             by_hash = np.argsort(hashes, kind="stable")  # leaf rows, by content hash
             hashes = hashes[by_hash]
             count = len(keys)
-            quantize = count >= self.EXACT_BELOW if quantize is None else quantize
+            quantize = count >= self._quantize_from if quantize is None else quantize
             filled = np.zeros(count, dtype=bool)
             width = 0
             file: _RowFile | None = None  # int8 rows in the order they arrive: `arrived` says whose
@@ -170,13 +176,13 @@ class ResidentVectors:
                 many = hi - lo
                 if not many.any():
                     continue
-                block = _matrix_of(batch.column(1), batch.column(2))
+                block = matrix_of(batch.column(1), batch.column(2))
                 if len(block) != len(wanted) or block.size == 0 or (width and block.shape[1] != width):
                     continue  # a vector of another dimension: only after a model mix-up
                 if not width:
                     width = block.shape[1]
                     if quantize:
-                        file = self._scratch(width, count) if scratch else None
+                        file = self._scratch(width, count) if scratch and count >= self.CLUSTER_FROM else None
                         self._q8 = np.zeros((0 if file else count, width), dtype=np.int8)
                         self._scale = np.ones(len(self._q8), dtype=np.float32)
                     else:
@@ -207,7 +213,7 @@ class ResidentVectors:
                 self._q8, self._scale = self._q8[filled], self._scale[filled]
             elif width and self._q8 is None:
                 self._matrix = self._matrix[filled]
-        if self._q8 is not None and len(keys) < self.EXACT_BELOW:  # fewer vectors than leaves: float32 after all
+        if self._q8 is not None and len(keys) < self._quantize_from:  # fewer vectors than leaves: float32 after all
             if file is not None:
                 file.close()
             self._load(quantize=False)
@@ -216,8 +222,15 @@ class ResidentVectors:
             order = np.concatenate(arrived) if arrived else np.zeros(0, dtype=np.intp)
             self._filed_in(file, order if renumber is None else renumber[order], len(keys))
         self._rows.reset(keys, packed=ids_packed)
+        if len(keys) < self.CLUSTER_FROM:  # fewer vectors than leaves: not clustered, rows in memory
+            self._into_memory()
         self._loaded = True
         release_freed_memory()
+
+    @property
+    def _quantize_from(self) -> int:
+        """Rows from which the vectors are int8 (clustered rows always are)."""
+        return min(self.QUANTIZE_FROM, self.CLUSTER_FROM)
 
     def _clear(self) -> None:
         self._matrix, self._q8, self._scale = np.zeros((0, 0), dtype=np.float32), None, np.zeros(0, np.float32)
@@ -289,7 +302,7 @@ class ResidentVectors:
                     [self.model_id, missing],
                 ).to_arrow_table()
             if table.num_rows:
-                matrix = _matrix_of(table.column("vec"), table.column("dim"))
+                matrix = matrix_of(table.column("vec"), table.column("dim"))
                 width = self._width
                 for i, content_hash in enumerate(table.column("content_hash").to_pylist()):
                     if not width or matrix.shape[1] == width:
@@ -321,13 +334,14 @@ class ResidentVectors:
         if not self._loaded:
             self.room(self._load)
         live = int(self._rows.alive.sum())
-        if self._q8 is not None and live < self.EXACT_BELOW:  # small enough again: exact float32
+        if self._q8 is not None and live < self._quantize_from:  # small enough again: exact float32
             self.room(self._load)
             live = int(self._rows.alive.sum())
         if self._chunks and (len(self._chunks) > 64 or sum(len(c) for c in self._chunks) > self._base // 20):
             self._merge()
-        if live < self.EXACT_BELOW:
+        if live < self.CLUSTER_FROM:  # scanned in full: the rows back in memory
             self._ivf = None
+            self._into_memory()
         elif self._ivf is None or self._base - self._ivf.size > self._ivf.size // 4:
             self._ivf = _Clusters.build(self._stored, self._rows.rank(self._base), self._rows.alive)
             if self._q8 is not None:
@@ -528,22 +542,28 @@ class ResidentVectors:
 
     def _scan(self, q: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None = None) -> npt.NDArray[np.float32]:
         """q · each of `rows` of the matrix in memory (all when None; int8 rows counted from
-        `_filed`), one product per `BLOCK` rows, over `split_scan`'s threads. Rows picked by
-        index and int8 rows are gathered (and dequantized) a block at a time: the copy stays
-        small."""
+        `_filed`), `BLOCK` rows at a time over `split_scan`'s threads: one product per block of
+        float32 rows, per `READ` int8 rows. Rows picked by index are gathered a block at a
+        time: the copy stays small."""
         q8, matrix, scale = self._q8, self._matrix, self._scale
         out = np.empty(len(rows) if rows is not None else len(q8) if q8 is not None else len(matrix), dtype=np.float32)
 
         def part(lo: int, hi: int) -> None:
-            for start in range(lo, hi, self.BLOCK):
-                stop = min(hi, start + self.BLOCK)
+            if q8 is None:
+                for start in range(lo, hi, self.BLOCK):
+                    stop = min(hi, start + self.BLOCK)
+                    out[start:stop] = matrix[slice(start, stop) if rows is None else rows[start:stop]] @ q
+                return
+            buffer = np.empty((min(self.READ, hi - lo), q8.shape[1]), dtype=np.float32)
+            start = lo
+            while start < hi:  # blocks end at multiples of READ, whatever the threads' parts
+                stop = min(hi, (start // self.READ + 1) * self.READ)
                 pick = slice(start, stop) if rows is None else rows[start:stop]
-                if q8 is not None:
-                    out[start:stop] = (q8[pick].astype(np.float32) @ q) * scale[pick]
-                else:
-                    out[start:stop] = matrix[pick] @ q
+                _score_into(out[start:stop], q8[pick], scale[pick], q, buffer)
+                start = stop
 
-        split_scan(len(out), self.BLOCK, part)
+        # int8 parts are whole multiples of READ: a row's block is the same for any threads
+        split_scan(len(out), self.BLOCK if q8 is None else max(1, self.BLOCK // self.READ) * self.READ, part)
         return out
 
     def _scan_file(
@@ -561,6 +581,7 @@ class ResidentVectors:
 
         def part(lo: int, hi: int) -> None:
             buffer = np.empty((min(self.READ, hi - lo), file.width), dtype=np.int8)
+            floats = np.empty(buffer.shape, dtype=np.float32)
             run = int(np.searchsorted(offsets, lo, side="right")) - 1
             at = lo
             while at < hi:
@@ -569,7 +590,7 @@ class ResidentVectors:
                 # a row's score does not depend on how many threads there are
                 count = min(hi, int(offsets[run + 1]), (at // self.READ + 1) * self.READ) - at
                 block = file.read(start, start + count, buffer)
-                out[at : at + count] = (block.astype(np.float32) @ q) * file.scale[start : start + count]
+                _score_into(out[at : at + count], block, file.scale[start : start + count], q, floats)
                 at += count
                 if at == offsets[run + 1]:
                     run += 1
@@ -720,6 +741,21 @@ class _Clusters:
         return np.sort(np.concatenate(parts)).astype(np.intp)
 
 
+def _score_into(
+    out: npt.NDArray[np.float32],
+    q8: npt.NDArray[np.int8],
+    scale: npt.NDArray[np.float32],
+    q: npt.NDArray[np.float32],
+    buffer: npt.NDArray[np.float32],
+) -> None:
+    """out = (q8 × scale) · q, the int8 rows turned into float32 in `buffer` (at least as many
+    rows): reused, it stays in the core's cache, where a fresh array per block would not."""
+    floats = buffer[: len(q8)]
+    np.copyto(floats, q8, casting="unsafe")
+    np.dot(floats, q, out=out)
+    out *= scale
+
+
 def _nearest(vectors: npt.NDArray[np.float32], centroids: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
     """Each row's nearest centroid (largest dot product), `_LABEL_BLOCK` rows to a product,
     the blocks shared between the scan threads (a row is as costly as `len(centroids)` rows of
@@ -769,7 +805,7 @@ class _RowFile:
         return out
 
 
-def _matrix_of(vecs: pa.ChunkedArray | pa.Array, dims: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.float32]:
+def matrix_of(vecs: pa.ChunkedArray | pa.Array, dims: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.float32]:
     """Stored vectors (`VECTOR_DTYPE` blobs, or float32 ones written before it) as one float32
     matrix, read from the Arrow buffers without a Python object per vector. `dims` says each
     vector's dimension, so a blob's length gives its element size."""
