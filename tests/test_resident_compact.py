@@ -131,6 +131,7 @@ def test_row_ids_hold_hex_ids_as_bytes() -> None:
     assert rows._packed and rows._keys.dtype.itemsize == 16
     assert rows.shared == {"0a" * 15 + "00"}
     assert [rows.id_of(i) for i in range(len(ids))] == ids
+    assert rows.ids_of([4, 0, 2, 2]) == [ids[4], ids[0], ids[2], ids[2]] and rows.ids_of([]) == []
     asked = ["00" * 16, "9b" * 16, "ff" * 16, "FF" * 16, "zz" * 16, "9b" * 15, "9b" * 17]
     assert rows.find(asked).tolist() == [2, 3, 0, -1, -1, -1, -1]  # uppercase, not hex, too short or long
     assert rows.find(["0a" * 15 + "00"]).tolist() == [4]
@@ -139,9 +140,11 @@ def test_row_ids_hold_hex_ids_as_bytes() -> None:
     assert rows.rank(5).tolist() == [4, 1, 0, 3, 2]  # as the strings sort
     assert rows.extend(["9b" * 16, "not-hex"]) == [5, 6]
     assert rows.find(["9b" * 16, "not-hex"]).tolist() == [5, 6] and not rows.alive[3]
+    assert rows.ids_of(np.array([6, 1, 5])) == ["not-hex", ids[1], "9b" * 16]  # appended rows too
     mixed = RowIds()
     mixed.reset(["ab" * 16, "not-hex"])
     assert not mixed._packed and mixed.find(["ab" * 16, "not-hex"]).tolist() == [0, 1]
+    assert mixed.ids_of([1, 0]) == ["not-hex", "ab" * 16]
 
 
 def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

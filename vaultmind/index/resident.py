@@ -326,7 +326,7 @@ class ResidentLeaves:
                 return []
             k = min(limit, len(hit))
             top = hit[np.argpartition(-scores[hit], k - 1)[:k]] if len(hit) > k else hit
-            ids = {i: self._rows.id_of(i) for i in top.tolist()}
+            ids = dict(zip(top.tolist(), self._rows.ids_of(top), strict=True))
             ranked = sorted(ids, key=lambda i: (-float(scores[i]), ids[i]))
             return [(ids[i], float(scores[i])) for i in ranked]
 
@@ -446,7 +446,7 @@ class ResidentLeaves:
                 tied = rows[ts[rows] == cut].tolist()
                 keep = np.array(heapq.nsmallest(limit - len(before), tied, key=id_of), dtype=np.int64)
                 rows = np.concatenate((before, keep))
-            ids = {i: id_of(i) for i in rows.tolist()}
+            ids = dict(zip(rows.tolist(), self._rows.ids_of(rows), strict=True))
             order = sorted(ids, key=lambda i: (ts[i], ids[i]))
             return [ids[i] for i in order]
 

@@ -501,7 +501,7 @@ class ResidentVectors:
             if k <= 0:
                 return []
             top = np.argpartition(-scores, k - 1)[:k] if len(rows) > k else np.arange(len(rows))
-            ids = {i: self._rows.id_of(int(rows[i])) for i in top.tolist()}
+            ids = dict(zip(top.tolist(), self._rows.ids_of(rows[top]), strict=True))
             order = sorted(ids, key=lambda i: (-float(scores[i]), ids[i]))
             return [(ids[i], float(scores[i])) for i in order]
 

@@ -59,6 +59,17 @@ class RowIds:
         base = len(self._keys)
         return self._added[row - base] if row >= base else self._decode(self._keys[row])
 
+    def ids_of(self, rows: Sequence[int] | npt.NDArray[np.integer]) -> list[str]:
+        """`id_of` of each of `rows`; loaded packed ids are turned into hex digits in one go."""
+        rows = np.asarray(rows, dtype=np.int64)
+        base = len(self._keys)
+        whole = self._keys.dtype.itemsize == HEX_ID_DIGITS // 2
+        if not self._packed or not whole or not len(rows) or int(rows.max()) >= base:
+            return [self.id_of(row) for row in rows.tolist()]
+        digits = self._keys[rows].tobytes().hex()  # each key whole: numpy keeps its padding
+        step = HEX_ID_DIGITS
+        return [digits[i : i + step] for i in range(0, len(digits), step)]
+
     def _decode(self, key: bytes) -> str:
         """A loaded id as a string (numpy drops a packed id's trailing zero bytes: put back)."""
         return key.ljust(HEX_ID_DIGITS // 2, b"\0").hex() if self._packed else bytes(key).decode()

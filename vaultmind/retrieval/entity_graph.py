@@ -137,8 +137,8 @@ class EntityGraph:
         first[1:] = codes[1:] != codes[:-1]
         codes, weights = codes[first], weights[first]
         top = np.lexsort((codes, -weights))[:limit]  # ties: by leaf id (codes are in id order)
-        id_of = self._leaf_keys.id_of
-        return [(id_of(c), float(w)) for c, w in zip(codes[top].tolist(), weights[top].tolist(), strict=True)]
+        ids = self._leaf_keys.ids_of(codes[top])
+        return list(zip(ids, weights[top].tolist(), strict=True))
 
     def _leaf_codes(self, entity_id: str) -> npt.NDArray[np.int32]:
         code = self._entity_code.get(entity_id)
