@@ -321,9 +321,14 @@ def _phrase_bonus(
     if not wanted:
         return shares
     for leaf_id, row in rows.items():
-        _, adjacent, gapped = _leaf_terms(row["content_hash"], row["text"] or "")
-        together = wanted & adjacent
-        share = (len(together) + PHRASE_GAP_CREDIT * len((wanted & gapped) - together)) / len(wanted)
+        text = row["text"] or ""
+        held = _leaf_terms(row["content_hash"], text)[0]
+        said = {pair for pair in wanted if pair[0] in held and pair[1] in held}
+        if not said:  # no pair has both its terms here: no need for the leaf's pairs
+            continue
+        adjacent, gapped = _term_pairs(row["content_hash"], text)
+        together = said & adjacent
+        share = (len(together) + PHRASE_GAP_CREDIT * len((said & gapped) - together)) / len(wanted)
         if share:
             value, factor = final[leaf_id]
             final[leaf_id] = (value + PHRASE_WEIGHT * share * factor, factor)
@@ -585,12 +590,19 @@ def _near_duplicate(term_set: frozenset[str], kept: dict[int, list[frozenset[str
 
 
 @lru_cache(maxsize=8192)
-def _leaf_terms(content_hash: str, text: str) -> tuple[frozenset[str], Pairs, Pairs]:
-    """A leaf's search terms, its pairs of adjacent terms and its pairs one term apart, kept
-    by content: the strongest leaves of one question are often among those of the next."""
-    seq = terms(text)
-    # (a, a) pairs are kept: they match no query pair
-    return frozenset(seq), frozenset(itertools.pairwise(seq)), frozenset(zip(seq, seq[2:], strict=False))
+def _leaf_terms(content_hash: str, text: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """A leaf's search terms, as a set and in order, kept by content: the strongest leaves of
+    one question are often among those of the next."""
+    seq = tuple(terms(text))
+    return frozenset(seq), seq
+
+
+@lru_cache(maxsize=8192)
+def _term_pairs(content_hash: str, text: str) -> tuple[Pairs, Pairs]:
+    """A leaf's pairs of adjacent terms and its pairs one term apart, kept by content like its
+    terms. (a, a) pairs are kept: they match no query pair."""
+    seq = _leaf_terms(content_hash, text)[1]
+    return frozenset(itertools.pairwise(seq)), frozenset(zip(seq, seq[2:], strict=False))
 
 
 def _naive_utc(when: datetime) -> datetime:
