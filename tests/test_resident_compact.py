@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 import pytest
 
 import vaultmind.index.postings as postings
@@ -565,3 +566,20 @@ def test_a_scratch_file_reads_into_a_buffer_without_preadv(tmp_path: Path, monke
     with pytest.raises(OSError, match="short"):
         scratch.read_into(10, np.zeros(8, dtype=np.int8).data)
     scratch.close()
+
+
+def test_term_codes_number_terms_as_they_came_in_any_order() -> None:
+    """Every term gets its place in the array it came in, whether that array was sorted by
+    bytes (as DuckDB orders them) or not, chunked or not; prefixes, non-ASCII terms and
+    unknown terms are told apart."""
+    words = ["ab", "abc", "a", "zürich", "東京", "b", "", "abd"]
+    for given in (sorted(words, key=str.encode), words):
+        for array in (pa.array(given), pa.chunked_array([given[:3], given[3:]])):
+            codes = postings.TermCodes(array)
+            assert len(codes) == len(given)
+            assert [codes.get(w) for w in given] == list(range(len(given)))
+            assert [codes.get(w) for w in ("abcd", "aa", "zz", "東", "Ab")] == [None] * 5
+    assert postings.TermCodes(pa.array([], pa.string())).get("a") is None
+    big = [f"t{i:05d}" for i in range(5000)]
+    codes = postings.TermCodes(pa.array(big))
+    assert codes.get("t04999") == 4999 and codes.get("t05000") is None and codes.nbytes < 5000 * 16

@@ -1,4 +1,5 @@
-"""Posting lists held in memory in two bytes a row instead of four.
+"""Posting lists held in memory in two bytes a row instead of four, and the terms' numbers
+(`TermCodes`) in one UTF-8 buffer instead of a dict.
 
 Each term's postings are sorted by row. A row is then its low 16 bits (`uint16`, one per
 posting) plus its high bits, which change only a few times along a sorted list: at most once
@@ -13,6 +14,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
 
 SORT_CHUNK = 1 << 18  # postings sorted at a time (whole terms): a few MB of keys, not the whole table
 
@@ -81,3 +84,49 @@ def sort_within_terms(
             rows[start:end] = rows[start:end][order]
             tfs[start:end] = tfs[start:end][order]
         first = last
+
+
+class TermCodes:
+    """Distinct terms → their number (their place in the array they came in), looked up by
+    binary search over the terms' UTF-8 bytes, held sorted in one buffer with their offsets.
+    A dict of Python strings held ~110 bytes a term (8.8 MB for 83k terms at 50k notes); this
+    holds their bytes and eight more (under 1 MB). Read-only."""
+
+    __slots__ = ("_codes", "_data", "_offsets")
+
+    def __init__(self, terms: pa.Array | pa.ChunkedArray):
+        """`terms`: distinct strings (no nulls); each is numbered by its place in it."""
+        array = terms.combine_chunks() if isinstance(terms, pa.ChunkedArray) else terms
+        array = array.cast(pa.large_string())
+        self._codes: npt.NDArray[np.int32] | None = None  # code of each sorted term (None: as placed)
+        if len(array) > 1 and not pc.all(pc.less(array[:-1], array[1:])).as_py():
+            order = pc.sort_indices(array)  # by bytes, as `get` compares them
+            array = array.take(order)
+            self._codes = order.to_numpy().astype(np.int32)
+        offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset : array.offset + len(array) + 1]
+        self._offsets = offsets - offsets[0] if len(offsets) else np.zeros(1, dtype=np.int64)
+        data = array.buffers()[2]
+        start = int(offsets[0]) if len(offsets) else 0
+        self._data = bytes(memoryview(data)[start : start + int(self._offsets[-1])]) if data is not None else b""
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def get(self, term: str) -> int | None:
+        """The number of `term` (None: not among them)."""
+        key = term.encode()
+        data, offsets = self._data, self._offsets
+        lo, hi = 0, len(offsets) - 1
+        while lo < hi:  # the first term not below `key`
+            mid = (lo + hi) // 2
+            if data[offsets[mid] : offsets[mid + 1]] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == len(offsets) - 1 or data[offsets[lo] : offsets[lo + 1]] != key:
+            return None
+        return int(self._codes[lo]) if self._codes is not None else lo
+
+    @property
+    def nbytes(self) -> int:
+        return len(self._data) + self._offsets.nbytes + (self._codes.nbytes if self._codes is not None else 0)

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.lexical import K1, B
-from vaultmind.index.postings import PostingLists
+from vaultmind.index.postings import PostingLists, TermCodes
 from vaultmind.index.row_ids import RowIds, id_array
 from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
@@ -96,7 +96,7 @@ class ResidentLeaves:
         self._author_names = _Codes()
         self._doc_len: npt.NDArray[np.float64] = np.zeros(0)
         self._ts: npt.NDArray[np.datetime64] = np.zeros(0, dtype="datetime64[us]")
-        self._term_code: dict[str, int] = {}
+        self._term_code = TermCodes(pa.array([], pa.string()))
         self._lists = PostingLists(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint8))
         self._extra: dict[str, list[tuple[int, int]]] = {}
         self._place_keys: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # (note, seq) of loaded rows, sorted
@@ -180,15 +180,15 @@ class ResidentLeaves:
         counts = con.execute(
             "SELECT term, count(*) AS n, max(tf) AS top FROM postings GROUP BY term ORDER BY term"
         ).to_arrow_table()
-        words = counts.column("term").to_pylist()
-        codes = {word: code for code, word in enumerate(words)}
-        bounds = np.zeros(len(words) + 1, dtype=np.int64)
+        n_terms = counts.num_rows
+        codes = TermCodes(counts.column("term"))
+        bounds = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(counts.column("n").to_numpy(), out=bounds[1:])
-        top = int(counts.column("top").to_numpy().max()) if len(words) else 0
+        top = int(counts.column("top").to_numpy().max()) if n_terms else 0
         post_row = np.full(int(bounds[-1]), -1, dtype=np.int32)
         post_tf = np.zeros(int(bounds[-1]), dtype=_narrow(np.array([top])).dtype)
         fill = bounds[:-1].copy()  # next free slot of each term
-        numbered = pa.table({"term": counts.column("term"), "code": np.arange(len(words), dtype=np.int32)})
+        numbered = pa.table({"term": counts.column("term"), "code": np.arange(n_terms, dtype=np.int32)})
         con.register("_term_codes", numbered)
         again = False
         try:
@@ -215,7 +215,7 @@ class ResidentLeaves:
             raise RuntimeError("the postings changed while they were loaded")
         known = post_row >= 0
         if not known.all():  # postings of leaves without a note (not loaded): dropped
-            kept = np.add.reduceat(known.astype(np.int64), bounds[:-1]) if len(words) else np.zeros(0, np.int64)
+            kept = np.add.reduceat(known.astype(np.int64), bounds[:-1]) if n_terms else np.zeros(0, np.int64)
             bounds = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
             post_row, post_tf = post_row[known], post_tf[known]
         self._term_code = codes
@@ -471,7 +471,7 @@ class ResidentLeaves:
                 "ids": self._rows.nbytes,
                 "places_times": sum(a.nbytes for a in arrays) + self._store.nbytes,
                 "postings": self._lists.nbytes
-                + 120 * len(self._term_code) + 100 * sum(len(v) for v in self._extra.values()),
+                + self._term_code.nbytes + 100 * sum(len(v) for v in self._extra.values()),
                 "names": 120 * (len(self._notes.names) + len(self._author_names.names)),
             }  # fmt: skip
 
