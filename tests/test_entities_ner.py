@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,3 +160,66 @@ def test_pending_texts_are_the_first_in_the_file_each_hash_once(tmp_path: Path) 
         assert pending_texts(con, "other", 1) == [("h6", "text 0")]
         store_spans(con, "m", {h: [] for h in ("h0", "h1", "h2", "h3", "h4", "h6")})
         assert pending_texts(con, "m", 100) == []
+
+
+def test_pending_texts_far_apart_are_found_by_hash_and_alike_either_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pending leaves close together are read with every row between them; far apart (a
+    catch-up's last leaves, after edits), by their hashes. Both give the same texts."""
+    import vaultmind.entities.ner_cache as ner_cache
+
+    with Index.open(tmp_path / "index.duckdb") as index:
+        con = index.con
+        for i in range(60):
+            con.execute(
+                "INSERT INTO leaves VALUES (?, 'n.md', ?, 'section', ?, ?, 3, 2, '', [], NULL, NULL, NULL, NULL)",
+                [f"leaf{i:02d}", i, f"text {i % 30}", f"h{i % 30:02d}"],
+            )
+        ner_cache.store_spans(con, "m", {f"h{k:02d}": [] for k in range(30) if k not in (0, 2, 27)})
+        spread = [("h00", "text 0"), ("h02", "text 2"), ("h27", "text 27")]
+        calls: list[str] = []
+        execute_with = ner_cache.execute_with
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            calls.append("by hash")
+            return execute_with(*args, **kwargs)
+
+        monkeypatch.setattr(ner_cache, "execute_with", counted)
+        assert ner_cache.pending_texts(con, "m", 10) == spread and calls == ["by hash"]  # rows 0–57 for 6
+        assert ner_cache.pending_texts(con, "m", 2) == spread[:2] and calls == ["by hash"]  # rows 0–2: read
+        monkeypatch.setattr(ner_cache, "PENDING_SPAN", 100)
+        assert ner_cache.pending_texts(con, "m", 10) == spread and calls == ["by hash"]
+
+
+def test_the_leaves_holding_a_fetch_of_texts_are_every_row_with_those_hashes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Background NER re-derives every leaf whose text it analysed, wherever it sits: the rows
+    found by streaming the hash column equal a plain query's, whether they lie close together
+    (read as a range) or far apart (read by row number), over several batches."""
+    import vaultmind.entities.graph as graph
+
+    with Index.open(tmp_path / "index.duckdb") as index:
+        con = index.con
+        for i in range(80):  # h00…h09 near the start; copies of h03 and h07 at the far end
+            k = 3 if i == 78 else 7 if i == 79 else i % 40
+            con.execute(
+                "INSERT INTO leaves VALUES (?, ?, ?, 'section', ?, ?, 3, 2, '@bob', [], NULL, NULL, NULL, NULL)",
+                [f"leaf{i:02d}", f"n{i // 10}.md", i, f"text {k}", f"h{k:02d}"],
+            )
+        monkeypatch.setattr(graph, "HOLDERS_BATCH", 7)
+
+        def expected(hashes: list[str]) -> dict[str, list[tuple[Any, ...]]]:
+            want: dict[str, list[tuple[Any, ...]]] = {h: [] for h in hashes}
+            for row in con.execute("SELECT id, note_path, content_hash, author, ts FROM leaves ORDER BY id").fetchall():
+                if row[2] in want:
+                    want[row[2]].append(row)
+            return want
+
+        for span in (0, 4, 1000):  # by row number; as it falls; every range read
+            monkeypatch.setattr(graph, "PENDING_SPAN", span)
+            for hashes in (["h01", "h02", "h04"], ["h03", "h07", "h05"], ["h39", "nope"], []):
+                got = graph._leaves_holding(con, hashes)
+                assert {h: sorted(rows) for h, rows in got.items()} == expected(hashes)
+        assert len(graph._leaves_holding(con, ["h03"])["h03"]) == 3  # rows 3, 43 and 78

@@ -36,13 +36,15 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from vaultmind.config import Config
 from vaultmind.entities.catalog import OccRow, apply_entity_delta, refresh_entities
 from vaultmind.entities.changes import affected_leaves, changed_ids, registry_from_snapshot, registry_snapshot
 from vaultmind.entities.ner import NerEngine, RawSpan
-from vaultmind.entities.ner_cache import count_pending, pending_texts, spans_for, store_spans
+from vaultmind.entities.ner_cache import PENDING_SPAN, count_pending, pending_texts, spans_for, store_spans
 from vaultmind.entities.ner_process import ModelProcess
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
 from vaultmind.entities.registry import Registry
@@ -440,6 +442,7 @@ def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str
 
 
 PENDING_FETCH = 4096  # texts fetched per scan for pending NER
+HOLDERS_BATCH = 16_384  # rows of the hash column matched at a time when looking for a fetch's leaves
 
 
 def backfill_ner(
@@ -500,13 +503,41 @@ def _leaves_holding(con: duckdb.DuckDBPyConnection, hashes: Sequence[str]) -> di
     scan for a whole fetch of pending texts, not one per step of NER (at 50k notes 23 MB read
     per step, which then had to stay in DuckDB's pool to be fast). The rows are every row of
     their ids (an id is derived from its text), so a step looks none up by id: the `leaves_id`
-    index (~20 MB once loaded) stays on disk through a catch-up."""
+    index (~20 MB once loaded) stays on disk through a catch-up.
+
+    The hash column is streamed a batch at a time and matched here, then the rows found are
+    read by row number — every row of their range when it holds few others (`PENDING_SPAN`),
+    as for a catch-up's texts, which sit together. At 50k notes, for 4,096 texts, +36 MB
+    instead of +53 MB for a join of every leaf's columns against the hashes in DuckDB."""
     holders: dict[str, list[LeafRow]] = {h: [] for h in hashes}
-    for leaf, path, h, author, ts in execute_with(
-        con,
-        "SELECT id, note_path, content_hash, author, ts FROM leaves WHERE content_hash IN (SELECT k FROM _rows)",
-        rows=key_table(sorted(hashes)),
-    ).fetchall():
+    if not hashes:
+        return holders
+    wanted = pa.array(sorted(holders), pa.string())
+    found = []
+    for batch in con.execute("SELECT rowid, content_hash FROM leaves").to_arrow_reader(HOLDERS_BATCH):
+        hit = pc.is_in(batch.column(1), value_set=wanted)
+        if pc.any(hit).as_py():
+            found.append(pc.filter(batch.column(0), hit).to_numpy())
+    if not found:
+        return holders
+    rowids = np.unique(np.concatenate(found))
+    low, high = int(rowids[0]), int(rowids[-1])
+    if high - low < PENDING_SPAN * len(rowids):
+        keep = set(rowids.tolist())
+        rows = [
+            row[1:]
+            for row in con.execute(
+                "SELECT rowid, id, note_path, content_hash, author, ts FROM leaves WHERE rowid BETWEEN ? AND ?", [low, high]
+            ).fetchall()
+            if row[0] in keep
+        ]
+    else:
+        rows = execute_with(
+            con,
+            "SELECT id, note_path, content_hash, author, ts FROM leaves WHERE rowid IN (SELECT k FROM _rows)",
+            rows=key_table(rowids.tolist(), type=pa.int64()),
+        ).fetchall()
+    for leaf, path, h, author, ts in rows:
         holders[h].append((leaf, path, h, author, ts))
     return holders
 
