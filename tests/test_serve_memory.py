@@ -40,3 +40,48 @@ def test_trim_drops_cached_blocks_past_the_threshold_and_restores_the_limit(vaul
         write(vault, "n0.md", "# Note 0\n\nchanged after trimming\n")
         memory.sync_paths(["n0.md"])
         assert memory.search("changed trimming")["hits"]
+
+
+def test_status_runs_one_at_a_time_on_one_thread_and_drops_what_it_read(vault: Path, monkeypatch) -> None:
+    """Status requests that arrive together (a client retrying while the index is busy) run
+    one after the other, each on one DuckDB thread, which is set back after; while serving, the
+    blocks a status read are dropped."""
+    import threading
+    import time
+
+    for i in range(30):
+        write(vault, f"n{i}.md", f"# Note {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(300)) + "\n")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        memory.index.checkpoint()
+        threads_before = str(memory.index.scalar("SELECT current_setting('threads')"))
+        inner = memory._status
+        running, overlapped, seen = [0], [False], []
+
+        def counted() -> dict:
+            running[0] += 1
+            overlapped[0] |= running[0] > 1
+            seen.append(str(memory.index.scalar("SELECT current_setting('threads')")))
+            time.sleep(0.05)
+            try:
+                return inner()
+            finally:
+                running[0] -= 1
+
+        monkeypatch.setattr(memory, "_status", counted)
+        reports: list[dict] = []
+        callers = [threading.Thread(target=lambda: reports.append(memory.status())) for _ in range(4)]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join()
+        assert len(reports) == 4 and not overlapped[0] and seen == ["1"] * 4
+        assert all(r["notes"]["total"] == 30 for r in reports)
+        assert str(memory.index.scalar("SELECT current_setting('threads')")) == threads_before
+
+        memory.serve()
+        monkeypatch.setattr(store_module, "EVICT_LIMIT", "1MB")
+        memory.index.query("SELECT * FROM leaves")  # blocks cached by a read
+        cached = _pool(memory)
+        memory.status()
+        assert _pool(memory) < cached
