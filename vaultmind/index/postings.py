@@ -114,7 +114,10 @@ class TermCodes:
 
     def get(self, term: str) -> int | None:
         """The number of `term` (None: not among them)."""
-        key = term.encode()
+        try:
+            key = term.encode()
+        except UnicodeEncodeError:  # a lone surrogate (a command line's undecodable byte): no term
+            return None
         data, offsets = self._data, self._offsets
         lo, hi = 0, len(offsets) - 1
         while lo < hi:  # the first term not below `key`
