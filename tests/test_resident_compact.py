@@ -448,10 +448,17 @@ def test_leaf_keys_reads_ids_and_hashes_of_any_width_across_batches() -> None:
     expected = con.execute("SELECT id, content_hash FROM leaves").fetchall()
     assert [bytes(k).decode() for k in keys.tolist()] == [r[0] for r in expected]
     assert [bytes(h).decode() for h in hashes.tolist()] == [r[1] for r in expected]
-    compact = _leaf_keys(con, compact=True)
-    assert compact is not None and compact[1].dtype == np.dtype("S16")
+    assert _leaf_keys(con, compact=True) is None  # ids that are not leaf ids: the caller reads them as they are
+    con.execute(
+        "CREATE OR REPLACE TABLE leaves AS SELECT printf('%032x', i * 3) AS id, printf('%064x', i * 7) AS content_hash "
+        "FROM range(70100) t(i)"
+    )
+    expected = con.execute("SELECT id, content_hash FROM leaves").fetchall()
+    compact = _leaf_keys(con, compact=True)  # leaf ids packed, hashes cut to 16 bytes, batch by batch
+    assert compact is not None and compact[0].dtype == compact[1].dtype == np.dtype("S16")
+    assert [k.ljust(16, b"\0") for k in compact[0].tolist()] == [bytes.fromhex(r[0]) for r in expected]
     assert [h.ljust(16, b"\0") for h in compact[1].tolist()] == [bytes.fromhex(r[1][:32]) for r in expected]
-    con.execute("UPDATE leaves SET content_hash = 'not-hexadecimal-' || content_hash WHERE id = '00000005'")
+    con.execute("UPDATE leaves SET content_hash = 'not-hexadecimal-' || content_hash WHERE id = printf('%032x', 15)")
     assert _leaf_keys(con, compact=True) is None  # the caller reads whole hashes instead
     con.execute("DELETE FROM leaves")
     assert [len(a) for a in _leaf_keys(con)] == [0, 0]

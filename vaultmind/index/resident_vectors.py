@@ -147,7 +147,7 @@ class ResidentVectors:
         with self.index.lock:
             leaves = _leaf_keys(con, compact=True)
             compact = leaves is not None
-            if leaves is None:  # a hash that is not hexadecimal: the whole hashes
+            if leaves is None:  # an id that is not a leaf id, or a hash not hexadecimal: as they are
                 leaves = _leaf_keys(con)
             assert leaves is not None
             keys, hashes = leaves
@@ -155,7 +155,7 @@ class ResidentVectors:
             keys = keys[order]
             hashes = hashes[order]
             del order
-            keys, ids_packed = pack_ids(keys)  # as `RowIds` holds them, from now on (half the bytes through the load)
+            keys, ids_packed = (keys, True) if compact and len(keys) else pack_ids(keys)  # as `RowIds` holds them
             by_hash = np.argsort(hashes, kind="stable")  # leaf rows, by content hash
             hashes = hashes[by_hash]
             count = len(keys)
@@ -624,17 +624,19 @@ class ResidentVectors:
 def _leaf_keys(con: Any, compact: bool = False) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.bytes_]] | None:
     """Every leaf's id and content hash, as two bytes arrays in the same (table) order. Read
     in batches into arrays sized from a count: at 50k notes the whole table as Arrow, plus its
-    copies, had cost ~130 MB for a moment. `compact`: the hashes as `_hash_prefix` gives them
-    (None when one is not hexadecimal)."""
+    copies, had cost ~130 MB for a moment. `compact`: the ids packed as `pack_ids` packs them
+    and the hashes as `_hash_prefix` gives them, a batch at a time (None when an id is not a
+    leaf id or a hash not hexadecimal): half the bytes of the ids through the load and its sort."""
     count = int(con.execute("SELECT count(*) FROM leaves").fetchone()[0])
     keys: npt.NDArray[np.bytes_] | None = None
     hashes: npt.NDArray[np.bytes_] | None = None
     at = 0
     for batch in con.execute("SELECT id, content_hash FROM leaves").to_arrow_reader(8 * _BATCH):
         part_keys, part_hashes = id_array(batch.column(0)), id_array(batch.column(1))
-        if compact:
+        if compact and len(part_keys):
+            part_keys, packed = pack_ids(part_keys)
             part_hashes, hexadecimal = _hash_prefix(part_hashes)
-            if not hexadecimal.all():
+            if not packed or not hexadecimal.all():
                 return None
         n = len(part_keys)
         if keys is None or hashes is None:
