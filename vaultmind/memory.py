@@ -331,12 +331,12 @@ class Memory:
         """Counts, index health, problems, entities, admission and queue, as `vaultmind status`.
 
         Its counts hash every leaf (which have no vector, which no NER yet): they run on one
-        DuckDB thread, whose hash tables are half those of two, and while serving the blocks
-        they read are dropped after. At 50k notes a status then lifts a daemon's memory by
-        ~48 MB for a moment and keeps ~20 MB, against ~60 and ~55 MB (the daemon's start-up
-        answers status every second to `bench`, while it loads). Requests that come meanwhile
-        wait for it rather than run beside it: a client that gave up waiting while a load held
-        the index had left several running at once."""
+        DuckDB thread, and while serving the blocks they read are dropped after. At 50k notes a
+        status then lifts a daemon's memory by 50–63 MB for a moment and keeps 0–16 MB of it,
+        against 50–71 and 42–67 MB on two threads (a daemon's start-up answers status every
+        second to `bench`, while it loads). Requests that come meanwhile wait for it rather than
+        run beside it: a client that gave up waiting while a load held the index had left
+        several running at once."""
         with self._status_lock:
             with self.index.threads(1):
                 report = self._status()
