@@ -732,7 +732,8 @@ def bench_walk(
     """In-process `Memory.walk` latency over `count` questions (`walk_questions`), `repeats`
     rounds after one warm-up round, with the daemon's memory settings (`Memory.serve`); the
     question's embedding is timed separately, and the process's RSS and the resident
-    structures' bytes (`memory_mb`) are reported after the queries. Every round asks new
+    structures' bytes (`memory_mb`) are reported after the queries, the memory still open, then
+    the dense search's recall against an exact scan (`_dense_recall`). Every round asks new
     questions: a repeated one would find the terms of its strongest leaves cached (the phrase
     and near-duplicate passes), which a new question pays for."""
     progress = progress or _noop
