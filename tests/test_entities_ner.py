@@ -199,6 +199,7 @@ def test_the_leaves_holding_a_fetch_of_texts_are_every_row_with_those_hashes(
     found by streaming the hash column equal a plain query's, whether they lie close together
     (read as a range) or far apart (read by row number), over several batches."""
     import vaultmind.entities.graph as graph
+    import vaultmind.entities.ner_cache as ner_cache
 
     with Index.open(tmp_path / "index.duckdb") as index:
         con = index.con
@@ -218,7 +219,7 @@ def test_the_leaves_holding_a_fetch_of_texts_are_every_row_with_those_hashes(
             return want
 
         for span in (0, 4, 1000):  # by row number; as it falls; every range read
-            monkeypatch.setattr(graph, "PENDING_SPAN", span)
+            monkeypatch.setattr(ner_cache, "PENDING_SPAN", span)
             for hashes in (["h01", "h02", "h04"], ["h03", "h07", "h05"], ["h39", "nope"], []):
                 got = graph._leaves_holding(con, hashes)
                 assert {h: sorted(rows) for h, rows in got.items()} == expected(hashes)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -81,39 +82,40 @@ PENDING_SPAN = 2
 def pending_texts(con: duckdb.DuckDBPyConnection, model: str, limit: int) -> list[tuple[str, str]]:
     """(content hash, text) of the leaves among the first `limit` found with no NER result for
     `model` yet (as DuckDB's scan meets them: mostly the first in the file), each hash once, by
-    hash. An anti join that stops at `limit` rows, then the texts from the range of rows they
-    came from. At 50k notes, finding every pending hash first (a correlated `NOT EXISTS`, which
-    DuckDB answers by holding every leaf's hash) took ~130 MB and 0.2 s on each fetch of the
-    background catch-up; this takes 8 MB and 0.03 s. Grouping the texts of every pending leaf
-    had filled DuckDB's pool (~490 MB), and taking the texts of hashes spread over the whole
-    file read the whole text column (+80 MB).
-
-    When the range holds few other rows (at most `PENDING_SPAN` per pending leaf, as in a
-    catch-up, which meets the pending leaves in the order they were written) every row of it is
-    read and the others dropped here: at 50k notes +11 MB instead of +62 MB for 4,096 texts,
-    which filtering by hash in DuckDB cost (a join against the range's hash column, and
-    grouping the texts)."""
+    hash. An anti join that stops at `limit` rows, then the texts of the rows it found
+    (`leaf_rows_at`). At 50k notes, finding every pending hash first (a correlated `NOT
+    EXISTS`, which DuckDB answers by holding every leaf's hash) took ~130 MB and 0.2 s on each
+    fetch of the background catch-up; this takes 8 MB and 0.03 s. Grouping the texts of every
+    pending leaf had filled DuckDB's pool (~490 MB), and taking the texts of hashes spread over
+    the whole file read the whole text column (+80 MB). For 4,096 texts, reading their range
+    and dropping the other rows here takes +11 MB where filtering the range by hash in DuckDB
+    (a join against its hash column, and grouping the texts) took +62 MB."""
     found = con.execute(
         f"SELECT l.content_hash, l.rowid FROM leaves l {_NO_NER_YET} LIMIT ?", [model, limit]
     ).fetchall()
-    if not found:
+    texts: dict[str, str] = {}
+    for h, text in leaf_rows_at(con, "content_hash, text", sorted(row for _, row in found)):
+        texts.setdefault(h, text)  # a hash is of its text: any row will do
+    return sorted(texts.items())
+
+
+def leaf_rows_at(con: duckdb.DuckDBPyConnection, columns: str, rowids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """`columns` of the `leaves` rows at `rowids` (ascending, distinct). When their range holds
+    few other rows (at most `PENDING_SPAN` per row asked for, as a catch-up's pending leaves,
+    met in the order they were written) every row of it is read and the others dropped here;
+    otherwise DuckDB joins the row numbers."""
+    if not rowids:
         return []
-    wanted = {h for h, _ in found}
-    low, high = min(row for _, row in found), max(row for _, row in found)
-    if high - low < PENDING_SPAN * len(found):
-        texts: dict[str, str] = {}
-        for h, text in con.execute("SELECT content_hash, text FROM leaves WHERE rowid BETWEEN ? AND ?", [low, high]).fetchall():
-            if h in wanted:
-                texts.setdefault(h, text)  # a hash is of its text: any row will do
-        return sorted(texts.items())
-    rows = execute_with(
+    low, high = rowids[0], rowids[-1]
+    if high - low < PENDING_SPAN * len(rowids):
+        keep = set(rowids)
+        in_range = con.execute(f"SELECT rowid, {columns} FROM leaves WHERE rowid BETWEEN ? AND ?", [low, high])
+        return [row[1:] for row in in_range.fetchall() if row[0] in keep]
+    return execute_with(
         con,
-        "SELECT content_hash, any_value(text) FROM leaves WHERE rowid BETWEEN ? AND ? "
-        "AND content_hash IN (SELECT k FROM _rows) GROUP BY content_hash ORDER BY content_hash",
-        [low, high],
-        rows=key_table(sorted(wanted)),
+        f"SELECT {columns} FROM leaves WHERE rowid IN (SELECT k FROM _rows)",
+        rows=key_table(rowids, type=pa.int64()),
     ).fetchall()
-    return [(h, t) for h, t in rows]
 
 
 def count_pending(con: duckdb.DuckDBPyConnection, model: str) -> int:
