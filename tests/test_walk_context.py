@@ -66,3 +66,23 @@ def test_context_decays_with_distance_from_the_match(vault: Path) -> None:
 )
 def test_place_questions_beyond_where(question: str, kind: str | None) -> None:
     assert answer_kind(question) == kind
+
+
+def test_context_reaches_messages_of_a_memory_that_was_empty_when_it_loaded(vault: Path) -> None:
+    # A daemon warmed on an empty vault holds no leaf in its loaded places: every message of the
+    # first conversation is added after, and walk still finds the replies around a match.
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.serve()
+        memory.warm()
+        write_chat(
+            vault,
+            "2024-06-01",
+            [
+                ("Bob", "Did you book the harbour cruise for Saturday?"),
+                ("Alice", "Yes: the Marlin, eight o'clock, pier four."),
+            ],
+        )
+        memory.sync()
+        hits = memory.walk("harbour cruise booking", limit=5)["hits"]
+        reply = next(h for h in hits if "Marlin" in h["content"])
+        assert reply["breakdown"]["context"] > 0, "the reply earns context from the match"

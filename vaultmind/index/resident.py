@@ -414,11 +414,13 @@ class ResidentLeaves:
             at = np.searchsorted(self._place_keys, keys.ravel(), side="right") - 1
             hit = at >= 0
             hit[hit] = self._place_keys[at[hit]] == keys.ravel()[hit]
-            loaded = np.where(hit, self._place_rows[np.maximum(at, 0)], -1).reshape(keys.shape)
+            flat = np.full(keys.size, -1, dtype=np.int64)  # loaded with no leaf: every leaf added since
+            flat[hit] = self._place_rows[at[hit]]
+            loaded: list[list[int]] = flat.reshape(len(known), len(offsets)).tolist()
             alive = self._rows.alive
             out: dict[str, list[str]] = {}
             for k, note, other_seqs, found in zip(
-                known.tolist(), notes.tolist(), others.tolist(), loaded.tolist(), strict=True
+                known.tolist(), notes.tolist(), others.tolist(), loaded, strict=True
             ):
                 near = []
                 for other, j in zip(other_seqs, found, strict=True):
