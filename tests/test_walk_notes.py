@@ -67,3 +67,48 @@ def test_walk_top_hits_spread_over_notes_and_explain_coverage(vault: Path) -> No
         assert len(set(notes)) == len(notes), notes
         assert first["hits"][0]["note_path"].endswith("2024-06-10.md")
         assert all("note_coverage" in h["breakdown"] for h in first["hits"])
+
+
+def test_notes_with_gives_each_term_the_asked_notes_holding_it(vault: Path) -> None:
+    _vault(vault)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        notes = {h["note_path"] for h in memory.walk("kayak bread", limit=20)["hits"]}
+        june = next(note for note in notes if note.endswith("2024-06-10.md"))
+        may = next(note for note in notes if note.endswith("2024-05-02.md"))
+        bakery = next(note for note in notes if note.endswith("2024-07-01.md"))
+        kayak, fjord, bread, absent = (terms(word)[0] for word in ("kayak", "fjord", "bread", "zeppelin"))
+        found = memory.leaves.notes_with([kayak, fjord, bread, absent], [*notes, "nowhere.md"])
+        assert found == {kayak: {june, may}, fjord: {june}, bread: {bakery}, absent: set()}
+        assert memory.leaves.notes_with([kayak], [june]) == {kayak: {june}}, "only the notes asked about"
+        assert memory.leaves.notes_with([kayak], ["nowhere.md"]) == {kayak: set()}
+
+
+def test_best_is_heapq_nsmallest_by_score_then_id() -> None:
+    import heapq
+    import random
+
+    import numpy as np
+
+    from vaultmind.retrieval.walk import _best
+
+    rng = random.Random(7)
+    for size in (0, 1, 5, 40, 300):
+        ids = [f"{rng.getrandbits(32):08x}" for _ in range(size)]
+        ids = list(dict.fromkeys(ids))
+        values = [rng.choice((0.0, 0.25, 0.5, rng.random())) for _ in ids]  # many ties
+        scores = dict(zip(ids, values, strict=True))
+        for k in (0, 1, 3, 20, 100, 400):
+            want = heapq.nsmallest(k, scores, key=lambda i: (-scores[i], i))
+            assert _best(ids, np.array(values, dtype=np.float64), k) == want, (size, k)
+
+
+def test_sum_best_and_length_factor_keep_their_formulas() -> None:
+    from vaultmind.retrieval.walk import NOTE_TOP, SHORT_EXPONENT, SHORT_TERMS, _length_factor, _sum_best
+
+    for values in ([0.3], [0.1, 0.7], [0.1, 0.7, 0.2, 0.9], [0.5, 0.5, 0.5]):
+        assert _sum_best(values) == sum(sorted(values, reverse=True)[:NOTE_TOP])
+    for length in (0.0, 1.0, 2.0, 3.0, 6.0, 11.0, 12.0, 13.0, 40.0, 2.5, 12.5):
+        want = (min(max(length, 1.0), SHORT_TERMS) / SHORT_TERMS) ** SHORT_EXPONENT
+        assert _length_factor(length) == want, length
+    assert _length_factor(None) == 1.0

@@ -6,6 +6,7 @@ async adapters run it in a worker thread.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -49,6 +50,10 @@ LOAD_THREADS = 1
 POOL_KEEP_BYTES = 64 * 2**20
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
+# while serving: allocations between collections of the youngest generation (Python's default:
+# 700). A walk allocates tens of thousands of short-lived objects; at 100k leaves the collector
+# took 1.0–1.7 ms of each, 0.2–0.5 ms with this and `_freeze_loaded`.
+SERVING_GC_THRESHOLD = 20_000
 
 
 class Memory:
@@ -146,6 +151,7 @@ class Memory:
         deriver = entity_deriver(self)
         if deriver is not None:
             deriver.serve()  # NER in a child process, after saves rather than inside them
+        gc.set_threshold(SERVING_GC_THRESHOLD, *gc.get_threshold()[1:])
         self._serving = True
 
     def _load_light(self, load: Callable[[], None], limit: str = LOAD_MEMORY_LIMIT) -> None:
@@ -241,6 +247,8 @@ class Memory:
             query_entities(self, "Warm Up")  # the registry and the known entities
         self._evict()  # the blocks loading read are not needed again
         release_freed_memory()
+        if self._serving:
+            _freeze_loaded()
 
     def entity_graph(self) -> EntityGraph:
         """The entity graph a question uses: as committed now; but while serving, the one
@@ -424,6 +432,15 @@ class Memory:
             "queue": queue_status(idx),
             "problems": problems,
         }
+
+
+def _freeze_loaded() -> None:
+    """Move every object alive now (what warming loaded: structures, caches, models) out of the
+    collector's reach for the process's life (`gc.freeze`): its collections then scan only what
+    requests make. Objects freed later by reference counting still go; only cycles among
+    them would stay."""
+    gc.collect()
+    gc.freeze()
 
 
 def _out_of_memory(exc: BaseException | None) -> bool:

@@ -338,17 +338,23 @@ class ResidentLeaves:
             alive = self._rows.alive
             return int(alive[rows].sum()), int(alive.sum())
 
-    def notes_with(self, term: str, among: Collection[str]) -> set[str]:
-        """Those of the notes `among` (paths) with at least one live leaf holding `term`."""
+    def notes_with(self, query_terms: Sequence[str], among: Collection[str]) -> dict[str, set[str]]:
+        """Per term of `query_terms`, those of the notes `among` (paths) with at least one live
+        leaf holding it (the paths are looked up once for all the terms)."""
         with self._lock:
             self._ensure()
-            wanted = {code: path for path in among if (code := self._notes.find(path)) is not None}
-            if not wanted:
-                return set()
-            rows, _ = self._postings(term)
-            held = np.zeros(len(self._notes.names), dtype=bool)
-            held[self._note[rows[self._rows.alive[rows]]]] = True
-            return {path for code, path in wanted.items() if held[code]}
+            paths = [path for path in among if self._notes.find(path) is not None]
+            codes = np.array([self._notes.find(path) for path in paths], dtype=np.int64)
+            out: dict[str, set[str]] = {}
+            for term in query_terms:
+                if not len(codes):
+                    out[term] = set()
+                    continue
+                rows, _ = self._postings(term)
+                held = np.zeros(len(self._notes.names), dtype=bool)
+                held[self._note[rows[self._rows.alive[rows]]]] = True
+                out[term] = {paths[k] for k in np.flatnonzero(held[codes]).tolist()}
+            return out
 
     def authors(self) -> frozenset[str]:
         """The authors of live leaves (as written in their notes)."""

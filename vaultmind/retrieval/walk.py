@@ -77,7 +77,6 @@ Each hit's `breakdown` carries every signal, its weight and the final score.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import math
 import re
@@ -216,7 +215,7 @@ def walk(
             factor = _time_factor(window, when)
         final[leaf_id] = (value * factor, factor)
     kind = answer_kind(question)
-    top = heapq.nsmallest(ANSWER_TOP if kind else ASKING_TOP, final, key=lambda k: (-final[k][0], k))
+    top = _best_of(final, ANSWER_TOP if kind else ASKING_TOP)
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
@@ -227,7 +226,7 @@ def walk(
     coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
     note_rank = _note_rank(final, places, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
-    head = heapq.nsmallest(max(limit * 3, 30), final, key=lambda k: (-final[k][0], k))
+    head = _best_of(final, max(limit * 3, 30))
     scored: list[tuple[str, float, dict[str, Any]]] = []
     for leaf_id in head:
         score, factor = final[leaf_id]
@@ -276,7 +275,7 @@ def _context(
     answer, and sometimes the one after that. Per leaf within `CONTEXT_SPAN` messages of one of
     the `CONTEXT_SEEDS` strongest leaves, the best of their base scores, times `CONTEXT_DECAY`
     for each message beyond the nearest. `places` gains the places of the leaves found."""
-    strongest = heapq.nsmallest(CONTEXT_SEEDS, base, key=lambda k: (-base[k], k))
+    strongest = _best(list(base), np.fromiter(base.values(), dtype=np.float64, count=len(base)), CONTEXT_SEEDS)
     near = memory.leaves.neighbours_of(strongest, CONTEXT_SPAN)
     places.update(memory.leaves.places(sorted({o for found in near.values() for o in found} - set(places))))
     context: dict[str, float] = {}
@@ -292,10 +291,38 @@ def _context(
     return context
 
 
+def _best(ids: list[str], scores: npt.NDArray[np.float64], k: int) -> list[str]:
+    """The `k` of `ids` with the highest `scores` (in the same order), best first, ties by id:
+    what `heapq.nsmallest(k, ids, key=(-score, id))` gives, with the cut found by numpy and
+    only the ids at or above it sorted."""
+    if len(ids) > k > 0:
+        cut = np.partition(scores, len(ids) - k)[len(ids) - k]
+        picked = np.flatnonzero(scores >= cut).tolist()
+        by_id = {ids[j]: float(scores[j]) for j in picked}
+    else:
+        by_id = {leaf_id: float(value) for leaf_id, value in zip(ids, scores.tolist(), strict=True)}
+    return sorted(by_id, key=lambda i: (-by_id[i], i))[: max(k, 0)]
+
+
+def _best_of(final: dict[str, tuple[float, float]], k: int) -> list[str]:
+    """`_best` of the final scores."""
+    return _best(list(final), np.fromiter((value for value, _ in final.values()), dtype=np.float64, count=len(final)), k)
+
+
 def _length_factor(length: float | None) -> float:
     if length is None:
         return 1.0
+    whole = int(length)
+    if whole == length and 0 <= whole < len(_LENGTH_FACTORS):  # a term count: looked up
+        return _LENGTH_FACTORS[whole]
+    return _length_value(length)
+
+
+def _length_value(length: float) -> float:
     return float((min(max(length, 1.0), SHORT_TERMS) / SHORT_TERMS) ** SHORT_EXPONENT)
+
+
+_LENGTH_FACTORS = tuple(_length_value(float(n)) for n in range(SHORT_TERMS + 1))
 
 
 def _asking(final: dict[str, tuple[float, float]], texts: dict[str, str]) -> dict[str, Asking]:
@@ -457,8 +484,16 @@ def _note_scores(lex: dict[str, float], places: dict[str, tuple[str, int, str | 
         place = places.get(leaf_id)
         if place is not None:
             per_note.setdefault(place[0], []).append(value)
-    raw = {note: sum(sorted(values, reverse=True)[:NOTE_TOP]) / NOTE_TOP for note, values in per_note.items()}
+    raw = {note: _sum_best(values) / NOTE_TOP for note, values in per_note.items()}
     return _normalise_max(raw)
+
+
+def _sum_best(values: list[float]) -> float:
+    """The sum of the `NOTE_TOP` largest values, added largest first (most notes have one or two:
+    no sort for those, whose sum does not depend on the order)."""
+    if len(values) <= min(2, NOTE_TOP):
+        return sum(values)
+    return sum(sorted(values, reverse=True)[:NOTE_TOP])
 
 
 def _normalise_max(scores: dict[str, float]) -> dict[str, float]:
@@ -500,18 +535,15 @@ def _note_coverage(memory: Memory, query_terms: Sequence[str], among: Collection
     if len(set(query_terms)) < 2:
         return {}
     weights: dict[str, float] = {}
-    holders: dict[str, set[str]] = {}
     for term in sorted(set(query_terms)):
         df, n = memory.leaves.document_frequency(term)
-        if df == 0:
-            continue
-        weights[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        holders[term] = memory.leaves.notes_with(term, among)
+        if df:
+            weights[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     total = sum(weights.values())
     if total <= 0:
         return {}
     out: dict[str, float] = {}
-    for term, notes in holders.items():
+    for term, notes in memory.leaves.notes_with(list(weights), among).items():
         for note in notes:
             out[note] = out.get(note, 0.0) + weights[term] / total
     return out
