@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,16 @@ import pytest
 from vaultmind.config import Config, load_config
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
+
+
+@pytest.fixture(autouse=True)
+def _collector_as_it_was() -> Iterator[None]:
+    """A serving memory freezes what it loaded and collects less often (`Memory.serve`, `warm`):
+    process-wide settings, put back after each test."""
+    threshold = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)
 
 
 def write(vault: Path, rel: str, text: str) -> Path:

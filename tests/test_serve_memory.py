@@ -92,16 +92,12 @@ def test_a_warmed_serving_memory_freezes_what_it_loaded_for_the_collector(vault:
 
     write(vault, "notes/a.md", "# A\n\nThe kayak trip was cancelled because of the storm.\n")
     threshold = gc.get_threshold()
-    try:
-        with Memory.open(load_config(vault, embed_provider="static")) as memory:
-            memory.warm()
-            assert gc.get_freeze_count() == 0 and gc.get_threshold() == threshold, "not serving: untouched"
-            memory.serve()
-            memory.sync()
-            memory.warm()
-            assert gc.get_threshold()[0] == memory_module.SERVING_GC_THRESHOLD
-            assert gc.get_freeze_count() > 0
-            assert memory.walk("kayak")["hits"], "queries work as before"
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*threshold)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.warm()
+        assert gc.get_freeze_count() == 0 and gc.get_threshold() == threshold, "not serving: untouched"
+        memory.serve()
+        memory.sync()
+        memory.warm()
+        assert gc.get_threshold()[0] == memory_module.SERVING_GC_THRESHOLD
+        assert gc.get_freeze_count() > 0
+        assert memory.walk("kayak")["hits"], "queries work as before"

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
+from vaultmind.index.resident import LeafColumns
 from vaultmind.memory import Memory
-from vaultmind.retrieval.walk import _note_coverage, _note_rank
+from vaultmind.retrieval.walk import NOTE_TOP, _note_coverage, _note_rank, _note_shares
 
 from .conftest import write_chat
 
@@ -48,12 +51,20 @@ def test_note_coverage_weighs_the_question_terms_a_note_holds(vault: Path) -> No
         assert set(_note_coverage(memory, terms("kayak fjord cabin"), {may})) == {may}, "only the notes asked about"
 
 
+def _columns(notes: list[int], names: list[str]) -> LeafColumns:
+    n = len(notes)
+    return LeafColumns(
+        np.array([code >= 0 for code in notes]), np.array(notes, dtype=np.int32), np.zeros(n, dtype=np.int32),
+        np.full(n, -1, dtype=np.int32), np.full(n, 12.0), np.full(n, np.datetime64("NaT", "us")), names, [],
+    )  # fmt: skip
+
+
 def test_note_rank_adds_coverage_to_the_best_leaf() -> None:
-    final = {"a1": (0.9, 1.0), "a2": (0.5, 1.0), "b1": (0.85, 1.0)}
-    places = {"a1": ("a.md", 0, None), "a2": ("a.md", 1, None), "b1": ("b.md", 0, None)}
-    rank = _note_rank(final, places, {"b.md": 1.0})
+    cols = _columns([0, 0, 1, -1], ["a.md", "b.md"])  # the last leaf is not live
+    rank = _note_rank([0.9, 0.5, 0.85, 5.0], cols, {"b.md": 1.0})
     assert rank["a.md"] == 0.9
     assert rank["b.md"] > rank["a.md"]
+    assert set(rank) == {"a.md", "b.md"}
 
 
 def test_walk_top_hits_spread_over_notes_and_explain_coverage(vault: Path) -> None:
@@ -88,8 +99,6 @@ def test_best_is_heapq_nsmallest_by_score_then_id() -> None:
     import heapq
     import random
 
-    import numpy as np
-
     from vaultmind.retrieval.walk import _best
 
     rng = random.Random(7)
@@ -103,12 +112,45 @@ def test_best_is_heapq_nsmallest_by_score_then_id() -> None:
             assert _best(ids, np.array(values, dtype=np.float64), k) == want, (size, k)
 
 
-def test_sum_best_and_length_factor_keep_their_formulas() -> None:
-    from vaultmind.retrieval.walk import NOTE_TOP, SHORT_EXPONENT, SHORT_TERMS, _length_factor, _sum_best
+def test_note_shares_are_the_mean_of_each_notes_best_three_scaled_to_the_best_note() -> None:
+    import random
 
-    for values in ([0.3], [0.1, 0.7], [0.1, 0.7, 0.2, 0.9], [0.5, 0.5, 0.5]):
-        assert _sum_best(values) == sum(sorted(values, reverse=True)[:NOTE_TOP])
-    for length in (0.0, 1.0, 2.0, 3.0, 6.0, 11.0, 12.0, 13.0, 40.0, 2.5, 12.5):
-        want = (min(max(length, 1.0), SHORT_TERMS) / SHORT_TERMS) ** SHORT_EXPONENT
-        assert _length_factor(length) == want, length
+    rng = random.Random(3)
+    for size in (1, 5, 60):
+        notes = [rng.choice((-1, 0, 1, 2, 3)) for _ in range(size)]
+        values = [rng.choice((0.0, 0.5, 1.0, rng.random())) for _ in range(size)]
+        per_note: dict[int, list[float]] = {}
+        for note, value in zip(notes, values, strict=True):
+            if note >= 0:
+                per_note.setdefault(note, []).append(value)
+        raw = {note: sum(sorted(vs, reverse=True)[:NOTE_TOP]) / NOTE_TOP for note, vs in per_note.items()}
+        top = max(raw.values(), default=0.0)
+        want = [raw[note] / top if note >= 0 and top > 0 else 0.0 for note in notes]
+        got = _note_shares(np.array(values), np.array(notes, dtype=np.int32))
+        assert got.tolist() == want, size  # the same floats: added in the same order
+
+
+def test_length_and_time_factors_keep_their_formulas() -> None:
+    from datetime import datetime
+
+    from vaultmind.retrieval.timeparse import TimeWindow
+    from vaultmind.retrieval.walk import (
+        AFTER_WINDOW,
+        OUTSIDE_WINDOW,
+        SHORT_EXPONENT,
+        SHORT_TERMS,
+        _length_factor,
+        _length_factors,
+        _time_factors,
+    )
+
+    lengths = [0.0, 1.0, 2.0, 3.0, 6.0, 11.0, 12.0, 13.0, 40.0, 2.5, 12.5]
+    for length in lengths:
+        assert _length_factor(length) == (min(max(length, 1.0), SHORT_TERMS) / SHORT_TERMS) ** SHORT_EXPONENT
     assert _length_factor(None) == 1.0
+    assert _length_factors(np.array([*lengths, np.nan])).tolist() == [*map(_length_factor, lengths), 1.0]
+    window = TimeWindow(datetime(2024, 5, 1), datetime(2024, 6, 1), "in May 2024")
+    times = ["2024-04-30T23:59", "2024-05-01T00:00", "2024-05-31T23:59", "2024-06-01T00:00", "2024-06-03T23:59",
+             "2024-06-04T00:00", "NaT"]  # fmt: skip
+    got = _time_factors(window, np.array(times, dtype="datetime64[us]")).tolist()
+    assert got == [OUTSIDE_WINDOW, 1.0, 1.0, AFTER_WINDOW, AFTER_WINDOW, OUTSIDE_WINDOW, 1.0]

@@ -97,6 +97,7 @@ from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
 
 if TYPE_CHECKING:
+    from vaultmind.index.resident import LeafColumns
     from vaultmind.memory import Memory
 
 Pairs = frozenset[tuple[str, str]]  # ordered pairs of search terms
@@ -160,60 +161,31 @@ def walk(
 
     entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
-    leaf_time: dict[str, datetime] = {}  # only a window needs the times
     if window is not None:
         candidates |= _leaves_in_window(memory, window)
-        leaf_time = _leaf_times(memory, candidates)
 
-    lex = _normalise_max(dict(lexical))
-    den = _normalise_dense(dict(dense))
-    n_ents = max(1, len(qents))
-    places = memory.leaves.places(sorted(candidates))
-    note_score = _note_scores(lex, places)
-    note_dense = _note_scores(den, places)
-    name_terms = set(qterms)
-    w_lex, w_dense, w_entity, w_graph, w_note, w_note_dense, w_author = (WEIGHTS[k] for k in SIGNALS)
+    ids = sorted(candidates)
+    cols = memory.leaves.columns(ids)
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
-    base: dict[str, float] = {}
-    parts: dict[str, tuple[float, ...]] = {}  # the signals, in `SIGNALS` order
-    surface_terms = [(e, _name_terms(surface)) for e, surface in qents]
-    for leaf_id in candidates:
-        ents = entity_leaves.get(leaf_id)
-        note_path, _, author = places.get(leaf_id, ("", 0, None))
-        author_words = _name_terms(author) if author else frozenset()
-        by_author = 1.0 if name_terms & author_words else 0.0
-        if by_author:  # a message involves its author as much as the people it mentions
-            ents = (ents or set()) | {e for e, st in surface_terms if st and st <= author_words}
-        entity = len(ents) / n_ents if qents and ents else 0.0
-        graph = graph_weights.get(leaf_id, 0.0) if entity < 1.0 else 0.0
-        s_lex, s_dense = lex.get(leaf_id, 0.0), den.get(leaf_id, 0.0)
-        s_note, s_note_dense = note_score.get(note_path, 0.0), note_dense.get(note_path, 0.0)
-        signals = (s_lex, s_dense, entity, graph, s_note, s_note_dense, by_author)  # `SIGNALS` order
-        value = (
-            w_lex * s_lex + w_dense * s_dense + w_entity * entity + w_graph * graph
-            + w_note * s_note + w_note_dense * s_note_dense + w_author * by_author
-        )  # fmt: skip
-        if leaf_id in pair_leaves:
-            value += pair_bonus
-        base[leaf_id] = value
-        parts[leaf_id] = signals
-    context = _context(memory, base, places)
-    zero = (0.0,) * len(SIGNALS)
-    for other in context:
-        if other not in base:
-            base[other] = 0.0
-            parts[other] = zero
-    if window is not None:
-        leaf_time.update(_leaf_times(memory, set(context) - set(leaf_time)))
-    lengths = memory.leaves.lengths(sorted(base))
-    final: dict[str, tuple[float, float]] = {}
-    for leaf_id, value in base.items():
-        value = value * _length_factor(lengths.get(leaf_id)) + CONTEXT_SHARE * context.get(leaf_id, 0.0)
-        factor = 1.0
-        when = leaf_time.get(leaf_id)
-        if window is not None and when is not None:
-            factor = _time_factor(window, when)
-        final[leaf_id] = (value * factor, factor)
+    signals = _signals(ids, cols, _normalise_max(dict(lexical)), _normalise_dense(dict(dense)), qents, set(qterms), entity_leaves, graph_weights)
+    pair = np.fromiter((leaf_id in pair_leaves for leaf_id in ids), dtype=bool, count=len(ids))
+    base = _base(signals)
+    base[pair] += pair_bonus
+    context_of, reached, more = _context(memory, ids, base, cols)
+    if reached:  # leaves only context brings: no signal of their own
+        ids = ids + reached
+        if more.note_names is cols.note_names and more.author_names is cols.author_names:
+            cols = cols.extended(more)
+        else:  # the leaves were reloaded meanwhile: all the columns from the new load
+            cols = memory.leaves.columns(ids)
+        signals = np.vstack((signals, np.zeros((len(reached), len(SIGNALS)))))
+        base = np.concatenate((base, np.zeros(len(reached))))
+    context = np.fromiter((context_of.get(leaf_id, 0.0) for leaf_id in ids), dtype=np.float64, count=len(ids))
+    lengths = _length_factors(cols.length)
+    factors = _time_factors(window, cols.ts) if window is not None else np.ones(len(ids))
+    scores = (base * lengths + CONTEXT_SHARE * context) * factors
+    final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
+    at = {leaf_id: k for k, leaf_id in enumerate(ids)}
     kind = answer_kind(question)
     top = _best_of(final, ANSWER_TOP if kind else ASKING_TOP)
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
@@ -221,23 +193,26 @@ def walk(
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest})
     answers = _answer_bonus(kind, final, texts) if kind else set()
-    worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if parts[leaf_id][0] > 0}  # a lexical match
+    worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], 0] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
-    coverage = _note_coverage(memory, content_terms, {place[0] for place in places.values()})
-    note_rank = _note_rank(final, places, coverage)
+    notes = np.unique(cols.note[cols.known])
+    coverage = _note_coverage(memory, content_terms, {cols.note_names[code] for code in notes.tolist()})
+    note_rank = _note_rank([final[leaf_id][0] for leaf_id in ids], cols, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
     head = _best_of(final, max(limit * 3, 30))
+    places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     scored: list[tuple[str, float, dict[str, Any]]] = []
     for leaf_id in head:
         score, factor = final[leaf_id]
-        breakdown: dict[str, Any] = {k: round(v, 4) for k, v in zip(SIGNALS, parts[leaf_id], strict=True)}
+        k = at[leaf_id]
+        breakdown: dict[str, Any] = {name: round(v, 4) for name, v in zip(SIGNALS, signals[k].tolist(), strict=True)}
         breakdown.update(
             {
-                "context": round(context.get(leaf_id, 0.0), 4),
+                "context": round(float(context[k]), 4),
                 "note_coverage": round(coverage.get(places.get(leaf_id, ("",))[0], 0.0), 4),
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
-                "length_factor": round(_length_factor(lengths.get(leaf_id)), 4),
+                "length_factor": round(float(lengths[k]), 4),
                 "asking": asks.get(leaf_id),
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "time_factor": factor,
@@ -269,26 +244,38 @@ def without_common(q: npt.NDArray[np.float32], mean: npt.NDArray[np.float32] | N
 
 
 def _context(
-    memory: Memory, base: dict[str, float], places: dict[str, tuple[str, int, str | None]]
-) -> dict[str, float]:
+    memory: Memory, ids: list[str], base: npt.NDArray[np.float64], cols: LeafColumns
+) -> tuple[dict[str, float], list[str], LeafColumns]:
     """Conversation context: the message right after (or before) a strong match often holds the
     answer, and sometimes the one after that. Per leaf within `CONTEXT_SPAN` messages of one of
-    the `CONTEXT_SEEDS` strongest leaves, the best of their base scores, times `CONTEXT_DECAY`
-    for each message beyond the nearest. `places` gains the places of the leaves found."""
-    strongest = _best(list(base), np.fromiter(base.values(), dtype=np.float64, count=len(base)), CONTEXT_SEEDS)
+    the `CONTEXT_SEEDS` strongest leaves (of `ids`, with `base` and `cols` in their order), the
+    best of their base scores, times `CONTEXT_DECAY` for each message beyond the nearest; then
+    the leaves reached that are not among `ids` (sorted) and their columns."""
+    strongest = _best(ids, base, CONTEXT_SEEDS)
     near = memory.leaves.neighbours_of(strongest, CONTEXT_SPAN)
-    places.update(memory.leaves.places(sorted({o for found in near.values() for o in found} - set(places))))
+    at = {leaf_id: k for k, leaf_id in enumerate(ids)}
+    reached = sorted({o for found in near.values() for o in found} - at.keys())
+    more = memory.leaves.columns(reached)
+    reached_at = {leaf_id: k for k, leaf_id in enumerate(reached)}
+
+    def seq_of(leaf_id: str) -> int | None:
+        k = at.get(leaf_id)
+        if k is not None:
+            return int(cols.seq[k]) if cols.known[k] else None
+        k = reached_at.get(leaf_id)
+        return int(more.seq[k]) if k is not None and more.known[k] else None
+
     context: dict[str, float] = {}
     for leaf_id in strongest:
-        seed = places.get(leaf_id)
+        seed = seq_of(leaf_id)
         for other in near.get(leaf_id, ()):
-            place = places.get(other)
+            place = seq_of(other)
             if seed is None or place is None:
                 continue
-            value = base[leaf_id] * CONTEXT_DECAY ** (abs(place[1] - seed[1]) - 1)
+            value = float(base[at[leaf_id]]) * CONTEXT_DECAY ** (abs(place - seed) - 1)
             if value > context.get(other, 0.0):
                 context[other] = value
-    return context
+    return context, reached, more
 
 
 def _best(ids: list[str], scores: npt.NDArray[np.float64], k: int) -> list[str]:
@@ -323,6 +310,106 @@ def _length_value(length: float) -> float:
 
 
 _LENGTH_FACTORS = tuple(_length_value(float(n)) for n in range(SHORT_TERMS + 1))
+
+
+def _length_factors(lengths: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """`_length_factor` of each length (NaN: unknown, 1)."""
+    out = np.ones(len(lengths))
+    short = np.flatnonzero(lengths < SHORT_TERMS)  # NaN is not: 1
+    whole = lengths[short]
+    counted = (whole >= 0) & (whole == np.floor(whole))
+    out[short[counted]] = np.array(_LENGTH_FACTORS)[whole[counted].astype(np.int64)]
+    for k in short[~counted].tolist():  # not a term count: the formula
+        out[k] = _length_factor(float(lengths[k]))
+    return out
+
+
+def _time_factors(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.float64]:
+    """The time factor of each time (NaT: no time, 1): 1 inside the window, `AFTER_WINDOW` up to
+    `AFTER_WINDOW_DAYS` after it, `OUTSIDE_WINDOW` elsewhere."""
+    start, end = np.datetime64(window.start, "us"), np.datetime64(window.end, "us")
+    after = np.datetime64(window.end + timedelta(days=AFTER_WINDOW_DAYS), "us")
+    out = np.full(len(ts), OUTSIDE_WINDOW)
+    out[(ts >= end) & (ts < after)] = AFTER_WINDOW
+    out[(ts >= start) & (ts < end)] = 1.0
+    out[np.isnat(ts)] = 1.0
+    return out
+
+
+def _signals(
+    ids: list[str],
+    cols: LeafColumns,
+    lex: dict[str, float],
+    den: dict[str, float],
+    qents: Sequence[tuple[str, str]],
+    name_terms: set[str],
+    entity_leaves: dict[str, set[str]],
+    graph_weights: dict[str, float],
+) -> npt.NDArray[np.float64]:
+    """Each candidate's signals (module doc), one row per id of `ids`, columns in `SIGNALS`
+    order. A message counts as involving its author (for the entity signal) when the question
+    names them."""
+    at = {leaf_id: k for k, leaf_id in enumerate(ids)}
+    out = np.zeros((len(ids), len(SIGNALS)))
+    for column, values in ((0, lex), (1, den)):
+        for leaf_id, value in values.items():
+            k = at.get(leaf_id)
+            if k is not None:
+                out[k, column] = value
+    out[:, 4] = _note_shares(out[:, 0], cols.note)
+    out[:, 5] = _note_shares(out[:, 1], cols.note)
+    implied: dict[int, set[str]] = {}  # author code → the query entities the author's name spells
+    surface_terms = [(e, _name_terms(surface)) for e, surface in qents]
+    for code in np.unique(cols.author[cols.author >= 0]).tolist():
+        name = cols.author_names[code]
+        words = _name_terms(name) if name else frozenset()
+        if name_terms & words:
+            implied[code] = {e for e, st in surface_terms if st and st <= words}
+    if implied:
+        out[np.isin(cols.author, list(implied)), 6] = 1.0
+    if qents:
+        involved = {at[leaf_id] for leaf_id in entity_leaves if leaf_id in at} | set(np.flatnonzero(out[:, 6]).tolist())
+        for k in sorted(involved):
+            ents = entity_leaves.get(ids[k])
+            if out[k, 6]:
+                ents = (ents or set()) | implied[int(cols.author[k])]
+            out[k, 2] = len(ents) / len(qents) if ents else 0.0
+    for leaf_id, weight in graph_weights.items():
+        k = at.get(leaf_id)
+        if k is not None and out[k, 2] < 1.0:
+            out[k, 3] = weight
+    return out
+
+
+def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Σ w_s · s per row, added in `SIGNALS` order."""
+    base = WEIGHTS[SIGNALS[0]] * signals[:, 0]
+    for column, name in enumerate(SIGNALS[1:], start=1):
+        base = base + WEIGHTS[name] * signals[:, column]
+    return base
+
+
+def _note_shares(values: npt.NDArray[np.float64], notes: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+    """Per leaf, its note's score: the mean of the note's best `NOTE_TOP` values (added best
+    first), scaled so the best note is 1 (0 for a leaf of no known note)."""
+    out = np.zeros(len(values))
+    known = np.flatnonzero(notes >= 0)
+    if not len(known):
+        return out
+    order = known[np.lexsort((-values[known], notes[known]))]  # by note, best value first
+    grouped = notes[order]
+    starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.append(starts, len(order))))
+    raw = np.zeros(int(grouped.max()) + 1)
+    for place in range(NOTE_TOP):  # the best of each note, then the second, …: as a sum of the sorted values
+        pick = order[rank == place]
+        raw[notes[pick]] += values[pick]
+    raw /= NOTE_TOP
+    top = float(raw.max())
+    if top <= 0:
+        return out
+    out[known] = raw[notes[known]] / top
+    return out
 
 
 def _asking(final: dict[str, tuple[float, float]], texts: dict[str, str]) -> dict[str, Asking]:
@@ -454,18 +541,6 @@ def _reachable(graph: EntityGraph, start: str, hops: int) -> set[str]:
     return seen
 
 
-def _time_factor(window: TimeWindow, when: datetime) -> float:
-    if window.contains(when):
-        return 1.0
-    if window.end <= when < window.end + timedelta(days=AFTER_WINDOW_DAYS):
-        return AFTER_WINDOW
-    return OUTSIDE_WINDOW
-
-
-def _leaf_times(memory: Memory, leaf_ids: set[str]) -> dict[str, datetime]:
-    return memory.leaves.times(sorted(leaf_ids)) if leaf_ids else {}
-
-
 def _leaves_in_window(memory: Memory, window: TimeWindow) -> set[str]:
     """Leaves inside the window (the earliest `CANDIDATES`), so a time question finds them
     even when they share no word with it."""
@@ -475,25 +550,6 @@ def _leaves_in_window(memory: Memory, window: TimeWindow) -> set[str]:
 @lru_cache(maxsize=4096)
 def _name_terms(name: str) -> frozenset[str]:
     return frozenset(terms(name))
-
-
-def _note_scores(lex: dict[str, float], places: dict[str, tuple[str, int, str | None]]) -> dict[str, float]:
-    """Per note, the mean of its best `NOTE_TOP` lexical scores, scaled to the best note = 1."""
-    per_note: dict[str, list[float]] = {}
-    for leaf_id, value in lex.items():
-        place = places.get(leaf_id)
-        if place is not None:
-            per_note.setdefault(place[0], []).append(value)
-    raw = {note: _sum_best(values) / NOTE_TOP for note, values in per_note.items()}
-    return _normalise_max(raw)
-
-
-def _sum_best(values: list[float]) -> float:
-    """The sum of the `NOTE_TOP` largest values, added largest first (most notes have one or two:
-    no sort for those, whose sum does not depend on the order)."""
-    if len(values) <= min(2, NOTE_TOP):
-        return sum(values)
-    return sum(sorted(values, reverse=True)[:NOTE_TOP])
 
 
 def _normalise_max(scores: dict[str, float]) -> dict[str, float]:
@@ -512,19 +568,19 @@ def _normalise_dense(scores: dict[str, float]) -> dict[str, float]:
     return {k: max(0.0, (v - floor) / span) for k, v in scores.items()}
 
 
-def _note_rank(
-    final: dict[str, tuple[float, float]],
-    places: dict[str, tuple[str, int, str | None]],
-    coverage: dict[str, float],
-) -> dict[str, float]:
-    """Per note, the evidence that the question is about it: its best leaf's final score plus
-    `NOTE_COVERAGE` times its coverage of the question's terms (`_note_coverage`)."""
-    best: dict[str, float] = {}
-    for leaf_id, (value, _) in final.items():
-        place = places.get(leaf_id)
-        if place is not None and value > best.get(place[0], -1.0):
-            best[place[0]] = value
-    return {note: value + NOTE_COVERAGE * coverage.get(note, 0.0) for note, value in best.items()}
+def _note_rank(scores: Sequence[float], cols: LeafColumns, coverage: dict[str, float]) -> dict[str, float]:
+    """Per note, the evidence that the question is about it: its best leaf's final score
+    (`scores` in the order of `cols`) plus `NOTE_COVERAGE` times its coverage of the question's
+    terms (`_note_coverage`)."""
+    known = np.flatnonzero(cols.known)
+    if not len(known):
+        return {}
+    order = known[np.argsort(cols.note[known], kind="stable")]
+    notes = cols.note[order]
+    starts = np.flatnonzero(np.concatenate(([True], notes[1:] != notes[:-1])))
+    best = np.maximum.reduceat(np.asarray(scores, dtype=np.float64)[order], starts)
+    names = [cols.note_names[code] for code in notes[starts].tolist()]
+    return {name: value + NOTE_COVERAGE * coverage.get(name, 0.0) for name, value in zip(names, best.tolist(), strict=True)}
 
 
 def _note_coverage(memory: Memory, query_terms: Sequence[str], among: Collection[str]) -> dict[str, float]:
