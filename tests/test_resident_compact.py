@@ -100,8 +100,12 @@ def test_rows_read_back_equal_the_index_after_edits_renames_and_deletes(vault: P
         try:
             assert fresh.rows(list(expected)) == expected
             ids = sorted(expected)
-            assert memory.leaves.places(ids) == fresh.places(ids)
-            assert memory.leaves.times(ids) == fresh.times(ids)
+            asked = [*ids, "no-such-leaf"]
+            mine, theirs = memory.leaves.columns(asked), fresh.columns(asked)
+            assert [mine.place(k) for k in range(len(asked))] == [theirs.place(k) for k in range(len(asked))]
+            assert mine.place(len(ids)) is None and not mine.known[len(ids)]
+            assert mine.ts.tolist() == theirs.ts.tolist()
+            assert np.array_equal(mine.length, theirs.length, equal_nan=True)
             assert {i: memory.leaves.neighbours(i) for i in ids} == {i: fresh.neighbours(i) for i in ids}
             assert memory.leaves.neighbours_of([*ids, "no-such-leaf"], 2) == {i: fresh.neighbours(i, 2) for i in ids}
         finally:

@@ -398,26 +398,6 @@ class ResidentLeaves:
                 self._author_set = frozenset(a for a, n in self._authors.items() if n > 0)
             return self._author_set
 
-    def times(self, leaf_ids: Sequence[str]) -> dict[str, datetime]:
-        with self._lock:
-            self._ensure()
-            rows = self._rows.find(leaf_ids)
-            known = rows >= 0
-            if not known.any():
-                return {}
-            values = self._ts[rows[known]].astype("datetime64[us]").tolist()  # datetime objects, None for NaT
-            found = [leaf_id for leaf_id, k in zip(leaf_ids, known.tolist(), strict=True) if k]
-            return {leaf_id: when for leaf_id, when in zip(found, values, strict=True) if when is not None}
-
-    def lengths(self, leaf_ids: Sequence[str]) -> dict[str, float]:
-        """Search-term counts of live leaves, by id."""
-        with self._lock:
-            self._ensure()
-            rows = self._rows.find(leaf_ids)
-            known = np.flatnonzero(rows >= 0)
-            values = self._doc_len[rows[known]].tolist()
-            return {leaf_ids[k]: v for k, v in zip(known.tolist(), values, strict=True)}
-
     def columns(self, leaf_ids: Sequence[str]) -> LeafColumns:
         """`LeafColumns` of `leaf_ids`, in their order: one lookup, no Python object per leaf."""
         with self._lock:
@@ -432,22 +412,6 @@ class ResidentLeaves:
             note[known], author[known], seq[known] = self._note[live], self._author[live], self._seq[live]
             length[known], ts[known] = self._doc_len[live], self._ts[live]
             return LeafColumns(known, note, seq, author, length, ts, self._notes.names, self._author_names.names)
-
-    def places(self, leaf_ids: Sequence[str]) -> dict[str, tuple[str, int, str | None]]:
-        """(note_path, seq, author) of live leaves, by id."""
-        with self._lock:
-            self._ensure()
-            rows = self._rows.find(leaf_ids)
-            known = np.flatnonzero(rows >= 0)
-            live = rows[known]
-            notes, authors = self._notes.names, self._author_names.names
-            return {
-                leaf_ids[k]: (notes[note], seq, authors[who] if who >= 0 else None)
-                for k, note, seq, who in zip(
-                    known.tolist(), self._note[live].tolist(), self._seq[live].tolist(), self._author[live].tolist(),
-                    strict=True,
-                )
-            }
 
     def neighbours(self, leaf_id: str, span: int = 1) -> list[str]:
         """Live leaves right before and after `leaf_id` in the same note (conversation context)."""
