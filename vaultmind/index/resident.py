@@ -377,8 +377,9 @@ class ResidentLeaves:
         leaf holding it (the paths are looked up once for all the terms)."""
         with self._lock:
             self._ensure()
-            paths = [path for path in among if self._notes.find(path) is not None]
-            codes = np.array([self._notes.find(path) for path in paths], dtype=np.int64)
+            found = [(path, code) for path in among if (code := self._notes.find(path)) is not None]
+            paths = [path for path, _ in found]
+            codes = np.array([code for _, code in found], dtype=np.int64)
             out: dict[str, set[str]] = {}
             for term in query_terms:
                 if not len(codes):

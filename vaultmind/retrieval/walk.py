@@ -187,7 +187,7 @@ def walk(
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
     at = {leaf_id: k for k, leaf_id in enumerate(ids)}
     kind = answer_kind(question)
-    top = _best_of(final, ANSWER_TOP if kind else ASKING_TOP)
+    top = _best(ids, scores, ANSWER_TOP if kind else ASKING_TOP)
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
@@ -197,9 +197,11 @@ def walk(
     phrases = _phrase_bonus(content_terms, final, worded)
     notes = np.unique(cols.note[cols.known])
     coverage = _note_coverage(memory, content_terms, {cols.note_names[code] for code in notes.tolist()})
-    note_rank = _note_rank([final[leaf_id][0] for leaf_id in ids], cols, coverage)
+    for leaf_id in top:  # the only leaves the passes above change
+        scores[at[leaf_id]] = final[leaf_id][0]
+    note_rank = _note_rank(scores, cols, coverage)
     # Only the head is shown, explained and diversified; the rest only counts in `total`.
-    head = _best_of(final, max(limit * 3, 30))
+    head = _best(ids, scores, max(limit * 3, 30))
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     scored: list[tuple[str, float, dict[str, Any]]] = []
     for leaf_id in head:
@@ -289,11 +291,6 @@ def _best(ids: list[str], scores: npt.NDArray[np.float64], k: int) -> list[str]:
     else:
         by_id = {leaf_id: float(value) for leaf_id, value in zip(ids, scores.tolist(), strict=True)}
     return sorted(by_id, key=lambda i: (-by_id[i], i))[: max(k, 0)]
-
-
-def _best_of(final: dict[str, tuple[float, float]], k: int) -> list[str]:
-    """`_best` of the final scores."""
-    return _best(list(final), np.fromiter((value for value, _ in final.values()), dtype=np.float64, count=len(final)), k)
 
 
 def _length_factor(length: float | None) -> float:
@@ -568,7 +565,7 @@ def _normalise_dense(scores: dict[str, float]) -> dict[str, float]:
     return {k: max(0.0, (v - floor) / span) for k, v in scores.items()}
 
 
-def _note_rank(scores: Sequence[float], cols: LeafColumns, coverage: dict[str, float]) -> dict[str, float]:
+def _note_rank(scores: npt.NDArray[np.float64], cols: LeafColumns, coverage: dict[str, float]) -> dict[str, float]:
     """Per note, the evidence that the question is about it: its best leaf's final score
     (`scores` in the order of `cols`) plus `NOTE_COVERAGE` times its coverage of the question's
     terms (`_note_coverage`)."""
@@ -578,7 +575,7 @@ def _note_rank(scores: Sequence[float], cols: LeafColumns, coverage: dict[str, f
     order = known[np.argsort(cols.note[known], kind="stable")]
     notes = cols.note[order]
     starts = np.flatnonzero(np.concatenate(([True], notes[1:] != notes[:-1])))
-    best = np.maximum.reduceat(np.asarray(scores, dtype=np.float64)[order], starts)
+    best = np.maximum.reduceat(scores[order], starts)
     names = [cols.note_names[code] for code in notes[starts].tolist()]
     return {name: value + NOTE_COVERAGE * coverage.get(name, 0.0) for name, value in zip(names, best.tolist(), strict=True)}
 
