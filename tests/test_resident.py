@@ -278,3 +278,27 @@ def test_postings_that_do_not_fit_the_small_pool_load_under_the_full_one(
             assert {w: squeezed.search([w], 50) for w in WORDS} == expected
         assert "ran out of memory under 1KB" in caplog.text
         assert memory.index.scalar("SELECT current_setting('memory_limit')") == limit
+
+
+def test_bm25_counts_follow_each_save_without_a_reload(vault: Path) -> None:
+    # N and the mean length are counted once and kept until the leaves change: a save that adds
+    # or removes a few leaves (far from a compaction) must change them.
+    rng = random.Random(11)
+    for i in range(40):
+        write(vault, f"n{i}.md", _note(rng))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        qterms = terms("otter river")
+        before = memory.leaves.search(qterms, 50)
+        write(vault, "long.md", "# Long\n\n" + " ".join(["otter"] + ["lantern harbor budget"] * 60) + "\n")
+        memory.sync_paths(["long.md"])
+        (vault / "n0.md").unlink()
+        memory.sync_paths(["n0.md"])
+        assert memory.leaves._loaded, "deltas, not a reload"
+        after = memory.leaves.search(qterms, 50)
+        sql = bm25(memory.index.con, qterms, limit=50)
+        assert [i for i, _ in after] == [i for i, _ in sql]
+        assert np.allclose([s for _, s in after], [s for _, s in sql])
+        assert after != before
+        live = memory.index.scalar("SELECT count(*) FROM leaves")
+        assert memory.leaves.document_frequency(qterms[0])[1] == live

@@ -138,6 +138,7 @@ class ResidentLeaves:
         self._place_added: dict[tuple[int, int], int] = {}  # (note, seq) → row, for rows added since
         self._authors: Counter[str] = Counter()  # live leaves per author
         self._author_set: frozenset[str] | None = None
+        self._live_stats: tuple[float, float] | None = None  # (live leaves, their mean length); None: not counted
         self._store = _RowStore(index.path.parent if index.path is not None else None)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
 
@@ -168,6 +169,7 @@ class ResidentLeaves:
 
     def _load(self) -> None:
         self._rows = RowIds()
+        self._live_stats = None
         self._notes, self._author_names = _Codes(), _Codes()
         self._extra, self._place_added = {}, {}
         self._store.clear()
@@ -275,6 +277,7 @@ class ResidentLeaves:
 
     def apply(self, change: ChangeSet) -> None:
         with self._lock:
+            self._live_stats = None
             if change.reset or not self._loaded:
                 self._loaded = False
                 return
@@ -340,10 +343,9 @@ class ResidentLeaves:
         with self._lock:
             self._ensure()
             alive = self._rows.alive
-            n = float(alive.sum())
+            n, avgdl = self._stats()
             if n == 0 or not unique:
                 return []
-            avgdl = max(float(self._doc_len[alive].mean()), 1.0)
             scores = np.zeros(len(self._rows))
             for term in unique:
                 rows, tfs = self._postings(term)
@@ -369,8 +371,16 @@ class ResidentLeaves:
         with self._lock:
             self._ensure()
             rows, _ = self._postings(term)
+            return int(np.count_nonzero(self._rows.alive[rows])), int(self._stats()[0])
+
+    def _stats(self) -> tuple[float, float]:
+        """(live leaves, their mean length, at least 1), counted once per change (BM25's N and
+        avgdl: a pass over every row)."""
+        if self._live_stats is None:
             alive = self._rows.alive
-            return int(alive[rows].sum()), int(alive.sum())
+            n = float(np.count_nonzero(alive))
+            self._live_stats = (n, max(float(self._doc_len[alive].mean()), 1.0) if n else 1.0)
+        return self._live_stats
 
     def notes_with(self, query_terms: Sequence[str], among: Collection[str]) -> dict[str, set[str]]:
         """Per term of `query_terms`, those of the notes `among` (paths) with at least one live

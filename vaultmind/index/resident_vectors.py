@@ -333,10 +333,10 @@ class ResidentVectors:
     def _ready(self) -> None:
         if not self._loaded:
             self.room(self._load)
-        live = int(self._rows.alive.sum())
+        live = int(np.count_nonzero(self._rows.alive))
         if self._q8 is not None and live < self._quantize_from:  # small enough again: exact float32
             self.room(self._load)
-            live = int(self._rows.alive.sum())
+            live = int(np.count_nonzero(self._rows.alive))
         if self._chunks and (len(self._chunks) > 64 or sum(len(c) for c in self._chunks) > self._base // 20):
             self._merge()
         if live < self.CLUSTER_FROM:  # scanned in full: the rows back in memory
@@ -604,7 +604,7 @@ class ResidentVectors:
         with self._lock:
             if not self._loaded:
                 self.room(self._load)
-            return int(self._rows.alive.sum())
+            return int(np.count_nonzero(self._rows.alive))
 
     def memory(self) -> dict[str, int]:
         """Bytes held, by part; `file`: the int8 rows in the scratch file (outside the process)."""

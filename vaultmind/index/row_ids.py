@@ -189,7 +189,7 @@ class RowIds:
 
     @property
     def dead_share(self) -> float:
-        return 0.0 if not len(self) else 1.0 - float(self.alive.sum()) / len(self)
+        return 0.0 if not len(self) else 1.0 - float(np.count_nonzero(self.alive)) / len(self)
 
 
 HEX_ID_DIGITS = 32  # a leaf id: 32 lowercase hex digits (`markdown.chunking`)
