@@ -90,6 +90,8 @@ def asking(text: str) -> Asking | None:
     """"only" when every sentence of `text` (of four words or more) is a question, "last" when
     its last sentence is one, None for a statement. Lines that are only a bracketed note (an
     attachment, an image's caption) are not sentences of the message."""
+    if not any(mark in text for mark in _QUESTION_MARKS):  # most messages: no sentence to split
+        return None
     sentences = [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
     if not sentences or not sentences[-1].endswith(_QUESTION_MARKS):
         return None
