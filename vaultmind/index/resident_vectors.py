@@ -27,7 +27,7 @@ from vaultmind.index.resident import (
     LeafDelta,
     run_load,
 )
-from vaultmind.index.row_ids import RowIds, hex_bytes, id_array, pack_ids
+from vaultmind.index.row_ids import RowIds, best_first, hex_bytes, id_array, pack_ids
 from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
 
@@ -501,9 +501,7 @@ class ResidentVectors:
             if k <= 0:
                 return []
             top = np.argpartition(-scores, k - 1)[:k] if len(rows) > k else np.arange(len(rows))
-            ids = dict(zip(top.tolist(), self._rows.ids_of(rows[top]), strict=True))
-            order = sorted(ids, key=lambda i: (-float(scores[i]), ids[i]))
-            return [(ids[i], float(scores[i])) for i in order]
+            return best_first(zip(self._rows.ids_of(rows[top]), scores[top].tolist(), strict=True))
 
     def mean_direction(self) -> npt.NDArray[np.float32] | None:
         """The unit mean of the live vectors (None: no vectors). Summed once in float64, block

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -190,6 +190,12 @@ class RowIds:
     @property
     def dead_share(self) -> float:
         return 0.0 if not len(self) else 1.0 - float(np.count_nonzero(self.alive)) / len(self)
+
+
+def best_first(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """(id, score) pairs, highest score first, ties by id (then as given): the order of every
+    resident search. The scores as Python floats: sorting on numpy scalars costs a few times more."""
+    return sorted(scored, key=lambda pair: (-pair[1], pair[0]))
 
 
 HEX_ID_DIGITS = 32  # a leaf id: 32 lowercase hex digits (`markdown.chunking`)
