@@ -3,6 +3,7 @@ place questions phrased "Which cities…"."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,36 @@ def test_context_reaches_messages_of_a_memory_that_was_empty_when_it_loaded(vaul
         hits = memory.walk("harbour cruise booking", limit=5)["hits"]
         reply = next(h for h in hits if "Marlin" in h["content"])
         assert reply["breakdown"]["context"] > 0, "the reply earns context from the match"
+
+
+def test_walk_is_the_same_when_the_leaves_reload_between_its_lookups(vault: Path, monkeypatch) -> None:
+    # The leaves context reaches are looked up after the candidates; a reload in between gives
+    # new code lists, and walk then reads every column again from the new load.
+    write_chat(
+        vault,
+        "2024-06-01",
+        [
+            ("Bob", "Did you book the harbour cruise for Saturday?"),
+            ("Alice", "Yes: the Marlin, eight o'clock, pier four."),
+            ("Bob", "Perfect, thanks."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:  # no dense: the reply is only reached
+        memory.sync()
+        want = memory.walk("harbour cruise booking", limit=5)
+        real = memory.leaves.columns
+        calls = []
+
+        def reloaded_after_the_first(leaf_ids):
+            cols = real(leaf_ids)
+            calls.append(len(leaf_ids))
+            if len(calls) == 1:
+                return cols
+            return replace(cols, note_names=list(cols.note_names), author_names=list(cols.author_names))
+
+        monkeypatch.setattr(memory.leaves, "columns", reloaded_after_the_first)
+        got = memory.walk("harbour cruise booking", limit=5)
+        assert len(calls) == 3, "candidates, the leaves context reached, then all again"
+        assert [h["node_id"] for h in got["hits"]] == [h["node_id"] for h in want["hits"]]
+        assert any("Marlin" in h["content"] for h in got["hits"]), "the reply, reached by context"
+        assert [h["breakdown"] for h in got["hits"]] == [h["breakdown"] for h in want["hits"]]
