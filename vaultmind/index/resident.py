@@ -446,7 +446,7 @@ class ResidentLeaves:
             flat[hit] = self._place_rows[at[hit]]
             loaded: list[list[int]] = flat.reshape(len(known), len(offsets)).tolist()
             alive = self._rows.alive
-            out: dict[str, list[str]] = {}
+            picked: list[tuple[str, list[int]]] = []  # each leaf's neighbours, as rows
             for k, note, other_seqs, found in zip(
                 known.tolist(), notes.tolist(), others.tolist(), loaded, strict=True
             ):
@@ -456,9 +456,10 @@ class ResidentLeaves:
                     if added is not None and alive[added]:
                         j = added
                     if j >= 0 and alive[j]:
-                        near.append(self._rows.id_of(j))
-                out[leaf_ids[k]] = near
-            return out
+                        near.append(j)
+                picked.append((leaf_ids[k], near))
+            ids = iter(self._rows.ids_of([j for _, near in picked for j in near]))  # in one conversion
+            return {leaf_id: [next(ids) for _ in near] for leaf_id, near in picked}
 
     def in_window(self, start: datetime, end: datetime, limit: int) -> list[str]:
         """Live leaves with start <= ts < end, earliest first (ties by id)."""

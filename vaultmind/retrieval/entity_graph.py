@@ -93,8 +93,8 @@ class EntityGraph:
         """Leaf id → the given entities it mentions."""
         out: dict[str, set[str]] = {}
         for entity_id in entity_ids:
-            for code in self._leaf_codes(entity_id).tolist():
-                out.setdefault(self._leaf_keys.id_of(code), set()).add(entity_id)
+            for leaf_id in self._leaf_keys.ids_of(self._leaf_codes(entity_id)):
+                out.setdefault(leaf_id, set()).add(entity_id)
         return out
 
     def entities_of(self, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
