@@ -112,6 +112,10 @@ WEIGHTS = {
     "author": 0.15,
 }
 SIGNALS = tuple(WEIGHTS)  # lex, dense, entity, graph, note, note_dense, author
+# the signals' columns in walk's arrays (`_signals`)
+LEX, DENSE, ENTITY, GRAPH, NOTE, NOTE_DENSE, AUTHOR = (
+    SIGNALS.index(name) for name in ("lex", "dense", "entity", "graph", "note", "note_dense", "author")
+)
 CONTEXT_SHARE = 0.3
 CONTEXT_SEEDS = 20
 COMMON_REMOVAL = 1.0  # share of the vault's mean direction taken out of the question's vector
@@ -167,7 +171,8 @@ def walk(
     ids = sorted(candidates)
     cols = memory.leaves.columns(ids)
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
-    signals = _signals(ids, cols, _normalise_max(dict(lexical)), _normalise_dense(dict(dense)), qents, set(qterms), entity_leaves, graph_weights)
+    lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
+    signals = _signals(ids, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights)
     pair = np.fromiter((leaf_id in pair_leaves for leaf_id in ids), dtype=bool, count=len(ids))
     base = _base(signals)
     base[pair] += pair_bonus
@@ -193,7 +198,7 @@ def walk(
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest})
     answers = _answer_bonus(kind, final, texts) if kind else set()
-    worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], 0] > 0}  # a lexical match
+    worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
     notes = np.unique(cols.note[cols.known])
     coverage = _note_coverage(memory, content_terms, {cols.note_names[code] for code in notes.tolist()})
@@ -348,13 +353,13 @@ def _signals(
     names them."""
     at = {leaf_id: k for k, leaf_id in enumerate(ids)}
     out = np.zeros((len(ids), len(SIGNALS)))
-    for column, values in ((0, lex), (1, den)):
+    for column, values in ((LEX, lex), (DENSE, den)):
         for leaf_id, value in values.items():
             k = at.get(leaf_id)
             if k is not None:
                 out[k, column] = value
-    out[:, 4] = _note_shares(out[:, 0], cols.note)
-    out[:, 5] = _note_shares(out[:, 1], cols.note)
+    out[:, NOTE] = _note_shares(out[:, LEX], cols.note)
+    out[:, NOTE_DENSE] = _note_shares(out[:, DENSE], cols.note)
     implied: dict[int, set[str]] = {}  # author code → the query entities the author's name spells
     surface_terms = [(e, _name_terms(surface)) for e, surface in qents]
     for code in np.unique(cols.author[cols.author >= 0]).tolist():
@@ -363,18 +368,18 @@ def _signals(
         if name_terms & words:
             implied[code] = {e for e, st in surface_terms if st and st <= words}
     if implied:
-        out[np.isin(cols.author, list(implied)), 6] = 1.0
+        out[np.isin(cols.author, list(implied)), AUTHOR] = 1.0
     if qents:
-        involved = {at[leaf_id] for leaf_id in entity_leaves if leaf_id in at} | set(np.flatnonzero(out[:, 6]).tolist())
-        for k in sorted(involved):
+        by_author = np.flatnonzero(out[:, AUTHOR]).tolist()
+        for k in sorted({at[leaf_id] for leaf_id in entity_leaves if leaf_id in at}.union(by_author)):
             ents = entity_leaves.get(ids[k])
-            if out[k, 6]:
+            if out[k, AUTHOR]:
                 ents = (ents or set()) | implied[int(cols.author[k])]
-            out[k, 2] = len(ents) / len(qents) if ents else 0.0
+            out[k, ENTITY] = len(ents) / len(qents) if ents else 0.0
     for leaf_id, weight in graph_weights.items():
         k = at.get(leaf_id)
-        if k is not None and out[k, 2] < 1.0:
-            out[k, 3] = weight
+        if k is not None and out[k, ENTITY] < 1.0:
+            out[k, GRAPH] = weight
     return out
 
 
