@@ -102,7 +102,7 @@ class LeafColumns:
         )  # fmt: skip
 
     def place(self, k: int) -> tuple[str, int, str | None] | None:
-        """(note_path, seq, author) of the k-th leaf, as `ResidentLeaves.places` gives it."""
+        """(note_path, seq, author) of the k-th leaf; None when it is not live."""
         if not self.known[k]:
             return None
         who = int(self.author[k])
