@@ -26,10 +26,16 @@ def _note(rng: random.Random) -> str:
     return "# Note\n\n" + "\n\n".join(paras) + "\n"
 
 
-def test_deltas_match_fresh_load_and_sql(vault: Path) -> None:
-    rng = random.Random(7)
-    for i in range(12):
+def _seed_notes(vault: Path, count: int, seed: int) -> random.Random:
+    """`count` notes n0.md … of random words; the generator, to go on with."""
+    rng = random.Random(seed)
+    for i in range(count):
         write(vault, f"n{i}.md", _note(rng))
+    return rng
+
+
+def test_deltas_match_fresh_load_and_sql(vault: Path) -> None:
+    rng = _seed_notes(vault, 12, seed=7)
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
         assert memory.vectors is not None
@@ -283,9 +289,7 @@ def test_postings_that_do_not_fit_the_small_pool_load_under_the_full_one(
 def test_bm25_counts_follow_each_save_without_a_reload(vault: Path) -> None:
     # N and the mean length are counted once and kept until the leaves change: a save that adds
     # or removes a few leaves (far from a compaction) must change them.
-    rng = random.Random(11)
-    for i in range(40):
-        write(vault, f"n{i}.md", _note(rng))
+    _seed_notes(vault, 40, seed=11)
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         qterms = terms("otter river")

@@ -386,13 +386,12 @@ class ResidentLeaves:
         with self._lock:
             self._ensure()
             found = [(path, code) for path in among if (code := self._notes.find(path)) is not None]
+            if not found:
+                return {term: set() for term in query_terms}
             paths = [path for path, _ in found]
             codes = np.array([code for _, code in found], dtype=np.int64)
             out: dict[str, set[str]] = {}
             for term in query_terms:
-                if not len(codes):
-                    out[term] = set()
-                    continue
                 rows, _ = self._postings(term)
                 held = np.zeros(len(self._notes.names), dtype=bool)
                 held[self._note[rows[self._rows.alive[rows]]]] = True

@@ -169,15 +169,17 @@ def walk(
         candidates |= _leaves_in_window(memory, window)
 
     ids = sorted(candidates)
+    at = {leaf_id: k for k, leaf_id in enumerate(ids)}  # a leaf's place in walk's arrays
     cols = memory.leaves.columns(ids)
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
-    signals = _signals(ids, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights)
+    signals = _signals(ids, at, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights)
     pair = np.fromiter((leaf_id in pair_leaves for leaf_id in ids), dtype=bool, count=len(ids))
     base = _base(signals)
     base[pair] += pair_bonus
-    context_of, reached, more = _context(memory, ids, base, cols)
+    context_of, reached, more = _context(memory, ids, at, base, cols)
     if reached:  # leaves only context brings: no signal of their own
+        at.update((leaf_id, k) for k, leaf_id in enumerate(reached, start=len(ids)))
         ids = ids + reached
         if more.note_names is cols.note_names and more.author_names is cols.author_names:
             cols = cols.extended(more)
@@ -190,7 +192,6 @@ def walk(
     factors = _time_factors(window, cols.ts) if window is not None else np.ones(len(ids))
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
-    at = {leaf_id: k for k, leaf_id in enumerate(ids)}
     kind = answer_kind(question)
     top = _best(ids, scores, ANSWER_TOP if kind else ASKING_TOP)
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
@@ -251,16 +252,15 @@ def without_common(q: npt.NDArray[np.float32], mean: npt.NDArray[np.float32] | N
 
 
 def _context(
-    memory: Memory, ids: list[str], base: npt.NDArray[np.float64], cols: LeafColumns
+    memory: Memory, ids: list[str], at: dict[str, int], base: npt.NDArray[np.float64], cols: LeafColumns
 ) -> tuple[dict[str, float], list[str], LeafColumns]:
     """Conversation context: the message right after (or before) a strong match often holds the
     answer, and sometimes the one after that. Per leaf within `CONTEXT_SPAN` messages of one of
-    the `CONTEXT_SEEDS` strongest leaves (of `ids`, with `base` and `cols` in their order), the
-    best of their base scores, times `CONTEXT_DECAY` for each message beyond the nearest; then
-    the leaves reached that are not among `ids` (sorted) and their columns."""
+    the `CONTEXT_SEEDS` strongest leaves (of `ids`, `at` their places; `base` and `cols` in
+    their order), the best of their base scores, times `CONTEXT_DECAY` for each message beyond
+    the nearest; then the leaves reached that are not among `ids` (sorted) and their columns."""
     strongest = _best(ids, base, CONTEXT_SEEDS)
     near = memory.leaves.neighbours_of(strongest, CONTEXT_SPAN)
-    at = {leaf_id: k for k, leaf_id in enumerate(ids)}
     reached = sorted({o for found in near.values() for o in found} - at.keys())
     more = memory.leaves.columns(reached)
     reached_at = {leaf_id: k for k, leaf_id in enumerate(reached)}
@@ -340,6 +340,7 @@ def _time_factors(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDA
 
 def _signals(
     ids: list[str],
+    at: dict[str, int],
     cols: LeafColumns,
     lex: dict[str, float],
     den: dict[str, float],
@@ -348,10 +349,9 @@ def _signals(
     entity_leaves: dict[str, set[str]],
     graph_weights: dict[str, float],
 ) -> npt.NDArray[np.float64]:
-    """Each candidate's signals (module doc), one row per id of `ids`, columns in `SIGNALS`
-    order. A message counts as involving its author (for the entity signal) when the question
-    names them."""
-    at = {leaf_id: k for k, leaf_id in enumerate(ids)}
+    """Each candidate's signals (module doc), one row per id of `ids` (`at`: their places),
+    columns in `SIGNALS` order. A message counts as involving its author (for the entity signal)
+    when the question names them."""
     out = np.zeros((len(ids), len(SIGNALS)))
     for column, values in ((LEX, lex), (DENSE, den)):
         for leaf_id, value in values.items():
