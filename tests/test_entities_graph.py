@@ -278,6 +278,41 @@ def test_backfill_derives_with_the_rows_and_texts_it_fetched_without_reading_the
         assert dump_entities(memory) == cold_rebuild(config.with_(extra={}))
 
 
+def test_ner_scans_run_under_a_small_pool_and_under_the_full_one_when_it_does_not_do(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding the texts that wait for NER and the leaves holding them scans every leaf: under
+    `FETCH_MEMORY_LIMIT` with one thread, so that the blocks met do not stay in DuckDB's pool;
+    a pool too small for the scan makes it run again under the full one, and nothing is lost."""
+    from vaultmind.entities import graph
+
+    def settings(index: Index) -> tuple[str, int]:
+        return index.con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
+
+    a, b = "Dana Whitfield met Marco Ruiz at Google in Paris.\n", "Marco Ruiz phoned Dana Whitfield. #launch\n"
+    with _ner_deferred(vault, a, b) as (config, memory, deriver):
+        before = settings(memory.index)
+        seen: list[tuple[str, int]] = []
+        assert graph._light_read(memory.index, lambda: seen.append(settings(memory.index)) or 7) == 7
+        assert seen == [("30.5 MiB", 1)] and settings(memory.index) == before  # 32 MB, then as it was
+
+        monkeypatch.setattr(graph, "FETCH_MEMORY_LIMIT", "1KB")  # not even the index's pinned blocks fit
+        scans: list[tuple[str, int]] = []
+        leaves_holding = graph._leaves_holding
+
+        def holders_seen(con: Any, hashes: Any) -> Any:
+            scans.append(settings(memory.index))
+            return leaves_holding(con, hashes)
+
+        monkeypatch.setattr(graph, "_leaves_holding", holders_seen)
+        assert complete_ner(memory) == 2
+        assert scans and all(limit == before[0] for limit, _ in scans)  # the full pool
+        assert settings(memory.index) == before
+        assert ner_pending(memory.index, deriver) == 0
+        monkeypatch.undo()
+        assert dump_entities(memory) == cold_rebuild(config.with_(extra={}))
+
+
 def test_a_copy_saved_while_ner_runs_gets_the_entities_of_its_text(vault: Path) -> None:
     """Background NER finds the leaves of each text once per fetch; a save committed while the
     model runs (here: copies of both texts) must not leave a new leaf without its entities."""

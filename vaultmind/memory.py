@@ -46,8 +46,9 @@ VECTORS_LOAD_LIMIT = "48MB"
 # process being busy converting what the scan gives
 LOAD_THREADS = 1
 # while serving: DuckDB's cached blocks past this are dropped after a task (128 MB until the
-# NER catch-up's indexes took less: at 50k notes its daemon 558 -> 491 MB, as many texts)
-POOL_KEEP_BYTES = 64 * 2**20
+# NER catch-up's indexes took less: at 50k notes its daemon 558 -> 491 MB, as many texts; 64 MB
+# until its scans ran under a small pool: the catch-up's steady ~485 -> ~455 MB, ~7 % fewer texts)
+POOL_KEEP_BYTES = 32 * 2**20
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 # while serving: allocations between collections of the youngest generation (Python's default:

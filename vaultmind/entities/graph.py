@@ -31,9 +31,11 @@ import json
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from datetime import datetime
+from functools import partial
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 import numpy as np
@@ -441,7 +443,10 @@ def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str
 # -- NER outside the sync ---------------------------------------------------------------------
 
 
+_T = TypeVar("_T")
+
 PENDING_FETCH = 4096  # texts fetched per scan for pending NER
+FETCH_MEMORY_LIMIT = "32MB"  # DuckDB's buffer pool while NER's scans find texts and leaves (`_light_read`)
 HOLDERS_BATCH = 16_384  # rows of the hash column matched at a time when looking for a fetch's leaves
 
 
@@ -470,32 +475,52 @@ def backfill_ner(
     if progress is not None and total:
         progress("ner", 0, total)  # the run starts now
     while done < total:
-        # Finding what is pending scans every leaf: many texts at a time, with one DuckDB thread
-        # (at 50k notes each thread's hash tables had lifted the fetch's peak ~80 MB, one ~35 MB).
-        with index.lock, index.threads(1):
-            pending = pending_texts(index.con, model, min(max(batch, PENDING_FETCH), total - done))
+        with index.lock:
+            count = min(max(batch, PENDING_FETCH), total - done)
+            pending = _light_read(index, partial(pending_texts, index.con, model, count))
             if not pending:
                 break
-            holders = _leaves_holding(index.con, [h for h, _ in pending])
+            holders = _light_read(index, partial(_leaves_holding, index.con, [h for h, _ in pending]))
             seen = index.generation
-            index.drop_cached_blocks()  # what the fetch's scans read (~80 MB at 50k notes): not read again
+            index.drop_cached_blocks()  # what the fetch's scans read: not read again
         for start in range(0, len(pending), batch):
             todo = pending[start : start + batch]
             found = deriver.ner.analyze([text for _, text in todo])
             if found is None:
                 return done
             fresh = {h: spans for (h, _), spans in zip(todo, found, strict=True)}
-            with index.transaction() as con:
+            with index.lock:  # no other writer between finding the leaves again and the commit
                 if index.generation != seen:  # another writer committed: leaves may have come or gone
-                    holders = _leaves_holding(con, list(holders))
-                store_spans(con, model, fresh)
-                rows = sorted({row for h in fresh for row in holders.pop(h, ())}, key=lambda r: (r[0], r[1]))
-                deriver.refresh(con, sorted({row[0] for row in rows}), texts=dict(todo), rows=rows)
-                seen = index.generation + 1  # this commit's
+                    holders = _light_read(index, partial(_leaves_holding, index.con, list(holders)))
+                with index.transaction() as con:
+                    store_spans(con, model, fresh)
+                    rows = sorted({row for h in fresh for row in holders.pop(h, ())}, key=lambda r: (r[0], r[1]))
+                    deriver.refresh(con, sorted({row[0] for row in rows}), texts=dict(todo), rows=rows)
+                    seen = index.generation + 1  # this commit's
             done += len(todo)
             if progress is not None:
                 progress("ner", done, total)
     return done
+
+
+def _light_read(index: Index, read: Callable[[], _T]) -> _T:
+    """`read()`, SELECTs that scan every leaf (finding the texts that wait for NER, and the
+    leaves holding them), with one DuckDB thread (at 50k notes each thread's hash tables had
+    lifted a fetch's peak ~80 MB, one ~35 MB) and under `FETCH_MEMORY_LIMIT`, so that the
+    blocks the scan meets do not stay in DuckDB's pool: at 50k notes the leaves found again
+    inside a step's write transaction, after another writer had committed, had taken the
+    daemon's largest samples during a catch-up to 536–544 MB (483–509 MB since, with
+    `memory.POOL_KEEP_BYTES` lowered too). Again under the full pool if the small one does not
+    do. Only while the caller holds the lock: no write sees the small pool."""
+    for limit in (FETCH_MEMORY_LIMIT, None):
+        try:
+            with index.threads(1), index.memory_limit(limit) if limit else nullcontext():
+                return read()
+        except duckdb.OutOfMemoryException as exc:
+            if limit is None:
+                raise
+            log.info("a scan for NER ran out of memory under %s (%s); again with the full pool", limit, exc)
+    raise AssertionError("unreachable")
 
 
 def _leaves_holding(con: duckdb.DuckDBPyConnection, hashes: Sequence[str]) -> dict[str, list[LeafRow]]:
