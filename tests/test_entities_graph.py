@@ -297,6 +297,7 @@ def test_ner_scans_run_under_a_small_pool_and_under_the_full_one_when_it_does_no
         assert seen == [("30.5 MiB", 1)] and settings(memory.index) == before  # 32 MB, then as it was
 
         monkeypatch.setattr(graph, "FETCH_MEMORY_LIMIT", "1KB")  # not even the index's pinned blocks fit
+        monkeypatch.setattr(graph, "FETCH_HEADROOM", -(2**40))  # and no room above them
         scans: list[tuple[str, int]] = []
         leaves_holding = graph._leaves_holding
 

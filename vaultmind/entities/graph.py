@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
@@ -67,7 +68,7 @@ from vaultmind.entities.tables import (
     set_meta,
 )
 from vaultmind.index.arrow import execute_with, key_table
-from vaultmind.index.store import Index
+from vaultmind.index.store import Index, size_bytes
 from vaultmind.model import ParsedNote
 
 if TYPE_CHECKING:
@@ -446,7 +447,8 @@ def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str
 _T = TypeVar("_T")
 
 PENDING_FETCH = 4096  # texts fetched per scan for pending NER
-FETCH_MEMORY_LIMIT = "32MB"  # DuckDB's buffer pool while NER's scans find texts and leaves (`_light_read`)
+FETCH_MEMORY_LIMIT = "32MB"  # DuckDB's buffer pool while NER's scans find texts and leaves (`_light_read`),
+FETCH_HEADROOM = 8 * 2**20  # ... or this much above what it holds when they start, if that is more
 HOLDERS_BATCH = 16_384  # rows of the hash column matched at a time when looking for a fetch's leaves
 
 
@@ -510,9 +512,12 @@ def _light_read(index: Index, read: Callable[[], _T]) -> _T:
     blocks the scan meets do not stay in DuckDB's pool: at 50k notes the leaves found again
     inside a step's write transaction, after another writer had committed, had taken the
     daemon's largest samples during a catch-up to 536–544 MB (483–509 MB since, with
-    `memory.POOL_KEEP_BYTES` lowered too). Again under the full pool if the small one does not
-    do. Only while the caller holds the lock: no write sees the small pool."""
-    for limit in (FETCH_MEMORY_LIMIT, None):
+    `memory.POOL_KEEP_BYTES` lowered too). A pool below what DuckDB holds pinned cannot be set
+    (a daemon's indexes held ~41 MB), hence the headroom above it. Again under the full pool
+    if the small one does not do. Only while the caller holds the lock: no write sees it."""
+    used = index.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()") or 0
+    small = f"{math.ceil(max(size_bytes(FETCH_MEMORY_LIMIT), int(used) + FETCH_HEADROOM) / 1024)}KiB"
+    for limit in (small, None):
         try:
             with index.threads(1), index.memory_limit(limit) if limit else nullcontext():
                 return read()
