@@ -296,6 +296,17 @@ def test_ner_scans_run_under_a_small_pool_and_under_the_full_one_when_it_does_no
         assert graph._light_read(memory.index, lambda: seen.append(settings(memory.index)) or 7) == 7
         assert seen == [("30.5 MiB", 1)] and settings(memory.index) == before  # 32 MB, then as it was
 
+        # DuckDB holding more than 32 MB (here a temporary table): 8 MB above what it holds
+        memory.index.con.execute("CREATE TEMP TABLE held AS SELECT repeat('x', 1000) AS t FROM range(60000)")
+        held = int(memory.index.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()"))
+        assert held > 48 * 2**20
+        seen.clear()
+        assert graph._light_read(memory.index, lambda: seen.append(settings(memory.index)) or 8) == 8
+        limit_mb = float(seen[0][0].removesuffix(" MiB"))
+        assert (held + graph.FETCH_HEADROOM) / 2**20 - 0.2 <= limit_mb <= (held + graph.FETCH_HEADROOM) / 2**20 + 0.2
+        assert settings(memory.index) == before
+        memory.index.con.execute("DROP TABLE held")
+
         monkeypatch.setattr(graph, "FETCH_MEMORY_LIMIT", "1KB")  # not even the index's pinned blocks fit
         monkeypatch.setattr(graph, "FETCH_HEADROOM", -(2**40))  # and no room above them
         scans: list[tuple[str, int]] = []
