@@ -448,7 +448,7 @@ _T = TypeVar("_T")
 
 PENDING_FETCH = 4096  # texts fetched per scan for pending NER
 FETCH_MEMORY_LIMIT = "32MB"  # DuckDB's buffer pool while NER's scans find texts and leaves (`_light_read`),
-FETCH_HEADROOM = 8 * 2**20  # ... or this much above what it holds when they start, if that is more
+FETCH_HEADROOM = 8 * 2**20  # ... or, when that cannot be set, this much above what DuckDB holds
 HOLDERS_BATCH = 16_384  # rows of the hash column matched at a time when looking for a fetch's leaves
 
 
@@ -513,11 +513,13 @@ def _light_read(index: Index, read: Callable[[], _T]) -> _T:
     inside a step's write transaction, after another writer had committed, had taken the
     daemon's largest samples during a catch-up to 536–544 MB (483–509 MB since, with
     `memory.POOL_KEEP_BYTES` lowered too). A pool below what DuckDB holds pinned cannot be set
-    (a daemon's indexes held ~41 MB), hence the headroom above it. Again under the full pool
-    if the small one does not do. Only while the caller holds the lock: no write sees it."""
-    used = index.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()") or 0
-    small = f"{math.ceil(max(size_bytes(FETCH_MEMORY_LIMIT), int(used) + FETCH_HEADROOM) / 1024)}KiB"
-    for limit in (small, None):
+    (a daemon's indexes held ~41 MB at times): then `FETCH_HEADROOM` above what it holds, and
+    should that not do either, the full pool. Only while the caller holds the lock: no write
+    sees a small pool."""
+    used = int(index.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()") or 0)
+    above = used + FETCH_HEADROOM  # if FETCH_MEMORY_LIMIT cannot be set
+    limits = [FETCH_MEMORY_LIMIT] + ([f"{math.ceil(above / 1024)}KiB"] if above > size_bytes(FETCH_MEMORY_LIMIT) else [])
+    for limit in (*limits, None):
         try:
             with index.threads(1), index.memory_limit(limit) if limit else nullcontext():
                 return read()
