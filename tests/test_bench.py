@@ -150,6 +150,9 @@ def test_bench_rss_reports_the_daemon_s_memory_over_time(tmp_path: Path, capsys:
     # the samples sum the daemon and its NER child: none above the largest sum
     assert max(mb for _, mb in timeline) <= rss["daemon_tree_peak_mb"] + 0.1
     assert rss["daemon_largest_sample_at_s"] in times
+    # the daemon's own samples, without its NER child, are part of each sum
+    assert 0 < rss["daemon_own_largest_sample_mb"] <= max(mb for _, mb in timeline) + 0.1
+    assert rss["daemon_own_largest_sample_at_s"] in times
     # it kept answering questions for a while after them, scaled to the vault's size
     assert 120 * SERVE_S_PER_NOTE <= rss["daemon_served_s"] < 120 * SERVE_S_PER_NOTE + 5
     assert times[-1] >= rss["daemon_startup_s"] + rss["daemon_served_s"] - 0.5

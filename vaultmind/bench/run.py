@@ -289,8 +289,9 @@ def run_tree_measured(cmd: list[str], env: dict[str, str], stderr: IO[bytes] | i
 
 class _TreeSampler(threading.Thread):
     """Samples the summed RSS of a process and its descendants, and their high-water marks;
-    `samples` keeps each sum, [(seconds since the sampler was made, bytes)]: it shows where a
-    peak falls (start-up, loading, queries), which the high-water mark alone does not."""
+    `samples` keeps each sum, [(seconds since the sampler was made, bytes)], and `own` the
+    process's own RSS at the same times: they show where a peak falls (start-up, loading,
+    queries, a child's work), which the high-water mark alone does not."""
 
     def __init__(self, pid: int, interval_s: float = 0.02):
         super().__init__(name="bench-rss-sampler", daemon=True)
@@ -299,6 +300,7 @@ class _TreeSampler(threading.Thread):
         self.peak_sum = 0
         self.peak_max = 0
         self.samples: list[tuple[float, int]] = []
+        self.own: list[tuple[float, int]] = []
         self._done = threading.Event()
         self._t0 = time.perf_counter()
 
@@ -310,14 +312,17 @@ class _TreeSampler(threading.Thread):
         if not os.path.isdir("/proc"):
             return
         while not self._done.is_set():
-            total = 0
+            total = own = 0
             for pid in _descendants(self.pid):
                 hwm, rss = _proc_rss(pid)
                 total += rss
+                own = rss if pid == self.pid else own
                 self.peak_max = max(self.peak_max, hwm)
             self.peak_sum = max(self.peak_sum, total)
             if total:
-                self.samples.append((time.perf_counter() - self._t0, total))
+                now = time.perf_counter() - self._t0
+                self.samples.append((now, total))
+                self.own.append((now, own))
             self._done.wait(self.interval_s)
 
 
@@ -647,6 +652,7 @@ def bench_rss(
             tree_rss = sum(_proc_rss(pid)[1] for pid in _descendants(daemon.proc.pid))
             tree_peak = daemon.timeline.peak_sum
             timeline = list(daemon.timeline.samples)
+            own = list(daemon.timeline.own)
             result["queue_depth_at_start"] = _queue_depth(daemon)
     except DaemonError as exc:  # keep the reindex figure
         result["daemon_error"] = str(exc)
@@ -661,6 +667,9 @@ def bench_rss(
     if timeline:  # from the daemon's launch to the end of the queries: where its peak fell
         result["daemon_rss_timeline"] = [[round(t, 2), round(b / MB, 1)] for t, b in timeline]
         result["daemon_largest_sample_at_s"] = round(max(timeline, key=lambda s: s[1])[0], 2)
+        at, largest = max(own, key=lambda s: s[1])  # the daemon alone, without its NER child
+        result["daemon_own_largest_sample_mb"] = largest / MB
+        result["daemon_own_largest_sample_at_s"] = round(at, 2)
     return result
 
 
