@@ -278,14 +278,15 @@ def test_backfill_derives_with_the_rows_and_texts_it_fetched_without_reading_the
         assert dump_entities(memory) == cold_rebuild(config.with_(extra={}))
 
 
+@pytest.mark.parametrize("fits", [True, False])
 def test_ner_scans_run_under_a_small_pool_and_under_the_full_one_when_it_does_not_do(
-    vault: Path, monkeypatch: pytest.MonkeyPatch
+    vault: Path, monkeypatch: pytest.MonkeyPatch, fits: bool
 ) -> None:
-    """Finding the texts that wait for NER and the leaves holding them scans every leaf: under
-    `FETCH_MEMORY_LIMIT` with one thread, so that the blocks met do not stay in DuckDB's pool;
-    when that pool cannot be set, `FETCH_HEADROOM` above what DuckDB holds; when that cannot
-    either, under the full pool, and nothing is lost."""
+    """Finding the texts that wait for NER and the leaves holding them scans every leaf: on one
+    thread under `FETCH_MEMORY_LIMIT`, so that the blocks met do not stay in DuckDB's pool; when
+    no small pool will do, under the full one, and nothing is lost."""
     from vaultmind.entities import graph
+    from vaultmind.index import store
 
     def settings(index: Index) -> tuple[str, int]:
         return index.con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
@@ -293,30 +294,24 @@ def test_ner_scans_run_under_a_small_pool_and_under_the_full_one_when_it_does_no
     a, b = "Dana Whitfield met Marco Ruiz at Google in Paris.\n", "Marco Ruiz phoned Dana Whitfield. #launch\n"
     with _ner_deferred(vault, a, b) as (config, memory, deriver):
         before = settings(memory.index)
-        seen: list[tuple[str, int]] = []
-        assert graph._light_read(memory.index, lambda: seen.append(settings(memory.index)) or 7) == 7
-        assert seen == [("30.5 MiB", 1)] and settings(memory.index) == before  # 32 MB, then as it was
-
-        # a pool that cannot be set, below DuckDB's pinned blocks: 8 MB above what it holds
-        monkeypatch.setattr(graph, "FETCH_MEMORY_LIMIT", "1KB")
-        held = int(memory.index.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()"))
-        seen.clear()
-        assert graph._light_read(memory.index, lambda: seen.append(settings(memory.index)) or 8) == 8
-        limit_mb = float(seen[0][0].removesuffix(" MiB"))
-        assert abs(limit_mb - (held + graph.FETCH_HEADROOM) / 2**20) < 0.3 and seen[0][1] == 1
-        assert settings(memory.index) == before
-
-        monkeypatch.setattr(graph, "FETCH_HEADROOM", -(2**40))  # and no pool above them either
+        if not fits:  # a pool below DuckDB's pinned blocks, and no room above them either
+            monkeypatch.setattr(graph, "FETCH_MEMORY_LIMIT", "1KB")
+            monkeypatch.setattr(store, "SMALL_POOL_HEADROOM", -(2**40))
         scans: list[tuple[str, int]] = []
-        leaves_holding = graph._leaves_holding
+        pending_texts, leaves_holding = graph.pending_texts, graph._leaves_holding
 
-        def holders_seen(con: Any, hashes: Any) -> Any:
+        def texts_seen(*args: Any) -> Any:
             scans.append(settings(memory.index))
-            return leaves_holding(con, hashes)
+            return pending_texts(*args)
 
+        def holders_seen(*args: Any) -> Any:
+            scans.append(settings(memory.index))
+            return leaves_holding(*args)
+
+        monkeypatch.setattr(graph, "pending_texts", texts_seen)
         monkeypatch.setattr(graph, "_leaves_holding", holders_seen)
         assert complete_ner(memory) == 2
-        assert scans and all(limit == before[0] for limit, _ in scans)  # the full pool
+        assert scans == [("30.5 MiB" if fits else before[0], 1)] * 2  # 32 MB, or the full pool
         assert settings(memory.index) == before
         assert ner_pending(memory.index, deriver) == 0
         monkeypatch.undo()

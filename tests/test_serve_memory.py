@@ -87,6 +87,64 @@ def test_status_runs_one_at_a_time_on_one_thread_and_drops_what_it_read(vault: P
         assert _pool(memory) < cached
 
 
+def test_a_small_pool_read_steps_up_to_room_above_what_duckdb_holds_then_to_the_full_pool(
+    vault: Path, monkeypatch
+) -> None:
+    """`Index.small_pool_read`: the pool asked for, on one thread; when it cannot be set (below
+    the blocks DuckDB holds pinned) `SMALL_POOL_HEADROOM` above what it holds; when a read runs
+    out of memory even there, the pool as it was. Settings are put back every time, and an
+    error that is not about memory is the caller's."""
+    import duckdb
+    import pytest
+
+    for i in range(10):
+        write(vault, f"n{i}.md", f"# Note {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(200)) + "\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        index = memory.index
+
+        def settings() -> tuple[str, int]:
+            return index.con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
+
+        before = settings()
+        seen: list[tuple[str, int]] = []
+
+        def read() -> int:
+            seen.append(settings())
+            return int(index.scalar("SELECT count(*) FROM leaves"))
+
+        leaves = int(index.scalar("SELECT count(*) FROM leaves"))
+        assert index.small_pool_read(read, "32MB") == leaves and seen == [("30.5 MiB", 1)]
+        assert settings() == before
+        seen.clear()
+        held = _pool(memory)
+        assert index.small_pool_read(read, "1KB") == leaves  # cannot be set: room above what is held
+        assert len(seen) == 1 and abs(size_bytes(seen[0][0]) - (held + store_module.SMALL_POOL_HEADROOM)) < 2**20
+        assert settings() == before
+
+        calls: list[tuple[str, int]] = []
+
+        def runs_out() -> int:  # out of memory under any small pool, as a read wrapping it may raise
+            calls.append(settings())
+            if size_bytes(calls[-1][0]) < size_bytes(before[0]):
+                try:
+                    raise duckdb.OutOfMemoryException("no room")
+                except duckdb.OutOfMemoryException as exc:
+                    raise duckdb.InvalidInputException("a scan failed") from exc
+            return 7
+
+        assert index.small_pool_read(runs_out, "1KB") == 7
+        assert [c[0] for c in calls][-1] == before[0] and len(calls) == 2  # room above, then the full pool
+        assert settings() == before
+
+        def wrong() -> int:
+            raise duckdb.CatalogException("no such table")
+
+        with pytest.raises(duckdb.CatalogException):
+            index.small_pool_read(wrong, "32MB")
+        assert settings() == before
+
+
 def test_a_warmed_serving_memory_freezes_what_it_loaded_for_the_collector(vault: Path) -> None:
     import gc
 

@@ -26,7 +26,7 @@ from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.schema import SCHEMA_VERSION
-from vaultmind.index.store import MEMORY_LIMIT, Index
+from vaultmind.index.store import Index
 from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
@@ -39,16 +39,14 @@ log = logging.getLogger(__name__)
 
 LOAD_MEMORY_LIMIT = "128MB"  # DuckDB's buffer pool while a serving process loads resident structures
 # ... and while it loads the vectors: one scan, whose blocks DuckDB would otherwise keep up to the
-# pool's size (at 50k notes: the peak while loading them 652 -> 582 MB, in the same time)
-VECTORS_LOAD_LIMIT = "48MB"
-# DuckDB threads while a serving process loads them: a scan's second thread brings buffers of
-# its own (at 50k notes the vectors' load peaked 0–30 MB higher with two) and no speed, this
-# process being busy converting what the scan gives
-LOAD_THREADS = 1
+# pool's size (at 50k notes: the peak while loading them 652 -> 582 MB, in the same time; with
+# 24 MB rather than 48, in process after the leaves, 431–443 -> 416–423 MB, in the same 3 s)
+VECTORS_LOAD_LIMIT = "24MB"
 # while serving: DuckDB's cached blocks past this are dropped after a task (128 MB until the
 # NER catch-up's indexes took less: at 50k notes its daemon 558 -> 491 MB, as many texts; 64 MB
 # until its scans ran under a small pool: the catch-up's steady ~485 -> ~455 MB, ~7 % fewer texts)
 POOL_KEEP_BYTES = 32 * 2**20
+STATUS_MEMORY_LIMIT = "32MB"  # DuckDB's buffer pool while `status` counts (reads only)
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 # while serving: allocations between collections of the youngest generation (Python's default:
@@ -156,25 +154,14 @@ class Memory:
         self._serving = True
 
     def _load_light(self, load: Callable[[], None], limit: str = LOAD_MEMORY_LIMIT) -> None:
-        """Run a resident structure's load (SELECTs only) under `limit` while serving, once
-        more under the full limit if it runs out of memory, then evict."""
+        """Run a resident structure's load (SELECTs only) under a small pool while serving
+        (`Index.small_pool_read`: one DuckDB thread, whose scan's buffers cost as much again and
+        bring no speed, this process being busy converting what the scan gives), then evict."""
         if not self._serving:
             load()
             return
-        # No other statement runs meanwhile: no write sees the small pool.
-        with self.index.lock, self.index.threads(LOAD_THREADS):
-            try:
-                self._set_limit(limit)
-                try:
-                    load()
-                except duckdb.Error as exc:
-                    if not _out_of_memory(exc):
-                        raise
-                    log.info("loading ran out of memory under %s (%s); again with %s", limit, exc, MEMORY_LIMIT)
-                    self._set_limit(MEMORY_LIMIT)
-                    load()
-            finally:
-                self._set_limit(MEMORY_LIMIT)
+        with self.index.lock:
+            self.index.small_pool_read(load, limit)
             self._evict()
         release_freed_memory()
 
@@ -197,13 +184,6 @@ class Memory:
                     self._evict()
         except duckdb.Error as exc:  # only memory is at stake: never fail the caller for it
             log.debug("could not trim DuckDB's pool: %s", exc)
-
-    def _set_limit(self, limit: str) -> None:
-        try:
-            with self.index.lock:
-                self.index.con.execute(f"SET memory_limit = '{limit}'")
-        except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
-            log.warning("could not set DuckDB's memory limit to %s: %s", limit, exc)
 
     @contextmanager
     def foreground(self) -> Iterator[None]:
@@ -340,15 +320,14 @@ class Memory:
         """Counts, index health, problems, entities, admission and queue, as `vaultmind status`.
 
         Its counts hash every leaf (which have no vector, which no NER yet): they run on one
-        DuckDB thread, and while serving the blocks they read are dropped after. At 50k notes a
-        status then lifts a daemon's memory by 50–63 MB for a moment and keeps 0–16 MB of it,
-        against 50–71 and 42–67 MB on two threads (a daemon's start-up answers status every
-        second to `bench`, while it loads). Requests that come meanwhile wait for it rather than
-        run beside it: a client that gave up waiting while a load held the index had left
-        several running at once."""
+        DuckDB thread under a small pool (`STATUS_MEMORY_LIMIT`, `Index.small_pool_read`), and
+        while serving the blocks they read are dropped after. At 50k notes a status on one
+        thread lifted a daemon's memory by 50–63 MB for a moment and kept 0–16 MB of it, against
+        50–71 and 42–67 MB on two (a daemon's start-up answers status every second to `bench`,
+        while it loads). Requests that come meanwhile wait for it rather than run beside it: a
+        client that gave up waiting while a load held the index had left several running at once."""
         with self._status_lock:
-            with self.index.threads(1):
-                report = self._status()
+            report = self.index.small_pool_read(self._status, STATUS_MEMORY_LIMIT)
             self._evict()
         return report
 
@@ -442,14 +421,6 @@ def _freeze_loaded() -> None:
     them would stay."""
     gc.collect()
     gc.freeze()
-
-
-def _out_of_memory(exc: BaseException | None) -> bool:
-    while exc is not None:
-        if isinstance(exc, duckdb.OutOfMemoryException):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
 
 
 class _Stopping(Exception):

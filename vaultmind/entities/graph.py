@@ -29,14 +29,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
 from datetime import datetime
 from functools import partial
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import numpy as np
@@ -68,7 +66,7 @@ from vaultmind.entities.tables import (
     set_meta,
 )
 from vaultmind.index.arrow import execute_with, key_table
-from vaultmind.index.store import Index, size_bytes
+from vaultmind.index.store import Index
 from vaultmind.model import ParsedNote
 
 if TYPE_CHECKING:
@@ -444,11 +442,14 @@ def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str
 # -- NER outside the sync ---------------------------------------------------------------------
 
 
-_T = TypeVar("_T")
-
 PENDING_FETCH = 4096  # texts fetched per scan for pending NER
-FETCH_MEMORY_LIMIT = "32MB"  # DuckDB's buffer pool while NER's scans find texts and leaves (`_light_read`),
-FETCH_HEADROOM = 8 * 2**20  # ... or, when that cannot be set, this much above what DuckDB holds
+# DuckDB's buffer pool while NER's scans of every leaf find the texts that wait and the leaves
+# holding them (`Index.small_pool_read`), which at 50k notes had each thread's hash tables lift a
+# fetch's peak ~80 MB (so: one thread, ~35 MB) and left the blocks met in the pool; the leaves
+# found again inside a step's write transaction, after another writer had committed, had taken
+# the daemon's largest samples during a catch-up to 536–544 MB (483–509 MB since, with
+# `memory.POOL_KEEP_BYTES` lowered too). Now found again before that transaction, under the lock.
+FETCH_MEMORY_LIMIT = "32MB"
 HOLDERS_BATCH = 16_384  # rows of the hash column matched at a time when looking for a fetch's leaves
 
 
@@ -479,10 +480,11 @@ def backfill_ner(
     while done < total:
         with index.lock:
             count = min(max(batch, PENDING_FETCH), total - done)
-            pending = _light_read(index, partial(pending_texts, index.con, model, count))
+            pending = index.small_pool_read(partial(pending_texts, index.con, model, count), FETCH_MEMORY_LIMIT)
             if not pending:
                 break
-            holders = _light_read(index, partial(_leaves_holding, index.con, [h for h, _ in pending]))
+            wanted = [h for h, _ in pending]
+            holders = index.small_pool_read(partial(_leaves_holding, index.con, wanted), FETCH_MEMORY_LIMIT)
             seen = index.generation
             index.drop_cached_blocks()  # what the fetch's scans read: not read again
         for start in range(0, len(pending), batch):
@@ -493,7 +495,8 @@ def backfill_ner(
             fresh = {h: spans for (h, _), spans in zip(todo, found, strict=True)}
             with index.lock:  # no other writer between finding the leaves again and the commit
                 if index.generation != seen:  # another writer committed: leaves may have come or gone
-                    holders = _light_read(index, partial(_leaves_holding, index.con, list(holders)))
+                    again = partial(_leaves_holding, index.con, list(holders))
+                    holders = index.small_pool_read(again, FETCH_MEMORY_LIMIT)
                 with index.transaction() as con:
                     store_spans(con, model, fresh)
                     rows = sorted({row for h in fresh for row in holders.pop(h, ())}, key=lambda r: (r[0], r[1]))
@@ -503,31 +506,6 @@ def backfill_ner(
             if progress is not None:
                 progress("ner", done, total)
     return done
-
-
-def _light_read(index: Index, read: Callable[[], _T]) -> _T:
-    """`read()`, SELECTs that scan every leaf (finding the texts that wait for NER, and the
-    leaves holding them), with one DuckDB thread (at 50k notes each thread's hash tables had
-    lifted a fetch's peak ~80 MB, one ~35 MB) and under `FETCH_MEMORY_LIMIT`, so that the
-    blocks the scan meets do not stay in DuckDB's pool: at 50k notes the leaves found again
-    inside a step's write transaction, after another writer had committed, had taken the
-    daemon's largest samples during a catch-up to 536–544 MB (483–509 MB since, with
-    `memory.POOL_KEEP_BYTES` lowered too). A pool below what DuckDB holds pinned cannot be set
-    (a daemon's indexes held ~41 MB at times): then `FETCH_HEADROOM` above what it holds, and
-    should that not do either, the full pool. Only while the caller holds the lock: no write
-    sees a small pool."""
-    used = int(index.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()") or 0)
-    above = used + FETCH_HEADROOM  # if FETCH_MEMORY_LIMIT cannot be set
-    limits = [FETCH_MEMORY_LIMIT] + ([f"{math.ceil(above / 1024)}KiB"] if above > size_bytes(FETCH_MEMORY_LIMIT) else [])
-    for limit in (*limits, None):
-        try:
-            with index.threads(1), index.memory_limit(limit) if limit else nullcontext():
-                return read()
-        except duckdb.OutOfMemoryException as exc:
-            if limit is None:
-                raise
-            log.info("a scan for NER ran out of memory under %s (%s); again with the full pool", limit, exc)
-    raise AssertionError("unreachable")
 
 
 def _leaves_holding(con: duckdb.DuckDBPyConnection, hashes: Sequence[str]) -> dict[str, list[LeafRow]]:

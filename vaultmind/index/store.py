@@ -59,6 +59,7 @@ _skip_absent_dataframe_libraries()
 
 QUARANTINE_DIR = "quarantine"
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
+SMALL_POOL_HEADROOM = 8 * 2**20  # `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
 MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
 # DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
@@ -279,6 +280,29 @@ class Index:
         pool with blocks nothing reads again), then what it was."""
         return self._setting("memory_limit", limit, as_set=limit_setting)
 
+    def small_pool_read(self, read: Callable[[], T], limit: str) -> T:
+        """`read()` (SELECTs only) on one DuckDB thread under a buffer pool of `limit`, so that
+        the blocks a scan meets, which nothing reads again, do not stay in the pool: a serving
+        process's loads, its `status` and NER's scans of every leaf. A pool below what DuckDB
+        holds pinned cannot be set (a daemon's indexes held ~41 MB at times): then
+        `SMALL_POOL_HEADROOM` above what it holds; and should that not do either (the read ran
+        out of memory), again under the pool as it was. Holds the lock throughout: no write runs
+        under a small pool."""
+        with self.lock:
+            held = int(self.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()") or 0)
+            above = held + SMALL_POOL_HEADROOM
+            limits = [limit] + ([f"{math.ceil(above / 1024)}KiB"] if above > size_bytes(limit) else [])
+            for small in limits:
+                try:
+                    with self.threads(1), self.memory_limit(small):
+                        return read()
+                except duckdb.Error as exc:
+                    if not out_of_memory(exc):
+                        raise
+                    log.info("a read ran out of memory under a pool of %s (%s); trying a larger one", small, exc)
+            with self.threads(1):
+                return read()
+
     def threads(self, count: int) -> AbstractContextManager[None]:
         """DuckDB runs with `count` threads for a while (a sync whose parse workers already use
         the other cores: at 2 cores, one DuckDB thread wrote a batch with ~35 % less CPU and
@@ -378,6 +402,15 @@ class LoweredLimit:
             self.index.con.execute(f"SET memory_limit = '{limit_setting(self.original)}'")
             self.original = None
         return True
+
+
+def out_of_memory(exc: BaseException | None) -> bool:
+    """Whether `exc` is, or was raised from, DuckDB running out of memory."""
+    while exc is not None:
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 _UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
