@@ -323,8 +323,8 @@ class Memory:
         DuckDB thread under a small pool (`STATUS_MEMORY_LIMIT`, `Index.small_pool_read`), and
         while serving the blocks they read are dropped after. At 50k notes a status on one
         thread lifted a daemon's memory by 50–63 MB for a moment and kept 0–16 MB of it, against
-        50–71 and 42–67 MB on two (a daemon's start-up answers status every second to `bench`,
-        while it loads). Requests that come meanwhile wait for it rather than run beside it: a
+        50–71 and 42–67 MB on two, and +34–35 MB under the small pool (a daemon's start-up
+        answers status every second to `bench`, while it loads). Requests that come meanwhile wait for it rather than run beside it: a
         client that gave up waiting while a load held the index had left several running at once."""
         with self._status_lock:
             report = self.index.small_pool_read(self._status, STATUS_MEMORY_LIMIT)

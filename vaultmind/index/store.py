@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -291,17 +291,18 @@ class Index:
         with self.lock:
             held = int(self.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()") or 0)
             above = held + SMALL_POOL_HEADROOM
-            limits = [limit] + ([f"{math.ceil(above / 1024)}KiB"] if above > size_bytes(limit) else [])
-            for small in limits:
+            pools: list[str | None] = [limit]
+            if above > size_bytes(limit):
+                pools.append(f"{math.ceil(above / 1024)}KiB")
+            for pool in (*pools, None):  # None: the pool as it is
                 try:
-                    with self.threads(1), self.memory_limit(small):
+                    with self.threads(1), self.memory_limit(pool) if pool else nullcontext():
                         return read()
                 except duckdb.Error as exc:
-                    if not out_of_memory(exc):
+                    if pool is None or not out_of_memory(exc):
                         raise
-                    log.info("a read ran out of memory under a pool of %s (%s); trying a larger one", small, exc)
-            with self.threads(1):
-                return read()
+                    log.info("a read ran out of memory under a pool of %s (%s); trying a larger one", pool, exc)
+            raise AssertionError("unreachable: the last pool returns or raises")
 
     def threads(self, count: int) -> AbstractContextManager[None]:
         """DuckDB runs with `count` threads for a while (a sync whose parse workers already use
