@@ -42,6 +42,40 @@ def test_trim_drops_cached_blocks_past_the_threshold_and_restores_the_limit(vaul
         assert memory.search("changed trimming")["hits"]
 
 
+def _pinned(memory: Memory) -> int:
+    return int(
+        memory.index.scalar(
+            "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag IN (SELECT unnest(?))",
+            [list(memory_module.PINNED_TAGS)],
+        )
+    )
+
+
+def test_trim_checkpoints_what_only_a_checkpoint_lets_go(vault: Path, monkeypatch) -> None:
+    """The index nodes and appended rows a save leaves in DuckDB's memory stay after the pool is
+    lowered; `trim` checkpoints them away past its bound: the lower one once the upkeep is done."""
+    for i in range(40):
+        write(vault, f"n{i}.md", f"# Note {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(200)) + "\n")
+    config = load_config(vault, embed_provider="static")
+    wal = Path(f"{config.index_path}.wal")
+    with Memory.open(config) as memory:
+        memory.sync()
+        memory.index.checkpoint()
+        memory.serve()
+        write(vault, "n0.md", "# Note 0\n\nrewritten with quokka words\n")
+        memory.sync_paths(["n0.md"])
+        pinned = _pinned(memory)
+        assert pinned > 0 and wal.exists() and wal.stat().st_size > 0
+        monkeypatch.setattr(memory_module, "PINNED_MAX_BYTES", pinned)
+        monkeypatch.setattr(memory_module, "PINNED_IDLE_BYTES", pinned - 1)
+        memory.trim()  # at the bound after a task: no checkpoint
+        assert _pinned(memory) == pinned and wal.stat().st_size > 0
+        memory.trim(idle=True)  # past the bound once the upkeep is done
+        assert _pinned(memory) < pinned
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert memory.search("quokka")["hits"][0]["note_path"] == "n0.md"
+
+
 def test_status_runs_one_at_a_time_on_one_thread_and_drops_what_it_read(vault: Path, monkeypatch) -> None:
     """Status requests that arrive together (a client retrying while the index is busy) run
     one after the other, each on one DuckDB thread, which is set back after; while serving, the

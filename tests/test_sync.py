@@ -612,6 +612,41 @@ def test_parsing_in_worker_processes_gives_the_same_rows(vault: Path, tmp_path: 
         assert (stats.modified, stats.deleted) == (1, 1)
 
 
+def test_a_migration_drops_the_admission_and_occurrence_leaf_indexes_and_keeps_every_row(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0016 drops three lookup indexes that each save paid for (their nodes stay in
+    memory until a checkpoint): nothing is derived again, every row stays, and a save after it
+    leaves the index equal to a cold rebuild."""
+    import vaultmind.index.store as store
+    from vaultmind.index.schema import migrations, rebuilds
+
+    shipped = migrations()
+    assert not rebuilds(dict(shipped)["0016_drop_admission_occurrence_leaf_indexes"])
+    write(vault, "notes/a.md", "# Launch\n\nDana moved the launch review to Friday.\n\nBudget approved by Dana.\n")
+    write(vault, "notes/b.md", "Plain note about ferries and harbours in Lisbon.\n")
+    monkeypatch.setattr(store, "migrations", lambda: tuple(m for m in shipped if m[0] < "0016"))
+    config = load_config(vault, embed_provider="static")
+    dropped = {("admission_leaf", "admission"), ("admission_hash", "admission"), ("occurrences_leaf", "occurrences")}
+    rows = "SELECT * FROM admission ORDER BY ALL"
+    with Memory.open(config) as mem:
+        mem.reindex()
+        before = dump_index(mem)
+        indexes = _indexes(mem.index)
+    assert dropped <= set(indexes)
+    monkeypatch.setattr(store, "migrations", lambda: shipped)
+    with Memory.open(config) as mem:
+        assert mem.index.get_meta("needs_rebuild") is None
+        assert dump_index(mem) == before
+        assert _indexes(mem.index) == [i for i in indexes if i not in dropped]
+        write(vault, "notes/a.md", "# Launch\n\nDana moved the launch review to Monday.\n\nBudget approved by Dana.\n")
+        assert mem.sync().modified == 1
+        after_save = dump_index(mem), mem.index.query(rows)
+    with Memory.open(config) as mem:
+        mem.reindex()
+        assert (dump_index(mem), mem.index.query(rows)) == after_save
+
+
 def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Migration 0015 creates `leaves`, `admission` and `embeddings` again with their columns'
     compression named, copying their rows: an index from before it keeps every row, vector and
@@ -634,7 +669,7 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
         admitted = mem.index.query("SELECT * FROM admission ORDER BY ALL")
         indexes = _indexes(mem.index)
     assert cached and admitted
-    monkeypatch.setattr(store, "migrations", lambda: shipped)
+    monkeypatch.setattr(store, "migrations", lambda: tuple(m for m in shipped if m[0] <= "0015"))
     with Memory.open(config) as mem:
         assert mem.index.get_meta("needs_rebuild") is None
         assert dump_index(mem) == before

@@ -230,7 +230,7 @@ class TreeKeeper:
                     return  # stopping: no graph rebuild nor tree pass on the way out
                 maintain(self.memory, now=datetime.now(UTC))
                 self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
-                self.memory.trim()
+                self.memory.trim(idle=True)
                 self.last_error = None
             except Exception as exc:  # keep the daemon alive; the next change retries
                 self.last_error = f"{type(exc).__name__}: {exc}"

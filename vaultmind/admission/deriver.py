@@ -88,7 +88,8 @@ class AdmissionDeriver:
                 con,
                 """
                 DELETE FROM admission WHERE leaf_id IN (SELECT k FROM _rows) AND NOT EXISTS (
-                    SELECT 1 FROM leaves l WHERE l.id = admission.leaf_id AND l.note_path = admission.note_path)
+                    SELECT 1 FROM (SELECT id, note_path FROM leaves WHERE id IN (SELECT k FROM _rows)) l
+                    WHERE l.id = admission.leaf_id AND l.note_path = admission.note_path)
                 """,
                 rows=key_table(removed_leaf_ids),
             )
