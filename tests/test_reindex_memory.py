@@ -410,33 +410,3 @@ def test_a_worker_result_goes_to_disk_or_else_through_the_pipe(
     direct = sync_load._load_task(1, str(tmp_path / "gone"), *args)
     assert isinstance(direct, Batch) and [item.path for item in direct.loaded] == paths
     assert sync_load._load_task(1, str(tmp_path), *args) is None  # taken already: never run twice
-
-
-def _block_size(memory: Memory) -> int:
-    return int(memory.index.scalar("SELECT block_size FROM pragma_database_size() WHERE database_name = current_database()"))
-
-
-def test_a_new_index_file_has_small_blocks_and_an_older_file_keeps_its_own(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new index file is written in `BLOCK_SIZE` blocks (each column an appended row lands in
-    costs a block until a checkpoint); a file made with DuckDB's default keeps its 256 KB blocks
-    and goes on working: saved, searched, rebuilt."""
-    from vaultmind.index import store
-
-    write(vault, "a.md", "# Ferries\n\nThe harbour ferry leaves at noon.\n")
-    config = load_config(vault, embed_provider="static")
-    with Memory.open(config) as mem:
-        mem.sync()
-        assert _block_size(mem) == store.BLOCK_SIZE == 64 * 1024
-    config.index_path.unlink()
-    monkeypatch.setattr(store, "BLOCK_SIZE", 256 * 1024)
-    with Memory.open(config) as mem:
-        mem.sync()
-        assert _block_size(mem) == 256 * 1024
-    monkeypatch.undo()
-    with Memory.open(config) as mem:
-        assert _block_size(mem) == 256 * 1024
-        write(vault, "b.md", "# Trains\n\nThe night train to Porto.\n")
-        assert mem.sync().added == 1
-        assert mem.search("night train")["hits"][0]["note_path"] == "b.md"
-        mem.reindex()
-        assert _block_size(mem) == 256 * 1024 and mem.search("harbour ferry")["hits"][0]["note_path"] == "a.md"

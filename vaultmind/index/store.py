@@ -70,13 +70,6 @@ MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its defaul
 # transaction that ran out of memory, leaving the database invalidated or an ART index wrong,
 # so a write must not be the thing that runs out. Measured at 50k notes with it on: peak 896 MiB.
 SYNC_MEMORY_LIMIT = "256MB"
-# The block size of a new index file (DuckDB's default: 256 KB; an existing file keeps its own).
-# DuckDB 1.5 gives every column an appended row lands in a block of its own until a checkpoint,
-# and loads the index nodes a write walks through in blocks it keeps until then too: at 50k
-# notes a save held ~30 MB of appended rows and 5–17 MB more of index nodes with 256 KB blocks,
-# 7.6 MB and 1–3 MB with 64 KB, for a cold index within noise of the same time and peak
-# (16 KB: 40 % slower, its peak +60 MB). docs/benchmarks.md, footnote 24.
-BLOCK_SIZE = 64 * 1024
 BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rather than fail
 
 # Tables a whole-vault load fills with rows per note and per leaf. Their lookup indexes are
@@ -456,7 +449,7 @@ def _connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnecti
     delay = 0.02
     while True:
         try:
-            con = duckdb.connect(str(path), config={"default_block_size": str(BLOCK_SIZE)})
+            con = duckdb.connect(str(path))
             _session(con)
             con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
             return con
