@@ -184,9 +184,10 @@ class Memory:
 
         What no pool size lets go — the index nodes each write walks through and the rows
         appended since the last checkpoint — goes with a checkpoint: past `PINNED_MAX_BYTES`
-        after a task, past `PINNED_IDLE_BYTES` when the upkeep is done (`idle`). At 50k notes
-        each save held 5–17 MB more of them (130 MB after twenty), and a checkpoint takes about
-        a second, which a save or the NER catch-up's next step would wait for."""
+        after a task, past `PINNED_IDLE_BYTES` when the upkeep is done (`idle`). At 50k notes,
+        before migration 0016 dropped three lookup indexes, twenty saves left 127 MB of index
+        nodes (1–6 MB a save since); a checkpoint takes about a second, which a save or the
+        NER catch-up's next step would wait for."""
         if not self._serving:
             return
         try:
