@@ -192,18 +192,15 @@ class Memory:
             return
         try:
             with self.index.lock:
-                held = self._duckdb_memory()
+                held = self.index.duckdb_memory()
                 pinned = sum(held.get(tag, 0) for tag in PINNED_TAGS)
                 if pinned > (PINNED_IDLE_BYTES if idle else PINNED_MAX_BYTES):
                     self.index.checkpoint()
-                    held = self._duckdb_memory()
+                    held = self.index.duckdb_memory()
                 if sum(held.values()) > POOL_KEEP_BYTES:
                     self._evict()
         except duckdb.Error as exc:  # only memory is at stake: never fail the caller for it
             log.debug("could not trim DuckDB's pool: %s", exc)
-
-    def _duckdb_memory(self) -> dict[str, int]:
-        return {str(tag): int(used) for tag, used in self.index.query("SELECT tag, memory_usage_bytes FROM duckdb_memory()")}
 
     @contextmanager
     def foreground(self) -> Iterator[None]:

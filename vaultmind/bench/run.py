@@ -817,9 +817,7 @@ def resident_memory(memory: Memory) -> dict[str, float]:
     parts = {f"leaves.{k}": v for k, v in memory.leaves.memory().items()}
     if memory.vectors is not None:
         parts.update({f"vectors.{k}": v for k, v in memory.vectors.memory().items()})
-    with memory.index.lock:
-        row = memory.index.con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").fetchone()
-    parts["duckdb"] = int(row[0]) if row else 0
+    parts["duckdb"] = sum(memory.index.duckdb_memory().values())
     return {k: round(v / MB, 1) for k, v in parts.items()}
 
 

@@ -280,6 +280,12 @@ class Index:
         pool with blocks nothing reads again), then what it was."""
         return self._setting("memory_limit", limit, as_set=limit_setting)
 
+    def duckdb_memory(self) -> dict[str, int]:
+        """Bytes DuckDB holds now, by what it holds them for (`duckdb_memory()`'s tags:
+        BASE_TABLE for cached table blocks, ART_INDEX, IN_MEMORY_TABLE for appended rows …)."""
+        with self.lock:
+            return {str(tag): int(used) for tag, used in self.query("SELECT tag, memory_usage_bytes FROM duckdb_memory()")}
+
     def small_pool_read(self, read: Callable[[], T], limit: str) -> T:
         """`read()` (SELECTs only) on one DuckDB thread under a buffer pool of `limit`, so that
         the blocks a scan meets, which nothing reads again, do not stay in the pool: a serving
@@ -289,8 +295,7 @@ class Index:
         out of memory), again under the pool as it was. Holds the lock throughout: no write runs
         under a small pool."""
         with self.lock:
-            held = int(self.scalar("SELECT sum(memory_usage_bytes) FROM duckdb_memory()") or 0)
-            above = held + SMALL_POOL_HEADROOM
+            above = sum(self.duckdb_memory().values()) + SMALL_POOL_HEADROOM
             pools: list[str | None] = [limit]
             if above > size_bytes(limit):
                 pools.append(f"{math.ceil(above / 1024)}KiB")
