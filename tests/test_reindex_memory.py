@@ -52,6 +52,7 @@ class _Probe:
         written: Sequence[ParsedNote],
         *,
         rebuild: bool,
+        changed_paths: Sequence[str] = (),
     ) -> None:
         self.limits.append(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))  # type: ignore[index]
         self.thresholds.append(str(con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0]))  # type: ignore[index]

@@ -176,10 +176,11 @@ class _CountingConnection:
         return getattr(self._con, name)
 
 
-def test_a_save_reads_only_the_vectors_of_new_texts(vault: Path, monkeypatch) -> None:
+def test_a_save_reads_only_the_vectors_it_neither_had_nor_embedded(vault: Path, monkeypatch) -> None:
     """Leaf ids derive from the text: the unchanged leaves of a saved note keep their vectors
-    from memory, only a new text's vector is read from the index; answers equal a fresh load,
-    for float32 rows and for int8 rows."""
+    from memory, a text the save embeds comes with its vector, and only a text whose vector
+    another note brought is read from the index; answers equal a fresh load, for float32 rows
+    and for int8 rows."""
     paras = [" ".join(WORDS[(i + j) % len(WORDS)] for j in range(6)) for i in range(6)]
     write(vault, "long.md", "# Long\n\n" + "\n\n".join(paras) + "\n")
     for i in range(20):  # enough rows to cluster
@@ -199,12 +200,14 @@ def test_a_save_reads_only_the_vectors_of_new_texts(vault: Path, monkeypatch) ->
             try:
                 with open(vault / "long.md", "a", encoding="utf-8") as fh:
                     fh.write(f"\nlantern copper {quantized} appended\n")
-                memory.sync_paths(["long.md"])
+                assert memory.sync_paths(["long.md"]).embedded == 1
+                assert counting.vector_reads == []  # embedded by the save: its vector came with it
+                write(vault, "copy.md", (vault / "other3.md").read_text(encoding="utf-8"))
+                assert memory.sync_paths(["copy.md"]).embedded == 0
             finally:
                 memory.index.con = counting._con  # type: ignore[assignment]
-            assert len(counting.vector_reads) == 1
-            params = counting.vector_reads[0]
-            assert isinstance(params, list) and len(params[1]) == 1  # the appended paragraph alone
+            (copied,) = {str(h) for (h,) in memory.index.query("SELECT content_hash FROM leaves WHERE note_path = 'copy.md'")}
+            assert [params[1] for params in counting.vector_reads] == [[copied]]  # another note's text: read, alone
             fresh = ResidentVectors(memory.index, memory.vectors.model_id)
             if quantized:
                 fresh._load(quantize=True)
@@ -213,6 +216,7 @@ def test_a_save_reads_only_the_vectors_of_new_texts(vault: Path, monkeypatch) ->
             tolerance = 5e-3 if quantized else 1e-6  # a new text's row is float32 until the next merge
             assert np.allclose([s for _, s in live], [s for _, s in again], atol=tolerance)
             assert memory.vectors.size == memory.index.scalar("SELECT count(*) FROM leaves")
+        (vault / "copy.md").unlink()
 
 
 def test_vectors_are_stored_as_float16_and_float32_rows_from_before_still_load(vault: Path) -> None:

@@ -42,6 +42,37 @@ def test_trim_drops_cached_blocks_past_the_threshold_and_restores_the_limit(vaul
         assert memory.search("changed trimming")["hits"]
 
 
+def test_a_serving_save_drops_what_it_read_before_its_commit_and_after(vault: Path, monkeypatch) -> None:
+    """While serving, the blocks a save's statements read do not stay cached under its commit,
+    nor what the commit read under the vectors' and resident structures' updates that follow:
+    DuckDB's cache is dropped before the commit and after. Not serving, a save leaves it."""
+    for i in range(40):
+        write(vault, f"n{i}.md", f"# Note {i}\n\n" + " ".join(f"word{i}x{j}" for j in range(400)) + "\n")
+    monkeypatch.setattr(store_module, "EVICT_LIMIT", "1MB")  # a small index: below the usual 16 MB
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        memory.index.checkpoint()  # written blocks on disk: evictable
+        drops: list[int] = []
+        drop = memory.index.drop_cached_blocks
+
+        def counted() -> None:
+            drops.append(_pool(memory))
+            drop()
+
+        monkeypatch.setattr(memory.index, "drop_cached_blocks", counted)
+        for serving in (False, True):
+            if serving:
+                memory.serve()
+            memory.index.query("SELECT * FROM leaves")  # blocks cached by a read
+            before = _pool(memory)
+            drops.clear()
+            write(vault, "n1.md", f"# Note 1\n\nrewritten while serving {serving}\n")
+            memory.sync_paths(["n1.md"])
+            assert len(drops) == (2 if serving else 0)
+            assert (_pool(memory) < before) == serving
+        assert memory.search("rewritten serving")["hits"][0]["note_path"] == "n1.md"
+
+
 def _pinned(memory: Memory) -> int:
     return int(
         memory.index.scalar(

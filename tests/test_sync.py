@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -460,6 +461,40 @@ def test_a_whole_vault_sync_embeds_the_leaves_left_without_a_vector(vault: Path)
         assert (vectors["embedded"], vectors["missing"]) == (leaves, 0)
 
 
+def test_a_save_looks_up_only_its_new_texts(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A saved note writes all its leaves again; those with an id it had before (an id derives
+    from the text) have their vector, so only new texts are looked up, and embedded when no
+    note has them yet."""
+
+    def section(word: str) -> str:  # ~300 tokens: no two fit in one leaf
+        return f"## Part {word}\n\n" + " ".join(f"{word}{j}" for j in range(240))
+
+    sections = [section(w) for w in ("otter", "lantern", "copper")]
+    write(vault, "long.md", "# Long\n\n" + "\n\n".join(sections) + "\n")
+    write(vault, "other.md", section("quokka") + "\n")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        before = {str(i) for (i,) in memory.index.query("SELECT id FROM leaves WHERE note_path = 'long.md'")}
+        had = {str(h) for (h,) in memory.index.query("SELECT content_hash FROM embeddings")}
+        asked: list[set[str]] = []
+        query = memory.index.query
+
+        def spy(sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+            if "FROM embeddings" in sql and params and isinstance(params[-1], str):
+                asked.append(set(params[-1].split("\x1f")))
+            return query(sql, params)
+
+        monkeypatch.setattr(memory.index, "query", spy)
+        write(vault, "long.md", "# Long\n\n" + "\n\n".join([*sections, section("quokka"), section("closing")]) + "\n")
+        stats = memory.sync_paths(["long.md"])
+        after = dict(query("SELECT id, content_hash FROM leaves WHERE note_path = 'long.md'"))
+        new = {str(h) for i, h in after.items() if i not in before}
+        assert new and len(after) - len(new) == len(before)
+        assert asked == [new]  # the unchanged sections: not asked about
+        assert new & had  # some of the copied section's texts had their vectors (other.md) …
+        assert stats.embedded == len(new - had) > 0  # … the others are embedded now
+
+
 def _indexes(index: Index) -> list[tuple[str, str]]:
     return [(str(n), str(t)) for n, t in index.query("SELECT index_name, table_name FROM duckdb_indexes() ORDER BY 1")]
 
@@ -485,15 +520,15 @@ def test_indexes_suspended_by_a_crashed_load_come_back_on_open(tmp_path: Path) -
 def test_lookup_indexes_are_on_one_column_and_older_pair_indexes_go(tmp_path: Path) -> None:
     """DuckDB 1.5 looks rows up through an ART index of one column only; an index over a pair
     of columns is only kept up to date, at a cost on every insert and checkpoint. Migration
-    0012 drops three an older index has, changing no row (no rebuild). `embeddings_key` stays:
-    it keeps DuckDB from merging the vector table's row groups during a load."""
+    0012 drops three an older index has, changing no row (no rebuild); the last one,
+    `embeddings_key`, went with 0017."""
     from vaultmind.index.schema import migrations, rebuilds
 
     assert not rebuilds(dict(migrations())["0012_drop_composite_indexes"])
     path = tmp_path / "index.duckdb"
     index = Index.open(path)
     columns = {str(name): str(sql).split("(", 1)[1] for name, sql in index.query("SELECT index_name, sql FROM duckdb_indexes()")}
-    assert [name for name, cols in columns.items() if "," in cols] == ["embeddings_key"], columns
+    assert [name for name, cols in columns.items() if "," in cols] == [], columns
     pairs = {
         "ner_cache_key": "ner_cache (content_hash, model)",
         "llm_cache_key": "llm_cache (content_hash, model, prompt_hash)",
@@ -612,39 +647,48 @@ def test_parsing_in_worker_processes_gives_the_same_rows(vault: Path, tmp_path: 
         assert (stats.modified, stats.deleted) == (1, 1)
 
 
-def test_a_migration_drops_the_admission_and_occurrence_leaf_indexes_and_keeps_every_row(
-    vault: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Migration 0016 drops three lookup indexes that each save paid for (their nodes stay in
-    memory until a checkpoint): nothing is derived again, every row stays, and a save after it
-    leaves the index equal to a cold rebuild."""
+_DROPPED_BY = {
+    "0016_drop_admission_occurrence_leaf_indexes": {
+        ("admission_leaf", "admission"), ("admission_hash", "admission"), ("occurrences_leaf", "occurrences")
+    },
+    "0017_drop_embeddings_and_leaf_note_indexes": {("embeddings_key", "embeddings"), ("leaves_note", "leaves")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DROPPED_BY))
+def test_a_migration_that_drops_lookup_indexes_keeps_every_row(vault: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Migrations 0016 and 0017 drop lookup indexes that each save and checkpoint paid for (their
+    nodes stay in memory until a checkpoint, which writes them out whole): nothing is derived
+    again, every row and vector stays, and a save after it leaves the index equal to a cold
+    rebuild."""
     import vaultmind.index.store as store
     from vaultmind.index.schema import migrations, rebuilds
 
     shipped = migrations()
-    assert not rebuilds(dict(shipped)["0016_drop_admission_occurrence_leaf_indexes"])
+    assert not rebuilds(dict(shipped)[name])
     write(vault, "notes/a.md", "# Launch\n\nDana moved the launch review to Friday.\n\nBudget approved by Dana.\n")
     write(vault, "notes/b.md", "Plain note about ferries and harbours in Lisbon.\n")
-    monkeypatch.setattr(store, "migrations", lambda: tuple(m for m in shipped if m[0] < "0016"))
+    monkeypatch.setattr(store, "migrations", lambda: tuple(m for m in shipped if m[0] < name))
     config = load_config(vault, embed_provider="static")
-    dropped = {("admission_leaf", "admission"), ("admission_hash", "admission"), ("occurrences_leaf", "occurrences")}
+    dropped = _DROPPED_BY[name]
     rows = "SELECT * FROM admission ORDER BY ALL"
+    vectors = "SELECT * FROM embeddings ORDER BY ALL"
     with Memory.open(config) as mem:
         mem.reindex()
-        before = dump_index(mem)
+        before = dump_index(mem), mem.index.query(vectors)
         indexes = _indexes(mem.index)
     assert dropped <= set(indexes)
-    monkeypatch.setattr(store, "migrations", lambda: shipped)
+    monkeypatch.setattr(store, "migrations", lambda: tuple(m for m in shipped if m[0] <= name))
     with Memory.open(config) as mem:
         assert mem.index.get_meta("needs_rebuild") is None
-        assert dump_index(mem) == before
+        assert (dump_index(mem), mem.index.query(vectors)) == before
         assert _indexes(mem.index) == [i for i in indexes if i not in dropped]
         write(vault, "notes/a.md", "# Launch\n\nDana moved the launch review to Monday.\n\nBudget approved by Dana.\n")
         assert mem.sync().modified == 1
-        after_save = dump_index(mem), mem.index.query(rows)
+        after_save = dump_index(mem), mem.index.query(rows), mem.index.query(vectors)
     with Memory.open(config) as mem:
         mem.reindex()
-        assert (dump_index(mem), mem.index.query(rows)) == after_save
+        assert (dump_index(mem), mem.index.query(rows), mem.index.query(vectors)) == after_save
 
 
 def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -675,8 +719,8 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
         assert dump_index(mem) == before
         assert mem.index.query("SELECT * FROM embeddings ORDER BY ALL") == cached
         assert mem.index.query("SELECT * FROM admission ORDER BY ALL") == admitted
-        later = {("admission_leaf", "admission"), ("admission_hash", "admission"), ("occurrences_leaf", "occurrences")}
-        assert _indexes(mem.index) == [i for i in indexes if i not in later]  # dropped by 0016
+        later = _DROPPED_BY["0016_drop_admission_occurrence_leaf_indexes"] | _DROPPED_BY["0017_drop_embeddings_and_leaf_note_indexes"]
+        assert _indexes(mem.index) == [i for i in indexes if i not in later]  # dropped by 0016 and 0017
         assert not {t for (t,) in mem.index.query("SELECT table_name FROM duckdb_tables()")} - set(mem.index.tables)
         assert mem.sync().added == 0  # nothing to derive again
         con = mem.index.con

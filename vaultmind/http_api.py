@@ -142,6 +142,12 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
             self._handle("POST")
 
         def _handle(self, method: str) -> None:
+            try:
+                self._answer(method)
+            except ConnectionError:  # the client gave up waiting (its timeout) and hung up
+                log.debug("api: the client of %s %s left before its answer", method, self.path)
+
+        def _answer(self, method: str) -> None:
             given = (self.headers.get("Authorization") or "").encode()
             if not hmac.compare_digest(given, expected):
                 self._send(401, {"error": {"code": "unauthorized", "message": "missing or wrong bearer token"}})
@@ -155,6 +161,8 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
                 with memory.foreground():  # background upkeep pauses while a client waits
                     answer = route(memory, body)
                 self._send(200, answer)
+            except ConnectionError:  # the client hung up: nobody to tell (`_handle`)
+                raise
             except VaultmindError as exc:
                 status = 400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound) else 500
                 self._send(status, {"error": exc.to_dict()})

@@ -157,6 +157,7 @@ class Memory:
         if deriver is not None:
             deriver.serve()  # NER in a child process, after saves rather than inside them
         gc.set_threshold(SERVING_GC_THRESHOLD, *gc.get_threshold()[1:])
+        self.syncer.lean = True
         self._serving = True
 
     def _load_light(self, load: Callable[[], None], limit: str = LOAD_MEMORY_LIMIT) -> None:
@@ -195,6 +196,7 @@ class Memory:
                 held = self.index.duckdb_memory()
                 pinned = sum(held.get(tag, 0) for tag in PINNED_TAGS)
                 if pinned > (PINNED_IDLE_BYTES if idle else PINNED_MAX_BYTES):
+                    log.debug("trim: checkpoint (%.0f MB held until one)", pinned / 2**20)
                     self.index.checkpoint()
                     held = self.index.duckdb_memory()
                 if sum(held.values()) > POOL_KEEP_BYTES:

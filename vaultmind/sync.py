@@ -18,13 +18,15 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import duckdb
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,7 +36,7 @@ from vaultmind.errors import EmbedError
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.index.resident import ChangeSet, LeafDelta
-from vaultmind.index.resident_vectors import stored_vectors
+from vaultmind.index.resident_vectors import as_stored, stored_vectors
 from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
 from vaultmind.sync_load import (
@@ -70,9 +72,11 @@ class Deriver(Protocol):
 
     `apply` runs in the same transaction as the leaf rows: `removed_leaf_ids` are the leaves
     that just went away (their rows are already deleted), `written` the notes whose rows were
-    just inserted. On a rebuild, every table the deriver declares `-- derived:` in its migration
-    is already empty and `removed_leaf_ids` is empty. A deriver must keep its rows equal to what
-    a cold rebuild of the final vault would give.
+    just inserted, `changed_paths` the notes whose rows were deleted first (removed or written
+    again: every removed leaf belonged to one of them; empty when the caller does not say). On
+    a rebuild, every table the deriver declares `-- derived:` in its migration is already empty
+    and `removed_leaf_ids` is empty. A deriver must keep its rows equal to what a cold rebuild
+    of the final vault would give.
     """
 
     name: str
@@ -84,6 +88,7 @@ class Deriver(Protocol):
         written: Sequence[ParsedNote],
         *,
         rebuild: bool,
+        changed_paths: Sequence[str] = (),
     ) -> None: ...
 
 
@@ -109,6 +114,7 @@ class Preparing(Protocol):
         written: Sequence[ParsedNote],
         *,
         rebuild: bool,
+        changed_paths: Sequence[str] = (),
         prepared: Mapping[str, Any] | None = None,
     ) -> None: ...
 
@@ -160,6 +166,9 @@ class Syncer:
         self._memory = LoweredLimit(index)
         self._out_of_memory = 0  # batches of the current sync retried with DuckDB's full limit
         self._vectors_deferred = False  # a whole-vault load left its vectors to `_embed_backlog`
+        # set while serving (`Memory.serve`): a batch's cached blocks are dropped before its
+        # commit and again after (`_shed`)
+        self.lean = False
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -421,6 +430,7 @@ class Syncer:
         try:
             with self.index.transaction() as con:
                 removed_ids = self._write(con, plan, rows, rebuild=rebuild, fresh=fresh, scan=scan)
+                self._shed()
         except duckdb.OutOfMemoryException as exc:
             original = self._memory.original
             if self.index.in_bulk or not self._memory.restore():  # a bulk load's transaction is aborted
@@ -431,7 +441,9 @@ class Syncer:
                 removed_ids = self._write(con, plan, rows, rebuild=rebuild, fresh=fresh, scan=scan)
             if self._out_of_memory < OOM_RETRIES and self.sync_memory_limit is not None:
                 self._memory.lower(self.sync_memory_limit)  # the next batches as before
+        self._shed()
         stats.leaves_deleted += len(removed_ids)
+        embedded: dict[str, npt.NDArray[np.float32]] = {}  # the vectors this batch embeds, for the resident ones
         if self.embedder is not None and self.index.in_bulk:
             # a whole-vault load writes the vectors after its rows, in a pass of their own
             # (`_embed_backlog`): their row groups then never fill beside the other tables'
@@ -439,18 +451,30 @@ class Syncer:
         elif self.embedder is not None:
             try:
                 # After a failure (Ollama down) every leaf still without a vector is retried.
-                only = None if self.embed_error else rows.leaf_texts()
-                stats.embedded += self.embed_missing(only)
+                # Otherwise only new texts: a leaf id derives from its text, so a leaf deleted
+                # and written again unchanged had its vector already (or is in the backlog of
+                # the next whole-vault sync, like any leaf left without one).
+                only = None if self.embed_error else rows.leaf_texts(besides=removed_ids)
+                stats.embedded += self.embed_missing(only, into=embedded)
                 self.embed_error = None
             except EmbedError as exc:
                 # Lexical rows are committed; dense vectors wait for the next sync.
                 self.embed_error = str(exc)
                 log.warning("embeddings deferred: %s", exc)
         # Rows built by the workers come without their term counts: resident structures reload.
-        change = ChangeSet(removed=removed_ids, added=rows.deltas, reset=rebuild or bool(rows.chunks))
+        change = ChangeSet(removed=removed_ids, added=rows.deltas, reset=rebuild or bool(rows.chunks), vectors=embedded)
         change.backfilled = stats.embedded > len({d.content_hash for d in rows.deltas})
         for listener in self.listeners:
             listener(change)
+
+    def _shed(self) -> None:
+        """While serving, around a batch's commit: drop the blocks its statements read, then
+        those the commit read back (the rows appended since the last checkpoint, which `trim`
+        had moved out), so that neither adds to the other, nor to what embedding it and the
+        resident structures' updates read next. At 50k notes a save read ~70 MB of blocks
+        before its commit and the next steps ~20 MB; each drop takes ~20–30 ms."""
+        if self.lean and not self.index.in_bulk:
+            self.index.drop_cached_blocks()
 
     def _drop_written_blocks(self) -> None:
         """Within a batch of a whole-vault load, between its steps (the rows, each deriver, the
@@ -487,9 +511,9 @@ class Syncer:
             if isinstance(deriver, Preparing):
                 prepared = {path: item.prepared[number] for path, item in plan.write.items()}
                 number += 1
-                deriver.apply(con, removed_ids, written, rebuild=rebuild, prepared=prepared)
+                deriver.apply(con, removed_ids, written, rebuild=rebuild, changed_paths=changed, prepared=prepared)
             else:
-                deriver.apply(con, removed_ids, written, rebuild=rebuild)
+                deriver.apply(con, removed_ids, written, rebuild=rebuild, changed_paths=changed)
             self._drop_written_blocks()
         problem_paths = sorted(plan.clear_problems | set(plan.problems))
         problems = {path: list(found) for path, found in plan.problems.items()}
@@ -503,12 +527,15 @@ class Syncer:
         _insert_problems(con, problems)
         return removed_ids
 
-    def embed_missing(self, only: dict[str, str] | None = None) -> int:
+    def embed_missing(
+        self, only: dict[str, str] | None = None, *, into: dict[str, npt.NDArray[np.float32]] | None = None
+    ) -> int:
         """Embed every leaf whose (content hash, model) has no vector yet. Returns how many.
 
         `only` (texts by content hash: the leaves an apply just wrote) limits the work to
         them — one lookup of their hashes instead of a scan of every leaf, which at 400k
-        leaves took over a second per save."""
+        leaves took over a second per save. `into` receives the vectors embedded for them,
+        by content hash, as stored (the resident vectors then need not read them back)."""
         embedder = self.embedder
         if embedder is None:
             return 0
@@ -558,9 +585,16 @@ class Syncer:
             return done
         if self.progress and todo:
             self.progress("embed", 0, len(todo))
-        return self._embed_rows(embedder, todo, 0, len(todo))
+        return self._embed_rows(embedder, todo, 0, len(todo), into)
 
-    def _embed_rows(self, embedder: Embedder, todo: Sequence[tuple[str, str]], done: int, total: int) -> int:
+    def _embed_rows(
+        self,
+        embedder: Embedder,
+        todo: Sequence[tuple[str, str]],
+        done: int,
+        total: int,
+        into: dict[str, npt.NDArray[np.float32]] | None = None,
+    ) -> int:
         """Embed and store (content hash, text) rows in batches; returns `done` plus their count."""
         batch = max(1, self.config.embed_batch)
         model = embedder.model_id
@@ -578,6 +612,8 @@ class Syncer:
                         "vec": stored_vectors(vectors),
                     },
                 )
+            if into is not None:
+                into.update(zip((h for h, _ in chunk), as_stored(vectors), strict=True))
             done += len(chunk)
             if self.progress:
                 self.progress("embed", done, total)
@@ -676,12 +712,18 @@ class _Rows(RowBuffers):
         leaves = tables.get("leaves")
         self.leaf_rows += 0 if leaves is None else leaves.num_rows
 
-    def leaf_texts(self) -> dict[str, str]:
-        """The written leaves' texts by content hash (for embedding)."""
+    def leaf_texts(self, besides: Collection[str] = ()) -> dict[str, str]:
+        """The written leaves' texts by content hash (for embedding), but for the texts of the
+        leaves whose ids are in `besides`."""
         out = dict(zip(self.leaf["content_hash"], self.leaf["text"], strict=True))
         for chunk in self.chunks:
             if (table := chunk.get("leaves")) is not None:
                 out.update(zip(table.column("content_hash").to_pylist(), table.column("text").to_pylist(), strict=True))
+        if besides:
+            known = set(besides)
+            for leaf_id, content_hash in zip(self.leaf["id"], self.leaf["content_hash"], strict=True):
+                if leaf_id in known:
+                    out.pop(content_hash, None)
         return out
 
     def insert(self, con: duckdb.DuckDBPyConnection) -> None:

@@ -142,6 +142,7 @@ class EntityDeriver:
         written: Sequence[ParsedNote],
         *,
         rebuild: bool,
+        changed_paths: Sequence[str] = (),
         prepared: Mapping[str, PreparedNote] | None = None,
     ) -> None:
         affected = sorted(set(removed_leaf_ids) | {leaf.id for note in written for leaf in note.leaves})

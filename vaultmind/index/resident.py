@@ -61,6 +61,7 @@ class ChangeSet:
     added: list[LeafDelta] = field(default_factory=list)
     reset: bool = False  # a rebuild: reload everything on next use
     backfilled: bool = False  # vectors appeared for leaves older than this change
+    vectors: dict[str, Any] = field(default_factory=dict)  # embedded by this change, by content hash, as stored
 
 
 _LEAF_COLUMNS = (

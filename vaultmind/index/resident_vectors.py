@@ -260,7 +260,7 @@ class ResidentVectors:
                 self._loaded = False
                 return
             if change.added:
-                self._add(change.added, kept)
+                self._add(change.added, {**change.vectors, **kept})
             if self._rows.dead_share > COMPACT_SHARE:
                 self._loaded = False
 
@@ -282,16 +282,20 @@ class ResidentVectors:
                 out[leaf_ids[k]] = self._block(np.array([row], dtype=np.intp))[0]
         return out
 
-    def _add(self, added: Sequence[LeafDelta], kept: dict[str, npt.NDArray[np.float32]] | None = None) -> None:
-        """Rows for `added`. A leaf id is derived from the leaf's text (and place), so an id
-        that was just removed comes back with the same text and takes its old vector; only
-        new texts are read from the index (a saved note re-adds all its leaves, mostly
-        unchanged). The lookup is a filter on the scan (`list_contains`): an `IN` list or
-        join reads the whole vector column (~430 MB at 50k notes) into DuckDB's pool."""
-        kept = kept or {}
+    def _add(self, added: Sequence[LeafDelta], known: dict[str, npt.NDArray[np.float32]] | None = None) -> None:
+        """Rows for `added`. `known` holds vectors by leaf id or by content hash: a leaf id
+        derives from the leaf's text (and place), so an id that was just removed comes back
+        with the same text and takes its old vector, and a text the change embedded comes with
+        its vector (`ChangeSet.vectors`). Only the other texts, which had their vector from
+        another note, are read from the index, with a filter on the scan (`list_contains`: an
+        `IN` list or join reads the whole vector column, ~250 MB at 50k notes): a saved note
+        re-adds all its leaves, mostly unchanged."""
+        known = known or {}
         found: dict[str, npt.NDArray[np.float32]] = {}
         for leaf in added:
-            vector = kept.get(leaf.leaf_id)
+            vector = known.get(leaf.leaf_id)
+            if vector is None:
+                vector = known.get(leaf.content_hash)
             if vector is not None:
                 found.setdefault(leaf.content_hash, vector)
         missing = sorted({leaf.content_hash for leaf in added} - set(found))
@@ -845,3 +849,8 @@ def vector_of(blob: bytes | None, dim: int) -> npt.NDArray[np.float32] | None:
 def stored_vectors(vectors: npt.NDArray[np.floating[Any]]) -> list[bytes]:
     """Vectors as the blobs `embeddings.vec` keeps (`VECTOR_DTYPE`, one per row)."""
     return [row.tobytes() for row in np.ascontiguousarray(vectors, dtype=VECTOR_DTYPE)]
+
+
+def as_stored(vectors: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
+    """Vectors as reading their `stored_vectors` back gives them (float32 from `VECTOR_DTYPE`)."""
+    return np.asarray(vectors, dtype=VECTOR_DTYPE).astype(np.float32)

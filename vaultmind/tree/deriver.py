@@ -135,6 +135,7 @@ class TreeDeriver:
         written: Sequence[ParsedNote],
         *,
         rebuild: bool,
+        changed_paths: Sequence[str] = (),
     ) -> None:
         written_infos: dict[str, SummaryInfo] = {}
         for note in written:

@@ -1,0 +1,53 @@
+"""The daemon's HTTP API with clients that misbehave."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import struct
+import threading
+from typing import Any
+
+import pytest
+
+from vaultmind import http_api
+from vaultmind.client import DaemonClient
+from vaultmind.memory import Memory
+
+
+def test_a_client_that_hangs_up_before_its_answer_costs_no_error_and_the_api_answers_on(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A client that stopped waiting (its timeout passed while the daemon was busy) is not an
+    error of the daemon: nothing is logged above debug, no traceback reaches stderr."""
+    asked, release = threading.Event(), threading.Event()
+
+    def slow(m: Memory, body: dict[str, Any]) -> dict[str, Any]:
+        asked.set()
+        release.wait(10)
+        return {"answer": "x" * 100_000}
+
+    routes = http_api._all_routes
+
+    def with_slow() -> dict[tuple[str, str], Any]:
+        return {**routes(), ("GET", "/v1/slow"): slow}
+
+    monkeypatch.setattr(http_api, "_all_routes", with_slow)
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    caplog.set_level(logging.DEBUG, logger="vaultmind.http_api")
+    try:
+        with socket.create_connection(("127.0.0.1", server.port)) as conn:
+            conn.sendall(b"GET /v1/slow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\n\r\n")
+            assert asked.wait(10)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # reset, not a clean close
+        release.set()
+        client = DaemonClient("127.0.0.1", server.port, "secret")
+        assert client.call("GET", "/v1/health")["ok"] is True  # the API answers on
+        assert any("left before its answer" in r.getMessage() for r in caplog.records)
+    finally:
+        release.set()
+        server.stop()
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err
