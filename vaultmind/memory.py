@@ -180,15 +180,15 @@ class Memory:
     def trim(self, *, idle: bool = False) -> None:
         """While serving, after a save or a step of background work: drop DuckDB's cached
         blocks once they pass `POOL_KEEP_BYTES`. Left alone they stay until the pool is full
-        (512 MB): at 50k notes a save reads ~150 MB of blocks and background steps others, and
-        the next save reads most of what it needs again anyway (dropping them costs it little).
+        (512 MB): background steps read blocks nothing reads again soon, and a save reads most
+        of what it needs again anyway (a save drops its own around its commit, `Syncer._shed`).
 
         What no pool size lets go — the index nodes each write walks through and the rows
         appended since the last checkpoint — goes with a checkpoint: past `PINNED_MAX_BYTES`
         after a task, past `PINNED_IDLE_BYTES` when the upkeep is done (`idle`). At 50k notes,
-        before migration 0016 dropped three lookup indexes, twenty saves left 127 MB of index
-        nodes (1–6 MB a save since); a checkpoint takes about a second, which a save or the
-        NER catch-up's next step would wait for."""
+        before migrations 0016 and 0017 dropped five lookup indexes, twenty saves left 127 MB of
+        index nodes (since, 29 MB after ten saves and 38 MB after forty); a checkpoint takes
+        about a second, which a save or the NER catch-up's next step would wait for."""
         if not self._serving:
             return
         try:
