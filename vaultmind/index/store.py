@@ -373,7 +373,7 @@ class Index:
             try:
                 other.execute(f"SET memory_limit = '{EVICT_LIMIT}'")
             except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
-                log.debug("could not lower DuckDB's memory limit to %s: %s", EVICT_LIMIT, exc)
+                log.debug("could not lower DuckDB's memory limit to %s: %s", EVICT_LIMIT, _short(exc))
             other.execute(f"SET memory_limit = '{current}'")
         release_freed_memory()
 
