@@ -69,6 +69,7 @@ def test_a_serving_save_drops_what_it_read_before_its_commit_and_after(vault: Pa
             write(vault, "n1.md", f"# Note 1\n\nrewritten while serving {serving}\n")
             memory.sync_paths(["n1.md"])
             assert len(drops) == (2 if serving else 0)
+            assert all(held >= before for held in drops[:1])  # the first drop found the read's blocks still there
             assert (_pool(memory) < before) == serving
         assert memory.search("rewritten serving")["hits"][0]["note_path"] == "n1.md"
 
