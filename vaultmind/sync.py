@@ -73,10 +73,10 @@ class Deriver(Protocol):
     `apply` runs in the same transaction as the leaf rows: `removed_leaf_ids` are the leaves
     that just went away (their rows are already deleted), `written` the notes whose rows were
     just inserted, `changed_paths` the notes whose rows were deleted first (removed or written
-    again: every removed leaf belonged to one of them; empty when the caller does not say). On
-    a rebuild, every table the deriver declares `-- derived:` in its migration is already empty
-    and `removed_leaf_ids` is empty. A deriver must keep its rows equal to what a cold rebuild
-    of the final vault would give.
+    again: every removed leaf belonged to one of them, so a caller that removes leaves names
+    their notes). On a rebuild, every table the deriver declares `-- derived:` in its
+    migration is already empty and `removed_leaf_ids` is empty. A deriver must keep its rows
+    equal to what a cold rebuild of the final vault would give.
     """
 
     name: str
