@@ -244,6 +244,54 @@ def _scratch_files(folder: Path) -> list[str]:
     return found
 
 
+def test_int8_rows_are_scored_first_on_their_leading_axes_then_the_best_in_full(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unclustered int8 rows are scored in two passes: by their projection on the rows' leading
+    principal axes, then the `RESCORE` best in full. The hits carry the full scan's cosines,
+    and the best of them are the full scan's. Rows a save adds are projected on the same axes
+    once they are merged into the matrix."""
+    monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", 10)
+    with _static_vectors(vault, 7, 60) as (memory, _model, queries):
+        vectors = memory.vectors
+        assert vectors is not None
+        vectors.close()
+        full = [vectors.search(q, 2000) for q in queries]  # 2,000 hits: every row scored in full
+        rows = vectors.size
+        head = vectors._head
+        assert head is not None and head.of is vectors._q8 and head.q8.shape == (rows, 96)
+        monkeypatch.setattr(ResidentVectors, "RESCORE", rows // 4)
+        monkeypatch.setattr(ResidentVectors, "RESCORE_PER_HIT", 1)
+        scanned: list[int] = []
+        scan = vectors._scan
+        monkeypatch.setattr(vectors, "_scan", lambda q, found=None, stored=None: scanned.append(len(q)) or scan(q, found, stored))
+        for q, want in zip(queries, full, strict=True):
+            got = vectors.search(q, 10)
+            assert scanned[-2:] == [96, 256]  # the first pass, then the kept rows in full
+            by_id = dict(want)
+            assert np.allclose([s for _, s in got], [by_id[i] for i, _ in got], atol=1e-6)
+            assert np.allclose([s for _, s in got], [s for _, s in want[:10]], atol=1e-6)
+        assert vectors.search(queries[0], 10) == vectors.search(queries[0], 10)
+
+        rng = random.Random(8)
+        for i in range(20):  # more than a twentieth of the rows: merged at the next search
+            write(vault, f"added{i}.md", _note(rng))
+        memory.sync()
+        assert vectors._chunks
+        vectors.search(queries[0], 10)
+        assert not vectors._chunks and vectors.size > rows
+        merged = vectors._head
+        assert merged is not None and merged.of is vectors._q8 and merged.axes is head.axes
+        assert len(merged.q8) == len(vectors._q8)
+        again = resident_vectors._project(vectors._q8, vectors._scale, head.axes, ResidentVectors.BLOCK)
+        assert np.array_equal(merged.q8, again[0]) and np.array_equal(merged.scale, again[1])
+        monkeypatch.setattr(ResidentVectors, "RESCORE", vectors.size)
+        every = vectors.search(queries[1], 2000)
+        monkeypatch.setattr(ResidentVectors, "RESCORE", vectors.size // 4)
+        top = vectors.search(queries[1], 10)
+        assert np.allclose([s for _, s in top], [s for _, s in every[:10]], atol=1e-6)
+
+
 def _same_hits(got: list[tuple[str, float]], want: list[tuple[str, float]], atol: float) -> None:
     """The same leaves (a full list: ties at a cut cannot differ) with the same scores."""
     assert sorted(i for i, _ in got) == sorted(i for i, _ in want)

@@ -1,6 +1,7 @@
-"""Resident leaf vectors: an exact float32 scan below `QUANTIZE_FROM`, a full scan of int8 rows
-below `CLUSTER_FROM`, and above it an inverted file over int8 rows kept in a scratch file in
-cluster order (see `ResidentVectors`)."""
+"""Resident leaf vectors: an exact float32 scan below `QUANTIZE_FROM`, int8 rows below
+`CLUSTER_FROM` (a first pass over their leading principal axes, then the best rows in full),
+and above it an inverted file over int8 rows kept in a scratch file in cluster order (see
+`ResidentVectors`)."""
 
 from __future__ import annotations
 
@@ -93,7 +94,10 @@ class ResidentVectors:
     reads a quarter of the bytes and turns them back into float32 `READ` rows at a time, into a
     buffer that stays in the core's cache, so a full int8 scan takes about half the time of a
     float32 one (memory, not arithmetic, bounds it). Below `CLUSTER_FROM` every row is still
-    scored. Above, the vectors are clustered once (spherical k-means on a sample, a fixed
+    scored, in two passes (`_Head`): first by its projection on the rows' leading principal
+    axes (`HEAD_SHARE` of the dimensions, int8 too: a scan of that share of the bytes), then
+    the `RESCORE` best (at least `RESCORE_PER_HIT` per hit asked) in full, which gives their
+    scores exactly as a full scan would. Above, the vectors are clustered once (spherical k-means on a sample, a fixed
     seed, √N clusters) and a query scores the vectors of the clusters whose centroids are
     nearest (about `PROBE_SHARE` of the rows) plus every vector added since the clustering.
     The result is deterministic; the walk benchmark reports its recall against an exact
@@ -118,6 +122,10 @@ class ResidentVectors:
     BLOCK = 8_192  # rows gathered (and dequantized) at a time, and a scan's unit of work
     WINDOW_BYTES = 16 * 2**20  # rows put in cluster order at a time (each window reads the old file once)
     READ = 1_024  # int8 rows turned into float32 (and read from the scratch file) at a time, in each scan thread's buffers
+    HEAD_SHARE = 0.375  # of the dimensions, the principal axes a first pass scores int8 rows by (96 of 256)
+    HEAD_SAMPLE = 16_384  # rows the axes are found from (every n-th row)
+    RESCORE = 4_000  # rows a first pass keeps for the full scan
+    RESCORE_PER_HIT = 20
 
     def __init__(self, index: Index, model_id: str):
         self.index = index
@@ -135,6 +143,7 @@ class ResidentVectors:
         self._order = np.zeros(0, dtype=np.int64)  # place in `_file` → row
         self._position = np.zeros(0, dtype=np.int64)  # row → place in `_file` (-1: not in it)
         self._sum: npt.NDArray[np.float64] | None = None  # of the live vectors (None: not summed yet)
+        self._head: _Head | None = None  # the int8 rows' first-pass projection (rows in memory, not clustered)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
 
     def _load(self, quantize: bool | None = None, scratch: bool = True) -> None:
@@ -234,7 +243,7 @@ class ResidentVectors:
 
     def _clear(self) -> None:
         self._matrix, self._q8, self._scale = np.zeros((0, 0), dtype=np.float32), None, np.zeros(0, np.float32)
-        self._chunks, self._ivf, self._sum = [], None, None
+        self._chunks, self._ivf, self._sum, self._head = [], None, None, None
         self._drop_file()
         self._loaded = False
 
@@ -346,6 +355,9 @@ class ResidentVectors:
         if live < self.CLUSTER_FROM:  # scanned in full: the rows back in memory
             self._ivf = None
             self._into_memory()
+            if self._q8 is not None and (self._head is None or self._head.of is not self._q8):
+                self._head = None  # the old one's rows go first
+                self._head = _Head.build(self._q8, self._scale, self.HEAD_SHARE, self.HEAD_SAMPLE, self.BLOCK)
         elif self._ivf is None or self._base - self._ivf.size > self._ivf.size // 4:
             self._ivf = _Clusters.build(self._stored, self._rows.rank(self._base), self._rows.alive)
             if self._q8 is not None:
@@ -358,7 +370,9 @@ class ResidentVectors:
         tail = [c for c in self._chunks if c.size]
         if tail and self._q8 is not None:
             q8, scale = _quantize(np.concatenate(tail))
+            head = self._head if self._head is not None and self._head.of is self._q8 else None
             self._q8, self._scale = np.concatenate((self._q8, q8)), np.concatenate((self._scale, scale))
+            self._head = head.extended(self._q8, q8, scale, self.BLOCK) if head is not None else None
         elif tail:
             self._matrix = np.vstack([m for m in (self._matrix, *tail) if m.size])
         self._chunks = []
@@ -381,6 +395,7 @@ class ResidentVectors:
         self._file, self._order, self._filed = file, order.astype(np.int64, copy=False), rows
         width = file.width
         self._q8, self._scale = np.zeros((0, width), dtype=np.int8), np.zeros(0, dtype=np.float32)
+        self._head = None
 
     def _file_in_order(self, members: npt.NDArray[np.int64]) -> None:
         """Write the rows `members` (the live ones, in cluster order) to a new scratch file,
@@ -438,7 +453,7 @@ class ResidentVectors:
             scale[self._order[start:stop]] = file.scale[start:stop]
         q8[self._filed :], scale[self._filed :] = self._q8, self._scale
         self._drop_file()
-        self._q8, self._scale = q8, scale
+        self._q8, self._scale, self._head = q8, scale, None
 
     def _drop_file(self) -> None:
         if self._file is not None:
@@ -488,9 +503,17 @@ class ResidentVectors:
                 # One product over the whole matrix, dead rows dropped after: gathering the
                 # live rows first would copy the matrix on every query (≈ 7× slower).
                 rows = np.flatnonzero(alive[:base])
-                scores = self._scan(q)
-                if len(rows) < base:
-                    scores = scores[rows]
+                rescore = max(self.RESCORE, self.RESCORE_PER_HIT * limit)
+                if self._head is not None and self._ivf is None and rescore * 4 <= len(rows):
+                    first = self._scan(q @ self._head.axes, stored=(self._head.q8, self._head.scale))
+                    if len(rows) < base:
+                        first = first[rows]
+                    rows = rows[np.sort(np.argpartition(-first, rescore - 1)[:rescore])]
+                    scores = self._scan(q, rows)
+                else:
+                    scores = self._scan(q)
+                    if len(rows) < base:
+                        scores = scores[rows]
             else:
                 rows = self._ivf.probe(q, base, self.PROBE_SHARE, self.MIN_PROBE)
                 rows = rows[alive[rows]]
@@ -542,12 +565,19 @@ class ResidentVectors:
             rows = np.arange(start, min(self._base, start + self.BLOCK), dtype=np.intp)
             yield rows, self._block(rows)
 
-    def _scan(self, q: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None = None) -> npt.NDArray[np.float32]:
+    def _scan(
+        self,
+        q: npt.NDArray[np.float32],
+        rows: npt.NDArray[np.intp] | None = None,
+        stored: tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]] | None = None,
+    ) -> npt.NDArray[np.float32]:
         """q · each of `rows` of the matrix in memory (all when None; int8 rows counted from
         `_filed`), `BLOCK` rows at a time over `split_scan`'s threads: one product per block of
         float32 rows, per `READ` int8 rows. Rows picked by index are gathered a block at a
-        time: the copy stays small."""
-        q8, matrix, scale = self._q8, self._matrix, self._scale
+        time: the copy stays small. `stored`: other int8 rows and scales to score instead (the
+        first pass's projections)."""
+        q8, scale = stored if stored is not None else (self._q8, self._scale)
+        matrix = self._matrix
         out = np.empty(len(rows) if rows is not None else len(q8) if q8 is not None else len(matrix), dtype=np.float32)
 
         def part(lo: int, hi: int) -> None:
@@ -556,16 +586,19 @@ class ResidentVectors:
                     stop = min(hi, start + self.BLOCK)
                     out[start:stop] = matrix[slice(start, stop) if rows is None else rows[start:stop]] @ q
                 return
-            buffer = np.empty((min(self.READ, hi - lo), q8.shape[1]), dtype=np.float32)
+            buffer = np.empty((min(read, hi - lo), q8.shape[1]), dtype=np.float32)
             start = lo
-            while start < hi:  # blocks end at multiples of READ, whatever the threads' parts
-                stop = min(hi, (start // self.READ + 1) * self.READ)
+            while start < hi:  # blocks end at multiples of `read`, whatever the threads' parts
+                stop = min(hi, (start // read + 1) * read)
                 pick = slice(start, stop) if rows is None else rows[start:stop]
                 _score_into(out[start:stop], q8[pick], scale[pick], q, buffer)
                 start = stop
 
-        # int8 parts are whole multiples of READ: a row's block is the same for any threads
-        split_scan(len(out), self.BLOCK if q8 is None else max(1, self.BLOCK // self.READ) * self.READ, part)
+        # the same bytes per block for narrower rows (the first pass's): a block's work outweighs
+        # handing it to a thread
+        read = self.READ * max(1, self._width // q8.shape[1]) if q8 is not None else self.READ
+        # int8 parts are whole multiples of `read`: a row's block is the same for any threads
+        split_scan(len(out), self.BLOCK if q8 is None else max(1, self.BLOCK // read) * read, part)
         return out
 
     def _scan_file(
@@ -609,7 +642,8 @@ class ResidentVectors:
             return int(np.count_nonzero(self._rows.alive))
 
     def memory(self) -> dict[str, int]:
-        """Bytes held, by part; `file`: the int8 rows in the scratch file (outside the process)."""
+        """Bytes held, by part; `head`: the first pass's projections; `file`: the int8 rows in the
+        scratch file (outside the process)."""
         with self._lock:
             matrix = self._matrix.nbytes + sum(c.nbytes for c in self._chunks)
             if self._q8 is not None:
@@ -620,7 +654,8 @@ class ResidentVectors:
                 a.nbytes for a in (self._ivf.centroids, self._ivf.starts, self._ivf.members)
             )  # fmt: skip
             file = 0 if self._file is None else self._file.rows * self._file.width
-            return {"ids": self._rows.nbytes, "matrix": matrix, "clusters": ivf, "file": file}
+            head = 0 if self._head is None else self._head.q8.nbytes + self._head.scale.nbytes + self._head.axes.nbytes
+            return {"ids": self._rows.nbytes, "matrix": matrix, "head": head, "clusters": ivf, "file": file}
 
 
 def _leaf_keys(con: Any, compact: bool = False) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.bytes_]] | None:
@@ -668,6 +703,53 @@ def _quantize(matrix: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], np
     scale = (np.where(top > 0, top, 127.0) / 127.0).astype(np.float32)
     q8 = np.rint(matrix / scale[:, None]).clip(-127, 127).astype(np.int8)
     return q8, scale
+
+
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """The first pass of a scan of int8 rows: their projections on the leading principal axes of
+    the rows (found from a sample of them), as int8 rows with a scale each. A vector's score
+    there is its full score less what lies off those axes: the rows that score best on them hold
+    the best rows in full, nearly always (the walk benchmark reports the recall)."""
+
+    of: npt.NDArray[np.int8]  # the rows it projects (`ResidentVectors._q8`)
+    axes: npt.NDArray[np.float32]  # width × dims
+    q8: npt.NDArray[np.int8]
+    scale: npt.NDArray[np.float32]
+
+    @classmethod
+    def build(
+        cls, q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32], share: float, sample: int, block: int
+    ) -> _Head:
+        dims = max(1, min(q8.shape[1], round(q8.shape[1] * share)))
+        step = max(1, len(q8) // max(1, sample))
+        rows = q8[::step].astype(np.float32) * scale[::step, None]
+        rows -= rows.mean(axis=0)
+        _, vectors = np.linalg.eigh((rows.T @ rows).astype(np.float64))  # ascending eigenvalues
+        axes = np.ascontiguousarray(vectors[:, ::-1][:, :dims], dtype=np.float32)
+        head, head_scale = _project(q8, scale, axes, block)
+        return cls(q8, axes, head, head_scale)
+
+    def extended(
+        self, of: npt.NDArray[np.int8], q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32], block: int
+    ) -> _Head:
+        """With rows `q8` appended (now the last rows of `of`), on the same axes."""
+        more, more_scale = _project(q8, scale, self.axes, block)
+        return _Head(of, self.axes, np.concatenate((self.q8, more)), np.concatenate((self.scale, more_scale)))
+
+
+def _project(
+    q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32], axes: npt.NDArray[np.float32], block: int
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """int8 rows' projections on `axes`, as int8 and a scale each, `block` rows at a time."""
+    out = np.empty((len(q8), axes.shape[1]), dtype=np.int8)
+    out_scale = np.empty(len(q8), dtype=np.float32)
+    for start in range(0, len(q8), block):
+        stop = min(len(q8), start + block)
+        rows = q8[start:stop].astype(np.float32)
+        rows *= scale[start:stop, None]
+        out[start:stop], out_scale[start:stop] = _quantize(rows @ axes)
+    return out, out_scale
 
 
 @dataclass(slots=True)
