@@ -355,7 +355,7 @@ class ResidentVectors:
         if live < self.CLUSTER_FROM:  # scanned in full: the rows back in memory
             self._ivf = None
             self._into_memory()
-            if self._q8 is not None and (self._head is None or self._head.of is not self._q8):
+            if self._q8 is not None and len(self._q8) and (self._head is None or self._head.of is not self._q8):
                 self._head = None  # the old one's rows go first
                 self._head = _Head.build(self._q8, self._scale, self.HEAD_SHARE, self.HEAD_SAMPLE, self.BLOCK)
         elif self._ivf is None or self._base - self._ivf.size > self._ivf.size // 4:
