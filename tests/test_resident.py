@@ -252,7 +252,7 @@ def test_vectors_are_stored_as_float16_and_float32_rows_from_before_still_load(v
 def test_stored_vectors_decode_whatever_their_element_size_and_skip_broken_blobs() -> None:
     import pyarrow as pa
 
-    from vaultmind.index.resident_vectors import matrix_of, stored_vectors, vector_of
+    from vaultmind.index.vector_codec import matrix_of, stored_vectors, vector_of
 
     rng = np.random.default_rng(3)
     vectors = rng.standard_normal((4, 8)).astype(np.float32)

@@ -19,19 +19,15 @@ import pytest
 
 import vaultmind.index.postings as postings
 import vaultmind.index.resident_vectors as resident_vectors
+import vaultmind.index.vector_scan as vector_scan
 from vaultmind.bench.run import exact_nearest
 from vaultmind.config import load_config
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves, _group_starts
-from vaultmind.index.resident_vectors import (
-    ResidentVectors,
-    _hash_prefix,
-    _leaf_keys,
-    _quantize,
-    split_scan,
-    vector_of,
-)
+from vaultmind.index.resident_vectors import ResidentVectors, _hash_prefix, _leaf_keys
 from vaultmind.index.row_ids import RowIds
 from vaultmind.index.store import size_bytes
+from vaultmind.index.vector_codec import vector_of
+from vaultmind.index.vector_scan import quantize_rows, split_scan
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import LOAD_MEMORY_LIMIT, VECTORS_LOAD_LIMIT, Memory
 
@@ -283,7 +279,7 @@ def test_int8_rows_are_scored_first_on_their_leading_axes_then_the_best_in_full(
         merged = vectors._head
         assert merged is not None and merged.of is vectors._q8 and merged.axes is head.axes
         assert len(merged.q8) == len(vectors._q8)
-        again = resident_vectors._project(vectors._q8, vectors._scale, head.axes, ResidentVectors.BLOCK)
+        again = vector_scan.project(vectors._q8, vectors._scale, head.axes, ResidentVectors.BLOCK)
         assert np.array_equal(merged.q8, again[0]) and np.array_equal(merged.scale, again[1])
         monkeypatch.setattr(ResidentVectors, "RESCORE", vectors.size)
         every = vectors.search(queries[1], 2000)
@@ -309,19 +305,19 @@ def test_clustered_int8_rows_live_in_an_unnamed_scratch_file_and_rank_as_in_memo
     with _static_vectors(vault, 7, 40) as (memory, model, queries):
         monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 10)
         monkeypatch.setattr(ResidentVectors, "READ", 3)  # reads cut inside clusters and runs
-        monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 2)  # helper threads read the file too
+        monkeypatch.setattr(vector_scan, "SPLIT_ROWS", 2)  # helper threads read the file too
         monkeypatch.setattr(resident_vectors, "_BATCH", 8)  # the load appends to the file many times
         monkeypatch.setattr(ResidentVectors, "WINDOW_BYTES", 8 * 256)  # so does putting it in order
         appends = {"done": 0, "limit": -1}
-        append = resident_vectors._RowFile.append
+        append = vector_scan.RowFile.append
 
-        def counted(self: resident_vectors._RowFile, *args: object) -> None:
+        def counted(self: vector_scan.RowFile, *args: object) -> None:
             if appends["done"] == appends["limit"]:
                 raise OSError(28, "No space left on device")
             appends["done"] += 1
             append(self, *args)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(resident_vectors._RowFile, "append", counted)
+        monkeypatch.setattr(vector_scan.RowFile, "append", counted)
         folder = vault / ".vaultmind"
         names, open_before = set(os.listdir(folder)), len(_scratch_files(folder))
         filed = ResidentVectors(memory.index, model)
@@ -394,8 +390,8 @@ def test_group_starts_point_at_the_first_of_each_run() -> None:
 
 
 def test_split_scan_covers_every_row_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(resident_vectors, "_SCAN_THREADS", 3)
-    monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 10)
+    monkeypatch.setattr(vector_scan, "_SCAN_THREADS", 3)
+    monkeypatch.setattr(vector_scan, "SPLIT_ROWS", 10)
     seen = np.zeros(1001, dtype=np.int64)
     slices: list[tuple[int, int]] = []
     threads: set[str] = set()
@@ -419,17 +415,17 @@ def test_a_scan_split_over_threads_ranks_exactly_as_one_thread(vault: Path, monk
     """Float32 and int8 scans, full and clustered, give the same hits and cosines whether they
     run on one thread or on several."""
     with _static_vectors(vault, 5, 40) as (memory, model, queries):
-        monkeypatch.setattr(resident_vectors, "SPLIT_ROWS", 2)
+        monkeypatch.setattr(vector_scan, "SPLIT_ROWS", 2)
         monkeypatch.setattr(ResidentVectors, "BLOCK", 7)
         monkeypatch.setattr(ResidentVectors, "READ", 3)  # int8 blocks cut inside the threads' parts
-        monkeypatch.setattr(resident_vectors, "_LABEL_BLOCK", 3)  # the clustering's products are split too
+        monkeypatch.setattr(vector_scan, "_LABEL_BLOCK", 3)  # the clustering's products are split too
         # float32 full scan; int8 full scan; int8 rows with clusters
         for quantize_from, cluster_from in ((10_000, 10_000), (10, 10_000), (10, 10)):
             monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", quantize_from)
             monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", cluster_from)
             results = []
             for threads in (1, 3):
-                monkeypatch.setattr(resident_vectors, "_SCAN_THREADS", threads)
+                monkeypatch.setattr(vector_scan, "_SCAN_THREADS", threads)
                 vectors = ResidentVectors(memory.index, model)
                 results.append([vectors.search(q, k) for q in queries for k in (5, 2000)])
                 if vectors._ivf is not None:
@@ -441,10 +437,10 @@ def test_a_scan_split_over_threads_ranks_exactly_as_one_thread(vault: Path, monk
 def test_quantized_rows_are_close_to_the_float_rows() -> None:
     data = np.random.default_rng(0).normal(size=(200, 64)).astype(np.float32)
     data /= np.linalg.norm(data, axis=1, keepdims=True)
-    q8, scale = _quantize(data)
+    q8, scale = quantize_rows(data)
     assert q8.dtype == np.int8 and np.abs(q8).max() == 127
     assert np.abs(q8 * scale[:, None] - data).max() <= scale.max() / 2 + 1e-7
-    assert _quantize(np.zeros((2, 4), dtype=np.float32))[1].tolist() == [1.0, 1.0]  # no division by zero
+    assert quantize_rows(np.zeros((2, 4), dtype=np.float32))[1].tolist() == [1.0, 1.0]  # no division by zero
 
 
 def test_a_serving_process_loads_under_a_small_pool_and_writes_under_the_full_one(vault: Path) -> None:

@@ -36,8 +36,8 @@ from vaultmind.errors import EmbedError
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.index.resident import ChangeSet, LeafDelta
-from vaultmind.index.resident_vectors import as_stored, stored_vectors
 from vaultmind.index.store import Index, LoweredLimit
+from vaultmind.index.vector_codec import as_stored, stored_vectors
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
 from vaultmind.sync_load import (
     POOL_MIN_FILES,

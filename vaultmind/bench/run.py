@@ -46,8 +46,8 @@ from vaultmind.bench.synth import bench_queries, build_vocabulary, generate_vaul
 from vaultmind.client import DaemonClient, daemon_file, find_daemon
 from vaultmind.config import DEFAULT_IGNORE, Config, load_config
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
-from vaultmind.index.resident_vectors import matrix_of
 from vaultmind.index.store import Index
+from vaultmind.index.vector_codec import matrix_of
 from vaultmind.memory import Memory
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR, is_note
 from vaultmind.vault.scan import IgnoreRules

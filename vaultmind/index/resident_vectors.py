@@ -5,15 +5,9 @@ and above it an inverted file over int8 rows kept in a scratch file in cluster o
 
 from __future__ import annotations
 
-import itertools
 import logging
-import math
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,60 +23,19 @@ from vaultmind.index.resident import (
     run_load,
 )
 from vaultmind.index.row_ids import RowIds, best_first, hex_bytes, id_array, pack_ids
-from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
+from vaultmind.index.vector_codec import matrix_of
+from vaultmind.index.vector_scan import (
+    Clusters,
+    FirstPass,
+    RowFile,
+    quantize_rows,
+    score_into,
+    scratch_failed,
+    split_scan,
+)
 
 log = logging.getLogger(__name__)
-
-# Stored vectors are float16: half the bytes of float32 in the file, in every scan and in each
-# checkpoint that writes new ones, for a change of cosine of about 1e-4 between unit vectors.
-# Rows written as float32 before are still read (their blobs are twice as long per dimension).
-VECTOR_DTYPE = np.dtype("<f2")
-_STORED: dict[int, np.dtype[Any]] = {2: np.dtype("<f2"), 4: np.dtype("<f4")}
-
-# A scan is shared between the calling thread and helper threads, one per other core: each
-# takes the next block of rows until none is left. numpy releases the GIL for matrix products
-# and BLAS stays on one thread (`vaultmind/__init__.py`), so no thread spin-waits (at 100k ×
-# 256 float32 rows: 7 ms on one core, 2–3 ms on two). When the other cores are busy, the
-# calling thread takes every block itself and a helper that has not started is cancelled: the
-# scan costs what it would on one thread. Every block is one product, so a row's score does
-# not depend on the number of cores. Below `SPLIT_ROWS` rows a scan stays on the calling thread.
-SPLIT_ROWS = 32_768
-_SCAN_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
-_scan_pool: ThreadPoolExecutor | None = None
-_scan_pool_lock = threading.Lock()
-
-
-def split_scan(rows: int, block: int, part: Callable[[int, int], None], at_least: int | None = None) -> None:
-    """Run `part(lo, hi)` for every `block` of [0, rows) (the last one short), shared between
-    this thread and the helpers; returns when every block is done. Fewer rows than `at_least`
-    (default `SPLIT_ROWS`) stay on this thread, in one call."""
-    global _scan_pool
-    blocks = -(-rows // block)
-    threads = min(_SCAN_THREADS, blocks)
-    if threads < 2 or rows < (SPLIT_ROWS if at_least is None else at_least):
-        part(0, rows)
-        return
-    with _scan_pool_lock:
-        if _scan_pool is None:
-            _scan_pool = ThreadPoolExecutor(_SCAN_THREADS - 1, thread_name_prefix="vaultmind-scan")
-        pool = _scan_pool
-    taken = itertools.count()
-    take = threading.Lock()
-
-    def work() -> None:
-        while True:
-            with take:
-                b = next(taken)
-            if b >= blocks:
-                return
-            part(b * block, min(rows, (b + 1) * block))
-
-    helpers = [pool.submit(work) for _ in range(threads - 1)]
-    work()
-    for helper in helpers:
-        if not helper.cancel():  # started: it finishes the block it holds
-            helper.result()
 
 
 class ResidentVectors:
@@ -94,7 +47,7 @@ class ResidentVectors:
     reads a quarter of the bytes and turns them back into float32 `READ` rows at a time, into a
     buffer that stays in the core's cache, so a full int8 scan takes about half the time of a
     float32 one (memory, not arithmetic, bounds it). Below `CLUSTER_FROM` every row is still
-    scored, in two passes (`_Head`): first by its projection on the rows' leading principal
+    scored, in two passes (`FirstPass`): first by its projection on the rows' leading principal
     axes (`HEAD_SHARE` of the dimensions, int8 too: a scan of that share of the bytes), then
     the `RESCORE` best (at least `RESCORE_PER_HIT` per hit asked) in full, which gives their
     scores exactly as a full scan would. Above, the vectors are clustered once (spherical k-means on a sample, a fixed
@@ -106,7 +59,7 @@ class ResidentVectors:
     `QUANTIZE_FROM` rows or more; a quantized matrix whose live rows fall below that is
     reloaded as float32.
 
-    Clustered int8 rows are not held in memory but in a `_RowFile`, an unnamed scratch file
+    Clustered int8 rows are not held in memory but in a `RowFile`, an unnamed scratch file
     beside the index: a load streams them there as they arrive, and the clustering rewrites it in
     cluster order, so a probe reads a few runs of it (from the operating system's page cache,
     which can drop them under memory pressure) instead of gathering rows spread over a matrix
@@ -137,13 +90,13 @@ class ResidentVectors:
         self._matrix: npt.NDArray[np.float32] = np.zeros((0, 0), dtype=np.float32)
         self._q8: npt.NDArray[np.int8] | None = None  # int8 rows `_filed`… (then `_matrix` is empty)
         self._scale: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
-        self._ivf: _Clusters | None = None
-        self._file: _RowFile | None = None  # the int8 rows below `_filed` (clustered: in cluster order)
+        self._ivf: Clusters | None = None
+        self._file: RowFile | None = None  # the int8 rows below `_filed` (clustered: in cluster order)
         self._filed = 0
         self._order = np.zeros(0, dtype=np.int64)  # place in `_file` → row
         self._position = np.zeros(0, dtype=np.int64)  # row → place in `_file` (-1: not in it)
         self._sum: npt.NDArray[np.float64] | None = None  # of the live vectors (None: not summed yet)
-        self._head: _Head | None = None  # the int8 rows' first-pass projection (rows in memory, not clustered)
+        self._head: FirstPass | None = None  # the int8 rows' first-pass projection (rows in memory, not clustered)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
 
     def _load(self, quantize: bool | None = None, scratch: bool = True) -> None:
@@ -171,7 +124,7 @@ class ResidentVectors:
             quantize = count >= self._quantize_from if quantize is None else quantize
             filled = np.zeros(count, dtype=bool)
             width = 0
-            file: _RowFile | None = None  # int8 rows in the order they arrive: `arrived` says whose
+            file: RowFile | None = None  # int8 rows in the order they arrive: `arrived` says whose
             arrived: list[npt.NDArray[np.intp]] = []
             reader = con.execute("SELECT content_hash, vec, dim FROM embeddings WHERE model = ?", [self.model_id])
             for batch in reader.to_arrow_reader(_BATCH):
@@ -201,14 +154,14 @@ class ResidentVectors:
                 if self._q8 is not None:
                     for start in range(0, len(src), 1024):  # small steps: small temporaries
                         part = slice(start, start + 1024)
-                        q8, scale = _quantize(block[src[part]])
+                        q8, scale = quantize_rows(block[src[part]])
                         if file is None:
                             self._q8[dst[part]], self._scale[dst[part]] = q8, scale
                             continue
                         try:
                             file.append(q8, scale)
                         except OSError as exc:
-                            _failed(file, exc)
+                            scratch_failed(file, exc)
                             self._load(quantize, scratch=False)
                             return
                         arrived.append(dst[part])
@@ -357,9 +310,9 @@ class ResidentVectors:
             self._into_memory()
             if self._q8 is not None and len(self._q8) and (self._head is None or self._head.of is not self._q8):
                 self._head = None  # the old one's rows go first
-                self._head = _Head.build(self._q8, self._scale, self.HEAD_SHARE, self.HEAD_SAMPLE, self.BLOCK)
+                self._head = FirstPass.build(self._q8, self._scale, self.HEAD_SHARE, self.HEAD_SAMPLE, self.BLOCK)
         elif self._ivf is None or self._base - self._ivf.size > self._ivf.size // 4:
-            self._ivf = _Clusters.build(self._stored, self._rows.rank(self._base), self._rows.alive)
+            self._ivf = Clusters.build(self._stored, self._rows.rank(self._base), self._rows.alive)
             if self._q8 is not None:
                 self._file_in_order(self._ivf.members)
             release_freed_memory()  # the clustering's temporaries
@@ -369,7 +322,7 @@ class ResidentVectors:
         they pass 5 % of it, not on every save)."""
         tail = [c for c in self._chunks if c.size]
         if tail and self._q8 is not None:
-            q8, scale = _quantize(np.concatenate(tail))
+            q8, scale = quantize_rows(np.concatenate(tail))
             head = self._head if self._head is not None and self._head.of is self._q8 else None
             self._q8, self._scale = np.concatenate((self._q8, q8)), np.concatenate((self._scale, scale))
             self._head = head.extended(self._q8, q8, scale, self.BLOCK) if head is not None else None
@@ -377,17 +330,17 @@ class ResidentVectors:
             self._matrix = np.vstack([m for m in (self._matrix, *tail) if m.size])
         self._chunks = []
 
-    def _scratch(self, width: int, capacity: int) -> _RowFile | None:
+    def _scratch(self, width: int, capacity: int) -> RowFile | None:
         """A new scratch file beside the index (None, the rows then held in memory, where none can
         be made: a read-only folder, a full disk)."""
         folder = self.index.path.parent if self.index.path is not None else None
         try:
-            return _RowFile(folder, width, capacity)
+            return RowFile(folder, width, capacity)
         except OSError as exc:
             log.warning("vector rows stay in memory: no scratch file in %s (%s)", folder or "the temporary folder", exc)
             return None
 
-    def _filed_in(self, file: _RowFile, order: npt.NDArray[np.intp], rows: int) -> None:
+    def _filed_in(self, file: RowFile, order: npt.NDArray[np.intp], rows: int) -> None:
         """Take `file` as the store of rows [0, `rows`), its place p holding row `order[p]`."""
         self._drop_file()
         self._position = np.full(rows, -1, dtype=np.int64)
@@ -408,14 +361,14 @@ class ResidentVectors:
             try:
                 self._copy_rows(new, members)
             except OSError as exc:
-                _failed(new, exc)
+                scratch_failed(new, exc)
                 new = None
         if new is None:
             self._into_memory()
             return
         self._filed_in(new, members, base)
 
-    def _copy_rows(self, new: _RowFile, members: npt.NDArray[np.int64]) -> None:
+    def _copy_rows(self, new: RowFile, members: npt.NDArray[np.int64]) -> None:
         window = max(1, self.WINDOW_BYTES // new.width)
         old, filed = self._file, self._filed
         assert self._q8 is not None
@@ -591,7 +544,7 @@ class ResidentVectors:
             while start < hi:  # blocks end at multiples of `read`, whatever the threads' parts
                 stop = min(hi, (start // read + 1) * read)
                 pick = slice(start, stop) if rows is None else rows[start:stop]
-                _score_into(out[start:stop], q8[pick], scale[pick], q, buffer)
+                score_into(out[start:stop], q8[pick], scale[pick], q, buffer)
                 start = stop
 
         # the same bytes per block for narrower rows (the first pass's): a block's work outweighs
@@ -625,7 +578,7 @@ class ResidentVectors:
                 # a row's score does not depend on how many threads there are
                 count = min(hi, int(offsets[run + 1]), (at // self.READ + 1) * self.READ) - at
                 block = file.read(start, start + count, buffer)
-                _score_into(out[at : at + count], block, file.scale[start : start + count], q, floats)
+                score_into(out[at : at + count], block, file.scale[start : start + count], q, floats)
                 at += count
                 if at == offsets[run + 1]:
                     run += 1
@@ -697,242 +650,3 @@ def _hash_prefix(hashes: npt.NDArray[np.bytes_]) -> tuple[npt.NDArray[np.bytes_]
     return hex_bytes(hashes, 32, any_case=True)
 
 
-def _quantize(matrix: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
-    """Each row as int8 and one scale (its largest magnitude / 127): row ≈ int8 × scale."""
-    top = np.abs(matrix).max(axis=1) if matrix.size else np.zeros(len(matrix), dtype=np.float32)
-    scale = (np.where(top > 0, top, 127.0) / 127.0).astype(np.float32)
-    q8 = np.rint(matrix / scale[:, None]).clip(-127, 127).astype(np.int8)
-    return q8, scale
-
-
-@dataclass(frozen=True, slots=True)
-class _Head:
-    """The first pass of a scan of int8 rows: their projections on the leading principal axes of
-    the rows (found from a sample of them), as int8 rows with a scale each. A vector's score
-    there is its full score less what lies off those axes: the rows that score best on them hold
-    the best rows in full, nearly always (the walk benchmark reports the recall)."""
-
-    of: npt.NDArray[np.int8]  # the rows it projects (`ResidentVectors._q8`)
-    axes: npt.NDArray[np.float32]  # width × dims
-    q8: npt.NDArray[np.int8]
-    scale: npt.NDArray[np.float32]
-
-    @classmethod
-    def build(
-        cls, q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32], share: float, sample: int, block: int
-    ) -> _Head:
-        dims = max(1, min(q8.shape[1], round(q8.shape[1] * share)))
-        step = max(1, len(q8) // max(1, sample))
-        rows = q8[::step].astype(np.float32) * scale[::step, None]
-        rows -= rows.mean(axis=0)
-        _, vectors = np.linalg.eigh((rows.T @ rows).astype(np.float64))  # ascending eigenvalues
-        axes = np.ascontiguousarray(vectors[:, ::-1][:, :dims], dtype=np.float32)
-        head, head_scale = _project(q8, scale, axes, block)
-        return cls(q8, axes, head, head_scale)
-
-    def extended(
-        self, of: npt.NDArray[np.int8], q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32], block: int
-    ) -> _Head:
-        """With rows `q8` appended (now the last rows of `of`), on the same axes."""
-        more, more_scale = _project(q8, scale, self.axes, block)
-        return _Head(of, self.axes, np.concatenate((self.q8, more)), np.concatenate((self.scale, more_scale)))
-
-
-def _project(
-    q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32], axes: npt.NDArray[np.float32], block: int
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
-    """int8 rows' projections on `axes`, as int8 and a scale each, `block` rows at a time."""
-    out = np.empty((len(q8), axes.shape[1]), dtype=np.int8)
-    out_scale = np.empty(len(q8), dtype=np.float32)
-    for start in range(0, len(q8), block):
-        stop = min(len(q8), start + block)
-        rows = q8[start:stop].astype(np.float32)
-        rows *= scale[start:stop, None]
-        out[start:stop], out_scale[start:stop] = _quantize(rows @ axes)
-    return out, out_scale
-
-
-@dataclass(slots=True)
-class _Clusters:
-    """An inverted file: k-means centroids and, per cluster, its rows (compressed)."""
-
-    centroids: npt.NDArray[np.float32]
-    starts: npt.NDArray[np.int64]
-    members: npt.NDArray[np.int64]
-    size: int  # rows of the matrix when it was built; later rows are the exact tail
-
-    @classmethod
-    def build(
-        cls,
-        stored: Callable[[], Iterator[tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]],
-        rank: npt.NDArray[np.int64],
-        alive: npt.NDArray[np.bool_],
-        iterations: int = 8,
-    ) -> _Clusters:
-        """Cluster the live rows among the first `len(rank)`, taken in `rank` order (leaf id
-        order: the clusters do not depend on the order rows were loaded or stored in);
-        `stored()` gives every row as float32, block by block, in any order (read twice)."""
-        total = len(rank)
-        rows = np.flatnonzero(alive[:total])
-        rows = rows[np.argsort(rank[rows], kind="stable")]
-        count = min(len(rows), max(16, int(math.sqrt(len(rows)))))  # fewer rows than 16: one each
-        rng = np.random.default_rng(0)
-        sample_rows = rows[np.sort(rng.choice(len(rows), size=min(len(rows), 32 * count), replace=False))]
-        in_sample = np.full(total, -1, dtype=np.int64)
-        in_sample[sample_rows] = np.arange(len(sample_rows))
-        sample = np.zeros((0, 0), dtype=np.float32)
-        for part, vectors in stored():
-            if not sample.size:
-                sample = np.zeros((len(sample_rows), vectors.shape[1]), dtype=np.float32)
-            at = in_sample[part]
-            sample[at[at >= 0]] = vectors[at >= 0]
-        del in_sample
-        centroids = sample[np.sort(rng.choice(len(sample), size=count, replace=False))].copy()
-        for _ in range(iterations):  # spherical k-means on the sample
-            assign = _nearest(sample, centroids)
-            sums = np.zeros_like(centroids)
-            np.add.at(sums, assign, sample)
-            norms = np.linalg.norm(sums, axis=1, keepdims=True)
-            keep = norms[:, 0] > 0
-            centroids[keep] = sums[keep] / norms[keep]
-        label_of = np.full(total, -1, dtype=np.int64)
-        for part, vectors in stored():  # every row to its nearest centroid
-            label_of[part] = _nearest(vectors, centroids)
-        labels = label_of[rows]
-        del label_of
-        order = np.argsort(labels, kind="stable")
-        starts = np.searchsorted(labels[order], np.arange(count + 1)).astype(np.int64)
-        return cls(centroids, starts, rows[order].astype(np.int64), total)
-
-    def runs(self, q: npt.NDArray[np.float32], share: float, minimum: int) -> list[tuple[int, int]]:
-        """The places in `members` [start, stop) of the clusters nearest `q` — at least
-        `minimum` clusters, then more until they hold `share` of the rows (clusters differ a
-        lot in size) — in order, neighbouring clusters joined into one run."""
-        order = np.argsort(-(self.centroids @ q), kind="stable")
-        sizes = np.diff(self.starts)[order]
-        enough = int(np.searchsorted(np.cumsum(sizes), share * self.size)) + 1
-        runs: list[tuple[int, int]] = []
-        for c in np.sort(order[: min(len(order), max(minimum, enough))]).tolist():
-            start, stop = int(self.starts[c]), int(self.starts[c + 1])
-            if runs and runs[-1][1] == start:
-                runs[-1] = (runs[-1][0], stop)
-            elif stop > start:
-                runs.append((start, stop))
-        return runs
-
-    def probe(self, q: npt.NDArray[np.float32], total: int, share: float, minimum: int) -> npt.NDArray[np.intp]:
-        """The rows of `runs`, plus the unclustered tail (rows ≥ `size`), in row order."""
-        parts = [self.members[start:stop] for start, stop in self.runs(q, share, minimum)]
-        parts.append(np.arange(self.size, total, dtype=np.int64))
-        return np.sort(np.concatenate(parts)).astype(np.intp)
-
-
-def _score_into(
-    out: npt.NDArray[np.float32],
-    q8: npt.NDArray[np.int8],
-    scale: npt.NDArray[np.float32],
-    q: npt.NDArray[np.float32],
-    buffer: npt.NDArray[np.float32],
-) -> None:
-    """out = (q8 × scale) · q, the int8 rows turned into float32 in `buffer` (at least as many
-    rows): reused, it stays in the core's cache, where a fresh array per block would not."""
-    floats = buffer[: len(q8)]
-    np.copyto(floats, q8, casting="unsafe")
-    np.dot(floats, q, out=out)
-    out *= scale
-
-
-def _nearest(vectors: npt.NDArray[np.float32], centroids: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
-    """Each row's nearest centroid (largest dot product), `_LABEL_BLOCK` rows to a product,
-    the blocks shared between the scan threads (a row is as costly as `len(centroids)` rows of
-    a search: worth splitting from a few blocks)."""
-    out = np.empty(len(vectors), dtype=np.int64)
-
-    def part(lo: int, hi: int) -> None:
-        for start in range(lo, hi, _LABEL_BLOCK):
-            stop = min(hi, start + _LABEL_BLOCK)
-            out[start:stop] = np.argmax(vectors[start:stop] @ centroids.T, axis=1)
-
-    split_scan(len(vectors), _LABEL_BLOCK, part, at_least=2 * _LABEL_BLOCK)
-    return out
-
-
-_LABEL_BLOCK = 2_048
-
-
-def _failed(file: _RowFile, exc: OSError) -> None:
-    """A scratch file that could not be written: let it go, and say the rows stay in memory."""
-    log.warning("vector rows stay in memory: the scratch file failed (%s)", exc)
-    file.close()
-
-
-class _RowFile:
-    """int8 rows of one width in a `ScratchFile`, and a float32 scale each (in memory)."""
-
-    def __init__(self, folder: Path | None, width: int, capacity: int):
-        self.width = width
-        self.rows = 0
-        self.scale = np.ones(capacity, dtype=np.float32)
-        self._file = ScratchFile(folder, "vaultmind-vectors-")
-        self.close = self._file.close
-
-    def append(self, q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32]) -> None:
-        """Rows (and their scales) after the last, up to the capacity."""
-        if self.rows + len(q8) > len(self.scale):
-            raise ValueError(f"{self.rows + len(q8)} rows for a file of {len(self.scale)}")
-        self._file.write(self.rows * self.width, np.ascontiguousarray(q8).data)
-        self.scale[self.rows : self.rows + len(q8)] = scale
-        self.rows += len(q8)
-
-    def read(self, start: int, stop: int, buffer: npt.NDArray[np.int8] | None = None) -> npt.NDArray[np.int8]:
-        """Rows [start, stop), into `buffer` when given (its first rows)."""
-        out = np.empty((stop - start, self.width), dtype=np.int8) if buffer is None else buffer[: stop - start]
-        self._file.read_into(start * self.width, out.data)
-        return out
-
-
-def matrix_of(vecs: pa.ChunkedArray | pa.Array, dims: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.float32]:
-    """Stored vectors (`VECTOR_DTYPE` blobs, or float32 ones written before it) as one float32
-    matrix, read from the Arrow buffers without a Python object per vector. `dims` says each
-    vector's dimension, so a blob's length gives its element size."""
-    array = vecs.combine_chunks() if isinstance(vecs, pa.ChunkedArray) else vecs
-    n = len(array)
-    if n == 0:
-        return np.zeros((0, 0), dtype=np.float32)
-    wide = pa.types.is_large_binary(array.type)
-    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32)[array.offset : array.offset + n + 1]
-    lengths = np.diff(offsets)
-    width = np.asarray(dims.to_numpy(zero_copy_only=False), dtype=np.int64)
-    uniform = not array.null_count and (lengths == lengths[0]).all() and (width == width[0]).all()
-    size = _element_size(int(lengths[0]), int(width[0])) if uniform else 0
-    if not size:
-        # mixed dimensions or element sizes (after a model mix-up, or old float32 rows beside new ones)
-        decoded = (vector_of(b, int(d)) for b, d in zip(array.to_pylist(), width.tolist(), strict=True))
-        rows = [r for r in decoded if r is not None]
-        same = [r for r in rows if len(r) == len(rows[0])] if rows else []
-        return np.stack(same) if same else np.zeros((0, 0), dtype=np.float32)
-    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    return data.view(_STORED[size]).reshape(n, int(width[0])).astype(np.float32)
-
-
-def _element_size(length: int, dim: int) -> int:
-    """Bytes per dimension of a stored blob; 0 when it is neither float16 nor float32."""
-    size = length // dim if dim > 0 else 0
-    return size if size in _STORED and size * dim == length else 0
-
-
-def vector_of(blob: bytes | None, dim: int) -> npt.NDArray[np.float32] | None:
-    """One stored vector (`embeddings.vec` of dimension `dim`) as float32; None for a blob that
-    is not one (empty, or of a length that fits neither float16 nor float32)."""
-    size = _element_size(len(blob), dim) if blob else 0
-    return np.frombuffer(blob, dtype=_STORED[size]).astype(np.float32) if blob and size else None
-
-
-def stored_vectors(vectors: npt.NDArray[np.floating[Any]]) -> list[bytes]:
-    """Vectors as the blobs `embeddings.vec` keeps (`VECTOR_DTYPE`, one per row)."""
-    return [row.tobytes() for row in np.ascontiguousarray(vectors, dtype=VECTOR_DTYPE)]
-
-
-def as_stored(vectors: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
-    """Vectors as reading their `stored_vectors` back gives them (float32 from `VECTOR_DTYPE`)."""
-    return np.asarray(vectors, dtype=VECTOR_DTYPE).astype(np.float32)
