@@ -50,13 +50,13 @@ class ResidentVectors:
     scored, in two passes (`FirstPass`): first by its projection on the rows' leading principal
     axes (`HEAD_SHARE` of the dimensions, int8 too: a scan of that share of the bytes), then
     the `RESCORE` best (at least `RESCORE_PER_HIT` per hit asked) in full, which gives their
-    scores exactly as a full scan would. Above, the vectors are clustered once (spherical k-means on a sample, a fixed
-    seed, √N clusters) and a query scores the vectors of the clusters whose centroids are
-    nearest (about `PROBE_SHARE` of the rows) plus every vector added since the clustering.
-    The result is deterministic; the walk benchmark reports its recall against an exact
-    float32 scan (`dense_recall_at_100`). The clustering is redone once the vectors added
-    since pass a quarter of the rows. A load takes the int8 form when it holds
-    `QUANTIZE_FROM` rows or more; a quantized matrix whose live rows fall below that is
+    scores exactly as a full scan would. Above, the vectors are clustered once (spherical
+    k-means on a sample, a fixed seed, √N clusters) and a query scores the vectors of the
+    clusters whose centroids are nearest (about `PROBE_SHARE` of the rows) plus every vector
+    added since the clustering. The result is deterministic; the walk benchmark reports its
+    recall against an exact float32 scan (`dense_recall_at_100`). The clustering is redone once
+    the vectors added since pass a quarter of the rows. A load takes the int8 form when it
+    holds `QUANTIZE_FROM` rows or more; a quantized matrix whose live rows fall below that is
     reloaded as float32.
 
     Clustered int8 rows are not held in memory but in a `RowFile`, an unnamed scratch file
