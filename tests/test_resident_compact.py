@@ -412,17 +412,19 @@ def test_split_scan_covers_every_row_once(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_a_scan_split_over_threads_ranks_exactly_as_one_thread(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Float32 and int8 scans, full and clustered, give the same hits and cosines whether they
-    run on one thread or on several."""
+    """Float32 and int8 scans, full, in two passes and clustered, give the same hits and cosines
+    whether they run on one thread or on several."""
     with _static_vectors(vault, 5, 40) as (memory, model, queries):
         monkeypatch.setattr(vector_scan, "SPLIT_ROWS", 2)
         monkeypatch.setattr(ResidentVectors, "BLOCK", 7)
         monkeypatch.setattr(ResidentVectors, "READ", 3)  # int8 blocks cut inside the threads' parts
         monkeypatch.setattr(vector_scan, "_LABEL_BLOCK", 3)  # the clustering's products are split too
-        # float32 full scan; int8 full scan; int8 rows with clusters
-        for quantize_from, cluster_from in ((10_000, 10_000), (10, 10_000), (10, 10)):
+        monkeypatch.setattr(ResidentVectors, "RESCORE_PER_HIT", 1)
+        # float32 full scan; int8 full scan; int8 in two passes (for 5 hits); int8 rows with clusters
+        for quantize_from, cluster_from, rescore in ((10_000, 10_000, 4000), (10, 10_000, 4000), (10, 10_000, 6), (10, 10, 4000)):
             monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", quantize_from)
             monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", cluster_from)
+            monkeypatch.setattr(ResidentVectors, "RESCORE", rescore)
             results = []
             for threads in (1, 3):
                 monkeypatch.setattr(vector_scan, "_SCAN_THREADS", threads)
@@ -430,6 +432,7 @@ def test_a_scan_split_over_threads_ranks_exactly_as_one_thread(vault: Path, monk
                 results.append([vectors.search(q, k) for q in queries for k in (5, 2000)])
                 if vectors._ivf is not None:
                     results[-1].append(vectors._ivf.members.tolist())  # the same clusters
+                assert (vectors._head is not None) == (quantize_from < cluster_from)
             assert results[0] == results[1]
             assert results[0][1] and len(results[0][1]) == vectors.size
 
