@@ -255,12 +255,12 @@ def test_int8_rows_are_scored_first_on_their_leading_axes_then_the_best_in_full(
         full = [vectors.search(q, 2000) for q in queries]  # 2,000 hits: every row scored in full
         rows = vectors.size
         head = vectors._head
-        assert head is not None and head.of is vectors._q8 and head.q8.shape == (rows, 96)
+        assert head is not None and head.of is vectors._q8 and head.rows.shape == (rows, 96)
         monkeypatch.setattr(ResidentVectors, "RESCORE", rows // 4)
         monkeypatch.setattr(ResidentVectors, "RESCORE_PER_HIT", 1)
         scanned: list[int] = []
         scan = vectors._scan
-        monkeypatch.setattr(vectors, "_scan", lambda q, found=None, stored=None: scanned.append(len(q)) or scan(q, found, stored))
+        monkeypatch.setattr(vectors, "_scan", lambda q, found=None, floats=None: scanned.append(len(q)) or scan(q, found, floats))
         for q, want in zip(queries, full, strict=True):
             got = vectors.search(q, 10)
             assert scanned[-2:] == [96, 256]  # the first pass, then the kept rows in full
@@ -278,9 +278,9 @@ def test_int8_rows_are_scored_first_on_their_leading_axes_then_the_best_in_full(
         assert not vectors._chunks and vectors.size > rows
         merged = vectors._head
         assert merged is not None and merged.of is vectors._q8 and merged.axes is head.axes
-        assert len(merged.q8) == len(vectors._q8)
+        assert len(merged.rows) == len(vectors._q8)
         again = vector_scan.project(vectors._q8, vectors._scale, head.axes, ResidentVectors.BLOCK)
-        assert np.array_equal(merged.q8, again[0]) and np.array_equal(merged.scale, again[1])
+        assert np.array_equal(merged.rows, again)
         monkeypatch.setattr(ResidentVectors, "RESCORE", vectors.size)
         every = vectors.search(queries[1], 2000)
         monkeypatch.setattr(ResidentVectors, "RESCORE", vectors.size // 4)

@@ -48,7 +48,7 @@ class ResidentVectors:
     buffer that stays in the core's cache, so a full int8 scan takes about half the time of a
     float32 one (memory, not arithmetic, bounds it). Below `CLUSTER_FROM` every row is still
     scored, in two passes (`FirstPass`): first by its projection on the rows' leading principal
-    axes (`HEAD_SHARE` of the dimensions, int8 too: a scan of that share of the bytes), then
+    axes (`HEAD_SHARE` of the dimensions, held as float32: nothing to convert), then
     the `RESCORE` best (at least `RESCORE_PER_HIT` per hit asked) in full, which gives their
     scores exactly as a full scan would. Above, the vectors are clustered once (spherical
     k-means on a sample, a fixed seed, √N clusters) and a query scores the vectors of the
@@ -458,7 +458,7 @@ class ResidentVectors:
                 rows = np.flatnonzero(alive[:base])
                 rescore = max(self.RESCORE, self.RESCORE_PER_HIT * limit)
                 if self._head is not None and self._ivf is None and rescore * 4 <= len(rows):
-                    first = self._scan(q @ self._head.axes, stored=(self._head.q8, self._head.scale))
+                    first = self._scan(q @ self._head.axes, floats=self._head.rows)
                     if len(rows) < base:
                         first = first[rows]
                     rows = rows[np.sort(np.argpartition(-first, rescore - 1)[:rescore])]
@@ -522,15 +522,15 @@ class ResidentVectors:
         self,
         q: npt.NDArray[np.float32],
         rows: npt.NDArray[np.intp] | None = None,
-        stored: tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]] | None = None,
+        floats: npt.NDArray[np.float32] | None = None,
     ) -> npt.NDArray[np.float32]:
         """q · each of `rows` of the matrix in memory (all when None; int8 rows counted from
         `_filed`), `BLOCK` rows at a time over `split_scan`'s threads: one product per block of
         float32 rows, per `READ` int8 rows. Rows picked by index are gathered a block at a
-        time: the copy stays small. `stored`: other int8 rows and scales to score instead (the
-        first pass's projections)."""
-        q8, scale = stored if stored is not None else (self._q8, self._scale)
-        matrix = self._matrix
+        time: the copy stays small. `floats`: other float32 rows to score instead (the first
+        pass's projections)."""
+        q8, scale = (self._q8 if floats is None else None), self._scale
+        matrix = self._matrix if floats is None else floats
         out = np.empty(len(rows) if rows is not None else len(q8) if q8 is not None else len(matrix), dtype=np.float32)
 
         def part(lo: int, hi: int) -> None:
@@ -539,19 +539,16 @@ class ResidentVectors:
                     stop = min(hi, start + self.BLOCK)
                     out[start:stop] = matrix[slice(start, stop) if rows is None else rows[start:stop]] @ q
                 return
-            buffer = np.empty((min(read, hi - lo), q8.shape[1]), dtype=np.float32)
+            buffer = np.empty((min(self.READ, hi - lo), q8.shape[1]), dtype=np.float32)
             start = lo
-            while start < hi:  # blocks end at multiples of `read`, whatever the threads' parts
-                stop = min(hi, (start // read + 1) * read)
+            while start < hi:  # blocks end at multiples of READ, whatever the threads' parts
+                stop = min(hi, (start // self.READ + 1) * self.READ)
                 pick = slice(start, stop) if rows is None else rows[start:stop]
                 score_into(out[start:stop], q8[pick], scale[pick], q, buffer)
                 start = stop
 
-        # the same bytes per block for narrower rows (the first pass's): a block's work outweighs
-        # handing it to a thread
-        read = self.READ * max(1, self._width // q8.shape[1]) if q8 is not None else self.READ
-        # int8 parts are whole multiples of `read`: a row's block is the same for any threads
-        split_scan(len(out), self.BLOCK if q8 is None else max(1, self.BLOCK // read) * read, part)
+        # int8 parts are whole multiples of READ: a row's block is the same for any threads
+        split_scan(len(out), self.BLOCK if q8 is None else max(1, self.BLOCK // self.READ) * self.READ, part)
         return out
 
     def _scan_file(
@@ -607,7 +604,7 @@ class ResidentVectors:
                 a.nbytes for a in (self._ivf.centroids, self._ivf.starts, self._ivf.members)
             )  # fmt: skip
             file = 0 if self._file is None else self._file.rows * self._file.width
-            head = 0 if self._head is None else self._head.q8.nbytes + self._head.scale.nbytes + self._head.axes.nbytes
+            head = 0 if self._head is None else self._head.rows.nbytes + self._head.axes.nbytes
             return {"ids": self._rows.nbytes, "matrix": matrix, "head": head, "clusters": ivf, "file": file}
 
 
