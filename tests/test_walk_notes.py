@@ -61,10 +61,12 @@ def _columns(notes: list[int], names: list[str]) -> LeafColumns:
 
 def test_note_rank_adds_coverage_to_the_best_leaf() -> None:
     cols = _columns([0, 0, 1, -1], ["a.md", "b.md"])  # the last leaf is not live
-    rank = _note_rank(np.array([0.9, 0.5, 0.85, 5.0]), cols, {"b.md": 1.0})
+    scores = np.array([0.9, 0.5, 0.85, 5.0])
+    rank = _note_rank(scores, cols, {"b.md": 1.0}, np.arange(4))
     assert rank["a.md"] == 0.9
     assert rank["b.md"] > rank["a.md"]
     assert set(rank) == {"a.md", "b.md"}
+    assert _note_rank(scores, cols, {"b.md": 1.0}, np.array([1, 2])) == {"a.md": 0.5, "b.md": rank["b.md"]}, "only the leaves asked about"
 
 
 def test_walk_top_hits_spread_over_notes_and_explain_coverage(vault: Path) -> None:

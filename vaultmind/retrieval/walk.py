@@ -174,9 +174,9 @@ def walk(
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights)
-    pair = np.fromiter((leaf_id in pair_leaves for leaf_id in ids), dtype=bool, count=len(ids))
     base = _base(signals)
-    base[pair] += pair_bonus
+    for leaf_id in pair_leaves:  # entity leaves: all among the candidates
+        base[at[leaf_id]] += pair_bonus
     context_of, reached, more = _context(memory, ids, at, base, cols)
     if reached:  # leaves only context brings: no signal of their own
         at.update((leaf_id, k) for k, leaf_id in enumerate(reached, start=len(ids)))
@@ -187,7 +187,9 @@ def walk(
             cols = memory.leaves.columns(ids)
         signals = np.vstack((signals, np.zeros((len(reached), len(SIGNALS)))))
         base = np.concatenate((base, np.zeros(len(reached))))
-    context = np.fromiter((context_of.get(leaf_id, 0.0) for leaf_id in ids), dtype=np.float64, count=len(ids))
+    context = np.zeros(len(ids))
+    for leaf_id, value in context_of.items():  # candidates, or leaves context reached
+        context[at[leaf_id]] = value
     lengths = _length_factors(cols.length)
     factors = _time_factors(window, cols.ts) if window is not None else np.ones(len(ids))
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
@@ -201,17 +203,21 @@ def walk(
     answers = _answer_bonus(kind, final, texts) if kind else set()
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
-    notes = np.unique(cols.note[cols.known])
-    coverage = _note_coverage(memory, content_terms, {cols.note_names[code] for code in notes.tolist()})
     for leaf_id in top:  # the only leaves the passes above change
         scores[at[leaf_id]] = final[leaf_id][0]
-    note_rank = _note_rank(scores, cols, coverage)
-    # Only the head is shown, explained and diversified; the rest only counts in `total`.
+    # Only the head is diversified and the hits shown are explained; the rest only counts in
+    # `total`. A note's best leaf is in the head whenever one of its leaves is: the head's
+    # notes are ranked from the head alone.
     head = _best(ids, scores, max(limit * 3, 30))
+    head_at = np.array([at[leaf_id] for leaf_id in head], dtype=np.int64)
+    head_notes = np.unique(cols.note[head_at[cols.known[head_at]]])
+    coverage = _note_coverage(memory, content_terms, {cols.note_names[code] for code in head_notes.tolist()})
+    note_rank = _note_rank(scores, cols, coverage, head_at)
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
-    scored: list[tuple[str, float, dict[str, Any]]] = []
-    for leaf_id in head:
-        score, factor = final[leaf_id]
+    scored: list[tuple[str, float, dict[str, Any]]] = [(leaf_id, final[leaf_id][0], {}) for leaf_id in head]
+    ranked: list[tuple[str, float, dict[str, Any]]] = []
+    for leaf_id, score, flags in _diversify(memory, scored, limit, places, note_rank, rows):
+        factor = final[leaf_id][1]
         k = at[leaf_id]
         breakdown: dict[str, Any] = {name: round(v, 4) for name, v in zip(SIGNALS, signals[k].tolist(), strict=True)}
         breakdown.update(
@@ -225,10 +231,10 @@ def walk(
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "time_factor": factor,
                 "weights": WEIGHTS,
+                **flags,  # `_diversify`'s
             }
         )
-        scored.append((leaf_id, score, breakdown))
-    ranked = _diversify(memory, scored, limit, places, note_rank, rows)
+        ranked.append((leaf_id, score, breakdown))
     hits = leaf_hits(memory, ranked, rows)
     query_info: dict[str, Any] = {
         "terms": sorted(set(qterms)),
@@ -570,11 +576,13 @@ def _normalise_dense(scores: dict[str, float]) -> dict[str, float]:
     return {k: max(0.0, (v - floor) / span) for k, v in scores.items()}
 
 
-def _note_rank(scores: npt.NDArray[np.float64], cols: LeafColumns, coverage: dict[str, float]) -> dict[str, float]:
-    """Per note, the evidence that the question is about it: its best leaf's final score
-    (`scores` in the order of `cols`) plus `NOTE_COVERAGE` times its coverage of the question's
-    terms (`_note_coverage`)."""
-    known = np.flatnonzero(cols.known)
+def _note_rank(
+    scores: npt.NDArray[np.float64], cols: LeafColumns, coverage: dict[str, float], among: npt.NDArray[np.int64]
+) -> dict[str, float]:
+    """Per note of the leaves at places `among`, the evidence that the question is about it:
+    its best leaf's final score (`scores` in the order of `cols`) plus `NOTE_COVERAGE` times its
+    coverage of the question's terms (`_note_coverage`)."""
+    known = among[cols.known[among]]
     if not len(known):
         return {}
     order = known[np.argsort(cols.note[known], kind="stable")]
