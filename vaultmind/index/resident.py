@@ -444,20 +444,18 @@ class ResidentLeaves:
             hit[hit] = self._place_keys[at[hit]] == keys.ravel()[hit]
             flat = np.full(keys.size, -1, dtype=np.int64)  # loaded with no leaf: every leaf added since
             flat[hit] = self._place_rows[at[hit]]
-            loaded: list[list[int]] = flat.reshape(len(known), len(offsets)).tolist()
+            grid = flat.reshape(len(known), len(offsets))
             alive = self._rows.alive
-            picked: list[tuple[str, list[int]]] = []  # each leaf's neighbours, as rows
-            for k, note, other_seqs, found in zip(
-                known.tolist(), notes.tolist(), others.tolist(), loaded, strict=True
-            ):
-                near = []
-                for other, j in zip(other_seqs, found, strict=True):
-                    added = self._place_added.get((note, other))
-                    if added is not None and alive[added]:
-                        j = added
-                    if j >= 0 and alive[j]:
-                        near.append(j)
-                picked.append((leaf_ids[k], near))
+            if self._place_added:  # a live leaf added at a place since the load takes it
+                for i, (note, other_seqs) in enumerate(zip(notes.tolist(), others.tolist(), strict=True)):
+                    for c, other in enumerate(other_seqs):
+                        added = self._place_added.get((note, other))
+                        if added is not None and alive[added]:
+                            grid[i, c] = added
+            live = grid >= 0
+            live[live] = alive[grid[live]]
+            # each leaf's neighbours, as rows
+            picked = [(leaf_ids[k], row[keep].tolist()) for k, row, keep in zip(known.tolist(), grid, live, strict=True)]
             ids = iter(self._rows.ids_of([j for _, near in picked for j in near]))  # in one conversion
             return {leaf_id: [next(ids) for _ in near] for leaf_id, near in picked}
 

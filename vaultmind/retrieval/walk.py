@@ -359,11 +359,8 @@ def _signals(
     columns in `SIGNALS` order. A message counts as involving its author (for the entity signal)
     when the question names them."""
     out = np.zeros((len(ids), len(SIGNALS)))
-    for column, values in ((LEX, lex), (DENSE, den)):
-        for leaf_id, value in values.items():
-            k = at.get(leaf_id)
-            if k is not None:
-                out[k, column] = value
+    for column, values in ((LEX, lex), (DENSE, den)):  # leaves of the searches: all candidates
+        out[[at[leaf_id] for leaf_id in values], column] = list(values.values())
     out[:, NOTE] = _note_shares(out[:, LEX], cols.note)
     out[:, NOTE_DENSE] = _note_shares(out[:, DENSE], cols.note)
     implied: dict[int, set[str]] = {}  # author code → the query entities the author's name spells
@@ -375,17 +372,23 @@ def _signals(
             implied[code] = {e for e, st in surface_terms if st and st <= words}
     if implied:
         out[np.isin(cols.author, list(implied)), AUTHOR] = 1.0
-    if qents:
-        by_author = np.flatnonzero(out[:, AUTHOR]).tolist()
-        for k in sorted({at[leaf_id] for leaf_id in entity_leaves if leaf_id in at}.union(by_author)):
-            ents = entity_leaves.get(ids[k])
-            if out[k, AUTHOR]:
-                ents = (ents or set()) | implied[int(cols.author[k])]
-            out[k, ENTITY] = len(ents) / len(qents) if ents else 0.0
-    for leaf_id, weight in graph_weights.items():
-        k = at.get(leaf_id)
-        if k is not None and out[k, ENTITY] < 1.0:
-            out[k, GRAPH] = weight
+    if qents:  # the query entities each leaf involves: mentioned in it, or spelled by its author's name
+        column_of = {e: j for j, e in enumerate(dict.fromkeys(e for e, _ in qents))}
+        held = np.zeros((len(ids), len(column_of)), dtype=bool)
+        places = [(at[leaf_id], column_of[e]) for leaf_id, ents in entity_leaves.items() if leaf_id in at for e in ents]
+        if places:
+            held[tuple(np.array(places).T)] = True
+        for code, ents in implied.items():
+            by_author = cols.author == code
+            for e in ents:
+                held[by_author, column_of[e]] = True
+        out[:, ENTITY] = held.sum(axis=1) / len(qents)
+    if graph_weights:
+        near = [(k, weight) for leaf_id, weight in graph_weights.items() if (k := at.get(leaf_id)) is not None]
+        rows = np.array([k for k, _ in near], dtype=np.int64)
+        weights = np.array([weight for _, weight in near])
+        below = out[rows, ENTITY] < 1.0
+        out[rows[below], GRAPH] = weights[below]
     return out
 
 
