@@ -63,6 +63,10 @@ def check_equal(memory: Memory) -> None:
         assert graph.near_leaves([entity_id], 50) == sql_near_leaves(memory, [entity_id], 50)
         assert graph.neighbours(entity_id) == sql_neighbours(memory, entity_id)
     assert graph.near_leaves(entities[:3], 2) == sql_near_leaves(memory, entities[:3], 2)
+    asked = [*entities[:4], entities[0], "topic:no-such-entity"]  # a repeat and an unknown one
+    together = {leaf: ents & set(asked) for leaf, ents in by_leaf.items() if ents & set(asked)}
+    assert graph.leaves_of(asked) == together and any(len(ents) > 1 for ents in together.values())
+    assert graph.leaves_of([]) == {}
     assert sum(len(graph.neighbours(e)) for e in entities) == 2 * memory.index.scalar("SELECT count(*) FROM edges") > 0
 
 

@@ -89,13 +89,20 @@ class EntityGraph:
 
     # -- lookups -----------------------------------------------------------------------------
 
-    def leaves_of(self, entity_ids: Iterable[str]) -> dict[str, set[str]]:
-        """Leaf id → the given entities it mentions."""
-        out: dict[str, set[str]] = {}
-        for entity_id in entity_ids:
-            for leaf_id in self._leaf_keys.ids_of(self._leaf_codes(entity_id)):
-                out.setdefault(leaf_id, set()).add(entity_id)
-        return out
+    def leaves_of(self, entity_ids: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Leaf id → the given entities it mentions (leaves that mention the same ones share one
+        set: the leaves of a question's entities are many, its entities few)."""
+        wanted = list(dict.fromkeys(entity_ids))
+        parts = [self._leaf_codes(entity_id) for entity_id in wanted]
+        if len(wanted) == 1:
+            return dict.fromkeys(self._leaf_keys.ids_of(parts[0]), frozenset(wanted))
+        codes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+        leaves, inverse = np.unique(codes, return_inverse=True)
+        held = np.zeros((len(leaves), len(wanted)), dtype=bool)
+        held[inverse, np.repeat(np.arange(len(wanted)), [len(p) for p in parts])] = True
+        kinds, kind_of = np.unique(held, axis=0, return_inverse=True)
+        sets = [frozenset(e for e, h in zip(wanted, row, strict=True) if h) for row in kinds.tolist()]
+        return dict(zip(self._leaf_keys.ids_of(leaves), [sets[k] for k in kind_of.ravel().tolist()], strict=True))
 
     def entities_of(self, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
         """Leaf id → the entities it mentions, sorted (leaves without any are absent)."""

@@ -352,7 +352,7 @@ def _signals(
     den: dict[str, float],
     qents: Sequence[tuple[str, str]],
     name_terms: set[str],
-    entity_leaves: dict[str, set[str]],
+    entity_leaves: dict[str, frozenset[str]],
     graph_weights: dict[str, float],
 ) -> npt.NDArray[np.float64]:
     """Each candidate's signals (module doc), one row per id of `ids` (`at`: their places),
@@ -513,7 +513,7 @@ def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
 
 def _entity_signals(
     memory: Memory, entity_ids: Sequence[str], max_hops: int
-) -> tuple[dict[str, set[str]], set[str], dict[str, float]]:
+) -> tuple[dict[str, frozenset[str]], set[str], dict[str, float]]:
     """Leaves per query entity, leaves holding related pairs, and graph proximity per leaf."""
     if not entity_ids:
         return {}, set(), {}
