@@ -24,7 +24,7 @@ from vaultmind.bench.run import exact_nearest
 from vaultmind.config import load_config
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves, _group_starts
 from vaultmind.index.resident_vectors import ResidentVectors, _hash_prefix, _leaf_keys
-from vaultmind.index.row_ids import RowIds
+from vaultmind.index.row_ids import RowIds, best_first
 from vaultmind.index.store import size_bytes
 from vaultmind.index.vector_codec import vector_of
 from vaultmind.index.vector_scan import quantize_rows, split_scan
@@ -139,7 +139,11 @@ def test_row_ids_hold_hex_ids_as_bytes() -> None:
     keys = np.array([i.encode() for i in ["9b" * 16, "FF" * 16, "xx" * 16, "00" * 16]], dtype="S32")
     assert rows.find_keys(keys).tolist() == [3, -1, -1, 2]
     assert rows.rank(5).tolist() == [4, 1, 0, 3, 2]  # as the strings sort
+    picked, scores = np.array([0, 1, 2, 3]), np.array([0.5, 0.7, 0.5, 0.5], dtype=np.float32)
+    expected = best_first(zip(rows.ids_of(picked), scores.tolist(), strict=True))
+    assert rows.best_first(picked, scores) == expected and expected[1][0] == "00" * 16  # ties by id
     assert rows.extend(["9b" * 16, "not-hex"]) == [5, 6]
+    assert rows.best_first(np.array([6, 0, 5]), np.array([1.0, 1.0, 2.0])) == [("9b" * 16, 2.0), ("ff" * 16, 1.0), ("not-hex", 1.0)]
     assert rows.find(["9b" * 16, "not-hex"]).tolist() == [5, 6] and not rows.alive[3]
     assert rows.ids_of(np.array([6, 1, 5])) == ["not-hex", ids[1], "9b" * 16]  # appended rows too
     mixed = RowIds()

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.lexical import K1, B
 from vaultmind.index.postings import PostingLists, TermCodes
-from vaultmind.index.row_ids import RowIds, best_first, id_array
+from vaultmind.index.row_ids import RowIds, id_array
 from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
 
@@ -363,7 +363,7 @@ class ResidentLeaves:
                 return []
             k = min(limit, len(hit))
             top = hit[np.argpartition(-scores[hit], k - 1)[:k]] if len(hit) > k else hit
-            return best_first(zip(self._rows.ids_of(top), scores[top].tolist(), strict=True))
+            return self._rows.best_first(top, scores[top])
 
     def document_frequency(self, term: str) -> tuple[int, int]:
         """(leaves containing `term`, live leaves)."""

@@ -22,7 +22,7 @@ from vaultmind.index.resident import (
     LeafDelta,
     run_load,
 )
-from vaultmind.index.row_ids import RowIds, best_first, hex_bytes, id_array, pack_ids
+from vaultmind.index.row_ids import RowIds, hex_bytes, id_array, pack_ids
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import matrix_of
 from vaultmind.index.vector_scan import (
@@ -481,7 +481,7 @@ class ResidentVectors:
             if k <= 0:
                 return []
             top = np.argpartition(-scores, k - 1)[:k] if len(rows) > k else np.arange(len(rows))
-            return best_first(zip(self._rows.ids_of(rows[top]), scores[top].tolist(), strict=True))
+            return self._rows.best_first(rows[top], scores[top])
 
     def mean_direction(self) -> npt.NDArray[np.float32] | None:
         """The unit mean of the live vectors (None: no vectors). Summed once in float64, block

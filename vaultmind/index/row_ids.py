@@ -70,6 +70,16 @@ class RowIds:
         step = HEX_ID_DIGITS
         return [digits[i : i + step] for i in range(0, len(digits), step)]
 
+    def best_first(self, rows: npt.NDArray[np.integer], scores: npt.NDArray[np.floating]) -> list[tuple[str, float]]:
+        """`best_first` of the ids of `rows` with their `scores`; when every row is a loaded
+        packed id, ordered by numpy (packed ids sort as their hex digits do)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        whole = self._keys.dtype.itemsize == HEX_ID_DIGITS // 2
+        if self._packed and whole and len(rows) and int(rows.max()) < len(self._keys):
+            order = np.lexsort((self._keys[rows], -scores))
+            return list(zip(self.ids_of(rows[order]), scores[order].tolist(), strict=True))
+        return best_first(zip(self.ids_of(rows), scores.tolist(), strict=True))
+
     def _decode(self, key: bytes) -> str:
         """A loaded id as a string (numpy drops a packed id's trailing zero bytes: put back)."""
         return key.ljust(HEX_ID_DIGITS // 2, b"\0").hex() if self._packed else bytes(key).decode()
