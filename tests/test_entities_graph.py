@@ -244,6 +244,34 @@ def test_large_batches_defer_ner_and_backfill_completes_it(vault: Path) -> None:
         assert dump_entities(memory) == cold_rebuild(config.with_(extra={}))
 
 
+@pytest.mark.parametrize(("inline", "pending"), [(3, 5), (10, 0)])
+def test_a_rebuild_runs_ner_on_all_its_new_texts_or_on_none(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, inline: int, pending: int
+) -> None:
+    """A first index rebuilds the entity rows in chunks. The inline budget holds for all of
+    them at once: five new texts against a budget of three leave all five to `backfill_ner`,
+    even when the last chunk (one text) would fit it; against a budget of ten all five run."""
+    from vaultmind.entities import graph
+
+    monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
+    write(vault, ".vaultmind/config.toml", f"[entities]\nner_inline = {inline}\n")
+    people = ["Dana Whitfield", "Marco Ruiz", "Priya Natarajan", "Tomas Lindqvist", "Aiko Tanaka"]
+    for k, person in enumerate(people):
+        write(vault, f"notes/n{k}.md", f"{person} flew to Lisbon on Tuesday.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        deriver = entity_deriver(memory)
+        assert deriver is not None
+        if not deriver.ner.available:
+            pytest.skip(deriver.ner.status()["message"])
+        ran: list[int] = []
+        analyze = deriver.ner.analyze
+        monkeypatch.setattr(deriver.ner, "analyze", lambda texts: ran.append(len(texts)) or analyze(texts))
+        memory.sync()
+        assert deriver.last["mode"] == "full"
+        assert ner_pending(memory.index, deriver) == pending
+        assert sum(ran) == len(people) - pending
+
+
 def test_backfill_derives_with_the_rows_and_texts_it_fetched_without_reading_them_again(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
