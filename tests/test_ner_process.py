@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import vaultmind
+from vaultmind.child import python_command, python_env
 from vaultmind.config import load_config
 from vaultmind.entities.graph import entity_deriver, ner_pending, query_entities
 from vaultmind.entities.ner import NerEngine
@@ -46,6 +48,27 @@ def test_the_child_finds_what_the_model_finds_in_process(model: str) -> None:
     finally:
         there.close()
     assert there.process_id is None
+
+
+def test_the_child_imports_this_vaultmind_whatever_the_working_directory(
+    model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -m` puts the working directory first on the path: a daemon started next to a
+    folder named `vaultmind` (a checkout, a vault) had its NER child import that one."""
+    shadow = tmp_path / "vaultmind"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text('raise ImportError("the working directory\'s vaultmind")\n')
+    monkeypatch.chdir(tmp_path)
+    process = ModelProcess(model, 8, idle_s=30)
+    try:
+        assert process.analyze(TEXTS[:1]) == [[(0, 13, "PERSON"), (23, 29, "GPE")]]
+    finally:
+        process.stop()
+    found = subprocess.run(
+        python_command("-c", "import vaultmind; print(vaultmind.__file__)"),
+        env=python_env(), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert Path(found.stdout.strip()) == Path(vaultmind.__file__).resolve()
 
 
 def test_an_idle_child_is_stopped_and_a_new_one_started_on_the_next_texts(model: str) -> None:

@@ -43,6 +43,7 @@ import numpy as np
 
 from vaultmind import __version__
 from vaultmind.bench.synth import bench_queries, build_vocabulary, generate_vault, read_manifest
+from vaultmind.child import python_command, python_env
 from vaultmind.client import DaemonClient, daemon_file, find_daemon
 from vaultmind.config import DEFAULT_IGNORE, Config, load_config
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
@@ -199,7 +200,7 @@ def bench_cold(vault: Path, *, repeats: int = 3, progress: Progress | None = Non
     peak_max: list[int] = []
     peak_sum: list[int] = []
     notes = leaves = files = size = 0
-    cmd = [sys.executable, "-c", "import sys; from vaultmind.bench.run import cold_reindex; cold_reindex(sys.argv[1])"]
+    cmd = python_command("-c", "import sys; from vaultmind.bench.run import cold_reindex; cold_reindex(sys.argv[1])")
     cmd.append(str(vault))
     for run in range(repeats):
         files, size, seconds = read_hash_baseline(vault, config.all_ignores, progress)
@@ -359,7 +360,7 @@ def _descendants(root: int) -> list[int]:
 
 
 def _child_env(embed_provider: str | None) -> dict[str, str]:
-    env = dict(os.environ)
+    env = python_env()
     if embed_provider:
         env["VAULTMIND_EMBED_PROVIDER"] = embed_provider
     return env
@@ -408,7 +409,7 @@ def running_daemon(
     if find_daemon(config) is not None:
         raise UsageError(f"a vaultmind daemon already runs for {vault}", hint="stop it before benchmarking")
     expected = len(_note_paths(vault, config.all_ignores))
-    cmd = [sys.executable, "-m", "vaultmind", "watch", "--vault", str(vault)]
+    cmd = python_command("-m", "vaultmind", "watch", "--vault", str(vault))
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, env=_child_env(embed_provider), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
@@ -624,7 +625,7 @@ def bench_rss(
     config = _config(vault, embed_provider)
     if cold:
         _delete_index(config)
-    cmd = [sys.executable, "-m", "vaultmind", "reindex", "--vault", str(vault), "--json"]
+    cmd = python_command("-m", "vaultmind", "reindex", "--vault", str(vault), "--json")
     progress("reindex (subprocess)", 0, 1)
     with tempfile.TemporaryFile() as err:
         code, seconds, peak = _run_and_measure(cmd, _child_env(embed_provider), err)

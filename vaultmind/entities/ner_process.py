@@ -20,14 +20,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
+from vaultmind.child import python_command, python_env
 from vaultmind.entities.ner import ModelFailed, NerEngine, RawSpan
 
 log = logging.getLogger(__name__)
@@ -89,17 +88,14 @@ class ModelProcess:
 
     def _start(self) -> subprocess.Popen[str]:
         self._stop_child()
-        root = str(Path(__file__).resolve().parents[2])  # where `vaultmind` is imported from
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
         try:
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "vaultmind.entities.ner_process", self.package, str(self.batch)],
+                python_command("-m", "vaultmind.entities.ner_process", self.package, str(self.batch)),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 text=True,
                 encoding="utf-8",
-                env=env,
+                env=python_env(),
             )
         except OSError as exc:  # no interpreter to run, no processes left
             raise ModelFailed(f"cannot start the NER process ({sys.executable}): {exc}") from exc
