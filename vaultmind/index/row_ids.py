@@ -62,9 +62,7 @@ class RowIds:
     def ids_of(self, rows: Sequence[int] | npt.NDArray[np.integer]) -> list[str]:
         """`id_of` of each of `rows`; loaded packed ids are turned into hex digits in one go."""
         rows = np.asarray(rows, dtype=np.int64)
-        base = len(self._keys)
-        whole = self._keys.dtype.itemsize == HEX_ID_DIGITS // 2
-        if not self._packed or not whole or not len(rows) or int(rows.max()) >= base:
+        if not self._all_packed(rows):
             return [self.id_of(row) for row in rows.tolist()]
         digits = self._keys[rows].tobytes().hex()  # each key whole: numpy keeps its padding
         step = HEX_ID_DIGITS
@@ -74,11 +72,15 @@ class RowIds:
         """`best_first` of the ids of `rows` with their `scores`; when every row is a loaded
         packed id, ordered by numpy (packed ids sort as their hex digits do)."""
         rows = np.asarray(rows, dtype=np.int64)
-        whole = self._keys.dtype.itemsize == HEX_ID_DIGITS // 2
-        if self._packed and whole and len(rows) and int(rows.max()) < len(self._keys):
+        if self._all_packed(rows):
             order = np.lexsort((self._keys[rows], -scores))
             return list(zip(self.ids_of(rows[order]), scores[order].tolist(), strict=True))
         return best_first(zip(self.ids_of(rows), scores.tolist(), strict=True))
+
+    def _all_packed(self, rows: npt.NDArray[np.integer]) -> bool:
+        """Whether `rows` (some) are all loaded rows held as whole packed ids."""
+        whole = self._keys.dtype.itemsize == HEX_ID_DIGITS // 2
+        return self._packed and whole and bool(len(rows)) and int(rows.max()) < len(self._keys)
 
     def _decode(self, key: bytes) -> str:
         """A loaded id as a string (numpy drops a packed id's trailing zero bytes: put back)."""
