@@ -259,15 +259,16 @@ def test_int8_rows_are_scored_first_on_their_leading_axes_then_the_best_in_full(
         full = [vectors.search(q, 2000) for q in queries]  # 2,000 hits: every row scored in full
         rows = vectors.size
         head = vectors._head
-        assert head is not None and head.of is vectors._q8 and head.rows.shape == (rows, 96)
+        assert head is not None and head.of is vectors._q8 and _projections(head).shape == (rows, 96)
         monkeypatch.setattr(ResidentVectors, "RESCORE", rows // 4)
         monkeypatch.setattr(ResidentVectors, "RESCORE_PER_HIT", 1)
         scanned: list[int] = []
-        scan = vectors._scan
-        monkeypatch.setattr(vectors, "_scan", lambda q, found=None, floats=None: scanned.append(len(q)) or scan(q, found, floats))
+        scan, first = vectors._scan, vector_scan.FirstPass.scores
+        monkeypatch.setattr(vectors, "_scan", lambda q, found=None: scanned.append(len(found) if found is not None else -1) or scan(q, found))
+        monkeypatch.setattr(vector_scan.FirstPass, "scores", lambda self, q: scanned.append(0) or first(self, q))
         for q, want in zip(queries, full, strict=True):
             got = vectors.search(q, 10)
-            assert scanned[-2:] == [96, 256]  # the first pass, then the kept rows in full
+            assert scanned[-2:] == [0, rows // 4]  # the first pass, then the kept rows in full
             by_id = dict(want)
             assert np.allclose([s for _, s in got], [by_id[i] for i, _ in got], atol=1e-6)
             assert np.allclose([s for _, s in got], [s for _, s in want[:10]], atol=1e-6)
@@ -282,14 +283,41 @@ def test_int8_rows_are_scored_first_on_their_leading_axes_then_the_best_in_full(
         assert not vectors._chunks and vectors.size > rows
         merged = vectors._head
         assert merged is not None and merged.of is vectors._q8 and merged.axes is head.axes
-        assert len(merged.rows) == len(vectors._q8)
+        assert len(_projections(merged)) == len(vectors._q8)
         again = vector_scan.project(vectors._q8, vectors._scale, head.axes, ResidentVectors.BLOCK)
-        assert np.array_equal(merged.rows, again)
+        assert np.array_equal(_projections(merged), again)
         monkeypatch.setattr(ResidentVectors, "RESCORE", vectors.size)
         every = vectors.search(queries[1], 2000)
         monkeypatch.setattr(ResidentVectors, "RESCORE", vectors.size // 4)
         top = vectors.search(queries[1], 10)
         assert np.allclose([s for _, s in top], [s for _, s in every[:10]], atol=1e-6)
+
+
+def test_a_first_pass_scores_its_blocks_as_the_projections_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pass holds the projections transposed, in blocks of `COLUMNS` rows: its
+    scores are the projections' products with the projected query, whatever the number of
+    rows in the last block, and rows appended fill the last block before opening a new one
+    (the blocks a build would make)."""
+    monkeypatch.setattr(vector_scan.FirstPass, "COLUMNS", 64)
+    monkeypatch.setattr(vector_scan, "SPLIT_ROWS", 100)  # shared between threads from 100 rows
+    rng = np.random.default_rng(3)
+    q8, scale = vector_scan.quantize_rows(rng.standard_normal((150, 32)).astype(np.float32))
+    built = vector_scan.FirstPass.build(q8[:100], scale[:100], 0.25, 64, 16)
+    assert [b.shape for b in built.blocks] == [(8, 64), (8, 36)]
+    q = rng.standard_normal(32).astype(np.float32)
+    want = vector_scan.project(q8[:100], scale[:100], built.axes, 16) @ (q @ built.axes)
+    assert np.allclose(built.scores(q), want, atol=1e-5)
+
+    grown = built.extended(q8, q8[100:], scale[100:], 16)
+    assert [b.shape for b in grown.blocks] == [(8, 64), (8, 64), (8, 22)]
+    assert np.array_equal(_projections(grown), vector_scan.project(q8, scale, built.axes, 16))
+    assert np.allclose(grown.scores(q), vector_scan.project(q8, scale, built.axes, 16) @ (q @ built.axes), atol=1e-5)
+    assert grown.extended(q8, q8[:0], scale[:0], 16).blocks[-1].shape == (8, 22)
+
+
+def _projections(head: vector_scan.FirstPass) -> npt.NDArray[np.float32]:
+    """A first pass's projections, a row each."""
+    return np.hstack(head.blocks).T
 
 
 def _same_hits(got: list[tuple[str, float]], want: list[tuple[str, float]], atol: float) -> None:

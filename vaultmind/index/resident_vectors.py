@@ -458,7 +458,7 @@ class ResidentVectors:
                 rows = np.flatnonzero(alive[:base])
                 rescore = max(self.RESCORE, self.RESCORE_PER_HIT * limit)
                 if self._head is not None and self._ivf is None and rescore * 4 <= len(rows):
-                    first = self._scan(q @ self._head.axes, floats=self._head.rows)
+                    first = self._head.scores(q)
                     if len(rows) < base:
                         first = first[rows]
                     rows = rows[np.sort(np.argpartition(-first, rescore - 1)[:rescore])]
@@ -518,19 +518,12 @@ class ResidentVectors:
             rows = np.arange(start, min(self._base, start + self.BLOCK), dtype=np.intp)
             yield rows, self._block(rows)
 
-    def _scan(
-        self,
-        q: npt.NDArray[np.float32],
-        rows: npt.NDArray[np.intp] | None = None,
-        floats: npt.NDArray[np.float32] | None = None,
-    ) -> npt.NDArray[np.float32]:
+    def _scan(self, q: npt.NDArray[np.float32], rows: npt.NDArray[np.intp] | None = None) -> npt.NDArray[np.float32]:
         """q · each of `rows` of the matrix in memory (all when None; int8 rows counted from
         `_filed`), `BLOCK` rows at a time over `split_scan`'s threads: one product per block of
         float32 rows, per `READ` int8 rows. Rows picked by index are gathered a block at a
-        time: the copy stays small. `floats`: other float32 rows to score instead (the first
-        pass's projections)."""
-        q8, scale = (self._q8 if floats is None else None), self._scale
-        matrix = self._matrix if floats is None else floats
+        time: the copy stays small."""
+        q8, scale, matrix = self._q8, self._scale, self._matrix
         out = np.empty(len(rows) if rows is not None else len(q8) if q8 is not None else len(matrix), dtype=np.float32)
 
         def part(lo: int, hi: int) -> None:
@@ -604,7 +597,7 @@ class ResidentVectors:
                 a.nbytes for a in (self._ivf.centroids, self._ivf.starts, self._ivf.members)
             )  # fmt: skip
             file = 0 if self._file is None else self._file.rows * self._file.width
-            head = 0 if self._head is None else self._head.rows.nbytes + self._head.axes.nbytes
+            head = 0 if self._head is None else self._head.nbytes
             return {"ids": self._rows.nbytes, "matrix": matrix, "head": head, "clusters": ivf, "file": file}
 
 
