@@ -245,6 +245,25 @@ def test_workers_build_the_rows_of_the_notes_they_parse(vault: Path, tmp_path: P
         assert set(chunk["postings"].column("note_no").to_pylist()) <= set(range(chunk["notes"].num_rows))
 
 
+def test_a_pooled_load_runs_the_collector_less_often(vault: Path) -> None:
+    """While notes are parsed in a pool, the youngest generation is collected every
+    `LOAD_GC_THRESHOLD` allocations, in the workers (which also freeze what they imported)
+    and in this process; this process's pace is restored after."""
+    _notes(vault, 3)
+    config = load_config(vault, embed_provider="none")
+    kept = gc.get_threshold()  # a serving memory opened by another test may have raised it
+    gc.set_threshold(700, 10, 10)  # Python's default
+    try:
+        with Loader(vault, config.max_file_bytes, config.chunk_tokens, workers=1, files=3, min_files=1) as loader:
+            assert loader.pool is not None
+            assert gc.get_threshold() == (sync_load.LOAD_GC_THRESHOLD, 10, 10)
+            assert loader.pool.submit(gc.get_threshold).result()[0] == sync_load.LOAD_GC_THRESHOLD
+            assert loader.pool.submit(gc.get_freeze_count).result() > 0
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*kept)
+
+
 def test_term_counts_are_those_of_terms_when_the_word_cache_overflows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lexical, "_TERMS_OF_MAX", 8)
     lexical._TERMS_OF.clear()
