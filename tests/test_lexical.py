@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.admission.signals import WORD_RE
 from vaultmind.config import load_config
-from vaultmind.index.lexical import terms, words
+from vaultmind.index.lexical import split_words, terms, words
 from vaultmind.index.schema import derived_tables, migrations, rebuilds
 from vaultmind.memory import Memory
 
@@ -19,12 +20,14 @@ _REFERENCE_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
 
 def test_ascii_words_split_as_the_word_pattern_finds_them() -> None:
-    pieces = ["don't", "'quoted'", "rock'n'roll", "snake_case", "a1b2", "x--y", "it's.", "''", "'", "Tab\tEnd",
+    pieces = ["don't", "a''b", "x_'y", "\x1cgap", "'quoted'", "rock'n'roll", "snake_case", "a1b2", "x--y", "it's.", "''", "'", "Tab\tEnd",
               "URL/path?q=1", "e-mail", "#tag", "[[Link|alias]]", "3.14", "O'Neil's", "ÉTÉ", "日本語", "’curly’"]  # fmt: skip
     rng = random.Random(7)
     for _ in range(500):
         text = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         assert words(text) == _REFERENCE_WORD.findall(text.lower()), text
+        low = text.lower().replace("’", "'")  # as the admission signals split a text
+        assert split_words(low, WORD_RE) == WORD_RE.findall(low), text
 
 
 def test_word_forms_share_a_term() -> None:

@@ -149,7 +149,11 @@ class Decision:
     llm_model: str | None = None
 
     def signals_json(self) -> str:
-        return json.dumps(self.signals, sort_keys=True, ensure_ascii=False)
+        return _SIGNALS_JSON.encode(self.signals)
+
+
+# `json.dumps(..., sort_keys=True, ensure_ascii=False)` without making an encoder per leaf
+_SIGNALS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 
 
 def admit_user_note() -> Decision:

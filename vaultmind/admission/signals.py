@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress
 
+from vaultmind.index.lexical import split_words
+
 WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _EMAIL_RE = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _URL_RE = re.compile(r"\bhttps?://[^\s<>()\]\[]+[^\s<>()\]\[.,;:!?'\"]")
@@ -346,7 +348,7 @@ def statement_signal(text: str) -> float:
 
 
 def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str]) -> Signals:
-    words = WORD_RE.findall(leaf.text.lower().replace("’", "'"))
+    words = split_words(leaf.text.lower().replace("’", "'"), WORD_RE)
     n = len(words)
     counts = Counter(words)
     content = _content_count(counts)
