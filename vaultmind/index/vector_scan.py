@@ -87,7 +87,8 @@ class FirstPass:
     The projections are held transposed, in blocks of `COLUMNS` rows (dims × rows each, every
     block full but the last): a block's scores are then one pass over it that adds each axis's
     row, scaled, to the scores, which streams through memory; the same product over rows of 96
-    numbers each (`rows @ q`) took twice as long (100k rows: 2.5 → 1.6 ms on two threads).
+    numbers each (`rows @ q`) took half as long again (100k rows: 2.5 against 1.6 ms on two
+    threads).
     Each block is one product, whatever the threads: a row's score does not depend on them."""
 
     of: npt.NDArray[np.int8]  # the rows it projects (`ResidentVectors._q8`)
