@@ -146,14 +146,14 @@ class FirstPass:
     def _blocks(
         cls, q8: npt.NDArray[np.int8], scale: npt.NDArray[np.float32], axes: npt.NDArray[np.float32], block: int
     ) -> tuple[npt.NDArray[np.float32], ...]:
-        """The projections of `q8`, transposed, `COLUMNS` rows a block."""
-        return tuple(
-            np.ascontiguousarray(project(q8[start : start + cls.COLUMNS], scale[start : start + cls.COLUMNS], axes, block).T)
-            for start in range(0, len(q8), cls.COLUMNS)
-        )
+        """The projections of `q8`, transposed, `COLUMNS` rows a block (projected a block at a
+        time: no temporary of every row)."""
+        starts = range(0, len(q8), cls.COLUMNS)
+        return tuple(cls._transposed(project(q8[i : i + cls.COLUMNS], scale[i : i + cls.COLUMNS], axes, block))[0] for i in starts)
 
     @classmethod
     def _transposed(cls, rows: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.float32], ...]:
+        """`rows` (one a row) as blocks of `COLUMNS`, each transposed."""
         return tuple(np.ascontiguousarray(rows[start : start + cls.COLUMNS].T) for start in range(0, len(rows), cls.COLUMNS))
 
 
