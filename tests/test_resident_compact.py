@@ -152,6 +152,22 @@ def test_row_ids_hold_hex_ids_as_bytes() -> None:
     assert mixed.ids_of([1, 0]) == ["not-hex", "ab" * 16]
 
 
+def test_row_ids_found_when_ids_share_their_first_bytes() -> None:
+    """Packed ids are searched by their first 8 bytes: ids that share them (and ids loaded
+    twice) are still told apart, each found at its own row, as a dict of the ids finds them."""
+    rng = np.random.default_rng(7)
+    heads = [rng.bytes(8).hex() for _ in range(40)]
+    ids = [heads[int(rng.integers(0, 8 if k % 2 else 40))] + rng.bytes(8).hex() for k in range(400)]
+    ids += ids[:25]  # loaded twice: the later row
+    rows = RowIds()
+    rows.reset(ids)
+    assert rows._packed and rows._sorted_high is not None
+    latest = {leaf_id: row for row, leaf_id in enumerate(ids)}
+    strangers = [head + rng.bytes(8).hex() for head in heads[:10]]  # a known head, an unknown id
+    asked = [ids[int(k)] for k in rng.integers(0, len(ids), 300)] + strangers + ["00" * 16, "ff" * 16]
+    assert rows.find(asked).tolist() == [latest.get(leaf_id, -1) for leaf_id in asked]
+
+
 def test_int8_vectors_rank_like_float32(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Above `CLUSTER_FROM` the vectors load as int8 with a scale per row: on data with a clear
     margin the top hits are those of the float32 vectors, with cosines within 0.01."""

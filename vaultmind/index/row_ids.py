@@ -26,6 +26,7 @@ class RowIds:
         self._keys: npt.NDArray[np.bytes_] = np.zeros(0, dtype="S1")  # loaded ids, in row order
         self._sorted: npt.NDArray[np.bytes_] = self._keys  # the same, sorted
         self._perm: npt.NDArray[np.int64] | None = None  # row of each sorted id (None: already sorted)
+        self._sorted_high: npt.NDArray[np.uint64] | None = None  # `_high_words` of `_sorted` (16-byte keys)
         self._packed = False  # `_keys` hold the bytes of hex ids (`HEX_ID_DIGITS` digits each)
         self._added: list[str] = []  # ids of the rows appended since the load
         self._added_pos: dict[str, int] = {}
@@ -45,6 +46,7 @@ class RowIds:
         if len(keys) > 1 and not bool((keys[1:] >= keys[:-1]).all()):
             self._perm = np.argsort(keys, kind="stable")
             self._sorted = keys[self._perm]
+        self._sorted_high = _high_words(self._sorted) if keys.dtype.itemsize == 16 else None
         same = self._sorted[1:] == self._sorted[:-1] if len(keys) > 1 else np.zeros(0, dtype=bool)
         self.shared = {self._decode(k) for k in self._sorted[1:][same].tolist()} if same.any() else set()
         self._added = []
@@ -122,9 +124,23 @@ class RowIds:
             out = np.full(len(needles), -1, dtype=np.int64)
             out[fits] = self._loaded_rows(needles[fits].astype(self._sorted.dtype))
             return out
-        at = np.searchsorted(self._sorted, needles, side="right") - 1
-        found = at >= 0
-        found[found] = self._sorted[at[found]] == needles[found]
+        high = self._sorted_high
+        if high is not None and needles.dtype == self._sorted.dtype:
+            # by the ids' first 8 bytes, as integers: a third of the time of comparing bytes
+            needle_high = _high_words(needles)
+            at = np.searchsorted(high, needle_high, side="right") - 1
+            found = at >= 0
+            found[found] = self._sorted[at[found]] == needles[found]
+            # an id whose first 8 bytes another loaded id shares may lie before the one found
+            clash = ~found & (at >= 0)
+            clash[clash] = high[at[clash]] == needle_high[clash]
+            if clash.any():
+                at[clash] = np.searchsorted(self._sorted, needles[clash], side="right") - 1
+                found[clash] = self._sorted[at[clash]] == needles[clash]
+        else:
+            at = np.searchsorted(self._sorted, needles, side="right") - 1
+            found = at >= 0
+            found[found] = self._sorted[at[found]] == needles[found]
         rows = at if self._perm is None else self._perm[np.maximum(at, 0)]
         return np.where(found, rows, -1).astype(np.int64)
 
@@ -197,6 +213,7 @@ class RowIds:
     def nbytes(self) -> int:
         """Bytes held (the appended ids estimated at 170 bytes each: string, list and dict entry)."""
         extra = self._sorted.nbytes + self._perm.nbytes if self._perm is not None else 0
+        extra += self._sorted_high.nbytes if self._sorted_high is not None else 0
         return self._keys.nbytes + extra + self.alive.nbytes + 170 * len(self._added)
 
     @property
@@ -258,6 +275,12 @@ def hex_bytes(
 
 
 _HEX_BLOCK = 16_384
+
+
+def _high_words(keys: npt.NDArray[np.bytes_]) -> npt.NDArray[np.uint64]:
+    """The first 8 bytes of each 16-byte key as an unsigned integer (big-endian: they sort as
+    the keys do)."""
+    return np.ascontiguousarray(keys).view(">u8")[::2].astype(np.uint64)
 
 
 def _encode_ids(ids: Sequence[str]) -> npt.NDArray[np.bytes_]:
