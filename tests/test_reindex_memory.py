@@ -319,6 +319,31 @@ def _bulk(memory: Memory) -> None:
     memory.syncer.bulk_files = 1  # a whole-vault load of any size is a bulk load
 
 
+def test_a_bulk_load_commits_its_rows_into_the_file_not_the_wal(tmp_path: Path) -> None:
+    """The bulk commit checkpoints, even while commits leave checkpoints to the sync: the rows
+    go straight into the file. `before_commit` runs before anything is visible to others."""
+    index = Index.open(tmp_path / "index.duckdb")
+    index.checkpoint()
+    wal = tmp_path / "index.duckdb.wal"
+    seen: list[int] = []
+
+    def before_commit() -> None:
+        with index.con.cursor() as other:
+            seen.append(int(other.execute("SELECT count(*) FROM tags").fetchone()[0]))  # type: ignore[index]
+
+    with index.deferred_checkpoints():
+        with index.bulk(before_commit):
+            # fewer rows than a row group: until now they went into the WAL at the commit
+            index.con.execute("INSERT INTO tags SELECT 'note-' || i || '.md', 'tag-' || (i % 97) FROM range(100000) r(i)")
+            assert not wal.exists() or wal.stat().st_size == 0  # nothing committed yet
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert size_bytes(index.scalar("SELECT current_setting('checkpoint_threshold')")) >= size_bytes(DEFERRED_CHECKPOINT) * 0.9
+        index.con.execute("INSERT INTO tags VALUES ('one.md', 'one')")  # a small commit: into the WAL, as before
+        assert wal.stat().st_size > 0
+    assert seen == [0] and index.scalar("SELECT count(*) FROM tags") == 100_001
+    index.close()
+
+
 class _Fails(_Probe):
     """A deriver that raises at its `at`-th apply."""
 

@@ -305,7 +305,7 @@ class Syncer:
             try:
                 plans = [first]  # handed over: no reference kept here once applied
                 del first
-                with self._pooled(loader), self.index.bulk() if bulk else nullcontext():
+                with self._pooled(loader), self.index.bulk(self._memory.restore) if bulk else nullcontext():
                     self._batches(
                         loader, batches, indexed, plans, known, stats, gone_hashes, total, rebuild=rebuild, scan=scan
                     )
