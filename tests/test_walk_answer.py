@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 from vaultmind.retrieval import walk as walk_module
-from vaultmind.retrieval.answer_type import answer_kind, asking, holds_answer
+from vaultmind.retrieval.answer_type import _TIME, answer_kind, asking, holds_answer
 
 from .conftest import write_chat
 
@@ -47,6 +48,23 @@ def test_holds_answer_per_kind() -> None:
     assert holds_answer("title", 'I finished rereading "the alchemist" last night')
     assert holds_answer("title", "We watched Little Women twice")
     assert not holds_answer("title", "We watched a movie twice.")
+
+
+def test_a_time_is_found_as_the_one_pattern_finds_it() -> None:
+    """The time check splits an ASCII text into words instead of running one long pattern
+    over it: on random texts of time words, near misses, digits and separators, the same
+    answers as the pattern."""
+    pieces = [
+        "Yesterday", "today's", "last_week", "lastly", "next", "nextdoor", "may", "Mayday", "weeks", "this week",
+        "thisweek", "fall", "autumnal", "ago", "5", "12", "1999", "2024", "20245", "7:30", "7:3", "3rd", "23rd",
+        "4th.", "5 pm", "5pm", "5 pmx", "10am", "x5am", "sep", "sept", "septic", "mon", "monday", "é", "année",
+        "kayak", "the", "we", "met", "x_2024", "_today", "it'", "-", ",", ".", "'", "(", ")", "?", "\n", "\t", "",
+        "yesterday’s", "“today”", "łódź", "añoago", "ago—and", "éweek", "week·", "·", "٥", "19٥٥", "٥:٣٠", "５pm", "Ｍay",
+    ]
+    rng = random.Random(5)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) + rng.choice(["", " ", " ", "-", "'", "_", ":", "\n"]) for _ in range(rng.randint(0, 9)))
+        assert holds_answer("time", text) == (_TIME.search(text.lower()) is not None), text
 
 
 def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> None:
