@@ -46,12 +46,12 @@ _QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
 _TIME_WORDS = f"yesterday|today|tonight|tomorrow|ago|recently|lately|last|next|{_DAYS}|{_MONTHS}"
 _TIME_NUMBERS = r"(?:19|20)\d\d|\d{1,2}:\d\d|\d{1,2}(?:st|nd|rd|th)|\d{1,2} ?(?:am|pm)"
 _TIME = re.compile(  # matched against lower-cased text: twice as fast as re.I on long texts
-    rf"\b(?:{_TIME_WORDS}|this (?:{_PERIODS})|{_PERIODS}s?|{_TIME_NUMBERS})\b"
+    rf"\b(?:{_TIME_WORDS}|this (?:{_PERIODS})|(?:{_PERIODS})s?|{_TIME_NUMBERS})\b"
 )
 # `_TIME` on an ASCII text, in cheaper parts: a time written in digits (`_time_in_digits`, when
 # the text holds a digit), or a word of `_TIME_WORD_SET` (a period's "this" adds nothing: the
 # period alone is a match). Same answers (tested); on a message of 320 characters, 50 → 11 µs.
-_TIME_WORD_SET = frozenset([*_TIME_WORDS.split("|"), *_PERIODS.split("|"), "falls"])
+_TIME_WORD_SET = frozenset([*_TIME_WORDS.split("|"), *_PERIODS.split("|"), *(f"{p}s" for p in _PERIODS.split("|"))])
 _TIME_NUMBER_AT = re.compile(rf"(?:{_TIME_NUMBERS})\b")  # tried where a run of digits starts a word
 _DIGITS = re.compile(r"\d+")
 _ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
