@@ -685,7 +685,8 @@ def _near_duplicate(term_set: frozenset[str], kept: dict[int, list[frozenset[str
     for size in range(int(n * DIVERSITY_JACCARD), int(n / DIVERSITY_JACCARD) + 2):
         if size and min(n, size) >= DIVERSITY_JACCARD * max(n, size):
             for other in kept.get(size, ()):
-                if len(term_set & other) / len(term_set | other) >= DIVERSITY_JACCARD:
+                shared = len(term_set & other)
+                if shared / (n + size - shared) >= DIVERSITY_JACCARD:  # the union's size, without the union
                     return True
     return False
 
