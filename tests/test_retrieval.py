@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -15,6 +16,7 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.timeparse import parse_time_window
 from vaultmind.retrieval.walk import DIVERSITY_JACCARD, _near_duplicate
+from vaultmind.vault.layout import obsidian_link
 
 from .conftest import write
 
@@ -318,3 +320,18 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
         summary = next(h for h in hits if h["node_kind"] == "summary")
         assert summary["level"] >= 1 and summary["child_ids"] and summary["message_ids"]
         assert summary["note_path"].startswith("summaries/")
+
+
+def test_obsidian_links_quote_every_character_of_vault_note_and_anchor() -> None:
+    """Links are quoted in parts (the vault's and notes' names are cached): the same URI as
+    quoting the note and its anchor whole, for names with spaces, "#", "%", "&", "/", accents."""
+    rng = random.Random(3)
+    alphabet = ["a", "Z", " ", "#", "%", "&", "/", "?", "é", "日", "^", "-", "+", "=", ".md", "~"]
+    for _ in range(500):
+        vault_name = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+        path = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) + rng.choice([".md", ".MD", ""])
+        anchor = rng.choice(["", "^m-1", "#Plan & ideas", "^b%20", "Heading é"])
+        stem = path[:-3] if path.lower().endswith(".md") else path
+        file = stem + ((anchor if anchor.startswith("#") else "#" + anchor) if anchor else "")
+        expected = f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(file, safe='')}"
+        assert obsidian_link(vault_name, path, anchor) == expected

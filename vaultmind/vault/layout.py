@@ -9,6 +9,7 @@ The vault contract (docs/vault-format.md):
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import quote
 
 from vaultmind.model import NoteKind
@@ -40,9 +41,17 @@ def is_note(path: str) -> bool:
 def obsidian_link(vault_name: str, path: str, anchor: str = "") -> str:
     """An `obsidian://open` URI for a note, with an optional "#Heading" or "^block" anchor."""
     file = path[: -len(NOTE_SUFFIX)] if path.lower().endswith(NOTE_SUFFIX) else path
+    # quoted in parts (each character is quoted on its own): the vault's and the notes' names
+    # repeat from hit to hit, the anchors do not
+    quoted = _quoted(file)
     if anchor:
-        file += anchor if anchor.startswith("#") else "#" + anchor
-    return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(file, safe='')}"
+        quoted += quote(anchor if anchor.startswith("#") else "#" + anchor, safe="")
+    return f"obsidian://open?vault={_quoted(vault_name)}&file={quoted}"
+
+
+@lru_cache(maxsize=4096)
+def _quoted(text: str) -> str:
+    return quote(text, safe="")
 
 
 def wikilink(path: str, anchor: str = "", alias: str = "") -> str:
