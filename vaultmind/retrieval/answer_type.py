@@ -107,7 +107,7 @@ def _names_time(lower: str) -> bool:
 
 def _names_number(text: str) -> bool:
     """`_NUMBER.search(text)`: on an ASCII text, a digit or "$", or a word of `_NUMBER_WORD_SET` in any
-    case (other texts keep the pattern: under `re.I`, "ſ" is an "s"). 75 → 8 µs on a message of
+    case (other texts keep the pattern: under `re.I`, "ſ" is an "s"). 75 → 13 µs on a message of
     320 characters."""
     if not text.isascii():
         return _NUMBER.search(text) is not None
