@@ -10,7 +10,7 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 from vaultmind.retrieval import walk as walk_module
-from vaultmind.retrieval.answer_type import _NUMBER, _PROPER, _TIME, answer_kind, asking, holds_answer
+from vaultmind.retrieval.answer_type import _NUMBER, _PLACE, _PROPER, _TIME, answer_kind, asking, holds_answer
 
 from .conftest import write_chat
 
@@ -67,13 +67,15 @@ def test_a_time_is_found_as_the_one_pattern_finds_it() -> None:
         assert holds_answer("time", text) == (_TIME.search(text.lower()) is not None), text
 
 
-def test_a_number_and_a_name_are_found_as_their_patterns_find_them() -> None:
-    """Numbers (a digit or a number word, in any case) and names (a capitalised word after a
-    word, a comma, ";" or ")" and a space) are found without their patterns' slow parts: the
-    same answers as the patterns on random texts."""
+def test_numbers_names_and_places_are_found_as_their_patterns_find_them() -> None:
+    """Numbers (a digit or a number word, in any case), names (a capitalised word after a
+    word, a comma, ";" or ")" and a space) and places (a preposition, maybe "the", then a
+    capitalised word) are found without their patterns' slow parts: the same answers as the
+    patterns on random texts."""
     pieces = [
         "One", "TWO", "twelve", "twelves", "fewer", "few", "Several", "once", "x_once", "7", "٣", "€", "$", "ſeven",
         "Ask", "Marco", "marco", "McDonald", "ÉMILE", "Ab", "A", "b", "and", ",", ";", ")", "(", "_", "'", "’", "-",
+        "at", "in", "within", "into", "the", "The", "Leeds", "O'Neil", "A1",
         ".", " ", " ", "\t", "\n", "\x1c", "\u00a0", "é",
     ]
     rng = random.Random(11)
@@ -81,6 +83,7 @@ def test_a_number_and_a_name_are_found_as_their_patterns_find_them() -> None:
         text = "".join(rng.choice(pieces) + rng.choice(["", " ", " ", "\n", ",", "\u00a0"]) for _ in range(rng.randint(0, 8)))
         assert holds_answer("quantity", text) == (_NUMBER.search(text) is not None), repr(text)
         assert holds_answer("person", text) == (_PROPER.search(text) is not None), repr(text)
+        assert holds_answer("place", text) == (_PLACE.search(text) is not None), repr(text)
 
 
 def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> None:

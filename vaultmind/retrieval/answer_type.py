@@ -58,7 +58,10 @@ _ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).
 # A capitalised word that does not open a sentence or a line ("ask Marco"); a preposition of
 # place before a capitalised word ("in Leeds", "at Harbor Hall").
 _PROPER = re.compile(r"(?<=[\w,;)]\s)[A-Z][a-z][\w'’-]*")
-_PLACE = re.compile(r"\b(?:at|in|to|from|near|into|around)\s+(?:the\s+)?[A-Z][\w'’-]+")
+_PLACE_WORDS = "at|in|to|from|near|into|around"
+_PLACE = re.compile(rf"\b(?:{_PLACE_WORDS})\s+(?:the\s+)?[A-Z][\w'’-]+")
+_PLACE_WORD_SET = frozenset(_PLACE_WORDS.split("|"))
+_PLACE_NAME = re.compile(r"[A-Z][\w'’-]")  # where the name of a `_PLACE` match can start
 _SENTENCE_END = re.compile(r"(?<=[.!?;؟])\s+|(?<=[。！？])")  # CJK sentences end without a space
 _QUESTION_MARKS = ("?", "？", "؟")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -88,7 +91,7 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
     if kind == "quantity":
         return _names_number(text)
     if kind == "place":
-        return _PLACE.search(text) is not None
+        return _names_place(text)
     if kind == "title":
         return _QUOTED.search(text) is not None or _names_proper(text)
     return _names_proper(text)
@@ -124,6 +127,36 @@ def _names_proper(text: str) -> bool:
         if at >= 2 and text[at - 1].isspace() and (text[at - 2].isalnum() or text[at - 2] in "_,;)"):
             return True
     return False
+
+
+def _names_place(text: str) -> bool:
+    """`_PLACE.search(text)`, read backwards from where a capitalised name starts: spaces, then
+    a preposition of `_PLACE_WORD_SET` (a whole word), or "the", spaces and one."""
+    for found in _PLACE_NAME.finditer(text):
+        end = found.start()
+        before = _word_before(text, end)
+        if before is None:
+            continue
+        start, word = before
+        if word in _PLACE_WORD_SET:
+            return True
+        if word == "the" and (prior := _word_before(text, start)) is not None and prior[1] in _PLACE_WORD_SET:
+            return True
+    return False
+
+
+def _word_before(text: str, end: int) -> tuple[int, str] | None:
+    """The whole word (a run of `\\w`) that one or more spaces part from `text[end]`, and where
+    it starts; None without such spaces."""
+    at = end
+    while at and text[at - 1].isspace():
+        at -= 1
+    if at == end:
+        return None
+    start = at
+    while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return start, text[start:at]
 
 
 def _time_in_digits(lower: str) -> bool:
