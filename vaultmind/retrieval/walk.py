@@ -683,11 +683,14 @@ def _near_duplicate(term_set: frozenset[str], kept: dict[int, list[frozenset[str
     if not n:
         return False
     for size in range(int(n * DIVERSITY_JACCARD), int(n / DIVERSITY_JACCARD) + 2):
-        if size and min(n, size) >= DIVERSITY_JACCARD * max(n, size):
-            for other in kept.get(size, ()):
-                shared = len(term_set & other)
-                if shared / (n + size - shared) >= DIVERSITY_JACCARD:  # the union's size, without the union
-                    return True
+        others = kept.get(size)
+        # the smaller size over the larger reaches the threshold (an empty set never does)
+        if not others or not (size >= DIVERSITY_JACCARD * n if size <= n else n >= DIVERSITY_JACCARD * size):
+            continue
+        for other in others:
+            shared = len(term_set & other)
+            if shared / (n + size - shared) >= DIVERSITY_JACCARD:  # the union's size, without the union
+                return True
     return False
 
 
