@@ -30,6 +30,7 @@ from vaultmind.index.store import Index
 from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
+from vaultmind.sync_load import relax_collector
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ class Memory:
         deriver = entity_deriver(self)
         if deriver is not None:
             deriver.serve()  # NER in a child process, after saves rather than inside them
-        gc.set_threshold(SERVING_GC_THRESHOLD, *gc.get_threshold()[1:])
+        relax_collector(SERVING_GC_THRESHOLD)
         self.syncer.lean = True
         self._serving = True
 

@@ -158,7 +158,7 @@ def _init_worker(claims: Any) -> None:
     global _CLAIMS
     _CLAIMS = claims
     gc.freeze()  # what the worker imported, out of the collector's reach
-    _relax_collector()
+    relax_collector(LOAD_GC_THRESHOLD)
 
 
 # Allocations between collections of the youngest generation while notes are parsed in bulk
@@ -167,11 +167,11 @@ def _init_worker(claims: Any) -> None:
 LOAD_GC_THRESHOLD = 20_000
 
 
-def _relax_collector() -> tuple[int, int, int]:
-    """Collect the youngest generation every `LOAD_GC_THRESHOLD` allocations at most; returns
-    the thresholds before."""
+def relax_collector(threshold: int) -> tuple[int, int, int]:
+    """Collect the youngest generation every `threshold` allocations at most (a bulk load's
+    `LOAD_GC_THRESHOLD`, a serving process's); returns the thresholds before."""
     before = gc.get_threshold()
-    gc.set_threshold(max(before[0], LOAD_GC_THRESHOLD), *before[1:])
+    gc.set_threshold(max(before[0], threshold), *before[1:])
     return before
 
 
@@ -273,7 +273,7 @@ class Loader:
                 log.warning("parsing in one process: %s", exc)
         if self.pool is not None and spill_in is not None:
             self.spill = _spill_folder(spill_in)
-        self._collector = _relax_collector() if self.pool is not None else None
+        self._collector = relax_collector(LOAD_GC_THRESHOLD) if self.pool is not None else None
 
     def __enter__(self) -> Loader:
         return self

@@ -124,7 +124,7 @@ def _names_proper(text: str) -> bool:
     meet (a look-behind first keeps the pattern from skipping ahead to where a match can start)."""
     for found in _CAPITALISED.finditer(text):
         at = found.start()
-        if at >= 2 and text[at - 1].isspace() and (text[at - 2].isalnum() or text[at - 2] in "_,;)"):
+        if at >= 2 and text[at - 1].isspace() and (_is_word_char(text[at - 2]) or text[at - 2] in ",;)"):
             return True
     return False
 
@@ -154,7 +154,7 @@ def _word_before(text: str, end: int) -> tuple[int, str] | None:
     if at == end:
         return None
     start = at
-    while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+    while start and _is_word_char(text[start - 1]):
         start -= 1
     return start, text[start:at]
 
@@ -164,7 +164,7 @@ def _time_in_digits(lower: str) -> bool:
     the start of a run of digits that no word character precedes."""
     for run in _DIGITS.finditer(lower):
         start = run.start()
-        if start and (lower[start - 1].isalnum() or lower[start - 1] == "_"):
+        if start and _is_word_char(lower[start - 1]):
             continue
         if _TIME_NUMBER_AT.match(lower, start) is not None:
             return True
@@ -190,3 +190,8 @@ def _says_something(sentence: str) -> bool:
     """Four words or more ("Long time." and "Hey Caroline!" do not count); CJK text, written
     without spaces, from six characters."""
     return len(sentence.split()) >= 4 or (_CJK.search(sentence) is not None and len(sentence) >= 6)
+
+
+def _is_word_char(char: str) -> bool:
+    """Whether `char` is one that `\\w` matches."""
+    return char.isalnum() or char == "_"
