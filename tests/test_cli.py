@@ -218,3 +218,45 @@ def test_progress_shows_long_runs_only_however_long_the_process_lives(capsys: py
     err = capsys.readouterr().err
     assert "read 5,000/10,000" in err and "embed 9,000/9,000 (100%)" in err
     assert "read 1,000/10,000" not in err  # the first two seconds of the run stay quiet
+
+
+def test_a_finished_phase_ends_its_progress_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """What is printed after a phase reached its total (the tip of a slow question, the next
+    phase) starts on a line of its own; an unfinished line is ended once, on exit."""
+    now = [0.0]
+    with Progress(clock=lambda: now[0]) as progress:
+        progress("load leaves", 0, 100)
+        now[0] = 3.0
+        progress("load leaves", 50, 100)
+        assert not capsys.readouterr().err.endswith("\n")
+        now[0] = 4.0
+        progress("load leaves", 100, 100)
+        assert capsys.readouterr().err == "\rvaultmind: load leaves 100/100 (100%)   \n"
+        progress("load postings", 0, 10)
+        now[0] = 7.0
+        progress("load postings", 5, 10)
+        assert capsys.readouterr().err == "\rvaultmind: load postings 5/10 (50%)   "
+    assert capsys.readouterr().err == "\n"
+
+
+def test_a_question_asked_without_a_daemon_says_what_its_wait_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A question the command line answers itself first loads the index into memory: past the
+    progress threshold it says how long that took and that a running daemon keeps it loaded,
+    on stderr; stdout stays the JSON answer."""
+    from vaultmind.cli import query
+    from vaultmind.cli.main import main
+
+    vault = tmp_path / "v"
+    run_cli("init", str(vault))
+    write(vault, "otters.md", "# Otters\n\nOtters hold hands while they sleep on the river.\n")
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    assert main(["query", "search", "otters", "--vault", str(vault), "--json"]) == 0
+    out = capsys.readouterr()
+    assert "loading the index" not in out.err  # quicker than the threshold: nothing said
+    monkeypatch.setattr(query, "PROGRESS_AFTER_S", 0.0)
+    assert main(["query", "search", "otters", "--vault", str(vault), "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["hits"][0]["note_path"] == "otters.md"
+    assert "went to loading the index into memory" in out.err and f"vaultmind serve --vault {vault}" in out.err

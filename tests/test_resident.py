@@ -310,3 +310,33 @@ def test_bm25_counts_follow_each_save_without_a_reload(vault: Path) -> None:
         assert after != before
         live = memory.index.scalar("SELECT count(*) FROM leaves")
         assert memory.leaves.document_frequency(qterms[0])[1] == live
+
+
+def test_a_first_question_reports_its_loads_and_their_time(vault: Path) -> None:
+    """A process without a daemon loads the resident structures on its first question: the
+    loads report their steps (each phase ends at its total) and their time, once."""
+    _seed_notes(vault, 30, seed=3)
+    steps: list[tuple[str, int, int]] = []
+    config = load_config(vault, embed_provider="static")
+    with Memory.open(config, progress=lambda phase, done, total: steps.append((phase, done, total))) as memory:
+        memory.sync()
+        steps.clear()
+        assert memory.load_seconds == 0.0
+        memory.walk("otter by the river")
+        leaves = memory.index.scalar("SELECT count(*) FROM leaves")
+        postings = memory.index.scalar("SELECT count(*) FROM postings")
+        embedded = memory.index.scalar("SELECT count(*) FROM embeddings")
+        loaded = memory.load_seconds
+        assert loaded > 0.0
+        by_phase: dict[str, list[tuple[int, int]]] = {}
+        for phase, done, total in steps:
+            by_phase.setdefault(phase, []).append((done, total))
+        assert by_phase["load leaves"][-1] == (leaves, leaves)
+        assert by_phase["load postings"][-1] == (postings, postings)
+        assert by_phase["load vectors"][-1] == (embedded, embedded)
+        for reports in by_phase.values():
+            dones = [done for done, _ in reports]
+            assert dones == sorted(dones) and all(done <= total for done, total in reports)
+        steps.clear()
+        memory.walk("budget harbor")  # loaded: nothing again
+        assert steps == [] and memory.load_seconds == loaded

@@ -20,13 +20,14 @@ class Progress:
     more than `PROGRESS_AFTER_S`. A run starts at a phase's first call, and again when the
     count goes back or the previous run had finished: a daemon's one-note saves ("read 1/1")
     stay quiet however long the daemon has been running, while a long reindex shows its
-    phases even as they take turns."""
+    phases even as they take turns. A phase that reaches its total ends its line, so whatever
+    is printed next starts on a line of its own."""
 
     def __init__(self, enabled: bool = True, *, clock: Callable[[], float] = time.monotonic):
         self.enabled = enabled
         self.clock = clock
         self.last = -1.0
-        self.printed = False
+        self.open_line = False  # a progress line was written and not ended yet
         self._runs: dict[str, tuple[float, int, int]] = {}  # phase → (started, done, total)
 
     def __call__(self, phase: str, done: int, total: int) -> None:
@@ -40,18 +41,21 @@ class Progress:
         if now - run[0] < PROGRESS_AFTER_S or (now - self.last < 0.5 and done != total):
             return
         self.last = now
-        self.printed = True
         pct = 100.0 * done / total if total else 100.0
         sys.stderr.write(f"\rvaultmind: {phase} {done:,}/{total:,} ({pct:.0f}%)   ")
+        self.open_line = done < total
+        if not self.open_line:
+            sys.stderr.write("\n")
         sys.stderr.flush()
 
     def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.printed:
+        if self.open_line:
             sys.stderr.write("\n")
             sys.stderr.flush()
+            self.open_line = False
 
 
 def print_stats(result: dict[str, Any], verb: str) -> None:

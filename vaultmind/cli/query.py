@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
-from vaultmind.cli.output import emit, print_hits
+from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits
 
 
 def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -108,10 +109,17 @@ def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
         if memory.index.scalar("SELECT count(*) FROM notes") == 0:
             memory.sync()
         result: dict[str, Any] = memory.query(mode, clean)
+        if memory.load_seconds > PROGRESS_AFTER_S:
+            print(
+                f"vaultmind: {memory.load_seconds:.1f} s of this went to loading the index into memory; "
+                f"while `vaultmind serve --vault {config.vault}` runs, it stays loaded and questions "
+                "take milliseconds",
+                file=sys.stderr,
+            )
         return result
 
     result = through_daemon_or_local(
-        config, lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": clean}), local
+        config, lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": clean}), local, progress=True
     )
     if args.json:
         emit(result)

@@ -142,6 +142,7 @@ class ResidentLeaves:
         self._live_stats: tuple[float, float] | None = None  # (live leaves, their mean length); None: not counted
         self._store = _RowStore(index.path.parent if index.path is not None else None)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
+        self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
 
     # -- loading and deltas ----------------------------------------------------------------
 
@@ -176,6 +177,8 @@ class ResidentLeaves:
         self._store.clear()
         parts: list[tuple[npt.NDArray[Any], ...]] = []
         with self.index.lock:  # streamed: each batch's rows go to the row store as JSON
+            total = int(self.index.scalar("SELECT count(*) FROM leaves")) if self.progress else 0
+            done = 0
             reader = self.index.con.execute(  # in any order: the rows know their ids
                 "SELECT m.id, m.note_path, m.seq, m.author, m.ts, m.term_count, to_json(m)::VARCHAR AS row "
                 f"FROM ({LEAF_META_SQL}) m"
@@ -183,6 +186,11 @@ class ResidentLeaves:
             for batch in reader:
                 self._store.append_column(batch.column(6))
                 parts.append((id_array(batch.column(0)), *self._columns(batch)))
+                done += batch.num_rows
+                if self.progress and done < total:
+                    self.progress("load leaves", done, total)
+            if self.progress:  # leaves of no note are not loaded: done may stay below the count
+                self.progress("load leaves", total, total)
             empty = (np.zeros(0, dtype="S1"), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
                      np.zeros(0), np.zeros(0, dtype="datetime64[us]"))  # fmt: skip
             keys, notes, who, seq, length, ts = (np.concatenate(c) for c in zip(*parts, strict=True)) if parts else empty
@@ -233,7 +241,7 @@ class ResidentLeaves:
                 reader = con.execute(
                     "SELECT c.code, p.leaf_id, p.tf FROM postings p JOIN _term_codes c USING (term)"
                 ).to_arrow_reader(8 * _BATCH)
-                self._fill_postings(reader, fill, post_row, post_tf)
+                self._fill_postings(reader, fill, post_row, post_tf, int(bounds[-1]))
         except duckdb.OutOfMemoryException as exc:
             if not pool:
                 raise
@@ -260,9 +268,11 @@ class ResidentLeaves:
 
     def _fill_postings(
         self, reader: pa.RecordBatchReader, fill: npt.NDArray[np.int64], post_row: npt.NDArray[np.int32],
-        post_tf: npt.NDArray[Any],
+        post_tf: npt.NDArray[Any], total: int,
     ) -> None:
-        """Write each posting of `reader` (code, leaf id, tf) to its term's next free slot."""
+        """Write each posting of `reader` (code, leaf id, tf) to its term's next free slot
+        (`total` postings in all)."""
+        done = 0
         for batch in reader:
             # Leaf ids repeat within a batch (a leaf's postings are stored together): each
             # distinct one is looked up once.
@@ -275,6 +285,9 @@ class ResidentLeaves:
             post_row[slot] = rows[order]
             post_tf[slot] = batch.column(2).to_numpy(zero_copy_only=False)[order]
             fill += np.bincount(code, minlength=len(fill))
+            done += len(code)
+            if self.progress:
+                self.progress("load postings", min(done, total), total)
 
     def apply(self, change: ChangeSet) -> None:
         with self._lock:

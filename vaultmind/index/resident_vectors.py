@@ -98,6 +98,7 @@ class ResidentVectors:
         self._sum: npt.NDArray[np.float64] | None = None  # of the live vectors (None: not summed yet)
         self._head: FirstPass | None = None  # the int8 rows' first-pass projection (rows in memory, not clustered)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
+        self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
 
     def _load(self, quantize: bool | None = None, scratch: bool = True) -> None:
         """The vectors of the leaves, in leaf id order: the leaves' (id, content hash) first,
@@ -126,8 +127,13 @@ class ResidentVectors:
             width = 0
             file: RowFile | None = None  # int8 rows in the order they arrive: `arrived` says whose
             arrived: list[npt.NDArray[np.intp]] = []
+            total = int(self.index.scalar("SELECT count(*) FROM embeddings WHERE model = ?", [self.model_id])) if self.progress else 0
+            done = 0
             reader = con.execute("SELECT content_hash, vec, dim FROM embeddings WHERE model = ?", [self.model_id])
             for batch in reader.to_arrow_reader(_BATCH):
+                done += batch.num_rows
+                if self.progress:
+                    self.progress("load vectors", min(done, total), total)
                 wanted = id_array(batch.column(0))
                 if compact:
                     wanted, hexadecimal = _hash_prefix(wanted)
@@ -312,10 +318,14 @@ class ResidentVectors:
                 self._head = None  # the old one's rows go first
                 self._head = FirstPass.build(self._q8, self._scale, self.HEAD_SHARE, self.HEAD_SAMPLE, self.BLOCK)
         elif self._ivf is None or self._base - self._ivf.size > self._ivf.size // 4:
+            if self.progress:
+                self.progress("cluster vectors", 0, 1)
             self._ivf = Clusters.build(self._stored, self._rows.rank(self._base), self._rows.alive)
             if self._q8 is not None:
                 self._file_in_order(self._ivf.members)
             release_freed_memory()  # the clustering's temporaries
+            if self.progress:
+                self.progress("cluster vectors", 1, 1)
 
     def _merge(self) -> None:
         """Fold the vectors added since the last merge into the matrix (a copy of it: done once
