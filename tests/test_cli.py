@@ -260,3 +260,24 @@ def test_a_question_asked_without_a_daemon_says_what_its_wait_was(
     out = capsys.readouterr()
     assert json.loads(out.out)["hits"][0]["note_path"] == "otters.md"
     assert "went to loading the index into memory" in out.err and f"vaultmind serve --vault {vault}" in out.err
+
+
+def test_status_lists_the_files_skipped_first_and_counts_the_rest(tmp_path: Path) -> None:
+    """A large vault's warnings do not flood the terminal: `status` counts the problems by kind,
+    lists the files it skipped before those indexed with a warning, stops after twenty, and
+    points to `--json`, which lists every one. It names the index's last migration."""
+    vault = tmp_path / "v"
+    run_cli("init", str(vault))
+    for i in range(25):
+        write(vault, f"bad{i:02d}.md", f"---\ntitle: [unclosed\n---\n# Note {i}\n\nbody\n")
+    (vault / "zz-binary.md").write_bytes(b"\x00\x01\x02binary")
+    run_cli("reindex", "--vault", str(vault))
+    text = run_cli("status", "--vault", str(vault)).stdout
+    assert "26 file(s) skipped or with warnings (binary 1, frontmatter 25):" in text
+    listed = [line for line in text.splitlines() if line.startswith("  ") and ": [" in line]
+    assert len(listed) == 20 and "zz-binary.md: [binary]" in listed[0]
+    assert "… and 6 more: `vaultmind status --json` lists every one" in text
+    status = as_json(run_cli("status", "--vault", str(vault), "--json"))
+    assert len(status["problems"]) == 26
+    index = status["index"]
+    assert index["migration"].startswith(f"{index['migrations']:04d}_") and f"the last {index['migration']}" in text

@@ -392,6 +392,7 @@ class Memory:
                     }
                 )
         size = os.path.getsize(self.config.index_path) if self.config.index_path.exists() else 0
+        applied = [str(name) for (name,) in idx.query("SELECT name FROM migrations ORDER BY seq")]
         health = "ok"
         notice = idx.quarantined
         if notice:
@@ -415,7 +416,9 @@ class Memory:
             "index": {
                 "path": str(self.config.index_path),
                 "bytes": size,
-                "schema_version": SCHEMA_VERSION,
+                "schema_version": SCHEMA_VERSION,  # of the migrations' scheme
+                "migrations": len(applied),
+                "migration": applied[-1] if applied else None,  # the last applied
                 "health": health,
                 "notice": notice,
             },

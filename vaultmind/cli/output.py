@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 PROGRESS_AFTER_S = 2.0
+PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
+INDEXED_ANYWAY = frozenset({"frontmatter", "not_utf8", "case_clash"})  # warnings: listed after the files skipped
 
 
 def emit(data: Any) -> None:
@@ -103,7 +106,8 @@ def print_status(status: dict[str, Any]) -> None:
     if ents:
         pending = f", {ents['ner_pending']:,} texts waiting for NER" if ents.get("ner_pending") else ""
         print(f"entities {ents.get('known', 0):,} known (NER: {ents.get('model', 'off')}{pending})")
-    print(f"index   {index['health']} ({index['bytes'] / 1e6:.1f} MB, schema v{index['schema_version']})")
+    schema = f"{index['migrations']} migrations, the last {index['migration']}" if index.get("migration") else "no migration"
+    print(f"index   {index['health']} ({index['bytes'] / 1e6:.1f} MB; schema: {schema})")
     if index.get("notice"):
         print(f"        {index['notice']}")
     if status.get("queue"):
@@ -113,9 +117,12 @@ def print_status(status: dict[str, Any]) -> None:
     print(f"daemon  {'running at ' + daemon['url'] if daemon.get('running') else 'not running'}")
     problems = status.get("problems") or []
     if problems:
-        print(f"\n{len(problems)} file(s) skipped or with warnings:")
-        for p in problems:
+        kinds = Counter(p["kind"] for p in problems)
+        print(f"\n{len(problems):,} file(s) skipped or with warnings ({', '.join(f'{k} {n:,}' for k, n in sorted(kinds.items()))}):")
+        for p in sorted(problems, key=lambda p: (p["kind"] in INDEXED_ANYWAY, p["path"]))[:PROBLEMS_SHOWN]:
             print(f"  {p['path']}: [{p['kind']}] {p['message']}")
+        if len(problems) > PROBLEMS_SHOWN:
+            print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `vaultmind status --json` lists every one")
 
 
 def print_hits(result: dict[str, Any]) -> None:
