@@ -91,7 +91,6 @@ class Memory:
         self._serving = False  # `serve`: DuckDB settings of a long-running process
         self._synced = 0  # the index's generation after the last sync of vault files
         self._graph_wanted = False  # a question took an entity graph older than the index
-        self.load_seconds = 0.0  # spent loading the resident structures (a first question's wait)
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -169,17 +168,18 @@ class Memory:
         """Run a resident structure's load (SELECTs only) under a small pool while serving
         (`Index.small_pool_read`: one DuckDB thread, whose scan's buffers cost as much again and
         bring no speed, this process being busy converting what the scan gives), then evict."""
-        started = time.monotonic()
-        try:
-            if not self._serving:
-                load()
-                return
-            with self.index.lock:
-                self.index.small_pool_read(load, limit)
-                self._evict()
-            release_freed_memory()
-        finally:
-            self.load_seconds += time.monotonic() - started
+        if not self._serving:
+            load()
+            return
+        with self.index.lock:
+            self.index.small_pool_read(load, limit)
+            self._evict()
+        release_freed_memory()
+
+    @property
+    def load_seconds(self) -> float:
+        """Time spent loading the resident structures (a first question's wait, mostly)."""
+        return self.leaves.load_seconds + (self.vectors.load_seconds if self.vectors is not None else 0.0)
 
     def _evict(self) -> None:
         """While serving, drop DuckDB's cached blocks (lower the pool for a moment)."""

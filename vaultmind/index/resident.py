@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from contextlib import nullcontext
@@ -143,6 +144,7 @@ class ResidentLeaves:
         self._store = _RowStore(index.path.parent if index.path is not None else None)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
         self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
+        self.load_seconds = 0.0  # spent loading
 
     # -- loading and deltas ----------------------------------------------------------------
 
@@ -347,7 +349,9 @@ class ResidentLeaves:
 
     def _ensure(self) -> None:
         if not self._loaded:
+            started = time.monotonic()
             self.room(self._load)
+            self.load_seconds += time.monotonic() - started
 
     # -- queries ---------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -99,6 +100,7 @@ class ResidentVectors:
         self._head: FirstPass | None = None  # the int8 rows' first-pass projection (rows in memory, not clustered)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
         self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
+        self.load_seconds = 0.0  # spent loading, merging and clustering the rows
 
     def _load(self, quantize: bool | None = None, scratch: bool = True) -> None:
         """The vectors of the leaves, in leaf id order: the leaves' (id, content hash) first,
@@ -303,20 +305,33 @@ class ResidentVectors:
         return self._filed + len(self._q8) if self._q8 is not None else len(self._matrix)
 
     def _ready(self) -> None:
+        """Load, merge or cluster the rows as they need (`load_seconds` counts the time)."""
+        started = time.monotonic()
+        if self._prepare():
+            self.load_seconds += time.monotonic() - started
+
+    def _prepare(self) -> bool:
+        """`_ready`'s work; False when there was none."""
+        worked = not self._loaded
         if not self._loaded:
             self.room(self._load)
         live = int(np.count_nonzero(self._rows.alive))
         if self._q8 is not None and live < self._quantize_from:  # small enough again: exact float32
             self.room(self._load)
             live = int(np.count_nonzero(self._rows.alive))
+            worked = True
         if self._chunks and (len(self._chunks) > 64 or sum(len(c) for c in self._chunks) > self._base // 20):
             self._merge()
+            worked = True
         if live < self.CLUSTER_FROM:  # scanned in full: the rows back in memory
-            self._ivf = None
+            if self._ivf is not None:
+                self._ivf = None
+                worked = True
             self._into_memory()
             if self._q8 is not None and len(self._q8) and (self._head is None or self._head.of is not self._q8):
                 self._head = None  # the old one's rows go first
                 self._head = FirstPass.build(self._q8, self._scale, self.HEAD_SHARE, self.HEAD_SAMPLE, self.BLOCK)
+                worked = True
         elif self._ivf is None or self._base - self._ivf.size > self._ivf.size // 4:
             if self.progress:
                 self.progress("cluster vectors", 0, 1)
@@ -326,6 +341,8 @@ class ResidentVectors:
             release_freed_memory()  # the clustering's temporaries
             if self.progress:
                 self.progress("cluster vectors", 1, 1)
+            worked = True
+        return worked
 
     def _merge(self) -> None:
         """Fold the vectors added since the last merge into the matrix (a copy of it: done once
