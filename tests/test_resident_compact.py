@@ -689,3 +689,75 @@ def test_term_codes_number_terms_as_they_came_in_any_order() -> None:
     big = [f"t{i:05d}" for i in range(5000)]
     codes = postings.TermCodes(pa.array(big))
     assert codes.get("t04999") == 4999 and codes.get("t05000") is None and codes.nbytes < 5000 * 16
+
+
+def test_a_postings_snapshot_gives_the_same_lists_back_only_under_its_key(tmp_path: Path) -> None:
+    """Saved and read back, the lists and the term codes answer as before; a snapshot taken
+    under another key, cut short, or not one at all is not used (and a damaged one is no error)."""
+    rng = np.random.default_rng(5)
+    sizes = [0, 3, 900, 1, 0, 40]
+    lists = [rng.choice(200_000, size=n, replace=False).astype(np.int32) for n in sizes]
+    counts = [rng.integers(1, 250, size=len(r)).astype(np.uint8) for r in lists]
+    bounds = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    held = postings.PostingLists(bounds, np.concatenate(lists), np.concatenate(counts))
+    words = ["zebra", "apple", "東京", "mango", "kiwi", "fig"]  # not sorted: the codes keep their order
+    codes = postings.TermCodes(pa.array(words))
+    path = tmp_path / "resident-postings.bin"
+    postings.save_snapshot(path, "key-1", codes, held)
+    assert not path.with_name(path.name + ".part").exists()
+    found = postings.load_snapshot(path, "key-1")
+    assert found is not None
+    got_codes, got_lists = found
+    assert [got_codes.get(w) for w in [*words, "pear"]] == [*range(len(words)), None]
+    for code in range(len(sizes)):
+        rows, tfs = held.get(code)
+        got_rows, got_tfs = got_lists.get(code)
+        assert got_rows.tolist() == rows.tolist() and got_tfs.tolist() == tfs.tolist()
+    assert postings.load_snapshot(path, "key-2") is None
+    assert postings.load_snapshot(tmp_path / "missing.bin", "key-1") is None
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) - 100])
+    assert postings.load_snapshot(path, "key-1") is None
+    path.write_bytes(b"\0" * 64)
+    assert postings.load_snapshot(path, "key-1") is None
+    empty = postings.PostingLists(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint8))
+    postings.save_snapshot(path, "empty", postings.TermCodes(pa.array([], pa.string())), empty)
+    found = postings.load_snapshot(path, "empty")
+    assert found is not None and len(found[0]) == 0 and found[1].bounds.tolist() == [0]
+
+
+def test_the_resident_postings_come_from_a_snapshot_of_the_same_postings_only(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load takes a snapshot of the postings beside the index; the next load of the same
+    postings reads it instead of the index, and ranks the same. After an edit the snapshot no
+    longer fits: the postings come from the index again (as SQL ranks them), and a new one is taken."""
+    from vaultmind.index.lexical import bm25, terms
+    from vaultmind.index.resident import POSTINGS_SNAPSHOT, ResidentLeaves
+
+    for i in range(8):
+        write(vault, f"n{i}.md", f"# Note {i}\n\notter river budget {'lantern ' * i}meadow\n\nfalcon summit {i}\n")
+    queries = [terms(q) for q in ("otter lantern", "falcon summit", "budget meadow river")]
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        snapshot = memory.index.path.parent / POSTINGS_SNAPSHOT
+        assert not snapshot.exists()
+        first = [memory.leaves.search(q, 20) for q in queries]
+        assert snapshot.is_file()
+        taken = snapshot.stat().st_mtime_ns
+
+        def from_index(self: ResidentLeaves, pool: str | None) -> None:
+            raise AssertionError("the postings were read from the index")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(ResidentLeaves, "_load_postings", from_index)
+            again = ResidentLeaves(memory.index)
+            assert [again.search(q, 20) for q in queries] == first
+        write(vault, "n3.md", "# Note 3\n\notter otter lantern, rewritten\n")
+        memory.sync_paths(["n3.md"])
+        fresh = ResidentLeaves(memory.index)
+        for q in queries:
+            got = fresh.search(q, 20)
+            sql = bm25(memory.index.con, q, limit=20)
+            assert [i for i, _ in got] == [i for i, _ in sql] and np.allclose([s for _, s in got], [s for _, s in sql])
+        assert snapshot.stat().st_mtime_ns != taken

@@ -10,12 +10,19 @@ less than `int32` rows, and a list decodes with one add per run.
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
+
+log = logging.getLogger(__name__)
 
 SORT_CHUNK = 1 << 18  # postings sorted at a time (whole terms): a few MB of keys, not the whole table
 
@@ -48,6 +55,32 @@ class PostingLists:
         self._run_start = run_start
         self._run_high = (rows[run_start] >> 16).astype(np.int32) << 16
         self._term_run = np.searchsorted(run_start, bounds)  # term c's runs: [c, c + 1)
+
+    def parts(self) -> dict[str, npt.NDArray[Any]]:
+        """The arrays that make the lists, by name (`from_parts` makes them again)."""
+        return {"bounds": self.bounds, "low": self._low, "tf": self._tf, "run_start": self._run_start,
+                "run_high": self._run_high, "term_run": self._term_run}  # fmt: skip
+
+    @classmethod
+    def from_parts(cls, parts: Mapping[str, npt.NDArray[Any]]) -> PostingLists:
+        """Lists from `parts()`' arrays; ValueError when they do not fit together."""
+        lists = cls.__new__(cls)
+        lists.bounds = np.asarray(parts["bounds"], dtype=np.int64)
+        lists._low = np.asarray(parts["low"], dtype=np.uint16)
+        lists._tf = np.asarray(parts["tf"])
+        lists._run_start = np.asarray(parts["run_start"], dtype=np.int64)
+        lists._run_high = np.asarray(parts["run_high"], dtype=np.int32)
+        lists._term_run = np.asarray(parts["term_run"])
+        postings = len(lists._low)
+        if (
+            not len(lists.bounds) or int(lists.bounds[0]) != 0 or int(lists.bounds[-1]) != postings
+            or len(lists._tf) != postings or lists._tf.dtype.kind != "u"
+            or len(lists._term_run) != len(lists.bounds) or len(lists._run_high) != len(lists._run_start)
+            or bool((np.diff(lists.bounds) < 0).any())
+            or (len(lists._run_start) and not 0 <= int(lists._run_start.min()) <= int(lists._run_start.max()) < postings)
+        ):
+            raise ValueError("posting lists whose parts do not fit together")
+        return lists
 
     def get(self, code: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.unsignedinteger[Any]]]:
         """(rows ascending, tfs) of term `code`."""
@@ -109,6 +142,27 @@ class TermCodes:
         start = int(offsets[0]) if len(offsets) else 0
         self._data = bytes(memoryview(data)[start : start + int(self._offsets[-1])]) if data is not None else b""
 
+    def parts(self) -> dict[str, npt.NDArray[Any]]:
+        """The arrays that make the codes, by name (`from_parts` makes them again)."""
+        codes = self._codes if self._codes is not None else np.zeros(0, dtype=np.int32)
+        return {"data": np.frombuffer(self._data, dtype=np.uint8), "offsets": self._offsets, "codes": codes}
+
+    @classmethod
+    def from_parts(cls, parts: Mapping[str, npt.NDArray[Any]]) -> TermCodes:
+        """Codes from `parts()`' arrays; ValueError when they do not fit together."""
+        codes = cls.__new__(cls)
+        codes._data = np.asarray(parts["data"], dtype=np.uint8).tobytes()
+        codes._offsets = np.asarray(parts["offsets"], dtype=np.int64)
+        numbers = np.asarray(parts["codes"], dtype=np.int32)
+        codes._codes = numbers if len(numbers) else None
+        terms = len(codes._offsets) - 1
+        if (
+            terms < 0 or int(codes._offsets[0]) != 0 or int(codes._offsets[-1]) != len(codes._data)
+            or bool((np.diff(codes._offsets) < 0).any()) or (len(numbers) and len(numbers) != terms)
+        ):
+            raise ValueError("term codes whose parts do not fit together")
+        return codes
+
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
@@ -133,3 +187,62 @@ class TermCodes:
     @property
     def nbytes(self) -> int:
         return len(self._data) + self._offsets.nbytes + (self._codes.nbytes if self._codes is not None else 0)
+
+
+_MAGIC = b"vaultmind postings 1\n"
+_ALIGN = 64
+
+
+def save_snapshot(path: Path, key: str, codes: TermCodes, lists: PostingLists) -> None:
+    """Write `codes` and `lists` to `path` under `key`: a JSON header (the key, each array's
+    type, length and place), then the arrays' bytes, written from their buffers (no copy). The
+    file is written beside `path`, then moved over it: a reader finds the old one or the new
+    one whole."""
+    arrays = {f"codes_{k}": v for k, v in codes.parts().items()} | {f"lists_{k}": v for k, v in lists.parts().items()}
+    offsets, at = [], 0
+    for array in arrays.values():
+        offsets.append(at)
+        at += -(-array.nbytes // _ALIGN) * _ALIGN
+    places = [
+        {"name": name, "dtype": array.dtype.str, "count": len(array), "offset": offset}
+        for (name, array), offset in zip(arrays.items(), offsets, strict=True)
+    ]
+    header = json.dumps({"key": key, "arrays": places}).encode()
+    part = path.with_name(path.name + ".part")
+    with part.open("wb") as out:
+        out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+        start = -(-out.tell() // _ALIGN) * _ALIGN
+        for offset, array in zip(offsets, arrays.values(), strict=True):
+            out.seek(start + offset)
+            out.write(np.ascontiguousarray(array).data)
+    os.replace(part, path)
+
+
+def load_snapshot(path: Path, key: str) -> tuple[TermCodes, PostingLists] | None:
+    """What `save_snapshot` wrote to `path`, when it was written under `key` (None otherwise, or
+    when the file is missing or damaged: the caller loads the postings from the index)."""
+    try:
+        with path.open("rb") as f:
+            if f.read(len(_MAGIC)) != _MAGIC:
+                raise ValueError("not a postings snapshot")
+            header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+            if header.get("key") != key:
+                return None
+            start = -(-f.tell() // _ALIGN) * _ALIGN
+            arrays: dict[str, npt.NDArray[Any]] = {}
+            for place in header["arrays"]:
+                f.seek(start + int(place["offset"]))
+                count = int(place["count"])
+                arrays[str(place["name"])] = array = np.fromfile(f, dtype=np.dtype(place["dtype"]), count=count)
+                if len(array) != count:
+                    raise ValueError("the file ends early")
+        codes = TermCodes.from_parts({k: arrays[f"codes_{k}"] for k in ("data", "offsets", "codes")})
+        lists = PostingLists.from_parts(
+            {k: arrays[f"lists_{k}"] for k in ("bounds", "low", "tf", "run_start", "run_high", "term_run")}
+        )
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.info("the postings snapshot %s cannot be read (%s); loading them from the index", path, exc)
+        return None
+    return codes, lists
