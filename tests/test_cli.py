@@ -281,3 +281,24 @@ def test_status_lists_the_files_skipped_first_and_counts_the_rest(tmp_path: Path
     assert len(status["problems"]) == 26
     index = status["index"]
     assert index["migration"].startswith(f"{index['migrations']:04d}_") and f"the last {index['migration']}" in text
+
+
+def test_without_vault_a_command_finds_the_vault_its_folder_is_in_or_refuses(tmp_path: Path) -> None:
+    """Run from a vault's subfolder, a command answers from the vault (not a new index of the
+    subfolder); run from a folder in no vault, it says so and writes nothing there."""
+    vault = tmp_path / "v"
+    run_cli("init", "--demo", str(vault))
+    run_cli("reindex", "--vault", str(vault))
+    sub = vault / "sources"
+    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
+    env.pop("VAULTMIND_VAULT", None)
+    cmd = [sys.executable, "-m", "vaultmind"]
+    inside = subprocess.run([*cmd, "status", "--json"], cwd=sub, capture_output=True, text=True, env=env, timeout=120)
+    assert inside.returncode == 0, inside.stderr
+    assert json.loads(inside.stdout)["vault"] == str(vault) and not (sub / ".vaultmind").exists()
+    elsewhere = tmp_path / "notes"
+    elsewhere.mkdir()
+    (elsewhere / "n.md").write_text("# hello\n")
+    outside = subprocess.run([*cmd, "query", "walk", "hello"], cwd=elsewhere, capture_output=True, text=True, env=env, timeout=120)
+    assert outside.returncode != 0 and "is not in a vaultmind vault" in outside.stderr and "--vault" in outside.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["n.md"]

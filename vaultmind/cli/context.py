@@ -18,13 +18,24 @@ if TYPE_CHECKING:
 
 
 def resolve_vault(arg: Path | None) -> Path:
-    """The vault a command names: `--vault`, else $VAULTMIND_VAULT, else the current folder."""
+    """The vault a command names: `--vault`, else $VAULTMIND_VAULT, else the vault the current
+    folder is in — the nearest folder, from it upwards, that holds `.vaultmind/`. A folder in no
+    vault is an error: a command run from a vault's subfolder, or from a home folder, must not
+    index it as a vault of its own."""
     if arg is not None:
         vault = arg
     elif os.environ.get("VAULTMIND_VAULT"):
         vault = Path(os.environ["VAULTMIND_VAULT"])
     else:
-        vault = Path.cwd()
+        here = Path.cwd()
+        found = next((folder for folder in (here, *here.parents) if (folder / ".vaultmind").is_dir()), None)
+        if found is None:
+            raise UsageError(
+                f"{here} is not in a vaultmind vault (no .vaultmind folder here or above)",
+                hint="pass --vault PATH, run the command inside a vault, or set one up with "
+                "`vaultmind init PATH` (`vaultmind init --existing PATH` for a vault you already have)",
+            )
+        vault = found
     vault = vault.expanduser()
     if not vault.is_dir():
         problem = "is a file, not a folder" if vault.exists() else "does not exist"
