@@ -263,6 +263,10 @@ def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None
         ("where was Tim the week before 16 November 2023?", "2023-11-09", "2023-11-17"),
         ("the puppy she got two weeks before August 11, 2023", "2023-07-28", "2023-08-12"),
         ("three days after 8 May 2023", "2023-05-09", "2023-05-12"),
+        # May, a whole month name of three letters, with a preposition or qualifier but no year
+        ("what happened in May?", "2024-05-01", "2024-06-01"),
+        ("during May", "2024-05-01", "2024-06-01"),
+        ("late May", "2024-05-21", "2024-06-01"),
     ],
 )
 def test_time_expressions(question: str, start: str, end: str) -> None:
@@ -320,6 +324,41 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
         summary = next(h for h in hits if h["node_kind"] == "summary")
         assert summary["level"] >= 1 and summary["child_ids"] and summary["message_ids"]
         assert summary["note_path"].startswith("summaries/")
+
+
+def test_a_time_window_weighs_summaries_by_their_range_and_a_question_of_time_alone_by_time(vault: Path) -> None:
+    """A summary's leaves take their summary's time range against a question's window (they
+    have no time of their own); a question whose only words are its window's ranks the
+    window's messages first, not others that use the same words."""
+    from vaultmind.tree.engine import seal_ready
+
+    _chat(
+        vault,
+        "2024-05-08",
+        [
+            (name, f"09:{i:02d}", f"{name} reports progress on the lighthouse restoration, step {i}.")
+            for i, name in enumerate(["Alice Chen", "Bob Stone"] * 6)
+        ],
+    )
+    config = load_config(
+        vault, embed_provider="none", extra={"trees.l0_tokens": 64, "trees.fanout": 2, "trees.summarizer": "fallback"}
+    )
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert seal_ready(memory, now=NOW).sealed
+        memory.sync()
+
+        def summary_factors(question: str) -> set[float]:
+            hits = memory.walk(question, limit=40, reference_time=NOW)["hits"]
+            return {h["breakdown"]["time_factor"] for h in hits if h["node_kind"] == "summary"}
+
+        assert summary_factors("lighthouse restoration progress in May 2024") == {1.0}
+        assert summary_factors("lighthouse restoration progress in April 2024") == {0.35}
+        _chat(vault, "2024-06-18", [("Bob Stone", "10:00", "Yesterday was the harbor survey, yesterday all day.")])
+        _chat(vault, "2024-06-19", [("Alice Chen", "10:00", "Painted the north wall of the boathouse.")])
+        memory.sync()
+        first = memory.walk("what did we do yesterday?", limit=5, reference_time=NOW)["hits"][0]
+        assert "boathouse" in first["content"] and first["breakdown"]["time_factor"] == 1.0
 
 
 def test_obsidian_links_quote_every_character_of_vault_note_and_anchor() -> None:

@@ -265,7 +265,7 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
         anchored = bool(qualifier or prep or year_s)
         if name == "may" and not anchored:
             return None  # "may" alone is far more often the verb
-        if len(name) <= 4 and name not in ("june", "july") and not year_s:
+        if len(name) <= 4 and name not in ("may", "june", "july") and not year_s:
             return None  # bare abbreviations ("mar", "jan") are too ambiguous without a year
         month = MONTHS[name]
         year = int(year_s) if year_s else _recent_year(now, month)

@@ -56,7 +56,10 @@
    time_factor = 1 inside the window, `AFTER_WINDOW` for up to `AFTER_WINDOW_DAYS` after it
             (people tell of an event afterwards: "I watched it last night" is written the
             day after the evening the question names), `OUTSIDE_WINDOW` elsewhere, 1 without
-            a window or without a timestamp.
+            a window or without a timestamp; a summary's leaves take their summary's time
+            range (inside when it overlaps the window). A question whose only words are its
+            window's ("what did we do yesterday?") searches no words: the window's leaves,
+            the dense and entity signals rank.
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
@@ -95,6 +98,7 @@ from vaultmind.retrieval.answer_type import AnswerKind, Asking, answer_kind, ask
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
+from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns
@@ -155,6 +159,8 @@ def walk(
     qents = query_entities(memory, question)
     authors = author_terms(memory) & set(qterms)
     content_terms = [t for t in qterms if t not in authors] or qterms
+    if window is not None and set(content_terms) <= set(terms(window.text)):
+        content_terms = []  # only the window's words ("what did we do yesterday?"): no words to search
     content_text = without_words(question, authors) if authors else question
 
     lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms else []
@@ -191,7 +197,10 @@ def walk(
     for leaf_id, value in context_of.items():  # candidates, or leaves context reached
         context[at[leaf_id]] = value
     lengths = _length_factors(cols.length)
-    factors = _time_factors(window, cols.ts) if window is not None else np.ones(len(ids))
+    factors = np.ones(len(ids))
+    if window is not None:
+        factors = _time_factors(window, cols.ts)
+        _summary_time_factors(memory, window, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
     kind = answer_kind(question)
@@ -342,6 +351,40 @@ def _time_factors(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDA
     out[(ts >= start) & (ts < end)] = 1.0
     out[np.isnat(ts)] = 1.0
     return out
+
+
+def _summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
+    """A summary's leaves have no time of their own: their summary's time range stands for it.
+    A range that overlaps the window counts as inside it, one that starts within
+    `AFTER_WINDOW_DAYS` after it as just after, any other as outside (in `factors`, in place)."""
+    undated = np.flatnonzero(cols.known & np.isnat(cols.ts))
+    if not len(undated):
+        return
+    prefix = SUMMARIES_DIR + "/"
+    paths = [cols.note_names[c] for c in np.unique(cols.note[undated]).tolist() if cols.note_names[c].startswith(prefix)]
+    if not paths or not has_table(memory.index, "summaries"):
+        return
+    ranges = {
+        path: (start, end)
+        for path, start, end in memory.index.query(
+            "SELECT note_path, min(time_start), max(time_end) FROM summaries "
+            "WHERE note_path IN (SELECT unnest(?)) GROUP BY note_path",
+            [paths],
+        )
+        if start is not None and end is not None
+    }
+    after = window.end + timedelta(days=AFTER_WINDOW_DAYS)
+    for k in undated.tolist():
+        found = ranges.get(cols.note_names[int(cols.note[k])])
+        if found is None:
+            continue
+        start, end = (_naive_utc(t) for t in found)
+        if start < window.end and end >= window.start:
+            factors[k] = 1.0
+        elif window.end <= start < after:
+            factors[k] = AFTER_WINDOW
+        else:
+            factors[k] = OUTSIDE_WINDOW
 
 
 def _signals(
