@@ -283,6 +283,7 @@ def test_postings_that_do_not_fit_the_small_pool_load_under_the_full_one(
         limit = memory.index.scalar("SELECT current_setting('memory_limit')")
         expected = {w: memory.leaves.search([w], 50) for w in WORDS}
         monkeypatch.setattr(resident, "POSTINGS_POOL", "1KB")  # below what any scan pins
+        (vault / ".vaultmind" / resident.POSTINGS_SNAPSHOT).unlink()  # the postings from the index, scanned
         squeezed = ResidentLeaves(memory.index)
         with caplog.at_level(logging.INFO, logger="vaultmind.index.resident"):
             assert {w: squeezed.search([w], 50) for w in WORDS} == expected

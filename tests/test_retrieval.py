@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -242,6 +243,30 @@ def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None
     vague = mem.query("walk", {"query": "what is it about?", "evidence": True})
     assert vague["evidence"].startswith("No grounding")
     mem.close()
+
+
+def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits() -> None:
+    """An item larger than what is left of the budget is left out and smaller ones after it
+    still come in; when none fits, the block says the budget is too small (not that nothing was
+    found). A time window grounds a question, and a window nothing falls in is said to be empty."""
+    from vaultmind.retrieval.evidence import format_evidence, is_grounded
+
+    def hit(text: str, start: str | None = None) -> dict[str, Any]:
+        return {"content": text, "wikilink": "[[n#^a]]", "time_range": {"start": start, "end": start}}
+
+    result = {"hits": [hit("small one"), hit("x " * 400), hit("small two")], "query": {}}
+    block = format_evidence(result, budget_tokens=60)
+    assert "[1] " in block and "small one" in block and "[3] " in block and "small two" in block
+    assert "[2] " not in block
+    too_small = format_evidence(result, budget_tokens=3)
+    assert too_small.startswith("The token budget (3) is too small for any of the 3 items")
+    assert format_evidence({"hits": [], "query": {}}).startswith("No evidence found")
+    window = {"start": "2024-06-19T00:00:00Z", "end": "2024-06-20T00:00:00Z", "text": "yesterday"}
+    assert is_grounded({"time_window": window}, []) and not is_grounded({}, [])
+    outside = {"hits": [hit("harbor survey", "2024-06-18T10:00:00Z")], "query": {"time_window": window}}
+    assert "Nothing in the memory falls inside this window" in format_evidence(outside)
+    inside = {"hits": [hit("boathouse", "2024-06-19T10:00:00Z")], "query": {"time_window": window}}
+    assert "Nothing in the memory" not in format_evidence(inside) and "boathouse" in format_evidence(inside)
 
 
 @pytest.mark.parametrize(
