@@ -245,6 +245,22 @@ def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None
     mem.close()
 
 
+def test_a_source_query_refuses_a_reversed_window_and_names_an_unknown_source(mem: Memory) -> None:
+    """A reversed window is an error (as `cover_window`'s is), not an empty answer; an unknown
+    source id is named, with some known ones; errors name the command line's flags."""
+    with pytest.raises(UsageError, match="since < until"):
+        mem.query("query_source", {"source_id": "slack:acme/general", "since": "2024-06-28", "until": "2024-04-28"})
+    with pytest.raises(NotFound, match="no source with id 'Slack:acme/general'") as caught:
+        mem.query("query_source", {"source_id": "Slack:acme/general"})
+    assert caught.value.hint is not None and "slack:acme/general" in caught.value.hint
+    assert mem.query("query_source", {"source_id": "slack:acme/general", "since": "2030-01-01"})["hits"] == []
+    with pytest.raises(UsageError, match=r"'reference_time' \(--at on the command line\)"):
+        mem.query("walk", {"query": "budget", "reference_time": "notadate"})
+    with pytest.raises(UsageError, match=r"'budget_tokens' \(--budget on the command line\)"):
+        mem.query("walk", {"query": "budget", "evidence": True, "budget_tokens": 0})
+    mem.close()
+
+
 def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits() -> None:
     """An item larger than what is left of the budget is left out and smaller ones after it
     still come in; when none fits, the block says the budget is too small (not that nothing was

@@ -152,6 +152,8 @@ def print_hits(result: dict[str, Any]) -> None:
             print(f"    {hit['link']}")
     if result.get("truncated"):
         print(f"({result['total']} candidates; showing {len(hits)})")
+    if result.get("missing"):
+        print(f"not found: {', '.join(result['missing'])}")
 
 
 def _placed(hit: dict[str, Any]) -> str:

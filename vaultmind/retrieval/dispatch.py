@@ -71,17 +71,27 @@ _HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+# The command line's flags for the arguments it passes under another name
+_FLAGS = {"reference_time": "--at", "budget_tokens": "--budget", "source_id": "--source-id"}
+
+
+def _name(key: str) -> str:
+    """An argument as an error names it: its key, and the flag that sets it when that differs."""
+    flag = _FLAGS.get(key)
+    return f"'{key}' ({flag} on the command line)" if flag else f"'{key}'"
+
+
 def _str(args: dict[str, Any], key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise UsageError(f"'{key}' must be a non-empty string")
+        raise UsageError(f"{_name(key)} must be a non-empty string")
     return value
 
 
 def _str_list(args: dict[str, Any], key: str) -> list[str]:
     value = args.get(key)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError(f"'{key}' must be a list of strings")
+        raise UsageError(f"{_name(key)} must be a list of strings")
     return value
 
 
@@ -90,7 +100,7 @@ def _int(args: dict[str, Any], key: str, default: int) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise UsageError(f"'{key}' must be a positive integer")
+        raise UsageError(f"{_name(key)} must be a positive integer")
     return value
 
 
@@ -99,16 +109,16 @@ def _time(args: dict[str, Any], key: str) -> datetime | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise UsageError(f"'{key}' must be an ISO 8601 date or time")
+        raise UsageError(f"{_name(key)} must be an ISO 8601 date or time")
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise UsageError(f"'{key}' = {value!r} is not an ISO 8601 date or time") from exc
+        raise UsageError(f"{_name(key)} = {value!r} is not an ISO 8601 date or time") from exc
     return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo else parsed
 
 
 def _required_time(args: dict[str, Any], key: str) -> datetime:
     value = _time(args, key)
     if value is None:
-        raise UsageError(f"'{key}' is required")
+        raise UsageError(f"{_name(key)} is required")
     return value

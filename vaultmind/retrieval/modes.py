@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.embed.base import embed_query
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
-from vaultmind.errors import UsageError
+from vaultmind.errors import NotFound, UsageError
 from vaultmind.retrieval.entity_names import entity_names
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 
@@ -52,6 +52,8 @@ def query_source(
         raise UsageError(f"query_source needs a source id or a kind ({', '.join(SOURCE_KINDS)})")
     if kind and kind not in SOURCE_KINDS:
         raise UsageError(f"unknown kind {kind!r} for query_source (kinds: {', '.join(SOURCE_KINDS)})")
+    if since is not None and until is not None and until <= since:
+        raise UsageError("query_source needs since < until (the window is [since, until))")
     limit = _check_limit(limit)
     clauses = ["true"]
     params: list[Any] = []
@@ -76,6 +78,14 @@ def query_source(
         params,
     )
     total = len(rows)
+    if not rows and source_id and not memory.index.scalar("SELECT count(*) FROM notes WHERE source_id = ?", [source_id]):
+        known = [str(r[0]) for r in memory.index.query(
+            "SELECT DISTINCT source_id FROM notes WHERE source_id IS NOT NULL ORDER BY 1 LIMIT 10"
+        )]  # fmt: skip
+        raise NotFound(
+            f"no source with id {source_id!r} in this vault",
+            hint=f"source ids are matched exactly; some known ones: {', '.join(known)}" if known else "no source has been ingested yet",
+        )
     ranked: list[tuple[str, float, dict[str, Any]]]
     if query and memory.embedder is not None and memory.vectors is not None and rows:
         scores = dict(memory.vectors.search(embed_query(memory.embedder, query), memory.vectors.size))
