@@ -24,7 +24,7 @@ from .conftest import write
 NOW = datetime(2024, 6, 20, 12, 0)
 
 
-def _chat(vault: Path, day: str, messages: list[tuple[str, str, str]]) -> None:
+def _chat(vault: Path, day: str, messages: list[tuple[str, str, str]], ref: str = "slack://C1/{day}-{i}") -> None:
     meta = SourceMeta(
         kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"#general {day}"
     )
@@ -34,7 +34,7 @@ def _chat(vault: Path, day: str, messages: list[tuple[str, str, str]]) -> None:
             author=a,
             timestamp=f"{day}T{t}:00Z",
             text=x,
-            source_ref=f"slack://C1/{day}-{i}",
+            source_ref=ref.format(day=day, i=i, back=99 - i),
         )
         for i, (a, t, x) in enumerate(messages)
     ]
@@ -342,6 +342,7 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
             (name, f"09:{i:02d}", f"{name} reports progress on the lighthouse restoration, step {i}.")
             for i, name in enumerate(["Alice Chen", "Bob Stone"] * 6)
         ],
+        ref="slack://C1/{day}-{back}",
     )
     config = load_config(
         vault,
@@ -365,6 +366,9 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
         summary = next(h for h in hits if h["node_kind"] == "summary")
         assert summary["level"] >= 1 and summary["child_ids"] and summary["message_ids"]
         assert summary["note_path"].startswith("summaries/")
+        widest = max((h for h in hits if h["node_kind"] == "summary"), key=lambda h: len(h["source_refs"]))
+        backwards = [int(ref.rsplit("-", 1)[1]) for ref in widest["source_refs"]]  # 99, 98, …: against their text
+        assert len(backwards) > 2 and backwards == sorted(backwards, reverse=True)  # in the messages' order
 
 
 def test_a_time_window_weighs_summaries_by_their_range_and_a_question_of_time_alone_by_time(vault: Path) -> None:

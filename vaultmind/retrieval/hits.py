@@ -147,7 +147,7 @@ def _summaries_of(index: Index, note_paths: Sequence[str]) -> dict[str, dict[str
                s.entities, s.stale, s.user_edited,
                (SELECT list(l.message_id ORDER BY l.ts, l.id) FROM leaves l
                 WHERE list_contains(s.leaf_ids, l.id) AND l.message_id IS NOT NULL),
-               (SELECT list(DISTINCT l.source_ref) FROM leaves l
+               (SELECT list(l.source_ref ORDER BY l.ts, l.id) FROM leaves l
                 WHERE list_contains(s.leaf_ids, l.id) AND l.source_ref IS NOT NULL)
         FROM summaries s WHERE s.note_path IN (SELECT unnest(string_split(?, chr(31))))
         """,
@@ -174,7 +174,7 @@ def _as_summary(hit: RetrievalHit, summary: dict[str, Any]) -> None:
     hit.time_start, hit.time_end = summary["start"], summary["end"]
     hit.entities = sorted(set(hit.entities) | set(summary["entities"] or []))
     hit.message_ids = list(summary["message_ids"] or [])
-    hit.source_refs = sorted(summary["source_refs"] or [])
+    hit.source_refs = list(dict.fromkeys(summary["source_refs"] or []))  # in the messages' order, each once
 
 
 def _entities_of(memory: Memory, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
