@@ -378,3 +378,27 @@ def test_a_client_of_a_daemon_in_a_whole_vault_load_waits_for_it_and_says_so(
     asking.join(20)
     assert answers and answers[0]["notes"]["total"] == 1  # type: ignore[index]
     assert "loading the whole vault" in capsys.readouterr().err
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_and_stops_neither_a_sync_nor_the_watcher(
+    running: tuple[Config, Memory, Daemon],
+) -> None:
+    """A name of Latin-1 bytes (an old archive's) cannot go into the index: it is reported and
+    skipped. The watcher, whose own library fails on such a name, watches on after a full pass,
+    and the other notes of the vault, and later edits, are indexed."""
+    config, memory, _ = running
+    vault = config.vault
+    with open(os.path.join(os.fsencode(vault), b"caf\xe9.md"), "wb") as f:  # not UTF-8
+        f.write(b"# Cafe\n\nlatin name\n")
+    write(vault, "river.md", "# River\n\nThe river note mentions copper.\n")
+    deadline = time.monotonic() + 20
+    while not memory.search("copper", limit=5)["hits"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert memory.search("copper", limit=5)["hits"], "the note written beside the bad name was indexed"
+    write(vault, "later.md", "# Later\n\nA later note mentions falcon.\n")
+    while not memory.search("falcon", limit=5)["hits"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert memory.search("falcon", limit=5)["hits"], "the watcher still watches"
+    problems = memory.status()["problems"]
+    assert any(p["kind"] == "bad_name" and p["path"] == "caf\ufffd.md" for p in problems)
+    assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'caf%'") == 0

@@ -56,6 +56,7 @@ class Daemon:
         self.failed_batches = 0
         self.trees = TreeKeeper(memory)
         self.force_reconcile = False
+        self._last_reconcile = 0.0  # monotonic time of the last reconcile (0: none yet)
 
     def run(self) -> None:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
@@ -72,39 +73,34 @@ class Daemon:
         self.trees.start()
         info_path = daemon_file(self.config)
         _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
-        last_reconcile = 0.0
+        self._last_reconcile = 0.0
         try:
-            for raw in watchfiles.watch(
-                self.config.vault,
-                # Filtered here, not by watchfiles: it swallows a batch that filters to nothing
-                # and waits on, so constant writes to .vaultmind/ (the index's own WAL) would
-                # keep this loop from ever reaching the reconcile below.
-                watch_filter=None,
-                debounce=self.config.debounce_ms,
-                step=self.config.step_ms,
-                stop_event=self.stop_event,
-                yield_on_timeout=True,
-                rust_timeout=1000,
-                raise_interrupt=False,
-                ignore_permission_denied=True,
-            ):
-                changes = {(change, path) for change, path in raw if self._wanted(change, path)}
-                if changes:
-                    self._apply(changes)
-                now = time.monotonic()
-                if now - last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile:
-                    try:
-                        stats = self.memory.sync()
-                        if not self.ready.is_set():
-                            self.memory.warm()  # the first search must not pay for loading
-                        self.force_reconcile = False
-                        self.pool.notify()
-                        self.trees.poke()
-                        self._report("reconcile", stats)
-                    except (VaultmindError, duckdb.Error, OSError) as exc:
-                        log.error("reconcile failed: %s; will retry", exc)
-                    last_reconcile = now
-                    self.ready.set()
+            while not self.stop_event.is_set():
+                try:
+                    for raw in watchfiles.watch(
+                        self.config.vault,
+                        # Filtered here, not by watchfiles: it swallows a batch that filters to
+                        # nothing and waits on, so constant writes to .vaultmind/ (the index's own
+                        # WAL) would keep this loop from ever reaching the reconcile.
+                        watch_filter=None,
+                        debounce=self.config.debounce_ms,
+                        step=self.config.step_ms,
+                        stop_event=self.stop_event,
+                        yield_on_timeout=True,
+                        rust_timeout=1000,
+                        raise_interrupt=False,
+                        ignore_permission_denied=True,
+                    ):
+                        self._step(raw)
+                    break  # stopped
+                except RuntimeError as exc:  # watchfiles' own: a file name that is not UTF-8
+                    if type(exc).__name__ != "WatchfilesRustInternalError":
+                        raise
+                    # The batch it held is lost: a reconcile looks at every file again (and
+                    # reports the name); watching starts over.
+                    log.warning("the watcher stopped on %s; watching again after a full pass", exc)
+                    self.force_reconcile = True
+                    self._step(set())
         finally:
             with contextlib.suppress(FileNotFoundError):
                 info_path.unlink()
@@ -112,6 +108,27 @@ class Daemon:
             self.pool.stop()
             self.api.stop()
             restore_signals()
+
+    def _step(self, raw: set[tuple[Any, str]]) -> None:
+        """One batch of the watcher's changes, then the reconcile when one is due."""
+        changes = {(change, path) for change, path in raw if self._wanted(change, path)}
+        if changes:
+            self._apply(changes)
+        now = time.monotonic()
+        if now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile:
+            try:
+                stats = self.memory.sync()
+                if not self.ready.is_set():
+                    self.memory.warm()  # the first search must not pay for loading
+                self.force_reconcile = False
+                if self.pool is not None:
+                    self.pool.notify()
+                self.trees.poke()
+                self._report("reconcile", stats)
+            except (VaultmindError, duckdb.Error, OSError) as exc:
+                log.error("reconcile failed: %s; will retry", exc)
+            self._last_reconcile = now
+            self.ready.set()
 
     def _stop_on_signals(self) -> Callable[[], None]:
         """Ctrl-C (SIGINT) and SIGTERM stop the daemon cleanly, whatever the process inherited:

@@ -131,6 +131,12 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, se
         return
     for entry in entries:
         rel = f"{rel_dir}{entry.name}"
+        if not _utf8(entry.name):  # bytes the file system gave that are not UTF-8 (an old archive's Latin-1)
+            shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            result.problems.append(
+                Problem(shown, "bad_name", "the name is not valid UTF-8 (shown with �); skipped — rename it to index it")
+            )
+            continue
         try:
             is_link = entry.is_symlink()
             st = entry.stat(follow_symlinks=True)
@@ -168,8 +174,20 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, se
             result.files[rel] = FileStat(rel, st.st_size, st.st_mtime_ns)
 
 
+def _utf8(name: str) -> bool:
+    """Whether a name from the file system is valid UTF-8 (Python keeps other bytes as lone
+    surrogates, which no UTF-8 text — the index, JSON, a link — can hold)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def stat_one(root: Path, rel: str) -> FileStat | None:
     """Stat a single note (for watcher events); None if it is gone or not a regular file."""
+    if not _utf8(rel):
+        return None
     try:
         st = os.stat(root / rel)
     except OSError:
