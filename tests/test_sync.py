@@ -104,6 +104,27 @@ def test_touch_without_content_change_is_not_reparsed(vault: Path, memory: Memor
     assert memory.sync().unchanged == 3
 
 
+def test_two_notes_of_one_size_and_mtime_that_swap_names_are_read_again(vault: Path, memory: Memory) -> None:
+    """Written in one clock tick, two notes of one size share their mtime: the stat shortcut
+    also compares the inode's change time, which a rename sets, so a swap of their names is
+    seen (by a sync, as by the watcher's events)."""
+    write(vault, "a.md", "# A\n\nappleword\n")
+    write(vault, "b.md", "# B\n\nbananword\n")
+    same = (vault / "a.md").stat().st_mtime_ns
+    os.utime(vault / "b.md", ns=(same, same))
+    os.utime(vault / "a.md", ns=(same, same))
+    memory.sync()
+    os.rename(vault / "a.md", vault / "t.md")
+    os.rename(vault / "b.md", vault / "a.md")
+    os.rename(vault / "t.md", vault / "b.md")
+    assert (vault / "a.md").stat().st_mtime_ns == (vault / "b.md").stat().st_mtime_ns == same
+    stats = memory.sync()
+    assert stats.modified == 2
+    hits = memory.search("appleword", limit=1)["hits"]
+    assert hits[0]["note_path"] == "b.md" and "appleword" in hits[0]["text"]
+    assert memory.sync().unchanged >= 2  # the change times are kept: the next sync reads nothing
+
+
 def test_links_tags_and_frontmatter_are_indexed(vault: Path, memory: Memory) -> None:
     _vault_with_notes(vault)
     memory.sync()

@@ -85,6 +85,9 @@ class FileStat:
     path: str
     size: int
     mtime_ns: int
+    # The inode's change time: a rename sets it, so two notes of one size and one mtime that
+    # swap names (written in the same clock tick) are told apart. 0: not known.
+    ctime_ns: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,6 +125,7 @@ class IndexedState:
     size: int
     mtime_ns: int
     sha256: str
+    ctime_ns: int | None = None  # None: indexed before vaultmind kept it
 
 
 @dataclass(slots=True)
@@ -268,7 +269,9 @@ class Syncer:
                     first.remove.add(path)
                 first.clear_problems.add(path)
             elif (
-                old is not None and old.size == st.size and old.mtime_ns == st.mtime_ns and path not in retry
+                old is not None
+                and (old.size, old.mtime_ns, old.ctime_ns) == (st.size, st.mtime_ns, st.ctime_ns)
+                and path not in retry
             ):
                 stats.unchanged += 1
             else:
@@ -623,19 +626,19 @@ class Syncer:
 
     def _indexed_states(self, paths: Sequence[str] | None, prefixes: Sequence[str] = ()) -> dict[str, IndexedState]:
         if paths is None:
-            rows = self.index.query("SELECT path, size, mtime_ns, sha256 FROM notes")
+            rows = self.index.query("SELECT path, size, mtime_ns, sha256, ctime_ns FROM notes")
         else:
             if not paths and not prefixes:
                 return {}
             rows = self.index.query(
                 """
-                SELECT path, size, mtime_ns, sha256 FROM notes
+                SELECT path, size, mtime_ns, sha256, ctime_ns FROM notes
                 WHERE path IN (SELECT unnest(?::VARCHAR[]))
                    OR list_any_value(list_filter(?::VARCHAR[], p -> starts_with(path, p))) IS NOT NULL
                 """,
                 [list(paths), list(prefixes)],
             )
-        return {r[0]: IndexedState(r[0], r[1], r[2], r[3]) for r in rows}
+        return {r[0]: IndexedState(r[0], r[1], r[2], r[3], r[4]) for r in rows}
 
     def _paths_to_retry(self) -> set[str]:
         """Paths whose last read failed for a reason a stat cannot see change (permissions)."""
@@ -662,7 +665,7 @@ def scan_vault_subtree(root: Path, rel_dir: str, rules: IgnoreRules) -> ScanResu
     sub = scan_vault(root / rel_dir, rules_for_subtree(rules, rel_dir), vault=root)
     result = ScanResult()
     prefix = rel_dir.rstrip("/") + "/"
-    result.files = {prefix + p: FileStat(prefix + p, s.size, s.mtime_ns) for p, s in sub.files.items()}
+    result.files = {prefix + p: FileStat(prefix + p, s.size, s.mtime_ns, s.ctime_ns) for p, s in sub.files.items()}
     result.unobservable = [prefix + p for p in sub.unobservable]
     result.problems = [Problem(prefix + p.path if p.path not in ("", ".") else rel_dir, p.kind, p.message) for p in sub.problems]
     return result
@@ -804,9 +807,14 @@ def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:
             "path": pa.array(paths, pa.string()),
             "size": pa.array([touch[p].size for p in paths], pa.int64()),
             "mtime_ns": pa.array([touch[p].mtime_ns for p in paths], pa.int64()),
+            "ctime_ns": pa.array([touch[p].ctime_ns for p in paths], pa.int64()),
         }
     )
-    execute_with(con, "UPDATE notes SET size = t.size, mtime_ns = t.mtime_ns FROM _rows t WHERE notes.path = t.path", rows=frame)
+    execute_with(
+        con,
+        "UPDATE notes SET size = t.size, mtime_ns = t.mtime_ns, ctime_ns = t.ctime_ns FROM _rows t WHERE notes.path = t.path",
+        rows=frame,
+    )
 
 
 def _insert_problems(con: duckdb.DuckDBPyConnection, problems: dict[str, list[Problem]]) -> None:
