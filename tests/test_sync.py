@@ -194,10 +194,13 @@ def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
             "SELECT string_agg(text, ' ') FROM leaves WHERE note_path = 'broken-fm.md'"
         )
         assert "Body survives" in text
-        # fixing the file clears its problem
+        # fixing the file clears its problem; so does removing a file that was never indexed
         write(vault, "broken-fm.md", "---\ntitle: fixed\n---\n# Body survives\n")
+        (vault / "binary.md").unlink()
+        (vault / "huge.md").unlink()
         memory2.sync()
         kinds = {(p["path"], p["kind"]) for p in memory2.status()["problems"]}
+        assert ("binary.md", "binary") not in kinds and ("huge.md", "too_large") not in kinds
         assert ("broken-fm.md", "frontmatter") not in kinds
 
 

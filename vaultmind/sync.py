@@ -119,6 +119,10 @@ class Preparing(Protocol):
     ) -> None: ...
 
 
+# Problems a whole-vault scan finds (not a file's read): each such scan reports them afresh
+SCAN_PROBLEMS = ("unreadable_folder", "symlink_loop", "broken_symlink", "bad_name")
+
+
 @dataclass(frozen=True, slots=True)
 class IndexedState:
     path: str
@@ -188,6 +192,12 @@ class Syncer:
                     observed[path] = None
                 else:
                     stats.kept_unreadable += 1
+        if not rebuild:  # files reported but never indexed (binary, too large) that are gone or now ignored
+            for (path,) in self.index.query(
+                "SELECT DISTINCT path FROM problems WHERE kind NOT IN (SELECT unnest(?::VARCHAR[]))", [list(SCAN_PROBLEMS)]
+            ):
+                if path not in observed and scan.is_observed(path):
+                    observed[path] = None  # its problems are cleared
         self._diff_apply(observed, known, stats, rebuild=rebuild, scan=scan)
         self._embed_backlog(stats)
         stats.problems = self.problems()
@@ -521,7 +531,7 @@ class Syncer:
         problem_paths = sorted(plan.clear_problems | set(plan.problems))
         problems = {path: list(found) for path, found in plan.problems.items()}
         if scan is not None:
-            con.execute("DELETE FROM problems WHERE kind IN ('unreadable_folder', 'symlink_loop', 'broken_symlink')")
+            con.execute(f"DELETE FROM problems WHERE kind IN ({', '.join(repr(k) for k in SCAN_PROBLEMS)})")
             for problem in scan.problems:
                 kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
                 problems.setdefault(problem.path, []).append(Problem(problem.path, kind, problem.message))
