@@ -679,6 +679,16 @@ _DROPPED_BY = {
 }
 
 
+def _up_to(shipped: tuple[tuple[str, str], ...], name: str, *, inclusive: bool) -> tuple[tuple[str, str], ...]:
+    """The shipped migrations before `name` (or through it), as an index of that time had them,
+    the last one also adding the notes' change-time column (0018), which this code's syncs
+    write (that index had the code of its time)."""
+    kept = [m for m in shipped if m[0] < name or (inclusive and m[0] == name)]
+    last, sql = kept[-1]
+    kept[-1] = (last, sql + "\nALTER TABLE notes ADD COLUMN IF NOT EXISTS ctime_ns BIGINT;\n")
+    return tuple(kept)
+
+
 @pytest.mark.parametrize("name", sorted(_DROPPED_BY))
 def test_a_migration_that_drops_lookup_indexes_keeps_every_row(vault: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """Migrations 0016 and 0017 drop lookup indexes that each save and checkpoint paid for (their
@@ -692,7 +702,7 @@ def test_a_migration_that_drops_lookup_indexes_keeps_every_row(vault: Path, monk
     assert not rebuilds(dict(shipped)[name])
     write(vault, "notes/a.md", "# Launch\n\nDana moved the launch review to Friday.\n\nBudget approved by Dana.\n")
     write(vault, "notes/b.md", "Plain note about ferries and harbours in Lisbon.\n")
-    monkeypatch.setattr(store, "migrations", lambda: tuple(m for m in shipped if m[0] < name))
+    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, name, inclusive=False))
     config = load_config(vault, embed_provider="static")
     dropped = _DROPPED_BY[name]
     rows = "SELECT * FROM admission ORDER BY ALL"
@@ -702,7 +712,7 @@ def test_a_migration_that_drops_lookup_indexes_keeps_every_row(vault: Path, monk
         before = dump_index(mem), mem.index.query(vectors)
         indexes = _indexes(mem.index)
     assert dropped <= set(indexes)
-    monkeypatch.setattr(store, "migrations", lambda: tuple(m for m in shipped if m[0] <= name))
+    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, name, inclusive=True))
     with Memory.open(config) as mem:
         assert mem.index.get_meta("needs_rebuild") is None
         assert (dump_index(mem), mem.index.query(vectors)) == before
@@ -727,7 +737,7 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
     assert not rebuilds(dict(shipped)["0015_named_compression"])
     write(vault, "notes/a.md", "# Launch\n\nThe launch review moved to Friday.\n\n## Budget\n\nBudget approved by Dana.\n")
     write(vault, "notes/b.md", "Plain note about ferries and harbours.\n")
-    older = tuple(m for m in shipped if m[0] < "0015")
+    older = _up_to(shipped, "0015", inclusive=False)
     monkeypatch.setattr(store, "migrations", lambda: older)
     config = load_config(vault, embed_provider="static")
     with Memory.open(config) as mem:
