@@ -125,6 +125,26 @@ def test_two_notes_of_one_size_and_mtime_that_swap_names_are_read_again(vault: P
     assert memory.sync().unchanged >= 2  # the change times are kept: the next sync reads nothing
 
 
+def test_a_new_chunk_size_cuts_every_note_again_on_the_next_sync(vault: Path) -> None:
+    """Leaves are cut at the configured size: after `[chunking] max_tokens` changes, the next
+    sync cuts every note again (as a reindex would), not only the notes edited later."""
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+    for i in range(3):
+        paragraphs = [" ".join(words[(i + j + k) % 10] for k in range(80)) for j in range(10)]
+        write(vault, f"n{i}.md", f"# N{i}\n\n" + "\n\n".join(paragraphs) + "\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        wide = memory.index.scalar("SELECT count(*) FROM leaves")
+    with Memory.open(load_config(vault, embed_provider="none", chunk_tokens=100)) as memory:
+        assert memory.sync().modified == 0
+        narrow = memory.index.scalar("SELECT count(*) FROM leaves")
+        assert narrow > wide
+        assert memory.sync().unchanged == 3  # cut once
+        rows = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == rows
+
+
 def test_links_tags_and_frontmatter_are_indexed(vault: Path, memory: Memory) -> None:
     _vault_with_notes(vault)
     memory.sync()

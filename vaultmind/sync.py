@@ -182,6 +182,10 @@ class Syncer:
         started = time.perf_counter()
         if self.index.get_meta("needs_rebuild"):
             rebuild = True  # the index was upgraded: derive the new tables for every note
+        cut_at = self.index.get_meta("chunk_tokens")
+        if cut_at is not None and cut_at != str(self.config.chunk_tokens):
+            log.warning("chunk size changed (%s → %s tokens): every note is cut again", cut_at, self.config.chunk_tokens)
+            rebuild = True
         scan = scan_vault(self.config.vault, self.rules)
         known = {} if rebuild else self._indexed_states(None)
         stats = SyncStats(scanned=len(scan.files))
@@ -199,6 +203,9 @@ class Syncer:
                 if path not in observed and scan.is_observed(path):
                     observed[path] = None  # its problems are cleared
         self._diff_apply(observed, known, stats, rebuild=rebuild, scan=scan)
+        if cut_at is None and not rebuild:  # an index from before the size was kept: cut at this one
+            with self.index.transaction() as con:
+                self.index.set_meta(con, "chunk_tokens", str(self.config.chunk_tokens))
         self._embed_backlog(stats)
         stats.problems = self.problems()
         stats.seconds = time.perf_counter() - started
@@ -512,6 +519,7 @@ class Syncer:
         if rebuild:
             self.index.clear_derived(con)
             con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
+            self.index.set_meta(con, "chunk_tokens", str(self.config.chunk_tokens))  # the size leaves are cut at
         changed = [] if fresh else sorted(plan.remove | set(plan.write))
         removed_ids = _delete_paths(con, changed) if changed else []
         if plan.touch:
