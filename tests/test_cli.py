@@ -302,3 +302,17 @@ def test_without_vault_a_command_finds_the_vault_its_folder_is_in_or_refuses(tmp
     outside = subprocess.run([*cmd, "query", "walk", "hello"], cwd=elsewhere, capture_output=True, text=True, env=env, timeout=120)
     assert outside.returncode != 0 and "is not in a vaultmind vault" in outside.stderr and "--vault" in outside.stderr
     assert sorted(p.name for p in elsewhere.iterdir()) == ["n.md"]
+
+
+def test_hits_reach_the_terminal_without_their_control_characters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A note's escape sequences and bells are shown as �, not sent to the terminal."""
+    vault = tmp_path / "v"
+    run_cli("init", str(vault))
+    write(vault, "ctrl.md", "# Ctrl\n\nctrl\x1b[31mword\x07 ctrlword\n")
+    run_cli("reindex", "--vault", str(vault))
+    out = run_cli("query", "search", "ctrlword", "--vault", str(vault)).stdout
+    assert "ctrlword" in out and "\x1b" not in out and "\x07" not in out and "ctrl\ufffd[31mword\ufffd" in out
+    raw = as_json(run_cli("query", "search", "ctrlword", "--vault", str(vault), "--json"))
+    assert "\x1b[31m" in raw["hits"][0]["text"]  # the JSON keeps the text as it is

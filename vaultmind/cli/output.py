@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections import Counter
@@ -59,6 +60,15 @@ class Progress:
             sys.stderr.write("\n")
             sys.stderr.flush()
             self.open_line = False
+
+
+# Control characters a note may hold (an escape sequence, a bell) that would act on the terminal
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: str) -> str:
+    """`text` for a terminal: control characters other than tab and newline shown as �."""
+    return _CONTROL.sub("\ufffd", text)
 
 
 def print_stats(result: dict[str, Any], verb: str) -> None:
@@ -120,7 +130,7 @@ def print_status(status: dict[str, Any]) -> None:
         kinds = Counter(p["kind"] for p in problems)
         print(f"\n{len(problems):,} file(s) skipped or with warnings ({', '.join(f'{k} {n:,}' for k, n in sorted(kinds.items()))}):")
         for p in sorted(problems, key=lambda p: (p["kind"] in INDEXED_ANYWAY, p["path"]))[:PROBLEMS_SHOWN]:
-            print(f"  {p['path']}: [{p['kind']}] {p['message']}")
+            print(safe(f"  {p['path']}: [{p['kind']}] {p['message']}"))
         if len(problems) > PROBLEMS_SHOWN:
             print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `vaultmind status --json` lists every one")
 
@@ -136,24 +146,24 @@ def print_hits(result: dict[str, Any]) -> None:
     for rank, hit in enumerate(hits, start=1):
         if hit.get("node_kind") == "entity":
             aliases = ", ".join(hit.get("aliases") or [])
-            print(f"{rank:2}. {hit['node_id']}  {hit['display_name']}  ({hit['mentions']} mentions){'  aka ' + aliases if aliases else ''}")
+            print(safe(f"{rank:2}. {hit['node_id']}  {hit['display_name']}  ({hit['mentions']} mentions){'  aka ' + aliases if aliases else ''}"))
             continue
         anchor = hit.get("anchor") or ""
         where = hit["note_path"] + (anchor if anchor.startswith("#") else f"#{anchor}" if anchor else "")
         when = hit.get("timestamp") or (hit.get("time_range") or {}).get("start")
         refs = hit.get("source_refs") or ([hit["source_ref"]] if hit.get("source_ref") else [])
         meta = " · ".join(x for x in (hit.get("author"), when, *refs) if x)
-        print(f"{rank:2}. {where}  (score {hit['score']:.4f}{_placed(hit)})")
+        print(safe(f"{rank:2}. {where}  (score {hit['score']:.4f}{_placed(hit)})"))
         if meta:
-            print(f"    {meta}")
+            print(safe(f"    {meta}"))
         text = " ".join(str(hit.get("content", hit.get("text", ""))).split())
-        print(f"    {text[:200]}{'…' if len(text) > 200 else ''}")
+        print(safe(f"    {text[:200]}{'…' if len(text) > 200 else ''}"))
         if hit.get("link"):
             print(f"    {hit['link']}")
     if result.get("truncated"):
         print(f"({result['total']} candidates; showing {len(hits)})")
     if result.get("missing"):
-        print(f"not found: {', '.join(result['missing'])}")
+        print(safe(f"not found: {', '.join(result['missing'])}"))
 
 
 def _placed(hit: dict[str, Any]) -> str:

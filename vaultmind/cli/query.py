@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
-from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits
+from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits, safe
 
 
 def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -126,5 +126,5 @@ def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
     else:
         print_hits(result)
         if result.get("evidence"):
-            print("\n" + result["evidence"])
+            print("\n" + safe(result["evidence"]))
     return 0
