@@ -368,11 +368,18 @@ def test_corrupt_index_is_quarantined_and_rebuilt(vault: Path) -> None:
         status = memory.status()
         assert status["index"]["health"] == "rebuilt"
         assert status["notes"]["total"] == 3
+        assert memory.status()["index"]["health"] == "ok"  # said once, also by a long-running daemon
     quarantined = list((config.state_dir / "quarantine").iterdir())
     assert quarantined, "the broken file is kept for inspection"
     with Memory.open(config) as memory:  # reported once: the next open is clean
         assert memory.index.quarantined is None
         assert memory.status()["index"]["health"] == "ok"
+    config.index_path.write_bytes(b"broken again" * 100)
+    with Memory.open(config) as memory:  # asked before anything was indexed again: say what to do
+        index = memory.status()["index"]
+        assert index["health"] == "quarantined" and "run `vaultmind reindex" in index["notice"]
+        index = memory.status()["index"]
+        assert index["health"] == "empty" and "nothing is indexed yet" in index["notice"]
 
 
 def test_sync_paths_handles_folder_moves(vault: Path, memory: Memory) -> None:

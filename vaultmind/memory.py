@@ -394,9 +394,15 @@ class Memory:
         size = os.path.getsize(self.config.index_path) if self.config.index_path.exists() else 0
         applied = [str(name) for (name,) in idx.query("SELECT name FROM migrations ORDER BY seq")]
         health = "ok"
-        notice = idx.quarantined
+        notice, idx.quarantined = idx.quarantined, None  # said once, by the first status after it
+        empty = sum(kinds.values()) == 0
         if notice:
-            health = "rebuilt"
+            health = "quarantined" if empty else "rebuilt"
+            if empty:
+                notice += f"; nothing is indexed yet: run `vaultmind reindex --vault {self.config.vault}`"
+        elif empty:
+            health = "empty"
+            notice = f"nothing is indexed yet: run `vaultmind reindex --vault {self.config.vault}`"
         from vaultmind.admission import admission_status
         from vaultmind.entities.graph import entity_deriver, ner_pending
         from vaultmind.entities.read import ner_status
