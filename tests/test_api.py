@@ -6,6 +6,7 @@ import logging
 import socket
 import struct
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,3 +52,20 @@ def test_a_client_that_hangs_up_before_its_answer_costs_no_error_and_the_api_ans
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
     err = capfd.readouterr().err
     assert "Traceback" not in err and "Exception occurred" not in err, err
+
+
+def test_a_sync_or_reindex_through_the_daemon_answers_with_the_counts_a_local_one_gives(
+    memory: Memory, vault: Path
+) -> None:
+    """`reindex --json` and `sync --json` have one shape whoever runs them: through the daemon
+    they carry the notes and leaves counts too."""
+    (vault / "a.md").write_text("# A\n\nalpha words\n\n## More\n\nbeta words\n")
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        client = DaemonClient("127.0.0.1", server.port, "secret")
+        for route in ("/v1/reindex", "/v1/sync"):
+            answer = client.call("POST", route, {})
+            assert answer["notes"] == 1 and answer["chunks"] == answer["leaves"] == memory.counts()["leaves"] > 0
+    finally:
+        server.stop()

@@ -6,8 +6,8 @@ Routes (all require `Authorization: Bearer <token>`):
     GET  /v1/status            same JSON as `vaultmind status --json`
     POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
     POST /v1/query             {"mode": str, "args": {…}} → any memory_tree mode (retrieval/dispatch.py)
-    POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths)
-    POST /v1/reindex           full rebuild → sync stats
+    POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths: and the counts)
+    POST /v1/reindex           full rebuild → sync stats and the counts (`notes`, `chunks` = `leaves`)
 
 Errors come back as `{"error": {"code", "message", "path", "hint"}}` with a 4xx/5xx status.
 """
@@ -46,7 +46,7 @@ def _search(memory: Memory, body: dict[str, Any]) -> Any:
 def _sync(memory: Memory, body: dict[str, Any]) -> Any:
     paths = body.get("paths")
     if paths is None:
-        return memory.sync().to_dict()
+        return {**memory.sync().to_dict(), **memory.counts()}
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         raise UsageError("'paths' must be a list of vault-relative paths")
     return memory.sync_paths(paths).to_dict()
@@ -73,7 +73,7 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("POST", "/v1/search"): _search,
     ("POST", "/v1/query"): _query,
     ("POST", "/v1/sync"): _sync,
-    ("POST", "/v1/reindex"): lambda m, b: m.reindex().to_dict(),
+    ("POST", "/v1/reindex"): lambda m, b: {**m.reindex().to_dict(), **m.counts()},
 }
 
 

@@ -176,6 +176,11 @@ class Memory:
             self._evict()
         release_freed_memory()
 
+    def counts(self) -> dict[str, int]:
+        """Notes and leaves in the index (`chunks` is `leaves`, as `reindex --json` first named them)."""
+        leaves = int(self.index.scalar("SELECT count(*) FROM leaves"))
+        return {"notes": int(self.index.scalar("SELECT count(*) FROM notes")), "chunks": leaves, "leaves": leaves}
+
     @property
     def load_seconds(self) -> float:
         """Time spent loading the resident structures (a first question's wait, mostly)."""

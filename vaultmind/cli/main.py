@@ -144,7 +144,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     def local(memory: Memory) -> dict[str, Any]:
         result: dict[str, Any] = memory.reindex().to_dict()
         result["enriched"] = _enrich_if_small(memory)
-        result.update(_counts(memory))
+        result.update(memory.counts())
         return result
 
     result = through_daemon_or_local(
@@ -160,7 +160,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     def local(memory: Memory) -> dict[str, Any]:
         result: dict[str, Any] = memory.sync().to_dict()
         result["enriched"] = _enrich_if_small(memory)
-        result.update(_counts(memory))
+        result.update(memory.counts())
         return result
 
     result = through_daemon_or_local(
@@ -182,13 +182,6 @@ def _enrich_if_small(memory: Memory) -> dict[str, Any]:
     if pending > FOREGROUND_NER_TEXTS:
         return {"ner_deferred": pending, "hint": "run `vaultmind serve` to recognise entities in the background"}
     return memory.enrich(memory.syncer.progress)
-
-
-def _counts(memory: Memory) -> dict[str, int]:
-    return {
-        "notes": int(memory.index.scalar("SELECT count(*) FROM notes")),
-        "chunks": int(memory.index.scalar("SELECT count(*) FROM leaves")),
-    }
 
 
 def _print_stats(args: argparse.Namespace, result: dict[str, Any], verb: str) -> int:
