@@ -302,6 +302,11 @@ def test_without_vault_a_command_finds_the_vault_its_folder_is_in_or_refuses(tmp
     outside = subprocess.run([*cmd, "query", "walk", "hello"], cwd=elsewhere, capture_output=True, text=True, env=env, timeout=120)
     assert outside.returncode != 0 and "is not in a vaultmind vault" in outside.stderr and "--vault" in outside.stderr
     assert sorted(p.name for p in elsewhere.iterdir()) == ["n.md"]
+    for command in (["status"], ["reindex"], ["sync"], ["query", "walk", "hello"]):  # named, but no vault either
+        named = run_cli(*command, "--vault", str(elsewhere), check=False)
+        assert named.returncode == 2 and "is not a vaultmind vault" in named.stderr
+        assert f"vaultmind init --existing {elsewhere}" in named.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["n.md"]  # no index, no entity notes written
 
 
 def test_hits_reach_the_terminal_without_their_control_characters(

@@ -23,6 +23,13 @@ def _no_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
 
 
+@pytest.fixture
+def vault(vault: Path) -> Path:
+    """A folder the command line takes for a vault: it holds vaultmind's state folder."""
+    (vault / ".vaultmind").mkdir()
+    return vault
+
+
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
     code = main(list(args))
     out, err = capsys.readouterr()

@@ -235,11 +235,39 @@ def test_never_writes_through_a_symlink_out_of_the_vault(tmp_path: Path) -> None
 def test_existing_dangling_symlink_is_not_replaced(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     root.mkdir()
+    (root / "note.md").write_text("# A note\n")
     (root / ".gitignore").symlink_to(tmp_path / "nowhere")
     report = init_vault(root, existing=True)
     assert ".gitignore" in {s.path for s in report.skipped}
     assert (root / ".gitignore").is_symlink()
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_existing_refuses_what_does_not_look_like_a_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--existing` writes into the folder it is given: never the file system's root or a home
+    folder, nor a folder with neither Obsidian's settings nor a note near the top; a file is
+    called a file. Nothing is written when it refuses."""
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "Documents" / "n.md").write_text("# n\n")
+    monkeypatch.setenv("HOME", str(home))
+    for folder, says in ((Path("/"), "file system's root"), (home, "home folder")):
+        with pytest.raises(VaultError, match=says):
+            init_vault(folder, existing=True)
+    bare = tmp_path / "downloads"
+    (bare / "a" / "b").mkdir(parents=True)
+    (bare / "a" / "b" / "data.csv").write_text("1,2\n")
+    with pytest.raises(VaultError, match="does not look like a vault"):
+        init_vault(bare, existing=True)
+    assert sorted(p.name for p in bare.iterdir()) == ["a"]
+    (tmp_path / "file.md").write_text("# f\n")
+    with pytest.raises(VaultError, match="is a file"):
+        init_vault(tmp_path / "file.md", existing=True)
+    (bare / "a" / "b" / "deep.md").write_text("# a note two folders down\n")
+    assert init_vault(bare, existing=True).created
+    obsidian_only = tmp_path / "fresh-obsidian"
+    (obsidian_only / ".obsidian").mkdir(parents=True)
+    assert init_vault(obsidian_only, existing=True).created
 
 
 # --- the demo memory -------------------------------------------------------------------------

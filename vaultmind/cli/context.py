@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from vaultmind.client import DaemonClient
 
 
+STATE_DIR = ".vaultmind"  # `vault.layout.STATE_DIR`, without importing it for every command
+
+
 def resolve_vault(arg: Path | None) -> Path:
     """The vault a command names: `--vault`, else $VAULTMIND_VAULT, else the vault the current
     folder is in — the nearest folder, from it upwards, that holds `.vaultmind/`. A folder in no
@@ -28,7 +31,7 @@ def resolve_vault(arg: Path | None) -> Path:
         vault = Path(os.environ["VAULTMIND_VAULT"])
     else:
         here = Path.cwd()
-        found = next((folder for folder in (here, *here.parents) if (folder / ".vaultmind").is_dir()), None)
+        found = next((folder for folder in (here, *here.parents) if (folder / STATE_DIR).is_dir()), None)
         if found is None:
             raise UsageError(
                 f"{here} is not in a vaultmind vault (no .vaultmind folder here or above)",
@@ -40,6 +43,12 @@ def resolve_vault(arg: Path | None) -> Path:
     if not vault.is_dir():
         problem = "is a file, not a folder" if vault.exists() else "does not exist"
         raise UsageError(f"vault folder {vault} {problem}", hint="pass --vault PATH or run `vaultmind init PATH`")
+    if not (vault / STATE_DIR).is_dir():  # vaultmind writes into a vault (entity notes, summaries): never unasked
+        raise UsageError(
+            f"{vault} is not a vaultmind vault (it has no {STATE_DIR} folder)",
+            hint=f"set it up with `vaultmind init --existing {vault}`, which adds vaultmind's folders and "
+            "settings and changes nothing else",
+        )
     return vault
 
 

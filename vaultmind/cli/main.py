@@ -133,7 +133,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         data = report.to_dict()
         print(f"vaultmind: vault ready at {report.vault} ({len(report.created)} files created)")
         for item in data.get("skipped", []):
-            print(f"  skipped: {item}")
+            print(f"  skipped: {item['path']} — {item['reason']}" if isinstance(item, dict) else f"  skipped: {item}")
         for warning in data.get("warnings", []):
             print(f"  warning: {warning}")
         print(f"next: vaultmind reindex --vault {report.vault}")

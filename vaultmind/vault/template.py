@@ -196,14 +196,55 @@ def _new_root(path: str | Path) -> Path:
 
 
 def _existing_root(path: str | Path) -> Path:
+    """The vault folder `init --existing` adds vaultmind to: an existing folder that looks like a
+    vault (Obsidian's settings folder, or a Markdown note near the top), never the file system's
+    root or the home folder itself."""
     root = Path(path).expanduser()
     if not root.is_dir():
         raise VaultError(
-            "no vault folder here",
+            "is a file, not a vault folder" if root.exists() else "no vault folder here",
             path=root,
             hint="to create a new vault, run `vaultmind init` without --existing",
         )
-    return root.resolve()
+    root = root.resolve()
+    if root == Path(root.anchor) or root == Path.home().resolve():
+        raise VaultError(
+            "will not make the file system's root or a home folder a vault",
+            path=root,
+            hint="point --existing at the vault's own folder (the one that holds .obsidian/ or your notes)",
+        )
+    if not (root / OBSIDIAN_DIR).is_dir() and not _holds_notes(root):
+        raise VaultError(
+            "does not look like a vault: no .obsidian/ folder and no Markdown note in its first levels",
+            path=root,
+            hint="point --existing at the vault's folder, or run `vaultmind init PATH` for a new vault",
+        )
+    return root
+
+
+def _holds_notes(root: Path, depth: int = 3, budget: int = 5000) -> bool:
+    """Whether a Markdown note lies within `depth` folders of `root` (looking at `budget`
+    entries at most)."""
+    level, seen = [root], 0
+    for _ in range(depth):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if seen > budget:
+                    return False
+                if entry.name.startswith("."):
+                    continue
+                if entry.name.lower().endswith(".md") and entry.is_file():
+                    return True
+                if entry.is_dir(follow_symlinks=False):
+                    below.append(Path(entry.path))
+        level = below
+    return False
 
 
 def _plan_existing(
