@@ -6,7 +6,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -402,3 +402,35 @@ def test_a_file_name_that_is_not_utf8_is_reported_and_stops_neither_a_sync_nor_t
     problems = memory.status()["problems"]
     assert any(p["kind"] == "bad_name" and p["path"] == "caf\ufffd.md" for p in problems)
     assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'caf%'") == 0
+
+
+def _until(found: Callable[[], bool], seconds: float = 20) -> bool:
+    deadline = time.monotonic() + seconds
+    while not found():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_a_symlink_made_while_watching_follows_the_rules_of_a_full_scan_and_is_watched(
+    running: tuple[Config, Memory, Daemon], tmp_path: Path
+) -> None:
+    """A link to a folder holding the vault, made while the daemon runs, is reported and not
+    followed (it used to index every note a second time under it); a link to a folder outside
+    the vault is indexed, and what is written in that folder later is seen."""
+    config, memory, _ = running
+    vault = config.vault
+    (vault / "sub").mkdir()
+    time.sleep(1.0)  # the watcher is watching the new folder
+    (vault / "sub" / "loop").symlink_to("..")
+    assert _until(lambda: any(p["kind"] == "symlink_loop" for p in memory.status()["problems"]))
+    assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'sub/%'") == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f1.md").write_text("# F1\n\nThe first outside note mentions orbit.\n")
+    (vault / "linked").symlink_to(outside)
+    assert _until(lambda: bool(memory.search("orbit", limit=3)["hits"]))
+    time.sleep(1.5)  # the watcher starts over to follow the new link
+    (outside / "f2.md").write_text("# F2\n\nA later outside note mentions summit.\n")
+    assert _until(lambda: any(h["note_path"] == "linked/f2.md" for h in memory.search("summit", limit=3)["hits"]))

@@ -91,8 +91,9 @@ class Daemon:
                         raise_interrupt=False,
                         ignore_permission_denied=True,
                     ):
-                        self._step(raw)
-                    break  # stopped
+                        if self._step(raw):  # a folder reached through a symlink appeared:
+                            self.force_reconcile = True  # watched from now on too (a full pass covers
+                            break  # what changed while watching started over)
                 except RuntimeError as exc:  # watchfiles' own: a file name that is not UTF-8
                     if type(exc).__name__ != "WatchfilesRustInternalError":
                         raise
@@ -109,8 +110,9 @@ class Daemon:
             self.api.stop()
             restore_signals()
 
-    def _step(self, raw: set[tuple[Any, str]]) -> None:
-        """One batch of the watcher's changes, then the reconcile when one is due."""
+    def _step(self, raw: set[tuple[Any, str]]) -> bool:
+        """One batch of the watcher's changes, then the reconcile when one is due. True when a
+        symlink to a folder appeared: the watcher follows only the links it found at its start."""
         changes = {(change, path) for change, path in raw if self._wanted(change, path)}
         if changes:
             self._apply(changes)
@@ -129,6 +131,7 @@ class Daemon:
                 log.error("reconcile failed: %s; will retry", exc)
             self._last_reconcile = now
             self.ready.set()
+        return any(os.path.islink(path) and os.path.isdir(path) for _, path in changes)
 
     def _stop_on_signals(self) -> Callable[[], None]:
         """Ctrl-C (SIGINT) and SIGTERM stop the daemon cleanly, whatever the process inherited:

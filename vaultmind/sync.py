@@ -242,6 +242,10 @@ class Syncer:
             if not rel or self.is_ignored(rel):
                 continue
             abs_path = self.config.vault / rel
+            if abs_path.is_dir() and abs_path.is_symlink():
+                # A folder reached through a symlink: whether it loops back or leads to a folder
+                # the vault already holds is for the whole vault's scan to say, as in `sync_all`.
+                return self.sync_all()
             if abs_path.is_dir():
                 sub = scan_vault_subtree(self.config.vault, rel, self.rules)
                 observed.update(sub.files)
