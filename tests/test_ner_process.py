@@ -195,5 +195,18 @@ def test_questions_find_known_entities_without_a_model(vault: Path) -> None:
             assert query_entities(con, "what did dana whitfield say?") == [
                 ("person:dana-whitfield", "dana whitfield")
             ]
+            # a first name written as a name names the one person whose name starts with it
+            assert query_entities(con, "What did Dana say about the bakery?") == [("person:dana-whitfield", "Dana")]
+            assert query_entities(con, "what did dana say about the bakery?") == []
         deriver = entity_deriver(memory)
         assert deriver is not None and ner_pending(memory.index, deriver) == 0  # NER is off
+
+
+def test_a_first_name_shared_by_two_known_people_names_neither() -> None:
+    from vaultmind.entities.query import _ngram_entities, first_names
+
+    known = frozenset({"person:dana-whitfield", "person:dana-scully", "person:marco-ruiz", "place:jonas", "person:jonas-weber"})
+    firsts = first_names(known)
+    assert firsts == {"marco": "person:marco-ruiz", "jonas": "person:jonas-weber"}
+    assert _ngram_entities(known, "Did Dana call?", [], firsts) == []
+    assert _ngram_entities(known, "Where is Jonas?", [], firsts) == [("place:jonas", "Jonas"), ("person:jonas-weber", "Jonas")]

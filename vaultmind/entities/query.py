@@ -50,13 +50,14 @@ class EntityQuery:
         threshold = fuzzy_threshold if fuzzy_threshold is not None else stored_fuzzy_threshold(con)
         self.registry = load_registry(con, fuzzy_threshold=threshold)
         self.known = frozenset(str(r[0]) for r in con.execute("SELECT id FROM entities").fetchall())
+        self.first_names = first_names(self.known)
 
     def find(self, text: str) -> list[tuple[str, str]]:
         resolved = resolve_text(self.registry, text, None)
         out = [(m.entity_id, m.surface) for m in resolved.mentions]
         seen = {ident for ident, _ in out}
         taken = [(m.start, m.end) for m in resolved.mentions if m.start >= 0]
-        for ident, surface in _ngram_entities(self.known, text, taken):
+        for ident, surface in _ngram_entities(self.known, text, taken, self.first_names):
             if ident not in seen:
                 seen.add(ident)
                 out.append((ident, surface))
@@ -77,11 +78,27 @@ def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
         return EntitySettings().fuzzy_threshold
 
 
+def first_names(known: frozenset[str]) -> dict[str, str]:
+    """The first word of each known person's id that no other person's id starts with
+    ("marco" → `person:marco-ruiz`): a question says "Marco", the index knows Marco Ruiz."""
+    people: dict[str, list[str]] = defaultdict(list)
+    for ident in known:
+        kind, _, slug = ident.partition(":")
+        if kind == "person" and "-" in slug:
+            people[slug.split("-", 1)[0]].append(ident)
+    return {first: idents[0] for first, idents in people.items() if len(idents) == 1}
+
+
 def _ngram_entities(
-    known: frozenset[str], text: str, taken: list[tuple[int, int]], max_words: int = 4
+    known: frozenset[str],
+    text: str,
+    taken: list[tuple[int, int]],
+    firsts: dict[str, str] | None = None,
+    max_words: int = 4,
 ) -> list[tuple[str, str]]:
     """Known entity ids spelled by word n-grams of `text` outside the `taken` character ranges.
-    A single word needs four letters, or three and a capital."""
+    A single word needs four letters, or three and a capital; one written as a name that is the
+    first name of exactly one known person (`firsts`) names that person too."""
     tokens = word_spans(text)
     free = [not any(s < t[2] and t[1] < e for s, e in taken) for t in tokens]
     grams: dict[str, tuple[int, int]] = {}
@@ -101,6 +118,11 @@ def _ngram_entities(
     by_key: dict[str, list[str]] = defaultdict(list)
     for ident in found:
         by_key[ident.partition(":")[2]].append(ident)
+    for key, (lo, hi) in grams.items():
+        person = (firsts or {}).get(key)
+        if person is not None and hi - lo == 1 and text[tokens[lo][1]].isupper() and person not in by_key[key]:
+            by_key[key].append(person)
+    by_key = defaultdict(list, {key: idents for key, idents in by_key.items() if idents})
     chosen: list[tuple[int, int, str]] = []  # longest first, no overlaps
     for key in sorted(by_key, key=lambda k: (-(grams[k][1] - grams[k][0]), grams[k][0])):
         lo, hi = grams[key]
