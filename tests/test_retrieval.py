@@ -308,6 +308,12 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
         ("what happened in May?", "2024-05-01", "2024-06-01"),
         ("during May", "2024-05-01", "2024-06-01"),
         ("late May", "2024-05-21", "2024-06-01"),
+        # ranges of days, a month or year said once serving both ends
+        ("what happened between 15 and 17 May?", "2024-05-15", "2024-05-18"),
+        ("from May 15 to May 17, 2023", "2023-05-15", "2023-05-18"),
+        ("where was John between August 11 and August 15 2023?", "2023-08-11", "2023-08-16"),
+        ("between 28 December and 3 January", "2023-12-28", "2024-01-04"),
+        ("from 17 to 15 May", "2024-05-15", "2024-05-16"),  # backwards: no range, the day it names
     ],
 )
 def test_time_expressions(question: str, start: str, end: str) -> None:

@@ -11,6 +11,7 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
     early/mid/late <month|year> narrow the window
+    between/from <day> and/to <day> (a month or year said once serves both days)
     N days|weeks|months|years / the day|week|month before|after <date>
 
 A question that names a day ("… last week, as she said on 6 November 2023", "last Friday on 23
@@ -150,10 +151,43 @@ _RELATIVE_KINDS = frozenset(
 _AROUND = re.compile(rf"\b(the|a|an|{_NUM_RX}) ({_UNIT_RX}) (before|after) (?:on |the )?$")
 
 
+_DAY_RX = rf"(?:the )?(?:(?P<m{{n}}>{_MONTH_RX}) (?P<d{{n}}>\d{{{{1,2}}}})|(?P<e{{n}}>\d{{{{1,2}}}}))(?:st|nd|rd|th)?(?: (?:of )?(?P<n{{n}}>{_MONTH_RX}))?(?:,? (?P<y{{n}}>\d{{{{4}}}}))?"
+_RANGE = re.compile(
+    rf"\b(?:between|from) {_DAY_RX.format(n=1)} (?:and|to|until|till|through|-) {_DAY_RX.format(n=2)}\b"
+)
+
+
+def _range(text: str, now: datetime) -> TimeWindow | None:
+    """"between 15 and 17 May", "from May 15 to May 17, 2024", "between August 11 and August 15
+    2023": both days and the days between them. A month or year said once serves both days; a
+    range that would end before it starts is no range."""
+    for match in _RANGE.finditer(text):
+        g = match.groupdict()
+        first_month = g["m1"] or g["n1"]
+        second_month = g["m2"] or g["n2"] or first_month
+        first_month = first_month or second_month
+        if first_month is None or second_month is None or (g["m1"] and g["n1"]) or (g["m2"] and g["n2"]):
+            continue
+        months = MONTHS[first_month], MONTHS[second_month]
+        year_2 = int(g["y2"] or g["y1"] or _recent_year(now, months[1]))
+        year_1 = int(g["y1"] or (year_2 if months[0] <= months[1] else year_2 - 1))
+        try:
+            start = datetime(year_1, months[0], int(g["d1"] or g["e1"]))
+            end = datetime(year_2, months[1], int(g["d2"] or g["e2"])) + timedelta(days=1)
+        except ValueError:
+            continue
+        if end > start:
+            return TimeWindow(start, end, match.group(0).strip())
+    return None
+
+
 def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
     """The first time expression found in `question`, as a window relative to `now` (naive UTC);
     relative words are read from a day the question names, when it names one (module doc)."""
     text = " ".join(question.lower().replace("’", "'").split())
+    spanned = _range(text, now)
+    if spanned is not None:
+        return spanned
     anchored = _anchored(text, now)
     if anchored is not None:
         return anchored
