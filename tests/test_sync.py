@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,71 @@ def test_a_new_chunk_size_cuts_every_note_again_on_the_next_sync(vault: Path) ->
         rows = dump_index(memory)
         memory.reindex()
         assert dump_index(memory) == rows
+
+
+DOCUMENT = """---
+vaultmind: source
+kind: document
+source_id: "drive:runbook"
+scope: drive
+version: 1
+title: Runbook
+time_start: "2024-03-01T09:00:00Z"
+time_end: "2024-03-07T16:30:00Z"
+---
+# Runbook
+
+## Launch day
+
+Open the doors at six and check the projector.
+"""
+
+
+def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document source note's leaves are dated by its `time_end`, so windows and source
+    queries find it; an index from before that holds documents is rebuilt once for it
+    (migration 0019), one without documents is not."""
+    import vaultmind.index.store as store
+    from vaultmind.index.schema import migrations
+
+    write(vault, "sources/documents/drive/runbook.md", DOCUMENT)
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    config = load_config(vault, embed_provider="none")
+    shipped = migrations()
+    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, "0019", inclusive=False))
+    with Memory.open(config) as memory:
+        memory.sync()
+        memory.index.con.execute("UPDATE leaves SET ts = NULL")  # as the code of that time left them
+    monkeypatch.setattr(store, "migrations", lambda: shipped)
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        times = memory.index.query("SELECT DISTINCT strftime(ts, '%Y-%m-%dT%H:%M') FROM leaves WHERE note_path LIKE 'sources/%'")
+        assert times == [("2024-03-07T16:30",)]
+        found = memory.query("query_source", {"kind": "document", "since": "2024-03-07", "until": "2024-03-08"})
+        assert found["total"] == 1 and "projector" in found["hits"][0]["content"]
+        hits = memory.walk("projector on 7 March 2024", limit=5, reference_time=datetime(2024, 6, 1))["hits"]
+        doc = next(h for h in hits if h["note_path"].startswith("sources/"))
+        assert doc["breakdown"]["time_factor"] == 1.0
+        rows = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == rows
+
+
+def test_an_index_without_documents_is_not_rebuilt_for_their_times(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vaultmind.index.store as store
+    from vaultmind.index.schema import migrations
+
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    config = load_config(vault, embed_provider="none")
+    shipped = migrations()
+    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, "0019", inclusive=False))
+    with Memory.open(config) as memory:
+        memory.sync()
+    monkeypatch.setattr(store, "migrations", lambda: shipped)
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") is None
+        assert memory.sync().unchanged == 1
 
 
 def test_links_tags_and_frontmatter_are_indexed(vault: Path, memory: Memory) -> None:

@@ -449,11 +449,13 @@ def section_leaves(
     budget: int = DEFAULT_CHUNK_TOKENS,
     scan: BlockScan | None = None,
     source_ref: str | None = None,
+    timestamp: str | None = None,
 ) -> list[Leaf]:
     """Token-budget section leaves of a body (see the module docstring).
 
     `budget` is raised to MIN_CHUNK_TOKENS when smaller. `source_ref` (a document source
-    note's front matter `source_ref`) is set on every leaf.
+    note's front matter `source_ref`) and `timestamp` (its `time_end`: the document as of its
+    last change) are set on every leaf.
     """
     if not body.strip():
         return []
@@ -473,6 +475,7 @@ def section_leaves(
                 anchor=anchor,
                 heading_path=path,
                 source_ref=source_ref,
+                timestamp=timestamp,
             )
         )
     return leaves

@@ -23,7 +23,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
       about vaultmind, not memory; links and tags still count); one per message for source
       notes with `kind: chat` / `kind: email`, token-budget sections otherwise (`source_id` is
       the id key of a source note, else the path; a source note's front matter `source_ref` is
-      copied to its section leaves).
+      copied to its section leaves, and its `time_end` — else `time_start` — is their time).
     """
     fm = split_frontmatter(text)
     data = fm.data
@@ -42,8 +42,14 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         )
     else:
         source_ref = _str(data.get("source_ref")) if kind == "source" else ""
+        when = (_str(data.get("time_end")) or _str(data.get("time_start"))) if kind == "source" else ""
         leaves = section_leaves(
-            body, note_key=source_id or path, budget=chunk_tokens, scan=scan, source_ref=source_ref or None
+            body,
+            note_key=source_id or path,
+            budget=chunk_tokens,
+            scan=scan,
+            source_ref=source_ref or None,
+            timestamp=when or None,
         )
 
     title = _str(data.get("title"))
