@@ -391,14 +391,9 @@ def test_a_file_name_that_is_not_utf8_is_reported_and_stops_neither_a_sync_nor_t
     with open(os.path.join(os.fsencode(vault), b"caf\xe9.md"), "wb") as f:  # not UTF-8
         f.write(b"# Cafe\n\nlatin name\n")
     write(vault, "river.md", "# River\n\nThe river note mentions copper.\n")
-    deadline = time.monotonic() + 20
-    while not memory.search("copper", limit=5)["hits"] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert memory.search("copper", limit=5)["hits"], "the note written beside the bad name was indexed"
+    assert _until(lambda: bool(memory.search("copper", limit=5)["hits"])), "the note beside the bad name"
     write(vault, "later.md", "# Later\n\nA later note mentions falcon.\n")
-    while not memory.search("falcon", limit=5)["hits"] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert memory.search("falcon", limit=5)["hits"], "the watcher still watches"
+    assert _until(lambda: bool(memory.search("falcon", limit=5)["hits"])), "the watcher still watches"
     problems = memory.status()["problems"]
     assert any(p["kind"] == "bad_name" and p["path"] == "caf\ufffd.md" for p in problems)
     assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'caf%'") == 0

@@ -97,11 +97,10 @@ class Daemon:
                 except RuntimeError as exc:  # watchfiles' own: a file name that is not UTF-8
                     if type(exc).__name__ != "WatchfilesRustInternalError":
                         raise
-                    # The batch it held is lost: a reconcile looks at every file again (and
-                    # reports the name); watching starts over.
-                    log.warning("the watcher stopped on %s; watching again after a full pass", exc)
+                    # The batch it held is lost: watching starts over, and its first step (once
+                    # the new watcher is live) looks at every file again and reports the name.
+                    log.warning("the watcher stopped on %s; watching again, with a full pass", exc)
                     self.force_reconcile = True
-                    self._step(set())
         finally:
             with contextlib.suppress(FileNotFoundError):
                 info_path.unlink()
