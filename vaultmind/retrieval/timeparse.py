@@ -151,10 +151,17 @@ _RELATIVE_KINDS = frozenset(
 _AROUND = re.compile(rf"\b(the|a|an|{_NUM_RX}) ({_UNIT_RX}) (before|after) (?:on |the )?$")
 
 
-_DAY_RX = rf"(?:the )?(?:(?P<m{{n}}>{_MONTH_RX}) (?P<d{{n}}>\d{{{{1,2}}}})|(?P<e{{n}}>\d{{{{1,2}}}}))(?:st|nd|rd|th)?(?: (?:of )?(?P<n{{n}}>{_MONTH_RX}))?(?:,? (?P<y{{n}}>\d{{{{4}}}}))?"
-_RANGE = re.compile(
-    rf"\b(?:between|from) {_DAY_RX.format(n=1)} (?:and|to|until|till|through|-) {_DAY_RX.format(n=2)}\b"
-)
+def _day_rx(n: int) -> str:
+    """One end `n` of a range: "<month> <day>" or "<day> [of <month>]", then a year maybe (groups
+    m<n>/d<n>, e<n>/n<n>, y<n>)."""
+    month_day = rf"(?P<m{n}>{_MONTH_RX}) (?P<d{n}>\d{{1,2}})"
+    return (
+        rf"(?:the )?(?:{month_day}|(?P<e{n}>\d{{1,2}}))(?:st|nd|rd|th)?"
+        rf"(?: (?:of )?(?P<n{n}>{_MONTH_RX}))?(?:,? (?P<y{n}>\d{{4}}))?"
+    )
+
+
+_RANGE = re.compile(rf"\b(?:between|from) {_day_rx(1)} (?:and|to|until|till|through|-) {_day_rx(2)}\b")
 
 
 def _range(text: str, now: datetime) -> TimeWindow | None:
