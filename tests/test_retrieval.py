@@ -245,6 +245,18 @@ def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None
     mem.close()
 
 
+def test_yesterday_is_the_asker_s_yesterday(mem: Memory) -> None:
+    """At 01:00 on 17 May in UTC+2 (23:00 on the 16th in UTC), "yesterday" is the 16th of the
+    asker's calendar: 15 May 22:00 to 16 May 22:00 UTC. A time without an offset is UTC."""
+    local = mem.query("walk", {"query": "what did we do yesterday?", "reference_time": "2025-05-17T01:00:00+02:00"})
+    window = local["query"]["time_window"]
+    assert (window["start"], window["end"]) == ("2025-05-15T22:00:00Z", "2025-05-16T22:00:00Z")
+    utc = mem.query("walk", {"query": "what did we do yesterday?", "reference_time": "2025-05-16T23:00:00"})
+    window = utc["query"]["time_window"]
+    assert (window["start"], window["end"]) == ("2025-05-15T00:00:00Z", "2025-05-16T00:00:00Z")
+    mem.close()
+
+
 def test_a_source_query_refuses_a_reversed_window_and_names_an_unknown_source(mem: Memory) -> None:
     """A reversed window is an error (as `cover_window`'s is), not an empty answer; an unknown
     source id is named, with some known ones; errors name the command line's flags."""

@@ -22,7 +22,12 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     )
     q.add_argument("text", help="the question")
     q.add_argument("--limit", type=int, default=None, help="number of hits (default 10)")
-    q.add_argument("--at", default=None, help="reference time for 'last week' etc. (ISO 8601; default now)")
+    q.add_argument(
+        "--at",
+        default=None,
+        help="reference time for 'last week' etc. (ISO 8601; an offset such as +02:00 is the calendar "
+        "'yesterday' is read on; default now, in this machine's time zone)",
+    )
     q.add_argument("--evidence", action="store_true", help="also print a cited evidence block for agents")
     q.add_argument("--budget", type=int, default=1000, help="token budget of the evidence block")
     q.set_defaults(

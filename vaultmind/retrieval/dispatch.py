@@ -30,7 +30,7 @@ def run_mode(memory: Memory, mode: str, args: dict[str, Any]) -> dict[str, Any]:
 def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     question = _str(args, "query")
     result = memory.walk(
-        question, limit=_int(args, "limit", 10), reference_time=_time(args, "reference_time")
+        question, limit=_int(args, "limit", 10), reference_time=_time(args, "reference_time", keep_offset=True)
     )
     if args.get("evidence"):
         from vaultmind.index.lexical import terms
@@ -104,7 +104,9 @@ def _int(args: dict[str, Any], key: str, default: int) -> int:
     return value
 
 
-def _time(args: dict[str, Any], key: str) -> datetime | None:
+def _time(args: dict[str, Any], key: str, *, keep_offset: bool = False) -> datetime | None:
+    """`args[key]` as a naive UTC datetime; with `keep_offset`, a time given with an offset
+    keeps it (the asker's calendar: `walk` reads "yesterday" on it)."""
     value = args.get(key)
     if value is None:
         return None
@@ -114,6 +116,8 @@ def _time(args: dict[str, Any], key: str) -> datetime | None:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         raise UsageError(f"{_name(key)} = {value!r} is not an ISO 8601 date or time") from exc
+    if keep_offset:
+        return parsed
     return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo else parsed
 
 

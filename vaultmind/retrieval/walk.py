@@ -155,7 +155,7 @@ def walk(
     """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
     now = _naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
     qterms = terms(question)
-    window = parse_time_window(question, now)
+    window = _window(question, reference_time)
     qents = query_entities(memory, question)
     authors = author_terms(memory) & set(qterms)
     content_terms = [t for t in qterms if t not in authors] or qterms
@@ -351,6 +351,18 @@ def _time_factors(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDA
     out[(ts >= start) & (ts < end)] = 1.0
     out[np.isnat(ts)] = 1.0
     return out
+
+
+def _window(question: str, reference_time: datetime | None) -> TimeWindow | None:
+    """The question's time window. Days are the asker's: "yesterday" is read on the calendar of
+    the reference time's offset (this machine's local time when there is none; a naive
+    reference time is UTC), then the window is turned into UTC."""
+    local = reference_time if reference_time is not None else datetime.now().astimezone()
+    offset = local.utcoffset() or timedelta(0)
+    window = parse_time_window(question, local.replace(tzinfo=None))
+    if window is None or not offset:
+        return window
+    return TimeWindow(window.start - offset, window.end - offset, window.text)
 
 
 def _summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
