@@ -74,3 +74,15 @@ def test_errors(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "names several entities" in capsys.readouterr().err
     assert main(["entities", "list", "--kind", "galaxy", "--vault", str(filled)]) == 2
     assert main(["entities", "list", "--limit", "0", "--vault", str(filled)]) == 2
+
+
+def test_show_takes_a_first_name_when_one_person_has_it(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A person's first name finds them without an alias; shared by two people, it is named as
+    ambiguous, never guessed."""
+    for ident, name in (("marco-ruiz", "Marco Ruiz"), ("dana-whitfield", "Dana Whitfield"), ("dana-scully", "Dana Scully")):
+        write(filled, f"entities/person/{ident}.md", f"---\nid: person:{ident}\n---\n# {name}\n")
+    code, out = run(capsys, "show", "Marco", "--vault", str(filled), "--json")
+    assert code == 0 and json.loads(out)["id"] == "person:marco-ruiz"
+    assert main(["entities", "show", "Dana", "--vault", str(filled)]) == 2
+    err = capsys.readouterr().err
+    assert "names several entities" in err and "person:dana-scully" in err and "person:dana-whitfield" in err

@@ -109,6 +109,13 @@ def resolve_ref(index: Index, ref: str) -> str:
         if key
         else []
     )
+    if key and "-" not in key:  # one word: also the first name of a person ("Marco" → person:marco-ruiz)
+        found += [
+            row[0]
+            for row in index.query(
+                "SELECT id FROM entities WHERE starts_with(id, ?) ORDER BY mentions DESC, id", [f"person:{key}-"]
+            )
+        ]
     if len(found) == 1:
         return str(found[0])
     if len(found) > 1:
