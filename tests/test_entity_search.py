@@ -74,6 +74,8 @@ def test_search_entities_finds_names_aliases_and_follows_changes(vault: Path, me
     hits = memory.query("search_entities", {"query": "alise chen"})["hits"]
     assert [h["node_id"] for h in hits][:1] == ["person:alice-chen"]
     assert hits[0]["aliases"] == ["Ally"]
+    assert hits[0]["wikilink"] == "[[entities/person/alice-chen]]"  # cited as a leaf's note is
+    assert hits[0]["link"] == "obsidian://open?vault=vault&file=entities%2Fperson%2Falice-chen"
     assert memory.query("search_entities", {"query": "ally"})["hits"][0]["node_id"] == "person:alice-chen"
     assert memory.query("search_entities", {"query": "carmen silva"})["hits"] == []
     entity_note(vault, "carmen-silva", "Carmen Silva", [])

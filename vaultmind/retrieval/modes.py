@@ -21,6 +21,7 @@ from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.retrieval.entity_names import entity_names
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
+from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -202,20 +203,25 @@ def search_entities(
     rows = index.rows
     order = sorted(best, key=lambda i: (-best[i], -rows[i].mentions, rows[i].id))
     ties = Counter(best.values())
-    hits = [
-        {
-            "node_id": rows[i].id,
-            "node_kind": "entity",
-            "kind": rows[i].kind,
-            "display_name": rows[i].display_name,
-            "aliases": list(rows[i].aliases),
-            "mentions": rows[i].mentions,
-            "note_path": rows[i].note_path,
-            "score": round(best[i] / 100.0, 4),
-            "ambiguous": ties[best[i]] > 1 and best[i] < 100,
-        }
-        for i in order[:limit]
-    ]
+    hits = []
+    for i in order[:limit]:
+        row, path = rows[i], rows[i].note_path
+        hits.append(
+            {
+                "node_id": row.id,
+                "node_kind": "entity",
+                "kind": row.kind,
+                "display_name": row.display_name,
+                "aliases": list(row.aliases),
+                "mentions": row.mentions,
+                "note_path": path,
+                # the entity note, when there is one, cited as a leaf's note is
+                "link": obsidian_link(memory.vault_name, path) if path else None,
+                "wikilink": wikilink(path) if path else None,
+                "score": round(best[i] / 100.0, 4),
+                "ambiguous": ties[best[i]] > 1 and best[i] < 100,
+            }
+        )
     return {"hits": hits, "total": len(order), "truncated": len(order) > limit}
 
 
