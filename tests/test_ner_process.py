@@ -146,6 +146,30 @@ def test_the_child_speaks_one_json_line_each_way(model: str) -> None:
     assert json.loads(reply.stdout) == {"spans": [[[0, 13, "PERSON"], [23, 29, "GPE"]]]}
 
 
+def test_ctrl_c_in_the_terminal_leaves_the_child_to_the_daemon(model: str) -> None:
+    """Ctrl-C reaches the whole process group: the child neither dies of it nor prints a
+    traceback; it answers on, and leaves when its stdin closes (as the daemon closes it)."""
+    import signal
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "vaultmind.entities.ner_process", model, "4"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(json.dumps(["Angela Merkel spoke in Berlin."]) + "\n")
+    child.stdin.flush()
+    assert "spans" in json.loads(child.stdout.readline())  # running, its handlers in place
+    child.send_signal(signal.SIGINT)
+    child.stdin.write(json.dumps(["Tim Cook visited Paris."]) + "\n")
+    child.stdin.flush()
+    assert "spans" in json.loads(child.stdout.readline())
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 0 and "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
 def test_a_serving_memory_never_loads_spacy_and_gets_its_entities_after_the_save(vault: Path, model: str) -> None:
     """In a process of its own, so that no earlier test has imported spaCy: a serving `Memory`
     syncs, completes NER (through the child), answers a walk, and spaCy is never imported."""

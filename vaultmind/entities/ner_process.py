@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import signal
 import subprocess
 import sys
 import threading
@@ -141,6 +142,9 @@ class ModelProcess:
 def main(argv: Sequence[str] | None = None) -> int:
     """The child: `python -m vaultmind.entities.ner_process PACKAGE BATCH`."""
     package, batch = argv if argv is not None else sys.argv[1:]
+    # Ctrl-C in a terminal reaches the whole process group: the daemon stops this process (it
+    # closes its stdin), which would otherwise print a KeyboardInterrupt traceback over it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     engine = NerEngine(package, batch=int(batch))
     replies, sys.stdout = sys.stdout, sys.stderr  # anything else printed stays out of the replies
     for line in sys.stdin:
