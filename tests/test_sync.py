@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from vaultmind.config import load_config
+from vaultmind.config import Config, load_config
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
@@ -164,22 +164,31 @@ Open the doors at six and check the projector.
 """
 
 
-def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A document source note's leaves are dated by its `time_end`, so windows and source
-    queries find it; an index from before that holds documents is rebuilt once for it
-    (migration 0019), one without documents is not."""
+def _indexed_before_0019(vault: Path, monkeypatch: pytest.MonkeyPatch, *, undated: bool = False) -> Config:
+    """The vault synced under the migrations before 0019 (`undated`: its leaves without a time,
+    as the code of that time left a document's), then every shipped migration in place for
+    the next open."""
     import vaultmind.index.store as store
     from vaultmind.index.schema import migrations
 
-    write(vault, "sources/documents/drive/runbook.md", DOCUMENT)
-    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
     config = load_config(vault, embed_provider="none")
     shipped = migrations()
     monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, "0019", inclusive=False))
     with Memory.open(config) as memory:
         memory.sync()
-        memory.index.con.execute("UPDATE leaves SET ts = NULL")  # as the code of that time left them
+        if undated:
+            memory.index.con.execute("UPDATE leaves SET ts = NULL")
     monkeypatch.setattr(store, "migrations", lambda: shipped)
+    return config
+
+
+def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document source note's leaves are dated by its `time_end`, so windows and source
+    queries find it; an index from before that holds documents is rebuilt once for it
+    (migration 0019), one without documents is not."""
+    write(vault, "sources/documents/drive/runbook.md", DOCUMENT)
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    config = _indexed_before_0019(vault, monkeypatch, undated=True)
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") == "1"
         memory.sync()
@@ -196,16 +205,8 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
 
 
 def test_an_index_without_documents_is_not_rebuilt_for_their_times(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import vaultmind.index.store as store
-    from vaultmind.index.schema import migrations
-
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
-    config = load_config(vault, embed_provider="none")
-    shipped = migrations()
-    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, "0019", inclusive=False))
-    with Memory.open(config) as memory:
-        memory.sync()
-    monkeypatch.setattr(store, "migrations", lambda: shipped)
+    config = _indexed_before_0019(vault, monkeypatch)
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.sync().unchanged == 1
