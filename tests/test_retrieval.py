@@ -165,12 +165,13 @@ def test_a_hit_that_follows_other_notes_best_hits_says_so(vault: Path, capsys: p
         "# Ferry out\n\nThe ferry to Ischia leaves the old pier at nine.\n\n"
         "# Ferry back\n\nThe ferry from Ischia returns to the old pier at six.\n",
     )
-    write(vault, "b.md", "# Trip\n\nWe spent a week on Ischia in the spring, mostly walking.\n")
+    write(vault, "b.md", "# Trip\n\nThe ferry to Ischia was late and crowded.\n")
+    write(vault, "c.md", "# Walk\n\nWe walked along the pier in the evening.\n")
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         result = memory.query("walk", {"query": "ferry Ischia pier"})
     hits = result["hits"]
-    assert [h["note_path"] for h in hits] == ["a.md", "b.md", "a.md"]
+    assert [h["note_path"] for h in hits] == ["a.md", "b.md", "a.md", "c.md"]
     assert hits[2]["score"] > hits[1]["score"], "a's second section outscores b but follows it"
     assert hits[2]["breakdown"].get("behind_other_notes") is True
     assert not hits[0]["breakdown"].get("behind_other_notes") and not hits[1]["breakdown"].get("behind_other_notes")

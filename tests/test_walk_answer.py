@@ -10,7 +10,16 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 from vaultmind.retrieval import walk as walk_module
-from vaultmind.retrieval.answer_type import _NUMBER, _PLACE, _PROPER, _TIME, answer_kind, asking, holds_answer
+from vaultmind.retrieval.answer_type import (
+    _NUMBER,
+    _PLACE,
+    _PROPER,
+    _TIME,
+    _TWO_NAMES,
+    answer_kind,
+    asking,
+    holds_answer,
+)
 
 from .conftest import write_chat
 
@@ -40,6 +49,8 @@ def test_holds_answer_per_kind() -> None:
     assert not holds_answer("time", "I bought a kayak.")
     assert holds_answer("place", "We met at Harbor Hall.")
     assert not holds_answer("place", "We met there.")
+    assert holds_answer("place", "I booked Golden Lantern, 19:00, table for 9.")
+    assert not holds_answer("place", "Golden Lantern is booked.")
     assert holds_answer("person", "Ask Marco, he has it.")
     assert not holds_answer("person", "Ask him. He has it.")
     assert holds_answer("quantity", "Deposit: €1,500.")
@@ -70,7 +81,7 @@ def test_a_time_is_found_as_the_one_pattern_finds_it() -> None:
 def test_numbers_names_and_places_are_found_as_their_patterns_find_them() -> None:
     """Numbers (a digit or a number word, in any case), names (a capitalised word after a
     word, a comma, ";" or ")" and a space) and places (a preposition, maybe "the", then a
-    capitalised word) are found without their patterns' slow parts: the same answers as the
+    capitalised word; or two capitalised words inside a sentence) are found without their patterns' slow parts: the same answers as the
     patterns on random texts."""
     pieces = [
         "One", "TWO", "twelve", "twelves", "fewer", "few", "Several", "once", "x_once", "7", "٣", "€", "$", "ſeven",
@@ -83,7 +94,7 @@ def test_numbers_names_and_places_are_found_as_their_patterns_find_them() -> Non
         text = "".join(rng.choice(pieces) + rng.choice(["", " ", " ", "\n", ",", "\u00a0"]) for _ in range(rng.randint(0, 8)))
         assert holds_answer("quantity", text) == (_NUMBER.search(text) is not None), repr(text)
         assert holds_answer("person", text) == (_PROPER.search(text) is not None), repr(text)
-        assert holds_answer("place", text) == (_PLACE.search(text) is not None), repr(text)
+        assert holds_answer("place", text) == ((_PLACE.search(text) or _TWO_NAMES.search(text)) is not None), repr(text)
 
 
 def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> None:

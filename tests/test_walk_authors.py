@@ -51,3 +51,27 @@ def test_author_terms_follow_the_index(vault: Path) -> None:
         write_chat(vault, "2024-05-03", [("Dana Whitfield", "Sure, noon works.")])
         memory.sync()
         assert {"dana", "whitfield"} <= author_terms(memory)
+
+
+def test_what_a_named_person_said_comes_before_what_others_said_to_them(vault: Path) -> None:
+    write_chat(
+        vault,
+        "2024-03-05",
+        [
+            ("Bob Stone", "Got a minute on the budget? The migration estimate for the budget is done."),
+            ("Alice Chen", "Sure. What do you need?"),
+            ("Bob Stone", "Two more weeks of contractors, about 4,000 for the migration."),
+            (
+                "Alice Chen",
+                "The whole Q2 launch budget is 18,000: the launch evening at the harbour venue takes 6,500 of it, "
+                "paid ads get 4,000 from late April, and contractors and the load test share what is left over.",
+            ),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        said = memory.walk("What did Alice say about the budget?")["hits"]
+        about = memory.walk("Alice and the budget")["hits"]
+    assert said[0]["author"] == "Alice Chen" and "18,000" in said[0]["content"], [h["content"] for h in said]
+    assert said[0]["breakdown"]["author"] == 1.0
+    assert about[0]["author"] == "Bob Stone", "without a verb of saying, the author weighs as any entity"

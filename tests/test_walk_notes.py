@@ -10,7 +10,7 @@ from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.index.resident import LeafColumns
 from vaultmind.memory import Memory
-from vaultmind.retrieval.walk import NOTE_TOP, _note_coverage, _note_rank, _note_shares
+from vaultmind.retrieval.walk import NOTE_TOP, SPREAD_FLOOR, _note_coverage, _note_rank, _note_shares
 
 from .conftest import write_chat
 
@@ -73,13 +73,26 @@ def test_walk_top_hits_spread_over_notes_and_explain_coverage(vault: Path) -> No
     _vault(vault)
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
-        first = memory.walk("Where did Bob paddle his kayak near the cabin?", limit=5)
-        again = memory.walk("Where did Bob paddle his kayak near the cabin?", limit=5)
+        first = memory.walk("kayak", limit=5)
+        again = memory.walk("kayak", limit=5)
         assert [h["message_id"] for h in first["hits"]] == [h["message_id"] for h in again["hits"]]
-        notes = [h["note_path"] for h in first["hits"][:3]]
-        assert len(set(notes)) == len(notes), notes
+        notes = [h["note_path"] for h in first["hits"][:2]]
+        assert len(set(notes)) == len(notes), "two notes of comparable evidence: one hit each first"
         assert first["hits"][0]["note_path"].endswith("2024-06-10.md")
         assert all("note_coverage" in h["breakdown"] for h in first["hits"])
+
+
+def test_a_far_weaker_note_does_not_take_a_place_among_the_first_hits(vault: Path) -> None:
+    _vault(vault)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("Where did Bob paddle his kayak near the cabin?", limit=5)["hits"]
+    june = [h for h in hits if h["note_path"].endswith("2024-06-10.md")]
+    assert hits[: len(june)] == june and len(june) == 3, [h["content"] for h in hits]
+    weaker = hits[len(june)]
+    assert weaker["note_path"].endswith("2024-05-02.md")
+    assert weaker["breakdown"]["note_evidence"] < SPREAD_FLOOR * hits[0]["breakdown"]["note_evidence"]
+    assert not any(h["breakdown"].get("behind_other_notes") for h in hits)
 
 
 def test_notes_with_gives_each_term_the_asked_notes_holding_it(vault: Path) -> None:

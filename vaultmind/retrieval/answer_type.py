@@ -2,7 +2,8 @@
 
 A question that starts "When…" is answered by a message that names a time ("yesterday", "last
 Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…") by one that names a
-place; "Who…" by one that names a person; "How much / how many…" by one that holds a number;
+place (a capitalised name after a preposition of place, or two capitalised words inside a
+sentence: "I booked Golden Lantern"); "Who…" by one that names a person; "How much / how many…" by one that holds a number;
 "What book / movie / series…" (a named work or band, team, brand…) by one that quotes a title
 or names something with a capital.
 Among messages that match the question equally well, the one holding that kind of answer is
@@ -62,6 +63,9 @@ _PLACE_WORDS = "at|in|to|from|near|into|around"
 _PLACE = re.compile(rf"\b(?:{_PLACE_WORDS})\s+(?:the\s+)?[A-Z][\w'’-]+")
 _PLACE_WORD_SET = frozenset(_PLACE_WORDS.split("|"))
 _PLACE_NAME = re.compile(r"[A-Z][\w'’-]")  # where the name of a `_PLACE` match can start
+# Two capitalised words inside a sentence, with no preposition before them: a place or a venue
+# named as an object ("I booked Golden Lantern").
+_TWO_NAMES = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z'’-]+ [A-Z][a-z'’-]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;؟])\s+|(?<=[。！？])")  # CJK sentences end without a space
 _QUESTION_MARKS = ("?", "？", "؟")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -131,7 +135,8 @@ def _names_proper(text: str) -> bool:
 
 def _names_place(text: str) -> bool:
     """`_PLACE.search(text)`, read backwards from where a capitalised name starts: spaces, then
-    a preposition of `_PLACE_WORD_SET` (a whole word), or "the", spaces and one."""
+    a preposition of `_PLACE_WORD_SET` (a whole word), or "the", spaces and one; else
+    `_TWO_NAMES`."""
     for found in _PLACE_NAME.finditer(text):
         end = found.start()
         before = _word_before(text, end)
@@ -142,7 +147,7 @@ def _names_place(text: str) -> bool:
             return True
         if word == "the" and (prior := _word_before(text, start)) is not None and prior[1] in _PLACE_WORD_SET:
             return True
-    return False
+    return _TWO_NAMES.search(text) is not None
 
 
 def _word_before(text: str, end: int) -> tuple[int, str] | None:

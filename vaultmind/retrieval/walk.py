@@ -30,7 +30,11 @@
    note   = how well the leaf's whole note (conversation, session, document) matches: the
             mean of its best three lexical scores, scaled so the best note is 1
    note_dense = the same over the note's best three dense scores
-   author = 1 when the leaf's author is named in the question ("what did Nate say…")
+   author = 1 when the leaf's author is named in the question ("what did Nate say…"); when
+            the name is the subject of a verb of saying ("what did Alice say", "which city did
+            John recommend"), its weight is `SPEAKER_WEIGHT` instead: the question asks for
+            that person's words, and another's message on the topic ("Got a minute on the
+            budget?" to Alice) is not the answer
    context: in a conversation the answer is often the message right after the one that
             matches the question, or the one after that, so a leaf near one of the
             `CONTEXT_SEEDS` strongest matches (up to `CONTEXT_SPAN` messages before or after
@@ -69,11 +73,15 @@
 4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
    terms) is moved behind the others, and the first five hits are the best hits of the five
    notes with the most evidence (when there are that many), so one conversation cannot crowd
-   out every other source. A note's evidence is its best leaf's score plus `NOTE_COVERAGE`
-   times the idf-weighted share of the question's terms found anywhere in the note: the note
-   that holds every part of the question, spread over several messages, rises above one that
-   matches a single message by luck. A hit that outscores one of those five but follows them
-   has `behind_other_notes` in its breakdown (`near_duplicate` for a repeat).
+   out every other source — among the notes whose evidence is at least `SPREAD_FLOOR` of the
+   best note's: a note far weaker than the best does not take a place from the best note's
+   second and third hits (often the answer itself, or the message after the match). A note's
+   evidence is its best leaf's score plus `NOTE_COVERAGE` times the idf-weighted share of the
+   question's terms found anywhere in the note: the note that holds every part of the
+   question, spread over several messages, rises above one that matches a single message by
+   luck. A hit that outscores one of those five but follows them
+   has `behind_other_notes` in its breakdown (`near_duplicate` for a repeat); `note_evidence`
+   is its note's evidence.
 
 Each hit's `breakdown` carries every signal, its weight and the final score.
 """
@@ -127,6 +135,8 @@ CONTEXT_SPAN = 2  # messages either side of a seed that earn context
 CONTEXT_DECAY = 0.4  # per message further away than the next one
 NOTE_TOP = 3
 DISTINCT_TOP = 5
+SPREAD_FLOOR = 0.4
+SPEAKER_WEIGHT = 0.5
 OUTSIDE_WINDOW = 0.35
 AFTER_WINDOW = 0.75
 AFTER_WINDOW_DAYS = 3
@@ -181,6 +191,8 @@ def walk(
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights)
     base = _base(signals)
+    if authors and _speaking(question, authors):
+        base += (SPEAKER_WEIGHT - WEIGHTS["author"]) * signals[:, AUTHOR]
     for leaf_id in pair_leaves:  # entity leaves: all among the candidates
         base[at[leaf_id]] += pair_bonus
     context_of, reached, more = _context(memory, ids, at, base, cols)
@@ -233,6 +245,7 @@ def walk(
             {
                 "context": round(float(context[k]), 4),
                 "note_coverage": round(coverage.get(places.get(leaf_id, ("",))[0], 0.0), 4),
+                "note_evidence": round(note_rank.get(places.get(leaf_id, ("",))[0], score), 4),
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
                 "length_factor": round(float(lengths[k]), 4),
@@ -554,6 +567,20 @@ def _author_terms(authors: frozenset[str]) -> frozenset[str]:
     return frozenset(t for author in authors for t in _name_terms(author))
 
 
+_SPEECH = re.compile(
+    r"([\w'’]+)\s+(?:say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
+    r"suggest|suggests|suggested|recommend|recommends|recommended|share|shares|shared|propose|proposes|proposed|"
+    r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought)\b",
+    re.I,
+)
+
+
+def _speaking(question: str, authors: set[str] | frozenset[str]) -> bool:
+    """Whether the question asks what an author said ("What did Alice say…", "Which city did
+    John recommend…"): an author's name right before a verb of saying."""
+    return any(_name_terms(m.group(1)) & authors for m in _SPEECH.finditer(question))
+
+
 def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
     """`text` without the words whose terms all fall in `drop` (possessives included:
     "Nate's" goes with "nate"); the text itself when nothing else would be left."""
@@ -712,14 +739,17 @@ def _spread_notes(
     note_rank: dict[str, float],
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """The first `DISTINCT_TOP` hits are the best hits of the `DISTINCT_TOP` notes with the most
-    evidence (`note_rank`; a note's best hit without it), so one conversation cannot crowd out
-    every other source at the top; the rest keep their order. A hit that scores above one of
-    those it now follows says so in its breakdown (`behind_other_notes`)."""
+    evidence (`note_rank`; a note's best hit without it) of those with at least `SPREAD_FLOOR` of
+    the best note's, so one conversation cannot crowd out every other source at the top; the
+    rest keep their order. A hit that scores above one of those it now follows says so in its
+    breakdown (`behind_other_notes`)."""
     firsts: dict[str, int] = {}  # note → position of its best hit
     for position, item in enumerate(ranked):
         firsts.setdefault(places.get(item[0], ("",))[0], position)
-    notes = sorted(firsts, key=lambda n: (-note_rank.get(n, ranked[firsts[n]][1]), firsts[n]))
-    chosen = [firsts[note] for note in notes[:DISTINCT_TOP]]
+    evidence = {note: note_rank.get(note, ranked[position][1]) for note, position in firsts.items()}
+    notes = sorted(firsts, key=lambda n: (-evidence[n], firsts[n]))
+    floor = SPREAD_FLOOR * evidence[notes[0]] if notes else 0.0
+    chosen = [firsts[note] for note in notes[:DISTINCT_TOP] if evidence[note] >= floor]
     picked = set(chosen)
     lowest = min((ranked[p][1] for p in chosen), default=0.0)
     rest = [item for p, item in enumerate(ranked) if p not in picked]
