@@ -49,9 +49,11 @@ def test_demo_vault_end_to_end(tmp_path: Path) -> None:
     assert result["hits"], "the demo answers a question about its launch"
     hit = result["hits"][0]
     assert hit["link"].startswith("obsidian://open?vault=demo&file=")
-    assert set(hit) >= {"leaf_id", "note_path", "anchor", "text", "score", "why", "source_ref"}
+    walked = as_json(run_cli("query", "walk", "launch moved", "--vault", str(vault), "--json"))
+    assert set(hit) == set(walked["hits"][0]), "search answers in the hit shape of every mode"
+    assert {"bm25_rank", "rrf"} <= set(hit["breakdown"]) and hit["score"] == hit["breakdown"]["rrf"]
     messages = [h for h in result["hits"] if h["note_path"].startswith("sources/chat/")]
-    assert messages and all(h["anchor"].startswith("^m-") and h["source_ref"] for h in messages)
+    assert messages and all(h["anchor"].startswith("^m-") and h["source_refs"] for h in messages)
     after = snapshot_files(vault)
     assert {k: after[k] for k in before} == before, "nothing vaultmind did changed a file in the vault"
     created = sorted(set(after) - set(before))
@@ -320,4 +322,4 @@ def test_hits_reach_the_terminal_without_their_control_characters(
     out = run_cli("query", "search", "ctrlword", "--vault", str(vault)).stdout
     assert "ctrlword" in out and "\x1b" not in out and "\x07" not in out and "ctrl\ufffd[31mword\ufffd" in out
     raw = as_json(run_cli("query", "search", "ctrlword", "--vault", str(vault), "--json"))
-    assert "\x1b[31m" in raw["hits"][0]["text"]  # the JSON keeps the text as it is
+    assert "\x1b[31m" in raw["hits"][0]["content"]  # the JSON keeps the text as it is

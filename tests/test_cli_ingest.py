@@ -46,7 +46,7 @@ def test_ingest_writes_and_indexes(tmp_path: Path, vault: Path, capsys: pytest.C
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         hits = memory.search("deployed")["hits"]
         assert hits and hits[0]["note_path"] == "sources/chat/slack/t9/general/2024-03-04.md"
-        assert hits[0]["source_ref"] == "slack://archives/C1/p1709543400000500"
+        assert hits[0]["source_refs"] == ["slack://archives/C1/p1709543400000500"]
 
     before = snapshot_files(vault)
     code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")

@@ -122,7 +122,7 @@ def test_two_notes_of_one_size_and_mtime_that_swap_names_are_read_again(vault: P
     stats = memory.sync()
     assert stats.modified == 2
     hits = memory.search("appleword", limit=1)["hits"]
-    assert hits[0]["note_path"] == "b.md" and "appleword" in hits[0]["text"]
+    assert hits[0]["note_path"] == "b.md" and "appleword" in hits[0]["content"]
     assert memory.sync().unchanged >= 2  # the change times are kept: the next sync reads nothing
 
 

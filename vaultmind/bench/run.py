@@ -554,7 +554,7 @@ def bench_save_to_query(
                         hits = daemon.search(nonce)["hits"]
                     except DaemonError:  # busy past the client timeout: keep polling
                         hits = []
-                    if any(nonce in hit["text"].lower() for hit in hits):
+                    if any(nonce in hit["content"].lower() for hit in hits):
                         found = True
                         break
                     time.sleep(poll_s)

@@ -150,13 +150,13 @@ def print_hits(result: dict[str, Any]) -> None:
             continue
         anchor = hit.get("anchor") or ""
         where = hit["note_path"] + (anchor if anchor.startswith("#") else f"#{anchor}" if anchor else "")
-        when = hit.get("timestamp") or (hit.get("time_range") or {}).get("start")
-        refs = hit.get("source_refs") or ([hit["source_ref"]] if hit.get("source_ref") else [])
+        when = (hit.get("time_range") or {}).get("start")
+        refs = hit.get("source_refs") or []
         meta = " · ".join(x for x in (hit.get("author"), when, *refs) if x)
         print(safe(f"{rank:2}. {where}  (score {hit['score']:.4f}{_placed(hit)})"))
         if meta:
             print(safe(f"    {meta}"))
-        text = " ".join(str(hit.get("content", hit.get("text", ""))).split())
+        text = " ".join(str(hit.get("content") or "").split())
         print(safe(f"    {text[:200]}{'…' if len(text) > 200 else ''}"))
         if hit.get("link"):
             print(f"    {hit['link']}")
