@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -13,6 +13,7 @@ import pytest
 from vaultmind.cli.output import print_hits
 from vaultmind.config import load_config
 from vaultmind.errors import NotFound, UsageError
+from vaultmind.index.lexical import terms
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.timeparse import parse_time_window
@@ -438,3 +439,19 @@ def test_obsidian_links_quote_every_character_of_vault_note_and_anchor() -> None
         file = stem + ((anchor if anchor.startswith("#") else "#" + anchor) if anchor else "")
         expected = f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(file, safe='')}"
         assert obsidian_link(vault_name, path, anchor) == expected
+
+
+def test_the_windows_words_are_not_searched_and_its_leaves_come_first(vault: Path) -> None:
+    """"What happened last month?": a message of this month that says "last month" is no match;
+    the messages of last month, which share no word with the question, come first."""
+    _chat(vault, "2024-05-14", [("Dana Park", "09:00", "The kiln cracked during the glaze firing.")])
+    _chat(vault, "2024-05-21", [("Alice Chen", "10:00", "Bob joined the pottery team today.")])
+    _chat(vault, "2024-06-12", [("Bob Stone", "11:00", "I paid last month's studio rent, the month before too.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("what happened last month?", reference_time=datetime(2024, 6, 20, 12, 0, tzinfo=UTC))
+    assert result["query"]["time_window"]["start"] == "2024-05-01T00:00:00Z"
+    assert result["query"]["content_terms"] == sorted(set(terms("happened")))
+    days = [h["time_range"]["start"][:10] for h in result["hits"]]
+    assert days[:2] == ["2024-05-14", "2024-05-21"] or days[:2] == ["2024-05-21", "2024-05-14"], days
+    assert all(h["breakdown"]["lex"] == 0.0 for h in result["hits"]), "no word of the question matches"

@@ -15,7 +15,7 @@
 
        base    = Σ w_s · s   for s in lex, dense, entity, graph, note, note_dense, author
        score   = (base · length_factor + CONTEXT_SHARE · context) · time_factor · asking
-                 + PHRASE_WEIGHT · phrase · time_factor
+                 + PHRASE_WEIGHT · phrase · time_factor + WINDOW_PRESENCE · inside
 
    lex    = BM25 / best BM25 among candidates                              ∈ [0, 1]
    dense  = (cos − floor) / (best cos − floor), floor = median cos         ∈ [0, 1]
@@ -61,9 +61,14 @@
             (people tell of an event afterwards: "I watched it last night" is written the
             day after the evening the question names), `OUTSIDE_WINDOW` elsewhere, 1 without
             a window or without a timestamp; a summary's leaves take their summary's time
-            range (inside when it overlaps the window). A question whose only words are its
-            window's ("what did we do yesterday?") searches no words: the window's leaves,
-            the dense and entity signals rank.
+            range (inside when it overlaps the window). The window's words ("last week",
+            "14 June") are not searched: a message that says "last year's price" is no match
+            for "what happened last month?" (the dense query keeps the whole question). A
+            question whose only words are its window's ("what did we do yesterday?") searches
+            no words: the window's leaves, the dense and entity signals rank.
+   inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
+            leaves, even those no other signal reaches come before the weak matches outside
+            it ("what happened in May?")
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
@@ -137,6 +142,7 @@ NOTE_TOP = 3
 DISTINCT_TOP = 5
 SPREAD_FLOOR = 0.4
 SPEAKER_WEIGHT = 0.5
+WINDOW_PRESENCE = 0.15
 OUTSIDE_WINDOW = 0.35
 AFTER_WINDOW = 0.75
 AFTER_WINDOW_DAYS = 3
@@ -169,9 +175,10 @@ def walk(
     qents = query_entities(memory, question)
     authors = author_terms(memory) & set(qterms)
     content_terms = [t for t in qterms if t not in authors] or qterms
-    if window is not None and set(content_terms) <= set(terms(window.text)):
-        content_terms = []  # only the window's words ("what did we do yesterday?"): no words to search
     content_text = without_words(question, authors) if authors else question
+    if window is not None:  # the window's words ("last week", "14 June") are its, not the content's
+        window_terms = set(terms(window.text))
+        content_terms = [t for t in content_terms if t not in window_terms]
 
     lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms else []
     dense: list[tuple[str, float]] = []
@@ -214,6 +221,8 @@ def walk(
         factors = _time_factors(window, cols.ts)
         _summary_time_factors(memory, window, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
+    if window is not None:
+        scores += WINDOW_PRESENCE * _inside(window, cols.ts)
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
     kind = answer_kind(question)
     top = _best(ids, scores, ANSWER_TOP if kind else ASKING_TOP)
@@ -354,14 +363,19 @@ def _length_factors(lengths: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]
     return out
 
 
+def _inside(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.bool_]:
+    """Which times fall inside the window (NaT: none)."""
+    return (ts >= np.datetime64(window.start, "us")) & (ts < np.datetime64(window.end, "us"))
+
+
 def _time_factors(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.float64]:
     """The time factor of each time (NaT: no time, 1): 1 inside the window, `AFTER_WINDOW` up to
     `AFTER_WINDOW_DAYS` after it, `OUTSIDE_WINDOW` elsewhere."""
-    start, end = np.datetime64(window.start, "us"), np.datetime64(window.end, "us")
+    end = np.datetime64(window.end, "us")
     after = np.datetime64(window.end + timedelta(days=AFTER_WINDOW_DAYS), "us")
     out = np.full(len(ts), OUTSIDE_WINDOW)
     out[(ts >= end) & (ts < after)] = AFTER_WINDOW
-    out[(ts >= start) & (ts < end)] = 1.0
+    out[_inside(window, ts)] = 1.0
     out[np.isnat(ts)] = 1.0
     return out
 
