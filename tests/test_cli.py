@@ -21,8 +21,8 @@ from .conftest import snapshot_files, write
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
+def run_cli(*args: str, check: bool = True, tz: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none", **({"TZ": tz} if tz else {})}
     result = subprocess.run(
         [sys.executable, "-m", "vaultmind", *args], capture_output=True, text=True, env=env, timeout=120
     )
@@ -112,7 +112,7 @@ def _start_watcher(vault: Path, **popen: Any) -> subprocess.Popen[str]:
     """`vaultmind watch` as a subprocess on a one-note vault with a short debounce."""
     write(vault, "a.md", "# Alpha\n\nThe heron nests by the river.\n")
     write(vault, ".vaultmind/config.toml", "[watch]\ndebounce_ms = 50\n")
-    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
+    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none", **popen.pop("env", {})}
     return subprocess.Popen(
         [sys.executable, "-m", "vaultmind", "watch", "--vault", str(vault)],
         stdout=subprocess.PIPE,
@@ -163,6 +163,32 @@ def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
     finally:
         err = _stop(proc, signal.SIGINT)
     _assert_stopped_cleanly(proc, err, vault)
+
+
+@pytest.mark.slow
+def test_a_daemon_reads_yesterday_on_the_askers_calendar(tmp_path: Path) -> None:
+    """The daemon runs in UTC, the asker in Tokyo: "yesterday" is the asker's day, with the
+    daemon as without it, for the default "now" and for an `--at` without an offset."""
+    vault = tmp_path / "v"
+
+    def windows() -> list[dict[str, Any]]:
+        asks = [("query", "walk", "what happened yesterday?"), ("query", "walk", "yesterday", "--at", "2025-06-18T01:00")]
+        return [
+            as_json(run_cli(*ask, "--vault", str(vault), "--json", tz="Asia/Tokyo"))["query"]["time_window"]
+            for ask in asks
+        ]
+
+    proc = _start_watcher(vault, env={"TZ": "UTC"})
+    try:
+        assert _daemon_status(vault, time.monotonic() + 30)["daemon"]["running"]
+        served = windows()
+    finally:
+        err = _stop(proc, signal.SIGINT)
+    _assert_stopped_cleanly(proc, err, vault)
+    alone = windows()
+    assert served == alone
+    assert alone[1]["start"] == "2025-06-16T15:00:00Z", "17 June in Tokyo, 01:00 on 18 June being Tokyo time"
+    assert alone[0]["start"].endswith("T15:00:00Z")
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
@@ -26,7 +27,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
         "--at",
         default=None,
         help="reference time for 'last week' etc. (ISO 8601; an offset such as +02:00 is the calendar "
-        "'yesterday' is read on; default now, in this machine's time zone)",
+        "'yesterday' is read on; without one, this machine's time zone; default now)",
     )
     q.add_argument("--evidence", action="store_true", help="also print a cited evidence block for agents")
     q.add_argument("--budget", type=int, default=1000, help="token budget of the evidence block")
@@ -37,7 +38,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
             {
                 "query": a.text,
                 "limit": a.limit,
-                "reference_time": a.at,
+                "reference_time": asker_time(a.at),
                 "evidence": a.evidence,
                 "budget_tokens": a.budget,
             },
@@ -104,6 +105,17 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q.add_argument("--depth", type=int, default=1)
     q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth}))
     vault_args(q)
+
+
+def asker_time(at: str | None) -> str:
+    """`--at` as the asker means it, with this machine's offset when it has none (default: now):
+    a running daemon, whose time zone may differ, then reads "yesterday" on the asker's calendar.
+    A value that is no ISO time goes on as it is, for the error that names it."""
+    try:
+        when = datetime.now() if at is None else datetime.fromisoformat(at.replace("Z", "+00:00"))
+    except ValueError:
+        return str(at)
+    return when.astimezone().isoformat() if when.tzinfo is None else when.isoformat()
 
 
 def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
