@@ -455,3 +455,14 @@ def test_the_windows_words_are_not_searched_and_its_leaves_come_first(vault: Pat
     days = [h["time_range"]["start"][:10] for h in result["hits"]]
     assert days[:2] == ["2024-05-14", "2024-05-21"] or days[:2] == ["2024-05-21", "2024-05-14"], days
     assert all(h["breakdown"]["lex"] == 0.0 for h in result["hits"]), "no word of the question matches"
+
+
+def test_a_question_of_only_unknown_tokens_finds_nothing(vault: Path) -> None:
+    """An emoji embeds as zeros with the static model: no leaf is near it, so there is no hit
+    (it used to rank every leaf at the same cosine, each claiming a perfect dense match)."""
+    _chat(vault, "2024-05-14", [("Dana Park", "09:00", "Cake for Grandma 🎂 on Saturday."), ("Bob Stone", "09:05", "Sure.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert memory.walk("🎂")["hits"] == []
+        assert memory.search("🎂")["hits"] == []
+        assert memory.walk("cake")["hits"][0]["content"].startswith("Cake for Grandma")

@@ -459,7 +459,11 @@ class ResidentVectors:
         return out
 
     def search(self, query: npt.NDArray[np.float32], limit: int) -> list[tuple[str, float]]:
-        """[(leaf_id, cosine)] best first; ties broken by id for determinism."""
+        """[(leaf_id, cosine)] best first; ties broken by id for determinism. A query with no
+        direction (a text of only unknown tokens, such as an emoji, embeds as zeros) is near
+        nothing: no hits, rather than every leaf at the same cosine."""
+        if not np.any(query):
+            return []
         with self._lock:
             self._ready()
             if self._chunks and self._base == 0:
