@@ -91,3 +91,22 @@ def test_an_unknown_kind_is_named_not_answered_with_nothing(memory: Memory) -> N
     with pytest.raises(UsageError, match=r"unknown kind 'emails' for query_source.*email"):
         memory.query("query_source", {"kind": "emails"})
     assert memory.query("query_source", {"kind": "note"})["total"] == 0  # a known kind, no notes yet
+
+
+def test_entity_hits_have_the_common_shape_and_the_more_mentioned_of_near_matches_first(
+    vault: Path, memory: Memory
+) -> None:
+    entity_note(vault, "priya-natarajan", "Priya Natarajan", [])
+    for day in range(6):
+        write(vault, f"n{day}.md", f"# Day {day}\n\nPriya Natarajan reviewed rollout plan {day}.\n")
+    write(vault, "ping.md", "# Ping\n\nPing @Priya about it.\n")
+    memory.sync()
+    hits = memory.query("search_entities", {"query": "Priya"})["hits"]
+    assert [h["node_id"] for h in hits] == ["person:priya-natarajan", "handle:priya"]
+    person, handle = hits
+    assert handle["breakdown"]["name"] > person["breakdown"]["name"], "the handle's name matches a little better"
+    assert (person["mentions"], handle["mentions"]) == (6, 1) and person["score"] > handle["score"]
+    walked = memory.query("walk", {"query": "rollout plan"})["hits"][0]
+    assert set(walked) <= set(person), "every field of a walk hit"
+    assert person["node_kind"] == "entity" and person["entities"] == ["person:priya-natarajan"]
+    assert person["title"] == person["content"] == "Priya Natarajan"

@@ -11,6 +11,7 @@ fetch_leaves     leaves by id, order kept, missing ids skipped (and listed)
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -20,7 +21,7 @@ from vaultmind.embed.base import embed_query
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.retrieval.entity_names import entity_names
-from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
+from vaultmind.retrieval.hits import RetrievalHit, envelope, has_table, leaf_hits
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ MAX_DEPTH = 4
 SOURCE_KINDS = ("chat", "email", "document", "note")  # "note": the vault's own notes
 MAX_LIMIT = 500
 FUZZY_CUTOFF = 70
+MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 
 
 def fetch_leaves(memory: Memory, ids: Sequence[str]) -> dict[str, Any]:
@@ -192,7 +194,10 @@ def summary_hits(memory: Memory, summary_ids: Sequence[str]) -> list[Any]:
 def search_entities(
     memory: Memory, query: str, *, kind: str | None = None, limit: int = 10
 ) -> dict[str, Any]:
-    """Entities whose name or alias matches `query` (fuzzy), best first, with their mention counts."""
+    """Entities whose name or alias matches `query` (fuzzy), best first, in the hit shape of every
+    mode plus their kind, names and mention count. The order: the name's match (0–100) plus
+    `MENTION_POINTS` per tenfold of mentions, so of two near-equal matches the entity the memory
+    speaks of more comes first (the person over a one-off "@Priya" handle); `breakdown` has both."""
     limit = _check_limit(limit)
     if kind and kind not in ENTITY_KINDS:
         raise UsageError(f"unknown entity kind {kind!r} (kinds: {', '.join(ENTITY_KINDS)})")
@@ -201,25 +206,41 @@ def search_entities(
     index = entity_names(memory.index)
     best = index.search(query, kind=kind or None, cutoff=FUZZY_CUTOFF)
     rows = index.rows
-    order = sorted(best, key=lambda i: (-best[i], -rows[i].mentions, rows[i].id))
+    rank = {i: best[i] + MENTION_POINTS * math.log10(1 + rows[i].mentions) for i in best}
+    order = sorted(best, key=lambda i: (-rank[i], rows[i].id))
     ties = Counter(best.values())
     hits = []
     for i in order[:limit]:
         row, path = rows[i], rows[i].note_path
+        hit = RetrievalHit(
+            node_id=row.id,
+            node_kind="entity",
+            tree="entities",
+            scope=row.kind,
+            level=0,
+            content=row.display_name,
+            note_path=path or "",
+            anchor="",
+            title=row.display_name,
+            entities=[row.id],
+            score=rank[i] / 100.0,
+            breakdown={"name": round(best[i] / 100.0, 4), "mentions": row.mentions},
+            # the entity note, when there is one, cited as a leaf's note is
+            link=obsidian_link(memory.vault_name, path) if path else "",
+            wikilink=wikilink(path) if path else "",
+        )
+        ambiguous = ties[best[i]] > 1 and best[i] < 100
         hits.append(
-            {
-                "node_id": row.id,
-                "node_kind": "entity",
+            hit.to_dict()
+            | {
+                "note_path": path,
+                "link": hit.link or None,
+                "wikilink": hit.wikilink or None,
                 "kind": row.kind,
                 "display_name": row.display_name,
                 "aliases": list(row.aliases),
                 "mentions": row.mentions,
-                "note_path": path,
-                # the entity note, when there is one, cited as a leaf's note is
-                "link": obsidian_link(memory.vault_name, path) if path else None,
-                "wikilink": wikilink(path) if path else None,
-                "score": round(best[i] / 100.0, 4),
-                "ambiguous": ties[best[i]] > 1 and best[i] < 100,
+                "ambiguous": ambiguous,
             }
         )
     return {"hits": hits, "total": len(order), "truncated": len(order) > limit}
