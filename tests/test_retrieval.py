@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from vaultmind.config import load_config
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.memory import Memory
 from vaultmind.retrieval.timeparse import parse_time_window
 from vaultmind.retrieval.walk import DIVERSITY_JACCARD, _near_duplicate
@@ -244,6 +246,10 @@ def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None
     assert len(evidence) / 4 <= 200
     vague = mem.query("walk", {"query": "what is it about?", "evidence": True})
     assert vague["evidence"].startswith("No grounding")
+    partly = mem.query("walk", {"query": "Northwind kubernetes autoscaling", "evidence": True})
+    assert partly["evidence"].startswith("Not in the memory: kubernetes, autoscaling.\n[1] ")
+    dated = mem.query("walk", {"query": "Northwind on 12 June", "evidence": True, "reference_time": NOW.isoformat()})
+    assert not dated["evidence"].startswith("Not in the memory"), "the window's words are the window's"
     mem.close()
 
 
@@ -287,7 +293,13 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
     result = {"hits": [hit("small one"), hit("x " * 400), hit("small two")], "query": {}}
     block = format_evidence(result, budget_tokens=60)
     assert "[1] " in block and "small one" in block and "[3] " in block and "small two" in block
-    assert "[2] " not in block
+    assert "x x" not in block and re.search(r"\nLeft out for the budget: \[2\] \(\d+ tokens\)\.$", block)
+    assert approx_tokens(block) <= 60
+    tight = format_evidence(result, budget_tokens=27)  # both small items fit, but not with the note
+    assert "small one" in tight and "small two" not in tight
+    assert re.search(r"\nLeft out for the budget: \[2\] \(\d+ tokens\), \[3\] \(\d+ tokens\)\.$", tight)
+    assert approx_tokens(tight) <= 27
+    assert format_evidence(result, budget_tokens=10).endswith("small one\n   ↳ [[n#^a]]"), "no room for the note"
     too_small = format_evidence(result, budget_tokens=3)
     assert too_small.startswith("The token budget (3) is too small for any of the 3 items")
     assert format_evidence({"hits": [], "query": {}}).startswith("No evidence found")

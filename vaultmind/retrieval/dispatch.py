@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import UsageError
 from vaultmind.retrieval import modes
-from vaultmind.retrieval.evidence import format_evidence, is_grounded, salient_terms
+from vaultmind.retrieval.evidence import format_evidence, is_grounded, salient_terms, unknown_words
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -35,11 +35,13 @@ def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     if args.get("evidence"):
         from vaultmind.index.lexical import terms
 
-        salient = salient_terms(memory.leaves, terms(question))
+        query = result.get("query") or {}
+        window_text = (query.get("time_window") or {}).get("text", "")
         result["evidence"] = format_evidence(
             result,
             budget_tokens=_int(args, "budget_tokens", 1000),
-            grounded=is_grounded(result.get("query") or {}, salient),
+            grounded=is_grounded(query, salient_terms(memory.leaves, terms(question))),
+            unknown=unknown_words(memory.leaves, question, skip=terms(window_text)),
         )
     return result
 

@@ -3,22 +3,27 @@
 Each item carries its citation — the vault link and the original `source_ref` — so an agent
 can quote it and a person can follow it. A question with no grounding in the memory (no
 known entity, no salient term) gets an explicit "no grounding" answer instead of arbitrary
-top-k text. Items are taken in rank order while they fit the budget; one that does not is
-left out, and a smaller one after it may still come in.
+top-k text; a grounded question's words that the memory never mentions are named. Items are
+taken in rank order while they fit the budget; one that does not is left out, and a smaller
+one after it may still come in; the block ends by naming what it left out.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.index.lexical import terms
 from vaultmind.markdown.tokens import approx_tokens
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
 
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
+_WORD = re.compile(r"\w+")
 
 
 def is_grounded(query_info: dict[str, Any], salient_terms: list[str]) -> bool:
@@ -38,42 +43,71 @@ def salient_terms(leaves: ResidentLeaves, terms: list[str]) -> list[str]:
     return sorted(out)
 
 
-def format_evidence(result: dict[str, Any], *, budget_tokens: int = 1000, grounded: bool = True) -> str:
-    """A Markdown block of cited hits whose total size stays within `budget_tokens` (≈ chars/4)."""
+def unknown_words(leaves: ResidentLeaves, question: str, skip: Sequence[str] = ()) -> list[str]:
+    """The question's words none of whose search terms occurs anywhere in the memory
+    ("kubernetes" in a memory that never mentions it), in the question's order, each once;
+    words whose terms are all in `skip` (the time window's: "14 June") are not counted."""
+    out: list[str] = []
+    for word in dict.fromkeys(_WORD.findall(question)):
+        word_terms = terms(word)
+        if word_terms and not set(word_terms) <= set(skip) and all(leaves.document_frequency(t)[0] == 0 for t in word_terms):
+            out.append(word)
+    return out
+
+
+def format_evidence(
+    result: dict[str, Any], *, budget_tokens: int = 1000, grounded: bool = True, unknown: Sequence[str] = ()
+) -> str:
+    """A Markdown block of cited hits whose total size stays within `budget_tokens` (≈ chars/4).
+    `unknown`: the question's words the memory never mentions, named first so an agent does not
+    take the items for an answer about them. Items left out for the budget are named last."""
     query = result.get("query") or {}
     if not grounded:
-        terms = ", ".join(query.get("terms") or []) or "none"
+        terms_text = ", ".join(query.get("terms") or []) or "none"
         return (
             "No grounding: the question names no known entity and no term that is specific in this "
-            f"memory (terms: {terms}). Ask with a name, a place, a project or a distinctive word."
+            f"memory (terms: {terms_text}). Ask with a name, a place, a project or a distinctive word."
         )
     hits = result.get("hits", [])
     if not hits:
         return "No evidence found in the memory for this question."
     lines = []
+    if unknown:
+        lines.append(f"Not in the memory: {', '.join(unknown)}.")
     window = query.get("time_window")
     if window:
         lines.append(f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)")
         if not any(_in_window(hit, window) for hit in hits):
             lines.append("Nothing in the memory falls inside this window; the items below are from outside it.")
     used = sum(approx_tokens(line) + 1 for line in lines)
-    count = 0
-    smallest = None
+    items: list[tuple[int, str, int]] = []  # (rank, block, cost) of the items taken
+    left: dict[int, int] = {}  # rank → cost of the items left out
     for rank, hit in enumerate(hits, start=1):
         block = _item(rank, hit)
         cost = approx_tokens(block) + 1
         if used + cost > budget_tokens:  # left out; a smaller item after it may still fit
-            smallest = cost if smallest is None else min(smallest, cost)
+            left[rank] = cost
             continue
-        lines.append(block)
+        items.append((rank, block, cost))
         used += cost
-        count += 1
-    if count == 0:
+    while left and len(items) > 1 and used + approx_tokens(_left_out(left)) + 1 > budget_tokens:
+        rank, _, cost = items.pop()  # room for saying what was left out (never the last item)
+        left[rank] = cost
+        used -= cost
+    if not items:
         return (
             f"The token budget ({budget_tokens}) is too small for any of the {len(hits)} items found "
-            f"(the smallest takes {smallest} with its citation): ask with a larger budget."
+            f"(the smallest takes {min(left.values())} with its citation): ask with a larger budget."
         )
+    lines.extend(block for _, block, _ in items)
+    if left and used + approx_tokens(_left_out(left)) + 1 <= budget_tokens:
+        lines.append(_left_out(left))
     return "\n".join(lines)
+
+
+def _left_out(left: dict[int, int]) -> str:
+    listed = ", ".join(f"[{rank}] ({cost} tokens)" for rank, cost in sorted(left.items()))
+    return f"Left out for the budget: {listed}."
 
 
 def _in_window(hit: dict[str, Any], window: dict[str, str]) -> bool:
