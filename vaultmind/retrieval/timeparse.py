@@ -5,6 +5,10 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
 
     today, yesterday, the day before yesterday, tomorrow
     this/last/next week|month|year, last weekend, this morning/evening (→ today)
+    over/at/on the weekend (the one we are in, else the last), last night (yesterday noon to
+    today noon)
+    [in/during/since/before/after] Q1–Q4 or the first…fourth quarter [<year>] (without a year,
+    the most recent)
     N days|weeks|months|years ago (N as digits or a word up to twenty; "a"/"a few" → 1/3)
     in the last/past N days|weeks|months
     last/this <weekday>, on <weekday> (the most recent one before the reference)
@@ -47,6 +51,8 @@ _MONTH_RX = "|".join(sorted(MONTHS, key=len, reverse=True))
 _WEEKDAY_RX = "|".join(WEEKDAYS)
 _NUM_RX = r"\d+|" + "|".join(sorted((re.escape(k) for k in NUMBERS), key=len, reverse=True))
 _UNIT_RX = r"days?|weeks?|months?|years?"
+QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+_QUARTER_RX = "|".join(QUARTERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +122,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(?:in|during|over|within) the (?:last|past) ({_NUM_RX}) ({_UNIT_RX})\b"), "in_last"),
     (re.compile(rf"\b({_NUM_RX}) ({_UNIT_RX}) (?:ago|before)\b"), "ago"),
     (re.compile(r"\b(this|last|next|previous|past) weekend\b"), "weekend"),
+    (re.compile(r"\b(?:over|at|on|during) the weekend\b"), "the_weekend"),
+    (re.compile(r"\blast night\b"), "last_night"),
     (re.compile(r"\b(this|last|next|previous|past) (week|month|year)\b"), "rel_unit"),
     (re.compile(rf"\b(?:(last|this|past|previous) |on )({_WEEKDAY_RX})\b"), "weekday"),
     (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b"), "today"),
@@ -135,6 +143,13 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     ),
     (
         re.compile(
+            rf"\b(?:(in|during|since|before|after|by|until|of) )?(?:q([1-4])|the ({_QUARTER_RX}) quarter)"
+            rf"(?:,? (?:of )?((?:19|20)\d{{2}}))?\b"
+        ),
+        "quarter",
+    ),
+    (
+        re.compile(
             r"\b(?:(early|mid|late|end of|middle of) )?(?:(in|during|since|before|after|by|until|of) )?"
             r"((?:19|20)\d{2})\b"
         ),
@@ -145,8 +160,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 
 _DAY_KINDS = ("iso", "day_month", "month_day")  # expressions that name one day
 _RELATIVE_KINDS = frozenset(
-    ("day_before_yesterday", "day_after_tomorrow", "in_last", "ago", "weekend", "rel_unit", "weekday",
-     "today", "yesterday", "tomorrow")
+    ("day_before_yesterday", "day_after_tomorrow", "in_last", "ago", "weekend", "the_weekend", "last_night",
+     "rel_unit", "weekday", "today", "yesterday", "tomorrow")
 )  # fmt: skip
 _AROUND = re.compile(rf"\b(the|a|an|{_NUM_RX}) ({_UNIT_RX}) (before|after) (?:on |the )?$")
 
@@ -282,6 +297,17 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
         offset = 0 if m.group(1) == "this" else 1 if m.group(1) == "next" else -1
         monday = today - timedelta(days=today.weekday()) + timedelta(weeks=offset)
         return monday + timedelta(days=5), monday + timedelta(days=7)
+    if kind == "the_weekend":  # the weekend we are in, else the one before
+        saturday = today - timedelta(days=(today.weekday() - 5) % 7)
+        return saturday, saturday + timedelta(days=2)
+    if kind == "last_night":  # from yesterday's noon to this noon: the evening and what is told of it
+        return today - timedelta(hours=12), today + timedelta(hours=12)
+    if kind == "quarter":
+        prep, number, ordinal, year_s = m.group(1), m.group(2), m.group(3), m.group(4)
+        first_month = 3 * ((int(number) if number else QUARTERS[ordinal]) - 1) + 1
+        year = int(year_s) if year_s else _recent_year(now, first_month)
+        start = _month_start(year, first_month)
+        return _open_ended(prep, start, _add_months(start, 3), now)
     if kind == "rel_unit":
         offset = 0 if m.group(1) == "this" else 1 if m.group(1) == "next" else -1
         return _unit_window(now, m.group(2), offset)
