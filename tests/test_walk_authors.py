@@ -9,7 +9,7 @@ from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
 from vaultmind.retrieval.walk import author_terms, without_words
 
-from .conftest import write_chat
+from .conftest import write, write_chat
 
 
 def test_without_words_drops_names_and_possessives() -> None:
@@ -75,3 +75,28 @@ def test_what_a_named_person_said_comes_before_what_others_said_to_them(vault: P
     assert said[0]["author"] == "Alice Chen" and "18,000" in said[0]["content"], [h["content"] for h in said]
     assert said[0]["breakdown"]["author"] == 1.0
     assert about[0]["author"] == "Bob Stone", "without a verb of saying, the author weighs as any entity"
+
+
+def test_an_alias_from_the_entity_note_names_the_author(vault: Path) -> None:
+    write(
+        vault,
+        "entities/person/priya-natarajan.md",
+        '---\nvaultmind: entity\nid: "person:priya-natarajan"\nkind: person\ndisplay_name: Priya Natarajan\n'
+        "aliases:\n  - Natty\n---\n# Priya Natarajan\n",
+    )
+    write_chat(
+        vault,
+        "2025-06-14",
+        [
+            ("Kai Mueller", "Rolling back now, the rollback of the primary is under way."),
+            ("Priya Natarajan", "Good call. I will write up why we had to roll back."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        by_alias = memory.walk("What did Natty say about the rollback?")
+        by_name = memory.walk("What did Priya say about the rollback?")
+    top = by_alias["hits"][0]
+    assert top["author"] == "Priya Natarajan" and top["breakdown"]["author"] == 1.0, [h["content"] for h in by_alias["hits"]]
+    assert "natti" not in by_alias["query"]["content_terms"], "the alias is the author's, not content"
+    assert [h["node_id"] for h in by_alias["hits"]] == [h["node_id"] for h in by_name["hits"]]

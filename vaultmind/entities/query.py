@@ -8,7 +8,7 @@ import duckdb
 
 from vaultmind.entities.ids import NAME_KINDS, word_spans
 from vaultmind.entities.registry_store import load_registry
-from vaultmind.entities.resolve import resolve_text
+from vaultmind.entities.resolve import resolve_author, resolve_text
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.entities.tables import META_FUZZY, get_meta
 from vaultmind.index.store import Index
@@ -62,6 +62,12 @@ class EntityQuery:
                 seen.add(ident)
                 out.append((ident, surface))
         return out
+
+
+    def author_entity(self, author: str) -> str | None:
+        """The entity a message's author resolves to, as ingest resolves it (registry names,
+        aliases, emails and handles)."""
+        return resolve_author(self.registry, author, [])
 
 
 def entity_query(index: Index) -> EntityQuery:

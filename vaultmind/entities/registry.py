@@ -126,7 +126,7 @@ class Registry:
     _choices: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # kind → content word → names
     _given: dict[str, set[str]] = field(default_factory=dict)  # first word of a person's full name → ids
     _fuzzy: dict[tuple[str, str], Match] = field(default_factory=dict)
-    # `resolve._resolve_author`'s answers by raw author (the registry never changes once built)
+    # `resolve.resolve_author`'s answers by raw author (the registry never changes once built)
     authors: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

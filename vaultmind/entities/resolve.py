@@ -65,7 +65,7 @@ def resolve_text(
     ambiguous: list[Ambiguity] = []
     found: list[tuple[str, str, int, int]] = []
     if author:
-        author_id = _resolve_author(registry, author, ambiguous)
+        author_id = resolve_author(registry, author, ambiguous)
         if author_id is not None:
             found.append((author_id, author.strip(), -1, -1))
 
@@ -139,7 +139,7 @@ def _resolve_span(registry: Registry, span: Span, ambiguous: list[Ambiguity]) ->
 _AUTHORS_CACHE_MAX = 50_000
 
 
-def _resolve_author(registry: Registry, raw: str, ambiguous: list[Ambiguity]) -> str | None:
+def resolve_author(registry: Registry, raw: str, ambiguous: list[Ambiguity]) -> str | None:
     """The id of a message's author. A vault's messages have few authors, each seen thousands of
     times: the answer (and what it found ambiguous) is kept on the registry, which never changes."""
     cached: tuple[str | None, tuple[Ambiguity, ...]] | None = registry.authors.get(raw)

@@ -173,7 +173,9 @@ def walk(
     qterms = terms(question)
     window = _window(question, reference_time)
     qents = query_entities(memory, question)
-    authors = author_terms(memory) & set(qterms)
+    named = named_authors(memory, qents)
+    said_names = {t for e, surface in qents if e in named.values() for t in _name_terms(surface)}
+    authors = (author_terms(memory) | said_names) & set(qterms)
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
     if window is not None:  # the window's words ("last week", "14 June") are its, not the content's
@@ -196,7 +198,7 @@ def walk(
     cols = memory.leaves.columns(ids)
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
-    signals = _signals(ids, at, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights)
+    signals = _signals(ids, at, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights, named)
     base = _base(signals)
     if authors and _speaking(question, authors):
         base += (SPEAKER_WEIGHT - WEIGHTS["author"]) * signals[:, AUTHOR]
@@ -436,10 +438,12 @@ def _signals(
     name_terms: set[str],
     entity_leaves: dict[str, frozenset[str]],
     graph_weights: dict[str, float],
+    named: dict[str, str],
 ) -> npt.NDArray[np.float64]:
     """Each candidate's signals (module doc), one row per id of `ids` (`at`: their places),
     columns in `SIGNALS` order. A message counts as involving its author (for the entity signal)
-    when the question names them."""
+    when the question names them: by a word of their name, or by any name of the entity they
+    resolve to (`named`, from `named_authors`)."""
     out = np.zeros((len(ids), len(SIGNALS)))
     for column, values in ((LEX, lex), (DENSE, den)):  # leaves of the searches: all candidates
         out[[at[leaf_id] for leaf_id in values], column] = list(values.values())
@@ -452,6 +456,8 @@ def _signals(
         words = _name_terms(name) if name else frozenset()
         if name_terms & words:
             implied[code] = {e for e, st in surface_terms if st and st <= words}
+        if name in named:
+            implied.setdefault(code, set()).add(named[name])
     if implied:
         out[np.isin(cols.author, list(implied)), AUTHOR] = 1.0
     if qents:  # the query entities each leaf involves: mentioned in it, or spelled by its author's name
@@ -565,6 +571,18 @@ def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:
     from vaultmind.entities.query import entity_query
 
     return entity_query(memory.index).find(question)
+
+
+def named_authors(memory: Memory, qents: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The authors of the memory whose entity the question names, by any of its names (an
+    alias taught in its entity note: "Natty" for Priya Natarajan): author → entity id."""
+    wanted = {e for e, _ in qents}
+    if not wanted:
+        return {}
+    from vaultmind.entities.query import entity_query
+
+    found = entity_query(memory.index)
+    return {author: e for author in sorted(memory.leaves.authors()) if (e := found.author_entity(author)) in wanted}
 
 
 _WORD = re.compile(r"[\w'’]+")
