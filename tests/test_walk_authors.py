@@ -7,7 +7,7 @@ from pathlib import Path
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
-from vaultmind.retrieval.walk import author_terms, without_words
+from vaultmind.retrieval.walk import _speaking, author_terms, without_words
 
 from .conftest import write, write_chat
 
@@ -100,3 +100,28 @@ def test_an_alias_from_the_entity_note_names_the_author(vault: Path) -> None:
     assert top["author"] == "Priya Natarajan" and top["breakdown"]["author"] == 1.0, [h["content"] for h in by_alias["hits"]]
     assert "natti" not in by_alias["query"]["content_terms"], "the alias is the author's, not content"
     assert [h["node_id"] for h in by_alias["hits"]] == [h["node_id"] for h in by_name["hits"]]
+
+
+def test_a_verb_of_saying_or_from_an_author_asks_for_their_words() -> None:
+    authors = frozenset(terms("Alice Chen Elena Rossi"))
+    assert _speaking("What did Alice say about the budget?", authors) == (True, set(terms("say")))
+    assert _speaking("Which city did Alice recommend?", authors) == (True, set(terms("recommend")))
+    assert _speaking("emails from Elena", authors) == (True, set())
+    assert _speaking("What did Nate say?", authors) == (False, set()), "not an author of this memory"
+    assert _speaking("Alice and the budget", authors) == (False, set())
+
+
+def test_the_verb_is_not_searched_when_the_author_is_asked_for(vault: Path) -> None:
+    write_chat(
+        vault,
+        "2025-06-14",
+        [
+            ("Bob Stone", "I write the release notes, the write-ahead log notes too."),
+            ("Alice Chen", "The venue shortlist: Casa do Rio or the LX Factory loft."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What did Alice write?")
+    assert result["hits"][0]["author"] == "Alice Chen", [h["content"] for h in result["hits"]]
+    assert "write" not in result["query"]["content_terms"]

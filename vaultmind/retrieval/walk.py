@@ -32,7 +32,8 @@
    note_dense = the same over the note's best three dense scores
    author = 1 when the leaf's author is named in the question ("what did Nate say…"); when
             the name is the subject of a verb of saying ("what did Alice say", "which city did
-            John recommend"), its weight is `SPEAKER_WEIGHT` instead: the question asks for
+            John recommend") or follows "from" or "by" ("emails from Elena"), its weight is
+            `SPEAKER_WEIGHT` instead: the question asks for
             that person's words, and another's message on the topic ("Got a minute on the
             budget?" to Alice) is not the answer
    context: in a conversation the answer is often the message right after the one that
@@ -178,6 +179,9 @@ def walk(
     authors = (author_terms(memory) | said_names) & set(qterms)
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
+    speaking, verbs = _speaking(question, authors) if authors else (False, set())
+    if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
+        content_terms = [t for t in content_terms if t not in verbs]
     if window is not None:  # the window's words ("last week", "14 June") are its, not the content's
         window_terms = set(terms(window.text))
         content_terms = [t for t in content_terms if t not in window_terms]
@@ -200,7 +204,7 @@ def walk(
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights, named)
     base = _base(signals)
-    if authors and _speaking(question, authors):
+    if speaking:
         base += (SPEAKER_WEIGHT - WEIGHTS["author"]) * signals[:, AUTHOR]
     for leaf_id in pair_leaves:  # entity leaves: all among the candidates
         base[at[leaf_id]] += pair_bonus
@@ -600,17 +604,24 @@ def _author_terms(authors: frozenset[str]) -> frozenset[str]:
 
 
 _SPEECH = re.compile(
-    r"([\w'’]+)\s+(?:say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
+    r"([\w'’]+)\s+(say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
     r"suggest|suggests|suggested|recommend|recommends|recommended|share|shares|shared|propose|proposes|proposed|"
     r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought)\b",
     re.I,
 )
 
 
-def _speaking(question: str, authors: set[str] | frozenset[str]) -> bool:
+_SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
+
+
+def _speaking(question: str, authors: set[str] | frozenset[str]) -> tuple[bool, set[str]]:
     """Whether the question asks what an author said ("What did Alice say…", "Which city did
-    John recommend…"): an author's name right before a verb of saying."""
-    return any(_name_terms(m.group(1)) & authors for m in _SPEECH.finditer(question))
+    John recommend…", "emails from Elena"): an author's name right before a verb of saying, or
+    after "from" or "by"; and the terms of those verbs ("say"), which ask for the author's words
+    and are not what the words are about."""
+    verbs = {t for m in _SPEECH.finditer(question) if _name_terms(m.group(1)) & authors for t in terms(m.group(2))}
+    sent_by = any(_name_terms(m.group(1)) & authors for m in _SENT_BY.finditer(question))
+    return bool(verbs) or sent_by, verbs
 
 
 def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
