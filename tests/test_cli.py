@@ -15,6 +15,8 @@ import pytest
 
 from vaultmind.cli.main import build_parser
 from vaultmind.cli.output import Progress
+from vaultmind.config import load_config
+from vaultmind.errors import ConfigError
 
 from .conftest import snapshot_files, write
 
@@ -226,6 +228,29 @@ def test_unknown_setting_is_an_error_that_names_the_file(tmp_path: Path) -> None
     error = json.loads(result.stdout)["error"]
     assert result.returncode == 1 and error["code"] == "config"
     assert "fanuot" in error["message"] and "fanout" in error["hint"] and error["path"].endswith("config.toml")
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[server]\nport = 99999\n", "[server] port = 99999 is no port"),
+        ('[server]\nhost = "not a host"\n', "[server] host = 'not a host' is no host"),
+        ("[trees]\nfanout = 1\n", "[trees] fanout = 1 must be at least 2"),
+        ("[trees]\nflush_after_hours = 100000000.0\n", "[trees] flush_after_hours = 100000000.0 is out of range"),
+        ("[queue]\nworkers = 0\n", "[queue] workers = 0"),
+        ("[nosuch]\nx = 1\n", "unknown setting [nosuch] x"),
+    ],
+)
+def test_a_bad_setting_stops_every_command_when_the_config_is_read(tmp_path: Path, toml: str, message: str) -> None:
+    """Values the daemon would only trip over later (binding its port, sealing a tree) are
+    refused when the file is read, naming the key."""
+    vault = tmp_path / "v"
+    write(vault, ".vaultmind/config.toml", toml)
+    with pytest.raises(ConfigError) as caught:
+        load_config(vault)
+    assert message in str(caught.value)
+    if "nosuch" in toml:
+        assert "remove it or check the spelling" in (caught.value.hint or "")
 
 
 def test_progress_shows_long_runs_only_however_long_the_process_lives(capsys: pytest.CaptureFixture[str]) -> None:

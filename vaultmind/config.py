@@ -133,10 +133,13 @@ def _from_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
             if spec is None:
                 if key not in FEATURE_KEYS.get(section, ()):
                     known = [k for s, k in _SCHEMA if s == section] + list(FEATURE_KEYS.get(section, ()))
+                    sections = sorted({s for s, _ in _SCHEMA} | set(FEATURE_KEYS))
                     raise ConfigError(
                         f"unknown setting [{section}] {key}",
                         path=path,
-                        hint=f"known in [{section}]: {', '.join(known)}" if known else "unknown section",
+                        hint=f"check the spelling; known in [{section}]: {', '.join(known)}"
+                        if known
+                        else f"no such section: remove it or check the spelling (sections: {', '.join(sections)})",
                     )
                 extra[f"{section}.{key}"] = value
                 continue
@@ -175,3 +178,33 @@ def _validate(config: Config, path: Path) -> None:
         raise ConfigError("[vault] max_file_mb must be positive", path=path)
     if config.debounce_ms < 0 or config.step_ms <= 0:
         raise ConfigError("[watch] debounce_ms must be >= 0 and step_ms > 0", path=path)
+    if not 0 <= config.port <= 65535:
+        raise ConfigError(f"[server] port = {config.port} is no port", path=path, hint="use 0 (any free port) to 65535")
+    if not config.host.strip() or any(c.isspace() for c in config.host):
+        raise ConfigError(
+            f"[server] host = {config.host!r} is no host name or address", path=path, hint='such as "127.0.0.1"'
+        )
+    _validate_features(config)
+
+
+def _validate_features(config: Config) -> None:
+    """The feature modules' settings, checked now (by their own parsers) when config.toml sets
+    any of them, so a bad value stops every command at once instead of failing later in the
+    daemon. Nothing is imported for a section the file leaves alone."""
+    sections = {key.split(".", 1)[0] for key in config.extra}
+    if "trees" in sections:
+        from vaultmind.tree.settings import TreeSettings
+
+        TreeSettings.from_extra(config.extra)
+    if "queue" in sections:
+        from vaultmind.queue.workers import QueueSettings
+
+        QueueSettings.from_extra(config.extra)
+    if "entities" in sections:
+        from vaultmind.entities.settings import EntitySettings
+
+        EntitySettings.from_config(config)
+    if "admission" in sections:
+        from vaultmind.admission.decide import Policy
+
+        Policy.from_extra(config.extra, config.ollama_chat_model)

@@ -28,6 +28,7 @@ from vaultmind.errors import ConfigError
 DEFAULT_L0_TOKENS = 3000
 DEFAULT_FANOUT = 8
 DEFAULT_FLUSH_AFTER_HOURS = 24.0
+MAX_FLUSH_AFTER_HOURS = 87_600.0  # ten years: beyond, a flush that never comes (and dates overflow)
 DEFAULT_SUMMARIZER = "auto"
 DEFAULT_SUMMARIZER_TIMEOUT_S = 120.0
 MAX_LEVEL = 32
@@ -59,8 +60,12 @@ class TreeSettings:
                 hint="a fan-out of 1 would build chains of one-child summaries",
             )
         hours = _number(extra, "trees.flush_after_hours", DEFAULT_FLUSH_AFTER_HOURS)
-        if hours < 0:
-            raise ConfigError(f"[trees] flush_after_hours = {hours} must be >= 0", path=_CONFIG)
+        if not 0 <= hours <= MAX_FLUSH_AFTER_HOURS:
+            raise ConfigError(
+                f"[trees] flush_after_hours = {hours} is out of range",
+                path=_CONFIG,
+                hint=f"use 0 to {MAX_FLUSH_AFTER_HOURS:,.0f} (ten years)",
+            )
         timeout = _number(extra, "trees.summarizer_timeout_s", DEFAULT_SUMMARIZER_TIMEOUT_S)
         if timeout <= 0:
             raise ConfigError(f"[trees] summarizer_timeout_s = {timeout} must be positive", path=_CONFIG)
