@@ -374,3 +374,24 @@ def test_hits_reach_the_terminal_without_their_control_characters(
     assert "ctrlword" in out and "\x1b" not in out and "\x07" not in out and "ctrl\ufffd[31mword\ufffd" in out
     raw = as_json(run_cli("query", "search", "ctrlword", "--vault", str(vault), "--json"))
     assert "\x1b[31m" in raw["hits"][0]["content"]  # the JSON keeps the text as it is
+
+
+def test_a_full_disk_is_an_error_a_person_can_act_on(tmp_path: Path) -> None:
+    """The index's write-ahead log on a device with no space (/dev/full): `sync` says so in one
+    line, or as a JSON error, not with DuckDB's traceback; once there is room, it catches up."""
+    vault = tmp_path / "v"
+    run_cli("init", str(vault))
+    run_cli("reindex", "--vault", str(vault))
+    wal = vault / ".vaultmind" / "index.duckdb.wal"
+    wal.symlink_to("/dev/full")
+    write(vault, "new.md", "# New\n\nA heron on the weir.\n")
+    failed = run_cli("sync", "--vault", str(vault), "--json", check=False)
+    error = json.loads(failed.stdout)["error"]
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    assert error["message"] == "no space left on the device that holds the index"
+    text = run_cli("sync", "--vault", str(vault), check=False)
+    assert text.stderr.startswith("vaultmind: error: no space left on the device that holds the index")
+    wal.unlink()
+    run_cli("sync", "--vault", str(vault))
+    hits = as_json(run_cli("query", "search", "heron", "--vault", str(vault), "--json"))["hits"]
+    assert hits and hits[0]["note_path"] == "new.md"

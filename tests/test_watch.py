@@ -429,3 +429,26 @@ def test_a_symlink_made_while_watching_follows_the_rules_of_a_full_scan_and_is_w
     time.sleep(1.5)  # the watcher starts over to follow the new link
     (outside / "f2.md").write_text("# F2\n\nA later outside note mentions summit.\n")
     assert _until(lambda: any(h["note_path"] == "linked/f2.md" for h in memory.search("summit", limit=3)["hits"]))
+
+
+@pytest.mark.slow
+def test_status_says_the_index_is_behind_while_the_disk_is_full(running: tuple[Config, Memory, Daemon]) -> None:
+    """The index's write-ahead log on a device with no space (/dev/full): the watcher cannot
+    apply a save, status says the index is behind and why (not "ok"), and the retries back off.
+    (DuckDB keeps the log it opened, so this index cannot recover in the test; a reconcile that
+    succeeds clears the state, as the first part shows.)"""
+    config, memory, daemon = running
+    memory.behind = "the index is behind the vault: a test"
+    daemon.force_reconcile = True
+    assert _until(lambda: memory.behind is None), "a pass that succeeds clears it"
+    assert memory.status()["index"]["health"] == "ok"
+    wal = config.vault / ".vaultmind" / "index.duckdb.wal"
+    memory.index.checkpoint()
+    assert not wal.exists()
+    wal.symlink_to("/dev/full")
+    write(config.vault, "river.md", "# River\n\nThe river note mentions copper.\n")
+    assert _until(lambda: memory.behind is not None), "the failed batch is known"
+    index = memory.status()["index"]
+    assert index["health"] == "behind" and "no space left on the device" in index["notice"]
+    assert _until(lambda: daemon._retry_s >= 8), "the retries back off"
+    assert not memory.search("copper", limit=5)["hits"]

@@ -29,7 +29,7 @@ import duckdb
 
 from vaultmind.client import daemon_file
 from vaultmind.config import Config
-from vaultmind.errors import VaultmindError
+from vaultmind.errors import VaultmindError, storage_error
 from vaultmind.http_api import ApiServer
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
@@ -39,6 +39,13 @@ from vaultmind.queue.workers import WorkerPool
 log = logging.getLogger(__name__)
 
 RECONCILE_S = 600.0
+RETRY_FIRST_S = 1.0  # a failed reconcile is tried again after 1 s, then 2, 4 … up to a minute
+RETRY_MAX_S = 60.0
+
+
+def _reason(exc: BaseException) -> str:
+    storage = storage_error(exc)
+    return storage.message if storage is not None else str(exc)
 
 OnBatch = Callable[[str, SyncStats], None]
 
@@ -57,6 +64,8 @@ class Daemon:
         self.trees = TreeKeeper(memory)
         self.force_reconcile = False
         self._last_reconcile = 0.0  # monotonic time of the last reconcile (0: none yet)
+        self._retry_at = 0.0  # after a failed reconcile, no other before this monotonic time
+        self._retry_s = RETRY_FIRST_S
 
     def run(self) -> None:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
@@ -116,18 +125,26 @@ class Daemon:
         if changes:
             self._apply(changes)
         now = time.monotonic()
-        if now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile:
+        due = now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile
+        if due and now >= self._retry_at:
             try:
                 stats = self.memory.sync()
                 if not self.ready.is_set():
                     self.memory.warm()  # the first search must not pay for loading
                 self.force_reconcile = False
+                self.memory.behind = None
+                self._retry_at, self._retry_s = 0.0, RETRY_FIRST_S
                 if self.pool is not None:
                     self.pool.notify()
                 self.trees.poke()
                 self._report("reconcile", stats)
             except (VaultmindError, duckdb.Error, OSError) as exc:
-                log.error("reconcile failed: %s; will retry", exc)
+                # A full disk fails every pass alike: the retries back off, and status says why
+                # the index lags the vault meanwhile.
+                log.error("reconcile failed: %s; will retry in %.0f s", exc, self._retry_s)
+                self.memory.behind = f"the index is behind the vault: {_reason(exc)}; retrying every {self._retry_s:.0f} s"
+                self._retry_at = now + self._retry_s
+                self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
             self._last_reconcile = now
             self.ready.set()
         return any(os.path.islink(path) and os.path.isdir(path) for _, path in changes)
@@ -172,6 +189,7 @@ class Daemon:
         except (VaultmindError, duckdb.Error, OSError) as exc:
             # Never let one bad batch stop the watcher; the next reconcile repairs the index.
             log.error("could not apply %d change(s): %s; will reconcile", len(rels), exc)
+            self.memory.behind = f"the index is behind the vault: {len(rels)} change(s) not applied: {_reason(exc)}"
             self.failed_batches += 1
             self.force_reconcile = True
             return

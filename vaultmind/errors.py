@@ -103,3 +103,23 @@ class NotFound(VaultmindError):
 
     exit_code = 4
     code = "not_found"
+
+
+_STORAGE_FAILURES = (
+    ("No space left on device", "no space left on the device that holds the index"),
+    ("Disk quota exceeded", "the disk quota of the device that holds the index is used up"),
+    ("Read-only file system", "the index is on a read-only file system"),
+)
+
+
+def storage_error(exc: BaseException) -> VaultmindError | None:
+    """A full or read-only disk under `.vaultmind/`, as the error a person can act on (DuckDB
+    and the OS report it in their own words, deep in a traceback); None for anything else."""
+    text = str(exc)
+    for words, message in _STORAGE_FAILURES:
+        if words in text:
+            return VaultmindError(
+                message,
+                hint=f"free some space or fix the disk, then run the command again; the notes are untouched ({text})",
+            )
+    return None

@@ -91,6 +91,7 @@ class Memory:
         self._serving = False  # `serve`: DuckDB settings of a long-running process
         self._synced = 0  # the index's generation after the last sync of vault files
         self._graph_wanted = False  # a question took an entity graph older than the index
+        self.behind: str | None = None  # why the daemon could not apply the vault's changes, until it can
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -408,6 +409,9 @@ class Memory:
         elif empty:
             health = "empty"
             notice = f"nothing is indexed yet: run `vaultmind reindex --vault {self.config.vault}`"
+        if self.behind:
+            health = "behind"
+            notice = f"{notice}; {self.behind}" if notice else self.behind
         from vaultmind.admission import admission_status
         from vaultmind.entities.graph import entity_deriver, ner_pending
         from vaultmind.entities.read import ner_status

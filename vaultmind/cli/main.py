@@ -23,7 +23,7 @@ from vaultmind.cli.bench import add_bench_parser
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
-from vaultmind.errors import UsageError, VaultmindError
+from vaultmind.errors import UsageError, VaultmindError, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 
 if TYPE_CHECKING:
@@ -69,6 +69,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and friends
         sys.stderr.close()
         return 0
+    except Exception as exc:
+        storage = storage_error(exc)
+        if storage is None:
+            raise
+        if debug:
+            traceback.print_exc()
+        if getattr(args, "json", False):
+            print(json.dumps({"error": storage.to_dict()}, ensure_ascii=False))
+        else:
+            print(f"vaultmind: error: {storage}", file=sys.stderr)
+        return storage.exit_code
 
 
 def build_parser() -> argparse.ArgumentParser:
