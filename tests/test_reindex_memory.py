@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -455,3 +457,41 @@ def test_a_worker_result_goes_to_disk_or_else_through_the_pipe(
     direct = sync_load._load_task(1, str(tmp_path / "gone"), *args)
     assert isinstance(direct, Batch) and [item.path for item in direct.loaded] == paths
     assert sync_load._load_task(1, str(tmp_path), *args) is None  # taken already: never run twice
+
+
+@pytest.mark.slow
+def test_the_parse_workers_end_when_their_process_is_killed(tmp_path: Path) -> None:
+    """A sync killed with -9 (or by the OOM killer) mid-load must not leave its parse workers
+    waiting for work forever, each holding its memory: they notice they lost their parent."""
+    vault = tmp_path / "vault"
+    _notes(vault, 3)
+    script = (
+        "import os, sys, time\n"
+        "from pathlib import Path\n"
+        "from vaultmind.sync_load import Loader\n"
+        f"loader = Loader(Path({str(vault)!r}), 1 << 20, 400, workers=2, files=3, min_files=1)\n"
+        "assert loader.pool is not None\n"
+        "pids = sorted({loader.pool.submit(os.getpid).result() for _ in range(8)})\n"
+        "print(' '.join(map(str, pids)), flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    workers = [int(pid) for pid in parent.stdout.readline().split()]
+    assert workers and all(_alive(pid) for pid in workers)
+    parent.kill()
+    parent.wait(10)
+    parent.stdout.close()
+    deadline = time.monotonic() + 15
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in workers), "a worker outlived its killed parent"
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status

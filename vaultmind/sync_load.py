@@ -22,6 +22,8 @@ import os
 import pickle
 import shutil
 import tempfile
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -159,6 +161,17 @@ def _init_worker(claims: Any) -> None:
     _CLAIMS = claims
     gc.freeze()  # what the worker imported, out of the collector's reach
     relax_collector(LOAD_GC_THRESHOLD)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="parent-watch", daemon=True).start()
+
+
+def _exit_with_parent(parent: int, every_s: float = 1.0) -> None:
+    """End this worker once the process that started it is gone (killed with -9, or by the OOM
+    killer): the worker holds both ends of its own task pipe, so it would wait for work forever,
+    keeping its memory. A new parent (the init process, a subreaper) is how the loss shows."""
+    while True:
+        time.sleep(every_s)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 # Allocations between collections of the youngest generation while notes are parsed in bulk
