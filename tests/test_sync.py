@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -289,6 +290,32 @@ def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
         kinds = {(p["path"], p["kind"]) for p in memory2.status()["problems"]}
         assert ("binary.md", "binary") not in kinds and ("huge.md", "too_large") not in kinds
         assert ("broken-fm.md", "frontmatter") not in kinds
+
+
+def test_a_lowered_size_cap_applies_to_notes_already_indexed(vault: Path) -> None:
+    """`max_file_mb` lowered: the next sync drops the notes now over the cap and reports them,
+    as a cold rebuild would, though their files did not change; raised again, they come back."""
+    write(vault, "small.md", "# Small\n\nA short note about herons.\n")
+    write(vault, "big.md", "# Big\n\n" + "A long note about kingfishers. " * 200 + "\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+    low = load_config(vault, embed_provider="none", max_file_bytes=2048)
+    with Memory.open(low) as memory:
+        stats = memory.sync()
+        assert stats.deleted == 1
+        paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
+        assert paths == {"small.md"}
+        kinds = {(p["path"], p["kind"]) for p in memory.status()["problems"]}
+        assert ("big.md", "too_large") in kinds
+        rows = dump_index(memory)
+    cold_vault = vault.parent / "cold"
+    shutil.copytree(vault, cold_vault, ignore=shutil.ignore_patterns(".vaultmind"))
+    with Memory.open(load_config(cold_vault, embed_provider="none", max_file_bytes=2048)) as cold:
+        cold.reindex()
+        assert dump_index(cold) == rows, "the same index as a cold rebuild under the lower cap"
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert memory.index.scalar("SELECT count(*) FROM notes WHERE path = 'big.md'") == 1
 
 
 def test_self_referring_front_matter_is_indexed(vault: Path, memory: Memory) -> None:

@@ -6,8 +6,9 @@ any sequence of watcher events equals a cold rebuild of the final vault.
 
 - scan: stat files (no reads); folders that cannot be listed are *unobservable* and their
   notes are kept, never taken for deleted.
-- diff: same (size, mtime) → unchanged; otherwise read and hash: same hash → touched (stat
-  updated only); a vanished path whose hash reappears elsewhere → renamed.
+- diff: same (size, mtime, ctime) → unchanged, unless the file is over the size cap (which may
+  have been lowered: it is read, and reported); otherwise read and hash: same hash → touched
+  (stat updated only); a vanished path whose hash reappears elsewhere → renamed.
 - apply: one transaction deletes the rows of changed/gone paths and inserts the new rows;
   then leaves without an embedding for the current model are embedded (cached by content
   hash + model id, so a rename or reindex never re-embeds).
@@ -293,6 +294,7 @@ class Syncer:
                 old is not None
                 and (old.size, old.mtime_ns, old.ctime_ns) == (st.size, st.mtime_ns, st.ctime_ns)
                 and path not in retry
+                and st.size <= self.config.max_file_bytes  # over a lowered cap: read, and reported
             ):
                 stats.unchanged += 1
             else:
