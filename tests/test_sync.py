@@ -410,11 +410,14 @@ def test_symlink_loop_and_case_clash(vault: Path, memory: Memory) -> None:
     os.symlink(vault / "Projects", vault / "Projects" / "loop")
     write(vault, "Notes/Idea.md", "# Idea one\n")
     write(vault, "Notes/idea.md", "# idea two\n")
+    write(vault, "Notes/Cr\u00e8me.md", "# composed\n")  # è as one code point, as Linux keeps it
+    write(vault, "Notes/Cre\u0300me.md", "# decomposed\n")  # e and a combining accent, as macOS writes it
     memory.sync()
     status = memory.status()
     kinds = {(p["path"], p["kind"]) for p in status["problems"]}
     assert ("Projects/loop", "symlink_loop") in kinds
     assert ("Notes/Idea.md", "case_clash") in kinds and ("Notes/idea.md", "case_clash") in kinds
+    assert ("Notes/Cr\u00e8me.md", "case_clash") in kinds and ("Notes/Cre\u0300me.md", "case_clash") in kinds
     assert memory.index.scalar("SELECT count(*) FROM notes WHERE lower(path) = 'notes/idea.md'") == 2
 
 

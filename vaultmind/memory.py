@@ -384,7 +384,7 @@ class Memory:
             for p, k, m in idx.query("SELECT path, kind, message FROM problems ORDER BY path, kind")
         ]
         clashes = idx.query(
-            """SELECT list_sort(list(path)) FROM notes GROUP BY lower(path) HAVING count(*) > 1 ORDER BY 1"""
+            """SELECT list_sort(list(path)) FROM notes GROUP BY lower(nfc_normalize(path)) HAVING count(*) > 1 ORDER BY 1"""
         )
         for (paths,) in clashes:
             for path in paths:
@@ -393,8 +393,8 @@ class Memory:
                     {
                         "path": path,
                         "kind": "case_clash",
-                        "message": f"name differs only in case from {others}; both are indexed, but Obsidian on "
-                        "macOS/Windows sees one file — rename one",
+                        "message": f"name differs only in case or in how its accents are encoded from {others}; "
+                        "both are indexed, but Obsidian on macOS/Windows sees one file — rename one",
                     }
                 )
         size = os.path.getsize(self.config.index_path) if self.config.index_path.exists() else 0
