@@ -395,3 +395,14 @@ def test_a_full_disk_is_an_error_a_person_can_act_on(tmp_path: Path) -> None:
     run_cli("sync", "--vault", str(vault))
     hits = as_json(run_cli("query", "search", "heron", "--vault", str(vault), "--json"))["hits"]
     assert hits and hits[0]["note_path"] == "new.md"
+
+
+def test_sync_json_says_it_moved_a_broken_index_aside_and_status_says_it_again_once(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    run_cli("init", str(vault))
+    (vault / ".vaultmind" / "index.duckdb").write_bytes(b"not a duckdb file" * 100)
+    synced = as_json(run_cli("sync", "--vault", str(vault), "--json"))
+    assert "could not be opened" in synced["notice"] and synced["notes"] > 0
+    index = as_json(run_cli("status", "--vault", str(vault), "--json"))["index"]
+    assert index["health"] == "rebuilt" and index["notice"].startswith("index could not be opened")
+    assert as_json(run_cli("status", "--vault", str(vault), "--json"))["index"]["health"] == "ok"

@@ -479,6 +479,26 @@ def test_corrupt_index_is_quarantined_and_rebuilt(vault: Path) -> None:
         assert index["health"] == "empty" and "nothing is indexed yet" in index["notice"]
 
 
+def test_a_quarantine_made_by_another_command_is_reported_by_the_next_status(vault: Path) -> None:
+    """A `sync` (or a query) that finds the index broken moves it aside and rebuilds it; the
+    next status, in another process, still reports it, once. Only the last three broken copies
+    are kept."""
+    _vault_with_notes(vault)
+    config = load_config(vault, embed_provider="none")
+    config.state_dir.mkdir(parents=True, exist_ok=True)
+    for attempt in range(4):
+        config.index_path.write_bytes(b"not a duckdb file, take %d" % attempt * 100)
+        with Memory.open(config) as memory:
+            memory.sync()
+    with Memory.open(config) as memory:
+        index = memory.status()["index"]
+        assert index["health"] == "rebuilt" and "could not be opened" in index["notice"]
+        assert "index-4.duckdb" in index["notice"] and index["notice"].endswith("the index was rebuilt from the notes")
+        assert memory.status()["index"]["health"] == "ok", "reported once"
+    kept = sorted(p.name for p in (config.state_dir / "quarantine").glob("*.duckdb"))
+    assert kept == ["index-2.duckdb", "index-3.duckdb", "index-4.duckdb"]
+
+
 def test_sync_paths_handles_folder_moves(vault: Path, memory: Memory) -> None:
     _vault_with_notes(vault)
     memory.sync()

@@ -26,7 +26,7 @@ from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.schema import SCHEMA_VERSION
-from vaultmind.index.store import Index
+from vaultmind.index.store import Index, take_quarantine_notice
 from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
@@ -400,12 +400,16 @@ class Memory:
         size = os.path.getsize(self.config.index_path) if self.config.index_path.exists() else 0
         applied = [str(name) for (name,) in idx.query("SELECT name FROM migrations ORDER BY seq")]
         health = "ok"
-        notice, idx.quarantined = idx.quarantined, None  # said once, by the first status after it
+        # said once, by the first status after it, whichever process moved the file
+        notice = take_quarantine_notice(self.config.index_path) or idx.quarantined
+        idx.quarantined = None
         empty = sum(kinds.values()) == 0
         if notice:
             health = "quarantined" if empty else "rebuilt"
             if empty:
                 notice += f"; nothing is indexed yet: run `vaultmind reindex --vault {self.config.vault}`"
+            else:
+                notice += "; the index was rebuilt from the notes"
         elif empty:
             health = "empty"
             notice = f"nothing is indexed yet: run `vaultmind reindex --vault {self.config.vault}`"

@@ -156,6 +156,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         result: dict[str, Any] = memory.reindex().to_dict()
         result["enriched"] = _enrich_if_small(memory)
         result.update(memory.counts())
+        if memory.index.quarantined:  # this open moved a broken index aside (status says so too)
+            result["notice"] = memory.index.quarantined
         return result
 
     result = through_daemon_or_local(
@@ -172,6 +174,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
         result: dict[str, Any] = memory.sync().to_dict()
         result["enriched"] = _enrich_if_small(memory)
         result.update(memory.counts())
+        if memory.index.quarantined:  # this open moved a broken index aside (status says so too)
+            result["notice"] = memory.index.quarantined
         return result
 
     result = through_daemon_or_local(

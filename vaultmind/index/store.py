@@ -58,6 +58,8 @@ def _skip_absent_dataframe_libraries() -> None:
 _skip_absent_dataframe_libraries()
 
 QUARANTINE_DIR = "quarantine"
+QUARANTINE_NOTICE = "notice.txt"  # the last quarantine's notice, until a status reports it
+QUARANTINE_KEEP = 3  # quarantined copies kept
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
 SMALL_POOL_HEADROOM = 8 * 2**20  # `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
@@ -111,10 +113,10 @@ class Index:
             if not _migrations_compatible(con):
                 con.close()
                 moved = _quarantine(path)
-                note = f"index was written by an incompatible version; moved to {moved} and rebuilt"
+                note = f"index was written by an incompatible version; moved to {moved}"
                 con = _connect(path)
                 _migrate(con)
-                return cls(con, path, note)
+                return cls(con, path, _keep_notice(path, note))
             _migrate(con)
             _resume_indexes(con)
             return cls(con, path, None)
@@ -131,7 +133,7 @@ class Index:
             log.warning("index %s could not be opened (%s); moved to %s", path, exc, moved)
             con = _connect(path)
             _migrate(con)
-            return cls(con, path, f"index could not be opened ({_short(exc)}); moved to {moved} and rebuilt")
+            return cls(con, path, _keep_notice(path, f"index could not be opened ({_short(exc)}); moved to {moved}"))
 
     @property
     def tables(self) -> frozenset[str]:
@@ -554,7 +556,8 @@ def _statements(sql: str) -> list[str]:
 
 
 def _quarantine(path: Path) -> Path:
-    """Move the index file and its WAL aside; return where they went."""
+    """Move the index file and its WAL aside; return where they went. Only the last
+    `QUARANTINE_KEEP` copies are kept (at 50k notes each is about a gigabyte)."""
     qdir = path.parent / QUARANTINE_DIR
     qdir.mkdir(parents=True, exist_ok=True)
     n = 1
@@ -565,7 +568,33 @@ def _quarantine(path: Path) -> Path:
         src = Path(str(path) + suffix)
         if src.exists():
             shutil.move(str(src), str(target) + suffix)
+    for old in range(1, n - QUARANTINE_KEEP + 1):
+        for suffix in ("", ".wal"):
+            with suppress(FileNotFoundError):
+                (qdir / f"{path.stem}-{old}{path.suffix}{suffix}").unlink()
     return target
+
+
+def _keep_notice(path: Path, notice: str) -> str:
+    """Write the quarantine's notice beside the copies, for the next `status` of any process
+    (`take_quarantine_notice`): the command that moved the index may not be a status."""
+    with suppress(OSError):
+        (path.parent / QUARANTINE_DIR / QUARANTINE_NOTICE).write_text(notice + "\n", encoding="utf-8")
+    return notice
+
+
+def take_quarantine_notice(path: Path | None) -> str | None:
+    """The notice of the last quarantine of the index at `path` not yet reported, and forget it
+    (a status reports it once)."""
+    if path is None:
+        return None
+    notice_file = path.parent / QUARANTINE_DIR / QUARANTINE_NOTICE
+    try:
+        notice = notice_file.read_text(encoding="utf-8").strip()
+        notice_file.unlink()
+    except OSError:
+        return None
+    return notice or None
 
 
 def _short(exc: BaseException) -> str:
