@@ -177,6 +177,11 @@ def test_a_reused_vault_drops_the_notes_an_earlier_run_wrote(tmp_path: Path) -> 
 
 def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
-    assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 1
-    assert "unknown embeddings provider 'bogus'" in capsys.readouterr().err
+    assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 2
+    err = capsys.readouterr().err
+    assert "--embeddings: unknown embeddings provider 'bogus' (use one of:" in err and "[embeddings]" not in err
     assert not work.exists() or not any(work.iterdir())  # no vault generated for nothing
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    assert main(["bench", "run", "--only", "walk", "--workdir", str(a_file)]) == 2
+    assert capsys.readouterr().err.startswith(f"vaultmind: error: cannot use --workdir {a_file}: File exists")

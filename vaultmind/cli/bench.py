@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.cli.output import emit
-from vaultmind.errors import UsageError
+from vaultmind.errors import ConfigError, UsageError
 
 PROGRESS_AFTER_S = 2.0
 
@@ -181,12 +181,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--samples and --repeats must be at least 1")
     from vaultmind.embed.base import check_provider
 
-    check_provider(args.embeddings)  # before any vault is generated, not in every benchmark
+    try:
+        check_provider(args.embeddings)  # before any vault is generated, not in every benchmark
+    except ConfigError as exc:  # the flag's value, not the config file's: say so
+        hint = (exc.hint or "").replace("set [embeddings] provider to", "use")
+        raise UsageError(f"--embeddings: {exc.message}", hint=hint) from exc
     workdir = args.workdir
     temporary = workdir is None
     if temporary:
         workdir = Path(tempfile.mkdtemp(prefix="vaultmind-bench-"))
-    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot use --workdir {workdir}: {exc.strerror or exc}", hint="give a folder that can be created") from exc
     progress = StderrProgress()
     try:
         report = run_benchmarks(
