@@ -18,6 +18,7 @@ from vaultmind.index.lexical import terms
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.memory import Memory
+from vaultmind.retrieval.evidence import format_evidence
 from vaultmind.retrieval.timeparse import parse_time_window
 from vaultmind.retrieval.walk import DIVERSITY_JACCARD, _near_duplicate
 from vaultmind.vault.layout import obsidian_link
@@ -285,7 +286,7 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
     """An item larger than what is left of the budget is left out and smaller ones after it
     still come in; when none fits, the block says the budget is too small (not that nothing was
     found). A time window grounds a question, and a window nothing falls in is said to be empty."""
-    from vaultmind.retrieval.evidence import format_evidence, is_grounded
+    from vaultmind.retrieval.evidence import is_grounded
 
     def hit(text: str, start: str | None = None) -> dict[str, Any]:
         return {"content": text, "wikilink": "[[n#^a]]", "time_range": {"start": start, "end": start}}
@@ -404,6 +405,9 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
         summary = next(h for h in hits if h["node_kind"] == "summary")
         assert summary["level"] >= 1 and summary["child_ids"] and summary["message_ids"]
         assert summary["note_path"].startswith("summaries/")
+        assert summary["title"] == f"Summary L{summary['level']} of slack:acme/general, 2024-05-08", "not its id"
+        block = format_evidence({"hits": [summary], "query": {}})
+        assert f"[1] {summary['title']} · 2024-05-08T09:00:00Z – 2024-05-08T09:" in block, "its range, not its start"
         widest = max((h for h in hits if h["node_kind"] == "summary"), key=lambda h: len(h["source_refs"]))
         backwards = [int(ref.rsplit("-", 1)[1]) for ref in widest["source_refs"]]  # 99, 98, …: against their text
         assert len(backwards) > 2 and backwards == sorted(backwards, reverse=True)  # in the messages' order

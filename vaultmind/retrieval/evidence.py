@@ -130,7 +130,8 @@ def _utc(text: str) -> datetime:
 
 def _item(rank: int, hit: dict[str, Any]) -> str:
     who = hit.get("author") or hit.get("title") or ""
-    when = (hit.get("time_range") or {}).get("start") or ""
+    span = hit.get("time_range") or {}
+    when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
     head = " · ".join(x for x in (who, when) if x)
     cites = [hit.get("wikilink") or hit.get("note_path", "")]
     cites.extend(hit.get("source_refs") or [])

@@ -170,6 +170,9 @@ def _as_summary(hit: RetrievalHit, summary: dict[str, Any]) -> None:
     hit.node_kind = "summary"
     hit.tree = summary["tree"]
     hit.level = summary["level"]
+    if hit.title == summary["id"]:  # a summary note has no heading: its file name is its id
+        days = " – ".join(dict.fromkeys(str(t)[:10] for t in (summary["start"], summary["end"]) if t))
+        hit.title = f"Summary L{summary['level']} of {summary['tree']}" + (f", {days}" if days else "")
     hit.child_ids = list(summary["children"] or [])
     hit.time_start, hit.time_end = summary["start"], summary["end"]
     hit.entities = sorted(set(hit.entities) | set(summary["entities"] or []))
