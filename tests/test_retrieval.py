@@ -406,8 +406,14 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
         assert summary["level"] >= 1 and summary["child_ids"] and summary["message_ids"]
         assert summary["note_path"].startswith("summaries/")
         assert summary["title"] == f"Summary L{summary['level']} of slack:acme/general, 2024-05-08", "not its id"
+        fetched = memory.query("fetch_leaves", {"ids": [summary["node_id"], "nope", hits[0]["node_id"]]})
+        assert [h["node_id"] for h in fetched["hits"]] == [summary["node_id"], hits[0]["node_id"]]
+        assert fetched["missing"] == ["nope"] and fetched["hits"][0]["node_kind"] == "summary"
+        by_chunk = memory.query("fetch_leaves", {"ids": [summary["breakdown"]["chunk_id"]]})
+        assert [h["node_id"] for h in by_chunk["hits"]] == [summary["node_id"]] and by_chunk["missing"] == []
         block = format_evidence({"hits": [summary], "query": {}})
-        assert f"[1] {summary['title']} · 2024-05-08T09:00:00Z – 2024-05-08T09:" in block, "its range, not its start"
+        span = summary["time_range"]
+        assert span["start"] < span["end"] and f"[1] {summary['title']} · {span['start']} – {span['end']}\n" in block
         widest = max((h for h in hits if h["node_kind"] == "summary"), key=lambda h: len(h["source_refs"]))
         backwards = [int(ref.rsplit("-", 1)[1]) for ref in widest["source_refs"]]  # 99, 98, …: against their text
         assert len(backwards) > 2 and backwards == sorted(backwards, reverse=True)  # in the messages' order

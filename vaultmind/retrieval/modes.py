@@ -35,10 +35,23 @@ MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 
 
 def fetch_leaves(memory: Memory, ids: Sequence[str]) -> dict[str, Any]:
+    """Nodes by id, in the order asked, each once: leaf ids, and the `node_id` of any hit (a
+    summary's too, which answers as the summary node); the ids found nowhere in `missing`."""
     wanted = [i for i in dict.fromkeys(ids) if i]
-    hits = leaf_hits(memory, [(i, 0.0, {}) for i in wanted])
-    found = {h.node_id for h in hits}
+    summaries = _summary_chunks(memory, wanted) if has_table(memory.index, "summaries") else {}
+    hits = leaf_hits(memory, [(summaries.get(i, i), 0.0, {}) for i in wanted])
+    found = {h.node_id for h in hits} | {h.breakdown.get("chunk_id") for h in hits}  # a summary's chunk asked by its id
     return envelope(hits, len(hits), missing=[i for i in wanted if i not in found])
+
+
+def _summary_chunks(memory: Memory, ids: Sequence[str]) -> dict[str, str]:
+    """Summary id → the first chunk of its note (how a summary is read as a hit)."""
+    rows = memory.index.query(
+        """SELECT s.id, min_by(l.id, l.seq) FROM summaries s JOIN leaves l ON l.note_path = s.note_path
+           WHERE s.id IN (SELECT unnest(string_split(?, chr(31)))) GROUP BY s.id""",
+        ["\x1f".join(ids)],
+    )
+    return dict(rows)
 
 
 def query_source(
@@ -182,12 +195,7 @@ def summary_hits(memory: Memory, summary_ids: Sequence[str]) -> list[Any]:
     """Summary nodes as hits (through the first chunk of each summary note)."""
     if not summary_ids:
         return []
-    rows = memory.index.query(
-        """SELECT s.id, min_by(l.id, l.seq) FROM summaries s JOIN leaves l ON l.note_path = s.note_path
-           WHERE s.id IN (SELECT unnest(string_split(?, chr(31)))) GROUP BY s.id""",
-        ["\x1f".join(summary_ids)],
-    )
-    chunk = dict(rows)
+    chunk = _summary_chunks(memory, summary_ids)
     return leaf_hits(memory, [(chunk[i], 0.0, {"depth": "child"}) for i in summary_ids if i in chunk])
 
 
