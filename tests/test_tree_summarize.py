@@ -3,7 +3,10 @@ fake server (answers, invented names, garbage, timeouts, absence), the registry.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +100,29 @@ def test_the_fallback_picks_salient_sentences_not_a_concatenation() -> None:
     text = FallbackSummarizer().summarize(children, budget).text
     assert "Harbor Hall venue deposit" in text and "Lunch" not in text
     assert count_tokens(text) <= budget < sum(c.tokens for c in children)
+
+
+def test_the_fallback_picks_the_same_sentences_whatever_the_hash_seed() -> None:
+    """Sentences of equal worth are told apart by their place, never by the order a set of
+    terms happens to iterate in (which each Python process seeds anew): the summary note, and
+    the ids of its chunks, are the same on every run."""
+    script = (
+        "from vaultmind.tree.fallback import FallbackSummarizer\n"
+        "from vaultmind.tree.summarize import ChildText\n"
+        "children = [ChildText(f'c{i}', f'{who} reports progress on the lighthouse restoration, step {i}.', "
+        "'message', who) for i, who in enumerate(['Alice Chen', 'Bob Stone'] * 6)]\n"
+        "print(FallbackSummarizer().summarize(children[:2], 24).text)\n"
+        "print(FallbackSummarizer().summarize(children, 60).text)\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in range(8)
+    }  # fmt: skip
+    assert len(outputs) == 1, outputs
+    assert "step 0" in next(iter(outputs)), "of equal sentences, the first"
 
 
 def test_the_fallback_handles_sections_summaries_and_tiny_inputs() -> None:

@@ -179,7 +179,7 @@ def _score(sentences: list[_Sentence], n_children: int) -> None:
     weight = {t: (tf[t] - 0.5) * math.log(1.0 + n_children / df[t]) for t in tf}
     for s in sentences:
         if s.terms:
-            s.score = sum(weight[t] for t in s.terms) / math.sqrt(len(s.terms))
+            s.score = math.fsum(weight[t] for t in s.terms) / math.sqrt(len(s.terms))  # in any order alike
         if s.pos == 0:
             s.score *= FIRST_BONUS
         if len(s.text.split()) < 4:
