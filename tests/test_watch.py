@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -452,3 +453,22 @@ def test_status_says_the_index_is_behind_while_the_disk_is_full(running: tuple[C
     assert index["health"] == "behind" and "no space left on the device" in index["notice"]
     assert _until(lambda: daemon._retry_s >= 8), "the retries back off"
     assert not memory.search("copper", limit=5)["hits"]
+
+
+def test_a_long_command_through_the_daemon_says_where_its_progress_is(
+    running: tuple[Config, Memory, Daemon], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vaultmind.cli import context
+
+    config, _, _ = running
+    monkeypatch.setattr(context, "REMOTE_QUIET_S", 0.05)
+
+    def slow_sync(client: Any) -> Any:
+        time.sleep(0.3)  # a reindex of a big vault: the daemon answers when it is done
+        return client.call("POST", "/v1/sync", {})
+
+    result = context.through_daemon_or_local(config, slow_sync, lambda m: None, progress=True)
+    assert result["notes"] >= 1
+    assert "its progress shows in its own output" in capsys.readouterr().err
+    context.through_daemon_or_local(config, lambda c: c.call("POST", "/v1/sync", {}), lambda m: None, progress=False)
+    assert capsys.readouterr().err == "", "a short or quiet command says nothing"

@@ -53,7 +53,10 @@ class DaemonClient:
             cls: type[VaultmindError] = {400: UsageError, 404: NotFound}.get(exc.code, DaemonError)
             raise cls(message, path=error.get("path"), hint=error.get("hint")) from exc
         except (urllib.error.URLError, OSError) as exc:
-            raise DaemonError(f"cannot reach the daemon at {self.base}: {exc}") from exc
+            raise DaemonError(
+                f"cannot reach the daemon at {self.base}: {exc}",
+                hint="it may have stopped (see its output); run the command again to work without it",
+            ) from exc
 
 
 def find_daemon(config: Config) -> DaemonClient | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,7 +76,7 @@ def through_daemon_or_local(
 
     client = find_daemon(config)
     if client is not None:
-        return _remote(client, remote, config)
+        return _remote(client, remote, config, progress=progress)
     try:
         with Progress(enabled=progress) as bar, Memory.open(config, progress=bar) as memory:
             return local(memory)
@@ -83,12 +84,13 @@ def through_daemon_or_local(
         client = find_daemon(config)
         if client is None:
             raise
-        return _remote(client, remote, config)
+        return _remote(client, remote, config, progress=progress)
 
 
-def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any) -> Any:
+def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any, *, progress: bool = False) -> Any:
     """`remote(client)`, saying so first when the daemon has not finished starting or is loading
-    the whole vault (its answer then waits for that)."""
+    the whole vault (its answer then waits for that). A long command (`progress`) that the
+    daemon has not answered after `REMOTE_QUIET_S` says where its progress shows."""
     if client.loading and not client.starting:
         print(
             f"vaultmind: the daemon for {config.vault} is loading the whole vault into its index "
@@ -103,4 +105,22 @@ def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any) -> 
             file=sys.stderr,
             flush=True,
         )
-    return remote(client)
+    if not progress:
+        return remote(client)
+    notice = threading.Timer(
+        REMOTE_QUIET_S,
+        lambda: print(
+            f"vaultmind: the daemon at {client.base} is doing this; its progress shows in its own output…",
+            file=sys.stderr,
+            flush=True,
+        ),
+    )
+    notice.daemon = True
+    notice.start()
+    try:
+        return remote(client)
+    finally:
+        notice.cancel()
+
+
+REMOTE_QUIET_S = 2.0  # a command through the daemon silent longer than this says where its progress is
