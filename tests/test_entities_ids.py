@@ -125,3 +125,12 @@ def _chat(messages: list[tuple[str, str]]) -> str:
     return render_source_note(
         meta, [Message(f"m{i}", a, "2024-03-04T09:00:00Z", t) for i, (a, t) in enumerate(messages)]
     )
+
+
+def test_a_persons_title_is_not_part_of_their_id() -> None:
+    """The sender "Dr. Elena Rossi" and the signature "Elena Rossi" are one person."""
+    assert make_id("person", "Dr. Elena Rossi") == make_id("person", "Elena Rossi") == "person:elena-rossi"
+    assert make_id("person", "Prof Mrs Ada Byron") == "person:ada-byron"
+    assert make_id("person", "Dr") == "person:dr", "a title alone stays a name"
+    assert make_id("org", "Dr Pepper") == "org:dr-pepper", "only people have titles"
+    assert canonical_id("person:dr-elena-rossi") == "person:elena-rossi"

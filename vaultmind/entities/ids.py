@@ -111,9 +111,25 @@ def make_id(kind: str, value: str) -> str | None:
         key = url_key(value)
     elif k == "phone":
         key = phone_key(value)
+    elif k == "person":
+        key = slug(" ".join(without_title(words(value))))
     else:
         key = slug(value)
     return f"{k}:{key}" if key else None
+
+
+PERSON_TITLES = frozenset(
+    ("dr", "prof", "professor", "mr", "mrs", "ms", "mx", "miss", "sir", "dame", "mme", "mlle", "herr", "frau")
+)
+
+
+def without_title(name_words: list[str]) -> list[str]:
+    """A person's name words without the titles before it ("Dr. Elena Rossi" is Elena Rossi:
+    the sender of an email and the signature under it are one person); a title alone stays."""
+    at = 0
+    while at < len(name_words) - 1 and name_words[at] in PERSON_TITLES:
+        at += 1
+    return name_words[at:]
 
 
 def parse_id(text: str) -> tuple[str, str] | None:
