@@ -13,7 +13,9 @@ import pytest
 
 from vaultmind.config import Config, load_config
 from vaultmind.index.arrow import execute_with, key_table
+from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
 from .conftest import dump_index, snapshot_files, write
@@ -165,16 +167,16 @@ Open the doors at six and check the projector.
 """
 
 
-def _indexed_before_0019(vault: Path, monkeypatch: pytest.MonkeyPatch, *, undated: bool = False) -> Config:
-    """The vault synced under the migrations before 0019 (`undated`: its leaves without a time,
-    as the code of that time left a document's), then every shipped migration in place for
-    the next open."""
+def _indexed_before(vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str, *, undated: bool = False) -> Config:
+    """The vault synced under the migrations before `migration` (`undated`: its leaves without
+    a time, as the code before 0019 left a document's), then every shipped migration in place
+    for the next open."""
     import vaultmind.index.store as store
     from vaultmind.index.schema import migrations
 
     config = load_config(vault, embed_provider="none")
     shipped = migrations()
-    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, "0019", inclusive=False))
+    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, migration, inclusive=False))
     with Memory.open(config) as memory:
         memory.sync()
         if undated:
@@ -189,7 +191,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
     (migration 0019), one without documents is not."""
     write(vault, "sources/documents/drive/runbook.md", DOCUMENT)
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
-    config = _indexed_before_0019(vault, monkeypatch, undated=True)
+    config = _indexed_before(vault, monkeypatch, "0019", undated=True)
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") == "1"
         memory.sync()
@@ -207,7 +209,48 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
 
 def test_an_index_without_documents_is_not_rebuilt_for_their_times(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
-    config = _indexed_before_0019(vault, monkeypatch)
+    config = _indexed_before(vault, monkeypatch, "0019")
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") is None
+        assert memory.sync().unchanged == 1
+
+
+def _email_thread(vault: Path) -> None:
+    meta = SourceMeta(
+        kind="email", source_id="email:work", scope="work/quarterly-security-review",
+        title="[sec] Quarterly security review", subject="[sec] Quarterly security review",
+    )  # fmt: skip
+    messages = [
+        Message(message_id="sec-1", author="Security Team", timestamp="2025-04-03T08:00:00Z",
+                text="Reminder: rotate your SSH keys by April 15.", source_ref="mid:sec-1@example.org"),
+        Message(message_id="sec-2", author="Kai Mueller", timestamp="2025-04-03T09:00:00Z",
+                text="Done for my keys.", source_ref="mid:sec-2@example.org"),
+    ]  # fmt: skip
+    write(vault, "sources/email/work/quarterly-security-review/2025-04-03.md", render_source_note(meta, messages))
+
+
+def test_an_email_threads_subject_finds_its_first_message(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The subject is in the note's front matter, in no message: its words are searched with
+    the thread's first message (whose text is unchanged). An index from before holding email
+    is rebuilt once for it (migration 0020); one without email is not."""
+    _email_thread(vault)
+    config = _indexed_before(vault, monkeypatch, "0020")
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        hits = memory.search("quarterly", limit=5)["hits"]
+        assert [h["content"] for h in hits] == ["Reminder: rotate your SSH keys by April 15."]
+        assert memory.walk("the quarterly review")["hits"][0]["content"] == hits[0]["content"]
+        terms_of = dict(memory.index.query("SELECT message_id, term_count FROM leaves"))
+        assert terms_of["sec-1"] > len(terms("Reminder: rotate your SSH keys by April 15.")), "the subject's too"
+        rows = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == rows
+
+
+def test_an_index_without_email_is_not_rebuilt_for_their_subjects(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    config = _indexed_before(vault, monkeypatch, "0020")
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.sync().unchanged == 1

@@ -105,7 +105,7 @@ def load_note(
         return loaded
     try:
         note = parse_note(path, text, chunk_tokens=chunk_tokens)
-        loaded.counts = tuple(term_counts(leaf.text) for leaf in note.leaves)
+        loaded.counts = note_term_counts(note)
         loaded.frontmatter_json = frontmatter_json(note)
         loaded.prepared = tuple(prepare(note, loaded.frontmatter_json) for prepare in preparers)
     except Exception as exc:  # one note the parser cannot take must not stop a sync or the watcher
@@ -121,6 +121,20 @@ def load_note(
         return loaded
     loaded.note = note
     return loaded
+
+
+def note_term_counts(note: ParsedNote) -> tuple[tuple[Counter[str], int], ...]:
+    """Each leaf's search terms and their number: its text's, and for the first message of an
+    email thread also the thread's subject (kept in the note's front matter, not in any
+    message), so the subject's words find the thread."""
+    counts = [term_counts(leaf.text) for leaf in note.leaves]
+    fm = note.frontmatter
+    subject = fm.get("subject") if note.kind == "source" and fm.get("kind") == "email" else None
+    if counts and isinstance(subject, str) and subject.strip():
+        first, total = counts[0]
+        extra, more = term_counts(subject)
+        counts[0] = (first + extra, total + more)
+    return tuple(counts)
 
 
 def _load_many(
