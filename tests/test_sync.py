@@ -448,6 +448,37 @@ def test_unreadable_files_and_folders_keep_their_rows() -> None:
     assert out["problems_after_fix"] == []
 
 
+WATCHED_FOLDER_SCENARIO = """
+import json
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+(vault / "Team").mkdir()
+(vault / "Team" / "alice.md").write_text("# Alice\\n\\nAlice leads.\\n")
+out = {}
+with Memory.open(load_config(vault, embed_provider="none")) as memory:
+    memory.sync()
+    (vault / "Team").chmod(0)
+    memory.sync_paths(["Team"])  # the watcher reports the folder
+    out["locked"] = sorted({(p["path"], p["kind"]) for p in memory.status()["problems"]})
+    (vault / "Team").chmod(0o755)
+    (vault / "Team" / "alice.md").write_text("# Alice\\n\\nAlice leads the otters.\\n")
+    memory.sync_paths(["Team/alice.md"])  # a save inside it
+    out["unlocked"] = sorted({(p["path"], p["kind"]) for p in memory.status()["problems"]})
+    out["text"] = memory.index.scalar("SELECT string_agg(text, ' ') FROM leaves WHERE note_path = 'Team/alice.md'")
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_watched_folder_reports_being_unreadable_and_a_save_inside_clears_it() -> None:
+    """What the watcher reports decides the folder's problem at once, not the next full pass:
+    a folder it cannot list is reported, and a save inside it once it can clears that."""
+    out = run_unprivileged(WATCHED_FOLDER_SCENARIO)
+    assert [tuple(p) for p in out["locked"]] == [("Team", "unreadable_folder")]
+    assert out["unlocked"] == [] and "otters" in out["text"]
+
+
 def test_symlink_loop_and_case_clash(vault: Path, memory: Memory) -> None:
     _vault_with_notes(vault)
     os.symlink(vault / "Projects", vault / "Projects" / "loop")

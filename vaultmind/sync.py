@@ -17,6 +17,7 @@ any sequence of watcher events equals a cold rebuild of the final vault.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -263,9 +264,28 @@ class Syncer:
             if path not in observed and scan.is_observed(path):
                 observed[path] = None
         stats = SyncStats(scanned=len(observed))
-        self._diff_apply(observed, known, stats, rebuild=False, scan=None)
+        folders = self._folder_problems(prefixes, scan)
+        self._diff_apply(observed, known, stats, rebuild=False, scan=None, folders=folders)
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _folder_problems(self, prefixes: Sequence[str], scan: ScanResult) -> dict[str, list[Problem]]:
+        """The scan problems (unreadable folders, loops, bad names) that the paths a watcher
+        reported now decide, by path: those the subtrees scanned here found, and none for an
+        older one inside them, or for an unreadable folder above them that can be listed again
+        (a save inside it shows it can). The others wait for the next full pass."""
+        out: dict[str, list[Problem]] = {}
+        for (path, kind) in self.index.query(
+            "SELECT DISTINCT path, kind FROM problems WHERE kind IN (SELECT unnest(?::VARCHAR[]))", [list(SCAN_PROBLEMS)]
+        ):
+            inside = any((path + "/").startswith(prefix) for prefix in prefixes)
+            above = kind == "unreadable_folder" and any(prefix.startswith(path.rstrip("/") + "/") for prefix in prefixes)
+            if inside or (above and _listable(self.config.vault / path)):
+                out.setdefault(path, [])
+        for problem in scan.problems:
+            kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
+            out.setdefault(problem.path, []).append(Problem(problem.path, kind, problem.message))
+        return out
 
     # -- diff ------------------------------------------------------------------------------
 
@@ -277,11 +297,17 @@ class Syncer:
         *,
         rebuild: bool,
         scan: ScanResult | None,
+        folders: dict[str, list[Problem]] | None = None,
     ) -> None:
         """Diff, then apply in batches of `APPLY_BATCH` files, so memory stays bounded on a
         vault of any size (one transaction per batch; a crash leaves a consistent index that
-        the next sync completes)."""
+        the next sync completes). `folders`: scan problems by path that replace the ones held
+        for those paths (`_folder_problems`)."""
         first = _Plan()
+        for path, found in (folders or {}).items():
+            first.clear_problems.add(path)
+            if found:
+                first.problems.setdefault(path, []).extend(found)
         to_read: list[str] = []
         retry = self._paths_to_retry()
         for path, st in observed.items():
@@ -849,3 +875,11 @@ def _insert_problems(con: duckdb.DuckDBPyConnection, problems: dict[str, list[Pr
             cols["kind"].append(problem.kind)
             cols["message"].append(problem.message)
     insert_rows(con, "problems", cols)
+
+
+def _listable(folder: Path) -> bool:
+    try:
+        with os.scandir(folder):
+            return True
+    except OSError:
+        return False
