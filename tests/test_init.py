@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from vaultmind.cli.main import main
 from vaultmind.config import _SCHEMA, FEATURE_KEYS, Config, load_config
 from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.markdown.frontmatter import split_frontmatter
@@ -148,6 +149,17 @@ def test_existing_adds_only_vaultmind_files_and_touches_nothing_else(tmp_path: P
     assert "path:sources" in skipped[".obsidian/graph.json"]
     assert not (root / "Welcome to vaultmind.md").exists()
     assert load_config(root) == Config(vault=root.resolve())
+
+
+def test_existing_says_each_reason_for_leaving_files_alone_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "vault"
+    make_user_vault(root)
+    assert main(["init", "--existing", str(root)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  skipped:")]
+    alone = [line for line in lines if "its own Obsidian settings" in line]
+    assert len(alone) == 1 and all(path in alone[0] for path in OBSIDIAN_FILES), lines
 
 
 def test_existing_without_obsidian_or_gitignore_gets_them(tmp_path: Path) -> None:

@@ -307,6 +307,7 @@ def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
         vault, "broken-fm.md", "---\ntitle: [unclosed\ndate: {{date}}\n---\n# Body survives\n\nText here.\n"
     )
     (vault / "huge.md").write_bytes(b"x" * (2 * 1024 * 1024))
+    (vault / "notepad.md").write_bytes("# Saved by Notepad\n\nUnicode text.\n".encode("utf-16"))
     config = load_config(vault, embed_provider="none", max_file_bytes=1024 * 1024)
     with Memory.open(config) as memory2:
         memory2.sync()
@@ -318,6 +319,7 @@ def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
         assert ("huge.md", "too_large") in kinds
         messages = {p["path"]: p["message"] for p in status["problems"]}
         assert "max_file_mb" in messages["huge.md"]
+        assert ("notepad.md", "utf16") in kinds and "re-save it as UTF-8" in messages["notepad.md"]
         paths = {row[0] for row in memory2.index.query("SELECT path FROM notes")}
         assert "broken-fm.md" in paths and "latin1.md" in paths
         assert "binary.md" not in paths and "huge.md" not in paths

@@ -397,7 +397,11 @@ class Memory:
                         "both are indexed, but Obsidian on macOS/Windows sees one file — rename one",
                     }
                 )
-        size = os.path.getsize(self.config.index_path) if self.config.index_path.exists() else 0
+        size = sum(  # the index and its write-ahead log (a daemon's recent saves live there first)
+            os.path.getsize(path)
+            for path in (self.config.index_path, Path(f"{self.config.index_path}.wal"))
+            if path.exists()
+        )
         applied = [str(name) for (name,) in idx.query("SELECT name FROM migrations ORDER BY seq")]
         health = "ok"
         # said once, by the first status after it, whichever process moved the file

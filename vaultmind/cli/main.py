@@ -143,8 +143,12 @@ def cmd_init(args: argparse.Namespace) -> int:
     else:
         data = report.to_dict()
         print(f"vaultmind: vault ready at {report.vault} ({len(report.created)} files created)")
+        by_reason: dict[str, list[str]] = {}  # one line per reason ("left alone": each Obsidian file)
         for item in data.get("skipped", []):
-            print(f"  skipped: {item['path']} — {item['reason']}" if isinstance(item, dict) else f"  skipped: {item}")
+            path, reason = (item["path"], item["reason"]) if isinstance(item, dict) else (str(item), "")
+            by_reason.setdefault(reason, []).append(path)
+        for reason, paths in by_reason.items():
+            print(f"  skipped: {', '.join(paths)}" + (f" — {reason}" if reason else ""))
         for warning in data.get("warnings", []):
             print(f"  warning: {warning}")
         print(f"next: vaultmind reindex --vault {report.vault}")
