@@ -135,3 +135,16 @@ def test_ingest_goes_through_the_running_daemon(
     assert data["sync"] is not None and data["sync"]["leaves_written"] + data["sync"]["unchanged"] >= 0
     count = daemon.index.scalar("SELECT count(*) FROM leaves WHERE note_path LIKE 'sources/chat/slack/%'")
     assert count == 5
+
+
+def test_ingesting_documents_says_documents_not_messages(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "runbook.md", "# Runbook\n\nOpen the doors at six.\n")
+    write(docs, "retro.txt", "Sprint retro: ship smaller.\n")
+    code, text, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault))
+    assert code == 0 and text.startswith("vaultmind: ingested 2 documents — 2 notes written, 0 unchanged")
+    assert "messages" not in text.splitlines()[0]
+    code, text, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault))
+    assert code == 0 and text.startswith("vaultmind: ingested 2 documents — 0 notes written, 2 unchanged")

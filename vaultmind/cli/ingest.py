@@ -72,6 +72,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "written": report.written,
         "unchanged": report.unchanged,
         "kept_user_edited": report.kept_user_edited,
+        "kind": args.kind,
         "messages_added": report.messages_added,
         "messages_known": report.messages_known,
         "documents_replaced": report.documents_replaced,
@@ -87,10 +88,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def _print(result: dict[str, Any]) -> None:
     written, unchanged = len(result["written"]), len(result["unchanged"])
-    print(
-        f"vaultmind: ingested {result['messages_added']:,} new messages "
-        f"({result['messages_known']:,} already known) — {written:,} notes written, {unchanged:,} unchanged"
-    )
+    if result.get("kind") == "document":  # documents have no messages: say what was done to them
+        head = f"vaultmind: ingested {written + unchanged:,} documents"
+    else:
+        head = f"vaultmind: ingested {result['messages_added']:,} new messages ({result['messages_known']:,} already known)"
+    print(f"{head} — {written:,} notes written, {unchanged:,} unchanged")
     if result["documents_replaced"]:
         print(f"  documents replaced by a new version: {result['documents_replaced']:,}")
     for path in result["written"][:20]:
