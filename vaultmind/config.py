@@ -184,27 +184,4 @@ def _validate(config: Config, path: Path) -> None:
         raise ConfigError(
             f"[server] host = {config.host!r} is no host name or address", path=path, hint='such as "127.0.0.1"'
         )
-    _validate_features(config)
 
-
-def _validate_features(config: Config) -> None:
-    """The feature modules' settings, checked now (by their own parsers) when config.toml sets
-    any of them, so a bad value stops every command at once instead of failing later in the
-    daemon. Nothing is imported for a section the file leaves alone."""
-    sections = {key.split(".", 1)[0] for key in config.extra}
-    if "trees" in sections:
-        from vaultmind.tree.settings import TreeSettings
-
-        TreeSettings.from_extra(config.extra)
-    if "queue" in sections:
-        from vaultmind.queue.workers import QueueSettings
-
-        QueueSettings.from_extra(config.extra)
-    if "entities" in sections:
-        from vaultmind.entities.settings import EntitySettings
-
-        EntitySettings.from_config(config)
-    if "admission" in sections:
-        from vaultmind.admission.decide import Policy
-
-        Policy.from_extra(config.extra, config.ollama_chat_model)

@@ -56,7 +56,32 @@ def resolve_vault(arg: Path | None) -> Path:
 def config_from_args(args: argparse.Namespace) -> Any:
     from vaultmind.config import load_config
 
-    return load_config(resolve_vault(args.vault))
+    config = load_config(resolve_vault(args.vault))
+    check_feature_settings(config)
+    return config
+
+
+def check_feature_settings(config: Any) -> None:
+    """The feature modules' settings, checked by their own parsers when config.toml sets any of
+    them, so a bad value stops every command at once instead of failing later in the daemon.
+    Nothing is imported for a section the file leaves alone."""
+    sections = {key.split(".", 1)[0] for key in config.extra}
+    if "trees" in sections:
+        from vaultmind.tree.settings import TreeSettings
+
+        TreeSettings.from_extra(config.extra)
+    if "queue" in sections:
+        from vaultmind.queue.workers import QueueSettings
+
+        QueueSettings.from_extra(config.extra)
+    if "entities" in sections:
+        from vaultmind.entities.settings import EntitySettings
+
+        EntitySettings.from_config(config)
+    if "admission" in sections:
+        from vaultmind.admission.decide import Policy
+
+        Policy.from_extra(config.extra, config.ollama_chat_model)
 
 
 def through_daemon_or_local(
