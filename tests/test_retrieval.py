@@ -494,3 +494,18 @@ def test_a_question_of_only_unknown_tokens_finds_nothing(vault: Path) -> None:
         assert memory.walk("🎂")["hits"] == []
         assert memory.search("🎂")["hits"] == []
         assert memory.walk("cake")["hits"][0]["content"].startswith("Cake for Grandma")
+
+
+def test_a_first_hit_above_a_higher_score_says_its_note_ranked_it(capsys: pytest.CaptureFixture[str]) -> None:
+    def hit(path: str, score: float, **flags: Any) -> dict[str, Any]:
+        return {"note_path": path, "anchor": "", "score": score, "content": path, "breakdown": flags}
+
+    print_hits({"hits": [
+        hit("a.md", 0.908, note_evidence=1.31),  # its note covers more of the question
+        hit("b.md", 0.913, note_evidence=1.02),
+        hit("a.md", 1.2, note_evidence=1.31, behind_other_notes=True),
+    ]})  # fmt: skip
+    lines = [line for line in capsys.readouterr().out.splitlines() if "(score" in line]
+    assert lines[0].endswith("(score 0.9080; its note's evidence 1.3100)")
+    assert lines[1].endswith("(score 0.9130)"), "only hits above higher ones that are not behind others"
+    assert lines[2].endswith("; after the best hits of other notes)")

@@ -7,7 +7,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 PROGRESS_AFTER_S = 2.0
@@ -153,7 +153,7 @@ def print_hits(result: dict[str, Any]) -> None:
         when = (hit.get("time_range") or {}).get("start")
         refs = hit.get("source_refs") or []
         meta = " · ".join(x for x in (hit.get("author"), when, *refs) if x)
-        print(safe(f"{rank:2}. {where}  (score {hit['score']:.4f}{_placed(hit)})"))
+        print(safe(f"{rank:2}. {where}  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})"))
         if meta:
             print(safe(f"    {meta}"))
         text = " ".join(str(hit.get("content") or "").split())
@@ -166,13 +166,18 @@ def print_hits(result: dict[str, Any]) -> None:
         print(safe(f"not found: {', '.join(result['missing'])}"))
 
 
-def _placed(hit: dict[str, Any]) -> str:
-    """Why a walk hit sits below hits with lower scores, for the listing."""
+def _placed(hit: dict[str, Any], below: Sequence[dict[str, Any]]) -> str:
+    """Why a walk hit sits below hits with lower scores, or above higher ones, for the listing."""
     breakdown = hit.get("breakdown") or {}
     if breakdown.get("near_duplicate"):
         return "; repeats a hit above"
     if breakdown.get("behind_other_notes"):
         return "; after the best hits of other notes"
+    evidence = breakdown.get("note_evidence")
+    if evidence is not None and any(
+        other["score"] > hit["score"] and not (other.get("breakdown") or {}).get("behind_other_notes") for other in below
+    ):  # the first hits come one per note, in the order of their notes' evidence
+        return f"; its note's evidence {evidence:.4f}"
     return ""
 
 
