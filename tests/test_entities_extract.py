@@ -36,6 +36,15 @@ def test_emails_urls_handles_hashtags_phones() -> None:
     ]
 
 
+def test_a_mention_written_with_a_full_name_is_no_handle() -> None:
+    """A chat export writes a mention as the person's name ("@Priya Natarajan", Slack's
+    `<@U02PRIYA>` rendered): "@Priya" is not a handle of its own (the name is a person's, for
+    NER and the registry); a handle before a capitalised word still is one when it is not a name."""
+    assert _found("@Priya Natarajan can you review the rollback?") == []
+    assert _found("@priya.n Natarajan said so") == [("handle", "@priya.n")]
+    assert _found("thanks @Priya, and @Kai") == [("handle", "@Priya"), ("handle", "@Kai")]
+
+
 def test_things_that_are_not_entities() -> None:
     text = (
         "# Heading\n## Sub\nissue #123 and #2024-03, a#b, x@y, [[Note#Heading]], "

@@ -8,7 +8,8 @@ Regex extractors (always on):
 - email: `alice@example.com` (also inside `mailto:`), not preceded by a word character;
 - url: `http(s)://…` up to whitespace or `<>()[]"'`, trailing `.,;:!?` dropped;
 - handle: `@name` at the start, after whitespace or `(`; dots, dashes and underscores inside
-  (`@bob.stone`), not a trailing dot;
+  (`@bob.stone`), not a trailing dot; not a capitalised `@Name` followed by another capitalised
+  word (a mention written with the person's full name: `@Priya Natarajan`);
 - hashtag: `#word` at the start, after whitespace or `(`, with at least one letter or `_`
   (`#q3-budget`, `#area/sub`); it names a topic (`topic:q3-budget`);
 - phone: international numbers only (`+353 85 123 4567`), 7–15 digits, so amounts and dates
@@ -50,6 +51,9 @@ _EMAIL_RE = re.compile(
 )
 _URL_RE = re.compile(r"(?<![\w/])https?://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
 _URL_TRAIL = ".,;:!?*_~"
+# "@Priya Natarajan": a chat export's mention written with the person's name (Slack's `<@U…>`
+# rendered), not a handle "@Priya" — the name is the person's, for NER and the registry to find.
+_NAME_AFTER = re.compile(r" [A-Z][a-z]")
 _HANDLE_RE = re.compile(r"(?<![^\s(])@([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)(?![\w@])")
 # "#" first and the look-behind after it: the engine then tries only where a "#" is
 _HASHTAG_RE = re.compile(r"#(?<![^\s(]#)([\w/-]*[^\W\d][\w/-]*)")
@@ -110,7 +114,7 @@ def regex_spans(text: str, code: list[tuple[int, int]] | None = None) -> list[Sp
     for m in _EMAIL_RE.finditer(text) if has_at else ():
         spans.append(Span(m.start(), m.end(), m.group(0), "email", "regex", m.group(0)))
     for m in _HANDLE_RE.finditer(text) if has_at else ():
-        if len(m.group(1)) >= 2:
+        if len(m.group(1)) >= 2 and not (m.group(1)[0].isupper() and _NAME_AFTER.match(text, m.end())):
             spans.append(Span(m.start(), m.end(), m.group(0), "handle", "regex", m.group(1)))
     for m in _HASHTAG_RE.finditer(text) if "#" in text else ():
         tag = m.group(1).rstrip("/-")
