@@ -142,7 +142,9 @@ class Daemon:
                 # A full disk fails every pass alike: the retries back off, and status says why
                 # the index lags the vault meanwhile.
                 log.error("reconcile failed: %s; will retry in %.0f s", exc, self._retry_s)
-                self.memory.behind = f"the index is behind the vault: {_reason(exc)}; retrying every {self._retry_s:.0f} s"
+                self.memory.behind = (
+                    f"the index is behind the vault: {_reason(exc)}; trying again in {self._retry_s:.0f} s"
+                )
                 self._retry_at = now + self._retry_s
                 self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
             self._last_reconcile = now

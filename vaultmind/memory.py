@@ -384,7 +384,8 @@ class Memory:
             for p, k, m in idx.query("SELECT path, kind, message FROM problems ORDER BY path, kind")
         ]
         clashes = idx.query(
-            """SELECT list_sort(list(path)) FROM notes GROUP BY lower(nfc_normalize(path)) HAVING count(*) > 1 ORDER BY 1"""
+            """SELECT list_sort(list(path)) FROM notes GROUP BY lower(nfc_normalize(path))
+               HAVING count(*) > 1 ORDER BY 1"""
         )
         for (paths,) in clashes:
             for path in paths:

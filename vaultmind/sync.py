@@ -275,11 +275,13 @@ class Syncer:
         older one inside them, or for an unreadable folder above them that can be listed again
         (a save inside it shows it can). The others wait for the next full pass."""
         out: dict[str, list[Problem]] = {}
-        for (path, kind) in self.index.query(
+        held = self.index.query(
             "SELECT DISTINCT path, kind FROM problems WHERE kind IN (SELECT unnest(?::VARCHAR[]))", [list(SCAN_PROBLEMS)]
-        ):
+        )
+        for path, kind in held:
             inside = any((path + "/").startswith(prefix) for prefix in prefixes)
-            above = kind == "unreadable_folder" and any(prefix.startswith(path.rstrip("/") + "/") for prefix in prefixes)
+            folder = path.rstrip("/") + "/"
+            above = kind == "unreadable_folder" and any(prefix.startswith(folder) for prefix in prefixes)
             if inside or (above and _listable(self.config.vault / path)):
                 out.setdefault(path, [])
         for problem in scan.problems:

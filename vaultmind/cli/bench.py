@@ -193,7 +193,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         workdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"cannot use --workdir {workdir}: {exc.strerror or exc}", hint="give a folder that can be created") from exc
+        raise UsageError(
+            f"cannot use --workdir {workdir}: {exc.strerror or exc}", hint="give a folder that can be created"
+        ) from exc
     progress = StderrProgress()
     try:
         report = run_benchmarks(

@@ -91,7 +91,8 @@ def _print(result: dict[str, Any]) -> None:
     if result.get("kind") == "document":  # documents have no messages: say what was done to them
         head = f"vaultmind: ingested {written + unchanged:,} documents"
     else:
-        head = f"vaultmind: ingested {result['messages_added']:,} new messages ({result['messages_known']:,} already known)"
+        added, known = result["messages_added"], result["messages_known"]
+        head = f"vaultmind: ingested {added:,} new messages ({known:,} already known)"
     print(f"{head} — {written:,} notes written, {unchanged:,} unchanged")
     if result["documents_replaced"]:
         print(f"  documents replaced by a new version: {result['documents_replaced']:,}")

@@ -174,9 +174,11 @@ def _placed(hit: dict[str, Any], below: Sequence[dict[str, Any]]) -> str:
     if breakdown.get("behind_other_notes"):
         return "; after the best hits of other notes"
     evidence = breakdown.get("note_evidence")
-    if evidence is not None and any(
-        other["score"] > hit["score"] and not (other.get("breakdown") or {}).get("behind_other_notes") for other in below
-    ):  # the first hits come one per note, in the order of their notes' evidence
+    outscored = any(
+        other["score"] > hit["score"] and not (other.get("breakdown") or {}).get("behind_other_notes")
+        for other in below
+    )
+    if evidence is not None and outscored:  # the first hits: one per note, by their notes' evidence
         return f"; its note's evidence {evidence:.4f}"
     return ""
 

@@ -3,9 +3,9 @@
 A question that starts "When…" is answered by a message that names a time ("yesterday", "last
 Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…") by one that names a
 place (a capitalised name after a preposition of place, or two capitalised words inside a
-sentence: "I booked Golden Lantern"); "Who…" by one that names a person; "How much / how many…" by one that holds a number;
-"What book / movie / series…" (a named work or band, team, brand…) by one that quotes a title
-or names something with a capital.
+sentence: "I booked Golden Lantern"); "Who…" by one that names a person; "How much / how
+many…" by one that holds a number; "What book / movie / series…" (a named work or band, team,
+brand…) by one that quotes a title or names something with a capital.
 Among messages that match the question equally well, the one holding that kind of answer is
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.

@@ -49,8 +49,10 @@ def unknown_words(leaves: ResidentLeaves, question: str, skip: Sequence[str] = (
     words whose terms are all in `skip` (the time window's: "14 June") are not counted."""
     out: list[str] = []
     for word in dict.fromkeys(_WORD.findall(question)):
-        word_terms = terms(word)
-        if word_terms and not set(word_terms) <= set(skip) and all(leaves.document_frequency(t)[0] == 0 for t in word_terms):
+        word_terms = set(terms(word))
+        if not word_terms or word_terms <= set(skip):
+            continue
+        if all(leaves.document_frequency(t)[0] == 0 for t in word_terms):
             out.append(word)
     return out
 

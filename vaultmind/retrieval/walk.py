@@ -30,12 +30,12 @@
    note   = how well the leaf's whole note (conversation, session, document) matches: the
             mean of its best three lexical scores, scaled so the best note is 1
    note_dense = the same over the note's best three dense scores
-   author = 1 when the leaf's author is named in the question ("what did Nate say…"); when
-            the name is the subject of a verb of saying ("what did Alice say", "which city did
-            John recommend") or follows "from" or "by" ("emails from Elena"), its weight is
-            `SPEAKER_WEIGHT` instead: the question asks for
-            that person's words, and another's message on the topic ("Got a minute on the
-            budget?" to Alice) is not the answer
+   author = 1 when the leaf's author is named in the question ("what did Nate say…"), by a
+            word of their name or by an alias of their entity; when the name is the subject of
+            a verb of saying ("what did Alice say", "which city did John recommend") or follows
+            "from" or "by" ("emails from Elena"), its weight is `SPEAKER_WEIGHT` instead, and
+            the verb is not searched: the question asks for that person's words, and another's
+            message on the topic ("Got a minute on the budget?" to Alice) is not the answer
    context: in a conversation the answer is often the message right after the one that
             matches the question, or the one after that, so a leaf near one of the
             `CONTEXT_SEEDS` strongest matches (up to `CONTEXT_SPAN` messages before or after
@@ -85,9 +85,8 @@
    evidence is its best leaf's score plus `NOTE_COVERAGE` times the idf-weighted share of the
    question's terms found anywhere in the note: the note that holds every part of the
    question, spread over several messages, rises above one that matches a single message by
-   luck. A hit that outscores one of those five but follows them
-   has `behind_other_notes` in its breakdown (`near_duplicate` for a repeat); `note_evidence`
-   is its note's evidence.
+   luck. A hit that outscores one of those five but follows them has `behind_other_notes` in
+   its breakdown (`near_duplicate` for a repeat); `note_evidence` is its note's evidence.
 
 Each hit's `breakdown` carries every signal, its weight and the final score.
 """
@@ -609,8 +608,6 @@ _SPEECH = re.compile(
     r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought)\b",
     re.I,
 )
-
-
 _SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
 
 
@@ -619,7 +616,9 @@ def _speaking(question: str, authors: set[str] | frozenset[str]) -> tuple[bool, 
     John recommend…", "emails from Elena"): an author's name right before a verb of saying, or
     after "from" or "by"; and the terms of those verbs ("say"), which ask for the author's words
     and are not what the words are about."""
-    verbs = {t for m in _SPEECH.finditer(question) if _name_terms(m.group(1)) & authors for t in terms(m.group(2))}
+    verbs = {
+        t for m in _SPEECH.finditer(question) if _name_terms(m.group(1)) & authors for t in terms(m.group(2))
+    }
     sent_by = any(_name_terms(m.group(1)) & authors for m in _SENT_BY.finditer(question))
     return bool(verbs) or sent_by, verbs
 

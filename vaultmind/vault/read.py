@@ -67,7 +67,8 @@ def decode_note(rel: str, data: bytes) -> tuple[str | None, Problem | None]:
     """Text of a note, or None for binary content. Non-UTF-8 text is decoded with
     replacement characters and reported, so nothing readable is lost."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # what Windows Notepad saves as "Unicode"
-        return None, Problem(rel, "utf16", "UTF-16 text, which Obsidian cannot read either; skipped — re-save it as UTF-8")
+        message = "UTF-16 text, which Obsidian cannot read either; skipped — re-save it as UTF-8"
+        return None, Problem(rel, "utf16", message)
     if b"\x00" in data[:8192]:
         return None, Problem(rel, "binary", "looks like a binary file (NUL bytes), not Markdown; skipped")
     if data.startswith(_BOM):
