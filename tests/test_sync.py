@@ -562,17 +562,18 @@ def test_a_quarantine_made_by_another_command_is_reported_by_the_next_status(vau
     _vault_with_notes(vault)
     config = load_config(vault, embed_provider="none")
     config.state_dir.mkdir(parents=True, exist_ok=True)
-    for attempt in range(4):
+    for attempt in range(5):
         config.index_path.write_bytes(b"not a duckdb file, take %d" % attempt * 100)
         with Memory.open(config) as memory:
             memory.sync()
     with Memory.open(config) as memory:
         index = memory.status()["index"]
         assert index["health"] == "rebuilt" and "could not be opened" in index["notice"]
-        assert "index-4.duckdb" in index["notice"] and index["notice"].endswith("the index was rebuilt from the notes")
+        assert "index-5.duckdb" in index["notice"] and index["notice"].endswith("the index was rebuilt from the notes")
         assert memory.status()["index"]["health"] == "ok", "reported once"
     kept = sorted(p.name for p in (config.state_dir / "quarantine").glob("*.duckdb"))
-    assert kept == ["index-2.duckdb", "index-3.duckdb", "index-4.duckdb"]
+    assert kept == ["index-3.duckdb", "index-4.duckdb", "index-5.duckdb"], "the newest three, numbered on"
+    assert (config.state_dir / "quarantine" / "index-5.duckdb").read_bytes().startswith(b"not a duckdb file, take 4")
 
 
 def test_sync_paths_handles_folder_moves(vault: Path, memory: Memory) -> None:

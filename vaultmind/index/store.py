@@ -560,19 +560,27 @@ def _quarantine(path: Path) -> Path:
     `QUARANTINE_KEEP` copies are kept (at 50k notes each is about a gigabyte)."""
     qdir = path.parent / QUARANTINE_DIR
     qdir.mkdir(parents=True, exist_ok=True)
-    n = 1
-    while (qdir / f"{path.stem}-{n}{path.suffix}").exists():
-        n += 1
+    numbers = sorted(_copy_numbers(qdir, path))
+    n = numbers[-1] + 1 if numbers else 1  # numbered on from the newest (older ones are gone)
     target = qdir / f"{path.stem}-{n}{path.suffix}"
     for suffix in ("", ".wal"):
         src = Path(str(path) + suffix)
         if src.exists():
             shutil.move(str(src), str(target) + suffix)
-    for old in range(1, n - QUARANTINE_KEEP + 1):
+    for old in [*numbers, n][:-QUARANTINE_KEEP]:
         for suffix in ("", ".wal"):
             with suppress(FileNotFoundError):
                 (qdir / f"{path.stem}-{old}{path.suffix}{suffix}").unlink()
     return target
+
+
+def _copy_numbers(qdir: Path, path: Path) -> Iterator[int]:
+    """The numbers of the quarantined copies of `path` in `qdir` (`index-3.duckdb`: 3)."""
+    prefix, suffix = f"{path.stem}-", path.suffix
+    for copy in qdir.glob(f"{prefix}*{suffix}"):
+        number = copy.name[len(prefix) : len(copy.name) - len(suffix)]
+        if number.isdigit():
+            yield int(number)
 
 
 def _keep_notice(path: Path, notice: str) -> str:
