@@ -585,7 +585,7 @@ def named_authors(memory: Memory, qents: Sequence[tuple[str, str]]) -> dict[str,
     from vaultmind.entities.query import entity_query
 
     found = entity_query(memory.index)
-    return {author: e for author in sorted(memory.leaves.authors()) if (e := found.author_entity(author)) in wanted}
+    return {author: e for author in memory.leaves.authors() if (e := found.author_entity(author)) in wanted}
 
 
 _WORD = re.compile(r"[\w'’]+")
