@@ -500,12 +500,16 @@ def test_a_first_hit_above_a_higher_score_says_its_note_ranked_it(capsys: pytest
     def hit(path: str, score: float, **flags: Any) -> dict[str, Any]:
         return {"note_path": path, "anchor": "", "score": score, "content": path, "breakdown": flags}
 
+    summary = hit("s.md", 0.5) | {"time_range": {"start": "2024-05-08T09:00:00Z", "end": "2024-05-08T09:10:00Z"}}
     print_hits({"hits": [
         hit("a.md", 0.908, note_evidence=1.31),  # its note covers more of the question
         hit("b.md", 0.913, note_evidence=1.02),
         hit("a.md", 1.2, note_evidence=1.31, behind_other_notes=True),
+        summary,
     ]})  # fmt: skip
-    lines = [line for line in capsys.readouterr().out.splitlines() if "(score" in line]
+    out = capsys.readouterr().out
+    assert "    2024-05-08T09:00:00Z – 2024-05-08T09:10:00Z\n" in out, "a summary's time range, not its start"
+    lines = [line for line in out.splitlines() if "(score" in line]
     assert lines[0].endswith("(score 0.9080; its note's evidence 1.3100)")
     assert lines[1].endswith("(score 0.9130)"), "only hits above higher ones that are not behind others"
     assert lines[2].endswith("; after the best hits of other notes)")

@@ -150,7 +150,8 @@ def print_hits(result: dict[str, Any]) -> None:
             continue
         anchor = hit.get("anchor") or ""
         where = hit["note_path"] + (anchor if anchor.startswith("#") else f"#{anchor}" if anchor else "")
-        when = (hit.get("time_range") or {}).get("start")
+        span = hit.get("time_range") or {}
+        when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
         refs = hit.get("source_refs") or []
         meta = " · ".join(x for x in (hit.get("author"), when, *refs) if x)
         print(safe(f"{rank:2}. {where}  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})"))
