@@ -227,6 +227,8 @@ def test_modes(mem: Memory) -> None:
     fetched = mem.query("fetch_leaves", {"ids": [ids[1], "missing-id", ids[0]]})
     assert [h["node_id"] for h in fetched["hits"]] == [ids[1], ids[0]]
     assert fetched["missing"] == ["missing-id"]
+    shouted = mem.query("fetch_leaves", {"ids": [f" {ids[1].upper()} ", ids[1]]})  # pasted, in capitals
+    assert [h["node_id"] for h in shouted["hits"]] == [ids[1]] and shouted["missing"] == []
     assert mem.query("drill_down", {"node_id": ids[0]})["hits"] == []
     with pytest.raises(NotFound):
         mem.query("drill_down", {"node_id": "nope"})

@@ -37,7 +37,7 @@ MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 def fetch_leaves(memory: Memory, ids: Sequence[str]) -> dict[str, Any]:
     """Nodes by id, in the order asked, each once: leaf ids, and the `node_id` of any hit (a
     summary's too, which answers as the summary node); the ids found nowhere in `missing`."""
-    wanted = [i for i in dict.fromkeys(ids) if i]
+    wanted = [i for i in dict.fromkeys(i.strip().lower() for i in ids) if i]  # ids are lower-case hex
     summaries = _summary_chunks(memory, wanted) if has_table(memory.index, "summaries") else {}
     hits = leaf_hits(memory, [(summaries.get(i, i), 0.0, {}) for i in wanted])
     found = {h.node_id for h in hits} | {h.breakdown.get("chunk_id") for h in hits}  # a summary's chunk asked by its id
