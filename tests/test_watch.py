@@ -472,3 +472,31 @@ def test_a_long_command_through_the_daemon_says_where_its_progress_is(
     assert "its progress shows in its own output" in capsys.readouterr().err
     context.through_daemon_or_local(config, lambda c: c.call("POST", "/v1/sync", {}), lambda m: None, progress=False)
     assert capsys.readouterr().err == "", "a short or quiet command says nothing"
+
+
+@pytest.mark.slow
+def test_a_save_during_a_large_change_waits_for_one_slice_not_for_all(
+    running: tuple[Config, Memory, Daemon], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Thousands of files arriving at once (a sync tool, a checkout) are applied a slice at a
+    time, and a save made meanwhile comes in before the rest; status says the daemon is
+    catching up; in the end the index equals a cold rebuild."""
+    import vaultmind.daemon as daemon_module
+
+    config, memory, _ = running
+    monkeypatch.setattr(daemon_module, "BULK_SLICE", 20)
+    bulk = 160
+    for i in range(bulk):  # one burst: one batch of the watcher
+        (config.vault / f"bulk-{i:03d}.md").write_text(f"# Bulk {i}\n\nA synced note about copper {i}.\n")
+
+    def indexed() -> int:
+        return int(memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'bulk-%'"))
+
+    assert _until(lambda: indexed() > 0), "the first slice"
+    write(config.vault, "save.md", "# Save\n\nThe kingfisher note saved by hand.\n")
+    assert _until(lambda: bool(memory.search("kingfisher", limit=5)["hits"]))
+    assert indexed() < bulk, "the save came in before the whole bulk"
+    assert memory.status()["index"]["health"] in ("catching up", "ok")
+    assert _until(lambda: indexed() == bulk, seconds=60)
+    assert _until(lambda: memory.catching_up == 0) and memory.status()["index"]["health"] == "ok"
+    _wait_for_parity(config, memory, tmp_path)

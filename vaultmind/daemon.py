@@ -13,6 +13,7 @@ while no daemon was running — or during start-up — are picked up; it repeats
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -39,6 +40,8 @@ from vaultmind.queue.workers import WorkerPool
 log = logging.getLogger(__name__)
 
 RECONCILE_S = 600.0
+BULK_SLICE = 1000  # a batch of more paths (a sync tool's, a checkout's) is applied this many at a time
+WATCH_TIMEOUT_MS = 250  # the watcher yields this often when nothing changes (a bulk's next slice)
 RETRY_FIRST_S = 1.0  # a failed reconcile is tried again after 1 s, then 2, 4 … up to a minute
 RETRY_MAX_S = 60.0
 
@@ -66,6 +69,9 @@ class Daemon:
         self._last_reconcile = 0.0  # monotonic time of the last reconcile (0: none yet)
         self._retry_at = 0.0  # after a failed reconcile, no other before this monotonic time
         self._retry_s = RETRY_FIRST_S
+        # Paths of a large batch not applied yet: a slice per step, after the step's own changes,
+        # so a save made while thousands of files arrive waits for one slice, not for them all.
+        self._backlog: dict[str, None] = {}
 
     def run(self) -> None:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
@@ -96,7 +102,7 @@ class Daemon:
                         step=self.config.step_ms,
                         stop_event=self.stop_event,
                         yield_on_timeout=True,
-                        rust_timeout=1000,
+                        rust_timeout=WATCH_TIMEOUT_MS,
                         raise_interrupt=False,
                         ignore_permission_denied=True,
                     ):
@@ -124,6 +130,12 @@ class Daemon:
         changes = {(change, path) for change, path in raw if self._wanted(change, path)}
         if changes:
             self._apply(changes)
+        if self._backlog:
+            batch = list(itertools.islice(self._backlog, BULK_SLICE))
+            for rel in batch:
+                del self._backlog[rel]
+            self.memory.catching_up = len(self._backlog)
+            self._apply_paths(batch)
         now = time.monotonic()
         due = now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile
         if due and now >= self._retry_at:
@@ -133,6 +145,8 @@ class Daemon:
                     self.memory.warm()  # the first search must not pay for loading
                 self.force_reconcile = False
                 self.memory.behind = None
+                self._backlog.clear()  # the whole vault is in step: nothing of a bulk is left
+                self.memory.catching_up = 0
                 self._retry_at, self._retry_s = 0.0, RETRY_FIRST_S
                 if self.pool is not None:
                     self.pool.notify()
@@ -184,8 +198,17 @@ class Daemon:
         self.stop_event.set()
 
     def _apply(self, changes: set[tuple[Any, str]]) -> None:
+        """A batch of the watcher's changes: at once, or its first `BULK_SLICE` paths at once and
+        the rest to the backlog (`_step` applies a slice of it per step)."""
         root = str(self.config.vault)
         rels = sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes})
+        if len(rels) > BULK_SLICE:
+            self._backlog.update(dict.fromkeys(rels[BULK_SLICE:]))
+            self.memory.catching_up = len(self._backlog)
+            rels = rels[:BULK_SLICE]
+        self._apply_paths(rels)
+
+    def _apply_paths(self, rels: list[str]) -> None:
         try:
             stats = self.memory.sync_paths(rels)
         except (VaultmindError, duckdb.Error, OSError) as exc:

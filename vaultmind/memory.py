@@ -92,6 +92,7 @@ class Memory:
         self._synced = 0  # the index's generation after the last sync of vault files
         self._graph_wanted = False  # a question took an entity graph older than the index
         self.behind: str | None = None  # why the daemon could not apply the vault's changes, until it can
+        self.catching_up = 0  # changed paths of a large batch the daemon has still to apply
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -418,6 +419,9 @@ class Memory:
         elif empty:
             health = "empty"
             notice = f"nothing is indexed yet: run `vaultmind reindex --vault {self.config.vault}`"
+        if self.catching_up and health == "ok":
+            health = "catching up"
+            notice = f"{self.catching_up:,} changed file(s) of a large change still to apply (in slices, saves first)"
         if self.behind:
             health = "behind"
             notice = f"{notice}; {self.behind}" if notice else self.behind
