@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +181,10 @@ def test_a_daemon_reads_yesterday_on_the_askers_calendar(tmp_path: Path) -> None
             for ask in asks
         ]
 
+    def tokyo_day() -> int:
+        return (datetime.now(UTC) + timedelta(hours=9)).toordinal()  # Tokyo keeps no summer time
+
+    day = tokyo_day()
     proc = _start_watcher(vault, env={"TZ": "UTC"})
     try:
         assert _daemon_status(vault, time.monotonic() + 30)["daemon"]["running"]
@@ -188,7 +193,9 @@ def test_a_daemon_reads_yesterday_on_the_askers_calendar(tmp_path: Path) -> None
         err = _stop(proc, signal.SIGINT)
     _assert_stopped_cleanly(proc, err, vault)
     alone = windows()
-    assert served == alone
+    assert served[1] == alone[1]
+    if tokyo_day() == day:  # (a run across Tokyo's midnight has two "yesterday"s)
+        assert served[0] == alone[0]
     assert alone[1]["start"] == "2025-06-16T15:00:00Z", "17 June in Tokyo, 01:00 on 18 June being Tokyo time"
     assert alone[0]["start"].endswith("T15:00:00Z")
 
