@@ -365,6 +365,16 @@ def test_time_beyond_the_calendar_is_no_window_not_an_error() -> None:
         "2023-05-01T00:00:00",
         "2023-05-02T00:00:00",
     )
+    last = parse_time_window("what happened between 1 and 31 December 9999?", NOW)
+    assert last is None or last.end.year == 9999, "no range past the calendar's last day"
+
+
+def test_a_reference_time_at_the_calendars_edge_is_answered_or_refused_not_a_crash(mem: Memory) -> None:
+    edge = mem.query("walk", {"query": "what happened yesterday?", "reference_time": "9999-12-31T23:59:59+00:00"})
+    assert edge["query"]["time_window"]["start"] == "9999-12-30T00:00:00Z"
+    with pytest.raises(UsageError, match="outside the calendar"):
+        mem.query("walk", {"query": "what happened yesterday?", "reference_time": "0001-01-01T00:00:00+14:00"})
+    mem.close()
 
 
 def test_no_time_expression_and_may_the_verb() -> None:

@@ -118,9 +118,11 @@ def _time(args: dict[str, Any], key: str, *, keep_offset: bool = False) -> datet
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         raise UsageError(f"{_name(key)} = {value!r} is not an ISO 8601 date or time") from exc
-    if keep_offset:
-        return parsed
-    return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo else parsed
+    try:
+        utc = parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo else parsed
+    except OverflowError as exc:  # 0001-01-01T00:00+14:00 is before the calendar's first day in UTC
+        raise UsageError(f"{_name(key)} = {value!r} is outside the calendar vaultmind can count in") from exc
+    return parsed if keep_offset else utc
 
 
 def _required_time(args: dict[str, Any], key: str) -> datetime:

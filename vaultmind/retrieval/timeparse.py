@@ -196,7 +196,7 @@ def _range(text: str, now: datetime) -> TimeWindow | None:
         try:
             start = datetime(year_1, months[0], int(g["d1"] or g["e1"]))
             end = datetime(year_2, months[1], int(g["d2"] or g["e2"])) + timedelta(days=1)
-        except ValueError:
+        except (OverflowError, ValueError):  # no such day, or beyond the calendar (31 December 9999)
             continue
         if end > start:
             return TimeWindow(start, end, match.group(0).strip())

@@ -377,7 +377,7 @@ def _time_factors(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDA
     """The time factor of each time (NaT: no time, 1): 1 inside the window, `AFTER_WINDOW` up to
     `AFTER_WINDOW_DAYS` after it, `OUTSIDE_WINDOW` elsewhere."""
     end = np.datetime64(window.end, "us")
-    after = np.datetime64(window.end + timedelta(days=AFTER_WINDOW_DAYS), "us")
+    after = end + np.timedelta64(AFTER_WINDOW_DAYS, "D")  # numpy's calendar runs past year 9999
     out = np.full(len(ts), OUTSIDE_WINDOW)
     out[(ts >= end) & (ts < after)] = AFTER_WINDOW
     out[_inside(window, ts)] = 1.0
@@ -394,7 +394,10 @@ def _window(question: str, reference_time: datetime | None) -> TimeWindow | None
     window = parse_time_window(question, local.replace(tzinfo=None))
     if window is None or not offset:
         return window
-    return TimeWindow(window.start - offset, window.end - offset, window.text)
+    try:
+        return TimeWindow(window.start - offset, window.end - offset, window.text)
+    except OverflowError:  # a window at the calendar's very edge: read on UTC days
+        return window
 
 
 def _summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
