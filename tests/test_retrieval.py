@@ -253,6 +253,9 @@ def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None
     assert partly["evidence"].startswith("Not in the memory: kubernetes, autoscaling.\n[1] ")
     dated = mem.query("walk", {"query": "Northwind on 12 June", "evidence": True, "reference_time": NOW.isoformat()})
     assert not dated["evidence"].startswith("Not in the memory"), "the window's words are the window's"
+    said = mem.query("walk", {"query": "What did Alice Chen say about the servers?", "evidence": True})
+    assert "say" not in terms(" ".join(str(row[0]) for row in mem.index.query("SELECT text FROM leaves")))
+    assert not said["evidence"].startswith("Not in the memory"), "the verb asks for her words: no content"
     mem.close()
 
 
@@ -298,13 +301,17 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
     assert "[1] " in block and "small one" in block and "[3] " in block and "small two" in block
     assert "x x" not in block and re.search(r"\nLeft out for the budget: \[2\] \(\d+ tokens\)\.$", block)
     assert approx_tokens(block) <= 60
-    tight = format_evidence(result, budget_tokens=27)  # both small items fit, but not with the note
+    short = format_evidence(result, budget_tokens=27)  # both small items, and the note without sizes
+    assert "small two" in short and short.endswith("\nLeft out for the budget: [2].")
+    tight = format_evidence(result, budget_tokens=22)  # both small items fit, but not with a note
     assert "small one" in tight and "small two" not in tight
-    assert re.search(r"\nLeft out for the budget: \[2\] \(\d+ tokens\), \[3\] \(\d+ tokens\)\.$", tight)
-    assert approx_tokens(tight) <= 27
+    assert tight.endswith("\nLeft out for the budget: [2], [3].") and approx_tokens(tight) <= 22
     assert format_evidence(result, budget_tokens=10).endswith("small one\n   ↳ [[n#^a]]"), "no room for the note"
     too_small = format_evidence(result, budget_tokens=3)
     assert too_small.startswith("The token budget (3) is too small for any of the 3 items")
+    window = {"start": "2024-06-19T00:00:00Z", "end": "2024-06-20T00:00:00Z", "text": "yesterday"}
+    headed = format_evidence({"hits": result["hits"], "query": {"time_window": window}}, budget_tokens=12)
+    assert headed.startswith("The token budget (12) is too small") and "beside" in headed, "the header counts"
     assert format_evidence({"hits": [], "query": {}}).startswith("No evidence found")
     window = {"start": "2024-06-19T00:00:00Z", "end": "2024-06-20T00:00:00Z", "text": "yesterday"}
     assert is_grounded({"time_window": window}, []) and not is_grounded({}, [])
@@ -495,6 +502,10 @@ def test_the_windows_words_are_not_searched_and_its_leaves_come_first(vault: Pat
     days = [h["time_range"]["start"][:10] for h in result["hits"]]
     assert days[:2] == ["2024-05-14", "2024-05-21"] or days[:2] == ["2024-05-21", "2024-05-14"], days
     assert all(h["breakdown"]["lex"] == 0.0 for h in result["hits"]), "no word of the question matches"
+    assert all(h["breakdown"]["inside"] for h in result["hits"])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        dated = memory.walk("what is due on July 31?", reference_time=datetime(2024, 6, 20, 12, 0, tzinfo=UTC))
+    assert set(terms("July 31")) <= set(dated["query"]["content_terms"]), "words that name a date are searched"
 
 
 def test_a_question_of_only_unknown_tokens_finds_nothing(vault: Path) -> None:

@@ -104,11 +104,14 @@ def test_an_alias_from_the_entity_note_names_the_author(vault: Path) -> None:
 
 def test_a_verb_of_saying_or_from_an_author_asks_for_their_words() -> None:
     authors = frozenset(terms("Alice Chen Elena Rossi"))
-    assert _speaking("What did Alice say about the budget?", authors) == (True, set(terms("say")))
-    assert _speaking("Which city did Alice recommend?", authors) == (True, set(terms("recommend")))
-    assert _speaking("emails from Elena", authors) == (True, set())
-    assert _speaking("What did Nate say?", authors) == (False, set()), "not an author of this memory"
-    assert _speaking("Alice and the budget", authors) == (False, set())
+    alice, elena = set(terms("Alice")), set(terms("Elena"))
+    assert _speaking("What did Alice say about the budget?", authors) == (alice, set(terms("say")))
+    assert _speaking("Which city did Alice recommend?", authors) == (alice, set(terms("recommend")))
+    assert _speaking("emails from Elena", authors) == (elena, set())
+    assert _speaking("What did Alice tell Elena?", authors) == (alice, set(terms("tell"))), "not the listener"
+    assert _speaking("What did Nate say?", authors) == (set(), set()), "not an author of this memory"
+    assert _speaking("Alice and the budget", authors) == (set(), set())
+    assert _speaking("emails from alice@example.org", authors) == (alice, set()), "an address: its local part"
 
 
 def test_the_verb_is_not_searched_when_the_author_is_asked_for(vault: Path) -> None:
@@ -125,3 +128,20 @@ def test_the_verb_is_not_searched_when_the_author_is_asked_for(vault: Path) -> N
         result = memory.walk("What did Alice write?")
     assert result["hits"][0]["author"] == "Alice Chen", [h["content"] for h in result["hits"]]
     assert "write" not in result["query"]["content_terms"]
+
+
+def test_the_speaker_weighs_more_than_the_listener_the_question_names(vault: Path) -> None:
+    write_chat(
+        vault,
+        "2025-06-14",
+        [
+            ("Priya Natarajan", "Jonas, the rollback plan is in the wiki, read it before Friday."),
+            ("Jonas Weber", "Priya, the rollback plan needs a second reviewer before Friday."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        priya = memory.walk("What did Priya tell Jonas about the rollback plan?")["hits"]
+        jonas = memory.walk("What did Jonas tell Priya about the rollback plan?")["hits"]
+    assert priya[0]["author"] == "Priya Natarajan" and jonas[0]["author"] == "Jonas Weber"
+    assert priya[0]["breakdown"]["speaker"] and not priya[1]["breakdown"]["speaker"]

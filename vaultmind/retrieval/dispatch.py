@@ -36,12 +36,13 @@ def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         from vaultmind.index.lexical import terms
 
         query = result.get("query") or {}
-        window_text = (query.get("time_window") or {}).get("text", "")
+        window = set(terms((query.get("time_window") or {}).get("text", "")))  # the window says them
+        searched = [t for t in query.get("content_terms") or () if t not in window]
         result["evidence"] = format_evidence(
             result,
             budget_tokens=_int(args, "budget_tokens", 1000),
             grounded=is_grounded(query, salient_terms(memory.leaves, terms(question))),
-            unknown=unknown_words(memory.leaves, question, skip=terms(window_text)),
+            unknown=unknown_words(memory.leaves, question, searched),
         )
     return result
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -43,14 +43,15 @@ def salient_terms(leaves: ResidentLeaves, terms: list[str]) -> list[str]:
     return sorted(out)
 
 
-def unknown_words(leaves: ResidentLeaves, question: str, skip: Sequence[str] = ()) -> list[str]:
+def unknown_words(leaves: ResidentLeaves, question: str, searched: Collection[str]) -> list[str]:
     """The question's words none of whose search terms occurs anywhere in the memory
-    ("kubernetes" in a memory that never mentions it), in the question's order, each once;
-    words whose terms are all in `skip` (the time window's: "14 June") are not counted."""
+    ("kubernetes" in a memory that never mentions it), in the question's order, each once —
+    among the words walk searched (`searched`: its content terms; not a time window's words,
+    an author's name or the verb asking for their words)."""
     out: list[str] = []
     for word in dict.fromkeys(_WORD.findall(question)):
         word_terms = set(terms(word))
-        if not word_terms or word_terms <= set(skip):
+        if not word_terms or not word_terms <= set(searched):
             continue
         if all(leaves.document_frequency(t)[0] == 0 for t in word_terms):
             out.append(word)
@@ -92,23 +93,32 @@ def format_evidence(
             continue
         items.append((rank, block, cost))
         used += cost
-    while left and len(items) > 1 and used + approx_tokens(_left_out(left)) + 1 > budget_tokens:
+    header = used
+
+    def left_note() -> str | None:  # what was left out, with sizes, or only their numbers
+        for note in (_left_out(left), _left_out(left, sizes=False)):
+            if used + approx_tokens(note) + 1 <= budget_tokens:
+                return note
+        return None
+
+    while left and len(items) > 1 and left_note() is None:
         rank, _, cost = items.pop()  # room for saying what was left out (never the last item)
         left[rank] = cost
         used -= cost
     if not items:
+        beside = f", beside {header} for the lines above it" if header else ""
         return (
             f"The token budget ({budget_tokens}) is too small for any of the {len(hits)} items found "
-            f"(the smallest takes {min(left.values())} with its citation): ask with a larger budget."
+            f"(the smallest takes {min(left.values())} with its citation{beside}): ask with a larger budget."
         )
     lines.extend(block for _, block, _ in items)
-    if left and used + approx_tokens(_left_out(left)) + 1 <= budget_tokens:
-        lines.append(_left_out(left))
+    if left and (note := left_note()) is not None:
+        lines.append(note)
     return "\n".join(lines)
 
 
-def _left_out(left: dict[int, int]) -> str:
-    listed = ", ".join(f"[{rank}] ({cost} tokens)" for rank, cost in sorted(left.items()))
+def _left_out(left: dict[int, int], *, sizes: bool = True) -> str:
+    listed = ", ".join(f"[{rank}] ({cost} tokens)" if sizes else f"[{rank}]" for rank, cost in sorted(left.items()))
     return f"Left out for the budget: {listed}."
 
 

@@ -62,11 +62,12 @@
             (people tell of an event afterwards: "I watched it last night" is written the
             day after the evening the question names), `OUTSIDE_WINDOW` elsewhere, 1 without
             a window or without a timestamp; a summary's leaves take their summary's time
-            range (inside when it overlaps the window). The window's words ("last week",
-            "14 June") are not searched: a message that says "last year's price" is no match
-            for "what happened last month?" (the dense query keeps the whole question). A
-            question whose only words are its window's ("what did we do yesterday?") searches
-            no words: the window's leaves, the dense and entity signals rank.
+            range (inside when it overlaps the window). The window's relative words ("last",
+            "week", "yesterday") are not searched: a message that says "last year's price" is
+            no match for "what happened last month?" (the dense query keeps the whole
+            question); the words that name a date ("June", "14", "Q2") still are. A question
+            whose only words are its window's relative ones ("what did we do yesterday?")
+            searches no words: the window's leaves, the dense and entity signals rank.
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?")
@@ -106,11 +107,13 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind.embed.base import embed_query
+from vaultmind.entities.extract import parse_author
+from vaultmind.entities.ids import PERSON_TITLES, words
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import AnswerKind, Asking, answer_kind, asking, holds_answer
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
-from vaultmind.retrieval.timeparse import TimeWindow, parse_time_window
+from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
@@ -174,16 +177,16 @@ def walk(
     window = _window(question, reference_time)
     qents = query_entities(memory, question)
     named = named_authors(memory, qents)
-    said_names = {t for e, surface in qents if e in named.values() for t in _name_terms(surface)}
+    said_names = {t for e, surface in qents if e in named.values() for t in _person_terms(surface)}
     authors = (author_terms(memory) | said_names) & set(qterms)
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
-    speaking, verbs = _speaking(question, authors) if authors else (False, set())
+    speakers, verbs = _speaking(question, authors) if authors else (set(), set())
     if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
         content_terms = [t for t in content_terms if t not in verbs]
-    if window is not None:  # the window's words ("last week", "14 June") are its, not the content's
-        window_terms = set(terms(window.text))
-        content_terms = [t for t in content_terms if t not in window_terms]
+    if window is not None:  # the window's relative words ("last week") are its, not the content's
+        relative = _relative_terms(window.text)
+        content_terms = [t for t in content_terms if t not in relative]
 
     lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms else []
     dense: list[tuple[str, float]] = []
@@ -203,8 +206,10 @@ def walk(
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights, named)
     base = _base(signals)
-    if speaking:
-        base += (SPEAKER_WEIGHT - WEIGHTS["author"]) * signals[:, AUTHOR]
+    speaking = np.zeros(len(ids), dtype=bool)
+    if speakers:  # the speaker's own messages, not those of a listener the question also names
+        speaking = np.isin(cols.author, _speaker_codes(cols, speakers, named, qents)) & (signals[:, AUTHOR] > 0)
+        base[speaking] += SPEAKER_WEIGHT - WEIGHTS["author"]
     for leaf_id in pair_leaves:  # entity leaves: all among the candidates
         base[at[leaf_id]] += pair_bonus
     context_of, reached, more = _context(memory, ids, at, base, cols)
@@ -226,8 +231,8 @@ def walk(
         factors = _time_factors(window, cols.ts)
         _summary_time_factors(memory, window, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
-    if window is not None:
-        scores += WINDOW_PRESENCE * _inside(window, cols.ts)
+    inside = _inside(window, cols.ts) if window is not None else np.zeros(len(ids), dtype=bool)
+    scores += WINDOW_PRESENCE * inside
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
     kind = answer_kind(question)
     top = _best(ids, scores, ANSWER_TOP if kind else ASKING_TOP)
@@ -260,6 +265,8 @@ def walk(
                 "context": round(float(context[k]), 4),
                 "note_coverage": round(coverage.get(places.get(leaf_id, ("",))[0], 0.0), 4),
                 "note_evidence": round(note_rank.get(places.get(leaf_id, ("",))[0], score), 4),
+                "speaker": bool(k < len(speaking) and speaking[k]),  # its author weighed `SPEAKER_WEIGHT`
+                "inside": bool(inside[k]),  # in the window: + `WINDOW_PRESENCE`
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
                 "length_factor": round(float(lengths[k]), 4),
@@ -368,6 +375,20 @@ def _length_factors(lengths: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]
     return out
 
 
+_ABSOLUTE_WORDS = frozenset([*MONTHS, *WEEKDAYS, "q1", "q2", "q3", "q4"])
+
+
+def _relative_terms(window_text: str) -> set[str]:
+    """The search terms of a window's words that only place it relative to the asker ("last",
+    "week", "yesterday", "two … ago"): a message's own "last week" is about another week. The
+    words that name a date ("June", "14", "2025", "Q2", "Friday") stay searched: a message that
+    says "due on July 31" or "the Q2 budget" is about that date."""
+    found = _WORD.findall(window_text.lower())
+    dated = any(word in MONTHS or (word.isdigit() and len(word) == 4) for word in found) or "-" in window_text
+    kept = {word for word in found if word in _ABSOLUTE_WORDS or (dated and word.isdigit())}
+    return set(terms(window_text)) - {t for word in kept for t in terms(word)}
+
+
 def _inside(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.bool_]:
     """Which times fall inside the window (NaT: none)."""
     return (ts >= np.datetime64(window.start, "us")) & (ts < np.datetime64(window.end, "us"))
@@ -459,7 +480,7 @@ def _signals(
     surface_terms = [(e, _name_terms(surface)) for e, surface in qents]
     for code in np.unique(cols.author[cols.author >= 0]).tolist():
         name = cols.author_names[code]
-        words = _name_terms(name) if name else frozenset()
+        words = _person_terms(name) if name else frozenset()
         if name_terms & words:
             implied[code] = {e for e, st in surface_terms if st and st <= words}
         if name in named:
@@ -602,7 +623,7 @@ def author_terms(memory: Memory) -> frozenset[str]:
 
 @lru_cache(maxsize=8)
 def _author_terms(authors: frozenset[str]) -> frozenset[str]:
-    return frozenset(t for author in authors for t in _name_terms(author))
+    return frozenset(t for author in authors for t in _person_terms(author))
 
 
 _SPEECH = re.compile(
@@ -614,16 +635,36 @@ _SPEECH = re.compile(
 _SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
 
 
-def _speaking(question: str, authors: set[str] | frozenset[str]) -> tuple[bool, set[str]]:
-    """Whether the question asks what an author said ("What did Alice say…", "Which city did
-    John recommend…", "emails from Elena"): an author's name right before a verb of saying, or
-    after "from" or "by"; and the terms of those verbs ("say"), which ask for the author's words
-    and are not what the words are about."""
-    verbs = {
-        t for m in _SPEECH.finditer(question) if _name_terms(m.group(1)) & authors for t in terms(m.group(2))
-    }
-    sent_by = any(_name_terms(m.group(1)) & authors for m in _SENT_BY.finditer(question))
-    return bool(verbs) or sent_by, verbs
+def _speaking(question: str, authors: set[str] | frozenset[str]) -> tuple[set[str], set[str]]:
+    """Who the question asks the words of ("What did Alice say…", "Which city did John
+    recommend…", "emails from Elena"): the terms of an author's name right before a verb of
+    saying, or after "from" or "by"; and the terms of those verbs ("say"), which ask for the
+    author's words and are not what the words are about."""
+    speakers: set[str] = set()
+    verbs: set[str] = set()
+    for m in _SPEECH.finditer(question):
+        if found := _name_terms(m.group(1)) & authors:
+            speakers |= found
+            verbs.update(terms(m.group(2)))
+    for m in _SENT_BY.finditer(question):
+        speakers |= _person_terms(m.group(1)) & authors
+    return speakers, verbs
+
+
+def _speaker_codes(
+    cols: LeafColumns, speakers: set[str], named: dict[str, str], qents: Sequence[tuple[str, str]]
+) -> list[int]:
+    """The codes (in `cols.author_names`) of the authors the question asks the words of: one of
+    their name's terms, or of the words the question names their entity by, is a speaker's."""
+    out = []
+    for code in np.unique(cols.author[cols.author >= 0]).tolist():
+        name = cols.author_names[code]
+        if not name:
+            continue
+        called = {t for e, surface in qents if named.get(name) == e for t in _person_terms(surface)}
+        if (_person_terms(name) | called) & speakers:
+            out.append(code)
+    return out
 
 
 def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
@@ -688,6 +729,22 @@ def _leaves_in_window(memory: Memory, window: TimeWindow) -> set[str]:
 @lru_cache(maxsize=4096)
 def _name_terms(name: str) -> frozenset[str]:
     return frozenset(terms(name))
+
+
+@lru_cache(maxsize=4096)
+def _person_terms(author: str) -> frozenset[str]:
+    """The terms of a person's name as an author or a question writes it: of "Priya Natarajan
+    <priya@northwind.example>" only the name's, of a bare address its local part — never the
+    domain, which every sender at it shares (and which names the company, a word to search)."""
+    person = parse_author(author)
+    if person is None:
+        return _name_terms(author)
+    if person.name:  # without a title: "Dr. Elena Rossi" is Elena Rossi
+        parts = person.name.split()
+        while len(parts) > 1 and "".join(words(parts[0])) in PERSON_TITLES:
+            parts = parts[1:]
+        return _name_terms(" ".join(parts))
+    return _name_terms(person.handle or person.email.split("@", 1)[0] or author)
 
 
 def _normalise_max(scores: dict[str, float]) -> dict[str, float]:
