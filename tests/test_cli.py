@@ -243,6 +243,7 @@ def test_unknown_setting_is_an_error_that_names_the_file(tmp_path: Path) -> None
         ("[server]\nport = 99999\n", "[server] port = 99999 is no port"),
         ('[server]\nhost = "not a host"\n', "[server] host = 'not a host' is no host"),
         ("[trees]\nfanout = 1\n", "[trees] fanout = 1 must be at least 2"),
+        ('[trees]\nsummarizer = "gpt"\n', "unknown summarizer 'gpt'"),
         ("[trees]\nflush_after_hours = 100000000.0\n", "[trees] flush_after_hours = 100000000.0 is out of range"),
         ("[queue]\nworkers = 0\n", "[queue] workers = 0"),
         ("[nosuch]\nx = 1\n", "unknown setting [nosuch] x"),

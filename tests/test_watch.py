@@ -16,7 +16,7 @@ from vaultmind.client import find_daemon
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
 from vaultmind.entities.graph import entity_deriver
-from vaultmind.errors import DaemonError, UsageError
+from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
@@ -453,6 +453,11 @@ def test_status_says_the_index_is_behind_while_the_disk_is_full(running: tuple[C
     assert index["health"] == "behind" and "no space left on the device" in index["notice"]
     assert _until(lambda: daemon._retry_s >= 8), "the retries back off"
     assert not memory.search("copper", limit=5)["hits"]
+    client = find_daemon(config)
+    assert client is not None
+    with pytest.raises(VaultmindError) as failed:  # a sync asked through the daemon: the same words
+        client.call("POST", "/v1/sync", {})
+    assert failed.value.message == "no space left on the device that holds the index"
 
 
 def test_a_long_command_through_the_daemon_says_where_its_progress_is(

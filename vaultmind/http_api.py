@@ -23,7 +23,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from vaultmind.errors import NotFound, UsageError, VaultmindError
+from vaultmind.errors import NotFound, UsageError, VaultmindError, storage_error
 from vaultmind.memory import Memory
 
 log = logging.getLogger(__name__)
@@ -167,6 +167,10 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
                 status = 400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound) else 500
                 self._send(status, {"error": exc.to_dict()})
             except Exception as exc:  # the API must answer, whatever broke
+                storage = storage_error(exc)  # a full disk: said as the command line says it
+                if storage is not None:
+                    self._send(500, {"error": storage.to_dict()})
+                    return
                 log.exception("api route failed")
                 self._send(500, {"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}})
 

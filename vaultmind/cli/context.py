@@ -67,9 +67,9 @@ def check_feature_settings(config: Any) -> None:
     Nothing is imported for a section the file leaves alone."""
     sections = {key.split(".", 1)[0] for key in config.extra}
     if "trees" in sections:
-        from vaultmind.tree.settings import TreeSettings
+        from vaultmind.tree.summarize import summarizer_factory
 
-        TreeSettings.from_extra(config.extra)
+        summarizer_factory(config)  # the settings, and the summarizer they name
     if "queue" in sections:
         from vaultmind.queue.workers import QueueSettings
 

@@ -5,8 +5,8 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
 
     today, yesterday, the day before yesterday, tomorrow
     this/last/next week|month|year, last weekend, this morning/evening (→ today)
-    over/at/on the weekend (the one we are in, else the last), last night (yesterday noon to
-    today noon)
+    over/at/on the weekend (the one we are in, else the last), last night (18:00 yesterday to
+    06:00 today)
     [in/during/since/before/after] Q1–Q4 or the first…fourth quarter [<year>] (without a year,
     the most recent)
     N days|weeks|months|years ago (N as digits or a word up to twenty; "a"/"a few" → 1/3)
@@ -300,8 +300,8 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
     if kind == "the_weekend":  # the weekend we are in, else the one before
         saturday = today - timedelta(days=(today.weekday() - 5) % 7)
         return saturday, saturday + timedelta(days=2)
-    if kind == "last_night":  # from yesterday's noon to this noon: the evening and what is told of it
-        return today - timedelta(hours=12), today + timedelta(hours=12)
+    if kind == "last_night":  # yesterday's evening to this morning (what is told of it later: after the window)
+        return today - timedelta(hours=6), today + timedelta(hours=6)
     if kind == "quarter":
         prep, number, ordinal, year_s = m.group(1), m.group(2), m.group(3), m.group(4)
         first_month = 3 * ((int(number) if number else QUARTERS[ordinal]) - 1) + 1

@@ -103,6 +103,12 @@ def register_summarizer(name: str, factory: SummarizerFactory) -> None:
 
 def create_summarizer(config: Config) -> Summarizer:
     """The summarizer named by `[trees] summarizer` (default `auto`)."""
+    return summarizer_factory(config)(config)
+
+
+def summarizer_factory(config: Config) -> SummarizerFactory:
+    """The factory of the summarizer `[trees] summarizer` names; a ConfigError naming the
+    known ones for any other name (nothing is built: the command line checks it early)."""
     from vaultmind.tree.settings import TreeSettings
 
     _register_builtins()
@@ -115,7 +121,7 @@ def create_summarizer(config: Config) -> Summarizer:
             path=".vaultmind/config.toml",
             hint=f"set [trees] summarizer to one of: {known}",
         )
-    return factory(config)
+    return factory
 
 
 def _fallback(config: Config) -> Summarizer:
