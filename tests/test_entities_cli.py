@@ -86,3 +86,11 @@ def test_show_takes_a_first_name_when_one_person_has_it(filled: Path, capsys: py
     assert main(["entities", "show", "Dana", "--vault", str(filled)]) == 2
     err = capsys.readouterr().err
     assert "names several entities" in err and "person:dana-scully" in err and "person:dana-whitfield" in err
+
+
+def test_show_takes_a_name_with_its_title(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"Dr. Elena Rossi" is person:elena-rossi (a title is no part of an id): her name as
+    written finds her."""
+    write(filled, "entities/person/elena-rossi.md", "---\nid: person:elena-rossi\n---\n# Elena Rossi\n")
+    code, out = run(capsys, "show", "Dr. Elena Rossi", "--vault", str(filled), "--json")
+    assert code == 0 and json.loads(out)["id"] == "person:elena-rossi"

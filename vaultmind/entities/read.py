@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vaultmind.entities.ids import NAME_KINDS, canonical_id, canonical_kind, kind_of, slug
+from vaultmind.entities.ids import NAME_KINDS, canonical_id, canonical_kind, kind_of, make_id, slug
 from vaultmind.entities.query import stored_fuzzy_threshold
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.registry_store import load_registry
@@ -98,15 +98,16 @@ def resolve_ref(index: Index, ref: str) -> str:
                 hint="give the id, or add the name to one entity note's aliases",
             )
     key = slug(text)
+    ids = [ident for k in NAME_KINDS if (ident := make_id(k, text)) is not None]  # "Dr. X" is person:x
     found = (
         [
             row[0]
             for row in index.query(
                 "SELECT id FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY mentions DESC, id",
-                [[f"{k}:{key}" for k in NAME_KINDS]],
+                [ids],
             )
         ]
-        if key
+        if ids
         else []
     )
     if key and "-" not in key:  # one word: also the first name of a person ("Marco" → person:marco-ruiz)
