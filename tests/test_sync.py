@@ -207,9 +207,12 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-def test_an_index_without_documents_is_not_rebuilt_for_their_times(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("migration", ["0019", "0020"])  # documents' times, email subjects
+def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
+) -> None:
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
-    config = _indexed_before(vault, monkeypatch, "0019")
+    config = _indexed_before(vault, monkeypatch, migration)
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.sync().unchanged == 1
@@ -246,14 +249,6 @@ def test_an_email_threads_subject_finds_its_first_message(vault: Path, monkeypat
         rows = dump_index(memory)
         memory.reindex()
         assert dump_index(memory) == rows
-
-
-def test_an_index_without_email_is_not_rebuilt_for_their_subjects(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
-    config = _indexed_before(vault, monkeypatch, "0020")
-    with Memory.open(config) as memory:
-        assert memory.index.get_meta("needs_rebuild") is None
-        assert memory.sync().unchanged == 1
 
 
 def test_links_tags_and_frontmatter_are_indexed(vault: Path, memory: Memory) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
@@ -10,6 +11,14 @@ from vaultmind.memory import Memory
 from vaultmind.retrieval.walk import _speaking, author_terms, without_words
 
 from .conftest import write, write_chat
+
+
+def _asked(vault: Path, day: str, messages: list[tuple[str, str]], *questions: str) -> list[dict[str, Any]]:
+    """Walk's answers to `questions` over one day of chat `messages` (no embedder)."""
+    write_chat(vault, day, messages)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        return [memory.walk(question) for question in questions]
 
 
 def test_without_words_drops_names_and_possessives() -> None:
@@ -54,24 +63,25 @@ def test_author_terms_follow_the_index(vault: Path) -> None:
 
 
 def test_what_a_named_person_said_comes_before_what_others_said_to_them(vault: Path) -> None:
-    write_chat(
-        vault,
-        "2024-03-05",
-        [
-            ("Bob Stone", "Got a minute on the budget? The migration estimate for the budget is done."),
-            ("Alice Chen", "Sure. What do you need?"),
-            ("Bob Stone", "Two more weeks of contractors, about 4,000 for the migration."),
-            (
-                "Alice Chen",
-                "The whole Q2 launch budget is 18,000: the launch evening at the harbour venue takes 6,500 of it, "
-                "paid ads get 4,000 from late April, and contractors and the load test share what is left over.",
-            ),
-        ],
+    said, about = (
+        result["hits"]
+        for result in _asked(
+            vault,
+            "2024-03-05",
+            [
+                ("Bob Stone", "Got a minute on the budget? The migration estimate for the budget is done."),
+                ("Alice Chen", "Sure. What do you need?"),
+                ("Bob Stone", "Two more weeks of contractors, about 4,000 for the migration."),
+                (
+                    "Alice Chen",
+                    "The whole Q2 launch budget is 18,000: the launch evening at the harbour venue takes 6,500 of "
+                    "it, paid ads get 4,000 from late April, and contractors and the load test share what is left over.",
+                ),
+            ],
+            "What did Alice say about the budget?",
+            "Alice and the budget",
+        )
     )
-    with Memory.open(load_config(vault, embed_provider="none")) as memory:
-        memory.sync()
-        said = memory.walk("What did Alice say about the budget?")["hits"]
-        about = memory.walk("Alice and the budget")["hits"]
     assert said[0]["author"] == "Alice Chen" and "18,000" in said[0]["content"], [h["content"] for h in said]
     assert said[0]["breakdown"]["author"] == 1.0
     assert about[0]["author"] == "Bob Stone", "without a verb of saying, the author weighs as any entity"
@@ -84,18 +94,16 @@ def test_an_alias_from_the_entity_note_names_the_author(vault: Path) -> None:
         '---\nvaultmind: entity\nid: "person:priya-natarajan"\nkind: person\ndisplay_name: Priya Natarajan\n'
         "aliases:\n  - Natty\n---\n# Priya Natarajan\n",
     )
-    write_chat(
+    by_alias, by_name = _asked(
         vault,
         "2025-06-14",
         [
             ("Kai Mueller", "Rolling back now, the rollback of the primary is under way."),
             ("Priya Natarajan", "Good call. I will write up why we had to roll back."),
         ],
+        "What did Natty say about the rollback?",
+        "What did Priya say about the rollback?",
     )
-    with Memory.open(load_config(vault, embed_provider="none")) as memory:
-        memory.sync()
-        by_alias = memory.walk("What did Natty say about the rollback?")
-        by_name = memory.walk("What did Priya say about the rollback?")
     top = by_alias["hits"][0]
     assert top["author"] == "Priya Natarajan" and top["breakdown"]["author"] == 1.0, [h["content"] for h in by_alias["hits"]]
     assert "natti" not in by_alias["query"]["content_terms"], "the alias is the author's, not content"
@@ -115,33 +123,32 @@ def test_a_verb_of_saying_or_from_an_author_asks_for_their_words() -> None:
 
 
 def test_the_verb_is_not_searched_when_the_author_is_asked_for(vault: Path) -> None:
-    write_chat(
+    (result,) = _asked(
         vault,
         "2025-06-14",
         [
             ("Bob Stone", "I write the release notes, the write-ahead log notes too."),
             ("Alice Chen", "The venue shortlist: Casa do Rio or the LX Factory loft."),
         ],
+        "What did Alice write?",
     )
-    with Memory.open(load_config(vault, embed_provider="none")) as memory:
-        memory.sync()
-        result = memory.walk("What did Alice write?")
     assert result["hits"][0]["author"] == "Alice Chen", [h["content"] for h in result["hits"]]
     assert "write" not in result["query"]["content_terms"]
 
 
 def test_the_speaker_weighs_more_than_the_listener_the_question_names(vault: Path) -> None:
-    write_chat(
-        vault,
-        "2025-06-14",
-        [
-            ("Priya Natarajan", "Jonas, the rollback plan is in the wiki, read it before Friday."),
-            ("Jonas Weber", "Priya, the rollback plan needs a second reviewer before Friday."),
-        ],
+    priya, jonas = (
+        result["hits"]
+        for result in _asked(
+            vault,
+            "2025-06-14",
+            [
+                ("Priya Natarajan", "Jonas, the rollback plan is in the wiki, read it before Friday."),
+                ("Jonas Weber", "Priya, the rollback plan needs a second reviewer before Friday."),
+            ],
+            "What did Priya tell Jonas about the rollback plan?",
+            "What did Jonas tell Priya about the rollback plan?",
+        )
     )
-    with Memory.open(load_config(vault, embed_provider="none")) as memory:
-        memory.sync()
-        priya = memory.walk("What did Priya tell Jonas about the rollback plan?")["hits"]
-        jonas = memory.walk("What did Jonas tell Priya about the rollback plan?")["hits"]
     assert priya[0]["author"] == "Priya Natarajan" and jonas[0]["author"] == "Jonas Weber"
     assert priya[0]["breakdown"]["speaker"] and not priya[1]["breakdown"]["speaker"]

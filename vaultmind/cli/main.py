@@ -57,29 +57,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except VaultmindError as exc:
-        if debug:
-            traceback.print_exc()
-        if getattr(args, "json", False):
-            print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
-        else:
-            print(f"vaultmind: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return _failed(args, exc, debug)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # output piped into `head` and friends
         sys.stderr.close()
         return 0
     except Exception as exc:
-        storage = storage_error(exc)
+        storage = storage_error(exc)  # a full disk, said as a person can act on it
         if storage is None:
             raise
-        if debug:
-            traceback.print_exc()
-        if getattr(args, "json", False):
-            print(json.dumps({"error": storage.to_dict()}, ensure_ascii=False))
-        else:
-            print(f"vaultmind: error: {storage}", file=sys.stderr)
-        return storage.exit_code
+        return _failed(args, storage, debug)
+
+
+def _failed(args: argparse.Namespace, exc: VaultmindError, debug: bool) -> int:
+    """Report an error as JSON (`--json`) or one line on stderr; its exit code."""
+    if debug:
+        traceback.print_exc()
+    if getattr(args, "json", False):
+        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
+    else:
+        print(f"vaultmind: error: {exc}", file=sys.stderr)
+    return exc.exit_code
 
 
 def build_parser() -> argparse.ArgumentParser:
