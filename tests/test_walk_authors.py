@@ -152,3 +152,39 @@ def test_the_speaker_weighs_more_than_the_listener_the_question_names(vault: Pat
     )
     assert priya[0]["author"] == "Priya Natarajan" and jonas[0]["author"] == "Jonas Weber"
     assert priya[0]["breakdown"]["speaker"] and not priya[1]["breakdown"]["speaker"]
+
+
+def test_a_name_that_is_a_stop_word_names_its_author_but_a_month_does_not(vault: Path) -> None:
+    may, will, month = _asked(
+        vault,
+        "2025-06-14",
+        [
+            ("Bob Stone", "May, Will: got a minute on the budget? The migration estimate for the budget is done."),
+            ("May Chen", "The whole Q2 launch budget is 18,000, and the venue takes 6,500 of it."),
+            ("Will Park", "I think the budget for ads is too small."),
+        ],
+        "What did May say about the budget?",
+        "What did Will say about the budget?",
+        "What happened in May?",
+    )
+    assert [may["hits"][0]["author"], will["hits"][0]["author"]] == ["May Chen", "Will Park"]
+    assert may["hits"][0]["breakdown"]["speaker"] and will["hits"][0]["breakdown"]["speaker"]
+    assert [e["id"] for e in will["query"]["entities"]] == ["person:will-park"]
+    assert month["query"]["entities"] == [], "in May is a month here"
+
+
+def test_a_name_that_is_a_common_word_is_searched_when_not_written_as_a_name(vault: Path) -> None:
+    due, said = _asked(
+        vault,
+        "2025-03-05",
+        [
+            ("Bill Turner", "Morning! Coffee later?"),
+            ("Ann Lee", "The electricity bill is due on the 20th, 140 euros."),
+            ("Bill Turner", "Sure, coffee at ten."),
+        ],
+        "when is the electricity bill due?",
+        "What did Bill say about coffee?",
+    )
+    assert "bill" in due["query"]["content_terms"]
+    assert due["hits"][0]["author"] == "Ann Lee" and due["hits"][0]["breakdown"]["author"] == 0.0
+    assert said["hits"][0]["author"] == "Bill Turner" and "bill" not in said["query"]["content_terms"]

@@ -95,6 +95,15 @@ def first_names(known: frozenset[str]) -> dict[str, str]:
     return {first: idents[0] for first, idents in people.items() if len(idents) == 1}
 
 
+def _as_name(text: str, token: tuple[str, int, int], *, alone: bool) -> bool:
+    """Whether a stop word of `text` is written as a name ("What did Will say?"): capitalised,
+    and, `alone`, not the first word of a sentence ("Will you come?")."""
+    if not text[token[1]].isupper():
+        return False
+    before = text[: token[1]].rstrip()
+    return not alone or (bool(before) and before[-1] not in ".!?:;\"“(")
+
+
 def _ngram_entities(
     known: frozenset[str],
     text: str,
@@ -104,7 +113,8 @@ def _ngram_entities(
 ) -> list[tuple[str, str]]:
     """Known entity ids spelled by word n-grams of `text` outside the `taken` character ranges.
     A single word needs four letters, or three and a capital; one written as a name that is the
-    first name of exactly one known person (`firsts`) names that person too."""
+    first name of exactly one known person (`firsts`) names that person too. A stop word counts
+    only written as a name (`_as_name`: "Will" in "What did Will say?", not "will")."""
     tokens = word_spans(text)
     free = [not any(s < t[2] and t[1] < e for s, e in taken) for t in tokens]
     grams: dict[str, tuple[int, int]] = {}
@@ -115,7 +125,7 @@ def _ngram_entities(
             part = tokens[i : i + n]
             if n == 1 and (part[0][0].isdigit() or len(part[0][0]) < (3 if text[part[0][1]].isupper() else 4)):
                 continue  # a short word names an entity only when written as a name ("Jon", not "jon")
-            if part[0][0] in _STOPWORDS or part[-1][0] in _STOPWORDS:
+            if not all(_as_name(text, t, alone=n == 1) for t in {part[0], part[-1]} if t[0] in _STOPWORDS):
                 continue
             grams.setdefault("-".join(t[0] for t in part), (i, i + n))
     if not grams:

@@ -6,7 +6,10 @@
    and entity signals, not by content: the lexical and dense queries leave them out. A
    message rarely names its own author, so keeping them would favour the messages addressed
    *to* that person over the ones written by them (the question's own wording is kept when
-   nothing else is left).
+   nothing else is left). A name counts as written capitalised ("Bill", not the "bill" that is
+   due; "Summer", not "the summer holidays"), or as the question names an author's entity,
+   stop words included ("What did Will say?"); a name inside the question's time window
+   ("in May") is the month, not May Chen.
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
@@ -176,9 +179,13 @@ def walk(
     qterms = terms(question)
     window = _window(question, reference_time)
     qents = query_entities(memory, question)
+    if window is not None:  # "in May" names a month, not May Chen
+        qents = [(e, surface) for e, surface in qents if surface.casefold() not in window.text.casefold()]
     named = named_authors(memory, qents)
     said_names = {t for e, surface in qents if e in named.values() for t in _person_terms(surface)}
-    authors = (author_terms(memory) | said_names) & set(qterms)
+    # An author's name as the question writes it (capitalised: "Bill", not the "bill" that is
+    # due), or a name of an author's entity it names ("May", "Will": stop words too).
+    authors = (author_terms(memory) & _capitalised_terms(question)) | said_names
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
     speakers, verbs = _speaking(question, authors) if authors else (set(), set())
@@ -204,7 +211,7 @@ def walk(
     cols = memory.leaves.columns(ids)
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
-    signals = _signals(ids, at, cols, lex, den, qents, set(qterms), entity_leaves, graph_weights, named)
+    signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
     base = _base(signals)
     speaking = np.zeros(len(ids), dtype=bool)
     if speakers:  # the speaker's own messages, not those of a listener the question also names
@@ -462,7 +469,7 @@ def _signals(
     lex: dict[str, float],
     den: dict[str, float],
     qents: Sequence[tuple[str, str]],
-    name_terms: set[str],
+    name_terms: Collection[str],
     entity_leaves: dict[str, frozenset[str]],
     graph_weights: dict[str, float],
     named: dict[str, str],
@@ -481,7 +488,7 @@ def _signals(
     for code in np.unique(cols.author[cols.author >= 0]).tolist():
         name = cols.author_names[code]
         words = _person_terms(name) if name else frozenset()
-        if name_terms & words:
+        if words.intersection(name_terms):
             implied[code] = {e for e, st in surface_terms if st and st <= words}
         if name in named:
             implied.setdefault(code, set()).add(named[name])
@@ -667,6 +674,11 @@ def _speaker_codes(
     return out
 
 
+def _capitalised_terms(text: str) -> frozenset[str]:
+    """The terms of the words `text` writes with a capital ("Bill", "Summer")."""
+    return frozenset(t for m in _WORD.finditer(text) if m.group()[0].isupper() for t in _name_terms(m.group()))
+
+
 def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
     """`text` without the words whose terms all fall in `drop` (possessives included:
     "Nate's" goes with "nate"); the text itself when nothing else would be left."""
@@ -728,7 +740,8 @@ def _leaves_in_window(memory: Memory, window: TimeWindow) -> set[str]:
 
 @lru_cache(maxsize=4096)
 def _name_terms(name: str) -> frozenset[str]:
-    return frozenset(terms(name))
+    """The terms of a name, and its words that are stop words ("May", "Will"), which have none."""
+    return frozenset(terms(name)).union(word for word in words(name) if not terms(word))
 
 
 @lru_cache(maxsize=4096)
