@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from rapidfuzz import fuzz, process
 
-from vaultmind.errors import UsageError
+from vaultmind.errors import NotFound, UsageError
 from vaultmind.memory import Memory
 from vaultmind.retrieval.entity_names import MAX_SCORED, EntityNames, EntityRow
 from vaultmind.retrieval.modes import FUZZY_CUTOFF
 
-from .conftest import write
+from .conftest import write, write_chat
 
 FIRST = ["alice", "bob", "carmen", "dana", "émile", "farid", "grace", "hiro", "ines", "jonas", "kofi", "lena"]
 LAST = ["chen", "whitfield", "okafor", "müller", "tanaka", "silva", "novak", "haddad", "larsen", "ng"]
@@ -110,3 +110,23 @@ def test_entity_hits_have_the_common_shape_and_the_more_mentioned_of_near_matche
     assert set(walked) <= set(person), "every field of a walk hit"
     assert person["node_kind"] == "entity" and person["entities"] == ["person:priya-natarajan"]
     assert person["title"] == person["content"] == "Priya Natarajan"
+
+
+def test_an_entity_id_drills_down_to_its_leaves_and_is_fetched_as_its_hit(vault: Path, memory: Memory) -> None:
+    entity_note(vault, "priya-natarajan", "Priya Natarajan", [])
+    write(vault, "old.md", "# Old\n\nPriya Natarajan reviewed the rollout plan in March.\n")
+    write_chat(vault, "2025-06-14", [("Priya Natarajan", "The rollback plan is in the wiki."), ("Jonas Weber", "Thanks!")])
+    memory.sync()
+    (entity,) = memory.query("search_entities", {"query": "Priya Natarajan"})["hits"][:1]
+    drilled = memory.query("drill_down", {"node_id": entity["node_id"].upper()})
+    assert [(h["content"], h["breakdown"]["entity"]) for h in drilled["hits"]] == [
+        ("The rollback plan is in the wiki.", "author"),  # newest first
+        ("# Old\n\nPriya Natarajan reviewed the rollout plan in March.", "mention"),
+    ], drilled
+    assert drilled["total"] == 2
+    assert memory.query("drill_down", {"node_id": entity["node_id"], "limit": 1})["truncated"] is True
+    fetched = memory.query("fetch_leaves", {"ids": [drilled["hits"][0]["node_id"], entity["node_id"], "nope"]})
+    assert [h["node_id"] for h in fetched["hits"]] == [drilled["hits"][0]["node_id"], "person:priya-natarajan"]
+    assert fetched["hits"][1]["node_kind"] == "entity" and fetched["missing"] == ["nope"]
+    with pytest.raises(NotFound, match="no node with id person:nobody"):
+        memory.query("drill_down", {"node_id": "person:nobody"})

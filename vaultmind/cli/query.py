@@ -95,15 +95,18 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     )
     vault_args(q)
 
-    q = modes.add_parser("leaves", help="fetch_leaves: leaves by id, in the order given")
-    q.add_argument("ids", nargs="+", help="leaf ids (node_id of a hit)")
+    q = modes.add_parser("leaves", help="fetch_leaves: nodes by id (leaves, summaries, entities), in the order given")
+    q.add_argument("ids", nargs="+", help="node ids (the node_id of a hit)")
     q.set_defaults(handler=lambda a: _run(a, "fetch_leaves", {"ids": a.ids}))
     vault_args(q)
 
-    q = modes.add_parser("drill", help="drill_down: a node's children, breadth first")
-    q.add_argument("node_id")
+    q = modes.add_parser(
+        "drill", help="drill_down: a summary's children, breadth first; an entity's leaves, newest first"
+    )
+    q.add_argument("node_id", help="the node_id of a hit (a summary or an entity)")
     q.add_argument("--depth", type=int, default=1)
-    q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth}))
+    q.add_argument("--limit", type=int, default=None)
+    q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth, "limit": a.limit}))
     vault_args(q)
 
 

@@ -66,7 +66,9 @@ _HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
         query=a.get("query"),
         limit=_int(a, "limit", 50),
     ),
-    "drill_down": lambda m, a: modes.drill_down(m, _str(a, "node_id"), depth=_int(a, "depth", 1)),
+    "drill_down": lambda m, a: modes.drill_down(
+        m, _str(a, "node_id"), depth=_int(a, "depth", 1), limit=_int(a, "limit", 100)
+    ),
     "cover_window": lambda m, a: modes.cover_window(
         m, _required_time(a, "start"), _required_time(a, "end"), limit=_int(a, "limit", 100)
     ),

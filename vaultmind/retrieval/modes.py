@@ -3,10 +3,12 @@
 search_entities  fuzzy match over entity names and aliases (optional kind filter)
 query_source     leaves of one source (by source id or kind), in a time window, optionally
                  re-ranked by semantic similarity to a query
-drill_down       breadth-first over a node's children, depth bounded
+drill_down       breadth-first over a node's children, depth bounded; from an entity, the
+                 leaves that mention it or that it wrote, newest first
 cover_window     the fewest nodes covering a time window (summaries first), plus the
                  leaves no summary covers
-fetch_leaves     leaves by id, order kept, missing ids skipped (and listed)
+fetch_leaves     nodes by id (leaves, summaries, entities), order kept, missing ids skipped
+                 (and listed)
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.embed.base import embed_query
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import NotFound, UsageError
-from vaultmind.retrieval.entity_names import entity_names
+from vaultmind.retrieval.entity_names import EntityRow, entity_names
 from vaultmind.retrieval.hits import RetrievalHit, envelope, has_table, leaf_hits
 from vaultmind.vault.layout import obsidian_link, wikilink
 
@@ -36,12 +38,16 @@ MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 
 def fetch_leaves(memory: Memory, ids: Sequence[str]) -> dict[str, Any]:
     """Nodes by id, in the order asked, each once: leaf ids, and the `node_id` of any hit (a
-    summary's too, which answers as the summary node); the ids found nowhere in `missing`."""
-    wanted = [i for i in dict.fromkeys(i.strip().lower() for i in ids) if i]  # ids are lower-case hex
+    summary's, which answers as the summary node; an entity's, as `search_entities` shows it);
+    the ids found nowhere in `missing`."""
+    wanted = [i for i in dict.fromkeys(i.strip().lower() for i in ids) if i]  # ids are lower-case
     summaries = _summary_chunks(memory, wanted) if has_table(memory.index, "summaries") else {}
-    hits = leaf_hits(memory, [(summaries.get(i, i), 0.0, {}) for i in wanted])
-    found = {h.node_id for h in hits} | {h.breakdown.get("chunk_id") for h in hits}  # a summary's chunk asked by its id
-    return envelope(hits, len(hits), missing=[i for i in wanted if i not in found])
+    found: dict[str, dict[str, Any]] = {}
+    for hit in leaf_hits(memory, [(summaries.get(i, i), 0.0, {}) for i in wanted]):
+        found[hit.node_id] = found[hit.breakdown.get("chunk_id") or hit.node_id] = hit.to_dict()  # a summary's chunk asked by its id
+    found |= {hit["node_id"]: hit for hit in _entity_hits(memory, [i for i in wanted if i not in found])}
+    hits = [found[i] for i in wanted if i in found]
+    return {"hits": hits, "total": len(hits), "truncated": False, "missing": [i for i in wanted if i not in found]}
 
 
 def _summary_chunks(memory: Memory, ids: Sequence[str]) -> dict[str, str]:
@@ -149,17 +155,19 @@ def cover_window(memory: Memory, start: datetime, end: datetime, *, limit: int =
 
 def drill_down(memory: Memory, node_id: str, *, depth: int = 1, limit: int = 100) -> dict[str, Any]:
     """Children of a summary node, breadth first, `depth` levels down (summaries, then leaves).
-    Leaves have no children."""
+    Leaves have no children. An entity's children are the leaves that mention it or that it
+    wrote (`entity_leaves`)."""
     if depth < 1 or depth > MAX_DEPTH:
         raise UsageError(f"depth must be between 1 and {MAX_DEPTH}")
     limit = _check_limit(limit)
+    node_id = node_id.strip()
     is_leaf = memory.index.scalar("SELECT count(*) FROM leaves WHERE id = ?", [node_id])
     is_summary = has_table(memory.index, "summaries") and memory.index.scalar(
         "SELECT count(*) FROM summaries WHERE id = ?", [node_id]
     )
     if not is_leaf and not is_summary:
-        from vaultmind.errors import NotFound
-
+        if _entity_hits(memory, [node_id.lower()]):
+            return entity_leaves(memory, node_id.lower(), limit=limit)
         raise NotFound(f"no node with id {node_id}", hint="ids come from the node_id of a hit")
     if not is_summary:
         return envelope([], 0)
@@ -191,6 +199,24 @@ def drill_down(memory: Memory, node_id: str, *, depth: int = 1, limit: int = 100
     return envelope(hits, len(order))
 
 
+def entity_leaves(memory: Memory, entity_id: str, *, limit: int = 100) -> dict[str, Any]:
+    """The leaves that mention an entity or that it wrote (its authors as ingest resolves them),
+    newest first; `breakdown.entity` says which ("mention", "author")."""
+    from vaultmind.retrieval.walk import named_authors
+
+    authors = sorted(named_authors(memory, [(entity_id, entity_id)]))
+    rows = memory.index.query(
+        """SELECT id, bool_or(how = 'author') AS wrote, max(ts) AS ts FROM (
+               SELECT leaf_id AS id, 'mention' AS how, ts FROM occurrences WHERE entity_id = ?
+               UNION ALL
+               SELECT id, 'author', ts FROM leaves WHERE author IN (SELECT unnest(?::VARCHAR[])))
+           GROUP BY id ORDER BY ts DESC NULLS LAST, id""",
+        [entity_id, authors],
+    )
+    ranked = [(leaf_id, 0.0, {"entity": "author" if wrote else "mention"}) for leaf_id, wrote, _ in rows[:limit]]
+    return envelope(leaf_hits(memory, ranked), len(rows))
+
+
 def summary_hits(memory: Memory, summary_ids: Sequence[str]) -> list[Any]:
     """Summary nodes as hits (through the first chunk of each summary note)."""
     if not summary_ids:
@@ -217,41 +243,59 @@ def search_entities(
     rank = {i: best[i] + MENTION_POINTS * math.log10(1 + rows[i].mentions) for i in best}
     order = sorted(best, key=lambda i: (-rank[i], rows[i].id))
     ties = Counter(best.values())
-    hits = []
-    for i in order[:limit]:
-        row, path = rows[i], rows[i].note_path
-        hit = RetrievalHit(
-            node_id=row.id,
-            node_kind="entity",
-            tree="entities",
-            scope=row.kind,
-            level=0,
-            content=row.display_name,
-            note_path=path or "",
-            anchor="",
-            title=row.display_name,
-            entities=[row.id],
-            score=rank[i] / 100.0,
-            breakdown={"name": round(best[i] / 100.0, 4), "mentions": row.mentions},
-            # the entity note, when there is one, cited as a leaf's note is
-            link=obsidian_link(memory.vault_name, path) if path else "",
-            wikilink=wikilink(path) if path else "",
+    hits = [
+        _entity_hit(
+            memory,
+            rows[i],
+            rank[i] / 100.0,
+            {"name": round(best[i] / 100.0, 4), "mentions": rows[i].mentions},
+            ambiguous=ties[best[i]] > 1 and best[i] < 100,
         )
-        ambiguous = ties[best[i]] > 1 and best[i] < 100
-        hits.append(
-            hit.to_dict()
-            | {
-                "note_path": path,
-                "link": hit.link or None,
-                "wikilink": hit.wikilink or None,
-                "kind": row.kind,
-                "display_name": row.display_name,
-                "aliases": list(row.aliases),
-                "mentions": row.mentions,
-                "ambiguous": ambiguous,
-            }
-        )
+        for i in order[:limit]
+    ]
     return {"hits": hits, "total": len(order), "truncated": len(order) > limit}
+
+
+def _entity_hits(memory: Memory, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The entities of `ids` that the index knows, as `search_entities` shows them, in that order."""
+    if not ids or not has_table(memory.index, "entities"):
+        return []
+    rows = {row.id: row for row in entity_names(memory.index).rows}
+    return [_entity_hit(memory, rows[i], 1.0, {"mentions": rows[i].mentions}) for i in ids if i in rows]
+
+
+def _entity_hit(
+    memory: Memory, row: EntityRow, score: float, breakdown: dict[str, Any], *, ambiguous: bool = False
+) -> dict[str, Any]:
+    """An entity in the hit shape of every mode (its entity note, when there is one, cited as a
+    leaf's note is), plus its kind, names and mention count."""
+    path = row.note_path
+    hit = RetrievalHit(
+        node_id=row.id,
+        node_kind="entity",
+        tree="entities",
+        scope=row.kind,
+        level=0,
+        content=row.display_name,
+        note_path=path or "",
+        anchor="",
+        title=row.display_name,
+        entities=[row.id],
+        score=score,
+        breakdown=breakdown,
+        link=obsidian_link(memory.vault_name, path) if path else "",
+        wikilink=wikilink(path) if path else "",
+    )
+    return hit.to_dict() | {
+        "note_path": path,
+        "link": hit.link or None,
+        "wikilink": hit.wikilink or None,
+        "kind": row.kind,
+        "display_name": row.display_name,
+        "aliases": list(row.aliases),
+        "mentions": row.mentions,
+        "ambiguous": ambiguous,
+    }
 
 
 def _check_limit(limit: int) -> int:
