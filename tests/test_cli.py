@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ import pytest
 
 from vaultmind.cli.main import build_parser, main
 from vaultmind.cli.output import Progress
-from vaultmind.config import load_config
+from vaultmind.config import beyond_loopback, load_config
 from vaultmind.errors import ConfigError
 
 from .conftest import snapshot_files, write
@@ -111,10 +113,10 @@ def test_readme_commands_match_ci() -> None:
     assert tests in ci, "CI runs the README's test command"
 
 
-def _start_watcher(vault: Path, **popen: Any) -> subprocess.Popen[str]:
-    """`vaultmind watch` as a subprocess on a one-note vault with a short debounce."""
+def _start_watcher(vault: Path, toml: str = "", **popen: Any) -> subprocess.Popen[str]:
+    """`vaultmind watch` as a subprocess on a one-note vault with a short debounce (and `toml`)."""
     write(vault, "a.md", "# Alpha\n\nThe heron nests by the river.\n")
-    write(vault, ".vaultmind/config.toml", "[watch]\ndebounce_ms = 50\n")
+    write(vault, ".vaultmind/config.toml", "[watch]\ndebounce_ms = 50\n" + toml)
     env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none", **popen.pop("env", {})}
     return subprocess.Popen(
         [sys.executable, "-m", "vaultmind", "watch", "--vault", str(vault)],
@@ -166,6 +168,29 @@ def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
     finally:
         err = _stop(proc, signal.SIGINT)
     _assert_stopped_cleanly(proc, err, vault)
+
+
+@pytest.mark.slow
+def test_a_daemon_reachable_beyond_loopback_says_so_and_still_wants_its_token(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    proc = _start_watcher(vault, '[server]\nhost = "0.0.0.0"\n')
+    try:
+        status = _daemon_status(vault, time.monotonic() + 30)
+        assert status.get("daemon", {}).get("running"), "the CLI reaches it"
+        port = json.loads((vault / ".vaultmind" / "daemon.json").read_text(encoding="utf-8"))["port"]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/status", timeout=5)
+        refused.value.close()
+        assert refused.value.code == 401
+    finally:
+        err = _stop(proc, signal.SIGINT)
+    _assert_stopped_cleanly(proc, err, vault)
+    assert "warning: [server] host = '0.0.0.0' lets other machines reach the API" in err
+
+
+def test_only_loopback_hosts_count_as_loopback() -> None:
+    assert not any(map(beyond_loopback, ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost", "LOCALHOST"]))
+    assert all(map(beyond_loopback, ["0.0.0.0", "::", "192.168.1.20", "myhost.lan"]))
 
 
 @pytest.mark.slow

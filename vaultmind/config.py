@@ -6,6 +6,7 @@ Every key is documented in `vault_template/.vaultmind/config.toml`.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -185,3 +186,13 @@ def _validate(config: Config, path: Path) -> None:
             f"[server] host = {config.host!r} is no host name or address", path=path, hint='such as "127.0.0.1"'
         )
 
+
+def beyond_loopback(host: str) -> bool:
+    """Whether the API bound to `host` can be reached from other machines (anything but
+    "localhost" and loopback addresses, e.g. "0.0.0.0" or a LAN address)."""
+    if host.strip().lower() in ("localhost", "localhost."):
+        return False
+    try:
+        return not ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return True  # a host name other than localhost may resolve to anything

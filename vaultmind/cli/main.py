@@ -231,12 +231,20 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from vaultmind.client import find_daemon
+    from vaultmind.config import beyond_loopback
     from vaultmind.daemon import Daemon
     from vaultmind.memory import Memory
 
     config = config_from_args(args)
     if find_daemon(config) is not None:
         raise UsageError(f"a vaultmind daemon already runs for {config.vault}", hint="stop it first")
+    if beyond_loopback(config.host):
+        print(
+            f"vaultmind: warning: [server] host = {config.host!r} lets other machines reach the API; every request "
+            "still needs the token in .vaultmind/daemon.json, but it travels unencrypted (plain HTTP). "
+            'Keep host = "127.0.0.1" unless you mean it.',
+            file=sys.stderr,
+        )
     with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:
 
         def on_batch(what: str, stats: Any) -> None:
