@@ -374,6 +374,9 @@ def test_time_beyond_the_calendar_is_no_window_not_an_error() -> None:
     )
     last = parse_time_window("what happened between 1 and 31 December 9999?", NOW)
     assert last is None or last.end.year == 9999, "no range past the calendar's last day"
+    assert parse_time_window("what happened in Q4 9999?", NOW) is None, "not the latest Q4"
+    first = parse_time_window("the Q1 1850 numbers", NOW)
+    assert first is not None and (first.start.year, first.end.month) == (1850, 4)
 
 
 def test_a_reference_time_at_the_calendars_edge_is_answered_or_refused_not_a_crash(mem: Memory) -> None:

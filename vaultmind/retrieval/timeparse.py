@@ -144,7 +144,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
             rf"\b(?:(in|during|since|before|after|by|until|of) )?(?:q([1-4])|the ({_QUARTER_RX}) quarter)"
-            rf"(?:,? (?:of )?((?:19|20)\d{{2}}))?\b"
+            rf"(?:,? (?:of )?(\d{{4}}))?\b"
         ),
         "quarter",
     ),
