@@ -287,6 +287,22 @@ def test_a_source_query_refuses_a_reversed_window_and_names_an_unknown_source(me
     mem.close()
 
 
+def test_the_first_item_is_cut_to_fit_rather_than_give_way_to_weaker_ones() -> None:
+    def hit(text: str) -> dict[str, Any]:
+        return {"content": text, "wikilink": "[[n#^a]]", "source_refs": ["slack://C1/1"], "author": "Elena Rossi"}
+
+    answer = "The renewal price is 14,200 euros, up from 12,900; it renews on 1 July unless we give notice. " * 3
+    result = {"hits": [hit(answer), hit("tent ok"), hit("small")], "query": {}}
+    block = format_evidence(result, budget_tokens=60)
+    assert block.startswith("[1] Elena Rossi · shortened\nThe renewal price is 14,200 euros") and "tent ok" not in block
+    assert block.endswith("…\n   ↳ [[n#^a]] · slack://C1/1\nLeft out for the budget: [2], [3].")
+    assert approx_tokens(block) <= 60
+    whole = format_evidence(result, budget_tokens=200)
+    assert "shortened" not in whole and answer.strip() in whole
+    tiny = format_evidence(result, budget_tokens=30)  # under MIN_SHORTENED_CHARS of it would fit: left out
+    assert "[1]" not in tiny.split("Left out")[0] and "tent ok" in tiny
+
+
 def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits() -> None:
     """An item larger than what is left of the budget is left out and smaller ones after it
     still come in; when none fits, the block says the budget is too small (not that nothing was

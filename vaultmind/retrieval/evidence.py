@@ -5,7 +5,9 @@ can quote it and a person can follow it. A question with no grounding in the mem
 known entity, no salient term) gets an explicit "no grounding" answer instead of arbitrary
 top-k text; a grounded question's words that the memory never mentions are named. Items are
 taken in rank order while they fit the budget; one that does not is left out, and a smaller
-one after it may still come in; the block ends by naming what it left out.
+one after it may still come in; the block ends by naming what it left out. The first item
+never gives way to weaker ones: when it does not fit whole, its text is cut to fit (marked
+"shortened", ending in "…"), as long as `MIN_SHORTENED_CHARS` of it fit.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
 
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
+MIN_SHORTENED_CHARS = 80  # of the first item's text, or it is left out rather than cut
 _WORD = re.compile(r"\w+")
 
 
@@ -88,6 +91,12 @@ def format_evidence(
     for rank, hit in enumerate(hits, start=1):
         block = _item(rank, hit)
         cost = approx_tokens(block) + 1
+        if used + cost > budget_tokens and rank == 1:  # cut to fit, room kept to name the others
+            reserve = approx_tokens(_left_out(dict.fromkeys(range(2, len(hits) + 1), 0), sizes=False)) + 1
+            shortened = _item(rank, hit, room=budget_tokens - used - reserve - 1) if len(hits) > 1 else ""
+            shortened = shortened or _item(rank, hit, room=budget_tokens - used - 1)
+            if shortened:
+                block, cost = shortened, approx_tokens(shortened) + 1
         if used + cost > budget_tokens:  # left out; a smaller item after it may still fit
             left[rank] = cost
             continue
@@ -140,15 +149,24 @@ def _utc(text: str) -> datetime:
     return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when
 
 
-def _item(rank: int, hit: dict[str, Any]) -> str:
+def _item(rank: int, hit: dict[str, Any], *, room: int | None = None) -> str:
+    """An item's block; with `room` (tokens), its text cut at a word to fit in it, or "" when
+    less than `MIN_SHORTENED_CHARS` of the text would."""
     who = hit.get("author") or hit.get("title") or ""
     span = hit.get("time_range") or {}
     when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
-    head = " · ".join(x for x in (who, when) if x)
+    head = " · ".join(x for x in (who, when, "shortened" if room is not None else "") if x)
     cites = [hit.get("wikilink") or hit.get("note_path", "")]
     cites.extend(hit.get("source_refs") or [])
     text = " ".join(str(hit.get("content", "")).split())
-    return f"[{rank}] {head}\n{text}\n   ↳ " + " · ".join(c for c in cites if c)
+    cite = " · ".join(c for c in cites if c)
+    if room is not None:
+        fits = room * 4 - len(f"[{rank}] {head}\n…\n   ↳ {cite}")  # characters of text (a token: four)
+        if fits < MIN_SHORTENED_CHARS:
+            return ""
+        cut = text[: fits + 1]
+        text = (cut[: cut.rfind(" ")] if " " in cut else cut[:fits]).rstrip() + "…"
+    return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
 
 
 def tokens_of(text: str) -> int:
