@@ -30,6 +30,8 @@ from .conftest import write_chat
         ("When did Bob buy the kayak?", "time"),
         ("In which year did they move?", "time"),
         ("Where is the party?", "place"),
+        ("Which locations has the team visited?", "place"),
+        ("What state did they drive to?", "place"),
         ("Who owns the guest list?", "person"),
         ("How many guests are coming?", "quantity"),
         ("What is Tim's favourite book series?", "title"),

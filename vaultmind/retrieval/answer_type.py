@@ -1,9 +1,9 @@
 """What kind of answer a question asks for, and whether a leaf's text holds one.
 
 A question that starts "When…" is answered by a message that names a time ("yesterday", "last
-Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…") by one that names a
-place (a capitalised name after a preposition of place, or two capitalised words inside a
-sentence: "I booked Golden Lantern"); "Who…" by one that names a person; "How much / how
+Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…", "What state…",
+"Which locations…") by one that names a place (a capitalised name after a preposition of
+place, or two capitalised words inside a sentence: "I booked Golden Lantern"); "Who…" by one that names a person; "How much / how
 many…" by one that holds a number; "What book / movie / series…" (a named work or band, team,
 brand…) by one that quotes a title or names something with a capital.
 Among messages that match the question equally well, the one holding that kind of answer is
@@ -37,7 +37,7 @@ _QUESTION = (
     ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
                         r"how long ago|in (?:what|which) (?:year|month))\b", re.I)),
     ("place", re.compile(r"^\W*(?:where|(?:in |to )?(?:what|which)(?: [\w-]+)? (?:city|cities|country|countries|"
-                         r"town|towns|place|places|island|islands))\b", re.I)),
+                         r"town|towns|place|places|island|islands|state|states|region|regions|location|locations))\b", re.I)),
     ("person", re.compile(r"^\W*(?:who|whom|whose)\b", re.I)),
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
     ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
