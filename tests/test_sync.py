@@ -207,7 +207,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020"])  # documents' times, email subjects
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021"])  # documents' times, email subjects, anchors
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
@@ -987,3 +987,28 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
             ).fetchall()
         )
         assert used == {"leaves": "FSST", "unnamed": "Dictionary"}
+
+
+TRIP = "# Trip\n\n## Day 1\n\n### Notes\n\n{}\n\n## Day 2\n\n### Notes\n\n{}\n\n## Notes\n\n{}\n"
+
+
+def test_a_heading_that_repeats_an_earlier_one_is_anchored_by_the_chain_obsidian_resolves(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """"Notes" under "Day 2" is `#Day 2#Notes` (Obsidian opens the first "Notes" after "Day 2"),
+    the first "Notes" stays `#Notes`; a third, top-level one that no chain reaches before the
+    first keeps its text. An index from before is rebuilt once for it (migration 0021)."""
+    long = " ".join(["The ridge trail above the fjord was steep and wet."] * 60)
+    write(vault, "Trip.md", TRIP.format(long, long.replace("ridge", "kayak"), long.replace("ridge", "ferry")))
+    config = _indexed_before(vault, monkeypatch, "0021")
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        anchors = dict(memory.index.query("SELECT DISTINCT list_aggregate(heading_path, 'string_agg', '/'), anchor FROM leaves"))
+        assert anchors == {
+            "Trip/Day 1/Notes": "#Notes",
+            "Trip/Day 2/Notes": "#Day 2#Notes",
+            "Trip/Notes": "#Notes",  # "#Trip#Notes" would open Day 1's
+        }, anchors
+        hit = memory.search("kayak", limit=1)["hits"][0]
+        assert hit["wikilink"] == "[[Trip#Day 2#Notes]]" and hit["link"].endswith("file=Trip%23Day%202%23Notes")

@@ -121,6 +121,7 @@ class _Chunker:
         self.offsets = list(accumulate(map((1).__add__, map(len, self.lines)), initial=0))
         self._quarters: list[int] | None = None  # token quarters of lines [0, i), for each i
         self.out: list[tuple[str, tuple[str, ...], str]] = []
+        self.anchors = heading_anchors(scan.headings)
 
     # spans
 
@@ -136,6 +137,9 @@ class _Chunker:
     def text(self, start: int, end: int) -> str:
         raw = self.body[self.offsets[start] : max(self.offsets[start], self.offsets[end] - 1)]
         return _LEADING_BLANK_RE.sub("", raw.rstrip())
+
+    def anchor(self, node: _Node) -> str:
+        return self.anchors.get(node.heading.line, "") if node.heading is not None else ""
 
     def emit(self, text: str, path: tuple[str, ...], anchor: str) -> None:
         if text.strip():
@@ -214,7 +218,7 @@ class _Chunker:
         """Chunk one heading section; `carry` is where a parent's bare heading started."""
         assert node.heading is not None
         start = node.start if carry is None else carry
-        anchor = _anchor(node.heading)
+        anchor = self.anchor(node)
         if self.tokens(start, node.end) <= self.budget:
             self.emit(self.text(start, node.end), node.path, anchor)
             return
@@ -240,7 +244,7 @@ class _Chunker:
                     cur.heading_only = False
                     continue
                 self.flush(cur)
-                cur = _Open(child.start, child.end, "", child.path, _anchor(child.heading))
+                cur = _Open(child.start, child.end, "", child.path, self.anchor(child))
                 continue
             child_carry: int | None = None
             if cur is not None and cur.heading_only:
@@ -351,11 +355,46 @@ def _heading_line(heading: Heading) -> str:
     return "#" * heading.level + " " + heading.text
 
 
-def _anchor(heading: Heading | None) -> str:
-    if heading is None:
-        return ""
-    text = heading_anchor(heading.text)
-    return "#" + text if text else ""
+def heading_anchors(headings: Sequence[Heading]) -> dict[int, str]:
+    """Each heading's anchor, by its first line: "#" + its text as Obsidian links it, or, when an
+    earlier heading has the same text, the shortest chain of its section's headings that Obsidian
+    resolves to it ("#Day 2#Notes": the first "Notes" after "Day 2"). Obsidian reads a chain one
+    heading after another, in note order; a heading no chain reaches keeps its own text (the
+    first of that name)."""
+    names = [heading_anchor(h.text) for h in headings]
+    folded = [name.casefold() for name in names]
+    out: dict[int, str] = {}
+    stack: list[int] = []  # the open sections' headings, by index
+    seen: set[str] = set()
+    for i, heading in enumerate(headings):
+        while stack and headings[stack[-1]].level >= heading.level:
+            stack.pop()
+        if names[i]:
+            chain = [i]
+            if folded[i] in seen:
+                for ancestor in reversed(stack):
+                    if names[ancestor]:
+                        chain.insert(0, ancestor)
+                        if _resolves(folded, [folded[k] for k in chain]) == i:
+                            break
+                else:
+                    chain = [i]
+            out[heading.line] = "".join("#" + names[k] for k in chain)
+            seen.add(folded[i])
+        stack.append(i)
+    return out
+
+
+def _resolves(folded: Sequence[str], chain: Sequence[str]) -> int | None:
+    """The heading (index) Obsidian opens for a chain of heading names: each matched in turn,
+    in note order."""
+    at = 0
+    for i, name in enumerate(folded):
+        if name == chain[at]:
+            at += 1
+            if at == len(chain):
+                return i
+    return None
 
 
 def _split_span(text: str, start: int, end: int, limit: int, levels: Sequence[str]) -> list[tuple[int, int]]:
