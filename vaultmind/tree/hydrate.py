@@ -100,7 +100,7 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
             )
         )
         if shared > 1:
-            part_label = f"{title} › {anchor.lstrip('#^')}" if anchor else str(title)
+            part_label = f"{title} › {anchor.lstrip('#^').replace('#', ' › ')}" if anchor else str(title)
             links.append(leaf_link(note_path, anchor, int(k), part_label.replace("|", " ")))
         else:
             links.append(leaf_link(note_path, anchor))
