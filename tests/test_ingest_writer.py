@@ -88,6 +88,32 @@ def test_overlapping_exports_merge_by_message_id(vault: Path) -> None:
     assert (other / GENERAL / "2024-03-04.md").read_bytes() == merged
 
 
+def _add_front_matter(path: Path, lines: str) -> bytes:
+    """Properties added in Obsidian (before the body hash, as Obsidian appends them); the new bytes."""
+    text = path.read_text(encoding="utf-8").replace("vaultmind_body_sha256:", lines + "vaultmind_body_sha256:", 1)
+    path.write_text(text, encoding="utf-8")
+    return text.encode("utf-8")
+
+
+def test_properties_added_in_obsidian_survive_every_later_ingest(vault: Path) -> None:
+    write_batches(vault, [batch(msg(1), msg(2))])
+    note = vault / GENERAL / "2024-03-04.md"
+    edited = _add_front_matter(note, "tags:\n  - family\n# mine\naliases: [Family chat March]\n")
+    again = write_batches(vault, [batch(msg(1), msg(2))])
+    assert again.written == [] and note.read_bytes() == edited, "nothing new: the note is not rewritten"
+    more = write_batches(vault, [batch(msg(3))])
+    assert more.written == [f"{GENERAL}/2024-03-04.md"] and more.messages_added == 1
+    data = split_frontmatter(note.read_text(encoding="utf-8")).data
+    assert data["tags"] == ["family"] and data["aliases"] == ["Family chat March"] and data["messages"] == 3
+    assert "# mine\naliases:" in note.read_text(encoding="utf-8")
+    assert parse_note(f"{GENERAL}/2024-03-04.md", note.read_text(encoding="utf-8")).frontmatter["tags"] == ["family"]
+    write_documents(vault, [doc("## Numbers\n\nRevenue grew 12 %.\n")])
+    _add_front_matter(vault / DOC, "cssclasses: wide\n")
+    write_documents(vault, [doc("## Numbers\n\nRevenue grew 15 %.\n")])
+    fm = split_frontmatter((vault / DOC).read_text(encoding="utf-8"))
+    assert fm.data["version"] == 2 and fm.data["cssclasses"] == "wide"
+
+
 def test_changed_text_keeps_the_note_and_warns(vault: Path) -> None:
     write_batches(vault, [batch(msg(1, "original"))])
     report = write_batches(vault, [batch(msg(1, "edited later"))])

@@ -162,6 +162,53 @@ def _read_existing(vault: Path, rel: str) -> _Existing | None:
     return _Existing(rel, raw, fm.data, fm.body, owned)
 
 
+# The front matter keys vaultmind writes in source notes; any other key of a note vaultmind owns
+# (a tag, an alias, a property added in Obsidian) is the user's and is kept when the note is
+# rewritten.
+GENERATED_KEYS = frozenset(
+    """vaultmind kind source_id scope title subject participants time_start time_end messages version
+    source_ref vaultmind_body_sha256""".split()
+)
+_TOP_KEY_RE = re.compile(r"([^\s#:][^:]*?)\s*:(?:\s|$)")
+
+
+def with_user_keys(data: bytes, old: bytes) -> bytes:
+    """`data` (a note vaultmind rendered) with the front matter keys of `old` (the note it
+    replaces) that vaultmind does not write, as they were written, before its body hash."""
+    blocks = _user_blocks(old.decode("utf-8", errors="replace"))
+    if not blocks:
+        return data
+    text = data.decode("utf-8")
+    at = text.find("\nvaultmind_body_sha256:")
+    if at < 0:
+        return data
+    return (text[: at + 1] + "".join(blocks) + text[at + 1 :]).encode("utf-8")
+
+
+def _user_blocks(text: str) -> list[str]:
+    """The top-level front matter entries of `text` whose keys vaultmind does not write, each
+    with its lines (a list's items, a mapping's entries, comments before it)."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return []
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "..."))
+    except StopIteration:
+        return []
+    blocks: list[tuple[str | None, list[str]]] = []
+    pending: list[str] = []  # comments and blank lines, given to the next key
+    for line in lines[1:end]:
+        key = _TOP_KEY_RE.match(line)
+        if key is not None and not line[:1].isspace() and not line.startswith("-"):
+            blocks.append((key.group(1).strip().strip("\"'"), [*pending, line]))
+            pending = []
+        elif line.strip() and not line.lstrip().startswith("#") and blocks:
+            blocks[-1][1].append(line)  # a list item, a nested entry, a continued value
+        else:
+            pending.append(line)
+    return ["".join(f"{line}\n" for line in body) for key, body in blocks if key not in GENERATED_KEYS]
+
+
 # --- the plan -------------------------------------------------------------------------------
 
 
@@ -298,10 +345,10 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     data = render_source_note(group.meta, merged).encode("utf-8")
     if target is not None:
         plan.claimed.add(target.path)
-        if data == target.raw:
+        if not new:  # nothing to add: the note stays as it is, its front matter included
             report.unchanged.append(target.path)
         else:
-            plan.writes.append(_Write(target.path, data, target.raw, added=len(new)))
+            plan.writes.append(_Write(target.path, with_user_keys(data, target.raw), target.raw, added=len(new)))
         return
     assert free is not None
     plan.claimed.add(free)
@@ -384,7 +431,7 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
         data = _render_document(
             doc, latest + 1, time_start, modified or _opt_str(target.data.get("time_end"))
         )
-        plan.writes.append(_Write(target.path, data, target.raw, replaced=1))
+        plan.writes.append(_Write(target.path, with_user_keys(data, target.raw), target.raw, replaced=1))
         return
     if any(same_as(note, str(note.data.get("vaultmind_body_sha256") or "")) for note in user_edited):
         return  # the user edited vaultmind's version of this very content: nothing new
