@@ -295,3 +295,44 @@ def test_same_message_id_different_text_is_reported(tmp_path: Path) -> None:
         batches, warnings = parse_email_paths_with_report(order)
         assert batches[0].messages[0].text == "Hi Bob,\n\nthe numbers are attached.\n\nAlice"
         assert len(warnings) == 1 and "also read with a different text" in warnings[0]
+
+
+def _mbox_notes(vault: Path) -> dict[str, list[str]]:
+    """Each email note of the vault → its message ids, in note order."""
+    from vaultmind.ingest.writer import _message_ids
+
+    return {
+        p.relative_to(vault).as_posix(): _message_ids(p.read_bytes())
+        for p in sorted((vault / "sources" / "email").rglob("*.md"))
+    }
+
+
+def test_a_reply_ingested_later_joins_its_thread_and_no_message_is_written_twice(tmp_path: Path, vault: Path) -> None:
+    """Across ingests as within one: a reply joins the note of the thread it answers; a message
+    already in the vault (from another mailbox: Message-IDs are global) is known, not copied."""
+    first = write_mbox(tmp_path / "Inbox.mbox", M1, OTHER)
+    write_batches(vault, parse_email_paths([first]))
+    reply = write_mbox(tmp_path / "later.mbox", M2)
+    joined = write_batches(vault, parse_email_paths([reply]))
+    assert joined.written == ["sources/email/inbox/q3-budget/2024-03-11-q3-budget.md"] and joined.messages_added == 1
+    full = write_mbox(tmp_path / "Work.mbox", M1, M2, M3, OTHER)
+    again = write_batches(vault, parse_email_paths([full]))
+    assert again.messages_added == 1 and again.messages_known == 3
+    notes = _mbox_notes(vault)
+    assert notes == {
+        "sources/email/inbox/offsite/2024-03-13-offsite.md": ["o1@example.com"],
+        "sources/email/inbox/q3-budget/2024-03-11-q3-budget.md": ["m1@example.com", "m2@example.com", "m3@example.com"],
+    }, notes
+    assert write_batches(vault, parse_email_paths([full, first, reply])).written == []
+
+
+def test_threads_that_only_share_a_subject_and_day_stay_apart_across_ingests(tmp_path: Path, vault: Path) -> None:
+    carol = message("hi-c@example.com", "carol@example.com", "Mon, 4 Mar 2024 09:00:00 +0000", "Hi", "Lunch?")
+    dan = message("hi-d@example.com", "dan@example.com", "Mon, 4 Mar 2024 15:00:00 +0000", "Hi", "Call me.")
+    for folder in ("one", "a", "b"):
+        (tmp_path / folder).mkdir()
+    together = tmp_path / "one"
+    write_batches(together, parse_email_paths([write_mbox(together / "acct.mbox", carol, dan)]))
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "a" / "acct.mbox", carol)]))
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "b" / "acct.mbox", dan)]))
+    assert _mbox_notes(vault) == _mbox_notes(together) and len(_mbox_notes(vault)) == 2

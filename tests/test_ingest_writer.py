@@ -114,6 +114,24 @@ def test_properties_added_in_obsidian_survive_every_later_ingest(vault: Path) ->
     assert fm.data["version"] == 2 and fm.data["cssclasses"] == "wide"
 
 
+def test_a_day_note_renamed_in_obsidian_is_merged_into_not_duplicated(vault: Path) -> None:
+    write_batches(vault, [batch(msg(1), msg(2))])
+    renamed = vault / GENERAL / "2024-03-04 dentist day.md"
+    (vault / GENERAL / "2024-03-04.md").rename(renamed)
+    report = write_batches(vault, [batch(msg(1), msg(2), msg(3))])
+    assert report.written == [f"{GENERAL}/2024-03-04 dentist day.md"]
+    assert (report.messages_added, report.messages_known) == (1, 2)
+    assert not (vault / GENERAL / "2024-03-04.md").exists()
+    assert [leaf.message_id for leaf in parse_note(f"{GENERAL}/{renamed.name}", renamed.read_text(encoding="utf-8")).leaves] == [
+        msg(1).message_id,
+        msg(2).message_id,
+        msg(3).message_id,
+    ]
+    other = SourceMeta(kind="chat", source_id="slack:acme/random", scope="slack/acme/general", title="#random")
+    mixed = write_batches(vault, [batch(msg(1), meta=other)])  # the same id in another channel is another message
+    assert mixed.messages_added == 1 and mixed.written == [f"{GENERAL}/2024-03-04.md"]
+
+
 def test_changed_text_keeps_the_note_and_warns(vault: Path) -> None:
     write_batches(vault, [batch(msg(1, "original"))])
     report = write_batches(vault, [batch(msg(1, "edited later"))])

@@ -20,7 +20,10 @@ Threads: union-find over Message-ID, In-Reply-To and References (ids of messages
 the export still join their replies). The thread's subject is the earliest message's, with
 `Re:`/`Fwd:`/`AW:`/`SV:`… and `[list]` tags removed. A message seen twice (two exports, or a
 copy in Sent and in Inbox) is kept once, by Message-ID: the copy of the mailbox whose name
-sorts first, so the result does not depend on the order of the paths.
+sorts first, so the result does not depend on the order of the paths; two that differ (in
+text or attachments) are reported. Across ingests the writer does the same: a message already
+in the vault, in any mailbox's note, is known, and a reply joins the note of the thread it
+answers (`SourceBatch.related`).
 
 Messages: id = Message-ID without `<>` (or `nomid-<hash>` of its sender, date, subject and
 body when it has none); author `Name <addr>`; time from `Date:`, else the earliest
@@ -357,7 +360,9 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
             kind="email", source_id=f"email:{box}", scope=f"{box}/{slug}", title=subject, subject=subject
         )
         messages = tuple(_message(mail) for mail in thread)
-        out.append(SourceBatch(meta=meta, messages=messages, bucket="thread", note_name=name))
+        held = {mail.key for mail in thread}
+        related = sorted({ref for mail in thread for ref in (*mail.parsed.in_reply_to, *mail.parsed.references)} - held)
+        out.append(SourceBatch(meta=meta, messages=messages, bucket="thread", note_name=name, related=tuple(related)))
     return out
 
 
@@ -380,7 +385,7 @@ def parse_email_paths_with_report(
             if mail is None:
                 continue
             seen = mails.get(mail.key)
-            if seen is not None and seen.parsed.body != mail.parsed.body:
+            if seen is not None and _message(seen).text != _message(mail).text:  # attachments too
                 warnings.append(
                     f"{raw.origin}: Message-ID <{mail.key}> also read with a different text"
                     f" ({seen.origin}); kept one copy"

@@ -25,6 +25,7 @@ class SourceBatch:
     messages: tuple[Message, ...]
     bucket: Bucket = "day"
     note_name: str | None = None  # file stem when bucket is "thread"/"whole"
+    related: tuple[str, ...] = ()  # ids of messages it answers that it does not hold (an email's In-Reply-To)
 
 
 @dataclass(frozen=True, slots=True)

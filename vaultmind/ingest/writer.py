@@ -15,6 +15,12 @@ reported as a warning), sorted by (timestamp, message id) and re-rendered. A not
 edited is never overwritten: messages it does not hold go to a sibling `<stem>.2.md` (the next
 free number), which later ingests keep merging into.
 
+A message is never written twice: one already in another note (a day note you renamed, or,
+for email, whose Message-IDs are global, a note of another mailbox) counts as known. When a
+note of vaultmind's elsewhere holds some of a group's messages, or, for email, the messages it
+answers (`SourceBatch.related`: a reply ingested after its thread), the group's new messages
+join that note instead.
+
 Documents: one note per `source_id` in `sources/document/<scope>/`, found by its front matter
 (so a renamed title keeps its file). Unchanged content (title, body, `source_ref`) is a no-op;
 changed content replaces the note with `version` + 1.
@@ -228,11 +234,27 @@ class _Plan:
     writes: list[_Write] = field(default_factory=list)
     claimed: set[str] = field(default_factory=set)
     cache: dict[str, _Existing | None] = field(default_factory=dict)
+    scanned: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed`
 
     def existing(self, rel: str) -> _Existing | None:
         if rel not in self.cache:
             self.cache[rel] = _read_existing(self.vault, rel)
         return self.cache[rel]
+
+    def placed(self, folder: str) -> dict[str, list[tuple[str, str]]]:
+        """Message id → (path, source_id) of the notes under `folder` that hold it (read once)."""
+        if folder not in self.scanned:
+            found: dict[str, list[tuple[str, str]]] = {}
+            root = self.vault / folder
+            for full in sorted(root.rglob("*.md")) if root.is_dir() else ():
+                rel = full.relative_to(self.vault).as_posix()
+                note = self.cache.get(rel) or _read_existing(self.vault, rel)  # not kept: only its ids are
+                if note is None or not note.source_id:
+                    continue
+                for message_id in _message_ids(note.raw):
+                    found.setdefault(message_id, []).append((rel, note.source_id))
+            self.scanned[folder] = found
+        return self.scanned[folder]
 
     def keep_user_edited(self, paths: Sequence[str]) -> None:
         for path in paths:
@@ -247,6 +269,18 @@ class _Group:
     meta: SourceMeta
     base: str
     messages: dict[str, Message] = field(default_factory=dict)
+    related: set[str] = field(default_factory=set)
+
+
+def _message_ids(raw: bytes) -> list[str]:
+    """The message ids of a source note's meta lines (read without parsing the note)."""
+    out = []
+    for line in raw.decode("utf-8", errors="replace").split("\n"):
+        if line.startswith("> %% vaultmind "):
+            meta = parse_meta(line[2:])
+            if meta and "id" in meta:
+                out.append(meta["id"])
+    return out
 
 
 def _normalize(message: Message, meta: SourceMeta) -> Message:
@@ -286,6 +320,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list
             if group is None:
                 title = f"{meta.title} · {day}" if day else meta.title
                 group = groups[(base, meta.source_id)] = _Group(replace(meta, title=title), base)
+            group.related.update(batch.related)
             seen = group.messages.get(msg.message_id)
             if seen is None:
                 group.messages[msg.message_id] = msg
@@ -298,14 +333,77 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list
     return [groups[key] for key in sorted(groups)]
 
 
+def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
+    """Message id → the notes outside the group's own (its path and siblings) that hold it, or
+    hold a message it answers: of its source for chat, of any mailbox for email."""
+    kind = group.meta.kind
+    folder = f"{SOURCES_DIR}/email" if kind == "email" else group.base.rsplit("/", 1)[0]
+    placed = plan.placed(folder)
+    stem = group.base[:-3]
+    out: dict[str, list[str]] = {}
+    for message_id in sorted({*group.messages, *group.related}):
+        for path, source_id in placed.get(message_id, ()):
+            own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
+            if not own and (kind == "email" or source_id == group.meta.source_id):
+                out.setdefault(message_id, []).append(path)
+    return out
+
+
+def _home(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]]) -> _Existing | None:
+    """The note of vaultmind's outside the group's own that holds most of its messages (or the
+    messages it answers), when there is one: the group's new messages join it."""
+    counts: dict[str, int] = {}
+    for paths in elsewhere.values():
+        for path in paths:
+            counts[path] = counts.get(path, 0) + 1
+    for path in sorted(counts, key=lambda p: (-counts[p], p)):
+        note = plan.existing(path)
+        if note is not None and note.owned and str(note.data.get("kind")) == group.meta.kind and path not in plan.claimed:
+            return note
+    return None
+
+
+def _thread_base(plan: _Plan, group: _Group) -> str:
+    """An email thread's note: its planned path, unless a note of vaultmind's there holds
+    another thread (same subject and day, no message in common): then the path with the hash of
+    its first message, as when both threads come in one ingest."""
+    note = plan.existing(group.base)
+    if note is None or not note.owned or note.source_id != group.meta.source_id:
+        return group.base
+    if set(note.messages()) & ({*group.messages} | group.related):
+        return group.base
+    first = min(group.messages.values(), key=_sort_key).message_id
+    return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
+
+
+def _meta_of(note: _Existing, kind: SourceMeta) -> SourceMeta:
+    """The conversation a note of vaultmind's says it holds (to re-render it as it is)."""
+    data = note.data
+    subject = data.get("subject")
+    return replace(
+        kind,
+        source_id=note.source_id,
+        scope=str(data.get("scope") or kind.scope),
+        title=str(data.get("title") or kind.title),
+        subject=str(subject) if subject is not None else kind.subject,
+    )
+
+
 def _plan_group(plan: _Plan, group: _Group) -> None:
     report = plan.report
     target: _Existing | None = None
     user_edited: list[_Existing] = []
     free: str | None = None
+    elsewhere = _elsewhere(plan, group)
+    home = _home(plan, group, elsewhere)
+    meta = group.meta
+    if home is not None:  # a day note you renamed; an email thread ingested before
+        target = home
+        meta = _meta_of(home, group.meta)
+    base = _thread_base(plan, group) if meta.kind == "email" and home is None else group.base
     n = 1
-    while free is None:
-        path = sibling_path(group.base, n)
+    while free is None and home is None:
+        path = sibling_path(base, n)
         n += 1
         if path in plan.claimed:
             continue
@@ -318,10 +416,10 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             elif not note.owned:
                 user_edited.append(note)
 
-    known: dict[str, Message] = {}
-    for note in user_edited:
-        for message_id, message in note.messages().items():
-            known.setdefault(message_id, message)
+    known = {message_id for note in user_edited for message_id in note.messages()}
+    known.update(  # already written in another note: not again
+        message_id for message_id, paths in elsewhere.items() if target is None or set(paths) - {target.path}
+    )
     current = target.messages() if target is not None else {}
     new: dict[str, Message] = {}
     for message_id, message in group.messages.items():
@@ -329,7 +427,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         if mine is not None:
             report.messages_known += 1
             if note_text(mine.text) != note_text(message.text):
-                where = target.path if target is not None else group.base
+                where = target.path if target is not None else base
                 report.warnings.append(
                     f"{where}: message {message_id!r} differs from the note; kept the note's text"
                 )
@@ -342,7 +440,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     if new and user_edited:
         plan.keep_user_edited([note.path for note in user_edited])
     merged = sorted([*current.values(), *new.values()], key=_sort_key)
-    data = render_source_note(group.meta, merged).encode("utf-8")
+    data = render_source_note(meta, merged).encode("utf-8")
     if target is not None:
         plan.claimed.add(target.path)
         if not new:  # nothing to add: the note stays as it is, its front matter included
