@@ -553,6 +553,19 @@ def test_folder_walk_skips_unknown_files(tmp_path: Path, vault: Path) -> None:
     assert any("notes.txt" in w and "not recognised" in w for w in report.warnings)
 
 
+def test_a_file_in_a_folder_that_only_looks_like_an_export_is_skipped_not_fatal(tmp_path: Path, vault: Path) -> None:
+    """A `target.json` beside the exports reads as the generic format but is none: it is skipped
+    with its error, and the real exports beside it are ingested. Named on its own, it stops."""
+    folder = tmp_path / "exports"
+    write(folder, "a.txt", WHATSAPP["iso.txt"])
+    write(folder, "target.json", '[{"author": "Alice", "timestamp": "2024-03-04T09:00:00Z"}]\n')
+    report = ingest_paths("chat", [folder], vault)
+    assert report.messages_added == 3
+    assert [w for w in report.warnings if "target.json" in w and "skipped (read as generic)" in w], report.warnings
+    with pytest.raises(IngestError):
+        ingest_paths("chat", [folder / "target.json"], vault)
+
+
 def test_notes_render_and_parse_back_one_leaf_per_message(tmp_path: Path, vault: Path) -> None:
     export = slack_export(tmp_path / "export")
     report = ingest_paths("chat", [export], vault)

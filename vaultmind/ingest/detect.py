@@ -102,9 +102,10 @@ def _json_format(head: str) -> str | None:
 
 def _expand(
     kind: str, paths: Sequence[Path], fmt: str, report: IngestReport
-) -> list[tuple[Path, str | None]]:
-    """(path, format) pairs: files as given; folders walked (Slack export folders kept whole)."""
-    out: list[tuple[Path, str | None]] = []
+) -> list[tuple[Path, str | None, bool]]:
+    """(path, format, found in a folder) triples: files as given; folders walked (Slack export
+    folders kept whole)."""
+    out: list[tuple[Path, str | None, bool]] = []
     for path in paths:
         if not path.exists():
             raise IngestError("no such file or folder", path=path)
@@ -112,7 +113,7 @@ def _expand(
             fmt == "slack" or (fmt == "auto" and detect_chat_format(path) == "slack")
         )
         if not path.is_dir() or whole_slack:
-            out.append((path, None))
+            out.append((path, None, False))
             continue
         candidates = 0
         for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES):
@@ -126,7 +127,7 @@ def _expand(
             if found is None:
                 report.warnings.append(f"{child}: format not recognised; skipped")
                 continue
-            out.append((child, found))
+            out.append((child, found, True))
         if not candidates:  # (files skipped as unrecognised have a warning each)
             report.warnings.append(_nothing_found([path], "chat exports: " + ", ".join(sorted(_SUFFIXES))))
     return out
@@ -208,9 +209,15 @@ def parse_paths(
     zone_info = zone(tz)
     expanded = _expand(kind, files, fmt, report)
     batches: list[SourceBatch] = []
-    for done, (path, detected) in enumerate(expanded, 1):
+    for done, (path, detected, walked) in enumerate(expanded, 1):
         chosen = "agent" if kind == "agent" else (detected or fmt)
-        batches.extend(parse_chat_path(path, chosen, zone_info))
+        try:
+            batches.extend(parse_chat_path(path, chosen, zone_info))
+        except IngestError as exc:
+            if not walked or fmt != "auto":  # a file you named, or a format you chose: stop
+                raise
+            # a file found in a folder that only looks like an export: the others still count
+            report.warnings.append(f"{exc}; skipped (read as {chosen})")
         if progress is not None:
             progress("parsing", done, len(expanded))
     return batches
