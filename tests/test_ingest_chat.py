@@ -226,7 +226,9 @@ WHATSAPP = {
         "13/03/2024, 21:05 - Bob: Yes: done\n"
         "13/03/2024, 21:06 - Bob: <Media omitted>\n"
     ),
-    "ios_mdy_12h.txt": (
+    "ios_mdy_12h.txt": (  # iOS says some notices as the group, after a left-to-right mark
+        "[3/4/24, 8:59:00\u202fAM] Q3: \u200eMessages and calls are end-to-end encrypted. No one outside of this "
+        "chat, not even WhatsApp, can read or listen to them.\n"
         "\u200e[3/4/24, 9:00:00\u202fAM] Alice: Budget?\n"
         "second line\n"
         "\u200e[3/4/24, 9:01:00\u202fAM] \u200eBob created group \u201cQ3\u201d\n"
@@ -264,6 +266,18 @@ def test_whatsapp_locale_formats_parse_alike(tmp_path: Path) -> None:
         these = [m.message_id for m in only(batches)]
         assert ids is None or these == ids, "ids depend on content, not on the date format"
         ids = these
+
+
+def test_whatsapp_ios_media_lines_stay_and_only_notices_go(tmp_path: Path) -> None:
+    text = (
+        "[3/4/24, 9:00:00\u202fAM] Family: \u200eAlice added Bob\n"
+        "[3/4/24, 9:01:00\u202fAM] Alice: \u200eimage omitted\n"
+        "[3/4/24, 9:02:00\u202fAM] Bob: I added the receipts to the folder\n"
+    )
+    assert [(a, t) for a, _, t in texts(parse_whatsapp(write(tmp_path, "WhatsApp Chat - Family.txt", text)))] == [
+        ("Alice", "image omitted"),
+        ("Bob", "I added the receipts to the folder"),
+    ]
 
 
 def test_whatsapp_ambiguous_dates_follow_message_order(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ settles it; otherwise the order that keeps the messages chronological wins, day-
 
 Lines without `author: ` after the time are system lines ("created group", "You were added",
 "Messages and calls are end-to-end encrypted") and are dropped with their continuation lines.
+iOS writes some of them as a message of the group (or the contact) whose text starts with a
+left-to-right mark: those that say a system notice's words are dropped too.
 "<Media omitted>" / "image omitted" stay as the message's text: they record that something was
 sent. Export times are local and carry no zone: they are read in `tz` (default UTC).
 """
@@ -127,6 +129,8 @@ def _records(path: Path, text: str) -> list[_Record]:
         if (len(parts_text[0]) > 2 and len(parts_text[2]) > 2) or len(parts_text[1]) > 2:
             raise ingest_error(path, f"cannot read the date {match.group('date')!r}", line=number)
         author, body = _split_author(match.group("rest"))
+        if author is not None and ": \u200e" in raw and _IOS_NOTICE_RE.search(body):
+            author = None  # iOS: a system notice said by the group
         ampm = match.group("ampm")
         records.append(
             _Record(
@@ -144,6 +148,14 @@ def _records(path: Path, text: str) -> list[_Record]:
     if not records:
         raise ingest_error(path, "no message lines (a date and time, then `author: text`)", line=1)
     return records
+
+
+_IOS_NOTICE_RE = re.compile(
+    r"end-to-end encrypted|\bcreated (?:the |this )?group\b|\badded\b|\bremoved\b|\bleft$|\bjoined using\b"
+    r"|\bchanged (?:the|this group's) (?:subject|group|icon|description|settings)|\bsecurity code\b"
+    r"|disappearing messages|\bchanged their phone number\b|\bis a contact\b",
+    re.I,
+)
 
 
 def _split_author(rest: str) -> tuple[str | None, str]:
