@@ -148,3 +148,16 @@ def test_ingesting_documents_says_documents_not_messages(
     assert "messages" not in text.splitlines()[0]
     code, text, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault))
     assert code == 0 and text.startswith("vaultmind: ingested 2 documents — 0 notes written, 2 unchanged")
+
+
+def test_notes_the_daemon_indexed_first_are_said_to_be_indexed(capsys: pytest.CaptureFixture[str]) -> None:
+    """The running daemon's watcher may index the written notes before the ingest asks it to:
+    the report says so rather than "+0 notes"."""
+    from vaultmind.cli.ingest import _print
+
+    base = {"written": ["a.md"], "unchanged": [], "kept_user_edited": [], "kind": "chat", "messages_added": 1,
+            "messages_known": 0, "documents_replaced": 0, "warnings": []}  # fmt: skip
+    _print(base | {"sync": {"added": 0, "modified": 0, "unchanged": 1, "leaves_written": 0, "seconds": 0.01}})
+    assert "indexed: already, by the running daemon's watcher" in capsys.readouterr().out
+    _print(base | {"sync": {"added": 1, "modified": 0, "unchanged": 0, "leaves_written": 3, "seconds": 0.01}})
+    assert "indexed: +1 ~0 notes, 3 leaves" in capsys.readouterr().out

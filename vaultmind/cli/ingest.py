@@ -105,7 +105,9 @@ def _print(result: dict[str, Any]) -> None:
     for warning in result["warnings"]:
         print(f"  warning: {warning}")
     sync = result["sync"]
-    if sync is not None:
+    if sync is not None and not (sync.get("added") or sync.get("modified")) and sync.get("unchanged"):
+        print("  indexed: already, by the running daemon's watcher")  # it saw the files first
+    elif sync is not None:
         print(
             f"  indexed: +{sync.get('added', 0):,} ~{sync.get('modified', 0):,} notes, "
             f"{sync.get('leaves_written', 0):,} leaves in {sync.get('seconds', 0):.2f} s"
