@@ -161,3 +161,21 @@ def test_notes_the_daemon_indexed_first_are_said_to_be_indexed(capsys: pytest.Ca
     assert "indexed: already, by the running daemon's watcher" in capsys.readouterr().out
     _print(base | {"sync": {"added": 1, "modified": 0, "unchanged": 0, "leaves_written": 3, "seconds": 0.01}})
     assert "indexed: +1 ~0 notes, 3 leaves" in capsys.readouterr().out
+
+
+def test_the_vaults_time_zone_reads_local_export_times_unless_tz_says_otherwise(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
+    write(vault, ".vaultmind/config.toml", '[ingest]\ntimezone = "Europe/Berlin"\n')
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 0 and data["messages_added"] == 3
+    text = (vault / "sources/chat/whatsapp/alice/2024-03-04.md").read_text(encoding="utf-8")
+    assert 'at="2024-03-04T08:00:00Z"' in text, "09:00 in Berlin"
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert data["messages_added"] == 0 and data["messages_known"] == 3, "the same zone: the same messages"
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--tz", "UTC", "--json")
+    assert data["messages_added"] == 3, "--tz overrides the vault's zone"
+    write(vault, ".vaultmind/config.toml", '[ingest]\ntimezone = "Europe/Berlinn"\n')
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 1 and "[ingest] timezone = 'Europe/Berlinn' is no time zone" in data["error"]["message"]

@@ -48,6 +48,8 @@ class Config:
     port: int = 0  # 0 picks a free port, published in .vaultmind/daemon.json
     # [search]
     search_limit: int = 10
+    # [ingest]
+    ingest_timezone: str = ""  # exports' local times (WhatsApp, Signal…); empty: UTC
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -82,6 +84,7 @@ _SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
     ("server", "host"): ("host", str),
     ("server", "port"): ("port", int),
     ("search", "limit"): ("search_limit", int),
+    ("ingest", "timezone"): ("ingest_timezone", str),
 }
 
 FEATURE_KEYS: dict[str, tuple[str, ...]] = {
@@ -181,6 +184,10 @@ def _validate(config: Config, path: Path) -> None:
         raise ConfigError("[watch] debounce_ms must be >= 0 and step_ms > 0", path=path)
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"[server] port = {config.port} is no port", path=path, hint="use 0 (any free port) to 65535")
+    if config.ingest_timezone and not _known_zone(config.ingest_timezone):
+        raise ConfigError(
+            f"[ingest] timezone = {config.ingest_timezone!r} is no time zone", path=path, hint='an IANA name such as "Europe/Berlin"'
+        )
     if not config.host.strip() or any(c.isspace() for c in config.host):
         raise ConfigError(
             f"[server] host = {config.host!r} is no host name or address", path=path, hint='such as "127.0.0.1"'
@@ -196,3 +203,13 @@ def beyond_loopback(host: str) -> bool:
         return not ipaddress.ip_address(host.strip().strip("[]")).is_loopback
     except ValueError:
         return True  # a host name other than localhost may resolve to anything
+
+
+def _known_zone(name: str) -> bool:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True

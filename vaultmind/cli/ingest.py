@@ -43,7 +43,8 @@ def add_parser(sub: Any) -> None:
         default=None,
         metavar="ZONE",
         help="time zone of exports that write local times without one (WhatsApp, Signal, "
-        "Telegram without date_unixtime), e.g. Europe/Berlin (default: UTC)",
+        "Telegram without date_unixtime), e.g. Europe/Berlin (default: [ingest] timezone in the "
+        "vault's config, else UTC)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.set_defaults(handler=cmd_ingest)
@@ -57,7 +58,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     config = load_config(vault)
     with Progress(enabled=True) as progress:
         report = ingest_paths(
-            args.kind, args.paths, config.vault, fmt=args.fmt, tz=args.tz, progress=progress
+            args.kind, args.paths, config.vault, fmt=args.fmt, tz=args.tz or config.ingest_timezone or None, progress=progress
         )
     sync: dict[str, Any] | None = None
     if report.written:
