@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -167,10 +168,12 @@ Open the doors at six and check the projector.
 """
 
 
-def _indexed_before(vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str, *, undated: bool = False) -> Config:
+def _indexed_before(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str, *, undated: bool = False, then: Sequence[str] = ()
+) -> Config:
     """The vault synced under the migrations before `migration` (`undated`: its leaves without
-    a time, as the code before 0019 left a document's), then every shipped migration in place
-    for the next open."""
+    a time, as the code before 0019 left a document's; `then`: statements that make the rows
+    what the code before left), then every shipped migration in place for the next open."""
     import vaultmind.index.store as store
     from vaultmind.index.schema import migrations
 
@@ -181,6 +184,8 @@ def _indexed_before(vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
         memory.sync()
         if undated:
             memory.index.con.execute("UPDATE leaves SET ts = NULL")
+        for statement in then:
+            memory.index.con.execute(statement)
     monkeypatch.setattr(store, "migrations", lambda: shipped)
     return config
 
@@ -207,7 +212,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020", "0021"])  # documents' times, email subjects, anchors
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022"])  # documents' times, email subjects, anchors, properties
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
@@ -1012,3 +1017,27 @@ def test_a_heading_that_repeats_an_earlier_one_is_anchored_by_the_chain_obsidian
         }, anchors
         hit = memory.search("kayak", limit=1)["hits"][0]
         assert hit["wikilink"] == "[[Trip#Day 2#Notes]]" and hit["link"].endswith("file=Trip%23Day%202%23Notes")
+
+
+def test_a_note_that_is_all_properties_is_found_by_them(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A book note with an empty body (every fact in its properties) has one leaf of its title
+    and its values, citing the note; an empty note without properties and a readme have none.
+    An index from before is rebuilt once for it (migration 0022)."""
+    write(vault, "References/Out of Control.md", '---\nauthor:\n  - "[[Kevin Kelly]]"\nyear: 1994\nisbn: 9780201483406\n---\n')
+    write(vault, "Untitled.md", "")
+    write(vault, "About.md", "---\nvaultmind: readme\ntags: [x]\n---\n")
+    before = snapshot_files(vault)
+    config = _indexed_before(  # as the code before left it: no leaf
+        vault, monkeypatch, "0022", then=["DELETE FROM leaves", "UPDATE notes SET leaf_count = 0"]
+    )
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        leaves = memory.index.query("SELECT note_path, text, anchor FROM leaves ORDER BY note_path")
+        assert leaves == [
+            ("References/Out of Control.md", "Out of Control\nauthor: [[Kevin Kelly]]\nyear: 1994\nisbn: 9780201483406", "")
+        ]
+        for question in ("Out of Control", "9780201483406", "Kevin Kelly 1994"):
+            hit = memory.search(question, limit=1)["hits"][0]
+            assert hit["note_path"] == "References/Out of Control.md" and hit["wikilink"] == "[[References/Out of Control]]"
+    assert snapshot_files(vault) == before, "the note itself is untouched"

@@ -24,6 +24,8 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
       notes with `kind: chat` / `kind: email`, token-budget sections otherwise (`source_id` is
       the id key of a source note, else the path; a source note's front matter `source_ref` is
       copied to its section leaves, and its `time_end` — else `time_start` — is their time).
+      A note of yours with an empty body and properties has one leaf of its title and its
+      front matter's values (`properties_text`), which cites the note itself.
     """
     fm = split_frontmatter(text)
     data = fm.data
@@ -57,6 +59,11 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         title = next((h.text for h in syntax.headings if h.level == 1 and h.text), "")
     if not title:
         title = _stem(path)
+    if not leaves and kind == "user" and _str(data.get("vaultmind")) != "readme":
+        # a note that is all properties (a book, a person, a row of a base): findable by them
+        properties = properties_text(title, data)
+        if "\n" in properties:  # (an empty note without properties stays without a leaf)
+            leaves = section_leaves(properties, note_key=path, budget=chunk_tokens)
 
     return ParsedNote(
         path=path,
@@ -71,6 +78,23 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         leaves=tuple(leaves),
         aliases=aliases_of(data),
     )
+
+
+MAX_PROPERTY_CHARS = 300  # a longer value (a pasted text) is left out of a properties leaf
+
+
+def properties_text(title: str, data: Mapping[str, Any]) -> str:
+    """The title, then one `key: value` line per front matter property (but `title`) whose value
+    is a scalar or a list of scalars (joined by ", "), in the front matter's order."""
+    lines = [title]
+    for key, value in data.items():
+        if key == "title":
+            continue
+        items = value if isinstance(value, list) else [value]
+        text = ", ".join(part for part in map(_str, items) if part)
+        if text and len(text) <= MAX_PROPERTY_CHARS:
+            lines.append(f"{key}: {text}")
+    return "\n".join(lines)
 
 
 def aliases_of(data: Mapping[str, Any]) -> tuple[str, ...]:
