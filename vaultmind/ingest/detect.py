@@ -214,7 +214,7 @@ def parse_paths(
         try:
             batches.extend(parse_chat_path(path, chosen, zone_info))
         except IngestError as exc:
-            if not walked or fmt != "auto":  # a file you named, or a format you chose: stop
+            if not walked or fmt != "auto" or kind == "agent":  # a file you named, a format you chose: stop
                 raise
             # a file found in a folder that only looks like an export: the others still count
             report.warnings.append(f"{exc}; skipped (read as {chosen})")
