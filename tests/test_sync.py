@@ -212,7 +212,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022"])  # documents' times, email subjects, anchors, properties
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023"])  # documents' times, email subjects, anchors, properties, titles
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
@@ -968,7 +968,7 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
         admitted = mem.index.query("SELECT * FROM admission ORDER BY ALL")
         indexes = _indexes(mem.index)
     assert cached and admitted
-    monkeypatch.setattr(store, "migrations", lambda: shipped)
+    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, "0023", inclusive=False))  # 0023 rebuilds b.md
     with Memory.open(config) as mem:
         assert mem.index.get_meta("needs_rebuild") is None
         assert dump_index(mem) == before
@@ -1041,3 +1041,19 @@ def test_a_note_that_is_all_properties_is_found_by_them(vault: Path, monkeypatch
             hit = memory.search(question, limit=1)["hits"][0]
             assert hit["note_path"] == "References/Out of Control.md" and hit["wikilink"] == "[[References/Out of Control]]"
     assert snapshot_files(vault) == before, "the note itself is untouched"
+
+
+def test_a_note_of_yours_is_found_by_its_title(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file name (or front matter `title`) is searched with the first leaf when the text
+    does not open with it as its heading; a note whose H1 is its title is counted once. An
+    index from before is rebuilt once for it (migration 0023)."""
+    write(vault, "Projects/Phoenix.md", "Kickoff on Monday with the design team.\n")
+    write(vault, "Plain.md", "# Plain\n\nA note about the projector.\n")
+    config = _indexed_before(vault, monkeypatch, "0023")
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert memory.search("phoenix", limit=1)["hits"][0]["note_path"] == "Projects/Phoenix.md"
+        (plain,) = terms("plain")
+        counts = dict(memory.index.query("SELECT n.path, p.tf FROM postings p JOIN leaves l ON l.id = p.leaf_id JOIN notes n ON n.path = l.note_path WHERE p.term = ?", [plain]))
+        assert counts == {"Plain.md": 1}, counts

@@ -124,15 +124,18 @@ def load_note(
 
 
 def note_term_counts(note: ParsedNote) -> tuple[tuple[Counter[str], int], ...]:
-    """Each leaf's search terms and their number: its text's, and for the first message of an
-    email thread also the thread's subject (kept in the note's front matter, not in any
-    message), so the subject's words find the thread."""
+    """Each leaf's search terms and their number: its text's, and for the first leaf also the
+    words a note is named by outside its text — an email thread's subject (kept in the front
+    matter, not in any message), the title of a note of yours whose first leaf does not open
+    with it as its heading (a file name, a front matter `title`) — so they find it."""
     counts = [term_counts(leaf.text) for leaf in note.leaves]
     fm = note.frontmatter
-    subject = fm.get("subject") if note.kind == "source" and fm.get("kind") == "email" else None
-    if counts and isinstance(subject, str) and subject.strip():
+    named = fm.get("subject") if note.kind == "source" and fm.get("kind") == "email" else None
+    if note.kind == "user" and counts and note.leaves[0].heading_path[:1] != (note.title,):
+        named = note.title
+    if counts and isinstance(named, str) and named.strip():
         first, total = counts[0]
-        extra, more = term_counts(subject)
+        extra, more = term_counts(named)
         counts[0] = (first + extra, total + more)
     return tuple(counts)
 
