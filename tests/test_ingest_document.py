@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from vaultmind.config import load_config
 from vaultmind.errors import IngestError
 from vaultmind.ingest.document import parse_document_paths, parse_document_paths_with_report
 from vaultmind.ingest.html import html_document, html_to_text
@@ -74,25 +76,30 @@ def test_markdown_text_and_html_documents(tmp_path: Path) -> None:
     docs, warnings = parse_document_paths_with_report([root])
     assert warnings == [f"{root / 'image.png'}: not a document (.md, .txt, .html); skipped"]
     by_id = {d.source_id: d for d in docs}
-    assert list(by_id) == ["doc:notes/heading", "doc:notes/page", "doc:notes/todo", "doc:q3-report"]
-    report = by_id["doc:q3-report"]
+    assert list(by_id) == [
+        "doc:team-docs/notes/heading",
+        "doc:team-docs/notes/page",
+        "doc:team-docs/notes/todo",
+        "doc:team-docs/q3-report",
+    ]
+    report = by_id["doc:team-docs/q3-report"]
     assert report.title == "Q3 report"
     assert report.body == "# Something else\n\nRevenue grew 12 %.\n"
     assert report.scope == "files/team-docs"
     assert report.source_ref == "gdrive://file/1AbC"
     assert report.modified is not None and report.modified.endswith("Z")
-    todo = by_id["doc:notes/todo"]
+    todo = by_id["doc:team-docs/notes/todo"]
     assert (todo.title, todo.body, todo.scope) == (
         "todo",
         "buy milk\n  - keep indent\n",
         "files/team-docs/notes",
     )
-    page = by_id["doc:notes/page"]
+    page = by_id["doc:team-docs/notes/page"]
     assert (page.title, page.body) == ("Intranet page", "# Welcome\n\nHi.")
-    assert by_id["doc:notes/heading"].title == "Real heading"
+    assert by_id["doc:team-docs/notes/heading"].title == "Real heading"
     # a file given directly: its id and scope come from its own folder
     [single] = parse_document_paths([root / "notes" / "todo.txt"])
-    assert (single.source_id, single.scope) == ("doc:todo", "files/notes")
+    assert (single.source_id, single.scope) == ("doc:notes/todo", "files/notes")
 
 
 def test_front_matter_source_id_and_collisions(tmp_path: Path) -> None:
@@ -102,7 +109,7 @@ def test_front_matter_source_id_and_collisions(tmp_path: Path) -> None:
     put(tmp_path / "d" / "bad.md", "---\ntitle: [unclosed\n---\nStill read.\n")
     put(tmp_path / "d" / "latin.txt", "café".encode("cp1252"))
     docs, warnings = parse_document_paths_with_report([tmp_path / "d"])
-    assert [d.source_id for d in docs] == ["notion:page/42", "doc:b-md", "doc:b-txt", "doc:bad", "doc:latin"]
+    assert [d.source_id for d in docs] == ["notion:page/42", "doc:d/b-md", "doc:d/b-txt", "doc:d/bad", "doc:d/latin"]
     assert docs[3].body == "Still read.\n"
     assert docs[4].body == "café"
     assert any("front matter" in w for w in warnings) and any("not UTF-8" in w for w in warnings)
@@ -143,3 +150,31 @@ def test_reingest_replaces_on_change_only(tmp_path: Path, vault: Path, memory: M
     ]
     assert any("Ship on Monday instead." in t for t in after)
     assert not any("Friday" in t for t in after)
+
+
+def test_two_files_of_one_name_in_two_folders_are_two_documents(tmp_path: Path, vault: Path) -> None:
+    """`a/README.md` and `b/README.md` (even with the same text) are two documents with two ids,
+    so their leaves have two ids and both can be cited."""
+    for folder in ("a", "b"):
+        put(tmp_path / folder / "README.md", "# Plan\n\nThe flumox adapter ships by 30 June.\n")
+        write_documents(vault, parse_document_paths([tmp_path / folder / "README.md"]))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        rows = memory.index.query("SELECT n.source_id, count(DISTINCT l.id) FROM leaves l JOIN notes n ON n.path = l.note_path GROUP BY ALL ORDER BY ALL")
+        assert rows == [("doc:a/readme", 1), ("doc:b/readme", 1)], rows
+        assert memory.index.scalar("SELECT count(DISTINCT id) FROM leaves") == 2
+
+
+def test_a_document_ingested_under_the_old_id_is_found_again(tmp_path: Path, vault: Path) -> None:
+    """A note written when a document's id was its path below the given folder (`doc:plan`)
+    keeps that id: the same file is unchanged, a changed one is its next version."""
+    put(tmp_path / "docs" / "plan.md", "# Plan\n\nFirst draft.\n")
+    [doc] = parse_document_paths([tmp_path / "docs" / "plan.md"])
+    assert (doc.source_id, doc.legacy_source_id) == ("doc:docs/plan", "doc:plan")
+    write_documents(vault, [replace(doc, source_id="doc:plan", legacy_source_id=None)])  # as written before
+    assert write_documents(vault, [doc]).written == []
+    put(tmp_path / "docs" / "plan.md", "# Plan\n\nSecond draft.\n")
+    report = write_documents(vault, parse_document_paths([tmp_path / "docs" / "plan.md"]))
+    assert report.documents_replaced == 1 and len(report.written) == 1
+    text = (vault / report.written[0]).read_text(encoding="utf-8")
+    assert 'source_id: "doc:plan"' in text and "version: 2" in text and "Second draft." in text

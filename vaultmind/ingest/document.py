@@ -11,10 +11,13 @@ files of other types (reported by `parse_document_paths_with_report`).
 
 Identity and place:
 
-- `source_id` = `doc:<path relative to the given folder, each part slugified, extension
-  dropped>` (`doc:notes/q3-report`); for a file given directly, relative to its own folder
-  (`doc:q3-report`). A `source_id` in the front matter wins. Two files of one ingest that
-  would share an id (`a.md` and `a.txt`) keep their extension in it (`doc:a-md`, `doc:a-txt`).
+- `source_id` = `doc:<the scope's folders and the file name, each slugified, extension
+  dropped>` (`doc:team-docs/notes/q3-report`; for a file given directly, its folder's name and
+  its own: `doc:notes/q3-report`), so two `README.md` of two folders are two documents. A
+  `source_id` in the front matter wins. Two files of one ingest that would share an id (`a.md`
+  and `a.txt`) keep their extension in it (`doc:d/a-md`, `doc:d/a-txt`). Before, the id was
+  the path below the given folder alone (`doc:q3-report`): a note that has such an id keeps it
+  (`legacy_source_id`), so documents ingested then are found again, not written twice.
 - `scope` = `files/<folder>`: the given folder's name and the sub-folders down to the file
   (`files/docs/notes`); for a file given directly, its folder's name.
 - `title`: front matter `title`, else the first `# ` heading (`<title>`, then the first
@@ -123,14 +126,14 @@ def _one(
         title = page_title or h1
     else:
         body = text
-    stem_parts = [*rel.parent.parts, rel.stem]
     doc = DocumentInput(
-        source_id=source_id or f"doc:{_slug_path(stem_parts)}",
+        source_id=source_id or f"doc:{_slug_path([*scope_parts, rel.stem])}",
         scope="files/" + (_slug_path(scope_parts) or "unknown"),
         title=title or path.stem,
         body=body,
         modified=_modified(path),
         source_ref=source_ref,
+        legacy_source_id=None if source_id else f"doc:{_slug_path([*rel.parent.parts, rel.stem])}",
     )
     return doc, path, source_id is None
 
@@ -188,7 +191,8 @@ def _disambiguate(found: Sequence[tuple[DocumentInput, Path, bool]]) -> list[Doc
     out: list[DocumentInput] = []
     for doc, file, derived in found:
         if derived and len(files[doc.source_id]) > 1:
-            doc = replace(doc, source_id=f"{doc.source_id}-{file.suffix.lower().lstrip('.')}")
+            suffix = "-" + file.suffix.lower().lstrip(".")
+            doc = replace(doc, source_id=doc.source_id + suffix, legacy_source_id=f"{doc.legacy_source_id}{suffix}")
         out.append(doc)
     return out
 

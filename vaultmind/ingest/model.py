@@ -38,6 +38,7 @@ class DocumentInput:
     body: str  # Markdown
     modified: str | None = None  # ISO 8601
     source_ref: str | None = None
+    legacy_source_id: str | None = None  # the id an earlier vaultmind gave it: its note keeps it
 
 
 @dataclass(slots=True)

@@ -506,6 +506,10 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
         raise IngestError(f"document {doc.source_id!r}: modified {doc.modified!r} is not ISO 8601") from exc
     folder = f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
     mine = [note for note in folder_notes if note.source_id == doc.source_id]
+    if not mine and doc.legacy_source_id:  # ingested by an earlier vaultmind: the note keeps its id
+        mine = [note for note in folder_notes if note.source_id == doc.legacy_source_id]
+        if mine:
+            doc = replace(doc, source_id=doc.legacy_source_id)
     target = next((note for note in mine if note.owned), None)
     user_edited = [note for note in mine if not note.owned]
     new_body = _doc_body(doc)
