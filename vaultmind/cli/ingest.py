@@ -58,7 +58,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     config = load_config(vault)
     with Progress(enabled=True) as progress:
         report = ingest_paths(
-            args.kind, args.paths, config.vault, fmt=args.fmt, tz=args.tz or config.ingest_timezone or None, progress=progress
+            args.kind,
+            args.paths,
+            config.vault,
+            fmt=args.fmt,
+            tz=args.tz or config.ingest_timezone or None,
+            progress=progress,
+            max_note_bytes=config.max_file_bytes,
         )
     sync: dict[str, Any] | None = None
     if report.written:

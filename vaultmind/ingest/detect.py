@@ -235,10 +235,21 @@ def ingest_paths(
     fmt: str = "auto",
     tz: str | None = None,
     progress: Progress | None = None,
+    max_note_bytes: int | None = None,
 ) -> IngestReport:
-    """Parse every path, then write the notes (see `ingest.writer`). Returns what was done."""
+    """Parse every path, then write the notes (see `ingest.writer`). Returns what was done.
+    `max_note_bytes`: the vault's cap on a note it indexes (`[vault] max_file_mb`); a document
+    over it is refused, as its note would never be found."""
     parse_report = IngestReport()
     parsed = parse_paths(kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report)
+    for doc in parsed if max_note_bytes is not None else ():
+        size = len(doc.body.encode("utf-8")) if isinstance(doc, DocumentInput) else 0
+        if isinstance(doc, DocumentInput) and max_note_bytes is not None and size > max_note_bytes:
+            raise IngestError(
+                f"document {doc.source_id!r} holds {size:,} bytes, over this vault's cap of "
+                f"{max_note_bytes / 2**20:.3g} MB a note ([vault] max_file_mb): its note would never be indexed",
+                hint="raise [vault] max_file_mb in .vaultmind/config.toml, or split the document",
+            )
     if kind == "document":
         report = write_documents(vault, [d for d in parsed if isinstance(d, DocumentInput)])
     else:
