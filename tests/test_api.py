@@ -69,3 +69,25 @@ def test_a_sync_or_reindex_through_the_daemon_answers_with_the_counts_a_local_on
             assert answer["notes"] == 1 and answer["chunks"] == answer["leaves"] == memory.counts()["leaves"] > 0
     finally:
         server.stop()
+
+
+def test_a_burst_of_connections_waits_in_the_backlog_rather_than_being_refused(memory: Memory) -> None:
+    """64 clients connecting at once (an agent's parallel tool calls) are all queued by the
+    kernel until the server accepts them; a listen backlog of 5 dropped or reset most of them."""
+    server = http_api.ApiServer(memory, "secret")  # listening, not yet accepting
+    conns: list[socket.socket] = []
+    try:
+        for _ in range(64):
+            conns.append(socket.create_connection(("127.0.0.1", server.port), timeout=0.5))
+        server.start()
+        for conn in conns[:3]:
+            conn.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\nConnection: close\r\n\r\n")
+            conn.settimeout(10)
+            assert b" 200 " in conn.recv(64).split(b"\r\n", 1)[0]
+    finally:
+        for conn in conns:
+            conn.close()
+        if server.thread.is_alive():
+            server.stop()
+        else:
+            server.httpd.server_close()
