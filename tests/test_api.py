@@ -91,3 +91,47 @@ def test_a_burst_of_connections_waits_in_the_backlog_rather_than_being_refused(m
             server.stop()
         else:
             server.httpd.server_close()
+
+
+def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(memory: Memory) -> None:
+    import http.client
+    import json
+
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+
+    def ask(method: str, path: str, body: bytes | None = None) -> tuple[int, dict[str, Any]]:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            conn.request(method, path, body=body, headers={"Authorization": "Bearer secret"})
+            response = conn.getresponse()
+            return response.status, json.loads(response.read() or b"{}")
+        finally:
+            conn.close()
+
+    def query(mode: str, **args: Any) -> tuple[int, dict[str, Any]]:
+        return ask("POST", "/v1/query", json.dumps({"mode": mode, "args": args}).encode())
+
+    try:
+        wrong = [
+            (query("query_source", source_id=5), "'source_id' (--source-id on the command line) must be a string"),
+            (query("query_source", source_id="slack:x", query=42), "'query' must be a string"),
+            (query("search_entities", query="alice", kind=["person"]), "'kind' must be a string"),
+            (query("walk", query="\ud800"), "'query' is not valid Unicode"),
+            (query("walk", query="budget", evidence="no"), "'evidence' must be true or false"),
+            (query("walk", query="budget", budget=50), "unknown argument 'budget' for walk"),
+            (query("fetch_leaves", ids=["\udcff"]), "'ids' is not valid Unicode"),
+            (ask("POST", "/v1/search", b'{"query": "\xff\xfe"}'), "request body is not UTF-8"),
+            (ask("POST", "/v1/search", b'{"query": ""}'), "'query' must be a non-empty string"),
+            (ask("POST", "/v1/search", b'{"query": "x", "limit": true}'), "'limit' must be a positive integer"),
+        ]
+        for (status, answer), message in wrong:
+            assert status == 400 and message in answer["error"]["message"], (message, status, answer)
+        status, answer = ask("PUT", "/v1/query", b"{}")
+        assert status == 405 and "method PUT is not allowed" in answer["error"]["message"]
+        status, answer = ask("POST", "/v1/query", b" " * (http_api.MAX_BODY + 1))
+        assert status == 413 and "too large" in answer["error"]["message"]
+        status, answer = query("walk", query="budget", evidence=True, budget_tokens=200)
+        assert status == 200 and "evidence" in answer
+    finally:
+        server.stop()

@@ -9,7 +9,11 @@ Routes (all require `Authorization: Bearer <token>`):
     POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths: and the counts)
     POST /v1/reindex           full rebuild → sync stats and the counts (`notes`, `chunks` = `leaves`)
 
-Errors come back as `{"error": {"code", "message", "path", "hint"}}` with a 4xx/5xx status.
+Also /v1/entities, /v1/tree, /v1/flush, /v1/explain, /v1/queue and /v1/queue/retry (their
+modules' routes; docs/architecture.md lists them all).
+
+Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a wrong request,
+401, 404, 405 for another method, 413 for a body over `MAX_BODY`, 500 when vaultmind failed.
 """
 
 from __future__ import annotations
@@ -34,13 +38,11 @@ Route = Callable[[Memory, dict[str, Any]], Any]
 
 
 def _search(memory: Memory, body: dict[str, Any]) -> Any:
-    query = body.get("query")
-    if not isinstance(query, str):
-        raise UsageError("'query' must be a string")
-    limit = body.get("limit")
-    if limit is not None and (not isinstance(limit, int) or limit <= 0):
-        raise UsageError("'limit' must be a positive integer")
-    return memory.search(query, limit=limit)
+    """`{"query", "limit"?}`: the `search` mode, its arguments checked as `/v1/query` checks them."""
+    stray = sorted(set(body) - {"query", "limit"})
+    if stray:
+        raise UsageError(f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request")
+    return memory.query("search", body)
 
 
 def _sync(memory: Memory, body: dict[str, Any]) -> Any:
@@ -122,6 +124,10 @@ class ApiServer:
         self.httpd.server_close()
 
 
+class _TooLarge(UsageError):
+    """A request body over `MAX_BODY` (answered 413)."""
+
+
 class _Server(ThreadingHTTPServer):
     # Connections the kernel queues before the server accepts them: the default, 5, reset the
     # connections of a burst of agents' parallel calls (half of 320 requests from 64 clients).
@@ -147,6 +153,11 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
         def do_POST(self) -> None:
             self._handle("POST")
 
+        def _not_allowed(self) -> None:  # (BaseHTTPRequestHandler would answer with an HTML page)
+            self._send(405, {"error": UsageError(f"method {self.command} is not allowed", hint="use GET or POST").to_dict()})
+
+        do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = _not_allowed
+
         def _handle(self, method: str) -> None:
             try:
                 self._answer(method)
@@ -169,6 +180,8 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
                 self._send(200, answer)
             except ConnectionError:  # the client hung up: nobody to tell (`_handle`)
                 raise
+            except _TooLarge as exc:
+                self._send(413, {"error": exc.to_dict()})
             except VaultmindError as exc:
                 status = 400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound) else 500
                 self._send(status, {"error": exc.to_dict()})
@@ -181,12 +194,21 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
                 self._send(500, {"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}})
 
         def _body(self) -> dict[str, Any]:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY:
-                raise UsageError("request body too large")
-            raw = self.rfile.read(length) if length else b"{}"
             try:
-                data = json.loads(raw or b"{}")
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError as exc:
+                raise UsageError("the Content-Length header is not a number") from exc
+            if length > MAX_BODY:
+                if length <= 8 * MAX_BODY:  # read, so the client can finish sending and read the answer
+                    self.rfile.read(length)
+                else:
+                    self.close_connection = True
+                raise _TooLarge(f"request body too large ({length:,} bytes; at most {MAX_BODY:,})")
+            raw = self.rfile.read(length) if length > 0 else b"{}"
+            try:
+                data = json.loads((raw or b"{}").decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise UsageError(f"request body is not UTF-8 (byte {exc.start})") from exc
             except json.JSONDecodeError as exc:
                 raise UsageError(f"request body is not JSON: {exc}") from exc
             if not isinstance(data, dict):

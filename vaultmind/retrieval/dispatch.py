@@ -20,10 +20,28 @@ if TYPE_CHECKING:
 MODES = ("walk", "search", "search_entities", "query_source", "drill_down", "cover_window", "fetch_leaves")
 
 
+# Each mode's arguments: another is a mistake (a misspelt "budget" would otherwise be ignored)
+ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "walk": ("query", "limit", "reference_time", "evidence", "budget_tokens"),
+    "search": ("query", "limit"),
+    "search_entities": ("query", "kind", "limit"),
+    "query_source": ("source_id", "kind", "since", "until", "query", "limit"),
+    "drill_down": ("node_id", "depth", "limit"),
+    "cover_window": ("start", "end", "limit"),
+    "fetch_leaves": ("ids",),
+}
+
+
 def run_mode(memory: Memory, mode: str, args: dict[str, Any]) -> dict[str, Any]:
     handler = _HANDLERS.get(mode)
     if handler is None:
         raise UsageError(f"unknown mode {mode!r}", hint="one of: " + ", ".join(MODES))
+    stray = sorted(set(args) - set(ARGUMENTS[mode]))
+    if stray:
+        raise UsageError(
+            f"unknown argument{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} for {mode}",
+            hint=f"{mode} takes " + ", ".join(ARGUMENTS[mode]),
+        )
     return handler(memory, args)
 
 
@@ -32,7 +50,7 @@ def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     result = memory.walk(
         question, limit=_int(args, "limit", 10), reference_time=_time(args, "reference_time", keep_offset=True)
     )
-    if args.get("evidence"):
+    if _bool(args, "evidence"):
         from vaultmind.index.lexical import terms
 
         query = result.get("query") or {}
@@ -55,15 +73,15 @@ _HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
     "walk": _walk,
     "search": _search,
     "search_entities": lambda m, a: modes.search_entities(
-        m, _str(a, "query"), kind=a.get("kind"), limit=_int(a, "limit", 10)
+        m, _str(a, "query"), kind=_opt_str(a, "kind"), limit=_int(a, "limit", 10)
     ),
     "query_source": lambda m, a: modes.query_source(
         m,
-        source_id=a.get("source_id"),
-        kind=a.get("kind"),
+        source_id=_opt_str(a, "source_id"),
+        kind=_opt_str(a, "kind"),
         since=_time(a, "since"),
         until=_time(a, "until"),
-        query=a.get("query"),
+        query=_opt_str(a, "query"),
         limit=_int(a, "limit", 50),
     ),
     "drill_down": lambda m, a: modes.drill_down(
@@ -90,6 +108,35 @@ def _str(args: dict[str, Any], key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str) or not value.strip():
         raise UsageError(f"{_name(key)} must be a non-empty string")
+    return _unicode(key, value)
+
+
+def _opt_str(args: dict[str, Any], key: str) -> str | None:
+    """An optional string argument: absent, null or "" are None."""
+    value = args.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"{_name(key)} must be a string")
+    return _unicode(key, value)
+
+
+def _unicode(key: str, value: str) -> str:
+    """`value`, when it can be written as UTF-8 (a lone surrogate, half an emoji cut by a
+    client, cannot)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"{_name(key)} is not valid Unicode (at character {exc.start})") from exc
+    return value
+
+
+def _bool(args: dict[str, Any], key: str) -> bool:
+    value = args.get(key, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise UsageError(f"{_name(key)} must be true or false")
     return value
 
 
@@ -97,7 +144,7 @@ def _str_list(args: dict[str, Any], key: str) -> list[str]:
     value = args.get(key)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"{_name(key)} must be a list of strings")
-    return value
+    return [_unicode(key, v) for v in value]
 
 
 def _int(args: dict[str, Any], key: str, default: int) -> int:
