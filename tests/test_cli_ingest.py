@@ -50,7 +50,8 @@ def test_ingest_writes_and_indexes(tmp_path: Path, vault: Path, capsys: pytest.C
 
     before = snapshot_files(vault)
     code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
-    assert code == 0 and data["written"] == [] and data["messages_known"] == 5 and data["sync"] is None
+    assert code == 0 and data["written"] == [] and data["messages_known"] == 5
+    assert (data["sync"]["unchanged"], data["sync"]["added"]) == (2, 0), "its notes checked, found indexed"
     assert snapshot_files(vault) == before
 
     code, text, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault))
@@ -197,3 +198,20 @@ def test_a_document_over_the_vaults_note_cap_is_refused_not_lost(
     (docs / "big.txt").unlink()
     code, data, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault), "--json")
     assert code == 0 and len(data["written"]) == 1
+
+
+def test_running_an_interrupted_ingest_again_indexes_what_it_wrote(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run killed after writing its notes and before indexing them (or whose daemon died):
+    the same command again finds the notes unchanged, and indexes them."""
+    from vaultmind.ingest.detect import parse_paths
+    from vaultmind.ingest.model import SourceBatch
+    from vaultmind.ingest.writer import write_batches
+
+    export = slack_export(tmp_path / "export")
+    write_batches(vault, [b for b in parse_paths("chat", [export]) if isinstance(b, SourceBatch)])  # written, not indexed
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 0 and data["written"] == [] and data["sync"]["added"] == 2
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        assert memory.search("deployed")["hits"][0]["note_path"] == "sources/chat/slack/t9/general/2024-03-04.md"

@@ -67,12 +67,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             max_note_bytes=config.max_file_bytes,
         )
     sync: dict[str, Any] | None = None
-    if report.written:
-        written = list(report.written)
+    if report.written or report.unchanged:
+        # the unchanged notes too: a run cut short (killed, or its daemon was) may have written
+        # them without indexing them; running it again finishes the job. An indexed note costs a stat.
+        paths = sorted({*report.written, *report.unchanged})
         sync = through_daemon_or_local(
             config,
-            lambda client: client.call("POST", "/v1/sync", {"paths": written}, timeout=3600),
-            lambda memory: memory.sync_paths(written).to_dict(),
+            lambda client: client.call("POST", "/v1/sync", {"paths": paths}, timeout=3600),
+            lambda memory: memory.sync_paths(paths).to_dict(),
             progress=True,
         )
     result: dict[str, Any] = {
@@ -113,7 +115,8 @@ def _print(result: dict[str, Any]) -> None:
         print(f"  warning: {warning}")
     sync = result["sync"]
     if sync is not None and not (sync.get("added") or sync.get("modified")) and sync.get("unchanged"):
-        print("  indexed: already, by the running daemon's watcher")  # it saw the files first
+        if result["written"]:
+            print("  indexed: already, by the running daemon's watcher")  # it saw the files first
     elif sync is not None:
         print(
             f"  indexed: +{sync.get('added', 0):,} ~{sync.get('modified', 0):,} notes, "
