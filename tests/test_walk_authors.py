@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +189,29 @@ def test_a_name_that_is_a_common_word_is_searched_when_not_written_as_a_name(vau
     assert "bill" in due["query"]["content_terms"]
     assert due["hits"][0]["author"] == "Ann Lee" and due["hits"][0]["breakdown"]["author"] == 0.0
     assert said["hits"][0]["author"] == "Bill Turner" and "bill" not in said["query"]["content_terms"]
+
+
+def test_last_tuesday_finds_what_happened_that_day_not_what_says_tuesday(vault: Path) -> None:
+    write_chat(
+        vault,
+        "2024-03-05",
+        [
+            ("Bob Stone", "Got a minute on the budget? The migration estimate is done: 7 to 9 working days."),
+            ("Alice Chen", "So the load test is fine. The second staging cluster is another 900 a month."),
+        ],
+    )
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            ("Alice Chen", "Decision: we move the public launch from Tuesday 9 April to Tuesday 23 April."),
+            ("Bob Stone", "Noted, I will tell the press contacts about the new date."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("what happened last Tuesday?", reference_time=datetime(2024, 3, 12, 10, tzinfo=UTC))
+    assert result["query"]["content_terms"] == ["happen"]
+    (said,) = [h for h in result["hits"] if "Tuesday 23 April" in h["content"]]
+    assert said["breakdown"]["lex"] == 0.0 and said["breakdown"]["dense"] < 0.5, said["breakdown"]
+    assert result["hits"][0] is not said, [h["content"] for h in result["hits"]]

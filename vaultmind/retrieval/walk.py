@@ -66,9 +66,10 @@
             day after the evening the question names), `OUTSIDE_WINDOW` elsewhere, 1 without
             a window or without a timestamp; a summary's leaves take their summary's time
             range (inside when it overlaps the window). The window's relative words ("last",
-            "week", "yesterday") are not searched: a message that says "last year's price" is
-            no match for "what happened last month?" (the dense query keeps the whole
-            question); the words that name a date ("June", "14", "Q2") still are. A question
+            "week", "yesterday", the weekday of "last Tuesday") are not searched, lexically
+            or densely: a message that says "last year's price" is no match for "what
+            happened last month?", nor one that says "Tuesday 23 April" for "what happened
+            last Tuesday?"; the words that name a date ("June", "14", "Q2") still are. A question
             whose only words are its window's relative ones ("what did we do yesterday?")
             searches no words: the window's leaves, the dense and entity signals rank.
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
@@ -194,6 +195,7 @@ def walk(
     if window is not None:  # the window's relative words ("last week") are its, not the content's
         relative = _relative_terms(window.text)
         content_terms = [t for t in content_terms if t not in relative]
+        content_text = without_words(content_text, relative)
 
     lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms else []
     dense: list[tuple[str, float]] = []
@@ -382,17 +384,20 @@ def _length_factors(lengths: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]
     return out
 
 
-_ABSOLUTE_WORDS = frozenset([*MONTHS, *WEEKDAYS, "q1", "q2", "q3", "q4"])
+_ABSOLUTE_WORDS = frozenset([*MONTHS, "q1", "q2", "q3", "q4"])
 
 
 def _relative_terms(window_text: str) -> set[str]:
     """The search terms of a window's words that only place it relative to the asker ("last",
-    "week", "yesterday", "two … ago"): a message's own "last week" is about another week. The
-    words that name a date ("June", "14", "2025", "Q2", "Friday") stay searched: a message that
-    says "due on July 31" or "the Q2 budget" is about that date."""
+    "week", "yesterday", "two … ago", "last Tuesday"): a message's own "last week", or its
+    "Tuesday", is about another day. The words that name a date ("June", "14", "2025", "Q2",
+    and a weekday beside a date: "Friday 14 June") stay searched: a message that says "due on
+    July 31" or "the Q2 budget" is about that date."""
     found = _WORD.findall(window_text.lower())
     dated = any(word in MONTHS or (word.isdigit() and len(word) == 4) for word in found) or "-" in window_text
-    kept = {word for word in found if word in _ABSOLUTE_WORDS or (dated and word.isdigit())}
+    kept = {
+        word for word in found if word in _ABSOLUTE_WORDS or (dated and (word.isdigit() or word in WEEKDAYS))
+    }
     return set(terms(window_text)) - {t for word in kept for t in terms(word)}
 
 
