@@ -251,6 +251,10 @@ def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None
     assert vague["evidence"].startswith("No grounding")
     partly = mem.query("walk", {"query": "Northwind kubernetes autoscaling", "evidence": True})
     assert partly["evidence"].startswith("Not in the memory: kubernetes, autoscaling.\n[1] ")
+    asking = mem.query("walk", {"query": "how much did we discuss the Northwind servers?", "evidence": True})
+    assert asking["evidence"].startswith("[1] "), "asking words (much, discuss) are no missing topic"
+    unknown = mem.query("walk", {"query": "tell me about kubernetes", "evidence": True})
+    assert unknown["evidence"].startswith("Not in the memory: kubernetes.\nNo grounding"), "'tell' grounds nothing"
     dated = mem.query("walk", {"query": "Northwind on 12 June", "evidence": True, "reference_time": NOW.isoformat()})
     assert not dated["evidence"].startswith("Not in the memory"), "the window's words are the window's"
     said = mem.query("walk", {"query": "What did Alice Chen say about the servers?", "evidence": True})

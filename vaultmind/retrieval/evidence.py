@@ -25,6 +25,17 @@ if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
 
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
+# Words that ask rather than name what is asked about ("how much…", "what happened…", "tell me
+# about…"): they ground no question, and one the memory never says is not news.
+ASKING_WORDS = frozenset(
+    terms(
+        """how happen happened happening talk talked discuss discussed tell told say said mention
+        mentioned know knew think remember summarize summarise summary recap much many everything
+        anything something nothing thing things stuff like up new news latest recent recently update
+        updates going get got go went do did done make made lot lots please show find give list
+        explain describe info information detail details"""
+    )
+)
 MIN_SHORTENED_CHARS = 80  # of the first item's text, or it is left out rather than cut
 _WORD = re.compile(r"\w+")
 
@@ -39,7 +50,7 @@ def salient_terms(leaves: ResidentLeaves, terms: list[str]) -> list[str]:
     """Query terms that exist in the index and are not near-ubiquitous (from the resident
     postings: no SQL)."""
     out = set()
-    for term in set(terms):
+    for term in set(terms) - ASKING_WORDS:
         df, total = leaves.document_frequency(term)
         if df and df / total <= SALIENT_MAX_DF:
             out.add(term)
@@ -54,7 +65,7 @@ def unknown_words(leaves: ResidentLeaves, question: str, searched: Collection[st
     out: list[str] = []
     for word in dict.fromkeys(_WORD.findall(question)):
         word_terms = set(terms(word))
-        if not word_terms or not word_terms <= set(searched):
+        if not word_terms or not word_terms <= set(searched) or word_terms <= ASKING_WORDS:
             continue
         if all(leaves.document_frequency(t)[0] == 0 for t in word_terms):
             out.append(word)
@@ -70,7 +81,8 @@ def format_evidence(
     query = result.get("query") or {}
     if not grounded:
         terms_text = ", ".join(query.get("terms") or []) or "none"
-        return (
+        missing = f"Not in the memory: {', '.join(unknown)}.\n" if unknown else ""
+        return missing + (
             "No grounding: the question names no known entity and no term that is specific in this "
             f"memory (terms: {terms_text}). Ask with a name, a place, a project or a distinctive word."
         )
