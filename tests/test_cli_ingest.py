@@ -149,6 +149,11 @@ def test_ingesting_documents_says_documents_not_messages(
     assert "messages" not in text.splitlines()[0]
     code, text, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault))
     assert code == 0 and text.startswith("vaultmind: ingested 2 documents — 0 notes written, 2 unchanged")
+    note = vault / "sources/document/files/docs/runbook.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nMy own line.\n", encoding="utf-8")
+    write(docs, "runbook.md", "# Runbook\n\nOpen the doors at seven.\n")
+    code, text, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault))
+    assert "kept your edits in sources/document/files/docs/runbook.md (the new version went to a sibling note)" in text
 
 
 def test_notes_the_daemon_indexed_first_are_said_to_be_indexed(capsys: pytest.CaptureFixture[str]) -> None:

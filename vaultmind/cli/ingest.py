@@ -109,8 +109,9 @@ def _print(result: dict[str, Any]) -> None:
         print(f"  wrote {path}")
     if written > 20:
         print(f"  … and {written - 20:,} more")
+    went = "the new version went" if result.get("kind") == "document" else "new messages went"
     for path in result["kept_user_edited"]:
-        print(f"  kept your edits in {path} (new messages went to a sibling note)")
+        print(f"  kept your edits in {path} ({went} to a sibling note)")
     for warning in result["warnings"]:
         print(f"  warning: {warning}")
     sync = result["sync"]
