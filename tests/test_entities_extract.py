@@ -90,6 +90,9 @@ def test_ner_labels_and_cleaning() -> None:
     assert clean_ner_span("on 2024-03-04", 3, 13, "DATE") is None
     assert clean_ner_span("the SDK and UTC", 4, 7, "ORG") is None  # short acronyms: too noisy
     assert clean_ner_span("NASA", 0, 4, "ORG") is not None
+    crumb = "Tidepool runbook › Launch day checklist:"  # a summary's "Title › Heading"
+    launch = clean_ner_span(crumb, crumb.index("›"), crumb.index(" day"), "ORG")
+    assert launch is not None and launch.surface == "Launch"
 
 
 def test_overlaps_prefer_links_then_regex_then_registry_then_ner() -> None:

@@ -63,7 +63,7 @@ _FENCE_RE = re.compile(
     r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL
 )
 _INLINE_CODE_RE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
-_EDGE_JUNK = " \t\n\r\"'`*_~()[]{}<>.,;:!?#|=-–—…“”‘’«»"
+_EDGE_JUNK = " \t\n\r\"'`*_~()[]{}<>.,;:!?#|=-–—…“”‘’«»‹›→←•·▸►/\\+"  # a summary's "Title › Heading" too
 _LEADING_THE = re.compile(r"^(?:the|The|THE)\s+")
 _POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
 _LETTER_RE = re.compile(r"[^\W\d_]")
