@@ -48,7 +48,9 @@ def run_mode(memory: Memory, mode: str, args: dict[str, Any]) -> dict[str, Any]:
 def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     question = _str(args, "query")
     result = memory.walk(
-        question, limit=_int(args, "limit", 10), reference_time=_time(args, "reference_time", keep_offset=True)
+        question,
+        limit=min(_int(args, "limit", 10), modes.MAX_LIMIT),
+        reference_time=_time(args, "reference_time", keep_offset=True),
     )
     if _bool(args, "evidence"):
         from vaultmind.index.lexical import terms
@@ -66,7 +68,7 @@ def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _search(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
-    return memory.search(_str(args, "query"), limit=_int(args, "limit", 10))
+    return memory.search(_str(args, "query"), limit=min(_int(args, "limit", 10), modes.MAX_LIMIT))
 
 
 _HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
