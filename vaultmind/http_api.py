@@ -25,6 +25,7 @@ import os
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import PurePosixPath
 from typing import Any
 
 from vaultmind.errors import NotFound, UsageError, VaultmindError, storage_error
@@ -51,7 +52,21 @@ def _sync(memory: Memory, body: dict[str, Any]) -> Any:
         return {**memory.sync().to_dict(), **memory.counts()}
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         raise UsageError("'paths' must be a list of vault-relative paths")
-    return memory.sync_paths(paths).to_dict()
+    return memory.sync_paths([_vault_relative(memory, p) for p in paths]).to_dict()
+
+
+def _vault_relative(memory: Memory, path: str) -> str:
+    """`path` as a vault-relative POSIX path: an absolute one inside the vault is made relative;
+    one outside it, or one that climbs out with "..", is an error (it would sync nothing)."""
+    given = PurePosixPath(path)
+    if given.is_absolute():
+        try:
+            return PurePosixPath(os.path.normpath(path)).relative_to(memory.config.vault.as_posix()).as_posix()
+        except ValueError:
+            raise UsageError(f"{path!r} is outside the vault {memory.config.vault}") from None
+    if ".." in given.parts:
+        raise UsageError(f"{path!r} leaves the vault", hint="give paths relative to the vault's folder")
+    return path
 
 
 def _query(memory: Memory, body: dict[str, Any]) -> Any:
