@@ -141,3 +141,25 @@ def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(me
         assert status == 200 and answer["added"] == 1, answer
     finally:
         server.stop()
+
+
+def test_a_busy_daemon_is_said_to_be_busy_not_stopped(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request that waits longer than the client's timeout on a daemon that still answers its
+    health check (a large batch holds it) is "busy", not "may have stopped"."""
+    from vaultmind.errors import DaemonError
+
+    release = threading.Event()
+    routes = http_api._all_routes
+    monkeypatch.setattr(http_api, "_all_routes", lambda: {**routes(), ("GET", "/v1/slow"): lambda m, b: release.wait(10) and {}})
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    client = DaemonClient("127.0.0.1", server.port, "secret", timeout=0.5)
+    try:
+        with pytest.raises(DaemonError, match="is busy") as busy:
+            client.call("GET", "/v1/slow")
+        assert "ask again in a moment" in (busy.value.hint or "")
+    finally:
+        release.set()
+        server.stop()
+    with pytest.raises(DaemonError, match="cannot reach the daemon"):
+        client.call("GET", "/v1/status")

@@ -53,10 +53,29 @@ class DaemonClient:
             cls: type[VaultmindError] = {400: UsageError, 404: NotFound}.get(exc.code, DaemonError)
             raise cls(message, path=error.get("path"), hint=error.get("hint")) from exc
         except (urllib.error.URLError, OSError) as exc:
+            if path != "/v1/health" and _timed_out(exc) and self._answers():
+                raise DaemonError(
+                    f"the daemon at {self.base} is busy: no answer to {method} {path} within "
+                    f"{timeout or self.timeout:g} s, though it is running",
+                    hint="it may be applying a large batch of changes (see its output); ask again in a moment",
+                ) from exc
             raise DaemonError(
                 f"cannot reach the daemon at {self.base}: {exc}",
                 hint="it may have stopped (see its output); run the command again to work without it",
             ) from exc
+
+    def _answers(self) -> bool:
+        """Whether the daemon answers its health check at once (it is alive, only busy)."""
+        try:
+            self.call("GET", "/v1/health", timeout=2.0)
+        except DaemonError:
+            return False
+        return True
+
+
+def _timed_out(exc: BaseException) -> bool:
+    reason = getattr(exc, "reason", exc)
+    return isinstance(exc, TimeoutError) or isinstance(reason, TimeoutError) or "timed out" in str(exc)
 
 
 def find_daemon(config: Config) -> DaemonClient | None:
