@@ -298,6 +298,26 @@ def test_whatsapp_ambiguous_dates_follow_message_order(tmp_path: Path) -> None:
     assert [t[:10] for _, t, _ in texts(parse_whatsapp(path))] == ["2024-01-05", "2024-02-01", "2024-03-01"]
 
 
+def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_path: Path, vault: Path) -> None:
+    """Dates that read both ways, in order either way (a US chat of early January): read day
+    first with a warning naming `--date-order`; `date_order="mdy"` reads them month first; an
+    order the dates cannot have is an error naming the line."""
+    text = "01/02/24, 9:00 AM - Alice: happy new year recap\n01/03/24, 9:00 AM - Bob: thanks\n"
+    path = write(tmp_path, "WhatsApp Chat with US Friend.txt", text)
+    report = ingest_paths("chat", [path], vault)
+    assert [w for w in report.warnings if "reads as day/month and as month/day" in w and "--date-order mdy" in w]
+    assert report.written == ["sources/chat/whatsapp/us-friend/2024-02-01.md", "sources/chat/whatsapp/us-friend/2024-03-01.md"]
+    month_first = parse_whatsapp(path, date_order="mdy")
+    assert [t[:10] for _, t, _ in texts(month_first)] == ["2024-01-02", "2024-01-03"]
+    later = write(tmp_path, "late.txt", text + "01/15/24, 9:00 AM - Alice: dentist\n")
+    with pytest.raises(IngestError, match="does not read as day/month") as caught:
+        parse_whatsapp(later, date_order="dmy")
+    assert "line 3" in str(caught.value)
+    settled: list[str] = []
+    parse_whatsapp(later, warn=settled.append)
+    assert settled == [], "a day above 12 settles it: no warning"
+
+
 def test_whatsapp_chat_name_zip_and_timezone(tmp_path: Path) -> None:
     path = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
     batches = parse_whatsapp(path, tz=zone("Europe/Berlin"))

@@ -46,6 +46,13 @@ def add_parser(sub: Any) -> None:
         "Telegram without date_unixtime), e.g. Europe/Berlin (default: [ingest] timezone in the "
         "vault's config, else UTC)",
     )
+    p.add_argument(
+        "--date-order",
+        choices=("auto", "dmy", "mdy"),
+        default="auto",
+        help="how WhatsApp exports write dates: day/month, month/day, or auto (a day above 12, "
+        "else the order that keeps messages in order, else day/month, with a warning)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.set_defaults(handler=cmd_ingest)
 
@@ -65,6 +72,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             tz=args.tz or config.ingest_timezone or None,
             progress=progress,
             max_note_bytes=config.max_file_bytes,
+            date_order=None if args.date_order == "auto" else args.date_order,
         )
     sync: dict[str, Any] | None = None
     if report.written or report.unchanged:

@@ -133,7 +133,9 @@ def _expand(
     return out
 
 
-def parse_chat_path(path: Path, fmt: str, tz: tzinfo) -> list[SourceBatch]:
+def parse_chat_path(
+    path: Path, fmt: str, tz: tzinfo, *, date_order: str | None = None, warn: Callable[[str], None] | None = None
+) -> list[SourceBatch]:
     """Parse one chat export in format `fmt` ("auto" detects it)."""
     if fmt == "auto":
         detected = detect_chat_format(path)
@@ -151,7 +153,7 @@ def parse_chat_path(path: Path, fmt: str, tz: tzinfo) -> list[SourceBatch]:
     if fmt == "whatsapp":
         from vaultmind.ingest.whatsapp import parse_whatsapp
 
-        return parse_whatsapp(path, tz=tz)
+        return parse_whatsapp(path, tz=tz, date_order=date_order, warn=warn)
     if fmt == "telegram":
         from vaultmind.ingest.telegram import parse_telegram
 
@@ -183,8 +185,10 @@ def parse_paths(
     tz: str | None = None,
     progress: Progress | None = None,
     report: IngestReport | None = None,
+    date_order: str | None = None,
 ) -> list[SourceBatch] | list[DocumentInput]:
-    """Parse every path (nothing is written): batches for chat/agent/email, documents for document."""
+    """Parse every path (nothing is written): batches for chat/agent/email, documents for document.
+    `date_order` ("dmy", "mdy"; None guesses) is how WhatsApp exports write their dates."""
     if kind not in KINDS:
         raise UsageError(f"unknown ingest kind {kind!r}", hint="one of " + ", ".join(KINDS))
     if fmt not in FORMATS:
@@ -212,7 +216,7 @@ def parse_paths(
     for done, (path, detected, walked) in enumerate(expanded, 1):
         chosen = "agent" if kind == "agent" else (detected or fmt)
         try:
-            batches.extend(parse_chat_path(path, chosen, zone_info))
+            batches.extend(parse_chat_path(path, chosen, zone_info, date_order=date_order, warn=report.warnings.append))
         except IngestError as exc:
             if not walked or fmt != "auto" or kind == "agent":  # a file you named, a format you chose: stop
                 raise
@@ -236,12 +240,13 @@ def ingest_paths(
     tz: str | None = None,
     progress: Progress | None = None,
     max_note_bytes: int | None = None,
+    date_order: str | None = None,
 ) -> IngestReport:
     """Parse every path, then write the notes (see `ingest.writer`). Returns what was done.
     `max_note_bytes`: the vault's cap on a note it indexes (`[vault] max_file_mb`); a document
     over it is refused, as its note would never be found."""
     parse_report = IngestReport()
-    parsed = parse_paths(kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report)
+    parsed = parse_paths(kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report, date_order=date_order)
     for doc in parsed if max_note_bytes is not None else ():
         size = len(doc.body.encode("utf-8")) if isinstance(doc, DocumentInput) else 0
         if isinstance(doc, DocumentInput) and max_note_bytes is not None and size > max_note_bytes:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from itertools import pairwise
@@ -56,18 +57,33 @@ class _Record:
     lines: list[str] = field(default_factory=list)
 
 
-def parse_whatsapp(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
-    """Parse one WhatsApp export (`.txt`, or a `.zip` holding one)."""
+def parse_whatsapp(
+    path: Path, *, tz: tzinfo = UTC, date_order: str | None = None, warn: Callable[[str], None] | None = None
+) -> list[SourceBatch]:
+    """Parse one WhatsApp export (`.txt`, or a `.zip` holding one). `date_order` ("dmy" or
+    "mdy") overrides the guess; `warn` is told when the guess could go either way."""
     text, name = _read_export(path)
-    return parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz)
+    order = {"dmy": "DMY", "mdy": "MDY"}.get(date_order or "")
+    return parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
 
 
 def parse_line_chat(
-    path: Path, text: str, *, platform: str, name: str, tz: tzinfo, order: DateOrder | None = None
+    path: Path,
+    text: str,
+    *,
+    platform: str,
+    name: str,
+    tz: tzinfo,
+    order: DateOrder | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> list[SourceBatch]:
     """The shared parser of line-based exports (WhatsApp, Signal): one batch for the chat."""
     records = _records(path, text)
-    order = order or _date_order(path, records)
+    if order in ("DMY", "MDY"):
+        wrong = next((r for r in records if r.year_first or not _fits(r, order)), None)
+        if wrong is not None:
+            raise ingest_error(path, f"the date does not read as {'day/month' if order == 'DMY' else 'month/day'}", line=wrong.line)
+    order = order or _date_order(path, records, warn)
     ids = MessageIds()
     messages: list[Message] = []
     for record in records:
@@ -166,7 +182,7 @@ def _split_author(rest: str) -> tuple[str | None, str]:
     return author, body
 
 
-def _date_order(path: Path, records: list[_Record]) -> DateOrder:
+def _date_order(path: Path, records: list[_Record], warn: Callable[[str], None] | None = None) -> DateOrder:
     if records[0].year_first:
         mixed = next((r for r in records if not r.year_first), None)
         if mixed is not None:
@@ -192,7 +208,13 @@ def _date_order(path: Path, records: list[_Record]) -> DateOrder:
         times = [_datetime(path, r, order) for r in records]
         return sum(1 for a, b in pairwise(times) if b < a)
 
-    return min(fits, key=lambda order: (inversions(order), order != "DMY"))
+    day_first, month_first = inversions("DMY"), inversions("MDY")
+    if day_first == month_first and warn is not None:  # nothing in the file tells them apart
+        warn(
+            f"{path}: every date reads as day/month and as month/day, in order either way; read as "
+            "day/month (pass --date-order mdy if this export writes the month first)"
+        )
+    return "DMY" if day_first <= month_first else "MDY"
 
 
 def _fits(record: _Record, order: DateOrder) -> bool:
