@@ -318,6 +318,16 @@ def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_pa
     assert settled == [], "a day above 12 settles it: no warning"
 
 
+def test_whatsapp_reads_the_repeated_hour_of_a_clock_change_in_the_files_order(tmp_path: Path) -> None:
+    text = "27/10/2024, 02:50 - A: first\n27/10/2024, 02:10 - B: second\n27/10/2024, 02:20 - A: third\n"
+    batches = parse_whatsapp(write(tmp_path, "dst.txt", text), tz=zone("Europe/Berlin"))
+    assert [str(m.timestamp) for m in only(batches)] == [
+        "2024-10-27 00:50:00+00:00",  # summer time
+        "2024-10-27 01:10:00+00:00",  # after the clocks went back
+        "2024-10-27 01:20:00+00:00",
+    ]
+
+
 def test_whatsapp_chat_name_zip_and_timezone(tmp_path: Path) -> None:
     path = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
     batches = parse_whatsapp(path, tz=zone("Europe/Berlin"))

@@ -12,7 +12,9 @@ Lines without `author: ` after the time are system lines ("created group", "You 
 iOS writes some of them as a message of the group (or the contact) whose text starts with a
 left-to-right mark: those that say a system notice's words are dropped too.
 "<Media omitted>" / "image omitted" stay as the message's text: they record that something was
-sent. Export times are local and carry no zone: they are read in `tz` (default UTC).
+sent. Export times are local and carry no zone: they are read in `tz` (default UTC); in the
+hour a clock change repeats, a time that would go back before the message above it is read as
+the hour's second pass.
 """
 
 from __future__ import annotations
@@ -82,17 +84,25 @@ def parse_line_chat(
     if order in ("DMY", "MDY"):
         wrong = next((r for r in records if r.year_first or not _fits(r, order)), None)
         if wrong is not None:
-            raise ingest_error(path, f"the date does not read as {'day/month' if order == 'DMY' else 'month/day'}", line=wrong.line)
+            reading = "day/month" if order == "DMY" else "month/day"
+            raise ingest_error(path, f"the date does not read as {reading}", line=wrong.line)
     order = order or _date_order(path, records, warn)
     ids = MessageIds()
     messages: list[Message] = []
+    last: datetime | None = None  # the previous message's UTC time
     for record in records:
         if record.author is None:
             continue
         body = "\n".join(record.lines).strip("\n").rstrip()
         if not body.strip():
             continue
-        timestamp = local_to_utc(_datetime(path, record, order), tz)
+        local = _datetime(path, record, order)
+        timestamp = local_to_utc(local, tz)
+        if last is not None and timestamp < last:  # the hour a clock change repeats:
+            second = local_to_utc(local.replace(fold=1), tz)  # its second pass, as the file's order says
+            if second >= last:
+                timestamp = second
+        last = timestamp
         messages.append(
             Message(
                 message_id=ids(record.author, timestamp, body),
