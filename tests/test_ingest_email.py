@@ -336,3 +336,16 @@ def test_threads_that_only_share_a_subject_and_day_stay_apart_across_ingests(tmp
     write_batches(vault, parse_email_paths([write_mbox(tmp_path / "a" / "acct.mbox", carol)]))
     write_batches(vault, parse_email_paths([write_mbox(tmp_path / "b" / "acct.mbox", dan)]))
     assert _mbox_notes(vault) == _mbox_notes(together) and len(_mbox_notes(vault)) == 2
+
+
+def test_recipients_are_kept_in_the_note_and_survive_a_rewrite(tmp_path: Path, vault: Path) -> None:
+    """To and Cc are written on each message's meta line (the note is the record), decoded, and
+    kept when the note is rewritten with a later reply."""
+    cc = M1.replace("To: team@example.com", "To: Bob Stone <bob@example.com>, =?utf-8?q?J=C3=B6rg?= <jorg@example.com>\nCc: carol@example.com")
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "inbox.mbox", cc)]))
+    note = vault / "sources/email/inbox/q3-budget/2024-03-11-q3-budget.md"
+    line = 'to="Bob Stone <bob@example.com>; Jörg <jorg@example.com>" cc="carol@example.com"'
+    assert line in note.read_text(encoding="utf-8")
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "later.mbox", M2)]))
+    text = note.read_text(encoding="utf-8")
+    assert line in text and 'to="team@example.com"' in text, "the first message's recipients, and the reply's"

@@ -336,6 +336,8 @@ def _message(mail: _Mail) -> Message:
         text=text,
         source_ref=f"mid:{mail.key}" if mail.real_id else None,
         subject=mail.parsed.subject or None,
+        to=mail.parsed.to,
+        cc=mail.parsed.cc,
     )
 
 

@@ -89,6 +89,8 @@ class ParsedEmail:
     attachments: tuple[Attachment, ...] = ()
     html_only: bool = False
     problems: tuple[str, ...] = ()
+    to: tuple[str, ...] = ()  # recipients as `author` is written ("Name <addr>" or the address)
+    cc: tuple[str, ...] = ()
 
 
 # --- bytes and headers ----------------------------------------------------------------------
@@ -214,6 +216,27 @@ def _author(raw: str | None) -> tuple[str, str]:
     decoded = decode_header(text)
     match = _ADDRESS_RE.search(decoded)
     return decoded, (match.group(0).lower() if match else "")
+
+
+MAX_RECIPIENTS = 50  # of one header kept (a mailing to hundreds is a list, not a conversation)
+
+
+def _recipients(headers: dict[str, list[str]], name: str) -> tuple[str, ...]:
+    """The addresses of every `name` header (To, Cc), each once, as `_author` writes them."""
+    out: list[str] = []
+    for raw in headers.get(name, []):
+        try:
+            pairs = email.utils.getaddresses([_WS_RE.sub(" ", _fix_raw(raw))])
+        except Exception:
+            continue
+        for person, addr in pairs:
+            if "@" not in addr:
+                continue
+            person = decode_header(person).strip().strip("\"'").strip()
+            written = f"{person} <{addr.strip()}>" if person and person.lower() != addr.lower() else addr.strip()
+            if written not in out:
+                out.append(written)
+    return tuple(out[:MAX_RECIPIENTS])
 
 
 def _parse_date(raw: str | None) -> datetime | None:
@@ -493,4 +516,6 @@ def parse_message(data: bytes) -> ParsedEmail:
         attachments=tuple(body.attachments),
         html_only=body.html_used and not body.plain_used,
         problems=tuple(problems),
+        to=_recipients(headers, "to"),
+        cc=_recipients(headers, "cc"),
     )

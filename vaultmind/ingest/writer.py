@@ -127,12 +127,12 @@ class _Existing:
         kind = str(self.data.get("kind") or "")
         if kind not in CALLOUT_TYPES:
             return {}
-        subjects: dict[str, str] = {}
+        headers: dict[str, dict[str, str]] = {}  # an email's subject and recipients, by message id
         for line in self.body.split("\n"):
             if line.startswith("> %%"):
                 meta = parse_meta(line[2:])
-                if meta and "id" in meta and "subject" in meta:
-                    subjects.setdefault(meta["id"], meta["subject"])
+                if meta and "id" in meta:
+                    headers.setdefault(meta["id"], meta)
         out: dict[str, Message] = {}
         for leaf in message_leaves(self.body, source_id=self.source_id, callout_types=(CALLOUT_TYPES[kind],)):
             if leaf.message_id is None or leaf.message_id in out or leaf.timestamp is None:
@@ -147,9 +147,16 @@ class _Existing:
                 timestamp=timestamp,
                 text=leaf.text,
                 source_ref=leaf.source_ref,
-                subject=subjects.get(leaf.message_id),
+                subject=headers.get(leaf.message_id, {}).get("subject"),
+                to=_people(headers.get(leaf.message_id, {}).get("to")),
+                cc=_people(headers.get(leaf.message_id, {}).get("cc")),
             )
         return out
+
+
+def _people(value: str | None) -> tuple[str, ...]:
+    """A meta line's `to` / `cc` ("A <a@x>; b@y") as its recipients."""
+    return tuple(part.strip() for part in (value or "").split(";") if part.strip())
 
 
 def _read_existing(vault: Path, rel: str) -> _Existing | None:

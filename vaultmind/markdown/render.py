@@ -72,6 +72,8 @@ class Message:
     text: str
     source_ref: str | None = None  # "slack://…", "mid:…"
     subject: str | None = None  # email
+    to: tuple[str, ...] = ()  # email: its recipients ("Name <addr>")
+    cc: tuple[str, ...] = ()
 
 
 # --- small codecs ---------------------------------------------------------------------------
@@ -260,6 +262,8 @@ def render_message(message: Message, kind: SourceKind, block_id: str) -> str:
         attrs.append(("ref", message.source_ref))
     if kind == "email" and message.subject is not None:
         attrs.append(("subject", message.subject))
+    if kind == "email":
+        attrs.extend((key, "; ".join(people)) for key, people in (("to", message.to), ("cc", message.cc)) if people)
     lines.append("> " + format_meta(attrs))
     lines.append("")
     lines.append(f"^{block_id}")
