@@ -1052,7 +1052,10 @@ def test_a_note_of_yours_is_found_by_its_title(vault: Path, monkeypatch: pytest.
     config = _indexed_before(vault, monkeypatch, "0023")
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") == "1"
+        pending = memory.status()["index"]
+        assert pending["health"] == "rebuild pending" and "vaultmind sync" in pending["notice"]
         memory.sync()
+        assert memory.status()["index"]["health"] == "ok"
         assert memory.search("phoenix", limit=1)["hits"][0]["note_path"] == "Projects/Phoenix.md"
         (plain,) = terms("plain")
         counts = dict(memory.index.query("SELECT n.path, p.tf FROM postings p JOIN leaves l ON l.id = p.leaf_id JOIN notes n ON n.path = l.note_path WHERE p.term = ?", [plain]))

@@ -419,6 +419,12 @@ class Memory:
         elif empty:
             health = "empty"
             notice = f"nothing is indexed yet: run `vaultmind reindex --vault {self.config.vault}`"
+        if health == "ok" and idx.get_meta("needs_rebuild"):  # set by a migration this version ran
+            health = "rebuild pending"
+            notice = (
+                "this version of vaultmind derives the index's rows anew (a migration asks for it): "
+                f"the next sync, reindex or serve rebuilds it; run `vaultmind sync --vault {self.config.vault}`"
+            )
         if self.catching_up and health == "ok":
             health = "catching up"
             notice = f"{self.catching_up:,} changed file(s) of a large change still to apply (in slices, saves first)"
