@@ -178,3 +178,13 @@ def test_a_document_ingested_under_the_old_id_is_found_again(tmp_path: Path, vau
     assert report.documents_replaced == 1 and len(report.written) == 1
     text = (vault / report.written[0]).read_text(encoding="utf-8")
     assert 'source_id: "doc:plan"' in text and "version: 2" in text and "Second draft." in text
+
+
+def test_a_file_without_text_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    put(tmp_path / "d" / "empty.md", "")
+    put(tmp_path / "d" / "blank.txt", "  \n\n")
+    put(tmp_path / "d" / "props.md", "---\ntitle: Only properties\n---\n")
+    put(tmp_path / "d" / "real.md", "# Real\n\nSomething to keep.\n")
+    docs, warnings = parse_document_paths_with_report([tmp_path / "d"])
+    assert [d.source_id for d in docs] == ["doc:d/real"]
+    assert sorted(w.rsplit("/", 1)[-1] for w in warnings) == ["blank.txt: no text; skipped", "empty.md: no text; skipped", "props.md: no text; skipped"]

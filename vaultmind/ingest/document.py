@@ -179,11 +179,16 @@ def parse_document_paths_with_report(paths: Sequence[Path]) -> tuple[list[Docume
             found.append(_one(path, Path(path.name), [path.resolve().parent.name], warnings))
         else:
             raise IngestError("no such file or folder", path=path)
-    return _disambiguate(found), warnings
+    return _disambiguate(found, warnings), warnings
 
 
-def _disambiguate(found: Sequence[tuple[DocumentInput, Path, bool]]) -> list[DocumentInput]:
-    """Different files that would share a derived `doc:` id keep their extension in it."""
+def _disambiguate(found: Sequence[tuple[DocumentInput, Path, bool]], warnings: list[str]) -> list[DocumentInput]:
+    """Different files that would share a derived `doc:` id keep their extension in it. A file
+    with no text (empty, blank, front matter only) is left out, with a warning: its note would
+    hold nothing but a title."""
+    empty = {file for doc, file, _ in found if not doc.body.strip()}
+    warnings.extend(f"{file}: no text; skipped" for file in sorted(empty))
+    found = [item for item in found if item[1] not in empty]
     files: dict[str, set[Path]] = {}
     for doc, file, derived in found:
         if derived:
