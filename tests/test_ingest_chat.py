@@ -273,11 +273,16 @@ def test_whatsapp_ios_media_lines_stay_and_only_notices_go(tmp_path: Path) -> No
         "[3/4/24, 9:00:00\u202fAM] Family: \u200eAlice added Bob\n"
         "[3/4/24, 9:01:00\u202fAM] Alice: \u200eimage omitted\n"
         "[3/4/24, 9:02:00\u202fAM] Bob: I added the receipts to the folder\n"
+        "[3/4/24, 9:03:00\u202fAM] Alice: \u200eGuest list - names added.pdf \u2022 \u200e2 pages \u200e<attached: 1-list.pdf>\n"
+        "[3/4/24, 9:04:00\u202fAM] Alice: \u200eWe left\n"
+        "[3/4/24, 9:05:00\u202fAM] Family: \u200eBob left\n"
     )
     assert [(a, t) for a, _, t in texts(parse_whatsapp(write(tmp_path, "WhatsApp Chat - Family.txt", text)))] == [
         ("Alice", "image omitted"),
         ("Bob", "I added the receipts to the folder"),
-    ]
+        ("Alice", "Guest list - names added.pdf \u2022 2 pages <attached: 1-list.pdf>"),
+        ("Alice", "We left"),
+    ], "only what the chat itself says, as a whole notice sentence, is a notice"
 
 
 def test_whatsapp_ambiguous_dates_follow_message_order(tmp_path: Path) -> None:

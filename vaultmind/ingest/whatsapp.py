@@ -80,7 +80,7 @@ def parse_line_chat(
     warn: Callable[[str], None] | None = None,
 ) -> list[SourceBatch]:
     """The shared parser of line-based exports (WhatsApp, Signal): one batch for the chat."""
-    records = _records(path, text)
+    records = _records(path, text, name)
     if order in ("DMY", "MDY"):
         wrong = next((r for r in records if r.year_first or not _fits(r, order)), None)
         if wrong is not None:
@@ -139,7 +139,8 @@ def chat_name(path: Path) -> str:
     return _TITLE_PREFIX_RE.sub("", stem).strip() or stem
 
 
-def _records(path: Path, text: str) -> list[_Record]:
+def _records(path: Path, text: str, name: str = "") -> list[_Record]:
+    """The message lines of an export; `name`: the chat's (iOS says its notices as it)."""
     records: list[_Record] = []
     for number, raw in enumerate(text.split("\n"), 1):
         line = strip_invisible(raw)
@@ -155,7 +156,7 @@ def _records(path: Path, text: str) -> list[_Record]:
         if (len(parts_text[0]) > 2 and len(parts_text[2]) > 2) or len(parts_text[1]) > 2:
             raise ingest_error(path, f"cannot read the date {match.group('date')!r}", line=number)
         author, body = _split_author(match.group("rest"))
-        if author is not None and ": \u200e" in raw and _IOS_NOTICE_RE.search(body):
+        if author is not None and ": \u200e" in raw and _ios_notice(author, body, name):
             author = None  # iOS: a system notice said by the group
         ampm = match.group("ampm")
         records.append(
@@ -176,12 +177,26 @@ def _records(path: Path, text: str) -> list[_Record]:
     return records
 
 
+_IOS_ENCRYPTED_RE = re.compile(r"messages and calls are end-to-end encrypted\b", re.I)
+# A whole notice sentence: "Alice added Bob", "Bob left", "Alice changed the subject to …"
 _IOS_NOTICE_RE = re.compile(
-    r"end-to-end encrypted|\bcreated (?:the |this )?group\b|\badded\b|\bremoved\b|\bleft$|\bjoined using\b"
-    r"|\bchanged (?:the|this group's) (?:subject|group|icon|description|settings)|\bsecurity code\b"
-    r"|disappearing messages|\bchanged their phone number\b|\bis a contact\b",
+    r"(?:[^\n]{1,80}? (?:created (?:the |this )?group\b[^\n]*|added [^\n]{1,200}|removed [^\n]{1,200}|left"
+    r"|joined using this group's invite link|changed (?:the subject|this group's icon|the group description"
+    r"|the group name|the group settings|their phone number)\b[^\n]*|turned (?:on|off) disappearing messages\b[^\n]*"
+    r"|is a contact\.?)|your security code with [^\n]+ changed[^\n]*)",
     re.I,
 )
+_ATTACHED_RE = re.compile(r"<attached:|\bomitted\b|\.\w{2,5}(?:\s|$)")  # a file someone sent
+
+
+def _ios_notice(author: str, body: str, chat: str) -> bool:
+    """Whether an iOS line (its text after a left-to-right mark) is a system notice: the
+    encryption notice, or a whole notice sentence said by the chat itself (the group, or the
+    contact of a chat of two); never a file someone sent."""
+    text = strip_invisible(body).strip()
+    if _IOS_ENCRYPTED_RE.match(text):
+        return True
+    return author == chat and _IOS_NOTICE_RE.fullmatch(text) is not None and not _ATTACHED_RE.search(text)
 
 
 def _split_author(rest: str) -> tuple[str | None, str]:
