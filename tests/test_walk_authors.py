@@ -168,6 +168,8 @@ def test_a_name_that_is_a_stop_word_names_its_author_but_a_month_does_not(vault:
         "What did Will say about the budget?",
         "What happened in May?",
     )
+    (january,) = _asked(vault, "2025-01-14", [("Jan Novak", "The roof is leaking over the attic.")], "What did Jan say in January?")
+    assert [e["id"] for e in january["query"]["entities"]] == ["person:jan-novak"], "Jan is no month"
     assert [may["hits"][0]["author"], will["hits"][0]["author"]] == ["May Chen", "Will Park"]
     assert may["hits"][0]["breakdown"]["speaker"] and will["hits"][0]["breakdown"]["speaker"]
     assert [e["id"] for e in will["query"]["entities"]] == ["person:will-park"]

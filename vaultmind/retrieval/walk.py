@@ -180,8 +180,9 @@ def walk(
     qterms = terms(question)
     window = _window(question, reference_time)
     qents = query_entities(memory, question)
-    if window is not None:  # "in May" names a month, not May Chen
-        qents = [(e, surface) for e, surface in qents if surface.casefold() not in window.text.casefold()]
+    if window is not None:  # "in May" names a month, not May Chen (but "Jan" is not "in January")
+        said = set(words(window.text))
+        qents = [(e, surface) for e, surface in qents if not set(words(surface)) <= said]
     named = named_authors(memory, qents)
     said_names = {t for e, surface in qents if e in named.values() for t in _person_terms(surface)}
     # An author's name as the question writes it (capitalised: "Bill", not the "bill" that is
