@@ -349,3 +349,16 @@ def test_recipients_are_kept_in_the_note_and_survive_a_rewrite(tmp_path: Path, v
     write_batches(vault, parse_email_paths([write_mbox(tmp_path / "later.mbox", M2)]))
     text = note.read_text(encoding="utf-8")
     assert line in text and 'to="team@example.com"' in text, "the first message's recipients, and the reply's"
+
+
+def test_a_reply_ingested_before_its_thread_never_duplicates_a_message(tmp_path: Path, vault: Path) -> None:
+    """Sent (the reply), then Inbox (the first message, nothing linking it yet), then both:
+    every message stays in one note."""
+    for folder in ("sent", "inbox"):
+        (tmp_path / folder).mkdir()
+    sent, inbox = write_mbox(tmp_path / "sent" / "sent.mbox", M2), write_mbox(tmp_path / "inbox" / "inbox.mbox", M1)
+    write_batches(vault, parse_email_paths([sent]))
+    write_batches(vault, parse_email_paths([inbox]))
+    write_batches(vault, parse_email_paths([inbox, sent]))
+    held = [mid for ids in _mbox_notes(vault).values() for mid in ids]
+    assert sorted(held) == ["m1@example.com", "m2@example.com"], _mbox_notes(vault)

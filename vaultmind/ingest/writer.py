@@ -404,9 +404,15 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     elsewhere = _elsewhere(plan, group)
     home = _home(plan, group, elsewhere)
     meta = group.meta
+    own: set[str] = set()  # with a home elsewhere, the messages of the group's own notes stay there
     if home is not None:  # a day note you renamed; an email thread ingested before
         target = home
         meta = _meta_of(home, group.meta)
+        n = 1
+        while (note := plan.existing(sibling_path(group.base, n))) is not None:
+            if note.source_id == group.meta.source_id:
+                own.update(note.messages())
+            n += 1
     base = _thread_base(plan, group) if meta.kind == "email" and home is None else group.base
     n = 1
     while free is None and home is None:
@@ -423,7 +429,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             elif not note.owned:
                 user_edited.append(note)
 
-    known = {message_id for note in user_edited for message_id in note.messages()}
+    known = own | {message_id for note in user_edited for message_id in note.messages()}
     known.update(  # already written in another note: not again
         message_id for message_id, paths in elsewhere.items() if target is None or set(paths) - {target.path}
     )
