@@ -10,7 +10,7 @@ from tests.conftest import snapshot_files
 from vaultmind.errors import VaultError
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import DocumentInput, SourceBatch
-from vaultmind.ingest.writer import scope_folder, slugify, write_batches, write_documents
+from vaultmind.ingest.writer import GENERATED_KEYS, scope_folder, slugify, write_batches, write_documents
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message, SourceMeta
@@ -112,6 +112,48 @@ def test_properties_added_in_obsidian_survive_every_later_ingest(vault: Path) ->
     write_documents(vault, [doc("## Numbers\n\nRevenue grew 15 %.\n")])
     fm = split_frontmatter((vault / DOC).read_text(encoding="utf-8"))
     assert fm.data["version"] == 2 and fm.data["cssclasses"] == "wide"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        'quote: "first line\n  #second line"\n',  # a quoted value over lines, one starting with "#"
+        "notes: |\n  line one\n\n  # a heading inside\n  line three\n",  # a block scalar
+        "a:b: keep me\n",  # a colon inside a key
+        '"title: mine": x\n',  # a quoted key that starts like vaultmind's
+        "? complex\n: value\n",  # a complex key
+        "tags: [x]\n# a trailing comment\n",
+        'quote: "first line\n#second line"\n',  # continued at the margin with "#": not carried alone
+    ],
+)
+def test_properties_are_carried_exactly_or_the_note_is_left_as_yours(vault: Path, lines: str) -> None:
+    """Whatever a user adds to the front matter, a later ingest never loses or mangles it: the
+    note is rewritten with the same values, or, when they cannot be carried as written, left as
+    it is (like a note you edited) and the new messages go to a sibling."""
+    write_batches(vault, [batch(msg(1))])
+    note = vault / GENERAL / "2024-03-04.md"
+    edited = _add_front_matter(note, lines)
+    mine = {k: v for k, v in split_frontmatter(edited.decode("utf-8")).data.items() if k not in GENERATED_KEYS}
+    report = write_batches(vault, [batch(msg(1), msg(2))])
+    assert report.messages_added == 1
+    fm = split_frontmatter(note.read_text(encoding="utf-8"))
+    if note.read_bytes() == edited:  # left as yours
+        assert report.written == [f"{GENERAL}/2024-03-04.2.md"] and report.kept_user_edited == [f"{GENERAL}/2024-03-04.md"]
+    else:
+        assert fm.error is None and fm.data["messages"] == 2
+        assert {k: v for k, v in fm.data.items() if k in mine} == mine and set(mine) <= set(fm.data)
+    again = write_batches(vault, [batch(msg(1), msg(2), msg(3))])
+    assert again.messages_added == 1 and again.messages_known == 2, "nothing written twice"
+
+
+def test_a_crlf_note_keeps_its_properties_with_lf_line_ends(vault: Path) -> None:
+    write_batches(vault, [batch(msg(1))])
+    note = vault / GENERAL / "2024-03-04.md"
+    _add_front_matter(note, "tags:\n  - family\n")
+    note.write_bytes(note.read_bytes().replace(b"\n", b"\r\n"))
+    write_batches(vault, [batch(msg(1), msg(2))])
+    raw = note.read_bytes()
+    assert b"\r" not in raw and split_frontmatter(raw.decode("utf-8")).data["tags"] == ["family"]
 
 
 def test_a_day_note_renamed_in_obsidian_is_merged_into_not_duplicated(vault: Path) -> None:

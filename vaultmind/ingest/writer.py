@@ -182,12 +182,13 @@ GENERATED_KEYS = frozenset(
     """vaultmind kind source_id scope title subject participants time_start time_end messages version
     source_ref vaultmind_body_sha256""".split()
 )
-_TOP_KEY_RE = re.compile(r"([^\s#:][^:]*?)\s*:(?:\s|$)")
+_TOP_KEY_RE = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#"'][^\n]*?)\s*:(?:\s|$)""")
 
 
 def with_user_keys(data: bytes, old: bytes) -> bytes:
     """`data` (a note vaultmind rendered) with the front matter keys of `old` (the note it
-    replaces) that vaultmind does not write, as they were written, before its body hash."""
+    replaces) that vaultmind does not write, as they were written, before its body hash.
+    (`_carries` says whether they can be: the writer asks it before choosing a note.)"""
     blocks = _user_blocks(old.decode("utf-8", errors="replace"))
     if not blocks:
         return data
@@ -200,8 +201,9 @@ def with_user_keys(data: bytes, old: bytes) -> bytes:
 
 def _user_blocks(text: str) -> list[str]:
     """The top-level front matter entries of `text` whose keys vaultmind does not write, each
-    with its lines (a list's items, a mapping's entries, comments before it)."""
-    lines = text.split("\n")
+    with its lines (a list's items, a mapping's entries, a block scalar's lines, the comments
+    before it), LF line ends; comments after the last entry too."""
+    lines = text.replace("\r\n", "\n").split("\n")
     if not lines or lines[0].rstrip() != "---":
         return []
     try:
@@ -209,17 +211,40 @@ def _user_blocks(text: str) -> list[str]:
     except StopIteration:
         return []
     blocks: list[tuple[str | None, list[str]]] = []
-    pending: list[str] = []  # comments and blank lines, given to the next key
+    pending: list[str] = []  # comments at the margin, given to the next key
     for line in lines[1:end]:
-        key = _TOP_KEY_RE.match(line)
-        if key is not None and not line[:1].isspace() and not line.startswith("-"):
-            blocks.append((key.group(1).strip().strip("\"'"), [*pending, line]))
+        at_margin = line[:1] not in ("", " ", "\t")
+        if at_margin and line.startswith("#"):
+            pending.append(line)
+        elif at_margin and line.startswith("? "):  # a complex key: the user's
+            blocks.append((None, [*pending, line]))
             pending = []
-        elif line.strip() and not line.lstrip().startswith("#") and blocks:
-            blocks[-1][1].append(line)  # a list item, a nested entry, a continued value
+        elif at_margin and not line.startswith("-") and (key := _TOP_KEY_RE.match(line)) is not None:
+            name = key.group(1)
+            if name[:1] in ("'", '"'):
+                name = name[1:-1]
+            blocks.append((name, [*pending, line]))
+            pending = []
+        elif blocks:  # a list item, a nested entry, a block scalar's line (blank or "#" too)
+            blocks[-1][1].extend([*pending, line])
+            pending = []
         else:
             pending.append(line)
+    if any(line.strip() for line in pending):
+        blocks.append((None, pending))
     return ["".join(f"{line}\n" for line in body) for key, body in blocks if key not in GENERATED_KEYS]
+
+
+def _carries(note: _Existing) -> bool:
+    """Whether the front matter keys vaultmind does not write can be carried into a rewrite of
+    `note` as they are: written alone, they read back as the same values (else the note is
+    treated as one you edited: new messages go to a sibling, and it is left as it is)."""
+    mine = {k: v for k, v in note.data.items() if k not in GENERATED_KEYS}
+    blocks = _user_blocks(note.raw.decode("utf-8", errors="replace"))
+    if not mine and not any(line.strip() and not line.lstrip().startswith("#") for b in blocks for line in b.split("\n")):
+        return True
+    alone = split_frontmatter("---\n" + "".join(blocks) + "---\n")
+    return alone.error is None and split_frontmatter(note.raw.decode("utf-8", errors="replace")).error is None and alone.data == mine
 
 
 # --- the plan -------------------------------------------------------------------------------
@@ -365,7 +390,7 @@ def _home(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]]) -> _Exist
             counts[path] = counts.get(path, 0) + 1
     for path in sorted(counts, key=lambda p: (-counts[p], p)):
         note = plan.existing(path)
-        if note is not None and note.owned and str(note.data.get("kind")) == group.meta.kind and path not in plan.claimed:
+        if note is not None and note.owned and str(note.data.get("kind")) == group.meta.kind and path not in plan.claimed and _carries(note):
             return note
     return None
 
@@ -424,9 +449,10 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         if note is None:
             free = path
         elif note.source_id == group.meta.source_id and str(note.data.get("kind")) == group.meta.kind:
-            if note.owned and target is None:
+            ours = note.owned and _carries(note)  # (properties it could not carry: yours, as an edit)
+            if ours and target is None:
                 target = note
-            elif not note.owned:
+            elif not ours:
                 user_edited.append(note)
 
     known = own | {message_id for note in user_edited for message_id in note.messages()}
@@ -523,8 +549,8 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
         mine = [note for note in folder_notes if note.source_id == doc.legacy_source_id]
         if mine:
             doc = replace(doc, source_id=doc.legacy_source_id)
-    target = next((note for note in mine if note.owned), None)
-    user_edited = [note for note in mine if not note.owned]
+    target = next((note for note in mine if note.owned and _carries(note)), None)
+    user_edited = [note for note in mine if not (note.owned and _carries(note))]
     new_body = _doc_body(doc)
     title = " ".join(doc.title.split()) or doc.source_id
     latest = max((_int(note.data.get("version"), 1) for note in mine), default=0)
