@@ -32,7 +32,7 @@ from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.slack import META_FILES
 from vaultmind.ingest.whatsapp import HEADER_RE
-from vaultmind.ingest.writer import write_batches, write_documents
+from vaultmind.ingest.writer import document_note_bytes, write_batches, write_documents
 
 Kind = Literal["chat", "agent", "email", "document"]
 Progress = Callable[[str, int, int], None]
@@ -247,16 +247,19 @@ def ingest_paths(
     over it is refused, as its note would never be found."""
     parse_report = IngestReport()
     parsed = parse_paths(kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report, date_order=date_order)
-    for doc in parsed if max_note_bytes is not None else ():
-        size = len(doc.body.encode("utf-8")) if isinstance(doc, DocumentInput) else 0
-        if isinstance(doc, DocumentInput) and max_note_bytes is not None and size > max_note_bytes:
-            raise IngestError(
-                f"document {doc.source_id!r} holds {size:,} bytes, over this vault's cap of "
-                f"{max_note_bytes / 2**20:.3g} MB a note ([vault] max_file_mb): its note would never be indexed",
-                hint="raise [vault] max_file_mb in .vaultmind/config.toml, or split the document",
-            )
+    docs = [d for d in parsed if isinstance(d, DocumentInput)]
+    if max_note_bytes is not None:  # a note over the vault's cap would never be indexed: left out, said
+        sized = [(d, document_note_bytes(d)) for d in docs]
+        parse_report.warnings.extend(
+            f"document {d.source_id!r}: its note would take {size:,} bytes, over this vault's cap of "
+            f"{max_note_bytes / 2**20:.3g} MB a note ([vault] max_file_mb), and never be indexed; skipped "
+            "(raise max_file_mb in .vaultmind/config.toml, or split the document)"
+            for d, size in sized
+            if size > max_note_bytes
+        )
+        docs = [d for d, size in sized if size <= max_note_bytes]
     if kind == "document":
-        report = write_documents(vault, [d for d in parsed if isinstance(d, DocumentInput)])
+        report = write_documents(vault, docs)
     else:
         report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)])
     report.warnings[:0] = parse_report.warnings

@@ -521,6 +521,12 @@ def _render_document(doc: DocumentInput, version: int, time_start: str | None, t
     return render_note(items, _doc_body(doc)).encode("utf-8")
 
 
+def document_note_bytes(doc: DocumentInput) -> int:
+    """About the size of the note a document is written as (a later version's number and times
+    may add a few bytes)."""
+    return len(_render_document(doc, 1, doc.modified, doc.modified)) + 64
+
+
 def _doc_notes(plan: _Plan, folder: str) -> list[_Existing]:
     full = plan.vault / folder
     if not full.is_dir():
