@@ -331,6 +331,13 @@ def test_whatsapp_reads_the_repeated_hour_of_a_clock_change_in_the_files_order(t
         "2024-10-27 01:10:00+00:00",  # after the clocks went back
         "2024-10-27 01:20:00+00:00",
     ]
+    offline = "27/10/2024, 02:50 - A: first\n27/10/2024, 02:48 - B: sent offline\n27/10/2024, 02:55 - A: next\n"
+    batches = parse_whatsapp(write(tmp_path, "offline.txt", offline), tz=zone("Europe/Berlin"))
+    assert [str(m.timestamp) for m in only(batches)] == [
+        "2024-10-27 00:50:00+00:00",
+        "2024-10-27 00:48:00+00:00",  # a small step back is a late message, not the second pass
+        "2024-10-27 00:55:00+00:00",
+    ]
 
 
 def test_whatsapp_chat_name_zip_and_timezone(tmp_path: Path) -> None:

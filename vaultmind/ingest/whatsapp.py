@@ -13,8 +13,9 @@ iOS writes some of them as a message of the group (or the contact) whose text st
 left-to-right mark: those that say a system notice's words are dropped too.
 "<Media omitted>" / "image omitted" stay as the message's text: they record that something was
 sent. Export times are local and carry no zone: they are read in `tz` (default UTC); in the
-hour a clock change repeats, a time that would go back before the message above it is read as
-the hour's second pass.
+hour a clock change repeats, a time that would go back more than `REPEAT_STEP` before the
+message above it is read as the hour's second pass (a step of a few minutes is a message sent
+offline, and stays).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import re
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from itertools import pairwise
 from pathlib import Path
 
@@ -98,9 +99,9 @@ def parse_line_chat(
             continue
         local = _datetime(path, record, order)
         timestamp = local_to_utc(local, tz)
-        if last is not None and timestamp < last:  # the hour a clock change repeats:
+        if last is not None and timestamp < last - REPEAT_STEP:  # the hour a clock change repeats:
             second = local_to_utc(local.replace(fold=1), tz)  # its second pass, as the file's order says
-            if second >= last:
+            if second >= last - REPEAT_STEP:  # (a few minutes back: a message sent offline, left as it is)
                 timestamp = second
         last = timestamp
         messages.append(
@@ -177,6 +178,7 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
     return records
 
 
+REPEAT_STEP = timedelta(minutes=10)  # a step back in time larger than this, in a repeated hour, is its second pass
 _IOS_ENCRYPTED_RE = re.compile(r"messages and calls are end-to-end encrypted\b", re.I)
 # A whole notice sentence: "Alice added Bob", "Bob left", "Alice changed the subject to …"
 _IOS_NOTICE_RE = re.compile(
