@@ -164,7 +164,7 @@ def test_notes_the_daemon_indexed_first_are_said_to_be_indexed(capsys: pytest.Ca
     base = {"written": ["a.md"], "unchanged": [], "kept_user_edited": [], "kind": "chat", "messages_added": 1,
             "messages_known": 0, "documents_replaced": 0, "warnings": []}  # fmt: skip
     _print(base | {"sync": {"added": 0, "modified": 0, "unchanged": 1, "leaves_written": 0, "seconds": 0.01}})
-    assert "indexed: already, by the running daemon's watcher" in capsys.readouterr().out
+    assert "indexed: nothing new (already indexed, as by a running daemon's watcher" in capsys.readouterr().out
     _print(base | {"sync": {"added": 1, "modified": 0, "unchanged": 0, "leaves_written": 3, "seconds": 0.01}})
     assert "indexed: +1 ~0 notes, 3 leaves" in capsys.readouterr().out
 

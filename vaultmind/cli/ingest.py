@@ -125,7 +125,7 @@ def _print(result: dict[str, Any]) -> None:
     sync = result["sync"]
     if sync is not None and not (sync.get("added") or sync.get("modified")) and sync.get("unchanged"):
         if result["written"]:
-            print("  indexed: already, by the running daemon's watcher")  # it saw the files first
+            print("  indexed: nothing new (already indexed, as by a running daemon's watcher, or left out by [vault] ignore)")
     elif sync is not None:
         print(
             f"  indexed: +{sync.get('added', 0):,} ~{sync.get('modified', 0):,} notes, "
