@@ -133,12 +133,17 @@ def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(me
         assert status == 413 and "too large" in answer["error"]["message"]
         status, answer = query("walk", query="budget", evidence=True, budget_tokens=200)
         assert status == 200 and "evidence" in answer
-        for path in ("/etc/passwd", "../outside.md"):
+        for path in ("/etc/passwd", "../outside.md", "a/../../outside.md"):
             status, answer = ask("POST", "/v1/sync", json.dumps({"paths": [path]}).encode())
             assert status == 400 and "the vault" in answer["error"]["message"], answer
         (memory.config.vault / "abs.md").write_text("# Abs\n\nGiven by its absolute path.\n", encoding="utf-8")
         status, answer = ask("POST", "/v1/sync", json.dumps({"paths": [str(memory.config.vault / "abs.md")]}).encode())
         assert status == 200 and answer["added"] == 1, answer
+        (memory.config.vault / "inner.md").write_text("# Inner\n\nThrough a dot-dot that stays inside.\n", encoding="utf-8")
+        status, answer = ask("POST", "/v1/sync", json.dumps({"paths": ["sub/../inner.md"]}).encode())
+        assert status == 200 and answer["added"] == 1, answer
+        status, answer = ask("TRACE", "/v1/query")
+        assert status == 405 and "method TRACE is not allowed" in answer["error"]["message"]
     finally:
         server.stop()
 

@@ -58,15 +58,18 @@ def _sync(memory: Memory, body: dict[str, Any]) -> Any:
 def _vault_relative(memory: Memory, path: str) -> str:
     """`path` as a vault-relative POSIX path: an absolute one inside the vault is made relative;
     one outside it, or one that climbs out with "..", is an error (it would sync nothing)."""
-    given = PurePosixPath(path)
-    if given.is_absolute():
-        try:
-            return PurePosixPath(os.path.normpath(path)).relative_to(memory.config.vault.as_posix()).as_posix()
-        except ValueError:
-            raise UsageError(f"{path!r} is outside the vault {memory.config.vault}") from None
-    if ".." in given.parts:
+    if PurePosixPath(path).is_absolute():
+        vault = memory.config.vault.as_posix()
+        for candidate, root in ((os.path.normpath(path), vault), (os.path.realpath(path), os.path.realpath(vault))):
+            try:  # as written, or through a symlink to the vault (~/vault, macOS /tmp)
+                return PurePosixPath(candidate).relative_to(root).as_posix()
+            except ValueError:
+                continue
+        raise UsageError(f"{path!r} is outside the vault {memory.config.vault}")
+    inside = os.path.normpath(path)
+    if inside == ".." or inside.startswith("../"):
         raise UsageError(f"{path!r} leaves the vault", hint="give paths relative to the vault's folder")
-    return path
+    return PurePosixPath(inside).as_posix()
 
 
 def _query(memory: Memory, body: dict[str, Any]) -> Any:
@@ -171,7 +174,7 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
         def _not_allowed(self) -> None:  # (BaseHTTPRequestHandler would answer with an HTML page)
             self._send(405, {"error": UsageError(f"method {self.command} is not allowed", hint="use GET or POST").to_dict()})
 
-        do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = _not_allowed
+        do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_TRACE = do_CONNECT = _not_allowed
 
         def _handle(self, method: str) -> None:
             try:
