@@ -1037,6 +1037,8 @@ def test_a_note_that_is_all_properties_is_found_by_them(vault: Path, monkeypatch
         assert leaves == [
             ("References/Out of Control.md", "Out of Control\nauthor: [[Kevin Kelly]]\nyear: 1994\nisbn: 9780201483406", "")
         ]
+        (control,) = terms("control")
+        assert memory.index.query("SELECT tf FROM postings WHERE term = ?", [control]) == [(1,)], "the title once"
         for question in ("Out of Control", "9780201483406", "Kevin Kelly 1994"):
             hit = memory.search(question, limit=1)["hits"][0]
             assert hit["note_path"] == "References/Out of Control.md" and hit["wikilink"] == "[[References/Out of Control]]"

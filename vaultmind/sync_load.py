@@ -127,16 +127,19 @@ def note_term_counts(note: ParsedNote) -> tuple[tuple[Counter[str], int], ...]:
     """Each leaf's search terms and their number: its text's, and for the first leaf also the
     words a note is named by outside its text — an email thread's subject (kept in the front
     matter, not in any message), the title of a note of yours whose first leaf does not open
-    with it as its heading (a file name, a front matter `title`) — so they find it."""
+    with it (as its heading, or as a properties leaf's first line) — so they find it."""
     counts = [term_counts(leaf.text) for leaf in note.leaves]
     fm = note.frontmatter
     named = fm.get("subject") if note.kind == "source" and fm.get("kind") == "email" else None
-    if note.kind == "user" and counts and note.leaves[0].heading_path[:1] != (note.title,):
-        named = note.title
+    if note.kind == "user" and note.leaves:
+        # not when the leaf opens with it: as its heading, or as a properties leaf's first line
+        lead = note.leaves[0]
+        opens = lead.heading_path[:1] == (note.title,) or lead.text.split("\n", 1)[0] == note.title
+        named = None if opens else note.title
     if counts and isinstance(named, str) and named.strip():
-        first, total = counts[0]
+        found, total = counts[0]
         extra, more = term_counts(named)
-        counts[0] = (first + extra, total + more)
+        counts[0] = (found + extra, total + more)
     return tuple(counts)
 
 
