@@ -8,8 +8,8 @@
    *to* that person over the ones written by them (the question's own wording is kept when
    nothing else is left). A name counts as written capitalised ("Bill", not the "bill" that is
    due; "Summer", not "the summer holidays"), or as the question names an author's entity,
-   stop words included ("What did Will say?"); a name inside the question's time window
-   ("in May") is the month, not May Chen.
+   stop words included ("What did Will say?"); a name that is a word of the question's time
+   window ("in May") is the month, not May Chen ("Jan" in "in January" is still Jan).
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
