@@ -9,8 +9,9 @@ settles it; otherwise the order that keeps the messages chronological wins, day-
 
 Lines without `author: ` after the time are system lines ("created group", "You were added",
 "Messages and calls are end-to-end encrypted") and are dropped with their continuation lines.
-iOS writes some of them as a message of the group (or the contact) whose text starts with a
-left-to-right mark: those that say a system notice's words are dropped too.
+iOS writes some of them as a message of the chat itself (the group, or the contact) whose text
+starts with a left-to-right mark: such a line that is a whole notice sentence ("Alice added
+Bob"), or the encryption notice, is dropped too; a participant's file never is.
 "<Media omitted>" / "image omitted" stay as the message's text: they record that something was
 sent. Export times are local and carry no zone: they are read in `tz` (default UTC); in the
 hour a clock change repeats, a time that would go back more than `REPEAT_STEP` before the
