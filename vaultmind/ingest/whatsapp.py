@@ -196,7 +196,7 @@ def _ios_notice(author: str, body: str, chat: str) -> bool:
     """Whether an iOS line (its text after a left-to-right mark) is a system notice: the
     encryption notice, or a whole notice sentence said by the chat itself (the group, or the
     contact of a chat of two); never a file someone sent."""
-    text = strip_invisible(body).strip()
+    text = body.strip()  # (the line's marks are already stripped)
     if _IOS_ENCRYPTED_RE.match(text):
         return True
     return author == chat and _IOS_NOTICE_RE.fullmatch(text) is not None and not _ATTACHED_RE.search(text)

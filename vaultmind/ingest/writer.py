@@ -32,7 +32,7 @@ import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -116,6 +116,7 @@ class _Existing:
     data: dict[str, Any]
     body: str
     owned: bool  # the body still hashes to vaultmind_body_sha256
+    frontmatter_ok: bool = True  # its front matter is valid YAML
 
     @property
     def source_id(self) -> str:
@@ -128,11 +129,8 @@ class _Existing:
         if kind not in CALLOUT_TYPES:
             return {}
         headers: dict[str, dict[str, str]] = {}  # an email's subject and recipients, by message id
-        for line in self.body.split("\n"):
-            if line.startswith("> %%"):
-                meta = parse_meta(line[2:])
-                if meta and "id" in meta:
-                    headers.setdefault(meta["id"], meta)
+        for meta in _meta_lines(self.body):
+            headers.setdefault(meta["id"], meta)
         out: dict[str, Message] = {}
         for leaf in message_leaves(self.body, source_id=self.source_id, callout_types=(CALLOUT_TYPES[kind],)):
             if leaf.message_id is None or leaf.message_id in out or leaf.timestamp is None:
@@ -172,7 +170,7 @@ def _read_existing(vault: Path, rel: str) -> _Existing | None:
     fm = split_frontmatter(text)
     stored = fm.data.get("vaultmind_body_sha256")
     owned = bool(raw) and isinstance(stored, str) and stored == body_sha256(fm.body)
-    return _Existing(rel, raw, fm.data, fm.body, owned)
+    return _Existing(rel, raw, fm.data, fm.body, owned, fm.error is None)
 
 
 # The front matter keys vaultmind writes in source notes; any other key of a note vaultmind owns
@@ -244,7 +242,7 @@ def _carries(note: _Existing) -> bool:
     if not mine and not any(line.strip() and not line.lstrip().startswith("#") for b in blocks for line in b.split("\n")):
         return True
     alone = split_frontmatter("---\n" + "".join(blocks) + "---\n")
-    return alone.error is None and split_frontmatter(note.raw.decode("utf-8", errors="replace")).error is None and alone.data == mine
+    return note.frontmatter_ok and alone.error is None and alone.data == mine
 
 
 # --- the plan -------------------------------------------------------------------------------
@@ -306,13 +304,16 @@ class _Group:
 
 def _message_ids(raw: bytes) -> list[str]:
     """The message ids of a source note's meta lines (read without parsing the note)."""
-    out = []
-    for line in raw.decode("utf-8", errors="replace").split("\n"):
-        if line.startswith("> %% vaultmind "):
+    return [meta["id"] for meta in _meta_lines(raw.decode("utf-8", errors="replace"))]
+
+
+def _meta_lines(text: str) -> Iterator[dict[str, str]]:
+    """The attributes of each message's meta line (`> %% vaultmind id="…" … %%`) in `text`."""
+    for line in text.split("\n"):
+        if line.startswith("> %%"):
             meta = parse_meta(line[2:])
             if meta and "id" in meta:
-                out.append(meta["id"])
-    return out
+                yield meta
 
 
 def _normalize(message: Message, meta: SourceMeta) -> Message:
@@ -408,16 +409,17 @@ def _thread_base(plan: _Plan, group: _Group) -> str:
     return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
 
 
-def _meta_of(note: _Existing, kind: SourceMeta) -> SourceMeta:
-    """The conversation a note of vaultmind's says it holds (to re-render it as it is)."""
+def _meta_of(note: _Existing, fallback: SourceMeta) -> SourceMeta:
+    """The conversation a note of vaultmind's says it holds (to re-render it as it is); what it
+    does not say, from `fallback`."""
     data = note.data
     subject = data.get("subject")
     return replace(
-        kind,
+        fallback,
         source_id=note.source_id,
-        scope=str(data.get("scope") or kind.scope),
-        title=str(data.get("title") or kind.title),
-        subject=str(subject) if subject is not None else kind.subject,
+        scope=str(data.get("scope") or fallback.scope),
+        title=str(data.get("title") or fallback.title),
+        subject=str(subject) if subject is not None else fallback.subject,
     )
 
 
