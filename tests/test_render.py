@@ -176,9 +176,51 @@ def test_tricky_texts_round_trip_and_cannot_forge_messages() -> None:
 
 
 def test_meta_like_text_line_is_escaped_in_the_file() -> None:
-    text = chat_note(['%% vaultmind id="x" %%'])
-    assert '> \\%% vaultmind id="x" %%' in text
-    assert text.count("> %% vaultmind ") == 1
+    text = chat_note(['%% vaultmind id="x" %%', '```\n%% vaultmind id="y" %%\n```'])
+    assert '> %\\% vaultmind id="x" %\\%' in text  # no "%%" left to open a comment
+    assert '> \\%% vaultmind id="y" %%' in text  # inside code: the meta line's own escape
+    assert text.count("> %% vaultmind ") == 2  # the two real meta lines
+
+
+def test_notes_written_before_the_markup_escapes_still_read() -> None:
+    text = chat_note(["placeholder"]).replace("> placeholder", '> \\%% vaultmind id="x" %%\n> 50%% <b>bold</b> ^end')
+    (leaf,) = parse_note("sources/chat/test/tricky/x.md", text).leaves
+    assert leaf.text == '%% vaultmind id="x" %%\n50%% <b>bold</b> ^end'
+
+
+def _html_of_message_lines(note_text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    body = "\n".join(
+        line[2:] for line in note_text.split("\n") if line.startswith("> ") and "[!message]" not in line
+    )
+    return MarkdownIt("commonmark").render(body.replace("%% vaultmind", "META"))
+
+
+def test_markup_a_message_never_meant_is_escaped_and_reads_back() -> None:
+    texts = ["<Media omitted>", "50%% done, see %%notes", "block ref ^abc123", "`<div>` and `%%` in code"]
+    text = chat_note(texts)
+    assert [leaf.text for leaf in parse_note("sources/chat/test/tricky/x.md", text).leaves] == texts
+    assert "> \\<Media omitted>" in text
+    assert "> 50%\\% done, see %\\%notes" in text
+    assert "> block ref \\^abc123" in text
+    assert "> `<div>` and `%%` in code" in text  # code spans keep their text: a backslash shows there
+    html = _html_of_message_lines(text)
+    assert "&lt;Media omitted&gt;" in html and "<media" not in html.lower()
+    assert "50%% done, see %%notes" in html and "block ref ^abc123" in html
+    assert "<code>&lt;div&gt;</code>" in html
+
+
+def test_random_texts_round_trip_through_the_note() -> None:
+    import random
+
+    rng = random.Random(33)
+    alphabet = ["%", "%%", "<", "<b>", "\\", "^", "^id", " ", "\n", "`", "```", "~~~", "a", "x:y", "@", ">", "#", "vaultmind"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 14))) for _ in range(400)]
+    for start in range(0, len(texts), 50):
+        batch = texts[start : start + 50]
+        note = parse_note("sources/chat/test/tricky/x.md", chat_note(batch))
+        assert [leaf.text for leaf in note.leaves] == batch
 
 
 def test_email_note() -> None:

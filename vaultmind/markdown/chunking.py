@@ -43,7 +43,7 @@ from vaultmind.markdown.obsidian import (
     heading_anchor,
     scan_blocks,
 )
-from vaultmind.markdown.render import parse_meta, unescape_text_line
+from vaultmind.markdown.render import parse_meta, unescape_text
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens, running_quarters, token_quarters
 from vaultmind.model import Leaf
 
@@ -562,7 +562,7 @@ def message_leaves(
                 meta = parsed
                 del content[k]
                 break
-        text = "\n".join(unescape_text_line(c) for c in content)
+        text = unescape_text(content)
         k = j
         while k < n and not lines[k].strip():
             k += 1

@@ -11,7 +11,14 @@ Escapes:
   never close the `%%` comment early.
 - a message text line that, once its `> ` prefix is removed, starts with optional backslashes
   and `%%` then `vaultmind` (the meta line's shape) gets one more leading backslash; the parser
-  removes one. Nothing else in a message is changed.
+  removes one.
+- outside code (fenced blocks, backtick spans) and autolinks, three things Obsidian would read
+  as markup the message never meant get one more backslash before them, however many already
+  stand there (so reading removes exactly one): a `%` right after a `%` (a `%%` would open a
+  comment hiding the rest of the note), a `<` that starts a tag (`<Media omitted>` is an HTML
+  element to a Markdown renderer, and shows as nothing), and the `^` of a trailing `^word` (a
+  block id, hidden). A backslash before punctuation is an escape in Markdown, so the note reads
+  as the message was written. Nothing else in a message is changed.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -136,13 +143,68 @@ def parse_meta(content: str) -> dict[str, str] | None:
     return {key: unescape_attr(value) for key, value in _ATTR_RE.findall(inner[9:])}
 
 
-def escape_text_line(line: str) -> str:
-    """Protect a message text line that looks like a meta line (see module docstring)."""
-    return "\\" + line if _META_LIKE_RE.match(line) else line
+def escape_text(text: str) -> list[str]:
+    """A message's text as the lines its callout holds, escaped (see module docstring)."""
+    lines = _map_prose(note_text(text).split("\n"), _escape_prose)
+    return ["\\" + line if _META_LIKE_RE.match(line) else line for line in lines]
 
 
-def unescape_text_line(line: str) -> str:
-    return line[1:] if _ESCAPED_META_LIKE_RE.match(line) else line
+def unescape_text(lines: Sequence[str]) -> str:
+    """The message text of a callout's lines, its `> ` prefixes removed: `escape_text` undone."""
+    plain = [line[1:] if _ESCAPED_META_LIKE_RE.match(line) else line for line in lines]
+    return "\n".join(_map_prose(plain, _unescape_prose))
+
+
+# Markup a message's text must not turn into: each as (the mark, what must come before it).
+# Escaping puts one more backslash before the mark; unescaping takes one away.
+_PROSE_MARKS = (
+    (r"%", r"(?<=%)"),  # a comment opens at "%%"
+    (r"<(?=[A-Za-z/!?])", r""),  # an HTML tag, comment or declaration
+    (r"\^(?=[A-Za-z0-9-]+[ \t]*$)", r"(?:(?<=[ \t])|^)"),  # a block id ends its line
+)
+_ESCAPE_RES = tuple(re.compile(before + r"(\\*)" + mark) for mark, before in _PROSE_MARKS)
+_UNESCAPE_RES = tuple(re.compile(before + r"\\(\\*)" + mark) for mark, before in _PROSE_MARKS)
+# Spans left as they are: backtick code spans and autolinks (a backslash is literal in both).
+_VERBATIM_RE = re.compile(
+    r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)|<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>|<[^\s<>@]+@[^\s<>@]+>"
+)
+
+
+def _escape_prose(prose: str) -> str:
+    for pattern in _ESCAPE_RES:
+        prose = pattern.sub(lambda m: "\\" + m.group(0), prose)
+    return prose
+
+
+def _unescape_prose(prose: str) -> str:
+    for pattern in reversed(_UNESCAPE_RES):
+        prose = pattern.sub(lambda m: m.group(0)[1:], prose)
+    return prose
+
+
+def _map_prose(lines: Sequence[str], change: Callable[[str], str]) -> list[str]:
+    """`lines` with `change` applied to their prose: not in fenced code, code spans or autolinks."""
+    out: list[str] = []
+    fence = ""
+    for line in lines:
+        stripped = line.lstrip(" ")
+        if stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+            fence = "" if fence == marker else (fence or marker)
+            out.append(line)
+            continue
+        if fence:
+            out.append(line)
+            continue
+        parts: list[str] = []
+        at = 0
+        for m in _VERBATIM_RE.finditer(line):
+            parts.append(change(line[at : m.start()]))
+            parts.append(m.group(0))
+            at = m.end()
+        parts.append(change(line[at:]))
+        out.append("".join(parts))
+    return out
 
 
 def block_id_for(message_id: str, taken: set[str]) -> str:
@@ -254,8 +316,7 @@ def render_message(message: Message, kind: SourceKind, block_id: str) -> str:
     at = iso_utc(message.timestamp)
     author = _one_line(message.author) or "unknown"
     lines = [f"> [!{CALLOUT_TYPES[kind]}] {author} · {_human_time(at)}"]
-    for line in note_text(message.text).split("\n"):
-        line = escape_text_line(line)
+    for line in escape_text(message.text):
         lines.append(f"> {line}" if line else ">")
     attrs = [("id", message.message_id), ("at", at), ("author", message.author)]
     if message.source_ref is not None:
