@@ -362,3 +362,29 @@ def test_a_reply_ingested_before_its_thread_never_duplicates_a_message(tmp_path:
     write_batches(vault, parse_email_paths([inbox, sent]))
     held = [mid for ids in _mbox_notes(vault).values() for mid in ids]
     assert sorted(held) == ["m1@example.com", "m2@example.com"], _mbox_notes(vault)
+
+
+def test_a_reply_without_its_thread_keeps_what_it_quotes(tmp_path: Path, vault: Path, memory: Memory) -> None:
+    """The quoted parent is cut only when the message it answers is in the ingest or the vault:
+    a reply exported alone (a Sent folder) keeps what it quoted, and it can be found by it."""
+    note = vault / "sources/email/sent/q3-budget/2024-03-11-q3-budget.md"
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "Sent.mbox", M2)]))
+    text = note.read_text(encoding="utf-8")
+    assert "> Thanks! Looks fine.\n>\n> On Mon, Mar 11, 2024 at 9:00 AM, Alice Chen <alice@example.com> wrote:\n" in text
+    assert "> > the numbers are attached." in text and "Acme Corp" not in text  # not the signature
+    memory.sync()
+    hit = memory.search("numbers attached")["hits"][0]
+    assert hit["note_path"] == note.relative_to(vault).as_posix() and hit["content"].startswith("Thanks! Looks fine.")
+
+    for name in ("one", "two"):
+        other = tmp_path / name
+        other.mkdir()
+        both = write_mbox(tmp_path / f"{name}.mbox", M1, M2)
+        if name == "two":  # the first message ingested on its own first, then the thread
+            write_batches(other, parse_email_paths([write_mbox(tmp_path / "first.mbox", M1)]))
+        write_batches(other, parse_email_paths([both]))
+        [thread] = (other / "sources" / "email").rglob("*.md")
+        assert "> > the numbers" not in thread.read_text(encoding="utf-8"), name
+
+    again = write_batches(vault, parse_email_paths([write_mbox(tmp_path / "All.mbox", M1, M2)]))
+    assert again.messages_added == 1 and not again.warnings, "the reply's kept quote is not a different text"

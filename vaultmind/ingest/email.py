@@ -28,7 +28,9 @@ answers (`SourceBatch.related`).
 Messages: id = Message-ID without `<>` (or `nomid-<hash>` of its sender, date, subject and
 body when it has none); author `Name <addr>`; time from `Date:`, else the earliest
 `Received:`, else the mbox `From ` line / Maildir file name; text = the new text only
-(`ingest/quotes.py`) plus an `Attachments: …` line; `ref` `mid:<id>`.
+(`ingest/quotes.py`) plus an `Attachments: …` line; `ref` `mid:<id>`. The quoted parent cut
+from a message goes with its batch (`SourceBatch.quoted`): the writer puts it back when the
+message it answers is neither in the ingest nor in the vault.
 
 Nothing in an export stops an ingest: a message that cannot be read, or has no usable date, is
 left out and reported (`parse_email_paths_with_report`).
@@ -47,8 +49,8 @@ from typing import Literal
 
 from vaultmind.errors import IngestError
 from vaultmind.ingest.mime import MAX_MESSAGE_BYTES, Attachment, MimeError, ParsedEmail, parse_message
-from vaultmind.ingest.model import SourceBatch
-from vaultmind.ingest.quotes import extract_new_text
+from vaultmind.ingest.model import QuotedParent, SourceBatch
+from vaultmind.ingest.quotes import split_quoted
 from vaultmind.ingest.writer import slugify
 from vaultmind.markdown.render import Message, SourceMeta
 
@@ -324,8 +326,13 @@ def attachments_line(attachments: Sequence[Attachment]) -> str:
     return "Attachments: " + ", ".join(items)
 
 
-def _message(mail: _Mail) -> Message:
-    text = extract_new_text(mail.parsed.body)
+def _full_text(mail: _Mail) -> str:
+    """A message's text as written, with what it quotes: two copies of one message compared."""
+    return _message(mail, "\n\n".join(filter(None, split_quoted(mail.parsed.body)))).text
+
+
+def _message(mail: _Mail, text: str) -> Message:
+    """The message of `mail`, whose new text (`split_quoted`) is `text`."""
     attachments = attachments_line(mail.parsed.attachments)
     if attachments:
         text = f"{text}\n\n{attachments}" if text else attachments
@@ -361,10 +368,20 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
         meta = SourceMeta(
             kind="email", source_id=f"email:{box}", scope=f"{box}/{slug}", title=subject, subject=subject
         )
-        messages = tuple(_message(mail) for mail in thread)
+        parts = [split_quoted(mail.parsed.body) for mail in thread]
+        messages = tuple(_message(mail, text) for mail, (text, _) in zip(thread, parts, strict=True))
         held = {mail.key for mail in thread}
         related = sorted({ref for mail in thread for ref in (*mail.parsed.in_reply_to, *mail.parsed.references)} - held)
-        out.append(SourceBatch(meta=meta, messages=messages, bucket="thread", note_name=name, related=tuple(related)))
+        quoted = tuple(
+            QuotedParent(mail.key, (*mail.parsed.in_reply_to, *mail.parsed.references), quote)
+            for mail, (_, quote) in zip(thread, parts, strict=True)
+            if quote
+        )
+        out.append(
+            SourceBatch(
+                meta=meta, messages=messages, bucket="thread", note_name=name, related=tuple(related), quoted=quoted
+            )
+        )
     return out
 
 
@@ -387,7 +404,7 @@ def parse_email_paths_with_report(
             if mail is None:
                 continue
             seen = mails.get(mail.key)
-            if seen is not None and _message(seen).text != _message(mail).text:  # attachments too
+            if seen is not None and _full_text(seen) != _full_text(mail):  # attachments too
                 warnings.append(
                     f"{raw.origin}: Message-ID <{mail.key}> also read with a different text"
                     f" ({seen.origin}); kept one copy"

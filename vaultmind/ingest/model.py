@@ -26,6 +26,18 @@ class SourceBatch:
     bucket: Bucket = "day"
     note_name: str | None = None  # file stem when bucket is "thread"/"whole"
     related: tuple[str, ...] = ()  # ids of messages it answers that it does not hold (an email's In-Reply-To)
+    quoted: tuple[QuotedParent, ...] = ()  # what messages quoted of the messages they answer, cut from their text
+
+
+@dataclass(frozen=True, slots=True)
+class QuotedParent:
+    """The quoted parent cut from an email's text. The writer puts it back, below the message's
+    own text, when none of the messages it answers is in the ingest or the vault: a reply
+    exported without its thread keeps what it answered."""
+
+    message_id: str
+    answers: tuple[str, ...]  # In-Reply-To and References
+    text: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -349,9 +349,16 @@ def _cut_at_separator(lines: list[str]) -> tuple[list[str], list[_Block]]:
 
 
 def _quotation_cut(lines: list[str]) -> list[str]:
+    return _quotation_split(lines)[0]
+
+
+def _quotation_split(lines: list[str]) -> tuple[list[str], list[str]]:
+    """(the lines kept, the lines of the quoted parent cut from them, in order)."""
+    whole = lines
     lines, blocks = _cut_at_separator(lines)
+    tail = whole[len(lines) :]  # the separator and the original below it
     if not blocks:
-        return lines
+        return lines, tail
     trailing: list[_Block] = []
     for block in reversed(blocks):  # at the end, or only more trailing quotes below
         after = _next_nonblank(lines, block.end)
@@ -364,14 +371,16 @@ def _quotation_cut(lines: list[str]) -> list[str]:
     if len(followed) < 2:  # not an inline reply: the quoted parent above the answer goes too
         drop += [b for b in followed if b.attributed or b.quoted_lines(lines) >= 3]
     if not drop:
-        return lines
+        return lines, tail
     keep: list[str] = []
+    cut: list[str] = []
     cursor = 0
     for block in sorted(drop, key=lambda b: b.start):
         keep.extend(lines[cursor : block.start])
+        cut.extend([*lines[block.start : block.end], ""])
         cursor = block.end
     keep.extend(lines[cursor:])
-    return keep
+    return keep, cut + tail
 
 
 def cut_quotation(text: str) -> str:
@@ -450,8 +459,17 @@ def extract_new_text(text: str) -> str:
 
     When nothing would be left, the (footer-less) body is kept whole instead.
     """
+    return split_quoted(text)[0]
+
+
+def split_quoted(text: str) -> tuple[str, str]:
+    """(`extract_new_text(text)`, the quoted parent it cut, lines verbatim and tidied; "" when
+    nothing was cut or the body is kept whole)."""
     lines = _split(text)
     without_footer = _footer_cut(lines)
     body, signature = _detach_signature(without_footer)
-    new = _tidy(_signature_cut(_quotation_cut(body) + signature))
-    return new or _tidy(without_footer) or _tidy(lines)
+    kept, cut = _quotation_split(body)
+    new = _tidy(_signature_cut(kept + signature))
+    if not new:
+        return _tidy(without_footer) or _tidy(lines), ""
+    return new, _tidy(cut)

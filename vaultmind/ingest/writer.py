@@ -40,7 +40,7 @@ from typing import Any
 
 from vaultmind.errors import RefuseToClobber, UsageError, VaultError, VaultmindError
 from vaultmind.ingest.errors import IngestError
-from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
+from vaultmind.ingest.model import DocumentInput, IngestReport, QuotedParent, SourceBatch
 from vaultmind.markdown.chunking import message_leaves
 from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
 from vaultmind.markdown.render import (
@@ -300,6 +300,7 @@ class _Group:
     base: str
     messages: dict[str, Message] = field(default_factory=dict)
     related: set[str] = field(default_factory=set)
+    quoted: dict[str, QuotedParent] = field(default_factory=dict)
 
 
 def _message_ids(raw: bytes) -> list[str]:
@@ -345,6 +346,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list
             raise IngestError("a batch has an empty source_id")
         single = None if batch.bucket == "day" else note_path(batch)
         folder = f"{SOURCES_DIR}/{meta.kind}/{scope_folder(meta.scope)}"
+        quoted = {quote.message_id: quote for quote in batch.quoted}
         for message in batch.messages:
             msg = _normalize(message, meta)
             day = to_utc(msg.timestamp).date().isoformat() if single is None else None
@@ -357,6 +359,8 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list
             seen = group.messages.get(msg.message_id)
             if seen is None:
                 group.messages[msg.message_id] = msg
+                if msg.message_id in quoted:
+                    group.quoted[msg.message_id] = quoted[msg.message_id]
             else:
                 report.messages_known += 1
                 if seen.text != msg.text:
@@ -407,6 +411,15 @@ def _thread_base(plan: _Plan, group: _Group) -> str:
         return group.base
     first = min(group.messages.values(), key=_sort_key).message_id
     return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
+
+
+def _unanswered(plan: _Plan, group: _Group, quote: QuotedParent) -> bool:
+    """None of the messages `quote`'s message answers is in the group or in a note of the vault:
+    what it quoted is put back below its text (see `QuotedParent`)."""
+    if any(answered in group.messages for answered in quote.answers):
+        return False
+    placed = plan.placed(f"{SOURCES_DIR}/{group.meta.kind}")
+    return not any(answered in placed for answered in quote.answers)
 
 
 def _meta_of(note: _Existing, fallback: SourceMeta) -> SourceMeta:
@@ -465,9 +478,11 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     new: dict[str, Message] = {}
     for message_id, message in group.messages.items():
         mine = current.get(message_id)
+        quote = group.quoted.get(message_id)
+        quoting = replace(message, text=f"{message.text}\n\n{quote.text}") if quote is not None else message
         if mine is not None:
             report.messages_known += 1
-            if note_text(mine.text) != note_text(message.text):
+            if note_text(mine.text) not in {note_text(message.text), note_text(quoting.text)}:
                 where = target.path if target is not None else base
                 report.warnings.append(
                     f"{where}: message {message_id!r} differs from the note; kept the note's text"
@@ -475,7 +490,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         elif message_id in known:
             report.messages_known += 1
         else:
-            new[message_id] = message
+            new[message_id] = quoting if quote is not None and _unanswered(plan, group, quote) else message
     if target is None and not new:
         return
     if new and user_edited:
