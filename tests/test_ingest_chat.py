@@ -207,6 +207,25 @@ def test_slack_zip_equals_folder(tmp_path: Path) -> None:
     assert parse_slack(archive) == parse_slack(folder)
 
 
+def test_a_day_file_of_an_export_is_that_day_of_the_export(tmp_path: Path) -> None:
+    """One day file given alone reads with its export's users and channels: the same source id,
+    names and mentions, so the export ingested afterwards adds only the other days."""
+    folder = slack_export(tmp_path / "export")
+    [day] = parse_slack(folder / "general" / "2024-03-04.json")
+    whole = {batch.meta.source_id: batch for batch in parse_slack(folder)}
+    assert day == whole["slack:T9/C1"]
+    assert day.messages[0].author == "Alice Chen" and "@Bob Stone" in day.messages[0].text
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    first = ingest_paths("chat", [folder / "general" / "2024-03-04.json"], vault)
+    then = ingest_paths("chat", [folder], vault)
+    assert first.messages_added == 4 and (then.messages_added, then.messages_known) == (1, 4)
+    assert sorted(p.relative_to(vault).as_posix() for p in (vault / "sources").rglob("*.md")) == [
+        "sources/chat/slack/t9/dm-alice-chen-bob-stone/2024-03-05.md",
+        "sources/chat/slack/t9/general/2024-03-04.md",
+    ]
+
+
 def test_slack_bad_day_file_names_file_and_line(tmp_path: Path) -> None:
     folder = slack_export(tmp_path / "export")
     write(folder, "general/2024-03-06.json", '[\n  {"type": "message", "user": "U1", "text": "x"}\n]')

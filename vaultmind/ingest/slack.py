@@ -102,9 +102,21 @@ class _Names:
 
 
 def parse_slack(path: Path) -> list[SourceBatch]:
-    """Parse a Slack workspace export folder or zip, or a single channel's message array."""
+    """Parse a Slack workspace export folder or zip, or a single channel's message array.
+
+    One day file of an export folder (`<export>/<channel>/YYYY-MM-DD.json` beside the export's
+    `users.json` or `channels.json`) is read as that day of the whole export: the same source
+    id, authors and mentions, so ingesting it and then the export writes each message once."""
     if path.is_file() and path.suffix.lower() == ".json":
+        root = path.parent.parent
+        if _DAY_RE.fullmatch(path.name) and any((root / name).is_file() for name in META_FILES):
+            return _parse_export(root, only=f"{path.parent.name}/{path.name}")
         return _parse_channel_file(path)
+    return _parse_export(path)
+
+
+def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
+    """The batches of an export folder or zip; with `only` (a day file's path in it), of that day."""
     export = _Export(path) if path.is_dir() or path.is_file() else None
     if export is None:
         raise IngestError("no such file or folder", path=path)
@@ -144,6 +156,8 @@ def parse_slack(path: Path) -> list[SourceBatch]:
     for conv in sorted(conversations, key=lambda c: (c.scope_name, c.id)):
         messages: list[Message] = []
         for rel in export.days(conv.folder) if conv.folder in folders else []:
+            if only is not None and rel != only:
+                continue
             text = export.text(rel) or "[]"
             for line, item in json_array_items(export.where(rel), text):
                 message = _message(export.where(rel), line, item, conv.id, names)
@@ -162,7 +176,7 @@ def parse_slack(path: Path) -> list[SourceBatch]:
 
 def _parse_channel_file(path: Path) -> list[SourceBatch]:
     """One channel's messages: `<channel>.json`, slackdump's `<channel>_thread_<ts>.json`, or one
-    `<channel>/YYYY-MM-DD.json` day file of an export (user ids then stay unresolved)."""
+    `<channel>/YYYY-MM-DD.json` day file away from its export (user ids then stay unresolved)."""
     thread = _THREAD_FILE_RE.fullmatch(path.stem)
     channel = thread.group(1) if thread else path.stem
     if _DAY_RE.fullmatch(path.name) and path.parent.name:  # one day file of an export folder
