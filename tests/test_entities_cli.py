@@ -94,3 +94,25 @@ def test_show_takes_a_name_with_its_title(filled: Path, capsys: pytest.CaptureFi
     write(filled, "entities/person/elena-rossi.md", "---\nid: person:elena-rossi\n---\n# Elena Rossi\n")
     code, out = run(capsys, "show", "Dr. Elena Rossi", "--vault", str(filled), "--json")
     assert code == 0 and json.loads(out)["id"] == "person:elena-rossi"
+
+
+def test_one_sender_named_surname_first_or_not_is_one_person(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"Chen, Alice <…>" (as companies' mail programs write it) and "Alice Chen <…>" are Alice Chen."""
+    from vaultmind.ingest.email import parse_email_paths
+    from vaultmind.ingest.writer import write_batches
+
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    mails = vault.parent / "mails"
+    senders = ['"Chen, Alice" <alice@acme.com>', "Alice Chen <alice@acme.com>"]
+    for n, sender in enumerate(senders):
+        write(
+            mails,
+            f"{n}.eml",
+            f"From: {sender}\nTo: bob@acme.com\nSubject: Note {n}\nDate: Mon, {4 + n} Mar 2024 09:00:00 +0000\n"
+            f"Message-ID: <m{n}@acme.com>\n\nThe catering is booked, item {n}.\n",
+        )
+    write_batches(vault, parse_email_paths([mails]))
+    code, out = run(capsys, "list", "--kind", "person", "--vault", str(vault), "--json")
+    assert code == 0
+    people = {e["id"]: (e["display_name"], e["mentions"]) for e in json.loads(out)["entities"]}
+    assert people == {"person:alice-chen": ("Alice Chen", 2)}, people

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from vaultmind.entities.extract import (
     Span,
     clean_ner_span,
@@ -122,3 +124,21 @@ def test_authors() -> None:
     assert parse_author("") is None and parse_author("unknown") is None and parse_author("1234") is None
     assert display_of("Bob Stone <bob@example.com>") == "Bob Stone"
     assert display_of("Alice") == "Alice"
+
+
+@pytest.mark.parametrize(
+    ("author", "name"),
+    [
+        ('"Chen, Alice" <alice@example.com>', "Alice Chen"),
+        ("Chen, Alice <alice@example.com>", "Alice Chen"),  # as a mail's meta line keeps it
+        ("van der Berg, Anna Maria <anna@example.com>", "Anna Maria van der Berg"),
+        ("Acme, Inc. <info@example.com>", "Acme, Inc."),
+        ("Stone, Jr. <bob@example.com>", "Stone, Jr."),
+        ("Chen, Alice", "Chen, Alice"),  # a name without an address is kept as written
+    ],
+)
+def test_a_mail_name_written_surname_first_is_read_in_reading_order(author: str, name: str) -> None:
+    parsed = parse_author(author)
+    assert parsed is not None and parsed.name == name
+    assert parsed.email == ("" if "<" not in author else author[author.index("<") + 1 : -1])
+    assert display_of(author) == name

@@ -46,6 +46,11 @@ NER_KINDS: Final = {
     "WORK_OF_ART": "work",
 }
 
+_NAMED_ADDRESS_RE = re.compile(r'\s*"?([^"<>]*?)"?\s*<([^<>\s]+@[^<>\s]+)>\s*')
+_SURNAME_FIRST_RE = re.compile(r"([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}), ([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2})")
+_NAME_SUFFIXES = frozenset(
+    "jr sr ii iii iv phd md esq inc llc ltd gmbh ag co corp plc sa bv oy ab".split()
+)
 _EMAIL_RE = re.compile(
     r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w@-])"
 )
@@ -194,25 +199,39 @@ class Author:
 
 
 def parse_author(author: str | None) -> Author | None:
-    """`"Bob Stone <bob@example.com>"`, `"bob@example.com"`, `"@bob"` or `"Bob Stone"`."""
+    """`"Bob Stone <bob@example.com>"`, `"bob@example.com"`, `"@bob"` or `"Bob Stone"`.
+
+    The name of an address written surname first, as companies' mail programs do ("Chen, Alice
+    <alice@example.com>", quoted or not), is the name in reading order: Alice Chen."""
     raw = (author or "").strip()
     if not raw or raw.lower() in ("unknown", "none", "null"):
         return None
     if raw.startswith("@") and " " not in raw and len(raw) > 2:
         return Author("", "", raw[1:], raw)
     if "@" in raw:
-        name, addr = parseaddr(raw)
+        named = _NAMED_ADDRESS_RE.fullmatch(raw)  # parseaddr reads "Chen, Alice <…>" as two addresses
+        name, addr = (named.group(1), named.group(2)) if named else parseaddr(raw)
         if addr and "@" in addr and _EMAIL_RE.fullmatch(addr):
-            return Author(name.strip(), addr, "", raw)
+            return Author(reading_order(name.strip().strip('"').strip()), addr, "", raw)
     if not _LETTER_RE.search(raw):
         return None
     return Author(raw, "", "", raw)
 
 
+def reading_order(name: str) -> str:
+    """"Chen, Alice" → "Alice Chen": a person's name written surname first, one comma between
+    one to three words each side. "Acme, Inc.", "Stone, Jr." and longer texts stay as they are."""
+    match = _SURNAME_FIRST_RE.fullmatch(name)
+    if match is None or match.group(2).rstrip(".").lower() in _NAME_SUFFIXES:
+        return name
+    return f"{match.group(2)} {match.group(1)}"
+
+
 def display_of(surface: str) -> str:
-    """How a surface is shown: the name of an author written `Name <address>`."""
+    """How a surface is shown: the name of an author written `Name <address>` (in reading
+    order), or the surface itself."""
     if surface.endswith(">") and "<" in surface:
-        name = surface[: surface.rindex("<")].strip().strip('"')
+        name = surface[: surface.rindex("<")].strip().strip('"').strip()
         if name:
-            return name
+            return reading_order(name)
     return surface
