@@ -45,6 +45,12 @@ def test_irregular_past_forms_share_their_verbs_term() -> None:
     assert terms("I won't") != terms("win"), "a contraction is no past form"
 
 
+def test_the_noun_of_an_act_shares_its_verbs_term() -> None:
+    assert terms("Decision: the decisions") == terms("decide decided") == ["decid", "decid"]
+    assert terms("the payment") == terms("paid") and terms("analyse") == terms("analysis") == terms("analyzed")
+    assert terms("the movement") != terms("move"), "a noun as often something else is left alone"
+
+
 def test_a_stop_word_is_dropped_before_its_plural_is_folded() -> None:
     assert terms("What does he do?") == [], "'does' is a stop word, not the plural of 'doe'"
     assert terms("Nate does pottery") == terms("Nate pottery")
@@ -56,6 +62,8 @@ def test_a_stop_word_is_dropped_before_its_plural_is_folded() -> None:
         ("We were painting the fence all weekend.", "The fence is white.", "who painted it"),
         # an irregular past meets the base form a question asks in
         ("I won my fourth video game tournament on Friday!", "The tournament starts at noon.", "did he win"),
+        # the noun of an act meets its verb
+        ("Decision: we move the public launch to 23 April.", "The public launch is in April.", "when did we decide"),
     ],
 )
 def test_a_query_finds_other_forms_of_its_words(vault: Path, text: str, other: str, question: str) -> None:

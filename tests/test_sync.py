@@ -212,7 +212,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023"])  # documents' times, email subjects, anchors, properties, titles
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024"])  # documents' times, email subjects, anchors, properties, titles, nouns
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
@@ -221,6 +221,18 @@ def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.sync().unchanged == 1
+
+
+def test_an_index_holding_a_nouns_old_term_is_rebuilt_for_its_verbs(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0024: "decision" shares "decide"'s term; an index whose postings hold the old
+    term is rebuilt once, and the note is then found by the verb."""
+    write(vault, "notes/sync.md", "# Sync\n\nDecision: the public launch moves to 23 April.\n")
+    config = _indexed_before(vault, monkeypatch, "0024", then=["UPDATE postings SET term = 'decis' WHERE term = 'decid'"])
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert [h["note_path"] for h in memory.search("when did we decide", limit=3)["hits"]] == ["notes/sync.md"]
+        assert memory.index.query("SELECT count(*) FROM postings WHERE term = 'decis'") == [(0,)]
 
 
 def _email_thread(vault: Path) -> None:

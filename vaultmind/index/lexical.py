@@ -8,7 +8,8 @@ building it dominated a cold index's time and memory), for the evaluation's BM25
 
 Terms: Unicode words, lower-cased, possessives ("'s") and plurals folded, stop words removed,
 irregular past forms of common verbs taken to their base form ("won" → "win", `IRREGULAR`),
-ASCII words stemmed with the Snowball English stemmer ("painted", "painting" → "paint"); CJK
+ASCII words stemmed with the Snowball English stemmer ("painted", "painting" → "paint"), and
+the noun of an act sharing its verb's stem ("decision" → "decid", as "decide"; `DERIVED`); CJK
 runs become overlapping character bigrams (and the single character for runs of one), so
 Chinese or Japanese text is searchable without a segmenter. The same function tokenizes leaves
 and queries. A change to these rules ships with a migration, so indexes rebuild their terms.
@@ -63,6 +64,27 @@ IRREGULAR = {
         "bite": "bitten", "blow": "blew blown", "forgive": "forgave forgiven", "rise": "risen",
     }.items()
     for form in forms.split()
+}
+
+# Nouns of an act and the verb they name, where the stemmer leaves them apart ("decision" is
+# "decis", "decide" "decid"): the noun's stem becomes the verb's, so "what did we decide…" meets
+# "Decision: we move…". Nouns as often something else are left out ("application", "receipt",
+# "production", "resolution", "treatment", "movement", "sale", "gift").
+DERIVED = {
+    _STEMMER.stemWord(noun): _STEMMER.stemWord(verb)
+    for noun, verb in (
+        pair.split(":")
+        for pair in """decision:decide conclusion:conclude inclusion:include exclusion:exclude
+        extension:extend expansion:expand permission:permit submission:submit admission:admit
+        explanation:explain description:describe subscription:subscribe introduction:introduce
+        reduction:reduce delivery:deliver payment:pay agreement:agree choice:choose
+        solution:solve failure:fail departure:depart marriage:marry registration:register
+        response:respond competition:compete discovery:discover recovery:recover injury:injure
+        complaint:complain belief:believe proof:prove advice:advise death:die loss:lose
+        growth:grow speech:speak flight:fly creation:create repetition:repeat
+        destruction:destroy exposure:expose closure:close guidance:guide judgment:judge
+        defense:defend pursuit:pursue analysis:analyze analyse:analyze""".split()
+    )
 }
 
 K1 = 1.2
@@ -132,7 +154,10 @@ def _word_terms(word: str) -> tuple[str, ...]:
         return ()
     if "'" not in word and "’" not in word:  # "won't" is no form of "win"
         folded = IRREGULAR.get(folded, folded)
-    return (_STEMMER.stemWord(folded),) if folded.isascii() else (folded,)
+    if not folded.isascii():
+        return (folded,)
+    stem = _STEMMER.stemWord(folded)
+    return (DERIVED.get(stem, stem),)
 
 
 def _cjk_terms(word: str) -> list[str]:
