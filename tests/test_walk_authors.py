@@ -217,3 +217,43 @@ def test_last_tuesday_finds_what_happened_that_day_not_what_says_tuesday(vault: 
     (said,) = [h for h in result["hits"] if "Tuesday 23 April" in h["content"]]
     assert said["breakdown"]["lex"] == 0.0 and said["breakdown"]["dense"] < 0.5, said["breakdown"]
     assert result["hits"][0] is not said, [h["content"] for h in result["hits"]]
+
+
+def test_a_name_written_in_lower_case_names_its_author_when_the_memory_writes_it_as_a_name(vault: Path) -> None:
+    """People (and agents relaying them) type "john"; "bill" stays a word where the memory
+    writes "the electricity bill"."""
+    party, due = _asked(
+        vault,
+        "2021-12-18",
+        [
+            ("Jane Doe", "Hello John! Is the garden party on Saturday?"),
+            ("John Doe", "Yes, I bring the lemonade and the folding chairs."),
+            ("Ann Lee", "The electricity bill is due on the 20th, 140 euros."),
+            ("Bill Turner", "Coffee at ten before the party?"),
+        ],
+        "what did john say about the party?",
+        "when is the electricity bill due?",
+    )
+    assert party["hits"][0]["author"] == "John Doe" and party["hits"][0]["breakdown"]["speaker"]
+    assert "john" not in party["query"]["content_terms"]
+    assert "bill" in due["query"]["content_terms"] and due["hits"][0]["author"] == "Ann Lee"
+
+
+def test_a_question_about_nothing_but_its_author_is_not_searched_densely(vault: Path) -> None:
+    """"What did John Doe say?": the nearest vectors to "what did say" are noise, and were
+    scaled up to a full dense score above John's own messages."""
+    write_chat(
+        vault,
+        "2021-12-18",
+        [
+            ("John Doe", "Lorem ipsum dolor sit amet."),
+            ("Jane Doe", "What do you say we meet on Saturday?"),
+            ("Mei Chen", "Did you say something about the garden?"),
+            ("John Doe", "See you at the garden party."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What did John Doe say?")["hits"]
+    assert [h["author"] for h in hits[:2]] == ["John Doe", "John Doe"]
+    assert all(h["breakdown"]["dense"] == 0 for h in hits)

@@ -9,7 +9,10 @@
    nothing else is left). A name counts as written capitalised ("Bill", not the "bill" that is
    due; "Summer", not "the summer holidays"), or as the question names an author's entity,
    stop words included ("What did Will say?"); a name that is a word of the question's time
-   window ("in May") is the month, not May Chen ("Jan" in "in January" is still Jan).
+   window ("in May") is the month, not May Chen ("Jan" in "in January" is still Jan). A name
+   written in lower case ("what did john say?") is read as capitalised when the memory writes
+   it as a name (`_names_capitalised`). A question about nothing but its author ("What did
+   John Doe say?") is not searched densely: the nearest vectors to "what did say" are noise.
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
@@ -177,6 +180,7 @@ def walk(
 ) -> dict[str, Any]:
     """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
     now = _naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
+    question = _names_capitalised(memory, question)
     qterms = terms(question)
     window = _window(question, reference_time)
     qents = query_entities(memory, question)
@@ -198,9 +202,12 @@ def walk(
         content_terms = [t for t in content_terms if t not in relative]
         content_text = without_words(content_text, relative)
 
+    # "What did John Doe say?" is about nothing but its author: no meaning to search densely
+    # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
+    only_names = bool(authors) and all(t in authors for t in content_terms)
     lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms else []
     dense: list[tuple[str, float]] = []
-    if memory.embedder is not None and memory.vectors is not None and content_text.strip():
+    if memory.embedder is not None and memory.vectors is not None and content_text.strip() and not only_names:
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
 
@@ -683,6 +690,49 @@ def _speaker_codes(
 def _capitalised_terms(text: str) -> frozenset[str]:
     """The terms of the words `text` writes with a capital ("Bill", "Summer")."""
     return frozenset(t for m in _WORD.finditer(text) if m.group()[0].isupper() for t in _name_terms(m.group()))
+
+
+NAME_SAMPLE = 40  # leaves read to tell a name written in lower case from a word
+
+
+def _names_capitalised(memory: Memory, question: str) -> str:
+    """`question` with the author names it writes in lower case ("what did john say?")
+    capitalised, when the memory writes them as names: then they are read as names, as
+    written "John". "bill" stays a word where the memory speaks of "the electricity bill"."""
+    lowered = {m.group() for m in _WORD.finditer(question) if not m.group()[0].isupper()}
+    if not lowered:
+        return question
+    names = _written_as_names(memory, frozenset(terms(" ".join(lowered))) & author_terms(memory))
+    if not names:
+        return question
+
+    def named(match: re.Match[str]) -> str:
+        word = match.group()
+        of = _name_terms(word) if word in lowered else frozenset()
+        return word[0].upper() + word[1:] if of and of <= names else word
+
+    return _WORD.sub(named, question)
+
+
+def _written_as_names(memory: Memory, asked: frozenset[str]) -> frozenset[str]:
+    """Of the terms `asked` (no stop words: "may" and "will" are names only written "May" and
+    "Will"), those the memory writes as names: capitalised in at least four of five of their
+    uses inside a sentence, among the leaves that hold them most (or in no text at all)."""
+    if not asked:
+        return frozenset()
+    found = memory.leaves.search(sorted(asked), NAME_SAMPLE)
+    texts = [row["text"] or "" for row in memory.leaves.rows([leaf_id for leaf_id, _ in found]).values()]
+    upper: dict[str, int] = dict.fromkeys(asked, 0)
+    lower: dict[str, int] = dict.fromkeys(asked, 0)
+    for text in texts:
+        for m in _WORD.finditer(text):
+            word = m.group()
+            before = text[: m.start()].rstrip()
+            if not before or before[-1] in ".!?:\n>\"“(":  # a sentence's first word: capitalised anyway
+                continue
+            for t in _name_terms(word) & asked:
+                (upper if word[0].isupper() else lower)[t] += 1
+    return frozenset(t for t in asked if upper[t] >= 4 * lower[t])
 
 
 def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
