@@ -23,7 +23,7 @@ from vaultmind.retrieval.timeparse import parse_time_window
 from vaultmind.retrieval.walk import DIVERSITY_JACCARD, _near_duplicate
 from vaultmind.vault.layout import obsidian_link
 
-from .conftest import write
+from .conftest import write, write_chat
 
 NOW = datetime(2024, 6, 20, 12, 0)
 
@@ -475,6 +475,7 @@ def test_a_time_window_weighs_summaries_by_their_range_and_a_question_of_time_al
             for i, name in enumerate(["Alice Chen", "Bob Stone"] * 6)
         ],
     )
+    write_chat(vault, "2024-04-10", [("Carol Diaz", "The boathouse roof is finished.")])  # April holds something
     config = load_config(
         vault, embed_provider="none", extra={"trees.l0_tokens": 64, "trees.fanout": 2, "trees.summarizer": "fallback"}
     )
@@ -559,3 +560,21 @@ def test_a_first_hit_above_a_higher_score_says_its_note_ranked_it(capsys: pytest
     assert lines[0].endswith("(score 0.9080; its note's evidence 1.3100)")
     assert lines[1].endswith("(score 0.9130)"), "only hits above higher ones that are not behind others"
     assert lines[2].endswith("; after the best hits of other notes)")
+
+
+def test_a_window_the_memory_holds_nothing_in_does_not_rank(vault: Path) -> None:
+    """"What is due by 10 May?" asked in March reads the window as last May; with nothing
+    then, it used to take every dated message down to the outside factor, below undated notes."""
+    write_chat(
+        vault,
+        "2024-03-11",
+        [("Helen Okafor", "Approved. Final invoices by 10 May, please."), ("Bob Stone", "Lunch at noon?")],
+    )
+    write(vault, "notes/reading.md", "# Reading list\n\nA book on invoices and budgets, some day.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("what is due by 10 May?", reference_time=datetime(2024, 3, 12, 10))
+    assert result["query"]["time_window"]["start"].startswith("2023-05-10"), "the window is still read and shown"
+    first = result["hits"][0]
+    assert first["author"] == "Helen Okafor" and first["breakdown"]["time_factor"] == 1.0
+    assert {h["breakdown"]["time_factor"] for h in result["hits"]} == {1.0}

@@ -167,5 +167,10 @@ def test_length_and_time_factors_keep_their_formulas() -> None:
     window = TimeWindow(datetime(2024, 5, 1), datetime(2024, 6, 1), "in May 2024")
     times = ["2024-04-30T23:59", "2024-05-01T00:00", "2024-05-31T23:59", "2024-06-01T00:00", "2024-06-03T23:59",
              "2024-06-04T00:00", "NaT"]  # fmt: skip
-    got = _time_factors(window, np.array(times, dtype="datetime64[us]")).tolist()
+    stamps = np.array(times, dtype="datetime64[us]")
+    got = _time_factors(window, stamps, datetime(2025, 1, 1)).tolist()
     assert got == [OUTSIDE_WINDOW, 1.0, 1.0, AFTER_WINDOW, AFTER_WINDOW, OUTSIDE_WINDOW, 1.0]
+    # asked on 2 June: nothing after it is "just after" (it was not written yet); no time at all
+    # has no claim on a question about nothing but its window
+    got = _time_factors(window, stamps, datetime(2024, 6, 2), undated=OUTSIDE_WINDOW).tolist()
+    assert got == [OUTSIDE_WINDOW, 1.0, 1.0, AFTER_WINDOW, OUTSIDE_WINDOW, OUTSIDE_WINDOW, OUTSIDE_WINDOW]

@@ -23,6 +23,21 @@ import re
 from functools import lru_cache
 from typing import Literal
 
+from vaultmind.index.lexical import terms
+
+# Words that ask rather than name what is asked about ("how much…", "what happened…", "tell me
+# about…"): they ground no question (evidence), one the memory never says is not news, and a
+# question of only these and a time window asks about the window alone (walk).
+ASKING_WORDS = frozenset(
+    terms(
+        """how happen happened happening talk talked discuss discussed tell told say said mention
+        mentioned know knew think remember summarize summarise summary recap much many everything
+        anything something nothing thing things stuff like up new news latest recent recently update
+        updates going get got go went do did done make made lot lots please show find give list
+        explain describe info information detail details"""
+    )
+)
+
 AnswerKind = Literal["time", "place", "person", "quantity", "title"]
 Asking = Literal["only", "last"]
 

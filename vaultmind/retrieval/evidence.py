@@ -20,22 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.tokens import approx_tokens
+from vaultmind.retrieval.answer_type import ASKING_WORDS
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
 
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
-# Words that ask rather than name what is asked about ("how much…", "what happened…", "tell me
-# about…"): they ground no question, and one the memory never says is not news.
-ASKING_WORDS = frozenset(
-    terms(
-        """how happen happened happening talk talked discuss discussed tell told say said mention
-        mentioned know knew think remember summarize summarise summary recap much many everything
-        anything something nothing thing things stuff like up new news latest recent recently update
-        updates going get got go went do did done make made lot lots please show find give list
-        explain describe info information detail details"""
-    )
-)
 MIN_SHORTENED_CHARS = 80  # of the first item's text, or it is left out rather than cut
 _WORD = re.compile(r"\w+")
 

@@ -66,9 +66,15 @@
             holds no answer (the message after it, which earns its context, does); else 1.
    time_factor = 1 inside the window, `AFTER_WINDOW` for up to `AFTER_WINDOW_DAYS` after it
             (people tell of an event afterwards: "I watched it last night" is written the
-            day after the evening the question names), `OUTSIDE_WINDOW` elsewhere, 1 without
-            a window or without a timestamp; a summary's leaves take their summary's time
-            range (inside when it overlaps the window). The window's relative words ("last",
+            day after the evening the question names) but never past the reference time
+            (what was written later was not there yet), `OUTSIDE_WINDOW` elsewhere, 1 without
+            a window or without a timestamp — except for a question about nothing but its
+            window ("what happened yesterday?": only asking words besides it), where a leaf
+            without a time has no claim and is outside; a summary's leaves take their
+            summary's time range (inside when it overlaps the window). A window the memory
+            holds nothing in (nor just after it) ranks nothing: "what is due by 10 May?" asked
+            in March reads last May, and used to take every dated message down below undated
+            notes; the window is still reported (`query.time_window`). The window's relative words ("last",
             "week", "yesterday", the weekday of "last Tuesday") are not searched, lexically
             or densely: a message that says "last year's price" is no match for "what
             happened last month?", nor one that says "Tuesday 23 April" for "what happened
@@ -117,7 +123,14 @@ from vaultmind.embed.base import embed_query
 from vaultmind.entities.extract import parse_author
 from vaultmind.entities.ids import PERSON_TITLES, words
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.answer_type import AnswerKind, Asking, answer_kind, asking, holds_answer
+from vaultmind.retrieval.answer_type import (
+    ASKING_WORDS,
+    AnswerKind,
+    Asking,
+    answer_kind,
+    asking,
+    holds_answer,
+)
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
@@ -213,8 +226,12 @@ def walk(
 
     entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
+    timed = window  # the window that ranks: none when the memory holds nothing then ("due by 10 May")
     if window is not None:
-        candidates |= _leaves_in_window(memory, window)
+        held = _leaves_in_window(memory, window)
+        candidates |= held
+        if not held and not memory.leaves.in_window(window.end, _after_end(window, now), 1):
+            timed = None
 
     ids = sorted(candidates)
     at = {leaf_id: k for k, leaf_id in enumerate(ids)}  # a leaf's place in walk's arrays
@@ -244,11 +261,14 @@ def walk(
         context[at[leaf_id]] = value
     lengths = _length_factors(cols.length)
     factors = np.ones(len(ids))
-    if window is not None:
-        factors = _time_factors(window, cols.ts)
-        _summary_time_factors(memory, window, cols, factors)
+    if timed is not None:
+        # a question about nothing but its window ("what happened yesterday?"): a leaf without
+        # a time has no claim on it
+        only_window = all(t in ASKING_WORDS for t in content_terms)
+        factors = _time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
+        _summary_time_factors(memory, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
-    inside = _inside(window, cols.ts) if window is not None else np.zeros(len(ids), dtype=bool)
+    inside = _inside(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
     kind = answer_kind(question)
@@ -414,15 +434,27 @@ def _inside(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[n
     return (ts >= np.datetime64(window.start, "us")) & (ts < np.datetime64(window.end, "us"))
 
 
-def _time_factors(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.float64]:
-    """The time factor of each time (NaT: no time, 1): 1 inside the window, `AFTER_WINDOW` up to
-    `AFTER_WINDOW_DAYS` after it, `OUTSIDE_WINDOW` elsewhere."""
+def _after_end(window: TimeWindow, now: datetime) -> datetime:
+    """The end of the days just after the window whose messages may tell of it: `AFTER_WINDOW_DAYS`
+    later, and never past the reference time (what was written after it was not there yet)."""
+    try:
+        after = window.end + timedelta(days=AFTER_WINDOW_DAYS)
+    except OverflowError:  # a window ending in year 9999
+        after = datetime.max
+    return max(window.end, min(after, now))
+
+
+def _time_factors(
+    window: TimeWindow, ts: npt.NDArray[np.datetime64], now: datetime, *, undated: float = 1.0
+) -> npt.NDArray[np.float64]:
+    """The time factor of each time (NaT, no time: `undated`): 1 inside the window,
+    `AFTER_WINDOW` after it up to `_after_end`, `OUTSIDE_WINDOW` elsewhere."""
     end = np.datetime64(window.end, "us")
-    after = end + np.timedelta64(AFTER_WINDOW_DAYS, "D")  # numpy's calendar runs past year 9999
+    after = np.datetime64(_after_end(window, now), "us")
     out = np.full(len(ts), OUTSIDE_WINDOW)
     out[(ts >= end) & (ts < after)] = AFTER_WINDOW
     out[_inside(window, ts)] = 1.0
-    out[np.isnat(ts)] = 1.0
+    out[np.isnat(ts)] = undated
     return out
 
 
