@@ -303,8 +303,36 @@ def test_the_first_item_is_cut_to_fit_rather_than_give_way_to_weaker_ones() -> N
     assert approx_tokens(block) <= 60
     whole = format_evidence(result, budget_tokens=200)
     assert "shortened" not in whole and answer.strip() in whole
-    tiny = format_evidence(result, budget_tokens=30)  # under MIN_SHORTENED_CHARS of it would fit: left out
-    assert "[1]" not in tiny.split("Left out")[0] and "tent ok" in tiny
+    tiny = format_evidence(result, budget_tokens=30)  # under MIN_SHORTENED_CHARS of it would fit
+    assert tiny.startswith("The token budget (30) is too small for the first of the 3 items found") and "tent ok" not in tiny
+
+
+def test_a_tight_budget_keeps_the_sentence_that_answers_and_the_first_item_over_a_weaker_one() -> None:
+    """Cut to fit, the first item keeps the sentence holding most of the question's words (not
+    the greeting above it), and drops its address and `source_ref` before it gives way."""
+    mail = (
+        "Hi Alice,\n\nHappy to. The Loft is held for you on 9 April.\nHire fee: €4,200 including AV and bar staff.\n"
+        "Catering is by Golden Lantern, menu to follow.\nDeposit: €1,500, due by 15 March and non-refundable after "
+        "that date.\n\nBest,\nDana"
+    )
+    first = {
+        "content": mail,
+        "author": "Dana Whitfield <dana@harborhall.example>",
+        "time_range": {"start": "2024-03-06T15:40:00Z", "end": "2024-03-06T15:40:00Z"},
+        "wikilink": "[[sources/email/harbor-hall/2024-03-06-harbor-hall-launch-evening#^m-20240306154000-a93d]]",
+        "source_refs": ["mid:20240306154000.a93d@harborhall.example"],
+    }
+    weaker = {"content": "Harbor Hall has the Loft free on the 23rd.", "wikilink": "[[chat#^m-1]]"}
+    result = {"hits": [first, weaker], "query": {"content_terms": terms("how much is the Harbor Hall deposit and when is it due")}}
+    block = format_evidence(result, budget_tokens=100)
+    assert block.startswith("[1] Dana Whitfield <dana@harborhall.example> · 2024-03-06T15:40:00Z · shortened\n… ")
+    assert "Deposit: €1,500, due by 15 March and non-refundable" in block
+    assert "Hi Alice" not in block and approx_tokens(block) <= 100
+    compact = format_evidence(result, budget_tokens=72)
+    assert compact.startswith("[1] Dana Whitfield · 2024-03-06T15:40:00Z · shortened\n… Deposit: €1,500")
+    assert "mid:" not in compact and "Loft free" not in compact and approx_tokens(compact) <= 72
+    assert re.search(r"\nLeft out for the budget: \[2\]( \(\d+ tokens\))?\.$", compact)
+    assert format_evidence(result, budget_tokens=40).startswith("The token budget (40) is too small for the first")
 
 
 def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits() -> None:
@@ -328,7 +356,7 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
     assert tight.endswith("\nLeft out for the budget: [2], [3].") and approx_tokens(tight) <= 22
     assert format_evidence(result, budget_tokens=10).endswith("small one\n   ↳ [[n#^a]]"), "no room for the note"
     too_small = format_evidence(result, budget_tokens=3)
-    assert too_small.startswith("The token budget (3) is too small for any of the 3 items")
+    assert too_small.startswith("The token budget (3) is too small for the first of the 3 items")
     window = {"start": "2024-06-19T00:00:00Z", "end": "2024-06-20T00:00:00Z", "text": "yesterday"}
     headed = format_evidence({"hits": result["hits"], "query": {"time_window": window}}, budget_tokens=12)
     assert headed.startswith("The token budget (12) is too small") and "beside" in headed, "the header counts"

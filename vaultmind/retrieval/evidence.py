@@ -7,7 +7,9 @@ top-k text; a grounded question's words that the memory never mentions are named
 taken in rank order while they fit the budget; one that does not is left out, and a smaller
 one after it may still come in; the block ends by naming what it left out. The first item
 never gives way to weaker ones: when it does not fit whole, its text is cut to fit (marked
-"shortened", ending in "…"), as long as `MIN_SHORTENED_CHARS` of it fit.
+"shortened"; from the sentence holding most of the question's words, with "…" where text was
+left out), its citation down to the vault link if it must, as long as `MIN_SHORTENED_CHARS` of
+it fit; when even that is too much, the block says the budget is too small.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.entities.extract import display_of
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS
@@ -90,21 +93,20 @@ def format_evidence(
     used = sum(approx_tokens(line) + 1 for line in lines)
     items: list[tuple[int, str, int]] = []  # (rank, block, cost) of the items taken
     left: dict[int, int] = {}  # rank → cost of the items left out
+    focus = frozenset(query.get("content_terms") or query.get("terms") or ())
     for rank, hit in enumerate(hits, start=1):
         block = _item(rank, hit)
         cost = approx_tokens(block) + 1
-        if used + cost > budget_tokens and rank == 1:  # cut to fit, room kept to name the others
-            reserve = approx_tokens(_left_out(dict.fromkeys(range(2, len(hits) + 1), 0), sizes=False)) + 1
-            shortened = _item(rank, hit, room=budget_tokens - used - reserve - 1) if len(hits) > 1 else ""
-            shortened = shortened or _item(rank, hit, room=budget_tokens - used - 1)
-            if shortened:
-                block, cost = shortened, approx_tokens(shortened) + 1
+        if used + cost > budget_tokens and rank == 1:
+            block = _first_cut(hit, budget_tokens - used, len(hits), focus)
+            if not block:  # it never gives way to a weaker, smaller item
+                return _too_small(budget_tokens, len(hits), used, hit)
+            cost = approx_tokens(block) + 1
         if used + cost > budget_tokens:  # left out; a smaller item after it may still fit
             left[rank] = cost
             continue
         items.append((rank, block, cost))
         used += cost
-    header = used
 
     def left_note() -> str | None:  # what was left out, with sizes, or only their numbers
         for note in (_left_out(left), _left_out(left, sizes=False)):
@@ -116,12 +118,6 @@ def format_evidence(
         rank, _, cost = items.pop()  # room for saying what was left out (never the last item)
         left[rank] = cost
         used -= cost
-    if not items:
-        beside = f", beside {header} for the lines above it" if header else ""
-        return (
-            f"The token budget ({budget_tokens}) is too small for any of the {len(hits)} items found "
-            f"(the smallest takes {min(left.values())} with its citation{beside}): ask with a larger budget."
-        )
     lines.extend(block for _, block, _ in items)
     if left and (note := left_note()) is not None:
         lines.append(note)
@@ -151,24 +147,82 @@ def _utc(text: str) -> datetime:
     return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when
 
 
-def _item(rank: int, hit: dict[str, Any], *, room: int | None = None) -> str:
-    """An item's block; with `room` (tokens), its text cut at a word to fit in it, or "" when
-    less than `MIN_SHORTENED_CHARS` of the text would."""
+def _first_cut(hit: dict[str, Any], room: int, count: int, focus: Collection[str]) -> str:
+    """The first item cut to fit `room` tokens: with room kept to name the others when it can,
+    and its citation down to the vault link and its author to a name when it must; "" when
+    even then less than `MIN_SHORTENED_CHARS` of its text would fit."""
+    reserve = approx_tokens(_left_out(dict.fromkeys(range(2, count + 1), 0), sizes=False)) + 1 if count > 1 else 0
+    for keep, compact in ((reserve, False), (reserve, True), (0, True)):
+        block = _item(1, hit, room=room - keep - 1, compact=compact, focus=focus)
+        if block:
+            return block
+    return ""
+
+
+def _too_small(budget_tokens: int, count: int, used: int, hit: dict[str, Any]) -> str:
+    head, cite = _head_and_cite(hit, compact=True, shortened=True)
+    least = math.ceil((len(f"[1] {head}\n…\n   ↳ {cite}") + MIN_SHORTENED_CHARS) / 4) + 1
+    beside = f", beside {used} for the lines above it" if used else ""
+    return (
+        f"The token budget ({budget_tokens}) is too small for the first of the {count} items found "
+        f"(shortened, it takes at least {least} with its citation{beside}): ask with a larger budget."
+    )
+
+
+def _head_and_cite(hit: dict[str, Any], *, compact: bool, shortened: bool) -> tuple[str, str]:
+    """An item's head (who, when) and citation; `compact`: the author's name without their
+    address, and the vault link without the original `source_ref`."""
     who = hit.get("author") or hit.get("title") or ""
+    if compact and who:
+        who = display_of(who)
     span = hit.get("time_range") or {}
     when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
-    head = " · ".join(x for x in (who, when, "shortened" if room is not None else "") if x)
+    head = " · ".join(x for x in (who, when, "shortened" if shortened else "") if x)
     cites = [hit.get("wikilink") or hit.get("note_path", "")]
-    cites.extend(hit.get("source_refs") or [])
-    text = " ".join(str(hit.get("content", "")).split())
-    cite = " · ".join(c for c in cites if c)
+    if not compact:
+        cites.extend(hit.get("source_refs") or [])
+    return head, " · ".join(c for c in cites if c)
+
+
+def _item(
+    rank: int, hit: dict[str, Any], *, room: int | None = None, compact: bool = False, focus: Collection[str] = ()
+) -> str:
+    """An item's block; with `room` (tokens), its text cut to fit in it (`_excerpt`), or "" when
+    less than `MIN_SHORTENED_CHARS` of the text would."""
+    head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None)
+    content = str(hit.get("content", ""))
+    text = " ".join(content.split())
     if room is not None:
         fits = room * 4 - len(f"[{rank}] {head}\n…\n   ↳ {cite}")  # characters of text (a token: four)
         if fits < MIN_SHORTENED_CHARS:
             return ""
-        cut = text[: fits + 1]
-        text = (cut[: cut.rfind(" ")] if " " in cut else cut[:fits]).rstrip() + "…"
+        text = _excerpt(content, fits, focus)
     return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _excerpt(content: str, fits: int, focus: Collection[str]) -> str:
+    """About `fits` characters of `content`, cut at a word and marked "…": from the sentence
+    (or line) holding the most of the question's terms (`focus`) on, the sentences before it
+    too when the rest fits, or from the start when none holds any. A tight budget keeps the
+    answer ("Deposit: €1,500, due by 15 March…"), not the greeting above it."""
+    sentences = [joined for part in _SENTENCE.split(content) if (joined := " ".join(part.split()))]
+    wanted = frozenset(focus) - ASKING_WORDS
+    start, best = 0, 0
+    for i, sentence in enumerate(sentences if wanted else ()):
+        found = len(wanted.intersection(terms(sentence)))
+        if found > best:
+            start, best = i, found
+    while start > 0 and len(" ".join(sentences[start - 1 :])) <= fits - 2:
+        start -= 1
+    lead = "… " if start else ""
+    body, room = " ".join(sentences[start:]), fits - len(lead)
+    if len(body) > room:
+        cut = body[: room + 1]
+        body = (cut[: cut.rfind(" ")] if " " in cut else cut[:room]).rstrip() + "…"
+    return lead + body
 
 
 def tokens_of(text: str) -> int:
