@@ -42,7 +42,7 @@ def snapshot_files(vault: Path) -> dict[str, str]:
 
 DERIVED_QUERIES = {
     "notes": "SELECT path, kind, title, size, sha256, source_id, source_kind, frontmatter, frontmatter_error, aliases, leaf_count FROM notes ORDER BY path",
-    "leaves": "SELECT id, note_path, seq, kind, text, content_hash, token_count, term_count, anchor, heading_path, message_id, author, ts, source_ref FROM leaves ORDER BY id, note_path",
+    "leaves": "SELECT id, note_path, seq, kind, text, content_hash, token_count, term_count, anchor, heading_path, message_id, author, ts, source_ref, mail_to, mail_cc FROM leaves ORDER BY id, note_path",
     "postings": "SELECT term, leaf_id, tf FROM postings ORDER BY term, leaf_id",
     "links": "SELECT src_path, target, kind, heading, block, alias, line FROM links ORDER BY ALL",
     "tags": "SELECT path, tag FROM tags ORDER BY ALL",

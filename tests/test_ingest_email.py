@@ -388,3 +388,27 @@ def test_a_reply_without_its_thread_keeps_what_it_quotes(tmp_path: Path, vault: 
 
     again = write_batches(vault, parse_email_paths([write_mbox(tmp_path / "All.mbox", M1, M2)]))
     assert again.messages_added == 1 and not again.warnings, "the reply's kept quote is not a different text"
+
+
+def test_recipients_are_searched_and_shown_with_the_hit(tmp_path: Path, vault: Path, memory: Memory) -> None:
+    """To and Cc: on the leaf, searched with it ("what did Bob send to Megan?") and named in its
+    hit and its evidence."""
+    from vaultmind.retrieval.evidence import format_evidence
+
+    to_megan = message(
+        "g1@example.com", "Bob Stone <bob@example.com>", "Tue, 12 Mar 2024 10:00:00 +0000", "Keys",
+        "The spare keys are in the blue tin.",
+    ).replace("To: team@example.com", "To: Megan One <megan@example.com>\nCc: carol@example.com")  # fmt: skip
+    other = message(
+        "g2@example.com", "Bob Stone <bob@example.com>", "Tue, 12 Mar 2024 11:00:00 +0000", "Lunch",
+        "Lunch is at noon in the blue room.",
+    )  # fmt: skip
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "sent.mbox", to_megan, other)]))
+    memory.sync()
+    result = memory.walk("what did Bob send to Megan?")
+    first = result["hits"][0]
+    assert first["content"] == "The spare keys are in the blue tin."
+    assert (first["to"], first["cc"]) == (["Megan One <megan@example.com>"], ["carol@example.com"])
+    assert [h["to"] for h in result["hits"] if h["content"].startswith("Lunch")] == [["team@example.com"]]
+    assert memory.search("carol")["hits"][0]["content"] == first["content"], "a Cc is searched by its address's name"
+    assert "Bob Stone <bob@example.com> → Megan One (cc carol@example.com)" in format_evidence(result)

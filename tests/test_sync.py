@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from vaultmind.config import Config, load_config
@@ -19,7 +20,7 @@ from vaultmind.index.store import Index
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
-from .conftest import dump_index, snapshot_files, write
+from .conftest import DERIVED_QUERIES, dump_index, snapshot_files, write
 from .unprivileged import can_drop_privileges, run_unprivileged
 
 NOTE_A = """---
@@ -212,7 +213,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024"])  # documents' times, email subjects, anchors, properties, titles, nouns
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
@@ -266,6 +267,21 @@ def test_an_email_threads_subject_finds_its_first_message(vault: Path, monkeypat
         rows = dump_index(memory)
         memory.reindex()
         assert dump_index(memory) == rows
+
+
+def test_an_index_from_before_recipients_is_rebuilt_once_for_them(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0025: an email's To and Cc are kept on its leaf; an index from before that holds
+    email is rebuilt once, and the recipient is then found."""
+    meta = SourceMeta(kind="email", source_id="email:work", scope="work/keys", title="Keys", subject="Keys")
+    mail = Message(message_id="k-1", author="Bob Stone <bob@example.com>", timestamp="2025-04-03T08:00:00Z",
+                   text="The spare keys are in the blue tin.", to=("Megan One <megan@example.com>",))  # fmt: skip
+    write(vault, "sources/email/work/keys/2025-04-03-keys.md", render_source_note(meta, [mail]))
+    config = _indexed_before(vault, monkeypatch, "0025", then=["UPDATE leaves SET mail_to = NULL, mail_cc = NULL"])
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert memory.index.query("SELECT mail_to FROM leaves") == [(["Megan One <megan@example.com>"],)]
+        assert memory.search("megan", limit=3)["hits"][0]["to"] == ["Megan One <megan@example.com>"]
 
 
 def test_links_tags_and_frontmatter_are_indexed(vault: Path, memory: Memory) -> None:
@@ -914,12 +930,35 @@ _DROPPED_BY = {
 
 def _up_to(shipped: tuple[tuple[str, str], ...], name: str, *, inclusive: bool) -> tuple[tuple[str, str], ...]:
     """The shipped migrations before `name` (or through it), as an index of that time had them,
-    the last one also adding the notes' change-time column (0018), which this code's syncs
-    write (that index had the code of its time)."""
+    the last one also adding the columns this code's syncs write — the notes' change time (0018),
+    an email leaf's recipients (0025) — as that index had the code of its time."""
     kept = [m for m in shipped if m[0] < name or (inclusive and m[0] == name)]
     last, sql = kept[-1]
-    kept[-1] = (last, sql + "\nALTER TABLE notes ADD COLUMN IF NOT EXISTS ctime_ns BIGINT;\n")
+    columns = ["ALTER TABLE notes ADD COLUMN IF NOT EXISTS ctime_ns BIGINT;"]
+    if last >= "0015":  # 0015 makes the leaves table anew, with the columns of its time
+        columns += [f"ALTER TABLE leaves ADD COLUMN IF NOT EXISTS {c} VARCHAR[];" for c in ("mail_to", "mail_cc")]
+    kept[-1] = (last, sql + "\n" + "\n".join(columns) + "\n")
     return tuple(kept)
+
+
+def _dump_without_recipients(memory: Memory) -> dict[str, list[tuple[object, ...]]]:
+    """`dump_index` of an index from before 0025 (no recipients' columns)."""
+    queries = {**DERIVED_QUERIES, "leaves": DERIVED_QUERIES["leaves"].replace(", mail_to, mail_cc", "")}
+    return {name: memory.index.query(sql) for name, sql in queries.items()}
+
+
+def _without_recipients(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Syncs write leaves as the code before 0025 did: without recipients' columns."""
+    import vaultmind.sync as sync_module
+
+    real = sync_module.insert_arrow
+
+    def insert(con: Any, table: str, data: pa.Table) -> None:
+        if table == "leaves":
+            data = data.drop_columns([c for c in ("mail_to", "mail_cc") if c in data.schema.names])
+        real(con, table, data)
+
+    monkeypatch.setattr(sync_module, "insert_arrow", insert)
 
 
 @pytest.mark.parametrize("name", sorted(_DROPPED_BY))
@@ -973,9 +1012,10 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
     older = _up_to(shipped, "0015", inclusive=False)
     monkeypatch.setattr(store, "migrations", lambda: older)
     config = load_config(vault, embed_provider="static")
-    with Memory.open(config) as mem:
+    with monkeypatch.context() as patch, Memory.open(config) as mem:
+        _without_recipients(patch)
         mem.reindex()
-        before = dump_index(mem)
+        before = _dump_without_recipients(mem)
         cached = mem.index.query("SELECT * FROM embeddings ORDER BY ALL")
         admitted = mem.index.query("SELECT * FROM admission ORDER BY ALL")
         indexes = _indexes(mem.index)
@@ -983,7 +1023,8 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
     monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, "0023", inclusive=False))  # 0023 rebuilds b.md
     with Memory.open(config) as mem:
         assert mem.index.get_meta("needs_rebuild") is None
-        assert dump_index(mem) == before
+        assert _dump_without_recipients(mem) == before
+        assert mem.index.query("SELECT count(*) FROM leaves WHERE mail_to IS NOT NULL OR mail_cc IS NOT NULL") == [(0,)]
         assert mem.index.query("SELECT * FROM embeddings ORDER BY ALL") == cached
         assert mem.index.query("SELECT * FROM admission ORDER BY ALL") == admitted
         later = _DROPPED_BY["0016_drop_admission_occurrence_leaf_indexes"] | _DROPPED_BY["0017_drop_embeddings_and_leaf_note_indexes"]

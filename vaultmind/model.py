@@ -59,6 +59,8 @@ class Leaf(_Pickled):
     author: str | None = None
     timestamp: str | None = None  # ISO 8601, UTC, "2023-05-08T13:56:00Z"
     source_ref: str | None = None
+    to: tuple[str, ...] = ()  # an email's recipients ("Name <addr>"), from its meta line
+    cc: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

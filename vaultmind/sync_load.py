@@ -35,6 +35,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from vaultmind.entities.extract import parse_author
 from vaultmind.index.lexical import term_counts
 from vaultmind.markdown.note import parse_note
 from vaultmind.model import FileStat, ParsedNote, Problem
@@ -123,12 +124,25 @@ def load_note(
     return loaded
 
 
+def _recipient_name(recipient: str) -> str:
+    person = parse_author(recipient)
+    if person is None:
+        return recipient
+    return person.name or person.email.split("@", 1)[0] or recipient
+
+
 def note_term_counts(note: ParsedNote) -> tuple[tuple[Counter[str], int], ...]:
     """Each leaf's search terms and their number: its text's, and for the first leaf also the
     words a note is named by outside its text — an email thread's subject (kept in the front
     matter, not in any message), the title of a note of yours whose first leaf does not open
-    with it (as its heading, or as a properties leaf's first line) — so they find it."""
+    with it (as its heading, or as a properties leaf's first line) — so they find it. An email's
+    leaf also has its recipients' names (of an address alone, the part before the "@")."""
     counts = [term_counts(leaf.text) for leaf in note.leaves]
+    for k, leaf in enumerate(note.leaves):
+        if leaf.to or leaf.cc:
+            found, total = counts[k]
+            extra, more = term_counts(" ".join(map(_recipient_name, (*leaf.to, *leaf.cc))))
+            counts[k] = (found + extra, total + more)
     fm = note.frontmatter
     named = fm.get("subject") if note.kind == "source" and fm.get("kind") == "email" else None
     if note.kind == "user" and note.leaves:
@@ -411,7 +425,7 @@ ROW_SCHEMAS: dict[str, pa.Schema] = {
             ("text", pa.string()), ("content_hash", pa.string()), ("token_count", pa.int32()),
             ("term_count", pa.int32()), ("anchor", pa.string()), ("heading_path", pa.list_(pa.string())),
             ("message_id", pa.string()), ("author", pa.string()), ("ts", pa.timestamp("us")),
-            ("source_ref", pa.string()),
+            ("source_ref", pa.string()), ("mail_to", pa.list_(pa.string())), ("mail_cc", pa.list_(pa.string())),
         ]
     ),
     # dictionary-encoded: a batch's ~500k postings repeat their terms and leaf ids (a worker's
@@ -502,6 +516,8 @@ class RowBuffers:
         columns["author"].extend([leaf.author for leaf in leaves])
         columns["ts"].extend([parse_ts(leaf.timestamp) for leaf in leaves])
         columns["source_ref"].extend([leaf.source_ref for leaf in leaves])
+        columns["mail_to"].extend([list(leaf.to) or None for leaf in leaves])
+        columns["mail_cc"].extend([list(leaf.cc) or None for leaf in leaves])
         for leaf, (counts, _) in zip(leaves, leaf_counts, strict=True):
             self.add_postings(leaf.id, counts, note_no)
         for link in note.links:

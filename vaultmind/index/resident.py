@@ -71,7 +71,7 @@ class ChangeSet:
 
 _LEAF_COLUMNS = (
     "l.id, l.note_path, l.seq, l.anchor, l.text, l.ts, l.author, l.source_ref, l.message_id, l.content_hash, "
-    "l.term_count, l.heading_path"
+    "l.term_count, l.heading_path, l.mail_to, l.mail_cc"
 )
 _NOTE_COLUMNS = "n.kind AS note_kind, n.title, n.source_id, coalesce(json_extract_string(n.frontmatter, '$.scope'), '') AS scope"
 LEAF_META_SQL = f"SELECT {_LEAF_COLUMNS}, {_NOTE_COLUMNS} FROM leaves l JOIN notes n ON n.path = l.note_path"

@@ -590,10 +590,17 @@ def message_leaves(
                 author=author,
                 timestamp=meta.get("at") or None,
                 source_ref=meta.get("ref") or None,
+                to=_people(meta.get("to")),
+                cc=_people(meta.get("cc")),
             )
         )
         i = j
     return leaves
+
+
+def _people(listed: str | None) -> tuple[str, ...]:
+    """The recipients of a meta line's `to` or `cc` ("; "-separated)."""
+    return tuple(person for person in (listed or "").split("; ") if person.strip())
 
 
 def _unquote(line: str) -> str:

@@ -175,6 +175,8 @@ def _head_and_cite(hit: dict[str, Any], *, compact: bool, shortened: bool) -> tu
     who = hit.get("author") or hit.get("title") or ""
     if compact and who:
         who = display_of(who)
+    elif who and (hit.get("to") or hit.get("cc")):  # an email: to whom
+        who += " → " + _people(hit.get("to") or []) + (f" (cc {_people(hit['cc'])})" if hit.get("cc") else "")
     span = hit.get("time_range") or {}
     when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
     head = " · ".join(x for x in (who, when, "shortened" if shortened else "") if x)
@@ -182,6 +184,12 @@ def _head_and_cite(hit: dict[str, Any], *, compact: bool, shortened: bool) -> tu
     if not compact:
         cites.extend(hit.get("source_refs") or [])
     return head, " · ".join(c for c in cites if c)
+
+
+def _people(listed: Sequence[str], most: int = 3) -> str:
+    """Recipients by name, the first `most` of them ("Megan One, Bob Smith and 4 more")."""
+    names = ", ".join(display_of(person) for person in listed[:most])
+    return names + (f" and {len(listed) - most} more" if len(listed) > most else "")
 
 
 def _item(

@@ -37,6 +37,8 @@ class RetrievalHit:
     breakdown: dict[str, Any] = field(default_factory=dict)
     child_ids: list[str] = field(default_factory=list)
     source_refs: list[str] = field(default_factory=list)
+    to: list[str] = field(default_factory=list)  # an email's recipients
+    cc: list[str] = field(default_factory=list)
     author: str | None = None
     message_id: str | None = None
     message_ids: list[str] = field(default_factory=list)  # summaries: their leaves' message ids
@@ -57,6 +59,8 @@ class RetrievalHit:
             "breakdown": self.breakdown,
             "child_ids": self.child_ids,
             "source_refs": self.source_refs,
+            "to": self.to,
+            "cc": self.cc,
             "note_path": self.note_path,
             "anchor": self.anchor,
             "title": self.title,
@@ -125,6 +129,8 @@ def leaf_hits(
                 score=score,
                 breakdown=breakdown,
                 source_refs=[row["source_ref"]] if row["source_ref"] else [],
+                to=list(row.get("mail_to") or []),
+                cc=list(row.get("mail_cc") or []),
                 author=row["author"],
                 message_id=row["message_id"],
                 link=obsidian_link(memory.vault_name, path, anchor),
