@@ -606,3 +606,23 @@ def test_a_window_the_memory_holds_nothing_in_does_not_rank(vault: Path) -> None
     first = result["hits"][0]
     assert first["author"] == "Helen Okafor" and first["breakdown"]["time_factor"] == 1.0
     assert {h["breakdown"]["time_factor"] for h in result["hits"]} == {1.0}
+
+
+def test_a_hit_on_a_section_cites_the_block_id_of_the_line_that_answers(vault: Path) -> None:
+    """A line with its own block id is cited by it: the link opens that line, not the top of
+    its section (kept in `breakdown.section_anchor`)."""
+    write(
+        vault,
+        "Work/Long list.md",
+        "# Long list\n\n- The snow tyres are stored at Hendrik's garage in Almere. ^tyres\n"
+        "- The spare key for the van is in the blue tin\n  on the top shelf. ^vankey\n- Nothing else here.\n",
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        walked = memory.walk("where is the spare van key?")["hits"][0]
+        searched = memory.search("snow tyres")["hits"][0]
+        other = memory.search("nothing else")["hits"][0]
+    assert (walked["anchor"], walked["breakdown"]["section_anchor"]) == ("^vankey", "#Long list")
+    assert walked["wikilink"] == "[[Work/Long list#^vankey]]" and walked["link"].endswith("%23%5Evankey")
+    assert searched["anchor"] == "^tyres"
+    assert other["anchor"] == "#Long list", "a line without a block id: the section"

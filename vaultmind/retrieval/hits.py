@@ -8,10 +8,12 @@ who/what (entities), and why it ranked where it did (`score` and `breakdown`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
 from vaultmind.vault.layout import obsidian_link, wikilink
 
@@ -81,6 +83,40 @@ def envelope(hits: Sequence[RetrievalHit], total: int, **extra: Any) -> dict[str
     }
     out.update(extra)
     return out
+
+
+_BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$")
+_BLOCK_START = re.compile(r"[ \t]*(?:[-*+]|\d+[.)]|#{1,6})[ \t]")  # a list item or a heading
+
+
+def cite_blocks(memory: Memory, hits: Sequence[RetrievalHit], query_terms: Collection[str]) -> None:
+    """A hit on a section of a note that cites the block of it holding most of the question's
+    terms, when that block (a paragraph, list item or line) has its own block id (`^vankey`):
+    the link opens that line, not the section's top. The section's anchor is kept in the
+    hit's `breakdown` (`section_anchor`)."""
+    wanted = frozenset(query_terms)
+    for hit in hits:
+        if not wanted or hit.node_kind != "leaf" or hit.anchor.startswith("^") or "^" not in hit.content:
+            continue
+        best, found = "", 0
+        block: list[str] = []
+        for line in hit.content.split("\n"):
+            if not line.strip() or _BLOCK_START.match(line):
+                block = []
+            if not line.strip():
+                continue
+            block.append(line)
+            mark = _BLOCK_ID.search(line)
+            if mark is not None:
+                held = len(wanted.intersection(terms(" ".join(block)[: -len(mark.group(0))])))
+                if held > found:
+                    best, found = mark.group(1), held
+                block = []
+        if best:
+            hit.breakdown = {**hit.breakdown, "section_anchor": hit.anchor}
+            hit.anchor = "^" + best
+            hit.link = obsidian_link(memory.vault_name, hit.note_path, hit.anchor)
+            hit.wikilink = wikilink(hit.note_path, hit.anchor)
 
 
 def has_table(index: Index, name: str) -> bool:

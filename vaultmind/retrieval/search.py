@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.hits import envelope, leaf_hits
+from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -42,4 +42,6 @@ def search(memory: Memory, query: str, *, limit: int) -> dict[str, Any]:
             entry[signal] = round(raw, 6)
     ordered = sorted(fused.items(), key=lambda item: (-item[1]["rrf"], item[0]))
     top = [(leaf_id, info["rrf"], {**info, "rrf": round(info["rrf"], 6)}) for leaf_id, info in ordered[:limit]]
-    return envelope(leaf_hits(memory, top), len(ordered))
+    hits = leaf_hits(memory, top)
+    cite_blocks(memory, hits, terms(query))
+    return envelope(hits, len(ordered))

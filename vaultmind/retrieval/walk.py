@@ -132,7 +132,7 @@ from vaultmind.retrieval.answer_type import (
     holds_answer,
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
-from vaultmind.retrieval.hits import envelope, has_table, leaf_hits
+from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 from vaultmind.vault.layout import SUMMARIES_DIR
 
@@ -316,6 +316,7 @@ def walk(
         )
         ranked.append((leaf_id, score, breakdown))
     hits = leaf_hits(memory, ranked, rows)
+    cite_blocks(memory, hits, content_terms)
     query_info: dict[str, Any] = {
         "terms": sorted(set(qterms)),
         "content_terms": sorted(set(content_terms)),
