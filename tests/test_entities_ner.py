@@ -151,7 +151,7 @@ def test_pending_texts_are_the_first_in_the_file_each_hash_once(tmp_path: Path) 
         for i in range(21):  # text k = i % 7 has hash h{6 - k}: the file's order is not the hashes'
             k = i % 7
             con.execute(
-                "INSERT INTO leaves VALUES (?, 'n.md', ?, 'section', ?, ?, 3, 2, '', [], NULL, NULL, NULL, NULL)",
+                "INSERT INTO leaves VALUES (?, 'n.md', ?, 'section', ?, ?, 3, 2, '', [], NULL, NULL, NULL, NULL, NULL, NULL)",
                 [f"leaf{i:02d}", i, f"text {k}", f"h{6 - k}"],
             )
         store_spans(con, "m", {"h5": []})  # text 1 is done
@@ -173,7 +173,7 @@ def test_pending_texts_far_apart_are_found_by_hash_and_alike_either_way(
         con = index.con
         for i in range(60):
             con.execute(
-                "INSERT INTO leaves VALUES (?, 'n.md', ?, 'section', ?, ?, 3, 2, '', [], NULL, NULL, NULL, NULL)",
+                "INSERT INTO leaves VALUES (?, 'n.md', ?, 'section', ?, ?, 3, 2, '', [], NULL, NULL, NULL, NULL, NULL, NULL)",
                 [f"leaf{i:02d}", i, f"text {i % 30}", f"h{i % 30:02d}"],
             )
         ner_cache.store_spans(con, "m", {f"h{k:02d}": [] for k in range(30) if k not in (0, 2, 27)})
@@ -206,7 +206,7 @@ def test_the_leaves_holding_a_fetch_of_texts_are_every_row_with_those_hashes(
         for i in range(80):  # h00…h09 near the start; copies of h03 and h07 at the far end
             k = 3 if i == 78 else 7 if i == 79 else i % 40
             con.execute(
-                "INSERT INTO leaves VALUES (?, ?, ?, 'section', ?, ?, 3, 2, '@bob', [], NULL, NULL, NULL, NULL)",
+                "INSERT INTO leaves VALUES (?, ?, ?, 'section', ?, ?, 3, 2, '@bob', [], NULL, NULL, NULL, NULL, NULL, NULL)",
                 [f"leaf{i:02d}", f"n{i // 10}.md", i, f"text {k}", f"h{k:02d}"],
             )
         monkeypatch.setattr(graph, "HOLDERS_BATCH", 7)

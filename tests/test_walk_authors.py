@@ -257,3 +257,24 @@ def test_a_question_about_nothing_but_its_author_is_not_searched_densely(vault: 
         hits = memory.walk("What did John Doe say?")["hits"]
     assert [h["author"] for h in hits[:2]] == ["John Doe", "John Doe"]
     assert all(h["breakdown"]["dense"] == 0 for h in hits)
+
+
+def test_a_note_answers_for_the_named_speaker_by_their_own_message(vault: Path) -> None:
+    """"What did Helen say about the launch budget?": the thread's best match is Alice's mail
+    to Helen (the question's words); Helen's reply, the answer, speaks for the thread among the
+    first five instead of following five other notes that only share the words."""
+    write_chat(
+        vault,
+        "2024-03-11",
+        [
+            ("Alice Chen", "Helen, here is the Q2 launch budget: 18,000 in total, the venue takes 6,500."),
+            ("Helen Okafor", "Approved, with one condition: the contingency is only spent with my OK."),
+        ],
+    )
+    for n, day in enumerate(("2024-03-04", "2024-03-05", "2024-03-06", "2024-03-07", "2024-03-08")):
+        write_chat(vault, day, [("Bob Stone", f"The launch budget sheet {n} is in the drive, the launch budget tab.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("What did Helen say about the launch budget?")["hits"]
+    helen = next(k for k, h in enumerate(hits) if h["author"] == "Helen Okafor")
+    assert helen < 5 and hits[helen]["breakdown"]["speaker"], [h["author"] for h in hits]

@@ -99,8 +99,11 @@
    evidence is its best leaf's score plus `NOTE_COVERAGE` times the idf-weighted share of the
    question's terms found anywhere in the note: the note that holds every part of the
    question, spread over several messages, rises above one that matches a single message by
-   luck. A hit that outscores one of those five but follows them has `behind_other_notes` in
-   its breakdown (`near_duplicate` for a repeat); `note_evidence` is its note's evidence.
+   luck. When the question names a speaker ("what did Helen say…"), a note's place goes to
+   the speaker's own best message in it rather than to a better match by someone else (Alice's
+   mail to Helen holds the question's words, Helen's reply the answer). A hit that outscores
+   one of those five but follows them has `behind_other_notes` in its breakdown
+   (`near_duplicate` for a repeat); `note_evidence` is its note's evidence.
 
 Each hit's `breakdown` carries every signal, its weight and the final score.
 """
@@ -293,7 +296,8 @@ def walk(
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     scored: list[tuple[str, float, dict[str, Any]]] = [(leaf_id, final[leaf_id][0], {}) for leaf_id in head]
     ranked: list[tuple[str, float, dict[str, Any]]] = []
-    for leaf_id, score, flags in _diversify(memory, scored, limit, places, note_rank, rows):
+    voiced = {ids[k] for k in np.flatnonzero(speaking).tolist()}  # the named speaker's own messages
+    for leaf_id, score, flags in _diversify(memory, scored, limit, places, note_rank, rows, voiced):
         factor = final[leaf_id][1]
         k = at[leaf_id]
         breakdown: dict[str, Any] = {name: round(v, 4) for name, v in zip(SIGNALS, signals[k].tolist(), strict=True)}
@@ -911,9 +915,11 @@ def _diversify(
     places: dict[str, tuple[str, int, str | None]],
     note_rank: dict[str, float],
     known: dict[str, dict[str, Any]],
+    voiced: Collection[str],
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """Keep the order, but move near-duplicates of earlier hits behind the others. `known`:
-    leaf rows already read, and it gains those read here."""
+    leaf rows already read, and it gains those read here; `voiced`: the named speaker's
+    messages (`_spread_notes`)."""
     window = scored[: max(limit * 3, 30)]
     if not window:
         return []
@@ -933,7 +939,7 @@ def _diversify(
             kept.append(item)
             seen_hashes.add(content_hash)
             seen_terms.setdefault(len(term_set), []).append(term_set)
-    ordered = _spread_notes(kept, places, note_rank) + dupes + scored[len(window) :]
+    ordered = _spread_notes(kept, places, note_rank, voiced) + dupes + scored[len(window) :]
     return ordered[:limit]
 
 
@@ -941,6 +947,7 @@ def _spread_notes(
     ranked: list[tuple[str, float, dict[str, Any]]],
     places: dict[str, tuple[str, int, str | None]],
     note_rank: dict[str, float],
+    voiced: Collection[str] = (),
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """The first `DISTINCT_TOP` hits are the best hits of the `DISTINCT_TOP` notes with the most
     evidence (`note_rank`; a note's best hit without it) of those with at least `SPREAD_FLOOR` of
@@ -950,6 +957,10 @@ def _spread_notes(
     firsts: dict[str, int] = {}  # note → position of its best hit
     for position, item in enumerate(ranked):
         firsts.setdefault(places.get(item[0], ("",))[0], position)
+    for position, item in enumerate(ranked):  # a note speaks for the named speaker by their own words
+        note = places.get(item[0], ("",))[0]
+        if item[0] in voiced and ranked[firsts[note]][0] not in voiced:
+            firsts[note] = position
     evidence = {note: note_rank.get(note, ranked[position][1]) for note, position in firsts.items()}
     notes = sorted(firsts, key=lambda n: (-evidence[n], firsts[n]))
     floor = SPREAD_FLOOR * evidence[notes[0]] if notes else 0.0
