@@ -412,3 +412,24 @@ def test_recipients_are_searched_and_shown_with_the_hit(tmp_path: Path, vault: P
     assert [h["to"] for h in result["hits"] if h["content"].startswith("Lunch")] == [["team@example.com"]]
     assert memory.search("carol")["hits"][0]["content"] == first["content"], "a Cc is searched by its address's name"
     assert "Bob Stone <bob@example.com> → Megan One (cc carol@example.com)" in format_evidence(result)
+
+
+def test_a_message_forwarded_as_an_attachment_keeps_its_text(tmp_path: Path, vault: Path, memory: Memory) -> None:
+    """"FYI" with the original attached as a message: the original's text follows as a forwarded
+    message (it is in the vault nowhere else), and it is found by its words."""
+    inner = "From: carol@example.com\nSubject: Original plan\nDate: Mon, 11 Mar 2024 08:00:00 +0000\n\nThe ferry leaves at 7:40 from pier 3.\n"
+    fwd = (
+        "From: Bob Stone <bob@example.com>\nTo: team@example.com\nSubject: Fwd: Original plan\n"
+        "Date: Tue, 12 Mar 2024 09:00:00 +0000\nMessage-ID: <fwd1@example.com>\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/mixed; boundary="o"\n\n'
+        "--o\nContent-Type: text/plain\n\nFYI, see below.\n"
+        "--o\nContent-Type: message/rfc822\nContent-Disposition: attachment\n\n" + inner + "--o--\n"
+    )
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "sent.mbox", fwd)]))
+    [note] = (vault / "sources" / "email").rglob("*.md")
+    text = note.read_text(encoding="utf-8")
+    assert "> FYI, see below.\n>\n> Attachments: Original plan.eml (message/rfc822, " in text
+    assert "\n>\n> ---------- Forwarded message ----------\n> From: carol@example.com\n" in text
+    assert "> The ferry leaves at 7:40 from pier 3." in text
+    memory.sync()
+    assert memory.search("ferry pier")["hits"][0]["content"].startswith("FYI, see below.")

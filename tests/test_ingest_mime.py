@@ -172,14 +172,17 @@ def test_broken_boundaries() -> None:
     assert no_boundary.body == "Just this text."
 
 
-def test_enclosed_message_listed_and_used_when_outer_is_empty() -> None:
+def test_enclosed_message_listed_and_its_text_forwarded() -> None:
     inner = "From: carol@example.com\nSubject: Original plan\nDate: Mon, 11 Mar 2024 08:00:00 +0000\n\nThe plan.\n"
     outer = (
         "--o\nContent-Type: text/plain\n\nFYI, see below.\n"
         "--o\nContent-Type: message/rfc822\nContent-Disposition: attachment\n\n" + inner + "--o--\n"
     )
     parsed = parse_message(eml(BASE + '\nContent-Type: multipart/mixed; boundary="o"', outer))
-    assert parsed.body == "FYI, see below."
+    assert parsed.body == (
+        "FYI, see below.\n\n---------- Forwarded message ----------\nFrom: carol@example.com\n"
+        "Date: Mon, 11 Mar 2024 08:00:00 +0000\nSubject: Original plan\n\nThe plan."
+    )
     assert [(a.filename, a.content_type) for a in parsed.attachments] == [
         ("Original plan.eml", "message/rfc822")
     ]

@@ -13,7 +13,9 @@ trusts the message:
   then UTF-8, then cp1252, then latin-1; a declared charset with a few bad bytes keeps its
   decoding with replacement characters;
 - attachments are listed (name, type, size), never inlined; an attached `message/rfc822` is
-  listed by its subject, and its text is used only when the outer message has none;
+  listed by its subject, and its text follows the outer message's as a forwarded message
+  ("---------- Forwarded message ----------", its From, Date, Subject, To), or is the text
+  when the outer message has none;
 - caps: a message over `MAX_MESSAGE_BYTES` is refused, a body over `MAX_TEXT_CHARS` is cut
   (and says so), MIME nesting deeper than `MAX_DEPTH` is not followed.
 
@@ -446,13 +448,30 @@ def _message_size(msg: Message) -> int:
 def _body_of(msg: Message, depth: int = 0) -> _Body:
     body = _Body()
     _walk(msg, body, depth)
-    # an empty wrapper around an enclosed message (a forward as attachment): use its text
-    if not body.texts and body.enclosed and depth < MAX_DEPTH:
-        inner = _body_of(body.enclosed[0], depth + 1)
-        body.texts.extend(inner.texts)
-        body.html_used |= inner.html_used
-        body.problems.extend(inner.problems)
+    # an empty wrapper around an enclosed message (a forward as attachment): use its text;
+    # beside a text of its own, each enclosed message follows it as a forwarded message
+    if body.enclosed and depth < MAX_DEPTH:
+        alone = not body.texts
+        for enclosed in body.enclosed[:1] if alone else body.enclosed:
+            inner = _body_of(enclosed, depth + 1)
+            text = "\n\n".join(t for t in inner.texts if t.strip())
+            if text and not alone:
+                text = _forwarded_header(enclosed) + text
+            if text:
+                body.texts.append(text)
+            body.html_used |= inner.html_used
+            body.problems.extend(inner.problems)
     return body
+
+
+def _forwarded_header(msg: Message) -> str:
+    """The lines a mail program puts above a message it forwards inline."""
+    lines = ["---------- Forwarded message ----------"]
+    for key in ("From", "Date", "Subject", "To"):
+        value = decode_header(msg.get(key.lower()))
+        if value:
+            lines.append(f"{key}: {value}")
+    return "\n".join(lines) + "\n\n"
 
 
 def _cap(text: str) -> str:
