@@ -116,3 +116,20 @@ def test_one_sender_named_surname_first_or_not_is_one_person(vault: Path, capsys
     assert code == 0
     people = {e["id"]: (e["display_name"], e["mentions"]) for e in json.loads(out)["entities"]}
     assert people == {"person:alice-chen": ("Alice Chen", 2)}, people
+
+
+def test_a_name_found_as_several_kinds_is_listed_as_ambiguous(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`show` refuses a name that is a person and a topic; `ambiguous` says so, with the ids."""
+    from .conftest import write_chat
+
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    write_chat(vault, "2024-03-11", [("Helen Okafor", "Approved, with one condition.")])
+    write(vault, "notes/budget.md", "Budget review with #helen-okafor next week.\n")
+    assert main(["entities", "show", "Helen Okafor", "--vault", str(vault)]) == 2
+    capsys.readouterr()
+    code, out = run(capsys, "ambiguous", "--vault", str(vault), "--json")
+    assert code == 0
+    [item] = json.loads(out)["ambiguous"]
+    assert (item["why"], item["candidates"]) == ("kinds", ["person:helen-okafor", "topic:helen-okafor"])
+    code, out = run(capsys, "ambiguous", "--vault", str(vault))
+    assert "“Helen Okafor” → person:helen-okafor, topic:helen-okafor (found as several kinds; 2 leaves)" in out

@@ -144,9 +144,11 @@ def _print_ambiguous(result: dict[str, Any]) -> None:
     if not items and not result.get("problems"):
         print("vaultmind: no ambiguous names")
     for item in items:
-        why = (
-            "listed in several entity notes" if item["why"] == "registry" else "close to several entity notes"
-        )
+        why = {
+            "registry": "listed in several entity notes",
+            "fuzzy": "close to several entity notes",
+            "kinds": "found as several kinds",
+        }.get(item["why"], item["why"])
         print(
             f"  “{item['name']}” → {', '.join(item['candidates'])} ({why}; {item.get('mentions', 0)} leaves)"
         )

@@ -190,7 +190,10 @@ def ambiguous(index: Index, *, limit: int = 200) -> dict[str, Any]:
     """Names that fit several entities (never resolved to one), and registry problems.
 
     - `registry`: a name, address or handle listed with equal strength in several entity notes;
-    - `fuzzy`: an extracted entity whose name is close to the names of several entity notes.
+    - `fuzzy`: an extracted entity whose name is close to the names of several entity notes;
+    - `kinds`: one name found as entities of several kinds (`person:helen-okafor` and
+      `place:helen-okafor`: the name model read it as a place somewhere), which `show` refuses
+      by the name alone.
     """
     registry = _registry(index)
     items = registry.ambiguous_names()
@@ -212,6 +215,14 @@ def ambiguous(index: Index, *, limit: int = 200) -> dict[str, Any]:
                 }
             )
     extracted = {ident: int(m) for ident, _, _, m in rows}
+    by_key: dict[str, list[tuple[str, str, int]]] = {}
+    for ident, kind, display, mentions in index.query("SELECT id, kind, display_name, mentions FROM entities ORDER BY id"):
+        if kind in NAME_KINDS:
+            by_key.setdefault(str(ident).partition(":")[2], []).append((str(ident), str(display), int(mentions)))
+    for found in by_key.values():
+        if len(found) > 1:
+            name = min(found, key=lambda f: (-f[2], NAME_KINDS.index(kind_of(f[0]))))[1]  # person first
+            items.append({"name": name, "candidates": [f[0] for f in found], "why": "kinds", "mentions": sum(f[2] for f in found)})
     for item in items:
         if item["why"] == "registry":  # an ambiguous name keeps the id of its own surface
             key = slug(item["name"])
