@@ -341,3 +341,55 @@ def test_a_first_question_reports_its_loads_and_their_time(vault: Path) -> None:
         steps.clear()
         memory.walk("budget harbor")  # loaded: nothing again
         assert steps == [] and memory.load_seconds == loaded
+
+
+_WHILE_A_SYNC_HOLDS_THE_INDEX = """
+import os, sys, threading, time
+from vaultmind.config import load_config
+from vaultmind.embed.base import embed_query
+from vaultmind.index.resident import ChangeSet
+from vaultmind.memory import Memory
+
+memory = Memory.open(load_config(sys.argv[1], embed_provider="static"))
+memory.sync()
+vector = embed_query(memory.embedder, "otter river")
+for structure, ask in ((memory.leaves, lambda: memory.leaves.search(["otter"], 5)),
+                       (memory.vectors, lambda: memory.vectors.search(vector, 5))):
+    structure.apply(ChangeSet(reset=True))  # unloaded, as after a rebuild's first batch
+    holding, answers = threading.Event(), []
+
+    def sync():
+        with memory.index.lock:
+            holding.set()
+            time.sleep(0.3)  # the question comes meanwhile
+            structure.apply(ChangeSet(reset=True))
+
+    def question():
+        holding.wait()
+        answers.append(ask())
+
+    threads = [threading.Thread(target=sync, daemon=True), threading.Thread(target=question, daemon=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=20)
+    if any(thread.is_alive() for thread in threads) or not answers or not answers[0]:
+        print(type(structure).__name__, "deadlocked" if answers == [] else "answered nothing", flush=True)
+        os._exit(1)  # the locks are held for good: no clean close
+memory.close()
+"""
+
+
+def test_a_question_while_a_sync_holds_the_index_waits_for_it_and_never_deadlocks(vault: Path) -> None:
+    """A sync holds the index's lock and then applies its change to the resident structures;
+    a question that finds them unloaded must not hold theirs while it waits for the index's
+    (a daemon asked during a whole-vault load hung forever, the two threads each waiting on
+    the other). In a child process, so a deadlock fails the test instead of hanging it."""
+    import subprocess
+    import sys
+
+    _seed_notes(vault, 6, seed=3)
+    done = subprocess.run(
+        [sys.executable, "-c", _WHILE_A_SYNC_HOLDS_THE_INDEX, str(vault)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]

@@ -17,8 +17,8 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -332,7 +332,7 @@ class ResidentLeaves:
                 self.progress("load postings", min(done, total), total)
 
     def apply(self, change: ChangeSet) -> None:
-        with self._lock:
+        with self.index.lock, self._lock:  # in the order every other path takes them
             self._live_stats = None
             if change.reset or not self._loaded:
                 self._loaded = False
@@ -387,6 +387,19 @@ class ResidentLeaves:
                 rows.append({**row, **dict(zip(names, note, strict=True))})
         return rows
 
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """This structure's lock, for a query. When it is not loaded, the index's lock first: a
+        load reads the index, and a sync takes the index's lock and then this one (to apply
+        its change), so a query that held this one while it waited for the index's would wait
+        on the sync forever, and the sync on it. Loaded, a query never touches the index."""
+        with self._lock:
+            if self._loaded:
+                yield
+                return
+        with self.index.lock, self._lock:
+            yield
+
     def _ensure(self) -> None:
         if not self._loaded:
             started = time.monotonic()
@@ -398,7 +411,7 @@ class ResidentLeaves:
     def search(self, query_terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """[(leaf_id, bm25)] best first, ties by id — the same ranking as `lexical.bm25`."""
         unique = sorted(set(query_terms))
-        with self._lock:
+        with self._held():
             self._ensure()
             alive = self._rows.alive
             n, avgdl = self._stats()
@@ -424,7 +437,7 @@ class ResidentLeaves:
 
     def document_frequency(self, term: str) -> tuple[int, int]:
         """(leaves containing `term`, live leaves)."""
-        with self._lock:
+        with self._held():
             self._ensure()
             rows, _ = self._postings(term)
             return int(np.count_nonzero(self._rows.alive[rows])), int(self._stats()[0])
@@ -441,7 +454,7 @@ class ResidentLeaves:
     def notes_with(self, query_terms: Sequence[str], among: Collection[str]) -> dict[str, set[str]]:
         """Per term of `query_terms`, those of the notes `among` (paths) with at least one live
         leaf holding it (the paths are looked up once for all the terms)."""
-        with self._lock:
+        with self._held():
             self._ensure()
             found = [(path, code) for path in among if (code := self._notes.find(path)) is not None]
             if not found:
@@ -458,7 +471,7 @@ class ResidentLeaves:
 
     def authors(self) -> frozenset[str]:
         """The authors of live leaves (as written in their notes)."""
-        with self._lock:
+        with self._held():
             self._ensure()
             if self._author_set is None:
                 self._author_set = frozenset(a for a, n in self._authors.items() if n > 0)
@@ -466,7 +479,7 @@ class ResidentLeaves:
 
     def columns(self, leaf_ids: Sequence[str]) -> LeafColumns:
         """`LeafColumns` of `leaf_ids`, in their order: one lookup, no Python object per leaf."""
-        with self._lock:
+        with self._held():
             self._ensure()
             rows = self._rows.find(leaf_ids)
             known = rows >= 0
@@ -485,7 +498,7 @@ class ResidentLeaves:
 
     def neighbours_of(self, leaf_ids: Sequence[str], span: int = 1) -> dict[str, list[str]]:
         """`neighbours` of each live leaf of `leaf_ids`, in order of place, found at once."""
-        with self._lock:
+        with self._held():
             self._ensure()
             rows = self._rows.find(leaf_ids)
             known = np.flatnonzero(rows >= 0)
@@ -518,7 +531,7 @@ class ResidentLeaves:
 
     def in_window(self, start: datetime, end: datetime, limit: int) -> list[str]:
         """Live leaves with start <= ts < end, earliest first (ties by id)."""
-        with self._lock:
+        with self._held():
             self._ensure()
             if limit <= 0:
                 return []
@@ -539,7 +552,7 @@ class ResidentLeaves:
     def rows(self, leaf_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Metadata rows (as dicts, the columns of `LEAF_META_SQL`) of live leaves, by id;
         unknown ids are absent. Read from the row store (a few reads per query)."""
-        with self._lock:
+        with self._held():
             self._ensure()
             found = self._rows.find(leaf_ids).tolist()
             return {leaf_id: self._store.row(i) for leaf_id, i in zip(leaf_ids, found, strict=True) if i >= 0}

@@ -9,6 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -216,7 +217,7 @@ class ResidentVectors:
             release_freed_memory()
 
     def apply(self, change: ChangeSet) -> None:
-        with self._lock:
+        with self.index.lock, self._lock:  # in the order every other path takes them
             if change.reset or change.backfilled or not self._loaded:
                 self._loaded = False
                 return
@@ -303,6 +304,25 @@ class ResidentVectors:
         """Rows in the matrix (float32, or int8 in the file and in memory); later rows are in
         `_chunks`."""
         return self._filed + len(self._q8) if self._q8 is not None else len(self._matrix)
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """This structure's lock, for a search. When a load may come (not loaded, or int8 rows
+        under the size that keeps them float32), the index's lock first: a load reads the
+        index, and a sync takes the index's lock and then this one (to apply its change), so a
+        search that held this one while it waited for the index's would wait on the sync
+        forever, and the sync on it."""
+        with self._lock:
+            if not self._may_load():
+                yield
+                return
+        with self.index.lock, self._lock:
+            yield
+
+    def _may_load(self) -> bool:
+        return not self._loaded or (
+            self._q8 is not None and int(np.count_nonzero(self._rows.alive)) < self._quantize_from
+        )
 
     def _ready(self) -> None:
         """Load, merge or cluster the rows as they need (`load_seconds` counts the time)."""
@@ -464,7 +484,7 @@ class ResidentVectors:
         nothing: no hits, rather than every leaf at the same cosine."""
         if not np.any(query):
             return []
-        with self._lock:
+        with self._held():
             self._ready()
             if self._chunks and self._base == 0:
                 self._merge()
@@ -518,7 +538,7 @@ class ResidentVectors:
         """The unit mean of the live vectors (None: no vectors). Summed once in float64, block
         by block (~10 ms at 100k float32 rows), then kept up to date by each save's removed and
         added rows (equal to a fresh sum up to float64 rounding)."""
-        with self._lock:
+        with self._held():
             self._ready()
             width = self._width
             if not width:
@@ -610,7 +630,7 @@ class ResidentVectors:
 
     @property
     def size(self) -> int:
-        with self._lock:
+        with self._held():
             if not self._loaded:
                 self.room(self._load)
             return int(np.count_nonzero(self._rows.alive))
