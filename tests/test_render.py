@@ -183,9 +183,15 @@ def test_meta_like_text_line_is_escaped_in_the_file() -> None:
 
 
 def test_notes_written_before_the_markup_escapes_still_read() -> None:
-    text = chat_note(["placeholder"]).replace("> placeholder", '> \\%% vaultmind id="x" %%\n> 50%% <b>bold</b> ^end')
+    """A message whose meta line has no `esc="1"` is verbatim but for the meta line's escape:
+    its backslashes stay ("C:\\Users\\<you>" was written so, not escaped)."""
+    old = '> \\%% vaultmind id="x" %%\n> 50%% <b>bold</b> ^end\n> C:\\Users\\<you>\\Downloads and 50%\\% and a \\^id'
+    text = chat_note(["placeholder"]).replace("> placeholder", old)
     (leaf,) = parse_note("sources/chat/test/tricky/x.md", text).leaves
-    assert leaf.text == '%% vaultmind id="x" %%\n50%% <b>bold</b> ^end'
+    assert leaf.text == '%% vaultmind id="x" %%\n50%% <b>bold</b> ^end\nC:\\Users\\<you>\\Downloads and 50%\\% and a \\^id'
+    new = chat_note(["plain words", "C:\\Users\\<you>"])
+    assert new.count(' esc="1" %%') == 1 and '> C:\\Users\\\\<you>' in new
+    assert [leaf.text for leaf in parse_note("sources/chat/test/tricky/x.md", new).leaves] == ["plain words", "C:\\Users\\<you>"]
 
 
 def _html_of_message_lines(note_text: str) -> str:

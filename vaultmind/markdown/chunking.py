@@ -562,7 +562,7 @@ def message_leaves(
                 meta = parsed
                 del content[k]
                 break
-        text = unescape_text(content)
+        text = unescape_text(content, markup=meta.get("esc") == "1")
         k = j
         while k < n and not lines[k].strip():
             k += 1

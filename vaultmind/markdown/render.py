@@ -18,7 +18,10 @@ Escapes:
   comment hiding the rest of the note), a `<` that starts a tag (`<Media omitted>` is an HTML
   element to a Markdown renderer, and shows as nothing), and the `^` of a trailing `^word` (a
   block id, hidden). A backslash before punctuation is an escape in Markdown, so the note reads
-  as the message was written. Nothing else in a message is changed.
+  as the message was written. A message whose text got such a backslash says so on its meta
+  line (`esc="1"`): only then does reading remove them, so a note written before these escapes
+  (its text verbatim, "C:\\Users\\<you>" included) reads as it always did. Nothing else in a
+  message is changed.
 """
 
 from __future__ import annotations
@@ -145,14 +148,19 @@ def parse_meta(content: str) -> dict[str, str] | None:
 
 def escape_text(text: str) -> list[str]:
     """A message's text as the lines its callout holds, escaped (see module docstring)."""
-    lines = _map_prose(note_text(text).split("\n"), _escape_prose)
-    return ["\\" + line if _META_LIKE_RE.match(line) else line for line in lines]
+    return [_meta_line_escape(line) for line in _map_prose(note_text(text).split("\n"), _escape_prose)]
 
 
-def unescape_text(lines: Sequence[str]) -> str:
-    """The message text of a callout's lines, its `> ` prefixes removed: `escape_text` undone."""
+def unescape_text(lines: Sequence[str], *, markup: bool = True) -> str:
+    """The message text of a callout's lines, its `> ` prefixes removed: `escape_text` undone.
+    `markup`: the markup escapes too (a message whose meta line says `esc="1"`); without it,
+    only the meta line's own escape (a note written before the markup escapes)."""
     plain = [line[1:] if _ESCAPED_META_LIKE_RE.match(line) else line for line in lines]
-    return "\n".join(_map_prose(plain, _unescape_prose))
+    return "\n".join(_map_prose(plain, _unescape_prose) if markup else plain)
+
+
+def _meta_line_escape(line: str) -> str:
+    return "\\" + line if _META_LIKE_RE.match(line) else line
 
 
 # Markup a message's text must not turn into: each as (the mark, what must come before it).
@@ -316,7 +324,8 @@ def render_message(message: Message, kind: SourceKind, block_id: str) -> str:
     at = iso_utc(message.timestamp)
     author = _one_line(message.author) or "unknown"
     lines = [f"> [!{CALLOUT_TYPES[kind]}] {author} · {_human_time(at)}"]
-    for line in escape_text(message.text):
+    escaped = escape_text(message.text)
+    for line in escaped:
         lines.append(f"> {line}" if line else ">")
     attrs = [("id", message.message_id), ("at", at), ("author", message.author)]
     if message.source_ref is not None:
@@ -325,6 +334,8 @@ def render_message(message: Message, kind: SourceKind, block_id: str) -> str:
         attrs.append(("subject", message.subject))
     if kind == "email":
         attrs.extend((key, "; ".join(people)) for key, people in (("to", message.to), ("cc", message.cc)) if people)
+    if escaped != [_meta_line_escape(line) for line in note_text(message.text).split("\n")]:
+        attrs.append(("esc", "1"))  # its text has markup escapes: read back with `unescape_text`
     lines.append("> " + format_meta(attrs))
     lines.append("")
     lines.append(f"^{block_id}")
