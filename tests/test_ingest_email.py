@@ -433,3 +433,13 @@ def test_a_message_forwarded_as_an_attachment_keeps_its_text(tmp_path: Path, vau
     assert "> The ferry leaves at 7:40 from pier 3." in text
     memory.sync()
     assert memory.search("ferry pier")["hits"][0]["content"].startswith("FYI, see below.")
+
+
+def test_a_sent_folder_keeps_the_replies_it_quotes_that_are_nowhere_else(tmp_path: Path, vault: Path) -> None:
+    """Your first mail and your answer to their reply, exported from Sent: their reply exists only
+    as your quote of it, which is kept, though your first mail (an older ancestor) is there."""
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "Sent.mbox", M1, M3)]))
+    [note] = (vault / "sources" / "email").rglob("*.md")
+    text = note.read_text(encoding="utf-8")
+    assert "> > Thanks! Looks fine." in text, "the reply M3 quotes (M2) is in the vault nowhere else"
+    assert text.count("the numbers are attached") == 1, "M1 itself, once"

@@ -373,7 +373,7 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
         held = {mail.key for mail in thread}
         related = sorted({ref for mail in thread for ref in (*mail.parsed.in_reply_to, *mail.parsed.references)} - held)
         quoted = tuple(
-            QuotedParent(mail.key, (*mail.parsed.in_reply_to, *mail.parsed.references), quote)
+            QuotedParent(mail.key, tuple(mail.parsed.in_reply_to) or tuple(mail.parsed.references[-1:]), quote)
             for mail, (_, quote) in zip(thread, parts, strict=True)
             if quote
         )

@@ -36,7 +36,7 @@ class QuotedParent:
     exported without its thread keeps what it answered."""
 
     message_id: str
-    answers: tuple[str, ...]  # In-Reply-To and References
+    answers: tuple[str, ...]  # the message it quotes: In-Reply-To, else the last of References
     text: str
 
 
