@@ -221,3 +221,15 @@ def test_caps_and_unreadable_input() -> None:
     parsed = parse_message(eml(BASE, long))
     assert len(parsed.body) < MAX_TEXT_CHARS + 100
     assert parsed.body.endswith("more characters not ingested]")
+
+
+def test_a_name_written_surname_first_without_quotes_stays_whole() -> None:
+    """`Chen, Alice <alice@example.com>` (company mail programs write it so) is one person, not
+    "Chen" and then "Alice"; in To and Cc as in From."""
+    headers = BASE.replace("From: Alice Chen <alice@example.com>", "From: Chen, Alice <alice@example.com>").replace(
+        "To: bob@example.com", "To: Stone, Bob <bob@example.com>, Doe, Jane <jane@example.com>\nCc: Team, carol@example.com"
+    )
+    parsed = parse_message(eml(headers))
+    assert parsed.author == "Chen, Alice <alice@example.com>"
+    assert parsed.to == ("Stone, Bob <bob@example.com>", "Doe, Jane <jane@example.com>")
+    assert parsed.cc == ("carol@example.com",)

@@ -203,11 +203,7 @@ def _author(raw: str | None) -> tuple[str, str]:
     if not raw:
         return "", ""
     text = _fix_raw(raw)
-    try:
-        pairs = email.utils.getaddresses([_WS_RE.sub(" ", text)])
-    except Exception:
-        pairs = []
-    for name, addr in pairs:
+    for name, addr in _addresses(text):
         if "@" not in addr:
             continue
         name = decode_header(name).strip().strip("\"'").strip()
@@ -220,6 +216,28 @@ def _author(raw: str | None) -> tuple[str, str]:
     return decoded, (match.group(0).lower() if match else "")
 
 
+def _addresses(text: str) -> list[tuple[str, str]]:
+    """(name, address) of each address of a header, with a name written surname first without
+    quotes kept whole: `Chen, Alice <alice@example.com>` is one address of "Chen, Alice", where
+    the standard parser sees "Chen" alone and then "Alice <alice@example.com>"."""
+    try:
+        pairs = email.utils.getaddresses([_WS_RE.sub(" ", text)])
+    except Exception:
+        return []
+    out: list[tuple[str, str]] = []
+    before = ""  # words with no address of their own: the start of the next name
+    for name, addr in pairs:
+        if "@" not in addr:
+            piece = (name or addr).strip()
+            before = f"{before}, {piece}" if before and piece else before or piece
+            continue
+        if before and name.strip():
+            name = f"{before}, {name.strip()}"
+        before = ""
+        out.append((name, addr))
+    return out
+
+
 MAX_RECIPIENTS = 50  # of one header kept (a mailing to hundreds is a list, not a conversation)
 
 
@@ -227,11 +245,7 @@ def _recipients(headers: dict[str, list[str]], name: str) -> tuple[str, ...]:
     """The addresses of every `name` header (To, Cc), each once, as `_author` writes them."""
     out: list[str] = []
     for raw in headers.get(name, []):
-        try:
-            pairs = email.utils.getaddresses([_WS_RE.sub(" ", _fix_raw(raw))])
-        except Exception:
-            continue
-        for person, addr in pairs:
+        for person, addr in _addresses(_fix_raw(raw)):
             if "@" not in addr:
                 continue
             person = decode_header(person).strip().strip("\"'").strip()
