@@ -428,11 +428,16 @@ def test_a_message_forwarded_as_an_attachment_keeps_its_text(tmp_path: Path, vau
     write_batches(vault, parse_email_paths([write_mbox(tmp_path / "sent.mbox", fwd)]))
     [note] = (vault / "sources" / "email").rglob("*.md")
     text = note.read_text(encoding="utf-8")
-    assert "> FYI, see below.\n>\n> Attachments: Original plan.eml (message/rfc822, " in text
-    assert "\n>\n> ---------- Forwarded message ----------\n> From: carol@example.com\n" in text
-    assert "> The ferry leaves at 7:40 from pier 3." in text
+    assert "> FYI, see below.\n>\n> ---------- Forwarded message ----------\n> From: carol@example.com\n" in text
+    assert "> The ferry leaves at 7:40 from pier 3.\n>\n> Attachments: Original plan.eml (message/rfc822, " in text
     memory.sync()
     assert memory.search("ferry pier")["hits"][0]["content"].startswith("FYI, see below.")
+    # forwarded in a reply to a thread the vault holds: still kept (it is no quote of the parent)
+    reply = fwd.replace("Message-ID: <fwd1@example.com>", "Message-ID: <fwd2@example.com>\nIn-Reply-To: <m1@example.com>")
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "inbox.mbox", M1)]))
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "more.mbox", reply)]))
+    held = "".join(p.read_text(encoding="utf-8") for p in (vault / "sources" / "email").rglob("*.md"))
+    assert held.count("> The ferry leaves at 7:40 from pier 3.") == 2
 
 
 def test_a_sent_folder_keeps_the_replies_it_quotes_that_are_nowhere_else(tmp_path: Path, vault: Path) -> None:

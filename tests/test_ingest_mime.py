@@ -179,9 +179,10 @@ def test_enclosed_message_listed_and_its_text_forwarded() -> None:
         "--o\nContent-Type: message/rfc822\nContent-Disposition: attachment\n\n" + inner + "--o--\n"
     )
     parsed = parse_message(eml(BASE + '\nContent-Type: multipart/mixed; boundary="o"', outer))
-    assert parsed.body == (
-        "FYI, see below.\n\n---------- Forwarded message ----------\nFrom: carol@example.com\n"
-        "Date: Mon, 11 Mar 2024 08:00:00 +0000\nSubject: Original plan\n\nThe plan."
+    assert parsed.body == "FYI, see below."
+    assert parsed.forwarded == (
+        "---------- Forwarded message ----------\nFrom: carol@example.com\n"
+        "Date: Mon, 11 Mar 2024 08:00:00 +0000\nSubject: Original plan\n\nThe plan.",
     )
     assert [(a.filename, a.content_type) for a in parsed.attachments] == [
         ("Original plan.eml", "message/rfc822")

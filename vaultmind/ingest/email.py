@@ -332,7 +332,9 @@ def _full_text(mail: _Mail) -> str:
 
 
 def _message(mail: _Mail, text: str) -> Message:
-    """The message of `mail`, whose new text (`split_quoted`) is `text`."""
+    """The message of `mail`, whose new text (`split_quoted`) is `text`: then the messages it
+    forwards as attachments, then its attachments' line."""
+    text = "\n\n".join(part for part in (text, *mail.parsed.forwarded) if part)
     attachments = attachments_line(mail.parsed.attachments)
     if attachments:
         text = f"{text}\n\n{attachments}" if text else attachments

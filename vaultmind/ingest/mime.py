@@ -13,9 +13,9 @@ trusts the message:
   then UTF-8, then cp1252, then latin-1; a declared charset with a few bad bytes keeps its
   decoding with replacement characters;
 - attachments are listed (name, type, size), never inlined; an attached `message/rfc822` is
-  listed by its subject, and its text follows the outer message's as a forwarded message
-  ("---------- Forwarded message ----------", its From, Date, Subject, To), or is the text
-  when the outer message has none;
+  listed by its subject, and its text is kept apart (`forwarded`, under a "---------- Forwarded
+  message ----------" header with its From, Date, Subject, To: never cut as a quote), or is
+  the text when the outer message has none;
 - caps: a message over `MAX_MESSAGE_BYTES` is refused, a body over `MAX_TEXT_CHARS` is cut
   (and says so), MIME nesting deeper than `MAX_DEPTH` is not followed.
 
@@ -93,6 +93,7 @@ class ParsedEmail:
     problems: tuple[str, ...] = ()
     to: tuple[str, ...] = ()  # recipients as `author` is written ("Name <addr>" or the address)
     cc: tuple[str, ...] = ()
+    forwarded: tuple[str, ...] = ()  # messages attached to it, each under a "Forwarded message" header
 
 
 # --- bytes and headers ----------------------------------------------------------------------
@@ -299,6 +300,7 @@ class _Body:
     attachments: list[Attachment] = field(default_factory=list)
     enclosed: list[Message] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    forwarded: list[str] = field(default_factory=list)
 
 
 def _param(part: Message, header: str, name: str) -> object:
@@ -470,8 +472,8 @@ def _body_of(msg: Message, depth: int = 0) -> _Body:
             inner = _body_of(enclosed, depth + 1)
             text = "\n\n".join(t for t in inner.texts if t.strip())
             if text and not alone:
-                text = _forwarded_header(enclosed) + text
-            if text:
+                body.forwarded.append(_forwarded_header(enclosed) + text)
+            elif text:
                 body.texts.append(text)
             body.html_used |= inner.html_used
             body.problems.extend(inner.problems)
@@ -551,4 +553,5 @@ def parse_message(data: bytes) -> ParsedEmail:
         problems=tuple(problems),
         to=_recipients(headers, "to"),
         cc=_recipients(headers, "cc"),
+        forwarded=tuple(_cap(_NBSP_RE.sub(" ", text)) for text in body.forwarded),
     )
