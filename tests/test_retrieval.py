@@ -626,3 +626,15 @@ def test_a_hit_on_a_section_cites_the_block_id_of_the_line_that_answers(vault: P
     assert walked["wikilink"] == "[[Work/Long list#^vankey]]" and walked["link"].endswith("%23%5Evankey")
     assert searched["anchor"] == "^tyres"
     assert other["anchor"] == "#Long list", "a line without a block id: the section"
+
+
+def test_a_block_id_inside_code_is_never_cited(vault: Path) -> None:
+    write(
+        vault,
+        "Crypto.md",
+        "# Crypto\n\nThe key rotation runs monthly. ^rotation\n\n```python\nout = byte ^key\n```\n",
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert memory.search("out byte")["hits"][0]["anchor"] == "#Crypto", "not the ^key of the code line"
+        assert memory.search("key rotation")["hits"][0]["anchor"] == "^rotation"

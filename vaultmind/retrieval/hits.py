@@ -100,7 +100,15 @@ def cite_blocks(memory: Memory, hits: Sequence[RetrievalHit], query_terms: Colle
             continue
         best, found = "", 0
         block: list[str] = []
+        fence = ""
         for line in hit.content.split("\n"):
+            stripped = line.lstrip(" ")
+            if stripped.startswith(("```", "~~~")):  # a code block's lines hold no block ids
+                fence = "" if fence == stripped[:3] else (fence or stripped[:3])
+                block = []
+                continue
+            if fence:
+                continue
             if not line.strip() or _BLOCK_START.match(line):
                 block = []
             if not line.strip():
