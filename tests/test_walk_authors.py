@@ -278,3 +278,15 @@ def test_a_note_answers_for_the_named_speaker_by_their_own_message(vault: Path) 
         hits = memory.walk("What did Helen say about the launch budget?")["hits"]
     helen = next(k for k, h in enumerate(hits) if h["author"] == "Helen Okafor")
     assert helen < 5 and hits[helen]["breakdown"]["speaker"], [h["author"] for h in hits]
+
+
+def test_links_and_addresses_are_no_lower_case_use_of_a_name(vault: Path) -> None:
+    """`[[bob-stone|Bob]]`, bob@example.com and #bob are no sign that "bob" is a common word."""
+    write(vault, "People/bob-stone.md", "# Bob Stone\n\nbob@example.com, #bob, see [[bob-stone|Bob]] and [[bob-stone]].\n")
+    (asked,) = _asked(
+        vault,
+        "2024-03-05",
+        [("Bob Stone", "The migration estimate is done: 7 to 9 working days."), ("Alice Chen", "Noted, thanks.")],
+        "what did bob say about the migration?",
+    )
+    assert asked["hits"][0]["author"] == "Bob Stone" and asked["hits"][0]["breakdown"]["speaker"]

@@ -730,6 +730,13 @@ def _capitalised_terms(text: str) -> frozenset[str]:
 
 
 NAME_SAMPLE = 40  # leaves read to tell a name written in lower case from a word
+# What is no use of a word in a sentence: a link's target (`[[bob-stone|Bob]]` keeps "Bob"),
+# an address, a URL, a tag
+_NOT_PROSE = re.compile(r"\[\[[^\]|]*\|([^\]]*)\]\]|\[\[[^\]]*\]\]|\S+@\S+|https?://\S+|(?<!\w)#[\w/-]+")
+
+
+def _prose(text: str) -> str:
+    return _NOT_PROSE.sub(lambda m: m.group(1) or " ", text)
 
 
 def _names_capitalised(memory: Memory, question: str) -> str:
@@ -758,7 +765,7 @@ def _written_as_names(memory: Memory, asked: frozenset[str]) -> frozenset[str]:
     if not asked:
         return frozenset()
     found = memory.leaves.search(sorted(asked), NAME_SAMPLE)
-    texts = [row["text"] or "" for row in memory.leaves.rows([leaf_id for leaf_id, _ in found]).values()]
+    texts = [_prose(row["text"] or "") for row in memory.leaves.rows([leaf_id for leaf_id, _ in found]).values()]
     upper: dict[str, int] = dict.fromkeys(asked, 0)
     lower: dict[str, int] = dict.fromkeys(asked, 0)
     for text in texts:
