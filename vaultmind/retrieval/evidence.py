@@ -230,6 +230,9 @@ def _excerpt(content: str, fits: int, focus: Collection[str]) -> str:
     if len(body) > room:
         cut = body[: room + 1]
         body = (cut[: cut.rfind(" ")] if " " in cut else cut[:room]).rstrip() + "…"
+    elif start and room - len(body) > 12:  # room left: the end of the sentence before, from a word
+        earlier = sentences[start - 1][-(room - len(body) - 1) :]
+        body = f"{earlier[earlier.find(' ') + 1 :] if ' ' in earlier else earlier} {body}"
     return lead + body
 
 
