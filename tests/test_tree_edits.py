@@ -170,3 +170,21 @@ def test_flush_is_reproducible_from_the_time_passed_in(vault: Path) -> None:
         memory.sync()
         assert flush(memory, now=datetime(2024, 3, 4, 12, tzinfo=UTC), summarizer=FALLBACK).sealed == []
         assert len(flush(memory, now=datetime(2024, 3, 6, tzinfo=UTC), summarizer=FALLBACK).sealed) == 1
+
+
+def test_a_rewritten_summary_keeps_the_properties_you_added(vault: Path) -> None:
+    """A summary rewritten after its child note moved (its links follow) keeps the front matter
+    keys vaultmind does not write, as you wrote them."""
+    with Memory.open(tree_config(vault)) as memory:
+        _build(vault, memory)
+        l1 = next(r for r in summary_rows(memory) if r["level"] == 1)
+        path = vault / l1["note_path"]
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("vaultmind: summary\n", "vaultmind: summary\ntags:\n  - keep-this\nmy_rating: 5\n", 1), encoding="utf-8")
+        (vault / DAY0).rename(vault / DAY0.replace("2024-03-04.md", "2024-03-04 kickoff.md"))
+        memory.sync()
+        reseal_stale(memory, max_nodes=10, summarizer=FALLBACK)
+        rewritten = path.read_text(encoding="utf-8")
+    assert "2024-03-04 kickoff#^" in rewritten and "2024-03-04 kickoff#^" not in text, "its links follow the move"
+    assert "\ntags:\n  - keep-this\nmy_rating: 5\n" in rewritten
+    assert split_frontmatter(rewritten).data["my_rating"] == 5

@@ -42,7 +42,7 @@ from vaultmind.errors import RefuseToClobber, UsageError, VaultError, VaultmindE
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import DocumentInput, IngestReport, QuotedParent, SourceBatch
 from vaultmind.markdown.chunking import message_leaves
-from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
+from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter, user_blocks, with_user_keys
 from vaultmind.markdown.render import (
     CALLOUT_TYPES,
     Message,
@@ -180,65 +180,12 @@ GENERATED_KEYS = frozenset(
     """vaultmind kind source_id scope title subject participants time_start time_end messages version
     source_ref vaultmind_body_sha256""".split()
 )
-_TOP_KEY_RE = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#"'][^\n]*?)\s*:(?:\s|$)""")
-
-
-def with_user_keys(data: bytes, old: bytes) -> bytes:
-    """`data` (a note vaultmind rendered) with the front matter keys of `old` (the note it
-    replaces) that vaultmind does not write, as they were written, before its body hash.
-    (`_carries` says whether they can be: the writer asks it before choosing a note.)"""
-    blocks = _user_blocks(old.decode("utf-8", errors="replace"))
-    if not blocks:
-        return data
-    text = data.decode("utf-8")
-    at = text.find("\nvaultmind_body_sha256:")
-    if at < 0:
-        return data
-    return (text[: at + 1] + "".join(blocks) + text[at + 1 :]).encode("utf-8")
-
-
-def _user_blocks(text: str) -> list[str]:
-    """The top-level front matter entries of `text` whose keys vaultmind does not write, each
-    with its lines (a list's items, a mapping's entries, a block scalar's lines, the comments
-    before it), LF line ends; comments after the last entry too."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    if not lines or lines[0].rstrip() != "---":
-        return []
-    try:
-        end = next(i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "..."))
-    except StopIteration:
-        return []
-    blocks: list[tuple[str | None, list[str]]] = []
-    pending: list[str] = []  # comments at the margin, given to the next key
-    for line in lines[1:end]:
-        at_margin = line[:1] not in ("", " ", "\t")
-        if at_margin and line.startswith("#"):
-            pending.append(line)
-        elif at_margin and line.startswith("? "):  # a complex key: the user's
-            blocks.append((None, [*pending, line]))
-            pending = []
-        elif at_margin and not line.startswith("-") and (key := _TOP_KEY_RE.match(line)) is not None:
-            name = key.group(1)
-            if name[:1] in ("'", '"'):
-                name = name[1:-1]
-            blocks.append((name, [*pending, line]))
-            pending = []
-        elif blocks:  # a list item, a nested entry, a block scalar's line (blank or "#" too)
-            blocks[-1][1].extend([*pending, line])
-            pending = []
-        else:
-            pending.append(line)
-    if any(line.strip() for line in pending):
-        blocks.append((None, pending))
-    return ["".join(f"{line}\n" for line in body) for key, body in blocks if key not in GENERATED_KEYS]
-
-
 def _carries(note: _Existing) -> bool:
     """Whether the front matter keys vaultmind does not write can be carried into a rewrite of
     `note` as they are: written alone, they read back as the same values (else the note is
     treated as one you edited: new messages go to a sibling, and it is left as it is)."""
     mine = {k: v for k, v in note.data.items() if k not in GENERATED_KEYS}
-    blocks = _user_blocks(note.raw.decode("utf-8", errors="replace"))
+    blocks = user_blocks(note.raw.decode("utf-8", errors="replace"), GENERATED_KEYS)
     if not mine and not any(line.strip() and not line.lstrip().startswith("#") for b in blocks for line in b.split("\n")):
         return True
     alone = split_frontmatter("---\n" + "".join(blocks) + "---\n")
@@ -502,7 +449,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         if not new:  # nothing to add: the note stays as it is, its front matter included
             report.unchanged.append(target.path)
         else:
-            plan.writes.append(_Write(target.path, with_user_keys(data, target.raw), target.raw, added=len(new)))
+            plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=len(new)))
         return
     assert free is not None
     plan.claimed.add(free)
@@ -595,7 +542,7 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
         data = _render_document(
             doc, latest + 1, time_start, modified or _opt_str(target.data.get("time_end"))
         )
-        plan.writes.append(_Write(target.path, with_user_keys(data, target.raw), target.raw, replaced=1))
+        plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, replaced=1))
         return
     if any(same_as(note, str(note.data.get("vaultmind_body_sha256") or "")) for note in user_edited):
         return  # the user edited vaultmind's version of this very content: nothing new

@@ -320,3 +320,58 @@ def _fallback(raw: str) -> dict[str, Any]:
             if isinstance(existing, list):
                 existing.append(_scalar((item.group(1) or "").strip(" \t")))
     return data
+
+
+# --- keys you added to a note vaultmind writes ----------------------------------------------
+
+_TOP_KEY_RE = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#"'][^\n]*?)\s*:(?:\s|$)""")
+
+
+def with_user_keys(data: bytes, old: bytes, generated: frozenset[str]) -> bytes:
+    """`data` (a note vaultmind rendered) with the front matter keys of `old` (the note it
+    replaces) that vaultmind does not write (not in `generated`), as they were written, before
+    its body hash: tags, aliases, properties you added in Obsidian survive a rewrite."""
+    blocks = user_blocks(old.decode("utf-8", errors="replace"), generated)
+    if not blocks:
+        return data
+    text = data.decode("utf-8")
+    at = text.find("\nvaultmind_body_sha256:")
+    if at < 0:
+        return data
+    return (text[: at + 1] + "".join(blocks) + text[at + 1 :]).encode("utf-8")
+
+
+def user_blocks(text: str, generated: frozenset[str]) -> list[str]:
+    """The top-level front matter entries of `text` whose keys are not in `generated`, each
+    with its lines (a list's items, a mapping's entries, a block scalar's lines, the comments
+    before it), LF line ends; comments after the last entry too."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return []
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "..."))
+    except StopIteration:
+        return []
+    blocks: list[tuple[str | None, list[str]]] = []
+    pending: list[str] = []  # comments at the margin, given to the next key
+    for line in lines[1:end]:
+        at_margin = line[:1] not in ("", " ", "\t")
+        if at_margin and line.startswith("#"):
+            pending.append(line)
+        elif at_margin and line.startswith("? "):  # a complex key: the user's
+            blocks.append((None, [*pending, line]))
+            pending = []
+        elif at_margin and not line.startswith("-") and (key := _TOP_KEY_RE.match(line)) is not None:
+            name = key.group(1)
+            if name[:1] in ("'", '"'):
+                name = name[1:-1]
+            blocks.append((name, [*pending, line]))
+            pending = []
+        elif blocks:  # a list item, a nested entry, a block scalar's line (blank or "#" too)
+            blocks[-1][1].extend([*pending, line])
+            pending = []
+        else:
+            pending.append(line)
+    if any(line.strip() for line in pending):
+        blocks.append((None, pending))
+    return ["".join(f"{line}\n" for line in body) for key, body in blocks if key not in generated]

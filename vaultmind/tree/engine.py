@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import NoteReadError, RefuseToClobber
 from vaultmind.index.store import Index
-from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
+from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter, with_user_keys
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.buffers import BufferItem, buffer, tree_states
 from vaultmind.tree.deriver import load_rows
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.hydrate import hydrate, summary_entity_links
-from vaultmind.tree.note import SummaryNote, children_digest, summary_id, summary_path
+from vaultmind.tree.note import SUMMARY_KEYS, SummaryNote, children_digest, summary_id, summary_path
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import (
     Summarizer,
@@ -148,7 +148,9 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
             continue
         path = memory.config.vault / row.note_path
         try:
-            owned = _owned(path.read_bytes())
+            held = path.read_bytes()
+            owned = _owned(held)
+            sealer.kept_keys[row.note_path] = held  # the keys you added come back if it does
         except FileNotFoundError:
             owned = True
         except OSError as exc:
@@ -197,6 +199,7 @@ class _Sealer:
         self._owns_summarizer = summarizer is None
         self.report = SealReport()
         self.started = time.perf_counter()
+        self.kept_keys: dict[str, bytes] = {}  # an unsealed summary's note, by path: its keys return with it
 
     def done(self) -> SealReport:
         if self._owns_summarizer and self._summarizer is not None:
@@ -340,8 +343,13 @@ class _Sealer:
                 return "same"
             if not _owned(existing):
                 return "kept"
+            data = with_user_keys(data, existing, SUMMARY_KEYS)  # tags, properties you added stay
+            if existing == data:
+                return "same"
             write_atomic(path, data, overwrite=True)
             return "written"
+        if rel in self.kept_keys:  # sealed again where it was: with the properties you added
+            data = with_user_keys(data, self.kept_keys.pop(rel), SUMMARY_KEYS)
         try:
             write_atomic(path, data, overwrite=False)
         except RefuseToClobber:

@@ -171,6 +171,13 @@ def parse_time(value: Any) -> datetime | None:
     return parsed
 
 
+SUMMARY_KEYS = frozenset(
+    """vaultmind id tree level children children_sha256 time_start time_end entities summarizer
+    vaultmind_body_sha256""".split()
+)
+"""The front matter keys vaultmind writes in a summary note; any other is yours, and kept."""
+
+
 @dataclass(frozen=True, slots=True)
 class SummaryNote:
     """Everything a summary note says, before it is rendered."""
