@@ -505,3 +505,23 @@ def test_a_save_during_a_large_change_waits_for_one_slice_not_for_all(
     assert _until(lambda: indexed() == bulk, seconds=60)
     assert _until(lambda: memory.catching_up == 0) and memory.status()["index"]["health"] == "ok"
     _wait_for_parity(config, memory, tmp_path)
+
+
+def test_a_folder_ignored_in_the_config_while_serving_leaves_the_index(running: tuple[Config, Memory, Daemon]) -> None:
+    """`[vault] ignore` edited while the daemon runs takes effect: the notes it now excludes
+    leave the index, and edits to them are not indexed again. (It used to apply only at the
+    next start, and `sync` said "unchanged".)"""
+    config, memory, _ = running
+    write(config.vault, "Private/diary.md", "# Diary\n\nThe heronsecret stays here.\n")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not memory.search("heronsecret")["hits"]:
+        time.sleep(0.05)
+    assert memory.search("heronsecret")["hits"], "indexed first"
+    write(config.vault, ".vaultmind/config.toml", '[vault]\nignore = ["Private/**"]\n')
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and memory.search("heronsecret")["hits"]:
+        time.sleep(0.05)
+    assert not memory.search("heronsecret")["hits"], "the ignored folder left the index"
+    write(config.vault, "Private/diary.md", "# Diary\n\nThe heronsecret and the otterplan.\n")
+    time.sleep(1.0)
+    assert not memory.search("otterplan")["hits"] and memory.config.ignore == ("Private/**",)

@@ -127,6 +127,8 @@ class Daemon:
     def _step(self, raw: set[tuple[Any, str]]) -> bool:
         """One batch of the watcher's changes, then the reconcile when one is due. True when a
         symlink to a folder appeared: the watcher follows only the links it found at its start."""
+        if self.memory.reload_ignores():  # `[vault] ignore` edited: a full pass applies it
+            self.force_reconcile = True
         changes = {(change, path) for change, path in raw if self._wanted(change, path)}
         if changes:
             self._apply(changes)

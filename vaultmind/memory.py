@@ -13,15 +13,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from vaultmind.config import Config
+from vaultmind.config import CONFIG_RELPATH, Config, load_config
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder, create_embedder
+from vaultmind.errors import ConfigError
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -32,11 +34,20 @@ from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
 from vaultmind.sync_load import relax_collector
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
+from vaultmind.vault.scan import IgnoreRules
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.entity_graph import EntityGraph
 
 log = logging.getLogger(__name__)
+
+
+def _file_config(vault: Path) -> Config | None:
+    """The settings of the vault's config file alone (None when it does not parse)."""
+    try:
+        return load_config(vault)
+    except ConfigError:
+        return None
 
 LOAD_MEMORY_LIMIT = "128MB"  # DuckDB's buffer pool while a serving process loads resident structures
 # ... and while it loads the vectors: one scan, whose blocks DuckDB would otherwise keep up to the
@@ -65,6 +76,8 @@ SERVING_GC_THRESHOLD = 20_000
 class Memory:
     def __init__(self, config: Config, index: Index, embedder: Embedder | None, progress: Progress | None = None):
         self.config = config
+        self._config_stamp = self._config_mtime()  # the config file as this process read it
+        self._file_config = _file_config(config.vault)
         self.index = index
         self.embedder = embedder
         self.syncer = Syncer(config, index, embedder, progress, build_derivers(config))
@@ -130,7 +143,44 @@ class Memory:
             self._synced = self.index.generation
             return stats
 
+    def reload_ignores(self) -> bool:
+        """Take up `[vault] ignore` from the config file when it changed since it was read (a
+        serving process reads its config once): True when the rules changed, so the next full
+        pass drops the notes they now exclude and adds those they let in. A config that no
+        longer parses keeps the rules in force, with a warning. The other settings apply at
+        the next start (the log says which changed)."""
+        stamp = self._config_mtime()
+        if stamp == self._config_stamp:
+            return False
+        self._config_stamp = stamp
+        try:
+            fresh = load_config(self.config.vault)
+        except ConfigError as exc:
+            log.warning("%s; the settings in force are kept", exc)
+            return False
+        before, self._file_config = self._file_config, fresh
+        changed = [
+            f.name for f in fields(Config)
+            if f.name != "ignore" and before is not None and getattr(fresh, f.name) != getattr(before, f.name)
+        ]  # fmt: skip
+        if changed:
+            log.warning("%s changed (%s): restart vaultmind for it to apply", CONFIG_RELPATH, ", ".join(changed))
+        if fresh.ignore == self.config.ignore:
+            return False
+        log.info("%s: [vault] ignore is now %s; the next full pass applies it", CONFIG_RELPATH, list(fresh.ignore))
+        self.config = self.config.with_(ignore=fresh.ignore)
+        self.syncer.config = self.syncer.config.with_(ignore=fresh.ignore)
+        self.syncer.rules = IgnoreRules(fresh.all_ignores)
+        return True
+
+    def _config_mtime(self) -> int | None:
+        try:
+            return (self.config.vault / CONFIG_RELPATH).stat().st_mtime_ns
+        except OSError:
+            return None
+
     def sync(self) -> SyncStats:
+        self.reload_ignores()
         with self.foreground(), self.sync_lock:
             stats = self.syncer.sync_all()
             self._evict()  # a whole-vault pass read blocks the next saves do not need
