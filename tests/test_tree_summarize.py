@@ -271,3 +271,17 @@ def test_a_seal_with_ollama_records_the_model_and_prompt_hash(vault: Path) -> No
             (sealed,) = report.sealed
             assert sealed["summarizer"] == "fallback" and report.llm_calls == 2 and report.fallbacks == 1
             assert "Dana Whitfield" not in (vault / sealed["path"]).read_text(encoding="utf-8")
+
+
+def test_a_link_inside_its_own_note_keeps_its_text_not_the_link() -> None:
+    """`[[#Decisions]]` in a note's text would point at the summary, which has no such heading."""
+    child = ChildText(
+        "c1",
+        "See [[#Decisions]] below and the key line [[#^k1]]. The [[#Plan#Next|next step]] is the heron option; "
+        "the [[Vendors#Harbor Hall]] note has the venue.",
+        kind="section",
+        title="Plan",
+    )
+    text = extractive_summary([child], 200)
+    assert "[[#" not in text and "Decisions" in text and "next step" in text and "key line." in text
+    assert "[[Vendors#Harbor Hall]]" in text, "a link to another note stays"

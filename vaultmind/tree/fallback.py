@@ -2,7 +2,9 @@
 
 1. Clean each child into sentences: code blocks, tables, headings, block ids, comments and
    embeds go; list, quote and callout markers and emphasis are stripped; `[text](url)` keeps its
-   text; wikilinks stay (they keep linking in Obsidian).
+   text; wikilinks stay (they keep linking in Obsidian), except those inside their own note
+   (`[[#Decisions]]`, `[[#^k1]]`), which in a summary would point at the summary: their text
+   stays (the alias, else the heading).
 2. Score each sentence by term salience — Σ over its distinct terms of (tf − ½) × log(1 + N/df),
    tf counted over all children, df = children containing the term (N of them), divided by
    the square root of its term count — with a bonus for opening a child and a malus for
@@ -45,7 +47,15 @@ _LIST_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 _CALLOUT_RE = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _COMMENT_RE = re.compile(r"%%.*?%%|<!--.*?-->")
 _EMBED_RE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
+# A link inside its own note (`[[#Decisions]]`, `[[#^k1|the key line]]`) would point at the
+# summary: its text stays, the link goes
+_SAME_NOTE_LINK_RE = re.compile(r"\[\[#(\^?)([^\]|]*)(?:\|([^\]]*))?\]\]")
 _MDLINK_RE = re.compile(r"(?<!!)\[([^\]\[]+)\]\((?:[^()\s]|\([^()]*\))+\)")
+def _same_note_text(link: re.Match[str]) -> str:
+    """An alias, else a heading's text; a bare block link says nothing."""
+    return link.group(3) or ("" if link.group(1) else link.group(2).replace("#", " ").strip())
+
+
 _EMPHASIS_RE = re.compile(r"(\*\*|__|~~|==)")
 _SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"“'(\[A-ZÀ-Þ0-9])|(?<=[。！？])")
 _LETTER_RE = re.compile(r"[^\W\d_]")
@@ -122,6 +132,8 @@ def clean_units(text: str) -> list[str]:
         line = _BLOCK_ID_RE.sub("", line)
         line = _COMMENT_RE.sub("", line)
         line = _EMBED_RE.sub("", line)
+        if "[[#" in line:
+            line = re.sub(r"\s+(?=[.,;:!?])|(?<= ) +", "", _SAME_NOTE_LINK_RE.sub(_same_note_text, line))
         line = _MDLINK_RE.sub(r"\1", line)
         line = _EMPHASIS_RE.sub("", line).strip()
         if not line:
