@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,9 +108,20 @@ def test_a_deleted_note_is_never_created_again(vault: Path, mem: Memory) -> None
     mem.sync()
     assert create_entity_notes(mem) == []
     assert not (vault / path).exists()
-    assert (vault / ".vaultmind/entities-created.txt").read_text(
-        encoding="utf-8"
-    ) == "person:dana-whitfield\n"
+    assert (vault / "entities/.created").read_text(encoding="utf-8") == "person:dana-whitfield\n"
+    # the record is the vault's, not the derived state's: a vault without `.vaultmind/` (a
+    # clone, the state deleted as it may be) still knows
+    clone = vault.parent / "clone"
+    shutil.copytree(vault, clone, ignore=shutil.ignore_patterns(".vaultmind"))
+    write(clone, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    with Memory.open(load_config(clone, embed_provider="none")) as again:
+        again.sync()
+        assert create_entity_notes(again) == [] and not (clone / path).exists()
+
+
+def test_the_record_of_an_older_vaultmind_still_counts(vault: Path, mem: Memory) -> None:
+    write(vault, ".vaultmind/entities-created.txt", "person:dana-whitfield\n")
+    assert create_entity_notes(mem) == []
 
 
 def test_an_existing_file_is_left_alone(vault: Path, mem: Memory) -> None:

@@ -24,7 +24,10 @@ Rules: an existing file is never overwritten (not even one differing only in cas
 that is ambiguous in the registry gets no note (it would only hide the ambiguity), nor does a
 person known by one word only ("Dana": add it to the right note's aliases instead); and a note
 vaultmind created once is never created again, so deleting an entity note you do not want
-is final. The ids created are remembered in `.vaultmind/entities-created.txt`.
+is final. The ids created are remembered in the vault, in `entities/.created` (a hidden file:
+Obsidian does not show it, vaultmind does not index it, and it goes wherever the vault goes —
+a clone, a sync — while `.vaultmind/` is derived state that may be deleted). A vault that has
+the older `.vaultmind/entities-created.txt` has both read.
 """
 
 from __future__ import annotations
@@ -43,9 +46,11 @@ from vaultmind.vault.atomic import write_atomic
 from vaultmind.vault.layout import ENTITIES_DIR
 
 if TYPE_CHECKING:
+    from vaultmind.config import Config
     from vaultmind.memory import Memory
 
-CREATED_FILE = "entities-created.txt"
+CREATED_FILE = ".created"  # in entities/
+LEGACY_CREATED_FILE = "entities-created.txt"  # in .vaultmind/, before
 
 
 def planned_entity_notes(
@@ -66,7 +71,7 @@ def planned_entity_notes(
     )
     with index.lock:
         registry = load_registry(index.con, fuzzy_threshold=stored_fuzzy_threshold(index.con))
-    done = _created(memory.config.state_dir)
+    done = _created(memory.config)
     out: list[tuple[str, str, str]] = []
     for ident, kind, display, aliases, emails in rows:
         if ident in done or ident in registry.entries or ident in registry.redirects:
@@ -112,7 +117,7 @@ def create_entity_notes(memory: Memory) -> list[str]:
         created.append(rel)
         ids.append(ident)
     if created:
-        _remember(memory.config.state_dir, ids)
+        _remember(memory.config, ids)
         memory.sync_paths(created)
     return created
 
@@ -130,15 +135,20 @@ def _exists_any_case(path: Path) -> bool:
         return True
 
 
-def _created(state_dir: Path) -> set[str]:
-    try:
-        text = (state_dir / CREATED_FILE).read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):
-        return set()
-    return {line.strip() for line in text.splitlines() if line.strip()}
+def _created(config: Config) -> set[str]:
+    """The ids of the entity notes vaultmind has created in this vault, ever."""
+    done: set[str] = set()
+    for path in (config.vault / ENTITIES_DIR / CREATED_FILE, config.state_dir / LEGACY_CREATED_FILE):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        done.update(line.strip() for line in text.splitlines() if line.strip())
+    return done
 
 
-def _remember(state_dir: Path, ids: list[str]) -> None:
-    state_dir.mkdir(parents=True, exist_ok=True)
-    done = sorted(_created(state_dir) | set(ids))
-    write_atomic(state_dir / CREATED_FILE, ("\n".join(done) + "\n").encode("utf-8"), overwrite=True)
+def _remember(config: Config, ids: list[str]) -> None:
+    folder = config.vault / ENTITIES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    done = sorted(_created(config) | set(ids))
+    write_atomic(folder / CREATED_FILE, ("\n".join(done) + "\n").encode("utf-8"), overwrite=True)
