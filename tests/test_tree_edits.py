@@ -188,3 +188,18 @@ def test_a_rewritten_summary_keeps_the_properties_you_added(vault: Path) -> None
     assert "2024-03-04 kickoff#^" in rewritten and "2024-03-04 kickoff#^" not in text, "its links follow the move"
     assert "\ntags:\n  - keep-this\nmy_rating: 5\n" in rewritten
     assert split_frontmatter(rewritten).data["my_rating"] == 5
+
+
+def test_a_summary_links_only_the_entities_that_have_a_note(vault: Path) -> None:
+    """Helen Okafor has an entity note, #tidepool none: a link to the topic's would lead nowhere
+    (and clicking it in Obsidian would make an empty note)."""
+    from vaultmind.tree.hydrate import _entity_infos, summary_entity_links
+
+    write(vault, "entities/person/helen-okafor.md", '---\nvaultmind: entity\nid: "person:helen-okafor"\n---\n# Helen Okafor\n')
+    write(vault, "notes/plan.md", "# Plan\n\nHelen Okafor leads the #tidepool launch.\n")
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        infos = _entity_infos(memory.index, ["person:helen-okafor", "topic:tidepool"])
+    assert infos["person:helen-okafor"].has_note and not infos["topic:tidepool"].has_note
+    links = summary_entity_links("Plan: Helen Okafor leads the Tidepool launch.", infos)
+    assert links == ["[[entities/person/helen-okafor|Helen Okafor]]"]

@@ -27,6 +27,7 @@ class EntityInfo:
     display: str
     note_path: str
     names: set[str] = field(default_factory=set)
+    has_note: bool = False  # an entity note of the vault holds it: a link to it resolves
 
 
 @dataclass(slots=True)
@@ -184,6 +185,7 @@ def _entity_infos(index: Index, entity_ids: list[str]) -> dict[str, EntityInfo]:
                 info.display = str(display)
             if note_path:
                 info.note_path = str(note_path)
+                info.has_note = True
             for alias in aliases or ():
                 info.names.add(normalize(str(alias)))
     for info in infos.values():
@@ -196,10 +198,12 @@ _NAME_KINDS = ("person", "org", "place", "product", "event", "work", "topic")
 
 
 def summary_entity_links(summary: str, entities: dict[str, EntityInfo]) -> list[str]:
-    """Links to the children's entities that the summary text mentions, sorted by entity id."""
+    """Links to the entity notes of the children's entities that the summary text mentions,
+    sorted by entity id. An entity without a note is left out: its link would lead nowhere, and
+    clicking it in Obsidian would make an empty note."""
     text = normalize(summary)
     return [
         entity_link(entities[eid].note_path, entities[eid].display)
         for eid in sorted(entities)
-        if mentions(text, entities[eid].names)
+        if entities[eid].has_note and mentions(text, entities[eid].names)
     ]
