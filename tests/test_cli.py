@@ -63,7 +63,9 @@ def test_demo_vault_end_to_end(tmp_path: Path) -> None:
     assert {k: after[k] for k in before} == before, "nothing vaultmind did changed a file in the vault"
     created = sorted(set(after) - set(before))
     assert all(p.startswith(("entities/", "summaries/")) for p in created), created
-    for rel in created:
+    notes = [rel for rel in created if rel.endswith(".md")]
+    assert set(created) - set(notes) == {"entities/.created"}, "besides notes, only the record of entity notes"
+    for rel in notes:
         assert "vaultmind: " in (vault / rel).read_text(encoding="utf-8").split("---")[1], rel
 
 
