@@ -174,6 +174,18 @@ def test_a_day_note_renamed_in_obsidian_is_merged_into_not_duplicated(vault: Pat
     assert mixed.messages_added == 1 and mixed.written == [f"{GENERAL}/2024-03-04.md"]
 
 
+def test_a_conversation_folder_renamed_in_obsidian_is_merged_into_not_duplicated(vault: Path) -> None:
+    """The folder renamed (`general` → `general-archive`): its notes are still found, by the
+    messages they hold, under the platform's folder; the export's next message joins them."""
+    write_batches(vault, [batch(msg(1), msg(2))])
+    moved = vault / "sources/chat/slack/acme/general-archive"
+    (vault / GENERAL).rename(moved)
+    report = write_batches(vault, [batch(msg(1), msg(2), msg(3))])
+    assert (report.messages_added, report.messages_known) == (1, 2)
+    assert report.written == ["sources/chat/slack/acme/general-archive/2024-03-04.md"]
+    assert not (vault / GENERAL).exists()
+
+
 def test_changed_text_keeps_the_note_and_warns(vault: Path) -> None:
     write_batches(vault, [batch(msg(1, "original"))])
     report = write_batches(vault, [batch(msg(1, "edited later"))])
@@ -323,6 +335,18 @@ def test_documents_version_and_replace(vault: Path) -> None:
     assert fm.data["version"] == 2 and fm.data["title"] == "Q3 report v2"
     assert fm.data["time_start"] == "2024-03-01T10:00:00Z" and fm.data["time_end"] == "2024-03-07T16:50:00Z"
     assert "15 %" in fm.body and "12 %" not in fm.body
+
+
+def test_a_document_note_moved_in_obsidian_is_found_and_replaced_where_it_is(vault: Path) -> None:
+    write_documents(vault, [doc("Revenue grew 12 %.")])
+    moved = vault / "sources/document/archive/q3-report.md"
+    moved.parent.mkdir(parents=True)
+    (vault / DOC).rename(moved)
+    assert write_documents(vault, [doc("Revenue grew 12 %.")]).unchanged == ["sources/document/archive/q3-report.md"]
+    changed = write_documents(vault, [doc("Revenue grew 15 %.", modified="2024-03-07T16:50:00Z")])
+    assert changed.written == ["sources/document/archive/q3-report.md"] and not (vault / DOC).exists()
+    fm = split_frontmatter(moved.read_text(encoding="utf-8"))
+    assert fm.data["version"] == 2 and "15 %" in fm.body
 
 
 def test_user_edited_document_gets_a_sibling_only_when_the_source_changes(vault: Path) -> None:

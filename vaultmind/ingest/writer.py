@@ -212,6 +212,7 @@ class _Plan:
     claimed: set[str] = field(default_factory=set)
     cache: dict[str, _Existing | None] = field(default_factory=dict)
     scanned: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed`
+    all_documents: list[_Existing] | None = None  # `_all_doc_notes`
 
     def existing(self, rel: str) -> _Existing | None:
         if rel not in self.cache:
@@ -319,9 +320,14 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list
 
 def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
     """Message id → the notes outside the group's own (its path and siblings) that hold it, or
-    hold a message it answers: of its source for chat, of any mailbox for email."""
+    hold a message it answers: of its source for chat, of any mailbox for email. A chat's
+    notes are looked for in its folder, or, when that folder is gone (renamed in Obsidian),
+    under its platform's (`sources/chat/irc/`)."""
     kind = group.meta.kind
     folder = f"{SOURCES_DIR}/email" if kind == "email" else group.base.rsplit("/", 1)[0]
+    parts = folder.split("/")
+    if kind != "email" and len(parts) > 3 and not (plan.vault / folder).is_dir():
+        folder = "/".join(parts[:3])
     placed = plan.placed(folder)
     stem = group.base[:-3]
     out: dict[str, list[str]] = {}
@@ -500,6 +506,16 @@ def _doc_notes(plan: _Plan, folder: str) -> list[_Existing]:
     return [note for note in notes if note is not None and str(note.data.get("kind")) == "document"]
 
 
+def _all_doc_notes(plan: _Plan) -> list[_Existing]:
+    """Every document note under `sources/document/` (read once per ingest)."""
+    if plan.all_documents is None:
+        root = plan.vault / SOURCES_DIR / "document"
+        rels = sorted(p.relative_to(plan.vault).as_posix() for p in root.rglob("*.md")) if root.is_dir() else []
+        notes = [plan.existing(rel) for rel in rels if not any(part.startswith(".") for part in rel.split("/"))]
+        plan.all_documents = [note for note in notes if note is not None and str(note.data.get("kind")) == "document"]
+    return plan.all_documents
+
+
 def _int(value: Any, default: int) -> int:
     try:
         return max(int(value), 1)
@@ -519,6 +535,13 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
         mine = [note for note in folder_notes if note.source_id == doc.legacy_source_id]
         if mine:
             doc = replace(doc, source_id=doc.legacy_source_id)
+    if not mine:  # moved in Obsidian to another folder of documents: found by its id there
+        anywhere = _all_doc_notes(plan)
+        mine = [note for note in anywhere if note.source_id == doc.source_id]
+        if not mine and doc.legacy_source_id:
+            mine = [note for note in anywhere if note.source_id == doc.legacy_source_id]
+            if mine:
+                doc = replace(doc, source_id=doc.legacy_source_id)
     target = next((note for note in mine if note.owned and _carries(note)), None)
     user_edited = [note for note in mine if not (note.owned and _carries(note))]
     new_body = _doc_body(doc)
