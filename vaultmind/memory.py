@@ -41,14 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-
-def _file_config(vault: Path) -> Config | None:
-    """The settings of the vault's config file alone (None when it does not parse)."""
-    try:
-        return load_config(vault)
-    except ConfigError:
-        return None
-
 LOAD_MEMORY_LIMIT = "128MB"  # DuckDB's buffer pool while a serving process loads resident structures
 # ... and while it loads the vectors: one scan, whose blocks DuckDB would otherwise keep up to the
 # pool's size (at 50k notes: the peak while loading them 652 -> 582 MB, in the same time; with
@@ -71,6 +63,14 @@ BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for sav
 # 700). A walk allocates tens of thousands of short-lived objects; at 100k leaves the collector
 # took 1.0–1.7 ms of each, 0.2–0.5 ms with this and `_freeze_loaded`.
 SERVING_GC_THRESHOLD = 20_000
+
+
+def _file_config(vault: Path) -> Config | None:
+    """The settings of the vault's config file alone (None when it cannot be read)."""
+    try:
+        return load_config(vault)
+    except (ConfigError, OSError):
+        return None
 
 
 class Memory:
@@ -155,8 +155,8 @@ class Memory:
         self._config_stamp = stamp
         try:
             fresh = load_config(self.config.vault)
-        except ConfigError as exc:
-            log.warning("%s; the settings in force are kept", exc)
+        except (ConfigError, OSError) as exc:
+            log.warning("%s: %s; the settings in force are kept", CONFIG_RELPATH, exc)
             return False
         before, self._file_config = self._file_config, fresh
         changed = [
