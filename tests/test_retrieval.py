@@ -653,3 +653,5 @@ def test_a_shortened_item_fills_its_room_with_the_end_of_the_sentence_before() -
     cut = _excerpt(text, 100, terms("when is the launch sync"))
     assert cut.startswith("… ") and cut.endswith("We decide at Thursday's launch sync.")
     assert 80 <= len(cut) <= 100 and "for everyone?" in cut
+    url = "See https://drive.example/launch/budget/sheet/v2-final-final-really-final. The deposit is due by 15 March."
+    assert _excerpt(url, 70, terms("when is the deposit due")) == "… The deposit is due by 15 March.", "never from inside a word"

@@ -232,7 +232,8 @@ def _excerpt(content: str, fits: int, focus: Collection[str]) -> str:
         body = (cut[: cut.rfind(" ")] if " " in cut else cut[:room]).rstrip() + "…"
     elif start and room - len(body) > 12:  # room left: the end of the sentence before, from a word
         earlier = sentences[start - 1][-(room - len(body) - 1) :]
-        body = f"{earlier[earlier.find(' ') + 1 :] if ' ' in earlier else earlier} {body}"
+        if " " in earlier[1:]:  # (a tail with no space in it would start inside a word)
+            body = f"{earlier[earlier.find(' ', 1) + 1 :]} {body}"
     return lead + body
 
 
