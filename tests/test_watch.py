@@ -525,3 +525,25 @@ def test_a_folder_ignored_in_the_config_while_serving_leaves_the_index(running: 
     write(config.vault, "Private/diary.md", "# Diary\n\nThe heronsecret and the otterplan.\n")
     time.sleep(1.0)
     assert not memory.search("otterplan")["hits"] and memory.config.ignore == ("Private/**",)
+
+
+@pytest.mark.slow
+def test_a_symlink_to_a_parent_folder_neither_renames_notes_nor_deafens_the_watcher(
+    running: tuple[Config, Memory, Daemon],
+) -> None:
+    """`uplink -> ..` while watching: the system reports the vault's files through the link,
+    which are indexed by their own path; once the link is removed, edits are still seen (the
+    watcher shared its watch of the vault with the link, and was deaf after it went)."""
+    config, memory, _ = running
+    vault = config.vault
+    (vault / "uplink").symlink_to("..")
+    assert _until(lambda: any(p["kind"] == "symlink_loop" for p in memory.status()["problems"]))
+    time.sleep(1.5)  # the watcher starts over, following the new link
+    write(vault, "a1.md", "# A\n\nalphaword one.\n")
+    assert _until(lambda: bool(memory.search("alphaword", limit=3)["hits"]))
+    assert [h["note_path"] for h in memory.search("alphaword", limit=3)["hits"]] == ["a1.md"]
+    (vault / "uplink").unlink()
+    time.sleep(1.5)
+    write(vault, "a2.md", "# A\n\nbetaword two.\n")
+    assert _until(lambda: bool(memory.search("betaword", limit=3)["hits"])), "the watcher still hears"
+    assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'uplink/%'") == 0

@@ -72,6 +72,8 @@ class Daemon:
         # Paths of a large batch not applied yet: a slice per step, after the step's own changes,
         # so a save made while thousands of files arrive waits for one slice, not for them all.
         self._backlog: dict[str, None] = {}
+        self._root_real = os.path.realpath(config.vault)
+        self._loop_links: set[str] = set()  # links to a folder holding the vault, met in events
 
     def run(self) -> None:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
@@ -129,6 +131,8 @@ class Daemon:
         symlink to a folder appeared: the watcher follows only the links it found at its start."""
         if self.memory.reload_ignores():  # `[vault] ignore` edited: a full pass applies it
             self.force_reconcile = True
+        raw = {(change, real) for change, path in raw if (real := self._through_loops(path)) is not None}
+        restart = self._loop_gone()
         changes = {(change, path) for change, path in raw if self._wanted(change, path)}
         if changes:
             self._apply(changes)
@@ -165,7 +169,43 @@ class Daemon:
                 self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
             self._last_reconcile = now
             self.ready.set()
-        return any(os.path.islink(path) and os.path.isdir(path) for _, path in changes)
+        return restart or any(os.path.islink(path) and os.path.isdir(path) for _, path in changes)
+
+    def _through_loops(self, path: str) -> str | None:
+        """An event's path, undone of a symlink in it that leads to a folder holding the vault
+        (`uplink -> ..`): the scan does not follow such a link, but the watcher does, and the
+        system then reports the vault's own files through it (`uplink/<vault>/note.md` for
+        `note.md`). The path the file has in the vault, or None when it has none."""
+        root = str(self.config.vault)
+        rel = os.path.relpath(path, root)
+        if rel.startswith(".."):
+            return path
+        parts = rel.split(os.sep)
+        for i in range(1, len(parts) + 1):
+            prefix = os.path.join(root, *parts[:i])
+            if not os.path.islink(prefix):
+                continue
+            target = os.path.realpath(prefix)
+            if self._root_real == target or self._root_real.startswith(target.rstrip(os.sep) + os.sep):
+                self._loop_links.add(prefix)
+                if i == len(parts):
+                    return path  # the link itself
+                real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+                inside = os.path.relpath(real, self._root_real)
+                return None if inside.startswith("..") else os.path.join(root, inside)
+            break  # a link to a folder elsewhere: its files are there, under this path
+        return path
+
+    def _loop_gone(self) -> bool:
+        """Whether a symlink that led to a folder holding the vault was removed: the watcher
+        shared its watch of the vault with it, and hears nothing since (not even the removal:
+        looked for at every step). Watching starts over."""
+        gone = {path for path in self._loop_links if not os.path.lexists(path)}
+        if not gone:
+            return False
+        self._loop_links -= gone
+        self.force_reconcile = True
+        return True
 
     def _stop_on_signals(self) -> Callable[[], None]:
         """Ctrl-C (SIGINT) and SIGTERM stop the daemon cleanly, whatever the process inherited:
