@@ -1115,3 +1115,17 @@ def test_a_note_of_yours_is_found_by_its_title(vault: Path, monkeypatch: pytest.
         (plain,) = terms("plain")
         counts = dict(memory.index.query("SELECT n.path, p.tf FROM postings p JOIN leaves l ON l.id = p.leaf_id JOIN notes n ON n.path = l.note_path WHERE p.term = ?", [plain]))
         assert counts == {"Plain.md": 1}, counts
+
+
+def test_a_conflict_copy_of_a_note_is_named_in_status(vault: Path) -> None:
+    """A sync tool's conflict copy holds the same messages as its note: both are indexed, and
+    answers show them twice; `status` says which note repeats which."""
+    _email_thread(vault)
+    original = "sources/email/work/quarterly-security-review/2025-04-03.md"
+    copy = original.replace(".md", " (conflict 2026-12-03).md")
+    (vault / copy).write_bytes((vault / original).read_bytes())
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        problems = [p for p in memory.status()["problems"] if p["kind"] == "copy"]
+    assert [p["path"] for p in problems] == [copy], "the copy is named, not the note it repeats"
+    assert original in problems[0]["message"] and "the same messages" in problems[0]["message"]

@@ -73,6 +73,36 @@ def _file_config(vault: Path) -> Config | None:
         return None
 
 
+def _copies(index: Index) -> list[dict[str, str]]:
+    """Notes that hold what another note holds — the same messages, or the same summary id — as
+    a sync tool's conflict copy does ("note (conflict 2026-12-03).md"): both are indexed, and
+    answers show them twice; each such note but the one of the shortest name is named, with
+    the one it repeats."""
+    groups = index.query(
+        "SELECT DISTINCT paths FROM (SELECT list_sort(list(DISTINCT note_path)) AS paths FROM leaves "
+        "WHERE message_id IS NOT NULL GROUP BY id HAVING count(DISTINCT note_path) > 1) ORDER BY paths"
+    )
+    what = {tuple(paths): "the same messages" for (paths,) in groups}
+    if "summaries" in index.tables:
+        for (paths,) in index.query(
+            "SELECT list_sort(list(note_path)) FROM summaries GROUP BY id HAVING count(*) > 1 ORDER BY 1"
+        ):
+            what.setdefault(tuple(paths), "the same summary id")
+    out = []
+    for group, held in sorted(what.items()):
+        paths = sorted(group, key=lambda p: (len(p), p))  # the original: the shortest name
+        for path in paths[1:]:
+            out.append(
+                {
+                    "path": path,
+                    "kind": "copy",
+                    "message": f"holds {held} as {paths[0]} (a sync tool's conflict copy?); both are "
+                    "indexed and answers show them twice — keep one",
+                }
+            )
+    return out
+
+
 class Memory:
     def __init__(self, config: Config, index: Index, embedder: Embedder | None, progress: Progress | None = None):
         self.config = config
@@ -449,6 +479,7 @@ class Memory:
                         "both are indexed, but Obsidian on macOS/Windows sees one file — rename one",
                     }
                 )
+        problems.extend(_copies(idx))
         size = sum(  # the index and its write-ahead log (a daemon's recent saves live there first)
             os.path.getsize(path)
             for path in (self.config.index_path, Path(f"{self.config.index_path}.wal"))
