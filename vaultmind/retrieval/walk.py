@@ -74,13 +74,14 @@
             summary's time range (inside when it overlaps the window). A window the memory
             holds nothing in (nor just after it) ranks nothing: "what is due by 10 May?" asked
             in March reads last May, and used to take every dated message down below undated
-            notes; the window is still reported (`query.time_window`). The window's relative words ("last",
-            "week", "yesterday", the weekday of "last Tuesday") are not searched, lexically
-            or densely: a message that says "last year's price" is no match for "what
-            happened last month?", nor one that says "Tuesday 23 April" for "what happened
-            last Tuesday?"; the words that name a date ("June", "14", "Q2") still are. A question
-            whose only words are its window's relative ones ("what did we do yesterday?")
-            searches no words: the window's leaves, the dense and entity signals rank.
+            notes; the window is still reported (`query.time_window`). The window's relative
+            words ("last", "week", "yesterday", the weekday of "last Tuesday") are not
+            searched, lexically or densely: a message that says "last year's price" is no
+            match for "what happened last month?", nor one that says "Tuesday 23 April" for
+            "what happened last Tuesday?"; the words that name a date ("June", "14", "Q2")
+            still are. A question whose only words are its window's relative ones ("what did
+            we do yesterday?") searches no words: the window's leaves, the dense and entity
+            signals rank.
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?")
@@ -771,8 +772,10 @@ def _written_as_names(memory: Memory, asked: frozenset[str]) -> frozenset[str]:
     for text in texts:
         for m in _WORD.finditer(text):
             word = m.group()
-            before = text[: m.start()].rstrip()
-            if not before or before[-1] in ".!?:\n>\"“(":  # a sentence's first word: capitalised anyway
+            at = m.start() - 1
+            while at >= 0 and text[at] in " \t":
+                at -= 1
+            if at < 0 or text[at] in ".!?:\n>\"“(":  # a sentence's first word: capitalised anyway
                 continue
             for t in _name_terms(word) & asked:
                 (upper if word[0].isupper() else lower)[t] += 1
