@@ -215,14 +215,16 @@ def ambiguous(index: Index, *, limit: int = 200) -> dict[str, Any]:
                 }
             )
     extracted = {ident: int(m) for ident, _, _, m in rows}
-    by_key: dict[str, list[tuple[str, str, int]]] = {}
-    for ident, kind, display, mentions in index.query("SELECT id, kind, display_name, mentions FROM entities ORDER BY id"):
+    by_key: dict[str, list[tuple[str, str, int]]] = {}  # a name's key → (id, display, mentions) by kind
+    rows = index.query("SELECT id, kind, display_name, mentions FROM entities ORDER BY id")
+    for ident, kind, display, mentions in rows:
         if kind in NAME_KINDS:
             by_key.setdefault(str(ident).partition(":")[2], []).append((str(ident), str(display), int(mentions)))
     for found in by_key.values():
         if len(found) > 1:
             name = min(found, key=lambda f: (-f[2], NAME_KINDS.index(kind_of(f[0]))))[1]  # person first
-            items.append({"name": name, "candidates": [f[0] for f in found], "why": "kinds", "mentions": sum(f[2] for f in found)})
+            ids, count = [f[0] for f in found], sum(f[2] for f in found)
+            items.append({"name": name, "candidates": ids, "why": "kinds", "mentions": count})
     for item in items:
         if item["why"] == "registry":  # an ambiguous name keeps the id of its own surface
             key = slug(item["name"])

@@ -147,10 +147,10 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
         if len(gone) >= max_nodes:
             continue
         path = memory.config.vault / row.note_path
+        held: bytes | None = None
         try:
             held = path.read_bytes()
             owned = _owned(held)
-            sealer.kept_keys[row.note_path] = held  # the keys you added come back if it does
         except FileNotFoundError:
             owned = True
         except OSError as exc:
@@ -163,6 +163,8 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
                 {"id": row.id, "path": row.note_path, "reason": "edited by you since the last sync"}
             )
             continue
+        if held is not None:
+            sealer.kept_keys[row.note_path] = held  # the keys you added come back if it is sealed again
         path.unlink(missing_ok=True)
         gone.append(row.note_path)
         sealer.report.unsealed.append(
