@@ -266,4 +266,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
             daemon.run()
         except KeyboardInterrupt:
             daemon.stop()
+        except RuntimeError as exc:  # Ctrl-C inside a DuckDB query at start-up: "Query interrupted"
+            if not isinstance(exc.__cause__, KeyboardInterrupt):
+                raise
+            daemon.stop()
     return 0
