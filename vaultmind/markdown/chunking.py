@@ -43,7 +43,7 @@ from vaultmind.markdown.obsidian import (
     heading_anchor,
     scan_blocks,
 )
-from vaultmind.markdown.render import parse_meta, unescape_text
+from vaultmind.markdown.render import fence_after, parse_meta, unescape_text
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens, running_quarters, token_quarters
 from vaultmind.model import Leaf
 
@@ -537,10 +537,9 @@ def message_leaves(
     while i < n:
         line = lines[i]
         if not line.startswith(">"):
-            stripped = line.lstrip(" ")
-            if stripped.startswith(("```", "~~~")):
-                marker = stripped[:3]
-                in_fence = "" if in_fence == marker else (in_fence or marker)
+            toggled = fence_after(line, in_fence)
+            if toggled is not None:
+                in_fence = toggled
             elif not in_fence and line.startswith("#"):
                 hm = _ATX_LINE_RE.match(line)
                 if hm is not None:

@@ -190,15 +190,24 @@ def _unescape_prose(prose: str) -> str:
     return prose
 
 
+def fence_after(line: str, fence: str) -> str | None:
+    """The code fence open after `line` ("```", "~~~" or "" for none), `fence` being the one
+    open before it; None when `line` opens or closes no fence."""
+    stripped = line.lstrip(" ")
+    if not stripped.startswith(("```", "~~~")):
+        return None
+    marker = stripped[:3]
+    return "" if fence == marker else (fence or marker)
+
+
 def _map_prose(lines: Sequence[str], change: Callable[[str], str]) -> list[str]:
     """`lines` with `change` applied to their prose: not in fenced code, code spans or autolinks."""
     out: list[str] = []
     fence = ""
     for line in lines:
-        stripped = line.lstrip(" ")
-        if stripped.startswith(("```", "~~~")):
-            marker = stripped[:3]
-            fence = "" if fence == marker else (fence or marker)
+        toggled = fence_after(line, fence)
+        if toggled is not None:
+            fence = toggled
             out.append(line)
             continue
         if fence:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
+from vaultmind.markdown.render import fence_after
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -102,10 +103,9 @@ def cite_blocks(memory: Memory, hits: Sequence[RetrievalHit], query_terms: Colle
         block: list[str] = []
         fence = ""
         for line in hit.content.split("\n"):
-            stripped = line.lstrip(" ")
-            if stripped.startswith(("```", "~~~")):  # a code block's lines hold no block ids
-                fence = "" if fence == stripped[:3] else (fence or stripped[:3])
-                block = []
+            toggled = fence_after(line, fence)
+            if toggled is not None:  # a code block's lines hold no block ids
+                fence, block = toggled, []
                 continue
             if fence:
                 continue
