@@ -290,3 +290,28 @@ def test_links_and_addresses_are_no_lower_case_use_of_a_name(vault: Path) -> Non
         "what did bob say about the migration?",
     )
     assert asked["hits"][0]["author"] == "Bob Stone" and asked["hits"][0]["breakdown"]["speaker"]
+
+
+def test_with_no_word_matched_a_leaf_of_the_named_person_outranks_the_nearest_vector(vault: Path) -> None:
+    """No message holds a content word of the question: the best dense match scores in full
+    however weak it is, and had ranked another person's message first."""
+    write_chat(
+        vault,
+        "2024-03-11",
+        [
+            ("Alice Chen", "Good point, adding it to the risks."),
+            ("Bob Stone", "Who takes care of the venue booking?"),
+            ("Priya Raman", "I will own the onboarding flow and the usability tests."),
+            ("Mei Chen", "He must not find out! I told him Saturday is for the garden."),
+        ],
+    )
+    write_chat(vault, "2024-03-12", [("Helen Okafor", "Approved. Please send me the final invoices by 10 May.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What is Helen Okafor responsible for?")
+    hits = result["hits"]
+    assert all(h["breakdown"]["lex"] == 0 for h in hits), "the premise: no word of the question matches"
+    assert hits[0]["author"] == "Helen Okafor", [(h["author"], h["breakdown"]["dense"]) for h in hits]
+    others = [h for h in hits if h["author"] != "Helen Okafor"]
+    assert others and all(h["breakdown"]["ungrounded"] for h in others)
+    assert not hits[0]["breakdown"]["ungrounded"]

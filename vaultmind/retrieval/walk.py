@@ -86,7 +86,10 @@
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?")
    Two query entities related within `max_hops` that a leaf holds together add half an
-   entity weight (hop tightening).
+   entity weight (hop tightening). When no leaf holds a word of the question's content, the
+   dense match is all that speaks for a leaf, and the best one scores in full however weak it
+   is: then a leaf that involves none of the query's entities keeps `UNGROUNDED` of its base
+   ("what is Helen Okafor responsible for?": Helen's mail, not the nearest vector).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
    a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
@@ -185,6 +188,7 @@ ASKING_LAST = 0.9
 ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
+UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 
 
 def walk(
@@ -244,6 +248,7 @@ def walk(
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
     base = _base(signals)
+    ungrounded = _ground(base, signals) if content_terms and not lexical and dense and qents else set()
     speaking = np.zeros(len(ids), dtype=bool)
     if speakers:  # the speaker's own messages, not those of a listener the question also names
         speaking = np.isin(cols.author, _speaker_codes(cols, speakers, named, qents)) & (signals[:, AUTHOR] > 0)
@@ -315,6 +320,7 @@ def walk(
                 "asking": asks.get(leaf_id),
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "time_factor": factor,
+                "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "weights": WEIGHTS,
                 **flags,  # `_diversify`'s
             }
@@ -563,6 +569,19 @@ def _signals(
         below = out[rows, ENTITY] < 1.0
         out[rows[below], GRAPH] = weights[below]
     return out
+
+
+def _ground(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64]) -> set[int]:
+    """No leaf holds a word of the question's content: its dense match is all that speaks for a
+    leaf, and the best of those is scaled to a full score however weak it is. Then a leaf that
+    involves a query entity (mentions it, or is written by it) is grounded, and one that does
+    not keeps `UNGROUNDED` of its score: "what is Helen Okafor responsible for?" had ranked
+    "Good point, adding it to the risks." above Helen's own mail."""
+    grounded = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0)
+    if not grounded.any():
+        return set()
+    base[~grounded] *= UNGROUNDED
+    return set(np.flatnonzero(~grounded).tolist())
 
 
 def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
