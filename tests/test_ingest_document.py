@@ -188,3 +188,86 @@ def test_a_file_without_text_is_skipped_with_a_warning(tmp_path: Path) -> None:
     docs, warnings = parse_document_paths_with_report([tmp_path / "d"])
     assert [d.source_id for d in docs] == ["doc:d/real"]
     assert sorted(w.rsplit("/", 1)[-1] for w in warnings) == ["blank.txt: no text; skipped", "empty.md: no text; skipped", "props.md: no text; skipped"]
+
+
+def _documents(vault: Path) -> dict[str, str]:
+    """source_id → the text of its note, for every document note of the vault."""
+    out = {}
+    for path in sorted((vault / "sources" / "document").rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        [ident] = [line.split(": ", 1)[1].strip('"') for line in text.splitlines() if line.startswith("source_id: ")]
+        out[ident] = text
+    return out
+
+
+def test_a_file_of_another_folder_of_the_same_name_never_replaces_a_document(tmp_path: Path, vault: Path) -> None:
+    """`work/meeting-notes/2024-05-06.md` and `home/meeting-notes/2024-05-06.md` share their
+    derived id; ingested one after the other, the second had replaced the first as its version 2."""
+    work = put(tmp_path / "work" / "meeting-notes" / "2024-05-06.md", "# Weekly sync\n\nWe switch CI to the new runners.\n")
+    home = put(tmp_path / "home" / "meeting-notes" / "2024-05-06.md", "# Parent-teacher meeting\n\nFractions need practice.\n")
+    write_documents(vault, parse_document_paths([work.parent]))
+    second = write_documents(vault, parse_document_paths([home.parent]))
+    assert second.documents_replaced == 0 and len(second.written) == 1
+    assert any("holds another file" in w for w in second.warnings)
+    notes = _documents(vault)
+    assert sorted(notes) == ["doc:meeting-notes/2024-05-06", "doc:meeting-notes/2024-05-06~2"]
+    assert "new runners" in notes["doc:meeting-notes/2024-05-06"]
+    assert "Fractions" in notes["doc:meeting-notes/2024-05-06~2"]
+    assert f'source_ref: "{home.resolve().as_uri()}"' in notes["doc:meeting-notes/2024-05-06~2"]
+
+    for folder in (work.parent, home.parent):  # again: each finds its own note
+        again = write_documents(vault, parse_document_paths([folder]))
+        assert again.written == [] and again.warnings == []
+    put(home, "# Parent-teacher meeting\n\nFractions need practice, and spelling.\n")
+    changed = write_documents(vault, parse_document_paths([home.parent]))
+    assert changed.documents_replaced == 1
+    notes = _documents(vault)
+    assert "spelling" in notes["doc:meeting-notes/2024-05-06~2"] and "version: 2" in notes["doc:meeting-notes/2024-05-06~2"]
+    assert "new runners" in notes["doc:meeting-notes/2024-05-06"] and "version: 1" in notes["doc:meeting-notes/2024-05-06"]
+
+
+def test_both_files_of_one_id_in_one_ingest_are_kept(tmp_path: Path, vault: Path) -> None:
+    a = put(tmp_path / "a" / "notes" / "plan.md", "# Plan A\n\nAlpha.\n")
+    b = put(tmp_path / "b" / "notes" / "plan.md", "# Plan B\n\nBeta.\n")
+    report = write_documents(vault, parse_document_paths([a.parent, b.parent]))
+    assert len(report.written) == 2
+    notes = _documents(vault)
+    assert sorted(notes) == ["doc:notes/plan", "doc:notes/plan~2"]
+    assert "Alpha." in notes["doc:notes/plan"] and "Beta." in notes["doc:notes/plan~2"]
+
+
+def test_an_earlier_id_of_another_file_is_not_taken_for_this_one(tmp_path: Path, vault: Path) -> None:
+    """`archive/2024/notes.md` ingested from `archive` has the earlier-style id `doc:2024/notes`,
+    which is the current id of `2024/notes.md` ingested from `2024`: not the same document."""
+    tax = put(tmp_path / "2024" / "notes.md", "# Tax return 2024\n\nFiled on time.\n")
+    old = put(tmp_path / "archive" / "2024" / "notes.md", "# Old archive note\n\nBoxes in the attic.\n")
+    write_documents(vault, parse_document_paths([tax.parent]))
+    report = write_documents(vault, parse_document_paths([old.parent.parent]))
+    assert report.documents_replaced == 0 and report.warnings == []
+    notes = _documents(vault)
+    assert sorted(notes) == ["doc:2024/notes", "doc:archive/2024/notes"]
+    assert "Filed on time." in notes["doc:2024/notes"]
+
+
+def test_a_moved_file_is_the_same_document(tmp_path: Path, vault: Path) -> None:
+    """A file whose recorded place is gone was moved: its next ingest is its next version."""
+    before = put(tmp_path / "old" / "docs" / "plan.md", "# Plan\n\nFirst draft.\n")
+    write_documents(vault, parse_document_paths([before.parent]))
+    after = tmp_path / "new" / "docs" / "plan.md"
+    after.parent.mkdir(parents=True)
+    before.rename(after)
+    put(after, "# Plan\n\nSecond draft.\n")
+    report = write_documents(vault, parse_document_paths([after.parent]))
+    assert report.documents_replaced == 1
+    notes = _documents(vault)
+    assert list(notes) == ["doc:docs/plan"]
+    assert "Second draft." in notes["doc:docs/plan"] and f'source_ref: "{after.resolve().as_uri()}"' in notes["doc:docs/plan"]
+
+
+def test_a_note_written_without_its_file_is_unchanged_by_the_same_content(tmp_path: Path, vault: Path) -> None:
+    """Notes written before documents recorded their file: the same content is no new version."""
+    source = put(tmp_path / "docs" / "plan.md", "# Plan\n\nFirst draft.\n")
+    [doc] = parse_document_paths([source.parent])
+    assert doc.source_ref == source.resolve().as_uri()
+    write_documents(vault, [replace(doc, source_ref=None)])
+    assert write_documents(vault, [doc]).written == []

@@ -1,7 +1,9 @@
 """Document files (.md, .txt, .html) → `DocumentInput`s, one per file.
 
 - `.md` / `.markdown`: front matter is metadata (`title`, `source_id`, `source_ref` are used;
-  the rest is left out of the note), the body is kept verbatim;
+  the rest is left out of the note), the body is kept verbatim; without a `source_ref` of its
+  own, a document's is its file as a `file:` URI (the writer tells two files of one id apart
+  by it);
 - `.txt`: verbatim;
 - `.html` / `.htm`: converted to Markdown-ish text (`ingest/html.py`: headings, lists, links
   as `text (url)`, code blocks fenced).
@@ -132,7 +134,7 @@ def _one(
         title=title or path.stem,
         body=body,
         modified=_modified(path),
-        source_ref=source_ref,
+        source_ref=source_ref or path.resolve().as_uri(),
         legacy_source_id=None if source_id else f"doc:{_slug_path([*rel.parent.parts, rel.stem])}",
     )
     return doc, path, source_id is None
@@ -183,19 +185,20 @@ def parse_document_paths_with_report(paths: Sequence[Path]) -> tuple[list[Docume
 
 
 def _disambiguate(found: Sequence[tuple[DocumentInput, Path, bool]], warnings: list[str]) -> list[DocumentInput]:
-    """Different files that would share a derived `doc:` id keep their extension in it. A file
+    """Files that would share a derived `doc:` id and differ in extension keep it in the id
+    (others, as `notes/a.md` of two folders called `notes`, are told apart by the writer). A file
     with no text (empty, blank, front matter only) is left out, with a warning: its note would
     hold nothing but a title."""
     empty = {file for doc, file, _ in found if not doc.body.strip()}
     warnings.extend(f"{file}: no text; skipped" for file in sorted(empty))
     found = [item for item in found if item[1] not in empty]
-    files: dict[str, set[Path]] = {}
+    suffixes: dict[str, set[str]] = {}
     for doc, file, derived in found:
         if derived:
-            files.setdefault(doc.source_id, set()).add(file.resolve())
+            suffixes.setdefault(doc.source_id, set()).add(file.suffix.lower())
     out: list[DocumentInput] = []
     for doc, file, derived in found:
-        if derived and len(files[doc.source_id]) > 1:
+        if derived and len(suffixes[doc.source_id]) > 1:
             suffix = "-" + file.suffix.lower().lstrip(".")
             doc = replace(doc, source_id=doc.source_id + suffix, legacy_source_id=f"{doc.legacy_source_id}{suffix}")
         out.append(doc)

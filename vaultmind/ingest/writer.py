@@ -23,7 +23,9 @@ join that note instead.
 
 Documents: one note per `source_id` in `sources/document/<scope>/`, found by its front matter
 (so a renamed title keeps its file). Unchanged content (title, body, `source_ref`) is a no-op;
-changed content replaces the note with `version` + 1.
+changed content replaces the note with `version` + 1 — unless the note's `source_ref` is
+another file that still exists: then it is another document of the same id, and this one is
+written under `<id>~2` (`_holding`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from vaultmind.errors import RefuseToClobber, UsageError, VaultError, VaultmindError
 from vaultmind.ingest.errors import IngestError
@@ -213,6 +217,7 @@ class _Plan:
     cache: dict[str, _Existing | None] = field(default_factory=dict)
     scanned: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed`
     all_documents: list[_Existing] | None = None  # `_all_doc_notes`
+    documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
 
     def existing(self, rel: str) -> _Existing | None:
         if rel not in self.cache:
@@ -530,18 +535,14 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
     except VaultmindError as exc:
         raise IngestError(f"document {doc.source_id!r}: modified {doc.modified!r} is not ISO 8601") from exc
     folder = f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
-    mine = [note for note in folder_notes if note.source_id == doc.source_id]
-    if not mine and doc.legacy_source_id:  # ingested by an earlier vaultmind: the note keeps its id
-        mine = [note for note in folder_notes if note.source_id == doc.legacy_source_id]
-        if mine:
-            doc = replace(doc, source_id=doc.legacy_source_id)
-    if not mine:  # moved in Obsidian to another folder of documents: found by its id there
-        anywhere = _all_doc_notes(plan)
-        mine = [note for note in anywhere if note.source_id == doc.source_id]
-        if not mine and doc.legacy_source_id:
-            mine = [note for note in anywhere if note.source_id == doc.legacy_source_id]
-            if mine:
-                doc = replace(doc, source_id=doc.legacy_source_id)
+    ident, mine = _holding(plan, doc, folder_notes)
+    if ident != doc.source_id:
+        if not mine:  # said once, when the document is first written under the new id
+            report.warnings.append(
+                f"document {doc.source_id!r}: that id holds another file; {doc.source_ref} is written as {ident!r}"
+            )
+        doc = replace(doc, source_id=ident)
+    plan.documents[doc.source_id] = doc.source_ref
     target = next((note for note in mine if note.owned and _carries(note)), None)
     user_edited = [note for note in mine if not (note.owned and _carries(note))]
     new_body = _doc_body(doc)
@@ -549,10 +550,12 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
     latest = max((_int(note.data.get("version"), 1) for note in mine), default=0)
 
     def same_as(note: _Existing, body_hash: str) -> bool:
+        ref = note.data.get("source_ref") or None
         return (
             body_hash == body_sha256(new_body)
             and str(note.data.get("title") or "") == title
-            and (note.data.get("source_ref") or None) == (doc.source_ref or None)
+            # a note written before documents were given their file as source_ref: the same
+            and (ref == (doc.source_ref or None) or (ref is None and _file_ref(doc.source_ref)))
         )
 
     if target is not None:
@@ -582,6 +585,56 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
     start = _opt_str(user_edited[0].data.get("time_start")) if user_edited else None
     data = _render_document(doc, latest + 1, start or modified, modified)
     plan.writes.append(_Write(path, data, None, replaced=1 if user_edited else 0))
+
+
+def _holding(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing]) -> tuple[str, list[_Existing]]:
+    """The id `doc` is written under and the notes that hold it: its own id or the one an
+    earlier vaultmind gave it (`legacy_source_id`), in its folder, else anywhere under
+    `sources/document/` (a note moved in Obsidian). Notes whose `source_ref` is another file
+    that still exists hold another document of the same name (`notes/q3.md` of two folders
+    called `work/meeting-notes` and `home/meeting-notes`): never replaced by this one, which
+    takes the first free id `<id>~2`, `<id>~3` … (or the one that holds its own file)."""
+    ids = [doc.source_id, *([doc.legacy_source_id] if doc.legacy_source_id else [])]
+    taken = False
+    for pool in (folder_notes, None):
+        notes = folder_notes if pool is not None else _all_doc_notes(plan)
+        for ident in ids:
+            mine = [note for note in notes if note.source_id == ident]
+            if mine or ident in plan.documents:
+                if _other_file(plan, ident, mine, doc.source_ref):
+                    taken = taken or ident == doc.source_id  # a legacy id of another file is just not this one's
+                    continue
+                return ident, mine
+    if not taken:
+        return doc.source_id, []
+    n = 2
+    while True:
+        ident = f"{doc.source_id}~{n}"
+        mine = [note for note in folder_notes if note.source_id == ident] or [
+            note for note in _all_doc_notes(plan) if note.source_id == ident
+        ]
+        if not _other_file(plan, ident, mine, doc.source_ref):
+            return ident, mine
+        n += 1
+
+
+def _other_file(plan: _Plan, ident: str, notes: list[_Existing], ref: str | None) -> bool:
+    """Whether `ident` holds a file other than `ref` (a `file:` URI) that still exists: written
+    by this ingest, or by an earlier one (the `source_ref` of its notes)."""
+    if not _file_ref(ref):
+        return False
+    if ident in plan.documents:
+        return plan.documents[ident] != ref
+    refs = {str(note.data.get("source_ref") or "") for note in notes}
+    return ref not in refs and any(_file_ref(other) and _file_path(other).exists() for other in refs)
+
+
+def _file_ref(ref: str | None) -> bool:
+    return bool(ref) and str(ref).startswith("file:")
+
+
+def _file_path(ref: str) -> Path:
+    return Path(url2pathname(urlparse(ref).path))
 
 
 def _numbered_path(path: str, n: int) -> str:
@@ -644,16 +697,17 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch]) -> IngestReport:
 def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
     """Write documents as source notes: one per `source_id`, `version` + 1 on each change."""
     plan = _Plan(Path(vault))
-    latest: dict[str, DocumentInput] = {}
+    latest: dict[tuple[str, str], DocumentInput] = {}  # two files of one id are two documents
     for doc in docs:
         if not doc.source_id:
             raise IngestError(f"document {doc.title!r} has an empty source_id")
-        if doc.source_id in latest:
+        key = (doc.source_id, (doc.source_ref or "") if _file_ref(doc.source_ref) else "")
+        if key in latest:
             plan.report.warnings.append(f"document {doc.source_id!r} given more than once; kept the last")
-        latest[doc.source_id] = doc
+        latest[key] = doc
     folders: dict[str, list[_Existing]] = {}
-    for source_id in sorted(latest):
-        doc = latest[source_id]
+    for key in sorted(latest):
+        doc = latest[key]
         folder = f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
         if folder not in folders:
             folders[folder] = _doc_notes(plan, folder)
