@@ -180,8 +180,13 @@ def test_the_vaults_time_zone_reads_local_export_times_unless_tz_says_otherwise(
     assert 'at="2024-03-04T08:00:00Z"' in text, "09:00 in Berlin"
     code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
     assert data["messages_added"] == 0 and data["messages_known"] == 3, "the same zone: the same messages"
+    before = snapshot_files(vault)
     code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--tz", "UTC", "--json")
-    assert data["messages_added"] == 3, "--tz overrides the vault's zone"
+    assert code == 1, "--tz overrides the vault's zone: the same messages, an hour later"
+    message = data["error"]["message"]
+    assert "3 messages would be written again, 1 h later" in message and "Nothing was written" in message
+    assert "--tz it was first ingested with" in data["error"]["hint"]
+    assert snapshot_files(vault) == before
     write(vault, ".vaultmind/config.toml", '[ingest]\ntimezone = "Europe/Berlinn"\n')
     code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
     assert code == 1 and "[ingest] timezone = 'Europe/Berlinn' is no time zone" in data["error"]["message"]

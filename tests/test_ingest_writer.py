@@ -379,3 +379,29 @@ def test_bench_ingest_reports_a_rate(tmp_path: Path) -> None:
     assert synthetic_export(tmp_path / "b.jsonl", 50).read_bytes() == first, "deterministic export"
     figures = run_ingest_bench(200, embed_provider="none", derivers=False, workdir=tmp_path)
     assert figures["messages"] == 200 and figures["notes"] == 8 and figures["messages_per_s"] > 0
+
+
+def _local(i: int, hour: int, text: str, author: str = "Alice Chen") -> Message:
+    """A message of an export with local times: its id hashes its UTC time, as WhatsApp's do."""
+    at = datetime(2024, 3, 4, hour, i, tzinfo=UTC)
+    return Message(message_id=f"h-{hour:02d}{i:02d}", author=author, timestamp=at, text=text)
+
+
+def test_the_same_export_read_in_another_zone_is_refused_not_written_twice(vault: Path) -> None:
+    texts = ["Climbing at six?", "ok", "Bring the rope", "ok", "See you there"]
+    write_batches(vault, [batch(*(_local(i, 9, t) for i, t in enumerate(texts)))])
+    before = snapshot_files(vault)
+    with pytest.raises(IngestError, match="5 messages would be written again, 1 h later") as caught:
+        write_batches(vault, [batch(*(_local(i, 10, t) for i, t in enumerate(texts)))])
+    assert "--tz" in (caught.value.hint or "")
+    assert snapshot_files(vault) == before, "nothing written"
+    with pytest.raises(IngestError, match="2 h earlier"):
+        write_batches(vault, [batch(*(_local(i, 7, t) for i, t in enumerate(texts)))])
+
+
+def test_an_updated_export_with_repeated_short_messages_is_merged(vault: Path) -> None:
+    """New messages that repeat a few held ones ("ok") are an update, not a zone mix-up."""
+    write_batches(vault, [batch(_local(0, 9, "ok"), _local(1, 9, "Climbing at six?"), _local(2, 9, "ok"))])
+    later = [_local(i, 11, t) for i, t in enumerate(["ok", "Rope is in the car", "ok", "Running late", "Parking now"])]
+    report = write_batches(vault, [batch(*later)])
+    assert report.messages_added == 5

@@ -36,7 +36,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -218,6 +218,8 @@ class _Plan:
     scanned: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed`
     all_documents: list[_Existing] | None = None  # `_all_doc_notes`
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
+    # source id → (the messages its notes already held, the new ones): `_shifted`
+    timed: dict[str, tuple[list[Message], list[Message]]] = field(default_factory=dict)
 
     def existing(self, rel: str) -> _Existing | None:
         if rel not in self.cache:
@@ -449,6 +451,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             report.messages_known += 1
         else:
             new[message_id] = quoting if quote is not None and _unanswered(plan, group, quote) else message
+    plan.timed.setdefault(group.meta.source_id, ([], []))[0].extend(current.values())
+    plan.timed[group.meta.source_id][1].extend(new.values())
     if target is None and not new:
         return
     if new and user_edited:
@@ -691,7 +695,42 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch]) -> IngestReport:
     plan = _Plan(Path(vault))
     for group in _group_batches(batches, plan.report):
         _plan_group(plan, group)
+    for source_id, (held, new) in sorted(plan.timed.items()):
+        if (shift := _shifted(held, new)) is not None:
+            hours = shift.total_seconds() / 3600
+            raise IngestError(
+                f"{source_id}: {len(new)} messages would be written again, {abs(hours):g} h "
+                f"{'later' if hours > 0 else 'earlier'} than the same messages already in the vault: "
+                "the export was read in another time zone than when it was first ingested. Nothing was written",
+                hint="ingest it with the --tz it was first ingested with (or [ingest] timezone); to move "
+                "its messages to another zone, delete its notes first",
+            )
     return _execute(plan)
+
+
+SHIFT_SHARE = 0.8  # of a source's new messages, repeats of held ones at one offset: a zone mix-up
+SHIFT_MIN = 3
+
+
+def _shifted(held: Sequence[Message], new: Sequence[Message]) -> timedelta | None:
+    """The offset, when most `new` messages are `held` ones again (same author, same text) a
+    whole number of quarter hours apart, one offset for all: the same export read in another time
+    zone (its local times, without a zone, give other UTC times and so other message ids)."""
+    if not held or len(new) < SHIFT_MIN:
+        return None
+    times: dict[tuple[str, str], list[datetime]] = {}
+    for message in held:
+        times.setdefault((message.author, note_text(message.text)), []).append(to_utc(message.timestamp))
+    offsets: dict[timedelta, int] = {}
+    for message in new:
+        at = to_utc(message.timestamp)
+        for shift in {at - then for then in times.get((message.author, note_text(message.text)), ())}:
+            if shift and abs(shift) <= timedelta(hours=14) and not shift % timedelta(minutes=15):
+                offsets[shift] = offsets.get(shift, 0) + 1
+    if not offsets:
+        return None
+    shift, count = max(offsets.items(), key=lambda item: (item[1], -abs(item[0])))
+    return shift if count >= SHIFT_SHARE * len(new) else None
 
 
 def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
