@@ -186,6 +186,22 @@ def test_a_conversation_folder_renamed_in_obsidian_is_merged_into_not_duplicated
     assert not (vault / GENERAL).exists()
 
 
+def test_a_chat_renamed_on_its_platform_keeps_its_messages_once(vault: Path) -> None:
+    """The channel renamed (`#general` → `#company-wide`, same channel id, so the same source):
+    its next export writes to the new name's folder, and the same export once more found the
+    old folder no more — every earlier message had been written a second time."""
+    write_batches(vault, [batch(msg(1), msg(2, day=5))])
+    renamed = SourceMeta(kind="chat", source_id=META.source_id, scope="slack/acme/company-wide", title="#company-wide")
+    export = [batch(msg(1), msg(2, day=5), msg(3, day=6), meta=renamed)]
+    first = write_batches(vault, export)
+    assert (first.messages_added, first.messages_known) == (1, 2)
+    assert first.written == ["sources/chat/slack/acme/company-wide/2024-03-06.md"]
+    before = snapshot_files(vault)
+    again = write_batches(vault, export)
+    assert (again.messages_added, again.messages_known) == (0, 3) and again.written == []
+    assert snapshot_files(vault) == before
+
+
 def test_changed_text_keeps_the_note_and_warns(vault: Path) -> None:
     write_batches(vault, [batch(msg(1, "original"))])
     report = write_batches(vault, [batch(msg(1, "edited later"))])

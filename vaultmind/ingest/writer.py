@@ -216,6 +216,7 @@ class _Plan:
     claimed: set[str] = field(default_factory=set)
     cache: dict[str, _Existing | None] = field(default_factory=dict)
     scanned: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed`
+    sources: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # `source_folders`
     all_documents: list[_Existing] | None = None  # `_all_doc_notes`
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
     # source id → (the messages its notes already held, the new ones): `_shifted`
@@ -240,6 +241,24 @@ class _Plan:
                     found.setdefault(message_id, []).append((rel, note.source_id))
             self.scanned[folder] = found
         return self.scanned[folder]
+
+    def source_folders(self, platform: str) -> dict[str, list[str]]:
+        """Source id → the folders under `platform` whose first note (by name) is of that source:
+        one note read per folder, once per ingest."""
+        if platform not in self.sources:
+            found: dict[str, list[str]] = {}
+            root = self.vault / platform
+            for here, dirs, files in os.walk(root) if root.is_dir() else ():
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                first = min((f for f in files if f.endswith(".md") and not f.startswith(".")), default=None)
+                if first is None:
+                    continue
+                folder = Path(here).relative_to(self.vault).as_posix()
+                note = self.existing(f"{folder}/{first}")
+                if note is not None and note.source_id:
+                    found.setdefault(note.source_id, []).append(folder)
+            self.sources[platform] = {source_id: sorted(folders) for source_id, folders in found.items()}
+        return self.sources[platform]
 
     def keep_user_edited(self, paths: Sequence[str]) -> None:
         for path in paths:
@@ -328,21 +347,28 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list
 def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
     """Message id → the notes outside the group's own (its path and siblings) that hold it, or
     hold a message it answers: of its source for chat, of any mailbox for email. A chat's
-    notes are looked for in its folder, or, when that folder is gone (renamed in Obsidian),
-    under its platform's (`sources/chat/irc/`)."""
+    notes are looked for in its folder and in the folders of its platform that hold the same
+    source (the chat renamed on its platform: `telegram/wohnung-team/` and, since, `telegram/
+    wg-lindenstrasse/`), or, when its folder is gone (renamed in Obsidian), under its
+    platform's (`sources/chat/irc/`)."""
     kind = group.meta.kind
     folder = f"{SOURCES_DIR}/email" if kind == "email" else group.base.rsplit("/", 1)[0]
     parts = folder.split("/")
-    if kind != "email" and len(parts) > 3 and not (plan.vault / folder).is_dir():
-        folder = "/".join(parts[:3])
-    placed = plan.placed(folder)
+    folders = [folder]
+    if kind != "email" and len(parts) > 3:
+        platform = "/".join(parts[:3])
+        if not (plan.vault / folder).is_dir():
+            folders = [platform]
+        else:
+            folders += [f for f in plan.source_folders(platform).get(group.meta.source_id, ()) if f != folder]
     stem = group.base[:-3]
     out: dict[str, list[str]] = {}
-    for message_id in sorted({*group.messages, *group.related}):
-        for path, source_id in placed.get(message_id, ()):
-            own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
-            if not own and (kind == "email" or source_id == group.meta.source_id):
-                out.setdefault(message_id, []).append(path)
+    for placed in [plan.placed(f) for f in folders]:
+        for message_id in sorted({*group.messages, *group.related}):
+            for path, source_id in placed.get(message_id, ()):
+                own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
+                if not own and (kind == "email" or source_id == group.meta.source_id):
+                    out.setdefault(message_id, []).append(path)
     return out
 
 
