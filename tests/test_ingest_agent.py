@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -65,20 +66,22 @@ def test_openai_message_list_keeps_prose_only(tmp_path: Path) -> None:
     batches = parse_agent(path)
     assert len(batches) == 1
     batch = batches[0]
-    assert batch.bucket == "whole" and batch.note_name == "sess-42" and batch.meta.scope == "agent"
-    assert batch.meta.source_id == "agent:sess-42" and batch.meta.title == "Find the Q3 budget owner."
+    # no session id in the transcript: the file's name and the hash of its first message
+    sid = "sess-42-" + hashlib.sha256(json.dumps(TRANSCRIPT[0], sort_keys=True).encode()).hexdigest()[:8]
+    assert batch.bucket == "whole" and batch.note_name == sid and batch.meta.scope == "agent"
+    assert batch.meta.source_id == f"agent:{sid}" and batch.meta.title == "Find the Q3 budget owner."
     got = [(m.message_id, m.author, m.text, m.source_ref) for m in batch.messages]
     assert got == [
-        ("1", "user", "Find the Q3 budget owner.", "agent://session/sess-42/1"),
-        ("4", "assistant", "Alice Chen owns the Q3 budget.", "agent://session/sess-42/4"),
-        ("5", "user", "Is this her chart?\n\n[image]", "agent://session/sess-42/5"),
-        ("6", "assistant", "Yes, that chart ([image]) is hers.", "agent://session/sess-42/6"),
+        ("1", "user", "Find the Q3 budget owner.", f"agent://session/{sid}/1"),
+        ("4", "assistant", "Alice Chen owns the Q3 budget.", f"agent://session/{sid}/4"),
+        ("5", "user", "Is this her chart?\n\n[image]", f"agent://session/{sid}/5"),
+        ("6", "assistant", "Yes, that chart ([image]) is hers.", f"agent://session/{sid}/6"),
         # an assistant summarizing a document (not the conversation) is prose and kept
         (
             "13",
             "assistant",
             "Here is a summary of the report you sent: revenue is up.",
-            "agent://session/sess-42/13",
+            f"agent://session/{sid}/13",
         ),
     ]
     all_text = "\n".join(m.text for m in batch.messages)
@@ -198,3 +201,20 @@ def test_agent_folder_and_malformed_line(tmp_path: Path, vault: Path) -> None:
     write(folder, "2024/b.jsonl", json.dumps({"role": "user", "content": "ok", "timestamp": "noon"}) + "\n")
     with pytest.raises(IngestError, match=r"line 1: .*unreadable time"):
         ingest_paths("agent", [folder], vault)
+
+
+def test_two_runs_named_alike_are_two_sessions_and_a_grown_one_is_the_same(tmp_path: Path, vault: Path) -> None:
+    """`runs/a/transcript.json` and `runs/b/transcript.json` (no session id): both had been
+    `agent:transcript`, and the second's turns were dropped as 'already known'."""
+    haiku = [{"role": "user", "content": "Write a haiku about autumn"}, {"role": "assistant", "content": "Red leaves drift."}]
+    capital = [{"role": "user", "content": "What is the capital of Australia?"}, {"role": "assistant", "content": "Canberra."}]
+    write(tmp_path / "runs" / "a", "transcript.json", json.dumps(haiku))
+    b = write(tmp_path / "runs" / "b", "transcript.json", json.dumps(capital))
+    report = ingest_paths("agent", [tmp_path / "runs"], vault)
+    assert (report.messages_added, report.messages_known, len(report.written)) == (4, 0, 2)
+    texts = "\n".join((vault / path).read_text(encoding="utf-8") for path in report.written)
+    assert "Red leaves drift." in texts and "Canberra." in texts
+    write(b.parent, "transcript.json", json.dumps([*capital, {"role": "user", "content": "And of Canada?"}]))
+    grown = ingest_paths("agent", [b], vault)
+    assert (grown.messages_added, grown.messages_known) == (1, 2)
+    assert len(grown.written) == 1 and grown.written[0] in report.written

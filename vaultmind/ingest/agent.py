@@ -14,7 +14,11 @@ What is kept: the prose of `user` and `assistant` turns, in order. What is dropp
   is being continued from a previous conversation", or an assistant message whose first line
   opens with a conversation-summary phrase (`RECAP_OPENINGS`).
 
-One note per session (`sources/chat/agent/<session id>.md`); message id = the message's own id,
+One note per session (`sources/chat/agent/<session id>.md`). The session id is the
+transcript's own (`id`, `session_id`, `sessionId`, `conversation_id`), else the file's name
+and the hash of the session's first message (`transcript-3fa2c1d0`): the `transcript.json` of
+two runs are two sessions, and the same transcript grown by new turns is the same one. Message
+id = the message's own id,
 else its 0-based position in the transcript; `source_ref` = `agent://session/<id>/<position>`.
 Times come from the message (`timestamp`, `created_at`, `created`, `time`), else the session,
 else the transcript file's modification time; a message without one is placed 1 µs after the
@@ -23,6 +27,7 @@ one before, so order is kept.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -94,16 +99,22 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
         if not isinstance(item, dict):
             raise ingest_error(path, "expected a message or session object", line=line)
         if isinstance(item.get("messages"), list):
-            sid = _first(item, _ID_KEYS) or (path.stem if len(items) == 1 else f"{path.stem}-{line}")
-            session = sessions.setdefault(sid, _Session(sid, _first(item, ("title", "name"))))
+            own = _first(item, _ID_KEYS)
+            sid = own or (path.stem if len(items) == 1 else f"{path.stem}-{line}")
+            session = sessions.setdefault(sid, _Session(sid, _first(item, ("title", "name")), named=own is not None))
             session.time = session.time or _opt_time(item, tz)
             session.messages.extend((line, m) for m in item["messages"])
         else:
-            sid = as_str(item.get("sessionId")) or as_str(item.get("session_id")) or path.stem
-            session = sessions.setdefault(sid, _Session(sid, None))
+            own = as_str(item.get("sessionId")) or as_str(item.get("session_id"))
+            sid = own or path.stem
+            session = sessions.setdefault(sid, _Session(sid, None, named=own is not None))
             session.messages.append((line, item))
         if sid not in order:
             order.append(sid)
+    for session in sessions.values():
+        if not session.named and session.messages:  # `transcript.json` of two runs: two sessions
+            first = json.dumps(session.messages[0][1], sort_keys=True, ensure_ascii=False)
+            session.id = f"{session.id}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
     fallback = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
     batches = []
     for sid in order:
@@ -114,11 +125,12 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
 
 
 class _Session:
-    __slots__ = ("id", "messages", "time", "title")
+    __slots__ = ("id", "messages", "named", "time", "title")
 
-    def __init__(self, sid: str, title: str | None):
+    def __init__(self, sid: str, title: str | None, *, named: bool):
         self.id = sid
         self.title = title
+        self.named = named  # the transcript gives the id (else it is the file's name and the first message's hash)
         self.time: datetime | None = None
         self.messages: list[tuple[int, Any]] = []
 
