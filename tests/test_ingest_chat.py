@@ -197,6 +197,23 @@ def test_slack_export_folder(tmp_path: Path) -> None:
     assert str(general.messages[0].timestamp) == "2024-03-04 09:00:00.000100+00:00"
 
 
+def test_a_slack_workspace_without_team_ids_is_one_source_whatever_its_export_is_called(tmp_path: Path) -> None:
+    """users.json without `team_id` (slackdump, older exports): the messages' own `team`, else
+    the export's name without Slack's date tail — it had been the folder's name, so next
+    month's export ("… Slack export Jul 1 2024 - Jul 31 2024") was another workspace."""
+    ids = []
+    for name, team in (("June", "T777"), ("July", "T777"), ("Acme Slack export Jun 1 2024 - Jun 30 2024", None),
+                       ("Acme Slack export Jul 1 2024 - Jul 31 2024", None)):
+        root = slack_export(tmp_path / name)
+        users = json.loads((root / "users.json").read_text(encoding="utf-8"))
+        write(root, "users.json", json.dumps([{k: v for k, v in u.items() if k != "team_id"} for u in users]))
+        day = json.loads((root / "general/2024-03-04.json").read_text(encoding="utf-8"))
+        write(root, "general/2024-03-04.json", json.dumps([{**m, "team": team} if team else m for m in day]))
+        ids.append(sorted(b.meta.source_id for b in parse_slack(root)))
+    assert ids[0] == ids[1] == ["slack:T777/C1", "slack:T777/D1"], "the messages' team"
+    assert ids[2] == ids[3] == ["slack:Acme/C1", "slack:Acme/D1"], "the export's name without its dates"
+
+
 def test_slack_zip_equals_folder(tmp_path: Path) -> None:
     folder = slack_export(tmp_path / "export")
     archive = tmp_path / "Acme Slack export.zip"

@@ -150,9 +150,9 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
         raise IngestError(
             "not a Slack export: no channels.json, users.json or conversation folders", path=path
         )
-    team = _team(users, export)
     folders = set(export.folders())
-    batches: list[SourceBatch] = []
+    read: list[tuple[_Conversation, list[Message]]] = []
+    team_votes: Counter[str] = Counter()  # the messages' own team, when users.json has none
     for conv in sorted(conversations, key=lambda c: (c.scope_name, c.id)):
         messages: list[Message] = []
         for rel in export.days(conv.folder) if conv.folder in folders else []:
@@ -160,18 +160,26 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
                 continue
             text = export.text(rel) or "[]"
             for line, item in json_array_items(export.where(rel), text):
+                if isinstance(item, dict) and isinstance(item.get("team"), str) and item["team"]:
+                    team_votes[item["team"]] += 1
                 message = _message(export.where(rel), line, item, conv.id, names)
                 if message is not None:
                     messages.append(message)
         if messages:
-            meta = SourceMeta(
+            read.append((conv, messages))
+    team = _team(users, export, team_votes)
+    return [
+        SourceBatch(
+            meta=SourceMeta(
                 kind="chat",
                 source_id=f"slack:{team}/{conv.id}",
                 scope=f"slack/{team}/{conv.scope_name}",
                 title=conv.title,
-            )
-            batches.append(SourceBatch(meta=meta, messages=tuple(messages)))
-    return batches
+            ),
+            messages=tuple(messages),
+        )
+        for conv, messages in read
+    ]
 
 
 def _parse_channel_file(path: Path) -> list[SourceBatch]:
@@ -228,9 +236,15 @@ def _most_common(votes: Counter[str]) -> str | None:
     return sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def _team(users: list[dict[str, Any]], export: _Export) -> str:
+_EXPORT_NAME_RE = re.compile(r"\s+slack export\b.*$", re.IGNORECASE)
+
+
+def _team(users: list[dict[str, Any]], export: _Export, messages: Counter[str]) -> str:
+    """The workspace's id: its users' `team_id`, else its messages' `team`, else the export's
+    name without Slack's "Slack export <dates>" tail ("Acme Slack export Jun 1 2024 - Jun 30
+    2024" → "Acme"), so next month's export is the same workspace."""
     votes = Counter(u["team_id"] for u in users if isinstance(u.get("team_id"), str) and u["team_id"])
-    return _most_common(votes) or export.path.stem
+    return _most_common(votes) or _most_common(messages) or _EXPORT_NAME_RE.sub("", export.path.stem) or export.path.stem
 
 
 def _message(path: Path, line: int, item: Any, channel_id: str, names: _Names) -> Message | None:
