@@ -386,6 +386,9 @@ def test_whatsapp_chat_name_zip_and_timezone(tmp_path: Path) -> None:
         zf.writestr("_chat.txt", WHATSAPP["iso.txt"])
     assert detect_chat_format(archive) == "whatsapp"
     assert parse_whatsapp(archive, tz=zone("Europe/Berlin")) == batches
+    # a second download of the same export ("… (1).txt") is the same chat
+    again = write(tmp_path / "Downloads", "WhatsApp Chat with Alice (1).txt", WHATSAPP["iso.txt"])
+    assert parse_whatsapp(again, tz=zone("Europe/Berlin")) == batches
 
 
 def test_whatsapp_malformed_names_the_line(tmp_path: Path) -> None:
@@ -489,6 +492,19 @@ def test_telegram_single_and_batch(tmp_path: Path) -> None:
         ("5", "Bob", "👍", "telegram://chat/4242/5"),
     ]
     assert str(batches[0].messages[3].timestamp) == "2024-03-04 10:00:00+00:00"  # local Berlin time
+
+
+def test_telegram_chats_without_a_name_keep_theirs_across_exports(tmp_path: Path) -> None:
+    """Telegram lists an account's chats by recent activity: a chat without a name had been
+    named by its place in the list ("chat-2"), another at the next export."""
+    saved = {**TELEGRAM_CHAT, "name": None, "type": "saved_messages", "id": 999}
+    nameless = {**TELEGRAM_CHAT, "name": None, "type": "personal_chat", "id": 77}
+    names = []
+    for order in ([TELEGRAM_CHAT, saved, nameless], [nameless, saved, TELEGRAM_CHAT]):
+        export = write(tmp_path, "result.json", json.dumps({"chats": {"list": order}, "left_chats": {"list": []}}))
+        names.append(sorted((b.meta.source_id, b.meta.title) for b in parse_telegram(export)))
+    assert names[0] == names[1]
+    assert names[0] == [("telegram:4242", "Q3 team"), ("telegram:77", "chat-77"), ("telegram:999", "Saved Messages")]
 
 
 def test_telegram_bad_time_names_the_message(tmp_path: Path) -> None:

@@ -234,3 +234,13 @@ def test_a_name_written_surname_first_without_quotes_stays_whole() -> None:
     assert parsed.author == "Chen, Alice <alice@example.com>"
     assert parsed.to == ("Stone, Bob <bob@example.com>", "Doe, Jane <jane@example.com>")
     assert parsed.cc == ("carol@example.com",)
+
+
+def test_a_quoted_name_keeps_its_own_quotes() -> None:
+    """`"Doe, John \"JD\"" <john@…>` had lost the quote that closes "JD"."""
+    headers = BASE.replace("From: Alice Chen <alice@example.com>", 'From: "Doe, John \\"JD\\"" <john@example.com>').replace(
+        "To: bob@example.com", "To: 'Bob Stone' <bob@example.com>"
+    )
+    parsed = parse_message(eml(headers))
+    assert parsed.author == 'Doe, John "JD" <john@example.com>'
+    assert parsed.to == ("Bob Stone <bob@example.com>",)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from markdown_it import MarkdownIt
 
 from vaultmind.errors import UsageError
 from vaultmind.markdown.chunking import message_leaf_id
@@ -215,6 +216,22 @@ def test_markup_a_message_never_meant_is_escaped_and_reads_back() -> None:
     assert "&lt;Media omitted&gt;" in html and "<media" not in html.lower()
     assert "50%% done, see %%notes" in html and "block ref ^abc123" in html
     assert "<code>&lt;div&gt;</code>" in html
+
+
+def test_a_title_or_author_with_markup_opens_no_comment_and_hides_nothing() -> None:
+    """A subject "Kickoff: 15 April %% notes" as the note's heading: its "%%" had paired with
+    the first meta line's, and reading view hid the first message."""
+    meta = SourceMeta("email", "mbox:a/inbox", "mbox/a", "Kickoff: 15 April %% notes <Action required>")
+    message = Message("m1", "Ops %% <Team>", datetime(2024, 4, 11, 9, tzinfo=UTC), "See you there.", subject="x")
+    text = render_source_note(meta, [message])
+    heading = next(line for line in text.split("\n") if line.startswith("# "))
+    callout = next(line for line in text.split("\n") if "[!email]" in line)
+    assert heading == "# Kickoff: 15 April %\\% notes \\<Action required>"
+    assert "Ops %\\% \\<Team> ·" in callout
+    [leaf] = parse_note("sources/email/mbox/a/x.md", text).leaves
+    assert (leaf.text, leaf.author) == ("See you there.", "Ops %% <Team>")
+    html = MarkdownIt("commonmark").render(heading + "\n\n" + callout[2:])
+    assert "15 April %% notes &lt;Action required&gt;" in html and "Ops %% &lt;Team&gt;" in html
 
 
 def test_random_texts_round_trip_through_the_note() -> None:

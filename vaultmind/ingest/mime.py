@@ -207,7 +207,7 @@ def _author(raw: str | None) -> tuple[str, str]:
     for name, addr in _addresses(text):
         if "@" not in addr:
             continue
-        name = decode_header(name).strip().strip("\"'").strip()
+        name = _unquoted(decode_header(name))
         addr = addr.strip()
         if name and name.lower() != addr.lower():
             return f"{name} <{addr}>", addr.lower()
@@ -215,6 +215,15 @@ def _author(raw: str | None) -> tuple[str, str]:
     decoded = decode_header(text)
     match = _ADDRESS_RE.search(decoded)
     return decoded, (match.group(0).lower() if match else "")
+
+
+def _unquoted(name: str) -> str:
+    """A display name without the quotes around it (`'Alice Chen'`), its own kept: `Doe, John
+    "JD"` keeps the quote that closes "JD"."""
+    name = name.strip()
+    while len(name) > 1 and name[0] == name[-1] and name[0] in "\"'":
+        name = name[1:-1].strip()
+    return name
 
 
 def _addresses(text: str) -> list[tuple[str, str]]:
@@ -249,7 +258,7 @@ def _recipients(headers: dict[str, list[str]], name: str) -> tuple[str, ...]:
         for person, addr in _addresses(_fix_raw(raw)):
             if "@" not in addr:
                 continue
-            person = decode_header(person).strip().strip("\"'").strip()
+            person = _unquoted(decode_header(person))
             written = f"{person} <{addr.strip()}>" if person and person.lower() != addr.lower() else addr.strip()
             if written not in out:
                 out.append(written)

@@ -47,7 +47,14 @@ def parse_telegram(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
 def _chat(path: Path, index: int, chat: Any, tz: tzinfo, *, single: bool) -> SourceBatch | None:
     if not isinstance(chat, dict) or not isinstance(chat.get("messages"), list):
         raise ingest_error(path, 'a chat must be an object with a "messages" list', record=index)
-    name = as_str(chat.get("name")) or (path.stem if single else f"chat-{index + 1}")
+    # a chat without a name: "Saved Messages", else by its id (its place in the export changes
+    # with every export: Telegram lists chats by recent activity)
+    saved = chat.get("type") == "saved_messages"
+    name = (
+        as_str(chat.get("name"))
+        or ("Saved Messages" if saved else None)
+        or (path.stem if single else f"chat-{as_str(chat.get('id')) or index + 1}")
+    )
     chat_id = as_str(chat.get("id")) or name
     ids = MessageIds()
     messages = []

@@ -42,6 +42,7 @@ HEADER_RE = re.compile(
     r"(?P<rest>.*)"
 )
 _DATE_SPLIT_RE = re.compile(r"[./-]")
+_COPY_SUFFIX_RE = re.compile(r"\s*\(\d{1,3}\)$")
 _TITLE_PREFIX_RE = re.compile(r"^whatsapp\s+chat\s*(?:with|mit|con|avec|met|com|z|с|-)?\s*", re.IGNORECASE)
 _MAX_AUTHOR = 80
 
@@ -138,6 +139,7 @@ def chat_name(path: Path) -> str:
     stem = path.stem
     if stem.lower() in ("_chat", "chat") and path.parent.name:
         stem = path.parent.name
+    stem = _COPY_SUFFIX_RE.sub("", stem) or stem  # "… (1).txt": a browser's second download of the export
     return _TITLE_PREFIX_RE.sub("", stem).strip() or stem
 
 

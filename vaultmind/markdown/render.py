@@ -331,7 +331,7 @@ def _one_line(text: str) -> str:
 def render_message(message: Message, kind: SourceKind, block_id: str) -> str:
     """One message callout + its block id line, ending with a newline (no blank line after)."""
     at = iso_utc(message.timestamp)
-    author = _one_line(message.author) or "unknown"
+    author = _map_prose([_one_line(message.author) or "unknown"], _escape_prose)[0]  # shown, never read back
     lines = [f"> [!{CALLOUT_TYPES[kind]}] {author} · {_human_time(at)}"]
     escaped = escape_text(message.text)
     for line in escaped:
@@ -357,7 +357,7 @@ def render_source_note(meta: SourceMeta, messages: Sequence[Message]) -> str:
         raise UsageError(f"render_source_note renders chat and email notes, not {meta.kind!r}")
     title = _one_line(meta.title) or meta.source_id
     taken: set[str] = set()
-    parts = [f"# {title}\n"]
+    parts = [f"# {_map_prose([title], _escape_prose)[0]}\n"]  # "Kickoff %% notes": no comment opens
     times: list[datetime] = []
     for message in messages:
         times.append(to_utc(message.timestamp))
