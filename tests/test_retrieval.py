@@ -120,6 +120,26 @@ def test_walk_reads_last_week_from_the_day_the_question_names(vault: Path) -> No
         assert later["breakdown"]["time_factor"] < 1.0 == result["hits"][0]["breakdown"]["time_factor"]
 
 
+def test_a_date_without_its_year_is_the_latest_one_the_memory_holds(vault: Path) -> None:
+    """An archive of 2022 asked in 2024 "what did we decide on 7 March?": the window had been
+    7 March 2024, where the memory holds nothing, and the decision did not lead."""
+    _chat(vault, "2022-03-04", [("Alice Chen", "09:00", "Let's not decide the venue in chat.")])
+    _chat(vault, "2022-03-07", [("Bob Stone", "10:00", "Decided: the harbour venue it is, signed today.")])
+    _chat(vault, "2023-03-20", [("Bob Stone", "10:00", "Shall we decide on the catering?")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What did we decide on 7 March?", limit=5, reference_time=NOW)
+        window = result["query"]["time_window"]
+        assert (window["start"], window["end"]) == ("2022-03-07T00:00:00Z", "2022-03-08T00:00:00Z")
+        assert result["hits"][0]["time_range"]["start"].startswith("2022-03-07")
+        month = memory.walk("What did we decide in March?", limit=5, reference_time=NOW)["query"]["time_window"]
+        assert month["start"] == "2023-03-01T00:00:00Z", "the latest March the memory holds"
+        said = memory.walk("What did we decide on 7 March 2024?", limit=5, reference_time=NOW)["query"]["time_window"]
+        assert said["start"] == "2024-03-07T00:00:00Z", "a year the question names stays"
+        never = memory.walk("What did we decide on 7 August?", limit=5, reference_time=NOW)["query"]["time_window"]
+        assert never["start"] == "2023-08-07T00:00:00Z", "no year holds it: the most recent one, as before"
+
+
 def test_walk_favours_a_message_written_just_after_the_window_it_tells_of(vault: Path) -> None:
     """Asked "What did Dana watch on 1 May?", Dana tells of it the next morning. That message is
     outside the window, but a message within days after it ranks above one from weeks later."""

@@ -549,6 +549,13 @@ class ResidentLeaves:
             stamps = ts[rows].astype(np.int64).tolist()  # as ints: numpy datetime scalars compare slowly
             return [ids[j] for j in sorted(range(len(ids)), key=lambda j: (stamps[j], ids[j]))]
 
+    def first_time(self) -> datetime | None:
+        """The time of the earliest live leaf that has one."""
+        with self._held():
+            self._ensure()
+            ts = self._ts[self._rows.alive & ~np.isnat(self._ts)]
+            return ts.min().astype(datetime) if len(ts) else None
+
     def rows(self, leaf_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Metadata rows (as dicts, the columns of `LEAF_META_SQL`) of live leaves, by id;
         unknown ids are absent. Read from the row store (a few reads per query)."""

@@ -81,7 +81,10 @@
             "what happened last Tuesday?"; the words that name a date ("June", "14", "Q2")
             still are. A question whose only words are its window's relative ones ("what did
             we do yesterday?") searches no words: the window's leaves, the dense and entity
-            signals rank.
+            signals rank. A date or month named without its year and without relative words
+            ("on 7 March", "in May") is the most recent one before the reference time, or, when
+            the memory holds nothing then, the latest earlier year in which it holds something
+            (an archive of 2024 asked in 2026).
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?")
@@ -188,6 +191,7 @@ ASKING_LAST = 0.9
 ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
+YEARS_BACK = 50  # how far back a year-less date looks for the latest year the memory holds it
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 
 
@@ -204,6 +208,8 @@ def walk(
     question = _names_capitalised(memory, question)
     qterms = terms(question)
     window = _window(question, reference_time)
+    if window is not None and _yearless(window.text):
+        window = _latest_held(memory, window)
     qents = query_entities(memory, question)
     if window is not None:  # "in May" names a month, not May Chen (but "Jan" is not "in January")
         said = set(words(window.text))
@@ -425,6 +431,8 @@ def _length_factors(lengths: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]
 
 
 _ABSOLUTE_WORDS = frozenset([*MONTHS, "q1", "q2", "q3", "q4"])
+# words that read a window from the reference time ("last March", "this May"): never moved a year
+_RELATIVE_WORDS = frozenset("last this next ago yesterday today tomorrow tonight past coming".split())
 
 
 def _relative_terms(window_text: str) -> set[str]:
@@ -483,6 +491,42 @@ def _window(question: str, reference_time: datetime | None) -> TimeWindow | None
         return TimeWindow(window.start - offset, window.end - offset, window.text)
     except OverflowError:  # a window at the calendar's very edge: read on UTC days
         return window
+
+
+def _yearless(window_text: str) -> bool:
+    """A window named by a date or month without its year and without relative words ("on 7
+    March", "in May", "Q3"): its year is the reference time's, or the one before."""
+    found = _WORD.findall(window_text.lower())
+    named = any(word in MONTHS for word in found) or re.search(r"\bq[1-4]\b|\bquarter\b", window_text, re.IGNORECASE)
+    return bool(named) and not any(word.isdigit() and len(word) == 4 for word in found) and not _RELATIVE_WORDS & set(found)
+
+
+def _latest_held(memory: Memory, window: TimeWindow) -> TimeWindow:
+    """A year-less window the memory holds nothing in, moved back a year at a time to the latest
+    one it holds something in (an archive of 2024 asked "what did we decide on 7 March?" in
+    2026); the window as it is when no year holds anything."""
+    if memory.leaves.in_window(window.start, window.end, 1):
+        return window
+    first = memory.leaves.first_time()
+    years = 1
+    while first is not None and years <= YEARS_BACK:
+        try:
+            earlier = TimeWindow(_years_before(window.start, years), _years_before(window.end, years), window.text)
+        except (ValueError, OverflowError):
+            return window
+        if earlier.end <= first:
+            return window
+        if memory.leaves.in_window(earlier.start, earlier.end, 1):
+            return earlier
+        years += 1
+    return window
+
+
+def _years_before(when: datetime, years: int) -> datetime:
+    try:
+        return when.replace(year=when.year - years)
+    except ValueError:  # 29 February
+        return when.replace(year=when.year - years, day=28)
 
 
 def _summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
