@@ -421,3 +421,23 @@ def test_an_updated_export_with_repeated_short_messages_is_merged(vault: Path) -
     later = [_local(i, 11, t) for i, t in enumerate(["ok", "Rope is in the car", "ok", "Running late", "Parking now"])]
     report = write_batches(vault, [batch(*later)])
     assert report.messages_added == 5
+
+
+def test_day_notes_and_callout_times_follow_the_vaults_zone(vault: Path) -> None:
+    """A morning message in Tokyo (22:30 UTC the day before) had been filed under the day before
+    and shown as 22:30; the meta line keeps UTC, so nothing else changes."""
+    from zoneinfo import ZoneInfo
+
+    morning = Message("m1", "Haruto", datetime(2024, 3, 11, 22, 30, tzinfo=UTC), "Good morning! Breakfast at 8.")
+    evening = Message("m2", "Haruto", datetime(2024, 3, 12, 12, 0, tzinfo=UTC), "Good night.")
+    report = write_batches(vault, [batch(morning, evening)], zone=ZoneInfo("Asia/Tokyo"))
+    assert report.written == [f"{GENERAL}/2024-03-12.md"]
+    text = (vault / GENERAL / "2024-03-12.md").read_text(encoding="utf-8")
+    assert "> [!message] Haruto · 2024-03-12 07:30" in text and "> [!message] Haruto · 2024-03-12 21:00" in text
+    assert 'at="2024-03-11T22:30:00Z"' in text
+    assert [leaf.timestamp for leaf in parse_note(f"{GENERAL}/2024-03-12.md", text).leaves] == [
+        "2024-03-11T22:30:00Z",
+        "2024-03-12T12:00:00Z",
+    ]
+    utc = write_batches(vault, [batch(morning, evening)])  # the clock changed back: nothing written twice
+    assert utc.messages_added == 0

@@ -73,6 +73,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             progress=progress,
             max_note_bytes=config.max_file_bytes,
             date_order=None if args.date_order == "auto" else args.date_order,
+            display_tz=config.ingest_timezone or None,
         )
     sync: dict[str, Any] | None = None
     if report.written or report.unchanged:

@@ -241,8 +241,11 @@ def ingest_paths(
     progress: Progress | None = None,
     max_note_bytes: int | None = None,
     date_order: str | None = None,
+    display_tz: str | None = None,
 ) -> IngestReport:
     """Parse every path, then write the notes (see `ingest.writer`). Returns what was done.
+    `display_tz`: the vault's zone (`[ingest] timezone`), whose days day notes are and whose
+    clock callouts show; `tz`, the zone of this run's local export times.
     `max_note_bytes`: the vault's cap on a note it indexes (`[vault] max_file_mb`); a document
     over it is refused, as its note would never be found."""
     parse_report = IngestReport()
@@ -261,6 +264,6 @@ def ingest_paths(
     if kind == "document":
         report = write_documents(vault, docs)
     else:
-        report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)])
+        report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz))
     report.warnings[:0] = parse_report.warnings
     return report

@@ -36,7 +36,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -211,6 +211,7 @@ class _Write:
 @dataclass(slots=True)
 class _Plan:
     vault: Path
+    zone: tzinfo = UTC  # the days of day notes, the times callouts show
     report: IngestReport = field(default_factory=IngestReport)
     writes: list[_Write] = field(default_factory=list)
     claimed: set[str] = field(default_factory=set)
@@ -308,7 +309,7 @@ def _sort_key(message: Message) -> tuple[datetime, str]:
     return (to_utc(message.timestamp), message.message_id)
 
 
-def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list[_Group]:
+def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: tzinfo) -> list[_Group]:
     groups: dict[tuple[str, str], _Group] = {}
     for batch in batches:
         meta = batch.meta
@@ -323,7 +324,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list
         quoted = {quote.message_id: quote for quote in batch.quoted}
         for message in batch.messages:
             msg = _normalize(message, meta)
-            day = to_utc(msg.timestamp).date().isoformat() if single is None else None
+            day = to_utc(msg.timestamp).astimezone(zone).date().isoformat() if single is None else None
             base = single or f"{folder}/{day}.md"
             group = groups.get((base, meta.source_id))
             if group is None:
@@ -484,7 +485,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     if new and user_edited:
         plan.keep_user_edited([note.path for note in user_edited])
     merged = sorted([*current.values(), *new.values()], key=_sort_key)
-    data = render_source_note(meta, merged).encode("utf-8")
+    data = render_source_note(meta, merged, plan.zone).encode("utf-8")
     if target is not None:
         plan.claimed.add(target.path)
         if not new:  # nothing to add: the note stays as it is, its front matter included
@@ -716,10 +717,15 @@ def _execute(plan: _Plan) -> IngestReport:
     return report
 
 
-def write_batches(vault: Path, batches: Sequence[SourceBatch]) -> IngestReport:
-    """Write chat/email batches as source notes (merging, idempotent; see the module doc)."""
-    plan = _Plan(Path(vault))
-    for group in _group_batches(batches, plan.report):
+def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC) -> IngestReport:
+    """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
+    notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show."""
+    plan = _Plan(Path(vault), zone=zone)
+    groups = _group_batches(batches, plan.report, zone)
+    # the groups whose messages live in a note of another group's (a day note renamed, a day of
+    # another clock) last: that note is first its own group's, which then holds what it holds
+    homed = [_home(plan, group, _elsewhere(plan, group)) is not None for group in groups]
+    for group in [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]:
         _plan_group(plan, group)
     for source_id, (held, new) in sorted(plan.timed.items()):
         if (shift := _shifted(held, new)) is not None:

@@ -31,7 +31,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
 from vaultmind.errors import UsageError
@@ -110,7 +110,10 @@ def iso_utc(timestamp: datetime | str) -> str:
     return parsed.strftime(fmt)
 
 
-def _human_time(iso: str) -> str:
+def _human_time(iso: str, zone: tzinfo = UTC) -> str:
+    """A message's time as its callout title shows it: on the vault's clock (`[ingest] timezone`)."""
+    if zone is not UTC:
+        iso = to_utc(iso).astimezone(zone).isoformat()
     return f"{iso[:10]} {iso[11:16]}"
 
 
@@ -328,11 +331,12 @@ def _one_line(text: str) -> str:
     return " ".join(_CONTROL_RE.sub("", text).split())
 
 
-def render_message(message: Message, kind: SourceKind, block_id: str) -> str:
-    """One message callout + its block id line, ending with a newline (no blank line after)."""
+def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzinfo = UTC) -> str:
+    """One message callout + its block id line, ending with a newline (no blank line after). Its
+    title shows the time in `zone`; its meta line keeps it in UTC."""
     at = iso_utc(message.timestamp)
     author = _map_prose([_one_line(message.author) or "unknown"], _escape_prose)[0]  # shown, never read back
-    lines = [f"> [!{CALLOUT_TYPES[kind]}] {author} · {_human_time(at)}"]
+    lines = [f"> [!{CALLOUT_TYPES[kind]}] {author} · {_human_time(at, zone)}"]
     escaped = escape_text(message.text)
     for line in escaped:
         lines.append(f"> {line}" if line else ">")
@@ -351,8 +355,9 @@ def render_message(message: Message, kind: SourceKind, block_id: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_source_note(meta: SourceMeta, messages: Sequence[Message]) -> str:
-    """The canonical Markdown of a chat or email source note (docs/vault-format.md)."""
+def render_source_note(meta: SourceMeta, messages: Sequence[Message], zone: tzinfo = UTC) -> str:
+    """The canonical Markdown of a chat or email source note (docs/vault-format.md); callout
+    titles show times in `zone`."""
     if meta.kind not in CALLOUT_TYPES:
         raise UsageError(f"render_source_note renders chat and email notes, not {meta.kind!r}")
     title = _one_line(meta.title) or meta.source_id
@@ -361,7 +366,7 @@ def render_source_note(meta: SourceMeta, messages: Sequence[Message]) -> str:
     times: list[datetime] = []
     for message in messages:
         times.append(to_utc(message.timestamp))
-        parts.append("\n" + render_message(message, meta.kind, block_id_for(message.message_id, taken)))
+        parts.append("\n" + render_message(message, meta.kind, block_id_for(message.message_id, taken), zone))
     body = "".join(parts)
 
     participants = list(meta.participants)
