@@ -494,6 +494,14 @@ def test_telegram_single_and_batch(tmp_path: Path) -> None:
     assert str(batches[0].messages[3].timestamp) == "2024-03-04 10:00:00+00:00"  # local Berlin time
 
 
+def test_a_forwarded_telegram_message_says_who_wrote_it(tmp_path: Path) -> None:
+    forward = {"id": 11, "type": "message", "date": "2024-05-01T09:00:00", "from": "Tom Becker",
+               "forwarded_from": "Hausverwaltung Schulz", "text": "Water is off on 10 May, 8 to 12."}
+    export = write(tmp_path, "result.json", json.dumps({**TELEGRAM_CHAT, "messages": [forward]}))
+    [message] = only(parse_telegram(export))
+    assert (message.author, message.text) == ("Tom Becker", "[forwarded from Hausverwaltung Schulz]\nWater is off on 10 May, 8 to 12.")
+
+
 def test_telegram_chats_without_a_name_keep_theirs_across_exports(tmp_path: Path) -> None:
     """Telegram lists an account's chats by recent activity: a chat without a name had been
     named by its place in the list ("chat-2"), another at the next export."""

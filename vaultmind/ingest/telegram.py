@@ -83,6 +83,9 @@ def _message(
         text = f"{text}\n{media}" if text.strip() else media
     if not text.strip():
         return None
+    forwarded = as_str(item.get("forwarded_from"))
+    if forwarded:  # who wrote it: the one who forwarded it is its author here
+        text = f"[forwarded from {forwarded}]\n{text}"
     author = as_str(item.get("from")) or ("Deleted Account" if "from" in item else as_str(item.get("actor")))
     author = author or as_str(item.get("from_id")) or "unknown"
     message_id = as_str(item.get("id")) or ids(author, timestamp, text)
