@@ -391,6 +391,30 @@ def test_whatsapp_chat_name_zip_and_timezone(tmp_path: Path) -> None:
     assert parse_whatsapp(again, tz=zone("Europe/Berlin")) == batches
 
 
+def test_an_edited_whatsapp_message_replaces_its_text_before_the_edit(tmp_path: Path, vault: Path) -> None:
+    """The next export says "<This message was edited>" after the new text: a new id (WhatsApp
+    ids hash the text), and the text before the edit had stayed, ranking above the correction."""
+    first = (
+        "2024-03-04, 09:00 - Alice: Dinner at 6 at the harbour\n"
+        "2024-03-04, 09:00 - Alice: Bring the cake\n"
+        "2024-03-04, 09:01 - Bob: ok\n"
+    )
+    export = write(tmp_path, "WhatsApp Chat with Alice.txt", first)
+    ingest_paths("chat", [export], vault)
+    write(tmp_path, "WhatsApp Chat with Alice.txt", first.replace(
+        "Dinner at 6 at the harbour", "Dinner at 7 at the harbour <This message was edited>"
+    ) + "2024-03-04, 10:00 - Bob: See you at 7\n")
+    [batch] = parse_whatsapp(export)
+    assert len(batch.edited) == 1 and "edited" not in batch.messages[0].text
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_added, report.messages_edited) == (2, 1)
+    note = (vault / "sources/chat/whatsapp/alice/2024-03-04.md").read_text(encoding="utf-8")
+    assert "Dinner at 7 at the harbour" in note and "Dinner at 6" not in note
+    assert "Bring the cake" in note, "the other message of that minute stays"
+    again = ingest_paths("chat", [export], vault)
+    assert again.written == [] and again.messages_edited == 0
+
+
 def test_whatsapp_malformed_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="line 1"):
         parse_whatsapp(write(tmp_path, "x.txt", "hello there\n04/03/2024, 09:00 - A: x\n"))

@@ -112,6 +112,8 @@ def _print(result: dict[str, Any]) -> None:
         added, known = result["messages_added"], result["messages_known"]
         head = f"vaultmind: ingested {added:,} new messages ({known:,} already known)"
     print(f"{head} — {written:,} notes written, {unchanged:,} unchanged")
+    if result.get("messages_edited"):
+        print(f"  messages replaced by their edited text: {result['messages_edited']:,}")
     if result["documents_replaced"]:
         print(f"  documents replaced by a new version: {result['documents_replaced']:,}")
     for path in result["written"][:20]:

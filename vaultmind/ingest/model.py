@@ -27,6 +27,9 @@ class SourceBatch:
     note_name: str | None = None  # file stem when bucket is "thread"/"whole"
     related: tuple[str, ...] = ()  # ids of messages it answers that it does not hold (an email's In-Reply-To)
     quoted: tuple[QuotedParent, ...] = ()  # what messages quoted of the messages they answer, cut from their text
+    # messages the export marks as edited ("<This message was edited>"), on platforms whose ids
+    # hash the text: each replaces the one message of its author and time that it no longer holds
+    edited: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,5 +65,6 @@ class IngestReport:
     kept_user_edited: list[str] = field(default_factory=list)  # notes the user edited: left alone
     messages_added: int = 0
     messages_known: int = 0
+    messages_edited: int = 0  # earlier texts replaced by their edited version
     documents_replaced: int = 0
     warnings: list[str] = field(default_factory=list)

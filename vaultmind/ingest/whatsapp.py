@@ -13,7 +13,9 @@ iOS writes some of them as a message of the chat itself (the group, or the conta
 starts with a left-to-right mark: such a line that is a whole notice sentence ("Alice added
 Bob"), or the encryption notice, is dropped too; a participant's file never is.
 "<Media omitted>" / "image omitted" stay as the message's text: they record that something was
-sent. Export times are local and carry no zone: they are read in `tz` (default UTC); in the
+sent. An edited message's mark ("<This message was edited>", in a few languages) is cut from
+its text and its id listed in `SourceBatch.edited`: the writer replaces the text before the
+edit with it. Export times are local and carry no zone: they are read in `tz` (default UTC); in the
 hour a clock change repeats, a time that would go back more than `REPEAT_STEP` before the
 message above it is read as the hour's second pass (a step of a few minutes is a message sent
 offline, and stays).
@@ -42,6 +44,12 @@ HEADER_RE = re.compile(
     r"(?P<rest>.*)"
 )
 _DATE_SPLIT_RE = re.compile(r"[./-]")
+# the mark an export puts after an edited message's text, in the export's language
+_EDITED_RE = re.compile(
+    r"\s*<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje\.?|"
+    r"Ce message a été modifié|Questo messaggio è stato modificato|Mensagem editada|Dit bericht is bewerkt)>\s*$",
+    re.IGNORECASE,
+)
 _COPY_SUFFIX_RE = re.compile(r"\s*\(\d{1,3}\)$")
 _TITLE_PREFIX_RE = re.compile(r"^whatsapp\s+chat\s*(?:with|mit|con|avec|met|com|z|с|-)?\s*", re.IGNORECASE)
 _MAX_AUTHOR = 80
@@ -92,6 +100,7 @@ def parse_line_chat(
     order = order or _date_order(path, records, warn)
     ids = MessageIds()
     messages: list[Message] = []
+    edits: list[str] = []
     last: datetime | None = None  # the previous message's UTC time
     for record in records:
         if record.author is None:
@@ -99,6 +108,11 @@ def parse_line_chat(
         body = "\n".join(record.lines).strip("\n").rstrip()
         if not body.strip():
             continue
+        edited = _EDITED_RE.search(body)
+        if edited is not None:  # the text as it now reads; it replaces the one before the edit
+            body = body[: edited.start()].rstrip()
+            if not body.strip():
+                continue
         local = _datetime(path, record, order)
         timestamp = local_to_utc(local, tz)
         if last is not None and timestamp < last - REPEAT_STEP:  # the hour a clock change repeats:
@@ -106,9 +120,12 @@ def parse_line_chat(
             if second >= last - REPEAT_STEP:  # (a few minutes back: a message sent offline, left as it is)
                 timestamp = second
         last = timestamp
+        message_id = ids(record.author, timestamp, body)
+        if edited is not None:
+            edits.append(message_id)
         messages.append(
             Message(
-                message_id=ids(record.author, timestamp, body),
+                message_id=message_id,
                 author=record.author,
                 timestamp=timestamp,
                 text=body,
@@ -117,7 +134,7 @@ def parse_line_chat(
     if not messages:
         return []
     meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
-    return [SourceBatch(meta=meta, messages=tuple(messages))]
+    return [SourceBatch(meta=meta, messages=tuple(messages), edited=tuple(edits))]
 
 
 def _read_export(path: Path) -> tuple[str, str]:

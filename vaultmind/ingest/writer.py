@@ -276,6 +276,7 @@ class _Group:
     messages: dict[str, Message] = field(default_factory=dict)
     related: set[str] = field(default_factory=set)
     quoted: dict[str, QuotedParent] = field(default_factory=dict)
+    edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
 
 
 def _message_ids(raw: bytes) -> list[str]:
@@ -331,6 +332,8 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                 title = f"{meta.title} · {day}" if day else meta.title
                 group = groups[(base, meta.source_id)] = _Group(replace(meta, title=title), base)
             group.related.update(batch.related)
+            if msg.message_id in batch.edited:
+                group.edited.add(msg.message_id)
             seen = group.messages.get(msg.message_id)
             if seen is None:
                 group.messages[msg.message_id] = msg
@@ -398,6 +401,24 @@ def _thread_base(plan: _Plan, group: _Group) -> str:
         return group.base
     first = min(group.messages.values(), key=_sort_key).message_id
     return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
+
+
+def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> None:
+    """An edited message (its export says so) whose id hashes its text is a new id: it replaces
+    the note's one message by the same author at the same time that the export no longer
+    holds — the text before the edit (removed from `current`). With none, or several such
+    messages, nothing is replaced."""
+    for message_id in sorted(group.edited & new.keys()):
+        edit = new[message_id]
+        at = to_utc(edit.timestamp)
+        before = [
+            old.message_id
+            for old in current.values()
+            if old.message_id not in group.messages and old.author == edit.author and to_utc(old.timestamp) == at
+        ]
+        if len(before) == 1:
+            del current[before[0]]
+            plan.report.messages_edited += 1
 
 
 def _unanswered(plan: _Plan, group: _Group, quote: QuotedParent) -> bool:
@@ -480,6 +501,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             new[message_id] = quoting if quote is not None and _unanswered(plan, group, quote) else message
     plan.timed.setdefault(group.meta.source_id, ([], []))[0].extend(current.values())
     plan.timed[group.meta.source_id][1].extend(new.values())
+    if target is not None and group.edited & new.keys():
+        _replace_edited(plan, group, current, new)
     if target is None and not new:
         return
     if new and user_edited:
