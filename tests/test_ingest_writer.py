@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -413,6 +414,27 @@ def test_the_same_export_read_in_another_zone_is_refused_not_written_twice(vault
     assert snapshot_files(vault) == before, "nothing written"
     with pytest.raises(IngestError, match="2 h earlier"):
         write_batches(vault, [batch(*(_local(i, 7, t) for i, t in enumerate(texts)))])
+
+
+def test_a_later_export_read_in_another_zone_is_refused_though_it_has_new_messages(vault: Path) -> None:
+    texts = ["Climbing at six?", "ok", "Bring the rope", "Who drives?", "I do", "See you there"]
+    write_batches(vault, [batch(*(_local(i, 9, t) for i, t in enumerate(texts)))])
+    later = [_local(i, 10, t) for i, t in enumerate(texts)] + [_local(30 + i, 12, f"new message {i}") for i in range(4)]
+    with pytest.raises(IngestError, match="6 messages would be written again, 1 h later"):
+        write_batches(vault, [batch(*later)])
+
+
+def test_repeats_a_zone_cannot_explain_are_merged(vault: Path) -> None:
+    """A bot's hourly post: with the platform's ids (a zone cannot change them), or with hashed
+    ids but one text only — the next posts repeat earlier ones an hour or more apart."""
+    def post(i: int, hour: int, prefix: str) -> Message:
+        return Message(f"{prefix}{hour:02d}", "ci-bot", datetime(2024, 3, 4, hour, 0, tzinfo=UTC), "Nightly build passed")
+
+    for prefix in ("m", "h-"):
+        write_batches(vault, [batch(*(post(0, hour, prefix) for hour in range(0, 12)), meta=replace(META, source_id=f"irc:{prefix}"))])
+        later = [post(0, hour, prefix) for hour in range(0, 17)]
+        report = write_batches(vault, [batch(*later, meta=replace(META, source_id=f"irc:{prefix}"))])
+        assert report.messages_added == 5
 
 
 def test_an_updated_export_with_repeated_short_messages_is_merged(vault: Path) -> None:

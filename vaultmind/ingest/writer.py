@@ -751,10 +751,11 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     for group in [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]:
         _plan_group(plan, group)
     for source_id, (held, new) in sorted(plan.timed.items()):
-        if (shift := _shifted(held, new)) is not None:
+        if (found := _shifted(held, new)) is not None:
+            shift, repeated = found
             hours = shift.total_seconds() / 3600
             raise IngestError(
-                f"{source_id}: {len(new)} messages would be written again, {abs(hours):g} h "
+                f"{source_id}: {repeated} messages would be written again, {abs(hours):g} h "
                 f"{'later' if hours > 0 else 'earlier'} than the same messages already in the vault: "
                 "the export was read in another time zone than when it was first ingested. Nothing was written",
                 hint="ingest it with the --tz it was first ingested with (or [ingest] timezone); to move "
@@ -763,29 +764,36 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     return _execute(plan)
 
 
-SHIFT_SHARE = 0.8  # of a source's new messages, repeats of held ones at one offset: a zone mix-up
-SHIFT_MIN = 3
+SHIFT_SHARE = 0.8  # of the messages a zone mix-up could repeat, the share repeated at one offset
+SHIFT_MIN = 3  # and at least this many different texts
 
 
-def _shifted(held: Sequence[Message], new: Sequence[Message]) -> timedelta | None:
-    """The offset, when most `new` messages are `held` ones again (same author, same text) a
-    whole number of quarter hours apart, one offset for all: the same export read in another time
-    zone (its local times, without a zone, give other UTC times and so other message ids)."""
-    if not held or len(new) < SHIFT_MIN:
+def _shifted(held: Sequence[Message], new: Sequence[Message]) -> tuple[timedelta, int] | None:
+    """The offset and the number of messages repeated, when the same export read in another time zone repeats the messages the vault
+    holds: of the messages whose ids hash their time (`h-…`, no platform id: a local time read
+    in another zone gives another UTC time, so another id), most of those held, or of the new
+    ones when fewer, come again (same author, same text) one whole number of quarter hours
+    apart, with one offset for all and at least `SHIFT_MIN` different texts. A bot that posts
+    the same text every hour, or a platform's own ids, are never taken for a mix-up."""
+    held = [m for m in held if m.message_id.startswith("h-")]
+    new = [m for m in new if m.message_id.startswith("h-")]
+    if min(len(held), len(new)) < SHIFT_MIN:
         return None
     times: dict[tuple[str, str], list[datetime]] = {}
     for message in held:
         times.setdefault((message.author, note_text(message.text)), []).append(to_utc(message.timestamp))
-    offsets: dict[timedelta, int] = {}
+    offsets: dict[timedelta, list[tuple[str, str]]] = {}
     for message in new:
+        key = (message.author, note_text(message.text))
         at = to_utc(message.timestamp)
-        for shift in {at - then for then in times.get((message.author, note_text(message.text)), ())}:
+        for shift in {at - then for then in times.get(key, ())}:
             if shift and abs(shift) <= timedelta(hours=14) and not shift % timedelta(minutes=15):
-                offsets[shift] = offsets.get(shift, 0) + 1
+                offsets.setdefault(shift, []).append(key)
     if not offsets:
         return None
-    shift, count = max(offsets.items(), key=lambda item: (item[1], -abs(item[0])))
-    return shift if count >= SHIFT_SHARE * len(new) else None
+    shift, keys = max(offsets.items(), key=lambda item: (len(item[1]), -abs(item[0])))
+    repeated = len(keys) >= SHIFT_SHARE * min(len(held), len(new)) and len(set(keys)) >= SHIFT_MIN
+    return (shift, len(keys)) if repeated else None
 
 
 def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
