@@ -264,10 +264,49 @@ def test_a_moved_file_is_the_same_document(tmp_path: Path, vault: Path) -> None:
     assert "Second draft." in notes["doc:docs/plan"] and f'source_ref: "{after.resolve().as_uri()}"' in notes["doc:docs/plan"]
 
 
-def test_a_note_written_without_its_file_is_unchanged_by_the_same_content(tmp_path: Path, vault: Path) -> None:
-    """Notes written before documents recorded their file: the same content is no new version."""
-    source = put(tmp_path / "docs" / "plan.md", "# Plan\n\nFirst draft.\n")
+def test_a_note_written_without_its_file_learns_it_without_a_new_version(tmp_path: Path, vault: Path) -> None:
+    """Notes written before documents recorded their file: the same content is no new version,
+    but the note records its file, so a same-named file of another folder is told apart."""
+    source = put(tmp_path / "work" / "docs" / "plan.md", "# Plan\n\nFirst draft.\n")
     [doc] = parse_document_paths([source.parent])
     assert doc.source_ref == source.resolve().as_uri()
     write_documents(vault, [replace(doc, source_ref=None)])
+    report = write_documents(vault, [doc])
+    assert len(report.written) == 1 and report.documents_replaced == 0
+    text = (vault / report.written[0]).read_text(encoding="utf-8")
+    assert "version: 1" in text and source.resolve().as_uri() in text
     assert write_documents(vault, [doc]).written == []
+    other = put(tmp_path / "home" / "docs" / "plan.md", "# Plan\n\nThe garden plan.\n")
+    assert write_documents(vault, parse_document_paths([other.parent])).documents_replaced == 0
+    assert sorted(_documents(vault)) == ["doc:docs/plan", "doc:docs/plan~2"]
+
+
+def test_a_file_whose_other_name_holder_is_gone_keeps_its_own_note(tmp_path: Path, vault: Path) -> None:
+    """Two same-named files, `<id>` and `<id>~2`; the first is deleted (or its drive not
+    mounted): ingesting the second again had taken over the first's note."""
+    work = put(tmp_path / "work" / "meeting-notes" / "q3.md", "# Q3 work\n\nWork planning.\n")
+    home = put(tmp_path / "home" / "meeting-notes" / "q3.md", "# Q3 home\n\nRenovation plans.\n")
+    write_documents(vault, parse_document_paths([work.parent]))
+    write_documents(vault, parse_document_paths([home.parent]))
+    work.unlink()
+    again = write_documents(vault, parse_document_paths([home.parent]))
+    assert again.written == [] and again.documents_replaced == 0
+    notes = _documents(vault)
+    assert "Work planning." in notes["doc:meeting-notes/q3"] and "Renovation" in notes["doc:meeting-notes/q3~2"]
+
+
+def test_a_moved_or_copied_folder_is_no_new_version_nor_a_new_document(tmp_path: Path, vault: Path) -> None:
+    source = put(tmp_path / "work" / "meeting-notes" / "q3.md", "# Q3\n\nWork planning.\n")
+    write_documents(vault, parse_document_paths([source.parent]))
+    copy = tmp_path / "backup" / "meeting-notes"
+    copy.mkdir(parents=True)
+    (copy / "q3.md").write_bytes(source.read_bytes())
+    copied = write_documents(vault, parse_document_paths([copy]))
+    assert copied.written == [] and list(_documents(vault)) == ["doc:meeting-notes/q3"], "the same text: the same document"
+    moved = tmp_path / "archive" / "meeting-notes"
+    moved.parent.mkdir()
+    source.parent.rename(moved)
+    report = write_documents(vault, parse_document_paths([moved]))
+    assert len(report.written) == 1 and report.documents_replaced == 0
+    text = _documents(vault)["doc:meeting-notes/q3"]
+    assert "version: 1" in text and (moved / "q3.md").resolve().as_uri() in text

@@ -604,18 +604,24 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
     latest = max((_int(note.data.get("version"), 1) for note in mine), default=0)
 
     def same_as(note: _Existing, body_hash: str) -> bool:
+        """The same title and body; the same source, or the same file elsewhere (`_new_place`)."""
         ref = note.data.get("source_ref") or None
         return (
             body_hash == body_sha256(new_body)
             and str(note.data.get("title") or "") == title
-            # a note written before documents were given their file as source_ref: the same
-            and (ref == (doc.source_ref or None) or (ref is None and _file_ref(doc.source_ref)))
+            and (ref == (doc.source_ref or None) or (_file_ref(doc.source_ref) and (ref is None or _file_ref(ref))))
         )
 
     if target is not None:
         plan.claimed.add(target.path)
         if same_as(target, body_sha256(target.body)):
-            report.unchanged.append(target.path)
+            if _new_place(target, doc.source_ref):  # moved (or written before its file was recorded): the file's new place, same version
+                version = _int(target.data.get("version"), 1)
+                start, end = _opt_str(target.data.get("time_start")), _opt_str(target.data.get("time_end"))
+                data = _render_document(doc, version, start or modified, end or modified)
+                plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw))
+            else:
+                report.unchanged.append(target.path)
             return
         start = target.data.get("time_start")
         time_start = str(start) if start else modified
@@ -642,20 +648,34 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
 
 
 def _holding(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing]) -> tuple[str, list[_Existing]]:
-    """The id `doc` is written under and the notes that hold it: its own id or the one an
-    earlier vaultmind gave it (`legacy_source_id`), in its folder, else anywhere under
-    `sources/document/` (a note moved in Obsidian). Notes whose `source_ref` is another file
-    that still exists hold another document of the same name (`notes/q3.md` of two folders
-    called `work/meeting-notes` and `home/meeting-notes`): never replaced by this one, which
-    takes the first free id `<id>~2`, `<id>~3` … (or the one that holds its own file)."""
+    """The id `doc` is written under and the notes that hold it, looked for in its folder, else
+    anywhere under `sources/document/` (a note moved in Obsidian):
+
+    1. a note of its id family (its id, `<id>~2` …, the id an earlier vaultmind gave it) that
+       holds this very file (`source_ref`);
+    2. its own id, or its earlier one (`legacy_source_id`), unless their notes hold another file
+       that still exists and another text: then it is another document of the same name
+       (`notes/q3.md` of two folders called `work/meeting-notes` and `home/meeting-notes`),
+       never replaced by this one — a copy of the same text is the same document;
+    3. the first free `<id>~2`, `<id>~3` …"""
     ids = [doc.source_id, *([doc.legacy_source_id] if doc.legacy_source_id else [])]
+    body = body_sha256(_doc_body(doc))
+
+    def family(notes: list[_Existing]) -> list[_Existing]:
+        return [n for n in notes if n.source_id in ids or n.source_id.startswith(doc.source_id + "~")]
+
+    pools = [folder_notes] if family(folder_notes) else [folder_notes, _all_doc_notes(plan)]
+    if _file_ref(doc.source_ref):
+        for notes in pools:
+            for note in family(notes):
+                if note.data.get("source_ref") == doc.source_ref:
+                    return note.source_id, [n for n in notes if n.source_id == note.source_id]
     taken = False
-    for pool in (folder_notes, None):
-        notes = folder_notes if pool is not None else _all_doc_notes(plan)
+    for notes in pools:
         for ident in ids:
             mine = [note for note in notes if note.source_id == ident]
             if mine or ident in plan.documents:
-                if _other_file(plan, ident, mine, doc.source_ref):
+                if _other_file(plan, ident, mine, doc.source_ref, body):
                     taken = taken or ident == doc.source_id  # a legacy id of another file is just not this one's
                     continue
                 return ident, mine
@@ -667,20 +687,33 @@ def _holding(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing]) -> 
         mine = [note for note in folder_notes if note.source_id == ident] or [
             note for note in _all_doc_notes(plan) if note.source_id == ident
         ]
-        if not _other_file(plan, ident, mine, doc.source_ref):
+        if not _other_file(plan, ident, mine, doc.source_ref, body):
             return ident, mine
         n += 1
 
 
-def _other_file(plan: _Plan, ident: str, notes: list[_Existing], ref: str | None) -> bool:
-    """Whether `ident` holds a file other than `ref` (a `file:` URI) that still exists: written
-    by this ingest, or by an earlier one (the `source_ref` of its notes)."""
+def _other_file(plan: _Plan, ident: str, notes: list[_Existing], ref: str | None, body: str) -> bool:
+    """Whether `ident` holds a file other than `ref` (a `file:` URI) that still exists, with
+    another text (`body`, its hash): written by this ingest, or by an earlier one (the
+    `source_ref` of its notes)."""
     if not _file_ref(ref):
         return False
     if ident in plan.documents:
         return plan.documents[ident] != ref
+    if any(body_sha256(note.body) == body for note in notes):
+        return False
     refs = {str(note.data.get("source_ref") or "") for note in notes}
     return ref not in refs and any(_file_ref(other) and _file_path(other).exists() for other in refs)
+
+
+def _new_place(note: _Existing, ref: str | None) -> bool:
+    """`ref`, a `file:` URI, is a new place for the file of `note`: it records none (written
+    before documents recorded their file), or one that no longer exists (the file moved). A
+    note whose file still exists elsewhere keeps it: this is a copy."""
+    old = note.data.get("source_ref") or None
+    if not _file_ref(ref) or old == ref:
+        return False
+    return old is None or (_file_ref(str(old)) and not _file_path(str(old)).exists())
 
 
 def _file_ref(ref: str | None) -> bool:
