@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from tests.conftest import snapshot_files, write
 from vaultmind.ingest.agent import is_recap, parse_agent
 from vaultmind.ingest.detect import detect_chat_format, ingest_paths
 from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.writer import write_batches
 from vaultmind.markdown.note import parse_note
 
 PNG = (
@@ -218,3 +220,20 @@ def test_two_runs_named_alike_are_two_sessions_and_a_grown_one_is_the_same(tmp_p
     grown = ingest_paths("agent", [b], vault)
     assert (grown.messages_added, grown.messages_known) == (1, 2)
     assert len(grown.written) == 1 and grown.written[0] in report.written
+
+
+def test_a_transcript_ingested_under_its_file_name_alone_is_found_again(tmp_path: Path, vault: Path) -> None:
+    """Before its first message's hash was part of the id, an unnamed session was `agent:<file
+    name>`: its note is found again and grows, not written a second time."""
+    turns = [{"role": "user", "content": "Plan the trip"}, {"role": "assistant", "content": "Train to Lyon."}]
+    path = write(tmp_path, "transcript.json", json.dumps(turns))
+    [batch] = parse_agent(path)
+    assert (batch.legacy_source_id, batch.legacy_note_name) == ("agent:transcript", "transcript")
+    old = replace(batch, meta=replace(batch.meta, source_id="agent:transcript"), note_name="transcript")
+    write_batches(vault, [replace(old, legacy_source_id=None, legacy_note_name=None)])  # as written before
+    write(tmp_path, "transcript.json", json.dumps([*turns, {"role": "user", "content": "And back?"}]))
+    report = ingest_paths("agent", [path], vault)
+    assert (report.messages_added, report.messages_known) == (1, 2)
+    assert report.written == ["sources/chat/agent/transcript.md"]
+    other = write(tmp_path / "b", "transcript.json", json.dumps([{"role": "user", "content": "Plan the dinner"}]))
+    assert ingest_paths("agent", [other], vault).written[0] != "sources/chat/agent/transcript.md"

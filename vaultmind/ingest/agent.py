@@ -125,12 +125,13 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
 
 
 class _Session:
-    __slots__ = ("id", "messages", "named", "time", "title")
+    __slots__ = ("id", "legacy_id", "messages", "named", "time", "title")
 
     def __init__(self, sid: str, title: str | None, *, named: bool):
         self.id = sid
         self.title = title
         self.named = named  # the transcript gives the id (else it is the file's name and the first message's hash)
+        self.legacy_id = sid  # the id before the hash was added
         self.time: datetime | None = None
         self.messages: list[tuple[int, Any]] = []
 
@@ -197,7 +198,15 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
         return None
     title = session.title or _title_from(first_user) or f"Agent session {session.id}"
     meta = SourceMeta(kind="chat", source_id=f"agent:{session.id}", scope="agent", title=title)
-    return SourceBatch(meta=meta, messages=tuple(messages), bucket="whole", note_name=session.id)
+    legacy = None if session.named else session.legacy_id  # the file's name alone, as it was
+    return SourceBatch(
+        meta=meta,
+        messages=tuple(messages),
+        bucket="whole",
+        note_name=session.id,
+        legacy_source_id=f"agent:{legacy}" if legacy else None,
+        legacy_note_name=legacy,
+    )
 
 
 def is_recap(item: dict[str, Any]) -> bool:

@@ -403,6 +403,21 @@ def _thread_base(plan: _Plan, group: _Group) -> str:
     return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
 
 
+def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
+    """`batch` under the source id and note an earlier vaultmind gave it, when that note is
+    there and holds the batch's first message (same id, same text): an agent transcript without
+    a session id, ingested when its id was its file's name alone, is not written a second time."""
+    if not batch.legacy_source_id or not batch.messages:
+        return batch
+    earlier = replace(
+        batch, meta=replace(batch.meta, source_id=batch.legacy_source_id), note_name=batch.legacy_note_name
+    )
+    note = plan.existing(note_path(earlier))
+    first = batch.messages[0]
+    held = note.messages().get(first.message_id) if note is not None and note.source_id == batch.legacy_source_id else None
+    return earlier if held is not None and note_text(held.text) == note_text(first.text) else batch
+
+
 def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> None:
     """An edited message (its export says so) whose id hashes its text is a new id: it replaces
     the note's one message by the same author at the same time that the export no longer
@@ -777,7 +792,7 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
     notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show."""
     plan = _Plan(Path(vault), zone=zone)
-    groups = _group_batches(batches, plan.report, zone)
+    groups = _group_batches([_earlier(plan, batch) for batch in batches], plan.report, zone)
     # the groups whose messages live in a note of another group's (a day note renamed, a day of
     # another clock) last: that note is first its own group's, which then holds what it holds
     homed = [_home(plan, group, _elsewhere(plan, group)) is not None for group in groups]
