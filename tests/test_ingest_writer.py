@@ -463,3 +463,24 @@ def test_day_notes_and_callout_times_follow_the_vaults_zone(vault: Path) -> None
     ]
     utc = write_batches(vault, [batch(morning, evening)])  # the clock changed back: nothing written twice
     assert utc.messages_added == 0
+
+
+def test_the_same_export_on_another_clock_writes_nothing_again(vault: Path) -> None:
+    """Ingested on UTC days, then with the vault's zone set: a zone day takes messages from two
+    UTC day notes, and had written some of them again to a `.2.md` copy."""
+    from zoneinfo import ZoneInfo
+
+    messages = [
+        Message(f"d{day}-{hh}{mm}", "Alice Chen", datetime(2025, 3, day, hh, mm, tzinfo=UTC), f"day {day} at {hh}:{mm}")
+        for day in (1, 2, 3)
+        for hh, mm in ((6, 0), (12, 30), (22, 15), (23, 50))
+    ]
+    write_batches(vault, [batch(*messages)])
+    before = snapshot_files(vault)
+    for zone in ("America/Los_Angeles", "Asia/Tokyo"):
+        report = write_batches(vault, [batch(*messages)], zone=ZoneInfo(zone))
+        assert (report.messages_added, report.written) == (0, []), zone
+    assert snapshot_files(vault) == before
+    later = Message("d4-0100", "Alice Chen", datetime(2025, 3, 4, 1, 0, tzinfo=UTC), "a new one")
+    report = write_batches(vault, [batch(*messages, later)], zone=ZoneInfo("America/Los_Angeles"))
+    assert report.messages_added == 1 and not any(".2.md" in path for path in report.written)

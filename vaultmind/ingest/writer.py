@@ -403,6 +403,36 @@ def _thread_base(plan: _Plan, group: _Group) -> str:
     return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
 
 
+def _joined(plan: _Plan, groups: list[_Group]) -> list[_Group]:
+    """`groups` with each group whose messages live in another group's own note (a day of the
+    vault's clock whose messages an earlier ingest wrote on another clock's day) joined to that
+    group: its messages there are known, its new ones join them. Two groups writing one note
+    had sent the second's messages to a `.2.md` copy."""
+    owners = {(group.base, group.meta.source_id): group for group in groups}
+    joined: dict[int, _Group] = {}  # id() of a group joined to another → that group
+    homes = {id(group): _home(plan, group, _elsewhere(plan, group)) for group in groups}
+    for group in groups:
+        home = homes[id(group)]
+        owner = owners.get((home.path, group.meta.source_id)) if home is not None else None
+        seen = {id(group)}
+        while owner is not None and id(owner) in joined and id(owner) not in seen:  # joined on in its turn
+            seen.add(id(owner))
+            owner = joined[id(owner)]
+        if owner is None or id(owner) in seen:
+            continue
+        joined[id(group)] = owner
+        for message_id, message in group.messages.items():
+            owner.messages.setdefault(message_id, message)
+        owner.related |= group.related
+        owner.edited |= group.edited
+        for message_id, quote in group.quoted.items():
+            owner.quoted.setdefault(message_id, quote)
+        for other_id, other in joined.items():  # those joined to this group earlier follow it
+            if other is group:
+                joined[other_id] = owner
+    return [group for group in groups if id(group) not in joined]
+
+
 def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     """`batch` under the source id and note an earlier vaultmind gave it, when that note is
     there and holds the batch's first message (same id, same text): an agent transcript without
@@ -792,9 +822,9 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
     notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show."""
     plan = _Plan(Path(vault), zone=zone)
-    groups = _group_batches([_earlier(plan, batch) for batch in batches], plan.report, zone)
-    # the groups whose messages live in a note of another group's (a day note renamed, a day of
-    # another clock) last: that note is first its own group's, which then holds what it holds
+    groups = _joined(plan, _group_batches([_earlier(plan, batch) for batch in batches], plan.report, zone))
+    # the groups whose messages live in a note of another group's (a day note renamed) last:
+    # that note is first its own group's, which then holds what it holds
     homed = [_home(plan, group, _elsewhere(plan, group)) is not None for group in groups]
     for group in [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]:
         _plan_group(plan, group)
