@@ -160,6 +160,30 @@ def test_in_window_keeps_the_earliest_with_ties_broken_by_id(vault: Path) -> Non
             assert memory.leaves.in_window(start, end, limit) == expected
 
 
+def test_leaves_tied_at_the_cut_are_the_lowest_ids_live_and_after_a_restart(vault: Path) -> None:
+    """Three hundred notes of one text, created a few at a time in reverse name order: which of the rows
+    tied at the fifth place survived depended on the order of the resident rows, and a live
+    daemon and a restart (or a rebuild) could answer with others. Ties go by id."""
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        for i in range(300, 0, -1):
+            write(vault, f"tie/n{i:03d}.md", "# same\n\nzeta omega identical text\n")
+            if i % 7 == 0:
+                memory.sync()
+        memory.sync()
+        tied = sorted(i for (i,) in memory.index.query("SELECT id FROM leaves WHERE note_path LIKE 'tie/%'"))
+        live_lex = memory.leaves.search(terms("zeta omega"), 5)
+        assert memory.vectors is not None and memory.embedder is not None
+        query = memory.embedder.embed(["zeta omega identical text"])[0]
+        live_dense = [i for i, _ in memory.vectors.search(query, 5)]
+    assert len({score for _, score in live_lex}) == 1, "the premise: all tied"
+    assert [i for i, _ in live_lex] == live_dense == tied[:5]
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        assert memory.leaves.search(terms("zeta omega"), 5) == live_lex
+        assert memory.vectors is not None
+        assert [i for i, _ in memory.vectors.search(query, 5)] == live_dense
+
+
 class _CountingConnection:
     """Passes every call to a DuckDB connection, counting statements that read `embeddings`."""
 

@@ -432,7 +432,7 @@ class ResidentLeaves:
             if len(hit) == 0:
                 return []
             k = min(limit, len(hit))
-            top = hit[np.argpartition(-scores[hit], k - 1)[:k]] if len(hit) > k else hit
+            top = hit[self._rows.top_rows(hit, scores[hit], k)]
             return self._rows.best_first(top, scores[top])
 
     def document_frequency(self, term: str) -> tuple[int, int]:

@@ -512,7 +512,7 @@ class ResidentVectors:
                     first = self._head.scores(q)
                     if len(rows) < base:
                         first = first[rows]
-                    rows = rows[np.sort(np.argpartition(-first, rescore - 1)[:rescore])]
+                    rows = rows[np.sort(self._rows.top_rows(rows, first, rescore))]
                     scores = self._scan(q, rows)
                 else:
                     scores = self._scan(q)
@@ -531,7 +531,7 @@ class ResidentVectors:
             k = min(limit, len(rows))
             if k <= 0:
                 return []
-            top = np.argpartition(-scores, k - 1)[:k] if len(rows) > k else np.arange(len(rows))
+            top = self._rows.top_rows(rows, scores, k)
             return self._rows.best_first(rows[top], scores[top])
 
     def mean_direction(self) -> npt.NDArray[np.float32] | None:

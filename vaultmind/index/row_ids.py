@@ -70,6 +70,24 @@ class RowIds:
         step = HEX_ID_DIGITS
         return [digits[i : i + step] for i in range(0, len(digits), step)]
 
+    def top_rows(
+        self, rows: npt.NDArray[np.integer], scores: npt.NDArray[np.floating], k: int
+    ) -> npt.NDArray[np.int64]:
+        """Positions in `rows`/`scores` of the `k` best: higher score first, ties by id, so
+        which of the rows tied at the cut survive does not depend on the rows' order (a live
+        index and a cold rebuild agree)."""
+        if len(scores) <= k:
+            return np.arange(len(scores))
+        part = np.argpartition(-scores, k - 1)[:k]
+        cut = scores[part].min()
+        above = np.flatnonzero(scores > cut)
+        tied = np.flatnonzero(scores == cut)
+        if len(above) + len(tied) == k:
+            return np.concatenate((above, tied))
+        ids = self.ids_of(np.asarray(rows)[tied])
+        order = sorted(range(len(tied)), key=ids.__getitem__)[: k - len(above)]
+        return np.concatenate((above, tied[order]))
+
     def best_first(self, rows: npt.NDArray[np.integer], scores: npt.NDArray[np.floating]) -> list[tuple[str, float]]:
         """`best_first` of the ids of `rows` with their `scores`; when every row is a loaded
         packed id, ordered by numpy (packed ids sort as their hex digits do)."""
