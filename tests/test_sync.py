@@ -478,6 +478,34 @@ def test_unreadable_files_and_folders_keep_their_rows() -> None:
     assert out["problems_after_fix"] == []
 
 
+UNCHANGED_UNLOCK_SCENARIO = """
+import json
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+(vault / "locked.md").write_text("---\\ntitle: [unclosed\\n---\\nThe badger digs.\\n")
+out = {}
+with Memory.open(load_config(vault, embed_provider="none")) as memory:
+    memory.sync()
+    (vault / "locked.md").chmod(0)
+    memory.sync()
+    out["locked"] = sorted({p["kind"] for p in memory.status()["problems"] if p["path"] == "locked.md"})
+    (vault / "locked.md").chmod(0o644)
+    memory.sync()
+    out["unlocked"] = sorted({p["kind"] for p in memory.status()["problems"] if p["path"] == "locked.md"})
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_file_readable_again_with_the_same_bytes_is_no_longer_unreadable() -> None:
+    """Unlocked without an edit: its bytes are the ones indexed, and 'unreadable' had stayed
+    until a reindex. Its front matter problem, of those same bytes, stays."""
+    out = run_unprivileged(UNCHANGED_UNLOCK_SCENARIO)
+    assert "unreadable" in out["locked"]
+    assert out["unlocked"] == ["frontmatter"]
+
+
 WATCHED_FOLDER_SCENARIO = """
 import json
 from vaultmind.config import load_config

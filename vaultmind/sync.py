@@ -123,6 +123,7 @@ class Preparing(Protocol):
 
 # Problems a whole-vault scan finds (not a file's read): each such scan reports them afresh
 SCAN_PROBLEMS = ("unreadable_folder", "symlink_loop", "broken_symlink", "bad_name")
+RETRIED = ("unreadable", "changed_while_reading")  # a failed read, tried again at every sync
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,9 @@ class _Plan:
     touch: dict[str, FileStat] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # path → its current problems
     clear_problems: set[str] = field(default_factory=set)  # paths whose old problems no longer hold
+    # paths whose read failed (their rows kept) or read as indexed: only a failed read's problem
+    # (`RETRIED`) is replaced, the others (front matter…) are of the bytes indexed and hold
+    read_only: set[str] = field(default_factory=set)
     rows: list[dict[str, pa.Table]] = field(default_factory=list)  # Arrow rows of the `in_rows` notes of `write`
 
 
@@ -423,6 +427,7 @@ class Syncer:
         path = loaded.path
         if loaded.problem is not None and loaded.keep_rows:
             plan.problems[path] = [loaded.problem]
+            plan.read_only.add(path)
             if old is not None:
                 stats.kept_unreadable += 1
             return
@@ -440,6 +445,7 @@ class Syncer:
         sha = loaded.sha
         if old is not None and loaded.same:
             plan.touch[path] = loaded.stat
+            plan.read_only.add(path)  # readable again, if it was not
             stats.touched += 1
             return
         problems = [loaded.decode_problem] if loaded.decode_problem else []
@@ -570,7 +576,7 @@ class Syncer:
             else:
                 deriver.apply(con, removed_ids, written, rebuild=rebuild, changed_paths=changed)
             self._drop_written_blocks()
-        problem_paths = sorted(plan.clear_problems | set(plan.problems))
+        problem_paths = sorted((plan.clear_problems | set(plan.problems)) - plan.read_only)
         problems = {path: list(found) for path, found in plan.problems.items()}
         if scan is not None:
             con.execute(f"DELETE FROM problems WHERE kind IN ({', '.join(repr(k) for k in SCAN_PROBLEMS)})")
@@ -579,6 +585,12 @@ class Syncer:
                 problems.setdefault(problem.path, []).append(Problem(problem.path, kind, problem.message))
         if problem_paths and not rebuild:
             _with_paths(con, problem_paths, "DELETE FROM problems WHERE path IN (SELECT path FROM _rows)")
+        if plan.read_only and not rebuild:
+            _with_paths(
+                con,
+                sorted(plan.read_only),
+                f"DELETE FROM problems WHERE path IN (SELECT path FROM _rows) AND kind IN ({', '.join(map(repr, RETRIED))})",
+            )
         _insert_problems(con, problems)
         return removed_ids
 
@@ -695,7 +707,7 @@ class Syncer:
     def _paths_to_retry(self) -> set[str]:
         """Paths whose last read failed for a reason a stat cannot see change (permissions)."""
         rows = self.index.query(
-            "SELECT DISTINCT path FROM problems WHERE kind IN ('unreadable', 'changed_while_reading')"
+            f"SELECT DISTINCT path FROM problems WHERE kind IN ({', '.join(map(repr, RETRIED))})"
         )
         return {row[0] for row in rows}
 
