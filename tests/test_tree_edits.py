@@ -203,3 +203,35 @@ def test_a_summary_links_only_the_entities_that_have_a_note(vault: Path) -> None
     assert infos["person:helen-okafor"].has_note and not infos["topic:tidepool"].has_note
     links = summary_entity_links("Plan: Helen Okafor leads the Tidepool launch.", infos)
     assert links == ["[[entities/person/helen-okafor|Helen Okafor]]"]
+
+
+def test_a_conflict_copy_of_a_summary_or_a_source_is_folded_once(vault: Path) -> None:
+    """A sync tool's copy of an L1 summary ("… (conflict copy …).md", same summary id) had been
+    sealed into the L2 beside its original, which made the L2 stale at once: the daemon
+    re-sealed it every few seconds, for ever. A copy of a day note's leaves had counted twice."""
+    chat_day(vault, 0, 0, 6)  # two L1 summaries: one short of the fanout
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        seal_ready(memory, summarizer=FALLBACK)
+        [first, _] = sorted((r for r in summary_rows(memory) if r["level"] == 1), key=lambda r: r["note_path"])
+        original = vault / first["note_path"]
+        copy = original.with_name(original.stem + " (conflict copy 2026-01-01).md")
+        copy.write_bytes(original.read_bytes())
+        day = vault / DAY0
+        day.with_name(day.stem + " (conflict copy 2026-01-01).md").write_bytes(day.read_bytes())
+        memory.sync()
+        seal_ready(memory, summarizer=FALLBACK)
+        assert sorted(int(r["level"]) for r in summary_rows(memory) if "conflict" not in r["note_path"]) == [1, 1]
+        assert not any(r["level"] == 2 for r in summary_rows(memory)), "two summaries and a copy are not three"
+        chat_day(vault, 1, 6, 3)
+        memory.sync()
+        seal_ready(memory, summarizer=FALLBACK)
+        [top] = [r for r in summary_rows(memory) if r["level"] == 2]
+        assert len(set(top["children"])) == 3 == len(top["children"])
+        text = (vault / top["note_path"]).read_text(encoding="utf-8")
+        assert "conflict copy" not in text, "the parent links the originals"
+        assert reseal_stale(memory, max_nodes=10, summarizer=FALLBACK).sealed == [], "nothing stale: no loop"
+        assert not any(r["stale"] for r in summary_rows(memory))
+        l1 = {r["id"]: r["children"] for r in summary_rows(memory) if r["level"] == 1}  # the copy: one id
+        covered = [leaf for children in l1.values() for leaf in children]
+        assert sorted(covered + l0_ids(memory)) == sorted(set(tree_leaf_ids(memory))), "each leaf once"

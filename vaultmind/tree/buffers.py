@@ -137,9 +137,10 @@ _COVERED_L0 = "(SELECT unnest(children) FROM summaries WHERE level = 1)"
 
 def l0_buffer(index: Index, settings: TreeSettings, tree: str) -> list[BufferItem]:
     sql, params = tree_leaves_sql(index, settings, tree)
-    rows = index.query(
+    rows = index.query(  # a leaf in two notes (a sync tool's conflict copy) is one item: the shorter path's
         f"""SELECT t.id, t.content_hash, t.token_count, t.ts, t.note_path, t.seq FROM {sql} t
-            WHERE t.id NOT IN {_COVERED_L0}""",
+            WHERE t.id NOT IN {_COVERED_L0}
+            QUALIFY row_number() OVER (PARTITION BY t.id ORDER BY length(t.note_path), t.note_path) = 1""",
         params,
     )
     # (time, note path, position), no time last; sorted here: DuckDB's sort costs more at this size
@@ -148,7 +149,9 @@ def l0_buffer(index: Index, settings: TreeSettings, tree: str) -> list[BufferIte
 
 
 def level_buffer(index: Index, tree: str, level: int) -> list[BufferItem]:
-    """Level-`level` summaries of `tree` that no summary one level up has as a child."""
+    """Level-`level` summaries of `tree` that no summary one level up has as a child; a summary
+    held by two notes (a sync tool's conflict copy) once, by the shorter path's: sealed twice
+    into one parent, it had made the parent stale at once, and the daemon re-sealed it forever."""
     rows = index.query(
         """SELECT s.id, n.sha256,
                   (SELECT coalesce(sum(token_count), 0) FROM leaves x WHERE x.note_path = s.note_path),
@@ -157,6 +160,7 @@ def level_buffer(index: Index, tree: str, level: int) -> list[BufferItem]:
            LEFT JOIN leaves fl ON fl.id = s.leaf_ids[1]
            WHERE s.tree = ? AND s.level = ?
              AND s.id NOT IN (SELECT unnest(children) FROM summaries p WHERE p.tree = ? AND p.level = ?)
+           QUALIFY row_number() OVER (PARTITION BY s.id ORDER BY length(s.note_path), s.note_path) = 1
            ORDER BY s.time_start NULLS LAST, fl.ts NULLS LAST, fl.note_path NULLS LAST, fl.seq NULLS LAST, s.id""",
         [tree, level, tree, level + 1],
     )
@@ -183,7 +187,9 @@ def _tree_states(index: Index, settings: TreeSettings, tree: str | None) -> dict
         f"""SELECT t.tree, count(*), count(*) FILTER (WHERE t.id NOT IN {_COVERED_L0}),
                    coalesce(sum(t.token_count) FILTER (WHERE t.id NOT IN {_COVERED_L0}), 0),
                    max(t.active) FILTER (WHERE t.id NOT IN {_COVERED_L0})
-            FROM {sql} t GROUP BY t.tree""",
+            FROM (SELECT * FROM {sql} x
+                  QUALIFY row_number() OVER (PARTITION BY x.id ORDER BY length(x.note_path), x.note_path) = 1) t
+            GROUP BY t.tree""",
         params,
     ):
         states[name] = TreeState(name, int(leaves), int(items), int(tokens), newest)
@@ -192,7 +198,7 @@ def _tree_states(index: Index, settings: TreeSettings, tree: str | None) -> dict
     for name, level, buffered, total in index.query(
         f"""WITH covered AS (
                 SELECT DISTINCT tree, level - 1 AS level, unnest(children) AS id FROM summaries WHERE level > 1)
-            SELECT s.tree, s.level, count(*) FILTER (WHERE c.id IS NULL), count(*)
+            SELECT s.tree, s.level, count(DISTINCT s.id) FILTER (WHERE c.id IS NULL), count(DISTINCT s.id)
             FROM summaries s LEFT JOIN covered c ON c.tree = s.tree AND c.level = s.level AND c.id = s.id
             {where} GROUP BY s.tree, s.level""",
         params,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from vaultmind.errors import NoteReadError
 from vaultmind.index.store import Index
@@ -61,7 +62,9 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
            WHERE l.id IN (SELECT id FROM wanted)""",
         [ids],
     )
-    by_id = {row[0]: row for row in rows}
+    by_id: dict[str, tuple[Any, ...]] = {}
+    for row in sorted(rows, key=lambda r: (len(r[7]), r[7])):  # a leaf in a conflict copy too: the shorter path's
+        by_id.setdefault(row[0], row)
     missing = [i for i in ids if i not in by_id]
     if missing:
         raise NoteReadError(
@@ -114,7 +117,9 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
            WHERE id IN (SELECT unnest(?::VARCHAR[]))""",
         [ids],
     )
-    by_id = {row[0]: row for row in rows}
+    by_id: dict[str, tuple[Any, ...]] = {}
+    for found in sorted(rows, key=lambda r: (len(r[1]), r[1])):  # a conflict copy's id: the shorter path's note
+        by_id.setdefault(found[0], found)
     children: list[ChildText] = []
     links: list[str] = []
     starts: list[datetime] = []
