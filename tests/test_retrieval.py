@@ -120,7 +120,7 @@ def test_walk_reads_last_week_from_the_day_the_question_names(vault: Path) -> No
         assert later["breakdown"]["time_factor"] < 1.0 == result["hits"][0]["breakdown"]["time_factor"]
 
 
-def test_a_date_without_its_year_is_the_latest_one_the_memory_holds(vault: Path) -> None:
+def test_a_date_without_its_year_is_the_one_the_memory_holds_it_in(vault: Path) -> None:
     """An archive of 2022 asked in 2024 "what did we decide on 7 March?": the window had been
     7 March 2024, where the memory holds nothing, and the decision did not lead."""
     _chat(vault, "2022-03-04", [("Alice Chen", "09:00", "Let's not decide the venue in chat.")])
@@ -133,7 +133,11 @@ def test_a_date_without_its_year_is_the_latest_one_the_memory_holds(vault: Path)
         assert (window["start"], window["end"]) == ("2022-03-07T00:00:00Z", "2022-03-08T00:00:00Z")
         assert result["hits"][0]["time_range"]["start"].startswith("2022-03-07")
         month = memory.walk("What did we decide in March?", limit=5, reference_time=NOW)["query"]["time_window"]
-        assert month["start"] == "2023-03-01T00:00:00Z", "the latest March the memory holds"
+        assert month["start"] == "2022-03-01T00:00:00Z", "the March that holds the question's words the most"
+        catering = memory.walk("What about the catering in March?", limit=5, reference_time=NOW)["query"]["time_window"]
+        assert catering["start"] == "2023-03-01T00:00:00Z"
+        anything = memory.walk("What happened in March?", limit=5, reference_time=NOW)["query"]["time_window"]
+        assert anything["start"] == "2023-03-01T00:00:00Z", "no word to weigh: the latest March the memory holds"
         said = memory.walk("What did we decide on 7 March 2024?", limit=5, reference_time=NOW)["query"]["time_window"]
         assert said["start"] == "2024-03-07T00:00:00Z", "a year the question names stays"
         never = memory.walk("What did we decide on 7 August?", limit=5, reference_time=NOW)["query"]["time_window"]

@@ -83,8 +83,9 @@
             we do yesterday?") searches no words: the window's leaves, the dense and entity
             signals rank. A date or month named without its year and without relative words
             ("on 7 March", "in May") is the most recent one before the reference time, or, when
-            the memory holds nothing then, the latest earlier year in which it holds something
-            (an archive of 2024 asked in 2026).
+            the memory holds nothing then, an earlier year in which it holds something (an
+            archive of 2024 asked in 2026): the one holding most of the question's lexical
+            matches, else the latest (`_year_held`).
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?")
@@ -208,8 +209,6 @@ def walk(
     question = _names_capitalised(memory, question)
     qterms = terms(question)
     window = _window(question, reference_time)
-    if window is not None and _yearless(window.text):
-        window = _latest_held(memory, window)
     qents = query_entities(memory, question)
     if window is not None:  # "in May" names a month, not May Chen (but "Jan" is not "in January")
         said = set(words(window.text))
@@ -237,6 +236,8 @@ def walk(
     if memory.embedder is not None and memory.vectors is not None and content_text.strip() and not only_names:
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
+    if window is not None and _yearless(window.text):
+        window = _year_held(memory, window, lexical)
 
     entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
@@ -501,25 +502,36 @@ def _yearless(window_text: str) -> bool:
     return bool(named) and not any(word.isdigit() and len(word) == 4 for word in found) and not _RELATIVE_WORDS & set(found)
 
 
-def _latest_held(memory: Memory, window: TimeWindow) -> TimeWindow:
-    """A year-less window the memory holds nothing in, moved back a year at a time to the latest
-    one it holds something in (an archive of 2024 asked "what did we decide on 7 March?" in
-    2026); the window as it is when no year holds anything."""
+def _year_held(memory: Memory, window: TimeWindow, lexical: Sequence[tuple[str, float]]) -> TimeWindow:
+    """A year-less window the memory holds nothing in, moved back to an earlier year it holds
+    something in (an archive of 2024 asked "what did we decide on 7 March?" in 2026): the year
+    whose window holds the most of the question's lexical matches (their BM25 summed), else the
+    latest; the window as it is when no year holds anything. Of two Marches, the one the
+    question's words are in, not the latest with any message at all."""
     if memory.leaves.in_window(window.start, window.end, 1):
         return window
     first = memory.leaves.first_time()
+    held: list[TimeWindow] = []
     years = 1
     while first is not None and years <= YEARS_BACK:
         try:
             earlier = TimeWindow(_years_before(window.start, years), _years_before(window.end, years), window.text)
         except (ValueError, OverflowError):
-            return window
+            break
         if earlier.end <= first:
-            return window
+            break
         if memory.leaves.in_window(earlier.start, earlier.end, 1):
-            return earlier
+            held.append(earlier)
         years += 1
-    return window
+    if not held:
+        return window
+    if lexical:
+        ts = memory.leaves.columns([leaf_id for leaf_id, _ in lexical]).ts
+        scores = np.array([score for _, score in lexical])
+        weight = [float(scores[_inside(w, ts)].sum()) for w in held]
+        if max(weight) > 0:
+            return held[max(range(len(held)), key=lambda k: (weight[k], -k))]
+    return held[0]
 
 
 def _years_before(when: datetime, years: int) -> datetime:
