@@ -310,3 +310,12 @@ def test_a_moved_or_copied_folder_is_no_new_version_nor_a_new_document(tmp_path:
     assert len(report.written) == 1 and report.documents_replaced == 0
     text = _documents(vault)["doc:meeting-notes/q3"]
     assert "version: 1" in text and (moved / "q3.md").resolve().as_uri() in text
+
+
+def test_a_source_id_a_file_gives_itself_is_one_document_whichever_file_holds_it(tmp_path: Path, vault: Path) -> None:
+    old = put(tmp_path / "v1" / "plan.md", "---\nsource_id: notion:page/42\n---\n# Plan\n\nFirst draft.\n")
+    new = put(tmp_path / "v2" / "plan.md", "---\nsource_id: notion:page/42\n---\n# Plan\n\nSecond draft.\n")
+    write_documents(vault, parse_document_paths([old]))
+    report = write_documents(vault, parse_document_paths([new]))
+    assert report.documents_replaced == 1 and list(_documents(vault)) == ["notion:page/42"]
+    assert "Second draft." in _documents(vault)["notion:page/42"]

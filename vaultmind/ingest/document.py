@@ -136,6 +136,7 @@ def _one(
         modified=_modified(path),
         source_ref=source_ref or path.resolve().as_uri(),
         legacy_source_id=None if source_id else f"doc:{_slug_path([*rel.parent.parts, rel.stem])}",
+        id_given=source_id is not None,
     )
     return doc, path, source_id is None
 

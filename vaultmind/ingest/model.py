@@ -58,6 +58,7 @@ class DocumentInput:
     modified: str | None = None  # ISO 8601
     source_ref: str | None = None
     legacy_source_id: str | None = None  # the id an earlier vaultmind gave it: its note keeps it
+    id_given: bool = False  # `source_id` comes from the file (its front matter): files sharing it are one document
 
 
 @dataclass(slots=True)

@@ -702,7 +702,13 @@ def _holding(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing]) -> 
        that still exists and another text: then it is another document of the same name
        (`notes/q3.md` of two folders called `work/meeting-notes` and `home/meeting-notes`),
        never replaced by this one — a copy of the same text is the same document;
-    3. the first free `<id>~2`, `<id>~3` …"""
+    3. the first free `<id>~2`, `<id>~3` ….
+
+    A `source_id` the file gives itself (front matter) is the document's, whichever file holds
+    it: its note, as before."""
+    if doc.id_given:  # the file names its document: whatever file holds that id, this is its next version
+        mine = [note for note in folder_notes if note.source_id == doc.source_id]
+        return doc.source_id, mine or [note for note in _all_doc_notes(plan) if note.source_id == doc.source_id]
     ids = [doc.source_id, *([doc.legacy_source_id] if doc.legacy_source_id else [])]
     body = body_sha256(_doc_body(doc))
 
