@@ -415,6 +415,20 @@ def test_an_edited_whatsapp_message_replaces_its_text_before_the_edit(tmp_path: 
     assert again.written == [] and again.messages_edited == 0
 
 
+def test_a_whatsapp_export_under_another_file_name_writes_no_message_twice(tmp_path: Path, vault: Path) -> None:
+    """The chat's name is the file's, so a renamed export is another source; its messages' ids
+    hash author, time and text, so they are known wherever the platform's notes hold them."""
+    first = write(tmp_path, "WhatsApp Chat with Dinner Club.txt", WHATSAPP["iso.txt"])
+    ingest_paths("chat", [first], vault)
+    later = write(tmp_path / "later", "WhatsApp Chat with Dinner Club 2024.txt", WHATSAPP["iso.txt"] + "2024-03-14, 08:00 - Alice: One more\n")
+    report = ingest_paths("chat", [later], vault)
+    assert (report.messages_added, report.messages_known) == (1, 3)
+    ids = re.findall(r'vaultmind id="([^"]+)"', "".join(p.read_text(encoding="utf-8") for p in (vault / "sources/chat/whatsapp").rglob("*.md")))
+    assert len(ids) == len(set(ids)) == 4
+    room = write(tmp_path, "WhatsApp Chat with Room (101).txt", "2024-03-04, 09:00 - Alice: Key is under the mat\n")
+    assert parse_whatsapp(room)[0].meta.title == "Room (101)", "a name's own number is no download's"
+
+
 def test_whatsapp_malformed_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="line 1"):
         parse_whatsapp(write(tmp_path, "x.txt", "hello there\n04/03/2024, 09:00 - A: x\n"))

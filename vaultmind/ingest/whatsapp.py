@@ -50,7 +50,7 @@ _EDITED_RE = re.compile(
     r"Ce message a été modifié|Questo messaggio è stato modificato|Mensagem editada|Dit bericht is bewerkt)>\s*$",
     re.IGNORECASE,
 )
-_COPY_SUFFIX_RE = re.compile(r"\s*\(\d{1,3}\)$")
+_COPY_SUFFIX_RE = re.compile(r"\s*\(\d{1,2}\)$")  # not "Room (101)"
 _TITLE_PREFIX_RE = re.compile(r"^whatsapp\s+chat\s*(?:with|mit|con|avec|met|com|z|с|-)?\s*", re.IGNORECASE)
 _MAX_AUTHOR = 80
 

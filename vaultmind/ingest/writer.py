@@ -354,14 +354,17 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
     notes are looked for in its folder and in the folders of its platform that hold the same
     source (the chat renamed on its platform: `telegram/wohnung-team/` and, since, `telegram/
     wg-lindenstrasse/`), or, when its folder is gone (renamed in Obsidian), under its
-    platform's (`sources/chat/irc/`)."""
+    platform's (`sources/chat/irc/`). A message whose id hashes its author, time and text (`h-…`:
+    WhatsApp, Signal) is the same message in any note of its platform, whatever the source: a
+    chat whose export file was renamed is another source, with the same messages."""
     kind = group.meta.kind
     folder = f"{SOURCES_DIR}/email" if kind == "email" else group.base.rsplit("/", 1)[0]
     parts = folder.split("/")
     folders = [folder]
+    hashed = kind != "email" and any(message_id.startswith("h-") for message_id in group.messages)
     if kind != "email" and len(parts) > 3:
         platform = "/".join(parts[:3])
-        if not (plan.vault / folder).is_dir():
+        if hashed or not (plan.vault / folder).is_dir():
             folders = [platform]
         else:
             folders += [f for f in plan.source_folders(platform).get(group.meta.source_id, ()) if f != folder]
@@ -371,7 +374,7 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
         for message_id in sorted({*group.messages, *group.related}):
             for path, source_id in placed.get(message_id, ()):
                 own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
-                if not own and (kind == "email" or source_id == group.meta.source_id):
+                if not own and (kind == "email" or source_id == group.meta.source_id or message_id.startswith("h-")):
                     out.setdefault(message_id, []).append(path)
     return out
 
