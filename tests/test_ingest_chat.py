@@ -214,6 +214,30 @@ def test_a_slack_workspace_without_team_ids_is_one_source_whatever_its_export_is
     assert ids[2] == ids[3] == ["slack:Acme/C1", "slack:Acme/D1"], "the export's name without its dates"
 
 
+def test_a_slack_workspace_written_under_its_export_name_is_found_again(tmp_path: Path, vault: Path) -> None:
+    """Written when a workspace without team ids was named by its export's folder: the same export
+    again, now named by its messages' team, adds nothing."""
+    from dataclasses import replace
+
+    from vaultmind.ingest.writer import write_batches
+
+    root = slack_export(tmp_path / "acme-export")
+    users = json.loads((root / "users.json").read_text(encoding="utf-8"))
+    write(root, "users.json", json.dumps([{k: v for k, v in u.items() if k != "team_id"} for u in users]))
+    day = json.loads((root / "general/2024-03-04.json").read_text(encoding="utf-8"))
+    write(root, "general/2024-03-04.json", json.dumps([{**m, "team": "T777"} for m in day]))
+    batches = parse_slack(root)
+    assert {b.meta.source_id for b in batches} == {"slack:T777/C1", "slack:T777/D1"}
+    before = [  # as an earlier vaultmind wrote them
+        replace(b, meta=replace(b.meta, source_id=b.legacy_source_id, scope=b.legacy_scope), legacy_source_id=None)
+        for b in batches
+    ]
+    assert {b.meta.source_id for b in before} == {"slack:acme-export/C1", "slack:acme-export/D1"}
+    write_batches(vault, before)
+    report = ingest_paths("chat", [root], vault)
+    assert (report.messages_added, report.written) == (0, [])
+
+
 def test_slack_zip_equals_folder(tmp_path: Path) -> None:
     folder = slack_export(tmp_path / "export")
     archive = tmp_path / "Acme Slack export.zip"

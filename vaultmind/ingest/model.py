@@ -30,9 +30,10 @@ class SourceBatch:
     # messages the export marks as edited ("<This message was edited>"), on platforms whose ids
     # hash the text: each replaces the one message of its author and time that it no longer holds
     edited: tuple[str, ...] = ()
-    # the source id and note name an earlier vaultmind gave the batch: its note keeps them when
-    # it holds the batch's first message (`writer._earlier`)
+    # the source id, scope and note name an earlier vaultmind gave the batch: its notes keep
+    # them when they are there (`writer._earlier`)
     legacy_source_id: str | None = None
+    legacy_scope: str | None = None
     legacy_note_name: str | None = None
 
 

@@ -168,6 +168,8 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
         if messages:
             read.append((conv, messages))
     team = _team(users, export, team_votes)
+    before = export.path.stem  # the team an earlier vaultmind read from an export without team_id
+    legacy = before != team and not any(isinstance(u.get("team_id"), str) and u["team_id"] for u in users)
     return [
         SourceBatch(
             meta=SourceMeta(
@@ -177,6 +179,8 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
                 title=conv.title,
             ),
             messages=tuple(messages),
+            legacy_source_id=f"slack:{before}/{conv.id}" if legacy else None,
+            legacy_scope=f"slack/{before}/{conv.scope_name}" if legacy else None,
         )
         for conv, messages in read
     ]

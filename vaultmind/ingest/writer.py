@@ -437,17 +437,26 @@ def _joined(plan: _Plan, groups: list[_Group]) -> list[_Group]:
 
 
 def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
-    """`batch` under the source id and note an earlier vaultmind gave it, when that note is
-    there and holds the batch's first message (same id, same text): an agent transcript without
-    a session id, ingested when its id was its file's name alone, is not written a second time."""
-    if not batch.legacy_source_id or not batch.messages:
+    """`batch` under the source id (scope, note) an earlier vaultmind gave it, when its notes are
+    there: a day-bucketed source when a folder of its platform holds that source (a Slack
+    workspace named by its export's folder), another when its note holds the batch's first
+    message, same id and text (an agent transcript named by its file alone). Not written a
+    second time under the new id."""
+    legacy = batch.legacy_source_id
+    if not legacy or not batch.messages:
         return batch
     earlier = replace(
-        batch, meta=replace(batch.meta, source_id=batch.legacy_source_id), note_name=batch.legacy_note_name
+        batch,
+        meta=replace(batch.meta, source_id=legacy, scope=batch.legacy_scope or batch.meta.scope),
+        note_name=batch.legacy_note_name or batch.note_name,
     )
+    if batch.bucket == "day":
+        folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(earlier.meta.scope)}"
+        platform = "/".join(folder.split("/")[:3])
+        return earlier if folder in plan.source_folders(platform).get(legacy, ()) else batch
     note = plan.existing(note_path(earlier))
     first = batch.messages[0]
-    held = note.messages().get(first.message_id) if note is not None and note.source_id == batch.legacy_source_id else None
+    held = note.messages().get(first.message_id) if note is not None and note.source_id == legacy else None
     return earlier if held is not None and note_text(held.text) == note_text(first.text) else batch
 
 
