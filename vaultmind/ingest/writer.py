@@ -255,9 +255,9 @@ class _Plan:
                 if first is None:
                     continue
                 folder = Path(here).relative_to(self.vault).as_posix()
-                note = self.existing(f"{folder}/{first}")
-                if note is not None and note.source_id:
-                    found.setdefault(note.source_id, []).append(folder)
+                source_id = _head_source_id(Path(here) / first)
+                if source_id:
+                    found.setdefault(source_id, []).append(folder)
             self.sources[platform] = {source_id: sorted(folders) for source_id, folders in found.items()}
         return self.sources[platform]
 
@@ -277,6 +277,21 @@ class _Group:
     related: set[str] = field(default_factory=set)
     quoted: dict[str, QuotedParent] = field(default_factory=dict)
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
+
+
+def _head_source_id(path: Path) -> str | None:
+    """The `source_id` of a source note, from its front matter when that ends in the first 8 KB
+    (as vaultmind writes it): a platform's folders are told apart by one such read each."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(8192).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    end = head.find("\n---", 3)
+    if not head.startswith("---") or end < 0:
+        return None
+    value = split_frontmatter(head[: end + 4] + "\n").data.get("source_id")
+    return None if value is None else str(value)
 
 
 def _message_ids(raw: bytes) -> list[str]:
