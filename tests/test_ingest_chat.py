@@ -412,7 +412,8 @@ def test_whatsapp_chat_name_zip_and_timezone(tmp_path: Path) -> None:
     assert parse_whatsapp(archive, tz=zone("Europe/Berlin")) == batches
     # a second download of the same export ("… (1).txt") is the same chat
     again = write(tmp_path / "Downloads", "WhatsApp Chat with Alice (1).txt", WHATSAPP["iso.txt"])
-    assert parse_whatsapp(again, tz=zone("Europe/Berlin")) == batches
+    [download] = parse_whatsapp(again, tz=zone("Europe/Berlin"))
+    assert (download.meta, download.messages) == (batches[0].meta, batches[0].messages)
 
 
 def test_an_edited_whatsapp_message_replaces_its_text_before_the_edit(tmp_path: Path, vault: Path) -> None:
@@ -439,16 +440,32 @@ def test_an_edited_whatsapp_message_replaces_its_text_before_the_edit(tmp_path: 
     assert again.written == [] and again.messages_edited == 0
 
 
-def test_a_whatsapp_export_under_another_file_name_writes_no_message_twice(tmp_path: Path, vault: Path) -> None:
-    """The chat's name is the file's, so a renamed export is another source; its messages' ids
-    hash author, time and text, so they are known wherever the platform's notes hold them."""
-    first = write(tmp_path, "WhatsApp Chat with Dinner Club.txt", WHATSAPP["iso.txt"])
-    ingest_paths("chat", [first], vault)
-    later = write(tmp_path / "later", "WhatsApp Chat with Dinner Club 2024.txt", WHATSAPP["iso.txt"] + "2024-03-14, 08:00 - Alice: One more\n")
-    report = ingest_paths("chat", [later], vault)
-    assert (report.messages_added, report.messages_known) == (1, 3)
-    ids = re.findall(r'vaultmind id="([^"]+)"', "".join(p.read_text(encoding="utf-8") for p in (vault / "sources/chat/whatsapp").rglob("*.md")))
-    assert len(ids) == len(set(ids)) == 4
+def test_one_message_sent_to_two_chats_stays_in_both(tmp_path: Path, vault: Path) -> None:
+    """"Happy new year!" sent to two groups in the same minute has one hashed id in both: each
+    chat keeps it, and neither chat's messages go into the other's note."""
+    family = write(tmp_path, "WhatsApp Chat with Family.txt", "01/01/2025, 00:00 - Me: Happy new year!!\n01/01/2025, 00:05 - Mum: Same to you\n")
+    climbing = write(tmp_path, "WhatsApp Chat with Climbing.txt", "01/01/2025, 00:00 - Me: Happy new year!!\n01/01/2025, 00:07 - Zoe: Crag on the 3rd?\n")
+    ingest_paths("chat", [family], vault)
+    report = ingest_paths("chat", [climbing], vault)
+    assert report.messages_added == 2
+    texts = {p.parent.name: p.read_text(encoding="utf-8") for p in (vault / "sources/chat/whatsapp").rglob("*.md")}
+    assert sorted(texts) == ["climbing", "family"]
+    assert "Happy new year" in texts["climbing"] and "Crag" in texts["climbing"] and "Mum" not in texts["climbing"]
+    assert "Zoe" not in texts["family"]
+
+
+def test_a_download_ingested_under_its_numbered_name_is_found_again(tmp_path: Path, vault: Path) -> None:
+    """Ingested when " (1)" was part of the chat's name: the same export again adds nothing."""
+    from dataclasses import replace
+
+    from vaultmind.ingest.writer import write_batches
+
+    export = write(tmp_path, "WhatsApp Chat with Alice (1).txt", WHATSAPP["iso.txt"])
+    [batch] = parse_whatsapp(export)
+    assert (batch.meta.source_id, batch.legacy_source_id) == ("whatsapp:Alice", "whatsapp:Alice (1)")
+    write_batches(vault, [replace(batch, meta=replace(batch.meta, source_id="whatsapp:Alice (1)", scope="whatsapp/Alice (1)"), legacy_source_id=None)])
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_added, report.written) == (0, [])
     room = write(tmp_path, "WhatsApp Chat with Room (101).txt", "2024-03-04, 09:00 - Alice: Key is under the mat\n")
     assert parse_whatsapp(room)[0].meta.title == "Room (101)", "a name's own number is no download's"
 

@@ -435,6 +435,13 @@ def test_repeats_a_zone_cannot_explain_are_merged(vault: Path) -> None:
         later = [post(0, hour, prefix) for hour in range(0, 17)]
         report = write_batches(vault, [batch(*later, meta=replace(META, source_id=f"irc:{prefix}"))])
         assert report.messages_added == 5
+    # three texts in turn, hashed ids: its earlier posts are still in the export, under their ids
+    texts = ("Backup started", "Backup finished", "Sync OK")
+    rotating = [Message(f"h-{hour:02d}{k}", "homelab", datetime(2024, 3, 5, hour, 10 * k, tzinfo=UTC), text)
+                for hour in range(0, 17) for k, text in enumerate(texts)]
+    meta = replace(META, source_id="irc:homelab", scope="irc/homelab")
+    write_batches(vault, [batch(*rotating[:36], meta=meta)])
+    assert write_batches(vault, [batch(*rotating, meta=meta)]).messages_added == 15
 
 
 def test_an_updated_export_with_repeated_short_messages_is_merged(vault: Path) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from itertools import pairwise
 from pathlib import Path
@@ -77,7 +77,13 @@ def parse_whatsapp(
     "mdy") overrides the guess; `warn` is told when the guess could go either way."""
     text, name = _read_export(path)
     order = {"dmy": "DMY", "mdy": "MDY"}.get(date_order or "")
-    return parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
+    batches = parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
+    before = chat_name(path, copies=False)  # the name an earlier vaultmind gave a "… (1).txt" download
+    if before == name:
+        return batches
+    return [
+        replace(batch, legacy_source_id=f"whatsapp:{before}", legacy_scope=f"whatsapp/{before}") for batch in batches
+    ]
 
 
 def parse_line_chat(
@@ -151,12 +157,14 @@ def _read_export(path: Path) -> tuple[str, str]:
     return read_text(path), chat_name(path)
 
 
-def chat_name(path: Path) -> str:
-    """The chat's name from the export's file name ("WhatsApp Chat with Alice.txt" → "Alice")."""
+def chat_name(path: Path, *, copies: bool = True) -> str:
+    """The chat's name from the export's file name ("WhatsApp Chat with Alice.txt" → "Alice";
+    `copies`: without a browser's " (1)" of a second download)."""
     stem = path.stem
     if stem.lower() in ("_chat", "chat") and path.parent.name:
         stem = path.parent.name
-    stem = _COPY_SUFFIX_RE.sub("", stem) or stem  # "… (1).txt": a browser's second download of the export
+    if copies:
+        stem = _COPY_SUFFIX_RE.sub("", stem) or stem
     return _TITLE_PREFIX_RE.sub("", stem).strip() or stem
 
 

@@ -369,17 +369,15 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
     notes are looked for in its folder and in the folders of its platform that hold the same
     source (the chat renamed on its platform: `telegram/wohnung-team/` and, since, `telegram/
     wg-lindenstrasse/`), or, when its folder is gone (renamed in Obsidian), under its
-    platform's (`sources/chat/irc/`). A message whose id hashes its author, time and text (`h-…`:
-    WhatsApp, Signal) is the same message in any note of its platform, whatever the source: a
-    chat whose export file was renamed is another source, with the same messages."""
+    platform's (`sources/chat/irc/`). Never another source's: one person's "Happy new year!"
+    sent to two chats in the same minute has one hashed id in both."""
     kind = group.meta.kind
     folder = f"{SOURCES_DIR}/email" if kind == "email" else group.base.rsplit("/", 1)[0]
     parts = folder.split("/")
     folders = [folder]
-    hashed = kind != "email" and any(message_id.startswith("h-") for message_id in group.messages)
     if kind != "email" and len(parts) > 3:
         platform = "/".join(parts[:3])
-        if hashed or not (plan.vault / folder).is_dir():
+        if not (plan.vault / folder).is_dir():
             folders = [platform]
         else:
             folders += [f for f in plan.source_folders(platform).get(group.meta.source_id, ()) if f != folder]
@@ -389,7 +387,7 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
         for message_id in sorted({*group.messages, *group.related}):
             for path, source_id in placed.get(message_id, ()):
                 own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
-                if not own and (kind == "email" or source_id == group.meta.source_id or message_id.startswith("h-")):
+                if not own and (kind == "email" or source_id == group.meta.source_id):
                     out.setdefault(message_id, []).append(path)
     return out
 
@@ -571,7 +569,10 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             report.messages_known += 1
         else:
             new[message_id] = quoting if quote is not None and _unanswered(plan, group, quote) else message
-    plan.timed.setdefault(group.meta.source_id, ([], []))[0].extend(current.values())
+    # held messages the export no longer holds: all of them, when it was read in another zone
+    plan.timed.setdefault(group.meta.source_id, ([], []))[0].extend(
+        message for message_id, message in current.items() if message_id not in group.messages
+    )
     plan.timed[group.meta.source_id][1].extend(new.values())
     if target is not None and group.edited & new.keys():
         _replace_edited(plan, group, current, new)
@@ -880,12 +881,14 @@ SHIFT_MIN = 3  # and at least this many different texts
 
 
 def _shifted(held: Sequence[Message], new: Sequence[Message]) -> tuple[timedelta, int] | None:
-    """The offset and the number of messages repeated, when the same export read in another time zone repeats the messages the vault
-    holds: of the messages whose ids hash their time (`h-…`, no platform id: a local time read
-    in another zone gives another UTC time, so another id), most of those held, or of the new
-    ones when fewer, come again (same author, same text) one whole number of quarter hours
-    apart, with one offset for all and at least `SHIFT_MIN` different texts. A bot that posts
-    the same text every hour, or a platform's own ids, are never taken for a mix-up."""
+    """The offset and the number of messages repeated, when the same export read in another time
+    zone repeats the messages the vault holds: of the messages whose ids hash their time (`h-…`,
+    no platform id: a local time read in another zone gives another UTC time, so another id),
+    most of those `held` that the export no longer holds under their ids (a mix-up moves every
+    one), or of the new ones when fewer, come again (same author, same text) one whole number
+    of quarter hours apart, with one offset for all and at least `SHIFT_MIN` different texts. A
+    bot that posts the same texts every hour (its earlier posts still in the export), or a
+    platform's own ids, are never taken for a mix-up."""
     held = [m for m in held if m.message_id.startswith("h-")]
     new = [m for m in new if m.message_id.startswith("h-")]
     if min(len(held), len(new)) < SHIFT_MIN:
