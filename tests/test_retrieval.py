@@ -144,6 +144,31 @@ def test_a_date_without_its_year_is_the_one_the_memory_holds_it_in(vault: Path) 
         assert never["start"] == "2023-08-07T00:00:00Z", "no year holds it: the most recent one, as before"
 
 
+def test_what_happened_in_a_window_is_told_by_the_messages_that_say_the_most(vault: Path) -> None:
+    """"What happened last week?" had ranked the window's messages by their likeness to "what
+    happened": chit-chat first. Now the window's messages that say the most lead, and a window
+    the memory holds nothing in says so."""
+    _chat(
+        vault,
+        "2024-06-12",
+        [
+            ("Alice Chen", "09:00", "ok"),
+            ("Bob Stone", "09:01", "what happened?"),
+            ("Alice Chen", "09:05", "We moved the public launch to 23 April and booked the harbour loft for 120 guests."),
+            ("Bob Stone", "09:06", "me too"),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What happened last week?", limit=5, reference_time=datetime(2024, 6, 17, 9, 0))
+        assert "public launch" in result["hits"][0]["content"]
+        assert all(h["breakdown"]["dense"] == 0 and h["breakdown"]["lex"] == 0 for h in result["hits"])
+        assert result["hits"][0]["breakdown"]["informative"] > result["hits"][-1]["breakdown"]["informative"]
+        empty = memory.walk("What happened yesterday?", limit=5, reference_time=datetime(2024, 6, 17, 9, 0))
+        assert empty["hits"] == []
+        assert "Nothing in the memory falls inside this window." in format_evidence(empty)
+
+
 def test_walk_favours_a_message_written_just_after_the_window_it_tells_of(vault: Path) -> None:
     """Asked "What did Dana watch on 1 May?", Dana tells of it the next morning. That message is
     outside the window, but a message within days after it ranks above one from weeks later."""

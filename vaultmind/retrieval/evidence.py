@@ -81,6 +81,12 @@ def format_evidence(
         )
     hits = result.get("hits", [])
     if not hits:
+        window = query.get("time_window")
+        if window:  # "what did we do yesterday?" of a day the memory holds nothing of
+            return (
+                f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)\n"
+                "Nothing in the memory falls inside this window."
+            )
         return "No evidence found in the memory for this question."
     lines = []
     if unknown:

@@ -88,7 +88,11 @@
             matches, else the latest (`_year_held`).
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
-            it ("what happened in May?")
+            it ("what happened in May?"). A question about nothing but its window ("what
+            happened last week?": only asking words besides it) is not searched, lexically or
+            densely — "what happened" says nothing of which messages matter — and each leaf
+            inside the window adds `INFORMATIVE` · min(1, terms / `INFORMATIVE_TERMS`): the
+            messages that say the most lead, not "ok" and "me too".
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening). When no leaf holds a word of the question's content, the
    dense match is all that speaks for a leaf, and the best one scores in full however weak it
@@ -193,6 +197,8 @@ ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 YEARS_BACK = 50  # how far back a year-less date looks for the latest year the memory holds it
+INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
+INFORMATIVE_TERMS = 24
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 
 
@@ -231,9 +237,18 @@ def walk(
     # "What did John Doe say?" is about nothing but its author: no meaning to search densely
     # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
     only_names = bool(authors) and all(t in authors for t in content_terms)
-    lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms else []
+    # "What happened last week?" asks for its window, nothing else: neither the words nor the
+    # meaning of "what happened" say which of the window's messages matter (`INFORMATIVE`)
+    only_window = window is not None and all(t in ASKING_WORDS for t in content_terms)
+    lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms and not only_window else []
     dense: list[tuple[str, float]] = []
-    if memory.embedder is not None and memory.vectors is not None and content_text.strip() and not only_names:
+    if (
+        memory.embedder is not None
+        and memory.vectors is not None
+        and content_text.strip()
+        and not only_names
+        and not only_window
+    ):
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
     if window is not None and _yearless(window.text):
@@ -280,12 +295,15 @@ def walk(
     if timed is not None:
         # a question about nothing but its window ("what happened yesterday?"): a leaf without
         # a time has no claim on it
-        only_window = all(t in ASKING_WORDS for t in content_terms)
         factors = _time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
         _summary_time_factors(memory, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     inside = _inside(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
+    informative = np.zeros(len(ids))
+    if timed is not None and only_window:  # of the window's messages, those that say the most
+        informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * inside
+        scores += informative
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
     kind = answer_kind(question)
     top = _best(ids, scores, ANSWER_TOP if kind else ASKING_TOP)
@@ -328,6 +346,7 @@ def walk(
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "time_factor": factor,
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
+                "informative": round(float(informative[k]), 4),
                 "weights": WEIGHTS,
                 **flags,  # `_diversify`'s
             }
