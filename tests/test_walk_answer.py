@@ -218,3 +218,31 @@ def test_a_pair_said_with_one_word_between_counts_half(vault: Path) -> None:
         hits = memory.walk("When did we move the launch?", limit=5)["hits"]
         phrase = {h["content"][:12]: h["breakdown"]["phrase"] for h in hits}
         assert phrase == {"Decision: we": 0.5, "Then I'll mo": 1.0, "The launch n": 0.0}
+
+
+def test_a_misspelt_word_the_memory_never_holds_is_read_as_the_word_it_does(vault: Path) -> None:
+    """"when is the lauch?": no leaf holds "lauch", and the launch's messages were found only by
+    their meaning. A real word the memory lacks ("hike") is never changed into one it holds
+    ("like"), nor is a misspelt stop word ("waht") read as a content word ("wait")."""
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            ("Alice Chen", "Decision: we move the public launch to Tuesday 23 April."),
+            ("Bob Stone", "I like the new date, but we wait for the review."),
+            ("Priya Raman", "The received invoices are in the shared folder."),
+            ("Mei Chen", "Lunch at the harbour on Friday?"),
+            ("Bob Stone", "Sure, noon works for me."),
+            ("Alice Chen", "Bring the photo album from your flat."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        launch = memory.walk("when is the lauch?")
+        assert launch["query"]["corrected"] == {"lauch": "launch"}
+        assert "public launch" in launch["hits"][0]["content"]
+        assert memory.walk("where did we go hiking?")["query"]["corrected"] == {}
+        assert memory.walk("waht did we decide?")["query"]["corrected"] == {}
+        assert memory.walk("which invoices were recieved?")["query"]["corrected"] == {"recieved": "received"}
+        evidence = memory.query("walk", {"query": "when is the lauch?", "evidence": True})["evidence"]
+        assert "Read as: “lauch” → “launch”." in evidence

@@ -138,9 +138,12 @@ def print_status(status: dict[str, Any]) -> None:
 def print_hits(result: dict[str, Any]) -> None:
     """Human listing of any mode's `{hits, total, truncated}`."""
     hits = result["hits"]
-    window = (result.get("query") or {}).get("time_window")
+    query = result.get("query") or {}
+    window = query.get("time_window")
     if window:
         print(f"time window: {window['start']} – {window['end']} (from “{window['text']}”)")
+    if query.get("corrected"):
+        print("read as: " + ", ".join(f"“{old}” → “{new}”" for old, new in query["corrected"].items()))
     if not hits:
         print("no hits")
     for rank, hit in enumerate(hits, start=1):

@@ -6,6 +6,7 @@ validates its arguments once and every adapter maps the same errors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -58,10 +59,12 @@ def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         query = result.get("query") or {}
         window = set(terms((query.get("time_window") or {}).get("text", "")))  # the window says them
         searched = [t for t in query.get("content_terms") or () if t not in window]
+        read = dict(query.get("corrected") or {})  # "lauch" read as "launch"
+        asked = terms(re.sub(r"\w+", lambda m: read.get(m.group(0).lower(), m.group(0)), question))
         result["evidence"] = format_evidence(
             result,
             budget_tokens=_int(args, "budget_tokens", 1000),
-            grounded=is_grounded(query, salient_terms(memory.leaves, terms(question))),
+            grounded=is_grounded(query, salient_terms(memory.leaves, asked)),
             unknown=unknown_words(memory.leaves, question, searched),
         )
     return result

@@ -91,6 +91,8 @@ def format_evidence(
     lines = []
     if unknown:
         lines.append(f"Not in the memory: {', '.join(unknown)}.")
+    if query.get("corrected"):  # "lauch", no word the memory holds, read as "launch"
+        lines.append("Read as: " + ", ".join(f"“{old}” → “{new}”" for old, new in query["corrected"].items()) + ".")
     window = query.get("time_window")
     if window:
         lines.append(f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)")

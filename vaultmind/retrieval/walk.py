@@ -13,6 +13,8 @@
    written in lower case ("what did john say?") is read as capitalised when the memory writes
    it as a name (`_names_capitalised`). A question about nothing but its author ("What did
    John Doe say?") is not searched densely: the nearest vectors to "what did say" are noise.
+   A misspelt word no leaf holds is read as the English word one edit away that leaves hold
+   ("lauch" → "launch"; `retrieval/spelling.py`), and `query.corrected` says so.
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
@@ -148,6 +150,7 @@ from vaultmind.retrieval.answer_type import (
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
+from vaultmind.retrieval.spelling import corrections
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 from vaultmind.vault.layout import SUMMARIES_DIR
 
@@ -233,6 +236,12 @@ def walk(
         relative = _relative_terms(window.text)
         content_terms = [t for t in content_terms if t not in relative]
         content_text = without_words(content_text, relative)
+
+    fixed = corrections(memory.leaves, question, content_terms) if content_terms else {}
+    if fixed:  # "lauch" is no word and no leaf holds it: "launch" is one edit away
+        content_terms = [fixed[t][2] if t in fixed else t for t in content_terms]
+        read_as = {old: new for old, new, _ in fixed.values()}
+        content_text = re.sub(r"\w+", lambda m: read_as.get(m.group(0).lower(), m.group(0)), content_text)
 
     # "What did John Doe say?" is about nothing but its author: no meaning to search densely
     # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
@@ -359,6 +368,7 @@ def walk(
         "content_terms": sorted(set(content_terms)),
         "entities": [{"id": e, "surface": s} for e, s in qents],
         "time_window": window.to_dict() if window else None,
+        "corrected": {word: new for word, new, _ in fixed.values()},  # misspelt word → the word read
         "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",
     }

@@ -1,0 +1,88 @@
+"""A question's misspelt word read as the word the memory holds ("lauch" → "launch").
+
+A search term of the question that no leaf holds, whose word is no English word, is replaced by
+the term of the English word one edit away (a letter deleted, inserted, changed, or two
+swapped) that the most leaves hold — when there is one, and when no word one edit away is a
+stop word ("waht" is "what", not "wait"). English words come from the word list the bundled static
+model was distilled over (BERT's uncased vocabulary, ~22,500 whole words): "hike" missing from
+the memory stays "hike", never "like" or "bike". Deterministic: the most frequent candidate,
+ties by the term.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vaultmind.index.lexical import terms, words
+
+if TYPE_CHECKING:
+    from vaultmind.index.resident import ResidentLeaves
+
+MIN_LETTERS = 4  # shorter words have too many neighbours one edit away
+_VOCABULARY = Path(__file__).resolve().parents[1] / "embed" / "models" / "minilm-l6-static-256" / "tokenizer.json"
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Whole lower-case words of the bundled tokenizer's vocabulary (empty if it cannot be read)."""
+    try:
+        vocab = json.loads(_VOCABULARY.read_text(encoding="utf-8"))["model"]["vocab"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return frozenset()
+    return frozenset(word for word in vocab if word.isalpha() and word.isascii())
+
+
+def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> dict[str, tuple[str, str, str]]:
+    """Term → (the question's word, the English word read instead, its term), for the `searched`
+    terms no leaf holds whose word is no English word and has one one edit away that leaves hold."""
+    known = english_words()
+    out: dict[str, tuple[str, str, str]] = {}
+    for word in dict.fromkeys(words(question)):
+        word_terms = terms(word)
+        if len(word_terms) != 1 or len(word) < MIN_LETTERS or not word.isalpha() or not word.isascii():
+            continue
+        (term,) = word_terms
+        if term not in searched or term in out or word in known or leaves.document_frequency(term)[0]:
+            continue
+        variants = {variant: terms(variant) for variant in set(_one_edit(word))}
+        if any(not found for found in variants.values()):  # "waht": a stop word misspelt, not "wait"
+            continue
+        # English words one edit from the word, as the index holds them ("pricng" → "pricing" →
+        # "price"): two letters swapped first ("recieved" is "received", not "relieved")
+        best: tuple[int, str, str] | None = None  # (leaves holding it, word, term)
+        for near in (set(_swaps(word)), set(variants)):
+            for variant in sorted(v for v in near if v in known and variants.get(v)):
+                other = variants[variant][0]
+                df = leaves.document_frequency(other)[0]
+                if df and (best is None or (-df, variant) < (-best[0], best[1])):
+                    best = (df, variant, other)
+            if best is not None:
+                break
+        if best is not None:
+            out[term] = (word, best[1], best[2])
+    return out
+
+
+def _swaps(word: str) -> Iterator[str]:
+    for i in range(len(word) - 1):
+        yield word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+
+
+def _one_edit(word: str) -> Iterator[str]:
+    letters = string.ascii_lowercase
+    for i in range(len(word) + 1):
+        head, tail = word[:i], word[i:]
+        if tail:
+            yield head + tail[1:]  # deleted
+            for ch in letters:
+                if ch != tail[0]:
+                    yield head + ch + tail[1:]  # changed
+        if len(tail) > 1:
+            yield head + tail[1] + tail[0] + tail[2:]  # swapped
+        for ch in letters:
+            yield head + ch + tail  # inserted
