@@ -491,3 +491,28 @@ def test_the_same_export_on_another_clock_writes_nothing_again(vault: Path) -> N
     later = Message("d4-0100", "Alice Chen", datetime(2025, 3, 4, 1, 0, tzinfo=UTC), "a new one")
     report = write_batches(vault, [batch(*messages, later)], zone=ZoneInfo("America/Los_Angeles"))
     assert report.messages_added == 1 and not any(".2.md" in path for path in report.written)
+
+
+def test_after_a_clock_change_each_day_keeps_its_own_note(vault: Path) -> None:
+    """Ten UTC days written, then the vault's zone set: every local day has messages in the next
+    UTC day's note. Days had been joined one to the next, and ten days' new messages went into
+    one note."""
+    from zoneinfo import ZoneInfo
+
+    def every_two_hours(days: range) -> list[Message]:
+        return [
+            Message(f"c{day:02d}-{hour:02d}", "Alice Chen", datetime(2025, 3, day, hour, 0, tzinfo=UTC), f"day {day} hour {hour}")
+            for day in days
+            for hour in range(0, 24, 2)
+        ]
+
+    write_batches(vault, [batch(*every_two_hours(range(1, 11)))])
+    report = write_batches(vault, [batch(*every_two_hours(range(1, 13)))], zone=ZoneInfo("America/Los_Angeles"))
+    assert report.messages_added == 24
+    for path in (vault / GENERAL).glob("*.md"):
+        note = parse_note(f"{GENERAL}/{path.name}", path.read_text(encoding="utf-8"))
+        days = {leaf.timestamp[:10] for leaf in note.leaves if leaf.timestamp}
+        name = path.stem[:10]
+        assert len(days) <= 2 and all(abs(int(day[8:]) - int(name[8:])) <= 1 for day in days), (path.name, days)
+    ids = [leaf.message_id for p in (vault / GENERAL).glob("*.md") for leaf in parse_note(f"{GENERAL}/{p.name}", p.read_text(encoding="utf-8")).leaves]
+    assert len(ids) == len(set(ids)) == 144

@@ -392,6 +392,17 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
     return out
 
 
+def _own_day_note(plan: _Plan, group: _Group) -> bool:
+    """Whether a chat day's own note is there, of its source (written on any clock)."""
+    if group.meta.kind == "email" or not _DAY_NOTE_RE.search(group.base):
+        return False
+    note = plan.existing(group.base)
+    return note is not None and note.source_id == group.meta.source_id and str(note.data.get("kind")) == group.meta.kind
+
+
+_DAY_NOTE_RE = re.compile(r"/\d{4}-\d{2}-\d{2}\.md$")
+
+
 def _home(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]]) -> _Existing | None:
     """The note of vaultmind's outside the group's own that holds most of its messages (or the
     messages it answers), when there is one: the group's new messages join it."""
@@ -417,36 +428,6 @@ def _thread_base(plan: _Plan, group: _Group) -> str:
         return group.base
     first = min(group.messages.values(), key=_sort_key).message_id
     return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
-
-
-def _joined(plan: _Plan, groups: list[_Group]) -> list[_Group]:
-    """`groups` with each group whose messages live in another group's own note (a day of the
-    vault's clock whose messages an earlier ingest wrote on another clock's day) joined to that
-    group: its messages there are known, its new ones join them. Two groups writing one note
-    had sent the second's messages to a `.2.md` copy."""
-    owners = {(group.base, group.meta.source_id): group for group in groups}
-    joined: dict[int, _Group] = {}  # id() of a group joined to another → that group
-    homes = {id(group): _home(plan, group, _elsewhere(plan, group)) for group in groups}
-    for group in groups:
-        home = homes[id(group)]
-        owner = owners.get((home.path, group.meta.source_id)) if home is not None else None
-        seen = {id(group)}
-        while owner is not None and id(owner) in joined and id(owner) not in seen:  # joined on in its turn
-            seen.add(id(owner))
-            owner = joined[id(owner)]
-        if owner is None or id(owner) in seen:
-            continue
-        joined[id(group)] = owner
-        for message_id, message in group.messages.items():
-            owner.messages.setdefault(message_id, message)
-        owner.related |= group.related
-        owner.edited |= group.edited
-        for message_id, quote in group.quoted.items():
-            owner.quoted.setdefault(message_id, quote)
-        for other_id, other in joined.items():  # those joined to this group earlier follow it
-            if other is group:
-                joined[other_id] = owner
-    return [group for group in groups if id(group) not in joined]
 
 
 def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
@@ -520,7 +501,10 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     user_edited: list[_Existing] = []
     free: str | None = None
     elsewhere = _elsewhere(plan, group)
-    home = _home(plan, group, elsewhere)
+    # a day's own note, when it is there, is its note: messages of the day another clock's day
+    # note holds stay there (known), its new ones join its own (a home elsewhere is for a day
+    # note renamed, or an email thread)
+    home = None if _own_day_note(plan, group) else _home(plan, group, elsewhere)
     meta = group.meta
     own: set[str] = set()  # with a home elsewhere, the messages of the group's own notes stay there
     if home is not None:  # a day note you renamed; an email thread ingested before
@@ -533,10 +517,14 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             n += 1
     base = _thread_base(plan, group) if meta.kind == "email" and home is None else group.base
     n = 1
+    taken: set[str] = set()  # messages of its own notes another group of this ingest writes to
     while free is None and home is None:
         path = sibling_path(base, n)
         n += 1
         if path in plan.claimed:
+            held = plan.existing(path)
+            if held is not None and held.source_id == group.meta.source_id:
+                taken.update(held.messages())
             continue
         note = plan.existing(path)
         if note is None:
@@ -548,7 +536,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             elif not ours:
                 user_edited.append(note)
 
-    known = own | {message_id for note in user_edited for message_id in note.messages()}
+    known = own | taken | {message_id for note in user_edited for message_id in note.messages()}
     known.update(  # already written in another note: not again
         message_id for message_id, paths in elsewhere.items() if target is None or set(paths) - {target.path}
     )
@@ -856,10 +844,10 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
     notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show."""
     plan = _Plan(Path(vault), zone=zone)
-    groups = _joined(plan, _group_batches([_earlier(plan, batch) for batch in batches], plan.report, zone))
-    # the groups whose messages live in a note of another group's (a day note renamed) last:
-    # that note is first its own group's, which then holds what it holds
-    homed = [_home(plan, group, _elsewhere(plan, group)) is not None for group in groups]
+    groups = _group_batches([_earlier(plan, batch) for batch in batches], plan.report, zone)
+    # the groups whose messages live in another note (a day note renamed) last: that note is
+    # first its own group's, which then holds what it holds
+    homed = [not _own_day_note(plan, g) and _home(plan, g, _elsewhere(plan, g)) is not None for g in groups]
     for group in [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]:
         _plan_group(plan, group)
     for source_id, (held, new) in sorted(plan.timed.items()):
