@@ -125,7 +125,8 @@ def test_a_date_without_its_year_is_the_one_the_memory_holds_it_in(vault: Path) 
     7 March 2024, where the memory holds nothing, and the decision did not lead."""
     _chat(vault, "2022-03-04", [("Alice Chen", "09:00", "Let's not decide the venue in chat.")])
     _chat(vault, "2022-03-07", [("Bob Stone", "10:00", "Decided: the harbour venue it is, signed today.")])
-    _chat(vault, "2023-03-20", [("Bob Stone", "10:00", "Shall we decide on the catering?")])
+    _chat(vault, "2023-03-20", [("Bob Stone", "10:00", "Shall we decide on the catering?"), ("Bob Stone", "10:05", "The offsite is on March 20.")])
+    _chat(vault, "2021-03-15", [("Dana Park", "10:00", "Count me in for the pottery class.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         result = memory.walk("What did we decide on 7 March?", limit=5, reference_time=NOW)
@@ -140,6 +141,9 @@ def test_a_date_without_its_year_is_the_one_the_memory_holds_it_in(vault: Path) 
         assert anything["start"] == "2023-03-01T00:00:00Z", "no word to weigh: the latest March the memory holds"
         said = memory.walk("What did we decide on 7 March 2024?", limit=5, reference_time=NOW)["query"]["time_window"]
         assert said["start"] == "2024-03-07T00:00:00Z", "a year the question names stays"
+        dana = memory.walk("What did Dana say in March?", limit=5, reference_time=NOW)
+        assert dana["query"]["time_window"]["start"] == "2021-03-01T00:00:00Z", "the March its author spoke in"
+        assert dana["hits"][0]["author"] == "Dana Park"
         never = memory.walk("What did we decide on 7 August?", limit=5, reference_time=NOW)["query"]["time_window"]
         assert never["start"] == "2023-08-07T00:00:00Z", "no year holds it: the most recent one, as before"
 

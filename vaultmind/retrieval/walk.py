@@ -87,7 +87,8 @@
             ("on 7 March", "in May") is the most recent one before the reference time, or, when
             the memory holds nothing then, an earlier year in which it holds something (an
             archive of 2024 asked in 2026): the one holding most of the question's lexical
-            matches, else the latest (`_year_held`).
+            matches (not the window's own words: "March 20" says nothing of the year asked
+            about), else most messages of the authors it names, else the latest (`_year_held`).
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?"). A question about nothing but its window ("what
@@ -261,7 +262,9 @@ def walk(
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
     if window is not None and _yearless(window.text):
-        window = _year_held(memory, window, lexical)
+        said = set(terms(window.text))  # "March" says which month, not which year
+        wording = memory.leaves.search([t for t in content_terms if t not in said], CANDIDATES) if lexical else []
+        window = _year_held(memory, window, wording, authors)
 
     entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
@@ -531,12 +534,15 @@ def _yearless(window_text: str) -> bool:
     return bool(named) and not any(word.isdigit() and len(word) == 4 for word in found) and not _RELATIVE_WORDS & set(found)
 
 
-def _year_held(memory: Memory, window: TimeWindow, lexical: Sequence[tuple[str, float]]) -> TimeWindow:
+def _year_held(
+    memory: Memory, window: TimeWindow, lexical: Sequence[tuple[str, float]], authors: Collection[str]
+) -> TimeWindow:
     """A year-less window the memory holds nothing in, moved back to an earlier year it holds
     something in (an archive of 2024 asked "what did we decide on 7 March?" in 2026): the year
-    whose window holds the most of the question's lexical matches (their BM25 summed), else the
-    latest; the window as it is when no year holds anything. Of two Marches, the one the
-    question's words are in, not the latest with any message at all."""
+    whose window holds the most of the question's lexical matches (their BM25 summed, the
+    window's own words left out), else the most messages by the authors it names ("what did Dan
+    say in March?"), else the latest; the window as it is when no year holds anything. Of two
+    Marches, the one the question is about, not the latest with any message at all."""
     if memory.leaves.in_window(window.start, window.end, 1):
         return window
     first = memory.leaves.first_time()
@@ -560,6 +566,14 @@ def _year_held(memory: Memory, window: TimeWindow, lexical: Sequence[tuple[str, 
         weight = [float(scores[_inside(w, ts)].sum()) for w in held]
         if max(weight) > 0:
             return held[max(range(len(held)), key=lambda k: (weight[k], -k))]
+    if authors:
+        by = []
+        for w in held:
+            cols = memory.leaves.columns(memory.leaves.in_window(w.start, w.end, CANDIDATES))
+            names = [cols.author_names[c] if c >= 0 else "" for c in cols.author.tolist()]
+            by.append(sum(1 for name in names if name and _person_terms(name) & set(authors)))
+        if max(by) > 0:
+            return held[max(range(len(held)), key=lambda k: (by[k], -k))]
     return held[0]
 
 
