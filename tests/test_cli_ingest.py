@@ -224,3 +224,14 @@ def test_running_an_interrupted_ingest_again_indexes_what_it_wrote(
     assert code == 0 and data["written"] == [] and data["sync"]["added"] == 2
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         assert memory.search("deployed")["hits"][0]["note_path"] == "sources/chat/slack/t9/general/2024-03-04.md"
+
+
+def test_an_edited_message_is_said_replaced(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    export = write(tmp_path, "WhatsApp Chat with Alice.txt", "2024-03-04, 09:00 - Alice: Dinner at 6\n")
+    run(capsys, "ingest", "chat", str(export), "--vault", str(vault))
+    write(tmp_path, "WhatsApp Chat with Alice.txt", "2024-03-04, 09:00 - Alice: Dinner at 7 <This message was edited>\n")
+    code, text, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault))
+    assert code == 0 and "messages replaced by their edited text: 1" in text
+    write(tmp_path, "WhatsApp Chat with Alice.txt", "2024-03-04, 09:00 - Alice: Dinner at 8 <This message was edited>\n")
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 0 and data["messages_edited"] == 1

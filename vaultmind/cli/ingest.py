@@ -93,6 +93,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "kind": args.kind,
         "messages_added": report.messages_added,
         "messages_known": report.messages_known,
+        "messages_edited": report.messages_edited,
         "documents_replaced": report.documents_replaced,
         "warnings": report.warnings,
         "sync": sync,
