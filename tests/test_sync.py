@@ -131,6 +131,32 @@ def test_two_notes_of_one_size_and_mtime_that_swap_names_are_read_again(vault: P
     assert memory.sync().unchanged >= 2  # the change times are kept: the next sync reads nothing
 
 
+def test_notes_of_two_folders_that_swap_names_are_read_again(vault: Path, memory: Memory) -> None:
+    """A folder renamed sets neither time of the notes in it: two folders of notes of one size
+    written in one clock tick that swap names had kept each other's rows, every sync after
+    saying "unchanged". The stat shortcut compares the inode too."""
+    write(vault, "A/n1.md", "# N\n\nalphaword\n")
+    write(vault, "B/n1.md", "# N\n\nbravoword\n")
+    memory.sync()
+    indexed = dict(memory.index.query("SELECT path, ino FROM notes WHERE path IN ('A/n1.md', 'B/n1.md')"))
+    assert indexed == {p: (vault / p).stat().st_ino for p in ("A/n1.md", "B/n1.md")}
+    os.rename(vault / "A", vault / "T")
+    os.rename(vault / "B", vault / "A")
+    os.rename(vault / "T", vault / "B")
+    # the times as one clock tick would leave them: only the inodes tell the notes apart
+    memory.index.con.execute(
+        "UPDATE notes SET ctime_ns = ?, mtime_ns = ? WHERE path = 'A/n1.md'",
+        [(vault / "A/n1.md").stat().st_ctime_ns, (vault / "A/n1.md").stat().st_mtime_ns],
+    )
+    memory.index.con.execute(
+        "UPDATE notes SET ctime_ns = ?, mtime_ns = ? WHERE path = 'B/n1.md'",
+        [(vault / "B/n1.md").stat().st_ctime_ns, (vault / "B/n1.md").stat().st_mtime_ns],
+    )
+    assert memory.sync().modified == 2
+    assert memory.search("bravoword", limit=1)["hits"][0]["note_path"] == "A/n1.md"
+    assert memory.sync().unchanged >= 2
+
+
 def test_a_new_chunk_size_cuts_every_note_again_on_the_next_sync(vault: Path) -> None:
     """Leaves are cut at the configured size: after `[chunking] max_tokens` changes, the next
     sync cuts every note again (as a reindex would), not only the notes edited later."""
@@ -958,11 +984,11 @@ _DROPPED_BY = {
 
 def _up_to(shipped: tuple[tuple[str, str], ...], name: str, *, inclusive: bool) -> tuple[tuple[str, str], ...]:
     """The shipped migrations before `name` (or through it), as an index of that time had them,
-    the last one also adding the columns this code's syncs write — the notes' change time (0018),
-    an email leaf's recipients (0025) — as that index had the code of its time."""
+    the last one also adding the columns this code's syncs write — the notes' change time (0018)
+    and inode (0026), an email leaf's recipients (0025) — as that index had the code of its time."""
     kept = [m for m in shipped if m[0] < name or (inclusive and m[0] == name)]
     last, sql = kept[-1]
-    columns = ["ALTER TABLE notes ADD COLUMN IF NOT EXISTS ctime_ns BIGINT;"]
+    columns = [f"ALTER TABLE notes ADD COLUMN IF NOT EXISTS {c} BIGINT;" for c in ("ctime_ns", "ino")]
     if last >= "0015":  # 0015 makes the leaves table anew, with the columns of its time
         columns += [f"ALTER TABLE leaves ADD COLUMN IF NOT EXISTS {c} VARCHAR[];" for c in ("mail_to", "mail_cc")]
     kept[-1] = (last, sql + "\n" + "\n".join(columns) + "\n")

@@ -90,6 +90,9 @@ class FileStat:
     # The inode's change time: a rename sets it, so two notes of one size and one mtime that
     # swap names (written in the same clock tick) are told apart. 0: not known.
     ctime_ns: int = 0
+    # The inode: a folder renamed sets neither time of the files in it, so two folders of notes
+    # of one size written in one tick that swap names are told apart by it. 0: not known.
+    ino: int = 0
 
 
 @dataclass(frozen=True, slots=True)

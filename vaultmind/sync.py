@@ -133,6 +133,7 @@ class IndexedState:
     mtime_ns: int
     sha256: str
     ctime_ns: int | None = None  # None: indexed before vaultmind kept it
+    ino: int | None = None  # likewise
 
 
 @dataclass(slots=True)
@@ -324,7 +325,7 @@ class Syncer:
                 first.clear_problems.add(path)
             elif (
                 old is not None
-                and (old.size, old.mtime_ns, old.ctime_ns) == (st.size, st.mtime_ns, st.ctime_ns)
+                and (old.size, old.mtime_ns, old.ctime_ns, old.ino) == (st.size, st.mtime_ns, st.ctime_ns, st.ino)
                 and path not in retry
                 and st.size <= self.config.max_file_bytes  # over a lowered cap: read, and reported
             ):
@@ -690,19 +691,19 @@ class Syncer:
 
     def _indexed_states(self, paths: Sequence[str] | None, prefixes: Sequence[str] = ()) -> dict[str, IndexedState]:
         if paths is None:
-            rows = self.index.query("SELECT path, size, mtime_ns, sha256, ctime_ns FROM notes")
+            rows = self.index.query("SELECT path, size, mtime_ns, sha256, ctime_ns, ino FROM notes")
         else:
             if not paths and not prefixes:
                 return {}
             rows = self.index.query(
                 """
-                SELECT path, size, mtime_ns, sha256, ctime_ns FROM notes
+                SELECT path, size, mtime_ns, sha256, ctime_ns, ino FROM notes
                 WHERE path IN (SELECT unnest(?::VARCHAR[]))
                    OR list_any_value(list_filter(?::VARCHAR[], p -> starts_with(path, p))) IS NOT NULL
                 """,
                 [list(paths), list(prefixes)],
             )
-        return {r[0]: IndexedState(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+        return {r[0]: IndexedState(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
     def _paths_to_retry(self) -> set[str]:
         """Paths whose last read failed for a reason a stat cannot see change (permissions)."""
@@ -729,7 +730,7 @@ def scan_vault_subtree(root: Path, rel_dir: str, rules: IgnoreRules) -> ScanResu
     sub = scan_vault(root / rel_dir, rules_for_subtree(rules, rel_dir), vault=root)
     result = ScanResult()
     prefix = rel_dir.rstrip("/") + "/"
-    result.files = {prefix + p: FileStat(prefix + p, s.size, s.mtime_ns, s.ctime_ns) for p, s in sub.files.items()}
+    result.files = {prefix + p: FileStat(prefix + p, s.size, s.mtime_ns, s.ctime_ns, s.ino) for p, s in sub.files.items()}
     result.unobservable = [prefix + p for p in sub.unobservable]
     result.problems = [Problem(prefix + p.path if p.path not in ("", ".") else rel_dir, p.kind, p.message) for p in sub.problems]
     return result
@@ -872,11 +873,13 @@ def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:
             "size": pa.array([touch[p].size for p in paths], pa.int64()),
             "mtime_ns": pa.array([touch[p].mtime_ns for p in paths], pa.int64()),
             "ctime_ns": pa.array([touch[p].ctime_ns for p in paths], pa.int64()),
+            "ino": pa.array([touch[p].ino for p in paths], pa.int64()),
         }
     )
     execute_with(
         con,
-        "UPDATE notes SET size = t.size, mtime_ns = t.mtime_ns, ctime_ns = t.ctime_ns FROM _rows t WHERE notes.path = t.path",
+        "UPDATE notes SET size = t.size, mtime_ns = t.mtime_ns, ctime_ns = t.ctime_ns, ino = t.ino "
+        "FROM _rows t WHERE notes.path = t.path",
         rows=frame,
     )
 

@@ -416,7 +416,7 @@ ROW_SCHEMAS: dict[str, pa.Schema] = {
             ("mtime_ns", pa.int64()), ("sha256", pa.string()), ("source_id", pa.string()),
             ("source_kind", pa.string()), ("frontmatter", pa.string()), ("frontmatter_error", pa.string()),
             ("aliases", pa.list_(pa.string())), ("leaf_count", pa.int32()), ("note_no", pa.int64()),
-            ("ctime_ns", pa.int64()),
+            ("ctime_ns", pa.int64()), ("ino", pa.int64()),
         ]
     ),
     "leaves": pa.schema(
@@ -489,6 +489,7 @@ class RowBuffers:
             "size": st.size,
             "mtime_ns": st.mtime_ns,
             "ctime_ns": st.ctime_ns,
+            "ino": st.ino,
             "sha256": sha,
             "source_id": str(source_id) if source_id is not None else None,
             "source_kind": str(source_kind) if source_kind is not None else None,

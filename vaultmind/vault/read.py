@@ -28,7 +28,7 @@ def read_note(root: Path, rel: str, max_bytes: int) -> ReadResult:
         try:
             before = os.stat(abs_path)
             if before.st_size > max_bytes:
-                stat = FileStat(rel, before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+                stat = FileStat(rel, before.st_size, before.st_mtime_ns, before.st_ctime_ns, before.st_ino)
                 mb = max_bytes / (1024 * 1024)
                 return ReadResult(
                     stat,
@@ -54,7 +54,7 @@ def read_note(root: Path, rel: str, max_bytes: int) -> ReadResult:
             kind = "symlink_loop" if exc.errno == errno.ELOOP else "unreadable"
             return ReadResult(None, None, Problem(rel, kind, f"cannot read ({exc.strerror}); kept as it was"), True)
         if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns) and len(data) == after.st_size:
-            return ReadResult(FileStat(rel, after.st_size, after.st_mtime_ns, after.st_ctime_ns), data)
+            return ReadResult(FileStat(rel, after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino), data)
     return ReadResult(
         None,
         None,

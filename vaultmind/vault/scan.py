@@ -171,7 +171,7 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, se
             if not is_note(rel) or rules.ignores_file(rel):
                 result.other_files += 1
                 continue
-            result.files[rel] = FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            result.files[rel] = FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def _utf8(name: str) -> bool:
@@ -194,4 +194,4 @@ def stat_one(root: Path, rel: str) -> FileStat | None:
         return None
     if not stat_mod.S_ISREG(st.st_mode):
         return None
-    return FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
