@@ -168,3 +168,23 @@ def test_a_busy_daemon_is_said_to_be_busy_not_stopped(memory: Memory, monkeypatc
         server.stop()
     with pytest.raises(DaemonError, match="cannot reach the daemon"):
         client.call("GET", "/v1/status")
+
+
+def test_a_polled_status_never_holds_background_work_back(memory: Memory) -> None:
+    """A status bar polling `/v1/status` every second had counted as someone waiting: background
+    upkeep (names, summaries) waited for a pause that never came."""
+    import time
+
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        client = DaemonClient("127.0.0.1", server.port, "secret")
+        before = memory._last_foreground
+        time.sleep(0.01)
+        client.call("GET", "/v1/status")
+        client.call("GET", "/v1/health")
+        assert memory._last_foreground == before, "polling is no foreground work"
+        client.call("POST", "/v1/search", {"query": "anything"})
+        assert memory._last_foreground > before, "a search is"
+    finally:
+        server.stop()

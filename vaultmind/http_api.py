@@ -88,8 +88,12 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
     return memory.query(mode, args)
 
 
+# Routes a client polls (a status bar, a health check): answered without marking foreground work,
+# so polling every second never holds background upkeep (NER, sealing) back for good.
+PASSIVE = frozenset({("GET", "/v1/status"), ("GET", "/v1/health")})
+
 ROUTES: dict[tuple[str, str], Route] = {
-    ("GET", "/v1/status"): lambda m, b: m.status(),
+    ("GET", "/v1/status"): lambda m, b: m.status(),  # (`PASSIVE`)
     ("POST", "/v1/search"): _search,
     ("POST", "/v1/query"): _query,
     ("POST", "/v1/sync"): _sync,
@@ -193,8 +197,11 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
                 return
             try:
                 body = self._body() if method == "POST" else {}
-                with memory.foreground():  # background upkeep pauses while a client waits
-                    answer = route(memory, body)
+                if (method, self.path.split("?", 1)[0]) in PASSIVE:
+                    answer = route(memory, body)  # polled: never a reason for background work to wait
+                else:
+                    with memory.foreground():  # background upkeep pauses while a client waits
+                        answer = route(memory, body)
                 self._send(200, answer)
             except ConnectionError:  # the client hung up: nobody to tell (`_handle`)
                 raise
