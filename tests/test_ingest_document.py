@@ -319,3 +319,17 @@ def test_a_source_id_a_file_gives_itself_is_one_document_whichever_file_holds_it
     report = write_documents(vault, parse_document_paths([new]))
     assert report.documents_replaced == 1 and list(_documents(vault)) == ["notion:page/42"]
     assert "Second draft." in _documents(vault)["notion:page/42"]
+
+
+def test_in_one_ingest_a_copy_is_one_document_and_a_given_id_one_note(tmp_path: Path, vault: Path) -> None:
+    a = put(tmp_path / "a" / "meeting-notes" / "q4.md", "# Q4\n\nPlanning.\n")
+    b = put(tmp_path / "b" / "meeting-notes" / "q4.md", "# Q4\n\nPlanning.\n")
+    write_documents(vault, parse_document_paths([a.parent, b.parent]))
+    assert list(_documents(vault)) == ["doc:meeting-notes/q4"], "the same text twice: one document"
+    v1 = put(tmp_path / "v1" / "travel.md", "---\nsource_id: policy:travel\n---\n# Travel\n\nOld rules.\n")
+    v2 = put(tmp_path / "v2" / "travel-2025.md", "---\nsource_id: policy:travel\n---\n# Travel\n\nNew rules.\n")
+    report = write_documents(vault, parse_document_paths([v1, v2]))
+    assert any("given more than once" in w for w in report.warnings)
+    notes = _documents(vault)
+    assert "New rules." in notes["policy:travel"] and sum(1 for i in notes if i == "policy:travel") == 1
+    assert len(list((vault / "sources" / "document").rglob("*.md"))) == 2

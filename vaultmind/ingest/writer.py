@@ -901,11 +901,19 @@ def _shifted(held: Sequence[Message], new: Sequence[Message]) -> tuple[timedelta
 def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
     """Write documents as source notes: one per `source_id`, `version` + 1 on each change."""
     plan = _Plan(Path(vault))
-    latest: dict[tuple[str, str], DocumentInput] = {}  # two files of one id are two documents
+    # two files of one derived id are two documents — unless one is a copy of the other's text;
+    # files giving themselves one id are one document, the last one given
+    latest: dict[tuple[str, str], DocumentInput] = {}
+    texts: set[tuple[str, str]] = set()
     for doc in docs:
         if not doc.source_id:
             raise IngestError(f"document {doc.title!r} has an empty source_id")
-        key = (doc.source_id, (doc.source_ref or "") if _file_ref(doc.source_ref) else "")
+        own_file = _file_ref(doc.source_ref) and not doc.id_given
+        key = (doc.source_id, (doc.source_ref or "") if own_file else "")
+        text = (doc.source_id, body_sha256(_doc_body(doc)))
+        if own_file and text in texts and key not in latest:
+            continue  # a copy (a backup folder beside the original): the same document
+        texts.add(text)
         if key in latest:
             plan.report.warnings.append(f"document {doc.source_id!r} given more than once; kept the last")
         latest[key] = doc
