@@ -1183,3 +1183,18 @@ def test_a_conflict_copy_of_a_note_is_named_in_status(vault: Path) -> None:
         problems = [p for p in memory.status()["problems"] if p["kind"] == "copy"]
     assert [p["path"] for p in problems] == [copy], "the copy is named, not the note it repeats"
     assert original in problems[0]["message"] and "the same messages" in problems[0]["message"]
+
+
+def test_a_conflict_copy_of_an_entity_note_is_named_and_the_original_stays_the_entitys(vault: Path) -> None:
+    write(vault, "entities/person/dana-park.md", '---\nvaultmind: entity\nid: "person:dana-park"\nkind: person\n'
+          "display_name: Dana Park\naliases:\n  - Dana\n---\n# Dana Park\n\nRuns the pottery studio.\n")
+    original = vault / "entities/person/dana-park.md"
+    copy = "entities/person/dana-park (conflict copy 2026-01-01).md"
+    (vault / copy).write_bytes(original.read_bytes())
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        problems = [p for p in memory.status()["problems"] if p["kind"] == "copy"]
+        assert [p["path"] for p in problems] == [copy]
+        assert "the same entity id" in problems[0]["message"]
+        path = memory.index.scalar("SELECT note_path FROM entities WHERE id = 'person:dana-park'")
+    assert path == "entities/person/dana-park.md"

@@ -74,7 +74,7 @@ def _file_config(vault: Path) -> Config | None:
 
 
 def _copies(index: Index) -> list[dict[str, str]]:
-    """Notes that hold what another note holds — the same messages, or the same summary id — as
+    """Notes that hold what another note holds — the same messages, summary id or entity id — as
     a sync tool's conflict copy does ("note (conflict 2026-12-03).md"): both are indexed, and
     answers show them twice; each such note but the one of the shortest name is named, with
     the one it repeats."""
@@ -88,6 +88,12 @@ def _copies(index: Index) -> list[dict[str, str]]:
             "SELECT list_sort(list(note_path)) FROM summaries GROUP BY id HAVING count(*) > 1 ORDER BY 1"
         ):
             what.setdefault(tuple(paths), "the same summary id")
+    for (paths,) in index.query(  # entity notes declaring one id: their names are merged
+        """SELECT list_sort(list(path)) FROM notes
+           WHERE kind = 'entity' AND json_extract_string(frontmatter, '$.id') IS NOT NULL
+           GROUP BY json_extract_string(frontmatter, '$.id') HAVING count(*) > 1 ORDER BY 1"""
+    ):
+        what.setdefault(tuple(paths), "the same entity id")
     out = []
     for group, held in sorted(what.items()):
         paths = sorted(group, key=lambda p: (len(p), p))  # the original: the shortest name

@@ -136,7 +136,8 @@ class Registry:
     def build(cls, notes: Iterable[EntityNote], *, fuzzy_threshold: float = 90.0) -> Registry:
         reg = cls(fuzzy_threshold=fuzzy_threshold)
         merged: dict[str, EntityNote] = {}
-        for note in sorted(notes, key=lambda n: n.note_path):
+        # of two notes of one id (a sync tool's conflict copy), the shorter path's is the entity's
+        for note in sorted(notes, key=lambda n: (len(n.note_path), n.note_path)):
             old = merged.get(note.id)
             if old is None:
                 merged[note.id] = note
