@@ -316,3 +316,16 @@ def test_with_no_word_matched_a_leaf_of_the_named_person_outranks_the_nearest_ve
     others = [h for h in hits if h["author"] != "Helen Okafor"]
     assert others and all(h["breakdown"]["ungrounded"] for h in others)
     assert not hits[0]["breakdown"]["ungrounded"]
+
+
+def test_an_entity_note_is_about_its_own_entity(vault: Path) -> None:
+    """"Who is Dana?": Dana's own note never mentions her as an entity (a note does not mention
+    itself), and its entity signal had been 0."""
+    write(vault, "entities/person/dana-park.md", '---\nvaultmind: entity\nid: "person:dana-park"\nkind: person\n'
+          "display_name: Dana Park\naliases:\n  - Dana\n---\n# Dana Park\n\nRuns the pottery studio on Harbour Street.\n")
+    write_chat(vault, "2024-03-04", [("Alice Chen", "Dana said the kiln is fixed."), ("Bob Stone", "Great news.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("Who is Dana?")["hits"]
+    own = next(h for h in hits if h["note_path"] == "entities/person/dana-park.md")
+    assert own["breakdown"]["entity"] == 1.0

@@ -31,7 +31,8 @@
             vectors) removed from the question's vector: static vectors sit at cosine ~0.77
             to their mean, so most of a raw cosine is that shared part, not the topic
             (of the question without its author names; e5-style models embed it as a query)
-   entity = share of the query's entities the leaf mentions or is written by ∈ [0, 1]
+   entity = share of the query's entities the leaf mentions, is written by, or whose entity
+            note it is in ("who is Dana?": her own note)                   ∈ [0, 1]
    graph  = strongest co-occurrence weight between an entity of the leaf and a query
             entity, normalised by the strongest such weight (0 when the leaf already has
             every query entity)                                            ∈ [0, 1]
@@ -919,7 +920,14 @@ def _entity_signals(
     if not entity_ids:
         return {}, set(), {}
     graph = memory.entity_graph()
-    by_leaf = graph.leaves_of(entity_ids)
+    by_leaf = dict(graph.leaves_of(entity_ids))
+    # an entity's own note is about it ("who is Dana?"), though it never mentions itself as one
+    for entity_id, leaf_id in memory.index.query(
+        """SELECT e.id, l.id FROM entities e JOIN leaves l ON l.note_path = e.note_path
+           WHERE e.id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2""",
+        [list(dict.fromkeys(entity_ids))],
+    ):
+        by_leaf[leaf_id] = by_leaf.get(leaf_id, frozenset()) | {entity_id}
     pair_leaves: set[str] = set()
     if len(entity_ids) >= 2:
         related = _related_pairs(graph, entity_ids, max_hops)
