@@ -492,6 +492,20 @@ class ResidentLeaves:
             length[known], ts[known] = self._doc_len[live], self._ts[live]
             return LeafColumns(known, note, seq, author, length, ts, self._notes.names, self._author_names.names)
 
+    def of_notes(self, paths: Sequence[str]) -> dict[str, list[str]]:
+        """The live leaves of each note of `paths` that has any, in place order."""
+        with self._held():
+            self._ensure()
+            codes = {code: path for path in paths if (code := self._notes.find(path)) is not None}
+            if not codes:
+                return {}
+            rows = np.flatnonzero(self._rows.alive & np.isin(self._note, list(codes)))
+            rows = rows[np.lexsort((self._seq[rows], self._note[rows]))]
+            out: dict[str, list[str]] = {}
+            for code, leaf_id in zip(self._note[rows].tolist(), self._rows.ids_of(rows), strict=True):
+                out.setdefault(codes[code], []).append(leaf_id)
+            return out
+
     def neighbours(self, leaf_id: str, span: int = 1) -> list[str]:
         """Live leaves right before and after `leaf_id` in the same note (conversation context)."""
         return self.neighbours_of([leaf_id], span).get(leaf_id, [])

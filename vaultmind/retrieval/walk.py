@@ -922,12 +922,13 @@ def _entity_signals(
     graph = memory.entity_graph()
     by_leaf = dict(graph.leaves_of(entity_ids))
     # an entity's own note is about it ("who is Dana?"), though it never mentions itself as one
-    for entity_id, leaf_id in memory.index.query(
-        """SELECT e.id, l.id FROM entities e JOIN leaves l ON l.note_path = e.note_path
-           WHERE e.id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2""",
-        [list(dict.fromkeys(entity_ids))],
-    ):
-        by_leaf[leaf_id] = by_leaf.get(leaf_id, frozenset()) | {entity_id}
+    from vaultmind.entities.query import entity_query
+
+    entries = entity_query(memory.index).registry.entries  # the entities that have a note
+    notes = {entry.note_path: e for e in entity_ids if (entry := entries.get(e)) is not None}
+    for path, leaf_ids in memory.leaves.of_notes(sorted(notes)).items():
+        for leaf_id in leaf_ids:
+            by_leaf[leaf_id] = by_leaf.get(leaf_id, frozenset()) | {notes[path]}
     pair_leaves: set[str] = set()
     if len(entity_ids) >= 2:
         related = _related_pairs(graph, entity_ids, max_hops)
