@@ -1,12 +1,15 @@
 """A question's misspelt word read as the word the memory holds ("lauch" → "launch").
 
 A search term of the question that no leaf holds, whose word is no English word, is replaced by
-the term of the English word one edit away (a letter deleted, inserted, changed, or two
-swapped) that the most leaves hold — when there is one, and when no word one edit away is a
-stop word ("waht" is "what", not "wait"). English words come from the word list the bundled static
-model was distilled over (BERT's uncased vocabulary, ~22,500 whole words): "hike" missing from
-the memory stays "hike", never "like" or "bike". Deterministic: the most frequent candidate,
-ties by the term.
+the term of the English word that the most leaves hold among those the word becomes with two
+neighbouring letters swapped ("recieved" → "received"), else with one letter put back
+("lauch" → "launch") — the two slips of typing that leave a word no word — when there is one,
+and when no word one edit away is a stop word ("waht" is "what", not "wait"). A letter changed
+or one too many is never undone: most such readings of a word the list lacks are another word
+("wifi" is no slip for "wife", nor "lyft" for "left", "latte" for "late"). English words come
+from the word list the bundled static model was distilled over (BERT's uncased vocabulary,
+~22,500 whole words): "hike" missing from the memory stays "hike", never "like" or "bike".
+Deterministic: the most frequent candidate, ties by the word.
 """
 
 from __future__ import annotations
@@ -52,10 +55,10 @@ def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> d
         variants = {variant: terms(variant) for variant in set(_one_edit(word))}
         if any(not found for found in variants.values()):  # "waht": a stop word misspelt, not "wait"
             continue
-        # English words one edit from the word, as the index holds them ("pricng" → "pricing" →
-        # "price"): two letters swapped first ("recieved" is "received", not "relieved")
+        # English words as the index holds them ("pricng" → "pricing" → "price"): two letters
+        # swapped first ("recieved" is "received", not "relieved"), then a letter put back
         best: tuple[int, str, str] | None = None  # (leaves holding it, word, term)
-        for near in (set(_swaps(word)), set(variants)):
+        for near in (set(_swaps(word)), set(_insertions(word))):
             for variant in sorted(v for v in near if v in known and variants.get(v)):
                 other = variants[variant][0]
                 df = leaves.document_frequency(other)[0]
@@ -71,6 +74,12 @@ def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> d
 def _swaps(word: str) -> Iterator[str]:
     for i in range(len(word) - 1):
         yield word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+
+
+def _insertions(word: str) -> Iterator[str]:
+    for i in range(len(word) + 1):
+        for ch in string.ascii_lowercase:
+            yield word[:i] + ch + word[i:]
 
 
 def _one_edit(word: str) -> Iterator[str]:
