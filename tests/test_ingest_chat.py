@@ -455,17 +455,24 @@ def test_one_message_sent_to_two_chats_stays_in_both(tmp_path: Path, vault: Path
 
 
 def test_a_download_ingested_under_its_numbered_name_is_found_again(tmp_path: Path, vault: Path) -> None:
-    """Ingested when " (1)" was part of the chat's name: the same export again adds nothing."""
+    """Ingested when " (1)" was part of the chat's name: its next export, downloaded as " (2)"
+    or under its plain name, adds only its new messages, to the chat's notes."""
     from dataclasses import replace
 
     from vaultmind.ingest.writer import write_batches
 
     export = write(tmp_path, "WhatsApp Chat with Alice (1).txt", WHATSAPP["iso.txt"])
     [batch] = parse_whatsapp(export)
-    assert (batch.meta.source_id, batch.legacy_source_id) == ("whatsapp:Alice", "whatsapp:Alice (1)")
-    write_batches(vault, [replace(batch, meta=replace(batch.meta, source_id="whatsapp:Alice (1)", scope="whatsapp/Alice (1)"), legacy_source_id=None)])
-    report = ingest_paths("chat", [export], vault)
-    assert (report.messages_added, report.written) == (0, [])
+    assert (batch.meta.source_id, batch.legacy_source_id) == ("whatsapp:Alice", "whatsapp:Alice (*)")
+    before = replace(batch, meta=replace(batch.meta, source_id="whatsapp:Alice (1)", scope="whatsapp/Alice (1)"), legacy_source_id=None)
+    write_batches(vault, [before])  # as an earlier vaultmind wrote it
+    assert ingest_paths("chat", [export], vault).written == []
+    grown = WHATSAPP["iso.txt"] + "2024-03-14, 08:00 - Alice: One more\n"
+    for name, known in (("WhatsApp Chat with Alice (2).txt", 3), ("WhatsApp Chat with Alice.txt", 4)):
+        report = ingest_paths("chat", [write(tmp_path / name[:-4], name, grown)], vault)
+        assert (report.messages_added, report.messages_known) == (4 - known, known), name
+    notes = sorted(p.parent.name for p in (vault / "sources/chat/whatsapp").rglob("*.md"))
+    assert set(notes) == {"alice-1"}, notes
     room = write(tmp_path, "WhatsApp Chat with Room (101).txt", "2024-03-04, 09:00 - Alice: Key is under the mat\n")
     assert parse_whatsapp(room)[0].meta.title == "Room (101)", "a name's own number is no download's"
 

@@ -78,12 +78,9 @@ def parse_whatsapp(
     text, name = _read_export(path)
     order = {"dmy": "DMY", "mdy": "MDY"}.get(date_order or "")
     batches = parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
-    before = chat_name(path, copies=False)  # the name an earlier vaultmind gave a "… (1).txt" download
-    if before == name:
-        return batches
-    return [
-        replace(batch, legacy_source_id=f"whatsapp:{before}", legacy_scope=f"whatsapp/{before}") for batch in batches
-    ]
+    # an earlier vaultmind named a "… (1).txt" download "Alice (1)": any such numbered chat on
+    # disk is this one (the writer's `_earlier`), when "Alice" has no notes of its own
+    return [replace(batch, legacy_source_id=f"whatsapp:{name} (*)", legacy_scope=f"whatsapp/{name}") for batch in batches]
 
 
 def parse_line_chat(

@@ -430,6 +430,9 @@ def _thread_base(plan: _Plan, group: _Group) -> str:
     return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
 
 
+_NUMBERED = " (*)"  # a legacy source id ending so: any download number, " (1)", " (2)" …
+
+
 def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     """`batch` under the source id (scope, note) an earlier vaultmind gave it, when its notes are
     there: a day-bucketed source when a folder of its platform holds that source (a Slack
@@ -439,15 +442,26 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     legacy = batch.legacy_source_id
     if not legacy or not batch.messages:
         return batch
-    earlier = replace(
-        batch,
-        meta=replace(batch.meta, source_id=legacy, scope=batch.legacy_scope or batch.meta.scope),
-        note_name=batch.legacy_note_name or batch.note_name,
-    )
+    scope = batch.legacy_scope or batch.meta.scope
     if batch.bucket == "day":
-        folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(earlier.meta.scope)}"
-        platform = "/".join(folder.split("/")[:3])
-        return earlier if folder in plan.source_folders(platform).get(legacy, ()) else batch
+        platform = "/".join(f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(scope)}".split("/")[:3])
+        sources = plan.source_folders(platform)
+        if sources.get(batch.meta.source_id):  # its own notes are there: they are its notes
+            return batch
+        if legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
+            stem = legacy[: -len(_NUMBERED)]
+            numbered = sorted(s for s in sources if s.startswith(stem + " (") and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
+            if not numbered:
+                return batch
+            legacy = numbered[0]
+            scope = f"{batch.meta.scope}{legacy[len(stem):]}"
+        folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(scope)}"
+        if folder not in sources.get(legacy, ()):
+            return batch
+        return replace(batch, meta=replace(batch.meta, source_id=legacy, scope=scope))
+    earlier = replace(
+        batch, meta=replace(batch.meta, source_id=legacy, scope=scope), note_name=batch.legacy_note_name or batch.note_name
+    )
     note = plan.existing(note_path(earlier))
     first = batch.messages[0]
     held = note.messages().get(first.message_id) if note is not None and note.source_id == legacy else None
