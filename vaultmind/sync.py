@@ -325,7 +325,11 @@ class Syncer:
                 first.clear_problems.add(path)
             elif (
                 old is not None
-                and (old.size, old.mtime_ns, old.ctime_ns, old.ino) == (st.size, st.mtime_ns, st.ctime_ns, st.ino)
+                and (old.size, old.mtime_ns, old.ctime_ns) == (st.size, st.mtime_ns, st.ctime_ns)
+                # the inode: none kept yet (indexed before 0026) reads the note once; 0 is not
+                # known (Windows' scandir gives none), and is not compared
+                and old.ino is not None
+                and (old.ino == st.ino or not old.ino or not st.ino)
                 and path not in retry
                 and st.size <= self.config.max_file_bytes  # over a lowered cap: read, and reported
             ):
