@@ -236,6 +236,16 @@ def test_a_slack_workspace_written_under_its_export_name_is_found_again(tmp_path
     write_batches(vault, before)
     report = ingest_paths("chat", [root], vault)
     assert (report.messages_added, report.written) == (0, [])
+    # next month's export, under the team's id; then the first export once more: nothing new
+    july = tmp_path / "acme-july"
+    july.mkdir()
+    for name in ("users.json", "channels.json", "groups.json", "mpims.json", "dms.json"):
+        (july / name).write_bytes((root / name).read_bytes())
+    later = [{**m, "ts": f"{float(m['ts']) + 30 * 86400:.6f}"} for m in day if m.get("type") == "message" and not m.get("subtype")]
+    write(july, "general/2024-04-03.json", json.dumps([{**m, "team": "T777"} for m in later]))
+    assert ingest_paths("chat", [july], vault).messages_added == len(later)
+    again = ingest_paths("chat", [root], vault)
+    assert again.messages_added == 0, again.written
 
 
 def test_slack_zip_equals_folder(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ class SourceBatch:
     legacy_source_id: str | None = None
     legacy_scope: str | None = None
     legacy_note_name: str | None = None
+    known_in: tuple[str, ...] = ()  # set by the writer: earlier ids of this source whose notes' messages are known
 
 
 @dataclass(frozen=True, slots=True)

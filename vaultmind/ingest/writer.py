@@ -277,6 +277,7 @@ class _Group:
     related: set[str] = field(default_factory=set)
     quoted: dict[str, QuotedParent] = field(default_factory=dict)
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
+    known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`
 
 
 def _head_source_id(path: Path) -> str | None:
@@ -347,6 +348,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                 title = f"{meta.title} · {day}" if day else meta.title
                 group = groups[(base, meta.source_id)] = _Group(replace(meta, title=title), base)
             group.related.update(batch.related)
+            group.known_in.update(batch.known_in)
             if msg.message_id in batch.edited:
                 group.edited.add(msg.message_id)
             seen = group.messages.get(msg.message_id)
@@ -380,14 +382,16 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
         if not (plan.vault / folder).is_dir():
             folders = [platform]
         else:
-            folders += [f for f in plan.source_folders(platform).get(group.meta.source_id, ()) if f != folder]
+            sources = plan.source_folders(platform)
+            for source_id in sorted({group.meta.source_id, *group.known_in}):
+                folders += [f for f in sources.get(source_id, ()) if f not in folders]
     stem = group.base[:-3]
     out: dict[str, list[str]] = {}
     for placed in [plan.placed(f) for f in folders]:
         for message_id in sorted({*group.messages, *group.related}):
             for path, source_id in placed.get(message_id, ()):
                 own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
-                if not own and (kind == "email" or source_id == group.meta.source_id):
+                if not own and (kind == "email" or source_id == group.meta.source_id or source_id in group.known_in):
                     out.setdefault(message_id, []).append(path)
     return out
 
@@ -436,9 +440,10 @@ _NUMBERED = " (*)"  # a legacy source id ending so: any download number, " (1)",
 def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     """`batch` under the source id (scope, note) an earlier vaultmind gave it, when its notes are
     there: a day-bucketed source when a folder of its platform holds that source (a Slack
-    workspace named by its export's folder), another when its note holds the batch's first
-    message, same id and text (an agent transcript named by its file alone). Not written a
-    second time under the new id."""
+    workspace named by its export's folder, a WhatsApp chat by a numbered download) — or, when
+    the new id has notes too, with the earlier ids' messages known (`known_in`) — another when
+    its note holds the batch's first message, same id and text (an agent transcript named by
+    its file alone). Not written a second time under the new id."""
     legacy = batch.legacy_source_id
     if not legacy or not batch.messages:
         return batch
@@ -446,19 +451,19 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     if batch.bucket == "day":
         platform = "/".join(f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(scope)}".split("/")[:3])
         sources = plan.source_folders(platform)
-        if sources.get(batch.meta.source_id):  # its own notes are there: they are its notes
-            return batch
         if legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
             stem = legacy[: -len(_NUMBERED)]
-            numbered = sorted(s for s in sources if s.startswith(stem + " (") and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
-            if not numbered:
-                return batch
-            legacy = numbered[0]
-            scope = f"{batch.meta.scope}{legacy[len(stem):]}"
-        folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(scope)}"
-        if folder not in sources.get(legacy, ()):
+            earlier_ids = sorted(s for s in sources if s.startswith(stem + " (") and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
+        else:
+            earlier_ids = [legacy] if sources.get(legacy) else []
+        if not earlier_ids:
             return batch
-        return replace(batch, meta=replace(batch.meta, source_id=legacy, scope=scope))
+        if sources.get(batch.meta.source_id):  # its own notes too: theirs and the earlier ones' messages are known
+            return replace(batch, known_in=tuple(earlier_ids))
+        legacy = earlier_ids[0]
+        if legacy != batch.legacy_source_id:  # a numbered one: "Dinner (2)"
+            scope = f"{batch.meta.scope}{legacy[len(legacy.rsplit(' (', 1)[0]):]}"
+        return replace(batch, meta=replace(batch.meta, source_id=legacy, scope=scope), known_in=tuple(earlier_ids[1:]))
     earlier = replace(
         batch, meta=replace(batch.meta, source_id=legacy, scope=scope), note_name=batch.legacy_note_name or batch.note_name
     )
