@@ -60,6 +60,9 @@ GIVEN_MIN_CHARS = 3
 RULES = 2  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
 
 
+_CONFLICT_COPY = re.compile(r"conflict", re.IGNORECASE)  # how sync tools name the copies they make
+
+
 @dataclass(frozen=True, slots=True)
 class EntityNote:
     """One registry entry (several notes with the same id are merged into one)."""
@@ -136,8 +139,9 @@ class Registry:
     def build(cls, notes: Iterable[EntityNote], *, fuzzy_threshold: float = 90.0) -> Registry:
         reg = cls(fuzzy_threshold=fuzzy_threshold)
         merged: dict[str, EntityNote] = {}
-        # of two notes of one id (a sync tool's conflict copy), the shorter path's is the entity's
-        for note in sorted(notes, key=lambda n: (len(n.note_path), n.note_path)):
+        # of two notes of one id, the first by path is the entity's — never a sync tool's conflict
+        # copy ("… (conflict copy 2026-01-01).md", "….sync-conflict-….md") before its original
+        for note in sorted(notes, key=lambda n: (bool(_CONFLICT_COPY.search(n.note_path)), n.note_path)):
             old = merged.get(note.id)
             if old is None:
                 merged[note.id] = note
