@@ -671,7 +671,7 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
     folder = f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
     ident, mine = _holding(plan, doc, folder_notes)
     if ident != doc.source_id:
-        if not mine:  # said once, when the document is first written under the new id
+        if not mine and ident.startswith(doc.source_id + "~"):  # said once, when first written so
             report.warnings.append(
                 f"document {doc.source_id!r}: that id holds another file; {doc.source_ref} is written as {ident!r}"
             )

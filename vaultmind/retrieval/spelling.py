@@ -2,8 +2,8 @@
 
 A search term of the question that no leaf holds, whose word is no English word, is replaced by
 the term of the English word that the most leaves hold among those the word becomes with two
-neighbouring letters swapped ("recieved" → "received"), else with one letter put back
-("lauch" → "launch") — the two slips of typing that leave a word no word — when there is one,
+neighbouring letters swapped ("recieved" → "received"), else with one letter put back inside
+it ("lauch" → "launch") — the two slips of typing that leave a word no word — when there is one,
 and when no word one edit away is a stop word ("waht" is "what", not "wait"). A letter changed
 or one too many is never undone: most such readings of a word the list lacks are another word
 ("wifi" is no slip for "wife", nor "lyft" for "left", "latte" for "late"). English words come
@@ -11,8 +11,7 @@ from the word list the bundled static model was distilled over (BERT's uncased v
 ~22,500 whole words) and the installed English spaCy model's strings (~49,000 more), a word
 with a common ending counting when its stem is one ("tiers", "salted"); only words of five
 letters or more are read again: "hike" missing from the memory stays "hike", never "like" or
-"bike", nor "aspirin" "aspiring".
-Deterministic: the most frequent candidate, ties by the word.
+"bike", nor "aspirin" "aspiring". Deterministic: the most frequent candidate, ties by the word.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@
    written in lower case ("what did john say?") is read as capitalised when the memory writes
    it as a name (`_names_capitalised`). A question about nothing but its author ("What did
    John Doe say?") is not searched densely: the nearest vectors to "what did say" are noise.
-   A misspelt word no leaf holds is read as the English word one edit away that leaves hold
-   ("lauch" → "launch"; `retrieval/spelling.py`), and `query.corrected` says so.
+   A misspelt word no leaf holds, and no word list, is read as the English word leaves hold
+   with two letters swapped back or a left-out letter put back ("lauch" → "launch";
+   `retrieval/spelling.py`), and `query.corrected` says so.
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
@@ -240,7 +241,7 @@ def walk(
         content_text = without_words(content_text, relative)
 
     fixed = corrections(memory.leaves, question, content_terms) if content_terms else {}
-    if fixed:  # "lauch" is no word and no leaf holds it: "launch" is one edit away
+    if fixed:  # "lauch" is no word and no leaf holds it: "launch" is, a letter put back
         content_terms = [fixed[t][2] if t in fixed else t for t in content_terms]
         read_as = {old: new for old, new, _ in fixed.values()}
         content_text = re.sub(r"\w+", lambda m: read_as.get(m.group(0).lower(), m.group(0)), content_text)
