@@ -154,14 +154,13 @@ def _read_export(path: Path) -> tuple[str, str]:
     return read_text(path), chat_name(path)
 
 
-def chat_name(path: Path, *, copies: bool = True) -> str:
-    """The chat's name from the export's file name ("WhatsApp Chat with Alice.txt" → "Alice";
-    `copies`: without a browser's " (1)" of a second download)."""
+def chat_name(path: Path) -> str:
+    """The chat's name from the export's file name ("WhatsApp Chat with Alice.txt" → "Alice"),
+    without a browser's " (1)" of a second download."""
     stem = path.stem
     if stem.lower() in ("_chat", "chat") and path.parent.name:
         stem = path.parent.name
-    if copies:
-        stem = _COPY_SUFFIX_RE.sub("", stem) or stem
+    stem = _COPY_SUFFIX_RE.sub("", stem) or stem
     return _TITLE_PREFIX_RE.sub("", stem).strip() or stem
 
 
