@@ -333,3 +333,13 @@ def test_in_one_ingest_a_copy_is_one_document_and_a_given_id_one_note(tmp_path: 
     notes = _documents(vault)
     assert "New rules." in notes["policy:travel"] and sum(1 for i in notes if i == "policy:travel") == 1
     assert len(list((vault / "sources" / "document").rglob("*.md"))) == 2
+
+
+def test_a_file_with_control_characters_is_unchanged_by_the_same_ingest(tmp_path: Path, vault: Path) -> None:
+    """A form feed or a vertical tab is not written into the note: the same file had been a new
+    version at every ingest."""
+    put(tmp_path / "ctrl" / "ff.txt", "Page one.\fPage two.\vEnd.\x00\n")
+    first = write_documents(vault, parse_document_paths([tmp_path / "ctrl"]))
+    assert len(first.written) == 1
+    again = write_documents(vault, parse_document_paths([tmp_path / "ctrl"]))
+    assert again.written == [] and again.documents_replaced == 0

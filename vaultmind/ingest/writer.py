@@ -605,7 +605,9 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
 
 
 def _doc_body(doc: DocumentInput) -> str:
-    body = doc.body.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    """The body a document's note holds: line breaks as \\n, no control characters (as the note
+    is written, so an unchanged file compares equal: a form feed had made a new version each time)."""
+    body = note_text(doc.body).strip("\n")
     first = next((line for line in body.split("\n") if line.strip()), "")
     title = " ".join(doc.title.split())
     if title and not _H1_RE.match(first):
