@@ -343,3 +343,28 @@ def test_a_file_with_control_characters_is_unchanged_by_the_same_ingest(tmp_path
     assert len(first.written) == 1
     again = write_documents(vault, parse_document_paths([tmp_path / "ctrl"]))
     assert again.written == [] and again.documents_replaced == 0
+
+
+def test_a_file_is_found_again_given_alone_or_renamed(tmp_path: Path, vault: Path) -> None:
+    """Its folder ingested, then the file given alone (another derived id), or renamed within the
+    folder: the same document, not a second note."""
+    report = put(tmp_path / "team" / "notes" / "q3-report.md", "# Q3\n\nRevenue grew 12 %.\n")
+    write_documents(vault, parse_document_paths([tmp_path / "team"]))
+    alone = write_documents(vault, parse_document_paths([report]))
+    assert alone.written == [] and list(_documents(vault)) == ["doc:team/notes/q3-report"]
+    renamed = report.with_name("q3-final.md")
+    report.rename(renamed)
+    again = write_documents(vault, parse_document_paths([tmp_path / "team"]))
+    assert again.documents_replaced == 0 and list(_documents(vault)) == ["doc:team/notes/q3-report"]
+    text = _documents(vault)["doc:team/notes/q3-report"]
+    assert renamed.resolve().as_uri() in text and "version: 1" in text
+
+
+def test_a_note_vaultmind_wrote_is_no_document(tmp_path: Path, vault: Path) -> None:
+    """A vault (or a backup of one) given as documents: its source, summary and entity notes are
+    vaultmind's own, and their `source_id` had replaced the current version of a document."""
+    put(tmp_path / "backup" / "sources" / "document" / "plan.md", "---\nvaultmind: source\nkind: document\nsource_id: \"doc:x/plan\"\n---\n# Plan\n\nOld.\n")
+    put(tmp_path / "backup" / "notes" / "mine.md", "# Mine\n\nMy own words.\n")
+    docs, warnings = parse_document_paths_with_report([tmp_path / "backup"])
+    assert [d.title for d in docs] == ["Mine"]
+    assert any("a note vaultmind wrote" in w and "plan.md" in w for w in warnings)

@@ -98,7 +98,7 @@ def _modified(path: Path) -> str | None:
 
 def _one(
     path: Path, rel: Path, scope_parts: Sequence[str], warnings: list[str]
-) -> tuple[DocumentInput, Path, bool]:
+) -> tuple[DocumentInput, Path, bool] | None:
     kind = SUFFIXES[path.suffix.lower()]
     try:
         size = path.stat().st_size
@@ -118,6 +118,9 @@ def _one(
         fm = split_frontmatter(text)
         if fm.error:
             warnings.append(f"{path}: front matter: {fm.error}")
+        if fm.data.get("vaultmind") is not None:  # a vault (or a copy of one) given as documents
+            warnings.append(f"{path}: a note vaultmind wrote (`vaultmind: {fm.data['vaultmind']}`), not a document; skipped")
+            return None
         title = _str(fm.data.get("title"))
         source_id = _str(fm.data.get("source_id"))
         source_ref = _str(fm.data.get("source_ref"))
@@ -171,7 +174,8 @@ def parse_document_paths_with_report(paths: Sequence[Path]) -> tuple[list[Docume
             root = path.resolve()
             for file in _files(path, warnings):
                 rel = file.relative_to(path)
-                found.append(_one(file, rel, [root.name, *rel.parent.parts], warnings))
+                if (one := _one(file, rel, [root.name, *rel.parent.parts], warnings)) is not None:
+                    found.append(one)
         elif path.is_file():
             if path.suffix.lower() not in SUFFIXES:
                 raise IngestError(
@@ -179,7 +183,8 @@ def parse_document_paths_with_report(paths: Sequence[Path]) -> tuple[list[Docume
                     path=path,
                     hint="documents are .md, .markdown, .txt, .html or .htm files",
                 )
-            found.append(_one(path, Path(path.name), [path.resolve().parent.name], warnings))
+            if (one := _one(path, Path(path.name), [path.resolve().parent.name], warnings)) is not None:
+                found.append(one)
         else:
             raise IngestError("no such file or folder", path=path)
     return _disambiguate(found, warnings), warnings

@@ -733,8 +733,9 @@ def _holding(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing]) -> 
     """The id `doc` is written under and the notes that hold it, looked for in its folder, else
     anywhere under `sources/document/` (a note moved in Obsidian):
 
-    1. a note of its id family (its id, `<id>~2` …, the id an earlier vaultmind gave it) that
-       holds this very file (`source_ref`);
+    1. a note that holds this very file (`source_ref`), whatever its id (the file given alone
+       after its folder was: another derived id), else one whose file is gone and whose text is
+       this file's (the file moved or renamed);
     2. its own id, or its earlier one (`legacy_source_id`), unless their notes hold another file
        that still exists and another text: then it is another document of the same name
        (`notes/q3.md` of two folders called `work/meeting-notes` and `home/meeting-notes`),
@@ -748,6 +749,20 @@ def _holding(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing]) -> 
         return doc.source_id, mine or [note for note in _all_doc_notes(plan) if note.source_id == doc.source_id]
     ids = [doc.source_id, *([doc.legacy_source_id] if doc.legacy_source_id else [])]
     body = body_sha256(_doc_body(doc))
+    if _file_ref(doc.source_ref):  # the file found again by its place, or, moved, by its text
+        anywhere = _all_doc_notes(plan)
+        same = [n for n in anywhere if n.data.get("source_ref") == doc.source_ref]
+        if not same:  # a note whose file is gone and whose text is this one's: the file moved or was renamed
+            same = [
+                n
+                for n in anywhere
+                if _file_ref(str(n.data.get("source_ref") or ""))
+                and body_sha256(n.body) == body
+                and not _file_path(str(n.data["source_ref"])).exists()
+            ]
+        if same:
+            ident = min(same, key=lambda n: n.path).source_id
+            return ident, [n for n in anywhere if n.source_id == ident]
 
     def family(notes: list[_Existing]) -> list[_Existing]:
         return [n for n in notes if n.source_id in ids or n.source_id.startswith(doc.source_id + "~")]
