@@ -368,3 +368,14 @@ def test_a_note_vaultmind_wrote_is_no_document(tmp_path: Path, vault: Path) -> N
     docs, warnings = parse_document_paths_with_report([tmp_path / "backup"])
     assert [d.title for d in docs] == ["Mine"]
     assert any("a note vaultmind wrote" in w and "plan.md" in w for w in warnings)
+
+
+def test_a_document_over_the_size_limit_is_left_out_and_the_others_ingested(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vaultmind.ingest.document as document
+
+    monkeypatch.setattr(document, "MAX_DOCUMENT_BYTES", 100)
+    put(tmp_path / "d" / "big.txt", "x " * 200)
+    put(tmp_path / "d" / "small.txt", "Small and kept.\n")
+    docs, warnings = parse_document_paths_with_report([tmp_path / "d"])
+    assert [d.title for d in docs] == ["small"]
+    assert any("big.txt" in w and "limit for a document" in w for w in warnings)

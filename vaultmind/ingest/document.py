@@ -102,12 +102,12 @@ def _one(
     kind = SUFFIXES[path.suffix.lower()]
     try:
         size = path.stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            raise IngestError(
-                f"{size} bytes is over the {MAX_DOCUMENT_BYTES}-byte limit for a document",
-                path=path,
-                hint="split the file, or leave it out of the ingest",
+        if size > MAX_DOCUMENT_BYTES:  # said and left out: the folder's other files are ingested
+            warnings.append(
+                f"{path}: {size:,} bytes is over the {MAX_DOCUMENT_BYTES:,}-byte limit for a document; "
+                "skipped (split the file to ingest it)"
             )
+            return None
         text = _decode(path.read_bytes(), path, warnings)
     except OSError as exc:
         raise IngestError(f"cannot read the file ({exc.strerror or exc})", path=path) from exc
