@@ -168,6 +168,9 @@ def test_what_happened_in_a_window_is_told_by_the_messages_that_say_the_most(vau
         assert "public launch" in result["hits"][0]["content"]
         assert all(h["breakdown"]["dense"] == 0 and h["breakdown"]["lex"] == 0 for h in result["hits"])
         assert result["hits"][0]["breakdown"]["informative"] > result["hits"][-1]["breakdown"]["informative"]
+        june = memory.walk("What happened in June?", limit=5, reference_time=datetime(2024, 6, 17, 9, 0))
+        assert "public launch" in june["hits"][0]["content"], "the month's own name is no content word"
+        assert june["hits"][0]["breakdown"]["informative"] > 0
         empty = memory.walk("What happened yesterday?", limit=5, reference_time=datetime(2024, 6, 17, 9, 0))
         assert empty["hits"] == []
         assert "Nothing in the memory falls inside this window." in format_evidence(empty)

@@ -94,7 +94,8 @@
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?"). A question about nothing but its window ("what
-            happened last week?": only asking words besides it) is not searched, lexically or
+            happened last week?", "what did we do in March?": only asking words and the
+            window's own words besides it) is not searched, lexically or
             densely — "what happened" says nothing of which messages matter — and each leaf
             inside the window adds `INFORMATIVE` · min(1, terms / `INFORMATIVE_TERMS`): the
             messages that say the most lead, not "ok" and "me too".
@@ -251,7 +252,9 @@ def walk(
     only_names = bool(authors) and all(t in authors for t in content_terms)
     # "What happened last week?" asks for its window, nothing else: neither the words nor the
     # meaning of "what happened" say which of the window's messages matter (`INFORMATIVE`)
-    only_window = window is not None and all(t in ASKING_WORDS for t in content_terms)
+    # ("what happened in March?": the window's own words say nothing more)
+    dated = set(terms(window.text)) if window is not None else set()
+    only_window = window is not None and all(t in ASKING_WORDS or t in dated for t in content_terms)
     lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms and not only_window else []
     dense: list[tuple[str, float]] = []
     if (
