@@ -329,3 +329,30 @@ def test_an_entity_note_is_about_its_own_entity(vault: Path) -> None:
         hits = memory.walk("Who is Dana?")["hits"]
     own = next(h for h in hits if h["note_path"] == "entities/person/dana-park.md")
     assert own["breakdown"]["entity"] == 1.0
+
+
+def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> None:
+    """"Tell me about Bob" had searched "tell": "I told him Saturday is for the garden" (Mei's,
+    about someone else) came first. Its only words besides the name ask: the leaves about Bob
+    that say the most lead. A note of nothing but a name's heading is not about anyone."""
+    write(vault, "entities/person/tom-becker.md", '---\nvaultmind: entity\nid: "person:tom-becker"\nkind: person\n'
+          "display_name: Tom Becker\n---\n# Tom Becker\n")
+    write_chat(
+        vault,
+        "2024-03-04",
+        [
+            ("Mei Chen", "He must not find out! I told him Saturday is for the garden."),
+            ("Bob Stone", "Heads-up: the payments migration is bigger than we thought, renewals stop after 1 April."),
+            ("Bob Stone", "ok"),
+            ("Alice Chen", "Tom Becker sends his regards."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("Tell me about Bob")["hits"]
+        assert hits[0]["author"] == "Bob Stone" and "migration" in hits[0]["content"]
+        assert all(h["breakdown"]["lex"] == 0 and h["breakdown"]["dense"] == 0 for h in hits)
+        assert not any("told him" in h["content"] for h in hits[:2])
+        tom = memory.walk("Who is Tom Becker?")["hits"]
+    heading = [h for h in tom if h["note_path"] == "entities/person/tom-becker.md"]
+    assert all(h["breakdown"]["entity"] == 0 for h in heading)

@@ -33,7 +33,8 @@
             to their mean, so most of a raw cosine is that shared part, not the topic
             (of the question without its author names; e5-style models embed it as a query)
    entity = share of the query's entities the leaf mentions, is written by, or whose entity
-            note it is in ("who is Dana?": her own note)                   ∈ [0, 1]
+            note it is in ("who is Dana?": her own note, when it holds more than a heading)
+                                                                           ∈ [0, 1]
    graph  = strongest co-occurrence weight between an entity of the leaf and a query
             entity, normalised by the strongest such weight (0 when the leaf already has
             every query entity)                                            ∈ [0, 1]
@@ -98,7 +99,9 @@
             window's own words besides it) is not searched, lexically or
             densely — "what happened" says nothing of which messages matter — and each leaf
             inside the window adds `INFORMATIVE` · min(1, terms / `INFORMATIVE_TERMS`): the
-            messages that say the most lead, not "ok" and "me too".
+            messages that say the most lead, not "ok" and "me too". The same for a question
+            about nothing but whom or what it names ("tell me about Bob": not the word "tell"),
+            among the leaves that involve them.
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening). When no leaf holds a word of the question's content, the
    dense match is all that speaks for a leaf, and the best one scores in full however weak it
@@ -204,6 +207,7 @@ ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 YEARS_BACK = 50  # how far back a year-less date looks for the latest year the memory holds it
+OWN_NOTE_MIN_TERMS = 4  # an entity note's leaf about its entity holds more than its name
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
 INFORMATIVE_TERMS = 24
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
@@ -254,8 +258,11 @@ def walk(
     # meaning of "what happened" say which of the window's messages matter (`INFORMATIVE`)
     # ("what happened in March?": the window's own words say nothing more)
     dated = set(terms(window.text)) if window is not None else set()
-    only_window = window is not None and all(t in ASKING_WORDS or t in dated for t in content_terms)
-    lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms and not only_window else []
+    asking_only = all(t in ASKING_WORDS or t in dated for t in content_terms)
+    only_window = window is not None and asking_only
+    # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
+    only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
+    lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms and not (only_window or only_entity) else []
     dense: list[tuple[str, float]] = []
     if (
         memory.embedder is not None
@@ -263,6 +270,7 @@ def walk(
         and content_text.strip()
         and not only_names
         and not only_window
+        and not only_entity
     ):
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
@@ -318,8 +326,12 @@ def walk(
     inside = _inside(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     informative = np.zeros(len(ids))
-    if timed is not None and only_window:  # of the window's messages, those that say the most
-        informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * inside
+    about = inside if timed is not None and only_window else None  # of the window's messages, those that say the most
+    if only_entity:  # of the leaves about whom it names, those that say the most
+        about = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0)
+        about = np.concatenate((about, np.zeros(len(ids) - len(about), dtype=bool)))
+    if about is not None:
+        informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
     kind = answer_kind(question)
@@ -931,8 +943,10 @@ def _entity_signals(
     entries = entity_query(memory.index).registry.entries  # the entities that have a note
     notes = {entry.note_path: e for e in entity_ids if (entry := entries.get(e)) is not None}
     for path, leaf_ids in memory.leaves.of_notes(sorted(notes)).items():
-        for leaf_id in leaf_ids:
-            by_leaf[leaf_id] = by_leaf.get(leaf_id, frozenset()) | {notes[path]}
+        lengths = memory.leaves.columns(leaf_ids).length
+        for leaf_id, length in zip(leaf_ids, lengths.tolist(), strict=True):
+            if length > OWN_NOTE_MIN_TERMS:  # a note of nothing but its heading ("# Tom Becker") says nothing
+                by_leaf[leaf_id] = by_leaf.get(leaf_id, frozenset()) | {notes[path]}
     pair_leaves: set[str] = set()
     if len(entity_ids) >= 2:
         related = _related_pairs(graph, entity_ids, max_hops)
