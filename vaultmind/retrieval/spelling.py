@@ -9,7 +9,8 @@ or one too many is never undone: most such readings of a word the list lacks are
 ("wifi" is no slip for "wife", nor "lyft" for "left", "latte" for "late"). English words come
 from the word list the bundled static model was distilled over (BERT's uncased vocabulary,
 ~22,500 whole words) and the installed English spaCy model's strings (~49,000 more), a word
-with a common ending counting when its stem is one ("tiers", "salted"); only words of five
+with a common ending or beginning counting when its stem is one ("tiers", "salted",
+"reorder"); only words of five
 letters or more are read again: "hike" missing from the memory stays "hike", never "like" or
 "bike", nor "aspirin" "aspiring". Deterministic: the most frequent candidate, ties by the word.
 """
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 MIN_LETTERS = 5  # shorter words have too many neighbours one edit away ("clam" / "calm")
 _VOCABULARY = Path(__file__).resolve().parents[1] / "embed" / "models" / "minilm-l6-static-256" / "tokenizer.json"
 _SUFFIXES = ("'s", "s", "es", "ed", "d", "ing", "er", "ers", "ly")  # "tiers" is a word when "tier" is
+_PREFIXES = ("re", "un", "pre", "dis", "mis", "over", "under", "out", "co")  # "reorder" is when "order" is
 
 
 @lru_cache(maxsize=1)
@@ -67,9 +69,15 @@ def _spacy_strings() -> list[Path]:
 
 
 def _a_word(word: str, known: frozenset[str]) -> bool:
-    """`word` or its stem without a common ending ("tiers", "salted") is a known word."""
-    return word in known or any(
-        word.endswith(suffix) and word[: -len(suffix)] in known for suffix in _SUFFIXES if len(word) > len(suffix) + 2
+    """`word`, or it without a common ending or beginning ("tiers", "salted", "reorder"), is a
+    known word."""
+    if word in known:
+        return True
+    stems = [word[: -len(s)] for s in _SUFFIXES if word.endswith(s) and len(word) > len(s) + 2]
+    stems.append(word)
+    return any(
+        stem in known or any(stem.startswith(p) and len(stem) > len(p) + 2 and stem[len(p) :] in known for p in _PREFIXES)
+        for stem in stems
     )
 
 
