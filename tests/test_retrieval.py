@@ -711,3 +711,16 @@ def test_a_shortened_item_fills_its_room_with_the_end_of_the_sentence_before() -
     assert 80 <= len(cut) <= 100 and "for everyone?" in cut
     url = "See https://drive.example/launch/budget/sheet/v2-final-final-really-final. The deposit is due by 15 March."
     assert _excerpt(url, 70, terms("when is the deposit due")) == "… The deposit is due by 15 March.", "never from inside a word"
+
+
+def test_a_word_of_a_name_the_question_resolved_is_not_missing(vault: Path) -> None:
+    """"Harbour Hall" resolves (an alias) to the memory's Harbor Hall: "Harbour" had been named
+    among the words the memory never mentions."""
+    write(vault, "entities/org/harbor-hall.md", '---\nvaultmind: entity\nid: "org:harbor-hall"\nkind: org\n'
+          "display_name: Harbor Hall\naliases:\n  - Harbour Hall\n---\n# Harbor Hall\n\nEvent venue on the quay.\n")
+    _chat(vault, "2024-03-06", [("Dana Park", "09:00", "The Harbor Hall deposit of 1,500 is due by 15 March.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.query("walk", {"query": "when is the Harbour Hall deposit due?", "evidence": True})
+    assert [e["id"] for e in result["query"]["entities"]] == ["org:harbor-hall"]
+    assert "Not in the memory" not in result["evidence"]

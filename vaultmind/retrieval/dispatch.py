@@ -65,7 +65,7 @@ def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
             result,
             budget_tokens=_int(args, "budget_tokens", 1000),
             grounded=is_grounded(query, salient_terms(memory.leaves, asked)),
-            unknown=unknown_words(memory.leaves, question, searched),
+            unknown=unknown_words(memory.leaves, question, searched, named=[e["surface"] for e in query.get("entities") or ()]),
         )
     return result
 

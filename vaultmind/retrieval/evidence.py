@@ -50,13 +50,19 @@ def salient_terms(leaves: ResidentLeaves, terms: list[str]) -> list[str]:
     return sorted(out)
 
 
-def unknown_words(leaves: ResidentLeaves, question: str, searched: Collection[str]) -> list[str]:
+def unknown_words(
+    leaves: ResidentLeaves, question: str, searched: Collection[str], named: Collection[str] = ()
+) -> list[str]:
     """The question's words none of whose search terms occurs anywhere in the memory
     ("kubernetes" in a memory that never mentions it), in the question's order, each once —
     among the words walk searched (`searched`: its content terms; not a time window's words,
-    an author's name or the verb asking for their words)."""
+    an author's name or the verb asking for their words), and not a word of a name the question
+    resolved to an entity (`named`: "Harbour Hall" is the memory's Harbor Hall)."""
+    names = {word.lower() for surface in named for word in _WORD.findall(surface)}
     out: list[str] = []
     for word in dict.fromkeys(_WORD.findall(question)):
+        if word.lower() in names:
+            continue
         word_terms = set(terms(word))
         if not word_terms or not word_terms <= set(searched) or word_terms <= ASKING_WORDS:
             continue
