@@ -191,13 +191,14 @@ def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type
             if not hmac.compare_digest(given, expected):
                 self._send(401, {"error": {"code": "unauthorized", "message": "missing or wrong bearer token"}})
                 return
-            route = routes.get((method, self.path.split("?", 1)[0]))
+            key = (method, self.path.split("?", 1)[0])
+            route = routes.get(key)
             if route is None:
                 self._send(404, {"error": NotFound(f"no route {method} {self.path}").to_dict()})
                 return
             try:
                 body = self._body() if method == "POST" else {}
-                if (method, self.path.split("?", 1)[0]) in PASSIVE:
+                if key in PASSIVE:
                     answer = route(memory, body)  # polled: never a reason for background work to wait
                 else:
                     with memory.foreground():  # background upkeep pauses while a client waits

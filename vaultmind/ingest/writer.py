@@ -121,6 +121,14 @@ class _Existing:
     body: str
     owned: bool  # the body still hashes to vaultmind_body_sha256
     frontmatter_ok: bool = True  # its front matter is valid YAML
+    _body_hash: str | None = None
+
+    @property
+    def body_hash(self) -> str:
+        """`body_sha256` of its body, computed once (documents compare every note's text)."""
+        if self._body_hash is None:
+            self._body_hash = body_sha256(self.body)
+        return self._body_hash
 
     @property
     def source_id(self) -> str:
@@ -453,17 +461,16 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
         sources = plan.source_folders(platform)
         if legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
             stem = legacy[: -len(_NUMBERED)]
-            earlier_ids = sorted(s for s in sources if s.startswith(stem + " (") and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
+            numbers = sorted(s[len(stem) :] for s in sources if s.startswith(stem) and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
+            before = [(stem + n, batch.meta.scope + n) for n in numbers]  # (source id, scope)
         else:
-            earlier_ids = [legacy] if sources.get(legacy) else []
-        if not earlier_ids:
+            before = [(legacy, scope)] if sources.get(legacy) else []
+        if not before:
             return batch
         if sources.get(batch.meta.source_id):  # its own notes too: theirs and the earlier ones' messages are known
-            return replace(batch, known_in=tuple(earlier_ids))
-        legacy = earlier_ids[0]
-        if legacy != batch.legacy_source_id:  # a numbered one: "Dinner (2)"
-            scope = f"{batch.meta.scope}{legacy[len(legacy.rsplit(' (', 1)[0]):]}"
-        return replace(batch, meta=replace(batch.meta, source_id=legacy, scope=scope), known_in=tuple(earlier_ids[1:]))
+            return replace(batch, known_in=tuple(i for i, _ in before))
+        (legacy, scope), *rest = before
+        return replace(batch, meta=replace(batch.meta, source_id=legacy, scope=scope), known_in=tuple(i for i, _ in rest))
     earlier = replace(
         batch, meta=replace(batch.meta, source_id=legacy, scope=scope), note_name=batch.legacy_note_name or batch.note_name
     )
@@ -696,7 +703,7 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
 
     if target is not None:
         plan.claimed.add(target.path)
-        if same_as(target, body_sha256(target.body)):
+        if same_as(target, target.body_hash):
             if _new_place(target, doc.source_ref):  # moved (or written before its file was recorded): the file's new place, same version
                 version = _int(target.data.get("version"), 1)
                 start, end = _opt_str(target.data.get("time_start")), _opt_str(target.data.get("time_end"))
@@ -757,7 +764,7 @@ def _holding(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing]) -> 
                 n
                 for n in anywhere
                 if _file_ref(str(n.data.get("source_ref") or ""))
-                and body_sha256(n.body) == body
+                and n.body_hash == body
                 and not _file_path(str(n.data["source_ref"])).exists()
             ]
         if same:
@@ -803,7 +810,7 @@ def _other_file(plan: _Plan, ident: str, notes: list[_Existing], ref: str | None
         return False
     if ident in plan.documents:
         return plan.documents[ident] != ref
-    if any(body_sha256(note.body) == body for note in notes):
+    if any(note.body_hash == body for note in notes):
         return False
     refs = {str(note.data.get("source_ref") or "") for note in notes}
     return ref not in refs and any(_file_ref(other) and _file_path(other).exists() for other in refs)

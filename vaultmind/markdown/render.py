@@ -331,11 +331,17 @@ def _one_line(text: str) -> str:
     return " ".join(_CONTROL_RE.sub("", text).split())
 
 
+def _shown(line: str) -> str:
+    """A line only shown, never read back (a heading, a callout's title), escaped as message text
+    is: "Kickoff %% notes" opens no comment."""
+    return _map_prose([line], _escape_prose)[0]
+
+
 def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzinfo = UTC) -> str:
     """One message callout + its block id line, ending with a newline (no blank line after). Its
     title shows the time in `zone`; its meta line keeps it in UTC."""
     at = iso_utc(message.timestamp)
-    author = _map_prose([_one_line(message.author) or "unknown"], _escape_prose)[0]  # shown, never read back
+    author = _shown(_one_line(message.author) or "unknown")
     lines = [f"> [!{CALLOUT_TYPES[kind]}] {author} · {_human_time(at, zone)}"]
     escaped = escape_text(message.text)
     for line in escaped:
@@ -362,7 +368,7 @@ def render_source_note(meta: SourceMeta, messages: Sequence[Message], zone: tzin
         raise UsageError(f"render_source_note renders chat and email notes, not {meta.kind!r}")
     title = _one_line(meta.title) or meta.source_id
     taken: set[str] = set()
-    parts = [f"# {_map_prose([title], _escape_prose)[0]}\n"]  # "Kickoff %% notes": no comment opens
+    parts = [f"# {_shown(title)}\n"]
     times: list[datetime] = []
     for message in messages:
         times.append(to_utc(message.timestamp))

@@ -274,10 +274,8 @@ def walk(
     ):
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
-    if window is not None and _yearless(window.text):
-        said = set(terms(window.text))  # "March" says which month, not which year
-        wording = memory.leaves.search([t for t in content_terms if t not in said], CANDIDATES) if lexical else []
-        window = _year_held(memory, window, wording, authors)
+    if window is not None and _yearless(window.text):  # "March" says which month, not which year
+        window = _year_held(memory, window, [t for t in content_terms if t not in dated] if lexical else [], authors)
 
     entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
@@ -551,13 +549,11 @@ def _yearless(window_text: str) -> bool:
     return bool(named) and not any(word.isdigit() and len(word) == 4 for word in found) and not _RELATIVE_WORDS & set(found)
 
 
-def _year_held(
-    memory: Memory, window: TimeWindow, lexical: Sequence[tuple[str, float]], authors: Collection[str]
-) -> TimeWindow:
+def _year_held(memory: Memory, window: TimeWindow, wording: Sequence[str], authors: Collection[str]) -> TimeWindow:
     """A year-less window the memory holds nothing in, moved back to an earlier year it holds
     something in (an archive of 2024 asked "what did we decide on 7 March?" in 2026): the year
-    whose window holds the most of the question's lexical matches (their BM25 summed, the
-    window's own words left out), else the most messages by the authors it names ("what did Dan
+    whose window holds the most of the lexical matches of `wording` (the question's words but
+    the window's own; their BM25 summed, searched only then), else the most messages by the authors it names ("what did Dan
     say in March?"), else the latest; the window as it is when no year holds anything. Of two
     Marches, the one the question is about, not the latest with any message at all."""
     if memory.leaves.in_window(window.start, window.end, 1):
@@ -577,6 +573,7 @@ def _year_held(
         years += 1
     if not held:
         return window
+    lexical = memory.leaves.search(wording, CANDIDATES) if wording else []
     if lexical:
         ts = memory.leaves.columns([leaf_id for leaf_id, _ in lexical]).ts
         scores = np.array([score for _, score in lexical])
