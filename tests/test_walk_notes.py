@@ -149,15 +149,8 @@ def test_length_and_time_factors_keep_their_formulas() -> None:
     from datetime import datetime
 
     from vaultmind.retrieval.timeparse import TimeWindow
-    from vaultmind.retrieval.walk import (
-        AFTER_WINDOW,
-        OUTSIDE_WINDOW,
-        SHORT_EXPONENT,
-        SHORT_TERMS,
-        _length_factor,
-        _length_factors,
-        _time_factors,
-    )
+    from vaultmind.retrieval.walk import SHORT_EXPONENT, SHORT_TERMS, _length_factor, _length_factors
+    from vaultmind.retrieval.windows import AFTER_WINDOW, OUTSIDE_WINDOW, time_factors
 
     lengths = [0.0, 1.0, 2.0, 3.0, 6.0, 11.0, 12.0, 13.0, 40.0, 2.5, 12.5]
     for length in lengths:
@@ -168,9 +161,9 @@ def test_length_and_time_factors_keep_their_formulas() -> None:
     times = ["2024-04-30T23:59", "2024-05-01T00:00", "2024-05-31T23:59", "2024-06-01T00:00", "2024-06-03T23:59",
              "2024-06-04T00:00", "NaT"]  # fmt: skip
     stamps = np.array(times, dtype="datetime64[us]")
-    got = _time_factors(window, stamps, datetime(2025, 1, 1)).tolist()
+    got = time_factors(window, stamps, datetime(2025, 1, 1)).tolist()
     assert got == [OUTSIDE_WINDOW, 1.0, 1.0, AFTER_WINDOW, AFTER_WINDOW, OUTSIDE_WINDOW, 1.0]
     # asked on 2 June: nothing after it is "just after" (it was not written yet); no time at all
     # has no claim on a question about nothing but its window
-    got = _time_factors(window, stamps, datetime(2024, 6, 2), undated=OUTSIDE_WINDOW).tolist()
+    got = time_factors(window, stamps, datetime(2024, 6, 2), undated=OUTSIDE_WINDOW).tolist()
     assert got == [OUTSIDE_WINDOW, 1.0, 1.0, AFTER_WINDOW, OUTSIDE_WINDOW, OUTSIDE_WINDOW, OUTSIDE_WINDOW]

@@ -91,7 +91,7 @@
             the memory holds nothing then, an earlier year in which it holds something (an
             archive of 2024 asked in 2026): the one holding most of the question's lexical
             matches (not the window's own words: "March 20" says nothing of the year asked
-            about), else most messages of the authors it names, else the latest (`_year_held`).
+            about), else most messages of the authors it names, else the latest (`windows.year_held`).
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?"). A question about nothing but its window ("what
@@ -136,7 +136,7 @@ import math
 import re
 import statistics
 from collections.abc import Collection, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -144,8 +144,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind.embed.base import embed_query
-from vaultmind.entities.extract import parse_author
-from vaultmind.entities.ids import PERSON_TITLES, words
+from vaultmind.entities.ids import words
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import (
     ASKING_WORDS,
@@ -157,9 +156,20 @@ from vaultmind.retrieval.answer_type import (
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
+from vaultmind.retrieval.people import name_terms, person_terms
 from vaultmind.retrieval.spelling import corrections
-from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
-from vaultmind.vault.layout import SUMMARIES_DIR
+from vaultmind.retrieval.windows import (
+    OUTSIDE_WINDOW,
+    after_end,
+    naive_utc,
+    question_window,
+    relative_terms,
+    summary_time_factors,
+    time_factors,
+    within,
+    year_held,
+    yearless,
+)
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns
@@ -191,9 +201,6 @@ DISTINCT_TOP = 5
 SPREAD_FLOOR = 0.4
 SPEAKER_WEIGHT = 0.5
 WINDOW_PRESENCE = 0.15
-OUTSIDE_WINDOW = 0.35
-AFTER_WINDOW = 0.75
-AFTER_WINDOW_DAYS = 3
 CANDIDATES = 200
 DIVERSITY_JACCARD = 0.9
 NOTE_COVERAGE = 0.1
@@ -206,7 +213,6 @@ ASKING_LAST = 0.9
 ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
-YEARS_BACK = 50  # how far back a year-less date looks for the latest year the memory holds it
 OWN_NOTE_MIN_TERMS = 4  # an entity note's leaf about its entity holds more than its name
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
 INFORMATIVE_TERMS = 24
@@ -222,16 +228,16 @@ def walk(
     max_hops: int = 2,
 ) -> dict[str, Any]:
     """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
-    now = _naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
+    now = naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
     question = _names_capitalised(memory, question)
     qterms = terms(question)
-    window = _window(question, reference_time)
+    window = question_window(question, reference_time)
     qents = query_entities(memory, question)
     if window is not None:  # "in May" names a month, not May Chen (but "Jan" is not "in January")
         said = set(words(window.text))
         qents = [(e, surface) for e, surface in qents if not set(words(surface)) <= said]
     named = named_authors(memory, qents)
-    said_names = {t for e, surface in qents if e in named.values() for t in _person_terms(surface)}
+    said_names = {t for e, surface in qents if e in named.values() for t in person_terms(surface)}
     # An author's name as the question writes it (capitalised: "Bill", not the "bill" that is
     # due), or a name of an author's entity it names ("May", "Will": stop words too).
     authors = (author_terms(memory) & _capitalised_terms(question)) | said_names
@@ -241,7 +247,7 @@ def walk(
     if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
         content_terms = [t for t in content_terms if t not in verbs]
     if window is not None:  # the window's relative words ("last week") are its, not the content's
-        relative = _relative_terms(window.text)
+        relative = relative_terms(window.text)
         content_terms = [t for t in content_terms if t not in relative]
         content_text = without_words(content_text, relative)
 
@@ -274,16 +280,18 @@ def walk(
     ):
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
-    if window is not None and _yearless(window.text):  # "March" says which month, not which year
-        window = _year_held(memory, window, [t for t in content_terms if t not in dated] if lexical else [], authors)
+    if window is not None and yearless(window.text):  # "March" says which month, not which year
+        window = year_held(
+            memory, window, [t for t in content_terms if t not in dated] if lexical else [], authors, candidates=CANDIDATES
+        )
 
     entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
     timed = window  # the window that ranks: none when the memory holds nothing then ("due by 10 May")
     if window is not None:
-        held = _leaves_in_window(memory, window)
+        held = set(memory.leaves.in_window(window.start, window.end, CANDIDATES))  # found even sharing no word
         candidates |= held
-        if not held and not memory.leaves.in_window(window.end, _after_end(window, now), 1):
+        if not held and not memory.leaves.in_window(window.end, after_end(window, now), 1):
             timed = None
 
     ids = sorted(candidates)
@@ -318,10 +326,10 @@ def walk(
     if timed is not None:
         # a question about nothing but its window ("what happened yesterday?"): a leaf without
         # a time has no claim on it
-        factors = _time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
-        _summary_time_factors(memory, timed, cols, factors)
+        factors = time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
+        summary_time_factors(memory, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
-    inside = _inside(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
+    inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     informative = np.zeros(len(ids))
     about = inside if timed is not None and only_window else None  # of the window's messages, those that say the most
@@ -478,160 +486,6 @@ def _length_factors(lengths: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]
     return out
 
 
-_ABSOLUTE_WORDS = frozenset([*MONTHS, "q1", "q2", "q3", "q4"])
-# words that read a window from the reference time ("last March", "this May"): never moved a year
-_RELATIVE_WORDS = frozenset("last this next ago yesterday today tomorrow tonight past coming".split())
-
-
-def _relative_terms(window_text: str) -> set[str]:
-    """The search terms of a window's words that only place it relative to the asker ("last",
-    "week", "yesterday", "two … ago", "last Tuesday"): a message's own "last week", or its
-    "Tuesday", is about another day. The words that name a date ("June", "14", "2025", "Q2",
-    and a weekday beside a date: "Friday 14 June") stay searched: a message that says "due on
-    July 31" or "the Q2 budget" is about that date."""
-    found = _WORD.findall(window_text.lower())
-    dated = any(word in MONTHS or (word.isdigit() and len(word) == 4) for word in found) or "-" in window_text
-    kept = {
-        word for word in found if word in _ABSOLUTE_WORDS or (dated and (word.isdigit() or word in WEEKDAYS))
-    }
-    return set(terms(window_text)) - {t for word in kept for t in terms(word)}
-
-
-def _inside(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.bool_]:
-    """Which times fall inside the window (NaT: none)."""
-    return (ts >= np.datetime64(window.start, "us")) & (ts < np.datetime64(window.end, "us"))
-
-
-def _after_end(window: TimeWindow, now: datetime) -> datetime:
-    """The end of the days just after the window whose messages may tell of it: `AFTER_WINDOW_DAYS`
-    later, and never past the reference time (what was written after it was not there yet)."""
-    try:
-        after = window.end + timedelta(days=AFTER_WINDOW_DAYS)
-    except OverflowError:  # a window ending in year 9999
-        after = datetime.max
-    return max(window.end, min(after, now))
-
-
-def _time_factors(
-    window: TimeWindow, ts: npt.NDArray[np.datetime64], now: datetime, *, undated: float = 1.0
-) -> npt.NDArray[np.float64]:
-    """The time factor of each time (NaT, no time: `undated`): 1 inside the window,
-    `AFTER_WINDOW` after it up to `_after_end`, `OUTSIDE_WINDOW` elsewhere."""
-    end = np.datetime64(window.end, "us")
-    after = np.datetime64(_after_end(window, now), "us")
-    out = np.full(len(ts), OUTSIDE_WINDOW)
-    out[(ts >= end) & (ts < after)] = AFTER_WINDOW
-    out[_inside(window, ts)] = 1.0
-    out[np.isnat(ts)] = undated
-    return out
-
-
-def _window(question: str, reference_time: datetime | None) -> TimeWindow | None:
-    """The question's time window. Days are the asker's: "yesterday" is read on the calendar of
-    the reference time's offset (this machine's local time when there is none; a naive
-    reference time is UTC), then the window is turned into UTC."""
-    local = reference_time if reference_time is not None else datetime.now().astimezone()
-    offset = local.utcoffset() or timedelta(0)
-    window = parse_time_window(question, local.replace(tzinfo=None))
-    if window is None or not offset:
-        return window
-    try:
-        return TimeWindow(window.start - offset, window.end - offset, window.text)
-    except OverflowError:  # a window at the calendar's very edge: read on UTC days
-        return window
-
-
-def _yearless(window_text: str) -> bool:
-    """A window named by a date or month without its year and without relative words ("on 7
-    March", "in May", "Q3"): its year is the reference time's, or the one before."""
-    found = _WORD.findall(window_text.lower())
-    named = any(word in MONTHS for word in found) or re.search(r"\bq[1-4]\b|\bquarter\b", window_text, re.IGNORECASE)
-    return bool(named) and not any(word.isdigit() and len(word) == 4 for word in found) and not _RELATIVE_WORDS & set(found)
-
-
-def _year_held(memory: Memory, window: TimeWindow, wording: Sequence[str], authors: Collection[str]) -> TimeWindow:
-    """A year-less window the memory holds nothing in, moved back to an earlier year it holds
-    something in (an archive of 2024 asked "what did we decide on 7 March?" in 2026): the year
-    whose window holds the most of the lexical matches of `wording` (the question's words but
-    the window's own; their BM25 summed, searched only then), else the most messages by the authors it names ("what did Dan
-    say in March?"), else the latest; the window as it is when no year holds anything. Of two
-    Marches, the one the question is about, not the latest with any message at all."""
-    if memory.leaves.in_window(window.start, window.end, 1):
-        return window
-    first = memory.leaves.first_time()
-    held: list[TimeWindow] = []
-    years = 1
-    while first is not None and years <= YEARS_BACK:
-        try:
-            earlier = TimeWindow(_years_before(window.start, years), _years_before(window.end, years), window.text)
-        except (ValueError, OverflowError):
-            break
-        if earlier.end <= first:
-            break
-        if memory.leaves.in_window(earlier.start, earlier.end, 1):
-            held.append(earlier)
-        years += 1
-    if not held:
-        return window
-    lexical = memory.leaves.search(wording, CANDIDATES) if wording else []
-    if lexical:
-        ts = memory.leaves.columns([leaf_id for leaf_id, _ in lexical]).ts
-        scores = np.array([score for _, score in lexical])
-        weight = [float(scores[_inside(w, ts)].sum()) for w in held]
-        if max(weight) > 0:
-            return held[max(range(len(held)), key=lambda k: (weight[k], -k))]
-    if authors:
-        by = []
-        for w in held:
-            cols = memory.leaves.columns(memory.leaves.in_window(w.start, w.end, CANDIDATES))
-            names = [cols.author_names[c] if c >= 0 else "" for c in cols.author.tolist()]
-            by.append(sum(1 for name in names if name and _person_terms(name) & set(authors)))
-        if max(by) > 0:
-            return held[max(range(len(held)), key=lambda k: (by[k], -k))]
-    return held[0]
-
-
-def _years_before(when: datetime, years: int) -> datetime:
-    try:
-        return when.replace(year=when.year - years)
-    except ValueError:  # 29 February
-        return when.replace(year=when.year - years, day=28)
-
-
-def _summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
-    """A summary's leaves have no time of their own: their summary's time range stands for it.
-    A range that overlaps the window counts as inside it, one that starts within
-    `AFTER_WINDOW_DAYS` after it as just after, any other as outside (in `factors`, in place)."""
-    undated = np.flatnonzero(cols.known & np.isnat(cols.ts))
-    if not len(undated):
-        return
-    prefix = SUMMARIES_DIR + "/"
-    paths = [cols.note_names[c] for c in np.unique(cols.note[undated]).tolist() if cols.note_names[c].startswith(prefix)]
-    if not paths or not has_table(memory.index, "summaries"):
-        return
-    ranges = {
-        path: (start, end)
-        for path, start, end in memory.index.query(
-            "SELECT note_path, min(time_start), max(time_end) FROM summaries "
-            "WHERE note_path IN (SELECT unnest(?)) GROUP BY note_path",
-            [paths],
-        )
-        if start is not None and end is not None
-    }
-    after = window.end + timedelta(days=AFTER_WINDOW_DAYS)
-    for k in undated.tolist():
-        found = ranges.get(cols.note_names[int(cols.note[k])])
-        if found is None:
-            continue
-        start, end = (_naive_utc(t) for t in found)
-        if start < window.end and end >= window.start:
-            factors[k] = 1.0
-        elif window.end <= start < after:
-            factors[k] = AFTER_WINDOW
-        else:
-            factors[k] = OUTSIDE_WINDOW
-
-
 def _signals(
     ids: list[str],
     at: dict[str, int],
@@ -639,7 +493,7 @@ def _signals(
     lex: dict[str, float],
     den: dict[str, float],
     qents: Sequence[tuple[str, str]],
-    name_terms: Collection[str],
+    asked_names: Collection[str],
     entity_leaves: dict[str, frozenset[str]],
     graph_weights: dict[str, float],
     named: dict[str, str],
@@ -654,11 +508,11 @@ def _signals(
     out[:, NOTE] = _note_shares(out[:, LEX], cols.note)
     out[:, NOTE_DENSE] = _note_shares(out[:, DENSE], cols.note)
     implied: dict[int, set[str]] = {}  # author code → the query entities the author's name spells
-    surface_terms = [(e, _name_terms(surface)) for e, surface in qents]
+    surface_terms = [(e, name_terms(surface)) for e, surface in qents]
     for code in np.unique(cols.author[cols.author >= 0]).tolist():
         name = cols.author_names[code]
-        words = _person_terms(name) if name else frozenset()
-        if words.intersection(name_terms):
+        words = person_terms(name) if name else frozenset()
+        if words.intersection(asked_names):
             implied[code] = {e for e, st in surface_terms if st and st <= words}
         if name in named:
             implied.setdefault(code, set()).add(named[name])
@@ -813,7 +667,7 @@ def author_terms(memory: Memory) -> frozenset[str]:
 
 @lru_cache(maxsize=8)
 def _author_terms(authors: frozenset[str]) -> frozenset[str]:
-    return frozenset(t for author in authors for t in _person_terms(author))
+    return frozenset(t for author in authors for t in person_terms(author))
 
 
 _SPEECH = re.compile(
@@ -833,11 +687,11 @@ def _speaking(question: str, authors: set[str] | frozenset[str]) -> tuple[set[st
     speakers: set[str] = set()
     verbs: set[str] = set()
     for m in _SPEECH.finditer(question):
-        if found := _name_terms(m.group(1)) & authors:
+        if found := name_terms(m.group(1)) & authors:
             speakers |= found
             verbs.update(terms(m.group(2)))
     for m in _SENT_BY.finditer(question):
-        speakers |= _person_terms(m.group(1)) & authors
+        speakers |= person_terms(m.group(1)) & authors
     return speakers, verbs
 
 
@@ -851,15 +705,15 @@ def _speaker_codes(
         name = cols.author_names[code]
         if not name:
             continue
-        called = {t for e, surface in qents if named.get(name) == e for t in _person_terms(surface)}
-        if (_person_terms(name) | called) & speakers:
+        called = {t for e, surface in qents if named.get(name) == e for t in person_terms(surface)}
+        if (person_terms(name) | called) & speakers:
             out.append(code)
     return out
 
 
 def _capitalised_terms(text: str) -> frozenset[str]:
     """The terms of the words `text` writes with a capital ("Bill", "Summer")."""
-    return frozenset(t for m in _WORD.finditer(text) if m.group()[0].isupper() for t in _name_terms(m.group()))
+    return frozenset(t for m in _WORD.finditer(text) if m.group()[0].isupper() for t in name_terms(m.group()))
 
 
 NAME_SAMPLE = 40  # leaves read to tell a name written in lower case from a word
@@ -885,7 +739,7 @@ def _names_capitalised(memory: Memory, question: str) -> str:
 
     def named(match: re.Match[str]) -> str:
         word = match.group()
-        of = _name_terms(word) if word in lowered else frozenset()
+        of = name_terms(word) if word in lowered else frozenset()
         return word[0].upper() + word[1:] if of and of <= names else word
 
     return _WORD.sub(named, question)
@@ -909,7 +763,7 @@ def _written_as_names(memory: Memory, asked: frozenset[str]) -> frozenset[str]:
                 at -= 1
             if at < 0 or text[at] in ".!?:\n>\"“(":  # a sentence's first word: capitalised anyway
                 continue
-            for t in _name_terms(word) & asked:
+            for t in name_terms(word) & asked:
                 (upper if word[0].isupper() else lower)[t] += 1
     return frozenset(t for t in asked if upper[t] >= 4 * lower[t])
 
@@ -919,7 +773,7 @@ def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
     "Nate's" goes with "nate"); the text itself when nothing else would be left."""
 
     def keep(match: re.Match[str]) -> str:
-        word_terms = _name_terms(re.sub(r"['’]s$", "", match.group(0)))
+        word_terms = name_terms(re.sub(r"['’]s$", "", match.group(0)))
         return "" if word_terms and word_terms <= drop else match.group(0)
 
     out = " ".join(_WORD.sub(keep, text).split())
@@ -975,34 +829,6 @@ def _reachable(graph: EntityGraph, start: str, hops: int) -> set[str]:
         frontier = {n for node in frontier for n in graph.neighbours(node)} - seen
         seen |= frontier
     return seen
-
-
-def _leaves_in_window(memory: Memory, window: TimeWindow) -> set[str]:
-    """Leaves inside the window (the earliest `CANDIDATES`), so a time question finds them
-    even when they share no word with it."""
-    return set(memory.leaves.in_window(window.start, window.end, CANDIDATES))
-
-
-@lru_cache(maxsize=4096)
-def _name_terms(name: str) -> frozenset[str]:
-    """The terms of a name, and its words that are stop words ("May", "Will"), which have none."""
-    return frozenset(terms(name)).union(word for word in words(name) if not terms(word))
-
-
-@lru_cache(maxsize=4096)
-def _person_terms(author: str) -> frozenset[str]:
-    """The terms of a person's name as an author or a question writes it: of "Priya Natarajan
-    <priya@northwind.example>" only the name's, of a bare address its local part — never the
-    domain, which every sender at it shares (and which names the company, a word to search)."""
-    person = parse_author(author)
-    if person is None:
-        return _name_terms(author)
-    if person.name:  # without a title: "Dr. Elena Rossi" is Elena Rossi
-        parts = person.name.split()
-        while len(parts) > 1 and "".join(words(parts[0])) in PERSON_TITLES:
-            parts = parts[1:]
-        return _name_terms(" ".join(parts))
-    return _name_terms(person.handle or person.email.split("@", 1)[0] or author)
 
 
 def _normalise_max(scores: dict[str, float]) -> dict[str, float]:
@@ -1161,6 +987,3 @@ def _term_pairs(content_hash: str, text: str) -> tuple[Pairs, Pairs]:
     seq = _leaf_terms(content_hash, text)[1]
     return frozenset(itertools.pairwise(seq)), frozenset(zip(seq, seq[2:], strict=False))
 
-
-def _naive_utc(when: datetime) -> datetime:
-    return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when

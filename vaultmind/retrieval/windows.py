@@ -1,0 +1,189 @@
+"""A question's time window as `walk` ranks by it: the window read on the asker's calendar,
+the year of a date or month named without one, the window's words that only place it relative
+to the asker (not searched), and each leaf's time factor (see `walk`'s module doc)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from vaultmind.index.lexical import terms
+from vaultmind.retrieval.hits import has_table
+from vaultmind.retrieval.people import person_terms
+from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
+from vaultmind.vault.layout import SUMMARIES_DIR
+
+if TYPE_CHECKING:
+    from vaultmind.index.resident import LeafColumns
+    from vaultmind.memory import Memory
+
+OUTSIDE_WINDOW = 0.35
+AFTER_WINDOW = 0.75
+AFTER_WINDOW_DAYS = 3
+YEARS_BACK = 50  # how far back a year-less date looks for the latest year the memory holds it
+
+_WORD = re.compile(r"[\w'’]+")
+
+_ABSOLUTE_WORDS = frozenset([*MONTHS, "q1", "q2", "q3", "q4"])
+# words that read a window from the reference time ("last March", "this May"): never moved a year
+_RELATIVE_WORDS = frozenset("last this next ago yesterday today tomorrow tonight past coming".split())
+
+
+def relative_terms(window_text: str) -> set[str]:
+    """The search terms of a window's words that only place it relative to the asker ("last",
+    "week", "yesterday", "two … ago", "last Tuesday"): a message's own "last week", or its
+    "Tuesday", is about another day. The words that name a date ("June", "14", "2025", "Q2",
+    and a weekday beside a date: "Friday 14 June") stay searched: a message that says "due on
+    July 31" or "the Q2 budget" is about that date."""
+    found = _WORD.findall(window_text.lower())
+    dated = any(word in MONTHS or (word.isdigit() and len(word) == 4) for word in found) or "-" in window_text
+    kept = {
+        word for word in found if word in _ABSOLUTE_WORDS or (dated and (word.isdigit() or word in WEEKDAYS))
+    }
+    return set(terms(window_text)) - {t for word in kept for t in terms(word)}
+
+
+def within(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.bool_]:
+    """Which times fall inside the window (NaT: none)."""
+    return (ts >= np.datetime64(window.start, "us")) & (ts < np.datetime64(window.end, "us"))
+
+
+def after_end(window: TimeWindow, now: datetime) -> datetime:
+    """The end of the days just after the window whose messages may tell of it: `AFTER_WINDOW_DAYS`
+    later, and never past the reference time (what was written after it was not there yet)."""
+    try:
+        after = window.end + timedelta(days=AFTER_WINDOW_DAYS)
+    except OverflowError:  # a window ending in year 9999
+        after = datetime.max
+    return max(window.end, min(after, now))
+
+
+def time_factors(
+    window: TimeWindow, ts: npt.NDArray[np.datetime64], now: datetime, *, undated: float = 1.0
+) -> npt.NDArray[np.float64]:
+    """The time factor of each time (NaT, no time: `undated`): 1 inside the window,
+    `AFTER_WINDOW` after it up to `after_end`, `OUTSIDE_WINDOW` elsewhere."""
+    end = np.datetime64(window.end, "us")
+    after = np.datetime64(after_end(window, now), "us")
+    out = np.full(len(ts), OUTSIDE_WINDOW)
+    out[(ts >= end) & (ts < after)] = AFTER_WINDOW
+    out[within(window, ts)] = 1.0
+    out[np.isnat(ts)] = undated
+    return out
+
+
+def question_window(question: str, reference_time: datetime | None) -> TimeWindow | None:
+    """The question's time window. Days are the asker's: "yesterday" is read on the calendar of
+    the reference time's offset (this machine's local time when there is none; a naive
+    reference time is UTC), then the window is turned into UTC."""
+    local = reference_time if reference_time is not None else datetime.now().astimezone()
+    offset = local.utcoffset() or timedelta(0)
+    window = parse_time_window(question, local.replace(tzinfo=None))
+    if window is None or not offset:
+        return window
+    try:
+        return TimeWindow(window.start - offset, window.end - offset, window.text)
+    except OverflowError:  # a window at the calendar's very edge: read on UTC days
+        return window
+
+
+def yearless(window_text: str) -> bool:
+    """A window named by a date or month without its year and without relative words ("on 7
+    March", "in May", "Q3"): its year is the reference time's, or the one before."""
+    found = _WORD.findall(window_text.lower())
+    named = any(word in MONTHS for word in found) or re.search(r"\bq[1-4]\b|\bquarter\b", window_text, re.IGNORECASE)
+    return bool(named) and not any(word.isdigit() and len(word) == 4 for word in found) and not _RELATIVE_WORDS & set(found)
+
+
+def year_held(
+    memory: Memory, window: TimeWindow, wording: Sequence[str], authors: Collection[str], *, candidates: int
+) -> TimeWindow:
+    """A year-less window the memory holds nothing in, moved back to an earlier year it holds
+    something in (an archive of 2024 asked "what did we decide on 7 March?" in 2026): the year
+    whose window holds the most of the lexical matches of `wording` (the question's words but
+    the window's own; their BM25 summed, searched only then, `candidates` of them), else the most messages by the authors it names ("what did Dan
+    say in March?"), else the latest; the window as it is when no year holds anything. Of two
+    Marches, the one the question is about, not the latest with any message at all."""
+    if memory.leaves.in_window(window.start, window.end, 1):
+        return window
+    first = memory.leaves.first_time()
+    held: list[TimeWindow] = []
+    years = 1
+    while first is not None and years <= YEARS_BACK:
+        try:
+            earlier = TimeWindow(_years_before(window.start, years), _years_before(window.end, years), window.text)
+        except (ValueError, OverflowError):
+            break
+        if earlier.end <= first:
+            break
+        if memory.leaves.in_window(earlier.start, earlier.end, 1):
+            held.append(earlier)
+        years += 1
+    if not held:
+        return window
+    lexical = memory.leaves.search(wording, candidates) if wording else []
+    if lexical:
+        ts = memory.leaves.columns([leaf_id for leaf_id, _ in lexical]).ts
+        scores = np.array([score for _, score in lexical])
+        weight = [float(scores[within(w, ts)].sum()) for w in held]
+        if max(weight) > 0:
+            return held[max(range(len(held)), key=lambda k: (weight[k], -k))]
+    if authors:
+        by = []
+        for w in held:
+            cols = memory.leaves.columns(memory.leaves.in_window(w.start, w.end, candidates))
+            names = [cols.author_names[c] if c >= 0 else "" for c in cols.author.tolist()]
+            by.append(sum(1 for name in names if name and person_terms(name) & set(authors)))
+        if max(by) > 0:
+            return held[max(range(len(held)), key=lambda k: (by[k], -k))]
+    return held[0]
+
+
+def _years_before(when: datetime, years: int) -> datetime:
+    try:
+        return when.replace(year=when.year - years)
+    except ValueError:  # 29 February
+        return when.replace(year=when.year - years, day=28)
+
+
+def summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
+    """A summary's leaves have no time of their own: their summary's time range stands for it.
+    A range that overlaps the window counts as inside it, one that starts within
+    `AFTER_WINDOW_DAYS` after it as just after, any other as outside (in `factors`, in place)."""
+    undated = np.flatnonzero(cols.known & np.isnat(cols.ts))
+    if not len(undated):
+        return
+    prefix = SUMMARIES_DIR + "/"
+    paths = [cols.note_names[c] for c in np.unique(cols.note[undated]).tolist() if cols.note_names[c].startswith(prefix)]
+    if not paths or not has_table(memory.index, "summaries"):
+        return
+    ranges = {
+        path: (start, end)
+        for path, start, end in memory.index.query(
+            "SELECT note_path, min(time_start), max(time_end) FROM summaries "
+            "WHERE note_path IN (SELECT unnest(?)) GROUP BY note_path",
+            [paths],
+        )
+        if start is not None and end is not None
+    }
+    after = window.end + timedelta(days=AFTER_WINDOW_DAYS)
+    for k in undated.tolist():
+        found = ranges.get(cols.note_names[int(cols.note[k])])
+        if found is None:
+            continue
+        start, end = (naive_utc(t) for t in found)
+        if start < window.end and end >= window.start:
+            factors[k] = 1.0
+        elif window.end <= start < after:
+            factors[k] = AFTER_WINDOW
+        else:
+            factors[k] = OUTSIDE_WINDOW
+
+
+def naive_utc(when: datetime) -> datetime:
+    return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when
