@@ -659,10 +659,59 @@ def test_a_window_the_memory_holds_nothing_in_does_not_rank(vault: Path) -> None
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         result = memory.walk("what is due by 10 May?", reference_time=datetime(2024, 3, 12, 10))
-    assert result["query"]["time_window"]["start"].startswith("2023-05-10"), "the window is still read and shown"
+    window = result["query"]["time_window"]
+    assert window["start"].startswith("2024-05-10"), "no 10 May holds anything: the one to come, read and shown"
+    assert result["query"]["window_ahead"] is True
     first = result["hits"][0]
     assert first["author"] == "Helen Okafor" and first["breakdown"]["time_factor"] == 1.0
     assert {h["breakdown"]["time_factor"] for h in result["hits"]} == {1.0}
+
+
+def test_a_window_still_ahead_is_told_by_what_was_said_of_it_before(vault: Path) -> None:
+    """"What will we do in April?" asked in March read last April (a garden message) or, with
+    nothing then, ranked nothing at all. A window still to come holds no message yet: what was
+    said of it before answers, and the answer says the window is ahead."""
+    write_chat(vault, "2023-04-12", [("Mei Chen", "We planted the tomatoes in the back garden today.")])
+    write_chat(vault, "2024-03-04", [("Alice Chen", "Target for the public launch is still Tuesday 9 April.")])
+    write_chat(
+        vault,
+        "2024-03-07",
+        [("Alice Chen", "Decision: we move the public launch to Tuesday 23 April."), ("Bob Stone", "Lunch at noon?")],
+    )
+    write_chat(vault, "2024-02-01", [("Bob Stone", "The staging cluster is down again, looking into it now.")])
+    asked = datetime(2024, 3, 12, 10)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        coming = memory.walk("What will we do in April?", limit=5, reference_time=asked)
+        assert coming["query"]["time_window"]["start"] == "2024-04-01T00:00:00Z"
+        assert coming["query"]["window_ahead"] is True
+        assert [h["content"] for h in coming["hits"][:2]] == [
+            "Decision: we move the public launch to Tuesday 23 April.",
+            "Target for the public launch is still Tuesday 9 April.",
+        ]
+        assert "This window is still ahead" in format_evidence(coming)
+        last = memory.walk("What happened in April?", limit=5, reference_time=asked)
+        assert last["query"]["time_window"]["start"] == "2023-04-01T00:00:00Z", "an April the memory holds"
+        assert last["query"]["window_ahead"] is False and "tomatoes" in last["hits"][0]["content"]
+        will = memory.walk("What did Will say in April?", limit=5, reference_time=asked)["query"]
+        assert will["time_window"]["start"] == "2023-04-01T00:00:00Z", "Will is a name, and the question asks what was"
+        week = memory.walk("What are we doing next week?", limit=5, reference_time=asked)
+        assert week["query"]["window_ahead"] is True and week["hits"]
+        # nothing searched: the days before the question tell of the week to come, not February
+        assert all("2024-02-27" <= h["time_range"]["start"] < "2024-03-12T10" for h in week["hits"])
+        assert len(week["hits"]) == 3 and week["hits"][0]["content"].startswith("Decision"), "the latest said first"
+
+
+def test_a_question_s_tense_is_read_from_its_auxiliaries() -> None:
+    from vaultmind.retrieval.windows import question_tense
+
+    assert question_tense("What will we do in May?") == "future"
+    assert question_tense("Will the launch move again?") == "future"
+    assert question_tense("where are we going to stay in June?") == "future"
+    assert question_tense("what's upcoming in June?") == "future"
+    assert question_tense("What did Will say in May?") == "past"
+    assert question_tense("What was decided on 7 March?") == "past"
+    assert question_tense("What is happening in April?") is None
 
 
 def test_a_hit_on_a_section_cites_the_block_id_of_the_line_that_answers(vault: Path) -> None:

@@ -33,7 +33,7 @@ ASKING_WORDS = frozenset(
         """how happen happened happening talk talked discuss discussed tell told say said mention
         mentioned know knew think remember summarize summarise summary recap much many everything
         anything something nothing thing things stuff like up new news latest recent recently update
-        updates going get got go went do did done make made lot lots please show find give list
+        updates going get got go went do doing did done make made lot lots please show find give list
         explain describe info information detail details"""
     )
 )

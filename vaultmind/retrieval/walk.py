@@ -92,6 +92,15 @@
             archive of 2024 asked in 2026): the one holding most of the question's lexical
             matches (not the window's own words: "March 20" says nothing of the year asked
             about), else most messages of the authors it names, else the latest (`windows.year_held`).
+            A question about what is to come ("what will we do in April?", by its auxiliaries)
+            reads the next one, and so does one that does not ask what was when no year holds
+            anything. A window still ahead of the reference time that the memory holds nothing
+            in ("what is happening in April?" asked in March, "next week") can only be told of
+            by what was said before it: its own words ("April") are searched like any other,
+            a question about nothing but it ranks the `windows.LEAD_UP_DAYS` before the
+            reference time (or the window's length, when longer) as its window, and each leaf
+            adds `LATEST_SAID` × how late in those days it was written (plans change: "we
+            move the launch to 23 April" over "still 9 April"); `query.window_ahead` says so.
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?"). A question about nothing but its window ("what
@@ -161,7 +170,10 @@ from vaultmind.retrieval.spelling import corrections
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
+    lateness,
+    lead_up,
     naive_utc,
+    question_tense,
     question_window,
     relative_terms,
     summary_time_factors,
@@ -216,6 +228,7 @@ PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 OWN_NOTE_MIN_TERMS = 4  # an entity note's leaf about its entity holds more than its name
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
 INFORMATIVE_TERMS = 24
+LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days before it a leaf was written
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 
 
@@ -265,6 +278,16 @@ def walk(
     # ("what happened in March?": the window's own words say nothing more)
     dated = set(terms(window.text)) if window is not None else set()
     asking_only = all(t in ASKING_WORDS or t in dated for t in content_terms)
+    if window is not None and yearless(window.text):  # "March" says which month, not which year
+        wording = [] if asking_only else [t for t in content_terms if t not in dated]
+        window = year_held(
+            memory, window, wording, authors, candidates=CANDIDATES, now=now, tense=question_tense(question)
+        )
+    # A window still ahead holds nothing yet: only what was said of it before. "What is
+    # happening in April?" asked in March is about the messages that name April.
+    ahead = window is not None and window.start >= now and not memory.leaves.in_window(window.start, window.end, 1)
+    if ahead:
+        asking_only = all(t in ASKING_WORDS for t in content_terms)
     only_window = window is not None and asking_only
     # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
     only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
@@ -280,18 +303,16 @@ def walk(
     ):
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
-    if window is not None and yearless(window.text):  # "March" says which month, not which year
-        window = year_held(
-            memory, window, [t for t in content_terms if t not in dated] if lexical else [], authors, candidates=CANDIDATES
-        )
 
     entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
     timed = window  # the window that ranks: none when the memory holds nothing then ("due by 10 May")
-    if window is not None:
-        held = set(memory.leaves.in_window(window.start, window.end, CANDIDATES))  # found even sharing no word
+    if window is not None and ahead and only_window:  # "what are we doing next week?": what was said lately
+        timed = lead_up(window, now)
+    if timed is not None:
+        held = set(memory.leaves.in_window(timed.start, timed.end, CANDIDATES))  # found even sharing no word
         candidates |= held
-        if not held and not memory.leaves.in_window(window.end, after_end(window, now), 1):
+        if not held and not memory.leaves.in_window(timed.end, after_end(timed, now), 1):
             timed = None
 
     ids = sorted(candidates)
@@ -331,6 +352,10 @@ def walk(
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
+    latest = np.zeros(len(ids))
+    if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change)
+        latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
+        scores += latest
     informative = np.zeros(len(ids))
     about = inside if timed is not None and only_window else None  # of the window's messages, those that say the most
     if only_entity:  # of the leaves about whom it names, those that say the most
@@ -382,6 +407,7 @@ def walk(
                 "time_factor": factor,
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
+                "latest": round(float(latest[k]), 4),  # `LATEST_SAID` of a window still ahead
                 "weights": WEIGHTS,
                 **flags,  # `_diversify`'s
             }
@@ -394,6 +420,7 @@ def walk(
         "content_terms": sorted(set(content_terms)),
         "entities": [{"id": e, "surface": s} for e, s in qents],
         "time_window": window.to_dict() if window else None,
+        "window_ahead": ahead,  # the window is still to come: the hits are what was said before it
         "corrected": {word: new for word, new, _ in fixed.values()},  # misspelt word → the word read
         "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",

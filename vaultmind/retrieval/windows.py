@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,7 @@ OUTSIDE_WINDOW = 0.35
 AFTER_WINDOW = 0.75
 AFTER_WINDOW_DAYS = 3
 YEARS_BACK = 50  # how far back a year-less date looks for the latest year the memory holds it
+LEAD_UP_DAYS = 14  # a window still ahead: the days before the reference time that tell of it
 
 _WORD = re.compile(r"[\w'’]+")
 
@@ -92,6 +93,42 @@ def question_window(question: str, reference_time: datetime | None) -> TimeWindo
         return window
 
 
+_FUTURE = re.compile(r"\b(?:will|shall|gonna|going to|upcoming|coming up)\b|\w['’]ll\b", re.IGNORECASE)
+_PAST = re.compile(r"\b(?:did|was|were|had)\b|\w['’]d\b", re.IGNORECASE)
+
+Tense = Literal["future", "past"]
+
+
+def question_tense(question: str) -> Tense | None:
+    """Whether the question asks about what is to come ("what will we do in May?", "what's
+    upcoming in June?", "where are we going to stay?") or what was ("what did we decide on 7
+    March?"), by its auxiliaries; else None. "Will" capitalised inside a question is a name
+    ("what did Will say?")."""
+    for m in _FUTURE.finditer(question):
+        if m.group() == "Will" and question[: m.start()].strip():
+            continue
+        return "future"
+    return "past" if _PAST.search(question) else None
+
+
+def lead_up(window: TimeWindow, now: datetime) -> TimeWindow:
+    """The days before `now` that tell of a window still ahead ("what are we doing next week?"):
+    `LEAD_UP_DAYS`, or the window's own length when longer. It keeps the window's text."""
+    days = max(timedelta(days=LEAD_UP_DAYS), window.end - window.start)
+    try:
+        return TimeWindow(now - days, now, window.text)
+    except OverflowError:
+        return TimeWindow(datetime.min, now, window.text)
+
+
+def lateness(span: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.float64]:
+    """How late in `span` each time falls: 0 at its start (and before it, or without a time),
+    1 at its end."""
+    start, end = np.datetime64(span.start, "us"), np.datetime64(span.end, "us")
+    elapsed = (ts - start) / (end - start) if end > start else np.zeros(len(ts))
+    return np.nan_to_num(np.clip(elapsed.astype(np.float64), 0.0, 1.0))
+
+
 def yearless(window_text: str) -> bool:
     """A window named by a date or month without its year and without relative words ("on 7
     March", "in May", "Q3"): its year is the reference time's, or the one before."""
@@ -101,14 +138,29 @@ def yearless(window_text: str) -> bool:
 
 
 def year_held(
-    memory: Memory, window: TimeWindow, wording: Sequence[str], authors: Collection[str], *, candidates: int
+    memory: Memory,
+    window: TimeWindow,
+    wording: Sequence[str],
+    authors: Collection[str],
+    *,
+    candidates: int,
+    now: datetime,
+    tense: Tense | None,
 ) -> TimeWindow:
-    """A year-less window the memory holds nothing in, moved back to an earlier year it holds
-    something in (an archive of 2024 asked "what did we decide on 7 March?" in 2026): the year
-    whose window holds the most of the lexical matches of `wording` (the question's words but
-    the window's own; their BM25 summed, searched only then, `candidates` of them), else the most messages by the authors it names ("what did Dan
-    say in March?"), else the latest; the window as it is when no year holds anything. Of two
-    Marches, the one the question is about, not the latest with any message at all."""
+    """The year of a year-less window, read as the latest before `now` ("what did we decide on 7
+    March?"). A question about what is to come (`tense`: "what will we do in April?" asked in
+    March) reads the next one instead. A window the memory holds nothing in moves back to an
+    earlier year it holds something in (an archive of 2024 asked in 2026): the year whose
+    window holds the most of the lexical matches of `wording` (the question's words but the
+    window's own; their BM25 summed, searched only then, `candidates` of them), else the most
+    messages by the authors it names ("what did Dan say in March?"), else the latest. Of two
+    Marches, the one the question is about, not the latest with any message at all. When no
+    year holds anything, not even in the days just after it, the next one unless the question
+    asks what was ("what is happening in April?" of a memory begun in January): the memory can
+    only hold what was said of it before."""
+    upcoming = _years_after(window, 1) if window.end <= now else None
+    if tense == "future" and upcoming is not None:
+        return upcoming
     if memory.leaves.in_window(window.start, window.end, 1):
         return window
     first = memory.leaves.first_time()
@@ -124,8 +176,10 @@ def year_held(
         if memory.leaves.in_window(earlier.start, earlier.end, 1):
             held.append(earlier)
         years += 1
-    if not held:
-        return window
+    if not held:  # told of just after it ("we met on the 15th"), else the next one
+        if upcoming is None or tense == "past" or memory.leaves.in_window(window.end, after_end(window, now), 1):
+            return window
+        return upcoming
     lexical = memory.leaves.search(wording, candidates) if wording else []
     if lexical:
         ts = memory.leaves.columns([leaf_id for leaf_id, _ in lexical]).ts
@@ -142,6 +196,13 @@ def year_held(
         if max(by) > 0:
             return held[max(range(len(held)), key=lambda k: (by[k], -k))]
     return held[0]
+
+
+def _years_after(window: TimeWindow, years: int) -> TimeWindow | None:
+    try:
+        return TimeWindow(_years_before(window.start, -years), _years_before(window.end, -years), window.text)
+    except (ValueError, OverflowError):  # beyond the calendar
+        return None
 
 
 def _years_before(when: datetime, years: int) -> datetime:
