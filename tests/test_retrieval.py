@@ -711,6 +711,7 @@ def test_a_question_s_tense_is_read_from_its_auxiliaries() -> None:
     assert question_tense("what's upcoming in June?") == "future"
     assert question_tense("What did Will say in May?") == "past"
     assert question_tense("What was decided on 7 March?") == "past"
+    assert question_tense("When did she plan on going to Paris?") == "past"
     assert question_tense("What is happening in April?") is None
 
 

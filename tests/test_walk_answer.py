@@ -251,3 +251,59 @@ def test_a_misspelt_word_the_memory_never_holds_is_read_as_the_word_it_does(vaul
         assert memory.walk("which invoices were recieved?")["query"]["corrected"] == {"recieved": "received"}
         evidence = memory.query("walk", {"query": "when is the lauch?", "evidence": True})["evidence"]
         assert "Read as: “lauch” → “launch”." in evidence
+
+
+@pytest.mark.parametrize(
+    ("text", "changes"),
+    [
+        ("Decision: we move the public launch from Tuesday 9 April to Tuesday 23 April.", True),
+        ("The offsite is postponed until further notice.", True),
+        ("Update: the venue is now Harbor Hall.", True),
+        ("We'll meet at the café instead.", True),
+        ("Dinner is cancelled, sorry!", True),
+        ("Target for the launch is still Tuesday 9 April.", False),
+        ("I moved here in 2019 and love it.", False),
+        ("The launch evening is at Harbor Hall.", False),
+    ],
+)
+def test_a_message_that_says_what_changed_is_told(text: str, changes: bool) -> None:
+    from vaultmind.retrieval.revisions import revises
+
+    assert revises(text) is changes
+
+
+def test_a_date_as_it_stands_now_comes_from_the_message_that_changed_it(vault: Path) -> None:
+    """"When is the launch?" had ranked the first plan ("still 9 April") above the message that
+    moved it ("we move the launch to 23 April"): both share its words and name a date. A
+    question about how things stand now favours the message that says what changed; one about
+    what was ("when did we plan the launch?") does not."""
+    write_chat(
+        vault,
+        "2024-03-04",
+        [("Alice Chen", "Morning all! The plan is in the doc. Target for the launch is still Tuesday 9 April."),
+         ("Bob Stone", "Thanks, reading it now.")],
+    )  # fmt: skip
+    write_chat(
+        vault,
+        "2024-03-07",
+        [("Alice Chen", "Notes from today's sync are in the doc. Summary for anyone who missed it:"),
+         ("Alice Chen", "Decision: we move the public launch from Tuesday 9 April to Tuesday 23 April."),
+         ("Marco Ruiz", "Got it, I will tell the venue.")],
+    )  # fmt: skip
+    write_chat(
+        vault,
+        "2024-03-09",
+        [("Bob Stone", "Reminder for the whole team: our weekly lunch moved to Friday at the usual place downstairs, "
+                       "and could somebody check that the slides for the board review mention the launch budget?")],
+    )  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        now = memory.walk("When is the launch?", limit=5)["hits"]
+        assert now[0]["content"].startswith("Decision:") and now[1]["content"].startswith("Morning")
+        assert now[0]["breakdown"]["revises"] == now[1]["node_id"], "it names the leaf it changes"
+        assert now[0]["score"] > now[1]["score"]
+        lunch = next(h for h in now if h["content"].startswith("Reminder"))
+        assert lunch["breakdown"]["revises"] is None, "a far weaker change of something else stays where it was"
+        before = memory.walk("When did we first plan the launch?", limit=5)["hits"]
+        assert before[0]["content"].startswith("Morning"), "a question about what was: as it was"
+        assert not any(h["breakdown"]["revises"] for h in before)

@@ -120,6 +120,11 @@
    a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
    match "When is the concert?" alike, the one that says "Saturday" is the answer.
+   revision: a question about a time or place as it stands now (no window, not asking what
+   was) — of the strongest leaves that share its words and hold such an answer, one that says
+   something changed ("we move the launch to 23 April": `revisions.revises`) ranks just above
+   the strongest earlier one it shares a question word with ("target is still 9 April"), when
+   it scores at least `REVISION_FLOOR` of it (`_revisions`; `breakdown.revises` names it).
 4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
    terms) is moved behind the others, and the first five hits are the best hits of the five
    notes with the most evidence (when there are that many), so one conversation cannot crowd
@@ -166,6 +171,7 @@ from vaultmind.retrieval.answer_type import (
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.people import name_terms, person_terms
+from vaultmind.retrieval.revisions import revises
 from vaultmind.retrieval.spelling import corrections
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
@@ -218,6 +224,8 @@ DIVERSITY_JACCARD = 0.9
 NOTE_COVERAGE = 0.1
 ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
+REVISION_MARGIN = 0.01  # how far above the leaf it changes a later one that says what changed ranks
+REVISION_FLOOR = 0.8  # … when it scores at least this share of it
 SHORT_TERMS = 12
 SHORT_EXPONENT = 0.15
 ASKING_ONLY = 0.8
@@ -374,6 +382,10 @@ def walk(
     answers = _answer_bonus(kind, final, texts) if kind else set()
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
+    # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes
+    current = kind in ("time", "place") and window is None and question_tense(question) != "past"
+    answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
+    revised = _revisions(final, answering, content_terms) if current else {}
     for leaf_id in top:  # the only leaves the passes above change
         scores[at[leaf_id]] = final[leaf_id][0]
     # Only the head is diversified and the hits shown are explained; the rest only counts in
@@ -401,6 +413,7 @@ def walk(
                 "inside": bool(inside[k]),  # in the window: + `WINDOW_PRESENCE`
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
+                "revises": revised.get(leaf_id),  # the earlier leaf it changes, and now outranks
                 "length_factor": round(float(lengths[k]), 4),
                 "asking": asks.get(leaf_id),
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
@@ -660,6 +673,36 @@ def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts
         value, factor = final[leaf_id]
         final[leaf_id] = (value + ANSWER_WEIGHT * factor, factor)
     return holding
+
+
+def _revisions(final: dict[str, tuple[float, float]], rows: dict[str, Any], content_terms: Sequence[str]) -> dict[str, str]:
+    """Of `rows` (strong leaves that share the question's words and hold the kind of answer it
+    asks for), one that says something changed ("we move the launch to 23 April") and was
+    written after another that shares one of the question's words with it ("target is still 9
+    April") ranks just above that one (`REVISION_MARGIN`, more for the stronger of two such),
+    when it scores at least `REVISION_FLOOR` of it: of the two, it says how things stand. Each
+    is placed by the scores before this pass: one change does not lift the next. Returns each
+    such leaf → the leaf it outranks (the strongest it changes)."""
+    asked = frozenset(content_terms)
+    said = {leaf_id: _leaf_terms(row["content_hash"], row["text"] or "")[0] & asked for leaf_id, row in rows.items()}
+    before = {leaf_id: final[leaf_id][0] for leaf_id in rows}
+    changed: dict[str, str] = {}
+    for leaf_id, row in rows.items():
+        if not said[leaf_id] or row["ts"] is None or not revises(row["text"] or ""):
+            continue
+        earlier = [
+            other
+            for other, prior in rows.items()
+            if prior["ts"] is not None and prior["ts"] < row["ts"] and said[other] & said[leaf_id]
+        ]
+        if not earlier:
+            continue
+        strongest = max(earlier, key=lambda other: (before[other], other))
+        value, factor = final[leaf_id]
+        if before[strongest] * REVISION_FLOOR <= value <= before[strongest]:
+            final[leaf_id] = (before[strongest] + REVISION_MARGIN * (1 + value / (1 + value)), factor)
+            changed[leaf_id] = strongest
+    return changed
 
 
 def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:

@@ -102,13 +102,16 @@ Tense = Literal["future", "past"]
 def question_tense(question: str) -> Tense | None:
     """Whether the question asks about what is to come ("what will we do in May?", "what's
     upcoming in June?", "where are we going to stay?") or what was ("what did we decide on 7
-    March?"), by its auxiliaries; else None. "Will" capitalised inside a question is a name
-    ("what did Will say?")."""
-    for m in _FUTURE.finditer(question):
-        if m.group() == "Will" and question[: m.start()].strip():
-            continue
+    March?", "when did she plan on going to Paris?"), by its first auxiliary; else None.
+    "Will" capitalised inside a question is a name ("what did Will say?")."""
+    future = next(
+        (m.start() for m in _FUTURE.finditer(question) if not (m.group() == "Will" and question[: m.start()].strip())),
+        None,
+    )
+    past = m.start() if (m := _PAST.search(question)) else None
+    if future is not None and (past is None or future < past):
         return "future"
-    return "past" if _PAST.search(question) else None
+    return "past" if past is not None else None
 
 
 def lead_up(window: TimeWindow, now: datetime) -> TimeWindow:
