@@ -9,7 +9,7 @@ import pytest
 from vaultmind.errors import IngestError
 from vaultmind.ingest.email import normalize_subject, parse_email_paths, parse_email_paths_with_report
 from vaultmind.ingest.model import SourceBatch
-from vaultmind.ingest.writer import write_batches
+from vaultmind.ingest.writer import _message_ids, write_batches
 from vaultmind.memory import Memory
 
 
@@ -158,14 +158,16 @@ def test_missing_ids_dates_and_senders(tmp_path: Path) -> None:
     folder.mkdir()
     for name, text in (("1.eml", no_id), ("2.eml", no_date), ("3.eml", no_sender), ("4.eml", "\n\n")):
         (folder / name).write_text(text, encoding="utf-8")
+    os.utime(folder / "2.eml", (1710410400, 1710410400))  # 2024-03-14 10:00 UTC
     batches, warnings = parse_email_paths_with_report([folder])
     assert sorted(w.split(": ", 1)[1] for w in warnings) == [
         "no sender (From, Sender, Reply-To, Return-Path); author 'unknown'",
+        "no usable Date or Received header; dated 2024-03-14T10:00:00Z by the file's modification time"
+        " (when it was saved, not sent: give the file a Date: header to date it otherwise)",
         "unparseable: empty message",
-        "unparseable: no usable Date, Received or envelope date; skipped",
     ]
     by_subject = {b.meta.subject: b.messages[0] for b in batches}
-    assert set(by_subject) == {"Lunch", "Who"}
+    assert set(by_subject) == {"Lunch", "Who", "Undated"}
     lunch = by_subject["Lunch"]
     assert lunch.message_id.startswith("nomid-") and lunch.source_ref is None
     assert parse_email_paths([folder / "1.eml"])[0].messages[0].message_id == lunch.message_id
@@ -229,7 +231,7 @@ def test_errors(tmp_path: Path) -> None:
         parse_email_paths([notes])
     empty = tmp_path / "empty"
     empty.mkdir()
-    (empty / "x.eml").write_text("Subject: no date\n\nbody\n", encoding="utf-8")
+    (empty / "x.mbox").write_text("From nobody\nSubject: no date\n\nbody\n", encoding="utf-8")  # no date anywhere
     with pytest.raises(IngestError, match="no email message could be read") as info:
         parse_email_paths([empty])
     assert info.value.hint is not None and "no usable Date" in info.value.hint
@@ -448,3 +450,133 @@ def test_a_sent_folder_keeps_the_replies_it_quotes_that_are_nowhere_else(tmp_pat
     text = note.read_text(encoding="utf-8")
     assert "> > Thanks! Looks fine." in text, "the reply M3 quotes (M2) is in the vault nowhere else"
     assert text.count("the numbers are attached") == 1, "M1 itself, once"
+
+
+def _all_ids(vault: Path) -> list[str]:
+    """Every message id held by an email thread note anywhere in the vault, moved ones included."""
+    from vaultmind.ingest.writer import _message_ids
+
+    return sorted(
+        mid
+        for p in vault.rglob("*.md")
+        if ".vaultmind" not in p.parts and "kind: email" in p.read_text(encoding="utf-8")
+        for mid in _message_ids(p.read_bytes())
+    )
+
+
+def test_a_thread_note_moved_anywhere_is_found_and_never_written_twice(tmp_path: Path, vault: Path) -> None:
+    """A thread note moved out of sources/ (dragged into a folder of yours) is yours: left as it is,
+    its messages known, the thread's new ones in a note of their own. Moved within sources/, it
+    is still vaultmind's: new replies join it where it is, as a chat's renamed day note does."""
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "Inbox.mbox", M1, M2)]))
+    note = vault / "sources/email/inbox/q3-budget/2024-03-11-q3-budget.md"
+    moved = vault / "Projects" / "Budget thread.md"
+    moved.parent.mkdir()
+    note.rename(moved)
+    before = moved.read_bytes()
+    (tmp_path / "later").mkdir()
+    later = write_mbox(tmp_path / "later" / "Inbox.mbox", M1, M2, M3)
+    report = write_batches(vault, parse_email_paths([later]))
+    assert moved.read_bytes() == before, "your note is never written to"
+    assert report.written == ["sources/email/inbox/q3-budget/2024-03-11-q3-budget.md"]
+    assert (report.messages_added, report.messages_known) == (1, 2)
+    assert _message_ids(note.read_bytes()) == ["m3@example.com"]
+    assert [w.split(": ", 1)[0] for w in report.warnings] == ["Projects/Budget thread.md"]
+    assert "outside sources/, so it is yours and left as it is" in report.warnings[0]
+    assert _all_ids(vault) == ["m1@example.com", "m2@example.com", "m3@example.com"]
+    again = write_batches(vault, parse_email_paths([later]))
+    assert again.written == [] and again.messages_added == 0 and again.warnings == []
+
+    # moved within sources/: still vaultmind's, found there, and the reply joins it
+    other = tmp_path / "other"
+    other.mkdir()
+    write_batches(other, parse_email_paths([write_mbox(tmp_path / "Inbox.mbox", M1, M2)]))
+    archived = other / "sources" / "archive" / "budget.md"
+    archived.parent.mkdir(parents=True)
+    (other / "sources/email/inbox/q3-budget/2024-03-11-q3-budget.md").rename(archived)
+    joined = write_batches(other, parse_email_paths([later]))
+    assert joined.written == ["sources/archive/budget.md"] and joined.warnings == []
+    assert _message_ids(archived.read_bytes()) == ["m1@example.com", "m2@example.com", "m3@example.com"]
+    assert _all_ids(other) == ["m1@example.com", "m2@example.com", "m3@example.com"]
+
+
+def test_a_parent_ingested_after_its_reply_joins_the_reply_s_note(tmp_path: Path, vault: Path) -> None:
+    """A reply first, its parent in a later run: one thread note. The reply's note records the
+    Message-IDs it answers that it does not hold (`answers` on its meta line); the parent, whose
+    Message-ID it names, joins it — from the same folder of .eml files, or another mailbox."""
+    box = tmp_path / "mail"
+    box.mkdir()
+    (box / "m2.eml").write_text(M2, encoding="utf-8")
+    write_batches(vault, parse_email_paths([box / "m2.eml"]))
+    note = vault / "sources/email/mail/q3-budget/2024-03-11-q3-budget.md"
+    assert 'answers="m1@example.com"' in note.read_text(encoding="utf-8")
+    (box / "m1.eml").write_text(M1, encoding="utf-8")
+    report = write_batches(vault, parse_email_paths([box / "m1.eml"]))
+    assert report.written == ["sources/email/mail/q3-budget/2024-03-11-q3-budget.md"], report.written
+    assert _mbox_notes(vault) == {"sources/email/mail/q3-budget/2024-03-11-q3-budget.md": ["m1@example.com", "m2@example.com"]}
+    assert "answers=" not in note.read_text(encoding="utf-8"), "a thread held whole records nothing more"
+    assert write_batches(vault, parse_email_paths([box])).written == []
+
+    # the last reply first (References name both), then the first message, then the middle one,
+    # each from its own mailbox; and a second reply to a parent the vault still lacks
+    other = tmp_path / "other"
+    other.mkdir()
+    for name, mail in (("c", M3), ("a", M1), ("b", M2)):
+        write_batches(other, parse_email_paths([write_mbox(tmp_path / f"{name}.mbox", mail)]))
+    assert list(_mbox_notes(other).values()) == [["m1@example.com", "m2@example.com", "m3@example.com"]]
+    first = message("p1@example.com", "carol@example.com", "Wed, 13 Mar 2024 09:00:00 +0000", "Trip", "Where to?")
+    answers = [
+        message(f"r{n}@example.com", "dan@example.com", f"Wed, 13 Mar 2024 1{n}:00:00 +0000", "Re: Trip", text, reply_to="p1@example.com")
+        for n, text in ((1, "Lisbon."), (2, "Or Porto."))
+    ]
+    for n, mail in enumerate([*answers, first]):
+        write_batches(other, parse_email_paths([write_mbox(tmp_path / f"trip{n}.mbox", mail)]))
+    trip = [ids for path, ids in _mbox_notes(other).items() if "/trip/" in path]
+    assert trip == [["p1@example.com", "r1@example.com", "r2@example.com"]], _mbox_notes(other)
+
+
+def test_an_eml_without_a_date_is_dated_by_received_else_its_file_time(tmp_path: Path, vault: Path) -> None:
+    """No Date header: the newest Received header's time (the mailbox's own server's), else the
+    file's modification time — ingested, with a warning naming the file and the date used."""
+    hops = (
+        "Received: from mx by mail.example.com; Tue, 12 Mar 2024 10:05:00 +0000\n"
+        "Received: from laptop by mx; Tue, 12 Mar 2024 10:00:00 +0000\n"
+    )
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    received, bare = folder / "received.eml", folder / "bare.eml"
+    received.write_text(hops + message("rc@example.com", "erin@example.com", None, "Hops", "Via two servers."), encoding="utf-8")
+    bare.write_text(message(None, "erin@example.com", None, "Bare", "No date at all."), encoding="utf-8")
+    os.utime(bare, (1714564800, 1714564800))  # 2024-05-01 12:00 UTC
+    batches, warnings = parse_email_paths_with_report([folder])
+    assert warnings == [
+        f"{bare}: no usable Date or Received header; dated 2024-05-01T12:00:00Z by the file's modification time"
+        " (when it was saved, not sent: give the file a Date: header to date it otherwise)",
+        f"{received}: no usable Date header; dated 2024-03-12T10:05:00Z by its newest Received header",
+    ]
+    report = write_batches(vault, batches)
+    assert report.written == ["sources/email/saved/bare/2024-05-01-bare.md", "sources/email/saved/hops/2024-03-12-hops.md"]
+    assert 'at="2024-03-12T10:05:00Z"' in (vault / report.written[1]).read_text(encoding="utf-8")
+    # a copy of the file (another modification time) is the same message, though it has no Message-ID
+    os.utime(bare, (1717243200, 1717243200))
+    again = write_batches(vault, parse_email_paths([folder]))
+    assert again.written == [] and again.messages_known == 2
+
+
+def test_an_mbox_message_without_a_date_prefers_received_then_the_envelope_and_says_so(tmp_path: Path) -> None:
+    mbox = tmp_path / "old.mbox"
+    undated = message("u1@example.com", "x@example.com", None, "Envelope", "Body")
+    hop = "Received: from a by b; Fri, 29 Jun 2012 23:00:00 +0000\n"
+    hopped = hop + message(None, "x@example.com", None, "Hopped", "Body two")
+    envelope = "From x@example.com Sat Jun 30 06:06:01 2012\n"
+    mbox.write_text(envelope + undated + "\n" + envelope + hopped + "\n", encoding="utf-8")
+    batches, warnings = parse_email_paths_with_report([mbox])
+    assert warnings == [
+        f"{mbox} message 1 <u1@example.com>: no usable Date or Received header; dated 2012-06-30T06:06:01Z"
+        " by the mbox's From line (its envelope)",
+        f"{mbox} message 2 (subject 'Hopped'): no usable Date header; dated 2012-06-29T23:00:00Z by its newest Received header",
+    ]
+    assert {b.meta.subject: b.messages[0].timestamp for b in batches} == {
+        "Hopped": datetime(2012, 6, 29, 23, 0, tzinfo=UTC),
+        "Envelope": datetime(2012, 6, 30, 6, 6, 1, tzinfo=UTC),
+    }

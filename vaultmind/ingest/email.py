@@ -26,14 +26,18 @@ in the vault, in any mailbox's note, is known, and a reply joins the note of the
 answers (`SourceBatch.related`).
 
 Messages: id = Message-ID without `<>` (or `nomid-<hash>` of its sender, date, subject and
-body when it has none); author `Name <addr>`; time from `Date:`, else the earliest
-`Received:`, else the mbox `From ` line / Maildir file name; text = the new text only
+body when it has none; the date left out when it is a file's modification time); author
+`Name <addr>`; time from `Date:`, else the newest `Received:` (the mailbox's own server's),
+else the mbox `From ` line / Maildir file name / `.eml` file's modification time, each but the
+`Date:` said in a warning naming the message and the date used; `answers` = In-Reply-To, then
+References (a note records those it does not hold: a reply ingested before its parent is
+found by it, and the parent joins its note); text = the new text only
 (`ingest/quotes.py`) plus an `Attachments: …` line; `ref` `mid:<id>`. The quoted parent cut
 from a message goes with its batch (`SourceBatch.quoted`): the writer puts it back when the
 message it answers is neither in the ingest nor in the vault.
 
-Nothing in an export stops an ingest: a message that cannot be read, or has no usable date, is
-left out and reported (`parse_email_paths_with_report`).
+Nothing in an export stops an ingest: a message that cannot be read, or (in an mbox or
+Maildir) has no usable date at all, is left out and reported (`parse_email_paths_with_report`).
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from vaultmind.ingest.mime import MAX_MESSAGE_BYTES, Attachment, MimeError, Pars
 from vaultmind.ingest.model import QuotedParent, SourceBatch
 from vaultmind.ingest.quotes import split_quoted
 from vaultmind.ingest.writer import slugify
-from vaultmind.markdown.render import Message, SourceMeta
+from vaultmind.markdown.render import Message, SourceMeta, iso_utc
 
 SUBJECT_SLUG_MAX = 60
 NO_SUBJECT = "(no subject)"
@@ -70,6 +74,12 @@ _MAILDIR_TIME_RE = re.compile(r"^(\d{9,11})\.")
 _HEADER_LINE_RE = re.compile(rb"^[!-9;-~]+:")
 
 Kind = Literal["eml", "mbox", "maildir"]
+Envelope = Literal["", "from-line", "file-name", "mtime"]
+_ENVELOPES: dict[str, str] = {  # what a warning says a message without a Date was dated by
+    "from-line": "the mbox's From line (its envelope)",
+    "file-name": "its Maildir file name (its delivery time)",
+    "mtime": "the file's modification time (when it was saved, not sent: give the file a Date: header to date it otherwise)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +94,8 @@ class _Raw:
     origin: str  # what a warning names: "inbox.mbox message 3", "Maildir/cur/…", "a.eml"
     data: bytes
     account: str
-    envelope: datetime | None  # mbox `From ` line or Maildir delivery time
+    envelope: datetime | None  # mbox `From ` line, Maildir delivery time, or an .eml's modification time
+    envelope_from: Envelope = ""  # which of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +213,7 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 continue
             first, _, rest = data.partition(b"\n")
             rest = _FROM_ESCAPE_RE.sub(rb"\1", rest)  # mboxo/mboxrd: ">From " was "From "
-            yield _Raw(origin, rest, box.account, _from_line_date(first))
+            yield _Raw(origin, rest, box.account, _from_line_date(first), "from-line")
     finally:
         mbox.close()
 
@@ -226,7 +237,7 @@ def _read_maildir(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 continue
             match = _MAILDIR_TIME_RE.match(key)
             envelope = datetime.fromtimestamp(int(match.group(1)), UTC) if match else None
-            yield _Raw(origin, data, box.account, envelope)
+            yield _Raw(origin, data, box.account, envelope, "file-name")
 
 
 def _read(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
@@ -243,10 +254,11 @@ def _read(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 )
                 return
             data = box.path.read_bytes()
-        except OSError as exc:
-            warnings.append(f"{box.path}: unreadable ({exc.strerror or exc}); skipped")
+            saved = datetime.fromtimestamp(int(box.path.stat().st_mtime), UTC)
+        except (OSError, OverflowError, ValueError) as exc:
+            warnings.append(f"{box.path}: unreadable ({getattr(exc, 'strerror', None) or exc}); skipped")
             return
-        yield _Raw(str(box.path), data, box.account, None)
+        yield _Raw(str(box.path), data, box.account, saved, "mtime")
 
 
 # --- messages -------------------------------------------------------------------------------
@@ -258,9 +270,8 @@ def _accept(raw: _Raw, warnings: list[str]) -> _Mail | None:
     except MimeError as exc:
         warnings.append(f"{raw.origin}: unparseable: {exc}")
         return None
-    at = parsed.date or raw.envelope
+    at = _dated(raw, parsed, warnings)
     if at is None:
-        warnings.append(f"{raw.origin}: unparseable: no usable Date, Received or envelope date; skipped")
         return None
     author = parsed.author
     if not author:
@@ -268,10 +279,41 @@ def _accept(raw: _Raw, warnings: list[str]) -> _Mail | None:
         warnings.append(f"{raw.origin}: no sender (From, Sender, Reply-To, Return-Path); author 'unknown'")
     if parsed.message_id:
         return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin)
+    # a file's modification time is no part of the message: a copy of the file is the same message
+    when = "" if parsed.date is None and raw.envelope_from == "mtime" else at.isoformat()
     digest = hashlib.sha256(
-        "\0".join([author, at.isoformat(), parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
+        "\0".join([author, when, parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
     ).hexdigest()
     return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account, raw.origin)
+
+
+def _dated(raw: _Raw, parsed: ParsedEmail, warnings: list[str]) -> datetime | None:
+    """A message's time: its Date header, else its newest Received header, else its envelope
+    (mbox From line, Maildir file name, .eml file's modification time). Any but the Date is
+    said, naming the message and the date used; None (said) when there is none."""
+    if parsed.date_source == "Date":
+        return parsed.date
+    named = _named(raw, parsed)
+    if parsed.date is not None:
+        warnings.append(f"{named}: no usable Date header; dated {iso_utc(parsed.date)} by its newest Received header")
+        return parsed.date
+    if raw.envelope is not None:
+        warnings.append(
+            f"{named}: no usable Date or Received header; dated {iso_utc(raw.envelope)} by {_ENVELOPES[raw.envelope_from]}"
+        )
+        return raw.envelope
+    warnings.append(f"{named}: unparseable: no usable Date, Received or envelope date; skipped (give it a Date: header)")
+    return None
+
+
+def _named(raw: _Raw, parsed: ParsedEmail) -> str:
+    """What a warning calls a message: its file, and in an mbox or Maildir its Message-ID, else
+    its subject."""
+    if raw.envelope_from == "mtime":
+        return raw.origin
+    if parsed.message_id:
+        return f"{raw.origin} <{parsed.message_id}>"
+    return f"{raw.origin} (subject {parsed.subject!r})" if parsed.subject else f"{raw.origin} (no Message-ID, no subject)"
 
 
 def normalize_subject(subject: str) -> str:
@@ -347,6 +389,7 @@ def _message(mail: _Mail, text: str) -> Message:
         subject=mail.parsed.subject or None,
         to=mail.parsed.to,
         cc=mail.parsed.cc,
+        answers=tuple(dict.fromkeys((*mail.parsed.in_reply_to, *mail.parsed.references))),
     )
 
 

@@ -289,8 +289,10 @@ def _parse_date(raw: str | None) -> datetime | None:
 
 
 def _received_date(values: Sequence[str]) -> datetime | None:
-    """The date of the earliest hop (the last `Received:` header) that has a usable one."""
-    for value in reversed(values):
+    """The date of the newest hop (the first `Received:` header) that has a usable one: the one
+    the receiving mail server wrote, when the message reached the mailbox (the lower ones were
+    written by servers the sender chose, and can say anything)."""
+    for value in values:
         if ";" in value:
             parsed = _parse_date(value.rsplit(";", 1)[1])
             if parsed is not None:

@@ -18,8 +18,10 @@ free number), which later ingests keep merging into.
 A message is never written twice: one already in another note (a day note you renamed, or,
 for email, whose Message-IDs are global, a note of another mailbox) counts as known. When a
 note of vaultmind's elsewhere holds some of a group's messages, or, for email, the messages it
-answers (`SourceBatch.related`: a reply ingested after its thread), the group's new messages
-join that note instead.
+answers (`SourceBatch.related`: a reply ingested after its thread), or, for email, a note whose
+messages answer them (`Message.answers`: a parent ingested after its reply), the group's new
+messages join that note instead — a note in `sources/`, wherever it was moved there. An email
+thread note moved out of `sources/` is the user's: its messages are known, never written to.
 
 Documents: one note per `source_id` in `sources/document/<scope>/`, found by its front matter
 (so a renamed title keeps its file). Unchanged content (title, body, `source_ref`) is a no-op;
@@ -160,6 +162,7 @@ class _Existing:
                 subject=headers.get(leaf.message_id, {}).get("subject"),
                 to=_people(headers.get(leaf.message_id, {}).get("to")),
                 cc=_people(headers.get(leaf.message_id, {}).get("cc")),
+                answers=tuple((headers.get(leaf.message_id, {}).get("answers") or "").split()),
             )
         return out
 
@@ -225,6 +228,8 @@ class _Plan:
     claimed: set[str] = field(default_factory=set)
     cache: dict[str, _Existing | None] = field(default_factory=dict)
     scanned: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed`
+    answered: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # `answering`
+    moved_out: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed_outside`
     sources: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # `source_folders`
     all_documents: list[_Existing] | None = None  # `_all_doc_notes`
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
@@ -240,16 +245,48 @@ class _Plan:
         """Message id → (path, source_id) of the notes under `folder` that hold it (read once)."""
         if folder not in self.scanned:
             found: dict[str, list[tuple[str, str]]] = {}
+            answered: dict[str, list[str]] = {}
             root = self.vault / folder
             for full in sorted(root.rglob("*.md")) if root.is_dir() else ():
                 rel = full.relative_to(self.vault).as_posix()
                 note = self.cache.get(rel) or _read_existing(self.vault, rel)  # not kept: only its ids are
                 if note is None or not note.source_id:
                     continue
-                for message_id in _message_ids(note.raw):
-                    found.setdefault(message_id, []).append((rel, note.source_id))
+                for meta in _meta_lines(note.raw.decode("utf-8", errors="replace")):
+                    found.setdefault(meta["id"], []).append((rel, note.source_id))
+                    for answer in meta.get("answers", "").split():
+                        answered.setdefault(answer, []).append(rel)
             self.scanned[folder] = found
+            self.answered[folder] = answered
         return self.scanned[folder]
+
+    def answering(self, folder: str) -> dict[str, list[str]]:
+        """Message id → the notes under `folder` whose messages answer it without holding it (an
+        email's `answers`: a reply ingested before its parent)."""
+        self.placed(folder)
+        return self.answered[folder]
+
+    def placed_outside(self, kind: str) -> dict[str, list[tuple[str, str]]]:
+        """Message id → (path, source_id) of the `kind` source notes vaultmind wrote that were
+        moved out of `sources/<kind>/`: to another folder of `sources/` (still vaultmind's), or
+        out of `sources/`, dragged into a folder of yours in Obsidian (yours now, never written
+        to, but their messages are in the vault). Every note outside `sources/<kind>/` and
+        hidden folders is looked at, by its first 8 KB, once per ingest."""
+        if kind not in self.moved_out:
+            found: dict[str, list[tuple[str, str]]] = {}
+            own = self.vault / SOURCES_DIR / kind
+            for here, dirs, files in os.walk(self.vault):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and Path(here) / d != own)
+                for name in sorted(f for f in files if f.endswith(".md") and not f.startswith(".")):
+                    full = Path(here) / name
+                    head = _head_frontmatter(full, "source_id")
+                    if head is None or head.get("vaultmind") != "source" or head.get("kind") != kind or not head.get("source_id"):
+                        continue
+                    rel = full.relative_to(self.vault).as_posix()
+                    for message_id in _message_ids(_read_bytes(full)):
+                        found.setdefault(message_id, []).append((rel, str(head["source_id"])))
+            self.moved_out[kind] = found
+        return self.moved_out[kind]
 
     def source_folders(self, platform: str) -> dict[str, list[str]]:
         """Source id → the folders under `platform` whose first note (by name) is of that source:
@@ -291,16 +328,32 @@ class _Group:
 def _head_source_id(path: Path) -> str | None:
     """The `source_id` of a source note, from its front matter when that ends in the first 8 KB
     (as vaultmind writes it): a platform's folders are told apart by one such read each."""
+    data = _head_frontmatter(path)
+    value = None if data is None else data.get("source_id")
+    return None if value is None else str(value)
+
+
+def _head_frontmatter(path: Path, needle: str = "") -> dict[str, Any] | None:
+    """The front matter of a note when it ends in its first 8 KB (as vaultmind writes it), and
+    that holds `needle` (a note without it is not parsed)."""
     try:
         with path.open("rb") as f:
             head = f.read(8192).decode("utf-8", errors="replace")
     except OSError:
         return None
     end = head.find("\n---", 3)
+    if needle and needle not in head[:end]:
+        return None
     if not head.startswith("---") or end < 0:
         return None
-    value = split_frontmatter(head[: end + 4] + "\n").data.get("source_id")
-    return None if value is None else str(value)
+    return split_frontmatter(head[: end + 4] + "\n").data
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def _message_ids(raw: bytes) -> list[str]:
@@ -380,7 +433,9 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
     source (the chat renamed on its platform: `telegram/wohnung-team/` and, since, `telegram/
     wg-lindenstrasse/`), or, when its folder is gone (renamed in Obsidian), under its
     platform's (`sources/chat/irc/`). Never another source's: one person's "Happy new year!"
-    sent to two chats in the same minute has one hashed id in both."""
+    sent to two chats in the same minute has one hashed id in both. An email thread's notes are
+    also looked for anywhere else in the vault (moved out of `sources/email/`; out of `sources/`,
+    into a folder of yours, a note is yours, never written to, but its messages are known)."""
     kind = group.meta.kind
     folder = f"{SOURCES_DIR}/email" if kind == "email" else group.base.rsplit("/", 1)[0]
     parts = folder.split("/")
@@ -395,7 +450,10 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
                 folders += [f for f in sources.get(source_id, ()) if f not in folders]
     stem = group.base[:-3]
     out: dict[str, list[str]] = {}
-    for placed in [plan.placed(f) for f in folders]:
+    pools = [plan.placed(f) for f in folders]
+    if kind == "email":  # a thread note moved out of sources/email/ (out of sources/: yours, its messages still known)
+        pools.append(plan.placed_outside(kind))
+    for placed in pools:
         for message_id in sorted({*group.messages, *group.related}):
             for path, source_id in placed.get(message_id, ()):
                 own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
@@ -416,17 +474,34 @@ _DAY_NOTE_RE = re.compile(r"/\d{4}-\d{2}-\d{2}\.md$")
 
 
 def _home(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]]) -> _Existing | None:
-    """The note of vaultmind's outside the group's own that holds most of its messages (or the
-    messages it answers), when there is one: the group's new messages join it."""
+    """The note of vaultmind's in `sources/` outside the group's own that holds most of its
+    messages (or the messages it answers), or, for email, whose messages answer them (a reply
+    ingested before its parent), when there is one: the group's new messages join it."""
     counts: dict[str, int] = {}
-    for paths in elsewhere.values():
+    for paths in [*elsewhere.values(), *_answering(plan, group).values()]:
         for path in paths:
             counts[path] = counts.get(path, 0) + 1
     for path in sorted(counts, key=lambda p: (-counts[p], p)):
-        note = plan.existing(path)
+        note = plan.existing(path) if path.startswith(SOURCES_DIR + "/") else None
         if note is not None and note.owned and str(note.data.get("kind")) == group.meta.kind and path not in plan.claimed and _carries(note):
             return note
     return None
+
+
+def _answering(plan: _Plan, group: _Group) -> dict[str, list[str]]:
+    """Of an email group's messages and the messages they answer: id → the thread notes outside
+    the group's own whose messages answer it and that do not hold it (a reply ingested before
+    its parent, or beside another reply to it). By References, such a message is of their thread."""
+    if group.meta.kind != "email":
+        return {}
+    answering = plan.answering(f"{SOURCES_DIR}/email")
+    stem = group.base[:-3]
+    out: dict[str, list[str]] = {}
+    for message_id in sorted({*group.messages, *group.related}):
+        for path in answering.get(message_id, ()):
+            if path != group.base and not (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit()):
+                out.setdefault(message_id, []).append(path)
+    return out
 
 
 def _thread_base(plan: _Plan, group: _Group) -> str:
@@ -436,7 +511,9 @@ def _thread_base(plan: _Plan, group: _Group) -> str:
     note = plan.existing(group.base)
     if note is None or not note.owned or note.source_id != group.meta.source_id:
         return group.base
-    if set(note.messages()) & ({*group.messages} | group.related):
+    ids = {*group.messages} | group.related
+    held = note.messages()
+    if set(held) & ids or any(answer in ids for message in held.values() for answer in message.answers):
         return group.base
     first = min(group.messages.values(), key=_sort_key).message_id
     return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
@@ -503,8 +580,8 @@ def _unanswered(plan: _Plan, group: _Group, quote: QuotedParent) -> bool:
     what it quoted is put back below its text (see `QuotedParent`)."""
     if any(answered in group.messages for answered in quote.answers):
         return False
-    placed = plan.placed(f"{SOURCES_DIR}/{group.meta.kind}")
-    return not any(answered in placed for answered in quote.answers)
+    pools = [plan.placed(f"{SOURCES_DIR}/{group.meta.kind}"), plan.placed_outside(group.meta.kind)]
+    return not any(answered in placed for answered in quote.answers for placed in pools)
 
 
 def _meta_of(note: _Existing, fallback: SourceMeta) -> SourceMeta:
@@ -596,6 +673,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         plan.keep_user_edited([note.path for note in user_edited])
     merged = sorted([*current.values(), *new.values()], key=_sort_key)
     data = render_source_note(meta, merged, plan.zone).encode("utf-8")
+    if new:
+        _say_moved_out(plan, elsewhere, len(new), target.path if target is not None else free)
     if target is not None:
         plan.claimed.add(target.path)
         if not new:  # nothing to add: the note stays as it is, its front matter included
@@ -606,6 +685,17 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     assert free is not None
     plan.claimed.add(free)
     plan.writes.append(_Write(free, data, None, added=len(new)))
+
+
+def _say_moved_out(plan: _Plan, elsewhere: dict[str, list[str]], added: int, path: str | None) -> None:
+    """Warn, once per note, that a thread note moved out of `sources/` holds part of a thread
+    whose new messages are written to `path`: the moved note is yours, left as it is."""
+    for moved in sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")}):
+        said = f"{moved}: this email thread note is outside sources/, so it is yours and left as it is;"
+        if not any(w.startswith(said) for w in plan.report.warnings):
+            plan.report.warnings.append(
+                f"{said} its messages are known, and {added} new message(s) of its thread are written to {path}"
+            )
 
 
 # --- documents ------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
@@ -84,6 +84,7 @@ class Message:
     subject: str | None = None  # email
     to: tuple[str, ...] = ()  # email: its recipients ("Name <addr>")
     cc: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()  # email: the Message-IDs it answers (In-Reply-To, then References)
 
 
 # --- small codecs ---------------------------------------------------------------------------
@@ -353,12 +354,28 @@ def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzin
         attrs.append(("subject", message.subject))
     if kind == "email":
         attrs.extend((key, "; ".join(people)) for key, people in (("to", message.to), ("cc", message.cc)) if people)
+        if message.answers:
+            attrs.append(("answers", " ".join(message.answers)))
     if escaped != [_meta_line_escape(line) for line in note_text(message.text).split("\n")]:
         attrs.append(("esc", "1"))  # its text has markup escapes: read back with `unescape_text`
     lines.append("> " + format_meta(attrs))
     lines.append("")
     lines.append(f"^{block_id}")
     return "\n".join(lines) + "\n"
+
+
+def _unheld_answers(messages: Sequence[Message]) -> list[Message]:
+    """The messages with only the answered Message-IDs a thread's note records: those it does
+    not hold, each on the first message that answers it (a thread held whole records none; a
+    reply ingested before its parent records the parent, whose note it then joins)."""
+    held = {message.message_id for message in messages}
+    said: set[str] = set()
+    out: list[Message] = []
+    for message in messages:
+        answers = tuple(dict.fromkeys(a for a in message.answers if a not in held and a not in said and " " not in a))
+        said.update(answers)
+        out.append(message if answers == message.answers else replace(message, answers=answers))
+    return out
 
 
 def render_source_note(meta: SourceMeta, messages: Sequence[Message], zone: tzinfo = UTC) -> str:
@@ -370,6 +387,8 @@ def render_source_note(meta: SourceMeta, messages: Sequence[Message], zone: tzin
     taken: set[str] = set()
     parts = [f"# {_shown(title)}\n"]
     times: list[datetime] = []
+    if meta.kind == "email":
+        messages = _unheld_answers(messages)
     for message in messages:
         times.append(to_utc(message.timestamp))
         parts.append("\n" + render_message(message, meta.kind, block_id_for(message.message_id, taken), zone))
