@@ -331,6 +331,32 @@ def test_an_entity_note_is_about_its_own_entity(vault: Path) -> None:
     assert own["breakdown"]["entity"] == 1.0
 
 
+def test_who_someone_is_is_said_first_by_their_own_note(vault: Path) -> None:
+    """"Who is Bob?" had ranked Bob's own note, which says who he is, fourth, behind the
+    messages that name him. A question about nothing but who or what an entity is puts its own
+    note first; any other question about him does not."""
+    write(vault, "entities/person/bob-stone.md", '---\nvaultmind: entity\nid: "person:bob-stone"\nkind: person\n'
+          "display_name: Bob Stone\naliases:\n  - Bob\n---\n# Bob Stone\n\nBackend engineer at Fernhill. Owns payments, "
+          "infrastructure and the App Store submission.\n")  # fmt: skip
+    write_chat(
+        vault,
+        "2024-03-04",
+        [
+            ("Alice Chen", "Bob, can you write up the migration estimate by Wednesday? Bob knows the payments code best."),
+            ("Bob Stone", "Sure, I will post it in the channel tomorrow."),
+            ("Priya Raman", "Bob said the staging cluster stays up through April."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        for question in ("Who is Bob?", "who's Bob Stone", "Tell me about Bob"):
+            hits = memory.walk(question)["hits"]
+            assert hits[0]["note_path"] == "entities/person/bob-stone.md", (question, [h["note_path"] for h in hits])
+            assert hits[0]["breakdown"]["identity"] > 0
+        other = memory.walk("What did Bob say about the staging cluster?")["hits"]
+        assert other[0]["note_path"].startswith("sources/") and not any(h["breakdown"]["identity"] for h in other)
+
+
 def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> None:
     """"Tell me about Bob" had searched "tell": "I told him Saturday is for the garden" (Mei's,
     about someone else) came first. Its only words besides the name ask: the leaves about Bob

@@ -120,6 +120,9 @@
    a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
    match "When is the concert?" alike, the one that says "Saturday" is the answer.
+   identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
+   Harbor Hall?", "tell me about Dana") adds `IDENTITY_WEIGHT` to the leaves of that entity's
+   own note (when they hold more than its heading): what the memory says it is comes first.
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed ("we move the launch to 23 April": `revisions.revises`) ranks just above
@@ -234,6 +237,7 @@ ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 OWN_NOTE_MIN_TERMS = 4  # an entity note's leaf about its entity holds more than its name
+IDENTITY_WEIGHT = 0.5  # "who is Bob?": + this to the leaves of his own entity note
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
 INFORMATIVE_TERMS = 24
 LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days before it a leaf was written
@@ -312,7 +316,7 @@ def walk(
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
 
-    entity_leaves, pair_leaves, graph_weights = _entity_signals(memory, [e for e, _ in qents], max_hops)
+    entity_leaves, pair_leaves, graph_weights, own_notes = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
     timed = window  # the window that ranks: none when the memory holds nothing then ("due by 10 May")
     if window is not None and ahead and only_window:  # "what are we doing next week?": what was said lately
@@ -358,6 +362,10 @@ def walk(
         factors = time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
         summary_time_factors(memory, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
+    identity = np.zeros(len(ids))
+    if (asked := _asked_who(question, qents)) is not None:  # "who is Bob?": what his own note says of him
+        identity[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
+        scores += identity
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     latest = np.zeros(len(ids))
@@ -420,6 +428,7 @@ def walk(
                 "time_factor": factor,
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
+                "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID` of a window still ahead
                 "weights": WEIGHTS,
                 **flags,  # `_diversify`'s
@@ -852,10 +861,11 @@ def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
 
 def _entity_signals(
     memory: Memory, entity_ids: Sequence[str], max_hops: int
-) -> tuple[dict[str, frozenset[str]], set[str], dict[str, float]]:
-    """Leaves per query entity, leaves holding related pairs, and graph proximity per leaf."""
+) -> tuple[dict[str, frozenset[str]], set[str], dict[str, float], dict[str, list[str]]]:
+    """Leaves per query entity, leaves holding related pairs, graph proximity per leaf, and the
+    leaves of the query entities' own notes (entity → leaf ids)."""
     if not entity_ids:
-        return {}, set(), {}
+        return {}, set(), {}, {}
     graph = memory.entity_graph()
     by_leaf = dict(graph.leaves_of(entity_ids))
     # an entity's own note is about it ("who is Dana?"), though it never mentions itself as one
@@ -863,11 +873,13 @@ def _entity_signals(
 
     entries = entity_query(memory.index).registry.entries  # the entities that have a note
     notes = {entry.note_path: e for e in entity_ids if (entry := entries.get(e)) is not None}
+    own: dict[str, list[str]] = {}
     for path, leaf_ids in memory.leaves.of_notes(sorted(notes)).items():
         lengths = memory.leaves.columns(leaf_ids).length
         for leaf_id, length in zip(leaf_ids, lengths.tolist(), strict=True):
             if length > OWN_NOTE_MIN_TERMS:  # a note of nothing but its heading ("# Tom Becker") says nothing
                 by_leaf[leaf_id] = by_leaf.get(leaf_id, frozenset()) | {notes[path]}
+                own.setdefault(notes[path], []).append(leaf_id)
     pair_leaves: set[str] = set()
     if len(entity_ids) >= 2:
         related = _related_pairs(graph, entity_ids, max_hops)
@@ -879,7 +891,24 @@ def _entity_signals(
     if neighbours:
         top = float(neighbours[0][1]) or 1.0
         proximity = {leaf_id: float(w) / top for leaf_id, w in neighbours}
-    return by_leaf, pair_leaves, proximity
+    return by_leaf, pair_leaves, proximity, own
+
+
+_WHO = re.compile(
+    r"^\s*(?:(?:who|what)(?:\s+(?:is|was|are|were)|['’]s)|tell\s+me\s+(?:more\s+)?about|describe)"
+    r"\s+(?:the\s+)?(?P<name>[^?!.]+?)[\s?!.]*$",
+    re.IGNORECASE,
+)
+
+
+def _asked_who(question: str, qents: Sequence[tuple[str, str]]) -> str | None:
+    """The query entity a question asks nothing but who or what it is ("who is Bob?", "what is
+    Harbor Hall?", "tell me about Dana"), else None."""
+    m = _WHO.match(question)
+    if m is None:
+        return None
+    asked = name_terms(m.group("name"))
+    return next((e for e, surface in qents if asked and name_terms(surface) == asked), None)
 
 
 def _related_pairs(graph: EntityGraph, entity_ids: Sequence[str], max_hops: int) -> list[tuple[str, str]]:
