@@ -158,6 +158,10 @@ def test_in_window_keeps_the_earliest_with_ties_broken_by_id(vault: Path) -> Non
                 i for i, ts in sorted((r for r in rows if start <= r[1] < end), key=lambda r: (r[1], r[0]))
             ][:limit]
             assert memory.leaves.in_window(start, end, limit) == expected
+        by_bob = [i for i, _ in sorted(rows, key=lambda r: (-r[1].timestamp(), r[0]))]
+        assert memory.leaves.by_authors(["@bob"], 9) == by_bob[:9], "the latest, ties by id"
+        assert memory.leaves.by_authors(["@bob", "@nobody"], 100) == by_bob
+        assert memory.leaves.by_authors(["@nobody"], 5) == [] and memory.leaves.by_authors(["@bob"], 0) == []
 
 
 def test_leaves_tied_at_the_cut_are_the_lowest_ids_live_and_after_a_restart(vault: Path) -> None:

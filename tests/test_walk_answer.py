@@ -21,7 +21,7 @@ from vaultmind.retrieval.answer_type import (
     holds_answer,
 )
 
-from .conftest import write_chat
+from .conftest import write, write_chat
 
 
 @pytest.mark.parametrize(
@@ -251,6 +251,35 @@ def test_a_misspelt_word_the_memory_never_holds_is_read_as_the_word_it_does(vaul
         assert memory.walk("which invoices were recieved?")["query"]["corrected"] == {"recieved": "received"}
         evidence = memory.query("walk", {"query": "when is the lauch?", "evidence": True})["evidence"]
         assert "Read as: “lauch” → “launch”." in evidence
+
+
+def test_a_misspelt_name_is_read_as_the_name_the_memory_knows(vault: Path) -> None:
+    """"Who is Helen Okafro?" and "what did Whitfeild say?" found nothing of them: names are no
+    English words, so a slip in one was never read back. Nor did "what did Whitfield say?" find
+    her mail, which never holds her surname: a question about nothing but its author now takes
+    that author's messages."""
+    write(vault, "entities/person/helen-okafor.md", '---\nvaultmind: entity\nid: "person:helen-okafor"\n'
+          "kind: person\ndisplay_name: Helen Okafor\n---\n# Helen Okafor\n\nHead of finance at Fernhill.\n")  # fmt: skip
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            ("Alice Chen", "Helen Okafor approved the budget this morning."),
+            ("Dana Whitfield", "The Loft is free on the 23rd; I will hold it until noon."),
+            ("Bob Stone", "Great, booking the caterers next."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        helen = memory.walk("Who is Helen Okafro?")
+        assert helen["query"]["corrected"] == {"okafro": "okafor"}
+        assert "Okafor" in helen["hits"][0]["content"]
+        for question in ("What did Whitfeild say?", "what did Whitfield say?"):
+            dana = memory.walk(question)
+            assert dana["hits"] and dana["hits"][0]["author"] == "Dana Whitfield", question
+        assert memory.walk("What did Whitfeild say?")["query"]["corrected"] == {"whitfeild": "whitfield"}
+        assert memory.walk("who approved the budgte?")["query"]["corrected"] == {"budgte": "budget"}
+        assert memory.walk("what about the Okafors?")["query"]["corrected"] == {}, "a name with an ending is no slip"
 
 
 @pytest.mark.parametrize(

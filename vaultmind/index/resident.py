@@ -563,6 +563,19 @@ class ResidentLeaves:
             stamps = ts[rows].astype(np.int64).tolist()  # as ints: numpy datetime scalars compare slowly
             return [ids[j] for j in sorted(range(len(ids)), key=lambda j: (stamps[j], ids[j]))]
 
+    def by_authors(self, names: Collection[str], limit: int) -> list[str]:
+        """Live leaves written by any of `names` (as written in their notes): the `limit`
+        latest (those without a time last), ties by id."""
+        with self._held():
+            self._ensure()
+            codes = [code for name in names if (code := self._author_names.find(name)) is not None]
+            if not codes or limit <= 0:
+                return []
+            rows = np.flatnonzero(self._rows.alive & np.isin(self._author, codes))
+            ids = self._rows.ids_of(rows)
+            stamps = self._ts[rows].astype(np.int64).tolist()  # NaT is the smallest int64: last
+            return [ids[j] for j in sorted(range(len(ids)), key=lambda j: (-stamps[j], ids[j]))[:limit]]
+
     def first_time(self) -> datetime | None:
         """The time of the earliest live leaf that has one."""
         with self._held():

@@ -13,6 +13,12 @@ with a common ending or beginning counting when its stem is one ("tiers", "salte
 "reorder"); only words of five
 letters or more are read again: "hike" missing from the memory stays "hike", never "like" or
 "bike", nor "aspirin" "aspiring". Deterministic: the most frequent candidate, ties by the word.
+
+A name is read back the same way (`name_corrections`): a word of five letters or more that no
+leaf holds and no word list knows, with two letters swapped back or one put back inside it, is
+read as a word of a name the memory knows — an entity's name or alias, or an author's
+("Okafro" → Okafor, "Whitfeild" → Whitfield) — that leaves hold, before the question's
+entities and authors are read.
 """
 
 from __future__ import annotations
@@ -109,6 +115,34 @@ def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> d
                 break
         if best is not None:
             out[term] = (word, best[1], best[2])
+    return out
+
+
+def name_corrections(
+    leaves: ResidentLeaves, question: str, names: frozenset[str], authors: frozenset[str]
+) -> dict[str, str]:
+    """The question's word (lower case) → the word of a known name it misspells, for words no
+    leaf holds that are no English word. `names`: the lower-case words of the memory's entity
+    names and aliases, read when leaves hold them; `authors`: those of its authors' names, read
+    though their messages seldom hold them."""
+    known = english_words()
+    out: dict[str, str] = {}
+    for word in dict.fromkeys(words(question)):
+        word_terms = terms(word)
+        if len(word_terms) != 1 or len(word) < MIN_LETTERS or not word.isalpha() or not word.isascii():
+            continue
+        if word in names or word in authors or _a_word(word, known) or leaves.document_frequency(word_terms[0])[0]:
+            continue
+        for near in (set(_swaps(word)), set(_insertions(word))):  # swapped first, as for words
+            held = [
+                (leaves.document_frequency(t[0])[0], variant in authors, variant)
+                for variant in near & (names | authors)
+                if len(t := terms(variant)) == 1
+            ]
+            held = [c for c in held if c[0] or c[1]]
+            if held:  # the name most leaves hold, then an author's, ties by the word
+                out[word] = min(held, key=lambda c: (-c[0], not c[1], c[2]))[2]
+                break
     return out
 
 

@@ -15,7 +15,11 @@
    John Doe say?") is not searched densely: the nearest vectors to "what did say" are noise.
    A misspelt word no leaf holds, and no word list, is read as the English word leaves hold
    with two letters swapped back or a left-out letter put back ("lauch" → "launch";
-   `retrieval/spelling.py`), and `query.corrected` says so.
+   `retrieval/spelling.py`), and `query.corrected` says so; a misspelt name the same way, as
+   a word of a name the memory knows (an entity's or an author's: "Okafro" → Okafor) before
+   the question's entities and authors are read. A question about nothing but its author
+   ("what did Whitfield say?") also takes that author's latest messages as candidates: they
+   seldom hold their own name.
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
@@ -172,10 +176,11 @@ from vaultmind.retrieval.answer_type import (
     holds_answer,
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
+from vaultmind.retrieval.entity_names import EntityNames, entity_names
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.people import name_terms, person_terms
 from vaultmind.retrieval.revisions import revises
-from vaultmind.retrieval.spelling import corrections
+from vaultmind.retrieval.spelling import corrections, name_corrections
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
@@ -254,6 +259,9 @@ def walk(
 ) -> dict[str, Any]:
     """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
     now = naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
+    misnamed = name_corrections(memory.leaves, question, *_name_words(memory))  # "Okafro": Okafor
+    if misnamed:
+        question = _WORD.sub(lambda m: _read_as(m.group(), misnamed), question)
     question = _names_capitalised(memory, question)
     qterms = terms(question)
     window = question_window(question, reference_time)
@@ -318,6 +326,9 @@ def walk(
 
     entity_leaves, pair_leaves, graph_weights, own_notes = _entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
+    if only_names:  # "what did Whitfield say?": their messages, which seldom hold their own name
+        written_by = sorted(name for name in memory.leaves.authors() if person_terms(name) & authors)
+        candidates |= set(memory.leaves.by_authors(written_by, CANDIDATES))
     timed = window  # the window that ranks: none when the memory holds nothing then ("due by 10 May")
     if window is not None and ahead and only_window:  # "what are we doing next week?": what was said lately
         timed = lead_up(window, now)
@@ -443,7 +454,7 @@ def walk(
         "entities": [{"id": e, "surface": s} for e, s in qents],
         "time_window": window.to_dict() if window else None,
         "window_ahead": ahead,  # the window is still to come: the hits are what was said before it
-        "corrected": {word: new for word, new, _ in fixed.values()},  # misspelt word → the word read
+        "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
         "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",
     }
@@ -736,6 +747,31 @@ def named_authors(memory: Memory, qents: Sequence[tuple[str, str]]) -> dict[str,
 
 
 _WORD = re.compile(r"[\w'’]+")
+
+
+def _name_words(memory: Memory) -> tuple[frozenset[str], frozenset[str]]:
+    """The lower-case words of the names the memory knows: of entities' names and aliases, and
+    of authors'."""
+    entities = _entity_words(entity_names(memory.index)) if has_table(memory.index, "entities") else frozenset()
+    return entities, _author_words(memory.leaves.authors())
+
+
+@lru_cache(maxsize=2)
+def _entity_words(entities: EntityNames) -> frozenset[str]:  # kept per index state, as the names are
+    return frozenset(w for name in entities.names for w in words(name) if w.isalpha())
+
+
+@lru_cache(maxsize=8)
+def _author_words(authors: frozenset[str]) -> frozenset[str]:
+    return frozenset(w for name in authors for w in words(name) if w.isalpha())
+
+
+def _read_as(word: str, fixed: dict[str, str]) -> str:
+    """`word`, or the name's word it misspells, capitalised as the question wrote it."""
+    new = fixed.get(word.lower())
+    if new is None:
+        return word
+    return new.capitalize() if word[:1].isupper() else new
 
 
 def author_terms(memory: Memory) -> frozenset[str]:
