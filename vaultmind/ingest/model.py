@@ -36,6 +36,12 @@ class SourceBatch:
     legacy_scope: str | None = None
     legacy_note_name: str | None = None
     known_in: tuple[str, ...] = ()  # set by the writer: earlier ids of this source whose notes' messages are known
+    # a conversation known by its name only (a Slack channel's file given alone carries no channel
+    # id): a source of its platform in a folder of its name is this conversation (`writer._by_name`)
+    name_only: bool = False
+    # the (source id, scope) the conversation gets when ingested by its name only (`name_only`):
+    # notes written so are this conversation's (`writer._by_name`)
+    by_name: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -448,29 +448,34 @@ _NUMBERED = " (*)"  # a legacy source id ending so: any download number, " (1)",
 def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     """`batch` under the source id (scope, note) an earlier vaultmind gave it, when its notes are
     there: a day-bucketed source when a folder of its platform holds that source (a Slack
-    workspace named by its export's folder, a WhatsApp chat by a numbered download) — or, when
-    the new id has notes too, with the earlier ids' messages known (`known_in`) — another when
-    its note holds the batch's first message, same id and text (an agent transcript named by
-    its file alone). Not written a second time under the new id."""
+    workspace named by its export's folder, a WhatsApp chat by a numbered download, a Slack
+    channel ingested by its name alone: `_by_name`) — or, when the new id has notes too, with
+    the earlier ids' messages known (`known_in`) — another when its note holds the batch's first
+    message, same id and text (an agent transcript named by its file alone). Not written a
+    second time under the new id."""
     legacy = batch.legacy_source_id
-    if not legacy or not batch.messages:
+    if not batch.messages or not (legacy or batch.by_name or batch.name_only):
         return batch
     scope = batch.legacy_scope or batch.meta.scope
     if batch.bucket == "day":
         platform = "/".join(f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(scope)}".split("/")[:3])
         sources = plan.source_folders(platform)
-        if legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
+        before: list[tuple[str, str]] = []  # (source id, scope)
+        if legacy and legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
             stem = legacy[: -len(_NUMBERED)]
             numbers = sorted(s[len(stem) :] for s in sources if s.startswith(stem) and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
-            before = [(stem + n, batch.meta.scope + n) for n in numbers]  # (source id, scope)
-        else:
-            before = [(legacy, scope)] if sources.get(legacy) else []
+            before = [(stem + n, batch.meta.scope + n) for n in numbers]
+        elif legacy and sources.get(legacy):
+            before = [(legacy, scope)]
+        before += [kin for kin in _by_name(plan, batch, sources) if kin not in before]
         if not before:
             return batch
         if sources.get(batch.meta.source_id):  # its own notes too: theirs and the earlier ones' messages are known
             return replace(batch, known_in=tuple(i for i, _ in before))
         (legacy, scope), *rest = before
         return replace(batch, meta=replace(batch.meta, source_id=legacy, scope=scope), known_in=tuple(i for i, _ in rest))
+    if not legacy:
+        return batch
     earlier = replace(
         batch, meta=replace(batch.meta, source_id=legacy, scope=scope), note_name=batch.legacy_note_name or batch.note_name
     )
@@ -478,6 +483,40 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     first = batch.messages[0]
     held = note.messages().get(first.message_id) if note is not None and note.source_id == legacy else None
     return earlier if held is not None and note_text(held.text) == note_text(first.text) else batch
+
+
+def _by_name(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(source id, scope) of the notes that hold `batch`'s conversation under another id because
+    one of the two ingests knew it by its name only (a Slack channel's file given alone: no
+    channel id): the ids it has so (`SourceBatch.by_name`), and, for a batch `name_only`, the
+    sources of its platform whose folder has its name (`slack/t9/general`). Each only of the
+    batch's own workspace (its source id up to the last `/`), or holding one of its messages:
+    `slack:workspace/general`, a channel file without a team, is not every workspace's #general."""
+    own = batch.meta.source_id
+    found = [(i, scope) for i, scope in batch.by_name if i != own and sources.get(i)]
+    if batch.name_only:
+        folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(batch.meta.scope)}"
+        depth, name = folder.count("/"), folder.rsplit("/", 1)[-1]
+        for source_id, folders in sorted(sources.items()):
+            here = [f for f in folders if f.count("/") == depth and f.rsplit("/", 1)[-1] == name]
+            if source_id != own and here and (scope := _scope_of(plan, here[0])):
+                found.append((source_id, scope))
+    workspace = own.rsplit("/", 1)[0]
+    ids = sorted({message.message_id for message in batch.messages})
+
+    def holds_one(source_id: str) -> bool:
+        placed = [plan.placed(f) for f in sources[source_id]]
+        return any(s == source_id for held in placed for i in ids for _, s in held.get(i, ()))
+
+    return [(i, scope) for i, scope in found if i.rsplit("/", 1)[0] == workspace or holds_one(i)]
+
+
+def _scope_of(plan: _Plan, folder: str) -> str | None:
+    """The `scope` the first note (by name) of a source folder gives."""
+    names = sorted(p.name for p in (plan.vault / folder).glob("*.md") if not p.name.startswith("."))
+    note = plan.existing(f"{folder}/{names[0]}") if names else None
+    value = note.data.get("scope") if note is not None else None
+    return None if value is None else str(value)
 
 
 def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> None:
