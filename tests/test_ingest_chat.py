@@ -890,3 +890,37 @@ def test_reference_samples_match_their_targets() -> None:
     assert len(ids) == 14 and "1736554636.807919" not in ids  # the channel_join is dropped
     replies = [m for m in batches[0].messages if m.source_ref and "thread_ts=" in m.source_ref]
     assert len(replies) == 4
+
+
+def test_a_chatgpt_answer_regenerated_after_an_ingest_is_marked_replaced_not_kept_as_said(tmp_path: Path, vault: Path) -> None:
+    """An answer written by an earlier ingest, then regenerated in ChatGPT, stayed beside the new
+    one as if both were said. It stays (nothing is deleted) with a last line saying it was
+    replaced; the new answer is added; ingesting again changes nothing. Switching back to the
+    first answer in ChatGPT moves the mark; an older export changes no mark."""
+    conv = chatgpt_conversation()
+    first = write(tmp_path / "1", "conversations.json", json.dumps([conv]))
+    conv["mapping"]["u2"]["children"].append("a2b")
+    regenerated = {"id": "a2b", "author": {"role": "assistant"}, "create_time": 1709543000.0, "recipient": "all",
+                   "content": {"content_type": "text", "parts": ["Split it 50/50."]}}
+    conv["mapping"]["a2b"] = {"id": "a2b", "parent": "u2", "children": [], "message": regenerated}
+    second = write(tmp_path / "2", "conversations.json", json.dumps([{**conv, "current_node": "a2b"}]))
+    back = write(tmp_path / "3", "conversations.json", json.dumps([{**conv, "current_node": "a2"}]))
+    rel = "sources/chat/chatgpt/2024-03-04-6f1c2a9b.md"
+
+    def leaves() -> list[tuple[str | None, str]]:
+        return [(leaf.message_id, leaf.text) for leaf in parse_note(rel, (vault / rel).read_text(encoding="utf-8")).leaves]
+
+    assert ingest_paths("chat", [first], vault).messages_added == 3
+    report = ingest_paths("chat", [second], vault)
+    assert (report.messages_added, report.written, report.warnings) == (1, [rel], [])
+    replaced = "Split it 60/40 . Chart: [image]\n\n[replaced: an earlier answer, regenerated in ChatGPT]"
+    assert leaves()[2:] == [("a2", replaced), ("a2b", "Split it 50/50.")]
+    before = snapshot_files(vault)
+    assert ingest_paths("chat", [second], vault).written == [] and snapshot_files(vault) == before
+    older = ingest_paths("chat", [first], vault)
+    assert (older.written, older.warnings) == ([], []) and snapshot_files(vault) == before
+    assert ingest_paths("chat", [back], vault).written == [rel]
+    assert leaves()[2:] == [
+        ("a2", "Split it 60/40 . Chart: [image]"),
+        ("a2b", "Split it 50/50.\n\n[replaced: an earlier answer, regenerated in ChatGPT]"),
+    ]

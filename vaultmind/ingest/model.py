@@ -42,6 +42,11 @@ class SourceBatch:
     # the (source id, scope) the conversation gets when ingested by its name only (`name_only`):
     # notes written so are this conversation's (`writer._by_name`)
     by_name: tuple[tuple[str, str], ...] = ()
+    # (message id, why) of the messages the export holds off the branch it shows (ChatGPT: an
+    # answer regenerated, a prompt edited): one a note already holds is marked so, on its last
+    # line, and a message of the branch shown loses such a mark (`writer._mark_replaced`).
+    # None: the platform has no branches
+    replaced: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

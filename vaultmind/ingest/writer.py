@@ -286,6 +286,7 @@ class _Group:
     quoted: dict[str, QuotedParent] = field(default_factory=dict)
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
     known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`
+    replaced: dict[str, str] | None = None  # `SourceBatch.replaced`
 
 
 def _head_source_id(path: Path) -> str | None:
@@ -357,6 +358,8 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                 group = groups[(base, meta.source_id)] = _Group(replace(meta, title=title), base)
             group.related.update(batch.related)
             group.known_in.update(batch.known_in)
+            if batch.replaced is not None:
+                group.replaced = {**(group.replaced or {}), **dict(batch.replaced)}
             if msg.message_id in batch.edited:
                 group.edited.add(msg.message_id)
             seen = group.messages.get(msg.message_id)
@@ -537,6 +540,35 @@ def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new
             plan.report.messages_edited += 1
 
 
+_REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]\Z")
+
+
+def _mark_replaced(group: _Group, current: dict[str, Message]) -> int:
+    """Mark in `current` (a note's messages) those the export holds off the branch it shows
+    (`SourceBatch.replaced`: a ChatGPT answer regenerated, a prompt edited) with a last line
+    `[replaced: why]`, so a reader and the memory can tell them from what was said after; a
+    message of the branch shown loses such a mark (switched back to in ChatGPT) — when the export
+    holds, off that branch, a message of the note (an older export, which does not know the
+    answer that replaced it, changes nothing). Nothing is removed from the note. The number of
+    messages changed."""
+    if group.replaced is None:
+        return 0
+    knows = any(message_id in current for message_id in group.replaced)
+    changed = 0
+    for message_id, message in sorted(current.items()):
+        text = note_text(message.text)
+        mark = _REPLACED_RE.search(text)
+        why = group.replaced.get(message_id)
+        if why is not None and mark is None:
+            current[message_id] = replace(message, text=f"{text}\n\n[replaced: {why}]")
+        elif knows and message_id in group.messages and mark is not None:
+            current[message_id] = replace(message, text=text[: mark.start()])
+        else:
+            continue
+        changed += 1
+    return changed
+
+
 def _unanswered(plan: _Plan, group: _Group, quote: QuotedParent) -> bool:
     """None of the messages `quote`'s message answers is in the group or in a note of the vault:
     what it quoted is put back below its text (see `QuotedParent`)."""
@@ -606,6 +638,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         message_id for message_id, paths in elsewhere.items() if target is None or set(paths) - {target.path}
     )
     current = target.messages() if target is not None else {}
+    marked = _mark_replaced(group, current)
     new: dict[str, Message] = {}
     for message_id, message in group.messages.items():
         mine = current.get(message_id)
@@ -613,7 +646,10 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         quoting = replace(message, text=f"{message.text}\n\n{quote.text}") if quote is not None else message
         if mine is not None:
             report.messages_known += 1
-            if note_text(mine.text) not in {note_text(message.text), note_text(quoting.text)}:
+            said = note_text(mine.text)
+            if group.replaced is not None:  # a mark of `_mark_replaced` is no change of its text
+                said = _REPLACED_RE.sub("", said)
+            if said not in {note_text(message.text), note_text(quoting.text)}:
                 where = target.path if target is not None else base
                 report.warnings.append(
                     f"{where}: message {message_id!r} differs from the note; kept the note's text"
@@ -637,7 +673,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     data = render_source_note(meta, merged, plan.zone).encode("utf-8")
     if target is not None:
         plan.claimed.add(target.path)
-        if not new:  # nothing to add: the note stays as it is, its front matter included
+        if not new and not marked:  # nothing to add: the note stays as it is, its front matter included
             report.unchanged.append(target.path)
         else:
             plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=len(new)))
