@@ -277,6 +277,67 @@ def test_a_day_file_of_an_export_is_that_day_of_the_export(tmp_path: Path) -> No
     ]
 
 
+def _slack_notes(vault: Path) -> dict[str, list[tuple[str, str]]]:
+    """Source id → (note, message id) of every message in the vault's Slack notes."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for path in sorted((vault / "sources/chat/slack").rglob("*.md")):
+        rel = path.relative_to(vault).as_posix()
+        note = parse_note(rel, path.read_text(encoding="utf-8"))
+        out.setdefault(str(note.frontmatter["source_id"]), []).extend((rel, str(leaf.message_id)) for leaf in note.leaves)
+    return out
+
+
+@pytest.mark.parametrize("alone", ["general.json", "general"])
+@pytest.mark.parametrize("export_first", [False, True])
+def test_a_slack_channel_ingested_alone_and_with_its_export_is_one_source(
+    tmp_path: Path, alone: str, export_first: bool
+) -> None:
+    """A channel's file (`general.json`) or folder (`general/` and its day files) ingested alone
+    has no channel id: it was `slack:T9/general` beside the export's `slack:T9/C1`, the channel's
+    history written twice (`2024-03-04.2.md`). Its messages name their team: one source now, in
+    either order, each message once."""
+    folder = slack_export(tmp_path / "export")
+    day = json.loads((folder / "general/2024-03-04.json").read_text(encoding="utf-8"))
+    write(folder, "general/2024-03-04.json", json.dumps([{**m, "team": "T9"} for m in day]))
+    lone = tmp_path / "lone"
+    write(lone, "general/2024-03-04.json", json.dumps([{**m, "team": "T9"} for m in day]))
+    write(lone, "general.json", json.dumps([{**m, "team": "T9"} for m in day]))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    runs = [[folder], [lone / alone]] if export_first else [[lone / alone], [folder]]
+    reports = [ingest_paths("chat", paths, vault) for paths in runs]
+    assert sum(r.messages_added for r in reports) == 5 and reports[1].messages_known == 4
+    notes = _slack_notes(vault)
+    general = notes.pop("slack:T9/C1" if export_first else "slack:T9/general")
+    assert notes == {"slack:T9/D1": [("sources/chat/slack/t9/dm-alice-chen-bob-stone/2024-03-05.md", "1709629200.000000")]}
+    assert general == [
+        ("sources/chat/slack/t9/general/2024-03-04.md", ts)
+        for ts in ("1709542800.000100", "1709543110.000200", "1709543200.000300", "1709543400.000500")
+    ]
+    again = [ingest_paths("chat", paths, vault) for paths in runs]
+    assert [(r.messages_added, r.written) for r in again] == [(0, []), (0, [])]
+
+
+def test_a_slack_channel_file_without_a_team_is_continued_by_its_export_when_they_share_messages(tmp_path: Path) -> None:
+    """Messages without `team`: the file alone is of `slack:workspace/general`. The export that
+    holds its messages continues its notes (and the file after the export joins the export's);
+    one that holds none of them is another source, as before: nothing is written twice."""
+    folder = slack_export(tmp_path / "export")
+    lone = write(tmp_path / "lone", "general.json", (folder / "general/2024-03-04.json").read_text(encoding="utf-8"))
+    other = write(tmp_path / "other", "general.json", json.dumps([{"type": "message", "user": "U1", "text": "later", "ts": "1709715600.000100"}]))
+    for order in ([lone, folder], [folder, lone]):
+        vault = tmp_path / f"vault-{len(list(tmp_path.iterdir()))}"
+        vault.mkdir()
+        reports = [ingest_paths("chat", [path], vault) for path in order]
+        assert sum(r.messages_added for r in reports) == 5 and reports[1].messages_known == 4
+        notes = _slack_notes(vault)
+        general = "slack:workspace/general" if order[0] == lone else "slack:T9/C1"
+        assert sorted(notes) == sorted([general, "slack:T9/D1"]) and len(notes[general]) == 4
+        assert ingest_paths("chat", [other], vault).messages_added == 1
+        assert len(_slack_notes(vault)["slack:workspace/general"]) == (5 if order[0] == lone else 1)
+        assert ingest_paths("chat", [folder], vault).messages_added == 0
+
+
 def test_slack_bad_day_file_names_file_and_line(tmp_path: Path) -> None:
     folder = slack_export(tmp_path / "export")
     write(folder, "general/2024-03-06.json", '[\n  {"type": "message", "user": "U1", "text": "x"}\n]')
@@ -829,3 +890,37 @@ def test_reference_samples_match_their_targets() -> None:
     assert len(ids) == 14 and "1736554636.807919" not in ids  # the channel_join is dropped
     replies = [m for m in batches[0].messages if m.source_ref and "thread_ts=" in m.source_ref]
     assert len(replies) == 4
+
+
+def test_a_chatgpt_answer_regenerated_after_an_ingest_is_marked_replaced_not_kept_as_said(tmp_path: Path, vault: Path) -> None:
+    """An answer written by an earlier ingest, then regenerated in ChatGPT, stayed beside the new
+    one as if both were said. It stays (nothing is deleted) with a last line saying it was
+    replaced; the new answer is added; ingesting again changes nothing. Switching back to the
+    first answer in ChatGPT moves the mark; an older export changes no mark."""
+    conv = chatgpt_conversation()
+    first = write(tmp_path / "1", "conversations.json", json.dumps([conv]))
+    conv["mapping"]["u2"]["children"].append("a2b")
+    regenerated = {"id": "a2b", "author": {"role": "assistant"}, "create_time": 1709543000.0, "recipient": "all",
+                   "content": {"content_type": "text", "parts": ["Split it 50/50."]}}
+    conv["mapping"]["a2b"] = {"id": "a2b", "parent": "u2", "children": [], "message": regenerated}
+    second = write(tmp_path / "2", "conversations.json", json.dumps([{**conv, "current_node": "a2b"}]))
+    back = write(tmp_path / "3", "conversations.json", json.dumps([{**conv, "current_node": "a2"}]))
+    rel = "sources/chat/chatgpt/2024-03-04-6f1c2a9b.md"
+
+    def leaves() -> list[tuple[str | None, str]]:
+        return [(leaf.message_id, leaf.text) for leaf in parse_note(rel, (vault / rel).read_text(encoding="utf-8")).leaves]
+
+    assert ingest_paths("chat", [first], vault).messages_added == 3
+    report = ingest_paths("chat", [second], vault)
+    assert (report.messages_added, report.written, report.warnings) == (1, [rel], [])
+    replaced = "Split it 60/40 . Chart: [image]\n\n[replaced: an earlier answer, regenerated in ChatGPT]"
+    assert leaves()[2:] == [("a2", replaced), ("a2b", "Split it 50/50.")]
+    before = snapshot_files(vault)
+    assert ingest_paths("chat", [second], vault).written == [] and snapshot_files(vault) == before
+    older = ingest_paths("chat", [first], vault)
+    assert (older.written, older.warnings) == ([], []) and snapshot_files(vault) == before
+    assert ingest_paths("chat", [back], vault).written == [rel]
+    assert leaves()[2:] == [
+        ("a2", "Split it 60/40 . Chart: [image]"),
+        ("a2b", "Split it 50/50.\n\n[replaced: an earlier answer, regenerated in ChatGPT]"),
+    ]

@@ -379,3 +379,31 @@ def test_a_document_over_the_size_limit_is_left_out_and_the_others_ingested(tmp_
     docs, warnings = parse_document_paths_with_report([tmp_path / "d"])
     assert [d.title for d in docs] == ["small"]
     assert any("big.txt" in w and "limit for a document" in w for w in warnings)
+
+
+def test_utf16_and_utf32_documents_are_read_as_text_and_a_binary_file_is_skipped(tmp_path: Path, vault: Path) -> None:
+    """What Windows Notepad saves as "Unicode" (UTF-16 with a byte order mark), the same without
+    the mark, and UTF-32, were read as Windows-1252 (or as UTF-8 with its NULs dropped): garbage
+    around the words, a lost "é". A file that truly is binary is left out, with a warning."""
+    folder = tmp_path / "docs"
+    put(folder / "notepad.txt", "Café budget\r\nAlice prefers Tuesday.\r\n".encode("utf-16"))
+    put(folder / "plain.md", "# Zoë's plan\n\nBob owns the roadmap, naïvely.\n".encode("utf-16-le"))
+    put(folder / "big-endian.md", "# Résumé\n\nThe launch is in June.\n".encode("utf-16-be"))
+    put(folder / "wide.txt", "Straße UTF-32 text.\n".encode("utf-32"))
+    put(folder / "image.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00" * 8)
+    docs, warnings = parse_document_paths_with_report([folder])
+    got = {doc.source_id.rsplit("/", 1)[-1]: (doc.title, doc.body) for doc in docs}
+    assert got == {
+        "big-endian": ("Résumé", "# Résumé\n\nThe launch is in June.\n"),
+        "notepad": ("notepad", "Café budget\nAlice prefers Tuesday.\n"),
+        "plain": ("Zoë's plan", "# Zoë's plan\n\nBob owns the roadmap, naïvely.\n"),
+        "wide": ("wide", "Straße UTF-32 text.\n"),
+    }
+    assert warnings == [f"{folder / 'image.txt'}: looks like a binary file (NUL bytes), not text; skipped (convert it to .md, .txt or .html to ingest it)"]
+    report = write_documents(vault, docs)
+    note = (vault / "sources/document/files/docs/notepad.md").read_text(encoding="utf-8")
+    assert note.endswith("# notepad\n\nCafé budget\nAlice prefers Tuesday.\n") and len(report.written) == 4
+    # still Windows-1252 when not UTF-8 and no wider encoding either
+    put(folder / "legacy.txt", "Caf\xe9 au lait".encode("cp1252"))
+    docs, warnings = parse_document_paths_with_report([folder / "legacy.txt"])
+    assert docs[0].body == "Café au lait" and warnings == [f"{folder / 'legacy.txt'}: not UTF-8; read as Windows-1252"]

@@ -361,7 +361,8 @@ def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
         vault, "broken-fm.md", "---\ntitle: [unclosed\ndate: {{date}}\n---\n# Body survives\n\nText here.\n"
     )
     (vault / "huge.md").write_bytes(b"x" * (2 * 1024 * 1024))
-    (vault / "notepad.md").write_bytes("# Saved by Notepad\n\nUnicode text.\n".encode("utf-16"))
+    (vault / "notepad.md").write_bytes("# Saved by Notepad\n\nUnicode text, Zoë.\n".encode("utf-16"))
+    (vault / "no-bom.md").write_bytes("# Without a mark\n\nZoë owns Borealis.\n".encode("utf-16-le"))
     config = load_config(vault, embed_provider="none", max_file_bytes=1024 * 1024)
     with Memory.open(config) as memory2:
         memory2.sync()
@@ -373,9 +374,18 @@ def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
         assert ("huge.md", "too_large") in kinds
         messages = {p["path"]: p["message"] for p in status["problems"]}
         assert "max_file_mb" in messages["huge.md"]
+        # UTF-16 (what Notepad saves as "Unicode"), with or without its byte order mark: indexed
+        # as the text it is, and reported, since Obsidian reads notes as UTF-8; never rewritten
         assert ("notepad.md", "utf16") in kinds and "re-save it as UTF-8" in messages["notepad.md"]
+        assert ("no-bom.md", "utf16") in kinds
         paths = {row[0] for row in memory2.index.query("SELECT path FROM notes")}
-        assert "broken-fm.md" in paths and "latin1.md" in paths
+        assert {"broken-fm.md", "latin1.md", "notepad.md", "no-bom.md"} <= paths
+        wide = memory2.index.query("SELECT note_path, text FROM leaves WHERE note_path IN ('notepad.md', 'no-bom.md') ORDER BY 1")
+        assert [(p, " ".join(t.split())) for p, t in wide] == [
+            ("no-bom.md", "# Without a mark Zoë owns Borealis."),
+            ("notepad.md", "# Saved by Notepad Unicode text, Zoë."),
+        ]
+        assert (vault / "notepad.md").read_bytes().startswith(b"\xff\xfe")
         assert "binary.md" not in paths and "huge.md" not in paths
         text = memory2.index.scalar(
             "SELECT string_agg(text, ' ') FROM leaves WHERE note_path = 'broken-fm.md'"

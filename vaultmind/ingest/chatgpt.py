@@ -3,7 +3,8 @@
 - one note per conversation: `sources/chat/chatgpt/<YYYY-MM-DD>-<first 8 of its id>.md`
   (the date it was created; stable when the conversation is renamed or continued);
 - the current branch only: from `current_node` up to the root, in order; regenerated answers
-  and edited prompts on other branches are left out;
+  and edited prompts on other branches are left out — one an earlier ingest wrote (the current
+  branch then) stays in the note, marked as replaced (`SourceBatch.replaced`);
 - user and assistant prose only: system and tool messages, messages to tools (`recipient` other
   than `all`: code, browsing), hidden context (custom instructions, memory), reasoning
   (`thoughts`, `reasoning_recap`) and hidden messages are dropped; images become `[image]`,
@@ -48,7 +49,8 @@ def _conversation(path: Path, line: int, index: int, conv: Any) -> SourceBatch |
     created = _time(conv.get("create_time"))
     messages: list[Message] = []
     last = created
-    for node in _branch(conv["mapping"], as_str(conv.get("current_node"))):
+    branch = _branch(conv["mapping"], as_str(conv.get("current_node")))
+    for node in branch:
         message = node.get("message")
         if not isinstance(message, dict) or not _kept(message):
             continue
@@ -80,7 +82,36 @@ def _conversation(path: Path, line: int, index: int, conv: Any) -> SourceBatch |
         title=as_str(conv.get("title")) or "ChatGPT conversation",
     )
     name = f"{start:%Y-%m-%d}-{conv_id[:8]}"
-    return SourceBatch(meta=meta, messages=tuple(messages), bucket="whole", note_name=name)
+    replaced = _replaced(conv["mapping"], {id(node) for node in branch})
+    return SourceBatch(meta=meta, messages=tuple(messages), bucket="whole", note_name=name, replaced=replaced)
+
+
+def _replaced(mapping: dict[str, Any], shown: set[int]) -> tuple[tuple[str, str], ...]:
+    """(message id, why) of every kept message off the current branch: an answer regenerated, a
+    prompt edited, or a message below one (the branch left then). Such a message, written into
+    the note by an earlier ingest, is marked (`SourceBatch.replaced`); none is written anew."""
+    nodes = {key: node for key, node in mapping.items() if isinstance(node, dict)}
+    out: dict[str, str] = {}
+    for key in sorted(nodes):
+        node = nodes[key]
+        message = node.get("message")
+        if id(node) in shown or not isinstance(message, dict) or not _kept(message):
+            continue
+        fork, seen = node, {key}  # the node where its branch leaves the current one
+        while (parent := as_str(fork.get("parent"))) in nodes and id(nodes[parent]) not in shown and parent not in seen:
+            seen.add(parent)
+            fork = nodes[parent]
+        fork_message = fork.get("message") if isinstance(fork.get("message"), dict) else {}
+        assert isinstance(fork_message, dict)
+        author = fork_message.get("author")
+        prompt = isinstance(author, dict) and author.get("role") == "user"
+        if fork is node:
+            why = "an earlier version of this prompt, edited in ChatGPT" if prompt else "an earlier answer, regenerated in ChatGPT"
+        else:
+            why = "on a branch left in ChatGPT when " + ("a prompt was edited" if prompt else "an answer was regenerated")
+        message_id = as_str(message.get("id")) or as_str(node.get("id")) or key
+        out.setdefault(message_id, why)
+    return tuple(sorted(out.items()))
 
 
 def _branch(mapping: dict[str, Any], current: str | None) -> list[dict[str, Any]]:

@@ -5,6 +5,8 @@
   own, a document's is its file as a `file:` URI (the writer tells two files of one id apart
   by it);
 - `.txt`: verbatim;
+- text in UTF-8, UTF-16 or UTF-32 (told by a byte order mark, or by the NUL bytes of ASCII-heavy
+  text without one: `vault.encoding`), else Windows-1252 (said); a binary file is skipped (said);
 - `.html` / `.htm`: converted to Markdown-ish text (`ingest/html.py`: headings, lists, links
   as `text (url)`, code blocks fenced).
 
@@ -43,23 +45,29 @@ from vaultmind.ingest.html import html_document
 from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.writer import slugify
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.vault.encoding import decode_text
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
+STRAY_CONTROLS = 0.05  # of a file's first 8 KB, at most, in control bytes (NUL …) for text that holds a NUL
 SUFFIXES = {".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html"}
 
 _ATX_H1_RE = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 
 
-def _decode(data: bytes, path: Path, warnings: list[str]) -> str:
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("cp1252", errors="replace")
+def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
+    """The file's text (`vault.encoding.decode_text`: UTF-8, UTF-16 or UTF-32 by their byte
+    order mark or NUL bytes, else Windows-1252), or None for a binary file (said)."""
+    decoded = decode_text(data, fallback="cp1252", binary_share=STRAY_CONTROLS)
+    if decoded.text is None:
+        warnings.append(f"{path}: looks like a binary file (NUL bytes), not text; skipped (convert it to .md, .txt or .html to ingest it)")
+        return None
+    if decoded.encoding == "cp1252":
         warnings.append(f"{path}: not UTF-8; read as Windows-1252")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    elif decoded.bad_byte is not None:
+        name = decoded.encoding.upper()
+        warnings.append(f"{path}: {name} text, but byte {decoded.bad_byte} is not {name}; read with replacement characters")
+    return decoded.text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _first_h1(body: str) -> str | None:
@@ -111,6 +119,8 @@ def _one(
         text = _decode(path.read_bytes(), path, warnings)
     except OSError as exc:
         raise IngestError(f"cannot read the file ({exc.strerror or exc})", path=path) from exc
+    if text is None:
+        return None
     title: str | None = None
     source_id: str | None = None
     source_ref: str | None = None

@@ -36,6 +36,17 @@ class SourceBatch:
     legacy_scope: str | None = None
     legacy_note_name: str | None = None
     known_in: tuple[str, ...] = ()  # set by the writer: earlier ids of this source whose notes' messages are known
+    # a conversation known by its name only (a Slack channel's file given alone carries no channel
+    # id): a source of its platform in a folder of its name is this conversation (`writer._by_name`)
+    name_only: bool = False
+    # the (source id, scope) the conversation gets when ingested by its name only (`name_only`):
+    # notes written so are this conversation's (`writer._by_name`)
+    by_name: tuple[tuple[str, str], ...] = ()
+    # (message id, why) of the messages the export holds off the branch it shows (ChatGPT: an
+    # answer regenerated, a prompt edited): one a note already holds is marked so, on its last
+    # line, and a message of the branch shown loses such a mark (`writer._mark_replaced`).
+    # None: the platform has no branches
+    replaced: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

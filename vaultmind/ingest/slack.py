@@ -28,6 +28,7 @@ from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta
 
 KEPT_SUBTYPES = frozenset({"", "bot_message", "me_message", "file_share", "thread_broadcast"})
+ALONE_TEAM = "workspace"  # the team of a channel file whose messages name none
 META_FILES = ("channels.json", "groups.json", "mpims.json", "dms.json", "users.json")
 _DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}\.json")
 _ANGLE_RE = re.compile(r"<([^<>\n]+)>")
@@ -181,6 +182,7 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
             messages=tuple(messages),
             legacy_source_id=f"slack:{before}/{conv.id}" if legacy else None,
             legacy_scope=f"slack/{before}/{conv.scope_name}" if legacy else None,
+            by_name=_by_name(team, conv),
         )
         for conv, messages in read
     ]
@@ -203,11 +205,21 @@ def _parse_channel_file(path: Path) -> list[SourceBatch]:
         message = _message(path, line, item, channel, names)
         if message is not None:
             messages.append(message)
-    team = _most_common(team_votes) or "workspace"
+    team = _most_common(team_votes) or ALONE_TEAM
     meta = SourceMeta(
         kind="chat", source_id=f"slack:{team}/{channel}", scope=f"slack/{team}/{channel}", title=f"#{channel}"
     )
-    return [SourceBatch(meta=meta, messages=tuple(messages))] if messages else []
+    return [SourceBatch(meta=meta, messages=tuple(messages), name_only=True)] if messages else []
+
+
+def _by_name(team: str, conv: _Conversation) -> tuple[tuple[str, str], ...]:
+    """The (source id, scope) a conversation of an export gets when its file or folder is
+    ingested alone (`_parse_channel_file`: named by its folder, of its messages' team, else of
+    `workspace`): the writer continues the notes written so (`SourceBatch.by_name`)."""
+    if conv.folder == conv.id:
+        return ()
+    teams = [team] if team == ALONE_TEAM else [team, ALONE_TEAM]
+    return tuple((f"slack:{t}/{conv.folder}", f"slack/{t}/{conv.folder}") for t in teams)
 
 
 def _load_list(export: _Export, rel: str) -> list[dict[str, Any]]:

@@ -323,6 +323,7 @@ class _Group:
     quoted: dict[str, QuotedParent] = field(default_factory=dict)
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
     known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`
+    replaced: dict[str, str] | None = None  # `SourceBatch.replaced`
 
 
 def _head_source_id(path: Path) -> str | None:
@@ -410,6 +411,8 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                 group = groups[(base, meta.source_id)] = _Group(replace(meta, title=title), base)
             group.related.update(batch.related)
             group.known_in.update(batch.known_in)
+            if batch.replaced is not None:
+                group.replaced = {**(group.replaced or {}), **dict(batch.replaced)}
             if msg.message_id in batch.edited:
                 group.edited.add(msg.message_id)
             seen = group.messages.get(msg.message_id)
@@ -525,29 +528,34 @@ _NUMBERED = " (*)"  # a legacy source id ending so: any download number, " (1)",
 def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     """`batch` under the source id (scope, note) an earlier vaultmind gave it, when its notes are
     there: a day-bucketed source when a folder of its platform holds that source (a Slack
-    workspace named by its export's folder, a WhatsApp chat by a numbered download) — or, when
-    the new id has notes too, with the earlier ids' messages known (`known_in`) — another when
-    its note holds the batch's first message, same id and text (an agent transcript named by
-    its file alone). Not written a second time under the new id."""
+    workspace named by its export's folder, a WhatsApp chat by a numbered download, a Slack
+    channel ingested by its name alone: `_by_name`) — or, when the new id has notes too, with
+    the earlier ids' messages known (`known_in`) — another when its note holds the batch's first
+    message, same id and text (an agent transcript named by its file alone). Not written a
+    second time under the new id."""
     legacy = batch.legacy_source_id
-    if not legacy or not batch.messages:
+    if not batch.messages or not (legacy or batch.by_name or batch.name_only):
         return batch
     scope = batch.legacy_scope or batch.meta.scope
     if batch.bucket == "day":
         platform = "/".join(f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(scope)}".split("/")[:3])
         sources = plan.source_folders(platform)
-        if legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
+        before: list[tuple[str, str]] = []  # (source id, scope)
+        if legacy and legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
             stem = legacy[: -len(_NUMBERED)]
             numbers = sorted(s[len(stem) :] for s in sources if s.startswith(stem) and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
-            before = [(stem + n, batch.meta.scope + n) for n in numbers]  # (source id, scope)
-        else:
-            before = [(legacy, scope)] if sources.get(legacy) else []
+            before = [(stem + n, batch.meta.scope + n) for n in numbers]
+        elif legacy and sources.get(legacy):
+            before = [(legacy, scope)]
+        before += [kin for kin in _by_name(plan, batch, sources) if kin not in before]
         if not before:
             return batch
         if sources.get(batch.meta.source_id):  # its own notes too: theirs and the earlier ones' messages are known
             return replace(batch, known_in=tuple(i for i, _ in before))
         (legacy, scope), *rest = before
         return replace(batch, meta=replace(batch.meta, source_id=legacy, scope=scope), known_in=tuple(i for i, _ in rest))
+    if not legacy:
+        return batch
     earlier = replace(
         batch, meta=replace(batch.meta, source_id=legacy, scope=scope), note_name=batch.legacy_note_name or batch.note_name
     )
@@ -555,6 +563,40 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     first = batch.messages[0]
     held = note.messages().get(first.message_id) if note is not None and note.source_id == legacy else None
     return earlier if held is not None and note_text(held.text) == note_text(first.text) else batch
+
+
+def _by_name(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(source id, scope) of the notes that hold `batch`'s conversation under another id because
+    one of the two ingests knew it by its name only (a Slack channel's file given alone: no
+    channel id): the ids it has so (`SourceBatch.by_name`), and, for a batch `name_only`, the
+    sources of its platform whose folder has its name (`slack/t9/general`). Each only of the
+    batch's own workspace (its source id up to the last `/`), or holding one of its messages:
+    `slack:workspace/general`, a channel file without a team, is not every workspace's #general."""
+    own = batch.meta.source_id
+    found = [(i, scope) for i, scope in batch.by_name if i != own and sources.get(i)]
+    if batch.name_only:
+        folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(batch.meta.scope)}"
+        depth, name = folder.count("/"), folder.rsplit("/", 1)[-1]
+        for source_id, folders in sorted(sources.items()):
+            here = [f for f in folders if f.count("/") == depth and f.rsplit("/", 1)[-1] == name]
+            if source_id != own and here and (scope := _scope_of(plan, here[0])):
+                found.append((source_id, scope))
+    workspace = own.rsplit("/", 1)[0]
+    ids = sorted({message.message_id for message in batch.messages})
+
+    def holds_one(source_id: str) -> bool:
+        placed = [plan.placed(f) for f in sources[source_id]]
+        return any(s == source_id for held in placed for i in ids for _, s in held.get(i, ()))
+
+    return [(i, scope) for i, scope in found if i.rsplit("/", 1)[0] == workspace or holds_one(i)]
+
+
+def _scope_of(plan: _Plan, folder: str) -> str | None:
+    """The `scope` the first note (by name) of a source folder gives."""
+    names = sorted(p.name for p in (plan.vault / folder).glob("*.md") if not p.name.startswith("."))
+    note = plan.existing(f"{folder}/{names[0]}") if names else None
+    value = note.data.get("scope") if note is not None else None
+    return None if value is None else str(value)
 
 
 def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> None:
@@ -573,6 +615,35 @@ def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new
         if len(before) == 1:
             del current[before[0]]
             plan.report.messages_edited += 1
+
+
+_REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]\Z")
+
+
+def _mark_replaced(group: _Group, current: dict[str, Message]) -> int:
+    """Mark in `current` (a note's messages) those the export holds off the branch it shows
+    (`SourceBatch.replaced`: a ChatGPT answer regenerated, a prompt edited) with a last line
+    `[replaced: why]`, so a reader and the memory can tell them from what was said after; a
+    message of the branch shown loses such a mark (switched back to in ChatGPT) — when the export
+    holds, off that branch, a message of the note (an older export, which does not know the
+    answer that replaced it, changes nothing). Nothing is removed from the note. The number of
+    messages changed."""
+    if group.replaced is None:
+        return 0
+    knows = any(message_id in current for message_id in group.replaced)
+    changed = 0
+    for message_id, message in sorted(current.items()):
+        text = note_text(message.text)
+        mark = _REPLACED_RE.search(text)
+        why = group.replaced.get(message_id)
+        if why is not None and mark is None:
+            current[message_id] = replace(message, text=f"{text}\n\n[replaced: {why}]")
+        elif knows and message_id in group.messages and mark is not None:
+            current[message_id] = replace(message, text=text[: mark.start()])
+        else:
+            continue
+        changed += 1
+    return changed
 
 
 def _unanswered(plan: _Plan, group: _Group, quote: QuotedParent) -> bool:
@@ -644,6 +715,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         message_id for message_id, paths in elsewhere.items() if target is None or set(paths) - {target.path}
     )
     current = target.messages() if target is not None else {}
+    marked = _mark_replaced(group, current)
     new: dict[str, Message] = {}
     for message_id, message in group.messages.items():
         mine = current.get(message_id)
@@ -651,7 +723,10 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         quoting = replace(message, text=f"{message.text}\n\n{quote.text}") if quote is not None else message
         if mine is not None:
             report.messages_known += 1
-            if note_text(mine.text) not in {note_text(message.text), note_text(quoting.text)}:
+            said = note_text(mine.text)
+            if group.replaced is not None:  # a mark of `_mark_replaced` is no change of its text
+                said = _REPLACED_RE.sub("", said)
+            if said not in {note_text(message.text), note_text(quoting.text)}:
                 where = target.path if target is not None else base
                 report.warnings.append(
                     f"{where}: message {message_id!r} differs from the note; kept the note's text"
@@ -677,7 +752,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         _say_moved_out(plan, elsewhere, len(new), target.path if target is not None else free)
     if target is not None:
         plan.claimed.add(target.path)
-        if not new:  # nothing to add: the note stays as it is, its front matter included
+        if not new and not marked:  # nothing to add: the note stays as it is, its front matter included
             report.unchanged.append(target.path)
         else:
             plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=len(new)))

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultmind.model import FileStat, Problem
+from vaultmind.vault.encoding import decode_text
 
-_BOM = b"\xef\xbb\xbf"
 _READ_ATTEMPTS = 3
 
 
@@ -64,21 +64,22 @@ def read_note(root: Path, rel: str, max_bytes: int) -> ReadResult:
 
 
 def decode_note(rel: str, data: bytes) -> tuple[str | None, Problem | None]:
-    """Text of a note, or None for binary content. Non-UTF-8 text is decoded with
-    replacement characters and reported, so nothing readable is lost."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # what Windows Notepad saves as "Unicode"
-        message = "UTF-16 text, which Obsidian cannot read either; skipped — re-save it as UTF-8"
-        return None, Problem(rel, "utf16", message)
-    if b"\x00" in data[:8192]:
+    """Text of a note, or None for binary content (`vault.encoding.decode_text`). UTF-16 and
+    UTF-32 text (what Windows Notepad saves as "Unicode") is indexed and reported: Obsidian
+    reads notes as UTF-8. Non-UTF-8 text is decoded with replacement characters and reported,
+    so nothing readable is lost. The note itself is never rewritten."""
+    decoded = decode_text(data)
+    if decoded.text is None:
         return None, Problem(rel, "binary", "looks like a binary file (NUL bytes), not Markdown; skipped")
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        return text, Problem(
+    if decoded.wide:
+        name = decoded.encoding[:6].upper()  # "UTF-16", "UTF-32"
+        lossy = "" if decoded.bad_byte is None else f" (byte {decoded.bad_byte} is not {name}: replaced)"
+        message = f"{name} text{lossy}; indexed, but Obsidian reads notes as UTF-8 — re-save it as UTF-8 to see it there"
+        return decoded.text, Problem(rel, name.lower().replace("-", ""), message)
+    if decoded.bad_byte is not None:
+        return decoded.text, Problem(
             rel,
             "not_utf8",
-            f"not valid UTF-8 (byte {exc.start}); indexed with replacement characters — re-save it as UTF-8",
+            f"not valid UTF-8 (byte {decoded.bad_byte}); indexed with replacement characters — re-save it as UTF-8",
         )
+    return decoded.text, None
