@@ -18,6 +18,9 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     between/from <day> and/to <day> (a month or year said once serves both days)
     N days|weeks|months|years / the day|week|month before|after <date>
 
+A month or quarter said bare between a determiner and a word ("the Q2 budget", "our March
+offsite") names a thing, not a time: no window.
+
 A question that names a day ("… last week, as she said on 6 November 2023", "last Friday on 23
 January") reads its relative words from that day, not from the reference time: the window
 runs from the relative window's start to the end of that day, which takes in both the event
@@ -304,6 +307,8 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
         return today - timedelta(hours=6), today + timedelta(hours=6)
     if kind == "quarter":
         prep, number, ordinal, year_s = m.group(1), m.group(2), m.group(3), m.group(4)
+        if not (prep or year_s) and _names_a_thing(m):
+            return None  # "the Q2 budget" is a budget, not a time
         first_month = 3 * ((int(number) if number else QUARTERS[ordinal]) - 1) + 1
         year = int(year_s) if year_s else _recent_year(now, first_month)
         start = _month_start(year, first_month)
@@ -332,6 +337,8 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
         anchored = bool(qualifier or prep or year_s)
         if name == "may" and not anchored:
             return None  # "may" alone is far more often the verb
+        if not anchored and _names_a_thing(m):
+            return None  # "the March newsletter" is a newsletter, not a time
         if len(name) <= 4 and name not in ("may", "june", "july") and not year_s:
             return None  # bare abbreviations ("mar", "jan") are too ambiguous without a year
         month = MONTHS[name]
@@ -344,6 +351,18 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
         start, end = _narrow(datetime(year, 1, 1), datetime(year + 1, 1, 1), m.group(1))
         return _open_ended(m.group(2), start, end, now)
     return None
+
+
+_DETERMINER = re.compile(r"\b(?:the|a|an|our|my|your|their|his|her|its)\s+$")
+_NEXT_WORD = re.compile(r" (?!(?:and|or|to|through|till|until)\b)[a-z]")
+
+
+def _names_a_thing(m: re.Match[str]) -> bool:
+    """A month or quarter said bare between a determiner and a word ("the Q2 budget", "our March
+    offsite") is a name's first word: the thing, not a window (with a preposition or a year it
+    is one: "in Q2", "the Q2 2024 budget"; without the determiner a verb may follow: "how did
+    Q3 go?")."""
+    return bool(_DETERMINER.search(m.string, 0, m.start()) and _NEXT_WORD.match(m.string, m.end()))
 
 
 def _open_ended(prep: str | None, start: datetime, end: datetime, now: datetime) -> tuple[datetime, datetime]:
