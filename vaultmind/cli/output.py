@@ -141,7 +141,7 @@ def print_hits(result: dict[str, Any]) -> None:
     query = result.get("query") or {}
     window = query.get("time_window")
     if window:
-        ahead = "; still ahead: what was said of it before" if query.get("window_ahead") else ""
+        ahead = "; nothing in it yet: what was said before it" if query.get("window_ahead") else ""
         print(f"time window: {window['start']} – {window['end']} (from “{window['text']}”{ahead})")
     if query.get("corrected"):
         print("read as: " + ", ".join(f"“{old}” → “{new}”" for old, new in query["corrected"].items()))

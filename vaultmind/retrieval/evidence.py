@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
 MIN_SHORTENED_CHARS = 80  # of the first item's text, or it is left out rather than cut
 _WORD = re.compile(r"\w+")
-_AHEAD_NONE = "This window is still ahead, and nothing in the memory speaks of it yet."
+_AHEAD_NONE = "Nothing in the memory falls inside this window yet, and nothing said before it was found."
 
 
 def is_grounded(query_info: dict[str, Any], salient_terms: list[str]) -> bool:
@@ -104,7 +104,7 @@ def format_evidence(
     if window:
         lines.append(f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)")
         if query.get("window_ahead"):  # "what is happening in April?" asked in March
-            lines.append("This window is still ahead: the items below are what was said of it before.")
+            lines.append("Nothing in the memory falls inside this window yet: the items below were said before it.")
         elif not any(_in_window(hit, window) for hit in hits):
             lines.append("Nothing in the memory falls inside this window; the items below are from outside it.")
     used = sum(approx_tokens(line) + 1 for line in lines)

@@ -3,9 +3,13 @@ meeting is postponed", "Update: the venue is now Harbor Hall".
 
 Facts in a memory change, and the message that changes one holds the current answer to a
 question asked in the present ("when is the launch?"), while the statement it replaces
-("target is still 9 April") matches the question as well. `walk` raises such a message a
-little among its strongest candidates that share the question's words. English only, a few
-patterns, no model.
+("target is still 9 April") matches the question as well. `walk` ranks such a message above
+the one it changes among its strongest candidates that share the question's words.
+
+A change is told by a few patterns, in a sentence that states it: not one that asks or
+proposes ("Could we move the BBQ to Sunday?", "Is the meeting postponed?", "If we move it…"),
+nor one that denies it ("no delay", "not postponed"), nor "instead of" (a preference, not a
+change). English only, no model.
 """
 
 from __future__ import annotations
@@ -17,14 +21,31 @@ _CHANGE = re.compile(  # matched against lower-cased text
     r"\b(?:"
     r"(?:mov|chang|switch|shift)(?:e|es|ed|ing)?\b[^.!?\n]{0,40}?\b(?:to|from)\b"
     r"|postpon\w*|reschedul\w*|push(?:ed|ing)?\s+(?:\w+\s+){0,2}?back\b|brought\s+forward|bring\w*\s+(?:\w+\s+)?forward"
-    r"|delay(?:ed|ing)?\b|cancel+(?:ed|ing|s)?\b|call(?:ed|ing)?\s+off\b|no\s+longer\b|instead\b"
+    r"|delay(?:ed|ing)?\b|cancel+(?:ed|ing|s)?\b|call(?:ed|ing)?\s+off\b|no\s+longer\b|instead\b(?!\s+of\b)"
     r"|correction\b|update\s*:|revised\b|new\s+(?:date|time|deadline|venue|plan)\b"
+    r"|(?:is|are)\s+now\b|now\s+(?:on|at|in)\b|back\s+on\b|i\s+meant\b"
     r")"
 )
+_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
+_ASKS_OR_PROPOSES = re.compile(
+    r"^\W*(?:could|can|should|shall|would|will|if|maybe|perhaps|what\s+if|how\s+about|why\s+don['’]t|do\s+you|is|are)\b"
+)
+_DENIED = re.compile(r"\b(?:no|not|without|never|don['’]t|doesn['’]t|won['’]t|isn['’]t|wasn['’]t)\s+(?:\w+\s+)?$")
 
 
 @lru_cache(maxsize=8192)
+def changes(text: str) -> tuple[str, ...]:
+    """The sentences of `text` (lower case) that say something changed: a date moved, a plan
+    cancelled, a fact corrected — stated, not asked, proposed or denied."""
+    out = []
+    for sentence in _SENTENCE.findall(text.lower()):
+        if sentence.rstrip().endswith("?") or _ASKS_OR_PROPOSES.match(sentence):
+            continue
+        if any(not _DENIED.search(sentence, 0, m.start()) for m in _CHANGE.finditer(sentence)):
+            out.append(sentence.strip())
+    return tuple(out)
+
+
 def revises(text: str) -> bool:
-    """Whether `text` says that something changed: a date moved, a plan cancelled, a fact
-    corrected."""
-    return bool(_CHANGE.search(text.lower()))
+    """Whether `text` says that something changed (`changes`)."""
+    return bool(changes(text))

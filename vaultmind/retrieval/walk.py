@@ -179,7 +179,7 @@ from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.entity_names import EntityNames, entity_names
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.people import name_terms, person_terms
-from vaultmind.retrieval.revisions import revises
+from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, name_corrections
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
@@ -233,7 +233,7 @@ NOTE_COVERAGE = 0.1
 ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
 REVISION_MARGIN = 0.01  # how far above the leaf it changes a later one that says what changed ranks
-REVISION_FLOOR = 0.8  # … when it scores at least this share of it
+REVISION_FLOOR = 0.2  # … when it scores at least this share of it
 SHORT_TERMS = 12
 SHORT_EXPONENT = 0.15
 ASKING_ONLY = 0.8
@@ -303,11 +303,14 @@ def walk(
         window = year_held(
             memory, window, wording, authors, candidates=CANDIDATES, now=now, tense=question_tense(question)
         )
-    # A window still ahead holds nothing yet: only what was said of it before. "What is
-    # happening in April?" asked in March is about the messages that name April.
-    ahead = window is not None and window.start >= now and not memory.leaves.in_window(window.start, window.end, 1)
+    # A window still ahead (or begun, but holding nothing yet: "today" at breakfast) can only be
+    # told of by what was said before it. "What is happening in April?" asked in March is about
+    # the messages that name April.
+    ahead = window is not None and window.end > now and not memory.leaves.in_window(window.start, window.end, 1)
     if ahead:
         asking_only = all(t in ASKING_WORDS for t in content_terms)
+        if not asking_only:  # "what are we doing in April?": April, not "doing"
+            content_terms = [t for t in content_terms if t not in ASKING_WORDS]
     only_window = window is not None and asking_only
     # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
     only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
@@ -416,6 +419,8 @@ def walk(
     coverage = _note_coverage(memory, content_terms, {cols.note_names[code] for code in head_notes.tolist()})
     note_rank = _note_rank(scores, cols, coverage, head_at)
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
+    if revised:
+        _revised_notes(note_rank, places, revised)
     scored: list[tuple[str, float, dict[str, Any]]] = [(leaf_id, final[leaf_id][0], {}) for leaf_id in head]
     ranked: list[tuple[str, float, dict[str, Any]]] = []
     voiced = {ids[k] for k in np.flatnonzero(speaking).tolist()}  # the named speaker's own messages
@@ -698,31 +703,44 @@ def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts
 def _revisions(final: dict[str, tuple[float, float]], rows: dict[str, Any], content_terms: Sequence[str]) -> dict[str, str]:
     """Of `rows` (strong leaves that share the question's words and hold the kind of answer it
     asks for), one that says something changed ("we move the launch to 23 April") and was
-    written after another that shares one of the question's words with it ("target is still 9
-    April") ranks just above that one (`REVISION_MARGIN`, more for the stronger of two such),
-    when it scores at least `REVISION_FLOOR` of it: of the two, it says how things stand. Each
-    is placed by the scores before this pass: one change does not lift the next. Returns each
-    such leaf → the leaf it outranks (the strongest it changes)."""
+    written after others that share one of the question's words with it ("target is still 9
+    April") ranks just above them all (`REVISION_MARGIN`), when it scores at least
+    `REVISION_FLOOR` of the strongest of them before this pass: of those, it says how things
+    stand. Changes are taken in the order they were written, so the latest of several ("moved
+    again to 7 April") comes first. Returns each such leaf → the leaf it changes (the strongest
+    before this pass)."""
     asked = frozenset(content_terms)
     said = {leaf_id: _leaf_terms(row["content_hash"], row["text"] or "")[0] & asked for leaf_id, row in rows.items()}
     before = {leaf_id: final[leaf_id][0] for leaf_id in rows}
     changed: dict[str, str] = {}
-    for leaf_id, row in rows.items():
-        if not said[leaf_id] or row["ts"] is None or not revises(row["text"] or ""):
-            continue
-        earlier = [
-            other
-            for other, prior in rows.items()
-            if prior["ts"] is not None and prior["ts"] < row["ts"] and said[other] & said[leaf_id]
-        ]
+    timed = sorted((row["ts"], leaf_id) for leaf_id, row in rows.items() if row["ts"] is not None and said[leaf_id])
+    for ts, leaf_id in timed:
+        # what changed is named where the change is said ("party postponed again: 26 April"),
+        # not elsewhere in the message ("the team lunch moved; also, the launch slides…")
+        about = asked.intersection(t for sentence in changes(rows[leaf_id]["text"] or "") for t in terms(sentence))
+        earlier = [other for when, other in timed if when < ts and said[other] & about] if about else []
         if not earlier:
             continue
         strongest = max(earlier, key=lambda other: (before[other], other))
         value, factor = final[leaf_id]
-        if before[strongest] * REVISION_FLOOR <= value <= before[strongest]:
-            final[leaf_id] = (before[strongest] + REVISION_MARGIN * (1 + value / (1 + value)), factor)
-            changed[leaf_id] = strongest
+        if value < before[strongest] * REVISION_FLOOR:
+            continue
+        top = max(final[other][0] for other in earlier)  # earlier changes included, as they now stand
+        final[leaf_id] = (max(value, top + REVISION_MARGIN), factor)
+        changed[leaf_id] = strongest
     return changed
+
+
+def _revised_notes(note_rank: dict[str, float], places: dict[str, tuple[str, int, str | None]], revised: dict[str, str]) -> None:
+    """A note holding a change ranks above the note of the leaf it changes (in `note_rank`, in
+    place), a later change's above an earlier's (`revised` is in the order they were written):
+    a change posted on a later day is another day's note, which often covers fewer of the
+    question's words."""
+    for order, (leaf_id, old) in enumerate(revised.items(), start=1):
+        if leaf_id in places and old in places:
+            note, old_note = places[leaf_id][0], places[old][0]
+            if note != old_note and note in note_rank and old_note in note_rank:
+                note_rank[note] = max(note_rank[note], note_rank[old_note] + REVISION_MARGIN * order)
 
 
 def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:

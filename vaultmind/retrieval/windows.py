@@ -94,24 +94,30 @@ def question_window(question: str, reference_time: datetime | None) -> TimeWindo
 
 
 _FUTURE = re.compile(r"\b(?:will|shall|gonna|going to|upcoming|coming up)\b|\w['’]ll\b", re.IGNORECASE)
-_PAST = re.compile(r"\b(?:did|was|were|had)\b|\w['’]d\b", re.IGNORECASE)
+_PAST = re.compile(
+    r"\b(?:did|was|were|had|happened|went|came|said|told|decided|discussed|agreed|met|talked|saw|visited"
+    r"|got|made|took|bought|gave|left|started|finished|ended)\b",
+    re.IGNORECASE,
+)
+_PRESENT = re.compile(r"\b(?:is|are|am)\b|\b(?:what|who|where|when|how|that|there|it)['’]s\b|\w['’]re\b", re.IGNORECASE)
+PRESENT_AHEAD = timedelta(days=183)  # a month asked of in the present tense is the next one within this
 
-Tense = Literal["future", "past"]
+Tense = Literal["future", "present", "past"]
 
 
 def question_tense(question: str) -> Tense | None:
     """Whether the question asks about what is to come ("what will we do in May?", "what's
-    upcoming in June?", "where are we going to stay?") or what was ("what did we decide on 7
-    March?", "when did she plan on going to Paris?"), by its first auxiliary; else None.
-    "Will" capitalised inside a question is a name ("what did Will say?")."""
-    future = next(
-        (m.start() for m in _FUTURE.finditer(question) if not (m.group() == "Will" and question[: m.start()].strip())),
-        None,
-    )
-    past = m.start() if (m := _PAST.search(question)) else None
-    if future is not None and (past is None or future < past):
+    upcoming in June?", "where are we going to stay?"), what is ("what is happening in April?",
+    "what are we doing in May?") or what was ("what did we decide on 7 March?", "what happened in
+    April?", "when did she plan on going to Paris?"): the first of its future and past
+    auxiliaries or common past verbs, else a present one; else None. "Will" capitalised inside a question is a name ("what did Will say?")."""
+    futures = (m for m in _FUTURE.finditer(question) if not (m.group() == "Will" and question[: m.start()].strip()))
+    future, past = next(futures, None), _PAST.search(question)
+    if future is not None and (past is None or future.start() < past.start()):
         return "future"
-    return "past" if past is not None else None
+    if past is not None:
+        return "past"
+    return "present" if _PRESENT.search(question) else None
 
 
 def lead_up(window: TimeWindow, now: datetime) -> TimeWindow:
@@ -152,7 +158,8 @@ def year_held(
 ) -> TimeWindow:
     """The year of a year-less window, read as the latest before `now` ("what did we decide on 7
     March?"). A question about what is to come (`tense`: "what will we do in April?" asked in
-    March) reads the next one instead. A window the memory holds nothing in moves back to an
+    March), or about what is when the next one is within `PRESENT_AHEAD` ("what are we doing in
+    January?" asked in December), reads the next one instead. A window the memory holds nothing in moves back to an
     earlier year it holds something in (an archive of 2024 asked in 2026): the year whose
     window holds the most of the lexical matches of `wording` (the question's words but the
     window's own; their BM25 summed, searched only then, `candidates` of them), else the most
@@ -162,7 +169,7 @@ def year_held(
     asks what was ("what is happening in April?" of a memory begun in January): the memory can
     only hold what was said of it before."""
     upcoming = _years_after(window, 1) if window.end <= now else None
-    if tense == "future" and upcoming is not None:
+    if upcoming is not None and (tense == "future" or (tense == "present" and upcoming.start - now <= PRESENT_AHEAD)):
         return upcoming
     if memory.leaves.in_window(window.start, window.end, 1):
         return window
