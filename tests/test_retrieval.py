@@ -435,6 +435,9 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
         ("3 weeks ago", "2024-05-27", "2024-06-03"),
         ("on 8 May, 2023", "2023-05-08", "2023-05-09"),
         ("last Friday", "2024-06-14", "2024-06-15"),
+        ("what is on this Friday?", "2024-06-21", "2024-06-22"),  # asked on a Thursday: this week's
+        ("what did we do this Monday?", "2024-06-17", "2024-06-18"),
+        ("what are we doing next Friday?", "2024-06-28", "2024-06-29"),  # next week's
         ("early June", "2024-06-01", "2024-06-11"),
         ("in 2022", "2022-01-01", "2023-01-01"),
         ("2024-02-29", "2024-02-29", "2024-03-01"),
@@ -718,6 +721,31 @@ def test_a_thing_named_by_its_quarter_is_no_time_window(vault: Path) -> None:
         result = memory.walk("What is in the Q2 budget?", reference_time=datetime(2024, 8, 1, 9))
     assert result["query"]["time_window"] is None
     assert "18,000" in result["hits"][0]["content"]
+
+
+def test_the_days_ahead_are_told_by_the_messages_that_name_them(vault: Path) -> None:
+    """"What are we doing next week?" ranked the last two weeks' messages by length alone; the
+    two that name a day of next week ("Friday 21 March") were 4th and below. "What will we do on
+    Friday?" read last Friday. A day begun with nothing in it yet ("today" at breakfast) had no
+    hits at all."""
+    write_chat(vault, "2025-03-06", [("Will Ash", "Next week I'm at the dentist on Tuesday, so no school run.")])
+    write_chat(vault, "2025-03-08", [("Alice Chen", "Change of plan: Lisbon is off, we're going to Porto in April instead, flying 15 April.")])
+    write_chat(vault, "2025-03-10", [("May Chen", "Team dinner is on Friday 21 March at Luigi's."), ("Bob Stone", "ok")])
+    write_chat(vault, "2025-03-11", [("Bob Stone", "The team meeting moved to Thursday 20 March."),
+                                     ("Will Ash", "Bring the cake on Friday, it's Ana's birthday!")])  # fmt: skip
+    asked = datetime(2025, 3, 12, 12)  # a Wednesday
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        week = memory.walk("What are we doing next week?", limit=5, reference_time=asked)
+        assert (week["query"]["time_window"]["start"], week["query"]["window_ahead"]) == ("2025-03-17T00:00:00Z", True)
+        named = {h["content"] for h in week["hits"][:2]}
+        assert named == {"The team meeting moved to Thursday 20 March.", "Team dinner is on Friday 21 March at Luigi's."}
+        assert all(h["breakdown"]["names_window_day"] for h in week["hits"][:2])
+        friday = memory.walk("What will we do on Friday?", limit=5, reference_time=asked)
+        assert friday["query"]["time_window"]["start"] == "2025-03-14T00:00:00Z", "the coming Friday"
+        assert friday["hits"][0]["content"].startswith("Bring the cake"), "its own Friday, not the 21st"
+        today = memory.walk("What is happening today?", limit=5, reference_time=datetime(2025, 3, 13, 7))
+        assert today["query"]["window_ahead"] is True and today["hits"], "begun, nothing in it yet: what was said before"
 
 
 def test_a_question_s_tense_is_read_from_its_auxiliaries() -> None:

@@ -543,8 +543,9 @@ class ResidentLeaves:
             ids = iter(self._rows.ids_of([j for _, near in picked for j in near]))  # in one conversion
             return {leaf_id: [next(ids) for _ in near] for leaf_id, near in picked}
 
-    def in_window(self, start: datetime, end: datetime, limit: int) -> list[str]:
-        """Live leaves with start <= ts < end, earliest first (ties by id)."""
+    def in_window(self, start: datetime, end: datetime, limit: int, *, latest: bool = False) -> list[str]:
+        """Live leaves with start <= ts < end: the `limit` earliest (or, `latest`, the `limit`
+        latest), earliest first (ties by id)."""
         with self._held():
             self._ensure()
             if limit <= 0:
@@ -552,10 +553,11 @@ class ResidentLeaves:
             lo, hi = np.datetime64(start, "us"), np.datetime64(end, "us")
             ts = self._ts  # NaT compares False: rows without a time drop out
             rows = np.flatnonzero(self._rows.alive & (ts >= lo) & (ts < hi))
-            if len(rows) > limit:  # the `limit` earliest; among rows tied at the cut, the lowest ids
-                cut = np.partition(ts[rows], limit - 1)[limit - 1]
-                before = rows[ts[rows] < cut]
-                tied = rows[ts[rows] == cut]
+            if len(rows) > limit:  # the `limit` earliest (latest); among rows tied at the cut, the lowest ids
+                key = ts[rows].astype(np.int64) * (-1 if latest else 1)
+                cut = np.partition(key, limit - 1)[limit - 1]
+                before = rows[key < cut]
+                tied = rows[key == cut]
                 lowest = heapq.nsmallest(limit - len(before), zip(self._rows.ids_of(tied), tied.tolist(), strict=True))
                 keep = np.array([row for _, row in lowest], dtype=np.int64)
                 rows = np.concatenate((before, keep))

@@ -11,7 +11,8 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     the most recent)
     N days|weeks|months|years ago (N as digits or a word up to twenty; "a"/"a few" → 1/3)
     in the last/past N days|weeks|months
-    last/this <weekday>, on <weekday> (the most recent one before the reference)
+    last <weekday>, on <weekday> (the most recent one before the reference), this/next <weekday>
+    (that day of this week, of the next)
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
     early/mid/late <month|year> narrow the window
@@ -128,7 +129,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:over|at|on|during) the weekend\b"), "the_weekend"),
     (re.compile(r"\blast night\b"), "last_night"),
     (re.compile(r"\b(this|last|next|previous|past) (week|month|year)\b"), "rel_unit"),
-    (re.compile(rf"\b(?:(last|this|past|previous) |on )({_WEEKDAY_RX})\b"), "weekday"),
+    (re.compile(rf"\b(?:(last|this|next|past|previous) |on )({_WEEKDAY_RX})\b"), "weekday"),
     (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b"), "today"),
     (re.compile(r"\byesterday\b"), "yesterday"),
     (re.compile(r"\btomorrow\b"), "tomorrow"),
@@ -318,6 +319,9 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
         return _unit_window(now, m.group(2), offset)
     if kind == "weekday":
         target = WEEKDAYS[m.group(2)]
+        if m.group(1) in ("this", "next"):  # that day of this week, or of the next
+            monday = today - timedelta(days=today.weekday()) + timedelta(weeks=1 if m.group(1) == "next" else 0)
+            return monday + timedelta(days=target), monday + timedelta(days=target + 1)
         back = (today.weekday() - target) % 7
         if m.group(1) in ("last", "past", "previous") and back == 0:
             back = 7

@@ -97,14 +97,20 @@
             matches (not the window's own words: "March 20" says nothing of the year asked
             about), else most messages of the authors it names, else the latest (`windows.year_held`).
             A question about what is to come ("what will we do in April?", by its auxiliaries)
-            reads the next one, and so does one that does not ask what was when no year holds
-            anything. A window still ahead of the reference time that the memory holds nothing
-            in ("what is happening in April?" asked in March, "next week") can only be told of
-            by what was said before it: its own words ("April") are searched like any other,
-            a question about nothing but it ranks the `windows.LEAD_UP_DAYS` before the
-            reference time (or the window's length, when longer) as its window, and each leaf
-            adds `LATEST_SAID` × how late in those days it was written (plans change: "we
-            move the launch to 23 April" over "still 9 April"); `query.window_ahead` says so.
+            reads the next one, and so does one about what is when the next one is within
+            `windows.PRESENT_AHEAD` ("what are we doing in January?" asked in December), and
+            one that does not ask what was when no year holds anything; "on Friday" asked of
+            what is to come is the coming Friday. A window the memory holds nothing in that is
+            still ahead of the reference time, or begun but empty ("what is happening in
+            April?" asked in March, "next week", "today" at breakfast), can only be told of by
+            what was said before it: its own words ("April") are searched like any other (not
+            its asking words: "doing"), a question about nothing but it ranks the
+            `windows.LEAD_UP_DAYS` before the reference time (or the window's length, when
+            longer; their latest leaves) as its window, a leaf that names one of its days
+            ("Friday 21 March", "next Tuesday", read from when it was written:
+            `windows.names_a_day_in`) adds `WINDOW_PRESENCE`, and each adds `LATEST_SAID` × how
+            late in those days it was written (plans change: "we move the launch to 23 April"
+            over "still 9 April"); `query.window_ahead` says so.
    inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?"). A question about nothing but its window ("what
@@ -129,9 +135,11 @@
    own note (when they hold more than its heading): what the memory says it is comes first.
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
-   something changed ("we move the launch to 23 April": `revisions.revises`) ranks just above
-   the strongest earlier one it shares a question word with ("target is still 9 April"), when
-   it scores at least `REVISION_FLOOR` of it (`_revisions`; `breakdown.revises` names it).
+   something changed in a sentence naming a word of the question ("party postponed again: 26
+   April": `revisions.changes`; not one that asks, proposes or denies it) ranks just above the
+   earlier ones it shares that word with ("the party is on 5 April"), the latest of several
+   changes first, its note before theirs, when it scores at least `REVISION_FLOOR` of the
+   strongest of them (`_revisions`; `breakdown.revises` names it).
 4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
    terms) is moved behind the others, and the first five hits are the best hits of the five
    notes with the most evidence (when there are that many), so one conversation cannot crowd
@@ -184,9 +192,11 @@ from vaultmind.retrieval.spelling import corrections, name_corrections
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
+    coming_weekday,
     lateness,
     lead_up,
     naive_utc,
+    names_a_day_in,
     question_tense,
     question_window,
     relative_terms,
@@ -200,6 +210,7 @@ from vaultmind.retrieval.windows import (
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns
     from vaultmind.memory import Memory
+    from vaultmind.retrieval.timeparse import TimeWindow
 
 Pairs = frozenset[tuple[str, str]]  # ordered pairs of search terms
 
@@ -298,11 +309,12 @@ def walk(
     # ("what happened in March?": the window's own words say nothing more)
     dated = set(terms(window.text)) if window is not None else set()
     asking_only = all(t in ASKING_WORDS or t in dated for t in content_terms)
+    tense = question_tense(question)
     if window is not None and yearless(window.text):  # "March" says which month, not which year
         wording = [] if asking_only else [t for t in content_terms if t not in dated]
-        window = year_held(
-            memory, window, wording, authors, candidates=CANDIDATES, now=now, tense=question_tense(question)
-        )
+        window = year_held(memory, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense)
+    elif window is not None:  # "what will we do on Friday?": the coming Friday
+        window = coming_weekday(window, now, tense)
     # A window still ahead (or begun, but holding nothing yet: "today" at breakfast) can only be
     # told of by what was said before it. "What is happening in April?" asked in March is about
     # the messages that name April.
@@ -333,10 +345,11 @@ def walk(
         written_by = sorted(name for name in memory.leaves.authors() if person_terms(name) & authors)
         candidates |= set(memory.leaves.by_authors(written_by, CANDIDATES))
     timed = window  # the window that ranks: none when the memory holds nothing then ("due by 10 May")
-    if window is not None and ahead and only_window:  # "what are we doing next week?": what was said lately
+    leading = window is not None and ahead and only_window  # "what are we doing next week?": what was said lately
+    if window is not None and leading:
         timed = lead_up(window, now)
-    if timed is not None:
-        held = set(memory.leaves.in_window(timed.start, timed.end, CANDIDATES))  # found even sharing no word
+    if timed is not None:  # its leaves, found even sharing no word (of the days before a window ahead, the latest)
+        held = set(memory.leaves.in_window(timed.start, timed.end, CANDIDATES, latest=leading))
         candidates |= held
         if not held and not memory.leaves.in_window(timed.end, after_end(timed, now), 1):
             timed = None
@@ -383,9 +396,11 @@ def walk(
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     latest = np.zeros(len(ids))
-    if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change)
+    told = np.zeros(len(ids), dtype=bool)
+    if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change),
         latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
-        scores += latest
+        told = _told_of(memory, ids, cols, window)  # and what names one of its days ("Friday 21 March")
+        scores += latest + WINDOW_PRESENCE * told
     informative = np.zeros(len(ids))
     about = inside if timed is not None and only_window else None  # of the window's messages, those that say the most
     if only_entity:  # of the leaves about whom it names, those that say the most
@@ -405,7 +420,7 @@ def walk(
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
     # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes
-    current = kind in ("time", "place") and window is None and question_tense(question) != "past"
+    current = kind in ("time", "place") and window is None and tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
     revised = _revisions(final, answering, content_terms) if current else {}
     for leaf_id in top:  # the only leaves the passes above change
@@ -446,6 +461,7 @@ def walk(
                 "informative": round(float(informative[k]), 4),
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID` of a window still ahead
+                "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
                 "weights": WEIGHTS,
                 **flags,  # `_diversify`'s
             }
@@ -698,6 +714,19 @@ def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts
         value, factor = final[leaf_id]
         final[leaf_id] = (value + ANSWER_WEIGHT * factor, factor)
     return holding
+
+
+def _told_of(memory: Memory, ids: list[str], cols: LeafColumns, window: TimeWindow) -> npt.NDArray[np.bool_]:
+    """Which leaves name a day inside `window`, read from when they were written
+    (`windows.names_a_day_in`)."""
+    out = np.zeros(len(ids), dtype=bool)
+    dated = [k for k in range(len(ids)) if not np.isnat(cols.ts[k])]
+    rows = memory.leaves.rows([ids[k] for k in dated])
+    for k in dated:
+        row = rows.get(ids[k])
+        if row is not None and row["text"]:
+            out[k] = names_a_day_in(window, row["text"], cols.ts[k].astype("datetime64[us]").astype(datetime))
+    return out
 
 
 def _revisions(final: dict[str, tuple[float, float]], rows: dict[str, Any], content_terms: Sequence[str]) -> dict[str, str]:

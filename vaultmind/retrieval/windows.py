@@ -120,6 +120,54 @@ def question_tense(question: str) -> Tense | None:
     return "present" if _PRESENT.search(question) else None
 
 
+_ON_WEEKDAY = re.compile(rf"^on (?:{'|'.join(WEEKDAYS)})$")
+
+
+def coming_weekday(window: TimeWindow, now: datetime, tense: Tense | None) -> TimeWindow:
+    """"On Friday" is the last Friday, but asked of what is to come or what is ("what will we do
+    on Friday?", "what is happening on Friday?") the coming one."""
+    if tense in ("future", "present") and window.end <= now and _ON_WEEKDAY.match(window.text):
+        return TimeWindow(window.start + timedelta(days=7), window.end + timedelta(days=7), window.text)
+    return window
+
+
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DAY_NAMES = "|".join(WEEKDAYS)
+_DAY_MENTION = re.compile(  # matched against lower-cased text
+    rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH_NAMES})\b"
+    rf"|(?P<m2>{_MONTH_NAMES})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"|(?P<rel>on|this|next|coming)\s+(?P<wd>{_DAY_NAMES})\b(?!,?\s+(?:the\s+)?(?:\d|(?:{_MONTH_NAMES})\b))"
+    rf"|(?P<tomorrow>tomorrow)\b)"
+)
+
+
+def names_a_day_in(window: TimeWindow, text: str, written: datetime) -> bool:
+    """Whether `text`, written at `written`, names a day inside `window`, read forward from when
+    it was written, as plans are: "Friday 21 March", "on Tuesday" (the next one), "next
+    Tuesday" (of the next week), "tomorrow". A date without its year is the next one on or
+    after the day it was written."""
+    day = datetime(written.year, written.month, written.day)
+    for m in _DAY_MENTION.finditer(text.lower()):
+        when: datetime | None = None
+        if m.group("tomorrow"):
+            when = day + timedelta(days=1)
+        elif m.group("wd"):
+            ahead = (WEEKDAYS[m.group("wd")] - day.weekday()) % 7 or 7
+            monday = day - timedelta(days=day.weekday())
+            when = monday + timedelta(weeks=1, days=WEEKDAYS[m.group("wd")]) if m.group("rel") == "next" else day + timedelta(days=ahead)
+        else:
+            month = MONTHS[m.group("m1") or m.group("m2")]
+            try:
+                when = datetime(day.year, month, int(m.group("d1") or m.group("d2")))
+                if when < day:
+                    when = when.replace(year=day.year + 1)
+            except ValueError:  # "31 February", or the calendar's end
+                continue
+        if window.start < when + timedelta(days=1) and when < window.end:
+            return True
+    return False
+
+
 def lead_up(window: TimeWindow, now: datetime) -> TimeWindow:
     """The days before `now` that tell of a window still ahead ("what are we doing next week?"):
     `LEAD_UP_DAYS`, or the window's own length when longer. It keeps the window's text."""
