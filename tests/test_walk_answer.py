@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -298,6 +299,9 @@ def test_a_misspelt_name_is_read_as_the_name_the_memory_knows(vault: Path) -> No
         ("Is the meeting postponed?", False),  # asked
         ("The train had no delay.", False),  # denied
         ("Use oat milk instead of cow milk.", False),  # a preference
+        ("Let's move the meeting to Friday.", False),  # proposed
+        ("Switch to dark mode in settings.", False),  # an instruction
+        ("Change of plan: Lisbon is off, we're going to Porto in April, flying 15 April.", True),
     ],
 )
 def test_a_message_that_says_what_changed_is_told(text: str, changes: bool) -> None:
@@ -320,6 +324,20 @@ def test_the_latest_of_several_changes_comes_first_wherever_it_was_said(vault: P
     days = [h["time_range"]["start"][:10] for h in hits[:3]]
     assert days == ["2025-03-09", "2025-03-05", "2025-03-01"], [(h["content"], h["score"]) for h in hits]
     assert not any(h["breakdown"]["revises"] for h in hits if h["content"].startswith("Could"))
+
+
+def test_of_a_window_ahead_the_plan_as_it_now_stands_leads(vault: Path) -> None:
+    """"What's coming up in April?" put the Lisbon trip, called off since, above the Porto trip
+    that replaced it: a change counts for what is said of a window still ahead too."""
+    write_chat(vault, "2025-03-03", [("Alice Chen", "In April we're going to Lisbon for a week, flights booked for 14 April, "
+                                                    "hotel by the river, and the kids get the whole week off school in April.")])
+    write_chat(vault, "2025-03-08", [("Alice Chen", "Change of plan: Lisbon is off, Porto in April, flying 15 April."), ("Bob Stone", "ok")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What's coming up in April?", limit=5, reference_time=datetime(2025, 3, 12, 12))
+    assert result["query"]["window_ahead"] is True
+    assert result["hits"][0]["content"].startswith("Change of plan"), [h["content"][:30] for h in result["hits"]]
+    assert result["hits"][0]["breakdown"]["revises"] == result["hits"][1]["node_id"]
 
 
 def test_a_date_as_it_stands_now_comes_from_the_message_that_changed_it(vault: Path) -> None:

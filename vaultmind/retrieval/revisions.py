@@ -7,8 +7,9 @@ question asked in the present ("when is the launch?"), while the statement it re
 the one it changes among its strongest candidates that share the question's words.
 
 A change is told by a few patterns, in a sentence that states it: not one that asks or
-proposes ("Could we move the BBQ to Sunday?", "Is the meeting postponed?", "If we move it…"),
-nor one that denies it ("no delay", "not postponed"), nor "instead of" (a preference, not a
+proposes ("Could we move the BBQ to Sunday?", "Is the meeting postponed?", "If we move it…",
+"Let's move it to Friday"), nor an instruction ("Switch to dark mode", "Don't forget to cancel
+Netflix"), nor one that denies it ("no delay", "not postponed"), nor "instead of" (a preference, not a
 change). English only, no model.
 """
 
@@ -23,12 +24,14 @@ _CHANGE = re.compile(  # matched against lower-cased text
     r"|postpon\w*|reschedul\w*|push(?:ed|ing)?\s+(?:\w+\s+){0,2}?back\b|brought\s+forward|bring\w*\s+(?:\w+\s+)?forward"
     r"|delay(?:ed|ing)?\b|cancel+(?:ed|ing|s)?\b|call(?:ed|ing)?\s+off\b|no\s+longer\b|instead\b(?!\s+of\b)"
     r"|correction\b|update\s*:|revised\b|new\s+(?:date|time|deadline|venue|plan)\b"
-    r"|(?:is|are)\s+now\b|now\s+(?:on|at|in)\b|back\s+on\b|i\s+meant\b"
+    r"|(?:is|are)\s+now\b|now\s+(?:on|at|in)\b|back\s+on\b|i\s+meant\b|change\s+of\s+plans?\b|(?:is|are)\s+off\b"
     r")"
 )
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
-_ASKS_OR_PROPOSES = re.compile(
-    r"^\W*(?:could|can|should|shall|would|will|if|maybe|perhaps|what\s+if|how\s+about|why\s+don['’]t|do\s+you|is|are)\b"
+_ASKS_OR_PROPOSES = re.compile(  # a question, a proposal, a condition, or an instruction
+    r"^\W*(?:could|can|should|shall|would|will|if|maybe|perhaps|what\s+if|how\s+about|why\s+don['’]t|do\s+you|is|are"
+    r"|let['’]?s|please|don['’]t|do\s+not|remember\s+to|remind\s+me"
+    r"|(?:switch|change|move|cancel|use)\s+(?:to|the|your|it|this|that|my|our)\b)\b"
 )
 _DENIED = re.compile(r"\b(?:no|not|without|never|don['’]t|doesn['’]t|won['’]t|isn['’]t|wasn['’]t)\s+(?:\w+\s+)?$")
 

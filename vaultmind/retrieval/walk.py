@@ -139,7 +139,8 @@
    April": `revisions.changes`; not one that asks, proposes or denies it) ranks just above the
    earlier ones it shares that word with ("the party is on 5 April"), the latest of several
    changes first, its note before theirs, when it scores at least `REVISION_FLOOR` of the
-   strongest of them (`_revisions`; `breakdown.revises` names it).
+   strongest of them (`_revisions`; `breakdown.revises` names it). The same among what was said
+   of a window still ahead ("what's coming up in April?": Porto, which replaced Lisbon).
 4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
    terms) is moved behind the others, and the first five hits are the best hits of the five
    notes with the most evidence (when there are that many), so one conversation cannot crowd
@@ -260,6 +261,10 @@ LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days befor
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 
 
+# of a window still ahead, these words ask about it too ("what's planned for next month?")
+AHEAD_ASKING = ASKING_WORDS | frozenset(terms("plan plans planned planning schedule scheduled upcoming coming"))
+
+
 def walk(
     memory: Memory,
     question: str,
@@ -320,9 +325,9 @@ def walk(
     # the messages that name April.
     ahead = window is not None and window.end > now and not memory.leaves.in_window(window.start, window.end, 1)
     if ahead:
-        asking_only = all(t in ASKING_WORDS for t in content_terms)
+        asking_only = all(t in AHEAD_ASKING for t in content_terms)
         if not asking_only:  # "what are we doing in April?": April, not "doing"
-            content_terms = [t for t in content_terms if t not in ASKING_WORDS]
+            content_terms = [t for t in content_terms if t not in AHEAD_ASKING]
     only_window = window is not None and asking_only
     # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
     only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
@@ -422,7 +427,8 @@ def walk(
     # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes
     current = kind in ("time", "place") and window is None and tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
-    revised = _revisions(final, answering, content_terms) if current else {}
+    # of what was said of a window still ahead ("what's coming up in April?"), the plan as it now stands
+    revised = _revisions(final, answering if current else worded, content_terms) if current or ahead else {}
     for leaf_id in top:  # the only leaves the passes above change
         scores[at[leaf_id]] = final[leaf_id][0]
     # Only the head is diversified and the hits shown are explained; the rest only counts in
