@@ -27,7 +27,8 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
         "--at",
         default=None,
         help="reference time for 'last week' etc. (ISO 8601; an offset such as +02:00 is the calendar "
-        "'yesterday' is read on; without one, this machine's time zone; default now)",
+        "'yesterday' is read on; without one, this machine's time zone; default now). It places "
+        "the question's time words; messages written after it are still searched",
     )
     q.add_argument("--evidence", action="store_true", help="also print a cited evidence block for agents")
     q.add_argument("--budget", type=int, default=1000, help="token budget of the evidence block")
