@@ -553,14 +553,8 @@ class ResidentLeaves:
             lo, hi = np.datetime64(start, "us"), np.datetime64(end, "us")
             ts = self._ts  # NaT compares False: rows without a time drop out
             rows = np.flatnonzero(self._rows.alive & (ts >= lo) & (ts < hi))
-            if len(rows) > limit:  # the `limit` earliest (latest); among rows tied at the cut, the lowest ids
-                key = ts[rows].astype(np.int64) * (-1 if latest else 1)
-                cut = np.partition(key, limit - 1)[limit - 1]
-                before = rows[key < cut]
-                tied = rows[key == cut]
-                lowest = heapq.nsmallest(limit - len(before), zip(self._rows.ids_of(tied), tied.tolist(), strict=True))
-                keep = np.array([row for _, row in lowest], dtype=np.int64)
-                rows = np.concatenate((before, keep))
+            if len(rows) > limit:  # the `limit` earliest (latest)
+                rows = self._smallest(rows, ts[rows].astype(np.int64) * (-1 if latest else 1), limit)
             ids = self._rows.ids_of(rows)
             stamps = ts[rows].astype(np.int64).tolist()  # as ints: numpy datetime scalars compare slowly
             return [ids[j] for j in sorted(range(len(ids)), key=lambda j: (stamps[j], ids[j]))]
@@ -574,9 +568,23 @@ class ResidentLeaves:
             if not codes or limit <= 0:
                 return []
             rows = np.flatnonzero(self._rows.alive & np.isin(self._author, codes))
+            stamps = self._ts[rows].astype(np.int64)  # NaT is the smallest int64
+            key = np.where(stamps == np.iinfo(np.int64).min, np.iinfo(np.int64).max, -stamps)  # latest first, NaT last
+            if len(rows) > limit:
+                keep = np.isin(rows, self._smallest(rows, key, limit))
+                rows, key = rows[keep], key[keep]
             ids = self._rows.ids_of(rows)
-            stamps = self._ts[rows].astype(np.int64).tolist()  # NaT is the smallest int64: last
-            return [ids[j] for j in sorted(range(len(ids)), key=lambda j: (-stamps[j], ids[j]))[:limit]]
+            keys = key.tolist()
+            return [ids[j] for j in sorted(range(len(ids)), key=lambda j: (keys[j], ids[j]))]
+
+    def _smallest(self, rows: npt.NDArray[np.int64], key: npt.NDArray[np.int64], limit: int) -> npt.NDArray[np.int64]:
+        """The `limit` of `rows` with the smallest `key` (one per row); among rows tied at the
+        cut, those of the lowest ids (a live daemon and a rebuild choose alike)."""
+        cut = np.partition(key, limit - 1)[limit - 1]
+        before = rows[key < cut]
+        tied = rows[key == cut]
+        lowest = heapq.nsmallest(limit - len(before), zip(self._rows.ids_of(tied), tied.tolist(), strict=True))
+        return np.concatenate((before, np.array([row for _, row in lowest], dtype=np.int64)))
 
     def first_time(self) -> datetime | None:
         """The time of the earliest live leaf that has one."""
