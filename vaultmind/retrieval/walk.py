@@ -132,7 +132,9 @@
    match "When is the concert?" alike, the one that says "Saturday" is the answer.
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
    Harbor Hall?", "tell me about Dana") adds `IDENTITY_WEIGHT` to the leaves of that entity's
-   own note (when they hold more than its heading): what the memory says it is comes first.
+   own note (when they hold more than its heading), and half that to the leaves of other
+   entities' notes that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager"):
+   what the memory says it is comes first.
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed in a sentence naming a word of the question ("party postponed again: 26
@@ -207,6 +209,7 @@ from vaultmind.retrieval.windows import (
     year_held,
     yearless,
 )
+from vaultmind.vault.layout import ENTITIES_DIR
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns
@@ -395,7 +398,10 @@ def walk(
         summary_time_factors(memory, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     identity = np.zeros(len(ids))
-    if (asked := _asked_who(question, qents)) is not None:  # "who is Bob?": what his own note says of him
+    if (asked := _asked_who(question, qents)) is not None:  # "who is Bob?": what his own note says of him,
+        noted = [at[leaf_id] for leaf_id, ents in entity_leaves.items() if asked in ents and leaf_id in at]
+        described = [k for k in noted if cols.known[k] and cols.note_names[int(cols.note[k])].startswith(ENTITIES_DIR + "/")]
+        identity[described] = IDENTITY_WEIGHT / 2  # and what other entities' notes say of him ("Contact: Dana, events manager")
         identity[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
         scores += identity
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
