@@ -320,7 +320,7 @@ def walk(
     tense = question_tense(question)
     if window is not None and yearless(window.text):  # "March" says which month, not which year
         wording = [] if asking_only else [t for t in content_terms if t not in dated]
-        window = year_held(memory, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense)
+        window = year_held(memory.leaves, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense)
     elif window is not None:  # "what will we do on Friday?": the coming Friday
         window = coming_weekday(window, now, tense)
     # A window still ahead (or begun, but holding nothing yet: "today" at breakfast) can only be
@@ -395,7 +395,7 @@ def walk(
         # a question about nothing but its window ("what happened yesterday?"): a leaf without
         # a time has no claim on it
         factors = time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
-        summary_time_factors(memory, timed, cols, factors)
+        summary_time_factors(memory.index, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     identity = np.zeros(len(ids))
     if (asked := _asked_who(question, qents)) is not None:  # "who is Bob?": what his own note says of him,

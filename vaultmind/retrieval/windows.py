@@ -13,14 +13,13 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.hits import has_table
 from vaultmind.retrieval.people import person_terms
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
-    from vaultmind.index.resident import LeafColumns
-    from vaultmind.memory import Memory
+    from vaultmind.index.resident import LeafColumns, ResidentLeaves
+    from vaultmind.index.store import Index
 
 OUTSIDE_WINDOW = 0.35
 AFTER_WINDOW = 0.75
@@ -195,7 +194,7 @@ def yearless(window_text: str) -> bool:
 
 
 def year_held(
-    memory: Memory,
+    leaves: ResidentLeaves,
     window: TimeWindow,
     wording: Sequence[str],
     authors: Collection[str],
@@ -219,9 +218,9 @@ def year_held(
     upcoming = _years_after(window, 1) if window.end <= now else None
     if upcoming is not None and (tense == "future" or (tense == "present" and upcoming.start - now <= PRESENT_AHEAD)):
         return upcoming
-    if memory.leaves.in_window(window.start, window.end, 1):
+    if leaves.in_window(window.start, window.end, 1):
         return window
-    first = memory.leaves.first_time()
+    first = leaves.first_time()
     held: list[TimeWindow] = []
     years = 1
     while first is not None and years <= YEARS_BACK:
@@ -231,16 +230,16 @@ def year_held(
             break
         if earlier.end <= first:
             break
-        if memory.leaves.in_window(earlier.start, earlier.end, 1):
+        if leaves.in_window(earlier.start, earlier.end, 1):
             held.append(earlier)
         years += 1
     if not held:  # told of just after it ("we met on the 15th"), else the next one
-        if upcoming is None or tense == "past" or memory.leaves.in_window(window.end, after_end(window, now), 1):
+        if upcoming is None or tense == "past" or leaves.in_window(window.end, after_end(window, now), 1):
             return window
         return upcoming
-    lexical = memory.leaves.search(wording, candidates) if wording else []
+    lexical = leaves.search(wording, candidates) if wording else []
     if lexical:
-        ts = memory.leaves.columns([leaf_id for leaf_id, _ in lexical]).ts
+        ts = leaves.columns([leaf_id for leaf_id, _ in lexical]).ts
         scores = np.array([score for _, score in lexical])
         weight = [float(scores[within(w, ts)].sum()) for w in held]
         if max(weight) > 0:
@@ -248,7 +247,7 @@ def year_held(
     if authors:
         by = []
         for w in held:
-            cols = memory.leaves.columns(memory.leaves.in_window(w.start, w.end, candidates))
+            cols = leaves.columns(leaves.in_window(w.start, w.end, candidates))
             names = [cols.author_names[c] if c >= 0 else "" for c in cols.author.tolist()]
             by.append(sum(1 for name in names if name and person_terms(name) & set(authors)))
         if max(by) > 0:
@@ -270,7 +269,7 @@ def _years_before(when: datetime, years: int) -> datetime:
         return when.replace(year=when.year - years, day=28)
 
 
-def summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
+def summary_time_factors(index: Index, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
     """A summary's leaves have no time of their own: their summary's time range stands for it.
     A range that overlaps the window counts as inside it, one that starts within
     `AFTER_WINDOW_DAYS` after it as just after, any other as outside (in `factors`, in place)."""
@@ -279,11 +278,11 @@ def summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, 
         return
     prefix = SUMMARIES_DIR + "/"
     paths = [cols.note_names[c] for c in np.unique(cols.note[undated]).tolist() if cols.note_names[c].startswith(prefix)]
-    if not paths or not has_table(memory.index, "summaries"):
+    if not paths or "summaries" not in index.tables:
         return
     ranges = {
         path: (start, end)
-        for path, start, end in memory.index.query(
+        for path, start, end in index.query(
             "SELECT note_path, min(time_start), max(time_end) FROM summaries "
             "WHERE note_path IN (SELECT unnest(?)) GROUP BY note_path",
             [paths],
