@@ -349,7 +349,7 @@ def test_who_someone_is_is_said_first_by_their_own_note(vault: Path) -> None:
     )
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
-        for question in ("Who is Bob?", "who's Bob Stone", "Tell me about Bob"):
+        for question in ("Who is Bob?", "who's Bob Stone", "Tell me about Bob", "What do we know about Bob?"):
             hits = memory.walk(question)["hits"]
             assert hits[0]["note_path"] == "entities/person/bob-stone.md", (question, [h["note_path"] for h in hits])
             assert hits[0]["breakdown"]["identity"] > 0

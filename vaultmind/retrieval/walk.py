@@ -192,6 +192,7 @@ from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.people import name_terms, person_terms
 from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, name_corrections
+from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
@@ -487,6 +488,8 @@ def walk(
         "entities": [{"id": e, "surface": s} for e, s in qents],
         "time_window": window.to_dict() if window else None,
         "window_ahead": ahead,  # the window is still to come: the hits are what was said before it
+        # the memory holds nothing inside the window (not only: no hit shown is inside it)
+        "window_empty": window is not None and not memory.leaves.in_window(window.start, window.end, 1),
         "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
         "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",
@@ -741,6 +744,11 @@ def _told_of(memory: Memory, ids: list[str], cols: LeafColumns, window: TimeWind
     return out
 
 
+_TIME_TERMS = frozenset(
+    terms(" ".join([*MONTHS, *WEEKDAYS, "day week weekend month year today tomorrow tonight morning afternoon evening"]))
+)
+
+
 def _revisions(final: dict[str, tuple[float, float]], rows: dict[str, Any], content_terms: Sequence[str]) -> dict[str, str]:
     """Of `rows` (strong leaves that share the question's words and hold the kind of answer it
     asks for), one that says something changed ("we move the launch to 23 April") and was
@@ -759,6 +767,8 @@ def _revisions(final: dict[str, tuple[float, float]], rows: dict[str, Any], cont
         # what changed is named where the change is said ("party postponed again: 26 April"),
         # not elsewhere in the message ("the team lunch moved; also, the launch slides…")
         about = asked.intersection(t for sentence in changes(rows[leaf_id]["text"] or "") for t in terms(sentence))
+        if asked - _TIME_TERMS:  # "book club moved to Friday" is no change of the Friday market
+            about -= _TIME_TERMS  # (but of "what's coming up in April?", April is what changed)
         earlier = [other for when, other in timed if when < ts and said[other] & about] if about else []
         if not earlier:
             continue
@@ -990,7 +1000,8 @@ def _entity_signals(
 
 
 _WHO = re.compile(
-    r"^\s*(?:(?:who|what)(?:\s+(?:is|was|are|were)|['’]s)|tell\s+me\s+(?:more\s+)?about|describe)"
+    r"^\s*(?:(?:who|what)(?:\s+(?:is|was|are|were)|['’]s)|tell\s+me\s+(?:more\s+)?about|describe"
+    r"|what\s+do\s+(?:we|you|i)\s+know\s+(?:about|of))"
     r"\s+(?:the\s+)?(?P<name>[^?!.]+?)[\s?!.]*$",
     re.IGNORECASE,
 )

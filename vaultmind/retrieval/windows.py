@@ -119,13 +119,14 @@ def question_tense(question: str) -> Tense | None:
     return "present" if _PRESENT.search(question) else None
 
 
-_ON_WEEKDAY = re.compile(rf"^on (?:{'|'.join(WEEKDAYS)})$")
+_ON_WEEKDAY = re.compile(rf"^(?:on|this) (?:{'|'.join(WEEKDAYS)})$")
 
 
 def coming_weekday(window: TimeWindow, now: datetime, tense: Tense | None) -> TimeWindow:
-    """"On Friday" is the last Friday, but asked of what is to come or what is ("what will we do
-    on Friday?", "what is happening on Friday?") the coming one."""
-    if tense in ("future", "present") and window.end <= now and _ON_WEEKDAY.match(window.text):
+    """"On Friday" is the last Friday, and "this Friday" this week's, but asked of anything but
+    what was ("what will we do on Friday?", "what time does the play start on Friday?", "this
+    Friday" on a Sunday) the coming one."""
+    if tense != "past" and window.end <= now and _ON_WEEKDAY.match(window.text):
         return TimeWindow(window.start + timedelta(days=7), window.end + timedelta(days=7), window.text)
     return window
 
@@ -136,6 +137,7 @@ _DAY_MENTION = re.compile(  # matched against lower-cased text
     rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH_NAMES})\b"
     rf"|(?P<m2>{_MONTH_NAMES})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"|(?P<rel>on|this|next|coming)\s+(?P<wd>{_DAY_NAMES})\b(?!,?\s+(?:the\s+)?(?:\d|(?:{_MONTH_NAMES})\b))"
+    rf"|(?P<span>this|next|coming)\s+(?P<unit>week|weekend)\b"
     rf"|(?P<tomorrow>tomorrow)\b)"
 )
 
@@ -143,28 +145,41 @@ _DAY_MENTION = re.compile(  # matched against lower-cased text
 def names_a_day_in(window: TimeWindow, text: str, written: datetime) -> bool:
     """Whether `text`, written at `written`, names a day inside `window`, read forward from when
     it was written, as plans are: "Friday 21 March", "on Tuesday" (the next one), "next
-    Tuesday" (of the next week), "tomorrow". A date without its year is the next one on or
-    after the day it was written."""
+    Tuesday" (of the next week), "tomorrow", "next week", "this weekend". A date without its
+    year is the next one on or after the day it was written."""
     day = datetime(written.year, written.month, written.day)
     for m in _DAY_MENTION.finditer(text.lower()):
-        when: datetime | None = None
-        if m.group("tomorrow"):
-            when = day + timedelta(days=1)
-        elif m.group("wd"):
-            ahead = (WEEKDAYS[m.group("wd")] - day.weekday()) % 7 or 7
-            monday = day - timedelta(days=day.weekday())
-            when = monday + timedelta(weeks=1, days=WEEKDAYS[m.group("wd")]) if m.group("rel") == "next" else day + timedelta(days=ahead)
-        else:
-            month = MONTHS[m.group("m1") or m.group("m2")]
-            try:
-                when = datetime(day.year, month, int(m.group("d1") or m.group("d2")))
-                if when < day:
-                    when = when.replace(year=day.year + 1)
-            except ValueError:  # "31 February", or the calendar's end
-                continue
-        if window.start < when + timedelta(days=1) and when < window.end:
+        span = _mentioned(m, day)
+        if span is not None and span[0] < window.end and window.start < span[1]:
             return True
     return False
+
+
+def _mentioned(m: re.Match[str], day: datetime) -> tuple[datetime, datetime] | None:
+    """The days a `_DAY_MENTION` match names, read from `day` (when it was written)."""
+    monday = day - timedelta(days=day.weekday())
+    one = timedelta(days=1)
+    if m.group("tomorrow"):
+        return day + one, day + 2 * one
+    if m.group("unit"):
+        start = monday + timedelta(weeks=0 if m.group("span") == "this" else 1)
+        if m.group("unit") == "weekend":
+            return start + 5 * one, start + 7 * one
+        return (max(start, day), start + 7 * one) if m.group("span") == "this" else (start, start + 7 * one)
+    if m.group("wd"):
+        target = WEEKDAYS[m.group("wd")]
+        if m.group("rel") == "next":
+            when = monday + timedelta(weeks=1, days=target)
+        else:
+            when = day + timedelta(days=(target - day.weekday()) % 7 or 7)
+        return when, when + one
+    try:
+        when = datetime(day.year, MONTHS[m.group("m1") or m.group("m2")], int(m.group("d1") or m.group("d2")))
+        if when < day:
+            when = when.replace(year=day.year + 1)
+    except ValueError:  # "31 February", or the calendar's end
+        return None
+    return when, when + one
 
 
 def lead_up(window: TimeWindow, now: datetime) -> TimeWindow:
