@@ -21,6 +21,8 @@ from vaultmind.ingest.signal import parse_signal
 from vaultmind.ingest.slack import parse_slack
 from vaultmind.ingest.telegram import parse_telegram
 from vaultmind.ingest.whatsapp import parse_whatsapp
+from vaultmind.ingest.writer import _message_ids
+from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message
 
@@ -924,3 +926,108 @@ def test_a_chatgpt_answer_regenerated_after_an_ingest_is_marked_replaced_not_kep
         ("a2", "Split it 60/40 . Chart: [image]"),
         ("a2b", "Split it 50/50.\n\n[replaced: an earlier answer, regenerated in ChatGPT]"),
     ]
+
+
+# --- notes moved out of sources/ ------------------------------------------------------------------
+
+
+def _grown_chatgpt(extra: int) -> list[dict[str, Any]]:
+    """The ChatGPT conversation with `extra` more prompts after its last answer."""
+    conv = chatgpt_conversation()
+    parent = "a2"
+    for n in range(1, extra + 1):
+        nid = f"u3-{n}"
+        conv["mapping"][parent]["children"].append(nid)
+        message = {"id": nid, "author": {"role": "user"}, "create_time": 1709542900.0 + n, "recipient": "all",
+                   "content": {"content_type": "text", "parts": [f"One more question, number {n}"]}}
+        conv["mapping"][nid] = {"id": nid, "parent": parent, "children": [], "message": message}
+        conv["current_node"] = parent = nid
+    return [conv]
+
+
+def _slack_channel(extra: int) -> list[dict[str, Any]]:
+    said = ["Budget?", "On it", "Done, see the sheet"][: 2 + extra]
+    return [{"type": "message", "user": "U1", "team": "T9", "text": text, "ts": f"17095428{n:02d}.000100"} for n, text in enumerate(said)]
+
+
+def _telegram(extra: int) -> dict[str, Any]:
+    return {**TELEGRAM_CHAT, "messages": TELEGRAM_CHAT["messages"][:3 + extra]}
+
+
+def _agent(extra: int) -> dict[str, Any]:
+    turns = [{"role": "user", "content": "Find the Q3 budget owner."}, {"role": "assistant", "content": "Alice Chen owns it."},
+             {"role": "user", "content": "Thanks, and the Q4 one?"}]
+    return {"id": "s1", "created_at": "2024-03-04T09:00:00Z", "messages": turns[: 2 + extra]}
+
+
+# (ingest kind, export file name, the export's text with 0 or 1 message more)
+MOVED_EXPORTS: dict[str, tuple[str, str, Any]] = {
+    "whatsapp": ("chat", "WhatsApp Chat with Alice.txt", lambda extra: "14/03/2024, 09:00 - Alice: Dinner at 7?\n14/03/2024, 09:05 - Bob: Sure\n"
+                 + "14/03/2024, 21:00 - Bob: Great evening\n" * extra),
+    "telegram": ("chat", "result.json", lambda extra: json.dumps(_telegram(extra))),
+    "slack": ("chat", "general.json", lambda extra: json.dumps(_slack_channel(extra))),
+    "generic": ("chat", "team.json", lambda extra: json.dumps(GENERIC[: 2 + extra])),
+    "chatgpt": ("chat", "conversations.json", lambda extra: json.dumps(_grown_chatgpt(extra))),
+    "agent": ("agent", "sess.json", lambda extra: json.dumps(_agent(extra))),
+}
+
+
+def _held(vault: Path) -> list[tuple[str, str]]:
+    """(source id, message id) of every message of every note in the vault, sorted."""
+    out = []
+    for path in sorted(vault.rglob("*.md")):
+        raw = path.read_bytes()
+        source_id = str(split_frontmatter(raw.decode("utf-8")).data.get("source_id"))
+        out += [(source_id, message_id) for message_id in _message_ids(raw)]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("fmt", sorted(MOVED_EXPORTS))
+def test_a_chat_note_moved_out_of_sources_is_yours_and_its_messages_never_written_twice(tmp_path: Path, vault: Path, fmt: str) -> None:
+    """A chat's note dragged out of sources/ into a folder of yours (any chat kind) is yours: left
+    as it is, its messages known; the conversation's new messages go to a note of their own in
+    sources/, with a warning naming the moved note. Every message had been written again."""
+    kind, name, text = MOVED_EXPORTS[fmt]
+    export = write(tmp_path / "1", name, text(0))
+    first = ingest_paths(kind, [export], vault)
+    assert len(first.written) == 1 and first.messages_added >= 2
+    moved = vault / "Projects" / "Kept this one.md"
+    moved.parent.mkdir()
+    (vault / first.written[0]).rename(moved)
+    before = moved.read_bytes()
+    held = _held(vault)
+
+    later = write(tmp_path / "2", name, text(1))
+    report = ingest_paths(kind, [later], vault)
+    assert moved.read_bytes() == before, "your note is never written to"
+    assert (report.messages_added, report.messages_known) == (1, first.messages_added)
+    assert report.written == first.written, "the new message goes to a note of its own at the note's place"
+    assert [w.split(": ", 1)[0] for w in report.warnings] == ["Projects/Kept this one.md"]
+    assert "this chat note is outside sources/, so it is yours and left as it is" in report.warnings[0]
+    assert report.written[0] in report.warnings[0], "the warning says where new messages go"
+    assert "Projects/Kept this one.md" in report.unchanged, "the moved note is indexed with the export's other notes"
+    now = _held(vault)
+    assert len(now) == len(held) + 1 and len(set(now)) == len(now), "no message twice"
+
+    snapshot = snapshot_files(vault)
+    again = ingest_paths(kind, [later], vault)
+    assert (again.written, again.messages_added, again.warnings) == ([], 0, [])
+    assert snapshot_files(vault) == snapshot
+
+
+def test_a_moved_chat_note_counts_only_for_its_own_chat(tmp_path: Path, vault: Path) -> None:
+    """"Happy new year!" sent to two chats in the same minute has one hashed id in both: the
+    family chat's day note moved out of sources/ holds it for the family chat only — the
+    climbing chat's copy is still written, and neither chat's messages go into the other's."""
+    family = write(tmp_path, "WhatsApp Chat with Family.txt", "01/01/2025, 00:00 - Me: Happy new year!!\n01/01/2025, 00:05 - Mum: Same to you\n")
+    climbing = write(tmp_path, "WhatsApp Chat with Climbing.txt", "01/01/2025, 00:00 - Me: Happy new year!!\n01/01/2025, 00:07 - Zoe: Crag on the 3rd?\n")
+    ingest_paths("chat", [family], vault, date_order="dmy")
+    moved = vault / "Family" / "New year 2025.md"
+    moved.parent.mkdir()
+    (vault / "sources/chat/whatsapp/family/2025-01-01.md").rename(moved)
+    report = ingest_paths("chat", [climbing, family], vault, date_order="dmy")
+    assert (report.messages_added, report.messages_known) == (2, 2)
+    assert report.written == ["sources/chat/whatsapp/climbing/2025-01-01.md"]
+    climbing_note = (vault / report.written[0]).read_text(encoding="utf-8")
+    assert "Happy new year" in climbing_note and "Crag" in climbing_note and "Mum" not in climbing_note
+    assert not list(vault.glob("sources/chat/whatsapp/family/*.md")), "the family chat's messages are all in your note"
