@@ -1031,3 +1031,68 @@ def test_a_moved_chat_note_counts_only_for_its_own_chat(tmp_path: Path, vault: P
     climbing_note = (vault / report.written[0]).read_text(encoding="utf-8")
     assert "Happy new year" in climbing_note and "Crag" in climbing_note and "Mum" not in climbing_note
     assert not list(vault.glob("sources/chat/whatsapp/family/*.md")), "the family chat's messages are all in your note"
+
+
+# --- encodings --------------------------------------------------------------------------------
+
+
+NOTEPAD_WHATSAPP = "14/03/2024, 09:00 - Alice: Dinner at 7? Café Zürich\n14/03/2024, 09:05 - Bob: Sure 👍\n15/03/2024, 10:00 - Alice: Thanks\n"
+
+
+def _notes_text(vault: Path) -> dict[str, str]:
+    return {p.relative_to(vault).as_posix(): p.read_text(encoding="utf-8") for p in sorted((vault / "sources").rglob("*.md"))}
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_a_whatsapp_export_saved_as_utf16_is_read_as_its_utf8_original(tmp_path: Path, vault: Path, encoding: str) -> None:
+    """A WhatsApp `.txt` re-saved by Windows Notepad as "Unicode" (UTF-16, a byte order mark and
+    CRLF; or without a mark) is detected and read: the same notes, the same message ids, as the
+    UTF-8 export — ingesting one after the other adds nothing. It had been refused, "not UTF-8 text"."""
+    utf8 = write(tmp_path / "utf8", "WhatsApp Chat with Alice.txt", NOTEPAD_WHATSAPP)
+    wide = tmp_path / "wide" / "WhatsApp Chat with Alice.txt"
+    wide.parent.mkdir()
+    wide.write_bytes(NOTEPAD_WHATSAPP.replace("\n", "\r\n").encode(encoding))
+    assert detect_chat_format(wide) == "whatsapp"
+    report = ingest_paths("chat", [wide], vault)
+    assert (report.messages_added, report.warnings) == (3, [])
+    other = tmp_path / "other"
+    other.mkdir()
+    ingest_paths("chat", [utf8], other)
+    assert _notes_text(vault) == _notes_text(other), "the same notes, byte for byte"
+    again = ingest_paths("chat", [utf8], vault)
+    assert (again.written, again.messages_added, again.messages_known) == ([], 0, 3)
+
+
+def test_json_exports_saved_as_utf16_are_detected_and_read(tmp_path: Path, vault: Path) -> None:
+    """A generic, Telegram or Slack JSON export saved as UTF-16 with a byte order mark (Notepad's
+    "Unicode") is detected by its content and read."""
+    exports = {
+        "team.json": (json.dumps(GENERIC, ensure_ascii=False, indent=1), "generic"),
+        "result.json": (json.dumps(TELEGRAM_CHAT, ensure_ascii=False, indent=1), "telegram"),
+        "general.json": (json.dumps(_slack_channel(1)), "slack"),
+    }
+    for name, (text, fmt) in exports.items():
+        path = tmp_path / name
+        path.write_bytes(text.replace("\n", "\r\n").encode("utf-16"))
+        assert detect_chat_format(path) == fmt, name
+    report = ingest_paths("chat", [tmp_path / name for name in exports], vault)
+    assert report.messages_added == 4 + 4 + 3 and report.warnings == []
+    assert "[attachment: q3.xlsx]" in (vault / "sources/chat/chat/team/2024-03-04.md").read_text(encoding="utf-8")
+
+
+def test_an_export_in_no_encoding_it_can_be_read_as_names_the_line(tmp_path: Path) -> None:
+    """Text that is neither UTF-8 nor UTF-16/32 (a Windows-1252 export), a UTF-16 file cut in
+    the middle of a character, and a binary file are refused, naming the file and the line."""
+    latin = tmp_path / "WhatsApp Chat with Alice.txt"
+    latin.write_bytes("14/03/2024, 09:00 - Alice: hi\n14/03/2024, 09:05 - Bob: Café\n".encode("cp1252"))
+    with pytest.raises(IngestError, match=r"line 2: not UTF-8 text"):
+        parse_whatsapp(latin)
+    cut = tmp_path / "WhatsApp Chat with Bob.txt"
+    cut.write_bytes("14/03/2024, 09:00 - Alice: hi\n14/03/2024, 09:05 - Bob: ok\n".encode("utf-16") + b"\x41")
+    with pytest.raises(IngestError, match=r"line 3: not UTF-16 text"):
+        parse_whatsapp(cut)
+    binary = tmp_path / "team.json"
+    binary.write_bytes(b"[\x00\x01\x02\x03" * 100)
+    with pytest.raises(IngestError, match="a binary file, not text") as info:
+        parse_generic(binary)
+    assert str(binary) in str(info.value)
