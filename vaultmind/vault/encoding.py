@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 SNIFF_BYTES = 8192
 _BOMS = (  # UTF-32's marks first: UTF-16 LE's is the start of UTF-32 LE's
@@ -35,7 +35,8 @@ _TEXT_BYTES = frozenset(b"\t\n\r\f\v\x1b")  # control bytes text files hold
 class DecodedText:
     text: str | None  # None: a binary file
     encoding: str  # "utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", or the fallback
-    bad_byte: int | None = None  # offset of the first byte that could not be decoded (replaced)
+    bad_byte: int | None = None  # offset of the first byte that could not be decoded (replaced), after the mark
+    mark: int = 0  # bytes of the byte order mark dropped from the start
 
     @property
     def wide(self) -> bool:
@@ -48,7 +49,7 @@ def decode_text(data: bytes, fallback: str = "utf-8", binary_share: float = 0.0)
     with a NUL byte whose control bytes are more than `binary_share` of it is binary."""
     for bom, encoding in _BOMS:
         if data.startswith(bom) and (encoding != "utf-32-le" or len(data) % 4 == 0):
-            return _decoded(data[len(bom) :], encoding, fallback="")
+            return replace(_decoded(data[len(bom) :], encoding, fallback=""), mark=len(bom))
     guess = _wide_without_bom(data[:SNIFF_BYTES])
     if guess is not None:
         decoded = _decoded(data, guess, fallback="")
