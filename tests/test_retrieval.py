@@ -769,6 +769,9 @@ def test_a_message_names_the_days_it_tells_of_from_when_it_was_written() -> None
     }
     for (text, written), expected in told.items():
         assert names_a_day_in(week, text, written) is expected, text
+    sunday = TimeWindow(datetime(2025, 3, 16), datetime(2025, 3, 17), "on sunday")
+    assert not names_a_day_in(sunday, "Bin collection is Thursday this week.", datetime(2025, 3, 12, 9)), "a week names no day"
+    assert names_a_day_in(sunday, "Brunch on Sunday?", datetime(2025, 3, 12, 9))
 
 
 def test_the_evidence_says_whether_the_memory_or_only_the_items_miss_the_window() -> None:

@@ -322,6 +322,9 @@ def test_the_latest_of_several_changes_comes_first_wherever_it_was_said(vault: P
     write_chat(vault, "2025-03-05", [("Bob Stone", "Update: the surprise party for Mum moved to Saturday 12 April.")])
     write_chat(vault, "2025-03-07", [("Lee Park", "Could we move the surprise party to Sunday 13 April? I'm away.")])
     write_chat(vault, "2025-03-09", [("Bob Stone", "Party postponed again: 26 April."), ("Mei Chen", "ok")])
+    # as in any family chat, Mum comes up far more often than the party
+    write_chat(vault, "2025-03-02", [("Mei Chen", "Mum called, her knee is better."), ("Bob Stone", "Tell Mum hi!"),
+                                     ("Mei Chen", "Mum wants the lasagne recipe."), ("Bob Stone", "Mum's garden looks great")])  # fmt: skip
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
         hits = memory.walk("When is Mum's party?", limit=5)["hits"]
@@ -357,6 +360,21 @@ def test_what_changed_is_named_in_the_sentence_that_says_so(vault: Path) -> None
         market = memory.walk("Where is the Friday market?", limit=5)["hits"]
     assert kickoff[0]["content"].startswith("Small change") and kickoff[0]["breakdown"]["revises"]
     assert not any(h["breakdown"]["revises"] for h in market), [(h["content"], h["breakdown"]["revises"]) for h in market]
+
+
+def test_a_change_of_one_thing_does_not_outrank_another_that_shares_a_word(vault: Path) -> None:
+    """"Our app launch moved to 23 April" had jumped above "the code freeze for the app is
+    Tuesday 16 April" for "when is the code freeze for the app?": they share "app" alone."""
+    write_chat(vault, "2024-03-04", [("Bob Stone", "The code freeze for the app is Tuesday 16 April."),
+                                     ("Alice Chen", "The launch sync is every Thursday at 14:00.")])  # fmt: skip
+    write_chat(vault, "2024-03-09", [("Alice Chen", "Our app launch moved to 23 April, I'd be useless that day."),
+                                     ("Bob Stone", "Launch moved again? ok"), ("Mei Chen", "the app looks great")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        freeze = memory.walk("When is the code freeze for the app?", limit=5)["hits"]
+        sync = memory.walk("When is the launch sync?", limit=5)["hits"]
+    assert freeze[0]["content"].startswith("The code freeze") and not any(h["breakdown"]["revises"] for h in freeze)
+    assert sync[0]["content"].startswith("The launch sync"), [h["content"] for h in sync]
 
 
 def test_a_date_as_it_stands_now_comes_from_the_message_that_changed_it(vault: Path) -> None:

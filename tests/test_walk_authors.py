@@ -406,3 +406,15 @@ def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> N
         tom = memory.walk("Who is Tom Becker?")["hits"]
     heading = [h for h in tom if h["note_path"] == "entities/person/tom-becker.md"]
     assert all(h["breakdown"]["entity"] == 0 for h in heading)
+
+
+def test_a_month_in_the_window_is_no_author_of_that_name(vault: Path) -> None:
+    """"What are we doing in May?" had ranked May Chen's latest messages first: the month was
+    dropped from the question's entities, but not from its authors."""
+    write_chat(vault, "2025-03-01", [("May Chen", "I'm making soup tonight."), ("May Chen", "Anyone seen my keys?")])
+    write_chat(vault, "2025-03-05", [("Bob Stone", "In May we fly to Porto for the wedding, 14 May."), ("May Chen", "ok")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What are we doing in May?", reference_time=datetime(2025, 3, 12, 12))
+    assert result["hits"][0]["content"].startswith("In May we fly"), [h["content"] for h in result["hits"]]
+    assert not any(h["breakdown"]["author"] for h in result["hits"])

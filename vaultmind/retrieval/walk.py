@@ -138,7 +138,9 @@
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed in a sentence naming a word of the question ("party postponed again: 26
-   April": `revisions.changes`; not one that asks, proposes or denies it) ranks just above the
+   April": `revisions.changes`; not one that asks, proposes or denies it), at least
+   `REVISION_COVER` by idf of what the earlier leaf holds of the question ("our app launch
+   moved" changes no "code freeze for the app"), ranks just above the
    earlier ones it shares that word with ("the party is on 5 April"), the latest of several
    changes first, its note before theirs, when it scores at least `REVISION_FLOOR` of the
    strongest of them (`_revisions`; `breakdown.revises` names it). The same among what was said
@@ -167,7 +169,7 @@ import itertools
 import math
 import re
 import statistics
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -250,6 +252,7 @@ ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
 REVISION_MARGIN = 0.01  # how far above the leaf it changes a later one that says what changed ranks
 REVISION_FLOOR = 0.2  # … when it scores at least this share of it
+REVISION_COVER = 0.4  # … and names at least this share (by idf) of what it holds of the question
 SHORT_TERMS = 12
 SHORT_EXPONENT = 0.15
 ASKING_ONLY = 0.8
@@ -294,6 +297,8 @@ def walk(
     # An author's name as the question writes it (capitalised: "Bill", not the "bill" that is
     # due), or a name of an author's entity it names ("May", "Will": stop words too).
     authors = (author_terms(memory) & _capitalised_terms(question)) | said_names
+    if window is not None:  # "in May" is the month, not May Chen, as an author too
+        authors -= set(words(window.text))
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
     speakers, verbs = _speaking(question, authors) if authors else (set(), set())
@@ -435,7 +440,12 @@ def walk(
     current = kind in ("time", "place") and window is None and tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
     # of what was said of a window still ahead ("what's coming up in April?"), the plan as it now stands
-    revised = _revisions(final, answering if current else worded, content_terms) if current or ahead else {}
+    if current or ahead:
+        total = max(memory.leaves.document_frequency("")[1], 1)
+        idf = {t: math.log(1 + total / max(memory.leaves.document_frequency(t)[0], 1)) for t in set(content_terms)}
+        revised = _revisions(final, answering if current else worded, content_terms, idf.__getitem__)
+    else:
+        revised = {}
     for leaf_id in top:  # the only leaves the passes above change
         scores[at[leaf_id]] = final[leaf_id][0]
     # Only the head is diversified and the hits shown are explained; the rest only counts in
@@ -749,15 +759,19 @@ _TIME_TERMS = frozenset(
 )
 
 
-def _revisions(final: dict[str, tuple[float, float]], rows: dict[str, Any], content_terms: Sequence[str]) -> dict[str, str]:
+def _revisions(
+    final: dict[str, tuple[float, float]], rows: dict[str, Any], content_terms: Sequence[str], weight: Callable[[str], float]
+) -> dict[str, str]:
     """Of `rows` (strong leaves that share the question's words and hold the kind of answer it
     asks for), one that says something changed ("we move the launch to 23 April") and was
     written after others that share one of the question's words with it ("target is still 9
     April") ranks just above them all (`REVISION_MARGIN`), when it scores at least
     `REVISION_FLOOR` of the strongest of them before this pass: of those, it says how things
-    stand. Changes are taken in the order they were written, so the latest of several ("moved
-    again to 7 April") comes first. Returns each such leaf → the leaf it changes (the strongest
-    before this pass)."""
+    stand. What the change names must be at least `REVISION_COVER` of what the earlier leaf
+    holds of the question, by `weight` (idf): "our app launch moved" changes no "code freeze for
+    the app", nor "launch moved" the "launch sync". Changes are taken in the order they were
+    written, so the latest of several ("moved again to 7 April") comes first. Returns each such
+    leaf → the leaf it changes (the strongest before this pass)."""
     asked = frozenset(content_terms)
     said = {leaf_id: _leaf_terms(row["content_hash"], row["text"] or "")[0] & asked for leaf_id, row in rows.items()}
     before = {leaf_id: final[leaf_id][0] for leaf_id in rows}
@@ -769,7 +783,13 @@ def _revisions(final: dict[str, tuple[float, float]], rows: dict[str, Any], cont
         about = asked.intersection(t for sentence in changes(rows[leaf_id]["text"] or "") for t in terms(sentence))
         if asked - _TIME_TERMS:  # "book club moved to Friday" is no change of the Friday market
             about -= _TIME_TERMS  # (but of "what's coming up in April?", April is what changed)
-        earlier = [other for when, other in timed if when < ts and said[other] & about] if about else []
+        earlier = [
+            other
+            for when, other in timed
+            if when < ts
+            and said[other] & about
+            and sum(map(weight, said[other] & about)) >= REVISION_COVER * sum(map(weight, said[other]))
+        ]
         if not earlier:
             continue
         strongest = max(earlier, key=lambda other: (before[other], other))

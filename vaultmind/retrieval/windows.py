@@ -150,7 +150,10 @@ def names_a_day_in(window: TimeWindow, text: str, written: datetime) -> bool:
     day = datetime(written.year, written.month, written.day)
     for m in _DAY_MENTION.finditer(text.lower()):
         span = _mentioned(m, day)
-        if span is not None and span[0] < window.end and window.start < span[1]:
+        # a span longer than the window (a week, for a day: "bins are collected this week")
+        # names none of its days in particular
+        narrow = span is not None and span[1] - span[0] <= max(window.end - window.start, timedelta(days=1))
+        if span is not None and narrow and span[0] < window.end and window.start < span[1]:
             return True
     return False
 
