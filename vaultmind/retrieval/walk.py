@@ -139,8 +139,8 @@
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed in a sentence naming a word of the question ("party postponed again: 26
    April": `revisions.changes`; not one that asks, proposes or denies it), at least
-   `REVISION_COVER` by idf of what the earlier leaf holds of the question ("our app launch
-   moved" changes no "code freeze for the app"), ranks just above the
+   `REVISION_COVER` by idf of the question's words ("our app launch moved" changes no "code
+   freeze for the app"), ranks just above the
    earlier ones it shares that word with ("the party is on 5 April"), the latest of several
    changes first, its note before theirs, when it scores at least `REVISION_FLOOR` of the
    strongest of them (`_revisions`; `breakdown.revises` names it). The same among what was said
@@ -252,7 +252,7 @@ ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
 REVISION_MARGIN = 0.01  # how far above the leaf it changes a later one that says what changed ranks
 REVISION_FLOOR = 0.2  # … when it scores at least this share of it
-REVISION_COVER = 0.4  # … and names at least this share (by idf) of what it holds of the question
+REVISION_COVER = 0.4  # … and names at least this share (by idf) of the question
 SHORT_TERMS = 12
 SHORT_EXPONENT = 0.15
 ASKING_ONLY = 0.8
@@ -458,7 +458,7 @@ def walk(
     note_rank = _note_rank(scores, cols, coverage, head_at)
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     if revised:
-        _revised_notes(note_rank, places, revised)
+        _revised_notes(note_rank, places, revised, final)
     scored: list[tuple[str, float, dict[str, Any]]] = [(leaf_id, final[leaf_id][0], {}) for leaf_id in head]
     ranked: list[tuple[str, float, dict[str, Any]]] = []
     voiced = {ids[k] for k in np.flatnonzero(speaking).tolist()}  # the named speaker's own messages
@@ -759,6 +759,10 @@ _TIME_TERMS = frozenset(
 )
 
 
+# words that say which of a thing's times is asked ("the next release"), not what the thing is
+_WHICH_ONE = frozenset(terms("next new upcoming current latest first last final"))
+
+
 def _revisions(
     final: dict[str, tuple[float, float]], rows: dict[str, Any], content_terms: Sequence[str], weight: Callable[[str], float]
 ) -> dict[str, str]:
@@ -767,9 +771,9 @@ def _revisions(
     written after others that share one of the question's words with it ("target is still 9
     April") ranks just above them all (`REVISION_MARGIN`), when it scores at least
     `REVISION_FLOOR` of the strongest of them before this pass: of those, it says how things
-    stand. What the change names must be at least `REVISION_COVER` of what the earlier leaf
-    holds of the question, by `weight` (idf): "our app launch moved" changes no "code freeze for
-    the app", nor "launch moved" the "launch sync". Changes are taken in the order they were
+    stand. What the change names must be at least `REVISION_COVER` of the question, by `weight`
+    (idf): "our app launch moved" changes no "code freeze for the app", nor "launch moved" the
+    "launch sync". Changes are taken in the order they were
     written, so the latest of several ("moved again to 7 April") comes first. Returns each such
     leaf → the leaf it changes (the strongest before this pass)."""
     asked = frozenset(content_terms)
@@ -783,13 +787,9 @@ def _revisions(
         about = asked.intersection(t for sentence in changes(rows[leaf_id]["text"] or "") for t in terms(sentence))
         if asked - _TIME_TERMS:  # "book club moved to Friday" is no change of the Friday market
             about -= _TIME_TERMS  # (but of "what's coming up in April?", April is what changed)
-        earlier = [
-            other
-            for when, other in timed
-            if when < ts
-            and said[other] & about
-            and sum(map(weight, said[other] & about)) >= REVISION_COVER * sum(map(weight, said[other]))
-        ]
+        if sum(map(weight, about)) < REVISION_COVER * sum(map(weight, asked - _WHICH_ONE)):
+            continue  # "our app launch moved" names too little of "when is the launch sync?"
+        earlier = [other for when, other in timed if when < ts and said[other] & about]
         if not earlier:
             continue
         strongest = max(earlier, key=lambda other: (before[other], other))
@@ -802,15 +802,27 @@ def _revisions(
     return changed
 
 
-def _revised_notes(note_rank: dict[str, float], places: dict[str, tuple[str, int, str | None]], revised: dict[str, str]) -> None:
+def _revised_notes(
+    note_rank: dict[str, float],
+    places: dict[str, tuple[str, int, str | None]],
+    revised: dict[str, str],
+    final: dict[str, tuple[float, float]],
+) -> None:
     """A note holding a change ranks above the note of the leaf it changes (in `note_rank`, in
     place), a later change's above an earlier's (`revised` is in the order they were written):
     a change posted on a later day is another day's note, which often covers fewer of the
     question's words."""
+    best: dict[str, float] = {}
+    for leaf_id, place in places.items():
+        if leaf_id in final:
+            best[place[0]] = max(best.get(place[0], -math.inf), final[leaf_id][0])
     for order, (leaf_id, old) in enumerate(revised.items(), start=1):
         if leaf_id in places and old in places:
             note, old_note = places[leaf_id][0], places[old][0]
-            if note != old_note and note in note_rank and old_note in note_rank:
+            # only over a note the changed leaf leads: not over another day's note that holds it
+            # beside a stronger leaf about something else
+            leads = final[old][0] >= best.get(old_note, math.inf)
+            if note != old_note and note in note_rank and old_note in note_rank and leads:
                 note_rank[note] = max(note_rank[note], note_rank[old_note] + REVISION_MARGIN * order)
 
 
