@@ -403,13 +403,8 @@ def walk(
         factors = time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
         summary_time_factors(memory.index, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
-    identity = np.zeros(len(ids))
-    if (asked := _asked_who(question, qents)) is not None:  # "who is Bob?": what his own note says of him,
-        noted = [at[leaf_id] for leaf_id, ents in entity_leaves.items() if asked in ents and leaf_id in at]
-        described = [k for k in noted if cols.known[k] and cols.note_names[int(cols.note[k])].startswith(ENTITIES_DIR + "/")]
-        identity[described] = IDENTITY_WEIGHT / 2  # and what other entities' notes say of him ("Contact: Dana, events manager")
-        identity[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
-        scores += identity
+    identity = _identity(_asked_who(question, qents), entity_leaves, own_notes, at, cols)
+    scores += identity
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     latest = np.zeros(len(ids))
@@ -440,12 +435,7 @@ def walk(
     current = kind in ("time", "place") and window is None and tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
     # of what was said of a window still ahead ("what's coming up in April?"), the plan as it now stands
-    if current or ahead:
-        total = max(memory.leaves.document_frequency("")[1], 1)
-        idf = {t: math.log(1 + total / max(memory.leaves.document_frequency(t)[0], 1)) for t in set(content_terms)}
-        revised = _revisions(final, answering if current else worded, content_terms, idf.__getitem__)
-    else:
-        revised = {}
+    revised = _revisions(final, answering if current else worded, content_terms, _idf(memory, content_terms)) if current or ahead else {}
     for leaf_id in top:  # the only leaves the passes above change
         scores[at[leaf_id]] = final[leaf_id][0]
     # Only the head is diversified and the hits shown are explained; the rest only counts in
@@ -739,6 +729,32 @@ def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts
         value, factor = final[leaf_id]
         final[leaf_id] = (value + ANSWER_WEIGHT * factor, factor)
     return holding
+
+
+def _identity(
+    asked: str | None,
+    entity_leaves: dict[str, frozenset[str]],
+    own_notes: dict[str, list[str]],
+    at: dict[str, int],
+    cols: LeafColumns,
+) -> npt.NDArray[np.float64]:
+    """Per leaf, what it says of the entity a question asks who or what it is (`asked`: "who is
+    Bob?"): `IDENTITY_WEIGHT` for its own note's leaves, half that for other entity notes'
+    leaves that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager")."""
+    out = np.zeros(len(cols.known))
+    if asked is None:
+        return out
+    noted = [at[leaf_id] for leaf_id, ents in entity_leaves.items() if asked in ents and leaf_id in at]
+    out[[k for k in noted if cols.known[k] and cols.note_names[int(cols.note[k])].startswith(ENTITIES_DIR + "/")]] = IDENTITY_WEIGHT / 2
+    out[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
+    return out
+
+
+def _idf(memory: Memory, content_terms: Sequence[str]) -> Callable[[str], float]:
+    """The inverse document frequency of each of the question's terms, log(1 + N / df)."""
+    total = max(memory.leaves.document_frequency("")[1], 1)
+    idf = {t: math.log(1 + total / max(memory.leaves.document_frequency(t)[0], 1)) for t in set(content_terms)}
+    return idf.__getitem__
 
 
 def _told_of(memory: Memory, ids: list[str], cols: LeafColumns, window: TimeWindow) -> npt.NDArray[np.bool_]:
