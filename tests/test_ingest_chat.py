@@ -338,6 +338,106 @@ def test_a_slack_channel_file_without_a_team_is_continued_by_its_export_when_the
         assert ingest_paths("chat", [folder], vault).messages_added == 0
 
 
+def _renamed(folder: Path, root: Path, name: str) -> Path:
+    """A copy of a `slack_export` with its channel C1 renamed `name` (its folder too)."""
+    write(root, "users.json", (folder / "users.json").read_text(encoding="utf-8"))
+    write(root, "channels.json", json.dumps([{"id": "C1", "name": name, "created": 1709000000}]))
+    for day in sorted((folder / "general").iterdir()):
+        write(root, f"{name}/{day.name}", day.read_text(encoding="utf-8"))
+    return root
+
+
+def _teamed(folder: Path, team: str | None = "T9") -> list[dict[str, Any]]:
+    """The messages of the export's #general day, each naming `team` (none: without it)."""
+    day = json.loads((folder / "general/2024-03-04.json").read_text(encoding="utf-8"))
+    return [{**m, "team": team} if team else m for m in day]
+
+
+@pytest.mark.parametrize("team", ["T9", None])
+@pytest.mark.parametrize("file_first", [True, False])
+def test_a_slack_channel_file_and_its_export_in_one_ingest_write_each_message_once(
+    tmp_path: Path, team: str | None, file_first: bool
+) -> None:
+    """`vaultmind ingest chat ~/Downloads/*`: the channel's file and the export in the same run
+    were two sources of one folder (`2024-03-04.md` and `2024-03-04.2.md`, or, without a team,
+    `workspace/general/` beside `t9/general/`). The file joins the export's conversation: each
+    message once, under the export's channel id, with the export's names."""
+    folder = slack_export(tmp_path / "export")
+    write(folder, "general/2024-03-04.json", json.dumps(_teamed(folder, team)))
+    later = {"type": "message", "user": "U1", "text": "only in the file", "ts": "1709629300.000100"}
+    lone = write(tmp_path / "lone", "general.json", json.dumps([*_teamed(folder, team), later]))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    report = ingest_paths("chat", [lone, folder] if file_first else [folder, lone], vault)
+    assert (report.messages_added, report.messages_known) == (6, 4)
+    notes = _slack_notes(vault)
+    assert sorted(notes) == ["slack:T9/C1", "slack:T9/D1"]
+    assert [ts for _, ts in notes["slack:T9/C1"]] == [
+        "1709542800.000100", "1709543110.000200", "1709543200.000300", "1709543400.000500", "1709629300.000100"
+    ]
+    assert {path for path, _ in notes["slack:T9/C1"]} == {
+        "sources/chat/slack/t9/general/2024-03-04.md", "sources/chat/slack/t9/general/2024-03-05.md"
+    }
+    first = (vault / "sources/chat/slack/t9/general/2024-03-04.md").read_text(encoding="utf-8")
+    assert "Alice Chen" in first and "@Bob Stone" in first, "the export's names"
+    for paths in ([lone, folder], [folder], [lone]):
+        again = ingest_paths("chat", paths, vault)
+        assert (again.messages_added, again.written) == (0, [])
+
+
+@pytest.mark.parametrize("runs", ["file, renamed export, renamed file", "export, renamed file, renamed export"])
+def test_a_slack_channel_renamed_between_exports_is_one_conversation(tmp_path: Path, runs: str) -> None:
+    """A channel renamed #general → #announcements: its file under one name and its export (or
+    its file) under the other share their messages' `ts`, so they are one conversation — the
+    file's `slack:T9/general` was not joined with the export's `slack:T9/C1` of another folder,
+    and every shared message was written twice."""
+    folder = slack_export(tmp_path / "export")
+    write(folder, "general/2024-03-04.json", json.dumps(_teamed(folder)))
+    renamed = _renamed(folder, tmp_path / "renamed", "announcements")
+    day3 = {"type": "message", "user": "U1", "text": "after the rename", "ts": "1709715600.000100", "team": "T9"}
+    write(renamed, "announcements/2024-03-06.json", json.dumps([day3]))
+    general = write(tmp_path / "old", "general.json", json.dumps(_teamed(folder)))
+    announcements = write(tmp_path / "new", "announcements.json", json.dumps([*_teamed(folder)[2:], day3]))
+    order = [general, renamed, announcements] if runs.startswith("file") else [folder, announcements, renamed]
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    reports = [ingest_paths("chat", [path], vault) for path in order]
+    dm = 0 if runs.startswith("file") else 1  # the export's DM
+    assert sum(r.messages_added for r in reports) == 5 + dm, [r.written for r in reports]
+    notes = _slack_notes(vault)
+    channel = notes.pop("slack:T9/general" if runs.startswith("file") else "slack:T9/C1")
+    assert sorted(ts for _, ts in channel) == [
+        "1709542800.000100", "1709543110.000200", "1709543200.000300", "1709543400.000500", "1709715600.000100"
+    ]
+    assert {path.rsplit("/", 1)[0] for path, _ in channel} == {"sources/chat/slack/t9/general"}
+    assert list(notes) in ([], ["slack:T9/D1"])
+    for path in order:
+        assert ingest_paths("chat", [path], vault).messages_added == 0
+
+
+def test_a_slack_note_of_another_name_of_its_channel_at_a_day_s_own_path_is_known(tmp_path: Path) -> None:
+    """Written before the channel's file and export were joined: the day's note of the renamed
+    channel's file (`slack:T9/announcements`) in the folder the export writes to. The export's
+    message it holds is known: it was written again into `2024-03-06.2.md`."""
+    from vaultmind.ingest.writer import write_batches
+
+    folder = slack_export(tmp_path / "export")
+    write(folder, "general/2024-03-04.json", json.dumps(_teamed(folder)))
+    renamed = _renamed(folder, tmp_path / "renamed", "announcements")
+    day3 = {"type": "message", "user": "U1", "text": "after the rename", "ts": "1709715600.000100", "team": "T9"}
+    write(renamed, "announcements/2024-03-06.json", json.dumps([day3]))
+    [lone] = parse_slack(write(tmp_path / "new", "announcements.json", json.dumps([day3])))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    ingest_paths("chat", [folder], vault)
+    write_batches(vault, [lone])  # as the file alone was written before
+    assert _slack_notes(vault)["slack:T9/announcements"] == [
+        ("sources/chat/slack/t9/announcements/2024-03-06.md", "1709715600.000100")
+    ]
+    report = ingest_paths("chat", [renamed], vault)
+    assert (report.messages_added, report.written) == (0, [])
+
+
 def test_slack_bad_day_file_names_file_and_line(tmp_path: Path) -> None:
     folder = slack_export(tmp_path / "export")
     write(folder, "general/2024-03-06.json", '[\n  {"type": "message", "user": "U1", "text": "x"}\n]')

@@ -232,9 +232,18 @@ class _Plan:
     moved_out: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed_outside`
     sources: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # `source_folders`
     all_documents: list[_Existing] | None = None  # `_all_doc_notes`
+    listed: dict[str, list[str]] = field(default_factory=dict)  # `listing`
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
     # source id → (the messages its notes already held, the new ones): `_shifted`
     timed: dict[str, tuple[list[Message], list[Message]]] = field(default_factory=dict)
+
+    def listing(self, folder: str) -> list[str]:
+        """The names of the notes in `folder` (not below it), read once."""
+        if folder not in self.listed:
+            full = self.vault / folder
+            names = [p.name for p in full.iterdir() if p.name.endswith(".md") and not p.name.startswith(".")] if full.is_dir() else []
+            self.listed[folder] = sorted(names)
+        return self.listed[folder]
 
     def existing(self, rel: str) -> _Existing | None:
         if rel not in self.cache:
@@ -588,7 +597,69 @@ def _by_name(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> 
         placed = [plan.placed(f) for f in sources[source_id]]
         return any(s == source_id for held in placed for i in ids for _, s in held.get(i, ()))
 
-    return [(i, scope) for i, scope in found if i.rsplit("/", 1)[0] == workspace or holds_one(i)]
+    named = [(i, scope) for i, scope in found if i.rsplit("/", 1)[0] == workspace or holds_one(i)]
+    return named + [kin for kin in _sharing(plan, batch, sources) if kin[0] not in {i for i, _ in named}]
+
+
+def _sharing(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(source id, scope) of the sources of `batch`'s workspace (or of a workspace its `by_name`
+    names) whose notes of the days of its messages (a day either side: another clock) hold one
+    of them: the conversation under another name (a Slack channel renamed between its file and
+    its export; Slack's message ids are the channel's). For a batch of an export (`by_name`),
+    only the sources known by their name (their id ends in their folder's name): a channel's
+    file; for a channel's file (`name_only`), any source."""
+    own = batch.meta.source_id
+    workspaces = {own.rsplit("/", 1)[0], *(i.rsplit("/", 1)[0] for i, _ in batch.by_name)}
+    ids = {message.message_id for message in batch.messages}
+    days: set[str] = set()
+    for message in batch.messages:
+        day = to_utc(message.timestamp).astimezone(plan.zone).date()
+        days.update((day + timedelta(days=shift)).isoformat() for shift in (-1, 0, 1))
+    found: list[tuple[str, str]] = []
+    for source_id, folders in sorted(sources.items()):
+        if source_id == own or source_id.rsplit("/", 1)[0] not in workspaces:
+            continue
+        for folder in folders:
+            if not batch.name_only and slugify(source_id.rsplit("/", 1)[-1]) != folder.rsplit("/", 1)[-1]:
+                continue
+            notes = [plan.existing(f"{folder}/{name}") for name in plan.listing(folder) if name.split(".", 1)[0] in days]
+            held = next((n for n in notes if n is not None and n.source_id == source_id and ids & set(_message_ids(n.raw))), None)
+            if held is not None:
+                found.append((source_id, str(held.data.get("scope") or "")))
+                break
+    return [(i, scope) for i, scope in found if scope]
+
+
+def _joined(batches: Sequence[SourceBatch], report: IngestReport) -> list[SourceBatch]:
+    """The batches of one ingest, each conversation known by its name only (`SourceBatch.
+    name_only`: a Slack channel's file) given with its export joined to the export's batch, as
+    when they come in two ingests (`_by_name`): the export's batch whose `by_name` names it
+    (of its workspace, or sharing a message), or of its workspace that shares a message (the
+    channel renamed). Its messages the export does not hold join the export's batch, under the
+    channel's id; one both hold is the export's (with its names), known."""
+    out = list(batches)
+    for lone in [batch for batch in batches if batch.name_only]:
+        kin = [(shared, -n) for n, batch in enumerate(out) if (shared := _kinship(lone, batch)) is not None]
+        if not kin:
+            continue
+        n = -max(kin)[1]
+        export = out[n]
+        held = {message.message_id for message in export.messages}
+        out[n] = replace(export, messages=(*export.messages, *(m for m in lone.messages if m.message_id not in held)))
+        report.messages_known += sum(1 for m in lone.messages if m.message_id in held)
+        out.remove(lone)
+    return out
+
+
+def _kinship(lone: SourceBatch, batch: SourceBatch) -> int | None:
+    """How many messages `lone` (known by its name only) shares with `batch` of an export, when
+    `batch` is its conversation (`_joined`); else None."""
+    if batch.name_only or not batch.by_name or batch.meta.kind != lone.meta.kind:
+        return None
+    shared = len({m.message_id for m in lone.messages} & {m.message_id for m in batch.messages})
+    named = lone.meta.source_id in {i for i, _ in batch.by_name}
+    same = lone.meta.source_id.rsplit("/", 1)[0] == batch.meta.source_id.rsplit("/", 1)[0]
+    return shared if (named and (same or shared)) or (same and shared) else None
 
 
 def _scope_of(plan: _Plan, folder: str) -> str | None:
@@ -709,6 +780,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
                 target = note
             elif not ours:
                 user_edited.append(note)
+        elif note.source_id in group.known_in and str(note.data.get("kind")) == group.meta.kind:
+            taken.update(note.messages())  # its conversation under an earlier id (`known_in`): known
 
     known = own | taken | {message_id for note in user_edited for message_id in note.messages()}
     known.update(  # already written in another note: not again
@@ -1052,7 +1125,7 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
     notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show."""
     plan = _Plan(Path(vault), zone=zone)
-    groups = _group_batches([_earlier(plan, batch) for batch in batches], plan.report, zone)
+    groups = _group_batches([_earlier(plan, batch) for batch in _joined(batches, plan.report)], plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
     # first its own group's, which then holds what it holds
     homed = [not _own_day_note(plan, g) and _home(plan, g, _elsewhere(plan, g)) is not None for g in groups]
