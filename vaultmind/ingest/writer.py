@@ -62,6 +62,7 @@ from vaultmind.markdown.render import (
     to_utc,
 )
 from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.encoding import DecodedText, decode_text
 from vaultmind.vault.layout import SOURCES_DIR
 
 SLUG_MAX = 80
@@ -124,6 +125,7 @@ class _Existing:
     owned: bool  # the body still hashes to vaultmind_body_sha256
     frontmatter_ok: bool = True  # its front matter is valid YAML
     _body_hash: str | None = None
+    encoding: str = "utf-8"  # "utf-16-le" …: re-saved so (`_read_existing`), read, never rewritten
 
     @property
     def body_hash(self) -> str:
@@ -173,19 +175,31 @@ def _people(value: str | None) -> tuple[str, ...]:
 
 
 def _read_existing(vault: Path, rel: str) -> _Existing | None:
-    """The note at `rel`, or None when nothing is there. Unreadable files count as foreign."""
+    """The note at `rel`, or None when nothing is there. Unreadable files count as foreign. A
+    note re-saved as UTF-16 or UTF-32 (Windows Notepad's "Unicode") is read as the text it is,
+    but is never vaultmind's to rewrite (that would re-encode it): as a note you edited, its
+    messages are known and new ones go to a sibling (`_say_wide`)."""
     full = vault / rel
     if not os.path.lexists(full):
         return None
     try:
         raw = full.read_bytes() if full.is_file() and not full.is_symlink() else b""
-        text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        raw, text = b"", ""
-    fm = split_frontmatter(text)
+    except OSError:
+        raw = b""
+    decoded = decode_text(raw)
+    if decoded.text is None or decoded.bad_byte is not None:
+        raw, decoded = b"", DecodedText("", "utf-8")
+    fm = split_frontmatter(decoded.text or "")
     stored = fm.data.get("vaultmind_body_sha256")
-    owned = bool(raw) and isinstance(stored, str) and stored == body_sha256(fm.body)
-    return _Existing(rel, raw, fm.data, fm.body, owned, fm.error is None)
+    owned = bool(raw) and not decoded.wide and isinstance(stored, str) and stored == body_sha256(fm.body)
+    return _Existing(rel, raw, fm.data, fm.body, owned, fm.error is None, encoding=decoded.encoding)
+
+
+def _text_of(raw: bytes) -> str:
+    """A note's text to look into (its meta lines, its front matter): UTF-8, or what a byte order
+    mark or NUL bytes say (`vault.encoding`); what does not decode, replaced."""
+    decoded = decode_text(raw)
+    return decoded.text if decoded.text is not None else raw.decode("utf-8", errors="replace")
 
 
 # The front matter keys vaultmind writes in source notes; any other key of a note vaultmind owns
@@ -200,7 +214,7 @@ def _carries(note: _Existing) -> bool:
     `note` as they are: written alone, they read back as the same values (else the note is
     treated as one you edited: new messages go to a sibling, and it is left as it is)."""
     mine = {k: v for k, v in note.data.items() if k not in GENERATED_KEYS}
-    blocks = user_blocks(note.raw.decode("utf-8", errors="replace"), GENERATED_KEYS)
+    blocks = user_blocks(_text_of(note.raw), GENERATED_KEYS)
     if not mine and not any(line.strip() and not line.lstrip().startswith("#") for b in blocks for line in b.split("\n")):
         return True
     alone = split_frontmatter("---\n" + "".join(blocks) + "---\n")
@@ -261,7 +275,7 @@ class _Plan:
                 note = self.cache.get(rel) or _read_existing(self.vault, rel)  # not kept: only its ids are
                 if note is None or not note.source_id:
                     continue
-                for meta in _meta_lines(note.raw.decode("utf-8", errors="replace")):
+                for meta in _meta_lines(_text_of(note.raw)):
                     found.setdefault(meta["id"], []).append((rel, note.source_id))
                     for answer in meta.get("answers", "").split():
                         answered.setdefault(answer, []).append(rel)
@@ -348,7 +362,7 @@ def _head_frontmatter(path: Path, needle: str = "") -> dict[str, Any] | None:
     that holds `needle` (a note without it is not parsed)."""
     try:
         with path.open("rb") as f:
-            head = f.read(8192).decode("utf-8", errors="replace")
+            head = _text_of(f.read(8192))
     except OSError:
         return None
     end = head.find("\n---", 3)
@@ -368,7 +382,7 @@ def _read_bytes(path: Path) -> bytes:
 
 def _message_ids(raw: bytes) -> list[str]:
     """The message ids of a source note's meta lines (read without parsing the note)."""
-    return [meta["id"] for meta in _meta_lines(raw.decode("utf-8", errors="replace"))]
+    return [meta["id"] for meta in _meta_lines(_text_of(raw))]
 
 
 def _meta_lines(text: str) -> Iterator[dict[str, str]]:
@@ -780,6 +794,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
                 target = note
             elif not ours:
                 user_edited.append(note)
+            else:  # vaultmind's too (the note before it was yours, and is vaultmind's again): known
+                taken.update(note.messages())
         elif note.source_id in group.known_in and str(note.data.get("kind")) == group.meta.kind:
             taken.update(note.messages())  # its conversation under an earlier id (`known_in`): known
 
@@ -823,6 +839,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     data = render_source_note(meta, merged, plan.zone).encode("utf-8")
     if new:
         _say_moved_out(plan, elsewhere, len(new), target.path if target is not None else free)
+        wide = [note.path for note in user_edited] + [p for paths in elsewhere.values() for p in paths]
+        _say_wide(plan, wide, f"its messages are known, and {len(new)} new message(s) are written to {target.path if target is not None else free}")
     if target is not None:
         plan.claimed.add(target.path)
         if not new and not marked:  # nothing to add: the note stays as it is, its front matter included
@@ -843,6 +861,21 @@ def _say_moved_out(plan: _Plan, elsewhere: dict[str, list[str]], added: int, pat
         if not any(w.startswith(said) for w in plan.report.warnings):
             plan.report.warnings.append(
                 f"{said} its messages are known, and {added} new message(s) of its thread are written to {path}"
+            )
+
+
+def _say_wide(plan: _Plan, paths: Sequence[str], what: str) -> None:
+    """Warn, once per note, that a note of `paths` re-saved as UTF-16 or UTF-32 is read but not
+    written to, and `what` was done instead."""
+    for path in sorted(set(paths)):
+        note = plan.existing(path)
+        if note is None or not note.encoding.startswith(("utf-16", "utf-32")):
+            continue
+        said = f"{path}: saved as {note.encoding[:6].upper()} text, not UTF-8"
+        if not any(w.startswith(said) for w in plan.report.warnings):
+            plan.report.warnings.append(
+                f"{said} (as Windows Notepad can), so vaultmind does not write to it: {what}; "
+                "re-save it as UTF-8 to read it in Obsidian"
             )
 
 
@@ -969,6 +1002,7 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
     while (path := name(base, n)) in plan.claimed or plan.existing(path) is not None:
         n += 1
     plan.claimed.add(path)
+    _say_wide(plan, [note.path for note in user_edited], f"its next version is written to {path}")
     start = _opt_str(user_edited[0].data.get("time_start")) if user_edited else None
     data = _render_document(doc, latest + 1, start or modified, modified)
     plan.writes.append(_Write(path, data, None, replaced=1 if user_edited else 0))
