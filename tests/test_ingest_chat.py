@@ -1024,3 +1024,67 @@ def test_a_chatgpt_answer_regenerated_after_an_ingest_is_marked_replaced_not_kep
         ("a2", "Split it 60/40 . Chart: [image]"),
         ("a2b", "Split it 50/50.\n\n[replaced: an earlier answer, regenerated in ChatGPT]"),
     ]
+
+
+def _capital(nodes: list[tuple[str, str | None, str, str, int]], current: str) -> list[dict[str, Any]]:
+    """A ChatGPT export of one conversation: (id, parent, role, text, seconds) per message."""
+    mapping: dict[str, dict[str, Any]] = {"root": {"id": "root", "parent": None, "children": [], "message": None}}
+    for nid, parent, role, text, t in nodes:
+        message = {"id": nid, "author": {"role": role}, "create_time": 1710000000 + t, "recipient": "all",
+                   "content": {"content_type": "text", "parts": [text]}}
+        mapping[nid] = {"id": nid, "parent": parent or "root", "children": [], "message": message}
+        mapping[parent or "root"]["children"].append(nid)
+    return [{"id": "conv00001234", "conversation_id": "conv00001234", "title": "Capital", "create_time": 1710000000,
+             "mapping": mapping, "current_node": current}]
+
+
+def _chatgpt_leaves(vault: Path) -> list[tuple[str | None, str]]:
+    [path] = sorted((vault / "sources/chat/chatgpt").glob("*.md"))
+    rel = path.relative_to(vault).as_posix()
+    return [(leaf.message_id, leaf.text) for leaf in parse_note(rel, path.read_text(encoding="utf-8")).leaves]
+
+
+def test_a_chatgpt_message_whose_own_text_ends_like_a_mark_keeps_it(tmp_path: Path, vault: Path) -> None:
+    """A prompt that ends in a "[replaced: …]" line of its own (a vaultmind note pasted into
+    ChatGPT) lost that line when its answer was regenerated, said as "kept the note's text".
+    Only the mark vaultmind puts right after a message's own text (as the export gives it) is
+    a mark."""
+    mark = "\n\n[replaced: an earlier answer, regenerated in ChatGPT]"
+    prompt = "Why does my vaultmind note end like this?" + mark
+    u1, a1, a1b = ("u1", None, "user", prompt, 10), ("a1", "u1", "assistant", "Sydney.", 20), ("a1b", "u1", "assistant", "Canberra.", 100)
+    first = write(tmp_path / "1", "conversations.json", json.dumps(_capital([u1, a1], "a1")))
+    second = write(tmp_path / "2", "conversations.json", json.dumps(_capital([u1, a1, a1b], "a1b")))
+    back = write(tmp_path / "3", "conversations.json", json.dumps(_capital([u1, a1, a1b], "a1")))
+    ingest_paths("chat", [first], vault)
+    report = ingest_paths("chat", [second], vault)
+    assert (report.messages_added, report.warnings) == (1, [])
+    assert _chatgpt_leaves(vault) == [("u1", prompt), ("a1", "Sydney." + mark), ("a1b", "Canberra.")]
+    report = ingest_paths("chat", [back], vault)
+    assert report.warnings == []
+    assert _chatgpt_leaves(vault) == [("u1", prompt), ("a1", "Sydney."), ("a1b", "Canberra." + mark)]
+
+
+def test_an_older_chatgpt_export_changes_no_mark_of_a_newer_one(tmp_path: Path, vault: Path) -> None:
+    """The marks follow the newest export ingested: an export that does not hold every message
+    of the note (an older one, before a prompt was edited) changes none — e3 after e5 took the
+    marks back, leaving the old prompt and the edited one both unmarked."""
+    u1, a1 = ("u1", None, "user", "Capital of Australia?", 10), ("a1", "u1", "assistant", "Sydney.", 20)
+    a1b, a1c = ("a1b", "u1", "assistant", "Canberra.", 100), ("a1c", "u1", "assistant", "Canberra, since 1913.", 200)
+    u1e, a1e = ("u1e", None, "user", "Capital city of Australia, officially?", 300), ("a1e", "u1e", "assistant", "Officially Canberra (ACT).", 310)
+    exports = {
+        "e1": _capital([u1, a1], "a1"),
+        "e3": _capital([u1, a1, a1b, a1c], "a1c"),
+        "e4": _capital([u1, a1, a1b, a1c], "a1"),  # switched back to the first answer
+        "e5": _capital([u1, a1, a1b, a1c, u1e, a1e], "a1e"),  # the prompt edited
+    }
+    paths = {name: write(tmp_path / name, "conversations.json", json.dumps(conv)) for name, conv in exports.items()}
+    for name in ("e1", "e3", "e5"):
+        ingest_paths("chat", [paths[name]], vault)
+    newest = _chatgpt_leaves(vault)
+    assert [(i, text.endswith("]")) for i, text in newest] == [
+        ("u1", True), ("a1", True), ("a1c", True), ("u1e", False), ("a1e", False)
+    ]
+    for name in ("e3", "e4", "e1"):
+        report = ingest_paths("chat", [paths[name]], vault)
+        assert (report.written, report.warnings) == ([], []), name
+        assert _chatgpt_leaves(vault) == newest, name

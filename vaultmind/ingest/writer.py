@@ -702,29 +702,36 @@ def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new
             plan.report.messages_edited += 1
 
 
-_REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]\Z")
+_REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]")
+_REPLACED_END_RE = re.compile(_REPLACED_RE.pattern + r"\Z")
+
+
+def _marked(text: str, own: str) -> bool:
+    """Whether `text` (a message in a note) is `own` (its text, as the export gives it) with the
+    mark `_mark_replaced` puts after it, as its own last paragraph: a message whose own text
+    ends in such a line (a vaultmind note pasted into ChatGPT) is not taken for marked."""
+    return text.startswith(own) and _REPLACED_RE.fullmatch(text, len(own)) is not None
 
 
 def _mark_replaced(group: _Group, current: dict[str, Message]) -> int:
     """Mark in `current` (a note's messages) those the export holds off the branch it shows
     (`SourceBatch.replaced`: a ChatGPT answer regenerated, a prompt edited) with a last line
     `[replaced: why]`, so a reader and the memory can tell them from what was said after; a
-    message of the branch shown loses such a mark (switched back to in ChatGPT) — when the export
-    holds, off that branch, a message of the note (an older export, which does not know the
-    answer that replaced it, changes nothing). Nothing is removed from the note. The number of
+    message of the branch shown loses such a mark (switched back to in ChatGPT). Only an export
+    that holds every message of the note changes a mark: an older one, which does not know the
+    messages that came after it, changes none. Nothing is removed from the note. The number of
     messages changed."""
-    if group.replaced is None:
+    if group.replaced is None or not set(current) <= {*group.messages, *group.replaced}:
         return 0
-    knows = any(message_id in current for message_id in group.replaced)
     changed = 0
     for message_id, message in sorted(current.items()):
         text = note_text(message.text)
-        mark = _REPLACED_RE.search(text)
         why = group.replaced.get(message_id)
-        if why is not None and mark is None:
+        shown = group.messages.get(message_id)
+        if why is not None and _REPLACED_END_RE.search(text) is None:  # (a text of its own so ending reads as marked)
             current[message_id] = replace(message, text=f"{text}\n\n[replaced: {why}]")
-        elif knows and message_id in group.messages and mark is not None:
-            current[message_id] = replace(message, text=text[: mark.start()])
+        elif shown is not None and _marked(text, own := note_text(shown.text)):
+            current[message_id] = replace(message, text=own)
         else:
             continue
         changed += 1
@@ -813,8 +820,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         if mine is not None:
             report.messages_known += 1
             said = note_text(mine.text)
-            if group.replaced is not None:  # a mark of `_mark_replaced` is no change of its text
-                said = _REPLACED_RE.sub("", said)
+            if group.replaced is not None and _marked(said, note_text(message.text)):  # a mark of `_mark_replaced` is no change of its text
+                said = note_text(message.text)
             if said not in {note_text(message.text), note_text(quoting.text)}:
                 where = target.path if target is not None else base
                 report.warnings.append(
