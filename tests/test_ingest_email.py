@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -580,3 +581,76 @@ def test_an_mbox_message_without_a_date_prefers_received_then_the_envelope_and_s
         "Hopped": datetime(2012, 6, 29, 23, 0, tzinfo=UTC),
         "Envelope": datetime(2012, 6, 30, 6, 6, 1, tzinfo=UTC),
     }
+
+
+def _offsite() -> dict[str, str]:
+    """One thread whose subject changes: A; B answers A; D and C answer B; E answers C (its
+    References name C only); G names B only."""
+    venue, decision = "Offsite venue", "Offsite decision (was: Offsite venue)"
+    return {
+        "A": message("a2@ex.com", "alice@ex.com", "Fri, 01 Mar 2024 09:00:00 +0000", venue, "Where shall we go?"),
+        "B": message("b2@ex.com", "bob@ex.com", "Tue, 05 Mar 2024 10:00:00 +0000", f"Re: {venue}", "The lake house.",
+                     reply_to="a2@ex.com", refs="<a2@ex.com>"),
+        "D": message("d2@ex.com", "dan@ex.com", "Wed, 06 Mar 2024 11:30:00 +0000", f"Re: {venue}", "Or the city.",
+                     reply_to="b2@ex.com", refs="<a2@ex.com> <b2@ex.com>"),
+        "C": message("c2@ex.com", "carol@ex.com", "Sat, 09 Mar 2024 11:00:00 +0000", decision, "Lake house it is.",
+                     reply_to="b2@ex.com", refs="<a2@ex.com> <b2@ex.com>"),
+        "E": message("e2@ex.com", "erin@ex.com", "Mon, 11 Mar 2024 12:00:00 +0000", f"Re: {decision}", "Booked.",
+                     reply_to="c2@ex.com", refs="<c2@ex.com>"),
+        "G": message("g2@ex.com", "gus@ex.com", "Thu, 14 Mar 2024 08:00:00 +0000", f"Re: {venue}", "Count me in.",
+                     refs="<b2@ex.com>"),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("order", ["EABC", "GECABD", "ECA", "EGDCBA"])
+def test_a_thread_is_one_note_whatever_the_order_though_a_message_links_two_notes(
+    tmp_path: Path, vault: Path, order: str
+) -> None:
+    """E (naming only C) alone, then A and B (a note of their own): C answers B's note and is
+    named by E's, and joined B's; E's note kept `answers="c2@ex.com"` for good, the thread in
+    two notes, and the whole mailbox did not heal it. The note C links to is merged into the one
+    it joins (it was vaultmind's, untouched): one note, each message once, said in the report."""
+    mails = _offsite()
+    merged: dict[str, str] = {}
+    for n, name in enumerate(order):
+        report = write_batches(vault, parse_email_paths([write_mbox(tmp_path / f"{n}-{name}.mbox", mails[name])]))
+        merged.update(report.merged)
+        assert not set(report.merged) & set(report.written)
+    notes = _mbox_notes(vault)
+    assert len(notes) == 1, notes
+    [ids] = notes.values()
+    assert sorted(ids) == sorted(f"{name.lower()}2@ex.com" for name in order)
+    assert bool(merged) == (order != "ECA") and not any((vault / path).exists() for path in merged)
+    assert 'answers="c2@ex.com"' not in next(iter((vault / p).read_text(encoding="utf-8") for p in notes))
+    whole = write_mbox(tmp_path / "all.mbox", *mails.values())
+    write_batches(vault, parse_email_paths([whole]))
+    assert len(_mbox_notes(vault)) == 1 and sorted(_all_ids(vault)) == sorted(f"{n}2@ex.com" for n in "abcdeg")
+    again = write_batches(vault, parse_email_paths([whole]))
+    assert (again.written, again.merged, again.messages_added) == ([], {}, 0)
+
+
+def test_a_thread_split_across_notes_is_merged_by_the_next_ingest_of_the_whole_mailbox(tmp_path: Path, vault: Path) -> None:
+    """Two notes of one thread that no single message linked when they were written (E ingested
+    without its References, as a client that drops them sends it): the whole mailbox, which
+    holds both, merges the one into the other — unless you edited it: then it is yours, left as
+    it is, its messages known."""
+    mails = _offsite()
+    bare = mails["E"].replace("In-Reply-To: <c2@ex.com>\n", "").replace("References: <c2@ex.com>\n", "")
+    for n, mail in enumerate((bare, mails["A"], mails["B"], mails["C"])):
+        write_batches(vault, parse_email_paths([write_mbox(tmp_path / f"{n}.mbox", mail)]))
+    assert len(_mbox_notes(vault)) == 2
+    user = tmp_path / "user"
+    shutil.copytree(vault, user)
+    whole = write_mbox(tmp_path / "all.mbox", *mails.values())
+    report = write_batches(vault, parse_email_paths([whole]))
+    [(gone, into)] = report.merged.items()
+    assert report.written == [into] and report.messages_added == 2 and not (vault / gone).exists()
+    assert list(_mbox_notes(vault)) == [into] and len(_mbox_notes(vault)[into]) == 6
+    # the same, the E note edited by you: left as it is, E known, the rest in one note
+    [edited] = [p for p, ids in _mbox_notes(user).items() if ids == ["e2@ex.com"]]
+    text = (user / edited).read_text(encoding="utf-8")
+    (user / edited).write_text(text + "\nMy note: booked for 12.\n", encoding="utf-8")
+    before = (user / edited).read_bytes()
+    kept = write_batches(user, parse_email_paths([whole]))
+    assert kept.merged == {} and (user / edited).read_bytes() == before
+    assert sorted(_all_ids(user)) == sorted(f"{n}2@ex.com" for n in "abcdeg")
