@@ -621,7 +621,7 @@ def _by_name(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> 
 
 def _sharing(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
     """(source id, scope) of the sources of `batch`'s workspace (or of a workspace its `by_name`
-    names) whose notes of the days of its messages (a day either side: another clock) hold one
+    names) whose notes of the days of its messages (on the vault's clock, or UTC's) hold one
     of them: the conversation under another name (a Slack channel renamed between its file and
     its export; Slack's message ids are the channel's). For a batch of an export (`by_name`),
     only the sources known by their name (their id ends in their folder's name): a channel's
@@ -630,9 +630,9 @@ def _sharing(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> 
     workspaces = {own.rsplit("/", 1)[0], *(i.rsplit("/", 1)[0] for i, _ in batch.by_name)}
     ids = {message.message_id for message in batch.messages}
     days: set[str] = set()
-    for message in batch.messages:
-        day = to_utc(message.timestamp).astimezone(plan.zone).date()
-        days.update((day + timedelta(days=shift)).isoformat() for shift in (-1, 0, 1))
+    for message in batch.messages:  # its day on the vault's clock, and in UTC (another clock's)
+        at = to_utc(message.timestamp)
+        days.update({at.astimezone(plan.zone).date().isoformat(), at.date().isoformat()})
     found: list[tuple[str, str]] = []
     for source_id, folders in sorted(sources.items()):
         if source_id == own or source_id.rsplit("/", 1)[0] not in workspaces:
@@ -640,7 +640,8 @@ def _sharing(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> 
         for folder in folders:
             if not batch.name_only and slugify(source_id.rsplit("/", 1)[-1]) != folder.rsplit("/", 1)[-1]:
                 continue
-            notes = [plan.existing(f"{folder}/{name}") for name in plan.listing(folder) if name.split(".", 1)[0] in days]
+            rels = [f"{folder}/{name}" for name in plan.listing(folder) if name.split(".", 1)[0] in days]
+            notes = (plan.cache.get(rel) or _read_existing(plan.vault, rel) for rel in rels)  # not kept: only its ids are
             held = next((n for n in notes if n is not None and n.source_id == source_id and ids & set(_message_ids(n.raw))), None)
             if held is not None:
                 found.append((source_id, str(held.data.get("scope") or "")))
