@@ -21,6 +21,8 @@ from vaultmind.ingest.signal import parse_signal
 from vaultmind.ingest.slack import parse_slack
 from vaultmind.ingest.telegram import parse_telegram
 from vaultmind.ingest.whatsapp import parse_whatsapp
+from vaultmind.ingest.writer import _message_ids
+from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message
 
@@ -1088,3 +1090,173 @@ def test_an_older_chatgpt_export_changes_no_mark_of_a_newer_one(tmp_path: Path, 
         report = ingest_paths("chat", [paths[name]], vault)
         assert (report.written, report.warnings) == ([], []), name
         assert _chatgpt_leaves(vault) == newest, name
+
+
+# --- notes moved out of sources/ ------------------------------------------------------------------
+
+
+def _grown_chatgpt(extra: int) -> list[dict[str, Any]]:
+    """The ChatGPT conversation with `extra` more prompts after its last answer."""
+    conv = chatgpt_conversation()
+    parent = "a2"
+    for n in range(1, extra + 1):
+        nid = f"u3-{n}"
+        conv["mapping"][parent]["children"].append(nid)
+        message = {"id": nid, "author": {"role": "user"}, "create_time": 1709542900.0 + n, "recipient": "all",
+                   "content": {"content_type": "text", "parts": [f"One more question, number {n}"]}}
+        conv["mapping"][nid] = {"id": nid, "parent": parent, "children": [], "message": message}
+        conv["current_node"] = parent = nid
+    return [conv]
+
+
+def _slack_channel(extra: int) -> list[dict[str, Any]]:
+    said = ["Budget?", "On it", "Done, see the sheet"][: 2 + extra]
+    return [{"type": "message", "user": "U1", "team": "T9", "text": text, "ts": f"17095428{n:02d}.000100"} for n, text in enumerate(said)]
+
+
+def _telegram(extra: int) -> dict[str, Any]:
+    return {**TELEGRAM_CHAT, "messages": TELEGRAM_CHAT["messages"][:3 + extra]}
+
+
+def _agent(extra: int) -> dict[str, Any]:
+    turns = [{"role": "user", "content": "Find the Q3 budget owner."}, {"role": "assistant", "content": "Alice Chen owns it."},
+             {"role": "user", "content": "Thanks, and the Q4 one?"}]
+    return {"id": "s1", "created_at": "2024-03-04T09:00:00Z", "messages": turns[: 2 + extra]}
+
+
+# (ingest kind, export file name, the export's text with 0 or 1 message more)
+MOVED_EXPORTS: dict[str, tuple[str, str, Any]] = {
+    "whatsapp": ("chat", "WhatsApp Chat with Alice.txt", lambda extra: "14/03/2024, 09:00 - Alice: Dinner at 7?\n14/03/2024, 09:05 - Bob: Sure\n"
+                 + "14/03/2024, 21:00 - Bob: Great evening\n" * extra),
+    "telegram": ("chat", "result.json", lambda extra: json.dumps(_telegram(extra))),
+    "slack": ("chat", "general.json", lambda extra: json.dumps(_slack_channel(extra))),
+    "generic": ("chat", "team.json", lambda extra: json.dumps(GENERIC[: 2 + extra])),
+    "chatgpt": ("chat", "conversations.json", lambda extra: json.dumps(_grown_chatgpt(extra))),
+    "agent": ("agent", "sess.json", lambda extra: json.dumps(_agent(extra))),
+}
+
+
+def _held(vault: Path) -> list[tuple[str, str]]:
+    """(source id, message id) of every message of every note in the vault, sorted."""
+    out = []
+    for path in sorted(vault.rglob("*.md")):
+        raw = path.read_bytes()
+        source_id = str(split_frontmatter(raw.decode("utf-8")).data.get("source_id"))
+        out += [(source_id, message_id) for message_id in _message_ids(raw)]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("fmt", sorted(MOVED_EXPORTS))
+def test_a_chat_note_moved_out_of_sources_is_yours_and_its_messages_never_written_twice(tmp_path: Path, vault: Path, fmt: str) -> None:
+    """A chat's note dragged out of sources/ into a folder of yours (any chat kind) is yours: left
+    as it is, its messages known; the conversation's new messages go to a note of their own in
+    sources/, with a warning naming the moved note. Every message had been written again."""
+    kind, name, text = MOVED_EXPORTS[fmt]
+    export = write(tmp_path / "1", name, text(0))
+    first = ingest_paths(kind, [export], vault)
+    assert len(first.written) == 1 and first.messages_added >= 2
+    moved = vault / "Projects" / "Kept this one.md"
+    moved.parent.mkdir()
+    (vault / first.written[0]).rename(moved)
+    before = moved.read_bytes()
+    held = _held(vault)
+
+    later = write(tmp_path / "2", name, text(1))
+    report = ingest_paths(kind, [later], vault)
+    assert moved.read_bytes() == before, "your note is never written to"
+    assert (report.messages_added, report.messages_known) == (1, first.messages_added)
+    assert report.written == first.written, "the new message goes to a note of its own at the note's place"
+    assert [w.split(": ", 1)[0] for w in report.warnings] == ["Projects/Kept this one.md"]
+    assert "this chat note is outside sources/, so it is yours and left as it is" in report.warnings[0]
+    assert report.written[0] in report.warnings[0], "the warning says where new messages go"
+    assert "Projects/Kept this one.md" in report.unchanged, "the moved note is indexed with the export's other notes"
+    now = _held(vault)
+    assert len(now) == len(held) + 1 and len(set(now)) == len(now), "no message twice"
+
+    snapshot = snapshot_files(vault)
+    again = ingest_paths(kind, [later], vault)
+    assert (again.written, again.messages_added, again.warnings) == ([], 0, [])
+    assert snapshot_files(vault) == snapshot
+
+
+def test_a_moved_chat_note_counts_only_for_its_own_chat(tmp_path: Path, vault: Path) -> None:
+    """"Happy new year!" sent to two chats in the same minute has one hashed id in both: the
+    family chat's day note moved out of sources/ holds it for the family chat only — the
+    climbing chat's copy is still written, and neither chat's messages go into the other's."""
+    family = write(tmp_path, "WhatsApp Chat with Family.txt", "01/01/2025, 00:00 - Me: Happy new year!!\n01/01/2025, 00:05 - Mum: Same to you\n")
+    climbing = write(tmp_path, "WhatsApp Chat with Climbing.txt", "01/01/2025, 00:00 - Me: Happy new year!!\n01/01/2025, 00:07 - Zoe: Crag on the 3rd?\n")
+    ingest_paths("chat", [family], vault, date_order="dmy")
+    moved = vault / "Family" / "New year 2025.md"
+    moved.parent.mkdir()
+    (vault / "sources/chat/whatsapp/family/2025-01-01.md").rename(moved)
+    report = ingest_paths("chat", [climbing, family], vault, date_order="dmy")
+    assert (report.messages_added, report.messages_known) == (2, 2)
+    assert report.written == ["sources/chat/whatsapp/climbing/2025-01-01.md"]
+    climbing_note = (vault / report.written[0]).read_text(encoding="utf-8")
+    assert "Happy new year" in climbing_note and "Crag" in climbing_note and "Mum" not in climbing_note
+    assert not list(vault.glob("sources/chat/whatsapp/family/*.md")), "the family chat's messages are all in your note"
+
+
+# --- encodings --------------------------------------------------------------------------------
+
+
+NOTEPAD_WHATSAPP = "14/03/2024, 09:00 - Alice: Dinner at 7? Café Zürich\n14/03/2024, 09:05 - Bob: Sure 👍\n15/03/2024, 10:00 - Alice: Thanks\n"
+
+
+def _notes_text(vault: Path) -> dict[str, str]:
+    return {p.relative_to(vault).as_posix(): p.read_text(encoding="utf-8") for p in sorted((vault / "sources").rglob("*.md"))}
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_a_whatsapp_export_saved_as_utf16_is_read_as_its_utf8_original(tmp_path: Path, vault: Path, encoding: str) -> None:
+    """A WhatsApp `.txt` re-saved by Windows Notepad as "Unicode" (UTF-16, a byte order mark and
+    CRLF; or without a mark) is detected and read: the same notes, the same message ids, as the
+    UTF-8 export — ingesting one after the other adds nothing. It had been refused, "not UTF-8 text"."""
+    utf8 = write(tmp_path / "utf8", "WhatsApp Chat with Alice.txt", NOTEPAD_WHATSAPP)
+    wide = tmp_path / "wide" / "WhatsApp Chat with Alice.txt"
+    wide.parent.mkdir()
+    wide.write_bytes(NOTEPAD_WHATSAPP.replace("\n", "\r\n").encode(encoding))
+    assert detect_chat_format(wide) == "whatsapp"
+    report = ingest_paths("chat", [wide], vault)
+    assert (report.messages_added, report.warnings) == (3, [])
+    other = tmp_path / "other"
+    other.mkdir()
+    ingest_paths("chat", [utf8], other)
+    assert _notes_text(vault) == _notes_text(other), "the same notes, byte for byte"
+    again = ingest_paths("chat", [utf8], vault)
+    assert (again.written, again.messages_added, again.messages_known) == ([], 0, 3)
+
+
+def test_json_exports_saved_as_utf16_are_detected_and_read(tmp_path: Path, vault: Path) -> None:
+    """A generic, Telegram or Slack JSON export saved as UTF-16 with a byte order mark (Notepad's
+    "Unicode") is detected by its content and read."""
+    exports = {
+        "team.json": (json.dumps(GENERIC, ensure_ascii=False, indent=1), "generic"),
+        "result.json": (json.dumps(TELEGRAM_CHAT, ensure_ascii=False, indent=1), "telegram"),
+        "general.json": (json.dumps(_slack_channel(1)), "slack"),
+    }
+    for name, (text, fmt) in exports.items():
+        path = tmp_path / name
+        path.write_bytes(text.replace("\n", "\r\n").encode("utf-16"))
+        assert detect_chat_format(path) == fmt, name
+    report = ingest_paths("chat", [tmp_path / name for name in exports], vault)
+    assert report.messages_added == 4 + 4 + 3 and report.warnings == []
+    assert "[attachment: q3.xlsx]" in (vault / "sources/chat/chat/team/2024-03-04.md").read_text(encoding="utf-8")
+
+
+def test_an_export_in_no_encoding_it_can_be_read_as_names_the_line(tmp_path: Path) -> None:
+    """Text that is neither UTF-8 nor UTF-16/32 (a Windows-1252 export), a UTF-16 file cut in
+    the middle of a character, and a binary file are refused, naming the file and the line."""
+    latin = tmp_path / "WhatsApp Chat with Alice.txt"
+    latin.write_bytes("14/03/2024, 09:00 - Alice: hi\n14/03/2024, 09:05 - Bob: Café\n".encode("cp1252"))
+    with pytest.raises(IngestError, match=r"line 2: not UTF-8 text"):
+        parse_whatsapp(latin)
+    cut = tmp_path / "WhatsApp Chat with Bob.txt"
+    cut.write_bytes("14/03/2024, 09:00 - Alice: hi\n14/03/2024, 09:05 - Bob: ok\n".encode("utf-16") + b"\x41")
+    with pytest.raises(IngestError, match=r"line 3: not UTF-16 text"):
+        parse_whatsapp(cut)
+    binary = tmp_path / "team.json"
+    binary.write_bytes(b"[\x00\x01\x02\x03" * 100)
+    with pytest.raises(IngestError, match="a binary file, not text") as info:
+        parse_generic(binary)
+    assert str(binary) in str(info.value)

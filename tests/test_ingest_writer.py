@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -589,3 +590,53 @@ def test_after_a_clock_change_each_day_keeps_its_own_note(vault: Path) -> None:
         assert len(days) <= 2 and all(abs(int(day[8:]) - int(name[8:])) <= 1 for day in days), (path.name, days)
     ids = [leaf.message_id for p in (vault / GENERAL).glob("*.md") for leaf in parse_note(f"{GENERAL}/{p.name}", p.read_text(encoding="utf-8")).leaves]
     assert len(ids) == len(set(ids)) == 144
+
+
+def test_a_moved_note_with_a_long_front_matter_and_crlf_line_ends_is_found(vault: Path) -> None:
+    """A big group's day note (its participants fill more than the first 8 KB) moved out of
+    sources/ and given Windows line ends (a sync tool, git) still holds its messages: none is
+    written again. Its front matter had been looked for in its first 8 KB only, LF only."""
+    crowd = [msg(i % 60, f"hello from person {i}", author=f"Participant Number {i:03d} of the big group") for i in range(400)]
+    crowd = [replace(m, message_id=f"m{i}", timestamp=datetime(2024, 3, 4, 9, i % 60, i // 60, tzinfo=UTC)) for i, m in enumerate(crowd)]
+    write_batches(vault, [batch(*crowd)])
+    note = vault / GENERAL / "2024-03-04.md"
+    assert note.read_bytes().index(b"\n---\n", 4) > 8192, "a front matter longer than 8 KB"
+    moved = vault / "Groups" / "The big day.md"
+    moved.parent.mkdir()
+    moved.write_bytes(note.read_bytes().replace(b"\n", b"\r\n"))
+    note.unlink()
+    before = moved.read_bytes()
+    report = write_batches(vault, [batch(*crowd, msg(59, "one more"))])
+    assert (report.messages_added, report.messages_known) == (1, 400)
+    assert report.written == [f"{GENERAL}/2024-03-04.md"] and moved.read_bytes() == before
+    assert [w.split(": ", 1)[0] for w in report.warnings] == ["Groups/The big day.md"]
+
+
+@pytest.mark.parametrize("kind", ["chat", "email"])
+def test_a_re_ingest_whose_messages_are_all_in_sources_never_reads_your_notes(vault: Path, kind: str) -> None:
+    """Notes moved out of sources/ are looked for only when the export has messages that are not
+    found under sources/: ingesting the same export again reads none of your notes (the whole
+    vault had been read at each email ingest, once per ingest). A message not found there makes
+    the ingest look, and find a note moved anywhere."""
+    meta = replace(META, kind="email", source_id="mail:inbox", scope="email/inbox") if kind == "email" else META
+    export = [SourceBatch(meta=meta, messages=(msg(1), msg(2)), bucket="thread" if kind == "email" else "day", note_name="budget" if kind == "email" else None)]
+    write_batches(vault, export)
+    yours = vault / "Journal" / "2024-03-04.md"
+    yours.parent.mkdir()
+    yours.write_text("---\ntags: [daily]\n---\n# Monday\n", encoding="utf-8")
+    opened: list[str] = []
+
+    def audit(event: str, args: tuple[object, ...]) -> None:
+        if event == "open" and watching and isinstance(args[0], str | Path) and "Journal" in str(args[0]):
+            opened.append(str(args[0]))
+
+    watching = True
+    sys.addaudithook(audit)  # (hooks cannot be removed: it stops watching below)
+    try:
+        again = write_batches(vault, export)
+        assert (again.written, again.messages_added, opened) == ([], 0, [])
+        grown = [replace(export[0], messages=(msg(1), msg(2), msg(3)))]
+        assert write_batches(vault, grown).messages_added == 1
+        assert opened, "a message not found under sources/: the vault is looked at"
+    finally:
+        watching = False

@@ -500,7 +500,7 @@ def test_no_time_expression_and_may_the_verb() -> None:
     assert parse_time_window("who owns the guest list?", NOW) is None
     # a bare month or quarter before a word names a thing: the Q2 budget, written in March, is
     # no message of April to June
-    for thing in ("what is in the Q2 budget?", "the Q3 numbers", "who wrote the March newsletter?"):
+    for thing in ("what is in the Q2 budget?", "the Q3 numbers", "who wrote the March newsletter?", "the 2024 taxes"):
         assert parse_time_window(thing, NOW) is None, thing
     assert parse_time_window("the Q2 2024 budget", NOW) is not None, "with its year it is a time"
     assert parse_time_window("what did we spend in Q2 and Q3?", NOW) is not None
@@ -743,9 +743,41 @@ def test_the_days_ahead_are_told_by_the_messages_that_name_them(vault: Path) -> 
         assert all(h["breakdown"]["names_window_day"] for h in week["hits"][:2])
         friday = memory.walk("What will we do on Friday?", limit=5, reference_time=asked)
         assert friday["query"]["time_window"]["start"] == "2025-03-14T00:00:00Z", "the coming Friday"
+        for question in ("What time does the cake come on Friday?", "Anything on Friday?"):
+            assert memory.walk(question, reference_time=asked)["query"]["time_window"]["start"] == "2025-03-14T00:00:00Z"
+        past = memory.walk("What did we eat on Friday?", reference_time=asked)["query"]["time_window"]
+        assert past["start"] == "2025-03-07T00:00:00Z", "asked what was: the last one"
         assert friday["hits"][0]["content"].startswith("Bring the cake"), "its own Friday, not the 21st"
         today = memory.walk("What is happening today?", limit=5, reference_time=datetime(2025, 3, 13, 7))
         assert today["query"]["window_ahead"] is True and today["hits"], "begun, nothing in it yet: what was said before"
+
+
+def test_a_message_names_the_days_it_tells_of_from_when_it_was_written() -> None:
+    from vaultmind.retrieval.timeparse import TimeWindow
+    from vaultmind.retrieval.windows import names_a_day_in
+
+    week = TimeWindow(datetime(2025, 3, 17), datetime(2025, 3, 24), "next week")  # asked on Wednesday 12 March
+    told = {
+        ("Team dinner is on Friday 21 March.", datetime(2025, 3, 10, 9)): True,
+        ("Next week I'm at the dentist on Tuesday.", datetime(2025, 3, 6, 9)): False,  # that next week was the 10th's
+        ("Next week I'm at the dentist.", datetime(2025, 3, 12, 9)): True,
+        ("See you next weekend!", datetime(2025, 3, 12, 9)): True,
+        ("See you this weekend!", datetime(2025, 3, 12, 9)): False,
+        ("Let's meet tomorrow.", datetime(2025, 3, 16, 20)): True,
+        ("Dinner on Friday 14 March.", datetime(2025, 3, 10, 9)): False,
+        ("Dinner on Friday!", datetime(2025, 3, 18, 9)): True,
+    }
+    for (text, written), expected in told.items():
+        assert names_a_day_in(week, text, written) is expected, text
+
+
+def test_the_evidence_says_whether_the_memory_or_only_the_items_miss_the_window() -> None:
+    window = {"start": "2024-06-19T00:00:00Z", "end": "2024-06-20T00:00:00Z", "text": "yesterday"}
+    hits = [{"content": "harbor survey", "wikilink": "[[n#^a]]", "time_range": {"start": "2024-06-10T10:00:00Z"}}]
+    held = format_evidence({"hits": hits, "query": {"time_window": window, "window_empty": False}})
+    assert "None of the items below falls inside this window." in held and "Nothing in the memory" not in held
+    empty = format_evidence({"hits": hits, "query": {"time_window": window, "window_empty": True}})
+    assert "Nothing in the memory falls inside this window" in empty
 
 
 def test_a_question_s_tense_is_read_from_its_auxiliaries() -> None:

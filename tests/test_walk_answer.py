@@ -302,6 +302,10 @@ def test_a_misspelt_name_is_read_as_the_name_the_memory_knows(vault: Path) -> No
         ("Let's move the meeting to Friday.", False),  # proposed
         ("Switch to dark mode in settings.", False),  # an instruction
         ("Change of plan: Lisbon is off, we're going to Porto in April, flying 15 April.", True),
+        ("Heads up: release 4.2 is delayed to Monday 31 March.", True),  # not cut at "4.2"
+        ("Don't forget: the dentist moved to Friday 14 March.", True),
+        ("Release slipped to April, sorry.", True),
+        ("The meetup is on again for Thursday.", True),
     ],
 )
 def test_a_message_that_says_what_changed_is_told(text: str, changes: bool) -> None:
@@ -338,6 +342,21 @@ def test_of_a_window_ahead_the_plan_as_it_now_stands_leads(vault: Path) -> None:
     assert result["query"]["window_ahead"] is True
     assert result["hits"][0]["content"].startswith("Change of plan"), [h["content"][:30] for h in result["hits"]]
     assert result["hits"][0]["breakdown"]["revises"] == result["hits"][1]["node_id"]
+
+
+def test_what_changed_is_named_in_the_sentence_that_says_so(vault: Path) -> None:
+    """"Small change: the kickoff with Acme Inc. moved to Thursday" had been cut at "Inc.", so
+    the change named no kickoff; "Book club moved to Friday" had changed the Friday market."""
+    write_chat(vault, "2025-03-03", [("Ana Reyes", "The kickoff with Acme is on Wednesday 19 March at the Leeds office."),
+                                     ("Tom Ash", "The Friday market is at Kollwitzplatz, from 9 to 4.")])  # fmt: skip
+    write_chat(vault, "2025-03-06", [("Ana Reyes", "Small change: the kickoff with Acme Inc. moved to Thursday 20 March, on Zoom."),
+                                     ("Mei Chen", "Book club moved to Friday 21 March at the library.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        kickoff = memory.walk("When is the Acme kickoff?", limit=5)["hits"]
+        market = memory.walk("Where is the Friday market?", limit=5)["hits"]
+    assert kickoff[0]["content"].startswith("Small change") and kickoff[0]["breakdown"]["revises"]
+    assert not any(h["breakdown"]["revises"] for h in market), [(h["content"], h["breakdown"]["revises"]) for h in market]
 
 
 def test_a_date_as_it_stands_now_comes_from_the_message_that_changed_it(vault: Path) -> None:

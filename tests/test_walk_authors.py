@@ -349,12 +349,36 @@ def test_who_someone_is_is_said_first_by_their_own_note(vault: Path) -> None:
     )
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
-        for question in ("Who is Bob?", "who's Bob Stone", "Tell me about Bob"):
+        for question in ("Who is Bob?", "who's Bob Stone", "Tell me about Bob", "What do we know about Bob?"):
             hits = memory.walk(question)["hits"]
             assert hits[0]["note_path"] == "entities/person/bob-stone.md", (question, [h["note_path"] for h in hits])
             assert hits[0]["breakdown"]["identity"] > 0
         other = memory.walk("What did Bob say about the staging cluster?")["hits"]
         assert other[0]["note_path"].startswith("sources/") and not any(h["breakdown"]["identity"] for h in other)
+
+
+def test_who_someone_is_is_said_by_the_notes_of_what_they_belong_to(vault: Path) -> None:
+    """Dana's own note holds only her name; the venue's note says who she is. Asked "who is
+    Dana?", that note had come third, behind mails that only name her."""
+    write(vault, "entities/person/dana-whitfield.md", '---\nvaultmind: entity\nid: "person:dana-whitfield"\n'
+          "kind: person\ndisplay_name: Dana Whitfield\naliases:\n  - Dana\n---\n# Dana Whitfield\n")  # fmt: skip
+    write(vault, "entities/org/harbor-hall.md", '---\nvaultmind: entity\nid: "org:harbor-hall"\nkind: org\n'
+          "display_name: Harbor Hall\n---\n# Harbor Hall\n\nEvent venue on the quays. Contact: Dana Whitfield, "
+          "events manager. The Loft holds 120 guests.\n")  # fmt: skip
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            ("Alice Chen", "I'm emailing Dana at Harbor Hall to move the launch evening to the 23rd."),
+            ("Dana Whitfield", "Hi Alice, the Loft is free on Tuesday 23 April, 18:00 to 23:00. Dana"),
+            ("Bob Stone", "Dana confirmed, Dana is great, Dana rocks, thanks Dana."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("Who is Dana Whitfield?")["hits"]
+    assert hits[0]["note_path"] == "entities/org/harbor-hall.md", [h["note_path"] for h in hits]
+    assert hits[0]["breakdown"]["identity"] > 0
 
 
 def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> None:

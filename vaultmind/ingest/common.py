@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from vaultmind.errors import UsageError
 from vaultmind.ingest.errors import IngestError, ingest_error
 from vaultmind.markdown.render import iso_utc
+from vaultmind.vault.encoding import DecodedText, decode_text
 
 _DATA_URI_RE = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=\s]{16,}")
 _BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{200,}={0,2}(?![A-Za-z0-9+/=])")
@@ -25,17 +26,28 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\
 
 
 def read_text(path: Path, data: bytes | None = None) -> str:
-    """The text of an export: UTF-8 (a BOM is dropped), line endings normalised to LF."""
+    """The text of an export, line endings normalised to LF: UTF-8, or UTF-16 / UTF-32 told by
+    their byte order mark or their NUL bytes (a WhatsApp `.txt` or a JSON file re-saved by
+    Windows Notepad as "Unicode"; `vault.encoding.decode_text`); a byte order mark is dropped.
+    Anything else (not valid in the encoding it reads as, or binary) is an error naming the line."""
     try:
         raw = data if data is not None else path.read_bytes()
     except OSError as exc:
         raise IngestError(f"cannot read: {exc.strerror or exc}", path=path) from exc
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ingest_error(path, "not UTF-8 text", line=line, hint="export the chat as UTF-8") from exc
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    decoded = decode_text(raw)
+    if decoded.text is None:
+        raise ingest_error(path, "a binary file, not text", hint="export the chat as text (UTF-8)")
+    if decoded.bad_byte is not None:
+        name = decoded.encoding.upper().replace("-LE", "").replace("-BE", "")
+        raise ingest_error(path, f"not {name} text", line=_line_of_byte(raw, decoded), hint="export the chat as UTF-8")
+    return decoded.text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _line_of_byte(raw: bytes, decoded: DecodedText) -> int:
+    """The line of the first byte `decoded` could not read (`bad_byte`, counted after the byte
+    order mark)."""
+    body = raw[decoded.mark :][: decoded.bad_byte]
+    return body.decode(decoded.encoding, errors="replace").count("\n") + 1
 
 
 def _line_of(text: str, offset: int) -> int:

@@ -33,6 +33,7 @@ from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.slack import META_FILES
 from vaultmind.ingest.whatsapp import HEADER_RE
 from vaultmind.ingest.writer import document_note_bytes, write_batches, write_documents
+from vaultmind.vault.encoding import decode_text
 
 Kind = Literal["chat", "agent", "email", "document"]
 Progress = Callable[[str, int, int], None]
@@ -62,13 +63,15 @@ def detect_chat_format(path: Path) -> str | None:
 
 
 def _head(path: Path) -> str:
-    """The start of a file as text, for detection only (a character cut at the end is dropped)."""
+    """The start of a file as text, for detection only: UTF-8, or UTF-16 / UTF-32 (a WhatsApp
+    `.txt` or a JSON re-saved by Windows Notepad; `vault.encoding.decode_text`); a character cut
+    at the end reads as U+FFFD, a binary file as nothing."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(_HEAD_BYTES)
     except OSError as exc:
         raise IngestError(f"cannot read: {exc.strerror or exc}", path=path) from exc
-    return raw.decode("utf-8-sig", errors="ignore").replace("\r\n", "\n")
+    return (decode_text(raw).text or "").replace("\r\n", "\n")
 
 
 def _zip_format(path: Path) -> str | None:

@@ -20,8 +20,9 @@ for email, whose Message-IDs are global, a note of another mailbox) counts as kn
 note of vaultmind's elsewhere holds some of a group's messages, or, for email, the messages it
 answers (`SourceBatch.related`: a reply ingested after its thread), or, for email, a note whose
 messages answer them (`Message.answers`: a parent ingested after its reply), the group's new
-messages join that note instead — a note in `sources/`, wherever it was moved there. An email
-thread note moved out of `sources/` is the user's: its messages are known, never written to.
+messages join that note instead — a note in `sources/`, wherever it was moved there. A chat
+or email note moved out of `sources/` is the user's: its messages are known (a chat's, for its
+own source only), never written to; the conversation's new messages go to a note of their own.
 Another note of vaultmind's in `sources/email/` that holds or answers the group's messages (a
 thread the order of ingests left in two notes) is merged into that note, and removed, when it
 is untouched (`_strays`).
@@ -50,6 +51,7 @@ from urllib.request import url2pathname
 from vaultmind.errors import RefuseToClobber, UsageError, VaultError, VaultmindError
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import DocumentInput, IngestReport, QuotedParent, SourceBatch
+from vaultmind.ingest.moved import moved_notes
 from vaultmind.markdown.chunking import message_leaves
 from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter, user_blocks, with_user_keys
 from vaultmind.markdown.render import (
@@ -298,20 +300,13 @@ class _Plan:
         moved out of `sources/<kind>/`: to another folder of `sources/` (still vaultmind's), or
         out of `sources/`, dragged into a folder of yours in Obsidian (yours now, never written
         to, but their messages are in the vault). Every note outside `sources/<kind>/` and
-        hidden folders is looked at, by its first 8 KB, once per ingest."""
+        hidden folders is looked at (`ingest.moved`: by its first bytes), once per ingest and
+        only when asked: when messages are not found under `sources/<kind>/` (`_elsewhere`)."""
         if kind not in self.moved_out:
             found: dict[str, list[tuple[str, str]]] = {}
-            own = self.vault / SOURCES_DIR / kind
-            for here, dirs, files in os.walk(self.vault):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and Path(here) / d != own)
-                for name in sorted(f for f in files if f.endswith(".md") and not f.startswith(".")):
-                    full = Path(here) / name
-                    head = _head_frontmatter(full, "source_id")
-                    if head is None or head.get("vaultmind") != "source" or head.get("kind") != kind or not head.get("source_id"):
-                        continue
-                    rel = full.relative_to(self.vault).as_posix()
-                    for message_id in _message_ids(_read_bytes(full)):
-                        found.setdefault(message_id, []).append((rel, str(head["source_id"])))
+            for rel, source_id in moved_notes(self.vault, kind):
+                for message_id in _message_ids(_read_bytes(self.vault / rel)):
+                    found.setdefault(message_id, []).append((rel, source_id))
             self.moved_out[kind] = found
         return self.moved_out[kind]
 
@@ -361,17 +356,14 @@ def _head_source_id(path: Path) -> str | None:
     return None if value is None else str(value)
 
 
-def _head_frontmatter(path: Path, needle: str = "") -> dict[str, Any] | None:
-    """The front matter of a note when it ends in its first 8 KB (as vaultmind writes it), and
-    that holds `needle` (a note without it is not parsed)."""
+def _head_frontmatter(path: Path) -> dict[str, Any] | None:
+    """The front matter of a note when it ends in its first 8 KB (as vaultmind writes it)."""
     try:
         with path.open("rb") as f:
             head = _text_of(f.read(8192))
     except OSError:
         return None
     end = head.find("\n---", 3)
-    if needle and needle not in head[:end]:
-        return None
     if not head.startswith("---") or end < 0:
         return None
     return split_frontmatter(head[: end + 4] + "\n").data
@@ -390,10 +382,11 @@ def _message_ids(raw: bytes) -> list[str]:
 
 
 def _meta_lines(text: str) -> Iterator[dict[str, str]]:
-    """The attributes of each message's meta line (`> %% vaultmind id="…" … %%`) in `text`."""
+    """The attributes of each message's meta line (`> %% vaultmind id="…" … %%`) in `text`
+    (its line ends LF or CRLF: a note a sync tool or git gave Windows line ends)."""
     for line in text.split("\n"):
         if line.startswith("> %%"):
-            meta = parse_meta(line[2:])
+            meta = parse_meta(line[2:].rstrip("\r"))
             if meta and "id" in meta:
                 yield meta
 
@@ -463,9 +456,10 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
     source (the chat renamed on its platform: `telegram/wohnung-team/` and, since, `telegram/
     wg-lindenstrasse/`), or, when its folder is gone (renamed in Obsidian), under its
     platform's (`sources/chat/irc/`). Never another source's: one person's "Happy new year!"
-    sent to two chats in the same minute has one hashed id in both. An email thread's notes are
-    also looked for anywhere else in the vault (moved out of `sources/email/`; out of `sources/`,
-    into a folder of yours, a note is yours, never written to, but its messages are known)."""
+    sent to two chats in the same minute has one hashed id in both. When some of the messages
+    are not found so, they are looked for anywhere else in the vault too (`placed_outside`): a
+    note moved out of `sources/<kind>/` (out of `sources/`, into a folder of yours, a note is
+    yours, never written to, but its messages are known)."""
     kind = group.meta.kind
     folder = f"{SOURCES_DIR}/email" if kind == "email" else group.base.rsplit("/", 1)[0]
     parts = folder.split("/")
@@ -478,29 +472,35 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
             sources = plan.source_folders(platform)
             for source_id in sorted({group.meta.source_id, *group.known_in}):
                 folders += [f for f in sources.get(source_id, ()) if f not in folders]
+    ids = sorted({*group.messages, *group.related})
+    pools = [plan.placed(f) for f in folders]
+    if any(not any(_of_group(group, source_id) for placed in pools for _, source_id in placed.get(i, ())) for i in ids):
+        pools.append(plan.placed_outside(kind))  # (every message found: a note moved elsewhere adds nothing)
     stem = group.base[:-3]
     out: dict[str, list[str]] = {}
-    pools = [plan.placed(f) for f in folders]
-    if kind == "email":  # a thread note moved out of sources/email/ (out of sources/: yours, its messages still known)
-        pools.append(plan.placed_outside(kind))
     for placed in pools:
-        for message_id in sorted({*group.messages, *group.related}):
+        for message_id in ids:
             for path, source_id in placed.get(message_id, ()):
                 own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
-                if not own and (kind == "email" or source_id == group.meta.source_id or source_id in group.known_in):
+                if not own and _of_group(group, source_id):
                     out.setdefault(message_id, []).append(path)
     return out
 
 
-def _own_day_note(plan: _Plan, group: _Group) -> bool:
-    """Whether a chat day's own note is there, of its source (written on any clock)."""
-    if group.meta.kind == "email" or not _DAY_NOTE_RE.search(group.base):
+def _of_group(group: _Group, source_id: str) -> bool:
+    """Whether a note of `source_id` holds the group's conversation: any for email, whose
+    Message-IDs are global; for chat, its source's, or an earlier id's (`known_in`)."""
+    return group.meta.kind == "email" or source_id == group.meta.source_id or source_id in group.known_in
+
+
+def _own_note(plan: _Plan, group: _Group) -> bool:
+    """Whether a chat group's own note is there, of its source: a day's (written on any clock),
+    a conversation's or a session's. It is the group's note; a home elsewhere is for a note
+    renamed or moved (or an email thread)."""
+    if group.meta.kind == "email":
         return False
     note = plan.existing(group.base)
     return note is not None and note.source_id == group.meta.source_id and str(note.data.get("kind")) == group.meta.kind
-
-
-_DAY_NOTE_RE = re.compile(r"/\d{4}-\d{2}-\d{2}\.md$")
 
 
 def _home(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]]) -> _Existing | None:
@@ -748,8 +748,9 @@ def _unanswered(plan: _Plan, group: _Group, quote: QuotedParent) -> bool:
     what it quoted is put back below its text (see `QuotedParent`)."""
     if any(answered in group.messages for answered in quote.answers):
         return False
-    pools = [plan.placed(f"{SOURCES_DIR}/{group.meta.kind}"), plan.placed_outside(group.meta.kind)]
-    return not any(answered in placed for answered in quote.answers for placed in pools)
+    if any(answered in plan.placed(f"{SOURCES_DIR}/{group.meta.kind}") for answered in quote.answers):
+        return False
+    return not any(answered in plan.placed_outside(group.meta.kind) for answered in quote.answers)
 
 
 def _meta_of(note: _Existing, fallback: SourceMeta) -> SourceMeta:
@@ -772,10 +773,11 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     user_edited: list[_Existing] = []
     free: str | None = None
     elsewhere = _elsewhere(plan, group)
-    # a day's own note, when it is there, is its note: messages of the day another clock's day
-    # note holds stay there (known), its new ones join its own (a home elsewhere is for a day
-    # note renamed, or an email thread)
-    home = None if _own_day_note(plan, group) else _home(plan, group, elsewhere)
+    # a chat's own note (a day's, a conversation's), when it is there, is its note: messages of
+    # the day another clock's day note holds, or a copy elsewhere in sources/, stay there
+    # (known), its new ones join its own (a home elsewhere is for a note renamed or moved, or an
+    # email thread)
+    home = None if _own_note(plan, group) else _home(plan, group, elsewhere)
     meta = group.meta
     own: set[str] = set()  # with a home elsewhere, the messages of the group's own notes stay there
     if home is not None:  # a day note you renamed; an email thread ingested before
@@ -815,6 +817,9 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     known.update(  # already written in another note: not again
         message_id for message_id, paths in elsewhere.items() if target is None or set(paths) - {target.path}
     )
+    for moved in sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")}):
+        if moved not in report.unchanged:  # yours, and it holds some of the export: indexed with the rest
+            report.unchanged.append(moved)
     current = target.messages() if target is not None else {}
     strays = _strays(plan, group, target, elsewhere) if target is not None else []
     for stray in strays:  # its messages join the target's (written once: known, in `current`)
@@ -854,7 +859,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     merged = sorted([*current.values(), *new.values()], key=_sort_key)
     data = render_source_note(meta, merged, plan.zone).encode("utf-8")
     if new:
-        _say_moved_out(plan, elsewhere, len(new), target.path if target is not None else free)
+        _say_moved_out(plan, group, elsewhere, len(new), target.path if target is not None else free)
         wide = [note.path for note in user_edited] + [p for paths in elsewhere.values() for p in paths]
         _say_wide(plan, wide, f"its messages are known, and {len(new)} new message(s) are written to {target.path if target is not None else free}")
     if target is not None:
@@ -899,14 +904,17 @@ def _strays(plan: _Plan, group: _Group, target: _Existing, elsewhere: dict[str, 
     return out
 
 
-def _say_moved_out(plan: _Plan, elsewhere: dict[str, list[str]], added: int, path: str | None) -> None:
-    """Warn, once per note, that a thread note moved out of `sources/` holds part of a thread
-    whose new messages are written to `path`: the moved note is yours, left as it is."""
+def _say_moved_out(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]], added: int, path: str | None) -> None:
+    """Warn, once per note, that a note moved out of `sources/` holds part of a conversation (a
+    chat's day, an email thread) whose new messages are written to `path`: the moved note is
+    yours, left as it is."""
+    what = "email thread" if group.meta.kind == "email" else "chat"
+    whole = "thread" if group.meta.kind == "email" else f"conversation ({group.meta.source_id})"
     for moved in sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")}):
-        said = f"{moved}: this email thread note is outside sources/, so it is yours and left as it is;"
+        said = f"{moved}: this {what} note is outside sources/, so it is yours and left as it is;"
         if not any(w.startswith(said) for w in plan.report.warnings):
             plan.report.warnings.append(
-                f"{said} its messages are known, and {added} new message(s) of its thread are written to {path}"
+                f"{said} its messages are known, and {added} new message(s) of its {whole} are written to {path}"
             )
 
 
@@ -1242,7 +1250,7 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     groups = _group_batches([_earlier(plan, batch) for batch in _joined(batches, plan.report)], plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
     # first its own group's, which then holds what it holds
-    homed = [not _own_day_note(plan, g) and _home(plan, g, _elsewhere(plan, g)) is not None for g in groups]
+    homed = [not _own_note(plan, g) and _home(plan, g, _elsewhere(plan, g)) is not None for g in groups]
     for group in [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]:
         _plan_group(plan, group)
     for source_id, (held, new) in sorted(plan.timed.items()):

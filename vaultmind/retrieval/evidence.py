@@ -106,7 +106,11 @@ def format_evidence(
         if query.get("window_ahead"):  # "what is happening in April?" asked in March
             lines.append("Nothing in the memory falls inside this window yet: the items below were said before it.")
         elif not any(_in_window(hit, window) for hit in hits):
-            lines.append("Nothing in the memory falls inside this window; the items below are from outside it.")
+            lines.append(
+                "Nothing in the memory falls inside this window; the items below are from outside it."
+                if query.get("window_empty", True)
+                else "None of the items below falls inside this window."
+            )
     used = sum(approx_tokens(line) + 1 for line in lines)
     items: list[tuple[int, str, int]] = []  # (rank, block, cost) of the items taken
     left: dict[int, int] = {}  # rank → cost of the items left out

@@ -19,8 +19,8 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     between/from <day> and/to <day> (a month or year said once serves both days)
     N days|weeks|months|years / the day|week|month before|after <date>
 
-A month or quarter said bare between a determiner and a word ("the Q2 budget", "our March
-offsite") names a thing, not a time: no window.
+A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our March
+offsite", "the 2024 taxes") names a thing, not a time: no window.
 
 A question that names a day ("… last week, as she said on 6 November 2023", "last Friday on 23
 January") reads its relative words from that day, not from the reference time: the window
@@ -351,6 +351,8 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
         start, end = _narrow(start, _add_months(start, 1), qualifier)
         return _open_ended(prep, start, end, now)
     if kind == "year":
+        if not (m.group(1) or m.group(2)) and _names_a_thing(m):
+            return None  # "the 2024 taxes" are taxes, whenever they are talked of
         year = int(m.group(3))
         start, end = _narrow(datetime(year, 1, 1), datetime(year + 1, 1, 1), m.group(1))
         return _open_ended(m.group(2), start, end, now)
@@ -362,8 +364,8 @@ _NEXT_WORD = re.compile(r" (?!(?:and|or|to|through|till|until)\b)[a-z]")
 
 
 def _names_a_thing(m: re.Match[str]) -> bool:
-    """A month or quarter said bare between a determiner and a word ("the Q2 budget", "our March
-    offsite") is a name's first word: the thing, not a window (with a preposition or a year it
+    """A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our
+    March offsite", "the 2024 taxes") is a name's first word: the thing, not a window (with a preposition or a year it
     is one: "in Q2", "the Q2 2024 budget"; without the determiner a verb may follow: "how did
     Q3 go?")."""
     return bool(_DETERMINER.search(m.string, 0, m.start()) and _NEXT_WORD.match(m.string, m.end()))

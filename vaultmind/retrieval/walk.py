@@ -132,7 +132,9 @@
    match "When is the concert?" alike, the one that says "Saturday" is the answer.
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
    Harbor Hall?", "tell me about Dana") adds `IDENTITY_WEIGHT` to the leaves of that entity's
-   own note (when they hold more than its heading): what the memory says it is comes first.
+   own note (when they hold more than its heading), and half that to the leaves of other
+   entities' notes that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager"):
+   what the memory says it is comes first.
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed in a sentence naming a word of the question ("party postponed again: 26
@@ -190,6 +192,7 @@ from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.people import name_terms, person_terms
 from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, name_corrections
+from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
@@ -207,6 +210,7 @@ from vaultmind.retrieval.windows import (
     year_held,
     yearless,
 )
+from vaultmind.vault.layout import ENTITIES_DIR
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns
@@ -317,7 +321,7 @@ def walk(
     tense = question_tense(question)
     if window is not None and yearless(window.text):  # "March" says which month, not which year
         wording = [] if asking_only else [t for t in content_terms if t not in dated]
-        window = year_held(memory, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense)
+        window = year_held(memory.leaves, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense)
     elif window is not None:  # "what will we do on Friday?": the coming Friday
         window = coming_weekday(window, now, tense)
     # A window still ahead (or begun, but holding nothing yet: "today" at breakfast) can only be
@@ -392,10 +396,13 @@ def walk(
         # a question about nothing but its window ("what happened yesterday?"): a leaf without
         # a time has no claim on it
         factors = time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
-        summary_time_factors(memory, timed, cols, factors)
+        summary_time_factors(memory.index, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     identity = np.zeros(len(ids))
-    if (asked := _asked_who(question, qents)) is not None:  # "who is Bob?": what his own note says of him
+    if (asked := _asked_who(question, qents)) is not None:  # "who is Bob?": what his own note says of him,
+        noted = [at[leaf_id] for leaf_id, ents in entity_leaves.items() if asked in ents and leaf_id in at]
+        described = [k for k in noted if cols.known[k] and cols.note_names[int(cols.note[k])].startswith(ENTITIES_DIR + "/")]
+        identity[described] = IDENTITY_WEIGHT / 2  # and what other entities' notes say of him ("Contact: Dana, events manager")
         identity[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
         scores += identity
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
@@ -481,6 +488,8 @@ def walk(
         "entities": [{"id": e, "surface": s} for e, s in qents],
         "time_window": window.to_dict() if window else None,
         "window_ahead": ahead,  # the window is still to come: the hits are what was said before it
+        # the memory holds nothing inside the window (not only: no hit shown is inside it)
+        "window_empty": window is not None and not memory.leaves.in_window(window.start, window.end, 1),
         "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
         "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",
@@ -735,6 +744,11 @@ def _told_of(memory: Memory, ids: list[str], cols: LeafColumns, window: TimeWind
     return out
 
 
+_TIME_TERMS = frozenset(
+    terms(" ".join([*MONTHS, *WEEKDAYS, "day week weekend month year today tomorrow tonight morning afternoon evening"]))
+)
+
+
 def _revisions(final: dict[str, tuple[float, float]], rows: dict[str, Any], content_terms: Sequence[str]) -> dict[str, str]:
     """Of `rows` (strong leaves that share the question's words and hold the kind of answer it
     asks for), one that says something changed ("we move the launch to 23 April") and was
@@ -753,6 +767,8 @@ def _revisions(final: dict[str, tuple[float, float]], rows: dict[str, Any], cont
         # what changed is named where the change is said ("party postponed again: 26 April"),
         # not elsewhere in the message ("the team lunch moved; also, the launch slides…")
         about = asked.intersection(t for sentence in changes(rows[leaf_id]["text"] or "") for t in terms(sentence))
+        if asked - _TIME_TERMS:  # "book club moved to Friday" is no change of the Friday market
+            about -= _TIME_TERMS  # (but of "what's coming up in April?", April is what changed)
         earlier = [other for when, other in timed if when < ts and said[other] & about] if about else []
         if not earlier:
             continue
@@ -984,7 +1000,8 @@ def _entity_signals(
 
 
 _WHO = re.compile(
-    r"^\s*(?:(?:who|what)(?:\s+(?:is|was|are|were)|['’]s)|tell\s+me\s+(?:more\s+)?about|describe)"
+    r"^\s*(?:(?:who|what)(?:\s+(?:is|was|are|were)|['’]s)|tell\s+me\s+(?:more\s+)?about|describe"
+    r"|what\s+do\s+(?:we|you|i)\s+know\s+(?:about|of))"
     r"\s+(?:the\s+)?(?P<name>[^?!.]+?)[\s?!.]*$",
     re.IGNORECASE,
 )

@@ -13,14 +13,13 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.hits import has_table
 from vaultmind.retrieval.people import person_terms
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
-    from vaultmind.index.resident import LeafColumns
-    from vaultmind.memory import Memory
+    from vaultmind.index.resident import LeafColumns, ResidentLeaves
+    from vaultmind.index.store import Index
 
 OUTSIDE_WINDOW = 0.35
 AFTER_WINDOW = 0.75
@@ -120,13 +119,14 @@ def question_tense(question: str) -> Tense | None:
     return "present" if _PRESENT.search(question) else None
 
 
-_ON_WEEKDAY = re.compile(rf"^on (?:{'|'.join(WEEKDAYS)})$")
+_ON_WEEKDAY = re.compile(rf"^(?:on|this) (?:{'|'.join(WEEKDAYS)})$")
 
 
 def coming_weekday(window: TimeWindow, now: datetime, tense: Tense | None) -> TimeWindow:
-    """"On Friday" is the last Friday, but asked of what is to come or what is ("what will we do
-    on Friday?", "what is happening on Friday?") the coming one."""
-    if tense in ("future", "present") and window.end <= now and _ON_WEEKDAY.match(window.text):
+    """"On Friday" is the last Friday, and "this Friday" this week's, but asked of anything but
+    what was ("what will we do on Friday?", "what time does the play start on Friday?", "this
+    Friday" on a Sunday) the coming one."""
+    if tense != "past" and window.end <= now and _ON_WEEKDAY.match(window.text):
         return TimeWindow(window.start + timedelta(days=7), window.end + timedelta(days=7), window.text)
     return window
 
@@ -137,6 +137,7 @@ _DAY_MENTION = re.compile(  # matched against lower-cased text
     rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH_NAMES})\b"
     rf"|(?P<m2>{_MONTH_NAMES})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"|(?P<rel>on|this|next|coming)\s+(?P<wd>{_DAY_NAMES})\b(?!,?\s+(?:the\s+)?(?:\d|(?:{_MONTH_NAMES})\b))"
+    rf"|(?P<span>this|next|coming)\s+(?P<unit>week|weekend)\b"
     rf"|(?P<tomorrow>tomorrow)\b)"
 )
 
@@ -144,28 +145,41 @@ _DAY_MENTION = re.compile(  # matched against lower-cased text
 def names_a_day_in(window: TimeWindow, text: str, written: datetime) -> bool:
     """Whether `text`, written at `written`, names a day inside `window`, read forward from when
     it was written, as plans are: "Friday 21 March", "on Tuesday" (the next one), "next
-    Tuesday" (of the next week), "tomorrow". A date without its year is the next one on or
-    after the day it was written."""
+    Tuesday" (of the next week), "tomorrow", "next week", "this weekend". A date without its
+    year is the next one on or after the day it was written."""
     day = datetime(written.year, written.month, written.day)
     for m in _DAY_MENTION.finditer(text.lower()):
-        when: datetime | None = None
-        if m.group("tomorrow"):
-            when = day + timedelta(days=1)
-        elif m.group("wd"):
-            ahead = (WEEKDAYS[m.group("wd")] - day.weekday()) % 7 or 7
-            monday = day - timedelta(days=day.weekday())
-            when = monday + timedelta(weeks=1, days=WEEKDAYS[m.group("wd")]) if m.group("rel") == "next" else day + timedelta(days=ahead)
-        else:
-            month = MONTHS[m.group("m1") or m.group("m2")]
-            try:
-                when = datetime(day.year, month, int(m.group("d1") or m.group("d2")))
-                if when < day:
-                    when = when.replace(year=day.year + 1)
-            except ValueError:  # "31 February", or the calendar's end
-                continue
-        if window.start < when + timedelta(days=1) and when < window.end:
+        span = _mentioned(m, day)
+        if span is not None and span[0] < window.end and window.start < span[1]:
             return True
     return False
+
+
+def _mentioned(m: re.Match[str], day: datetime) -> tuple[datetime, datetime] | None:
+    """The days a `_DAY_MENTION` match names, read from `day` (when it was written)."""
+    monday = day - timedelta(days=day.weekday())
+    one = timedelta(days=1)
+    if m.group("tomorrow"):
+        return day + one, day + 2 * one
+    if m.group("unit"):
+        start = monday + timedelta(weeks=0 if m.group("span") == "this" else 1)
+        if m.group("unit") == "weekend":
+            return start + 5 * one, start + 7 * one
+        return (max(start, day), start + 7 * one) if m.group("span") == "this" else (start, start + 7 * one)
+    if m.group("wd"):
+        target = WEEKDAYS[m.group("wd")]
+        if m.group("rel") == "next":
+            when = monday + timedelta(weeks=1, days=target)
+        else:
+            when = day + timedelta(days=(target - day.weekday()) % 7 or 7)
+        return when, when + one
+    try:
+        when = datetime(day.year, MONTHS[m.group("m1") or m.group("m2")], int(m.group("d1") or m.group("d2")))
+        if when < day:
+            when = when.replace(year=day.year + 1)
+    except ValueError:  # "31 February", or the calendar's end
+        return None
+    return when, when + one
 
 
 def lead_up(window: TimeWindow, now: datetime) -> TimeWindow:
@@ -195,7 +209,7 @@ def yearless(window_text: str) -> bool:
 
 
 def year_held(
-    memory: Memory,
+    leaves: ResidentLeaves,
     window: TimeWindow,
     wording: Sequence[str],
     authors: Collection[str],
@@ -219,9 +233,9 @@ def year_held(
     upcoming = _years_after(window, 1) if window.end <= now else None
     if upcoming is not None and (tense == "future" or (tense == "present" and upcoming.start - now <= PRESENT_AHEAD)):
         return upcoming
-    if memory.leaves.in_window(window.start, window.end, 1):
+    if leaves.in_window(window.start, window.end, 1):
         return window
-    first = memory.leaves.first_time()
+    first = leaves.first_time()
     held: list[TimeWindow] = []
     years = 1
     while first is not None and years <= YEARS_BACK:
@@ -231,16 +245,16 @@ def year_held(
             break
         if earlier.end <= first:
             break
-        if memory.leaves.in_window(earlier.start, earlier.end, 1):
+        if leaves.in_window(earlier.start, earlier.end, 1):
             held.append(earlier)
         years += 1
     if not held:  # told of just after it ("we met on the 15th"), else the next one
-        if upcoming is None or tense == "past" or memory.leaves.in_window(window.end, after_end(window, now), 1):
+        if upcoming is None or tense == "past" or leaves.in_window(window.end, after_end(window, now), 1):
             return window
         return upcoming
-    lexical = memory.leaves.search(wording, candidates) if wording else []
+    lexical = leaves.search(wording, candidates) if wording else []
     if lexical:
-        ts = memory.leaves.columns([leaf_id for leaf_id, _ in lexical]).ts
+        ts = leaves.columns([leaf_id for leaf_id, _ in lexical]).ts
         scores = np.array([score for _, score in lexical])
         weight = [float(scores[within(w, ts)].sum()) for w in held]
         if max(weight) > 0:
@@ -248,7 +262,7 @@ def year_held(
     if authors:
         by = []
         for w in held:
-            cols = memory.leaves.columns(memory.leaves.in_window(w.start, w.end, candidates))
+            cols = leaves.columns(leaves.in_window(w.start, w.end, candidates))
             names = [cols.author_names[c] if c >= 0 else "" for c in cols.author.tolist()]
             by.append(sum(1 for name in names if name and person_terms(name) & set(authors)))
         if max(by) > 0:
@@ -270,7 +284,7 @@ def _years_before(when: datetime, years: int) -> datetime:
         return when.replace(year=when.year - years, day=28)
 
 
-def summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
+def summary_time_factors(index: Index, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
     """A summary's leaves have no time of their own: their summary's time range stands for it.
     A range that overlaps the window counts as inside it, one that starts within
     `AFTER_WINDOW_DAYS` after it as just after, any other as outside (in `factors`, in place)."""
@@ -279,11 +293,11 @@ def summary_time_factors(memory: Memory, window: TimeWindow, cols: LeafColumns, 
         return
     prefix = SUMMARIES_DIR + "/"
     paths = [cols.note_names[c] for c in np.unique(cols.note[undated]).tolist() if cols.note_names[c].startswith(prefix)]
-    if not paths or not has_table(memory.index, "summaries"):
+    if not paths or "summaries" not in index.tables:
         return
     ranges = {
         path: (start, end)
-        for path, start, end in memory.index.query(
+        for path, start, end in index.query(
             "SELECT note_path, min(time_start), max(time_end) FROM summaries "
             "WHERE note_path IN (SELECT unnest(?)) GROUP BY note_path",
             [paths],

@@ -22,7 +22,7 @@ from __future__ import annotations
 import codecs
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 SNIFF_BYTES = 8192
 _BOMS = (  # UTF-32's marks first: UTF-16 LE's is the start of UTF-32 LE's
@@ -42,7 +42,8 @@ _TEXT_BYTES = frozenset(b"\t\n\r\f\v\x1b")  # control bytes text files hold
 class DecodedText:
     text: str | None  # None: a binary file
     encoding: str  # "utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", or the fallback
-    bad_byte: int | None = None  # offset of the first byte that could not be decoded (replaced)
+    bad_byte: int | None = None  # offset of the first byte that could not be decoded (replaced), after the mark
+    mark: int = 0  # bytes of the byte order mark dropped from the start
 
     @property
     def wide(self) -> bool:
@@ -55,7 +56,7 @@ def decode_text(data: bytes, fallback: str = "utf-8", binary_share: float = 0.0)
     with a NUL byte whose control bytes are more than `binary_share` of it is binary."""
     for bom, encoding in _BOMS:
         if data.startswith(bom) and (encoding != "utf-32-le" or len(data) % 4 == 0):
-            return _decoded(data[len(bom) :], encoding, fallback="")
+            return replace(_decoded(data[len(bom) :], encoding, fallback=""), mark=len(bom))
     guess = _wide_without_bom(data[:SNIFF_BYTES])
     if guess is not None:
         decoded = _decoded_wide(data, guess)
@@ -101,6 +102,7 @@ _NOT_TEXT = frozenset({"Cn", "Co", "Cs"})  # unassigned, private use, surrogate
 _SCRIPT_MIN_BYTES = 16  # below, too few characters to tell text from bytes
 _SCRIPT_SURE_BYTES = 64  # below, a text's letters must be of one script (random bytes pass too often)
 _SCRIPTS = 4  # of the scripts of a text's letters (CJK, HIRAGANA, KATAKANA, LATIN), at most; one is a third of them
+_VARIETY = 16  # different characters a text holds at least (or a quarter of its length)
 _ASCII_PAIRS_SHARE = 0.5  # of UTF-16 text's characters, at most, two printable ASCII bytes (CJK: about 1 in 5)
 
 
@@ -126,12 +128,13 @@ def _script_without_bom(data: bytes) -> DecodedText | None:
 def _script_text(text: str, at_most: int) -> bool:
     """Whether `text`, read as UTF-16, is text: no control character, unassigned or private-use
     code point, not mostly pairs of ASCII characters (ASCII bytes read two by two give CJK
-    ideographs: "Bush hid the facts"), and letters of at most `at_most` scripts, a third of
-    them at least of one (binary data read so gives letters of many)."""
+    ideographs: "Bush hid the facts"), not a few characters over and over (a binary pattern),
+    and letters of at most `at_most` scripts, a third of them at least of one (binary data read
+    so gives letters of many)."""
     if any((ch < " " and ch not in _TEXT_CONTROLS) or ch == "\x7f" or unicodedata.category(ch) in _NOT_TEXT for ch in text):
         return False
     paired = sum(1 for ch in text if 0x20 <= ord(ch) >> 8 <= 0x7E and 0x20 <= ord(ch) & 0xFF <= 0x7E)
-    if paired > _ASCII_PAIRS_SHARE * len(text):
+    if paired > _ASCII_PAIRS_SHARE * len(text) or len(set(text)) < min(_VARIETY, len(text) / 4):
         return False
     scripts = Counter(unicodedata.name(ch, "?").split(" ", 1)[0] for ch in text if ch.isalpha())
     return 0 < len(scripts) <= at_most and scripts.most_common(1)[0][1] * 3 >= scripts.total()
