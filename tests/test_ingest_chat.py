@@ -417,6 +417,35 @@ def test_a_slack_channel_renamed_between_exports_is_one_conversation(tmp_path: P
         assert ingest_paths("chat", [path], vault).messages_added == 0
 
 
+@pytest.mark.parametrize("runs", ["general.json | renamed | bare.json", "renamed | bare.json", "export + renamed",
+                                  "general.json + bare.json + announcements.json", "bare.json + renamed + export"])
+def test_a_renamed_slack_channel_in_one_ingest_or_given_without_a_team_is_one_conversation(tmp_path: Path, runs: str) -> None:
+    """The same channel under its two names in one ingest (both exports; the files alone), or a
+    file whose messages name no team after the renamed export (`|`: separate ingests, `+`: one
+    ingest): each message once."""
+    folder = slack_export(tmp_path / "export")
+    write(folder, "general/2024-03-04.json", json.dumps(_teamed(folder)))
+    renamed = _renamed(folder, tmp_path / "renamed", "announcements")
+    day3 = {"type": "message", "user": "U1", "text": "after the rename", "ts": "1709715600.000100", "team": "T9"}
+    write(renamed, "announcements/2024-03-06.json", json.dumps([day3]))
+    given = {
+        "export": folder,
+        "renamed": renamed,
+        "general.json": write(tmp_path / "old", "general.json", json.dumps(_teamed(folder))),
+        "bare.json": write(tmp_path / "bare", "general.json", json.dumps(_teamed(folder, None))),
+        "announcements.json": write(tmp_path / "new", "announcements.json", json.dumps([*_teamed(folder)[2:], day3])),
+    }
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    ingests = [[given[name.strip()] for name in run.split("+")] for run in runs.split("|")]
+    for paths in ingests:
+        ingest_paths("chat", paths, vault)
+    held = [ts for notes in _slack_notes(vault).values() for _, ts in notes]
+    assert len(held) == len(set(held)), _slack_notes(vault)
+    for paths in ingests:
+        assert ingest_paths("chat", paths, vault).messages_added == 0
+
+
 def test_a_slack_note_of_another_name_of_its_channel_at_a_day_s_own_path_is_known(tmp_path: Path) -> None:
     """Written before the channel's file and export were joined: the day's note of the renamed
     channel's file (`slack:T9/announcements`) in the folder the export writes to. The export's

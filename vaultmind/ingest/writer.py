@@ -620,12 +620,13 @@ def _by_name(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> 
 
 
 def _sharing(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """(source id, scope) of the sources of `batch`'s workspace (or of a workspace its `by_name`
-    names) whose notes of the days of its messages (on the vault's clock, or UTC's) hold one
-    of them: the conversation under another name (a Slack channel renamed between its file and
-    its export; Slack's message ids are the channel's). For a batch of an export (`by_name`),
-    only the sources known by their name (their id ends in their folder's name): a channel's
-    file; for a channel's file (`name_only`), any source."""
+    """(source id, scope) of the sources whose notes of the days of `batch`'s messages (on the
+    vault's clock, or UTC's) hold one of them: the conversation under another name (a Slack
+    channel renamed between its file and its export; Slack's message ids are the channel's).
+    For a batch of an export (`by_name`), only the sources of its workspace (or of one its
+    `by_name` names) known by their name (their id ends in their folder's name): a channel's
+    file; for a channel's file (`name_only`), any source — as one of a same-named folder is
+    joined when it holds one of its messages (`_by_name`): a file's messages may name no team."""
     own = batch.meta.source_id
     workspaces = {own.rsplit("/", 1)[0], *(i.rsplit("/", 1)[0] for i, _ in batch.by_name)}
     ids = {message.message_id for message in batch.messages}
@@ -635,7 +636,7 @@ def _sharing(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> 
         days.update({at.astimezone(plan.zone).date().isoformat(), at.date().isoformat()})
     found: list[tuple[str, str]] = []
     for source_id, folders in sorted(sources.items()):
-        if source_id == own or source_id.rsplit("/", 1)[0] not in workspaces:
+        if source_id == own or (not batch.name_only and source_id.rsplit("/", 1)[0] not in workspaces):
             continue
         for folder in folders:
             if not batch.name_only and slugify(source_id.rsplit("/", 1)[-1]) != folder.rsplit("/", 1)[-1]:
@@ -652,21 +653,56 @@ def _sharing(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> 
 def _joined(batches: Sequence[SourceBatch], report: IngestReport) -> list[SourceBatch]:
     """The batches of one ingest, each conversation known by its name only (`SourceBatch.
     name_only`: a Slack channel's file) given with its export joined to the export's batch, as
-    when they come in two ingests (`_by_name`): the export's batch whose `by_name` names it
-    (of its workspace, or sharing a message), or of its workspace that shares a message (the
-    channel renamed). Its messages the export does not hold join the export's batch, under the
-    channel's id; one both hold is the export's (with its names), known."""
-    out = list(batches)
-    for lone in [batch for batch in batches if batch.name_only]:
+    when they come in two ingests (`_by_name`): the export's batch whose `by_name` names it (of
+    its workspace), or that shares a message with it (the channel renamed, or a file whose
+    messages name no team). Its messages the export does not hold join the export's batch,
+    under the channel's id; one both hold is the export's (with its names), known. Files of
+    one channel without its export that share a message are joined too, into the one with the
+    most messages."""
+    out = _one_name(batches)
+    for lone in [batch for batch in out if batch.name_only]:
         kin = [(shared, -n) for n, batch in enumerate(out) if (shared := _kinship(lone, batch)) is not None]
-        if not kin:
-            continue
-        n = -max(kin)[1]
-        export = out[n]
-        held = {message.message_id for message in export.messages}
-        out[n] = replace(export, messages=(*export.messages, *(m for m in lone.messages if m.message_id not in held)))
-        report.messages_known += sum(1 for m in lone.messages if m.message_id in held)
-        out.remove(lone)
+        if kin:
+            out = _join(out, lone, out[-max(kin)[1]], report)
+    for lone in [batch for batch in out if batch.name_only]:  # files of one channel, without its export
+        ids = {m.message_id for m in lone.messages}
+        sharing = [b for b in out if b.name_only and b.meta.kind == lone.meta.kind and ids & {m.message_id for m in b.messages}]
+        best = min(sharing, key=lambda b: (-len(b.messages), b.meta.source_id), default=lone)
+        if best is not lone and any(b is lone for b in out):
+            out = _join(out, lone, best, report)
+    return out
+
+
+def _join(batches: list[SourceBatch], lone: SourceBatch, into: SourceBatch, report: IngestReport) -> list[SourceBatch]:
+    """`batches` with `lone`'s messages that `into` does not hold joined to `into` (the others
+    known), and `lone` left out."""
+    held = {message.message_id for message in into.messages}
+    joined = replace(into, messages=(*into.messages, *(m for m in lone.messages if m.message_id not in held)))
+    report.messages_known += sum(1 for m in lone.messages if m.message_id in held)
+    return [joined if batch is into else batch for batch in batches if batch is not lone]
+
+
+def _one_name(batches: Sequence[SourceBatch]) -> list[SourceBatch]:
+    """The batches of one ingest, the exports of a conversation renamed between them (a Slack
+    channel's export as #general and as #announcements: one source id, two scopes) under the
+    name of the one with the newest message, so each day is one note; each knows the names of
+    all (`by_name`)."""
+    scopes: dict[str, set[str]] = {}
+    for batch in batches:
+        if batch.by_name:
+            scopes.setdefault(batch.meta.source_id, set()).add(batch.meta.scope)
+    renamed = {source_id for source_id, names in scopes.items() if len(names) > 1}
+    if not renamed:
+        return list(batches)
+    out = list(batches)
+    for source_id in sorted(renamed):
+        mine = [batch for batch in out if batch.by_name and batch.meta.source_id == source_id]
+        newest = max(mine, key=lambda b: (max(to_utc(m.timestamp) for m in b.messages), b.meta.scope))
+        names = tuple(dict.fromkeys(kin for batch in mine for kin in batch.by_name))
+        out = [
+            replace(batch, meta=newest.meta, by_name=names) if batch.by_name and batch.meta.source_id == source_id else batch
+            for batch in out
+        ]
     return out
 
 
@@ -678,7 +714,7 @@ def _kinship(lone: SourceBatch, batch: SourceBatch) -> int | None:
     shared = len({m.message_id for m in lone.messages} & {m.message_id for m in batch.messages})
     named = lone.meta.source_id in {i for i, _ in batch.by_name}
     same = lone.meta.source_id.rsplit("/", 1)[0] == batch.meta.source_id.rsplit("/", 1)[0]
-    return shared if (named and (same or shared)) or (same and shared) else None
+    return shared if shared or (named and same) else None
 
 
 def _scope_of(plan: _Plan, folder: str) -> str | None:
