@@ -235,24 +235,3 @@ def test_an_edited_message_is_said_replaced(tmp_path: Path, vault: Path, capsys:
     write(tmp_path, "WhatsApp Chat with Alice.txt", "2024-03-04, 09:00 - Alice: Dinner at 8 <This message was edited>\n")
     code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
     assert code == 0 and data["messages_edited"] == 1
-
-
-def test_a_thread_note_merged_into_another_leaves_the_index(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A reply naming only a later message, then the thread's first messages, then the message
-    linking them: the reply's note is merged into the thread's (removed, said), and its leaves
-    leave the index with it."""
-    from tests.test_ingest_email import _offsite
-
-    mails = _offsite()
-    for name in "EABC":
-        path = write(tmp_path, f"{name}.eml", mails[name])
-        code, data, _ = run(capsys, "ingest", "email", str(path), "--vault", str(vault), "--json")
-        assert code == 0
-    [(gone, into)] = data["merged"].items()
-    assert data["written"] == [into] and data["sync"]["deleted"] == 1
-    assert not (vault / gone).exists() and not (vault / gone).parent.exists()
-    with Memory.open(load_config(vault, embed_provider="none")) as memory:
-        hits = memory.search("Booked")["hits"]
-        assert [hit["note_path"] for hit in hits] == [into]
-    code, text, _ = run(capsys, "ingest", "email", str(tmp_path / "E.eml"), "--vault", str(vault))
-    assert code == 0 and "0 new messages (1 already known)" in text and "merged" not in text

@@ -78,9 +78,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     sync: dict[str, Any] | None = None
     if report.written or report.unchanged:
         # the unchanged notes too: a run cut short (killed, or its daemon was) may have written
-        # them without indexing them; running it again finishes the job. An indexed note costs a
-        # stat. A note merged into another of its thread is gone: its rows go.
-        paths = sorted({*report.written, *report.unchanged, *report.merged})
+        # them without indexing them; running it again finishes the job. An indexed note costs a stat.
+        paths = sorted({*report.written, *report.unchanged})
         sync = through_daemon_or_local(
             config,
             lambda client: client.call("POST", "/v1/sync", {"paths": paths}, timeout=3600),
@@ -91,7 +90,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "written": report.written,
         "unchanged": report.unchanged,
         "kept_user_edited": report.kept_user_edited,
-        "merged": report.merged,
         "kind": args.kind,
         "messages_added": report.messages_added,
         "messages_known": report.messages_known,
@@ -126,8 +124,6 @@ def _print(result: dict[str, Any]) -> None:
     went = "the new version went" if result.get("kind") == "document" else "new messages went"
     for path in result["kept_user_edited"]:
         print(f"  kept your edits in {path} ({went} to a sibling note)")
-    for path, into in sorted(result.get("merged", {}).items()):
-        print(f"  merged {path} into {into}: one note per thread (it was vaultmind's, untouched)")
     for warning in result["warnings"]:
         print(f"  warning: {warning}")
     sync = result["sync"]

@@ -81,8 +81,6 @@ class IngestReport:
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     kept_user_edited: list[str] = field(default_factory=list)  # notes the user edited: left alone
-    # email thread notes merged into another note of their thread, removed: path → the note
-    merged: dict[str, str] = field(default_factory=dict)
     messages_added: int = 0
     messages_known: int = 0
     messages_edited: int = 0  # earlier texts replaced by their edited version

@@ -23,9 +23,8 @@ messages answer them (`Message.answers`: a parent ingested after its reply), the
 messages join that note instead — a note in `sources/`, wherever it was moved there. A chat
 or email note moved out of `sources/` is the user's: its messages are known (a chat's, for its
 own source only), never written to; the conversation's new messages go to a note of their own.
-Another note of vaultmind's in `sources/email/` that holds or answers the group's messages (a
-thread the order of ingests left in two notes) is merged into that note, and removed, when it
-is untouched (`_strays`).
+A thread the order of ingests left in two notes (a reply naming only a later message came first)
+stays in two, each message in one: vaultmind removes no note it wrote.
 
 Documents: one note per `source_id` in `sources/document/<scope>/`, found by its front matter
 (so a renamed title keeps its file). Unchanged content (title, body, `source_ref`) is a no-op;
@@ -236,7 +235,6 @@ class _Write:
     expect: bytes | None  # the bytes we read (overwrite only if still there); None: a new file
     added: int = 0
     replaced: int = 0
-    merged_into: str | None = None  # remove the note (`expect`), merged into this one once it is written
 
 
 @dataclass(slots=True)
@@ -857,10 +855,6 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         if moved not in report.unchanged:  # yours, and it holds some of the export: indexed with the rest
             report.unchanged.append(moved)
     current = target.messages() if target is not None else {}
-    strays = _strays(plan, group, target, elsewhere) if target is not None else []
-    for stray in strays:  # its messages join the target's (written once: known, in `current`)
-        for message_id, message in stray.messages().items():
-            current.setdefault(message_id, message)
     marked = _mark_replaced(group, current)
     new: dict[str, Message] = {}
     for message_id, message in group.messages.items():
@@ -900,44 +894,14 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         _say_wide(plan, wide, f"its messages are known, and {len(new)} new message(s) are written to {target.path if target is not None else free}")
     if target is not None:
         plan.claimed.add(target.path)
-        if not new and not marked and not strays:  # nothing to add: the note stays as it is, its front matter included
+        if not new and not marked:  # nothing to add: the note stays as it is, its front matter included
             report.unchanged.append(target.path)
         else:
             plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=len(new)))
-        for stray in strays:
-            plan.claimed.add(stray.path)
-            plan.writes.append(_Write(stray.path, b"", stray.raw, merged_into=target.path))
         return
     assert free is not None
     plan.claimed.add(free)
     plan.writes.append(_Write(free, data, None, added=len(new)))
-
-
-def _strays(plan: _Plan, group: _Group, target: _Existing, elsewhere: dict[str, list[str]]) -> list[_Existing]:
-    """Email: the other notes of the group's thread in `sources/email/` (not one you moved
-    elsewhere) — holding its messages or those they answer, or answering them (`_answering`) —
-    that the order of earlier ingests left apart from `target` (a reply naming only a later
-    message came first, then the thread's first messages got a note of their own; the message
-    that links them joins one). Each is merged into `target` (its messages join it; the note is
-    removed) when it is vaultmind's as written: its body untouched, no property of yours, and
-    no other group of this ingest writes to it. A note you edited stays as it is (its messages
-    known)."""
-    if group.meta.kind != "email":
-        return []
-    paths = {p for ps in [*elsewhere.values(), *_answering(plan, group).values()] for p in ps}
-    out = []
-    for path in sorted(paths - {target.path}):
-        note = plan.existing(path) if path.startswith(f"{SOURCES_DIR}/email/") else None
-        if (
-            note is not None
-            and note.owned
-            and path not in plan.claimed
-            and str(note.data.get("kind")) == "email"
-            and all(key in GENERATED_KEYS for key in note.data)
-            and _carries(note)
-        ):
-            out.append(note)
-    return out
 
 
 def _say_moved_out(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]], added: int, path: str | None) -> None:
@@ -1209,11 +1173,8 @@ def _opt_str(value: Any) -> str | None:
 
 def _execute(plan: _Plan) -> IngestReport:
     report = plan.report
-    writes = sorted(plan.writes, key=lambda w: (w.merged_into is not None, w.path))  # notes merged away last
+    writes = sorted(plan.writes, key=lambda w: w.path)
     for done, item in enumerate(writes):
-        if item.merged_into is not None:
-            _remove_merged(plan, item)
-            continue
         full = plan.vault / item.path
         try:
             full.parent.mkdir(parents=True, exist_ok=True)
@@ -1246,37 +1207,6 @@ def _execute(plan: _Plan) -> IngestReport:
         report.documents_replaced += item.replaced
     report.unchanged.sort()
     return report
-
-
-def _remove_merged(plan: _Plan, item: _Write) -> None:
-    """Remove a note merged into `item.merged_into`, once that is written and when the note is
-    still as it was read (else it stays, said: both hold its messages now)."""
-    report = plan.report
-    full = plan.vault / item.path
-    try:
-        current = full.read_bytes()
-    except FileNotFoundError:
-        return
-    except OSError:
-        current = None
-    if item.merged_into not in report.written or current != item.expect:
-        if item.merged_into in report.written:
-            report.warnings.append(
-                f"{item.path}: changed on disk during the ingest, so it was left as it is; {item.merged_into} "
-                "now holds its messages too (its thread's note): keep one of them"
-            )
-        return
-    try:
-        full.unlink()
-        if not any(full.parent.iterdir()):  # its thread's folder, empty now
-            full.parent.rmdir()
-    except OSError as exc:
-        report.warnings.append(
-            f"{item.path}: cannot remove it ({exc.strerror or exc}); {item.merged_into} now holds its messages "
-            "too (its thread's note): delete it yourself"
-        )
-        return
-    report.merged[item.path] = str(item.merged_into)
 
 
 def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC) -> IngestReport:
