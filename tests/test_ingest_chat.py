@@ -340,6 +340,135 @@ def test_a_slack_channel_file_without_a_team_is_continued_by_its_export_when_the
         assert ingest_paths("chat", [folder], vault).messages_added == 0
 
 
+def _renamed(folder: Path, root: Path, name: str) -> Path:
+    """A copy of a `slack_export` with its channel C1 renamed `name` (its folder too)."""
+    write(root, "users.json", (folder / "users.json").read_text(encoding="utf-8"))
+    write(root, "channels.json", json.dumps([{"id": "C1", "name": name, "created": 1709000000}]))
+    for day in sorted((folder / "general").iterdir()):
+        write(root, f"{name}/{day.name}", day.read_text(encoding="utf-8"))
+    return root
+
+
+def _teamed(folder: Path, team: str | None = "T9") -> list[dict[str, Any]]:
+    """The messages of the export's #general day, each naming `team` (none: without it)."""
+    day = json.loads((folder / "general/2024-03-04.json").read_text(encoding="utf-8"))
+    return [{**m, "team": team} if team else m for m in day]
+
+
+@pytest.mark.parametrize("team", ["T9", None])
+@pytest.mark.parametrize("file_first", [True, False])
+def test_a_slack_channel_file_and_its_export_in_one_ingest_write_each_message_once(
+    tmp_path: Path, team: str | None, file_first: bool
+) -> None:
+    """`vaultmind ingest chat ~/Downloads/*`: the channel's file and the export in the same run
+    were two sources of one folder (`2024-03-04.md` and `2024-03-04.2.md`, or, without a team,
+    `workspace/general/` beside `t9/general/`). The file joins the export's conversation: each
+    message once, under the export's channel id, with the export's names."""
+    folder = slack_export(tmp_path / "export")
+    write(folder, "general/2024-03-04.json", json.dumps(_teamed(folder, team)))
+    later = {"type": "message", "user": "U1", "text": "only in the file", "ts": "1709629300.000100"}
+    lone = write(tmp_path / "lone", "general.json", json.dumps([*_teamed(folder, team), later]))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    report = ingest_paths("chat", [lone, folder] if file_first else [folder, lone], vault)
+    assert (report.messages_added, report.messages_known) == (6, 4)
+    notes = _slack_notes(vault)
+    assert sorted(notes) == ["slack:T9/C1", "slack:T9/D1"]
+    assert [ts for _, ts in notes["slack:T9/C1"]] == [
+        "1709542800.000100", "1709543110.000200", "1709543200.000300", "1709543400.000500", "1709629300.000100"
+    ]
+    assert {path for path, _ in notes["slack:T9/C1"]} == {
+        "sources/chat/slack/t9/general/2024-03-04.md", "sources/chat/slack/t9/general/2024-03-05.md"
+    }
+    first = (vault / "sources/chat/slack/t9/general/2024-03-04.md").read_text(encoding="utf-8")
+    assert "Alice Chen" in first and "@Bob Stone" in first, "the export's names"
+    for paths in ([lone, folder], [folder], [lone]):
+        again = ingest_paths("chat", paths, vault)
+        assert (again.messages_added, again.written) == (0, [])
+
+
+@pytest.mark.parametrize("runs", ["file, renamed export, renamed file", "export, renamed file, renamed export"])
+def test_a_slack_channel_renamed_between_exports_is_one_conversation(tmp_path: Path, runs: str) -> None:
+    """A channel renamed #general → #announcements: its file under one name and its export (or
+    its file) under the other share their messages' `ts`, so they are one conversation — the
+    file's `slack:T9/general` was not joined with the export's `slack:T9/C1` of another folder,
+    and every shared message was written twice."""
+    folder = slack_export(tmp_path / "export")
+    write(folder, "general/2024-03-04.json", json.dumps(_teamed(folder)))
+    renamed = _renamed(folder, tmp_path / "renamed", "announcements")
+    day3 = {"type": "message", "user": "U1", "text": "after the rename", "ts": "1709715600.000100", "team": "T9"}
+    write(renamed, "announcements/2024-03-06.json", json.dumps([day3]))
+    general = write(tmp_path / "old", "general.json", json.dumps(_teamed(folder)))
+    announcements = write(tmp_path / "new", "announcements.json", json.dumps([*_teamed(folder)[2:], day3]))
+    order = [general, renamed, announcements] if runs.startswith("file") else [folder, announcements, renamed]
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    reports = [ingest_paths("chat", [path], vault) for path in order]
+    dm = 0 if runs.startswith("file") else 1  # the export's DM
+    assert sum(r.messages_added for r in reports) == 5 + dm, [r.written for r in reports]
+    notes = _slack_notes(vault)
+    channel = notes.pop("slack:T9/general" if runs.startswith("file") else "slack:T9/C1")
+    assert sorted(ts for _, ts in channel) == [
+        "1709542800.000100", "1709543110.000200", "1709543200.000300", "1709543400.000500", "1709715600.000100"
+    ]
+    assert {path.rsplit("/", 1)[0] for path, _ in channel} == {"sources/chat/slack/t9/general"}
+    assert list(notes) in ([], ["slack:T9/D1"])
+    for path in order:
+        assert ingest_paths("chat", [path], vault).messages_added == 0
+
+
+@pytest.mark.parametrize("runs", ["general.json | renamed | bare.json", "renamed | bare.json", "export + renamed",
+                                  "general.json + bare.json + announcements.json", "bare.json + renamed + export"])
+def test_a_renamed_slack_channel_in_one_ingest_or_given_without_a_team_is_one_conversation(tmp_path: Path, runs: str) -> None:
+    """The same channel under its two names in one ingest (both exports; the files alone), or a
+    file whose messages name no team after the renamed export (`|`: separate ingests, `+`: one
+    ingest): each message once."""
+    folder = slack_export(tmp_path / "export")
+    write(folder, "general/2024-03-04.json", json.dumps(_teamed(folder)))
+    renamed = _renamed(folder, tmp_path / "renamed", "announcements")
+    day3 = {"type": "message", "user": "U1", "text": "after the rename", "ts": "1709715600.000100", "team": "T9"}
+    write(renamed, "announcements/2024-03-06.json", json.dumps([day3]))
+    given = {
+        "export": folder,
+        "renamed": renamed,
+        "general.json": write(tmp_path / "old", "general.json", json.dumps(_teamed(folder))),
+        "bare.json": write(tmp_path / "bare", "general.json", json.dumps(_teamed(folder, None))),
+        "announcements.json": write(tmp_path / "new", "announcements.json", json.dumps([*_teamed(folder)[2:], day3])),
+    }
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    ingests = [[given[name.strip()] for name in run.split("+")] for run in runs.split("|")]
+    for paths in ingests:
+        ingest_paths("chat", paths, vault)
+    held = [ts for notes in _slack_notes(vault).values() for _, ts in notes]
+    assert len(held) == len(set(held)), _slack_notes(vault)
+    for paths in ingests:
+        assert ingest_paths("chat", paths, vault).messages_added == 0
+
+
+def test_a_slack_note_of_another_name_of_its_channel_at_a_day_s_own_path_is_known(tmp_path: Path) -> None:
+    """Written before the channel's file and export were joined: the day's note of the renamed
+    channel's file (`slack:T9/announcements`) in the folder the export writes to. The export's
+    message it holds is known: it was written again into `2024-03-06.2.md`."""
+    from vaultmind.ingest.writer import write_batches
+
+    folder = slack_export(tmp_path / "export")
+    write(folder, "general/2024-03-04.json", json.dumps(_teamed(folder)))
+    renamed = _renamed(folder, tmp_path / "renamed", "announcements")
+    day3 = {"type": "message", "user": "U1", "text": "after the rename", "ts": "1709715600.000100", "team": "T9"}
+    write(renamed, "announcements/2024-03-06.json", json.dumps([day3]))
+    [lone] = parse_slack(write(tmp_path / "new", "announcements.json", json.dumps([day3])))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    ingest_paths("chat", [folder], vault)
+    write_batches(vault, [lone])  # as the file alone was written before
+    assert _slack_notes(vault)["slack:T9/announcements"] == [
+        ("sources/chat/slack/t9/announcements/2024-03-06.md", "1709715600.000100")
+    ]
+    report = ingest_paths("chat", [renamed], vault)
+    assert (report.messages_added, report.written) == (0, [])
+
+
 def test_slack_bad_day_file_names_file_and_line(tmp_path: Path) -> None:
     folder = slack_export(tmp_path / "export")
     write(folder, "general/2024-03-06.json", '[\n  {"type": "message", "user": "U1", "text": "x"}\n]')
@@ -926,6 +1055,70 @@ def test_a_chatgpt_answer_regenerated_after_an_ingest_is_marked_replaced_not_kep
         ("a2", "Split it 60/40 . Chart: [image]"),
         ("a2b", "Split it 50/50.\n\n[replaced: an earlier answer, regenerated in ChatGPT]"),
     ]
+
+
+def _capital(nodes: list[tuple[str, str | None, str, str, int]], current: str) -> list[dict[str, Any]]:
+    """A ChatGPT export of one conversation: (id, parent, role, text, seconds) per message."""
+    mapping: dict[str, dict[str, Any]] = {"root": {"id": "root", "parent": None, "children": [], "message": None}}
+    for nid, parent, role, text, t in nodes:
+        message = {"id": nid, "author": {"role": role}, "create_time": 1710000000 + t, "recipient": "all",
+                   "content": {"content_type": "text", "parts": [text]}}
+        mapping[nid] = {"id": nid, "parent": parent or "root", "children": [], "message": message}
+        mapping[parent or "root"]["children"].append(nid)
+    return [{"id": "conv00001234", "conversation_id": "conv00001234", "title": "Capital", "create_time": 1710000000,
+             "mapping": mapping, "current_node": current}]
+
+
+def _chatgpt_leaves(vault: Path) -> list[tuple[str | None, str]]:
+    [path] = sorted((vault / "sources/chat/chatgpt").glob("*.md"))
+    rel = path.relative_to(vault).as_posix()
+    return [(leaf.message_id, leaf.text) for leaf in parse_note(rel, path.read_text(encoding="utf-8")).leaves]
+
+
+def test_a_chatgpt_message_whose_own_text_ends_like_a_mark_keeps_it(tmp_path: Path, vault: Path) -> None:
+    """A prompt that ends in a "[replaced: …]" line of its own (a vaultmind note pasted into
+    ChatGPT) lost that line when its answer was regenerated, said as "kept the note's text".
+    Only the mark vaultmind puts right after a message's own text (as the export gives it) is
+    a mark."""
+    mark = "\n\n[replaced: an earlier answer, regenerated in ChatGPT]"
+    prompt = "Why does my vaultmind note end like this?" + mark
+    u1, a1, a1b = ("u1", None, "user", prompt, 10), ("a1", "u1", "assistant", "Sydney.", 20), ("a1b", "u1", "assistant", "Canberra.", 100)
+    first = write(tmp_path / "1", "conversations.json", json.dumps(_capital([u1, a1], "a1")))
+    second = write(tmp_path / "2", "conversations.json", json.dumps(_capital([u1, a1, a1b], "a1b")))
+    back = write(tmp_path / "3", "conversations.json", json.dumps(_capital([u1, a1, a1b], "a1")))
+    ingest_paths("chat", [first], vault)
+    report = ingest_paths("chat", [second], vault)
+    assert (report.messages_added, report.warnings) == (1, [])
+    assert _chatgpt_leaves(vault) == [("u1", prompt), ("a1", "Sydney." + mark), ("a1b", "Canberra.")]
+    report = ingest_paths("chat", [back], vault)
+    assert report.warnings == []
+    assert _chatgpt_leaves(vault) == [("u1", prompt), ("a1", "Sydney."), ("a1b", "Canberra." + mark)]
+
+
+def test_an_older_chatgpt_export_changes_no_mark_of_a_newer_one(tmp_path: Path, vault: Path) -> None:
+    """The marks follow the newest export ingested: an export that does not hold every message
+    of the note (an older one, before a prompt was edited) changes none — e3 after e5 took the
+    marks back, leaving the old prompt and the edited one both unmarked."""
+    u1, a1 = ("u1", None, "user", "Capital of Australia?", 10), ("a1", "u1", "assistant", "Sydney.", 20)
+    a1b, a1c = ("a1b", "u1", "assistant", "Canberra.", 100), ("a1c", "u1", "assistant", "Canberra, since 1913.", 200)
+    u1e, a1e = ("u1e", None, "user", "Capital city of Australia, officially?", 300), ("a1e", "u1e", "assistant", "Officially Canberra (ACT).", 310)
+    exports = {
+        "e1": _capital([u1, a1], "a1"),
+        "e3": _capital([u1, a1, a1b, a1c], "a1c"),
+        "e4": _capital([u1, a1, a1b, a1c], "a1"),  # switched back to the first answer
+        "e5": _capital([u1, a1, a1b, a1c, u1e, a1e], "a1e"),  # the prompt edited
+    }
+    paths = {name: write(tmp_path / name, "conversations.json", json.dumps(conv)) for name, conv in exports.items()}
+    for name in ("e1", "e3", "e5"):
+        ingest_paths("chat", [paths[name]], vault)
+    newest = _chatgpt_leaves(vault)
+    assert [(i, text.endswith("]")) for i, text in newest] == [
+        ("u1", True), ("a1", True), ("a1c", True), ("u1e", False), ("a1e", False)
+    ]
+    for name in ("e3", "e4", "e1"):
+        report = ingest_paths("chat", [paths[name]], vault)
+        assert (report.written, report.warnings) == ([], []), name
+        assert _chatgpt_leaves(vault) == newest, name
 
 
 # --- notes moved out of sources/ ------------------------------------------------------------------

@@ -399,7 +399,7 @@ def test_utf16_and_utf32_documents_are_read_as_text_and_a_binary_file_is_skipped
         "plain": ("Zoë's plan", "# Zoë's plan\n\nBob owns the roadmap, naïvely.\n"),
         "wide": ("wide", "Straße UTF-32 text.\n"),
     }
-    assert warnings == [f"{folder / 'image.txt'}: looks like a binary file (NUL bytes), not text; skipped (convert it to .md, .txt or .html to ingest it)"]
+    assert warnings == [f"{folder / 'image.txt'}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)"]
     report = write_documents(vault, docs)
     note = (vault / "sources/document/files/docs/notepad.md").read_text(encoding="utf-8")
     assert note.endswith("# notepad\n\nCafé budget\nAlice prefers Tuesday.\n") and len(report.written) == 4
@@ -407,3 +407,33 @@ def test_utf16_and_utf32_documents_are_read_as_text_and_a_binary_file_is_skipped
     put(folder / "legacy.txt", "Caf\xe9 au lait".encode("cp1252"))
     docs, warnings = parse_document_paths_with_report([folder / "legacy.txt"])
     assert docs[0].body == "Café au lait" and warnings == [f"{folder / 'legacy.txt'}: not UTF-8; read as Windows-1252"]
+
+
+GREEK = "Καλημέρα κόσμε. Η συνάντηση είναι την Τρίτη στις 10:00.\nΦέρτε τον προϋπολογισμό.\n"
+CJK = "会议在星期二举行。我们讨论预算。\n東京で会いましょう。一緒に上野へ。\n"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_mark_of_another_script_is_text_not_binary(tmp_path: Path, encoding: str) -> None:
+    """Greek or CJK in UTF-16 without a byte order mark has few NULs (its spaces, line breaks,
+    digits): it was "a binary file", skipped, with advice to convert a `.txt` to `.txt`. Binary
+    files stay binary, said with advice that fits them."""
+    from vaultmind.vault.read import decode_note
+
+    folder = tmp_path / "docs"
+    put(folder / "greek.txt", GREEK.encode(encoding))
+    put(folder / "cjk.md", CJK.encode(encoding))
+    put(folder / "cut.txt", GREEK.encode(encoding) + b"\x03")  # one byte left over
+    put(folder / "image.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00" * 8)
+    put(folder / "doc.pdf.txt", b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Length 40 >>\nstream\n" + bytes(range(256)) + b"\nendstream\n")
+    docs, warnings = parse_document_paths_with_report([folder])
+    got = {doc.source_id.rsplit("/", 1)[-1]: doc.body for doc in docs}
+    assert got == {"cjk": CJK, "cut": GREEK + "\ufffd", "greek": GREEK}
+    name = encoding.upper()
+    assert warnings == [
+        f"{folder / 'cut.txt'}: {name} text, but byte {len(GREEK.encode(encoding))} is not {name}; read with replacement characters",
+        f"{folder / 'doc.pdf.txt'}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)",
+        f"{folder / 'image.txt'}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)",
+    ]
+    text, problem = decode_note("greek.md", ("---\ntitle: Σημειώσεις\n---\n" + GREEK).encode(encoding))
+    assert text is not None and text.endswith(GREEK) and problem is not None and problem.kind == "utf16"

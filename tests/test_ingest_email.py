@@ -580,3 +580,45 @@ def test_an_mbox_message_without_a_date_prefers_received_then_the_envelope_and_s
         "Hopped": datetime(2012, 6, 29, 23, 0, tzinfo=UTC),
         "Envelope": datetime(2012, 6, 30, 6, 6, 1, tzinfo=UTC),
     }
+
+
+def _offsite() -> dict[str, str]:
+    """One thread whose subject changes: A; B answers A; D and C answer B; E answers C (its
+    References name C only); G names B only."""
+    venue, decision = "Offsite venue", "Offsite decision (was: Offsite venue)"
+    return {
+        "A": message("a2@ex.com", "alice@ex.com", "Fri, 01 Mar 2024 09:00:00 +0000", venue, "Where shall we go?"),
+        "B": message("b2@ex.com", "bob@ex.com", "Tue, 05 Mar 2024 10:00:00 +0000", f"Re: {venue}", "The lake house.",
+                     reply_to="a2@ex.com", refs="<a2@ex.com>"),
+        "D": message("d2@ex.com", "dan@ex.com", "Wed, 06 Mar 2024 11:30:00 +0000", f"Re: {venue}", "Or the city.",
+                     reply_to="b2@ex.com", refs="<a2@ex.com> <b2@ex.com>"),
+        "C": message("c2@ex.com", "carol@ex.com", "Sat, 09 Mar 2024 11:00:00 +0000", decision, "Lake house it is.",
+                     reply_to="b2@ex.com", refs="<a2@ex.com> <b2@ex.com>"),
+        "E": message("e2@ex.com", "erin@ex.com", "Mon, 11 Mar 2024 12:00:00 +0000", f"Re: {decision}", "Booked.",
+                     reply_to="c2@ex.com", refs="<c2@ex.com>"),
+        "G": message("g2@ex.com", "gus@ex.com", "Thu, 14 Mar 2024 08:00:00 +0000", f"Re: {venue}", "Count me in.",
+                     refs="<b2@ex.com>"),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("order", ["EABC", "GECABD", "ECA", "EGDCBA"])
+def test_a_thread_a_message_links_across_two_notes_holds_each_message_once(
+    tmp_path: Path, vault: Path, order: str
+) -> None:
+    """E (naming only C) alone, then A and B (a note of their own): C answers B's note and is
+    named by E's. Whatever the order, each message is in one note, the whole mailbox adds
+    nothing twice and is idempotent, and no note vaultmind wrote is removed (a link of yours to
+    it keeps working): the thread may stay in two notes."""
+    mails = _offsite()
+    written: set[str] = set()
+    for n, name in enumerate(order):
+        report = write_batches(vault, parse_email_paths([write_mbox(tmp_path / f"{n}-{name}.mbox", mails[name])]))
+        written.update(report.written)
+    assert all((vault / path).exists() for path in written), "no note vaultmind wrote is removed"
+    held = [i for ids in _mbox_notes(vault).values() for i in ids]
+    assert sorted(held) == sorted(f"{name.lower()}2@ex.com" for name in order), "each message once"
+    whole = write_mbox(tmp_path / "all.mbox", *mails.values())
+    write_batches(vault, parse_email_paths([whole]))
+    assert sorted(_all_ids(vault)) == sorted(f"{n}2@ex.com" for n in "abcdeg")
+    again = write_batches(vault, parse_email_paths([whole]))
+    assert (again.written, again.messages_added) == ([], 0)

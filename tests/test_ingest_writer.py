@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -261,6 +262,63 @@ def test_user_edited_note_is_never_overwritten(vault: Path) -> None:
     assert again.written == [] and again.messages_added == 0
 
 
+def _resave(path: Path, encoding: str) -> bytes:
+    """The note re-saved in `encoding` with its byte order mark (Notepad's "Unicode")."""
+    import codecs
+
+    bom = {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE, "utf-32-le": codecs.BOM_UTF32_LE}
+    data = bom[encoding] + path.read_text(encoding="utf-8").encode(encoding)
+    path.write_bytes(data)
+    return data
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le"])
+def test_a_note_resaved_as_utf16_is_read_never_rewritten_and_said(vault: Path, encoding: str) -> None:
+    """A source note re-saved as UTF-16 or UTF-32 (Notepad) was read as no note: the same
+    export wrote all its messages again into `<day>.2.md` (which `status` then took for a sync
+    tool's copy). It is read as the text it is: its messages are known; it is never rewritten
+    (that would re-encode it), so new messages go to a sibling, with a warning naming it."""
+    write_batches(vault, [batch(msg(1), msg(2))])
+    note = vault / GENERAL / "2024-03-04.md"
+    data = _resave(note, encoding)
+    again = write_batches(vault, [batch(msg(1), msg(2))])
+    assert (again.written, again.messages_added, again.messages_known, again.warnings) == ([], 0, 2, [])
+    report = write_batches(vault, [batch(msg(1), msg(2), msg(3))])
+    assert note.read_bytes() == data
+    assert report.written == [f"{GENERAL}/2024-03-04.2.md"] and report.messages_added == 1
+    assert report.kept_user_edited == [f"{GENERAL}/2024-03-04.md"]
+    name = encoding[:6].upper()
+    assert report.warnings == [
+        f"{GENERAL}/2024-03-04.md: saved as {name} text, not UTF-8 (as Windows Notepad can), so vaultmind "
+        f"does not write to it: its messages are known, and 1 new message(s) are written to {GENERAL}/2024-03-04.2.md; "
+        "re-save it as UTF-8 to read it in Obsidian"
+    ]
+    # re-saved as UTF-8: vaultmind's again, and its sibling's message is not written twice
+    note.write_bytes(data.decode(encoding.replace("-le", "").replace("-be", "")).encode("utf-8"))
+    last = write_batches(vault, [batch(msg(1), msg(2), msg(3), msg(4))])
+    assert (last.written, last.messages_added, last.messages_known) == ([f"{GENERAL}/2024-03-04.md"], 1, 3)
+    held = re.findall(r'vaultmind id="([^"]+)"', note.read_text(encoding="utf-8"))
+    assert held == [msg(1).message_id, msg(2).message_id, msg(4).message_id]
+
+
+def test_an_email_thread_note_resaved_as_utf16_is_read(vault: Path) -> None:
+    meta = SourceMeta(kind="email", source_id="mbox:alice/q3", scope="mbox/alice", title="Q3 budget")
+    messages = (
+        Message("<a@x>", "alice@example.com", "2024-03-11T09:00:00Z", "Hi", "mid:a@x", subject="Q3 budget"),
+        Message("<b@x>", "bob@example.com", "2024-03-12T09:30:00Z", "Thanks", "mid:b@x", subject="Re: Q3 budget"),
+    )
+    one = SourceBatch(meta=meta, messages=messages[:1], bucket="thread", note_name="2024-03-11 Q3 budget")
+    both = SourceBatch(meta=meta, messages=messages, bucket="thread", note_name="2024-03-11 Q3 budget")
+    write_batches(vault, [one])
+    note = vault / "sources/email/mbox/alice/2024-03-11-q3-budget.md"
+    data = _resave(note, "utf-16-le")
+    assert write_batches(vault, [one]).written == []
+    report = write_batches(vault, [both])
+    assert note.read_bytes() == data and report.messages_added == 1 and report.messages_known == 1
+    assert report.written == ["sources/email/mbox/alice/2024-03-11-q3-budget.2.md"]
+    assert [w.split(":")[0] for w in report.warnings] == ["sources/email/mbox/alice/2024-03-11-q3-budget.md"]
+
+
 def test_foreign_file_at_target_path_is_left_alone(vault: Path) -> None:
     target = vault / GENERAL / "2024-03-04.md"
     target.parent.mkdir(parents=True)
@@ -380,6 +438,21 @@ def test_user_edited_document_gets_a_sibling_only_when_the_source_changes(vault:
     fm = split_frontmatter((vault / report.written[0]).read_text(encoding="utf-8"))
     assert fm.data["version"] == 2
     assert write_documents(vault, [doc("Revenue grew 20 %.")]).written == []
+
+
+def test_a_document_note_resaved_as_utf16_is_read_never_rewritten(vault: Path) -> None:
+    """Unchanged, the document writes nothing (it wrote `q3-report-2.md`); changed, its next
+    version goes beside it, said."""
+    write_documents(vault, [doc("Revenue grew 12 %.")])
+    data = _resave(vault / DOC, "utf-16-le")
+    assert write_documents(vault, [doc("Revenue grew 12 %.")]).written == []
+    report = write_documents(vault, [doc("Revenue grew 20 %.")])
+    assert (vault / DOC).read_bytes() == data
+    assert report.written == ["sources/document/acme/drive/q3-report.2.md"]
+    assert report.warnings == [
+        f"{DOC}: saved as UTF-16 text, not UTF-8 (as Windows Notepad can), so vaultmind does not write to it: "
+        "its next version is written to sources/document/acme/drive/q3-report.2.md; re-save it as UTF-8 to read it in Obsidian"
+    ]
 
 
 def test_documents_with_the_same_name_do_not_collide(vault: Path) -> None:

@@ -60,7 +60,7 @@ def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
     order mark or NUL bytes, else Windows-1252), or None for a binary file (said)."""
     decoded = decode_text(data, fallback="cp1252", binary_share=STRAY_CONTROLS)
     if decoded.text is None:
-        warnings.append(f"{path}: looks like a binary file (NUL bytes), not text; skipped (convert it to .md, .txt or .html to ingest it)")
+        warnings.append(f"{path}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)")
         return None
     if decoded.encoding == "cp1252":
         warnings.append(f"{path}: not UTF-8; read as Windows-1252")

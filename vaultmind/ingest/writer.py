@@ -23,6 +23,8 @@ messages answer them (`Message.answers`: a parent ingested after its reply), the
 messages join that note instead — a note in `sources/`, wherever it was moved there. A chat
 or email note moved out of `sources/` is the user's: its messages are known (a chat's, for its
 own source only), never written to; the conversation's new messages go to a note of their own.
+A thread the order of ingests left in two notes (a reply naming only a later message came first)
+stays in two, each message in one: vaultmind removes no note it wrote.
 
 Documents: one note per `source_id` in `sources/document/<scope>/`, found by its front matter
 (so a renamed title keeps its file). Unchanged content (title, body, `source_ref`) is a no-op;
@@ -64,6 +66,7 @@ from vaultmind.markdown.render import (
     to_utc,
 )
 from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.encoding import DecodedText, decode_text
 from vaultmind.vault.layout import SOURCES_DIR
 
 SLUG_MAX = 80
@@ -126,6 +129,7 @@ class _Existing:
     owned: bool  # the body still hashes to vaultmind_body_sha256
     frontmatter_ok: bool = True  # its front matter is valid YAML
     _body_hash: str | None = None
+    encoding: str = "utf-8"  # "utf-16-le" …: re-saved so (`_read_existing`), read, never rewritten
 
     @property
     def body_hash(self) -> str:
@@ -175,19 +179,31 @@ def _people(value: str | None) -> tuple[str, ...]:
 
 
 def _read_existing(vault: Path, rel: str) -> _Existing | None:
-    """The note at `rel`, or None when nothing is there. Unreadable files count as foreign."""
+    """The note at `rel`, or None when nothing is there. Unreadable files count as foreign. A
+    note re-saved as UTF-16 or UTF-32 (Windows Notepad's "Unicode") is read as the text it is,
+    but is never vaultmind's to rewrite (that would re-encode it): as a note you edited, its
+    messages are known and new ones go to a sibling (`_say_wide`)."""
     full = vault / rel
     if not os.path.lexists(full):
         return None
     try:
         raw = full.read_bytes() if full.is_file() and not full.is_symlink() else b""
-        text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        raw, text = b"", ""
-    fm = split_frontmatter(text)
+    except OSError:
+        raw = b""
+    decoded = decode_text(raw)
+    if decoded.text is None or decoded.bad_byte is not None:
+        raw, decoded = b"", DecodedText("", "utf-8")
+    fm = split_frontmatter(decoded.text or "")
     stored = fm.data.get("vaultmind_body_sha256")
-    owned = bool(raw) and isinstance(stored, str) and stored == body_sha256(fm.body)
-    return _Existing(rel, raw, fm.data, fm.body, owned, fm.error is None)
+    owned = bool(raw) and not decoded.wide and isinstance(stored, str) and stored == body_sha256(fm.body)
+    return _Existing(rel, raw, fm.data, fm.body, owned, fm.error is None, encoding=decoded.encoding)
+
+
+def _text_of(raw: bytes) -> str:
+    """A note's text to look into (its meta lines, its front matter): UTF-8, or what a byte order
+    mark or NUL bytes say (`vault.encoding`); what does not decode, replaced."""
+    decoded = decode_text(raw)
+    return decoded.text if decoded.text is not None else raw.decode("utf-8", errors="replace")
 
 
 # The front matter keys vaultmind writes in source notes; any other key of a note vaultmind owns
@@ -202,7 +218,7 @@ def _carries(note: _Existing) -> bool:
     `note` as they are: written alone, they read back as the same values (else the note is
     treated as one you edited: new messages go to a sibling, and it is left as it is)."""
     mine = {k: v for k, v in note.data.items() if k not in GENERATED_KEYS}
-    blocks = user_blocks(note.raw.decode("utf-8", errors="replace"), GENERATED_KEYS)
+    blocks = user_blocks(_text_of(note.raw), GENERATED_KEYS)
     if not mine and not any(line.strip() and not line.lstrip().startswith("#") for b in blocks for line in b.split("\n")):
         return True
     alone = split_frontmatter("---\n" + "".join(blocks) + "---\n")
@@ -234,9 +250,18 @@ class _Plan:
     moved_out: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed_outside`
     sources: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # `source_folders`
     all_documents: list[_Existing] | None = None  # `_all_doc_notes`
+    listed: dict[str, list[str]] = field(default_factory=dict)  # `listing`
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
     # source id → (the messages its notes already held, the new ones): `_shifted`
     timed: dict[str, tuple[list[Message], list[Message]]] = field(default_factory=dict)
+
+    def listing(self, folder: str) -> list[str]:
+        """The names of the notes in `folder` (not below it), read once."""
+        if folder not in self.listed:
+            full = self.vault / folder
+            names = [p.name for p in full.iterdir() if p.name.endswith(".md") and not p.name.startswith(".")] if full.is_dir() else []
+            self.listed[folder] = sorted(names)
+        return self.listed[folder]
 
     def existing(self, rel: str) -> _Existing | None:
         if rel not in self.cache:
@@ -254,7 +279,7 @@ class _Plan:
                 note = self.cache.get(rel) or _read_existing(self.vault, rel)  # not kept: only its ids are
                 if note is None or not note.source_id:
                     continue
-                for meta in _meta_lines(note.raw.decode("utf-8", errors="replace")):
+                for meta in _meta_lines(_text_of(note.raw)):
                     found.setdefault(meta["id"], []).append((rel, note.source_id))
                     for answer in meta.get("answers", "").split():
                         answered.setdefault(answer, []).append(rel)
@@ -333,7 +358,7 @@ def _head_frontmatter(path: Path) -> dict[str, Any] | None:
     """The front matter of a note when it ends in its first 8 KB (as vaultmind writes it)."""
     try:
         with path.open("rb") as f:
-            head = f.read(8192).decode("utf-8", errors="replace")
+            head = _text_of(f.read(8192))
     except OSError:
         return None
     end = head.find("\n---", 3)
@@ -351,7 +376,7 @@ def _read_bytes(path: Path) -> bytes:
 
 def _message_ids(raw: bytes) -> list[str]:
     """The message ids of a source note's meta lines (read without parsing the note)."""
-    return [meta["id"] for meta in _meta_lines(raw.decode("utf-8", errors="replace"))]
+    return [meta["id"] for meta in _meta_lines(_text_of(raw))]
 
 
 def _meta_lines(text: str) -> Iterator[dict[str, str]]:
@@ -588,7 +613,106 @@ def _by_name(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> 
         placed = [plan.placed(f) for f in sources[source_id]]
         return any(s == source_id for held in placed for i in ids for _, s in held.get(i, ()))
 
-    return [(i, scope) for i, scope in found if i.rsplit("/", 1)[0] == workspace or holds_one(i)]
+    named = [(i, scope) for i, scope in found if i.rsplit("/", 1)[0] == workspace or holds_one(i)]
+    return named + [kin for kin in _sharing(plan, batch, sources) if kin[0] not in {i for i, _ in named}]
+
+
+def _sharing(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(source id, scope) of the sources whose notes of the days of `batch`'s messages (on the
+    vault's clock, or UTC's) hold one of them: the conversation under another name (a Slack
+    channel renamed between its file and its export; Slack's message ids are the channel's).
+    For a batch of an export (`by_name`), only the sources of its workspace (or of one its
+    `by_name` names) known by their name (their id ends in their folder's name): a channel's
+    file; for a channel's file (`name_only`), any source — as one of a same-named folder is
+    joined when it holds one of its messages (`_by_name`): a file's messages may name no team."""
+    own = batch.meta.source_id
+    workspaces = {own.rsplit("/", 1)[0], *(i.rsplit("/", 1)[0] for i, _ in batch.by_name)}
+    ids = {message.message_id for message in batch.messages}
+    days: set[str] = set()
+    for message in batch.messages:  # its day on the vault's clock, and in UTC (another clock's)
+        at = to_utc(message.timestamp)
+        days.update({at.astimezone(plan.zone).date().isoformat(), at.date().isoformat()})
+    found: list[tuple[str, str]] = []
+    for source_id, folders in sorted(sources.items()):
+        if source_id == own or (not batch.name_only and source_id.rsplit("/", 1)[0] not in workspaces):
+            continue
+        for folder in folders:
+            if not batch.name_only and slugify(source_id.rsplit("/", 1)[-1]) != folder.rsplit("/", 1)[-1]:
+                continue
+            rels = [f"{folder}/{name}" for name in plan.listing(folder) if name.split(".", 1)[0] in days]
+            notes = (plan.cache.get(rel) or _read_existing(plan.vault, rel) for rel in rels)  # not kept: only its ids are
+            held = next((n for n in notes if n is not None and n.source_id == source_id and ids & set(_message_ids(n.raw))), None)
+            if held is not None:
+                found.append((source_id, str(held.data.get("scope") or "")))
+                break
+    return [(i, scope) for i, scope in found if scope]
+
+
+def _joined(batches: Sequence[SourceBatch], report: IngestReport) -> list[SourceBatch]:
+    """The batches of one ingest, each conversation known by its name only (`SourceBatch.
+    name_only`: a Slack channel's file) given with its export joined to the export's batch, as
+    when they come in two ingests (`_by_name`): the export's batch whose `by_name` names it (of
+    its workspace), or that shares a message with it (the channel renamed, or a file whose
+    messages name no team). Its messages the export does not hold join the export's batch,
+    under the channel's id; one both hold is the export's (with its names), known. Files of
+    one channel without its export that share a message are joined too, into the one with the
+    most messages."""
+    out = _one_name(batches)
+    for lone in [batch for batch in out if batch.name_only]:
+        kin = [(shared, -n) for n, batch in enumerate(out) if (shared := _kinship(lone, batch)) is not None]
+        if kin:
+            out = _join(out, lone, out[-max(kin)[1]], report)
+    for lone in [batch for batch in out if batch.name_only]:  # files of one channel, without its export
+        ids = {m.message_id for m in lone.messages}
+        sharing = [b for b in out if b.name_only and b.meta.kind == lone.meta.kind and ids & {m.message_id for m in b.messages}]
+        best = min(sharing, key=lambda b: (-len(b.messages), b.meta.source_id), default=lone)
+        if best is not lone and any(b is lone for b in out):
+            out = _join(out, lone, best, report)
+    return out
+
+
+def _join(batches: list[SourceBatch], lone: SourceBatch, into: SourceBatch, report: IngestReport) -> list[SourceBatch]:
+    """`batches` with `lone`'s messages that `into` does not hold joined to `into` (the others
+    known), and `lone` left out."""
+    held = {message.message_id for message in into.messages}
+    joined = replace(into, messages=(*into.messages, *(m for m in lone.messages if m.message_id not in held)))
+    report.messages_known += sum(1 for m in lone.messages if m.message_id in held)
+    return [joined if batch is into else batch for batch in batches if batch is not lone]
+
+
+def _one_name(batches: Sequence[SourceBatch]) -> list[SourceBatch]:
+    """The batches of one ingest, the exports of a conversation renamed between them (a Slack
+    channel's export as #general and as #announcements: one source id, two scopes) under the
+    name of the one with the newest message, so each day is one note; each knows the names of
+    all (`by_name`)."""
+    scopes: dict[str, set[str]] = {}
+    for batch in batches:
+        if batch.by_name:
+            scopes.setdefault(batch.meta.source_id, set()).add(batch.meta.scope)
+    renamed = {source_id for source_id, names in scopes.items() if len(names) > 1}
+    if not renamed:
+        return list(batches)
+    out = list(batches)
+    for source_id in sorted(renamed):
+        mine = [batch for batch in out if batch.by_name and batch.meta.source_id == source_id]
+        newest = max(mine, key=lambda b: (max(to_utc(m.timestamp) for m in b.messages), b.meta.scope))
+        names = tuple(dict.fromkeys(kin for batch in mine for kin in batch.by_name))
+        out = [
+            replace(batch, meta=newest.meta, by_name=names) if batch.by_name and batch.meta.source_id == source_id else batch
+            for batch in out
+        ]
+    return out
+
+
+def _kinship(lone: SourceBatch, batch: SourceBatch) -> int | None:
+    """How many messages `lone` (known by its name only) shares with `batch` of an export, when
+    `batch` is its conversation (`_joined`); else None."""
+    if batch.name_only or not batch.by_name or batch.meta.kind != lone.meta.kind:
+        return None
+    shared = len({m.message_id for m in lone.messages} & {m.message_id for m in batch.messages})
+    named = lone.meta.source_id in {i for i, _ in batch.by_name}
+    same = lone.meta.source_id.rsplit("/", 1)[0] == batch.meta.source_id.rsplit("/", 1)[0]
+    return shared if shared or (named and same) else None
 
 
 def _scope_of(plan: _Plan, folder: str) -> str | None:
@@ -617,29 +741,36 @@ def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new
             plan.report.messages_edited += 1
 
 
-_REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]\Z")
+_REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]")
+_REPLACED_END_RE = re.compile(_REPLACED_RE.pattern + r"\Z")
+
+
+def _marked(text: str, own: str) -> bool:
+    """Whether `text` (a message in a note) is `own` (its text, as the export gives it) with the
+    mark `_mark_replaced` puts after it, as its own last paragraph: a message whose own text
+    ends in such a line (a vaultmind note pasted into ChatGPT) is not taken for marked."""
+    return text.startswith(own) and _REPLACED_RE.fullmatch(text, len(own)) is not None
 
 
 def _mark_replaced(group: _Group, current: dict[str, Message]) -> int:
     """Mark in `current` (a note's messages) those the export holds off the branch it shows
     (`SourceBatch.replaced`: a ChatGPT answer regenerated, a prompt edited) with a last line
     `[replaced: why]`, so a reader and the memory can tell them from what was said after; a
-    message of the branch shown loses such a mark (switched back to in ChatGPT) — when the export
-    holds, off that branch, a message of the note (an older export, which does not know the
-    answer that replaced it, changes nothing). Nothing is removed from the note. The number of
+    message of the branch shown loses such a mark (switched back to in ChatGPT). Only an export
+    that holds every message of the note changes a mark: an older one, which does not know the
+    messages that came after it, changes none. Nothing is removed from the note. The number of
     messages changed."""
-    if group.replaced is None:
+    if group.replaced is None or not set(current) <= {*group.messages, *group.replaced}:
         return 0
-    knows = any(message_id in current for message_id in group.replaced)
     changed = 0
     for message_id, message in sorted(current.items()):
         text = note_text(message.text)
-        mark = _REPLACED_RE.search(text)
         why = group.replaced.get(message_id)
-        if why is not None and mark is None:
+        shown = group.messages.get(message_id)
+        if why is not None and _REPLACED_END_RE.search(text) is None:  # (a text of its own so ending reads as marked)
             current[message_id] = replace(message, text=f"{text}\n\n[replaced: {why}]")
-        elif knows and message_id in group.messages and mark is not None:
-            current[message_id] = replace(message, text=text[: mark.start()])
+        elif shown is not None and _marked(text, own := note_text(shown.text)):
+            current[message_id] = replace(message, text=own)
         else:
             continue
         changed += 1
@@ -711,6 +842,10 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
                 target = note
             elif not ours:
                 user_edited.append(note)
+            else:  # vaultmind's too (the note before it was yours, and is vaultmind's again): known
+                taken.update(note.messages())
+        elif note.source_id in group.known_in and str(note.data.get("kind")) == group.meta.kind:
+            taken.update(note.messages())  # its conversation under an earlier id (`known_in`): known
 
     known = own | taken | {message_id for note in user_edited for message_id in note.messages()}
     known.update(  # already written in another note: not again
@@ -729,8 +864,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         if mine is not None:
             report.messages_known += 1
             said = note_text(mine.text)
-            if group.replaced is not None:  # a mark of `_mark_replaced` is no change of its text
-                said = _REPLACED_RE.sub("", said)
+            if group.replaced is not None and _marked(said, note_text(message.text)):  # a mark of `_mark_replaced` is no change of its text
+                said = note_text(message.text)
             if said not in {note_text(message.text), note_text(quoting.text)}:
                 where = target.path if target is not None else base
                 report.warnings.append(
@@ -755,6 +890,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     data = render_source_note(meta, merged, plan.zone).encode("utf-8")
     if new:
         _say_moved_out(plan, group, elsewhere, len(new), target.path if target is not None else free)
+        wide = [note.path for note in user_edited] + [p for paths in elsewhere.values() for p in paths]
+        _say_wide(plan, wide, f"its messages are known, and {len(new)} new message(s) are written to {target.path if target is not None else free}")
     if target is not None:
         plan.claimed.add(target.path)
         if not new and not marked:  # nothing to add: the note stays as it is, its front matter included
@@ -778,6 +915,21 @@ def _say_moved_out(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]], 
         if not any(w.startswith(said) for w in plan.report.warnings):
             plan.report.warnings.append(
                 f"{said} its messages are known, and {added} new message(s) of its {whole} are written to {path}"
+            )
+
+
+def _say_wide(plan: _Plan, paths: Sequence[str], what: str) -> None:
+    """Warn, once per note, that a note of `paths` re-saved as UTF-16 or UTF-32 is read but not
+    written to, and `what` was done instead."""
+    for path in sorted(set(paths)):
+        note = plan.existing(path)
+        if note is None or not note.encoding.startswith(("utf-16", "utf-32")):
+            continue
+        said = f"{path}: saved as {note.encoding[:6].upper()} text, not UTF-8"
+        if not any(w.startswith(said) for w in plan.report.warnings):
+            plan.report.warnings.append(
+                f"{said} (as Windows Notepad can), so vaultmind does not write to it: {what}; "
+                "re-save it as UTF-8 to read it in Obsidian"
             )
 
 
@@ -904,6 +1056,7 @@ def _plan_document(plan: _Plan, doc: DocumentInput, folder_notes: list[_Existing
     while (path := name(base, n)) in plan.claimed or plan.existing(path) is not None:
         n += 1
     plan.claimed.add(path)
+    _say_wide(plan, [note.path for note in user_edited], f"its next version is written to {path}")
     start = _opt_str(user_edited[0].data.get("time_start")) if user_edited else None
     data = _render_document(doc, latest + 1, start or modified, modified)
     plan.writes.append(_Write(path, data, None, replaced=1 if user_edited else 0))
@@ -1060,7 +1213,7 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
     notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show."""
     plan = _Plan(Path(vault), zone=zone)
-    groups = _group_batches([_earlier(plan, batch) for batch in batches], plan.report, zone)
+    groups = _group_batches([_earlier(plan, batch) for batch in _joined(batches, plan.report)], plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
     # first its own group's, which then holds what it holds
     homed = [not _own_note(plan, g) and _home(plan, g, _elsewhere(plan, g)) is not None for g in groups]

@@ -5,7 +5,12 @@
 - Without one, UTF-16 and UTF-32 are told by their NUL bytes: in ASCII-heavy text (what
   Windows Notepad saves as "Unicode" without a mark, say) every other byte (UTF-16), or three
   of every four (UTF-32), is NUL, always at the same place in its pair (or four). Such a guess
-  is kept only when the text it gives is text (hardly any control characters).
+  is kept only when the text it gives is text (hardly any control characters). Text of another
+  script (Greek, Cyrillic, CJK) in UTF-16 has few NULs (its spaces, line breaks and digits),
+  all in the high byte of their pair: bytes that are not UTF-8, whose NULs fall in one byte of
+  the pairs (nearly never the other), are UTF-16 of that order when the text it gives holds no
+  control character, unassigned or private-use code point (binary data read so holds many). A
+  single byte left over at the end (a cut file) is replaced, not taken for binary.
 - Otherwise a NUL byte in the first 8 KB means a binary file (`text` is None) — for a caller
   that allows stray NULs (`binary_share`), only when control bytes are more than that share of
   those 8 KB — and the rest is UTF-8, else `fallback` with replacement characters (`bad_byte`
@@ -15,6 +20,8 @@
 from __future__ import annotations
 
 import codecs
+import unicodedata
+from collections import Counter
 from dataclasses import dataclass, replace
 
 SNIFF_BYTES = 8192
@@ -52,9 +59,12 @@ def decode_text(data: bytes, fallback: str = "utf-8", binary_share: float = 0.0)
             return replace(_decoded(data[len(bom) :], encoding, fallback=""), mark=len(bom))
     guess = _wide_without_bom(data[:SNIFF_BYTES])
     if guess is not None:
-        decoded = _decoded(data, guess, fallback="")
-        if decoded.text is not None and _looks_like_text(decoded.text):
+        decoded = _decoded_wide(data, guess)
+        if decoded.text is not None and _looks_like_text(_whole(decoded, len(data))):
             return decoded
+    script = _script_without_bom(data)
+    if script is not None:
+        return script
     sample = data[:SNIFF_BYTES]
     if b"\x00" in sample and sum(1 for byte in sample if byte < 32 and byte not in _TEXT_BYTES) > binary_share * len(sample):
         return DecodedText(None, "")
@@ -67,6 +77,79 @@ def _decoded(data: bytes, encoding: str, fallback: str) -> DecodedText:
     except UnicodeDecodeError as exc:
         used = fallback or encoding
         return DecodedText(data.decode(used, errors="replace"), used, exc.start)
+
+
+def _decoded_wide(data: bytes, encoding: str) -> DecodedText:
+    """`data` in a UTF-16 or UTF-32 `encoding`; a last unit cut short (an odd byte at the end)
+    is one replacement character, said by `bad_byte` (and not counted against the text)."""
+    cut = len(data) % (4 if encoding.startswith("utf-32") else 2)
+    if cut:
+        whole = _decoded(data[:-cut], encoding, fallback="")
+        if whole.bad_byte is None and whole.text is not None:
+            return DecodedText(whole.text + "\ufffd", encoding, len(data) - cut)
+    return _decoded(data, encoding, fallback="")
+
+
+def _whole(decoded: DecodedText, size: int) -> str:
+    """The text of `decoded` (of `size` bytes) without the replacement character of a last unit cut short."""
+    text = decoded.text or ""
+    cut = decoded.bad_byte is not None and decoded.bad_byte >= size - 3 and text.endswith("\ufffd")
+    return text[:-1] if cut else text
+
+
+_UTF8_CONTROL_SHARE = 0.05  # of UTF-8 text's bytes, at most, control bytes other than NUL and a text's own
+_NOT_TEXT = frozenset({"Cn", "Co", "Cs"})  # unassigned, private use, surrogate
+_SCRIPT_MIN_BYTES = 16  # below, too few characters to tell text from bytes
+_SCRIPT_SURE_BYTES = 64  # below, a text's letters must be of one script (random bytes pass too often)
+_SCRIPTS = 4  # of the scripts of a text's letters (CJK, HIRAGANA, KATAKANA, LATIN), at most; one is a third of them
+_VARIETY = 16  # different characters a text holds at least (or a quarter of its length)
+_ASCII_PAIRS_SHARE = 0.5  # of UTF-16 text's characters, at most, two printable ASCII bytes (CJK: about 1 in 5)
+
+
+def _script_without_bom(data: bytes) -> DecodedText | None:
+    """UTF-16 text of a script other than Latin, without a byte order mark (see the module doc),
+    or None: the byte order whose text is text, the one whose high bytes hold more of the NULs
+    first."""
+    sample = data[:SNIFF_BYTES]
+    sample = sample[: len(sample) - len(sample) % 2]
+    if len(sample) < _SCRIPT_MIN_BYTES or b"\x00" not in sample or _reads_as_utf8(sample):
+        return None
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    for encoding in ("utf-16-le", "utf-16-be") if odd >= even else ("utf-16-be", "utf-16-le"):
+        decoded = _decoded_wide(data, encoding)
+        if decoded.bad_byte is not None and decoded.bad_byte < len(data) - 1:
+            continue
+        text = _whole(decoded, len(data))
+        if _script_text(text, _SCRIPTS if len(data) >= _SCRIPT_SURE_BYTES else 1):
+            return decoded
+    return None
+
+
+def _script_text(text: str, at_most: int) -> bool:
+    """Whether `text`, read as UTF-16, is text: no control character, unassigned or private-use
+    code point, not mostly pairs of ASCII characters (ASCII bytes read two by two give CJK
+    ideographs: "Bush hid the facts"), not a few characters over and over (a binary pattern),
+    and letters of at most `at_most` scripts, a third of them at least of one (binary data read
+    so gives letters of many)."""
+    if any((ch < " " and ch not in _TEXT_CONTROLS) or ch == "\x7f" or unicodedata.category(ch) in _NOT_TEXT for ch in text):
+        return False
+    paired = sum(1 for ch in text if 0x20 <= ord(ch) >> 8 <= 0x7E and 0x20 <= ord(ch) & 0xFF <= 0x7E)
+    if paired > _ASCII_PAIRS_SHARE * len(text) or len(set(text)) < min(_VARIETY, len(text) / 4):
+        return False
+    scripts = Counter(unicodedata.name(ch, "?").split(" ", 1)[0] for ch in text if ch.isalpha())
+    return 0 < len(scripts) <= at_most and scripts.most_common(1)[0][1] * 3 >= scripts.total()
+
+
+def _reads_as_utf8(sample: bytes) -> bool:
+    """Whether `sample` is UTF-8 text, NULs aside: valid (but for a character cut at its end),
+    and hardly any other control byte (UTF-16 Greek or Cyrillic, read so, is half control bytes)."""
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data" or exc.start < len(sample) - 3:
+            return False
+    controls = sum(1 for byte in sample if (byte < 32 or byte == 127) and byte and byte not in _TEXT_BYTES)
+    return controls <= _UTF8_CONTROL_SHARE * len(sample)
 
 
 def _wide_without_bom(sample: bytes) -> str | None:
