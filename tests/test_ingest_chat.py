@@ -1208,6 +1208,23 @@ def test_a_chat_note_moved_out_of_sources_is_yours_and_its_messages_never_writte
     assert snapshot_files(vault) == snapshot
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
+def test_a_chat_note_moved_out_and_re_saved_as_utf16_is_still_known(tmp_path: Path, vault: Path, encoding: str) -> None:
+    """Moved out of sources/ and re-saved by Notepad as "Unicode": the look for moved notes read
+    only UTF-8 front matter, so every message of the note was written again."""
+    kind, name, text = MOVED_EXPORTS["whatsapp"]
+    export = write(tmp_path / "1", name, text(0))
+    first = ingest_paths(kind, [export], vault)
+    moved = vault / "Projects" / "Kept this one.md"
+    moved.parent.mkdir()
+    moved.write_bytes((vault / first.written[0]).read_text(encoding="utf-8").encode(encoding))
+    (vault / first.written[0]).unlink()
+    before = moved.read_bytes()
+    report = ingest_paths(kind, [write(tmp_path / "2", name, text(1))], vault)
+    assert moved.read_bytes() == before, "your note is never written to"
+    assert (report.messages_added, report.messages_known) == (1, first.messages_added)
+
+
 def test_a_moved_chat_note_counts_only_for_its_own_chat(tmp_path: Path, vault: Path) -> None:
     """"Happy new year!" sent to two chats in the same minute has one hashed id in both: the
     family chat's day note moved out of sources/ holds it for the family chat only — the

@@ -11,7 +11,8 @@ folder of `sources/` (still vaultmind's) or out of `sources/`, into a folder of 
   front matter opening (`---`), or whose front matter has no `kind: <kind>` line, is dropped
   without decoding or parsing it — almost every user note, summary and entity note;
 - only a note left (vaultmind's `vaultmind: source` and a `source_id`) has its front matter
-  parsed; the writer then reads it whole for its message ids.
+  parsed; the writer then reads it whole for its message ids. A note re-saved as UTF-16 or
+  UTF-32 (told by its first bytes) is read whole and decoded first.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.vault.encoding import decode_text
 
 HEAD_BYTES = 4096  # of each note; a front matter that goes on past them is read whole
 _OPENING_RE = re.compile(rb"(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
@@ -30,6 +32,8 @@ _OPENING_RE = re.compile(rb"(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
 _CLOSING_RE = re.compile(rb"\n---[ \t]*\r?(?:\n|\Z)")
 _SOURCE_RE = re.compile(rb"""\nvaultmind:[ \t]*(["']?)source\1[ \t]*\r?\n""")
 _SOURCE_ID_RE = re.compile(rb"\nsource_id:[ \t]*\S")
+# a UTF-16 or UTF-32 byte order mark, or a "-" with a NUL beside it (the same without a mark)
+_WIDE_RE = re.compile(rb"\xff\xfe|\xfe\xff|-\x00|\x00-")
 
 
 def moved_notes(vault: Path, kind: str) -> list[tuple[str, str]]:
@@ -71,6 +75,8 @@ def _source_id(path: str, kind: str, kind_re: re.Pattern[bytes]) -> str | None:
     """The `source_id` of the note at `path` when it is a source note of vaultmind's of the
     `kind` (its line matched by `kind_re`); None for any other file (told by its first bytes, mostly)."""
     head = _head(path)
+    if _WIDE_RE.match(head):  # a note re-saved as UTF-16 or UTF-32: its bytes as UTF-8 (rare, read whole)
+        head = _as_utf8(_read(path))
     opening = _OPENING_RE.match(head)
     if opening is None:
         return None
@@ -89,6 +95,11 @@ def _source_id(path: str, kind: str, kind_re: re.Pattern[bytes]) -> str | None:
     if data.get("vaultmind") != "source" or data.get("kind") != kind or value is None or not str(value):
         return None
     return str(value)
+
+
+def _as_utf8(data: bytes) -> bytes:
+    text = decode_text(data).text
+    return text.encode("utf-8") if text is not None else b""
 
 
 def _head(path: str) -> bytes:
