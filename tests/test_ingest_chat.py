@@ -1121,6 +1121,23 @@ def test_an_older_chatgpt_export_changes_no_mark_of_a_newer_one(tmp_path: Path, 
         assert _chatgpt_leaves(vault) == newest, name
 
 
+def test_several_chatgpt_exports_in_one_ingest_show_the_newest_branch(tmp_path: Path, vault: Path) -> None:
+    """Exports of one conversation given together wrote every branch unmarked: an answer since
+    regenerated read as said. The export that holds all the others' messages is the newest;
+    what it holds off its branch is written marked, in any order of the paths."""
+    u1, a1 = ("u1", None, "user", "Capital of Australia?", 10), ("a1", "u1", "assistant", "Sydney.", 20)
+    a1b = ("a1b", "u1", "assistant", "Canberra.", 100)
+    old = write(tmp_path / "old", "conversations.json", json.dumps(_capital([u1, a1], "a1")))
+    new = write(tmp_path / "new", "conversations.json", json.dumps(_capital([u1, a1, a1b], "a1b")))
+    mark = "\n\n[replaced: an earlier answer, regenerated in ChatGPT]"
+    for order, where in (((old, new), vault), ((new, old), tmp_path / "other")):
+        if where != vault:
+            where.mkdir()
+        ingest_paths("chat", list(order), where)
+        assert _chatgpt_leaves(where) == [("u1", "Capital of Australia?"), ("a1", "Sydney." + mark), ("a1b", "Canberra.")]
+    assert snapshot_files(vault) == snapshot_files(tmp_path / "other"), "the same note in either order"
+
+
 # --- notes moved out of sources/ ------------------------------------------------------------------
 
 

@@ -344,6 +344,9 @@ class _Group:
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
     known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`
     replaced: dict[str, str] | None = None  # `SourceBatch.replaced`
+    # each branched export's view: (the messages it holds, on its branch or off it; its `replaced`)
+    views: list[tuple[frozenset[str], dict[str, str]]] = field(default_factory=list)
+    batches: set[int] = field(default_factory=set)  # the exports (by their place in the ingest) seen
 
 
 def _head_source_id(path: Path) -> str | None:
@@ -408,7 +411,7 @@ def _sort_key(message: Message) -> tuple[datetime, str]:
 
 def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: tzinfo) -> list[_Group]:
     groups: dict[tuple[str, str], _Group] = {}
-    for batch in batches:
+    for batch_no, batch in enumerate(batches):
         meta = batch.meta
         if meta.kind not in CALLOUT_TYPES:
             raise IngestError(
@@ -429,8 +432,11 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                 group = groups[(base, meta.source_id)] = _Group(replace(meta, title=title), base)
             group.related.update(batch.related)
             group.known_in.update(batch.known_in)
-            if batch.replaced is not None:
+            if batch.replaced is not None and batch_no not in group.batches:  # once per export
+                group.batches.add(batch_no)
                 group.replaced = {**(group.replaced or {}), **dict(batch.replaced)}
+                held = frozenset(m.message_id for m in batch.messages) | {message_id for message_id, _ in batch.replaced}
+                group.views.append((held, dict(batch.replaced)))
             if msg.message_id in batch.edited:
                 group.edited.add(msg.message_id)
             seen = group.messages.get(msg.message_id)
@@ -444,7 +450,22 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                     report.warnings.append(
                         f"{base}: message {msg.message_id!r} appears twice in the export with different text; kept the first"
                     )
+    for group in groups.values():
+        _newest_view(group)
     return [groups[key] for key in sorted(groups)]
+
+
+def _newest_view(group: _Group) -> None:
+    """Of several exports of one branched conversation in one ingest (ChatGPT), the one that
+    holds every message the others hold is the newest: its branch is the one shown, and what
+    it holds off that branch is marked (`replaced`), even a message an older export showed.
+    When none holds all the others', their views stay merged."""
+    if len(group.views) < 2:
+        return
+    every = frozenset().union(*(held for held, _ in group.views))
+    newest = [replaced for held, replaced in group.views if held == every]
+    if newest:
+        group.replaced = newest[-1]
 
 
 def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
@@ -875,6 +896,9 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             report.messages_known += 1
         else:
             new[message_id] = quoting if quote is not None and _unanswered(plan, group, quote) else message
+            if group.replaced is not None and (why := group.replaced.get(message_id)) is not None:
+                # shown by an older export of this ingest, off the newest's branch: marked at once
+                new[message_id] = replace(message, text=f"{note_text(message.text)}\n\n[replaced: {why}]")
     # held messages the export no longer holds: all of them, when it was read in another zone
     plan.timed.setdefault(group.meta.source_id, ([], []))[0].extend(
         message for message_id, message in current.items() if message_id not in group.messages
