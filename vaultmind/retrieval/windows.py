@@ -109,7 +109,8 @@ def question_tense(question: str) -> Tense | None:
     upcoming in June?", "where are we going to stay?"), what is ("what is happening in April?",
     "what are we doing in May?") or what was ("what did we decide on 7 March?", "what happened in
     April?", "when did she plan on going to Paris?"): the first of its future and past
-    auxiliaries or common past verbs, else a present one; else None. "Will" capitalised inside a question is a name ("what did Will say?")."""
+    auxiliaries or common past verbs, else a present one; else None. "Will" capitalised inside
+    a question is a name ("what did Will say?")."""
     futures = (m for m in _FUTURE.finditer(question) if not (m.group() == "Will" and question[: m.start()].strip()))
     future, past = next(futures, None), _PAST.search(question)
     if future is not None and (past is None or future.start() < past.start()):
@@ -127,7 +128,10 @@ def coming_weekday(window: TimeWindow, now: datetime, tense: Tense | None) -> Ti
     what was ("what will we do on Friday?", "what time does the play start on Friday?", "this
     Friday" on a Sunday) the coming one."""
     if tense != "past" and window.end <= now and _ON_WEEKDAY.match(window.text):
-        return TimeWindow(window.start + timedelta(days=7), window.end + timedelta(days=7), window.text)
+        try:
+            return TimeWindow(window.start + timedelta(days=7), window.end + timedelta(days=7), window.text)
+        except OverflowError:  # at the calendar's very end
+            return window
     return window
 
 
@@ -149,7 +153,10 @@ def names_a_day_in(window: TimeWindow, text: str, written: datetime) -> bool:
     year is the next one on or after the day it was written."""
     day = datetime(written.year, written.month, written.day)
     for m in _DAY_MENTION.finditer(text.lower()):
-        span = _mentioned(m, day)
+        try:
+            span = _mentioned(m, day)
+        except OverflowError:  # written at the calendar's very end
+            continue
         # a span longer than the window (a week, for a day: "bins are collected this week")
         # names none of its days in particular
         narrow = span is not None and span[1] - span[0] <= max(window.end - window.start, timedelta(days=1))
