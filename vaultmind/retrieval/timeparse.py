@@ -365,9 +365,9 @@ _NEXT_WORD = re.compile(r" (?!(?:and|or|to|through|till|until)\b)[a-z]")
 
 def _names_a_thing(m: re.Match[str]) -> bool:
     """A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our
-    March offsite", "the 2024 taxes") is a name's first word: the thing, not a window (with a preposition or a year it
-    is one: "in Q2", "the Q2 2024 budget"; without the determiner a verb may follow: "how did
-    Q3 go?")."""
+    March offsite", "the 2024 taxes") is a name's first word: the thing, not a window (with a
+    preposition or a year it is one: "in Q2", "the Q2 2024 budget"; without the determiner a
+    verb may follow: "how did Q3 go?")."""
     return bool(_DETERMINER.search(m.string, 0, m.start()) and _NEXT_WORD.match(m.string, m.end()))
 
 
