@@ -9,8 +9,8 @@ the one it changes among its strongest candidates that share the question's word
 A change is told by a few patterns, in a sentence that states it: not one that asks or
 proposes ("Could we move the BBQ to Sunday?", "Is the meeting postponed?", "If we move it…",
 "Let's move it to Friday"), nor an instruction ("Switch to dark mode", "Don't forget to cancel
-Netflix"), nor one that denies it ("no delay", "not postponed"), nor "instead of" (a preference, not a
-change). English only, no model.
+Netflix"), nor one that denies it ("no delay", "not postponed"), nor "instead of" (a
+preference, not a change). English only, no model.
 """
 
 from __future__ import annotations
