@@ -417,6 +417,35 @@ def test_a_slack_channel_renamed_between_exports_is_one_conversation(tmp_path: P
         assert ingest_paths("chat", [path], vault).messages_added == 0
 
 
+def test_a_renamed_slack_channel_s_notes_moved_out_of_sources_are_still_known(tmp_path: Path) -> None:
+    """A channel's file (#general, two days) ingested, its notes dragged out of sources/, then
+    the channel's export under its new name (#announcements): the moved notes' messages were
+    known only under the file's id, not the export's, and both days were written again."""
+    days = {
+        "2024-03-04": [{"type": "message", "ts": "1709542800.000100", "user": "U01", "text": "Morning all", "team": "T01"},
+                       {"type": "message", "ts": "1709543100.000200", "user": "U02", "text": "On it", "team": "T01"}],
+        "2024-03-05": [{"type": "message", "ts": "1709629200.000100", "user": "U01", "text": "Day two: launch plan", "team": "T01"}],
+        "2024-03-06": [{"type": "message", "ts": "1709715600.000100", "user": "U01", "text": "After the rename", "team": "T01"}],
+    }  # fmt: skip
+    general = write(tmp_path / "old", "general.json", json.dumps(days["2024-03-04"] + days["2024-03-05"]))
+    export = tmp_path / "export"
+    write(export, "channels.json", json.dumps([{"id": "C01", "name": "announcements", "created": 1700000000}]))
+    write(export, "users.json", json.dumps([{"id": "U01", "name": "alice", "team_id": "T01", "real_name": "Alice Chen"},
+                                            {"id": "U02", "name": "bob", "team_id": "T01", "real_name": "Bob Stone"}]))  # fmt: skip
+    for day, messages in days.items():
+        write(export, f"announcements/{day}.json", json.dumps(messages))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    ingest_paths("chat", [general], vault)
+    (vault / "Projects").mkdir()
+    for note in sorted((vault / "sources").rglob("*.md")):
+        note.rename(vault / "Projects" / note.relative_to(vault).as_posix().replace("/", "_"))
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_added, report.messages_known) == (1, 3)
+    held = [message_id for _, message_id in _held(vault)]  # the moved notes' and those in sources/
+    assert sorted(held) == sorted(set(held)) and len(held) == 4, "no message twice"
+
+
 @pytest.mark.parametrize("runs", ["general.json | renamed | bare.json", "renamed | bare.json", "export + renamed",
                                   "general.json + bare.json + announcements.json", "bare.json + renamed + export"])
 def test_a_renamed_slack_channel_in_one_ingest_or_given_without_a_team_is_one_conversation(tmp_path: Path, runs: str) -> None:

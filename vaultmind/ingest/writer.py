@@ -492,24 +492,31 @@ def _elsewhere(plan: _Plan, group: _Group) -> dict[str, list[str]]:
             for source_id in sorted({group.meta.source_id, *group.known_in}):
                 folders += [f for f in sources.get(source_id, ()) if f not in folders]
     ids = sorted({*group.messages, *group.related})
-    pools = [plan.placed(f) for f in folders]
-    if any(not any(_of_group(group, source_id) for placed in pools for _, source_id in placed.get(i, ())) for i in ids):
-        pools.append(plan.placed_outside(kind))  # (every message found: a note moved elsewhere adds nothing)
+    pools = [(plan.placed(f), False) for f in folders]
+    if any(not any(_of_group(group, source_id) for placed, _ in pools for _, source_id in placed.get(i, ())) for i in ids):
+        pools.append((plan.placed_outside(kind), True))  # (every message found: a note moved elsewhere adds nothing)
     stem = group.base[:-3]
     out: dict[str, list[str]] = {}
-    for placed in pools:
+    for placed, moved in pools:
         for message_id in ids:
             for path, source_id in placed.get(message_id, ()):
                 own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
-                if not own and _of_group(group, source_id):
+                if not own and _of_group(group, source_id, moved=moved):
                     out.setdefault(message_id, []).append(path)
     return out
 
 
-def _of_group(group: _Group, source_id: str) -> bool:
+def _of_group(group: _Group, source_id: str, *, moved: bool = False) -> bool:
     """Whether a note of `source_id` holds the group's conversation: any for email, whose
-    Message-IDs are global; for chat, its source's, or an earlier id's (`known_in`)."""
-    return group.meta.kind == "email" or source_id == group.meta.source_id or source_id in group.known_in
+    Message-IDs are global; for chat, its source's, or an earlier id's (`known_in`). A Slack
+    note `moved` out of `sources/`, where its channel's other names are not looked for (a
+    channel renamed, or named by its file alone), counts for any channel of its workspace that
+    shares a message's `ts` with it."""
+    if group.meta.kind == "email" or source_id == group.meta.source_id or source_id in group.known_in:
+        return True
+    own = group.meta.source_id
+    slack = own.startswith("slack:") and source_id.startswith("slack:")
+    return moved and slack and source_id.rsplit("/", 1)[0] == own.rsplit("/", 1)[0]
 
 
 def _own_note(plan: _Plan, group: _Group) -> bool:
@@ -598,8 +605,9 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
             return batch
         if sources.get(batch.meta.source_id):  # its own notes too: theirs and the earlier ones' messages are known
             return replace(batch, known_in=tuple(i for i, _ in before))
-        (legacy, scope), *rest = before
-        return replace(batch, meta=replace(batch.meta, source_id=legacy, scope=scope), known_in=tuple(i for i, _ in rest))
+        (legacy, scope), *rest = before  # (its own id's messages known too: in a note moved out of sources/)
+        known = (batch.meta.source_id, *(i for i, _ in rest))
+        return replace(batch, meta=replace(batch.meta, source_id=legacy, scope=scope), known_in=known)
     if not legacy:
         return batch
     earlier = replace(
