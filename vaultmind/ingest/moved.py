@@ -76,14 +76,14 @@ def _source_id(path: str, kind: str, kind_re: re.Pattern[bytes]) -> str | None:
     `kind` (its line matched by `kind_re`); None for any other file (told by its first bytes, mostly)."""
     head = _head(path)
     if _WIDE_RE.match(head):  # a note re-saved as UTF-16 or UTF-32: its bytes as UTF-8 (rare, read whole)
-        head = _as_utf8(_read(path))
+        head = _as_utf8(read_bytes(path))
     opening = _OPENING_RE.match(head)
     if opening is None:
         return None
     start = opening.end() - 1  # its line break
     closing = _CLOSING_RE.search(head, start)
     if closing is None and len(head) == HEAD_BYTES:  # a front matter longer than the head: read it all
-        head = _read(path)
+        head = read_bytes(path)
         closing = _CLOSING_RE.search(head, start)
     if closing is None:
         return None
@@ -115,7 +115,8 @@ def _head(path: str) -> bytes:
         os.close(fd)
 
 
-def _read(path: str) -> bytes:
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of the file at `path`; none when it cannot be read."""
     try:
         return Path(path).read_bytes()
     except OSError:

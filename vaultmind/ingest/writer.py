@@ -50,7 +50,7 @@ from urllib.request import url2pathname
 from vaultmind.errors import RefuseToClobber, UsageError, VaultError, VaultmindError
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import DocumentInput, IngestReport, QuotedParent, SourceBatch
-from vaultmind.ingest.moved import moved_notes
+from vaultmind.ingest.moved import moved_notes, read_bytes
 from vaultmind.markdown.chunking import message_leaves
 from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter, user_blocks, with_user_keys
 from vaultmind.markdown.render import (
@@ -303,7 +303,7 @@ class _Plan:
         if kind not in self.moved_out:
             found: dict[str, list[tuple[str, str]]] = {}
             for rel, source_id in moved_notes(self.vault, kind):
-                for message_id in _message_ids(_read_bytes(self.vault / rel)):
+                for message_id in _message_ids(read_bytes(self.vault / rel)):
                     found.setdefault(message_id, []).append((rel, source_id))
             self.moved_out[kind] = found
         return self.moved_out[kind]
@@ -368,13 +368,6 @@ def _head_frontmatter(path: Path) -> dict[str, Any] | None:
     if not head.startswith("---") or end < 0:
         return None
     return split_frontmatter(head[: end + 4] + "\n").data
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
 
 
 def _message_ids(raw: bytes) -> list[str]:

@@ -332,7 +332,8 @@ def walk(
     # A window still ahead (or begun, but holding nothing yet: "today" at breakfast) can only be
     # told of by what was said before it. "What is happening in April?" asked in March is about
     # the messages that name April.
-    ahead = window is not None and window.end > now and not memory.leaves.in_window(window.start, window.end, 1)
+    empty = window is not None and not memory.leaves.in_window(window.start, window.end, 1)
+    ahead = empty and window is not None and window.end > now
     if ahead:
         asking_only = all(t in AHEAD_ASKING for t in content_terms)
         if not asking_only:  # "what are we doing in April?": April, not "doing"
@@ -489,7 +490,7 @@ def walk(
         "time_window": window.to_dict() if window else None,
         "window_ahead": ahead,  # the window is still to come: the hits are what was said before it
         # the memory holds nothing inside the window (not only: no hit shown is inside it)
-        "window_empty": window is not None and not memory.leaves.in_window(window.start, window.end, 1),
+        "window_empty": empty,
         "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
         "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",
