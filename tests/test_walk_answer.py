@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
 from vaultmind.retrieval import walk as walk_module
 from vaultmind.retrieval.answer_type import (
@@ -21,6 +22,7 @@ from vaultmind.retrieval.answer_type import (
     asking,
     holds_answer,
 )
+from vaultmind.retrieval.spelling import joined_words
 
 from .conftest import write, write_chat
 
@@ -252,6 +254,36 @@ def test_a_misspelt_word_the_memory_never_holds_is_read_as_the_word_it_does(vaul
         assert memory.walk("which invoices were recieved?")["query"]["corrected"] == {"recieved": "received"}
         evidence = memory.query("walk", {"query": "when is the lauch?", "evidence": True})["evidence"]
         assert "Read as: “lauch” → “launch”." in evidence
+
+
+def test_two_words_the_memory_writes_as_one_find_it(vault: Path) -> None:
+    """"what ice cream did we have?" never found the message that says "icecream", nor "how
+    often do you work out?" the "workout" one: the lexical search read only the two words. The
+    joined word now counts as both; a determiner is never joined ("any way" is no "anyway")."""
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            ("Nate", "Coconut milk icecream with a friend, so good!"),
+            ("Joanna", "Ice on the roads today, careful."),
+            ("Nate", "The cream van was closed."),
+            ("Joanna", "We skated on the ice after lunch."),
+            ("Joanna", "My workout is on Mondays and Thursdays with my sister."),
+            ("Nate", "Work was long; I stayed out late with the team."),
+            ("Joanna", "Anyway, the bike is fixed now."),
+            ("Nate", "Which way to the station? Any bus goes there."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        ice = memory.walk("what ice cream did we have?")
+        assert "icecream" in ice["hits"][0]["content"]
+        assert "workout" in memory.walk("how often do you work out?")["hits"][0]["content"]
+        assert joined_words(memory.leaves, "what ice cream did we make?", terms("ice cream make")) == {
+            "ice": ("icecream",),
+            "cream": ("icecream",),
+        }
+        assert joined_words(memory.leaves, "is there any way to the station?", terms("any way station")) == {}
 
 
 def test_a_misspelt_name_is_read_as_the_name_the_memory_knows(vault: Path) -> None:

@@ -17,7 +17,7 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -408,8 +408,11 @@ class ResidentLeaves:
 
     # -- queries ---------------------------------------------------------------------------
 
-    def search(self, query_terms: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """[(leaf_id, bm25)] best first, ties by id — the same ranking as `lexical.bm25`."""
+    def search(
+        self, query_terms: Sequence[str], limit: int, joined: Mapping[str, Sequence[str]] | None = None
+    ) -> list[tuple[str, float]]:
+        """[(leaf_id, bm25)] best first, ties by id — the same ranking as `lexical.bm25`. A term
+        of `joined` is also held by the leaves holding its joined forms ("ice" by "icecream")."""
         unique = sorted(set(query_terms))
         with self._held():
             self._ensure()
@@ -419,7 +422,7 @@ class ResidentLeaves:
                 return []
             scores = np.zeros(len(self._rows))
             for term in unique:
-                rows, tfs = self._postings(term)
+                rows, tfs = self._postings_of(term, joined)
                 keep = alive[rows]
                 rows, tfs = rows[keep], tfs[keep]
                 if len(rows) == 0:
@@ -435,11 +438,11 @@ class ResidentLeaves:
             top = hit[self._rows.top_rows(hit, scores[hit], k)]
             return self._rows.best_first(top, scores[top])
 
-    def document_frequency(self, term: str) -> tuple[int, int]:
-        """(leaves containing `term`, live leaves)."""
+    def document_frequency(self, term: str, joined: Mapping[str, Sequence[str]] | None = None) -> tuple[int, int]:
+        """(leaves containing `term` or, by `joined`, a form of it joined to a neighbour, live leaves)."""
         with self._held():
             self._ensure()
-            rows, _ = self._postings(term)
+            rows, _ = self._postings_of(term, joined)
             return int(np.count_nonzero(self._rows.alive[rows])), int(self._stats()[0])
 
     def _stats(self) -> tuple[float, float]:
@@ -451,9 +454,12 @@ class ResidentLeaves:
             self._live_stats = (n, max(float(self._doc_len[alive].mean()), 1.0) if n else 1.0)
         return self._live_stats
 
-    def notes_with(self, query_terms: Sequence[str], among: Collection[str]) -> dict[str, set[str]]:
+    def notes_with(
+        self, query_terms: Sequence[str], among: Collection[str], joined: Mapping[str, Sequence[str]] | None = None
+    ) -> dict[str, set[str]]:
         """Per term of `query_terms`, those of the notes `among` (paths) with at least one live
-        leaf holding it (the paths are looked up once for all the terms)."""
+        leaf holding it or, by `joined`, a form of it joined to a neighbour (the paths are
+        looked up once for all the terms)."""
         with self._held():
             self._ensure()
             found = [(path, code) for path in among if (code := self._notes.find(path)) is not None]
@@ -463,7 +469,7 @@ class ResidentLeaves:
             codes = np.array([code for _, code in found], dtype=np.int64)
             out: dict[str, set[str]] = {}
             for term in query_terms:
-                rows, _ = self._postings(term)
+                rows, _ = self._postings_of(term, joined)
                 held = np.zeros(len(self._notes.names), dtype=bool)
                 held[self._note[rows[self._rows.alive[rows]]]] = True
                 out[term] = {paths[k] for k in np.flatnonzero(held[codes]).tolist()}
@@ -617,6 +623,21 @@ class ResidentLeaves:
                 + self._term_code.nbytes + 100 * sum(len(v) for v in self._extra.values()),
                 "names": 120 * (len(self._notes.names) + len(self._author_names.names)),
             }  # fmt: skip
+
+    def _postings_of(
+        self, term: str, joined: Mapping[str, Sequence[str]] | None
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+        """The postings of `term` merged with those of its joined forms (`joined`): a leaf holding
+        both counts once, with the sum of their counts."""
+        rows, tfs = self._postings(term)
+        forms = joined.get(term, ()) if joined else ()
+        if not forms:
+            return rows, tfs
+        for form in forms:
+            more_rows, more_tfs = self._postings(form)
+            rows, tfs = np.concatenate((rows, more_rows)), np.concatenate((tfs, more_tfs))
+        merged, at = np.unique(rows, return_inverse=True)
+        return merged.astype(np.int32), np.bincount(at, weights=tfs, minlength=len(merged)).astype(np.float64)
 
     def _postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
         code = self._term_code.get(term)

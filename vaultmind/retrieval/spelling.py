@@ -19,14 +19,20 @@ leaf holds and no word list knows, with two letters swapped back or one put back
 read as a word of a name the memory knows — an entity's name or alias, or an author's
 ("Okafro" → Okafor, "Whitfeild" → Whitfield) — that leaves hold, before the question's
 entities and authors are read.
+
+Two words of the question that the memory writes as one ("ice cream" / "icecream", "road trip"
+/ "roadtrip", "work out" / "workout") are read as either (`joined_words`): the leaves holding
+the joined word hold each of the two for the lexical search. Not after a determiner ("any way"
+is not "anyway").
 """
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import string
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,6 +122,30 @@ def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> d
         if best is not None:
             out[term] = (word, best[1], best[2])
     return out
+
+
+_NOT_JOINED = frozenset({"any", "every", "some", "no", "each", "may", "there"})  # "any way" is no "anyway"
+
+
+def joined_words(leaves: ResidentLeaves, question: str, searched: Collection[str]) -> dict[str, tuple[str, ...]]:
+    """Term → the terms of the words it forms with its neighbour in the question, written as one
+    word by some leaf ("ice cream": {"ice": ("icecream",), "cream": ("icecream",)}), for two
+    neighbouring `searched` terms, each of one word of letters."""
+    out: dict[str, list[str]] = {}
+    found = words(question)
+    for first, second in itertools.pairwise(found):
+        word = first + second
+        if first in _NOT_JOINED or not word.isalpha() or not word.isascii():
+            continue
+        pair, whole = terms(first) + terms(second), terms(word)
+        if len(pair) != 2 or len(whole) != 1 or whole[0] in pair or not set(pair) <= set(searched):
+            continue
+        if leaves.document_frequency(whole[0])[0]:
+            for term in pair:
+                forms = out.setdefault(term, [])
+                if whole[0] not in forms:
+                    forms.append(whole[0])
+    return {term: tuple(forms) for term, forms in out.items()}
 
 
 def name_corrections(

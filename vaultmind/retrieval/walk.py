@@ -169,7 +169,7 @@ import itertools
 import math
 import re
 import statistics
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -193,7 +193,7 @@ from vaultmind.retrieval.entity_names import EntityNames, entity_names
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.people import name_terms, person_terms
 from vaultmind.retrieval.revisions import changes
-from vaultmind.retrieval.spelling import corrections, name_corrections
+from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
@@ -341,7 +341,8 @@ def walk(
     only_window = window is not None and asking_only
     # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
     only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
-    lexical = memory.leaves.search(content_terms, CANDIDATES) if content_terms and not (only_window or only_entity) else []
+    joined = joined_words(memory.leaves, question, content_terms)  # "ice cream" is held by "icecream" too
+    lexical = memory.leaves.search(content_terms, CANDIDATES, joined) if content_terms and not (only_window or only_entity) else []
     dense: list[tuple[str, float]] = []
     if (
         memory.embedder is not None
@@ -445,7 +446,7 @@ def walk(
     head = _best(ids, scores, max(limit * 3, 30))
     head_at = np.array([at[leaf_id] for leaf_id in head], dtype=np.int64)
     head_notes = np.unique(cols.note[head_at[cols.known[head_at]]])
-    coverage = _note_coverage(memory, content_terms, {cols.note_names[code] for code in head_notes.tolist()})
+    coverage = _note_coverage(memory, content_terms, {cols.note_names[code] for code in head_notes.tolist()}, joined)
     note_rank = _note_rank(scores, cols, coverage, head_at)
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     if revised:
@@ -1118,7 +1119,9 @@ def _note_rank(
     return {name: value + NOTE_COVERAGE * coverage.get(name, 0.0) for name, value in zip(names, best.tolist(), strict=True)}
 
 
-def _note_coverage(memory: Memory, query_terms: Sequence[str], among: Collection[str]) -> dict[str, float]:
+def _note_coverage(
+    memory: Memory, query_terms: Sequence[str], among: Collection[str], joined: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, float]:
     """Per note of `among` (the candidates' notes), the idf-weighted share of the query's terms
     that occur somewhere in it: a note that holds every part of a question, spread over several
     messages, is likely the one it is about. Empty for a one-term query (it would only repeat
@@ -1127,14 +1130,14 @@ def _note_coverage(memory: Memory, query_terms: Sequence[str], among: Collection
         return {}
     weights: dict[str, float] = {}
     for term in sorted(set(query_terms)):
-        df, n = memory.leaves.document_frequency(term)
+        df, n = memory.leaves.document_frequency(term, joined)
         if df:
             weights[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
     total = sum(weights.values())
     if total <= 0:
         return {}
     out: dict[str, float] = {}
-    for term, notes in memory.leaves.notes_with(list(weights), among).items():
+    for term, notes in memory.leaves.notes_with(list(weights), among, joined).items():
         for note in notes:
             out[note] = out.get(note, 0.0) + weights[term] / total
     return out
