@@ -259,7 +259,9 @@ def test_a_misspelt_word_the_memory_never_holds_is_read_as_the_word_it_does(vaul
 def test_two_words_the_memory_writes_as_one_find_it(vault: Path) -> None:
     """"what ice cream did we have?" never found the message that says "icecream", nor "how
     often do you work out?" the "workout" one: the lexical search read only the two words. The
-    joined word now counts as both; a determiner is never joined ("any way" is no "anyway")."""
+    joined word now counts as both; a determiner is never joined ("any way" is no "anyway"). A
+    word that no leaf holds and no English word is, made of two that leaves hold, is read as
+    them ("roadtrip")."""
     write_chat(
         vault,
         "2024-03-07",
@@ -272,6 +274,8 @@ def test_two_words_the_memory_writes_as_one_find_it(vault: Path) -> None:
             ("Nate", "Work was long; I stayed out late with the team."),
             ("Joanna", "Anyway, the bike is fixed now."),
             ("Nate", "Which way to the station? Any bus goes there."),
+            ("Joanna", "The road trip to the coast was wonderful."),
+            ("Nate", "The road is closed, and my trip is off. Leave a note in the book."),
         ],
     )
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
@@ -284,6 +288,10 @@ def test_two_words_the_memory_writes_as_one_find_it(vault: Path) -> None:
             "cream": ("icecream",),
         }
         assert joined_words(memory.leaves, "is there any way to the station?", terms("any way station")) == {}
+        trip = memory.walk("how was the roadtrip?")  # and the other way round: one word read as two
+        assert trip["query"]["corrected"] == {"roadtrip": "road trip"}
+        assert "coast" in trip["hits"][0]["content"]
+        assert memory.walk("where is my notebook?")["query"]["corrected"] == {}, "an English word is never cut"
 
 
 def test_a_misspelt_name_is_read_as_the_name_the_memory_knows(vault: Path) -> None:

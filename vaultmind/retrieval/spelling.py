@@ -23,7 +23,8 @@ entities and authors are read.
 Two words of the question that the memory writes as one ("ice cream" / "icecream", "road trip"
 / "roadtrip", "work out" / "workout") are read as either (`joined_words`): the leaves holding
 the joined word hold each of the two for the lexical search. Not after a determiner ("any way"
-is not "anyway").
+is not "anyway"). One word of the question that the memory only writes as two ("icecream") is
+read as the two, as a misspelt word is.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import re
 import string
 from collections.abc import Collection, Iterator
 from functools import lru_cache
@@ -93,11 +95,12 @@ def _a_word(word: str, known: frozenset[str]) -> bool:
     )
 
 
-def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> dict[str, tuple[str, str, str]]:
-    """Term → (the question's word, the English word read instead, its term), for the `searched`
-    terms no leaf holds whose word is no English word and has one one edit away that leaves hold."""
+def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """Term → (the question's word, the English word(s) read instead, their terms), for the
+    `searched` terms no leaf holds whose word is no English word and has one one edit away that
+    leaves hold, or else is two English words that leaves hold run together ("icecream")."""
     known = english_words()
-    out: dict[str, tuple[str, str, str]] = {}
+    out: dict[str, tuple[str, str, tuple[str, ...]]] = {}
     for word in dict.fromkeys(words(question)):
         word_terms = terms(word)
         if len(word_terms) != 1 or len(word) < MIN_LETTERS or not word.isalpha() or not word.isascii():
@@ -120,8 +123,37 @@ def corrections(leaves: ResidentLeaves, question: str, searched: list[str]) -> d
             if best is not None:
                 break
         if best is not None:
-            out[term] = (word, best[1], best[2])
+            out[term] = (word, best[1], (best[2],))
+        elif (cut := _two_words(leaves, word, known)) is not None:
+            out[term] = (word, " ".join(cut), tuple(t for part in cut for t in terms(part)))
     return out
+
+
+PHRASE_SAMPLE = 20  # leaves holding both parts of a cut word searched for them side by side
+
+
+def _two_words(leaves: ResidentLeaves, word: str, known: frozenset[str]) -> tuple[str, str] | None:
+    """`word` cut into two English words of three letters or more that a leaf writes side by
+    side ("icecream" → "ice cream"), when exactly one cut gives them. Side by side: "mentorship"
+    is no "mentor" and "ship" of "shipping" held apart."""
+    cuts = []
+    for at in range(3, len(word) - 2):
+        parts = (word[:at], word[at:])
+        found = [terms(part) for part in parts]
+        if all(part in known for part in parts) and all(len(t) == 1 for t in found):
+            cuts.append((parts, (found[0][0], found[1][0])))
+    held = [parts for parts, pair in cuts if _side_by_side(leaves, parts, pair)]
+    return held[0] if len(held) == 1 else None
+
+
+def _side_by_side(leaves: ResidentLeaves, parts: tuple[str, str], pair: tuple[str, str]) -> bool:
+    """Whether one of the leaves best matching both terms of `pair` writes `parts` as two
+    neighbouring words ("ice cream", "ice-cream")."""
+    if not all(leaves.document_frequency(term)[0] for term in pair):
+        return False
+    phrase = re.compile(rf"\b{parts[0]}[\s-]+{parts[1]}\b", re.IGNORECASE)
+    found = [leaf_id for leaf_id, _ in leaves.search(list(pair), PHRASE_SAMPLE)]
+    return any(phrase.search(str(row.get("text") or "")) for row in leaves.rows(found).values())
 
 
 _NOT_JOINED = frozenset({"any", "every", "some", "no", "each", "may", "there"})  # "any way" is no "anyway"

@@ -311,7 +311,7 @@ def walk(
 
     fixed = corrections(memory.leaves, question, content_terms) if content_terms else {}
     if fixed:  # "lauch" is no word and no leaf holds it: "launch" is, a letter put back
-        content_terms = [fixed[t][2] if t in fixed else t for t in content_terms]
+        content_terms = [new for t in content_terms for new in (fixed[t][2] if t in fixed else (t,))]
         read_as = {old: new for old, new, _ in fixed.values()}
         content_text = re.sub(r"\w+", lambda m: read_as.get(m.group(0).lower(), m.group(0)), content_text)
 
