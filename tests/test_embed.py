@@ -13,8 +13,8 @@ import pytest
 
 from tests.fakes import FakeOllama, fake_vector, free_port
 from vaultmind.config import Config
-from vaultmind.embed.base import create_embedder
 from vaultmind.embed.ollama import OllamaEmbedder
+from vaultmind.embed.providers import create_embedder
 from vaultmind.embed.static import DEFAULT_MODEL, MODELS_DIR, StaticEmbedder
 from vaultmind.errors import EmbedError
 

@@ -13,8 +13,9 @@ import numpy.typing as npt
 import pytest
 
 from vaultmind.config import load_config
-from vaultmind.embed.base import create_embedder, embed_query
+from vaultmind.embed.base import embed_query
 from vaultmind.embed.e5 import DIM, MAX_CHARS, E5Embedder, _engine_threads
+from vaultmind.embed.providers import create_embedder
 from vaultmind.embed.static import StaticEmbedder
 from vaultmind.errors import EmbedError
 

@@ -22,7 +22,8 @@ import duckdb
 
 from vaultmind.config import CONFIG_RELPATH, Config, load_config
 from vaultmind.derivers import build_derivers
-from vaultmind.embed.base import Embedder, create_embedder
+from vaultmind.embed.base import Embedder
+from vaultmind.embed.providers import create_embedder
 from vaultmind.errors import ConfigError
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves

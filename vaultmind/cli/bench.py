@@ -179,7 +179,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     only = args.only or list(BENCHMARKS)
     if args.samples < 1 or (args.repeats is not None and args.repeats < 1):
         raise UsageError("--samples and --repeats must be at least 1")
-    from vaultmind.embed.base import check_provider
+    from vaultmind.embed.providers import check_provider
 
     try:
         check_provider(args.embeddings)  # before any vault is generated, not in every benchmark

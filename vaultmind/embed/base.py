@@ -1,20 +1,15 @@
-"""The Embedder protocol and the registry that resolves a configured name to one.
+"""The Embedder protocol and what every embedder shares (a question's vector, unit rows).
 
-Real embedders and test fakes register through the same `register` call.
+The registry that resolves a configured name to an embedder is `embed/providers.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
-
-from vaultmind.errors import ConfigError
-
-if TYPE_CHECKING:
-    from vaultmind.config import Config
 
 Vectors = npt.NDArray[np.float32]
 
@@ -33,38 +28,6 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Return an array of shape (len(texts), dim), each row unit length (or all zero)."""
         ...
-
-
-EmbedderFactory = Callable[["Config"], Embedder]
-
-_REGISTRY: dict[str, EmbedderFactory] = {}
-
-
-def register(name: str, factory: EmbedderFactory) -> None:
-    _REGISTRY[name] = factory
-
-
-def check_provider(name: str) -> EmbedderFactory | None:
-    """The factory of provider `name` (None for "none"); a ConfigError naming the known ones
-    for any other name. Nothing is loaded."""
-    from vaultmind.embed import providers  # noqa: F401  (registers the built-in providers)
-
-    if name == "none":
-        return None
-    factory = _REGISTRY.get(name)
-    if factory is None:
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise ConfigError(
-            f"unknown embeddings provider {name!r}",
-            hint=f"set [embeddings] provider to one of: {known}, none",
-        )
-    return factory
-
-
-def create_embedder(config: Config) -> Embedder | None:
-    """The embedder named by `config.embed_provider`, or None when embeddings are off."""
-    factory = check_provider(config.embed_provider)
-    return None if factory is None else factory(config)
 
 
 def embed_query(embedder: Embedder, text: str) -> Vectors:

