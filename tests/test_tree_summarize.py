@@ -23,13 +23,8 @@ from vaultmind.tree.engine import seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer, extractive_summary
 from vaultmind.tree.llm import OllamaSummarizer
 from vaultmind.tree.names import unknown_names
-from vaultmind.tree.summarize import (
-    ChildText,
-    SummaryText,
-    create_summarizer,
-    output_budget,
-    register_summarizer,
-)
+from vaultmind.tree.summarize import ChildText, SummaryText, output_budget
+from vaultmind.tree.summarizers import create_summarizer, register_summarizer
 
 from .treekit import chat_day, summary_rows, tree_config
 

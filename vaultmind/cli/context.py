@@ -67,7 +67,7 @@ def check_feature_settings(config: Any) -> None:
     Nothing is imported for a section the file leaves alone."""
     sections = {key.split(".", 1)[0] for key in config.extra}
     if "trees" in sections:
-        from vaultmind.tree.summarize import summarizer_factory
+        from vaultmind.tree.summarizers import summarizer_factory
 
         summarizer_factory(config)  # the settings, and the summarizer they name
     if "queue" in sections:

@@ -39,13 +39,8 @@ from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.hydrate import hydrate, summary_entity_links
 from vaultmind.tree.note import SUMMARY_KEYS, SummaryNote, children_digest, summary_id, summary_path
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
-from vaultmind.tree.summarize import (
-    Summarizer,
-    SummaryText,
-    close_summarizer,
-    create_summarizer,
-    output_budget,
-)
+from vaultmind.tree.summarize import Summarizer, SummaryText, close_summarizer, output_budget
+from vaultmind.tree.summarizers import create_summarizer
 from vaultmind.vault.atomic import write_atomic
 
 if TYPE_CHECKING:

@@ -17,7 +17,8 @@ from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_
 from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.note import iso_z, tree_slug
 from vaultmind.tree.settings import TreeSettings
-from vaultmind.tree.summarize import Summarizer, close_summarizer, create_summarizer
+from vaultmind.tree.summarize import Summarizer, close_summarizer
+from vaultmind.tree.summarizers import create_summarizer
 from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
