@@ -48,7 +48,6 @@ from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.vault.encoding import decode_text
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
-STRAY_CONTROLS = 0.05  # of a file's first 8 KB, at most, in control bytes (NUL …) for text that holds a NUL
 SUFFIXES = {".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html"}
 
 _ATX_H1_RE = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
@@ -58,7 +57,7 @@ _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
     """The file's text (`vault.encoding.decode_text`: UTF-8, UTF-16 or UTF-32 by their byte
     order mark or NUL bytes, else Windows-1252), or None for a binary file (said)."""
-    decoded = decode_text(data, fallback="cp1252", binary_share=STRAY_CONTROLS)
+    decoded = decode_text(data, fallback="cp1252")
     if decoded.text is None:
         warnings.append(f"{path}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)")
         return None
