@@ -26,9 +26,10 @@ from vaultmind.errors import UsageError
 from vaultmind.ingest import FORMATS, KINDS
 from vaultmind.ingest.common import zone
 from vaultmind.ingest.document import parse_document_paths_with_report
-from vaultmind.ingest.email import parse_email_paths_with_report
+from vaultmind.ingest.email import parse_email_paths_dated
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.locomo import parse_locomo_paths
+from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.slack import META_FILES
 from vaultmind.ingest.whatsapp import HEADER_RE
@@ -203,11 +204,12 @@ def parse_paths(
     if kind in ("email", "document"):
         found: list[SourceBatch] | list[DocumentInput]
         if kind == "email":
-            found, warnings = parse_email_paths_with_report(files)
+            found, warnings, dated = parse_email_paths_dated(files)
+            report.dated.extend(dated)
         else:
             found, warnings = parse_document_paths_with_report(files)
         report.warnings.extend(warnings)
-        if not found and not warnings:  # (a file skipped or unreadable has a warning of its own)
+        if not found and not warnings and not report.dated:  # (a file skipped or unreadable has a warning of its own)
             what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .txt or .html files"
             report.warnings.append(_nothing_found(files, what))
         return found
@@ -268,5 +270,7 @@ def ingest_paths(
         report = write_documents(vault, docs)
     else:
         report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz))
-    report.warnings[:0] = parse_report.warnings
+    # how messages without a Date header were dated: said of those written (an earlier ingest
+    # that wrote the others said it then), and of those left out
+    report.warnings[:0] = parse_report.warnings + date_warnings(parse_report.dated, report.added_ids)
     return report
