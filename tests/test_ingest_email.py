@@ -689,3 +689,20 @@ def test_date_warnings_are_said_of_the_messages_an_ingest_writes(tmp_path: Path,
     assert later.messages_added == 1 and later.warnings == [
         f"{mbox}: 1 message without a usable Date header — dated 1 by the mbox's From line (message 2 <u2@example.com>: 2012-06-30T06:06:01Z)"
     ]
+
+
+def test_a_folder_of_mixed_exports_gives_only_its_emails(tmp_path: Path) -> None:
+    """Any file of a folder whose first line looked like `name:` was taken for an email: a JSON
+    chat export (`[{"id": …`), a note starting "Note: …" became "(no subject)" messages by
+    "unknown", their text lost or garbled. A file is an email when it starts with a header
+    block holding a header every message has (From, Date, Subject, Received…)."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    (folder / "saved-message").write_text("Received: from mx by mail.example.com; Tue, 12 Mar 2024 10:05:00 +0000\n" + M1, encoding="utf-8")
+    (folder / "m2.eml").write_text(M2, encoding="utf-8")
+    (folder / "chat.json").write_text('[{"id": "m1", "author": "Alice", "timestamp": "2024-03-04T09:00:00Z", "text": "Budget?"}]\n', encoding="utf-8")
+    (folder / "result.json").write_text('{"name": "Q3 team",\n "type": "private_group", "id": 4242, "messages": []}\n', encoding="utf-8")
+    (folder / "note.txt").write_text("Note: the herons are back.\nTODO: count them.\n", encoding="utf-8")
+    batches, warnings = parse_email_paths_with_report([folder])
+    assert [m.message_id for b in batches for m in b.messages] == ["m1@example.com", "m2@example.com"]
+    assert warnings == [f"{folder / name}: not an email file (.eml, mbox); skipped" for name in ("chat.json", "note.txt", "result.json")]

@@ -2,7 +2,8 @@
 
 Inputs (`parse_email_paths`): `.eml` files, mbox files (`*.mbox`, or any file starting with a
 `From ` line), Maildir folders (with `cur/` and `new/`; Maildir++ subfolders such as `.Sent`
-included), and folders holding any of these (walked in name order; hidden entries skipped).
+included), and folders holding any of these (walked in name order; hidden entries skipped). A
+file of another name is an email when it starts with a header block (`_header_block`).
 
 Naming:
 
@@ -78,7 +79,11 @@ _PREFIX_RE = re.compile(
 )
 _TAG_RE = re.compile(r"^\s*\[[^\[\]]{1,40}\]\s*")
 _FROM_ESCAPE_RE = re.compile(rb"(?m)^>(>*From )")
-_HEADER_LINE_RE = re.compile(rb"^[!-9;-~]+:")
+_HEADER_LINE_RE = re.compile(rb"^([A-Za-z0-9][A-Za-z0-9_-]*)[ \t]*:")  # a header field's name, as mailers write them
+# headers one of which every message file has (a JSON export's `[{"id":`, a note's `Note:`, has none)
+_MAIL_HEADERS = frozenset(
+    b"from to cc subject date message-id received return-path delivered-to mime-version sender reply-to".split()
+)
 
 Kind = Literal["eml", "mbox", "maildir"]
 
@@ -140,9 +145,26 @@ def _sniff(path: Path) -> Kind | None:
     text = head.lstrip(b"\xef\xbb\xbf\r\n")
     if text.startswith(b"From "):
         return "mbox"
-    if _HEADER_LINE_RE.match(text) or text.startswith((b" ", b"\t")):
-        return "eml"
-    return None
+    return "eml" if _header_block(text, cut=len(head) == 4096) else None
+
+
+def _header_block(text: bytes, *, cut: bool) -> bool:
+    """Whether `text` starts as an email does: header lines (and their folded continuations) up
+    to a blank line, one of them a header every message has (From, Date, Subject, Received…).
+    `cut`: `text` is the start of a longer file (its last line may be cut short)."""
+    lines = text.split(b"\n")
+    names: set[bytes] = set()
+    for n, line in enumerate(lines[:-1] if cut else lines):
+        line = line.rstrip(b"\r")
+        if not line:
+            break
+        if n and line.startswith((b" ", b"\t")):
+            continue
+        match = _HEADER_LINE_RE.match(line)
+        if match is None:
+            return False
+        names.add(match.group(1).lower())
+    return bool(names & _MAIL_HEADERS)
 
 
 def _file_kind(path: Path) -> Kind | None:
