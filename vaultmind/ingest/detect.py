@@ -32,6 +32,7 @@ from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.slack import META_FILES
+from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.whatsapp import HEADER_RE
 from vaultmind.ingest.writer import document_note_bytes, write_batches, write_documents
 from vaultmind.vault.encoding import decode_text
@@ -120,8 +121,8 @@ def _expand(
             out.append((path, None, False))
             continue
         candidates = 0
-        for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES):
-            if any(part.startswith(".") for part in child.relative_to(path).parts):
+        for child in walk_files(path, report.warnings):
+            if child.suffix.lower() not in _SUFFIXES:
                 continue
             candidates += 1
             if kind == "agent":

@@ -43,6 +43,7 @@ from pathlib import Path
 from vaultmind.errors import IngestError
 from vaultmind.ingest.html import html_document
 from vaultmind.ingest.model import DocumentInput
+from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.writer import slugify
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.vault.encoding import decode_text
@@ -155,21 +156,11 @@ def _one(
 
 def _files(root: Path, warnings: list[str]) -> list[Path]:
     out: list[Path] = []
-    try:
-        entries = sorted(root.iterdir(), key=lambda p: p.name)
-    except OSError as exc:
-        warnings.append(f"{root}: cannot list the folder ({exc.strerror or exc}); skipped")
-        return out
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir():
-            out.extend(_files(entry, warnings))
-        elif entry.is_file():
-            if entry.suffix.lower() in SUFFIXES:
-                out.append(entry)
-            else:
-                warnings.append(f"{entry}: not a document (.md, .txt, .html); skipped")
+    for entry in walk_files(root, warnings):
+        if entry.suffix.lower() in SUFFIXES:
+            out.append(entry)
+        else:
+            warnings.append(f"{entry}: not a document (.md, .txt, .html); skipped")
     return out
 
 

@@ -65,6 +65,7 @@ from vaultmind.ingest.maildates import (
 from vaultmind.ingest.mime import MAX_MESSAGE_BYTES, Attachment, MimeError, ParsedEmail, parse_message
 from vaultmind.ingest.model import DatedBy, DatedOtherwise, QuotedParent, SourceBatch
 from vaultmind.ingest.quotes import split_quoted
+from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.writer import slugify
 from vaultmind.markdown.render import Message, SourceMeta
 
@@ -183,22 +184,12 @@ def _discover(paths: Sequence[Path], warnings: list[str]) -> list[_Mailbox]:
         if _is_maildir(folder):
             boxes.append(_Mailbox(folder, "maildir", account))
             return
-        try:
-            entries = sorted(folder.iterdir(), key=lambda p: p.name)
-        except OSError as exc:
-            warnings.append(f"{folder}: cannot list the folder ({exc.strerror or exc}); skipped")
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir():
-                walk(entry, account)
-            elif entry.is_file():
-                kind = _file_kind(entry)
-                if kind is None:
-                    warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
-                else:
-                    boxes.append(_Mailbox(entry, kind, account))
+        for entry in walk_files(folder, warnings, whole=_is_maildir):
+            kind = "maildir" if entry.is_dir() else _file_kind(entry)
+            if kind is None:
+                warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
+            else:
+                boxes.append(_Mailbox(entry, kind, account))
 
     for raw in paths:
         path = Path(raw)
