@@ -111,6 +111,36 @@ def test_a_folder_without_exports_says_so(tmp_path: Path, vault: Path, capsys: p
     assert data["warnings"] == [f"{empty / 'odd.json'}: format not recognised; skipped"]
 
 
+def test_an_empty_export_or_one_of_system_notices_only_says_so(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty export file named on the command line was an error ("cannot tell which chat
+    export this is"); one in a folder, or an empty JSON array, "format not recognised"; an
+    export of system notices only ("created group", a Telegram service message) wrote nothing
+    and said nothing. Each is said for what it is, and the ingest goes on."""
+    exports = tmp_path / "exports"
+    write(exports, "WhatsApp Chat with Zed.txt", "")
+    write(exports, "generic.json", "[ ]\n")
+    notices = (
+        "04/03/2024, 09:00 - Messages and calls are end-to-end encrypted. No one outside of this chat can read them.\n"
+        '14/03/2024, 09:01 - Bob created group "Q3"\n'
+    )
+    write(exports, "WhatsApp Chat with Q3.txt", notices)
+    service = {"name": "Sys", "type": "private_group", "id": 77, "messages": [
+        {"id": 1, "type": "service", "date_unixtime": "1709546340", "actor": "Alice", "action": "create_group"}
+    ]}
+    write(exports, "result.json", json.dumps(service))
+    code, data, _ = run(capsys, "ingest", "chat", str(exports / "WhatsApp Chat with Zed.txt"), "--vault", str(vault), "--json")
+    assert code == 0 and data["warnings"] == [f"{exports / 'WhatsApp Chat with Zed.txt'}: an empty file; nothing to ingest"]
+    code, data, _ = run(capsys, "ingest", "chat", str(exports), "--vault", str(vault), "--json")
+    assert code == 0 and data["written"] == [] and data["warnings"] == [
+        f"{exports / 'WhatsApp Chat with Zed.txt'}: an empty file; skipped",
+        f"{exports / 'generic.json'}: an empty file; skipped",
+        f"{exports / 'WhatsApp Chat with Q3.txt'}: holds no messages (system notices aside); nothing to ingest",
+        f"{exports / 'result.json'}: holds no messages (system notices aside); nothing to ingest",
+    ]
+
+
 @pytest.fixture
 def daemon(vault: Path) -> Iterator[Memory]:
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)

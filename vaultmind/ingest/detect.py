@@ -118,13 +118,19 @@ def _expand(
             fmt == "slack" or (fmt == "auto" and detect_chat_format(path) == "slack")
         )
         if not path.is_dir() or whole_slack:
-            out.append((path, None, False))
+            if _empty(path):
+                report.warnings.append(f"{path}: an empty file; nothing to ingest")
+            else:
+                out.append((path, None, False))
             continue
         candidates = 0
         for child in walk_files(path, report.warnings):
             if child.suffix.lower() not in _SUFFIXES:
                 continue
             candidates += 1
+            if _empty(child):
+                report.warnings.append(f"{child}: an empty file; skipped")
+                continue
             if kind == "agent":
                 found: str | None = "agent"
             else:
@@ -136,6 +142,17 @@ def _expand(
         if not candidates:  # (files skipped as unrecognised have a warning each)
             report.warnings.append(_nothing_found([path], "chat exports: " + ", ".join(sorted(_SUFFIXES))))
     return out
+
+
+def _empty(path: Path) -> bool:
+    """Whether `path` is a file holding nothing but white space, or an empty JSON array or
+    object (an export of nothing, a placeholder): said as such, not as a format not recognised."""
+    try:
+        if not path.is_file() or path.stat().st_size > _HEAD_BYTES:
+            return False
+        return b"".join(path.read_bytes().strip(b"\x00\xef\xbb\xbf\xff\xfe").split()) in (b"", b"[]", b"{}")
+    except OSError:
+        return False
 
 
 def parse_chat_path(
@@ -222,12 +239,16 @@ def parse_paths(
     for done, (path, detected, walked) in enumerate(expanded, 1):
         chosen = "agent" if kind == "agent" else (detected or fmt)
         try:
-            batches.extend(parse_chat_path(path, chosen, zone_info, date_order=date_order, warn=report.warnings.append))
+            found = parse_chat_path(path, chosen, zone_info, date_order=date_order, warn=report.warnings.append)
         except IngestError as exc:
             if not walked or fmt != "auto" or kind == "agent":  # a file you named, a format you chose: stop
                 raise
             # a file found in a folder that only looks like an export: the others still count
             report.warnings.append(f"{exc}; skipped (read as {chosen})")
+        else:
+            if not any(batch.messages for batch in found):
+                report.warnings.append(f"{path}: holds no messages (system notices aside); nothing to ingest")
+            batches.extend(found)
         if progress is not None:
             progress("parsing", done, len(expanded))
     return batches
