@@ -111,6 +111,36 @@ def test_a_folder_without_exports_says_so(tmp_path: Path, vault: Path, capsys: p
     assert data["warnings"] == [f"{empty / 'odd.json'}: format not recognised; skipped"]
 
 
+def test_an_empty_export_or_one_of_system_notices_only_says_so(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty export file named on the command line was an error ("cannot tell which chat
+    export this is"); one in a folder, or an empty JSON array, "format not recognised"; an
+    export of system notices only ("created group", a Telegram service message) wrote nothing
+    and said nothing. Each is said for what it is, and the ingest goes on."""
+    exports = tmp_path / "exports"
+    write(exports, "WhatsApp Chat with Zed.txt", "")
+    write(exports, "generic.json", "[ ]\n")
+    notices = (
+        "04/03/2024, 09:00 - Messages and calls are end-to-end encrypted. No one outside of this chat can read them.\n"
+        '14/03/2024, 09:01 - Bob created group "Q3"\n'
+    )
+    write(exports, "WhatsApp Chat with Q3.txt", notices)
+    service = {"name": "Sys", "type": "private_group", "id": 77, "messages": [
+        {"id": 1, "type": "service", "date_unixtime": "1709546340", "actor": "Alice", "action": "create_group"}
+    ]}
+    write(exports, "result.json", json.dumps(service))
+    code, data, _ = run(capsys, "ingest", "chat", str(exports / "WhatsApp Chat with Zed.txt"), "--vault", str(vault), "--json")
+    assert code == 0 and data["warnings"] == [f"{exports / 'WhatsApp Chat with Zed.txt'}: an empty file; nothing to ingest"]
+    code, data, _ = run(capsys, "ingest", "chat", str(exports), "--vault", str(vault), "--json")
+    assert code == 0 and data["written"] == [] and data["warnings"] == [
+        f"{exports / 'WhatsApp Chat with Zed.txt'}: an empty file; skipped",
+        f"{exports / 'generic.json'}: an empty file; skipped",
+        f"{exports / 'WhatsApp Chat with Q3.txt'}: holds no messages (system notices aside); nothing to ingest",
+        f"{exports / 'result.json'}: holds no messages (system notices aside); nothing to ingest",
+    ]
+
+
 @pytest.fixture
 def daemon(vault: Path) -> Iterator[Memory]:
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
@@ -235,3 +265,41 @@ def test_an_edited_message_is_said_replaced(tmp_path: Path, vault: Path, capsys:
     write(tmp_path, "WhatsApp Chat with Alice.txt", "2024-03-04, 09:00 - Alice: Dinner at 8 <This message was edited>\n")
     code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
     assert code == 0 and data["messages_edited"] == 1
+
+
+def test_a_folder_with_symlinks_is_read_once_whatever_the_adapter(tmp_path: Path, vault: Path) -> None:
+    """A symlink loop in a folder given to `ingest document` wrote its document again at each
+    turn (41 notes, 40 folders deep); a link to a folder beside it wrote its documents twice;
+    `ingest email` read its mailboxes again at each turn; `ingest chat` ignored a linked folder
+    altogether. Every adapter follows a linked folder, reads each real folder and file once,
+    and says what it skipped."""
+    from vaultmind.ingest.detect import ingest_paths
+
+    inbox = tmp_path / "inbox"
+    write(inbox / "2024", "plan.md", "# Plan\n\nHerons at the lake in May.\n")
+    write(inbox / "2024", "WhatsApp Chat with Q3.txt", WHATSAPP["android_dmy.txt"])
+    write(inbox / "2024", "box.mbox", "From a@example.com Mon Mar 11 09:00:00 2024\nFrom: a@example.com\nSubject: Hi\n"
+          "Date: Mon, 11 Mar 2024 09:00:00 +0000\nMessage-ID: <x1@example.com>\n\nHello\n")
+    (inbox / "2024" / "again").symlink_to(inbox)  # a loop
+    (inbox / "latest").symlink_to(inbox / "2024")  # the same folder twice
+    (inbox / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    outside = tmp_path / "elsewhere"
+    write(outside, "WhatsApp Chat with Team.txt", WHATSAPP["iso.txt"])
+    (inbox / "team").symlink_to(outside)  # a linked folder: read
+    skipped = [
+        f"{inbox / '2024' / 'again'}: a symlink to a folder that holds it (a loop); skipped",
+        f"{inbox / 'gone.md'}: a symlink to nothing (its target is gone); skipped",
+        f"{inbox / 'latest'}: the same folder as {inbox / '2024'} (a symlink); read once, there",
+    ]
+    docs = ingest_paths("document", [inbox], vault)
+    assert sorted(docs.written) == [
+        "sources/document/files/inbox/2024/plan.md",
+        "sources/document/files/inbox/2024/whatsapp-chat-with-q3.md",
+        "sources/document/files/inbox/team/whatsapp-chat-with-team.md",
+    ]
+    assert [w for w in docs.warnings if ": a symlink" in w or "(a symlink)" in w] == skipped
+    mails = ingest_paths("email", [inbox], vault)
+    assert mails.messages_added == 1 and [w for w in mails.warnings if ": a symlink" in w or "(a symlink)" in w] == skipped
+    chats = ingest_paths("chat", [inbox], vault)
+    assert sorted({p.rsplit("/", 1)[0] for p in chats.written}) == ["sources/chat/whatsapp/q3", "sources/chat/whatsapp/team"]
+    assert [w for w in chats.warnings if ": a symlink" in w or "(a symlink)" in w] == skipped

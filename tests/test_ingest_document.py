@@ -437,3 +437,44 @@ def test_utf16_without_a_mark_of_another_script_is_text_not_binary(tmp_path: Pat
     ]
     text, problem = decode_note("greek.md", ("---\ntitle: Σημειώσεις\n---\n" + GREEK).encode(encoding))
     assert text is not None and text.endswith(GREEK) and problem is not None and problem.kind == "utf16"
+
+
+JAPANESE = (
+    "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所で"
+    "ニャーニャー泣いていた事だけは記憶している。吾輩はここで始めて人間というものを見た。\n"
+)
+CHINESE_LINE = "我们明天在北京见面讨论项目预算"
+LEGACY = {  # East Asian text in its legacy code page: not UTF-8, no NUL, and its pairs read as UTF-16 give ideographs or Hangul
+    "gb2312": "会议在星期二举行，请大家准时参加。这个季度的销售额比去年同期增长了百分之十五。",
+    "big5": "會議在星期二舉行，請大家準時參加。這個季度的銷售額比去年同期增長了百分之十五。",
+    "shift_jis": "明日の会議は午前十時から始まります。資料は事前に共有フォルダに入れておいてください。",
+    "euc_kr": "내일 회의는 오전 열 시에 시작합니다. 자료는 미리 공유 폴더에 넣어 주세요.",
+}
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_cjk_without_a_mark_or_a_nul_is_text_and_legacy_code_pages_are_not_utf16(tmp_path: Path, encoding: str) -> None:
+    """Japanese prose in UTF-16 without a byte order mark (its kana are pairs of ASCII bytes, "0B",
+    and its one NUL is a line break's) was "a binary file"; a line of Chinese with no ASCII
+    character (no NUL at all) was read as Windows-1252 garbage. Both are read as UTF-16, as
+    documents and as vault notes. East Asian text in its legacy code page (whose byte pairs read
+    as UTF-16 give ideographs or Hangul too) and Windows-1252 Latin text are not taken for it."""
+    from vaultmind.vault.read import decode_note
+
+    folder = tmp_path / "docs"
+    put(folder / "neko.txt", JAPANESE.encode(encoding))
+    put(folder / "line.txt", CHINESE_LINE.encode(encoding))
+    for codec, text in LEGACY.items():
+        put(folder / f"{codec}.txt", text.encode(codec))
+    put(folder / "latin.txt", "Müller's Straße: résumé, naïve façade, déjà vu, piña, crêpes, garçon.".encode("cp1252"))
+    docs, warnings = parse_document_paths_with_report([folder])
+    got = {doc.source_id.rsplit("/", 1)[-1]: doc.body for doc in docs}
+    assert got["neko"] == JAPANESE and got["line"] == CHINESE_LINE
+    read_as_cp1252 = [f"{folder / name}: not UTF-8; read as Windows-1252" for name in ("big5.txt", "euc_kr.txt", "gb2312.txt", "latin.txt", "shift_jis.txt")]
+    assert warnings == read_as_cp1252
+    for name, text in (("neko.md", JAPANESE), ("line.md", CHINESE_LINE)):
+        read, problem = decode_note(name, text.encode(encoding))
+        assert read == text and problem is not None and problem.kind == "utf16"
+    for codec, text in LEGACY.items():
+        read, problem = decode_note(f"{codec}.md", text.encode(codec))
+        assert problem is not None and problem.kind == "not_utf8", codec

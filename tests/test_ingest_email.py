@@ -161,9 +161,9 @@ def test_missing_ids_dates_and_senders(tmp_path: Path) -> None:
     os.utime(folder / "2.eml", (1710410400, 1710410400))  # 2024-03-14 10:00 UTC
     batches, warnings = parse_email_paths_with_report([folder])
     assert sorted(w.split(": ", 1)[1] for w in warnings) == [
+        "1 message without a usable Date header — dated 1 by the file's modification time, when it was saved,"
+        " not sent (2024-03-14T10:00:00Z); give it a Date: header to date it otherwise",
         "no sender (From, Sender, Reply-To, Return-Path); author 'unknown'",
-        "no usable Date or Received header; dated 2024-03-14T10:00:00Z by the file's modification time"
-        " (when it was saved, not sent: give the file a Date: header to date it otherwise)",
         "unparseable: empty message",
     ]
     by_subject = {b.meta.subject: b.messages[0] for b in batches}
@@ -231,10 +231,14 @@ def test_errors(tmp_path: Path) -> None:
         parse_email_paths([notes])
     empty = tmp_path / "empty"
     empty.mkdir()
-    (empty / "x.mbox").write_text("From nobody\nSubject: no date\n\nbody\n", encoding="utf-8")  # no date anywhere
+    (empty / "x.mbox").write_text("From nobody\nSubject: no date\n\nbody\n", encoding="utf-8")
+    os.utime(empty / "x.mbox", (0, 0))  # extracted without its time: no date anywhere
     with pytest.raises(IngestError, match="no email message could be read") as info:
         parse_email_paths([empty])
-    assert info.value.hint is not None and "no usable Date" in info.value.hint
+    assert info.value.hint == (
+        f"{empty / 'x.mbox'}: 1 message without a usable Date header — 1 left out (message 1 (subject 'no date')):"
+        " no Received header, envelope or file time either; give it a Date: header to ingest it"
+    )
 
 
 @pytest.mark.slow
@@ -550,9 +554,9 @@ def test_an_eml_without_a_date_is_dated_by_received_else_its_file_time(tmp_path:
     os.utime(bare, (1714564800, 1714564800))  # 2024-05-01 12:00 UTC
     batches, warnings = parse_email_paths_with_report([folder])
     assert warnings == [
-        f"{bare}: no usable Date or Received header; dated 2024-05-01T12:00:00Z by the file's modification time"
-        " (when it was saved, not sent: give the file a Date: header to date it otherwise)",
-        f"{received}: no usable Date header; dated 2024-03-12T10:05:00Z by its newest Received header",
+        f"{bare}: 1 message without a usable Date header — dated 1 by the file's modification time, when it was"
+        " saved, not sent (2024-05-01T12:00:00Z); give it a Date: header to date it otherwise",
+        f"{received}: 1 message without a usable Date header — dated 1 by their newest Received header (2024-03-12T10:05:00Z)",
     ]
     report = write_batches(vault, batches)
     assert report.written == ["sources/email/saved/bare/2024-05-01-bare.md", "sources/email/saved/hops/2024-03-12-hops.md"]
@@ -572,9 +576,9 @@ def test_an_mbox_message_without_a_date_prefers_received_then_the_envelope_and_s
     mbox.write_text(envelope + undated + "\n" + envelope + hopped + "\n", encoding="utf-8")
     batches, warnings = parse_email_paths_with_report([mbox])
     assert warnings == [
-        f"{mbox} message 1 <u1@example.com>: no usable Date or Received header; dated 2012-06-30T06:06:01Z"
-        " by the mbox's From line (its envelope)",
-        f"{mbox} message 2 (subject 'Hopped'): no usable Date header; dated 2012-06-29T23:00:00Z by its newest Received header",
+        f"{mbox}: 2 messages without a usable Date header — dated 1 by their newest Received header"
+        " (message 2 (subject 'Hopped'): 2012-06-29T23:00:00Z), 1 by the mbox's From line (message 1 <u1@example.com>:"
+        " 2012-06-30T06:06:01Z)",
     ]
     assert {b.meta.subject: b.messages[0].timestamp for b in batches} == {
         "Hopped": datetime(2012, 6, 29, 23, 0, tzinfo=UTC),
@@ -622,3 +626,83 @@ def test_a_thread_a_message_links_across_two_notes_holds_each_message_once(
     assert sorted(_all_ids(vault)) == sorted(f"{n}2@ex.com" for n in "abcdeg")
     again = write_batches(vault, parse_email_paths([whole]))
     assert (again.written, again.messages_added) == ([], 0)
+
+
+def test_no_message_is_dated_1970_or_left_out_while_something_dates_it(tmp_path: Path) -> None:
+    """An mbox `From ` line at the epoch (`Thu Jan  1 00:00:00 1970`, a mailer's placeholder)
+    dated its message 1970; a Date header at the epoch did too; Google Takeout's `From ` line
+    (a zone before the year) was not read; an mbox or Maildir message with no date anywhere,
+    or a Maildir file whose name holds no delivery time, was left out. The chain is Date →
+    newest Received → envelope → the file's modification time, an epoch time counting as none;
+    each file says once how many of its messages were dated otherwise, and by what."""
+    epoch = "From MAILER-DAEMON Thu Jan  1 00:00:00 1970\n"
+    hop = "Received: from mx by mail.example.com; Wed, 13 Mar 2024 10:00:00 +0000\n"
+    mbox = tmp_path / "old.mbox"
+    mbox.write_text(
+        epoch + message("e1@example.com", "carol@example.com", None, "Epoch envelope", "Due Friday.") + "\n"
+        + epoch + hop + message("e2@example.com", "carol@example.com", "Thu, 01 Jan 1970 00:00:00 +0000", "Epoch date", "Second.") + "\n"
+        + "From 1590000000000000000@xxx Mon Mar 09 14:10:24 +0200 2020\n"
+        + message("e3@example.com", "dan@example.com", None, "Takeout", "Exported.") + "\n",
+        encoding="utf-8",
+    )
+    os.utime(mbox, (1714564800, 1714564800))  # 2024-05-01 12:00 UTC
+    maildir = write_maildir(
+        tmp_path / "md",
+        ("renamed-by-a-tool", message("n1@example.com", "erin@example.com", "Tue, 12 Mar 2024 09:15:00 +0000", "Named", "Dated.")),
+        ("bare", message("n2@example.com", "erin@example.com", None, "Bare", "Undated.")),
+    )
+    os.utime(maildir / "cur" / "bare", (1710000000, 1710000000))  # 2024-03-09 16:00 UTC
+    batches, warnings = parse_email_paths_with_report([mbox, maildir])
+    got = {m.message_id: m.timestamp.isoformat() for b in batches for m in b.messages}
+    assert got == {
+        "e1@example.com": "2024-05-01T12:00:00+00:00",  # the mbox's time, not 1970
+        "e2@example.com": "2024-03-13T10:00:00+00:00",  # its Received header, not its Date of 1970
+        "e3@example.com": "2020-03-09T12:10:24+00:00",
+        "n1@example.com": "2024-03-12T09:15:00+00:00",
+        "n2@example.com": "2024-03-09T16:00:00+00:00",
+    }
+    assert warnings == [
+        f"{mbox}: 3 messages without a usable Date header — dated 1 by their newest Received header (message 2"
+        " <e2@example.com>: 2024-03-13T10:00:00Z), 1 by the mbox's From line (message 3 <e3@example.com>:"
+        " 2020-03-09T12:10:24Z), 1 by the file's modification time, when it was saved, not sent (message 1"
+        " <e1@example.com>: 2024-05-01T12:00:00Z); give them a Date: header to date them otherwise",
+        f"{maildir}: 1 message without a usable Date header — dated 1 by the file's modification time, when it was"
+        " saved, not sent (message bare <n2@example.com>: 2024-03-09T16:00:00Z); give it a Date: header to date it otherwise",
+    ]
+
+
+def test_date_warnings_are_said_of_the_messages_an_ingest_writes(tmp_path: Path, vault: Path) -> None:
+    """Ingesting an unchanged mbox again said again how its undated messages were dated, though
+    it wrote nothing; a message added since is said alone."""
+    from vaultmind.ingest.detect import ingest_paths
+
+    envelope = "From x@example.com Sat Jun 30 06:06:01 2012\n"
+    first = envelope + message("u1@example.com", "x@example.com", None, "Envelope", "Body") + "\n"
+    mbox = tmp_path / "old.mbox"
+    mbox.write_text(first, encoding="utf-8")
+    said = ingest_paths("email", [mbox], vault).warnings
+    assert said == [f"{mbox}: 1 message without a usable Date header — dated 1 by the mbox's From line (message 1 <u1@example.com>: 2012-06-30T06:06:01Z)"]
+    again = ingest_paths("email", [mbox], vault)
+    assert (again.messages_added, again.messages_known, again.warnings) == (0, 1, [])
+    mbox.write_text(first + envelope + message("u2@example.com", "x@example.com", None, "Later", "Two") + "\n", encoding="utf-8")
+    later = ingest_paths("email", [mbox], vault)
+    assert later.messages_added == 1 and later.warnings == [
+        f"{mbox}: 1 message without a usable Date header — dated 1 by the mbox's From line (message 2 <u2@example.com>: 2012-06-30T06:06:01Z)"
+    ]
+
+
+def test_a_folder_of_mixed_exports_gives_only_its_emails(tmp_path: Path) -> None:
+    """Any file of a folder whose first line looked like `name:` was taken for an email: a JSON
+    chat export (`[{"id": …`), a note starting "Note: …" became "(no subject)" messages by
+    "unknown", their text lost or garbled. A file is an email when it starts with a header
+    block holding a header every message has (From, Date, Subject, Received…)."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    (folder / "saved-message").write_text("Received: from mx by mail.example.com; Tue, 12 Mar 2024 10:05:00 +0000\n" + M1, encoding="utf-8")
+    (folder / "m2.eml").write_text(M2, encoding="utf-8")
+    (folder / "chat.json").write_text('[{"id": "m1", "author": "Alice", "timestamp": "2024-03-04T09:00:00Z", "text": "Budget?"}]\n', encoding="utf-8")
+    (folder / "result.json").write_text('{"name": "Q3 team",\n "type": "private_group", "id": 4242, "messages": []}\n', encoding="utf-8")
+    (folder / "note.txt").write_text("Note: the herons are back.\nTODO: count them.\n", encoding="utf-8")
+    batches, warnings = parse_email_paths_with_report([folder])
+    assert [m.message_id for b in batches for m in b.messages] == ["m1@example.com", "m2@example.com"]
+    assert warnings == [f"{folder / name}: not an email file (.eml, mbox); skipped" for name in ("chat.json", "note.txt", "result.json")]

@@ -401,6 +401,37 @@ def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
         assert ("broken-fm.md", "frontmatter") not in kinds
 
 
+def test_a_note_with_a_stray_nul_byte_is_indexed_and_said_a_binary_file_is_not(vault: Path) -> None:
+    """One stray NUL byte (a sync tool's glitch, a paste) made a whole note "a binary file",
+    skipped: its text was in no search. It is indexed, the NUL read as a replacement character,
+    and `status` names the note and the line; the file is not touched. NUL-dense files (an
+    image, a database saved as `.md`) stay binary, however short."""
+    stray = b"# Harbour\n\nAlice met Bob at the harbour.\x00 They talked about kingfishers.\n\nSecond\x00line.\n"
+    (vault / "stray.md").write_bytes(stray)
+    (vault / "tiny.md").write_bytes(b"# Tiny\x00\n")
+    (vault / "image.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x08\x06" + b"kingfisher" * 3)
+    (vault / "db.md").write_bytes(b"SQLite format 3\x00\x10\x00\x01\x01\x00@  " + bytes(4000) + b"herons " * 40)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        problems = {p["path"]: (p["kind"], p["message"]) for p in memory.status()["problems"]}
+        texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY 1"))
+    assert problems["stray.md"] == (
+        "nul_bytes",
+        "2 stray NUL bytes (the first on line 3), indexed as \ufffd; the file is left as it is — "
+        "delete them in an editor that shows them",
+    )
+    assert problems["tiny.md"][0] == "nul_bytes"
+    assert [problems[name][0] for name in ("image.md", "db.md")] == ["binary"] * 2
+    assert "kingfishers" in texts["stray.md"] and "\x00" not in texts["stray.md"] and "\ufffd" in texts["stray.md"]
+    assert not {"image.md", "db.md"} & set(texts)
+    assert (vault / "stray.md").read_bytes() == stray
+    # the NUL deleted: the warning goes
+    (vault / "stray.md").write_bytes(stray.replace(b"\x00", b""))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert "stray.md" not in {p["path"] for p in memory.status()["problems"]}
+
+
 def test_a_lowered_size_cap_applies_to_notes_already_indexed(vault: Path) -> None:
     """`max_file_mb` lowered: the next sync drops the notes now over the cap and reports them,
     as a cold rebuild would, though their files did not change; raised again, they come back."""

@@ -12,7 +12,7 @@ from typing import Any
 
 PROGRESS_AFTER_S = 2.0
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
-INDEXED_ANYWAY = frozenset({"frontmatter", "not_utf8", "utf16", "utf32", "case_clash"})  # warnings: listed after the files skipped
+INDEXED_ANYWAY = frozenset({"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash"})  # warnings: listed after the files skipped
 
 
 def emit(data: Any) -> None:

@@ -26,11 +26,13 @@ from vaultmind.errors import UsageError
 from vaultmind.ingest import FORMATS, KINDS
 from vaultmind.ingest.common import zone
 from vaultmind.ingest.document import parse_document_paths_with_report
-from vaultmind.ingest.email import parse_email_paths_with_report
+from vaultmind.ingest.email import parse_email_paths_dated
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.locomo import parse_locomo_paths
+from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.slack import META_FILES
+from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.whatsapp import HEADER_RE
 from vaultmind.ingest.writer import document_note_bytes, write_batches, write_documents
 from vaultmind.vault.encoding import decode_text
@@ -116,13 +118,19 @@ def _expand(
             fmt == "slack" or (fmt == "auto" and detect_chat_format(path) == "slack")
         )
         if not path.is_dir() or whole_slack:
-            out.append((path, None, False))
+            if _empty(path):
+                report.warnings.append(f"{path}: an empty file; nothing to ingest")
+            else:
+                out.append((path, None, False))
             continue
         candidates = 0
-        for child in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES):
-            if any(part.startswith(".") for part in child.relative_to(path).parts):
+        for child in walk_files(path, report.warnings):
+            if child.suffix.lower() not in _SUFFIXES:
                 continue
             candidates += 1
+            if _empty(child):
+                report.warnings.append(f"{child}: an empty file; skipped")
+                continue
             if kind == "agent":
                 found: str | None = "agent"
             else:
@@ -134,6 +142,17 @@ def _expand(
         if not candidates:  # (files skipped as unrecognised have a warning each)
             report.warnings.append(_nothing_found([path], "chat exports: " + ", ".join(sorted(_SUFFIXES))))
     return out
+
+
+def _empty(path: Path) -> bool:
+    """Whether `path` is a file holding nothing but white space, or an empty JSON array or
+    object (an export of nothing, a placeholder): said as such, not as a format not recognised."""
+    try:
+        if not path.is_file() or path.stat().st_size > _HEAD_BYTES:
+            return False
+        return b"".join(path.read_bytes().strip(b"\x00\xef\xbb\xbf\xff\xfe").split()) in (b"", b"[]", b"{}")
+    except OSError:
+        return False
 
 
 def parse_chat_path(
@@ -203,11 +222,12 @@ def parse_paths(
     if kind in ("email", "document"):
         found: list[SourceBatch] | list[DocumentInput]
         if kind == "email":
-            found, warnings = parse_email_paths_with_report(files)
+            found, warnings, dated = parse_email_paths_dated(files)
+            report.dated.extend(dated)
         else:
             found, warnings = parse_document_paths_with_report(files)
         report.warnings.extend(warnings)
-        if not found and not warnings:  # (a file skipped or unreadable has a warning of its own)
+        if not found and not warnings and not report.dated:  # (a file skipped or unreadable has a warning of its own)
             what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .txt or .html files"
             report.warnings.append(_nothing_found(files, what))
         return found
@@ -219,12 +239,16 @@ def parse_paths(
     for done, (path, detected, walked) in enumerate(expanded, 1):
         chosen = "agent" if kind == "agent" else (detected or fmt)
         try:
-            batches.extend(parse_chat_path(path, chosen, zone_info, date_order=date_order, warn=report.warnings.append))
+            found = parse_chat_path(path, chosen, zone_info, date_order=date_order, warn=report.warnings.append)
         except IngestError as exc:
             if not walked or fmt != "auto" or kind == "agent":  # a file you named, a format you chose: stop
                 raise
             # a file found in a folder that only looks like an export: the others still count
             report.warnings.append(f"{exc}; skipped (read as {chosen})")
+        else:
+            if not any(batch.messages for batch in found):
+                report.warnings.append(f"{path}: holds no messages (system notices aside); nothing to ingest")
+            batches.extend(found)
         if progress is not None:
             progress("parsing", done, len(expanded))
     return batches
@@ -268,5 +292,7 @@ def ingest_paths(
         report = write_documents(vault, docs)
     else:
         report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz))
-    report.warnings[:0] = parse_report.warnings
+    # how messages without a Date header were dated: said of those written (an earlier ingest
+    # that wrote the others said it then), and of those left out
+    report.warnings[:0] = parse_report.warnings + date_warnings(parse_report.dated, report.added_ids)
     return report

@@ -43,12 +43,12 @@ from pathlib import Path
 from vaultmind.errors import IngestError
 from vaultmind.ingest.html import html_document
 from vaultmind.ingest.model import DocumentInput
+from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.writer import slugify
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.vault.encoding import decode_text
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
-STRAY_CONTROLS = 0.05  # of a file's first 8 KB, at most, in control bytes (NUL …) for text that holds a NUL
 SUFFIXES = {".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html"}
 
 _ATX_H1_RE = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
@@ -58,7 +58,7 @@ _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
     """The file's text (`vault.encoding.decode_text`: UTF-8, UTF-16 or UTF-32 by their byte
     order mark or NUL bytes, else Windows-1252), or None for a binary file (said)."""
-    decoded = decode_text(data, fallback="cp1252", binary_share=STRAY_CONTROLS)
+    decoded = decode_text(data, fallback="cp1252")
     if decoded.text is None:
         warnings.append(f"{path}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)")
         return None
@@ -156,21 +156,11 @@ def _one(
 
 def _files(root: Path, warnings: list[str]) -> list[Path]:
     out: list[Path] = []
-    try:
-        entries = sorted(root.iterdir(), key=lambda p: p.name)
-    except OSError as exc:
-        warnings.append(f"{root}: cannot list the folder ({exc.strerror or exc}); skipped")
-        return out
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir():
-            out.extend(_files(entry, warnings))
-        elif entry.is_file():
-            if entry.suffix.lower() in SUFFIXES:
-                out.append(entry)
-            else:
-                warnings.append(f"{entry}: not a document (.md, .txt, .html); skipped")
+    for entry in walk_files(root, warnings):
+        if entry.suffix.lower() in SUFFIXES:
+            out.append(entry)
+        else:
+            warnings.append(f"{entry}: not a document (.md, .txt, .html); skipped")
     return out
 
 

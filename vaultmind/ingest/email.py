@@ -2,7 +2,8 @@
 
 Inputs (`parse_email_paths`): `.eml` files, mbox files (`*.mbox`, or any file starting with a
 `From ` line), Maildir folders (with `cur/` and `new/`; Maildir++ subfolders such as `.Sent`
-included), and folders holding any of these (walked in name order; hidden entries skipped).
+included), and folders holding any of these (walked in name order; hidden entries skipped). A
+file of another name is an email when it starts with a header block (`_header_block`).
 
 Naming:
 
@@ -28,16 +29,17 @@ answers (`SourceBatch.related`).
 Messages: id = Message-ID without `<>` (or `nomid-<hash>` of its sender, date, subject and
 body when it has none; the date left out when it is a file's modification time); author
 `Name <addr>`; time from `Date:`, else the newest `Received:` (the mailbox's own server's),
-else the mbox `From ` line / Maildir file name / `.eml` file's modification time, each but the
-`Date:` said in a warning naming the message and the date used; `answers` = In-Reply-To, then
+else the mbox `From ` line / Maildir file name, else the file's modification time
+(`ingest/maildates.py`: never 1970 when something knows better; each but the `Date:` said,
+one warning per file); `answers` = In-Reply-To, then
 References (a note records those it does not hold: a reply ingested before its parent is
 found by it, and the parent joins its note); text = the new text only
 (`ingest/quotes.py`) plus an `Attachments: …` line; `ref` `mid:<id>`. The quoted parent cut
 from a message goes with its batch (`SourceBatch.quoted`): the writer puts it back when the
 message it answers is neither in the ingest nor in the vault.
 
-Nothing in an export stops an ingest: a message that cannot be read, or (in an mbox or
-Maildir) has no usable date at all, is left out and reported (`parse_email_paths_with_report`).
+Nothing in an export stops an ingest: a message that cannot be read, or has no usable date at
+all (not even its file's time), is left out and reported (`parse_email_paths_with_report`).
 """
 
 from __future__ import annotations
@@ -45,18 +47,27 @@ from __future__ import annotations
 import hashlib
 import mailbox
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
 from vaultmind.errors import IngestError
+from vaultmind.ingest.maildates import (
+    date_warnings,
+    file_time,
+    from_line_date,
+    maildir_file_time,
+    maildir_name_time,
+)
 from vaultmind.ingest.mime import MAX_MESSAGE_BYTES, Attachment, MimeError, ParsedEmail, parse_message
-from vaultmind.ingest.model import QuotedParent, SourceBatch
+from vaultmind.ingest.model import DatedBy, DatedOtherwise, QuotedParent, SourceBatch
 from vaultmind.ingest.quotes import split_quoted
+from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.writer import slugify
-from vaultmind.markdown.render import Message, SourceMeta, iso_utc
+from vaultmind.markdown.render import Message, SourceMeta
 
 SUBJECT_SLUG_MAX = 60
 NO_SUBJECT = "(no subject)"
@@ -68,18 +79,14 @@ _PREFIX_RE = re.compile(
     re.IGNORECASE,
 )
 _TAG_RE = re.compile(r"^\s*\[[^\[\]]{1,40}\]\s*")
-_FROM_LINE_DATE_RE = re.compile(r"([A-Z][a-z]{2} +[A-Z][a-z]{2} +\d{1,2} +\d{1,2}:\d{2}:\d{2} +\d{4})")
 _FROM_ESCAPE_RE = re.compile(rb"(?m)^>(>*From )")
-_MAILDIR_TIME_RE = re.compile(r"^(\d{9,11})\.")
-_HEADER_LINE_RE = re.compile(rb"^[!-9;-~]+:")
+_HEADER_LINE_RE = re.compile(rb"^([A-Za-z0-9][A-Za-z0-9_-]*)[ \t]*:")  # a header field's name, as mailers write them
+# headers one of which every message file has (a JSON export's `[{"id":`, a note's `Note:`, has none)
+_MAIL_HEADERS = frozenset(
+    b"from to cc subject date message-id received return-path delivered-to mime-version sender reply-to".split()
+)
 
 Kind = Literal["eml", "mbox", "maildir"]
-Envelope = Literal["", "from-line", "file-name", "mtime"]
-_ENVELOPES: dict[str, str] = {  # what a warning says a message without a Date was dated by
-    "from-line": "the mbox's From line (its envelope)",
-    "file-name": "its Maildir file name (its delivery time)",
-    "mtime": "the file's modification time (when it was saved, not sent: give the file a Date: header to date it otherwise)",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +98,18 @@ class _Mailbox:
 
 @dataclass(frozen=True, slots=True)
 class _Raw:
-    origin: str  # what a warning names: "inbox.mbox message 3", "Maildir/cur/…", "a.eml"
+    file: str  # the .eml, mbox or Maildir folder that holds the message
+    where: str  # the message in it: "message 3" (an mbox's third), "message <key>" (a Maildir's); "" for an .eml
     data: bytes
     account: str
-    envelope: datetime | None  # mbox `From ` line, Maildir delivery time, or an .eml's modification time
-    envelope_from: Envelope = ""  # which of them
+    saved: Callable[[], datetime | None]  # the modification time of its file, asked only when nothing else dates it
+    envelope: datetime | None = None  # mbox `From ` line, Maildir file name's delivery time
+    envelope_from: DatedBy = ""  # which of them
+
+    @property
+    def origin(self) -> str:
+        """What a warning names: "inbox.mbox message 3", "Maildir message 1710…", "a.eml"."""
+        return f"{self.file} {self.where}" if self.where else self.file
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +121,9 @@ class _Mail:
     at: datetime
     account: str
     origin: str
+    file: str  # the .eml, mbox or Maildir folder that holds it
+    named: str  # the message in its file, as a warning names it ("message 3 <a@x>"; "" for an .eml)
+    by: DatedBy  # what dated it
 
 
 # --- finding the messages -------------------------------------------------------------------
@@ -129,9 +146,26 @@ def _sniff(path: Path) -> Kind | None:
     text = head.lstrip(b"\xef\xbb\xbf\r\n")
     if text.startswith(b"From "):
         return "mbox"
-    if _HEADER_LINE_RE.match(text) or text.startswith((b" ", b"\t")):
-        return "eml"
-    return None
+    return "eml" if _header_block(text, cut=len(head) == 4096) else None
+
+
+def _header_block(text: bytes, *, cut: bool) -> bool:
+    """Whether `text` starts as an email does: header lines (and their folded continuations) up
+    to a blank line, one of them a header every message has (From, Date, Subject, Received…).
+    `cut`: `text` is the start of a longer file (its last line may be cut short)."""
+    lines = text.split(b"\n")
+    names: set[bytes] = set()
+    for n, line in enumerate(lines[:-1] if cut else lines):
+        line = line.rstrip(b"\r")
+        if not line:
+            break
+        if n and line.startswith((b" ", b"\t")):
+            continue
+        match = _HEADER_LINE_RE.match(line)
+        if match is None:
+            return False
+        names.add(match.group(1).lower())
+    return bool(names & _MAIL_HEADERS)
 
 
 def _file_kind(path: Path) -> Kind | None:
@@ -150,22 +184,12 @@ def _discover(paths: Sequence[Path], warnings: list[str]) -> list[_Mailbox]:
         if _is_maildir(folder):
             boxes.append(_Mailbox(folder, "maildir", account))
             return
-        try:
-            entries = sorted(folder.iterdir(), key=lambda p: p.name)
-        except OSError as exc:
-            warnings.append(f"{folder}: cannot list the folder ({exc.strerror or exc}); skipped")
-            return
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir():
-                walk(entry, account)
-            elif entry.is_file():
-                kind = _file_kind(entry)
-                if kind is None:
-                    warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
-                else:
-                    boxes.append(_Mailbox(entry, kind, account))
+        for entry in walk_files(folder, warnings, whole=_is_maildir):
+            kind = "maildir" if entry.is_dir() else _file_kind(entry)
+            if kind is None:
+                warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
+            else:
+                boxes.append(_Mailbox(entry, kind, account))
 
     for raw in paths:
         path = Path(raw)
@@ -186,16 +210,6 @@ def _discover(paths: Sequence[Path], warnings: list[str]) -> list[_Mailbox]:
     return boxes
 
 
-def _from_line_date(line: bytes) -> datetime | None:
-    match = _FROM_LINE_DATE_RE.search(line.decode("latin-1"))
-    if match is None:
-        return None
-    try:
-        return datetime.strptime(" ".join(match.group(1).split()), "%a %b %d %H:%M:%S %Y").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-
-
 def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
     try:
         mbox = mailbox.mbox(box.path, create=False)
@@ -204,16 +218,16 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
         return
     try:
         for n, key in enumerate(mbox.iterkeys(), start=1):
-            origin = f"{box.path} message {n}"
             try:
                 with mbox.get_file(key, from_=True) as fh:
                     data = fh.read(MAX_MESSAGE_BYTES + 1)
             except (OSError, KeyError, mailbox.Error) as exc:
-                warnings.append(f"{origin}: unreadable ({exc}); skipped")
+                warnings.append(f"{box.path} message {n}: unreadable ({exc}); skipped")
                 continue
             first, _, rest = data.partition(b"\n")
             rest = _FROM_ESCAPE_RE.sub(rb"\1", rest)  # mboxo/mboxrd: ">From " was "From "
-            yield _Raw(origin, rest, box.account, _from_line_date(first), "from-line")
+            saved = partial(file_time, box.path)  # the mbox's: when its last message was added
+            yield _Raw(str(box.path), f"message {n}", rest, box.account, saved, from_line_date(first), "from-line")
     finally:
         mbox.close()
 
@@ -229,15 +243,13 @@ def _read_maildir(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
         return
     for folder_path, folder in folders:
         for key in sorted(folder.iterkeys()):
-            origin = f"{folder_path} message {key}"
             try:
                 data = folder.get_bytes(key)
             except (OSError, KeyError, mailbox.Error) as exc:
-                warnings.append(f"{origin}: unreadable ({exc}); skipped")
+                warnings.append(f"{folder_path} message {key}: unreadable ({exc}); skipped")
                 continue
-            match = _MAILDIR_TIME_RE.match(key)
-            envelope = datetime.fromtimestamp(int(match.group(1)), UTC) if match else None
-            yield _Raw(origin, data, box.account, envelope, "file-name")
+            saved = maildir_file_time(folder, key)
+            yield _Raw(str(folder_path), f"message {key}", data, box.account, saved, maildir_name_time(key), "file-name")
 
 
 def _read(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
@@ -254,66 +266,61 @@ def _read(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 )
                 return
             data = box.path.read_bytes()
-            saved = datetime.fromtimestamp(int(box.path.stat().st_mtime), UTC)
-        except (OSError, OverflowError, ValueError) as exc:
-            warnings.append(f"{box.path}: unreadable ({getattr(exc, 'strerror', None) or exc}); skipped")
+        except OSError as exc:
+            warnings.append(f"{box.path}: unreadable ({exc.strerror or exc}); skipped")
             return
-        yield _Raw(str(box.path), data, box.account, saved, "mtime")
+        yield _Raw(str(box.path), "", data, box.account, partial(file_time, box.path))
 
 
 # --- messages -------------------------------------------------------------------------------
 
 
-def _accept(raw: _Raw, warnings: list[str]) -> _Mail | None:
+def _accept(raw: _Raw, warnings: list[str]) -> _Mail | DatedOtherwise | None:
+    """The message of `raw`; what says it is left out for want of any date; or None (said):
+    unparseable."""
     try:
         parsed = parse_message(raw.data)
     except MimeError as exc:
         warnings.append(f"{raw.origin}: unparseable: {exc}")
         return None
-    at = _dated(raw, parsed, warnings)
+    at, by = _dated(raw, parsed)
+    named = _named(raw, parsed)
     if at is None:
-        return None
+        return DatedOtherwise(raw.file, named, "", "", None)
     author = parsed.author
     if not author:
         author = "unknown"
         warnings.append(f"{raw.origin}: no sender (From, Sender, Reply-To, Return-Path); author 'unknown'")
     if parsed.message_id:
-        return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin)
+        return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin, raw.file, named, by)
     # a file's modification time is no part of the message: a copy of the file is the same message
-    when = "" if parsed.date is None and raw.envelope_from == "mtime" else at.isoformat()
+    when = "" if by == "mtime" else at.isoformat()
     digest = hashlib.sha256(
         "\0".join([author, when, parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
     ).hexdigest()
-    return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account, raw.origin)
+    return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account, raw.origin, raw.file, named, by)
 
 
-def _dated(raw: _Raw, parsed: ParsedEmail, warnings: list[str]) -> datetime | None:
-    """A message's time: its Date header, else its newest Received header, else its envelope
-    (mbox From line, Maildir file name, .eml file's modification time). Any but the Date is
-    said, naming the message and the date used; None (said) when there is none."""
-    if parsed.date_source == "Date":
-        return parsed.date
-    named = _named(raw, parsed)
+def _dated(raw: _Raw, parsed: ParsedEmail) -> tuple[datetime | None, DatedBy]:
+    """A message's time, and what gave it (`ingest/maildates.py`): its Date header, else its
+    newest Received header, else its envelope (mbox From line, Maildir file name), else its
+    file's modification time; (None, "") when there is none."""
     if parsed.date is not None:
-        warnings.append(f"{named}: no usable Date header; dated {iso_utc(parsed.date)} by its newest Received header")
-        return parsed.date
+        return parsed.date, "Date" if parsed.date_source == "Date" else "Received"
     if raw.envelope is not None:
-        warnings.append(
-            f"{named}: no usable Date or Received header; dated {iso_utc(raw.envelope)} by {_ENVELOPES[raw.envelope_from]}"
-        )
-        return raw.envelope
-    warnings.append(f"{named}: unparseable: no usable Date, Received or envelope date; skipped (give it a Date: header)")
-    return None
+        return raw.envelope, raw.envelope_from
+    saved = raw.saved()
+    return (saved, "mtime") if saved is not None else (None, "")
 
 
 def _named(raw: _Raw, parsed: ParsedEmail) -> str:
-    """What a warning calls a message: its file, and in an mbox or Maildir its Message-ID, else
-    its subject."""
-    if raw.envelope_from == "mtime":
-        return raw.origin
+    """What a warning calls a message in its file: in an mbox or Maildir, where it is and its
+    Message-ID, else its subject; "" for an .eml file (the file is the message)."""
+    if not raw.where:
+        return ""
     if parsed.message_id:
-        return f"{raw.origin} <{parsed.message_id}>"
-    return f"{raw.origin} (subject {parsed.subject!r})" if parsed.subject else f"{raw.origin} (no Message-ID, no subject)"
+        return f"{raw.where} <{parsed.message_id}>"
+    return f"{raw.where} (subject {parsed.subject!r})" if parsed.subject else f"{raw.where} (no Message-ID, no subject)"
 
 
 def normalize_subject(subject: str) -> str:
@@ -436,17 +443,31 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
 def parse_email_paths_with_report(
     paths: Sequence[Path], *, account: str | None = None
 ) -> tuple[list[SourceBatch], list[str]]:
-    """Batches (one per thread, in time order) and the warnings: files and messages left out.
+    """Batches (one per thread, in time order) and the warnings: files and messages left out,
+    messages dated otherwise than by their Date header.
 
     Raises `IngestError` only for a path that does not exist or is not an email file.
     """
+    batches, warnings, dated = parse_email_paths_dated(paths, account=account)
+    return batches, warnings + date_warnings(dated)
+
+
+def parse_email_paths_dated(
+    paths: Sequence[Path], *, account: str | None = None
+) -> tuple[list[SourceBatch], list[str], list[DatedOtherwise]]:
+    """`parse_email_paths_with_report`, the messages without a usable Date header apart (in the
+    order read; of a message read twice, the copy kept): an ingest says those it writes
+    (`maildates.date_warnings`)."""
     warnings: list[str] = []
     box_account = _account(account) if account else None
     mails: dict[str, _Mail] = {}
+    read: list[_Mail | DatedOtherwise] = []
     for box in _discover(paths, warnings):
         for raw in _read(box, warnings):
             mail = _accept(raw, warnings)
-            if mail is None:
+            if mail is not None:
+                read.append(mail)
+            if not isinstance(mail, _Mail):
                 continue
             seen = mails.get(mail.key)
             if seen is not None and _full_text(seen) != _full_text(mail):  # attachments too
@@ -457,7 +478,12 @@ def parse_email_paths_with_report(
             # a message in several mailboxes: one copy, the same whatever the order of the paths
             if seen is None or (mail.account, mail.origin) < (seen.account, seen.origin):
                 mails[mail.key] = mail
-    return _batches(_threads(list(mails.values())), box_account), warnings
+    dated = [
+        mail if isinstance(mail, DatedOtherwise) else DatedOtherwise(mail.file, mail.named, mail.key, mail.by, mail.at)
+        for mail in read
+        if isinstance(mail, DatedOtherwise) or (mail.by != "Date" and mails[mail.key] is mail)
+    ]
+    return _batches(_threads(list(mails.values())), box_account), warnings, dated
 
 
 def parse_email_paths(paths: Sequence[Path], *, account: str | None = None) -> list[SourceBatch]:

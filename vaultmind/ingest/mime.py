@@ -285,7 +285,16 @@ def _parse_date(raw: str | None) -> datetime | None:
         parsed = parsed.astimezone(UTC)
     except (OverflowError, ValueError):
         return None
-    return parsed if 1970 <= parsed.year <= 2100 else None
+    return usable_date(parsed)
+
+
+_EPOCH_DAY_END = datetime(1970, 1, 2, tzinfo=UTC)
+
+
+def usable_date(when: datetime) -> datetime | None:
+    """`when` (aware), unless it says no date: before 2 January 1970 (a zero timestamp written
+    in some zone: a mailer's, an exporter's or an archive's placeholder) or after 2100."""
+    return when if when >= _EPOCH_DAY_END and when.year <= 2100 else None
 
 
 def _received_date(values: Sequence[str]) -> datetime | None:

@@ -9,6 +9,7 @@ user has edited.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from vaultmind.markdown.render import Message, SourceMeta
@@ -74,6 +75,20 @@ class DocumentInput:
     id_given: bool = False  # `source_id` comes from the file (its front matter): files sharing it are one document
 
 
+DatedBy = Literal["Date", "Received", "from-line", "file-name", "mtime", ""]  # "": no date anywhere
+
+
+@dataclass(frozen=True, slots=True)
+class DatedOtherwise:
+    """An email without a usable `Date:` header, and what dated it (`ingest/maildates.py`)."""
+
+    file: str  # the .eml, mbox or Maildir folder that holds it
+    named: str  # the message in it: "message 3 <a1@example.com>"; "" for an .eml
+    message_id: str  # its id (Message-ID, or "nomid-…"); "" when left out
+    by: DatedBy
+    at: datetime | None  # None: left out
+
+
 @dataclass(slots=True)
 class IngestReport:
     """What an ingest did: vault-relative paths written, and what was already there."""
@@ -82,7 +97,9 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     kept_user_edited: list[str] = field(default_factory=list)  # notes the user edited: left alone
     messages_added: int = 0
+    added_ids: set[str] = field(default_factory=set)  # the ids of the messages added
     messages_known: int = 0
     messages_edited: int = 0  # earlier texts replaced by their edited version
     documents_replaced: int = 0
     warnings: list[str] = field(default_factory=list)
+    dated: list[DatedOtherwise] = field(default_factory=list)  # emails without a usable Date header, as parsed

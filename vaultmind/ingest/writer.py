@@ -233,7 +233,7 @@ class _Write:
     path: str
     data: bytes
     expect: bytes | None  # the bytes we read (overwrite only if still there); None: a new file
-    added: int = 0
+    added: tuple[str, ...] = ()  # the ids of the messages it adds
     replaced: int = 0
 
 
@@ -922,11 +922,11 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         if not new and not marked:  # nothing to add: the note stays as it is, its front matter included
             report.unchanged.append(target.path)
         else:
-            plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=len(new)))
+            plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=tuple(new)))
         return
     assert free is not None
     plan.claimed.add(free)
-    plan.writes.append(_Write(free, data, None, added=len(new)))
+    plan.writes.append(_Write(free, data, None, added=tuple(new)))
 
 
 def _say_moved_out(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]], added: int, path: str | None) -> None:
@@ -1228,7 +1228,8 @@ def _execute(plan: _Plan) -> IngestReport:
                 hint="fix the cause and run the same ingest again: it continues where it stopped",
             ) from exc
         report.written.append(item.path)
-        report.messages_added += item.added
+        report.messages_added += len(item.added)
+        report.added_ids.update(item.added)
         report.documents_replaced += item.replaced
     report.unchanged.sort()
     return report

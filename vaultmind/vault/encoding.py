@@ -7,24 +7,31 @@
   of every four (UTF-32), is NUL, always at the same place in its pair (or four). Such a guess
   is kept only when the text it gives is text (hardly any control characters). Text of another
   script (Greek, Cyrillic, CJK) in UTF-16 has few NULs (its spaces, line breaks and digits),
-  all in the high byte of their pair: bytes that are not UTF-8, whose NULs fall in one byte of
-  the pairs (nearly never the other), are UTF-16 of that order when the text it gives holds no
-  control character, unassigned or private-use code point (binary data read so holds many). A
-  single byte left over at the end (a cut file) is replaced, not taken for binary.
-- Otherwise a NUL byte in the first 8 KB means a binary file (`text` is None) — for a caller
-  that allows stray NULs (`binary_share`), only when control bytes are more than that share of
-  those 8 KB — and the rest is UTF-8, else `fallback` with replacement characters (`bad_byte`
-  says where UTF-8 failed).
+  all in the high byte of their pair, and CJK prose may have none at all: bytes that are not
+  UTF-8, whose NULs (if any) fall in one byte of the pairs (nearly never the other), are UTF-16
+  of that order when the text it gives holds no control character, unassigned or private-use
+  code point (binary data read so holds many), is not mostly pairs of ASCII bytes (Latin text
+  in an 8-bit code page read two bytes at a time), and the bytes are not East Asian text in a
+  legacy double-byte code page (GBK, Big5, Shift JIS, EUC), whose pairs read as UTF-16 give
+  Hangul or CJK ideographs too. A single byte left over at the end (a cut file) is replaced,
+  not taken for binary.
+- Otherwise the first 8 KB holding a NUL byte among more control bytes than 5% of them (a
+  single one is always stray) mean a binary file (`text` is None); a few stray NULs
+  (a sync tool's glitch, a paste) leave the text as it is, NULs included, for the caller to
+  deal with. The rest is UTF-8, else `fallback` with replacement characters (`bad_byte` says
+  where UTF-8 failed).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, replace
 
 SNIFF_BYTES = 8192
+_STRAY_CONTROLS = 0.05  # of a file's first 8 KB, at most, in control bytes (NUL …) for text that holds a NUL
 _BOMS = (  # UTF-32's marks first: UTF-16 LE's is the start of UTF-32 LE's
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -36,6 +43,7 @@ _WIDE_NUL_SHARE = 0.5  # of the high bytes (UTF-16) that are NUL in ASCII-heavy 
 _CONTROL_SHARE = 0.01  # of a guessed wide text's characters that may be controls or U+FFFD, at most
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v")
 _TEXT_BYTES = frozenset(b"\t\n\r\f\v\x1b")  # control bytes text files hold
+_CONTROL_BYTE_RE = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")  # those they do not (but NUL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +59,18 @@ class DecodedText:
         return self.encoding.startswith(("utf-16", "utf-32"))
 
 
-def decode_text(data: bytes, fallback: str = "utf-8", binary_share: float = 0.0) -> DecodedText:
-    """The text of `data` (see the module doc); `fallback` decodes what is not UTF-8; a sample
-    with a NUL byte whose control bytes are more than `binary_share` of it is binary."""
+def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
+    """The text of `data` (see the module doc); `fallback` decodes what is not UTF-8."""
     for bom, encoding in _BOMS:
         if data.startswith(bom) and (encoding != "utf-32-le" or len(data) % 4 == 0):
             return replace(_decoded(data[len(bom) :], encoding, fallback=""), mark=len(bom))
-    guess = _wide_without_bom(data[:SNIFF_BYTES])
+    sample = data[:SNIFF_BYTES]
+    if b"\x00" not in sample:  # the common case: UTF-8 text, decoded once; else perhaps UTF-16 CJK
+        plain = _decoded(data, "utf-8", fallback=fallback)
+        if plain.bad_byte is None and not _CONTROL_BYTE_RE.search(sample):
+            return plain
+        return _script_without_bom(data) or plain
+    guess = _wide_without_bom(sample)
     if guess is not None:
         decoded = _decoded_wide(data, guess)
         if decoded.text is not None and _looks_like_text(_whole(decoded, len(data))):
@@ -65,8 +78,8 @@ def decode_text(data: bytes, fallback: str = "utf-8", binary_share: float = 0.0)
     script = _script_without_bom(data)
     if script is not None:
         return script
-    sample = data[:SNIFF_BYTES]
-    if b"\x00" in sample and sum(1 for byte in sample if byte < 32 and byte not in _TEXT_BYTES) > binary_share * len(sample):
+    controls = sum(1 for byte in sample if byte < 32 and byte not in _TEXT_BYTES)
+    if controls > max(_STRAY_CONTROLS * len(sample), 1):
         return DecodedText(None, "")
     return _decoded(data, "utf-8", fallback=fallback)
 
@@ -108,14 +121,14 @@ _ASCII_PAIRS_SHARE = 0.5  # of UTF-16 text's characters, at most, two printable 
 
 def _script_without_bom(data: bytes) -> DecodedText | None:
     """UTF-16 text of a script other than Latin, without a byte order mark (see the module doc),
-    or None: the byte order whose text is text, the one whose high bytes hold more of the NULs
-    first."""
+    or None: the byte order whose text is text, the likelier one first (`_byte_orders`)."""
     sample = data[:SNIFF_BYTES]
     sample = sample[: len(sample) - len(sample) % 2]
-    if len(sample) < _SCRIPT_MIN_BYTES or b"\x00" not in sample or _reads_as_utf8(sample):
+    if len(sample) < _SCRIPT_MIN_BYTES or _reads_as_utf8(sample):
         return None
-    even, odd = sample[0::2].count(0), sample[1::2].count(0)
-    for encoding in ("utf-16-le", "utf-16-be") if odd >= even else ("utf-16-be", "utf-16-le"):
+    if b"\x00" not in sample and _legacy_double_byte(sample):
+        return None
+    for encoding in _byte_orders(sample):
         decoded = _decoded_wide(data, encoding)
         if decoded.bad_byte is not None and decoded.bad_byte < len(data) - 1:
             continue
@@ -125,19 +138,78 @@ def _script_without_bom(data: bytes) -> DecodedText | None:
     return None
 
 
+def _byte_orders(sample: bytes) -> tuple[str, str]:
+    """UTF-16's byte orders, the likelier first for `sample`: the high bytes of the pairs are
+    those that hold more of the NULs or, with none, fewer different values (a script's block:
+    0x30 for kana, 0x4E-0x9F for ideographs), where the low bytes take nearly any."""
+    even, odd = sample[0::2], sample[1::2]
+    if (odd.count(0), -len(set(odd))) >= (even.count(0), -len(set(even))):
+        return "utf-16-le", "utf-16-be"
+    return "utf-16-be", "utf-16-le"
+
+
+_LEGACY_DOUBLE_BYTE = ("gb2312", "big5", "shift_jis", "euc_kr", "euc_jp")
+_LONELY_SHARE = 0.2  # of a legacy text's characters, at most, of another kind than both neighbours
+
+
+def _legacy_double_byte(sample: bytes) -> bool:
+    """Whether `sample` (which holds no NUL) is East Asian text in a legacy double-byte code
+    page: its pairs, read as UTF-16, give Hangul syllables or CJK ideographs too (GB2312's
+    commonest hanzi, lead bytes 0xB0-0xD7, read so are Hangul). Such text decodes in its code
+    page to plain text; UTF-16 text, decoded so, gives control characters (its low bytes take
+    any value) or ASCII letters and half-width kana strewn one by one between ideographs."""
+    for codec in _LEGACY_DOUBLE_BYTE:
+        try:
+            text = codecs.getincrementaldecoder(codec)().decode(sample, final=False)  # a pair cut at the end is no error
+        except UnicodeDecodeError:
+            continue
+        if _plain(text):
+            return True
+    return False
+
+
+def _plain(text: str) -> bool:
+    """Whether `text` is mostly East Asian characters (else its UTF-16 reading is mostly pairs of
+    ASCII bytes, refused anyway), holds no control character, and few characters of a kind
+    (ASCII, half-width, other) unlike both their neighbours (spaces aside: Korean puts them
+    between words)."""
+    if any(ch < " " and ch not in _TEXT_CONTROLS for ch in text):
+        return False
+    kinds = [0 if ch < "\x80" else 1 if "\uff61" <= ch <= "\uff9f" else 2 for ch in text if not ch.isspace()]
+    if kinds.count(0) * 2 > len(kinds):
+        return False
+    lonely = sum(1 for before, kind, after in zip(kinds, kinds[1:], kinds[2:], strict=False) if before != kind != after)
+    return lonely <= _LONELY_SHARE * len(kinds)
+
+
+# A CJK text mixes these: Japanese writes kanji, kana and full-width letters in one sentence.
+_CJK_SCRIPTS = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "FULLWIDTH", "HALFWIDTH"})
+_KANA_BLOCK = range(0x3000, 0x3100)  # CJK punctuation, hiragana, katakana: high byte 0x30, an ASCII "0"
+
+
 def _script_text(text: str, at_most: int) -> bool:
     """Whether `text`, read as UTF-16, is text: no control character, unassigned or private-use
     code point, not mostly pairs of ASCII characters (ASCII bytes read two by two give CJK
-    ideographs: "Bush hid the facts"), not a few characters over and over (a binary pattern),
-    and letters of at most `at_most` scripts, a third of them at least of one (binary data read
-    so gives letters of many)."""
+    ideographs: "Bush hid the facts"; kana, whose high byte is an ASCII "0", are no such pair),
+    not a few characters over and over (a binary pattern), and letters of at most `at_most`
+    scripts (CJK's kanji, kana and full-width letters counted as one), a third of them at
+    least of one (binary data read so gives letters of many)."""
     if any((ch < " " and ch not in _TEXT_CONTROLS) or ch == "\x7f" or unicodedata.category(ch) in _NOT_TEXT for ch in text):
         return False
-    paired = sum(1 for ch in text if 0x20 <= ord(ch) >> 8 <= 0x7E and 0x20 <= ord(ch) & 0xFF <= 0x7E)
+    paired = sum(1 for ch in text if _ascii_pair(ord(ch)))
     if paired > _ASCII_PAIRS_SHARE * len(text) or len(set(text)) < min(_VARIETY, len(text) / 4):
         return False
-    scripts = Counter(unicodedata.name(ch, "?").split(" ", 1)[0] for ch in text if ch.isalpha())
+    scripts = Counter(_script(ch) for ch in text if ch.isalpha())
     return 0 < len(scripts) <= at_most and scripts.most_common(1)[0][1] * 3 >= scripts.total()
+
+
+def _ascii_pair(code: int) -> bool:
+    return 0x20 <= code >> 8 <= 0x7E and 0x20 <= code & 0xFF <= 0x7E and code not in _KANA_BLOCK
+
+
+def _script(ch: str) -> str:
+    script = unicodedata.name(ch, "?").split(" ", 1)[0]
+    return "CJK" if script in _CJK_SCRIPTS else script
 
 
 def _reads_as_utf8(sample: bytes) -> bool:

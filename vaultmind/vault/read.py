@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vaultmind.model import FileStat, Problem
-from vaultmind.vault.encoding import decode_text
+from vaultmind.vault.encoding import DecodedText, decode_text
 
 _READ_ATTEMPTS = 3
 
@@ -67,19 +67,38 @@ def decode_note(rel: str, data: bytes) -> tuple[str | None, Problem | None]:
     """Text of a note, or None for binary content (`vault.encoding.decode_text`). UTF-16 and
     UTF-32 text (what Windows Notepad saves as "Unicode") is indexed and reported: Obsidian
     reads notes as UTF-8. Non-UTF-8 text is decoded with replacement characters and reported,
-    so nothing readable is lost. The note itself is never rewritten."""
+    so nothing readable is lost. A few stray NUL bytes in text (a sync tool's glitch, a paste)
+    do not make it binary: they are indexed as replacement characters (a NUL would end a string
+    in some tools, and is what the Markdown parser masks spans with) and reported. The note
+    itself is never rewritten."""
     decoded = decode_text(data)
     if decoded.text is None:
         return None, Problem(rel, "binary", "looks like a binary file (NUL bytes), not Markdown; skipped")
+    problem = _encoding_problem(rel, decoded)
+    nuls = decoded.text.count("\x00")
+    if not nuls:
+        return decoded.text, problem
+    line = decoded.text.count("\n", 0, decoded.text.index("\x00")) + 1
+    said = (
+        f"{nuls} stray NUL byte{'s' if nuls > 1 else ''} (the first on line {line}), indexed as �; "
+        "the file is left as it is — delete them in an editor that shows them"
+    )
+    if problem is None:
+        return decoded.text.replace("\x00", "\ufffd"), Problem(rel, "nul_bytes", said)
+    return decoded.text.replace("\x00", "\ufffd"), replace(problem, message=f"{problem.message}; {said}")
+
+
+def _encoding_problem(rel: str, decoded: DecodedText) -> Problem | None:
+    """What `status` says of a note's encoding: UTF-16 or UTF-32, or not valid UTF-8."""
     if decoded.wide:
         name = decoded.encoding[:6].upper()  # "UTF-16", "UTF-32"
         lossy = "" if decoded.bad_byte is None else f" (byte {decoded.bad_byte} is not {name}: replaced)"
         message = f"{name} text{lossy}; indexed, but Obsidian reads notes as UTF-8 — re-save it as UTF-8 to see it there"
-        return decoded.text, Problem(rel, name.lower().replace("-", ""), message)
+        return Problem(rel, name.lower().replace("-", ""), message)
     if decoded.bad_byte is not None:
-        return decoded.text, Problem(
+        return Problem(
             rel,
             "not_utf8",
             f"not valid UTF-8 (byte {decoded.bad_byte}); indexed with replacement characters — re-save it as UTF-8",
         )
-    return decoded.text, None
+    return None
