@@ -418,3 +418,25 @@ def test_a_month_in_the_window_is_no_author_of_that_name(vault: Path) -> None:
         result = memory.walk("What are we doing in May?", reference_time=datetime(2025, 3, 12, 12))
     assert result["hits"][0]["content"].startswith("In May we fly"), [h["content"] for h in result["hits"]]
     assert not any(h["breakdown"]["author"] for h in result["hits"])
+
+
+def test_what_someone_said_comes_latest_first(vault: Path) -> None:
+    """"What did Dana say?" ranked her messages at one score, in the order of their ids: of what
+    a person said, the latest comes first (it may have changed what came before)."""
+    days = ["2024-03-04", "2024-03-06", "2024-03-05", "2024-03-08", "2024-03-07"]
+    for n, day in enumerate(days):
+        write_chat(
+            vault,
+            day,
+            [
+                ("Alice Chen", "Morning, any news from the venue about the evening?"),
+                ("Dana Whitfield", f"Update {n}: the Loft is held for you, the contract and the deposit details follow today."),
+                ("Alice Chen", "Thanks, that helps a lot."),
+            ],
+        )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("What did Dana say?", limit=5)["hits"]
+    assert [h["time_range"]["start"][:10] for h in hits] == sorted(days, reverse=True)
+    assert all(h["author"] == "Dana Whitfield" for h in hits)
+    assert hits[0]["breakdown"]["latest"] > hits[1]["breakdown"]["latest"] > 0 == hits[-1]["breakdown"]["latest"]

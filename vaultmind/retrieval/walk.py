@@ -19,7 +19,10 @@
    a word of a name the memory knows (an entity's or an author's: "Okafro" → Okafor) before
    the question's entities and authors are read. A question about nothing but its author
    ("what did Whitfield say?") also takes that author's latest messages as candidates: they
-   seldom hold their own name.
+   seldom hold their own name. Their messages then rank latest first (of equal matches, and
+   of near-equal ones, the latest stands: it may change what came before): each adds
+   `LATEST_SAID` × how late among them it was written (`windows.recency`), and no context is
+   given, as no message matched a question that asks nothing but who spoke.
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
@@ -55,7 +58,8 @@
             matches the question, or the one after that, so a leaf near one of the
             `CONTEXT_SEEDS` strongest matches (up to `CONTEXT_SPAN` messages before or after
             it in the same note) earns that match's base score, times `CONTEXT_DECAY` for
-            each message beyond the adjacent one (the best such value over the seeds)
+            each message beyond the adjacent one (the best such value over the seeds); none
+            for a question about nothing but its author
    length_factor = (min(terms, `SHORT_TERMS`) / `SHORT_TERMS`) ^ `SHORT_EXPONENT`, terms the
             leaf's count of search terms: a short message ("Bye!", "I love turtles.") matches
             a question's words as well as a long one but rarely holds what it asks; BM25's
@@ -205,6 +209,7 @@ from vaultmind.retrieval.windows import (
     names_a_day_in,
     question_tense,
     question_window,
+    recency,
     relative_terms,
     summary_time_factors,
     time_factors,
@@ -265,6 +270,7 @@ IDENTITY_WEIGHT = 0.5  # "who is Bob?": + this to the leaves of his own entity n
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
 INFORMATIVE_TERMS = 24
 LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days before it a leaf was written
+# (and a question about nothing but its author: × how late among the author's messages)
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 
 
@@ -383,7 +389,8 @@ def walk(
         base[speaking] += SPEAKER_WEIGHT - WEIGHTS["author"]
     for leaf_id in pair_leaves:  # entity leaves: all among the candidates
         base[at[leaf_id]] += pair_bonus
-    context_of, reached, more = _context(memory, ids, at, base, cols)
+    # "what did Dana say?" matches nothing whose next message answers it: no context, her messages by when
+    context_of, reached, more = _context(memory, ids, at, base, cols, seeds=0 if only_names else CONTEXT_SEEDS)
     if reached:  # leaves only context brings: no signal of their own
         at.update((leaf_id, k) for k, leaf_id in enumerate(reached, start=len(ids)))
         ids = ids + reached
@@ -414,6 +421,9 @@ def walk(
         latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
         told = _told_of(memory, ids, cols, window)  # and what names one of its days ("Friday 21 March")
         scores += latest + WINDOW_PRESENCE * told
+    elif only_names:  # "what did Dana say?": of her messages, the latest first (ties, near-ties)
+        latest = LATEST_SAID * recency(cols.ts, signals[:, AUTHOR] > 0)
+        scores += latest
     informative = np.zeros(len(ids))
     about = inside if timed is not None and only_window else None  # of the window's messages, those that say the most
     if only_entity:  # of the leaves about whom it names, those that say the most
@@ -474,7 +484,7 @@ def walk(
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
-                "latest": round(float(latest[k]), 4),  # `LATEST_SAID` of a window still ahead
+                "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, or only an author asked
                 "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
                 "weights": WEIGHTS,
                 **flags,  # `_diversify`'s
@@ -509,14 +519,14 @@ def without_common(q: npt.NDArray[np.float32], mean: npt.NDArray[np.float32] | N
 
 
 def _context(
-    memory: Memory, ids: list[str], at: dict[str, int], base: npt.NDArray[np.float64], cols: LeafColumns
+    memory: Memory, ids: list[str], at: dict[str, int], base: npt.NDArray[np.float64], cols: LeafColumns, *, seeds: int
 ) -> tuple[dict[str, float], list[str], LeafColumns]:
     """Conversation context: the message right after (or before) a strong match often holds the
     answer, and sometimes the one after that. Per leaf within `CONTEXT_SPAN` messages of one of
-    the `CONTEXT_SEEDS` strongest leaves (of `ids`, `at` their places; `base` and `cols` in
+    the `seeds` strongest leaves (of `ids`, `at` their places; `base` and `cols` in
     their order), the best of their base scores, times `CONTEXT_DECAY` for each message beyond
     the nearest; then the leaves reached that are not among `ids` (sorted) and their columns."""
-    strongest = _best(ids, base, CONTEXT_SEEDS)
+    strongest = _best(ids, base, seeds)
     near = memory.leaves.neighbours_of(strongest, CONTEXT_SPAN)
     reached = sorted({o for found in near.values() for o in found} - at.keys())
     more = memory.leaves.columns(reached)

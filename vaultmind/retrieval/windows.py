@@ -210,6 +210,21 @@ def lateness(span: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np
     return np.nan_to_num(np.clip(elapsed.astype(np.float64), 0.0, 1.0))
 
 
+def recency(ts: npt.NDArray[np.datetime64], among: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """How late each time of `among` falls between the earliest and the latest of them: 0 at the
+    earliest, 1 at the latest; 0 outside `among`, without a time, or when they share one time.
+    "What did Dana say?" asks for her words, and of equal matches the latest is the one that
+    stands (the earlier ones may have been changed since)."""
+    dated = among & ~np.isnat(ts)
+    if not dated.any():
+        return np.zeros(len(ts))
+    first, last = ts[dated].min(), ts[dated].max()
+    if last <= first:
+        return np.zeros(len(ts))
+    out = ((ts - first) / (last - first)).astype(np.float64)
+    return np.where(dated, np.nan_to_num(out), 0.0)
+
+
 def yearless(window_text: str) -> bool:
     """A window named by a date or month without its year and without relative words ("on 7
     March", "in May", "Q3"): its year is the reference time's, or the one before."""
