@@ -440,3 +440,35 @@ def test_what_someone_said_comes_latest_first(vault: Path) -> None:
     assert [h["time_range"]["start"][:10] for h in hits] == sorted(days, reverse=True)
     assert all(h["author"] == "Dana Whitfield" for h in hits)
     assert hits[0]["breakdown"]["latest"] > hits[1]["breakdown"]["latest"] > 0 == hits[-1]["breakdown"]["latest"]
+
+
+def test_a_surname_and_a_possessive_without_its_apostrophe_name_their_person(vault: Path) -> None:
+    """"What is in Okafors team?" found no Okafor: a surname named no one (only first names
+    did), and "Okafors" was no name at all. A surname only one known person has names them,
+    and a word ending in "s" that is no English word, whose stem is a name's, is its possessive."""
+    write_chat(
+        vault,
+        "2024-03-08",
+        [
+            ("Bob Stone", "The team lunch is at noon, the whole team is coming, team!"),
+            ("Alice Chen", "Helen Okafor from our finance team will pay the deposit today."),
+            ("Helen Okafor", "Deposit paid, the invoice is in the shared folder."),
+            ("Mei Chen", "Lovely."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("what is in Okafors team?")
+        assert result["query"]["corrected"] == {"okafors": "okafor's"}
+        assert [e["id"] for e in result["query"]["entities"]] == ["person:helen-okafor"]
+        assert result["hits"][0]["content"].startswith("Helen Okafor from our finance team"), [h["content"] for h in result["hits"]]
+        assert memory.walk("What did Chen say?")["query"]["entities"] == [], "the surname of two names neither"
+
+
+def test_a_name_ending_in_s_is_no_possessive() -> None:
+    from vaultmind.retrieval.spelling import possessives
+
+    names = frozenset({"okafor", "jame", "davi", "marcos"})
+    assert possessives("Okafors team and okafors desk", names, frozenset()) == {"okafors": "okafor's"}
+    assert possessives("what did James Davis and Marcos say?", names, frozenset()) == {}, "words, and a name known"
+    assert possessives("Whitfields email", frozenset(), frozenset({"whitfield"})) == {"whitfields": "whitfield's"}

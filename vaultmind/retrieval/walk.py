@@ -17,7 +17,8 @@
    with two letters swapped back or a left-out letter put back ("lauch" → "launch";
    `retrieval/spelling.py`), and `query.corrected` says so; a misspelt name the same way, as
    a word of a name the memory knows (an entity's or an author's: "Okafro" → Okafor) before
-   the question's entities and authors are read. A question about nothing but its author
+   the question's entities and authors are read, and a name's possessive written without its
+   apostrophe as the possessive ("Okafors team" → Okafor's; not "James", an English word). A question about nothing but its author
    ("what did Whitfield say?") also takes that author's latest messages as candidates: they
    seldom hold their own name. Their messages then rank latest first (of equal matches, and
    of near-equal ones, the latest stands: it may change what came before): each adds
@@ -197,7 +198,7 @@ from vaultmind.retrieval.entity_names import EntityNames, entity_names
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.people import name_terms, person_terms
 from vaultmind.retrieval.revisions import changes
-from vaultmind.retrieval.spelling import corrections, name_corrections
+from vaultmind.retrieval.spelling import corrections, name_corrections, possessives
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
@@ -288,7 +289,9 @@ def walk(
 ) -> dict[str, Any]:
     """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
     now = naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
-    misnamed = name_corrections(memory.leaves, question, *_name_words(memory))  # "Okafro": Okafor
+    names = _name_words(memory)
+    # "Okafro": Okafor; "Okafors team": Okafor's
+    misnamed = {**name_corrections(memory.leaves, question, *names), **possessives(question, *names)}
     if misnamed:
         question = _WORD.sub(lambda m: _read_as(m.group(), misnamed), question)
     question = _names_capitalised(memory, question)
