@@ -734,6 +734,31 @@ def test_the_may_bank_holiday_is_a_day_in_may(vault: Path) -> None:
     assert result["hits"][0]["content"].startswith("The office is closed"), [h["content"] for h in result["hits"]]
 
 
+def test_what_was_planned_for_a_month_still_ahead_is_what_was_said_of_it(vault: Path) -> None:
+    """"What did we plan for April?" asked in March of a memory begun in March read last April,
+    which holds nothing: what was planned for April was said before it, of the coming one.
+    "What did we do in April?" still asks of the last one."""
+    write_chat(vault, "2024-03-04", [("Alice Chen", "Target for the public launch is still Tuesday 9 April.")])
+    write_chat(
+        vault,
+        "2024-03-07",
+        [("Alice Chen", "Decision: we move the public launch to Tuesday 23 April."), ("Bob Stone", "Lunch at noon?")],
+    )
+    asked = datetime(2024, 3, 12, 10)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        planned = memory.walk("What did we plan for April?", limit=5, reference_time=asked)
+        assert planned["query"]["time_window"]["start"] == "2024-04-01T00:00:00Z"
+        assert planned["query"]["window_ahead"] is True
+        assert planned["hits"][0]["content"].startswith("Decision: we move"), [h["content"] for h in planned["hits"]]
+        decided = memory.walk("What did we decide for April?", limit=5, reference_time=asked)["query"]
+        assert decided["time_window"]["start"] == "2024-04-01T00:00:00Z"
+        done = memory.walk("What did we do in April?", limit=5, reference_time=asked)["query"]
+        assert done["time_window"]["start"] == "2023-04-01T00:00:00Z" and done["window_ahead"] is False
+        read = memory.walk("What book did we read in April?", limit=5, reference_time=asked)["query"]
+        assert read["time_window"]["start"] == "2023-04-01T00:00:00Z", "a book is no plan"
+
+
 def test_a_thing_named_by_its_quarter_is_no_time_window(vault: Path) -> None:
     """"What is in the Q2 budget?" asked in August read Q2 as April to June: the budget, sent in
     March, was outside it and ranked below the quarter's small talk."""

@@ -120,6 +120,21 @@ def question_tense(question: str) -> Tense | None:
     return "present" if _PRESENT.search(question) else None
 
 
+_PLANNED = re.compile(
+    r"\b(?:plan|plans|planned|planning|decide|decided|agree|agreed|book|booked|arrange|arranged|schedule|scheduled"
+    r"|organi[sz]e|organi[sz]ed|prepare|prepared|promise|promised|intend|intended)\b",
+    re.IGNORECASE,
+)
+_A_THING = re.compile(r"\b(?:what|which|a|an|the|this|that|my|our|your|his|her|their)\s+$", re.IGNORECASE)
+
+
+def asks_of_plans(question: str) -> bool:
+    """Whether the question asks what was planned, decided, agreed or booked ("what did we plan
+    for April?", "what did we book for May?"): what was said before a time, of it. "What book
+    did we read?" asks of a thing."""
+    return any(not _A_THING.search(question, 0, m.start()) for m in _PLANNED.finditer(question))
+
+
 _ON_WEEKDAY = re.compile(rf"^(?:on|this) (?:{'|'.join(WEEKDAYS)})$")
 
 
@@ -242,6 +257,7 @@ def year_held(
     candidates: int,
     now: datetime,
     tense: Tense | None,
+    planned: bool = False,
 ) -> TimeWindow:
     """The year of a year-less window, read as the latest before `now` ("what did we decide on 7
     March?"). A question about what is to come (`tense`: "what will we do in April?" asked in
@@ -253,8 +269,9 @@ def year_held(
     messages by the authors it names ("what did Dan say in March?"), else the latest. Of two
     Marches, the one the question is about, not the latest with any message at all. When no
     year holds anything, not even in the days just after it, the next one unless the question
-    asks what was ("what is happening in April?" of a memory begun in January): the memory can
-    only hold what was said of it before."""
+    asks what was ("what is happening in April?" of a memory begun in January), or asks what was
+    planned for it (`planned`: "what did we plan for April?", asked in March of a memory begun
+    in January): the memory can only hold what was said of it before."""
     upcoming = _years_after(window, 1) if window.end <= now else None
     if upcoming is not None and (tense == "future" or (tense == "present" and upcoming.start - now <= PRESENT_AHEAD)):
         return upcoming
@@ -274,7 +291,7 @@ def year_held(
             held.append(earlier)
         years += 1
     if not held:  # told of just after it ("we met on the 15th"), else the next one
-        if upcoming is None or tense == "past" or leaves.in_window(window.end, after_end(window, now), 1):
+        if upcoming is None or (tense == "past" and not planned) or leaves.in_window(window.end, after_end(window, now), 1):
             return window
         return upcoming
     lexical = leaves.search(wording, candidates) if wording else []
