@@ -757,6 +757,8 @@ def test_what_was_planned_for_a_month_still_ahead_is_what_was_said_of_it(vault: 
         assert done["time_window"]["start"] == "2023-04-01T00:00:00Z" and done["window_ahead"] is False
         read = memory.walk("What book did we read in April?", limit=5, reference_time=asked)["query"]
         assert read["time_window"]["start"] == "2023-04-01T00:00:00Z", "a book is no plan"
+        agreed = memory.walk("What did we agree in April?", limit=5, reference_time=asked)["query"]
+        assert agreed["time_window"]["start"] == "2023-04-01T00:00:00Z", "agreed then, not planned for it"
 
 
 def test_a_thing_named_by_its_quarter_is_no_time_window(vault: Path) -> None:

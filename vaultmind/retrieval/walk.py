@@ -105,7 +105,8 @@
             reads the next one, and so does one about what is when the next one is within
             `windows.PRESENT_AHEAD` ("what are we doing in January?" asked in December), and
             one that does not ask what was when no year holds anything, or asks what was
-            planned for it ("what did we plan for April?", `windows.asks_of_plans`); "on Friday" asked of
+            planned for it ("what did we plan for April?", `windows.asks_of_plans`; not
+            "what did we decide on 7 August?"); "on Friday" asked of
             what is to come is the coming Friday. A window the memory holds nothing in that is
             still ahead of the reference time, or begun but empty ("what is happening in
             April?" asked in March, "next week", "today" at breakfast), can only be told of by
@@ -338,7 +339,7 @@ def walk(
     if window is not None and yearless(window.text):  # "March" says which month, not which year
         wording = [] if asking_only else [t for t in content_terms if t not in dated]
         window = year_held(
-            memory.leaves, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense, planned=asks_of_plans(question)
+            memory.leaves, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense, planned=asks_of_plans(question, window)
         )
     elif window is not None:  # "what will we do on Friday?": the coming Friday
         window = coming_weekday(window, now, tense)

@@ -128,10 +128,14 @@ _PLANNED = re.compile(
 _A_THING = re.compile(r"\b(?:what|which|a|an|the|this|that|my|our|your|his|her|their)\s+$", re.IGNORECASE)
 
 
-def asks_of_plans(question: str) -> bool:
-    """Whether the question asks what was planned, decided, agreed or booked ("what did we plan
-    for April?", "what did we book for May?"): what was said before a time, of it. "What book
-    did we read?" asks of a thing."""
+def asks_of_plans(question: str, window: TimeWindow) -> bool:
+    """Whether the question asks what was planned, decided, agreed or booked for its window
+    ("what did we plan for April?", "what did we book for May?"): what was said before it, of
+    it. "What did we decide on 7 August?" asks what was decided that day, and "what book did we
+    read?" of a thing."""
+    text = " ".join(question.lower().replace("’", "'").split())
+    if not re.search(rf"\b(?:for|about)\s+(?:the\s+)?{re.escape(window.text)}\b", text):
+        return False
     return any(not _A_THING.search(question, 0, m.start()) for m in _PLANNED.finditer(question))
 
 
