@@ -472,3 +472,4 @@ def test_a_name_ending_in_s_is_no_possessive() -> None:
     assert possessives("Okafors team and okafors desk", names, frozenset()) == {"okafors": "okafor's"}
     assert possessives("what did James Davis and Marcos say?", names, frozenset()) == {}, "words, and a name known"
     assert possessives("Whitfields email", frozenset(), frozenset({"whitfield"})) == {"whitfields": "whitfield's"}
+    assert possessives("what about the Okafors?", names, frozenset()) == {}, "a family"

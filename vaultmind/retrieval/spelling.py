@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import string
 from collections.abc import Iterator
 from functools import lru_cache
@@ -147,16 +148,21 @@ def name_corrections(
     return out
 
 
+_AFTER = re.compile(r"(\bthe\s+)?\b([^\W\d_]+)\b(?!['’])", re.IGNORECASE)  # a word, and whether "the" is before it
+
+
 def possessives(question: str, names: frozenset[str], authors: frozenset[str]) -> dict[str, str]:
     """The question's word (lower case) → the possessive of the known name it writes without its
     apostrophe ("Okafors team" → Okafor's): a word ending in "s" that is no word of the English
     lists and no name the memory knows, whose stem is a word of a known name (`names`: of
     entities' names and aliases; `authors`: of authors' names). "James" and "Davis" are words
-    of the lists, and a name the memory knows ending in "s" is that name."""
+    of the lists, a name the memory knows ending in "s" is that name, and "the Okafors" are a
+    family."""
     known = english_words()
     out: dict[str, str] = {}
-    for word in dict.fromkeys(words(question)):
-        if len(word) < 4 or not word.endswith("s") or not word.isalpha() or word in known:
+    for m in _AFTER.finditer(question):
+        word = m.group(2).lower()
+        if len(word) < 4 or not word.endswith("s") or not word.isascii() or word in known or m.group(1):
             continue
         stem = word[:-1]
         if word not in names and word not in authors and (stem in names or stem in authors):
