@@ -147,7 +147,9 @@
    something changed in a sentence naming a word of the question ("party postponed again: 26
    April": `revisions.changes`; not one that asks, proposes or denies it), at least
    `REVISION_COVER` by idf of the question's words ("our app launch moved" changes no "code
-   freeze for the app"), ranks just above the
+   freeze for the app"; a word of time it names is the new time, "book club moved to Friday"
+   no change of the Friday market, unless it says it beside another of the question's words,
+   as the question does: "move the launch evening" changes the launch evening), ranks just above the
    earlier ones it shares that word with ("the party is on 5 April"), the latest of several
    changes first, its note before theirs, when it scores at least `REVISION_FLOOR` of the
    strongest of them (`_revisions`; `breakdown.revises` names it). The same among what was said
@@ -812,6 +814,7 @@ def _revisions(
     written, so the latest of several ("moved again to 7 April") comes first. Returns each such
     leaf → the leaf it changes (the strongest before this pass)."""
     asked = frozenset(content_terms)
+    pairs = _adjacent_pairs(content_terms)
     said = {leaf_id: _leaf_terms(row["content_hash"], row["text"] or "")[0] & asked for leaf_id, row in rows.items()}
     before = {leaf_id: final[leaf_id][0] for leaf_id in rows}
     changed: dict[str, str] = {}
@@ -819,9 +822,12 @@ def _revisions(
     for ts, leaf_id in timed:
         # what changed is named where the change is said ("party postponed again: 26 April"),
         # not elsewhere in the message ("the team lunch moved; also, the launch slides…")
-        about = asked.intersection(t for sentence in changes(rows[leaf_id]["text"] or "") for t in terms(sentence))
+        said_terms = [terms(sentence) for sentence in changes(rows[leaf_id]["text"] or "")]
+        about = asked.intersection(t for seq in said_terms for t in seq)
         if asked - _TIME_TERMS:  # "book club moved to Friday" is no change of the Friday market
-            about -= _TIME_TERMS  # (but of "what's coming up in April?", April is what changed)
+            # (but of "what's coming up in April?", April is what changed, and of "when is the
+            # launch evening?", "move the launch evening" names the evening with the launch)
+            about -= _TIME_TERMS - {t for pair in pairs & {p for seq in said_terms for p in itertools.pairwise(seq)} for t in pair}
         if sum(map(weight, about)) < REVISION_COVER * sum(map(weight, asked - _WHICH_ONE)):
             continue  # "our app launch moved" names too little of "when is the launch sync?"
         earlier = [other for when, other in timed if when < ts and said[other] & about]
