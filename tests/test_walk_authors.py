@@ -408,6 +408,24 @@ def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> N
     assert all(h["breakdown"]["entity"] == 0 for h in heading)
 
 
+def test_an_entity_note_of_nothing_but_its_heading_is_no_answer(vault: Path) -> None:
+    """"Who is Daniel?" showed "# Daniel Chen" first: a heading alone matches the name's words
+    at a short leaf's best, and says nothing of him."""
+    write(vault, "entities/person/daniel-chen.md", '---\nvaultmind: entity\nid: "person:daniel-chen"\nkind: person\n'
+          "display_name: Daniel Chen\n---\n# Daniel Chen\n")  # fmt: skip
+    write(vault, "Daily/2024-03-07.md", "# Thursday, 7 March 2024\n\n- Launch sync: we moved the launch to 23 April.\n"
+          "- Emailed Dana at Harbor Hall; the Loft is free on the 23rd. Confirm tomorrow morning.\n"
+          "- Dad's 60th is Saturday 23 March: Daniel is organizing, I do the cake.\n")  # fmt: skip
+    write_chat(vault, "2024-03-09", [("Daniel Chen", "Cost split: dinner is about 540 (60 a head). I'll pay and we settle after."),
+                                     ("Mei Chen", "Good.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("Who is Daniel?")["hits"]
+    assert hits[0]["note_path"] != "entities/person/daniel-chen.md", [h["content"] for h in hits]
+    heading = [h for h in hits if h["note_path"] == "entities/person/daniel-chen.md"]
+    assert heading and heading[0]["breakdown"]["bare_name"], "still found, behind what says something of him"
+
+
 def test_a_month_in_the_window_is_no_author_of_that_name(vault: Path) -> None:
     """"What are we doing in May?" had ranked May Chen's latest messages first: the month was
     dropped from the question's entities, but not from its authors."""

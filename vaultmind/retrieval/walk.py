@@ -132,7 +132,9 @@
    entity weight (hop tightening). When no leaf holds a word of the question's content, the
    dense match is all that speaks for a leaf, and the best one scores in full however weak it
    is: then a leaf that involves none of the query's entities keeps `UNGROUNDED` of its base
-   ("what is Helen Okafor responsible for?": Helen's mail, not the nearest vector).
+   ("what is Helen Okafor responsible for?": Helen's mail, not the nearest vector). An entity
+   note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its base too
+   (`breakdown.bare_name`): it matches a name's words at a short leaf's best, and says nothing.
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
    a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
@@ -393,6 +395,8 @@ def walk(
     signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
     base = _base(signals)
     ungrounded = _ground(base, signals) if content_terms and not lexical and dense and qents else set()
+    bare = _bare_names(cols)  # "# Mei Chen", an entity note of nothing but its heading
+    base[bare] *= UNGROUNDED
     speaking = np.zeros(len(ids), dtype=bool)
     if speakers:  # the speaker's own messages, not those of a listener the question also names
         speaking = np.isin(cols.author, _speaker_codes(cols, speakers, named, qents)) & (signals[:, AUTHOR] > 0)
@@ -492,6 +496,7 @@ def walk(
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "time_factor": factor,
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
+                "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, or only an author asked
@@ -666,6 +671,18 @@ def _ground(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64]) -> 
         return set()
     base[~grounded] *= UNGROUNDED
     return set(np.flatnonzero(~grounded).tolist())
+
+
+def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Which leaves are an entity note's heading and little more ("# Mei Chen": at most
+    `OWN_NOTE_MIN_TERMS` terms): they say nothing of whom they name, but match the name's words
+    as a whole, a short leaf's BM25 at its best, and "who is Mei?" had shown "# Mei Chen" first."""
+    out = np.zeros(len(cols.known), dtype=bool)
+    prefix = ENTITIES_DIR + "/"
+    notes = [code for code, name in enumerate(cols.note_names) if name.startswith(prefix)]
+    if notes:
+        out = cols.known & np.isin(cols.note, notes) & (np.nan_to_num(cols.length, nan=np.inf) <= OWN_NOTE_MIN_TERMS)
+    return out
 
 
 def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
