@@ -734,6 +734,20 @@ def test_the_may_bank_holiday_is_a_day_in_may(vault: Path) -> None:
     assert result["hits"][0]["content"].startswith("The office is closed"), [h["content"] for h in result["hits"]]
 
 
+def test_with_no_word_matched_a_message_naming_a_day_ahead_outranks_the_nearest_vector(vault: Path) -> None:
+    """"What happens on the May bank holiday?": no message says "bank holiday", nor can one say
+    "May" to the index (a stop word). The nearest vector, a long weekend off, scored in full
+    above "the final invoices by 10 May", the one message of the window."""
+    write_chat(vault, "2024-03-05", [("Alice Chen", "We should all take a long weekend off work and rest, a real break by the sea."),
+                                     ("Bob Stone", "Lunch at noon?")])  # fmt: skip
+    write_chat(vault, "2024-03-11", [("Helen Okafor", "Please send me the final invoices by 10 May."), ("Mei Chen", "Dinner on Sunday at ours.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What happens on the May bank holiday?", reference_time=datetime(2024, 3, 12, 10))["hits"]
+    assert hits[0]["content"] == "Please send me the final invoices by 10 May.", [h["content"] for h in hits]
+    assert hits[0]["breakdown"]["names_window_day"] and hits[1]["breakdown"]["ungrounded"]
+
+
 def test_what_was_planned_for_a_month_still_ahead_is_what_was_said_of_it(vault: Path) -> None:
     """"What did we plan for April?" asked in March of a memory begun in March read last April,
     which holds nothing: what was planned for April was said before it, of the coming one.

@@ -131,8 +131,10 @@
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening). When no leaf holds a word of the question's content, the
    dense match is all that speaks for a leaf, and the best one scores in full however weak it
-   is: then a leaf that involves none of the query's entities keeps `UNGROUNDED` of its base
-   ("what is Helen Okafor responsible for?": Helen's mail, not the nearest vector). An entity
+   is: then a leaf that involves none of the query's entities, nor names a day of a window still
+   ahead, keeps `UNGROUNDED` of its base ("what is Helen Okafor responsible for?": Helen's
+   mail, not the nearest vector; "what happens on the May bank holiday?": "final invoices by
+   10 May"). An entity
    note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its base too
    (`breakdown.bare_name`): it matches a name's words at a short leaf's best, and says nothing.
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
@@ -394,7 +396,9 @@ def walk(
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
     base = _base(signals)
-    ungrounded = _ground(base, signals) if content_terms and not lexical and dense and qents else set()
+    # of a window still ahead, which leaves name one of its days ("Friday 21 March")
+    told = _told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
+    ungrounded = _ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
     bare = _bare_names(cols)  # "# Mei Chen", an entity note of nothing but its heading
     base[bare] *= UNGROUNDED
     speaking = np.zeros(len(ids), dtype=bool)
@@ -414,6 +418,8 @@ def walk(
             cols = memory.leaves.columns(ids)
         signals = np.vstack((signals, np.zeros((len(reached), len(SIGNALS)))))
         base = np.concatenate((base, np.zeros(len(reached))))
+        if window is not None and ahead:
+            told = np.concatenate((told, _told_of(memory, reached, memory.leaves.columns(reached), window)))
     context = np.zeros(len(ids))
     for leaf_id, value in context_of.items():  # candidates, or leaves context reached
         context[at[leaf_id]] = value
@@ -430,11 +436,10 @@ def walk(
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     latest = np.zeros(len(ids))
-    told = np.zeros(len(ids), dtype=bool)
+    told = np.concatenate((told, np.zeros(len(ids) - len(told), dtype=bool)))
     if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change),
         latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
-        told = _told_of(memory, ids, cols, window)  # and what names one of its days ("Friday 21 March")
-        scores += latest + WINDOW_PRESENCE * told
+        scores += latest + WINDOW_PRESENCE * told  # and what names one of its days
     elif only_names:  # "what did Dana say?": of her messages, the latest first (ties, near-ties)
         latest = LATEST_SAID * recency(cols.ts, signals[:, AUTHOR] > 0)
         scores += latest
@@ -660,13 +665,15 @@ def _signals(
     return out
 
 
-def _ground(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64]) -> set[int]:
+def _ground(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], told: npt.NDArray[np.bool_]) -> set[int]:
     """No leaf holds a word of the question's content: its dense match is all that speaks for a
     leaf, and the best of those is scaled to a full score however weak it is. Then a leaf that
-    involves a query entity (mentions it, or is written by it) is grounded, and one that does
-    not keeps `UNGROUNDED` of its score: "what is Helen Okafor responsible for?" had ranked
-    "Good point, adding it to the risks." above Helen's own mail."""
-    grounded = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0)
+    involves a query entity (mentions it, or is written by it), or that names a day of a window
+    still ahead (`told`), is grounded, and one that does not keeps `UNGROUNDED` of its score:
+    "what is Helen Okafor responsible for?" had ranked "Good point, adding it to the risks."
+    above Helen's own mail, and "what happens on the May bank holiday?" (no leaf says "bank
+    holiday") a message of the launch in April above "final invoices by 10 May"."""
+    grounded = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0) | told
     if not grounded.any():
         return set()
     base[~grounded] *= UNGROUNDED
