@@ -18,9 +18,9 @@
    `retrieval/spelling.py`), and `query.corrected` says so; a misspelt name the same way, as
    a word of a name the memory knows (an entity's or an author's: "Okafro" → Okafor) before
    the question's entities and authors are read, and a name's possessive written without its
-   apostrophe as the possessive ("Okafors team" → Okafor's; not "James", an English word). A question about nothing but its author
-   ("what did Whitfield say?") also takes that author's latest messages as candidates: they
-   seldom hold their own name. Their messages then rank latest first (of equal matches, and
+   apostrophe as the possessive ("Okafors team" → Okafor's; not "James", an English word). A
+   question about nothing but its author ("what did Whitfield say?") also takes that author's
+   latest messages as candidates: they seldom hold their own name. Their messages then rank latest first (of equal matches, and
    of near-equal ones, the latest stands: it may change what came before): each adds
    `LATEST_SAID` × how late among them it was written (`windows.recency`), and no context is
    given, as no message matched a question that asks nothing but who spoke.
@@ -134,9 +134,9 @@
    is: then a leaf that involves none of the query's entities, nor names a day of a window still
    ahead, keeps `UNGROUNDED` of its base ("what is Helen Okafor responsible for?": Helen's
    mail, not the nearest vector; "what happens on the May bank holiday?": "final invoices by
-   10 May"). An entity
-   note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its base too
-   (`breakdown.bare_name`): it matches a name's words at a short leaf's best, and says nothing.
+   10 May"). An entity note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its
+   base too (`breakdown.bare_name`): it matches a name's words at a short leaf's best, and says
+   nothing.
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
    a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
@@ -153,8 +153,8 @@
    `REVISION_COVER` by idf of the question's words ("our app launch moved" changes no "code
    freeze for the app"; a word of time it names is the new time, "book club moved to Friday"
    no change of the Friday market, unless it says it beside another of the question's words,
-   as the question does: "move the launch evening" changes the launch evening), ranks just above the
-   earlier ones it shares that word with ("the party is on 5 April"), the latest of several
+   as the question does: "move the launch evening" changes the launch evening), ranks just
+   above the earlier ones it shares that word with ("the party is on 5 April"), the latest of several
    changes first, its note before theirs, when it scores at least `REVISION_FLOOR` of the
    strongest of them (`_revisions`; `breakdown.revises` names it). The same among what was said
    of a window still ahead ("what's coming up in April?": Porto, which replaced Lisbon).
@@ -686,7 +686,7 @@ def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     as a whole, a short leaf's BM25 at its best, and "who is Mei?" had shown "# Mei Chen" first."""
     out = np.zeros(len(cols.known), dtype=bool)
     prefix = ENTITIES_DIR + "/"
-    notes = [code for code, name in enumerate(cols.note_names) if name.startswith(prefix)]
+    notes = [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
     if notes:
         out = cols.known & np.isin(cols.note, notes) & (np.nan_to_num(cols.length, nan=np.inf) <= OWN_NOTE_MIN_TERMS)
     return out
