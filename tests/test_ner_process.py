@@ -234,3 +234,15 @@ def test_a_first_name_shared_by_two_known_people_names_neither() -> None:
     assert firsts == {"marco": "person:marco-ruiz", "jonas": "person:jonas-weber"}
     assert _ngram_entities(known, "Did Dana call?", [], firsts) == []
     assert _ngram_entities(known, "Where is Jonas?", [], firsts) == [("place:jonas", "Jonas"), ("person:jonas-weber", "Jonas")]
+
+
+def test_a_surname_only_one_known_person_has_names_them() -> None:
+    from vaultmind.entities.query import _ngram_entities, person_words
+
+    known = frozenset({"person:helen-okafor", "person:alice-chen", "person:mei-chen", "person:ana-marco", "person:marco-ruiz"})
+    words = person_words(known)
+    assert words["okafor"] == "person:helen-okafor" and words["ruiz"] == "person:marco-ruiz"
+    assert "chen" not in words, "two people's surname"
+    assert words["marco"] == "person:marco-ruiz", "a first name before another's surname"
+    assert _ngram_entities(known, "What did Okafor approve?", [], words) == [("person:helen-okafor", "Okafor")]
+    assert _ngram_entities(known, "what did okafor approve?", [], words) == [], "written as a name"

@@ -464,6 +464,14 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
         ("what did we discuss in Q2?", "2024-04-01", "2024-07-01"),
         ("how did Q3 go?", "2023-07-01", "2023-10-01"),
         ("in the first quarter of 2023", "2023-01-01", "2023-04-01"),
+        # last/next/this <month>: the latest before this month, the first after it, this year's
+        ("what did we do last May?", "2024-05-01", "2024-06-01"),
+        ("what did we do last June?", "2023-06-01", "2023-07-01"),  # asked in June: a year ago
+        ("what happens next May?", "2025-05-01", "2025-06-01"),
+        ("what are the plans for next July?", "2024-07-01", "2024-08-01"),
+        ("what did we do this May?", "2024-05-01", "2024-06-01"),
+        # "May" with its capital between a determiner and a word is the month: it cannot be searched
+        ("What happens on the May bank holiday?", "2024-05-01", "2024-06-01"),
     ],
 )
 def test_time_expressions(question: str, start: str, end: str) -> None:
@@ -497,6 +505,8 @@ def test_a_reference_time_at_the_calendars_edge_is_answered_or_refused_not_a_cra
 
 def test_no_time_expression_and_may_the_verb() -> None:
     assert parse_time_window("may I ask who owns the guest list?", NOW) is None
+    for verb in ("this may take a while", "what did May say?", "is the may bank holiday on?", "the last may be late"):
+        assert parse_time_window(verb, NOW) is None, verb
     assert parse_time_window("who owns the guest list?", NOW) is None
     # a bare month or quarter before a word names a thing: the Q2 budget, written in March, is
     # no message of April to June
@@ -709,6 +719,60 @@ def test_a_window_still_ahead_is_told_by_what_was_said_of_it_before(vault: Path)
         # nothing searched: the days before the question tell of the week to come, not February
         assert all("2024-02-27" <= h["time_range"]["start"] < "2024-03-12T10" for h in week["hits"])
         assert len(week["hits"]) == 3 and week["hits"][0]["content"].startswith("Decision"), "the latest said first"
+
+
+def test_the_may_bank_holiday_is_a_day_in_may(vault: Path) -> None:
+    """"What happens on the May bank holiday?" read "May" as the verb: no window, and no word
+    of the month searched (a stop word), so August's bank holiday came first."""
+    write_chat(vault, "2024-03-01", [("Alice Chen", "The office is closed on the bank holiday, 6 May, and we all take the Friday off.")])
+    write_chat(vault, "2024-03-04", [("Bob Stone", "Bank holiday in August: the team goes to the coast.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What happens on the May bank holiday?", reference_time=datetime(2024, 3, 12, 10))
+    assert result["query"]["time_window"]["start"] == "2024-05-01T00:00:00Z"
+    assert result["query"]["window_ahead"] is True
+    assert result["hits"][0]["content"].startswith("The office is closed"), [h["content"] for h in result["hits"]]
+
+
+def test_with_no_word_matched_a_message_naming_a_day_ahead_outranks_the_nearest_vector(vault: Path) -> None:
+    """"What happens on the May bank holiday?": no message says "bank holiday", nor can one say
+    "May" to the index (a stop word). The nearest vector, a long weekend off, scored in full
+    above "the final invoices by 10 May", the one message of the window."""
+    write_chat(vault, "2024-03-05", [("Alice Chen", "We should all take a long weekend off work and rest, a real break by the sea."),
+                                     ("Bob Stone", "Lunch at noon?")])  # fmt: skip
+    write_chat(vault, "2024-03-11", [("Helen Okafor", "Please send me the final invoices by 10 May."), ("Mei Chen", "Dinner on Sunday at ours.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What happens on the May bank holiday?", reference_time=datetime(2024, 3, 12, 10))["hits"]
+    assert hits[0]["content"] == "Please send me the final invoices by 10 May.", [h["content"] for h in hits]
+    assert hits[0]["breakdown"]["names_window_day"] and hits[1]["breakdown"]["ungrounded"]
+
+
+def test_what_was_planned_for_a_month_still_ahead_is_what_was_said_of_it(vault: Path) -> None:
+    """"What did we plan for April?" asked in March of a memory begun in March read last April,
+    which holds nothing: what was planned for April was said before it, of the coming one.
+    "What did we do in April?" still asks of the last one."""
+    write_chat(vault, "2024-03-04", [("Alice Chen", "Target for the public launch is still Tuesday 9 April.")])
+    write_chat(
+        vault,
+        "2024-03-07",
+        [("Alice Chen", "Decision: we move the public launch to Tuesday 23 April."), ("Bob Stone", "Lunch at noon?")],
+    )
+    asked = datetime(2024, 3, 12, 10)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        planned = memory.walk("What did we plan for April?", limit=5, reference_time=asked)
+        assert planned["query"]["time_window"]["start"] == "2024-04-01T00:00:00Z"
+        assert planned["query"]["window_ahead"] is True
+        assert planned["hits"][0]["content"].startswith("Decision: we move"), [h["content"] for h in planned["hits"]]
+        decided = memory.walk("What did we decide for April?", limit=5, reference_time=asked)["query"]
+        assert decided["time_window"]["start"] == "2024-04-01T00:00:00Z"
+        done = memory.walk("What did we do in April?", limit=5, reference_time=asked)["query"]
+        assert done["time_window"]["start"] == "2023-04-01T00:00:00Z" and done["window_ahead"] is False
+        read = memory.walk("What book did we read in April?", limit=5, reference_time=asked)["query"]
+        assert read["time_window"]["start"] == "2023-04-01T00:00:00Z", "a book is no plan"
+        agreed = memory.walk("What did we agree in April?", limit=5, reference_time=asked)["query"]
+        assert agreed["time_window"]["start"] == "2023-04-01T00:00:00Z", "agreed then, not planned for it"
 
 
 def test_a_thing_named_by_its_quarter_is_no_time_window(vault: Path) -> None:

@@ -402,6 +402,24 @@ def test_what_changed_is_named_in_the_sentence_that_says_so(vault: Path) -> None
     assert not any(h["breakdown"]["revises"] for h in market), [(h["content"], h["breakdown"]["revises"]) for h in market]
 
 
+def test_a_time_word_in_a_things_name_is_what_changed(vault: Path) -> None:
+    """"When is the launch evening?": "move the launch evening to the 23rd" changes the launch
+    evening, but "evening" was taken for the new time of day, as "Friday" in "book club moved to
+    Friday", and the change named too little of the question: the old date stayed first."""
+    write_chat(vault, "2024-03-01", [("Alice Chen", "The launch plan is in the doc."), ("Bob Stone", "Launch checklist updated."),
+                                     ("Priya Raman", "Launch screens are done."), ("Marco Ruiz", "Launch video next week."),
+                                     ("Mei Chen", "Good luck with the launch!")])  # fmt: skip
+    write_chat(vault, "2024-03-04", [("Marco Ruiz", "Great. Press kit draft by Friday. I've pencilled in Harbor Hall for the launch evening on the 9th."),
+                                     ("Priya Raman", "The launch evening needs a guest list.")])  # fmt: skip
+    write_chat(vault, "2024-03-07", [("Alice Chen", "I'm emailing Dana at Harbor Hall to move the launch evening to the 23rd."),
+                                     ("Bob Stone", "Then code freeze is Tuesday 16 April.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("When is the launch evening?", limit=5)["hits"]
+    assert hits[0]["content"].startswith("I'm emailing Dana"), [(h["content"][:30], h["score"]) for h in hits]
+    assert hits[0]["breakdown"]["revises"] == hits[1]["node_id"]
+
+
 def test_a_change_of_one_thing_does_not_outrank_another_that_shares_a_word(vault: Path) -> None:
     """"Our app launch moved to 23 April" had jumped above "the code freeze for the app is
     Tuesday 16 April" for "when is the code freeze for the app?": they share "app" alone."""

@@ -408,6 +408,24 @@ def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> N
     assert all(h["breakdown"]["entity"] == 0 for h in heading)
 
 
+def test_an_entity_note_of_nothing_but_its_heading_is_no_answer(vault: Path) -> None:
+    """"Who is Daniel?" showed "# Daniel Chen" first: a heading alone matches the name's words
+    at a short leaf's best, and says nothing of him."""
+    write(vault, "entities/person/daniel-chen.md", '---\nvaultmind: entity\nid: "person:daniel-chen"\nkind: person\n'
+          "display_name: Daniel Chen\n---\n# Daniel Chen\n")  # fmt: skip
+    write(vault, "Daily/2024-03-07.md", "# Thursday, 7 March 2024\n\n- Launch sync: we moved the launch to 23 April.\n"
+          "- Emailed Dana at Harbor Hall; the Loft is free on the 23rd. Confirm tomorrow morning.\n"
+          "- Dad's 60th is Saturday 23 March: Daniel is organizing, I do the cake.\n")  # fmt: skip
+    write_chat(vault, "2024-03-09", [("Daniel Chen", "Cost split: dinner is about 540 (60 a head). I'll pay and we settle after."),
+                                     ("Mei Chen", "Good.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("Who is Daniel?")["hits"]
+    assert hits[0]["note_path"] != "entities/person/daniel-chen.md", [h["content"] for h in hits]
+    heading = [h for h in hits if h["note_path"] == "entities/person/daniel-chen.md"]
+    assert heading and heading[0]["breakdown"]["bare_name"], "still found, behind what says something of him"
+
+
 def test_a_month_in_the_window_is_no_author_of_that_name(vault: Path) -> None:
     """"What are we doing in May?" had ranked May Chen's latest messages first: the month was
     dropped from the question's entities, but not from its authors."""
@@ -418,3 +436,58 @@ def test_a_month_in_the_window_is_no_author_of_that_name(vault: Path) -> None:
         result = memory.walk("What are we doing in May?", reference_time=datetime(2025, 3, 12, 12))
     assert result["hits"][0]["content"].startswith("In May we fly"), [h["content"] for h in result["hits"]]
     assert not any(h["breakdown"]["author"] for h in result["hits"])
+
+
+def test_what_someone_said_comes_latest_first(vault: Path) -> None:
+    """"What did Dana say?" ranked her messages at one score, in the order of their ids: of what
+    a person said, the latest comes first (it may have changed what came before)."""
+    days = ["2024-03-04", "2024-03-06", "2024-03-05", "2024-03-08", "2024-03-07"]
+    for n, day in enumerate(days):
+        write_chat(
+            vault,
+            day,
+            [
+                ("Alice Chen", "Morning, any news from the venue about the evening?"),
+                ("Dana Whitfield", f"Update {n}: the Loft is held for you, the contract and the deposit details follow today."),
+                ("Alice Chen", "Thanks, that helps a lot."),
+            ],
+        )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("What did Dana say?", limit=5)["hits"]
+    assert [h["time_range"]["start"][:10] for h in hits] == sorted(days, reverse=True)
+    assert all(h["author"] == "Dana Whitfield" for h in hits)
+    assert hits[0]["breakdown"]["latest"] > hits[1]["breakdown"]["latest"] > 0 == hits[-1]["breakdown"]["latest"]
+
+
+def test_a_surname_and_a_possessive_without_its_apostrophe_name_their_person(vault: Path) -> None:
+    """"What is in Okafors team?" found no Okafor: a surname named no one (only first names
+    did), and "Okafors" was no name at all. A surname only one known person has names them,
+    and a word ending in "s" that is no English word, whose stem is a name's, is its possessive."""
+    write_chat(
+        vault,
+        "2024-03-08",
+        [
+            ("Bob Stone", "The team lunch is at noon, the whole team is coming, team!"),
+            ("Alice Chen", "Helen Okafor from our finance team will pay the deposit today."),
+            ("Helen Okafor", "Deposit paid, the invoice is in the shared folder."),
+            ("Mei Chen", "Lovely."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("what is in Okafors team?")
+        assert result["query"]["corrected"] == {"okafors": "okafor's"}
+        assert [e["id"] for e in result["query"]["entities"]] == ["person:helen-okafor"]
+        assert result["hits"][0]["content"].startswith("Helen Okafor from our finance team"), [h["content"] for h in result["hits"]]
+        assert memory.walk("What did Chen say?")["query"]["entities"] == [], "the surname of two names neither"
+
+
+def test_a_name_ending_in_s_is_no_possessive() -> None:
+    from vaultmind.retrieval.spelling import possessives
+
+    names = frozenset({"okafor", "jame", "davi", "marcos"})
+    assert possessives("Okafors team and okafors desk", names, frozenset()) == {"okafors": "okafor's"}
+    assert possessives("what did James Davis and Marcos say?", names, frozenset()) == {}, "words, and a name known"
+    assert possessives("Whitfields email", frozenset(), frozenset({"whitfield"})) == {"whitfields": "whitfield's"}
+    assert possessives("what about the Okafors?", names, frozenset()) == {}, "a family"

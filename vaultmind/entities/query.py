@@ -50,7 +50,7 @@ class EntityQuery:
         threshold = fuzzy_threshold if fuzzy_threshold is not None else stored_fuzzy_threshold(con)
         self.registry = load_registry(con, fuzzy_threshold=threshold)
         self.known = frozenset(str(r[0]) for r in con.execute("SELECT id FROM entities").fetchall())
-        self.first_names = first_names(self.known)
+        self.first_names = person_words(self.known)
 
     def find(self, text: str) -> list[tuple[str, str]]:
         resolved = resolve_text(self.registry, text, None)
@@ -95,6 +95,22 @@ def first_names(known: frozenset[str]) -> dict[str, str]:
     return {first: idents[0] for first, idents in people.items() if len(idents) == 1}
 
 
+def person_words(known: frozenset[str]) -> dict[str, str]:
+    """The words that name one known person alone: their first name (`first_names`), or the
+    last word of their id when no other person's id ends with it and none starts with it
+    ("okafor" → `person:helen-okafor`): "what is in Okafor's team?" names Helen Okafor, and
+    "Chen", the surname of three, names none of them."""
+    lasts: dict[str, list[str]] = defaultdict(list)
+    starts: set[str] = set()
+    for ident in known:
+        kind, _, slug = ident.partition(":")
+        if kind == "person" and "-" in slug:
+            lasts[slug.rsplit("-", 1)[1]].append(ident)
+            starts.add(slug.split("-", 1)[0])
+    surnames = {last: idents[0] for last, idents in lasts.items() if len(idents) == 1 and last not in starts}
+    return {**surnames, **first_names(known)}
+
+
 def _as_name(text: str, token: tuple[str, int, int], *, alone: bool) -> bool:
     """Whether a stop word of `text` is written as a name ("What did Will say?"): capitalised,
     and, `alone`, not the first word of a sentence ("Will you come?")."""
@@ -113,7 +129,8 @@ def _ngram_entities(
 ) -> list[tuple[str, str]]:
     """Known entity ids spelled by word n-grams of `text` outside the `taken` character ranges.
     A single word needs four letters, or three and a capital; one written as a name that is the
-    first name of exactly one known person (`firsts`) names that person too. A stop word counts
+    first name of exactly one known person, or a surname only they have (`firsts`:
+    `person_words`), names that person too. A stop word counts
     only written as a name (`_as_name`: "Will" in "What did Will say?", not "will")."""
     tokens = word_spans(text)
     free = [not any(s < t[2] and t[1] < e for s, e in taken) for t in tokens]

@@ -18,7 +18,8 @@ A name is read back the same way (`name_corrections`): a word of five letters or
 leaf holds and no word list knows, with two letters swapped back or one put back inside it, is
 read as a word of a name the memory knows — an entity's name or alias, or an author's
 ("Okafro" → Okafor, "Whitfeild" → Whitfield) — that leaves hold, before the question's
-entities and authors are read.
+entities and authors are read; and a name's possessive written without its apostrophe
+("Okafors team") as the possessive (`possessives`).
 
 Two words of the question that the memory writes as one ("ice cream" / "icecream", "road trip"
 / "roadtrip", "work out" / "workout") are read as either (`joined_words`): the leaves holding
@@ -205,6 +206,28 @@ def name_corrections(
             if held:  # the name most leaves hold, then an author's, ties by the word
                 out[word] = min(held, key=lambda c: (-c[0], not c[1], c[2]))[2]
                 break
+    return out
+
+
+_AFTER = re.compile(r"(\bthe\s+)?\b([^\W\d_]+)\b(?!['’])", re.IGNORECASE)  # a word, and whether "the" is before it
+
+
+def possessives(question: str, names: frozenset[str], authors: frozenset[str]) -> dict[str, str]:
+    """The question's word (lower case) → the possessive of the known name it writes without its
+    apostrophe ("Okafors team" → Okafor's): a word ending in "s" that is no word of the English
+    lists and no name the memory knows, whose stem is a word of a known name (`names`: of
+    entities' names and aliases; `authors`: of authors' names). "James" and "Davis" are words
+    of the lists, a name the memory knows ending in "s" is that name, and "the Okafors" are a
+    family."""
+    known = english_words()
+    out: dict[str, str] = {}
+    for m in _AFTER.finditer(question):
+        word = m.group(2).lower()
+        if len(word) < 4 or not word.endswith("s") or not word.isascii() or word in known or m.group(1):
+            continue
+        stem = word[:-1]
+        if word not in names and word not in authors and (stem in names or stem in authors):
+            out[word] = stem + "'s"
     return out
 
 

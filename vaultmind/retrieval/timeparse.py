@@ -14,13 +14,16 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     last <weekday>, on <weekday> (the most recent one before the reference), this/next <weekday>
     (that day of this week, of the next)
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
+    last/next/this <month> (the latest before this month, the first after it, this year's)
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
     early/mid/late <month|year> narrow the window
     between/from <day> and/to <day> (a month or year said once serves both days)
     N days|weeks|months|years / the day|week|month before|after <date>
 
 A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our March
-offsite", "the 2024 taxes") names a thing, not a time: no window.
+offsite", "the 2024 taxes") names a thing, not a time: no window — but "the May bank holiday",
+"May" written with its capital, is the month: "may" is a stop word, in the question and in
+every leaf, so the month is the only way the question can name it. "May" alone is the verb.
 
 A question that names a day ("… last week, as she said on 6 November 2023", "last Friday on 23
 January") reads its relative words from that day, not from the reference time: the window
@@ -138,6 +141,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
         "day_month",
     ),
     (re.compile(rf"\b({_MONTH_RX}) (\d{{1,2}})(?:st|nd|rd|th)?\b,?(?: (\d{{4}}))?"), "month_day"),
+    (re.compile(rf"\b(last|next|this|coming|past|previous) ({_MONTH_RX})\b"), "rel_month"),
     (
         re.compile(
             rf"\b(?:(early|mid|late|end of|middle of) )?(?:(in|during|since|before|after|by|until|of) )?"
@@ -165,7 +169,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 _DAY_KINDS = ("iso", "day_month", "month_day")  # expressions that name one day
 _RELATIVE_KINDS = frozenset(
     ("day_before_yesterday", "day_after_tomorrow", "in_last", "ago", "weekend", "the_weekend", "last_night",
-     "rel_unit", "weekday", "today", "yesterday", "tomorrow")
+     "rel_unit", "rel_month", "weekday", "today", "yesterday", "tomorrow")
 )  # fmt: skip
 _AROUND = re.compile(rf"\b(the|a|an|{_NUM_RX}) ({_UNIT_RX}) (before|after) (?:on |the )?$")
 
@@ -210,22 +214,24 @@ def _range(text: str, now: datetime) -> TimeWindow | None:
 def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
     """The first time expression found in `question`, as a window relative to `now` (naive UTC);
     relative words are read from a day the question names, when it names one (module doc)."""
-    text = " ".join(question.lower().replace("’", "'").split())
+    written = " ".join(question.replace("’", "'").split())
+    text = written.lower()
+    cased = written if len(written) == len(text) else None  # the question's capitals, where they line up
     spanned = _range(text, now)
     if spanned is not None:
         return spanned
-    anchored = _anchored(text, now)
+    anchored = _anchored(text, now, cased)
     if anchored is not None:
         return anchored
     for pattern, kind in _PATTERNS:
         for match in pattern.finditer(text):
-            window = _try_window(kind, match, now)
+            window = _try_window(kind, match, now, cased)
             if window is not None:
                 return TimeWindow(window[0], window[1], match.group(0).strip())
     return None
 
 
-def _anchored(text: str, now: datetime) -> TimeWindow | None:
+def _anchored(text: str, now: datetime, cased: str | None = None) -> TimeWindow | None:
     """The window of a relative expression read from the day the question names, or of "N
     units before/after <day>"; None when the question names no day or says nothing relative."""
     day: tuple[datetime, re.Match[str]] | None = None
@@ -255,7 +261,7 @@ def _anchored(text: str, now: datetime) -> TimeWindow | None:
             for relative in pattern.finditer(text):
                 if relative.start() < match.end() and match.start() < relative.end():
                     continue  # part of the date itself
-                found = _try_window(kind, relative, anchor)
+                found = _try_window(kind, relative, anchor, cased)
                 if found is not None:
                     words = sorted((relative, match), key=lambda m: m.start())
                     return TimeWindow(
@@ -265,15 +271,17 @@ def _anchored(text: str, now: datetime) -> TimeWindow | None:
     return None
 
 
-def _try_window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
+def _try_window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None) -> tuple[datetime, datetime] | None:
     """`_window`, or None for an expression beyond the calendar ("99999 years ago")."""
     try:
-        return _window(kind, m, now)
+        return _window(kind, m, now, cased)
     except (OverflowError, ValueError):
         return None
 
 
-def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
+def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None) -> tuple[datetime, datetime] | None:
+    """The window of a `_PATTERNS` match of `kind` in the lower-cased question (`cased`: as
+    written, where its letters line up, to tell May the month by its capital)."""
     today = _day(now)
     if kind == "iso":
         try:
@@ -336,12 +344,23 @@ def _window(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, datet
         except ValueError:
             return None
         return start, start + timedelta(days=1)
+    if kind == "rel_month":
+        name = m.group(2)
+        if len(name) <= 4 and name not in ("may", "june", "july"):
+            return None  # "last mar": too ambiguous
+        lower_may = name == "may" and not _written(cased, m, 2, "May")
+        if lower_may and (m.group(1) == "this" or _DETERMINER.search(m.string, 0, m.start())):
+            return None  # "this may take a while", "the last may be late"
+        return _relative_month(now, MONTHS[name], m.group(1))
     if kind == "month":
         qualifier, prep, name, year_s = m.group(1), m.group(2), m.group(3), m.group(4)
         anchored = bool(qualifier or prep or year_s)
-        if name == "may" and not anchored:
+        # "the May bank holiday": May, which no leaf's words can hold (a stop word, as the
+        # verb), is the month, the only way the question can ask for it
+        the_may = name == "may" and _written(cased, m, 3, "May") and _names_a_thing(m)
+        if name == "may" and not anchored and not the_may:
             return None  # "may" alone is far more often the verb
-        if not anchored and _names_a_thing(m):
+        if not anchored and not the_may and _names_a_thing(m):
             return None  # "the March newsletter" is a newsletter, not a time
         if len(name) <= 4 and name not in ("may", "june", "july") and not year_s:
             return None  # bare abbreviations ("mar", "jan") are too ambiguous without a year
@@ -369,6 +388,23 @@ def _names_a_thing(m: re.Match[str]) -> bool:
     preposition or a year it is one: "in Q2", "the Q2 2024 budget"; without the determiner a
     verb may follow: "how did Q3 go?")."""
     return bool(_DETERMINER.search(m.string, 0, m.start()) and _NEXT_WORD.match(m.string, m.end()))
+
+
+def _written(cased: str | None, m: re.Match[str], group: int, word: str) -> bool:
+    """Whether the question writes match `m`'s `group` as `word` (its capitals included)."""
+    return cased is not None and cased[m.start(group) : m.end(group)] == word
+
+
+def _relative_month(now: datetime, month: int, which: str) -> tuple[datetime, datetime]:
+    """"Last March" is the latest March before this month ("last March" asked in March is a year
+    ago), "next March" the first after it, "this March" this year's."""
+    year = now.year
+    if which in ("last", "past", "previous") and month >= now.month:
+        year -= 1
+    elif which in ("next", "coming") and month <= now.month:
+        year += 1
+    start = _month_start(year, month)
+    return start, _add_months(start, 1)
 
 
 def _open_ended(prep: str | None, start: datetime, end: datetime, now: datetime) -> tuple[datetime, datetime]:

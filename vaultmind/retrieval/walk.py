@@ -17,9 +17,13 @@
    with two letters swapped back or a left-out letter put back ("lauch" → "launch";
    `retrieval/spelling.py`), and `query.corrected` says so; a misspelt name the same way, as
    a word of a name the memory knows (an entity's or an author's: "Okafro" → Okafor) before
-   the question's entities and authors are read. A question about nothing but its author
-   ("what did Whitfield say?") also takes that author's latest messages as candidates: they
-   seldom hold their own name.
+   the question's entities and authors are read, and a name's possessive written without its
+   apostrophe as the possessive ("Okafors team" → Okafor's; not "James", an English word). A
+   question about nothing but its author ("what did Whitfield say?") also takes that author's
+   latest messages as candidates: they seldom hold their own name. Their messages then rank latest first (of equal matches, and
+   of near-equal ones, the latest stands: it may change what came before): each adds
+   `LATEST_SAID` × how late among them it was written (`windows.recency`), and no context is
+   given, as no message matched a question that asks nothing but who spoke.
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
@@ -55,7 +59,8 @@
             matches the question, or the one after that, so a leaf near one of the
             `CONTEXT_SEEDS` strongest matches (up to `CONTEXT_SPAN` messages before or after
             it in the same note) earns that match's base score, times `CONTEXT_DECAY` for
-            each message beyond the adjacent one (the best such value over the seeds)
+            each message beyond the adjacent one (the best such value over the seeds); none
+            for a question about nothing but its author
    length_factor = (min(terms, `SHORT_TERMS`) / `SHORT_TERMS`) ^ `SHORT_EXPONENT`, terms the
             leaf's count of search terms: a short message ("Bye!", "I love turtles.") matches
             a question's words as well as a long one but rarely holds what it asks; BM25's
@@ -99,7 +104,9 @@
             A question about what is to come ("what will we do in April?", by its auxiliaries)
             reads the next one, and so does one about what is when the next one is within
             `windows.PRESENT_AHEAD` ("what are we doing in January?" asked in December), and
-            one that does not ask what was when no year holds anything; "on Friday" asked of
+            one that does not ask what was when no year holds anything, or asks what was
+            planned for it ("what did we plan for April?", `windows.asks_of_plans`; not
+            "what did we decide on 7 August?"); "on Friday" asked of
             what is to come is the coming Friday. A window the memory holds nothing in that is
             still ahead of the reference time, or begun but empty ("what is happening in
             April?" asked in March, "next week", "today" at breakfast), can only be told of by
@@ -124,8 +131,12 @@
    Two query entities related within `max_hops` that a leaf holds together add half an
    entity weight (hop tightening). When no leaf holds a word of the question's content, the
    dense match is all that speaks for a leaf, and the best one scores in full however weak it
-   is: then a leaf that involves none of the query's entities keeps `UNGROUNDED` of its base
-   ("what is Helen Okafor responsible for?": Helen's mail, not the nearest vector).
+   is: then a leaf that involves none of the query's entities, nor names a day of a window still
+   ahead, keeps `UNGROUNDED` of its base ("what is Helen Okafor responsible for?": Helen's
+   mail, not the nearest vector; "what happens on the May bank holiday?": "final invoices by
+   10 May"). An entity note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its
+   base too (`breakdown.bare_name`): it matches a name's words at a short leaf's best, and says
+   nothing.
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
    a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
@@ -140,8 +151,10 @@
    something changed in a sentence naming a word of the question ("party postponed again: 26
    April": `revisions.changes`; not one that asks, proposes or denies it), at least
    `REVISION_COVER` by idf of the question's words ("our app launch moved" changes no "code
-   freeze for the app"), ranks just above the
-   earlier ones it shares that word with ("the party is on 5 April"), the latest of several
+   freeze for the app"; a word of time it names is the new time, "book club moved to Friday"
+   no change of the Friday market, unless it says it beside another of the question's words,
+   as the question does: "move the launch evening" changes the launch evening), ranks just
+   above the earlier ones it shares that word with ("the party is on 5 April"), the latest of several
    changes first, its note before theirs, when it scores at least `REVISION_FLOOR` of the
    strongest of them (`_revisions`; `breakdown.revises` names it). The same among what was said
    of a window still ahead ("what's coming up in April?": Porto, which replaced Lisbon).
@@ -193,11 +206,12 @@ from vaultmind.retrieval.entity_names import EntityNames, entity_names
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.people import name_terms, person_terms
 from vaultmind.retrieval.revisions import changes
-from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections
+from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
+    asks_of_plans,
     coming_weekday,
     lateness,
     lead_up,
@@ -205,6 +219,7 @@ from vaultmind.retrieval.windows import (
     names_a_day_in,
     question_tense,
     question_window,
+    recency,
     relative_terms,
     summary_time_factors,
     time_factors,
@@ -265,6 +280,7 @@ IDENTITY_WEIGHT = 0.5  # "who is Bob?": + this to the leaves of his own entity n
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
 INFORMATIVE_TERMS = 24
 LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days before it a leaf was written
+# (and a question about nothing but its author: × how late among the author's messages)
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 
 
@@ -282,7 +298,9 @@ def walk(
 ) -> dict[str, Any]:
     """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
     now = naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
-    misnamed = name_corrections(memory.leaves, question, *_name_words(memory))  # "Okafro": Okafor
+    names = _name_words(memory)
+    # "Okafro": Okafor; "Okafors team": Okafor's
+    misnamed = {**name_corrections(memory.leaves, question, *names), **possessives(question, *names)}
     if misnamed:
         question = _WORD.sub(lambda m: _read_as(m.group(), misnamed), question)
     question = _names_capitalised(memory, question)
@@ -326,7 +344,9 @@ def walk(
     tense = question_tense(question)
     if window is not None and yearless(window.text):  # "March" says which month, not which year
         wording = [] if asking_only else [t for t in content_terms if t not in dated]
-        window = year_held(memory.leaves, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense)
+        window = year_held(
+            memory.leaves, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense, planned=asks_of_plans(question, window)
+        )
     elif window is not None:  # "what will we do on Friday?": the coming Friday
         window = coming_weekday(window, now, tense)
     # A window still ahead (or begun, but holding nothing yet: "today" at breakfast) can only be
@@ -377,14 +397,19 @@ def walk(
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
     base = _base(signals)
-    ungrounded = _ground(base, signals) if content_terms and not lexical and dense and qents else set()
+    # of a window still ahead, which leaves name one of its days ("Friday 21 March")
+    told = _told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
+    ungrounded = _ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
+    bare = _bare_names(cols)  # "# Mei Chen", an entity note of nothing but its heading
+    base[bare] *= UNGROUNDED
     speaking = np.zeros(len(ids), dtype=bool)
     if speakers:  # the speaker's own messages, not those of a listener the question also names
         speaking = np.isin(cols.author, _speaker_codes(cols, speakers, named, qents)) & (signals[:, AUTHOR] > 0)
         base[speaking] += SPEAKER_WEIGHT - WEIGHTS["author"]
     for leaf_id in pair_leaves:  # entity leaves: all among the candidates
         base[at[leaf_id]] += pair_bonus
-    context_of, reached, more = _context(memory, ids, at, base, cols)
+    # "what did Dana say?" matches nothing whose next message answers it: no context, her messages by when
+    context_of, reached, more = _context(memory, ids, at, base, cols, seeds=0 if only_names else CONTEXT_SEEDS)
     if reached:  # leaves only context brings: no signal of their own
         at.update((leaf_id, k) for k, leaf_id in enumerate(reached, start=len(ids)))
         ids = ids + reached
@@ -394,6 +419,8 @@ def walk(
             cols = memory.leaves.columns(ids)
         signals = np.vstack((signals, np.zeros((len(reached), len(SIGNALS)))))
         base = np.concatenate((base, np.zeros(len(reached))))
+        if window is not None and ahead:
+            told = np.concatenate((told, _told_of(memory, reached, memory.leaves.columns(reached), window)))
     context = np.zeros(len(ids))
     for leaf_id, value in context_of.items():  # candidates, or leaves context reached
         context[at[leaf_id]] = value
@@ -410,11 +437,13 @@ def walk(
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     latest = np.zeros(len(ids))
-    told = np.zeros(len(ids), dtype=bool)
+    told = np.concatenate((told, np.zeros(len(ids) - len(told), dtype=bool)))
     if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change),
         latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
-        told = _told_of(memory, ids, cols, window)  # and what names one of its days ("Friday 21 March")
-        scores += latest + WINDOW_PRESENCE * told
+        scores += latest + WINDOW_PRESENCE * told  # and what names one of its days
+    elif only_names:  # "what did Dana say?": of her messages, the latest first (ties, near-ties)
+        latest = LATEST_SAID * recency(cols.ts, signals[:, AUTHOR] > 0)
+        scores += latest
     informative = np.zeros(len(ids))
     about = inside if timed is not None and only_window else None  # of the window's messages, those that say the most
     if only_entity:  # of the leaves about whom it names, those that say the most
@@ -473,9 +502,10 @@ def walk(
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "time_factor": factor,
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
+                "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
-                "latest": round(float(latest[k]), 4),  # `LATEST_SAID` of a window still ahead
+                "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, or only an author asked
                 "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
                 "weights": WEIGHTS,
                 **flags,  # `_diversify`'s
@@ -510,14 +540,14 @@ def without_common(q: npt.NDArray[np.float32], mean: npt.NDArray[np.float32] | N
 
 
 def _context(
-    memory: Memory, ids: list[str], at: dict[str, int], base: npt.NDArray[np.float64], cols: LeafColumns
+    memory: Memory, ids: list[str], at: dict[str, int], base: npt.NDArray[np.float64], cols: LeafColumns, *, seeds: int
 ) -> tuple[dict[str, float], list[str], LeafColumns]:
     """Conversation context: the message right after (or before) a strong match often holds the
     answer, and sometimes the one after that. Per leaf within `CONTEXT_SPAN` messages of one of
-    the `CONTEXT_SEEDS` strongest leaves (of `ids`, `at` their places; `base` and `cols` in
+    the `seeds` strongest leaves (of `ids`, `at` their places; `base` and `cols` in
     their order), the best of their base scores, times `CONTEXT_DECAY` for each message beyond
     the nearest; then the leaves reached that are not among `ids` (sorted) and their columns."""
-    strongest = _best(ids, base, CONTEXT_SEEDS)
+    strongest = _best(ids, base, seeds)
     near = memory.leaves.neighbours_of(strongest, CONTEXT_SPAN)
     reached = sorted({o for found in near.values() for o in found} - at.keys())
     more = memory.leaves.columns(reached)
@@ -636,17 +666,31 @@ def _signals(
     return out
 
 
-def _ground(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64]) -> set[int]:
+def _ground(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], told: npt.NDArray[np.bool_]) -> set[int]:
     """No leaf holds a word of the question's content: its dense match is all that speaks for a
     leaf, and the best of those is scaled to a full score however weak it is. Then a leaf that
-    involves a query entity (mentions it, or is written by it) is grounded, and one that does
-    not keeps `UNGROUNDED` of its score: "what is Helen Okafor responsible for?" had ranked
-    "Good point, adding it to the risks." above Helen's own mail."""
-    grounded = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0)
+    involves a query entity (mentions it, or is written by it), or that names a day of a window
+    still ahead (`told`), is grounded, and one that does not keeps `UNGROUNDED` of its score:
+    "what is Helen Okafor responsible for?" had ranked "Good point, adding it to the risks."
+    above Helen's own mail, and "what happens on the May bank holiday?" (no leaf says "bank
+    holiday") a message of the launch in April above "final invoices by 10 May"."""
+    grounded = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0) | told
     if not grounded.any():
         return set()
     base[~grounded] *= UNGROUNDED
     return set(np.flatnonzero(~grounded).tolist())
+
+
+def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Which leaves are an entity note's heading and little more ("# Mei Chen": at most
+    `OWN_NOTE_MIN_TERMS` terms): they say nothing of whom they name, but match the name's words
+    as a whole, a short leaf's BM25 at its best, and "who is Mei?" had shown "# Mei Chen" first."""
+    out = np.zeros(len(cols.known), dtype=bool)
+    prefix = ENTITIES_DIR + "/"
+    notes = [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
+    if notes:
+        out = cols.known & np.isin(cols.note, notes) & (np.nan_to_num(cols.length, nan=np.inf) <= OWN_NOTE_MIN_TERMS)
+    return out
 
 
 def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -795,6 +839,7 @@ def _revisions(
     written, so the latest of several ("moved again to 7 April") comes first. Returns each such
     leaf → the leaf it changes (the strongest before this pass)."""
     asked = frozenset(content_terms)
+    pairs = _adjacent_pairs(content_terms)
     said = {leaf_id: _leaf_terms(row["content_hash"], row["text"] or "")[0] & asked for leaf_id, row in rows.items()}
     before = {leaf_id: final[leaf_id][0] for leaf_id in rows}
     changed: dict[str, str] = {}
@@ -802,9 +847,12 @@ def _revisions(
     for ts, leaf_id in timed:
         # what changed is named where the change is said ("party postponed again: 26 April"),
         # not elsewhere in the message ("the team lunch moved; also, the launch slides…")
-        about = asked.intersection(t for sentence in changes(rows[leaf_id]["text"] or "") for t in terms(sentence))
+        said_terms = [terms(sentence) for sentence in changes(rows[leaf_id]["text"] or "")]
+        about = asked.intersection(t for seq in said_terms for t in seq)
         if asked - _TIME_TERMS:  # "book club moved to Friday" is no change of the Friday market
-            about -= _TIME_TERMS  # (but of "what's coming up in April?", April is what changed)
+            # (but of "what's coming up in April?", April is what changed, and of "when is the
+            # launch evening?", "move the launch evening" names the evening with the launch)
+            about -= _TIME_TERMS - {t for pair in pairs & {p for seq in said_terms for p in itertools.pairwise(seq)} for t in pair}
         if sum(map(weight, about)) < REVISION_COVER * sum(map(weight, asked - _WHICH_ONE)):
             continue  # "our app launch moved" names too little of "when is the launch sync?"
         earlier = [other for when, other in timed if when < ts and said[other] & about]

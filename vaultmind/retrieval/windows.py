@@ -120,6 +120,25 @@ def question_tense(question: str) -> Tense | None:
     return "present" if _PRESENT.search(question) else None
 
 
+_PLANNED = re.compile(
+    r"\b(?:plan|plans|planned|planning|decide|decided|agree|agreed|book|booked|arrange|arranged|schedule|scheduled"
+    r"|organi[sz]e|organi[sz]ed|prepare|prepared|promise|promised|intend|intended)\b",
+    re.IGNORECASE,
+)
+_A_THING = re.compile(r"\b(?:what|which|a|an|the|this|that|my|our|your|his|her|their)\s+$", re.IGNORECASE)
+
+
+def asks_of_plans(question: str, window: TimeWindow) -> bool:
+    """Whether the question asks what was planned, decided, agreed or booked for its window
+    ("what did we plan for April?", "what did we book for May?"): what was said before it, of
+    it. "What did we decide on 7 August?" asks what was decided that day, and "what book did we
+    read?" of a thing."""
+    text = " ".join(question.lower().replace("’", "'").split())
+    if not re.search(rf"\b(?:for|about)\s+(?:the\s+)?{re.escape(window.text)}\b", text):
+        return False
+    return any(not _A_THING.search(question, 0, m.start()) for m in _PLANNED.finditer(question))
+
+
 _ON_WEEKDAY = re.compile(rf"^(?:on|this) (?:{'|'.join(WEEKDAYS)})$")
 
 
@@ -210,6 +229,21 @@ def lateness(span: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np
     return np.nan_to_num(np.clip(elapsed.astype(np.float64), 0.0, 1.0))
 
 
+def recency(ts: npt.NDArray[np.datetime64], among: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """How late each time of `among` falls between the earliest and the latest of them: 0 at the
+    earliest, 1 at the latest; 0 outside `among`, without a time, or when they share one time.
+    "What did Dana say?" asks for her words, and of equal matches the latest is the one that
+    stands (the earlier ones may have been changed since)."""
+    dated = among & ~np.isnat(ts)
+    if not dated.any():
+        return np.zeros(len(ts))
+    first, last = ts[dated].min(), ts[dated].max()
+    if last <= first:
+        return np.zeros(len(ts))
+    out = ((ts - first) / (last - first)).astype(np.float64)
+    return np.where(dated, np.nan_to_num(out), 0.0)
+
+
 def yearless(window_text: str) -> bool:
     """A window named by a date or month without its year and without relative words ("on 7
     March", "in May", "Q3"): its year is the reference time's, or the one before."""
@@ -227,6 +261,7 @@ def year_held(
     candidates: int,
     now: datetime,
     tense: Tense | None,
+    planned: bool = False,
 ) -> TimeWindow:
     """The year of a year-less window, read as the latest before `now` ("what did we decide on 7
     March?"). A question about what is to come (`tense`: "what will we do in April?" asked in
@@ -238,8 +273,9 @@ def year_held(
     messages by the authors it names ("what did Dan say in March?"), else the latest. Of two
     Marches, the one the question is about, not the latest with any message at all. When no
     year holds anything, not even in the days just after it, the next one unless the question
-    asks what was ("what is happening in April?" of a memory begun in January): the memory can
-    only hold what was said of it before."""
+    asks what was ("what is happening in April?" of a memory begun in January), or asks what was
+    planned for it (`planned`: "what did we plan for April?", asked in March of a memory begun
+    in January): the memory can only hold what was said of it before."""
     upcoming = _years_after(window, 1) if window.end <= now else None
     if upcoming is not None and (tense == "future" or (tense == "present" and upcoming.start - now <= PRESENT_AHEAD)):
         return upcoming
@@ -259,7 +295,7 @@ def year_held(
             held.append(earlier)
         years += 1
     if not held:  # told of just after it ("we met on the 15th"), else the next one
-        if upcoming is None or tense == "past" or leaves.in_window(window.end, after_end(window, now), 1):
+        if upcoming is None or (tense == "past" and not planned) or leaves.in_window(window.end, after_end(window, now), 1):
             return window
         return upcoming
     lexical = leaves.search(wording, candidates) if wording else []
