@@ -225,13 +225,14 @@ class _ContentOf(dict[str, bool]):
     tested; a word not seen yet is tested as it is looked up (`__missing__`). Emptied when full."""
 
     def __missing__(self, word: str) -> bool:
-        if len(self) >= 1 << 16:
+        if len(self) >= _CONTENT_OF_MAX:
             self.clear()
         known = self[word] = _is_content(word)
         return known
 
 
 _CONTENT_OF = _ContentOf()
+_CONTENT_OF_MAX = 1 << 16
 
 
 def _content_count(counts: Counter[str]) -> int:
