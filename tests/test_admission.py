@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,18 @@ def test_entity_proxy_finds_names_dates_numbers_handles_and_skips_sentence_start
     assert "date:yesterday" in extract_entities(BORDERLINE)
     relative = extract_entities("TODAY we plan Next\tWeek; thisweek and nextweekend are not dates")
     assert [e for e in relative if e.startswith("date:")] == ["date:next week", "date:today"]
+
+
+def test_content_words_are_counted_alike_when_their_cache_overflows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(signals, "_CONTENT_OF_MAX", 8)
+    signals._CONTENT_OF.clear()
+    texts = ["the harbour boats sailed at dawn", "ok lol hahaha", "a1b2c3d4 deployment of version 7gssu1dirvixlo", ""]
+    for text in texts * 2:
+        counts = Counter(signals.words_of(text.lower()))
+        expected = sum(n for word, n in counts.items() if signals._is_content(word))
+        assert signals._content_count(counts) == expected, text
+        assert len(signals._CONTENT_OF) <= 8
+    signals._CONTENT_OF.clear()
 
 
 def test_chitchat_is_dropped_with_its_reason() -> None:

@@ -801,11 +801,10 @@ class _Rows(RowBuffers):
     def insert(self, con: duckdb.DuckDBPyConnection) -> None:
         """Insert the rows, numbering the notes from the index's next note number on: each set
         of rows (a worker's, then this one's) numbers its notes from 0 (`RowBuffers`)."""
-        own = (("notes", self.note), ("leaves", self.leaf), ("postings", self.post), ("links", self.link), ("tags", self.tag))
-        sets = [*self.chunks, {name: row_table(name, cols) for name, cols in own if cols[ROW_SCHEMAS[name].names[0]]}]
+        sets = [*self.chunks, self.tables()]
         first = con.execute("SELECT coalesce(max(note_no) + 1, 0) FROM notes").fetchone()
         base = int(first[0]) if first else 0
-        parts: dict[str, list[pa.Table]] = {name: [] for name, _ in own}
+        parts: dict[str, list[pa.Table]] = {name: [] for name in ("notes", "leaves", "postings", "links", "tags")}
         for rows in sets:
             for name, table in rows.items():
                 if name in ("notes", "postings"):

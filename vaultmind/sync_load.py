@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from vaultmind.entities.extract import parse_author
@@ -467,7 +468,10 @@ class RowBuffers:
     def __init__(self) -> None:
         self.note = _columns("notes")
         self.leaf = _columns("leaves")
-        self.post = _columns("postings")
+        # a posting's term and tf; its leaf id and note number are spread from `post_leaves`
+        # (leaf id, note number, postings) when the table is built, not held per posting
+        self.post: dict[str, list[Any]] = {"term": [], "tf": []}
+        self.post_leaves: list[tuple[str, int, int]] = []
         self.link = _columns("links")
         self.tag = _columns("tags")
 
@@ -539,19 +543,36 @@ class RowBuffers:
     def add_postings(self, leaf_id: str, counts: Counter[str], note_no: int) -> None:
         leaf_terms = sorted(counts)
         self.post["term"].extend(leaf_terms)
-        self.post["leaf_id"].extend([leaf_id] * len(leaf_terms))
         self.post["tf"].extend(map(counts.__getitem__, leaf_terms))
-        self.post["note_no"].extend([note_no] * len(leaf_terms))
+        self.post_leaves.append((leaf_id, note_no, len(leaf_terms)))
+
+    def postings_table(self) -> pa.Table:
+        """The `postings` rows: each leaf's id and note number repeated over its postings by
+        numpy, its id dictionary-encoded by the leaf's place (no Python object per posting)."""
+        leaf_ids, note_numbers, sizes = zip(*self.post_leaves, strict=True) if self.post_leaves else ((), (), ())
+        repeats = np.array(sizes, np.int64)
+        schema = ROW_SCHEMAS["postings"]
+        return pa.table(
+            {
+                "term": pa.array(self.post["term"], schema.field("term").type),
+                "leaf_id": pa.DictionaryArray.from_arrays(
+                    np.repeat(np.arange(len(leaf_ids), dtype=np.int32), repeats), pa.array(leaf_ids, pa.string())
+                ),
+                "tf": pa.array(self.post["tf"], pa.int32()),
+                "note_no": np.repeat(np.array(note_numbers, np.int64), repeats),
+            },
+            schema=schema,
+        )
 
     def tables(self) -> dict[str, pa.Table]:
         """The rows as Arrow tables (tables without rows left out)."""
         out: dict[str, pa.Table] = {}
-        for table, columns in (
-            ("notes", self.note), ("leaves", self.leaf), ("postings", self.post), ("links", self.link), ("tags", self.tag)
-        ):  # fmt: skip
+        for table, columns in (("notes", self.note), ("leaves", self.leaf), ("links", self.link), ("tags", self.tag)):
             if columns[ROW_SCHEMAS[table].names[0]]:
                 out[table] = row_table(table, columns)
-        return out
+        if self.post["term"]:
+            out["postings"] = self.postings_table()
+        return {name: out[name] for name in ("notes", "leaves", "postings", "links", "tags") if name in out}
 
 
 def parse_ts(value: str | None) -> datetime | None:

@@ -152,8 +152,9 @@ class Decision:
         return _SIGNALS_JSON.encode(self.signals)
 
 
-# `json.dumps(..., sort_keys=True, ensure_ascii=False)` without making an encoder per leaf
-_SIGNALS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+# `json.dumps(..., sort_keys=True, ensure_ascii=False)` without making an encoder per leaf (a
+# breakdown holds no cycle to check for)
+_SIGNALS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, check_circular=False)
 
 
 def admit_user_note() -> Decision:

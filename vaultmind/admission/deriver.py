@@ -77,9 +77,11 @@ class AdmissionDeriver:
         decisions of those notes are taken from it instead of being computed here.
 
         A row goes with its note: each row keeps the path of the note its leaf was decided in,
-        and every removed leaf belonged to one of `changed_paths`, so the rows of the changed
-        and written notes are found by that path (a column of few distinct values, which
-        DuckDB reads in ~1.6 MB at 50k notes; by the random leaf ids, 13.5 MB a save)."""
+        and every removed leaf belonged to one of `changed_paths` (which name every note written
+        again, see `sync.Deriver`), so the rows of the changed notes are found by that path (a
+        column of few distinct values, which DuckDB reads in ~1.6 MB at 50k notes; by the random
+        leaf ids, 13.5 MB a save). A note written for the first time (a later batch of a
+        whole-vault load) has no rows to look for."""
         prepared = prepared or {}
         row = con.execute("SELECT value FROM meta WHERE key = ?", [META_KEY]).fetchone()
         full = rebuild or row is None or row[0] != self.fingerprint
@@ -90,9 +92,10 @@ class AdmissionDeriver:
             con.execute("INSERT INTO meta VALUES (?, ?)", [META_KEY, self.fingerprint])
             return
         paths = sorted({note.path for note in written})
-        gone = sorted(set(changed_paths) | set(paths))
-        if gone:
-            execute_with(con, "DELETE FROM admission WHERE note_path IN (SELECT k FROM _rows)", rows=key_table(gone))
+        if changed_paths:  # a note written again is among them; one written first has no rows
+            execute_with(
+                con, "DELETE FROM admission WHERE note_path IN (SELECT k FROM _rows)", rows=key_table(sorted(changed_paths))
+            )
         if paths:
             self._derive(con, paths, prepared)
 

@@ -217,31 +217,27 @@ def words_of(text: str) -> list[str]:
 
 
 def is_content_word(word: str) -> bool:
-    return _remember_content([word.lower().replace("’", "'")])[0]
+    return _CONTENT_OF[word.lower().replace("’", "'")]
 
 
-# `_is_content` by word: a vault's vocabulary repeats, so most words are looked up, not tested
-_CONTENT_OF: dict[str, bool] = {}
+class _ContentOf(dict[str, bool]):
+    """`_is_content` by word: a vault's vocabulary repeats, so most words are looked up, not
+    tested; a word not seen yet is tested as it is looked up (`__missing__`). Emptied when full."""
+
+    def __missing__(self, word: str) -> bool:
+        if len(self) >= _CONTENT_OF_MAX:
+            self.clear()
+        known = self[word] = _is_content(word)
+        return known
 
 
-def _remember_content(words: Iterable[str]) -> list[bool]:
-    if len(_CONTENT_OF) >= 1 << 16:
-        _CONTENT_OF.clear()
-    out = []
-    for word in words:
-        known = _CONTENT_OF.get(word)
-        if known is None:
-            known = _CONTENT_OF[word] = _is_content(word)
-        out.append(known)
-    return out
+_CONTENT_OF = _ContentOf()
+_CONTENT_OF_MAX = 1 << 16
 
 
 def _content_count(counts: Counter[str]) -> int:
     """How many of the counted words (lower-cased, plain apostrophes) are content words."""
-    flags: Sequence[bool | None] = list(map(_CONTENT_OF.get, counts))
-    if None in flags:
-        flags = _remember_content(counts)
-    return sum(compress(counts.values(), flags))
+    return sum(compress(counts.values(), map(_CONTENT_OF.__getitem__, counts)))
 
 
 def _is_content(low: str) -> bool:

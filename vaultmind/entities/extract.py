@@ -135,7 +135,10 @@ def regex_spans(text: str, code: list[tuple[int, int]] | None = None) -> list[Sp
             continue
         alias = (m.group(2) or "").strip()
         spans.append(Span(m.start(), m.end(), alias or target.rsplit("/", 1)[-1], "link", "link", target))
-    return sorted((s for s in spans if not in_ranges(s.start, s.end, code)), key=lambda s: (s.start, s.end))
+    if code:
+        spans = [s for s in spans if not in_ranges(s.start, s.end, code)]
+    spans.sort(key=lambda s: (s.start, s.end))
+    return spans
 
 
 def _trim_url(url: str) -> str:
@@ -180,6 +183,8 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
 def select_spans(spans: list[Span]) -> list[Span]:
     """Non-overlapping spans, preferring links, then regex, then registry names, then NER;
     within one source the longer span, then the earlier one. Returned in text order."""
+    if len(spans) < 2:  # most texts: nothing to rank
+        return list(spans)
     ranked = sorted(spans, key=lambda s: (SOURCE_PRIORITY[s.source], -(s.end - s.start), s.start, s.kind))
     taken: list[Span] = []
     for span in ranked:

@@ -128,11 +128,7 @@ def split_words(lower: str, word: re.Pattern[str]) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """The search terms of a text, in order (duplicates kept)."""
-    found = words(text)
-    mapped = list(map(_TERMS_OF.get, found))
-    if None in mapped:
-        _learn(found)
-        mapped = list(map(_TERMS_OF.__getitem__, found))
+    mapped = list(map(_TERMS_OF.__getitem__, words(text)))
     if text.isascii():  # one term or none ("": a stop word) to a word
         return cast(list[str], [term for term in mapped if term])
     out: list[str] = []
@@ -190,26 +186,22 @@ def _content_word(word: str) -> str:
     return "" if folded in STOP_WORDS else folded
 
 
-# The one cache of word → its one term, "" for a stop word, or its terms (a CJK run, only in
-# non-ASCII words): a vault's vocabulary repeats. Cleared when full, so a process keeps at most
-# ~40 MB of it.
-_TERMS_OF: dict[str, str | tuple[str, ...]] = {}
+class _TermsOf(dict[str, str | tuple[str, ...]]):
+    """The one cache of word → its one term, "" for a stop word, or its terms (a CJK run, only
+    in non-ASCII words): a vault's vocabulary repeats. A word not seen yet is mapped as it is
+    looked up (`__missing__`), so a text is counted in one pass even when it brings new words.
+    Emptied when full, so a process keeps at most ~40 MB of it."""
+
+    def __missing__(self, word: str) -> str | tuple[str, ...]:
+        if len(self) >= _TERMS_OF_MAX:
+            self.clear()
+        found = _word_terms(word)
+        term = self[word] = found[0] if len(found) == 1 else found or ""
+        return term
+
+
+_TERMS_OF = _TermsOf()
 _TERMS_OF_MAX = 1 << 18
-
-
-def _terms_of(word: str) -> str | tuple[str, ...]:
-    found = _word_terms(word)
-    return found[0] if len(found) == 1 else found or ""
-
-
-def _learn(found: list[str]) -> None:
-    """Put the words of one text that `_TERMS_OF` lacks into it (emptied first when full)."""
-    missing = set(found).difference(_TERMS_OF)
-    if len(_TERMS_OF) + len(missing) > _TERMS_OF_MAX:
-        _TERMS_OF.clear()
-        missing = set(found)
-    for word in missing:
-        _TERMS_OF[word] = _terms_of(word)
 
 
 def term_counts(text: str) -> tuple[Counter[str], int]:
@@ -217,11 +209,7 @@ def term_counts(text: str) -> tuple[Counter[str], int]:
 
     Equal to counting `terms(text)`, but the words are mapped and counted in bulk (C loops):
     most words have exactly one term; stop words are dropped and CJK runs expanded afterwards."""
-    found = words(text)
-    counts: Counter[Any] = Counter(map(_TERMS_OF.get, found))
-    if None in counts:  # words not seen yet: map each once, then count the text again
-        _learn(found)
-        counts = Counter(map(_TERMS_OF.__getitem__, found))
+    counts: Counter[Any] = Counter(map(_TERMS_OF.__getitem__, words(text)))
     counts.pop("", None)  # stop words; str and tuple keys are left
     if not text.isascii():  # CJK runs: several terms to one word
         for key in [k for k in counts if k.__class__ is tuple]:
