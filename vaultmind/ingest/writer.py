@@ -66,7 +66,7 @@ from vaultmind.markdown.render import (
     to_utc,
 )
 from vaultmind.vault.atomic import write_atomic
-from vaultmind.vault.encoding import DecodedText, decode_text
+from vaultmind.vault.encoding import DecodedText, decode_text, encoding_name
 from vaultmind.vault.layout import SOURCES_DIR
 
 SLUG_MAX = 80
@@ -129,7 +129,7 @@ class _Existing:
     owned: bool  # the body still hashes to vaultmind_body_sha256
     frontmatter_ok: bool = True  # its front matter is valid YAML
     _body_hash: str | None = None
-    encoding: str = "utf-8"  # "utf-16-le" …: re-saved so (`_read_existing`), read, never rewritten
+    encoding: str = "utf-8"  # "utf-16-le", "gb18030" …: re-saved so (`_read_existing`), read, never rewritten
 
     @property
     def body_hash(self) -> str:
@@ -180,7 +180,8 @@ def _people(value: str | None) -> tuple[str, ...]:
 
 def _read_existing(vault: Path, rel: str) -> _Existing | None:
     """The note at `rel`, or None when nothing is there. Unreadable files count as foreign. A
-    note re-saved as UTF-16 or UTF-32 (Windows Notepad's "Unicode") is read as the text it is,
+    note re-saved as UTF-16 or UTF-32 (Windows Notepad's "Unicode"), or in a legacy East Asian
+    code page (its "ANSI" on a Chinese, Japanese or Korean Windows), is read as the text it is,
     but is never vaultmind's to rewrite (that would re-encode it): as a note you edited, its
     messages are known and new ones go to a sibling (`_say_wide`)."""
     full = vault / rel
@@ -195,7 +196,7 @@ def _read_existing(vault: Path, rel: str) -> _Existing | None:
         raw, decoded = b"", DecodedText("", "utf-8")
     fm = split_frontmatter(decoded.text or "")
     stored = fm.data.get("vaultmind_body_sha256")
-    owned = bool(raw) and not decoded.wide and isinstance(stored, str) and stored == body_sha256(fm.body)
+    owned = bool(raw) and decoded.encoding == "utf-8" and isinstance(stored, str) and stored == body_sha256(fm.body)
     return _Existing(rel, raw, fm.data, fm.body, owned, fm.error is None, encoding=decoded.encoding)
 
 
@@ -944,13 +945,13 @@ def _say_moved_out(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]], 
 
 
 def _say_wide(plan: _Plan, paths: Sequence[str], what: str) -> None:
-    """Warn, once per note, that a note of `paths` re-saved as UTF-16 or UTF-32 is read but not
-    written to, and `what` was done instead."""
+    """Warn, once per note, that a note of `paths` re-saved as UTF-16 or UTF-32, or in a legacy
+    East Asian code page, is read but not written to, and `what` was done instead."""
     for path in sorted(set(paths)):
         note = plan.existing(path)
-        if note is None or not note.encoding.startswith(("utf-16", "utf-32")):
+        if note is None or note.encoding == "utf-8":
             continue
-        said = f"{path}: saved as {note.encoding[:6].upper()} text, not UTF-8"
+        said = f"{path}: saved as {encoding_name(note.encoding)} text, not UTF-8"
         if not any(w.startswith(said) for w in plan.report.warnings):
             plan.report.warnings.append(
                 f"{said} (as Windows Notepad can), so vaultmind does not write to it: {what}; "
