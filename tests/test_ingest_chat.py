@@ -614,6 +614,21 @@ def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_pa
     assert settled == [], "a day above 12 settles it: no warning"
 
 
+def test_whatsapp_says_nothing_of_the_date_order_of_an_export_without_messages(tmp_path: Path, vault: Path) -> None:
+    """An export of system notices and empty or deleted messages only, dated both ways, was
+    told its date order is a guess, beside "holds no messages": there is nothing read so."""
+    text = (
+        "01/02/24, 9:00 AM - Messages and calls are end-to-end encrypted.\n"
+        "01/03/24, 9:01 AM - Alice created group \"Trip\"\n"
+        "01/03/24, 9:02 AM - Bob: \n"
+    )
+    path = write(tmp_path, "WhatsApp Chat with Trip.txt", text)
+    report = ingest_paths("chat", [path], vault)
+    assert report.warnings == [f"{path}: holds no messages (system notices aside); nothing to ingest"]
+    said: list[str] = []
+    assert parse_whatsapp(path, warn=said.append) == [] and said == []
+
+
 def test_whatsapp_reads_the_repeated_hour_of_a_clock_change_in_the_files_order(tmp_path: Path) -> None:
     text = "27/10/2024, 02:50 - A: first\n27/10/2024, 02:10 - B: second\n27/10/2024, 02:20 - A: third\n"
     batches = parse_whatsapp(write(tmp_path, "dst.txt", text), tz=zone("Europe/Berlin"))
