@@ -174,6 +174,9 @@ def parse_time(value: Any, tz: tzinfo = UTC) -> datetime:
 # --- ids and text ---------------------------------------------------------------------------
 
 
+HASHED_ID_RE = re.compile(r"h-[0-9a-f]{16}")  # an id of `MessageIds`
+
+
 class MessageIds:
     """Deterministic ids for messages without a platform id.
 

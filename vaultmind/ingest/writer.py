@@ -48,6 +48,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from vaultmind.errors import RefuseToClobber, UsageError, VaultError, VaultmindError
+from vaultmind.ingest.common import HASHED_ID_RE
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import DocumentInput, IngestReport, QuotedParent, SourceBatch
 from vaultmind.ingest.moved import moved_notes, read_bytes
@@ -348,6 +349,7 @@ class _Group:
     # each branched export's view: (the messages it holds, on its branch or off it; its `replaced`)
     views: list[tuple[frozenset[str], dict[str, str]]] = field(default_factory=list)
     batches: set[int] = field(default_factory=set)  # the exports (by their place in the ingest) seen
+    held_by: dict[str, set[int]] = field(default_factory=dict)  # the exports that hold each message
 
 
 def _head_source_id(path: Path) -> str | None:
@@ -433,6 +435,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                 group.views.append((held, dict(batch.replaced)))
             if msg.message_id in batch.edited:
                 group.edited.add(msg.message_id)
+            group.held_by.setdefault(msg.message_id, set()).add(batch_no)
             seen = group.messages.get(msg.message_id)
             if seen is None:
                 group.messages[msg.message_id] = msg
@@ -824,6 +827,32 @@ def _meta_of(note: _Existing, fallback: SourceMeta) -> SourceMeta:
     )
 
 
+def _same_messages(group: _Group, held: dict[str, Message]) -> set[str]:
+    """The incoming messages of `group` that are a message already `held` (by its notes) or
+    given by an earlier export of this ingest, under another id: a hashed id (`MessageIds`)
+    hashes the text as the export has it, and two exports of a chat may differ by a control
+    character in it (a stray NUL, a bell) that no note keeps. Such a message is one of the same
+    author, time and text as its note keeps it, held by no export that holds it (two identical
+    messages of one minute in an export stay two); the first id stays, the ids of messages
+    already written never change."""
+    classes: dict[tuple[str, datetime, str], list[set[int]]] = {}  # the exports (-1: the notes) holding each message
+    same: set[str] = set()
+    incoming = ((message_id, message) for message_id, message in group.messages.items() if message_id not in held)
+    for message_id, message in [*held.items(), *incoming]:
+        if not HASHED_ID_RE.fullmatch(message_id):
+            continue
+        exports = group.held_by.get(message_id, set()) | ({-1} if message_id in held else set())
+        key = (" ".join(note_text(message.author).split()), to_utc(message.timestamp), note_text(message.text))
+        for holders in classes.setdefault(key, []):
+            if not holders & exports:
+                holders |= exports
+                same.add(message_id)
+                break
+        else:
+            classes[key].append(exports)
+    return same - held.keys()
+
+
 def _plan_group(plan: _Plan, group: _Group) -> None:
     report = plan.report
     target: _Existing | None = None
@@ -879,6 +908,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             report.unchanged.append(moved)
     current = target.messages() if target is not None else {}
     marked = _mark_replaced(group, current)
+    yours = {message_id: message for note in user_edited for message_id, message in note.messages().items()}
+    known |= _same_messages(group, {**yours, **current})
     new: dict[str, Message] = {}
     for message_id, message in group.messages.items():
         mine = current.get(message_id)
