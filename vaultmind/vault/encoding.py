@@ -15,8 +15,11 @@
   legacy double-byte code page (GBK, Big5, Shift JIS, EUC), whose pairs read as UTF-16 give
   Hangul or CJK ideographs too. A single byte left over at the end (a cut file) is replaced,
   not taken for binary.
+- Bytes that are not UTF-8 may be East Asian text in a legacy code page (GB18030, Big5, Shift
+  JIS, EUC-JP, EUC-KR), read in it (`vault.codepages` tells which), tried before UTF-16.
 - Otherwise the first 8 KB holding a NUL byte among more control bytes than 5% of them (a
-  single one is always stray) mean a binary file (`text` is None); a few stray NULs
+  single one is always stray), or, for bytes that are no text of the above, more than 1%
+  control bytes other than NUL, mean a binary file (`text` is None); a few stray NULs
   (a sync tool's glitch, a paste) leave the text as it is, NULs included, for the caller to
   deal with. The rest is UTF-8, else `fallback` with replacement characters (`bad_byte` says
   where UTF-8 failed).
@@ -119,7 +122,8 @@ def _text_or_binary(decoded: DecodedText, sample: bytes) -> DecodedText:
     if nuls and controls > max(_STRAY_CONTROLS * len(sample), 1):
         return DecodedText(None, "")
     strays = controls - nuls
-    if decoded.bad_byte is not None and len(sample) >= _BINARY_MIN_BYTES and strays > max(_CONTROLS_NOT_UTF8 * len(sample), 1):
+    unread = decoded.bad_byte is not None and not decoded.legacy  # not UTF-8, nor a legacy code page
+    if unread and len(sample) >= _BINARY_MIN_BYTES and strays > max(_CONTROLS_NOT_UTF8 * len(sample), 1):
         return DecodedText(None, "")
     return decoded
 
