@@ -614,6 +614,21 @@ def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_pa
     assert settled == [], "a day above 12 settles it: no warning"
 
 
+def test_whatsapp_says_nothing_of_the_date_order_of_an_export_without_messages(tmp_path: Path, vault: Path) -> None:
+    """An export of system notices and empty or deleted messages only, dated both ways, was
+    told its date order is a guess, beside "holds no messages": there is nothing read so."""
+    text = (
+        "01/02/24, 9:00 AM - Messages and calls are end-to-end encrypted.\n"
+        "01/03/24, 9:01 AM - Alice created group \"Trip\"\n"
+        "01/03/24, 9:02 AM - Bob: \n"
+    )
+    path = write(tmp_path, "WhatsApp Chat with Trip.txt", text)
+    report = ingest_paths("chat", [path], vault)
+    assert report.warnings == [f"{path}: holds no messages (system notices aside); nothing to ingest"]
+    said: list[str] = []
+    assert parse_whatsapp(path, warn=said.append) == [] and said == []
+
+
 def test_whatsapp_reads_the_repeated_hour_of_a_clock_change_in_the_files_order(tmp_path: Path) -> None:
     text = "27/10/2024, 02:50 - A: first\n27/10/2024, 02:10 - B: second\n27/10/2024, 02:20 - A: third\n"
     batches = parse_whatsapp(write(tmp_path, "dst.txt", text), tz=zone("Europe/Berlin"))
@@ -1352,3 +1367,26 @@ def test_an_export_in_no_encoding_it_can_be_read_as_names_the_line(tmp_path: Pat
     with pytest.raises(IngestError, match="a binary file, not text") as info:
         parse_generic(binary)
     assert str(binary) in str(info.value)
+
+
+def test_a_message_that_differs_by_a_control_character_is_not_written_twice(tmp_path: Path, vault: Path) -> None:
+    """A WhatsApp message's id hashes its text as the export has it, a stray NUL or bell
+    included, though its note drops them: the same message from an export without the stray
+    character (or with another) was written again beside it. It is known by its text as the
+    note keeps it, and keeps the id it was written with; two identical messages of one minute
+    stay two."""
+    dirty = "14/03/2024, 09:00 - Alice: lunch at\x00 noon?\n14/03/2024, 09:01 - Bob: ok\n14/03/2024, 09:01 - Bob: ok\x07\n"
+    clean = "14/03/2024, 09:00 - Alice: lunch at noon?\n14/03/2024, 09:01 - Bob: ok\n14/03/2024, 09:01 - Bob: ok\n14/03/2024, 09:05 - Alice: see you\n"
+    first = ingest_paths("chat", [write(tmp_path / "a", "WhatsApp Chat with Alice.txt", dirty)], vault)
+    note = vault / "sources/chat/whatsapp/alice/2024-03-14.md"
+    ids = _message_ids(note.read_bytes())
+    assert first.messages_added == 3 and len(ids) == 3
+    again = ingest_paths("chat", [write(tmp_path / "b", "WhatsApp Chat with Alice.txt", clean)], vault)
+    assert (again.messages_added, again.messages_known) == (1, 3)
+    body = note.read_text(encoding="utf-8")
+    assert body.count("lunch at noon?") == 1 and body.count("see you") == 1 and _message_ids(note.read_bytes())[:3] == ids
+    # both exports in one ingest, into a new vault: each message once
+    other = tmp_path / "other"
+    both = ingest_paths("chat", [tmp_path / "a" / "WhatsApp Chat with Alice.txt", tmp_path / "b" / "WhatsApp Chat with Alice.txt"], other)
+    assert both.messages_added == 4
+    assert (other / "sources/chat/whatsapp/alice/2024-03-14.md").read_text(encoding="utf-8").count("lunch at noon?") == 1

@@ -399,7 +399,7 @@ def test_utf16_and_utf32_documents_are_read_as_text_and_a_binary_file_is_skipped
         "plain": ("Zoë's plan", "# Zoë's plan\n\nBob owns the roadmap, naïvely.\n"),
         "wide": ("wide", "Straße UTF-32 text.\n"),
     }
-    assert warnings == [f"{folder / 'image.txt'}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)"]
+    assert warnings == [f"{folder / 'image.txt'}: looks like a binary file (NUL or control bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)"]
     report = write_documents(vault, docs)
     note = (vault / "sources/document/files/docs/notepad.md").read_text(encoding="utf-8")
     assert note.endswith("# notepad\n\nCafé budget\nAlice prefers Tuesday.\n") and len(report.written) == 4
@@ -432,8 +432,8 @@ def test_utf16_without_a_mark_of_another_script_is_text_not_binary(tmp_path: Pat
     name = encoding.upper()
     assert warnings == [
         f"{folder / 'cut.txt'}: {name} text, but byte {len(GREEK.encode(encoding))} is not {name}; read with replacement characters",
-        f"{folder / 'doc.pdf.txt'}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)",
-        f"{folder / 'image.txt'}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)",
+        f"{folder / 'doc.pdf.txt'}: looks like a binary file (NUL or control bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)",
+        f"{folder / 'image.txt'}: looks like a binary file (NUL or control bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)",
     ]
     text, problem = decode_note("greek.md", ("---\ntitle: Σημειώσεις\n---\n" + GREEK).encode(encoding))
     assert text is not None and text.endswith(GREEK) and problem is not None and problem.kind == "utf16"
@@ -458,7 +458,8 @@ def test_utf16_cjk_without_a_mark_or_a_nul_is_text_and_legacy_code_pages_are_not
     and its one NUL is a line break's) was "a binary file"; a line of Chinese with no ASCII
     character (no NUL at all) was read as Windows-1252 garbage. Both are read as UTF-16, as
     documents and as vault notes. East Asian text in its legacy code page (whose byte pairs read
-    as UTF-16 give ideographs or Hangul too) and Windows-1252 Latin text are not taken for it."""
+    as UTF-16 give ideographs or Hangul too, read in its code page) and Windows-1252 Latin text
+    are not taken for it."""
     from vaultmind.vault.read import decode_note
 
     folder = tmp_path / "docs"
@@ -470,11 +471,39 @@ def test_utf16_cjk_without_a_mark_or_a_nul_is_text_and_legacy_code_pages_are_not
     docs, warnings = parse_document_paths_with_report([folder])
     got = {doc.source_id.rsplit("/", 1)[-1]: doc.body for doc in docs}
     assert got["neko"] == JAPANESE and got["line"] == CHINESE_LINE
-    read_as_cp1252 = [f"{folder / name}: not UTF-8; read as Windows-1252" for name in ("big5.txt", "euc_kr.txt", "gb2312.txt", "latin.txt", "shift_jis.txt")]
-    assert warnings == read_as_cp1252
+    assert {name: got[name] for name in LEGACY} == LEGACY
+    read_as = {"big5": "Big5", "euc_kr": "EUC-KR", "gb2312": "GB18030", "latin": "Windows-1252", "shift_jis": "Shift JIS"}
+    assert warnings == [f"{folder / name}.txt: not UTF-8; read as {said}" for name, said in read_as.items()]
     for name, text in (("neko.md", JAPANESE), ("line.md", CHINESE_LINE)):
         read, problem = decode_note(name, text.encode(encoding))
         assert read == text and problem is not None and problem.kind == "utf16"
     for codec, text in LEGACY.items():
         read, problem = decode_note(f"{codec}.md", text.encode(codec))
-        assert problem is not None and problem.kind == "not_utf8", codec
+        assert read == text and problem is not None and problem.kind == "not_utf8", codec
+
+
+LEGACY_DOCUMENTS = {  # Markdown notes of each legacy code page, ASCII words among the East Asian ones
+    "gbk": "# 会议记录\n\n- 时间: 2024-03-05 10:00\n- 地点: Room 301\n\nTODO: 发送 email 给 Bob，确认 API v2 的 deadline。\n",
+    "gb18030": "# 周末\n\n我们在杭州吃了东坡肉和龙井虾仁，味道非常地道。\n",
+    "cp950": "# 會議紀錄\n\n- 時間: 2024-03-05 10:00\n\nTODO: 寄 email 給 Bob，確認 API v2 的 deadline。\n",
+    "cp932": "# 議事録\n\n- 日時: 2024-03-05 10:00\n\nTODO: Bobさんにemailを送って、API v2のdeadlineを確認する。\n",
+    "euc_jp": "# 週末\n\n京都に行ってきました。天気がよくて、嵐山はとても混んでいました。\n",
+    "cp949": "# 회의록\n\n- 일시: 2024-03-05 10:00\n\nTODO: Bob에게 email을 보내서 API v2 deadline을 확인하기.\n",
+}
+
+
+def test_documents_in_legacy_east_asian_code_pages_are_read_in_them(tmp_path: Path, vault: Path) -> None:
+    """Chinese, Japanese and Korean documents in their legacy code page (GBK/GB18030, Big5,
+    Shift JIS/CP932, EUC-JP, EUC-KR/CP949), ASCII words among theirs, were read as Windows-1252
+    garbage. Each is read in its code page (said), titled by its heading and written as UTF-8."""
+    folder = tmp_path / "legacy"
+    for codec, text in LEGACY_DOCUMENTS.items():
+        put(folder / f"{codec}.md", text.encode(codec))
+    docs, warnings = parse_document_paths_with_report([folder])
+    got = {doc.source_id.rsplit("/", 1)[-1]: (doc.title, doc.body) for doc in docs}
+    assert got == {codec: (text.split("\n")[0][2:], text) for codec, text in LEGACY_DOCUMENTS.items()}
+    said = {"cp932": "Shift JIS", "cp949": "EUC-KR", "cp950": "Big5", "euc_jp": "EUC-JP", "gb18030": "GB18030", "gbk": "GB18030"}
+    assert warnings == [f"{folder / codec}.md: not UTF-8; read as {name}" for codec, name in sorted(said.items())]
+    report = write_documents(vault, docs)
+    notes = [(vault / path).read_text(encoding="utf-8") for path in report.written]
+    assert len(notes) == 6 and any(note.endswith(LEGACY_DOCUMENTS["cp949"]) for note in notes)

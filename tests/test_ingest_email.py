@@ -186,6 +186,19 @@ def test_envelope_dates(tmp_path: Path) -> None:
     assert parse_email_paths([maildir])[0].messages[0].timestamp == datetime(2012, 6, 30, 6, 6, 1, tzinfo=UTC)
 
 
+def test_a_body_line_starting_from_left_unescaped_in_an_mbox_stays_in_its_message(tmp_path: Path) -> None:
+    """A line of a message's body that starts with "From " and that the mbox's writer did not
+    escape as ">From " (mboxo writers that escape nothing, a file joined by hand) split the
+    message: the lines from it on were "message 3: unparseable: no headers", lost. A `From `
+    line not followed by a message's headers is a line of the message before it."""
+    body = "Thanks.\nFrom what I remember the room is booked.\nFrom: the caretaker\nBob"
+    reply = message("r1@example.com", "Bob Stone <bob@example.com>", "Mon, 11 Mar 2024 10:00:00 +0000", "Re: Q3 budget", body, reply_to="m1@example.com")
+    mbox = write_mbox(tmp_path / "inbox.mbox", M1, reply, OTHER)
+    batches, warnings = parse_email_paths_with_report([mbox])
+    got = {m.message_id: m.text for batch in batches for m in batch.messages}
+    assert got["r1@example.com"] == body and len(got) == 3 and warnings == []
+
+
 def test_maildir_subfolders_belong_to_the_account(tmp_path: Path) -> None:
     root = write_maildir(tmp_path / "alice", ("1710147600.M1P1.host:2,S", M1))
     write_maildir(root / ".Sent", ("1710149400.M1P1.host:2,S", M2))

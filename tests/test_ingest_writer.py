@@ -301,6 +301,27 @@ def test_a_note_resaved_as_utf16_is_read_never_rewritten_and_said(vault: Path, e
     assert held == [msg(1).message_id, msg(2).message_id, msg(4).message_id]
 
 
+def test_a_note_resaved_in_a_legacy_code_page_is_read_never_rewritten_and_said(vault: Path) -> None:
+    """A Chinese chat note re-saved in GBK (Windows' "ANSI" on a Chinese system) was read as no
+    note: the same export wrote its messages again into `<day>.2.md`. It is read in its code
+    page, its messages known, and never rewritten: new messages go to a sibling, said."""
+    chinese = [msg(1, "我们明天下午三点在会议室讨论预算。"), msg(2, "好的，我会准备好上个季度的数据。")]
+    write_batches(vault, [batch(*chinese)])
+    note = vault / GENERAL / "2024-03-04.md"
+    data = note.read_text(encoding="utf-8").encode("gbk")
+    note.write_bytes(data)
+    again = write_batches(vault, [batch(*chinese)])
+    assert (again.written, again.messages_added, again.messages_known, again.warnings) == ([], 0, 2, [])
+    report = write_batches(vault, [batch(*chinese, msg(3, "收到，谢谢。"))])
+    assert note.read_bytes() == data
+    assert report.written == [f"{GENERAL}/2024-03-04.2.md"] and report.messages_added == 1
+    assert report.warnings == [
+        f"{GENERAL}/2024-03-04.md: saved as GB18030 text, not UTF-8 (as Windows Notepad can), so vaultmind "
+        f"does not write to it: its messages are known, and 1 new message(s) are written to {GENERAL}/2024-03-04.2.md; "
+        "re-save it as UTF-8 to read it in Obsidian"
+    ]
+
+
 def test_an_email_thread_note_resaved_as_utf16_is_read(vault: Path) -> None:
     meta = SourceMeta(kind="email", source_id="mbox:alice/q3", scope="mbox/alice", title="Q3 budget")
     messages = (

@@ -1239,3 +1239,60 @@ def test_a_conflict_copy_of_an_entity_note_is_named_and_the_original_stays_the_e
         assert "the same entity id" in problems[0]["message"]
         path = memory.index.scalar("SELECT note_path FROM entities WHERE id = 'person:dana-park'")
     assert path == "entities/person/dana-park.md"
+
+
+LEGACY_NOTES = {  # a note of each legacy East Asian code page: (codec, what status names, its text)
+    "gbk": ("gbk", "GB18030", "# 周会\n\n王小明负责数据分析，下周五之前把报告发给大家。\n"),
+    "big5": ("big5", "Big5", "# 週會\n\n陳小華負責資料分析，下週五之前把報告寄給大家。\n"),
+    "sjis": ("shift_jis", "Shift JIS", "# 週次会議\n\n田中さんはデータ分析の担当です。金曜日までに報告を送ってください。\n"),
+    "eucjp": ("euc_jp", "EUC-JP", "# 週次会議\n\n田中さんはデータ分析の担当です。金曜日までに報告を送ってください。\n"),
+    "euckr": ("euc_kr", "EUC-KR", "# 주간 회의\n\n김민수 씨는 데이터 분석 담당입니다. 금요일까지 보고서를 보내 주세요.\n"),
+}
+
+
+def test_a_note_in_a_legacy_east_asian_code_page_is_indexed_as_its_text(vault: Path) -> None:
+    """A note of Chinese, Japanese or Korean saved in its legacy code page (GBK, Big5, Shift JIS,
+    EUC-JP, EUC-KR: Windows' "ANSI" there) was indexed as replacement characters, its words in
+    no search. It is read in its code page, and `status` names it; the file is not touched.
+    Latin text in Windows-1252 stays as it was: replacement characters, said."""
+    for name, (codec, _, text) in LEGACY_NOTES.items():
+        (vault / f"{name}.md").write_bytes(text.encode(codec))
+    (vault / "latin.md").write_bytes("# Café\n\nZoë's crème brûlée, naïve façade.\n".encode("cp1252"))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        problems = {p["path"]: (p["kind"], p["message"]) for p in memory.status()["problems"]}
+        texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY 1"))
+        titles = dict(memory.index.query("SELECT path, title FROM notes"))
+    for name, (codec, said, text) in LEGACY_NOTES.items():
+        body = text.split("\n", 2)[2].strip()
+        assert body in texts[f"{name}.md"] and titles[f"{name}.md"] == text[2:].split("\n")[0], name
+        assert problems[f"{name}.md"] == (
+            "not_utf8",
+            f"{said} text, not UTF-8; indexed, but Obsidian reads notes as UTF-8 — re-save it as UTF-8 to see it there",
+        )
+        assert (vault / f"{name}.md").read_bytes() == text.encode(codec)
+    assert problems["latin.md"][0] == "not_utf8" and "\ufffd" in texts["latin.md"]
+
+
+def test_a_binary_file_without_a_nul_byte_is_skipped_and_latin_text_is_not(vault: Path) -> None:
+    """Compressed data (a `.gz` renamed `.md`) or random bytes without a NUL in their first 8 KB
+    were indexed as garbage (`not_utf8`). They are binary: skipped and said. A Windows-1252 note
+    (accents, one stray control byte) and a Chinese one in GBK are still text."""
+    import random
+    import zlib
+
+    rng = random.Random(36)
+    noise = bytes(rng.randrange(1, 256) for _ in range(3000))
+    packed = zlib.compress(b"Kingfishers nest by the harbour. " * 50 + noise, 9)[2:]  # raw deflate
+    packed = packed.replace(b"\x00", b"\x01")
+    (vault / "archive.md").write_bytes(packed)
+    (vault / "noise.md").write_bytes(noise)
+    (vault / "latin.md").write_bytes("# Café\n\nZoë met the kingfisher man in Köln.\x1a\n".encode("cp1252"))
+    (vault / "gbk.md").write_bytes(LEGACY_NOTES["gbk"][2].encode("gbk"))
+    assert b"\x00" not in packed + noise
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        problems = {p["path"]: p["kind"] for p in memory.status()["problems"]}
+        paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
+    assert problems == {"archive.md": "binary", "noise.md": "binary", "latin.md": "not_utf8", "gbk.md": "not_utf8"}
+    assert paths == {"latin.md", "gbk.md"}

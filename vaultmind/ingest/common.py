@@ -28,7 +28,8 @@ _INVISIBLE = dict.fromkeys(map(ord, "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\
 def read_text(path: Path, data: bytes | None = None) -> str:
     """The text of an export, line endings normalised to LF: UTF-8, or UTF-16 / UTF-32 told by
     their byte order mark or their NUL bytes (a WhatsApp `.txt` or a JSON file re-saved by
-    Windows Notepad as "Unicode"; `vault.encoding.decode_text`); a byte order mark is dropped.
+    Windows Notepad as "Unicode"), or East Asian text in a legacy code page
+    (`vault.encoding.decode_text`); a byte order mark is dropped.
     Anything else (not valid in the encoding it reads as, or binary) is an error naming the line."""
     try:
         raw = data if data is not None else path.read_bytes()
@@ -38,7 +39,7 @@ def read_text(path: Path, data: bytes | None = None) -> str:
     if decoded.text is None:
         raise ingest_error(path, "a binary file, not text", hint="export the chat as text (UTF-8)")
     if decoded.bad_byte is not None:
-        name = decoded.encoding.upper().replace("-LE", "").replace("-BE", "")
+        name = decoded.name
         raise ingest_error(path, f"not {name} text", line=_line_of_byte(raw, decoded), hint="export the chat as UTF-8")
     return decoded.text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -171,6 +172,9 @@ def parse_time(value: Any, tz: tzinfo = UTC) -> datetime:
 
 
 # --- ids and text ---------------------------------------------------------------------------
+
+
+HASHED_ID_RE = re.compile(r"h-[0-9a-f]{16}")  # an id of `MessageIds`
 
 
 class MessageIds:

@@ -57,15 +57,16 @@ _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 
 def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
     """The file's text (`vault.encoding.decode_text`: UTF-8, UTF-16 or UTF-32 by their byte
-    order mark or NUL bytes, else Windows-1252), or None for a binary file (said)."""
+    order mark or NUL bytes, a legacy East Asian code page, else Windows-1252), or None for a
+    binary file (said)."""
     decoded = decode_text(data, fallback="cp1252")
     if decoded.text is None:
-        warnings.append(f"{path}: looks like a binary file (NUL bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)")
+        warnings.append(f"{path}: looks like a binary file (NUL or control bytes), not text; skipped (if it is text, save it as UTF-8 to ingest it)")
         return None
-    if decoded.encoding == "cp1252":
-        warnings.append(f"{path}: not UTF-8; read as Windows-1252")
+    if decoded.encoding == "cp1252" or (decoded.legacy and decoded.bad_byte is None):
+        warnings.append(f"{path}: not UTF-8; read as {decoded.name}")
     elif decoded.bad_byte is not None:
-        name = decoded.encoding.upper()
+        name = decoded.name if decoded.legacy else decoded.encoding.upper()
         warnings.append(f"{path}: {name} text, but byte {decoded.bad_byte} is not {name}; read with replacement characters")
     return decoded.text.replace("\r\n", "\n").replace("\r", "\n")
 

@@ -216,6 +216,7 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
     except (OSError, mailbox.Error) as exc:
         warnings.append(f"{box.path}: cannot open the mbox ({exc}); skipped")
         return
+    read: tuple[int, bytes, bytes] | None = None  # the message read last: its number, From line, the rest
     try:
         for n, key in enumerate(mbox.iterkeys(), start=1):
             try:
@@ -225,11 +226,24 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 warnings.append(f"{box.path} message {n}: unreadable ({exc}); skipped")
                 continue
             first, _, rest = data.partition(b"\n")
-            rest = _FROM_ESCAPE_RE.sub(rb"\1", rest)  # mboxo/mboxrd: ">From " was "From "
-            saved = partial(file_time, box.path)  # the mbox's: when its last message was added
-            yield _Raw(str(box.path), f"message {n}", rest, box.account, saved, from_line_date(first), "from-line")
+            if read is not None and not _header_block(rest[:4096], cut=len(rest) > 4096):
+                # a line of the body starting "From " that its writer left unescaped: no message
+                read = (read[0], read[1], read[2] + first + b"\n" + rest)
+                continue
+            if read is not None:
+                yield _mbox_message(box, *read)
+            read = (n, first, rest)
+        if read is not None:
+            yield _mbox_message(box, *read)
     finally:
         mbox.close()
+
+
+def _mbox_message(box: _Mailbox, n: int, first: bytes, rest: bytes) -> _Raw:
+    """The `n`th message of an mbox: its `From ` line `first`, and `rest`."""
+    rest = _FROM_ESCAPE_RE.sub(rb"\1", rest)  # mboxo/mboxrd: ">From " was "From "
+    saved = partial(file_time, box.path)  # the mbox's: when its last message was added
+    return _Raw(str(box.path), f"message {n}", rest, box.account, saved, from_line_date(first), "from-line")
 
 
 def _read_maildir(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:

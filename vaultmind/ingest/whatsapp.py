@@ -100,7 +100,9 @@ def parse_line_chat(
         if wrong is not None:
             reading = "day/month" if order == "DMY" else "month/day"
             raise ingest_error(path, f"the date does not read as {reading}", line=wrong.line)
-    order = order or _date_order(path, records, warn)
+    either_way = False  # nothing in the file tells day/month from month/day
+    if order is None:
+        order, either_way = _date_order(path, records)
     ids = MessageIds()
     messages: list[Message] = []
     edits: list[str] = []
@@ -136,6 +138,11 @@ def parse_line_chat(
         )
     if not messages:
         return []
+    if either_way and warn is not None:  # said only of an export that holds messages to read so
+        warn(
+            f"{path}: every date reads as day/month and as month/day, in order either way; read as "
+            "day/month (pass --date-order mdy if this export writes the month first)"
+        )
     meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
     return [SourceBatch(meta=meta, messages=tuple(messages), edited=tuple(edits))]
 
@@ -233,12 +240,14 @@ def _split_author(rest: str) -> tuple[str | None, str]:
     return author, body
 
 
-def _date_order(path: Path, records: list[_Record], warn: Callable[[str], None] | None = None) -> DateOrder:
+def _date_order(path: Path, records: list[_Record]) -> tuple[DateOrder, bool]:
+    """The order the dates of `records` are written in, and whether nothing tells it: every date
+    reads as day/month and as month/day, in order either way (read as day/month)."""
     if records[0].year_first:
         mixed = next((r for r in records if not r.year_first), None)
         if mixed is not None:
             raise ingest_error(path, "the date format changes within the file", line=mixed.line)
-        return "YMD"
+        return "YMD", False
     mixed = next((r for r in records if r.year_first), None)
     if mixed is not None:
         raise ingest_error(path, "the date format changes within the file", line=mixed.line)
@@ -253,19 +262,15 @@ def _date_order(path: Path, records: list[_Record], warn: Callable[[str], None] 
         later = max(dmy_only, mdy_only, key=lambda r: r.line)
         raise ingest_error(path, "the date order changes within the file (day/month and month/day)", line=later.line)
     if len(fits) == 1:
-        return fits[0]
+        return fits[0], False
+    day_first, month_first = _inversions(path, records, "DMY"), _inversions(path, records, "MDY")
+    return "DMY" if day_first <= month_first else "MDY", day_first == month_first
 
-    def inversions(order: DateOrder) -> int:
-        times = [_datetime(path, r, order) for r in records]
-        return sum(1 for a, b in pairwise(times) if b < a)
 
-    day_first, month_first = inversions("DMY"), inversions("MDY")
-    if day_first == month_first and warn is not None:  # nothing in the file tells them apart
-        warn(
-            f"{path}: every date reads as day/month and as month/day, in order either way; read as "
-            "day/month (pass --date-order mdy if this export writes the month first)"
-        )
-    return "DMY" if day_first <= month_first else "MDY"
+def _inversions(path: Path, records: list[_Record], order: DateOrder) -> int:
+    """How many times the dates of `records`, read in `order`, go back."""
+    times = [_datetime(path, r, order) for r in records]
+    return sum(1 for a, b in pairwise(times) if b < a)
 
 
 def _fits(record: _Record, order: DateOrder) -> bool:

@@ -48,6 +48,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from vaultmind.errors import RefuseToClobber, UsageError, VaultError, VaultmindError
+from vaultmind.ingest.common import HASHED_ID_RE
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import DocumentInput, IngestReport, QuotedParent, SourceBatch
 from vaultmind.ingest.moved import moved_notes, read_bytes
@@ -66,7 +67,7 @@ from vaultmind.markdown.render import (
     to_utc,
 )
 from vaultmind.vault.atomic import write_atomic
-from vaultmind.vault.encoding import DecodedText, decode_text
+from vaultmind.vault.encoding import DecodedText, decode_text, encoding_name
 from vaultmind.vault.layout import SOURCES_DIR
 
 SLUG_MAX = 80
@@ -129,7 +130,7 @@ class _Existing:
     owned: bool  # the body still hashes to vaultmind_body_sha256
     frontmatter_ok: bool = True  # its front matter is valid YAML
     _body_hash: str | None = None
-    encoding: str = "utf-8"  # "utf-16-le" …: re-saved so (`_read_existing`), read, never rewritten
+    encoding: str = "utf-8"  # "utf-16-le", "gb18030" …: re-saved so (`_read_existing`), read, never rewritten
 
     @property
     def body_hash(self) -> str:
@@ -180,7 +181,8 @@ def _people(value: str | None) -> tuple[str, ...]:
 
 def _read_existing(vault: Path, rel: str) -> _Existing | None:
     """The note at `rel`, or None when nothing is there. Unreadable files count as foreign. A
-    note re-saved as UTF-16 or UTF-32 (Windows Notepad's "Unicode") is read as the text it is,
+    note re-saved as UTF-16 or UTF-32 (Windows Notepad's "Unicode"), or in a legacy East Asian
+    code page (its "ANSI" on a Chinese, Japanese or Korean Windows), is read as the text it is,
     but is never vaultmind's to rewrite (that would re-encode it): as a note you edited, its
     messages are known and new ones go to a sibling (`_say_wide`)."""
     full = vault / rel
@@ -195,7 +197,7 @@ def _read_existing(vault: Path, rel: str) -> _Existing | None:
         raw, decoded = b"", DecodedText("", "utf-8")
     fm = split_frontmatter(decoded.text or "")
     stored = fm.data.get("vaultmind_body_sha256")
-    owned = bool(raw) and not decoded.wide and isinstance(stored, str) and stored == body_sha256(fm.body)
+    owned = bool(raw) and decoded.encoding == "utf-8" and isinstance(stored, str) and stored == body_sha256(fm.body)
     return _Existing(rel, raw, fm.data, fm.body, owned, fm.error is None, encoding=decoded.encoding)
 
 
@@ -347,6 +349,7 @@ class _Group:
     # each branched export's view: (the messages it holds, on its branch or off it; its `replaced`)
     views: list[tuple[frozenset[str], dict[str, str]]] = field(default_factory=list)
     batches: set[int] = field(default_factory=set)  # the exports (by their place in the ingest) seen
+    held_by: dict[str, set[int]] = field(default_factory=dict)  # the exports that hold each message
 
 
 def _head_source_id(path: Path) -> str | None:
@@ -432,6 +435,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                 group.views.append((held, dict(batch.replaced)))
             if msg.message_id in batch.edited:
                 group.edited.add(msg.message_id)
+            group.held_by.setdefault(msg.message_id, set()).add(batch_no)
             seen = group.messages.get(msg.message_id)
             if seen is None:
                 group.messages[msg.message_id] = msg
@@ -823,6 +827,32 @@ def _meta_of(note: _Existing, fallback: SourceMeta) -> SourceMeta:
     )
 
 
+def _same_messages(group: _Group, held: dict[str, Message]) -> set[str]:
+    """The incoming messages of `group` that are a message already `held` (by its notes) or
+    given by an earlier export of this ingest, under another id: a hashed id (`MessageIds`)
+    hashes the text as the export has it, and two exports of a chat may differ by a control
+    character in it (a stray NUL, a bell) that no note keeps. Such a message is one of the same
+    author, time and text as its note keeps it, held by no export that holds it (two identical
+    messages of one minute in an export stay two); the first id stays, the ids of messages
+    already written never change."""
+    classes: dict[tuple[str, datetime, str], list[set[int]]] = {}  # the exports (-1: the notes) holding each message
+    same: set[str] = set()
+    incoming = ((message_id, message) for message_id, message in group.messages.items() if message_id not in held)
+    for message_id, message in [*held.items(), *incoming]:
+        if not HASHED_ID_RE.fullmatch(message_id):
+            continue
+        exports = group.held_by.get(message_id, set()) | ({-1} if message_id in held else set())
+        key = (" ".join(note_text(message.author).split()), to_utc(message.timestamp), note_text(message.text))
+        for holders in classes.setdefault(key, []):
+            if not holders & exports:
+                holders |= exports
+                same.add(message_id)
+                break
+        else:
+            classes[key].append(exports)
+    return same - held.keys()
+
+
 def _plan_group(plan: _Plan, group: _Group) -> None:
     report = plan.report
     target: _Existing | None = None
@@ -878,6 +908,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             report.unchanged.append(moved)
     current = target.messages() if target is not None else {}
     marked = _mark_replaced(group, current)
+    yours = {message_id: message for note in user_edited for message_id, message in note.messages().items()}
+    known |= _same_messages(group, {**yours, **current})
     new: dict[str, Message] = {}
     for message_id, message in group.messages.items():
         mine = current.get(message_id)
@@ -944,13 +976,13 @@ def _say_moved_out(plan: _Plan, group: _Group, elsewhere: dict[str, list[str]], 
 
 
 def _say_wide(plan: _Plan, paths: Sequence[str], what: str) -> None:
-    """Warn, once per note, that a note of `paths` re-saved as UTF-16 or UTF-32 is read but not
-    written to, and `what` was done instead."""
+    """Warn, once per note, that a note of `paths` re-saved as UTF-16 or UTF-32, or in a legacy
+    East Asian code page, is read but not written to, and `what` was done instead."""
     for path in sorted(set(paths)):
         note = plan.existing(path)
-        if note is None or not note.encoding.startswith(("utf-16", "utf-32")):
+        if note is None or note.encoding == "utf-8":
             continue
-        said = f"{path}: saved as {note.encoding[:6].upper()} text, not UTF-8"
+        said = f"{path}: saved as {encoding_name(note.encoding)} text, not UTF-8"
         if not any(w.startswith(said) for w in plan.report.warnings):
             plan.report.warnings.append(
                 f"{said} (as Windows Notepad can), so vaultmind does not write to it: {what}; "

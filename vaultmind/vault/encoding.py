@@ -15,8 +15,11 @@
   legacy double-byte code page (GBK, Big5, Shift JIS, EUC), whose pairs read as UTF-16 give
   Hangul or CJK ideographs too. A single byte left over at the end (a cut file) is replaced,
   not taken for binary.
+- Bytes that are not UTF-8 may be East Asian text in a legacy code page (GB18030, Big5, Shift
+  JIS, EUC-JP, EUC-KR), read in it (`vault.codepages` tells which), tried before UTF-16.
 - Otherwise the first 8 KB holding a NUL byte among more control bytes than 5% of them (a
-  single one is always stray) mean a binary file (`text` is None); a few stray NULs
+  single one is always stray), or, for bytes that are no text of the above, more than 1%
+  control bytes other than NUL, mean a binary file (`text` is None); a few stray NULs
   (a sync tool's glitch, a paste) leave the text as it is, NULs included, for the caller to
   deal with. The rest is UTF-8, else `fallback` with replacement characters (`bad_byte` says
   where UTF-8 failed).
@@ -30,8 +33,12 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from vaultmind.vault.codepages import NAMES, legacy_codec
+
 SNIFF_BYTES = 8192
 _STRAY_CONTROLS = 0.05  # of a file's first 8 KB, at most, in control bytes (NUL …) for text that holds a NUL
+_CONTROLS_NOT_UTF8 = 0.01  # … in control bytes but NUL for text that is not UTF-8 (random bytes: a tenth)
+_BINARY_MIN_BYTES = 32  # below, too few bytes to tell random bytes from text by their control bytes
 _BOMS = (  # UTF-32's marks first: UTF-16 LE's is the start of UTF-32 LE's
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -49,7 +56,7 @@ _CONTROL_BYTE_RE = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")  # those th
 @dataclass(frozen=True, slots=True)
 class DecodedText:
     text: str | None  # None: a binary file
-    encoding: str  # "utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", or the fallback
+    encoding: str  # "utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", a legacy code page (`codepages.NAMES`), or the fallback
     bad_byte: int | None = None  # offset of the first byte that could not be decoded (replaced), after the mark
     mark: int = 0  # bytes of the byte order mark dropped from the start
 
@@ -58,6 +65,22 @@ class DecodedText:
         """UTF-16 or UTF-32: text that Obsidian, which reads UTF-8, does not show."""
         return self.encoding.startswith(("utf-16", "utf-32"))
 
+    @property
+    def legacy(self) -> bool:
+        """East Asian text in a legacy code page (`vault.codepages`): not UTF-8 either."""
+        return self.encoding in NAMES
+
+    @property
+    def name(self) -> str:
+        return encoding_name(self.encoding)
+
+
+def encoding_name(encoding: str) -> str:
+    """An encoding of `DecodedText` as people call it: "UTF-16", "GB18030", "Shift JIS", "Windows-1252"."""
+    if encoding.startswith(("utf-16", "utf-32")):
+        return encoding[:6].upper()
+    return NAMES.get(encoding) or {"cp1252": "Windows-1252"}.get(encoding, encoding.upper())
+
 
 def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
     """The text of `data` (see the module doc); `fallback` decodes what is not UTF-8."""
@@ -65,11 +88,13 @@ def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
         if data.startswith(bom) and (encoding != "utf-32-le" or len(data) % 4 == 0):
             return replace(_decoded(data[len(bom) :], encoding, fallback=""), mark=len(bom))
     sample = data[:SNIFF_BYTES]
-    if b"\x00" not in sample:  # the common case: UTF-8 text, decoded once; else perhaps UTF-16 CJK
+    if b"\x00" not in sample:  # the common case: UTF-8 text, decoded once
         plain = _decoded(data, "utf-8", fallback=fallback)
         if plain.bad_byte is None and not _CONTROL_BYTE_RE.search(sample):
             return plain
-        return _script_without_bom(data) or plain
+        if plain.bad_byte is None:  # UTF-8 holding control bytes: perhaps UTF-16 CJK
+            return _script_without_bom(data) or plain
+        return _legacy(data, sample) or _script_without_bom(data) or _text_or_binary(plain, sample)
     guess = _wide_without_bom(sample)
     if guess is not None:
         decoded = _decoded_wide(data, guess)
@@ -78,10 +103,36 @@ def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
     script = _script_without_bom(data)
     if script is not None:
         return script
-    controls = sum(1 for byte in sample if byte < 32 and byte not in _TEXT_BYTES)
-    if controls > max(_STRAY_CONTROLS * len(sample), 1):
+    plain = _decoded(data, "utf-8", fallback=fallback)
+    if plain.bad_byte is not None:
+        plain = _legacy(data, sample) or plain
+    return _text_or_binary(plain, sample)
+
+
+def _text_or_binary(decoded: DecodedText, sample: bytes) -> DecodedText:
+    """`decoded`, or a binary file (bytes that no text encoding explains: compressed data, an
+    image), told by the control bytes of its first 8 KB (`sample`) but tabs, line breaks and
+    escapes. Text may hold a few stray NULs (a sync tool's glitch): NULs among more control
+    bytes than 5 % of the sample make it binary, a single one never. Text that is not UTF-8 (nor
+    UTF-16 nor a legacy code page: an 8-bit code page, Windows-1252 say) holds hardly any other:
+    more than 1 % (random bytes hold a tenth) make it binary too, once the sample is long
+    enough to tell."""
+    controls = sum(1 for byte in sample if (byte < 32 or byte == 127) and byte not in _TEXT_BYTES)
+    nuls = sample.count(0)
+    if nuls and controls > max(_STRAY_CONTROLS * len(sample), 1):
         return DecodedText(None, "")
-    return _decoded(data, "utf-8", fallback=fallback)
+    strays = controls - nuls
+    unread = decoded.bad_byte is not None and not decoded.legacy  # not UTF-8, nor a legacy code page
+    if unread and len(sample) >= _BINARY_MIN_BYTES and strays > max(_CONTROLS_NOT_UTF8 * len(sample), 1):
+        return DecodedText(None, "")
+    return decoded
+
+
+def _legacy(data: bytes, sample: bytes) -> DecodedText | None:
+    """`data` in the legacy East Asian code page its `sample` is in (`vault.codepages`), or None;
+    a byte past the sample that does not decode is replaced, said by `bad_byte`."""
+    codec = legacy_codec(sample.replace(b"\x00", b""))  # a stray NUL is no part of a pair
+    return None if codec is None else _decoded(data, codec, fallback=codec)
 
 
 def _decoded(data: bytes, encoding: str, fallback: str) -> DecodedText:

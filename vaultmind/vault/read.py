@@ -66,14 +66,15 @@ def read_note(root: Path, rel: str, max_bytes: int) -> ReadResult:
 def decode_note(rel: str, data: bytes) -> tuple[str | None, Problem | None]:
     """Text of a note, or None for binary content (`vault.encoding.decode_text`). UTF-16 and
     UTF-32 text (what Windows Notepad saves as "Unicode") is indexed and reported: Obsidian
-    reads notes as UTF-8. Non-UTF-8 text is decoded with replacement characters and reported,
-    so nothing readable is lost. A few stray NUL bytes in text (a sync tool's glitch, a paste)
+    reads notes as UTF-8. East Asian text in a legacy code page (GB18030, Big5, Shift JIS, EUC-JP,
+    EUC-KR) is read in it; other non-UTF-8 text is decoded with replacement characters; both are
+    reported, so nothing readable is lost. A few stray NUL bytes in text (a sync tool's glitch, a paste)
     do not make it binary: they are indexed as replacement characters (a NUL would end a string
     in some tools, and is what the Markdown parser masks spans with) and reported. The note
     itself is never rewritten."""
     decoded = decode_text(data)
     if decoded.text is None:
-        return None, Problem(rel, "binary", "looks like a binary file (NUL bytes), not Markdown; skipped")
+        return None, Problem(rel, "binary", "looks like a binary file (NUL or control bytes), not Markdown; skipped")
     problem = _encoding_problem(rel, decoded)
     nuls = decoded.text.count("\x00")
     if not nuls:
@@ -89,12 +90,16 @@ def decode_note(rel: str, data: bytes) -> tuple[str | None, Problem | None]:
 
 
 def _encoding_problem(rel: str, decoded: DecodedText) -> Problem | None:
-    """What `status` says of a note's encoding: UTF-16 or UTF-32, or not valid UTF-8."""
+    """What `status` says of a note's encoding: UTF-16 or UTF-32, a legacy code page, or not valid UTF-8."""
     if decoded.wide:
         name = decoded.encoding[:6].upper()  # "UTF-16", "UTF-32"
         lossy = "" if decoded.bad_byte is None else f" (byte {decoded.bad_byte} is not {name}: replaced)"
         message = f"{name} text{lossy}; indexed, but Obsidian reads notes as UTF-8 — re-save it as UTF-8 to see it there"
         return Problem(rel, name.lower().replace("-", ""), message)
+    if decoded.legacy:
+        lossy = "" if decoded.bad_byte is None else f" (byte {decoded.bad_byte} is not {decoded.name}: replaced)"
+        message = f"{decoded.name} text, not UTF-8{lossy}; indexed, but Obsidian reads notes as UTF-8 — re-save it as UTF-8 to see it there"
+        return Problem(rel, "not_utf8", message)
     if decoded.bad_byte is not None:
         return Problem(
             rel,
