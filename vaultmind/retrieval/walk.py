@@ -47,7 +47,9 @@
             entity, normalised by the strongest such weight (0 when the leaf already has
             every query entity)                                            ∈ [0, 1]
    note   = how well the leaf's whole note (conversation, session, document) matches: the
-            mean of its best three lexical scores, scaled so the best note is 1
+            mean of its best three lexical scores, scaled so the best note is 1; a section of
+            a document or note counts thrice (a document says a thing in one section, a
+            conversation over several messages)
    note_dense = the same over the note's best three dense scores
    author = 1 when the leaf's author is named in the question ("what did Nate say…"), by a
             word of their name or by an alias of their entity; when the name is the subject of
@@ -137,6 +139,14 @@
    10 May"). An entity note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its
    base too (`breakdown.bare_name`): it matches a name's words at a short leaf's best, and says
    nothing.
+   heading: a section of a document or of a note of yours whose headings (its note's title,
+            its heading path, the headings inside its text) include one the question names —
+            every term of it, but the numbers, months and days that date it, is one of the
+            question's: "Rollback" for "what is the rollback plan?" — adds `HEADING_WEIGHT` ×
+            the share (by idf) of the question's terms those headings hold, times the time
+            factor, among the `ASKING_TOP` strongest leaves (`retrieval/headings.py`); not for a
+            question that names a speaker. BM25 weighs each leaf's length against the mean of
+            its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
    a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
@@ -203,6 +213,7 @@ from vaultmind.retrieval.answer_type import (
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.entity_names import EntityNames, entity_names
+from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
 from vaultmind.retrieval.people import name_terms, person_terms
 from vaultmind.retrieval.revisions import changes
@@ -275,6 +286,7 @@ ASKING_LAST = 0.9
 ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
+HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
 OWN_NOTE_MIN_TERMS = 4  # an entity note's leaf about its entity holds more than its name
 IDENTITY_WEIGHT = 0.5  # "who is Bob?": + this to the leaves of his own entity note
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
@@ -462,11 +474,14 @@ def walk(
     answers = _answer_bonus(kind, final, texts) if kind else set()
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
+    idf = _idf(memory, content_terms)
+    # a section is nobody's words: not what "what did Helen say about…" asks for
+    headed = _heading_bonus(content_terms, final, {leaf_id: rows[leaf_id] for leaf_id in strongest}, idf) if not speakers else {}
     # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes
     current = kind in ("time", "place") and window is None and tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
     # of what was said of a window still ahead ("what's coming up in April?"), the plan as it now stands
-    revised = _revisions(final, answering if current else worded, content_terms, _idf(memory, content_terms)) if current or ahead else {}
+    revised = _revisions(final, answering if current else worded, content_terms, idf) if current or ahead else {}
     for leaf_id in top:  # the only leaves the passes above change
         scores[at[leaf_id]] = final[leaf_id][0]
     # Only the head is diversified and the hits shown are explained; the rest only counts in
@@ -500,6 +515,7 @@ def walk(
                 "length_factor": round(float(lengths[k]), 4),
                 "asking": asks.get(leaf_id),
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
+                "heading": round(headed.get(leaf_id, 0.0), 4),  # its headings' share of the question: + `HEADING_WEIGHT` ×
                 "time_factor": factor,
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
@@ -633,8 +649,9 @@ def _signals(
     out = np.zeros((len(ids), len(SIGNALS)))
     for column, values in ((LEX, lex), (DENSE, den)):  # leaves of the searches: all candidates
         out[[at[leaf_id] for leaf_id in values], column] = list(values.values())
-    out[:, NOTE] = _note_shares(out[:, LEX], cols.note)
-    out[:, NOTE_DENSE] = _note_shares(out[:, DENSE], cols.note)
+    sections = _sections(cols)
+    out[:, NOTE] = _note_shares(out[:, LEX], cols.note, sections)
+    out[:, NOTE_DENSE] = _note_shares(out[:, DENSE], cols.note, sections)
     implied: dict[int, set[str]] = {}  # author code → the query entities the author's name spells
     surface_terms = [(e, name_terms(surface)) for e, surface in qents]
     for code in np.unique(cols.author[cols.author >= 0]).tolist():
@@ -681,16 +698,24 @@ def _ground(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], tol
     return set(np.flatnonzero(~grounded).tolist())
 
 
+def _sections(cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Which leaves are sections of a document or of a note of yours: live, of no author, and
+    not of an entity note."""
+    return cols.known & (cols.author < 0) & ~_entity_notes(cols)
+
+
+def _entity_notes(cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Which leaves are of an entity note."""
+    prefix = ENTITIES_DIR + "/"
+    notes = [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
+    return cols.known & np.isin(cols.note, notes) if notes else np.zeros(len(cols.known), dtype=bool)
+
+
 def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     """Which leaves are an entity note's heading and little more ("# Mei Chen": at most
     `OWN_NOTE_MIN_TERMS` terms): they say nothing of whom they name, but match the name's words
     as a whole, a short leaf's BM25 at its best, and "who is Mei?" had shown "# Mei Chen" first."""
-    out = np.zeros(len(cols.known), dtype=bool)
-    prefix = ENTITIES_DIR + "/"
-    notes = [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
-    if notes:
-        out = cols.known & np.isin(cols.note, notes) & (np.nan_to_num(cols.length, nan=np.inf) <= OWN_NOTE_MIN_TERMS)
-    return out
+    return _entity_notes(cols) & (np.nan_to_num(cols.length, nan=np.inf) <= OWN_NOTE_MIN_TERMS)
 
 
 def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -701,9 +726,16 @@ def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return base
 
 
-def _note_shares(values: npt.NDArray[np.float64], notes: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+def _note_shares(
+    values: npt.NDArray[np.float64], notes: npt.NDArray[np.int32], sections: npt.NDArray[np.bool_] | None = None
+) -> npt.NDArray[np.float64]:
     """Per leaf, its note's score: the mean of the note's best `NOTE_TOP` values (added best
-    first), scaled so the best note is 1 (0 for a leaf of no known note)."""
+    first), scaled so the best note is 1 (0 for a leaf of no known note). A leaf that is a
+    section (`sections`: of a document or a note of yours) counts as `NOTE_TOP` of its value:
+    a conversation says a thing over several short messages, and several that match say it is
+    about the question; a document says it in one long section, and its other sections are
+    about other things (the runbook's "Rollback" had counted a third of a chat's three messages
+    that say "plan")."""
     out = np.zeros(len(values))
     known = np.flatnonzero(notes >= 0)
     if not len(known):
@@ -716,6 +748,10 @@ def _note_shares(values: npt.NDArray[np.float64], notes: npt.NDArray[np.int32]) 
     for place in range(NOTE_TOP):  # the best of each note, then the second, …: as a sum of the sorted values
         pick = order[rank == place]
         raw[notes[pick]] += values[pick]
+    if sections is not None and sections.any():
+        best = np.zeros_like(raw)
+        np.maximum.at(best, notes[known[sections[known]]], values[known[sections[known]]] * NOTE_TOP)
+        raw = np.maximum(raw, best)
     raw /= NOTE_TOP
     top = float(raw.max())
     if top <= 0:
@@ -759,6 +795,22 @@ def _phrase_bonus(
             value, factor = final[leaf_id]
             final[leaf_id] = (value + PHRASE_WEIGHT * share * factor, factor)
             shares[leaf_id] = share
+    return shares
+
+
+def _heading_bonus(
+    query_terms: Sequence[str],
+    final: dict[str, tuple[float, float]],
+    rows: dict[str, dict[str, Any]],
+    idf: Callable[[str], float],
+) -> dict[str, float]:
+    """Add `HEADING_WEIGHT` × the share of the question its headings hold (by idf; its note's
+    title, its heading path, the headings in its text: `headings.heading_shares`) to each
+    section of `rows` (the strongest leaves), times its time factor; returns the shares."""
+    shares = heading_shares(query_terms, rows, idf) if query_terms else {}
+    for leaf_id, share in shares.items():
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value + HEADING_WEIGHT * share * factor, factor)
     return shares
 
 
