@@ -491,3 +491,22 @@ def test_a_name_ending_in_s_is_no_possessive() -> None:
     assert possessives("what did James Davis and Marcos say?", names, frozenset()) == {}, "words, and a name known"
     assert possessives("Whitfields email", frozenset(), frozenset({"whitfield"})) == {"whitfields": "whitfield's"}
     assert possessives("what about the Okafors?", names, frozenset()) == {}, "a family"
+
+
+def test_the_speakers_unrelated_message_does_not_take_the_place_of_one_on_the_topic(vault: Path) -> None:
+    """Mei never spoke of Facebook: Daniel's message on it answers before her unrelated one,
+    which had taken the chat's place among the first hits because she is the speaker asked
+    about (her reply to a message on the topic still does: see the test above)."""
+    messages = [
+        ("Daniel Chen", "Remember: nobody posts anything on Facebook until after dinner!"),
+        ("Alice Chen", "I'll get the cake from Bakery Rosa. Black sesame, his favourite."),
+        ("Daniel Chen", "I booked Golden Lantern, 19:00, table for 9. Private room upstairs."),
+        ("Alice Chen", "Good. Auntie Lin and Uncle Joe are coming from Leeds, they arrive Friday."),
+        ("Mei Chen", "I will pay for Auntie's train."),
+    ]
+    write_chat(vault, "2024-03-09", messages)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What did Mei say about Facebook?")["hits"]
+    assert "Facebook" in hits[0]["content"], [h["content"] for h in hits]
+    assert any(h["author"] == "Mei Chen" and h["breakdown"]["speaker"] for h in hits), "hers still follow"

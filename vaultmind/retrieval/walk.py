@@ -179,7 +179,10 @@
    question, spread over several messages, rises above one that matches a single message by
    luck. When the question names a speaker ("what did Helen say…"), a note's place goes to
    the speaker's own best message in it rather than to a better match by someone else (Alice's
-   mail to Helen holds the question's words, Helen's reply the answer). A hit that outscores
+   mail to Helen holds the question's words, Helen's reply the answer) — when some leaf holds
+   the question's words, only to a message of the speaker's that holds one of them or follows
+   one that does within `CONTEXT_SPAN` messages ("what did Mei say about Facebook?": not her
+   "I will pay for Auntie's train.", said before Daniel's message about Facebook). A hit that outscores
    one of those five but follows them has `behind_other_notes` in its breakdown
    (`near_duplicate` for a repeat); `note_evidence` is its note's evidence.
 
@@ -497,7 +500,9 @@ def walk(
         _revised_notes(note_rank, places, revised, final)
     scored: list[tuple[str, float, dict[str, Any]]] = [(leaf_id, final[leaf_id][0], {}) for leaf_id in head]
     ranked: list[tuple[str, float, dict[str, Any]]] = []
-    voiced = {ids[k] for k in np.flatnonzero(speaking).tolist()}  # the named speaker's own messages
+    # the named speaker's own messages, and whether each may speak for its note
+    topical = _on_topic(speaking, signals[: len(speaking), LEX], cols)
+    voiced = {ids[k]: bool(topical[k]) for k in np.flatnonzero(speaking).tolist()}
     for leaf_id, score, flags in _diversify(memory, scored, limit, places, note_rank, rows, voiced):
         factor = final[leaf_id][1]
         k = at[leaf_id]
@@ -1029,6 +1034,23 @@ def _speaking(question: str, authors: set[str] | frozenset[str]) -> tuple[set[st
     return speakers, verbs
 
 
+def _on_topic(speaking: npt.NDArray[np.bool_], lex: npt.NDArray[np.float64], cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Of the named speaker's messages (`speaking`, in the order of `lex` and `cols`), those that
+    may take their note's place from another's better match (`_spread_notes`): when some leaf
+    holds the question's words, one that holds one too, or that comes right after one that does
+    (Helen's reply to the mail on the budget); not her unrelated message ("what did Mei say
+    about Facebook?": not "I will pay for Auntie's train.", when Daniel's message on Facebook
+    tells more)."""
+    worded = lex > 0
+    if not worded.any():
+        return speaking
+    n = len(lex)
+    note, seq = cols.note[:n].astype(np.int64), cols.seq[:n].astype(np.int64)
+    matched = (note[worded] << 32) | seq[worded]
+    replying = np.isin((note << 32) | (seq - 1), matched)  # the message right after one that holds them
+    return speaking & cols.known[:n] & (worded | replying)
+
+
 def _speaker_codes(
     cols: LeafColumns, speakers: set[str], named: dict[str, str], qents: Sequence[tuple[str, str]]
 ) -> list[int]:
@@ -1250,11 +1272,11 @@ def _diversify(
     places: dict[str, tuple[str, int, str | None]],
     note_rank: dict[str, float],
     known: dict[str, dict[str, Any]],
-    voiced: Collection[str],
+    voiced: Mapping[str, bool],
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """Keep the order, but move near-duplicates of earlier hits behind the others. `known`:
     leaf rows already read, and it gains those read here; `voiced`: the named speaker's
-    messages (`_spread_notes`)."""
+    messages, each with whether it may take its note's place (`_spread_notes`)."""
     window = scored[: max(limit * 3, 30)]
     if not window:
         return []
@@ -1282,7 +1304,7 @@ def _spread_notes(
     ranked: list[tuple[str, float, dict[str, Any]]],
     places: dict[str, tuple[str, int, str | None]],
     note_rank: dict[str, float],
-    voiced: Collection[str] = (),
+    voiced: Mapping[str, bool] | None = None,
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """The first `DISTINCT_TOP` hits are the best hits of the `DISTINCT_TOP` notes with the most
     evidence (`note_rank`; a note's best hit without it) of those with at least `SPREAD_FLOOR` of
@@ -1292,9 +1314,10 @@ def _spread_notes(
     firsts: dict[str, int] = {}  # note → position of its best hit
     for position, item in enumerate(ranked):
         firsts.setdefault(places.get(item[0], ("",))[0], position)
+    voiced = voiced or {}
     for position, item in enumerate(ranked):  # a note speaks for the named speaker by their own words
         note = places.get(item[0], ("",))[0]
-        if item[0] in voiced and ranked[firsts[note]][0] not in voiced:
+        if voiced.get(item[0]) and ranked[firsts[note]][0] not in voiced:
             firsts[note] = position
     evidence = {note: note_rank.get(note, ranked[position][1]) for note, position in firsts.items()}
     notes = sorted(firsts, key=lambda n: (-evidence[n], firsts[n]))
