@@ -510,3 +510,35 @@ def test_the_speakers_unrelated_message_does_not_take_the_place_of_one_on_the_to
         hits = memory.walk("What did Mei say about Facebook?")["hits"]
     assert "Facebook" in hits[0]["content"], [h["content"] for h in hits]
     assert any(h["author"] == "Mei Chen" and h["breakdown"]["speaker"] for h in hits), "hers still follow"
+
+
+def test_something_of_an_entitys_is_not_asked_of_a_conversation_that_never_involves_them(vault: Path) -> None:
+    """"What is in Okafor's team?" had ranked the family chat's "Ok team, Dad's 60th!" (the word,
+    and a near vector) above "Helen Okafor from our finance team": a conversation Helen takes no
+    part in and never names says nothing of her team."""
+    write_chat(
+        vault,
+        "2024-03-09",
+        [
+            ("Daniel Chen", "Ok team, Dad's 60th! He thinks we're just having lunch at home on the 23rd."),
+            ("Mei Chen", "He must not find out!! I told him Saturday is for the garden."),
+            ("Alice Chen", "I'll get the cake from Bakery Rosa. Black sesame, his favourite."),
+        ],
+    )
+    write_chat(
+        vault,
+        "2024-03-08",
+        [
+            ("Alice Chen", "Please book the 23rd. Helen Okafor from our finance team will pay the deposit today."),
+            ("Dana Whitfield", "Booked. The Loft is yours on the 23rd, 18:00 to 23:00."),
+            ("Helen Okafor", "Deposit paid, the invoice is in the shared folder."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What is in Okafor's team?")["hits"]
+        assert hits[0]["content"].startswith("Please book the 23rd. Helen Okafor"), [h["content"] for h in hits]
+        family = next(h for h in hits if h["content"].startswith("Ok team"))
+        assert family["breakdown"]["ungrounded"]
+        asked = memory.walk("What is in the team?")["hits"]
+        assert not any(h["breakdown"]["ungrounded"] for h in asked), "no one's team: every conversation may tell"

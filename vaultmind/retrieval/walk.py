@@ -136,7 +136,11 @@
    is: then a leaf that involves none of the query's entities, nor names a day of a window still
    ahead, keeps `UNGROUNDED` of its base ("what is Helen Okafor responsible for?": Helen's
    mail, not the nearest vector; "what happens on the May bank holiday?": "final invoices by
-   10 May"). An entity note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its
+   10 May"). A question about something of an entity's, the entity written in the possessive
+   ("what is in Okafor's team?"), when some leaf holds a word of it and involves the entity:
+   the leaves of notes that never involve it keep `UNGROUNDED` of their base (`_apart`; "Ok
+   team, Dad's 60th!" of the family's chat, where Helen never speaks nor is named, had ranked
+   above "Helen Okafor from our finance team"). An entity note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its
    base too (`breakdown.bare_name`): it matches a name's words at a short leaf's best, and says
    nothing.
    heading: a section of a document or of a note of yours whose headings (its note's title,
@@ -218,7 +222,7 @@ from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.entity_names import EntityNames, entity_names
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
-from vaultmind.retrieval.people import name_terms, person_terms
+from vaultmind.retrieval.people import name_terms, person_terms, possessed
 from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
@@ -415,6 +419,8 @@ def walk(
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
     told = _told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
     ungrounded = _ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
+    if not ungrounded and lexical and possessed(question, qents):  # "Okafor's team": not "Ok team, Dad's 60th!"
+        ungrounded = _apart(base, signals, cols)
     bare = _bare_names(cols)  # "# Mei Chen", an entity note of nothing but its heading
     base[bare] *= UNGROUNDED
     speaking = np.zeros(len(ids), dtype=bool)
@@ -714,6 +720,22 @@ def _entity_notes(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     prefix = ENTITIES_DIR + "/"
     notes = [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
     return cols.known & np.isin(cols.note, notes) if notes else np.zeros(len(cols.known), dtype=bool)
+
+
+def _apart(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], cols: LeafColumns) -> set[int]:
+    """A question about something of an entity's ("what is in Okafor's team?"): when some leaf
+    holds a word of the question and involves the entity (mentions it, or is written by it),
+    the leaves of notes that never involve it — a conversation they take no part in and that
+    never names them — keep `UNGROUNDED` of their base: "Ok team, Dad's 60th!", of the family's
+    chat, had ranked above "Helen Okafor from our finance team"."""
+    involved = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0)
+    if not (involved & (signals[:, LEX] > 0)).any():
+        return set()
+    known = cols.known[: len(base)]
+    notes = cols.note[: len(base)]
+    apart = known & ~np.isin(notes, np.unique(notes[involved & known]))
+    base[apart] *= UNGROUNDED
+    return set(np.flatnonzero(apart).tolist())
 
 
 def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
