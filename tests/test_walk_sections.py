@@ -131,3 +131,17 @@ def test_a_documents_note_score_is_its_best_section() -> None:
     sections = np.array([False, False, False, True, True])
     shares = _note_shares(values, notes, sections)
     assert np.isclose(shares[0], 1.8 / 1.8) and np.isclose(shares[3], 0.5 * NOTE_TOP / 1.8), "a document: its best section, thrice"
+
+
+def test_a_section_earns_no_context_from_the_section_beside_it(vault: Path) -> None:
+    """The message after a strong match often answers it; the section after a strong section is
+    about something else (the runbook's contacts had risen with its checklist)."""
+    _vault(vault)
+    with Memory.open(load_config(vault, embed_provider="static", chunk_tokens=SECTION_TOKENS)) as memory:
+        memory.sync()
+        hits = memory.walk("What is on the launch day checklist?", limit=20)["hits"]
+        sections = [h for h in hits if h["note_path"] == "Runbook.md"]
+        assert sections and sections[0]["content"].startswith("## Launch day checklist")
+        assert all(h["breakdown"]["context"] == 0 for h in sections), [(h["content"][:20], h["breakdown"]["context"]) for h in sections]
+        chat = memory.walk("Who said App Store review took 6 days?", limit=20)["hits"]
+        assert any(h["breakdown"]["context"] > 0 for h in chat if h.get("author")), "messages still earn it"

@@ -62,7 +62,8 @@
             `CONTEXT_SEEDS` strongest matches (up to `CONTEXT_SPAN` messages before or after
             it in the same note) earns that match's base score, times `CONTEXT_DECAY` for
             each message beyond the adjacent one (the best such value over the seeds); none
-            for a question about nothing but its author
+            for a question about nothing but its author, and none between sections of a
+            document or note (the next section is about something else)
    length_factor = (min(terms, `SHORT_TERMS`) / `SHORT_TERMS`) ^ `SHORT_EXPONENT`, terms the
             leaf's count of search terms: a short message ("Bye!", "I love turtles.") matches
             a question's words as well as a long one but rarely holds what it asks; BM25's
@@ -570,7 +571,9 @@ def _context(
     memory: Memory, ids: list[str], at: dict[str, int], base: npt.NDArray[np.float64], cols: LeafColumns, *, seeds: int
 ) -> tuple[dict[str, float], list[str], LeafColumns]:
     """Conversation context: the message right after (or before) a strong match often holds the
-    answer, and sometimes the one after that. Per leaf within `CONTEXT_SPAN` messages of one of
+    answer, and sometimes the one after that. Only between messages (leaves with an author):
+    the section after a document's strong section is about something else (the runbook's
+    contacts had earned context from its timeline for "what is the deposit for Harbor Hall?"). Per leaf within `CONTEXT_SPAN` messages of one of
     the `seeds` strongest leaves (of `ids`, `at` their places; `base` and `cols` in
     their order), the best of their base scores, times `CONTEXT_DECAY` for each message beyond
     the nearest; then the leaves reached that are not among `ids` (sorted) and their columns."""
@@ -580,12 +583,12 @@ def _context(
     more = memory.leaves.columns(reached)
     reached_at = {leaf_id: k for k, leaf_id in enumerate(reached)}
 
-    def seq_of(leaf_id: str) -> int | None:
+    def seq_of(leaf_id: str) -> int | None:  # None: not a live message (a section has no context)
         k = at.get(leaf_id)
         if k is not None:
-            return int(cols.seq[k]) if cols.known[k] else None
+            return int(cols.seq[k]) if cols.known[k] and cols.author[k] >= 0 else None
         k = reached_at.get(leaf_id)
-        return int(more.seq[k]) if k is not None and more.known[k] else None
+        return int(more.seq[k]) if k is not None and more.known[k] and more.author[k] >= 0 else None
 
     context: dict[str, float] = {}
     for leaf_id in strongest:
