@@ -542,3 +542,23 @@ def test_something_of_an_entitys_is_not_asked_of_a_conversation_that_never_invol
         assert family["breakdown"]["ungrounded"]
         asked = memory.walk("What is in the team?")["hits"]
         assert not any(h["breakdown"]["ungrounded"] for h in asked), "no one's team: every conversation may tell"
+
+
+def test_what_someone_sent_asks_for_their_words(vault: Path) -> None:
+    """"What email did Dana send about the Loft?" had ranked Alice's mails to Dana first: "send"
+    is a verb of saying, as "write" is, and Dana the speaker."""
+    authors = frozenset(terms("Alice Chen Dana Whitfield"))
+    dana = set(terms("Dana"))
+    assert _speaking("What email did Dana send about the Loft?", authors) == (dana, set(terms("send")))
+    assert _speaking("What did Dana text Alice?", authors) == (dana, set(terms("text")))
+    (result,) = _asked(
+        vault,
+        "2024-03-06",
+        [
+            ("Alice Chen", "Hi Dana, I'd like to confirm the Loft for our launch evening on 9 April. Could you send the contract?"),
+            ("Dana Whitfield", "Happy to. The contract is attached; the hire fee includes AV and bar staff."),
+            ("Alice Chen", "Is the Loft free on 23 April instead? We moved the launch, sorry Dana."),
+        ],
+        "What email did Dana send about the Loft?",
+    )
+    assert result["hits"][0]["author"] == "Dana Whitfield", [h["content"] for h in result["hits"]]

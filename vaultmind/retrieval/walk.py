@@ -53,7 +53,7 @@
    note_dense = the same over the note's best three dense scores
    author = 1 when the leaf's author is named in the question ("what did Nate say…"), by a
             word of their name or by an alias of their entity; when the name is the subject of
-            a verb of saying ("what did Alice say", "which city did John recommend") or follows
+            a verb of saying ("what did Alice say", "which city did John recommend", "what did Dana send") or follows
             "from" or "by" ("emails from Elena"), its weight is `SPEAKER_WEIGHT` instead, and
             the verb is not searched: the question asks for that person's words, and another's
             message on the topic ("Got a minute on the budget?" to Alice) is not the answer
@@ -1037,7 +1037,8 @@ def _author_terms(authors: frozenset[str]) -> frozenset[str]:
 _SPEECH = re.compile(
     r"([\w'’]+)\s+(say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
     r"suggest|suggests|suggested|recommend|recommends|recommended|share|shares|shared|propose|proposes|proposed|"
-    r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought)\b",
+    r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought|"
+    r"send|sends|sent|email|emails|emailed|text|texts|texted)\b",
     re.I,
 )
 _SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
