@@ -145,3 +145,14 @@ def test_a_section_earns_no_context_from_the_section_beside_it(vault: Path) -> N
         assert all(h["breakdown"]["context"] == 0 for h in sections), [(h["content"][:20], h["breakdown"]["context"]) for h in sections]
         chat = memory.walk("Who said App Store review took 6 days?", limit=20)["hits"]
         assert any(h["breakdown"]["context"] > 0 for h in chat if h.get("author")), "messages still earn it"
+
+
+def test_a_sections_headings_are_its_titles_and_heading_lines_not_a_code_comment() -> None:
+    from vaultmind.retrieval.headings import heading_topic, headings
+
+    text = "## Risks\n\n- review takes 6 days\n\n## Release\n\n```sh\n# cut the release build\n./release.sh\n```\n"
+    row = {"author": None, "note_kind": "user", "title": "Tidepool launch", "heading_path": ["Tidepool launch", "Risks"], "text": text}
+    assert headings(row) == ("Tidepool launch", "Tidepool launch", "Risks", "Risks", "Release")
+    assert headings({**row, "author": "Bob Stone"}) == (), "a message has none"
+    assert headings({**row, "note_kind": "entity"}) == (), "nor an entity note"
+    assert heading_topic("Launch sync, 7 March 2024") == frozenset(terms("launch sync"))

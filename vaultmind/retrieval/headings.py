@@ -21,6 +21,7 @@ from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
 
 # a Markdown heading line inside a leaf's text (a section cut with the ones after it: "## Rollback")
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+_FENCED = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)  # a code block: its "# comment" is no heading
 _SECTION_NOTES = frozenset(("user", "source"))  # notes of yours and documents (their leaves have no author)
 # words of a heading that date it rather than say what it is about ("Launch sync, 7 March 2024")
 _DATING = frozenset(terms(" ".join([*MONTHS, *WEEKDAYS])))
@@ -31,7 +32,7 @@ def headings(row: Mapping[str, Any]) -> tuple[str, ...]:
     text; none for a message (a leaf with an author) or an entity note's leaf."""
     if row.get("author") or row.get("note_kind") not in _SECTION_NOTES:
         return ()
-    inside = _HEADING_LINE.findall(row.get("text") or "")
+    inside = _HEADING_LINE.findall(_FENCED.sub("", row.get("text") or ""))
     return (row.get("title") or "", *(row.get("heading_path") or ()), *inside)
 
 
