@@ -634,7 +634,7 @@ class ResidentLeaves:
     def memory(self) -> dict[str, int]:
         """Bytes held, by part (numpy arrays; Python containers estimated per entry)."""
         with self._lock:
-            arrays = (self._note, self._seq, self._author, self._doc_len, self._ts, self._place_keys, self._place_rows)
+            arrays = (self._note, self._seq, self._author, self._doc_len, self._kind, self._ts, self._place_keys, self._place_rows)
             return {
                 "ids": self._rows.nbytes,
                 "places_times": sum(a.nbytes for a in arrays) + self._store.nbytes,
