@@ -246,3 +246,20 @@ def test_a_surname_only_one_known_person_has_names_them() -> None:
     assert words["marco"] == "person:marco-ruiz", "a first name before another's surname"
     assert _ngram_entities(known, "What did Okafor approve?", [], words) == [("person:helen-okafor", "Okafor")]
     assert _ngram_entities(known, "what did okafor approve?", [], words) == [], "written as a name"
+
+
+def test_a_surname_names_its_person_under_every_kind_their_whole_name_is_known_by() -> None:
+    """The NER model took "Helen Okafor" in a mail for a place: "Okafor" names that mention too,
+    as "Helen Okafor" does."""
+    from vaultmind.entities.query import _ngram_entities, person_words
+
+    known = frozenset({"person:helen-okafor", "place:helen-okafor", "person:alice-chen"})
+    words = person_words(known)
+    assert _ngram_entities(known, "What is in Okafor's team?", [], words) == [
+        ("person:helen-okafor", "Okafor"),
+        ("place:helen-okafor", "Okafor"),
+    ]
+    assert _ngram_entities(known, "Where is Helen Okafor?", [], words) == [
+        ("person:helen-okafor", "Helen Okafor"),
+        ("place:helen-okafor", "Helen Okafor"),
+    ]

@@ -491,3 +491,74 @@ def test_a_name_ending_in_s_is_no_possessive() -> None:
     assert possessives("what did James Davis and Marcos say?", names, frozenset()) == {}, "words, and a name known"
     assert possessives("Whitfields email", frozenset(), frozenset({"whitfield"})) == {"whitfields": "whitfield's"}
     assert possessives("what about the Okafors?", names, frozenset()) == {}, "a family"
+
+
+def test_the_speakers_unrelated_message_does_not_take_the_place_of_one_on_the_topic(vault: Path) -> None:
+    """Mei never spoke of Facebook: Daniel's message on it answers before her unrelated one,
+    which had taken the chat's place among the first hits because she is the speaker asked
+    about (her reply to a message on the topic still does: see the test above)."""
+    messages = [
+        ("Daniel Chen", "Remember: nobody posts anything on Facebook until after dinner!"),
+        ("Alice Chen", "I'll get the cake from Bakery Rosa. Black sesame, his favourite."),
+        ("Daniel Chen", "I booked Golden Lantern, 19:00, table for 9. Private room upstairs."),
+        ("Alice Chen", "Good. Auntie Lin and Uncle Joe are coming from Leeds, they arrive Friday."),
+        ("Mei Chen", "I will pay for Auntie's train."),
+    ]
+    write_chat(vault, "2024-03-09", messages)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What did Mei say about Facebook?")["hits"]
+    assert "Facebook" in hits[0]["content"], [h["content"] for h in hits]
+    assert any(h["author"] == "Mei Chen" and h["breakdown"]["speaker"] for h in hits), "hers still follow"
+
+
+def test_something_of_an_entitys_is_not_asked_of_a_conversation_that_never_involves_them(vault: Path) -> None:
+    """"What is in Okafor's team?" had ranked the family chat's "Ok team, Dad's 60th!" (the word,
+    and a near vector) above "Helen Okafor from our finance team": a conversation Helen takes no
+    part in and never names says nothing of her team."""
+    write_chat(
+        vault,
+        "2024-03-09",
+        [
+            ("Daniel Chen", "Ok team, Dad's 60th! He thinks we're just having lunch at home on the 23rd."),
+            ("Mei Chen", "He must not find out!! I told him Saturday is for the garden."),
+            ("Alice Chen", "I'll get the cake from Bakery Rosa. Black sesame, his favourite."),
+        ],
+    )
+    write_chat(
+        vault,
+        "2024-03-08",
+        [
+            ("Alice Chen", "Please book the 23rd. Helen Okafor from our finance team will pay the deposit today."),
+            ("Dana Whitfield", "Booked. The Loft is yours on the 23rd, 18:00 to 23:00."),
+            ("Helen Okafor", "Deposit paid, the invoice is in the shared folder."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What is in Okafor's team?")["hits"]
+        assert hits[0]["content"].startswith("Please book the 23rd. Helen Okafor"), [h["content"] for h in hits]
+        family = next(h for h in hits if h["content"].startswith("Ok team"))
+        assert family["breakdown"]["ungrounded"]
+        asked = memory.walk("What is in the team?")["hits"]
+        assert not any(h["breakdown"]["ungrounded"] for h in asked), "no one's team: every conversation may tell"
+
+
+def test_what_someone_sent_asks_for_their_words(vault: Path) -> None:
+    """"What email did Dana send about the Loft?" had ranked Alice's mails to Dana first: "send"
+    is a verb of saying, as "write" is, and Dana the speaker."""
+    authors = frozenset(terms("Alice Chen Dana Whitfield"))
+    dana = set(terms("Dana"))
+    assert _speaking("What email did Dana send about the Loft?", authors) == (dana, set(terms("send")))
+    assert _speaking("What did Dana text Alice?", authors) == (dana, set(terms("text")))
+    (result,) = _asked(
+        vault,
+        "2024-03-06",
+        [
+            ("Alice Chen", "Hi Dana, I'd like to confirm the Loft for our launch evening on 9 April. Could you send the contract?"),
+            ("Dana Whitfield", "Happy to. The contract is attached; the hire fee includes AV and bar staff."),
+            ("Alice Chen", "Is the Loft free on 23 April instead? We moved the launch, sorry Dana."),
+        ],
+        "What email did Dana send about the Loft?",
+    )
+    assert result["hits"][0]["author"] == "Dana Whitfield", [h["content"] for h in result["hits"]]

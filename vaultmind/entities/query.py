@@ -155,6 +155,11 @@ def _ngram_entities(
         person = (firsts or {}).get(key)
         if person is not None and hi - lo == 1 and text[tokens[lo][1]].isupper() and person not in by_key[key]:
             by_key[key].append(person)
+            # and the entities of other kinds known by the person's whole name, as the whole name
+            # would have named them ("Okafor" names `place:helen-okafor`, a mention the NER model
+            # took for a place, as "Helen Okafor" does)
+            slug = person.partition(":")[2]
+            by_key[key].extend(o for kind in NAME_KINDS if (o := f"{kind}:{slug}") in known and o not in by_key[key])
     by_key = defaultdict(list, {key: idents for key, idents in by_key.items() if idents})
     chosen: list[tuple[int, int, str]] = []  # longest first, no overlaps
     for key in sorted(by_key, key=lambda k: (-(grams[k][1] - grams[k][0]), grams[k][0])):

@@ -226,7 +226,10 @@ def bm25(
     limit: int,
     note_kinds: Sequence[str] | None = None,
 ) -> list[tuple[str, float]]:
-    """Top leaves by BM25 for the query terms: [(leaf_id, score)], best first, ties by id."""
+    """Top leaves by BM25 for the query terms: [(leaf_id, score)], best first, ties by id. A
+    leaf's length is weighed against the mean length of its kind: messages (leaves with an
+    author) against messages, sections of documents and notes against sections, and sections
+    of entity notes against theirs (`ResidentLeaves._stats`)."""
     unique = sorted(set(query_terms))
     if not unique:
         return []
@@ -237,8 +240,16 @@ def bm25(
         params.append(list(note_kinds))
     params.append(limit)
     sql = f"""
-        WITH stats AS (
-            SELECT count(*)::DOUBLE AS n, coalesce(avg(term_count), 1)::DOUBLE AS avgdl FROM leaves
+        WITH kinded AS (  -- messages (leaves with an author), sections of notes, sections of entity notes
+            SELECT l.id, l.note_path, l.term_count,
+                   CASE WHEN l.author IS NOT NULL THEN 0 WHEN n.kind = 'entity' THEN 2 ELSE 1 END AS kind
+            FROM leaves l LEFT JOIN notes n ON n.path = l.note_path
+        ),
+        kinds AS (
+            SELECT kind, avg(term_count)::DOUBLE AS avgdl FROM kinded GROUP BY kind
+        ),
+        stats AS (
+            SELECT count(*)::DOUBLE AS n FROM leaves
         ),
         hits AS (
             SELECT p.leaf_id, p.term, p.tf FROM postings p WHERE p.term IN (SELECT unnest(?))
@@ -249,10 +260,11 @@ def bm25(
         SELECT h.leaf_id,
                sum(ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5))
                    * h.tf * ({K1} + 1)
-                   / (h.tf + {K1} * (1 - {B} + {B} * l.term_count / greatest(s.avgdl, 1)))) AS score
+                   / (h.tf + {K1} * (1 - {B} + {B} * l.term_count / greatest(k.avgdl, 1)))) AS score
         FROM hits h
         JOIN df d USING (term)
-        JOIN leaves l ON l.id = h.leaf_id
+        JOIN kinded l ON l.id = h.leaf_id
+        JOIN kinds k USING (kind)
         CROSS JOIN stats s
         WHERE true {kind_filter}
         GROUP BY h.leaf_id

@@ -77,8 +77,10 @@ _NOTE_COLUMNS = "n.kind AS note_kind, n.title, n.source_id, coalesce(json_extrac
 LEAF_META_SQL = f"SELECT {_LEAF_COLUMNS}, {_NOTE_COLUMNS} FROM leaves l JOIN notes n ON n.path = l.note_path"
 _ADDED_SCHEMA = pa.schema(
     [("id", pa.string()), ("note_path", pa.string()), ("seq", pa.int32()), ("author", pa.string()),
-     ("ts", pa.timestamp("us")), ("term_count", pa.int32())]
+     ("ts", pa.timestamp("us")), ("term_count", pa.int32()), ("note_kind", pa.string())]
 )  # fmt: skip
+# the kinds of leaf whose lengths BM25 weighs apart (`ResidentLeaves._stats`)
+MESSAGE, SECTION, ENTITY_SECTION = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,7 @@ class ResidentLeaves:
         self._notes = _Codes()
         self._author_names = _Codes()
         self._doc_len: npt.NDArray[np.float64] = np.zeros(0)
+        self._kind: npt.NDArray[np.int8] = np.zeros(0, dtype=np.int8)  # MESSAGE, SECTION or ENTITY_SECTION, per row
         self._ts: npt.NDArray[np.datetime64] = np.zeros(0, dtype="datetime64[us]")
         self._term_code = TermCodes(pa.array([], pa.string()))
         self._lists = PostingLists(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint8))
@@ -144,7 +147,7 @@ class ResidentLeaves:
         self._place_added: dict[tuple[int, int], int] = {}  # (note, seq) → row, for rows added since
         self._authors: Counter[str] = Counter()  # live leaves per author
         self._author_set: frozenset[str] | None = None
-        self._live_stats: tuple[float, float] | None = None  # (live leaves, their mean length); None: not counted
+        self._live_stats: tuple[float, npt.NDArray[np.float64]] | None = None  # (live leaves, mean length per kind); None: not counted
         self._store = _RowStore(index.path.parent if index.path is not None else None)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
         self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
@@ -154,8 +157,9 @@ class ResidentLeaves:
 
     def _append_meta(self, meta: pa.Table | pa.RecordBatch) -> None:
         """Places, times and lengths of new rows (in `meta` order, already in `_rows`)."""
-        notes, who, seq, length, ts = self._columns(meta)
+        notes, who, seq, length, ts, kind = self._columns(meta)
         self._note = np.concatenate((self._note, notes))
+        self._kind = np.concatenate((self._kind, kind))
         self._author = np.concatenate((self._author, who))
         self._seq = np.concatenate((self._seq, seq))
         self._doc_len = np.concatenate((self._doc_len, length))
@@ -165,14 +169,21 @@ class ResidentLeaves:
 
     def _columns(
         self, meta: pa.Table | pa.RecordBatch
-    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.float64], npt.NDArray[np.datetime64]]:
-        """Note codes, author codes (-1: none), seqs, lengths and times of `meta`'s rows."""
+    ) -> tuple[
+        npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.float64],
+        npt.NDArray[np.datetime64], npt.NDArray[np.int8],
+    ]:  # fmt: skip
+        """Note codes, author codes (-1: none), seqs, lengths, times and kinds of `meta`'s rows."""
+        who = self._author_names.codes(meta.column("author"))
+        entity = pc.fill_null(pc.equal(meta.column("note_kind"), "entity"), False).to_numpy(zero_copy_only=False)
+        kind = np.where(who >= 0, MESSAGE, np.where(entity, ENTITY_SECTION, SECTION)).astype(np.int8)
         return (
             self._notes.codes(meta.column("note_path")),
-            self._author_names.codes(meta.column("author")),
+            who,
             meta.column("seq").to_numpy().astype(np.int32),
             meta.column("term_count").to_numpy().astype(np.float64),
             _ts_array(meta.column("ts")),
+            kind,
         )
 
     def _load(self) -> None:
@@ -186,11 +197,11 @@ class ResidentLeaves:
             total = int(self.index.scalar("SELECT count(*) FROM leaves")) if self.progress else 0
             done = 0
             reader = self.index.con.execute(  # in any order: the rows know their ids
-                "SELECT m.id, m.note_path, m.seq, m.author, m.ts, m.term_count, to_json(m)::VARCHAR AS row "
+                "SELECT m.id, m.note_path, m.seq, m.author, m.ts, m.term_count, m.note_kind, to_json(m)::VARCHAR AS row "
                 f"FROM ({LEAF_META_SQL}) m"
             ).to_arrow_reader(_BATCH)
             for batch in reader:
-                self._store.append_column(batch.column(6))
+                self._store.append_column(batch.column(7))
                 parts.append((id_array(batch.column(0)), *self._columns(batch)))
                 done += batch.num_rows
                 if self.progress and done < total:
@@ -198,15 +209,15 @@ class ResidentLeaves:
             if self.progress:  # leaves of no note are not loaded: done may stay below the count
                 self.progress("load leaves", total, total)
             empty = (np.zeros(0, dtype="S1"), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
-                     np.zeros(0), np.zeros(0, dtype="datetime64[us]"))  # fmt: skip
-            keys, notes, who, seq, length, ts = (np.concatenate(c) for c in zip(*parts, strict=True)) if parts else empty
+                     np.zeros(0), np.zeros(0, dtype="datetime64[us]"), np.zeros(0, np.int8))  # fmt: skip
+            keys, notes, who, seq, length, ts, kind = (np.concatenate(c) for c in zip(*parts, strict=True)) if parts else empty
             del parts
             order = np.argsort(keys, kind="stable")  # rows in id order: lookups need no second copy
             if not bool((order == np.arange(len(order))).all()):
-                keys, notes, who, seq, length, ts = (a[order] for a in (keys, notes, who, seq, length, ts))
+                keys, notes, who, seq, length, ts, kind = (a[order] for a in (keys, notes, who, seq, length, ts, kind))
                 self._store.reorder(order)
             self._rows.reset(keys)
-            self._note, self._author, self._seq, self._doc_len, self._ts = notes, who, seq, length, ts
+            self._note, self._author, self._seq, self._doc_len, self._ts, self._kind = notes, who, seq, length, ts, kind
             counts = np.bincount(who[who >= 0], minlength=len(self._author_names.names))
             names = self._author_names.names
             self._authors = Counter({name: n for name, n in zip(names, counts.tolist(), strict=True) if n and name})
@@ -417,7 +428,7 @@ class ResidentLeaves:
         with self._held():
             self._ensure()
             alive = self._rows.alive
-            n, avgdl = self._stats()
+            n, of_kind = self._stats()
             if n == 0 or not unique:
                 return []
             scores = np.zeros(len(self._rows))
@@ -429,6 +440,8 @@ class ResidentLeaves:
                     continue
                 df = float(len(rows))
                 idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                # a leaf's length against the mean of its own kind's (`_stats`)
+                avgdl = of_kind[self._kind[rows]]
                 dl = self._doc_len[rows]
                 scores[rows] += idf * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * dl / avgdl))
             hit = np.flatnonzero(scores > 0)
@@ -445,13 +458,19 @@ class ResidentLeaves:
             rows, _ = self._postings_of(term, joined)
             return int(np.count_nonzero(self._rows.alive[rows])), int(self._stats()[0])
 
-    def _stats(self) -> tuple[float, float]:
-        """(live leaves, their mean length, at least 1), counted once per change (BM25's N and
-        avgdl: a pass over every row)."""
+    def _stats(self) -> tuple[float, npt.NDArray[np.float64]]:
+        """(live leaves, the mean length of the live leaves of each kind — messages, sections of
+        documents and notes, sections of entity notes — at least 1), counted once per change
+        (BM25's N and avgdl: a pass over every row). A leaf's length is weighed against its own
+        kind's mean, as BM25F weighs each field's: a memory of short chat messages made every
+        document section "long", and "Worth planning for." outranked the runbook's "Rollback"
+        section for "what is the rollback plan?"; the short entity notes made sections look
+        long as well. A message is a leaf with an author (`lexical.bm25` alike)."""
         if self._live_stats is None:
             alive = self._rows.alive
             n = float(np.count_nonzero(alive))
-            self._live_stats = (n, max(float(self._doc_len[alive].mean()), 1.0) if n else 1.0)
+            means = [_mean_length(self._doc_len[alive & (self._kind == kind)]) for kind in (MESSAGE, SECTION, ENTITY_SECTION)]
+            self._live_stats = (n, np.array(means))
         return self._live_stats
 
     def notes_with(
@@ -615,7 +634,7 @@ class ResidentLeaves:
     def memory(self) -> dict[str, int]:
         """Bytes held, by part (numpy arrays; Python containers estimated per entry)."""
         with self._lock:
-            arrays = (self._note, self._seq, self._author, self._doc_len, self._ts, self._place_keys, self._place_rows)
+            arrays = (self._note, self._seq, self._author, self._doc_len, self._kind, self._ts, self._place_keys, self._place_rows)
             return {
                 "ids": self._rows.nbytes,
                 "places_times": sum(a.nbytes for a in arrays) + self._store.nbytes,
@@ -763,6 +782,11 @@ class _Codes:
         indices = pc.fill_null(encoded.indices, len(mapping) - 1).to_numpy(zero_copy_only=False)
         codes: npt.NDArray[np.int32] = mapping[indices]
         return codes
+
+
+def _mean_length(lengths: npt.NDArray[np.float64]) -> float:
+    """BM25's avgdl of some leaves: their mean length, at least 1 (1 for none)."""
+    return max(float(lengths.mean()), 1.0) if len(lengths) else 1.0
 
 
 def _narrow(values: npt.NDArray[Any]) -> npt.NDArray[Any]:

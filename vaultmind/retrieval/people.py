@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from vaultmind.entities.extract import parse_author
@@ -29,3 +31,9 @@ def person_terms(author: str) -> frozenset[str]:
             parts = parts[1:]
         return name_terms(" ".join(parts))
     return name_terms(person.handle or person.email.split("@", 1)[0] or author)
+
+
+def possessed(question: str, qents: Sequence[tuple[str, str]]) -> bool:
+    """Whether the question writes one of its entities in the possessive ("what is in Okafor's
+    team?"): it asks about something of theirs, which a leaf that does not involve them is not."""
+    return any(re.search(rf"\b{re.escape(surface)}['’]s\b", question) for _, surface in qents if surface)

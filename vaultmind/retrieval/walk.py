@@ -47,11 +47,13 @@
             entity, normalised by the strongest such weight (0 when the leaf already has
             every query entity)                                            ∈ [0, 1]
    note   = how well the leaf's whole note (conversation, session, document) matches: the
-            mean of its best three lexical scores, scaled so the best note is 1
+            mean of its best three lexical scores, scaled so the best note is 1; a section of
+            a document or note counts thrice (a document says a thing in one section, a
+            conversation over several messages)
    note_dense = the same over the note's best three dense scores
    author = 1 when the leaf's author is named in the question ("what did Nate say…"), by a
             word of their name or by an alias of their entity; when the name is the subject of
-            a verb of saying ("what did Alice say", "which city did John recommend") or follows
+            a verb of saying ("what did Alice say", "which city did John recommend", "what did Dana send") or follows
             "from" or "by" ("emails from Elena"), its weight is `SPEAKER_WEIGHT` instead, and
             the verb is not searched: the question asks for that person's words, and another's
             message on the topic ("Got a minute on the budget?" to Alice) is not the answer
@@ -60,7 +62,8 @@
             `CONTEXT_SEEDS` strongest matches (up to `CONTEXT_SPAN` messages before or after
             it in the same note) earns that match's base score, times `CONTEXT_DECAY` for
             each message beyond the adjacent one (the best such value over the seeds); none
-            for a question about nothing but its author
+            for a question about nothing but its author, and none between sections of a
+            document or note (the next section is about something else)
    length_factor = (min(terms, `SHORT_TERMS`) / `SHORT_TERMS`) ^ `SHORT_EXPONENT`, terms the
             leaf's count of search terms: a short message ("Bye!", "I love turtles.") matches
             a question's words as well as a long one but rarely holds what it asks; BM25's
@@ -134,9 +137,21 @@
    is: then a leaf that involves none of the query's entities, nor names a day of a window still
    ahead, keeps `UNGROUNDED` of its base ("what is Helen Okafor responsible for?": Helen's
    mail, not the nearest vector; "what happens on the May bank holiday?": "final invoices by
-   10 May"). An entity note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its
+   10 May"). A question about something of an entity's, the entity written in the possessive
+   ("what is in Okafor's team?"), when some leaf holds a word of it and involves the entity:
+   the leaves of notes that never involve it keep `UNGROUNDED` of their base (`_apart`; "Ok
+   team, Dad's 60th!" of the family's chat, where Helen never speaks nor is named, had ranked
+   above "Helen Okafor from our finance team"). An entity note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its
    base too (`breakdown.bare_name`): it matches a name's words at a short leaf's best, and says
    nothing.
+   heading: a section of a document or of a note of yours whose headings (its note's title,
+            its heading path, the headings inside its text) include one the question names —
+            every term of it, but the numbers, months and days that date it, is one of the
+            question's: "Rollback" for "what is the rollback plan?" — adds `HEADING_WEIGHT` ×
+            the share (by idf) of the question's terms those headings hold, times the time
+            factor, among the `ASKING_TOP` strongest leaves (`retrieval/headings.py`); not for a
+            question that names a speaker. BM25 weighs each leaf's length against the mean of
+            its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
    a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
@@ -169,7 +184,10 @@
    question, spread over several messages, rises above one that matches a single message by
    luck. When the question names a speaker ("what did Helen say…"), a note's place goes to
    the speaker's own best message in it rather than to a better match by someone else (Alice's
-   mail to Helen holds the question's words, Helen's reply the answer). A hit that outscores
+   mail to Helen holds the question's words, Helen's reply the answer) — when some leaf holds
+   the question's words, only to a message of the speaker's that holds one of them or follows
+   one that does within `CONTEXT_SPAN` messages ("what did Mei say about Facebook?": not her
+   "I will pay for Auntie's train.", said before Daniel's message about Facebook). A hit that outscores
    one of those five but follows them has `behind_other_notes` in its breakdown
    (`near_duplicate` for a repeat); `note_evidence` is its note's evidence.
 
@@ -203,8 +221,9 @@ from vaultmind.retrieval.answer_type import (
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.entity_names import EntityNames, entity_names
+from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
-from vaultmind.retrieval.people import name_terms, person_terms
+from vaultmind.retrieval.people import name_terms, person_terms, possessed
 from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
@@ -275,6 +294,7 @@ ASKING_LAST = 0.9
 ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
+HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
 OWN_NOTE_MIN_TERMS = 4  # an entity note's leaf about its entity holds more than its name
 IDENTITY_WEIGHT = 0.5  # "who is Bob?": + this to the leaves of his own entity note
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
@@ -400,6 +420,8 @@ def walk(
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
     told = _told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
     ungrounded = _ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
+    if not ungrounded and lexical and possessed(question, qents):  # "Okafor's team": not "Ok team, Dad's 60th!"
+        ungrounded = _apart(base, signals, cols)
     bare = _bare_names(cols)  # "# Mei Chen", an entity note of nothing but its heading
     base[bare] *= UNGROUNDED
     speaking = np.zeros(len(ids), dtype=bool)
@@ -462,11 +484,14 @@ def walk(
     answers = _answer_bonus(kind, final, texts) if kind else set()
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
+    idf = _idf(memory, content_terms)
+    # a section is nobody's words: not what "what did Helen say about…" asks for
+    headed = _heading_bonus(content_terms, final, {leaf_id: rows[leaf_id] for leaf_id in strongest}, idf) if not speakers else {}
     # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes
     current = kind in ("time", "place") and window is None and tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
     # of what was said of a window still ahead ("what's coming up in April?"), the plan as it now stands
-    revised = _revisions(final, answering if current else worded, content_terms, _idf(memory, content_terms)) if current or ahead else {}
+    revised = _revisions(final, answering if current else worded, content_terms, idf) if current or ahead else {}
     for leaf_id in top:  # the only leaves the passes above change
         scores[at[leaf_id]] = final[leaf_id][0]
     # Only the head is diversified and the hits shown are explained; the rest only counts in
@@ -482,7 +507,9 @@ def walk(
         _revised_notes(note_rank, places, revised, final)
     scored: list[tuple[str, float, dict[str, Any]]] = [(leaf_id, final[leaf_id][0], {}) for leaf_id in head]
     ranked: list[tuple[str, float, dict[str, Any]]] = []
-    voiced = {ids[k] for k in np.flatnonzero(speaking).tolist()}  # the named speaker's own messages
+    # the named speaker's own messages, and whether each may speak for its note
+    topical = _on_topic(speaking, signals[: len(speaking), LEX], cols)
+    voiced = {ids[k]: bool(topical[k]) for k in np.flatnonzero(speaking).tolist()}
     for leaf_id, score, flags in _diversify(memory, scored, limit, places, note_rank, rows, voiced):
         factor = final[leaf_id][1]
         k = at[leaf_id]
@@ -500,6 +527,7 @@ def walk(
                 "length_factor": round(float(lengths[k]), 4),
                 "asking": asks.get(leaf_id),
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
+                "heading": round(headed.get(leaf_id, 0.0), 4),  # its headings' share of the question: + `HEADING_WEIGHT` ×
                 "time_factor": factor,
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
@@ -543,7 +571,9 @@ def _context(
     memory: Memory, ids: list[str], at: dict[str, int], base: npt.NDArray[np.float64], cols: LeafColumns, *, seeds: int
 ) -> tuple[dict[str, float], list[str], LeafColumns]:
     """Conversation context: the message right after (or before) a strong match often holds the
-    answer, and sometimes the one after that. Per leaf within `CONTEXT_SPAN` messages of one of
+    answer, and sometimes the one after that. Only between messages (leaves with an author):
+    the section after a document's strong section is about something else (the runbook's
+    contacts had earned context from its timeline for "what is the deposit for Harbor Hall?"). Per leaf within `CONTEXT_SPAN` messages of one of
     the `seeds` strongest leaves (of `ids`, `at` their places; `base` and `cols` in
     their order), the best of their base scores, times `CONTEXT_DECAY` for each message beyond
     the nearest; then the leaves reached that are not among `ids` (sorted) and their columns."""
@@ -553,12 +583,12 @@ def _context(
     more = memory.leaves.columns(reached)
     reached_at = {leaf_id: k for k, leaf_id in enumerate(reached)}
 
-    def seq_of(leaf_id: str) -> int | None:
+    def seq_of(leaf_id: str) -> int | None:  # None: not a live message (a section has no context)
         k = at.get(leaf_id)
         if k is not None:
-            return int(cols.seq[k]) if cols.known[k] else None
+            return int(cols.seq[k]) if cols.known[k] and cols.author[k] >= 0 else None
         k = reached_at.get(leaf_id)
-        return int(more.seq[k]) if k is not None and more.known[k] else None
+        return int(more.seq[k]) if k is not None and more.known[k] and more.author[k] >= 0 else None
 
     context: dict[str, float] = {}
     for leaf_id in strongest:
@@ -633,8 +663,9 @@ def _signals(
     out = np.zeros((len(ids), len(SIGNALS)))
     for column, values in ((LEX, lex), (DENSE, den)):  # leaves of the searches: all candidates
         out[[at[leaf_id] for leaf_id in values], column] = list(values.values())
-    out[:, NOTE] = _note_shares(out[:, LEX], cols.note)
-    out[:, NOTE_DENSE] = _note_shares(out[:, DENSE], cols.note)
+    sections = _sections(cols)
+    out[:, NOTE] = _note_shares(out[:, LEX], cols.note, sections)
+    out[:, NOTE_DENSE] = _note_shares(out[:, DENSE], cols.note, sections)
     implied: dict[int, set[str]] = {}  # author code → the query entities the author's name spells
     surface_terms = [(e, name_terms(surface)) for e, surface in qents]
     for code in np.unique(cols.author[cols.author >= 0]).tolist():
@@ -681,16 +712,40 @@ def _ground(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], tol
     return set(np.flatnonzero(~grounded).tolist())
 
 
+def _sections(cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Which leaves are sections of a document or of a note of yours: live, of no author, and
+    not of an entity note."""
+    return cols.known & (cols.author < 0) & ~_entity_notes(cols)
+
+
+def _entity_notes(cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Which leaves are of an entity note."""
+    prefix = ENTITIES_DIR + "/"
+    notes = [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
+    return cols.known & np.isin(cols.note, notes) if notes else np.zeros(len(cols.known), dtype=bool)
+
+
+def _apart(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], cols: LeafColumns) -> set[int]:
+    """A question about something of an entity's ("what is in Okafor's team?"): when some leaf
+    holds a word of the question and involves the entity (mentions it, or is written by it),
+    the leaves of notes that never involve it — a conversation they take no part in and that
+    never names them — keep `UNGROUNDED` of their base: "Ok team, Dad's 60th!", of the family's
+    chat, had ranked above "Helen Okafor from our finance team"."""
+    involved = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0)
+    if not (involved & (signals[:, LEX] > 0)).any():
+        return set()
+    known = cols.known[: len(base)]
+    notes = cols.note[: len(base)]
+    apart = known & ~np.isin(notes, np.unique(notes[involved & known]))
+    base[apart] *= UNGROUNDED
+    return set(np.flatnonzero(apart).tolist())
+
+
 def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     """Which leaves are an entity note's heading and little more ("# Mei Chen": at most
     `OWN_NOTE_MIN_TERMS` terms): they say nothing of whom they name, but match the name's words
     as a whole, a short leaf's BM25 at its best, and "who is Mei?" had shown "# Mei Chen" first."""
-    out = np.zeros(len(cols.known), dtype=bool)
-    prefix = ENTITIES_DIR + "/"
-    notes = [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
-    if notes:
-        out = cols.known & np.isin(cols.note, notes) & (np.nan_to_num(cols.length, nan=np.inf) <= OWN_NOTE_MIN_TERMS)
-    return out
+    return _entity_notes(cols) & (np.nan_to_num(cols.length, nan=np.inf) <= OWN_NOTE_MIN_TERMS)
 
 
 def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -701,9 +756,16 @@ def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return base
 
 
-def _note_shares(values: npt.NDArray[np.float64], notes: npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+def _note_shares(
+    values: npt.NDArray[np.float64], notes: npt.NDArray[np.int32], sections: npt.NDArray[np.bool_] | None = None
+) -> npt.NDArray[np.float64]:
     """Per leaf, its note's score: the mean of the note's best `NOTE_TOP` values (added best
-    first), scaled so the best note is 1 (0 for a leaf of no known note)."""
+    first), scaled so the best note is 1 (0 for a leaf of no known note). A leaf that is a
+    section (`sections`: of a document or a note of yours) counts as `NOTE_TOP` of its value:
+    a conversation says a thing over several short messages, and several that match say it is
+    about the question; a document says it in one long section, and its other sections are
+    about other things (the runbook's "Rollback" had counted a third of a chat's three messages
+    that say "plan")."""
     out = np.zeros(len(values))
     known = np.flatnonzero(notes >= 0)
     if not len(known):
@@ -716,6 +778,10 @@ def _note_shares(values: npt.NDArray[np.float64], notes: npt.NDArray[np.int32]) 
     for place in range(NOTE_TOP):  # the best of each note, then the second, …: as a sum of the sorted values
         pick = order[rank == place]
         raw[notes[pick]] += values[pick]
+    if sections is not None and sections.any():
+        best = np.zeros_like(raw)
+        np.maximum.at(best, notes[known[sections[known]]], values[known[sections[known]]] * NOTE_TOP)
+        raw = np.maximum(raw, best)
     raw /= NOTE_TOP
     top = float(raw.max())
     if top <= 0:
@@ -759,6 +825,22 @@ def _phrase_bonus(
             value, factor = final[leaf_id]
             final[leaf_id] = (value + PHRASE_WEIGHT * share * factor, factor)
             shares[leaf_id] = share
+    return shares
+
+
+def _heading_bonus(
+    query_terms: Sequence[str],
+    final: dict[str, tuple[float, float]],
+    rows: dict[str, dict[str, Any]],
+    idf: Callable[[str], float],
+) -> dict[str, float]:
+    """Add `HEADING_WEIGHT` × the share of the question its headings hold (by idf; its note's
+    title, its heading path, the headings in its text: `headings.heading_shares`) to each
+    section of `rows` (the strongest leaves), times its time factor; returns the shares."""
+    shares = heading_shares(query_terms, rows, idf) if query_terms else {}
+    for leaf_id, share in shares.items():
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value + HEADING_WEIGHT * share * factor, factor)
     return shares
 
 
@@ -955,7 +1037,8 @@ def _author_terms(authors: frozenset[str]) -> frozenset[str]:
 _SPEECH = re.compile(
     r"([\w'’]+)\s+(say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
     r"suggest|suggests|suggested|recommend|recommends|recommended|share|shares|shared|propose|proposes|proposed|"
-    r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought)\b",
+    r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought|"
+    r"send|sends|sent|email|emails|emailed|text|texts|texted)\b",
     re.I,
 )
 _SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
@@ -975,6 +1058,23 @@ def _speaking(question: str, authors: set[str] | frozenset[str]) -> tuple[set[st
     for m in _SENT_BY.finditer(question):
         speakers |= person_terms(m.group(1)) & authors
     return speakers, verbs
+
+
+def _on_topic(speaking: npt.NDArray[np.bool_], lex: npt.NDArray[np.float64], cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Of the named speaker's messages (`speaking`, in the order of `lex` and `cols`), those that
+    may take their note's place from another's better match (`_spread_notes`): when some leaf
+    holds the question's words, one that holds one too, or that comes right after one that does
+    (Helen's reply to the mail on the budget); not her unrelated message ("what did Mei say
+    about Facebook?": not "I will pay for Auntie's train.", when Daniel's message on Facebook
+    tells more)."""
+    worded = lex > 0
+    if not worded.any():
+        return speaking
+    n = len(lex)
+    note, seq = cols.note[:n].astype(np.int64), cols.seq[:n].astype(np.int64)
+    matched = (note[worded] << 32) | seq[worded]
+    replying = np.isin((note << 32) | (seq - 1), matched)  # the message right after one that holds them
+    return speaking & cols.known[:n] & (worded | replying)
 
 
 def _speaker_codes(
@@ -1198,11 +1298,11 @@ def _diversify(
     places: dict[str, tuple[str, int, str | None]],
     note_rank: dict[str, float],
     known: dict[str, dict[str, Any]],
-    voiced: Collection[str],
+    voiced: Mapping[str, bool],
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """Keep the order, but move near-duplicates of earlier hits behind the others. `known`:
     leaf rows already read, and it gains those read here; `voiced`: the named speaker's
-    messages (`_spread_notes`)."""
+    messages, each with whether it may take its note's place (`_spread_notes`)."""
     window = scored[: max(limit * 3, 30)]
     if not window:
         return []
@@ -1230,7 +1330,7 @@ def _spread_notes(
     ranked: list[tuple[str, float, dict[str, Any]]],
     places: dict[str, tuple[str, int, str | None]],
     note_rank: dict[str, float],
-    voiced: Collection[str] = (),
+    voiced: Mapping[str, bool] | None = None,
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """The first `DISTINCT_TOP` hits are the best hits of the `DISTINCT_TOP` notes with the most
     evidence (`note_rank`; a note's best hit without it) of those with at least `SPREAD_FLOOR` of
@@ -1240,9 +1340,10 @@ def _spread_notes(
     firsts: dict[str, int] = {}  # note → position of its best hit
     for position, item in enumerate(ranked):
         firsts.setdefault(places.get(item[0], ("",))[0], position)
+    voiced = voiced or {}
     for position, item in enumerate(ranked):  # a note speaks for the named speaker by their own words
         note = places.get(item[0], ("",))[0]
-        if item[0] in voiced and ranked[firsts[note]][0] not in voiced:
+        if voiced.get(item[0]) and ranked[firsts[note]][0] not in voiced:
             firsts[note] = position
     evidence = {note: note_rank.get(note, ranked[position][1]) for note, position in firsts.items()}
     notes = sorted(firsts, key=lambda n: (-evidence[n], firsts[n]))
