@@ -491,3 +491,29 @@ def test_a_name_ending_in_s_is_no_possessive() -> None:
     assert possessives("what did James Davis and Marcos say?", names, frozenset()) == {}, "words, and a name known"
     assert possessives("Whitfields email", frozenset(), frozenset({"whitfield"})) == {"whitfields": "whitfield's"}
     assert possessives("what about the Okafors?", names, frozenset()) == {}, "a family"
+
+
+def test_a_surname_that_is_a_month_names_no_one_alone(vault: Path) -> None:
+    """"What did we decide for May?" named Brian May, and "when is the March parade?" Bill
+    March (a surname only one person has names them), and "the March release" a
+    `person:retro-3-march` read from a meeting's heading: Brian's messages on staging came
+    first. A month's or a day's name is written with its capital whatever it means."""
+    write(vault, "entities/person/retro-3-march.md", '---\nvaultmind: entity\nid: "person:retro-3-march"\n'
+          "kind: person\ndisplay_name: Retro 3 March\n---\n# Retro 3 March\n")  # fmt: skip
+    write_chat(
+        vault,
+        "2026-02-16",
+        [
+            ("Brian May", "I set up the staging server, the credentials are in the vault."),
+            ("Brian May", "Staging is slow today, I am restarting it."),
+            ("Dana Whitfield", "We decide for May: the offsite at Harbor Hall, two days."),
+            ("Bill March", "I will be in the parade on Saturday, come and watch."),
+            ("Dana Whitfield", "The March release ships the billing page."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        for question in ("what did we decide for May?", "when is the March parade?", "what is in the March release?"):
+            assert memory.walk(question)["query"]["entities"] == [], question
+        assert memory.walk("what did we decide for May?")["hits"][0]["content"].startswith("We decide for May")
+        assert [e["id"] for e in memory.walk("What did Bill March say?")["query"]["entities"]] == ["person:bill-march"]
