@@ -495,6 +495,25 @@ def test_time_beyond_the_calendar_is_no_window_not_an_error() -> None:
     assert first is not None and (first.start.year, first.end.month) == (1850, 4)
 
 
+def test_the_last_march_in_lower_case_is_the_walk_not_the_month(vault: Path) -> None:
+    """"How many people came to the last march?" read "last march" as March a year before (and
+    had read a bare "march" as this year's): the climate march of September came behind March's
+    chores. "march" in lower case after a determiner (and "last" or "next") is the walk;
+    "last march" without one, or "March" written with its capital, is still the month."""
+    now = datetime(2026, 3, 10, 12)
+    for walk in ("how many people came to the last march?", "when is the next march?", "who organised our march?"):
+        assert parse_time_window(walk, now) is None, walk
+    for month in ("what happened last march?", "what happened in the last March?", "the march in May"):
+        assert parse_time_window(month, now) is not None, month
+    write_chat(vault, "2025-03-08", [("Tom Reed", "Spring clean done, the garage is empty."), ("Agnes Brown", "People came by for the old bikes.")])
+    write_chat(vault, "2025-09-20", [("Agnes Brown", "Great turnout at the climate march today, thousands of people came.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("how many people came to the last march?", reference_time=now.replace(tzinfo=UTC))
+        assert result["query"]["time_window"] is None
+        assert result["hits"][0]["content"].startswith("Great turnout at the climate march")
+
+
 def test_a_reference_time_at_the_calendars_edge_is_answered_or_refused_not_a_crash(mem: Memory) -> None:
     edge = mem.query("walk", {"query": "what happened yesterday?", "reference_time": "9999-12-31T23:59:59+00:00"})
     assert edge["query"]["time_window"]["start"] == "9999-12-30T00:00:00Z"

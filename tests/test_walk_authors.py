@@ -562,3 +562,56 @@ def test_what_someone_sent_asks_for_their_words(vault: Path) -> None:
         "What email did Dana send about the Loft?",
     )
     assert result["hits"][0]["author"] == "Dana Whitfield", [h["content"] for h in result["hits"]]
+
+
+def test_a_surname_that_is_a_month_names_no_one_alone(vault: Path) -> None:
+    """"What did we decide for May?" named Brian May, and "when is the March parade?" Bill
+    March (a surname only one person has names them), and "the March release" a
+    `person:retro-3-march` read from a meeting's heading: Brian's messages on staging came
+    first. A month's or a day's name is written with its capital whatever it means."""
+    write(vault, "entities/person/retro-3-march.md", '---\nvaultmind: entity\nid: "person:retro-3-march"\n'
+          "kind: person\ndisplay_name: Retro 3 March\n---\n# Retro 3 March\n")  # fmt: skip
+    write_chat(
+        vault,
+        "2026-02-16",
+        [
+            ("Brian May", "I set up the staging server, the credentials are in the vault."),
+            ("Brian May", "Staging is slow today, I am restarting it."),
+            ("Dana Whitfield", "We decide for May: the offsite at Harbor Hall, two days."),
+            ("Bill March", "I will be in the parade on Saturday, come and watch."),
+            ("Dana Whitfield", "The March release ships the billing page."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        for question in ("what did we decide for May?", "when is the March parade?", "what is in the March release?"):
+            assert memory.walk(question)["query"]["entities"] == [], question
+        assert memory.walk("what did we decide for May?")["hits"][0]["content"].startswith("We decide for May")
+        assert [e["id"] for e in memory.walk("What did Bill March say?")["query"]["entities"]] == ["person:bill-march"]
+
+
+def test_an_entity_note_of_a_few_words_is_an_answer(vault: Path) -> None:
+    """An entity note of four terms or fewer kept half its score as a heading alone would:
+    "which aunt is a nurse?" ranked a message about another nurse above "# May Chen / My aunt,
+    a nurse.", which holds both words. Only a note of no more terms than its name says nothing."""
+    write(vault, "entities/person/may-chen.md", '---\nvaultmind: entity\nid: "person:may-chen"\n'
+          "kind: person\ndisplay_name: May Chen\n---\n# May Chen\n\nMy aunt, a nurse.\n")  # fmt: skip
+    write(vault, "entities/person/tom-reed.md", '---\nvaultmind: entity\nid: "person:tom-reed"\n'
+          "kind: person\ndisplay_name: Tom Reed\n---\n# Tom Reed\n")  # fmt: skip
+    write_chat(
+        vault,
+        "2025-06-01",
+        [
+            ("Agnes Brown", "May Chen is coming on Sunday with a cake."),
+            ("Tom Reed", "The nurse at the clinic was kind."),
+            ("Tom Reed", "Our aunt sends her love."),
+            ("Agnes Brown", "Tom Reed fixed the gate."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        top = memory.walk("which aunt is a nurse?")["hits"][0]
+        assert top["content"].startswith("# May Chen"), top["content"]
+        assert not top["breakdown"]["bare_name"]
+        hits = memory.walk("who is Tom Reed?")["hits"]
+        assert [h["breakdown"]["bare_name"] for h in hits if h["content"].startswith("# Tom Reed")] == [True]

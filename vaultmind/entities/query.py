@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 from collections import defaultdict
 
 import duckdb
@@ -20,6 +21,9 @@ _STOPWORDS = frozenset(
     which who whom why will with would you your last next week month year today yesterday tomorrow
     said say says tell told show find meeting meetings note notes""".split()
 )
+# a month's or a day's name is written with its capital whatever it means: "the March parade",
+# "what did we decide for May?" name no Bill March, no Brian May
+_CALENDAR = frozenset(name.lower() for name in (*calendar.month_name, *calendar.day_name) if name)
 
 
 def query_entities(
@@ -99,14 +103,18 @@ def person_words(known: frozenset[str]) -> dict[str, str]:
     """The words that name one known person alone: their first name (`first_names`), or the
     last word of their id when no other person's id ends with it and none starts with it
     ("okafor" → `person:helen-okafor`): "what is in Okafor's team?" names Helen Okafor, and
-    "Chen", the surname of three, names none of them."""
+    "Chen", the surname of three, names none of them. A surname that is a month's or a day's
+    name ("May", "March") names no one alone, nor does the last word of an id that is not all
+    words of letters (`person:retro-3-march`, a heading read as a name)."""
     lasts: dict[str, list[str]] = defaultdict(list)
     starts: set[str] = set()
     for ident in known:
         kind, _, slug = ident.partition(":")
         if kind == "person" and "-" in slug:
-            lasts[slug.rsplit("-", 1)[1]].append(ident)
-            starts.add(slug.split("-", 1)[0])
+            parts = slug.split("-")
+            if all(part.isalpha() for part in parts) and parts[-1] not in _CALENDAR:
+                lasts[parts[-1]].append(ident)
+            starts.add(parts[0])
     surnames = {last: idents[0] for last, idents in lasts.items() if len(idents) == 1 and last not in starts}
     return {**surnames, **first_names(known)}
 

@@ -24,6 +24,8 @@ A month, quarter or year said bare between a determiner and a word ("the Q2 budg
 offsite", "the 2024 taxes") names a thing, not a time: no window — but "the May bank holiday",
 "May" written with its capital, is the month: "may" is a stop word, in the question and in
 every leaf, so the month is the only way the question can name it. "May" alone is the verb.
+"march" in lower case after a determiner ("the last march we went on", "our march") is the
+walk; "last march" and "the last March" are the month.
 
 A question that names a day ("… last week, as she said on 6 November 2023", "last Friday on 23
 January") reads its relative words from that day, not from the reference time: the window
@@ -351,6 +353,8 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         lower_may = name == "may" and not _written(cased, m, 2, "May")
         if lower_may and (m.group(1) == "this" or _DETERMINER.search(m.string, 0, m.start())):
             return None  # "this may take a while", "the last may be late"
+        if _a_march(cased, m, 2):
+            return None  # "the last march we went on"
         return _relative_month(now, MONTHS[name], m.group(1))
     if kind == "month":
         qualifier, prep, name, year_s = m.group(1), m.group(2), m.group(3), m.group(4)
@@ -360,6 +364,8 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         the_may = name == "may" and _written(cased, m, 3, "May") and _names_a_thing(m)
         if name == "may" and not anchored and not the_may:
             return None  # "may" alone is far more often the verb
+        if not anchored and _a_march(cased, m, 3):
+            return None  # "when was the last march?", "who organised our march?"
         if not anchored and not the_may and _names_a_thing(m):
             return None  # "the March newsletter" is a newsletter, not a time
         if len(name) <= 4 and name not in ("may", "june", "july") and not year_s:
@@ -388,6 +394,18 @@ def _names_a_thing(m: re.Match[str]) -> bool:
     preposition or a year it is one: "in Q2", "the Q2 2024 budget"; without the determiner a
     verb may follow: "how did Q3 go?")."""
     return bool(_DETERMINER.search(m.string, 0, m.start()) and _NEXT_WORD.match(m.string, m.end()))
+
+
+_BEFORE_A_MARCH = re.compile(r"\b(?:the|a|an|our|my|your|their|his|her|its)\s+(?:(?:last|next|first|big|whole)\s+)?$")
+
+
+def _a_march(cased: str | None, m: re.Match[str], group: int) -> bool:
+    """Whether match `m`'s `group` is "march" written in lower case after a determiner (and
+    "last", "next" or "first" maybe): the walk ("the last march we went on", "our march"),
+    not the month, which a question writing its capitals writes "March"."""
+    if m.group(group) != "march" or cased is None or _written(cased, m, group, "March"):
+        return False
+    return bool(_BEFORE_A_MARCH.search(m.string, 0, m.start(group)))
 
 
 def _written(cased: str | None, m: re.Match[str], group: int, word: str) -> bool:

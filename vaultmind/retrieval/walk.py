@@ -742,10 +742,17 @@ def _apart(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], cols
 
 
 def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
-    """Which leaves are an entity note's heading and little more ("# Mei Chen": at most
-    `OWN_NOTE_MIN_TERMS` terms): they say nothing of whom they name, but match the name's words
-    as a whole, a short leaf's BM25 at its best, and "who is Mei?" had shown "# Mei Chen" first."""
-    return _entity_notes(cols) & (np.nan_to_num(cols.length, nan=np.inf) <= OWN_NOTE_MIN_TERMS)
+    """Which leaves are an entity note's heading alone ("# Mei Chen": no more terms than the
+    name its file is named for): they say nothing of whom they name, but match the name's words
+    as a whole, a short leaf's BM25 at its best, and "who is Mei?" had shown "# Mei Chen" first.
+    "# May Chen / My aunt, a nurse." says something, however short."""
+    prefix = ENTITIES_DIR + "/"
+    named = np.full(len(cols.note_names) + 1, -1.0)  # per note code, its name's terms (-1: no entity note; last: no note)
+    for code in np.unique(cols.note[cols.known]).tolist():
+        path = cols.note_names[code]
+        if path.startswith(prefix):
+            named[code] = min(len(terms(path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " "))), OWN_NOTE_MIN_TERMS)
+    return cols.known & (np.nan_to_num(cols.length, nan=np.inf) <= named[cols.note])
 
 
 def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
