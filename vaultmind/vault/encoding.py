@@ -16,7 +16,8 @@
   Hangul or CJK ideographs too. A single byte left over at the end (a cut file) is replaced,
   not taken for binary.
 - Bytes that are not UTF-8 may be East Asian text in a legacy code page (GB18030, Big5, Shift
-  JIS, EUC-JP, EUC-KR), read in it (`vault.codepages` tells which), tried before UTF-16.
+  JIS, EUC-JP, EUC-KR), read in it (`vault.codepages` tells which), tried before UTF-16. Bytes
+  that read as words of a European 8-bit code page (`codepages.european`) are neither.
 - Otherwise the first 8 KB holding a NUL byte among more control bytes than 5% of them (a
   single one is always stray), or, for bytes that are no text of the above, more than 1%
   control bytes other than NUL, mean a binary file (`text` is None); a few stray NULs
@@ -33,7 +34,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from vaultmind.vault.codepages import NAMES, legacy_codec
+from vaultmind.vault.codepages import NAMES, european, legacy_codec
 
 SNIFF_BYTES = 8192
 _STRAY_CONTROLS = 0.05  # of a file's first 8 KB, at most, in control bytes (NUL …) for text that holds a NUL
@@ -177,7 +178,7 @@ def _script_without_bom(data: bytes) -> DecodedText | None:
     sample = sample[: len(sample) - len(sample) % 2]
     if len(sample) < _SCRIPT_MIN_BYTES or _reads_as_utf8(sample):
         return None
-    if b"\x00" not in sample and _legacy_double_byte(sample):
+    if b"\x00" not in sample and (european(sample) or _legacy_double_byte(sample)):
         return None
     for encoding in _byte_orders(sample):
         decoded = _decoded_wide(data, encoding)
