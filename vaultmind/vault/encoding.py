@@ -20,7 +20,8 @@
   that read as words of a European 8-bit code page (`codepages.european`) are neither.
 - Otherwise the first 8 KB holding a NUL byte among more control bytes than 5% of them (a
   single one is always stray), or, for bytes that are no text of the above, more than 1%
-  control bytes other than NUL, mean a binary file (`text` is None); a few stray NULs
+  control bytes other than NUL (unless the bytes are mostly printable ASCII or read as words of
+  a European 8-bit code page: a log pasted with its bells), mean a binary file (`text` is None); a few stray NULs
   (a sync tool's glitch, a paste) leave the text as it is, NULs included, for the caller to
   deal with. The rest is UTF-8, else `fallback` with replacement characters (`bad_byte` says
   where UTF-8 failed).
@@ -39,6 +40,7 @@ from vaultmind.vault.codepages import NAMES, european, legacy_codec
 SNIFF_BYTES = 8192
 _STRAY_CONTROLS = 0.05  # of a file's first 8 KB, at most, in control bytes (NUL …) for text that holds a NUL
 _CONTROLS_NOT_UTF8 = 0.01  # … in control bytes but NUL for text that is not UTF-8 (random bytes: a tenth)
+_ASCII_TEXT_SHARE = 0.75  # of a text's bytes, at least, printable ASCII for its control bytes not to make it binary (random bytes: 37 %)
 _BINARY_MIN_BYTES = 32  # below, too few bytes to tell random bytes from text by their control bytes
 _BOMS = (  # UTF-32's marks first: UTF-16 LE's is the start of UTF-32 LE's
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -117,16 +119,26 @@ def _text_or_binary(decoded: DecodedText, sample: bytes) -> DecodedText:
     bytes than 5 % of the sample make it binary, a single one never. Text that is not UTF-8 (nor
     UTF-16 nor a legacy code page: an 8-bit code page, Windows-1252 say) holds hardly any other:
     more than 1 % (random bytes hold a tenth) make it binary too, once the sample is long
-    enough to tell."""
+    enough to tell, unless it reads as text all the same (`_reads_as_words`)."""
     controls = sum(1 for byte in sample if (byte < 32 or byte == 127) and byte not in _TEXT_BYTES)
     nuls = sample.count(0)
     if nuls and controls > max(_STRAY_CONTROLS * len(sample), 1):
         return DecodedText(None, "")
     strays = controls - nuls
     unread = decoded.bad_byte is not None and not decoded.legacy  # not UTF-8, nor a legacy code page
-    if unread and len(sample) >= _BINARY_MIN_BYTES and strays > max(_CONTROLS_NOT_UTF8 * len(sample), 1):
+    many = len(sample) >= _BINARY_MIN_BYTES and strays > max(_CONTROLS_NOT_UTF8 * len(sample), 1)
+    if unread and many and not _reads_as_words(sample.replace(b"\x00", b"")):
         return DecodedText(None, "")
     return decoded
+
+
+def _reads_as_words(sample: bytes) -> bool:
+    """Whether `sample`, not UTF-8 and holding control bytes, is text all the same: mostly
+    printable ASCII (a log pasted with its bells and backspaces, a DOS file's ^Z, Windows-1252
+    text with a few accents: random bytes are a third ASCII), or words of a European 8-bit code
+    page (`codepages.european`: Cyrillic or Greek text is mostly high bytes)."""
+    ascii_text = sum(1 for byte in sample if 32 <= byte < 127 or byte in _TEXT_BYTES)
+    return ascii_text >= _ASCII_TEXT_SHARE * len(sample) or european(sample)
 
 
 def _legacy(data: bytes, sample: bytes) -> DecodedText | None:
