@@ -517,6 +517,30 @@ def test_a_few_words_of_european_text_in_an_8_bit_code_page_are_not_read_as_east
         assert problem is not None and problem.message.startswith("not valid UTF-8"), name
 
 
+UTF8_WITH_CONTROLS = {  # valid UTF-8 holding a control byte or a few: more than 5 % of a short text
+    "bell": "e\u0301 n\u0303 combining\x07",
+    "del": "Café crème\x7f\x7f\x7f",
+    "backspace": "# Heading\n\n- [[link]] #tag\n\x08\x08𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math\x07\x07\x07",
+    "scripts": "Русский текст\x1b[31mשלום עולם\x08\x08\x08Ελληνικά\x01\x02\x03",
+}
+
+
+def test_valid_utf8_holding_control_bytes_is_read_as_utf8_not_utf16(tmp_path: Path) -> None:
+    """A short UTF-8 note or document holding a control byte (a bell, a DEL, a log's
+    backspaces) and a character past ASCII was read as UTF-16 without a byte order mark: CJK
+    garbage ("é ñ combining" with combining accents and a bell became "旌脠滌茠捯浢楮楮朇").
+    Valid UTF-8 holding a multi-byte character is UTF-8."""
+    from vaultmind.vault.read import decode_note
+
+    folder = tmp_path / "docs"
+    for name, text in UTF8_WITH_CONTROLS.items():
+        put(folder / f"{name}.txt", text.encode("utf-8"))
+        read, problem = decode_note(f"{name}.md", text.encode("utf-8"))
+        assert (read, problem) == (text, None), name
+    docs, warnings = parse_document_paths_with_report([folder])
+    assert warnings == [] and len(docs) == len(UTF8_WITH_CONTROLS)
+
+
 LEGACY_DOCUMENTS = {  # Markdown notes of each legacy code page, ASCII words among the East Asian ones
     "gbk": "# 会议记录\n\n- 时间: 2024-03-05 10:00\n- 地点: Room 301\n\nTODO: 发送 email 给 Bob，确认 API v2 的 deadline。\n",
     "gb18030": "# 周末\n\n我们在杭州吃了东坡肉和龙井虾仁，味道非常地道。\n",

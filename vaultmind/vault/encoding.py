@@ -278,12 +278,16 @@ def _script(ch: str) -> str:
 
 def _reads_as_utf8(sample: bytes) -> bool:
     """Whether `sample` is UTF-8 text, NULs aside: valid (but for a character cut at its end),
-    and hardly any other control byte (UTF-16 Greek or Cyrillic, read so, is half control bytes)."""
+    and holding a character past ASCII (UTF-16 text hardly ever reads as UTF-8's multi-byte
+    sequences: a note with a bell and an accent is UTF-8) or hardly any other control byte
+    (UTF-16 Greek or Cyrillic, read so, is ASCII bytes, half of them control bytes)."""
     try:
         sample.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.reason != "unexpected end of data" or exc.start < len(sample) - 3:
             return False
+    if not sample.isascii():
+        return True
     controls = sum(1 for byte in sample if (byte < 32 or byte == 127) and byte and byte not in _TEXT_BYTES)
     return controls <= _UTF8_CONTROL_SHARE * len(sample)
 
