@@ -30,7 +30,6 @@
 from __future__ import annotations
 
 import codecs
-import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -53,7 +52,7 @@ _WIDE_NUL_SHARE = 0.5  # of the high bytes (UTF-16) that are NUL in ASCII-heavy 
 _CONTROL_SHARE = 0.01  # of a guessed wide text's characters that may be controls or U+FFFD, at most
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v")
 _TEXT_BYTES = frozenset(b"\t\n\r\f\v\x1b")  # control bytes text files hold
-_CONTROL_BYTE_RE = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")  # those they do not (but NUL)
+_CONTROL_BYTES = bytes([*range(1, 9), *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])  # those they do not (but NUL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +92,9 @@ def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
     sample = data[:SNIFF_BYTES]
     if b"\x00" not in sample:  # the common case: UTF-8 text, decoded once
         plain = _decoded(data, "utf-8", fallback=fallback)
-        if plain.bad_byte is None and not _CONTROL_BYTE_RE.search(sample):
-            return plain
-        if plain.bad_byte is None:  # UTF-8 holding control bytes: perhaps UTF-16 CJK
+        if plain.bad_byte is None and (not sample.isascii() or not _control_bytes(sample)):
+            return plain  # past ASCII: no UTF-16 reads as UTF-8 (`_reads_as_utf8`)
+        if plain.bad_byte is None:  # ASCII bytes holding control bytes: perhaps UTF-16 CJK
             return _script_without_bom(data) or plain
         return _legacy(data, sample) or _script_without_bom(data) or _text_or_binary(plain, sample)
     guess = _wide_without_bom(sample)
@@ -110,6 +109,12 @@ def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
     if plain.bad_byte is not None:
         plain = _legacy(data, sample) or plain
     return _text_or_binary(plain, sample)
+
+
+def _control_bytes(sample: bytes) -> bool:
+    """Whether `sample` holds a control byte text files do not (but NUL): deleting them is a
+    table look-up per byte (a regular expression's search takes five times as long)."""
+    return len(sample.translate(None, _CONTROL_BYTES)) < len(sample)
 
 
 def _text_or_binary(decoded: DecodedText, sample: bytes) -> DecodedText:
