@@ -729,6 +729,18 @@ def test_an_email_whose_header_block_opens_with_kilobytes_of_signatures_is_an_em
     assert sorted(got) == ["m1@example.com", "m2@example.com"] and "ARC-Seal" not in got["m1@example.com"] and warnings == []
 
 
+def test_an_eml_with_a_byte_order_mark_or_blank_lines_before_its_headers_is_read(tmp_path: Path) -> None:
+    """An .eml saved with a UTF-8 byte order mark (Windows Notepad) or with blank lines above
+    its headers was taken for an email and then "unparseable: no headers", its message lost.
+    The mark and the blank lines are dropped, as when telling that it is an email."""
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    (folder / "marked.eml").write_bytes(b"\xef\xbb\xbf" + M1.encode("utf-8"))
+    (folder / "pasted").write_text("\n\r\n" + M2, encoding="utf-8")
+    batches, warnings = parse_email_paths_with_report([folder])
+    assert sorted(m.message_id for b in batches for m in b.messages) == ["m1@example.com", "m2@example.com"] and warnings == []
+
+
 def test_a_folder_of_mixed_exports_gives_only_its_emails(tmp_path: Path) -> None:
     """Any file of a folder whose first line looked like `name:` was taken for an email: a JSON
     chat export (`[{"id": …`), a note starting "Note: …" became "(no subject)" messages by

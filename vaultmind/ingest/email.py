@@ -284,6 +284,9 @@ def _read(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
         except OSError as exc:
             warnings.append(f"{box.path}: unreadable ({exc.strerror or exc}); skipped")
             return
+        # a byte order mark or blank lines before the headers (a message saved by Notepad, pasted
+        # into a file) are no part of it: the parser would read the headers as body
+        data = data.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n")
         yield _Raw(str(box.path), "", data, box.account, partial(file_time, box.path))
 
 
