@@ -29,9 +29,11 @@ its trail bytes any letter or symbol).
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 
 NAMES = {"cp949": "EUC-KR", "euc_jp": "EUC-JP", "cp932": "Shift JIS", "gb18030": "GB18030", "cp950": "Big5"}
 _OTHER_SHARE = 0.1  # of the non-ASCII characters, at most, neither East Asian nor a symbol of the code page's own
@@ -189,13 +191,16 @@ _EUROPEAN = (
 _BEFORE = frozenset("«“„‘‚‹¡¿–—")
 _AFTER = frozenset("»”’›…°%€–—")
 _IN_WORD = frozenset("'’-·")  # between two letters of a word: l'été, Saint-Étienne, col·lecció
-_ODD_WORDS = 0.1  # of the words holding a byte past ASCII, at most, not words of the code page
+_ODD_WORDS = 0.1  # of the words holding a letter past ASCII, at most, not words of the code page
+_WORDS_READ = 64  # of a sample's words holding a letter past ASCII, those read (enough to tell, and fast)
+_RUN_RE = re.compile(r"\S+")
 
 
 def european(sample: bytes) -> bool:
     """Whether `sample` (not UTF-8) reads as words of a European 8-bit code page (see the
-    module doc): of the words holding a byte past ASCII, hardly any is of letters of two scripts
-    or of mixed case ("ИёАЗ", "ÎÒÃÇÔÚ" is one case but "ÎÒÃÇÔÚº¼" holds a symbol)."""
+    module doc): of its first words holding a letter past ASCII (`_WORDS_READ`), hardly any is
+    of letters of two scripts or of mixed case ("ИёАЗ", "ÎÒÃÇÔÚ" is one case but "ÎÒÃÇÔÚº¼"
+    holds a symbol). A code page is left at the first words too many that are not its own."""
     for codec, script in _EUROPEAN:
         try:
             text = sample.decode(codec)
@@ -203,28 +208,30 @@ def european(sample: bytes) -> bool:
             continue
         words = odd = 0
         for word in _words(text):
-            if any(ch.isalpha() and not ch.isascii() for ch in word):
-                words += 1
-                odd += not _word_of(word, script)
+            if word.isascii() or not any(ch.isalpha() and not ch.isascii() for ch in word):
+                continue
+            words += 1
+            odd += not _word_of(word, script)
+            if words == _WORDS_READ or odd > _ODD_WORDS * _WORDS_READ:
+                break
         if words and odd <= _ODD_WORDS * words:
             return True
     return False
 
 
-def _words(text: str) -> list[str]:
+def _words(text: str) -> Iterator[str]:
     """The runs of `text` between spaces, without the punctuation European text puts before a
     word ("«Ça", "¿Qué", "(20") or after it ("va?»", "20°C,", "5€"): the rest, symbols included,
     is the word."""
-    words = []
-    for run in text.split():
+    for match in _RUN_RE.finditer(text):
+        run = match.group()
         start, end = 0, len(run)
         while start < end and (run[start] in _BEFORE or (run[start].isascii() and not run[start].isalnum())):
             start += 1
         while end > start and (run[end - 1] in _AFTER or (run[end - 1].isascii() and not run[end - 1].isalnum())):
             end -= 1
         if start < end:
-            words.append(run[start:end])
-    return words
+            yield run[start:end]
 
 
 def _word_of(word: str, script: str) -> bool:
@@ -239,10 +246,16 @@ def _word_of(word: str, script: str) -> bool:
                 continue
             if not ch.isalpha() or (ch.isascii() and script != "LATIN"):
                 return False
-            if not ch.isascii() and not unicodedata.name(ch, "").startswith(script):
+            if not ch.isascii() and not _script_of(ch).startswith(script):
                 return False
             if ch.isupper() or ch.islower():  # ª, º and ß have no capital
                 cases += "U" if ch.isupper() else "l"
         if "U" in cases[1:] and "l" in cases:
             return False
     return True
+
+
+@cache
+def _script_of(ch: str) -> str:
+    """The Unicode name of `ch` (its script's name first), looked up once per letter."""
+    return unicodedata.name(ch, "")
