@@ -482,6 +482,65 @@ def test_utf16_cjk_without_a_mark_or_a_nul_is_text_and_legacy_code_pages_are_not
         assert read == text and problem is not None and problem.kind == "not_utf8", codec
 
 
+EUROPEAN = {  # a few words of European text in an 8-bit code page, whose bytes also pair as East Asian text or UTF-16
+    "de": ("cp1252", "# ÄÖÜß\n"),
+    "ru": ("cp1251", "Привет, мир"),
+    "ru_caps": ("cp1251", "# ПРОТОКОЛ\n\nДА"),
+    "koi8": ("koi8_r", "ДА НЕТ"),
+    "el": ("cp1253", "Ελλάδα"),
+    "el_caps": ("cp1253", "ΣΗΜΕΙΩΣΕΙΣ"),
+    "tr": ("cp1254", "ĞÜŞİÖÇ HASTA"),
+    "pl": ("cp1250", "Zażółć"),
+    "hu": ("cp1250", "GYŐR, ŐRÜLT ŐSZI,"),
+    "ro": ("cp1250", "ţara, Înţeleg şi"),
+    "mac": ("mac_roman", "BIENTÔT, ÉTÉ Ça m'a été très"),
+}
+
+
+def test_a_few_words_of_european_text_in_an_8_bit_code_page_are_not_read_as_east_asian(tmp_path: Path) -> None:
+    """A few words of Cyrillic, Greek or accented Latin text in an 8-bit code page (Windows-1251,
+    KOI8-R, Windows-1253, -1250, -1254, Mac Roman) pair as GB18030 ideographs ("МОСКВА" is
+    three) or as UTF-16 CJK: they were read so, a document written as Chinese. They are read as
+    before: Windows-1252 for a document, replacement characters for a note, both said."""
+    from vaultmind.vault.read import decode_note
+
+    folder = tmp_path / "docs"
+    for name, (codec, text) in EUROPEAN.items():
+        put(folder / f"{name}.txt", text.encode(codec))
+    docs, warnings = parse_document_paths_with_report([folder])
+    got = {doc.source_id.rsplit("/", 1)[-1]: doc.body for doc in docs}
+    assert got == {name: text.encode(codec).decode("cp1252", errors="replace") for name, (codec, text) in EUROPEAN.items()}
+    assert warnings == [f"{folder / name}.txt: not UTF-8; read as Windows-1252" for name in sorted(EUROPEAN)]
+    for name, (codec, text) in EUROPEAN.items():
+        read, problem = decode_note(f"{name}.md", text.encode(codec))
+        assert read == text.encode(codec).decode("utf-8", errors="replace"), name
+        assert problem is not None and problem.message.startswith("not valid UTF-8"), name
+
+
+UTF8_WITH_CONTROLS = {  # valid UTF-8 holding a control byte or a few: more than 5 % of a short text
+    "bell": "e\u0301 n\u0303 combining\x07",
+    "del": "Café crème\x7f\x7f\x7f",
+    "backspace": "# Heading\n\n- [[link]] #tag\n\x08\x08𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math\x07\x07\x07",
+    "scripts": "Русский текст\x1b[31mשלום עולם\x08\x08\x08Ελληνικά\x01\x02\x03",
+}
+
+
+def test_valid_utf8_holding_control_bytes_is_read_as_utf8_not_utf16(tmp_path: Path) -> None:
+    """A short UTF-8 note or document holding a control byte (a bell, a DEL, a log's
+    backspaces) and a character past ASCII was read as UTF-16 without a byte order mark: CJK
+    garbage ("é ñ combining" with combining accents and a bell became "旌脠滌茠捯浢楮楮朇").
+    Valid UTF-8 holding a multi-byte character is UTF-8."""
+    from vaultmind.vault.read import decode_note
+
+    folder = tmp_path / "docs"
+    for name, text in UTF8_WITH_CONTROLS.items():
+        put(folder / f"{name}.txt", text.encode("utf-8"))
+        read, problem = decode_note(f"{name}.md", text.encode("utf-8"))
+        assert (read, problem) == (text, None), name
+    docs, warnings = parse_document_paths_with_report([folder])
+    assert warnings == [] and len(docs) == len(UTF8_WITH_CONTROLS)
+
+
 LEGACY_DOCUMENTS = {  # Markdown notes of each legacy code page, ASCII words among the East Asian ones
     "gbk": "# 会议记录\n\n- 时间: 2024-03-05 10:00\n- 地点: Room 301\n\nTODO: 发送 email 给 Bob，确认 API v2 的 deadline。\n",
     "gb18030": "# 周末\n\n我们在杭州吃了东坡肉和龙井虾仁，味道非常地道。\n",

@@ -704,6 +704,43 @@ def test_date_warnings_are_said_of_the_messages_an_ingest_writes(tmp_path: Path,
     ]
 
 
+SIGNATURES = "".join(  # what a large provider puts above a message's own headers: kilobytes of them
+    f"{name}: i={i}; a=rsa-sha256; d=example.com; s=s{i};\n" + "".join(f"\tb={'x' * 70}\n" for _ in range(10))
+    for i in range(1, 4)
+    for name in ("ARC-Seal", "ARC-Message-Signature", "DKIM-Signature")
+)
+
+
+def test_an_email_whose_header_block_opens_with_kilobytes_of_signatures_is_an_email(tmp_path: Path) -> None:
+    """A message file without the .eml suffix whose first 4 KB held only ARC and DKIM
+    signatures (or a header named with a dot, as RFC 5322 allows) was "not an email file",
+    skipped; in an mbox, such a message was taken for a body line of the message before it,
+    its own lost in that one's text. The header block is read to 64 KB, header names are what
+    RFC 5322 allows."""
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    (folder / "signed").write_text(SIGNATURES + M1, encoding="utf-8")
+    (folder / "dotted").write_text("X.Original-To: team@example.com\n" + M2, encoding="utf-8")
+    batches, warnings = parse_email_paths_with_report([folder])
+    assert sorted(m.message_id for b in batches for m in b.messages) == ["m1@example.com", "m2@example.com"] and warnings == []
+    mbox = write_mbox(tmp_path / "inbox.mbox", M1, SIGNATURES + M2)
+    batches, warnings = parse_email_paths_with_report([mbox])
+    got = {m.message_id: m.text for b in batches for m in b.messages}
+    assert sorted(got) == ["m1@example.com", "m2@example.com"] and "ARC-Seal" not in got["m1@example.com"] and warnings == []
+
+
+def test_an_eml_with_a_byte_order_mark_or_blank_lines_before_its_headers_is_read(tmp_path: Path) -> None:
+    """An .eml saved with a UTF-8 byte order mark (Windows Notepad) or with blank lines above
+    its headers was taken for an email and then "unparseable: no headers", its message lost.
+    The mark and the blank lines are dropped, as when telling that it is an email."""
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    (folder / "marked.eml").write_bytes(b"\xef\xbb\xbf" + M1.encode("utf-8"))
+    (folder / "pasted").write_text("\n\r\n" + M2, encoding="utf-8")
+    batches, warnings = parse_email_paths_with_report([folder])
+    assert sorted(m.message_id for b in batches for m in b.messages) == ["m1@example.com", "m2@example.com"] and warnings == []
+
+
 def test_a_folder_of_mixed_exports_gives_only_its_emails(tmp_path: Path) -> None:
     """Any file of a folder whose first line looked like `name:` was taken for an email: a JSON
     chat export (`[{"id": …`), a note starting "Note: …" became "(no subject)" messages by

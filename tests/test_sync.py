@@ -1296,3 +1296,32 @@ def test_a_binary_file_without_a_nul_byte_is_skipped_and_latin_text_is_not(vault
         paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
     assert problems == {"archive.md": "binary", "noise.md": "binary", "latin.md": "not_utf8", "gbk.md": "not_utf8"}
     assert paths == {"latin.md", "gbk.md"}
+
+
+CONTROL_NOTES = {  # text not in UTF-8 holding more than 1 % control bytes: (code page, text)
+    "alarm.md": ("cp1252", "# Alarme\n\n" + "Alerte déclenchée\x07\n" * 10),
+    "progress.md": ("cp1252", "Progrès: 10%\x08\x08\x0820%\x08\x08\x0830% terminé\n" * 2),
+    "export.md": ("cp1252", "Note exportée\x7f depuis l'ancien outil, café\n" * 5),
+    "dos.md": ("cp1252", "Ligne un été\x1a ligne deux hôtel\x1a fin\n" * 3),
+    "terminal.md": ("cp1252", "user@host:~$ ls\r\n\x1b[01;34mdossier\x1b[0m  café.txt\r\n\x07" * 4),
+    "cyrillic.md": ("cp1251", "Сигнал тревоги сработал\x07\n" * 8),
+    "greek.md": ("cp1253", "Ειδοποίηση ενεργοποιήθηκε\x07\n" * 8),
+}
+
+
+def test_text_not_in_utf8_with_a_few_control_bytes_is_indexed_not_skipped_as_binary(vault: Path) -> None:
+    """A note in an 8-bit code page holding more than 1 % control bytes (a log pasted with its
+    bells or backspaces, an old tool's DEL or ^Z, Cyrillic text with a bell) was skipped as a
+    binary file, its text in no search. It is indexed (`not_utf8`); random bytes are binary."""
+    import random
+
+    for name, (codec, text) in CONTROL_NOTES.items():
+        (vault / name).write_bytes(text.encode(codec))
+    rng = random.Random(7)
+    (vault / "noise.md").write_bytes(bytes(rng.randrange(1, 256) for _ in range(2000)))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        problems = {p["path"]: p["kind"] for p in memory.status()["problems"]}
+        paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
+    assert problems == {"noise.md": "binary"} | dict.fromkeys(CONTROL_NOTES, "not_utf8")
+    assert paths == set(CONTROL_NOTES)

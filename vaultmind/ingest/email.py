@@ -80,7 +80,8 @@ _PREFIX_RE = re.compile(
 )
 _TAG_RE = re.compile(r"^\s*\[[^\[\]]{1,40}\]\s*")
 _FROM_ESCAPE_RE = re.compile(rb"(?m)^>(>*From )")
-_HEADER_LINE_RE = re.compile(rb"^([A-Za-z0-9][A-Za-z0-9_-]*)[ \t]*:")  # a header field's name, as mailers write them
+_HEADER_LINE_RE = re.compile(rb"^([!-9;-~]+)[ \t]*:")  # a header field's name: printable ASCII but a colon (RFC 5322)
+_HEAD_BYTES = 64 * 1024  # of a file (or an mbox message) read for its header block: DKIM and ARC signatures run to kilobytes
 # headers one of which every message file has (a JSON export's `[{"id":`, a note's `Note:`, has none)
 _MAIL_HEADERS = frozenset(
     b"from to cc subject date message-id received return-path delivered-to mime-version sender reply-to".split()
@@ -140,13 +141,13 @@ def _is_maildir(folder: Path) -> bool:
 def _sniff(path: Path) -> Kind | None:
     try:
         with path.open("rb") as fh:
-            head = fh.read(4096)
+            head = fh.read(_HEAD_BYTES)
     except OSError:
         return None
     text = head.lstrip(b"\xef\xbb\xbf\r\n")
     if text.startswith(b"From "):
         return "mbox"
-    return "eml" if _header_block(text, cut=len(head) == 4096) else None
+    return "eml" if _header_block(text, cut=len(head) == _HEAD_BYTES) else None
 
 
 def _header_block(text: bytes, *, cut: bool) -> bool:
@@ -226,7 +227,7 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 warnings.append(f"{box.path} message {n}: unreadable ({exc}); skipped")
                 continue
             first, _, rest = data.partition(b"\n")
-            if read is not None and not _header_block(rest[:4096], cut=len(rest) > 4096):
+            if read is not None and not _header_block(rest[:_HEAD_BYTES], cut=len(rest) > _HEAD_BYTES):
                 # a line of the body starting "From " that its writer left unescaped: no message
                 read = (read[0], read[1], read[2] + first + b"\n" + rest)
                 continue
@@ -283,6 +284,9 @@ def _read(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
         except OSError as exc:
             warnings.append(f"{box.path}: unreadable ({exc.strerror or exc}); skipped")
             return
+        # a byte order mark or blank lines before the headers (a message saved by Notepad, pasted
+        # into a file) are no part of it: the parser would read the headers as body
+        data = data.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n")
         yield _Raw(str(box.path), "", data, box.account, partial(file_time, box.path))
 
 

@@ -17,15 +17,23 @@ Each code page is tried in that order, and the first whose reading of the sample
 (no control character, unassigned or private-use code point, few characters that are neither
 ASCII nor East Asian, few ideographs alone between ASCII letters) and fits its language wins.
 Latin text in Windows-1252 fits none: its accented letters, read so, are lone ideographs or
-decode errors.
+decode errors. But a few words of European text in an 8-bit code page may read as ideographs
+too: Cyrillic (Windows-1251, KOI8-R) and Greek letters are all high bytes, so "МОСКВА" in
+Windows-1251 is three GB2312 ideographs, and "ÄÖÜß" two. Bytes that read as words of a European
+8-bit code page (`european`) are none of them: each word of one script, in one case, or
+capitalised, and no symbol between two letters. East Asian bytes read so give words of mixed
+case and symbols between letters (GB2312's lead bytes are capitals in Windows-1251 and -1252,
+its trail bytes any letter or symbol).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 
 NAMES = {"cp949": "EUC-KR", "euc_jp": "EUC-JP", "cp932": "Shift JIS", "gb18030": "GB18030", "cp950": "Big5"}
 _OTHER_SHARE = 0.1  # of the non-ASCII characters, at most, neither East Asian nor a symbol of the code page's own
@@ -61,7 +69,10 @@ class _Letters:
 
 def legacy_codec(sample: bytes) -> str | None:
     """The code page (a Python codec name, see `NAMES`) whose reading of `sample` is East Asian
-    text of its own language, or None. `sample` is not UTF-8; a pair cut at its end is no error."""
+    text of its own language, or None. `sample` is not UTF-8; a pair cut at its end is no error.
+    Words of a European 8-bit code page (`european`) are none."""
+    if european(sample):
+        return None
     for codec, fits in _LANGUAGES:
         try:
             text = codecs.getincrementaldecoder(codec)().decode(sample, final=False)
@@ -164,3 +175,87 @@ _LANGUAGES: tuple[tuple[str, Callable[[_Letters], bool]], ...] = (
     ("gb18030", _chinese(lambda ch: bool(_encoded(ch, "gb2312")))),
     ("cp950", _chinese(_big5_level1)),
 )
+
+
+# European 8-bit code pages (Windows' "ANSI" ones, KOI8-R, Mac Roman), each with its letters' script
+_EUROPEAN = (
+    ("cp1252", "LATIN"),
+    ("cp1250", "LATIN"),
+    ("cp1254", "LATIN"),
+    ("cp1257", "LATIN"),
+    ("mac_roman", "LATIN"),
+    ("cp1251", "CYRILLIC"),
+    ("koi8_r", "CYRILLIC"),
+    ("cp1253", "GREEK"),
+)
+_BEFORE = frozenset("«“„‘‚‹¡¿–—")
+_AFTER = frozenset("»”’›…°%€–—")
+_IN_WORD = frozenset("'’-·")  # between two letters of a word: l'été, Saint-Étienne, col·lecció
+_ODD_WORDS = 0.1  # of the words holding a letter past ASCII, at most, not words of the code page
+_WORDS_READ = 64  # of a sample's words holding a letter past ASCII, those read (enough to tell, and fast)
+_RUN_RE = re.compile(r"\S+")
+
+
+def european(sample: bytes) -> bool:
+    """Whether `sample` (not UTF-8) reads as words of a European 8-bit code page (see the
+    module doc): of its first words holding a letter past ASCII (`_WORDS_READ`), hardly any is
+    of letters of two scripts or of mixed case ("ИёАЗ", "ÎÒÃÇÔÚ" is one case but "ÎÒÃÇÔÚº¼"
+    holds a symbol). A code page is left at the first words too many that are not its own."""
+    for codec, script in _EUROPEAN:
+        try:
+            text = sample.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        words = odd = 0
+        for word in _words(text):
+            if word.isascii() or not any(ch.isalpha() and not ch.isascii() for ch in word):
+                continue
+            words += 1
+            odd += not _word_of(word, script)
+            if words == _WORDS_READ or odd > _ODD_WORDS * _WORDS_READ:
+                break
+        if words and odd <= _ODD_WORDS * words:
+            return True
+    return False
+
+
+def _words(text: str) -> Iterator[str]:
+    """The runs of `text` between spaces, without the punctuation European text puts before a
+    word ("«Ça", "¿Qué", "(20") or after it ("va?»", "20°C,", "5€"): the rest, symbols included,
+    is the word."""
+    for match in _RUN_RE.finditer(text):
+        run = match.group()
+        start, end = 0, len(run)
+        while start < end and (run[start] in _BEFORE or (run[start].isascii() and not run[start].isalnum())):
+            start += 1
+        while end > start and (run[end - 1] in _AFTER or (run[end - 1].isascii() and not run[end - 1].isalnum())):
+            end -= 1
+        if start < end:
+            yield run[start:end]
+
+
+def _word_of(word: str, script: str) -> bool:
+    """Whether `word` is a word of `script`: its letters (ASCII ones too for Latin), combining
+    marks, digits and the joiners of `_IN_WORD` only, and each part between digits ("3ème",
+    "1º") all lower or upper case, or capitalised. A word of no letter past ASCII ("20°C") is
+    one of any."""
+    for part in "".join(" " if "0" <= ch <= "9" else ch for ch in word).split():
+        cases = ""
+        for ch in part:
+            if ch in _IN_WORD or unicodedata.category(ch) == "Mn":
+                continue
+            if not ch.isalpha() or (ch.isascii() and script != "LATIN"):
+                return False
+            if not ch.isascii() and not _script_of(ch).startswith(script):
+                return False
+            if ch.isupper() or ch.islower():  # ª, º and ß have no capital
+                cases += "U" if ch.isupper() else "l"
+        if "U" in cases[1:] and "l" in cases:
+            return False
+    return True
+
+
+@cache
+def _script_of(ch: str) -> str:
+    """The Unicode name of `ch` (its script's name first), looked up once per letter."""
+    return unicodedata.name(ch, "")
