@@ -156,3 +156,32 @@ def test_a_sections_headings_are_its_titles_and_heading_lines_not_a_code_comment
     assert headings({**row, "author": "Bob Stone"}) == (), "a message has none"
     assert headings({**row, "note_kind": "entity"}) == (), "nor an entity note"
     assert heading_topic("Launch sync, 7 March 2024") == frozenset(terms("launch sync"))
+
+
+_TRIP = """# Trip to Porto
+
+## Plan
+Fly from Manchester on 18 July, back on 24 July. Stay at the Casa do Rio apartment.
+
+## Packing
+Sunscreen, the grey linen shirt, adapter plug, the camera.
+
+## Budget
+Flights 280 pounds, apartment 640 pounds, spending money 400.
+"""
+
+
+def test_a_generic_heading_beside_what_its_section_never_says_is_no_heading_named(vault: Path) -> None:
+    """"What is my plan for Saturday?" names the trip note's "Plan", but the note never says
+    Saturday: the heading was a word shared, and it took the first place from the message."""
+    write_chat(vault, "2024-05-02", [("Priya", "Are we still on for Saturday?"), ("Sam", "Yes! 7pm at the Italian place")])
+    write(vault, "Trip to Porto.md", _TRIP)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What is my plan for Saturday?", limit=5)["hits"]
+        assert hits[0].get("author") == "Priya", [h["content"][:40] for h in hits]
+        trip = next(h for h in hits if h["note_path"] == "Trip to Porto.md")
+        assert trip["breakdown"].get("heading", 0) == 0
+        # the heading the question names, all the rest of it said in the section: still named
+        budget = memory.walk("What is the budget for the flights?", limit=5)["hits"][0]
+        assert budget["note_path"] == "Trip to Porto.md" and budget["breakdown"]["heading"] > 0
