@@ -185,3 +185,58 @@ def test_a_generic_heading_beside_what_its_section_never_says_is_no_heading_name
         # the heading the question names, all the rest of it said in the section: still named
         budget = memory.walk("What is the budget for the flights?", limit=5)["hits"][0]
         assert budget["note_path"] == "Trip to Porto.md" and budget["breakdown"]["heading"] > 0
+
+
+_EMAIL = """---
+vaultmind: source
+kind: email
+source_id: "email:mail"
+scope: mail/pycon-prague-cost
+title: PyCon Prague cost
+subject: PyCon Prague cost
+participants:
+  - "Lena Fischer <lena@work.example>"
+time_start: "2024-05-13T10:00:00Z"
+time_end: "2024-05-13T10:00:00Z"
+messages: 1
+---
+# PyCon Prague cost
+
+> [!email] Lena Fischer <lena@work.example> · 2024-05-13 10:00
+> Hi Sam,
+>
+> The PyCon ticket is 350 euros, the hotel 3 nights 420 euros, and the flight 160 euros. Total 930 euros.
+> Can you approve it by Friday?
+>
+> Lena
+> %% vaultmind id="pycon1@work.example" at="2024-05-13T10:00:00Z" author="Lena Fischer <lena@work.example>" ref="mid:pycon1@work.example" subject="PyCon Prague cost" to="Sam Carter <sam@example.com>" %%
+
+^m-pycon1-work-example
+"""
+
+_ONE_TO_ONE = """# One-to-one with Lena, 9 May 2024
+
+Me: How is the migration going?
+Lena: Slow. The billing service still calls the old API.
+Me: What do you need from me?
+Lena: Two more days and someone from the data team to review the schema.
+Lena: Also, I want to go to the PyCon conference in Prague in June.
+Me: Fine, send me the cost.
+"""
+
+
+def test_an_emails_length_is_weighed_against_emails_not_chat_lines(vault: Path) -> None:
+    """Among short chat lines an email read as a long message: the note that only names PyCon
+    outranked the email that says what its hotel costs."""
+    write_chat(vault, "2024-05-02", [(who, text) for who, text in _CHAT])
+    write(vault, "sources/email/mail/pycon/2024-05-13-pycon-prague-cost.md", _EMAIL)
+    write(vault, "Meetings/2024-05-09 One-to-one with Lena.md", _ONE_TO_ONE)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        qterms = terms("pycon hotel")
+        ranked = memory.leaves.search(qterms, 10)
+        sql = bm25(memory.index.con, qterms, limit=10)
+        assert [i for i, _ in sql] == [i for i, _ in ranked], "the SQL definition ranks alike"
+        assert np.allclose([s for _, s in sql], [s for _, s in ranked])
+        hits = memory.walk("How much is the PyCon hotel?", limit=5)["hits"]
+        assert "hotel 3 nights" in hits[0]["content"], [h["content"][:40] for h in hits]
