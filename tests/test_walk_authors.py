@@ -615,3 +615,21 @@ def test_an_entity_note_of_a_few_words_is_an_answer(vault: Path) -> None:
         assert not top["breakdown"]["bare_name"]
         hits = memory.walk("who is Tom Reed?")["hits"]
         assert [h["breakdown"]["bare_name"] for h in hits if h["content"].startswith("# Tom Reed")] == [True]
+
+
+def test_the_speakers_reply_a_message_after_the_question_on_the_topic_takes_its_place(vault: Path) -> None:
+    """Sam answered Ines's question two messages on, after Marta's "Not me": his reply, which
+    holds none of the question's words, had lost the chat's first place to Ines's question."""
+    messages = [
+        ("Ines", "Morning! Who has the text for the allergen page?"),
+        ("Marta", "Not me, I only do the layout"),
+        ("Sam", "I'll write it this week"),
+        ("Joon", "Stripe test keys arrived, thanks"),
+        ("Joon", "My manager wants a demo of the checkout on Friday"),
+    ]
+    write_chat(vault, "2024-07-03", messages)
+    write_chat(vault, "2024-07-08", [("Marta", "Can you text me the photographer's number?"), ("Sam", "07700 900123")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What did Sam say about the allergen page?")["hits"]
+    assert hits[0]["content"] == "I'll write it this week", [h["content"] for h in hits]

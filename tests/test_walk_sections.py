@@ -156,3 +156,87 @@ def test_a_sections_headings_are_its_titles_and_heading_lines_not_a_code_comment
     assert headings({**row, "author": "Bob Stone"}) == (), "a message has none"
     assert headings({**row, "note_kind": "entity"}) == (), "nor an entity note"
     assert heading_topic("Launch sync, 7 March 2024") == frozenset(terms("launch sync"))
+
+
+_TRIP = """# Trip to Porto
+
+## Plan
+Fly from Manchester on 18 July, back on 24 July. Stay at the Casa do Rio apartment.
+
+## Packing
+Sunscreen, the grey linen shirt, adapter plug, the camera.
+
+## Budget
+Flights 280 pounds, apartment 640 pounds, spending money 400.
+"""
+
+
+def test_a_generic_heading_beside_what_its_section_never_says_is_no_heading_named(vault: Path) -> None:
+    """"What is my plan for Saturday?" names the trip note's "Plan", but the note never says
+    Saturday: the heading was a word shared, and it took the first place from the message."""
+    write_chat(vault, "2024-05-02", [("Priya", "Are we still on for Saturday?"), ("Sam", "Yes! 7pm at the Italian place")])
+    write(vault, "Trip to Porto.md", _TRIP)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What is my plan for Saturday?", limit=5)["hits"]
+        assert hits[0].get("author") == "Priya", [h["content"][:40] for h in hits]
+        trip = next(h for h in hits if h["note_path"] == "Trip to Porto.md")
+        assert trip["breakdown"].get("heading", 0) == 0
+        # the heading the question names, all the rest of it said in the section: still named
+        budget = memory.walk("What is the budget for the flights?", limit=5)["hits"][0]
+        assert budget["note_path"] == "Trip to Porto.md" and budget["breakdown"]["heading"] > 0
+
+
+_EMAIL = """---
+vaultmind: source
+kind: email
+source_id: "email:mail"
+scope: mail/pycon-prague-cost
+title: PyCon Prague cost
+subject: PyCon Prague cost
+participants:
+  - "Lena Fischer <lena@work.example>"
+time_start: "2024-05-13T10:00:00Z"
+time_end: "2024-05-13T10:00:00Z"
+messages: 1
+---
+# PyCon Prague cost
+
+> [!email] Lena Fischer <lena@work.example> · 2024-05-13 10:00
+> Hi Sam,
+>
+> The PyCon ticket is 350 euros, the hotel 3 nights 420 euros, and the flight 160 euros. Total 930 euros.
+> Can you approve it by Friday?
+>
+> Lena
+> %% vaultmind id="pycon1@work.example" at="2024-05-13T10:00:00Z" author="Lena Fischer <lena@work.example>" ref="mid:pycon1@work.example" subject="PyCon Prague cost" to="Sam Carter <sam@example.com>" %%
+
+^m-pycon1-work-example
+"""
+
+_ONE_TO_ONE = """# One-to-one with Lena, 9 May 2024
+
+Me: How is the migration going?
+Lena: Slow. The billing service still calls the old API.
+Me: What do you need from me?
+Lena: Two more days and someone from the data team to review the schema.
+Lena: Also, I want to go to the PyCon conference in Prague in June.
+Me: Fine, send me the cost.
+"""
+
+
+def test_an_emails_length_is_weighed_against_emails_not_chat_lines(vault: Path) -> None:
+    """Among short chat lines an email read as a long message: the note that only names PyCon
+    outranked the email that says what its hotel costs."""
+    write_chat(vault, "2024-05-02", [(who, text) for who, text in _CHAT])
+    write(vault, "sources/email/mail/pycon/2024-05-13-pycon-prague-cost.md", _EMAIL)
+    write(vault, "Meetings/2024-05-09 One-to-one with Lena.md", _ONE_TO_ONE)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        qterms = terms("pycon hotel")
+        ranked = memory.leaves.search(qterms, 10)
+        sql = bm25(memory.index.con, qterms, limit=10)
+        assert [i for i, _ in sql] == [i for i, _ in ranked], "the SQL definition ranks alike"
+        assert np.allclose([s for _, s in sql], [s for _, s in ranked])
+        hits = memory.walk("How much is the PyCon hotel?", limit=5)["hits"]
+        assert "hotel 3 nights" in hits[0]["content"], [h["content"][:40] for h in hits]

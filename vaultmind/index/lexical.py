@@ -228,8 +228,8 @@ def bm25(
 ) -> list[tuple[str, float]]:
     """Top leaves by BM25 for the query terms: [(leaf_id, score)], best first, ties by id. A
     leaf's length is weighed against the mean length of its kind: messages (leaves with an
-    author) against messages, sections of documents and notes against sections, and sections
-    of entity notes against theirs (`ResidentLeaves._stats`)."""
+    author) against messages, emails against emails, sections of documents and notes against
+    sections, and sections of entity notes against theirs (`ResidentLeaves._stats`)."""
     unique = sorted(set(query_terms))
     if not unique:
         return []
@@ -240,9 +240,10 @@ def bm25(
         params.append(list(note_kinds))
     params.append(limit)
     sql = f"""
-        WITH kinded AS (  -- messages (leaves with an author), sections of notes, sections of entity notes
+        WITH kinded AS (  -- messages (leaves with an author), sections of notes, of entity notes, emails
             SELECT l.id, l.note_path, l.term_count,
-                   CASE WHEN l.author IS NOT NULL THEN 0 WHEN n.kind = 'entity' THEN 2 ELSE 1 END AS kind
+                   CASE WHEN l.author IS NOT NULL AND n.source_kind = 'email' THEN 3
+                        WHEN l.author IS NOT NULL THEN 0 WHEN n.kind = 'entity' THEN 2 ELSE 1 END AS kind
             FROM leaves l LEFT JOIN notes n ON n.path = l.note_path
         ),
         kinds AS (

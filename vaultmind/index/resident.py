@@ -73,14 +73,18 @@ _LEAF_COLUMNS = (
     "l.id, l.note_path, l.seq, l.anchor, l.text, l.ts, l.author, l.source_ref, l.message_id, l.content_hash, "
     "l.term_count, l.heading_path, l.mail_to, l.mail_cc"
 )
-_NOTE_COLUMNS = "n.kind AS note_kind, n.title, n.source_id, coalesce(json_extract_string(n.frontmatter, '$.scope'), '') AS scope"
+_NOTE_COLUMNS = (
+    "n.kind AS note_kind, n.title, n.source_id, coalesce(json_extract_string(n.frontmatter, '$.scope'), '') AS scope, "
+    "n.source_kind"
+)
 LEAF_META_SQL = f"SELECT {_LEAF_COLUMNS}, {_NOTE_COLUMNS} FROM leaves l JOIN notes n ON n.path = l.note_path"
 _ADDED_SCHEMA = pa.schema(
     [("id", pa.string()), ("note_path", pa.string()), ("seq", pa.int32()), ("author", pa.string()),
-     ("ts", pa.timestamp("us")), ("term_count", pa.int32()), ("note_kind", pa.string())]
+     ("ts", pa.timestamp("us")), ("term_count", pa.int32()), ("note_kind", pa.string()),
+     ("source_kind", pa.string())]
 )  # fmt: skip
 # the kinds of leaf whose lengths BM25 weighs apart (`ResidentLeaves._stats`)
-MESSAGE, SECTION, ENTITY_SECTION = 0, 1, 2
+MESSAGE, SECTION, ENTITY_SECTION, EMAIL = 0, 1, 2, 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +180,9 @@ class ResidentLeaves:
         """Note codes, author codes (-1: none), seqs, lengths, times and kinds of `meta`'s rows."""
         who = self._author_names.codes(meta.column("author"))
         entity = pc.fill_null(pc.equal(meta.column("note_kind"), "entity"), False).to_numpy(zero_copy_only=False)
-        kind = np.where(who >= 0, MESSAGE, np.where(entity, ENTITY_SECTION, SECTION)).astype(np.int8)
+        email = pc.fill_null(pc.equal(meta.column("source_kind"), "email"), False).to_numpy(zero_copy_only=False)
+        message = np.where(email, EMAIL, MESSAGE)
+        kind = np.where(who >= 0, message, np.where(entity, ENTITY_SECTION, SECTION)).astype(np.int8)
         return (
             self._notes.codes(meta.column("note_path")),
             who,
@@ -197,11 +203,12 @@ class ResidentLeaves:
             total = int(self.index.scalar("SELECT count(*) FROM leaves")) if self.progress else 0
             done = 0
             reader = self.index.con.execute(  # in any order: the rows know their ids
-                "SELECT m.id, m.note_path, m.seq, m.author, m.ts, m.term_count, m.note_kind, to_json(m)::VARCHAR AS row "
+                "SELECT m.id, m.note_path, m.seq, m.author, m.ts, m.term_count, m.note_kind, m.source_kind, "
+                "to_json(m)::VARCHAR AS row "
                 f"FROM ({LEAF_META_SQL}) m"
             ).to_arrow_reader(_BATCH)
             for batch in reader:
-                self._store.append_column(batch.column(7))
+                self._store.append_column(batch.column(8))
                 parts.append((id_array(batch.column(0)), *self._columns(batch)))
                 done += batch.num_rows
                 if self.progress and done < total:
@@ -390,7 +397,7 @@ class ResidentLeaves:
                 ["\x1f".join(paths)],
             ).fetchall()
         by_path = {row[0]: row[1:] for row in notes}
-        names = ("note_kind", "title", "source_id", "scope")
+        names = ("note_kind", "title", "source_id", "scope", "source_kind")
         rows = []
         for row in leaves.to_pylist():
             note = by_path.get(row["note_path"])
@@ -465,11 +472,13 @@ class ResidentLeaves:
         kind's mean, as BM25F weighs each field's: a memory of short chat messages made every
         document section "long", and "Worth planning for." outranked the runbook's "Rollback"
         section for "what is the rollback plan?"; the short entity notes made sections look
-        long as well. A message is a leaf with an author (`lexical.bm25` alike)."""
+        long as well; and an email among them, a letter beside chat lines, lost to the note that
+        only named its subject. A message is a leaf with an author, an email one of an email
+        note (`lexical.bm25` alike)."""
         if self._live_stats is None:
             alive = self._rows.alive
             n = float(np.count_nonzero(alive))
-            means = [_mean_length(self._doc_len[alive & (self._kind == kind)]) for kind in (MESSAGE, SECTION, ENTITY_SECTION)]
+            means = [_mean_length(self._doc_len[alive & (self._kind == kind)]) for kind in (MESSAGE, SECTION, ENTITY_SECTION, EMAIL)]
             self._live_stats = (n, np.array(means))
         return self._live_stats
 

@@ -51,7 +51,10 @@ def heading_shares(
     7 March 2024" in "what did we decide at the launch sync?"; not "Tidepool launch" in "what
     is the budget for the launch?", which names another thing) — the share of the question
     those headings hold, each term counted by `weight` (its idf: "rollback" says more than
-    "plan")."""
+    "plan"), less the share of the terms of the question the leaf holds nowhere: a generic
+    heading ("Plan", "Budget", "Notes") named beside what the section never mentions ("what is
+    my plan for Saturday?" of the Porto trip's "Plan") is a word shared, not the section asked
+    for; "Rollback" outweighs the "plan" its section never says."""
     asked = frozenset(query_terms)
     total = sum(map(weight, asked))
     if total <= 0:
@@ -60,5 +63,8 @@ def heading_shares(
     for leaf_id, row in rows.items():
         named = {t for heading in headings(row) if (topic := heading_topic(heading)) and topic <= asked for t in topic}
         if named:
-            out[leaf_id] = sum(map(weight, named)) / total
+            missing = asked - named - frozenset(terms(row.get("text") or ""))
+            share = (sum(map(weight, named)) - sum(map(weight, missing))) / total
+            if share > 0:
+                out[leaf_id] = share
     return out

@@ -1070,17 +1070,20 @@ def _speaking(question: str, authors: set[str] | frozenset[str]) -> tuple[set[st
 def _on_topic(speaking: npt.NDArray[np.bool_], lex: npt.NDArray[np.float64], cols: LeafColumns) -> npt.NDArray[np.bool_]:
     """Of the named speaker's messages (`speaking`, in the order of `lex` and `cols`), those that
     may take their note's place from another's better match (`_spread_notes`): when some leaf
-    holds the question's words, one that holds one too, or that comes right after one that does
-    (Helen's reply to the mail on the budget); not her unrelated message ("what did Mei say
-    about Facebook?": not "I will pay for Auntie's train.", when Daniel's message on Facebook
-    tells more)."""
+    holds the question's words, one that holds one too, or that comes up to `CONTEXT_SPAN`
+    messages after one that does (Helen's reply to the mail on the budget; Sam's "I'll write it
+    this week" after Ines's "Who has the text for the allergen page?" and Marta's "Not me");
+    not her unrelated message ("what did Mei say about Facebook?": not "I will pay for Auntie's
+    train.", four messages after Daniel's on Facebook, which tells more)."""
     worded = lex > 0
     if not worded.any():
         return speaking
     n = len(lex)
     note, seq = cols.note[:n].astype(np.int64), cols.seq[:n].astype(np.int64)
     matched = (note[worded] << 32) | seq[worded]
-    replying = np.isin((note << 32) | (seq - 1), matched)  # the message right after one that holds them
+    replying = np.zeros(n, dtype=np.bool_)
+    for back in range(1, CONTEXT_SPAN + 1):  # a message soon after one that holds them
+        replying |= np.isin((note << 32) | (seq - back), matched)
     return speaking & cols.known[:n] & (worded | replying)
 
 
