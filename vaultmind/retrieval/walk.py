@@ -20,8 +20,9 @@
    the question's entities and authors are read, and a name's possessive written without its
    apostrophe as the possessive ("Okafors team" → Okafor's; not "James", an English word). A
    question about nothing but its author ("what did Whitfield say?") also takes that author's
-   latest messages as candidates: they seldom hold their own name. Their messages then rank latest first (of equal matches, and
-   of near-equal ones, the latest stands: it may change what came before): each adds
+   latest messages as candidates: they seldom hold their own name. Their messages then rank
+   latest first (of equal matches, and of near-equal ones, the latest stands: it may change
+   what came before): each adds
    `LATEST_SAID` × how late among them it was written (`windows.recency`), and no context is
    given, as no message matched a question that asks nothing but who spoke.
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
@@ -53,8 +54,9 @@
    note_dense = the same over the note's best three dense scores
    author = 1 when the leaf's author is named in the question ("what did Nate say…"), by a
             word of their name or by an alias of their entity; when the name is the subject of
-            a verb of saying ("what did Alice say", "which city did John recommend", "what did Dana send") or follows
-            "from" or "by" ("emails from Elena"), its weight is `SPEAKER_WEIGHT` instead, and
+            a verb of saying ("what did Alice say", "which city did John recommend", "what did
+            Dana send") or follows "from" or "by" ("emails from Elena"), its weight is
+            `SPEAKER_WEIGHT` instead, and
             the verb is not searched: the question asks for that person's words, and another's
             message on the topic ("Got a minute on the budget?" to Alice) is not the answer
    context: in a conversation the answer is often the message right after the one that
@@ -141,9 +143,9 @@
    ("what is in Okafor's team?"), when some leaf holds a word of it and involves the entity:
    the leaves of notes that never involve it keep `UNGROUNDED` of their base (`_apart`; "Ok
    team, Dad's 60th!" of the family's chat, where Helen never speaks nor is named, had ranked
-   above "Helen Okafor from our finance team"). An entity note of nothing but its heading ("# Mei Chen") keeps `UNGROUNDED` of its
-   base too (`breakdown.bare_name`): it matches a name's words at a short leaf's best, and says
-   nothing.
+   above "Helen Okafor from our finance team"). An entity note of nothing but its heading
+   ("# Mei Chen") keeps `UNGROUNDED` of its base too (`breakdown.bare_name`): it matches a
+   name's words at a short leaf's best, and says nothing.
    heading: a section of a document or of a note of yours whose headings (its note's title,
             its heading path, the headings inside its text) include one the question names —
             every term of it, but the numbers, months and days that date it, is one of the
@@ -187,8 +189,8 @@
    mail to Helen holds the question's words, Helen's reply the answer) — when some leaf holds
    the question's words, only to a message of the speaker's that holds one of them or follows
    one that does within `CONTEXT_SPAN` messages ("what did Mei say about Facebook?": not her
-   "I will pay for Auntie's train.", said before Daniel's message about Facebook). A hit that outscores
-   one of those five but follows them has `behind_other_notes` in its breakdown
+   "I will pay for Auntie's train.", said before Daniel's message about Facebook). A hit that
+   outscores one of those five but follows them has `behind_other_notes` in its breakdown
    (`near_duplicate` for a repeat); `note_evidence` is its note's evidence.
 
 Each hit's `breakdown` carries every signal, its weight and the final score.
@@ -573,10 +575,11 @@ def _context(
     """Conversation context: the message right after (or before) a strong match often holds the
     answer, and sometimes the one after that. Only between messages (leaves with an author):
     the section after a document's strong section is about something else (the runbook's
-    contacts had earned context from its timeline for "what is the deposit for Harbor Hall?"). Per leaf within `CONTEXT_SPAN` messages of one of
-    the `seeds` strongest leaves (of `ids`, `at` their places; `base` and `cols` in
-    their order), the best of their base scores, times `CONTEXT_DECAY` for each message beyond
-    the nearest; then the leaves reached that are not among `ids` (sorted) and their columns."""
+    contacts had earned context from its timeline for "what is the deposit for Harbor Hall?").
+    Per leaf within `CONTEXT_SPAN` messages of one of the `seeds` strongest leaves (of `ids`,
+    `at` their places; `base` and `cols` in their order), the best of their base scores, times
+    `CONTEXT_DECAY` for each message beyond the nearest; then the leaves reached that are not
+    among `ids` (sorted) and their columns."""
     strongest = _best(ids, base, seeds)
     near = memory.leaves.neighbours_of(strongest, CONTEXT_SPAN)
     reached = sorted({o for found in near.values() for o in found} - at.keys())
