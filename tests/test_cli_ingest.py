@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import snapshot_files, write
 from tests.test_ingest_chat import WHATSAPP, slack_export
+from tests.unprivileged import can_drop_privileges, run_unprivileged
 from vaultmind.cli.main import main
 from vaultmind.config import load_config
 from vaultmind.daemon import Daemon
@@ -265,6 +266,39 @@ def test_an_edited_message_is_said_replaced(tmp_path: Path, vault: Path, capsys:
     write(tmp_path, "WhatsApp Chat with Alice.txt", "2024-03-04, 09:00 - Alice: Dinner at 8 <This message was edited>\n")
     code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
     assert code == 0 and data["messages_edited"] == 1
+
+
+UNENTERABLE_FOLDER_SCENARIO = """
+import json
+from vaultmind.ingest.detect import ingest_paths
+
+inbox = vault.parent / "inbox"
+for folder, name, text in (("2024", "plan.md", "# Plan\\n\\nHerons at the lake in May.\\n"),
+                           ("locked", "notes.md", "# Notes\\n\\nKept apart.\\n"),
+                           ("closed", "diary.md", "# Diary\\n\\nNot for you.\\n")):
+    (inbox / folder).mkdir(parents=True)
+    (inbox / folder / name).write_text(text)
+(inbox / "locked").chmod(0o444)  # listed, not entered: its entries cannot be looked at
+(inbox / "closed").chmod(0)  # not even listed
+try:
+    report = ingest_paths("document", [inbox], vault)
+    out = {"written": sorted(report.written), "warnings": [w.replace(str(inbox), "INBOX") for w in report.warnings]}
+finally:
+    (inbox / "locked").chmod(0o755)
+    (inbox / "closed").chmod(0o755)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs root's setpriv or a non-root user")
+def test_a_folder_that_can_be_listed_but_not_entered_is_said_and_the_rest_ingested() -> None:
+    """A folder given to ingest that holds a folder with mode r-- (listed, not entered) stopped
+    the whole ingest with a PermissionError: looking at its entries raises. Its entries are now
+    skipped with a warning naming each, as an unlistable folder is, and the rest is written."""
+    out = run_unprivileged(UNENTERABLE_FOLDER_SCENARIO)
+    assert out["written"] == ["sources/document/files/inbox/2024/plan.md"]
+    assert "INBOX/locked/notes.md: cannot be looked at (Permission denied); skipped" in out["warnings"]
+    assert "INBOX/closed: cannot list the folder (Permission denied); skipped" in out["warnings"]
 
 
 def test_a_folder_with_symlinks_is_read_once_whatever_the_adapter(tmp_path: Path, vault: Path) -> None:

@@ -32,18 +32,32 @@ def _walk(folder: Path, seen: dict[str, Path], warnings: list[str], whole: Calla
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        if entry.is_dir():
+        kind = _kind(entry, warnings)
+        if kind == "folder":
             if not _first_visit(entry, seen, warnings):
                 continue
             if whole is not None and whole(entry):
                 yield entry
             else:
                 yield from _walk(entry, seen, warnings, whole)
-        elif entry.is_file():
-            if _first_visit(entry, seen, warnings):
-                yield entry
-        elif entry.is_symlink():
+        elif kind == "file" and _first_visit(entry, seen, warnings):
+            yield entry
+
+
+def _kind(entry: Path, warnings: list[str]) -> str | None:
+    """"folder", "file", or None for what is skipped (said when it is worth saying): a symlink
+    to nothing, or an entry of a folder that can be listed but not entered (its mode `r--`),
+    whose entries cannot be looked at — the rest of the ingest goes on."""
+    try:
+        if entry.is_dir():
+            return "folder"
+        if entry.is_file():
+            return "file"
+        if entry.is_symlink():
             warnings.append(f"{entry}: a symlink to nothing (its target is gone); skipped")
+    except OSError as exc:
+        warnings.append(f"{entry}: cannot be looked at ({exc.strerror or exc}); skipped")
+    return None
 
 
 def _first_visit(path: Path, seen: dict[str, Path], warnings: list[str]) -> bool:
