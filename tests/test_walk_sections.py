@@ -11,6 +11,7 @@ import numpy as np
 from vaultmind.config import load_config
 from vaultmind.index.lexical import bm25, terms
 from vaultmind.memory import Memory
+from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.walk import NOTE_TOP, _note_shares
 
 from .conftest import write, write_chat
@@ -240,3 +241,16 @@ def test_an_emails_length_is_weighed_against_emails_not_chat_lines(vault: Path) 
         assert np.allclose([s for _, s in sql], [s for _, s in ranked])
         hits = memory.walk("How much is the PyCon hotel?", limit=5)["hits"]
         assert "hotel 3 nights" in hits[0]["content"], [h["content"][:40] for h in hits]
+
+
+def test_a_heading_that_outweighs_what_its_section_never_says_counts_in_full() -> None:
+    """"What is the rollback plan?": the runbook's "Rollback" never says "plan". Taking the
+    missing word's share off the heading's had left the section a third of its bonus, and the
+    chat's "Worth planning for." ranked above it on the demo memory. A heading that outweighs
+    the missing words counts in full; one that does not ("Plan" beside a missing "Saturday")
+    counts nothing."""
+    idf = {"rollback": 3.0, "plan": 1.0, "saturday": 3.0}.__getitem__
+    runbook = {"note_kind": "source", "title": "Launch runbook", "heading_path": ["Rollback"], "text": "Hide the paywall and ship a hotfix."}
+    trip = {"note_kind": "user", "title": "Trip to Porto", "heading_path": ["Plan"], "text": "Fly to Porto, walk the river."}
+    assert heading_shares(terms("rollback plan"), {"runbook": runbook}, idf) == {"runbook": 0.75}
+    assert heading_shares(terms("plan saturday"), {"trip": trip}, idf) == {}

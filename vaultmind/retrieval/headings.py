@@ -51,10 +51,11 @@ def heading_shares(
     7 March 2024" in "what did we decide at the launch sync?"; not "Tidepool launch" in "what
     is the budget for the launch?", which names another thing) — the share of the question
     those headings hold, each term counted by `weight` (its idf: "rollback" says more than
-    "plan"), less the share of the terms of the question the leaf holds nowhere: a generic
-    heading ("Plan", "Budget", "Notes") named beside what the section never mentions ("what is
-    my plan for Saturday?" of the Porto trip's "Plan") is a word shared, not the section asked
-    for; "Rollback" outweighs the "plan" its section never says."""
+    "plan"), when it outweighs the share of the question's terms the leaf holds nowhere: a
+    generic heading ("Plan", "Budget", "Notes") named beside what the section never mentions
+    ("what is my plan for Saturday?" of the Porto trip's "Plan") is a word shared, not the
+    section asked for; "Rollback" outweighs the "plan" its section never says, and then counts
+    in full (less, and the chat's "Worth planning for." had ranked above the section)."""
     asked = frozenset(query_terms)
     total = sum(map(weight, asked))
     if total <= 0:
@@ -64,7 +65,7 @@ def heading_shares(
         named = {t for heading in headings(row) if (topic := heading_topic(heading)) and topic <= asked for t in topic}
         if named:
             missing = asked - named - frozenset(terms(row.get("text") or ""))
-            share = (sum(map(weight, named)) - sum(map(weight, missing))) / total
-            if share > 0:
-                out[leaf_id] = share
+            held = sum(map(weight, named))
+            if held > sum(map(weight, missing)):
+                out[leaf_id] = held / total
     return out
