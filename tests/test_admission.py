@@ -112,7 +112,7 @@ def test_entity_proxy_finds_names_dates_numbers_handles_and_skips_sentence_start
 
 
 def test_content_words_are_counted_alike_when_their_cache_overflows(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(signals, "_CONTENT_OF_MAX", 8)
+    monkeypatch.setattr(signals._CONTENT_OF, "limit", 8)
     signals._CONTENT_OF.clear()
     texts = ["the harbour boats sailed at dawn", "ok lol hahaha", "a1b2c3d4 deployment of version 7gssu1dirvixlo", ""]
     for text in texts * 2:

@@ -267,7 +267,7 @@ def test_a_pooled_load_runs_the_collector_less_often(vault: Path) -> None:
 
 
 def test_term_counts_are_those_of_terms_when_the_word_cache_overflows(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lexical, "_TERMS_OF_MAX", 8)
+    monkeypatch.setattr(lexical._TERMS_OF, "limit", 8)
     lexical._TERMS_OF.clear()
     texts = [
         "The painters painted paintings of the harbours; the harbour's boats",

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress
 
-from vaultmind.index.lexical import split_words
+from vaultmind.index.lexical import WordCache, split_words
 
 WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _EMAIL_RE = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
@@ -220,21 +220,6 @@ def is_content_word(word: str) -> bool:
     return _CONTENT_OF[word.lower().replace("’", "'")]
 
 
-class _ContentOf(dict[str, bool]):
-    """`_is_content` by word: a vault's vocabulary repeats, so most words are looked up, not
-    tested; a word not seen yet is tested as it is looked up (`__missing__`). Emptied when full."""
-
-    def __missing__(self, word: str) -> bool:
-        if len(self) >= _CONTENT_OF_MAX:
-            self.clear()
-        known = self[word] = _is_content(word)
-        return known
-
-
-_CONTENT_OF = _ContentOf()
-_CONTENT_OF_MAX = 1 << 16
-
-
 def _content_count(counts: Counter[str]) -> int:
     """How many of the counted words (lower-cased, plain apostrophes) are content words."""
     return sum(compress(counts.values(), map(_CONTENT_OF.__getitem__, counts)))
@@ -247,6 +232,9 @@ def _is_content(low: str) -> bool:
     if len(low) >= 6 and _MIXED_RE.search(low):
         return False  # an id, a hash, a random token: "7gssu1dirvixlo", "a1b2c3d4"
     return not (len(low) >= 4 and _LAUGH_RE.fullmatch(low) is not None)
+
+
+_CONTENT_OF: WordCache[bool] = WordCache(_is_content, 1 << 16)  # `_is_content` by word
 
 
 def extract_entities(text: str) -> tuple[str, ...]:

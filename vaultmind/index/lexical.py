@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 import duckdb
 import Stemmer
@@ -186,22 +186,33 @@ def _content_word(word: str) -> str:
     return "" if folded in STOP_WORDS else folded
 
 
-class _TermsOf(dict[str, str | tuple[str, ...]]):
-    """The one cache of word → its one term, "" for a stop word, or its terms (a CJK run, only
-    in non-ASCII words): a vault's vocabulary repeats. A word not seen yet is mapped as it is
-    looked up (`__missing__`), so a text is counted in one pass even when it brings new words.
-    Emptied when full, so a process keeps at most ~40 MB of it."""
+_V = TypeVar("_V")
 
-    def __missing__(self, word: str) -> str | tuple[str, ...]:
-        if len(self) >= _TERMS_OF_MAX:
+
+class WordCache(dict[str, _V]):
+    """word → `compute(word)`, computed as the word is first looked up (`__missing__`), so a
+    text's words are mapped in one pass even when it brings new ones; a vault's vocabulary
+    repeats. Emptied when it holds `limit` words, which bounds the memory it keeps."""
+
+    def __init__(self, compute: Callable[[str], _V], limit: int) -> None:
+        super().__init__()
+        self.compute, self.limit = compute, limit
+
+    def __missing__(self, word: str) -> _V:
+        if len(self) >= self.limit:
             self.clear()
-        found = _word_terms(word)
-        term = self[word] = found[0] if len(found) == 1 else found or ""
-        return term
+        value = self[word] = self.compute(word)
+        return value
 
 
-_TERMS_OF = _TermsOf()
-_TERMS_OF_MAX = 1 << 18
+def _terms_of(word: str) -> str | tuple[str, ...]:
+    found = _word_terms(word)
+    return found[0] if len(found) == 1 else found or ""
+
+
+# The one cache of word → its one term, "" for a stop word, or its terms (a CJK run, only in
+# non-ASCII words); a process keeps at most ~40 MB of it.
+_TERMS_OF: WordCache[str | tuple[str, ...]] = WordCache(_terms_of, 1 << 18)
 
 
 def term_counts(text: str) -> tuple[Counter[str], int]:

@@ -443,8 +443,8 @@ def walk(
             cols = memory.leaves.columns(ids)
         signals = np.vstack((signals, np.zeros((len(reached), len(SIGNALS)))))
         base = np.concatenate((base, np.zeros(len(reached))))
-        if window is not None and ahead:
-            told = np.concatenate((told, _told_of(memory, reached, memory.leaves.columns(reached), window)))
+        more_told = _told_of(memory, reached, more, window) if window is not None and ahead else np.zeros(len(reached), dtype=bool)
+        told = np.concatenate((told, more_told))
     context = np.zeros(len(ids))
     for leaf_id, value in context_of.items():  # candidates, or leaves context reached
         context[at[leaf_id]] = value
@@ -461,7 +461,6 @@ def walk(
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     latest = np.zeros(len(ids))
-    told = np.concatenate((told, np.zeros(len(ids) - len(told), dtype=bool)))
     if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change),
         latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
         scores += latest + WINDOW_PRESENCE * told  # and what names one of its days
@@ -723,9 +722,14 @@ def _sections(cols: LeafColumns) -> npt.NDArray[np.bool_]:
 
 def _entity_notes(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     """Which leaves are of an entity note."""
-    prefix = ENTITIES_DIR + "/"
-    notes = [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
+    notes = _entity_note_codes(cols)
     return cols.known & np.isin(cols.note, notes) if notes else np.zeros(len(cols.known), dtype=bool)
+
+
+def _entity_note_codes(cols: LeafColumns) -> list[int]:
+    """The codes of the entity notes among the live leaves' notes."""
+    prefix = ENTITIES_DIR + "/"
+    return [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
 
 
 def _apart(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], cols: LeafColumns) -> set[int]:
@@ -749,12 +753,10 @@ def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     name its file is named for): they say nothing of whom they name, but match the name's words
     as a whole, a short leaf's BM25 at its best, and "who is Mei?" had shown "# Mei Chen" first.
     "# May Chen / My aunt, a nurse." says something, however short."""
-    prefix = ENTITIES_DIR + "/"
     named = np.full(len(cols.note_names) + 1, -1.0)  # per note code, its name's terms (-1: no entity note; last: no note)
-    for code in np.unique(cols.note[cols.known]).tolist():
-        path = cols.note_names[code]
-        if path.startswith(prefix):
-            named[code] = min(len(terms(path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " "))), OWN_NOTE_MIN_TERMS)
+    for code in _entity_note_codes(cols):
+        name = cols.note_names[code].rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+        named[code] = min(len(terms(name)), OWN_NOTE_MIN_TERMS)
     return cols.known & (np.nan_to_num(cols.length, nan=np.inf) <= named[cols.note])
 
 
