@@ -57,6 +57,9 @@ def test_demo_vault_end_to_end(tmp_path: Path) -> None:
     walked = as_json(run_cli("query", "walk", "launch moved", "--vault", str(vault), "--json"))
     assert set(hit) == set(walked["hits"][0]), "search answers in the hit shape of every mode"
     assert {"bm25_rank", "rrf"} <= set(hit["breakdown"]) and hit["score"] == hit["breakdown"]["rrf"]
+    assert walked["query"]["unknown"] == []
+    asked = run_cli("query", "walk", "How much is the hotel?", "--vault", str(vault)).stdout
+    assert asked.startswith("not in the memory: hotel\n 1. "), "a word the memory never says is named above the hits"
     messages = [h for h in result["hits"] if h["note_path"].startswith("sources/chat/")]
     assert messages and all(h["anchor"].startswith("^m-") and h["source_refs"] for h in messages)
     after = snapshot_files(vault)

@@ -307,6 +307,8 @@ def test_evidence_block_cites_and_refuses_without_grounding(mem: Memory) -> None
     assert vague["evidence"].startswith("No grounding")
     partly = mem.query("walk", {"query": "Northwind kubernetes autoscaling", "evidence": True})
     assert partly["evidence"].startswith("Not in the memory: kubernetes, autoscaling.\n[1] ")
+    assert partly["query"]["unknown"] == ["kubernetes", "autoscaling"]
+    assert mem.query("walk", {"query": "Northwind kubernetes"})["query"]["unknown"] == ["kubernetes"], "said without evidence too"
     asking = mem.query("walk", {"query": "how much did we discuss the Northwind servers?", "evidence": True})
     assert asking["evidence"].startswith("[1] "), "asking words (much, discuss) are no missing topic"
     unknown = mem.query("walk", {"query": "tell me about kubernetes", "evidence": True})

@@ -145,6 +145,8 @@ def print_hits(result: dict[str, Any]) -> None:
         print(f"time window: {window['start']} – {window['end']} (from “{window['text']}”{ahead})")
     if query.get("corrected"):
         print("read as: " + ", ".join(f"“{old}” → “{new}”" for old, new in query["corrected"].items()))
+    if query.get("unknown"):  # the hits below cannot be about these words
+        print(safe("not in the memory: " + ", ".join(query["unknown"])))
     if not hits:
         print("no hits")
     for rank, hit in enumerate(hits, start=1):

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import UsageError
+from vaultmind.index.lexical import terms
 from vaultmind.retrieval import modes
 from vaultmind.retrieval.evidence import format_evidence, is_grounded, salient_terms, unknown_words
 
@@ -53,19 +54,21 @@ def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
         limit=min(_int(args, "limit", 10), modes.MAX_LIMIT),
         reference_time=_time(args, "reference_time", keep_offset=True),
     )
+    query = result.get("query") or {}
+    window = set(terms((query.get("time_window") or {}).get("text", "")))  # the window says them
+    searched = [t for t in query.get("content_terms") or () if t not in window]
+    # "how much is the hotel?" in a memory that never says "hotel": said first, in JSON and text
+    unknown = unknown_words(memory.leaves, question, searched, named=[e["surface"] for e in query.get("entities") or ()])
+    if "query" in result:
+        result["query"]["unknown"] = unknown
     if _bool(args, "evidence"):
-        from vaultmind.index.lexical import terms
-
-        query = result.get("query") or {}
-        window = set(terms((query.get("time_window") or {}).get("text", "")))  # the window says them
-        searched = [t for t in query.get("content_terms") or () if t not in window]
         read = dict(query.get("corrected") or {})  # "lauch" read as "launch"
         asked = terms(re.sub(r"\w+", lambda m: read.get(m.group(0).lower(), m.group(0)), question))
         result["evidence"] = format_evidence(
             result,
             budget_tokens=_int(args, "budget_tokens", 1000),
             grounded=is_grounded(query, salient_terms(memory.leaves, asked)),
-            unknown=unknown_words(memory.leaves, question, searched, named=[e["surface"] for e in query.get("entities") or ()]),
+            unknown=unknown,
         )
     return result
 
