@@ -58,6 +58,8 @@ def test_demo_vault_end_to_end(tmp_path: Path) -> None:
     assert set(hit) == set(walked["hits"][0]), "search answers in the hit shape of every mode"
     assert {"bm25_rank", "rrf"} <= set(hit["breakdown"]) and hit["score"] == hit["breakdown"]["rrf"]
     assert walked["query"]["unknown"] == []
+    named = as_json(run_cli("query", "entities", "launch", "--vault", str(vault), "--json"))["hits"]
+    assert [h["node_id"] for h in named] == ["topic:launch"], "“# Launch sync” names no person"
     asked = run_cli("query", "walk", "How much is the hotel?", "--vault", str(vault)).stdout
     assert asked.startswith("not in the memory: hotel\n 1. "), "a word the memory never says is named above the hits"
     messages = [h for h in result["hits"] if h["note_path"].startswith("sources/chat/")]

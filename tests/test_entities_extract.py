@@ -95,6 +95,12 @@ def test_ner_labels_and_cleaning() -> None:
     crumb = "Tidepool runbook › Launch day checklist:"  # a summary's "Title › Heading"
     launch = clean_ner_span(crumb, crumb.index("›"), crumb.index(" day"), "ORG")
     assert launch is not None and launch.surface == "Launch"
+    meeting = "# Launch sync\nWeekly sync for the Tidepool launch. Will said he will come."
+    assert clean_ner_span(meeting, 2, 8, "PERSON") is None, "written lower case in the same text: a word"
+    assert clean_ner_span(meeting, meeting.index("Will"), meeting.index(" said"), "PERSON") is None
+    assert clean_ner_span(meeting, 2, 13, "EVENT") is not None, "a name of two words is kept"
+    alone = "Launch said hi to the pre-launch team."  # "pre-launch" is no lower-case "launch"
+    assert clean_ner_span(alone, 0, 6, "PERSON") is not None
 
 
 def test_overlaps_prefer_links_then_regex_then_registry_then_ner() -> None:

@@ -21,7 +21,9 @@ Nothing inside inline code or fenced code blocks is extracted.
 
 NER labels (spaCy, OntoNotes): PERSON → person; ORG → org; GPE, LOC, FAC → place; PRODUCT →
 product; EVENT → event; WORK_OF_ART → work. Dates, times, numbers, money, percentages,
-quantities, languages, laws and NORP are not entities here.
+quantities, languages, laws and NORP are not entities here. A one-word hit that its text also
+writes in lower case ("# Launch sync" over "the Tidepool launch") is a word capitalised by its
+place, not a name.
 """
 
 from __future__ import annotations
@@ -177,7 +179,19 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         return None
     if len(surface) <= 3 and surface.isupper():
         return None  # "SDK", "UTC", "PR": the small models take most short acronyms for organizations
+    if _common_word(text, surface):
+        return None
     return Span(start, end, surface, kind, "ner", surface)
+
+
+def _common_word(text: str, surface: str) -> bool:
+    """A one-word hit that the same text also writes in lower case ("# Launch sync" above "the
+    Tidepool launch"): a word capitalised by its place (a heading, a sentence's start), which the
+    small models take for a name. A name the memory knows (an author, an entity note) is still
+    found there by the registry; only the model's guess is dropped."""
+    if " " in surface or not surface[:1].isupper() or not surface[1:].islower():
+        return False
+    return re.search(rf"(?<![\w-]){re.escape(surface.lower())}(?![\w-])", text) is not None
 
 
 def select_spans(spans: list[Span]) -> list[Span]:
