@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import duckdb
 import numpy as np
@@ -68,9 +68,6 @@ from vaultmind.entities.tables import (
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.model import ParsedNote
-
-if TYPE_CHECKING:
-    from vaultmind.memory import Memory
 
 __all__ = ["EntityDeriver", "backfill_ner", "complete_ner", "entity_deriver", "ner_pending", "query_entities",
            "stored_fuzzy_threshold"]  # fmt: skip
@@ -549,7 +546,23 @@ def _leaves_holding(con: duckdb.DuckDBPyConnection, hashes: Sequence[str]) -> di
     return holders
 
 
-def entity_deriver(memory: Memory) -> EntityDeriver | None:
+class _Derivers(Protocol):
+    @property
+    def derivers(self) -> Sequence[object]: ...
+
+
+class RunsDerivers(Protocol):
+    """An open memory as the entity helpers see it (`memory.Memory` is one): its index and
+    the derivers its syncer runs."""
+
+    @property
+    def index(self) -> Index: ...
+
+    @property
+    def syncer(self) -> _Derivers: ...
+
+
+def entity_deriver(memory: RunsDerivers) -> EntityDeriver | None:
     """The entity deriver a `Memory`'s syncer runs (None when entities are not derived)."""
     for deriver in memory.syncer.derivers:
         if isinstance(deriver, EntityDeriver):
@@ -558,7 +571,7 @@ def entity_deriver(memory: Memory) -> EntityDeriver | None:
 
 
 def complete_ner(
-    memory: Memory, *, progress: Callable[[str, int, int], None] | None = None, batch: int = 256
+    memory: RunsDerivers, *, progress: Callable[[str, int, int], None] | None = None, batch: int = 256
 ) -> int:
     """`backfill_ner` for a `Memory`: NER on every leaf still waiting for it."""
     deriver = entity_deriver(memory)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmind.entities.ids import normalize
 from vaultmind.entities.query import stored_fuzzy_threshold
@@ -47,14 +47,25 @@ from vaultmind.vault.layout import ENTITIES_DIR
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
-    from vaultmind.memory import Memory
+    from vaultmind.index.store import Index
+    from vaultmind.model import SyncStats
+
+
+class WritesEntityNotes(Protocol):
+    """What writing entity notes needs of an open memory (`memory.Memory` is one): the
+    vault's settings, the index to plan from, and the sync that brings the new notes in."""
+
+    config: Config
+    index: Index
+
+    def sync_paths(self, paths: list[str]) -> SyncStats: ...
 
 CREATED_FILE = ".created"  # in entities/
 LEGACY_CREATED_FILE = "entities-created.txt"  # in .vaultmind/, before
 
 
 def planned_entity_notes(
-    memory: Memory, settings: EntitySettings | None = None
+    memory: WritesEntityNotes, settings: EntitySettings | None = None
 ) -> list[tuple[str, str, str]]:
     """(entity id, vault path, note text) of the notes `create_entity_notes` would write."""
     settings = settings or EntitySettings.from_config(memory.config)
@@ -100,7 +111,7 @@ def render_entity_note(ident: str, kind: str, display: str, aliases: list[str], 
     return render_note(items, f"# {display}\n")
 
 
-def create_entity_notes(memory: Memory) -> list[str]:
+def create_entity_notes(memory: WritesEntityNotes) -> list[str]:
     """Write the planned entity notes, sync them into the index, and return their paths."""
     vault = memory.config.vault
     created: list[str] = []

@@ -15,9 +15,11 @@ from vaultmind.errors import UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval import modes
 from vaultmind.retrieval.evidence import format_evidence, is_grounded, salient_terms, unknown_words
+from vaultmind.retrieval.search import search
+from vaultmind.retrieval.walk import walk
 
 if TYPE_CHECKING:
-    from vaultmind.memory import Memory
+    from vaultmind.retrieval.view import MemoryView
 
 MODES = ("walk", "search", "search_entities", "query_source", "drill_down", "cover_window", "fetch_leaves")
 
@@ -34,7 +36,7 @@ ARGUMENTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def run_mode(memory: Memory, mode: str, args: dict[str, Any]) -> dict[str, Any]:
+def run_mode(memory: MemoryView, mode: str, args: dict[str, Any]) -> dict[str, Any]:
     handler = _HANDLERS.get(mode)
     if handler is None:
         raise UsageError(f"unknown mode {mode!r}", hint="one of: " + ", ".join(MODES))
@@ -47,9 +49,10 @@ def run_mode(memory: Memory, mode: str, args: dict[str, Any]) -> dict[str, Any]:
     return handler(memory, args)
 
 
-def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
+def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
     question = _str(args, "query")
-    result = memory.walk(
+    result = walk(
+        memory,
         question,
         limit=min(_int(args, "limit", 10), modes.MAX_LIMIT),
         reference_time=_time(args, "reference_time", keep_offset=True),
@@ -73,11 +76,11 @@ def _walk(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _search(memory: Memory, args: dict[str, Any]) -> dict[str, Any]:
-    return memory.search(_str(args, "query"), limit=min(_int(args, "limit", 10), modes.MAX_LIMIT))
+def _search(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
+    return search(memory, _str(args, "query"), limit=min(_int(args, "limit", 10), modes.MAX_LIMIT))
 
 
-_HANDLERS: dict[str, Callable[[Memory, dict[str, Any]], dict[str, Any]]] = {
+_HANDLERS: dict[str, Callable[[MemoryView, dict[str, Any]], dict[str, Any]]] = {
     "walk": _walk,
     "search": _search,
     "search_entities": lambda m, a: modes.search_entities(

@@ -19,7 +19,7 @@ from vaultmind.markdown.render import fence_after
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
-    from vaultmind.memory import Memory
+    from vaultmind.retrieval.view import MemoryView
 
 
 @dataclass(slots=True)
@@ -90,7 +90,7 @@ _BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$")
 _BLOCK_START = re.compile(r"[ \t]*(?:[-*+]|\d+[.)]|#{1,6})[ \t]")  # a list item or a heading
 
 
-def cite_blocks(memory: Memory, hits: Sequence[RetrievalHit], query_terms: Collection[str]) -> None:
+def cite_blocks(memory: MemoryView, hits: Sequence[RetrievalHit], query_terms: Collection[str]) -> None:
     """A hit on a section of a note that cites the block of it holding most of the question's
     terms, when that block (a paragraph, list item or line) has its own block id (`^vankey`):
     the link opens that line, not the section's top. The section's anchor is kept in the
@@ -132,7 +132,7 @@ def has_table(index: Index, name: str) -> bool:
 
 
 def leaf_hits(
-    memory: Memory,
+    memory: MemoryView,
     ranked: Sequence[tuple[str, float, dict[str, Any]]],
     known: Mapping[str, dict[str, Any]] | None = None,
 ) -> list[RetrievalHit]:
@@ -230,7 +230,7 @@ def _as_summary(hit: RetrievalHit, summary: dict[str, Any]) -> None:
     hit.source_refs = list(dict.fromkeys(summary["source_refs"] or []))  # in the messages' order, each once
 
 
-def _entities_of(memory: Memory, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
+def _entities_of(memory: MemoryView, leaf_ids: Sequence[str]) -> dict[str, list[str]]:
     if not leaf_ids or not has_table(memory.index, "occurrences"):
         return {}
     return memory.entity_graph().entities_of(leaf_ids)

@@ -27,7 +27,7 @@ from vaultmind.retrieval.hits import RetrievalHit, envelope, has_table, leaf_hit
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
-    from vaultmind.memory import Memory
+    from vaultmind.retrieval.view import MemoryView
 
 MAX_DEPTH = 4
 SOURCE_KINDS = ("chat", "email", "document", "note")  # "note": the vault's own notes
@@ -36,7 +36,7 @@ FUZZY_CUTOFF = 70
 MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 
 
-def fetch_leaves(memory: Memory, ids: Sequence[str]) -> dict[str, Any]:
+def fetch_leaves(memory: MemoryView, ids: Sequence[str]) -> dict[str, Any]:
     """Nodes by id, in the order asked, each once: leaf ids, and the `node_id` of any hit (a
     summary's, which answers as the summary node; an entity's, as `search_entities` shows it);
     the ids found nowhere in `missing`."""
@@ -50,7 +50,7 @@ def fetch_leaves(memory: Memory, ids: Sequence[str]) -> dict[str, Any]:
     return {"hits": hits, "total": len(hits), "truncated": False, "missing": [i for i in wanted if i not in found]}
 
 
-def _summary_chunks(memory: Memory, ids: Sequence[str]) -> dict[str, str]:
+def _summary_chunks(memory: MemoryView, ids: Sequence[str]) -> dict[str, str]:
     """Summary id → the first chunk of its note (how a summary is read as a hit)."""
     rows = memory.index.query(
         """SELECT s.id, min_by(l.id, l.seq) FROM summaries s JOIN leaves l ON l.note_path = s.note_path
@@ -61,7 +61,7 @@ def _summary_chunks(memory: Memory, ids: Sequence[str]) -> dict[str, str]:
 
 
 def query_source(
-    memory: Memory,
+    memory: MemoryView,
     *,
     source_id: str | None = None,
     kind: str | None = None,
@@ -119,7 +119,7 @@ def query_source(
     return envelope(hits, total)
 
 
-def cover_window(memory: Memory, start: datetime, end: datetime, *, limit: int = 100) -> dict[str, Any]:
+def cover_window(memory: MemoryView, start: datetime, end: datetime, *, limit: int = 100) -> dict[str, Any]:
     """The fewest nodes covering [start, end): summaries lying wholly inside the window, chosen
     greedily by how many of the window's leaves they cover, then the leaves no chosen summary
     covers (`uncovered_leaves` counts them)."""
@@ -153,7 +153,7 @@ def cover_window(memory: Memory, start: datetime, end: datetime, *, limit: int =
     return envelope(hits[:limit], len(chosen) + len(uncovered), uncovered_leaves=len(uncovered))
 
 
-def drill_down(memory: Memory, node_id: str, *, depth: int = 1, limit: int = 100) -> dict[str, Any]:
+def drill_down(memory: MemoryView, node_id: str, *, depth: int = 1, limit: int = 100) -> dict[str, Any]:
     """Children of a summary node, breadth first, `depth` levels down (summaries, then leaves).
     Leaves have no children. An entity's children are the leaves that mention it or that it
     wrote (`entity_leaves`)."""
@@ -199,7 +199,7 @@ def drill_down(memory: Memory, node_id: str, *, depth: int = 1, limit: int = 100
     return envelope(hits, len(order))
 
 
-def entity_leaves(memory: Memory, entity_id: str, *, limit: int = 100) -> dict[str, Any]:
+def entity_leaves(memory: MemoryView, entity_id: str, *, limit: int = 100) -> dict[str, Any]:
     """The leaves that mention an entity or that it wrote (its authors as ingest resolves them),
     newest first; `breakdown.entity` says which ("mention", "author")."""
     from vaultmind.retrieval.walk import named_authors
@@ -217,7 +217,7 @@ def entity_leaves(memory: Memory, entity_id: str, *, limit: int = 100) -> dict[s
     return envelope(leaf_hits(memory, ranked), len(rows))
 
 
-def summary_hits(memory: Memory, summary_ids: Sequence[str]) -> list[Any]:
+def summary_hits(memory: MemoryView, summary_ids: Sequence[str]) -> list[Any]:
     """Summary nodes as hits (through the first chunk of each summary note)."""
     if not summary_ids:
         return []
@@ -226,7 +226,7 @@ def summary_hits(memory: Memory, summary_ids: Sequence[str]) -> list[Any]:
 
 
 def search_entities(
-    memory: Memory, query: str, *, kind: str | None = None, limit: int = 10
+    memory: MemoryView, query: str, *, kind: str | None = None, limit: int = 10
 ) -> dict[str, Any]:
     """Entities whose name or alias matches `query` (fuzzy), best first, in the hit shape of every
     mode plus their kind, names and mention count. The order: the name's match (0–100) plus
@@ -256,7 +256,7 @@ def search_entities(
     return {"hits": hits, "total": len(order), "truncated": len(order) > limit}
 
 
-def _entity_hits(memory: Memory, ids: Sequence[str]) -> list[dict[str, Any]]:
+def _entity_hits(memory: MemoryView, ids: Sequence[str]) -> list[dict[str, Any]]:
     """The entities of `ids` that the index knows, as `search_entities` shows them, in that order."""
     if not ids or not has_table(memory.index, "entities"):
         return []
@@ -265,7 +265,7 @@ def _entity_hits(memory: Memory, ids: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _entity_hit(
-    memory: Memory, row: EntityRow, score: float, breakdown: dict[str, Any], *, ambiguous: bool = False
+    memory: MemoryView, row: EntityRow, score: float, breakdown: dict[str, Any], *, ambiguous: bool = False
 ) -> dict[str, Any]:
     """An entity in the hit shape of every mode (its entity note, when there is one, cited as a
     leaf's note is), plus its kind, names and mention count."""

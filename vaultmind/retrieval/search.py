@@ -18,14 +18,14 @@ from vaultmind.index.lexical import terms
 from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
 
 if TYPE_CHECKING:
-    from vaultmind.memory import Memory
+    from vaultmind.retrieval.view import MemoryView
 
 RRF_K = 60
 CANDIDATES = 100
 WEIGHTS = {"bm25": 1.0, "dense": 1.0}
 
 
-def search(memory: Memory, query: str, *, limit: int) -> dict[str, Any]:
+def search(memory: MemoryView, query: str, *, limit: int) -> dict[str, Any]:
     """`{hits, total, truncated}` for a free-text query, in the hit shape of every mode (each
     hit's `breakdown`: its rank and raw score per signal, and `rrf`); deterministic for a given
     index."""

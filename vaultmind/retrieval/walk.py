@@ -252,8 +252,8 @@ from vaultmind.vault.layout import ENTITIES_DIR
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns
-    from vaultmind.memory import Memory
     from vaultmind.retrieval.timeparse import TimeWindow
+    from vaultmind.retrieval.view import MemoryView
 
 Pairs = frozenset[tuple[str, str]]  # ordered pairs of search terms
 
@@ -311,7 +311,7 @@ AHEAD_ASKING = ASKING_WORDS | frozenset(terms("plan plans planned planning sched
 
 
 def walk(
-    memory: Memory,
+    memory: MemoryView,
     question: str,
     *,
     limit: int = 10,
@@ -569,7 +569,7 @@ def without_common(q: npt.NDArray[np.float32], mean: npt.NDArray[np.float32] | N
 
 
 def _context(
-    memory: Memory, ids: list[str], at: dict[str, int], base: npt.NDArray[np.float64], cols: LeafColumns, *, seeds: int
+    memory: MemoryView, ids: list[str], at: dict[str, int], base: npt.NDArray[np.float64], cols: LeafColumns, *, seeds: int
 ) -> tuple[dict[str, float], list[str], LeafColumns]:
     """Conversation context: the message right after (or before) a strong match often holds the
     answer, and sometimes the one after that. Only between messages (leaves with an author):
@@ -890,14 +890,14 @@ def _identity(
     return out
 
 
-def _idf(memory: Memory, content_terms: Sequence[str]) -> Callable[[str], float]:
+def _idf(memory: MemoryView, content_terms: Sequence[str]) -> Callable[[str], float]:
     """The inverse document frequency of each of the question's terms, log(1 + N / df)."""
     total = max(memory.leaves.document_frequency("")[1], 1)
     idf = {t: math.log(1 + total / max(memory.leaves.document_frequency(t)[0], 1)) for t in set(content_terms)}
     return idf.__getitem__
 
 
-def _told_of(memory: Memory, ids: list[str], cols: LeafColumns, window: TimeWindow) -> npt.NDArray[np.bool_]:
+def _told_of(memory: MemoryView, ids: list[str], cols: LeafColumns, window: TimeWindow) -> npt.NDArray[np.bool_]:
     """Which leaves name a day inside `window`, read from when they were written
     (`windows.names_a_day_in`)."""
     out = np.zeros(len(ids), dtype=bool)
@@ -986,7 +986,7 @@ def _revised_notes(
                 note_rank[note] = max(note_rank[note], note_rank[old_note] + REVISION_MARGIN * order)
 
 
-def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:
+def query_entities(memory: MemoryView, question: str) -> list[tuple[str, str]]:
     """The question's entities, normalised exactly as at ingest (empty without the entity index)."""
     if not has_table(memory.index, "occurrences"):
         return []
@@ -995,7 +995,7 @@ def query_entities(memory: Memory, question: str) -> list[tuple[str, str]]:
     return entity_query(memory.index).find(question)
 
 
-def named_authors(memory: Memory, qents: Sequence[tuple[str, str]]) -> dict[str, str]:
+def named_authors(memory: MemoryView, qents: Sequence[tuple[str, str]]) -> dict[str, str]:
     """The authors of the memory whose entity the question names, by any of its names (an
     alias taught in its entity note: "Natty" for Priya Natarajan): author → entity id."""
     wanted = {e for e, _ in qents}
@@ -1010,7 +1010,7 @@ def named_authors(memory: Memory, qents: Sequence[tuple[str, str]]) -> dict[str,
 _WORD = re.compile(r"[\w'’]+")
 
 
-def _name_words(memory: Memory) -> tuple[frozenset[str], frozenset[str]]:
+def _name_words(memory: MemoryView) -> tuple[frozenset[str], frozenset[str]]:
     """The lower-case words of the names the memory knows: of entities' names and aliases, and
     of authors'."""
     entities = _entity_words(entity_names(memory.index)) if has_table(memory.index, "entities") else frozenset()
@@ -1035,7 +1035,7 @@ def _read_as(word: str, fixed: dict[str, str]) -> str:
     return new.capitalize() if word[:1].isupper() else new
 
 
-def author_terms(memory: Memory) -> frozenset[str]:
+def author_terms(memory: MemoryView) -> frozenset[str]:
     """The terms of every author's name in the memory (`Nate Smith` → nate, smith), from the
     resident leaves (kept in step with every save)."""
     return _author_terms(memory.leaves.authors())
@@ -1123,7 +1123,7 @@ def _prose(text: str) -> str:
     return _NOT_PROSE.sub(lambda m: m.group(1) or " ", text)
 
 
-def _names_capitalised(memory: Memory, question: str) -> str:
+def _names_capitalised(memory: MemoryView, question: str) -> str:
     """`question` with the author names it writes in lower case ("what did john say?")
     capitalised, when the memory writes them as names: then they are read as names, as
     written "John". "bill" stays a word where the memory speaks of "the electricity bill"."""
@@ -1142,7 +1142,7 @@ def _names_capitalised(memory: Memory, question: str) -> str:
     return _WORD.sub(named, question)
 
 
-def _written_as_names(memory: Memory, asked: frozenset[str]) -> frozenset[str]:
+def _written_as_names(memory: MemoryView, asked: frozenset[str]) -> frozenset[str]:
     """Of the terms `asked` (no stop words: "may" and "will" are names only written "May" and
     "Will"), those the memory writes as names: capitalised in at least four of five of their
     uses inside a sentence, among the leaves that hold them most (or in no text at all)."""
@@ -1178,7 +1178,7 @@ def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
 
 
 def _entity_signals(
-    memory: Memory, entity_ids: Sequence[str], max_hops: int
+    memory: MemoryView, entity_ids: Sequence[str], max_hops: int
 ) -> tuple[dict[str, frozenset[str]], set[str], dict[str, float], dict[str, list[str]]]:
     """Leaves per query entity, leaves holding related pairs, graph proximity per leaf, and the
     leaves of the query entities' own notes (entity → leaf ids)."""
@@ -1283,7 +1283,7 @@ def _note_rank(
 
 
 def _note_coverage(
-    memory: Memory, query_terms: Sequence[str], among: Collection[str], joined: Mapping[str, Sequence[str]] | None = None
+    memory: MemoryView, query_terms: Sequence[str], among: Collection[str], joined: Mapping[str, Sequence[str]] | None = None
 ) -> dict[str, float]:
     """Per note of `among` (the candidates' notes), the idf-weighted share of the query's terms
     that occur somewhere in it: a note that holds every part of a question, spread over several
@@ -1307,7 +1307,7 @@ def _note_coverage(
 
 
 def _diversify(
-    memory: Memory,
+    memory: MemoryView,
     scored: list[tuple[str, float, dict[str, Any]]],
     limit: int,
     places: dict[str, tuple[str, int, str | None]],
