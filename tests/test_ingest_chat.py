@@ -853,6 +853,63 @@ def test_telegram_bad_time_names_the_message(tmp_path: Path) -> None:
         parse_telegram(write(tmp_path, "bad.json", json.dumps(bad)))
 
 
+def _telegram_edit(text: str, edited: int | None) -> dict[str, Any]:
+    """A Telegram chat export of two messages, the first `text`, edited at `edited` (epoch s)."""
+    first: dict[str, Any] = {"id": 7, "type": "message", "date_unixtime": "1709546400", "from": "Alice", "text": text}
+    if edited is not None:
+        first |= {"edited": "2024-03-04T11:00:00", "edited_unixtime": str(edited)}
+    second = {"id": 8, "type": "message", "date_unixtime": "1709546460", "from": "Bob", "text": "ok"}
+    return {"name": "Trip", "type": "private_group", "id": 99, "messages": [first, second]}
+
+
+def test_a_telegram_message_edited_after_an_export_shows_its_new_text(tmp_path: Path, vault: Path) -> None:
+    """Telegram keeps a message's id through an edit: the next export's text was taken for a
+    conflict, the note kept the text before the edit, and said it differed. The note shows the
+    new text, the one before kept below it (quoted), the id unchanged; an older export changes
+    nothing, and a second edit keeps both earlier texts."""
+    export = tmp_path / "result.json"
+    note = vault / "sources/chat/telegram/trip/2024-03-04.md"
+    export.write_text(json.dumps(_telegram_edit("Meet at 6 at the harbour", None)), encoding="utf-8")
+    ingest_paths("chat", [export], vault)
+    export.write_text(json.dumps(_telegram_edit("Meet at 7 at the harbour", 1709550000)), encoding="utf-8")
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_edited, report.messages_added, report.warnings) == (1, 0, [])
+    assert report.written == ["sources/chat/telegram/trip/2024-03-04.md"]
+    [message] = [m for m in parse_note("sources/chat/telegram/trip/2024-03-04.md", note.read_text(encoding="utf-8")).leaves if m.message_id == "7"]
+    assert message.text == (
+        "Meet at 7 at the harbour\n\n[edited 2024-03-04T11:00:00Z, the text before:]\n> Meet at 6 at the harbour"
+    )
+    assert message.source_ref == "telegram://chat/99/7"
+    assert 'edited="2024-03-04T11:00:00Z"' in note.read_text(encoding="utf-8")
+    before = snapshot_files(vault)
+    for text, edited in (("Meet at 7 at the harbour", 1709550000), ("Meet at 6 at the harbour", None)):
+        export.write_text(json.dumps(_telegram_edit(text, edited)), encoding="utf-8")
+        again = ingest_paths("chat", [export], vault)  # the same export again, then the first one
+        assert (again.written, again.messages_edited, again.warnings) == ([], 0, [])
+    assert snapshot_files(vault) == before
+    export.write_text(json.dumps(_telegram_edit("Meet at 8 at the pier", 1709553600)), encoding="utf-8")
+    assert ingest_paths("chat", [export], vault).messages_edited == 1
+    [message] = [m for m in parse_note("sources/chat/telegram/trip/2024-03-04.md", note.read_text(encoding="utf-8")).leaves if m.message_id == "7"]
+    assert message.text.startswith("Meet at 8 at the pier\n\n[edited 2024-03-04T12:00:00Z, the text before:]\n")
+    assert "> Meet at 7 at the harbour" in message.text and "> > Meet at 6 at the harbour" in message.text
+
+
+def test_two_exports_of_a_telegram_edit_in_one_ingest_end_as_one_after_the_other(tmp_path: Path, vault: Path) -> None:
+    """Given together, in either order, the exports before and after an edit write what
+    ingesting them one after the other writes."""
+    old = write(tmp_path / "old", "result.json", json.dumps(_telegram_edit("Meet at 6", None)))
+    new = write(tmp_path / "new", "result.json", json.dumps(_telegram_edit("Meet at 7", 1709550000)))
+    ingest_paths("chat", [old], vault)
+    ingest_paths("chat", [new], vault)
+    one_by_one = snapshot_files(vault)
+    for order in ([old, new], [new, old]):
+        together = tmp_path / f"vault-{len(order)}-{order[0].parent.name}"
+        together.mkdir()
+        report = ingest_paths("chat", order, together)
+        assert report.warnings == []
+        assert snapshot_files(together) == one_by_one
+
+
 # --- ChatGPT ----------------------------------------------------------------------------------
 
 

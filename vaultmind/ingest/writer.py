@@ -66,7 +66,7 @@ from vaultmind.markdown.render import (
     render_source_note,
     to_utc,
 )
-from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.atomic import make_folders, write_atomic
 from vaultmind.vault.encoding import DecodedText, decode_text, encoding_name
 from vaultmind.vault.layout import SOURCES_DIR
 
@@ -170,6 +170,7 @@ class _Existing:
                 to=_people(headers.get(leaf.message_id, {}).get("to")),
                 cc=_people(headers.get(leaf.message_id, {}).get("cc")),
                 answers=tuple((headers.get(leaf.message_id, {}).get("answers") or "").split()),
+                edited=headers.get(leaf.message_id, {}).get("edited"),
             )
         return out
 
@@ -443,7 +444,10 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                     group.quoted[msg.message_id] = quoted[msg.message_id]
             else:
                 report.messages_known += 1
-                if seen.text != msg.text:
+                edit = _edit(seen, msg) or _edit(msg, seen)  # (exports of an edited message, in either order)
+                if edit is not None:
+                    group.messages[msg.message_id] = edit
+                elif seen.text != msg.text and note_text(msg.text) not in _versions(note_text(seen.text)):
                     report.warnings.append(
                         f"{base}: message {msg.message_id!r} appears twice in the export with different text; kept the first"
                     )
@@ -767,6 +771,46 @@ def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new
             plan.report.messages_edited += 1
 
 
+# below an edited message's text (Telegram), its text before the edit, quoted: "[edited <UTC
+# time>, the text before:]" and the quoted lines, themselves holding any earlier edit's
+_EDIT_MARK_RE = re.compile(r"\n\n\[edited [^\]\n]*, the text before:\]\n((?:>[^\n]*(?:\n|\Z))+)\Z")
+
+
+def _edit_time(value: str | None) -> datetime | None:
+    """A message's `edited` time (None: never edited, or not readable)."""
+    try:
+        return to_utc(value) if value else None
+    except VaultmindError:
+        return None
+
+
+def _versions(text: str) -> list[str]:
+    """The texts a message has shown, newest first: its text, then those before each edit
+    (`_edit`), as its note keeps them."""
+    out = []
+    while (mark := _EDIT_MARK_RE.search(text)) is not None:
+        out.append(text[: mark.start()])
+        text = "\n".join(line[2:] if line.startswith("> ") else line[1:] for line in mark.group(1).rstrip("\n").split("\n"))
+    out.append(text)
+    return out
+
+
+def _edit(held: Message, export: Message) -> Message | None:
+    """`held` (a note's message, or an earlier export's of this ingest) as a later edit of it
+    shows it: `export`'s text, and below it, quoted under `[edited <time>, the text before:]`,
+    `held`'s whole text (its own earlier versions included: nothing is lost); the id stays.
+    None when `export` is no later edit than `held` (not edited, or edited before `held`'s
+    edit: an older export changes nothing) or holds `held`'s text already."""
+    later, before = _edit_time(export.edited), _edit_time(held.edited)
+    if later is None or (before is not None and later <= before):
+        return None
+    own, said = note_text(export.text), note_text(held.text)
+    if said == own or said in _versions(own)[1:]:
+        return None if said == own else export
+    quoted = "\n".join(f"> {line}" if line else ">" for line in said.split("\n"))
+    return replace(export, text=f"{own}\n\n[edited {export.edited}, the text before:]\n{quoted}")
+
+
 _REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]")
 _REPLACED_END_RE = re.compile(_REPLACED_RE.pattern + r"\Z")
 
@@ -907,7 +951,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         if moved not in report.unchanged:  # yours, and it holds some of the export: indexed with the rest
             report.unchanged.append(moved)
     current = target.messages() if target is not None else {}
-    marked = _mark_replaced(group, current)
+    changed = _mark_replaced(group, current)  # messages of the note whose text changes
     yours = {message_id: message for note in user_edited for message_id, message in note.messages().items()}
     known |= _same_messages(group, {**yours, **current})
     new: dict[str, Message] = {}
@@ -920,7 +964,14 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             said = note_text(mine.text)
             if group.replaced is not None and _marked(said, note_text(message.text)):  # a mark of `_mark_replaced` is no change of its text
                 said = note_text(message.text)
-            if said not in {note_text(message.text), note_text(quoting.text)}:
+            if said in {note_text(message.text), note_text(quoting.text)}:
+                continue
+            edit = _edit(mine, message)
+            if edit is not None:  # edited since the note was written: the new text, the one before kept below it
+                current[message_id] = edit
+                report.messages_edited += 1
+                changed += 1
+            elif note_text(message.text) not in _versions(said):  # (an older export's text before an edit: known)
                 where = target.path if target is not None else base
                 report.warnings.append(
                     f"{where}: message {message_id!r} differs from the note; kept the note's text"
@@ -951,7 +1002,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         _say_wide(plan, wide, f"its messages are known, and {len(new)} new message(s) are written to {target.path if target is not None else free}")
     if target is not None:
         plan.claimed.add(target.path)
-        if not new and not marked:  # nothing to add: the note stays as it is, its front matter included
+        if not new and not changed:  # nothing to add: the note stays as it is, its front matter included
             report.unchanged.append(target.path)
         else:
             plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=tuple(new)))
@@ -1234,7 +1285,7 @@ def _execute(plan: _Plan) -> IngestReport:
     for done, item in enumerate(writes):
         full = plan.vault / item.path
         try:
-            full.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(full.parent)
             if item.expect is not None:
                 try:
                     current = full.read_bytes()
