@@ -398,13 +398,26 @@ def _full_text(mail: _Mail) -> str:
     return _message(mail, "\n\n".join(filter(None, split_quoted(mail.parsed.body)))).text
 
 
+def _with_attachments(mail: _Mail, text: str, attachments: Sequence[Attachment]) -> str:
+    """`text` (the new text of `mail`), then the messages it forwards as attachments, then the
+    line listing `attachments`."""
+    text = "\n\n".join(part for part in (text, *mail.parsed.forwarded) if part)
+    line = attachments_line(attachments)
+    return (f"{text}\n\n{line}" if text else line) if line else text
+
+
+def _earlier_text(mail: _Mail, text: str) -> str | None:
+    """The text a vaultmind that did not list nameless inline images gave `mail` (its note
+    holds it so), when it differs (`SourceBatch.earlier_texts`)."""
+    if not any(a.inline for a in mail.parsed.attachments):
+        return None
+    return _with_attachments(mail, text, [a for a in mail.parsed.attachments if not a.inline])
+
+
 def _message(mail: _Mail, text: str) -> Message:
     """The message of `mail`, whose new text (`split_quoted`) is `text`: then the messages it
     forwards as attachments, then its attachments' line."""
-    text = "\n\n".join(part for part in (text, *mail.parsed.forwarded) if part)
-    attachments = attachments_line(mail.parsed.attachments)
-    if attachments:
-        text = f"{text}\n\n{attachments}" if text else attachments
+    text = _with_attachments(mail, text, mail.parsed.attachments)
     return Message(
         message_id=mail.key,
         author=mail.author,
@@ -447,9 +460,20 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
             for mail, (_, quote) in zip(thread, parts, strict=True)
             if quote
         )
+        earlier = tuple(
+            (mail.key, text)
+            for mail, (own, _) in zip(thread, parts, strict=True)
+            if (text := _earlier_text(mail, own)) is not None
+        )
         out.append(
             SourceBatch(
-                meta=meta, messages=messages, bucket="thread", note_name=name, related=tuple(related), quoted=quoted
+                meta=meta,
+                messages=messages,
+                bucket="thread",
+                note_name=name,
+                related=tuple(related),
+                quoted=quoted,
+                earlier_texts=earlier,
             )
         )
     return out

@@ -12,7 +12,9 @@ trusts the message:
 - charsets: the declared one (a few aliases widened: gb2312 → gb18030, iso-8859-1 → cp1252…),
   then UTF-8, then cp1252, then latin-1; a declared charset with a few bad bytes keeps its
   decoding with replacement characters;
-- attachments are listed (name, type, size), never inlined; an attached `message/rfc822` is
+- attachments are listed (name, type, size), never inlined — an inline image of an HTML body
+  without a file name too, named by its Content-ID (`image001.png`) or type (`inline.png`);
+  an attached `message/rfc822` is
   listed by its subject, and its text is kept apart (`forwarded`, under a "---------- Forwarded
   message ----------" header with its From, Date, Subject, To: never cut as a quote), or is
   the text when the outer message has none;
@@ -73,6 +75,9 @@ class Attachment:
     filename: str
     content_type: str
     size: int  # bytes (decoded)
+    # a nameless inline resource of an HTML body (an image pasted into the message), named from
+    # its Content-ID or type: listed since it is, so a note written before does not list it
+    inline: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,10 +393,23 @@ def _enclosed_message(part: Message) -> Message | None:
         return None
 
 
-def _attach(part: Message, ctype: str, body: _Body, name: str | None = None) -> None:
+def _attach(part: Message, ctype: str, body: _Body, name: str | None = None, *, inline: bool = False) -> None:
     if name is None:
-        name = "unnamed" + (mimetypes.guess_extension(ctype, strict=False) or "")
-    body.attachments.append(Attachment(name, ctype, len(_payload_bytes(part))))
+        name = _inline_name(part, ctype) if inline else "unnamed" + (mimetypes.guess_extension(ctype, strict=False) or "")
+    body.attachments.append(Attachment(name, ctype, len(_payload_bytes(part)), inline))
+
+
+_CID_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _inline_name(part: Message, ctype: str) -> str:
+    """A name for a nameless inline resource: its Content-ID's part before `@`
+    (`<image001.png@01DA…>` → `image001.png`), given the type's extension when it has none,
+    else `inline` and the extension (`inline.png`)."""
+    cid = decode_header(part.get("content-id")).strip().strip("<>").split("@", 1)[0]
+    stem = _CID_NAME_RE.sub("-", cid).strip("-.")[:60] or "inline"
+    extension = mimetypes.guess_extension(ctype, strict=False) or ""
+    return stem if mimetypes.guess_type(stem, strict=False)[0] else stem + extension
 
 
 def _walk(part: Message, body: _Body, depth: int) -> None:
@@ -434,9 +452,8 @@ def _walk(part: Message, body: _Body, depth: int) -> None:
     elif ctype.endswith("/plain") or (maintype == "text" and not name and ctype != "text/calendar"):
         text = _part_text(part, body)
         body.plain_used = True
-    else:  # images, archives…: listed; a nameless inline resource of an HTML body is skipped
-        if name or part.get("content-id") is None:
-            _attach(part, ctype, body, name)
+    else:  # images, archives…: listed, a nameless inline resource of an HTML body by its Content-ID
+        _attach(part, ctype, body, name, inline=name is None and part.get("content-id") is not None)
         return
     if text.strip():
         body.texts.append(text.strip("\n"))

@@ -344,6 +344,7 @@ class _Group:
     messages: dict[str, Message] = field(default_factory=dict)
     related: set[str] = field(default_factory=set)
     quoted: dict[str, QuotedParent] = field(default_factory=dict)
+    earlier: dict[str, str] = field(default_factory=dict)  # `SourceBatch.earlier_texts`
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
     known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`
     replaced: dict[str, str] | None = None  # `SourceBatch.replaced`
@@ -419,6 +420,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
         single = None if batch.bucket == "day" else note_path(batch)
         folder = f"{SOURCES_DIR}/{meta.kind}/{scope_folder(meta.scope)}"
         quoted = {quote.message_id: quote for quote in batch.quoted}
+        earlier = dict(batch.earlier_texts)
         for message in batch.messages:
             msg = _normalize(message, meta)
             day = to_utc(msg.timestamp).astimezone(zone).date().isoformat() if single is None else None
@@ -442,6 +444,8 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                 group.messages[msg.message_id] = msg
                 if msg.message_id in quoted:
                     group.quoted[msg.message_id] = quoted[msg.message_id]
+                if msg.message_id in earlier:
+                    group.earlier[msg.message_id] = earlier[msg.message_id]
             else:
                 report.messages_known += 1
                 edit = _edit(seen, msg) or _edit(msg, seen)  # (exports of an edited message, in either order)
@@ -847,6 +851,15 @@ def _mark_replaced(group: _Group, current: dict[str, Message]) -> int:
     return changed
 
 
+def _readings(message: Message, quote: QuotedParent | None, earlier: str | None) -> set[str]:
+    """The texts a note may hold for `message` as it is: its text, with the quoted parent put
+    back below it (`QuotedParent`), and each so as an earlier vaultmind read it (`earlier`)."""
+    texts = [message.text] if earlier is None else [message.text, earlier]
+    return {note_text(text) for text in texts} | (
+        {note_text(f"{text}\n\n{quote.text}") for text in texts} if quote is not None else set()
+    )
+
+
 def _unanswered(plan: _Plan, group: _Group, quote: QuotedParent) -> bool:
     """None of the messages `quote`'s message answers is in the group or in a note of the vault:
     what it quoted is put back below its text (see `QuotedParent`)."""
@@ -964,7 +977,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             said = note_text(mine.text)
             if group.replaced is not None and _marked(said, note_text(message.text)):  # a mark of `_mark_replaced` is no change of its text
                 said = note_text(message.text)
-            if said in {note_text(message.text), note_text(quoting.text)}:
+            if said in _readings(message, quote, group.earlier.get(message_id)):
                 continue
             edit = _edit(mine, message)
             if edit is not None:  # edited since the note was written: the new text, the one before kept below it
