@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from vaultmind.ingest.signal import parse_signal
 from vaultmind.ingest.slack import parse_slack
 from vaultmind.ingest.telegram import parse_telegram
 from vaultmind.ingest.whatsapp import parse_whatsapp
-from vaultmind.ingest.writer import _message_ids
+from vaultmind.ingest.writer import _message_ids, write_batches
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message
@@ -219,7 +220,6 @@ def test_a_slack_workspace_without_team_ids_is_one_source_whatever_its_export_is
 def test_a_slack_workspace_written_under_its_export_name_is_found_again(tmp_path: Path, vault: Path) -> None:
     """Written when a workspace without team ids was named by its export's folder: the same export
     again, now named by its messages' team, adds nothing."""
-    from dataclasses import replace
 
     from vaultmind.ingest.writer import write_batches
 
@@ -703,7 +703,6 @@ def test_one_message_sent_to_two_chats_stays_in_both(tmp_path: Path, vault: Path
 def test_a_download_ingested_under_its_numbered_name_is_found_again(tmp_path: Path, vault: Path) -> None:
     """Ingested when " (1)" was part of the chat's name: its next export, downloaded as " (2)"
     or under its plain name, adds only its new messages, to the chat's notes."""
-    from dataclasses import replace
 
     from vaultmind.ingest.writer import write_batches
 
@@ -721,6 +720,40 @@ def test_a_download_ingested_under_its_numbered_name_is_found_again(tmp_path: Pa
     assert set(notes) == {"alice-1"}, notes
     room = write(tmp_path, "WhatsApp Chat with Room (101).txt", "2024-03-04, 09:00 - Alice: Key is under the mat\n")
     assert parse_whatsapp(room)[0].meta.title == "Room (101)", "a name's own number is no download's"
+
+
+def test_a_whatsapp_message_line_pasted_into_a_message_stays_in_it(tmp_path: Path, vault: Path) -> None:
+    """A message quoting lines copied from another chat was cut at each of them: the pasted
+    "12/01/2024, 10:15 - Bob: hi" became a message of Bob's in January, in a chat he is not in;
+    a pasted line of another layout or date format (an iOS line, a year-first date) became a
+    message too, or stopped the ingest ("the date format changes within the file"). Such lines
+    stay in the message they were pasted into, whose id is its own lines' (the id a note
+    written before gave it: that note is left as it is, without a warning)."""
+    export = write(tmp_path, "WhatsApp Chat with Trip.txt", (
+        "13/03/2024, 09:00 - Alice: Look what Bob wrote in the other group:\n"
+        "12/01/2024, 10:15 - Bob: hi, the ferry leaves at 7\n"
+        "12/01/2024, 10:16 - Carl: from pier 3\n"
+        "13/03/2024, 09:02 - Dan: and this one\n"
+        "[2024-02-11, 08:00:00] Erin: bring cash\n"
+        "13/03/2024, 09:05 - Alice: ok\n"
+        "12/03/2024, 23:30 - Dan: (sent offline)\n"
+    ))
+    [batch] = parse_whatsapp(export)
+    assert [(m.author, m.text) for m in batch.messages] == [
+        ("Alice", "Look what Bob wrote in the other group:\n12/01/2024, 10:15 - Bob: hi, the ferry leaves at 7\n"
+                  "12/01/2024, 10:16 - Carl: from pier 3"),
+        ("Dan", "and this one\n[2024-02-11, 08:00:00] Erin: bring cash"),
+        ("Alice", "ok"),
+        ("Dan", "(sent offline)"),  # a participant's, hours back: a message
+    ]
+    own = {m.message_id: m.text.split("\n", 1)[0] for m in batch.messages}
+    assert sorted(batch.earlier_texts) == sorted((m.message_id, own[m.message_id]) for m in batch.messages[:2])
+    # a note written before held each message's own lines alone: it stays as it is
+    write_batches(vault, [replace(batch, messages=tuple(replace(m, text=own[m.message_id]) for m in batch.messages), earlier_texts=())])
+    before = snapshot_files(vault)
+    again = ingest_paths("chat", [export], vault)
+    assert (again.written, again.warnings, again.messages_added) == ([], [], 0)
+    assert snapshot_files(vault) == before
 
 
 def test_whatsapp_malformed_names_the_line(tmp_path: Path) -> None:
