@@ -837,6 +837,21 @@ TELEGRAM_CHAT: dict[str, Any] = {
 }
 
 
+def test_a_telegram_export_without_unix_times_is_recognised(tmp_path: Path, vault: Path) -> None:
+    """Telegram Desktop before 2021 wrote only the local `date`: such an export was "cannot
+    tell which chat export this is" without `--format telegram`. Its chat `type` says it; its
+    times are read in the zone given."""
+    old = {
+        "name": "Alice", "type": "personal_chat", "id": 123,
+        "messages": [{"id": 1, "type": "message", "date": "2019-07-01T10:00:00", "from": "Alice", "from_id": 123, "text": "hi"}],
+    }
+    export = write(tmp_path, "result.json", json.dumps(old, indent=1))
+    assert detect_chat_format(export) == "telegram"
+    report = ingest_paths("chat", [export], vault, tz="Europe/Berlin")
+    assert report.written == ["sources/chat/telegram/alice/2019-07-01.md"]
+    assert 'at="2019-07-01T08:00:00Z"' in (vault / report.written[0]).read_text(encoding="utf-8")
+
+
 def test_telegram_single_and_batch(tmp_path: Path) -> None:
     single = write(tmp_path, "result.json", json.dumps(TELEGRAM_CHAT))
     batch = write(
