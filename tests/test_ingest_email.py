@@ -792,3 +792,24 @@ def test_a_nameless_inline_image_of_an_html_email_is_listed(tmp_path: Path) -> N
     again = write_batches(vault, parse_email_paths([eml]))
     assert (again.written, again.warnings, again.messages_known) == ([], [], 1)
     assert note.read_bytes() == was
+
+
+def test_an_mbox_cut_short_in_a_header_leaves_the_message_above_as_it_is(tmp_path: Path) -> None:
+    """A download cut off inside the last message's header block: the block, not a message's
+    (its last line is cut), was taken for lines of the message above, whose note kept them for
+    good. That message keeps its own text; the cut one is skipped, said, and the whole file,
+    ingested later, adds it and nothing else."""
+    first = message("m1@x", "a@example.com", "Mon, 04 Mar 2024 09:00:00 +0000", "Hi", "Hello there")
+    second = message("m2@x", "b@example.com", "Mon, 04 Mar 2024 10:00:00 +0000", "Re: Hi", "Hello back", reply_to="m1@x")
+    whole = f"From a@x Mon Mar 04 09:00:00 2024\n{first}\nFrom b@x Mon Mar 04 10:00:00 2024\n{second}"
+    box = tmp_path / "box.mbox"
+    box.write_text(whole[: whole.index("Subject: Re: Hi") + len("Subj")], encoding="utf-8")
+    batches, warnings = parse_email_paths_with_report([box])
+    [[only]] = [batch.messages for batch in batches]
+    assert only.text == "Hello there"
+    assert warnings == [f"{box} message 2: the file ends inside its header (cut short?); skipped — ingest the whole file to read it"]
+    vault = tmp_path / "vault"
+    write_batches(vault, batches)
+    box.write_text(whole, encoding="utf-8")
+    report = write_batches(vault, parse_email_paths([box]))
+    assert (report.messages_added, report.messages_known, report.warnings) == (1, 1, [])

@@ -227,17 +227,31 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 warnings.append(f"{box.path} message {n}: unreadable ({exc}); skipped")
                 continue
             first, _, rest = data.partition(b"\n")
-            if read is not None and not _header_block(rest[:_HEAD_BYTES], cut=len(rest) > _HEAD_BYTES):
+            # (a file cut short ends in a line cut short: a header block cut there is one still)
+            cut = len(rest) > _HEAD_BYTES or (bool(rest) and not rest.endswith(b"\n"))
+            if read is not None and not _header_block(rest[:_HEAD_BYTES], cut=cut):
                 # a line of the body starting "From " that its writer left unescaped: no message
                 read = (read[0], read[1], read[2] + first + b"\n" + rest)
                 continue
             if read is not None:
                 yield _mbox_message(box, *read)
             read = (n, first, rest)
-        if read is not None:
+        if read is not None and _cut_in_header(read[2]):
+            warnings.append(
+                f"{box.path} message {read[0]}: the file ends inside its header (cut short?); skipped — "
+                "ingest the whole file to read it"
+            )
+        elif read is not None:
             yield _mbox_message(box, *read)
     finally:
         mbox.close()
+
+
+def _cut_in_header(rest: bytes) -> bool:
+    """Whether the last message of an mbox (`rest`: below its `From ` line) ends inside its
+    header block: no blank line, and the file's last line cut short (a download or copy cut
+    off). Read, it was a message of its headers only, a line of them for its text."""
+    return bool(rest) and not rest.endswith(b"\n") and b"\n\n" not in rest.replace(b"\r\n", b"\n")
 
 
 def _mbox_message(box: _Mailbox, n: int, first: bytes, rest: bytes) -> _Raw:
