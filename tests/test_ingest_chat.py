@@ -942,6 +942,25 @@ def test_a_telegram_message_edited_after_an_export_shows_its_new_text(tmp_path: 
     assert "> Meet at 7 at the harbour" in message.text and "> > Meet at 6 at the harbour" in message.text
 
 
+def test_a_slack_message_edited_after_an_export_shows_its_new_text(tmp_path: Path, vault: Path) -> None:
+    """Slack marks an edit (`edited.ts`) and keeps the message's `ts`: the next export's text
+    had been reported as differing from the note, which kept the text before the edit. As for
+    Telegram, the note shows the new text, the one before quoted below it, the id unchanged."""
+    export = slack_export(tmp_path / "export")
+    day = export / "general" / "2024-03-04.json"
+    ingest_paths("chat", [export], vault)
+    messages = json.loads(day.read_text(encoding="utf-8"))
+    [edited] = [m for m in messages if m.get("text") == "On it"]
+    edited |= {"text": "On it, done by Friday", "edited": {"user": "U2", "ts": "1709550000.000000"}}
+    day.write_text(json.dumps(messages), encoding="utf-8")
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_edited, report.warnings) == (1, [])
+    note = (vault / "sources/chat/slack/t9/general/2024-03-04.md").read_text(encoding="utf-8")
+    assert "> On it, done by Friday\n>\n> [edited 2024-03-04T11:00:00Z, the text before:]\n> > On it\n" in note
+    assert 'id="1709543110.000200"' in note
+    assert ingest_paths("chat", [export], vault).written == []
+
+
 def test_two_exports_of_a_telegram_edit_in_one_ingest_end_as_one_after_the_other(tmp_path: Path, vault: Path) -> None:
     """Given together, in either order, the exports before and after an edit write what
     ingesting them one after the other writes."""
