@@ -813,3 +813,35 @@ def test_an_mbox_cut_short_in_a_header_leaves_the_message_above_as_it_is(tmp_pat
     box.write_text(whole, encoding="utf-8")
     report = write_batches(vault, parse_email_paths([box]))
     assert (report.messages_added, report.messages_known, report.warnings) == (1, 1, [])
+
+
+def test_the_images_of_an_html_rendering_not_read_are_listed(tmp_path: Path) -> None:
+    """Apple Mail sends a pasted image inside the HTML rendering of a `multipart/alternative`
+    (plain text, then HTML with its images): the plain text was read and the HTML rendering,
+    its image with it, left out, so the note did not say an image was sent. The images of the
+    renderings not read are listed; a note written before, without them, is left as it is."""
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    raw = (
+        "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: The chart\n"
+        "Date: Mon, 04 Mar 2024 09:00:00 +0000\nMessage-ID: <chart2@example.com>\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/alternative; boundary="ALT"\n\n'
+        "--ALT\nContent-Type: text/plain; charset=utf-8\n\nHere is the chart:\n\n"
+        "--ALT\nContent-Type: multipart/related; boundary=\"REL\"\n\n"
+        "--REL\nContent-Type: text/html; charset=utf-8\n\n"
+        '<html><body><p>Here is the chart:</p><img src="cid:F3B1A2C4-77@home"></body></html>\n'
+        "--REL\nContent-Type: image/png\nContent-Transfer-Encoding: base64\nContent-ID: <F3B1A2C4-77@home>\n\n"
+        f"{png}\n"
+        "--REL--\n--ALT--\n"
+    )
+    eml = tmp_path / "mail" / "chart.eml"
+    eml.parent.mkdir()
+    eml.write_text(raw, encoding="utf-8")
+    [batch] = parse_email_paths([eml])
+    [msg] = batch.messages
+    assert msg.text == "Here is the chart:\n\nAttachments: F3B1A2C4-77.png (image/png, 70 B)"
+    vault = tmp_path / "vault"
+    written = write_batches(vault, [replace(batch, messages=(replace(msg, text="Here is the chart:"),), earlier_texts=())])
+    was = (vault / written.written[0]).read_bytes()
+    again = write_batches(vault, parse_email_paths([eml]))
+    assert (again.written, again.warnings) == ([], [])
+    assert (vault / written.written[0]).read_bytes() == was

@@ -33,7 +33,7 @@ import email.utils
 import mimetypes
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email import policy
 from email.message import Message
@@ -75,8 +75,9 @@ class Attachment:
     filename: str
     content_type: str
     size: int  # bytes (decoded)
-    # a nameless inline resource of an HTML body (an image pasted into the message), named from
-    # its Content-ID or type: listed since it is, so a note written before does not list it
+    # an image pasted into the message: a nameless inline resource of an HTML body (named from
+    # its Content-ID or type), or one of the HTML rendering of a message read in plain text.
+    # Listed since it is, so a note written before does not list it
     inline: bool = False
 
 
@@ -471,12 +472,16 @@ def _enclosed(part: Message, ctype: str, name: str | None, body: _Body) -> None:
 
 
 def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
-    """Pick one rendering: a `text/plain` one with text, else the first with any text."""
+    """Pick one rendering: a `text/plain` one with text, else the first with any text. The
+    images and files of the others (an HTML rendering's pasted images, which the plain one
+    cannot show) are listed with the chosen one's attachments."""
     chosen: _Body | None = None
     fallback: _Body | None = None
+    trials: list[tuple[Message, _Body]] = []
     for child in sorted(children, key=lambda c: c.get_content_type() != "text/plain"):
         trial = _Body()
         _walk(child, trial, depth + 1)
+        trials.append((child, trial))
         if trial.texts and trial.plain_used and not trial.html_used:
             chosen = trial
             break
@@ -487,8 +492,32 @@ def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
     body.html_used |= chosen.html_used
     body.plain_used |= chosen.plain_used
     body.attachments.extend(chosen.attachments)
+    walked = {id(child): trial for child, trial in trials}
+    listed = {(a.filename, a.content_type, a.size) for a in chosen.attachments}
+    for child in children:
+        other = walked.get(id(child))
+        if other is chosen:
+            continue
+        found = other.attachments if other is not None else _resources(child, depth + 1)
+        body.attachments.extend(
+            replace(a, inline=True) for a in found if (a.filename, a.content_type, a.size) not in listed
+        )
     body.enclosed.extend(chosen.enclosed)
     body.problems.extend(chosen.problems)
+
+
+def _resources(part: Message, depth: int) -> list[Attachment]:
+    """The images and files of a rendering not read (`_walk_alternative`), as its walk lists
+    them, without converting its text."""
+    if depth > MAX_DEPTH:
+        return []
+    if part.is_multipart():
+        return [a for child in part.get_payload() if isinstance(child, Message) for a in _resources(child, depth + 1)]
+    ctype = part.get_content_type()
+    if ctype.split("/", 1)[0] in ("text", "message", "multipart"):
+        return []
+    name = _filename(part)
+    return [Attachment(name or _inline_name(part, ctype), ctype, len(_payload_bytes(part)), True)]
 
 
 def _message_size(msg: Message) -> int:
