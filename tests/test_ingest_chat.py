@@ -725,8 +725,9 @@ def test_a_download_ingested_under_its_numbered_name_is_found_again(tmp_path: Pa
 def test_a_whatsapp_message_line_pasted_into_a_message_stays_in_it(tmp_path: Path, vault: Path) -> None:
     """A message quoting lines copied from another chat was cut at each of them: the pasted
     "12/01/2024, 10:15 - Bob: hi" became a message of Bob's in January, in a chat he is not in;
-    a pasted line of another layout or date format (an iOS line, a year-first date) became a
-    message too, or stopped the ingest ("the date format changes within the file"). Such lines
+    a pasted line of another layout or date format (an iOS line, a year-first or month-first
+    date) became a message too, or stopped the ingest ("the date format changes within the
+    file", "the date order changes within the file"). Such lines
     stay in the message they were pasted into, whose id is its own lines' (the id a note
     written before gave it: that note is left as it is, without a warning)."""
     export = write(tmp_path, "WhatsApp Chat with Trip.txt", (
@@ -735,7 +736,8 @@ def test_a_whatsapp_message_line_pasted_into_a_message_stays_in_it(tmp_path: Pat
         "12/01/2024, 10:16 - Carl: from pier 3\n"
         "13/03/2024, 09:02 - Dan: and this one\n"
         "[2024-02-11, 08:00:00] Erin: bring cash\n"
-        "13/03/2024, 09:05 - Alice: ok\n"
+        "13/03/2024, 09:05 - Alice: ok, and from the US group:\n"
+        "12/31/2023, 23:59 - Zoe: happy new year\n"
         "12/03/2024, 23:30 - Dan: (sent offline)\n"
     ))
     [batch] = parse_whatsapp(export)
@@ -743,11 +745,11 @@ def test_a_whatsapp_message_line_pasted_into_a_message_stays_in_it(tmp_path: Pat
         ("Alice", "Look what Bob wrote in the other group:\n12/01/2024, 10:15 - Bob: hi, the ferry leaves at 7\n"
                   "12/01/2024, 10:16 - Carl: from pier 3"),
         ("Dan", "and this one\n[2024-02-11, 08:00:00] Erin: bring cash"),
-        ("Alice", "ok"),
+        ("Alice", "ok, and from the US group:\n12/31/2023, 23:59 - Zoe: happy new year"),  # (month first)
         ("Dan", "(sent offline)"),  # a participant's, hours back: a message
     ]
     own = {m.message_id: m.text.split("\n", 1)[0] for m in batch.messages}
-    assert sorted(batch.earlier_texts) == sorted((m.message_id, own[m.message_id]) for m in batch.messages[:2])
+    assert sorted(batch.earlier_texts) == sorted((m.message_id, own[m.message_id]) for m in batch.messages[:3])
     # a note written before held each message's own lines alone: it stays as it is
     write_batches(vault, [replace(batch, messages=tuple(replace(m, text=own[m.message_id]) for m in batch.messages), earlier_texts=())])
     before = snapshot_files(vault)

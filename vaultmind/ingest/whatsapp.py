@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
@@ -98,7 +99,7 @@ def parse_line_chat(
     warn: Callable[[str], None] | None = None,
 ) -> list[SourceBatch]:
     """The shared parser of line-based exports (WhatsApp, Signal): one batch for the chat."""
-    records = _fold_pasted(_records(path, text, name), _other_shape)
+    records = _fold_pasted(_fold_pasted(_records(path, text, name), _other_shape), partial(_other_order, order))
     if order in ("DMY", "MDY"):
         wrong = next((r for r in records if r.year_first or not _fits(r, order)), None)
         if wrong is not None:
@@ -252,6 +253,24 @@ def _other_shape(records: list[_Record]) -> set[int]:
     shapes = Counter(record.shape for record in records)
     usual = max(shapes, key=lambda shape: shapes[shape])
     return {index for index, record in enumerate(records) if record.shape != usual and index}
+
+
+def _other_order(order: DateOrder | None, records: list[_Record]) -> set[int]:
+    """The header lines whose date does not read in the order (`order`, else the one more of
+    the export's dates read in; none when one order reads them all, or each as many) — "12/31/2023" in an export
+    that writes "31/12/2023" — by authors who write nothing else in the chat: pasted from
+    another chat into the message above. (A participant's stays, and is an error, as before.)"""
+    if records[0].year_first:
+        return set()
+    if order is None:
+        fitting = {candidate: [_fits(r, candidate) for r in records] for candidate in ("DMY", "MDY")}
+        day_first, month_first = sum(fitting["DMY"]), sum(fitting["MDY"])
+        if len(records) in (day_first, month_first) or day_first == month_first:
+            return set()  # (one order reads them all; or nothing tells which is the export's)
+        order = "DMY" if day_first > month_first else "MDY"
+    misfits = {index for index, record in enumerate(records) if not _fits(record, order)}
+    participants = {record.author for index, record in enumerate(records) if index not in misfits}
+    return {index for index in misfits if index and records[index].author not in participants | {None}}
 
 
 def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Callable[[list[_Record]], set[int]]:
