@@ -344,7 +344,8 @@ def test_a_folder_tree_deeper_than_the_recursion_limit_is_walked(
     tmp_path: Path, vault: Path, deep_folders: DeepFolders
 ) -> None:
     """The folder walker recursed once per level: a tree 1,100 folders deep stopped the ingest
-    with a RecursionError. It is walked, in name order, as a shallow one is."""
+    with a RecursionError, and so did the next ingest's look at the notes it mirrors below
+    `sources/document/` (`Path.rglob`, `os.walk`). It is walked as a shallow one is."""
     import sys
 
     from vaultmind.ingest.detect import ingest_paths
@@ -357,4 +358,7 @@ def test_a_folder_tree_deeper_than_the_recursion_limit_is_walked(
     report = ingest_paths("document", [inbox], vault)
     assert report.warnings == []
     assert len(report.written) == 3 and any(path.endswith("/deep.md") for path in report.written)
+    write(inbox, "b.md", "# B\n\nGrebes on the lake.\n")  # the next ingest reads the notes below sources/ too
+    again = ingest_paths("document", [inbox], vault)
+    assert (again.written, again.warnings) == (["sources/document/files/inbox/b.md"], [])
     deep_folders.remove_later(vault / "sources/document/files/inbox/d")  # (its note's folders)

@@ -69,6 +69,7 @@ from vaultmind.markdown.render import (
 from vaultmind.vault.atomic import make_folders, write_atomic
 from vaultmind.vault.encoding import DecodedText, decode_text, encoding_name
 from vaultmind.vault.layout import SOURCES_DIR
+from vaultmind.vault.scan import walk_folders
 
 SLUG_MAX = 80
 _SLUG_BAD_RE = re.compile(r"[^a-z0-9._-]+")
@@ -180,6 +181,14 @@ def _people(value: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (value or "").split(";") if part.strip())
 
 
+def _notes_below(root: Path) -> list[Path]:
+    """The `.md` files below `root` (hidden folders too; symlinked folders not followed, as
+    `Path.rglob` has it), sorted; none when it is no folder."""
+    if not root.is_dir():
+        return []
+    return sorted(folder / name for folder, names in walk_folders(root) for name in names if name.endswith(".md"))
+
+
 def _read_existing(vault: Path, rel: str) -> _Existing | None:
     """The note at `rel`, or None when nothing is there. Unreadable files count as foreign. A
     note re-saved as UTF-16 or UTF-32 (Windows Notepad's "Unicode"), or in a legacy East Asian
@@ -277,7 +286,7 @@ class _Plan:
             found: dict[str, list[tuple[str, str]]] = {}
             answered: dict[str, list[str]] = {}
             root = self.vault / folder
-            for full in sorted(root.rglob("*.md")) if root.is_dir() else ():
+            for full in _notes_below(root):
                 rel = full.relative_to(self.vault).as_posix()
                 note = self.cache.get(rel) or _read_existing(self.vault, rel)  # not kept: only its ids are
                 if note is None or not note.source_id:
@@ -317,13 +326,12 @@ class _Plan:
         if platform not in self.sources:
             found: dict[str, list[str]] = {}
             root = self.vault / platform
-            for here, dirs, files in os.walk(root) if root.is_dir() else ():
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                first = min((f for f in files if f.endswith(".md") and not f.startswith(".")), default=None)
+            for here, files in walk_folders(root, hidden=False) if root.is_dir() else ():
+                first = min((f for f in files if f.endswith(".md")), default=None)
                 if first is None:
                     continue
-                folder = Path(here).relative_to(self.vault).as_posix()
-                source_id = _head_source_id(Path(here) / first)
+                folder = here.relative_to(self.vault).as_posix()
+                source_id = _head_source_id(here / first)
                 if source_id:
                     found.setdefault(source_id, []).append(folder)
             self.sources[platform] = {source_id: sorted(folders) for source_id, folders in found.items()}
@@ -1104,7 +1112,7 @@ def _all_doc_notes(plan: _Plan) -> list[_Existing]:
     """Every document note under `sources/document/` (read once per ingest)."""
     if plan.all_documents is None:
         root = plan.vault / SOURCES_DIR / "document"
-        rels = sorted(p.relative_to(plan.vault).as_posix() for p in root.rglob("*.md")) if root.is_dir() else []
+        rels = [p.relative_to(plan.vault).as_posix() for p in _notes_below(root)]
         notes = [plan.existing(rel) for rel in rels if not any(part.startswith(".") for part in rel.split("/"))]
         plan.all_documents = [note for note in notes if note is not None and str(note.data.get("kind")) == "document"]
     return plan.all_documents

@@ -216,3 +216,34 @@ def stat_one(root: Path, rel: str) -> FileStat | None:
     if not stat_mod.S_ISREG(st.st_mode):
         return None
     return FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def walk_folders(root: Path, *, hidden: bool = True) -> Iterator[tuple[Path, list[str]]]:
+    """(folder, the names of its files) for `root` and every folder below it, top-down, each
+    folder's in name order; symlinked folders are not followed, hidden ones (`.trash`) skipped
+    unless `hidden`. Iterative, as `os.walk` and `Path.rglob` are not (before Python 3.12): a
+    tree deeper than about 990 folders (a deep folder of documents, mirrored below
+    `sources/document/`) hit the recursion limit."""
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        below: list[Path] = []
+        files: list[str] = []
+        for entry in entries:
+            if not hidden and entry.name.startswith("."):
+                continue
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_folder:
+                below.append(folder / entry.name)
+            elif not entry.is_dir():
+                files.append(entry.name)
+        yield folder, files
+        folders.extend(reversed(below))
