@@ -901,6 +901,9 @@ def test_telegram_bad_time_names_the_message(tmp_path: Path) -> None:
     bad = {"name": "x", "id": 1, "messages": [{"id": 1, "type": "message", "from": "A", "text": "hi"}]}
     with pytest.raises(IngestError, match="message 0"):
         parse_telegram(write(tmp_path, "bad.json", json.dumps(bad)))
+    bad["messages"][0] |= {"date_unixtime": "1709546400", "edited_unixtime": "soon"}
+    with pytest.raises(IngestError, match="message 0: cannot read the edit time 'soon'"):
+        parse_telegram(write(tmp_path, "bad.json", json.dumps(bad)))
 
 
 def _telegram_edit(text: str, edited: int | None) -> dict[str, Any]:

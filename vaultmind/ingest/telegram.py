@@ -117,7 +117,7 @@ def _time(path: Path, where: str, item: dict[str, Any], tz: tzinfo, *, edit: boo
     try:
         return parse_time(value, zone)
     except (ValueError, OverflowError, OSError) as exc:
-        raise ingest_error(path, f"{where}: cannot read the time {value!r}") from exc
+        raise ingest_error(path, f"{where}: cannot read the {'edit ' if edit else ''}time {value!r}") from exc
 
 
 def flatten_text(value: Any) -> str:
