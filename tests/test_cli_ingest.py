@@ -355,10 +355,10 @@ def test_a_folder_tree_deeper_than_the_recursion_limit_is_walked(
     write(inbox, "a.md", "# A\n\nOtters at the weir.\n")
     write(deep_folders.make(inbox, depth), "deep.md", "# Deep\n\nHerons at the bottom.\n")
     write(inbox, "z.md", "# Z\n\nSwans in the reeds.\n")
+    deep_folders.remove_later(vault / "sources/document/files/inbox/d")  # (the note's folders, made by the ingest)
     report = ingest_paths("document", [inbox], vault)
     assert report.warnings == []
     assert len(report.written) == 3 and any(path.endswith("/deep.md") for path in report.written)
     write(inbox, "b.md", "# B\n\nGrebes on the lake.\n")  # the next ingest reads the notes below sources/ too
     again = ingest_paths("document", [inbox], vault)
     assert (again.written, again.warnings) == (["sources/document/files/inbox/b.md"], [])
-    deep_folders.remove_later(vault / "sources/document/files/inbox/d")  # (its note's folders)
