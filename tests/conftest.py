@@ -85,3 +85,48 @@ def write_chat(vault: Path, day: str, messages: list[tuple[str, str]]) -> None:
         for i, (author, text) in enumerate(messages)
     ]
     write(vault, f"sources/chat/two/{day}.md", render_source_note(meta, msgs))
+
+
+
+class DeepFolders:
+    """Trees deeper than Python's recursion limit: made one level after the other
+    (`os.makedirs` recurses), and removed deepest first at the end of the test (`shutil.rmtree`,
+    and so pytest's clean-up of old temporary folders, recurses too)."""
+
+    def __init__(self) -> None:
+        self.roots: list[Path] = []
+
+    def make(self, root: Path, depth: int) -> Path:
+        """`root/d/d/…/d`, `depth` folders deep."""
+        self.roots.append(root / "d")
+        folder = root
+        for _ in range(depth):
+            folder = folder / "d"
+            folder.mkdir()
+        return folder
+
+    def remove_later(self, root: Path) -> None:
+        self.roots.append(root)
+
+    def remove(self) -> None:
+        for root in self.roots:
+            folders, found = [root], []
+            while folders:
+                folder = folders.pop()
+                if not folder.is_dir():
+                    continue
+                found.append(folder)
+                for entry in folder.iterdir():
+                    if entry.is_dir() and not entry.is_symlink():
+                        folders.append(entry)
+                    else:
+                        entry.unlink()
+            for folder in reversed(found):
+                folder.rmdir()
+
+
+@pytest.fixture
+def deep_folders() -> Iterator[DeepFolders]:
+    deep = DeepFolders()
+    yield deep
+    deep.remove()

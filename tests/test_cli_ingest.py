@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import snapshot_files, write
+from tests.conftest import DeepFolders, snapshot_files, write
 from tests.test_ingest_chat import WHATSAPP, slack_export
 from tests.unprivileged import can_drop_privileges, run_unprivileged
 from vaultmind.cli.main import main
@@ -337,3 +337,28 @@ def test_a_folder_with_symlinks_is_read_once_whatever_the_adapter(tmp_path: Path
     chats = ingest_paths("chat", [inbox], vault)
     assert sorted({p.rsplit("/", 1)[0] for p in chats.written}) == ["sources/chat/whatsapp/q3", "sources/chat/whatsapp/team"]
     assert [w for w in chats.warnings if ": a symlink" in w or "(a symlink)" in w] == skipped
+
+
+
+def test_a_folder_tree_deeper_than_the_recursion_limit_is_walked(
+    tmp_path: Path, vault: Path, deep_folders: DeepFolders
+) -> None:
+    """The folder walker recursed once per level: a tree 1,100 folders deep stopped the ingest
+    with a RecursionError, and so did the next ingest's look at the notes it mirrors below
+    `sources/document/` (`Path.rglob`, `os.walk`). It is walked as a shallow one is."""
+    import sys
+
+    from vaultmind.ingest.detect import ingest_paths
+
+    depth = sys.getrecursionlimit() + 100
+    inbox = tmp_path / "inbox"
+    write(inbox, "a.md", "# A\n\nOtters at the weir.\n")
+    write(deep_folders.make(inbox, depth), "deep.md", "# Deep\n\nHerons at the bottom.\n")
+    write(inbox, "z.md", "# Z\n\nSwans in the reeds.\n")
+    deep_folders.remove_later(vault / "sources/document/files/inbox/d")  # (the note's folders, made by the ingest)
+    report = ingest_paths("document", [inbox], vault)
+    assert report.warnings == []
+    assert len(report.written) == 3 and any(path.endswith("/deep.md") for path in report.written)
+    write(inbox, "b.md", "# B\n\nGrebes on the lake.\n")  # the next ingest reads the notes below sources/ too
+    again = ingest_paths("document", [inbox], vault)
+    assert (again.written, again.warnings) == (["sources/document/files/inbox/b.md"], [])

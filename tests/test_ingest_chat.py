@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from vaultmind.ingest.signal import parse_signal
 from vaultmind.ingest.slack import parse_slack
 from vaultmind.ingest.telegram import parse_telegram
 from vaultmind.ingest.whatsapp import parse_whatsapp
-from vaultmind.ingest.writer import _message_ids
+from vaultmind.ingest.writer import _message_ids, write_batches
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message
@@ -219,7 +220,6 @@ def test_a_slack_workspace_without_team_ids_is_one_source_whatever_its_export_is
 def test_a_slack_workspace_written_under_its_export_name_is_found_again(tmp_path: Path, vault: Path) -> None:
     """Written when a workspace without team ids was named by its export's folder: the same export
     again, now named by its messages' team, adds nothing."""
-    from dataclasses import replace
 
     from vaultmind.ingest.writer import write_batches
 
@@ -703,7 +703,6 @@ def test_one_message_sent_to_two_chats_stays_in_both(tmp_path: Path, vault: Path
 def test_a_download_ingested_under_its_numbered_name_is_found_again(tmp_path: Path, vault: Path) -> None:
     """Ingested when " (1)" was part of the chat's name: its next export, downloaded as " (2)"
     or under its plain name, adds only its new messages, to the chat's notes."""
-    from dataclasses import replace
 
     from vaultmind.ingest.writer import write_batches
 
@@ -721,6 +720,42 @@ def test_a_download_ingested_under_its_numbered_name_is_found_again(tmp_path: Pa
     assert set(notes) == {"alice-1"}, notes
     room = write(tmp_path, "WhatsApp Chat with Room (101).txt", "2024-03-04, 09:00 - Alice: Key is under the mat\n")
     assert parse_whatsapp(room)[0].meta.title == "Room (101)", "a name's own number is no download's"
+
+
+def test_a_whatsapp_message_line_pasted_into_a_message_stays_in_it(tmp_path: Path, vault: Path) -> None:
+    """A message quoting lines copied from another chat was cut at each of them: the pasted
+    "12/01/2024, 10:15 - Bob: hi" became a message of Bob's in January, in a chat he is not in;
+    a pasted line of another layout or date format (an iOS line, a year-first or month-first
+    date) became a message too, or stopped the ingest ("the date format changes within the
+    file", "the date order changes within the file"). Such lines
+    stay in the message they were pasted into, whose id is its own lines' (the id a note
+    written before gave it: that note is left as it is, without a warning)."""
+    export = write(tmp_path, "WhatsApp Chat with Trip.txt", (
+        "13/03/2024, 09:00 - Alice: Look what Bob wrote in the other group:\n"
+        "12/01/2024, 10:15 - Bob: hi, the ferry leaves at 7\n"
+        "12/01/2024, 10:16 - Carl: from pier 3\n"
+        "13/03/2024, 09:02 - Dan: and this one\n"
+        "[2024-02-11, 08:00:00] Erin: bring cash\n"
+        "13/03/2024, 09:05 - Alice: ok, and from the US group:\n"
+        "12/31/2023, 23:59 - Zoe: happy new year\n"
+        "12/03/2024, 23:30 - Dan: (sent offline)\n"
+    ))
+    [batch] = parse_whatsapp(export)
+    assert [(m.author, m.text) for m in batch.messages] == [
+        ("Alice", "Look what Bob wrote in the other group:\n12/01/2024, 10:15 - Bob: hi, the ferry leaves at 7\n"
+                  "12/01/2024, 10:16 - Carl: from pier 3"),
+        ("Dan", "and this one\n[2024-02-11, 08:00:00] Erin: bring cash"),
+        ("Alice", "ok, and from the US group:\n12/31/2023, 23:59 - Zoe: happy new year"),  # (month first)
+        ("Dan", "(sent offline)"),  # a participant's, hours back: a message
+    ]
+    own = {m.message_id: m.text.split("\n", 1)[0] for m in batch.messages}
+    assert sorted(batch.earlier_texts) == sorted((m.message_id, own[m.message_id]) for m in batch.messages[:3])
+    # a note written before held each message's own lines alone: it stays as it is
+    write_batches(vault, [replace(batch, messages=tuple(replace(m, text=own[m.message_id]) for m in batch.messages), earlier_texts=())])
+    before = snapshot_files(vault)
+    again = ingest_paths("chat", [export], vault)
+    assert (again.written, again.warnings, again.messages_added) == ([], [], 0)
+    assert snapshot_files(vault) == before
 
 
 def test_whatsapp_malformed_names_the_line(tmp_path: Path) -> None:
@@ -804,6 +839,21 @@ TELEGRAM_CHAT: dict[str, Any] = {
 }
 
 
+def test_a_telegram_export_without_unix_times_is_recognised(tmp_path: Path, vault: Path) -> None:
+    """Telegram Desktop before 2021 wrote only the local `date`: such an export was "cannot
+    tell which chat export this is" without `--format telegram`. Its chat `type` says it; its
+    times are read in the zone given."""
+    old = {
+        "name": "Alice", "type": "personal_chat", "id": 123,
+        "messages": [{"id": 1, "type": "message", "date": "2019-07-01T10:00:00", "from": "Alice", "from_id": 123, "text": "hi"}],
+    }
+    export = write(tmp_path, "result.json", json.dumps(old, indent=1))
+    assert detect_chat_format(export) == "telegram"
+    report = ingest_paths("chat", [export], vault, tz="Europe/Berlin")
+    assert report.written == ["sources/chat/telegram/alice/2019-07-01.md"]
+    assert 'at="2019-07-01T08:00:00Z"' in (vault / report.written[0]).read_text(encoding="utf-8")
+
+
 def test_telegram_single_and_batch(tmp_path: Path) -> None:
     single = write(tmp_path, "result.json", json.dumps(TELEGRAM_CHAT))
     batch = write(
@@ -851,6 +901,85 @@ def test_telegram_bad_time_names_the_message(tmp_path: Path) -> None:
     bad = {"name": "x", "id": 1, "messages": [{"id": 1, "type": "message", "from": "A", "text": "hi"}]}
     with pytest.raises(IngestError, match="message 0"):
         parse_telegram(write(tmp_path, "bad.json", json.dumps(bad)))
+    bad["messages"][0] |= {"date_unixtime": "1709546400", "edited_unixtime": "soon"}
+    with pytest.raises(IngestError, match="message 0: cannot read the edit time 'soon'"):
+        parse_telegram(write(tmp_path, "bad.json", json.dumps(bad)))
+
+
+def _telegram_edit(text: str, edited: int | None) -> dict[str, Any]:
+    """A Telegram chat export of two messages, the first `text`, edited at `edited` (epoch s)."""
+    first: dict[str, Any] = {"id": 7, "type": "message", "date_unixtime": "1709546400", "from": "Alice", "text": text}
+    if edited is not None:
+        first |= {"edited": "2024-03-04T11:00:00", "edited_unixtime": str(edited)}
+    second = {"id": 8, "type": "message", "date_unixtime": "1709546460", "from": "Bob", "text": "ok"}
+    return {"name": "Trip", "type": "private_group", "id": 99, "messages": [first, second]}
+
+
+def test_a_telegram_message_edited_after_an_export_shows_its_new_text(tmp_path: Path, vault: Path) -> None:
+    """Telegram keeps a message's id through an edit: the next export's text was taken for a
+    conflict, the note kept the text before the edit, and said it differed. The note shows the
+    new text, the one before kept below it (quoted), the id unchanged; an older export changes
+    nothing, and a second edit keeps both earlier texts."""
+    export = tmp_path / "result.json"
+    note = vault / "sources/chat/telegram/trip/2024-03-04.md"
+    export.write_text(json.dumps(_telegram_edit("Meet at 6 at the harbour", None)), encoding="utf-8")
+    ingest_paths("chat", [export], vault)
+    export.write_text(json.dumps(_telegram_edit("Meet at 7 at the harbour", 1709550000)), encoding="utf-8")
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_edited, report.messages_added, report.warnings) == (1, 0, [])
+    assert report.written == ["sources/chat/telegram/trip/2024-03-04.md"]
+    [message] = [m for m in parse_note("sources/chat/telegram/trip/2024-03-04.md", note.read_text(encoding="utf-8")).leaves if m.message_id == "7"]
+    assert message.text == (
+        "Meet at 7 at the harbour\n\n[edited 2024-03-04T11:00:00Z, the text before:]\n> Meet at 6 at the harbour"
+    )
+    assert message.source_ref == "telegram://chat/99/7"
+    assert 'edited="2024-03-04T11:00:00Z"' in note.read_text(encoding="utf-8")
+    before = snapshot_files(vault)
+    for text, edited in (("Meet at 7 at the harbour", 1709550000), ("Meet at 6 at the harbour", None)):
+        export.write_text(json.dumps(_telegram_edit(text, edited)), encoding="utf-8")
+        again = ingest_paths("chat", [export], vault)  # the same export again, then the first one
+        assert (again.written, again.messages_edited, again.warnings) == ([], 0, [])
+    assert snapshot_files(vault) == before
+    export.write_text(json.dumps(_telegram_edit("Meet at 8 at the pier", 1709553600)), encoding="utf-8")
+    assert ingest_paths("chat", [export], vault).messages_edited == 1
+    [message] = [m for m in parse_note("sources/chat/telegram/trip/2024-03-04.md", note.read_text(encoding="utf-8")).leaves if m.message_id == "7"]
+    assert message.text.startswith("Meet at 8 at the pier\n\n[edited 2024-03-04T12:00:00Z, the text before:]\n")
+    assert "> Meet at 7 at the harbour" in message.text and "> > Meet at 6 at the harbour" in message.text
+
+
+def test_a_slack_message_edited_after_an_export_shows_its_new_text(tmp_path: Path, vault: Path) -> None:
+    """Slack marks an edit (`edited.ts`) and keeps the message's `ts`: the next export's text
+    had been reported as differing from the note, which kept the text before the edit. As for
+    Telegram, the note shows the new text, the one before quoted below it, the id unchanged."""
+    export = slack_export(tmp_path / "export")
+    day = export / "general" / "2024-03-04.json"
+    ingest_paths("chat", [export], vault)
+    messages = json.loads(day.read_text(encoding="utf-8"))
+    [edited] = [m for m in messages if m.get("text") == "On it"]
+    edited |= {"text": "On it, done by Friday", "edited": {"user": "U2", "ts": "1709550000.000000"}}
+    day.write_text(json.dumps(messages), encoding="utf-8")
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_edited, report.warnings) == (1, [])
+    note = (vault / "sources/chat/slack/t9/general/2024-03-04.md").read_text(encoding="utf-8")
+    assert "> On it, done by Friday\n>\n> [edited 2024-03-04T11:00:00Z, the text before:]\n> > On it\n" in note
+    assert 'id="1709543110.000200"' in note
+    assert ingest_paths("chat", [export], vault).written == []
+
+
+def test_two_exports_of_a_telegram_edit_in_one_ingest_end_as_one_after_the_other(tmp_path: Path, vault: Path) -> None:
+    """Given together, in either order, the exports before and after an edit write what
+    ingesting them one after the other writes."""
+    old = write(tmp_path / "old", "result.json", json.dumps(_telegram_edit("Meet at 6", None)))
+    new = write(tmp_path / "new", "result.json", json.dumps(_telegram_edit("Meet at 7", 1709550000)))
+    ingest_paths("chat", [old], vault)
+    ingest_paths("chat", [new], vault)
+    one_by_one = snapshot_files(vault)
+    for order in ([old, new], [new, old]):
+        together = tmp_path / f"vault-{len(order)}-{order[0].parent.name}"
+        together.mkdir()
+        report = ingest_paths("chat", order, together)
+        assert report.warnings == []
+        assert snapshot_files(together) == one_by_one
 
 
 # --- ChatGPT ----------------------------------------------------------------------------------

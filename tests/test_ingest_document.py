@@ -360,6 +360,27 @@ def test_a_file_is_found_again_given_alone_or_renamed(tmp_path: Path, vault: Pat
     assert renamed.resolve().as_uri() in text and "version: 1" in text
 
 
+def test_a_symlinked_file_given_alone_is_the_file_it_links_to(tmp_path: Path, vault: Path) -> None:
+    """`inbox/plan.md` → `Work/q3-report.md`, given alone, was named by the link's name and the
+    target's folder (`doc:work/plan`, titled "plan"): neither file. It is the file it links to,
+    the document its target given directly (or its folder) is, and its note written under the
+    old id is found again by its place, not written twice."""
+    target = put(tmp_path / "Work" / "q3-report.md", "Revenue grew 12 %.\n")
+    put(tmp_path / "Work" / "budget.md", "# Budget\n\nTravel is capped.\n")
+    (tmp_path / "inbox").mkdir()
+    link = tmp_path / "inbox" / "plan.md"
+    link.symlink_to(target)
+    [doc] = parse_document_paths([link])
+    assert (doc.source_id, doc.scope, doc.title) == ("doc:work/q3-report", "files/work", "q3-report")
+    assert parse_document_paths([target]) == [doc]
+    (tmp_path / "inbox" / "costs.md").symlink_to(tmp_path / "Work" / "budget.md")
+    [budget] = parse_document_paths([tmp_path / "inbox" / "costs.md"])
+    assert (budget.source_id, budget.title) == ("doc:work/budget", "Budget")
+    write_documents(vault, [replace(budget, source_id="doc:work/costs")])  # as written before
+    again = write_documents(vault, parse_document_paths([tmp_path / "inbox" / "costs.md"]))
+    assert again.written == [] and list(_documents(vault)) == ["doc:work/costs"], "ids already written stay"
+
+
 def test_a_note_vaultmind_wrote_is_no_document(tmp_path: Path, vault: Path) -> None:
     """A vault (or a backup of one) given as documents: its source, summary and entity notes are
     vaultmind's own, and their `source_id` had replaced the current version of a document."""

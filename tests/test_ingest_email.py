@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -756,3 +757,91 @@ def test_a_folder_of_mixed_exports_gives_only_its_emails(tmp_path: Path) -> None
     batches, warnings = parse_email_paths_with_report([folder])
     assert [m.message_id for b in batches for m in b.messages] == ["m1@example.com", "m2@example.com"]
     assert warnings == [f"{folder / name}: not an email file (.eml, mbox); skipped" for name in ("chat.json", "note.txt", "result.json")]
+
+
+def test_a_nameless_inline_image_of_an_html_email_is_listed(tmp_path: Path) -> None:
+    """An HTML-only message with an image pasted into it (a `multipart/related` part with a
+    Content-ID and no file name) listed no attachment: the note did not say an image was sent.
+    It is listed, named by its Content-ID (or its type); a note written before, without it,
+    holds the message as it was read then: known, left as it is, no warning."""
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    raw = (
+        "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: The chart\n"
+        "Date: Mon, 04 Mar 2024 09:00:00 +0000\nMessage-ID: <chart1@example.com>\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/related; boundary="REL"\n\n'
+        "--REL\nContent-Type: text/html; charset=utf-8\n\n"
+        '<html><body><p>Here is the chart:</p><img src="cid:image001.png@01DA6E"><img src="cid:ii_lt9x"></body></html>\n'
+        "--REL\nContent-Type: image/png\nContent-Transfer-Encoding: base64\nContent-ID: <image001.png@01DA6E>\n\n"
+        f"{png}\n"
+        "--REL\nContent-Type: image/jpeg\nContent-Transfer-Encoding: base64\nContent-ID: <ii_lt9x>\n"
+        "Content-Disposition: inline\n\n"
+        f"{png}\n"
+        "--REL--\n"
+    )
+    eml = tmp_path / "mail" / "chart.eml"
+    eml.parent.mkdir()
+    eml.write_text(raw, encoding="utf-8")
+    [batch] = parse_email_paths([eml])
+    [msg] = batch.messages
+    assert msg.text.endswith("Attachments: image001.png (image/png, 70 B), ii_lt9x.jpg (image/jpeg, 70 B)")
+    vault = tmp_path / "vault"
+    before = msg.text.rsplit("\n\nAttachments:", 1)[0]
+    written = write_batches(vault, [replace(batch, messages=(replace(msg, text=before),), earlier_texts=())])
+    note = vault / written.written[0]
+    was = note.read_bytes()
+    again = write_batches(vault, parse_email_paths([eml]))
+    assert (again.written, again.warnings, again.messages_known) == ([], [], 1)
+    assert note.read_bytes() == was
+
+
+def test_an_mbox_cut_short_in_a_header_leaves_the_message_above_as_it_is(tmp_path: Path) -> None:
+    """A download cut off inside the last message's header block: the block, not a message's
+    (its last line is cut), was taken for lines of the message above, whose note kept them for
+    good. That message keeps its own text; the cut one is skipped, said, and the whole file,
+    ingested later, adds it and nothing else."""
+    first = message("m1@x", "a@example.com", "Mon, 04 Mar 2024 09:00:00 +0000", "Hi", "Hello there")
+    second = message("m2@x", "b@example.com", "Mon, 04 Mar 2024 10:00:00 +0000", "Re: Hi", "Hello back", reply_to="m1@x")
+    whole = f"From a@x Mon Mar 04 09:00:00 2024\n{first}\nFrom b@x Mon Mar 04 10:00:00 2024\n{second}"
+    box = tmp_path / "box.mbox"
+    box.write_text(whole[: whole.index("Subject: Re: Hi") + len("Subj")], encoding="utf-8")
+    batches, warnings = parse_email_paths_with_report([box])
+    [[only]] = [batch.messages for batch in batches]
+    assert only.text == "Hello there"
+    assert warnings == [f"{box} message 2: the file ends inside its header (cut short?); skipped — ingest the whole file to read it"]
+    vault = tmp_path / "vault"
+    write_batches(vault, batches)
+    box.write_text(whole, encoding="utf-8")
+    report = write_batches(vault, parse_email_paths([box]))
+    assert (report.messages_added, report.messages_known, report.warnings) == (1, 1, [])
+
+
+def test_the_images_of_an_html_rendering_not_read_are_listed(tmp_path: Path) -> None:
+    """Apple Mail sends a pasted image inside the HTML rendering of a `multipart/alternative`
+    (plain text, then HTML with its images): the plain text was read and the HTML rendering,
+    its image with it, left out, so the note did not say an image was sent. The images of the
+    renderings not read are listed; a note written before, without them, is left as it is."""
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    raw = (
+        "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: The chart\n"
+        "Date: Mon, 04 Mar 2024 09:00:00 +0000\nMessage-ID: <chart2@example.com>\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/alternative; boundary="ALT"\n\n'
+        "--ALT\nContent-Type: text/plain; charset=utf-8\n\nHere is the chart:\n\n"
+        "--ALT\nContent-Type: multipart/related; boundary=\"REL\"\n\n"
+        "--REL\nContent-Type: text/html; charset=utf-8\n\n"
+        '<html><body><p>Here is the chart:</p><img src="cid:F3B1A2C4-77@home"></body></html>\n'
+        "--REL\nContent-Type: image/png\nContent-Transfer-Encoding: base64\nContent-ID: <F3B1A2C4-77@home>\n\n"
+        f"{png}\n"
+        "--REL--\n--ALT--\n"
+    )
+    eml = tmp_path / "mail" / "chart.eml"
+    eml.parent.mkdir()
+    eml.write_text(raw, encoding="utf-8")
+    [batch] = parse_email_paths([eml])
+    [msg] = batch.messages
+    assert msg.text == "Here is the chart:\n\nAttachments: F3B1A2C4-77.png (image/png, 70 B)"
+    vault = tmp_path / "vault"
+    written = write_batches(vault, [replace(batch, messages=(replace(msg, text="Here is the chart:"),), earlier_texts=())])
+    was = (vault / written.written[0]).read_bytes()
+    again = write_batches(vault, parse_email_paths([eml]))
+    assert (again.written, again.warnings) == ([], [])
+    assert (vault / written.written[0]).read_bytes() == was

@@ -20,7 +20,7 @@ from vaultmind.index.store import Index
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
-from .conftest import DERIVED_QUERIES, dump_index, snapshot_files, write
+from .conftest import DERIVED_QUERIES, DeepFolders, dump_index, snapshot_files, write
 from .unprivileged import can_drop_privileges, run_unprivileged
 
 NOTE_A = """---
@@ -1325,3 +1325,20 @@ def test_text_not_in_utf8_with_a_few_control_bytes_is_indexed_not_skipped_as_bin
         paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
     assert problems == {"noise.md": "binary"} | dict.fromkeys(CONTROL_NOTES, "not_utf8")
     assert paths == set(CONTROL_NOTES)
+
+
+def test_a_vault_deeper_than_the_recursion_limit_is_scanned(
+    vault: Path, memory: Memory, deep_folders: DeepFolders
+) -> None:
+    """The vault scan recursed once per folder: a note 1,100 folders down stopped every sync
+    with a RecursionError. It is indexed, and the notes beside the tree too."""
+    import sys
+
+    _vault_with_notes(vault)
+    (vault / "Deep").mkdir()
+    folder = deep_folders.make(vault / "Deep", sys.getrecursionlimit() + 100)
+    write(folder, "bottom.md", "# Bottom\n\nThe heron nests at the bottom.\n")
+    memory.sync()
+    paths = [row[0] for row in memory.index.query("SELECT path FROM notes ORDER BY path")]
+    assert len(paths) == 4 and any(path.endswith("/d/bottom.md") for path in paths)
+    assert "Budget 2024.md" in paths

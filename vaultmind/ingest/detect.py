@@ -6,7 +6,8 @@ vault, so a malformed export anywhere in the list writes nothing.
 Chat format detection (`fmt="auto"`), by content rather than by name:
 - a folder or `.zip` with Slack's `channels.json` / `users.json` → slack;
 - a `.zip` with a `.txt` inside → whatsapp;
-- JSON: a `mapping` tree → chatgpt; `date_unixtime` / `chats` → telegram; `"ts"` with
+- JSON: a `mapping` tree → chatgpt; `date_unixtime` / `chats` / a Telegram chat `type`
+  (`personal_chat`, `private_group` …) → telegram; `"ts"` with
   `"type": "message"` → slack (one channel); `"role"` → agent; `"author"` → generic;
 - text whose first line is `[YYYY-MM-DD, HH:MM] …` → signal; other date-led lines → whatsapp.
 Other folders are walked: every `.json`, `.jsonl`, `.txt` and `.zip` inside is ingested, files
@@ -89,10 +90,18 @@ def _zip_format(path: Path) -> str | None:
     return None
 
 
+# a chat's `type` as only Telegram writes it: an export of Telegram Desktop before 2021 has no
+# `date_unixtime`, only the local `date`
+_TELEGRAM_CHAT_RE = re.compile(
+    r'"type"\s*:\s*"(?:personal_chat|bot_chat|saved_messages|private_group|private_supergroup'
+    r'|public_supergroup|private_channel|public_channel)"'
+)
+
+
 def _json_format(head: str) -> str | None:
     if re.search(r'"mapping"\s*:\s*\{', head):
         return "chatgpt"
-    if '"date_unixtime"' in head or re.search(r'"chats"\s*:\s*\{', head):
+    if '"date_unixtime"' in head or re.search(r'"chats"\s*:\s*\{', head) or _TELEGRAM_CHAT_RE.search(head):
         return "telegram"
     if re.search(r'"ts"\s*:\s*"\d', head) and re.search(r'"type"\s*:\s*"message"', head):
         return "slack"

@@ -17,7 +17,8 @@ Identity and place:
 
 - `source_id` = `doc:<the scope's folders and the file name, each slugified, extension
   dropped>` (`doc:team-docs/notes/q3-report`; for a file given directly, its folder's name and
-  its own: `doc:notes/q3-report`), so two `README.md` of two folders are two documents. A
+  its own: `doc:notes/q3-report`; for a symlink given directly, those of the file it links
+  to), so two `README.md` of two folders are two documents. A
   `source_id` in the front matter wins. Two files of one ingest that would share an id (`a.md`
   and `a.txt`) keep their extension in it (`doc:d/a-md`, `doc:d/a-txt`). Before, the id was
   the path below the given folder alone (`doc:q3-report`): a note that has such an id keeps it
@@ -145,7 +146,7 @@ def _one(
     doc = DocumentInput(
         source_id=source_id or f"doc:{_slug_path([*scope_parts, rel.stem])}",
         scope="files/" + (_slug_path(scope_parts) or "unknown"),
-        title=title or path.stem,
+        title=title or rel.stem,
         body=body,
         modified=_modified(path),
         source_ref=source_ref or path.resolve().as_uri(),
@@ -184,7 +185,10 @@ def parse_document_paths_with_report(paths: Sequence[Path]) -> tuple[list[Docume
                     path=path,
                     hint="documents are .md, .markdown, .txt, .html or .htm files",
                 )
-            if (one := _one(path, Path(path.name), [path.resolve().parent.name], warnings)) is not None:
+            # a symlink given alone is the file it links to: its folder's name and its own
+            # (a link's name with its target's folder had named a document that is neither)
+            real = path.resolve()
+            if (one := _one(path, Path(real.name), [real.parent.name], warnings)) is not None:
                 found.append(one)
         else:
             raise IngestError("no such file or folder", path=path)

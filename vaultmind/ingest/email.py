@@ -227,17 +227,31 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 warnings.append(f"{box.path} message {n}: unreadable ({exc}); skipped")
                 continue
             first, _, rest = data.partition(b"\n")
-            if read is not None and not _header_block(rest[:_HEAD_BYTES], cut=len(rest) > _HEAD_BYTES):
+            # (a file cut short ends in a line cut short: a header block cut there is one still)
+            cut = len(rest) > _HEAD_BYTES or (bool(rest) and not rest.endswith(b"\n"))
+            if read is not None and not _header_block(rest[:_HEAD_BYTES], cut=cut):
                 # a line of the body starting "From " that its writer left unescaped: no message
                 read = (read[0], read[1], read[2] + first + b"\n" + rest)
                 continue
             if read is not None:
                 yield _mbox_message(box, *read)
             read = (n, first, rest)
-        if read is not None:
+        if read is not None and _cut_in_header(read[2]):
+            warnings.append(
+                f"{box.path} message {read[0]}: the file ends inside its header (cut short?); skipped — "
+                "ingest the whole file to read it"
+            )
+        elif read is not None:
             yield _mbox_message(box, *read)
     finally:
         mbox.close()
+
+
+def _cut_in_header(rest: bytes) -> bool:
+    """Whether the last message of an mbox (`rest`: below its `From ` line) ends inside its
+    header block: no blank line, and the file's last line cut short (a download or copy cut
+    off). Read, it was a message of its headers only, a line of them for its text."""
+    return bool(rest) and not rest.endswith(b"\n") and b"\n\n" not in rest.replace(b"\r\n", b"\n")
 
 
 def _mbox_message(box: _Mailbox, n: int, first: bytes, rest: bytes) -> _Raw:
@@ -398,13 +412,26 @@ def _full_text(mail: _Mail) -> str:
     return _message(mail, "\n\n".join(filter(None, split_quoted(mail.parsed.body)))).text
 
 
+def _with_attachments(mail: _Mail, text: str, attachments: Sequence[Attachment]) -> str:
+    """`text` (the new text of `mail`), then the messages it forwards as attachments, then the
+    line listing `attachments`."""
+    text = "\n\n".join(part for part in (text, *mail.parsed.forwarded) if part)
+    line = attachments_line(attachments)
+    return (f"{text}\n\n{line}" if text else line) if line else text
+
+
+def _earlier_text(mail: _Mail, text: str) -> str | None:
+    """The text a vaultmind that did not list nameless inline images gave `mail` (its note
+    holds it so), when it differs (`SourceBatch.earlier_texts`)."""
+    if not any(a.inline for a in mail.parsed.attachments):
+        return None
+    return _with_attachments(mail, text, [a for a in mail.parsed.attachments if not a.inline])
+
+
 def _message(mail: _Mail, text: str) -> Message:
     """The message of `mail`, whose new text (`split_quoted`) is `text`: then the messages it
     forwards as attachments, then its attachments' line."""
-    text = "\n\n".join(part for part in (text, *mail.parsed.forwarded) if part)
-    attachments = attachments_line(mail.parsed.attachments)
-    if attachments:
-        text = f"{text}\n\n{attachments}" if text else attachments
+    text = _with_attachments(mail, text, mail.parsed.attachments)
     return Message(
         message_id=mail.key,
         author=mail.author,
@@ -447,9 +474,20 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
             for mail, (_, quote) in zip(thread, parts, strict=True)
             if quote
         )
+        earlier = tuple(
+            (mail.key, text)
+            for mail, (own, _) in zip(thread, parts, strict=True)
+            if (text := _earlier_text(mail, own)) is not None
+        )
         out.append(
             SourceBatch(
-                meta=meta, messages=messages, bucket="thread", note_name=name, related=tuple(related), quoted=quoted
+                meta=meta,
+                messages=messages,
+                bucket="thread",
+                note_name=name,
+                related=tuple(related),
+                quoted=quoted,
+                earlier_texts=earlier,
             )
         )
     return out

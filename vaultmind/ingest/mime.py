@@ -12,7 +12,9 @@ trusts the message:
 - charsets: the declared one (a few aliases widened: gb2312 → gb18030, iso-8859-1 → cp1252…),
   then UTF-8, then cp1252, then latin-1; a declared charset with a few bad bytes keeps its
   decoding with replacement characters;
-- attachments are listed (name, type, size), never inlined; an attached `message/rfc822` is
+- attachments are listed (name, type, size), never inlined — an inline image of an HTML body
+  without a file name too, named by its Content-ID (`image001.png`) or type (`inline.png`);
+  an attached `message/rfc822` is
   listed by its subject, and its text is kept apart (`forwarded`, under a "---------- Forwarded
   message ----------" header with its From, Date, Subject, To: never cut as a quote), or is
   the text when the outer message has none;
@@ -31,7 +33,7 @@ import email.utils
 import mimetypes
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from email import policy
 from email.message import Message
@@ -73,6 +75,10 @@ class Attachment:
     filename: str
     content_type: str
     size: int  # bytes (decoded)
+    # an image pasted into the message: a nameless inline resource of an HTML body (named from
+    # its Content-ID or type), or one of the HTML rendering of a message read in plain text.
+    # Listed since it is, so a note written before does not list it
+    inline: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,10 +394,23 @@ def _enclosed_message(part: Message) -> Message | None:
         return None
 
 
-def _attach(part: Message, ctype: str, body: _Body, name: str | None = None) -> None:
+def _attach(part: Message, ctype: str, body: _Body, name: str | None = None, *, inline: bool = False) -> None:
     if name is None:
-        name = "unnamed" + (mimetypes.guess_extension(ctype, strict=False) or "")
-    body.attachments.append(Attachment(name, ctype, len(_payload_bytes(part))))
+        name = _inline_name(part, ctype) if inline else "unnamed" + (mimetypes.guess_extension(ctype, strict=False) or "")
+    body.attachments.append(Attachment(name, ctype, len(_payload_bytes(part)), inline))
+
+
+_CID_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _inline_name(part: Message, ctype: str) -> str:
+    """A name for a nameless inline resource: its Content-ID's part before `@`
+    (`<image001.png@01DA…>` → `image001.png`), given the type's extension when it has none,
+    else `inline` and the extension (`inline.png`)."""
+    cid = decode_header(part.get("content-id")).strip().strip("<>").split("@", 1)[0]
+    stem = _CID_NAME_RE.sub("-", cid).strip("-.")[:60] or "inline"
+    extension = mimetypes.guess_extension(ctype, strict=False) or ""
+    return stem if mimetypes.guess_type(stem, strict=False)[0] else stem + extension
 
 
 def _walk(part: Message, body: _Body, depth: int) -> None:
@@ -434,9 +453,8 @@ def _walk(part: Message, body: _Body, depth: int) -> None:
     elif ctype.endswith("/plain") or (maintype == "text" and not name and ctype != "text/calendar"):
         text = _part_text(part, body)
         body.plain_used = True
-    else:  # images, archives…: listed; a nameless inline resource of an HTML body is skipped
-        if name or part.get("content-id") is None:
-            _attach(part, ctype, body, name)
+    else:  # images, archives…: listed, a nameless inline resource of an HTML body by its Content-ID
+        _attach(part, ctype, body, name, inline=name is None and part.get("content-id") is not None)
         return
     if text.strip():
         body.texts.append(text.strip("\n"))
@@ -454,12 +472,16 @@ def _enclosed(part: Message, ctype: str, name: str | None, body: _Body) -> None:
 
 
 def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
-    """Pick one rendering: a `text/plain` one with text, else the first with any text."""
+    """Pick one rendering: a `text/plain` one with text, else the first with any text. The
+    images and files of the others (an HTML rendering's pasted images, which the plain one
+    cannot show) are listed with the chosen one's attachments."""
     chosen: _Body | None = None
     fallback: _Body | None = None
+    trials: list[tuple[Message, _Body]] = []
     for child in sorted(children, key=lambda c: c.get_content_type() != "text/plain"):
         trial = _Body()
         _walk(child, trial, depth + 1)
+        trials.append((child, trial))
         if trial.texts and trial.plain_used and not trial.html_used:
             chosen = trial
             break
@@ -470,8 +492,32 @@ def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
     body.html_used |= chosen.html_used
     body.plain_used |= chosen.plain_used
     body.attachments.extend(chosen.attachments)
+    walked = {id(child): trial for child, trial in trials}
+    listed = {(a.filename, a.content_type, a.size) for a in chosen.attachments}
+    for child in children:
+        other = walked.get(id(child))
+        if other is chosen:
+            continue
+        found = other.attachments if other is not None else _resources(child, depth + 1)
+        body.attachments.extend(
+            replace(a, inline=True) for a in found if (a.filename, a.content_type, a.size) not in listed
+        )
     body.enclosed.extend(chosen.enclosed)
     body.problems.extend(chosen.problems)
+
+
+def _resources(part: Message, depth: int) -> list[Attachment]:
+    """The images and files of a rendering not read (`_walk_alternative`), as its walk lists
+    them, without converting its text."""
+    if depth > MAX_DEPTH:
+        return []
+    if part.is_multipart():
+        return [a for child in part.get_payload() if isinstance(child, Message) for a in _resources(child, depth + 1)]
+    ctype = part.get_content_type()
+    if ctype.split("/", 1)[0] in ("text", "message", "multipart"):
+        return []
+    name = _filename(part)
+    return [Attachment(name or _inline_name(part, ctype), ctype, len(_payload_bytes(part)), True)]
 
 
 def _message_size(msg: Message) -> int:

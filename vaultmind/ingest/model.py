@@ -28,6 +28,10 @@ class SourceBatch:
     note_name: str | None = None  # file stem when bucket is "thread"/"whole"
     related: tuple[str, ...] = ()  # ids of messages it answers that it does not hold (an email's In-Reply-To)
     quoted: tuple[QuotedParent, ...] = ()  # what messages quoted of the messages they answer, cut from their text
+    # (message id, the text an earlier vaultmind gave it, read otherwise now: an email's nameless
+    # inline image was not listed): a note holding that text holds the message as it was read
+    # then — known, kept as it is, without a warning that it differs
+    earlier_texts: tuple[tuple[str, str], ...] = ()
     # messages the export marks as edited ("<This message was edited>"), on platforms whose ids
     # hash the text: each replaces the one message of its author and time that it no longer holds
     edited: tuple[str, ...] = ()

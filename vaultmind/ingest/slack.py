@@ -10,7 +10,9 @@ conversation. A single JSON array of Slack messages (one channel) is read too.
   `slack://archives/<channel id>/p<ts>?thread_ts=<parent ts>`;
 - system messages (joins, leaves, topic/purpose/name changes, pins, deleted-message tombstones,
   …) are dropped: only plain messages and the subtypes in `KEPT_SUBTYPES` are kept;
-- shared files become `[file: title]` lines; message id = the message's `ts`.
+- shared files become `[file: title]` lines; message id = the message's `ts`; an edited
+  message carries its edit time (`edited.ts`): a later export of an edit shows its text, the
+  text before kept below it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from vaultmind.ingest.common import as_str, epoch_to_utc, json_array_items, load_json, read_text
 from vaultmind.ingest.errors import IngestError, ingest_error
 from vaultmind.ingest.model import SourceBatch
-from vaultmind.markdown.render import Message, SourceMeta
+from vaultmind.markdown.render import Message, SourceMeta, iso_utc
 
 KEPT_SUBTYPES = frozenset({"", "bot_message", "me_message", "file_share", "thread_broadcast"})
 ALONE_TEAM = "workspace"  # the team of a channel file whose messages name none
@@ -291,8 +293,21 @@ def _message(path: Path, line: int, item: Any, channel_id: str, names: _Names) -
     if thread_ts and thread_ts != ts:
         ref += f"?thread_ts={thread_ts}"
     return Message(
-        message_id=ts, author=_author(item, names), timestamp=epoch_to_utc(ts), text=text, source_ref=ref
+        message_id=ts,
+        author=_author(item, names),
+        timestamp=epoch_to_utc(ts),
+        text=text,
+        source_ref=ref,
+        edited=_edited(item),
     )
+
+
+def _edited(item: dict[str, Any]) -> str | None:
+    """When the message was last edited (`edited.ts`), as ISO 8601 UTC: a later export of an
+    edit shows its text, the text before kept below it (`writer._edit`)."""
+    edited = item.get("edited")
+    ts = as_str(edited.get("ts")) if isinstance(edited, dict) else None
+    return iso_utc(epoch_to_utc(ts)) if ts and re.fullmatch(r"\d+(?:\.\d+)?", ts) else None
 
 
 def _author(item: dict[str, Any], names: _Names) -> str:

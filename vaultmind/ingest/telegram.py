@@ -7,7 +7,10 @@
   entities become Markdown links; media become a line like `[photo]`, `[file: report.pdf]`,
   `[voice message]`, or the sticker's emoji;
 - time: `date_unixtime` (UTC) when present, else `date` read as local time in `tz`;
-- message id: Telegram's id; `source_ref`: `telegram://chat/<chat id>/<message id>`.
+- message id: Telegram's id; `source_ref`: `telegram://chat/<chat id>/<message id>`;
+- a message edited in Telegram carries its edit time (`edited_unixtime`, else `edited` read as
+  `date` is): a later export of an edit shows its text, the text before kept below it
+  (`writer._edit`), and an older export changes nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 from vaultmind.ingest.common import MessageIds, as_str, load_json, parse_time
 from vaultmind.ingest.errors import ingest_error
 from vaultmind.ingest.model import SourceBatch
-from vaultmind.markdown.render import Message, SourceMeta
+from vaultmind.markdown.render import Message, SourceMeta, iso_utc
 
 
 def parse_telegram(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
@@ -90,20 +93,31 @@ def _message(
     author = author or as_str(item.get("from_id")) or "unknown"
     message_id = as_str(item.get("id")) or ids(author, timestamp, text)
     ref = f"telegram://chat/{chat_id}/{message_id}" if as_str(item.get("id")) else None
-    return Message(message_id=message_id, author=author, timestamp=timestamp, text=text, source_ref=ref)
+    edited = _time(path, where, item, tz, edit=True) if "edited_unixtime" in item or "edited" in item else None
+    return Message(
+        message_id=message_id,
+        author=author,
+        timestamp=timestamp,
+        text=text,
+        source_ref=ref,
+        edited=iso_utc(edited) if edited is not None else None,
+    )
 
 
-def _time(path: Path, where: str, item: dict[str, Any], tz: tzinfo) -> datetime:
-    value = item.get("date_unixtime")
+def _time(path: Path, where: str, item: dict[str, Any], tz: tzinfo, *, edit: bool = False) -> datetime:
+    """When the message was sent (`date_unixtime`, else `date` in `tz`), or, `edit`, last edited
+    (`edited_unixtime`, else `edited`)."""
+    key = "edited" if edit else "date"
+    value = item.get(f"{key}_unixtime")
     zone: tzinfo = UTC
     if value is None:
-        value, zone = item.get("date"), tz
+        value, zone = item.get(key), tz
     if value is None:
-        raise ingest_error(path, f'{where}: no "date_unixtime" or "date"')
+        raise ingest_error(path, f'{where}: no "{key}_unixtime" or "{key}"')
     try:
         return parse_time(value, zone)
     except (ValueError, OverflowError, OSError) as exc:
-        raise ingest_error(path, f"{where}: cannot read the time {value!r}") from exc
+        raise ingest_error(path, f"{where}: cannot read the {'edit ' if edit else ''}time {value!r}") from exc
 
 
 def flatten_text(value: Any) -> str:

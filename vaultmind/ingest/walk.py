@@ -17,31 +17,41 @@ from pathlib import Path
 
 def walk_files(root: Path, warnings: list[str], *, whole: Callable[[Path], bool] | None = None) -> Iterator[Path]:
     """The files below `root`, and the folders `whole` takes as one (a Maildir), in name order;
-    see the module doc."""
+    see the module doc. Iterative (a stack of folder listings, each with its folder's real
+    path), so a tree of any depth is walked: a recursive walk hit Python's recursion limit
+    below about 990 levels, and resolving each entry's path anew took time in the square of
+    its depth."""
     seen: dict[str, Path] = {}
-    if _first_visit(root, seen, warnings):
-        yield from _walk(root, seen, warnings, whole)
+    real_root = os.path.realpath(root)
+    if not _first_visit(root, real_root, seen, warnings):
+        return
+    listings = [(_entries(root, warnings), real_root)]
+    while listings:
+        entries, real_folder = listings[-1]
+        entry = next(entries, None)
+        if entry is None:
+            listings.pop()
+            continue
+        kind = _kind(entry, warnings)
+        if kind is None:
+            continue
+        real = os.path.realpath(entry) if entry.is_symlink() else os.path.join(real_folder, entry.name)
+        if not _first_visit(entry, real, seen, warnings):
+            continue
+        if kind == "file" or (whole is not None and whole(entry)):
+            yield entry
+        else:
+            listings.append((_entries(entry, warnings), real))
 
 
-def _walk(folder: Path, seen: dict[str, Path], warnings: list[str], whole: Callable[[Path], bool] | None) -> Iterator[Path]:
+def _entries(folder: Path, warnings: list[str]) -> Iterator[Path]:
+    """The entries of `folder` but hidden ones, in name order (none, said, when it cannot be listed)."""
     try:
         entries = sorted(folder.iterdir(), key=lambda p: p.name)
     except OSError as exc:
         warnings.append(f"{folder}: cannot list the folder ({exc.strerror or exc}); skipped")
-        return
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        kind = _kind(entry, warnings)
-        if kind == "folder":
-            if not _first_visit(entry, seen, warnings):
-                continue
-            if whole is not None and whole(entry):
-                yield entry
-            else:
-                yield from _walk(entry, seen, warnings, whole)
-        elif kind == "file" and _first_visit(entry, seen, warnings):
-            yield entry
+        return iter(())
+    return iter([entry for entry in entries if not entry.name.startswith(".")])
 
 
 def _kind(entry: Path, warnings: list[str]) -> str | None:
@@ -60,9 +70,9 @@ def _kind(entry: Path, warnings: list[str]) -> str | None:
     return None
 
 
-def _first_visit(path: Path, seen: dict[str, Path], warnings: list[str]) -> bool:
-    """Whether `path` leads to a folder or file not read yet (said when it does not)."""
-    real = os.path.realpath(path)
+def _first_visit(path: Path, real: str, seen: dict[str, Path], warnings: list[str]) -> bool:
+    """Whether `path` (whose real path is `real`) leads to a folder or file not read yet (said
+    when it does not)."""
     first = seen.setdefault(real, path)
     if first is path:
         return True

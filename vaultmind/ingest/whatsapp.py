@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
@@ -68,6 +70,9 @@ class _Record:
     ampm: str | None
     author: str | None  # None: a system line
     lines: list[str] = field(default_factory=list)
+    raw: str = ""  # the header line as the export has it
+    shape: tuple[object, ...] = ()  # how its date and time are written (`_shape`)
+    head: int | None = None  # lines of its own before the first header line pasted into it
 
 
 def parse_whatsapp(
@@ -94,7 +99,7 @@ def parse_line_chat(
     warn: Callable[[str], None] | None = None,
 ) -> list[SourceBatch]:
     """The shared parser of line-based exports (WhatsApp, Signal): one batch for the chat."""
-    records = _records(path, text, name)
+    records = _fold_pasted(_fold_pasted(_records(path, text, name), _other_shape), partial(_other_order, order))
     if order in ("DMY", "MDY"):
         wrong = next((r for r in records if r.year_first or not _fits(r, order)), None)
         if wrong is not None:
@@ -103,9 +108,11 @@ def parse_line_chat(
     either_way = False  # nothing in the file tells day/month from month/day
     if order is None:
         order, either_way = _date_order(path, records)
+    records = _fold_pasted(records, _from_elsewhere(path, records, order))
     ids = MessageIds()
     messages: list[Message] = []
     edits: list[str] = []
+    earlier: list[tuple[str, str]] = []
     last: datetime | None = None  # the previous message's UTC time
     for record in records:
         if record.author is None:
@@ -125,7 +132,12 @@ def parse_line_chat(
             if second >= last - REPEAT_STEP:  # (a few minutes back: a message sent offline, left as it is)
                 timestamp = second
         last = timestamp
-        message_id = ids(record.author, timestamp, body)
+        # a message holding pasted header lines is known by its own lines: the id (and, to a
+        # note written before, its text) an export read without the fold gave it
+        own = body if record.head is None else "\n".join(record.lines[: record.head]).strip("\n").rstrip()
+        message_id = ids(record.author, timestamp, own)
+        if own != body:
+            earlier.append((message_id, own))
         if edited is not None:
             edits.append(message_id)
         messages.append(
@@ -144,7 +156,7 @@ def parse_line_chat(
             "day/month (pass --date-order mdy if this export writes the month first)"
         )
     meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
-    return [SourceBatch(meta=meta, messages=tuple(messages), edited=tuple(edits))]
+    return [SourceBatch(meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier))]
 
 
 def _read_export(path: Path) -> tuple[str, str]:
@@ -191,6 +203,7 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
         if author is not None and ": \u200e" in raw and _ios_notice(author, body, name):
             author = None  # iOS: a system notice said by the group
         ampm = match.group("ampm")
+        date_marks = re.sub(r"\d", "", match.group("date"))
         records.append(
             _Record(
                 line=number,
@@ -202,11 +215,83 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
                 ampm=ampm.replace(".", "").replace(" ", "").lower() if ampm else None,
                 author=author,
                 lines=[body] if author is not None else [],
+                raw=line,
+                # bracketed (iOS) or not, the date's marks and year's digits, seconds, 12 h clock
+                shape=(line.startswith("["), date_marks, len(parts_text[2]) if len(parts_text[0]) <= 2 else 0,
+                       len(time_parts), ampm is not None),
             )
         )
     if not records:
         raise ingest_error(path, "no message lines (a date and time, then `author: text`)", line=1)
     return records
+
+
+PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a stranger, was pasted
+
+
+def _fold_pasted(records: list[_Record], pasted: Callable[[list[_Record]], set[int]]) -> list[_Record]:
+    """`records` with those `pasted` names (by index) made lines of the message above them: a
+    message line copied from another chat into a message ("12/03/2024, 10:15 - Bob: hi" quoted
+    from elsewhere) starts no message of this chat."""
+    found = pasted(records)
+    out: list[_Record] = []
+    for index, record in enumerate(records):
+        if index not in found or not out:
+            out.append(record)
+            continue
+        above = out[-1]
+        if above.head is None:
+            above.head = len(above.lines)
+        above.lines.extend([record.raw, *record.lines[1:]] if record.author is not None else [record.raw, *record.lines])
+    return out
+
+
+def _other_shape(records: list[_Record]) -> set[int]:
+    """The header lines not written as the export writes its dates and times (another layout,
+    date marks, year, seconds or clock than most of its lines): an export writes every line
+    alike, so such a line was pasted into the message above it."""
+    shapes = Counter(record.shape for record in records)
+    usual = max(shapes, key=lambda shape: shapes[shape])
+    return {index for index, record in enumerate(records) if record.shape != usual and index}
+
+
+def _other_order(order: DateOrder | None, records: list[_Record]) -> set[int]:
+    """The header lines whose date does not read in the order (`order`, else the one more of
+    the export's dates read in; none when one order reads them all, or each as many) — "12/31/2023" in an export
+    that writes "31/12/2023" — by authors who write nothing else in the chat: pasted from
+    another chat into the message above. (A participant's stays, and is an error, as before.)"""
+    if records[0].year_first:
+        return set()
+    if order is None:
+        fitting = {candidate: [_fits(r, candidate) for r in records] for candidate in ("DMY", "MDY")}
+        day_first, month_first = sum(fitting["DMY"]), sum(fitting["MDY"])
+        if len(records) in (day_first, month_first) or day_first == month_first:
+            return set()  # (one order reads them all; or nothing tells which is the export's)
+        order = "DMY" if day_first > month_first else "MDY"
+    misfits = {index for index, record in enumerate(records) if not _fits(record, order)}
+    participants = {record.author for index, record in enumerate(records) if index not in misfits}
+    return {index for index in misfits if index and records[index].author not in participants | {None}}
+
+
+def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Callable[[list[_Record]], set[int]]:
+    """The header lines of authors who write nothing else in the chat, each more than
+    `PASTED_BACK` before the latest message above it: a message quoted from another chat,
+    pasted into the message above it. (A participant's message quoted so, or one dated after
+    the message it was pasted into, cannot be told from a message, and stays one.)"""
+
+    def pasted(records: list[_Record]) -> set[int]:
+        back: set[int] = set()
+        latest: datetime | None = None
+        for index, record in enumerate(records):
+            at = _datetime(path, record, order)
+            if latest is not None and record.author is not None and at < latest - PASTED_BACK:
+                back.add(index)
+            else:
+                latest = at if latest is None else max(latest, at)
+        participants = {r.author for index, r in enumerate(records) if index not in back}
+        return {index for index in back if records[index].author not in participants}
+
+    return pasted
 
 
 REPEAT_STEP = timedelta(minutes=10)  # a step back in time larger than this, in a repeated hour, is its second pass

@@ -66,9 +66,10 @@ from vaultmind.markdown.render import (
     render_source_note,
     to_utc,
 )
-from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.atomic import make_folders, write_atomic
 from vaultmind.vault.encoding import DecodedText, decode_text, encoding_name
 from vaultmind.vault.layout import SOURCES_DIR
+from vaultmind.vault.scan import walk_folders
 
 SLUG_MAX = 80
 _SLUG_BAD_RE = re.compile(r"[^a-z0-9._-]+")
@@ -170,6 +171,7 @@ class _Existing:
                 to=_people(headers.get(leaf.message_id, {}).get("to")),
                 cc=_people(headers.get(leaf.message_id, {}).get("cc")),
                 answers=tuple((headers.get(leaf.message_id, {}).get("answers") or "").split()),
+                edited=headers.get(leaf.message_id, {}).get("edited"),
             )
         return out
 
@@ -177,6 +179,14 @@ class _Existing:
 def _people(value: str | None) -> tuple[str, ...]:
     """A meta line's `to` / `cc` ("A <a@x>; b@y") as its recipients."""
     return tuple(part.strip() for part in (value or "").split(";") if part.strip())
+
+
+def _notes_below(root: Path) -> list[Path]:
+    """The `.md` files below `root` (hidden folders too; symlinked folders not followed, as
+    `Path.rglob` has it), sorted; none when it is no folder."""
+    if not root.is_dir():
+        return []
+    return sorted(folder / name for folder, names in walk_folders(root) for name in names if name.endswith(".md"))
 
 
 def _read_existing(vault: Path, rel: str) -> _Existing | None:
@@ -276,7 +286,7 @@ class _Plan:
             found: dict[str, list[tuple[str, str]]] = {}
             answered: dict[str, list[str]] = {}
             root = self.vault / folder
-            for full in sorted(root.rglob("*.md")) if root.is_dir() else ():
+            for full in _notes_below(root):
                 rel = full.relative_to(self.vault).as_posix()
                 note = self.cache.get(rel) or _read_existing(self.vault, rel)  # not kept: only its ids are
                 if note is None or not note.source_id:
@@ -316,13 +326,12 @@ class _Plan:
         if platform not in self.sources:
             found: dict[str, list[str]] = {}
             root = self.vault / platform
-            for here, dirs, files in os.walk(root) if root.is_dir() else ():
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                first = min((f for f in files if f.endswith(".md") and not f.startswith(".")), default=None)
+            for here, files in walk_folders(root, hidden=False) if root.is_dir() else ():
+                first = min((f for f in files if f.endswith(".md")), default=None)
                 if first is None:
                     continue
-                folder = Path(here).relative_to(self.vault).as_posix()
-                source_id = _head_source_id(Path(here) / first)
+                folder = here.relative_to(self.vault).as_posix()
+                source_id = _head_source_id(here / first)
                 if source_id:
                     found.setdefault(source_id, []).append(folder)
             self.sources[platform] = {source_id: sorted(folders) for source_id, folders in found.items()}
@@ -343,6 +352,7 @@ class _Group:
     messages: dict[str, Message] = field(default_factory=dict)
     related: set[str] = field(default_factory=set)
     quoted: dict[str, QuotedParent] = field(default_factory=dict)
+    earlier: dict[str, str] = field(default_factory=dict)  # `SourceBatch.earlier_texts`
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
     known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`
     replaced: dict[str, str] | None = None  # `SourceBatch.replaced`
@@ -418,6 +428,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
         single = None if batch.bucket == "day" else note_path(batch)
         folder = f"{SOURCES_DIR}/{meta.kind}/{scope_folder(meta.scope)}"
         quoted = {quote.message_id: quote for quote in batch.quoted}
+        earlier = dict(batch.earlier_texts)
         for message in batch.messages:
             msg = _normalize(message, meta)
             day = to_utc(msg.timestamp).astimezone(zone).date().isoformat() if single is None else None
@@ -441,9 +452,14 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                 group.messages[msg.message_id] = msg
                 if msg.message_id in quoted:
                     group.quoted[msg.message_id] = quoted[msg.message_id]
+                if msg.message_id in earlier:
+                    group.earlier[msg.message_id] = earlier[msg.message_id]
             else:
                 report.messages_known += 1
-                if seen.text != msg.text:
+                edit = _edit(seen, msg) or _edit(msg, seen)  # (exports of an edited message, in either order)
+                if edit is not None:
+                    group.messages[msg.message_id] = edit
+                elif seen.text != msg.text and note_text(msg.text) not in _versions(note_text(seen.text)):
                     report.warnings.append(
                         f"{base}: message {msg.message_id!r} appears twice in the export with different text; kept the first"
                     )
@@ -767,6 +783,46 @@ def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new
             plan.report.messages_edited += 1
 
 
+# below an edited message's text (Telegram), its text before the edit, quoted: "[edited <UTC
+# time>, the text before:]" and the quoted lines, themselves holding any earlier edit's
+_EDIT_MARK_RE = re.compile(r"\n\n\[edited [^\]\n]*, the text before:\]\n((?:>[^\n]*(?:\n|\Z))+)\Z")
+
+
+def _edit_time(value: str | None) -> datetime | None:
+    """A message's `edited` time (None: never edited, or not readable)."""
+    try:
+        return to_utc(value) if value else None
+    except VaultmindError:
+        return None
+
+
+def _versions(text: str) -> list[str]:
+    """The texts a message has shown, newest first: its text, then those before each edit
+    (`_edit`), as its note keeps them."""
+    out = []
+    while (mark := _EDIT_MARK_RE.search(text)) is not None:
+        out.append(text[: mark.start()])
+        text = "\n".join(line[2:] if line.startswith("> ") else line[1:] for line in mark.group(1).rstrip("\n").split("\n"))
+    out.append(text)
+    return out
+
+
+def _edit(held: Message, export: Message) -> Message | None:
+    """`held` (a note's message, or an earlier export's of this ingest) as a later edit of it
+    shows it: `export`'s text, and below it, quoted under `[edited <time>, the text before:]`,
+    `held`'s whole text (its own earlier versions included: nothing is lost); the id stays.
+    None when `export` is no later edit than `held` (not edited, or edited before `held`'s
+    edit: an older export changes nothing) or holds `held`'s text already."""
+    later, before = _edit_time(export.edited), _edit_time(held.edited)
+    if later is None or (before is not None and later <= before):
+        return None
+    own, said = note_text(export.text), note_text(held.text)
+    if said == own or said in _versions(own)[1:]:
+        return None if said == own else export
+    quoted = "\n".join(f"> {line}" if line else ">" for line in said.split("\n"))
+    return replace(export, text=f"{own}\n\n[edited {export.edited}, the text before:]\n{quoted}")
+
+
 _REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]")
 _REPLACED_END_RE = re.compile(_REPLACED_RE.pattern + r"\Z")
 
@@ -801,6 +857,15 @@ def _mark_replaced(group: _Group, current: dict[str, Message]) -> int:
             continue
         changed += 1
     return changed
+
+
+def _readings(message: Message, quote: QuotedParent | None, earlier: str | None) -> set[str]:
+    """The texts a note may hold for `message` as it is: its text, with the quoted parent put
+    back below it (`QuotedParent`), and each so as an earlier vaultmind read it (`earlier`)."""
+    texts = [message.text] if earlier is None else [message.text, earlier]
+    return {note_text(text) for text in texts} | (
+        {note_text(f"{text}\n\n{quote.text}") for text in texts} if quote is not None else set()
+    )
 
 
 def _unanswered(plan: _Plan, group: _Group, quote: QuotedParent) -> bool:
@@ -907,7 +972,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         if moved not in report.unchanged:  # yours, and it holds some of the export: indexed with the rest
             report.unchanged.append(moved)
     current = target.messages() if target is not None else {}
-    marked = _mark_replaced(group, current)
+    changed = _mark_replaced(group, current)  # messages of the note whose text changes
     yours = {message_id: message for note in user_edited for message_id, message in note.messages().items()}
     known |= _same_messages(group, {**yours, **current})
     new: dict[str, Message] = {}
@@ -920,7 +985,14 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
             said = note_text(mine.text)
             if group.replaced is not None and _marked(said, note_text(message.text)):  # a mark of `_mark_replaced` is no change of its text
                 said = note_text(message.text)
-            if said not in {note_text(message.text), note_text(quoting.text)}:
+            if said in _readings(message, quote, group.earlier.get(message_id)):
+                continue
+            edit = _edit(mine, message)
+            if edit is not None:  # edited since the note was written: the new text, the one before kept below it
+                current[message_id] = edit
+                report.messages_edited += 1
+                changed += 1
+            elif note_text(message.text) not in _versions(said):  # (an older export's text before an edit: known)
                 where = target.path if target is not None else base
                 report.warnings.append(
                     f"{where}: message {message_id!r} differs from the note; kept the note's text"
@@ -951,7 +1023,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
         _say_wide(plan, wide, f"its messages are known, and {len(new)} new message(s) are written to {target.path if target is not None else free}")
     if target is not None:
         plan.claimed.add(target.path)
-        if not new and not marked:  # nothing to add: the note stays as it is, its front matter included
+        if not new and not changed:  # nothing to add: the note stays as it is, its front matter included
             report.unchanged.append(target.path)
         else:
             plan.writes.append(_Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=tuple(new)))
@@ -1040,7 +1112,7 @@ def _all_doc_notes(plan: _Plan) -> list[_Existing]:
     """Every document note under `sources/document/` (read once per ingest)."""
     if plan.all_documents is None:
         root = plan.vault / SOURCES_DIR / "document"
-        rels = sorted(p.relative_to(plan.vault).as_posix() for p in root.rglob("*.md")) if root.is_dir() else []
+        rels = [p.relative_to(plan.vault).as_posix() for p in _notes_below(root)]
         notes = [plan.existing(rel) for rel in rels if not any(part.startswith(".") for part in rel.split("/"))]
         plan.all_documents = [note for note in notes if note is not None and str(note.data.get("kind")) == "document"]
     return plan.all_documents
@@ -1234,7 +1306,7 @@ def _execute(plan: _Plan) -> IngestReport:
     for done, item in enumerate(writes):
         full = plan.vault / item.path
         try:
-            full.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(full.parent)
             if item.expect is not None:
                 try:
                     current = full.read_bytes()

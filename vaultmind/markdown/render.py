@@ -85,6 +85,7 @@ class Message:
     to: tuple[str, ...] = ()  # email: its recipients ("Name <addr>")
     cc: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()  # email: the Message-IDs it answers (In-Reply-To, then References)
+    edited: str | None = None  # chat: when it was last edited (ISO 8601 UTC), as its export says (Telegram)
 
 
 # --- small codecs ---------------------------------------------------------------------------
@@ -350,6 +351,8 @@ def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzin
     attrs = [("id", message.message_id), ("at", at), ("author", message.author)]
     if message.source_ref is not None:
         attrs.append(("ref", message.source_ref))
+    if kind == "chat" and message.edited is not None:
+        attrs.append(("edited", message.edited))
     if kind == "email" and message.subject is not None:
         attrs.append(("subject", message.subject))
     if kind == "email":

@@ -37,6 +37,24 @@ _NO_LINK_ERRNOS = frozenset(
 )
 
 
+def make_folders(folder: Path) -> None:
+    """`folder` and the folders above it that are missing, like `mkdir(parents=True,
+    exist_ok=True)` but one level after the other: pathlib recurses once per missing level,
+    and a tree deeper than about 990 folders (an ingested folder mirrored below `sources/`)
+    hit Python's recursion limit."""
+    missing: list[Path] = []
+    while not folder.is_dir():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir()
+        if not path.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+
+
 def is_temp_name(name: str) -> bool:
     """True for the temporary files `write_atomic` creates (and may leave behind after a crash)."""
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import stat as stat_mod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -120,6 +120,23 @@ def _folders_holding(vault: Path) -> set[tuple[int, int]]:
 
 
 def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> None:
+    """Depth first, each folder in name order. Iterative (a stack of folder listings): a
+    recursive walk hit Python's recursion limit in a tree deeper than about 990 folders."""
+    listings = [_listing(abs_dir, rel_dir, result)]
+    while listings:
+        entries, rel_here = listings[-1]
+        entry = next(entries, None)
+        if entry is None:
+            listings.pop()
+            continue
+        folder = _visit(entry, rel_here + entry.name, rules, result, seen)
+        if folder is not None:
+            listings.append(_listing(entry.path, folder, result))
+
+
+def _listing(abs_dir: str, rel_dir: str, result: ScanResult) -> tuple[Iterator[os.DirEntry[str]], str]:
+    """The entries of a folder in name order, with its vault-relative path (`a/b/`); none, said,
+    when it cannot be listed."""
     try:
         with os.scandir(abs_dir) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -128,50 +145,54 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, se
         result.problems.append(
             Problem(rel_dir or ".", "unreadable", f"cannot list folder ({exc.strerror}); its notes are kept as they were")
         )
-        return
-    for entry in entries:
-        rel = f"{rel_dir}{entry.name}"
-        if not _utf8(entry.name):  # bytes the file system gave that are not UTF-8 (an old archive's Latin-1)
-            shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        entries = []
+    return iter(entries), rel_dir
+
+
+def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> str | None:
+    """Record one entry of a folder; the folder path (`rel/`) to walk next when it is a folder to enter."""
+    if not _utf8(entry.name):  # bytes the file system gave that are not UTF-8 (an old archive's Latin-1)
+        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        result.problems.append(
+            Problem(shown, "bad_name", "the name is not valid UTF-8 (shown with �); skipped — rename it to index it")
+        )
+        return None
+    try:
+        is_link = entry.is_symlink()
+        st = entry.stat(follow_symlinks=True)
+    except FileNotFoundError:
+        if is_link:
+            result.problems.append(Problem(rel, "broken_symlink", "symlink points to nothing; skipped"))
+        return None  # vanished while scanning: the next event will tell
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            result.problems.append(Problem(rel, "symlink_loop", "symlink loops back on itself; skipped"))
+        else:
+            result.unobservable.append(rel + "/" if entry.is_dir(follow_symlinks=False) else rel)
+            result.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); kept as it was"))
+        return None
+    if stat_mod.S_ISDIR(st.st_mode):
+        if rules.ignores_dir(rel):
+            return None
+        key = (st.st_dev, st.st_ino)
+        if key in seen.folders:
             result.problems.append(
-                Problem(shown, "bad_name", "the name is not valid UTF-8 (shown with �); skipped — rename it to index it")
+                Problem(rel, "symlink_loop", "folder is reached twice through a symlink; skipped the second time")
             )
-            continue
-        try:
-            is_link = entry.is_symlink()
-            st = entry.stat(follow_symlinks=True)
-        except FileNotFoundError:
-            if is_link:
-                result.problems.append(Problem(rel, "broken_symlink", "symlink points to nothing; skipped"))
-            continue  # vanished while scanning: the next event will tell
-        except OSError as exc:
-            if exc.errno == 40:  # ELOOP
-                result.problems.append(Problem(rel, "symlink_loop", "symlink loops back on itself; skipped"))
-            else:
-                result.unobservable.append(rel + "/" if entry.is_dir(follow_symlinks=False) else rel)
-                result.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); kept as it was"))
-            continue
-        if stat_mod.S_ISDIR(st.st_mode):
-            if rules.ignores_dir(rel):
-                continue
-            key = (st.st_dev, st.st_ino)
-            if key in seen.folders:
-                result.problems.append(
-                    Problem(rel, "symlink_loop", "folder is reached twice through a symlink; skipped the second time")
-                )
-                continue
-            if is_link and key in seen.holding:
-                result.problems.append(
-                    Problem(rel, "symlink_loop", "symlink leads to a folder that holds the vault; not followed")
-                )
-                continue
-            seen.folders.add(key)
-            _walk(entry.path, rel + "/", rules, result, seen)
-        elif stat_mod.S_ISREG(st.st_mode):
-            if not is_note(rel) or rules.ignores_file(rel):
-                result.other_files += 1
-                continue
-            result.files[rel] = FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            return None
+        if is_link and key in seen.holding:
+            result.problems.append(
+                Problem(rel, "symlink_loop", "symlink leads to a folder that holds the vault; not followed")
+            )
+            return None
+        seen.folders.add(key)
+        return rel + "/"
+    if stat_mod.S_ISREG(st.st_mode):
+        if not is_note(rel) or rules.ignores_file(rel):
+            result.other_files += 1
+            return None
+        result.files[rel] = FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    return None
 
 
 def _utf8(name: str) -> bool:
@@ -195,3 +216,34 @@ def stat_one(root: Path, rel: str) -> FileStat | None:
     if not stat_mod.S_ISREG(st.st_mode):
         return None
     return FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def walk_folders(root: Path, *, hidden: bool = True) -> Iterator[tuple[Path, list[str]]]:
+    """(folder, the names of its files) for `root` and every folder below it, top-down, each
+    folder's in name order; symlinked folders are not followed, hidden ones (`.trash`) skipped
+    unless `hidden`. Iterative, as `os.walk` and `Path.rglob` are not (before Python 3.12): a
+    tree deeper than about 990 folders (a deep folder of documents, mirrored below
+    `sources/document/`) hit the recursion limit."""
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        below: list[Path] = []
+        files: list[str] = []
+        for entry in entries:
+            if not hidden and entry.name.startswith("."):
+                continue
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_folder:
+                below.append(folder / entry.name)
+            elif not entry.is_dir():
+                files.append(entry.name)
+        yield folder, files
+        folders.extend(reversed(below))
