@@ -42,6 +42,8 @@ from .conftest import write, write_chat
         ("What kind of music does Tim like?", None),
         ("What did Alice say about the budget?", None),
         ("Why was the trip cancelled?", None),
+        ("What is Helen's email address?", "address"),
+        ("What did Helen say in her email?", None),
     ],
 )
 def test_answer_kind_reads_the_first_words(question: str, kind: str | None) -> None:
@@ -470,3 +472,18 @@ def test_a_date_as_it_stands_now_comes_from_the_message_that_changed_it(vault: P
         before = memory.walk("When did we first plan the launch?", limit=5)["hits"]
         assert before[0]["content"].startswith("Morning"), "a question about what was: as it was"
         assert not any(h["breakdown"]["revises"] for h in before)
+
+
+def test_an_email_address_is_found_where_it_is_written(vault: Path) -> None:
+    """"What is Helen's email address?" asks for an address, which no leaf writes beside the
+    words "email address": not for Helen's mails (she wrote them), nor for a note that links
+    "her email"."""
+    write(vault, "Contacts.md", "# Contacts\n\n- Finance (invoices, deposit): Helen Okafor, helen@fernhill.example\n- Press: Marco Ruiz\n")
+    write(vault, "Budget.md", "# Budget\n\nApproved by Helen Okafor on 11 March, see [[Mail from Helen|her email]].\n")
+    write_chat(vault, "2024-03-11", [("Helen Okafor", "Approved. I will email the invoices to you by Friday."), ("Alice Chen", "Thanks Helen!")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What is Helen's email address?", limit=3)
+        assert result["query"]["answer_kind"] == "address"
+        first = result["hits"][0]
+        assert "helen@fernhill.example" in first["content"] and first["breakdown"]["answer"]

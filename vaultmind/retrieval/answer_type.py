@@ -5,7 +5,8 @@ Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…
 "Which locations…") by one that names a place (a capitalised name after a preposition of
 place, or two capitalised words inside a sentence: "I booked Golden Lantern"); "Who…" by one that names a person; "How much / how
 many…" by one that holds a number; "What book / movie / series…" (a named work or band, team,
-brand…) by one that quotes a title or names something with a capital.
+brand…) by one that quotes a title or names something with a capital; "What is Helen's email
+address?" by one that writes an address (`helen@fernhill.example`).
 Among messages that match the question equally well, the one holding that kind of answer is
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.
@@ -38,7 +39,7 @@ ASKING_WORDS = frozenset(
     )
 )
 
-AnswerKind = Literal["time", "place", "person", "quantity", "title"]
+AnswerKind = Literal["time", "place", "person", "quantity", "title", "address"]
 Asking = Literal["only", "last"]
 
 _MONTHS = (
@@ -49,6 +50,8 @@ _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PERIODS = "week|weekend|month|year|morning|afternoon|evening|night|summer|winter|spring|autumn|fall"
 
 _QUESTION = (
+    # "what is Helen's email address?", "Dana's e-mail address?": a leaf that writes one
+    ("address", re.compile(r"^\W*(?:(?:what|which)\b[^?]*?\b)?e-?mail\s+address(?:es)?\b", re.I)),
     ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
                         r"how long ago|in (?:what|which) (?:year|month))\b", re.I)),
     ("place", re.compile(r"^\W*(?:where|(?:in |to )?(?:what|which)(?: [\w-]+)? (?:city|cities|country|countries|"
@@ -57,6 +60,7 @@ _QUESTION = (
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
     ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
 )
+_EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
 
 _TIME_WORDS = f"yesterday|today|tonight|tomorrow|ago|recently|lately|last|next|{_DAYS}|{_MONTHS}"
@@ -113,6 +117,8 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
         return _names_place(text)
     if kind == "title":
         return _QUOTED.search(text) is not None or _names_proper(text)
+    if kind == "address":
+        return "@" in text and _EMAIL_ADDRESS.search(text) is not None
     return _names_proper(text)
 
 

@@ -163,7 +163,9 @@
             question that names a speaker. BM25 weighs each leaf's length against the mean of
             its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
-   a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
+   a number ("How many…"), a title ("What book…") or an email address ("What is Helen's email
+   address?": the words "email address" are not searched, as no leaf writes them beside one,
+   nor is it a question of what Helen emailed) adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
    match "When is the concert?" alike, the one that says "Saturday" is the answer.
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
@@ -317,6 +319,7 @@ UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and 
 
 # of a window still ahead, these words ask about it too ("what's planned for next month?") — but
 # the plan words name what a message about it may say ("the plan for May"), and stay searched
+ADDRESS_WORDS = frozenset(terms("email emails e-mail address addresses"))  # what an address question asks for
 PLAN_WORDS = frozenset(terms("plan plans planned planning schedule scheduled"))
 AHEAD_ASKING = ASKING_WORDS | PLAN_WORDS | frozenset(terms("upcoming coming"))
 
@@ -371,6 +374,9 @@ def walk(
     # "What did John Doe say?" is about nothing but its author: no meaning to search densely
     # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
     only_names = bool(authors) and all(t in authors for t in content_terms)
+    kind = answer_kind(question)
+    if kind == "address":  # "what is Helen's email address?": an address is written without those words
+        content_terms = [t for t in content_terms if t not in ADDRESS_WORDS]
     # "What happened last week?" asks for its window, nothing else: neither the words nor the
     # meaning of "what happened" say which of the window's messages matter (`INFORMATIVE`)
     # ("what happened in March?": the window's own words say nothing more)
@@ -497,7 +503,6 @@ def walk(
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
-    kind = answer_kind(question)
     top = _best(ids, scores, ANSWER_TOP if kind else ASKING_TOP)
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
@@ -1086,7 +1091,7 @@ _SPEECH = re.compile(
     r"([\w'’]+)\s+(say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
     r"suggest|suggests|suggested|recommend|recommends|recommended|share|shares|shared|propose|proposes|proposed|"
     r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought|"
-    r"send|sends|sent|email|emails|emailed|text|texts|texted)\b",
+    r"send|sends|sent|email|emails|emailed|text|texts|texted)\b(?!\s+address)",  # "Helen's email address" is no mail of hers
     re.I,
 )
 _SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
