@@ -21,6 +21,7 @@ from vaultmind.retrieval.answer_type import (
     answer_kind,
     asking,
     holds_answer,
+    kind_terms,
 )
 from vaultmind.retrieval.spelling import joined_words
 
@@ -487,3 +488,17 @@ def test_an_email_address_is_found_where_it_is_written(vault: Path) -> None:
         assert result["query"]["answer_kind"] == "address"
         first = result["hits"][0]
         assert "helen@fernhill.example" in first["content"] and first["breakdown"]["answer"]
+
+
+def test_the_words_that_name_the_kind_of_answer_are_not_searched(vault: Path) -> None:
+    """"What time is the dinner?" asks for a time, which the answer writes ("19:30"), not the
+    word "time": a message that says "time" and "dinner" is no better match for it."""
+    assert kind_terms("What time is the dinner?") == {"time"}
+    assert kind_terms("In which year did they move?") == {"year"}
+    assert kind_terms("When is the dinner?") == frozenset()
+    write_chat(vault, "2024-03-09", [("Daniel Chen", "The dinner took a long time to organise, phew."), ("Mei Chen", "Dinner starts at 19:30, upstairs.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What time is the dinner?", limit=2)
+        assert result["query"]["content_terms"] == ["dinner"]
+        assert result["hits"][0]["content"] == "Dinner starts at 19:30, upstairs."

@@ -106,6 +106,23 @@ def answer_kind(question: str) -> AnswerKind | None:
     return None
 
 
+# the words by which a question names the kind of answer it asks for: "what time", "which year",
+# "email address" — no leaf writes them beside its answer ("19:00", "in 2019", an address)
+_KIND_WORDS = re.compile(
+    r"^\W*(?:at |in |on )?(?:what|which) (time|date|day|year|month)s?\b|\b(e-?mail) (address)(?:es)?\b", re.I
+)
+
+
+def kind_terms(question: str) -> frozenset[str]:
+    """The search terms of the words by which the question names the kind of answer it asks
+    for ("what time is the dinner?": "time"; "what is Helen's email address?": "email",
+    "address"): not what it asks about."""
+    kind = answer_kind(question)
+    if kind not in ("time", "address"):
+        return frozenset()
+    return frozenset(t for m in _KIND_WORDS.finditer(question) for word in m.groups() if word for t in terms(word))
+
+
 @lru_cache(maxsize=16_384)
 def holds_answer(kind: AnswerKind, text: str) -> bool:
     """Whether `text` holds an answer of that kind (a time, a place, a name, a number)."""

@@ -164,10 +164,12 @@
             its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
    a number ("How many…"), a title ("What book…") or an email address ("What is Helen's email
-   address?": the words "email address" are not searched, as no leaf writes them beside one,
-   nor is it a question of what Helen emailed) adds `ANSWER_WEIGHT` (times the time factor) to those of the
+   address?", no question of what Helen emailed) adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
-   match "When is the concert?" alike, the one that says "Saturday" is the answer.
+   match "When is the concert?" alike, the one that says "Saturday" is the answer. The words by
+   which a question names the kind it asks for ("what time", "which year", "email address";
+   `answer_type.kind_terms`) are not searched: no leaf writes them beside its answer ("19:30"),
+   and "took a long time" is no better match for "what time is the dinner?".
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
    Harbor Hall?", "tell me about Dana") adds `IDENTITY_WEIGHT` to the leaves of that entity's
    own note (when they hold more than its heading), and half that to the leaves of other
@@ -230,6 +232,7 @@ from vaultmind.retrieval.answer_type import (
     answer_kind,
     asking,
     holds_answer,
+    kind_terms,
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.entity_names import EntityNames, entity_names
@@ -319,7 +322,6 @@ UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and 
 
 # of a window still ahead, these words ask about it too ("what's planned for next month?") — but
 # the plan words name what a message about it may say ("the plan for May"), and stay searched
-ADDRESS_WORDS = frozenset(terms("email emails e-mail address addresses"))  # what an address question asks for
 PLAN_WORDS = frozenset(terms("plan plans planned planning schedule scheduled"))
 AHEAD_ASKING = ASKING_WORDS | PLAN_WORDS | frozenset(terms("upcoming coming"))
 
@@ -375,8 +377,9 @@ def walk(
     # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
     only_names = bool(authors) and all(t in authors for t in content_terms)
     kind = answer_kind(question)
-    if kind == "address":  # "what is Helen's email address?": an address is written without those words
-        content_terms = [t for t in content_terms if t not in ADDRESS_WORDS]
+    asked_kind = kind_terms(question)  # "what time…", "…email address?": no leaf says them beside its answer
+    if asked_kind:
+        content_terms = [t for t in content_terms if t not in asked_kind]
     # "What happened last week?" asks for its window, nothing else: neither the words nor the
     # meaning of "what happened" say which of the window's messages matter (`INFORMATIVE`)
     # ("what happened in March?": the window's own words say nothing more)
