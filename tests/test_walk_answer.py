@@ -502,3 +502,19 @@ def test_the_words_that_name_the_kind_of_answer_are_not_searched(vault: Path) ->
         result = memory.walk("What time is the dinner?", limit=2)
         assert result["query"]["content_terms"] == ["dinner"]
         assert result["hits"][0]["content"] == "Dinner starts at 19:30, upstairs."
+
+
+def test_a_question_of_ones_tasks_finds_the_open_tasks_of_a_note(vault: Path) -> None:
+    """"What are my tasks for tomorrow?" is answered by a note's open tasks (`- [ ] …`), which
+    never say "task"; not by a message that does."""
+    assert holds_answer("task", "## Tomorrow\n\n- [ ] Call the plumber") and not holds_answer("task", "- [x] Paid the rent")
+    assert kind_terms("What are my open tasks?") == {"open", "task"}
+    assert answer_kind("What tasks did John do at work?") is None, "someone's tasks: no note's"
+    write(vault, "Daily/2024-03-11.md", "# Monday\n\nQuiet day.\n\n## Tomorrow\n\n- [ ] Call the plumber about the tap\n- [x] Pay the rent\n")
+    write_chat(vault, "2024-03-11", [("Bob Stone", "I have too many tasks for tomorrow, honestly."), ("Alice Chen", "Same here.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What are my tasks for tomorrow?", limit=3, reference_time=datetime(2024, 3, 12, 12))
+        assert result["query"]["answer_kind"] == "task"
+        first = result["hits"][0]
+        assert first["note_path"] == "Daily/2024-03-11.md" and "Call the plumber" in first["content"]

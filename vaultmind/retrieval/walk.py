@@ -163,11 +163,13 @@
             question that names a speaker. BM25 weighs each leaf's length against the mean of
             its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
-   a number ("How many…"), a title ("What book…") or an email address ("What is Helen's email
-   address?", no question of what Helen emailed) adds `ANSWER_WEIGHT` (times the time factor) to those of the
+   a number ("How many…"), a title ("What book…"), an email address ("What is Helen's email
+   address?", no question of what Helen emailed) or an open task of a note ("What are my tasks
+   for tomorrow?": `- [ ] Call the plumber`) adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
    match "When is the concert?" alike, the one that says "Saturday" is the answer. The words by
-   which a question names the kind it asks for ("what time", "which year", "email address";
+   which a question names the kind it asks for ("what time", "which year", "email address",
+   "my tasks";
    `answer_type.kind_terms`) are not searched: no leaf writes them beside its answer ("19:30"),
    and "took a long time" is no better match for "what time is the dinner?".
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
