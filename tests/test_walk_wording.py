@@ -10,7 +10,7 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.markdown.note import parse_note, user_note_time
 from vaultmind.memory import Memory
-from vaultmind.retrieval.wording import own_writing
+from vaultmind.retrieval.wording import agent_nouns, own_writing
 
 from .conftest import write, write_chat
 
@@ -85,7 +85,7 @@ def test_own_writing_verbs_are_the_askers() -> None:
 def _runbook(vault: Path) -> None:
     write(vault, "Runbooks/Launch runbook.md", "# Launch runbook\n\nOwner: Priya Raman.\n\n## Steps\n\n1. Cut the release.\n")
     write(vault, "Runbooks/Backup runbook.md", "# Backup runbook\n\nRestore from the nightly snapshot; we own the bucket.\n")
-    write_chat(vault, "2024-03-07", [("Bob Stone", "The runbook needs a rollback section."), ("Alice Chen", "No idea.")])
+    write_chat(vault, "2024-03-07", [("Bob Stone", "The runbook needs a rollback section."), ("Alice Chen", "Later, I'm late.")])
 
 
 def test_who_owns_finds_the_owner(vault: Path) -> None:
@@ -98,6 +98,10 @@ def test_who_owns_finds_the_owner(vault: Path) -> None:
         assert "Owner: Priya" in first["content"]
         first = memory.walk("Who owns the runbook?", limit=3, reference_time=MARCH_12)["hits"][0]
         assert "Owner: Priya" in first["content"]
+        assert agent_nouns(memory.leaves, "Who owns the runbook?", ["own", "runbook"]) == {"own": ("owner",)}
+        assert agent_nouns(memory.leaves, "Who is late?", ["late"]) == {}, "no verb: 'later' is no doer of 'late'"
+        assert agent_nouns(memory.leaves, "Who's late?", ["late"]) == {}
+        assert agent_nouns(memory.leaves, "Which runbook do we own?", ["runbook", "own"]) == {}, "only a who-question's verb"
 
 
 def test_a_plan_for_a_window_ahead_is_searched_by_its_word(vault: Path) -> None:

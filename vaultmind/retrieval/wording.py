@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 # the verb of a who-question: "who owns", "who is leading", "who'll host", "who did organise"
 _WHO_VERB = re.compile(
-    r"^\W*who(?:\s+|['’](?:s|ll|d)\s+)(?:(?:is|was|are|were|will|would|did|does|do|has|had|can|should)\s+)?([a-z]+)\b",
+    r"^\W*who(?:(['’]s\s+)|['’](?:ll|d)\s+|\s+(?:(is\s+|was\s+|are\s+|were\s+)|(?:will|would|did|does|do|has|had|can|should)\s+)?)"
+    r"([a-z]+)\b",
     re.I,
 )
 # what the asker wrote: "what did I write", "I noted", "what have I jotted down"
@@ -39,9 +40,9 @@ def agent_nouns(leaves: ResidentLeaves, question: str, searched: Collection[str]
     "runner", "directs" → "director") when some leaf holds it and the stemmer keeps them apart;
     empty for any other question. The verb's term must be one of `searched`."""
     m = _WHO_VERB.match(question)
-    if m is None:
-        return {}
-    found = terms(m.group(1))
+    if m is None or ((m.group(1) or m.group(2)) and not m.group(3).lower().endswith("ing")):
+        return {}  # "who is late?": no verb ("later" is no doer), but "who is leading…?" has one
+    found = terms(m.group(3))
     if len(found) != 1 or found[0] not in searched:
         return {}
     (verb,) = found
