@@ -51,9 +51,9 @@ _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PERIODS = "week|weekend|month|year|morning|afternoon|evening|night|summer|winter|spring|autumn|fall"
 
 _QUESTION = (
-    # "what is Helen's email address?", "Dana's e-mail address?": a leaf that writes one
     # "what is on my to-do list?", "what are my open tasks?": an open task of a note (`- [ ] …`)
     ("task", re.compile(r"\b(?:(?:my|our|open|pending|outstanding|unfinished)\s+(?:tasks?|to-?dos?|action\s+items?)|to-?dos?(?:\s+list)?)\b", re.I)),
+    # "what is Helen's email address?", "email address of Dana": a leaf that writes one
     ("address", re.compile(r"^\W*(?:(?:what|which)\b[^?]*?\b)?e-?mail\s+address(?:es)?\b", re.I)),
     ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
                         r"how long ago|in (?:what|which) (?:year|month))\b", re.I)),
