@@ -239,7 +239,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025", "0027"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients, your notes' dates
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
@@ -248,6 +248,26 @@ def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.sync().unchanged == 1
+
+
+def test_an_index_holding_a_dated_note_of_yours_is_rebuilt_for_its_date(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0027: a daily note (a date in its file name) and a note with a `date` property
+    give their leaves that time; an index from before holding one is rebuilt once, and a time
+    window then finds it."""
+    write(vault, "Daily/2024-03-07.md", "# Thursday\n\nCalled the plumber about the tap.\n")
+    write(vault, "Ideas.md", "---\ndate: 2024-02-20\n---\n# Ideas\n\nA boat rental app.\n")
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    config = _indexed_before(vault, monkeypatch, "0027", undated=True)
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        times = dict(memory.index.query("SELECT note_path, strftime(any_value(ts), '%Y-%m-%dT%H:%M') FROM leaves GROUP BY note_path"))
+        assert times == {"Daily/2024-03-07.md": "2024-03-07T12:00", "Ideas.md": "2024-02-20T12:00", "plain.md": None}
+        hits = memory.walk("what did I note last week?", limit=3, reference_time=datetime(2024, 3, 12, 12))["hits"]
+        assert hits[0]["note_path"] == "Daily/2024-03-07.md" and hits[0]["breakdown"]["inside"]
+        rows = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == rows
 
 
 def test_an_index_holding_a_nouns_old_term_is_rebuilt_for_its_verbs(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

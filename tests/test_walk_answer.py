@@ -21,6 +21,7 @@ from vaultmind.retrieval.answer_type import (
     answer_kind,
     asking,
     holds_answer,
+    kind_terms,
 )
 from vaultmind.retrieval.spelling import joined_words
 
@@ -42,6 +43,8 @@ from .conftest import write, write_chat
         ("What kind of music does Tim like?", None),
         ("What did Alice say about the budget?", None),
         ("Why was the trip cancelled?", None),
+        ("What is Helen's email address?", "address"),
+        ("What did Helen say in her email?", None),
     ],
 )
 def test_answer_kind_reads_the_first_words(question: str, kind: str | None) -> None:
@@ -470,3 +473,48 @@ def test_a_date_as_it_stands_now_comes_from_the_message_that_changed_it(vault: P
         before = memory.walk("When did we first plan the launch?", limit=5)["hits"]
         assert before[0]["content"].startswith("Morning"), "a question about what was: as it was"
         assert not any(h["breakdown"]["revises"] for h in before)
+
+
+def test_an_email_address_is_found_where_it_is_written(vault: Path) -> None:
+    """"What is Helen's email address?" asks for an address, which no leaf writes beside the
+    words "email address": not for Helen's mails (she wrote them), nor for a note that links
+    "her email"."""
+    write(vault, "Contacts.md", "# Contacts\n\n- Finance (invoices, deposit): Helen Okafor, helen@fernhill.example\n- Press: Marco Ruiz\n")
+    write(vault, "Budget.md", "# Budget\n\nApproved by Helen Okafor on 11 March, see [[Mail from Helen|her email]].\n")
+    write_chat(vault, "2024-03-11", [("Helen Okafor", "Approved. I will email the invoices to you by Friday."), ("Alice Chen", "Thanks Helen!")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What is Helen's email address?", limit=3)
+        assert result["query"]["answer_kind"] == "address"
+        first = result["hits"][0]
+        assert "helen@fernhill.example" in first["content"] and first["breakdown"]["answer"]
+
+
+def test_the_words_that_name_the_kind_of_answer_are_not_searched(vault: Path) -> None:
+    """"What time is the dinner?" asks for a time, which the answer writes ("19:30"), not the
+    word "time": a message that says "time" and "dinner" is no better match for it."""
+    assert kind_terms("What time is the dinner?") == {"time"}
+    assert kind_terms("In which year did they move?") == {"year"}
+    assert kind_terms("When is the dinner?") == frozenset()
+    write_chat(vault, "2024-03-09", [("Daniel Chen", "The dinner took a long time to organise, phew."), ("Mei Chen", "Dinner starts at 19:30, upstairs.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What time is the dinner?", limit=2)
+        assert result["query"]["content_terms"] == ["dinner"]
+        assert result["hits"][0]["content"] == "Dinner starts at 19:30, upstairs."
+
+
+def test_a_question_of_ones_tasks_finds_the_open_tasks_of_a_note(vault: Path) -> None:
+    """"What are my tasks for tomorrow?" is answered by a note's open tasks (`- [ ] …`), which
+    never say "task"; not by a message that does."""
+    assert holds_answer("task", "## Tomorrow\n\n- [ ] Call the plumber") and not holds_answer("task", "- [x] Paid the rent")
+    assert kind_terms("What are my open tasks?") == {"open", "task"}
+    assert answer_kind("What tasks did John do at work?") is None, "someone's tasks: no note's"
+    write(vault, "Daily/2024-03-11.md", "# Monday\n\nQuiet day.\n\n## Tomorrow\n\n- [ ] Call the plumber about the tap\n- [x] Pay the rent\n")
+    write_chat(vault, "2024-03-11", [("Bob Stone", "I have too many tasks for tomorrow, honestly."), ("Alice Chen", "Same here.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What are my tasks for tomorrow?", limit=3, reference_time=datetime(2024, 3, 12, 12))
+        assert result["query"]["answer_kind"] == "task"
+        first = result["hits"][0]
+        assert first["note_path"] == "Daily/2024-03-11.md" and "Call the plumber" in first["content"]

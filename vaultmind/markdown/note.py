@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from vaultmind.markdown.chunking import DEFAULT_CHUNK_TOKENS, message_leaves, section_leaves
@@ -23,7 +25,8 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
       about vaultmind, not memory; links and tags still count); one per message for source
       notes with `kind: chat` / `kind: email`, token-budget sections otherwise (`source_id` is
       the id key of a source note, else the path; a source note's front matter `source_ref` is
-      copied to its section leaves, and its `time_end` — else `time_start` — is their time).
+      copied to its section leaves, and its `time_end` — else `time_start` — is their time; a
+      note of yours takes its date as their time: `user_note_time`).
       A note of yours with an empty body and properties has one leaf of its title and its
       front matter's values (`properties_text`), which cites the note itself.
     """
@@ -45,6 +48,8 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     else:
         source_ref = _str(data.get("source_ref")) if kind == "source" else ""
         when = (_str(data.get("time_end")) or _str(data.get("time_start"))) if kind == "source" else ""
+        if kind == "user":
+            when = user_note_time(path, data) or ""
         leaves = section_leaves(
             body,
             note_key=source_id or path,
@@ -63,7 +68,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         # a note that is all properties (a book, a person, a row of a base): findable by them
         properties = properties_text(title, data)
         if "\n" in properties:  # (an empty note without properties stays without a leaf)
-            leaves = section_leaves(properties, note_key=path, budget=chunk_tokens)
+            leaves = section_leaves(properties, note_key=path, budget=chunk_tokens, timestamp=user_note_time(path, data))
 
     return ParsedNote(
         path=path,
@@ -78,6 +83,47 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         leaves=tuple(leaves),
         aliases=aliases_of(data),
     )
+
+
+# a full date in a file name ("2024-03-07 Thursday", "20240307"), not inside a longer number
+_NAME_DATE = re.compile(r"(?<!\d)(\d{4})(-?)(\d{2})\2(\d{2})(?!\d)")
+DATE_PROPERTIES = ("date", "created")  # as Obsidian's Properties and daily-note templates write them
+
+
+def user_note_time(path: str, data: Mapping[str, Any]) -> str | None:
+    """The time of a note of yours (ISO 8601 UTC), so a time window finds a daily note: its
+    front matter `date`, else `created` (a date or a datetime; an offset is honoured, a
+    datetime without one is UTC as everywhere in the vault), else the one date its file name
+    holds (`2024-03-07.md`, `2024-03-07 Thursday.md`, `20240307.md`; a name with two different
+    dates has none). A value that is no date is passed over. A date alone is noon UTC of that
+    day: inside that calendar day wherever a question's window is read (UTC−11 to UTC+11).
+    None for a note without a date."""
+    for key in DATE_PROPERTIES:
+        when = _as_time(_str(data.get(key)))
+        if when is not None:
+            return when
+    stem = _stem(path)
+    found = {(m.group(1), m.group(3), m.group(4)) for m in _NAME_DATE.finditer(stem)}
+    if len(found) != 1:
+        return None
+    year, month, day = found.pop()
+    return _as_time(f"{year}-{month}-{day}")
+
+
+def _as_time(value: str) -> str | None:
+    """An ISO date or datetime as `YYYY-MM-DDTHH:MM:SSZ` (a date alone at noon); None if it is neither."""
+    if not value:
+        return None
+    try:
+        if len(value) == 10:
+            when = datetime.combine(date.fromisoformat(value), time(12))
+        else:
+            when = datetime.fromisoformat(value)
+        if when.tzinfo is not None:
+            when = when.astimezone(UTC).replace(tzinfo=None)
+    except (ValueError, OverflowError):
+        return None
+    return when.isoformat(timespec="seconds") + "Z"
 
 
 MAX_PROPERTY_CHARS = 300  # a longer value (a pasted text) is left out of a properties leaf

@@ -5,7 +5,9 @@ Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…
 "Which locations…") by one that names a place (a capitalised name after a preposition of
 place, or two capitalised words inside a sentence: "I booked Golden Lantern"); "Who…" by one that names a person; "How much / how
 many…" by one that holds a number; "What book / movie / series…" (a named work or band, team,
-brand…) by one that quotes a title or names something with a capital.
+brand…) by one that quotes a title or names something with a capital; "What is Helen's email
+address?" by one that writes an address (`helen@fernhill.example`); "What is on my to-do
+list?" by a note's open task (`- [ ] …`).
 Among messages that match the question equally well, the one holding that kind of answer is
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.
@@ -38,7 +40,7 @@ ASKING_WORDS = frozenset(
     )
 )
 
-AnswerKind = Literal["time", "place", "person", "quantity", "title"]
+AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task"]
 Asking = Literal["only", "last"]
 
 _MONTHS = (
@@ -49,6 +51,10 @@ _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PERIODS = "week|weekend|month|year|morning|afternoon|evening|night|summer|winter|spring|autumn|fall"
 
 _QUESTION = (
+    # "what is on my to-do list?", "what are my open tasks?": an open task of a note (`- [ ] …`)
+    ("task", re.compile(r"\b(?:(?:my|our|open|pending|outstanding|unfinished)\s+(?:tasks?|to-?dos?|action\s+items?)|to-?dos?(?:\s+list)?)\b", re.I)),
+    # "what is Helen's email address?", "email address of Dana": a leaf that writes one
+    ("address", re.compile(r"^\W*(?:(?:what|which)\b[^?]*?\b)?e-?mail\s+address(?:es)?\b", re.I)),
     ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
                         r"how long ago|in (?:what|which) (?:year|month))\b", re.I)),
     ("place", re.compile(r"^\W*(?:where|(?:in |to )?(?:what|which)(?: [\w-]+)? (?:city|cities|country|countries|"
@@ -57,6 +63,8 @@ _QUESTION = (
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
     ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
 )
+_OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s", re.M)  # a Markdown task not done yet
+_EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
 
 _TIME_WORDS = f"yesterday|today|tonight|tomorrow|ago|recently|lately|last|next|{_DAYS}|{_MONTHS}"
@@ -102,6 +110,25 @@ def answer_kind(question: str) -> AnswerKind | None:
     return None
 
 
+# the words by which a question names the kind of answer it asks for: "what time", "which year",
+# "email address" — no leaf writes them beside its answer ("19:00", "in 2019", an address)
+_KIND_WORDS = re.compile(
+    r"^\W*(?:at |in |on )?(?:what|which) (?:time|date|day|year|month)s?\b|\be-?mail address(?:es)?\b"
+    r"|\b(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\b",  # not "list": "my to-do list" may be a note's name
+    re.I,
+)
+
+
+def kind_terms(question: str) -> frozenset[str]:
+    """The search terms of the words by which the question names the kind of answer it asks
+    for ("what time is the dinner?": "time"; "what is Helen's email address?": "email",
+    "address"): not what it asks about."""
+    kind = answer_kind(question)
+    if kind not in ("time", "address", "task"):
+        return frozenset()
+    return frozenset(t for m in _KIND_WORDS.finditer(question) for t in terms(m.group(0)))
+
+
 @lru_cache(maxsize=16_384)
 def holds_answer(kind: AnswerKind, text: str) -> bool:
     """Whether `text` holds an answer of that kind (a time, a place, a name, a number)."""
@@ -113,6 +140,10 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
         return _names_place(text)
     if kind == "title":
         return _QUOTED.search(text) is not None or _names_proper(text)
+    if kind == "address":
+        return "@" in text and _EMAIL_ADDRESS.search(text) is not None
+    if kind == "task":
+        return "[ ]" in text and _OPEN_TASK.search(text) is not None
     return _names_proper(text)
 
 

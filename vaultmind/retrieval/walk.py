@@ -18,7 +18,12 @@
    `retrieval/spelling.py`), and `query.corrected` says so; a misspelt name the same way, as
    a word of a name the memory knows (an entity's or an author's: "Okafro" → Okafor) before
    the question's entities and authors are read, and a name's possessive written without its
-   apostrophe as the possessive ("Okafors team" → Okafor's; not "James", an English word). A
+   apostrophe as the possessive ("Okafors team" → Okafor's; not "James", an English word).
+   The verb of a who-question is searched with its agent noun where a leaf holds it ("who owns
+   the runbook?" meets "Owner: Marco", which the stemmer keeps apart from "own"), and the
+   verbs by which the asker asks what they wrote ("what did I note last week?") are not
+   searched, as "say" is not, and the asker is the author of their own notes (`author`;
+   `retrieval/wording.py`). A
    question about nothing but its author ("what did Whitfield say?") also takes that author's
    latest messages as candidates: they seldom hold their own name. Their messages then rank
    latest first (of equal matches, and of near-equal ones, the latest stands: it may change
@@ -118,7 +123,10 @@
             what was said before it: its own words ("April") are searched like any other (not
             its asking words: "doing"), a question about nothing but it ranks the
             `windows.LEAD_UP_DAYS` before the reference time (or the window's length, when
-            longer; their latest leaves) as its window, a leaf that names one of its days
+            longer; their latest leaves) as its window — its plan words still searched ("what
+            is the May plan?", for the plans written whenever before that name one of its
+            days: `_told_plans`), as they are beside other words ("the plan for the launch
+            in April") — a leaf that names one of its days
             ("Friday 21 March", "next Tuesday", read from when it was written:
             `windows.names_a_day_in`) adds `WINDOW_PRESENCE`, and each adds `LATEST_SAID` × how
             late in those days it was written (plans change: "we move the launch to 23 April"
@@ -155,9 +163,15 @@
             question that names a speaker. BM25 weighs each leaf's length against the mean of
             its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
-   a number ("How many…") or a title ("What book…") adds `ANSWER_WEIGHT` (times the time factor) to those of the
+   a number ("How many…"), a title ("What book…"), an email address ("What is Helen's email
+   address?", no question of what Helen emailed) or an open task of a note ("What are my tasks
+   for tomorrow?": `- [ ] Call the plumber`) adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
-   match "When is the concert?" alike, the one that says "Saturday" is the answer.
+   match "When is the concert?" alike, the one that says "Saturday" is the answer. The words by
+   which a question names the kind it asks for ("what time", "which year", "email address",
+   "my tasks";
+   `answer_type.kind_terms`) are not searched: no leaf writes them beside its answer ("19:30"),
+   and "took a long time" is no better match for "what time is the dinner?".
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
    Harbor Hall?", "tell me about Dana") adds `IDENTITY_WEIGHT` to the leaves of that entity's
    own note (when they hold more than its heading), and half that to the leaves of other
@@ -220,6 +234,7 @@ from vaultmind.retrieval.answer_type import (
     answer_kind,
     asking,
     holds_answer,
+    kind_terms,
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.entity_names import EntityNames, entity_names
@@ -248,7 +263,8 @@ from vaultmind.retrieval.windows import (
     year_held,
     yearless,
 )
-from vaultmind.vault.layout import ENTITIES_DIR
+from vaultmind.retrieval.wording import agent_nouns, merged, own_writing
+from vaultmind.vault.layout import ENTITIES_DIR, note_kind
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns
@@ -306,8 +322,10 @@ LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days befor
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 
 
-# of a window still ahead, these words ask about it too ("what's planned for next month?")
-AHEAD_ASKING = ASKING_WORDS | frozenset(terms("plan plans planned planning schedule scheduled upcoming coming"))
+# of a window still ahead, these words ask about it too ("what's planned for next month?") — but
+# the plan words name what a message about it may say ("the plan for May"), and stay searched
+PLAN_WORDS = frozenset(terms("plan plans planned planning schedule scheduled"))
+AHEAD_ASKING = ASKING_WORDS | PLAN_WORDS | frozenset(terms("upcoming coming"))
 
 
 def walk(
@@ -342,6 +360,8 @@ def walk(
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
     speakers, verbs = _speaking(question, authors) if authors else (set(), set())
+    own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
+    verbs |= own
     if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
         content_terms = [t for t in content_terms if t not in verbs]
     if window is not None:  # the window's relative words ("last week") are its, not the content's
@@ -358,6 +378,10 @@ def walk(
     # "What did John Doe say?" is about nothing but its author: no meaning to search densely
     # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
     only_names = bool(authors) and all(t in authors for t in content_terms)
+    kind = answer_kind(question)
+    asked_kind = kind_terms(question)  # "what time…", "…email address?": no leaf says them beside its answer
+    if asked_kind:
+        content_terms = [t for t in content_terms if t not in asked_kind]
     # "What happened last week?" asks for its window, nothing else: neither the words nor the
     # meaning of "what happened" say which of the window's messages matter (`INFORMATIVE`)
     # ("what happened in March?": the window's own words say nothing more)
@@ -378,13 +402,19 @@ def walk(
     ahead = empty and window is not None and window.end > now
     if ahead:
         asking_only = all(t in AHEAD_ASKING for t in content_terms)
-        if not asking_only:  # "what are we doing in April?": April, not "doing"
-            content_terms = [t for t in content_terms if t not in AHEAD_ASKING]
+        if not asking_only:  # "what are we doing in April?": April, not "doing" (but "the plan for April": plan)
+            content_terms = [t for t in content_terms if t not in AHEAD_ASKING or t in PLAN_WORDS]
     only_window = window is not None and asking_only
     # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
     only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
-    joined = joined_words(memory.leaves, question, content_terms)  # "ice cream" is held by "icecream" too
-    lexical = memory.leaves.search(content_terms, CANDIDATES, joined) if content_terms and not (only_window or only_entity) else []
+    # "ice cream" is held by "icecream" too; "who owns…" by "Owner:"
+    joined = merged(joined_words(memory.leaves, question, content_terms), agent_nouns(memory.leaves, question, content_terms))
+    searched = content_terms if not (only_window or only_entity) else []
+    if only_window and ahead:  # "what is the May plan?": its plan words are searched still
+        searched = [t for t in content_terms if t in PLAN_WORDS]
+    lexical = memory.leaves.search(searched, CANDIDATES, joined) if searched else []
+    if lexical and window is not None and only_window:  # … for the plans that name one of its days
+        lexical = _told_plans(memory, lexical, window)
     dense: list[tuple[str, float]] = []
     if (
         memory.embedder is not None
@@ -418,6 +448,8 @@ def walk(
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
+    if own:  # "what did I write on Thursday?": the asker is the author of their own notes
+        signals[_user_notes(cols), AUTHOR] = 1.0
     base = _base(signals)
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
     told = _told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
@@ -476,7 +508,6 @@ def walk(
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
-    kind = answer_kind(question)
     top = _best(ids, scores, ANSWER_TOP if kind else ASKING_TOP)
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
@@ -732,6 +763,12 @@ def _entity_note_codes(cols: LeafColumns) -> list[int]:
     return [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
 
 
+def _user_notes(cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Which leaves are of a note of yours (not a source, summary or entity note)."""
+    codes = [code for code in np.unique(cols.note[cols.known]).tolist() if note_kind(cols.note_names[code]) == "user"]
+    return cols.known & np.isin(cols.note, codes)
+
+
 def _apart(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], cols: LeafColumns) -> set[int]:
     """A question about something of an entity's ("what is in Okafor's team?"): when some leaf
     holds a word of the question and involves the entity (mentions it, or is written by it),
@@ -910,6 +947,15 @@ def _told_of(memory: MemoryView, ids: list[str], cols: LeafColumns, window: Time
     return out
 
 
+def _told_plans(memory: MemoryView, lexical: list[tuple[str, float]], window: TimeWindow) -> list[tuple[str, float]]:
+    """Of the leaves holding a plan word of a question about nothing but a window still ahead
+    ("what is the May plan?"), those that name one of its days, written whenever before: a
+    plan of another time ("change of plans: the launch moves to April") is none of its."""
+    ids = [leaf_id for leaf_id, _ in lexical]
+    told = _told_of(memory, ids, memory.leaves.columns(ids), window)
+    return [hit for hit, named in zip(lexical, told.tolist(), strict=True) if named]
+
+
 _TIME_TERMS = frozenset(
     terms(" ".join([*MONTHS, *WEEKDAYS, "day week weekend month year today tomorrow tonight morning afternoon evening"]))
 )
@@ -1050,7 +1096,7 @@ _SPEECH = re.compile(
     r"([\w'’]+)\s+(say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
     r"suggest|suggests|suggested|recommend|recommends|recommended|share|shares|shared|propose|proposes|proposed|"
     r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought|"
-    r"send|sends|sent|email|emails|emailed|text|texts|texted)\b",
+    r"send|sends|sent|email|emails|emailed|text|texts|texted)\b(?!\s+address)",  # "Helen's email address" is no mail of hers
     re.I,
 )
 _SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)

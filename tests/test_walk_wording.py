@@ -1,0 +1,120 @@
+"""walk: questions about notes of yours by their date, a verb's doer, and the plan for a window ahead."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.markdown.note import parse_note, user_note_time
+from vaultmind.memory import Memory
+from vaultmind.retrieval.wording import agent_nouns, own_writing
+
+from .conftest import write, write_chat
+
+MARCH_12 = datetime(2024, 3, 12, 12)
+
+
+@pytest.mark.parametrize(
+    ("path", "front", "when"),
+    [
+        ("Daily/2024-03-07.md", {}, "2024-03-07T12:00:00Z"),
+        ("Daily/2024/03/2024-03-07 Thursday.md", {}, "2024-03-07T12:00:00Z"),
+        ("Journal/20240307.md", {}, "2024-03-07T12:00:00Z"),
+        ("Ideas.md", {"date": "2024-03-07"}, "2024-03-07T12:00:00Z"),
+        ("Ideas.md", {"created": "2024-03-07T09:30"}, "2024-03-07T09:30:00Z"),
+        ("Ideas.md", {"created": "2024-03-07 09:30:00+02:00"}, "2024-03-07T07:30:00Z"),
+        ("2024-03-08.md", {"date": "2024-03-07"}, "2024-03-07T12:00:00Z"),  # the property wins
+        ("2024-03-08.md", {"date": "{{date}}"}, "2024-03-08T12:00:00Z"),  # a template's placeholder: the name
+        ("Ideas.md", {"date": "soon"}, None),
+        ("2024-03-07 to 2024-03-09.md", {}, None),  # two dates: which one?
+        ("2024-02-30.md", {}, None),
+        ("Budget 2024.md", {}, None),
+        ("Invoice 123456789.md", {}, None),
+        ("2024-03.md", {}, None),
+    ],
+)
+def test_a_note_of_yours_is_dated_by_its_property_else_its_file_name(path: str, front: dict[str, str], when: str | None) -> None:
+    assert user_note_time(path, front) == when
+
+
+def test_only_notes_of_yours_take_a_date_from_their_name() -> None:
+    daily = parse_note("Daily/2024-03-07.md", "# Thursday\n\nCalled the plumber.\n")
+    entity = parse_note("entities/person/2024-03-07.md", "# Someone\n\nA person.\n")
+    book = parse_note("Books/Dune.md", "---\nauthor: Frank Herbert\ncreated: 2024-03-07\n---\n")
+    assert [leaf.timestamp for leaf in daily.leaves] == ["2024-03-07T12:00:00Z"]
+    assert [leaf.timestamp for leaf in entity.leaves] == [None]
+    assert [leaf.timestamp for leaf in book.leaves] == ["2024-03-07T12:00:00Z"], "a properties leaf too"
+
+
+def _notes(vault: Path) -> None:
+    write(vault, "Daily/2024-03-07.md", "# Thursday\n\n- Called the plumber about the leaking tap.\n- Paid the gym.\n")
+    write(vault, "Ideas/boat rental.md", "---\ndate: 2024-02-20\n---\n# Boat rental\n\nAn app to rent dinghies by the hour.\n")
+    write(vault, "Someday.md", "# Someday\n\nLearn to sail a catamaran; visit the plumber museum.\n")
+    long = "The staging cluster is back up after the storage migration; the nightly backups ran twice, and the load test moves to Friday morning at nine."
+    write_chat(vault, "2024-03-07", [("Bob Stone", "Lunch at noon?"), ("Bob Stone", long)])
+
+
+def test_a_time_window_finds_a_daily_note_and_leaves_undated_notes_be(vault: Path) -> None:
+    _notes(vault)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What did I note last week?", limit=5, reference_time=MARCH_12)
+        first = result["hits"][0]
+        assert first["note_path"] == "Daily/2024-03-07.md" and first["breakdown"]["inside"]
+        assert first["breakdown"]["author"] == 1.0, "the asker wrote their notes, not Bob's long message"
+        assert result["query"]["content_terms"] == [], "'note' asks for the asker's notes, it is not their topic"
+        hits = memory.walk("plumber on 7 March", limit=5, reference_time=MARCH_12)["hits"]
+        assert hits[0]["note_path"] == "Daily/2024-03-07.md"
+        someday = next(h for h in hits if h["note_path"] == "Someday.md")
+        assert someday["breakdown"]["time_factor"] == 1.0, "a note without a date is not outside any window"
+        times = dict(memory.index.query("SELECT note_path, any_value(ts) FROM leaves GROUP BY note_path"))
+        assert times["Someday.md"] is None
+        assert times["Ideas/boat rental.md"] == datetime(2024, 2, 20, 12)
+
+
+def test_own_writing_verbs_are_the_askers() -> None:
+    assert own_writing("What did I write on Thursday?") == {"write"}
+    assert own_writing("what have I noted about the boat?") == {"note"}
+    assert own_writing("What did Bob write about the boat?") == set()
+    assert own_writing("Where is the note about the boat?") == set()
+
+
+def _runbook(vault: Path) -> None:
+    write(vault, "Runbooks/Launch runbook.md", "# Launch runbook\n\nOwner: Priya Raman.\n\n## Steps\n\n1. Cut the release.\n")
+    write(vault, "Runbooks/Backup runbook.md", "# Backup runbook\n\nRestore from the nightly snapshot; we own the bucket.\n")
+    write_chat(vault, "2024-03-07", [("Bob Stone", "The runbook needs a rollback section."), ("Alice Chen", "Later, I'm late.")])
+
+
+def test_who_owns_finds_the_owner(vault: Path) -> None:
+    """'own' and 'owner' stem apart: a who-question's verb is searched with its agent noun when a
+    leaf holds it."""
+    _runbook(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        first = memory.walk("Who owns the launch runbook?", limit=3, reference_time=MARCH_12)["hits"][0]
+        assert "Owner: Priya" in first["content"]
+        first = memory.walk("Who owns the runbook?", limit=3, reference_time=MARCH_12)["hits"][0]
+        assert "Owner: Priya" in first["content"]
+        assert agent_nouns(memory.leaves, "Who owns the runbook?", ["own", "runbook"]) == {"own": ("owner",)}
+        assert agent_nouns(memory.leaves, "Who is late?", ["late"]) == {}, "no verb: 'later' is no doer of 'late'"
+        assert agent_nouns(memory.leaves, "Who's late?", ["late"]) == {}
+        assert agent_nouns(memory.leaves, "Which runbook do we own?", ["runbook", "own"]) == {}, "only a who-question's verb"
+
+
+def test_a_plan_for_a_window_ahead_is_searched_by_its_word(vault: Path) -> None:
+    """'What is the May plan?' asked in March: May is still ahead, and "plan" stays searched
+    (it had been dropped as a word that only asks about the window), finding a plan written
+    before the days that lead up to May — when it names a day of May (a plan of another time
+    is none of its)."""
+    write_chat(vault, "2024-01-20", [("Alice Chen", "Plan for the bank holiday on 6 May: repaint the shed.")])
+    write_chat(vault, "2024-01-21", [("Bob Stone", "Change of plans: the launch moves to 23 April.")])
+    write_chat(vault, "2024-03-08", [("Bob Stone", "Lunch at noon?"), ("Alice Chen", "Sure, the usual place.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What is the May plan?", limit=3, reference_time=MARCH_12)
+        assert result["query"]["window_ahead"]
+        assert "repaint the shed" in result["hits"][0]["content"]
+        assert all("Change of plans" not in hit["content"] for hit in result["hits"])

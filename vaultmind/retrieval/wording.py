@@ -1,0 +1,81 @@
+"""How some of a question's words are read at query time, beside the index's tokenizer.
+
+- The doer of a who-question's verb ("Who owns the runbook?"): the verb's agent noun is read
+  as a form of it, where some leaf holds that noun — "Owner: Marco" answers who owns, "the
+  leader of the team" who leads it, "the driver" who drives. The stemmer keeps "own" and
+  "owner" apart ("manage"/"manager" it joins already); changing it would change every posting
+  of the index, so the noun is searched with the verb instead, as a joined word is
+  (`spelling.joined_words`). Only the verb right after "who" (and an auxiliary: "who is
+  leading…", "who will host…") is read so: elsewhere "older" is no doer of "old".
+- The asker's own writing ("what did I write on Thursday?", "what did I note last week?"): the
+  verb asks for the asker's notes, as "say" asks for someone's words; it is not what they are
+  about, and is not searched (a message that says "noted" is no note of theirs).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from vaultmind.index.lexical import terms
+
+if TYPE_CHECKING:
+    from vaultmind.index.resident import ResidentLeaves
+
+# the verb of a who-question: "who owns", "who is leading", "who'll host", "who did organise"
+_WHO_VERB = re.compile(
+    r"^\W*who(?:(['’]s\s+)|['’](?:ll|d)\s+|\s+(?:(is\s+|was\s+|are\s+|were\s+)|(?:will|would|did|does|do|has|had|can|should)\s+)?)"
+    r"([a-z]+)\b",
+    re.I,
+)
+# what the asker wrote: "what did I write", "I noted", "what have I jotted down"
+_OWN_WRITING = re.compile(
+    r"\b(?:i|we)\s+(?:(?:have|had|did|do)\s+)?(write|wrote|written|note|noted|jot|jotted|log|logged)\b", re.I
+)
+
+
+def agent_nouns(leaves: ResidentLeaves, question: str, searched: Collection[str]) -> dict[str, tuple[str, ...]]:
+    """Term of a who-question's verb → the term of its agent noun ("owns" → "owner", "runs" →
+    "runner", "directs" → "director") when some leaf holds it and the stemmer keeps them apart;
+    empty for any other question. The verb's term must be one of `searched`."""
+    m = _WHO_VERB.match(question)
+    if m is None or ((m.group(1) or m.group(2)) and not m.group(3).lower().endswith("ing")):
+        return {}  # "who is late?": no verb ("later" is no doer), but "who is leading…?" has one
+    found = terms(m.group(3))
+    if len(found) != 1 or found[0] not in searched:
+        return {}
+    (verb,) = found
+    forms: list[str] = []
+    for noun in _nouns(verb):
+        noun_terms = terms(noun)
+        held = len(noun_terms) == 1 and noun_terms[0] not in (verb, *forms) and leaves.document_frequency(noun_terms[0])[0]
+        if held:
+            forms.append(noun_terms[0])
+    return {verb: tuple(forms)} if forms else {}
+
+
+def _nouns(stem: str) -> tuple[str, ...]:
+    """The agent nouns a verb's stem may form: own-er, drive-r, direct-or, run-ner."""
+    nouns = [stem + "er", stem + "or"]
+    if stem.endswith("e"):
+        nouns.append(stem + "r")
+    if len(stem) >= 3 and stem[-1] not in "aeiouwxy" and stem[-2] in "aeiou" and stem[-3] not in "aeiou":
+        nouns.append(stem + stem[-1] + "er")
+    return tuple(nouns)
+
+
+def own_writing(question: str) -> set[str]:
+    """The terms of the verbs by which the question asks what the asker wrote ("what did I
+    note…"): not searched."""
+    return {t for m in _OWN_WRITING.finditer(question) for t in terms(m.group(1))}
+
+
+def merged(*forms: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    """Several term → other forms maps as one (each term's forms in order, once)."""
+    out: dict[str, list[str]] = {}
+    for mapping in forms:
+        for term, more in mapping.items():
+            kept = out.setdefault(term, [])
+            kept.extend(form for form in more if form not in kept)
+    return {term: tuple(more) for term, more in out.items()}
