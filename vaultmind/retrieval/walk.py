@@ -40,7 +40,12 @@
             cos is taken with the vault's common direction (the unit mean of its leaf
             vectors) removed from the question's vector: static vectors sit at cosine ~0.77
             to their mean, so most of a raw cosine is that shared part, not the topic
-            (of the question without its author names; e5-style models embed it as a query)
+            (of the question without its author names; e5-style models embed it as a query).
+            When the question names someone who writes in the memory it weighs `NAMED_DENSE`
+            instead: the entity and author signals then say whom it is about, and the vector
+            of the rest only says the topic — its nearest message is often someone else's
+            ("Thanks, I will do my research" for "what did Alice research?"), and at full
+            weight it outranked the named person's own messages that hold the question's words
    entity = share of the query's entities the leaf mentions, is written by, or whose entity
             note it is in ("who is Dana?": her own note, when it holds more than a heading)
                                                                            ∈ [0, 1]
@@ -304,6 +309,7 @@ INFORMATIVE_TERMS = 24
 LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days before it a leaf was written
 # (and a question about nothing but its author: × how late among the author's messages)
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
+NAMED_DENSE = 0.25  # the dense weight when the question names an author of the memory (module doc)
 
 
 # of a window still ahead, these words ask about it too ("what's planned for next month?")
@@ -418,7 +424,8 @@ def walk(
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
-    base = _base(signals)
+    weights = _weights(named)
+    base = _base(signals, weights)
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
     told = _told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
     ungrounded = _ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
@@ -536,7 +543,7 @@ def walk(
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, or only an author asked
                 "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
-                "weights": WEIGHTS,
+                "weights": weights,
                 **flags,  # `_diversify`'s
             }
         )
@@ -760,11 +767,19 @@ def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     return cols.known & (np.nan_to_num(cols.length, nan=np.inf) <= named[cols.note])
 
 
-def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def _weights(named: Mapping[str, str]) -> dict[str, float]:
+    """The signals' weights for a question: `WEIGHTS`, with the dense one `NAMED_DENSE` when
+    it names an author of the memory (`named`): their own words are the evidence, the entity
+    and author signals find them, and the nearest vectors of the rest of the question only
+    say the topic, often in someone else's words."""
+    return {**WEIGHTS, "dense": NAMED_DENSE} if named else WEIGHTS
+
+
+def _base(signals: npt.NDArray[np.float64], weights: Mapping[str, float]) -> npt.NDArray[np.float64]:
     """Σ w_s · s per row, added in `SIGNALS` order."""
-    base = WEIGHTS[SIGNALS[0]] * signals[:, 0]
+    base = weights[SIGNALS[0]] * signals[:, 0]
     for column, name in enumerate(SIGNALS[1:], start=1):
-        base = base + WEIGHTS[name] * signals[:, column]
+        base = base + weights[name] * signals[:, column]
     return base
 
 

@@ -1,0 +1,54 @@
+"""walk: which of several messages that match a question ranks first (the weights and the
+rules between the signals)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+from .conftest import write_chat
+
+
+def _hits(vault: Path, days: list[tuple[str, list[tuple[str, str]]]], question: str) -> list[dict[str, Any]]:
+    """Walk's hits for `question` over chats of `(day, [(author, text)])`, with the bundled
+    static embeddings (the dense signal takes part)."""
+    for day, messages in days:
+        write_chat(vault, day, messages)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        return list(memory.walk(question)["hits"])
+
+
+def test_the_named_persons_own_match_outranks_the_nearest_vector(vault: Path) -> None:
+    """Bob's short "I will do my research" is the nearest vector to "what did Alice research?"
+    and holds its word; Alice's own messages hold it too. The dense signal must not outweigh
+    who the question is about."""
+    hits = _hits(
+        vault,
+        [
+            (
+                "2024-05-02",
+                [
+                    ("Alice Chen", "Morning! Busy week."),
+                    ("Bob Stone", "Same here."),
+                    ("Alice Chen", "I spent the weekend researching adoption agencies, it has been a dream of mine for years."),
+                    ("Bob Stone", "That is wonderful news."),
+                ],
+            ),
+            (
+                "2024-05-09",
+                [
+                    ("Bob Stone", "How are things?"),
+                    ("Alice Chen", "Yep! Do your research first and find a good agency or a lawyer, they help with the paperwork."),
+                    ("Bob Stone", "Thanks, I will do my research before I start."),
+                ],
+            ),
+        ],
+        "What did Alice research?",
+    )
+    nearest = next(h for h in hits if h["author"] == "Bob Stone" and "research" in h["content"])
+    assert nearest["breakdown"]["dense"] == 1.0, "the fixture's point: Bob's message is the nearest vector"
+    assert hits[0]["author"] == "Alice Chen", [(h["author"], h["content"][:40], h["score"]) for h in hits]
