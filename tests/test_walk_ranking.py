@@ -52,3 +52,40 @@ def test_the_named_persons_own_match_outranks_the_nearest_vector(vault: Path) ->
     nearest = next(h for h in hits if h["author"] == "Bob Stone" and "research" in h["content"])
     assert nearest["breakdown"]["dense"] == 1.0, "the fixture's point: Bob's message is the nearest vector"
     assert hits[0]["author"] == "Alice Chen", [(h["author"], h["content"][:40], h["score"]) for h in hits]
+
+
+def test_anothers_account_of_their_own_life_is_not_the_named_persons(vault: Path) -> None:
+    """"When did John take part in a 5K charity run?": Maria's "I ran a 5K charity run" says
+    every word of it and is the nearest vector, but tells of her run; John's own message on
+    his charity run is the answer."""
+    hits = _hits(
+        vault,
+        [
+            (
+                "2024-05-02",
+                [
+                    ("John Park", "Hey Maria, how was your week?"),
+                    (
+                        "Maria Lopez",
+                        "Last weekend I ran a 5K charity run for the shelter. It was awesome being surrounded by so many people.",
+                    ),
+                    ("John Park", "That is great, well done!"),
+                ],
+            ),
+            (
+                "2024-06-12",
+                [
+                    ("Maria Lopez", "Any news?"),
+                    ("John Park", "On Saturday I ran our neighbourhood charity run, all for the veterans."),
+                    ("Maria Lopez", "So proud of you!"),
+                ],
+            ),
+        ],
+        "When did John take part in a 5K charity run?",
+    )
+    assert hits[0]["author"] == "John Park" and "veterans" in hits[0]["content"], [
+        (h["author"], h["content"][:40], h["score"]) for h in hits
+    ]
+    marias = next(h for h in hits if h["author"] == "Maria Lopez" and "5K" in h["content"])
+    assert marias["breakdown"]["lex"] == 1.0, "the fixture's point: hers holds every word"
+    assert marias["breakdown"]["other_author"] and not hits[0]["breakdown"]["other_author"]

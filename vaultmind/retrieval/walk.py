@@ -84,6 +84,13 @@
             question's words, the one that says them together ("I won my fourth video game
             tournament") is the one it asks about, not the one that has them apart ("my first
             video game tournament … I won").
+   other_author: a question about an author of the memory ("when did John run a 5K?"), not
+            for their words: of the `ASKING_TOP` strongest leaves, a message by someone else
+            that names none of the question's entities and speaks in the first person ("Last
+            weekend I ran a 5K charity run": Maria's own run) keeps `OTHER_AUTHOR` of its own
+            match (base · length_factor · time_factor); the context it earned stays, and it
+            still gives its full base as context (a question to John is often the message
+            before his answer).
    asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?") and
             `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
             strongest leaves (`answer_type.asking`): a question matches a question's words but
@@ -310,6 +317,7 @@ LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days befor
 # (and a question about nothing but its author: × how late among the author's messages)
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 NAMED_DENSE = 0.25  # the dense weight when the question names an author of the memory (module doc)
+OTHER_AUTHOR = 0.8  # … and the share of its own match kept by another's first-person message naming none of them
 
 
 # of a window still ahead, these words ask about it too ("what's planned for next month?")
@@ -489,6 +497,8 @@ def walk(
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest})
+    # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
+    others = _others(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
     answers = _answer_bonus(kind, final, texts) if kind else set()
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
@@ -533,6 +543,7 @@ def walk(
                 "answer": leaf_id in answers,
                 "revises": revised.get(leaf_id),  # the earlier leaf it changes, and now outranks
                 "length_factor": round(float(lengths[k]), 4),
+                "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
                 "asking": asks.get(leaf_id),
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "heading": round(headed.get(leaf_id, 0.0), 4),  # its headings' share of the question: + `HEADING_WEIGHT` ×
@@ -773,6 +784,33 @@ def _weights(named: Mapping[str, str]) -> dict[str, float]:
     and author signals find them, and the nearest vectors of the rest of the question only
     say the topic, often in someone else's words."""
     return {**WEIGHTS, "dense": NAMED_DENSE} if named else WEIGHTS
+
+
+def _others(
+    final: dict[str, tuple[float, float]],
+    at: dict[str, int],
+    signals: npt.NDArray[np.float64],
+    own: npt.NDArray[np.float64],
+    cols: LeafColumns,
+    texts: dict[str, str],
+) -> set[str]:
+    """Of `texts` (the strongest leaves; the question names an author of the memory), the
+    messages by someone else that name none of the question's entities (entity and author
+    signals 0) and speak in the first person ("Last weekend I ran a 5K"): someone telling of
+    their own life. Each keeps `OTHER_AUTHOR` of its own match (`own`: base × length factor,
+    times its time factor); the context it earned stays. Returns them."""
+    found: set[str] = set()
+    for leaf_id, text in texts.items():
+        k = at[leaf_id]
+        if cols.author[k] < 0 or signals[k, AUTHOR] or signals[k, ENTITY] or not _FIRST_PERSON.search(text):
+            continue
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value - (1 - OTHER_AUTHOR) * float(own[k]) * factor, factor)
+        found.add(leaf_id)
+    return found
+
+
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself)\b|\bI’")
 
 
 def _base(signals: npt.NDArray[np.float64], weights: Mapping[str, float]) -> npt.NDArray[np.float64]:
