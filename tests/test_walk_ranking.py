@@ -89,3 +89,52 @@ def test_anothers_account_of_their_own_life_is_not_the_named_persons(vault: Path
     marias = next(h for h in hits if h["author"] == "Maria Lopez" and "5K" in h["content"])
     assert marias["breakdown"]["lex"] == 1.0, "the fixture's point: hers holds every word"
     assert marias["breakdown"]["other_author"] and not hits[0]["breakdown"]["other_author"]
+
+
+def test_a_message_that_asks_about_the_questions_words_tells_nothing_of_them(vault: Path) -> None:
+    """"What activities does Mel enjoy?": Mel's "Anything you enjoy in summer, any fun
+    activities?" holds both words, but only in what she asks Bob; her message that says what
+    she did ranks first."""
+    hits = _hits(
+        vault,
+        [
+            (
+                "2024-05-02",
+                [
+                    ("Bob Stone", "I finally finished the big report at work."),
+                    (
+                        "Mel Tan",
+                        "That's great news, Bob! Love seeing your dedication. Anything you enjoy in summer, any fun activities?",
+                    ),
+                    ("Bob Stone", "Mostly sleeping in."),
+                ],
+            ),
+            (
+                "2024-05-09",
+                [
+                    ("Bob Stone", "How was your weekend?"),
+                    (
+                        "Mel Tan",
+                        "I signed up for a pottery class yesterday and we went camping with the kids. "
+                        "I enjoy activities like these, they calm me down.",
+                    ),
+                    ("Bob Stone", "Sounds lovely."),
+                ],
+            ),
+        ],
+        "What activities does Mel enjoy?",
+    )
+    assert "pottery" in hits[0]["content"], [(h["content"][:40], h["score"], h["breakdown"]["asking"]) for h in hits]
+    asked = next(h for h in hits if "any fun activities" in h["content"])
+    assert asked["breakdown"]["asking"] == "only", "its statements hold none of the question's words"
+
+
+def test_asks_about_reads_what_a_message_asks_apart_from_what_it_states() -> None:
+    from vaultmind.index.lexical import terms
+    from vaultmind.retrieval.answer_type import asks_about
+
+    wanted = frozenset(terms("activities enjoy"))
+    assert asks_about("Love seeing your dedication. Any fun activities you enjoy?", wanted)
+    assert not asks_about("I enjoy pottery. Any fun activities you like?", wanted), "it states one of them"
+    assert not asks_about("Any plans for the weekend?", wanted), "it asks nothing of them"
+    assert not asks_about("Any news?\n[image: kids enjoying activities at the park]", wanted), "a caption states"

@@ -206,6 +206,18 @@ def asking(text: str) -> Asking | None:
     return "last"
 
 
+def asks_about(text: str, query_terms: frozenset[str]) -> bool:
+    """Whether the terms of `query_terms` that `text` holds are all in its questions and none in
+    what it states: "Love seeing your dedication! Any activities you're looking forward to?"
+    asks about activities and tells none. A line that is only a bracketed note (an image's
+    caption) counts as stated."""
+    sentences = [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
+    stated = set(terms(" ".join(s for s in sentences if not s.endswith(_QUESTION_MARKS))))
+    stated.update(terms(" ".join(_NOTE_LINE.findall(text))))
+    asked = set(terms(" ".join(s for s in sentences if s.endswith(_QUESTION_MARKS))))
+    return bool(asked & query_terms) and not stated & query_terms
+
+
 def _says_something(sentence: str) -> bool:
     """Four words or more ("Long time." and "Hey Caroline!" do not count); CJK text, written
     without spaces, from six characters."""

@@ -91,7 +91,9 @@
             match (base · length_factor · time_factor); the context it earned stays, and it
             still gives its full base as context (a question to John is often the message
             before his answer).
-   asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?") and
+   asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?"), or that holds
+            the question's terms only in what it asks ("Love seeing your dedication! Any
+            activities you're looking forward to?" for "what activities does Mel enjoy?"), and
             `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
             strongest leaves (`answer_type.asking`): a question matches a question's words but
             holds no answer (the message after it, which earns its context, does); else 1.
@@ -231,6 +233,7 @@ from vaultmind.retrieval.answer_type import (
     Asking,
     answer_kind,
     asking,
+    asks_about,
     holds_answer,
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
@@ -303,7 +306,7 @@ REVISION_FLOOR = 0.2  # … when it scores at least this share of it
 REVISION_COVER = 0.4  # … and names at least this share (by idf) of the question
 SHORT_TERMS = 12
 SHORT_EXPONENT = 0.15
-ASKING_ONLY = 0.8
+ASKING_ONLY = 0.7
 ASKING_LAST = 0.9
 ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
@@ -496,7 +499,7 @@ def walk(
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
-    asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest})
+    asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = _others(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
     answers = _answer_bonus(kind, final, texts) if kind else set()
@@ -855,11 +858,15 @@ def _note_shares(
     return out
 
 
-def _asking(final: dict[str, tuple[float, float]], texts: dict[str, str]) -> dict[str, Asking]:
-    """Scales down the leaves of `texts` (the strongest) that only ask or end asking; returns them."""
+def _asking(final: dict[str, tuple[float, float]], texts: dict[str, str], query_terms: frozenset[str]) -> dict[str, Asking]:
+    """Scales down the leaves of `texts` (the strongest) that only ask or end asking; returns them.
+    One that ends asking and holds the question's terms only in what it asks (`asks_about`)
+    counts as only asking: it tells nothing of them."""
     found: dict[str, Asking] = {}
     for leaf_id, text in texts.items():
         kind = asking(text)
+        if kind == "last" and asks_about(text, query_terms):
+            kind = "only"
         if kind is not None:
             value, factor = final[leaf_id]
             final[leaf_id] = (value * (ASKING_ONLY if kind == "only" else ASKING_LAST), factor)
