@@ -813,7 +813,7 @@ def _others(
     return found
 
 
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself)\b|\bI’")
+_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself)\b")  # "I" also of "I'm", "I’ve"
 
 
 def _base(signals: npt.NDArray[np.float64], weights: Mapping[str, float]) -> npt.NDArray[np.float64]:
