@@ -237,6 +237,24 @@ def asking(text: str) -> Asking | None:
     return "last"
 
 
+def asks_about(text: str, query_terms: frozenset[str]) -> bool:
+    """Whether the terms of `query_terms` that `text` holds are all in its questions and none in
+    what it states: "Love seeing your dedication! Any activities you're looking forward to?"
+    asks about activities and tells none. A line that is only a bracketed note (an image's
+    caption) counts as stated."""
+    asked, stated = _asked_and_stated(text)
+    return bool(asked & query_terms) and not stated & query_terms
+
+
+@lru_cache(maxsize=16_384)
+def _asked_and_stated(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The terms of `text`'s questions, and those of the rest (its statements and notes)."""
+    sentences = [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
+    asked = terms(" ".join(s for s in sentences if s.endswith(_QUESTION_MARKS)))
+    stated = terms(" ".join([*(s for s in sentences if not s.endswith(_QUESTION_MARKS)), *_NOTE_LINE.findall(text)]))
+    return frozenset(asked), frozenset(stated)
+
+
 def _says_something(sentence: str) -> bool:
     """Four words or more ("Long time." and "Hey Caroline!" do not count); CJK text, written
     without spaces, from six characters."""

@@ -45,7 +45,12 @@
             cos is taken with the vault's common direction (the unit mean of its leaf
             vectors) removed from the question's vector: static vectors sit at cosine ~0.77
             to their mean, so most of a raw cosine is that shared part, not the topic
-            (of the question without its author names; e5-style models embed it as a query)
+            (of the question without its author names; e5-style models embed it as a query).
+            When the question names someone who writes in the memory it weighs `NAMED_DENSE`
+            instead: the entity and author signals then say whom it is about, and the vector
+            of the rest only says the topic — its nearest message is often someone else's
+            ("Thanks, I will do my research" for "what did Alice research?"), and at full
+            weight it outranked the named person's own messages that hold the question's words
    entity = share of the query's entities the leaf mentions, is written by, or whose entity
             note it is in ("who is Dana?": her own note, when it holds more than a heading)
                                                                            ∈ [0, 1]
@@ -84,7 +89,16 @@
             question's words, the one that says them together ("I won my fourth video game
             tournament") is the one it asks about, not the one that has them apart ("my first
             video game tournament … I won").
-   asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?") and
+   other_author: a question about an author of the memory ("when did John run a 5K?"), not
+            for their words: of the `ASKING_TOP` strongest leaves, a message by someone else
+            that names none of the question's entities and speaks in the first person ("Last
+            weekend I ran a 5K charity run": Maria's own run) keeps `OTHER_AUTHOR` of its own
+            match (base · length_factor · time_factor); the context it earned stays, and it
+            still gives its full base as context (a question to John is often the message
+            before his answer).
+   asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?"), or that holds
+            the question's terms only in what it asks ("Love seeing your dedication! Any
+            activities you're looking forward to?" for "what activities does Mel enjoy?"), and
             `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
             strongest leaves (`answer_type.asking`): a question matches a question's words but
             holds no answer (the message after it, which earns its context, does); else 1.
@@ -233,6 +247,7 @@ from vaultmind.retrieval.answer_type import (
     Asking,
     answer_kind,
     asking,
+    asks_about,
     holds_answer,
     kind_terms,
 )
@@ -307,7 +322,7 @@ REVISION_FLOOR = 0.2  # … when it scores at least this share of it
 REVISION_COVER = 0.4  # … and names at least this share (by idf) of the question
 SHORT_TERMS = 12
 SHORT_EXPONENT = 0.15
-ASKING_ONLY = 0.8
+ASKING_ONLY = 0.7
 ASKING_LAST = 0.9
 ASKING_TOP = 40
 PHRASE_WEIGHT = 0.3
@@ -320,6 +335,8 @@ INFORMATIVE_TERMS = 24
 LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days before it a leaf was written
 # (and a question about nothing but its author: × how late among the author's messages)
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
+NAMED_DENSE = 0.25  # the dense weight when the question names an author of the memory (module doc)
+OTHER_AUTHOR = 0.8  # … and the share of its own match kept by another's first-person message naming none of them
 
 
 # of a window still ahead, these words ask about it too ("what's planned for next month?") — but
@@ -450,7 +467,8 @@ def walk(
     signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
     if own:  # "what did I write on Thursday?": the asker is the author of their own notes
         signals[_user_notes(cols), AUTHOR] = 1.0
-    base = _base(signals)
+    weights = _weights(named)
+    base = _base(signals, weights)
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
     told = _told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
     ungrounded = _ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
@@ -512,7 +530,9 @@ def walk(
     rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
-    asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest})
+    asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
+    # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
+    others = _others(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
     answers = _answer_bonus(kind, final, texts) if kind else set()
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
@@ -557,6 +577,7 @@ def walk(
                 "answer": leaf_id in answers,
                 "revises": revised.get(leaf_id),  # the earlier leaf it changes, and now outranks
                 "length_factor": round(float(lengths[k]), 4),
+                "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
                 "asking": asks.get(leaf_id),
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "heading": round(headed.get(leaf_id, 0.0), 4),  # its headings' share of the question: + `HEADING_WEIGHT` ×
@@ -567,7 +588,7 @@ def walk(
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, or only an author asked
                 "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
-                "weights": WEIGHTS,
+                "weights": weights,
                 **flags,  # `_diversify`'s
             }
         )
@@ -797,11 +818,46 @@ def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     return cols.known & (np.nan_to_num(cols.length, nan=np.inf) <= named[cols.note])
 
 
-def _base(signals: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def _weights(named: Mapping[str, str]) -> dict[str, float]:
+    """The signals' weights for a question: `WEIGHTS`, with the dense one `NAMED_DENSE` when
+    it names an author of the memory (`named`): their own words are the evidence, the entity
+    and author signals find them, and the nearest vectors of the rest of the question only
+    say the topic, often in someone else's words."""
+    return {**WEIGHTS, "dense": NAMED_DENSE} if named else WEIGHTS
+
+
+def _others(
+    final: dict[str, tuple[float, float]],
+    at: dict[str, int],
+    signals: npt.NDArray[np.float64],
+    own: npt.NDArray[np.float64],
+    cols: LeafColumns,
+    texts: dict[str, str],
+) -> set[str]:
+    """Of `texts` (the strongest leaves; the question names an author of the memory), the
+    messages by someone else that name none of the question's entities (entity and author
+    signals 0) and speak in the first person ("Last weekend I ran a 5K"): someone telling of
+    their own life. Each keeps `OTHER_AUTHOR` of its own match (`own`: base × length factor,
+    times its time factor); the context it earned stays. Returns them."""
+    found: set[str] = set()
+    for leaf_id, text in texts.items():
+        k = at[leaf_id]
+        if cols.author[k] < 0 or signals[k, AUTHOR] or signals[k, ENTITY] or not _FIRST_PERSON.search(text):
+            continue
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value - (1 - OTHER_AUTHOR) * float(own[k]) * factor, factor)
+        found.add(leaf_id)
+    return found
+
+
+_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself)\b")  # "I" also of "I'm", "I’ve"
+
+
+def _base(signals: npt.NDArray[np.float64], weights: Mapping[str, float]) -> npt.NDArray[np.float64]:
     """Σ w_s · s per row, added in `SIGNALS` order."""
-    base = WEIGHTS[SIGNALS[0]] * signals[:, 0]
+    base = weights[SIGNALS[0]] * signals[:, 0]
     for column, name in enumerate(SIGNALS[1:], start=1):
-        base = base + WEIGHTS[name] * signals[:, column]
+        base = base + weights[name] * signals[:, column]
     return base
 
 
@@ -839,11 +895,15 @@ def _note_shares(
     return out
 
 
-def _asking(final: dict[str, tuple[float, float]], texts: dict[str, str]) -> dict[str, Asking]:
-    """Scales down the leaves of `texts` (the strongest) that only ask or end asking; returns them."""
+def _asking(final: dict[str, tuple[float, float]], texts: dict[str, str], query_terms: frozenset[str]) -> dict[str, Asking]:
+    """Scales down the leaves of `texts` (the strongest) that only ask or end asking; returns them.
+    One that ends asking and holds the question's terms only in what it asks (`asks_about`)
+    counts as only asking: it tells nothing of them."""
     found: dict[str, Asking] = {}
     for leaf_id, text in texts.items():
         kind = asking(text)
+        if kind == "last" and asks_about(text, query_terms):
+            kind = "only"
         if kind is not None:
             value, factor = final[leaf_id]
             final[leaf_id] = (value * (ASKING_ONLY if kind == "only" else ASKING_LAST), factor)

@@ -1,0 +1,140 @@
+"""walk: which of several messages that match a question ranks first (the weights and the
+rules between the signals)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+from .conftest import write_chat
+
+
+def _hits(vault: Path, days: list[tuple[str, list[tuple[str, str]]]], question: str) -> list[dict[str, Any]]:
+    """Walk's hits for `question` over chats of `(day, [(author, text)])`, with the bundled
+    static embeddings (the dense signal takes part)."""
+    for day, messages in days:
+        write_chat(vault, day, messages)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        return list(memory.walk(question)["hits"])
+
+
+def test_the_named_persons_own_match_outranks_the_nearest_vector(vault: Path) -> None:
+    """Bob's short "I will do my research" is the nearest vector to "what did Alice research?"
+    and holds its word; Alice's own messages hold it too. The dense signal must not outweigh
+    who the question is about."""
+    hits = _hits(
+        vault,
+        [
+            (
+                "2024-05-02",
+                [
+                    ("Alice Chen", "Morning! Busy week."),
+                    ("Bob Stone", "Same here."),
+                    ("Alice Chen", "I spent the weekend researching adoption agencies, it has been a dream of mine for years."),
+                    ("Bob Stone", "That is wonderful news."),
+                ],
+            ),
+            (
+                "2024-05-09",
+                [
+                    ("Bob Stone", "How are things?"),
+                    ("Alice Chen", "Yep! Do your research first and find a good agency or a lawyer, they help with the paperwork."),
+                    ("Bob Stone", "Thanks, I will do my research before I start."),
+                ],
+            ),
+        ],
+        "What did Alice research?",
+    )
+    nearest = next(h for h in hits if h["author"] == "Bob Stone" and "research" in h["content"])
+    assert nearest["breakdown"]["dense"] == 1.0, "the fixture's point: Bob's message is the nearest vector"
+    assert hits[0]["author"] == "Alice Chen", [(h["author"], h["content"][:40], h["score"]) for h in hits]
+
+
+def test_anothers_account_of_their_own_life_is_not_the_named_persons(vault: Path) -> None:
+    """"When did John take part in a 5K charity run?": Maria's "I ran a 5K charity run" says
+    every word of it and is the nearest vector, but tells of her run; John's own message on
+    his charity run is the answer."""
+    hits = _hits(
+        vault,
+        [
+            (
+                "2024-05-02",
+                [
+                    ("John Park", "Hey Maria, how was your week?"),
+                    (
+                        "Maria Lopez",
+                        "Last weekend I ran a 5K charity run for the shelter. It was awesome being surrounded by so many people.",
+                    ),
+                    ("John Park", "That is great, well done!"),
+                ],
+            ),
+            (
+                "2024-06-12",
+                [
+                    ("Maria Lopez", "Any news?"),
+                    ("John Park", "On Saturday I ran our neighbourhood charity run, all for the veterans."),
+                    ("Maria Lopez", "So proud of you!"),
+                ],
+            ),
+        ],
+        "When did John take part in a 5K charity run?",
+    )
+    assert hits[0]["author"] == "John Park" and "veterans" in hits[0]["content"], [
+        (h["author"], h["content"][:40], h["score"]) for h in hits
+    ]
+    marias = next(h for h in hits if h["author"] == "Maria Lopez" and "5K" in h["content"])
+    assert marias["breakdown"]["lex"] == 1.0, "the fixture's point: hers holds every word"
+    assert marias["breakdown"]["other_author"] and not hits[0]["breakdown"]["other_author"]
+
+
+def test_a_message_that_asks_about_the_questions_words_tells_nothing_of_them(vault: Path) -> None:
+    """"What activities does Mel enjoy?": Mel's "Anything you enjoy in summer, any fun
+    activities?" holds both words, but only in what she asks Bob; her message that says what
+    she did ranks first."""
+    hits = _hits(
+        vault,
+        [
+            (
+                "2024-05-02",
+                [
+                    ("Bob Stone", "I finally finished the big report at work."),
+                    (
+                        "Mel Tan",
+                        "That's great news, Bob! Love seeing your dedication. Anything you enjoy in summer, any fun activities?",
+                    ),
+                    ("Bob Stone", "Mostly sleeping in."),
+                ],
+            ),
+            (
+                "2024-05-09",
+                [
+                    ("Bob Stone", "How was your weekend?"),
+                    (
+                        "Mel Tan",
+                        "I signed up for a pottery class yesterday and we went camping with the kids. "
+                        "I enjoy activities like these, they calm me down.",
+                    ),
+                    ("Bob Stone", "Sounds lovely."),
+                ],
+            ),
+        ],
+        "What activities does Mel enjoy?",
+    )
+    assert "pottery" in hits[0]["content"], [(h["content"][:40], h["score"], h["breakdown"]["asking"]) for h in hits]
+    asked = next(h for h in hits if "any fun activities" in h["content"])
+    assert asked["breakdown"]["asking"] == "only", "its statements hold none of the question's words"
+
+
+def test_asks_about_reads_what_a_message_asks_apart_from_what_it_states() -> None:
+    from vaultmind.index.lexical import terms
+    from vaultmind.retrieval.answer_type import asks_about
+
+    wanted = frozenset(terms("activities enjoy"))
+    assert asks_about("Love seeing your dedication. Any fun activities you enjoy?", wanted)
+    assert not asks_about("I enjoy pottery. Any fun activities you like?", wanted), "it states one of them"
+    assert not asks_about("Any plans for the weekend?", wanted), "it asks nothing of them"
+    assert not asks_about("Any news?\n[image: kids enjoying activities at the park]", wanted), "a caption states"
