@@ -354,7 +354,7 @@ def test_clustered_int8_rows_live_in_an_unnamed_scratch_file_and_rank_as_in_memo
         monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 10)
         monkeypatch.setattr(ResidentVectors, "READ", 3)  # reads cut inside clusters and runs
         monkeypatch.setattr(vector_scan, "SPLIT_ROWS", 2)  # helper threads read the file too
-        monkeypatch.setattr(resident_vectors, "_BATCH", 8)  # the load appends to the file many times
+        monkeypatch.setattr(resident_vectors, "_ROWS_BATCH", 8)  # the load appends to the file many times
         monkeypatch.setattr(ResidentVectors, "WINDOW_BYTES", 8 * 256)  # so does putting it in order
         appends = {"done": 0, "limit": -1}
         append = vector_scan.RowFile.append
