@@ -341,9 +341,14 @@ class Memory:
 
     def warm(self) -> None:
         """Load what queries and saves need (search structures, entity graph, registry) now
-        rather than on the first query or save. Questions need no NER model (`entities.query`)."""
+        rather than on the first query or save. Questions need no NER model (`entities.query`).
+        A serving process, past its first sync, keeps a static model's table as stored
+        (`StaticEmbedder.keep_as_stored`: half its memory; it embeds questions and saves)."""
+        from vaultmind.embed.static import StaticEmbedder
         from vaultmind.retrieval.walk import query_entities
 
+        if self._serving and isinstance(self.embedder, StaticEmbedder):
+            self.embedder.keep_as_stored()
         _ = self.leaves.document_frequency("")
         if self.vectors is not None and self.embedder is not None:
             # The vectors before the model: their load's temporaries and the model's tables (a
