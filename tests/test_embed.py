@@ -149,6 +149,43 @@ def test_static_ascii_fast_path_matches_the_tokenizers_pipeline(static: StaticEm
     assert len(token_ids.token_ids(["word " * 700])[0]) == 512
 
 
+def test_a_table_kept_as_stored_embeds_to_the_same_bits_in_half_the_memory(static: StaticEmbedder) -> None:
+    texts = [
+        "Alice moved the launch to Friday.", "budget review at the harbor, 3pm", "日本語 テキスト café",
+        "x" * 3000, "", "[UNK] literal", "The quick brown fox jumps over the lazy dog " * 40,
+    ]  # fmt: skip
+    full = static.embed(texts)
+    kept = StaticEmbedder()  # told before it loads: the table is read as stored
+    kept.keep_as_stored()
+    assert kept.embed(texts).tobytes() == full.tobytes()
+    assert kept._table is not None and static._table is not None
+    assert kept._table.dtype == np.float16 and kept._table.nbytes * 2 == static._table.nbytes
+    loaded = StaticEmbedder()
+    loaded.load()
+    loaded.keep_as_stored()  # told once loaded: the float32 table goes back to float16
+    assert loaded._table is not None and loaded._table.dtype == np.float16
+    assert loaded.embed(texts).tobytes() == full.tobytes()
+
+
+def test_a_warm_serving_memory_keeps_its_static_table_as_stored(tmp_path: Path) -> None:
+    from vaultmind.config import load_config
+    from vaultmind.memory import Memory
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("# A\n\notter river\n", encoding="utf-8")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert isinstance(memory.embedder, StaticEmbedder)
+        assert memory.embedder._table is not None and memory.embedder._table.dtype == np.float32
+        before = memory.vectors.search(memory.embedder.embed(["otter"])[0], 1) if memory.vectors else []
+        memory.serve()
+        assert memory.embedder._table.dtype == np.float32  # a daemon's first sync may embed a whole vault
+        memory.warm()  # past it: questions and saves
+        assert memory.embedder._table.dtype == np.float16
+        assert memory.vectors is not None and memory.vectors.search(memory.embedder.embed(["otter"])[0], 1) == before
+
+
 def test_static_lazy_load_happens_on_first_embed() -> None:
     embedder = StaticEmbedder()
     assert not embedder.loaded

@@ -42,7 +42,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LOAD_MEMORY_LIMIT = "128MB"  # DuckDB's buffer pool while a serving process loads resident structures
+# DuckDB's buffer pool while a serving process loads the leaves: their scan only streams, and
+# a larger pool keeps its blocks (at 50k notes, 128 MB: the load's peak ~100 MB higher)
+LOAD_MEMORY_LIMIT = "24MB"
 # ... and while it loads the vectors: one scan, whose blocks DuckDB would otherwise keep up to the
 # pool's size (at 50k notes: the peak while loading them 652 -> 582 MB, in the same time; with
 # 24 MB rather than 48, in process after the leaves, 431–443 -> 416–423 MB, in the same 3 s)
@@ -339,12 +341,21 @@ class Memory:
 
     def warm(self) -> None:
         """Load what queries and saves need (search structures, entity graph, registry) now
-        rather than on the first query or save. Questions need no NER model (`entities.query`)."""
+        rather than on the first query or save. Questions need no NER model (`entities.query`).
+        A serving process, past its first sync, keeps a static model's table as stored
+        (`StaticEmbedder.keep_as_stored`: half its memory; it embeds questions and saves)."""
+        from vaultmind.embed.static import StaticEmbedder
         from vaultmind.retrieval.walk import query_entities
 
+        if self._serving and isinstance(self.embedder, StaticEmbedder):
+            self.embedder.keep_as_stored()
         _ = self.leaves.document_frequency("")
         if self.vectors is not None and self.embedder is not None:
-            self.vectors.search(self.embedder.embed(["warm up"])[0], 1)  # loads and clusters
+            # The vectors before the model: their load's temporaries and the model's tables (a
+            # static model's: ~60 MB) are then never held at once (at 50k notes the daemon's
+            # start-up peaked while the vectors were clustered, the model loaded).
+            self.vectors.prepare()
+            self.vectors.search(self.embedder.embed(["warm up"])[0], 1)
         if "occurrences" in self.index.tables:
             self.prepare_reads()
             query_entities(self, "Warm Up")  # the registry and the known entities

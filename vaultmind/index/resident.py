@@ -41,6 +41,9 @@ from vaultmind.index.store import Index
 COMPACT_SHARE = 0.25
 log = logging.getLogger(__name__)
 
+# rows per Arrow batch of the leaves' load: each carries texts, and the C heap kept what bigger
+# batches had freed (at 50k notes, 8,192 rows: the load's peak ~50 MB higher)
+_ROWS_BATCH = 2048
 _BATCH = 8192  # rows per Arrow batch read from DuckDB (bigger batches raised peak memory ~100 MB at 50k notes)
 # DuckDB's buffer pool while the postings are scanned: it only streams them, and a larger pool
 # filled with their blocks (at 50k notes 16 MB: +15 MB over the scan, 128 MB: +105 MB, and
@@ -69,15 +72,40 @@ class ChangeSet:
     vectors: dict[str, Any] = field(default_factory=dict)  # embedded by this change, by content hash, as stored
 
 
-_LEAF_COLUMNS = (
-    "l.id, l.note_path, l.seq, l.anchor, l.text, l.ts, l.author, l.source_ref, l.message_id, l.content_hash, "
-    "l.term_count, l.heading_path, l.mail_to, l.mail_cc"
-)
-_NOTE_COLUMNS = (
-    "n.kind AS note_kind, n.title, n.source_id, coalesce(json_extract_string(n.frontmatter, '$.scope'), '') AS scope, "
-    "n.source_kind"
-)
+_LEAF_FIELDS = (
+    "id", "note_path", "seq", "anchor", "text", "ts", "author", "source_ref", "message_id", "content_hash",
+    "term_count", "heading_path", "mail_to", "mail_cc",
+)  # fmt: skip
+_LEAF_COLUMNS = ", ".join(f"l.{name}" for name in _LEAF_FIELDS)
+_NOTE_EXPRESSIONS = {
+    "note_kind": "n.kind", "title": "n.title", "source_id": "n.source_id",
+    "scope": "coalesce(json_extract_string(n.frontmatter, '$.scope'), '')", "source_kind": "n.source_kind",
+}  # fmt: skip
+_NOTE_FIELDS = tuple(_NOTE_EXPRESSIONS)
+_NOTE_COLUMNS = ", ".join(f"{expression} AS {name}" for name, expression in _NOTE_EXPRESSIONS.items())
 LEAF_META_SQL = f"SELECT {_LEAF_COLUMNS}, {_NOTE_COLUMNS} FROM leaves l JOIN notes n ON n.path = l.note_path"
+
+
+def _json_sql(fields: dict[str, str]) -> str:
+    """DuckDB's JSON text of an object of `fields` (name: SQL expression), in their order."""
+    return "to_json({" + ", ".join(f"'{name}': {expression}" for name, expression in fields.items()) + "})::VARCHAR"
+
+
+# A leaf's load reads the leaves and the notes apart, and joins them here by path (`_with_notes`):
+# joined by DuckDB, a load at 50k notes held ~110 MB more (the notes' hash table did not fit a
+# small pool, and the join then held the leaves' rows; a larger pool kept the scan's blocks).
+# Each leaf's row goes to the row store as JSON (`LEAF_META_SQL`'s columns, in order): the
+# leaf's part, without its text (a null keeps its place; to_json of the texts held ~90 MB of
+# their blocks until the scan's end) and its closing brace, then its note's part (`tail`).
+_LEAF_ROWS_SQL = (
+    "SELECT l.id, l.note_path, l.seq, l.author, l.ts, l.term_count, "
+    + _json_sql({name: "NULL::VARCHAR" if name == "text" else f"l.{name}" for name in _LEAF_FIELDS})
+    + " AS head, l.text FROM leaves l"
+)
+_NOTE_ROWS_SQL = (
+    "SELECT n.path, n.kind AS note_kind, n.source_kind, "
+    f"',' || substr({_json_sql(_NOTE_EXPRESSIONS)}, 2) AS tail FROM notes n"
+)
 _ADDED_SCHEMA = pa.schema(
     [("id", pa.string()), ("note_path", pa.string()), ("seq", pa.int32()), ("author", pa.string()),
      ("ts", pa.timestamp("us")), ("term_count", pa.int32()), ("note_kind", pa.string()),
@@ -202,15 +230,13 @@ class ResidentLeaves:
         with self.index.lock:  # streamed: each batch's rows go to the row store as JSON
             total = int(self.index.scalar("SELECT count(*) FROM leaves")) if self.progress else 0
             done = 0
-            reader = self.index.con.execute(  # in any order: the rows know their ids
-                "SELECT m.id, m.note_path, m.seq, m.author, m.ts, m.term_count, m.note_kind, m.source_kind, "
-                "to_json(m)::VARCHAR AS row "
-                f"FROM ({LEAF_META_SQL}) m"
-            ).to_arrow_reader(_BATCH)
+            notes = self.index.con.execute(_NOTE_ROWS_SQL).to_arrow_table()
+            reader = self.index.con.execute(_LEAF_ROWS_SQL).to_arrow_reader(_ROWS_BATCH)  # in any order: the rows know their ids
             for batch in reader:
-                self._store.append_column(batch.column(8))
-                parts.append((id_array(batch.column(0)), *self._columns(batch)))
                 done += batch.num_rows
+                meta, rows = _with_notes(batch, notes)
+                self._store.append_columns(rows, meta.column("text"))
+                parts.append((id_array(meta.column("id")), *self._columns(meta)))
                 if self.progress and done < total:
                     self.progress("load leaves", done, total)
             if self.progress:  # leaves of no note are not loaded: done may stay below the count
@@ -397,12 +423,11 @@ class ResidentLeaves:
                 ["\x1f".join(paths)],
             ).fetchall()
         by_path = {row[0]: row[1:] for row in notes}
-        names = ("note_kind", "title", "source_id", "scope", "source_kind")
         rows = []
         for row in leaves.to_pylist():
             note = by_path.get(row["note_path"])
             if note is not None:  # the inner join of LEAF_META_SQL
-                rows.append({**row, **dict(zip(names, note, strict=True))})
+                rows.append({**row, **dict(zip(_NOTE_FIELDS, note, strict=True))})
         return rows
 
     @contextmanager
@@ -681,6 +706,21 @@ class ResidentLeaves:
         return rows, tfs
 
 
+def _with_notes(batch: pa.RecordBatch, notes: pa.Table) -> tuple[pa.Table, pa.Array]:
+    """The leaves of `batch` whose note is among `notes` (the inner join of `LEAF_META_SQL`),
+    with their note's kind and source kind, and their rows as JSON (`_LEAF_ROWS_SQL`)."""
+    at = pc.index_in(batch.column("note_path"), value_set=notes.column("path"))
+    leaves = pa.Table.from_batches([batch])
+    if at.null_count:
+        found = pc.is_valid(at)
+        leaves, at = leaves.filter(found), at.filter(found)
+    note = notes.take(at)
+    meta = leaves.append_column("note_kind", note.column("note_kind")).append_column("source_kind", note.column("source_kind"))
+    head = pc.utf8_slice_codeunits(leaves.column("head"), 0, -1)  # without its closing brace
+    rows = pc.binary_join_element_wise(head, note.column("tail"), "").combine_chunks()
+    return meta, rows
+
+
 def _group_starts(grouped: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """For each element of a sorted array, the index of the first element equal to it."""
     if not len(grouped):
@@ -690,17 +730,18 @@ def _group_starts(grouped: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
 
 
 class _RowStore:
-    """Each leaf's `LEAF_META_SQL` row as JSON in an unnamed temporary file next to the index
-    (deleted by the OS when the process ends), read back by offset: the rows of a whole vault
-    stay on disk (the page cache, not this process's memory) and a hit's row costs one read.
-    Row i of the resident structures is record i here; rows are only appended, a reload
-    starts the file over."""
+    """Each leaf's `LEAF_META_SQL` row in an unnamed temporary file next to the index (deleted
+    by the OS when the process ends), read back by offset: the rows of a whole vault stay on
+    disk (the page cache, not this process's memory) and a hit's row costs two reads. A record
+    is the row as JSON with a null for its text, then the text as UTF-8 elsewhere in the file
+    (`_LEAF_ROWS_SQL`). Row i of the resident structures is record i here; rows are only
+    appended, a reload starts the file over."""
 
     def __init__(self, folder: Path | None):
         self._folder = folder
         self._file: ScratchFile | None = None
-        self._start: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._size: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._start, self._size = _no_spans()  # each row's JSON
+        self._text_start, self._text_size = _no_spans()  # its text
         self._end = 0
 
     def _scratch(self) -> ScratchFile:
@@ -711,7 +752,8 @@ class _RowStore:
     def clear(self) -> None:
         if self._file is not None:
             self._file.truncate()
-        self._start, self._size = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        self._start, self._size = _no_spans()
+        self._text_start, self._text_size = _no_spans()
         self._end = 0
 
     def close(self) -> None:
@@ -720,11 +762,17 @@ class _RowStore:
             self._file = None
         self.clear()
 
-    def append_column(self, column: pa.Array | pa.ChunkedArray) -> None:
-        """Append the records of a string column (JSON objects), straight from its buffers."""
+    def append_columns(self, rows: pa.Array | pa.ChunkedArray, texts: pa.Array | pa.ChunkedArray) -> None:
+        """Append the records of two string columns, straight from their buffers: the rows as
+        JSON (their text null) and the texts."""
+        start, size = self._write_column(rows)
+        text_start, text_size = self._write_column(texts)
+        self._append(start, size, text_start, text_size)
+
+    def _write_column(self, column: pa.Array | pa.ChunkedArray) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
         array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
         if len(array) == 0:
-            return
+            return _no_spans()
         if pa.types.is_large_string(array.type) or pa.types.is_string_view(array.type):
             array = array.cast(pa.large_string())
             wide = True
@@ -732,37 +780,53 @@ class _RowStore:
             wide = False
         offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32)
         offsets = offsets[array.offset : array.offset + len(array) + 1].astype(np.int64)
-        data = memoryview(array.buffers()[2])[int(offsets[0]) : int(offsets[-1])]
-        self._write(bytes(data) if not data.contiguous else data, offsets - offsets[0])
+        data = memoryview(array.buffers()[2] or b"")[int(offsets[0]) : int(offsets[-1])]
+        return self._write(bytes(data) if not data.contiguous else data, offsets - offsets[0])
 
     def reorder(self, order: npt.NDArray[np.int64]) -> None:
         """Record i becomes record order[i] (the file stays as it is)."""
         self._start, self._size = self._start[order], self._size[order]
+        self._text_start, self._text_size = self._text_start[order], self._text_size[order]
 
     def append_rows(self, rows: Sequence[dict[str, Any]]) -> None:
-        encoded = [json.dumps(row, ensure_ascii=False, separators=(",", ":"), default=str).encode() for row in rows]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=offsets[1:])
-        self._write(b"".join(encoded), offsets)
+        """Append rows given as dicts (a few leaves a save added), stored as a load stores them."""
+        texts = pa.array([row["text"] for row in rows], pa.string())
+        encoded = pa.array(
+            [json.dumps({**row, "text": None}, ensure_ascii=False, separators=(",", ":"), default=str) for row in rows],
+            pa.string(),
+        )
+        self.append_columns(encoded, texts)
 
-    def _write(self, data: bytes | memoryview, offsets: npt.NDArray[np.int64]) -> None:
+    def _write(self, data: bytes | memoryview, offsets: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+        """Write records back to back at the file's end: (their starts, their sizes)."""
         self._scratch().write(self._end, data)
-        self._start = np.concatenate((self._start, self._end + offsets[:-1]))
-        self._size = np.concatenate((self._size, np.diff(offsets)))
+        start = self._end + offsets[:-1]
         self._end += len(data)
+        return start, np.diff(offsets).astype(np.int32)
+
+    def _append(self, start: npt.NDArray[np.int64], size: npt.NDArray[np.int32],
+                text_start: npt.NDArray[np.int64], text_size: npt.NDArray[np.int32]) -> None:  # fmt: skip
+        self._start, self._size = np.concatenate((self._start, start)), np.concatenate((self._size, size))
+        self._text_start = np.concatenate((self._text_start, text_start))
+        self._text_size = np.concatenate((self._text_size, text_size))
 
     @property
     def nbytes(self) -> int:
         """Bytes held in memory (the offsets; the rows themselves are in the file)."""
-        return self._start.nbytes + self._size.nbytes
+        return sum(a.nbytes for a in (self._start, self._size, self._text_start, self._text_size))
 
     def row(self, i: int) -> dict[str, Any]:
-        size = int(self._size[i])
-        data = self._scratch().read(int(self._start[i]), size)
-        row: dict[str, Any] = json.loads(data)
+        file = self._scratch()
+        row: dict[str, Any] = json.loads(file.read(int(self._start[i]), int(self._size[i])))
+        row["text"] = file.read(int(self._text_start[i]), int(self._text_size[i])).decode()
         if row.get("ts") is not None:
             row["ts"] = datetime.fromisoformat(row["ts"])
         return row
+
+
+def _no_spans() -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]]:
+    """No records' (starts, sizes)."""
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
 
 
 class _Codes:

@@ -19,6 +19,7 @@ import pyarrow as pa
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import (
     _BATCH,
+    _ROWS_BATCH,
     COMPACT_SHARE,
     ChangeSet,
     LeafDelta,
@@ -133,7 +134,7 @@ class ResidentVectors:
             total = int(self.index.scalar("SELECT count(*) FROM embeddings WHERE model = ?", [self.model_id])) if self.progress else 0
             done = 0
             reader = con.execute("SELECT content_hash, vec, dim FROM embeddings WHERE model = ?", [self.model_id])
-            for batch in reader.to_arrow_reader(_BATCH):
+            for batch in reader.to_arrow_reader(_ROWS_BATCH):
                 done += batch.num_rows
                 if self.progress:
                     self.progress("load vectors", min(done, total), total)
@@ -323,6 +324,11 @@ class ResidentVectors:
         return not self._loaded or (
             self._q8 is not None and int(np.count_nonzero(self._rows.alive)) < self._quantize_from
         )
+
+    def prepare(self) -> None:
+        """Load, merge and cluster the rows now, as the next search would."""
+        with self._held():
+            self._ready()
 
     def _ready(self) -> None:
         """Load, merge or cluster the rows as they need (`load_seconds` counts the time)."""

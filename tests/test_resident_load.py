@@ -1,0 +1,132 @@
+"""A serving process's load of the resident leaves and vectors gives what the index holds: the
+leaves and their notes read apart and joined by path, each row's text kept apart from its JSON,
+the vectors loaded before the embedding model; and the daemon's resident rows follow the edits
+its watcher applies."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import Config, load_config
+from vaultmind.daemon import Daemon
+from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+# texts whose JSON needs escapes, that end on a brace, or hold characters beyond ASCII
+AWKWARD = [
+    'She said "ship it" \\ then left }',
+    "Line one\nline two\ttabbed — é ü 日本語 🚀",
+    "{braces} [brackets] and a trailing brace }",
+]
+
+
+def _sql_rows(memory: Memory) -> dict[str, dict[str, object]]:
+    with memory.index.lock:  # a daemon's threads share the connection
+        table = memory.index.con.execute(LEAF_META_SQL).to_arrow_table()
+    return {row["id"]: row for row in table.to_pylist()}
+
+
+def _write_sources(vault: Path) -> None:
+    chat = SourceMeta("chat", "slack:acme/general", "slack/acme/general", "general")
+    messages = [Message(f"m{i}", "@bob", f"2024-03-04T09:0{i}:00Z", text) for i, text in enumerate(AWKWARD)]
+    write(vault, "sources/chat/a.md", render_source_note(chat, messages))
+    mail = SourceMeta("email", "mbox:alice/inbox", "mbox/alice/inbox", "Budget")
+    letters = [
+        Message("<x1@example.com>", "Alice <alice@example.com>", "2024-03-05T10:00:00Z", "The budget review moves to Friday.",
+                subject="Budget", to=("Bob <bob@example.com>",), cc=("Carol <carol@example.com>", "Dan <dan@example.com>")),
+    ]  # fmt: skip
+    write(vault, "sources/email/b.md", render_source_note(mail, letters))
+    write(vault, "notes/plain.md", "---\nscope: work\n---\n# Plan\n\n## Rollback\n\n" + AWKWARD[0] + "\n")
+
+
+def test_a_serving_load_reads_every_row_as_the_index_holds_it(vault: Path) -> None:
+    _write_sources(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        # a leaf whose note is gone (the inner join of LEAF_META_SQL): not loaded
+        memory.index.con.execute(
+            "INSERT INTO leaves SELECT * REPLACE ('orphan-leaf' AS id, 'gone.md' AS note_path) FROM leaves LIMIT 1"
+        )
+        memory.serve()  # loads under the small pool, as the daemon does
+        expected = _sql_rows(memory)
+        assert "orphan-leaf" not in expected and len(expected) >= 5
+        assert memory.leaves.rows([*expected, "orphan-leaf"]) == expected
+        texts = {row["text"] for row in expected.values()}
+        assert all(any(text in t for t in texts) for text in AWKWARD)
+        assert any(row["mail_cc"] for row in expected.values())  # lists come back as lists
+        assert {row["scope"] for row in expected.values()} >= {"work", "slack/acme/general"}
+        # rows keep LEAF_META_SQL's columns in order (a hit's JSON shows them so)
+        assert all(list(row) == list(expected[leaf]) for leaf, row in memory.leaves.rows(list(expected)).items())
+        places = memory.leaves.columns(list(expected))
+        assert [places.place(k) for k in range(len(expected))] == [
+            (row["note_path"], row["seq"], row["author"]) for row in expected.values()
+        ]
+
+
+def test_rows_of_leaves_a_save_added_read_back_as_loaded_ones(vault: Path) -> None:
+    _write_sources(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        memory.serve()
+        assert memory.leaves.rows(list(_sql_rows(memory))) == _sql_rows(memory)
+        write(vault, "notes/new.md", "# New\n\n" + AWKWARD[1] + "\n\n## More\n\n" + AWKWARD[2] + "\n")
+        memory.sync_paths(["notes/new.md"])  # appended to the loaded rows, not reloaded
+        expected = _sql_rows(memory)
+        added = [leaf for leaf, row in expected.items() if row["note_path"] == "notes/new.md"]
+        assert added
+        rows = memory.leaves.rows(list(expected))
+        assert rows == expected
+        assert all(list(rows[leaf]) == list(expected[leaf]) for leaf in added)
+
+
+@pytest.fixture
+def serving(vault: Path) -> Iterator[tuple[Config, Memory]]:
+    _write_sources(vault)
+    config = load_config(vault, embed_provider="static", debounce_ms=50, step_ms=20)
+    memory = Memory.open(config)
+    daemon = Daemon(config, memory)
+    thread = threading.Thread(target=daemon.run, daemon=True)
+    thread.start()
+    assert daemon.ready.wait(30), "daemon did not become ready"
+    try:
+        yield config, memory
+    finally:
+        daemon.stop()
+        thread.join(10)
+        memory.close()
+
+
+def test_the_daemon_s_resident_rows_and_vectors_follow_a_watched_edit(serving: tuple[Config, Memory]) -> None:
+    config, memory = serving
+    assert memory.vectors is not None and memory.embedder is not None
+    assert memory.leaves.rows(list(_sql_rows(memory))) == _sql_rows(memory)  # as the start-up loaded them
+    write(config.vault, "notes/plain.md", "# Plan\n\n## Rollback\n\nThe quokkarollback runs at noon }\n")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not memory.leaves.search(["quokkarollback"], 5):
+        time.sleep(0.05)
+    assert memory.leaves.search(["quokkarollback"], 5), "the watcher applied the edit"
+    with memory.sync_lock:  # no other change while both are read
+        expected = _sql_rows(memory)
+        assert memory.leaves.rows(list(expected)) == expected
+        query = memory.embedder.embed(["quokkarollback at noon"])[0]
+        served = memory.vectors.search(query, 5)
+        fresh = ResidentLeaves(memory.index)
+        try:
+            assert fresh.rows(list(expected)) == expected
+            assert fresh.search(["quokkarollback"], 5) == memory.leaves.search(["quokkarollback"], 5)
+        finally:
+            fresh.close()
+        memory.vectors.close()  # loaded again from the index by the next search
+        reloaded = memory.vectors.search(query, 5)
+        # the same leaves; a vector the save embedded is float32 until a reload reads its float16 copy
+        assert [leaf for leaf, _ in reloaded] == [leaf for leaf, _ in served]
+        assert [score for _, score in reloaded] == pytest.approx([score for _, score in served], abs=1e-3)
+    assert served[0][0] in {leaf for leaf, row in expected.items() if "quokkarollback" in str(row["text"])}
