@@ -6,6 +6,7 @@ import logging
 import socket
 import struct
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,9 @@ def test_a_client_that_hangs_up_before_its_answer_costs_no_error_and_the_api_ans
         release.set()
         client = DaemonClient("127.0.0.1", server.port, "secret")
         assert client.call("GET", "/v1/health")["ok"] is True  # the API answers on
+        deadline = time.monotonic() + 10  # the handler's write fails after the release, in its own thread
+        while not any("left before its answer" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert any("left before its answer" in r.getMessage() for r in caplog.records)
     finally:
         release.set()
