@@ -961,6 +961,22 @@ def test_telegram_bad_time_names_the_message(tmp_path: Path) -> None:
         parse_telegram(write(tmp_path, "bad.json", json.dumps(bad)))
 
 
+def test_telegram_empty_edit_time_reads_as_unedited(tmp_path: Path, vault: Path) -> None:
+    """A message whose edit time is empty (`"edited": null`, `""`) stopped the ingest of the
+    whole chat ("no edited_unixtime or edited"), which had read before: it is read unedited."""
+    chat = {"name": "Team", "type": "private_group", "id": 7, "messages": [
+        {"id": 1, "type": "message", "date": "2024-03-04T09:00:00", "date_unixtime": "1709542800", "from": "A",
+         "text": "hi", "edited": None},
+        {"id": 2, "type": "message", "date": "2024-03-04T09:01:00", "date_unixtime": "1709542860", "from": "B",
+         "text": "hey", "edited": "", "edited_unixtime": ""},
+    ]}
+    export = write(tmp_path, "result.json", json.dumps(chat))
+    [batch] = parse_telegram(export)
+    assert [(m.text, m.edited) for m in batch.messages] == [("hi", None), ("hey", None)]
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_added, report.warnings) == (2, [])
+
+
 def _telegram_edit(text: str, edited: int | None) -> dict[str, Any]:
     """A Telegram chat export of two messages, the first `text`, edited at `edited` (epoch s)."""
     first: dict[str, Any] = {"id": 7, "type": "message", "date_unixtime": "1709546400", "from": "Alice", "text": text}
