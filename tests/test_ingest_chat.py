@@ -758,6 +758,61 @@ def test_a_whatsapp_message_line_pasted_into_a_message_stays_in_it(tmp_path: Pat
     assert snapshot_files(vault) == before
 
 
+def test_whatsapp_lines_a_participant_writes_another_way_stay_messages(tmp_path: Path, vault: Path) -> None:
+    """A file that writes the chat's own lines two ways (a phone whose clock went from 24 h to
+    12 h, two exports joined, one with seconds): the lines of the fewer way were taken for
+    lines pasted from another chat, and Bob's "hey" became a line of Alice's "hi". A line of
+    another way by someone who writes lines of the usual way is a message, as it was before;
+    a stranger's is still pasted."""
+    export = write(tmp_path, "WhatsApp Chat with Mix.txt", (
+        "13/03/2024, 09:00 - Alice: hi\n"
+        "13/03/2024, 09:05 - Bob: hey\n"
+        "13/03/2024, 9:10 PM - Alice: new phone\n"
+        "13/03/2024, 9:12 PM - Bob: nice\n"
+        "14/03/2024, 8:00 AM - Alice: morning\n"
+        "14/03/2024, 8:01 AM - Bob: look:\n"
+        "[2024-02-11, 08:00:00] Erin: bring cash\n"
+    ))
+    [batch] = parse_whatsapp(export)
+    assert [(m.author, m.text) for m in batch.messages] == [
+        ("Alice", "hi"),
+        ("Bob", "hey"),
+        ("Alice", "new phone"),
+        ("Bob", "nice"),
+        ("Alice", "morning"),
+        ("Bob", "look:\n[2024-02-11, 08:00:00] Erin: bring cash"),
+    ]
+    first = ingest_paths("chat", [export], vault)
+    again = ingest_paths("chat", [export], vault)
+    assert (first.messages_added, again.messages_added, again.written, again.warnings) == (6, 0, [], [])
+
+
+def test_whatsapp_messages_below_a_line_that_reads_as_a_system_line_are_kept(tmp_path: Path, vault: Path) -> None:
+    """A message listing dated lines without a name ("18/03/2024, 10:00 - dentist", a pasted
+    calendar) reads them as system lines. Their later date made the chat's next message, by
+    someone who writes once, look pasted: it became a line of the system line above it and
+    was dropped with it. A system line dates nothing, and nothing is put into one."""
+    export = write(tmp_path, "WhatsApp Chat with Week.txt", (
+        "13/03/2024, 09:00 - Alice: my calendar for next week:\n"
+        "18/03/2024, 10:00 - dentist\n"
+        "19/03/2024, 14:00 - team lunch\n"
+        "13/03/2024, 09:05 - Bob: ok\n"
+        "13/03/2024, 09:06 - Carl: see you there\n"
+        "13/03/2024, 09:07 - Alice: good\n"
+    ))
+    [batch] = parse_whatsapp(export)
+    assert [(m.author, m.text) for m in batch.messages] == [
+        ("Alice", "my calendar for next week:"),
+        ("Bob", "ok"),
+        ("Carl", "see you there"),
+        ("Alice", "good"),
+    ]
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_added, report.warnings) == (4, [])
+    [note] = [vault / rel for rel in report.written]
+    assert "> ok\n" in note.read_text(encoding="utf-8") and "> see you there\n" in note.read_text(encoding="utf-8")
+
+
 def test_whatsapp_malformed_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="line 1"):
         parse_whatsapp(write(tmp_path, "x.txt", "hello there\n04/03/2024, 09:00 - A: x\n"))
@@ -904,6 +959,22 @@ def test_telegram_bad_time_names_the_message(tmp_path: Path) -> None:
     bad["messages"][0] |= {"date_unixtime": "1709546400", "edited_unixtime": "soon"}
     with pytest.raises(IngestError, match="message 0: cannot read the edit time 'soon'"):
         parse_telegram(write(tmp_path, "bad.json", json.dumps(bad)))
+
+
+def test_telegram_empty_edit_time_reads_as_unedited(tmp_path: Path, vault: Path) -> None:
+    """A message whose edit time is empty (`"edited": null`, `""`) stopped the ingest of the
+    whole chat ("no edited_unixtime or edited"), which had read before: it is read unedited."""
+    chat = {"name": "Team", "type": "private_group", "id": 7, "messages": [
+        {"id": 1, "type": "message", "date": "2024-03-04T09:00:00", "date_unixtime": "1709542800", "from": "A",
+         "text": "hi", "edited": None},
+        {"id": 2, "type": "message", "date": "2024-03-04T09:01:00", "date_unixtime": "1709542860", "from": "B",
+         "text": "hey", "edited": "", "edited_unixtime": ""},
+    ]}
+    export = write(tmp_path, "result.json", json.dumps(chat))
+    [batch] = parse_telegram(export)
+    assert [(m.text, m.edited) for m in batch.messages] == [("hi", None), ("hey", None)]
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_added, report.warnings) == (2, [])
 
 
 def _telegram_edit(text: str, edited: int | None) -> dict[str, Any]:

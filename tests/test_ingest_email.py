@@ -845,3 +845,62 @@ def test_the_images_of_an_html_rendering_not_read_are_listed(tmp_path: Path) -> 
     again = write_batches(vault, parse_email_paths([eml]))
     assert (again.written, again.warnings) == ([], [])
     assert (vault / written.written[0]).read_bytes() == was
+
+
+def test_an_image_shown_in_the_html_and_attached_is_listed_once(tmp_path: Path) -> None:
+    """A message whose HTML rendering shows the photo it also attaches (the same file, in the
+    `multipart/related` of the rendering not read and in the `multipart/mixed`) listed it
+    twice: "photo.png (…), photo.png (…)". It is listed once, and a note written before the
+    renderings' images were listed is left as it is."""
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    raw = (
+        "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: The photo\n"
+        "Date: Mon, 04 Mar 2024 09:00:00 +0000\nMessage-ID: <photo1@example.com>\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/mixed; boundary="MIX"\n\n'
+        '--MIX\nContent-Type: multipart/alternative; boundary="ALT"\n\n'
+        "--ALT\nContent-Type: text/plain; charset=utf-8\n\nHere it is\n"
+        '--ALT\nContent-Type: multipart/related; boundary="REL"\n\n'
+        '--REL\nContent-Type: text/html; charset=utf-8\n\n<p>Here it is <img src="cid:p1@x"></p>\n'
+        '--REL\nContent-Type: image/png; name="photo.png"\nContent-Transfer-Encoding: base64\n'
+        'Content-ID: <p1@x>\nContent-Disposition: inline; filename="photo.png"\n\n'
+        f"{png}\n--REL--\n--ALT--\n"
+        '--MIX\nContent-Type: image/png; name="photo.png"\nContent-Transfer-Encoding: base64\n'
+        'Content-Disposition: attachment; filename="photo.png"\n\n'
+        f"{png}\n--MIX--\n"
+    )
+    eml = tmp_path / "mail" / "photo.eml"
+    eml.parent.mkdir()
+    eml.write_text(raw, encoding="utf-8")
+    [batch] = parse_email_paths([eml])
+    [msg] = batch.messages
+    assert msg.text == "Here it is\n\nAttachments: photo.png (image/png, 70 B)"
+    vault = tmp_path / "vault"
+    written = write_batches(vault, [batch])
+    again = write_batches(vault, parse_email_paths([eml]))
+    assert (again.written, again.warnings, again.messages_known) == ([], [], 1)
+    assert (vault / written.written[0]).read_text(encoding="utf-8").count("photo.png") == 1
+
+
+def test_the_calendar_rendering_of_an_invitation_is_no_attachment(tmp_path: Path) -> None:
+    """An invitation sent as HTML and calendar renderings (no plain text): the HTML one is
+    read, and its calendar rendering was listed as an attachment ("unnamed.ics") with the
+    images of the renderings not read. A text rendering is no file: it is not listed, as when
+    the message has a plain text rendering too."""
+    raw = (
+        "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Invitation: sync\n"
+        "Date: Mon, 04 Mar 2024 09:00:00 +0000\nMessage-ID: <invite1@example.com>\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/alternative; boundary="ALT"\n\n'
+        "--ALT\nContent-Type: text/html; charset=utf-8\n\n<p>Sync on Friday at 10</p>\n"
+        "--ALT\nContent-Type: text/calendar; charset=utf-8; method=REQUEST\n\n"
+        "BEGIN:VCALENDAR\nBEGIN:VEVENT\nSUMMARY:Sync\nEND:VEVENT\nEND:VCALENDAR\n--ALT--\n"
+    )
+    eml = tmp_path / "mail" / "invite.eml"
+    eml.parent.mkdir()
+    eml.write_text(raw, encoding="utf-8")
+    [batch] = parse_email_paths([eml])
+    [msg] = batch.messages
+    assert msg.text == "Sync on Friday at 10"
+    vault = tmp_path / "vault"
+    write_batches(vault, [batch])
+    again = write_batches(vault, parse_email_paths([eml]))
+    assert (again.written, again.warnings) == ([], [])

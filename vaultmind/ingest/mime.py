@@ -33,7 +33,7 @@ import email.utils
 import mimetypes
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email import policy
 from email.message import Message
@@ -474,36 +474,31 @@ def _enclosed(part: Message, ctype: str, name: str | None, body: _Body) -> None:
 def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
     """Pick one rendering: a `text/plain` one with text, else the first with any text. The
     images and files of the others (an HTML rendering's pasted images, which the plain one
-    cannot show) are listed with the chosen one's attachments."""
-    chosen: _Body | None = None
-    fallback: _Body | None = None
-    trials: list[tuple[Message, _Body]] = []
+    cannot show) are listed with the chosen one's attachments; their text parts (the
+    `text/calendar` rendering of an invitation) are renderings, not files, and are not."""
+    chosen: tuple[Message, _Body] | None = None
+    fallback: tuple[Message, _Body] | None = None
     for child in sorted(children, key=lambda c: c.get_content_type() != "text/plain"):
         trial = _Body()
         _walk(child, trial, depth + 1)
-        trials.append((child, trial))
         if trial.texts and trial.plain_used and not trial.html_used:
-            chosen = trial
+            chosen = (child, trial)
             break
         if fallback is None and trial.texts:
-            fallback = trial
-    chosen = chosen or fallback or trial
-    body.texts.extend(chosen.texts)
-    body.html_used |= chosen.html_used
-    body.plain_used |= chosen.plain_used
-    body.attachments.extend(chosen.attachments)
-    walked = {id(child): trial for child, trial in trials}
-    listed = {(a.filename, a.content_type, a.size) for a in chosen.attachments}
-    for child in children:
-        other = walked.get(id(child))
-        if other is chosen:
-            continue
-        found = other.attachments if other is not None else _resources(child, depth + 1)
-        body.attachments.extend(
-            replace(a, inline=True) for a in found if (a.filename, a.content_type, a.size) not in listed
-        )
-    body.enclosed.extend(chosen.enclosed)
-    body.problems.extend(chosen.problems)
+            fallback = (child, trial)
+    read, chosen_body = chosen or fallback or (child, trial)
+    body.texts.extend(chosen_body.texts)
+    body.html_used |= chosen_body.html_used
+    body.plain_used |= chosen_body.plain_used
+    body.attachments.extend(chosen_body.attachments)
+    listed = {(a.filename, a.content_type, a.size) for a in chosen_body.attachments}
+    for other in children:
+        if other is not read:
+            body.attachments.extend(
+                a for a in _resources(other, depth + 1) if (a.filename, a.content_type, a.size) not in listed
+            )
+    body.enclosed.extend(chosen_body.enclosed)
+    body.problems.extend(chosen_body.problems)
 
 
 def _resources(part: Message, depth: int) -> list[Attachment]:
@@ -518,6 +513,13 @@ def _resources(part: Message, depth: int) -> list[Attachment]:
         return []
     name = _filename(part)
     return [Attachment(name or _inline_name(part, ctype), ctype, len(_payload_bytes(part)), True)]
+
+
+def _listed_once(attachments: Sequence[Attachment]) -> tuple[Attachment, ...]:
+    """`attachments` without the inline images that are attached too (the same name, type and
+    size): an HTML rendering shows the file the message also attaches, one file, listed once."""
+    attached = {(a.filename, a.content_type, a.size) for a in attachments if not a.inline}
+    return tuple(a for a in attachments if not a.inline or (a.filename, a.content_type, a.size) not in attached)
 
 
 def _message_size(msg: Message) -> int:
@@ -614,7 +616,7 @@ def parse_message(data: bytes) -> ParsedEmail:
         date=date,
         date_source=date_source,
         body=_cap(text),
-        attachments=tuple(body.attachments),
+        attachments=_listed_once(body.attachments),
         html_only=body.html_used and not body.plain_used,
         problems=tuple(problems),
         to=_recipients(headers, "to"),

@@ -93,7 +93,7 @@ def _message(
     author = author or as_str(item.get("from_id")) or "unknown"
     message_id = as_str(item.get("id")) or ids(author, timestamp, text)
     ref = f"telegram://chat/{chat_id}/{message_id}" if as_str(item.get("id")) else None
-    edited = _time(path, where, item, tz, edit=True) if "edited_unixtime" in item or "edited" in item else None
+    edited = _time(path, where, item, tz, edit=True) if _said(item, "edited_unixtime") or _said(item, "edited") else None
     return Message(
         message_id=message_id,
         author=author,
@@ -104,13 +104,19 @@ def _message(
     )
 
 
+def _said(item: dict[str, Any], key: str) -> bool:
+    """Whether `item` gives a value for `key`: an empty one (`"edited": null` or `""`) says
+    nothing, and a message with an empty edit time is read as unedited (it stopped the ingest)."""
+    return item.get(key) not in (None, "")
+
+
 def _time(path: Path, where: str, item: dict[str, Any], tz: tzinfo, *, edit: bool = False) -> datetime:
     """When the message was sent (`date_unixtime`, else `date` in `tz`), or, `edit`, last edited
     (`edited_unixtime`, else `edited`)."""
     key = "edited" if edit else "date"
     value = item.get(f"{key}_unixtime")
     zone: tzinfo = UTC
-    if value is None:
+    if not _said(item, f"{key}_unixtime"):
         value, zone = item.get(key), tz
     if value is None:
         raise ingest_error(path, f'{where}: no "{key}_unixtime" or "{key}"')

@@ -232,11 +232,12 @@ PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a s
 def _fold_pasted(records: list[_Record], pasted: Callable[[list[_Record]], set[int]]) -> list[_Record]:
     """`records` with those `pasted` names (by index) made lines of the message above them: a
     message line copied from another chat into a message ("12/03/2024, 10:15 - Bob: hi" quoted
-    from elsewhere) starts no message of this chat."""
+    from elsewhere) starts no message of this chat. Never into a system line, which is dropped
+    with its lines: the line stays a message, as it was before."""
     found = pasted(records)
     out: list[_Record] = []
     for index, record in enumerate(records):
-        if index not in found or not out:
+        if index not in found or not out or out[-1].author is None:
             out.append(record)
             continue
         above = out[-1]
@@ -248,11 +249,14 @@ def _fold_pasted(records: list[_Record], pasted: Callable[[list[_Record]], set[i
 
 def _other_shape(records: list[_Record]) -> set[int]:
     """The header lines not written as the export writes its dates and times (another layout,
-    date marks, year, seconds or clock than most of its lines): an export writes every line
-    alike, so such a line was pasted into the message above it."""
+    date marks, year, seconds or clock than most of its lines), by authors who write no line
+    written so: an export writes every line alike, so such a line was pasted into the message
+    above it. (A participant's stays a message: two exports joined into one file, or a phone
+    whose clock went from 24 h to 12 h, write the chat's own lines two ways.)"""
     shapes = Counter(record.shape for record in records)
     usual = max(shapes, key=lambda shape: shapes[shape])
-    return {index for index, record in enumerate(records) if record.shape != usual and index}
+    participants = {record.author for record in records if record.shape == usual and record.author is not None}
+    return {index for index, record in enumerate(records) if record.shape != usual and index and record.author not in participants}
 
 
 def _other_order(order: DateOrder | None, records: list[_Record]) -> set[int]:
@@ -277,14 +281,18 @@ def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Cal
     """The header lines of authors who write nothing else in the chat, each more than
     `PASTED_BACK` before the latest message above it: a message quoted from another chat,
     pasted into the message above it. (A participant's message quoted so, or one dated after
-    the message it was pasted into, cannot be told from a message, and stays one.)"""
+    the message it was pasted into, cannot be told from a message, and stays one.) A system
+    line sets no latest time: a line of a message that reads as one ("18/03/2024, 10:00 -
+    dentist", a pasted calendar) is dated anywhere, and the messages below it are no less the chat's."""
 
     def pasted(records: list[_Record]) -> set[int]:
         back: set[int] = set()
         latest: datetime | None = None
         for index, record in enumerate(records):
+            if record.author is None:
+                continue
             at = _datetime(path, record, order)
-            if latest is not None and record.author is not None and at < latest - PASTED_BACK:
+            if latest is not None and at < latest - PASTED_BACK:
                 back.add(index)
             else:
                 latest = at if latest is None else max(latest, at)
