@@ -9,7 +9,7 @@ from typing import Any
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
-from vaultmind.retrieval.walk import _speaking, author_terms, without_words
+from vaultmind.retrieval.people import asked_speakers, author_terms, without_words
 
 from .conftest import write, write_chat
 
@@ -114,13 +114,13 @@ def test_an_alias_from_the_entity_note_names_the_author(vault: Path) -> None:
 def test_a_verb_of_saying_or_from_an_author_asks_for_their_words() -> None:
     authors = frozenset(terms("Alice Chen Elena Rossi"))
     alice, elena = set(terms("Alice")), set(terms("Elena"))
-    assert _speaking("What did Alice say about the budget?", authors) == (alice, set(terms("say")))
-    assert _speaking("Which city did Alice recommend?", authors) == (alice, set(terms("recommend")))
-    assert _speaking("emails from Elena", authors) == (elena, set())
-    assert _speaking("What did Alice tell Elena?", authors) == (alice, set(terms("tell"))), "not the listener"
-    assert _speaking("What did Nate say?", authors) == (set(), set()), "not an author of this memory"
-    assert _speaking("Alice and the budget", authors) == (set(), set())
-    assert _speaking("emails from alice@example.org", authors) == (alice, set()), "an address: its local part"
+    assert asked_speakers("What did Alice say about the budget?", authors) == (alice, set(terms("say")))
+    assert asked_speakers("Which city did Alice recommend?", authors) == (alice, set(terms("recommend")))
+    assert asked_speakers("emails from Elena", authors) == (elena, set())
+    assert asked_speakers("What did Alice tell Elena?", authors) == (alice, set(terms("tell"))), "not the listener"
+    assert asked_speakers("What did Nate say?", authors) == (set(), set()), "not an author of this memory"
+    assert asked_speakers("Alice and the budget", authors) == (set(), set())
+    assert asked_speakers("emails from alice@example.org", authors) == (alice, set()), "an address: its local part"
 
 
 def test_the_verb_is_not_searched_when_the_author_is_asked_for(vault: Path) -> None:
@@ -549,8 +549,8 @@ def test_what_someone_sent_asks_for_their_words(vault: Path) -> None:
     is a verb of saying, as "write" is, and Dana the speaker."""
     authors = frozenset(terms("Alice Chen Dana Whitfield"))
     dana = set(terms("Dana"))
-    assert _speaking("What email did Dana send about the Loft?", authors) == (dana, set(terms("send")))
-    assert _speaking("What did Dana text Alice?", authors) == (dana, set(terms("text")))
+    assert asked_speakers("What email did Dana send about the Loft?", authors) == (dana, set(terms("send")))
+    assert asked_speakers("What did Dana text Alice?", authors) == (dana, set(terms("text")))
     (result,) = _asked(
         vault,
         "2024-03-06",

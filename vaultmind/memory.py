@@ -345,7 +345,7 @@ class Memory:
         A serving process, past its first sync, keeps a static model's table as stored
         (`StaticEmbedder.keep_as_stored`: half its memory; it embeds questions and saves)."""
         from vaultmind.embed.static import StaticEmbedder
-        from vaultmind.retrieval.walk import query_entities
+        from vaultmind.retrieval.people import query_entities
 
         if self._serving and isinstance(self.embedder, StaticEmbedder):
             self.embedder.keep_as_stored()

@@ -202,7 +202,7 @@ def drill_down(memory: MemoryView, node_id: str, *, depth: int = 1, limit: int =
 def entity_leaves(memory: MemoryView, entity_id: str, *, limit: int = 100) -> dict[str, Any]:
     """The leaves that mention an entity or that it wrote (its authors as ingest resolves them),
     newest first; `breakdown.entity` says which ("mention", "author")."""
-    from vaultmind.retrieval.walk import named_authors
+    from vaultmind.retrieval.people import named_authors
 
     authors = sorted(named_authors(memory, [(entity_id, entity_id)]))
     rows = memory.index.query(

@@ -1,14 +1,25 @@
-"""The terms of people's names as authors and questions write them."""
+"""The people a question names, and the terms of their names as authors and questions write
+them: its entities and the authors they are, who it asks the words of ("what did Alice
+say…"), and the author names it writes in lower case that the memory writes as names."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from vaultmind.entities.extract import parse_author
 from vaultmind.entities.ids import PERSON_TITLES, words
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.entity_names import EntityNames, entity_names
+from vaultmind.retrieval.hits import has_table
+
+if TYPE_CHECKING:
+    from vaultmind.index.resident import LeafColumns
+    from vaultmind.retrieval.view import MemoryView
 
 
 @lru_cache(maxsize=4096)
@@ -37,3 +48,178 @@ def possessed(question: str, qents: Sequence[tuple[str, str]]) -> bool:
     """Whether the question writes one of its entities in the possessive ("what is in Okafor's
     team?"): it asks about something of theirs, which a leaf that does not involve them is not."""
     return any(re.search(rf"\b{re.escape(surface)}['’]s\b", question) for _, surface in qents if surface)
+
+
+def query_entities(memory: MemoryView, question: str) -> list[tuple[str, str]]:
+    """The question's entities, normalised exactly as at ingest (empty without the entity index)."""
+    if not has_table(memory.index, "occurrences"):
+        return []
+    from vaultmind.entities.query import entity_query
+
+    return entity_query(memory.index).find(question)
+
+
+def named_authors(memory: MemoryView, qents: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The authors of the memory whose entity the question names, by any of its names (an
+    alias taught in its entity note: "Natty" for Priya Natarajan): author → entity id."""
+    wanted = {e for e, _ in qents}
+    if not wanted:
+        return {}
+    from vaultmind.entities.query import entity_query
+
+    found = entity_query(memory.index)
+    return {author: e for author in memory.leaves.authors() if (e := found.author_entity(author)) in wanted}
+
+
+WORD = re.compile(r"[\w'’]+")
+
+
+def name_words(memory: MemoryView) -> tuple[frozenset[str], frozenset[str]]:
+    """The lower-case words of the names the memory knows: of entities' names and aliases, and
+    of authors'."""
+    entities = _entity_words(entity_names(memory.index)) if has_table(memory.index, "entities") else frozenset()
+    return entities, _author_words(memory.leaves.authors())
+
+
+@lru_cache(maxsize=2)
+def _entity_words(entities: EntityNames) -> frozenset[str]:  # kept per index state, as the names are
+    return frozenset(w for name in entities.names for w in words(name) if w.isalpha())
+
+
+@lru_cache(maxsize=8)
+def _author_words(authors: frozenset[str]) -> frozenset[str]:
+    return frozenset(w for name in authors for w in words(name) if w.isalpha())
+
+
+def as_named(word: str, fixed: dict[str, str]) -> str:
+    """`word`, or the name's word it misspells, capitalised as the question wrote it."""
+    new = fixed.get(word.lower())
+    if new is None:
+        return word
+    return new.capitalize() if word[:1].isupper() else new
+
+
+def author_terms(memory: MemoryView) -> frozenset[str]:
+    """The terms of every author's name in the memory (`Nate Smith` → nate, smith), from the
+    resident leaves (kept in step with every save)."""
+    return _author_terms(memory.leaves.authors())
+
+
+@lru_cache(maxsize=8)
+def _author_terms(authors: frozenset[str]) -> frozenset[str]:
+    return frozenset(t for author in authors for t in person_terms(author))
+
+
+_SPEECH = re.compile(
+    r"([\w'’]+)\s+(say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
+    r"suggest|suggests|suggested|recommend|recommends|recommended|share|shares|shared|propose|proposes|proposed|"
+    r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought|"
+    r"send|sends|sent|email|emails|emailed|text|texts|texted)\b(?!\s+address)",  # "Helen's email address" is no mail of hers
+    re.I,
+)
+
+
+_SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
+
+
+def asked_speakers(question: str, authors: set[str] | frozenset[str]) -> tuple[set[str], set[str]]:
+    """Who the question asks the words of ("What did Alice say…", "Which city did John
+    recommend…", "emails from Elena"): the terms of an author's name right before a verb of
+    saying, or after "from" or "by"; and the terms of those verbs ("say"), which ask for the
+    author's words and are not what the words are about."""
+    speakers: set[str] = set()
+    verbs: set[str] = set()
+    for m in _SPEECH.finditer(question):
+        if found := name_terms(m.group(1)) & authors:
+            speakers |= found
+            verbs.update(terms(m.group(2)))
+    for m in _SENT_BY.finditer(question):
+        speakers |= person_terms(m.group(1)) & authors
+    return speakers, verbs
+
+
+def speaker_codes(
+    cols: LeafColumns, speakers: set[str], named: dict[str, str], qents: Sequence[tuple[str, str]]
+) -> list[int]:
+    """The codes (in `cols.author_names`) of the authors the question asks the words of: one of
+    their name's terms, or of the words the question names their entity by, is a speaker's."""
+    out = []
+    for code in np.unique(cols.author[cols.author >= 0]).tolist():
+        name = cols.author_names[code]
+        if not name:
+            continue
+        called = {t for e, surface in qents if named.get(name) == e for t in person_terms(surface)}
+        if (person_terms(name) | called) & speakers:
+            out.append(code)
+    return out
+
+
+def capitalised_terms(text: str) -> frozenset[str]:
+    """The terms of the words `text` writes with a capital ("Bill", "Summer")."""
+    return frozenset(t for m in WORD.finditer(text) if m.group()[0].isupper() for t in name_terms(m.group()))
+
+
+NAME_SAMPLE = 40  # leaves read to tell a name written in lower case from a word
+
+
+# What is no use of a word in a sentence: a link's target (`[[bob-stone|Bob]]` keeps "Bob"),
+# an address, a URL, a tag
+_NOT_PROSE = re.compile(r"\[\[[^\]|]*\|([^\]]*)\]\]|\[\[[^\]]*\]\]|\S+@\S+|https?://\S+|(?<!\w)#[\w/-]+")
+
+
+def _prose(text: str) -> str:
+    return _NOT_PROSE.sub(lambda m: m.group(1) or " ", text)
+
+
+def names_capitalised(memory: MemoryView, question: str) -> str:
+    """`question` with the author names it writes in lower case ("what did john say?")
+    capitalised, when the memory writes them as names: then they are read as names, as
+    written "John". "bill" stays a word where the memory speaks of "the electricity bill"."""
+    lowered = {m.group() for m in WORD.finditer(question) if not m.group()[0].isupper()}
+    if not lowered:
+        return question
+    names = _written_as_names(memory, frozenset(terms(" ".join(lowered))) & author_terms(memory))
+    if not names:
+        return question
+
+    def named(match: re.Match[str]) -> str:
+        word = match.group()
+        of = name_terms(word) if word in lowered else frozenset()
+        return word[0].upper() + word[1:] if of and of <= names else word
+
+    return WORD.sub(named, question)
+
+
+def _written_as_names(memory: MemoryView, asked: frozenset[str]) -> frozenset[str]:
+    """Of the terms `asked` (no stop words: "may" and "will" are names only written "May" and
+    "Will"), those the memory writes as names: capitalised in at least four of five of their
+    uses inside a sentence, among the leaves that hold them most (or in no text at all)."""
+    if not asked:
+        return frozenset()
+    found = memory.leaves.search(sorted(asked), NAME_SAMPLE)
+    texts = [_prose(row["text"] or "") for row in memory.leaves.rows([leaf_id for leaf_id, _ in found]).values()]
+    upper: dict[str, int] = dict.fromkeys(asked, 0)
+    lower: dict[str, int] = dict.fromkeys(asked, 0)
+    for text in texts:
+        for m in WORD.finditer(text):
+            word = m.group()
+            at = m.start() - 1
+            while at >= 0 and text[at] in " \t":
+                at -= 1
+            if at < 0 or text[at] in ".!?:\n>\"“(":  # a sentence's first word: capitalised anyway
+                continue
+            for t in name_terms(word) & asked:
+                (upper if word[0].isupper() else lower)[t] += 1
+    return frozenset(t for t in asked if upper[t] >= 4 * lower[t])
+
+
+def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
+    """`text` without the words whose terms all fall in `drop` (possessives included:
+    "Nate's" goes with "nate"); the text itself when nothing else would be left."""
+
+    def keep(match: re.Match[str]) -> str:
+        word_terms = name_terms(re.sub(r"['’]s$", "", match.group(0)))
+        return "" if word_terms and word_terms <= drop else match.group(0)
+
+    out = " ".join(WORD.sub(keep, text).split())
+    return out if WORD.search(out) else text

@@ -11,7 +11,7 @@
    stop words included ("What did Will say?"); a name that is a word of the question's time
    window ("in May") is the month, not May Chen ("Jan" in "in January" is still Jan). A name
    written in lower case ("what did john say?") is read as capitalised when the memory writes
-   it as a name (`_names_capitalised`). A question about nothing but its author ("What did
+   it as a name (`names_capitalised`). A question about nothing but its author ("What did
    John Doe say?") is not searched densely: the nearest vectors to "what did say" are noise.
    A misspelt word no leaf holds, and no word list, is read as the English word leaves hold
    with two letters swapped back or a left-out letter put back ("lauch" → "launch";
@@ -252,10 +252,24 @@ from vaultmind.retrieval.answer_type import (
     kind_terms,
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
-from vaultmind.retrieval.entity_names import EntityNames, entity_names
 from vaultmind.retrieval.headings import heading_shares
-from vaultmind.retrieval.hits import cite_blocks, envelope, has_table, leaf_hits
-from vaultmind.retrieval.people import name_terms, person_terms, possessed
+from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
+from vaultmind.retrieval.people import (
+    WORD,
+    as_named,
+    asked_speakers,
+    author_terms,
+    capitalised_terms,
+    name_terms,
+    name_words,
+    named_authors,
+    names_capitalised,
+    person_terms,
+    possessed,
+    query_entities,
+    speaker_codes,
+    without_words,
+)
 from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
@@ -355,12 +369,12 @@ def walk(
 ) -> dict[str, Any]:
     """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
     now = naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
-    names = _name_words(memory)
+    names = name_words(memory)
     # "Okafro": Okafor; "Okafors team": Okafor's
     misnamed = {**name_corrections(memory.leaves, question, *names), **possessives(question, *names)}
     if misnamed:
-        question = _WORD.sub(lambda m: _read_as(m.group(), misnamed), question)
-    question = _names_capitalised(memory, question)
+        question = WORD.sub(lambda m: as_named(m.group(), misnamed), question)
+    question = names_capitalised(memory, question)
     qterms = terms(question)
     window = question_window(question, reference_time)
     qents = query_entities(memory, question)
@@ -371,12 +385,12 @@ def walk(
     said_names = {t for e, surface in qents if e in named.values() for t in person_terms(surface)}
     # An author's name as the question writes it (capitalised: "Bill", not the "bill" that is
     # due), or a name of an author's entity it names ("May", "Will": stop words too).
-    authors = (author_terms(memory) & _capitalised_terms(question)) | said_names
+    authors = (author_terms(memory) & capitalised_terms(question)) | said_names
     if window is not None:  # "in May" is the month, not May Chen, as an author too
         authors -= set(words(window.text))
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
-    speakers, verbs = _speaking(question, authors) if authors else (set(), set())
+    speakers, verbs = asked_speakers(question, authors) if authors else (set(), set())
     own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
     verbs |= own
     if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
@@ -478,7 +492,7 @@ def walk(
     base[bare] *= UNGROUNDED
     speaking = np.zeros(len(ids), dtype=bool)
     if speakers:  # the speaker's own messages, not those of a listener the question also names
-        speaking = np.isin(cols.author, _speaker_codes(cols, speakers, named, qents)) & (signals[:, AUTHOR] > 0)
+        speaking = np.isin(cols.author, speaker_codes(cols, speakers, named, qents)) & (signals[:, AUTHOR] > 0)
         base[speaking] += SPEAKER_WEIGHT - WEIGHTS["author"]
     for leaf_id in pair_leaves:  # entity leaves: all among the candidates
         base[at[leaf_id]] += pair_bonus
@@ -1092,92 +1106,6 @@ def _revised_notes(
                 note_rank[note] = max(note_rank[note], note_rank[old_note] + REVISION_MARGIN * order)
 
 
-def query_entities(memory: MemoryView, question: str) -> list[tuple[str, str]]:
-    """The question's entities, normalised exactly as at ingest (empty without the entity index)."""
-    if not has_table(memory.index, "occurrences"):
-        return []
-    from vaultmind.entities.query import entity_query
-
-    return entity_query(memory.index).find(question)
-
-
-def named_authors(memory: MemoryView, qents: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """The authors of the memory whose entity the question names, by any of its names (an
-    alias taught in its entity note: "Natty" for Priya Natarajan): author → entity id."""
-    wanted = {e for e, _ in qents}
-    if not wanted:
-        return {}
-    from vaultmind.entities.query import entity_query
-
-    found = entity_query(memory.index)
-    return {author: e for author in memory.leaves.authors() if (e := found.author_entity(author)) in wanted}
-
-
-_WORD = re.compile(r"[\w'’]+")
-
-
-def _name_words(memory: MemoryView) -> tuple[frozenset[str], frozenset[str]]:
-    """The lower-case words of the names the memory knows: of entities' names and aliases, and
-    of authors'."""
-    entities = _entity_words(entity_names(memory.index)) if has_table(memory.index, "entities") else frozenset()
-    return entities, _author_words(memory.leaves.authors())
-
-
-@lru_cache(maxsize=2)
-def _entity_words(entities: EntityNames) -> frozenset[str]:  # kept per index state, as the names are
-    return frozenset(w for name in entities.names for w in words(name) if w.isalpha())
-
-
-@lru_cache(maxsize=8)
-def _author_words(authors: frozenset[str]) -> frozenset[str]:
-    return frozenset(w for name in authors for w in words(name) if w.isalpha())
-
-
-def _read_as(word: str, fixed: dict[str, str]) -> str:
-    """`word`, or the name's word it misspells, capitalised as the question wrote it."""
-    new = fixed.get(word.lower())
-    if new is None:
-        return word
-    return new.capitalize() if word[:1].isupper() else new
-
-
-def author_terms(memory: MemoryView) -> frozenset[str]:
-    """The terms of every author's name in the memory (`Nate Smith` → nate, smith), from the
-    resident leaves (kept in step with every save)."""
-    return _author_terms(memory.leaves.authors())
-
-
-@lru_cache(maxsize=8)
-def _author_terms(authors: frozenset[str]) -> frozenset[str]:
-    return frozenset(t for author in authors for t in person_terms(author))
-
-
-_SPEECH = re.compile(
-    r"([\w'’]+)\s+(say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
-    r"suggest|suggests|suggested|recommend|recommends|recommended|share|shares|shared|propose|proposes|proposed|"
-    r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought|"
-    r"send|sends|sent|email|emails|emailed|text|texts|texted)\b(?!\s+address)",  # "Helen's email address" is no mail of hers
-    re.I,
-)
-_SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
-
-
-def _speaking(question: str, authors: set[str] | frozenset[str]) -> tuple[set[str], set[str]]:
-    """Who the question asks the words of ("What did Alice say…", "Which city did John
-    recommend…", "emails from Elena"): the terms of an author's name right before a verb of
-    saying, or after "from" or "by"; and the terms of those verbs ("say"), which ask for the
-    author's words and are not what the words are about."""
-    speakers: set[str] = set()
-    verbs: set[str] = set()
-    for m in _SPEECH.finditer(question):
-        if found := name_terms(m.group(1)) & authors:
-            speakers |= found
-            verbs.update(terms(m.group(2)))
-    for m in _SENT_BY.finditer(question):
-        speakers |= person_terms(m.group(1)) & authors
-    return speakers, verbs
-
-
 def _on_topic(speaking: npt.NDArray[np.bool_], lex: npt.NDArray[np.float64], cols: LeafColumns) -> npt.NDArray[np.bool_]:
     """Of the named speaker's messages (`speaking`, in the order of `lex` and `cols`), those that
     may take their note's place from another's better match (`_spread_notes`): when some leaf
@@ -1196,91 +1124,6 @@ def _on_topic(speaking: npt.NDArray[np.bool_], lex: npt.NDArray[np.float64], col
     for back in range(1, CONTEXT_SPAN + 1):  # a message soon after one that holds them
         replying |= np.isin((note << 32) | (seq - back), matched)
     return speaking & cols.known[:n] & (worded | replying)
-
-
-def _speaker_codes(
-    cols: LeafColumns, speakers: set[str], named: dict[str, str], qents: Sequence[tuple[str, str]]
-) -> list[int]:
-    """The codes (in `cols.author_names`) of the authors the question asks the words of: one of
-    their name's terms, or of the words the question names their entity by, is a speaker's."""
-    out = []
-    for code in np.unique(cols.author[cols.author >= 0]).tolist():
-        name = cols.author_names[code]
-        if not name:
-            continue
-        called = {t for e, surface in qents if named.get(name) == e for t in person_terms(surface)}
-        if (person_terms(name) | called) & speakers:
-            out.append(code)
-    return out
-
-
-def _capitalised_terms(text: str) -> frozenset[str]:
-    """The terms of the words `text` writes with a capital ("Bill", "Summer")."""
-    return frozenset(t for m in _WORD.finditer(text) if m.group()[0].isupper() for t in name_terms(m.group()))
-
-
-NAME_SAMPLE = 40  # leaves read to tell a name written in lower case from a word
-# What is no use of a word in a sentence: a link's target (`[[bob-stone|Bob]]` keeps "Bob"),
-# an address, a URL, a tag
-_NOT_PROSE = re.compile(r"\[\[[^\]|]*\|([^\]]*)\]\]|\[\[[^\]]*\]\]|\S+@\S+|https?://\S+|(?<!\w)#[\w/-]+")
-
-
-def _prose(text: str) -> str:
-    return _NOT_PROSE.sub(lambda m: m.group(1) or " ", text)
-
-
-def _names_capitalised(memory: MemoryView, question: str) -> str:
-    """`question` with the author names it writes in lower case ("what did john say?")
-    capitalised, when the memory writes them as names: then they are read as names, as
-    written "John". "bill" stays a word where the memory speaks of "the electricity bill"."""
-    lowered = {m.group() for m in _WORD.finditer(question) if not m.group()[0].isupper()}
-    if not lowered:
-        return question
-    names = _written_as_names(memory, frozenset(terms(" ".join(lowered))) & author_terms(memory))
-    if not names:
-        return question
-
-    def named(match: re.Match[str]) -> str:
-        word = match.group()
-        of = name_terms(word) if word in lowered else frozenset()
-        return word[0].upper() + word[1:] if of and of <= names else word
-
-    return _WORD.sub(named, question)
-
-
-def _written_as_names(memory: MemoryView, asked: frozenset[str]) -> frozenset[str]:
-    """Of the terms `asked` (no stop words: "may" and "will" are names only written "May" and
-    "Will"), those the memory writes as names: capitalised in at least four of five of their
-    uses inside a sentence, among the leaves that hold them most (or in no text at all)."""
-    if not asked:
-        return frozenset()
-    found = memory.leaves.search(sorted(asked), NAME_SAMPLE)
-    texts = [_prose(row["text"] or "") for row in memory.leaves.rows([leaf_id for leaf_id, _ in found]).values()]
-    upper: dict[str, int] = dict.fromkeys(asked, 0)
-    lower: dict[str, int] = dict.fromkeys(asked, 0)
-    for text in texts:
-        for m in _WORD.finditer(text):
-            word = m.group()
-            at = m.start() - 1
-            while at >= 0 and text[at] in " \t":
-                at -= 1
-            if at < 0 or text[at] in ".!?:\n>\"“(":  # a sentence's first word: capitalised anyway
-                continue
-            for t in name_terms(word) & asked:
-                (upper if word[0].isupper() else lower)[t] += 1
-    return frozenset(t for t in asked if upper[t] >= 4 * lower[t])
-
-
-def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
-    """`text` without the words whose terms all fall in `drop` (possessives included:
-    "Nate's" goes with "nate"); the text itself when nothing else would be left."""
-
-    def keep(match: re.Match[str]) -> str:
-        word_terms = name_terms(re.sub(r"['’]s$", "", match.group(0)))
-        return "" if word_terms and word_terms <= drop else match.group(0)
-
-    out = " ".join(_WORD.sub(keep, text).split())
-    return out if _WORD.search(out) else text
 
 
 def _entity_signals(
