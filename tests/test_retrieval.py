@@ -19,8 +19,8 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence
+from vaultmind.retrieval.ordering import DIVERSITY_JACCARD, near_duplicate
 from vaultmind.retrieval.timeparse import parse_time_window
-from vaultmind.retrieval.walk import DIVERSITY_JACCARD, _near_duplicate
 from vaultmind.vault.layout import obsidian_link
 
 from .conftest import write, write_chat
@@ -243,10 +243,10 @@ def test_a_hit_that_follows_other_notes_best_hits_says_so(vault: Path, capsys: p
 
 def test_near_duplicates_are_the_term_sets_of_high_jaccard_similarity() -> None:
     ten = frozenset(f"w{i}" for i in range(10))
-    assert _near_duplicate(ten | {"x"}, {10: [ten]})  # 10/11
-    assert _near_duplicate(frozenset(list(ten)[:9]), {10: [ten]})  # 9/10: the threshold itself
-    assert not _near_duplicate(ten | {"x", "y"}, {10: [ten]})  # 10/12
-    assert not _near_duplicate(frozenset(), {0: [frozenset()]})
+    assert near_duplicate(ten | {"x"}, {10: [ten]})  # 10/11
+    assert near_duplicate(frozenset(list(ten)[:9]), {10: [ten]})  # 9/10: the threshold itself
+    assert not near_duplicate(ten | {"x", "y"}, {10: [ten]})  # 10/12
+    assert not near_duplicate(frozenset(), {0: [frozenset()]})
     rng = random.Random(3)
     vocabulary = [f"t{i}" for i in range(30)]
     kept: dict[int, list[frozenset[str]]] = {}
@@ -265,7 +265,7 @@ def test_near_duplicates_are_the_term_sets_of_high_jaccard_similarity() -> None:
             for others in kept.values()
             for other in others
         )
-        assert _near_duplicate(candidate, kept) == pairwise
+        assert near_duplicate(candidate, kept) == pairwise
         positives += pairwise
         if rng.random() < 0.5:
             kept.setdefault(len(candidate), []).append(candidate)

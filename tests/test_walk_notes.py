@@ -10,7 +10,8 @@ from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.index.resident import LeafColumns
 from vaultmind.memory import Memory
-from vaultmind.retrieval.walk import NOTE_TOP, SPREAD_FLOOR, _note_coverage, _note_rank, _note_shares
+from vaultmind.retrieval.ordering import SPREAD_FLOOR, note_coverage, note_evidence
+from vaultmind.retrieval.walk import NOTE_TOP, _note_shares
 
 from .conftest import write_chat
 
@@ -41,14 +42,14 @@ def test_note_coverage_weighs_the_question_terms_a_note_holds(vault: Path) -> No
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
         notes = {h["note_path"] for h in memory.walk("kayak bread", limit=20)["hits"]}
-        coverage = _note_coverage(memory, terms("kayak fjord cabin"), notes)
+        coverage = note_coverage(memory, terms("kayak fjord cabin"), notes)
         june = next(note for note in coverage if note.endswith("2024-06-10.md"))
         may = next(note for note in coverage if note.endswith("2024-05-02.md"))
         assert coverage[june] == 1.0, "every term, spread over two messages"
         assert 0.0 < coverage[may] < 0.5, "only the commonest term"
         assert not any(note.endswith("2024-07-01.md") for note in coverage)
-        assert _note_coverage(memory, ["kayak"], notes) == {}, "one term: nothing beyond the lexical signal"
-        assert set(_note_coverage(memory, terms("kayak fjord cabin"), {may})) == {may}, "only the notes asked about"
+        assert note_coverage(memory, ["kayak"], notes) == {}, "one term: nothing beyond the lexical signal"
+        assert set(note_coverage(memory, terms("kayak fjord cabin"), {may})) == {may}, "only the notes asked about"
 
 
 def _columns(notes: list[int], names: list[str]) -> LeafColumns:
@@ -62,11 +63,11 @@ def _columns(notes: list[int], names: list[str]) -> LeafColumns:
 def test_note_rank_adds_coverage_to_the_best_leaf() -> None:
     cols = _columns([0, 0, 1, -1], ["a.md", "b.md"])  # the last leaf is not live
     scores = np.array([0.9, 0.5, 0.85, 5.0])
-    rank = _note_rank(scores, cols, {"b.md": 1.0}, np.arange(4))
+    rank = note_evidence(scores, cols, {"b.md": 1.0}, np.arange(4))
     assert rank["a.md"] == 0.9
     assert rank["b.md"] > rank["a.md"]
     assert set(rank) == {"a.md", "b.md"}
-    assert _note_rank(scores, cols, {"b.md": 1.0}, np.array([1, 2])) == {"a.md": 0.5, "b.md": rank["b.md"]}, "only the leaves asked about"
+    assert note_evidence(scores, cols, {"b.md": 1.0}, np.array([1, 2])) == {"a.md": 0.5, "b.md": rank["b.md"]}, "only the leaves asked about"
 
 
 def test_walk_top_hits_spread_over_notes_and_explain_coverage(vault: Path) -> None:

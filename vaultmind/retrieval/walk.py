@@ -232,7 +232,6 @@ import re
 import statistics
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -254,6 +253,14 @@ from vaultmind.retrieval.answer_type import (
 from vaultmind.retrieval.entity_graph import EntityGraph
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
+from vaultmind.retrieval.ordering import (
+    Pairs,
+    diversify,
+    leaf_terms,
+    note_coverage,
+    note_evidence,
+    term_pairs,
+)
 from vaultmind.retrieval.people import (
     WORD,
     as_named,
@@ -300,7 +307,6 @@ if TYPE_CHECKING:
     from vaultmind.retrieval.timeparse import TimeWindow
     from vaultmind.retrieval.view import MemoryView
 
-Pairs = frozenset[tuple[str, str]]  # ordered pairs of search terms
 
 WEIGHTS = {
     "lex": 0.55,
@@ -322,13 +328,9 @@ COMMON_REMOVAL = 1.0  # share of the vault's mean direction taken out of the que
 CONTEXT_SPAN = 2  # messages either side of a seed that earn context
 CONTEXT_DECAY = 0.4  # per message further away than the next one
 NOTE_TOP = 3
-DISTINCT_TOP = 5
-SPREAD_FLOOR = 0.4
 SPEAKER_WEIGHT = 0.5
 WINDOW_PRESENCE = 0.15
 CANDIDATES = 200
-DIVERSITY_JACCARD = 0.9
-NOTE_COVERAGE = 0.1
 ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
 REVISION_MARGIN = 0.01  # how far above the leaf it changes a later one that says what changed ranks
@@ -541,7 +543,7 @@ def walk(
         scores += informative
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
     top = _best(ids, scores, ANSWER_TOP if kind else ASKING_TOP)
-    rows = memory.leaves.rows(top)  # also the rows `_diversify` reads
+    rows = memory.leaves.rows(top)  # also the rows `diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
@@ -566,8 +568,8 @@ def walk(
     head = _best(ids, scores, max(limit * 3, 30))
     head_at = np.array([at[leaf_id] for leaf_id in head], dtype=np.int64)
     head_notes = np.unique(cols.note[head_at[cols.known[head_at]]])
-    coverage = _note_coverage(memory, content_terms, {cols.note_names[code] for code in head_notes.tolist()}, joined)
-    note_rank = _note_rank(scores, cols, coverage, head_at)
+    coverage = note_coverage(memory, content_terms, {cols.note_names[code] for code in head_notes.tolist()}, joined)
+    note_rank = note_evidence(scores, cols, coverage, head_at)
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     if revised:
         _revised_notes(note_rank, places, revised, final)
@@ -576,7 +578,7 @@ def walk(
     # the named speaker's own messages, and whether each may speak for its note
     topical = _on_topic(speaking, signals[: len(speaking), LEX], cols)
     voiced = {ids[k]: bool(topical[k]) for k in np.flatnonzero(speaking).tolist()}
-    for leaf_id, score, flags in _diversify(memory, scored, limit, places, note_rank, rows, voiced):
+    for leaf_id, score, flags in diversify(memory, scored, limit, places, note_rank, rows, voiced):
         factor = final[leaf_id][1]
         k = at[leaf_id]
         breakdown: dict[str, Any] = {name: round(v, 4) for name, v in zip(SIGNALS, signals[k].tolist(), strict=True)}
@@ -603,7 +605,7 @@ def walk(
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, or only an author asked
                 "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
                 "weights": weights,
-                **flags,  # `_diversify`'s
+                **flags,  # `diversify`'s
             }
         )
         ranked.append((leaf_id, score, breakdown))
@@ -937,11 +939,11 @@ def _phrase_bonus(
         return shares
     for leaf_id, row in rows.items():
         text = row["text"] or ""
-        held = _leaf_terms(row["content_hash"], text)[0]
+        held = leaf_terms(row["content_hash"], text)[0]
         said = {pair for pair in wanted if pair[0] in held and pair[1] in held}
         if not said:  # no pair has both its terms here: no need for the leaf's pairs
             continue
-        adjacent, gapped = _term_pairs(row["content_hash"], text)
+        adjacent, gapped = term_pairs(row["content_hash"], text)
         together = said & adjacent
         share = (len(together) + PHRASE_GAP_CREDIT * len((said & gapped) - together)) / len(wanted)
         if share:
@@ -1054,7 +1056,7 @@ def _revisions(
     leaf → the leaf it changes (the strongest before this pass)."""
     asked = frozenset(content_terms)
     pairs = _adjacent_pairs(content_terms)
-    said = {leaf_id: _leaf_terms(row["content_hash"], row["text"] or "")[0] & asked for leaf_id, row in rows.items()}
+    said = {leaf_id: leaf_terms(row["content_hash"], row["text"] or "")[0] & asked for leaf_id, row in rows.items()}
     before = {leaf_id: final[leaf_id][0] for leaf_id in rows}
     changed: dict[str, str] = {}
     timed = sorted((row["ts"], leaf_id) for leaf_id, row in rows.items() if row["ts"] is not None and said[leaf_id])
@@ -1108,7 +1110,7 @@ def _revised_notes(
 
 def _on_topic(speaking: npt.NDArray[np.bool_], lex: npt.NDArray[np.float64], cols: LeafColumns) -> npt.NDArray[np.bool_]:
     """Of the named speaker's messages (`speaking`, in the order of `lex` and `cols`), those that
-    may take their note's place from another's better match (`_spread_notes`): when some leaf
+    may take their note's place from another's better match (`spread_notes`): when some leaf
     holds the question's words, one that holds one too, or that comes up to `CONTEXT_SPAN`
     messages after one that does (Helen's reply to the mail on the budget; Sam's "I'll write it
     this week" after Ines's "Who has the text for the allergen page?" and Marta's "Not me");
@@ -1213,147 +1215,4 @@ def _normalise_dense(scores: dict[str, float]) -> dict[str, float]:
         return {k: 1.0 for k in scores}
     return {k: max(0.0, (v - floor) / span) for k, v in scores.items()}
 
-
-def _note_rank(
-    scores: npt.NDArray[np.float64], cols: LeafColumns, coverage: dict[str, float], among: npt.NDArray[np.int64]
-) -> dict[str, float]:
-    """Per note of the leaves at places `among`, the evidence that the question is about it:
-    its best leaf's final score (`scores` in the order of `cols`) plus `NOTE_COVERAGE` times its
-    coverage of the question's terms (`_note_coverage`)."""
-    known = among[cols.known[among]]
-    if not len(known):
-        return {}
-    order = known[np.argsort(cols.note[known], kind="stable")]
-    notes = cols.note[order]
-    starts = np.flatnonzero(np.concatenate(([True], notes[1:] != notes[:-1])))
-    best = np.maximum.reduceat(scores[order], starts)
-    names = [cols.note_names[code] for code in notes[starts].tolist()]
-    return {name: value + NOTE_COVERAGE * coverage.get(name, 0.0) for name, value in zip(names, best.tolist(), strict=True)}
-
-
-def _note_coverage(
-    memory: MemoryView, query_terms: Sequence[str], among: Collection[str], joined: Mapping[str, Sequence[str]] | None = None
-) -> dict[str, float]:
-    """Per note of `among` (the candidates' notes), the idf-weighted share of the query's terms
-    that occur somewhere in it: a note that holds every part of a question, spread over several
-    messages, is likely the one it is about. Empty for a one-term query (it would only repeat
-    the lexical signal)."""
-    if len(set(query_terms)) < 2:
-        return {}
-    weights: dict[str, float] = {}
-    for term in sorted(set(query_terms)):
-        df, n = memory.leaves.document_frequency(term, joined)
-        if df:
-            weights[term] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-    total = sum(weights.values())
-    if total <= 0:
-        return {}
-    out: dict[str, float] = {}
-    for term, notes in memory.leaves.notes_with(list(weights), among, joined).items():
-        for note in notes:
-            out[note] = out.get(note, 0.0) + weights[term] / total
-    return out
-
-
-def _diversify(
-    memory: MemoryView,
-    scored: list[tuple[str, float, dict[str, Any]]],
-    limit: int,
-    places: dict[str, tuple[str, int, str | None]],
-    note_rank: dict[str, float],
-    known: dict[str, dict[str, Any]],
-    voiced: Mapping[str, bool],
-) -> list[tuple[str, float, dict[str, Any]]]:
-    """Keep the order, but move near-duplicates of earlier hits behind the others. `known`:
-    leaf rows already read, and it gains those read here; `voiced`: the named speaker's
-    messages, each with whether it may take its note's place (`_spread_notes`)."""
-    window = scored[: max(limit * 3, 30)]
-    if not window:
-        return []
-    known.update(memory.leaves.rows([leaf_id for leaf_id, _, _ in window if leaf_id not in known]))
-    rows = {leaf_id: known[leaf_id] for leaf_id, _, _ in window if leaf_id in known}
-    info = {leaf_id: (row["content_hash"], _leaf_terms(row["content_hash"], row["text"] or "")[0]) for leaf_id, row in rows.items()}
-    kept: list[tuple[str, float, dict[str, Any]]] = []
-    dupes: list[tuple[str, float, dict[str, Any]]] = []
-    seen_hashes: set[str] = set()
-    seen_terms: dict[int, list[frozenset[str]]] = {}  # the kept hits' term sets, by size
-    for item in window:
-        content_hash, term_set = info.get(item[0], ("", frozenset()))
-        if content_hash in seen_hashes or _near_duplicate(term_set, seen_terms):
-            item[2]["near_duplicate"] = True
-            dupes.append(item)
-        else:
-            kept.append(item)
-            seen_hashes.add(content_hash)
-            seen_terms.setdefault(len(term_set), []).append(term_set)
-    ordered = _spread_notes(kept, places, note_rank, voiced) + dupes + scored[len(window) :]
-    return ordered[:limit]
-
-
-def _spread_notes(
-    ranked: list[tuple[str, float, dict[str, Any]]],
-    places: dict[str, tuple[str, int, str | None]],
-    note_rank: dict[str, float],
-    voiced: Mapping[str, bool] | None = None,
-) -> list[tuple[str, float, dict[str, Any]]]:
-    """The first `DISTINCT_TOP` hits are the best hits of the `DISTINCT_TOP` notes with the most
-    evidence (`note_rank`; a note's best hit without it) of those with at least `SPREAD_FLOOR` of
-    the best note's, so one conversation cannot crowd out every other source at the top; the
-    rest keep their order. A hit that scores above one of those it now follows says so in its
-    breakdown (`behind_other_notes`)."""
-    firsts: dict[str, int] = {}  # note → position of its best hit
-    for position, item in enumerate(ranked):
-        firsts.setdefault(places.get(item[0], ("",))[0], position)
-    voiced = voiced or {}
-    for position, item in enumerate(ranked):  # a note speaks for the named speaker by their own words
-        note = places.get(item[0], ("",))[0]
-        if voiced.get(item[0]) and ranked[firsts[note]][0] not in voiced:
-            firsts[note] = position
-    evidence = {note: note_rank.get(note, ranked[position][1]) for note, position in firsts.items()}
-    notes = sorted(firsts, key=lambda n: (-evidence[n], firsts[n]))
-    floor = SPREAD_FLOOR * evidence[notes[0]] if notes else 0.0
-    chosen = [firsts[note] for note in notes[:DISTINCT_TOP] if evidence[note] >= floor]
-    picked = set(chosen)
-    lowest = min((ranked[p][1] for p in chosen), default=0.0)
-    rest = [item for p, item in enumerate(ranked) if p not in picked]
-    for item in rest:
-        if item[1] > lowest:
-            item[2]["behind_other_notes"] = True
-    return [ranked[p] for p in chosen] + rest
-
-
-def _near_duplicate(term_set: frozenset[str], kept: dict[int, list[frozenset[str]]]) -> bool:
-    """Whether `term_set` has a Jaccard similarity of at least `DIVERSITY_JACCARD` with one of
-    the `kept` sets (by size). Sets too different in size cannot reach it (the similarity is at
-    most the smaller size over the larger), so only the kept sets of nearly the same size are
-    compared: a walk asked for 50 hits compared each of its 150 first with every earlier one."""
-    n = len(term_set)
-    if not n:
-        return False
-    for size in range(int(n * DIVERSITY_JACCARD), int(n / DIVERSITY_JACCARD) + 2):
-        others = kept.get(size)
-        # the smaller size over the larger reaches the threshold (an empty set never does)
-        if not others or not (size >= DIVERSITY_JACCARD * n if size <= n else n >= DIVERSITY_JACCARD * size):
-            continue
-        for other in others:
-            shared = len(term_set & other)
-            if shared / (n + size - shared) >= DIVERSITY_JACCARD:  # the union's size, without the union
-                return True
-    return False
-
-
-@lru_cache(maxsize=8192)
-def _leaf_terms(content_hash: str, text: str) -> tuple[frozenset[str], tuple[str, ...]]:
-    """A leaf's search terms, as a set and in order, kept by content: the strongest leaves of
-    one question are often among those of the next."""
-    seq = tuple(terms(text))
-    return frozenset(seq), seq
-
-
-@lru_cache(maxsize=8192)
-def _term_pairs(content_hash: str, text: str) -> tuple[Pairs, Pairs]:
-    """A leaf's pairs of adjacent terms and its pairs one term apart, kept by content like its
-    terms. (a, a) pairs are kept: they match no query pair."""
-    seq = _leaf_terms(content_hash, text)[1]
-    return frozenset(itertools.pairwise(seq)), frozenset(zip(seq, seq[2:], strict=False))
 
