@@ -106,7 +106,8 @@
             (people tell of an event afterwards: "I watched it last night" is written the
             day after the evening the question names) but never past the reference time
             (what was written later was not there yet), `OUTSIDE_WINDOW` elsewhere, 1 without
-            a window or without a timestamp — except for a question about nothing but its
+            a window or without a timestamp (a note of yours outside the window counts as
+            without one: its date finds it, never takes it down; `_window_times`) — except for a question about nothing but its
             window ("what happened yesterday?": only asking words besides it), where a leaf
             without a time has no claim and is outside; a summary's leaves take their
             summary's time range (inside when it overlaps the window). A window the memory
@@ -503,7 +504,7 @@ def walk(
     if timed is not None:
         # a question about nothing but its window ("what happened yesterday?"): a leaf without
         # a time has no claim on it
-        factors = time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
+        factors = time_factors(timed, _window_times(timed, cols), now, undated=OUTSIDE_WINDOW if only_window else 1.0)
         summary_time_factors(memory.index, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     identity = _identity(_asked_who(question, qents), entity_leaves, own_notes, at, cols)
@@ -782,6 +783,16 @@ def _entity_note_codes(cols: LeafColumns) -> list[int]:
     """The codes of the entity notes among the live leaves' notes."""
     prefix = ENTITIES_DIR + "/"
     return [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
+
+
+def _window_times(window: TimeWindow, cols: LeafColumns) -> npt.NDArray[np.datetime64]:
+    """The leaves' times as a window ranks them: a note of yours outside the window counts as
+    undated. Its date (a daily note's day, a `created` stamp, "2023-01-01 Tax rules") lets a
+    window find it, never takes it down: a note is kept and edited, and what it says may hold
+    long after that day ("what is my squat this year?" finds the gym log created in 2021), as
+    it did when your notes had no time."""
+    outside = _user_notes(cols) & ~within(window, cols.ts)
+    return np.where(outside, np.datetime64("NaT", "us"), cols.ts)
 
 
 def _user_notes(cols: LeafColumns) -> npt.NDArray[np.bool_]:
