@@ -137,3 +137,22 @@ def test_a_dated_note_of_yours_outside_the_window_is_not_taken_down(vault: Path)
         assert tax[0]["note_path"] == "Notes/2023-01-01 Tax rules.md", [h["note_path"] for h in tax]
         week = memory.walk("What did I note this month?", limit=5, reference_time=may)["hits"]
         assert week[0]["note_path"] == "Daily/2025-05-07.md", "a window still finds the note of its days"
+
+
+def test_what_i_wrote_to_someone_is_not_their_writing(vault: Path) -> None:
+    """"What did I write to Paul?" asks for the asker's words to him: Paul is no author of them,
+    and his name is what they hold (it had been read as "what did Paul say?")."""
+    write_chat(
+        vault,
+        "2025-06-03",
+        [
+            ("Paul Grant", "The landlord agreed to renew the lease for two years at 1,150 a month."),
+            ("Sam Kim", "Thanks Paul, I'll sign on Monday."),
+            ("Paul Grant", "Great, I will send the papers."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What did I write to Paul?", limit=5, reference_time=datetime(2025, 6, 7, 12))
+        assert result["hits"][0]["content"].startswith("Thanks Paul"), [h["content"] for h in result["hits"]]
+        assert all(h["breakdown"]["author"] == 0.0 for h in result["hits"]), "Paul wrote none of what was asked"

@@ -23,7 +23,8 @@
    the runbook?" meets "Owner: Marco", which the stemmer keeps apart from "own"), and the
    verbs by which the asker asks what they wrote ("what did I note last week?") are not
    searched, as "say" is not, and the asker is the author of their own notes (`author`;
-   `retrieval/wording.py`). A
+   `retrieval/wording.py`) — and of what such a question asks: a name it holds is not an
+   author ("what did I write to Paul?" is not "what did Paul say?"). A
    question about nothing but its author ("what did Whitfield say?") also takes that author's
    latest messages as candidates: they seldom hold their own name. Their messages then rank
    latest first (of equal matches, and of near-equal ones, the latest stands: it may change
@@ -375,10 +376,12 @@ def walk(
     authors = (author_terms(memory) & _capitalised_terms(question)) | said_names
     if window is not None:  # "in May" is the month, not May Chen, as an author too
         authors -= set(words(window.text))
+    own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
+    if own:  # … and the asker wrote them: "what did I write to Paul?" names whom to, not who wrote
+        authors, named = frozenset(), {}
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
     speakers, verbs = _speaking(question, authors) if authors else (set(), set())
-    own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
     verbs |= own
     if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
         content_terms = [t for t in content_terms if t not in verbs]
