@@ -156,3 +156,24 @@ def test_what_i_wrote_to_someone_is_not_their_writing(vault: Path) -> None:
         result = memory.walk("What did I write to Paul?", limit=5, reference_time=datetime(2025, 6, 7, 12))
         assert result["hits"][0]["content"].startswith("Thanks Paul"), [h["content"] for h in result["hits"]]
         assert all(h["breakdown"]["author"] == 0.0 for h in result["hits"]), "Paul wrote none of what was asked"
+
+
+def test_a_note_of_yours_dated_ahead_leaves_the_window_ahead(vault: Path) -> None:
+    """A note dated for a day to come (a party's `date:`) is not something said in its window:
+    the window is still ahead, told of by what was said before it."""
+    write_chat(
+        vault,
+        "2025-06-05",
+        [
+            ("Jonas Weber", "Asking for the winter already: are we doing something?"),
+            ("Clara Nunes", "Year-end party is at my place, 20 December from 19:00"),
+            ("Marta Silva", "I work at the bakery until 18:00 that day, I'll come later"),
+        ],
+    )
+    write(vault, "Party.md", "---\ndate: 2025-12-20\n---\n# Party ideas\n\nBring mulled wine and the board games.\n")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What is happening in December?", limit=5, reference_time=datetime(2025, 6, 7, 12))
+        assert result["query"].get("window_ahead"), result["query"]
+        contents = [h["content"] for h in result["hits"]]
+        assert contents[0].startswith("Year-end party is at my place"), contents

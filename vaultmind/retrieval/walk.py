@@ -134,7 +134,8 @@
             planned for it ("what did we plan for April?", `windows.asks_of_plans`; not
             "what did we decide on 7 August?"); "on Friday" asked of
             what is to come is the coming Friday. A window the memory holds nothing in that is
-            still ahead of the reference time, or begun but empty ("what is happening in
+            still ahead of the reference time (a note of yours dated for a day of it, a
+            party's `date:`, is said before it: `_said_in`), or begun but empty ("what is happening in
             April?" asked in March, "next week", "today" at breakfast), can only be told of by
             what was said before it: its own words ("April") are searched like any other (not
             its asking words: "doing"), a question about nothing but it ranks the
@@ -419,7 +420,7 @@ def walk(
     # A window still ahead (or begun, but holding nothing yet: "today" at breakfast) can only be
     # told of by what was said before it. "What is happening in April?" asked in March is about
     # the messages that name April.
-    empty = window is not None and not memory.leaves.in_window(window.start, window.end, 1)
+    empty = window is not None and not _said_in(memory, window.start, window.end, now)
     ahead = empty and window is not None and window.end > now
     if ahead:
         asking_only = all(t in AHEAD_ASKING for t in content_terms)
@@ -460,7 +461,7 @@ def walk(
     if timed is not None:  # its leaves, found even sharing no word (of the days before a window ahead, the latest)
         held = set(memory.leaves.in_window(timed.start, timed.end, CANDIDATES, latest=leading))
         candidates |= held
-        if not held and not memory.leaves.in_window(timed.end, after_end(timed, now), 1):
+        if not _said_in(memory, timed.start, after_end(timed, now), now):
             timed = None
 
     ids = sorted(candidates)
@@ -786,6 +787,18 @@ def _entity_note_codes(cols: LeafColumns) -> list[int]:
     """The codes of the entity notes among the live leaves' notes."""
     prefix = ENTITIES_DIR + "/"
     return [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
+
+
+def _said_in(memory: MemoryView, start: datetime, end: datetime, now: datetime) -> bool:
+    """Whether the memory holds something said from `start` to `end`. A note of yours dated
+    after the reference time is not: its date is the day it is for (a party's `date:
+    2025-12-20`), written before it — a window ahead holding only such notes is still ahead,
+    told of by what was said before ("what is happening in December?"), not taken for a
+    window whose messages are all there is."""
+    if start < now and memory.leaves.in_window(start, min(end, now), 1):
+        return True
+    later = memory.leaves.in_window(max(start, now), end, CANDIDATES) if end > now else []
+    return bool(later) and not bool(_user_notes(memory.leaves.columns(later)).all())
 
 
 def _window_times(window: TimeWindow, cols: LeafColumns) -> npt.NDArray[np.datetime64]:
