@@ -118,3 +118,62 @@ def test_a_plan_for_a_window_ahead_is_searched_by_its_word(vault: Path) -> None:
         assert result["query"]["window_ahead"]
         assert "repaint the shed" in result["hits"][0]["content"]
         assert all("Change of plans" not in hit["content"] for hit in result["hits"])
+
+
+def test_a_dated_note_of_yours_outside_the_window_is_not_taken_down(vault: Path) -> None:
+    """A note's date lets a window find it; a note begun long before (a `created` stamp, a
+    dated title that is no journal) still says what holds now, as when it had no time."""
+    write(vault, "Notes/Gym log.md", "---\ncreated: 2021-01-03T08:12:44\n---\n# Gym log\n\nSquat 1RM is 110 kg. Deadlift 140 kg.\n")
+    write(vault, "Notes/2023-01-01 Tax rules.md", "# Tax rules\n\nThe home-office allowance is €6 per day, capped at €1,260 per year.\n")
+    write(vault, "Daily/2025-05-07.md", "# Wednesday\n\n- Skipped the gym, too tired.\n- Sorted the tax receipts for the office.\n")
+    write_chat(vault, "2025-05-06", [("Bob Stone", "The allowance for the trip is fine, I'll claim it next week.")])
+    may = datetime(2025, 5, 20, 12)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        gym = memory.walk("How much do I squat at the gym this year?", limit=5, reference_time=may)["hits"]
+        assert gym[0]["note_path"] == "Notes/Gym log.md", [h["note_path"] for h in gym]
+        assert gym[0]["breakdown"]["time_factor"] == 1.0 and not gym[0]["breakdown"]["inside"]
+        tax = memory.walk("What is the home-office allowance in 2025?", limit=5, reference_time=may)["hits"]
+        assert tax[0]["note_path"] == "Notes/2023-01-01 Tax rules.md", [h["note_path"] for h in tax]
+        week = memory.walk("What did I note this month?", limit=5, reference_time=may)["hits"]
+        assert week[0]["note_path"] == "Daily/2025-05-07.md", "a window still finds the note of its days"
+
+
+def test_what_i_wrote_to_someone_is_not_their_writing(vault: Path) -> None:
+    """"What did I write to Paul?" asks for the asker's words to him: Paul is no author of them,
+    and his name is what they hold (it had been read as "what did Paul say?")."""
+    write_chat(
+        vault,
+        "2025-06-03",
+        [
+            ("Paul Grant", "The landlord agreed to renew the lease for two years at 1,150 a month."),
+            ("Sam Kim", "Thanks Paul, I'll sign on Monday."),
+            ("Paul Grant", "Great, I will send the papers."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What did I write to Paul?", limit=5, reference_time=datetime(2025, 6, 7, 12))
+        assert result["hits"][0]["content"].startswith("Thanks Paul"), [h["content"] for h in result["hits"]]
+        assert all(h["breakdown"]["author"] == 0.0 for h in result["hits"]), "Paul wrote none of what was asked"
+
+
+def test_a_note_of_yours_dated_ahead_leaves_the_window_ahead(vault: Path) -> None:
+    """A note dated for a day to come (a party's `date:`) is not something said in its window:
+    the window is still ahead, told of by what was said before it."""
+    write_chat(
+        vault,
+        "2025-06-05",
+        [
+            ("Jonas Weber", "Asking for the winter already: are we doing something?"),
+            ("Clara Nunes", "Year-end party is at my place, 20 December from 19:00"),
+            ("Marta Silva", "I work at the bakery until 18:00 that day, I'll come later"),
+        ],
+    )
+    write(vault, "Party.md", "---\ndate: 2025-12-20\n---\n# Party ideas\n\nBring mulled wine and the board games.\n")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What is happening in December?", limit=5, reference_time=datetime(2025, 6, 7, 12))
+        assert result["query"].get("window_ahead"), result["query"]
+        contents = [h["content"] for h in result["hits"]]
+        assert contents[0].startswith("Year-end party is at my place"), contents

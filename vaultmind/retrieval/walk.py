@@ -23,7 +23,8 @@
    the runbook?" meets "Owner: Marco", which the stemmer keeps apart from "own"), and the
    verbs by which the asker asks what they wrote ("what did I note last week?") are not
    searched, as "say" is not, and the asker is the author of their own notes (`author`;
-   `retrieval/wording.py`). A
+   `retrieval/wording.py`) — and of what such a question asks: a name it holds is not an
+   author ("what did I write to Paul?" is not "what did Paul say?"). A
    question about nothing but its author ("what did Whitfield say?") also takes that author's
    latest messages as candidates: they seldom hold their own name. Their messages then rank
    latest first (of equal matches, and of near-equal ones, the latest stands: it may change
@@ -106,7 +107,8 @@
             (people tell of an event afterwards: "I watched it last night" is written the
             day after the evening the question names) but never past the reference time
             (what was written later was not there yet), `OUTSIDE_WINDOW` elsewhere, 1 without
-            a window or without a timestamp — except for a question about nothing but its
+            a window or without a timestamp (a note of yours outside the window counts as
+            without one: its date finds it, never takes it down; `_window_times`) — except for a question about nothing but its
             window ("what happened yesterday?": only asking words besides it), where a leaf
             without a time has no claim and is outside; a summary's leaves take their
             summary's time range (inside when it overlaps the window). A window the memory
@@ -132,7 +134,8 @@
             planned for it ("what did we plan for April?", `windows.asks_of_plans`; not
             "what did we decide on 7 August?"); "on Friday" asked of
             what is to come is the coming Friday. A window the memory holds nothing in that is
-            still ahead of the reference time, or begun but empty ("what is happening in
+            still ahead of the reference time (a note of yours dated for a day of it, a
+            party's `date:`, is said before it: `_said_in`), or begun but empty ("what is happening in
             April?" asked in March, "next week", "today" at breakfast), can only be told of by
             what was said before it: its own words ("April") are searched like any other (not
             its asking words: "doing"), a question about nothing but it ranks the
@@ -390,10 +393,12 @@ def walk(
     authors = (author_terms(memory) & capitalised_terms(question)) | said_names
     if window is not None:  # "in May" is the month, not May Chen, as an author too
         authors -= set(words(window.text))
+    own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
+    if own:  # … and the asker wrote them: "what did I write to Paul?" names whom to, not who wrote
+        authors, named = frozenset(), {}
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
     speakers, verbs = asked_speakers(question, authors) if authors else (set(), set())
-    own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
     verbs |= own
     if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
         content_terms = [t for t in content_terms if t not in verbs]
@@ -431,7 +436,7 @@ def walk(
     # A window still ahead (or begun, but holding nothing yet: "today" at breakfast) can only be
     # told of by what was said before it. "What is happening in April?" asked in March is about
     # the messages that name April.
-    empty = window is not None and not memory.leaves.in_window(window.start, window.end, 1)
+    empty = window is not None and not _said_in(memory, window.start, window.end, now)
     ahead = empty and window is not None and window.end > now
     if ahead:
         asking_only = all(t in AHEAD_ASKING for t in content_terms)
@@ -472,7 +477,7 @@ def walk(
     if timed is not None:  # its leaves, found even sharing no word (of the days before a window ahead, the latest)
         held = set(memory.leaves.in_window(timed.start, timed.end, CANDIDATES, latest=leading))
         candidates |= held
-        if not held and not memory.leaves.in_window(timed.end, after_end(timed, now), 1):
+        if not _said_in(memory, timed.start, after_end(timed, now), now):
             timed = None
 
     ids = sorted(candidates)
@@ -519,7 +524,7 @@ def walk(
     if timed is not None:
         # a question about nothing but its window ("what happened yesterday?"): a leaf without
         # a time has no claim on it
-        factors = time_factors(timed, cols.ts, now, undated=OUTSIDE_WINDOW if only_window else 1.0)
+        factors = time_factors(timed, _window_times(timed, cols), now, undated=OUTSIDE_WINDOW if only_window else 1.0)
         summary_time_factors(memory.index, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     identity = _identity(_asked_who(question, qents), entity_leaves, own_notes, at, cols)
@@ -798,6 +803,28 @@ def _entity_note_codes(cols: LeafColumns) -> list[int]:
     """The codes of the entity notes among the live leaves' notes."""
     prefix = ENTITIES_DIR + "/"
     return [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
+
+
+def _said_in(memory: MemoryView, start: datetime, end: datetime, now: datetime) -> bool:
+    """Whether the memory holds something said from `start` to `end`. A note of yours dated
+    after the reference time is not: its date is the day it is for (a party's `date:
+    2025-12-20`), written before it — a window ahead holding only such notes is still ahead,
+    told of by what was said before ("what is happening in December?"), not taken for a
+    window whose messages are all there is."""
+    if start < now and memory.leaves.in_window(start, min(end, now), 1):
+        return True
+    later = memory.leaves.in_window(max(start, now), end, CANDIDATES) if end > now else []
+    return bool(later) and not bool(_user_notes(memory.leaves.columns(later)).all())
+
+
+def _window_times(window: TimeWindow, cols: LeafColumns) -> npt.NDArray[np.datetime64]:
+    """The leaves' times as a window ranks them: a note of yours outside the window counts as
+    undated. Its date (a daily note's day, a `created` stamp, "2023-01-01 Tax rules") lets a
+    window find it, never takes it down: a note is kept and edited, and what it says may hold
+    long after that day ("what is my squat this year?" finds the gym log created in 2021), as
+    it did when your notes had no time."""
+    outside = _user_notes(cols) & ~within(window, cols.ts)
+    return np.where(outside, np.datetime64("NaT", "us"), cols.ts)
 
 
 def _user_notes(cols: LeafColumns) -> npt.NDArray[np.bool_]:
