@@ -89,6 +89,15 @@ def write_maildir(folder: Path, *messages: tuple[str, str]) -> Path:
     return folder
 
 
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="  # base64
+
+
+def write_eml(path: Path, raw: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(raw, encoding="utf-8")
+    return path
+
+
 def texts(batch: SourceBatch) -> list[str]:
     return [m.text for m in batch.messages]
 
@@ -764,7 +773,6 @@ def test_a_nameless_inline_image_of_an_html_email_is_listed(tmp_path: Path) -> N
     Content-ID and no file name) listed no attachment: the note did not say an image was sent.
     It is listed, named by its Content-ID (or its type); a note written before, without it,
     holds the message as it was read then: known, left as it is, no warning."""
-    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     raw = (
         "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: The chart\n"
         "Date: Mon, 04 Mar 2024 09:00:00 +0000\nMessage-ID: <chart1@example.com>\nMIME-Version: 1.0\n"
@@ -772,15 +780,13 @@ def test_a_nameless_inline_image_of_an_html_email_is_listed(tmp_path: Path) -> N
         "--REL\nContent-Type: text/html; charset=utf-8\n\n"
         '<html><body><p>Here is the chart:</p><img src="cid:image001.png@01DA6E"><img src="cid:ii_lt9x"></body></html>\n'
         "--REL\nContent-Type: image/png\nContent-Transfer-Encoding: base64\nContent-ID: <image001.png@01DA6E>\n\n"
-        f"{png}\n"
+        f"{PNG_1PX}\n"
         "--REL\nContent-Type: image/jpeg\nContent-Transfer-Encoding: base64\nContent-ID: <ii_lt9x>\n"
         "Content-Disposition: inline\n\n"
-        f"{png}\n"
+        f"{PNG_1PX}\n"
         "--REL--\n"
     )
-    eml = tmp_path / "mail" / "chart.eml"
-    eml.parent.mkdir()
-    eml.write_text(raw, encoding="utf-8")
+    eml = write_eml(tmp_path / "mail" / "chart.eml", raw)
     [batch] = parse_email_paths([eml])
     [msg] = batch.messages
     assert msg.text.endswith("Attachments: image001.png (image/png, 70 B), ii_lt9x.jpg (image/jpeg, 70 B)")
@@ -820,7 +826,6 @@ def test_the_images_of_an_html_rendering_not_read_are_listed(tmp_path: Path) -> 
     (plain text, then HTML with its images): the plain text was read and the HTML rendering,
     its image with it, left out, so the note did not say an image was sent. The images of the
     renderings not read are listed; a note written before, without them, is left as it is."""
-    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     raw = (
         "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: The chart\n"
         "Date: Mon, 04 Mar 2024 09:00:00 +0000\nMessage-ID: <chart2@example.com>\nMIME-Version: 1.0\n"
@@ -830,12 +835,10 @@ def test_the_images_of_an_html_rendering_not_read_are_listed(tmp_path: Path) -> 
         "--REL\nContent-Type: text/html; charset=utf-8\n\n"
         '<html><body><p>Here is the chart:</p><img src="cid:F3B1A2C4-77@home"></body></html>\n'
         "--REL\nContent-Type: image/png\nContent-Transfer-Encoding: base64\nContent-ID: <F3B1A2C4-77@home>\n\n"
-        f"{png}\n"
+        f"{PNG_1PX}\n"
         "--REL--\n--ALT--\n"
     )
-    eml = tmp_path / "mail" / "chart.eml"
-    eml.parent.mkdir()
-    eml.write_text(raw, encoding="utf-8")
+    eml = write_eml(tmp_path / "mail" / "chart.eml", raw)
     [batch] = parse_email_paths([eml])
     [msg] = batch.messages
     assert msg.text == "Here is the chart:\n\nAttachments: F3B1A2C4-77.png (image/png, 70 B)"
@@ -852,7 +855,6 @@ def test_an_image_shown_in_the_html_and_attached_is_listed_once(tmp_path: Path) 
     `multipart/related` of the rendering not read and in the `multipart/mixed`) listed it
     twice: "photo.png (…), photo.png (…)". It is listed once, and a note written before the
     renderings' images were listed is left as it is."""
-    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
     raw = (
         "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: The photo\n"
         "Date: Mon, 04 Mar 2024 09:00:00 +0000\nMessage-ID: <photo1@example.com>\nMIME-Version: 1.0\n"
@@ -863,14 +865,12 @@ def test_an_image_shown_in_the_html_and_attached_is_listed_once(tmp_path: Path) 
         '--REL\nContent-Type: text/html; charset=utf-8\n\n<p>Here it is <img src="cid:p1@x"></p>\n'
         '--REL\nContent-Type: image/png; name="photo.png"\nContent-Transfer-Encoding: base64\n'
         'Content-ID: <p1@x>\nContent-Disposition: inline; filename="photo.png"\n\n'
-        f"{png}\n--REL--\n--ALT--\n"
+        f"{PNG_1PX}\n--REL--\n--ALT--\n"
         '--MIX\nContent-Type: image/png; name="photo.png"\nContent-Transfer-Encoding: base64\n'
         'Content-Disposition: attachment; filename="photo.png"\n\n'
-        f"{png}\n--MIX--\n"
+        f"{PNG_1PX}\n--MIX--\n"
     )
-    eml = tmp_path / "mail" / "photo.eml"
-    eml.parent.mkdir()
-    eml.write_text(raw, encoding="utf-8")
+    eml = write_eml(tmp_path / "mail" / "photo.eml", raw)
     [batch] = parse_email_paths([eml])
     [msg] = batch.messages
     assert msg.text == "Here it is\n\nAttachments: photo.png (image/png, 70 B)"
@@ -894,9 +894,7 @@ def test_the_calendar_rendering_of_an_invitation_is_no_attachment(tmp_path: Path
         "--ALT\nContent-Type: text/calendar; charset=utf-8; method=REQUEST\n\n"
         "BEGIN:VCALENDAR\nBEGIN:VEVENT\nSUMMARY:Sync\nEND:VEVENT\nEND:VCALENDAR\n--ALT--\n"
     )
-    eml = tmp_path / "mail" / "invite.eml"
-    eml.parent.mkdir()
-    eml.write_text(raw, encoding="utf-8")
+    eml = write_eml(tmp_path / "mail" / "invite.eml", raw)
     [batch] = parse_email_paths([eml])
     [msg] = batch.messages
     assert msg.text == "Sync on Friday at 10"

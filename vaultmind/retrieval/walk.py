@@ -303,10 +303,11 @@ from vaultmind.retrieval.windows import (
     yearless,
 )
 from vaultmind.retrieval.wording import agent_nouns, merged, own_writing
-from vaultmind.vault.layout import ENTITIES_DIR, note_kind
+from vaultmind.vault.layout import note_kind
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns
+    from vaultmind.model import NoteKind
     from vaultmind.retrieval.timeparse import TimeWindow
     from vaultmind.retrieval.view import MemoryView
 
@@ -487,7 +488,7 @@ def walk(
     lex, den = _normalise_max(dict(lexical)), _normalise_dense(dict(dense))
     signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
     if own:  # "what did I write on Thursday?": the asker is the author of their own notes
-        signals[_user_notes(cols), AUTHOR] = 1.0
+        signals[_of_kind(cols, "user"), AUTHOR] = 1.0
     weights = _weights(named)
     base = _base(signals, weights)
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
@@ -790,19 +791,17 @@ def _ground(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], tol
 def _sections(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     """Which leaves are sections of a document or of a note of yours: live, of no author, and
     not of an entity note."""
-    return cols.known & (cols.author < 0) & ~_entity_notes(cols)
+    return cols.known & (cols.author < 0) & ~_of_kind(cols, "entity")
 
 
-def _entity_notes(cols: LeafColumns) -> npt.NDArray[np.bool_]:
-    """Which leaves are of an entity note."""
-    notes = _entity_note_codes(cols)
-    return cols.known & np.isin(cols.note, notes) if notes else np.zeros(len(cols.known), dtype=bool)
+def _of_kind(cols: LeafColumns, kind: NoteKind) -> npt.NDArray[np.bool_]:
+    """Which leaves are of a note of `kind` ("entity", "user": `vault.layout.note_kind`)."""
+    return cols.known & np.isin(cols.note, _kind_codes(cols, kind))
 
 
-def _entity_note_codes(cols: LeafColumns) -> list[int]:
-    """The codes of the entity notes among the live leaves' notes."""
-    prefix = ENTITIES_DIR + "/"
-    return [code for code in np.unique(cols.note[cols.known]).tolist() if cols.note_names[code].startswith(prefix)]
+def _kind_codes(cols: LeafColumns, kind: NoteKind) -> list[int]:
+    """The codes of the notes of `kind` among the live leaves' notes."""
+    return [code for code in np.unique(cols.note[cols.known]).tolist() if note_kind(cols.note_names[code]) == kind]
 
 
 def _said_in(memory: MemoryView, start: datetime, end: datetime, now: datetime) -> bool:
@@ -814,7 +813,7 @@ def _said_in(memory: MemoryView, start: datetime, end: datetime, now: datetime) 
     if start < now and memory.leaves.in_window(start, min(end, now), 1):
         return True
     later = memory.leaves.in_window(max(start, now), end, CANDIDATES) if end > now else []
-    return bool(later) and not bool(_user_notes(memory.leaves.columns(later)).all())
+    return bool(later) and not bool(_of_kind(memory.leaves.columns(later), "user").all())
 
 
 def _window_times(window: TimeWindow, cols: LeafColumns) -> npt.NDArray[np.datetime64]:
@@ -823,14 +822,8 @@ def _window_times(window: TimeWindow, cols: LeafColumns) -> npt.NDArray[np.datet
     window find it, never takes it down: a note is kept and edited, and what it says may hold
     long after that day ("what is my squat this year?" finds the gym log created in 2021), as
     it did when your notes had no time."""
-    outside = _user_notes(cols) & ~within(window, cols.ts)
+    outside = _of_kind(cols, "user") & ~within(window, cols.ts)
     return np.where(outside, np.datetime64("NaT", "us"), cols.ts)
-
-
-def _user_notes(cols: LeafColumns) -> npt.NDArray[np.bool_]:
-    """Which leaves are of a note of yours (not a source, summary or entity note)."""
-    codes = [code for code in np.unique(cols.note[cols.known]).tolist() if note_kind(cols.note_names[code]) == "user"]
-    return cols.known & np.isin(cols.note, codes)
 
 
 def _apart(base: npt.NDArray[np.float64], signals: npt.NDArray[np.float64], cols: LeafColumns) -> set[int]:
@@ -855,7 +848,7 @@ def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     as a whole, a short leaf's BM25 at its best, and "who is Mei?" had shown "# Mei Chen" first.
     "# May Chen / My aunt, a nurse." says something, however short."""
     named = np.full(len(cols.note_names) + 1, -1.0)  # per note code, its name's terms (-1: no entity note; last: no note)
-    for code in _entity_note_codes(cols):
+    for code in _kind_codes(cols, "entity"):
         name = cols.note_names[code].rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
         named[code] = min(len(terms(name)), OWN_NOTE_MIN_TERMS)
     return cols.known & (np.nan_to_num(cols.length, nan=np.inf) <= named[cols.note])
@@ -1025,7 +1018,8 @@ def _identity(
     if asked is None:
         return out
     noted = [at[leaf_id] for leaf_id, ents in entity_leaves.items() if asked in ents and leaf_id in at]
-    out[[k for k in noted if cols.known[k] and cols.note_names[int(cols.note[k])].startswith(ENTITIES_DIR + "/")]] = IDENTITY_WEIGHT / 2
+    entity = _of_kind(cols, "entity")
+    out[[k for k in noted if entity[k]]] = IDENTITY_WEIGHT / 2
     out[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
     return out
 
