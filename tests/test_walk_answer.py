@@ -504,6 +504,22 @@ def test_the_words_that_name_the_kind_of_answer_are_not_searched(vault: Path) ->
         assert result["hits"][0]["content"] == "Dinner starts at 19:30, upstairs."
 
 
+def test_how_much_names_the_kind_of_answer_not_its_topic(vault: Path) -> None:
+    """"How much is the hotel?" asks for a number ("€240 a night"), which no leaf writes beside
+    "how much": a note that says "how we scope" is no match for it (the words "how long",
+    "how often" are still searched: "for a long time" may be the answer)."""
+    assert kind_terms("How much is the hotel?") == {"how", "much"}
+    assert kind_terms("How many guests are coming?") == set(terms("how many"))
+    assert kind_terms("How long did the trip take?") == frozenset()
+    write(vault, "Reading list.md", "# Reading list\n\n- Shape Up: how we scope projects\n- How to Take Smart Notes\n")
+    write_chat(vault, "2024-03-09", [("Mei Chen", "The hotel in Leeds is €240 a night."), ("Alice Chen", "Fine by me.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("How much is the hotel?", limit=2)
+        assert result["query"]["content_terms"] == ["hotel"]
+        assert result["hits"][0]["content"] == "The hotel in Leeds is €240 a night."
+
+
 def test_a_question_of_ones_tasks_finds_the_open_tasks_of_a_note(vault: Path) -> None:
     """"What are my tasks for tomorrow?" is answered by a note's open tasks (`- [ ] …`), which
     never say "task"; not by a message that does."""

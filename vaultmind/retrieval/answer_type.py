@@ -111,9 +111,11 @@ def answer_kind(question: str) -> AnswerKind | None:
 
 
 # the words by which a question names the kind of answer it asks for: "what time", "which year",
-# "email address" — no leaf writes them beside its answer ("19:00", "in 2019", an address)
+# "email address", "how much" — no leaf writes them beside its answer ("19:00", "in 2019", an
+# address, "€240")
 _KIND_WORDS = re.compile(
     r"^\W*(?:at |in |on )?(?:what|which) (?:time|date|day|year|month)s?\b|\be-?mail address(?:es)?\b"
+    r"|^\W*how (?:much|many)\b"
     r"|\b(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\b",  # not "list": "my to-do list" may be a note's name
     re.I,
 )
@@ -122,9 +124,9 @@ _KIND_WORDS = re.compile(
 def kind_terms(question: str) -> frozenset[str]:
     """The search terms of the words by which the question names the kind of answer it asks
     for ("what time is the dinner?": "time"; "what is Helen's email address?": "email",
-    "address"): not what it asks about."""
+    "address"; "how much is the hotel?": "how", "much"): not what it asks about."""
     kind = answer_kind(question)
-    if kind not in ("time", "address", "task"):
+    if kind not in ("time", "address", "task", "quantity"):
         return frozenset()
     return frozenset(t for m in _KIND_WORDS.finditer(question) for t in terms(m.group(0)))
 

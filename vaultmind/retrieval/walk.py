@@ -185,8 +185,8 @@
    for tomorrow?": `- [ ] Call the plumber`) adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
    match "When is the concert?" alike, the one that says "Saturday" is the answer. The words by
-   which a question names the kind it asks for ("what time", "which year", "email address",
-   "my tasks";
+   which a question names the kind it asks for ("what time", "which year", "how much",
+   "email address", "my tasks";
    `answer_type.kind_terms`) are not searched: no leaf writes them beside its answer ("19:30"),
    and "took a long time" is no better match for "what time is the dinner?".
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
