@@ -520,6 +520,32 @@ def test_how_much_names_the_kind_of_answer_not_its_topic(vault: Path) -> None:
         assert result["hits"][0]["content"] == "The hotel in Leeds is €240 a night."
 
 
+def test_where_finds_the_place_said_in_the_conversation_that_matches(vault: Path) -> None:
+    """"Where is Dad's 60th dinner?": the message that matches best ("Ok team, Dad's 60th!")
+    names no place; the booking said in the same conversation does ("I booked Golden
+    Lantern"), in none of the question's words, and comes before the other messages that say
+    "dinner" but no place."""
+    write_chat(
+        vault,
+        "2024-03-09",
+        [
+            ("Daniel Chen", "Ok team, Dad's 60th! He thinks we're just having lunch at home on the 23rd."),
+            ("Mei Chen", "He must not find out!! I told him Saturday is for the garden."),
+            ("Daniel Chen", "March. Saturday 23 March."),
+            ("Daniel Chen", "I booked Golden Lantern, table for 9. Private room upstairs."),
+            ("Mei Chen", "Good. The aunts arrive on Friday."),
+            ("Alice Chen", "I will bring the photo album."),
+            ("Daniel Chen", "Cost split: dinner is about £540 (£60 a head). I'll pay and we settle after."),
+            ("Daniel Chen", "Remember: nobody posts anything online until after dinner!"),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:  # the booking is found by its meaning
+        memory.sync()
+        hits = memory.walk("Where is Dad's 60th dinner?", limit=3)["hits"]
+        assert hits[0]["content"].startswith("Ok team")
+        assert hits[1]["content"].startswith("I booked Golden Lantern") and hits[1]["breakdown"]["topic_answer"]
+
+
 def test_a_question_of_ones_tasks_finds_the_open_tasks_of_a_note(vault: Path) -> None:
     """"What are my tasks for tomorrow?" is answered by a note's open tasks (`- [ ] …`), which
     never say "task"; not by a message that does."""

@@ -188,7 +188,11 @@
    which a question names the kind it asks for ("what time", "which year", "how much",
    "email address", "my tasks";
    `answer_type.kind_terms`) are not searched: no leaf writes them beside its answer ("19:30"),
-   and "took a long time" is no better match for "what time is the dinner?".
+   and "took a long time" is no better match for "what time is the dinner?". For a place
+   ("Where…"), when the strongest leaf holds none, the strongest leaf of its note that holds
+   one ranks right after it (`_topic_answer`, `breakdown.topic_answer`): "Ok team, Dad's
+   60th!" matches "where is Dad's 60th dinner?" best, and "I booked Golden Lantern", said in
+   the same conversation in none of its words, answers it.
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
    Harbor Hall?", "tell me about Dana") adds `IDENTITY_WEIGHT` to the leaves of that entity's
    own note (when they hold more than its heading), and half that to the leaves of other
@@ -337,6 +341,7 @@ WINDOW_PRESENCE = 0.15
 CANDIDATES = 200
 ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
+TOPIC_ANSWER_KINDS = ("place",)  # `_topic_answer` (a time: too many messages name one; LoCoMo's S-MRR fell)
 REVISION_MARGIN = 0.01  # how far above the leaf it changes a later one that says what changed ranks
 REVISION_FLOOR = 0.2  # … when it scores at least this share of it
 REVISION_COVER = 0.4  # … and names at least this share (by idf) of the question
@@ -556,6 +561,7 @@ def walk(
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = _others(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
     answers = _answer_bonus(kind, final, texts) if kind else set()
+    topic_answer = _topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS else None
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
     idf = _idf(memory, content_terms)
@@ -597,6 +603,7 @@ def walk(
                 "inside": bool(inside[k]),  # in the window: + `WINDOW_PRESENCE`
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
+                "topic_answer": leaf_id == topic_answer,  # the answer of the best-matching note: + `ANSWER_WEIGHT`
                 "revises": revised.get(leaf_id),  # the earlier leaf it changes, and now outranks
                 "length_factor": round(float(lengths[k]), 4),
                 "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
@@ -1002,6 +1009,31 @@ def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts
         value, factor = final[leaf_id]
         final[leaf_id] = (value + ANSWER_WEIGHT * factor, factor)
     return holding
+
+
+def _topic_answer(
+    final: dict[str, tuple[float, float]], answers: set[str], at: dict[str, int], cols: LeafColumns
+) -> str | None:
+    """When the strongest leaf holds no answer of the kind asked for ("Ok team, Dad's 60th!"
+    for "where is Dad's 60th dinner?"), the strongest leaf of its note that holds one ("I
+    booked Golden Lantern") ranks right after it, above the note's other leaves: the
+    conversation that matches the question best is where its answer was said, often in words
+    the question does not use. Its id is returned."""
+    if not answers or not final:
+        return None
+    best = max(final, key=lambda leaf_id: final[leaf_id][0])
+    if best in answers or not cols.known[at[best]]:
+        return None
+    note = cols.note[at[best]]
+    same = [leaf_id for leaf_id in final if cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == note and leaf_id != best]
+    held = [leaf_id for leaf_id in same if leaf_id in answers]
+    if not held:
+        return None
+    found = max(held, key=lambda leaf_id: final[leaf_id][0])
+    runner_up = max((final[leaf_id][0] for leaf_id in same if leaf_id != found), default=0.0)
+    value, factor = final[found]
+    final[found] = (max(value, min(runner_up + REVISION_MARGIN, final[best][0] - REVISION_MARGIN)), factor)
+    return found
 
 
 def _identity(
