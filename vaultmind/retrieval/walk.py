@@ -632,6 +632,8 @@ def walk(
         "window_ahead": ahead,  # the window is still to come: the hits are what was said before it
         # the memory holds nothing inside the window (not only: no hit shown is inside it)
         "window_empty": empty,
+        # "what did I write on 11 March?": none of the asker's notes is dated inside the window
+        "window_none_yours": bool(own) and window is not None and not _yours_within(window, cols),
         "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
         "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",
@@ -799,6 +801,12 @@ def _sections(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     """Which leaves are sections of a document or of a note of yours: live, of no author, and
     not of an entity note."""
     return cols.known & (cols.author < 0) & ~_of_kind(cols, "entity")
+
+
+def _yours_within(window: TimeWindow, cols: LeafColumns) -> bool:
+    """Whether a leaf of one of the asker's notes (among the candidates, which hold the
+    window's leaves) is dated inside `window`."""
+    return bool((_of_kind(cols, "user") & within(window, cols.ts)).any())
 
 
 def _of_kind(cols: LeafColumns, kind: NoteKind) -> npt.NDArray[np.bool_]:

@@ -9,7 +9,8 @@
   leading…", "who will host…") is read so: elsewhere "older" is no doer of "old".
 - The asker's own writing ("what did I write on Thursday?", "what did I note last week?"): the
   verb asks for the asker's notes, as "say" asks for someone's words; it is not what they are
-  about, and is not searched (a message that says "noted" is no note of theirs).
+  about, and is not searched (a message that says "noted" is no note of theirs); nor are the
+  words that name those notes ("in my daily note", "my journal").
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ _WHO_VERB = re.compile(
     r"([a-z]+)\b",
     re.I,
 )
-# what the asker wrote: "what did I write", "I noted", "what have I jotted down"
+# what the asker wrote: "what did I write", "I noted", "what have I jotted down"; and the notes
+# they wrote it in: "my daily note", "my journal", "our meeting notes"
 _OWN_WRITING = re.compile(
-    r"\b(?:i|we)\s+(?:(?:have|had|did|do)\s+)?(write|wrote|written|note|noted|jot|jotted|log|logged)\b", re.I
+    r"\b(?:i|we)\s+(?:(?:have|had|did|do)\s+)?(write|wrote|written|note|noted|jot|jotted|log|logged)\b"
+    r"|\b(?:my|our)\s+((?:daily|own|meeting)\s+)?(notes?|journal|diary)\b",
+    re.I,
 )
 
 
@@ -67,8 +71,9 @@ def _nouns(stem: str) -> tuple[str, ...]:
 
 def own_writing(question: str) -> set[str]:
     """The terms of the verbs by which the question asks what the asker wrote ("what did I
-    note…"): not searched."""
-    return {t for m in _OWN_WRITING.finditer(question) for t in terms(m.group(1))}
+    note…"), and of the notes it names as theirs ("in my daily note"): not searched (the
+    memory seldom says "daily", and a message that says "noted" is no note of theirs)."""
+    return {t for m in _OWN_WRITING.finditer(question) for group in m.groups() if group for t in terms(group)}
 
 
 def merged(*forms: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
