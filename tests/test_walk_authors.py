@@ -10,6 +10,7 @@ from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
 from vaultmind.retrieval.people import asked_speakers, author_terms, without_words
+from vaultmind.retrieval.wording import role_terms
 
 from .conftest import write, write_chat
 
@@ -355,6 +356,23 @@ def test_who_someone_is_is_said_first_by_their_own_note(vault: Path) -> None:
             assert hits[0]["breakdown"]["identity"] > 0
         other = memory.walk("What did Bob say about the staging cluster?")["hits"]
         assert other[0]["note_path"].startswith("sources/") and not any(h["breakdown"]["identity"] for h in other)
+
+
+def test_what_someone_works_on_is_said_by_their_own_note(vault: Path) -> None:
+    """"What does Bob work on?" asks what he does, which his note says ("Backend engineer …
+    Owns payments"); "work" is not its topic: his "8 more working days" had come first."""
+    assert role_terms("What does Bob work on?") == {"work"}
+    assert role_terms("What is Marco's job?") == {"job"}
+    assert role_terms("What did Bob say about work?") == set()
+    write(vault, "entities/person/bob-stone.md", '---\nvaultmind: entity\nid: "person:bob-stone"\nkind: person\n'
+          "display_name: Bob Stone\naliases:\n  - Bob\n---\n# Bob Stone\n\nBackend engineer at Fernhill. Owns payments "
+          "and the App Store submission.\n")  # fmt: skip
+    write_chat(vault, "2024-03-04", [("Bob Stone", "Realistically I need about 8 more working days."), ("Alice Chen", "OK, noted.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        for question in ("What does Bob work on?", "What is Bob working on?", "What is Bob's job?"):
+            hits = memory.walk(question)["hits"]
+            assert hits[0]["note_path"] == "entities/person/bob-stone.md", (question, [h["content"] for h in hits])
 
 
 def test_who_someone_is_is_said_by_the_notes_of_what_they_belong_to(vault: Path) -> None:

@@ -194,7 +194,8 @@
    60th!" matches "where is Dad's 60th dinner?" best, and "I booked Golden Lantern", said in
    the same conversation in none of its words, answers it.
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
-   Harbor Hall?", "tell me about Dana") adds `IDENTITY_WEIGHT` to the leaves of that entity's
+   Harbor Hall?", "tell me about Dana") or what someone does ("what does Bob work on?", "what
+   is Marco's job?": the words "work", "job" are not searched, `wording.role_terms`) adds `IDENTITY_WEIGHT` to the leaves of that entity's
    own note (when they hold more than its heading), and half that to the leaves of other
    entities' notes that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager"):
    what the memory says it is comes first.
@@ -306,7 +307,7 @@ from vaultmind.retrieval.windows import (
     year_held,
     yearless,
 )
-from vaultmind.retrieval.wording import agent_nouns, merged, own_writing
+from vaultmind.retrieval.wording import ROLE, agent_nouns, merged, own_writing, role_terms
 from vaultmind.vault.layout import note_kind
 
 if TYPE_CHECKING:
@@ -419,6 +420,9 @@ def walk(
         read_as = {old: new for old, new, _ in fixed.values()}
         content_text = re.sub(r"\w+", lambda m: read_as.get(m.group(0).lower(), m.group(0)), content_text)
 
+    asked_who = _asked_who(question, qents)  # "who is Bob?", "what does Bob work on?"
+    if asked_who is not None:  # "work" asks what he does, which "working days" does not say
+        content_terms = [t for t in content_terms if t not in role_terms(question)]
     # "What did John Doe say?" is about nothing but its author: no meaning to search densely
     # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
     only_names = bool(authors) and all(t in authors for t in content_terms)
@@ -533,7 +537,7 @@ def walk(
         factors = time_factors(timed, _window_times(timed, cols), now, undated=OUTSIDE_WINDOW if only_window else 1.0)
         summary_time_factors(memory.index, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
-    identity = _identity(_asked_who(question, qents), entity_leaves, own_notes, at, cols)
+    identity = _identity(asked_who, entity_leaves, own_notes, at, cols)
     scores += identity
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
@@ -1234,12 +1238,16 @@ _WHO = re.compile(
 
 def _asked_who(question: str, qents: Sequence[tuple[str, str]]) -> str | None:
     """The query entity a question asks nothing but who or what it is ("who is Bob?", "what is
-    Harbor Hall?", "tell me about Dana"), else None."""
-    m = _WHO.match(question)
-    if m is None:
-        return None
-    asked = name_terms(m.group("name"))
-    return next((e for e, surface in qents if asked and name_terms(surface) == asked), None)
+    Harbor Hall?", "tell me about Dana") or what they do ("what does Bob work on?": their note
+    says "Backend engineer", and "working days" is no answer), else None."""
+    for pattern in (_WHO, ROLE):
+        m = pattern.match(question)
+        name = next((group for group in m.groups() if group), None) if m is not None else None
+        asked = name_terms(name) if name else None
+        found = next((e for e, surface in qents if asked and name_terms(surface) == asked), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _related_pairs(graph: EntityGraph, entity_ids: Sequence[str], max_hops: int) -> list[tuple[str, str]]:

@@ -38,6 +38,27 @@ _OWN_WRITING = re.compile(
     re.I,
 )
 
+# what someone does, which their entity note says ("Backend engineer … Owns payments"): "what
+# does Bob do?", "what does Bob work on?", "what is Priya working on?", "what is Marco's job?"
+ROLE = re.compile(
+    r"^\s*what\s+(?:(?:does|did|do)\s+(?P<name>[^?!.]+?)\s+(?:do(?:\s+for\s+(?:a\s+)?(?:living|work))?|work\s+(?:on|as|at))"
+    r"|(?:is|was)\s+(?P<working>[^?!.]+?)\s+working\s+on"
+    r"|(?:is|was)\s+(?P<owner>[^?!.]+?)['’]s?\s+(?:job|role|work|position))[\s?!.]*$",
+    re.IGNORECASE,
+)
+_ROLE_WORDS = re.compile(r"\b(?:do|work|working|job|role|position|living)\b", re.I)
+
+
+def role_terms(question: str) -> set[str]:
+    """The terms of the words by which a question asks what someone does ("what does Bob work
+    on?": "work"; "what is Marco's job?": "job"), when it asks nothing else: they name the
+    kind of answer (the role their entity note states), not its topic ("8 more working days")."""
+    m = ROLE.match(question)
+    if m is None:
+        return set()
+    asked = next(group for group in m.groups() if group)  # the name: "Will" may do, "Job" may be someone
+    return {t for found in _ROLE_WORDS.finditer(question.replace(asked, " ")) for t in terms(found.group(0))}
+
 
 def agent_nouns(leaves: ResidentLeaves, question: str, searched: Collection[str]) -> dict[str, tuple[str, ...]]:
     """Term of a who-question's verb → the term of its agent noun ("owns" → "owner", "runs" →
