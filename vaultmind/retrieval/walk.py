@@ -198,7 +198,8 @@
    is Marco's job?": the words "work", "job" are not searched, `wording.role_terms`) adds `IDENTITY_WEIGHT` to the leaves of that entity's
    own note (when they hold more than its heading), and half that to the leaves of other
    entities' notes that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager"):
-   what the memory says it is comes first.
+   what the memory says it is comes first. When its own note says nothing (a heading alone:
+   "# Dana Whitfield"), those other notes add all of `IDENTITY_WEIGHT`.
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed in a sentence naming a word of the question ("party postponed again: 26
@@ -1057,13 +1058,15 @@ def _identity(
 ) -> npt.NDArray[np.float64]:
     """Per leaf, what it says of the entity a question asks who or what it is (`asked`: "who is
     Bob?"): `IDENTITY_WEIGHT` for its own note's leaves, half that for other entity notes'
-    leaves that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager")."""
+    leaves that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager") — all of
+    it when its own note says nothing (a heading alone, or no note): then they are what the
+    memory says of who it is, above a mail she signed."""
     out = np.zeros(len(cols.known))
     if asked is None:
         return out
     noted = [at[leaf_id] for leaf_id, ents in entity_leaves.items() if asked in ents and leaf_id in at]
     entity = _of_kind(cols, "entity")
-    out[[k for k in noted if entity[k]]] = IDENTITY_WEIGHT / 2
+    out[[k for k in noted if entity[k]]] = IDENTITY_WEIGHT / 2 if own_notes.get(asked) else IDENTITY_WEIGHT
     out[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
     return out
 
