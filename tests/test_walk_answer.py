@@ -547,8 +547,8 @@ def test_where_finds_the_place_said_in_the_conversation_that_matches(vault: Path
 
 
 def test_tasks_for_a_coming_day_are_the_ones_written_for_it(vault: Path) -> None:
-    """"What are my tasks for Monday?" asked on a Saturday is about the coming Monday ("for
-    Monday" is a window, as "on Monday"): the message that writes out the tasks for it comes
+    """"What are my tasks on Monday?" asked on a Saturday is about the coming Monday: the
+    message that writes out the tasks "for Monday" (a day it names, as "on Monday") comes
     before the open tasks of a note dated last Monday."""
     assert holds_answer("task", "Your tasks for Monday: call the school, book the dentist.")
     assert not holds_answer("task", "I have too many tasks for tomorrow, honestly.")
@@ -556,9 +556,10 @@ def test_tasks_for_a_coming_day_are_the_ones_written_for_it(vault: Path) -> None
     write_chat(vault, "2024-03-08", [("Mei Chen", "Your tasks for Monday: call the school about the trip, and book the dentist."), ("Alice Chen", "Got it.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
-        result = memory.walk("What are my tasks for Monday?", limit=3, reference_time=datetime(2024, 3, 9, 12))
+        result = memory.walk("What are my tasks on Monday?", limit=3, reference_time=datetime(2024, 3, 9, 12))
         assert result["query"]["time_window"]["start"] == "2024-03-11T00:00:00Z"
-        assert result["hits"][0]["content"].startswith("Your tasks for Monday")
+        first = result["hits"][0]
+        assert first["content"].startswith("Your tasks for Monday") and first["breakdown"]["names_window_day"]
 
 
 def test_a_question_of_ones_tasks_finds_the_open_tasks_of_a_note(vault: Path) -> None:

@@ -11,9 +11,8 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     the most recent)
     N days|weeks|months|years ago (N as digits or a word up to twenty; "a"/"a few" → 1/3)
     in the last/past N days|weeks|months
-    last <weekday>, on/for <weekday> (the most recent one before the reference; walk reads it as
-    the coming one unless the question asks what was), this/next <weekday> (that day of this
-    week, of the next)
+    last <weekday>, on <weekday> (the most recent one before the reference), this/next <weekday>
+    (that day of this week, of the next)
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     last/next/this <month> (the latest before this month, the first after it, this year's)
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
@@ -135,7 +134,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:over|at|on|during) the weekend\b"), "the_weekend"),
     (re.compile(r"\blast night\b"), "last_night"),
     (re.compile(r"\b(this|last|next|previous|past) (week|month|year)\b"), "rel_unit"),
-    (re.compile(rf"\b(?:(last|this|next|past|previous) |on |for )({_WEEKDAY_RX})\b"), "weekday"),
+    (re.compile(rf"\b(?:(last|this|next|past|previous) |on )({_WEEKDAY_RX})\b"), "weekday"),
     (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b"), "today"),
     (re.compile(r"\byesterday\b"), "yesterday"),
     (re.compile(r"\btomorrow\b"), "tomorrow"),

@@ -139,7 +139,7 @@ def asks_of_plans(question: str, window: TimeWindow) -> bool:
     return any(not _A_THING.search(question, 0, m.start()) for m in _PLANNED.finditer(question))
 
 
-_ON_WEEKDAY = re.compile(rf"^(?:on|for|this) (?:{'|'.join(WEEKDAYS)})$")
+_ON_WEEKDAY = re.compile(rf"^(?:on|this) (?:{'|'.join(WEEKDAYS)})$")
 
 
 def coming_weekday(window: TimeWindow, now: datetime, tense: Tense | None) -> TimeWindow:
