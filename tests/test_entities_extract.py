@@ -103,6 +103,25 @@ def test_ner_labels_and_cleaning() -> None:
     assert clean_ner_span(alone, 0, 6, "PERSON") is not None
 
 
+@pytest.mark.parametrize(
+    ("text", "word", "kept"),
+    [
+        ("Called Bill about the water bill.", "Bill", True),  # after a word that takes a person
+        ("Lunch with Mark, then we mark the essays.", "Mark", True),
+        ("The bill came. I said Bill should pay, and Bill agreed: bill split.", "Bill", True),  # inside sentences twice
+        ("Bill paid the water bill.", "Bill", False),  # capitalised once, by its place
+        ("# Launch sync\nWeekly sync for the Tidepool launch.", "Launch", False),
+        ("Weekly sync. Will said he will come.", "Will", False),
+    ],
+)
+def test_a_one_word_person_written_as_a_name_is_kept(text: str, word: str, kept: bool) -> None:
+    """A name the model finds that the text also writes in lower case is kept where the text
+    writes it as a name: after "called", "with", "to", or capitalised inside a sentence twice."""
+    at = text.index(word)
+    span = clean_ner_span(text, at, at + len(word), "PERSON")
+    assert (span is not None and span.surface == word) is kept
+
+
 def test_overlaps_prefer_links_then_regex_then_registry_then_ner() -> None:
     spans = [
         Span(0, 10, "Alice Chen", "person", "ner"),

@@ -504,6 +504,64 @@ def test_the_words_that_name_the_kind_of_answer_are_not_searched(vault: Path) ->
         assert result["hits"][0]["content"] == "Dinner starts at 19:30, upstairs."
 
 
+def test_how_much_names_the_kind_of_answer_not_its_topic(vault: Path) -> None:
+    """"How much is the hotel?" asks for a number ("€240 a night"), which no leaf writes beside
+    "how much": a note that says "how we scope" is no match for it (the words "how long",
+    "how often" are still searched: "for a long time" may be the answer)."""
+    assert kind_terms("How much is the hotel?") == {"how", "much"}
+    assert kind_terms("How many guests are coming?") == set(terms("how many"))
+    assert kind_terms("How long did the trip take?") == frozenset()
+    write(vault, "Reading list.md", "# Reading list\n\n- Shape Up: how we scope projects\n- How to Take Smart Notes\n")
+    write_chat(vault, "2024-03-09", [("Mei Chen", "The hotel in Leeds is €240 a night."), ("Alice Chen", "Fine by me.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("How much is the hotel?", limit=2)
+        assert result["query"]["content_terms"] == ["hotel"]
+        assert result["hits"][0]["content"] == "The hotel in Leeds is €240 a night."
+
+
+def test_where_finds_the_place_said_in_the_conversation_that_matches(vault: Path) -> None:
+    """"Where is Dad's 60th dinner?": the message that matches best ("Ok team, Dad's 60th!")
+    names no place; the booking said in the same conversation does ("I booked Golden
+    Lantern"), in none of the question's words, and comes before the other messages that say
+    "dinner" but no place."""
+    write_chat(
+        vault,
+        "2024-03-09",
+        [
+            ("Daniel Chen", "Ok team, Dad's 60th! He thinks we're just having lunch at home on the 23rd."),
+            ("Mei Chen", "He must not find out!! I told him Saturday is for the garden."),
+            ("Daniel Chen", "March. Saturday 23 March."),
+            ("Daniel Chen", "I booked Golden Lantern, table for 9. Private room upstairs."),
+            ("Mei Chen", "Good. The aunts arrive on Friday."),
+            ("Alice Chen", "I will bring the photo album."),
+            ("Daniel Chen", "Cost split: dinner is about £540 (£60 a head). I'll pay and we settle after."),
+            ("Daniel Chen", "Remember: nobody posts anything online until after dinner!"),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:  # the booking is found by its meaning
+        memory.sync()
+        hits = memory.walk("Where is Dad's 60th dinner?", limit=3)["hits"]
+        assert hits[0]["content"].startswith("Ok team")
+        assert hits[1]["content"].startswith("I booked Golden Lantern") and hits[1]["breakdown"]["topic_answer"]
+
+
+def test_tasks_for_a_coming_day_are_the_ones_written_for_it(vault: Path) -> None:
+    """"What are my tasks on Monday?" asked on a Saturday is about the coming Monday: the
+    message that writes out the tasks "for Monday" (a day it names, as "on Monday") comes
+    before the open tasks of a note dated last Monday."""
+    assert holds_answer("task", "Your tasks for Monday: call the school, book the dentist.")
+    assert not holds_answer("task", "I have too many tasks for tomorrow, honestly.")
+    write(vault, "Daily/2024-03-04.md", "# Monday, 4 March\n\nBusy day.\n\n## Tasks\n\n- [ ] Renew the parking permit\n- [ ] Reply to the landlord\n")
+    write_chat(vault, "2024-03-08", [("Mei Chen", "Your tasks for Monday: call the school about the trip, and book the dentist."), ("Alice Chen", "Got it.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What are my tasks on Monday?", limit=3, reference_time=datetime(2024, 3, 9, 12))
+        assert result["query"]["time_window"]["start"] == "2024-03-11T00:00:00Z"
+        first = result["hits"][0]
+        assert first["content"].startswith("Your tasks for Monday") and first["breakdown"]["names_window_day"]
+
+
 def test_a_question_of_ones_tasks_finds_the_open_tasks_of_a_note(vault: Path) -> None:
     """"What are my tasks for tomorrow?" is answered by a note's open tasks (`- [ ] …`), which
     never say "task"; not by a message that does."""

@@ -10,6 +10,8 @@ from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
 from vaultmind.retrieval.people import asked_speakers, author_terms, without_words
+from vaultmind.retrieval.walk import IDENTITY_WEIGHT
+from vaultmind.retrieval.wording import role_terms
 
 from .conftest import write, write_chat
 
@@ -357,6 +359,23 @@ def test_who_someone_is_is_said_first_by_their_own_note(vault: Path) -> None:
         assert other[0]["note_path"].startswith("sources/") and not any(h["breakdown"]["identity"] for h in other)
 
 
+def test_what_someone_works_on_is_said_by_their_own_note(vault: Path) -> None:
+    """"What does Bob work on?" asks what he does, which his note says ("Backend engineer …
+    Owns payments"); "work" is not its topic: his "8 more working days" had come first."""
+    assert role_terms("What does Bob work on?") == {"work"}
+    assert role_terms("What is Marco's job?") == {"job"}
+    assert role_terms("What did Bob say about work?") == set()
+    write(vault, "entities/person/bob-stone.md", '---\nvaultmind: entity\nid: "person:bob-stone"\nkind: person\n'
+          "display_name: Bob Stone\naliases:\n  - Bob\n---\n# Bob Stone\n\nBackend engineer at Fernhill. Owns payments "
+          "and the App Store submission.\n")  # fmt: skip
+    write_chat(vault, "2024-03-04", [("Bob Stone", "Realistically I need about 8 more working days."), ("Alice Chen", "OK, noted.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        for question in ("What does Bob work on?", "What is Bob working on?", "What is Bob's job?"):
+            hits = memory.walk(question)["hits"]
+            assert hits[0]["note_path"] == "entities/person/bob-stone.md", (question, [h["content"] for h in hits])
+
+
 def test_who_someone_is_is_said_by_the_notes_of_what_they_belong_to(vault: Path) -> None:
     """Dana's own note holds only her name; the venue's note says who she is. Asked "who is
     Dana?", that note had come third, behind mails that only name her."""
@@ -379,6 +398,29 @@ def test_who_someone_is_is_said_by_the_notes_of_what_they_belong_to(vault: Path)
         hits = memory.walk("Who is Dana Whitfield?")["hits"]
     assert hits[0]["note_path"] == "entities/org/harbor-hall.md", [h["note_path"] for h in hits]
     assert hits[0]["breakdown"]["identity"] > 0
+
+
+def test_who_someone_is_comes_from_the_note_that_says_it_when_their_own_says_nothing(vault: Path) -> None:
+    """Dana's own note is her name alone: the venue's note, the only one that says who she is
+    ("Contact: Dana Whitfield, events manager"), comes before the mails she wrote and signed."""
+    write(vault, "entities/person/dana-whitfield.md", '---\nvaultmind: entity\nid: "person:dana-whitfield"\n'
+          "kind: person\ndisplay_name: Dana Whitfield\naliases:\n  - Dana\n---\n# Dana Whitfield\n")  # fmt: skip
+    write(vault, "entities/org/harbor-hall.md", '---\nvaultmind: entity\nid: "org:harbor-hall"\nkind: org\n'
+          "display_name: Harbor Hall\n---\n# Harbor Hall\n\nEvent venue on the quays. Contact: Dana Whitfield, "
+          "events manager. The Loft holds 120 guests, with catering by the venue and a bar on the terrace.\n")  # fmt: skip
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            ("Alice Chen", "Hi Dana, is the Loft free on 23 April?"),
+            ("Dana Whitfield", "Hi Alice, the Loft is free on Tuesday 23 April. I'll hold it until noon. Dana"),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("Who is Dana?")["hits"]
+    assert hits[0]["note_path"] == "entities/org/harbor-hall.md", [(h["content"][:30], h["score"]) for h in hits]
+    assert hits[0]["breakdown"]["identity"] == IDENTITY_WEIGHT
 
 
 def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> None:

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.index.lexical import terms
 from vaultmind.markdown.note import parse_note, user_note_time
 from vaultmind.memory import Memory
+from vaultmind.retrieval.evidence import format_evidence
 from vaultmind.retrieval.wording import agent_nouns, own_writing
 
 from .conftest import write, write_chat
@@ -75,8 +77,28 @@ def test_a_time_window_finds_a_daily_note_and_leaves_undated_notes_be(vault: Pat
         assert times["Ideas/boat rental.md"] == datetime(2024, 2, 20, 12)
 
 
+def test_a_day_none_of_your_notes_is_dated_in_is_said_so(vault: Path) -> None:
+    """"What did I write in my daily note on 11 March?" when the only daily note is of 7 March:
+    the answer says none of your notes is dated that day (the day holds a message), in the
+    listing's query and the evidence block; "daily" and "note" name your notes, not a topic."""
+    _notes(vault)
+    write_chat(vault, "2024-03-11", [("Bob Stone", "The load test passed, by the way.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What did I write in my daily note on 11 March?", limit=3, reference_time=MARCH_12)
+        query = result["query"]
+        assert query["window_none_yours"] and not query["window_empty"]
+        assert query["content_terms"] == ["11", "march"]
+        assert "None of your notes is dated inside this window" in format_evidence(result)
+        dated = memory.walk("What did I write in my daily note on 7 March?", limit=3, reference_time=MARCH_12)
+        assert not dated["query"]["window_none_yours"]
+        assert dated["hits"][0]["note_path"] == "Daily/2024-03-07.md"
+
+
 def test_own_writing_verbs_are_the_askers() -> None:
     assert own_writing("What did I write on Thursday?") == {"write"}
+    assert own_writing("What is in my daily note?") == set(terms("daily note"))
+    assert own_writing("What is in my journal?") == {"journal"}
     assert own_writing("what have I noted about the boat?") == {"note"}
     assert own_writing("What did Bob write about the boat?") == set()
     assert own_writing("Where is the note about the boat?") == set()

@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from vaultmind.retrieval.evidence import NONE_YOURS
+
 PROGRESS_AFTER_S = 2.0
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
 INDEXED_ANYWAY = frozenset({"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash"})  # warnings: listed after the files skipped
@@ -143,6 +145,8 @@ def print_hits(result: dict[str, Any]) -> None:
     if window:
         ahead = "; nothing in it yet: what was said before it" if query.get("window_ahead") else ""
         print(f"time window: {window['start']} – {window['end']} (from “{window['text']}”{ahead})")
+        if query.get("window_none_yours"):  # "what did I write on 11 March?"
+            print(NONE_YOURS)
     if query.get("corrected"):
         print("read as: " + ", ".join(f"“{old}” → “{new}”" for old, new in query["corrected"].items()))
     if query.get("unknown"):  # the hits below cannot be about these words

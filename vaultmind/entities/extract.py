@@ -179,7 +179,7 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         return None
     if len(surface) <= 3 and surface.isupper():
         return None  # "SDK", "UTC", "PR": the small models take most short acronyms for organizations
-    if _common_word(text, surface):
+    if _common_word(text, surface) and not (kind == "person" and _written_as_name(text, surface, start)):
         return None
     return Span(start, end, surface, kind, "ner", surface)
 
@@ -192,6 +192,25 @@ def _common_word(text: str, surface: str) -> bool:
     if " " in surface or not surface[:1].isupper() or not surface[1:].islower():
         return False
     return re.search(rf"(?<![\w-]){re.escape(surface.lower())}(?![\w-])", text) is not None
+
+
+# a word after which a capitalised word is someone: "called Bill", "with Bill", "told Bill"
+_TO_SOMEONE = re.compile(
+    r"(?:^|\W)(?:call|called|calling|phoned|rang|texted|emailed|messaged|met|meet|meeting|asked|ask|told|tell|"
+    r"thanked|thank|invited|paid|pay|with|to|from|by|for|and)\s+$",
+    re.I,
+)
+_MID_SENTENCE = r"(?<=[a-z,;:] )"  # a capital after a lower-case word: the word's own, not its place's
+
+
+def _written_as_name(text: str, surface: str, start: int) -> bool:
+    """Whether the text writes a one-word person the model found as a name, though it also
+    writes the word in lower case ("Called Bill about the water bill"): right after a word that
+    takes a person ("called", "with", "to"), or capitalised inside a sentence twice. A word
+    capitalised only by its place ("# Launch sync", "Will said he will come") stays a word."""
+    if _TO_SOMEONE.search(text[max(0, start - 12) : start]) is not None:
+        return True
+    return len(re.findall(rf"{_MID_SENTENCE}{re.escape(surface)}(?![\w-])", text)) >= 2
 
 
 def select_spans(spans: list[Span]) -> list[Span]:

@@ -7,7 +7,8 @@ place, or two capitalised words inside a sentence: "I booked Golden Lantern"); "
 many…" by one that holds a number; "What book / movie / series…" (a named work or band, team,
 brand…) by one that quotes a title or names something with a capital; "What is Helen's email
 address?" by one that writes an address (`helen@fernhill.example`); "What is on my to-do
-list?" by a note's open task (`- [ ] …`).
+list?" by a note's open task (`- [ ] …`) or tasks a message writes out ("Your tasks for
+Monday: call the school, …").
 Among messages that match the question equally well, the one holding that kind of answer is
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.
@@ -64,6 +65,8 @@ _QUESTION = (
     ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
 )
 _OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s", re.M)  # a Markdown task not done yet
+# tasks written out in a message: "Your tasks for Monday: call the school, …", "To-do: …"
+_TASKS_LISTED = re.compile(r"\b(?:tasks?|to-?dos?|action\s+items?)\b[^.:;!?\n]{0,40}:\s*\w", re.I)
 _EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
 
@@ -111,9 +114,11 @@ def answer_kind(question: str) -> AnswerKind | None:
 
 
 # the words by which a question names the kind of answer it asks for: "what time", "which year",
-# "email address" — no leaf writes them beside its answer ("19:00", "in 2019", an address)
+# "email address", "how much" — no leaf writes them beside its answer ("19:00", "in 2019", an
+# address, "€240")
 _KIND_WORDS = re.compile(
     r"^\W*(?:at |in |on )?(?:what|which) (?:time|date|day|year|month)s?\b|\be-?mail address(?:es)?\b"
+    r"|^\W*how (?:much|many)\b"
     r"|\b(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\b",  # not "list": "my to-do list" may be a note's name
     re.I,
 )
@@ -122,9 +127,9 @@ _KIND_WORDS = re.compile(
 def kind_terms(question: str) -> frozenset[str]:
     """The search terms of the words by which the question names the kind of answer it asks
     for ("what time is the dinner?": "time"; "what is Helen's email address?": "email",
-    "address"): not what it asks about."""
+    "address"; "how much is the hotel?": "how", "much"): not what it asks about."""
     kind = answer_kind(question)
-    if kind not in ("time", "address", "task"):
+    if kind not in ("time", "address", "task", "quantity"):
         return frozenset()
     return frozenset(t for m in _KIND_WORDS.finditer(question) for t in terms(m.group(0)))
 
@@ -143,7 +148,7 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
     if kind == "address":
         return "@" in text and _EMAIL_ADDRESS.search(text) is not None
     if kind == "task":
-        return "[ ]" in text and _OPEN_TASK.search(text) is not None
+        return ("[ ]" in text and _OPEN_TASK.search(text) is not None) or _TASKS_LISTED.search(text) is not None
     return _names_proper(text)
 
 

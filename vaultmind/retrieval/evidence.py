@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
 MIN_SHORTENED_CHARS = 80  # of the first item's text, or it is left out rather than cut
 _WORD = re.compile(r"\w+")
+# the question asks what the asker wrote in a window that none of their notes is dated in
+NONE_YOURS = "none of your notes is dated inside this window: the items below are what else the memory holds"
 _AHEAD_NONE = "Nothing in the memory falls inside this window yet, and nothing said before it was found."
 
 
@@ -103,6 +105,8 @@ def format_evidence(
     window = query.get("time_window")
     if window:
         lines.append(f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)")
+        if query.get("window_none_yours"):  # "what did I write on 11 March?"
+            lines.append(NONE_YOURS[0].upper() + NONE_YOURS[1:] + ".")
         if query.get("window_ahead"):  # "what is happening in April?" asked in March
             lines.append("Nothing in the memory falls inside this window yet: the items below were said before it.")
         elif not any(_in_window(hit, window) for hit in hits):

@@ -185,15 +185,21 @@
    for tomorrow?": `- [ ] Call the plumber`) adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
    match "When is the concert?" alike, the one that says "Saturday" is the answer. The words by
-   which a question names the kind it asks for ("what time", "which year", "email address",
-   "my tasks";
+   which a question names the kind it asks for ("what time", "which year", "how much",
+   "email address", "my tasks";
    `answer_type.kind_terms`) are not searched: no leaf writes them beside its answer ("19:30"),
-   and "took a long time" is no better match for "what time is the dinner?".
+   and "took a long time" is no better match for "what time is the dinner?". For a place
+   ("Where…"), when the strongest leaf holds none, the strongest leaf of its note that holds
+   one ranks right after it (`_topic_answer`, `breakdown.topic_answer`): "Ok team, Dad's
+   60th!" matches "where is Dad's 60th dinner?" best, and "I booked Golden Lantern", said in
+   the same conversation in none of its words, answers it.
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
-   Harbor Hall?", "tell me about Dana") adds `IDENTITY_WEIGHT` to the leaves of that entity's
+   Harbor Hall?", "tell me about Dana") or what someone does ("what does Bob work on?", "what
+   is Marco's job?": the words "work", "job" are not searched, `wording.role_terms`) adds `IDENTITY_WEIGHT` to the leaves of that entity's
    own note (when they hold more than its heading), and half that to the leaves of other
    entities' notes that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager"):
-   what the memory says it is comes first.
+   what the memory says it is comes first. When its own note says nothing (a heading alone:
+   "# Dana Whitfield"), those other notes add all of `IDENTITY_WEIGHT`.
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed in a sentence naming a word of the question ("party postponed again: 26
@@ -302,7 +308,7 @@ from vaultmind.retrieval.windows import (
     year_held,
     yearless,
 )
-from vaultmind.retrieval.wording import agent_nouns, merged, own_writing
+from vaultmind.retrieval.wording import ROLE, agent_nouns, merged, own_writing, role_terms
 from vaultmind.vault.layout import note_kind
 
 if TYPE_CHECKING:
@@ -337,6 +343,7 @@ WINDOW_PRESENCE = 0.15
 CANDIDATES = 200
 ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
+TOPIC_ANSWER_KINDS = ("place",)  # `_topic_answer` (a time: too many messages name one; LoCoMo's S-MRR fell)
 REVISION_MARGIN = 0.01  # how far above the leaf it changes a later one that says what changed ranks
 REVISION_FLOOR = 0.2  # … when it scores at least this share of it
 REVISION_COVER = 0.4  # … and names at least this share (by idf) of the question
@@ -414,6 +421,9 @@ def walk(
         read_as = {old: new for old, new, _ in fixed.values()}
         content_text = re.sub(r"\w+", lambda m: read_as.get(m.group(0).lower(), m.group(0)), content_text)
 
+    asked_who = _asked_who(question, qents)  # "who is Bob?", "what does Bob work on?"
+    if asked_who is not None:  # "work" asks what he does, which "working days" does not say
+        content_terms = [t for t in content_terms if t not in role_terms(question)]
     # "What did John Doe say?" is about nothing but its author: no meaning to search densely
     # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
     only_names = bool(authors) and all(t in authors for t in content_terms)
@@ -528,7 +538,7 @@ def walk(
         factors = time_factors(timed, _window_times(timed, cols), now, undated=OUTSIDE_WINDOW if only_window else 1.0)
         summary_time_factors(memory.index, timed, cols, factors)
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
-    identity = _identity(_asked_who(question, qents), entity_leaves, own_notes, at, cols)
+    identity = _identity(asked_who, entity_leaves, own_notes, at, cols)
     scores += identity
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
@@ -556,6 +566,7 @@ def walk(
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = _others(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
     answers = _answer_bonus(kind, final, texts) if kind else set()
+    topic_answer = _topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS else None
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
     idf = _idf(memory, content_terms)
@@ -597,6 +608,7 @@ def walk(
                 "inside": bool(inside[k]),  # in the window: + `WINDOW_PRESENCE`
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
+                "topic_answer": leaf_id == topic_answer,  # the answer of the best-matching note: + `ANSWER_WEIGHT`
                 "revises": revised.get(leaf_id),  # the earlier leaf it changes, and now outranks
                 "length_factor": round(float(lengths[k]), 4),
                 "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
@@ -625,6 +637,8 @@ def walk(
         "window_ahead": ahead,  # the window is still to come: the hits are what was said before it
         # the memory holds nothing inside the window (not only: no hit shown is inside it)
         "window_empty": empty,
+        # "what did I write on 11 March?": none of the asker's notes is dated inside the window
+        "window_none_yours": bool(own) and window is not None and not _yours_within(window, cols),
         "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
         "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",
@@ -792,6 +806,12 @@ def _sections(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     """Which leaves are sections of a document or of a note of yours: live, of no author, and
     not of an entity note."""
     return cols.known & (cols.author < 0) & ~_of_kind(cols, "entity")
+
+
+def _yours_within(window: TimeWindow, cols: LeafColumns) -> bool:
+    """Whether a leaf of one of the asker's notes (among the candidates, which hold the
+    window's leaves) is dated inside `window`."""
+    return bool((_of_kind(cols, "user") & within(window, cols.ts)).any())
 
 
 def _of_kind(cols: LeafColumns, kind: NoteKind) -> npt.NDArray[np.bool_]:
@@ -1004,6 +1024,31 @@ def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts
     return holding
 
 
+def _topic_answer(
+    final: dict[str, tuple[float, float]], answers: set[str], at: dict[str, int], cols: LeafColumns
+) -> str | None:
+    """When the strongest leaf holds no answer of the kind asked for ("Ok team, Dad's 60th!"
+    for "where is Dad's 60th dinner?"), the strongest leaf of its note that holds one ("I
+    booked Golden Lantern") ranks right after it, above the note's other leaves: the
+    conversation that matches the question best is where its answer was said, often in words
+    the question does not use. Its id is returned."""
+    if not answers or not final:
+        return None
+    best = max(final, key=lambda leaf_id: final[leaf_id][0])
+    if best in answers or not cols.known[at[best]]:
+        return None
+    note = cols.note[at[best]]
+    same = [leaf_id for leaf_id in final if cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == note and leaf_id != best]
+    held = [leaf_id for leaf_id in same if leaf_id in answers]
+    if not held:
+        return None
+    found = max(held, key=lambda leaf_id: final[leaf_id][0])
+    runner_up = max((final[leaf_id][0] for leaf_id in same if leaf_id != found), default=0.0)
+    value, factor = final[found]
+    final[found] = (max(value, min(runner_up + REVISION_MARGIN, final[best][0] - REVISION_MARGIN)), factor)
+    return found
+
+
 def _identity(
     asked: str | None,
     entity_leaves: dict[str, frozenset[str]],
@@ -1013,13 +1058,15 @@ def _identity(
 ) -> npt.NDArray[np.float64]:
     """Per leaf, what it says of the entity a question asks who or what it is (`asked`: "who is
     Bob?"): `IDENTITY_WEIGHT` for its own note's leaves, half that for other entity notes'
-    leaves that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager")."""
+    leaves that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager") — all of
+    it when its own note says nothing (a heading alone, or no note): then they are what the
+    memory says of who it is, above a mail she signed."""
     out = np.zeros(len(cols.known))
     if asked is None:
         return out
     noted = [at[leaf_id] for leaf_id, ents in entity_leaves.items() if asked in ents and leaf_id in at]
     entity = _of_kind(cols, "entity")
-    out[[k for k in noted if entity[k]]] = IDENTITY_WEIGHT / 2
+    out[[k for k in noted if entity[k]]] = IDENTITY_WEIGHT / 2 if own_notes.get(asked) else IDENTITY_WEIGHT
     out[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
     return out
 
@@ -1194,12 +1241,16 @@ _WHO = re.compile(
 
 def _asked_who(question: str, qents: Sequence[tuple[str, str]]) -> str | None:
     """The query entity a question asks nothing but who or what it is ("who is Bob?", "what is
-    Harbor Hall?", "tell me about Dana"), else None."""
-    m = _WHO.match(question)
-    if m is None:
-        return None
-    asked = name_terms(m.group("name"))
-    return next((e for e, surface in qents if asked and name_terms(surface) == asked), None)
+    Harbor Hall?", "tell me about Dana") or what they do ("what does Bob work on?": their note
+    says "Backend engineer", and "working days" is no answer), else None."""
+    for pattern in (_WHO, ROLE):
+        m = pattern.match(question)
+        name = next((group for group in m.groups() if group), None) if m is not None else None
+        asked = name_terms(name) if name else None
+        found = next((e for e, surface in qents if asked and name_terms(surface) == asked), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _related_pairs(graph: EntityGraph, entity_ids: Sequence[str], max_hops: int) -> list[tuple[str, str]]:

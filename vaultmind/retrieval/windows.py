@@ -159,7 +159,7 @@ _DAY_NAMES = "|".join(WEEKDAYS)
 _DAY_MENTION = re.compile(  # matched against lower-cased text
     rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH_NAMES})\b"
     rf"|(?P<m2>{_MONTH_NAMES})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
-    rf"|(?P<rel>on|this|next|coming)\s+(?P<wd>{_DAY_NAMES})\b(?!,?\s+(?:the\s+)?(?:\d|(?:{_MONTH_NAMES})\b))"
+    rf"|(?P<rel>on|for|this|next|coming)\s+(?P<wd>{_DAY_NAMES})\b(?!,?\s+(?:the\s+)?(?:\d|(?:{_MONTH_NAMES})\b))"
     rf"|(?P<span>this|next|coming)\s+(?P<unit>week|weekend)\b"
     rf"|(?P<tomorrow>tomorrow)\b)"
 )

@@ -9,7 +9,8 @@
   leading…", "who will host…") is read so: elsewhere "older" is no doer of "old".
 - The asker's own writing ("what did I write on Thursday?", "what did I note last week?"): the
   verb asks for the asker's notes, as "say" asks for someone's words; it is not what they are
-  about, and is not searched (a message that says "noted" is no note of theirs).
+  about, and is not searched (a message that says "noted" is no note of theirs); nor are the
+  words that name those notes ("in my daily note", "my journal").
 """
 
 from __future__ import annotations
@@ -29,10 +30,34 @@ _WHO_VERB = re.compile(
     r"([a-z]+)\b",
     re.I,
 )
-# what the asker wrote: "what did I write", "I noted", "what have I jotted down"
+# what the asker wrote: "what did I write", "I noted", "what have I jotted down"; and the notes
+# they wrote it in: "my daily note", "my journal", "our meeting notes"
 _OWN_WRITING = re.compile(
-    r"\b(?:i|we)\s+(?:(?:have|had|did|do)\s+)?(write|wrote|written|note|noted|jot|jotted|log|logged)\b", re.I
+    r"\b(?:i|we)\s+(?:(?:have|had|did|do)\s+)?(write|wrote|written|note|noted|jot|jotted|log|logged)\b"
+    r"|\b(?:my|our)\s+((?:daily|own|meeting)\s+)?(notes?|journal|diary)\b",
+    re.I,
 )
+
+# what someone does, which their entity note says ("Backend engineer … Owns payments"): "what
+# does Bob do?", "what does Bob work on?", "what is Priya working on?", "what is Marco's job?"
+ROLE = re.compile(
+    r"^\s*what\s+(?:(?:does|did|do)\s+(?P<name>[^?!.]+?)\s+(?:do(?:\s+for\s+(?:a\s+)?(?:living|work))?|work\s+(?:on|as|at))"
+    r"|(?:is|was)\s+(?P<working>[^?!.]+?)\s+working\s+on"
+    r"|(?:is|was)\s+(?P<owner>[^?!.]+?)['’]s?\s+(?:job|role|work|position))[\s?!.]*$",
+    re.IGNORECASE,
+)
+_ROLE_WORDS = re.compile(r"\b(?:do|work|working|job|role|position|living)\b", re.I)
+
+
+def role_terms(question: str) -> set[str]:
+    """The terms of the words by which a question asks what someone does ("what does Bob work
+    on?": "work"; "what is Marco's job?": "job"), when it asks nothing else: they name the
+    kind of answer (the role their entity note states), not its topic ("8 more working days")."""
+    m = ROLE.match(question)
+    if m is None:
+        return set()
+    asked = next(group for group in m.groups() if group)  # the name: "Will" may do, "Job" may be someone
+    return {t for found in _ROLE_WORDS.finditer(question.replace(asked, " ")) for t in terms(found.group(0))}
 
 
 def agent_nouns(leaves: ResidentLeaves, question: str, searched: Collection[str]) -> dict[str, tuple[str, ...]]:
@@ -67,8 +92,9 @@ def _nouns(stem: str) -> tuple[str, ...]:
 
 def own_writing(question: str) -> set[str]:
     """The terms of the verbs by which the question asks what the asker wrote ("what did I
-    note…"): not searched."""
-    return {t for m in _OWN_WRITING.finditer(question) for t in terms(m.group(1))}
+    note…"), and of the notes it names as theirs ("in my daily note"): not searched (the
+    memory seldom says "daily", and a message that says "noted" is no note of theirs)."""
+    return {t for m in _OWN_WRITING.finditer(question) for group in m.groups() if group for t in terms(group)}
 
 
 def merged(*forms: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
