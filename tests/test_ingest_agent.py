@@ -237,3 +237,28 @@ def test_a_transcript_ingested_under_its_file_name_alone_is_found_again(tmp_path
     assert report.written == ["sources/chat/agent/transcript.md"]
     other = write(tmp_path / "b", "transcript.json", json.dumps([{"role": "user", "content": "Plan the dinner"}]))
     assert ingest_paths("agent", [other], vault).written[0] != "sources/chat/agent/transcript.md"
+
+
+def test_content_given_as_one_object_is_kept(tmp_path: Path, vault: Path) -> None:
+    """A message whose `content` is one object, not a string or a list of parts: a text part's
+    text is kept, an object of no known kind is kept as a JSON code block, tool traffic is
+    dropped as it is in a list of parts."""
+    lines = [
+        {"role": "user", "content": {"type": "text", "text": "What is in the repo?"}},
+        {"role": "assistant", "content": {"type": "tool_result", "tool_use_id": "t", "content": "ls"}},
+        {"role": "assistant", "content": {"status": "done", "files": 3}},
+        {"role": "assistant", "content": {"content_type": "text", "parts": ["Three files."]}},
+    ]
+    path = write(tmp_path, "obj.jsonl", "\n".join(json.dumps(line) for line in lines) + "\n")
+    report = ingest_paths("agent", [path], vault)
+    assert report.messages_added == 3
+    note = parse_note(report.written[0], (vault / report.written[0]).read_text(encoding="utf-8"))
+    assert [(leaf.message_id, leaf.text) for leaf in note.leaves] == [
+        ("0", "What is in the repo?"),
+        ("2", '```json\n{"files": 3, "status": "done"}\n```'),
+        ("3", "Three files."),
+    ]
+    assert note.title == "What is in the repo?"
+    before = snapshot_files(vault)
+    assert ingest_paths("agent", [path], vault).written == []
+    assert snapshot_files(vault) == before

@@ -4,7 +4,9 @@ Shapes read: `[{role, content, …}, …]` (one session named after the file), `
 […]}`, a JSON array of such sessions, JSON Lines of messages or of sessions, and JSON Lines whose
 lines wrap a message as `{"message": {role, content}, "uuid", "timestamp", "sessionId"}`.
 
-What is kept: the prose of `user` and `assistant` turns, in order. What is dropped:
+What is kept: the prose of `user` and `assistant` turns, in order; a `content` that is one
+object (not a string or a list of parts) is read as a part, else kept as a JSON code block.
+What is dropped:
 - system / developer prompts, `tool` / `function` results, `tool_calls` / `function_call`, and
   content parts of type tool_use, tool_result, function_call(_output), thinking, reasoning;
   `<tool_call>…</tool_call>`-style blocks inside text; a message that is only a tool call's JSON;
@@ -51,6 +53,10 @@ from vaultmind.markdown.render import Message, SourceMeta
 ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant"}
 TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 IMAGE_PARTS = frozenset({"image_url", "image", "input_image", "output_image"})
+# parts that are no prose (tool traffic, reasoning): dropped, in a list of parts or as the content
+DROPPED_PARTS = frozenset(
+    {"tool_use", "tool_result", "function_call", "function_call_output", "thinking", "redacted_thinking", "reasoning"}
+)
 RECAP_FLAGS = frozenset({"summary", "recap", "compaction", "conversation_summary", "compact_summary"})
 RECAP_OPENINGS = (
     "summary of the conversation",
@@ -232,9 +238,11 @@ def _opens_recap(text: str) -> bool:
 
 
 def _prose(content: Any) -> str:
-    """The user-visible prose of a message's content (a string or a list of parts)."""
+    """The user-visible prose of a message's content (a string, a list of parts, or one object)."""
     if isinstance(content, str):
         pieces = [content]
+    elif isinstance(content, dict):
+        pieces = [_object_prose(content)]
     elif isinstance(content, list):
         pieces = []
         for part in content:
@@ -250,6 +258,25 @@ def _prose(content: Any) -> str:
         return ""
     text = "\n\n".join(p for p in pieces if p.strip())
     return strip_base64(_TOOL_BLOCK_RE.sub("", text)).strip()
+
+
+def _object_prose(content: dict[str, Any]) -> str:
+    """A content that is one object rather than a string or a list: a part on its own
+    (`{"type": "text", "text": …}`), a `parts` list, or an object of no kind vaultmind knows,
+    kept as a compact JSON code block so nothing a transcript says is silently dropped. Tool
+    traffic and reasoning are dropped as they are in a list of parts."""
+    kind = str(content.get("type") or "")
+    if kind in DROPPED_PARTS:
+        return ""
+    if isinstance(content.get("text"), str) and kind in TEXT_PARTS | {""}:
+        return str(content["text"])
+    if kind in IMAGE_PARTS:
+        return "[image]"
+    if not kind and isinstance(content.get("parts"), list):  # {"content_type": "text", "parts": [...]}
+        return _prose(content["parts"])
+    if not content:
+        return ""
+    return f"```json\n{json.dumps(content, ensure_ascii=False, sort_keys=True)}\n```"
 
 
 def _is_tool_json(text: str) -> bool:
