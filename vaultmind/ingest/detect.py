@@ -200,7 +200,7 @@ def parse_chat_path(
     if fmt == "generic":
         from vaultmind.ingest.chat_generic import parse_generic
 
-        return parse_generic(path, tz=tz)
+        return parse_generic(path, tz=tz, warn=warn)
     if fmt == "agent":
         from vaultmind.ingest.agent import parse_agent
 

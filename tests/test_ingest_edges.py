@@ -1,0 +1,43 @@
+"""Unusual exports, read through the whole ingest into a real temp vault: ids that collide by
+type, messages in a clock change's repeated hour, edits and cut files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import snapshot_files, write
+from vaultmind.ingest.detect import ingest_paths
+from vaultmind.markdown.note import ParsedNote, parse_note
+
+
+def _notes(vault: Path, folder: str) -> list[ParsedNote]:
+    return [
+        parse_note(path.relative_to(vault).as_posix(), path.read_text(encoding="utf-8"))
+        for path in sorted((vault / folder).rglob("*.md"))
+    ]
+
+
+def _leaves(vault: Path, folder: str) -> list[tuple[str, str]]:
+    return [(leaf.message_id, leaf.text) for note in _notes(vault, folder) for leaf in note.leaves]
+
+
+def test_generic_ids_one_as_a_number_one_as_a_string_are_two_messages(tmp_path: Path, vault: Path) -> None:
+    messages = [
+        {"id": 1, "author": "Alice", "timestamp": "2024-03-04T09:00:00Z", "text": "numeric id"},
+        {"id": "1", "author": "Bob", "timestamp": "2024-03-04T09:01:00Z", "text": "string id"},
+        {"id": "2", "author": "Bob", "timestamp": "2024-03-04T09:02:00Z", "text": "plain"},
+        {"id": 2, "author": "Bob", "timestamp": "2024-03-04T09:02:00Z", "text": "plain"},  # the same message
+    ]
+    path = write(tmp_path, "team.json", json.dumps(messages))
+    report = ingest_paths("chat", [path], vault)
+    assert report.messages_added == 3
+    assert _leaves(vault, "sources/chat/chat/team") == [
+        ("1", "numeric id"),
+        ("1~string", "string id"),
+        ("2", "plain"),
+    ]
+    assert any("message id '1' (a string)" in w and "'1~string'" in w for w in report.warnings)
+    before = snapshot_files(vault)
+    again = ingest_paths("chat", [path], vault)
+    assert again.messages_added == 0 and snapshot_files(vault) == before
