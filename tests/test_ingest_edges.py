@@ -41,3 +41,51 @@ def test_generic_ids_one_as_a_number_one_as_a_string_are_two_messages(tmp_path: 
     before = snapshot_files(vault)
     again = ingest_paths("chat", [path], vault)
     assert again.messages_added == 0 and snapshot_files(vault) == before
+
+
+def _at(vault: Path, folder: str) -> list[tuple[str, str]]:
+    return [
+        (leaf.author or "", leaf.timestamp or "")
+        for note in _notes(vault, folder)
+        for leaf in note.leaves
+    ]
+
+
+DST_MESSAGES = [  # Europe/Berlin, 27 October 2024: 02:00–03:00 comes twice (CEST, then CET)
+    ("Alice", "2024-10-27T02:50:00", "before the clocks went back"),
+    ("Bob", "2024-10-27T02:10:00", "after, in the repeated hour"),
+    ("Alice", "2024-10-27T02:20:00", "still the second pass"),
+    ("Bob", "2024-10-27T03:05:00", "later"),
+]
+DST_UTC = ["2024-10-27T00:50:00Z", "2024-10-27T01:10:00Z", "2024-10-27T01:20:00Z", "2024-10-27T02:05:00Z"]
+
+
+def test_naive_times_in_the_repeated_hour_follow_the_file_order(tmp_path: Path, vault: Path) -> None:
+    generic = write(
+        tmp_path,
+        "dst.json",
+        json.dumps([{"author": a, "timestamp": t, "text": x} for a, t, x in DST_MESSAGES]),
+    )
+    telegram = write(
+        tmp_path,
+        "result.json",
+        json.dumps(
+            {
+                "name": "Night shift",
+                "type": "private_group",
+                "id": 77,
+                "messages": [
+                    {"id": n, "type": "message", "date": t, "from": a, "text": x}
+                    for n, (a, t, x) in enumerate(DST_MESSAGES, 1)
+                ],
+            }
+        ),
+    )
+    report = ingest_paths("chat", [generic, telegram], vault, tz="Europe/Berlin")
+    assert report.messages_added == 8
+    for folder in ("sources/chat/chat/dst", "sources/chat/telegram/night-shift"):
+        assert [at for _, at in _at(vault, folder)] == DST_UTC
+        assert [author for author, _ in _at(vault, folder)] == ["Alice", "Bob", "Alice", "Bob"]
+    before = snapshot_files(vault)
+    assert ingest_paths("chat", [generic, telegram], vault, tz="Europe/Berlin").messages_added == 0
+    assert snapshot_files(vault) == before

@@ -139,6 +139,46 @@ def local_to_utc(value: datetime, tz: tzinfo) -> datetime:
     return value.astimezone(UTC)
 
 
+REPEAT_STEP = timedelta(minutes=10)  # a step back in time larger than this, in a repeated hour, is its second pass
+
+
+class LocalClock:
+    """Places an export's naive local times in file order. In the hour an autumn clock change
+    repeats (02:00–03:00 twice in Europe/Berlin), a naive time is read as its first pass; a
+    message that goes back more than `REPEAT_STEP` before the one above it, and fits after it
+    as the second pass (`fold=1`), is read so: an export in order says which pass it is. (A step
+    back of a few minutes is a message sent offline, and stays.)"""
+
+    def __init__(self, tz: tzinfo):
+        self.tz = tz
+        self.last: datetime | None = None  # the previous message's UTC time
+
+    def place(self, value: Any, read: datetime) -> datetime:
+        """`read` (the UTC time of `value` as `parse_time`/`local_to_utc` read it), or the
+        repeated hour's second pass when `value` is a naive local time the file's order puts there."""
+        local = _naive(value)
+        timestamp = read
+        if local is not None and self.last is not None and read < self.last - REPEAT_STEP:
+            second = local_to_utc(local.replace(fold=1), self.tz)
+            if second >= self.last - REPEAT_STEP:
+                timestamp = second
+        self.last = timestamp
+        return timestamp
+
+
+def _naive(value: Any) -> datetime | None:
+    """`value` as a naive local time (a datetime, or an ISO 8601 string without an offset), else None."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is None else None
+    if not isinstance(value, str) or re.fullmatch(r"-?\d+(?:\.\d+)?", value.strip()):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is None else None
+
+
 def epoch_to_utc(value: float | int | str) -> datetime:
     """Epoch seconds (int, float or decimal string like Slack's `1709542800.000100`) → UTC.
 

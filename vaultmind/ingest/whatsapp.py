@@ -17,8 +17,8 @@ sent. An edited message's mark ("<This message was edited>", in a few languages)
 its text and its id listed in `SourceBatch.edited`: the writer replaces the text before the
 edit with it. Export times are local and carry no zone: they are read in `tz` (default UTC); in the
 hour a clock change repeats, a time that would go back more than `REPEAT_STEP` before the
-message above it is read as the hour's second pass (a step of a few minutes is a message sent
-offline, and stays).
+message above it is read as the hour's second pass (`common.LocalClock`; a step of a few
+minutes is a message sent offline, and stays).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
-from vaultmind.ingest.common import MessageIds, local_to_utc, read_text, strip_invisible
+from vaultmind.ingest.common import LocalClock, MessageIds, local_to_utc, read_text, strip_invisible
 from vaultmind.ingest.errors import IngestError, ingest_error
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta
@@ -113,7 +113,7 @@ def parse_line_chat(
     messages: list[Message] = []
     edits: list[str] = []
     earlier: list[tuple[str, str]] = []
-    last: datetime | None = None  # the previous message's UTC time
+    clock = LocalClock(tz)
     for record in records:
         if record.author is None:
             continue
@@ -126,12 +126,7 @@ def parse_line_chat(
             if not body.strip():
                 continue
         local = _datetime(path, record, order)
-        timestamp = local_to_utc(local, tz)
-        if last is not None and timestamp < last - REPEAT_STEP:  # the hour a clock change repeats:
-            second = local_to_utc(local.replace(fold=1), tz)  # its second pass, as the file's order says
-            if second >= last - REPEAT_STEP:  # (a few minutes back: a message sent offline, left as it is)
-                timestamp = second
-        last = timestamp
+        timestamp = clock.place(local, local_to_utc(local, tz))  # (the hour a clock change repeats)
         # a message holding pasted header lines is known by its own lines: the id (and, to a
         # note written before, its text) an export read without the fold gave it
         own = body if record.head is None else "\n".join(record.lines[: record.head]).strip("\n").rstrip()
@@ -302,7 +297,6 @@ def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Cal
     return pasted
 
 
-REPEAT_STEP = timedelta(minutes=10)  # a step back in time larger than this, in a repeated hour, is its second pass
 _IOS_ENCRYPTED_RE = re.compile(r"messages and calls are end-to-end encrypted\b", re.I)
 # A whole notice sentence: "Alice added Bob", "Bob left", "Alice changed the subject to …"
 _IOS_NOTICE_RE = re.compile(
