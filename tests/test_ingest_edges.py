@@ -89,3 +89,49 @@ def test_naive_times_in_the_repeated_hour_follow_the_file_order(tmp_path: Path, 
     before = snapshot_files(vault)
     assert ingest_paths("chat", [generic, telegram], vault, tz="Europe/Berlin").messages_added == 0
     assert snapshot_files(vault) == before
+
+
+def _whatsapp(tmp_path: Path, folder: str, lines: list[str]) -> Path:
+    return write(tmp_path, f"{folder}/WhatsApp Chat with Dinner.txt", "\n".join(lines) + "\n")
+
+
+def test_a_whatsapp_edit_keeps_the_text_before_it_and_the_message_id(tmp_path: Path, vault: Path) -> None:
+    first = _whatsapp(tmp_path, "march", ["14/03/2024, 09:00 - Alice: Dinner at 7?", "14/03/2024, 09:01 - Bob: Sure"])
+    edited = _whatsapp(
+        tmp_path,
+        "april",
+        [
+            "14/03/2024, 09:00 - Alice: Dinner at 8? <This message was edited>",
+            "14/03/2024, 09:01 - Bob: Sure",
+            "14/03/2024, 09:05 - Alice: see you",
+        ],
+    )
+    again = _whatsapp(
+        tmp_path,
+        "may",
+        [
+            "14/03/2024, 09:00 - Alice: Dinner at 9! <This message was edited>",
+            "14/03/2024, 09:01 - Bob: Sure",
+            "14/03/2024, 09:05 - Alice: see you",
+        ],
+    )
+    folder = "sources/chat/whatsapp/dinner"
+    ingest_paths("chat", [first], vault)
+    (dinner_id, _), (sure_id, _) = _leaves(vault, folder)
+    report = ingest_paths("chat", [edited], vault)
+    assert report.messages_added == 1 and report.messages_edited == 1
+    assert _leaves(vault, folder)[0] == (dinner_id, "Dinner at 8?\n\n[edited, the text before:]\n> Dinner at 7?")
+    settled = snapshot_files(vault)
+    for export in (edited, first):  # the same export again, an older one: nothing changes
+        assert ingest_paths("chat", [export], vault).messages_added == 0
+        assert snapshot_files(vault) == settled
+    assert ingest_paths("chat", [again], vault).messages_edited == 1
+    leaves = _leaves(vault, folder)
+    assert [message_id for message_id, _ in leaves[:2]] == [dinner_id, sure_id] and len(leaves) == 3
+    assert leaves[0][1] == (
+        "Dinner at 9!\n\n[edited, the text before:]\n> Dinner at 8?\n>\n> [edited, the text before:]\n> > Dinner at 7?"
+    )
+    settled = snapshot_files(vault)
+    for export in (edited, first, again):
+        assert ingest_paths("chat", [export], vault).messages_added == 0
+        assert snapshot_files(vault) == settled

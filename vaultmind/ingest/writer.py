@@ -765,11 +765,14 @@ def _scope_of(plan: _Plan, folder: str) -> str | None:
     return None if value is None else str(value)
 
 
-def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> None:
-    """An edited message (its export says so) whose id hashes its text is a new id: it replaces
-    the note's one message by the same author at the same time that the export no longer
-    holds — the text before the edit (removed from `current`). With none, or several such
-    messages, nothing is replaced."""
+def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> int:
+    """An edited message (its export says so) whose id hashes its text is a new id (WhatsApp):
+    it is the note's one message by the same author at the same time that the export no longer
+    holds — the text before the edit. That message keeps its id and shows the new text, the one
+    before quoted below it (`_with_before`: nothing is lost); the new id is not written (a later
+    ingest knows it, `_same_messages`). With none, or several such messages, the edit is a new
+    message. Returns the number of the note's messages changed so."""
+    changed = 0
     for message_id in sorted(group.edited & new.keys()):
         edit = new[message_id]
         at = to_utc(edit.timestamp)
@@ -779,13 +782,17 @@ def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new
             if old.message_id not in group.messages and old.author == edit.author and to_utc(old.timestamp) == at
         ]
         if len(before) == 1:
-            del current[before[0]]
+            old = current[before[0]]
+            current[before[0]] = replace(old, text=_with_before(note_text(edit.text), note_text(old.text), None))
+            del new[message_id]
             plan.report.messages_edited += 1
+            changed += 1
+    return changed
 
 
 # below an edited message's text (Telegram), its text before the edit, quoted: "[edited <UTC
 # time>, the text before:]" and the quoted lines, themselves holding any earlier edit's
-_EDIT_MARK_RE = re.compile(r"\n\n\[edited [^\]\n]*, the text before:\]\n((?:>[^\n]*(?:\n|\Z))+)\Z")
+_EDIT_MARK_RE = re.compile(r"\n\n\[edited(?: [^\]\n]*)?, the text before:\]\n((?:>[^\n]*(?:\n|\Z))+)\Z")
 
 
 def _edit_time(value: str | None) -> datetime | None:
@@ -819,8 +826,15 @@ def _edit(held: Message, export: Message) -> Message | None:
     own, said = note_text(export.text), note_text(held.text)
     if said == own or said in _versions(own)[1:]:
         return None if said == own else export
+    return replace(export, text=_with_before(own, said, export.edited))
+
+
+def _with_before(own: str, said: str, edited: str | None) -> str:
+    """A message's text `own` with the text before its edit, `said`, quoted below it under
+    `[edited <UTC time>, the text before:]` (`[edited, the text before:]` when the export does
+    not say when: WhatsApp)."""
     quoted = "\n".join(f"> {line}" if line else ">" for line in said.split("\n"))
-    return replace(export, text=f"{own}\n\n[edited {export.edited}, the text before:]\n{quoted}")
+    return f"{own}\n\n[edited{' ' + edited if edited else ''}, the text before:]\n{quoted}"
 
 
 _REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]")
@@ -907,14 +921,17 @@ def _same_messages(group: _Group, held: dict[str, Message]) -> set[str]:
         if not HASHED_ID_RE.fullmatch(message_id):
             continue
         exports = group.held_by.get(message_id, set()) | ({-1} if message_id in held else set())
-        key = (" ".join(note_text(message.author).split()), to_utc(message.timestamp), note_text(message.text))
-        for holders in classes.setdefault(key, []):
-            if not holders & exports:
-                holders |= exports
-                same.add(message_id)
-                break
-        else:
-            classes[key].append(exports)
+        author, at = " ".join(note_text(message.author).split()), to_utc(message.timestamp)
+        # a held message edited since (`_replace_edited`) is each text it showed
+        texts = _versions(note_text(message.text)) if message_id in held else [note_text(message.text)]
+        for text in texts:
+            for holders in classes.setdefault((author, at, text), []):
+                if not holders & exports:
+                    holders |= exports
+                    same.add(message_id)
+                    break
+            else:
+                classes[(author, at, text)].append(exports)
     return same - held.keys()
 
 
@@ -1010,7 +1027,7 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     )
     plan.timed[group.meta.source_id][1].extend(new.values())
     if target is not None and group.edited & new.keys():
-        _replace_edited(plan, group, current, new)
+        changed += _replace_edited(plan, group, current, new)
     if target is None and not new:
         return
     if new and user_edited:
