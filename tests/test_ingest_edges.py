@@ -135,3 +135,37 @@ def test_a_whatsapp_edit_keeps_the_text_before_it_and_the_message_id(tmp_path: P
     for export in (edited, first, again):
         assert ingest_paths("chat", [export], vault).messages_added == 0
         assert snapshot_files(vault) == settled
+
+
+MBOX_HEAD = (
+    "From alice@example.com Mon Mar  4 09:00:00 2024\n"
+    "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Plan\n"
+    "Date: Mon, 4 Mar 2024 09:00:00 +0000\nMessage-ID: <m1@example.com>\n\nFirst message, whole.\n\n"
+)
+MULTIPART = (
+    "From alice@example.com Mon Mar  4 11:00:00 2024\n"
+    "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Photos\n"
+    "Date: Mon, 4 Mar 2024 11:00:00 +0000\nMessage-ID: <m3@example.com>\nMIME-Version: 1.0\n"
+    'Content-Type: multipart/mixed; boundary="BB"\n\n--BB\nContent-Type: text/plain\n\nHere are the photos.\n'
+    '--BB\nContent-Type: image/png; name="a.png"\nContent-Transfer-Encoding: base64\n\niVBORw0KGgoAAAANSUhEUgAAAAEAAAAB\n'
+)
+
+
+def test_an_mbox_cut_in_its_last_body_is_read_as_far_as_it_goes_with_a_warning(tmp_path: Path, vault: Path) -> None:
+    cut = write(
+        tmp_path,
+        "cut.mbox",
+        MBOX_HEAD + "From bob@example.com Mon Mar  4 10:00:00 2024\nFrom: Bob <bob@example.com>\n"
+        "Subject: Re: Plan\nDate: Mon, 4 Mar 2024 10:00:00 +0000\nMessage-ID: <m2@example.com>\n"
+        "In-Reply-To: <m1@example.com>\n\nThe budget is forty thou",
+    )
+    unterminated = write(tmp_path, "photos.mbox", MBOX_HEAD + MULTIPART)
+    whole = write(tmp_path, "whole.mbox", MBOX_HEAD + MULTIPART + "--BB--\n\n")
+    report = ingest_paths("email", [cut, unterminated, whole], vault)
+    assert report.messages_added == 3
+    texts = [text for _, text in _leaves(vault, "sources/email")]
+    assert any(text.startswith("The budget is forty thou") for text in texts)
+    said = [w for w in report.warnings if "ends inside its body" in w]
+    assert len(said) == 2
+    assert said[0].startswith(f"{cut} message 2 <m2@example.com>:")
+    assert said[1].startswith(f"{unterminated} message 2 <m3@example.com>:")

@@ -50,6 +50,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from email import errors as email_errors
+from email import policy as email_policy
+from email.parser import BytesParser
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -242,9 +245,34 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 "ingest the whole file to read it"
             )
         elif read is not None:
+            if _cut_in_body(read[2]):
+                warnings.append(_cut_warning(box, read[0], read[2]))
             yield _mbox_message(box, *read)
     finally:
         mbox.close()
+
+
+def _cut_in_body(rest: bytes) -> bool:
+    """Whether the last message of an mbox (`rest`: below its `From ` line) looks cut inside its
+    body: the file's last line has no line break (an mbox ends each message with one), or a
+    multipart message's closing boundary never comes."""
+    if not rest.endswith(b"\n"):
+        return True
+    message = BytesParser(policy=email_policy.compat32).parsebytes(rest)
+    return any(
+        isinstance(defect, email_errors.CloseBoundaryNotFoundDefect) for part in message.walk() for defect in part.defects
+    )
+
+
+def _cut_warning(box: _Mailbox, n: int, rest: bytes) -> str:
+    """What to say of an mbox's last message cut in its body: it is read as far as it goes."""
+    headers = BytesParser(policy=email_policy.compat32).parsebytes(rest, headersonly=True)
+    mid = " ".join(str(headers.get("Message-ID") or "").split())
+    return (
+        f"{box.path} message {n}{' ' + mid if mid else ''}: the file ends inside its body (cut short?); "
+        "its text is kept as far as it goes — check the file, and ingest a whole copy before this one "
+        "if you have it (a message once written keeps its text)"
+    )
 
 
 def _cut_in_header(rest: bytes) -> bool:
