@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import snapshot_files, write
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.markdown.note import ParsedNote, parse_note
@@ -169,3 +171,57 @@ def test_an_mbox_cut_in_its_last_body_is_read_as_far_as_it_goes_with_a_warning(t
     assert len(said) == 2
     assert said[0].startswith(f"{cut} message 2 <m2@example.com>:")
     assert said[1].startswith(f"{unterminated} message 2 <m3@example.com>:")
+
+
+def _write_bytes(tmp_path: Path, rel: str, data: bytes) -> Path:
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+WHOLE = (
+    "04/03/2024, 09:00 - Alice: Dinner at 7?\n"
+    "04/03/2024, 09:01 - Bob: Sure, I will bring the wine 🍷\nAnd the cake.\n"
+    "04/03/2024, 09:30 - Alice: great\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "end"),
+    [("text", b"wine"[:2]), ("character", "🍷".encode()[:2]), ("date", b"09:3")],
+)
+def test_an_export_cut_in_its_last_message_is_completed_by_the_whole_one(
+    tmp_path: Path, vault: Path, where: str, end: bytes
+) -> None:
+    """A copy cut off inside its last message (its text, a character, its date): the whole
+    export later completes that message, under the id first written, rather than writing it
+    again; ingesting either file again changes nothing."""
+    data = WHOLE.encode("utf-8")
+    whole = _write_bytes(tmp_path, "whole/WhatsApp Chat with Dinner.txt", data)
+    cut = _write_bytes(tmp_path, "cut/WhatsApp Chat with Dinner.txt", data[: data.index(end) + len(end)])
+    folder = "sources/chat/whatsapp/dinner"
+    first = ingest_paths("chat", [cut], vault)
+    if where == "date":
+        assert any("ends inside a message's first line" in w and "'04/03/2024, 09:3'" in w for w in first.warnings)
+    [(alice, _), (bob, cut_text)] = _leaves(vault, folder)
+    assert "Sure, I will bring the wine 🍷\nAnd the cake.".startswith(cut_text)
+    report = ingest_paths("chat", [whole], vault)
+    assert report.messages_added == 1  # "great" alone
+    leaves = _leaves(vault, folder)
+    assert [message_id for message_id, _ in leaves[:2]] == [alice, bob]
+    assert [text for _, text in leaves] == ["Dinner at 7?", "Sure, I will bring the wine 🍷\nAnd the cake.", "great"]
+    settled = snapshot_files(vault)
+    for export in (whole, cut):
+        again = ingest_paths("chat", [export], vault)
+        assert again.messages_added == 0 and not [w for w in again.warnings if "differs" in w]
+        assert snapshot_files(vault) == settled
+
+
+def test_a_signal_export_cut_in_its_last_message_is_completed(tmp_path: Path, vault: Path) -> None:
+    cut = write(tmp_path, "cut/signal-trip.txt", "[2024-03-04, 09:00] Jane: Train at 8?\n[2024-03-04, 09:01] John: Yes, plat")
+    whole = write(tmp_path, "whole/signal-trip.txt", "[2024-03-04, 09:00] Jane: Train at 8?\n[2024-03-04, 09:01] John: Yes, platform 4\n")
+    ingest_paths("chat", [cut], vault, fmt="signal")
+    ids = [message_id for message_id, _ in _leaves(vault, "sources/chat/signal/signal-trip")]
+    assert ingest_paths("chat", [whole], vault, fmt="signal").messages_added == 0
+    assert _leaves(vault, "sources/chat/signal/signal-trip") == [(ids[0], "Train at 8?"), (ids[1], "Yes, platform 4")]

@@ -36,12 +36,26 @@ def read_text(path: Path, data: bytes | None = None) -> str:
     except OSError as exc:
         raise IngestError(f"cannot read: {exc.strerror or exc}", path=path) from exc
     decoded = decode_text(raw)
+    if decoded.bad_byte is not None and (cut := _cut_utf8(raw)) is not None:
+        decoded = decode_text(raw[:cut])  # a file cut inside its last character: read up to it
     if decoded.text is None:
         raise ingest_error(path, "a binary file, not text", hint="export the chat as text (UTF-8)")
     if decoded.bad_byte is not None:
         name = decoded.name
         raise ingest_error(path, f"not {name} text", line=_line_of_byte(raw, decoded), hint="export the chat as UTF-8")
     return decoded.text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _cut_utf8(raw: bytes) -> int | None:
+    """Where the last, incomplete character of UTF-8 text starts, when it is its only fault: a
+    copy or download cut off inside a multi-byte character (an emoji, an accented letter).
+    Those bytes say nothing; the rest is read, and the message they ended is cut anyway."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data" and exc.end == len(raw):
+            return exc.start
+    return None
 
 
 def _line_of_byte(raw: bytes, decoded: DecodedText) -> int:

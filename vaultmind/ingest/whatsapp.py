@@ -99,6 +99,14 @@ def parse_line_chat(
     warn: Callable[[str], None] | None = None,
 ) -> list[SourceBatch]:
     """The shared parser of line-based exports (WhatsApp, Signal): one batch for the chat."""
+    cut = _cut_header(text)
+    if cut is not None:
+        if warn is not None:
+            warn(
+                f"{path}: line {text.count(chr(10), 0, cut) + 1}: the file ends inside a message's first line "
+                f"(cut short?): {text[cut:]!r} left out — ingest the whole export to read that message"
+            )
+        text = text[:cut]
     records = _fold_pasted(_fold_pasted(_records(path, text, name), _other_shape), partial(_other_order, order))
     if order in ("DMY", "MDY"):
         wrong = next((r for r in records if r.year_first or not _fits(r, order)), None)
@@ -219,6 +227,29 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
     if not records:
         raise ingest_error(path, "no message lines (a date and time, then `author: text`)", line=1)
     return records
+
+
+_DIGITS_RE = re.compile(r"\d+")
+
+
+def _cut_header(text: str) -> int | None:
+    """Where the file's last line starts, when the file ends inside a message's first line (a
+    copy or download cut off in its date or time, `04/03/2024, 09:3`): no line break at the
+    end, and that line is the start of the date and time the line above it that starts a
+    message writes (digits aside), a date begun at least. Read, it was a line of the message
+    above, which then had another id than in the whole export."""
+    if text.endswith("\n") or "\n" not in text:
+        return None
+    start = text.rfind("\n") + 1
+    last = strip_invisible(text[start:])
+    if HEADER_RE.match(last) or not re.match(r"\[?\d+[./-]\d", last):  # (a date begun, at least)
+        return None
+    for line in reversed(text[:start].split("\n")):
+        header = HEADER_RE.match(strip_invisible(line))
+        if header is not None:
+            stamp = _DIGITS_RE.sub("0", header.string[: header.start("rest")])
+            return start if stamp.startswith(_DIGITS_RE.sub("0", last)) else None
+    return None
 
 
 PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a stranger, was pasted

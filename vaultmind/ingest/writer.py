@@ -790,6 +790,52 @@ def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new
     return changed
 
 
+def _complete_cut(plan: _Plan, path: str, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> int:
+    """A message an earlier export cut short (a WhatsApp or Signal file cut in its last
+    message: a copy or download cut off) had another id, hashing the text as far as it went.
+    A new message whose id hashes its text is that message completed when the note holds, as
+    its last message, one by the same author at the same time, under a hashed id the export no
+    longer holds, whose text the new one's starts with: that message keeps its id and takes the
+    whole text (nothing is lost: the cut text is its start), and the new id is not written (a
+    later ingest knows it, `_same_messages`). Returns the number of the note's messages so
+    completed."""
+    if not current:
+        return 0
+    last = max(to_utc(message.timestamp) for message in current.values())
+    changed = 0
+    for message_id in sorted(new):
+        whole = new[message_id]
+        at, text = to_utc(whole.timestamp), note_text(whole.text)
+        if at != last or not HASHED_ID_RE.fullmatch(message_id):
+            continue
+        cut = [
+            old.message_id
+            for old in current.values()
+            if old.message_id not in group.messages
+            and HASHED_ID_RE.fullmatch(old.message_id)
+            and old.author == whole.author
+            and to_utc(old.timestamp) == at
+            and len(note_text(old.text)) < len(text)
+            and text.startswith(note_text(old.text))
+        ]
+        if len(cut) == 1:
+            current[cut[0]] = replace(current[cut[0]], text=whole.text)
+            del new[message_id]
+            changed += 1
+            plan.report.warnings.append(
+                f"{path}: message {cut[0]!r} was cut short in an earlier export (its file ended inside it); "
+                "completed with its whole text from this one"
+            )
+    return changed
+
+
+def _completed(message_id: str, said: str, export: Message) -> bool:
+    """Whether a note's message `said` is `export` (an export's text of it, under a hashed id)
+    completed since (`_complete_cut`): the export was cut short inside it."""
+    own = note_text(export.text)
+    return HASHED_ID_RE.fullmatch(message_id) is not None and len(own) < len(said) and said.startswith(own)
+
+
 # below an edited message's text (Telegram), its text before the edit, quoted: "[edited <UTC
 # time>, the text before:]" and the quoted lines, themselves holding any earlier edit's
 _EDIT_MARK_RE = re.compile(r"\n\n\[edited(?: [^\]\n]*)?, the text before:\]\n((?:>[^\n]*(?:\n|\Z))+)\Z")
@@ -1009,7 +1055,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
                 current[message_id] = edit
                 report.messages_edited += 1
                 changed += 1
-            elif note_text(message.text) not in _versions(said):  # (an older export's text before an edit: known)
+            elif note_text(message.text) not in _versions(said) and not _completed(message_id, said, message):
+                # (an older export's text before an edit, or cut short: known)
                 where = target.path if target is not None else base
                 report.warnings.append(
                     f"{where}: message {message_id!r} differs from the note; kept the note's text"
@@ -1028,6 +1075,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     plan.timed[group.meta.source_id][1].extend(new.values())
     if target is not None and group.edited & new.keys():
         changed += _replace_edited(plan, group, current, new)
+    if target is not None and new:
+        changed += _complete_cut(plan, target.path, group, current, new)
     if target is None and not new:
         return
     if new and user_edited:
