@@ -262,3 +262,31 @@ def test_content_given_as_one_object_is_kept(tmp_path: Path, vault: Path) -> Non
     before = snapshot_files(vault)
     assert ingest_paths("agent", [path], vault).written == []
     assert snapshot_files(vault) == before
+
+
+def test_codex_rollout_keeps_its_messages_once(tmp_path: Path, vault: Path) -> None:
+    """A Codex CLI rollout: the session's id from `session_meta`, the messages from
+    `response_item` lines (not again from the `event_msg` lines that repeat them), the injected
+    environment context dropped."""
+    lines = [
+        {"timestamp": "2025-01-01T10:00:00Z", "type": "session_meta", "payload": {"id": "0193-abc", "cwd": "/src"}},
+        {"timestamp": "2025-01-01T10:00:00Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "<environment_context>\n<cwd>/src</cwd>\n</environment_context>"}]}},
+        {"timestamp": "2025-01-01T10:00:01Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "Fix the bug in main.py"}]}},
+        {"timestamp": "2025-01-01T10:00:01Z", "type": "event_msg", "payload": {"type": "user_message", "message": "Fix the bug in main.py"}},
+        {"timestamp": "2025-01-01T10:00:03Z", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{}"}},
+        {"timestamp": "2025-01-01T10:00:05Z", "type": "response_item", "payload": {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Fixed: the loop was off by one."}]}},
+        {"timestamp": "2025-01-01T10:00:05Z", "type": "event_msg", "payload": {"type": "agent_message", "message": "Fixed: the loop was off by one."}},
+    ]
+    path = write(tmp_path, "rollout-2025-01-01T10-00-00-0193-abc.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
+    report = ingest_paths("agent", [path], vault)
+    assert report.written == ["sources/chat/agent/0193-abc.md"]
+    note = parse_note(report.written[0], (vault / report.written[0]).read_text(encoding="utf-8"))
+    assert [(leaf.message_id, leaf.author, leaf.text, leaf.timestamp) for leaf in note.leaves] == [
+        ("1", "user", "Fix the bug in main.py", "2025-01-01T10:00:01Z"),
+        ("3", "assistant", "Fixed: the loop was off by one.", "2025-01-01T10:00:05Z"),
+    ]
+    before = snapshot_files(vault)
+    assert ingest_paths("agent", [path], vault).written == [] and snapshot_files(vault) == before

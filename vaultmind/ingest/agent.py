@@ -1,8 +1,10 @@
 """Agent transcripts: OpenAI-style message lists, as JSON or JSON Lines.
 
 Shapes read: `[{role, content, …}, …]` (one session named after the file), `{id, messages:
-[…]}`, a JSON array of such sessions, JSON Lines of messages or of sessions, and JSON Lines whose
-lines wrap a message as `{"message": {role, content}, "uuid", "timestamp", "sessionId"}`.
+[…]}`, a JSON array of such sessions, JSON Lines of messages or of sessions, JSON Lines whose
+lines wrap a message as `{"message": {role, content}, "uuid", "timestamp", "sessionId"}` (Claude
+Code), and a Codex CLI rollout (`session_meta`, then `response_item` lines whose `payload` is a
+message; its `event_msg` lines repeat them and are skipped).
 
 What is kept: the prose of `user` and `assistant` turns, in order; a `content` that is one
 object (not a string or a list of parts) is read as a part, else kept as a JSON code block.
@@ -80,7 +82,8 @@ CONTINUATION = "this session is being continued from a previous conversation"
 _TIME_KEYS = ("timestamp", "created_at", "created", "time", "create_time")
 _ID_KEYS = ("id", "session_id", "sessionId", "conversation_id")
 _TOOL_BLOCK_RE = re.compile(
-    r"<(tool_call|tool_calls|tool_response|tool_result|function_call|function_calls|function_results)\b[^>]*>"
+    r"<(tool_call|tool_calls|tool_response|tool_result|function_call|function_calls|function_results"
+    r"|environment_context|user_instructions)\b[^>]*>"
     r".*?</\1>",
     re.DOTALL,
 )
@@ -101,9 +104,19 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
         raise ingest_error(path, "no messages in the transcript", line=1)
     sessions: dict[str, _Session] = {}
     order: list[str] = []
+    rollout = _rollout_id(items)
     for line, item in items:
         if not isinstance(item, dict):
             raise ingest_error(path, "expected a message or session object", line=line)
+        if rollout is not None:  # Codex: `response_item` lines hold the messages, the rest are events
+            if item.get("type") != "response_item" or not isinstance(item.get("payload"), dict):
+                continue
+            item = {**item["payload"], "timestamp": item.get("timestamp")}
+            session = sessions.setdefault(rollout, _Session(rollout, None, named=True))
+            session.messages.append((line, item))
+            if rollout not in order:
+                order.append(rollout)
+            continue
         if isinstance(item.get("messages"), list):
             own = _first(item, _ID_KEYS)
             sid = own or (path.stem if len(items) == 1 else f"{path.stem}-{line}")
@@ -128,6 +141,16 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
         if batch is not None:
             batches.append(batch)
     return batches
+
+
+def _rollout_id(items: list[tuple[int, Any]]) -> str | None:
+    """The session id of a Codex CLI rollout (`rollout-….jsonl`: a `session_meta` line, then
+    `response_item` lines whose `payload` is a message, and `event_msg` lines that repeat what
+    was said for the terminal), else None."""
+    first = items[0][1] if items else None
+    if isinstance(first, dict) and first.get("type") == "session_meta" and isinstance(first.get("payload"), dict):
+        return as_str(first["payload"].get("id"))
+    return None
 
 
 class _Session:
