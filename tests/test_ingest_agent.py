@@ -290,3 +290,23 @@ def test_codex_rollout_keeps_its_messages_once(tmp_path: Path, vault: Path) -> N
     ]
     before = snapshot_files(vault)
     assert ingest_paths("agent", [path], vault).written == [] and snapshot_files(vault) == before
+
+
+def test_a_transcript_still_being_written_is_read_up_to_its_last_whole_line(tmp_path: Path, vault: Path) -> None:
+    """An agent appends a JSON line at a time: a copy taken meanwhile ends in half a line. The
+    whole lines are read, the half one left out with a warning; once complete, the next ingest
+    adds it."""
+    lines = [
+        json.dumps({"type": t, "uuid": f"a{n}", "sessionId": "L1", "timestamp": f"2025-01-01T10:00:0{n}Z",
+                    "message": {"role": t, "content": text}})
+        for n, (t, text) in enumerate([("user", "hello"), ("assistant", "hi there"), ("user", "bye")])
+    ]
+    path = write(tmp_path, "live.jsonl", "\n".join(lines[:2]) + "\n" + lines[2][:40])
+    report = ingest_paths("agent", [path], vault)
+    assert report.messages_added == 2
+    assert [w for w in report.warnings if "line 3: the last line is not complete JSON" in w]
+    write(tmp_path, "live.jsonl", "\n".join(lines) + "\n")
+    assert ingest_paths("agent", [path], vault).messages_added == 1
+    write(tmp_path, "broken.jsonl", lines[0] + "\n" + lines[1][:40] + "\n" + lines[2] + "\n")
+    with pytest.raises(IngestError, match="line 2"):  # a bad line inside the file is still an error
+        ingest_paths("agent", [tmp_path / "broken.jsonl"], vault)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,7 @@ _TOOL_BLOCK_RE = re.compile(
 _DECORATION = " \t#*_>`-"
 
 
-def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
+def parse_agent(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
     """Parse one agent transcript file into one batch per session."""
     text = read_text(path)
     stripped = text.lstrip()
@@ -99,7 +99,7 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
     elif stripped.startswith("{") and _one_object(text):
         items = [(1, json.loads(text))]
     else:
-        items = list(jsonl_items(path, text))
+        items = list(jsonl_items(path, text, warn))
     if not items:
         raise ingest_error(path, "no messages in the transcript", line=1)
     sessions: dict[str, _Session] = {}

@@ -46,7 +46,7 @@ def parse_generic(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] |
     elif stripped.startswith("{") and _is_single_object(text):
         items, platform, default_conv, title = _object_items(path, text)
     else:
-        items = list(jsonl_items(path, text))
+        items = list(jsonl_items(path, text, warn))
     if not items:
         raise ingest_error(path, "no messages in the file", line=1)
 

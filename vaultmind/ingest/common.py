@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -108,14 +108,24 @@ def json_array_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         i = _skip_ws(text, i + 1)
 
 
-def jsonl_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """(line, object) for each non-blank line of a JSON Lines file."""
-    for number, line in enumerate(text.split("\n"), 1):
+def jsonl_items(path: Path, text: str, warn: Callable[[str], None] | None = None) -> Iterator[tuple[int, Any]]:
+    """(line, object) for each non-blank line of a JSON Lines file. With `warn`, a last line
+    that is not complete JSON, without a line break after it, is left out with a warning: a
+    transcript still being written (an agent appends a line at a time), or a copy cut short;
+    the lines above it are whole. Any other bad line is an error naming it."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
+            if warn is not None and number == len(lines) and not text.endswith("\n"):
+                warn(
+                    f"{path}: line {number}: the last line is not complete JSON (still being written, or the file "
+                    "was cut short?); left out — ingest the file again once it is complete"
+                )
+                return
             raise ingest_error(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number) from exc
 
 

@@ -204,7 +204,7 @@ def parse_chat_path(
     if fmt == "agent":
         from vaultmind.ingest.agent import parse_agent
 
-        return parse_agent(path, tz=tz)
+        return parse_agent(path, tz=tz, warn=warn)
     raise UsageError(f"unknown chat format {fmt!r}", hint="one of " + ", ".join(FORMATS))
 
 
