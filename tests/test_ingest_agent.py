@@ -310,3 +310,14 @@ def test_a_transcript_still_being_written_is_read_up_to_its_last_whole_line(tmp_
     write(tmp_path, "broken.jsonl", lines[0] + "\n" + lines[1][:40] + "\n" + lines[2] + "\n")
     with pytest.raises(IngestError, match="line 2"):  # a bad line inside the file is still an error
         ingest_paths("agent", [tmp_path / "broken.jsonl"], vault)
+
+
+def test_roles_are_read_whatever_their_case(tmp_path: Path, vault: Path) -> None:
+    """`"User"`, `"Assistant"`, `"AI"` (exports of other tools capitalise the role) are the
+    user and the assistant; before, such a transcript held "no messages"."""
+    turns = [{"role": "User", "content": "Capital user"}, {"role": "AI", "content": "Capital answer"},
+             {"role": "System", "content": "a system prompt"}]
+    path = write(tmp_path, "caps.json", json.dumps(turns))
+    report = ingest_paths("agent", [path], vault)
+    note = parse_note(report.written[0], (vault / report.written[0]).read_text(encoding="utf-8"))
+    assert [(leaf.author, leaf.text) for leaf in note.leaves] == [("user", "Capital user"), ("assistant", "Capital answer")]

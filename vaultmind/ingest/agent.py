@@ -206,7 +206,7 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
             )
         timestamp = own or (previous + timedelta(microseconds=1) if previous else session.time or fallback)
         previous = timestamp
-        role = ROLES.get(str(item.get("role") or raw.get("type") or ""))
+        role = ROLES.get(str(item.get("role") or raw.get("type") or "").strip().lower())  # ("User", "AI")
         if role is None or raw.get("isMeta") is True or is_recap(raw) or is_recap(item):
             continue
         text = _prose(item.get("content"))
