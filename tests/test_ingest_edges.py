@@ -225,3 +225,18 @@ def test_a_signal_export_cut_in_its_last_message_is_completed(tmp_path: Path, va
     ids = [message_id for message_id, _ in _leaves(vault, "sources/chat/signal/signal-trip")]
     assert ingest_paths("chat", [whole], vault, fmt="signal").messages_added == 0
     assert _leaves(vault, "sources/chat/signal/signal-trip") == [(ids[0], "Train at 8?"), (ids[1], "Yes, platform 4")]
+
+
+def test_a_generic_file_of_two_conversations_reads_each_ones_repeated_hour_by_its_own_order(
+    tmp_path: Path, vault: Path
+) -> None:
+    """Conversations listed one after the other: the second one's first message, at 02:10 of
+    the repeated hour, is not read as the second pass for coming after the first one's 02:50."""
+    messages = [
+        {"author": "Alice", "timestamp": "2024-10-27T02:50:00", "text": "night", "conversation": "first"},
+        {"author": "Bob", "timestamp": "2024-10-27T02:10:00", "text": "early", "conversation": "second"},
+        {"author": "Bob", "timestamp": "2024-10-27T02:20:00", "text": "still early", "conversation": "second"},
+    ]
+    path = write(tmp_path, "two.json", json.dumps(messages))
+    ingest_paths("chat", [path], vault, tz="Europe/Berlin")
+    assert [at for _, at in _at(vault, "sources/chat/chat/second")] == ["2024-10-27T00:10:00Z", "2024-10-27T00:20:00Z"]

@@ -51,10 +51,10 @@ def parse_generic(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] |
         raise ingest_error(path, "no messages in the file", line=1)
 
     ids = _Ids(path, warn)
-    clock = LocalClock(tz)
+    clocks: dict[str, LocalClock] = {}  # per conversation: a file may list one after the other
     by_conv: dict[str, list[Message]] = {}
     for line, item in items:
-        parsed = _message(path, line, item, default_conv, platform, clock, ids)
+        parsed = _message(path, line, item, default_conv, platform, tz, clocks, ids)
         if parsed is not None:
             by_conv.setdefault(parsed[0], []).append(parsed[1])
     batches = []
@@ -128,7 +128,14 @@ class _Ids:
 
 
 def _message(
-    path: Path, line: int, item: Any, default_conv: str, platform: str, clock: LocalClock, ids: _Ids
+    path: Path,
+    line: int,
+    item: Any,
+    default_conv: str,
+    platform: str,
+    tz: tzinfo,
+    clocks: dict[str, LocalClock],
+    ids: _Ids,
 ) -> tuple[str, Message] | None:
     if not isinstance(item, dict):
         raise ingest_error(path, "a message must be a JSON object", line=line)
@@ -138,7 +145,7 @@ def _message(
     if "timestamp" not in item:
         raise ingest_error(path, 'message has no "timestamp"', line=line)
     try:
-        read = parse_time(item["timestamp"], clock.tz)  # (a derived id hashes this reading, as it always did)
+        read = parse_time(item["timestamp"], tz)  # (a derived id hashes this reading, as it always did)
     except (ValueError, OverflowError, OSError) as exc:
         raise ingest_error(
             path, f"timestamp {item['timestamp']!r} is not ISO 8601 or epoch seconds", line=line
@@ -159,7 +166,7 @@ def _message(
         return None  # an empty message: nothing to remember
     conv = as_str(item.get("conversation")) or default_conv
     message_id = ids(line, conv, item.get("id"), author, read, text)
-    timestamp = clock.place(item["timestamp"], read)
+    timestamp = clocks.setdefault(conv, LocalClock(tz)).place(item["timestamp"], read)
     source_ref = as_str(item.get("source_ref"))
     thread = as_str(item.get("thread"))
     if thread:
