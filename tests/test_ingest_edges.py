@@ -240,3 +240,14 @@ def test_a_generic_file_of_two_conversations_reads_each_ones_repeated_hour_by_it
     path = write(tmp_path, "two.json", json.dumps(messages))
     ingest_paths("chat", [path], vault, tz="Europe/Berlin")
     assert [at for _, at in _at(vault, "sources/chat/chat/second")] == ["2024-10-27T00:10:00Z", "2024-10-27T00:20:00Z"]
+
+
+def test_an_eml_cut_in_a_multipart_body_says_so_and_one_without_a_last_line_break_does_not(
+    tmp_path: Path, vault: Path
+) -> None:
+    part = MULTIPART.split("\n", 1)[1].replace("Content-Type: multipart/mixed;", "Content-Type: multipart/mixed;\n\t")
+    cut = write(tmp_path, "mail/cut.eml", part)
+    whole = write(tmp_path, "mail/whole.eml", part.replace("<m3@", "<m4@") + "--BB--")  # no line break at its end
+    report = ingest_paths("email", [cut, whole], vault)
+    assert report.messages_added == 2
+    assert [w.split(":")[0] for w in report.warnings if "ends inside its body" in w] == [f"{cut} <m3@example.com>"]
