@@ -251,3 +251,22 @@ def test_an_eml_cut_in_a_multipart_body_says_so_and_one_without_a_last_line_brea
     report = ingest_paths("email", [cut, whole], vault)
     assert report.messages_added == 2
     assert [w.split(":")[0] for w in report.warnings if "ends inside its body" in w] == [f"{cut} <m3@example.com>"]
+
+
+def test_a_whatsapp_chat_whose_name_changes_only_in_case_is_the_same_chat(tmp_path: Path, vault: Path) -> None:
+    """A contact renamed "alice" → "Alice": the next export's messages join the chat's notes
+    (before, every one was written again, to a `.2.md` note beside them). Two chats of such
+    names that share no message stay two."""
+    before = write(tmp_path, "march/WhatsApp Chat with alice.txt", "04/03/2024, 09:00 - Alice: hi\n04/03/2024, 09:01 - Bob: hey\n")
+    after = write(
+        tmp_path,
+        "april/WhatsApp Chat with Alice.txt",
+        "04/03/2024, 09:00 - Alice: hi\n04/03/2024, 09:01 - Bob: hey\n04/03/2024, 09:02 - Bob: new\n",
+    )
+    ingest_paths("chat", [before], vault)
+    report = ingest_paths("chat", [after], vault)
+    assert (report.messages_added, report.messages_known) == (1, 2)
+    assert report.written == ["sources/chat/whatsapp/alice/2024-03-04.md"]
+    assert [text for _, text in _leaves(vault, "sources/chat/whatsapp/alice")] == ["hi", "hey", "new"]
+    other = write(tmp_path, "may/WhatsApp Chat with ALICE.txt", "04/03/2024, 09:00 - Carol: another chat\n")
+    assert ingest_paths("chat", [other], vault).written == ["sources/chat/whatsapp/alice/2024-03-04.2.md"]

@@ -610,7 +610,7 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
         if legacy and legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
             stem = legacy[: -len(_NUMBERED)]
             numbers = sorted(s[len(stem) :] for s in sources if s.startswith(stem) and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
-            before = [(stem + n, batch.meta.scope + n) for n in numbers]
+            before = [(stem + n, batch.meta.scope + n) for n in numbers] + _case_renamed(plan, batch, stem, sources)
         elif legacy and sources.get(legacy):
             before = [(legacy, scope)]
         before += [kin for kin in _by_name(plan, batch, sources) if kin not in before]
@@ -630,6 +630,26 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     first = batch.messages[0]
     held = note.messages().get(first.message_id) if note is not None and note.source_id == legacy else None
     return earlier if held is not None and note_text(held.text) == note_text(first.text) else batch
+
+
+def _case_renamed(plan: _Plan, batch: SourceBatch, stem: str, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(source id, scope) of a WhatsApp chat whose name differs from `stem` (the batch's id) only
+    in case — a contact renamed "alice" → "Alice", a file renamed — and whose notes hold one of
+    the batch's messages (their ids hash author, time and text: two chats share none): the same
+    chat, whose messages were otherwise all written again beside its notes."""
+    ids = {message.message_id for message in batch.messages}
+    found = []
+    for source_id in sorted(sources):
+        if source_id == stem or source_id.casefold() != stem.casefold():
+            continue
+        notes = (
+            plan.existing(f"{folder}/{path.name}")
+            for folder in sources[source_id]
+            for path in sorted((plan.vault / folder).glob("*.md"))
+        )
+        if any(note is not None and note.source_id == source_id and ids & note.messages().keys() for note in notes):
+            found.append((source_id, source_id.replace(":", "/", 1)))
+    return found
 
 
 def _by_name(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
