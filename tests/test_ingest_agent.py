@@ -237,3 +237,87 @@ def test_a_transcript_ingested_under_its_file_name_alone_is_found_again(tmp_path
     assert report.written == ["sources/chat/agent/transcript.md"]
     other = write(tmp_path / "b", "transcript.json", json.dumps([{"role": "user", "content": "Plan the dinner"}]))
     assert ingest_paths("agent", [other], vault).written[0] != "sources/chat/agent/transcript.md"
+
+
+def test_content_given_as_one_object_is_kept(tmp_path: Path, vault: Path) -> None:
+    """A message whose `content` is one object, not a string or a list of parts: a text part's
+    text is kept, an object of no known kind is kept as a JSON code block, tool traffic is
+    dropped as it is in a list of parts."""
+    lines = [
+        {"role": "user", "content": {"type": "text", "text": "What is in the repo?"}},
+        {"role": "assistant", "content": {"type": "tool_result", "tool_use_id": "t", "content": "ls"}},
+        {"role": "assistant", "content": {"status": "done", "files": 3}},
+        {"role": "assistant", "content": {"content_type": "text", "parts": ["Three files."]}},
+    ]
+    path = write(tmp_path, "obj.jsonl", "\n".join(json.dumps(line) for line in lines) + "\n")
+    report = ingest_paths("agent", [path], vault)
+    assert report.messages_added == 3
+    note = parse_note(report.written[0], (vault / report.written[0]).read_text(encoding="utf-8"))
+    assert [(leaf.message_id, leaf.text) for leaf in note.leaves] == [
+        ("0", "What is in the repo?"),
+        ("2", '```json\n{"files": 3, "status": "done"}\n```'),
+        ("3", "Three files."),
+    ]
+    assert note.title == "What is in the repo?"
+    before = snapshot_files(vault)
+    assert ingest_paths("agent", [path], vault).written == []
+    assert snapshot_files(vault) == before
+
+
+def test_codex_rollout_keeps_its_messages_once(tmp_path: Path, vault: Path) -> None:
+    """A Codex CLI rollout: the session's id from `session_meta`, the messages from
+    `response_item` lines (not again from the `event_msg` lines that repeat them), the injected
+    environment context dropped."""
+    lines = [
+        {"timestamp": "2025-01-01T10:00:00Z", "type": "session_meta", "payload": {"id": "0193-abc", "cwd": "/src"}},
+        {"timestamp": "2025-01-01T10:00:00Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "<environment_context>\n<cwd>/src</cwd>\n</environment_context>"}]}},
+        {"timestamp": "2025-01-01T10:00:01Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "Fix the bug in main.py"}]}},
+        {"timestamp": "2025-01-01T10:00:01Z", "type": "event_msg", "payload": {"type": "user_message", "message": "Fix the bug in main.py"}},
+        {"timestamp": "2025-01-01T10:00:03Z", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{}"}},
+        {"timestamp": "2025-01-01T10:00:05Z", "type": "response_item", "payload": {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Fixed: the loop was off by one."}]}},
+        {"timestamp": "2025-01-01T10:00:05Z", "type": "event_msg", "payload": {"type": "agent_message", "message": "Fixed: the loop was off by one."}},
+    ]
+    path = write(tmp_path, "rollout-2025-01-01T10-00-00-0193-abc.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
+    report = ingest_paths("agent", [path], vault)
+    assert report.written == ["sources/chat/agent/0193-abc.md"]
+    note = parse_note(report.written[0], (vault / report.written[0]).read_text(encoding="utf-8"))
+    assert [(leaf.message_id, leaf.author, leaf.text, leaf.timestamp) for leaf in note.leaves] == [
+        ("1", "user", "Fix the bug in main.py", "2025-01-01T10:00:01Z"),
+        ("3", "assistant", "Fixed: the loop was off by one.", "2025-01-01T10:00:05Z"),
+    ]
+    before = snapshot_files(vault)
+    assert ingest_paths("agent", [path], vault).written == [] and snapshot_files(vault) == before
+
+
+def test_a_transcript_still_being_written_is_read_up_to_its_last_whole_line(tmp_path: Path, vault: Path) -> None:
+    """An agent appends a JSON line at a time: a copy taken meanwhile ends in half a line. The
+    whole lines are read, the half one left out with a warning; once complete, the next ingest
+    adds it."""
+    lines = [
+        json.dumps({"type": t, "uuid": f"a{n}", "sessionId": "L1", "timestamp": f"2025-01-01T10:00:0{n}Z",
+                    "message": {"role": t, "content": text}})
+        for n, (t, text) in enumerate([("user", "hello"), ("assistant", "hi there"), ("user", "bye")])
+    ]
+    path = write(tmp_path, "live.jsonl", "\n".join(lines[:2]) + "\n" + lines[2][:40])
+    report = ingest_paths("agent", [path], vault)
+    assert report.messages_added == 2
+    assert [w for w in report.warnings if "line 3: the last line is not complete JSON" in w]
+    write(tmp_path, "live.jsonl", "\n".join(lines) + "\n")
+    assert ingest_paths("agent", [path], vault).messages_added == 1
+    write(tmp_path, "broken.jsonl", lines[0] + "\n" + lines[1][:40] + "\n" + lines[2] + "\n")
+    with pytest.raises(IngestError, match="line 2"):  # a bad line inside the file is still an error
+        ingest_paths("agent", [tmp_path / "broken.jsonl"], vault)
+
+
+def test_roles_are_read_whatever_their_case(tmp_path: Path, vault: Path) -> None:
+    """`"User"`, `"Assistant"`, `"AI"` (exports of other tools capitalise the role) are the
+    user and the assistant; before, such a transcript held "no messages"."""
+    turns = [{"role": "User", "content": "Capital user"}, {"role": "AI", "content": "Capital answer"},
+             {"role": "System", "content": "a system prompt"}]
+    path = write(tmp_path, "caps.json", json.dumps(turns))
+    report = ingest_paths("agent", [path], vault)
+    note = parse_note(report.written[0], (vault / report.written[0]).read_text(encoding="utf-8"))
+    assert [(leaf.author, leaf.text) for leaf in note.leaves] == [("user", "Capital user"), ("assistant", "Capital answer")]

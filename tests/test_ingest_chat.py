@@ -664,7 +664,8 @@ def test_whatsapp_chat_name_zip_and_timezone(tmp_path: Path) -> None:
 
 def test_an_edited_whatsapp_message_replaces_its_text_before_the_edit(tmp_path: Path, vault: Path) -> None:
     """The next export says "<This message was edited>" after the new text: a new id (WhatsApp
-    ids hash the text), and the text before the edit had stayed, ranking above the correction."""
+    ids hash the text), and the text before the edit had stayed, ranking above the correction.
+    The message shows the new text, the one before quoted below it."""
     first = (
         "2024-03-04, 09:00 - Alice: Dinner at 6 at the harbour\n"
         "2024-03-04, 09:00 - Alice: Bring the cake\n"
@@ -678,9 +679,10 @@ def test_an_edited_whatsapp_message_replaces_its_text_before_the_edit(tmp_path: 
     [batch] = parse_whatsapp(export)
     assert len(batch.edited) == 1 and "edited" not in batch.messages[0].text
     report = ingest_paths("chat", [export], vault)
-    assert (report.messages_added, report.messages_edited) == (2, 1)
+    assert (report.messages_added, report.messages_edited) == (1, 1)
     note = (vault / "sources/chat/whatsapp/alice/2024-03-04.md").read_text(encoding="utf-8")
-    assert "Dinner at 7 at the harbour" in note and "Dinner at 6" not in note
+    # the new text, the one before the edit quoted below it (as Telegram's and Slack's edits)
+    assert "> Dinner at 7 at the harbour\n>\n> [edited, the text before:]\n> > Dinner at 6 at the harbour" in note
     assert "Bring the cake" in note, "the other message of that minute stays"
     again = ingest_paths("chat", [export], vault)
     assert again.written == [] and again.messages_edited == 0

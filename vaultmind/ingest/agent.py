@@ -1,10 +1,14 @@
 """Agent transcripts: OpenAI-style message lists, as JSON or JSON Lines.
 
 Shapes read: `[{role, content, …}, …]` (one session named after the file), `{id, messages:
-[…]}`, a JSON array of such sessions, JSON Lines of messages or of sessions, and JSON Lines whose
-lines wrap a message as `{"message": {role, content}, "uuid", "timestamp", "sessionId"}`.
+[…]}`, a JSON array of such sessions, JSON Lines of messages or of sessions, JSON Lines whose
+lines wrap a message as `{"message": {role, content}, "uuid", "timestamp", "sessionId"}` (Claude
+Code), and a Codex CLI rollout (`session_meta`, then `response_item` lines whose `payload` is a
+message; its `event_msg` lines repeat them and are skipped).
 
-What is kept: the prose of `user` and `assistant` turns, in order. What is dropped:
+What is kept: the prose of `user` and `assistant` turns, in order; a `content` that is one
+object (not a string or a list of parts) is read as a part, else kept as a JSON code block.
+What is dropped:
 - system / developer prompts, `tool` / `function` results, `tool_calls` / `function_call`, and
   content parts of type tool_use, tool_result, function_call(_output), thinking, reasoning;
   `<tool_call>…</tool_call>`-style blocks inside text; a message that is only a tool call's JSON;
@@ -30,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -51,6 +55,10 @@ from vaultmind.markdown.render import Message, SourceMeta
 ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant"}
 TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 IMAGE_PARTS = frozenset({"image_url", "image", "input_image", "output_image"})
+# parts that are no prose (tool traffic, reasoning): dropped, in a list of parts or as the content
+DROPPED_PARTS = frozenset(
+    {"tool_use", "tool_result", "function_call", "function_call_output", "thinking", "redacted_thinking", "reasoning"}
+)
 RECAP_FLAGS = frozenset({"summary", "recap", "compaction", "conversation_summary", "compact_summary"})
 RECAP_OPENINGS = (
     "summary of the conversation",
@@ -74,14 +82,15 @@ CONTINUATION = "this session is being continued from a previous conversation"
 _TIME_KEYS = ("timestamp", "created_at", "created", "time", "create_time")
 _ID_KEYS = ("id", "session_id", "sessionId", "conversation_id")
 _TOOL_BLOCK_RE = re.compile(
-    r"<(tool_call|tool_calls|tool_response|tool_result|function_call|function_calls|function_results)\b[^>]*>"
+    r"<(tool_call|tool_calls|tool_response|tool_result|function_call|function_calls|function_results"
+    r"|environment_context|user_instructions)\b[^>]*>"
     r".*?</\1>",
     re.DOTALL,
 )
 _DECORATION = " \t#*_>`-"
 
 
-def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
+def parse_agent(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
     """Parse one agent transcript file into one batch per session."""
     text = read_text(path)
     stripped = text.lstrip()
@@ -90,14 +99,24 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
     elif stripped.startswith("{") and _one_object(text):
         items = [(1, json.loads(text))]
     else:
-        items = list(jsonl_items(path, text))
+        items = list(jsonl_items(path, text, warn))
     if not items:
         raise ingest_error(path, "no messages in the transcript", line=1)
     sessions: dict[str, _Session] = {}
     order: list[str] = []
+    rollout = _rollout_id(items)
     for line, item in items:
         if not isinstance(item, dict):
             raise ingest_error(path, "expected a message or session object", line=line)
+        if rollout is not None:  # Codex: `response_item` lines hold the messages, the rest are events
+            if item.get("type") != "response_item" or not isinstance(item.get("payload"), dict):
+                continue
+            item = {**item["payload"], "timestamp": item.get("timestamp")}
+            session = sessions.setdefault(rollout, _Session(rollout, None, named=True))
+            session.messages.append((line, item))
+            if rollout not in order:
+                order.append(rollout)
+            continue
         if isinstance(item.get("messages"), list):
             own = _first(item, _ID_KEYS)
             sid = own or (path.stem if len(items) == 1 else f"{path.stem}-{line}")
@@ -122,6 +141,16 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
         if batch is not None:
             batches.append(batch)
     return batches
+
+
+def _rollout_id(items: list[tuple[int, Any]]) -> str | None:
+    """The session id of a Codex CLI rollout (`rollout-….jsonl`: a `session_meta` line, then
+    `response_item` lines whose `payload` is a message, and `event_msg` lines that repeat what
+    was said for the terminal), else None."""
+    first = items[0][1] if items else None
+    if isinstance(first, dict) and first.get("type") == "session_meta" and isinstance(first.get("payload"), dict):
+        return as_str(first["payload"].get("id"))
+    return None
 
 
 class _Session:
@@ -177,7 +206,7 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
             )
         timestamp = own or (previous + timedelta(microseconds=1) if previous else session.time or fallback)
         previous = timestamp
-        role = ROLES.get(str(item.get("role") or raw.get("type") or ""))
+        role = ROLES.get(str(item.get("role") or raw.get("type") or "").strip().lower())  # ("User", "AI")
         if role is None or raw.get("isMeta") is True or is_recap(raw) or is_recap(item):
             continue
         text = _prose(item.get("content"))
@@ -232,9 +261,11 @@ def _opens_recap(text: str) -> bool:
 
 
 def _prose(content: Any) -> str:
-    """The user-visible prose of a message's content (a string or a list of parts)."""
+    """The user-visible prose of a message's content (a string, a list of parts, or one object)."""
     if isinstance(content, str):
         pieces = [content]
+    elif isinstance(content, dict):
+        pieces = [_object_prose(content)]
     elif isinstance(content, list):
         pieces = []
         for part in content:
@@ -250,6 +281,25 @@ def _prose(content: Any) -> str:
         return ""
     text = "\n\n".join(p for p in pieces if p.strip())
     return strip_base64(_TOOL_BLOCK_RE.sub("", text)).strip()
+
+
+def _object_prose(content: dict[str, Any]) -> str:
+    """A content that is one object rather than a string or a list: a part on its own
+    (`{"type": "text", "text": …}`), a `parts` list, or an object of no kind vaultmind knows,
+    kept as a compact JSON code block so nothing a transcript says is silently dropped. Tool
+    traffic and reasoning are dropped as they are in a list of parts."""
+    kind = str(content.get("type") or "")
+    if kind in DROPPED_PARTS:
+        return ""
+    if isinstance(content.get("text"), str) and kind in TEXT_PARTS | {""}:
+        return str(content["text"])
+    if kind in IMAGE_PARTS:
+        return "[image]"
+    if not kind and isinstance(content.get("parts"), list):  # {"content_type": "text", "parts": [...]}
+        return _prose(content["parts"])
+    if not content:
+        return ""
+    return f"```json\n{json.dumps(content, ensure_ascii=False, sort_keys=True)}\n```"
 
 
 def _is_tool_json(text: str) -> bool:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, tzinfo
+from collections.abc import Callable
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from vaultmind.ingest.common import (
+    LocalClock,
     MessageIds,
     as_str,
     json_array_items,
@@ -34,7 +36,7 @@ from vaultmind.markdown.render import Message, SourceMeta
 DEFAULT_PLATFORM = "chat"
 
 
-def parse_generic(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
+def parse_generic(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
     """Parse one generic chat file (`.json` array/object or `.jsonl`)."""
     text = read_text(path)
     stripped = text.lstrip()
@@ -44,14 +46,15 @@ def parse_generic(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
     elif stripped.startswith("{") and _is_single_object(text):
         items, platform, default_conv, title = _object_items(path, text)
     else:
-        items = list(jsonl_items(path, text))
+        items = list(jsonl_items(path, text, warn))
     if not items:
         raise ingest_error(path, "no messages in the file", line=1)
 
-    ids = MessageIds()
+    ids = _Ids(path, warn)
+    clocks: dict[str, LocalClock] = {}  # per conversation: a file may list one after the other
     by_conv: dict[str, list[Message]] = {}
     for line, item in items:
-        parsed = _message(path, line, item, default_conv, platform, tz, ids)
+        parsed = _message(path, line, item, default_conv, platform, tz, clocks, ids)
         if parsed is not None:
             by_conv.setdefault(parsed[0], []).append(parsed[1])
     batches = []
@@ -93,8 +96,46 @@ def _object_items(path: Path, text: str) -> tuple[list[tuple[int, Any]], str, st
     return items, platform, conv, as_str(data.get("title"))
 
 
+class _Ids:
+    """The message ids of one file. A message's `id` as text, else one derived from its content
+    (`MessageIds`). `1` (a number) and `"1"` (a string) read alike: when both name messages of one
+    conversation that differ, the later one in the file is `1~number` (or `1~string`), with a
+    warning, rather than being taken for the first and lost; an id used one way only keeps its
+    text, as it always had."""
+
+    def __init__(self, path: Path, warn: Callable[[str], None] | None):
+        self.path = path
+        self.warn = warn
+        self.derived = MessageIds()
+        self.first: dict[tuple[str, str], tuple[str, tuple[str, datetime, str]]] = {}
+
+    def __call__(self, line: int, conv: str, raw: Any, author: str, timestamp: datetime, text: str) -> str:
+        given = as_str(raw)
+        if not given:
+            return self.derived(author, timestamp, text)
+        kind = "string" if isinstance(raw, str) else "number"
+        first_kind, first_content = self.first.setdefault((conv, given), (kind, (author, timestamp, text)))
+        if first_kind == kind or first_content == (author, timestamp, text):
+            return given
+        distinct = f"{given}~{kind}"
+        if self.warn is not None:
+            self.warn(
+                f"{self.path}: line {line}: message id {raw!r} (a {kind}) is also the id of an earlier "
+                f"message (a {first_kind}) of conversation {conv!r}; kept as message {distinct!r} "
+                "(give each message an id of its own)"
+            )
+        return distinct
+
+
 def _message(
-    path: Path, line: int, item: Any, default_conv: str, platform: str, tz: tzinfo, ids: MessageIds
+    path: Path,
+    line: int,
+    item: Any,
+    default_conv: str,
+    platform: str,
+    tz: tzinfo,
+    clocks: dict[str, LocalClock],
+    ids: _Ids,
 ) -> tuple[str, Message] | None:
     if not isinstance(item, dict):
         raise ingest_error(path, "a message must be a JSON object", line=line)
@@ -104,7 +145,7 @@ def _message(
     if "timestamp" not in item:
         raise ingest_error(path, 'message has no "timestamp"', line=line)
     try:
-        timestamp = parse_time(item["timestamp"], tz)
+        read = parse_time(item["timestamp"], tz)  # (a derived id hashes this reading, as it always did)
     except (ValueError, OverflowError, OSError) as exc:
         raise ingest_error(
             path, f"timestamp {item['timestamp']!r} is not ISO 8601 or epoch seconds", line=line
@@ -124,7 +165,8 @@ def _message(
     if not text.strip():
         return None  # an empty message: nothing to remember
     conv = as_str(item.get("conversation")) or default_conv
-    message_id = as_str(item.get("id")) or ids(author, timestamp, text)
+    message_id = ids(line, conv, item.get("id"), author, read, text)
+    timestamp = clocks.setdefault(conv, LocalClock(tz)).place(item["timestamp"], read)
     source_ref = as_str(item.get("source_ref"))
     thread = as_str(item.get("thread"))
     if thread:

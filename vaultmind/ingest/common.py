@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -36,12 +36,26 @@ def read_text(path: Path, data: bytes | None = None) -> str:
     except OSError as exc:
         raise IngestError(f"cannot read: {exc.strerror or exc}", path=path) from exc
     decoded = decode_text(raw)
+    if decoded.bad_byte is not None and (cut := _cut_utf8(raw)) is not None:
+        decoded = decode_text(raw[:cut])  # a file cut inside its last character: read up to it
     if decoded.text is None:
         raise ingest_error(path, "a binary file, not text", hint="export the chat as text (UTF-8)")
     if decoded.bad_byte is not None:
         name = decoded.name
         raise ingest_error(path, f"not {name} text", line=_line_of_byte(raw, decoded), hint="export the chat as UTF-8")
     return decoded.text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _cut_utf8(raw: bytes) -> int | None:
+    """Where the last, incomplete character of UTF-8 text starts, when it is its only fault: a
+    copy or download cut off inside a multi-byte character (an emoji, an accented letter).
+    Those bytes say nothing; the rest is read, and the message they ended is cut anyway."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data" and exc.end == len(raw):
+            return exc.start
+    return None
 
 
 def _line_of_byte(raw: bytes, decoded: DecodedText) -> int:
@@ -94,14 +108,24 @@ def json_array_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         i = _skip_ws(text, i + 1)
 
 
-def jsonl_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """(line, object) for each non-blank line of a JSON Lines file."""
-    for number, line in enumerate(text.split("\n"), 1):
+def jsonl_items(path: Path, text: str, warn: Callable[[str], None] | None = None) -> Iterator[tuple[int, Any]]:
+    """(line, object) for each non-blank line of a JSON Lines file. With `warn`, a last line
+    that is not complete JSON, without a line break after it, is left out with a warning: a
+    transcript still being written (an agent appends a line at a time), or a copy cut short;
+    the lines above it are whole. Any other bad line is an error naming it."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
+            if warn is not None and number == len(lines) and not text.endswith("\n"):
+                warn(
+                    f"{path}: line {number}: the last line is not complete JSON (still being written, or the file "
+                    "was cut short?); left out — ingest the file again once it is complete"
+                )
+                return
             raise ingest_error(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number) from exc
 
 
@@ -137,6 +161,46 @@ def local_to_utc(value: datetime, tz: tzinfo) -> datetime:
     if value.tzinfo is None:
         value = value.replace(tzinfo=tz)
     return value.astimezone(UTC)
+
+
+REPEAT_STEP = timedelta(minutes=10)  # a step back in time larger than this, in a repeated hour, is its second pass
+
+
+class LocalClock:
+    """Places an export's naive local times in file order. In the hour an autumn clock change
+    repeats (02:00–03:00 twice in Europe/Berlin), a naive time is read as its first pass; a
+    message that goes back more than `REPEAT_STEP` before the one above it, and fits after it
+    as the second pass (`fold=1`), is read so: an export in order says which pass it is. (A step
+    back of a few minutes is a message sent offline, and stays.)"""
+
+    def __init__(self, tz: tzinfo):
+        self.tz = tz
+        self.last: datetime | None = None  # the previous message's UTC time
+
+    def place(self, value: Any, read: datetime) -> datetime:
+        """`read` (the UTC time of `value` as `parse_time`/`local_to_utc` read it), or the
+        repeated hour's second pass when `value` is a naive local time the file's order puts there."""
+        local = _naive(value)
+        timestamp = read
+        if local is not None and self.last is not None and read < self.last - REPEAT_STEP:
+            second = local_to_utc(local.replace(fold=1), self.tz)
+            if second >= self.last - REPEAT_STEP:
+                timestamp = second
+        self.last = timestamp
+        return timestamp
+
+
+def _naive(value: Any) -> datetime | None:
+    """`value` as a naive local time (a datetime, or an ISO 8601 string without an offset), else None."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is None else None
+    if not isinstance(value, str) or re.fullmatch(r"-?\d+(?:\.\d+)?", value.strip()):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is None else None
 
 
 def epoch_to_utc(value: float | int | str) -> datetime:

@@ -200,11 +200,11 @@ def parse_chat_path(
     if fmt == "generic":
         from vaultmind.ingest.chat_generic import parse_generic
 
-        return parse_generic(path, tz=tz)
+        return parse_generic(path, tz=tz, warn=warn)
     if fmt == "agent":
         from vaultmind.ingest.agent import parse_agent
 
-        return parse_agent(path, tz=tz)
+        return parse_agent(path, tz=tz, warn=warn)
     raise UsageError(f"unknown chat format {fmt!r}", hint="one of " + ", ".join(FORMATS))
 
 

@@ -50,6 +50,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from email import policy as email_policy
+from email.parser import BytesParser
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -242,9 +244,44 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 "ingest the whole file to read it"
             )
         elif read is not None:
+            if _cut_in_body(read[2]):
+                warnings.append(_cut_warning(f"{box.path} message {read[0]}", read[2]))
             yield _mbox_message(box, *read)
     finally:
         mbox.close()
+
+
+def _cut_in_body(rest: bytes) -> bool:
+    """Whether the last message of an mbox (`rest`: below its `From ` line) looks cut inside its
+    body: the file's last line has no line break (an mbox ends each message with one), or it is
+    `_unterminated`."""
+    return not rest.endswith(b"\n") or _unterminated(rest)
+
+
+# a header block's multipart boundary: `Content-Type: multipart/mixed;` and, maybe on a folded
+# line below it, `boundary="…"`
+_BOUNDARY_RE = re.compile(rb'^content-type:[^\n]*(?:\n[ \t][^\n]*)*?\bboundary="?([^";\r\n]+)"?', re.IGNORECASE | re.MULTILINE)
+
+
+def _unterminated(data: bytes) -> bool:
+    """Whether a multipart message's closing boundary (`--<boundary>--`) never comes: its file
+    cut short. The top level's is enough (a cut file loses it first), and found without
+    parsing the message."""
+    text = data.replace(b"\r\n", b"\n")
+    found = _BOUNDARY_RE.search(text.split(b"\n\n", 1)[0])
+    return found is not None and b"--" + found.group(1) + b"--" not in text
+
+
+def _cut_warning(where: str, data: bytes) -> str:
+    """What to say of a message cut in its body (`where`: its file, and its number in an mbox):
+    it is read as far as it goes."""
+    headers = BytesParser(policy=email_policy.compat32).parsebytes(data, headersonly=True)
+    mid = " ".join(str(headers.get("Message-ID") or "").split())
+    return (
+        f"{where}{' ' + mid if mid else ''}: the file ends inside its body (cut short?); "
+        "its text is kept as far as it goes — check the file, and ingest a whole copy before this one "
+        "if you have it (a message once written keeps its text)"
+    )
 
 
 def _cut_in_header(rest: bytes) -> bool:
@@ -301,6 +338,8 @@ def _read(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
         # a byte order mark or blank lines before the headers (a message saved by Notepad, pasted
         # into a file) are no part of it: the parser would read the headers as body
         data = data.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n")
+        if _unterminated(data):  # (an .eml may well end without a line break: that says nothing)
+            warnings.append(_cut_warning(str(box.path), data))
         yield _Raw(str(box.path), "", data, box.account, partial(file_time, box.path))
 
 

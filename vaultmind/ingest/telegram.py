@@ -19,7 +19,7 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from vaultmind.ingest.common import MessageIds, as_str, load_json, parse_time
+from vaultmind.ingest.common import LocalClock, MessageIds, as_str, load_json, parse_time
 from vaultmind.ingest.errors import ingest_error
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta, iso_utc
@@ -60,9 +60,10 @@ def _chat(path: Path, index: int, chat: Any, tz: tzinfo, *, single: bool) -> Sou
     )
     chat_id = as_str(chat.get("id")) or name
     ids = MessageIds()
+    clock = LocalClock(tz)  # (an export without `date_unixtime`: local times, in order)
     messages = []
     for number, item in enumerate(chat["messages"]):
-        message = _message(path, name, number, item, chat_id, tz, ids)
+        message = _message(path, name, number, item, chat_id, clock, ids)
         if message is not None:
             messages.append(message)
     if not messages:
@@ -72,14 +73,15 @@ def _chat(path: Path, index: int, chat: Any, tz: tzinfo, *, single: bool) -> Sou
 
 
 def _message(
-    path: Path, chat: str, number: int, item: Any, chat_id: str, tz: tzinfo, ids: MessageIds
+    path: Path, chat: str, number: int, item: Any, chat_id: str, clock: LocalClock, ids: MessageIds
 ) -> Message | None:
     where = f"chat {chat!r}, message {number}"
     if not isinstance(item, dict):
         raise ingest_error(path, f"{where}: a message must be an object")
     if item.get("type", "message") != "message":
         return None
-    timestamp = _time(path, where, item, tz)
+    tz = clock.tz
+    read = _time(path, where, item, tz)  # (a derived id hashes this reading, as it always did)
     text = flatten_text(item.get("text"))
     media = _media(item)
     if media:
@@ -91,7 +93,8 @@ def _message(
         text = f"[forwarded from {forwarded}]\n{text}"
     author = as_str(item.get("from")) or ("Deleted Account" if "from" in item else as_str(item.get("actor")))
     author = author or as_str(item.get("from_id")) or "unknown"
-    message_id = as_str(item.get("id")) or ids(author, timestamp, text)
+    message_id = as_str(item.get("id")) or ids(author, read, text)
+    timestamp = read if _said(item, "date_unixtime") else clock.place(item.get("date"), read)
     ref = f"telegram://chat/{chat_id}/{message_id}" if as_str(item.get("id")) else None
     edited = _time(path, where, item, tz, edit=True) if _said(item, "edited_unixtime") or _said(item, "edited") else None
     return Message(

@@ -17,8 +17,8 @@ sent. An edited message's mark ("<This message was edited>", in a few languages)
 its text and its id listed in `SourceBatch.edited`: the writer replaces the text before the
 edit with it. Export times are local and carry no zone: they are read in `tz` (default UTC); in the
 hour a clock change repeats, a time that would go back more than `REPEAT_STEP` before the
-message above it is read as the hour's second pass (a step of a few minutes is a message sent
-offline, and stays).
+message above it is read as the hour's second pass (`common.LocalClock`; a step of a few
+minutes is a message sent offline, and stays).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
-from vaultmind.ingest.common import MessageIds, local_to_utc, read_text, strip_invisible
+from vaultmind.ingest.common import LocalClock, MessageIds, local_to_utc, read_text, strip_invisible
 from vaultmind.ingest.errors import IngestError, ingest_error
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta
@@ -99,6 +99,14 @@ def parse_line_chat(
     warn: Callable[[str], None] | None = None,
 ) -> list[SourceBatch]:
     """The shared parser of line-based exports (WhatsApp, Signal): one batch for the chat."""
+    cut = _cut_header(text)
+    if cut is not None:
+        if warn is not None:
+            warn(
+                f"{path}: line {text.count(chr(10), 0, cut) + 1}: the file ends inside a message's first line "
+                f"(cut short?): {text[cut:]!r} left out — ingest the whole export to read that message"
+            )
+        text = text[:cut]
     records = _fold_pasted(_fold_pasted(_records(path, text, name), _other_shape), partial(_other_order, order))
     if order in ("DMY", "MDY"):
         wrong = next((r for r in records if r.year_first or not _fits(r, order)), None)
@@ -113,7 +121,7 @@ def parse_line_chat(
     messages: list[Message] = []
     edits: list[str] = []
     earlier: list[tuple[str, str]] = []
-    last: datetime | None = None  # the previous message's UTC time
+    clock = LocalClock(tz)
     for record in records:
         if record.author is None:
             continue
@@ -126,12 +134,7 @@ def parse_line_chat(
             if not body.strip():
                 continue
         local = _datetime(path, record, order)
-        timestamp = local_to_utc(local, tz)
-        if last is not None and timestamp < last - REPEAT_STEP:  # the hour a clock change repeats:
-            second = local_to_utc(local.replace(fold=1), tz)  # its second pass, as the file's order says
-            if second >= last - REPEAT_STEP:  # (a few minutes back: a message sent offline, left as it is)
-                timestamp = second
-        last = timestamp
+        timestamp = clock.place(local, local_to_utc(local, tz))  # (the hour a clock change repeats)
         # a message holding pasted header lines is known by its own lines: the id (and, to a
         # note written before, its text) an export read without the fold gave it
         own = body if record.head is None else "\n".join(record.lines[: record.head]).strip("\n").rstrip()
@@ -226,6 +229,29 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
     return records
 
 
+_DIGITS_RE = re.compile(r"\d+")
+
+
+def _cut_header(text: str) -> int | None:
+    """Where the file's last line starts, when the file ends inside a message's first line (a
+    copy or download cut off in its date or time, `04/03/2024, 09:3`): no line break at the
+    end, and that line is the start of the date and time the line above it that starts a
+    message writes (digits aside), a date begun at least. Read, it was a line of the message
+    above, which then had another id than in the whole export."""
+    if text.endswith("\n") or "\n" not in text:
+        return None
+    start = text.rfind("\n") + 1
+    last = strip_invisible(text[start:])
+    if HEADER_RE.match(last) or not re.match(r"\[?\d+[./-]\d", last):  # (a date begun, at least)
+        return None
+    for line in reversed(text[:start].split("\n")):
+        header = HEADER_RE.match(strip_invisible(line))
+        if header is not None:
+            stamp = _DIGITS_RE.sub("0", header.string[: header.start("rest")])
+            return start if stamp.startswith(_DIGITS_RE.sub("0", last)) else None
+    return None
+
+
 PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a stranger, was pasted
 
 
@@ -302,7 +328,6 @@ def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Cal
     return pasted
 
 
-REPEAT_STEP = timedelta(minutes=10)  # a step back in time larger than this, in a repeated hour, is its second pass
 _IOS_ENCRYPTED_RE = re.compile(r"messages and calls are end-to-end encrypted\b", re.I)
 # A whole notice sentence: "Alice added Bob", "Bob left", "Alice changed the subject to …"
 _IOS_NOTICE_RE = re.compile(

@@ -610,7 +610,7 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
         if legacy and legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
             stem = legacy[: -len(_NUMBERED)]
             numbers = sorted(s[len(stem) :] for s in sources if s.startswith(stem) and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
-            before = [(stem + n, batch.meta.scope + n) for n in numbers]
+            before = [(stem + n, batch.meta.scope + n) for n in numbers] + _case_renamed(plan, batch, stem, sources)
         elif legacy and sources.get(legacy):
             before = [(legacy, scope)]
         before += [kin for kin in _by_name(plan, batch, sources) if kin not in before]
@@ -630,6 +630,26 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
     first = batch.messages[0]
     held = note.messages().get(first.message_id) if note is not None and note.source_id == legacy else None
     return earlier if held is not None and note_text(held.text) == note_text(first.text) else batch
+
+
+def _case_renamed(plan: _Plan, batch: SourceBatch, stem: str, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(source id, scope) of a WhatsApp chat whose name differs from `stem` (the batch's id) only
+    in case — a contact renamed "alice" → "Alice", a file renamed — and whose notes hold one of
+    the batch's messages (their ids hash author, time and text: two chats share none): the same
+    chat, whose messages were otherwise all written again beside its notes."""
+    ids = {message.message_id for message in batch.messages}
+    found = []
+    for source_id in sorted(sources):
+        if source_id == stem or source_id.casefold() != stem.casefold():
+            continue
+        notes = (
+            plan.existing(f"{folder}/{path.name}")
+            for folder in sources[source_id]
+            for path in sorted((plan.vault / folder).glob("*.md"))
+        )
+        if any(note is not None and note.source_id == source_id and ids & note.messages().keys() for note in notes):
+            found.append((source_id, source_id.replace(":", "/", 1)))
+    return found
 
 
 def _by_name(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -765,11 +785,14 @@ def _scope_of(plan: _Plan, folder: str) -> str | None:
     return None if value is None else str(value)
 
 
-def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> None:
-    """An edited message (its export says so) whose id hashes its text is a new id: it replaces
-    the note's one message by the same author at the same time that the export no longer
-    holds — the text before the edit (removed from `current`). With none, or several such
-    messages, nothing is replaced."""
+def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> int:
+    """An edited message (its export says so) whose id hashes its text is a new id (WhatsApp):
+    it is the note's one message by the same author at the same time that the export no longer
+    holds — the text before the edit. That message keeps its id and shows the new text, the one
+    before quoted below it (`_with_before`: nothing is lost); the new id is not written (a later
+    ingest knows it, `_same_messages`). With none, or several such messages, the edit is a new
+    message. Returns the number of the note's messages changed so."""
+    changed = 0
     for message_id in sorted(group.edited & new.keys()):
         edit = new[message_id]
         at = to_utc(edit.timestamp)
@@ -779,13 +802,63 @@ def _replace_edited(plan: _Plan, group: _Group, current: dict[str, Message], new
             if old.message_id not in group.messages and old.author == edit.author and to_utc(old.timestamp) == at
         ]
         if len(before) == 1:
-            del current[before[0]]
+            old = current[before[0]]
+            current[before[0]] = replace(old, text=_with_before(note_text(edit.text), note_text(old.text), None))
+            del new[message_id]
             plan.report.messages_edited += 1
+            changed += 1
+    return changed
+
+
+def _complete_cut(plan: _Plan, path: str, group: _Group, current: dict[str, Message], new: dict[str, Message]) -> int:
+    """A message an earlier export cut short (a WhatsApp or Signal file cut in its last
+    message: a copy or download cut off) had another id, hashing the text as far as it went.
+    A new message whose id hashes its text is that message completed when the note holds, as
+    its last message, one by the same author at the same time, under a hashed id the export no
+    longer holds, whose text the new one's starts with: that message keeps its id and takes the
+    whole text (nothing is lost: the cut text is its start), and the new id is not written (a
+    later ingest knows it, `_same_messages`). Returns the number of the note's messages so
+    completed."""
+    if not current:
+        return 0
+    last = max(to_utc(message.timestamp) for message in current.values())
+    changed = 0
+    for message_id in sorted(new):
+        whole = new[message_id]
+        at, text = to_utc(whole.timestamp), note_text(whole.text)
+        if at != last or not HASHED_ID_RE.fullmatch(message_id):
+            continue
+        cut = [
+            old.message_id
+            for old in current.values()
+            if old.message_id not in group.messages
+            and HASHED_ID_RE.fullmatch(old.message_id)
+            and old.author == whole.author
+            and to_utc(old.timestamp) == at
+            and len(note_text(old.text)) < len(text)
+            and text.startswith(note_text(old.text))
+        ]
+        if len(cut) == 1:
+            current[cut[0]] = replace(current[cut[0]], text=whole.text)
+            del new[message_id]
+            changed += 1
+            plan.report.warnings.append(
+                f"{path}: message {cut[0]!r} was cut short in an earlier export (its file ended inside it); "
+                "completed with its whole text from this one"
+            )
+    return changed
+
+
+def _completed(message_id: str, said: str, export: Message) -> bool:
+    """Whether a note's message `said` is `export` (an export's text of it, under a hashed id)
+    completed since (`_complete_cut`): the export was cut short inside it."""
+    own = note_text(export.text)
+    return HASHED_ID_RE.fullmatch(message_id) is not None and len(own) < len(said) and said.startswith(own)
 
 
 # below an edited message's text (Telegram), its text before the edit, quoted: "[edited <UTC
 # time>, the text before:]" and the quoted lines, themselves holding any earlier edit's
-_EDIT_MARK_RE = re.compile(r"\n\n\[edited [^\]\n]*, the text before:\]\n((?:>[^\n]*(?:\n|\Z))+)\Z")
+_EDIT_MARK_RE = re.compile(r"\n\n\[edited(?: [^\]\n]*)?, the text before:\]\n((?:>[^\n]*(?:\n|\Z))+)\Z")
 
 
 def _edit_time(value: str | None) -> datetime | None:
@@ -819,8 +892,15 @@ def _edit(held: Message, export: Message) -> Message | None:
     own, said = note_text(export.text), note_text(held.text)
     if said == own or said in _versions(own)[1:]:
         return None if said == own else export
+    return replace(export, text=_with_before(own, said, export.edited))
+
+
+def _with_before(own: str, said: str, edited: str | None) -> str:
+    """A message's text `own` with the text before its edit, `said`, quoted below it under
+    `[edited <UTC time>, the text before:]` (`[edited, the text before:]` when the export does
+    not say when: WhatsApp)."""
     quoted = "\n".join(f"> {line}" if line else ">" for line in said.split("\n"))
-    return replace(export, text=f"{own}\n\n[edited {export.edited}, the text before:]\n{quoted}")
+    return f"{own}\n\n[edited{' ' + edited if edited else ''}, the text before:]\n{quoted}"
 
 
 _REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]")
@@ -907,14 +987,17 @@ def _same_messages(group: _Group, held: dict[str, Message]) -> set[str]:
         if not HASHED_ID_RE.fullmatch(message_id):
             continue
         exports = group.held_by.get(message_id, set()) | ({-1} if message_id in held else set())
-        key = (" ".join(note_text(message.author).split()), to_utc(message.timestamp), note_text(message.text))
-        for holders in classes.setdefault(key, []):
-            if not holders & exports:
-                holders |= exports
-                same.add(message_id)
-                break
-        else:
-            classes[key].append(exports)
+        author, at = " ".join(note_text(message.author).split()), to_utc(message.timestamp)
+        # a held message edited since (`_replace_edited`) is each text it showed
+        texts = _versions(note_text(message.text)) if message_id in held else [note_text(message.text)]
+        for text in texts:
+            for holders in classes.setdefault((author, at, text), []):
+                if not holders & exports:
+                    holders |= exports
+                    same.add(message_id)
+                    break
+            else:
+                classes[(author, at, text)].append(exports)
     return same - held.keys()
 
 
@@ -992,7 +1075,8 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
                 current[message_id] = edit
                 report.messages_edited += 1
                 changed += 1
-            elif note_text(message.text) not in _versions(said):  # (an older export's text before an edit: known)
+            elif note_text(message.text) not in _versions(said) and not _completed(message_id, said, message):
+                # (an older export's text before an edit, or cut short: known)
                 where = target.path if target is not None else base
                 report.warnings.append(
                     f"{where}: message {message_id!r} differs from the note; kept the note's text"
@@ -1010,7 +1094,9 @@ def _plan_group(plan: _Plan, group: _Group) -> None:
     )
     plan.timed[group.meta.source_id][1].extend(new.values())
     if target is not None and group.edited & new.keys():
-        _replace_edited(plan, group, current, new)
+        changed += _replace_edited(plan, group, current, new)
+    if target is not None and new:
+        changed += _complete_cut(plan, target.path, group, current, new)
     if target is None and not new:
         return
     if new and user_edited:

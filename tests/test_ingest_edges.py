@@ -1,0 +1,272 @@
+"""Unusual exports, read through the whole ingest into a real temp vault: ids that collide by
+type, messages in a clock change's repeated hour, edits and cut files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import snapshot_files, write
+from vaultmind.ingest.detect import ingest_paths
+from vaultmind.markdown.note import ParsedNote, parse_note
+
+
+def _notes(vault: Path, folder: str) -> list[ParsedNote]:
+    return [
+        parse_note(path.relative_to(vault).as_posix(), path.read_text(encoding="utf-8"))
+        for path in sorted((vault / folder).rglob("*.md"))
+    ]
+
+
+def _leaves(vault: Path, folder: str) -> list[tuple[str, str]]:
+    return [(leaf.message_id, leaf.text) for note in _notes(vault, folder) for leaf in note.leaves]
+
+
+def test_generic_ids_one_as_a_number_one_as_a_string_are_two_messages(tmp_path: Path, vault: Path) -> None:
+    messages = [
+        {"id": 1, "author": "Alice", "timestamp": "2024-03-04T09:00:00Z", "text": "numeric id"},
+        {"id": "1", "author": "Bob", "timestamp": "2024-03-04T09:01:00Z", "text": "string id"},
+        {"id": "2", "author": "Bob", "timestamp": "2024-03-04T09:02:00Z", "text": "plain"},
+        {"id": 2, "author": "Bob", "timestamp": "2024-03-04T09:02:00Z", "text": "plain"},  # the same message
+    ]
+    path = write(tmp_path, "team.json", json.dumps(messages))
+    report = ingest_paths("chat", [path], vault)
+    assert report.messages_added == 3
+    assert _leaves(vault, "sources/chat/chat/team") == [
+        ("1", "numeric id"),
+        ("1~string", "string id"),
+        ("2", "plain"),
+    ]
+    assert any("message id '1' (a string)" in w and "'1~string'" in w for w in report.warnings)
+    before = snapshot_files(vault)
+    again = ingest_paths("chat", [path], vault)
+    assert again.messages_added == 0 and snapshot_files(vault) == before
+
+
+def _at(vault: Path, folder: str) -> list[tuple[str, str]]:
+    return [
+        (leaf.author or "", leaf.timestamp or "")
+        for note in _notes(vault, folder)
+        for leaf in note.leaves
+    ]
+
+
+DST_MESSAGES = [  # Europe/Berlin, 27 October 2024: 02:00–03:00 comes twice (CEST, then CET)
+    ("Alice", "2024-10-27T02:50:00", "before the clocks went back"),
+    ("Bob", "2024-10-27T02:10:00", "after, in the repeated hour"),
+    ("Alice", "2024-10-27T02:20:00", "still the second pass"),
+    ("Bob", "2024-10-27T03:05:00", "later"),
+]
+DST_UTC = ["2024-10-27T00:50:00Z", "2024-10-27T01:10:00Z", "2024-10-27T01:20:00Z", "2024-10-27T02:05:00Z"]
+
+
+def test_naive_times_in_the_repeated_hour_follow_the_file_order(tmp_path: Path, vault: Path) -> None:
+    generic = write(
+        tmp_path,
+        "dst.json",
+        json.dumps([{"author": a, "timestamp": t, "text": x} for a, t, x in DST_MESSAGES]),
+    )
+    telegram = write(
+        tmp_path,
+        "result.json",
+        json.dumps(
+            {
+                "name": "Night shift",
+                "type": "private_group",
+                "id": 77,
+                "messages": [
+                    {"id": n, "type": "message", "date": t, "from": a, "text": x}
+                    for n, (a, t, x) in enumerate(DST_MESSAGES, 1)
+                ],
+            }
+        ),
+    )
+    report = ingest_paths("chat", [generic, telegram], vault, tz="Europe/Berlin")
+    assert report.messages_added == 8
+    for folder in ("sources/chat/chat/dst", "sources/chat/telegram/night-shift"):
+        assert [at for _, at in _at(vault, folder)] == DST_UTC
+        assert [author for author, _ in _at(vault, folder)] == ["Alice", "Bob", "Alice", "Bob"]
+    before = snapshot_files(vault)
+    assert ingest_paths("chat", [generic, telegram], vault, tz="Europe/Berlin").messages_added == 0
+    assert snapshot_files(vault) == before
+
+
+def _whatsapp(tmp_path: Path, folder: str, lines: list[str]) -> Path:
+    return write(tmp_path, f"{folder}/WhatsApp Chat with Dinner.txt", "\n".join(lines) + "\n")
+
+
+def test_a_whatsapp_edit_keeps_the_text_before_it_and_the_message_id(tmp_path: Path, vault: Path) -> None:
+    first = _whatsapp(tmp_path, "march", ["14/03/2024, 09:00 - Alice: Dinner at 7?", "14/03/2024, 09:01 - Bob: Sure"])
+    edited = _whatsapp(
+        tmp_path,
+        "april",
+        [
+            "14/03/2024, 09:00 - Alice: Dinner at 8? <This message was edited>",
+            "14/03/2024, 09:01 - Bob: Sure",
+            "14/03/2024, 09:05 - Alice: see you",
+        ],
+    )
+    again = _whatsapp(
+        tmp_path,
+        "may",
+        [
+            "14/03/2024, 09:00 - Alice: Dinner at 9! <This message was edited>",
+            "14/03/2024, 09:01 - Bob: Sure",
+            "14/03/2024, 09:05 - Alice: see you",
+        ],
+    )
+    folder = "sources/chat/whatsapp/dinner"
+    ingest_paths("chat", [first], vault)
+    (dinner_id, _), (sure_id, _) = _leaves(vault, folder)
+    report = ingest_paths("chat", [edited], vault)
+    assert report.messages_added == 1 and report.messages_edited == 1
+    assert _leaves(vault, folder)[0] == (dinner_id, "Dinner at 8?\n\n[edited, the text before:]\n> Dinner at 7?")
+    settled = snapshot_files(vault)
+    for export in (edited, first):  # the same export again, an older one: nothing changes
+        assert ingest_paths("chat", [export], vault).messages_added == 0
+        assert snapshot_files(vault) == settled
+    assert ingest_paths("chat", [again], vault).messages_edited == 1
+    leaves = _leaves(vault, folder)
+    assert [message_id for message_id, _ in leaves[:2]] == [dinner_id, sure_id] and len(leaves) == 3
+    assert leaves[0][1] == (
+        "Dinner at 9!\n\n[edited, the text before:]\n> Dinner at 8?\n>\n> [edited, the text before:]\n> > Dinner at 7?"
+    )
+    settled = snapshot_files(vault)
+    for export in (edited, first, again):
+        assert ingest_paths("chat", [export], vault).messages_added == 0
+        assert snapshot_files(vault) == settled
+
+
+MBOX_HEAD = (
+    "From alice@example.com Mon Mar  4 09:00:00 2024\n"
+    "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Plan\n"
+    "Date: Mon, 4 Mar 2024 09:00:00 +0000\nMessage-ID: <m1@example.com>\n\nFirst message, whole.\n\n"
+)
+MULTIPART = (
+    "From alice@example.com Mon Mar  4 11:00:00 2024\n"
+    "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Photos\n"
+    "Date: Mon, 4 Mar 2024 11:00:00 +0000\nMessage-ID: <m3@example.com>\nMIME-Version: 1.0\n"
+    'Content-Type: multipart/mixed; boundary="BB"\n\n--BB\nContent-Type: text/plain\n\nHere are the photos.\n'
+    '--BB\nContent-Type: image/png; name="a.png"\nContent-Transfer-Encoding: base64\n\niVBORw0KGgoAAAANSUhEUgAAAAEAAAAB\n'
+)
+
+
+def test_an_mbox_cut_in_its_last_body_is_read_as_far_as_it_goes_with_a_warning(tmp_path: Path, vault: Path) -> None:
+    cut = write(
+        tmp_path,
+        "cut.mbox",
+        MBOX_HEAD + "From bob@example.com Mon Mar  4 10:00:00 2024\nFrom: Bob <bob@example.com>\n"
+        "Subject: Re: Plan\nDate: Mon, 4 Mar 2024 10:00:00 +0000\nMessage-ID: <m2@example.com>\n"
+        "In-Reply-To: <m1@example.com>\n\nThe budget is forty thou",
+    )
+    unterminated = write(tmp_path, "photos.mbox", MBOX_HEAD + MULTIPART)
+    whole = write(tmp_path, "whole.mbox", MBOX_HEAD + MULTIPART + "--BB--\n\n")
+    report = ingest_paths("email", [cut, unterminated, whole], vault)
+    assert report.messages_added == 3
+    texts = [text for _, text in _leaves(vault, "sources/email")]
+    assert any(text.startswith("The budget is forty thou") for text in texts)
+    said = [w for w in report.warnings if "ends inside its body" in w]
+    assert len(said) == 2
+    assert said[0].startswith(f"{cut} message 2 <m2@example.com>:")
+    assert said[1].startswith(f"{unterminated} message 2 <m3@example.com>:")
+
+
+def _write_bytes(tmp_path: Path, rel: str, data: bytes) -> Path:
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+WHOLE = (
+    "04/03/2024, 09:00 - Alice: Dinner at 7?\n"
+    "04/03/2024, 09:01 - Bob: Sure, I will bring the wine 🍷\nAnd the cake.\n"
+    "04/03/2024, 09:30 - Alice: great\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "end"),
+    [("text", b"wine"[:2]), ("character", "🍷".encode()[:2]), ("date", b"09:3")],
+)
+def test_an_export_cut_in_its_last_message_is_completed_by_the_whole_one(
+    tmp_path: Path, vault: Path, where: str, end: bytes
+) -> None:
+    """A copy cut off inside its last message (its text, a character, its date): the whole
+    export later completes that message, under the id first written, rather than writing it
+    again; ingesting either file again changes nothing."""
+    data = WHOLE.encode("utf-8")
+    whole = _write_bytes(tmp_path, "whole/WhatsApp Chat with Dinner.txt", data)
+    cut = _write_bytes(tmp_path, "cut/WhatsApp Chat with Dinner.txt", data[: data.index(end) + len(end)])
+    folder = "sources/chat/whatsapp/dinner"
+    first = ingest_paths("chat", [cut], vault)
+    if where == "date":
+        assert any("ends inside a message's first line" in w and "'04/03/2024, 09:3'" in w for w in first.warnings)
+    [(alice, _), (bob, cut_text)] = _leaves(vault, folder)
+    assert "Sure, I will bring the wine 🍷\nAnd the cake.".startswith(cut_text)
+    report = ingest_paths("chat", [whole], vault)
+    assert report.messages_added == 1  # "great" alone
+    leaves = _leaves(vault, folder)
+    assert [message_id for message_id, _ in leaves[:2]] == [alice, bob]
+    assert [text for _, text in leaves] == ["Dinner at 7?", "Sure, I will bring the wine 🍷\nAnd the cake.", "great"]
+    settled = snapshot_files(vault)
+    for export in (whole, cut):
+        again = ingest_paths("chat", [export], vault)
+        assert again.messages_added == 0 and not [w for w in again.warnings if "differs" in w]
+        assert snapshot_files(vault) == settled
+
+
+def test_a_signal_export_cut_in_its_last_message_is_completed(tmp_path: Path, vault: Path) -> None:
+    cut = write(tmp_path, "cut/signal-trip.txt", "[2024-03-04, 09:00] Jane: Train at 8?\n[2024-03-04, 09:01] John: Yes, plat")
+    whole = write(tmp_path, "whole/signal-trip.txt", "[2024-03-04, 09:00] Jane: Train at 8?\n[2024-03-04, 09:01] John: Yes, platform 4\n")
+    ingest_paths("chat", [cut], vault, fmt="signal")
+    ids = [message_id for message_id, _ in _leaves(vault, "sources/chat/signal/signal-trip")]
+    assert ingest_paths("chat", [whole], vault, fmt="signal").messages_added == 0
+    assert _leaves(vault, "sources/chat/signal/signal-trip") == [(ids[0], "Train at 8?"), (ids[1], "Yes, platform 4")]
+
+
+def test_a_generic_file_of_two_conversations_reads_each_ones_repeated_hour_by_its_own_order(
+    tmp_path: Path, vault: Path
+) -> None:
+    """Conversations listed one after the other: the second one's first message, at 02:10 of
+    the repeated hour, is not read as the second pass for coming after the first one's 02:50."""
+    messages = [
+        {"author": "Alice", "timestamp": "2024-10-27T02:50:00", "text": "night", "conversation": "first"},
+        {"author": "Bob", "timestamp": "2024-10-27T02:10:00", "text": "early", "conversation": "second"},
+        {"author": "Bob", "timestamp": "2024-10-27T02:20:00", "text": "still early", "conversation": "second"},
+    ]
+    path = write(tmp_path, "two.json", json.dumps(messages))
+    ingest_paths("chat", [path], vault, tz="Europe/Berlin")
+    assert [at for _, at in _at(vault, "sources/chat/chat/second")] == ["2024-10-27T00:10:00Z", "2024-10-27T00:20:00Z"]
+
+
+def test_an_eml_cut_in_a_multipart_body_says_so_and_one_without_a_last_line_break_does_not(
+    tmp_path: Path, vault: Path
+) -> None:
+    part = MULTIPART.split("\n", 1)[1].replace("Content-Type: multipart/mixed;", "Content-Type: multipart/mixed;\n\t")
+    cut = write(tmp_path, "mail/cut.eml", part)
+    whole = write(tmp_path, "mail/whole.eml", part.replace("<m3@", "<m4@") + "--BB--")  # no line break at its end
+    report = ingest_paths("email", [cut, whole], vault)
+    assert report.messages_added == 2
+    assert [w.split(":")[0] for w in report.warnings if "ends inside its body" in w] == [f"{cut} <m3@example.com>"]
+
+
+def test_a_whatsapp_chat_whose_name_changes_only_in_case_is_the_same_chat(tmp_path: Path, vault: Path) -> None:
+    """A contact renamed "alice" → "Alice": the next export's messages join the chat's notes
+    (before, every one was written again, to a `.2.md` note beside them). Two chats of such
+    names that share no message stay two."""
+    before = write(tmp_path, "march/WhatsApp Chat with alice.txt", "04/03/2024, 09:00 - Alice: hi\n04/03/2024, 09:01 - Bob: hey\n")
+    after = write(
+        tmp_path,
+        "april/WhatsApp Chat with Alice.txt",
+        "04/03/2024, 09:00 - Alice: hi\n04/03/2024, 09:01 - Bob: hey\n04/03/2024, 09:02 - Bob: new\n",
+    )
+    ingest_paths("chat", [before], vault)
+    report = ingest_paths("chat", [after], vault)
+    assert (report.messages_added, report.messages_known) == (1, 2)
+    assert report.written == ["sources/chat/whatsapp/alice/2024-03-04.md"]
+    assert [text for _, text in _leaves(vault, "sources/chat/whatsapp/alice")] == ["hi", "hey", "new"]
+    other = write(tmp_path, "may/WhatsApp Chat with ALICE.txt", "04/03/2024, 09:00 - Carol: another chat\n")
+    assert ingest_paths("chat", [other], vault).written == ["sources/chat/whatsapp/alice/2024-03-04.2.md"]
