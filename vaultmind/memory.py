@@ -127,6 +127,8 @@ class Memory:
         self.syncer = Syncer(config, index, embedder, progress, build_derivers(config))
         self.leaves = ResidentLeaves(index)
         self.vectors = ResidentVectors(index, embedder.model_id) if embedder is not None else None
+        if self.vectors is not None:
+            self.vectors.shared_ids = self.leaves.shared_ids  # both hold every leaf's id, in id order
         self.leaves.progress = progress  # a first question loads them: a long wait, shown
         if self.vectors is not None:
             self.vectors.progress = progress
