@@ -137,13 +137,14 @@ def _start_watcher(vault: Path, toml: str = "", **popen: Any) -> subprocess.Pope
 
 
 def _daemon_status(vault: Path, deadline: float) -> dict[str, Any]:
-    """`status` once the daemon answers it with the note indexed (the last answer at `deadline`)."""
+    """`status` once the daemon answers it with the note indexed and has started (a status
+    asked during its start-up answers at once, `loading`), or the last answer at `deadline`."""
     status: dict[str, Any] = {}
     while time.monotonic() < deadline:
         result = run_cli("status", "--vault", str(vault), "--json", check=False)
         if result.returncode == 0:
             status = as_json(result)
-            if status["daemon"]["running"] and status["notes"]["total"] == 1:
+            if status["daemon"]["running"] and status["notes"]["total"] == 1 and not status.get("loading"):
                 break
         time.sleep(0.2)
     return status

@@ -124,13 +124,13 @@ def test_status_runs_one_at_a_time_on_one_thread_and_drops_what_it_read(vault: P
         inner = memory._status
         running, overlapped, seen = [0], [False], []
 
-        def counted() -> dict:
+        def counted(**kwargs: bool) -> dict:
             running[0] += 1
             overlapped[0] |= running[0] > 1
             seen.append(str(memory.index.scalar("SELECT current_setting('threads')")))
             time.sleep(0.05)
             try:
-                return inner()
+                return inner(**kwargs)
             finally:
                 running[0] -= 1
 

@@ -82,6 +82,7 @@ class Daemon:
         restore_signals = self._stop_on_signals()
         limit_heap_arenas()  # the command line has already; a daemon run from a library too
         self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
+        self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
         token = secrets.token_urlsafe(32)
         self.api = ApiServer(self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set)
         self.api.start()
@@ -119,6 +120,7 @@ class Daemon:
                     log.warning("the watcher stopped on %s; watching again, with a full pass", exc)
                     self.force_reconcile = True
         finally:
+            self.memory.loading = False
             with contextlib.suppress(FileNotFoundError):
                 info_path.unlink()
             self.trees.stop()
@@ -169,6 +171,7 @@ class Daemon:
                 self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
             self._last_reconcile = now
             self.ready.set()
+            self.memory.loading = False
         return restart or any(os.path.islink(path) and os.path.isdir(path) for _, path in changes)
 
     def _through_loops(self, path: str) -> str | None:

@@ -81,9 +81,14 @@ def _copies(index: Index) -> list[dict[str, str]]:
     a sync tool's conflict copy does ("note (conflict 2026-12-03).md"): both are indexed, and
     answers show them twice; each such note but the one of the shortest name is named, with
     the one it repeats."""
+    # The ids held more than once are found by their 64-bit hash first, and only their leaves
+    # grouped with their paths: grouping every message leaf by id with its paths held ~75 MB
+    # for a moment at 50k notes (the hashes first: ~7 MB; a colliding hash only adds a
+    # candidate the grouping by id then drops).
     groups = index.query(
         "SELECT DISTINCT paths FROM (SELECT list_sort(list(DISTINCT note_path)) AS paths FROM leaves "
-        "WHERE message_id IS NOT NULL GROUP BY id HAVING count(DISTINCT note_path) > 1) ORDER BY paths"
+        "WHERE message_id IS NOT NULL AND hash(id) IN (SELECT hash(id) FROM leaves WHERE message_id IS NOT NULL "
+        "GROUP BY 1 HAVING count(*) > 1) GROUP BY id HAVING count(DISTINCT note_path) > 1) ORDER BY paths"
     )
     what = {tuple(paths): "the same messages" for (paths,) in groups}
     if "summaries" in index.tables:
@@ -122,6 +127,8 @@ class Memory:
         self.syncer = Syncer(config, index, embedder, progress, build_derivers(config))
         self.leaves = ResidentLeaves(index)
         self.vectors = ResidentVectors(index, embedder.model_id) if embedder is not None else None
+        if self.vectors is not None:
+            self.vectors.shared_ids = self.leaves.shared_ids  # both hold every leaf's id, in id order
         self.leaves.progress = progress  # a first question loads them: a long wait, shown
         if self.vectors is not None:
             self.vectors.progress = progress
@@ -145,6 +152,7 @@ class Memory:
         self._graph_wanted = False  # a question took an entity graph older than the index
         self.behind: str | None = None  # why the daemon could not apply the vault's changes, until it can
         self.catching_up = 0  # changed paths of a large batch the daemon has still to apply
+        self.loading = False  # the daemon is starting: its first reconcile and warm-up still run
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -458,19 +466,26 @@ class Memory:
         thread lifted a daemon's memory by 50–63 MB for a moment and kept 0–16 MB of it, against
         50–71 and 42–67 MB on two, and +34–35 MB under the small pool (a daemon's start-up
         answers status every second to `bench`, while it loads). Requests that come meanwhile wait for it rather than run beside it: a
-        client that gave up waiting while a load held the index had left several running at once."""
+        client that gave up waiting while a load held the index had left several running at once.
+
+        While the daemon starts (`loading`: its first reconcile and the warm-up's loads) the
+        answer says so (`loading`, health `loading`) and leaves out the two counts that hash
+        every leaf — texts without a vector, texts waiting for NER (null) — which would run
+        beside the loads: at 50k notes a whole status held +100 MB for a moment (its two
+        anti joins +24–31 and +28 MB), one while loading a few MB."""
         with self._status_lock:
-            report = self.index.small_pool_read(self._status, STATUS_MEMORY_LIMIT)
+            loading = self.loading
+            report = self.index.small_pool_read(lambda: self._status(loading=loading), STATUS_MEMORY_LIMIT)
             self._evict()
         return report
 
-    def _status(self) -> dict[str, Any]:
+    def _status(self, *, loading: bool = False) -> dict[str, Any]:
         idx = self.index
         kinds = dict(idx.query("SELECT kind, count(*) FROM notes GROUP BY kind ORDER BY kind"))
         model = self.embedder.model_id if self.embedder else None
         leaves = int(idx.scalar("SELECT count(*) FROM leaves"))
-        missing = 0
-        if model:  # an anti join on 64-bit hashes of the hashes: at 50k notes +40 MB, not +170 MB
+        missing: int | None = None if loading else 0
+        if model and not loading:  # an anti join on 64-bit hashes of the hashes: at 50k notes +40 MB, not +170 MB
             missing = int(
                 idx.scalar(
                     "SELECT count(*) FROM leaves l ANTI JOIN (SELECT hash(content_hash) AS h FROM embeddings "
@@ -482,9 +497,11 @@ class Memory:
             {"path": p, "kind": k, "message": m}
             for p, k, m in idx.query("SELECT path, kind, message FROM problems ORDER BY path, kind")
         ]
-        clashes = idx.query(
-            """SELECT list_sort(list(path)) FROM notes GROUP BY lower(nfc_normalize(path))
-               HAVING count(*) > 1 ORDER BY 1"""
+        clashes = idx.query(  # by the names' 64-bit hashes first, as `_copies` (at 50k notes +19 → +4 MB)
+            """SELECT list_sort(list(path)) FROM notes
+               WHERE hash(lower(nfc_normalize(path))) IN
+                   (SELECT hash(lower(nfc_normalize(path))) FROM notes GROUP BY 1 HAVING count(*) > 1)
+               GROUP BY lower(nfc_normalize(path)) HAVING count(*) > 1 ORDER BY 1"""
         )
         for (paths,) in clashes:
             for path in paths:
@@ -524,6 +541,12 @@ class Memory:
                 "this version of vaultmind derives the index's rows anew (a migration asks for it): "
                 f"the next sync, reindex or serve rebuilds it; run `vaultmind sync --vault {self.config.vault}`"
             )
+        if loading and health == "ok":
+            health = "loading"
+            notice = (
+                "the daemon is starting: it applies what changed in the vault and loads what questions read; "
+                "texts waiting for a vector or for NER are counted once it is ready"
+            )
         if self.catching_up and health == "ok":
             health = "catching up"
             notice = f"{self.catching_up:,} changed file(s) of a large change still to apply (in slices, saves first)"
@@ -539,13 +562,14 @@ class Memory:
         entities = {
             **ner_status(idx),
             "known": int(idx.scalar("SELECT count(*) FROM entities")) if "entities" in idx.tables else 0,
-            "ner_pending": ner_pending(idx, deriver) if deriver is not None else 0,
+            "ner_pending": None if loading else ner_pending(idx, deriver) if deriver is not None else 0,
         }
         if deriver is not None:  # the model as this process runs it: whether it can, and where
             entities["ner_engine"] = {**deriver.ner.status(), "process": deriver.ner.process_id}
 
         return {
             "vault": str(self.config.vault),
+            "loading": loading,  # the daemon is starting (counts that hash every leaf: null)
             "index": {
                 "path": str(self.config.index_path),
                 "bytes": size,
@@ -567,7 +591,7 @@ class Memory:
             "tags": int(idx.scalar("SELECT count(DISTINCT tag) FROM tags")),
             "embeddings": {
                 "model": model,
-                "embedded": leaves - missing if model else 0,
+                "embedded": None if missing is None else leaves - missing if model else 0,
                 "missing": missing if model else None,
                 "error": self.syncer.embed_error,
             },

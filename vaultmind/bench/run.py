@@ -433,7 +433,7 @@ def running_daemon(
                     if status.get("daemon", {}).get("ready"):
                         break
                     # fallback should the start-up line change: counts complete and stable for 10 s
-                    if indexed >= expected and not status["embeddings"].get("missing"):
+                    if indexed >= expected and not status.get("loading") and not status["embeddings"].get("missing"):
                         full_since = full_since or time.perf_counter()
                         if time.perf_counter() - full_since > 10.0:
                             break

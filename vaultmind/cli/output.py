@@ -108,7 +108,9 @@ def print_status(status: dict[str, Any]) -> None:
     )
     emb = status["embeddings"]
     line = f"leaves  {status['leaves']:,}"
-    if emb.get("model"):
+    if emb.get("model") and emb.get("embedded") is None:  # a daemon still starting counts them once ready
+        line += f" — embedded with {emb['model']} (counted once the daemon has started)"
+    elif emb.get("model"):
         line += f" — embedded {emb['embedded']:,} with {emb['model']}"
         if emb.get("missing"):
             line += f", {emb['missing']:,} waiting"

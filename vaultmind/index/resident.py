@@ -34,7 +34,7 @@ from vaultmind import __version__
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.lexical import K1, B
 from vaultmind.index.postings import PostingLists, TermCodes, load_snapshot, save_snapshot
-from vaultmind.index.row_ids import RowIds, id_array
+from vaultmind.index.row_ids import RowIds, SharedIds, id_array
 from vaultmind.index.scratch import ScratchFile
 from vaultmind.index.store import Index
 
@@ -184,6 +184,7 @@ class ResidentLeaves:
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
         self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
         self.load_seconds = 0.0  # spent loading
+        self.shared_ids = SharedIds()  # one copy of the loaded ids with the vectors' (`Memory` gives both one)
 
     # -- loading and deltas ----------------------------------------------------------------
 
@@ -249,7 +250,7 @@ class ResidentLeaves:
             if not bool((order == np.arange(len(order))).all()):
                 keys, notes, who, seq, length, ts, kind = (a[order] for a in (keys, notes, who, seq, length, ts, kind))
                 self._store.reorder(order)
-            self._rows.reset(keys)
+            self.shared_ids.reset(self._rows, keys)
             self._note, self._author, self._seq, self._doc_len, self._ts, self._kind = notes, who, seq, length, ts, kind
             counts = np.bincount(who[who >= 0], minlength=len(self._author_names.names))
             names = self._author_names.names

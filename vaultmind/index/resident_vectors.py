@@ -25,7 +25,7 @@ from vaultmind.index.resident import (
     LeafDelta,
     run_load,
 )
-from vaultmind.index.row_ids import RowIds, hex_bytes, id_array, pack_ids
+from vaultmind.index.row_ids import RowIds, SharedIds, hex_bytes, id_array, pack_ids
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import matrix_of
 from vaultmind.index.vector_scan import (
@@ -103,6 +103,7 @@ class ResidentVectors:
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
         self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
         self.load_seconds = 0.0  # spent loading, merging and clustering the rows
+        self.shared_ids = SharedIds()  # one copy of the loaded ids with the leaves' (`Memory` gives both one)
 
     def _load(self, quantize: bool | None = None, scratch: bool = True) -> None:
         """The vectors of the leaves, in leaf id order: the leaves' (id, content hash) first,
@@ -193,7 +194,7 @@ class ResidentVectors:
         if file is not None:
             order = np.concatenate(arrived) if arrived else np.zeros(0, dtype=np.intp)
             self._filed_in(file, order if renumber is None else renumber[order], len(keys))
-        self._rows.reset(keys, packed=ids_packed)
+        self.shared_ids.reset(self._rows, keys, packed=ids_packed)
         if len(keys) < self.CLUSTER_FROM:  # fewer vectors than leaves: not clustered, rows in memory
             self._into_memory()
         self._loaded = True
@@ -655,7 +656,8 @@ class ResidentVectors:
             )  # fmt: skip
             file = 0 if self._file is None else self._file.rows * self._file.width
             head = 0 if self._head is None else self._head.nbytes
-            return {"ids": self._rows.nbytes, "matrix": matrix, "head": head, "clusters": ivf, "file": file}
+            ids = self._rows.nbytes - (self._rows.loaded_nbytes if self.shared_ids.counted_elsewhere(self._rows) else 0)
+            return {"ids": ids, "matrix": matrix, "head": head, "clusters": ivf, "file": file}
 
 
 def _leaf_keys(con: Any, compact: bool = False) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.bytes_]] | None:
