@@ -224,8 +224,9 @@ def test_workers_build_the_rows_of_the_notes_they_parse(vault: Path, tmp_path: P
     assert [b.__class__ for b in batches] == [Batch, Batch]
     loaded = [item for batch in batches for item in batch.loaded]
     assert [item.path for item in loaded] == paths
-    parsed = [item for item in loaded if item.note is not None]
+    parsed = [item for item in loaded if item.written is not None]
     assert len(parsed) == len(paths) - 1 and all(item.in_rows and not item.counts for item in parsed)
+    assert all(item.note is None for item in loaded)  # their rows came, not their parsed notes
     # the same rows as building them here, from notes loaded here
     here = RowBuffers()
     for path in paths:

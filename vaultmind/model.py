@@ -81,6 +81,26 @@ class ParsedNote(_Pickled):
 
 
 @dataclass(frozen=True, slots=True)
+class WrittenNote(_Pickled):
+    """What a sync's derivers read of a note whose rows it has just written (`sync.Deriver`);
+    its leaves, links and tags are in those rows. A parse worker that builds a note's rows
+    sends this with them instead of the `ParsedNote`: at 10,000 notes, 86k `Leaf` and 38k
+    `Link` objects less to pickle there and to build again in the applying process."""
+
+    path: str
+    kind: NoteKind
+    frontmatter: dict[str, Any]
+    frontmatter_error: str | None
+    body: str
+    leaf_ids: tuple[str, ...]
+
+    @classmethod
+    def of(cls, note: ParsedNote) -> WrittenNote:
+        leaf_ids = tuple(leaf.id for leaf in note.leaves)
+        return cls(note.path, note.kind, note.frontmatter, note.frontmatter_error, note.body, leaf_ids)
+
+
+@dataclass(frozen=True, slots=True)
 class FileStat:
     """What a scan sees of one file without reading it."""
 
