@@ -39,7 +39,7 @@ import pyarrow as pa
 from vaultmind.entities.extract import parse_author
 from vaultmind.index.lexical import term_counts
 from vaultmind.markdown.note import parse_note
-from vaultmind.model import FileStat, ParsedNote, Problem, WrittenNote
+from vaultmind.model import FileStat, ParsedNote, Pickled, Problem, WrittenNote
 from vaultmind.vault.read import decode_note, read_note
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ stored) → what the deriver's `apply` takes for the note. Must pickle (it runs 
 
 
 @dataclass(slots=True)
-class Loaded:
+class Loaded(Pickled):
     """What a sync needs to know about one file it read."""
 
     path: str
