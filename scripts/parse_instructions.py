@@ -6,9 +6,11 @@ machine; the number of instructions the parsing work executes does not (runs agr
 This script runs what a parse worker does for a batch (`sync_load._load_many`: read, hash,
 parse, term counts, admission and entity preparation, Arrow rows) over the first N/2 source
 notes and N/2 other notes of a vault, under valgrind's callgrind with counting switched on
-for that call only, and prints the instructions in total and per note.
+for that call only, and prints the instructions in total and per note. With `--crossing`, the
+count also holds the result's way to the applying process: pickled as a worker sends it and
+unpickled as the applying process reads it back.
 
-    python scripts/parse_instructions.py --vault BENCH_VAULT [--notes 300]
+    python scripts/parse_instructions.py --vault BENCH_VAULT [--notes 300] [--crossing]
 
 Needs valgrind on the PATH; the vault needs an index (run `vaultmind reindex` or a bench once).
 Compare two versions of the code by running it from each checkout with PYTHONPATH set to it.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -34,7 +37,7 @@ def _note_paths(vault: Path, count: int) -> list[str]:
     return sources + others[: count - len(sources)]
 
 
-def _inner(vault: Path, count: int) -> None:
+def _inner(vault: Path, count: int, crossing: bool) -> None:
     from vaultmind.config import load_config
     from vaultmind.memory import Memory
     from vaultmind.sync_load import _load_many
@@ -46,7 +49,9 @@ def _inner(vault: Path, count: int) -> None:
     shas: list[str | None] = [None] * len(paths)
     pid = str(os.getpid())
     subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
-    _load_many(vault, paths, config.max_file_bytes, config.chunk_tokens, shas, preparers, True)
+    batch = _load_many(vault, paths, config.max_file_bytes, config.chunk_tokens, shas, preparers, True)
+    if crossing:
+        pickle.loads(pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
     subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
     print(f"notes {len(paths)}", file=sys.stderr)
 
@@ -55,14 +60,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--vault", type=Path, required=True)
     parser.add_argument("--notes", type=int, default=300)
+    parser.add_argument("--crossing", action="store_true", help="count pickling the result and reading it back")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
-        _inner(args.vault, args.notes)
+        _inner(args.vault, args.notes, args.crossing)
         return
     cmd = [
         "valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
         sys.executable, __file__, "--inner", "--vault", str(args.vault), "--notes", str(args.notes),
+        *(["--crossing"] if args.crossing else []),
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
     found = re.search(r"Collected : (\d+)", done.stderr)

@@ -23,7 +23,7 @@ from vaultmind.index import lexical
 from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import DEFERRED_CHECKPOINT, SYNC_MEMORY_LIMIT, Index, size_bytes
 from vaultmind.memory import Memory
-from vaultmind.model import ParsedNote
+from vaultmind.model import FileStat, ParsedNote
 from vaultmind.sync_load import Batch, Loaded, Loader, RowBuffers, load_note
 
 from .conftest import dump_index, write
@@ -224,8 +224,11 @@ def test_workers_build_the_rows_of_the_notes_they_parse(vault: Path, tmp_path: P
     assert [b.__class__ for b in batches] == [Batch, Batch]
     loaded = [item for batch in batches for item in batch.loaded]
     assert [item.path for item in loaded] == paths
-    parsed = [item for item in loaded if item.note is not None]
+    parsed = [item for item in loaded if item.written is not None]
     assert len(parsed) == len(paths) - 1 and all(item.in_rows and not item.counts for item in parsed)
+    assert all(item.note is None for item in loaded)  # their rows came, not their parsed notes
+    # a result crosses as (class, fields): unpickling calls the constructor
+    assert all(item.__reduce__()[0] is Loaded and item.stat.__reduce__()[0] is FileStat for item in parsed)
     # the same rows as building them here, from notes loaded here
     here = RowBuffers()
     for path in paths:

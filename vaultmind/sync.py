@@ -40,7 +40,7 @@ from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.index.resident import ChangeSet, LeafDelta
 from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.index.vector_codec import as_stored, stored_vectors
-from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats
+from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats, WrittenNote
 from vaultmind.sync_load import (
     POOL_MIN_FILES,
     ROW_SCHEMAS,
@@ -87,7 +87,7 @@ class Deriver(Protocol):
         self,
         con: duckdb.DuckDBPyConnection,
         removed_leaf_ids: Sequence[str],
-        written: Sequence[ParsedNote],
+        written: Sequence[WrittenNote],
         *,
         rebuild: bool,
         changed_paths: Sequence[str] = (),
@@ -113,7 +113,7 @@ class Preparing(Protocol):
         self,
         con: duckdb.DuckDBPyConnection,
         removed_leaf_ids: Sequence[str],
-        written: Sequence[ParsedNote],
+        written: Sequence[WrittenNote],
         *,
         rebuild: bool,
         changed_paths: Sequence[str] = (),
@@ -454,7 +454,7 @@ class Syncer:
             stats.touched += 1
             return
         problems = [loaded.decode_problem] if loaded.decode_problem else []
-        note = loaded.note
+        note = loaded.written
         if note is None:
             plan.problems[path] = problems
             if old is not None:
@@ -487,9 +487,10 @@ class Syncer:
             rows.add_chunk(chunk)
         for path in sorted(plan.write):
             item = plan.write[path]
-            assert item.note is not None and item.stat is not None
+            assert item.written is not None and item.stat is not None
             sha = self._sha.pop(path)
             if not item.in_rows:
+                assert item.note is not None
                 rows.add_note(item.note, item.stat, sha, item.counts, item.frontmatter_json)
         stats.leaves_written += rows.leaf_rows
         try:
@@ -571,7 +572,7 @@ class Syncer:
             _touch(con, plan.touch)
         rows.insert(con)
         self._drop_written_blocks()
-        written = [note for path in sorted(plan.write) if (note := plan.write[path].note) is not None]
+        written = [note for path in sorted(plan.write) if (note := plan.write[path].written) is not None]
         number = 0
         for deriver in self.derivers:
             if isinstance(deriver, Preparing):

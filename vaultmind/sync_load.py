@@ -39,7 +39,7 @@ import pyarrow as pa
 from vaultmind.entities.extract import parse_author
 from vaultmind.index.lexical import term_counts
 from vaultmind.markdown.note import parse_note
-from vaultmind.model import FileStat, ParsedNote, Problem
+from vaultmind.model import FileStat, ParsedNote, Pickled, Problem, WrittenNote
 from vaultmind.vault.read import decode_note, read_note
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ stored) → what the deriver's `apply` takes for the note. Must pickle (it runs 
 
 
 @dataclass(slots=True)
-class Loaded:
+class Loaded(Pickled):
     """What a sync needs to know about one file it read."""
 
     path: str
@@ -64,11 +64,12 @@ class Loaded:
     sha: str | None = None  # None: not read
     same: bool = False  # the bytes hash to the indexed sha256: nothing else was done
     decode_problem: Problem | None = None
-    note: ParsedNote | None = None  # None: not text (binary), or not parsed
+    note: ParsedNote | None = None  # None: not text (binary), not parsed, or its rows built (`in_rows`)
+    written: WrittenNote | None = None  # of `note`, what the derivers read; None: not parsed
     counts: tuple[tuple[Counter[str], int], ...] = ()  # per leaf: term counts, number of terms
     frontmatter_json: str = "{}"  # the `notes.frontmatter` value
     prepared: tuple[Any, ...] = ()  # per preparer: its result for the note
-    in_rows: bool = False  # its rows are in the `Batch.rows` built where it was parsed (no `counts`)
+    in_rows: bool = False  # its rows are in the `Batch.rows` built where it was parsed (no `note`, `counts`)
 
 
 @dataclass(slots=True)
@@ -121,7 +122,7 @@ def load_note(
         )
         loaded.keep_rows = True
         return loaded
-    loaded.note = note
+    loaded.note, loaded.written = note, WrittenNote.of(note)
     return loaded
 
 
@@ -168,14 +169,14 @@ def _load_many(
     rows: bool = False,
 ) -> Batch:
     """`load_note` of each path; with `rows`, the rows of the parsed notes are built here too
-    (`Batch.rows`), and their term counts dropped."""
+    (`Batch.rows`), and their parsed notes and term counts dropped (`Loaded.written` stays)."""
     out = Batch([load_note(vault, p, max_bytes, chunk_tokens, s, preparers) for p, s in zip(paths, shas, strict=True)])
     if rows:
         buffers = RowBuffers()
         for item in out.loaded:
             if item.note is not None and item.stat is not None and item.sha is not None:
                 buffers.add_note(item.note, item.stat, item.sha, item.counts, item.frontmatter_json)
-                item.counts = ()
+                item.note, item.counts = None, ()
                 item.in_rows = True
         out.rows.append(buffers.tables())
     return out

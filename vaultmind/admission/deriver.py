@@ -27,7 +27,7 @@ from vaultmind.admission.decide import Decision, Policy, admit_user_note, decide
 from vaultmind.admission.signals import LeafInput
 from vaultmind.config import Config
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
-from vaultmind.model import ParsedNote
+from vaultmind.model import ParsedNote, WrittenNote
 from vaultmind.queue.store import enqueue, now_ms
 
 META_KEY = "admission_policy"
@@ -67,7 +67,7 @@ class AdmissionDeriver:
         self,
         con: duckdb.DuckDBPyConnection,
         removed_leaf_ids: Sequence[str],
-        written: Sequence[ParsedNote],
+        written: Sequence[WrittenNote],
         *,
         rebuild: bool,
         changed_paths: Sequence[str] = (),

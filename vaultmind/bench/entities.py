@@ -32,6 +32,7 @@ from vaultmind.entities.settings import EntitySettings
 from vaultmind.index.arrow import insert_arrow
 from vaultmind.index.store import Index
 from vaultmind.markdown.note import parse_note
+from vaultmind.model import WrittenNote
 
 Progress = Callable[[str, int, int], None]
 
@@ -212,7 +213,7 @@ def bench_leaf_update(
                     rows[col].append(value)
             insert_arrow(con, "leaves", pa.table(rows))
             started = time.perf_counter()
-            deriver.apply(con, removed, [parsed], rebuild=False)
+            deriver.apply(con, removed, [WrittenNote.of(parsed)], rebuild=False)
             elapsed = time.perf_counter() - started
         if run:  # the first run warms caches (and loads the model)
             timings.append(elapsed)

@@ -67,7 +67,7 @@ from vaultmind.entities.tables import (
 )
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
-from vaultmind.model import ParsedNote
+from vaultmind.model import ParsedNote, WrittenNote
 
 __all__ = ["EntityDeriver", "backfill_ner", "complete_ner", "entity_deriver", "ner_pending", "query_entities",
            "stored_fuzzy_threshold"]  # fmt: skip
@@ -137,13 +137,13 @@ class EntityDeriver:
         self,
         con: duckdb.DuckDBPyConnection,
         removed_leaf_ids: Sequence[str],
-        written: Sequence[ParsedNote],
+        written: Sequence[WrittenNote],
         *,
         rebuild: bool,
         changed_paths: Sequence[str] = (),
         prepared: Mapping[str, PreparedNote] | None = None,
     ) -> None:
-        affected = sorted(set(removed_leaf_ids) | {leaf.id for note in written for leaf in note.leaves})
+        affected = sorted(set(removed_leaf_ids) | {leaf_id for note in written for leaf_id in note.leaf_ids})
         self._ready = {}
         for path, item in (prepared or {}).items():
             if item is not None:

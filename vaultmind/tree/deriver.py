@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.markdown.frontmatter import body_sha256
-from vaultmind.model import ParsedNote
+from vaultmind.model import WrittenNote
 from vaultmind.tree.note import children_digest, entity_id_of_link, parse_link, parse_time
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
@@ -132,7 +132,7 @@ class TreeDeriver:
         self,
         con: duckdb.DuckDBPyConnection,
         removed_leaf_ids: Sequence[str],
-        written: Sequence[ParsedNote],
+        written: Sequence[WrittenNote],
         *,
         rebuild: bool,
         changed_paths: Sequence[str] = (),
