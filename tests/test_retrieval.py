@@ -20,6 +20,7 @@ from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence
 from vaultmind.retrieval.ordering import DIVERSITY_JACCARD, near_duplicate
+from vaultmind.retrieval.retold import tells_of
 from vaultmind.retrieval.timeparse import parse_time_window
 from vaultmind.vault.layout import obsidian_link
 
@@ -178,8 +179,9 @@ def test_what_happened_in_a_window_is_told_by_the_messages_that_say_the_most(vau
 
 def test_walk_favours_a_message_written_just_after_the_window_it_tells_of(vault: Path) -> None:
     """Asked "What did Dana watch on 1 May?", Dana tells of it the next morning. That message is
-    outside the window, but a message within days after it ranks above one from weeks later."""
-    _chat(vault, "2024-05-02", [("Dana Park", "09:00", "I watched the film Arrival last night, wonderful.")])
+    outside the window, but a message within days after it ranks above one from weeks later
+    (its words name no time: "last night" would tell of 1 May, and count as inside)."""
+    _chat(vault, "2024-05-02", [("Dana Park", "09:00", "I watched the film Arrival, wonderful.")])
     _chat(vault, "2024-05-25", [("Dana Park", "09:00", "I watched the film Arrival again, wonderful.")])
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
@@ -187,6 +189,38 @@ def test_walk_favours_a_message_written_just_after_the_window_it_tells_of(vault:
         factors = {h["time_range"]["start"][:10]: h["breakdown"]["time_factor"] for h in hits}
         assert factors["2024-05-25"] < factors["2024-05-02"] < 1.0
         assert hits[0]["time_range"]["start"].startswith("2024-05-02")
+
+
+def test_walk_counts_a_message_that_tells_of_the_window_from_outside_it_as_inside(vault: Path) -> None:
+    """Asked what John attended in March, his "a convention together last month", written in
+    April, tells of March: it ranks as inside the window, above a March message that shares
+    fewer of the question's words. "last week" written in April names April, and a time longer
+    than the window ("last year") names none of its days: both stay outside."""
+    _chat(vault, "2024-03-20", [("John Park", "09:00", "Colleagues are fun, we had lunch together today.")])
+    _chat(vault, "2024-04-18", [("John Park", "09:00", "My colleagues and I attended a convention together last month.")])
+    _chat(vault, "2024-04-25", [("John Park", "09:00", "My colleagues and I attended a meetup together last week.")])
+    _chat(vault, "2024-05-02", [("John Park", "09:00", "My colleagues and I attended a gala together last year.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What did John attend with his colleagues in March 2024?", limit=5, reference_time=NOW)["hits"]
+        by_day = {h["time_range"]["start"][:10]: h["breakdown"] for h in hits}
+        assert by_day["2024-04-18"]["retold"] and by_day["2024-04-18"]["time_factor"] == 1.0
+        assert not by_day["2024-04-25"]["retold"] and by_day["2024-04-25"]["time_factor"] < 1.0
+        assert not by_day["2024-05-02"]["retold"] and by_day["2024-05-02"]["time_factor"] < 1.0
+        assert "convention" in hits[0]["content"], [(h["content"][:40], h["score"]) for h in hits]
+
+
+def test_a_message_tells_of_the_time_its_own_words_name_read_from_when_it_was_written() -> None:
+    """"last month" written in April is March; "next month" written in late February is March
+    too (a plan); "yesterday" written on 1 April is 31 March; "last year" is longer than March."""
+    march = parse_time_window("in March 2024", NOW)
+    assert march is not None
+    assert tells_of(march, "We went to a convention last month.", datetime(2024, 4, 18, 9))
+    assert tells_of(march, "Planning a trip there next month.", datetime(2024, 2, 28, 9))
+    assert tells_of(march, "I ran a 5K yesterday!", datetime(2024, 4, 1, 9))
+    assert not tells_of(march, "I ran a 5K yesterday!", datetime(2024, 4, 3, 9))
+    assert not tells_of(march, "We renovated a community centre last year.", datetime(2025, 1, 5, 9))
+    assert not tells_of(march, "No time named here.", datetime(2024, 4, 18, 9))
 
 
 def test_walk_is_deterministic_and_sees_new_leaves_immediately(mem: Memory, vault: Path) -> None:

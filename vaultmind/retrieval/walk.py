@@ -106,7 +106,10 @@
    time_factor = 1 inside the window, `AFTER_WINDOW` for up to `AFTER_WINDOW_DAYS` after it
             (people tell of an event afterwards: "I watched it last night" is written the
             day after the evening the question names) but never past the reference time
-            (what was written later was not there yet), `OUTSIDE_WINDOW` elsewhere, 1 without
+            (what was written later was not there yet), `OUTSIDE_WINDOW` elsewhere — but 1 for
+            one of the strongest messages outside it whose own time expression, read from when
+            it was written, names a time in it ("a convention last month", written in April, for
+            March; "a trip next month" said before it: `retold`) — 1 without
             a window or without a timestamp (a note of yours outside the window counts as
             without one: its date finds it, never takes it down; `_window_times`) — except for a question about nothing but its
             window ("what happened yesterday?": only asking words besides it), where a leaf
@@ -286,6 +289,7 @@ from vaultmind.retrieval.people import (
     speaker_codes,
     without_words,
 )
+from vaultmind.retrieval.retold import retold_leaves
 from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
@@ -532,11 +536,15 @@ def walk(
         context[at[leaf_id]] = value
     lengths = _length_factors(cols.length)
     factors = np.ones(len(ids))
+    retold = np.zeros(0, dtype=np.int64)
     if timed is not None:
         # a question about nothing but its window ("what happened yesterday?"): a leaf without
         # a time has no claim on it
         factors = time_factors(timed, _window_times(timed, cols), now, undated=OUTSIDE_WINDOW if only_window else 1.0)
         summary_time_factors(memory.index, timed, cols, factors)
+        if not only_window:  # "we went to a convention last month", written in April, tells of March
+            retold = retold_leaves(memory, ids, cols, base * lengths + CONTEXT_SHARE * context, factors, timed)
+            factors[retold] = 1.0
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     identity = _identity(asked_who, entity_leaves, own_notes, at, cols)
     scores += identity
@@ -621,6 +629,7 @@ def walk(
                 "informative": round(float(informative[k]), 4),
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, or only an author asked
+                "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
                 "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
                 "weights": weights,
                 **flags,  # `diversify`'s
