@@ -423,6 +423,34 @@ def test_who_someone_is_comes_from_the_note_that_says_it_when_their_own_says_not
     assert hits[0]["breakdown"]["identity"] == IDENTITY_WEIGHT
 
 
+def test_who_someone_is_is_not_taken_from_notes_that_name_them_in_passing(vault: Path) -> None:
+    """Omar's own note is his name alone; his manager's and his company's notes name him in
+    passing ("Manages Omar.", "Omar's team sits next to finance"): they say nothing of who he
+    is and keep half the identity weight (all of it had put them above the note of yours that
+    says it: "my buddy is Omar Said, a data engineer")."""
+    write(vault, "entities/person/omar.md", '---\nvaultmind: entity\nid: "person:omar"\nkind: person\n'
+          "display_name: Omar\n---\n# Omar\n")  # fmt: skip
+    write(vault, "entities/person/priscilla-hart.md", '---\nvaultmind: entity\nid: "person:priscilla-hart"\n'
+          "kind: person\ndisplay_name: Priscilla Hart\n---\n# Priscilla Hart\n\nHead of operations at Acme Corp. "
+          "Manages Omar.\n")  # fmt: skip
+    write(vault, "entities/org/acme-corp.md", '---\nvaultmind: entity\nid: "org:acme-corp"\nkind: org\n'
+          "display_name: Acme Corp\n---\n# Acme Corp\n\nAcme Corp is a logistics company in Leeds. Its offices "
+          "are on the 4th floor; Omar's team sits next to finance.\n")  # fmt: skip
+    write(vault, "Onboarding.md", "# Onboarding at Acme\n\nMy buddy is Omar Said, a data engineer who has been "
+          "at Acme for five years. He helps with laptop setup.\n")  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        who = memory.walk("Who is Omar?")["hits"]
+        does = memory.walk("What does Omar do?")["hits"]
+    for hits in (who, does):
+        passing = {h["note_path"]: h["breakdown"]["identity"] for h in hits if h["note_path"].startswith("entities/")}
+        assert passing == {
+            "entities/person/priscilla-hart.md": IDENTITY_WEIGHT / 2,
+            "entities/org/acme-corp.md": IDENTITY_WEIGHT / 2,
+            "entities/person/omar.md": 0.0,
+        }, passing
+
+
 def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> None:
     """"Tell me about Bob" had searched "tell": "I told him Saturday is for the garden" (Mei's,
     about someone else) came first. Its only words besides the name ask: the leaves about Bob
