@@ -313,7 +313,7 @@ from vaultmind.retrieval.windows import (
     year_held,
     yearless,
 )
-from vaultmind.retrieval.wording import ROLE, agent_nouns, merged, own_writing, role_terms
+from vaultmind.retrieval.wording import ROLE, agent_nouns, asker_writes, merged, own_writing, role_terms
 from vaultmind.vault.layout import note_kind
 
 if TYPE_CHECKING:
@@ -407,7 +407,7 @@ def walk(
     if window is not None:  # "in May" is the month, not May Chen, as an author too
         authors -= set(words(window.text))
     own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
-    if own:  # … and the asker wrote them: "what did I write to Paul?" names whom to, not who wrote
+    if own and asker_writes(question):  # … and the asker wrote them: "what did I write to Paul?" names whom to, not who wrote
         authors, named = frozenset(), {}
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
