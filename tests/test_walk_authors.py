@@ -6,11 +6,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
 from vaultmind.retrieval.people import asked_speakers, author_terms, without_words
-from vaultmind.retrieval.walk import IDENTITY_WEIGHT
+from vaultmind.retrieval.walk import IDENTITY_WEIGHT, describes
 from vaultmind.retrieval.wording import role_terms
 
 from .conftest import write, write_chat
@@ -449,6 +451,23 @@ def test_who_someone_is_is_not_taken_from_notes_that_name_them_in_passing(vault:
             "entities/org/acme-corp.md": IDENTITY_WEIGHT / 2,
             "entities/person/omar.md": 0.0,
         }, passing
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "said"),
+    [
+        ("Event venue on the quays. Contact: Dana Whitfield, events manager.", ["Dana Whitfield", "Dana"], True),
+        ("Contact: [[dana-whitfield|Dana Whitfield]], events manager.", ["Dana Whitfield"], True),
+        ("| [[bob-stone\\|Bob]] | backend, payments |", ["Bob Stone", "Bob"], True),
+        ("Dana is the events manager.", ["Dana"], True),
+        ("Omar (data engineer) helps with laptops.", ["Omar"], True),
+        ("Head of operations at Acme Corp. Manages Omar.", ["Omar"], False),
+        ("Its offices are on the 4th floor; Omar's team sits next to finance.", ["Omar"], False),
+        ("We met Omar, Tom and Grace.", ["Omar"], False),
+    ],
+)
+def test_an_entity_note_describes_a_name_set_off_by_a_description(text: str, names: list[str], said: bool) -> None:
+    assert describes(text, names) is said
 
 
 def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> None:

@@ -1085,29 +1085,39 @@ def _identity(
 
 
 # what follows a name that a description of it does: "Dana Whitfield, events manager", "Omar
-# (data engineer)", "Dana is the events manager"; and what precedes one: "Contact: Dana Whitfield"
-_DESCRIBED_AFTER = r"(?:\s*(?:,|\(|—|–|\s-)\s*(?:(?:an?|the|our|my|their)\s+)?[a-z]|\s+(?:is|was)\s+(?:an?|the|our|my|their)\b)"
-_DESCRIBED_BEFORE = r"(?:^|[.;\n]\s*|\|\s*)[A-Z][\w ]{0,30}:\s*(?:\[\[[^\]|]*\|)?"
+# (data engineer)", "Dana is the events manager", a table row's next cell ("| Bob | backend |");
+# and what precedes one: "Contact: Dana Whitfield". A wikilink's brackets may close or open it.
+_DESCRIBED_AFTER = (
+    r"(?:\]\])?(?:\s*(?:,|\(|—|–|\s-|\s\|)\s*(?:(?:an?|the|our|my|their)\s+)?[a-z]"
+    r"|\s+(?:is|was)\s+(?:an?|the|our|my|their)\b)"
+)
+_DESCRIBED_BEFORE = r"(?:^|[.;\n]\s*|\|\s*)[A-Z][\w ]{0,30}:\s*(?:\[\[(?:[^\]|\\]*\\?\|)?)?"
+
+
+def describes(text: str, names: Collection[str]) -> bool:
+    """Whether `text` says who or what one of `names` is: the name set off by a description
+    ("Contact: Dana Whitfield, events manager", "[[bob-stone|Bob]] | backend"), not named in
+    passing ("Manages Omar.", "Omar's team sits next to finance")."""
+    alternatives = "|".join(re.escape(name) for name in sorted({n for n in names if n.strip()}, key=len, reverse=True))
+    if not alternatives:
+        return False
+    said = re.compile(rf"{_DESCRIBED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives}){_DESCRIBED_AFTER}")
+    return said.search(text) is not None
 
 
 def _describing(memory: MemoryView, asked: str, leaf_ids: Sequence[str]) -> list[str]:
     """Of the leaves of other entities' notes that mention `asked`, those that say who or what
-    it is: its name set off by a description ("Contact: Dana Whitfield, events manager"), not
-    named in passing ("Manages Omar.", "Omar's team sits next to finance"). When its own note
-    is a heading alone, these are what the memory says of it, above a mail it signed; a note
-    that names it in passing is not, above the note of yours that says who it is."""
+    it is (`describes`). When its own note is a heading alone, these are what the memory says
+    of it, above a mail it signed; a note that names it in passing is not, above the note of
+    yours that says who it is."""
     if not leaf_ids:
         return []
     from vaultmind.entities.query import entity_query
 
     entry = entity_query(memory.index).registry.entries.get(asked)
     names = [entry.display_name, *entry.aliases] if entry is not None else [asked.split(":", 1)[-1].replace("-", " ")]
-    alternatives = "|".join(re.escape(name) for name in sorted({n for n in names if n.strip()}, key=len, reverse=True))
-    if not alternatives:
-        return []
-    said = re.compile(rf"{_DESCRIBED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives}){_DESCRIBED_AFTER}")
     rows = memory.leaves.rows(list(leaf_ids))
-    return [leaf_id for leaf_id in leaf_ids if (row := rows.get(leaf_id)) is not None and said.search(row["text"] or "")]
+    return [leaf_id for leaf_id in leaf_ids if (row := rows.get(leaf_id)) is not None and describes(row["text"] or "", names)]
 
 
 def _idf(memory: MemoryView, content_terms: Sequence[str]) -> Callable[[str], float]:
