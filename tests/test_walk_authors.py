@@ -6,11 +6,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
 from vaultmind.retrieval.people import asked_speakers, author_terms, without_words
-from vaultmind.retrieval.walk import IDENTITY_WEIGHT
+from vaultmind.retrieval.walk import IDENTITY_WEIGHT, describes
 from vaultmind.retrieval.wording import role_terms
 
 from .conftest import write, write_chat
@@ -421,6 +423,51 @@ def test_who_someone_is_comes_from_the_note_that_says_it_when_their_own_says_not
         hits = memory.walk("Who is Dana?")["hits"]
     assert hits[0]["note_path"] == "entities/org/harbor-hall.md", [(h["content"][:30], h["score"]) for h in hits]
     assert hits[0]["breakdown"]["identity"] == IDENTITY_WEIGHT
+
+
+def test_who_someone_is_is_not_taken_from_notes_that_name_them_in_passing(vault: Path) -> None:
+    """Omar's own note is his name alone; his manager's and his company's notes name him in
+    passing ("Manages Omar.", "Omar's team sits next to finance"): they say nothing of who he
+    is and keep half the identity weight (all of it had put them above the note of yours that
+    says it: "my buddy is Omar Said, a data engineer")."""
+    write(vault, "entities/person/omar.md", '---\nvaultmind: entity\nid: "person:omar"\nkind: person\n'
+          "display_name: Omar\n---\n# Omar\n")  # fmt: skip
+    write(vault, "entities/person/priscilla-hart.md", '---\nvaultmind: entity\nid: "person:priscilla-hart"\n'
+          "kind: person\ndisplay_name: Priscilla Hart\n---\n# Priscilla Hart\n\nHead of operations at Acme Corp. "
+          "Manages Omar.\n")  # fmt: skip
+    write(vault, "entities/org/acme-corp.md", '---\nvaultmind: entity\nid: "org:acme-corp"\nkind: org\n'
+          "display_name: Acme Corp\n---\n# Acme Corp\n\nAcme Corp is a logistics company in Leeds. Its offices "
+          "are on the 4th floor; Omar's team sits next to finance.\n")  # fmt: skip
+    write(vault, "Onboarding.md", "# Onboarding at Acme\n\nMy buddy is Omar Said, a data engineer who has been "
+          "at Acme for five years. He helps with laptop setup.\n")  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        who = memory.walk("Who is Omar?")["hits"]
+        does = memory.walk("What does Omar do?")["hits"]
+    for hits in (who, does):
+        passing = {h["note_path"]: h["breakdown"]["identity"] for h in hits if h["note_path"].startswith("entities/")}
+        assert passing == {
+            "entities/person/priscilla-hart.md": IDENTITY_WEIGHT / 2,
+            "entities/org/acme-corp.md": IDENTITY_WEIGHT / 2,
+            "entities/person/omar.md": 0.0,
+        }, passing
+
+
+@pytest.mark.parametrize(
+    ("text", "names", "said"),
+    [
+        ("Event venue on the quays. Contact: Dana Whitfield, events manager.", ["Dana Whitfield", "Dana"], True),
+        ("Contact: [[dana-whitfield|Dana Whitfield]], events manager.", ["Dana Whitfield"], True),
+        ("| [[bob-stone\\|Bob]] | backend, payments |", ["Bob Stone", "Bob"], True),
+        ("Dana is the events manager.", ["Dana"], True),
+        ("Omar (data engineer) helps with laptops.", ["Omar"], True),
+        ("Head of operations at Acme Corp. Manages Omar.", ["Omar"], False),
+        ("Its offices are on the 4th floor; Omar's team sits next to finance.", ["Omar"], False),
+        ("We met Omar, Tom and Grace.", ["Omar"], False),
+    ],
+)
+def test_an_entity_note_describes_a_name_set_off_by_a_description(text: str, names: list[str], said: bool) -> None:
+    assert describes(text, names) is said
 
 
 def test_tell_me_about_someone_is_about_them_not_the_word_tell(vault: Path) -> None:

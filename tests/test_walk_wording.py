@@ -104,6 +104,25 @@ def test_own_writing_verbs_are_the_askers() -> None:
     assert own_writing("Where is the note about the boat?") == set()
 
 
+def test_a_speaker_named_beside_your_notes_is_still_the_speaker(vault: Path) -> None:
+    """"What did Kate say about the party in my notes?": "my notes" names where, not who spoke;
+    Kate is still the speaker (her messages, "say" not searched), as she is without them. Only
+    a verb of the asker's own writing ("what did I write to Kate?") makes her whom it was to."""
+    write(vault, "Party.md", "# Surprise party for Gran\n\nThe party is a secret: Gran must not find out.\n")
+    write_chat(vault, "2024-03-01", [("Dad", "Where shall we do Gran's party? I like the idea of a surprise."),
+                                     ("Kate", "Booked! The Rose and Crown back room, Saturday 24 May, from 19:00."),
+                                     ("Dad", "Your tasks for Saturday: Kate collects the cake, I bring the speakers.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        for question in ("What did Kate say about the party?", "What did Kate say about the party in my notes?"):
+            result = memory.walk(question, limit=3, reference_time=MARCH_12)
+            assert "say" not in result["query"]["content_terms"], result["query"]
+            kate = [h for h in result["hits"] if h["author"] == "Kate"]
+            assert kate and kate[0]["breakdown"]["speaker"], [(h["author"], h["content"][:30]) for h in result["hits"]]
+        to_kate = memory.walk("What did I write to Kate?", limit=3, reference_time=MARCH_12)
+        assert not any(h["breakdown"]["speaker"] for h in to_kate["hits"])
+
+
 def _runbook(vault: Path) -> None:
     write(vault, "Runbooks/Launch runbook.md", "# Launch runbook\n\nOwner: Priya Raman.\n\n## Steps\n\n1. Cut the release.\n")
     write(vault, "Runbooks/Backup runbook.md", "# Backup runbook\n\nRestore from the nightly snapshot; we own the bucket.\n")

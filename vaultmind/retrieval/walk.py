@@ -202,7 +202,8 @@
    own note (when they hold more than its heading), and half that to the leaves of other
    entities' notes that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager"):
    what the memory says it is comes first. When its own note says nothing (a heading alone:
-   "# Dana Whitfield"), those other notes add all of `IDENTITY_WEIGHT`.
+   "# Dana Whitfield"), those of them that say who it is add all of `IDENTITY_WEIGHT`
+   ("Contact: Dana Whitfield, events manager"; not "Manages Omar.", `_describing`).
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed in a sentence naming a word of the question ("party postponed again: 26
@@ -312,7 +313,7 @@ from vaultmind.retrieval.windows import (
     year_held,
     yearless,
 )
-from vaultmind.retrieval.wording import ROLE, agent_nouns, merged, own_writing, role_terms
+from vaultmind.retrieval.wording import ROLE, agent_nouns, asker_writes, merged, own_writing, role_terms
 from vaultmind.vault.layout import note_kind
 
 if TYPE_CHECKING:
@@ -406,7 +407,7 @@ def walk(
     if window is not None:  # "in May" is the month, not May Chen, as an author too
         authors -= set(words(window.text))
     own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
-    if own:  # … and the asker wrote them: "what did I write to Paul?" names whom to, not who wrote
+    if own and asker_writes(question):  # … and the asker wrote them: "what did I write to Paul?" names whom to, not who wrote
         authors, named = frozenset(), {}
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
@@ -546,7 +547,7 @@ def walk(
             retold = retold_leaves(memory, ids, cols, base * lengths + CONTEXT_SHARE * context, factors, timed)
             factors[retold] = 1.0
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
-    identity = _identity(asked_who, entity_leaves, own_notes, at, cols)
+    identity = _identity(memory, asked_who, entity_leaves, own_notes, at, cols)
     scores += identity
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
@@ -1059,6 +1060,7 @@ def _topic_answer(
 
 
 def _identity(
+    memory: MemoryView,
     asked: str | None,
     entity_leaves: dict[str, frozenset[str]],
     own_notes: dict[str, list[str]],
@@ -1068,16 +1070,54 @@ def _identity(
     """Per leaf, what it says of the entity a question asks who or what it is (`asked`: "who is
     Bob?"): `IDENTITY_WEIGHT` for its own note's leaves, half that for other entity notes'
     leaves that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager") — all of
-    it when its own note says nothing (a heading alone, or no note): then they are what the
-    memory says of who it is, above a mail she signed."""
+    it, when its own note says nothing (a heading alone, or no note), for those that say who
+    it is (`_describing`): then they are what the memory says of it, above a mail she signed."""
     out = np.zeros(len(cols.known))
     if asked is None:
         return out
-    noted = [at[leaf_id] for leaf_id, ents in entity_leaves.items() if asked in ents and leaf_id in at]
     entity = _of_kind(cols, "entity")
-    out[[k for k in noted if entity[k]]] = IDENTITY_WEIGHT / 2 if own_notes.get(asked) else IDENTITY_WEIGHT
+    noted = [leaf_id for leaf_id, ents in entity_leaves.items() if asked in ents and leaf_id in at and entity[at[leaf_id]]]
+    out[[at[leaf_id] for leaf_id in noted]] = IDENTITY_WEIGHT / 2
+    if not own_notes.get(asked):
+        out[[at[leaf_id] for leaf_id in _describing(memory, asked, noted)]] = IDENTITY_WEIGHT
     out[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
     return out
+
+
+# what follows a name that a description of it does: "Dana Whitfield, events manager", "Omar
+# (data engineer)", "Dana is the events manager", a table row's next cell ("| Bob | backend |");
+# and what precedes one: "Contact: Dana Whitfield". A wikilink's brackets may close or open it.
+_DESCRIBED_AFTER = (
+    r"(?:\]\])?(?:\s*(?:,|\(|—|–|\s-|\s\|)\s*(?:(?:an?|the|our|my|their)\s+)?[a-z]"
+    r"|\s+(?:is|was)\s+(?:an?|the|our|my|their)\b)"
+)
+_DESCRIBED_BEFORE = r"(?:^|[.;\n]\s*|\|\s*)[A-Z][\w ]{0,30}:\s*(?:\[\[(?:[^\]|\\]*\\?\|)?)?"
+
+
+def describes(text: str, names: Collection[str]) -> bool:
+    """Whether `text` says who or what one of `names` is: the name set off by a description
+    ("Contact: Dana Whitfield, events manager", "[[bob-stone|Bob]] | backend"), not named in
+    passing ("Manages Omar.", "Omar's team sits next to finance")."""
+    alternatives = "|".join(re.escape(name) for name in sorted({n for n in names if n.strip()}, key=len, reverse=True))
+    if not alternatives:
+        return False
+    said = re.compile(rf"{_DESCRIBED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives}){_DESCRIBED_AFTER}")
+    return said.search(text) is not None
+
+
+def _describing(memory: MemoryView, asked: str, leaf_ids: Sequence[str]) -> list[str]:
+    """Of the leaves of other entities' notes that mention `asked`, those that say who or what
+    it is (`describes`). When its own note is a heading alone, these are what the memory says
+    of it, above a mail it signed; a note that names it in passing is not, above the note of
+    yours that says who it is."""
+    if not leaf_ids:
+        return []
+    from vaultmind.entities.query import entity_query
+
+    entry = entity_query(memory.index).registry.entries.get(asked)
+    names = [entry.display_name, *entry.aliases] if entry is not None else [asked.split(":", 1)[-1].replace("-", " ")]
+    rows = memory.leaves.rows(list(leaf_ids))
+    return [leaf_id for leaf_id in leaf_ids if (row := rows.get(leaf_id)) is not None and describes(row["text"] or "", names)]
 
 
 def _idf(memory: MemoryView, content_terms: Sequence[str]) -> Callable[[str], float]:

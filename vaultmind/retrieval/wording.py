@@ -97,6 +97,12 @@ def own_writing(question: str) -> set[str]:
     return {t for m in _OWN_WRITING.finditer(question) for group in m.groups() if group for t in terms(group)}
 
 
+def asker_writes(question: str) -> bool:
+    """Whether the question asks what the asker wrote by a verb ("what did I write to Paul?"),
+    not only names their notes ("what did Kate say in my notes?", whose speaker is Kate)."""
+    return any(m.group(1) for m in _OWN_WRITING.finditer(question))
+
+
 def merged(*forms: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
     """Several term → other forms maps as one (each term's forms in order, once)."""
     out: dict[str, list[str]] = {}
