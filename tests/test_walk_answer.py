@@ -576,3 +576,17 @@ def test_a_question_of_ones_tasks_finds_the_open_tasks_of_a_note(vault: Path) ->
         assert result["query"]["answer_kind"] == "task"
         first = result["hits"][0]
         assert first["note_path"] == "Daily/2024-03-11.md" and "Call the plumber" in first["content"]
+
+
+def test_a_time_of_day_or_a_date_is_no_amount(vault: Path) -> None:
+    """"How much is the food at the party?" asks for an amount: the party note's "drinks from
+    18:30" or its date is none, and the message that says "£15 a head" answers."""
+    assert not holds_answer("quantity", "Drinks from 18:30 on 2024-03-23.")
+    assert holds_answer("quantity", "The food is £15 a head, drinks from 18:30.")
+    write(vault, "Kate.md", "# Kate\n\nParty on 2024-03-23 from 18:30, with food.\n")
+    write_chat(vault, "2024-03-09", [("Mei Chen", "The food at the party is £15 a head."), ("Alice Chen", "Fine by me.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("How much is the food at the party?", limit=2)["hits"]
+        assert hits[0]["content"] == "The food at the party is £15 a head."
+        assert hits[0]["breakdown"]["answer"] and not hits[1]["breakdown"]["answer"]

@@ -102,6 +102,7 @@ _NUMBER_WORDS = (
 )
 _NUMBER = re.compile(rf"[\d€$£¥]|\b(?:{_NUMBER_WORDS})\b", re.I)
 _NUMBER_WORD_SET = frozenset(_NUMBER_WORDS.split("|"))  # `_NUMBER` on an ASCII text: its words
+_CLOCK_OR_DATE = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b|\b\d{4}-\d{2}-\d{2}\b")  # "18:30", "2024-03-23"
 _CAPITALISED = re.compile(r"[A-Z][a-z]")  # where a `_PROPER` match can start
 
 
@@ -166,7 +167,10 @@ def _names_time(lower: str) -> bool:
 def _names_number(text: str) -> bool:
     """`_NUMBER.search(text)`: on an ASCII text, a digit or "$", or a word of `_NUMBER_WORD_SET` in any
     case (other texts keep the pattern: under `re.I`, "ſ" is an "s"). 75 → 13 µs on a message of
-    320 characters."""
+    320 characters. A time of day or a date is no amount: "drinks from 18:30" does not answer
+    "how much is the food?"."""
+    if ":" in text or "-" in text:
+        text = _CLOCK_OR_DATE.sub(" ", text)
     if not text.isascii():
         return _NUMBER.search(text) is not None
     if any(map(text.__contains__, "0123456789$")):
