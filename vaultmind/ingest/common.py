@@ -110,9 +110,10 @@ def json_array_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
 
 def jsonl_items(path: Path, text: str, warn: Callable[[str], None] | None = None) -> Iterator[tuple[int, Any]]:
     """(line, object) for each non-blank line of a JSON Lines file. With `warn`, a last line
-    that is not complete JSON, without a line break after it, is left out with a warning: a
-    transcript still being written (an agent appends a line at a time), or a copy cut short;
-    the lines above it are whole. Any other bad line is an error naming it."""
+    that is JSON begun but not ended (`_half_written`), without a line break after it, is left
+    out with a warning: a transcript still being written (an agent appends a line at a time), or
+    a copy cut short; the lines above it are whole. Any other bad line (one complete but wrong,
+    `{…}}`) is an error naming it."""
     lines = text.split("\n")
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -120,7 +121,7 @@ def jsonl_items(path: Path, text: str, warn: Callable[[str], None] | None = None
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
-            if warn is not None and number == len(lines) and not text.endswith("\n"):
+            if warn is not None and number == len(lines) and not text.endswith("\n") and _half_written(line, exc):
                 warn(
                     f"{path}: line {number}: the last line is not complete JSON (still being written, or the file "
                     "was cut short?); left out — ingest the file again once it is complete"
@@ -161,6 +162,17 @@ def local_to_utc(value: datetime, tz: tzinfo) -> datetime:
     if value.tzinfo is None:
         value = value.replace(tzinfo=tz)
     return value.astimezone(UTC)
+
+
+# what may follow where a JSON text cut short stops reading: a number, literal or \u escape begun
+_CUT_TOKEN_RE = re.compile(r"u[0-9a-fA-F]{0,4}|t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?|n(?:u(?:ll?)?)?|[-+.0-9eE]*")
+
+
+def _half_written(line: str, error: json.JSONDecodeError) -> bool:
+    """Whether `line` is JSON that stops before its end (a prefix of valid JSON): read up to
+    where it stops, a string never closed, or a number, literal or escape begun — not JSON with
+    something wrong inside or after it."""
+    return error.msg.startswith("Unterminated string") or _CUT_TOKEN_RE.fullmatch(line[error.pos :].rstrip()) is not None
 
 
 REPEAT_STEP = timedelta(minutes=10)  # a step back in time larger than this, in a repeated hour, is its second pass
