@@ -358,3 +358,29 @@ def test_a_message_deleted_since_is_not_completed_by_a_later_one_it_starts(tmp_p
     assert not [w for w in report.warnings if "cut short" in w]
     texts = sorted(text for _, text in _leaves(vault, "sources/chat/whatsapp/bob"))
     assert texts == sorted(["lunch today?", "sure", "ok", "This message was deleted", "ok see you"])
+
+
+@pytest.mark.parametrize("order", ["newest first", "by author"])
+def test_a_generic_conversation_not_in_time_order_reads_the_repeated_hour_as_its_first_pass(
+    tmp_path: Path, vault: Path, order: str
+) -> None:
+    """A file listing a conversation newest first (as many APIs return it) or sorted by author:
+    its order says nothing of which pass of the repeated hour a time is, so "night" at 02:50 is
+    the first pass (00:50 UTC), as before, not moved an hour later."""
+    messages = [
+        {"author": "Bob", "timestamp": "2024-10-27T01:20:00", "text": "still up?"},
+        {"author": "Alice", "timestamp": "2024-10-27T01:50:00", "text": "evening"},
+        {"author": "Bob", "timestamp": "2024-10-27T02:10:00", "text": "early"},
+        {"author": "Alice", "timestamp": "2024-10-27T02:50:00", "text": "night"},
+        {"author": "Bob", "timestamp": "2024-10-27T03:10:00", "text": "after"},
+    ]
+    listed = messages[::-1] if order == "newest first" else sorted(messages, key=lambda m: m["author"])
+    path = write(tmp_path, "late.json", json.dumps(listed))
+    ingest_paths("chat", [path], vault, tz="Europe/Berlin")
+    assert sorted(_at(vault, "sources/chat/chat/late"), key=lambda a: a[1]) == [
+        ("Bob", "2024-10-26T23:20:00Z"),
+        ("Alice", "2024-10-26T23:50:00Z"),
+        ("Bob", "2024-10-27T00:10:00Z"),
+        ("Alice", "2024-10-27T00:50:00Z"),
+        ("Bob", "2024-10-27T02:10:00Z"),
+    ]

@@ -183,11 +183,16 @@ class LocalClock:
     repeats (02:00–03:00 twice in Europe/Berlin), a naive time is read as its first pass; a
     message that goes back more than `REPEAT_STEP` before the one above it, and fits after it
     as the second pass (`fold=1`), is read so: an export in order says which pass it is. (A step
-    back of a few minutes is a message sent offline, and stays.)"""
+    back of a few minutes is a message sent offline, and stays.) `unordered` says the file was
+    not in order after all: a time placed more than `REPEAT_STEP` before the one above it
+    (newest first, sorted by author); then its order says nothing of the pass, and `reads`
+    (each time as read, in the order placed) are the times to keep."""
 
     def __init__(self, tz: tzinfo):
         self.tz = tz
         self.last: datetime | None = None  # the previous message's UTC time
+        self.unordered = False
+        self.reads: list[datetime] = []
 
     def place(self, value: Any, read: datetime) -> datetime:
         """`read` (the UTC time of `value` as `parse_time`/`local_to_utc` read it), or the
@@ -198,6 +203,8 @@ class LocalClock:
             second = local_to_utc(local.replace(fold=1), self.tz)
             if second >= self.last - REPEAT_STEP:
                 timestamp = second
+        self.unordered = self.unordered or (self.last is not None and timestamp < self.last - REPEAT_STEP)
+        self.reads.append(read)
         self.last = timestamp
         return timestamp
 
