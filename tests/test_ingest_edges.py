@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import snapshot_files, write
 from vaultmind.ingest.detect import ingest_paths
+from vaultmind.ingest.errors import IngestError
 from vaultmind.markdown.note import ParsedNote, parse_note
 
 
@@ -384,3 +385,14 @@ def test_a_generic_conversation_not_in_time_order_reads_the_repeated_hour_as_its
         ("Alice", "2024-10-27T00:50:00Z"),
         ("Bob", "2024-10-27T02:10:00Z"),
     ]
+
+
+def test_a_windows_1252_export_whose_one_accent_ends_it_is_refused_not_cut(tmp_path: Path, vault: Path) -> None:
+    """"café" in Windows-1252 at the very end reads as a UTF-8 character cut short: a lone byte
+    after ASCII text is no UTF-8 copy cut off, and the file is refused naming the line (as
+    before) rather than read with its "é" silently dropped."""
+    path = _write_bytes(
+        tmp_path, "WhatsApp Chat with Bob.txt", b"12/03/2024, 14:22 - Alice: hi\n12/03/2024, 14:23 - Bob: meet at the caf\xe9"
+    )
+    with pytest.raises(IngestError, match="line 2: not UTF-8 text"):
+        ingest_paths("chat", [path], vault)

@@ -49,12 +49,14 @@ def read_text(path: Path, data: bytes | None = None) -> str:
 def _cut_utf8(raw: bytes) -> int | None:
     """Where the last, incomplete character of UTF-8 text starts, when it is its only fault: a
     copy or download cut off inside a multi-byte character (an emoji, an accented letter).
-    Those bytes say nothing; the rest is read, and the message they ended is cut anyway."""
+    Those bytes say nothing; the rest is read, and the message they ended is cut anyway. A
+    lone last byte after ASCII text is not taken for one: a Windows-1252 file whose one accent
+    ends it ("café") is refused as before rather than read without it."""
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.reason == "unexpected end of data" and exc.end == len(raw):
-            return exc.start
+            return exc.start if len(raw) - exc.start > 1 or not raw[: exc.start].isascii() else None
     return None
 
 
