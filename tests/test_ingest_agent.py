@@ -312,6 +312,18 @@ def test_a_transcript_still_being_written_is_read_up_to_its_last_whole_line(tmp_
         ingest_paths("agent", [tmp_path / "broken.jsonl"], vault)
 
 
+@pytest.mark.parametrize("last", ['{"role": "user", "content": "bye"}}', '{"role": "user", "content": "bye"} x', "{oops}"])
+def test_a_last_line_that_is_wrong_json_rather_than_half_written_is_still_an_error(
+    tmp_path: Path, vault: Path, last: str
+) -> None:
+    """A last line that is whole but not JSON (a stray brace, text after the object) is no line
+    still being written: the file is refused naming it, as a bad line inside it is, rather than
+    its message being left out."""
+    path = write(tmp_path, "t.jsonl", json.dumps({"role": "user", "content": "hello"}) + "\n" + last)
+    with pytest.raises(IngestError, match="line 2"):
+        ingest_paths("agent", [path], vault)
+
+
 def test_roles_are_read_whatever_their_case(tmp_path: Path, vault: Path) -> None:
     """`"User"`, `"Assistant"`, `"AI"` (exports of other tools capitalise the role) are the
     user and the assistant; before, such a transcript held "no messages"."""

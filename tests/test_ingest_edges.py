@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import snapshot_files, write
 from vaultmind.ingest.detect import ingest_paths
+from vaultmind.ingest.errors import IngestError
 from vaultmind.markdown.note import ParsedNote, parse_note
 
 
@@ -218,6 +219,28 @@ def test_an_export_cut_in_its_last_message_is_completed_by_the_whole_one(
         assert snapshot_files(vault) == settled
 
 
+@pytest.mark.parametrize(
+    ("head", "last"),
+    [
+        ("04/03/2024, 09:30 - Bob: Opening hours:", "24/7"),
+        ("04.03.24, 09:30 - Bob: Summe:", "12.50"),
+        ("04.03.24, 09:30 - Bob: Termin verschoben auf", "24.12."),
+        ("04/03/2024, 09:30 - Bob: Version", "1.2.3"),
+        ("[2024-03-04, 09:30] Bob: Deadline", "2024-04"),
+    ],
+)
+def test_a_last_line_that_reads_as_a_date_begun_is_kept_in_a_file_without_a_last_line_break(
+    tmp_path: Path, vault: Path, head: str, last: str
+) -> None:
+    """An export that simply ends without a line break, its last message's last line "24/7" or
+    "12.50": no date cut short (its year is not begun, or not the year of the line above), so
+    the line stays the message's."""
+    path = write(tmp_path, "WhatsApp Chat with Shop.txt", f"{head}\n{last}")
+    report = ingest_paths("chat", [path], vault, fmt="signal" if head.startswith("[2024") else "auto")
+    assert not [w for w in report.warnings if "ends inside a message's first line" in w]
+    assert [text for _, text in _leaves(vault, "sources/chat")][-1].endswith(f"\n{last}")
+
+
 def test_a_signal_export_cut_in_its_last_message_is_completed(tmp_path: Path, vault: Path) -> None:
     cut = write(tmp_path, "cut/signal-trip.txt", "[2024-03-04, 09:00] Jane: Train at 8?\n[2024-03-04, 09:01] John: Yes, plat")
     whole = write(tmp_path, "whole/signal-trip.txt", "[2024-03-04, 09:00] Jane: Train at 8?\n[2024-03-04, 09:01] John: Yes, platform 4\n")
@@ -270,3 +293,106 @@ def test_a_whatsapp_chat_whose_name_changes_only_in_case_is_the_same_chat(tmp_pa
     assert [text for _, text in _leaves(vault, "sources/chat/whatsapp/alice")] == ["hi", "hey", "new"]
     other = write(tmp_path, "may/WhatsApp Chat with ALICE.txt", "04/03/2024, 09:00 - Carol: another chat\n")
     assert ingest_paths("chat", [other], vault).written == ["sources/chat/whatsapp/alice/2024-03-04.2.md"]
+
+
+def test_two_whatsapp_chats_named_alike_but_for_case_that_share_a_message_stay_two(tmp_path: Path, vault: Path) -> None:
+    """Chats with "alice" and with "Alice" (two contacts), each holding the "ok" you sent both in
+    one minute: the one shared message does not make them one chat, and the second's messages
+    are not written into the first's notes."""
+    first = write(
+        tmp_path,
+        "a/WhatsApp Chat with alice.txt",
+        "12/03/2024, 10:00 - alice: party tonight?\n12/03/2024, 14:30 - You: ok\n12/03/2024, 16:00 - alice: cool\n",
+    )
+    second = write(
+        tmp_path,
+        "b/WhatsApp Chat with Alice.txt",
+        "12/03/2024, 14:22 - Alice: lunch?\n12/03/2024, 14:30 - You: ok\n12/03/2024, 15:00 - Alice: see you\n",
+    )
+    ingest_paths("chat", [first], vault)
+    report = ingest_paths("chat", [second], vault)
+    assert report.messages_added == 3
+    by_note = {note.path: [leaf.text for leaf in note.leaves] for note in _notes(vault, "sources/chat/whatsapp/alice")}
+    assert by_note == {
+        "sources/chat/whatsapp/alice/2024-03-12.md": ["party tonight?", "ok", "cool"],
+        "sources/chat/whatsapp/alice/2024-03-12.2.md": ["lunch?", "ok", "see you"],
+    }
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "multipart/alternative; boundary=simple-boundary \n",  # unquoted, white space after it
+        'multipart/alternative;\n boundary="simple-boundary"; charset=utf-8\n',
+        'text/plain; boundary="NOT-USED"\n',  # no multipart: a stray parameter
+    ],
+)
+def test_a_whole_email_is_not_said_to_be_cut_for_how_its_boundary_is_written(
+    tmp_path: Path, vault: Path, content_type: str
+) -> None:
+    body = "--simple-boundary\nContent-Type: text/plain\n\nSee you at noon.\n--simple-boundary--\n"
+    if content_type.startswith("text/plain"):
+        body = "See you at noon.\n"
+    head = "From: a@example.com\nTo: b@example.com\nSubject: Lunch\nDate: Mon, 4 Mar 2024 10:00:00 +0000\n"
+    head += "Message-ID: <l1@example.com>\nMIME-Version: 1.0\nContent-Type: " + content_type
+    eml = write(tmp_path, "mail/lunch.eml", head + "\n" + body)
+    mbox = write(tmp_path, "box.mbox", "From a@example.com Mon Mar  4 10:00:00 2024\n" + head.replace("<l1@", "<l2@") + "\n" + body + "\n")
+    report = ingest_paths("email", [eml, mbox], vault)
+    assert report.messages_added == 2
+    assert not [w for w in report.warnings if "ends inside its body" in w]
+    assert all("See you at noon." in text for _, text in _leaves(vault, "sources/email"))
+
+
+def test_a_message_deleted_since_is_not_completed_by_a_later_one_it_starts(tmp_path: Path, vault: Path) -> None:
+    """A whole export whose last message, "ok", is deleted for everyone before the next export,
+    which holds "This message was deleted" and "ok see you" sent in the same minute: "ok" is
+    no message cut short, and keeps its text beside the two new ones."""
+    head = "13/03/2024, 09:05 - Alice: lunch today?\n13/03/2024, 09:07 - Bob: sure\n"
+    before = write(tmp_path, "a/WhatsApp Chat with Bob.txt", head + "13/03/2024, 09:30 - Alice: ok\n")
+    after = write(
+        tmp_path,
+        "b/WhatsApp Chat with Bob.txt",
+        head + "13/03/2024, 09:30 - Alice: This message was deleted\n13/03/2024, 09:30 - Alice: ok see you\n",
+    )
+    ingest_paths("chat", [before], vault)
+    report = ingest_paths("chat", [after], vault)
+    assert not [w for w in report.warnings if "cut short" in w]
+    texts = sorted(text for _, text in _leaves(vault, "sources/chat/whatsapp/bob"))
+    assert texts == sorted(["lunch today?", "sure", "ok", "This message was deleted", "ok see you"])
+
+
+@pytest.mark.parametrize("order", ["newest first", "by author"])
+def test_a_generic_conversation_not_in_time_order_reads_the_repeated_hour_as_its_first_pass(
+    tmp_path: Path, vault: Path, order: str
+) -> None:
+    """A file listing a conversation newest first (as many APIs return it) or sorted by author:
+    its order says nothing of which pass of the repeated hour a time is, so "night" at 02:50 is
+    the first pass (00:50 UTC), as before, not moved an hour later."""
+    messages = [
+        {"author": "Bob", "timestamp": "2024-10-27T01:20:00", "text": "still up?"},
+        {"author": "Alice", "timestamp": "2024-10-27T01:50:00", "text": "evening"},
+        {"author": "Bob", "timestamp": "2024-10-27T02:10:00", "text": "early"},
+        {"author": "Alice", "timestamp": "2024-10-27T02:50:00", "text": "night"},
+        {"author": "Bob", "timestamp": "2024-10-27T03:10:00", "text": "after"},
+    ]
+    listed = messages[::-1] if order == "newest first" else sorted(messages, key=lambda m: m["author"])
+    path = write(tmp_path, "late.json", json.dumps(listed))
+    ingest_paths("chat", [path], vault, tz="Europe/Berlin")
+    assert sorted(_at(vault, "sources/chat/chat/late"), key=lambda a: a[1]) == [
+        ("Bob", "2024-10-26T23:20:00Z"),
+        ("Alice", "2024-10-26T23:50:00Z"),
+        ("Bob", "2024-10-27T00:10:00Z"),
+        ("Alice", "2024-10-27T00:50:00Z"),
+        ("Bob", "2024-10-27T02:10:00Z"),
+    ]
+
+
+def test_a_windows_1252_export_whose_one_accent_ends_it_is_refused_not_cut(tmp_path: Path, vault: Path) -> None:
+    """"café" in Windows-1252 at the very end reads as a UTF-8 character cut short: a lone byte
+    after ASCII text is no UTF-8 copy cut off, and the file is refused naming the line (as
+    before) rather than read with its "é" silently dropped."""
+    path = _write_bytes(
+        tmp_path, "WhatsApp Chat with Bob.txt", b"12/03/2024, 14:22 - Alice: hi\n12/03/2024, 14:23 - Bob: meet at the caf\xe9"
+    )
+    with pytest.raises(IngestError, match="line 2: not UTF-8 text"):
+        ingest_paths("chat", [path], vault)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,9 @@ def parse_generic(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] |
         parsed = _message(path, line, item, default_conv, platform, tz, clocks, ids)
         if parsed is not None:
             by_conv.setdefault(parsed[0], []).append(parsed[1])
+    for conv, clock in clocks.items():
+        if clock.unordered:  # (not in time order: each time as read, its first pass in a repeated hour)
+            by_conv[conv] = [replace(m, timestamp=read) for m, read in zip(by_conv[conv], clock.reads, strict=True)]
     batches = []
     for conv in sorted(by_conv):
         meta = SourceMeta(

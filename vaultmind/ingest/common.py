@@ -49,12 +49,14 @@ def read_text(path: Path, data: bytes | None = None) -> str:
 def _cut_utf8(raw: bytes) -> int | None:
     """Where the last, incomplete character of UTF-8 text starts, when it is its only fault: a
     copy or download cut off inside a multi-byte character (an emoji, an accented letter).
-    Those bytes say nothing; the rest is read, and the message they ended is cut anyway."""
+    Those bytes say nothing; the rest is read, and the message they ended is cut anyway. A
+    lone last byte after ASCII text is not taken for one: a Windows-1252 file whose one accent
+    ends it ("café") is refused as before rather than read without it."""
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.reason == "unexpected end of data" and exc.end == len(raw):
-            return exc.start
+            return exc.start if len(raw) - exc.start > 1 or not raw[: exc.start].isascii() else None
     return None
 
 
@@ -110,9 +112,10 @@ def json_array_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
 
 def jsonl_items(path: Path, text: str, warn: Callable[[str], None] | None = None) -> Iterator[tuple[int, Any]]:
     """(line, object) for each non-blank line of a JSON Lines file. With `warn`, a last line
-    that is not complete JSON, without a line break after it, is left out with a warning: a
-    transcript still being written (an agent appends a line at a time), or a copy cut short;
-    the lines above it are whole. Any other bad line is an error naming it."""
+    that is JSON begun but not ended (`_half_written`), without a line break after it, is left
+    out with a warning: a transcript still being written (an agent appends a line at a time), or
+    a copy cut short; the lines above it are whole. Any other bad line (one complete but wrong,
+    `{…}}`) is an error naming it."""
     lines = text.split("\n")
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -120,7 +123,7 @@ def jsonl_items(path: Path, text: str, warn: Callable[[str], None] | None = None
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
-            if warn is not None and number == len(lines) and not text.endswith("\n"):
+            if warn is not None and number == len(lines) and not text.endswith("\n") and _half_written(line, exc):
                 warn(
                     f"{path}: line {number}: the last line is not complete JSON (still being written, or the file "
                     "was cut short?); left out — ingest the file again once it is complete"
@@ -163,6 +166,17 @@ def local_to_utc(value: datetime, tz: tzinfo) -> datetime:
     return value.astimezone(UTC)
 
 
+# what may follow where a JSON text cut short stops reading: a number, literal or \u escape begun
+_CUT_TOKEN_RE = re.compile(r"u[0-9a-fA-F]{0,4}|t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?|n(?:u(?:ll?)?)?|[-+.0-9eE]*")
+
+
+def _half_written(line: str, error: json.JSONDecodeError) -> bool:
+    """Whether `line` is JSON that stops before its end (a prefix of valid JSON): read up to
+    where it stops, a string never closed, or a number, literal or escape begun — not JSON with
+    something wrong inside or after it."""
+    return error.msg.startswith("Unterminated string") or _CUT_TOKEN_RE.fullmatch(line[error.pos :].rstrip()) is not None
+
+
 REPEAT_STEP = timedelta(minutes=10)  # a step back in time larger than this, in a repeated hour, is its second pass
 
 
@@ -171,11 +185,16 @@ class LocalClock:
     repeats (02:00–03:00 twice in Europe/Berlin), a naive time is read as its first pass; a
     message that goes back more than `REPEAT_STEP` before the one above it, and fits after it
     as the second pass (`fold=1`), is read so: an export in order says which pass it is. (A step
-    back of a few minutes is a message sent offline, and stays.)"""
+    back of a few minutes is a message sent offline, and stays.) `unordered` says the file was
+    not in order after all: a time placed more than `REPEAT_STEP` before the one above it
+    (newest first, sorted by author); then its order says nothing of the pass, and `reads`
+    (each time as read, in the order placed) are the times to keep."""
 
     def __init__(self, tz: tzinfo):
         self.tz = tz
         self.last: datetime | None = None  # the previous message's UTC time
+        self.unordered = False
+        self.reads: list[datetime] = []
 
     def place(self, value: Any, read: datetime) -> datetime:
         """`read` (the UTC time of `value` as `parse_time`/`local_to_utc` read it), or the
@@ -186,6 +205,8 @@ class LocalClock:
             second = local_to_utc(local.replace(fold=1), self.tz)
             if second >= self.last - REPEAT_STEP:
                 timestamp = second
+        self.unordered = self.unordered or (self.last is not None and timestamp < self.last - REPEAT_STEP)
+        self.reads.append(read)
         self.last = timestamp
         return timestamp
 

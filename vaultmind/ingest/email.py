@@ -259,8 +259,11 @@ def _cut_in_body(rest: bytes) -> bool:
 
 
 # a header block's multipart boundary: `Content-Type: multipart/mixed;` and, maybe on a folded
-# line below it, `boundary="…"`
-_BOUNDARY_RE = re.compile(rb'^content-type:[^\n]*(?:\n[ \t][^\n]*)*?\bboundary="?([^";\r\n]+)"?', re.IGNORECASE | re.MULTILINE)
+# line below it, `boundary="…"` (unquoted, it ends at white space: a boundary never does)
+_BOUNDARY_RE = re.compile(
+    rb'^content-type:[ \t]*multipart/[^\n]*(?:\n[ \t][^\n]*)*?\bboundary=(?:"([^"\r\n]+)"|([^";\s]+))',
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def _unterminated(data: bytes) -> bool:
@@ -269,7 +272,7 @@ def _unterminated(data: bytes) -> bool:
     parsing the message."""
     text = data.replace(b"\r\n", b"\n")
     found = _BOUNDARY_RE.search(text.split(b"\n\n", 1)[0])
-    return found is not None and b"--" + found.group(1) + b"--" not in text
+    return found is not None and b"--" + (found.group(1) or found.group(2)) + b"--" not in text
 
 
 def _cut_warning(where: str, data: bytes) -> str:

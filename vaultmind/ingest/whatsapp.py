@@ -230,14 +230,16 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
 
 
 _DIGITS_RE = re.compile(r"\d+")
+_DATE_BEGUN_RE = re.compile(r"\[?(\d+)[./-](\d+)[./-](\d+)")  # a date's three parts, the last one begun
 
 
 def _cut_header(text: str) -> int | None:
     """Where the file's last line starts, when the file ends inside a message's first line (a
     copy or download cut off in its date or time, `04/03/2024, 09:3`): no line break at the
     end, and that line is the start of the date and time the line above it that starts a
-    message writes (digits aside), a date begun at least. Read, it was a line of the message
-    above, which then had another id than in the whole export."""
+    message writes (digits aside), its year begun (`_year_begun`). Read, it was a line of the
+    message above, which then had another id than in the whole export. A last line such as
+    "24/7", "12.50" or "24.12." is no cut date: it stays the message's line."""
     if text.endswith("\n") or "\n" not in text:
         return None
     start = text.rfind("\n") + 1
@@ -248,8 +250,24 @@ def _cut_header(text: str) -> int | None:
         header = HEADER_RE.match(strip_invisible(line))
         if header is not None:
             stamp = _DIGITS_RE.sub("0", header.string[: header.start("rest")])
-            return start if stamp.startswith(_DIGITS_RE.sub("0", last)) else None
+            return start if stamp.startswith(_DIGITS_RE.sub("0", last)) and _year_begun(last, header) else None
     return None
+
+
+def _year_begun(last: str, header: re.Match[str]) -> bool:
+    """Whether `last` (a line shaped as the start of `header`'s date) holds the date's three
+    parts, and its year — first or last, as `header` writes it — is the year of `header` or the
+    next (a later message's), as far as `last` goes: a line of text that happens to read as a
+    date's start ("24/7", "1.2.3") does not."""
+    begun = _DATE_BEGUN_RE.match(last)
+    if begun is None:
+        return False
+    parts = _DATE_SPLIT_RE.split(header.group("date"))
+    index = 0 if len(parts[0]) == 4 else 2  # (year first: 2024-03-04, Signal; else day or month first)
+    year, said = parts[index], begun.group(index + 1)
+    years = (year, str(int(year) + 1).zfill(len(year)))
+    whole = index == 0 or begun.end() < len(last)  # (a part followed by more of the line is complete)
+    return any(y == said if whole else y.startswith(said) for y in years)
 
 
 PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a stranger, was pasted

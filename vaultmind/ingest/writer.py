@@ -634,10 +634,12 @@ def _earlier(plan: _Plan, batch: SourceBatch) -> SourceBatch:
 
 def _case_renamed(plan: _Plan, batch: SourceBatch, stem: str, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
     """(source id, scope) of a WhatsApp chat whose name differs from `stem` (the batch's id) only
-    in case — a contact renamed "alice" → "Alice", a file renamed — and whose notes hold one of
-    the batch's messages (their ids hash author, time and text: two chats share none): the same
-    chat, whose messages were otherwise all written again beside its notes."""
-    ids = {message.message_id for message in batch.messages}
+    in case — a contact renamed "alice" → "Alice", a file renamed — and which shares most of the
+    messages either holds in the span both cover (a WhatsApp export holds the whole chat; their
+    ids hash author, time and text): the same chat, whose messages were otherwise all written
+    again beside its notes. Two chats so named that share a message or two ("ok" sent to both in
+    one minute, a greeting forwarded to each) stay two."""
+    ours = {message.message_id: to_utc(message.timestamp) for message in batch.messages}
     found = []
     for source_id in sorted(sources):
         if source_id == stem or source_id.casefold() != stem.casefold():
@@ -647,9 +649,23 @@ def _case_renamed(plan: _Plan, batch: SourceBatch, stem: str, sources: dict[str,
             for folder in sources[source_id]
             for path in sorted((plan.vault / folder).glob("*.md"))
         )
-        if any(note is not None and note.source_id == source_id and ids & note.messages().keys() for note in notes):
+        theirs = {
+            message_id: to_utc(message.timestamp)
+            for note in notes
+            if note is not None and note.source_id == source_id
+            for message_id, message in note.messages().items()
+        }
+        if theirs and _mostly_shared(ours, theirs):
             found.append((source_id, source_id.replace(":", "/", 1)))
     return found
+
+
+def _mostly_shared(ours: dict[str, datetime], theirs: dict[str, datetime]) -> bool:
+    """Whether two sets of messages (id → UTC time) share more than half of those each holds in
+    the span both cover: one chat read twice, not two chats with a message alike."""
+    start, end = max(min(ours.values()), min(theirs.values())), min(max(ours.values()), max(theirs.values()))
+    shared = len(ours.keys() & theirs.keys())
+    return all(2 * shared > sum(start <= at <= end for at in side.values()) for side in (ours, theirs))
 
 
 def _by_name(plan: _Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -815,18 +831,21 @@ def _complete_cut(plan: _Plan, path: str, group: _Group, current: dict[str, Mess
     message: a copy or download cut off) had another id, hashing the text as far as it went.
     A new message whose id hashes its text is that message completed when the note holds, as
     its last message, one by the same author at the same time, under a hashed id the export no
-    longer holds, whose text the new one's starts with: that message keeps its id and takes the
-    whole text (nothing is lost: the cut text is its start), and the new id is not written (a
-    later ingest knows it, `_same_messages`). Returns the number of the note's messages so
-    completed."""
+    longer holds, whose text the new one's starts with — and the new one is the export's only
+    new message by that author at that time (with another, "This message was deleted" say, the
+    note's message is one deleted since, and "ok" is no cut "ok, see you"): that message keeps
+    its id and takes the whole text (nothing is lost: the cut text is its start), and the new id
+    is not written (a later ingest knows it, `_same_messages`). Returns the number of the
+    note's messages so completed."""
     if not current:
         return 0
     last = max(to_utc(message.timestamp) for message in current.values())
+    at_last = [(message.author, message_id) for message_id, message in new.items() if to_utc(message.timestamp) == last]
     changed = 0
     for message_id in sorted(new):
         whole = new[message_id]
         at, text = to_utc(whole.timestamp), note_text(whole.text)
-        if at != last or not HASHED_ID_RE.fullmatch(message_id):
+        if at != last or not HASHED_ID_RE.fullmatch(message_id) or sum(a == whole.author for a, _ in at_last) > 1:
             continue
         cut = [
             old.message_id
