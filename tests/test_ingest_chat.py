@@ -17,12 +17,13 @@ from vaultmind.ingest.chatgpt import parse_chatgpt
 from vaultmind.ingest.common import epoch_to_utc, zone
 from vaultmind.ingest.detect import detect_chat_format, ingest_paths
 from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.held import message_ids
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.ingest.signal import parse_signal
 from vaultmind.ingest.slack import parse_slack
 from vaultmind.ingest.telegram import parse_telegram
 from vaultmind.ingest.whatsapp import parse_whatsapp
-from vaultmind.ingest.writer import _message_ids, write_batches
+from vaultmind.ingest.writer import write_batches
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message
@@ -1434,7 +1435,7 @@ def _held(vault: Path) -> list[tuple[str, str]]:
     for path in sorted(vault.rglob("*.md")):
         raw = path.read_bytes()
         source_id = str(split_frontmatter(raw.decode("utf-8")).data.get("source_id"))
-        out += [(source_id, message_id) for message_id in _message_ids(raw)]
+        out += [(source_id, message_id) for message_id in message_ids(raw)]
     return sorted(out)
 
 
@@ -1581,12 +1582,12 @@ def test_a_message_that_differs_by_a_control_character_is_not_written_twice(tmp_
     clean = "14/03/2024, 09:00 - Alice: lunch at noon?\n14/03/2024, 09:01 - Bob: ok\n14/03/2024, 09:01 - Bob: ok\n14/03/2024, 09:05 - Alice: see you\n"
     first = ingest_paths("chat", [write(tmp_path / "a", "WhatsApp Chat with Alice.txt", dirty)], vault)
     note = vault / "sources/chat/whatsapp/alice/2024-03-14.md"
-    ids = _message_ids(note.read_bytes())
+    ids = message_ids(note.read_bytes())
     assert first.messages_added == 3 and len(ids) == 3
     again = ingest_paths("chat", [write(tmp_path / "b", "WhatsApp Chat with Alice.txt", clean)], vault)
     assert (again.messages_added, again.messages_known) == (1, 3)
     body = note.read_text(encoding="utf-8")
-    assert body.count("lunch at noon?") == 1 and body.count("see you") == 1 and _message_ids(note.read_bytes())[:3] == ids
+    assert body.count("lunch at noon?") == 1 and body.count("see you") == 1 and message_ids(note.read_bytes())[:3] == ids
     # both exports in one ingest, into a new vault: each message once
     other = tmp_path / "other"
     both = ingest_paths("chat", [tmp_path / "a" / "WhatsApp Chat with Alice.txt", tmp_path / "b" / "WhatsApp Chat with Alice.txt"], other)

@@ -9,8 +9,9 @@ import pytest
 
 from vaultmind.errors import IngestError
 from vaultmind.ingest.email import normalize_subject, parse_email_paths, parse_email_paths_with_report
+from vaultmind.ingest.held import message_ids
 from vaultmind.ingest.model import SourceBatch
-from vaultmind.ingest.writer import _message_ids, write_batches
+from vaultmind.ingest.writer import write_batches
 from vaultmind.memory import Memory
 
 
@@ -328,10 +329,10 @@ def test_same_message_id_different_text_is_reported(tmp_path: Path) -> None:
 
 def _mbox_notes(vault: Path) -> dict[str, list[str]]:
     """Each email note of the vault → its message ids, in note order."""
-    from vaultmind.ingest.writer import _message_ids
+    from vaultmind.ingest.held import message_ids
 
     return {
-        p.relative_to(vault).as_posix(): _message_ids(p.read_bytes())
+        p.relative_to(vault).as_posix(): message_ids(p.read_bytes())
         for p in sorted((vault / "sources" / "email").rglob("*.md"))
     }
 
@@ -481,13 +482,13 @@ def test_a_sent_folder_keeps_the_replies_it_quotes_that_are_nowhere_else(tmp_pat
 
 def _all_ids(vault: Path) -> list[str]:
     """Every message id held by an email thread note anywhere in the vault, moved ones included."""
-    from vaultmind.ingest.writer import _message_ids
+    from vaultmind.ingest.held import message_ids
 
     return sorted(
         mid
         for p in vault.rglob("*.md")
         if ".vaultmind" not in p.parts and "kind: email" in p.read_text(encoding="utf-8")
-        for mid in _message_ids(p.read_bytes())
+        for mid in message_ids(p.read_bytes())
     )
 
 
@@ -507,7 +508,7 @@ def test_a_thread_note_moved_anywhere_is_found_and_never_written_twice(tmp_path:
     assert moved.read_bytes() == before, "your note is never written to"
     assert report.written == ["sources/email/inbox/q3-budget/2024-03-11-q3-budget.md"]
     assert (report.messages_added, report.messages_known) == (1, 2)
-    assert _message_ids(note.read_bytes()) == ["m3@example.com"]
+    assert message_ids(note.read_bytes()) == ["m3@example.com"]
     assert [w.split(": ", 1)[0] for w in report.warnings] == ["Projects/Budget thread.md"]
     assert "outside sources/, so it is yours and left as it is" in report.warnings[0]
     assert _all_ids(vault) == ["m1@example.com", "m2@example.com", "m3@example.com"]
@@ -523,7 +524,7 @@ def test_a_thread_note_moved_anywhere_is_found_and_never_written_twice(tmp_path:
     (other / "sources/email/inbox/q3-budget/2024-03-11-q3-budget.md").rename(archived)
     joined = write_batches(other, parse_email_paths([later]))
     assert joined.written == ["sources/archive/budget.md"] and joined.warnings == []
-    assert _message_ids(archived.read_bytes()) == ["m1@example.com", "m2@example.com", "m3@example.com"]
+    assert message_ids(archived.read_bytes()) == ["m1@example.com", "m2@example.com", "m3@example.com"]
     assert _all_ids(other) == ["m1@example.com", "m2@example.com", "m3@example.com"]
 
 

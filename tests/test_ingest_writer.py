@@ -12,8 +12,10 @@ import pytest
 from tests.conftest import snapshot_files
 from vaultmind.errors import VaultError
 from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.held import GENERATED_KEYS
 from vaultmind.ingest.model import DocumentInput, SourceBatch
-from vaultmind.ingest.writer import GENERATED_KEYS, scope_folder, slugify, write_batches, write_documents
+from vaultmind.ingest.names import scope_folder, slugify
+from vaultmind.ingest.writer import write_batches, write_documents
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message, SourceMeta

@@ -27,6 +27,7 @@ from vaultmind.errors import UsageError
 from vaultmind.ingest import FORMATS, KINDS
 from vaultmind.ingest.common import zone
 from vaultmind.ingest.document import parse_document_paths_with_report
+from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.locomo import parse_locomo_paths
@@ -35,7 +36,7 @@ from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.slack import META_FILES
 from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.whatsapp import HEADER_RE
-from vaultmind.ingest.writer import document_note_bytes, write_batches, write_documents
+from vaultmind.ingest.writer import write_batches, write_documents
 from vaultmind.vault.encoding import decode_text
 
 Kind = Literal["chat", "agent", "email", "document"]

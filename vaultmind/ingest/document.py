@@ -44,8 +44,8 @@ from pathlib import Path
 from vaultmind.errors import IngestError
 from vaultmind.ingest.html import html_document
 from vaultmind.ingest.model import DocumentInput
+from vaultmind.ingest.names import slugify
 from vaultmind.ingest.walk import walk_files
-from vaultmind.ingest.writer import slugify
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.vault.encoding import decode_text
 

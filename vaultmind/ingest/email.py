@@ -66,9 +66,9 @@ from vaultmind.ingest.maildates import (
 )
 from vaultmind.ingest.mime import MAX_MESSAGE_BYTES, Attachment, MimeError, ParsedEmail, parse_message
 from vaultmind.ingest.model import DatedBy, DatedOtherwise, QuotedParent, SourceBatch
+from vaultmind.ingest.names import slugify
 from vaultmind.ingest.quotes import split_quoted
 from vaultmind.ingest.walk import walk_files
-from vaultmind.ingest.writer import slugify
 from vaultmind.markdown.render import Message, SourceMeta
 
 SUBJECT_SLUG_MAX = 60

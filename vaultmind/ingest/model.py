@@ -36,20 +36,20 @@ class SourceBatch:
     # hash the text: each replaces the one message of its author and time that it no longer holds
     edited: tuple[str, ...] = ()
     # the source id, scope and note name an earlier vaultmind gave the batch: its notes keep
-    # them when they are there (`writer._earlier`)
+    # them when they are there (`matching.as_earlier`)
     legacy_source_id: str | None = None
     legacy_scope: str | None = None
     legacy_note_name: str | None = None
     known_in: tuple[str, ...] = ()  # set by the writer: earlier ids of this source whose notes' messages are known
     # a conversation known by its name only (a Slack channel's file given alone carries no channel
-    # id): a source of its platform in a folder of its name is this conversation (`writer._by_name`)
+    # id): a source of its platform in a folder of its name is this conversation (`matching._by_name`)
     name_only: bool = False
     # the (source id, scope) the conversation gets when ingested by its name only (`name_only`):
-    # notes written so are this conversation's (`writer._by_name`)
+    # notes written so are this conversation's (`matching._by_name`)
     by_name: tuple[tuple[str, str], ...] = ()
     # (message id, why) of the messages the export holds off the branch it shows (ChatGPT: an
     # answer regenerated, a prompt edited): one a note already holds is marked so, on its last
-    # line, and a message of the branch shown loses such a mark (`writer._mark_replaced`).
+    # line, and a message of the branch shown loses such a mark (`revisions.mark_replaced`).
     # None: the platform has no branches
     replaced: tuple[tuple[str, str], ...] | None = None
 

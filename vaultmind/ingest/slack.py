@@ -304,7 +304,7 @@ def _message(path: Path, line: int, item: Any, channel_id: str, names: _Names) -
 
 def _edited(item: dict[str, Any]) -> str | None:
     """When the message was last edited (`edited.ts`), as ISO 8601 UTC: a later export of an
-    edit shows its text, the text before kept below it (`writer._edit`)."""
+    edit shows its text, the text before kept below it (`revisions.apply_edit`)."""
     edited = item.get("edited")
     ts = as_str(edited.get("ts")) if isinstance(edited, dict) else None
     return iso_utc(epoch_to_utc(ts)) if ts and re.fullmatch(r"\d+(?:\.\d+)?", ts) else None

@@ -10,7 +10,7 @@
 - message id: Telegram's id; `source_ref`: `telegram://chat/<chat id>/<message id>`;
 - a message edited in Telegram carries its edit time (`edited_unixtime`, else `edited` read as
   `date` is): a later export of an edit shows its text, the text before kept below it
-  (`writer._edit`), and an older export changes nothing.
+  (`revisions.apply_edit`), and an older export changes nothing.
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def parse_whatsapp(
     order = {"dmy": "DMY", "mdy": "MDY"}.get(date_order or "")
     batches = parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
     # an earlier vaultmind named a "… (1).txt" download "Alice (1)": any such numbered chat on
-    # disk is this one (the writer's `_earlier`), when "Alice" has no notes of its own
+    # disk is this one (`matching.as_earlier`), when "Alice" has no notes of its own
     return [replace(batch, legacy_source_id=f"whatsapp:{name} (*)", legacy_scope=f"whatsapp/{name}") for batch in batches]
 
 

@@ -1,0 +1,60 @@
+"""Where source notes go: the slug of a name, the folder of a scope, the path of a batch's note
+and of its numbered siblings."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from vaultmind.errors import UsageError
+from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.model import SourceBatch
+from vaultmind.vault.layout import SOURCES_DIR
+
+SLUG_MAX = 80
+
+
+_SLUG_BAD_RE = re.compile(r"[^a-z0-9._-]+")
+
+
+_DASH_RUN_RE = re.compile(r"-{2,}")
+
+
+def slugify(text: str, *, max_len: int = SLUG_MAX) -> str:
+    """A file or folder name: lowercase `[a-z0-9._-]`, never empty, at most `max_len` chars.
+
+    Accents are folded (`Café` → `cafe`); other characters become `-` (runs collapsed); leading
+    and trailing `-` and `.` are trimmed. A name with nothing left (emoji, CJK) becomes `x-` +
+    8 hex of its sha256, an empty one `unknown`.
+    """
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    slug = _DASH_RUN_RE.sub("-", _SLUG_BAD_RE.sub("-", folded)).strip("-.")
+    if not slug:
+        if not text.strip():
+            return "unknown"
+        slug = "x-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return slug[:max_len].rstrip("-.") or "unknown"
+
+
+def scope_folder(scope: str) -> str:
+    """The folder path of a scope: every `/`-separated segment slugified (`Slack/Acme` → `slack/acme`)."""
+    parts = [slugify(part) for part in scope.split("/") if part.strip()]
+    return "/".join(parts) or "unknown"
+
+
+def note_path(batch: SourceBatch, day: str | None = None) -> str:
+    """Vault-relative path of a batch's note: by UTC `day` for bucket "day", else `note_name`."""
+    folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(batch.meta.scope)}"
+    if batch.bucket == "day":
+        if day is None:
+            raise UsageError("a day-bucketed note needs its day")
+        return f"{folder}/{day}.md"
+    if not batch.note_name:
+        raise IngestError(f"batch {batch.meta.source_id!r}: bucket {batch.bucket!r} needs a note_name")
+    return f"{folder}/{slugify(batch.note_name)}.md"
+
+
+def sibling_path(path: str, n: int) -> str:
+    """`a/b.md` → `a/b.<n>.md` (n ≥ 2); n = 1 is the path itself."""
+    return path if n == 1 else f"{path[:-3]}.{n}.md"

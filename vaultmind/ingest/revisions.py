@@ -1,0 +1,173 @@
+"""Message revisions: an edited message kept with its text before the edit quoted below it, a
+message an export cut short completed, and the messages of a branched conversation off the
+branch shown marked as replaced. Nothing a note held is lost."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import datetime
+
+from vaultmind.errors import VaultmindError
+from vaultmind.ingest.common import HASHED_ID_RE
+from vaultmind.ingest.plan import Group, Plan
+from vaultmind.markdown.render import Message, note_text, to_utc
+
+
+def replace_edited(plan: Plan, group: Group, current: dict[str, Message], new: dict[str, Message]) -> int:
+    """An edited message (its export says so) whose id hashes its text is a new id (WhatsApp):
+    it is the note's one message by the same author at the same time that the export no longer
+    holds — the text before the edit. That message keeps its id and shows the new text, the one
+    before quoted below it (`_with_before`: nothing is lost); the new id is not written (a later
+    ingest knows it, `writer._same_messages`). With none, or several such messages, the edit is a new
+    message. Returns the number of the note's messages changed so."""
+    changed = 0
+    for message_id in sorted(group.edited & new.keys()):
+        edit = new[message_id]
+        at = to_utc(edit.timestamp)
+        before = [
+            old.message_id
+            for old in current.values()
+            if old.message_id not in group.messages and old.author == edit.author and to_utc(old.timestamp) == at
+        ]
+        if len(before) == 1:
+            old = current[before[0]]
+            current[before[0]] = replace(old, text=_with_before(note_text(edit.text), note_text(old.text), None))
+            del new[message_id]
+            plan.report.messages_edited += 1
+            changed += 1
+    return changed
+
+
+def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message], new: dict[str, Message]) -> int:
+    """A message an earlier export cut short (a WhatsApp or Signal file cut in its last
+    message: a copy or download cut off) had another id, hashing the text as far as it went.
+    A new message whose id hashes its text is that message completed when the note holds, as
+    its last message, one by the same author at the same time, under a hashed id the export no
+    longer holds, whose text the new one's starts with — and the new one is the export's only
+    new message by that author at that time (with another, "This message was deleted" say, the
+    note's message is one deleted since, and "ok" is no cut "ok, see you"): that message keeps
+    its id and takes the whole text (nothing is lost: the cut text is its start), and the new id
+    is not written (a later ingest knows it, `writer._same_messages`). Returns the number of the
+    note's messages so completed."""
+    if not current:
+        return 0
+    last = max(to_utc(message.timestamp) for message in current.values())
+    at_last = [(message.author, message_id) for message_id, message in new.items() if to_utc(message.timestamp) == last]
+    changed = 0
+    for message_id in sorted(new):
+        whole = new[message_id]
+        at, text = to_utc(whole.timestamp), note_text(whole.text)
+        if at != last or not HASHED_ID_RE.fullmatch(message_id) or sum(a == whole.author for a, _ in at_last) > 1:
+            continue
+        cut = [
+            old.message_id
+            for old in current.values()
+            if old.message_id not in group.messages
+            and HASHED_ID_RE.fullmatch(old.message_id)
+            and old.author == whole.author
+            and to_utc(old.timestamp) == at
+            and len(note_text(old.text)) < len(text)
+            and text.startswith(note_text(old.text))
+        ]
+        if len(cut) == 1:
+            current[cut[0]] = replace(current[cut[0]], text=whole.text)
+            del new[message_id]
+            changed += 1
+            plan.report.warnings.append(
+                f"{path}: message {cut[0]!r} was cut short in an earlier export (its file ended inside it); "
+                "completed with its whole text from this one"
+            )
+    return changed
+
+
+def completed(message_id: str, said: str, export: Message) -> bool:
+    """Whether a note's message `said` is `export` (an export's text of it, under a hashed id)
+    completed since (`complete_cut`): the export was cut short inside it."""
+    own = note_text(export.text)
+    return HASHED_ID_RE.fullmatch(message_id) is not None and len(own) < len(said) and said.startswith(own)
+
+
+# below an edited message's text (Telegram), its text before the edit, quoted: "[edited <UTC
+# time>, the text before:]" and the quoted lines, themselves holding any earlier edit's
+_EDIT_MARK_RE = re.compile(r"\n\n\[edited(?: [^\]\n]*)?, the text before:\]\n((?:>[^\n]*(?:\n|\Z))+)\Z")
+
+
+def _edit_time(value: str | None) -> datetime | None:
+    """A message's `edited` time (None: never edited, or not readable)."""
+    try:
+        return to_utc(value) if value else None
+    except VaultmindError:
+        return None
+
+
+def versions(text: str) -> list[str]:
+    """The texts a message has shown, newest first: its text, then those before each edit
+    (`apply_edit`), as its note keeps them."""
+    out = []
+    while (mark := _EDIT_MARK_RE.search(text)) is not None:
+        out.append(text[: mark.start()])
+        text = "\n".join(line[2:] if line.startswith("> ") else line[1:] for line in mark.group(1).rstrip("\n").split("\n"))
+    out.append(text)
+    return out
+
+
+def apply_edit(held: Message, export: Message) -> Message | None:
+    """`held` (a note's message, or an earlier export's of this ingest) as a later edit of it
+    shows it: `export`'s text, and below it, quoted under `[edited <time>, the text before:]`,
+    `held`'s whole text (its own earlier versions included: nothing is lost); the id stays.
+    None when `export` is no later edit than `held` (not edited, or edited before `held`'s
+    edit: an older export changes nothing) or holds `held`'s text already."""
+    later, before = _edit_time(export.edited), _edit_time(held.edited)
+    if later is None or (before is not None and later <= before):
+        return None
+    own, said = note_text(export.text), note_text(held.text)
+    if said == own or said in versions(own)[1:]:
+        return None if said == own else export
+    return replace(export, text=_with_before(own, said, export.edited))
+
+
+def _with_before(own: str, said: str, edited: str | None) -> str:
+    """A message's text `own` with the text before its edit, `said`, quoted below it under
+    `[edited <UTC time>, the text before:]` (`[edited, the text before:]` when the export does
+    not say when: WhatsApp)."""
+    quoted = "\n".join(f"> {line}" if line else ">" for line in said.split("\n"))
+    return f"{own}\n\n[edited{' ' + edited if edited else ''}, the text before:]\n{quoted}"
+
+
+_REPLACED_RE = re.compile(r"\n\n\[replaced: [^\]\n]*\]")
+
+
+_REPLACED_END_RE = re.compile(_REPLACED_RE.pattern + r"\Z")
+
+
+def marked(text: str, own: str) -> bool:
+    """Whether `text` (a message in a note) is `own` (its text, as the export gives it) with the
+    mark `mark_replaced` puts after it, as its own last paragraph: a message whose own text
+    ends in such a line (a vaultmind note pasted into ChatGPT) is not taken for marked."""
+    return text.startswith(own) and _REPLACED_RE.fullmatch(text, len(own)) is not None
+
+
+def mark_replaced(group: Group, current: dict[str, Message]) -> int:
+    """Mark in `current` (a note's messages) those the export holds off the branch it shows
+    (`SourceBatch.replaced`: a ChatGPT answer regenerated, a prompt edited) with a last line
+    `[replaced: why]`, so a reader and the memory can tell them from what was said after; a
+    message of the branch shown loses such a mark (switched back to in ChatGPT). Only an export
+    that holds every message of the note changes a mark: an older one, which does not know the
+    messages that came after it, changes none. Nothing is removed from the note. The number of
+    messages changed."""
+    if group.replaced is None or not set(current) <= {*group.messages, *group.replaced}:
+        return 0
+    changed = 0
+    for message_id, message in sorted(current.items()):
+        text = note_text(message.text)
+        why = group.replaced.get(message_id)
+        shown = group.messages.get(message_id)
+        if why is not None and _REPLACED_END_RE.search(text) is None:  # (a text of its own so ending reads as marked)
+            current[message_id] = replace(message, text=f"{text}\n\n[replaced: {why}]")
+        elif shown is not None and marked(text, own := note_text(shown.text)):
+            current[message_id] = replace(message, text=own)
+        else:
+            continue
+        changed += 1
+    return changed
