@@ -1,11 +1,12 @@
 """The people a question names, and the terms of their names as authors and questions write
 them: its entities and the authors they are, who it asks the words of ("what did Alice
-say…"), and the author names it writes in lower case that the memory writes as names."""
+say…"), and the author names it writes in lower case that the memory writes as names; and
+whether a text says who someone is (`describes`)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -223,3 +224,24 @@ def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
 
     out = " ".join(WORD.sub(keep, text).split())
     return out if WORD.search(out) else text
+
+
+# what follows a name that a description of it does: "Dana Whitfield, events manager", "Omar
+# (data engineer)", "Dana is the events manager", a table row's next cell ("| Bob | backend |");
+# and what precedes one: "Contact: Dana Whitfield". A wikilink's brackets may close or open it.
+_DESCRIBED_AFTER = (
+    r"(?:\]\])?(?:\s*(?:,|\(|—|–|\s-|\s\|)\s*(?:(?:an?|the|our|my|their)\s+)?[a-z]"
+    r"|\s+(?:is|was)\s+(?:an?|the|our|my|their)\b)"
+)
+_DESCRIBED_BEFORE = r"(?:^|[.;\n]\s*|\|\s*)[A-Z][\w ]{0,30}:\s*(?:\[\[(?:[^\]|\\]*\\?\|)?)?"
+
+
+def describes(text: str, names: Collection[str]) -> bool:
+    """Whether `text` says who or what one of `names` is: the name set off by a description
+    ("Contact: Dana Whitfield, events manager", "[[bob-stone|Bob]] | backend"), not named in
+    passing ("Manages Omar.", "Omar's team sits next to finance")."""
+    alternatives = "|".join(re.escape(name) for name in sorted({n for n in names if n.strip()}, key=len, reverse=True))
+    if not alternatives:
+        return False
+    said = re.compile(rf"{_DESCRIBED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives}){_DESCRIBED_AFTER}")
+    return said.search(text) is not None

@@ -280,6 +280,7 @@ from vaultmind.retrieval.people import (
     asked_speakers,
     author_terms,
     capitalised_terms,
+    describes,
     name_terms,
     name_words,
     named_authors,
@@ -428,7 +429,8 @@ def walk(
 
     asked_who = _asked_who(question, qents)  # "who is Bob?", "what does Bob work on?"
     if asked_who is not None:  # "work" asks what he does, which "working days" does not say
-        content_terms = [t for t in content_terms if t not in role_terms(question)]
+        roles = role_terms(question)
+        content_terms = [t for t in content_terms if t not in roles]
     # "What did John Doe say?" is about nothing but its author: no meaning to search densely
     # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
     only_names = bool(authors) and all(t in authors for t in content_terms)
@@ -1082,27 +1084,6 @@ def _identity(
         out[[at[leaf_id] for leaf_id in _describing(memory, asked, noted)]] = IDENTITY_WEIGHT
     out[[at[leaf_id] for leaf_id in own_notes.get(asked, ()) if leaf_id in at]] = IDENTITY_WEIGHT
     return out
-
-
-# what follows a name that a description of it does: "Dana Whitfield, events manager", "Omar
-# (data engineer)", "Dana is the events manager", a table row's next cell ("| Bob | backend |");
-# and what precedes one: "Contact: Dana Whitfield". A wikilink's brackets may close or open it.
-_DESCRIBED_AFTER = (
-    r"(?:\]\])?(?:\s*(?:,|\(|—|–|\s-|\s\|)\s*(?:(?:an?|the|our|my|their)\s+)?[a-z]"
-    r"|\s+(?:is|was)\s+(?:an?|the|our|my|their)\b)"
-)
-_DESCRIBED_BEFORE = r"(?:^|[.;\n]\s*|\|\s*)[A-Z][\w ]{0,30}:\s*(?:\[\[(?:[^\]|\\]*\\?\|)?)?"
-
-
-def describes(text: str, names: Collection[str]) -> bool:
-    """Whether `text` says who or what one of `names` is: the name set off by a description
-    ("Contact: Dana Whitfield, events manager", "[[bob-stone|Bob]] | backend"), not named in
-    passing ("Manages Omar.", "Omar's team sits next to finance")."""
-    alternatives = "|".join(re.escape(name) for name in sorted({n for n in names if n.strip()}, key=len, reverse=True))
-    if not alternatives:
-        return False
-    said = re.compile(rf"{_DESCRIBED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives}){_DESCRIBED_AFTER}")
-    return said.search(text) is not None
 
 
 def _describing(memory: MemoryView, asked: str, leaf_ids: Sequence[str]) -> list[str]:
