@@ -59,6 +59,7 @@ from vaultmind.ingest.plan import Group, Plan, Write, say_wide
 from vaultmind.ingest.revisions import (
     apply_edit,
     complete_cut,
+    complete_email,
     completed,
     mark_replaced,
     marked,
@@ -312,7 +313,17 @@ def _plan_group(plan: Plan, group: Group) -> None:
                 current[message_id] = edit
                 report.messages_edited += 1
                 changed += 1
-            elif note_text(message.text) not in versions(said) and not completed(message_id, said, message):
+            elif meta.kind == "email" and complete_email(
+                plan,
+                target.path if target is not None else base,
+                current,
+                message_id,
+                quoting if quote is not None and _unanswered(plan, group, quote) else message,
+            ):  # cut short by an earlier export (an mbox cut off): its whole text now
+                changed += 1
+            elif note_text(message.text) not in versions(said) and not completed(
+                message_id, said, message, email=meta.kind == "email"
+            ):
                 # (an older export's text before an edit, or cut short: known)
                 where = target.path if target is not None else base
                 report.warnings.append(
