@@ -1593,3 +1593,41 @@ def test_a_message_that_differs_by_a_control_character_is_not_written_twice(tmp_
     both = ingest_paths("chat", [tmp_path / "a" / "WhatsApp Chat with Alice.txt", tmp_path / "b" / "WhatsApp Chat with Alice.txt"], other)
     assert both.messages_added == 4
     assert (other / "sources/chat/whatsapp/alice/2024-03-14.md").read_text(encoding="utf-8").count("lunch at noon?") == 1
+
+
+def _slack_files(files: list[dict[str, Any]]) -> str:
+    return json.dumps(
+        [{"type": "message", "user": "U1", "text": "", "ts": f"17095432{n:02d}.000100", "files": [f]} for n, f in enumerate(files)]
+    )
+
+
+def test_a_slack_file_without_a_title_is_named_by_its_name_or_type(tmp_path: Path, vault: Path) -> None:
+    """A shared file is shown by its title, else its name, else its type, else as "a file",
+    with why Slack no longer shows it (it was `[file: file]`); a note an earlier vaultmind
+    wrote so is known as it is: ingesting the export again changes nothing and says nothing."""
+    files = [
+        {"id": "F1", "name": "q3.pdf", "filetype": "pdf"},
+        {"id": "F2", "pretty_type": "PDF", "filetype": "pdf"},
+        {"id": "F3", "filetype": "png"},
+        {"id": "F4", "mode": "tombstone"},
+        {"id": "F5", "mode": "hidden_by_limit"},
+    ]
+    path = write(tmp_path / "now", "general.json", _slack_files(files))
+    ingest_paths("chat", [path], vault)
+    [note] = (vault / "sources/chat/slack").rglob("*.md")
+    assert [leaf.text for leaf in parse_note(note.relative_to(vault).as_posix(), note.read_text(encoding="utf-8")).leaves] == [
+        "[file: q3.pdf]",
+        "[file: PDF]",
+        "[file: png]",
+        "[file: a file, deleted]",
+        "[file: a file, hidden by the workspace's plan]",
+    ]
+    before = tmp_path / "vault-before"
+    before.mkdir()
+    # what an earlier vaultmind wrote for a file without title or name: "[file: file]"
+    said = write(tmp_path / "then", "general.json", _slack_files([f if "name" in f else {"id": f["id"], "title": "file"} for f in files]))
+    ingest_paths("chat", [said], before)
+    settled = snapshot_files(before)
+    report = ingest_paths("chat", [path], before)
+    assert (report.messages_added, report.warnings) == (0, [])
+    assert snapshot_files(before) == settled
