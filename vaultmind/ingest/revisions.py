@@ -39,6 +39,83 @@ def replace_edited(plan: Plan, group: Group, current: dict[str, Message], new: d
     return changed
 
 
+def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
+    """Two exports of one ingest, one holding a message before its edit, the other after it
+    (marked edited): one message, as when the older was ingested first (`replace_edited`): the
+    id of the text before the edit, showing the new text, the one before quoted below it. The
+    text before is the one message of the edit's author and time that no export holding the
+    edit holds."""
+    for message_id in sorted(group.edited & new.keys()):
+        edit = new[message_id]
+        holders = group.held_by.get(message_id, set())
+        before = [
+            other
+            for other, old in new.items()
+            if other != message_id
+            and other not in group.edited
+            and HASHED_ID_RE.fullmatch(other)
+            and not group.held_by.get(other, set()) & holders
+            and old.author == edit.author
+            and to_utc(old.timestamp) == to_utc(edit.timestamp)
+        ]
+        if len(before) == 1:
+            old = new[before[0]]
+            new[before[0]] = replace(old, text=_with_before(note_text(edit.text), note_text(old.text), None))
+            del new[message_id]
+            plan.report.messages_edited += 1
+
+
+# the text WhatsApp shows in place of a message deleted for everyone (its languages): no edit
+_DELETED_RE = re.compile(
+    r"(?:This message was deleted|You deleted this message|Diese Nachricht wurde gelöscht|Du hast diese Nachricht gelöscht|"
+    r"Se eliminó este mensaje|Eliminaste este mensaje|Ce message a été supprimé|Vous avez supprimé ce message|"
+    r"Questo messaggio è stato eliminato|Hai eliminato questo messaggio|Mensagem apagada|Esta mensagem foi apagada|"
+    r"Você apagou esta mensagem|Dit bericht is verwijderd)\.?",
+    re.IGNORECASE,
+)
+
+
+def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: dict[str, Message]) -> int:
+    """An export older than the note (a WhatsApp export ingested after a newer one) holding a
+    message as it read before its edit: a new message whose id hashes its text, by the author
+    and at the time of one message of the note, under a hashed id, that the export does not
+    hold (edited since: an export holds every message up to it) — the export's only new one at
+    that author and time, and no deleted message's placeholder. The note's message keeps its id
+    and its text, the older one quoted below it (as when ingested oldest first,
+    `replace_edited`); the older id is not written. An older text that the note's starts with
+    (an export cut inside it, or an edit that only added to it) is held already: known. Returns
+    the number of the note's messages changed so."""
+    changed = 0
+    for message_id in sorted(new.keys() - group.edited):
+        old = new[message_id]
+        at, text = to_utc(old.timestamp), note_text(old.text)
+        if not HASHED_ID_RE.fullmatch(message_id) or _DELETED_RE.fullmatch(text):
+            continue
+        if sum(m.author == old.author and to_utc(m.timestamp) == at for m in new.values()) > 1:
+            continue
+        after = [
+            held.message_id
+            for held in current.values()
+            if held.message_id not in group.messages
+            and HASHED_ID_RE.fullmatch(held.message_id)
+            and held.author == old.author
+            and to_utc(held.timestamp) == at
+        ]
+        if len(after) != 1:
+            continue
+        said = note_text(current[after[0]].text)
+        if len(versions(said)) > 1 or _DELETED_RE.fullmatch(said):
+            continue  # (an edit known already; a deletion)
+        del new[message_id]
+        if said.startswith(text):  # its text cut short (a cut export), or its start: held already
+            plan.report.messages_known += 1
+            continue
+        current[after[0]] = replace(current[after[0]], text=_with_before(said, text, None))
+        plan.report.messages_edited += 1
+        changed += 1
+    return changed
+
+
 def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message], new: dict[str, Message]) -> int:
     """A message an earlier export cut short (a WhatsApp or Signal file cut in its last
     message: a copy or download cut off) had another id, hashing the text as far as it went.

@@ -48,6 +48,14 @@ HEADER_RE = re.compile(
 _DATE_SPLIT_RE = re.compile(r"[./-]")
 # the mark an export puts after an edited message's text, in the export's language
 _EDITED_RE = re.compile(
+    r"\s*<(?:This message was edited|Diese Nachricht wurde bearbeitet\.?|Se editó este mensaje\.?|"
+    r"Ce message a été modifié|Questo messaggio è stato modificato|Mensagem editada|Esta mensagem foi editada|"
+    r"Dit bericht is bewerkt)>\s*$",
+    re.IGNORECASE,
+)
+# the marks vaultmind knew before: a message marked otherwise was written with its mark in its
+# text, its id hashing it — its id stays so, and a note holding that text holds it
+_EDITED_BEFORE_RE = re.compile(
     r"\s*<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje\.?|"
     r"Ce message a été modifié|Questo messaggio è stato modificato|Mensagem editada|Dit bericht is bewerkt)>\s*$",
     re.IGNORECASE,
@@ -125,7 +133,7 @@ def parse_line_chat(
     for record in records:
         if record.author is None:
             continue
-        body = "\n".join(record.lines).strip("\n").rstrip()
+        body = marked = "\n".join(record.lines).strip("\n").rstrip()
         if not body.strip():
             continue
         edited = _EDITED_RE.search(body)
@@ -138,6 +146,8 @@ def parse_line_chat(
         # a message holding pasted header lines is known by its own lines: the id (and, to a
         # note written before, its text) an export read without the fold gave it
         own = body if record.head is None else "\n".join(record.lines[: record.head]).strip("\n").rstrip()
+        if edited is not None and record.head is None and _EDITED_BEFORE_RE.search(marked) is None:
+            own = marked  # a mark vaultmind learnt since ("<… bearbeitet.>"): the id it gave it then
         message_id = ids(record.author, timestamp, own)
         if own != body:
             earlier.append((message_id, own))

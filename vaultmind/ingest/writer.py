@@ -61,6 +61,8 @@ from vaultmind.ingest.revisions import (
     complete_cut,
     complete_email,
     completed,
+    edited_before,
+    join_edited,
     mark_replaced,
     marked,
     replace_edited,
@@ -341,10 +343,14 @@ def _plan_group(plan: Plan, group: Group) -> None:
         message for message_id, message in current.items() if message_id not in group.messages
     )
     plan.timed[group.meta.source_id][1].extend(new.values())
+    if group.edited & new.keys():
+        join_edited(plan, group, new)
     if target is not None and group.edited & new.keys():
         changed += replace_edited(plan, group, current, new)
     if target is not None and new:
         changed += complete_cut(plan, target.path, group, current, new)
+    if target is not None and new and group.meta.source_id.startswith("whatsapp:"):  # (its exports mark edits)
+        changed += edited_before(plan, group, current, new)
     if target is None and not new:
         return
     if new and user_edited:
