@@ -438,3 +438,23 @@ def test_a_windows_1252_export_whose_one_accent_ends_it_is_refused_not_cut(tmp_p
     )
     with pytest.raises(IngestError, match="line 2: not UTF-8 text"):
         ingest_paths("chat", [path], vault)
+
+
+def test_a_telegram_chat_not_in_time_order_reads_the_repeated_hour_as_its_first_pass(tmp_path: Path, vault: Path) -> None:
+    """A Telegram export without `date_unixtime` listed newest first: its order says nothing of
+    the repeated autumn hour, so 02:10 is its first pass (it was read as the second, an hour
+    late, for coming after 02:50); `date_unixtime`, when given, settles it."""
+    times = ["2024-10-27T03:30:00", "2024-10-27T02:50:00", "2024-10-27T02:10:00"]
+    chat = {
+        "name": "Night",
+        "type": "personal_chat",
+        "id": 7,
+        "messages": [{"id": n, "type": "message", "date": at, "from": "Ann", "text": f"m{n}"} for n, at in enumerate(times)],
+    }
+    path = write(tmp_path, "result.json", json.dumps(chat))
+    ingest_paths("chat", [path], vault, fmt="telegram", tz="Europe/Berlin")
+    assert sorted(at for _, at in _at(vault, "sources/chat/telegram")) == [
+        "2024-10-27T00:10:00Z",
+        "2024-10-27T00:50:00Z",
+        "2024-10-27T02:30:00Z",
+    ]
