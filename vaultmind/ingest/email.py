@@ -365,7 +365,7 @@ def _accept(raw: _Raw, warnings: list[str]) -> _Mail | DatedOtherwise | None:
     if parsed.message_id:
         return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin, raw.file, named, by)
     # a file's modification time is no part of the message: a copy of the file is the same message
-    when = "" if by == "mtime" else at.isoformat()
+    when = "" if by == "mtime" else (parsed.date_read_before or at).isoformat()
     digest = hashlib.sha256(
         "\0".join([author, when, parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
     ).hexdigest()
