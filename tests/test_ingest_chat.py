@@ -763,6 +763,17 @@ def test_a_german_edit_mark_with_its_full_stop_is_read_and_a_message_written_wit
     assert snapshot_files(before) == settled
 
 
+def test_whatsapp_dates_written_with_dots_are_day_first_without_a_guess(tmp_path: Path, vault: Path) -> None:
+    """ "12.03.24" (a German or Russian export) reads both ways, in order either way: dates
+    written with dots are day first in every locale, so no warning asks for `--date-order`
+    (it was said at every ingest, the same export's again included)."""
+    path = write(tmp_path, "WhatsApp Chat mit Anna.txt", "[01.02.24, 09:00:00] Anna: hallo\n[01.03.24, 09:00:00] Ben: hi\n")
+    report = ingest_paths("chat", [path], vault)
+    assert report.warnings == []
+    assert [t[:10] for _, t, _ in texts(parse_whatsapp(path))] == ["2024-02-01", "2024-03-01"]
+    assert [t[:10] for _, t, _ in texts(parse_whatsapp(path, date_order="mdy"))] == ["2024-01-02", "2024-01-03"]
+
+
 def test_one_message_sent_to_two_chats_stays_in_both(tmp_path: Path, vault: Path) -> None:
     """"Happy new year!" sent to two groups in the same minute has one hashed id in both: each
     chat keeps it, and neither chat's messages go into the other's note."""
