@@ -603,6 +603,7 @@ def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_pa
     path = write(tmp_path, "WhatsApp Chat with US Friend.txt", text)
     report = ingest_paths("chat", [path], vault)
     assert [w for w in report.warnings if "reads as day/month and as month/day" in w and "--date-order mdy" in w]
+    assert ingest_paths("chat", [path], vault).warnings == [], "the same export again: nothing written, nothing said"
     assert report.written == ["sources/chat/whatsapp/us-friend/2024-02-01.md", "sources/chat/whatsapp/us-friend/2024-03-01.md"]
     month_first = parse_whatsapp(path, date_order="mdy")
     assert [t[:10] for _, t, _ in texts(month_first)] == ["2024-01-02", "2024-01-03"]

@@ -87,7 +87,8 @@ def parse_whatsapp(
     path: Path, *, tz: tzinfo = UTC, date_order: str | None = None, warn: Callable[[str], None] | None = None
 ) -> list[SourceBatch]:
     """Parse one WhatsApp export (`.txt`, or a `.zip` holding one). `date_order` ("dmy" or
-    "mdy") overrides the guess; `warn` is told when the guess could go either way."""
+    "mdy") overrides the guess; a guess that could go either way is said when an ingest writes
+    the chat's messages (`SourceBatch.said_if_written`); `warn` is told of a file cut short."""
     text, name = _read_export(path)
     order = {"dmy": "DMY", "mdy": "MDY"}.get(date_order or "")
     batches = parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
@@ -163,13 +164,13 @@ def parse_line_chat(
         )
     if not messages:
         return []
-    if either_way and warn is not None:  # said only of an export that holds messages to read so
-        warn(
-            f"{path}: every date reads as day/month and as month/day, in order either way; read as "
-            "day/month (pass --date-order mdy if this export writes the month first)"
-        )
+    guessed = (
+        f"{path}: every date reads as day/month and as month/day, in order either way; read as "
+        "day/month (pass --date-order mdy if this export writes the month first)"
+    )
     meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
-    return [SourceBatch(meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier))]
+    batch = SourceBatch(meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier))
+    return [replace(batch, said_if_written=(guessed,)) if either_way else batch]
 
 
 def _read_export(path: Path) -> tuple[str, str]:
