@@ -333,3 +333,47 @@ def test_roles_are_read_whatever_their_case(tmp_path: Path, vault: Path) -> None
     report = ingest_paths("agent", [path], vault)
     note = parse_note(report.written[0], (vault / report.written[0]).read_text(encoding="utf-8"))
     assert [(leaf.author, leaf.text) for leaf in note.leaves] == [("user", "Capital user"), ("assistant", "Capital answer")]
+
+
+DOCUMENT = {"type": "document", "title": "q3.pdf", "source": {"type": "url", "url": "https://example.com/q3.pdf"}}
+
+
+def _session(messages: list[dict[str, Any]]) -> str:
+    return json.dumps({"id": "s2", "created_at": "2024-03-04T09:00:00Z", "messages": messages})
+
+
+def test_a_part_of_an_unknown_kind_is_kept_and_a_message_written_without_it_stays_as_it_is(
+    tmp_path: Path, vault: Path
+) -> None:
+    """A part of no kind vaultmind knows (a document, a search result) is kept as a compact JSON
+    block, as a content object is, and an Assistants text part reads as its value. A message
+    written before such parts were kept (its text without them) keeps its text and id: the
+    transcript ingested again rewrites nothing, says nothing, and writes its new messages."""
+    asked = {"role": "user", "content": [{"type": "text", "text": "Summarize this"}, DOCUMENT]}
+    answered = {"role": "assistant", "content": [{"type": "text", "text": {"value": "Q3 grew 4%.", "annotations": []}}]}
+    only = {"role": "user", "content": [DOCUMENT]}
+    block = "```json\n" + json.dumps(DOCUMENT, ensure_ascii=False, sort_keys=True) + "\n```"
+    path = write(tmp_path, "now/s2.json", _session([asked, answered, only]))
+    ingest_paths("agent", [path], vault)
+    note = parse_note("sources/chat/agent/s2.md", (vault / "sources/chat/agent/s2.md").read_text(encoding="utf-8"))
+    assert [(leaf.message_id, leaf.text) for leaf in note.leaves] == [
+        ("0", f"Summarize this\n\n{block}"),
+        ("1", "Q3 grew 4%."),
+        ("2", block),
+    ]
+    before = tmp_path / "vault-before"
+    before.mkdir()
+    # as an earlier vaultmind wrote the first message: its text without the document
+    then = write(tmp_path, "then/s2.json", _session([{"role": "user", "content": "Summarize this"}]))
+    ingest_paths("agent", [then], before)
+    report = ingest_paths("agent", [path], before)
+    assert (report.messages_added, report.messages_known, report.warnings) == (2, 1, [])
+    again = parse_note("sources/chat/agent/s2.md", (before / "sources/chat/agent/s2.md").read_text(encoding="utf-8"))
+    assert [(leaf.message_id, leaf.text) for leaf in again.leaves] == [
+        ("0", "Summarize this"),
+        ("1", "Q3 grew 4%."),
+        ("2", block),
+    ]
+    settled = snapshot_files(before)
+    assert ingest_paths("agent", [path], before).warnings == []
+    assert snapshot_files(before) == settled

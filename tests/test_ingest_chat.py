@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import snapshot_files, write
 from vaultmind.ingest.chat_generic import parse_generic
 from vaultmind.ingest.chatgpt import parse_chatgpt
-from vaultmind.ingest.common import epoch_to_utc, zone
+from vaultmind.ingest.common import MessageIds, epoch_to_utc, zone
 from vaultmind.ingest.detect import detect_chat_format, ingest_paths
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.held import message_ids
@@ -603,6 +603,7 @@ def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_pa
     path = write(tmp_path, "WhatsApp Chat with US Friend.txt", text)
     report = ingest_paths("chat", [path], vault)
     assert [w for w in report.warnings if "reads as day/month and as month/day" in w and "--date-order mdy" in w]
+    assert ingest_paths("chat", [path], vault).warnings == [], "the same export again: nothing written, nothing said"
     assert report.written == ["sources/chat/whatsapp/us-friend/2024-02-01.md", "sources/chat/whatsapp/us-friend/2024-03-01.md"]
     month_first = parse_whatsapp(path, date_order="mdy")
     assert [t[:10] for _, t, _ in texts(month_first)] == ["2024-01-02", "2024-01-03"]
@@ -687,6 +688,91 @@ def test_an_edited_whatsapp_message_replaces_its_text_before_the_edit(tmp_path: 
     assert "Bring the cake" in note, "the other message of that minute stays"
     again = ingest_paths("chat", [export], vault)
     assert again.written == [] and again.messages_edited == 0
+
+
+EDIT_BEFORE = (
+    "2024-03-04, 09:00 - Alice: Dinner at 6 at the harbour\n"
+    "2024-03-04, 09:00 - Alice: Bring the cake\n"
+    "2024-03-04, 09:01 - Bob: ok\n"
+)
+EDIT_AFTER = EDIT_BEFORE.replace("Dinner at 6 at the harbour", "Dinner at 7 at the harbour <This message was edited>")
+
+
+def _whatsapp_texts(vault: Path) -> list[str]:
+    """The texts of the one WhatsApp note, sorted (messages of one minute are in id order)."""
+    [note] = (vault / "sources/chat/whatsapp").rglob("*.md")
+    return sorted(leaf.text for leaf in parse_note(note.relative_to(vault).as_posix(), note.read_text(encoding="utf-8")).leaves)
+
+
+@pytest.mark.parametrize("order", ["newest first", "in one ingest"])
+def test_an_edited_whatsapp_message_is_one_message_whichever_export_comes_first(
+    tmp_path: Path, vault: Path, order: str
+) -> None:
+    """The export after an edit ingested before the one before it, or both in one ingest: one
+    message, the new text with the one before quoted below it, as when the older comes first
+    (both had stayed, as two messages); ingesting either again changes nothing."""
+    older = write(tmp_path / "march", "WhatsApp Chat with Alice.txt", EDIT_BEFORE)
+    newer = write(tmp_path / "april", "WhatsApp Chat with Alice.txt", EDIT_AFTER)
+    if order == "in one ingest":
+        ingest_paths("chat", [older, newer], vault)
+    else:
+        ingest_paths("chat", [newer], vault)
+        assert ingest_paths("chat", [older], vault).messages_added == 0
+    assert _whatsapp_texts(vault) == [
+        "Bring the cake",
+        "Dinner at 7 at the harbour\n\n[edited, the text before:]\n> Dinner at 6 at the harbour",
+        "ok",
+    ]
+    settled = snapshot_files(vault)
+    for export in (older, newer):
+        again = ingest_paths("chat", [export], vault)
+        assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+        assert snapshot_files(vault) == settled
+
+
+def test_an_older_whatsapp_export_does_not_take_a_deleted_message_for_an_edit(tmp_path: Path, vault: Path) -> None:
+    older = write(tmp_path / "march", "WhatsApp Chat with Alice.txt", EDIT_BEFORE)
+    newer = write(tmp_path / "april", "WhatsApp Chat with Alice.txt", EDIT_BEFORE.replace("Dinner at 6 at the harbour", "This message was deleted"))
+    ingest_paths("chat", [newer], vault)
+    assert ingest_paths("chat", [older], vault).messages_added == 1
+    assert _whatsapp_texts(vault) == ["Bring the cake", "Dinner at 6 at the harbour", "This message was deleted", "ok"]
+
+
+def test_a_german_edit_mark_with_its_full_stop_is_read_and_a_message_written_with_it_keeps_its_id(
+    tmp_path: Path, vault: Path
+) -> None:
+    """German exports write "<Diese Nachricht wurde bearbeitet.>": the mark is cut from the
+    text and the edit replaces the text before it. A note an earlier vaultmind wrote with the
+    mark in the text (its id hashing it) keeps the message, its id and its text: nothing is
+    written twice, nothing said."""
+    german = EDIT_AFTER.replace("This message was edited", "Diese Nachricht wurde bearbeitet.")
+    [batch] = parse_whatsapp(write(tmp_path / "de", "WhatsApp Chat with Alice.txt", german))
+    assert batch.messages[0].text == "Dinner at 7 at the harbour" and batch.edited == (batch.messages[0].message_id,)
+    ingest_paths("chat", [write(tmp_path / "march", "WhatsApp Chat with Alice.txt", EDIT_BEFORE)], vault)
+    ingest_paths("chat", [tmp_path / "de/WhatsApp Chat with Alice.txt"], vault)
+    assert _whatsapp_texts(vault)[1] == "Dinner at 7 at the harbour\n\n[edited, the text before:]\n> Dinner at 6 at the harbour"
+    before = tmp_path / "vault-before"
+    before.mkdir()
+    # as an earlier vaultmind wrote it: the mark kept in the text, the id hashing it
+    said = "Dinner at 7 at the harbour <Diese Nachricht wurde bearbeitet.>"
+    assert batch.messages[0].message_id == MessageIds()("Alice", batch.messages[0].timestamp, said)
+    then = replace(batch.messages[0], text=said)
+    write_batches(before, [replace(batch, edited=(), earlier_texts=(), messages=(then, *batch.messages[1:]))])
+    settled = snapshot_files(before)
+    report = ingest_paths("chat", [tmp_path / "de/WhatsApp Chat with Alice.txt"], before)
+    assert (report.messages_added, report.warnings) == (0, [])
+    assert snapshot_files(before) == settled
+
+
+def test_whatsapp_dates_written_with_dots_are_day_first_without_a_guess(tmp_path: Path, vault: Path) -> None:
+    """ "12.03.24" (a German or Russian export) reads both ways, in order either way: dates
+    written with dots are day first in every locale, so no warning asks for `--date-order`
+    (it was said at every ingest, the same export's again included)."""
+    path = write(tmp_path, "WhatsApp Chat mit Anna.txt", "[01.02.24, 09:00:00] Anna: hallo\n[01.03.24, 09:00:00] Ben: hi\n")
+    report = ingest_paths("chat", [path], vault)
+    assert report.warnings == []
+    assert [t[:10] for _, t, _ in texts(parse_whatsapp(path))] == ["2024-02-01", "2024-03-01"]
+    assert [t[:10] for _, t, _ in texts(parse_whatsapp(path, date_order="mdy"))] == ["2024-01-02", "2024-01-03"]
 
 
 def test_one_message_sent_to_two_chats_stays_in_both(tmp_path: Path, vault: Path) -> None:
@@ -1593,3 +1679,41 @@ def test_a_message_that_differs_by_a_control_character_is_not_written_twice(tmp_
     both = ingest_paths("chat", [tmp_path / "a" / "WhatsApp Chat with Alice.txt", tmp_path / "b" / "WhatsApp Chat with Alice.txt"], other)
     assert both.messages_added == 4
     assert (other / "sources/chat/whatsapp/alice/2024-03-14.md").read_text(encoding="utf-8").count("lunch at noon?") == 1
+
+
+def _slack_files(files: list[dict[str, Any]]) -> str:
+    return json.dumps(
+        [{"type": "message", "user": "U1", "text": "", "ts": f"17095432{n:02d}.000100", "files": [f]} for n, f in enumerate(files)]
+    )
+
+
+def test_a_slack_file_without_a_title_is_named_by_its_name_or_type(tmp_path: Path, vault: Path) -> None:
+    """A shared file is shown by its title, else its name, else its type, else as "a file",
+    with why Slack no longer shows it (it was `[file: file]`); a note an earlier vaultmind
+    wrote so is known as it is: ingesting the export again changes nothing and says nothing."""
+    files = [
+        {"id": "F1", "name": "q3.pdf", "filetype": "pdf"},
+        {"id": "F2", "pretty_type": "PDF", "filetype": "pdf"},
+        {"id": "F3", "filetype": "png"},
+        {"id": "F4", "mode": "tombstone"},
+        {"id": "F5", "mode": "hidden_by_limit"},
+    ]
+    path = write(tmp_path / "now", "general.json", _slack_files(files))
+    ingest_paths("chat", [path], vault)
+    [note] = (vault / "sources/chat/slack").rglob("*.md")
+    assert [leaf.text for leaf in parse_note(note.relative_to(vault).as_posix(), note.read_text(encoding="utf-8")).leaves] == [
+        "[file: q3.pdf]",
+        "[file: PDF]",
+        "[file: png]",
+        "[file: a file, deleted]",
+        "[file: a file, hidden by the workspace's plan]",
+    ]
+    before = tmp_path / "vault-before"
+    before.mkdir()
+    # what an earlier vaultmind wrote for a file without title or name: "[file: file]"
+    said = write(tmp_path / "then", "general.json", _slack_files([f if "name" in f else {"id": f["id"], "title": "file"} for f in files]))
+    ingest_paths("chat", [said], before)
+    settled = snapshot_files(before)
+    report = ingest_paths("chat", [path], before)
+    assert (report.messages_added, report.warnings) == (0, [])
+    assert snapshot_files(before) == settled

@@ -155,6 +155,8 @@ MULTIPART = (
 
 
 def test_an_mbox_cut_in_its_last_body_is_read_as_far_as_it_goes_with_a_warning(tmp_path: Path, vault: Path) -> None:
+    """A multipart message whose closing boundary never comes is said to be cut; a plain one
+    ending without a line break is not (whole mboxes so end: its words cannot tell)."""
     cut = write(
         tmp_path,
         "cut.mbox",
@@ -169,9 +171,49 @@ def test_an_mbox_cut_in_its_last_body_is_read_as_far_as_it_goes_with_a_warning(t
     texts = [text for _, text in _leaves(vault, "sources/email")]
     assert any(text.startswith("The budget is forty thou") for text in texts)
     said = [w for w in report.warnings if "ends inside its body" in w]
-    assert len(said) == 2
-    assert said[0].startswith(f"{cut} message 2 <m2@example.com>:")
-    assert said[1].startswith(f"{unterminated} message 2 <m3@example.com>:")
+    assert len(said) == 1
+    assert said[0].startswith(f"{unterminated} message 2 <m3@example.com>:")
+
+
+def test_an_mbox_that_simply_ends_without_a_last_line_break_is_not_said_to_be_cut(tmp_path: Path, vault: Path) -> None:
+    box = write(tmp_path, "box.mbox", MBOX_HEAD.rstrip("\n"))
+    report = ingest_paths("email", [box], vault)
+    assert report.messages_added == 1 and not report.warnings
+    assert [text for _, text in _leaves(vault, "sources/email")] == ["First message, whole."]
+
+
+REPLY = (
+    "From bob@example.com Mon Mar  4 10:00:00 2024\nFrom: Bob <bob@example.com>\n"
+    "Subject: Re: Plan\nDate: Mon, 4 Mar 2024 10:00:00 +0000\nMessage-ID: <m2@example.com>\n"
+    "In-Reply-To: <m1@example.com>\n\nThe budget is forty thousand.\nSee you Monday.\n"
+)
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_an_email_cut_short_is_completed_by_a_whole_copy(tmp_path: Path, vault: Path, together: bool) -> None:
+    """An mbox cut off inside its last message, then a whole copy (later, or in the same
+    ingest, whichever mailbox sorts first): the message keeps its Message-ID and takes the whole
+    text, written once; either file ingested again changes nothing and says nothing."""
+    cut = write(tmp_path, "a/cut.mbox", MBOX_HEAD + REPLY[: REPLY.index("thousand") + 4])
+    whole = write(tmp_path, "b/whole.mbox", MBOX_HEAD + REPLY)
+    if together:
+        report = ingest_paths("email", [whole, cut], vault)
+        assert report.messages_added == 2 and not report.warnings
+    else:
+        ingest_paths("email", [cut], vault)
+        report = ingest_paths("email", [whole], vault)
+        assert report.messages_added == 0
+        assert [w for w in report.warnings if "'m2@example.com' was cut short in an earlier export" in w]
+        assert not [w for w in report.warnings if "differs" in w]
+    assert _leaves(vault, "sources/email") == [
+        ("m1@example.com", "First message, whole."),
+        ("m2@example.com", "The budget is forty thousand.\nSee you Monday."),
+    ]
+    settled = snapshot_files(vault)
+    for export in (cut, whole):
+        again = ingest_paths("email", [export], vault)
+        assert (again.messages_added, again.warnings) == (0, [])
+        assert snapshot_files(vault) == settled
 
 
 def _write_bytes(tmp_path: Path, rel: str, data: bytes) -> Path:
@@ -396,3 +438,23 @@ def test_a_windows_1252_export_whose_one_accent_ends_it_is_refused_not_cut(tmp_p
     )
     with pytest.raises(IngestError, match="line 2: not UTF-8 text"):
         ingest_paths("chat", [path], vault)
+
+
+def test_a_telegram_chat_not_in_time_order_reads_the_repeated_hour_as_its_first_pass(tmp_path: Path, vault: Path) -> None:
+    """A Telegram export without `date_unixtime` listed newest first: its order says nothing of
+    the repeated autumn hour, so 02:10 is its first pass (it was read as the second, an hour
+    late, for coming after 02:50); `date_unixtime`, when given, settles it."""
+    times = ["2024-10-27T03:30:00", "2024-10-27T02:50:00", "2024-10-27T02:10:00"]
+    chat = {
+        "name": "Night",
+        "type": "personal_chat",
+        "id": 7,
+        "messages": [{"id": n, "type": "message", "date": at, "from": "Ann", "text": f"m{n}"} for n, at in enumerate(times)],
+    }
+    path = write(tmp_path, "result.json", json.dumps(chat))
+    ingest_paths("chat", [path], vault, fmt="telegram", tz="Europe/Berlin")
+    assert sorted(at for _, at in _at(vault, "sources/chat/telegram")) == [
+        "2024-10-27T00:10:00Z",
+        "2024-10-27T00:50:00Z",
+        "2024-10-27T02:30:00Z",
+    ]

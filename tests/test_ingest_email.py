@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import write
 from vaultmind.errors import IngestError
 from vaultmind.ingest.email import normalize_subject, parse_email_paths, parse_email_paths_with_report
 from vaultmind.ingest.held import message_ids
@@ -903,3 +904,18 @@ def test_the_calendar_rendering_of_an_invitation_is_no_attachment(tmp_path: Path
     write_batches(vault, [batch])
     again = write_batches(vault, parse_email_paths([eml]))
     assert (again.written, again.warnings) == ([], [])
+
+
+@pytest.mark.parametrize(
+    ("zone", "utc"),
+    [("GMT+1", "09:00"), ("GMT+0100", "09:00"), ("UTC+05:30", "04:30"), ("CET", "09:00"), ("MESZ", "08:00"), ("GMT", "10:00")],
+)
+def test_a_date_whose_zone_is_an_offset_after_gmt_or_a_zone_name_is_read_in_it(tmp_path: Path, zone: str, utc: str) -> None:
+    """"Tue, 12 Mar 2024 10:00:00 GMT+1" or "… CET" was read as UTC, an hour or more off. A
+    message without a Message-ID keeps the id an earlier vaultmind gave it (hashing the time as
+    it read it then): the id of the same message dated "+0000"."""
+    head = "From: a@example.com\nTo: b@example.com\nSubject: Zones\nDate: Tue, 12 Mar 2024 10:00:00 "
+    [[zoned]] = [b.messages for b in parse_email_paths([write(tmp_path / "z", "a.eml", head + zone + "\n\nSee you.\n")])]
+    [[plain]] = [b.messages for b in parse_email_paths([write(tmp_path / "p", "a.eml", head + "+0000\n\nSee you.\n")])]
+    assert zoned.timestamp == datetime.fromisoformat(f"2024-03-12T{utc}:00+00:00")
+    assert zoned.message_id == plain.message_id and zoned.message_id.startswith("nomid-")

@@ -7,7 +7,9 @@ Code), and a Codex CLI rollout (`session_meta`, then `response_item` lines whose
 message; its `event_msg` lines repeat them and are skipped).
 
 What is kept: the prose of `user` and `assistant` turns, in order; a `content` that is one
-object (not a string or a list of parts) is read as a part, else kept as a JSON code block.
+object (not a string or a list of parts) is read as a part, else kept as a JSON code block; so
+is a part of a list of no kind vaultmind knows (a message written before such parts were kept
+keeps its text).
 What is dropped:
 - system / developer prompts, `tool` / `function` results, `tool_calls` / `function_call`, and
   content parts of type tool_use, tool_result, function_call(_output), thinking, reasoning;
@@ -193,6 +195,7 @@ def _opt_time(item: dict[str, Any], tz: tzinfo) -> datetime | None:
 
 def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime) -> SourceBatch | None:
     messages: list[Message] = []
+    earlier: dict[str, str] = {}  # a message's text as vaultmind read it before parts of unknown kinds were kept
     previous: datetime | None = None
     first_user = ""
     for index, (line, raw) in enumerate(session.messages):
@@ -214,6 +217,8 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
             continue
         first_user = first_user or (text if role == "user" else "")
         message_id = as_str(raw.get("uuid")) or as_str(item.get("id")) or str(index)
+        if (before := _prose(item.get("content"), unknown=False)) and before != text:
+            earlier[message_id] = before  # a note written then keeps it: known, not rewritten
         messages.append(
             Message(
                 message_id=message_id,
@@ -235,6 +240,7 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
         note_name=session.id,
         legacy_source_id=f"agent:{legacy}" if legacy else None,
         legacy_note_name=legacy,
+        earlier_texts=tuple(sorted(earlier.items())),
     )
 
 
@@ -260,8 +266,10 @@ def _opens_recap(text: str) -> bool:
     return opening.startswith(RECAP_OPENINGS)
 
 
-def _prose(content: Any) -> str:
-    """The user-visible prose of a message's content (a string, a list of parts, or one object)."""
+def _prose(content: Any, *, unknown: bool = True) -> str:
+    """The user-visible prose of a message's content (a string, a list of parts, or one object).
+    A part of a list of no kind vaultmind knows is kept as a content object is (`_object_prose`);
+    `unknown=False` drops it, as vaultmind did before (`SourceBatch.earlier_texts`)."""
     if isinstance(content, str):
         pieces = [content]
     elif isinstance(content, dict):
@@ -277,6 +285,8 @@ def _prose(content: Any) -> str:
                     pieces.append(part["text"])
                 elif kind in IMAGE_PARTS:
                     pieces.append("[image]")
+                elif unknown:
+                    pieces.append(_object_prose(part))
     else:
         return ""
     text = "\n\n".join(p for p in pieces if p.strip())
@@ -291,8 +301,11 @@ def _object_prose(content: dict[str, Any]) -> str:
     kind = str(content.get("type") or "")
     if kind in DROPPED_PARTS:
         return ""
-    if isinstance(content.get("text"), str) and kind in TEXT_PARTS | {""}:
-        return str(content["text"])
+    text = content.get("text")
+    if isinstance(text, str) and kind in TEXT_PARTS | {""}:
+        return text
+    if isinstance(text, dict) and isinstance(text.get("value"), str) and kind in TEXT_PARTS:
+        return str(text["value"])  # OpenAI Assistants: {"type": "text", "text": {"value": …, "annotations": […]}}
     if kind in IMAGE_PARTS:
         return "[image]"
     if not kind and isinstance(content.get("parts"), list):  # {"content_type": "text", "parts": [...]}

@@ -262,6 +262,12 @@ def parse_time(value: Any, tz: tzinfo = UTC) -> datetime:
 HASHED_ID_RE = re.compile(r"h-[0-9a-f]{16}")  # an id of `MessageIds`
 
 
+def cut_short(text: str, whole: str) -> bool:
+    """Whether `text` is `whole` cut short (a copy of a message whose file was cut off inside
+    it): its start, and shorter."""
+    return len(text) < len(whole) and whole.startswith(text)
+
+
 class MessageIds:
     """Deterministic ids for messages without a platform id.
 

@@ -304,5 +304,10 @@ def ingest_paths(
         report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz))
     # how messages without a Date header were dated: said of those written (an earlier ingest
     # that wrote the others said it then), and of those left out
-    report.warnings[:0] = parse_report.warnings + date_warnings(parse_report.dated, report.added_ids)
+    report.warnings[:0] = parse_report.warnings + date_warnings(parse_report.dated, report.added_ids) + [
+        said
+        for batch in parsed
+        if isinstance(batch, SourceBatch) and any(m.message_id in report.added_ids for m in batch.messages)
+        for said in batch.said_if_written
+    ]
     return report

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Literal
 
 from vaultmind.errors import IngestError
+from vaultmind.ingest.common import cut_short
 from vaultmind.ingest.maildates import (
     date_warnings,
     file_time,
@@ -244,18 +245,11 @@ def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
                 "ingest the whole file to read it"
             )
         elif read is not None:
-            if _cut_in_body(read[2]):
+            if _unterminated(read[2]):  # (no line break at its end says nothing: many mboxes so end)
                 warnings.append(_cut_warning(f"{box.path} message {read[0]}", read[2]))
             yield _mbox_message(box, *read)
     finally:
         mbox.close()
-
-
-def _cut_in_body(rest: bytes) -> bool:
-    """Whether the last message of an mbox (`rest`: below its `From ` line) looks cut inside its
-    body: the file's last line has no line break (an mbox ends each message with one), or it is
-    `_unterminated`."""
-    return not rest.endswith(b"\n") or _unterminated(rest)
 
 
 # a header block's multipart boundary: `Content-Type: multipart/mixed;` and, maybe on a folded
@@ -269,7 +263,10 @@ _BOUNDARY_RE = re.compile(
 def _unterminated(data: bytes) -> bool:
     """Whether a multipart message's closing boundary (`--<boundary>--`) never comes: its file
     cut short. The top level's is enough (a cut file loses it first), and found without
-    parsing the message."""
+    parsing the message. It is the one sound sign of a body cut short: a last line without a
+    line break is how many whole mboxes and `.eml` files end, and its words cannot tell ("…
+    forty thou" cut, "Thanks" whole); a whole copy ingested later completes a message cut so
+    (`revisions.complete_email`)."""
     text = data.replace(b"\r\n", b"\n")
     found = _BOUNDARY_RE.search(text.split(b"\n\n", 1)[0])
     return found is not None and b"--" + (found.group(1) or found.group(2)) + b"--" not in text
@@ -368,7 +365,7 @@ def _accept(raw: _Raw, warnings: list[str]) -> _Mail | DatedOtherwise | None:
     if parsed.message_id:
         return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin, raw.file, named, by)
     # a file's modification time is no part of the message: a copy of the file is the same message
-    when = "" if by == "mtime" else at.isoformat()
+    when = "" if by == "mtime" else (parsed.date_read_before or at).isoformat()
     digest = hashlib.sha256(
         "\0".join([author, when, parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
     ).hexdigest()
@@ -568,13 +565,7 @@ def parse_email_paths_dated(
             if not isinstance(mail, _Mail):
                 continue
             seen = mails.get(mail.key)
-            if seen is not None and _full_text(seen) != _full_text(mail):  # attachments too
-                warnings.append(
-                    f"{raw.origin}: Message-ID <{mail.key}> also read with a different text"
-                    f" ({seen.origin}); kept one copy"
-                )
-            # a message in several mailboxes: one copy, the same whatever the order of the paths
-            if seen is None or (mail.account, mail.origin) < (seen.account, seen.origin):
+            if seen is None or _kept(mail, seen, raw.origin, warnings):
                 mails[mail.key] = mail
     dated = [
         mail if isinstance(mail, DatedOtherwise) else DatedOtherwise(mail.file, mail.named, mail.key, mail.by, mail.at)
@@ -582,6 +573,19 @@ def parse_email_paths_dated(
         if isinstance(mail, DatedOtherwise) or (mail.by != "Date" and mails[mail.key] is mail)
     ]
     return _batches(_threads(list(mails.values())), box_account), warnings, dated
+
+
+def _kept(mail: _Mail, seen: _Mail, origin: str, warnings: list[str]) -> bool:
+    """Whether `mail` is kept rather than `seen`, a copy of it read before (a message in several
+    mailboxes): the whole one when the other is it cut short (a file cut off inside it), else
+    the copy of the first mailbox, so the result does not depend on the order of the paths; two
+    that differ otherwise are reported."""
+    mine, theirs = _full_text(mail), _full_text(seen)  # attachments too
+    if cut_short(theirs, mine) or cut_short(mine, theirs):
+        return len(mine) > len(theirs)
+    if mine != theirs:
+        warnings.append(f"{origin}: Message-ID <{mail.key}> also read with a different text ({seen.origin}); kept one copy")
+    return (mail.account, mail.origin) < (seen.account, seen.origin)
 
 
 def parse_email_paths(paths: Sequence[Path], *, account: str | None = None) -> list[SourceBatch]:

@@ -95,6 +95,9 @@ class ParsedEmail:
     date_source: str  # "Date", "Received" or "" (no usable date)
     body: str
     attachments: tuple[Attachment, ...] = ()
+    # the Date as vaultmind read it before it knew its zone ("GMT+1", "CET": as UTC), when that
+    # differs: a message without a Message-ID keeps the id hashed from it
+    date_read_before: datetime | None = None
     html_only: bool = False
     problems: tuple[str, ...] = ()
     to: tuple[str, ...] = ()  # recipients as `author` is written ("Name <addr>" or the address)
@@ -271,10 +274,34 @@ def _recipients(headers: dict[str, list[str]], name: str) -> tuple[str, ...]:
     return tuple(out[:MAX_RECIPIENTS])
 
 
-def _parse_date(raw: str | None) -> datetime | None:
+# a zone Python's date parser reads as UTC, an hour or more off: an offset after GMT or UTC
+# ("GMT+1", "GMT+0100", "UTC+05:30"), or a zone's name it does not know (RFC 5322 knows only the
+# North American ones); those below name one offset each (not BST, IST: two countries' each)
+_GMT_OFFSET_RE = re.compile(r"\b(?:GMT|UTC|UT) ?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
+_ZONE_NAME_RE = re.compile(r" ([A-Za-z]{3,4})$")
+_ZONE_OFFSETS = {
+    "CET": "+0100", "MEZ": "+0100", "CEST": "+0200", "MESZ": "+0200", "EET": "+0200", "EEST": "+0300",
+    "WET": "+0000", "WEST": "+0100", "MSK": "+0300", "JST": "+0900", "KST": "+0900", "HKT": "+0800",
+    "SGT": "+0800", "AEST": "+1000", "AEDT": "+1100", "NZST": "+1200", "NZDT": "+1300",
+}  # fmt: skip
+
+
+def _with_offset(text: str) -> str:
+    """A Date header's text with its zone written as the numeric offset it names."""
+    if (found := _GMT_OFFSET_RE.search(text)) is not None:
+        return f"{text[: found.start()].rstrip()} {found[1]}{int(found[2]):02d}{found[3] or '00'}"
+    if (found := _ZONE_NAME_RE.search(text)) is not None and found[1].upper() in _ZONE_OFFSETS:
+        return f"{text[: found.start()]} {_ZONE_OFFSETS[found[1].upper()]}"
+    return text
+
+
+def _parse_date(raw: str | None, *, zones: bool = True) -> datetime | None:
+    """A Date header's time; `zones=False` reads a zone `_with_offset` knows as UTC, as vaultmind
+    did before (`ParsedEmail.date_read_before`)."""
     if not raw:
         return None
     text = _WS_RE.sub(" ", _fix_raw(raw)).strip()
+    text = _with_offset(text) if zones else text
     parsed: datetime | None
     try:
         parsed = email.utils.parsedate_to_datetime(text)
@@ -596,6 +623,7 @@ def parse_message(data: bytes) -> ParsedEmail:
         if author:
             break
     date = _parse_date(_first(headers, "date"))
+    before = _parse_date(_first(headers, "date"), zones=False)
     date_source = "Date" if date is not None else ""
     if date is None:
         date = _received_date(headers.get("received", []))
@@ -615,6 +643,7 @@ def parse_message(data: bytes) -> ParsedEmail:
         address=address,
         date=date,
         date_source=date_source,
+        date_read_before=before if date_source == "Date" and before != date else None,
         body=_cap(text),
         attachments=_listed_once(body.attachments),
         html_only=body.html_used and not body.plain_used,

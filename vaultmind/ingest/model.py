@@ -32,6 +32,9 @@ class SourceBatch:
     # inline image was not listed): a note holding that text holds the message as it was read
     # then — known, kept as it is, without a warning that it differs
     earlier_texts: tuple[tuple[str, str], ...] = ()
+    # what to say of how the export was read (a date order guessed) when an ingest writes one
+    # of its messages: an export ingested again, its messages known, says nothing
+    said_if_written: tuple[str, ...] = ()
     # messages the export marks as edited ("<This message was edited>"), on platforms whose ids
     # hash the text: each replaces the one message of its author and time that it no longer holds
     edited: tuple[str, ...] = ()

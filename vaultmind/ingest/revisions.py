@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from vaultmind.errors import VaultmindError
-from vaultmind.ingest.common import HASHED_ID_RE
+from vaultmind.ingest.common import HASHED_ID_RE, cut_short
 from vaultmind.ingest.plan import Group, Plan
 from vaultmind.markdown.render import Message, note_text, to_utc
 
@@ -36,6 +36,83 @@ def replace_edited(plan: Plan, group: Group, current: dict[str, Message], new: d
             del new[message_id]
             plan.report.messages_edited += 1
             changed += 1
+    return changed
+
+
+def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
+    """Two exports of one ingest, one holding a message before its edit, the other after it
+    (marked edited): one message, as when the older was ingested first (`replace_edited`): the
+    id of the text before the edit, showing the new text, the one before quoted below it. The
+    text before is the one message of the edit's author and time that no export holding the
+    edit holds."""
+    for message_id in sorted(group.edited & new.keys()):
+        edit = new[message_id]
+        holders = group.held_by.get(message_id, set())
+        before = [
+            other
+            for other, old in new.items()
+            if other != message_id
+            and other not in group.edited
+            and HASHED_ID_RE.fullmatch(other)
+            and not group.held_by.get(other, set()) & holders
+            and old.author == edit.author
+            and to_utc(old.timestamp) == to_utc(edit.timestamp)
+        ]
+        if len(before) == 1:
+            old = new[before[0]]
+            new[before[0]] = replace(old, text=_with_before(note_text(edit.text), note_text(old.text), None))
+            del new[message_id]
+            plan.report.messages_edited += 1
+
+
+# the text WhatsApp shows in place of a message deleted for everyone (its languages): no edit
+_DELETED_RE = re.compile(
+    r"(?:This message was deleted|You deleted this message|Diese Nachricht wurde gelöscht|Du hast diese Nachricht gelöscht|"
+    r"Se eliminó este mensaje|Eliminaste este mensaje|Ce message a été supprimé|Vous avez supprimé ce message|"
+    r"Questo messaggio è stato eliminato|Hai eliminato questo messaggio|Mensagem apagada|Esta mensagem foi apagada|"
+    r"Você apagou esta mensagem|Dit bericht is verwijderd)\.?",
+    re.IGNORECASE,
+)
+
+
+def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: dict[str, Message]) -> int:
+    """An export older than the note (a WhatsApp export ingested after a newer one) holding a
+    message as it read before its edit: a new message whose id hashes its text, by the author
+    and at the time of one message of the note, under a hashed id, that the export does not
+    hold (edited since: an export holds every message up to it) — the export's only new one at
+    that author and time, and no deleted message's placeholder. The note's message keeps its id
+    and its text, the older one quoted below it (as when ingested oldest first,
+    `replace_edited`); the older id is not written. An older text that the note's starts with
+    (an export cut inside it, or an edit that only added to it) is held already: known. Returns
+    the number of the note's messages changed so."""
+    changed = 0
+    for message_id in sorted(new.keys() - group.edited):
+        old = new[message_id]
+        at, text = to_utc(old.timestamp), note_text(old.text)
+        if not HASHED_ID_RE.fullmatch(message_id) or _DELETED_RE.fullmatch(text):
+            continue
+        if sum(m.author == old.author and to_utc(m.timestamp) == at for m in new.values()) > 1:
+            continue
+        after = [
+            held.message_id
+            for held in current.values()
+            if held.message_id not in group.messages
+            and HASHED_ID_RE.fullmatch(held.message_id)
+            and held.author == old.author
+            and to_utc(held.timestamp) == at
+        ]
+        if len(after) != 1:
+            continue
+        said = note_text(current[after[0]].text)
+        if len(versions(said)) > 1 or _DELETED_RE.fullmatch(said):
+            continue  # (an edit known already; a deletion)
+        del new[message_id]
+        if said.startswith(text):  # its text cut short (a cut export), or its start: held already
+            plan.report.messages_known += 1
+            continue
+        current[after[0]] = replace(current[after[0]], text=_with_before(said, text, None))
+        plan.report.messages_edited += 1
+        changed += 1
     return changed
 
 
@@ -74,18 +151,36 @@ def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message
             current[cut[0]] = replace(current[cut[0]], text=whole.text)
             del new[message_id]
             changed += 1
-            plan.report.warnings.append(
-                f"{path}: message {cut[0]!r} was cut short in an earlier export (its file ended inside it); "
-                "completed with its whole text from this one"
-            )
+            plan.report.warnings.append(_completed(path, cut[0]))
     return changed
 
 
-def completed(message_id: str, said: str, export: Message) -> bool:
-    """Whether a note's message `said` is `export` (an export's text of it, under a hashed id)
-    completed since (`complete_cut`): the export was cut short inside it."""
-    own = note_text(export.text)
-    return HASHED_ID_RE.fullmatch(message_id) is not None and len(own) < len(said) and said.startswith(own)
+def _completed(path: str, message_id: str) -> str:
+    return (
+        f"{path}: message {message_id!r} was cut short in an earlier export (its file ended inside it); "
+        "completed with its whole text from this one"
+    )
+
+
+def complete_email(plan: Plan, path: str, current: dict[str, Message], message_id: str, whole: Message) -> bool:
+    """An email a note holds under its Message-ID, cut short by an earlier export (an mbox or
+    `.eml` cut off inside its body), is completed by a whole copy: the same Message-ID, a text
+    that starts with the one held and goes on. It takes the whole text (nothing is lost: the cut
+    text is its start), with a warning naming it; the cut copy ingested again is known
+    (`completed`). Whether it was completed."""
+    held = current[message_id]
+    if not cut_short(note_text(held.text), note_text(whole.text)):
+        return False
+    current[message_id] = replace(held, text=whole.text)
+    plan.report.warnings.append(_completed(path, message_id))
+    return True
+
+
+def completed(message_id: str, said: str, export: Message, *, email: bool) -> bool:
+    """Whether a note's message `said` is `export` (an export's text of it, under a hashed id,
+    or an email's under its Message-ID) completed since (`complete_cut`, `complete_email`): the
+    export was cut short inside it."""
+    return (email or HASHED_ID_RE.fullmatch(message_id) is not None) and cut_short(note_text(export.text), said)
 
 
 # below an edited message's text (Telegram), its text before the edit, quoted: "[edited <UTC

@@ -10,7 +10,7 @@ conversation. A single JSON array of Slack messages (one channel) is read too.
   `slack://archives/<channel id>/p<ts>?thread_ts=<parent ts>`;
 - system messages (joins, leaves, topic/purpose/name changes, pins, deleted-message tombstones,
   …) are dropped: only plain messages and the subtypes in `KEPT_SUBTYPES` are kept;
-- shared files become `[file: title]` lines; message id = the message's `ts`; an edited
+- shared files become `[file: title]` lines (else its name, its type, "a file"); message id = the message's `ts`; an edited
   message carries its edit time (`edited.ts`): a later export of an edit shows its text, the
   text before kept below it.
 """
@@ -154,10 +154,11 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
             "not a Slack export: no channels.json, users.json or conversation folders", path=path
         )
     folders = set(export.folders())
-    read: list[tuple[_Conversation, list[Message]]] = []
+    read: list[tuple[_Conversation, list[Message], dict[str, str]]] = []
     team_votes: Counter[str] = Counter()  # the messages' own team, when users.json has none
     for conv in sorted(conversations, key=lambda c: (c.scope_name, c.id)):
         messages: list[Message] = []
+        earlier: dict[str, str] = {}  # by ts: its text as an earlier vaultmind read it
         for rel in export.days(conv.folder) if conv.folder in folders else []:
             if only is not None and rel != only:
                 continue
@@ -165,11 +166,11 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
             for line, item in json_array_items(export.where(rel), text):
                 if isinstance(item, dict) and isinstance(item.get("team"), str) and item["team"]:
                     team_votes[item["team"]] += 1
-                message = _message(export.where(rel), line, item, conv.id, names)
+                message = _message(export.where(rel), line, item, conv.id, names, earlier)
                 if message is not None:
                     messages.append(message)
         if messages:
-            read.append((conv, messages))
+            read.append((conv, messages, earlier))
     team = _team(users, export, team_votes)
     before = export.path.stem  # the team an earlier vaultmind read from an export without team_id
     legacy = before != team and not any(isinstance(u.get("team_id"), str) and u["team_id"] for u in users)
@@ -185,8 +186,9 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
             legacy_source_id=f"slack:{before}/{conv.id}" if legacy else None,
             legacy_scope=f"slack/{before}/{conv.scope_name}" if legacy else None,
             by_name=_by_name(team, conv),
+            earlier_texts=tuple(sorted(earlier.items())),
         )
-        for conv, messages in read
+        for conv, messages, earlier in read
     ]
 
 
@@ -200,18 +202,20 @@ def _parse_channel_file(path: Path) -> list[SourceBatch]:
     text = read_text(path)
     names = _Names()
     messages = []
+    earlier: dict[str, str] = {}
     team_votes: Counter[str] = Counter()
     for line, item in json_array_items(path, text):
         if isinstance(item, dict) and isinstance(item.get("team"), str):
             team_votes[item["team"]] += 1
-        message = _message(path, line, item, channel, names)
+        message = _message(path, line, item, channel, names, earlier)
         if message is not None:
             messages.append(message)
     team = _most_common(team_votes) or ALONE_TEAM
     meta = SourceMeta(
         kind="chat", source_id=f"slack:{team}/{channel}", scope=f"slack/{team}/{channel}", title=f"#{channel}"
     )
-    return [SourceBatch(meta=meta, messages=tuple(messages), name_only=True)] if messages else []
+    batch = SourceBatch(meta=meta, messages=tuple(messages), name_only=True, earlier_texts=tuple(sorted(earlier.items())))
+    return [batch] if messages else []
 
 
 def _by_name(team: str, conv: _Conversation) -> tuple[tuple[str, str], ...]:
@@ -265,7 +269,11 @@ def _team(users: list[dict[str, Any]], export: _Export, messages: Counter[str]) 
     return _most_common(votes) or _most_common(messages) or _EXPORT_NAME_RE.sub("", export.path.stem) or export.path.stem
 
 
-def _message(path: Path, line: int, item: Any, channel_id: str, names: _Names) -> Message | None:
+def _message(
+    path: Path, line: int, item: Any, channel_id: str, names: _Names, earlier: dict[str, str]
+) -> Message | None:
+    """One message of an export, None for one not kept; `earlier` takes its text as an earlier
+    vaultmind read it, when that differs (`SourceBatch.earlier_texts`)."""
     if not isinstance(item, dict):
         raise ingest_error(path, "a Slack message must be a JSON object", line=line)
     if item.get("type", "message") != "message":
@@ -283,9 +291,9 @@ def _message(path: Path, line: int, item: Any, channel_id: str, names: _Names) -
         ]
         text = "\n".join(_readable(f, names) for f in fallbacks if isinstance(f, str) and f.strip())
     files = [f for f in item.get("files") or [] if isinstance(f, dict)]
-    file_lines = [f"[file: {as_str(f.get('title')) or as_str(f.get('name')) or 'file'}]" for f in files]
-    if file_lines:
-        text = "\n".join([text, *file_lines]) if text.strip() else "\n".join(file_lines)
+    if any(not _file_name(f) for f in files):  # an earlier vaultmind wrote such a file "[file: file]"
+        earlier[ts] = _with_files(text, [f"[file: {_file_name(f) or 'file'}]" for f in files])
+    text = _with_files(text, [_file_line(f) for f in files])
     if not text.strip():
         return None
     ref = f"slack://archives/{channel_id}/p{ts.replace('.', '')}"
@@ -300,6 +308,27 @@ def _message(path: Path, line: int, item: Any, channel_id: str, names: _Names) -
         source_ref=ref,
         edited=_edited(item),
     )
+
+
+def _file_name(file: dict[str, Any]) -> str:
+    return as_str(file.get("title")) or as_str(file.get("name")) or ""
+
+
+# a file Slack no longer shows: deleted, or beyond a free workspace's history limit
+_FILE_GONE = {"tombstone": "deleted", "hidden_by_limit": "hidden by the workspace's plan"}
+
+
+def _file_line(file: dict[str, Any]) -> str:
+    """A shared file's line: `[file: <its title or name>]`; one without (a deleted file, one
+    hidden by the workspace's plan) by its type (`[file: PDF]`), else `[file: a file]`, and why
+    Slack does not show it."""
+    name = _file_name(file) or as_str(file.get("pretty_type")) or as_str(file.get("filetype")) or "a file"
+    gone = _FILE_GONE.get(as_str(file.get("mode")) or "")
+    return f"[file: {name}{', ' + gone if gone else ''}]"
+
+
+def _with_files(text: str, lines: list[str]) -> str:
+    return "\n".join([text, *lines]) if text.strip() else "\n".join(lines)
 
 
 def _edited(item: dict[str, Any]) -> str | None:

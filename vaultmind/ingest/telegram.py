@@ -6,7 +6,8 @@
 - rich text (`text` as a list of strings and entities) is flattened to plain text; `text_link`
   entities become Markdown links; media become a line like `[photo]`, `[file: report.pdf]`,
   `[voice message]`, or the sticker's emoji;
-- time: `date_unixtime` (UTC) when present, else `date` read as local time in `tz`;
+- time: `date_unixtime` (UTC) when present, else `date` read as local time in `tz` (in the
+  hour an autumn clock change repeats, by the file's order: `LocalClock`);
 - message id: Telegram's id; `source_ref`: `telegram://chat/<chat id>/<message id>`;
 - a message edited in Telegram carries its edit time (`edited_unixtime`, else `edited` read as
   `date` is): a later export of an edit shows its text, the text before kept below it
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
@@ -61,11 +63,17 @@ def _chat(path: Path, index: int, chat: Any, tz: tzinfo, *, single: bool) -> Sou
     chat_id = as_str(chat.get("id")) or name
     ids = MessageIds()
     clock = LocalClock(tz)  # (an export without `date_unixtime`: local times, in order)
-    messages = []
+    messages: list[Message] = []
+    clocked: list[int] = []  # the messages whose time the clock placed (no `date_unixtime`)
     for number, item in enumerate(chat["messages"]):
         message = _message(path, name, number, item, chat_id, clock, ids)
         if message is not None:
+            if not _said(item, "date_unixtime"):
+                clocked.append(len(messages))
             messages.append(message)
+    if clock.unordered:  # (not in time order: each time as read, its first pass in a repeated hour)
+        for at, read in zip(clocked, clock.reads, strict=True):
+            messages[at] = replace(messages[at], timestamp=read)
     if not messages:
         return None
     meta = SourceMeta(kind="chat", source_id=f"telegram:{chat_id}", scope=f"telegram/{name}", title=name)

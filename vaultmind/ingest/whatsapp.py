@@ -48,6 +48,14 @@ HEADER_RE = re.compile(
 _DATE_SPLIT_RE = re.compile(r"[./-]")
 # the mark an export puts after an edited message's text, in the export's language
 _EDITED_RE = re.compile(
+    r"\s*<(?:This message was edited|Diese Nachricht wurde bearbeitet\.?|Se editó este mensaje\.?|"
+    r"Ce message a été modifié|Questo messaggio è stato modificato|Mensagem editada|Esta mensagem foi editada|"
+    r"Dit bericht is bewerkt)>\s*$",
+    re.IGNORECASE,
+)
+# the marks vaultmind knew before: a message marked otherwise was written with its mark in its
+# text, its id hashing it — its id stays so, and a note holding that text holds it
+_EDITED_BEFORE_RE = re.compile(
     r"\s*<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje\.?|"
     r"Ce message a été modifié|Questo messaggio è stato modificato|Mensagem editada|Dit bericht is bewerkt)>\s*$",
     re.IGNORECASE,
@@ -79,7 +87,8 @@ def parse_whatsapp(
     path: Path, *, tz: tzinfo = UTC, date_order: str | None = None, warn: Callable[[str], None] | None = None
 ) -> list[SourceBatch]:
     """Parse one WhatsApp export (`.txt`, or a `.zip` holding one). `date_order` ("dmy" or
-    "mdy") overrides the guess; `warn` is told when the guess could go either way."""
+    "mdy") overrides the guess; a guess that could go either way is said when an ingest writes
+    the chat's messages (`SourceBatch.said_if_written`); `warn` is told of a file cut short."""
     text, name = _read_export(path)
     order = {"dmy": "DMY", "mdy": "MDY"}.get(date_order or "")
     batches = parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
@@ -125,7 +134,7 @@ def parse_line_chat(
     for record in records:
         if record.author is None:
             continue
-        body = "\n".join(record.lines).strip("\n").rstrip()
+        body = marked = "\n".join(record.lines).strip("\n").rstrip()
         if not body.strip():
             continue
         edited = _EDITED_RE.search(body)
@@ -138,6 +147,8 @@ def parse_line_chat(
         # a message holding pasted header lines is known by its own lines: the id (and, to a
         # note written before, its text) an export read without the fold gave it
         own = body if record.head is None else "\n".join(record.lines[: record.head]).strip("\n").rstrip()
+        if edited is not None and record.head is None and _EDITED_BEFORE_RE.search(marked) is None:
+            own = marked  # a mark vaultmind learnt since ("<… bearbeitet.>"): the id it gave it then
         message_id = ids(record.author, timestamp, own)
         if own != body:
             earlier.append((message_id, own))
@@ -153,13 +164,13 @@ def parse_line_chat(
         )
     if not messages:
         return []
-    if either_way and warn is not None:  # said only of an export that holds messages to read so
-        warn(
-            f"{path}: every date reads as day/month and as month/day, in order either way; read as "
-            "day/month (pass --date-order mdy if this export writes the month first)"
-        )
+    guessed = (
+        f"{path}: every date reads as day/month and as month/day, in order either way; read as "
+        "day/month (pass --date-order mdy if this export writes the month first)"
+    )
     meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
-    return [SourceBatch(meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier))]
+    batch = SourceBatch(meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier))
+    return [replace(batch, said_if_written=(guessed,)) if either_way else batch]
 
 
 def _read_export(path: Path) -> tuple[str, str]:
@@ -378,7 +389,9 @@ def _split_author(rest: str) -> tuple[str | None, str]:
 
 def _date_order(path: Path, records: list[_Record]) -> tuple[DateOrder, bool]:
     """The order the dates of `records` are written in, and whether nothing tells it: every date
-    reads as day/month and as month/day, in order either way (read as day/month)."""
+    reads as day/month and as month/day, in order either way (read as day/month). Dates written
+    with dots ("12.03.24": German, Russian, Polish, Turkish … exports) are day first: no locale
+    writes the month first so."""
     if records[0].year_first:
         mixed = next((r for r in records if not r.year_first), None)
         if mixed is not None:
@@ -399,6 +412,8 @@ def _date_order(path: Path, records: list[_Record]) -> tuple[DateOrder, bool]:
         raise ingest_error(path, "the date order changes within the file (day/month and month/day)", line=later.line)
     if len(fits) == 1:
         return fits[0], False
+    if all(r.shape[1] == ".." for r in records):  # "12.03.24": written day first wherever dots are
+        return "DMY", False
     day_first, month_first = _inversions(path, records, "DMY"), _inversions(path, records, "MDY")
     return "DMY" if day_first <= month_first else "MDY", day_first == month_first
 

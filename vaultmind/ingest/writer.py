@@ -59,7 +59,10 @@ from vaultmind.ingest.plan import Group, Plan, Write, say_wide
 from vaultmind.ingest.revisions import (
     apply_edit,
     complete_cut,
+    complete_email,
     completed,
+    edited_before,
+    join_edited,
     mark_replaced,
     marked,
     replace_edited,
@@ -312,7 +315,17 @@ def _plan_group(plan: Plan, group: Group) -> None:
                 current[message_id] = edit
                 report.messages_edited += 1
                 changed += 1
-            elif note_text(message.text) not in versions(said) and not completed(message_id, said, message):
+            elif meta.kind == "email" and complete_email(
+                plan,
+                target.path if target is not None else base,
+                current,
+                message_id,
+                quoting if quote is not None and _unanswered(plan, group, quote) else message,
+            ):  # cut short by an earlier export (an mbox cut off): its whole text now
+                changed += 1
+            elif note_text(message.text) not in versions(said) and not completed(
+                message_id, said, message, email=meta.kind == "email"
+            ):
                 # (an older export's text before an edit, or cut short: known)
                 where = target.path if target is not None else base
                 report.warnings.append(
@@ -330,10 +343,14 @@ def _plan_group(plan: Plan, group: Group) -> None:
         message for message_id, message in current.items() if message_id not in group.messages
     )
     plan.timed[group.meta.source_id][1].extend(new.values())
+    if group.edited & new.keys():
+        join_edited(plan, group, new)
     if target is not None and group.edited & new.keys():
         changed += replace_edited(plan, group, current, new)
     if target is not None and new:
         changed += complete_cut(plan, target.path, group, current, new)
+    if target is not None and new and group.meta.source_id.startswith("whatsapp:"):  # (its exports mark edits)
+        changed += edited_before(plan, group, current, new)
     if target is None and not new:
         return
     if new and user_edited:
