@@ -134,3 +134,20 @@ def test_an_index_derived_with_older_rules_is_derived_again(vault: Path, monkeyp
     with Memory.open(config) as memory:
         memory.sync()
         assert "org:infrastructure" not in _ids(memory)
+
+
+def test_a_name_the_same_text_gives_a_person_in_full_is_that_person(vault: Path) -> None:
+    """Within one text, the model's "Priya" beside "Priya Natarajan" (read as an organization)
+    is Priya Natarajan, and "Helen Okafor" read as a place in a message Helen Okafor wrote is
+    her — no entity note needed."""
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    write(vault, "Venue.md", "Hi Marco, I talked to Priya Natarajan yesterday. Priya says the venue is fine.\n")
+    write(vault, "sources/email/deposit.md", _email("deposit", [
+        (HELEN, "Approved. Helen Okafor from finance will pay the deposit today."),
+    ]))  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        ids = _ids(memory)
+    assert {"person:priya-natarajan", "person:helen-okafor"} <= ids
+    assert not {"org:priya", "place:helen-okafor"} & ids
