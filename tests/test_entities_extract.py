@@ -167,3 +167,32 @@ def test_a_mail_name_written_surname_first_is_read_in_reading_order(author: str,
     assert parsed is not None and parsed.name == name
     assert parsed.email == ("" if "<" not in author else author[author.index("<") + 1 : -1])
     assert display_of(author) == name
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "label", "kept"),
+    [
+        ("## Tools and subscriptions\n\nDesign tool: €45", "Tools", "PERSON", False),  # a heading's first word
+        ("## Dana\n\nOwns the guest list.", "Dana", "PERSON", True),  # a heading that is a name
+        ("> [!warning] Infrastructure\n> Switched off on 30 April.", "Infrastructure", "ORG", False),
+        ("| Line | Amount |\n| --- | ---: |\n| Infrastructure | €2,100 |", "Line", "PERSON", False),
+        ("| Line | Amount |\n| --- | ---: |\n| Infrastructure | €2,100 |", "Infrastructure", "ORG", False),
+        ("| Date | Owner |\n| --- | --- |\n| 2 April | Bob |", "Bob", "PERSON", True),  # a table's body
+        ("Owner: Marco Ruiz. Updated 7 March.", "Owner", "ORG", False),  # a label
+        ("- Press: Marco Ruiz\n- Venue: Dana", "Press", "ORG", False),
+        ("Hire fee: €4,200 including AV.", "Hire", "PERSON", False),  # a label of two words
+        ("- Bob: TestFlight beta by 2 April", "Bob", "PERSON", True),  # someone's task
+        ("Marco: launching without the tier kills it.", "Marco", "ORG", True),  # someone speaking
+        ("| Pro | €4 |\n\nThe Pro tier stays in 1.0.", "Pro", "ORG", True),  # capitalised inside a sentence
+        ("Target is still Tuesday 9 April.", "Target", "ORG", True),  # a sentence's start: no weak place
+        ("Google is hiring again.", "Google", "ORG", True),
+    ],
+)
+def test_a_word_capitalised_by_its_place_is_no_entity(text: str, word: str, label: str, kept: bool) -> None:
+    """A one-word hit that stands where every word is capitalised — a heading's or a callout's
+    title, a table cell, a label before a colon — is the model's guess on a capital that says
+    nothing; a person there is kept where people are written (a heading alone, a table's body,
+    before a colon on their own), and any word the text capitalises inside a sentence."""
+    at = text.index(word)
+    span = clean_ner_span(text, at, at + len(word), label)
+    assert (span is not None and span.surface == word) is kept

@@ -23,7 +23,9 @@ NER labels (spaCy, OntoNotes): PERSON → person; ORG → org; GPE, LOC, FAC →
 product; EVENT → event; WORK_OF_ART → work. Dates, times, numbers, money, percentages,
 quantities, languages, laws and NORP are not entities here. A one-word hit that its text also
 writes in lower case ("# Launch sync" over "the Tidepool launch") is a word capitalised by its
-place, not a name.
+place, not a name; so is one that opens a heading, a callout's title, a table cell or a label
+("Owner: Marco Ruiz"), unless the text capitalises it inside a sentence too
+(`_capitalised_by_place`).
 """
 
 from __future__ import annotations
@@ -181,6 +183,8 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         return None  # "SDK", "UTC", "PR": the small models take most short acronyms for organizations
     if _common_word(text, surface) and not (kind == "person" and _written_as_name(text, surface, start)):
         return None
+    if _weak_guess(text, surface, start, end, kind):
+        return None
     return Span(start, end, surface, kind, "ner", surface)
 
 
@@ -211,6 +215,54 @@ def _written_as_name(text: str, surface: str, start: int) -> bool:
     if _TO_SOMEONE.search(text[max(0, start - 12) : start]) is not None:
         return True
     return len(re.findall(rf"{_MID_SENTENCE}{re.escape(surface)}(?![\w-])", text)) >= 2
+
+
+# where a line's own words begin: after quote, list and task markers ("> - [ ] ", "2. ")
+_LINE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,3}[.)])[ \t]+)?(?:\[[ xX]\][ \t]+)?")
+# the title of a heading ("## ") or of a callout ("> [!warning] ")
+_TITLE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:#{1,6}|\[![\w-]+\][+-]?)[ \t]+")
+_CELL_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*\|(?:[^|\n]*\|)*[ \t]*")  # the start of a table cell
+_TABLE_RULE = re.compile(r"[ \t]*(?:>[ \t]*)*\|?[ \t]*:?-{3,}")  # the line under a table's header row
+# a label: the word, up to three lower-case words, a colon, then a value that is no lower-case
+# word ("Owner: Marco Ruiz", "Hire fee: €4,200"); "Marco: launching without …" is someone speaking
+_LABEL = re.compile(r"((?:[ \t]+[a-z][\w'’-]*){0,3})[ \t]*(?:\([^()\n]*\))?:[ \t]+(?=[^\sa-z])")
+_MORE_WORDS = re.compile(r"[ \t]+[a-z]")  # a heading that goes on in lower case: "Tools and subscriptions"
+
+
+def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> bool:
+    """A one-word hit where its capital says nothing (`_capitalised_by_place`), which the text
+    never capitalises inside a sentence either."""
+    return " " not in surface and _capitalised_by_place(text, start, end, kind) and not _named_inside(text, surface)
+
+
+def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
+    """Whether a word stands where any word is capitalised, which makes the model's guess weak
+    evidence: the first word of a heading, a callout's title or a table cell ("## Tools and
+    subscriptions", "| Infrastructure | €2,100 |"), and the first word of a label ("Owner:
+    Marco Ruiz", "Hire fee: €4,200"). A person is named alone in a heading, a table's body or
+    before a colon all the time ("## Dana", "| 2 April | Beta | Bob |", "Bob: beta by Friday"),
+    so a person's hit is weak only in a heading that goes on in lower case, a table's header
+    row and a label of several words. The first word of a sentence is no weak place: "Target
+    is still 9 April" cannot be told from "Google is hiring" without a dictionary."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    head, rest = text[line_start:start], text[end:line_end]
+    person = kind == "person"
+    if _TITLE_HEAD.fullmatch(head):
+        return not person or _MORE_WORDS.match(rest) is not None
+    if _CELL_HEAD.fullmatch(head):
+        return not person or _TABLE_RULE.match(text, line_end + 1) is not None
+    if _LINE_HEAD.fullmatch(head):
+        label = _LABEL.match(rest)
+        return label is not None and (not person or bool(label.group(1)))
+    return False
+
+
+def _named_inside(text: str, surface: str) -> bool:
+    """Whether the text also capitalises the word inside a sentence (after a lower-case word or
+    a comma): there the capital is the word's own ("the Pro tier"), so it names something."""
+    return re.search(rf"{_MID_SENTENCE}{re.escape(surface)}(?![\w-])", text) is not None
 
 
 def select_spans(spans: list[Span]) -> list[Span]:

@@ -14,8 +14,9 @@ How a sync updates them (`EntityDeriver.apply`):
   move by the difference of each leaf's entity set; entity rows change only where needed;
 - entity notes changed (the registry): the leaves that can resolve differently are found
   (`changes.py`) and re-derived; when that is most of the vault, everything is recomputed;
-- NER model, fuzzy threshold or extractor version changed: everything is recomputed (NER
-  results come from the cache, so this costs far less than the first indexing);
+- NER model, fuzzy threshold, extractor version or resolution rules (`registry.RULES`) changed:
+  everything is recomputed (NER results come from the cache, so this costs far less than the
+  first indexing);
 - the mentions of the leaves a sync writes are mostly resolved where their notes were parsed
   (`EntityPrep`: in the parsing workers of a large sync, with the registry committed when the
   work was handed out, without NER); such a result is used only when that registry is the one
@@ -48,7 +49,7 @@ from vaultmind.entities.ner import NerEngine, RawSpan
 from vaultmind.entities.ner_cache import count_pending, leaf_rows_at, pending_texts, spans_for, store_spans
 from vaultmind.entities.ner_process import ModelProcess
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
-from vaultmind.entities.registry import Registry
+from vaultmind.entities.registry import RULES, Registry
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.resolve import resolve_text
 from vaultmind.entities.settings import EntitySettings
@@ -164,6 +165,9 @@ class EntityDeriver:
     def signature(self) -> str:
         data = {
             "version": EXTRACTOR_VERSION,
+            # in the registry's digest too, but a digest change re-derives only the leaves whose
+            # names changed: new rules must re-derive every leaf
+            "rules": RULES,
             "ner": self.ner.model_id,
             "fuzzy": self.settings.fuzzy_threshold,
         }

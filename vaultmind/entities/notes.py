@@ -2,8 +2,9 @@
 
 After a sync, every entity without a note whose kind is in `[entities] create_kinds` (person,
 org, topic) and that is mentioned in at least `[entities] create_threshold` leaves (3) gets a
-note, rendered deterministically (`markdown.render.render_note`, so it carries
-`vaultmind_body_sha256`):
+note (a person who writes from an address counts the leaves where the model read her name as
+a place or an organization too: `_MISREAD_PEOPLE`), rendered deterministically
+(`markdown.render.render_note`, so it carries `vaultmind_body_sha256`):
 
 ```markdown
 ---
@@ -72,13 +73,16 @@ def planned_entity_notes(
     index = memory.index
     if not settings.create_kinds:
         return []
+    threshold = settings.create_threshold
     rows = index.query(
-        """
+        f"""
+        WITH {_MISREAD_PEOPLE}
         SELECT id, kind, display_name, aliases, emails FROM entities
-        WHERE note_path IS NULL AND mentions >= ? AND kind IN (SELECT unnest(?::VARCHAR[]))
+        WHERE note_path IS NULL AND kind IN (SELECT unnest(?::VARCHAR[]))
+          AND (mentions >= ? OR id IN (SELECT id FROM misread WHERE leaves >= ?))
         ORDER BY id
         """,
-        [settings.create_threshold, list(settings.create_kinds)],
+        [threshold, list(settings.create_kinds), threshold, threshold],
     )
     with index.lock:
         registry = load_registry(index.con, fuzzy_threshold=stored_fuzzy_threshold(index.con))
@@ -96,6 +100,24 @@ def planned_entity_notes(
         extra = [a for a in dict.fromkeys(aliases or []) if normalize(a) and normalize(a) != key]
         out.append((ident, path, render_entity_note(ident, kind, display, extra, list(emails or []))))
     return out
+
+
+# The leaves of a person who wrote from an address (a `Name <address>` author: surely a person)
+# and of the place or organization of the same name — the model reads "approved by Helen
+# Okafor" as a place now and then. Counted together, her note is written, and once it is,
+# every "Helen Okafor" resolves to her, "Helen" and her address too.
+_MISREAD_PEOPLE = """
+    wrote AS (
+        SELECT id, substr(id, length('person:') + 1) AS key FROM entities
+        WHERE note_path IS NULL AND kind = 'person' AND len(emails) > 0 AND mentions < ?),
+    named AS (
+        SELECT id, id AS other FROM wrote
+        UNION ALL SELECT id, 'place:' || key FROM wrote
+        UNION ALL SELECT id, 'org:' || key FROM wrote),
+    misread AS (
+        SELECT n.id, count(DISTINCT o.leaf_id) AS leaves
+        FROM named n JOIN occurrences o ON o.entity_id = n.other GROUP BY n.id)
+"""
 
 
 def render_entity_note(ident: str, kind: str, display: str, aliases: list[str], emails: list[str]) -> str:

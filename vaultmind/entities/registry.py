@@ -57,7 +57,7 @@ NEVER_IN_TEXT = "\x00"  # case_form of short implicit names: matched by lookups,
 ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
 _FUZZY_CACHE_MAX = 200_000
 GIVEN_MIN_CHARS = 3
-RULES = 4  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
+RULES = 5  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
 
 
 _CONFLICT_COPY = re.compile(r"conflict", re.IGNORECASE)  # how sync tools name the copies they make

@@ -10,7 +10,9 @@ was indexed under. Order of work:
 3. each span → an id: registry first (email, handle, name, then fuzzy within the kind), else
    the canonical id of the surface; an ambiguous name keeps the id of its own surface
    (`person:alex`) and is reported, never assigned to one of the candidates;
-4. merges (an id listed in another note's `aliases`) are followed;
+4. merges (an id listed in another note's `aliases`) are followed; a guess of the model that
+   no registry name claims is the person the same text names in full (its author included):
+   "Helen Okafor" read as a place in her own message, "Priya" beside "Priya Natarajan";
 5. a message's author comes first; each id once, with its first surface.
 """
 
@@ -28,7 +30,7 @@ from vaultmind.entities.extract import (
     regex_spans,
     select_spans,
 )
-from vaultmind.entities.ids import make_id
+from vaultmind.entities.ids import kind_of, make_id, normalize
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
 
@@ -64,10 +66,9 @@ def resolve_text(
     """The entities `text` mentions (and `author`, first), each once with its first surface."""
     ambiguous: list[Ambiguity] = []
     found: list[tuple[str, str, int, int]] = []
-    if author:
-        author_id = resolve_author(registry, author, ambiguous)
-        if author_id is not None:
-            found.append((author_id, author.strip(), -1, -1))
+    author_id = resolve_author(registry, author, ambiguous) if author else None
+    if author and author_id is not None:
+        found.append((author_id, author.strip(), -1, -1))
 
     code = code_ranges(text)
     candidates: list[Span] = []
@@ -89,13 +90,17 @@ def resolve_text(
             if hit is not None and not in_ranges(hit.start, hit.end, code):
                 candidates.append(hit)
 
+    resolved: list[tuple[Span, str]] = []
     for span in select_spans(candidates):
         if span.kind == "link":
             ident: str | None = link_ids[(span.start, span.end)]
         else:
             ident = _resolve_span(registry, span, ambiguous)
         if ident is not None:
-            found.append((registry.final(ident), span.surface, span.start, span.end))
+            resolved.append((span, registry.final(ident)))
+    people = _full_names(resolved, author, author_id)
+    for span, ident in resolved:
+        found.append((_same_person(span, ident, people), span.surface, span.start, span.end))
 
     seen: set[str] = set()
     mentions: list[Mention] = []
@@ -106,6 +111,38 @@ def resolve_text(
         seen.add(ident)
         mentions.append(Mention(ident, surface, start, end))
     return Resolved(mentions, ambiguous)
+
+
+_ONE_PERSON_KINDS = ("person", "org")  # a one-word guess that may be a first name the model misread
+
+
+def _full_names(resolved: list[tuple[Span, str]], author: str | None, author_id: str | None) -> dict[str, str]:
+    """The people of two words or more a text names (its author included): normalized name → id."""
+    people: dict[str, str] = {}
+    named = parse_author(author) if author_id is not None and kind_of(author_id) == "person" else None
+    if named is not None and author_id is not None and " " in normalize(named.name):
+        people[normalize(named.name)] = author_id
+    for span, ident in resolved:
+        key = normalize(span.surface)
+        if kind_of(ident) == "person" and " " in key:
+            people.setdefault(key, ident)
+    return people
+
+
+def _same_person(span: Span, ident: str, people: dict[str, str]) -> str:
+    """The person the same text names in full, for a guess of the model no name in the
+    registry claims: "Helen Okafor" read as a place where she writes or is named as a person,
+    "Priya" (even read as an organization) beside "Priya Natarajan" — when exactly one person
+    of the text has that first name."""
+    if span.source != "ner" or ident != make_id(span.kind, span.surface) or not people:
+        return ident
+    key = normalize(span.surface)
+    if " " in key:
+        return people.get(key, ident)
+    if span.kind not in _ONE_PERSON_KINDS:
+        return ident
+    firsts = {pid for name, pid in people.items() if name.split(" ", 1)[0] == key}
+    return firsts.pop() if len(firsts) == 1 else ident
 
 
 def _pick(match: Match, fallback: str | None, surface: str, ambiguous: list[Ambiguity]) -> str | None:

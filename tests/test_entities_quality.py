@@ -1,0 +1,153 @@
+"""Entities a user would recognise: real notes through the real NER model, in a temp vault.
+
+Skipped when the spaCy model is not installed (the rules tested here act on its guesses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.entities import extract, graph, registry
+from vaultmind.entities.ner import NerEngine
+from vaultmind.entities.notes import create_entity_notes
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+BUDGET = """# Budget 2024
+
+## Q2 launch
+
+Total €18,000, approved by Helen Okafor on 11 March.
+
+| Line | Amount | Note |
+| --- | ---: | --- |
+| Infrastructure | €2,100 | load test €1,200 |
+| Press kit and launch video | €1,600 | |
+| Contingency | €800 | only with Helen's OK |
+
+## Tools and subscriptions
+
+| Tool | Per month |
+| --- | ---: |
+| Newsletter | €19 |
+"""
+
+RUNBOOK = """# Tidepool launch runbook
+
+Owner: Marco Ruiz. Last updated 7 March 2024.
+
+| Date | What | Owner |
+| --- | --- | --- |
+| 2 April | TestFlight beta to 40 testers | Bob Stone |
+| 9 April | Launch evening | Dana |
+
+## Contacts
+
+- Finance (invoices, deposit): Helen Okafor, helen@fernhill.example
+"""
+
+HELEN = "Helen Okafor <helen@fernhill.example>"
+ALICE = "Alice Chen <alice@fernhill.example>"
+
+
+def _email(name: str, messages: list[tuple[str, str]]) -> str:
+    meta = SourceMeta("email", f"mbox:fernhill/{name}", f"fernhill/{name}", name)
+    return render_source_note(
+        meta,
+        [Message(f"m{i}", a, f"2024-03-0{i + 1}T09:00:00Z", t, subject=name) for i, (a, t) in enumerate(messages)],
+    )
+
+
+@pytest.fixture
+def mem(vault: Path) -> Iterator[Memory]:
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    write(vault, "Budget 2024.md", BUDGET)
+    write(vault, "Runbook.md", RUNBOOK)
+    write(vault, "sources/email/hall.md", _email("hall", [
+        ("Dana Whitfield <dana@hall.example>", "Hi Alice,\n\nThe Loft is held for you.\nHire fee: €4,200 including AV and bar staff.\n\nBest,\nDana"),
+        (ALICE, "Please book the 23rd. Helen Okafor from our finance team will pay the deposit today."),
+    ]))  # fmt: skip
+    write(vault, "sources/email/budget.md", _email("budget", [
+        (ALICE, "Hi Helen,\n\nThe Q2 launch budget is attached."),
+        (HELEN, "Approved.\n\nHelen"),
+    ]))  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        yield memory
+
+
+def _ids(mem: Memory) -> set[str]:
+    return {str(r[0]) for r in mem.index.query("SELECT id FROM entities")}
+
+
+def test_a_word_capitalised_by_its_place_is_no_entity(mem: Memory) -> None:
+    """Headings, table cells and labels capitalise ordinary words: the model's "Tools",
+    "Line", "Infrastructure", "Owner" and the "Hire" of "Hire fee:" are no entities, while the
+    people named in the same places stay."""
+    ids = _ids(mem)
+    for junk in ("person:tools", "person:line", "org:infrastructure", "org:press", "org:newsletter",
+                 "org:owner", "org:date", "person:hire"):  # fmt: skip
+        assert junk not in ids
+    assert {"person:marco-ruiz", "person:bob-stone", "person:dana"} <= ids
+
+
+def test_a_person_the_model_reads_as_a_place_gets_one_entity(vault: Path, mem: Memory) -> None:
+    """Helen Okafor writes from her address, and the model reads her name as a place in three
+    notes: counted together, her entity note is written, and then her name, her first name
+    and her address all resolve to her."""
+    before = {"place:helen-okafor", "person:helen", "email:helen@fernhill.example"}
+    assert before <= _ids(mem)  # the model's readings, before her note exists
+    assert "entities/person/helen-okafor.md" in create_entity_notes(mem)
+    ids = _ids(mem)
+    assert not before & ids
+    leaves = mem.index.query(
+        "SELECT DISTINCT note_path FROM occurrences WHERE entity_id = 'person:helen-okafor' ORDER BY 1"
+    )
+    assert [r[0] for r in leaves] == [
+        "Budget 2024.md", "Runbook.md", "sources/email/budget.md", "sources/email/hall.md"
+    ]  # fmt: skip
+
+
+def test_an_index_derived_with_older_rules_is_derived_again(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """New resolution rules (`registry.RULES`) re-derive every leaf on the next sync, though no
+    note changed: the junk the older rules found leaves the index (a new registry digest alone
+    re-derived only the leaves whose names had changed, here none)."""
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    write(vault, "Budget 2024.md", BUDGET)
+    write(vault, "entities/person/bob-stone.md", "---\nid: person:bob-stone\ndisplay_name: Bob Stone\n---\n# Bob Stone\n")
+    monkeypatch.setattr(registry, "RULES", registry.RULES - 1)
+    monkeypatch.setattr(graph, "RULES", registry.RULES, raising=False)
+    monkeypatch.setattr(extract, "_weak_guess", lambda *args: False)  # the rules before
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert "org:infrastructure" in _ids(memory)
+    monkeypatch.undo()
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert "org:infrastructure" not in _ids(memory)
+
+
+def test_a_name_the_same_text_gives_a_person_in_full_is_that_person(vault: Path) -> None:
+    """Within one text, the model's "Priya" beside "Priya Natarajan" (read as an organization)
+    is Priya Natarajan, and "Helen Okafor" read as a place in a message Helen Okafor wrote is
+    her — no entity note needed."""
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    write(vault, "Venue.md", "Hi Marco, I talked to Priya Natarajan yesterday. Priya says the venue is fine.\n")
+    write(vault, "sources/email/deposit.md", _email("deposit", [
+        (HELEN, "Approved. Helen Okafor from finance will pay the deposit today."),
+    ]))  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        ids = _ids(memory)
+    assert {"person:priya-natarajan", "person:helen-okafor"} <= ids
+    assert not {"org:priya", "place:helen-okafor"} & ids
