@@ -183,6 +183,8 @@ def test_a_mail_name_written_surname_first_is_read_in_reading_order(author: str,
         ("Hire fee: €4,200 including AV.", "Hire", "PERSON", False),  # a label of two words
         ("- Bob: TestFlight beta by 2 April", "Bob", "PERSON", True),  # someone's task
         ("Marco: launching without the tier kills it.", "Marco", "ORG", True),  # someone speaking
+        ("Dana said: We're booked for the 23rd.", "Dana", "PERSON", True),  # someone speaking
+        ("Bob wrote: Beta by Friday", "Bob", "PERSON", True),
         ("| Pro | €4 |\n\nThe Pro tier stays in 1.0.", "Pro", "ORG", True),  # capitalised inside a sentence
         ("Target is still Tuesday 9 April.", "Target", "ORG", True),  # a sentence's start: no weak place
         ("Google is hiring again.", "Google", "ORG", True),

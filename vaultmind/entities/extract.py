@@ -227,6 +227,8 @@ _TABLE_RULE = re.compile(r"[ \t]*(?:>[ \t]*)*\|?[ \t]*:?-{3,}")  # the line unde
 # word ("Owner: Marco Ruiz", "Hire fee: €4,200"); "Marco: launching without …" is someone speaking
 _LABEL = re.compile(r"((?:[ \t]+[a-z][\w'’-]*){0,3})[ \t]*(?:\([^()\n]*\))?:[ \t]+(?=[^\sa-z])")
 _MORE_WORDS = re.compile(r"[ \t]+[a-z]")  # a heading that goes on in lower case: "Tools and subscriptions"
+# a label that says who speaks, not what a line is about: "Dana said: we're booked"
+_SAYING = frozenset("said says wrote writes asked asks replied replies added adds answered answers told".split())
 
 
 def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> bool:
@@ -242,7 +244,7 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
     Marco Ruiz", "Hire fee: €4,200"). A person is named alone in a heading, a table's body or
     before a colon all the time ("## Dana", "| 2 April | Beta | Bob |", "Bob: beta by Friday"),
     so a person's hit is weak only in a heading that goes on in lower case, a table's header
-    row and a label of several words. The first word of a sentence is no weak place: "Target
+    row and a label of several words (not "Dana said:"). The first word of a sentence is no weak place: "Target
     is still 9 April" cannot be told from "Google is hiring" without a dictionary."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
@@ -255,8 +257,15 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
         return not person or _TABLE_RULE.match(text, line_end + 1) is not None
     if _LINE_HEAD.fullmatch(head):
         label = _LABEL.match(rest)
-        return label is not None and (not person or bool(label.group(1)))
+        return label is not None and (not person or _labels_a_thing(label.group(1)))
     return False
+
+
+def _labels_a_thing(words: str) -> bool:
+    """Whether the lower-case words between a person's hit and a colon make it a label of a
+    thing ("Hire fee:"), not someone speaking ("Dana said:", "Bob wrote:")."""
+    said = words.split()
+    return bool(said) and said[0] not in _SAYING
 
 
 def _named_inside(text: str, surface: str) -> bool:
