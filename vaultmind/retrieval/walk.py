@@ -191,11 +191,15 @@
    which a question names the kind it asks for ("what time", "which year", "how much",
    "email address", "my tasks";
    `answer_type.kind_terms`) are not searched: no leaf writes them beside its answer ("19:30"),
-   and "took a long time" is no better match for "what time is the dinner?". For a place
-   ("Where…"), when the strongest leaf holds none, the strongest leaf of its note that holds
-   one ranks right after it (`_topic_answer`, `breakdown.topic_answer`): "Ok team, Dad's
-   60th!" matches "where is Dad's 60th dinner?" best, and "I booked Golden Lantern", said in
-   the same conversation in none of its words, answers it.
+   and "took a long time" is no better match for "what time is the dinner?". Some questions
+   say more than their kind (`answer_type.answer_test`): "what time…?" asks for a time of day
+   ("19:00"), "how much is / does…?" for a sum of money written in a sentence with the
+   question's words ("€1,200 for a load-testing run", not "7 to 9 working days, plus load
+   testing"). For a place ("Where…") or a time of day, when the strongest leaf holds none,
+   the strongest leaf of its note that holds one ranks right after it (`_topic_answer`,
+   `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
+   best, and "I booked Golden Lantern, 19:00", said in the same conversation in none of its
+   words, answers it, and "what time is the dinner?" too.
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
    Harbor Hall?", "tell me about Dana") or what someone does ("what does Bob work on?", "what
    is Marco's job?": the words "work", "job" are not searched, `wording.role_terms`) adds `IDENTITY_WEIGHT` to the leaves of that entity's
@@ -255,12 +259,12 @@ from vaultmind.entities.ids import words
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import (
     ASKING_WORDS,
-    AnswerKind,
     Asking,
     answer_kind,
+    answer_test,
     asking,
     asks_about,
-    holds_answer,
+    asks_clock,
     kind_terms,
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
@@ -349,7 +353,8 @@ WINDOW_PRESENCE = 0.15
 CANDIDATES = 200
 ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
-TOPIC_ANSWER_KINDS = ("place",)  # `_topic_answer` (a time: too many messages name one; LoCoMo's S-MRR fell)
+# `_topic_answer`, and for "what time…?" (a time of day; any time: too many messages name one, LoCoMo's S-MRR fell)
+TOPIC_ANSWER_KINDS = ("place",)
 REVISION_MARGIN = 0.01  # how far above the leaf it changes a later one that says what changed ranks
 REVISION_FLOOR = 0.2  # … when it scores at least this share of it
 REVISION_COVER = 0.4  # … and names at least this share (by idf) of the question
@@ -576,8 +581,9 @@ def walk(
     asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = _others(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
-    answers = _answer_bonus(kind, final, texts) if kind else set()
-    topic_answer = _topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS else None
+    answers = _answer_bonus(answer_test(question, kind, content_terms), final, texts) if kind else set()
+    # "where…?" and "what time…?": the answer of the best-matching note, said in other words
+    topic_answer = _topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_clock(question) else None
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
     idf = _idf(memory, content_terms)
@@ -1026,10 +1032,11 @@ def _adjacent_pairs(seq: Sequence[str]) -> Pairs:
     return frozenset((a, b) for a, b in itertools.pairwise(seq) if a != b)
 
 
-def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts: dict[str, str]) -> set[str]:
+def _answer_bonus(holds: Callable[[str], bool], final: dict[str, tuple[float, float]], texts: dict[str, str]) -> set[str]:
     """Among `texts` (the `ANSWER_TOP` strongest leaves), those holding the kind of answer the
-    question asks for gain `ANSWER_WEIGHT` (times their time factor); their ids are returned."""
-    holding = {leaf_id for leaf_id, text in texts.items() if holds_answer(kind, text)}
+    question asks for (`holds`: `answer_type.answer_test`) gain `ANSWER_WEIGHT` (times their
+    time factor); their ids are returned."""
+    holding = {leaf_id for leaf_id, text in texts.items() if holds(text)}
     for leaf_id in holding:
         value, factor = final[leaf_id]
         final[leaf_id] = (value + ANSWER_WEIGHT * factor, factor)
