@@ -199,7 +199,12 @@
    the strongest leaf of its note that holds one ranks right after it (`_topic_answer`,
    `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
    best, and "I booked Golden Lantern, 19:00", said in the same conversation in none of its
-   words, answers it, and "what time is the dinner?" too.
+   words, answers it, and "what time is the dinner?" too. A message among the strongest that
+   asks the question itself (a question of the same kind holding all its words: "Party
+   planning: how many are coming?") is answered by the first reply after it (within
+   `CONTEXT_SPAN`, by someone else; of a question naming an author, by them) that holds the
+   answer: the reply rises to the asking message's score as a statement, plus
+   `REVISION_MARGIN` (`retrieval/replies.py`, `breakdown.replies_to`).
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
    Harbor Hall?", "tell me about Dana") or what someone does ("what does Bob work on?", "what
    is Marco's job?": the words "work", "job" are not searched, `wording.role_terms`) adds `IDENTITY_WEIGHT` to the leaves of that entity's
@@ -259,6 +264,7 @@ from vaultmind.entities.ids import words
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import (
     ASKING_WORDS,
+    AnswerKind,
     Asking,
     answer_kind,
     answer_test,
@@ -295,6 +301,7 @@ from vaultmind.retrieval.people import (
     speaker_codes,
     without_words,
 )
+from vaultmind.retrieval.replies import answered_replies, asks_the_question
 from vaultmind.retrieval.retold import retold_leaves
 from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
@@ -584,6 +591,9 @@ def walk(
     answers = _answer_bonus(answer_test(question, kind, content_terms), final, texts) if kind else set()
     # "where…?" and "what time…?": the answer of the best-matching note, said in other words
     topic_answer = _topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_clock(question) else None
+    # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
+    answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
+    replies = _replies(final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
     idf = _idf(memory, content_terms)
@@ -626,6 +636,7 @@ def walk(
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
                 "topic_answer": leaf_id == topic_answer,  # the answer of the best-matching note: + `ANSWER_WEIGHT`
+                "replies_to": replies.get(leaf_id),  # the message that asks the question, which it answers
                 "revises": revised.get(leaf_id),  # the earlier leaf it changes, and now outranks
                 "length_factor": round(float(lengths[k]), 4),
                 "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
@@ -1066,6 +1077,30 @@ def _topic_answer(
     value, factor = final[found]
     final[found] = (max(value, min(runner_up + REVISION_MARGIN, final[best][0] - REVISION_MARGIN)), factor)
     return found
+
+
+def _replies(
+    final: dict[str, tuple[float, float]],
+    asks: Mapping[str, Asking],
+    answers: set[str],
+    texts: Mapping[str, str],
+    kind: AnswerKind,
+    content_terms: Sequence[str],
+    at: dict[str, int],
+    cols: LeafColumns,
+) -> dict[str, str]:
+    """Of the messages that ask (`asks`), those that ask the question itself ("Party planning:
+    how many are coming?"): the reply after each that holds the answer (of `answers`) rises to
+    where the asking message would stand as a statement (`replies.answered_replies`). Reply id
+    → the message it answers. For a question that names an author of the memory, `answers`
+    holds only their messages: "what books has John read?" is not Tim's reply to John's "what
+    book are you reading?"."""
+    asked = {
+        leaf_id: ASKING_ONLY if how == "only" else ASKING_LAST
+        for leaf_id, how in asks.items()
+        if asks_the_question(texts[leaf_id], kind, content_terms)
+    }
+    return answered_replies(final, asked, answers, lambda leaf_id: cols.place(at[leaf_id]), span=CONTEXT_SPAN, margin=REVISION_MARGIN)
 
 
 def _identity(
