@@ -212,7 +212,10 @@
    entities' notes that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager"):
    what the memory says it is comes first. When its own note says nothing (a heading alone:
    "# Dana Whitfield"), those of them that say who it is add all of `IDENTITY_WEIGHT`
-   ("Contact: Dana Whitfield, events manager"; not "Manages Omar.", `_describing`).
+   ("Contact: Dana Whitfield, events manager"; not "Manages Omar.", `_describing`). When it
+   has no note of its own, the messages and document sections that say who it is add half of
+   `IDENTITY_WEIGHT` ("Helen Okafor from our finance team", "Finance (invoices, deposit): Helen
+   Okafor"; not "Thanks Helen, will do": `people.introduces`, `_introducing`).
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed in a sentence naming a word of the question ("party postponed again: 26
@@ -291,6 +294,7 @@ from vaultmind.retrieval.people import (
     author_terms,
     capitalised_terms,
     describes,
+    introduces,
     name_terms,
     name_words,
     named_authors,
@@ -562,6 +566,8 @@ def walk(
             factors[retold] = 1.0
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     identity = _identity(memory, asked_who, entity_leaves, own_notes, at, cols)
+    if asked_who is not None and not own_notes.get(asked_who):  # "who is Helen?" of no note of hers
+        identity = np.maximum(identity, _introducing(memory, asked_who, qents, entity_leaves, at, cols))
     scores += identity
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
@@ -1128,6 +1134,41 @@ def _identity(
     return out
 
 
+def _introducing(
+    memory: MemoryView,
+    asked: str,
+    qents: Sequence[tuple[str, str]],
+    entity_leaves: dict[str, frozenset[str]],
+    at: dict[str, int],
+    cols: LeafColumns,
+) -> npt.NDArray[np.float64]:
+    """Per leaf, `IDENTITY_WEIGHT` / 2 for the messages and document sections that say who the
+    entity a question asks about is ("Helen Okafor from our finance team", "- Finance: Helen
+    Okafor": `people.introduces`), when it has no note of its own: they are what the memory
+    says of her, above the mails she signed or was sent. The entities the question's name
+    reads as (Helen, Helen Okafor) count alike."""
+    out = np.zeros(len(cols.known))
+    surface = next((name_terms(s) for e, s in qents if e == asked), None)
+    same = {e for e, s in qents if name_terms(s) == surface}
+    entity = _of_kind(cols, "entity")
+    mentioning = [leaf_id for leaf_id, ents in entity_leaves.items() if ents & same and leaf_id in at and not entity[at[leaf_id]]]
+    if not mentioning:
+        return out
+    names = [name for e in sorted(same) for name in _names(memory, e)]
+    rows = memory.leaves.rows(mentioning)
+    said = [leaf_id for leaf_id in mentioning if (row := rows.get(leaf_id)) is not None and introduces(row["text"] or "", names)]
+    out[[at[leaf_id] for leaf_id in said]] = IDENTITY_WEIGHT / 2
+    return out
+
+
+def _names(memory: MemoryView, entity_id: str) -> list[str]:
+    """The names of an entity: its registry entry's name and aliases, else its id's slug."""
+    from vaultmind.entities.query import entity_query
+
+    entry = entity_query(memory.index).registry.entries.get(entity_id)
+    return [entry.display_name, *entry.aliases] if entry is not None else [entity_id.split(":", 1)[-1].replace("-", " ")]
+
+
 def _describing(memory: MemoryView, asked: str, leaf_ids: Sequence[str]) -> list[str]:
     """Of the leaves of other entities' notes that mention `asked`, those that say who or what
     it is (`describes`). When its own note is a heading alone, these are what the memory says
@@ -1135,10 +1176,7 @@ def _describing(memory: MemoryView, asked: str, leaf_ids: Sequence[str]) -> list
     yours that says who it is."""
     if not leaf_ids:
         return []
-    from vaultmind.entities.query import entity_query
-
-    entry = entity_query(memory.index).registry.entries.get(asked)
-    names = [entry.display_name, *entry.aliases] if entry is not None else [asked.split(":", 1)[-1].replace("-", " ")]
+    names = _names(memory, asked)
     rows = memory.leaves.rows(list(leaf_ids))
     return [leaf_id for leaf_id in leaf_ids if (row := rows.get(leaf_id)) is not None and describes(row["text"] or "", names)]
 
