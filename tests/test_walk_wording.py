@@ -230,6 +230,8 @@ def test_who_someone_is_is_found_where_a_message_or_document_says_it(vault: Path
     assert introduces("- Finance (invoices, deposit): Helen Okafor, helen@fernhill.example", ["Helen Okafor"])
     assert introduces("Helen, our CFO, said no.", ["Helen"])
     assert not introduces("Thanks Helen, will do.", ["Helen"])
+    assert not introduces("Thanks, Helen, the budget is fine.", ["Helen"])
+    assert introduces("Thanks! Helen, our CFO, said yes.", ["Helen"])
     assert not introduces("Approved by Helen Okafor on 11 March.", ["Helen Okafor"])
     write(vault, "Runbook.md", "# Launch runbook\n\n## Checklist\n\n1. Ship the release.\n2. Watch the dashboard for two hours.\n\n"
                                "## Contacts\n\n- Venue: Dana Whitfield, Harbor Hall\n- Finance (invoices, deposit): Helen Okafor, helen@fernhill.example\n")  # fmt: skip

@@ -249,15 +249,19 @@ _INTRODUCED_AFTER = (
 _INTRODUCED_BEFORE = r"(?:(?:^|[.;\n])\s*(?:[-*+]\s+)?|\|\s*)[A-Z][\w ]{0,30}(?:\([^)\n]{0,40}\))?:\s*(?:\[\[(?:[^\]|\\]*\\?\|)?)?"
 
 
+# a name addressed, not described: "Thanks, Helen, the budget is fine", "Hi Helen, the venue…"
+_GREETING = re.compile(r"\b(?:thanks|thank you|hi|hey|hello|dear|cheers)[ ,]*$", re.I)
+
+
 def introduces(text: str, names: Collection[str]) -> bool:
     """Whether a message or a document's `text` says who one of `names` is (`_INTRODUCED_AFTER`,
     `_INTRODUCED_BEFORE`), stricter than `describes`, which reads entity notes: "Thanks Helen,
-    will do" only addresses her."""
+    will do" and "Thanks, Helen, the budget is fine" only address her (`_GREETING`)."""
     alternatives = _alternatives(names)
     if not alternatives:
         return False
     said = re.compile(rf"{_INTRODUCED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives})\b{_INTRODUCED_AFTER}")
-    return said.search(text) is not None
+    return any(_GREETING.search(text, 0, found.start()) is None for found in said.finditer(text))
 
 
 def _alternatives(names: Collection[str]) -> str:
