@@ -19,6 +19,7 @@ from vaultmind.retrieval.answer_type import (
     _TIME,
     _TWO_NAMES,
     answer_kind,
+    answer_test,
     asking,
     holds_answer,
     kind_terms,
@@ -590,3 +591,43 @@ def test_a_time_of_day_or_a_date_is_no_amount(vault: Path) -> None:
         hits = memory.walk("How much is the food at the party?", limit=2)["hits"]
         assert hits[0]["content"] == "The food at the party is £15 a head."
         assert hits[0]["breakdown"]["answer"] and not hits[1]["breakdown"]["answer"]
+
+
+def test_what_time_finds_the_time_of_day_said_in_the_conversation_that_matches(vault: Path) -> None:
+    """"What time is the dinner?": the messages that say "dinner" name no time of day; the
+    booking said in the same conversation does ("19:00") and ranks right after the best match,
+    above the other messages that name only a day ("the 23rd", "Saturday")."""
+    assert answer_test("What time is the dinner?", "time", ["dinner"])("I booked Golden Lantern, 19:00, table for 9.")
+    assert not answer_test("What time is the dinner?", "time", ["dinner"])("Saturday is for the garden.")
+    assert answer_test("When is the dinner?", "time", ["dinner"])("Saturday is for the garden.")
+    write_chat(vault, "2024-03-09", [("Daniel Chen", "Ok team, Dad's 60th! He thinks we're just having lunch at home on the 23rd."),
+                                     ("Mei Chen", "He must not find out!! I told him Saturday is for the garden."),
+                                     ("Daniel Chen", "I booked Golden Lantern, 19:00, table for 9. Private room upstairs."),
+                                     ("Mei Chen", "Good. Auntie Lin and Uncle Joe are coming from Leeds, they arrive Friday."),
+                                     ("Mei Chen", "Remember: nobody posts anything on Facebook until after dinner!"),
+                                     ("Daniel Chen", "Cost split: dinner is about £540 (£60 a head). I'll pay and we settle after.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What time is the dinner?", limit=3)["hits"]
+        booked = [h for h in hits[:2] if "19:00" in h["content"]]
+        assert booked and booked[0]["breakdown"]["topic_answer"], [h["content"][:40] for h in hits]
+
+
+def test_how_much_asks_for_a_sum_said_of_what_it_asks_about(vault: Path) -> None:
+    """"How much does the load test cost?" asks for a sum of money said with the load test
+    ("€1,200 for a load-testing run"), not a longer message on the load test that counts days
+    ("7 to 9 working days, plus load testing"), nor a sum said of something else in the
+    sentence after it ("The second cluster is another €900 a month")."""
+    holds = answer_test("How much does the load test cost?", "quantity", ["load", "test", "cost"])
+    assert holds("€1,200 for a load-testing run on staging.")
+    assert not holds("The estimate is done: 7 to 9 working days, plus load testing.")
+    assert not holds("So the load test is fine. The second cluster is another €900 a month.")
+    assert answer_test("How much time is left?", "quantity", ["left"])("Three days.")  # any number: no sum asked for
+    write_chat(vault, "2024-03-05", [("Bob Stone", "Got a minute on the budget? The migration estimate is done: 7 to 9 working days, plus the load test."),
+                                     ("Alice Chen", "Sure. What does it need?"),
+                                     ("Bob Stone", "€1,200 for a load-testing run on staging (two days of bigger instances). And I'd like to keep the second cluster until the end of April, for the release candidates."),
+                                     ("Alice Chen", "So the load test is fine. The second staging cluster is another €900 a month, though.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("How much does the load test cost?", limit=3)["hits"]
+        assert hits[0]["content"].startswith("€1,200"), [h["content"][:40] for h in hits]

@@ -12,6 +12,7 @@ from vaultmind.index.lexical import terms
 from vaultmind.markdown.note import parse_note, user_note_time
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence
+from vaultmind.retrieval.people import introduces
 from vaultmind.retrieval.wording import agent_nouns, own_writing
 
 from .conftest import write, write_chat
@@ -218,3 +219,31 @@ def test_a_note_of_yours_dated_ahead_leaves_the_window_ahead(vault: Path) -> Non
         assert result["query"].get("window_ahead"), result["query"]
         contents = [h["content"] for h in result["hits"]]
         assert contents[0].startswith("Year-end party is at my place"), contents
+
+
+def test_who_someone_is_is_found_where_a_message_or_document_says_it(vault: Path) -> None:
+    """"What is Helen's role?" and "who is Helen?" with no note of hers: the mail that says
+    "Helen Okafor from our finance team" and the runbook's "Finance (invoices, deposit): Helen
+    Okafor" say who she is, above her own mail and one that thanks her ("Thanks Helen, will do"
+    only addresses her)."""
+    assert introduces("Please book it. Helen Okafor from our finance team will pay.", ["Helen"])
+    assert introduces("- Finance (invoices, deposit): Helen Okafor, helen@fernhill.example", ["Helen Okafor"])
+    assert introduces("Helen, our CFO, said no.", ["Helen"])
+    assert not introduces("Thanks Helen, will do.", ["Helen"])
+    assert not introduces("Thanks, Helen, the budget is fine.", ["Helen"])
+    assert introduces("Thanks! Helen, our CFO, said yes.", ["Helen"])
+    assert not introduces("Approved by Helen Okafor on 11 March.", ["Helen Okafor"])
+    write(vault, "Runbook.md", "# Launch runbook\n\n## Checklist\n\n1. Ship the release.\n2. Watch the dashboard for two hours.\n\n"
+                               "## Contacts\n\n- Venue: Dana Whitfield, Harbor Hall\n- Finance (invoices, deposit): Helen Okafor, helen@fernhill.example\n")  # fmt: skip
+    write_chat(vault, "2024-03-08", [("Alice Chen", "Please book the 23rd. Helen Okafor from our finance team will pay the deposit today."),
+                                     ("Helen Okafor", "Approved, with one condition: the contingency is only spent with my OK."),
+                                     ("Alice Chen", "Thanks Helen, will do."),
+                                     ("Helen Okafor", "Also, the budget for the launch evening is fixed now.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        for question in ("What is Helen's role?", "Who is Helen?"):
+            hits = memory.walk(question, limit=4, reference_time=MARCH_12)["hits"]
+            first = {h["content"].split(".")[0][:30] for h in hits[:2]}
+            assert any("finance team" in h["content"] or "Finance (" in h["content"] for h in hits[:1]), first
+            said = [h for h in hits if h["breakdown"]["identity"] > 0]
+            assert len(said) == 2 and not any(h["content"].startswith("Thanks") for h in said), first

@@ -8,7 +8,8 @@ many…" by one that holds a number; "What book / movie / series…" (a named wo
 brand…) by one that quotes a title or names something with a capital; "What is Helen's email
 address?" by one that writes an address (`helen@fernhill.example`); "What is on my to-do
 list?" by a note's open task (`- [ ] …`) or tasks a message writes out ("Your tasks for
-Monday: call the school, …").
+Monday: call the school, …"). "What time…" asks for a time of day ("19:00"), and "how much
+is / does…" for a sum of money said with the question's words (`answer_test`).
 Among messages that match the question equally well, the one holding that kind of answer is
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.
@@ -23,6 +24,7 @@ text, no model. A question of another kind (what, why, how…) gets no answer si
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 from functools import lru_cache
 from typing import Literal
 
@@ -133,6 +135,63 @@ def kind_terms(question: str) -> frozenset[str]:
     if kind not in ("time", "address", "task", "quantity"):
         return frozenset()
     return frozenset(t for m in _KIND_WORDS.finditer(question) for t in terms(m.group(0)))
+
+
+# "what time is the dinner?", "at what time…": a time of day ("19:00", "7 pm"), not any time
+_CLOCK_QUESTION = re.compile(r"^\W*(?:at )?what time\b", re.I)
+_CLOCK = re.compile(
+    r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}(?:[:.]\d\d)? ?(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b", re.I
+)
+# "how much is the hotel?", "how much does the load test cost?", "how much did we budget…": a sum
+# of money; not "how much time is left?" (a noun after "much" says what is counted)
+_MONEY_QUESTION = re.compile(
+    r"^\W*how much\s+(?:is|are|was|were|does|do|did|will|would|should|can|could|has|have|had)\b"
+    r"|^\W*how much\b.*\b(?:cost|costs|price|prices|pay|paid|spend|spent|budget|budgeted|fee|fees|charge|charged)\b",
+    re.I,
+)
+_AMOUNT = re.compile(
+    r"[€$£¥]\s?\d|\d[\d,.]*\s?(?:k\b|m\b|€|eur\b|euros?\b|usd\b|dollars?\b|gbp\b|pounds?\b|bucks\b|quid\b)",
+    re.I,
+)
+_LINE_OR_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def answer_test(question: str, kind: AnswerKind, query_terms: Collection[str]) -> Callable[[str], bool]:
+    """Whether a leaf's text holds the answer `question` asks for, narrower than its kind where
+    the question says more: "what time…?" asks for a time of day ("19:00"), which the one
+    message that booked the dinner writes among many that name a day; "how much is / does…?"
+    for a sum of money written in a sentence with the question's words ("€1,200 for a
+    load-testing run" for "how much does the load test cost?"), not "7 to 9 working days, plus
+    load testing" nor "The second cluster is another €900" after "the load test is fine"."""
+    if kind == "time" and asks_clock(question):
+        return names_clock
+    if kind == "quantity" and _MONEY_QUESTION.search(question):
+        wanted = frozenset(query_terms)
+        return lambda text: states_amount(text, wanted)
+    return lambda text: holds_answer(kind, text)
+
+
+def asks_clock(question: str) -> bool:
+    """Whether `question` asks for a time of day: "what time is the dinner?"."""
+    return _CLOCK_QUESTION.search(question) is not None
+
+
+def names_clock(text: str) -> bool:
+    """Whether `text` names a time of day: "19:00", "7.30 pm", "noon"."""
+    return _CLOCK.search(text) is not None
+
+
+@lru_cache(maxsize=16_384)
+def states_amount(text: str, query_terms: frozenset[str]) -> bool:
+    """Whether a sentence (or line) of `text` writes a sum of money ("€1,200", "40 euros",
+    "$5k") and holds one of `query_terms` (any sentence, when there are none): the amount is
+    said of what the question asks about."""
+    if not _AMOUNT.search(text):
+        return False
+    return any(
+        _AMOUNT.search(part) is not None and (not query_terms or not query_terms.isdisjoint(terms(part)))
+        for part in _LINE_OR_SENTENCE.split(text)
+    )
 
 
 @lru_cache(maxsize=16_384)

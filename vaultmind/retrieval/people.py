@@ -236,11 +236,44 @@ _DESCRIBED_AFTER = (
 _DESCRIBED_BEFORE = r"(?:^|[.;\n]\s*|\|\s*)[A-Z][\w ]{0,30}:\s*(?:\[\[(?:[^\]|\\]*\\?\|)?)?"
 
 
+# In a message or a document, where a name is also addressed ("Thanks Helen, will do") or named
+# in passing, only a description that says whose or what someone is introduces them: "Helen
+# Okafor from our finance team", "Helen, our CFO", "Omar (data engineer)", "Helen is the
+# CFO", and a label before the name, "- Finance (invoices, deposit): Helen Okafor". A first
+# name may stand before its surname.
+_INTRODUCED_AFTER = (
+    r"(?:\s+[A-Z][\w'’-]+)?"
+    r"(?:\s*,\s*(?:an?|the|our|my|their|his|her)\s+\w|\s+from\s+(?:our|the|their|my|his|her)\s+\w"
+    r"|\s*\((?:an?\s+|the\s+|our\s+|my\s+)?[a-z][^)\n]{0,40}\)|\s+(?:is|was)\s+(?:an?|the|our|my|their)\s+\w)"
+)
+_INTRODUCED_BEFORE = r"(?:(?:^|[.;\n])\s*(?:[-*+]\s+)?|\|\s*)[A-Z][\w ]{0,30}(?:\([^)\n]{0,40}\))?:\s*(?:\[\[(?:[^\]|\\]*\\?\|)?)?"
+
+
+# a name addressed, not described: "Thanks, Helen, the budget is fine", "Hi Helen, the venue…"
+_GREETING = re.compile(r"\b(?:thanks|thank you|hi|hey|hello|dear|cheers)[ ,]*$", re.I)
+
+
+def introduces(text: str, names: Collection[str]) -> bool:
+    """Whether a message or a document's `text` says who one of `names` is (`_INTRODUCED_AFTER`,
+    `_INTRODUCED_BEFORE`), stricter than `describes`, which reads entity notes: "Thanks Helen,
+    will do" and "Thanks, Helen, the budget is fine" only address her (`_GREETING`)."""
+    alternatives = _alternatives(names)
+    if not alternatives:
+        return False
+    said = re.compile(rf"{_INTRODUCED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives})\b{_INTRODUCED_AFTER}")
+    return any(_GREETING.search(text, 0, found.start()) is None for found in said.finditer(text))
+
+
+def _alternatives(names: Collection[str]) -> str:
+    """`names` as a pattern's alternatives, longest first."""
+    return "|".join(re.escape(name) for name in sorted({n for n in names if n.strip()}, key=len, reverse=True))
+
+
 def describes(text: str, names: Collection[str]) -> bool:
     """Whether `text` says who or what one of `names` is: the name set off by a description
     ("Contact: Dana Whitfield, events manager", "[[bob-stone|Bob]] | backend"), not named in
     passing ("Manages Omar.", "Omar's team sits next to finance")."""
-    alternatives = "|".join(re.escape(name) for name in sorted({n for n in names if n.strip()}, key=len, reverse=True))
+    alternatives = _alternatives(names)
     if not alternatives:
         return False
     said = re.compile(rf"{_DESCRIBED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives}){_DESCRIBED_AFTER}")

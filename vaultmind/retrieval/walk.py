@@ -191,11 +191,20 @@
    which a question names the kind it asks for ("what time", "which year", "how much",
    "email address", "my tasks";
    `answer_type.kind_terms`) are not searched: no leaf writes them beside its answer ("19:30"),
-   and "took a long time" is no better match for "what time is the dinner?". For a place
-   ("Where…"), when the strongest leaf holds none, the strongest leaf of its note that holds
-   one ranks right after it (`_topic_answer`, `breakdown.topic_answer`): "Ok team, Dad's
-   60th!" matches "where is Dad's 60th dinner?" best, and "I booked Golden Lantern", said in
-   the same conversation in none of its words, answers it.
+   and "took a long time" is no better match for "what time is the dinner?". Some questions
+   say more than their kind (`answer_type.answer_test`): "what time…?" asks for a time of day
+   ("19:00"), "how much is / does…?" for a sum of money written in a sentence with the
+   question's words ("€1,200 for a load-testing run", not "7 to 9 working days, plus load
+   testing"). For a place ("Where…") or a time of day, when the strongest leaf holds none,
+   the strongest leaf of its note that holds one ranks right after it (`_topic_answer`,
+   `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
+   best, and "I booked Golden Lantern, 19:00", said in the same conversation in none of its
+   words, answers it, and "what time is the dinner?" too. A message among the strongest that
+   asks the question itself (a question of the same kind holding all its words: "Party
+   planning: how many are coming?") is answered by the first reply after it (within
+   `CONTEXT_SPAN`, by someone else; of a question naming an author, by them) that holds the
+   answer: the reply rises to the asking message's score as a statement, plus
+   `REVISION_MARGIN` (`retrieval/replies.py`, `breakdown.replies_to`).
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
    Harbor Hall?", "tell me about Dana") or what someone does ("what does Bob work on?", "what
    is Marco's job?": the words "work", "job" are not searched, `wording.role_terms`) adds `IDENTITY_WEIGHT` to the leaves of that entity's
@@ -203,7 +212,10 @@
    entities' notes that mention it ("Harbor Hall … Contact: Dana Whitfield, events manager"):
    what the memory says it is comes first. When its own note says nothing (a heading alone:
    "# Dana Whitfield"), those of them that say who it is add all of `IDENTITY_WEIGHT`
-   ("Contact: Dana Whitfield, events manager"; not "Manages Omar.", `_describing`).
+   ("Contact: Dana Whitfield, events manager"; not "Manages Omar.", `_describing`). When it
+   has no note of its own, the messages and document sections that say who it is add half of
+   `IDENTITY_WEIGHT` ("Helen Okafor from our finance team", "Finance (invoices, deposit): Helen
+   Okafor"; not "Thanks Helen, will do": `people.introduces`, `_introducing`).
    revision: a question about a time or place as it stands now (no window, not asking what
    was) — of the strongest leaves that share its words and hold such an answer, one that says
    something changed in a sentence naming a word of the question ("party postponed again: 26
@@ -258,9 +270,10 @@ from vaultmind.retrieval.answer_type import (
     AnswerKind,
     Asking,
     answer_kind,
+    answer_test,
     asking,
     asks_about,
-    holds_answer,
+    asks_clock,
     kind_terms,
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
@@ -281,6 +294,7 @@ from vaultmind.retrieval.people import (
     author_terms,
     capitalised_terms,
     describes,
+    introduces,
     name_terms,
     name_words,
     named_authors,
@@ -291,6 +305,7 @@ from vaultmind.retrieval.people import (
     speaker_codes,
     without_words,
 )
+from vaultmind.retrieval.replies import answered_replies, asks_the_question
 from vaultmind.retrieval.retold import retold_leaves
 from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
@@ -349,7 +364,8 @@ WINDOW_PRESENCE = 0.15
 CANDIDATES = 200
 ANSWER_TOP = 100
 ANSWER_WEIGHT = 0.2
-TOPIC_ANSWER_KINDS = ("place",)  # `_topic_answer` (a time: too many messages name one; LoCoMo's S-MRR fell)
+# `_topic_answer`, and for "what time…?" (a time of day; any time: too many messages name one, LoCoMo's S-MRR fell)
+TOPIC_ANSWER_KINDS = ("place",)
 REVISION_MARGIN = 0.01  # how far above the leaf it changes a later one that says what changed ranks
 REVISION_FLOOR = 0.2  # … when it scores at least this share of it
 REVISION_COVER = 0.4  # … and names at least this share (by idf) of the question
@@ -550,6 +566,8 @@ def walk(
             factors[retold] = 1.0
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     identity = _identity(memory, asked_who, entity_leaves, own_notes, at, cols)
+    if asked_who is not None and not own_notes.get(asked_who):  # "who is Helen?" of no note of hers
+        identity = np.maximum(identity, _introducing(memory, asked_who, qents, entity_leaves, at, cols))
     scores += identity
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
@@ -576,8 +594,12 @@ def walk(
     asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = _others(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
-    answers = _answer_bonus(kind, final, texts) if kind else set()
-    topic_answer = _topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS else None
+    answers = _answer_bonus(answer_test(question, kind, content_terms), final, texts) if kind else set()
+    # "where…?" and "what time…?": the answer of the best-matching note, said in other words
+    topic_answer = _topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_clock(question) else None
+    # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
+    answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
+    replies = _replies(final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = _phrase_bonus(content_terms, final, worded)
     idf = _idf(memory, content_terms)
@@ -620,6 +642,7 @@ def walk(
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
                 "topic_answer": leaf_id == topic_answer,  # the answer of the best-matching note: + `ANSWER_WEIGHT`
+                "replies_to": replies.get(leaf_id),  # the message that asks the question, which it answers
                 "revises": revised.get(leaf_id),  # the earlier leaf it changes, and now outranks
                 "length_factor": round(float(lengths[k]), 4),
                 "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
@@ -1026,10 +1049,11 @@ def _adjacent_pairs(seq: Sequence[str]) -> Pairs:
     return frozenset((a, b) for a, b in itertools.pairwise(seq) if a != b)
 
 
-def _answer_bonus(kind: AnswerKind, final: dict[str, tuple[float, float]], texts: dict[str, str]) -> set[str]:
+def _answer_bonus(holds: Callable[[str], bool], final: dict[str, tuple[float, float]], texts: dict[str, str]) -> set[str]:
     """Among `texts` (the `ANSWER_TOP` strongest leaves), those holding the kind of answer the
-    question asks for gain `ANSWER_WEIGHT` (times their time factor); their ids are returned."""
-    holding = {leaf_id for leaf_id, text in texts.items() if holds_answer(kind, text)}
+    question asks for (`holds`: `answer_type.answer_test`) gain `ANSWER_WEIGHT` (times their
+    time factor); their ids are returned."""
+    holding = {leaf_id for leaf_id, text in texts.items() if holds(text)}
     for leaf_id in holding:
         value, factor = final[leaf_id]
         final[leaf_id] = (value + ANSWER_WEIGHT * factor, factor)
@@ -1061,6 +1085,30 @@ def _topic_answer(
     return found
 
 
+def _replies(
+    final: dict[str, tuple[float, float]],
+    asks: Mapping[str, Asking],
+    answers: set[str],
+    texts: Mapping[str, str],
+    kind: AnswerKind,
+    content_terms: Sequence[str],
+    at: dict[str, int],
+    cols: LeafColumns,
+) -> dict[str, str]:
+    """Of the messages that ask (`asks`), those that ask the question itself ("Party planning:
+    how many are coming?"): the reply after each that holds the answer (of `answers`) rises to
+    where the asking message would stand as a statement (`replies.answered_replies`). Reply id
+    → the message it answers. For a question that names an author of the memory, `answers`
+    holds only their messages: "what books has John read?" is not Tim's reply to John's "what
+    book are you reading?"."""
+    asked = {
+        leaf_id: ASKING_ONLY if how == "only" else ASKING_LAST
+        for leaf_id, how in asks.items()
+        if asks_the_question(texts[leaf_id], kind, content_terms)
+    }
+    return answered_replies(final, asked, answers, lambda leaf_id: cols.place(at[leaf_id]), span=CONTEXT_SPAN, margin=REVISION_MARGIN)
+
+
 def _identity(
     memory: MemoryView,
     asked: str | None,
@@ -1086,6 +1134,41 @@ def _identity(
     return out
 
 
+def _introducing(
+    memory: MemoryView,
+    asked: str,
+    qents: Sequence[tuple[str, str]],
+    entity_leaves: dict[str, frozenset[str]],
+    at: dict[str, int],
+    cols: LeafColumns,
+) -> npt.NDArray[np.float64]:
+    """Per leaf, `IDENTITY_WEIGHT` / 2 for the messages and document sections that say who the
+    entity a question asks about is ("Helen Okafor from our finance team", "- Finance: Helen
+    Okafor": `people.introduces`), when it has no note of its own: they are what the memory
+    says of her, above the mails she signed or was sent. The entities the question's name
+    reads as (Helen, Helen Okafor) count alike."""
+    out = np.zeros(len(cols.known))
+    surface = next((name_terms(s) for e, s in qents if e == asked), None)
+    same = {e for e, s in qents if name_terms(s) == surface}
+    entity = _of_kind(cols, "entity")
+    mentioning = [leaf_id for leaf_id, ents in entity_leaves.items() if ents & same and leaf_id in at and not entity[at[leaf_id]]]
+    if not mentioning:
+        return out
+    names = [name for e in sorted(same) for name in _names(memory, e)]
+    rows = memory.leaves.rows(mentioning)
+    said = [leaf_id for leaf_id in mentioning if (row := rows.get(leaf_id)) is not None and introduces(row["text"] or "", names)]
+    out[[at[leaf_id] for leaf_id in said]] = IDENTITY_WEIGHT / 2
+    return out
+
+
+def _names(memory: MemoryView, entity_id: str) -> list[str]:
+    """The names of an entity: its registry entry's name and aliases, else its id's slug."""
+    from vaultmind.entities.query import entity_query
+
+    entry = entity_query(memory.index).registry.entries.get(entity_id)
+    return [entry.display_name, *entry.aliases] if entry is not None else [entity_id.split(":", 1)[-1].replace("-", " ")]
+
+
 def _describing(memory: MemoryView, asked: str, leaf_ids: Sequence[str]) -> list[str]:
     """Of the leaves of other entities' notes that mention `asked`, those that say who or what
     it is (`describes`). When its own note is a heading alone, these are what the memory says
@@ -1093,10 +1176,7 @@ def _describing(memory: MemoryView, asked: str, leaf_ids: Sequence[str]) -> list
     yours that says who it is."""
     if not leaf_ids:
         return []
-    from vaultmind.entities.query import entity_query
-
-    entry = entity_query(memory.index).registry.entries.get(asked)
-    names = [entry.display_name, *entry.aliases] if entry is not None else [asked.split(":", 1)[-1].replace("-", " ")]
+    names = _names(memory, asked)
     rows = memory.leaves.rows(list(leaf_ids))
     return [leaf_id for leaf_id in leaf_ids if (row := rows.get(leaf_id)) is not None and describes(row["text"] or "", names)]
 
