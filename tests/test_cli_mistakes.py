@@ -126,3 +126,24 @@ def test_a_second_daemon_names_the_first_and_how_to_stop_it(tmp_path: Path) -> N
         err = _stop(first, signal.SIGINT)
     assert first.returncode == 0 and f"vaultmind: stopped watching {vault}" in err, err
 
+
+def test_explain_follows_an_admitted_leaf_into_its_buffer_and_its_summary(tmp_path: Path) -> None:
+    """`explain` promises the lifecycle pending → admitted → buffered → sealed: a leaf waiting in
+    its tree's buffer is `buffered`, and once folded it is `sealed`, naming the summary note that
+    holds it (it had said `admitted` throughout)."""
+    vault = tmp_path / "demo"
+    run_cli("init", "--demo", str(vault))
+    run_cli("reindex", "--vault", str(vault))
+    hit = json.loads(run_cli("query", "walk", "Harbor Hall deposit", "--vault", str(vault), "--json").stdout)["hits"][0]
+    assert hit["note_path"].startswith("sources/email/")
+    before = json.loads(run_cli("explain", hit["node_id"], "--vault", str(vault), "--json").stdout)
+    assert before["admission"]["decision"] == "admitted" and before["state"] == "buffered"
+    assert "summary" not in before
+    run_cli("flush", "--all", "--vault", str(vault))
+    after = json.loads(run_cli("explain", hit["node_id"], "--vault", str(vault), "--json").stdout)
+    assert after["state"] == "sealed", after["state"]
+    summary = vault / after["summary"]
+    assert after["summary"].startswith("summaries/") and summary.is_file()
+    assert f"{hit['wikilink'][2:-2]}]]" in summary.read_text(encoding="utf-8"), "the summary links down to the leaf"
+    text = run_cli("explain", hit["node_id"], "--vault", str(vault)).stdout
+    assert f"summary   {after['summary']}" in text
