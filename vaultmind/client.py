@@ -34,6 +34,7 @@ class DaemonClient:
         self.timeout = timeout
         self.starting = False  # the daemon said it has not finished starting (`find_daemon`)
         self.loading = False  # the daemon said a whole-vault load (a rebuild) holds its index
+        self.pid: int | None = None  # the daemon's process, from daemon.json (`find_daemon`)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -90,6 +91,7 @@ def find_daemon(config: Config) -> DaemonClient | None:
     if pid != os.getpid() and not _alive(pid):
         return None
     client = DaemonClient(host, port, token)
+    client.pid = pid
     try:
         health = client.call("GET", "/v1/health", timeout=2.0)
     except VaultmindError:

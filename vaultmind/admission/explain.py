@@ -13,6 +13,8 @@ from vaultmind.admission import importance
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.store import Index
 from vaultmind.queue.store import iso_ms
+from vaultmind.tree.buffers import has_table, tree_leaves_sql
+from vaultmind.tree.settings import TreeSettings
 
 LIFECYCLE = ("pending", "admitted", "buffered", "sealed")
 MIN_PREFIX = 6
@@ -26,6 +28,23 @@ def lifecycle_state(decision: str | None) -> str:
     if decision == "dropped":
         return "dropped"
     return "pending"
+
+
+def _tree_state(index: Index, leaf_id: str, trees: TreeSettings) -> tuple[str, str | None]:
+    """Where an admitted leaf is in its tree: `sealed` (with the level-1 summary note that holds
+    it), `buffered` (waiting in its tree's level-0 buffer), or still `admitted` (a leaf no tree
+    takes, such as a quote-only note's)."""
+    if not has_table(index, "summaries"):
+        return "admitted", None
+    rows = index.query(
+        "SELECT note_path FROM summaries WHERE level = 1 AND list_contains(children, ?) ORDER BY note_path LIMIT 1",
+        [leaf_id],
+    )
+    if rows:
+        return "sealed", str(rows[0][0])
+    sql, params = tree_leaves_sql(index, trees)
+    fed = index.scalar(f"SELECT count(*) FROM {sql} t WHERE t.id = ?", [*params, leaf_id])
+    return ("buffered" if fed else "admitted"), None
 
 
 def resolve_leaf_id(index: Index, ref: str) -> str:
@@ -52,7 +71,7 @@ def resolve_leaf_id(index: Index, ref: str) -> str:
     return str(ids[0])
 
 
-def explain_leaf(index: Index, ref: str) -> dict[str, Any]:
+def explain_leaf(index: Index, ref: str, trees: TreeSettings | None = None) -> dict[str, Any]:
     leaf_id = resolve_leaf_id(index, ref)
     rows = index.query(
         """
@@ -102,6 +121,10 @@ def explain_leaf(index: Index, ref: str) -> dict[str, Any]:
         return result
     decision, score, reason, stage, signals, llm_importance, llm_model = adm[0]
     result["state"] = lifecycle_state(decision)
+    if decision == "admitted":
+        result["state"], summary = _tree_state(index, leaf_id, trees or TreeSettings())
+        if summary:
+            result["summary"] = summary
     result["lifecycle"] = list(LIFECYCLE)
     result["admission"] = {
         "decision": decision,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import threading
 from collections.abc import Callable
@@ -26,10 +27,12 @@ def resolve_vault(arg: Path | None) -> Path:
     folder is in — the nearest folder, from it upwards, that holds `.vaultmind/`. A folder in no
     vault is an error: a command run from a vault's subfolder, or from a home folder, must not
     index it as a vault of its own."""
+    named = ""  # where the path came from, when a user may not remember setting it
     if arg is not None:
         vault = arg
     elif os.environ.get("VAULTMIND_VAULT"):
         vault = Path(os.environ["VAULTMIND_VAULT"])
+        named = " (from $VAULTMIND_VAULT)"
     else:
         here = Path.cwd()
         found = next((folder for folder in (here, *here.parents) if (folder / STATE_DIR).is_dir()), None)
@@ -43,14 +46,20 @@ def resolve_vault(arg: Path | None) -> Path:
     vault = vault.expanduser()
     if not vault.is_dir():
         problem = "is a file, not a folder" if vault.exists() else "does not exist"
-        raise UsageError(f"vault folder {vault} {problem}", hint="pass --vault PATH or run `vaultmind init PATH`")
+        hint = "pass --vault PATH or run `vaultmind init PATH`"
+        raise UsageError(f"vault folder {vault}{named} {problem}", hint=_env_hint(named, hint))
     if not (vault / STATE_DIR).is_dir():  # vaultmind writes into a vault (entity notes, summaries): never unasked
-        raise UsageError(
-            f"{vault} is not a vaultmind vault (it has no {STATE_DIR} folder)",
-            hint=f"set it up with `vaultmind init --existing {vault}`, which adds vaultmind's folders and "
-            "settings and changes nothing else",
+        hint = (
+            f"set it up with `vaultmind init --existing {shlex.quote(str(vault))}`, which adds vaultmind's folders and "
+            "settings and changes nothing else"
         )
+        raise UsageError(f"{vault}{named} is not a vaultmind vault (it has no {STATE_DIR} folder)", hint=_env_hint(named, hint))
     return vault
+
+
+def _env_hint(named: str, hint: str) -> str:
+    """`hint`, led by how to stop $VAULTMIND_VAULT from naming the vault when it did."""
+    return f"correct or unset $VAULTMIND_VAULT, or {hint}" if named else hint
 
 
 def config_from_args(args: argparse.Namespace) -> Any:

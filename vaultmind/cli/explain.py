@@ -49,7 +49,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
         if memory.index.scalar("SELECT count(*) FROM notes") == 0:
             memory.sync()
-        return explain_leaf(memory.index, args.leaf_id)
+        from vaultmind.tree.settings import TreeSettings
+
+        return explain_leaf(memory.index, args.leaf_id, TreeSettings.from_extra(memory.config.extra))
 
     result = through_daemon_or_local(
         config, lambda c: c.call("POST", "/v1/explain", {"leaf_id": args.leaf_id}), local
@@ -81,6 +83,8 @@ def print_explain(result: dict[str, Any]) -> None:
         print(f"state     {result['state']} — {result.get('why_none', '')}")
         return
     print(f"state     {result['state']}   (pending → admitted → buffered → sealed, or dropped)")
+    if result.get("summary"):
+        print(f"summary   {result['summary']}")
     print(f"decision  {adm['decision']} — {adm['reason']}")
     print(f"          {result.get('search', '')}")
     signals = adm.get("signals") or {}

@@ -13,7 +13,7 @@ from typing import Any
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import resolve_vault, through_daemon_or_local
-from vaultmind.cli.output import Progress, emit
+from vaultmind.cli.output import Progress, counted, emit
 from vaultmind.ingest import FORMATS, KINDS
 
 
@@ -108,11 +108,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def _print(result: dict[str, Any]) -> None:
     written, unchanged = len(result["written"]), len(result["unchanged"])
     if result.get("kind") == "document":  # documents have no messages: say what was done to them
-        head = f"vaultmind: ingested {written + unchanged:,} documents"
+        head = f"vaultmind: ingested {counted(written + unchanged, 'document')}"
     else:
         added, known = result["messages_added"], result["messages_known"]
-        head = f"vaultmind: ingested {added:,} new messages ({known:,} already known)"
-    print(f"{head} — {written:,} notes written, {unchanged:,} unchanged")
+        head = f"vaultmind: ingested {counted(added, 'new message')} ({known:,} already known)"
+    print(f"{head} — {counted(written, 'note')} written, {unchanged:,} unchanged")
     if result.get("messages_edited"):
         print(f"  messages replaced by their edited text: {result['messages_edited']:,}")
     if result["documents_replaced"]:
@@ -133,5 +133,5 @@ def _print(result: dict[str, Any]) -> None:
     elif sync is not None:
         print(
             f"  indexed: +{sync.get('added', 0):,} ~{sync.get('modified', 0):,} notes, "
-            f"{sync.get('leaves_written', 0):,} leaves in {sync.get('seconds', 0):.2f} s"
+            f"{counted(sync.get('leaves_written', 0), 'leaf', 'leaves')} in {sync.get('seconds', 0):.2f} s"
         )

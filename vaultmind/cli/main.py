@@ -42,6 +42,13 @@ COMMAND_MODULES: tuple[str, ...] = (
 """Modules adding subcommands: each defines `add_parser(sub)` and its handlers."""
 
 
+INTERRUPTED = (
+    "vaultmind: interrupted; nothing is lost (the vault is the record, and what was done is kept): "
+    "run the same command again to finish"
+)
+"""Said on Ctrl-C, so a stopped run is not taken for a finished one (or for a crash)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     limit_heap_arenas()  # before any thread: a long-running command keeps less freed memory
     parser = build_parser()
@@ -57,17 +64,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except VaultmindError as exc:
-        return _failed(args, exc, debug)
+        return _interrupted() if by_ctrl_c(exc) else _failed(args, exc, debug)
     except KeyboardInterrupt:
-        return 130
+        return _interrupted()
     except BrokenPipeError:  # output piped into `head` and friends
         sys.stderr.close()
         return 0
     except Exception as exc:
+        if by_ctrl_c(exc):  # DuckDB turns Ctrl-C inside a query into "Query interrupted"
+            return _interrupted()
         storage = storage_error(exc)  # a full disk, said as a person can act on it
         if storage is None:
             raise
         return _failed(args, storage, debug)
+
+
+def by_ctrl_c(exc: BaseException) -> bool:
+    """Whether `exc` was caused by Ctrl-C: a KeyboardInterrupt in its chain of causes."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _interrupted() -> int:
+    print(INTERRUPTED, file=sys.stderr)
+    return 130
 
 
 def _failed(args: argparse.Namespace, exc: VaultmindError, debug: bool) -> int:
@@ -236,8 +260,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from vaultmind.memory import Memory
 
     config = config_from_args(args)
-    if find_daemon(config) is not None:
-        raise UsageError(f"a vaultmind daemon already runs for {config.vault}", hint="stop it first")
+    running = find_daemon(config)
+    if running is not None:
+        raise UsageError(
+            f"a vaultmind daemon already runs for {config.vault} (pid {running.pid}, api {running.base})",
+            hint=f"use it as it is (other commands go through it), or stop it first: Ctrl-C where it runs, or `kill {running.pid}`",
+        )
     if beyond_loopback(config.host):
         print(
             f"vaultmind: warning: [server] host = {config.host!r} lets other machines reach the API; every request "
@@ -267,7 +295,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             daemon.stop()
         except RuntimeError as exc:  # Ctrl-C inside a DuckDB query at start-up: "Query interrupted"
-            if not isinstance(exc.__cause__, KeyboardInterrupt):
+            if not by_ctrl_c(exc):
                 raise
             daemon.stop()
+    print(f"vaultmind: stopped watching {config.vault}", file=sys.stderr)
     return 0

@@ -17,6 +17,11 @@ PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status`
 INDEXED_ANYWAY = frozenset({"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash"})  # warnings: listed after the files skipped
 
 
+def counted(n: int, word: str, plural: str = "") -> str:
+    """`n` and `word`, plural unless `n` is one: "1 note", "2 notes", "1 leaf", "3 leaves"."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {plural or word + 's'}"
+
+
 def emit(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False))
 
@@ -78,7 +83,7 @@ def print_stats(result: dict[str, Any], verb: str) -> None:
     chunks = result.get("chunks")
     head = f"vaultmind: {verb}"
     if notes is not None:
-        head += f" {notes:,} notes, {chunks:,} leaves"
+        head += f" {counted(notes, 'note')}, {counted(int(chunks or 0), 'leaf', 'leaves')}"
     head += f" in {result.get('seconds', 0):.2f} s"
     print(head)
     parts = [

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from vaultmind.cli.args import iso_time, positive_int, question
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits, safe
 
@@ -21,17 +22,18 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q = modes.add_parser(
         "walk", help="hybrid retrieval: lexical + dense + entities + graph + time (the default way to ask)"
     )
-    q.add_argument("text", help="the question")
-    q.add_argument("--limit", type=int, default=None, help="number of hits (default 10)")
+    q.add_argument("text", type=question, help="the question")
+    q.add_argument("--limit", type=positive_int, default=None, help="number of hits (default 10)")
     q.add_argument(
         "--at",
+        type=iso_time,
         default=None,
         help="reference time for 'last week' etc. (ISO 8601; an offset such as +02:00 is the calendar "
         "'yesterday' is read on; without one, this machine's time zone; default now). It places "
         "the question's time words; messages written after it are still searched",
     )
     q.add_argument("--evidence", action="store_true", help="also print a cited evidence block for agents")
-    q.add_argument("--budget", type=int, default=1000, help="token budget of the evidence block")
+    q.add_argument("--budget", type=positive_int, default=1000, help="token budget of the evidence block")
     q.set_defaults(
         handler=lambda a: _run(
             a,
@@ -50,15 +52,15 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q = modes.add_parser(
         "search", help="ranked leaves for a text query (lexical + dense, reciprocal-rank fusion)"
     )
-    q.add_argument("text", help="what to look for")
-    q.add_argument("--limit", type=int, default=None, help="number of hits (default 10)")
+    q.add_argument("text", type=question, help="what to look for")
+    q.add_argument("--limit", type=positive_int, default=None, help="number of hits (default 10)")
     q.set_defaults(handler=lambda a: _run(a, "search", {"query": a.text, "limit": a.limit}))
     vault_args(q)
 
     q = modes.add_parser("entities", help="search_entities: fuzzy match over entity names and aliases")
     q.add_argument("text", help="a name, alias, email or handle")
     q.add_argument("--kind", default=None, help="person, org, place, email, topic, …")
-    q.add_argument("--limit", type=int, default=None)
+    q.add_argument("--limit", type=positive_int, default=None)
     q.set_defaults(
         handler=lambda a: _run(a, "search_entities", {"query": a.text, "kind": a.kind, "limit": a.limit})
     )
@@ -70,7 +72,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q.add_argument("--since", default=None, help="ISO 8601 start (inclusive)")
     q.add_argument("--until", default=None, help="ISO 8601 end (exclusive)")
     q.add_argument("--rerank", default=None, metavar="TEXT", help="re-rank by semantic similarity to TEXT")
-    q.add_argument("--limit", type=int, default=None)
+    q.add_argument("--limit", type=positive_int, default=None)
     q.set_defaults(
         handler=lambda a: _run(
             a,
@@ -90,7 +92,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q = modes.add_parser("window", help="cover_window: the fewest nodes covering a time window")
     q.add_argument("start", help="ISO 8601 start (inclusive)")
     q.add_argument("end", help="ISO 8601 end (exclusive)")
-    q.add_argument("--limit", type=int, default=None)
+    q.add_argument("--limit", type=positive_int, default=None)
     q.set_defaults(
         handler=lambda a: _run(a, "cover_window", {"start": a.start, "end": a.end, "limit": a.limit})
     )
@@ -105,8 +107,8 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
         "drill", help="drill_down: a summary's children, breadth first; an entity's leaves, newest first"
     )
     q.add_argument("node_id", help="the node_id of a hit (a summary or an entity)")
-    q.add_argument("--depth", type=int, default=1)
-    q.add_argument("--limit", type=int, default=None)
+    q.add_argument("--depth", type=positive_int, default=1)
+    q.add_argument("--limit", type=positive_int, default=None)
     q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth, "limit": a.limit}))
     vault_args(q)
 

@@ -51,7 +51,9 @@ def _explain(memory: Memory, body: dict[str, Any]) -> Any:
     leaf_id = body.get("leaf_id")
     if not isinstance(leaf_id, str):
         raise UsageError("'leaf_id' must be a string")
-    return explain_leaf(memory.index, leaf_id)
+    from vaultmind.tree.settings import TreeSettings
+
+    return explain_leaf(memory.index, leaf_id, TreeSettings.from_extra(memory.config.extra))
 
 
 ROUTES: dict[tuple[str, str], Route] = {

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import shlex
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
@@ -185,7 +186,7 @@ def _new_root(path: str | Path) -> Path:
             raise RefuseToClobber(
                 "folder is not empty; a new vault needs an empty or missing folder",
                 path=root,
-                hint="to add vaultmind to the vault already there, use `vaultmind init --existing`",
+                hint=f"to add vaultmind to the vault already there, use `vaultmind init --existing {shlex.quote(str(path))}`",
             )
     else:
         try:

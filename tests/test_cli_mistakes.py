@@ -1,0 +1,149 @@
+"""Mistakes a new user makes at the command line: each is said naming the value and what to do,
+with a non-zero exit and no traceback, and nothing in the vault changes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import snapshot_files, write
+from .test_cli import _daemon_status, _start_watcher, _stop, run_cli
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["query", "walk", ""], "argument text: the question is empty; ask something"),
+        (["query", "search", "   "], "argument text: the question is empty; ask something"),
+        (["query", "walk", "launch", "--limit", "0"], "argument --limit: 0 is not a positive whole number"),
+        (["query", "search", "launch", "--limit", "-3"], "argument --limit: -3 is not a positive whole number"),
+        (["query", "drill", "x", "--depth", "0"], "argument --depth: 0 is not a positive whole number"),
+        (["query", "walk", "launch", "--at", "yesterday"], "argument --at: 'yesterday' is not an ISO 8601 date or time (e.g. 2024-03-12"),
+        (["query", "walk", "launch", "--at", "2024-13-01"], "argument --at: '2024-13-01' is not an ISO 8601 date or time"),
+    ],
+)
+def test_a_wrong_question_or_count_names_the_flag_and_the_value(tmp_path: Path, args: list[str], said: str) -> None:
+    """An empty question, `--limit 0` or `--at yesterday` is refused by the flag the user typed
+    (not by an API argument's name such as 'reference_time'), with an example of what works."""
+    vault = tmp_path / "v"
+    run_cli("init", "--demo", str(vault))
+    before = snapshot_files(vault)
+    result = run_cli(*args, "--vault", str(vault), check=False)
+    assert result.returncode == 2 and said in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "reference_time" not in result.stderr
+    assert snapshot_files(vault) == before
+
+
+def test_a_vault_named_by_the_environment_is_said_to_come_from_it(tmp_path: Path) -> None:
+    """$VAULTMIND_VAULT left pointing at a moved or plain folder: the error says the path came
+    from it (the user typed no path) and how to fix it."""
+    plain = tmp_path / "notes"
+    write(plain, "n.md", "# n\n")
+    for path, problem in ((tmp_path / "gone", "does not exist"), (plain, "is not a vaultmind vault")):
+        env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none", "VAULTMIND_VAULT": str(path)}
+        result = subprocess.run(
+            [sys.executable, "-m", "vaultmind", "status"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+        )
+        assert result.returncode == 2, result.stderr
+        assert f"{path} (from $VAULTMIND_VAULT) " in result.stderr and problem in result.stderr
+        assert "correct or unset $VAULTMIND_VAULT" in result.stderr
+    named = run_cli("status", "--vault", str(tmp_path / "gone"), check=False)
+    assert "$VAULTMIND_VAULT" not in named.stderr.split("(pass")[0], "a path typed by the user is not said to come from it"
+    assert sorted(p.name for p in plain.iterdir()) == ["n.md"]
+
+
+def test_init_on_a_folder_with_notes_gives_the_command_that_adds_vaultmind_to_it(tmp_path: Path) -> None:
+    vault = tmp_path / "My Notes"
+    write(vault, "mine.md", "# mine\n")
+    result = run_cli("init", str(vault), check=False)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert f"`vaultmind init --existing '{vault}'`" in result.stderr, "a command that can be pasted as it is"
+    assert sorted(p.name for p in vault.iterdir()) == ["mine.md"]
+
+
+def test_ingest_counts_one_of_a_kind_in_the_singular(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    run_cli("init", str(vault))
+    doc = write(tmp_path, "in/recipe.md", "# Plum cake\n\nBake at 180 °C for 45 minutes.\n")
+    out = run_cli("ingest", "document", str(doc), "--vault", str(vault)).stdout
+    assert out.startswith("vaultmind: ingested 1 document — 1 note written, 0 unchanged"), out
+    assert "notes, 1 leaf in" in out, out
+    chat = write(tmp_path, "in/chat.txt", "12/03/2024, 18:03 - Tom Baker: the climbing trip is on Saturday 20 April\n")
+    out = run_cli("ingest", "chat", str(chat), "--vault", str(vault)).stdout
+    assert out.startswith("vaultmind: ingested 1 new message (0 already known) — 1 note written"), out
+
+
+def test_ctrl_c_says_the_run_was_interrupted_and_running_it_again_finishes_it(tmp_path: Path) -> None:
+    """Ctrl-C during a long reindex ends with a line saying so (not in silence, which reads as
+    done), exit 130; the same command run again builds the whole index."""
+    vault = tmp_path / "big"
+    run_cli("bench", "generate", str(vault), "--notes", "1500")
+    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
+    before = snapshot_files(vault)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vaultmind", "reindex", "--vault", str(vault)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stderr is not None
+    seen = ""
+    while "vaultmind: " not in seen:  # its first progress line: the reindex is under way
+        char = proc.stderr.read(1)
+        assert char, "the reindex ended before showing progress: " + seen
+        seen += char
+    proc.send_signal(signal.SIGINT)
+    out, rest = proc.communicate(timeout=60)
+    err = seen + rest
+    assert proc.returncode == 130, out + err
+    assert "vaultmind: interrupted; nothing is lost" in err and "run the same command again" in err
+    assert "Traceback" not in err and "reindexed" not in out
+    assert snapshot_files(vault) == before
+    done = json.loads(run_cli("reindex", "--vault", str(vault), "--json").stdout)
+    assert done["notes"] == 1500 and done["chunks"] > 1500
+
+
+@pytest.mark.slow
+def test_a_second_daemon_names_the_first_and_how_to_stop_it(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    first = _start_watcher(vault)
+    try:
+        _daemon_status(vault, time.monotonic() + 60)
+        second = run_cli("serve", "--vault", str(vault), check=False)
+        assert second.returncode == 2 and "Traceback" not in second.stderr
+        assert f"already runs for {vault} (pid {first.pid}, api http://127.0.0.1:" in second.stderr
+        assert f"`kill {first.pid}`" in second.stderr
+    finally:
+        err = _stop(first, signal.SIGINT)
+    assert first.returncode == 0 and f"vaultmind: stopped watching {vault}" in err, err
+
+
+def test_explain_follows_an_admitted_leaf_into_its_buffer_and_its_summary(tmp_path: Path) -> None:
+    """`explain` promises the lifecycle pending → admitted → buffered → sealed: a leaf waiting in
+    its tree's buffer is `buffered`, and once folded it is `sealed`, naming the summary note that
+    holds it (it had said `admitted` throughout)."""
+    vault = tmp_path / "demo"
+    run_cli("init", "--demo", str(vault))
+    run_cli("reindex", "--vault", str(vault))
+    hit = json.loads(run_cli("query", "walk", "Harbor Hall deposit", "--vault", str(vault), "--json").stdout)["hits"][0]
+    assert hit["note_path"].startswith("sources/email/")
+    before = json.loads(run_cli("explain", hit["node_id"], "--vault", str(vault), "--json").stdout)
+    assert before["admission"]["decision"] == "admitted" and before["state"] == "buffered"
+    assert "summary" not in before
+    run_cli("flush", "--all", "--vault", str(vault))
+    after = json.loads(run_cli("explain", hit["node_id"], "--vault", str(vault), "--json").stdout)
+    assert after["state"] == "sealed", after["state"]
+    summary = vault / after["summary"]
+    assert after["summary"].startswith("summaries/") and summary.is_file()
+    assert f"{hit['wikilink'][2:-2]}]]" in summary.read_text(encoding="utf-8"), "the summary links down to the leaf"
+    text = run_cli("explain", hit["node_id"], "--vault", str(vault)).stdout
+    assert f"summary   {after['summary']}" in text
