@@ -29,7 +29,7 @@ from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.schema import SCHEMA_VERSION
-from vaultmind.index.store import Index, take_quarantine_notice
+from vaultmind.index.store import Index, count_in_slices, take_quarantine_notice
 from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
@@ -173,6 +173,18 @@ class Memory:
         if self.vectors is not None:
             self.vectors.close()
         self.index.close()
+
+    def stop_background(self) -> None:
+        """The daemon is stopping: background work ends at its next step, and the NER model's
+        process is stopped at once — a step waiting on it (the model still loading spaCy, 20 s
+        on a busy host) would otherwise hold the daemon's exit as long. Each step commits whole
+        or not at all, so the texts it had in hand are simply still pending at the next start."""
+        from vaultmind.entities.graph import entity_deriver
+
+        self.stopping.set()
+        deriver = entity_deriver(self)
+        if deriver is not None:
+            deriver.interrupt()
 
     def __enter__(self) -> Memory:
         return self
@@ -486,13 +498,14 @@ class Memory:
         leaves = int(idx.scalar("SELECT count(*) FROM leaves"))
         missing: int | None = None if loading else 0
         if model and not loading:  # an anti join on 64-bit hashes of the hashes: at 50k notes +40 MB, not +170 MB
-            missing = int(
-                idx.scalar(
+            with idx.lock:
+                missing = count_in_slices(
+                    idx.con,
                     "SELECT count(*) FROM leaves l ANTI JOIN (SELECT hash(content_hash) AS h FROM embeddings "
-                    "WHERE model = ?) e ON e.h = hash(l.content_hash)",
+                    "WHERE model = ? AND hash(content_hash) % {slices} = {slice}) e ON e.h = hash(l.content_hash) "
+                    "WHERE hash(l.content_hash) % {slices} = {slice}",
                     [model],
                 )
-            )
         problems = [
             {"path": p, "kind": k, "message": m}
             for p, k, m in idx.query("SELECT path, kind, message FROM problems ORDER BY path, kind")
