@@ -358,13 +358,12 @@ def test_a_daemon_stopped_while_its_ner_model_loads_leaves_at_once_and_the_next_
         status: dict[str, Any] | None = None
         while time.monotonic() < deadline:
             status = _status(vault)
-            entities = status and status["entities"]
-            if isinstance(entities, dict) and entities.get("ner_pending") == 0 and not status.get("loading"):
+            if status and status["daemon"]["running"] and not status["loading"] and not status["entities"]["ner_pending"]:
                 break
             time.sleep(0.3)
-        assert status is not None and isinstance(status["entities"], dict), status
+        assert status is not None and status["daemon"]["running"], status
         assert status["entities"]["ner_pending"] == 0, status["entities"]
-        assert status["entities"]["ner_engine"]["available"], status["entities"]
+        assert status["entities"]["ner_engine"]["available"], status["entities"]["ner_engine"]
     finally:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)

@@ -29,7 +29,7 @@ from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.schema import SCHEMA_VERSION
-from vaultmind.index.store import Index, count_in_slices, take_quarantine_notice
+from vaultmind.index.store import Index, take_quarantine_notice
 from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
@@ -59,7 +59,10 @@ POOL_KEEP_BYTES = 32 * 2**20
 PINNED_TAGS = ("ART_INDEX", "IN_MEMORY_TABLE")
 PINNED_IDLE_BYTES = 64 * 2**20
 PINNED_MAX_BYTES = 128 * 2**20
-STATUS_MEMORY_LIMIT = "32MB"  # DuckDB's buffer pool while `status` counts (reads only)
+# DuckDB's buffer pool while `status` counts (reads only). At 50k notes, in process: the texts
+# without a vector +30 MB for a moment under 32 MB, +15–18 MB under 16 MB (the blocks its two
+# scans cache), in about the same time
+STATUS_MEMORY_LIMIT = "16MB"
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 # while serving: allocations between collections of the youngest generation (Python's default:
@@ -477,8 +480,11 @@ class Memory:
         while serving the blocks they read are dropped after. At 50k notes a status on one
         thread lifted a daemon's memory by 50–63 MB for a moment and kept 0–16 MB of it, against
         50–71 and 42–67 MB on two, and +34–35 MB under the small pool (a daemon's start-up
-        answers status every second to `bench`, while it loads). Requests that come meanwhile wait for it rather than run beside it: a
-        client that gave up waiting while a load held the index had left several running at once.
+        answers status every second to `bench`, while it loads). Under 16 MB instead of 32, and
+        with the texts waiting for NER counted in parts of the hash space (`count_in_slices`),
+        the two counts took +15–18 and +5–7 MB for a moment instead of +30 and +21 (in process).
+        Requests that come meanwhile wait for it rather than run beside it: a client that gave
+        up waiting while a load held the index had left several running at once.
 
         While the daemon starts (`loading`: its first reconcile and the warm-up's loads) the
         answer says so (`loading`, health `loading`) and leaves out the two counts that hash
@@ -498,14 +504,13 @@ class Memory:
         leaves = int(idx.scalar("SELECT count(*) FROM leaves"))
         missing: int | None = None if loading else 0
         if model and not loading:  # an anti join on 64-bit hashes of the hashes: at 50k notes +40 MB, not +170 MB
-            with idx.lock:
-                missing = count_in_slices(
-                    idx.con,
+            missing = int(
+                idx.scalar(
                     "SELECT count(*) FROM leaves l ANTI JOIN (SELECT hash(content_hash) AS h FROM embeddings "
-                    "WHERE model = ? AND hash(content_hash) % {slices} = {slice}) e ON e.h = hash(l.content_hash) "
-                    "WHERE hash(l.content_hash) % {slices} = {slice}",
+                    "WHERE model = ?) e ON e.h = hash(l.content_hash)",
                     [model],
                 )
+            )
         problems = [
             {"path": p, "kind": k, "message": m}
             for p, k, m in idx.query("SELECT path, kind, message FROM problems ORDER BY path, kind")
