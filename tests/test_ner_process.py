@@ -321,7 +321,7 @@ def test_a_daemon_stopped_while_its_ner_model_loads_leaves_at_once_and_the_next_
     model: str, tmp_path: Path, signo: str
 ) -> None:
     """Stopped (SIGTERM, or Ctrl-C) while the NER process is still loading its model, the
-    daemon leaves within two seconds: the child is stopped, not waited for. Nothing was
+    daemon leaves within seconds: the child is stopped, not waited for. Nothing was
     stored for the texts in hand, and the next start runs NER on them."""
     import signal
 
@@ -347,7 +347,9 @@ def test_a_daemon_stopped_while_its_ner_model_loads_leaves_at_once_and_the_next_
             proc.kill()
             proc.communicate()
     assert proc.returncode == 0, err
-    assert took < 2.0, f"the daemon took {took:.1f} s to stop"
+    # well under 2 s on a quiet host (1.8–2.5 s on two cores at load 17); it waited for the
+    # model's load before (20 s and more)
+    assert took < 5.0, f"the daemon took {took:.1f} s to stop"
     assert not (vault / ".vaultmind" / "daemon.json").exists()
     assert "Traceback" not in err and "failed to load" not in err, err
 
