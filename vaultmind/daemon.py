@@ -317,7 +317,7 @@ class TreeKeeper:
 
     def stop(self) -> None:
         self._stop.set()
-        self.memory.stopping.set()
+        self.memory.stop_background()  # the NER process too, even while it loads its model
         self._wake.set()
         self._thread.join(30)
 

@@ -59,7 +59,10 @@ POOL_KEEP_BYTES = 32 * 2**20
 PINNED_TAGS = ("ART_INDEX", "IN_MEMORY_TABLE")
 PINNED_IDLE_BYTES = 64 * 2**20
 PINNED_MAX_BYTES = 128 * 2**20
-STATUS_MEMORY_LIMIT = "32MB"  # DuckDB's buffer pool while `status` counts (reads only)
+# DuckDB's buffer pool while `status` counts (reads only). At 50k notes, in process: the texts
+# without a vector +30 MB for a moment under 32 MB, +15–18 MB under 16 MB (the blocks its two
+# scans cache), in about the same time
+STATUS_MEMORY_LIMIT = "16MB"
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 # while serving: allocations between collections of the youngest generation (Python's default:
@@ -173,6 +176,18 @@ class Memory:
         if self.vectors is not None:
             self.vectors.close()
         self.index.close()
+
+    def stop_background(self) -> None:
+        """The daemon is stopping: background work ends at its next step, and the NER model's
+        process is stopped at once — a step waiting on it (the model still loading spaCy, 20 s
+        on a busy host) would otherwise hold the daemon's exit as long. Each step commits whole
+        or not at all, so the texts it had in hand are simply still pending at the next start."""
+        from vaultmind.entities.graph import entity_deriver
+
+        self.stopping.set()
+        deriver = entity_deriver(self)
+        if deriver is not None:
+            deriver.interrupt()
 
     def __enter__(self) -> Memory:
         return self
@@ -465,8 +480,11 @@ class Memory:
         while serving the blocks they read are dropped after. At 50k notes a status on one
         thread lifted a daemon's memory by 50–63 MB for a moment and kept 0–16 MB of it, against
         50–71 and 42–67 MB on two, and +34–35 MB under the small pool (a daemon's start-up
-        answers status every second to `bench`, while it loads). Requests that come meanwhile wait for it rather than run beside it: a
-        client that gave up waiting while a load held the index had left several running at once.
+        answers status every second to `bench`, while it loads). Under 16 MB instead of 32, and
+        with the texts waiting for NER counted in parts of the hash space (`count_in_slices`),
+        the two counts took +15–18 and +5–7 MB for a moment instead of +30 and +21 (in process).
+        Requests that come meanwhile wait for it rather than run beside it: a client that gave
+        up waiting while a load held the index had left several running at once.
 
         While the daemon starts (`loading`: its first reconcile and the warm-up's loads) the
         answer says so (`loading`, health `loading`) and leaves out the two counts that hash

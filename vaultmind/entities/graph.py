@@ -132,6 +132,10 @@ class EntityDeriver:
         """Stop the model's child process, if any."""
         self.ner.close()
 
+    def interrupt(self) -> None:
+        """Stop the model's child process at once, whatever it is doing (`NerEngine.interrupt`)."""
+        self.ner.interrupt()
+
     # -- the Deriver protocol --------------------------------------------------------------
 
     def apply(

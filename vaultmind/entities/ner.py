@@ -51,6 +51,11 @@ class ModelFailed(Exception):
     """A `ModelRunner` could not run the model (its message says why)."""
 
 
+class ModelStopped(Exception):
+    """A `ModelRunner` was interrupted (`interrupt`: its process is stopping): the texts in
+    hand have no result, and the model is not at fault."""
+
+
 class ModelRunner(Protocol):
     """Runs the model elsewhere (`NerEngine.isolate`)."""
 
@@ -63,6 +68,10 @@ class ModelRunner(Protocol):
         ...
 
     def stop(self) -> None: ...
+
+    def interrupt(self) -> None:
+        """Stop at once from any thread, the batch in hand too (it raises `ModelStopped`)."""
+        ...
 
 
 _LOADED: dict[str, Any] = {}
@@ -199,6 +208,8 @@ class NerEngine:
         if self._runner is not None:
             try:
                 found = self._runner.analyze(trimmed)
+            except ModelStopped:
+                return None
             except ModelFailed as exc:
                 _LOAD_FAILED[str(self.package)] = str(exc)[:200]
                 self.warn_if_degraded()
@@ -240,6 +251,12 @@ class NerEngine:
         """Stop the model's child process, if any (a later text starts another)."""
         if self._runner is not None:
             self._runner.stop()
+
+    def interrupt(self) -> None:
+        """Stop the model's child process now, even while it loads or runs a batch (a stopping
+        daemon): that batch returns None, nothing of it stored; no child starts after."""
+        if self._runner is not None:
+            self._runner.interrupt()
 
 
 def _worth_ner(text: str) -> bool:

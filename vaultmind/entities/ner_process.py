@@ -28,12 +28,13 @@ import time
 from collections.abc import Sequence
 
 from vaultmind.child import python_command, python_env
-from vaultmind.entities.ner import ModelFailed, NerEngine, RawSpan
+from vaultmind.entities.ner import ModelFailed, ModelStopped, NerEngine, RawSpan
 
 log = logging.getLogger(__name__)
 
 IDLE_S = 60.0  # a child with no texts for this long is stopped
 STOP_WAIT_S = 5.0  # for a stopped child to leave before it is killed
+INTERRUPT_WAIT_S = 0.5  # for an interrupted child to leave after SIGTERM before it is killed
 
 
 class ModelProcess:
@@ -48,6 +49,7 @@ class ModelProcess:
         self._child: subprocess.Popen[str] | None = None
         self._last = 0.0  # when the last batch was answered (monotonic)
         self._watcher: threading.Thread | None = None
+        self._interrupted = threading.Event()  # `interrupt`: no child from now on
 
     @property
     def pid(self) -> int | None:
@@ -75,9 +77,32 @@ class ModelProcess:
         with self._lock:
             self._stop_child()
 
+    def interrupt(self) -> None:
+        """Stop now, from any thread and without the batch lock: a daemon that is stopping
+        must not wait for a child that is still loading spaCy (tens of seconds on a busy host)
+        or running a batch. The child is terminated, then killed if it has not left within
+        `INTERRUPT_WAIT_S`; the batch in hand raises `ModelStopped` (its texts stay without a
+        result, which the next start finds pending) and no other child is started."""
+        self._interrupted.set()
+        child = self._child
+        if child is None or child.poll() is not None:
+            return
+        with contextlib.suppress(OSError):
+            child.terminate()
+        try:
+            child.wait(INTERRUPT_WAIT_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                child.kill()
+
     def _ask(self, request: str) -> str:
         """The child's reply line to `request` ("" when the child died)."""
+        if self._interrupted.is_set():
+            raise ModelStopped("the NER process was stopped")
         child = self._child if self._child is not None and self._child.poll() is None else self._start()
+        if self._interrupted.is_set():  # interrupted while it started: `interrupt` may not have seen it
+            self._stop_child(wait_s=0.0)
+            raise ModelStopped("the NER process was stopped")
         assert child.stdin is not None and child.stdout is not None
         try:
             child.stdin.write(request)
@@ -104,7 +129,7 @@ class ModelProcess:
         log.info("NER: model %s started in process %d", self.package, self._child.pid)
         return self._child
 
-    def _stop_child(self) -> None:
+    def _stop_child(self, wait_s: float = STOP_WAIT_S) -> None:
         child = self._child
         if child is None:
             return
@@ -113,7 +138,7 @@ class ModelProcess:
                 with contextlib.suppress(OSError):  # a pipe to a child that died
                     stream.close()
         try:
-            child.wait(STOP_WAIT_S)  # its stdin closed: it leaves
+            child.wait(wait_s)  # its stdin closed: it leaves
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
