@@ -138,3 +138,32 @@ def test_asks_about_reads_what_a_message_asks_apart_from_what_it_states() -> Non
     assert not asks_about("I enjoy pottery. Any fun activities you like?", wanted), "it states one of them"
     assert not asks_about("Any plans for the weekend?", wanted), "it asks nothing of them"
     assert not asks_about("Any news?\n[image: kids enjoying activities at the park]", wanted), "a caption states"
+
+
+def test_a_long_questions_words_outweigh_the_nearest_vector(vault: Path) -> None:
+    """A question of ten searched words: the message that says most of them ("the office
+    party: I used a summer recipe to make ice cream with milk"), in a long message about a
+    long day, is the answer; a short one that shares three words and is its nearest vector
+    ("Vegan coconut milk treats…") is not. A static vector of ten words is their blurred mean:
+    the dense signal weighs less (`DENSE_TERMS` / terms), a short question's keeps its weight."""
+    chatter = ["Morning! Busy week.", "Same here, how are things?", "The train was late again today.", "My sister moved to Lisbon last spring."]
+    answer = (
+        "Long day. Meetings all morning, the dentist at noon, train delays, then the party: I used a summer recipe"
+        " to make ice cream with milk. Then emails until midnight and the cat was sick."
+    )
+    days = [
+        ("2024-05-02", [("Ann" if i % 2 == 0 else "Ben", text) for i, text in enumerate([*chatter, "I finally fixed the bike chain."])] + [("Ann", answer)]),
+        (
+            "2024-05-09",
+            [("Ann" if i % 2 == 0 else "Ben", text) for i, text in enumerate(["Did you watch the football match?", "The garden needs rain badly.", "We booked the flights for October."])]
+            + [("Ann", "Vegan coconut milk treats are the best desserts.")],
+        ),
+    ]
+    hits = _hits(vault, days, "Which recipe was used to make the vegan ice cream with coconut milk for the summer party?")
+    nearest = next(h for h in hits if h["content"].startswith("Vegan coconut"))
+    assert nearest["breakdown"]["dense"] == 1.0, "the fixture's point: the short message is the nearest vector"
+    assert hits[0]["content"].startswith("Long day."), [(h["content"][:40], h["score"], h["breakdown"]["weights"]["dense"]) for h in hits]
+    assert hits[0]["breakdown"]["weights"]["dense"] < 0.5
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        short = memory.walk("Which vegan desserts?")["hits"]
+    assert short[0]["breakdown"]["weights"]["dense"] == 0.5

@@ -51,7 +51,11 @@
             instead: the entity and author signals then say whom it is about, and the vector
             of the rest only says the topic — its nearest message is often someone else's
             ("Thanks, I will do my research" for "what did Alice research?"), and at full
-            weight it outranked the named person's own messages that hold the question's words
+            weight it outranked the named person's own messages that hold the question's words;
+            and a question of more than `DENSE_TERMS` searched terms weighs it × `DENSE_TERMS` /
+            terms: a static vector of many words is their blurred mean (its nearest message
+            shares the drift, not the point), while each more word makes the lexical match
+            more specific
    entity = share of the query's entities the leaf mentions, is written by, or whose entity
             note it is in ("who is Dana?": her own note, when it holds more than a heading)
                                                                            ∈ [0, 1]
@@ -386,6 +390,7 @@ LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days befor
 UNGROUNDED = 0.5  # a leaf's share of its score when no leaf matches a word and it involves no query entity
 NAMED_DENSE = 0.25  # the dense weight when the question names an author of the memory (module doc)
 OTHER_AUTHOR = 0.8  # … and the share of its own match kept by another's first-person message naming none of them
+DENSE_TERMS = 4  # a question searching more terms than this weighs dense × this / its terms (module doc)
 
 
 # of a window still ahead, these words ask about it too ("what's planned for next month?") — but
@@ -522,7 +527,7 @@ def walk(
     signals = _signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
     if own:  # "what did I write on Thursday?": the asker is the author of their own notes
         signals[_of_kind(cols, "user"), AUTHOR] = 1.0
-    weights = _weights(named)
+    weights = _weights(named, len(set(searched)))
     base = _base(signals, weights)
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
     told = _told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
@@ -909,12 +914,17 @@ def _bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     return cols.known & (np.nan_to_num(cols.length, nan=np.inf) <= named[cols.note])
 
 
-def _weights(named: Mapping[str, str]) -> dict[str, float]:
+def _weights(named: Mapping[str, str], searched: int) -> dict[str, float]:
     """The signals' weights for a question: `WEIGHTS`, with the dense one `NAMED_DENSE` when
     it names an author of the memory (`named`): their own words are the evidence, the entity
     and author signals find them, and the nearest vectors of the rest of the question only
-    say the topic, often in someone else's words."""
-    return {**WEIGHTS, "dense": NAMED_DENSE} if named else WEIGHTS
+    say the topic, often in someone else's words. Of a question searching more than
+    `DENSE_TERMS` terms, the dense weight is scaled by `DENSE_TERMS` / `searched`: its vector
+    is the blurred mean of many words, its words together a specific lexical match."""
+    dense = NAMED_DENSE if named else WEIGHTS["dense"]
+    if searched > DENSE_TERMS:
+        dense *= DENSE_TERMS / searched
+    return {**WEIGHTS, "dense": dense} if dense != WEIGHTS["dense"] else WEIGHTS
 
 
 def _others(
