@@ -801,6 +801,60 @@ def test_batched_apply_equals_one_batch(vault: Path, tmp_path: Path) -> None:
         assert (stats.renamed, stats.deleted) == (1, 1)
 
 
+ENTITY_LEAF_READ = "SELECT id, note_path, content_hash, author, ts FROM leaves"  # `graph._leaf_rows`
+
+
+def _rows_with_entities(memory: Memory) -> dict[str, Any]:
+    tables = ("occurrences", "edges", "entities")
+    return dump_index(memory) | {name: memory.index.query(f"SELECT * FROM {name} ORDER BY ALL") for name in tables}
+
+
+def _rebuild_in_batches(vault: Path, path: Path) -> tuple[dict[str, Any], int]:
+    """A rebuild in batches of two notes (one bulk load), its rows, and how many times the
+    entity deriver read leaf rows back from the index (DuckDB's query log)."""
+    with Memory(load_config(vault, embed_provider="none"), Index.open(path), None) as memory:
+        memory.syncer.apply_batch = 2
+        memory.syncer.bulk_files = 1
+        memory.index.con.execute("CALL enable_logging('QueryLog')")
+        memory.reindex()
+        logged = memory.index.con.execute("SELECT message FROM duckdb_logs WHERE type = 'QueryLog'").fetchall()
+        return _rows_with_entities(memory), sum(ENTITY_LEAF_READ in message for (message,) in logged)
+
+
+def test_a_rebuilds_later_batches_derive_entities_from_their_own_rows(vault: Path, tmp_path: Path) -> None:
+    """A later batch of a rebuild whose leaf ids no earlier batch wrote hands its inserted leaf
+    rows to the entity deriver, which then reads none back (that read scanned every row the
+    load had written); when a batch's leaves share ids with an earlier batch's (two copies of
+    one conversation), they are read back, so the other copy's occurrences stay. Either way
+    the rows are those of a rebuild in one batch."""
+    _vault_with_notes(vault)
+    write(
+        vault,
+        "entities/person/alice-chen.md",
+        "---\nvaultmind: entity\nid: person:alice-chen\nkind: person\ndisplay_name: Alice Chen\naliases: [Alice]\n---\nLeads.\n",
+    )
+    for i in range(7):
+        write(vault, f"More/n{i}.md", f"# N{i}\n\nAlice met Bob about the budget, item {i}.\n")
+    with Memory(load_config(vault, embed_provider="none"), Index.open(tmp_path / "one.duckdb"), None) as one:
+        one.reindex()
+        expected = _rows_with_entities(one)
+    rows, reads = _rebuild_in_batches(vault, tmp_path / "many.duckdb")
+    assert rows == expected and expected["occurrences"]
+    assert reads == 1  # the first batch's rebuild of every occurrence reads them; no later batch does
+
+    meta = SourceMeta("chat", "slack:team/launch", "slack/team/launch", "Launch")
+    chat = render_source_note(meta, [Message("m1", "bob", "2024-03-01T10:00:00Z", "Alice ships the Atlas launch.")])
+    write(vault, "sources/chat/a-copy.md", chat)  # in a batch of its own
+    write(vault, "sources/chat/zz-copy.md", chat)  # in the next: its leaf ids are the first copy's
+    with Memory(load_config(vault, embed_provider="none"), Index.open(tmp_path / "two.duckdb"), None) as one:
+        one.reindex()
+        expected = _rows_with_entities(one)
+    rows, reads = _rebuild_in_batches(vault, tmp_path / "many2.duckdb")
+    shared = [row for row in expected["occurrences"] if "copy.md" in str(row)]
+    assert rows == expected and len({str(row) for row in shared}) >= 2
+    assert reads == 2  # the last batch's leaves are read back, with the first copy's row
+
+
 def test_a_batched_sync_counts_the_vectors_of_every_batch(vault: Path) -> None:
     """`embedded` sums over the batches of a large sync (it used to report the last batch's),
     also in a whole-vault load, whose cached blocks are dropped between the steps of a batch

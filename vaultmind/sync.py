@@ -101,7 +101,9 @@ class Preparing(Protocol):
     where the note is parsed (in a worker process for a large sync, up to a batch ahead), and
     `apply` receives the results of the written notes by path as `prepared`. A result may be
     stale (the batch before changed what it depends on): `apply` must then redo that work, so
-    its rows are always those it would give without `prepared`."""
+    its rows are always those it would give without `prepared`. `leaves`, when given, holds
+    the `leaves` rows (id, note_path, content_hash, author, ts) of every note that holds a
+    leaf of `written`: the sync knew them without a query (`LoadLeafIds`)."""
 
     name: str
 
@@ -118,6 +120,7 @@ class Preparing(Protocol):
         rebuild: bool,
         changed_paths: Sequence[str] = (),
         prepared: Mapping[str, Any] | None = None,
+        leaves: pa.Table | None = None,
     ) -> None: ...
 
 
@@ -393,6 +396,7 @@ class Syncer:
         scan: ScanResult | None,
     ) -> None:
         done = 0
+        fresh = LoadLeafIds() if rebuild else None
         if self.progress and total:
             self.progress("read", 0, total)  # the run starts now (the first report comes a batch later)
         for number, loaded in enumerate(loader.batches(batches, indexed)):
@@ -404,7 +408,7 @@ class Syncer:
             if self.progress and total:
                 self.progress("read", done, total)
             self._apply(
-                plan, stats, rebuild=rebuild and number == 0, fresh=rebuild, scan=scan if number == 0 else None
+                plan, stats, rebuild=rebuild and number == 0, fresh=fresh, scan=scan if number == 0 else None
             )
             del loaded, plan  # not held while the next batch is loaded: memory stays at ~2 batches
             if loader.pool is not None:  # the batch into the file, its blocks not kept cached
@@ -477,10 +481,17 @@ class Syncer:
     # -- apply -----------------------------------------------------------------------------
 
     def _apply(
-        self, plan: _Plan, stats: SyncStats, *, rebuild: bool, fresh: bool = False, scan: ScanResult | None
+        self,
+        plan: _Plan,
+        stats: SyncStats,
+        *,
+        rebuild: bool,
+        fresh: LoadLeafIds | None = None,
+        scan: ScanResult | None,
     ) -> None:
-        """Apply one batch. `rebuild` empties the derived tables first; `fresh` says no row of
-        the batch's paths can exist yet (a later batch of a rebuild), so nothing is deleted."""
+        """Apply one batch. `rebuild` empties the derived tables first; `fresh` (a batch of a
+        rebuild, with the leaf ids the rebuild wrote before it) says no row of the batch's
+        paths can exist yet, so nothing is deleted."""
         stats.deleted += len(plan.remove - set(plan.write))
         rows = _Rows()
         for chunk in plan.rows:
@@ -557,7 +568,7 @@ class Syncer:
         rows: _Rows,
         *,
         rebuild: bool,
-        fresh: bool,
+        fresh: LoadLeafIds | None,
         scan: ScanResult | None,
     ) -> list[str]:
         """The statements of one batch's transaction (run again if it rolls back: nothing
@@ -566,11 +577,13 @@ class Syncer:
             self.index.clear_derived(con)
             con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
             self.index.set_meta(con, "chunk_tokens", str(self.config.chunk_tokens))  # the size leaves are cut at
-        changed = [] if fresh else sorted(plan.remove | set(plan.write))
+        changed = [] if fresh is not None else sorted(plan.remove | set(plan.write))
         removed_ids = _delete_paths(con, changed) if changed else []
         if plan.touch:
             _touch(con, plan.touch)
-        rows.insert(con)
+        inserted = rows.insert(con)
+        # a rebuild's batch whose leaf ids no earlier batch wrote: its rows are every row of its leaves
+        leaves = inserted if fresh is not None and fresh.add_new(inserted.column("id").to_pylist()) else None
         self._drop_written_blocks()
         written = [note for path in sorted(plan.write) if (note := plan.write[path].written) is not None]
         number = 0
@@ -578,7 +591,9 @@ class Syncer:
             if isinstance(deriver, Preparing):
                 prepared = {path: item.prepared[number] for path, item in plan.write.items()}
                 number += 1
-                deriver.apply(con, removed_ids, written, rebuild=rebuild, changed_paths=changed, prepared=prepared)
+                deriver.apply(
+                    con, removed_ids, written, rebuild=rebuild, changed_paths=changed, prepared=prepared, leaves=leaves
+                )
             else:
                 deriver.apply(con, removed_ids, written, rebuild=rebuild, changed_paths=changed)
             self._drop_written_blocks()
@@ -799,9 +814,10 @@ class _Rows(RowBuffers):
                     out.pop(content_hash, None)
         return out
 
-    def insert(self, con: duckdb.DuckDBPyConnection) -> None:
+    def insert(self, con: duckdb.DuckDBPyConnection) -> pa.Table:
         """Insert the rows, numbering the notes from the index's next note number on: each set
-        of rows (a worker's, then this one's) numbers its notes from 0 (`RowBuffers`)."""
+        of rows (a worker's, then this one's) numbers its notes from 0 (`RowBuffers`). Returns
+        the `leaves` rows inserted."""
         sets = [*self.chunks, self.tables()]
         first = con.execute("SELECT coalesce(max(note_no) + 1, 0) FROM notes").fetchone()
         base = int(first[0]) if first else 0
@@ -812,9 +828,32 @@ class _Rows(RowBuffers):
                     table = _shift_note_numbers(table, base)
                 parts[name].append(table)
             base += rows["notes"].num_rows if "notes" in rows else 0
-        for name, tables in parts.items():
-            if tables:
-                insert_arrow(con, name, tables[0] if len(tables) == 1 else pa.concat_tables(tables))
+        inserted = {
+            name: tables[0] if len(tables) == 1 else pa.concat_tables(tables) for name, tables in parts.items() if tables
+        }
+        for name, table in inserted.items():
+            insert_arrow(con, name, table)
+        return inserted.get("leaves", ROW_SCHEMAS["leaves"].empty_table())
+
+
+class LoadLeafIds:
+    """The leaf ids a rebuild has written so far, as the sorted hashes of the ids (8 bytes
+    each, ~3.4 MB at 50k notes). A batch whose ids none of them matches holds every row of
+    its leaves, so the entity deriver need not read them back: with the lookup indexes
+    suspended that read scans the `leaves` rows the load wrote so far, on every batch. Two ids
+    sharing a hash only cost that read (`add_new` says False)."""
+
+    def __init__(self) -> None:
+        self.hashes: npt.NDArray[np.int64] = np.empty(0, np.int64)
+
+    def add_new(self, ids: Sequence[str]) -> bool:
+        """Add `ids`; True when none of them (by its hash) was added before."""
+        new = np.unique(np.fromiter(map(hash, ids), np.int64, len(ids)))
+        seen = self.hashes
+        place = np.searchsorted(seen, new)
+        fresh = not np.any(seen[np.minimum(place, len(seen) - 1)] == new) if len(seen) else True
+        self.hashes = np.insert(seen, place, new)
+        return fresh
 
 
 def _shift_note_numbers(table: pa.Table, by: int) -> pa.Table:

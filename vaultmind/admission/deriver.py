@@ -72,9 +72,11 @@ class AdmissionDeriver:
         rebuild: bool,
         changed_paths: Sequence[str] = (),
         prepared: Mapping[str, Prepared] | None = None,
+        leaves: pa.Table | None = None,
     ) -> None:
         """`prepared` holds `AdmissionPrep` results by note path (for notes of `written`); the
-        decisions of those notes are taken from it instead of being computed here.
+        decisions of those notes are taken from it instead of being computed here (`leaves`,
+        the written leaves' rows, is not needed: a decision goes by the note's parsed leaves).
 
         A row goes with its note: each row keeps the path of the note its leaf was decided in,
         and every removed leaf belonged to one of `changed_paths` (which name every note written

@@ -147,8 +147,10 @@ class EntityDeriver:
         rebuild: bool,
         changed_paths: Sequence[str] = (),
         prepared: Mapping[str, PreparedNote] | None = None,
+        leaves: pa.Table | None = None,
     ) -> None:
         affected = sorted(set(removed_leaf_ids) | {leaf_id for note in written for leaf_id in note.leaf_ids})
+        rows = None if leaves is None or removed_leaf_ids else _table_leaf_rows(leaves)
         self._ready = {}
         for path, item in (prepared or {}).items():
             if item is not None:
@@ -156,7 +158,7 @@ class EntityDeriver:
                 for leaf_id, chash, author, mentions in leaves:
                     self._ready[(path, leaf_id)] = (digest, chash, author, mentions)
         try:
-            self.refresh(con, affected, rebuild=rebuild, ner_budget=self.inline_ner)
+            self.refresh(con, affected, rebuild=rebuild, ner_budget=self.inline_ner, rows=rows)
         finally:
             self._ready = {}
 
@@ -420,6 +422,12 @@ def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[
         rows=key_table(leaf_ids),
     ).fetchall()
     return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def _table_leaf_rows(leaves: pa.Table) -> list[LeafRow]:
+    """The rows of a `leaves` table as `_leaf_rows` reads them from the index, in its order."""
+    columns = [leaves.column(name).to_pylist() for name in ("id", "note_path", "content_hash", "author", "ts")]
+    return sorted(zip(*columns, strict=True), key=lambda row: (row[0], row[1]))
 
 
 def _leaf_texts(con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
