@@ -156,3 +156,35 @@ def test_a_ref_the_meta_line_gives_is_kept_and_a_message_without_an_id_gets_none
     note = f'---\nvaultmind: source\nkind: chat\nsource_id: "telegram:42"\n---\n{body}'
     leaves = parse_note("sources/chat/telegram/x/2024-03-04.md", note).leaves
     assert [leaf.source_ref for leaf in leaves] == ["telegram://chat/42/7", None]
+
+
+def test_a_summary_of_a_whatsapp_chat_lists_its_messages_refs(vault: Path) -> None:
+    """A summary sealed over WhatsApp messages cites, as its sources, the derived refs of the
+    messages it folds, in their order."""
+    from datetime import datetime
+
+    from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+    from vaultmind.tree.engine import seal_ready
+
+    meta = SourceMeta(kind="chat", source_id="whatsapp:Family Group", scope="whatsapp/Family Group", title="Family Group")
+    messages = [
+        Message(
+            message_id=f"h-{i:016x}",
+            author=name,
+            timestamp=f"2024-05-08T09:{i:02d}:00Z",
+            text=f"{name} reports progress on the lighthouse restoration, step {i}.",
+        )
+        for i, name in enumerate(["Alice Chen", "Bob Stone"] * 6)
+    ]
+    write(vault, "sources/chat/whatsapp/family-group/2024-05-08.md", render_source_note(meta, messages))
+    extra = {"trees.l0_tokens": 64, "trees.fanout": 2, "trees.summarizer": "fallback"}
+    with Memory.open(load_config(vault, embed_provider="none", extra=extra)) as memory:
+        memory.sync()
+        assert seal_ready(memory, now=datetime(2024, 6, 20, 12)).sealed
+        hits = memory.query("walk", {"query": "lighthouse restoration progress", "limit": 30})["hits"]
+        summaries = [h for h in hits if h["node_kind"] == "summary"]
+        assert summaries and all(h["source_refs"] for h in hits)
+        widest = max(summaries, key=lambda h: len(h["source_refs"]))
+        steps = [int(ref.rsplit("/h-", 1)[1], 16) for ref in widest["source_refs"]]
+        assert len(steps) > 2 and steps == sorted(steps), "in the messages' order"
+        assert all(ref.startswith("chat://whatsapp/Family%20Group/h-") for h in hits for ref in h["source_refs"])
