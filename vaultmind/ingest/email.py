@@ -34,7 +34,8 @@ else the mbox `From ` line / Maildir file name, else the file's modification tim
 one warning per file); `answers` = In-Reply-To, then
 References (a note records those it does not hold: a reply ingested before its parent is
 found by it, and the parent joins its note); text = the new text only
-(`ingest/quotes.py`) plus an `Attachments: …` line; `ref` `mid:<id>`. The quoted parent cut
+(`ingest/quotes.py`) plus an `Attachments: …` line; `ref` `mid:<id>` (none without a
+Message-ID: the index cites `email://<account>/<id>`, `render.derived_ref`). The quoted parent cut
 from a message goes with its batch (`SourceBatch.quoted`): the writer puts it back when the
 message it answers is neither in the ingest nor in the vault.
 

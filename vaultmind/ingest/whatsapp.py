@@ -18,7 +18,8 @@ its text and its id listed in `SourceBatch.edited`: the writer replaces the text
 edit with it. Export times are local and carry no zone: they are read in `tz` (default UTC); in the
 hour a clock change repeats, a time that would go back more than `REPEAT_STEP` before the
 message above it is read as the hour's second pass (`common.LocalClock`; a step of a few
-minutes is a message sent offline, and stays).
+minutes is a message sent offline, and stays). A message has no `ref`: the export gives no
+address; the index cites `chat://whatsapp/<chat>/<id>` (`render.derived_ref`).
 """
 
 from __future__ import annotations
