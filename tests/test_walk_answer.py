@@ -631,3 +631,22 @@ def test_how_much_asks_for_a_sum_said_of_what_it_asks_about(vault: Path) -> None
         memory.sync()
         hits = memory.walk("How much does the load test cost?", limit=3)["hits"]
         assert hits[0]["content"].startswith("€1,200"), [h["content"][:40] for h in hits]
+
+
+def test_what_time_of_something_the_memory_gives_only_a_day_for_is_answered_by_the_day(vault: Path) -> None:
+    """"What time is the launch?" where no message names a time of day for the launch: the one
+    that says its day ("Tuesday 23 April") answers, as it answers "when is the launch?", above
+    the messages that name a time of day of other things ("Standup is at 9:30")."""
+    write_chat(vault, "2024-03-04", [("Tom Becker", "What time is the standup tomorrow?"),
+                                     ("Alice Chen", "Standup is at 9:30 as usual, in the small room."),
+                                     ("Sam Patel", "Doors at 7pm, food at 8"),
+                                     ("Rose Martin", "Setup starts at noon on the Saturday")])  # fmt: skip
+    write_chat(vault, "2024-03-06", [("Jordan Lee", "Hello! Excited to be here, I'm working on the analytics dashboard."),
+                                     ("Tom Becker", "When is the launch?"),
+                                     ("Alice Chen", "Tuesday 23 April, it's in the product sync notes."),
+                                     ("Priya Natarajan", "The new monitoring setup costs $450 a month, I got the quote today.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What time is the launch?", limit=3)["hits"]
+        assert any(h["content"].startswith("Tuesday 23 April") and h["breakdown"]["answer"] for h in hits), [h["content"][:30] for h in hits]
+        assert not any(h["breakdown"]["answer"] for h in hits if "9:30" in h["content"])
