@@ -23,6 +23,7 @@ from vaultmind.retrieval.answer_type import (
     asking,
     holds_answer,
     kind_terms,
+    names_clock,
 )
 from vaultmind.retrieval.spelling import joined_words
 
@@ -650,3 +651,20 @@ def test_what_time_of_something_the_memory_gives_only_a_day_for_is_answered_by_t
         hits = memory.walk("What time is the launch?", limit=3)["hits"]
         assert any(h["content"].startswith("Tuesday 23 April") and h["breakdown"]["answer"] for h in hits), [h["content"][:30] for h in hits]
         assert not any(h["breakdown"]["answer"] for h in hits if "9:30" in h["content"])
+
+
+def test_an_hour_said_after_at_is_a_time_of_day(vault: Path) -> None:
+    """"Thursday at 10, he texted me" and "the review is at 3 on Thursday" name a time of day,
+    as "10:00" does: "what time is the landlord coming?" asked in the chat is answered by the
+    reply that says so, not passed over for a message with "8pm" about something else."""
+    assert names_clock("Thursday at 10, he texted me") and names_clock("The review is at 3 on Thursday.")
+    assert not names_clock("Driving at 10 km/h") and not names_clock("Prices grew at 3 percent")
+    write_chat(vault, "2024-03-10", [("Nell Byrne", "When is the landlord coming?"),
+                                     ("Olly Grant", "who knows, he said 2024 haha"),
+                                     ("Priti Shah", "Thursday at 10, he texted me"),
+                                     ("Priti Shah", "What time is the match on?"),
+                                     ("Olly Grant", "kick off 8pm")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What time is the landlord coming?", limit=3)["hits"]
+        assert hits[0]["content"].startswith("Thursday at 10"), [h["content"][:30] for h in hits]

@@ -139,8 +139,12 @@ def kind_terms(question: str) -> frozenset[str]:
 
 # "what time is the dinner?", "at what time…": a time of day ("19:00", "7 pm"), not any time
 _CLOCK_QUESTION = re.compile(r"^\W*(?:at )?what time\b", re.I)
+# … and an hour said bare after "at" where nothing follows that counts ("Thursday at 10, he
+# texted", "the review is at 3 on Thursday", "food at 8"; not "at 10 km/h", "at 3 percent")
 _CLOCK = re.compile(
-    r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}(?:[:.]\d\d)? ?(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b", re.I
+    r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}(?:[:.]\d\d)? ?(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b"
+    r"|\b\d{1,2} ?o'?clock\b|\bat (?:[1-9]|1[0-2])(?= *(?:$|[,;!?)]|\.(?!\d)|(?:on|sharp|tomorrow|today|tonight|and|then)\b))",
+    re.I,
 )
 # "how much is the hotel?", "how much does the load test cost?", "how much did we budget…": a sum
 # of money; not "how much time is left?" (a noun after "much" says what is counted)
@@ -177,7 +181,7 @@ def asks_clock(question: str) -> bool:
 
 
 def names_clock(text: str) -> bool:
-    """Whether `text` names a time of day: "19:00", "7.30 pm", "noon"."""
+    """Whether `text` names a time of day: "19:00", "7.30 pm", "noon", "at 3 on Thursday"."""
     return _CLOCK.search(text) is not None
 
 
