@@ -668,3 +668,24 @@ def test_an_hour_said_after_at_is_a_time_of_day(vault: Path) -> None:
         memory.sync()
         hits = memory.walk("What time is the landlord coming?", limit=3)["hits"]
         assert hits[0]["content"].startswith("Thursday at 10"), [h["content"][:30] for h in hits]
+
+
+def test_a_sum_said_of_what_the_sentence_before_names_answers_how_much(vault: Path) -> None:
+    """"How much is the hotel?": Ana's "It's £320 for three nights" says the hotel's price of
+    the hotel her message before named; a sentence that opens by pointing back counts as said
+    of the question's words (it had lost its answer to "said in a sentence with the question's
+    words", below "Nice! How much is it?"), while a sum said of another thing still does not."""
+    holds = answer_test("How much is the hotel?", "quantity", ["hotel"])
+    assert holds("It's £320 for three nights, breakfast included.") and holds("Found a hotel. It costs £50.")
+    assert not holds("The car is €210.")
+    write_chat(vault, "2024-03-09", [("Ana Costa", "Found a hotel in Porto for the trip, right by the river."),
+                                     ("Ben Hart", "Nice! How much is it?"),
+                                     ("Ana Costa", "It's £320 for three nights, breakfast included."),
+                                     ("Ben Hart", "The car rental is sorted. It comes to €210 for the week."),
+                                     ("Ana Costa", "We have three full days in Porto, then Lisbon."),
+                                     ("Ben Hart", "Museum tickets booked! €18 each.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("How much is the hotel?", limit=3)["hits"]
+        priced = [h for h in hits if h["content"].startswith("It's £320")]
+        assert priced and priced[0]["breakdown"]["answer"], [h["content"][:30] for h in hits]

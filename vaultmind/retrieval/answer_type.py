@@ -158,6 +158,9 @@ _AMOUNT = re.compile(
     re.I,
 )
 _LINE_OR_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# a sentence that says a sum of what was said before it: "It's £320 for three nights", "That
+# comes to €96", after "Found a hotel in Porto" or "How much is the hotel?"
+_SAID_BEFORE = re.compile(r"^\W*(?:it|its|it['’]s|that|that['’]s|thats|this|they|they['’]re|these|those|which)\b", re.I)
 
 
 def answer_test(question: str, kind: AnswerKind, query_terms: Collection[str]) -> Callable[[str], bool]:
@@ -189,11 +192,14 @@ def names_clock(text: str) -> bool:
 def states_amount(text: str, query_terms: frozenset[str]) -> bool:
     """Whether a sentence (or line) of `text` writes a sum of money ("€1,200", "40 euros",
     "$5k") and holds one of `query_terms` (any sentence, when there are none): the amount is
-    said of what the question asks about."""
+    said of what the question asks about. A sentence that opens with a word pointing back
+    ("It's £320 for three nights", "That comes to €96") says it of what was said before it,
+    in the sentence or message before, which may be the question's words: its sum counts."""
     if not _AMOUNT.search(text):
         return False
     return any(
-        _AMOUNT.search(part) is not None and (not query_terms or not query_terms.isdisjoint(terms(part)))
+        _AMOUNT.search(part) is not None
+        and (not query_terms or not query_terms.isdisjoint(terms(part)) or _SAID_BEFORE.match(part) is not None)
         for part in _LINE_OR_SENTENCE.split(text)
     )
 
