@@ -222,6 +222,7 @@ _LINE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,3}[.)])[ \t]+)?(?:\
 # the title of a heading ("## ") or of a callout ("> [!warning] ")
 _TITLE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:#{1,6}|\[![\w-]+\][+-]?)[ \t]+")
 _CELL_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*\|(?:[^|\n]*\|)*[ \t]*")  # the start of a table cell
+_FIRST_CELL = re.compile(r"[ \t]*(?:>[ \t]*)*\|[ \t]*")  # … of a row's first cell
 _TABLE_RULE = re.compile(r"[ \t]*(?:>[ \t]*)*\|?[ \t]*:?-{3,}")  # the line under a table's header row
 # a label: the word, up to three lower-case words, a colon, then a value that is no lower-case
 # word ("Owner: Marco Ruiz", "Hire fee: €4,200"); "Marco: launching without …" is someone speaking
@@ -250,10 +251,12 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
     Marco Ruiz", "Hire fee: €4,200"). A person is named alone in a heading, a table's body or
     before a colon all the time ("## Dana", "## Dana and Marco", "| 2 April | Beta | Bob |",
     "Bob: beta by Friday"), so a person's hit is weak only in a heading that goes on in lower
-    case, a table's header row and a label of several words that is no verb of saying or
-    thinking ("Dana said:", "Kofi mentioned:", "Amara thinks:" are someone speaking); a place
-    too is named in a table's body ("| Berlin | sales |"). The first word of a sentence is no weak place: "Target
-    is still 9 April" cannot be told from "Google is hiring" without a dictionary."""
+    case, the first cell of a table's header row ("| Line | Amount |"; the columns after it are
+    people's in a rota, "| Week | Anna | Ben |") and a label of several words that is no verb
+    of saying or thinking ("Dana said:", "Kofi mentioned:", "Amara thinks:" are someone
+    speaking); a place too is named in a table's body ("| Berlin | sales |"). The first word of
+    a sentence is no weak place: "Target is still 9 April" cannot be told from "Google is
+    hiring" without a dictionary."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
@@ -262,7 +265,8 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
     if _TITLE_HEAD.fullmatch(head):
         return not person or (_MORE_WORDS.match(rest) is not None and _MORE_NAMES.fullmatch(rest) is None)
     if _CELL_HEAD.fullmatch(head):
-        return kind not in _IN_TABLES or _TABLE_RULE.match(text, line_end + 1) is not None
+        header = _TABLE_RULE.match(text, line_end + 1) is not None
+        return kind not in _IN_TABLES or (header and (not person or _FIRST_CELL.fullmatch(head) is not None))
     if _LINE_HEAD.fullmatch(head):
         label = _LABEL.match(rest)
         return label is not None and (not person or _labels_a_thing(label.group(1)))
