@@ -203,11 +203,14 @@
    the strongest leaf of its note that holds one ranks right after it (`_topic_answer`,
    `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
    best, and "I booked Golden Lantern, 19:00", said in the same conversation in none of its
-   words, answers it, and "what time is the dinner?" too. A message among the strongest that
+   words, answers it, and "what time is the dinner?" too. Where no leaf among the strongest
+   names a time of day with a word of the question and the best match's note names none,
+   the day answers "what time…?" as it answers "when…?" ("what time is the launch?" of a
+   memory that says only "Tuesday 23 April"; `_answer_test`). A message among the strongest that
    asks the question itself (a question of the same kind holding all its words: "Party
    planning: how many are coming?") is answered by the first reply after it (within
    `CONTEXT_SPAN`, by someone else; of a question naming an author, by them) that holds the
-   answer: the reply rises to the asking message's score as a statement, plus
+   answer and neither jokes nor declines ("somewhere in London lol", "no idea"): the reply rises to the asking message's score as a statement, plus
    `REVISION_MARGIN` (`retrieval/replies.py`, `breakdown.replies_to`).
    identity: a question about nothing but who or what an entity is ("who is Bob?", "what is
    Harbor Hall?", "tell me about Dana") or what someone does ("what does Bob work on?", "what
@@ -278,6 +281,7 @@ from vaultmind.retrieval.answer_type import (
     asking,
     asks_about,
     asks_clock,
+    holds_answer,
     kind_terms,
 )
 from vaultmind.retrieval.entity_graph import EntityGraph
@@ -309,7 +313,7 @@ from vaultmind.retrieval.people import (
     speaker_codes,
     without_words,
 )
-from vaultmind.retrieval.replies import answered_replies, asks_the_question
+from vaultmind.retrieval.replies import answered_replies, asks_the_question, no_answer
 from vaultmind.retrieval.retold import retold_leaves
 from vaultmind.retrieval.revisions import changes
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
@@ -599,7 +603,7 @@ def walk(
     asks = _asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = _others(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
-    answers = _answer_bonus(answer_test(question, kind, content_terms), final, texts) if kind else set()
+    answers = _answer_bonus(_answer_test(question, kind, content_terms, final, texts, at, cols), final, texts) if kind else set()
     # "where…?" and "what time…?": the answer of the best-matching note, said in other words
     topic_answer = _topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_clock(question) else None
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
@@ -1070,6 +1074,34 @@ def _answer_bonus(holds: Callable[[str], bool], final: dict[str, tuple[float, fl
     return holding
 
 
+def _answer_test(
+    question: str,
+    kind: AnswerKind,
+    content_terms: Sequence[str],
+    final: Mapping[str, tuple[float, float]],
+    texts: Mapping[str, str],
+    at: dict[str, int],
+    cols: LeafColumns,
+) -> Callable[[str], bool]:
+    """What holds the answer (`answer_type.answer_test`). "What time…?" asks for a time of day
+    only where the memory says one of what it asks about: a leaf of `texts` (the strongest)
+    naming a time of day with a word of the question, or in the note of the best match (where
+    `_topic_answer` finds it). Otherwise the day it is on answers it, as for "when…?": "what
+    time is the launch?" of a memory that says only "the launch is Tuesday 23 April" is not
+    "Standup is at 9:30"."""
+    holds = answer_test(question, kind, content_terms)
+    if kind != "time" or not asks_clock(question) or not final:
+        return holds
+    wanted = frozenset(content_terms)
+    clocked = [leaf_id for leaf_id, text in texts.items() if holds(text)]
+    if any(not wanted.isdisjoint(terms(texts[leaf_id])) for leaf_id in clocked):
+        return holds
+    best = at[max(final, key=lambda leaf_id: final[leaf_id][0])]
+    if cols.known[best] and any(cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == cols.note[best] for leaf_id in clocked):
+        return holds
+    return lambda text: holds_answer(kind, text)
+
+
 def _topic_answer(
     final: dict[str, tuple[float, float]], answers: set[str], at: dict[str, int], cols: LeafColumns
 ) -> str | None:
@@ -1110,13 +1142,15 @@ def _replies(
     where the asking message would stand as a statement (`replies.answered_replies`). Reply id
     → the message it answers. For a question that names an author of the memory, `answers`
     holds only their messages: "what books has John read?" is not Tim's reply to John's "what
-    book are you reading?"."""
+    book are you reading?". A reply that jokes or declines ("somewhere in London lol", "Not
+    me", `replies.no_answer`) is passed over for the next."""
     asked = {
         leaf_id: ASKING_ONLY if how == "only" else ASKING_LAST
         for leaf_id, how in asks.items()
         if asks_the_question(texts[leaf_id], kind, content_terms)
     }
-    return answered_replies(final, asked, answers, lambda leaf_id: cols.place(at[leaf_id]), span=CONTEXT_SPAN, margin=REVISION_MARGIN)
+    answering = {leaf_id for leaf_id in answers if not no_answer(texts[leaf_id])}  # not a joke, not "no idea"
+    return answered_replies(final, asked, answering, lambda leaf_id: cols.place(at[leaf_id]), span=CONTEXT_SPAN, margin=REVISION_MARGIN)
 
 
 def _identity(
@@ -1156,7 +1190,8 @@ def _introducing(
     entity a question asks about is ("Helen Okafor from our finance team", "- Finance: Helen
     Okafor": `people.introduces`), when it has no note of its own: they are what the memory
     says of her, above the mails she signed or was sent. The entities the question's name
-    reads as (Helen, Helen Okafor) count alike."""
+    reads as (Helen, Helen Okafor) count alike, and so does that name: "This is Sam from legal"
+    introduces Sam Patel, asked "what is Sam's role?"."""
     out = np.zeros(len(cols.known))
     surface = next((name_terms(s) for e, s in qents if e == asked), None)
     same = {e for e, s in qents if name_terms(s) == surface}
@@ -1164,7 +1199,8 @@ def _introducing(
     mentioning = [leaf_id for leaf_id, ents in entity_leaves.items() if ents & same and leaf_id in at and not entity[at[leaf_id]]]
     if not mentioning:
         return out
-    names = [name for e in sorted(same) for name in _names(memory, e)]
+    # and the name the question uses: "Sam" of Sam Patel, whose note holds only his full name
+    names = [s for e, s in qents if e in same] + [name for e in sorted(same) for name in _names(memory, e)]
     rows = memory.leaves.rows(mentioning)
     said = [leaf_id for leaf_id in mentioning if (row := rows.get(leaf_id)) is not None and introduces(row["text"] or "", names)]
     out[[at[leaf_id] for leaf_id in said]] = IDENTITY_WEIGHT / 2
