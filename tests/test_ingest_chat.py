@@ -698,9 +698,9 @@ EDIT_BEFORE = (
 EDIT_AFTER = EDIT_BEFORE.replace("Dinner at 6 at the harbour", "Dinner at 7 at the harbour <This message was edited>")
 
 
-def _whatsapp_texts(vault: Path) -> list[str]:
-    """The texts of the one WhatsApp note, sorted (messages of one minute are in id order)."""
-    [note] = (vault / "sources/chat/whatsapp").rglob("*.md")
+def _whatsapp_texts(vault: Path, day: str = "") -> list[str]:
+    """The texts of the one WhatsApp note (of `day`), sorted (messages of one minute are in id order)."""
+    [note] = (vault / "sources/chat/whatsapp").rglob(f"*{day}.md")
     return sorted(leaf.text for leaf in parse_note(note.relative_to(vault).as_posix(), note.read_text(encoding="utf-8")).leaves)
 
 
@@ -728,6 +728,38 @@ def test_an_edited_whatsapp_message_is_one_message_whichever_export_comes_first(
         again = ingest_paths("chat", [export], vault)
         assert (again.messages_added, again.written, again.warnings) == (0, [], [])
         assert snapshot_files(vault) == settled
+
+
+@pytest.mark.parametrize("newest", ["Dinner at 8", "Dinner at 10"])  # (their ids sort either side of the middle one's)
+def test_a_whatsapp_message_edited_twice_shows_its_newest_text_when_three_exports_come_in_one_ingest(
+    tmp_path: Path, newest: str
+) -> None:
+    """Three exports of one chat in one ingest: before the edit, after it, after a second edit.
+    The newest export's text shows, the two before it quoted in turn, as when ingested oldest
+    first (the order of the ids had decided it: the text of the middle one could show)."""
+    later = "2024-03-05, 10:00 - Bob: see you\n"
+    exports = [
+        write(tmp_path / "march", "WhatsApp Chat with Alice.txt", EDIT_BEFORE),
+        write(tmp_path / "april", "WhatsApp Chat with Alice.txt", EDIT_AFTER + later),
+        write(
+            tmp_path / "may",
+            "WhatsApp Chat with Alice.txt",
+            EDIT_AFTER.replace("Dinner at 7", newest) + later + "2024-03-06, 11:00 - Alice: yes\n",
+        ),
+    ]
+    for n, paths in enumerate((exports, exports[::-1])):
+        (into := tmp_path / f"vault-{n}").mkdir()
+        report = ingest_paths("chat", paths, into)
+        assert (report.messages_edited, report.warnings) == (2, [])
+        assert _whatsapp_texts(into, "2024-03-04")[1] == (
+            f"{newest} at the harbour\n\n[edited, the text before:]\n> Dinner at 7 at the harbour\n>\n"
+            "> [edited, the text before:]\n> > Dinner at 6 at the harbour"
+        )
+        settled = snapshot_files(into)
+        for export in exports:
+            again = ingest_paths("chat", [export], into)
+            assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+            assert snapshot_files(into) == settled
 
 
 def test_an_older_whatsapp_export_does_not_take_a_deleted_message_for_an_edit(tmp_path: Path, vault: Path) -> None:

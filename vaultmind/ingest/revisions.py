@@ -44,8 +44,10 @@ def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
     (marked edited): one message, as when the older was ingested first (`replace_edited`): the
     id of the text before the edit, showing the new text, the one before quoted below it. The
     text before is the one message of the edit's author and time that no export holding the
-    edit holds."""
-    for message_id in sorted(group.edited & new.keys()):
+    edit holds. Edits of one message in several exports (edited twice) are joined oldest export
+    first (the one whose newest message is the oldest), so the newest text shows, each text
+    before it quoted in turn."""
+    for message_id in sorted(group.edited & new.keys(), key=lambda edit: (_newest_end(group, edit), edit)):
         edit = new[message_id]
         holders = group.held_by.get(message_id, set())
         before = [
@@ -63,6 +65,11 @@ def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
             new[before[0]] = replace(old, text=_with_before(note_text(edit.text), note_text(old.text), None))
             del new[message_id]
             plan.report.messages_edited += 1
+
+
+def _newest_end(group: Group, message_id: str) -> datetime:
+    """When the newest export of this ingest holding a message ends (its newest message)."""
+    return max(group.ends[n] for n in group.held_by[message_id])
 
 
 # the text WhatsApp shows in place of a message deleted for everyone (its languages): no edit

@@ -112,6 +112,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
         folder = f"{SOURCES_DIR}/{meta.kind}/{scope_folder(meta.scope)}"
         quoted = {quote.message_id: quote for quote in batch.quoted}
         earlier = dict(batch.earlier_texts)
+        end = max((to_utc(m.timestamp) for m in batch.messages), default=datetime.min.replace(tzinfo=UTC))
         for message in batch.messages:
             msg = _normalize(message, meta)
             day = to_utc(msg.timestamp).astimezone(zone).date().isoformat() if single is None else None
@@ -130,6 +131,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
             if msg.message_id in batch.edited:
                 group.edited.add(msg.message_id)
             group.held_by.setdefault(msg.message_id, set()).add(batch_no)
+            group.ends[batch_no] = end
             seen = group.messages.get(msg.message_id)
             if seen is None:
                 group.messages[msg.message_id] = msg
