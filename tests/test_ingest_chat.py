@@ -807,6 +807,24 @@ def test_whatsapp_dates_written_with_dots_are_day_first_without_a_guess(tmp_path
     assert [t[:10] for _, t, _ in texts(parse_whatsapp(path, date_order="mdy"))] == ["2024-01-02", "2024-01-03"]
 
 
+
+def test_whatsapp_dates_written_with_dots_in_order_only_month_first_are_read_so(tmp_path: Path, vault: Path) -> None:
+    """Dots say "day first" only when nothing else tells: dates that are in time order only
+    read month first ("01.09.24" then "02.01.24") are read so, as before, without a warning;
+    a vault that holds them so learns nothing new from the export."""
+    days = ["01.02.24", "01.03.24", "01.05.24", "01.09.24", "02.01.24"]
+    path = write(tmp_path, "WhatsApp Chat with Anna.txt", "".join(f"{d}, 10:00 - Anna: day {d}\n" for d in days))
+    assert [t[:10] for _, t, _ in texts(parse_whatsapp(path))] == [
+        "2024-01-02",
+        "2024-01-03",
+        "2024-01-05",
+        "2024-01-09",
+        "2024-02-01",
+    ]
+    first = ingest_paths("chat", [path], vault, date_order="mdy")
+    report = ingest_paths("chat", [path], vault)
+    assert (first.messages_added, report.messages_added, report.messages_edited, report.warnings) == (5, 0, 0, [])
+
 def test_one_message_sent_to_two_chats_stays_in_both(tmp_path: Path, vault: Path) -> None:
     """"Happy new year!" sent to two groups in the same minute has one hashed id in both: each
     chat keeps it, and neither chat's messages go into the other's note."""
