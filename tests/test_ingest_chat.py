@@ -1767,3 +1767,27 @@ def test_a_slack_file_without_a_title_is_named_by_its_name_or_type(tmp_path: Pat
     report = ingest_paths("chat", [path], before)
     assert (report.messages_added, report.warnings) == (0, [])
     assert snapshot_files(before) == settled
+
+
+def test_a_named_slack_file_slack_no_longer_shows_keeps_a_note_written_before_as_it_is(
+    tmp_path: Path, vault: Path
+) -> None:
+    """A deleted file, or one hidden by the workspace's plan, that still has its name reads
+    `[file: q3.pdf, deleted]`; a note an earlier vaultmind wrote as `[file: q3.pdf]` is the
+    message as read then: the export ingested again says nothing and changes nothing."""
+    files = [{"id": "F1", "name": "q3.pdf", "mode": "tombstone"}, {"id": "F2", "title": "Plan", "mode": "hidden_by_limit"}]
+    path = write(tmp_path / "now", "general.json", _slack_files(files))
+    ingest_paths("chat", [path], vault)
+    [note] = (vault / "sources/chat/slack").rglob("*.md")
+    leaves = parse_note(note.relative_to(vault).as_posix(), note.read_text(encoding="utf-8")).leaves
+    assert [leaf.text for leaf in leaves] == ["[file: q3.pdf, deleted]", "[file: Plan, hidden by the workspace's plan]"]
+    before = tmp_path / "vault-before"
+    before.mkdir()
+    # as an earlier vaultmind wrote them: by their name alone
+    then = write(tmp_path / "then", "general.json", _slack_files([{"id": "F1", "name": "q3.pdf"}, {"id": "F2", "title": "Plan"}]))
+    ingest_paths("chat", [then], before)
+    settled = snapshot_files(before)
+    for _ in range(2):
+        report = ingest_paths("chat", [path], before)
+        assert (report.messages_added, report.warnings) == (0, [])
+        assert snapshot_files(before) == settled
