@@ -762,6 +762,22 @@ def test_a_whatsapp_message_edited_twice_shows_its_newest_text_when_three_export
             assert snapshot_files(into) == settled
 
 
+def test_a_newer_whatsapp_export_with_its_media_is_no_older_text_of_an_edit(tmp_path: Path, vault: Path) -> None:
+    """An export without media, then a newer one with them attached: the message reads
+    `<Media omitted>` in one, `IMG-….jpg (file attached)` in the other, and no mark says it was
+    edited. The newer export ends after every message the notes hold, so it is no older export
+    of an edit: its text is no "text before" of the note's (both stay, as they did), and the
+    newer one ingested first takes the older one's text as before."""
+    without = "2024-03-04, 09:00 - Alice: <Media omitted>\n2024-03-04, 09:01 - Bob: nice\n"
+    attached = without.replace("<Media omitted>", "IMG-20240304-WA0001.jpg (file attached)") + "2024-03-05, 10:00 - Bob: more\n"
+    older = write(tmp_path / "march", "WhatsApp Chat with Alice.txt", without)
+    newer = write(tmp_path / "april", "WhatsApp Chat with Alice.txt", attached)
+    ingest_paths("chat", [older], vault)
+    report = ingest_paths("chat", [newer], vault)
+    assert (report.messages_added, report.messages_edited) == (2, 0)
+    assert _whatsapp_texts(vault, "2024-03-04") == ["<Media omitted>", "IMG-20240304-WA0001.jpg (file attached)", "nice"]
+
+
 def test_an_older_whatsapp_export_does_not_take_a_deleted_message_for_an_edit(tmp_path: Path, vault: Path) -> None:
     older = write(tmp_path / "march", "WhatsApp Chat with Alice.txt", EDIT_BEFORE)
     newer = write(tmp_path / "april", "WhatsApp Chat with Alice.txt", EDIT_BEFORE.replace("Dinner at 6 at the harbour", "This message was deleted"))

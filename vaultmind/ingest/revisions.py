@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from vaultmind.errors import VaultmindError
 from vaultmind.ingest.common import HASHED_ID_RE, cut_short
+from vaultmind.ingest.held import Existing
 from vaultmind.ingest.plan import Group, Plan
 from vaultmind.markdown.render import Message, note_text, to_utc
 
@@ -91,8 +92,12 @@ def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: di
     and its text, the older one quoted below it (as when ingested oldest first,
     `replace_edited`); the older id is not written. An older text that the note's starts with
     (an export cut inside it, or an edit that only added to it) is held already: known. Returns
-    the number of the note's messages changed so."""
+    the number of the note's messages changed so. An export that ends after every message of
+    the chat's notes is no older one (an export with its media attached, after one without:
+    `<Media omitted>` is no text before an edit): its messages stay new."""
     changed = 0
+    if max(group.ends.values()) > _newest_held(plan, group):
+        return 0
     for message_id in sorted(new.keys() - group.edited):
         old = new[message_id]
         at, text = to_utc(old.timestamp), note_text(old.text)
@@ -121,6 +126,28 @@ def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: di
         plan.report.messages_edited += 1
         changed += 1
     return changed
+
+
+# a day note of a chat (`2024-03-04.md`, a sibling `2024-03-04.2.md`)
+_DAY_NOTE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.\d+)?\.md")
+
+
+def _newest_held(plan: Plan, group: Group) -> datetime:
+    """The time of the newest message the chat's day notes hold (their `time_end`): those of
+    its newest day."""
+    folder = group.base.rsplit("/", 1)[0]
+    days = [found for name in plan.listing(folder) if (found := _DAY_NOTE_RE.fullmatch(name))]
+    newest = max((found[1] for found in days), default="")
+    notes = [plan.existing(f"{folder}/{found[0]}") for found in days if found[1] == newest]
+    ends = [_time_end(note) for note in notes if note is not None and note.source_id == group.meta.source_id]
+    return max((end for end in ends if end is not None), default=datetime.max.replace(tzinfo=UTC))
+
+
+def _time_end(note: Existing) -> datetime | None:
+    try:
+        return to_utc(datetime.fromisoformat(str(note.data.get("time_end")).replace("Z", "+00:00")))
+    except ValueError:
+        return None
 
 
 def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message], new: dict[str, Message]) -> int:
