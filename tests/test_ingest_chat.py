@@ -762,6 +762,30 @@ def test_a_whatsapp_message_edited_twice_shows_its_newest_text_when_three_export
             assert snapshot_files(into) == settled
 
 
+@pytest.mark.parametrize("order", [(2, 0, 1), (0, 2, 1)])
+def test_an_older_whatsapp_export_of_an_edit_ingested_after_a_newer_one_stays_below_the_newest_text(
+    tmp_path: Path, vault: Path, order: tuple[int, int, int]
+) -> None:
+    """Exports before an edit, after it, after a second edit, the newest not ingested last: an
+    export that ends before the notes' newest message is older than them, so its edit is a text
+    the message showed before the note's newest (it had become the newest, the note's text
+    quoted below it as its text before). Every export ingested again changes nothing."""
+    later = "2024-03-05, 10:00 - Bob: see you\n"
+    texts = [EDIT_BEFORE, EDIT_AFTER + later, EDIT_AFTER.replace("Dinner at 7", "Dinner at 8") + later + "2024-03-06, 11:00 - Alice: yes\n"]
+    exports = [write(tmp_path / f"export-{n}", "WhatsApp Chat with Alice.txt", text) for n, text in enumerate(texts)]
+    for n in order:
+        ingest_paths("chat", [exports[n]], vault)
+    assert _whatsapp_texts(vault, "2024-03-04")[1] == (
+        "Dinner at 8 at the harbour\n\n[edited, the text before:]\n> Dinner at 7 at the harbour\n>\n"
+        "> [edited, the text before:]\n> > Dinner at 6 at the harbour"
+    )
+    settled = snapshot_files(vault)
+    for export in exports:
+        again = ingest_paths("chat", [export], vault)
+        assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+        assert snapshot_files(vault) == settled
+
+
 def test_a_newer_whatsapp_export_with_its_media_is_no_older_text_of_an_edit(tmp_path: Path, vault: Path) -> None:
     """An export without media, then a newer one with them attached: the message reads
     `<Media omitted>` in one, `IMG-….jpg (file attached)` in the other, and no mark says it was

@@ -21,8 +21,11 @@ def replace_edited(plan: Plan, group: Group, current: dict[str, Message], new: d
     holds — the text before the edit. That message keeps its id and shows the new text, the one
     before quoted below it (`_with_before`: nothing is lost); the new id is not written (a later
     ingest knows it, `writer._same_messages`). With none, or several such messages, the edit is a new
-    message. Returns the number of the note's messages changed so."""
+    message. An export that ends before the newest message of the chat's notes is older than
+    them (ingested after a newer one): its edit is an earlier text of the note's, quoted below
+    the note's newest (`_below_newest`). Returns the number of the note's messages changed so."""
     changed = 0
+    older = max(group.ends.values()) < _newest_held(plan, group)
     for message_id in sorted(group.edited & new.keys()):
         edit = new[message_id]
         at = to_utc(edit.timestamp)
@@ -33,11 +36,26 @@ def replace_edited(plan: Plan, group: Group, current: dict[str, Message], new: d
         ]
         if len(before) == 1:
             old = current[before[0]]
-            current[before[0]] = replace(old, text=_with_before(note_text(edit.text), note_text(old.text), None))
+            said, own = note_text(old.text), note_text(edit.text)
             del new[message_id]
+            if older and own in versions(said):
+                plan.report.messages_known += 1
+                continue
+            current[before[0]] = replace(old, text=_below_newest(said, own) if older else _with_before(own, said, None))
             plan.report.messages_edited += 1
             changed += 1
     return changed
+
+
+def _below_newest(said: str, own: str) -> str:
+    """A note's message `said` with `own`, a text it showed before its newest (an older
+    export's edit), quoted below the newest, above the ones before it."""
+    newest, *earlier = versions(said)
+    chain = [newest, own, *earlier]
+    text = chain[-1]
+    for shown in reversed(chain[:-1]):  # (the oldest innermost, each quoted below the one after it)
+        text = _with_before(shown, text, None)
+    return text
 
 
 def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
