@@ -185,6 +185,15 @@ def test_a_mail_name_written_surname_first_is_read_in_reading_order(author: str,
         ("Marco: launching without the tier kills it.", "Marco", "ORG", True),  # someone speaking
         ("Dana said: We're booked for the 23rd.", "Dana", "PERSON", True),  # someone speaking
         ("Bob wrote: Beta by Friday", "Bob", "PERSON", True),
+        ("Kofi mentioned: The staging box is full again.", "Kofi", "PERSON", True),  # any verb in -ed
+        ("Amara thinks: We should ship on Friday.", "Amara", "PERSON", True),  # a verb of thinking
+        ("## Dana and Marco\n\nBoth agreed to the plan.", "Dana", "PERSON", True),  # a heading of names
+        ("## Dana, Marco & Bob\n\nBoth agreed.", "Dana", "PERSON", True),
+        ("## Tools and subscriptions\n\nDesign tool: €45", "Tools", "PERSON", False),  # not of names
+        ("| City | Team |\n|---|---|\n| Berlin | sales |", "Berlin", "GPE", True),  # a place in a table's body
+        ("| Berlin | Madrid |\n|---|---|\n| sales | support |", "Berlin", "GPE", False),  # … not its header
+        ("| Day | Marco | Dana |\n|---|---|---|\n| Mon | on call | off |", "Marco", "PERSON", True),  # a rota's column
+        ("| Who | Role |\n|---|---|\n| [[bob]] | backend |", "Who", "PERSON", False),  # a header's first cell
         ("| Pro | €4 |\n\nThe Pro tier stays in 1.0.", "Pro", "ORG", True),  # capitalised inside a sentence
         ("Target is still Tuesday 9 April.", "Target", "ORG", True),  # a sentence's start: no weak place
         ("Google is hiring again.", "Google", "ORG", True),

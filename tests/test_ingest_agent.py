@@ -377,3 +377,39 @@ def test_a_part_of_an_unknown_kind_is_kept_and_a_message_written_without_it_stay
     settled = snapshot_files(before)
     assert ingest_paths("agent", [path], before).warnings == []
     assert snapshot_files(before) == settled
+
+
+def test_server_and_mcp_tool_parts_are_dropped_as_tool_use_is(tmp_path: Path, vault: Path) -> None:
+    """Parts of a Claude Code transcript that are a server's or an MCP server's tool traffic
+    (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`, `mcp_tool_result`) are dropped
+    as tool_use and tool_result are, not kept as parts of unknown kinds: a message of nothing
+    else is no message, and a transcript an earlier vaultmind wrote gains nothing when ingested
+    again."""
+
+    def line(uuid: str, role: str, content: list[dict[str, Any]], second: int) -> str:
+        message = {"role": role, "content": content}
+        at = f"2025-03-04T09:00:{second:02d}Z"
+        return json.dumps({"type": role, "uuid": uuid, "sessionId": "S1", "timestamp": at, "message": message})
+
+    search = {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "python 3.13"}}
+    found = {"type": "web_search_tool_result", "tool_use_id": "s1", "content": [{"type": "web_search_result", "url": "https://docs.python.org"}]}
+    fetch = {"type": "mcp_tool_use", "id": "m1", "name": "fetch", "server_name": "web", "input": {"url": "https://example.com"}}
+    fetched = {"type": "mcp_tool_result", "tool_use_id": "m1", "content": [{"type": "text", "text": "page"}]}
+    lines = [
+        line("u1", "user", [{"type": "text", "text": "What is new in Python 3.13?"}], 0),
+        line("a1", "assistant", [{"type": "text", "text": "Let me search."}, search], 1),
+        line("a2", "assistant", [found], 2),
+        line("a3", "assistant", [fetch], 3),
+        line("u2", "user", [fetched], 4),
+        line("a4", "assistant", [{"type": "text", "text": "A free-threaded build."}], 5),
+    ]
+    path = write(tmp_path, "S1.jsonl", "\n".join(lines) + "\n")
+    report = ingest_paths("agent", [path], vault)
+    note = parse_note(report.written[0], (vault / report.written[0]).read_text(encoding="utf-8"))
+    assert [(leaf.message_id, leaf.text) for leaf in note.leaves] == [
+        ("u1", "What is new in Python 3.13?"),
+        ("a1", "Let me search."),
+        ("a4", "A free-threaded build."),
+    ]
+    again = ingest_paths("agent", [path], vault)
+    assert (again.messages_added, again.written, again.warnings) == (0, [], [])

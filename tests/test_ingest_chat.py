@@ -698,9 +698,9 @@ EDIT_BEFORE = (
 EDIT_AFTER = EDIT_BEFORE.replace("Dinner at 6 at the harbour", "Dinner at 7 at the harbour <This message was edited>")
 
 
-def _whatsapp_texts(vault: Path) -> list[str]:
-    """The texts of the one WhatsApp note, sorted (messages of one minute are in id order)."""
-    [note] = (vault / "sources/chat/whatsapp").rglob("*.md")
+def _whatsapp_texts(vault: Path, day: str = "") -> list[str]:
+    """The texts of the one WhatsApp note (of `day`), sorted (messages of one minute are in id order)."""
+    [note] = (vault / "sources/chat/whatsapp").rglob(f"*{day}.md")
     return sorted(leaf.text for leaf in parse_note(note.relative_to(vault).as_posix(), note.read_text(encoding="utf-8")).leaves)
 
 
@@ -728,6 +728,78 @@ def test_an_edited_whatsapp_message_is_one_message_whichever_export_comes_first(
         again = ingest_paths("chat", [export], vault)
         assert (again.messages_added, again.written, again.warnings) == (0, [], [])
         assert snapshot_files(vault) == settled
+
+
+@pytest.mark.parametrize("newest", ["Dinner at 8", "Dinner at 10"])  # (their ids sort either side of the middle one's)
+def test_a_whatsapp_message_edited_twice_shows_its_newest_text_when_three_exports_come_in_one_ingest(
+    tmp_path: Path, newest: str
+) -> None:
+    """Three exports of one chat in one ingest: before the edit, after it, after a second edit.
+    The newest export's text shows, the two before it quoted in turn, as when ingested oldest
+    first (the order of the ids had decided it: the text of the middle one could show)."""
+    later = "2024-03-05, 10:00 - Bob: see you\n"
+    exports = [
+        write(tmp_path / "march", "WhatsApp Chat with Alice.txt", EDIT_BEFORE),
+        write(tmp_path / "april", "WhatsApp Chat with Alice.txt", EDIT_AFTER + later),
+        write(
+            tmp_path / "may",
+            "WhatsApp Chat with Alice.txt",
+            EDIT_AFTER.replace("Dinner at 7", newest) + later + "2024-03-06, 11:00 - Alice: yes\n",
+        ),
+    ]
+    for n, paths in enumerate((exports, exports[::-1])):
+        (into := tmp_path / f"vault-{n}").mkdir()
+        report = ingest_paths("chat", paths, into)
+        assert (report.messages_edited, report.warnings) == (2, [])
+        assert _whatsapp_texts(into, "2024-03-04")[1] == (
+            f"{newest} at the harbour\n\n[edited, the text before:]\n> Dinner at 7 at the harbour\n>\n"
+            "> [edited, the text before:]\n> > Dinner at 6 at the harbour"
+        )
+        settled = snapshot_files(into)
+        for export in exports:
+            again = ingest_paths("chat", [export], into)
+            assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+            assert snapshot_files(into) == settled
+
+
+@pytest.mark.parametrize("order", [(2, 0, 1), (0, 2, 1)])
+def test_an_older_whatsapp_export_of_an_edit_ingested_after_a_newer_one_stays_below_the_newest_text(
+    tmp_path: Path, vault: Path, order: tuple[int, int, int]
+) -> None:
+    """Exports before an edit, after it, after a second edit, the newest not ingested last: an
+    export that ends before the notes' newest message is older than them, so its edit is a text
+    the message showed before the note's newest (it had become the newest, the note's text
+    quoted below it as its text before). Every export ingested again changes nothing."""
+    later = "2024-03-05, 10:00 - Bob: see you\n"
+    texts = [EDIT_BEFORE, EDIT_AFTER + later, EDIT_AFTER.replace("Dinner at 7", "Dinner at 8") + later + "2024-03-06, 11:00 - Alice: yes\n"]
+    exports = [write(tmp_path / f"export-{n}", "WhatsApp Chat with Alice.txt", text) for n, text in enumerate(texts)]
+    for n in order:
+        ingest_paths("chat", [exports[n]], vault)
+    assert _whatsapp_texts(vault, "2024-03-04")[1] == (
+        "Dinner at 8 at the harbour\n\n[edited, the text before:]\n> Dinner at 7 at the harbour\n>\n"
+        "> [edited, the text before:]\n> > Dinner at 6 at the harbour"
+    )
+    settled = snapshot_files(vault)
+    for export in exports:
+        again = ingest_paths("chat", [export], vault)
+        assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+        assert snapshot_files(vault) == settled
+
+
+def test_a_newer_whatsapp_export_with_its_media_is_no_older_text_of_an_edit(tmp_path: Path, vault: Path) -> None:
+    """An export without media, then a newer one with them attached: the message reads
+    `<Media omitted>` in one, `IMG-….jpg (file attached)` in the other, and no mark says it was
+    edited. The newer export ends after every message the notes hold, so it is no older export
+    of an edit: its text is no "text before" of the note's (both stay, as they did), and the
+    newer one ingested first takes the older one's text as before."""
+    without = "2024-03-04, 09:00 - Alice: <Media omitted>\n2024-03-04, 09:01 - Bob: nice\n"
+    attached = without.replace("<Media omitted>", "IMG-20240304-WA0001.jpg (file attached)") + "2024-03-05, 10:00 - Bob: more\n"
+    older = write(tmp_path / "march", "WhatsApp Chat with Alice.txt", without)
+    newer = write(tmp_path / "april", "WhatsApp Chat with Alice.txt", attached)
+    ingest_paths("chat", [older], vault)
+    report = ingest_paths("chat", [newer], vault)
+    assert (report.messages_added, report.messages_edited) == (2, 0)
+    assert _whatsapp_texts(vault, "2024-03-04") == ["<Media omitted>", "IMG-20240304-WA0001.jpg (file attached)", "nice"]
 
 
 def test_an_older_whatsapp_export_does_not_take_a_deleted_message_for_an_edit(tmp_path: Path, vault: Path) -> None:
@@ -774,6 +846,24 @@ def test_whatsapp_dates_written_with_dots_are_day_first_without_a_guess(tmp_path
     assert [t[:10] for _, t, _ in texts(parse_whatsapp(path))] == ["2024-02-01", "2024-03-01"]
     assert [t[:10] for _, t, _ in texts(parse_whatsapp(path, date_order="mdy"))] == ["2024-01-02", "2024-01-03"]
 
+
+
+def test_whatsapp_dates_written_with_dots_in_order_only_month_first_are_read_so(tmp_path: Path, vault: Path) -> None:
+    """Dots say "day first" only when nothing else tells: dates that are in time order only
+    read month first ("01.09.24" then "02.01.24") are read so, as before, without a warning;
+    a vault that holds them so learns nothing new from the export."""
+    days = ["01.02.24", "01.03.24", "01.05.24", "01.09.24", "02.01.24"]
+    path = write(tmp_path, "WhatsApp Chat with Anna.txt", "".join(f"{d}, 10:00 - Anna: day {d}\n" for d in days))
+    assert [t[:10] for _, t, _ in texts(parse_whatsapp(path))] == [
+        "2024-01-02",
+        "2024-01-03",
+        "2024-01-05",
+        "2024-01-09",
+        "2024-02-01",
+    ]
+    first = ingest_paths("chat", [path], vault, date_order="mdy")
+    report = ingest_paths("chat", [path], vault)
+    assert (first.messages_added, report.messages_added, report.messages_edited, report.warnings) == (5, 0, 0, [])
 
 def test_one_message_sent_to_two_chats_stays_in_both(tmp_path: Path, vault: Path) -> None:
     """"Happy new year!" sent to two groups in the same minute has one hashed id in both: each
@@ -1717,3 +1807,27 @@ def test_a_slack_file_without_a_title_is_named_by_its_name_or_type(tmp_path: Pat
     report = ingest_paths("chat", [path], before)
     assert (report.messages_added, report.warnings) == (0, [])
     assert snapshot_files(before) == settled
+
+
+def test_a_named_slack_file_slack_no_longer_shows_keeps_a_note_written_before_as_it_is(
+    tmp_path: Path, vault: Path
+) -> None:
+    """A deleted file, or one hidden by the workspace's plan, that still has its name reads
+    `[file: q3.pdf, deleted]`; a note an earlier vaultmind wrote as `[file: q3.pdf]` is the
+    message as read then: the export ingested again says nothing and changes nothing."""
+    files = [{"id": "F1", "name": "q3.pdf", "mode": "tombstone"}, {"id": "F2", "title": "Plan", "mode": "hidden_by_limit"}]
+    path = write(tmp_path / "now", "general.json", _slack_files(files))
+    ingest_paths("chat", [path], vault)
+    [note] = (vault / "sources/chat/slack").rglob("*.md")
+    leaves = parse_note(note.relative_to(vault).as_posix(), note.read_text(encoding="utf-8")).leaves
+    assert [leaf.text for leaf in leaves] == ["[file: q3.pdf, deleted]", "[file: Plan, hidden by the workspace's plan]"]
+    before = tmp_path / "vault-before"
+    before.mkdir()
+    # as an earlier vaultmind wrote them: by their name alone
+    then = write(tmp_path / "then", "general.json", _slack_files([{"id": "F1", "name": "q3.pdf"}, {"id": "F2", "title": "Plan"}]))
+    ingest_paths("chat", [then], before)
+    settled = snapshot_files(before)
+    for _ in range(2):
+        report = ingest_paths("chat", [path], before)
+        assert (report.messages_added, report.warnings) == (0, [])
+        assert snapshot_files(before) == settled

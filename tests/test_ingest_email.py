@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import write
 from vaultmind.errors import IngestError
+from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.email import normalize_subject, parse_email_paths, parse_email_paths_with_report
 from vaultmind.ingest.held import message_ids
 from vaultmind.ingest.model import SourceBatch
@@ -919,3 +920,30 @@ def test_a_date_whose_zone_is_an_offset_after_gmt_or_a_zone_name_is_read_in_it(t
     [[plain]] = [b.messages for b in parse_email_paths([write(tmp_path / "p", "a.eml", head + "+0000\n\nSee you.\n")])]
     assert zoned.timestamp == datetime.fromisoformat(f"2024-03-12T{utc}:00+00:00")
     assert zoned.message_id == plain.message_id and zoned.message_id.startswith("nomid-")
+
+
+@pytest.mark.parametrize(
+    ("dated_then", "utc"),
+    [
+        ("Received: from mx.example.com by mail.example.com; Tue, 12 Mar 2024 09:05:00 +0000\n", "09:05"),
+        ("", "08:30"),  # no Received: the mbox's From line dated it
+    ],
+)
+def test_a_message_without_a_message_id_whose_date_is_read_only_now_keeps_its_id(
+    tmp_path: Path, vault: Path, dated_then: str, utc: str
+) -> None:
+    """A Date an earlier vaultmind could not read at all ("2024-03-12 10:00:00 CET") dated the
+    message by its Received header or its envelope, and its id hashed that time. Read now (its
+    zone known), the message keeps that id: an mbox ingested before is known, not written twice."""
+    envelope = "From a@example.com Tue Mar 12 08:30:00 2024\n"
+    head = f"{envelope}{dated_then}From: a@example.com\nTo: b@example.com\nSubject: Zones\n"
+    then = write(tmp_path / "then", "box.mbox", head + "\nSee you.\n")  # as it was read: no Date
+    now = write(tmp_path / "now", "box.mbox", head + "Date: 2024-03-12 10:00:00 CET\n\nSee you.\n")
+    [[was]] = [b.messages for b in parse_email_paths([then])]
+    [[read]] = [b.messages for b in parse_email_paths([now])]
+    assert was.timestamp == datetime.fromisoformat(f"2024-03-12T{utc}:00+00:00")
+    assert read.timestamp == datetime.fromisoformat("2024-03-12T09:00:00+00:00")
+    assert read.message_id == was.message_id
+    ingest_paths("email", [then], vault)
+    report = ingest_paths("email", [now], vault)
+    assert (report.messages_added, report.messages_known) == (0, 1)

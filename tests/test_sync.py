@@ -239,7 +239,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025", "0027"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients, your notes' dates
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025", "0027", "0028"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients, your notes' dates, message refs
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
@@ -268,6 +268,27 @@ def test_an_index_holding_a_dated_note_of_yours_is_rebuilt_for_its_date(vault: P
         rows = dump_index(memory)
         memory.reindex()
         assert dump_index(memory) == rows
+
+
+def test_an_index_holding_a_message_without_a_ref_is_rebuilt_to_cite_it(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0028: a WhatsApp message (its meta line names no `ref`) cites
+    `chat://whatsapp/<chat>/<id>`, derived when indexed; an index from before, whose row has no
+    ref, is rebuilt once for it, and the note is not touched."""
+    meta = SourceMeta(kind="chat", source_id="whatsapp:Family Group", scope="whatsapp/Family Group", title="Family Group")
+    message = Message(message_id="h-0123456789abcdef", author="Alice", timestamp="2024-03-04T09:00:00Z", text="The boat rental opens on Saturday")
+    note = write(vault, "sources/chat/whatsapp/family-group/2024-03-04.md", render_source_note(meta, [message]))
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    before = snapshot_files(vault)
+    config = _indexed_before(vault, monkeypatch, "0028", then=["UPDATE leaves SET source_ref = NULL"])
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        refs = dict(memory.index.query("SELECT note_path, source_ref FROM leaves"))
+        assert refs == {note.relative_to(vault).as_posix(): "chat://whatsapp/Family%20Group/h-0123456789abcdef", "plain.md": None}
+        rows = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == rows
+    assert snapshot_files(vault) == before and "ref=" not in note.read_text(encoding="utf-8")
 
 
 def test_an_index_holding_a_nouns_old_term_is_rebuilt_for_its_verbs(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,6 +23,7 @@ from vaultmind.retrieval.answer_type import (
     asking,
     holds_answer,
     kind_terms,
+    names_clock,
 )
 from vaultmind.retrieval.spelling import joined_words
 
@@ -631,3 +632,60 @@ def test_how_much_asks_for_a_sum_said_of_what_it_asks_about(vault: Path) -> None
         memory.sync()
         hits = memory.walk("How much does the load test cost?", limit=3)["hits"]
         assert hits[0]["content"].startswith("€1,200"), [h["content"][:40] for h in hits]
+
+
+def test_what_time_of_something_the_memory_gives_only_a_day_for_is_answered_by_the_day(vault: Path) -> None:
+    """"What time is the launch?" where no message names a time of day for the launch: the one
+    that says its day ("Tuesday 23 April") answers, as it answers "when is the launch?", above
+    the messages that name a time of day of other things ("Standup is at 9:30")."""
+    write_chat(vault, "2024-03-04", [("Tom Becker", "What time is the standup tomorrow?"),
+                                     ("Alice Chen", "Standup is at 9:30 as usual, in the small room."),
+                                     ("Sam Patel", "Doors at 7pm, food at 8"),
+                                     ("Rose Martin", "Setup starts at noon on the Saturday")])  # fmt: skip
+    write_chat(vault, "2024-03-06", [("Jordan Lee", "Hello! Excited to be here, I'm working on the analytics dashboard."),
+                                     ("Tom Becker", "When is the launch?"),
+                                     ("Alice Chen", "Tuesday 23 April, it's in the product sync notes."),
+                                     ("Priya Natarajan", "The new monitoring setup costs $450 a month, I got the quote today.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What time is the launch?", limit=3)["hits"]
+        assert any(h["content"].startswith("Tuesday 23 April") and h["breakdown"]["answer"] for h in hits), [h["content"][:30] for h in hits]
+        assert not any(h["breakdown"]["answer"] for h in hits if "9:30" in h["content"])
+
+
+def test_an_hour_said_after_at_is_a_time_of_day(vault: Path) -> None:
+    """"Thursday at 10, he texted me" and "the review is at 3 on Thursday" name a time of day,
+    as "10:00" does: "what time is the landlord coming?" asked in the chat is answered by the
+    reply that says so, not passed over for a message with "8pm" about something else."""
+    assert names_clock("Thursday at 10, he texted me") and names_clock("The review is at 3 on Thursday.")
+    assert not names_clock("Driving at 10 km/h") and not names_clock("Prices grew at 3 percent")
+    write_chat(vault, "2024-03-10", [("Nell Byrne", "When is the landlord coming?"),
+                                     ("Olly Grant", "who knows, he said 2024 haha"),
+                                     ("Priti Shah", "Thursday at 10, he texted me"),
+                                     ("Priti Shah", "What time is the match on?"),
+                                     ("Olly Grant", "kick off 8pm")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What time is the landlord coming?", limit=3)["hits"]
+        assert hits[0]["content"].startswith("Thursday at 10"), [h["content"][:30] for h in hits]
+
+
+def test_a_sum_said_of_what_the_sentence_before_names_answers_how_much(vault: Path) -> None:
+    """"How much is the hotel?": Ana's "It's £320 for three nights" says the hotel's price of
+    the hotel her message before named; a sentence that opens by pointing back counts as said
+    of the question's words (it had lost its answer to "said in a sentence with the question's
+    words", below "Nice! How much is it?"), while a sum said of another thing still does not."""
+    holds = answer_test("How much is the hotel?", "quantity", ["hotel"])
+    assert holds("It's £320 for three nights, breakfast included.") and holds("Found a hotel. It costs £50.")
+    assert not holds("The car is €210.")
+    write_chat(vault, "2024-03-09", [("Ana Costa", "Found a hotel in Porto for the trip, right by the river."),
+                                     ("Ben Hart", "Nice! How much is it?"),
+                                     ("Ana Costa", "It's £320 for three nights, breakfast included."),
+                                     ("Ben Hart", "The car rental is sorted. It comes to €210 for the week."),
+                                     ("Ana Costa", "We have three full days in Porto, then Lisbon."),
+                                     ("Ben Hart", "Museum tickets booked! €18 each.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("How much is the hotel?", limit=3)["hits"]
+        priced = [h for h in hits if h["content"].startswith("It's £320")]
+        assert priced and priced[0]["breakdown"]["answer"], [h["content"][:30] for h in hits]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
-from vaultmind.retrieval.replies import asks_the_question
+from vaultmind.retrieval.replies import asks_the_question, no_answer
 
 from .conftest import write_chat
 
@@ -33,3 +33,25 @@ def test_a_question_asked_in_the_chat_is_answered_by_the_reply(vault: Path) -> N
         assert hits[0]["breakdown"]["replies_to"] is not None
         books = memory.walk("What books has John read?", limit=5)["hits"]
         assert all(h["breakdown"]["replies_to"] is None for h in books if h["author"] == "Tim")
+
+
+def test_a_reply_that_jokes_or_declines_is_passed_over_for_the_answer(vault: Path) -> None:
+    """"Where are we meeting for brunch?" is answered by Nell's "The Breakfast Club on Hoxton
+    Square", not by Olly's "somewhere in London lol" before it, which names a place too; "who is
+    bringing the speaker?" is not answered by "Not me, mine is broken since May"."""
+    assert no_answer("somewhere in London lol") and no_answer("Not me, mine is broken since May")
+    assert not no_answer("The Breakfast Club on Hoxton Square")
+    write_chat(vault, "2024-03-10", [("Priti Shah", "Where are we meeting for brunch?"),
+                                     ("Olly Grant", "somewhere in London lol"),
+                                     ("Nell Byrne", "The Breakfast Club on Hoxton Square"),
+                                     ("Olly Grant", "Who is bringing the speaker for Sunday?"),
+                                     ("Nell Byrne", "Not me, mine is broken since May"),
+                                     ("Priti Shah", "Tom Baker has one, I will ask him")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        for question, lifted, passed in (("Where are we meeting for brunch?", "The Breakfast Club", "somewhere"),
+                                         ("Who is bringing the speaker?", "Tom Baker", "Not me")):  # fmt: skip
+            hits = memory.walk(question, limit=5)["hits"]
+            replies = [h["content"] for h in hits if h["breakdown"]["replies_to"] is not None]
+            assert replies and replies[0].startswith(lifted), [h["content"][:30] for h in hits]
+            assert not any(h["content"].startswith(passed) and h["breakdown"]["replies_to"] for h in hits)

@@ -247,3 +247,23 @@ def test_who_someone_is_is_found_where_a_message_or_document_says_it(vault: Path
             assert any("finance team" in h["content"] or "Finance (" in h["content"] for h in hits[:1]), first
             said = [h for h in hits if h["breakdown"]["identity"] > 0]
             assert len(said) == 2 and not any(h["content"].startswith("Thanks") for h in said), first
+
+
+def test_someone_introduced_by_first_name_is_found_when_their_note_is_a_heading(vault: Path) -> None:
+    """"What is Sam's role?" of Sam Patel, whose note holds only his name: Lena's "This is Sam
+    from legal" says who he is, by the name the question uses, above his own messages; "Sam
+    from legal" introduces him as "Helen from our finance team" does, "from home" does not."""
+    assert introduces("This is Sam from legal, he's helping with the venue contract", ["Sam"])
+    assert not introduces("I heard from Sam from home today.", ["Sam"])
+    write(vault, "entities/person/sam-patel.md", "---\nvaultmind: entity\nid: \"person:sam-patel\"\nkind: person\n"
+                                                 "display_name: Sam Patel\naliases: []\n---\n# Sam Patel\n")  # fmt: skip
+    write_chat(vault, "2024-03-01", [("Lena Hoffmann", "Hi all! Party planning for Jo's 40th starts now"),
+                                     ("Lena Hoffmann", "This is Sam from legal, he's helping with the venue contract"),
+                                     ("Sam Patel", "Hi everyone, happy to help"),
+                                     ("Sam Patel", "Doors at 7pm, food at 8"),
+                                     ("Sam Patel", "Contract signed, deposit of £100 paid")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("What is Sam's role?", limit=3, reference_time=MARCH_12)["hits"]
+        assert hits[0]["content"].startswith("This is Sam from legal"), [h["content"][:30] for h in hits]
+        assert hits[0]["breakdown"]["identity"] > 0

@@ -222,13 +222,20 @@ _LINE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,3}[.)])[ \t]+)?(?:\
 # the title of a heading ("## ") or of a callout ("> [!warning] ")
 _TITLE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:#{1,6}|\[![\w-]+\][+-]?)[ \t]+")
 _CELL_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*\|(?:[^|\n]*\|)*[ \t]*")  # the start of a table cell
+_FIRST_CELL = re.compile(r"[ \t]*(?:>[ \t]*)*\|[ \t]*")  # … of a row's first cell
 _TABLE_RULE = re.compile(r"[ \t]*(?:>[ \t]*)*\|?[ \t]*:?-{3,}")  # the line under a table's header row
 # a label: the word, up to three lower-case words, a colon, then a value that is no lower-case
 # word ("Owner: Marco Ruiz", "Hire fee: €4,200"); "Marco: launching without …" is someone speaking
 _LABEL = re.compile(r"((?:[ \t]+[a-z][\w'’-]*){0,3})[ \t]*(?:\([^()\n]*\))?:[ \t]+(?=[^\sa-z])")
 _MORE_WORDS = re.compile(r"[ \t]+[a-z]")  # a heading that goes on in lower case: "Tools and subscriptions"
+# a heading that goes on with other names only: "## Dana and Marco", "## Dana, Marco & Bob"
+_MORE_NAMES = re.compile(r"(?:[ \t]*(?:,|&|\band\b)[ \t]*[A-Z][\w'’-]*)+[ \t]*#*[ \t]*")
 # a label that says who speaks, not what a line is about: "Dana said: we're booked"
-_SAYING = frozenset("said says wrote writes asked asks replied replies added adds answered answers told".split())
+_IN_TABLES = ("person", "place")  # kinds a table's body names in cells of their own: "| 2 April | Bob |", "| Berlin |"
+_SAYING = frozenset(
+    "said says wrote writes asked asks replied replies added adds answered answers told tells mentions notes "
+    "thinks thought feels felt suggests proposes reckons explains confirms agrees comments reports argues".split()
+)
 
 
 def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> bool:
@@ -242,19 +249,24 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
     evidence: the first word of a heading, a callout's title or a table cell ("## Tools and
     subscriptions", "| Infrastructure | €2,100 |"), and the first word of a label ("Owner:
     Marco Ruiz", "Hire fee: €4,200"). A person is named alone in a heading, a table's body or
-    before a colon all the time ("## Dana", "| 2 April | Beta | Bob |", "Bob: beta by Friday"),
-    so a person's hit is weak only in a heading that goes on in lower case, a table's header
-    row and a label of several words (not "Dana said:"). The first word of a sentence is no weak place: "Target
-    is still 9 April" cannot be told from "Google is hiring" without a dictionary."""
+    before a colon all the time ("## Dana", "## Dana and Marco", "| 2 April | Beta | Bob |",
+    "Bob: beta by Friday"), so a person's hit is weak only in a heading that goes on in lower
+    case, the first cell of a table's header row ("| Line | Amount |"; the columns after it are
+    people's in a rota, "| Week | Anna | Ben |") and a label of several words that is no verb
+    of saying or thinking ("Dana said:", "Kofi mentioned:", "Amara thinks:" are someone
+    speaking); a place too is named in a table's body ("| Berlin | sales |"). The first word of
+    a sentence is no weak place: "Target is still 9 April" cannot be told from "Google is
+    hiring" without a dictionary."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
     head, rest = text[line_start:start], text[end:line_end]
     person = kind == "person"
     if _TITLE_HEAD.fullmatch(head):
-        return not person or _MORE_WORDS.match(rest) is not None
+        return not person or (_MORE_WORDS.match(rest) is not None and _MORE_NAMES.fullmatch(rest) is None)
     if _CELL_HEAD.fullmatch(head):
-        return not person or _TABLE_RULE.match(text, line_end + 1) is not None
+        header = _TABLE_RULE.match(text, line_end + 1) is not None
+        return kind not in _IN_TABLES or (header and (not person or _FIRST_CELL.fullmatch(head) is not None))
     if _LINE_HEAD.fullmatch(head):
         label = _LABEL.match(rest)
         return label is not None and (not person or _labels_a_thing(label.group(1)))
@@ -265,7 +277,7 @@ def _labels_a_thing(words: str) -> bool:
     """Whether the lower-case words between a person's hit and a colon make it a label of a
     thing ("Hire fee:"), not someone speaking ("Dana said:", "Bob wrote:")."""
     said = words.split()
-    return bool(said) and said[0] not in _SAYING
+    return bool(said) and said[0] not in _SAYING and not said[0].endswith("ed")  # "Kofi mentioned:"
 
 
 def _named_inside(text: str, surface: str) -> bool:

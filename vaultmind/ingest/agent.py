@@ -12,7 +12,8 @@ is a part of a list of no kind vaultmind knows (a message written before such pa
 keeps its text).
 What is dropped:
 - system / developer prompts, `tool` / `function` results, `tool_calls` / `function_call`, and
-  content parts of type tool_use, tool_result, function_call(_output), thinking, reasoning;
+  content parts of type tool_use, tool_result, function_call(_output), thinking, reasoning
+  (and, in a list, any `…tool_use`, `…tool_result`, `…_call`, `…_call_output`);
   `<tool_call>…</tool_call>`-style blocks inside text; a message that is only a tool call's JSON;
 - base64 payloads: data URIs become `[image]` (or `[data]`), image parts `[image]`;
 - model-written recaps (`is_recap`): a flag (`is_summary`, `isCompactSummary`, `is_recap`, or a
@@ -61,6 +62,11 @@ IMAGE_PARTS = frozenset({"image_url", "image", "input_image", "output_image"})
 DROPPED_PARTS = frozenset(
     {"tool_use", "tool_result", "function_call", "function_call_output", "thinking", "redacted_thinking", "reasoning"}
 )
+# a part of a list that is tool traffic by its kind's name, as tool_use and tool_result are: a
+# server's or an MCP server's tool (`server_tool_use`, `web_search_tool_result`,
+# `mcp_tool_result`), an OpenAI built-in one (`web_search_call`, `computer_call_output`);
+# dropped, as vaultmind always dropped such parts, not kept as parts of unknown kinds are
+_TOOL_PART_RE = re.compile(r"(?:tool_use|tool_result|_call|_call_output)$")
 RECAP_FLAGS = frozenset({"summary", "recap", "compaction", "conversation_summary", "compact_summary"})
 RECAP_OPENINGS = (
     "summary of the conversation",
@@ -285,7 +291,7 @@ def _prose(content: Any, *, unknown: bool = True) -> str:
                     pieces.append(part["text"])
                 elif kind in IMAGE_PARTS:
                     pieces.append("[image]")
-                elif unknown:
+                elif unknown and not _TOOL_PART_RE.search(kind):
                     pieces.append(_object_prose(part))
     else:
         return ""

@@ -32,7 +32,7 @@ from vaultmind.ingest.common import (
 )
 from vaultmind.ingest.errors import ingest_error
 from vaultmind.ingest.model import SourceBatch
-from vaultmind.markdown.render import Message, SourceMeta
+from vaultmind.markdown.render import Message, SourceMeta, chat_ref
 
 DEFAULT_PLATFORM = "chat"
 
@@ -174,10 +174,7 @@ def _message(
     source_ref = as_str(item.get("source_ref"))
     thread = as_str(item.get("thread"))
     if thread:
-        base = (
-            source_ref
-            or f"chat://{quote(platform, safe='')}/{quote(conv, safe='')}/{quote(message_id, safe='')}"
-        )
+        base = source_ref or chat_ref(platform, conv, message_id)
         source_ref = f"{base}{'&' if '?' in base else '?'}thread={quote(thread, safe='')}"
     return conv, Message(
         message_id=message_id, author=author.strip(), timestamp=timestamp, text=text, source_ref=source_ref

@@ -34,7 +34,8 @@ else the mbox `From ` line / Maildir file name, else the file's modification tim
 one warning per file); `answers` = In-Reply-To, then
 References (a note records those it does not hold: a reply ingested before its parent is
 found by it, and the parent joins its note); text = the new text only
-(`ingest/quotes.py`) plus an `Attachments: …` line; `ref` `mid:<id>`. The quoted parent cut
+(`ingest/quotes.py`) plus an `Attachments: …` line; `ref` `mid:<id>` (none without a
+Message-ID: the index cites `email://<account>/<id>`, `render.derived_ref`). The quoted parent cut
 from a message goes with its batch (`SourceBatch.quoted`): the writer puts it back when the
 message it answers is neither in the ingest nor in the vault.
 
@@ -48,7 +49,7 @@ import hashlib
 import mailbox
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from email import policy as email_policy
 from email.parser import BytesParser
@@ -364,12 +365,23 @@ def _accept(raw: _Raw, warnings: list[str]) -> _Mail | DatedOtherwise | None:
         warnings.append(f"{raw.origin}: no sender (From, Sender, Reply-To, Return-Path); author 'unknown'")
     if parsed.message_id:
         return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin, raw.file, named, by)
-    # a file's modification time is no part of the message: a copy of the file is the same message
-    when = "" if by == "mtime" else (parsed.date_read_before or at).isoformat()
     digest = hashlib.sha256(
-        "\0".join([author, when, parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
+        "\0".join([author, _id_time(raw, parsed, at, by), parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
     ).hexdigest()
     return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account, raw.origin, raw.file, named, by)
+
+
+def _id_time(raw: _Raw, parsed: ParsedEmail, at: datetime, by: DatedBy) -> str:
+    """The time the id of a message without a Message-ID hashes: the one an earlier vaultmind
+    read (`ParsedEmail.date_read_before`; a Date it could not read, the envelope), so a message
+    it wrote keeps its id. A file's modification time is no part of the message: a copy of the
+    file is the same message."""
+    if parsed.date_unread_before:
+        then, by = _dated(raw, replace(parsed, date=None))
+        at = then if then is not None else at
+    elif parsed.date_read_before is not None:
+        at = parsed.date_read_before
+    return "" if by == "mtime" else at.isoformat()
 
 
 def _dated(raw: _Raw, parsed: ParsedEmail) -> tuple[datetime | None, DatedBy]:

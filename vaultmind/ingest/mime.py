@@ -95,9 +95,13 @@ class ParsedEmail:
     date_source: str  # "Date", "Received" or "" (no usable date)
     body: str
     attachments: tuple[Attachment, ...] = ()
-    # the Date as vaultmind read it before it knew its zone ("GMT+1", "CET": as UTC), when that
-    # differs: a message without a Message-ID keeps the id hashed from it
+    # the time vaultmind read from the headers before it knew a Date's zone ("GMT+1", "CET": as
+    # UTC; "2024-03-12 10:00:00 CET" not at all, so the newest Received), when that differs: a
+    # message without a Message-ID keeps the id hashed from it
     date_read_before: datetime | None = None
+    # a Date read only since, in a message without a Received header: vaultmind dated it then by
+    # its envelope (an mbox From line) or its file's time, and hashed that into its id
+    date_unread_before: bool = False
     html_only: bool = False
     problems: tuple[str, ...] = ()
     to: tuple[str, ...] = ()  # recipients as `author` is written ("Name <addr>" or the address)
@@ -623,11 +627,13 @@ def parse_message(data: bytes) -> ParsedEmail:
         if author:
             break
     date = _parse_date(_first(headers, "date"))
-    before = _parse_date(_first(headers, "date"), zones=False)
+    received = _received_date(headers.get("received", []))
     date_source = "Date" if date is not None else ""
     if date is None:
-        date = _received_date(headers.get("received", []))
+        date = received
         date_source = "Received" if date is not None else ""
+    # (as an earlier vaultmind read it: a Date whose zone it did not know, else the Received)
+    before = _parse_date(_first(headers, "date"), zones=False) or received
     ids = _ids(_first(headers, "message-id"))
     text = _NBSP_RE.sub(" ", "\n\n".join(body.texts))
     problems = list(dict.fromkeys(body.problems))
@@ -644,6 +650,7 @@ def parse_message(data: bytes) -> ParsedEmail:
         date=date,
         date_source=date_source,
         date_read_before=before if date_source == "Date" and before != date else None,
+        date_unread_before=date_source == "Date" and before is None,
         body=_cap(text),
         attachments=_listed_once(body.attachments),
         html_only=body.html_used and not body.plain_used,

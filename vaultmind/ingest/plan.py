@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 from vaultmind.ingest.held import (
@@ -145,6 +145,8 @@ class Group:
     views: list[tuple[frozenset[str], dict[str, str]]] = field(default_factory=list)
     batches: set[int] = field(default_factory=set)  # the exports (by their place in the ingest) seen
     held_by: dict[str, set[int]] = field(default_factory=dict)  # the exports that hold each message
+    # each export's newest message (of all its days): the later an export ends, the newer it is
+    ends: dict[int, datetime] = field(default_factory=dict)
 
 
 def say_wide(plan: Plan, paths: Sequence[str], what: str) -> None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from vaultmind.errors import VaultmindError
 from vaultmind.ingest.common import HASHED_ID_RE, cut_short
+from vaultmind.ingest.held import Existing
 from vaultmind.ingest.plan import Group, Plan
 from vaultmind.markdown.render import Message, note_text, to_utc
 
@@ -20,8 +21,11 @@ def replace_edited(plan: Plan, group: Group, current: dict[str, Message], new: d
     holds — the text before the edit. That message keeps its id and shows the new text, the one
     before quoted below it (`_with_before`: nothing is lost); the new id is not written (a later
     ingest knows it, `writer._same_messages`). With none, or several such messages, the edit is a new
-    message. Returns the number of the note's messages changed so."""
+    message. An export that ends before the newest message of the chat's notes is older than
+    them (ingested after a newer one): its edit is an earlier text of the note's, quoted below
+    the note's newest (`_below_newest`). Returns the number of the note's messages changed so."""
     changed = 0
+    older = max(group.ends.values()) < _newest_held(plan, group)
     for message_id in sorted(group.edited & new.keys()):
         edit = new[message_id]
         at = to_utc(edit.timestamp)
@@ -32,11 +36,26 @@ def replace_edited(plan: Plan, group: Group, current: dict[str, Message], new: d
         ]
         if len(before) == 1:
             old = current[before[0]]
-            current[before[0]] = replace(old, text=_with_before(note_text(edit.text), note_text(old.text), None))
+            said, own = note_text(old.text), note_text(edit.text)
             del new[message_id]
+            if older and own in versions(said):
+                plan.report.messages_known += 1
+                continue
+            current[before[0]] = replace(old, text=_below_newest(said, own) if older else _with_before(own, said, None))
             plan.report.messages_edited += 1
             changed += 1
     return changed
+
+
+def _below_newest(said: str, own: str) -> str:
+    """A note's message `said` with `own`, a text it showed before its newest (an older
+    export's edit), quoted below the newest, above the ones before it."""
+    newest, *earlier = versions(said)
+    chain = [newest, own, *earlier]
+    text = chain[-1]
+    for shown in reversed(chain[:-1]):  # (the oldest innermost, each quoted below the one after it)
+        text = _with_before(shown, text, None)
+    return text
 
 
 def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
@@ -44,8 +63,10 @@ def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
     (marked edited): one message, as when the older was ingested first (`replace_edited`): the
     id of the text before the edit, showing the new text, the one before quoted below it. The
     text before is the one message of the edit's author and time that no export holding the
-    edit holds."""
-    for message_id in sorted(group.edited & new.keys()):
+    edit holds. Edits of one message in several exports (edited twice) are joined oldest export
+    first (the one whose newest message is the oldest), so the newest text shows, each text
+    before it quoted in turn."""
+    for message_id in sorted(group.edited & new.keys(), key=lambda edit: (_newest_end(group, edit), edit)):
         edit = new[message_id]
         holders = group.held_by.get(message_id, set())
         before = [
@@ -63,6 +84,11 @@ def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
             new[before[0]] = replace(old, text=_with_before(note_text(edit.text), note_text(old.text), None))
             del new[message_id]
             plan.report.messages_edited += 1
+
+
+def _newest_end(group: Group, message_id: str) -> datetime:
+    """When the newest export of this ingest holding a message ends (its newest message)."""
+    return max(group.ends[n] for n in group.held_by[message_id])
 
 
 # the text WhatsApp shows in place of a message deleted for everyone (its languages): no edit
@@ -84,8 +110,12 @@ def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: di
     and its text, the older one quoted below it (as when ingested oldest first,
     `replace_edited`); the older id is not written. An older text that the note's starts with
     (an export cut inside it, or an edit that only added to it) is held already: known. Returns
-    the number of the note's messages changed so."""
+    the number of the note's messages changed so. An export that ends after every message of
+    the chat's notes is no older one (an export with its media attached, after one without:
+    `<Media omitted>` is no text before an edit): its messages stay new."""
     changed = 0
+    if max(group.ends.values()) > _newest_held(plan, group):
+        return 0
     for message_id in sorted(new.keys() - group.edited):
         old = new[message_id]
         at, text = to_utc(old.timestamp), note_text(old.text)
@@ -114,6 +144,28 @@ def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: di
         plan.report.messages_edited += 1
         changed += 1
     return changed
+
+
+# a day note of a chat (`2024-03-04.md`, a sibling `2024-03-04.2.md`)
+_DAY_NOTE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:\.\d+)?\.md")
+
+
+def _newest_held(plan: Plan, group: Group) -> datetime:
+    """The time of the newest message the chat's day notes hold (their `time_end`): those of
+    its newest day."""
+    folder = group.base.rsplit("/", 1)[0]
+    days = [found for name in plan.listing(folder) if (found := _DAY_NOTE_RE.fullmatch(name))]
+    newest = max((found[1] for found in days), default="")
+    notes = [plan.existing(f"{folder}/{found[0]}") for found in days if found[1] == newest]
+    ends = [_time_end(note) for note in notes if note is not None and note.source_id == group.meta.source_id]
+    return max((end for end in ends if end is not None), default=datetime.max.replace(tzinfo=UTC))
+
+
+def _time_end(note: Existing) -> datetime | None:
+    try:
+        return to_utc(datetime.fromisoformat(str(note.data.get("time_end")).replace("Z", "+00:00")))
+    except ValueError:
+        return None
 
 
 def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message], new: dict[str, Message]) -> int:

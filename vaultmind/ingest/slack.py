@@ -291,9 +291,11 @@ def _message(
         ]
         text = "\n".join(_readable(f, names) for f in fallbacks if isinstance(f, str) and f.strip())
     files = [f for f in item.get("files") or [] if isinstance(f, dict)]
-    if any(not _file_name(f) for f in files):  # an earlier vaultmind wrote such a file "[file: file]"
-        earlier[ts] = _with_files(text, [f"[file: {_file_name(f) or 'file'}]" for f in files])
+    # an earlier vaultmind wrote a file by its title or name alone, else "[file: file]"
+    before = _with_files(text, [f"[file: {_file_name(f) or 'file'}]" for f in files])
     text = _with_files(text, [_file_line(f) for f in files])
+    if before != text:
+        earlier[ts] = before
     if not text.strip():
         return None
     ref = f"slack://archives/{channel_id}/p{ts.replace('.', '')}"

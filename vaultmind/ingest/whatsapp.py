@@ -18,7 +18,8 @@ its text and its id listed in `SourceBatch.edited`: the writer replaces the text
 edit with it. Export times are local and carry no zone: they are read in `tz` (default UTC); in the
 hour a clock change repeats, a time that would go back more than `REPEAT_STEP` before the
 message above it is read as the hour's second pass (`common.LocalClock`; a step of a few
-minutes is a message sent offline, and stays).
+minutes is a message sent offline, and stays). A message has no `ref`: the export gives no
+address; the index cites `chat://whatsapp/<chat>/<id>` (`render.derived_ref`).
 """
 
 from __future__ import annotations
@@ -390,8 +391,10 @@ def _split_author(rest: str) -> tuple[str | None, str]:
 def _date_order(path: Path, records: list[_Record]) -> tuple[DateOrder, bool]:
     """The order the dates of `records` are written in, and whether nothing tells it: every date
     reads as day/month and as month/day, in order either way (read as day/month). Dates written
-    with dots ("12.03.24": German, Russian, Polish, Turkish … exports) are day first: no locale
-    writes the month first so."""
+    with dots ("12.03.24": German, Russian, Polish, Turkish … exports) that leave it so are day
+    first, said or not: no locale writes the month first so. (A file whose dates are in time
+    order only month first is read so, dots or not: its order tells, and an earlier vaultmind
+    read it so.)"""
     if records[0].year_first:
         mixed = next((r for r in records if not r.year_first), None)
         if mixed is not None:
@@ -412,10 +415,9 @@ def _date_order(path: Path, records: list[_Record]) -> tuple[DateOrder, bool]:
         raise ingest_error(path, "the date order changes within the file (day/month and month/day)", line=later.line)
     if len(fits) == 1:
         return fits[0], False
-    if all(r.shape[1] == ".." for r in records):  # "12.03.24": written day first wherever dots are
-        return "DMY", False
     day_first, month_first = _inversions(path, records, "DMY"), _inversions(path, records, "MDY")
-    return "DMY" if day_first <= month_first else "MDY", day_first == month_first
+    dotted = all(r.shape[1] == ".." for r in records)  # "12.03.24": written day first wherever dots are
+    return "DMY" if day_first <= month_first else "MDY", day_first == month_first and not dotted
 
 
 def _inversions(path: Path, records: list[_Record], order: DateOrder) -> int:

@@ -112,6 +112,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
         folder = f"{SOURCES_DIR}/{meta.kind}/{scope_folder(meta.scope)}"
         quoted = {quote.message_id: quote for quote in batch.quoted}
         earlier = dict(batch.earlier_texts)
+        touched: set[tuple[str, str]] = set()  # the groups of its messages
         for message in batch.messages:
             msg = _normalize(message, meta)
             day = to_utc(msg.timestamp).astimezone(zone).date().isoformat() if single is None else None
@@ -130,6 +131,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
             if msg.message_id in batch.edited:
                 group.edited.add(msg.message_id)
             group.held_by.setdefault(msg.message_id, set()).add(batch_no)
+            touched.add((base, meta.source_id))
             seen = group.messages.get(msg.message_id)
             if seen is None:
                 group.messages[msg.message_id] = msg
@@ -146,6 +148,10 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                     report.warnings.append(
                         f"{base}: message {msg.message_id!r} appears twice in the export with different text; kept the first"
                     )
+        if touched:  # how new the export is (`revisions.join_edited`, `revisions.edited_before`)
+            end = max(to_utc(m.timestamp) for m in batch.messages)  # (each one read above)
+            for key in touched:
+                groups[key].ends[batch_no] = end
     for group in groups.values():
         _newest_view(group)
     return [groups[key] for key in sorted(groups)]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -524,9 +524,16 @@ def section_leaves(
 
 
 def message_leaves(
-    body: str, *, source_id: str, callout_types: Sequence[str] = ("message", "email")
+    body: str,
+    *,
+    source_id: str,
+    callout_types: Sequence[str] = ("message", "email"),
+    ref_for: Callable[[str], str | None] | None = None,
 ) -> list[Leaf]:
-    """One leaf per `> [!message]` / `> [!email]` callout of a chat/email source note."""
+    """One leaf per `> [!message]` / `> [!email]` callout of a chat/email source note.
+    `ref_for(message id)` gives the `source_ref` of a message whose meta line has an id and no
+    `ref` (the index's `render.derived_ref`); without it such a leaf has none, as the note says
+    (the writer reads messages back so, and writes no `ref` the export did not give)."""
     lines = body.split("\n")
     n = len(lines)
     wanted = {t.lower() for t in callout_types}
@@ -588,7 +595,7 @@ def message_leaves(
                 message_id=message_id,
                 author=author,
                 timestamp=meta.get("at") or None,
-                source_ref=meta.get("ref") or None,
+                source_ref=meta.get("ref") or (ref_for(meta["id"]) if ref_for and meta.get("id") else None),
                 to=_people(meta.get("to")),
                 cc=_people(meta.get("cc")),
             )

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
+from functools import partial
 from typing import Any
 
 from vaultmind.markdown.chunking import DEFAULT_CHUNK_TOKENS, message_leaves, section_leaves
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.obsidian import parse_obsidian, scan_blocks
-from vaultmind.markdown.render import CALLOUT_TYPES
+from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref
 from vaultmind.model import ParsedNote
 from vaultmind.vault.layout import note_kind
 
@@ -23,7 +24,8 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     - aliases: front matter `aliases` / `alias` (a string is one alias);
     - leaves: none for a `vaultmind: readme` note (the folder READMEs, the welcome note: notes
       about vaultmind, not memory; links and tags still count); one per message for source
-      notes with `kind: chat` / `kind: email`, token-budget sections otherwise (`source_id` is
+      notes with `kind: chat` / `kind: email` (a message whose meta line names no `ref` cites
+      the one `render.derived_ref` gives), token-budget sections otherwise (`source_id` is
       the id key of a source note, else the path; a source note's front matter `source_ref` is
       copied to its section leaves, and its `time_end` — else `time_start` — is their time; a
       note of yours takes its date as their time: `user_note_time`).
@@ -43,7 +45,10 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         leaves = []  # about vaultmind, not part of the memory: it never answers a question
     elif kind == "source" and source_kind in CALLOUT_TYPES:
         leaves = message_leaves(
-            body, source_id=source_id or path, callout_types=(CALLOUT_TYPES[source_kind],)
+            body,
+            source_id=source_id or path,
+            callout_types=(CALLOUT_TYPES[source_kind],),
+            ref_for=partial(derived_ref, source_kind, source_id or ""),
         )
     else:
         source_ref = _str(data.get("source_ref")) if kind == "source" else ""

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
+from urllib.parse import quote
 
 from vaultmind.errors import UsageError
 from vaultmind.markdown.frontmatter import body_sha256
@@ -86,6 +87,36 @@ class Message:
     cc: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()  # email: the Message-IDs it answers (In-Reply-To, then References)
     edited: str | None = None  # chat: when it was last edited (ISO 8601 UTC), as its export says (Telegram)
+
+
+# --- where a message came from ---------------------------------------------------------------
+
+
+def chat_ref(platform: str, conversation: str, message_id: str) -> str:
+    """`chat://<platform>/<conversation>/<message id>`, each part percent-quoted: the
+    `source_ref` of a chat message whose export gives no address of its own (WhatsApp, Signal,
+    a generic export without one). vaultmind's own scheme, not an app's (`whatsapp://` opens
+    WhatsApp, never a message): it names the app and the chat as the export names them — what a
+    person searches for in the app, with the message's time and author — and the id vaultmind
+    matches (`h-…` when the export has none)."""
+    return "chat://" + "/".join(quote(part, safe="") for part in (platform, conversation, message_id))
+
+
+def derived_ref(source_kind: str, source_id: str, message_id: str) -> str | None:
+    """The `source_ref` of a message whose meta line names none, from its note's front matter
+    (`kind`, `source_id` = `<platform>:<conversation>` or `email:<account>`) and its id: a chat's
+    `chat_ref`; an email's (one without a Message-ID: every other has `mid:<Message-ID>`)
+    `email://<account>/<id>`, the mailbox it was ingested from, and its `nomid-…` id. The index
+    derives it for every such message, so notes written before it existed cite as new ones do,
+    and no note is rewritten for it. None when there is no source id to derive it from."""
+    platform, colon, name = source_id.partition(":")
+    if not colon or not platform or not name or not message_id:
+        return None
+    if source_kind == "chat":
+        return chat_ref(platform, name, message_id)
+    if source_kind == "email":
+        return f"email://{quote(name, safe='')}/{quote(message_id, safe='')}"
+    return None
 
 
 # --- small codecs ---------------------------------------------------------------------------

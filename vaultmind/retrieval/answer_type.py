@@ -139,8 +139,12 @@ def kind_terms(question: str) -> frozenset[str]:
 
 # "what time is the dinner?", "at what time…": a time of day ("19:00", "7 pm"), not any time
 _CLOCK_QUESTION = re.compile(r"^\W*(?:at )?what time\b", re.I)
+# … and an hour said bare after "at" where nothing follows that counts ("Thursday at 10, he
+# texted", "the review is at 3 on Thursday", "food at 8"; not "at 10 km/h", "at 3 percent")
 _CLOCK = re.compile(
-    r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}(?:[:.]\d\d)? ?(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b", re.I
+    r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}(?:[:.]\d\d)? ?(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b"
+    r"|\b\d{1,2} ?o'?clock\b|\bat (?:[1-9]|1[0-2])(?= *(?:$|[,;!?)]|\.(?!\d)|(?:on|sharp|tomorrow|today|tonight|and|then)\b))",
+    re.I,
 )
 # "how much is the hotel?", "how much does the load test cost?", "how much did we budget…": a sum
 # of money; not "how much time is left?" (a noun after "much" says what is counted)
@@ -154,6 +158,9 @@ _AMOUNT = re.compile(
     re.I,
 )
 _LINE_OR_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# a sentence that says a sum of what was said before it: "It's £320 for three nights", "That
+# comes to €96", after "Found a hotel in Porto" or "How much is the hotel?"
+_SAID_BEFORE = re.compile(r"^\W*(?:it|its|it['’]s|that|that['’]s|thats|this|they|they['’]re|these|those|which)\b", re.I)
 
 
 def answer_test(question: str, kind: AnswerKind, query_terms: Collection[str]) -> Callable[[str], bool]:
@@ -177,7 +184,7 @@ def asks_clock(question: str) -> bool:
 
 
 def names_clock(text: str) -> bool:
-    """Whether `text` names a time of day: "19:00", "7.30 pm", "noon"."""
+    """Whether `text` names a time of day: "19:00", "7.30 pm", "noon", "at 3 on Thursday"."""
     return _CLOCK.search(text) is not None
 
 
@@ -185,11 +192,14 @@ def names_clock(text: str) -> bool:
 def states_amount(text: str, query_terms: frozenset[str]) -> bool:
     """Whether a sentence (or line) of `text` writes a sum of money ("€1,200", "40 euros",
     "$5k") and holds one of `query_terms` (any sentence, when there are none): the amount is
-    said of what the question asks about."""
+    said of what the question asks about. A sentence that opens with a word pointing back
+    ("It's £320 for three nights", "That comes to €96") says it of what was said before it,
+    in the sentence or message before, which may be the question's words: its sum counts."""
     if not _AMOUNT.search(text):
         return False
     return any(
-        _AMOUNT.search(part) is not None and (not query_terms or not query_terms.isdisjoint(terms(part)))
+        _AMOUNT.search(part) is not None
+        and (not query_terms or not query_terms.isdisjoint(terms(part)) or _SAID_BEFORE.match(part) is not None)
         for part in _LINE_OR_SENTENCE.split(text)
     )
 

@@ -50,11 +50,14 @@ author's own life (where they stand in the formula: `retrieval/walk.py`'s module
    the strongest leaf of its note that holds one ranks right after it (`raise_topic_answer`,
    `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
    best, and "I booked Golden Lantern, 19:00", said in the same conversation in none of its
-   words, answers it, and "what time is the dinner?" too. A message among the strongest that
+   words, answers it, and "what time is the dinner?" too. Where no leaf among the strongest
+   names a time of day with a word of the question and the best match's note names none,
+   the day answers "what time…?" as it answers "when…?" ("what time is the launch?" of a
+   memory that says only "Tuesday 23 April"; `answer_holds`). A message among the strongest that
    asks the question itself (a question of the same kind holding all its words: "Party
    planning: how many are coming?") is answered by the first reply after it (within
    `CONTEXT_SPAN`, by someone else; of a question naming an author, by them) that holds the
-   answer: the reply rises to the asking message's score as a statement, plus
+   answer and neither jokes nor declines ("somewhere in London lol", "no idea"): the reply rises to the asking message's score as a statement, plus
    `REVISION_MARGIN` (`retrieval/replies.py`, `breakdown.replies_to`).
 """
 
@@ -68,10 +71,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from vaultmind.retrieval.answer_type import AnswerKind, Asking, asking, asks_about
+from vaultmind.index.lexical import terms
+from vaultmind.retrieval.answer_type import (
+    AnswerKind,
+    Asking,
+    answer_test,
+    asking,
+    asks_about,
+    asks_clock,
+    holds_answer,
+)
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
-from vaultmind.retrieval.replies import answered_replies, asks_the_question
+from vaultmind.retrieval.replies import answered_replies, asks_the_question, no_answer
 from vaultmind.retrieval.revisions import REVISION_MARGIN
 from vaultmind.retrieval.signals import AUTHOR, CONTEXT_SPAN, ENTITY
 
@@ -185,6 +197,34 @@ def answer_bonus(holds: Callable[[str], bool], final: dict[str, tuple[float, flo
     return holding
 
 
+def answer_holds(
+    question: str,
+    kind: AnswerKind,
+    content_terms: Sequence[str],
+    final: Mapping[str, tuple[float, float]],
+    texts: Mapping[str, str],
+    at: dict[str, int],
+    cols: LeafColumns,
+) -> Callable[[str], bool]:
+    """What holds the answer (`answer_type.answer_test`). "What time…?" asks for a time of day
+    only where the memory says one of what it asks about: a leaf of `texts` (the strongest)
+    naming a time of day with a word of the question, or in the note of the best match (where
+    `raise_topic_answer` finds it). Otherwise the day it is on answers it, as for "when…?": "what
+    time is the launch?" of a memory that says only "the launch is Tuesday 23 April" is not
+    "Standup is at 9:30"."""
+    holds = answer_test(question, kind, content_terms)
+    if kind != "time" or not asks_clock(question) or not final:
+        return holds
+    wanted = frozenset(content_terms)
+    clocked = [leaf_id for leaf_id, text in texts.items() if holds(text)]
+    if any(not wanted.isdisjoint(terms(texts[leaf_id])) for leaf_id in clocked):
+        return holds
+    best = at[max(final, key=lambda leaf_id: final[leaf_id][0])]
+    if cols.known[best] and any(cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == cols.note[best] for leaf_id in clocked):
+        return holds
+    return lambda text: holds_answer(kind, text)
+
+
 def raise_topic_answer(
     final: dict[str, tuple[float, float]], answers: set[str], at: dict[str, int], cols: LeafColumns
 ) -> str | None:
@@ -225,13 +265,15 @@ def raise_replies(
     where the asking message would stand as a statement (`replies.answered_replies`). Reply id
     → the message it answers. For a question that names an author of the memory, `answers`
     holds only their messages: "what books has John read?" is not Tim's reply to John's "what
-    book are you reading?"."""
+    book are you reading?". A reply that jokes or declines ("somewhere in London lol", "Not
+    me", `replies.no_answer`) is passed over for the next."""
     asked = {
         leaf_id: ASKING_ONLY if how == "only" else ASKING_LAST
         for leaf_id, how in asks.items()
         if asks_the_question(texts[leaf_id], kind, content_terms)
     }
-    return answered_replies(final, asked, answers, lambda leaf_id: cols.place(at[leaf_id]), span=CONTEXT_SPAN, margin=REVISION_MARGIN)
+    answering = {leaf_id for leaf_id in answers if not no_answer(texts[leaf_id])}  # not a joke, not "no idea"
+    return answered_replies(final, asked, answering, lambda leaf_id: cols.place(at[leaf_id]), span=CONTEXT_SPAN, margin=REVISION_MARGIN)
 
 
 def idf_of(memory: MemoryView, content_terms: Sequence[str]) -> Callable[[str], float]:

@@ -94,7 +94,8 @@ def introducing(
     entity a question asks about is ("Helen Okafor from our finance team", "- Finance: Helen
     Okafor": `people.introduces`), when it has no note of its own: they are what the memory
     says of her, above the mails she signed or was sent. The entities the question's name
-    reads as (Helen, Helen Okafor) count alike."""
+    reads as (Helen, Helen Okafor) count alike, and so does that name: "This is Sam from legal"
+    introduces Sam Patel, asked "what is Sam's role?"."""
     out = np.zeros(len(cols.known))
     surface = next((name_terms(s) for e, s in qents if e == asked), None)
     same = {e for e, s in qents if name_terms(s) == surface}
@@ -102,7 +103,8 @@ def introducing(
     mentioning = [leaf_id for leaf_id, ents in entity_leaves.items() if ents & same and leaf_id in at and not entity[at[leaf_id]]]
     if not mentioning:
         return out
-    names = [name for e in sorted(same) for name in _names(memory, e)]
+    # and the name the question uses: "Sam" of Sam Patel, whose note holds only his full name
+    names = [s for e, s in qents if e in same] + [name for e in sorted(same) for name in _names(memory, e)]
     rows = memory.leaves.rows(mentioning)
     said = [leaf_id for leaf_id in mentioning if (row := rows.get(leaf_id)) is not None and introduces(row["text"] or "", names)]
     out[[at[leaf_id] for leaf_id in said]] = IDENTITY_WEIGHT / 2

@@ -238,12 +238,12 @@ _DESCRIBED_BEFORE = r"(?:^|[.;\n]\s*|\|\s*)[A-Z][\w ]{0,30}:\s*(?:\[\[(?:[^\]|\\
 
 # In a message or a document, where a name is also addressed ("Thanks Helen, will do") or named
 # in passing, only a description that says whose or what someone is introduces them: "Helen
-# Okafor from our finance team", "Helen, our CFO", "Omar (data engineer)", "Helen is the
-# CFO", and a label before the name, "- Finance (invoices, deposit): Helen Okafor". A first
-# name may stand before its surname.
+# Okafor from our finance team", "Sam from legal" (not "from home"), "Helen, our CFO", "Omar
+# (data engineer)", "Helen is the CFO", and a label before the name, "- Finance (invoices,
+# deposit): Helen Okafor". A first name may stand before its surname.
 _INTRODUCED_AFTER = (
     r"(?:\s+[A-Z][\w'’-]+)?"
-    r"(?:\s*,\s*(?:an?|the|our|my|their|his|her)\s+\w|\s+from\s+(?:our|the|their|my|his|her)\s+\w"
+    r"(?:\s*,\s*(?:an?|the|our|my|their|his|her)\s+\w|\s+from\s+(?:(?:our|the|their|my|his|her)\s+\w|(?!(?:home|here|there|now|then|today|tomorrow|yesterday|time|work|scratch)\b)[a-z]{3,}\b)"
     r"|\s*\((?:an?\s+|the\s+|our\s+|my\s+)?[a-z][^)\n]{0,40}\)|\s+(?:is|was)\s+(?:an?|the|our|my|their)\s+\w)"
 )
 _INTRODUCED_BEFORE = r"(?:(?:^|[.;\n])\s*(?:[-*+]\s+)?|\|\s*)[A-Z][\w ]{0,30}(?:\([^)\n]{0,40}\))?:\s*(?:\[\[(?:[^\]|\\]*\\?\|)?)?"

@@ -23,6 +23,21 @@ _CLAUSE = re.compile(r"[:,;]\s*|\s[-–—]\s")  # "Party planning: how many are
 
 Place = tuple[str, int, str | None]  # (note, seq, author) of a live leaf
 
+# a reply that laughs ("somewhere in London lol", "he said 2024 haha", "why, are you buying? 😂")
+# or declines ("Not me, mine is broken since May", "No idea, ask Priti", "who knows")
+_NO_ANSWER = re.compile(
+    r"\b(?:lol|lmao|rofl|haha\w*|hehe\w*|jk)\b|[\U0001F602\U0001F923\U0001F606\U0001F61C\U0001F61D]"
+    r"|^\W*(?:no idea|not me|who knows|dunno|idk|no clue|not sure|don'?t know)\b",
+    re.I,
+)
+
+
+def no_answer(text: str) -> bool:
+    """Whether a reply jokes or declines, whatever kind of word it holds: "somewhere in London
+    lol" names a place and "Not me, mine is broken since May" a name, and neither is where
+    brunch is or who brings the speaker. The reply after it may be the answer."""
+    return _NO_ANSWER.search(text) is not None
+
 
 def asks_the_question(text: str, kind: AnswerKind, query_terms: Collection[str]) -> bool:
     """Whether a question of `text` (a sentence ending "?", or a clause of one) asks for the

@@ -84,12 +84,12 @@ from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import (
     ASKING_WORDS,
     answer_kind,
-    answer_test,
     asks_clock,
     kind_terms,
 )
 from vaultmind.retrieval.bonuses import (
     answer_bonus,
+    answer_holds,
     heading_bonus,
     idf_of,
     other_authors,
@@ -391,7 +391,7 @@ def walk(
     asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
-    answers = answer_bonus(answer_test(question, kind, content_terms), final, texts) if kind else set()
+    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols), final, texts) if kind else set()
     # "where…?" and "what time…?": the answer of the best-matching note, said in other words
     topic_answer = raise_topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_clock(question) else None
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
