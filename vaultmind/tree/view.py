@@ -16,6 +16,7 @@ from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.note import iso_z, tree_slug
+from vaultmind.tree.refresh import refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
 from vaultmind.tree.summarizers import create_summarizer
@@ -191,8 +192,9 @@ def maintain(
     max_stale: int = DEFAULT_MAX_STALE,
     summarizer: Summarizer | None = None,
 ) -> SealReport:
-    """Seal full buffers, re-seal stale summaries (bounded), then flush quiet buffers
-    (every non-empty level-0 buffer with `flush_all`). A stopping daemon skips the phases not
+    """Seal full buffers, re-seal stale summaries (bounded), flush quiet buffers (every
+    non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
+    the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit)."""
     owned = summarizer is None
     active = create_summarizer(memory.config) if summarizer is None else summarizer
@@ -201,6 +203,7 @@ def maintain(
         lambda: seal_ready(memory, now=now, summarizer=active),
         lambda: reseal_stale(memory, max_nodes=max_stale, summarizer=active),
         lambda: flush(memory, now=flush_at, summarizer=active, older_than_hours=older_than),
+        lambda: refresh_summaries(memory),
     ]
     report = SealReport()
     try:
