@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import seal_ready
@@ -88,3 +90,27 @@ def test_summaries_have_a_readable_title_and_old_ones_get_it_unless_edited(vault
         assert edited.read_text(encoding="utf-8") == edited_text, "a summary you edited is never rewritten"
         assert _front(vault, rows[2]["note_path"])["aliases"] == [titles[2], "launch notes"]
         assert [r["user_edited"] for r in summary_rows(memory) if r["note_path"] == rows[1]["note_path"]] == [True]
+
+
+def test_a_tree_named_by_channel_id_is_listed_with_its_channel_title(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Slack channel's tree is `slack:T1/C1` (ids: a renamed channel keeps its tree) and its
+    folder `summaries/slack-t1-c1/`, while its notes are in `sources/chat/slack/t1/launch/`:
+    `vaultmind tree` and the summaries' titles say which channel it is."""
+    from vaultmind.cli.tree import print_trees
+    from vaultmind.tree.view import tree_view
+
+    chat_day(vault, 0, 0, 3, source_id="slack:T1/C1", scope="slack/t1/launch")
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FALLBACK).sealed
+        listed = tree_view(memory)
+        detail = tree_view(memory, "slack:T1/C1")
+    (tree,) = listed["trees"]
+    assert (tree["tree"], tree["title"], tree["folder"]) == ("slack:T1/C1", "#launch", "summaries/slack-t1-c1")
+    assert detail["title"] == "#launch"
+    assert sealed["path"].startswith("summaries/slack-t1-c1/L1/")
+    assert _front(vault, sealed["path"])["title"] == "#launch · 2024-03-04 · L1"
+    print_trees(listed)
+    assert capsys.readouterr().out.splitlines()[1].endswith("  #launch")

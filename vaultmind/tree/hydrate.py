@@ -169,6 +169,18 @@ def _leaf_entities(
     return occurrences, entities
 
 
+def source_labels(index: Index, trees: Sequence[str]) -> dict[str, str]:
+    """`source_label` of many trees at once (what `vaultmind tree` lists)."""
+    titles = dict(
+        index.query(
+            """SELECT source_id, min_by(title, path) FROM notes
+               WHERE source_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""",
+            [[t for t in trees if not t.startswith(USER_TREE_PREFIX)]],
+        )
+    )
+    return {t: tree_label(t, str(titles[t]) if titles.get(t) else None) for t in trees}
+
+
 def source_label(index: Index, tree: str) -> str:
     """What the tree is called for a reader (`note.tree_label`), from its first source note."""
     title = None

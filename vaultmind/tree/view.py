@@ -15,6 +15,7 @@ from vaultmind.errors import NotFound, UsageError
 from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
+from vaultmind.tree.hydrate import source_label, source_labels
 from vaultmind.tree.note import iso_z, tree_slug
 from vaultmind.tree.refresh import refresh_summaries
 from vaultmind.tree.settings import TreeSettings
@@ -47,12 +48,15 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
         )
     }
     trees = []
-    for name in sorted(set(states) | set(counts)):
+    names = sorted(set(states) | set(counts))
+    labels = source_labels(memory.index, names)
+    for name in names:
         state = states.get(name)
         summaries, top, stale, edited = counts.get(name, (0, 0, 0, 0))
         trees.append(
             {
                 "tree": name,
+                "title": labels[name],
                 "folder": f"{SUMMARIES_DIR}/{tree_slug(name)}",
                 "leaves": state.leaves if state else 0,
                 "buffered_leaves": state.l0_items if state else 0,
@@ -109,6 +113,7 @@ def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, A
         )
     return {
         "tree": tree_id,
+        "title": source_label(index, tree_id),
         "folder": f"{SUMMARIES_DIR}/{tree_slug(tree_id)}",
         "settings": settings.to_dict(),
         "leaves": state.leaves if state else 0,
