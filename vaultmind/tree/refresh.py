@@ -24,7 +24,7 @@ from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.tree.buffers import has_columns, has_table
 from vaultmind.tree.deriver import SummaryRow, load_rows
 from vaultmind.tree.engine import SealReport, tree_lock, write_owned
-from vaultmind.tree.hydrate import source_label, summary_entities, summary_entity_links
+from vaultmind.tree.hydrate import source_labels, summary_entities, summary_entity_links
 from vaultmind.tree.note import SummaryNote, children_digest, entity_id_of_link, parse_time, summary_title
 
 if TYPE_CHECKING:
@@ -46,8 +46,9 @@ def refresh_summaries(memory: Memory) -> SealReport:
     with index.lock:
         levels = sorted(r[0] for r in index.con.execute("SELECT DISTINCT level FROM summaries").fetchall())
         stale = {r[0] for r in index.con.execute("SELECT note_path FROM summaries WHERE stale").fetchall()}
+        trees = [r[0] for r in index.con.execute("SELECT DISTINCT tree FROM summaries ORDER BY 1").fetchall()]
     rewritten: set[str] = set()
-    labels: dict[str, str] = {}
+    labels = source_labels(index, trees)
     for level in levels:
         if memory.stopping.is_set():
             break  # the next pass does the rest
@@ -56,8 +57,7 @@ def refresh_summaries(memory: Memory) -> SealReport:
         state = _State.load(index, rows, rewritten, stale)
         written: list[str] = []
         for row in rows:
-            label = labels.setdefault(row.tree, source_label(index, row.tree))
-            note = _refreshed(memory, row, state, label)
+            note = _refreshed(memory, row, state, labels[row.tree])
             if note is None:
                 continue
             with tree_lock(index, row.tree):
@@ -147,7 +147,7 @@ def _refreshed(memory: Memory, row: SummaryRow, state: _State, label: str) -> Su
     entities_may_change = linkable != set(row.entities)
     if fm.get("title") == title and digest is None and not entities_may_change:
         return None  # the common case: nothing read
-    links = _entity_links(memory, row, state) if entities_may_change else None
+    links = _entity_links(memory, row, state, linkable) if entities_may_change else None
     current = [str(x) for x in fm.get("entities") or () if isinstance(x, str)]
     if links is not None and [entity_id_of_link(x) for x in links] == [entity_id_of_link(x) for x in current]:
         links = None
@@ -192,17 +192,18 @@ def _body(memory: Memory, path: str) -> str | None:
         return None
 
 
-def _entity_links(memory: Memory, row: SummaryRow, state: _State) -> list[str] | None:
+def _entity_links(memory: Memory, row: SummaryRow, state: _State, linkable: set[str]) -> list[str] | None:
     """What a seal would link now (`summary_entity_links`), remembered by the note's hash and
-    the entities it could link, so an unchanged note is read once. None: unreadable."""
+    the entities it could link, so an unchanged note is read (and asked about) once per
+    process: most summaries mention only some of their leaves' entities. None: unreadable."""
     index = memory.index
-    infos = summary_entities(index, row.level, row.children)
-    key = (state.shas.get(row.note_path, ""), tuple(sorted(e for e, info in infos.items() if info.has_note)))
+    key = (state.shas.get(row.note_path, ""), tuple(sorted(linkable)))
     with _memos_guard:
         memo = _memos.setdefault(index, {})
         known = memo.get(key)
     if known is not None:
         return list(known)
+    infos = summary_entities(index, row.level, row.children)
     body = _body(memory, row.note_path)
     if body is None:
         return None
