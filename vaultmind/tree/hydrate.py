@@ -120,11 +120,12 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
     links: list[str] = []
     starts: list[datetime] = []
     ends: list[datetime] = []
+    entity_ids: set[str] = set()
     for sid in ids:
         row = by_id.get(sid)
         if row is None:
             raise NoteReadError(f"summary {sid} vanished while sealing", hint="the next seal retries")
-        _, path, start, end, _ = row
+        _, path, start, end, ents = row
         try:
             body = split_frontmatter((vault / path).read_text(encoding="utf-8")).body
         except (OSError, UnicodeDecodeError) as exc:
@@ -133,9 +134,10 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
             starts.append(start)
         if end is not None:
             ends.append(end)
+        entity_ids.update(ents)
         children.append(ChildText(sid, body.strip(), "summary", None, iso_z(start)))
         links.append(summary_link(path))
-    entities = _entity_infos(index, sorted({eid for sid in ids for eid in by_id[sid][4]}))
+    entities = _entity_infos(index, sorted(entity_ids))
     names = tuple(info.display for info in entities.values())
     children = [ChildText(c.id, c.text, c.kind, c.author, c.time, c.title, names) for c in children]
     return Hydrated(children, links, min(starts, default=None), max(ends, default=None), entities)
@@ -169,8 +171,13 @@ def _leaf_entities(
     return occurrences, entities
 
 
+def source_label(index: Index, tree: str) -> str:
+    """What the tree is called for a reader (`note.tree_label`), from its first source note."""
+    return source_labels(index, [tree])[tree]
+
+
 def source_labels(index: Index, trees: Sequence[str]) -> dict[str, str]:
-    """`source_label` of many trees at once (what `vaultmind tree` lists)."""
+    """`source_label` of many trees at once (one query)."""
     titles = dict(
         index.query(
             """SELECT source_id, min_by(title, path) FROM notes
@@ -179,14 +186,6 @@ def source_labels(index: Index, trees: Sequence[str]) -> dict[str, str]:
         )
     )
     return {t: tree_label(t, str(titles[t]) if titles.get(t) else None) for t in trees}
-
-
-def source_label(index: Index, tree: str) -> str:
-    """What the tree is called for a reader (`note.tree_label`), from its first source note."""
-    title = None
-    if not tree.startswith(USER_TREE_PREFIX):
-        title = index.scalar("SELECT min_by(title, path) FROM notes WHERE source_id = ?", [tree])
-    return tree_label(tree, str(title) if title else None)
 
 
 def _occurrences_ok(index: Index) -> bool:
