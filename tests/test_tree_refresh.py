@@ -51,6 +51,11 @@ def test_a_summary_links_an_entity_whose_note_came_after_its_seal(vault: Path) -
         again = maintain(memory, now=LATER, summarizer=FALLBACK)
         assert not again.refreshed and not again.sealed
         assert snapshot_files(vault) == before, "an unchanged vault is not rewritten"
+        (vault / HELEN).unlink()  # a link to a deleted note would make an empty one when clicked
+        memory.sync()
+        maintain(memory, now=LATER, summarizer=FALLBACK)
+        for row in summary_rows(memory):
+            assert _front(vault, row["note_path"])["entities"] == [] and not row["stale"]
 
 
 def _strip_title(text: str) -> str:
