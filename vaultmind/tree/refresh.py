@@ -57,6 +57,8 @@ def refresh_summaries(memory: Memory) -> SealReport:
         state = _State.load(index, rows, rewritten, stale)
         written: list[str] = []
         for row in rows:
+            if memory.stopping.is_set():
+                break  # what was written is synced below; the next pass does the rest
             note = _refreshed(memory, row, state, labels[row.tree])
             if note is None:
                 continue
