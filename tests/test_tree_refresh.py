@@ -75,9 +75,9 @@ def test_summaries_have_a_readable_title_and_old_ones_get_it_unless_edited(vault
         rows = sorted(summary_rows(memory), key=lambda r: (r["level"], str(r["time_start"])))
         titles = [_front(vault, r["note_path"])["title"] for r in rows]
         assert titles == [
-            "#launch · 2024-03-04 · L1",
-            "#launch · 2024-03-04 · L1",
-            "#launch · 2024-03-05 · L1",
+            "#launch · 2024-03-04 · summary L1",
+            "#launch · 2024-03-04 · summary L1",
+            "#launch · 2024-03-05 · summary L1",
         ]
         for row, title in zip(rows, titles, strict=True):
             assert _front(vault, row["note_path"])["aliases"] == [title]
@@ -116,6 +116,6 @@ def test_a_tree_named_by_channel_id_is_listed_with_its_channel_title(
     assert (tree["tree"], tree["title"], tree["folder"]) == ("slack:T1/C1", "#launch", "summaries/slack-t1-c1")
     assert detail["title"] == "#launch"
     assert sealed["path"].startswith("summaries/slack-t1-c1/L1/")
-    assert _front(vault, sealed["path"])["title"] == "#launch · 2024-03-04 · L1"
+    assert _front(vault, sealed["path"])["title"] == "#launch · 2024-03-04 · summary L1"
     print_trees(listed)
     assert capsys.readouterr().out.splitlines()[1].endswith("  #launch")

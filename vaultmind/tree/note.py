@@ -10,7 +10,7 @@ Pure functions: no index, no I/O.
   message, `[[note#Heading]]` / `[[note]]` for a section; when several sections of a note share
   an anchor, the link carries `|<title> · part <k>` (the k-th leaf with that anchor, in note
   order). Above level 1 a child is a summary: `[[summaries/<slug>/L<n>/<id>]]`.
-- title: `<source title> · <day or first day – last day> · L<n>` (`summary_title`), written as
+- title: `<source title> · <day or first day – last day> · summary L<n>` (`summary_title`), written as
   `title` and as the first of `aliases`, so Obsidian's search, link suggestions and hover show
   it instead of the id.
 - `children_sha256`: sha256 over the sorted content hashes of the children (a leaf's
@@ -37,7 +37,7 @@ _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _LINK_RE = re.compile(r"^\s*!?\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]\s*$")
 _PART_RE = re.compile(r"·\s*part\s+(\d+)\s*$")
 _MAX_SLUG = 80
-_DATED_TITLE_RE = re.compile(r"\s+·\s+\d{4}-\d{2}-\d{2}$")  # a day note's "#launch · 2024-03-04"
+_DATED_TITLE_RE = re.compile(r"\s+(?:·\s+)?\d{4}-\d{2}-\d{2}$")  # a day note's "#launch · 2024-03-04"
 
 
 def tree_for_note(kind: str, path: str, source_id: str | None) -> str | None:
@@ -76,13 +76,14 @@ def tree_label(tree: str, note_title: str | None) -> str:
 
 
 def summary_title(label: str, level: int, start: datetime | None, end: datetime | None) -> str:
-    """`<label> · <day> · L<n>`, `<label> · <first day> – <last day> · L<n>`, or without the
-    days when the children have no time."""
+    """`<label> · <day> · summary L<n>`, `<label> · <first day> – <last day> · summary L<n>`, or
+    without the days when the children have no time. "summary" says what it is where the title
+    stands alone: Obsidian's search, a retrieval hit."""
     days = sorted({(iso_z(t) or "")[:10] for t in (start, end) if t is not None})
     parts = [label.replace("[", "").replace("]", "").replace("|", " ").strip() or "Summary"]
     if days:
         parts.append(" – ".join(days))
-    parts.append(f"L{level}")
+    parts.append(f"summary L{level}")
     return " · ".join(parts)
 
 
