@@ -606,7 +606,7 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
         summary = next(h for h in hits if h["node_kind"] == "summary")
         assert summary["level"] >= 1 and summary["child_ids"] and summary["message_ids"]
         assert summary["note_path"].startswith("summaries/")
-        assert summary["title"] == f"Summary L{summary['level']} of slack:acme/general, 2024-05-08", "not its id"
+        assert summary["title"] == f"#general · 2024-05-08 · summary L{summary['level']}", "not its id"
         fetched = memory.query("fetch_leaves", {"ids": [summary["node_id"], "nope", hits[0]["node_id"]]})
         assert [h["node_id"] for h in fetched["hits"]] == [summary["node_id"], hits[0]["node_id"]]
         assert fetched["missing"] == ["nope"] and fetched["hits"][0]["node_kind"] == "summary"

@@ -39,6 +39,7 @@ def test_tree_and_flush_commands(vault: Path, capsys: pytest.CaptureFixture[str]
     (tree,) = json.loads(capsys.readouterr().out)["trees"]
     assert tree == {
         "tree": TREE,
+        "title": "#launch",
         "folder": "summaries/slack-fernhill-launch",
         "leaves": 10,
         "buffered_leaves": 1,

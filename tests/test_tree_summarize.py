@@ -280,3 +280,32 @@ def test_a_link_inside_its_own_note_keeps_its_text_not_the_link() -> None:
     text = extractive_summary([child], 200)
     assert "[[#" not in text and "Decisions" in text and "next step" in text and "key line." in text
     assert "[[Vendors#Harbor Hall]]" in text, "a link to another note stays"
+
+
+def test_the_fallback_keeps_the_decision_and_the_date_of_a_short_chat(vault: Path) -> None:
+    """A 4-message chat gets a budget of about 40 tokens: the summary had been one line of the
+    most repeated words ("Jo Park said: Great, I'll book the hut then."), without the news."""
+    from datetime import UTC, datetime, timedelta
+
+    from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+    from vaultmind.tree.engine import flush
+
+    from .conftest import write
+
+    said = [
+        ("Sam Lee", "Hi all! Heads up: the climbing trip is moved to Saturday 20 April, the forecast for the 13th is bad."),
+        ("Jo Park", "Great, I'll book the hut then. I can drive, three seats free in the car."),
+        ("Ana Ruiz", "Works for me, see you all there."),
+        ("Jo Park", "Great, I'll book the hut for Saturday night and tell the warden we are six."),
+    ]  # fmt: skip
+    at = datetime(2024, 4, 2, 18, 0, tzinfo=UTC)
+    messages = [Message(f"w{i}", who, at + timedelta(minutes=i), text) for i, (who, text) in enumerate(said)]
+    meta = SourceMeta("chat", "whatsapp:climbing", "whatsapp/climbing", "Climbing · 2024-04-02")
+    write(vault, "sources/chat/whatsapp/climbing/2024-04-02.md", render_source_note(meta, messages))
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        (sealed,) = flush(memory, now=at + timedelta(days=2), summarizer=FallbackSummarizer()).sealed
+        body = split_frontmatter((vault / sealed["path"]).read_text(encoding="utf-8")).body.strip()
+    budget = output_budget(sum(count_tokens(text) for _, text in said))
+    assert "Sam Lee said: The climbing trip is moved to Saturday 20 April." in body
+    assert count_tokens(body) <= budget

@@ -102,12 +102,15 @@ def print_trees(result: dict[str, Any]) -> None:
         print("no trees yet: ingest a source or write notes, then `vaultmind flush`")
         return
     width = max(len(t["tree"]) for t in trees)
-    print(f"{'TREE':<{width}}  {'LEAVES':>7}  {'WAITING':>16}  {'SUMMARIES':>9}  {'LEVELS':>6}  {'STALE':>5}")
+    print(
+        f"{'TREE':<{width}}  {'LEAVES':>7}  {'WAITING':>16}  {'SUMMARIES':>9}  {'LEVELS':>6}  {'STALE':>5}  TITLE"
+    )
     for t in trees:
         waiting = f"{t['buffered_leaves']} ({t['buffered_tokens']} tok)"
         stale = f"{t['stale']}" + (f" ({t['edited']} edited)" if t["edited"] else "")
         print(
             f"{t['tree']:<{width}}  {t['leaves']:>7}  {waiting:>16}  {t['summaries']:>9}  {t['levels']:>6}  {stale:>5}"
+            f"  {t.get('title', '')}"
         )
     print(
         f"\nlevel 0 seals at {settings['l0_tokens']} tokens, levels above at {settings['fanout']} summaries; "
@@ -116,7 +119,8 @@ def print_trees(result: dict[str, Any]) -> None:
 
 
 def print_tree(result: dict[str, Any]) -> None:
-    print(f"tree {result['tree']}  ({result['folder']}/, {result['leaves']} leaves)")
+    title = f" “{result['title']}”" if result.get("title") else ""
+    print(f"tree {result['tree']}{title}  ({result['folder']}/, {result['leaves']} leaves)")
     for buf in result["buffers"]:
         if buf["level"] == 0:
             span = f", {buf['oldest']} – {buf['newest']}" if buf.get("oldest") else ""
@@ -156,6 +160,8 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"  + L{s['level']} {s['path']} ({s['children']} children, {s['summarizer']})")
     for s in result["unsealed"]:
         print(f"  - L{s['level']} {s['path']} (stale, folded again)")
+    for s in result.get("refreshed", ()):
+        print(f"  ~ L{s['level']} {s['path']} (entity links or title updated)")
     for s in result["kept"]:
         print(f"  = {s['path']}: {s['reason']}")
     for a in result["aborted"]:

@@ -123,14 +123,7 @@ def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: di
             continue
         if sum(m.author == old.author and to_utc(m.timestamp) == at for m in new.values()) > 1:
             continue
-        after = [
-            held.message_id
-            for held in current.values()
-            if held.message_id not in group.messages
-            and HASHED_ID_RE.fullmatch(held.message_id)
-            and held.author == old.author
-            and to_utc(held.timestamp) == at
-        ]
+        after = [held.message_id for held in _gone_at(group, current, old.author, at)]
         if len(after) != 1:
             continue
         said = note_text(current[after[0]].text)
@@ -191,13 +184,8 @@ def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message
             continue
         cut = [
             old.message_id
-            for old in current.values()
-            if old.message_id not in group.messages
-            and HASHED_ID_RE.fullmatch(old.message_id)
-            and old.author == whole.author
-            and to_utc(old.timestamp) == at
-            and len(note_text(old.text)) < len(text)
-            and text.startswith(note_text(old.text))
+            for old in _gone_at(group, current, whole.author, at)
+            if len(note_text(old.text)) < len(text) and text.startswith(note_text(old.text))
         ]
         if len(cut) == 1:
             current[cut[0]] = replace(current[cut[0]], text=whole.text)
@@ -205,6 +193,20 @@ def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message
             changed += 1
             plan.report.warnings.append(_completed(path, cut[0]))
     return changed
+
+
+def _gone_at(group: Group, current: dict[str, Message], author: str, at: datetime) -> list[Message]:
+    """The note's messages by `author` at `at`, under a hashed id (one that hashes its text,
+    so a changed text had another) that this export no longer holds: the candidates for a
+    message it holds edited or completed."""
+    return [
+        held
+        for held in current.values()
+        if held.message_id not in group.messages
+        and HASHED_ID_RE.fullmatch(held.message_id)
+        and held.author == author
+        and to_utc(held.timestamp) == at
+    ]
 
 
 def _completed(path: str, message_id: str) -> str:

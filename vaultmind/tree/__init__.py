@@ -8,5 +8,6 @@
 - `fallback`   the deterministic extractive summarizer
 - `llm`        the Ollama summarizer (prompt, checks, retry, fallback)
 - `engine`     seal_ready / flush / reseal_stale: the public API
-- `view`       what `vaultmind tree` shows
+- `refresh`    refresh_summaries: entity links and titles kept up to date, no summarizer
+- `view`       what `vaultmind tree` shows, and `maintain` (seal, re-seal, flush, refresh)
 """

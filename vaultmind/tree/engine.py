@@ -25,8 +25,9 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import NoteReadError, RefuseToClobber
@@ -36,8 +37,15 @@ from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.buffers import BufferItem, buffer, tree_states
 from vaultmind.tree.deriver import load_rows
 from vaultmind.tree.fallback import FallbackSummarizer
-from vaultmind.tree.hydrate import hydrate, summary_entity_links
-from vaultmind.tree.note import SUMMARY_KEYS, SummaryNote, children_digest, summary_id, summary_path
+from vaultmind.tree.hydrate import hydrate, source_label, summary_entity_links
+from vaultmind.tree.note import (
+    SUMMARY_KEYS,
+    SummaryNote,
+    children_digest,
+    summary_id,
+    summary_path,
+    summary_title,
+)
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import Summarizer, SummaryText, close_summarizer, output_budget
 from vaultmind.tree.summarizers import create_summarizer
@@ -60,6 +68,7 @@ class SealReport:
     kept: list[dict[str, Any]] = field(default_factory=list)
     unsealed: list[dict[str, Any]] = field(default_factory=list)
     flushed: list[str] = field(default_factory=list)
+    refreshed: list[dict[str, Any]] = field(default_factory=list)  # entity links or title rewritten
     llm_calls: int = 0
     fallbacks: int = 0
     seconds: float = 0.0
@@ -70,6 +79,7 @@ class SealReport:
         self.kept += other.kept
         self.unsealed += other.unsealed
         self.flushed += other.flushed
+        self.refreshed += other.refreshed
         self.llm_calls += other.llm_calls
         self.fallbacks += other.fallbacks
         self.seconds += other.seconds
@@ -81,6 +91,7 @@ class SealReport:
             "kept": self.kept,
             "unsealed": self.unsealed,
             "flushed": self.flushed,
+            "refreshed": self.refreshed,
             "llm_calls": self.llm_calls,
             "fallbacks": self.fallbacks,
             "seconds": round(self.seconds, 3),
@@ -277,15 +288,17 @@ class _Sealer:
             entities=tuple(summary_entity_links(result.text, hydrated.entities)),
             summarizer=result.summarizer,
             body=result.text,
+            title=summary_title(
+                source_label(self.index, tree), level + 1, hydrated.time_start, hydrated.time_end
+            ),
         )
-        data = note.render().encode("utf-8")
         with tree_lock(self.index, tree):
             live = buffer(self.index, self.settings, tree, level)
             if [(item.id, item.content) for item in live[: len(snapshot)]] != snapshot:
                 return self._abort(
                     tree, level, "the buffer changed while sealing (another seal won); nothing written"
                 )
-            outcome = self._write(path, data)
+            outcome = self._write(path, note)
             if outcome == "kept":
                 self.report.kept.append(
                     {"id": sid, "path": path, "reason": "a note you edited is at this path"}
@@ -327,26 +340,17 @@ class _Sealer:
             )
         return result
 
-    def _write(self, rel: str, data: bytes) -> str:
+    def _write(self, rel: str, note: SummaryNote) -> str:
         """ "written", "same" (identical bytes already there) or "kept" (a note you edited)."""
         path = self.memory.config.vault / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if os.path.lexists(path):
-            try:
-                existing = path.read_bytes()
-            except OSError:
-                return "kept"
-            if existing == data:
-                return "same"
-            if not _owned(existing):
-                return "kept"
-            data = with_user_keys(data, existing, SUMMARY_KEYS)  # tags, properties you added stay
-            if existing == data:
-                return "same"
-            write_atomic(path, data, overwrite=True)
-            return "written"
+            outcome = write_owned(path, note)
+            return "kept" if outcome is None else outcome
+        data = note.render().encode("utf-8")
         if rel in self.kept_keys:  # sealed again where it was: with the properties you added
-            data = with_user_keys(data, self.kept_keys.pop(rel), SUMMARY_KEYS)
+            held = self.kept_keys.pop(rel)
+            data = with_user_keys(with_aliases(note, held).render().encode("utf-8"), held, SUMMARY_KEYS)
         try:
             write_atomic(path, data, overwrite=False)
         except RefuseToClobber:
@@ -357,6 +361,34 @@ class _Sealer:
         log.info("seal of %s level %d aborted: %s", tree, level, reason)
         self.report.aborted.append({"tree": tree, "level": level, "reason": reason})
         return False
+
+
+def write_owned(path: Path, note: SummaryNote) -> str | None:
+    """Write `note` over the summary note at `path` if vaultmind still owns it: "written",
+    "same" (these bytes are there already), or None (you edited it, or it cannot be read).
+    The keys and aliases you added stay."""
+    try:
+        existing = path.read_bytes()
+    except OSError:
+        return None
+    if not _owned(existing):
+        return None
+    data = with_user_keys(with_aliases(note, existing).render().encode("utf-8"), existing, SUMMARY_KEYS)
+    if existing == data:
+        return "same"
+    write_atomic(path, data, overwrite=True)
+    return "written"
+
+
+def with_aliases(note: SummaryNote, old: bytes) -> SummaryNote:
+    """`note` keeping the aliases you added to the note it replaces (all but the old title)."""
+    fm = split_frontmatter(old.decode("utf-8", errors="replace")).data
+    aliases = fm.get("aliases")
+    if not note.title or not isinstance(aliases, list):
+        return note
+    old_title = fm.get("title")
+    yours = tuple(a for a in aliases if isinstance(a, str) and a.strip() and a not in (old_title, note.title))
+    return replace(note, aliases=yours) if yours else note
 
 
 def _owned(data: bytes) -> bool:

@@ -7,10 +7,17 @@
    stays (the alias, else the heading).
 2. Score each sentence by term salience — Σ over its distinct terms of (tf − ½) × log(1 + N/df),
    tf counted over all children, df = children containing the term (N of them), divided by
-   the square root of its term count — with a bonus for opening a child and a malus for
-   fragments of fewer than four words; sentences under 30 % of the best score are filler.
-3. Pick greedily: the score, raised for names (people, places, …) not yet covered and lowered
-   for terms already picked, while the rendered summary stays within the budget.
+   the square root of its term count — with a bonus for opening a child, a malus for
+   fragments of fewer than four words, and a bonus for facts (up to three dates, times,
+   numbers, decisions such as "moved", "booked", "approved", names of the child's entities):
+   salience alone favours the words a chat repeats ("Great, I'll book the hut") over the news
+   said once ("the trip is moved to Saturday 20 April"). Sentences under 30 % of the best
+   score are filler.
+3. Pick greedily: the score, raised for names (people, places, …) not yet covered and for an
+   author, note or summary the summary says nothing of yet, lowered for terms already picked,
+   while the rendered summary stays within the budget. A sentence too long for what is left
+   is tried shorter — without its lead-in ("Heads up: "), then without its trailing clauses —
+   before it is given up: a small budget keeps the news of several messages, not one whole.
 4. Render the picked sentences in their original order as prose: messages attributed to their
    authors ("Alice Chen asked: …", "Bob Stone said: …"), sections introduced by their note
    title, and a date before each day's paragraph when the children span several days.
@@ -38,6 +45,9 @@ REPEAT_MALUS = 0.3
 FIRST_BONUS = 1.15
 SHORT_MALUS = 0.6
 MIN_SCORE = 0.3  # relative to the best sentence: below it, a sentence is filler ("ok thanks")
+FACT_BONUS = 0.6  # a sentence with dates, numbers, decisions, known names: what a reader looks for
+MAX_FACTS = 3
+SPEAKER_BONUS = 0.5  # a message, an author or a section the summary does not yet say anything of
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"^#{1,6}\s")
@@ -66,6 +76,19 @@ _GREETING_RE = re.compile(
     re.IGNORECASE,
 )
 _MESSAGES = ("message", "email")
+# What makes a sentence worth keeping beyond its words' salience: a time, a number, a decision
+_FACT_RE = re.compile(
+    r"\d+(?:[.:,/-]\d+)*(?:st|nd|rd|th|am|pm|h|k|%)?\b"
+    r"|\b(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow|tonight|next week)\b"
+    r"|\b(?:decid|agree|confirm|book|reserv|mov|postpon|cancel|reschedul|schedul|deadline|due|chose|pick|"
+    r"approv|sign|launch|ship|deliver|pay|paid|price|cost|budget)\w*",
+    re.IGNORECASE,
+)
+# Where a sentence too long for the budget may be cut: after a short lead-in ("Heads up: "),
+# or before a trailing clause (", the forecast is bad")
+_LEAD_IN_RE = re.compile(r"^[^,;:]{1,24}:\s+(?=\S)")
+_CLAUSE_END_RE = re.compile(r"\s*(?:[,;:]|\s[–—-])\s+")
 
 
 @dataclass(slots=True)
@@ -75,6 +98,7 @@ class _Sentence:
     text: str
     terms: frozenset[str]
     names: frozenset[str]
+    facts: int = 0
     score: float = 0.0
 
 
@@ -173,9 +197,18 @@ def _sentences(children: Sequence[ChildText]) -> list[_Sentence]:
                 if pos >= per_child:
                     break
                 names = frozenset(normalize(n) for n in name_candidates(text)) - {""}
-                out.append(_Sentence(ci, pos, text, frozenset(lexical_terms(text)), names))
+                facts = _facts(text, child.entities)
+                out.append(_Sentence(ci, pos, text, frozenset(lexical_terms(text)), names, facts))
                 pos += 1
     return out
+
+
+def _facts(text: str, known: Sequence[str]) -> int:
+    """Distinct dates, numbers, decisions and known entity names in `text`, at most MAX_FACTS."""
+    found = {m.group(0).lower() for m in _FACT_RE.finditer(text)}
+    lowered = normalize(text)
+    found |= {name for name in map(normalize, known) if name and name in lowered}
+    return min(MAX_FACTS, len(found))
 
 
 def _score(sentences: list[_Sentence], n_children: int) -> None:
@@ -195,32 +228,73 @@ def _score(sentences: list[_Sentence], n_children: int) -> None:
         if s.pos == 0:
             s.score *= FIRST_BONUS
         if len(s.text.split()) < 4:
-            s.score *= SHORT_MALUS
+            s.score *= SHORT_MALUS  # a fragment ("March.") says little even with a date in it
+        else:
+            s.score *= 1 + FACT_BONUS * s.facts / MAX_FACTS
     top = max((s.score for s in sentences), default=0.0) or 1.0
     for s in sentences:
         s.score = s.score / top
 
 
 def _select(children: Sequence[ChildText], sentences: list[_Sentence], limit: int) -> list[_Sentence]:
+    """Greedy: the best gain first; a sentence too long for what is left of the budget is tried
+    shorter (its lead-in, then its trailing clauses cut) before it is given up."""
     remaining = [s for s in sentences if s.score >= MIN_SCORE]
     chosen: list[_Sentence] = []
     names: set[str] = set()
     picked_terms: set[str] = set()
+    voices: set[str] = set()
     while remaining:
-        best = max(remaining, key=lambda s: _gain(s, names, picked_terms))
+        best = max(remaining, key=lambda s: _gain(s, names, picked_terms, voices, children))
         remaining.remove(best)
-        trial = sorted([*chosen, best], key=lambda s: (s.child, s.pos))
-        if count_tokens(_render(children, trial)) <= limit:
-            chosen = trial
-            names |= best.names
-            picked_terms |= best.terms
+        for form in _shorter_forms(best):
+            trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))
+            if count_tokens(_render(children, trial)) <= limit:
+                chosen = trial
+                names |= form.names
+                picked_terms |= form.terms
+                voices.add(_voice(children[form.child], form.child))
+                break
     return chosen
 
 
-def _gain(s: _Sentence, names: set[str], picked: set[str]) -> tuple[float, int, int]:
+def _voice(child: ChildText, index: int) -> str:
+    """Who says it: a message's author, a section's note, a summary itself."""
+    if child.kind in _MESSAGES and child.author:
+        return "author:" + _speaker(child.author)
+    if child.kind == "section" and child.title:
+        return "section:" + child.title
+    return f"child:{index}"
+
+
+def _shorter_forms(s: _Sentence) -> list[_Sentence]:
+    """`s` itself, then cut: without its lead-in, then its trailing clauses dropped one by one
+    (never shorter than four words), each keeping the names and terms it still has."""
+    texts = [s.text]
+    lead = _LEAD_IN_RE.match(s.text)
+    core = s.text[lead.end() :] if lead else s.text
+    if core != s.text:
+        texts.append(core[:1].upper() + core[1:])
+    cuts = [m.start() for m in _CLAUSE_END_RE.finditer(core)]
+    for cut in reversed(cuts):
+        part = core[:cut].rstrip()
+        if len(part.split()) >= 4:
+            texts.append(part[:1].upper() + part[1:])
+    forms = [s]
+    for text in dict.fromkeys(texts[1:]):
+        names = frozenset(n for n in s.names if n in normalize(text))
+        forms.append(_Sentence(s.child, s.pos, text, frozenset(lexical_terms(text)), names, s.facts, s.score))
+    return forms
+
+
+def _gain(
+    s: _Sentence, names: set[str], picked: set[str], voices: set[str], children: Sequence[ChildText]
+) -> tuple[float, int, int]:
     new_names = len(s.names - names)
     repeat = len(s.terms & picked) / len(s.terms) if s.terms else 0.0
     value = s.score * (1 + NAME_BONUS * new_names / (1 + len(s.names))) * (1 - REPEAT_MALUS * repeat)
+    if _voice(children[s.child], s.child) not in voices:
+        value *= 1 + SPEAKER_BONUS
     return (value, -s.child, -s.pos)
 
 

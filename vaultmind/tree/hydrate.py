@@ -18,7 +18,7 @@ from vaultmind.index.store import Index
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.tree.buffers import BufferItem, has_columns, has_table
 from vaultmind.tree.names import mentions, normalize
-from vaultmind.tree.note import entity_link, iso_z, leaf_link, summary_link
+from vaultmind.tree.note import USER_TREE_PREFIX, entity_link, iso_z, leaf_link, summary_link, tree_label
 from vaultmind.tree.summarize import ChildText
 
 
@@ -70,11 +70,7 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
         raise NoteReadError(
             f"{len(missing)} leaf/leaves vanished while sealing", hint="the next seal retries"
         )
-    occurrences = _occurrences(index, ids)
-    entities = _entity_infos(index, sorted({eid for eid, _ in occurrences.values()}))
-    for eid, surface in occurrences.values():
-        if surface:
-            entities[eid].names.add(normalize(surface))
+    occurrences, entities = _leaf_entities(index, ids)
     names: dict[str, list[str]] = {}
     for (occurring_in, eid), _ in occurrences.items():
         names.setdefault(occurring_in, []).append(entities[eid].display)
@@ -145,6 +141,51 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
     names = tuple(info.display for info in entities.values())
     children = [ChildText(c.id, c.text, c.kind, c.author, c.time, c.title, names) for c in children]
     return Hydrated(children, links, min(starts, default=None), max(ends, default=None), entities)
+
+
+def summary_entities(index: Index, level: int, child_ids: Sequence[str]) -> dict[str, EntityInfo]:
+    """The entities a level-`level` summary of `child_ids` may link, as the index knows them
+    now: those its leaves mention (level 1), those its child summaries link (above). A seal and
+    `refresh_summaries` both ask this, so a summary refreshed later links what a seal now would."""
+    ids = list(child_ids)
+    if level == 1:
+        return _leaf_entities(index, ids)[1]
+    rows = index.query(
+        "SELECT id, note_path, entities FROM summaries WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids]
+    )
+    by_id: dict[str, list[str]] = {}
+    for sid, _, ents in sorted(rows, key=lambda r: (len(r[1]), r[1])):  # a conflict copy: the original's
+        by_id.setdefault(sid, list(ents))
+    return _entity_infos(index, sorted({eid for ents in by_id.values() for eid in ents}))
+
+
+def _leaf_entities(
+    index: Index, ids: list[str]
+) -> tuple[dict[tuple[str, str], tuple[str, str]], dict[str, EntityInfo]]:
+    """The occurrences in the leaves `ids` and their entities, with the surfaces read as names."""
+    occurrences = _occurrences(index, ids)
+    entities = _entity_infos(index, sorted({eid for eid, _ in occurrences.values()}))
+    for eid, surface in occurrences.values():
+        if surface:
+            entities[eid].names.add(normalize(surface))
+    return occurrences, entities
+
+
+def source_label(index: Index, tree: str) -> str:
+    """What the tree is called for a reader (`note.tree_label`), from its first source note."""
+    return source_labels(index, [tree])[tree]
+
+
+def source_labels(index: Index, trees: Sequence[str]) -> dict[str, str]:
+    """`source_label` of many trees at once (one query)."""
+    titles = dict(
+        index.query(
+            """SELECT source_id, min_by(title, path) FROM notes
+               WHERE source_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""",
+            [[t for t in trees if not t.startswith(USER_TREE_PREFIX)]],
+        )
+    )
+    return {t: tree_label(t, str(titles[t]) if titles.get(t) else None) for t in trees}
 
 
 def _occurrences_ok(index: Index) -> bool:

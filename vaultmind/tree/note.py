@@ -10,6 +10,9 @@ Pure functions: no index, no I/O.
   message, `[[note#Heading]]` / `[[note]]` for a section; when several sections of a note share
   an anchor, the link carries `|<title> · part <k>` (the k-th leaf with that anchor, in note
   order). Above level 1 a child is a summary: `[[summaries/<slug>/L<n>/<id>]]`.
+- title: `<source title> · <day or first day – last day> · summary L<n>` (`summary_title`), written as
+  `title` and as the first of `aliases`, so Obsidian's search, link suggestions and hover show
+  it instead of the id.
 - `children_sha256`: sha256 over the sorted content hashes of the children (a leaf's
   `content_hash`, a summary note's file sha256): the deriver compares it with the children's
   current content to mark the summary stale.
@@ -34,6 +37,7 @@ _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _LINK_RE = re.compile(r"^\s*!?\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]\s*$")
 _PART_RE = re.compile(r"·\s*part\s+(\d+)\s*$")
 _MAX_SLUG = 80
+_DATED_TITLE_RE = re.compile(r"\s+(?:·\s+)?\d{4}-\d{2}-\d{2}$")  # a day note's "#launch · 2024-03-04"
 
 
 def tree_for_note(kind: str, path: str, source_id: str | None) -> str | None:
@@ -57,6 +61,30 @@ def tree_slug(tree: str) -> str:
         digest = hashlib.sha256(tree.encode("utf-8")).hexdigest()[:8]
         slug = slug[: _MAX_SLUG - 9].rstrip("-") + "-" + digest
     return slug
+
+
+def tree_label(tree: str, note_title: str | None) -> str:
+    """What a tree is called for a reader: its source's title without a day note's date
+    ("#launch · 2024-03-04" → "#launch"), a folder of your notes ("notes:Projects" → "Projects"),
+    else the tree id."""
+    if tree == ROOT_USER_TREE:
+        return "Notes"
+    if tree.startswith(USER_TREE_PREFIX):
+        return tree[len(USER_TREE_PREFIX) :]
+    label = _DATED_TITLE_RE.sub("", " ".join((note_title or "").split()))
+    return label or tree
+
+
+def summary_title(label: str, level: int, start: datetime | None, end: datetime | None) -> str:
+    """`<label> · <day> · summary L<n>`, `<label> · <first day> – <last day> · summary L<n>`, or
+    without the days when the children have no time. "summary" says what it is where the title
+    stands alone: Obsidian's search, a retrieval hit."""
+    days = sorted({(iso_z(t) or "")[:10] for t in (start, end) if t is not None})
+    parts = [label.replace("[", "").replace("]", "").replace("|", " ").strip() or "Summary"]
+    if days:
+        parts.append(" – ".join(days))
+    parts.append(f"summary L{level}")
+    return " · ".join(parts)
 
 
 def summary_id(tree: str, level: int, child_ids: Sequence[str]) -> str:
@@ -172,7 +200,7 @@ def parse_time(value: Any) -> datetime | None:
 
 
 SUMMARY_KEYS = frozenset(
-    """vaultmind id tree level children children_sha256 time_start time_end entities summarizer
+    """vaultmind title aliases id tree level children children_sha256 time_start time_end entities summarizer
     vaultmind_body_sha256""".split()
 )
 """The front matter keys vaultmind writes in a summary note; any other is yours, and kept."""
@@ -192,10 +220,15 @@ class SummaryNote:
     entities: tuple[str, ...]  # links
     summarizer: str
     body: str
+    title: str = ""
+    aliases: tuple[str, ...] = ()  # besides the title: the ones you added
 
     def render(self) -> str:
-        items: list[tuple[str, Any]] = [
-            ("vaultmind", "summary"),
+        items: list[tuple[str, Any]] = [("vaultmind", "summary")]
+        if self.title:
+            items.append(("title", Quoted(self.title)))
+            items.append(("aliases", [Quoted(a) for a in dict.fromkeys((self.title, *self.aliases))]))
+        items += [
             ("id", Quoted(self.id)),
             ("tree", Quoted(self.tree)),
             ("level", self.level),

@@ -15,7 +15,9 @@ from vaultmind.errors import NotFound, UsageError
 from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
+from vaultmind.tree.hydrate import source_label, source_labels
 from vaultmind.tree.note import iso_z, tree_slug
+from vaultmind.tree.refresh import refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
 from vaultmind.tree.summarizers import create_summarizer
@@ -46,12 +48,15 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
         )
     }
     trees = []
-    for name in sorted(set(states) | set(counts)):
+    names = sorted(set(states) | set(counts))
+    labels = source_labels(memory.index, names)
+    for name in names:
         state = states.get(name)
         summaries, top, stale, edited = counts.get(name, (0, 0, 0, 0))
         trees.append(
             {
                 "tree": name,
+                "title": labels[name],
                 "folder": f"{SUMMARIES_DIR}/{tree_slug(name)}",
                 "leaves": state.leaves if state else 0,
                 "buffered_leaves": state.l0_items if state else 0,
@@ -108,6 +113,7 @@ def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, A
         )
     return {
         "tree": tree_id,
+        "title": source_label(index, tree_id),
         "folder": f"{SUMMARIES_DIR}/{tree_slug(tree_id)}",
         "settings": settings.to_dict(),
         "leaves": state.leaves if state else 0,
@@ -191,8 +197,9 @@ def maintain(
     max_stale: int = DEFAULT_MAX_STALE,
     summarizer: Summarizer | None = None,
 ) -> SealReport:
-    """Seal full buffers, re-seal stale summaries (bounded), then flush quiet buffers
-    (every non-empty level-0 buffer with `flush_all`). A stopping daemon skips the phases not
+    """Seal full buffers, re-seal stale summaries (bounded), flush quiet buffers (every
+    non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
+    the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit)."""
     owned = summarizer is None
     active = create_summarizer(memory.config) if summarizer is None else summarizer
@@ -201,6 +208,7 @@ def maintain(
         lambda: seal_ready(memory, now=now, summarizer=active),
         lambda: reseal_stale(memory, max_nodes=max_stale, summarizer=active),
         lambda: flush(memory, now=flush_at, summarizer=active, older_than_hours=older_than),
+        lambda: refresh_summaries(memory),
     ]
     report = SealReport()
     try:

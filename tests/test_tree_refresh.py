@@ -1,0 +1,121 @@
+"""Summary notes kept up to date after their seal: entity links that follow the entity notes,
+titles, and no rewrite of an unchanged vault."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.memory import Memory
+from vaultmind.tree.engine import seal_ready
+from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.view import maintain
+
+from .conftest import snapshot_files, write
+from .treekit import chat_day, summary_rows, tree_config
+
+FALLBACK = FallbackSummarizer()
+LATER = datetime(2030, 1, 1, tzinfo=UTC)
+HELEN = "entities/person/helen-okafor.md"
+HELEN_NOTE = '---\nvaultmind: entity\nid: "person:helen-okafor"\n---\n# Helen Okafor\n'
+
+
+def _front(vault: Path, rel: str) -> dict[str, object]:
+    return split_frontmatter((vault / rel).read_text(encoding="utf-8")).data
+
+
+def test_a_summary_links_an_entity_whose_note_came_after_its_seal(vault: Path) -> None:
+    chat_day(vault, 0, 0, 9)  # three L1 summaries and one L2, every message names Helen Okafor
+    config = tree_config(vault, **{"entities.create_threshold": 1000})  # no entity note yet
+    with Memory.open(config) as memory:
+        memory.sync()
+        seal_ready(memory, summarizer=FALLBACK)
+        rows = summary_rows(memory)
+        assert sorted(r["level"] for r in rows) == [1, 1, 1, 2]
+        assert all(_front(vault, r["note_path"])["entities"] == [] for r in rows)
+        write(vault, HELEN, HELEN_NOTE)
+        memory.sync()
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not report.sealed and not report.unsealed
+        rows = summary_rows(memory)
+        link = "[[entities/person/helen-okafor|Helen Okafor]]"
+        for row in rows:
+            fm = _front(vault, row["note_path"])
+            assert link in fm["entities"], row["note_path"]  # type: ignore[operator]
+            assert "person:helen-okafor" in row["entities"]
+            assert not row["stale"], "rewriting a child's links must not make its parent stale"
+        before = snapshot_files(vault)
+        again = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not again.refreshed and not again.sealed
+        assert snapshot_files(vault) == before, "an unchanged vault is not rewritten"
+        (vault / HELEN).unlink()  # a link to a deleted note would make an empty one when clicked
+        memory.sync()
+        maintain(memory, now=LATER, summarizer=FALLBACK)
+        for row in summary_rows(memory):
+            assert _front(vault, row["note_path"])["entities"] == [] and not row["stale"]
+
+
+def _strip_title(text: str) -> str:
+    """The note as vaultmind wrote it before summary titles existed."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("title:"))
+    end = next(i for i in range(start + 2, len(lines)) if not lines[i].startswith("  - "))
+    return "\n".join(lines[:start] + lines[end:])
+
+
+def test_summaries_have_a_readable_title_and_old_ones_get_it_unless_edited(vault: Path) -> None:
+    chat_day(vault, 0, 0, 6)
+    chat_day(vault, 1, 6, 3)
+    with Memory.open(tree_config(vault, **{"trees.fanout": 4})) as memory:  # three L1 summaries, no L2
+        memory.sync()
+        seal_ready(memory, summarizer=FALLBACK)
+        rows = sorted(summary_rows(memory), key=lambda r: (r["level"], str(r["time_start"])))
+        titles = [_front(vault, r["note_path"])["title"] for r in rows]
+        assert titles == [
+            "#launch · 2024-03-04 · summary L1",
+            "#launch · 2024-03-04 · summary L1",
+            "#launch · 2024-03-05 · summary L1",
+        ]
+        for row, title in zip(rows, titles, strict=True):
+            assert _front(vault, row["note_path"])["aliases"] == [title]
+        old, edited, yours = (vault / r["note_path"] for r in rows[:3])
+        written = {p: p.read_text(encoding="utf-8") for p in (old, edited, yours)}
+        old.write_text(_strip_title(written[old]), encoding="utf-8")  # an older vaultmind's note
+        edited_text = _strip_title(written[edited]).replace("\n---\n", "\n---\nMy own summary. ", 1)
+        edited.write_text(edited_text, encoding="utf-8")
+        mine = "aliases:\n  - launch notes\nvaultmind_body_sha256:"  # added in Obsidian, before titles
+        yours.write_text(_strip_title(written[yours]).replace("vaultmind_body_sha256:", mine), encoding="utf-8")
+        memory.sync()
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not report.sealed and not report.unsealed
+        assert old.read_text(encoding="utf-8") == written[old], "the title is back, byte for byte"
+        assert edited.read_text(encoding="utf-8") == edited_text, "a summary you edited is never rewritten"
+        assert _front(vault, rows[2]["note_path"])["aliases"] == [titles[2], "launch notes"]
+        assert [r["user_edited"] for r in summary_rows(memory) if r["note_path"] == rows[1]["note_path"]] == [True]
+
+
+def test_a_tree_named_by_channel_id_is_listed_with_its_channel_title(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Slack channel's tree is `slack:T1/C1` (ids: a renamed channel keeps its tree) and its
+    folder `summaries/slack-t1-c1/`, while its notes are in `sources/chat/slack/t1/launch/`:
+    `vaultmind tree` and the summaries' titles say which channel it is."""
+    from vaultmind.cli.tree import print_trees
+    from vaultmind.tree.view import tree_view
+
+    chat_day(vault, 0, 0, 3, source_id="slack:T1/C1", scope="slack/t1/launch")
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FALLBACK).sealed
+        listed = tree_view(memory)
+        detail = tree_view(memory, "slack:T1/C1")
+    (tree,) = listed["trees"]
+    assert (tree["tree"], tree["title"], tree["folder"]) == ("slack:T1/C1", "#launch", "summaries/slack-t1-c1")
+    assert detail["title"] == "#launch"
+    assert sealed["path"].startswith("summaries/slack-t1-c1/L1/")
+    assert _front(vault, sealed["path"])["title"] == "#launch · 2024-03-04 · summary L1"
+    print_trees(listed)
+    assert capsys.readouterr().out.splitlines()[1].endswith("  #launch")
