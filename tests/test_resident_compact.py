@@ -588,7 +588,7 @@ def _mean_of_index(memory: Memory) -> np.ndarray:
 def test_mean_direction_is_the_unit_mean_of_the_live_vectors(
     vault: Path, monkeypatch: pytest.MonkeyPatch, quantized: bool
 ) -> None:
-    from vaultmind.retrieval.walk import without_common
+    from vaultmind.retrieval.signals import without_common
 
     rng = random.Random(5)
     for i in range(12):

@@ -11,7 +11,7 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
-from vaultmind.retrieval import walk as walk_module
+from vaultmind.retrieval import bonuses
 from vaultmind.retrieval.answer_type import (
     _NUMBER,
     _PLACE,
@@ -200,7 +200,7 @@ def test_walk_ranks_the_message_that_says_the_words_together_first(vault: Path, 
     together = "I won my fourth video game tournament"
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
-        monkeypatch.setattr(walk_module, "PHRASE_WEIGHT", 0.0)
+        monkeypatch.setattr(bonuses, "PHRASE_WEIGHT", 0.0)
         apart = memory.walk(question, limit=2)["hits"]
         assert apart[0]["content"].startswith("Fourth game night")  # what the words alone rank first
         monkeypatch.undo()

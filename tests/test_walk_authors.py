@@ -11,8 +11,8 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
+from vaultmind.retrieval.identity import IDENTITY_WEIGHT
 from vaultmind.retrieval.people import asked_speakers, author_terms, describes, without_words
-from vaultmind.retrieval.walk import IDENTITY_WEIGHT
 from vaultmind.retrieval.wording import role_terms
 
 from .conftest import write, write_chat

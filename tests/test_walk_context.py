@@ -11,7 +11,9 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 from vaultmind.retrieval.answer_type import answer_kind
-from vaultmind.retrieval.walk import CONTEXT_DECAY, CONTEXT_SHARE, PHRASE_WEIGHT
+from vaultmind.retrieval.bonuses import PHRASE_WEIGHT
+from vaultmind.retrieval.signals import CONTEXT_DECAY
+from vaultmind.retrieval.walk import CONTEXT_SHARE
 
 from .conftest import write_chat
 

@@ -11,7 +11,7 @@ from vaultmind.index.lexical import terms
 from vaultmind.index.resident import LeafColumns
 from vaultmind.memory import Memory
 from vaultmind.retrieval.ordering import SPREAD_FLOOR, note_coverage, note_evidence
-from vaultmind.retrieval.walk import NOTE_TOP, _note_shares
+from vaultmind.retrieval.signals import NOTE_TOP, note_shares
 
 from .conftest import write_chat
 
@@ -115,7 +115,7 @@ def test_best_is_heapq_nsmallest_by_score_then_id() -> None:
     import heapq
     import random
 
-    from vaultmind.retrieval.walk import _best
+    from vaultmind.retrieval.signals import best_ids
 
     rng = random.Random(7)
     for size in (0, 1, 5, 40, 300):
@@ -125,7 +125,7 @@ def test_best_is_heapq_nsmallest_by_score_then_id() -> None:
         scores = dict(zip(ids, values, strict=True))
         for k in (0, 1, 3, 20, 100, 400):
             want = heapq.nsmallest(k, scores, key=lambda i: (-scores[i], i))
-            assert _best(ids, np.array(values, dtype=np.float64), k) == want, (size, k)
+            assert best_ids(ids, np.array(values, dtype=np.float64), k) == want, (size, k)
 
 
 def test_note_shares_are_the_mean_of_each_notes_best_three_scaled_to_the_best_note() -> None:
@@ -142,22 +142,22 @@ def test_note_shares_are_the_mean_of_each_notes_best_three_scaled_to_the_best_no
         raw = {note: sum(sorted(vs, reverse=True)[:NOTE_TOP]) / NOTE_TOP for note, vs in per_note.items()}
         top = max(raw.values(), default=0.0)
         want = [raw[note] / top if note >= 0 and top > 0 else 0.0 for note in notes]
-        got = _note_shares(np.array(values), np.array(notes, dtype=np.int32))
+        got = note_shares(np.array(values), np.array(notes, dtype=np.int32))
         assert got.tolist() == want, size  # the same floats: added in the same order
 
 
 def test_length_and_time_factors_keep_their_formulas() -> None:
     from datetime import datetime
 
+    from vaultmind.retrieval.signals import SHORT_EXPONENT, SHORT_TERMS, length_factor, length_factors
     from vaultmind.retrieval.timeparse import TimeWindow
-    from vaultmind.retrieval.walk import SHORT_EXPONENT, SHORT_TERMS, _length_factor, _length_factors
     from vaultmind.retrieval.windows import AFTER_WINDOW, OUTSIDE_WINDOW, time_factors
 
     lengths = [0.0, 1.0, 2.0, 3.0, 6.0, 11.0, 12.0, 13.0, 40.0, 2.5, 12.5]
     for length in lengths:
-        assert _length_factor(length) == (min(max(length, 1.0), SHORT_TERMS) / SHORT_TERMS) ** SHORT_EXPONENT
-    assert _length_factor(None) == 1.0
-    assert _length_factors(np.array([*lengths, np.nan])).tolist() == [*map(_length_factor, lengths), 1.0]
+        assert length_factor(length) == (min(max(length, 1.0), SHORT_TERMS) / SHORT_TERMS) ** SHORT_EXPONENT
+    assert length_factor(None) == 1.0
+    assert length_factors(np.array([*lengths, np.nan])).tolist() == [*map(length_factor, lengths), 1.0]
     window = TimeWindow(datetime(2024, 5, 1), datetime(2024, 6, 1), "in May 2024")
     times = ["2024-04-30T23:59", "2024-05-01T00:00", "2024-05-31T23:59", "2024-06-01T00:00", "2024-06-03T23:59",
              "2024-06-04T00:00", "NaT"]  # fmt: skip

@@ -12,7 +12,7 @@ from vaultmind.config import load_config
 from vaultmind.index.lexical import bm25, terms
 from vaultmind.memory import Memory
 from vaultmind.retrieval.headings import heading_shares
-from vaultmind.retrieval.walk import NOTE_TOP, _note_shares
+from vaultmind.retrieval.signals import NOTE_TOP, note_shares
 
 from .conftest import write, write_chat
 
@@ -127,10 +127,10 @@ def test_a_section_is_found_by_its_notes_title(vault: Path) -> None:
 def test_a_documents_note_score_is_its_best_section() -> None:
     values = np.array([0.9, 0.6, 0.3, 0.5, 0.0])
     notes = np.array([0, 0, 0, 1, 1], dtype=np.int32)
-    plain = _note_shares(values, notes)
+    plain = note_shares(values, notes)
     assert np.isclose(plain[3], (0.5 / NOTE_TOP) / (1.8 / NOTE_TOP)), "a note of messages: the mean of its best three"
     sections = np.array([False, False, False, True, True])
-    shares = _note_shares(values, notes, sections)
+    shares = note_shares(values, notes, sections)
     assert np.isclose(shares[0], 1.8 / 1.8) and np.isclose(shares[3], 0.5 * NOTE_TOP / 1.8), "a document: its best section, thrice"
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.signals import CONTEXT_SPAN
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns
@@ -169,3 +170,28 @@ def term_pairs(content_hash: str, text: str) -> tuple[Pairs, Pairs]:
     terms. (a, a) pairs are kept: they match no query pair."""
     seq = leaf_terms(content_hash, text)[1]
     return frozenset(itertools.pairwise(seq)), frozenset(zip(seq, seq[2:], strict=False))
+
+
+def adjacent_pairs(seq: Sequence[str]) -> Pairs:
+    """The ordered pairs of neighbouring terms (a term next to itself is no pair)."""
+    return frozenset((a, b) for a, b in itertools.pairwise(seq) if a != b)
+
+
+def on_topic(speaking: npt.NDArray[np.bool_], lex: npt.NDArray[np.float64], cols: LeafColumns) -> npt.NDArray[np.bool_]:
+    """Of the named speaker's messages (`speaking`, in the order of `lex` and `cols`), those that
+    may take their note's place from another's better match (`spread_notes`): when some leaf
+    holds the question's words, one that holds one too, or that comes up to `CONTEXT_SPAN`
+    messages after one that does (Helen's reply to the mail on the budget; Sam's "I'll write it
+    this week" after Ines's "Who has the text for the allergen page?" and Marta's "Not me");
+    not her unrelated message ("what did Mei say about Facebook?": not "I will pay for Auntie's
+    train.", four messages after Daniel's on Facebook, which tells more)."""
+    worded = lex > 0
+    if not worded.any():
+        return speaking
+    n = len(lex)
+    note, seq = cols.note[:n].astype(np.int64), cols.seq[:n].astype(np.int64)
+    matched = (note[worded] << 32) | seq[worded]
+    replying = np.zeros(n, dtype=np.bool_)
+    for back in range(1, CONTEXT_SPAN + 1):  # a message soon after one that holds them
+        replying |= np.isin((note << 32) | (seq - back), matched)
+    return speaking & cols.known[:n] & (worded | replying)

@@ -1,6 +1,69 @@
 """A question's time window as `walk` ranks by it: the window read on the asker's calendar,
 the year of a date or month named without one, the window's words that only place it relative
-to the asker (not searched), and each leaf's time factor (see `walk`'s module doc)."""
+to the asker (not searched), whether the memory holds anything said in it, which leaves name
+one of its days, and each leaf's time factor (the whole formula: `walk`'s module doc).
+
+The time factor and the window's presence in `walk`'s formula:
+
+   time_factor = 1 inside the window, `AFTER_WINDOW` for up to `AFTER_WINDOW_DAYS` after it
+            (people tell of an event afterwards: "I watched it last night" is written the
+            day after the evening the question names) but never past the reference time
+            (what was written later was not there yet), `OUTSIDE_WINDOW` elsewhere — but 1 for
+            one of the strongest messages outside it whose own time expression, read from when
+            it was written, names a time in it ("a convention last month", written in April, for
+            March; "a trip next month" said before it: `retold`) — 1 without
+            a window or without a timestamp (a note of yours outside the window counts as
+            without one: its date finds it, never takes it down; `window_times`) — except for a question about nothing but its
+            window ("what happened yesterday?": only asking words besides it), where a leaf
+            without a time has no claim and is outside; a summary's leaves take their
+            summary's time range (inside when it overlaps the window). A window the memory
+            holds nothing in (nor just after it) ranks nothing: "what is due by 10 May?" asked
+            in March reads last May, and used to take every dated message down below undated
+            notes; the window is still reported (`query.time_window`). The window's relative
+            words ("last", "week", "yesterday", the weekday of "last Tuesday") are not
+            searched, lexically or densely: a message that says "last year's price" is no
+            match for "what happened last month?", nor one that says "Tuesday 23 April" for
+            "what happened last Tuesday?"; the words that name a date ("June", "14", "Q2")
+            still are. A question whose only words are its window's relative ones ("what did
+            we do yesterday?") searches no words: the window's leaves, the dense and entity
+            signals rank. A date or month named without its year and without relative words
+            ("on 7 March", "in May") is the most recent one before the reference time, or, when
+            the memory holds nothing then, an earlier year in which it holds something (an
+            archive of 2024 asked in 2026): the one holding most of the question's lexical
+            matches (not the window's own words: "March 20" says nothing of the year asked
+            about), else most messages of the authors it names, else the latest (`windows.year_held`).
+            A question about what is to come ("what will we do in April?", by its auxiliaries)
+            reads the next one, and so does one about what is when the next one is within
+            `windows.PRESENT_AHEAD` ("what are we doing in January?" asked in December), and
+            one that does not ask what was when no year holds anything, or asks what was
+            planned for it ("what did we plan for April?", `windows.asks_of_plans`; not
+            "what did we decide on 7 August?"); "on Friday" asked of
+            what is to come is the coming Friday. A window the memory holds nothing in that is
+            still ahead of the reference time (a note of yours dated for a day of it, a
+            party's `date:`, is said before it: `said_in`), or begun but empty ("what is happening in
+            April?" asked in March, "next week", "today" at breakfast), can only be told of by
+            what was said before it: its own words ("April") are searched like any other (not
+            its asking words: "doing"), a question about nothing but it ranks the
+            `windows.LEAD_UP_DAYS` before the reference time (or the window's length, when
+            longer; their latest leaves) as its window — its plan words still searched ("what
+            is the May plan?", for the plans written whenever before that name one of its
+            days: `told_plans`), as they are beside other words ("the plan for the launch
+            in April") — a leaf that names one of its days
+            ("Friday 21 March", "next Tuesday", read from when it was written:
+            `windows.names_a_day_in`) adds `WINDOW_PRESENCE`, and each adds `LATEST_SAID` × how
+            late in those days it was written (plans change: "we move the launch to 23 April"
+            over "still 9 April"); `query.window_ahead` says so.
+   inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
+            leaves, even those no other signal reaches come before the weak matches outside
+            it ("what happened in May?"). A question about nothing but its window ("what
+            happened last week?", "what did we do in March?": only asking words and the
+            window's own words besides it) is not searched, lexically or
+            densely — "what happened" says nothing of which messages matter — and each leaf
+            inside the window adds `INFORMATIVE` · min(1, terms / `INFORMATIVE_TERMS`): the
+            messages that say the most lead, not "ok" and "me too". The same for a question
+            about nothing but whom or what it names ("tell me about Bob": not the word "tell"),
+            among the leaves that involve them.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +77,14 @@ import numpy.typing as npt
 
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.people import person_terms
+from vaultmind.retrieval.signals import CANDIDATES, of_kind
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import LeafColumns, ResidentLeaves
     from vaultmind.index.store import Index
+    from vaultmind.retrieval.view import MemoryView
 
 OUTSIDE_WINDOW = 0.35
 AFTER_WINDOW = 0.75
@@ -366,3 +431,53 @@ def summary_time_factors(index: Index, window: TimeWindow, cols: LeafColumns, fa
 
 def naive_utc(when: datetime) -> datetime:
     return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when
+
+
+def yours_within(window: TimeWindow, cols: LeafColumns) -> bool:
+    """Whether a leaf of one of the asker's notes (among the candidates, which hold the
+    window's leaves) is dated inside `window`."""
+    return bool((of_kind(cols, "user") & within(window, cols.ts)).any())
+
+
+def said_in(memory: MemoryView, start: datetime, end: datetime, now: datetime) -> bool:
+    """Whether the memory holds something said from `start` to `end`. A note of yours dated
+    after the reference time is not: its date is the day it is for (a party's `date:
+    2025-12-20`), written before it — a window ahead holding only such notes is still ahead,
+    told of by what was said before ("what is happening in December?"), not taken for a
+    window whose messages are all there is."""
+    if start < now and memory.leaves.in_window(start, min(end, now), 1):
+        return True
+    later = memory.leaves.in_window(max(start, now), end, CANDIDATES) if end > now else []
+    return bool(later) and not bool(of_kind(memory.leaves.columns(later), "user").all())
+
+
+def window_times(window: TimeWindow, cols: LeafColumns) -> npt.NDArray[np.datetime64]:
+    """The leaves' times as a window ranks them: a note of yours outside the window counts as
+    undated. Its date (a daily note's day, a `created` stamp, "2023-01-01 Tax rules") lets a
+    window find it, never takes it down: a note is kept and edited, and what it says may hold
+    long after that day ("what is my squat this year?" finds the gym log created in 2021), as
+    it did when your notes had no time."""
+    outside = of_kind(cols, "user") & ~within(window, cols.ts)
+    return np.where(outside, np.datetime64("NaT", "us"), cols.ts)
+
+
+def told_of(memory: MemoryView, ids: list[str], cols: LeafColumns, window: TimeWindow) -> npt.NDArray[np.bool_]:
+    """Which leaves name a day inside `window`, read from when they were written
+    (`windows.names_a_day_in`)."""
+    out = np.zeros(len(ids), dtype=bool)
+    dated = [k for k in range(len(ids)) if not np.isnat(cols.ts[k])]
+    rows = memory.leaves.rows([ids[k] for k in dated])
+    for k in dated:
+        row = rows.get(ids[k])
+        if row is not None and row["text"]:
+            out[k] = names_a_day_in(window, row["text"], cols.ts[k].astype("datetime64[us]").astype(datetime))
+    return out
+
+
+def told_plans(memory: MemoryView, lexical: list[tuple[str, float]], window: TimeWindow) -> list[tuple[str, float]]:
+    """Of the leaves holding a plan word of a question about nothing but a window still ahead
+    ("what is the May plan?"), those that name one of its days, written whenever before: a
+    plan of another time ("change of plans: the launch moves to April") is none of its."""
+    ids = [leaf_id for leaf_id, _ in lexical]
+    told = told_of(memory, ids, memory.leaves.columns(ids), window)
+    return [hit for hit, named in zip(lexical, told.tolist(), strict=True) if named]

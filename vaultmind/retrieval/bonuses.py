@@ -1,0 +1,283 @@
+"""The passes of `walk` over its strongest leaves that reorder the top: the phrase, heading
+and answer bonuses, a reply that answers a message asking the question, the answer of the
+best-matching note, and the messages scaled down for only asking or for telling of another
+author's own life (where they stand in the formula: `retrieval/walk.py`'s module doc):
+
+   phrase = the share of the question's adjacent pairs of content terms (in order, stop words
+            skipped: "win fourth video game tournament" has four) that the leaf also holds
+            adjacent — or, for `PHRASE_GAP_CREDIT` of a pair, with one term between ("move the
+            public launch" for "move the launch") — among the `ASKING_TOP` strongest leaves
+            that match the question's words (lex > 0; the others are not tokenized),
+            added as `PHRASE_WEIGHT` · phrase · time_factor: of the messages that share a
+            question's words, the one that says them together ("I won my fourth video game
+            tournament") is the one it asks about, not the one that has them apart ("my first
+            video game tournament … I won").
+   other_author: a question about an author of the memory ("when did John run a 5K?"), not
+            for their words: of the `ASKING_TOP` strongest leaves, a message by someone else
+            that names none of the question's entities and speaks in the first person ("Last
+            weekend I ran a 5K charity run": Maria's own run) keeps `OTHER_AUTHOR` of its own
+            match (base · length_factor · time_factor); the context it earned stays, and it
+            still gives its full base as context (a question to John is often the message
+            before his answer).
+   asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?"), or that holds
+            the question's terms only in what it asks ("Love seeing your dedication! Any
+            activities you're looking forward to?" for "what activities does Mel enjoy?"), and
+            `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
+            strongest leaves (`answer_type.asking`): a question matches a question's words but
+            holds no answer (the message after it, which earns its context, does); else 1.
+   heading: a section of a document or of a note of yours whose headings (its note's title,
+            its heading path, the headings inside its text) include one the question names —
+            every term of it, but the numbers, months and days that date it, is one of the
+            question's: "Rollback" for "what is the rollback plan?" — adds `HEADING_WEIGHT` ×
+            the share (by idf) of the question's terms those headings hold, times the time
+            factor, among the `ASKING_TOP` strongest leaves (`retrieval/headings.py`); not for a
+            question that names a speaker. BM25 weighs each leaf's length against the mean of
+            its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
+   answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
+   a number ("How many…"), a title ("What book…"), an email address ("What is Helen's email
+   address?", no question of what Helen emailed) or an open task of a note ("What are my tasks
+   for tomorrow?": `- [ ] Call the plumber`) adds `ANSWER_WEIGHT` (times the time factor) to those of the
+   `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
+   match "When is the concert?" alike, the one that says "Saturday" is the answer. The words by
+   which a question names the kind it asks for ("what time", "which year", "how much",
+   "email address", "my tasks";
+   `answer_type.kind_terms`) are not searched: no leaf writes them beside its answer ("19:30"),
+   and "took a long time" is no better match for "what time is the dinner?". Some questions
+   say more than their kind (`answer_type.answer_test`): "what time…?" asks for a time of day
+   ("19:00"), "how much is / does…?" for a sum of money written in a sentence with the
+   question's words ("€1,200 for a load-testing run", not "7 to 9 working days, plus load
+   testing"). For a place ("Where…") or a time of day, when the strongest leaf holds none,
+   the strongest leaf of its note that holds one ranks right after it (`raise_topic_answer`,
+   `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
+   best, and "I booked Golden Lantern, 19:00", said in the same conversation in none of its
+   words, answers it, and "what time is the dinner?" too. Where no leaf among the strongest
+   names a time of day with a word of the question and the best match's note names none,
+   the day answers "what time…?" as it answers "when…?" ("what time is the launch?" of a
+   memory that says only "Tuesday 23 April"; `answer_holds`). A message among the strongest that
+   asks the question itself (a question of the same kind holding all its words: "Party
+   planning: how many are coming?") is answered by the first reply after it (within
+   `CONTEXT_SPAN`, by someone else; of a question naming an author, by them) that holds the
+   answer and neither jokes nor declines ("somewhere in London lol", "no idea"): the reply rises to the asking message's score as a statement, plus
+   `REVISION_MARGIN` (`retrieval/replies.py`, `breakdown.replies_to`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from vaultmind.index.lexical import terms
+from vaultmind.retrieval.answer_type import (
+    AnswerKind,
+    Asking,
+    answer_test,
+    asking,
+    asks_about,
+    asks_clock,
+    holds_answer,
+)
+from vaultmind.retrieval.headings import heading_shares
+from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
+from vaultmind.retrieval.replies import answered_replies, asks_the_question, no_answer
+from vaultmind.retrieval.revisions import REVISION_MARGIN
+from vaultmind.retrieval.signals import AUTHOR, CONTEXT_SPAN, ENTITY
+
+if TYPE_CHECKING:
+    from vaultmind.index.resident import LeafColumns
+    from vaultmind.retrieval.view import MemoryView
+
+
+ANSWER_WEIGHT = 0.2
+ASKING_ONLY = 0.7
+ASKING_LAST = 0.9
+PHRASE_WEIGHT = 0.3
+PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
+HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
+OTHER_AUTHOR = 0.8  # the share of its own match kept by another's first-person message naming none of the question's entities
+
+
+def scale_asking(final: dict[str, tuple[float, float]], texts: dict[str, str], query_terms: frozenset[str]) -> dict[str, Asking]:
+    """Scales down the leaves of `texts` (the strongest) that only ask or end asking; returns them.
+    One that ends asking and holds the question's terms only in what it asks (`asks_about`)
+    counts as only asking: it tells nothing of them."""
+    found: dict[str, Asking] = {}
+    for leaf_id, text in texts.items():
+        kind = asking(text)
+        if kind == "last" and asks_about(text, query_terms):
+            kind = "only"
+        if kind is not None:
+            value, factor = final[leaf_id]
+            final[leaf_id] = (value * (ASKING_ONLY if kind == "only" else ASKING_LAST), factor)
+            found[leaf_id] = kind
+    return found
+
+
+def other_authors(
+    final: dict[str, tuple[float, float]],
+    at: dict[str, int],
+    signals: npt.NDArray[np.float64],
+    own: npt.NDArray[np.float64],
+    cols: LeafColumns,
+    texts: dict[str, str],
+) -> set[str]:
+    """Of `texts` (the strongest leaves; the question names an author of the memory), the
+    messages by someone else that name none of the question's entities (entity and author
+    signals 0) and speak in the first person ("Last weekend I ran a 5K"): someone telling of
+    their own life. Each keeps `OTHER_AUTHOR` of its own match (`own`: base × length factor,
+    times its time factor); the context it earned stays. Returns them."""
+    found: set[str] = set()
+    for leaf_id, text in texts.items():
+        k = at[leaf_id]
+        if cols.author[k] < 0 or signals[k, AUTHOR] or signals[k, ENTITY] or not _FIRST_PERSON.search(text):
+            continue
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value - (1 - OTHER_AUTHOR) * float(own[k]) * factor, factor)
+        found.add(leaf_id)
+    return found
+
+
+_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself)\b")  # "I" also of "I'm", "I’ve"
+
+
+def phrase_bonus(
+    query_terms: Sequence[str], final: dict[str, tuple[float, float]], rows: dict[str, dict[str, Any]]
+) -> dict[str, float]:
+    """Add `PHRASE_WEIGHT` × the leaf's phrase share (module doc) to each leaf of `rows` that
+    says one of the query's adjacent term pairs (together, or one term apart for
+    `PHRASE_GAP_CREDIT` of it); returns the shares."""
+    wanted = adjacent_pairs(query_terms)
+    shares: dict[str, float] = {}
+    if not wanted:
+        return shares
+    for leaf_id, row in rows.items():
+        text = row["text"] or ""
+        held = leaf_terms(row["content_hash"], text)[0]
+        said = {pair for pair in wanted if pair[0] in held and pair[1] in held}
+        if not said:  # no pair has both its terms here: no need for the leaf's pairs
+            continue
+        adjacent, gapped = term_pairs(row["content_hash"], text)
+        together = said & adjacent
+        share = (len(together) + PHRASE_GAP_CREDIT * len((said & gapped) - together)) / len(wanted)
+        if share:
+            value, factor = final[leaf_id]
+            final[leaf_id] = (value + PHRASE_WEIGHT * share * factor, factor)
+            shares[leaf_id] = share
+    return shares
+
+
+def heading_bonus(
+    query_terms: Sequence[str],
+    final: dict[str, tuple[float, float]],
+    rows: dict[str, dict[str, Any]],
+    idf: Callable[[str], float],
+) -> dict[str, float]:
+    """Add `HEADING_WEIGHT` × the share of the question its headings hold (by idf; its note's
+    title, its heading path, the headings in its text: `headings.heading_shares`) to each
+    section of `rows` (the strongest leaves), times its time factor; returns the shares."""
+    shares = heading_shares(query_terms, rows, idf) if query_terms else {}
+    for leaf_id, share in shares.items():
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value + HEADING_WEIGHT * share * factor, factor)
+    return shares
+
+
+def answer_bonus(holds: Callable[[str], bool], final: dict[str, tuple[float, float]], texts: dict[str, str]) -> set[str]:
+    """Among `texts` (the `ANSWER_TOP` strongest leaves), those holding the kind of answer the
+    question asks for (`holds`: `answer_type.answer_test`) gain `ANSWER_WEIGHT` (times their
+    time factor); their ids are returned."""
+    holding = {leaf_id for leaf_id, text in texts.items() if holds(text)}
+    for leaf_id in holding:
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value + ANSWER_WEIGHT * factor, factor)
+    return holding
+
+
+def answer_holds(
+    question: str,
+    kind: AnswerKind,
+    content_terms: Sequence[str],
+    final: Mapping[str, tuple[float, float]],
+    texts: Mapping[str, str],
+    at: dict[str, int],
+    cols: LeafColumns,
+) -> Callable[[str], bool]:
+    """What holds the answer (`answer_type.answer_test`). "What time…?" asks for a time of day
+    only where the memory says one of what it asks about: a leaf of `texts` (the strongest)
+    naming a time of day with a word of the question, or in the note of the best match (where
+    `raise_topic_answer` finds it). Otherwise the day it is on answers it, as for "when…?": "what
+    time is the launch?" of a memory that says only "the launch is Tuesday 23 April" is not
+    "Standup is at 9:30"."""
+    holds = answer_test(question, kind, content_terms)
+    if kind != "time" or not asks_clock(question) or not final:
+        return holds
+    wanted = frozenset(content_terms)
+    clocked = [leaf_id for leaf_id, text in texts.items() if holds(text)]
+    if any(not wanted.isdisjoint(terms(texts[leaf_id])) for leaf_id in clocked):
+        return holds
+    best = at[max(final, key=lambda leaf_id: final[leaf_id][0])]
+    if cols.known[best] and any(cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == cols.note[best] for leaf_id in clocked):
+        return holds
+    return lambda text: holds_answer(kind, text)
+
+
+def raise_topic_answer(
+    final: dict[str, tuple[float, float]], answers: set[str], at: dict[str, int], cols: LeafColumns
+) -> str | None:
+    """When the strongest leaf holds no answer of the kind asked for ("Ok team, Dad's 60th!"
+    for "where is Dad's 60th dinner?"), the strongest leaf of its note that holds one ("I
+    booked Golden Lantern") ranks right after it, above the note's other leaves: the
+    conversation that matches the question best is where its answer was said, often in words
+    the question does not use. Its id is returned."""
+    if not answers or not final:
+        return None
+    best = max(final, key=lambda leaf_id: final[leaf_id][0])
+    if best in answers or not cols.known[at[best]]:
+        return None
+    note = cols.note[at[best]]
+    same = [leaf_id for leaf_id in final if cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == note and leaf_id != best]
+    held = [leaf_id for leaf_id in same if leaf_id in answers]
+    if not held:
+        return None
+    found = max(held, key=lambda leaf_id: final[leaf_id][0])
+    runner_up = max((final[leaf_id][0] for leaf_id in same if leaf_id != found), default=0.0)
+    value, factor = final[found]
+    final[found] = (max(value, min(runner_up + REVISION_MARGIN, final[best][0] - REVISION_MARGIN)), factor)
+    return found
+
+
+def raise_replies(
+    final: dict[str, tuple[float, float]],
+    asks: Mapping[str, Asking],
+    answers: set[str],
+    texts: Mapping[str, str],
+    kind: AnswerKind,
+    content_terms: Sequence[str],
+    at: dict[str, int],
+    cols: LeafColumns,
+) -> dict[str, str]:
+    """Of the messages that ask (`asks`), those that ask the question itself ("Party planning:
+    how many are coming?"): the reply after each that holds the answer (of `answers`) rises to
+    where the asking message would stand as a statement (`replies.answered_replies`). Reply id
+    → the message it answers. For a question that names an author of the memory, `answers`
+    holds only their messages: "what books has John read?" is not Tim's reply to John's "what
+    book are you reading?". A reply that jokes or declines ("somewhere in London lol", "Not
+    me", `replies.no_answer`) is passed over for the next."""
+    asked = {
+        leaf_id: ASKING_ONLY if how == "only" else ASKING_LAST
+        for leaf_id, how in asks.items()
+        if asks_the_question(texts[leaf_id], kind, content_terms)
+    }
+    answering = {leaf_id for leaf_id in answers if not no_answer(texts[leaf_id])}  # not a joke, not "no idea"
+    return answered_replies(final, asked, answering, lambda leaf_id: cols.place(at[leaf_id]), span=CONTEXT_SPAN, margin=REVISION_MARGIN)
+
+
+def idf_of(memory: MemoryView, content_terms: Sequence[str]) -> Callable[[str], float]:
+    """The inverse document frequency of each of the question's terms, log(1 + N / df)."""
+    total = max(memory.leaves.document_frequency("")[1], 1)
+    idf = {t: math.log(1 + total / max(memory.leaves.document_frequency(t)[0], 1)) for t in set(content_terms)}
+    return idf.__getitem__
