@@ -7,7 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.config import load_config
+from vaultmind.embed.base import averages_words
+from vaultmind.embed.ollama import OllamaEmbedder
+from vaultmind.embed.static import StaticEmbedder
 from vaultmind.memory import Memory
+from vaultmind.retrieval.signals import WEIGHTS, signal_weights
 
 from .conftest import write_chat
 
@@ -167,3 +171,14 @@ def test_a_long_questions_words_outweigh_the_nearest_vector(vault: Path) -> None
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         short = memory.walk("Which vegan desserts?")["hits"]
     assert short[0]["breakdown"]["weights"]["dense"] == 0.5
+
+
+def test_only_a_model_that_averages_words_weighs_a_long_questions_vector_less() -> None:
+    """The static model's vector of a long question is the mean of its words' rows, so its
+    weight falls with the terms; a model that reads words in their context (Ollama's, e5)
+    keeps the full weight (scaled, e5's LoCoMo figures fell)."""
+    static, contextual = StaticEmbedder(), OllamaEmbedder("nomic-embed-text")
+    assert averages_words(static) and not averages_words(contextual) and not averages_words(None)
+    assert signal_weights({}, 10, averages_words(static))["dense"] == WEIGHTS["dense"] * 4 / 10
+    assert signal_weights({}, 10, averages_words(contextual))["dense"] == WEIGHTS["dense"]
+    assert signal_weights({}, 3, averages_words(static))["dense"] == WEIGHTS["dense"]

@@ -30,6 +30,13 @@ class Embedder(Protocol):
         ...
 
 
+def averages_words(embedder: Embedder | None) -> bool:
+    """Whether the model's vector of a text is the mean of its tokens' rows (a static model,
+    `averages_tokens`), not read from the words in their context (e5, Ollama's models): of a
+    long question it is then a blurred mean of many words, which walk weighs less."""
+    return bool(getattr(embedder, "averages_tokens", False))
+
+
 def embed_query(embedder: Embedder, text: str) -> Vectors:
     """A question's vector: `embedder.embed_query(text)` when the model is asymmetric (queries
     and passages embedded differently, as e5), else the same embedding as stored text."""

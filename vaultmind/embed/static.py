@@ -100,6 +100,8 @@ def read_model_info(model_dir: Path) -> StaticModelInfo:
 class StaticEmbedder:
     """Mean of static token vectors, L2-normalised; loads its files on first use."""
 
+    averages_tokens = True  # a text's vector is the mean of its tokens' rows (`base.averages_words`)
+
     def __init__(self, model_dir: str | Path | None = None, *, max_tokens: int | None = None) -> None:
         self._dir = Path(model_dir) if model_dir is not None else MODELS_DIR / DEFAULT_MODEL
         self._max_tokens_arg = max_tokens

@@ -18,9 +18,9 @@ where these stand in it, is `retrieval/walk.py`'s module doc):
             ("Thanks, I will do my research" for "what did Alice research?"), and at full
             weight it outranked the named person's own messages that hold the question's words;
             and a question of more than `DENSE_TERMS` searched terms weighs it × `DENSE_TERMS` /
-            terms: a static vector of many words is their blurred mean (its nearest message
-            shares the drift, not the point), while each more word makes the lexical match
-            more specific
+            terms with the static model: its vector of many words is their blurred mean (its
+            nearest message shares the drift, not the point), while each more word makes the
+            lexical match more specific (a model that reads words in context, e5, keeps it)
    entity = share of the query's entities the leaf mentions, is written by, or whose entity
             note it is in ("who is Dana?": her own note, when it holds more than a heading)
                                                                            ∈ [0, 1]
@@ -311,15 +311,17 @@ def bare_names(cols: LeafColumns) -> npt.NDArray[np.bool_]:
     return cols.known & (np.nan_to_num(cols.length, nan=np.inf) <= named[cols.note])
 
 
-def signal_weights(named: Mapping[str, str], searched: int) -> dict[str, float]:
+def signal_weights(named: Mapping[str, str], searched: int, averaged: bool) -> dict[str, float]:
     """The signals' weights for a question: `WEIGHTS`, with the dense one `NAMED_DENSE` when
     it names an author of the memory (`named`): their own words are the evidence, the entity
     and author signals find them, and the nearest vectors of the rest of the question only
     say the topic, often in someone else's words. Of a question searching more than
-    `DENSE_TERMS` terms, the dense weight is scaled by `DENSE_TERMS` / `searched`: its vector
-    is the blurred mean of many words, its words together a specific lexical match."""
+    `DENSE_TERMS` terms, when the model's vector is the mean of its words' (`averaged`, the
+    static model), the dense weight is scaled by `DENSE_TERMS` / `searched`: its vector is the
+    blurred mean of many words, its words together a specific lexical match. A model that
+    reads the words in their context (e5) keeps its weight: scaled, its LoCoMo figures fell."""
     dense = NAMED_DENSE if named else WEIGHTS["dense"]
-    if searched > DENSE_TERMS:
+    if averaged and searched > DENSE_TERMS:
         dense *= DENSE_TERMS / searched
     return {**WEIGHTS, "dense": dense} if dense != WEIGHTS["dense"] else WEIGHTS
 

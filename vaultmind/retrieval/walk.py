@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vaultmind.embed.base import embed_query
+from vaultmind.embed.base import averages_words, embed_query
 from vaultmind.entities.ids import words
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import (
@@ -319,7 +319,7 @@ def walk(
     signals = leaf_signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
     if own:  # "what did I write on Thursday?": the asker is the author of their own notes
         signals[of_kind(cols, "user"), AUTHOR] = 1.0
-    weights = signal_weights(named, len(set(searched)))
+    weights = signal_weights(named, len(set(searched)), averages_words(memory.embedder))
     base = base_scores(signals, weights)
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
     told = told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
