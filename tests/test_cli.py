@@ -386,6 +386,20 @@ def test_status_lists_the_files_skipped_first_and_counts_the_rest(tmp_path: Path
     assert index["migration"].startswith(f"{index['migrations']:04d}_") and f"the last {index['migration']}" in text
 
 
+def test_status_counts_vaultminds_guides_apart_from_the_notes_of_each_kind(tmp_path: Path) -> None:
+    """A new vault holds vaultmind's guides (the welcome note, a README in each of its folders):
+    `status` counts them apart, so an empty vault shows no summary and no entity."""
+    vault = tmp_path / "v"
+    run_cli("init", str(vault))
+    write(vault, "Ideas.md", "# Ideas\n\nA garden shed.\n")
+    run_cli("reindex", "--vault", str(vault))
+    notes = as_json(run_cli("status", "--vault", str(vault), "--json"))["notes"]
+    assert notes == {"total": 5, "source": 0, "summary": 0, "entity": 0, "user": 1, "readme": 4}
+    assert "notes   5 (user 1, sources 0, summaries 0, entities 0; vaultmind's guides 4)" in run_cli(
+        "status", "--vault", str(vault)
+    ).stdout
+
+
 def test_without_vault_a_command_finds_the_vault_its_folder_is_in_or_refuses(tmp_path: Path) -> None:
     """Run from a vault's subfolder, a command answers from the vault (not a new index of the
     subfolder); run from a folder in no vault, it says so and writes nothing there."""

@@ -499,7 +499,12 @@ class Memory:
 
     def _status(self, *, loading: bool = False) -> dict[str, Any]:
         idx = self.index
-        kinds = dict(idx.query("SELECT kind, count(*) FROM notes GROUP BY kind ORDER BY kind"))
+        kinds = dict(  # vaultmind's guides (the folders' READMEs, the welcome note) apart: no leaves
+            idx.query(
+                "SELECT CASE WHEN json_extract_string(frontmatter, '$.vaultmind') = 'readme' THEN 'readme' "
+                "ELSE kind END AS k, count(*) FROM notes GROUP BY k ORDER BY k"
+            )
+        )
         model = self.embedder.model_id if self.embedder else None
         leaves = int(idx.scalar("SELECT count(*) FROM leaves"))
         missing: int | None = None if loading else 0
@@ -603,6 +608,7 @@ class Memory:
                 "summary": kinds.get("summary", 0),
                 "entity": kinds.get("entity", 0),
                 "user": kinds.get("user", 0),
+                "readme": kinds.get("readme", 0),
             },
             "leaves": leaves,
             "links": int(idx.scalar("SELECT count(*) FROM links")),

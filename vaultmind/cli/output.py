@@ -109,7 +109,8 @@ def print_status(status: dict[str, Any]) -> None:
     print(f"vault   {status['vault']}")
     print(
         f"notes   {notes['total']:,} (user {notes['user']:,}, sources {notes['source']:,}, "
-        f"summaries {notes['summary']:,}, entities {notes['entity']:,})"
+        f"summaries {notes['summary']:,}, entities {notes['entity']:,}"
+        + (f"; vaultmind's guides {notes['readme']:,})" if notes.get("readme") else ")")
     )
     emb = status["embeddings"]
     line = f"leaves  {status['leaves']:,}"
