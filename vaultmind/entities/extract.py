@@ -230,8 +230,8 @@ _LABEL = re.compile(r"((?:[ \t]+[a-z][\w'’-]*){0,3})[ \t]*(?:\([^()\n]*\))?:[ 
 _MORE_WORDS = re.compile(r"[ \t]+[a-z]")  # a heading that goes on in lower case: "Tools and subscriptions"
 # a heading that goes on with other names only: "## Dana and Marco", "## Dana, Marco & Bob"
 _MORE_NAMES = re.compile(r"(?:[ \t]*(?:,|&|\band\b)[ \t]*[A-Z][\w'’-]*)+[ \t]*#*[ \t]*")
-# a label that says who speaks, not what a line is about: "Dana said: we're booked"
 _IN_TABLES = ("person", "place")  # kinds a table's body names in cells of their own: "| 2 April | Bob |", "| Berlin |"
+# a label that says who speaks, not what a line is about: "Dana said: we're booked"
 _SAYING = frozenset(
     "said says wrote writes asked asks replied replies added adds answered answers told tells mentions notes "
     "thinks thought feels felt suggests proposes reckons explains confirms agrees comments reports argues".split()
