@@ -80,11 +80,15 @@ def test_ingest_counts_one_of_a_kind_in_the_singular(tmp_path: Path) -> None:
     assert out.startswith("vaultmind: ingested 1 new message (0 already known) — 1 note written"), out
 
 
+NOTES = 5000  # of the interrupted reindex's vault
+
+
 def test_ctrl_c_says_the_run_was_interrupted_and_running_it_again_finishes_it(tmp_path: Path) -> None:
     """Ctrl-C during a long reindex ends with a line saying so (not in silence, which reads as
     done), exit 130; the same command run again builds the whole index."""
     vault = tmp_path / "big"
-    run_cli("bench", "generate", str(vault), "--notes", "1500")
+    # big enough that its read phase outlasts the 2 s before progress shows, on a quiet host too
+    run_cli("bench", "generate", str(vault), "--notes", str(NOTES))
     env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
     before = snapshot_files(vault)
     proc = subprocess.Popen(
@@ -97,19 +101,27 @@ def test_ctrl_c_says_the_run_was_interrupted_and_running_it_again_finishes_it(tm
     )
     assert proc.stderr is not None
     seen = ""
-    while "vaultmind: " not in seen:  # its first progress line: the reindex is under way
-        char = proc.stderr.read(1)
-        assert char, "the reindex ended before showing progress: " + seen
-        seen += char
-    proc.send_signal(signal.SIGINT)
-    out, rest = proc.communicate(timeout=60)
+    try:
+        while "vaultmind: " not in seen:  # its first progress line: the reindex is under way
+            char = proc.stderr.read(1)
+            assert char, "the reindex ended before showing progress: " + seen
+            seen += char
+        proc.send_signal(signal.SIGINT)
+        out, rest = proc.communicate(timeout=60)
+    finally:  # never leave the process or its pipes behind for a later test to trip over
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(60)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
     err = seen + rest
     assert proc.returncode == 130, out + err
     assert "vaultmind: interrupted; nothing is lost" in err and "run the same command again" in err
     assert "Traceback" not in err and "reindexed" not in out
     assert snapshot_files(vault) == before
     done = json.loads(run_cli("reindex", "--vault", str(vault), "--json").stdout)
-    assert done["notes"] == 1500 and done["chunks"] > 1500
+    assert done["notes"] == NOTES and done["chunks"] > NOTES
 
 
 @pytest.mark.slow
