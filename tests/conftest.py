@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
@@ -27,6 +30,15 @@ def write(vault: Path, rel: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
+    """The command line run in this process: its exit code, what it printed (read as JSON
+    when `--json` was given and it printed anything) and its stderr."""
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    data = json.loads(out) if "--json" in args and out.strip() else out
+    return code, data, err
 
 
 def snapshot_files(vault: Path) -> dict[str, str]:

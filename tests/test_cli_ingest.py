@@ -6,14 +6,13 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.conftest import DeepFolders, snapshot_files, write
+from tests.conftest import run_main as run
 from tests.test_ingest_chat import WHATSAPP, slack_export
 from tests.unprivileged import can_drop_privileges, run_unprivileged
-from vaultmind.cli.main import main
 from vaultmind.config import load_config
 from vaultmind.daemon import Daemon
 from vaultmind.memory import Memory
@@ -31,11 +30,6 @@ def vault(vault: Path) -> Path:
     return vault
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    data = json.loads(out) if "--json" in args and out.strip() else out
-    return code, data, err
 
 
 def test_ingest_writes_and_indexes(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:

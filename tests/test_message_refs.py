@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import run_main as run
 from tests.conftest import snapshot_files, write
-from vaultmind.cli.main import main
 from vaultmind.config import load_config
 from vaultmind.markdown.note import parse_note
 from vaultmind.memory import Memory
@@ -49,10 +48,6 @@ def vault(vault: Path) -> Path:
     return vault
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, json.loads(out) if "--json" in args else out, err
 
 
 def _exports(folder: Path) -> list[Path]:
