@@ -83,7 +83,7 @@ from vaultmind.retrieval.answer_type import (
 )
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
-from vaultmind.retrieval.replies import answered_replies, asks_the_question, no_answer
+from vaultmind.retrieval.replies import Message, answered_replies, asks_the_question
 from vaultmind.retrieval.revisions import REVISION_MARGIN
 from vaultmind.retrieval.signals import AUTHOR, CONTEXT_SPAN, ENTITY
 
@@ -98,6 +98,7 @@ ASKING_LAST = 0.9
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
+REPLY_REACH = 2 * CONTEXT_SPAN  # messages after one that asks the question where its reply is looked for
 OTHER_AUTHOR = 0.8  # the share of its own match kept by another's first-person message naming none of the question's entities
 
 
@@ -251,6 +252,7 @@ def raise_topic_answer(
 
 
 def raise_replies(
+    memory: MemoryView,
     final: dict[str, tuple[float, float]],
     asks: Mapping[str, Asking],
     answers: set[str],
@@ -261,19 +263,32 @@ def raise_replies(
     cols: LeafColumns,
 ) -> dict[str, str]:
     """Of the messages that ask (`asks`), those that ask the question itself ("Party planning:
-    how many are coming?"): the reply after each that holds the answer (of `answers`) rises to
-    where the asking message would stand as a statement (`replies.answered_replies`). Reply id
-    → the message it answers. For a question that names an author of the memory, `answers`
-    holds only their messages: "what books has John read?" is not Tim's reply to John's "what
-    book are you reading?". A reply that jokes or declines ("somewhere in London lol", "Not
-    me", `replies.no_answer`) is passed over for the next."""
+    how many are coming?"): the reply to each (`replies.first_reply`, within `REPLY_REACH`
+    messages after it) rises to where the asking message would stand as a statement, when it
+    holds the answer (of `answers`; `replies.answered_replies`). Reply id → the message it
+    answers. For a question that names an author of the memory, `answers` holds only their
+    messages: "what books has John read?" is not Tim's reply to John's "what book are you
+    reading?". A reply that jokes or declines ("somewhere in London lol", "Not me",
+    `replies.no_answer`) is passed over for the next."""
     asked = {
         leaf_id: ASKING_ONLY if how == "only" else ASKING_LAST
         for leaf_id, how in asks.items()
         if asks_the_question(texts[leaf_id], kind, content_terms)
     }
-    answering = {leaf_id for leaf_id in answers if not no_answer(texts[leaf_id])}  # not a joke, not "no idea"
-    return answered_replies(final, asked, answering, lambda leaf_id: cols.place(at[leaf_id]), span=CONTEXT_SPAN, margin=REVISION_MARGIN)
+    if not asked or not answers:
+        return {}
+    near = memory.leaves.neighbours_of(sorted(asked), REPLY_REACH)
+    rows = memory.leaves.rows(sorted({o for found in near.values() for o in found}))
+    later = memory.leaves.columns(sorted(rows))
+    place = {leaf_id: later.place(k) for k, leaf_id in enumerate(sorted(rows))}
+    conversation: dict[str, tuple[str | None, list[Message]]] = {}
+    for asker in asked:
+        where = cols.place(at[asker])
+        if where is None:
+            continue
+        following = sorted((p[1], o, p[2]) for o in near.get(asker, ()) if (p := place.get(o)) is not None and p[1] > where[1])
+        conversation[asker] = (where[2], [(o, who, rows[o]["text"] or "") for _, o, who in following])
+    return answered_replies(final, asked, answers, conversation, margin=REVISION_MARGIN)
 
 
 def idf_of(memory: MemoryView, content_terms: Sequence[str]) -> Callable[[str], float]:

@@ -396,7 +396,7 @@ def walk(
     topic_answer = raise_topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_clock(question) else None
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
     answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
-    replies = raise_replies(final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
+    replies = raise_replies(memory, final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = phrase_bonus(content_terms, final, worded)
     idf = idf_of(memory, content_terms)
