@@ -8,8 +8,10 @@ many…" by one that holds a number; "What book / movie / series…" (a named wo
 brand…) by one that quotes a title or names something with a capital; "What is Helen's email
 address?" by one that writes an address (`helen@fernhill.example`); "What is on my to-do
 list?" by a note's open task (`- [ ] …`) or tasks a message writes out ("Your tasks for
-Monday: call the school, …"). "What time…" asks for a time of day ("19:00"), and "how much
-is / does…" for a sum of money said with the question's words (`answer_test`).
+Monday: call the school, …"). "What time…" asks for a time of day ("19:00"), "how much
+is / does…" for a sum of money said with the question's words, "how long does…" for a length
+of time ("7 to 9 working days", not "version 1.1") and "how many people…" for a count of
+people ("table for 9", not "£60 a head") (`answer_test`).
 Among messages that match the question equally well, the one holding that kind of answer is
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.
@@ -157,6 +159,25 @@ _AMOUNT = re.compile(
     r"[€$£¥]\s?\d|\d[\d,.]*\s?(?:k\b|m\b|€|eur\b|euros?\b|usd\b|dollars?\b|gbp\b|pounds?\b|bucks\b|quid\b)",
     re.I,
 )
+# "how long does the migration take?", "how long was the flight?": a length of time ("7 to 9
+# working days", "45 minutes", "an hour"), not any number ("version 1.1"); not "how long ago"
+_DURATION_QUESTION = re.compile(r"^\W*how long\b(?!\s+ago\b)", re.I)
+_DURATION = re.compile(
+    rf"\b(?:\d+(?:[.,]\d+)?|an?|half an?|{_NUMBER_WORDS})(?:\s+[a-z]+)?\s+"
+    r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|fortnights?|months?|years?|decades?)\b",
+    re.I,
+)
+# "how many people are coming?", "how many guests…", "how many of us…", "how many are coming?":
+# a count of people ("table for 9", "nine of us", "up to 120 guests"), not a price or a date
+_HEADCOUNT_QUESTION = re.compile(
+    r"^\W*how many\s+(?:(?:people|persons|guests|attendees|adults|kids|children|of us)\b|(?:are|were|will be|is)\s+coming\b)",
+    re.I,
+)
+_HEADCOUNT = re.compile(
+    rf"\b(?:table|party|booking|reservation|dinner|room)\s+(?:for|of)\s+(?:\d+|{_NUMBER_WORDS})\b"
+    rf"|\b(?:\d+|{_NUMBER_WORDS})\s+(?:of\s+(?:us|them|you)|people|persons|guests|attendees|adults|kids|children|heads)\b",
+    re.I,
+)
 _LINE_OR_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # a sentence that says a sum of what was said before it: "It's £320 for three nights", "That
 # comes to €96", after "Found a hotel in Porto" or "How much is the hotel?"
@@ -175,7 +196,32 @@ def answer_test(question: str, kind: AnswerKind, query_terms: Collection[str]) -
     if kind == "quantity" and _MONEY_QUESTION.search(question):
         wanted = frozenset(query_terms)
         return lambda text: states_amount(text, wanted)
+    if kind == "quantity" and _DURATION_QUESTION.search(question):
+        return names_duration
+    if kind == "quantity" and _HEADCOUNT_QUESTION.search(question):
+        return counts_people
     return lambda text: holds_answer(kind, text)
+
+
+def asks_narrowly(question: str) -> bool:
+    """Whether `question` asks for a time of day ("what time…?"), a count of people ("how many
+    people…?") or a length of time ("how long does…?"): answers few messages hold, often said
+    in words the question does not use ("I booked Golden Lantern, 19:00, table for 9")."""
+    return (
+        asks_clock(question)
+        or _HEADCOUNT_QUESTION.search(question) is not None
+        or _DURATION_QUESTION.search(question) is not None
+    )
+
+
+def counts_people(text: str) -> bool:
+    """Whether `text` counts people: "table for 9", "nine of us", "up to 120 guests"."""
+    return _HEADCOUNT.search(text) is not None
+
+
+def names_duration(text: str) -> bool:
+    """Whether `text` names a length of time: "7 to 9 working days", "45 minutes", "an hour"."""
+    return _DURATION.search(text) is not None
 
 
 def asks_clock(question: str) -> bool:

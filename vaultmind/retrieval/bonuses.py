@@ -46,11 +46,13 @@ author's own life (where they stand in the formula: `retrieval/walk.py`'s module
    say more than their kind (`answer_type.answer_test`): "what time…?" asks for a time of day
    ("19:00"), "how much is / does…?" for a sum of money written in a sentence with the
    question's words ("€1,200 for a load-testing run", not "7 to 9 working days, plus load
-   testing"). For a place ("Where…") or a time of day, when the strongest leaf holds none,
-   the strongest leaf of its note that holds one ranks right after it (`raise_topic_answer`,
+   testing"). For a place ("Where…"), a time of day, a count of people ("how many people…?")
+   or a length of time ("how long does…?"), when the strongest leaf holds none, the strongest
+   leaf of its note that holds one ranks right above it (`raise_topic_answer`,
    `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
-   best, and "I booked Golden Lantern, 19:00", said in the same conversation in none of its
-   words, answers it, and "what time is the dinner?" too. Where no leaf among the strongest
+   best, and "I booked Golden Lantern, 19:00, table for 9", said in the same conversation in
+   none of its words, answers it, and "what time is the dinner?" and "how many people are
+   coming to the dinner?" too; the best match follows it, as the answer's context. Where no leaf among the strongest
    names a time of day with a word of the question and the best match's note names none,
    the day answers "what time…?" as it answers "when…?" ("what time is the launch?" of a
    memory that says only "Tuesday 23 April"; `answer_holds`). A message among the strongest that
@@ -231,23 +233,21 @@ def raise_topic_answer(
 ) -> str | None:
     """When the strongest leaf holds no answer of the kind asked for ("Ok team, Dad's 60th!"
     for "where is Dad's 60th dinner?"), the strongest leaf of its note that holds one ("I
-    booked Golden Lantern") ranks right after it, above the note's other leaves: the
-    conversation that matches the question best is where its answer was said, often in words
-    the question does not use. Its id is returned."""
+    booked Golden Lantern") ranks right above it, the first of its note: the conversation that
+    matches the question best is where its answer was said, often in words the question does
+    not use, and the evidence cites the answer first. Its id is returned."""
     if not answers or not final:
         return None
     best = max(final, key=lambda leaf_id: final[leaf_id][0])
     if best in answers or not cols.known[at[best]]:
         return None
     note = cols.note[at[best]]
-    same = [leaf_id for leaf_id in final if cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == note and leaf_id != best]
-    held = [leaf_id for leaf_id in same if leaf_id in answers]
+    held = [leaf_id for leaf_id in sorted(answers) if cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == note]
     if not held:
         return None
     found = max(held, key=lambda leaf_id: final[leaf_id][0])
-    runner_up = max((final[leaf_id][0] for leaf_id in same if leaf_id != found), default=0.0)
     value, factor = final[found]
-    final[found] = (max(value, min(runner_up + REVISION_MARGIN, final[best][0] - REVISION_MARGIN)), factor)
+    final[found] = (max(value, final[best][0] + REVISION_MARGIN), factor)
     return found
 
 
