@@ -208,6 +208,7 @@ def answer_holds(
     texts: Mapping[str, str],
     at: dict[str, int],
     cols: LeafColumns,
+    people: frozenset[str] = frozenset(),
 ) -> Callable[[str], bool]:
     """What holds the answer (`answer_type.answer_test`). "What time…?" asks for a time of day
     only where the memory says one of what it asks about: a leaf of `texts` (the strongest)
@@ -215,7 +216,7 @@ def answer_holds(
     `raise_topic_answer` finds it). Otherwise the day it is on answers it, as for "when…?": "what
     time is the launch?" of a memory that says only "the launch is Tuesday 23 April" is not
     "Standup is at 9:30"."""
-    holds = answer_test(question, kind, content_terms)
+    holds = answer_test(question, kind, content_terms, people)
     if kind != "time" or not asks_clock(question) or not final:
         return holds
     wanted = frozenset(content_terms)

@@ -111,6 +111,7 @@ from vaultmind.retrieval.people import (
     name_words,
     named_authors,
     names_capitalised,
+    people_words,
     person_terms,
     possessed,
     query_entities,
@@ -392,7 +393,7 @@ def walk(
     asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
-    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols), final, texts) if kind else set()
+    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people_words(memory) if kind == "person" else frozenset()), final, texts) if kind else set()
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
     answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
     replies = raise_replies(memory, final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
