@@ -1,4 +1,5 @@
-"""walk: questions that ask how many people, or how long ("table for 9", "7 to 9 working days")."""
+"""walk: questions that ask how many people, how long or how much ("table for 9", "7 to 9
+working days", "She charges £15 an hour")."""
 
 from __future__ import annotations
 
@@ -53,3 +54,21 @@ def test_how_long_asks_for_a_length_of_time(vault: Path) -> None:
         hits = memory.walk("How long does the migration take?", limit=3)["hits"]
         assert hits[0]["content"].startswith("Estimate is done"), [h["content"][:40] for h in hits]
         assert hits[0]["breakdown"]["answer"] and not any(h["breakdown"]["answer"] for h in hits if "1.1" in h["content"])
+
+
+def test_how_much_finds_the_sum_said_of_whom_it_asks_about(vault: Path) -> None:
+    """"How much is the cleaner?": the messages that say "cleaner" name no sum; "She charges
+    £15 an hour", right after "Found a new cleaner", says it of her and is the first hit, not
+    "Parking is £4 a day", a sum of something else."""
+    money = answer_test("How much is the cleaner?", "quantity", ["cleaner"])
+    assert money("She charges £15 an hour and comes on Thursdays.") and not money("Parking is £4 a day near the flat.")
+    write_chat(vault, "2024-03-02", [("Alice Chen", "Found a new cleaner for the flat through the agency, Rosa."),
+                                     ("Alice Chen", "She charges £15 an hour and comes on Thursdays."),
+                                     ("Bob Stone", "Great, the old cleaner never did the windows."),
+                                     ("Alice Chen", "The window cleaner is a separate company anyway."),
+                                     ("Bob Stone", "Parking is £4 a day near the flat, by the way.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("How much is the cleaner?", limit=3)["hits"]
+        assert hits[0]["content"].startswith("She charges £15"), [h["content"][:40] for h in hits]
+        assert hits[0]["breakdown"]["topic_answer"]

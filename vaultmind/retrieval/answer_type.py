@@ -186,8 +186,11 @@ _HEADCOUNT = re.compile(
 )
 _LINE_OR_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # a sentence that says a sum of what was said before it: "It's £320 for three nights", "That
-# comes to €96", after "Found a hotel in Porto" or "How much is the hotel?"
-_SAID_BEFORE = re.compile(r"^\W*(?:it|its|it['’]s|that|that['’]s|thats|this|they|they['’]re|these|those|which)\b", re.I)
+# comes to €96", after "Found a hotel in Porto" or "How much is the hotel?"; "She charges £15
+# an hour", after "Found a new cleaner"
+_SAID_BEFORE = re.compile(
+    r"^\W*(?:it|its|it['’]s|that|that['’]s|thats|this|they|they['’]re|these|those|which|he|he['’]s|she|she['’]s)\b", re.I
+)
 
 
 def answer_test(
@@ -231,10 +234,12 @@ def names_person(text: str, people: frozenset[str]) -> bool:
 
 def asks_narrowly(question: str) -> bool:
     """Whether `question` asks for a time of day ("what time…?"), a count of people ("how many
-    people…?") or a length of time ("how long does…?"): answers few messages hold, often said
-    in words the question does not use ("I booked Golden Lantern, 19:00, table for 9")."""
+    people…?"), a length of time ("how long does…?") or a sum of money ("how much is…?"):
+    answers few messages hold, often said in words the question does not use ("I booked Golden
+    Lantern, 19:00, table for 9"; "She charges £15 an hour" after "Found a new cleaner")."""
     return (
         asks_clock(question)
+        or _MONEY_QUESTION.search(question) is not None
         or _HEADCOUNT_QUESTION.search(question) is not None
         or _DURATION_QUESTION.search(question) is not None
     )
