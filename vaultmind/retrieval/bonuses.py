@@ -46,8 +46,9 @@ author's own life (where they stand in the formula: `retrieval/walk.py`'s module
    say more than their kind (`answer_type.answer_test`): "what time…?" asks for a time of day
    ("19:00"), "how much is / does…?" for a sum of money written in a sentence with the
    question's words ("€1,200 for a load-testing run", not "7 to 9 working days, plus load
-   testing"). For a place ("Where…"), a time of day, a count of people ("how many people…?")
-   or a length of time ("how long does…?"), when the strongest leaf holds none, the strongest
+   testing"). For a place ("Where…"), a time of day, a count of people ("how many people…?"),
+   a length of time ("how long does…?") or a sum of money ("how much is…?"; "She charges £15
+   an hour" after "Found a new cleaner"), when the strongest leaf holds none, the strongest
    leaf of its note that holds one ranks right above it (`raise_topic_answer`,
    `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
    best, and "I booked Golden Lantern, 19:00, table for 9", said in the same conversation in

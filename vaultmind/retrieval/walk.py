@@ -177,7 +177,7 @@ CONTEXT_SEEDS = 20
 SPEAKER_WEIGHT = 0.5
 WINDOW_PRESENCE = 0.15
 ANSWER_TOP = 100
-# `raise_topic_answer`, and for "what time…?", "how many people…?", "how long does…?" (`asks_narrowly`;
+# `raise_topic_answer`, and for "what time…?", "how many people…?", "how long…?", "how much is…?" (`asks_narrowly`;
 # any time or number: too many messages name one, LoCoMo's S-MRR fell)
 TOPIC_ANSWER_KINDS = ("place",)
 ASKING_TOP = 40
