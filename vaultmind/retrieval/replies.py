@@ -28,13 +28,14 @@ Message = tuple[str, str | None, str]  # (id, author, text) of a leaf after the 
 
 # a reply that laughs ("somewhere in London lol", "he said 2024 haha", "why, are you buying? 😂")
 # or declines ("Not me, mine is broken since May", "No idea, ask Priti", "who knows")
+_LAUGH = r"(?:lol|lmao|rofl|haha\w*|hehe\w*|jk)\b|[\U0001F602\U0001F923\U0001F606\U0001F61C\U0001F61D]"
 _NO_ANSWER = re.compile(
-    r"\b(?:lol|lmao|rofl|haha\w*|hehe\w*|jk)\b|[\U0001F602\U0001F923\U0001F606\U0001F61C\U0001F61D]"
+    rf"\b{_LAUGH}"
     r"|^\W*(?:no idea|not me|who knows|dunno|idk|no clue|not sure|don'?t know)\b",
     re.I,
 )
 # a message that opens laughing ("haha very funny", "😂 good one"): what it answers was a joke
-_LAUGHS = re.compile(r"^\W*(?:lol|lmao|rofl|haha\w*|hehe\w*|[\U0001F602\U0001F923\U0001F606])", re.I)
+_LAUGHS = re.compile(rf"^\W*(?:{_LAUGH})", re.I)
 
 
 def no_answer(text: str) -> bool:
