@@ -55,3 +55,33 @@ def test_a_reply_that_jokes_or_declines_is_passed_over_for_the_answer(vault: Pat
             replies = [h["content"] for h in hits if h["breakdown"]["replies_to"] is not None]
             assert replies and replies[0].startswith(lifted), [h["content"][:30] for h in hits]
             assert not any(h["content"].startswith(passed) and h["breakdown"]["replies_to"] for h in hits)
+
+
+def test_an_unanswered_question_lifts_no_later_message(vault: Path) -> None:
+    """Mei's "how many are coming?" is followed by Daniel's "Still waiting to hear from Auntie
+    Lin", which gives no number: the question went unanswered, and Daniel's next message, about
+    a train at 9, is no reply to it, though it holds a number."""
+    write_chat(vault, "2024-03-09", [("Mei Chen", "Party planning: how many are coming?"),
+                                     ("Daniel Chen", "Still waiting to hear from Auntie Lin."),
+                                     ("Daniel Chen", "The train to Leeds leaves at 9 on Friday.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("How many are coming?", limit=3)["hits"]
+        assert all(h["breakdown"]["replies_to"] is None for h in hits), [h["content"][:30] for h in hits]
+        assert not hits[0]["content"].startswith("The train"), [h["content"][:30] for h in hits]
+
+
+def test_a_reply_laughed_at_is_a_joke(vault: Path) -> None:
+    """Olly's "At Buckingham Palace, obviously" names a place, with no laugh of its own; Nell's
+    "haha very funny" after it says it was a joke: the reply to "where are we meeting for
+    brunch?" is Priti's "The Breakfast Club on Hoxton Square"."""
+    write_chat(vault, "2024-03-10", [("Nell Byrne", "Where are we meeting for brunch?"),
+                                     ("Olly Grant", "At Buckingham Palace, obviously."),
+                                     ("Nell Byrne", "haha very funny"),
+                                     ("Priti Shah", "The Breakfast Club on Hoxton Square")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("Where are we meeting for brunch?", limit=5)["hits"]
+        replies = [h["content"] for h in hits if h["breakdown"]["replies_to"] is not None]
+        assert replies == ["The Breakfast Club on Hoxton Square"], [h["content"][:30] for h in hits]
+        assert not hits[0]["content"].startswith("At Buckingham"), [h["content"][:30] for h in hits]

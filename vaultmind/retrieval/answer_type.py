@@ -8,8 +8,13 @@ many…" by one that holds a number; "What book / movie / series…" (a named wo
 brand…) by one that quotes a title or names something with a capital; "What is Helen's email
 address?" by one that writes an address (`helen@fernhill.example`); "What is on my to-do
 list?" by a note's open task (`- [ ] …`) or tasks a message writes out ("Your tasks for
-Monday: call the school, …"). "What time…" asks for a time of day ("19:00"), and "how much
-is / does…" for a sum of money said with the question's words (`answer_test`).
+Monday: call the school, …"). A name after a preposition of place ("from Taiwan") is no
+answer to "Who…", unless the memory knows it as a person's ("from Dana"); a message whose
+author takes something on ("I'll get the cake") is, its author being the answer. "What
+time…" asks for a time of day ("19:00"), "how much is / does…" for a sum of money said with
+the question's words, "how long does…" for a length of time ("7 to 9 working days", not
+"version 1.1") and "how many people…" for a count of people ("table for 9", not "£60 a
+head") (`answer_test`).
 Among messages that match the question equally well, the one holding that kind of answer is
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.
@@ -24,7 +29,7 @@ text, no model. A question of another kind (what, why, how…) gets no answer si
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from functools import lru_cache
 from typing import Literal
 
@@ -106,6 +111,10 @@ _NUMBER = re.compile(rf"[\d€$£¥]|\b(?:{_NUMBER_WORDS})\b", re.I)
 _NUMBER_WORD_SET = frozenset(_NUMBER_WORDS.split("|"))  # `_NUMBER` on an ASCII text: its words
 _CLOCK_OR_DATE = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b|\b\d{4}-\d{2}-\d{2}\b")  # "18:30", "2024-03-23"
 _CAPITALISED = re.compile(r"[A-Z][a-z]")  # where a `_PROPER` match can start
+_WORD_AT = re.compile(r"\w+")
+# the author taking something on: "I'll get the cake", "I will ask him", "I can drive" (not any
+# "I": in a chat most messages speak in the first person)
+_TAKES_ON = re.compile(r"\bI(?:['’]ll|\s+will|\s+shall|\s+can|['’]m\s+going\s+to|\s+am\s+going\s+to)\b")
 
 
 def answer_kind(question: str) -> AnswerKind | None:
@@ -157,13 +166,37 @@ _AMOUNT = re.compile(
     r"[€$£¥]\s?\d|\d[\d,.]*\s?(?:k\b|m\b|€|eur\b|euros?\b|usd\b|dollars?\b|gbp\b|pounds?\b|bucks\b|quid\b)",
     re.I,
 )
+# "how long does the migration take?", "how long was the flight?": a length of time ("7 to 9
+# working days", "45 minutes", "an hour"), not any number ("version 1.1"); not "how long ago"
+_DURATION_QUESTION = re.compile(r"^\W*how long\b(?!\s+ago\b)", re.I)
+_DURATION = re.compile(
+    rf"\b(?:\d+(?:[.,]\d+)?|an?|half an?|{_NUMBER_WORDS})(?:\s+[a-z]+)?\s+"
+    r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|fortnights?|months?|years?|decades?)\b",
+    re.I,
+)
+# "how many people are coming?", "how many guests…", "how many of us…", "how many are coming?":
+# a count of people ("table for 9", "nine of us", "up to 120 guests"), not a price or a date
+_HEADCOUNT_QUESTION = re.compile(
+    r"^\W*how many\s+(?:(?:people|persons|guests|attendees|adults|kids|children|of us)\b|(?:are|were|will be|is)\s+coming\b)",
+    re.I,
+)
+_HEADCOUNT = re.compile(
+    rf"\b(?:table|party|booking|reservation|dinner|room)\s+(?:for|of)\s+(?:\d+|{_NUMBER_WORDS})\b"
+    rf"|\b(?:\d+|{_NUMBER_WORDS})\s+(?:of\s+(?:us|them|you)|people|persons|guests|attendees|adults|kids|children|heads)\b",
+    re.I,
+)
 _LINE_OR_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # a sentence that says a sum of what was said before it: "It's £320 for three nights", "That
-# comes to €96", after "Found a hotel in Porto" or "How much is the hotel?"
-_SAID_BEFORE = re.compile(r"^\W*(?:it|its|it['’]s|that|that['’]s|thats|this|they|they['’]re|these|those|which)\b", re.I)
+# comes to €96", after "Found a hotel in Porto" or "How much is the hotel?"; "She charges £15
+# an hour", after "Found a new cleaner"
+_SAID_BEFORE = re.compile(
+    r"^\W*(?:it|its|it['’]s|that|that['’]s|thats|this|they|they['’]re|these|those|which|he|he['’]s|she|she['’]s)\b", re.I
+)
 
 
-def answer_test(question: str, kind: AnswerKind, query_terms: Collection[str]) -> Callable[[str], bool]:
+def answer_test(
+    question: str, kind: AnswerKind, query_terms: Collection[str], people: frozenset[str] = frozenset()
+) -> Callable[[str], bool]:
     """Whether a leaf's text holds the answer `question` asks for, narrower than its kind where
     the question says more: "what time…?" asks for a time of day ("19:00"), which the one
     message that booked the dinner writes among many that name a day; "how much is / does…?"
@@ -175,7 +208,52 @@ def answer_test(question: str, kind: AnswerKind, query_terms: Collection[str]) -
     if kind == "quantity" and _MONEY_QUESTION.search(question):
         wanted = frozenset(query_terms)
         return lambda text: states_amount(text, wanted)
+    if kind == "person" and people:
+        return lambda text: names_person(text, people)
+    if kind == "quantity" and _DURATION_QUESTION.search(question):
+        return names_duration
+    if kind == "quantity" and _HEADCOUNT_QUESTION.search(question):
+        return counts_people
     return lambda text: holds_answer(kind, text)
+
+
+@lru_cache(maxsize=16_384)
+def names_person(text: str, people: frozenset[str]) -> bool:
+    """Whether `text` names a person: a capitalised word inside a sentence ("Marco owns the
+    guest list", "And LeBron is the man"), but not one a preposition of place names ("from
+    Taiwan", "from Bakery Rosa"), unless it is a word of a name of the memory's people
+    (`people`, lower case: "from Dana"); or its author taking something on ("I'll get the
+    cake", "I will ask him"), which names the author."""
+    if _TAKES_ON.search(text) is not None:
+        return True
+    for found in _proper_words(text):
+        before = _word_before(text, found.start())
+        if found.group(0).lower() in people or before is None or before[1] not in _PLACE_WORD_SET:
+            return True
+    return False
+
+
+def asks_narrowly(question: str) -> bool:
+    """Whether `question` asks for a time of day ("what time…?"), a count of people ("how many
+    people…?"), a length of time ("how long does…?") or a sum of money ("how much is…?"):
+    answers few messages hold, often said in words the question does not use ("I booked Golden
+    Lantern, 19:00, table for 9"; "She charges £15 an hour" after "Found a new cleaner")."""
+    return (
+        asks_clock(question)
+        or _MONEY_QUESTION.search(question) is not None
+        or _HEADCOUNT_QUESTION.search(question) is not None
+        or _DURATION_QUESTION.search(question) is not None
+    )
+
+
+def counts_people(text: str) -> bool:
+    """Whether `text` counts people: "table for 9", "nine of us", "up to 120 guests"."""
+    return _HEADCOUNT.search(text) is not None
+
+
+def names_duration(text: str) -> bool:
+    """Whether `text` names a length of time: "7 to 9 working days", "45 minutes", "an hour"."""
+    return _DURATION.search(text) is not None
 
 
 def asks_clock(question: str) -> bool:
@@ -250,11 +328,16 @@ def _names_number(text: str) -> bool:
 def _names_proper(text: str) -> bool:
     """`_PROPER.search(text)`, its look-behind checked only where a capital and a small letter
     meet (a look-behind first keeps the pattern from skipping ahead to where a match can start)."""
+    return next(_proper_words(text), None) is not None
+
+
+def _proper_words(text: str) -> Iterator[re.Match[str]]:
+    """The capitalised words of `text` that `_PROPER` matches, each as a match of its word:
+    the look-behind checked only where a capital and a small letter meet."""
     for found in _CAPITALISED.finditer(text):
         at = found.start()
         if at >= 2 and text[at - 1].isspace() and (_is_word_char(text[at - 2]) or text[at - 2] in ",;)"):
-            return True
-    return False
+            yield _WORD_AT.match(text, at) or found
 
 
 def _names_place(text: str) -> bool:

@@ -46,11 +46,14 @@ author's own life (where they stand in the formula: `retrieval/walk.py`'s module
    say more than their kind (`answer_type.answer_test`): "what time…?" asks for a time of day
    ("19:00"), "how much is / does…?" for a sum of money written in a sentence with the
    question's words ("€1,200 for a load-testing run", not "7 to 9 working days, plus load
-   testing"). For a place ("Where…") or a time of day, when the strongest leaf holds none,
-   the strongest leaf of its note that holds one ranks right after it (`raise_topic_answer`,
+   testing"). For a place ("Where…"), a time of day, a count of people ("how many people…?"),
+   a length of time ("how long does…?") or a sum of money ("how much is…?"; "She charges £15
+   an hour" after "Found a new cleaner"), when the strongest leaf holds none, the strongest
+   leaf of its note that holds one ranks right above it (`raise_topic_answer`,
    `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
-   best, and "I booked Golden Lantern, 19:00", said in the same conversation in none of its
-   words, answers it, and "what time is the dinner?" too. Where no leaf among the strongest
+   best, and "I booked Golden Lantern, 19:00, table for 9", said in the same conversation in
+   none of its words, answers it, and "what time is the dinner?" and "how many people are
+   coming to the dinner?" too; the best match follows it, as the answer's context. Where no leaf among the strongest
    names a time of day with a word of the question and the best match's note names none,
    the day answers "what time…?" as it answers "when…?" ("what time is the launch?" of a
    memory that says only "Tuesday 23 April"; `answer_holds`). A message among the strongest that
@@ -83,7 +86,7 @@ from vaultmind.retrieval.answer_type import (
 )
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
-from vaultmind.retrieval.replies import answered_replies, asks_the_question, no_answer
+from vaultmind.retrieval.replies import Message, answered_replies, asks_the_question
 from vaultmind.retrieval.revisions import REVISION_MARGIN
 from vaultmind.retrieval.signals import AUTHOR, CONTEXT_SPAN, ENTITY
 
@@ -98,6 +101,7 @@ ASKING_LAST = 0.9
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
+REPLY_REACH = 2 * CONTEXT_SPAN  # messages after one that asks the question where its reply is looked for
 OTHER_AUTHOR = 0.8  # the share of its own match kept by another's first-person message naming none of the question's entities
 
 
@@ -205,6 +209,7 @@ def answer_holds(
     texts: Mapping[str, str],
     at: dict[str, int],
     cols: LeafColumns,
+    people: frozenset[str] = frozenset(),
 ) -> Callable[[str], bool]:
     """What holds the answer (`answer_type.answer_test`). "What time…?" asks for a time of day
     only where the memory says one of what it asks about: a leaf of `texts` (the strongest)
@@ -212,7 +217,7 @@ def answer_holds(
     `raise_topic_answer` finds it). Otherwise the day it is on answers it, as for "when…?": "what
     time is the launch?" of a memory that says only "the launch is Tuesday 23 April" is not
     "Standup is at 9:30"."""
-    holds = answer_test(question, kind, content_terms)
+    holds = answer_test(question, kind, content_terms, people)
     if kind != "time" or not asks_clock(question) or not final:
         return holds
     wanted = frozenset(content_terms)
@@ -230,27 +235,26 @@ def raise_topic_answer(
 ) -> str | None:
     """When the strongest leaf holds no answer of the kind asked for ("Ok team, Dad's 60th!"
     for "where is Dad's 60th dinner?"), the strongest leaf of its note that holds one ("I
-    booked Golden Lantern") ranks right after it, above the note's other leaves: the
-    conversation that matches the question best is where its answer was said, often in words
-    the question does not use. Its id is returned."""
+    booked Golden Lantern") ranks right above it, the first of its note: the conversation that
+    matches the question best is where its answer was said, often in words the question does
+    not use, and the evidence cites the answer first. Its id is returned."""
     if not answers or not final:
         return None
     best = max(final, key=lambda leaf_id: final[leaf_id][0])
     if best in answers or not cols.known[at[best]]:
         return None
     note = cols.note[at[best]]
-    same = [leaf_id for leaf_id in final if cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == note and leaf_id != best]
-    held = [leaf_id for leaf_id in same if leaf_id in answers]
+    held = [leaf_id for leaf_id in sorted(answers) if cols.known[at[leaf_id]] and cols.note[at[leaf_id]] == note]
     if not held:
         return None
     found = max(held, key=lambda leaf_id: final[leaf_id][0])
-    runner_up = max((final[leaf_id][0] for leaf_id in same if leaf_id != found), default=0.0)
     value, factor = final[found]
-    final[found] = (max(value, min(runner_up + REVISION_MARGIN, final[best][0] - REVISION_MARGIN)), factor)
+    final[found] = (max(value, final[best][0] + REVISION_MARGIN), factor)
     return found
 
 
 def raise_replies(
+    memory: MemoryView,
     final: dict[str, tuple[float, float]],
     asks: Mapping[str, Asking],
     answers: set[str],
@@ -261,19 +265,32 @@ def raise_replies(
     cols: LeafColumns,
 ) -> dict[str, str]:
     """Of the messages that ask (`asks`), those that ask the question itself ("Party planning:
-    how many are coming?"): the reply after each that holds the answer (of `answers`) rises to
-    where the asking message would stand as a statement (`replies.answered_replies`). Reply id
-    → the message it answers. For a question that names an author of the memory, `answers`
-    holds only their messages: "what books has John read?" is not Tim's reply to John's "what
-    book are you reading?". A reply that jokes or declines ("somewhere in London lol", "Not
-    me", `replies.no_answer`) is passed over for the next."""
+    how many are coming?"): the reply to each (`replies.first_reply`, within `REPLY_REACH`
+    messages after it) rises to where the asking message would stand as a statement, when it
+    holds the answer (of `answers`; `replies.answered_replies`). Reply id → the message it
+    answers. For a question that names an author of the memory, `answers` holds only their
+    messages: "what books has John read?" is not Tim's reply to John's "what book are you
+    reading?". A reply that jokes or declines ("somewhere in London lol", "Not me",
+    `replies.no_answer`) is passed over for the next."""
     asked = {
         leaf_id: ASKING_ONLY if how == "only" else ASKING_LAST
         for leaf_id, how in asks.items()
         if asks_the_question(texts[leaf_id], kind, content_terms)
     }
-    answering = {leaf_id for leaf_id in answers if not no_answer(texts[leaf_id])}  # not a joke, not "no idea"
-    return answered_replies(final, asked, answering, lambda leaf_id: cols.place(at[leaf_id]), span=CONTEXT_SPAN, margin=REVISION_MARGIN)
+    if not asked or not answers:
+        return {}
+    near = memory.leaves.neighbours_of(sorted(asked), REPLY_REACH)
+    rows = memory.leaves.rows(sorted({o for found in near.values() for o in found}))
+    later = memory.leaves.columns(sorted(rows))
+    place = {leaf_id: later.place(k) for k, leaf_id in enumerate(sorted(rows))}
+    conversation: dict[str, tuple[str | None, list[Message]]] = {}
+    for asker in asked:
+        where = cols.place(at[asker])
+        if where is None:
+            continue
+        following = sorted((p[1], o, p[2]) for o in near.get(asker, ()) if (p := place.get(o)) is not None and p[1] > where[1])
+        conversation[asker] = (where[2], [(o, who, rows[o]["text"] or "") for _, o, who in following])
+    return answered_replies(final, asked, answers, conversation, margin=REVISION_MARGIN)
 
 
 def idf_of(memory: MemoryView, content_terms: Sequence[str]) -> Callable[[str], float]:

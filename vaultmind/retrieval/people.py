@@ -82,6 +82,18 @@ def name_words(memory: MemoryView) -> tuple[frozenset[str], frozenset[str]]:
     return entities, _author_words(memory.leaves.authors())
 
 
+def people_words(memory: MemoryView) -> frozenset[str]:
+    """The lower-case words of the names of the memory's people: its authors' and those of its
+    person entities (names and aliases); not of organizations or products ("Harbor Hall")."""
+    people = _person_words(entity_names(memory.index)) if has_table(memory.index, "entities") else frozenset()
+    return people | _author_words(memory.leaves.authors())
+
+
+@lru_cache(maxsize=2)
+def _person_words(entities: EntityNames) -> frozenset[str]:  # kept per index state, as the names are
+    return frozenset(w for name, kind in zip(entities.names, entities.kinds, strict=True) if kind == "person" for w in words(name) if w.isalpha())
+
+
 @lru_cache(maxsize=2)
 def _entity_words(entities: EntityNames) -> frozenset[str]:  # kept per index state, as the names are
     return frozenset(w for name in entities.names for w in words(name) if w.isalpha())

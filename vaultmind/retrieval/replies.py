@@ -6,14 +6,17 @@ Mei's message best, which holds no answer (`answer_type.asking` scales it down),
 earns only context: a message that says "coming" without a number ("Auntie Lin and Uncle Joe
 are coming on Friday") outranked it. A message that asks what the question asks (a question of
 the same kind of answer, holding all the question's words) and the reply after it by someone
-else that holds that kind of answer (within `span` messages) are question and answer: the
-reply takes the place the asking message would have had as a statement.
+else that holds that kind of answer are question and answer: the reply takes the place the
+asking message would have had as a statement. The reply is the first message after the
+question by someone else, passing over those that joke or decline and those laughed at (the
+message after them opens laughing): when it holds no answer, the question went unanswered, and
+no later message is lifted for holding a number or a name.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import AnswerKind, answer_kind
@@ -21,15 +24,18 @@ from vaultmind.retrieval.answer_type import AnswerKind, answer_kind
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 _CLAUSE = re.compile(r"[:,;]\s*|\s[-–—]\s")  # "Party planning: how many are coming?"
 
-Place = tuple[str, int, str | None]  # (note, seq, author) of a live leaf
+Message = tuple[str, str | None, str]  # (id, author, text) of a leaf after the one that asks
 
 # a reply that laughs ("somewhere in London lol", "he said 2024 haha", "why, are you buying? 😂")
 # or declines ("Not me, mine is broken since May", "No idea, ask Priti", "who knows")
+_LAUGH = r"(?:lol|lmao|rofl|haha\w*|hehe\w*|jk)\b|[\U0001F602\U0001F923\U0001F606\U0001F61C\U0001F61D]"
 _NO_ANSWER = re.compile(
-    r"\b(?:lol|lmao|rofl|haha\w*|hehe\w*|jk)\b|[\U0001F602\U0001F923\U0001F606\U0001F61C\U0001F61D]"
+    rf"\b{_LAUGH}"
     r"|^\W*(?:no idea|not me|who knows|dunno|idk|no clue|not sure|don'?t know)\b",
     re.I,
 )
+# a message that opens laughing ("haha very funny", "😂 good one"): what it answers was a joke
+_LAUGHS = re.compile(rf"^\W*(?:{_LAUGH})", re.I)
 
 
 def no_answer(text: str) -> bool:
@@ -56,41 +62,50 @@ def asks_the_question(text: str, kind: AnswerKind, query_terms: Collection[str])
     return False
 
 
+def first_reply(author: str, following: Sequence[Message]) -> str | None:
+    """The id of the message of `following` (those after a message by `author` that asks, in
+    order) that replies to it: the first by someone else that neither jokes nor declines
+    (`no_answer`) and that nobody laughs at (the next message, by another, opens laughing:
+    "Buckingham Palace, obviously" then "haha very funny"); the asker's own messages between are
+    passed over. None when the conversation leaves its note first. Whatever the reply says,
+    it is the reply: when it holds no answer, the question went unanswered, and a later
+    message about something else ("The train leaves at 9") is not its answer."""
+    for k, (leaf_id, who, text) in enumerate(following):
+        if who is None:
+            return None
+        if who == author or no_answer(text):
+            continue
+        after = following[k + 1] if k + 1 < len(following) else None
+        if after is not None and after[1] not in (None, who) and _LAUGHS.match(after[2]) is not None:
+            continue
+        return leaf_id
+    return None
+
+
 def answered_replies(
     final: dict[str, tuple[float, float]],
     asked: Mapping[str, float],
     answers: Collection[str],
-    place: Callable[[str], Place | None],
+    conversation: Mapping[str, tuple[str | None, Sequence[Message]]],
     *,
-    span: int,
     margin: float,
 ) -> dict[str, str]:
     """For each message of `asked` (its id → the factor its asking scaled it by) that asks the
-    question, the first message after it within `span` in its note, by another author, that
-    holds the answer (of `answers`, ids of `final`) rises to the asking message's score as a
-    statement, plus `margin`. Returns each reply's id → the id of the message it answers."""
+    question, its reply (`first_reply` over `conversation`: the asker's author and the messages
+    after it) rises to the asking message's score as a statement, plus `margin`, when it holds
+    the answer (of `answers`, ids of `final`). Returns each reply's id → the id of the message
+    it answers."""
     if not asked or not answers:
         return {}
-    by_place: dict[tuple[str, int], tuple[str, str | None]] = {}
-    for leaf_id in answers:
-        where = place(leaf_id)
-        if where is not None:
-            by_place[(where[0], where[1])] = (leaf_id, where[2])
     replied: dict[str, str] = {}
     for asker, factor in sorted(asked.items(), key=lambda item: -final[item[0]][0] / item[1]):
-        where = place(asker)
-        if where is None or where[2] is None:
+        author, following = conversation.get(asker, (None, ()))
+        reply = first_reply(author, following) if author is not None else None
+        if reply is None or reply not in answers or reply in replied:
             continue
-        note, seq, author = where
-        for step in range(1, span + 1):
-            found = by_place.get((note, seq + step))
-            if found is None or found[1] is None or found[1] == author:
-                continue
-            reply = found[0]
-            value, time_factor = final[reply]
-            lifted = final[asker][0] / factor + margin
-            if lifted > value and reply not in replied:
-                final[reply] = (lifted, time_factor)
-                replied[reply] = asker
-            break
+        value, time_factor = final[reply]
+        lifted = final[asker][0] / factor + margin
+        if lifted > value:
+            final[reply] = (lifted, time_factor)
+            replied[reply] = asker
     return replied

@@ -84,7 +84,7 @@ from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import (
     ASKING_WORDS,
     answer_kind,
-    asks_clock,
+    asks_narrowly,
     kind_terms,
 )
 from vaultmind.retrieval.bonuses import (
@@ -111,6 +111,7 @@ from vaultmind.retrieval.people import (
     name_words,
     named_authors,
     names_capitalised,
+    people_words,
     person_terms,
     possessed,
     query_entities,
@@ -176,7 +177,8 @@ CONTEXT_SEEDS = 20
 SPEAKER_WEIGHT = 0.5
 WINDOW_PRESENCE = 0.15
 ANSWER_TOP = 100
-# `raise_topic_answer`, and for "what time…?" (a time of day; any time: too many messages name one, LoCoMo's S-MRR fell)
+# `raise_topic_answer`, and for "what time…?", "how many people…?", "how long…?", "how much is…?" (`asks_narrowly`;
+# any time or number: too many messages name one, LoCoMo's S-MRR fell)
 TOPIC_ANSWER_KINDS = ("place",)
 ASKING_TOP = 40
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
@@ -391,17 +393,18 @@ def walk(
     asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
-    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols), final, texts) if kind else set()
-    # "where…?" and "what time…?": the answer of the best-matching note, said in other words
-    topic_answer = raise_topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_clock(question) else None
+    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people_words(memory) if kind == "person" else frozenset()), final, texts) if kind else set()
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
     answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
-    replies = raise_replies(final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
+    replies = raise_replies(memory, final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
     phrases = phrase_bonus(content_terms, final, worded)
     idf = idf_of(memory, content_terms)
     # a section is nobody's words: not what "what did Helen say about…" asks for
     headed = heading_bonus(content_terms, final, {leaf_id: rows[leaf_id] for leaf_id in strongest}, idf) if not speakers else {}
+    # "where…?", "what time…?", "how many people…?": the answer of the best-matching note, said in
+    # other words, above that best match (after the passes that raise the best match: it stays below)
+    topic_answer = raise_topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_narrowly(question) else None
     # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes
     current = kind in ("time", "place") and window is None and tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
