@@ -786,6 +786,41 @@ def test_an_older_whatsapp_export_of_an_edit_ingested_after_a_newer_one_stays_be
         assert snapshot_files(vault) == settled
 
 
+@pytest.mark.parametrize(
+    ("mark", "order"),
+    [
+        ("This message was edited", (2, 1, 0)),
+        ("This message was edited", (1, 2, 0)),
+        ("Detta meddelande har redigerats", (2, 1, 0)),  # (a language whose mark vaultmind does not read)
+    ],
+)
+def test_the_oldest_whatsapp_export_of_a_message_edited_twice_ingested_last_is_quoted_below_every_edit(
+    tmp_path: Path, vault: Path, mark: str, order: tuple[int, int, int]
+) -> None:
+    """Exports before an edit, after it and after a second edit, the oldest ingested last: its
+    text, unmarked, is the one before every edit the note shows, quoted innermost (it had
+    stayed a message of its own beside the edited one). A mark vaultmind does not read stays in
+    the text: nothing is lost, nothing dropped. Every export ingested again changes nothing."""
+    later = "2024-03-05, 10:00 - Bob: see you\n"
+    edited = EDIT_AFTER.replace("This message was edited", mark)
+    texts = [EDIT_BEFORE, edited + later, edited.replace("Dinner at 7", "Dinner at 8") + later + "2024-03-06, 11:00 - Alice: yes\n"]
+    exports = [write(tmp_path / f"export-{n}", "WhatsApp Chat with Alice.txt", text) for n, text in enumerate(texts)]
+    for n in order:
+        ingest_paths("chat", [exports[n]], vault)
+    shown = "" if mark == "This message was edited" else f" <{mark}>"
+    assert _whatsapp_texts(vault, "2024-03-04") == [
+        "Bring the cake",
+        f"Dinner at 8 at the harbour{shown}\n\n[edited, the text before:]\n> Dinner at 7 at the harbour{shown}\n>\n"
+        "> [edited, the text before:]\n> > Dinner at 6 at the harbour",
+        "ok",
+    ]
+    settled = snapshot_files(vault)
+    for export in exports:
+        again = ingest_paths("chat", [export], vault)
+        assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+        assert snapshot_files(vault) == settled
+
+
 def test_a_newer_whatsapp_export_with_its_media_is_no_older_text_of_an_edit(tmp_path: Path, vault: Path) -> None:
     """An export without media, then a newer one with them attached: the message reads
     `<Media omitted>` in one, `IMG-….jpg (file attached)` in the other, and no mark says it was

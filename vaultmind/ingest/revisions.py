@@ -51,7 +51,12 @@ def _below_newest(said: str, own: str) -> str:
     """A note's message `said` with `own`, a text it showed before its newest (an older
     export's edit), quoted below the newest, above the ones before it."""
     newest, *earlier = versions(said)
-    chain = [newest, own, *earlier]
+    return _chained([newest, own, *earlier])
+
+
+def _chained(chain: list[str]) -> str:
+    """The texts a message showed, newest first, as its note keeps them: the newest, the one
+    before it quoted below it, and so on (`versions` reads them back)."""
     text = chain[-1]
     for shown in reversed(chain[:-1]):  # (the oldest innermost, each quoted below the one after it)
         text = _with_before(shown, text, None)
@@ -110,7 +115,9 @@ def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: di
     and its text, the older one quoted below it (as when ingested oldest first,
     `replace_edited`); the older id is not written. An older text that the note's starts with
     (an export cut inside it, or an edit that only added to it) is held already: known. Returns
-    the number of the note's messages changed so. An export that ends after every message of
+    the number of the note's messages changed so. A note's message that shows edits already
+    (the newest export, then the middle one, ingested first) gets it quoted below its oldest
+    text: unmarked, it is the text before them all. An export that ends after every message of
     the chat's notes is no older one (an export with its media attached, after one without:
     `<Media omitted>` is no text before an edit): its messages stay new."""
     changed = 0
@@ -127,13 +134,16 @@ def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: di
         if len(after) != 1:
             continue
         said = note_text(current[after[0]].text)
-        if len(versions(said)) > 1 or _DELETED_RE.fullmatch(said):
-            continue  # (an edit known already; a deletion)
+        if _DELETED_RE.fullmatch(said):
+            continue  # (a deletion)
         del new[message_id]
-        if said.startswith(text):  # its text cut short (a cut export), or its start: held already
+        shown = versions(said)
+        if any(version.startswith(text) for version in shown):  # its text cut short (a cut export), or its start: held already
             plan.report.messages_known += 1
             continue
-        current[after[0]] = replace(current[after[0]], text=_with_before(said, text, None))
+        # unmarked, it is the text before every edit the note knows (newest, then middle, then
+        # this oldest export ingested): quoted innermost
+        current[after[0]] = replace(current[after[0]], text=_chained([*shown, text]))
         plan.report.messages_edited += 1
         changed += 1
     return changed
