@@ -458,3 +458,28 @@ def test_a_telegram_chat_not_in_time_order_reads_the_repeated_hour_as_its_first_
         "2024-10-27T00:50:00Z",
         "2024-10-27T02:30:00Z",
     ]
+
+
+def test_one_telegram_message_far_out_of_order_leaves_the_files_order_to_read_the_repeated_hour(
+    tmp_path: Path, vault: Path
+) -> None:
+    """A Telegram export without `date_unixtime`, in time order but for one message dated a
+    month back (its date wrong, or sent long ago): that message keeps its time, and the file's
+    order still says that 02:10 after 02:50 is the repeated hour's second pass (one such
+    message had made the whole file read as unordered, each time its first pass)."""
+    times = ["2024-10-27T01:30:00", "2024-09-27T12:00:00", "2024-10-27T02:50:00", "2024-10-27T02:10:00", "2024-10-27T03:30:00"]
+    chat = {
+        "name": "Night",
+        "type": "personal_chat",
+        "id": 7,
+        "messages": [{"id": n, "type": "message", "date": at, "from": "Ann", "text": f"m{n}"} for n, at in enumerate(times)],
+    }
+    path = write(tmp_path, "result.json", json.dumps(chat))
+    ingest_paths("chat", [path], vault, fmt="telegram", tz="Europe/Berlin")
+    assert sorted(at for _, at in _at(vault, "sources/chat/telegram")) == [
+        "2024-09-27T10:00:00Z",  # (summer time)
+        "2024-10-26T23:30:00Z",
+        "2024-10-27T00:50:00Z",
+        "2024-10-27T01:10:00Z",  # the second pass: after 02:50 in the file
+        "2024-10-27T02:30:00Z",
+    ]
