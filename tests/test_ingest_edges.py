@@ -216,6 +216,31 @@ def test_an_email_cut_short_is_completed_by_a_whole_copy(tmp_path: Path, vault: 
         assert snapshot_files(vault) == settled
 
 
+DISCLAIMER = "\nThis email and any attachments are confidential and intended solely for the addressee.\n"
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_an_email_copy_extended_by_a_paragraph_is_no_completed_cut(tmp_path: Path, vault: Path, together: bool) -> None:
+    """The Sent copy of a message, then the copy its recipient got, a disclaimer paragraph added
+    by the sender's mail server (same Message-ID): the first is no copy cut short, so the note
+    keeps its text and says the other copy differs (it had taken the longer text, "cut short in
+    an earlier export"); in one ingest, the copy of the first mailbox by name is kept, as of any
+    two that differ, and the other said. A copy cut inside a line, or after one, is still
+    completed (`test_an_email_cut_short_is_completed_by_a_whole_copy`)."""
+    sent = write(tmp_path, "a/sent.mbox", MBOX_HEAD + REPLY)
+    received = write(tmp_path, "b/inbox.mbox", MBOX_HEAD + REPLY + DISCLAIMER)
+    if together:
+        report = ingest_paths("email", [sent, received], vault)
+        assert [w for w in report.warnings if "<m2@example.com> also read with a different text" in w]
+    else:
+        ingest_paths("email", [sent], vault)
+        report = ingest_paths("email", [received], vault)
+        assert [w for w in report.warnings if "'m2@example.com' differs from the note" in w]
+    assert not [w for w in report.warnings if "cut short" in w]
+    kept = "The budget is forty thousand.\nSee you Monday." + ("\n" + DISCLAIMER.rstrip() if together else "")
+    assert _leaves(vault, "sources/email")[1] == ("m2@example.com", kept)
+
+
 def _write_bytes(tmp_path: Path, rel: str, data: bytes) -> Path:
     path = tmp_path / rel
     path.parent.mkdir(parents=True, exist_ok=True)

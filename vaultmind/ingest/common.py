@@ -274,6 +274,18 @@ def cut_short(text: str, whole: str) -> bool:
     return len(text) < len(whole) and whole.startswith(text)
 
 
+# what a cut multipart email loses first, after its text: its later parts, listed on its last line
+_LOST_PARTS_RE = re.compile(r"[ \t]*\n[ \t]*\n(?!Attachments: )")
+
+
+def mail_cut_short(text: str, whole: str) -> bool:
+    """`cut_short`, for an email: not when `whole` goes on after `text` with a paragraph of its
+    own. A copy a mail server or a list extended (a disclaimer, a footer the quotes logic does
+    not cut) is no copy cut short: a file cut off stops inside a line, or after one, or loses
+    the parts of a multipart message below its text (its `Attachments:` line)."""
+    return cut_short(text, whole) and _LOST_PARTS_RE.match(whole, len(text)) is None
+
+
 class MessageIds:
     """Deterministic ids for messages without a platform id.
 

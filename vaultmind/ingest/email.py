@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Literal
 
 from vaultmind.errors import IngestError
-from vaultmind.ingest.common import cut_short
+from vaultmind.ingest.common import mail_cut_short
 from vaultmind.ingest.maildates import (
     date_warnings,
     file_time,
@@ -599,9 +599,10 @@ def _kept(mail: _Mail, seen: _Mail, origin: str, warnings: list[str]) -> bool:
     """Whether `mail` is kept rather than `seen`, a copy of it read before (a message in several
     mailboxes): the whole one when the other is it cut short (a file cut off inside it), else
     the copy of the first mailbox, so the result does not depend on the order of the paths; two
-    that differ otherwise are reported."""
+    that differ otherwise (one extended by a paragraph, a server's disclaimer: `mail_cut_short`)
+    are reported."""
     mine, theirs = _full_text(mail), _full_text(seen)  # attachments too
-    if cut_short(theirs, mine) or cut_short(mine, theirs):
+    if mail_cut_short(theirs, mine) or mail_cut_short(mine, theirs):
         return len(mine) > len(theirs)
     if mine != theirs:
         warnings.append(f"{origin}: Message-ID <{mail.key}> also read with a different text ({seen.origin}); kept one copy")

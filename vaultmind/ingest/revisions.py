@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from vaultmind.errors import VaultmindError
-from vaultmind.ingest.common import HASHED_ID_RE, cut_short
+from vaultmind.ingest.common import HASHED_ID_RE, cut_short, mail_cut_short
 from vaultmind.ingest.held import Existing
 from vaultmind.ingest.plan import Group, Plan
 from vaultmind.markdown.render import Message, note_text, to_utc
@@ -229,11 +229,12 @@ def _completed(path: str, message_id: str) -> str:
 def complete_email(plan: Plan, path: str, current: dict[str, Message], message_id: str, whole: Message) -> bool:
     """An email a note holds under its Message-ID, cut short by an earlier export (an mbox or
     `.eml` cut off inside its body), is completed by a whole copy: the same Message-ID, a text
-    that starts with the one held and goes on. It takes the whole text (nothing is lost: the cut
+    that starts with the one held and goes on, inside a line or on the next (`mail_cut_short`: a
+    copy extended by a paragraph, a server's disclaimer, is no completion). It takes the whole text (nothing is lost: the cut
     text is its start), with a warning naming it; the cut copy ingested again is known
     (`completed`). Whether it was completed."""
     held = current[message_id]
-    if not cut_short(note_text(held.text), note_text(whole.text)):
+    if not mail_cut_short(note_text(held.text), note_text(whole.text)):
         return False
     current[message_id] = replace(held, text=whole.text)
     plan.report.warnings.append(_completed(path, message_id))
@@ -244,7 +245,9 @@ def completed(message_id: str, said: str, export: Message, *, email: bool) -> bo
     """Whether a note's message `said` is `export` (an export's text of it, under a hashed id,
     or an email's under its Message-ID) completed since (`complete_cut`, `complete_email`): the
     export was cut short inside it."""
-    return (email or HASHED_ID_RE.fullmatch(message_id) is not None) and cut_short(note_text(export.text), said)
+    if email:
+        return mail_cut_short(note_text(export.text), said)
+    return HASHED_ID_RE.fullmatch(message_id) is not None and cut_short(note_text(export.text), said)
 
 
 # below an edited message's text (Telegram), its text before the edit, quoted: "[edited <UTC
