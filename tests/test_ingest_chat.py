@@ -1866,3 +1866,54 @@ def test_a_named_slack_file_slack_no_longer_shows_keeps_a_note_written_before_as
         report = ingest_paths("chat", [path], before)
         assert (report.messages_added, report.warnings) == (0, [])
         assert snapshot_files(before) == settled
+
+
+def _instagram_thread(messages: list[dict[str, Any]]) -> str:
+    """A conversation file as Instagram's "Download your information" writes it: each byte of
+    the UTF-8 of a text written as a character of its own, messages newest first."""
+    return json.dumps(
+        {
+            "participants": [{"name": "Jos\u00c3\u00a9 Garc\u00c3\u00ada"}, {"name": "Ann"}],
+            "title": "Jos\u00c3\u00a9 Garc\u00c3\u00ada",
+            "thread_path": "inbox/josegarcia_1234567890",
+            "messages": messages,
+        }
+    )
+
+
+def test_an_instagram_export_is_read_and_its_texts_are_fixed(tmp_path: Path, vault: Path) -> None:
+    """Instagram's JSON export was refused ("cannot tell which chat export this is"). Its
+    conversation files are read: Meta's byte-per-character text ("cafÃ©") as written ("café"),
+    a real "Ã©" left as it is; media as lines; a message with neither text nor media (unsent)
+    left out; the two files of one conversation are one conversation, named by its thread;
+    the same export again changes nothing. A Facebook download's file is Messenger's."""
+    newer = [
+        {"sender_name": "Ann", "timestamp_ms": 1709546400000, "content": "Caf\u00c3\u00a9 at 7? \u00f0\u009f\u0098\u008a"},
+        {"sender_name": "Jos\u00c3\u00a9 Garc\u00c3\u00ada", "timestamp_ms": 1709546100000, "photos": [{"uri": "a.jpg"}, {"uri": "b.jpg"}]},
+        {"sender_name": "Ann", "timestamp_ms": 1709546000000, "is_unsent": True},
+    ]
+    older = [
+        {"sender_name": "Jos\u00c3\u00a9 Garc\u00c3\u00ada", "timestamp_ms": 1709460000000, "content": "look",
+         "share": {"link": "https://www.instagram.com/p/abc/"}},
+        {"sender_name": "Ann", "timestamp_ms": 1709459900000, "content": "the sign said \u00c3\u00a9 (\u00c3 then \u00a9)"},
+    ]
+    folder = tmp_path / "instagram-ann-2024-03-05/your_instagram_activity/messages/inbox/josegarcia_1234567890"
+    first = write(folder, "message_1.json", _instagram_thread(newer))
+    second = write(folder, "message_2.json", _instagram_thread(older))
+    assert detect_chat_format(first) == "instagram"
+    report = ingest_paths("chat", [folder.parent], vault)
+    assert (report.messages_added, report.warnings) == (4, [])
+    notes = sorted((vault / "sources/chat/instagram/josegarcia_1234567890").glob("*.md"))
+    assert [n.name for n in notes] == ["2024-03-03.md", "2024-03-04.md"]
+    day = notes[1].read_text(encoding="utf-8")
+    assert 'title: "José García · 2024-03-04"' in day and "source_id: \"instagram:josegarcia_1234567890\"" in day
+    assert "> [!message] José García · 2024-03-04 09:55\n> [photo]\n> [photo]\n" in day
+    assert "> Café at 7? 😊\n" in day
+    before = notes[0].read_text(encoding="utf-8")
+    assert "> look\n> [shared: https://www.instagram.com/p/abc/]\n" in before
+    assert "the sign said \u00c3\u00a9 (\u00c3 then \u00a9)" in before, "a text that is no UTF-8 read so stays"
+    settled = snapshot_files(vault)
+    again = ingest_paths("chat", [first, second], vault)
+    assert (again.messages_added, again.written) == (0, []) and snapshot_files(vault) == settled
+    messenger = write(tmp_path / "facebook-ann-2024-03-05/messages/inbox/bob_987", "message_1.json", _instagram_thread(older))
+    assert detect_chat_format(messenger) == "messenger"
