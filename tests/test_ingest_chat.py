@@ -1917,3 +1917,19 @@ def test_an_instagram_export_is_read_and_its_texts_are_fixed(tmp_path: Path, vau
     assert (again.messages_added, again.written) == (0, []) and snapshot_files(vault) == settled
     messenger = write(tmp_path / "facebook-ann-2024-03-05/messages/inbox/bob_987", "message_1.json", _instagram_thread(older))
     assert detect_chat_format(messenger) == "messenger"
+
+
+def test_a_slack_export_found_in_a_folder_is_read_as_one_export(tmp_path: Path, vault: Path) -> None:
+    """A Slack export folder inside the folder given (`~/Downloads` holding it beside a
+    WhatsApp chat) is one export, as when given alone: its `channels.json`, `users.json` … are
+    no files "of no format", and its channels' day files are not each read as the export."""
+    downloads = tmp_path / "Downloads"
+    slack_export(downloads / "Slack export Mar 2024")
+    write(downloads, "WhatsApp Chat with Alice.txt", "2024-03-04, 09:00 - Alice: hi\n")
+    report = ingest_paths("chat", [downloads], vault)
+    assert report.warnings == []
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    by_itself = ingest_paths("chat", [downloads / "Slack export Mar 2024"], alone)
+    assert report.messages_added == by_itself.messages_added + 1
+    assert sorted(p for p in report.written if "/slack/" in p) == sorted(by_itself.written)

@@ -146,7 +146,15 @@ def _expand(
                 out.append((path, None, False))
             continue
         candidates = 0
-        for child in walk_files(path, report.warnings):
+        # a Slack export folder found in the walk is one export, as when given alone (its
+        # channels' day files, read one by one, each read the whole export again, and its
+        # channels.json, users.json … were said to be of no format)
+        slack = kind == "chat" and fmt in ("auto", "slack")
+        for child in walk_files(path, report.warnings, whole=_is_slack_export if slack else None):
+            if child.is_dir():
+                candidates += 1
+                out.append((child, "slack", True))
+                continue
             if child.suffix.lower() not in _SUFFIXES:
                 continue
             candidates += 1
@@ -164,6 +172,10 @@ def _expand(
         if not candidates:  # (files skipped as unrecognised have a warning each)
             report.warnings.append(_nothing_found([path], "chat exports: " + ", ".join(sorted(_SUFFIXES))))
     return out
+
+
+def _is_slack_export(folder: Path) -> bool:
+    return detect_chat_format(folder) == "slack"
 
 
 def _empty(path: Path) -> bool:
