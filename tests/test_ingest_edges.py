@@ -286,6 +286,30 @@ def test_an_export_cut_in_its_last_message_is_completed_by_the_whole_one(
         assert snapshot_files(vault) == settled
 
 
+@pytest.mark.parametrize("order", ["cut first", "whole first"])
+def test_a_cut_export_and_the_whole_one_in_one_ingest_are_one_message(tmp_path: Path, vault: Path, order: str) -> None:
+    """A copy cut off inside its last message and the whole export, given to one ingest: the
+    cut message is the whole one (it was written twice, its cut text and its whole text), as
+    when ingested one after the other — the same id and text; either file again changes
+    nothing."""
+    data = WHOLE.encode("utf-8")
+    whole = _write_bytes(tmp_path, "whole/WhatsApp Chat with Dinner.txt", data)
+    cut = _write_bytes(tmp_path, "cut/WhatsApp Chat with Dinner.txt", data[: data.index(b"wine") + 2])
+    apart = tmp_path / "apart"
+    apart.mkdir()
+    ingest_paths("chat", [cut], apart)
+    ingest_paths("chat", [whole], apart)
+    report = ingest_paths("chat", [cut, whole] if order == "cut first" else [whole, cut], vault)
+    assert report.messages_added == 3
+    folder = "sources/chat/whatsapp/dinner"
+    assert _leaves(vault, folder) == _leaves(apart, folder)
+    settled = snapshot_files(vault)
+    for export in (whole, cut):
+        again = ingest_paths("chat", [export], vault)
+        assert again.messages_added == 0 and not [w for w in again.warnings if "differs" in w]
+        assert snapshot_files(vault) == settled
+
+
 @pytest.mark.parametrize(
     ("head", "last"),
     [

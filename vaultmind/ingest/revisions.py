@@ -91,6 +91,38 @@ def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
             plan.report.messages_edited += 1
 
 
+def join_cut(group: Group, new: dict[str, Message]) -> int:
+    """Two exports of one ingest, one cut off inside its last message (a copy or download cut
+    short), the other whole: one message, as when the cut one was ingested first and the whole
+    one completed it (`complete_cut`) — the cut one's id, the whole text (either export
+    ingested again is known: `writer._same_messages`, `completed`). A new message whose id
+    hashes its text, the last of every export holding it, is such a cut when one other new
+    message of its author and time, held by none of those exports, goes on from its text.
+    Returns how many were so joined."""
+    dropped = 0
+    for message_id in sorted(new):
+        cut = new.get(message_id)
+        if cut is None:
+            continue
+        at, text = to_utc(cut.timestamp), note_text(cut.text)
+        holders = group.held_by.get(message_id, set())
+        if not HASHED_ID_RE.fullmatch(message_id) or any(group.ends[n] != at for n in holders):
+            continue
+        whole = [
+            other
+            for other, message in new.items()
+            if other != message_id
+            and not group.held_by.get(other, set()) & holders
+            and message.author == cut.author
+            and to_utc(message.timestamp) == at
+            and cut_short(text, note_text(message.text))
+        ]
+        if len(whole) == 1:
+            new[message_id] = replace(cut, text=new.pop(whole[0]).text)
+            dropped += 1
+    return dropped
+
+
 def _newest_end(group: Group, message_id: str) -> datetime:
     """When the newest export of this ingest holding a message ends (its newest message)."""
     return max(group.ends[n] for n in group.held_by[message_id])

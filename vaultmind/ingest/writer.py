@@ -62,6 +62,7 @@ from vaultmind.ingest.revisions import (
     complete_email,
     completed,
     edited_before,
+    join_cut,
     join_edited,
     mark_replaced,
     marked,
@@ -373,6 +374,8 @@ def _plan_group(plan: Plan, group: Group) -> None:
     plan.timed[group.meta.source_id][1].extend(new.values())
     if group.edited & new.keys():
         join_edited(plan, group, new)
+    if len(group.ends) > 1 and new:  # (exports of one chat in one ingest, one of them cut short)
+        report.messages_known += join_cut(group, new)
     if target is not None and group.edited & new.keys():
         changed += replace_edited(plan, group, current, new)
     if target is not None and new:
