@@ -957,11 +957,12 @@ def test_a_message_without_a_message_id_whose_date_is_read_only_now_keeps_its_id
         ("IST", "", "04:30"),  # India's, without a Received header to tell
         ("IST", "Tue, 12 Mar 2024 09:00:40 +0000", "09:00"),  # Irish Summer Time, as the Received says
         ("IST", "Tue, 12 Mar 2024 08:01:00 +0000", "08:00"),  # Israel's
+        ("IST", "Tue, 12 Mar 2024 08:31:00 +0000", "08:00"),  # Israel's: Ireland's 09:00 is after it came
     ],
 )
 def test_more_date_zones_are_read_in_their_offset(tmp_path: Path, zone: str, received: str, utc: str) -> None:
     """"… 10:00:00 GMT+0100 (CET)", "… BST" and "… IST" were read as UTC. IST names three zones:
-    the one read puts the Date nearest the newest Received header, India's without one."""
+    the one read puts the Date nearest before the newest Received header, India's without one."""
     hop = f"Received: from mx.example.com by mail.example.com; {received}\n" if received else ""
     text = f"{hop}From: a@example.com\nTo: b@example.com\nSubject: Zones\nDate: Tue, 12 Mar 2024 10:00:00 {zone}\n\nSee you.\n"
     [[zoned]] = [b.messages for b in parse_email_paths([write(tmp_path, "a.eml", text)])]

@@ -34,7 +34,7 @@ import mimetypes
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email import policy
 from email.message import Message
 from email.parser import BytesParser
@@ -290,8 +290,8 @@ _ZONE_OFFSETS = {
     "HKT": "+0800", "SGT": "+0800", "AEST": "+1000", "AEDT": "+1100", "NZST": "+1200", "NZDT": "+1300",
 }  # fmt: skip
 # IST names three zones: India's (+05:30), Irish Summer Time (+01:00) and Israel's (+02:00). The
-# one read is the one that puts the Date nearest the message's newest Received header (when its
-# mailbox's server took it in); without one, India's, where most mail so dated is written
+# one read is the one that puts the Date nearest before the message's newest Received header
+# (when its mailbox's server took it in); without one, India's, where most mail so dated is written
 _ZONE_CHOICES = {"IST": ("+0530", "+0100", "+0200")}
 # a comment after the zone, as JavaScript and some webmail write it: "GMT+0100 (CET)",
 # "+0100 (Central European Standard Time)"
@@ -310,8 +310,19 @@ def _with_offset(text: str, received: datetime | None = None) -> str:
         readings = [f"{text[: found.start()]} {offset}" for offset in _ZONE_CHOICES[found[1].upper()]]
         if received is None:
             return readings[0]
-        return min(readings, key=lambda reading: abs(((_read_date(reading) or received) - received).total_seconds()))
+        return min(readings, key=lambda reading: _before_received(_read_date(reading), received))
     return text
+
+
+_CLOCK_SKEW = timedelta(minutes=5)  # a sender's clock ahead of the server's
+
+
+def _before_received(sent: datetime | None, received: datetime) -> tuple[bool, float]:
+    """How well `sent` (a reading of a Date) fits a message received at `received`: one sent
+    after it (beyond a clock's skew) cannot be, then the nearest."""
+    if sent is None:
+        return True, 0.0
+    return sent > received + _CLOCK_SKEW, abs((sent - received).total_seconds())
 
 
 def _read_date(text: str) -> datetime | None:
