@@ -786,6 +786,41 @@ def test_an_older_whatsapp_export_of_an_edit_ingested_after_a_newer_one_stays_be
         assert snapshot_files(vault) == settled
 
 
+@pytest.mark.parametrize(
+    ("mark", "order"),
+    [
+        ("This message was edited", (2, 1, 0)),
+        ("This message was edited", (1, 2, 0)),
+        ("Detta meddelande har redigerats", (2, 1, 0)),  # (a language whose mark vaultmind does not read)
+    ],
+)
+def test_the_oldest_whatsapp_export_of_a_message_edited_twice_ingested_last_is_quoted_below_every_edit(
+    tmp_path: Path, vault: Path, mark: str, order: tuple[int, int, int]
+) -> None:
+    """Exports before an edit, after it and after a second edit, the oldest ingested last: its
+    text, unmarked, is the one before every edit the note shows, quoted innermost (it had
+    stayed a message of its own beside the edited one). A mark vaultmind does not read stays in
+    the text: nothing is lost, nothing dropped. Every export ingested again changes nothing."""
+    later = "2024-03-05, 10:00 - Bob: see you\n"
+    edited = EDIT_AFTER.replace("This message was edited", mark)
+    texts = [EDIT_BEFORE, edited + later, edited.replace("Dinner at 7", "Dinner at 8") + later + "2024-03-06, 11:00 - Alice: yes\n"]
+    exports = [write(tmp_path / f"export-{n}", "WhatsApp Chat with Alice.txt", text) for n, text in enumerate(texts)]
+    for n in order:
+        ingest_paths("chat", [exports[n]], vault)
+    shown = "" if mark == "This message was edited" else f" <{mark}>"
+    assert _whatsapp_texts(vault, "2024-03-04") == [
+        "Bring the cake",
+        f"Dinner at 8 at the harbour{shown}\n\n[edited, the text before:]\n> Dinner at 7 at the harbour{shown}\n>\n"
+        "> [edited, the text before:]\n> > Dinner at 6 at the harbour",
+        "ok",
+    ]
+    settled = snapshot_files(vault)
+    for export in exports:
+        again = ingest_paths("chat", [export], vault)
+        assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+        assert snapshot_files(vault) == settled
+
+
 def test_a_newer_whatsapp_export_with_its_media_is_no_older_text_of_an_edit(tmp_path: Path, vault: Path) -> None:
     """An export without media, then a newer one with them attached: the message reads
     `<Media omitted>` in one, `IMG-….jpg (file attached)` in the other, and no mark says it was
@@ -1831,3 +1866,70 @@ def test_a_named_slack_file_slack_no_longer_shows_keeps_a_note_written_before_as
         report = ingest_paths("chat", [path], before)
         assert (report.messages_added, report.warnings) == (0, [])
         assert snapshot_files(before) == settled
+
+
+def _instagram_thread(messages: list[dict[str, Any]]) -> str:
+    """A conversation file as Instagram's "Download your information" writes it: each byte of
+    the UTF-8 of a text written as a character of its own, messages newest first."""
+    return json.dumps(
+        {
+            "participants": [{"name": "Jos\u00c3\u00a9 Garc\u00c3\u00ada"}, {"name": "Ann"}],
+            "title": "Jos\u00c3\u00a9 Garc\u00c3\u00ada",
+            "thread_path": "inbox/josegarcia_1234567890",
+            "messages": messages,
+        }
+    )
+
+
+def test_an_instagram_export_is_read_and_its_texts_are_fixed(tmp_path: Path, vault: Path) -> None:
+    """Instagram's JSON export was refused ("cannot tell which chat export this is"). Its
+    conversation files are read: Meta's byte-per-character text ("cafÃ©") as written ("café"),
+    a real "Ã©" left as it is; media as lines; a message with neither text nor media (unsent)
+    left out; the two files of one conversation are one conversation, named by its thread;
+    the same export again changes nothing. A Facebook download's file is Messenger's."""
+    newer = [
+        {"sender_name": "Ann", "timestamp_ms": 1709546400000, "content": "Caf\u00c3\u00a9 at 7? \u00f0\u009f\u0098\u008a"},
+        {"sender_name": "Jos\u00c3\u00a9 Garc\u00c3\u00ada", "timestamp_ms": 1709546100000, "photos": [{"uri": "a.jpg"}, {"uri": "b.jpg"}]},
+        {"sender_name": "Ann", "timestamp_ms": 1709546000000, "is_unsent": True},
+    ]
+    older = [
+        {"sender_name": "Jos\u00c3\u00a9 Garc\u00c3\u00ada", "timestamp_ms": 1709460000000, "content": "look",
+         "share": {"link": "https://www.instagram.com/p/abc/"}},
+        {"sender_name": "Ann", "timestamp_ms": 1709459900000, "content": "the sign said \u00c3\u00a9 (\u00c3 then \u00a9)"},
+    ]
+    folder = tmp_path / "instagram-ann-2024-03-05/your_instagram_activity/messages/inbox/josegarcia_1234567890"
+    first = write(folder, "message_1.json", _instagram_thread(newer))
+    second = write(folder, "message_2.json", _instagram_thread(older))
+    assert detect_chat_format(first) == "instagram"
+    report = ingest_paths("chat", [folder.parent], vault)
+    assert (report.messages_added, report.warnings) == (4, [])
+    notes = sorted((vault / "sources/chat/instagram/josegarcia_1234567890").glob("*.md"))
+    assert [n.name for n in notes] == ["2024-03-03.md", "2024-03-04.md"]
+    day = notes[1].read_text(encoding="utf-8")
+    assert 'title: "José García · 2024-03-04"' in day and "source_id: \"instagram:josegarcia_1234567890\"" in day
+    assert "> [!message] José García · 2024-03-04 09:55\n> [photo]\n> [photo]\n" in day
+    assert "> Café at 7? 😊\n" in day
+    before = notes[0].read_text(encoding="utf-8")
+    assert "> look\n> [shared: https://www.instagram.com/p/abc/]\n" in before
+    assert "the sign said \u00c3\u00a9 (\u00c3 then \u00a9)" in before, "a text that is no UTF-8 read so stays"
+    settled = snapshot_files(vault)
+    again = ingest_paths("chat", [first, second], vault)
+    assert (again.messages_added, again.written) == (0, []) and snapshot_files(vault) == settled
+    messenger = write(tmp_path / "facebook-ann-2024-03-05/messages/inbox/bob_987", "message_1.json", _instagram_thread(older))
+    assert detect_chat_format(messenger) == "messenger"
+
+
+def test_a_slack_export_found_in_a_folder_is_read_as_one_export(tmp_path: Path, vault: Path) -> None:
+    """A Slack export folder inside the folder given (`~/Downloads` holding it beside a
+    WhatsApp chat) is one export, as when given alone: its `channels.json`, `users.json` … are
+    no files "of no format", and its channels' day files are not each read as the export."""
+    downloads = tmp_path / "Downloads"
+    slack_export(downloads / "Slack export Mar 2024")
+    write(downloads, "WhatsApp Chat with Alice.txt", "2024-03-04, 09:00 - Alice: hi\n")
+    report = ingest_paths("chat", [downloads], vault)
+    assert report.warnings == []
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    by_itself = ingest_paths("chat", [downloads / "Slack export Mar 2024"], alone)
+    assert report.messages_added == by_itself.messages_added + 1
+    assert sorted(p for p in report.written if "/slack/" in p) == sorted(by_itself.written)

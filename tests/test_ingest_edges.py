@@ -216,6 +216,31 @@ def test_an_email_cut_short_is_completed_by_a_whole_copy(tmp_path: Path, vault: 
         assert snapshot_files(vault) == settled
 
 
+DISCLAIMER = "\nThis email and any attachments are confidential and intended solely for the addressee.\n"
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_an_email_copy_extended_by_a_paragraph_is_no_completed_cut(tmp_path: Path, vault: Path, together: bool) -> None:
+    """The Sent copy of a message, then the copy its recipient got, a disclaimer paragraph added
+    by the sender's mail server (same Message-ID): the first is no copy cut short, so the note
+    keeps its text and says the other copy differs (it had taken the longer text, "cut short in
+    an earlier export"); in one ingest, the copy of the first mailbox by name is kept, as of any
+    two that differ, and the other said. A copy cut inside a line, or after one, is still
+    completed (`test_an_email_cut_short_is_completed_by_a_whole_copy`)."""
+    sent = write(tmp_path, "a/sent.mbox", MBOX_HEAD + REPLY)
+    received = write(tmp_path, "b/inbox.mbox", MBOX_HEAD + REPLY + DISCLAIMER)
+    if together:
+        report = ingest_paths("email", [sent, received], vault)
+        assert [w for w in report.warnings if "<m2@example.com> also read with a different text" in w]
+    else:
+        ingest_paths("email", [sent], vault)
+        report = ingest_paths("email", [received], vault)
+        assert [w for w in report.warnings if "'m2@example.com' differs from the note" in w]
+    assert not [w for w in report.warnings if "cut short" in w]
+    kept = "The budget is forty thousand.\nSee you Monday." + ("\n" + DISCLAIMER.rstrip() if together else "")
+    assert _leaves(vault, "sources/email")[1] == ("m2@example.com", kept)
+
+
 def _write_bytes(tmp_path: Path, rel: str, data: bytes) -> Path:
     path = tmp_path / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -254,6 +279,30 @@ def test_an_export_cut_in_its_last_message_is_completed_by_the_whole_one(
     leaves = _leaves(vault, folder)
     assert [message_id for message_id, _ in leaves[:2]] == [alice, bob]
     assert [text for _, text in leaves] == ["Dinner at 7?", "Sure, I will bring the wine 🍷\nAnd the cake.", "great"]
+    settled = snapshot_files(vault)
+    for export in (whole, cut):
+        again = ingest_paths("chat", [export], vault)
+        assert again.messages_added == 0 and not [w for w in again.warnings if "differs" in w]
+        assert snapshot_files(vault) == settled
+
+
+@pytest.mark.parametrize("order", ["cut first", "whole first"])
+def test_a_cut_export_and_the_whole_one_in_one_ingest_are_one_message(tmp_path: Path, vault: Path, order: str) -> None:
+    """A copy cut off inside its last message and the whole export, given to one ingest: the
+    cut message is the whole one (it was written twice, its cut text and its whole text), as
+    when ingested one after the other — the same id and text; either file again changes
+    nothing."""
+    data = WHOLE.encode("utf-8")
+    whole = _write_bytes(tmp_path, "whole/WhatsApp Chat with Dinner.txt", data)
+    cut = _write_bytes(tmp_path, "cut/WhatsApp Chat with Dinner.txt", data[: data.index(b"wine") + 2])
+    apart = tmp_path / "apart"
+    apart.mkdir()
+    ingest_paths("chat", [cut], apart)
+    ingest_paths("chat", [whole], apart)
+    report = ingest_paths("chat", [cut, whole] if order == "cut first" else [whole, cut], vault)
+    assert report.messages_added == 3
+    folder = "sources/chat/whatsapp/dinner"
+    assert _leaves(vault, folder) == _leaves(apart, folder)
     settled = snapshot_files(vault)
     for export in (whole, cut):
         again = ingest_paths("chat", [export], vault)
@@ -456,5 +505,30 @@ def test_a_telegram_chat_not_in_time_order_reads_the_repeated_hour_as_its_first_
     assert sorted(at for _, at in _at(vault, "sources/chat/telegram")) == [
         "2024-10-27T00:10:00Z",
         "2024-10-27T00:50:00Z",
+        "2024-10-27T02:30:00Z",
+    ]
+
+
+def test_one_telegram_message_far_out_of_order_leaves_the_files_order_to_read_the_repeated_hour(
+    tmp_path: Path, vault: Path
+) -> None:
+    """A Telegram export without `date_unixtime`, in time order but for one message dated a
+    month back (its date wrong, or sent long ago): that message keeps its time, and the file's
+    order still says that 02:10 after 02:50 is the repeated hour's second pass (one such
+    message had made the whole file read as unordered, each time its first pass)."""
+    times = ["2024-10-27T01:30:00", "2024-09-27T12:00:00", "2024-10-27T02:50:00", "2024-10-27T02:10:00", "2024-10-27T03:30:00"]
+    chat = {
+        "name": "Night",
+        "type": "personal_chat",
+        "id": 7,
+        "messages": [{"id": n, "type": "message", "date": at, "from": "Ann", "text": f"m{n}"} for n, at in enumerate(times)],
+    }
+    path = write(tmp_path, "result.json", json.dumps(chat))
+    ingest_paths("chat", [path], vault, fmt="telegram", tz="Europe/Berlin")
+    assert sorted(at for _, at in _at(vault, "sources/chat/telegram")) == [
+        "2024-09-27T10:00:00Z",  # (summer time)
+        "2024-10-26T23:30:00Z",
+        "2024-10-27T00:50:00Z",
+        "2024-10-27T01:10:00Z",  # the second pass: after 02:50 in the file
         "2024-10-27T02:30:00Z",
     ]

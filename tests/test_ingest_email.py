@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write
+from tests.conftest import snapshot_files, write
 from vaultmind.errors import IngestError
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.email import normalize_subject, parse_email_paths, parse_email_paths_with_report
@@ -947,3 +947,56 @@ def test_a_message_without_a_message_id_whose_date_is_read_only_now_keeps_its_id
     ingest_paths("email", [then], vault)
     report = ingest_paths("email", [now], vault)
     assert (report.messages_added, report.messages_known) == (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("zone", "received", "utc"),
+    [
+        ("GMT+0100 (CET)", "", "09:00"),  # JavaScript's and some webmail's Date, its zone's name after it
+        ("BST", "", "09:00"),  # British Summer Time
+        ("IST", "", "04:30"),  # India's, without a Received header to tell
+        ("IST", "Tue, 12 Mar 2024 09:00:40 +0000", "09:00"),  # Irish Summer Time, as the Received says
+        ("IST", "Tue, 12 Mar 2024 08:01:00 +0000", "08:00"),  # Israel's
+        ("IST", "Tue, 12 Mar 2024 08:31:00 +0000", "08:00"),  # Israel's: Ireland's 09:00 is after it came
+    ],
+)
+def test_more_date_zones_are_read_in_their_offset(tmp_path: Path, zone: str, received: str, utc: str) -> None:
+    """"… 10:00:00 GMT+0100 (CET)", "… BST" and "… IST" were read as UTC. IST names three zones:
+    the one read puts the Date nearest before the newest Received header, India's without one."""
+    hop = f"Received: from mx.example.com by mail.example.com; {received}\n" if received else ""
+    text = f"{hop}From: a@example.com\nTo: b@example.com\nSubject: Zones\nDate: Tue, 12 Mar 2024 10:00:00 {zone}\n\nSee you.\n"
+    [[zoned]] = [b.messages for b in parse_email_paths([write(tmp_path, "a.eml", text)])]
+    assert zoned.timestamp == datetime.fromisoformat(f"2024-03-12T{utc}:00+00:00")
+
+
+@pytest.mark.parametrize("mid", ["zone@example.com", None])
+def test_a_note_an_earlier_vaultmind_dated_by_a_misread_zone_is_re_dated(tmp_path: Path, vault: Path, mid: str | None) -> None:
+    """A note written when "CET" read as UTC holds the message an hour late: ingesting the mail
+    again moves it to the time its Date says (its id kept; said once), and again changes
+    nothing. A note you edited keeps its time."""
+    raw = message(mid, "Ann <ann@example.com>", "Tue, 12 Mar 2024 23:30:00 CET", "Zones", "See you at the harbour.")
+    eml = write(tmp_path / "mail", "a.eml", raw)
+    [batch] = parse_email_paths([eml])
+    [now] = batch.messages
+    then = replace(now, timestamp=datetime(2024, 3, 12, 23, 30, tzinfo=UTC))  # as an earlier vaultmind read it
+    yours = tmp_path / "yours"
+    for root in (vault, yours):
+        write_batches(root, [replace(batch, messages=(then,))])
+    [note] = (vault / "sources/email").rglob("*.md")
+    assert 'at="2024-03-12T23:30:00Z"' in note.read_text(encoding="utf-8")
+    report = ingest_paths("email", [eml], vault)
+    assert (report.messages_added, report.written) == (0, [note.relative_to(vault).as_posix()])
+    assert report.warnings == [
+        f"{note.relative_to(vault).as_posix()}: message {now.message_id!r} re-dated 2024-03-12T23:30:00Z → "
+        "2024-03-12T22:30:00Z, as its Date header reads (an earlier vaultmind misread its zone)"
+    ]
+    text = note.read_text(encoding="utf-8")
+    assert 'at="2024-03-12T22:30:00Z"' in text and 'time_start: "2024-03-12T22:30:00Z"' in text
+    settled = snapshot_files(vault)
+    again = ingest_paths("email", [eml], vault)
+    assert (again.written, again.warnings) == ([], []) and snapshot_files(vault) == settled
+    [mine] = (yours / "sources/email").rglob("*.md")
+    mine.write_text(mine.read_text(encoding="utf-8").replace("See you at", "See you later at"), encoding="utf-8")
+    kept = snapshot_files(yours)
+    ingest_paths("email", [eml], yours)
+    assert snapshot_files(yours) == kept, "a note you edited is never rewritten"

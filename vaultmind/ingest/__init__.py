@@ -2,5 +2,7 @@
 
 KINDS: tuple[str, ...] = ("chat", "agent", "email", "document")
 """What `vaultmind ingest KIND …` reads."""
-FORMATS: tuple[str, ...] = ("auto", "slack", "whatsapp", "telegram", "signal", "chatgpt", "generic", "locomo")
+FORMATS: tuple[str, ...] = (
+    "auto", "slack", "whatsapp", "telegram", "signal", "instagram", "messenger", "chatgpt", "generic", "locomo",
+)  # fmt: skip
 """Chat export formats (`auto` detects them)."""

@@ -183,31 +183,37 @@ REPEAT_STEP = timedelta(minutes=10)  # a step back in time larger than this, in 
 class LocalClock:
     """Places an export's naive local times in file order. In the hour an autumn clock change
     repeats (02:00–03:00 twice in Europe/Berlin), a naive time is read as its first pass; a
-    message that goes back more than `REPEAT_STEP` before the one above it, and fits after it
-    as the second pass (`fold=1`), is read so: an export in order says which pass it is. (A step
-    back of a few minutes is a message sent offline, and stays.) `unordered` says the file was
-    not in order after all: a time placed more than `REPEAT_STEP` before the one above it
-    (newest first, sorted by author); then its order says nothing of the pass, and `reads`
-    (each time as read, in the order placed) are the times to keep."""
+    message that goes back more than `REPEAT_STEP` before the latest one above it, and fits
+    after it as the second pass (`fold=1`), is read so: an export in order says which pass it
+    is. (A step back of a few minutes is a message sent offline, and stays.) A message further
+    back that does not fit so is out of place (its date wrong, sent long ago): it keeps its
+    time as read, and the file's order goes on from the messages above it. `unordered` says the
+    file was not in order after all: the message after one out of place is behind the latest
+    above them too (newest first, sorted by author); then its order says nothing of the pass,
+    and `reads` (each time as read, in the order placed) are the times to keep."""
 
     def __init__(self, tz: tzinfo):
         self.tz = tz
-        self.last: datetime | None = None  # the previous message's UTC time
+        self.last: datetime | None = None  # the UTC time of the latest message placed in order
         self.unordered = False
         self.reads: list[datetime] = []
+        self.stray = False  # the message above was out of place
 
     def place(self, value: Any, read: datetime) -> datetime:
         """`read` (the UTC time of `value` as `parse_time`/`local_to_utc` read it), or the
         repeated hour's second pass when `value` is a naive local time the file's order puts there."""
         local = _naive(value)
         timestamp = read
-        if local is not None and self.last is not None and read < self.last - REPEAT_STEP:
+        behind = self.last is not None and read < self.last - REPEAT_STEP
+        self.unordered = self.unordered or (self.stray and behind)  # (two in a row: the file steps back)
+        if local is not None and self.last is not None and behind:
             second = local_to_utc(local.replace(fold=1), self.tz)
             if second >= self.last - REPEAT_STEP:
                 timestamp = second
-        self.unordered = self.unordered or (self.last is not None and timestamp < self.last - REPEAT_STEP)
         self.reads.append(read)
-        self.last = timestamp
+        self.stray = self.last is not None and timestamp < self.last - REPEAT_STEP
+        if not self.stray:
+            self.last = timestamp
         return timestamp
 
 
@@ -266,6 +272,18 @@ def cut_short(text: str, whole: str) -> bool:
     """Whether `text` is `whole` cut short (a copy of a message whose file was cut off inside
     it): its start, and shorter."""
     return len(text) < len(whole) and whole.startswith(text)
+
+
+# what a cut multipart email loses first, after its text: its later parts, listed on its last line
+_LOST_PARTS_RE = re.compile(r"[ \t]*\n[ \t]*\n(?!Attachments: )")
+
+
+def mail_cut_short(text: str, whole: str) -> bool:
+    """`cut_short`, for an email: not when `whole` goes on after `text` with a paragraph of its
+    own. A copy a mail server or a list extended (a disclaimer, a footer the quotes logic does
+    not cut) is no copy cut short: a file cut off stops inside a line, or after one, or loses
+    the parts of a multipart message below its text (its `Attachments:` line)."""
+    return cut_short(text, whole) and _LOST_PARTS_RE.match(whole, len(text)) is None
 
 
 class MessageIds:

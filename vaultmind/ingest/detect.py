@@ -9,6 +9,8 @@ Chat format detection (`fmt="auto"`), by content rather than by name:
 - JSON: a `mapping` tree → chatgpt; `date_unixtime` / `chats` / a Telegram chat `type`
   (`personal_chat`, `private_group` …) → telegram; `"ts"` with
   `"type": "message"` → slack (one channel); `"role"` → agent; `"author"` → generic;
+  `"sender_name"` with `"timestamp_ms"` → instagram (messenger when its path names Facebook or
+  Messenger);
 - text whose first line is `[YYYY-MM-DD, HH:MM] …` → signal; other date-led lines → whatsapp.
 Other folders are walked: every `.json`, `.jsonl`, `.txt` and `.zip` inside is ingested, files
 whose format is not recognised are skipped with a warning.
@@ -57,13 +59,21 @@ def detect_chat_format(path: Path) -> str | None:
     head = _head(path)
     lead = head.lstrip()
     if lead.startswith(("[", "{")) and suffix != ".txt":
-        return _json_format(head)
+        return _meta_platform(path, _json_format(head))
     first = next((line for line in head.split("\n") if line.strip()), "").lstrip("\u200e\ufeff")
     if _SIGNAL_RE.match(first):
         return "signal"
     if HEADER_RE.match(first):
         return "whatsapp"
     return _json_format(head) if lead.startswith(("[", "{")) else None
+
+
+def _meta_platform(path: Path, found: str | None) -> str | None:
+    """An Instagram-shaped export is Facebook Messenger's (the same shape) when its path says so:
+    a folder of a Facebook download (`facebook-<name>-<date>/…`) or of Messenger's."""
+    if found == "instagram" and any(part in name.lower() for name in path.parts for part in ("facebook", "messenger")):
+        return "messenger"
+    return found
 
 
 def _head(path: Path) -> str:
@@ -110,6 +120,8 @@ def _json_format(head: str) -> str | None:
     author = re.search(r'"author"\s*:\s*"', head)
     if role and (not author or role.start() < author.start()):
         return "agent"
+    if re.search(r'"sender_name"\s*:', head) and re.search(r'"timestamp_ms"\s*:', head):
+        return "instagram"
     if author:
         return "generic"
     return None
@@ -134,7 +146,15 @@ def _expand(
                 out.append((path, None, False))
             continue
         candidates = 0
-        for child in walk_files(path, report.warnings):
+        # a Slack export folder found in the walk is one export, as when given alone (its
+        # channels' day files, read one by one, each read the whole export again, and its
+        # channels.json, users.json … were said to be of no format)
+        slack = kind == "chat" and fmt in ("auto", "slack")
+        for child in walk_files(path, report.warnings, whole=_is_slack_export if slack else None):
+            if child.is_dir():
+                candidates += 1
+                out.append((child, "slack", True))
+                continue
             if child.suffix.lower() not in _SUFFIXES:
                 continue
             candidates += 1
@@ -152,6 +172,10 @@ def _expand(
         if not candidates:  # (files skipped as unrecognised have a warning each)
             report.warnings.append(_nothing_found([path], "chat exports: " + ", ".join(sorted(_SUFFIXES))))
     return out
+
+
+def _is_slack_export(folder: Path) -> bool:
+    return detect_chat_format(folder) == "slack"
 
 
 def _empty(path: Path) -> bool:
@@ -175,7 +199,7 @@ def parse_chat_path(
             raise IngestError(
                 "cannot tell which chat export this is",
                 path=path,
-                hint="pass --format slack|whatsapp|telegram|signal|chatgpt|generic (docs/ingest.md)",
+                hint="pass --format slack|whatsapp|telegram|signal|instagram|messenger|chatgpt|generic (docs/ingest.md)",
             )
         fmt = detected
     if fmt == "slack":
@@ -194,6 +218,10 @@ def parse_chat_path(
         from vaultmind.ingest.signal import parse_signal
 
         return parse_signal(path, tz=tz)
+    if fmt in ("instagram", "messenger"):
+        from vaultmind.ingest.instagram import parse_instagram
+
+        return parse_instagram(path, platform=fmt)
     if fmt == "chatgpt":
         from vaultmind.ingest.chatgpt import parse_chatgpt
 

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Literal
 
 from vaultmind.errors import IngestError
-from vaultmind.ingest.common import cut_short
+from vaultmind.ingest.common import mail_cut_short
 from vaultmind.ingest.maildates import (
     date_warnings,
     file_time,
@@ -129,6 +129,7 @@ class _Mail:
     file: str  # the .eml, mbox or Maildir folder that holds it
     named: str  # the message in its file, as a warning names it ("message 3 <a@x>"; "" for an .eml)
     by: DatedBy  # what dated it
+    at_before: datetime | None = None  # the time an earlier vaultmind gave it, when not `at` (`_time_before`)
 
 
 # --- finding the messages -------------------------------------------------------------------
@@ -363,25 +364,31 @@ def _accept(raw: _Raw, warnings: list[str]) -> _Mail | DatedOtherwise | None:
     if not author:
         author = "unknown"
         warnings.append(f"{raw.origin}: no sender (From, Sender, Reply-To, Return-Path); author 'unknown'")
+    before = _time_before(raw, parsed, at) if by == "Date" else at
+    at_before = before if before != at else None
     if parsed.message_id:
-        return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin, raw.file, named, by)
+        return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin, raw.file, named, by, at_before)
     digest = hashlib.sha256(
         "\0".join([author, _id_time(raw, parsed, at, by), parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
     ).hexdigest()
-    return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account, raw.origin, raw.file, named, by)
+    return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account, raw.origin, raw.file, named, by, at_before)
 
 
 def _id_time(raw: _Raw, parsed: ParsedEmail, at: datetime, by: DatedBy) -> str:
     """The time the id of a message without a Message-ID hashes: the one an earlier vaultmind
-    read (`ParsedEmail.date_read_before`; a Date it could not read, the envelope), so a message
-    it wrote keeps its id. A file's modification time is no part of the message: a copy of the
-    file is the same message."""
+    read (`_time_before`), so a message it wrote keeps its id. A file's modification time is no
+    part of the message: a copy of the file is the same message."""
+    return "" if by == "mtime" else _time_before(raw, parsed, at).isoformat()
+
+
+def _time_before(raw: _Raw, parsed: ParsedEmail, at: datetime) -> datetime:
+    """The time an earlier vaultmind gave a message dated `at` now: its Date read with a zone
+    it did not know as UTC (`ParsedEmail.date_read_before`), or, a Date it could not read at
+    all, what dated it then (Received header, envelope)."""
     if parsed.date_unread_before:
-        then, by = _dated(raw, replace(parsed, date=None))
-        at = then if then is not None else at
-    elif parsed.date_read_before is not None:
-        at = parsed.date_read_before
-    return "" if by == "mtime" else at.isoformat()
+        then, _ = _dated(raw, replace(parsed, date=None))
+        return then if then is not None else at
+    return parsed.date_read_before if parsed.date_read_before is not None else at
 
 
 def _dated(raw: _Raw, parsed: ParsedEmail) -> tuple[datetime | None, DatedBy]:
@@ -539,6 +546,7 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
                 related=tuple(related),
                 quoted=quoted,
                 earlier_texts=earlier,
+                earlier_times=tuple((mail.key, mail.at_before) for mail in thread if mail.at_before is not None),
             )
         )
     return out
@@ -591,9 +599,10 @@ def _kept(mail: _Mail, seen: _Mail, origin: str, warnings: list[str]) -> bool:
     """Whether `mail` is kept rather than `seen`, a copy of it read before (a message in several
     mailboxes): the whole one when the other is it cut short (a file cut off inside it), else
     the copy of the first mailbox, so the result does not depend on the order of the paths; two
-    that differ otherwise are reported."""
+    that differ otherwise (one extended by a paragraph, a server's disclaimer: `mail_cut_short`)
+    are reported."""
     mine, theirs = _full_text(mail), _full_text(seen)  # attachments too
-    if cut_short(theirs, mine) or cut_short(mine, theirs):
+    if mail_cut_short(theirs, mine) or mail_cut_short(mine, theirs):
         return len(mine) > len(theirs)
     if mine != theirs:
         warnings.append(f"{origin}: Message-ID <{mail.key}> also read with a different text ({seen.origin}); kept one copy")

@@ -34,7 +34,7 @@ import mimetypes
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email import policy
 from email.message import Message
 from email.parser import BytesParser
@@ -280,32 +280,53 @@ def _recipients(headers: dict[str, list[str]], name: str) -> tuple[str, ...]:
 
 # a zone Python's date parser reads as UTC, an hour or more off: an offset after GMT or UTC
 # ("GMT+1", "GMT+0100", "UTC+05:30"), or a zone's name it does not know (RFC 5322 knows only the
-# North American ones); those below name one offset each (not BST, IST: two countries' each)
+# North American ones); those below name one offset each, as mail writes them (BST is British
+# Summer Time, not Bangladesh's)
 _GMT_OFFSET_RE = re.compile(r"\b(?:GMT|UTC|UT) ?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 _ZONE_NAME_RE = re.compile(r" ([A-Za-z]{3,4})$")
 _ZONE_OFFSETS = {
     "CET": "+0100", "MEZ": "+0100", "CEST": "+0200", "MESZ": "+0200", "EET": "+0200", "EEST": "+0300",
-    "WET": "+0000", "WEST": "+0100", "MSK": "+0300", "JST": "+0900", "KST": "+0900", "HKT": "+0800",
-    "SGT": "+0800", "AEST": "+1000", "AEDT": "+1100", "NZST": "+1200", "NZDT": "+1300",
+    "WET": "+0000", "WEST": "+0100", "BST": "+0100", "MSK": "+0300", "JST": "+0900", "KST": "+0900",
+    "HKT": "+0800", "SGT": "+0800", "AEST": "+1000", "AEDT": "+1100", "NZST": "+1200", "NZDT": "+1300",
 }  # fmt: skip
+# IST names three zones: India's (+05:30), Irish Summer Time (+01:00) and Israel's (+02:00). The
+# one read is the one that puts the Date nearest before the message's newest Received header
+# (when its mailbox's server took it in); without one, India's, where most mail so dated is written
+_ZONE_CHOICES = {"IST": ("+0530", "+0100", "+0200")}
+# a comment after the zone, as JavaScript and some webmail write it: "GMT+0100 (CET)",
+# "+0100 (Central European Standard Time)"
+_ZONE_COMMENT_RE = re.compile(r" ?\([^()]*\)$")
 
 
-def _with_offset(text: str) -> str:
-    """A Date header's text with its zone written as the numeric offset it names."""
+def _with_offset(text: str, received: datetime | None = None) -> str:
+    """A Date header's text with its zone written as the numeric offset it names (an IST, the
+    one nearest `received`: `_ZONE_CHOICES`), its trailing comment dropped."""
+    text = _ZONE_COMMENT_RE.sub("", text)
     if (found := _GMT_OFFSET_RE.search(text)) is not None:
         return f"{text[: found.start()].rstrip()} {found[1]}{int(found[2]):02d}{found[3] or '00'}"
     if (found := _ZONE_NAME_RE.search(text)) is not None and found[1].upper() in _ZONE_OFFSETS:
         return f"{text[: found.start()]} {_ZONE_OFFSETS[found[1].upper()]}"
+    if (found := _ZONE_NAME_RE.search(text)) is not None and found[1].upper() in _ZONE_CHOICES:
+        readings = [f"{text[: found.start()]} {offset}" for offset in _ZONE_CHOICES[found[1].upper()]]
+        if received is None:
+            return readings[0]
+        return min(readings, key=lambda reading: _before_received(_read_date(reading), received))
     return text
 
 
-def _parse_date(raw: str | None, *, zones: bool = True) -> datetime | None:
-    """A Date header's time; `zones=False` reads a zone `_with_offset` knows as UTC, as vaultmind
-    did before (`ParsedEmail.date_read_before`)."""
-    if not raw:
-        return None
-    text = _WS_RE.sub(" ", _fix_raw(raw)).strip()
-    text = _with_offset(text) if zones else text
+_CLOCK_SKEW = timedelta(minutes=5)  # a sender's clock ahead of the server's
+
+
+def _before_received(sent: datetime | None, received: datetime) -> tuple[bool, float]:
+    """How well `sent` (a reading of a Date) fits a message received at `received`: one sent
+    after it (beyond a clock's skew) cannot be, then the nearest."""
+    if sent is None:
+        return True, 0.0
+    return sent > received + _CLOCK_SKEW, abs((sent - received).total_seconds())
+
+
+def _read_date(text: str) -> datetime | None:
+    """`text` (a date, its zone an offset or a name RFC 5322 knows) in UTC, or None."""
     parsed: datetime | None
     try:
         parsed = email.utils.parsedate_to_datetime(text)
@@ -323,6 +344,16 @@ def _parse_date(raw: str | None, *, zones: bool = True) -> datetime | None:
     except (OverflowError, ValueError):
         return None
     return usable_date(parsed)
+
+
+def _parse_date(raw: str | None, *, zones: bool = True, received: datetime | None = None) -> datetime | None:
+    """A Date header's time (`received`: the newest Received header's, which tells an IST's
+    zone); `zones=False` reads a zone `_with_offset` knows as UTC, as vaultmind did before
+    (`ParsedEmail.date_read_before`)."""
+    if not raw:
+        return None
+    text = _WS_RE.sub(" ", _fix_raw(raw)).strip()
+    return _read_date(_with_offset(text, received) if zones else text)
 
 
 _EPOCH_DAY_END = datetime(1970, 1, 2, tzinfo=UTC)
@@ -626,8 +657,8 @@ def parse_message(data: bytes) -> ParsedEmail:
         author, address = _author(_first(headers, name))
         if author:
             break
-    date = _parse_date(_first(headers, "date"))
     received = _received_date(headers.get("received", []))
+    date = _parse_date(_first(headers, "date"), received=received)
     date_source = "Date" if date is not None else ""
     if date is None:
         date = received

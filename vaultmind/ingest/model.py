@@ -32,6 +32,9 @@ class SourceBatch:
     # inline image was not listed): a note holding that text holds the message as it was read
     # then — known, kept as it is, without a warning that it differs
     earlier_texts: tuple[tuple[str, str], ...] = ()
+    # (message id, the time an earlier vaultmind gave it, read otherwise now: an email's Date
+    # whose zone it read as UTC): a note vaultmind wrote holding it at that time is re-dated
+    earlier_times: tuple[tuple[str, datetime], ...] = ()
     # what to say of how the export was read (a date order guessed) when an ingest writes one
     # of its messages: an export ingested again, its messages known, says nothing
     said_if_written: tuple[str, ...] = ()

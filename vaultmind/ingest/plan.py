@@ -138,6 +138,7 @@ class Group:
     related: set[str] = field(default_factory=set)
     quoted: dict[str, QuotedParent] = field(default_factory=dict)
     earlier: dict[str, str] = field(default_factory=dict)  # `SourceBatch.earlier_texts`
+    earlier_times: dict[str, datetime] = field(default_factory=dict)  # `SourceBatch.earlier_times`
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
     known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`
     replaced: dict[str, str] | None = None  # `SourceBatch.replaced`

@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from vaultmind.errors import VaultmindError
-from vaultmind.ingest.common import HASHED_ID_RE, cut_short
+from vaultmind.ingest.common import HASHED_ID_RE, cut_short, mail_cut_short
 from vaultmind.ingest.held import Existing
 from vaultmind.ingest.plan import Group, Plan
 from vaultmind.markdown.render import Message, note_text, to_utc
@@ -51,7 +51,12 @@ def _below_newest(said: str, own: str) -> str:
     """A note's message `said` with `own`, a text it showed before its newest (an older
     export's edit), quoted below the newest, above the ones before it."""
     newest, *earlier = versions(said)
-    chain = [newest, own, *earlier]
+    return _chained([newest, own, *earlier])
+
+
+def _chained(chain: list[str]) -> str:
+    """The texts a message showed, newest first, as its note keeps them: the newest, the one
+    before it quoted below it, and so on (`versions` reads them back)."""
     text = chain[-1]
     for shown in reversed(chain[:-1]):  # (the oldest innermost, each quoted below the one after it)
         text = _with_before(shown, text, None)
@@ -86,6 +91,38 @@ def join_edited(plan: Plan, group: Group, new: dict[str, Message]) -> None:
             plan.report.messages_edited += 1
 
 
+def join_cut(group: Group, new: dict[str, Message]) -> int:
+    """Two exports of one ingest, one cut off inside its last message (a copy or download cut
+    short), the other whole: one message, as when the cut one was ingested first and the whole
+    one completed it (`complete_cut`) — the cut one's id, the whole text (either export
+    ingested again is known: `writer._same_messages`, `completed`). A new message whose id
+    hashes its text, the last of every export holding it, is such a cut when one other new
+    message of its author and time, held by none of those exports, goes on from its text.
+    Returns how many were so joined."""
+    dropped = 0
+    for message_id in sorted(new):
+        cut = new.get(message_id)
+        if cut is None:
+            continue
+        at, text = to_utc(cut.timestamp), note_text(cut.text)
+        holders = group.held_by.get(message_id, set())
+        if not HASHED_ID_RE.fullmatch(message_id) or any(group.ends[n] != at for n in holders):
+            continue
+        whole = [
+            other
+            for other, message in new.items()
+            if other != message_id
+            and not group.held_by.get(other, set()) & holders
+            and message.author == cut.author
+            and to_utc(message.timestamp) == at
+            and cut_short(text, note_text(message.text))
+        ]
+        if len(whole) == 1:
+            new[message_id] = replace(cut, text=new.pop(whole[0]).text)
+            dropped += 1
+    return dropped
+
+
 def _newest_end(group: Group, message_id: str) -> datetime:
     """When the newest export of this ingest holding a message ends (its newest message)."""
     return max(group.ends[n] for n in group.held_by[message_id])
@@ -110,7 +147,9 @@ def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: di
     and its text, the older one quoted below it (as when ingested oldest first,
     `replace_edited`); the older id is not written. An older text that the note's starts with
     (an export cut inside it, or an edit that only added to it) is held already: known. Returns
-    the number of the note's messages changed so. An export that ends after every message of
+    the number of the note's messages changed so. A note's message that shows edits already
+    (the newest export, then the middle one, ingested first) gets it quoted below its oldest
+    text: unmarked, it is the text before them all. An export that ends after every message of
     the chat's notes is no older one (an export with its media attached, after one without:
     `<Media omitted>` is no text before an edit): its messages stay new."""
     changed = 0
@@ -127,13 +166,16 @@ def edited_before(plan: Plan, group: Group, current: dict[str, Message], new: di
         if len(after) != 1:
             continue
         said = note_text(current[after[0]].text)
-        if len(versions(said)) > 1 or _DELETED_RE.fullmatch(said):
-            continue  # (an edit known already; a deletion)
+        if _DELETED_RE.fullmatch(said):
+            continue  # (a deletion)
         del new[message_id]
-        if said.startswith(text):  # its text cut short (a cut export), or its start: held already
+        shown = versions(said)
+        if any(version.startswith(text) for version in shown):  # its text cut short (a cut export), or its start: held already
             plan.report.messages_known += 1
             continue
-        current[after[0]] = replace(current[after[0]], text=_with_before(said, text, None))
+        # unmarked, it is the text before every edit the note knows (newest, then middle, then
+        # this oldest export ingested): quoted innermost
+        current[after[0]] = replace(current[after[0]], text=_chained([*shown, text]))
         plan.report.messages_edited += 1
         changed += 1
     return changed
@@ -219,11 +261,12 @@ def _completed(path: str, message_id: str) -> str:
 def complete_email(plan: Plan, path: str, current: dict[str, Message], message_id: str, whole: Message) -> bool:
     """An email a note holds under its Message-ID, cut short by an earlier export (an mbox or
     `.eml` cut off inside its body), is completed by a whole copy: the same Message-ID, a text
-    that starts with the one held and goes on. It takes the whole text (nothing is lost: the cut
+    that starts with the one held and goes on, inside a line or on the next (`mail_cut_short`: a
+    copy extended by a paragraph, a server's disclaimer, is no completion). It takes the whole text (nothing is lost: the cut
     text is its start), with a warning naming it; the cut copy ingested again is known
     (`completed`). Whether it was completed."""
     held = current[message_id]
-    if not cut_short(note_text(held.text), note_text(whole.text)):
+    if not mail_cut_short(note_text(held.text), note_text(whole.text)):
         return False
     current[message_id] = replace(held, text=whole.text)
     plan.report.warnings.append(_completed(path, message_id))
@@ -234,7 +277,9 @@ def completed(message_id: str, said: str, export: Message, *, email: bool) -> bo
     """Whether a note's message `said` is `export` (an export's text of it, under a hashed id,
     or an email's under its Message-ID) completed since (`complete_cut`, `complete_email`): the
     export was cut short inside it."""
-    return (email or HASHED_ID_RE.fullmatch(message_id) is not None) and cut_short(note_text(export.text), said)
+    if email:
+        return mail_cut_short(note_text(export.text), said)
+    return HASHED_ID_RE.fullmatch(message_id) is not None and cut_short(note_text(export.text), said)
 
 
 # below an edited message's text (Telegram), its text before the edit, quoted: "[edited <UTC

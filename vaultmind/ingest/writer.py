@@ -62,6 +62,7 @@ from vaultmind.ingest.revisions import (
     complete_email,
     completed,
     edited_before,
+    join_cut,
     join_edited,
     mark_replaced,
     marked,
@@ -73,6 +74,7 @@ from vaultmind.markdown.render import (
     CALLOUT_TYPES,
     Message,
     SourceMeta,
+    iso_utc,
     note_text,
     render_source_note,
     to_utc,
@@ -112,6 +114,7 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
         folder = f"{SOURCES_DIR}/{meta.kind}/{scope_folder(meta.scope)}"
         quoted = {quote.message_id: quote for quote in batch.quoted}
         earlier = dict(batch.earlier_texts)
+        earlier_times = dict(batch.earlier_times)
         touched: set[tuple[str, str]] = set()  # the groups of its messages
         for message in batch.messages:
             msg = _normalize(message, meta)
@@ -139,6 +142,8 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
                     group.quoted[msg.message_id] = quoted[msg.message_id]
                 if msg.message_id in earlier:
                     group.earlier[msg.message_id] = earlier[msg.message_id]
+                if msg.message_id in earlier_times:
+                    group.earlier_times[msg.message_id] = earlier_times[msg.message_id]
             else:
                 report.messages_known += 1
                 edit = apply_edit(seen, msg) or apply_edit(msg, seen)  # (exports of an edited message, in either order)
@@ -183,6 +188,22 @@ def _thread_base(plan: Plan, group: Group) -> str:
         return group.base
     first = min(group.messages.values(), key=_sort_key).message_id
     return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
+
+
+def _redated(plan: Plan, path: str, group: Group, current: dict[str, Message], message: Message) -> bool:
+    """Whether the note's `current` message of `message`'s id, dated as an earlier vaultmind
+    read its export (`SourceBatch.earlier_times`: an email's Date zone read as UTC), takes the
+    time read now (said once; its id stays). A note of the user's is never in `current`."""
+    held = current[message.message_id]
+    before = group.earlier_times.get(message.message_id)
+    if before is None or to_utc(held.timestamp) != to_utc(before) or to_utc(held.timestamp) == to_utc(message.timestamp):
+        return False
+    current[message.message_id] = replace(held, timestamp=message.timestamp)
+    plan.report.warnings.append(
+        f"{path}: message {message.message_id!r} re-dated {iso_utc(to_utc(before))} → "
+        f"{iso_utc(to_utc(message.timestamp))}, as its Date header reads (an earlier vaultmind misread its zone)"
+    )
+    return True
 
 
 def _readings(message: Message, quote: QuotedParent | None, earlier: str | None) -> set[str]:
@@ -311,6 +332,8 @@ def _plan_group(plan: Plan, group: Group) -> None:
         quoting = replace(message, text=f"{message.text}\n\n{quote.text}") if quote is not None else message
         if mine is not None:
             report.messages_known += 1
+            if _redated(plan, target.path if target is not None else base, group, current, message):
+                changed += 1
             said = note_text(mine.text)
             if group.replaced is not None and marked(said, note_text(message.text)):  # a mark of `revisions.mark_replaced` is no change of its text
                 said = note_text(message.text)
@@ -351,6 +374,8 @@ def _plan_group(plan: Plan, group: Group) -> None:
     plan.timed[group.meta.source_id][1].extend(new.values())
     if group.edited & new.keys():
         join_edited(plan, group, new)
+    if len(group.ends) > 1 and new:  # (exports of one chat in one ingest, one of them cut short)
+        report.messages_known += join_cut(group, new)
     if target is not None and group.edited & new.keys():
         changed += replace_edited(plan, group, current, new)
     if target is not None and new:
