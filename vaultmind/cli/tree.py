@@ -141,6 +141,11 @@ def print_tree(result: dict[str, Any]) -> None:
         print("\nstale:")
         for s in result["stale"]:
             print(f"  L{s['level']} {s['path']}: {s['why']} — {s['action']}")
+    if result.get("edited"):
+        print("\nedited by you (kept as you wrote them):")
+        for s in result["edited"]:
+            why = f": {s['why']}" if s["why"] else ""
+            print(f"  L{s['level']} {s['path']}{why}")
     if result["summaries"]:
         print("\nsummaries (top level first):")
         for s in result["summaries"]:

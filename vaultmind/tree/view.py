@@ -43,7 +43,7 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
     counts = {
         row[0]: row[1:]
         for row in memory.index.query(
-            """SELECT tree, count(*), max(level), count(*) FILTER (WHERE stale),
+            """SELECT tree, count(*), max(level), count(*) FILTER (WHERE stale AND NOT user_edited),
                       count(*) FILTER (WHERE user_edited) FROM summaries GROUP BY tree"""
         )
     }
@@ -99,7 +99,7 @@ def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, A
             {
                 "level": level,
                 "summaries": len(at),
-                "stale": sum(r.stale for r in at),
+                "stale": sum(r.stale and not r.user_edited for r in at),
                 "edited": sum(r.user_edited for r in at),
             }
         )
@@ -119,7 +119,8 @@ def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, A
         "leaves": state.leaves if state else 0,
         "levels": levels,
         "buffers": buffers,
-        "stale": _stale(memory, [r for r in rows if r.stale]),
+        "stale": _explained(memory, [r for r in rows if r.stale and not r.user_edited]),
+        "edited": _explained(memory, [r for r in rows if r.user_edited]),
         "summaries": [
             _summary(r) for r in sorted(rows, key=lambda r: (-r.level, r.time_start or datetime.min, r.id))
         ][:MAX_LISTED],
@@ -139,12 +140,14 @@ def _summary(row: SummaryRow) -> dict[str, Any]:
         "entities": list(row.entities),
         "summarizer": row.summarizer,
         "user_edited": row.user_edited,
-        "stale": row.stale,
+        "stale": row.stale and not row.user_edited,
     }
 
 
-def _stale(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
-    """Each stale summary with why it is stale (re-resolved against the index now)."""
+def _explained(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
+    """Each stale summary with why it is stale (re-resolved against the index now); for a
+    summary you edited (never stale to vaultmind: it is kept as you wrote it), what changed
+    below it since, if anything."""
     if not rows:
         return []
     with memory.index.lock:
@@ -167,12 +170,16 @@ def _stale(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
     out = []
     for row in rows:
         again = resolved.get(row.note_path)
-        if again is not None and again.missing:
+        if not row.stale:
+            why = ""
+        elif again is not None and again.missing:
             why = f"{again.missing} child link(s) no longer resolve (deleted or renamed)"
         elif again is not None and again.changed:
             why = "a child changed since this summary was sealed"
         else:
             why = "a summary below it is stale"
+        if row.user_edited:
+            why = why.replace("this summary was sealed", "vaultmind wrote it")
         out.append(
             {
                 "id": row.id,
