@@ -16,12 +16,12 @@ from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.hydrate import source_label, source_labels
-from vaultmind.tree.note import iso_z, tree_slug
+from vaultmind.tree.note import iso_z, tree_for_note, tree_slug
 from vaultmind.tree.refresh import refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
 from vaultmind.tree.summarizers import create_summarizer
-from vaultmind.vault.layout import SUMMARIES_DIR
+from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -70,13 +70,22 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
     return {"settings": settings.to_dict(), "trees": trees}
 
 
-def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, Any]:
+def _detail(memory: Memory, settings: TreeSettings, given: str) -> dict[str, Any]:
     index = memory.index
+    tree_id = given
     states = tree_states(index, settings, tree_id)
     with index.lock:
         rows = load_rows(index.con, "s.tree = ?", [tree_id])
     if tree_id not in states and not rows:
-        raise NotFound(f"no tree {tree_id!r}", hint="`vaultmind tree` lists the trees")
+        tree_id = tree_of_note(memory, given)
+        states = tree_states(index, settings, tree_id)
+        with index.lock:
+            rows = load_rows(index.con, "s.tree = ?", [tree_id])
+        if tree_id not in states and not rows:
+            raise NotFound(
+                f"{given!r} is in tree {tree_id!r}, which has no leaves or summaries yet",
+                hint="`vaultmind tree` lists the trees",
+            )
     state = states.get(tree_id)
     l0 = buffer(index, settings, tree_id, 0)
     levels: list[dict[str, Any]] = []
@@ -126,6 +135,38 @@ def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, A
         ][:MAX_LISTED],
         "truncated": len(rows) > MAX_LISTED,
     }
+
+
+def tree_of_note(memory: Memory, given: str) -> str:
+    """The tree of the note at `given` — a vault path as Obsidian copies it (with or without
+    `.md`, or absolute inside the vault): a source note's or your note's tree, or the tree a
+    summary note belongs to. Raises NotFound naming what was given otherwise."""
+    text = given.strip().strip("\"'").removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+    path = text.replace("\\", "/").strip()
+    vault = memory.config.vault.resolve().as_posix()
+    if path.startswith(vault + "/"):
+        path = path[len(vault) + 1 :]
+    path = path.removeprefix("./").lstrip("/")
+    candidates = [path] if path.lower().endswith(NOTE_SUFFIX) else [path, path + NOTE_SUFFIX]
+    hint = "`vaultmind tree` lists the trees; a note is named by its path in the vault"
+    with memory.index.lock:
+        found = memory.index.con.execute(
+            "SELECT path, kind, source_id, frontmatter FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+            [candidates],
+        ).fetchall()
+    if not found:
+        raise NotFound(f"{given!r} is neither a tree id nor a note in the vault", hint=hint)
+    note_path, kind, source_id, fm_json = sorted(found, key=lambda r: candidates.index(r[0]))[0]
+    if kind == "summary":
+        tree = json.loads(fm_json).get("tree") if fm_json else None
+        if isinstance(tree, str) and tree:
+            return tree
+        raise NotFound(f"summary note {note_path!r} names no tree in its front matter", hint=hint)
+    tree = tree_for_note(kind, note_path, source_id)
+    if tree is None:
+        what = "an entity note" if kind == "entity" else f"a {kind} note without a source_id"
+        raise NotFound(f"{note_path!r} is {what}: it belongs to no summary tree", hint=hint)
+    return tree
 
 
 def _summary(row: SummaryRow) -> dict[str, Any]:
@@ -230,10 +271,10 @@ def maintain(
 
 
 def route_tree(memory: Memory, body: dict[str, Any]) -> dict[str, Any]:
-    """`POST /v1/tree {"tree": str | null}` → `tree_view`."""
+    """`POST /v1/tree {"tree": str | null}` (a tree id or a note's path) → `tree_view`."""
     tree = body.get("tree")
     if tree is not None and not isinstance(tree, str):
-        raise UsageError("'tree' must be a string (a tree id) or null")
+        raise UsageError("'tree' must be a string (a tree id or a note's path) or null")
     return tree_view(memory, tree)
 
 
