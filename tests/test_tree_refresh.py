@@ -119,3 +119,36 @@ def test_a_tree_named_by_channel_id_is_listed_with_its_channel_title(
     assert _front(vault, sealed["path"])["title"] == "#launch · 2024-03-04 · summary L1"
     print_trees(listed)
     assert capsys.readouterr().out.splitlines()[1].endswith("  #launch")
+
+
+def test_a_title_you_gave_a_summary_is_kept_by_the_refresh(vault: Path) -> None:
+    chat_day(vault, 0, 0, 6)
+    chat_day(vault, 1, 6, 3)
+    with Memory.open(tree_config(vault, **{"trees.fanout": 4})) as memory:  # three L1 summaries, no L2
+        memory.sync()
+        seal_ready(memory, summarizer=FALLBACK)
+        rows = sorted(summary_rows(memory), key=lambda r: (r["level"], str(r["time_start"])))
+        renamed, added, untouched = (vault / r["note_path"] for r in rows[:3])
+        generated = [_front(vault, r["note_path"])["title"] for r in rows]
+        text = renamed.read_text(encoding="utf-8")
+        renamed.write_text(text.replace(f'title: "{generated[0]}"', 'title: "Venue week"', 1), encoding="utf-8")
+        old = _strip_title(added.read_text(encoding="utf-8"))  # an older vaultmind's note, titled by you
+        added.write_text(old.replace("\nid:", '\ntitle: "Catering and load tests"\nid:', 1), encoding="utf-8")
+        untouched_text = untouched.read_text(encoding="utf-8")
+        memory.sync()
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not report.sealed and not report.unsealed
+        assert _front(vault, rows[0]["note_path"])["title"] == "Venue week"
+        assert _front(vault, rows[0]["note_path"])["aliases"] == [generated[0]]
+        assert _front(vault, rows[1]["note_path"])["title"] == "Catering and load tests"
+        assert _front(vault, rows[1]["note_path"])["aliases"] == [generated[1]]  # vaultmind's title, as an alias
+        assert untouched.read_text(encoding="utf-8") == untouched_text
+        titles = memory.index.query(
+            "SELECT title FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[])) ORDER BY title",
+            [[r["note_path"] for r in rows[:2]]],
+        )
+        assert titles == [("Catering and load tests",), ("Venue week",)]
+        assert not any(r["user_edited"] or r["stale"] for r in summary_rows(memory))
+        before = snapshot_files(vault)
+        again = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not again.refreshed and snapshot_files(vault) == before

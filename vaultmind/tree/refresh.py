@@ -5,7 +5,7 @@ titled after its source (`note.summary_title`). Both can change after the seal: 
 is created once an entity has enough mentions — often after the first summaries of a new vault
 were sealed — or deleted; a note written before titles existed has none. `refresh_summaries`
 re-renders each summary note vaultmind still owns (never one you edited) whose entity links or
-title are not what a seal would write now; body, children and id stay. Levels go bottom-up, and
+title are not what a seal would write now; body, children, id and a title you gave it stay. Levels go bottom-up, and
 a summary that was up to date gets its `children_sha256` recomputed over its rewritten
 children, so rewriting a child's front matter neither makes its parent stale nor has it
 summarized again. A second pass over an unchanged vault writes nothing.
@@ -25,7 +25,14 @@ from vaultmind.tree.buffers import has_columns, has_table
 from vaultmind.tree.deriver import SummaryRow, load_rows
 from vaultmind.tree.engine import SealReport, tree_lock, write_owned
 from vaultmind.tree.hydrate import source_labels, summary_entities, summary_entity_links
-from vaultmind.tree.note import SummaryNote, children_digest, entity_id_of_link, parse_time, summary_title
+from vaultmind.tree.note import (
+    SummaryNote,
+    children_digest,
+    entity_id_of_link,
+    parse_time,
+    summary_title,
+    user_title,
+)
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -147,13 +154,14 @@ def _refreshed(memory: Memory, row: SummaryRow, state: _State, label: str) -> Su
     digest = _children_digest(row, state)
     linkable = state.mentioned.get(row.id, set()) & state.with_note
     entities_may_change = linkable != set(row.entities)
-    if fm.get("title") == title and digest is None and not entities_may_change:
+    titled = _titled(fm, title)
+    if titled and digest is None and not entities_may_change:
         return None  # the common case: nothing read
     links = _entity_links(memory, row, state, linkable) if entities_may_change else None
     current = [str(x) for x in fm.get("entities") or () if isinstance(x, str)]
     if links is not None and [entity_id_of_link(x) for x in links] == [entity_id_of_link(x) for x in current]:
         links = None
-    if fm.get("title") == title and digest is None and links is None:
+    if titled and digest is None and links is None:
         return None
     body = _body(memory, row.note_path)
     if body is None:
@@ -171,6 +179,14 @@ def _refreshed(memory: Memory, row: SummaryRow, state: _State, label: str) -> Su
         body=body,
         title=title,
     )
+
+
+def _titled(fm: dict[str, Any], title: str) -> bool:
+    """The note shows `title`: as its `title`, or as its first alias under the title you gave it."""
+    if not user_title(fm):
+        return fm.get("title") == title
+    aliases = fm.get("aliases")
+    return isinstance(aliases, list) and bool(aliases) and aliases[0] == title
 
 
 def _children_digest(row: SummaryRow, state: _State) -> str | None:
