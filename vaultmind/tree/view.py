@@ -17,7 +17,7 @@ from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_
 from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.hydrate import source_label, source_labels
 from vaultmind.tree.note import iso_z, tree_for_note, tree_slug
-from vaultmind.tree.refresh import refresh_summaries
+from vaultmind.tree.refresh import finish_refresh, refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
 from vaultmind.tree.summarizers import create_summarizer
@@ -245,14 +245,15 @@ def maintain(
     max_stale: int = DEFAULT_MAX_STALE,
     summarizer: Summarizer | None = None,
 ) -> SealReport:
-    """Seal full buffers, re-seal stale summaries (bounded), flush quiet buffers (every
-    non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
+    """Finish what a stopped refresh left, seal full buffers, re-seal stale summaries (bounded),
+    flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
     the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit)."""
     owned = summarizer is None
     active = create_summarizer(memory.config) if summarizer is None else summarizer
     flush_at, older_than = (datetime.max.replace(tzinfo=UTC), 0.0) if flush_all else (now, None)
     phases: list[Callable[[], SealReport]] = [
+        lambda: finish_refresh(memory),
         lambda: seal_ready(memory, now=now, summarizer=active),
         lambda: reseal_stale(memory, max_nodes=max_stale, summarizer=active),
         lambda: flush(memory, now=flush_at, summarizer=active, older_than_hours=older_than),
