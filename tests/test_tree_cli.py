@@ -76,6 +76,9 @@ def test_the_tree_benchmark_reports_seals_and_llm_calls(tmp_path: Path) -> None:
     assert result["seals_per_s"] > 0
     assert result["llm_calls_per_1000_leaves"] == pytest.approx(1000 * result["seals"] / 36, rel=1e-6)
     assert result["llm_calls_per_1000_leaves_max"] == 2 * result["llm_calls_per_1000_leaves"]
+    assert result["summaries"] == sum(result["summaries_per_level"].values()) == result["seals"]
+    assert result["refresh_full_s"] > 0 and result["refresh_gated_s"] > 0
+    assert result["refresh_gated_ratio"] is not None
 
 
 def test_the_daemon_routes_validate_and_answer(vault: Path) -> None:
