@@ -3,13 +3,14 @@
 A summary links the entities its text mentions that have an entity note (`hydrate`), and is
 titled after its source (`note.summary_title`). Both can change after the seal: an entity note
 is created once an entity has enough mentions — often after the first summaries of a new vault
-were sealed — or deleted; a note written before titles existed has none. `refresh_summaries`
-re-renders each summary note vaultmind still owns (never one you edited) whose entity links or
-title are not what a seal would write now; body, children, id and a title you gave it stay. Levels go bottom-up, and
-a summary that was up to date gets its `children_sha256` recomputed over its rewritten
-children, so rewriting a child's front matter neither makes its parent stale nor has it
-summarized again. A second pass over an unchanged vault writes nothing.
-"""
+were sealed — deleted or retitled; a source is retitled; a note written before titles existed
+has none. `refresh_summaries` re-renders each summary note vaultmind still owns (never one you
+edited) whose entity links or title are not what a seal would write now; body, children, id and
+a title you gave it stay. Levels go bottom-up, and a summary that was up to date gets its
+`children_sha256` recomputed over its rewritten children, so rewriting a child's front matter
+neither makes its parent stale nor has it summarized again. A second pass over an unchanged
+vault writes nothing, and reads nothing when nothing it depends on changed; a stop between two
+levels is finished by the next pass (both: `refresh_work`)."""
 
 from __future__ import annotations
 
