@@ -13,7 +13,7 @@ from vaultmind.config import load_config
 from vaultmind.errors import ConfigError
 from vaultmind.tree.settings import TreeSettings
 
-from .conftest import write
+from .conftest import run_main, write
 from .treekit import TREE, chat_day, tokens_of
 
 CONFIG = f"""[embeddings]
@@ -76,6 +76,9 @@ def test_the_tree_benchmark_reports_seals_and_llm_calls(tmp_path: Path) -> None:
     assert result["seals_per_s"] > 0
     assert result["llm_calls_per_1000_leaves"] == pytest.approx(1000 * result["seals"] / 36, rel=1e-6)
     assert result["llm_calls_per_1000_leaves_max"] == 2 * result["llm_calls_per_1000_leaves"]
+    assert result["summaries"] == sum(result["summaries_per_level"].values()) == result["seals"]
+    assert result["refresh_full_s"] > 0 and result["refresh_gated_s"] > 0
+    assert result["refresh_gated_ratio"] is not None
 
 
 def test_the_daemon_routes_validate_and_answer(vault: Path) -> None:
@@ -98,3 +101,31 @@ def test_the_daemon_routes_validate_and_answer(vault: Path) -> None:
         assert route_tree(memory, {"tree": TREE})["levels"] == [
             {"level": 1, "summaries": 2, "stale": 0, "edited": 0}
         ]
+
+
+def test_tree_takes_a_note_path_as_obsidian_copies_it(
+    vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source note's path, your note's path, a summary note's path (with or without `.md`,
+    relative to the vault or to where you stand) name their tree; anything else is an error
+    that says what was given."""
+    write(vault, ".vaultmind/config.toml", CONFIG)
+    day = chat_day(vault, 0, 0, 10)
+    write(vault, "Projects/launch plan.md", "# Launch plan\n\nWe book the Harbor Hall for the launch on Friday.\n")
+    write(vault, "entities/person/helen-okafor.md", '---\nvaultmind: entity\nid: "person:helen-okafor"\n---\n# Helen\n')
+    code, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--at", "2024-03-04T12:00:00Z", "--json")
+    assert code == 0
+    summary = report["sealed"][-1]["path"]
+    for given in (day, day.removesuffix(".md"), summary, summary.removesuffix(".md"), str(vault / day)):
+        code, shown, _ = run_main(capsys, "tree", given, "--vault", str(vault), "--json")
+        assert (code, shown["tree"]) == (0, TREE), given
+    monkeypatch.chdir(vault / "sources")
+    code, shown, _ = run_main(capsys, "tree", day.removeprefix("sources/"), "--vault", str(vault), "--json")
+    assert (code, shown["tree"]) == (0, TREE)
+    code, shown, _ = run_main(capsys, "tree", "Projects/launch plan.md", "--vault", str(vault), "--json")
+    assert (code, shown["tree"]) == (0, "notes:Projects")
+    code, err, _ = run_main(capsys, "tree", "entities/person/helen-okafor.md", "--vault", str(vault), "--json")
+    assert code == 4 and "'entities/person/helen-okafor.md' is an entity note" in err["error"]["message"]
+    code, err, _ = run_main(capsys, "tree", "sources/nowhere.md", "--vault", str(vault), "--json")
+    assert code == 4
+    assert err["error"]["message"] == "'sources/nowhere.md' is neither a tree id nor a note in the vault"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
@@ -120,7 +122,37 @@ def test_an_edited_summary_is_kept_marked_and_never_overwritten(vault: Path) -> 
         assert split_frontmatter((vault / new_l2["note_path"]).read_text(encoding="utf-8")).body.strip()
         _covered_once(memory)
         view = tree_view(memory, TREE)
-        assert [s["action"] for s in view["stale"]] == ["kept: you edited it"]
+        assert view["stale"] == [] and [s["action"] for s in view["edited"]] == ["kept: you edited it"]
+
+
+def test_a_parent_you_edited_is_reported_as_yours_not_stale(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vaultmind.cli.tree import print_tree
+
+    with Memory.open(tree_config(vault)) as memory:
+        _build(vault, memory)
+        l2 = next(r for r in summary_rows(memory) if r["level"] == 2)
+        path = vault / l2["note_path"]
+        mine = path.read_text(encoding="utf-8").rstrip("\n") + "\n\nMy own note: the launch slipped a week.\n"
+        path.write_text(mine, encoding="utf-8")
+        _edit_message(vault, "Update 0004:", "Update 4004:")  # a leaf below it changes
+        memory.sync()
+        assert {r["id"]: r["stale"] for r in summary_rows(memory)}[l2["id"]]  # the index knows …
+        view = tree_view(memory, TREE)
+        assert [s["level"] for s in view["stale"]] == [1]  # … but only the L1 is listed as stale
+        (edited,) = view["edited"]
+        assert (edited["path"], edited["action"]) == (l2["note_path"], "kept: you edited it")
+        assert edited["why"] == "a summary below it is stale"
+        assert [lv["stale"] for lv in view["levels"]] == [1, 0] and [lv["edited"] for lv in view["levels"]] == [0, 1]
+        (listed,) = tree_view(memory)["trees"]
+        assert (listed["stale"], listed["edited"]) == (1, 1)
+        print_tree(view)
+        out = capsys.readouterr().out
+        assert f"L2 {l2['note_path']}: a summary below it is stale — " not in out
+        assert f"edited by you (kept as you wrote them):\n  L2 {l2['note_path']}" in out
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert path.read_text(encoding="utf-8") == mine
+        assert [u["level"] for u in report.unsealed] == [1]
+        assert tree_view(memory, TREE)["stale"] == []
 
 
 def test_a_note_you_edited_at_the_target_path_is_not_overwritten(vault: Path) -> None:

@@ -12,6 +12,7 @@ from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.refresh import refresh_summaries
 from vaultmind.tree.view import maintain
 
 from .conftest import snapshot_files, write
@@ -119,3 +120,134 @@ def test_a_tree_named_by_channel_id_is_listed_with_its_channel_title(
     assert _front(vault, sealed["path"])["title"] == "#launch · 2024-03-04 · summary L1"
     print_trees(listed)
     assert capsys.readouterr().out.splitlines()[1].endswith("  #launch")
+
+
+def test_a_title_you_gave_a_summary_is_kept_by_the_refresh(vault: Path) -> None:
+    chat_day(vault, 0, 0, 6)
+    chat_day(vault, 1, 6, 3)
+    with Memory.open(tree_config(vault, **{"trees.fanout": 4})) as memory:  # three L1 summaries, no L2
+        memory.sync()
+        seal_ready(memory, summarizer=FALLBACK)
+        rows = sorted(summary_rows(memory), key=lambda r: (r["level"], str(r["time_start"])))
+        renamed, added, untouched = (vault / r["note_path"] for r in rows[:3])
+        generated = [_front(vault, r["note_path"])["title"] for r in rows]
+        text = renamed.read_text(encoding="utf-8")
+        renamed.write_text(text.replace(f'title: "{generated[0]}"', 'title: "Venue week"', 1), encoding="utf-8")
+        old = _strip_title(added.read_text(encoding="utf-8"))  # an older vaultmind's note, titled by you
+        added.write_text(old.replace("\nid:", '\ntitle: "Catering and load tests"\nid:', 1), encoding="utf-8")
+        untouched_text = untouched.read_text(encoding="utf-8")
+        memory.sync()
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not report.sealed and not report.unsealed
+        assert _front(vault, rows[0]["note_path"])["title"] == "Venue week"
+        assert _front(vault, rows[0]["note_path"])["aliases"] == [generated[0]]
+        assert _front(vault, rows[1]["note_path"])["title"] == "Catering and load tests"
+        assert _front(vault, rows[1]["note_path"])["aliases"] == [generated[1]]  # vaultmind's title, as an alias
+        assert untouched.read_text(encoding="utf-8") == untouched_text
+        titles = memory.index.query(
+            "SELECT title FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[])) ORDER BY title",
+            [[r["note_path"] for r in rows[:2]]],
+        )
+        assert titles == [("Catering and load tests",), ("Venue week",)]
+        assert not any(r["user_edited"] or r["stale"] for r in summary_rows(memory))
+        before = snapshot_files(vault)
+        again = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not again.refreshed and snapshot_files(vault) == before
+
+
+def _nine_messages_then_helen(vault: Path, memory: Memory) -> dict[str, dict[str, object]]:
+    """Three L1 summaries and one L2 sealed before Helen Okafor's entity note exists, then the note."""
+    memory.sync()
+    seal_ready(memory, summarizer=FALLBACK)
+    rows = {str(r["note_path"]): r for r in summary_rows(memory)}
+    assert sorted(int(r["level"]) for r in rows.values()) == [1, 1, 1, 2]  # type: ignore[call-overload]
+    write(vault, HELEN, HELEN_NOTE)
+    memory.sync()
+    return rows
+
+
+def _stop_after_level_1(memory: Memory) -> None:
+    """The daemon stops right after the refresh synced the notes it rewrote at level 1."""
+    sync_paths = memory.sync_paths
+
+    def sync_then_stop(paths: list[str]) -> None:
+        sync_paths(paths)
+        memory.stopping.set()
+        memory.sync_paths = sync_paths  # type: ignore[method-assign]
+
+    memory.sync_paths = sync_then_stop  # type: ignore[method-assign]
+
+
+def test_a_refresh_stopped_between_levels_is_finished_by_the_next_run(vault: Path) -> None:
+    """The L1 summaries are rewritten (Helen's link), then the daemon stops before their parent
+    gets its `children_sha256` over their new hashes: the parent is stale for a moment, and the
+    next run finishes the refresh — the parent is not summarized again."""
+    chat_day(vault, 0, 0, 9)
+    config = tree_config(vault, **{"entities.create_threshold": 1000})
+    with Memory.open(config) as memory:
+        rows = _nine_messages_then_helen(vault, memory)
+        (l2_path,) = (p for p, r in rows.items() if r["level"] == 2)
+        l2_body = split_frontmatter((vault / l2_path).read_text(encoding="utf-8")).body
+        _stop_after_level_1(memory)
+        stopped = refresh_summaries(memory)
+        assert sorted(r["level"] for r in stopped.refreshed) == [1, 1, 1]
+        assert [r["stale"] for r in summary_rows(memory) if r["note_path"] == l2_path] == [True]
+    with Memory.open(config) as memory:  # the next start
+        memory.sync()
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not report.unsealed and not report.sealed, "nothing it summarizes changed"
+        assert [(r["level"], r["path"]) for r in report.refreshed] == [(2, l2_path)]
+        after = summary_rows(memory)
+        assert sorted(str(r["note_path"]) for r in after) == sorted(rows)
+        assert not any(r["stale"] for r in after)
+        assert split_frontmatter((vault / l2_path).read_text(encoding="utf-8")).body == l2_body
+        assert "[[entities/person/helen-okafor|Helen Okafor]]" in _front(vault, l2_path)["entities"]  # type: ignore[operator]
+        assert memory.index.query("SELECT DISTINCT status FROM jobs WHERE kind = 'tree.refresh'") == [("done",)]
+        (vault / HELEN).unlink()  # the links go again, and the stop lands after level 1 again …
+        memory.sync()
+        _stop_after_level_1(memory)
+        assert sorted(r["level"] for r in refresh_summaries(memory).refreshed) == [1, 1, 1]
+    l1 = vault / next(p for p, r in rows.items() if r["level"] == 1)
+    l1.write_text(l1.read_text(encoding="utf-8").rstrip("\n") + "\n\nMy own note.\n", encoding="utf-8")
+    with Memory.open(config) as memory:  # … and you edit a summary below the parent meanwhile
+        memory.sync()
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert [u["level"] for u in report.unsealed] == [2], "the parent folds your edit in"
+
+
+def test_a_refresh_runs_only_when_what_it_depends_on_changed(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vaultmind.tree import refresh
+
+    reads: list[int] = []
+    load_rows = refresh.load_rows
+
+    def counted(*args: object) -> list[object]:
+        reads.append(1)
+        return load_rows(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(refresh, "load_rows", counted)
+    chat_day(vault, 0, 0, 9)
+    with Memory.open(tree_config(vault, **{"entities.create_threshold": 1000})) as memory:
+        _nine_messages_then_helen(vault, memory)
+        assert refresh_summaries(memory).refreshed and reads
+        assert not refresh_summaries(memory).refreshed  # a pass after one that wrote: checks, writes nothing
+        reads.clear()
+        chat_day(vault, 1, 9, 1)  # a new message waits in the buffer: no summary depends on it
+        memory.sync()
+        assert not refresh_summaries(memory).refreshed and reads == []
+        write(vault, HELEN, HELEN_NOTE.replace("# Helen Okafor", "# Helen Okafor\n\nOur venue contact."))
+        memory.sync()  # the entity note's text changed, not its name or place: nothing read
+        assert not refresh_summaries(memory).refreshed and reads == []
+        retitled = HELEN_NOTE.replace("\n---\n", '\ndisplay_name: "Dr Helen Okafor"\naliases:\n  - "Helen Okafor"\n---\n', 1)
+        write(vault, HELEN, retitled)  # retitled in Obsidian: every link says so
+        memory.sync()
+        assert len(refresh_summaries(memory).refreshed) == 4 and reads
+        for row in summary_rows(memory):
+            assert _front(vault, str(row["note_path"]))["entities"] == ["[[entities/person/helen-okafor|Dr Helen Okafor]]"]
+        reads.clear()
+        source = vault / "sources/chat/slack/fernhill/launch/2024-03-04.md"
+        source.write_text(source.read_text(encoding="utf-8").replace("#launch · ", "#launch-week · ", 1), encoding="utf-8")
+        memory.sync()  # the source's title changed: every summary's title follows
+        assert len(refresh_summaries(memory).refreshed) == 4 and reads
+        for row in summary_rows(memory):
+            assert str(_front(vault, str(row["note_path"]))["title"]).startswith("#launch-week · ")

@@ -1,12 +1,18 @@
 """Tree benchmarks: seals per second with the fallback summarizer, LLM calls per 1,000 leaves.
 
-    python -m vaultmind.bench.trees [--messages 3000] [--l0-tokens 3000] [--fanout 8] [--ner] [--json]
+    python -m vaultmind.bench.trees [--messages 3000] [--l0-tokens 3000] [--fanout 8] [--ner]
+                                    [--refresh-passes 5] [--json]
 
 A deterministic chat vault (three channels, about 40 messages a day, 12-40 words each, a few
 recurring people and topics) is written into a fresh folder and indexed (not timed); then
 `seal_ready` and a final `flush` fold everything (timed). A seal is the whole two-phase
 commit: derive the buffer, read the children, summarize, render, write atomically, sync the
 note into the index (the entity and admission derivers run on it too), re-check the buffer.
+
+Refresh: then the daemon's last step on the folded vault, `refresh_summaries` (entity links
+and titles), `--refresh-passes` times each way, alternated: a full pass, as every daemon pass
+ran it before the refresh was gated (`always`), and a gated pass over the unchanged vault;
+medians and their ratio.
 
 LLM calls: an LLM summarizer makes one call per seal and at most two (one retry when the
 answer fails a check), so the calls per 1,000 leaves are `1000 · seals / leaves`, bounded by
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -30,6 +37,7 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import flush, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.refresh import refresh_summaries
 from vaultmind.tree.summarize import ChildText, SummaryText
 
 CHANNELS = ("launch", "design", "ops")
@@ -105,6 +113,7 @@ def bench_trees(
     fanout: int = 8,
     ner: bool = False,
     seed: int = 0,
+    refresh_passes: int = 5,
 ) -> dict[str, Any]:
     """Fold a fresh chat vault of `messages` messages; return the figures."""
     if messages <= 0:
@@ -133,6 +142,14 @@ def bench_trees(
         levels = dict(
             memory.index.query("SELECT level, count(*) FROM summaries GROUP BY level ORDER BY level")
         )
+        refresh_summaries(memory)  # titles and links as they are now: the passes below write nothing
+        full: list[float] = []
+        gated: list[float] = []
+        for _ in range(refresh_passes):
+            for always, times in ((True, full), (False, gated)):
+                at = time.perf_counter()
+                refresh_summaries(memory, always=always)
+                times.append(time.perf_counter() - at)
     seals = len(report.sealed)
     per_1000 = 1000.0 * seals / leaves if leaves else 0.0
     return {
@@ -150,6 +167,12 @@ def bench_trees(
         "summarizer_seconds": round(summarizer.seconds, 3),
         "llm_calls_per_1000_leaves": per_1000,
         "llm_calls_per_1000_leaves_max": 2 * per_1000,
+        "summaries": int(sum(levels.values())),
+        "refresh_full_s": round(statistics.median(full), 4) if full else None,
+        "refresh_gated_s": round(statistics.median(gated), 4) if gated else None,
+        "refresh_gated_ratio": round(statistics.median(gated) / statistics.median(full), 4)
+        if full and statistics.median(full) > 0
+        else None,
     }
 
 
@@ -163,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--l0-tokens", type=int, default=3000)
     parser.add_argument("--fanout", type=int, default=8)
     parser.add_argument("--ner", action="store_true", help="run spaCy NER in the entity deriver (slower)")
+    parser.add_argument("--refresh-passes", type=int, default=5, help="timed refresh passes each way (default 5)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="vaultmind-bench-trees-") as tmp:
@@ -172,6 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             l0_tokens=args.l0_tokens,
             fanout=args.fanout,
             ner=args.ner,
+            refresh_passes=args.refresh_passes,
         )
     if args.json:
         print(json.dumps(result, indent=2))
@@ -182,6 +207,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"levels {result['summaries_per_level']}; LLM calls per 1,000 leaves: "
             f"{result['llm_calls_per_1000_leaves']:.1f} (at most {result['llm_calls_per_1000_leaves_max']:.1f})"
         )
+        if result["refresh_full_s"] is not None:
+            print(
+                f"refresh over {result['summaries']} summaries: full pass {result['refresh_full_s']:.4f} s, "
+                f"gated (nothing changed) {result['refresh_gated_s']:.4f} s, ratio {result['refresh_gated_ratio']}"
+            )
     return 0
 
 

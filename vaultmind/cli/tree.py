@@ -2,6 +2,7 @@
 
     vaultmind tree                     every tree: leaves, what waits in its buffers, summaries, stale
     vaultmind tree "slack:acme/general"  one tree: levels, buffers, stale summaries and why
+    vaultmind tree sources/chat/…/2024-03-04.md  the tree of a source note, your note or a summary note
     vaultmind flush [--all] [--at ISO] seal full buffers, re-seal stale summaries, flush quiet sources
 
 Both go through the daemon's API while it runs (`/v1/tree`, `/v1/flush`), else open the index.
@@ -25,7 +26,11 @@ def add_parser(sub: Any) -> None:
         "in each buffer and when it seals, and which summaries are stale and why.",
     )
     p.add_argument(
-        "tree_id", nargs="?", default=None, help='a tree id, e.g. "slack:acme/general" or "notes:Projects"'
+        "tree_id",
+        nargs="?",
+        default=None,
+        help='a tree id, e.g. "slack:acme/general" or "notes:Projects", or the path of a note in it '
+        "(a source note, one of your notes or a summary note, as Obsidian copies it)",
     )
     vault_args(p)
     p.set_defaults(handler=cmd_tree)
@@ -46,7 +51,12 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from vaultmind.tree.view import tree_view
+
+    if args.tree_id is not None and Path(args.tree_id).is_file():  # a path from where you stand
+        args.tree_id = Path(args.tree_id).resolve().as_posix()
 
     def local(memory: Any) -> dict[str, Any]:
         if memory.index.scalar("SELECT count(*) FROM notes") == 0:
@@ -141,6 +151,11 @@ def print_tree(result: dict[str, Any]) -> None:
         print("\nstale:")
         for s in result["stale"]:
             print(f"  L{s['level']} {s['path']}: {s['why']} — {s['action']}")
+    if result.get("edited"):
+        print("\nedited by you (kept as you wrote them):")
+        for s in result["edited"]:
+            why = f": {s['why']}" if s["why"] else ""
+            print(f"  L{s['level']} {s['path']}{why}")
     if result["summaries"]:
         print("\nsummaries (top level first):")
         for s in result["summaries"]:

@@ -9,5 +9,6 @@
 - `llm`        the Ollama summarizer (prompt, checks, retry, fallback)
 - `engine`     seal_ready / flush / reseal_stale: the public API
 - `refresh`    refresh_summaries: entity links and titles kept up to date, no summarizer
+- `refresh_work` what a refresh depends on (its gate) and the work a stopped one left (jobs)
 - `view`       what `vaultmind tree` shows, and `maintain` (seal, re-seal, flush, refresh)
 """

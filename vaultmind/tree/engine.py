@@ -42,9 +42,11 @@ from vaultmind.tree.note import (
     SUMMARY_KEYS,
     SummaryNote,
     children_digest,
+    is_generated_title,
     summary_id,
     summary_path,
     summary_title,
+    user_title,
 )
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import Summarizer, SummaryText, close_summarizer, output_budget
@@ -381,14 +383,19 @@ def write_owned(path: Path, note: SummaryNote) -> str | None:
 
 
 def with_aliases(note: SummaryNote, old: bytes) -> SummaryNote:
-    """`note` keeping the aliases you added to the note it replaces (all but the old title)."""
+    """`note` keeping the aliases you added to the note it replaces (all but vaultmind's
+    titles) and the title you gave it (`note.user_title`)."""
     fm = split_frontmatter(old.decode("utf-8", errors="replace")).data
-    aliases = fm.get("aliases")
-    if not note.title or not isinstance(aliases, list):
+    if not note.title:
         return note
+    aliases = fm.get("aliases")
     old_title = fm.get("title")
-    yours = tuple(a for a in aliases if isinstance(a, str) and a.strip() and a not in (old_title, note.title))
-    return replace(note, aliases=yours) if yours else note
+    yours = tuple(
+        a
+        for a in (aliases if isinstance(aliases, list) else ())
+        if isinstance(a, str) and a.strip() and a not in (old_title, note.title) and not is_generated_title(a)
+    )
+    return replace(note, aliases=yours, user_title=user_title(fm))
 
 
 def _owned(data: bytes) -> bool:

@@ -12,7 +12,8 @@ Pure functions: no index, no I/O.
   order). Above level 1 a child is a summary: `[[summaries/<slug>/L<n>/<id>]]`.
 - title: `<source title> · <day or first day – last day> · summary L<n>` (`summary_title`), written as
   `title` and as the first of `aliases`, so Obsidian's search, link suggestions and hover show
-  it instead of the id.
+  it instead of the id. A `title` that does not end in `· summary L<n>` is yours
+  (`is_generated_title`): it is kept, and vaultmind's title stays the first alias.
 - `children_sha256`: sha256 over the sorted content hashes of the children (a leaf's
   `content_hash`, a summary note's file sha256): the deriver compares it with the children's
   current content to mark the summary stale.
@@ -37,6 +38,7 @@ _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _LINK_RE = re.compile(r"^\s*!?\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]\s*$")
 _PART_RE = re.compile(r"·\s*part\s+(\d+)\s*$")
 _MAX_SLUG = 80
+_GENERATED_TITLE_RE = re.compile(r"·\s*summary L\d+\s*$")
 _DATED_TITLE_RE = re.compile(r"\s+(?:·\s+)?\d{4}-\d{2}-\d{2}$")  # a day note's "#launch · 2024-03-04"
 
 
@@ -85,6 +87,17 @@ def summary_title(label: str, level: int, start: datetime | None, end: datetime 
         parts.append(" – ".join(days))
     parts.append(f"summary L{level}")
     return " · ".join(parts)
+
+
+def is_generated_title(text: object) -> bool:
+    """True for a title as `summary_title` writes it (any source, days or level)."""
+    return isinstance(text, str) and _GENERATED_TITLE_RE.search(text) is not None
+
+
+def user_title(fm: dict[str, Any]) -> str:
+    """The `title` you gave a summary note ("" when it is vaultmind's or there is none)."""
+    title = fm.get("title")
+    return title.strip() if isinstance(title, str) and title.strip() and not is_generated_title(title) else ""
 
 
 def summary_id(tree: str, level: int, child_ids: Sequence[str]) -> str:
@@ -222,11 +235,12 @@ class SummaryNote:
     body: str
     title: str = ""
     aliases: tuple[str, ...] = ()  # besides the title: the ones you added
+    user_title: str = ""  # the title you gave it: written as `title`, `title` stays the first alias
 
     def render(self) -> str:
         items: list[tuple[str, Any]] = [("vaultmind", "summary")]
         if self.title:
-            items.append(("title", Quoted(self.title)))
+            items.append(("title", Quoted(self.user_title or self.title)))
             items.append(("aliases", [Quoted(a) for a in dict.fromkeys((self.title, *self.aliases))]))
         items += [
             ("id", Quoted(self.id)),

@@ -3,13 +3,14 @@
 A summary links the entities its text mentions that have an entity note (`hydrate`), and is
 titled after its source (`note.summary_title`). Both can change after the seal: an entity note
 is created once an entity has enough mentions — often after the first summaries of a new vault
-were sealed — or deleted; a note written before titles existed has none. `refresh_summaries`
-re-renders each summary note vaultmind still owns (never one you edited) whose entity links or
-title are not what a seal would write now; body, children and id stay. Levels go bottom-up, and
-a summary that was up to date gets its `children_sha256` recomputed over its rewritten
-children, so rewriting a child's front matter neither makes its parent stale nor has it
-summarized again. A second pass over an unchanged vault writes nothing.
-"""
+were sealed — deleted or retitled; a source is retitled; a note written before titles existed
+has none. `refresh_summaries` re-renders each summary note vaultmind still owns (never one you
+edited) whose entity links or title are not what a seal would write now; body, children, id and
+a title you gave it stay. Levels go bottom-up, and a summary that was up to date gets its
+`children_sha256` recomputed over its rewritten children, so rewriting a child's front matter
+neither makes its parent stale nor has it summarized again. A second pass over an unchanged
+vault writes nothing, and reads nothing when nothing it depends on changed; a stop between two
+levels is finished by the next pass (both: `refresh_work`)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,19 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.store import Index
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.tree import refresh_work
 from vaultmind.tree.buffers import has_columns, has_table
 from vaultmind.tree.deriver import SummaryRow, load_rows
 from vaultmind.tree.engine import SealReport, tree_lock, write_owned
 from vaultmind.tree.hydrate import source_labels, summary_entities, summary_entity_links
-from vaultmind.tree.note import SummaryNote, children_digest, entity_id_of_link, parse_time, summary_title
+from vaultmind.tree.note import (
+    SummaryNote,
+    children_digest,
+    entity_link,
+    parse_time,
+    summary_title,
+    user_title,
+)
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -39,29 +48,40 @@ _memos: weakref.WeakKeyDictionary[Index, dict[tuple[str, tuple[str, ...]], tuple
 _memos_guard = threading.Lock()
 
 
-def refresh_summaries(memory: Memory) -> SealReport:
-    """Re-render the owned summary notes whose entity links or title changed (see the module)."""
+def refresh_summaries(memory: Memory, *, always: bool = False) -> SealReport:
+    """Re-render the owned summary notes whose entity links or title changed (see the module);
+    nothing is read when nothing they depend on changed since the last pass (`refresh_work`),
+    unless `always` (the benchmark's baseline)."""
     report = SealReport()
     index = memory.index
+    fingerprint = refresh_work.inputs(index)
+    if not always and refresh_work.unchanged_since_last_pass(index, fingerprint):
+        return report
     with index.lock:
         levels = sorted(r[0] for r in index.con.execute("SELECT DISTINCT level FROM summaries").fetchall())
-        stale = {r[0] for r in index.con.execute("SELECT note_path FROM summaries WHERE stale").fetchall()}
         trees = [r[0] for r in index.con.execute("SELECT DISTINCT tree FROM summaries ORDER BY 1").fetchall()]
-    rewritten: set[str] = set()
+    rewritten = refresh_work.pending(index)  # left by a pass that stopped: finished first
+    left = dict(rewritten)
     labels = source_labels(index, trees)
     for level in levels:
         if memory.stopping.is_set():
-            break  # the next pass does the rest
+            return report  # the next pass does the rest (the work left is recorded)
         with index.lock:
             rows = load_rows(index.con, "s.level = ? AND NOT s.user_edited", [level])
-        state = _State.load(index, rows, rewritten, stale)
-        written: list[str] = []
+        state = _State.load(index, rows, rewritten)
+        notes: list[tuple[SummaryRow, SummaryNote]] = []
         for row in rows:
             if memory.stopping.is_set():
-                break  # what was written is synced below; the next pass does the rest
+                return report
             note = _refreshed(memory, row, state, labels[row.tree])
-            if note is None:
-                continue
+            if note is not None:
+                notes.append((row, note))
+        before = {row.note_path: state.shas[row.note_path] for row, _ in notes if row.note_path in state.shas}
+        refresh_work.record(index, before)
+        written: list[str] = []
+        for row, note in notes:
+            if memory.stopping.is_set():
+                break  # what was written is synced below; the next pass does the rest
             with tree_lock(index, row.tree):
                 outcome = write_owned(memory.config.vault / row.note_path, note)
             if outcome == "written":
@@ -69,34 +89,51 @@ def refresh_summaries(memory: Memory) -> SealReport:
                 report.refreshed.append({"id": row.id, "tree": row.tree, "level": level, "path": row.note_path})
         if written:
             memory.sync_paths(written)
-            rewritten.update(written)
+            for path in written:
+                rewritten.setdefault(path, before.get(path, ""))
+        left.update(before)
+    if memory.stopping.is_set():
+        return report
+    refresh_work.settle(index, sorted(left))
+    if not report.refreshed:
+        refresh_work.remember_pass(index, fingerprint)
     return report
+
+
+def finish_refresh(memory: Memory) -> SealReport:
+    """The work a stopped refresh left (`refresh_work`), done before anything is re-sealed:
+    otherwise the parents it left stale would be summarized again."""
+    if not refresh_work.pending(memory.index):
+        return SealReport()
+    return refresh_summaries(memory)
 
 
 class _State:
     """What one level's rows are checked against: front matter, entities with a note, the
-    entities each L1 summary's leaves mention, the current file hash of rewritten children."""
+    entities each L1 summary's leaves mention, the current file hash of the children and
+    whether you edited them, the children rewritten (path → their hash before)."""
 
     def __init__(
         self,
         frontmatter: dict[str, dict[str, Any]],
         shas: dict[str, str],
-        with_note: set[str],
+        with_note: dict[str, str],
         mentioned: dict[str, set[str]],
         child_paths: dict[str, str],
-        rewritten: set[str],
-        stale: set[str],
+        rewritten: dict[str, str],
+        edited: set[str],
     ):
         self.frontmatter = frontmatter
         self.shas = shas
-        self.with_note = with_note
+        self.with_note = with_note  # entity id → the link to its note, as a seal writes it now
+        self.linked = set(with_note.values())
         self.mentioned = mentioned  # summary id → entity ids its leaves (L1) or children (above) have
         self.child_paths = child_paths  # summary id → note path (children of the level above)
-        self.rewritten = rewritten
-        self.stale = stale  # the summaries stale before this pass rewrote anything
+        self.rewritten = rewritten  # child path → its file hash before a refresh rewrote it
+        self.edited = edited  # child paths you edited
 
     @classmethod
-    def load(cls, index: Index, rows: Sequence[SummaryRow], rewritten: set[str], stale: set[str]) -> _State:
+    def load(cls, index: Index, rows: Sequence[SummaryRow], rewritten: dict[str, str]) -> _State:
         paths = [r.note_path for r in rows]
         ids = sorted({c for r in rows for c in r.children}) if rows and rows[0].level > 1 else []
         with index.lock:
@@ -106,13 +143,19 @@ class _State:
                 [paths],
             ).fetchall()
             children = con.execute(
-                """SELECT s.id, s.note_path, s.entities, n.sha256 FROM summaries s JOIN notes n ON n.path = s.note_path
+                """SELECT s.id, s.note_path, s.entities, n.sha256, s.user_edited
+                   FROM summaries s JOIN notes n ON n.path = s.note_path
                    WHERE s.id IN (SELECT unnest(?::VARCHAR[]))""",
                 [ids],
             ).fetchall()
-            with_note: set[str] = set()
-            if has_table(index, "entities") and has_columns(index, "entities", ("id", "note_path")):
-                with_note = {r[0] for r in con.execute("SELECT id FROM entities WHERE note_path IS NOT NULL").fetchall()}
+            with_note: dict[str, str] = {}
+            if has_table(index, "entities") and has_columns(index, "entities", ("id", "display_name", "note_path")):
+                with_note = {
+                    eid: entity_link(path, display or eid.partition(":")[2])
+                    for eid, display, path in con.execute(
+                        "SELECT id, display_name, note_path FROM entities WHERE note_path IS NOT NULL"
+                    ).fetchall()
+                }
             mentioned: dict[str, set[str]] = {}
             if rows and rows[0].level == 1 and has_table(index, "occurrences"):
                 for sid, eids in con.execute(
@@ -125,8 +168,11 @@ class _State:
         child_paths: dict[str, str] = {}
         shas: dict[str, str] = {}
         child_entities: dict[str, set[str]] = {}
-        for sid, path, ents, sha in sorted(children, key=lambda r: (len(r[1]), r[1])):  # a copy: the original's
-            if sid not in child_paths:
+        edited: set[str] = set()
+        for sid, path, ents, sha, user_edited in sorted(children, key=lambda r: (len(r[1]), r[1])):
+            if user_edited:
+                edited.add(path)
+            if sid not in child_paths:  # a copy: the original's
                 child_paths[sid] = path
                 child_entities[sid] = set(ents)
             shas[path] = sha
@@ -135,7 +181,7 @@ class _State:
                 mentioned[row.id] = {e for c in row.children for e in child_entities.get(c, ())}
         shas.update({path: sha for path, _, sha in notes})
         frontmatter = {path: json.loads(fm) if isinstance(fm, str) else dict(fm or {}) for path, fm, _ in notes}
-        return cls(frontmatter, shas, with_note, mentioned, child_paths, rewritten, stale)
+        return cls(frontmatter, shas, with_note, mentioned, child_paths, rewritten, edited)
 
 
 def _refreshed(memory: Memory, row: SummaryRow, state: _State, label: str) -> SummaryNote | None:
@@ -144,16 +190,18 @@ def _refreshed(memory: Memory, row: SummaryRow, state: _State, label: str) -> Su
     if fm is None:
         return None
     title = summary_title(label, row.level, row.time_start, row.time_end)
-    digest = _children_digest(row, state)
-    linkable = state.mentioned.get(row.id, set()) & state.with_note
-    entities_may_change = linkable != set(row.entities)
-    if fm.get("title") == title and digest is None and not entities_may_change:
+    digest = _children_digest(row, fm, state)
+    linkable = state.mentioned.get(row.id, set()) & set(state.with_note)
+    current = [str(x) for x in fm.get("entities") or () if isinstance(x, str)]
+    # an entity note created or deleted, renamed or retitled
+    entities_may_change = linkable != set(row.entities) or not state.linked.issuperset(current)
+    titled = _titled(fm, title)
+    if titled and digest is None and not entities_may_change:
         return None  # the common case: nothing read
     links = _entity_links(memory, row, state, linkable) if entities_may_change else None
-    current = [str(x) for x in fm.get("entities") or () if isinstance(x, str)]
-    if links is not None and [entity_id_of_link(x) for x in links] == [entity_id_of_link(x) for x in current]:
+    if links is not None and links == current:
         links = None
-    if fm.get("title") == title and digest is None and links is None:
+    if titled and digest is None and links is None:
         return None
     body = _body(memory, row.note_path)
     if body is None:
@@ -173,18 +221,33 @@ def _refreshed(memory: Memory, row: SummaryRow, state: _State, label: str) -> Su
     )
 
 
-def _children_digest(row: SummaryRow, state: _State) -> str | None:
-    """The new `children_sha256` of a summary that was up to date and some of whose children
-    this pass rewrote (None otherwise: a stale summary stays stale, for `reseal_stale`)."""
-    if row.level == 1 or row.note_path in state.stale:
+def _titled(fm: dict[str, Any], title: str) -> bool:
+    """The note shows `title`: as its `title`, or as its first alias under the title you gave it."""
+    if not user_title(fm):
+        return fm.get("title") == title
+    aliases = fm.get("aliases")
+    return isinstance(aliases, list) and bool(aliases) and aliases[0] == title
+
+
+def _children_digest(row: SummaryRow, fm: dict[str, Any], state: _State) -> str | None:
+    """The new `children_sha256` of a summary some of whose children a refresh rewrote, when
+    its recorded one matches their hashes from before (so nothing it summarizes changed: only
+    their front matter did); None otherwise — a summary stale for another reason stays stale,
+    for `reseal_stale`, and so does one above a child you edited since."""
+    if row.level == 1:
         return None
     paths = [state.child_paths.get(c) for c in row.children]
-    if not any(p in state.rewritten for p in paths):
+    if not any(p in state.rewritten for p in paths) or any(p in state.edited for p in paths):
         return None
-    hashes = [state.shas.get(p or "") for p in paths]
-    if any(h is None for h in hashes):
+    before = [state.rewritten.get(p or "", state.shas.get(p or "")) for p in paths]
+    now = [state.shas.get(p or "") for p in paths]
+    if any(h is None for h in before + now):
         return None
-    return children_digest([h for h in hashes if h is not None])
+    recorded = fm.get("children_sha256")
+    digest = children_digest([h for h in now if h is not None])
+    if recorded != children_digest([h for h in before if h is not None]) or digest == recorded:
+        return None
+    return digest
 
 
 def _body(memory: Memory, path: str) -> str | None:

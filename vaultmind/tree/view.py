@@ -16,12 +16,12 @@ from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.hydrate import source_label, source_labels
-from vaultmind.tree.note import iso_z, tree_slug
-from vaultmind.tree.refresh import refresh_summaries
+from vaultmind.tree.note import iso_z, tree_for_note, tree_slug
+from vaultmind.tree.refresh import finish_refresh, refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
 from vaultmind.tree.summarizers import create_summarizer
-from vaultmind.vault.layout import SUMMARIES_DIR
+from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -43,7 +43,7 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
     counts = {
         row[0]: row[1:]
         for row in memory.index.query(
-            """SELECT tree, count(*), max(level), count(*) FILTER (WHERE stale),
+            """SELECT tree, count(*), max(level), count(*) FILTER (WHERE stale AND NOT user_edited),
                       count(*) FILTER (WHERE user_edited) FROM summaries GROUP BY tree"""
         )
     }
@@ -70,13 +70,22 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
     return {"settings": settings.to_dict(), "trees": trees}
 
 
-def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, Any]:
+def _detail(memory: Memory, settings: TreeSettings, given: str) -> dict[str, Any]:
     index = memory.index
+    tree_id = given
     states = tree_states(index, settings, tree_id)
     with index.lock:
         rows = load_rows(index.con, "s.tree = ?", [tree_id])
     if tree_id not in states and not rows:
-        raise NotFound(f"no tree {tree_id!r}", hint="`vaultmind tree` lists the trees")
+        tree_id = tree_of_note(memory, given)
+        states = tree_states(index, settings, tree_id)
+        with index.lock:
+            rows = load_rows(index.con, "s.tree = ?", [tree_id])
+        if tree_id not in states and not rows:
+            raise NotFound(
+                f"{given!r} is in tree {tree_id!r}, which has no leaves or summaries yet",
+                hint="`vaultmind tree` lists the trees",
+            )
     state = states.get(tree_id)
     l0 = buffer(index, settings, tree_id, 0)
     levels: list[dict[str, Any]] = []
@@ -99,7 +108,7 @@ def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, A
             {
                 "level": level,
                 "summaries": len(at),
-                "stale": sum(r.stale for r in at),
+                "stale": sum(r.stale and not r.user_edited for r in at),
                 "edited": sum(r.user_edited for r in at),
             }
         )
@@ -119,12 +128,45 @@ def _detail(memory: Memory, settings: TreeSettings, tree_id: str) -> dict[str, A
         "leaves": state.leaves if state else 0,
         "levels": levels,
         "buffers": buffers,
-        "stale": _stale(memory, [r for r in rows if r.stale]),
+        "stale": _explained(memory, [r for r in rows if r.stale and not r.user_edited]),
+        "edited": _explained(memory, [r for r in rows if r.user_edited]),
         "summaries": [
             _summary(r) for r in sorted(rows, key=lambda r: (-r.level, r.time_start or datetime.min, r.id))
         ][:MAX_LISTED],
         "truncated": len(rows) > MAX_LISTED,
     }
+
+
+def tree_of_note(memory: Memory, given: str) -> str:
+    """The tree of the note at `given` — a vault path as Obsidian copies it (with or without
+    `.md`, or absolute inside the vault): a source note's or your note's tree, or the tree a
+    summary note belongs to. Raises NotFound naming what was given otherwise."""
+    text = given.strip().strip("\"'").removeprefix("[[").removesuffix("]]").split("|")[0].split("#")[0]
+    path = text.replace("\\", "/").strip()
+    vault = memory.config.vault.resolve().as_posix()
+    if path.startswith(vault + "/"):
+        path = path[len(vault) + 1 :]
+    path = path.removeprefix("./").lstrip("/")
+    candidates = [path] if path.lower().endswith(NOTE_SUFFIX) else [path, path + NOTE_SUFFIX]
+    hint = "`vaultmind tree` lists the trees; a note is named by its path in the vault"
+    with memory.index.lock:
+        found = memory.index.con.execute(
+            "SELECT path, kind, source_id, frontmatter FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+            [candidates],
+        ).fetchall()
+    if not found:
+        raise NotFound(f"{given!r} is neither a tree id nor a note in the vault", hint=hint)
+    note_path, kind, source_id, fm_json = sorted(found, key=lambda r: candidates.index(r[0]))[0]
+    if kind == "summary":
+        tree = json.loads(fm_json).get("tree") if fm_json else None
+        if isinstance(tree, str) and tree:
+            return tree
+        raise NotFound(f"summary note {note_path!r} names no tree in its front matter", hint=hint)
+    tree = tree_for_note(kind, note_path, source_id)
+    if tree is None:
+        what = "an entity note" if kind == "entity" else f"a {kind} note without a source_id"
+        raise NotFound(f"{note_path!r} is {what}: it belongs to no summary tree", hint=hint)
+    return tree
 
 
 def _summary(row: SummaryRow) -> dict[str, Any]:
@@ -139,12 +181,14 @@ def _summary(row: SummaryRow) -> dict[str, Any]:
         "entities": list(row.entities),
         "summarizer": row.summarizer,
         "user_edited": row.user_edited,
-        "stale": row.stale,
+        "stale": row.stale and not row.user_edited,
     }
 
 
-def _stale(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
-    """Each stale summary with why it is stale (re-resolved against the index now)."""
+def _explained(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
+    """Each stale summary with why it is stale (re-resolved against the index now); for a
+    summary you edited (never stale to vaultmind: it is kept as you wrote it), what changed
+    below it since, if anything."""
     if not rows:
         return []
     with memory.index.lock:
@@ -167,12 +211,16 @@ def _stale(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
     out = []
     for row in rows:
         again = resolved.get(row.note_path)
-        if again is not None and again.missing:
+        if not row.stale:
+            why = ""
+        elif again is not None and again.missing:
             why = f"{again.missing} child link(s) no longer resolve (deleted or renamed)"
         elif again is not None and again.changed:
             why = "a child changed since this summary was sealed"
         else:
             why = "a summary below it is stale"
+        if row.user_edited:
+            why = why.replace("this summary was sealed", "vaultmind wrote it")
         out.append(
             {
                 "id": row.id,
@@ -197,14 +245,15 @@ def maintain(
     max_stale: int = DEFAULT_MAX_STALE,
     summarizer: Summarizer | None = None,
 ) -> SealReport:
-    """Seal full buffers, re-seal stale summaries (bounded), flush quiet buffers (every
-    non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
+    """Finish what a stopped refresh left, seal full buffers, re-seal stale summaries (bounded),
+    flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
     the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit)."""
     owned = summarizer is None
     active = create_summarizer(memory.config) if summarizer is None else summarizer
     flush_at, older_than = (datetime.max.replace(tzinfo=UTC), 0.0) if flush_all else (now, None)
     phases: list[Callable[[], SealReport]] = [
+        lambda: finish_refresh(memory),
         lambda: seal_ready(memory, now=now, summarizer=active),
         lambda: reseal_stale(memory, max_nodes=max_stale, summarizer=active),
         lambda: flush(memory, now=flush_at, summarizer=active, older_than_hours=older_than),
@@ -223,10 +272,10 @@ def maintain(
 
 
 def route_tree(memory: Memory, body: dict[str, Any]) -> dict[str, Any]:
-    """`POST /v1/tree {"tree": str | null}` → `tree_view`."""
+    """`POST /v1/tree {"tree": str | null}` (a tree id or a note's path) → `tree_view`."""
     tree = body.get("tree")
     if tree is not None and not isinstance(tree, str):
-        raise UsageError("'tree' must be a string (a tree id) or null")
+        raise UsageError("'tree' must be a string (a tree id or a note's path) or null")
     return tree_view(memory, tree)
 
 
