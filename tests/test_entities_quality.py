@@ -151,3 +151,37 @@ def test_a_name_the_same_text_gives_a_person_in_full_is_that_person(vault: Path)
         ids = _ids(memory)
     assert {"person:priya-natarajan", "person:helen-okafor"} <= ids
     assert not {"org:priya", "place:helen-okafor"} & ids
+
+
+FAMILY = """# Family
+
+## Noah swimming lessons
+
+Tuesdays at five, the pool on Elm Street.
+
+## Visits
+
+Auntie Lin is coming on Sunday with Uncle Bob.
+
+| Service | Vendor | Per month |
+| --- | --- | --- |
+| Hosting | Hetzner | €40 |
+| Design | Figma | €45 |
+"""
+
+
+def test_family_notes_name_their_people_and_vendors_once(vault: Path) -> None:
+    """A first name leading a heading is a person, a kinship title is part of no id ("Auntie
+    Lin" in one note and "Lin" in another are one person), and a vendor in a table's value
+    column is an organization, while nothing is read across the cells."""
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    write(vault, "Family.md", FAMILY)
+    write(vault, "Cake.md", "Lin will bring the cake, she said.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        ids = _ids(memory)
+        lin = memory.index.query("SELECT note_path FROM occurrences WHERE entity_id = 'person:lin' ORDER BY 1")
+    assert {"person:noah", "person:lin", "person:bob", "org:figma"} <= ids
+    assert [r[0] for r in lin] == ["Cake.md", "Family.md"]
+    assert not {i for i in ids if "auntie" in i or "|" in i or "hosting" in i}

@@ -75,8 +75,8 @@ __all__ = ["EntityDeriver", "backfill_ner", "complete_ner", "entity_deriver", "n
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "4"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
-# 4: an author written "Chen, Alice <address>" is Alice Chen
+EXTRACTOR_VERSION = "5"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+# 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
