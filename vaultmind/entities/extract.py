@@ -25,7 +25,8 @@ quantities, languages, laws and NORP are not entities here. A one-word hit that 
 writes in lower case ("# Launch sync" over "the Tidepool launch") is a word capitalised by its
 place, not a name; so is one that opens a heading, a callout's title, a table cell or a label
 ("Owner: Marco Ruiz"), unless the text capitalises it inside a sentence too
-(`_capitalised_by_place`).
+(`_capitalised_by_place`). A hit whose shape is no name (a code, a weekday, across a table's
+cells) is dropped wherever it stands, and a person's takes in a kinship title (`shapes.py`).
 """
 
 from __future__ import annotations
