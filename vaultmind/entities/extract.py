@@ -184,7 +184,7 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         return None
     if len(surface) <= 3 and surface.isupper():
         return None  # "SDK", "UTC", "PR": the small models take most short acronyms for organizations
-    if no_name(surface):
+    if no_name(surface, kind):
         return None
     if kind == "person":
         start = with_title(text, start)

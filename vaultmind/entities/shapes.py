@@ -6,7 +6,8 @@ No name (`no_name`):
 - a hit across a table's cells ("Hosting | Hetzner"): the model read two cells as one name;
 - a hit with no upper-case letter ("ready-for-sale"): a name is written with a capital;
 - a compound whose later parts are lower-case words ("Ready-for-sale", "Follow-up"); a name's
-  parts are capitalised ("Jean-Luc", "Rolls-Royce");
+  parts are capitalised ("Jean-Luc", "Rolls-Royce"); so is a person's last word ("Walked 2 km"
+  is a sentence's start; an event may end in lower case, "Launch sync");
 - a code: more digits than letters ("T-1311926934"), or a word of 8 letters and digits or more
   that mixes both ("wgo268xc0ktfylj", a mail's key or message id);
 - a weekday, alone or before a date ("Fri", "Sat 2 Jul"): a date the model misread.
@@ -35,8 +36,8 @@ _WORDS = re.compile(r"[^\W_]+")
 _MIXED_CODE = re.compile(r"(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{8,}")
 
 
-def no_name(surface: str) -> bool:
-    """Whether a hit's surface cannot be a name, whatever its context (see the module)."""
+def no_name(surface: str, kind: str) -> bool:
+    """Whether a hit's surface cannot be a name of `kind`, whatever its context (see the module)."""
     if "|" in surface or not any(ch.isupper() for ch in surface):
         return True
     words = _WORDS.findall(surface)
@@ -47,7 +48,10 @@ def no_name(surface: str) -> bool:
     digits = sum(ch.isdigit() for ch in surface)
     if digits > sum(ch.isalpha() for ch in surface) or any(_MIXED_CODE.fullmatch(w) for w in words):
         return True
-    return any(_lower_compound(part) for part in surface.split())
+    spaced = surface.split()
+    if kind == "person" and len(spaced) > 1 and spaced[-1].isalpha() and spaced[-1].islower():
+        return True
+    return any(_lower_compound(part) for part in spaced)
 
 
 def _lower_compound(word: str) -> bool:
