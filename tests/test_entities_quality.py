@@ -205,6 +205,7 @@ def test_a_first_name_in_a_conversation_is_the_author_of_that_name(vault: Path) 
     write(vault, "sources/chat/venue.md", _chat("venue", [
         ("Dana Whitfield", "The Loft is held for the 23rd."),
         ("Alice Chen", "I talked to Dana yesterday about the deposit. Marco said the venue is fine."),
+        ("Bob Stone", "I talked to Dana yesterday about the deposit."),
         ("Marco Ruiz", "Confirmed."),
     ]))  # fmt: skip
     write(vault, "sources/chat/other.md", _chat("other", [
@@ -223,6 +224,8 @@ def test_a_first_name_in_a_conversation_is_the_author_of_that_name(vault: Path) 
         assert {"person:dana-whitfield", "person:marco-ruiz"} <= venue
         assert not {"person:dana", "person:marco"} & venue
         assert "person:dana" in other and "org:helen" in other
+        shown = memory.index.query("SELECT display_name FROM entities WHERE id = 'person:dana-whitfield'")
+        assert shown == [("Dana Whitfield",)], "shown by her own name, though her first name is more frequent"
         write(vault, "sources/chat/other.md", _chat("other", [
             ("Alice Chen", "I talked to Dana yesterday about the deposit."),
             ("Bob Stone", "Helen will pay the deposit on Monday."),

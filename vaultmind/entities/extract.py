@@ -184,7 +184,7 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         return None
     if len(surface) <= 3 and surface.isupper():
         return None  # "SDK", "UTC", "PR": the small models take most short acronyms for organizations
-    if no_name(surface, kind):
+    if no_name(surface, kind) or (kind != "person" and _header_field(text, surface, end)):
         return None
     if kind == "person":
         start = with_title(text, start)
@@ -194,6 +194,12 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
     if _weak_guess(text, surface, start, end, kind):
         return None
     return Span(start, end, surface, kind, "ner", surface)
+
+
+def _header_field(text: str, surface: str, end: int) -> bool:
+    """A mail header's field ("Content-Type: text/plain", "h=MIME-Version: Message-Id:" of a
+    quoted signature): capitalised parts joined by hyphens, right before a colon."""
+    return text.startswith(":", end) and _HEADER_FIELD.fullmatch(surface) is not None
 
 
 def _common_word(text: str, surface: str) -> bool:
@@ -278,8 +284,7 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
     organization in a body cell after the first ("| Hosting | Hetzner | €40 |": the first
     cell names the line, "| Infrastructure | €2,100 |"). A heading "goes on in lower case"
     when a joining word leads lower-case ones ("Tools and subscriptions", "Notes on pricing"),
-    not when a name leads them ("Noah swimming lessons"). A mail header's field at a line's
-    start ("Content-Type: text/plain") is no organization. The first word of a sentence is no
+    not when a name leads them ("Noah swimming lessons"). The first word of a sentence is no
     weak place: "Target is still 9 April" cannot be told from "Google is hiring" without a
     dictionary."""
     line_start = text.rfind("\n", 0, start) + 1
@@ -296,8 +301,6 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
             return header or first
         return kind not in _IN_TABLES or (header and (not person or first))
     if _LINE_HEAD.fullmatch(head):
-        if not person and rest.startswith(":") and _HEADER_FIELD.fullmatch(text, start, end):
-            return True
         label = _LABEL.match(rest)
         return label is not None and (not person or _labels_a_thing(label.group(1)))
     return False
