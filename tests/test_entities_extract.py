@@ -226,6 +226,8 @@ def test_a_word_capitalised_by_its_place_is_no_entity(text: str, word: str, labe
         ("Sent Sat 2 Jul from the office.", "Sat 2 Jul", "ORG", None),
         ("Walked 2 km before work.", "Walked 2 km", "PERSON", None),  # a name ends capitalised
         ("> s=smtp; h=MIME-Version: Message-Id: Date:", "MIME-Version", "ORG", None),  # a header field
+        ("t=1; h=Content-Transfer-Encoding: Mime-Version: Date", "Content-Transfer-Encoding: Mime-Version", "ORG", None),
+        ("We watched Alien: Covenant twice.", "Alien: Covenant", "WORK_OF_ART", "Alien: Covenant"),
         ("She banks with Bank of America.", "Bank of America", "ORG", "Bank of America"),
         ("Booked the Launch sync room.", "Launch sync", "EVENT", "Launch sync"),  # not a person's
         ("Sun Microsystems made Java.", "Sun Microsystems", "ORG", "Sun Microsystems"),  # a name after all

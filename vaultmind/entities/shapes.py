@@ -5,6 +5,8 @@ No name (`no_name`):
 
 - a hit across a table's cells ("Hosting | Hetzner"): the model read two cells as one name;
 - a hit with no upper-case letter ("ready-for-sale"): a name is written with a capital;
+- a hit with a colon inside, unless the model reads it as a work's title ("Alien: Covenant"):
+  header fields in a row ("Content-Transfer-Encoding: Mime-Version");
 - a compound whose later parts are lower-case words ("Ready-for-sale", "Follow-up"); a name's
   parts are capitalised ("Jean-Luc", "Rolls-Royce"); so is a person's last word ("Walked 2 km"
   is a sentence's start; an event may end in lower case, "Launch sync");
@@ -40,6 +42,8 @@ def no_name(surface: str, kind: str) -> bool:
     """Whether a hit's surface cannot be a name of `kind`, whatever its context (see the module)."""
     if "|" in surface or not any(ch.isupper() for ch in surface):
         return True
+    if ":" in surface and kind != "work":
+        return True  # "Content-Transfer-Encoding: Mime-Version", "Re: Budget"; a title may: "Alien: Covenant"
     words = _WORDS.findall(surface)
     if not words:
         return True
