@@ -197,6 +197,11 @@ def test_a_mail_name_written_surname_first_is_read_in_reading_order(author: str,
         ("| Pro | €4 |\n\nThe Pro tier stays in 1.0.", "Pro", "ORG", True),  # capitalised inside a sentence
         ("Target is still Tuesday 9 April.", "Target", "ORG", True),  # a sentence's start: no weak place
         ("Google is hiring again.", "Google", "ORG", True),
+        ("## Noah swimming lessons\n\nTuesdays at five.", "Noah", "PERSON", True),  # a name leads the heading
+        ("## Notes on pricing\n\nTwo tiers.", "Notes", "PERSON", False),  # a joining word leads lower case
+        ("| Service | Vendor |\n|---|---|\n| Hosting | Hetzner |", "Hetzner", "ORG", True),  # a body's value
+        ("| TestFlight | Testers |\n|---|---|\n| beta | 40 |", "TestFlight", "ORG", True),  # its own capital
+        ("Content-Type: text/plain; charset=us-ascii", "Content-Type", "ORG", False),  # a mail header's field
     ],
 )
 def test_a_word_capitalised_by_its_place_is_no_entity(text: str, word: str, label: str, kept: bool) -> None:
@@ -207,3 +212,37 @@ def test_a_word_capitalised_by_its_place_is_no_entity(text: str, word: str, labe
     at = text.index(word)
     span = clean_ner_span(text, at, at + len(word), label)
     assert (span is not None and span.surface == word) is kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        ("| Hosting | Hetzner | €40 |", "Hosting | Hetzner", "PERSON", None),  # across a table's cells
+        ("The flat is ready-for-sale now.", "ready-for-sale", "WORK_OF_ART", None),  # no capital
+        ("Ready-for-sale since May.", "Ready-for-sale", "WORK_OF_ART", None),  # a lower-case compound
+        ("DKIM key wgo268xc0ktfylj rotated.", "wgo268xc0ktfylj", "PERSON", None),  # a code
+        ("Message T-1311926934 bounced.", "T-1311926934", "ORG", None),  # more digits than letters
+        ("Date: Fri, 29 Jul 2011", "Fri", "PERSON", None),  # a weekday
+        ("Sent Sat 2 Jul from the office.", "Sat 2 Jul", "ORG", None),
+        ("Walked 2 km before work.", "Walked 2 km", "PERSON", None),  # a name ends capitalised
+        ("> s=smtp; h=MIME-Version: Message-Id: Date:", "MIME-Version", "ORG", None),  # a header field
+        ("t=1; h=Content-Transfer-Encoding: Mime-Version: Date", "Content-Transfer-Encoding: Mime-Version", "ORG", None),
+        ("We watched Alien: Covenant twice.", "Alien: Covenant", "WORK_OF_ART", "Alien: Covenant"),
+        ("She banks with Bank of America.", "Bank of America", "ORG", "Bank of America"),
+        ("Booked the Launch sync room.", "Launch sync", "EVENT", "Launch sync"),  # not a person's
+        ("Sun Microsystems made Java.", "Sun Microsystems", "ORG", "Sun Microsystems"),  # a name after all
+        ("We met Jean-Luc Picard.", "Jean-Luc Picard", "PERSON", "Jean-Luc Picard"),
+        ("She drives a Rolls-Royce.", "Rolls-Royce", "ORG", "Rolls-Royce"),
+        ("R2D2 beeped twice.", "R2D2", "PERSON", "R2D2"),
+        ("We moved to Office 365 in May.", "Office 365", "PRODUCT", "Office 365"),
+        ("I told Auntie Lin about it.", "Lin", "PERSON", "Auntie Lin"),  # a kinship title is the name's
+        ("Lunch with Grandma Rose.", "Grandma Rose", "PERSON", "Grandma Rose"),
+        ("the Auntie Anne's stand", "Anne", "ORG", "Anne"),  # only a person takes a title in
+    ],
+)
+def test_a_hit_whose_shape_is_no_name_is_dropped(text: str, hit: str, label: str, kept: str | None) -> None:
+    """Whatever its place: a hit across cells, without a capital, a lower-case compound, a code
+    or a weekday is no name; a person's hit takes in the kinship title right before it."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else span.surface) == kept

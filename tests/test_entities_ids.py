@@ -134,3 +134,10 @@ def test_a_persons_title_is_not_part_of_their_id() -> None:
     assert make_id("person", "Dr") == "person:dr", "a title alone stays a name"
     assert make_id("org", "Dr Pepper") == "org:dr-pepper", "only people have titles"
     assert canonical_id("person:dr-elena-rossi") == "person:elena-rossi"
+
+
+def test_a_kinship_title_is_not_part_of_the_id() -> None:
+    """"Auntie Lin", "Aunt Lin" and the Lin of her own messages are one person."""
+    assert make_id("person", "Auntie Lin") == make_id("person", "Aunt Lin") == make_id("person", "Lin") == "person:lin"
+    assert make_id("person", "Uncle Bob") == "person:bob"
+    assert make_id("person", "Grandma") == "person:grandma", "a title alone stays a name"

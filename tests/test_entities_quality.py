@@ -151,3 +151,115 @@ def test_a_name_the_same_text_gives_a_person_in_full_is_that_person(vault: Path)
         ids = _ids(memory)
     assert {"person:priya-natarajan", "person:helen-okafor"} <= ids
     assert not {"org:priya", "place:helen-okafor"} & ids
+
+
+FAMILY = """# Family
+
+## Noah swimming lessons
+
+Tuesdays at five, the pool on Elm Street.
+
+## Visits
+
+Auntie Lin is coming on Sunday with Uncle Bob.
+
+| Service | Vendor | Per month |
+| --- | --- | --- |
+| Hosting | Hetzner | €40 |
+| Design | Figma | €45 |
+"""
+
+
+def test_family_notes_name_their_people_and_vendors_once(vault: Path) -> None:
+    """A first name leading a heading is a person, a kinship title is part of no id ("Auntie
+    Lin" in one note and "Lin" in another are one person), and a vendor in a table's value
+    column is an organization, while nothing is read across the cells."""
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    write(vault, "Family.md", FAMILY)
+    write(vault, "Cake.md", "Lin will bring the cake, she said.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        ids = _ids(memory)
+        lin = memory.index.query("SELECT note_path FROM occurrences WHERE entity_id = 'person:lin' ORDER BY 1")
+    assert {"person:noah", "person:lin", "person:bob", "org:figma"} <= ids
+    assert [r[0] for r in lin] == ["Cake.md", "Family.md"]
+    assert not {i for i in ids if "auntie" in i or "|" in i or "hosting" in i}
+
+
+def _chat(name: str, messages: list[tuple[str, str]]) -> str:
+    meta = SourceMeta("chat", f"slack:team/{name}", f"team/{name}", name)
+    return render_source_note(
+        meta,
+        [Message(f"m{i}", a, f"2024-03-0{i + 1}T09:00:00Z", t) for i, (a, t) in enumerate(messages)],
+    )
+
+
+def test_a_first_name_in_a_conversation_is_the_author_of_that_name(vault: Path) -> None:
+    """"Dana" and "Marco" in one message are Dana Whitfield and Marco Ruiz, who wrote other
+    messages of the conversation ("Helen" even read as an organization); in another
+    conversation without them, "Dana" stays a first name. A message added later by its
+    author settles the name in the older messages too, as a cold rebuild would."""
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    write(vault, "sources/chat/venue.md", _chat("venue", [
+        ("Dana Whitfield", "The Loft is held for the 23rd."),
+        ("Alice Chen", "I talked to Dana yesterday about the deposit. Marco said the venue is fine."),
+        ("Bob Stone", "I talked to Dana yesterday about the deposit."),
+        ("Marco Ruiz", "Confirmed."),
+    ]))  # fmt: skip
+    write(vault, "sources/chat/other.md", _chat("other", [
+        ("Alice Chen", "I talked to Dana yesterday about the deposit."),
+        ("Bob Stone", "Helen will pay the deposit on Monday."),
+    ]))  # fmt: skip
+    config = load_config(vault, embed_provider="none")
+
+    def people(memory: Memory, note: str) -> set[str]:
+        rows = memory.index.query("SELECT entity_id FROM occurrences WHERE note_path = ?", [note])
+        return {str(r[0]) for r in rows}
+
+    with Memory.open(config) as memory:
+        memory.sync()
+        venue, other = people(memory, "sources/chat/venue.md"), people(memory, "sources/chat/other.md")
+        assert {"person:dana-whitfield", "person:marco-ruiz"} <= venue
+        assert not {"person:dana", "person:marco"} & venue
+        assert "person:dana" in other and "org:helen" in other
+        shown = memory.index.query("SELECT display_name FROM entities WHERE id = 'person:dana-whitfield'")
+        assert shown == [("Dana Whitfield",)], "shown by her own name, though her first name is more frequent"
+        write(vault, "sources/chat/other.md", _chat("other", [
+            ("Alice Chen", "I talked to Dana yesterday about the deposit."),
+            ("Bob Stone", "Helen will pay the deposit on Monday."),
+            ("Helen Okafor", "Paid."),
+        ]))  # fmt: skip
+        memory.sync()
+        assert {"person:helen-okafor"} <= people(memory, "sources/chat/other.md")
+        assert "org:helen" not in people(memory, "sources/chat/other.md")
+        after = sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences"))
+    with Memory.open(config) as memory:
+        memory.reindex()
+        assert sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences")) == after
+
+
+def test_an_entity_note_for_a_conversations_author_moves_her_first_name_too(vault: Path) -> None:
+    """A new entity note claiming an author's address (under another id and name) re-derives
+    the messages where the model's "Dana" was settled by that author, not only hers: the
+    index stays what a cold rebuild gives."""
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    write(vault, "sources/email/loft.md", _email("loft", [
+        ("Dana Whitfield <dana@hall.example>", "The Loft is held for the 23rd."),
+        (ALICE, "I talked to Dana yesterday about the deposit."),
+    ]))  # fmt: skip
+    for i in range(6):  # a vault where the change is a few leaves: re-derived one by one
+        write(vault, f"Day {i}.md", f"Walked {i} km.\n")
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert "person:dana-whitfield" in _ids(memory) and "person:dana" not in _ids(memory)
+        write(vault, "entities/person/dw.md", "---\nid: person:dw\ndisplay_name: DW\nemails: [dana@hall.example]\n---\n# DW\n")
+        memory.sync()
+        after = sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences"))
+        assert "person:dana-whitfield" not in {r[0] for r in after}
+    with Memory.open(config) as memory:
+        memory.reindex()
+        assert sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences")) == after

@@ -1,8 +1,9 @@
 """The `entities` table: one row per entity of an entity note, and per entity found in a leaf.
 
 - an entity with a note: the note's id, kind, display name, aliases, emails, handles, path;
-- an entity found only in leaves: display name = its most frequent surface form (ties: the
-  smallest), no aliases, emails = the addresses it wrote from (`Name <address>` authors);
+- an entity found only in leaves: display name = its most frequent surface form whose own id
+  it is (a first name settled as someone's full name is not: "Helen" of `person:helen-okafor`),
+  else its most frequent form (ties: the smallest), no aliases, emails = the addresses it wrote from (`Name <address>` authors);
 - `mentions` = distinct leaves mentioning it. Found-only entities with no mention have no row.
 
 `refresh_entities` recomputes rows from `occurrences`; `apply_entity_delta` moves them after an
@@ -20,7 +21,7 @@ from typing import Any
 import duckdb
 
 from vaultmind.entities.extract import display_of, parse_author
-from vaultmind.entities.ids import kind_of
+from vaultmind.entities.ids import kind_of, make_id
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.tables import ENTITY_SCHEMA, columns_for, insert
 from vaultmind.index.arrow import execute_with, key_table
@@ -41,8 +42,12 @@ def email_of(surface: str) -> str:
     return author.email.lower() if author is not None else ""
 
 
-def _display(forms: Counter[str]) -> str:
-    ranked = sorted(forms.items(), key=lambda item: (-item[1], item[0]))
+def _display(ident: str, forms: Counter[str]) -> str:
+    """The most frequent form that is the entity's own name ("Helen Okafor", "Auntie Lin" of
+    `person:lin`), else the most frequent form ("Helen" where a message's author settled it);
+    ties: the smallest."""
+    kind = kind_of(ident)
+    ranked = sorted(forms.items(), key=lambda item: (make_id(kind, item[0]) != ident, -item[1], item[0]))
     return ranked[0][0] if ranked else ""
 
 
@@ -115,7 +120,7 @@ def refresh_entities(con: duckdb.DuckDBPyConnection, registry: Registry, ids: Se
     _insert_rows(
         con,
         [
-            _row(registry, ident, _display(forms[ident]), emails[ident], int(mentions.get(ident, 0)))
+            _row(registry, ident, _display(ident, forms[ident]), emails[ident], int(mentions.get(ident, 0)))
             for ident in sorted(wanted | set(mentions))
         ],
     )
@@ -186,7 +191,7 @@ def apply_entity_delta(
             continue
         if cur is None:  # no occurrence before: the new rows are all there is
             if c.mentions > 0:
-                rows.append(_row(registry, ident, _display(c.new_forms), c.added_emails, c.mentions))
+                rows.append(_row(registry, ident, _display(ident, c.new_forms), c.added_emails, c.mentions))
             continue
         display, emails, mentions = cur
         total = mentions + c.mentions
@@ -203,5 +208,5 @@ def apply_entity_delta(
         for ident, total in sorted(rescan.items()):
             total = total if total >= 0 else int(counts.get(ident, 0))
             if total > 0 or ident in registry.entries:
-                rows.append(_row(registry, ident, _display(forms[ident]), addresses[ident], total))
+                rows.append(_row(registry, ident, _display(ident, forms[ident]), addresses[ident], total))
     _insert_rows(con, rows)

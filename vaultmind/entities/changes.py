@@ -3,7 +3,9 @@
 A leaf resolves differently after a registry change only if
 
 - it mentions an entity whose note changed, appeared, went away, or was merged (its
-  occurrences say so), or it is (part of) an entity note whose path ↔ id mapping changed; or
+  occurrences say so), or it is (part of) an entity note whose path ↔ id mapping changed;
+- it names a person, organization or place in a conversation one of whose authors resolves
+  differently (a conversation's authors settle the model's guesses in its messages); or
 - its text or author contains a name, address, handle or link target whose claims changed:
   an exact match needs all words of the name, and a fuzzy match needs at least one shared
   content word (`registry.content_words`), so a leaf containing none of the changed names'
@@ -25,6 +27,7 @@ import duckdb
 
 from vaultmind.entities.ids import fold, words
 from vaultmind.entities.registry import EntityNote, Registry, content_words
+from vaultmind.entities.resolve import resolve_author
 from vaultmind.index.arrow import execute_with, key_table
 
 _SAFE = "[\x00-\x7f\u00c0-\u00de\u00e0-\u00ff\u2013\u2014\u2018-\u201f\u2026]*"
@@ -115,7 +118,35 @@ def affected_leaves(con: duckdb.DuckDBPyConnection, old: Registry, new: Registry
             con, "SELECT DISTINCT id FROM leaves WHERE note_path IN (SELECT k FROM _rows)", rows=key_table(paths)
         ).fetchall())  # fmt: skip
     found.update(_containing(con, sorted(needles(old, new))))
-    return sorted(found)
+    return sorted(found | _conversations_of(con, old, new, found))
+
+
+def _conversations_of(con: duckdb.DuckDBPyConnection, old: Registry, new: Registry, leaf_ids: set[str]) -> set[str]:
+    """The leaves naming a person, organization or place in the notes where an author of a leaf
+    of `leaf_ids` resolves differently: a conversation's authors settle the model's guesses in
+    all its messages ("Dana", "Helen" read as an organization, "Helen Okafor" as a place:
+    `resolve_text`'s `companions`)."""
+    if not leaf_ids:
+        return set()
+    authors = execute_with(
+        con,
+        "SELECT DISTINCT note_path, author FROM leaves WHERE id IN (SELECT k FROM _rows) AND author IS NOT NULL",
+        rows=key_table(sorted(leaf_ids)),
+    ).fetchall()
+    notes = sorted({path for path, author in authors if _settled_as(old, author) != _settled_as(new, author)})
+    if not notes:
+        return set()
+    return {r[0] for r in execute_with(
+        con,
+        "SELECT DISTINCT leaf_id FROM occurrences WHERE note_path IN (SELECT k FROM _rows) "
+        "AND regexp_matches(entity_id, '^(person|org|place):')",
+        rows=key_table(notes),
+    ).fetchall()}  # fmt: skip
+
+
+def _settled_as(registry: Registry, author: str) -> str | None:
+    ident = resolve_author(registry, author, [])
+    return None if ident is None else registry.final(ident)
 
 
 def _containing(con: duckdb.DuckDBPyConnection, wanted: Iterable[str]) -> set[str]:

@@ -25,7 +25,8 @@ quantities, languages, laws and NORP are not entities here. A one-word hit that 
 writes in lower case ("# Launch sync" over "the Tidepool launch") is a word capitalised by its
 place, not a name; so is one that opens a heading, a callout's title, a table cell or a label
 ("Owner: Marco Ruiz"), unless the text capitalises it inside a sentence too
-(`_capitalised_by_place`).
+(`_capitalised_by_place`). A hit whose shape is no name (a code, a weekday, across a table's
+cells) is dropped wherever it stands, and a person's takes in a kinship title (`shapes.py`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ import re
 from dataclasses import dataclass
 from email.utils import parseaddr
 from typing import Final
+
+from vaultmind.entities.shapes import no_name, with_title
 
 SOURCE_PRIORITY: Final = {"link": 0, "regex": 1, "registry": 2, "ner": 3}
 """Overlapping spans: the lower value wins (then the longer span, then the earlier one)."""
@@ -181,11 +184,22 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         return None
     if len(surface) <= 3 and surface.isupper():
         return None  # "SDK", "UTC", "PR": the small models take most short acronyms for organizations
+    if no_name(surface, kind) or (kind != "person" and _header_field(text, surface, end)):
+        return None
+    if kind == "person":
+        start = with_title(text, start)
+        surface = text[start:end]
     if _common_word(text, surface) and not (kind == "person" and _written_as_name(text, surface, start)):
         return None
     if _weak_guess(text, surface, start, end, kind):
         return None
     return Span(start, end, surface, kind, "ner", surface)
+
+
+def _header_field(text: str, surface: str, end: int) -> bool:
+    """A mail header's field ("Content-Type: text/plain", "h=MIME-Version: Message-Id:" of a
+    quoted signature): capitalised parts joined by hyphens, right before a colon."""
+    return text.startswith(":", end) and _HEADER_FIELD.fullmatch(surface) is not None
 
 
 def _common_word(text: str, surface: str) -> bool:
@@ -227,9 +241,10 @@ _TABLE_RULE = re.compile(r"[ \t]*(?:>[ \t]*)*\|?[ \t]*:?-{3,}")  # the line unde
 # a label: the word, up to three lower-case words, a colon, then a value that is no lower-case
 # word ("Owner: Marco Ruiz", "Hire fee: €4,200"); "Marco: launching without …" is someone speaking
 _LABEL = re.compile(r"((?:[ \t]+[a-z][\w'’-]*){0,3})[ \t]*(?:\([^()\n]*\))?:[ \t]+(?=[^\sa-z])")
-_MORE_WORDS = re.compile(r"[ \t]+[a-z]")  # a heading that goes on in lower case: "Tools and subscriptions"
-# a heading that goes on with other names only: "## Dana and Marco", "## Dana, Marco & Bob"
-_MORE_NAMES = re.compile(r"(?:[ \t]*(?:,|&|\band\b)[ \t]*[A-Z][\w'’-]*)+[ \t]*#*[ \t]*")
+# a heading that goes on with a word that joins the first to lower-case ones: "Tools and
+# subscriptions", "Notes on pricing"; a name leads "Noah swimming lessons", "Noah at the pool"
+_JOINED_WORDS = re.compile(r"[ \t]+(?:and|or|&|of|for|on|about|vs\.?|versus)[ \t]+[a-z]")
+_HEADER_FIELD = re.compile(r"[A-Z][\w]*(?:-[A-Z0-9][\w]*)+")  # a mail header's field: "Content-Type:"
 _IN_TABLES = ("person", "place")  # kinds a table's body names in cells of their own: "| 2 April | Bob |", "| Berlin |"
 # a label that says who speaks, not what a line is about: "Dana said: we're booked"
 _SAYING = frozenset(
@@ -241,7 +256,18 @@ _SAYING = frozenset(
 def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> bool:
     """A one-word hit where its capital says nothing (`_capitalised_by_place`), which the text
     never capitalises inside a sentence either."""
-    return " " not in surface and _capitalised_by_place(text, start, end, kind) and not _named_inside(text, surface)
+    return (
+        " " not in surface
+        and _capital_first_only(surface)
+        and _capitalised_by_place(text, start, end, kind)
+        and not _named_inside(text, surface)
+    )
+
+
+def _capital_first_only(word: str) -> bool:
+    """A word written as any word is at a sentence's start ("Infrastructure", "Content-Type"):
+    the capital of "TestFlight" or "DKIM" inside the word is the name's own, wherever it stands."""
+    return all(not any(ch.isupper() for ch in part[1:]) for part in word.split("-"))
 
 
 def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
@@ -254,19 +280,26 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
     case, the first cell of a table's header row ("| Line | Amount |"; the columns after it are
     people's in a rota, "| Week | Anna | Ben |") and a label of several words that is no verb
     of saying or thinking ("Dana said:", "Kofi mentioned:", "Amara thinks:" are someone
-    speaking); a place too is named in a table's body ("| Berlin | sales |"). The first word of
-    a sentence is no weak place: "Target is still 9 April" cannot be told from "Google is
-    hiring" without a dictionary."""
+    speaking); a place too is named in a table's body ("| Berlin | sales |"), and an
+    organization in a body cell after the first ("| Hosting | Hetzner | €40 |": the first
+    cell names the line, "| Infrastructure | €2,100 |"). A heading "goes on in lower case"
+    when a joining word leads lower-case ones ("Tools and subscriptions", "Notes on pricing"),
+    not when a name leads them ("Noah swimming lessons"). The first word of a sentence is no
+    weak place: "Target is still 9 April" cannot be told from "Google is hiring" without a
+    dictionary."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
     head, rest = text[line_start:start], text[end:line_end]
     person = kind == "person"
     if _TITLE_HEAD.fullmatch(head):
-        return not person or (_MORE_WORDS.match(rest) is not None and _MORE_NAMES.fullmatch(rest) is None)
+        return not person or _JOINED_WORDS.match(rest) is not None
     if _CELL_HEAD.fullmatch(head):
         header = _TABLE_RULE.match(text, line_end + 1) is not None
-        return kind not in _IN_TABLES or (header and (not person or _FIRST_CELL.fullmatch(head) is not None))
+        first = _FIRST_CELL.fullmatch(head) is not None
+        if kind == "org":
+            return header or first
+        return kind not in _IN_TABLES or (header and (not person or first))
     if _LINE_HEAD.fullmatch(head):
         label = _LABEL.match(rest)
         return label is not None and (not person or _labels_a_thing(label.group(1)))

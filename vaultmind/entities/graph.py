@@ -75,8 +75,8 @@ __all__ = ["EntityDeriver", "backfill_ner", "complete_ner", "entity_deriver", "n
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "4"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
-# 4: an author written "Chen, Alice <address>" is Alice Chen
+EXTRACTOR_VERSION = "5"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+# 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
@@ -339,11 +339,14 @@ class EntityDeriver:
         missing = [(row[0], row[1]) for row in rows if (row[0], row[1]) not in found and (row[0], row[1]) not in texts]
         if missing:
             texts.update(_leaf_texts(con, missing))
+        authors = _note_authors(
+            con, sorted({r[1] for r in rows if r[3] and spans.get(r[2]) and (r[0], r[1]) not in found})
+        )
         for leaf_id, note_path, chash, author, ts in rows:
             mentions = found.get((leaf_id, note_path))
             if mentions is None:
                 text = texts[(leaf_id, note_path)]
-                mentions = _mentions(registry, note_path, text, spans.get(chash), author)
+                mentions = _mentions(registry, note_path, text, spans.get(chash), author, authors.get(note_path, ()))
             for entity_id, surface in mentions:
                 columns["entity_id"].append(entity_id)
                 columns["leaf_id"].append(leaf_id)
@@ -355,13 +358,35 @@ class EntityDeriver:
 
 
 def _mentions(
-    registry: Registry, note_path: str, text: str, ner: Sequence[RawSpan] | None, author: str | None
+    registry: Registry,
+    note_path: str,
+    text: str,
+    ner: Sequence[RawSpan] | None,
+    author: str | None,
+    companions: Sequence[str] = (),
 ) -> Mentions:
     self_id = registry.by_path.get(note_path)
     resolved = resolve_text(
-        registry, text, ner, author=author, self_id=registry.final(self_id) if self_id else None
-    )
+        registry, text, ner, author=author, self_id=registry.final(self_id) if self_id else None,
+        companions=companions,
+    )  # fmt: skip
     return tuple((m.entity_id, m.surface) for m in resolved.mentions)
+
+
+def _note_authors(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The authors of each note in `paths` (a conversation's people, for the model's one-word
+    guesses in its messages), read from the `leaves` rows as they are now: a leaf derives the
+    same whichever of its note's leaves are derived with it. Only leaves with NER spans need
+    them (without NER there is no guess), so a first index, derived before NER, reads none."""
+    if not paths:
+        return {}
+    rows = execute_with(
+        con,
+        "SELECT note_path, list(DISTINCT author ORDER BY author) FROM leaves "
+        "WHERE note_path IN (SELECT k FROM _rows) AND author IS NOT NULL GROUP BY note_path",
+        rows=key_table(paths),
+    ).fetchall()
+    return {str(r[0]): tuple(r[1]) for r in rows}
 
 
 class EntityPrep:

@@ -4,7 +4,7 @@ An id is `<kind>:<key>`:
 
 | kind | key | example |
 |---|---|---|
-| person, org, place, product, event, work, topic | `slug(name)` | `person:alice-chen`, `topic:q3-budget` |
+| person, org, place, product, event, work, topic | `slug(name)` (a person's without a title) | `person:alice-chen`, `topic:q3-budget` |
 | email | the address, lower-cased | `email:alice@example.com` |
 | handle | the handle, lower-cased, without `@` | `handle:bob.stone` |
 | url | scheme and host lower-cased, trailing `/` and `#fragment` dropped | `url:https://example.com/a` |
@@ -123,11 +123,19 @@ PERSON_TITLES = frozenset(
 )
 
 
+KINSHIP_TITLES = frozenset(
+    "aunt auntie aunty uncle grandma grandpa granny grandad granddad grandmother grandfather "
+    "nana nan nanna nonna nonno oma opa cousin".split()
+)
+"""Titles a family writes before a name ("Auntie Lin", "Uncle Bob"): not part of the id either."""
+
+
 def without_title(name_words: list[str]) -> list[str]:
     """A person's name words without the titles before it ("Dr. Elena Rossi" is Elena Rossi:
-    the sender of an email and the signature under it are one person); a title alone stays."""
+    the sender of an email and the signature under it are one person; "Auntie Lin" is Lin,
+    the Lin of her own messages); a title alone stays."""
     at = 0
-    while at < len(name_words) - 1 and name_words[at] in PERSON_TITLES:
+    while at < len(name_words) - 1 and (name_words[at] in PERSON_TITLES or name_words[at] in KINSHIP_TITLES):
         at += 1
     return name_words[at:]
 

@@ -12,7 +12,9 @@ was indexed under. Order of work:
    (`person:alex`) and is reported, never assigned to one of the candidates;
 4. merges (an id listed in another note's `aliases`) are followed; a guess of the model that
    no registry name claims is the person the same text names in full (its author included):
-   "Helen Okafor" read as a place in her own message, "Priya" beside "Priya Natarajan";
+   "Helen Okafor" read as a place in her own message, "Priya" beside "Priya Natarajan"; in a
+   conversation, the other authors count as named ("Thanks Priya" to Priya Natarajan, who
+   wrote another of its messages);
 5. a message's author comes first; each id once, with its first surface.
 """
 
@@ -62,8 +64,11 @@ def resolve_text(
     *,
     author: str | None = None,
     self_id: str | None = None,
+    companions: Sequence[str] = (),
 ) -> Resolved:
-    """The entities `text` mentions (and `author`, first), each once with its first surface."""
+    """The entities `text` mentions (and `author`, first), each once with its first surface.
+    `companions`: the other authors of the conversation the text is a message of, whose full
+    names settle the model's one-word guesses as the author's does."""
     ambiguous: list[Ambiguity] = []
     found: list[tuple[str, str, int, int]] = []
     author_id = resolve_author(registry, author, ambiguous) if author else None
@@ -98,7 +103,7 @@ def resolve_text(
             ident = _resolve_span(registry, span, ambiguous)
         if ident is not None:
             resolved.append((span, registry.final(ident)))
-    people = _full_names(resolved, author, author_id)
+    people = _full_names(registry, resolved, author, author_id, companions)
     for span, ident in resolved:
         found.append((_same_person(span, ident, people), span.surface, span.start, span.end))
 
@@ -116,17 +121,31 @@ def resolve_text(
 _ONE_PERSON_KINDS = ("person", "org")  # a one-word guess that may be a first name the model misread
 
 
-def _full_names(resolved: list[tuple[Span, str]], author: str | None, author_id: str | None) -> dict[str, str]:
-    """The people of two words or more a text names (its author included): normalized name → id."""
+def _full_names(
+    registry: Registry,
+    resolved: list[tuple[Span, str]],
+    author: str | None,
+    author_id: str | None,
+    companions: Sequence[str],
+) -> dict[str, str]:
+    """The people of two words or more a text names (its author included), then the other
+    authors of its conversation: normalized name → id."""
     people: dict[str, str] = {}
-    named = parse_author(author) if author_id is not None and kind_of(author_id) == "person" else None
-    if named is not None and author_id is not None and " " in normalize(named.name):
-        people[normalize(named.name)] = author_id
+    _add_author(people, author, author_id)
     for span, ident in resolved:
         key = normalize(span.surface)
         if kind_of(ident) == "person" and " " in key:
             people.setdefault(key, ident)
+    for other in companions:
+        if other != author:
+            _add_author(people, other, resolve_author(registry, other, []))
     return people
+
+
+def _add_author(people: dict[str, str], author: str | None, author_id: str | None) -> None:
+    named = parse_author(author) if author_id is not None and kind_of(author_id) == "person" else None
+    if named is not None and author_id is not None and " " in normalize(named.name):
+        people.setdefault(normalize(named.name), author_id)
 
 
 def _same_person(span: Span, ident: str, people: dict[str, str]) -> str:

@@ -1,0 +1,70 @@
+"""What the shape of a NER hit says before any context does: names the model cannot have meant,
+and a kinship title that belongs to the name after it.
+
+No name (`no_name`):
+
+- a hit across a table's cells ("Hosting | Hetzner"): the model read two cells as one name;
+- a hit with no upper-case letter ("ready-for-sale"): a name is written with a capital;
+- a hit with a colon inside, unless the model reads it as a work's title ("Alien: Covenant"):
+  header fields in a row ("Content-Transfer-Encoding: Mime-Version");
+- a compound whose later parts are lower-case words ("Ready-for-sale", "Follow-up"); a name's
+  parts are capitalised ("Jean-Luc", "Rolls-Royce"); so is a person's last word ("Walked 2 km"
+  is a sentence's start; an event may end in lower case, "Launch sync");
+- a code: more digits than letters ("T-1311926934"), or a word of 8 letters and digits or more
+  that mixes both ("wgo268xc0ktfylj", a mail's key or message id);
+- a weekday, alone or before a date ("Fri", "Sat 2 Jul"): a date the model misread.
+
+Kinship titles (`with_title`): the model keeps the title of "Auntie Lin", "Uncle Bob", "Grandma
+Rose" on some occasions and not on others ("Auntie Lin" read as "Lin", "Auntie" left over). A
+person's hit right after a capitalised title (`ids.KINSHIP_TITLES`, a closed list) on the same
+line takes the title in; the id leaves it out as it leaves out "Dr." (`ids.without_title`), so
+"Auntie Lin", "Aunt Lin" and "Lin" are one person, `person:lin`, known by the surfaces written.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from vaultmind.entities.ids import KINSHIP_TITLES
+
+_WEEKDAYS: Final = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
+)
+_TITLE_BEFORE = re.compile(
+    r"(?<![\w'’-])(" + "|".join(sorted((t.capitalize() for t in KINSHIP_TITLES), key=len, reverse=True)) + r")[ \t]+$"
+)
+_WORDS = re.compile(r"[^\W_]+")
+_MIXED_CODE = re.compile(r"(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{8,}")
+
+
+def no_name(surface: str, kind: str) -> bool:
+    """Whether a hit's surface cannot be a name of `kind`, whatever its context (see the module)."""
+    if "|" in surface or not any(ch.isupper() for ch in surface):
+        return True
+    if ":" in surface and kind != "work":
+        return True  # "Content-Transfer-Encoding: Mime-Version", "Re: Budget"; a title may: "Alien: Covenant"
+    words = _WORDS.findall(surface)
+    if not words:
+        return True
+    if words[0].lower() in _WEEKDAYS and (len(words) == 1 or words[1][0].isdigit()):
+        return True
+    digits = sum(ch.isdigit() for ch in surface)
+    if digits > sum(ch.isalpha() for ch in surface) or any(_MIXED_CODE.fullmatch(w) for w in words):
+        return True
+    spaced = surface.split()
+    if kind == "person" and len(spaced) > 1 and spaced[-1].isalpha() and spaced[-1].islower():
+        return True
+    return any(_lower_compound(part) for part in spaced)
+
+
+def _lower_compound(word: str) -> bool:
+    parts = word.split("-")
+    return len(parts) > 1 and any(p.isalpha() and p.islower() for p in parts[1:])
+
+
+def with_title(text: str, start: int) -> int:
+    """Where a person's hit starting at `start` begins with the kinship title right before it
+    ("Auntie " of "Auntie Lin"), or `start` when there is none."""
+    found = _TITLE_BEFORE.search(text, max(0, start - 16), start)
+    return start if found is None else found.start()
