@@ -101,7 +101,7 @@ from vaultmind.retrieval.bonuses import (
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
 from vaultmind.retrieval.identity import asked_entity, identity_bonus, introducing
-from vaultmind.retrieval.ordering import diversify, note_coverage, note_evidence, on_topic
+from vaultmind.retrieval.ordering import diversify, note_coverage, note_evidence, note_match, on_topic
 from vaultmind.retrieval.people import (
     WORD,
     as_named,
@@ -415,8 +415,10 @@ def walk(
     head = best_ids(ids, scores, max(limit * 3, 30))
     head_at = np.array([at[leaf_id] for leaf_id in head], dtype=np.int64)
     head_notes = np.unique(cols.note[head_at[cols.known[head_at]]])
-    coverage = note_coverage(memory, content_terms, {cols.note_names[code] for code in head_notes.tolist()}, joined)
-    note_rank = note_evidence(scores, cols, coverage, head_at)
+    head_names = {cols.note_names[code] for code in head_notes.tolist()}
+    coverage = note_coverage(memory, content_terms, head_names, joined)
+    matched = note_match(memory, searched, head_names, joined)
+    note_rank = note_evidence(scores, cols, coverage, head_at, matched)
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     if revised:
         revised_notes(note_rank, places, revised, final)
