@@ -420,7 +420,8 @@ def walk(
     head_notes = np.unique(cols.note[head_at[cols.known[head_at]]])
     head_names = {cols.note_names[code] for code in head_notes.tolist()}
     coverage = note_coverage(memory, content_terms, head_names, joined)
-    matched = note_match(memory, searched, head_names, joined)
+    # the words that name the window ("7 March") are the window's to weigh: a note that names the month is not about the question
+    matched = note_match(memory, [t for t in searched if t not in dated], head_names, joined)
     note_rank = note_evidence(scores, cols, coverage, head_at, matched)
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     if revised:
