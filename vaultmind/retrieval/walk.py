@@ -57,8 +57,8 @@
    evidence is its best leaf's score plus `NOTE_COVERAGE` times the idf-weighted share of the
    question's terms found anywhere in the note: the note that holds every part of the
    question, spread over several messages, rises above one that matches a single message by
-   luck; plus `NOTE_MATCH` times its BM25 with the whole note as one document, scaled to the
-   best note's (of notes close in evidence, the conversation that comes back to the question's
+   luck; plus `NOTE_MATCH` times its BM25 with the whole note as one document (the words that
+   name the time window left out), scaled to the best note's (of notes close in evidence, the conversation that comes back to the question's
    rarer words more often, for its length, leads). When the question names a speaker ("what
    did Helen say…"), a note's place goes to the speaker's own best message in it rather than
    to a better match by someone else (Alice's mail to Helen holds the question's words,
