@@ -10,7 +10,7 @@ from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.index.resident import LeafColumns
 from vaultmind.memory import Memory
-from vaultmind.retrieval.ordering import SPREAD_FLOOR, note_coverage, note_evidence
+from vaultmind.retrieval.ordering import NOTE_MATCH, SPREAD_FLOOR, note_coverage, note_evidence, note_match
 from vaultmind.retrieval.signals import NOTE_TOP, note_shares
 
 from .conftest import write_chat
@@ -168,3 +168,75 @@ def test_length_and_time_factors_keep_their_formulas() -> None:
     # has no claim on a question about nothing but its window
     got = time_factors(window, stamps, datetime(2024, 6, 2), undated=OUTSIDE_WINDOW).tolist()
     assert got == [OUTSIDE_WINDOW, 1.0, 1.0, AFTER_WINDOW, OUTSIDE_WINDOW, OUTSIDE_WINDOW, OUTSIDE_WINDOW]
+
+
+def _paddles(vault: Path, canoe_day: str, kayak_day: str) -> None:
+    """Two chats alike but for one message: the second comes back to the kayak once more."""
+    for day, last in ((canoe_day, "canoe"), (kayak_day, "kayak")):
+        weekday = "Sunday" if day == canoe_day else "Monday"
+        write_chat(
+            vault,
+            day,
+            [
+                ("Bob", f"We rented a kayak at the lake on {weekday}."),
+                ("Alice", "How was it?"),
+                ("Bob", "Great fun."),
+                ("Alice", "Nice photos."),
+                ("Bob", "My kayak paddle broke."),
+                ("Alice", "Her kayak paddle floats."),
+                ("Bob", "Good weather."),
+                ("Alice", "Some rain later."),
+                ("Bob", f"Our {last} paddle drifted."),
+            ],
+        )
+
+
+def test_note_bm25_scores_each_note_as_one_document(vault: Path) -> None:
+    _paddles(vault, "2024-05-02", "2024-06-10")
+    write_chat(vault, "2024-07-01", [("Alice", "The bakery on the corner sells great rye bread.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        notes = sorted({h["note_path"] for h in memory.walk("kayak bread", limit=30)["hits"]})
+        canoe, kayak, bakery = notes
+        scores = memory.leaves.note_bm25(terms("kayak"), notes)
+        assert set(scores) == {canoe, kayak}, "a note that never says it scores nothing"
+        assert scores[kayak] > scores[canoe] > 0, "four kayaks against three, in notes of one length"
+        assert memory.leaves.note_bm25(terms("kayak"), [canoe, "nowhere.md"]) == {canoe: scores[canoe]}, "only the notes asked about"
+        both = memory.leaves.note_bm25(terms("kayak bread"), notes)
+        assert both[bakery] > both[kayak], "held by one note of three, bread weighs more than the kayak of two"
+        # the notes' lengths are counted again after a change: a short note that says nothing else
+        write_chat(vault, "2024-08-01", [("Bob", "Kayak, kayak, kayak!")])
+        memory.sync()
+        short = next(h["note_path"] for h in memory.walk("kayak", limit=30)["hits"] if h["note_path"].endswith("2024-08-01.md"))
+        again = memory.leaves.note_bm25(terms("kayak"), [*notes, short])
+        assert again[short] > again[kayak] > again[canoe]
+
+
+def test_note_match_is_scaled_to_the_best_note(vault: Path) -> None:
+    _paddles(vault, "2024-05-02", "2024-06-10")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        canoe, kayak = sorted({h["note_path"] for h in memory.walk("kayak", limit=30)["hits"]})
+        match = note_match(memory, terms("kayak"), {canoe, kayak})
+        assert match[kayak] == 1.0 and 0 < match[canoe] < 1
+        assert note_match(memory, [], {canoe, kayak}) == {}, "nothing searched: no match"
+
+
+def test_note_evidence_adds_the_note_match() -> None:
+    cols = _columns([0, 1], ["a.md", "b.md"])
+    scores = np.array([0.9, 0.9])
+    rank = note_evidence(scores, cols, {}, np.arange(2), {"a.md": 0.5, "b.md": 1.0})
+    assert rank == {"a.md": 0.9 + NOTE_MATCH * 0.5, "b.md": 0.9 + NOTE_MATCH}
+    assert note_evidence(scores, cols, {}, np.arange(2)) == {"a.md": 0.9, "b.md": 0.9}
+
+
+def test_of_two_notes_alike_the_one_that_comes_back_to_the_question_leads(vault: Path) -> None:
+    """The best messages and the top three of each note score the same: the note that says
+    "kayak" a fourth time goes first, though the other is older (and so was first)."""
+    _paddles(vault, "2024-05-02", "2024-06-10")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("where did they rent a kayak?", limit=4)["hits"]
+    assert [h["message_id"] for h in hits[:2]] == ["2024-06-10-0", "2024-05-02-0"]
+    assert hits[0]["score"] == hits[1]["score"], "the same best message in each"
+    assert hits[0]["breakdown"]["note_evidence"] > hits[1]["breakdown"]["note_evidence"]

@@ -180,6 +180,7 @@ class ResidentLeaves:
         self._authors: Counter[str] = Counter()  # live leaves per author
         self._author_set: frozenset[str] | None = None
         self._live_stats: tuple[float, npt.NDArray[np.float64]] | None = None  # (live leaves, mean length per kind); None: not counted
+        self._note_stats: tuple[npt.NDArray[np.float64], int, float] | None = None  # `_note_lengths`; None: not counted
         self._store = _RowStore(index.path.parent if index.path is not None else None)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
         self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
@@ -224,6 +225,7 @@ class ResidentLeaves:
     def _load(self) -> None:
         self._rows = RowIds()
         self._live_stats = None
+        self._note_stats = None
         self._notes, self._author_names = _Codes(), _Codes()
         self._extra, self._place_added = {}, {}
         self._store.clear()
@@ -379,6 +381,7 @@ class ResidentLeaves:
     def apply(self, change: ChangeSet) -> None:
         with self.index.lock, self._lock:  # in the order every other path takes them
             self._live_stats = None
+            self._note_stats = None
             if change.reset or not self._loaded:
                 self._loaded = False
                 return
@@ -528,6 +531,45 @@ class ResidentLeaves:
                 held[self._note[rows[self._rows.alive[rows]]]] = True
                 out[term] = {paths[k] for k in np.flatnonzero(held[codes]).tolist()}
             return out
+
+    def note_bm25(
+        self, query_terms: Sequence[str], among: Collection[str], joined: Mapping[str, Sequence[str]] | None = None
+    ) -> dict[str, float]:
+        """Per note of `among` (paths) that holds a term of `query_terms`, BM25 with the note as one
+        document: a term's frequency summed over the note's live leaves, the note's length the sum
+        of theirs against the mean of the notes with live leaves, a term's idf from how many of
+        those notes hold it (or, by `joined`, a form of it joined to a neighbour)."""
+        with self._held():
+            self._ensure()
+            found = [(path, code) for path in among if (code := self._notes.find(path)) is not None]
+            lengths, n, mean = self._note_lengths()
+            if not found or n == 0:
+                return {}
+            codes = np.array([code for _, code in found], dtype=np.int64)
+            norm = K1 * (1 - B + B * lengths[codes] / mean)
+            scores = np.zeros(len(codes))
+            for term in sorted(set(query_terms)):
+                rows, tfs = self._postings_of(term, joined)
+                keep = self._rows.alive[rows]
+                tf = np.bincount(self._note[rows[keep]], weights=tfs[keep], minlength=len(lengths))
+                df = float(np.count_nonzero(tf))
+                if df:
+                    held = tf[codes]
+                    scores += math.log(1 + (n - df + 0.5) / (df + 0.5)) * held * (K1 + 1) / (held + norm)
+            return {path: float(value) for (path, _), value in zip(found, scores.tolist(), strict=True) if value > 0}
+
+    def _note_lengths(self) -> tuple[npt.NDArray[np.float64], int, float]:
+        """(each note code's length, the sum of its live leaves' lengths; how many notes have a
+        live leaf; their mean length, at least 1), counted once per change (`note_bm25`)."""
+        stats = self._note_stats
+        if stats is None:
+            alive = self._rows.alive
+            lengths = np.bincount(self._note[alive], weights=self._doc_len[alive], minlength=len(self._notes.names)).astype(np.float64)
+            held = np.bincount(self._note[alive], minlength=len(self._notes.names)) > 0
+            n = int(np.count_nonzero(held))
+            stats = (lengths, n, max(float(lengths[held].mean()), 1.0) if n else 1.0)
+            self._note_stats = stats
+        return stats
 
     def authors(self) -> frozenset[str]:
         """The authors of live leaves (as written in their notes)."""

@@ -1,5 +1,5 @@
 """The order of walk's final hits: each note's evidence (its best leaf's score plus its
-coverage of the question's terms), near-duplicates moved behind the others, and the first hits
+coverage of the question's terms and its match as a whole), near-duplicates moved behind the others, and the first hits
 spread over the notes with the most evidence, so one conversation cannot crowd out every other
 source at the top (see `retrieval/walk.py`'s module doc for where they stand in the formula)."""
 
@@ -25,15 +25,22 @@ DISTINCT_TOP = 5  # the first hits: the best hits of this many notes …
 SPREAD_FLOOR = 0.4  # … of those with at least this share of the best note's evidence
 DIVERSITY_JACCARD = 0.9  # a hit sharing this much of its terms with one kept above is a near-duplicate
 NOTE_COVERAGE = 0.1  # a note's evidence: its best leaf's score + this × its coverage of the question
+NOTE_MATCH = 0.03  # … + this × its BM25 as one document, scaled so the best note's is 1 (`note_match`)
 Pairs = frozenset[tuple[str, str]]  # ordered pairs of search terms
 
 
 def note_evidence(
-    scores: npt.NDArray[np.float64], cols: LeafColumns, coverage: dict[str, float], among: npt.NDArray[np.int64]
+    scores: npt.NDArray[np.float64],
+    cols: LeafColumns,
+    coverage: Mapping[str, float],
+    among: npt.NDArray[np.int64],
+    match: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """Per note of the leaves at places `among`, the evidence that the question is about it:
     its best leaf's final score (`scores` in the order of `cols`) plus `NOTE_COVERAGE` times its
-    coverage of the question's terms (`note_coverage`)."""
+    coverage of the question's terms (`note_coverage`) plus `NOTE_MATCH` times its match as one
+    document (`note_match`)."""
+    match = match or {}
     known = among[cols.known[among]]
     if not len(known):
         return {}
@@ -42,7 +49,23 @@ def note_evidence(
     starts = np.flatnonzero(np.concatenate(([True], notes[1:] != notes[:-1])))
     best = np.maximum.reduceat(scores[order], starts)
     names = [cols.note_names[code] for code in notes[starts].tolist()]
-    return {name: value + NOTE_COVERAGE * coverage.get(name, 0.0) for name, value in zip(names, best.tolist(), strict=True)}
+    return {
+        name: value + NOTE_COVERAGE * coverage.get(name, 0.0) + NOTE_MATCH * match.get(name, 0.0)
+        for name, value in zip(names, best.tolist(), strict=True)
+    }
+
+
+def note_match(
+    memory: MemoryView, query_terms: Sequence[str], among: Collection[str], joined: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, float]:
+    """Per note of `among` (the candidates' notes), BM25 of the query's terms with the whole note
+    as one document (`ResidentLeaves.note_bm25`), scaled so the best is 1. It breaks near-ties
+    between notes by what the leaf scores miss: how often, and in how many of its messages, a
+    conversation comes back to the question's rarer words — the note about the question says
+    it more than once, where another matched one message by luck."""
+    found = memory.leaves.note_bm25(query_terms, among, joined) if query_terms else {}
+    top = max(found.values(), default=0.0)
+    return {note: value / top for note, value in found.items()} if top > 0 else {}
 
 
 def note_coverage(

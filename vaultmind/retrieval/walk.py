@@ -57,9 +57,12 @@
    evidence is its best leaf's score plus `NOTE_COVERAGE` times the idf-weighted share of the
    question's terms found anywhere in the note: the note that holds every part of the
    question, spread over several messages, rises above one that matches a single message by
-   luck. When the question names a speaker ("what did Helen say…"), a note's place goes to
-   the speaker's own best message in it rather than to a better match by someone else (Alice's
-   mail to Helen holds the question's words, Helen's reply the answer) — when some leaf holds
+   luck; plus `NOTE_MATCH` times its BM25 with the whole note as one document (the words that
+   name the time window left out), scaled to the best note's (of notes close in evidence, the conversation that comes back to the question's
+   rarer words more often, for its length, leads). When the question names a speaker ("what
+   did Helen say…"), a note's place goes to the speaker's own best message in it rather than
+   to a better match by someone else (Alice's mail to Helen holds the question's words,
+   Helen's reply the answer) — when some leaf holds
    the question's words, only to a message of the speaker's that holds one of them or follows
    one that does within `CONTEXT_SPAN` messages ("what did Mei say about Facebook?": not her
    "I will pay for Auntie's train.", said before Daniel's message about Facebook). A hit that
@@ -101,7 +104,7 @@ from vaultmind.retrieval.bonuses import (
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
 from vaultmind.retrieval.identity import asked_entity, identity_bonus, introducing
-from vaultmind.retrieval.ordering import diversify, note_coverage, note_evidence, on_topic
+from vaultmind.retrieval.ordering import diversify, note_coverage, note_evidence, note_match, on_topic
 from vaultmind.retrieval.people import (
     WORD,
     as_named,
@@ -418,8 +421,11 @@ def walk(
     head = best_ids(ids, scores, max(limit * 3, 30))
     head_at = np.array([at[leaf_id] for leaf_id in head], dtype=np.int64)
     head_notes = np.unique(cols.note[head_at[cols.known[head_at]]])
-    coverage = note_coverage(memory, content_terms, {cols.note_names[code] for code in head_notes.tolist()}, joined)
-    note_rank = note_evidence(scores, cols, coverage, head_at)
+    head_names = {cols.note_names[code] for code in head_notes.tolist()}
+    coverage = note_coverage(memory, content_terms, head_names, joined)
+    # the words that name the window ("7 March") are the window's to weigh: a note that names the month is not about the question
+    matched = note_match(memory, [t for t in searched if t not in dated], head_names, joined)
+    note_rank = note_evidence(scores, cols, coverage, head_at, matched)
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     if revised:
         revised_notes(note_rank, places, revised, final)
