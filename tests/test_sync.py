@@ -1237,6 +1237,46 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
         assert used == {"leaves": "FSST", "unnamed": "Dictionary"}
 
 
+def test_postings_compression_migration_keeps_every_posting(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0029 creates `postings` again with its texts' compression named (FSST for
+    terms, a dictionary for leaf ids), copying its rows: an index from before it keeps every
+    row, needs no rebuild, finds what it found, and from then on terms that repeat are still
+    stored with FSST (unnamed, DuckDB would have tried, and chosen, a dictionary)."""
+    from vaultmind.index.schema import migrations, rebuilds
+
+    assert not rebuilds(dict(migrations())["0029_postings_named_compression"])
+    write(vault, "notes/a.md", "# Launch\n\nThe launch review moved to Friday.\n\n## Budget\n\nBudget approved by Dana.\n")
+    write(vault, "notes/b.md", "Plain note about ferries and harbours.\n")
+    config = _indexed_before(vault, monkeypatch, "0029")
+    with Memory.open(config) as mem:
+        before = dump_index(mem), mem.index.query("SELECT * FROM postings ORDER BY ALL")
+        found = [hit["note_path"] for hit in mem.search("ferries harbour", limit=5)["hits"]]
+    assert before[1] and found
+    with Memory.open(config) as mem:
+        assert mem.index.get_meta("needs_rebuild") is None
+        assert (dump_index(mem), mem.index.query("SELECT * FROM postings ORDER BY ALL")) == before
+        assert [hit["note_path"] for hit in mem.search("ferries harbour", limit=5)["hits"]] == found
+        assert mem.sync().added == 0  # nothing to derive again
+        con = mem.index.con
+        con.execute("CREATE TABLE unnamed AS SELECT * FROM postings LIMIT 0")
+        for table in ("postings", "unnamed"):  # three terms over 30,000 postings of 3,000 leaves
+            con.execute(
+                f"INSERT INTO {table} SELECT ['launch', 'review', 'budget'][i % 3 + 1], 'leaf-' || (i // 10), 1, 0 "
+                "FROM range(30000) t(i)"
+            )
+        con.execute("CHECKPOINT")
+        used = {
+            (table, column): compression
+            for table, column, compression in con.execute(
+                """SELECT 'postings', column_name, compression FROM pragma_storage_info('postings') WHERE segment_type = 'VARCHAR'
+                   UNION ALL
+                   SELECT 'unnamed', column_name, compression FROM pragma_storage_info('unnamed') WHERE segment_type = 'VARCHAR'"""
+            ).fetchall()
+        }
+        assert used[("postings", "term")] == "FSST" and used[("unnamed", "term")] == "Dictionary"
+        assert used[("postings", "leaf_id")] == "Dictionary"
+
+
 TRIP = "# Trip\n\n## Day 1\n\n### Notes\n\n{}\n\n## Day 2\n\n### Notes\n\n{}\n\n## Notes\n\n{}\n"
 
 
