@@ -139,6 +139,41 @@ def test_a_second_daemon_names_the_first_and_how_to_stop_it(tmp_path: Path) -> N
     assert first.returncode == 0 and f"vaultmind: stopped watching {vault}" in err, err
 
 
+@pytest.mark.slow
+def test_two_daemons_started_at_once_one_names_the_other_promptly(tmp_path: Path) -> None:
+    """Two daemons started at the same moment on one vault: neither has published its address
+    when the other looks for it. The one that loses says at once that the other runs, naming its
+    pid (and its address once it has one), where it had waited 10 s for the index's lock and
+    then said only that another process held it."""
+    vault = tmp_path / "v"
+    write(vault, "b.md", "# Beta\n\nA kingfisher dives.\n")
+    first = _start_watcher(vault)
+    second = _start_watcher(vault)
+    procs = {first.pid: first, second.pid: second}
+    try:
+        start = time.monotonic()
+        loser = None
+        while loser is None and time.monotonic() - start < 60:
+            loser = next((p for p in procs.values() if p.poll() is not None), None)
+            time.sleep(0.05)
+        assert loser is not None, "one of the two must give way"
+        took = time.monotonic() - start
+        err = loser.communicate(timeout=20)[1]
+        winner = next(p for p in procs.values() if p is not loser)
+        assert loser.returncode == 2 and "Traceback" not in err, err
+        assert f"a vaultmind daemon already runs for {vault} (pid {winner.pid}, " in err, err
+        assert f"`kill {winner.pid}`" in err, err
+        # (both start Python first: 2–5 s on a busy host; the old wait for the lock alone was 10 s)
+        assert took < 15, f"told after {took:.1f} s"
+        assert winner.poll() is None, "the first goes on serving"
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                _stop(proc, signal.SIGINT)
+            else:
+                proc.communicate(timeout=20)
+
+
 def test_explain_follows_an_admitted_leaf_into_its_buffer_and_its_summary(tmp_path: Path) -> None:
     """`explain` promises the lifecycle pending → admitted → buffered → sealed: a leaf waiting in
     its tree's buffer is `buffered`, and once folded it is `sealed`, naming the summary note that

@@ -162,6 +162,30 @@ def test_pending_texts_are_the_first_in_the_file_each_hash_once(tmp_path: Path) 
         assert pending_texts(con, "m", 100) == []
 
 
+def test_pending_texts_are_found_in_a_small_pool_however_many_texts_are_done(tmp_path: Path) -> None:
+    """Late in a catch-up nearly every text is done: the fetch of the last pending ones compares
+    the leaves with every cached text, and holds them all in a hash table. On 64-bit hashes
+    200,000 done texts fit in 12 MB of DuckDB memory, with nowhere to spill; on the
+    64-character hashes they did not (DuckDB ran out of memory)."""
+    from vaultmind.entities.ner_cache import count_pending, pending_texts
+
+    done = 200_000
+    with Index.open(tmp_path / "index.duckdb") as index:
+        con = index.con
+        con.execute(
+            "INSERT INTO leaves SELECT 'leaf' || i, 'n.md', i, 'section', 'text ' || i, sha256('text ' || i), "
+            f"3, 2, '', [], NULL, NULL, NULL, NULL, NULL, NULL FROM range({done + 3}) t(i)"
+        )
+        con.execute(f"INSERT INTO ner_cache SELECT sha256('text ' || i), 'm', '[]' FROM range({done}) t(i)")
+        con.execute("CHECKPOINT")
+        con.execute("SET threads = 1")
+        con.execute("SET temp_directory = ''")
+        con.execute("SET memory_limit = '12MB'")
+        found = pending_texts(con, "m", 10)
+        assert [text for _, text in found] == sorted(f"text {i}" for i in range(done, done + 3))
+        assert count_pending(con, "m") == 3
+
+
 def test_pending_texts_far_apart_are_found_by_hash_and_alike_either_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,8 +27,7 @@ from vaultmind.errors import ConfigError
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
-from vaultmind.index.schema import SCHEMA_VERSION
-from vaultmind.index.store import Index, take_quarantine_notice
+from vaultmind.index.store import Index
 from vaultmind.model import SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Progress, Syncer
@@ -59,10 +57,6 @@ POOL_KEEP_BYTES = 32 * 2**20
 PINNED_TAGS = ("ART_INDEX", "IN_MEMORY_TABLE")
 PINNED_IDLE_BYTES = 64 * 2**20
 PINNED_MAX_BYTES = 128 * 2**20
-# DuckDB's buffer pool while `status` counts (reads only). At 50k notes, in process: the texts
-# without a vector +30 MB for a moment under 32 MB, +15–18 MB under 16 MB (the blocks its two
-# scans cache), in about the same time
-STATUS_MEMORY_LIMIT = "16MB"
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 # while serving: allocations between collections of the youngest generation (Python's default:
@@ -77,47 +71,6 @@ def _file_config(vault: Path) -> Config | None:
         return load_config(vault)
     except (ConfigError, OSError):
         return None
-
-
-def _copies(index: Index) -> list[dict[str, str]]:
-    """Notes that hold what another note holds — the same messages, summary id or entity id — as
-    a sync tool's conflict copy does ("note (conflict 2026-12-03).md"): both are indexed, and
-    answers show them twice; each such note but the one of the shortest name is named, with
-    the one it repeats."""
-    # The ids held more than once are found by their 64-bit hash first, and only their leaves
-    # grouped with their paths: grouping every message leaf by id with its paths held ~75 MB
-    # for a moment at 50k notes (the hashes first: ~7 MB; a colliding hash only adds a
-    # candidate the grouping by id then drops).
-    groups = index.query(
-        "SELECT DISTINCT paths FROM (SELECT list_sort(list(DISTINCT note_path)) AS paths FROM leaves "
-        "WHERE message_id IS NOT NULL AND hash(id) IN (SELECT hash(id) FROM leaves WHERE message_id IS NOT NULL "
-        "GROUP BY 1 HAVING count(*) > 1) GROUP BY id HAVING count(DISTINCT note_path) > 1) ORDER BY paths"
-    )
-    what = {tuple(paths): "the same messages" for (paths,) in groups}
-    if "summaries" in index.tables:
-        for (paths,) in index.query(
-            "SELECT list_sort(list(note_path)) FROM summaries GROUP BY id HAVING count(*) > 1 ORDER BY 1"
-        ):
-            what.setdefault(tuple(paths), "the same summary id")
-    for (paths,) in index.query(  # entity notes declaring one id: their names are merged
-        """SELECT list_sort(list(path)) FROM notes
-           WHERE kind = 'entity' AND json_extract_string(frontmatter, '$.id') IS NOT NULL
-           GROUP BY json_extract_string(frontmatter, '$.id') HAVING count(*) > 1 ORDER BY 1"""
-    ):
-        what.setdefault(tuple(paths), "the same entity id")
-    out = []
-    for group, held in sorted(what.items()):
-        paths = sorted(group, key=lambda p: (len(p), p))  # the original: the shortest name
-        for path in paths[1:]:
-            out.append(
-                {
-                    "path": path,
-                    "kind": "copy",
-                    "message": f"holds {held} as {paths[0]} (a sync tool's conflict copy?); both are "
-                    "indexed and answers show them twice — keep one",
-                }
-            )
-    return out
 
 
 class Memory:
@@ -476,7 +429,7 @@ class Memory:
         """Counts, index health, problems, entities, admission and queue, as `vaultmind status`.
 
         Its counts hash every leaf (which have no vector, which no NER yet): they run on one
-        DuckDB thread under a small pool (`STATUS_MEMORY_LIMIT`, `Index.small_pool_read`), and
+        DuckDB thread under a small pool (`status.STATUS_MEMORY_LIMIT`, `Index.small_pool_read`), and
         while serving the blocks they read are dropped after. At 50k notes a status on one
         thread lifted a daemon's memory by 50–63 MB for a moment and kept 0–16 MB of it, against
         50–71 and 42–67 MB on two, and +34–35 MB under the small pool (a daemon's start-up
@@ -490,140 +443,19 @@ class Memory:
         answer says so (`loading`, health `loading`) and leaves out the two counts that hash
         every leaf — texts without a vector, texts waiting for NER (null) — which would run
         beside the loads: at 50k notes a whole status held +100 MB for a moment (its two
-        anti joins +24–31 and +28 MB), one while loading a few MB."""
+        anti joins +24–31 and +28 MB), one while loading a few MB.
+
+        A status asked again before the index changed answers from the counts of the last
+        (`status.read_counts`: kept per index generation), without reading the index again.
+        """
+        from vaultmind.status import read_counts, status_report
+
         with self._status_lock:
             loading = self.loading
-            report = self.index.small_pool_read(lambda: self._status(loading=loading), STATUS_MEMORY_LIMIT)
-            self._evict()
-        return report
-
-    def _status(self, *, loading: bool = False) -> dict[str, Any]:
-        idx = self.index
-        kinds = dict(  # vaultmind's guides (the folders' READMEs, the welcome note) apart: no leaves
-            idx.query(
-                "SELECT CASE WHEN json_extract_string(frontmatter, '$.vaultmind') = 'readme' THEN 'readme' "
-                "ELSE kind END AS k, count(*) FROM notes GROUP BY k ORDER BY k"
-            )
-        )
-        model = self.embedder.model_id if self.embedder else None
-        leaves = int(idx.scalar("SELECT count(*) FROM leaves"))
-        missing: int | None = None if loading else 0
-        if model and not loading:  # an anti join on 64-bit hashes of the hashes: at 50k notes +40 MB, not +170 MB
-            missing = int(
-                idx.scalar(
-                    "SELECT count(*) FROM leaves l ANTI JOIN (SELECT hash(content_hash) AS h FROM embeddings "
-                    "WHERE model = ?) e ON e.h = hash(l.content_hash)",
-                    [model],
-                )
-            )
-        problems = [
-            {"path": p, "kind": k, "message": m}
-            for p, k, m in idx.query("SELECT path, kind, message FROM problems ORDER BY path, kind")
-        ]
-        clashes = idx.query(  # by the names' 64-bit hashes first, as `_copies` (at 50k notes +19 → +4 MB)
-            """SELECT list_sort(list(path)) FROM notes
-               WHERE hash(lower(nfc_normalize(path))) IN
-                   (SELECT hash(lower(nfc_normalize(path))) FROM notes GROUP BY 1 HAVING count(*) > 1)
-               GROUP BY lower(nfc_normalize(path)) HAVING count(*) > 1 ORDER BY 1"""
-        )
-        for (paths,) in clashes:
-            for path in paths:
-                others = ", ".join(p for p in paths if p != path)
-                problems.append(
-                    {
-                        "path": path,
-                        "kind": "case_clash",
-                        "message": f"name differs only in case or in how its accents are encoded from {others}; "
-                        "both are indexed, but Obsidian on macOS/Windows sees one file — rename one",
-                    }
-                )
-        problems.extend(_copies(idx))
-        size = sum(  # the index and its write-ahead log (a daemon's recent saves live there first)
-            os.path.getsize(path)
-            for path in (self.config.index_path, Path(f"{self.config.index_path}.wal"))
-            if path.exists()
-        )
-        applied = [str(name) for (name,) in idx.query("SELECT name FROM migrations ORDER BY seq")]
-        health = "ok"
-        # said once, by the first status after it, whichever process moved the file
-        notice = take_quarantine_notice(self.config.index_path) or idx.quarantined
-        idx.quarantined = None
-        empty = sum(kinds.values()) == 0
-        if notice:
-            health = "quarantined" if empty else "rebuilt"
-            if empty:
-                notice += f"; nothing is indexed yet: run `vaultmind reindex --vault {self.config.vault}`"
-            else:
-                notice += "; the index was rebuilt from the notes"
-        elif empty:
-            health = "empty"
-            notice = f"nothing is indexed yet: run `vaultmind reindex --vault {self.config.vault}`"
-        if health == "ok" and idx.get_meta("needs_rebuild"):  # set by a migration this version ran
-            health = "rebuild pending"
-            notice = (
-                "this version of vaultmind derives the index's rows anew (a migration asks for it): "
-                f"the next sync, reindex or serve rebuilds it; run `vaultmind sync --vault {self.config.vault}`"
-            )
-        if loading and health == "ok":
-            health = "loading"
-            notice = (
-                "the daemon is starting: it applies what changed in the vault and loads what questions read; "
-                "texts waiting for a vector or for NER are counted once it is ready"
-            )
-        if self.catching_up and health == "ok":
-            health = "catching up"
-            notice = f"{self.catching_up:,} changed file(s) of a large change still to apply (in slices, saves first)"
-        if self.behind:
-            health = "behind"
-            notice = f"{notice}; {self.behind}" if notice else self.behind
-        from vaultmind.admission import admission_status
-        from vaultmind.entities.graph import entity_deriver, ner_pending
-        from vaultmind.entities.read import ner_status
-        from vaultmind.queue.store import queue_status
-
-        deriver = entity_deriver(self)
-        entities = {
-            **ner_status(idx),
-            "known": int(idx.scalar("SELECT count(*) FROM entities")) if "entities" in idx.tables else 0,
-            "ner_pending": None if loading else ner_pending(idx, deriver) if deriver is not None else 0,
-        }
-        if deriver is not None:  # the model as this process runs it: whether it can, and where
-            entities["ner_engine"] = {**deriver.ner.status(), "process": deriver.ner.process_id}
-
-        return {
-            "vault": str(self.config.vault),
-            "loading": loading,  # the daemon is starting (counts that hash every leaf: null)
-            "index": {
-                "path": str(self.config.index_path),
-                "bytes": size,
-                "schema_version": SCHEMA_VERSION,  # of the migrations' scheme
-                "migrations": len(applied),
-                "migration": applied[-1] if applied else None,  # the last applied
-                "health": health,
-                "notice": notice,
-            },
-            "notes": {
-                "total": sum(kinds.values()),
-                "source": kinds.get("source", 0),
-                "summary": kinds.get("summary", 0),
-                "entity": kinds.get("entity", 0),
-                "user": kinds.get("user", 0),
-                "readme": kinds.get("readme", 0),
-            },
-            "leaves": leaves,
-            "links": int(idx.scalar("SELECT count(*) FROM links")),
-            "tags": int(idx.scalar("SELECT count(DISTINCT tag) FROM tags")),
-            "embeddings": {
-                "model": model,
-                "embedded": None if missing is None else leaves - missing if model else 0,
-                "missing": missing if model else None,
-                "error": self.syncer.embed_error,
-            },
-            "entities": entities,
-            "admission": admission_status(idx),
-            "queue": queue_status(idx),
-            "problems": problems,
-        }
+            counts, read = read_counts(self, loading=loading)
+            if read:
+                self._evict()
+            return status_report(self, counts, loading=loading)
 
 
 def _freeze_loaded() -> None:

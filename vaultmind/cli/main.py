@@ -23,10 +23,11 @@ from vaultmind.cli.bench import add_bench_parser
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
-from vaultmind.errors import UsageError, VaultmindError, storage_error
+from vaultmind.errors import VaultmindError, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 
 if TYPE_CHECKING:
+    from vaultmind.config import Config
     from vaultmind.memory import Memory
 
 Handler = Callable[[argparse.Namespace], int]
@@ -254,18 +255,20 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from vaultmind.client import find_daemon
+    from vaultmind.claim import daemon_claim
+
+    config = config_from_args(args)
+    with daemon_claim(config):  # a second daemon, even one started at the same moment, is told at once
+        _watch(config)
+    print(f"vaultmind: stopped watching {config.vault}", file=sys.stderr)
+    return 0
+
+
+def _watch(config: Config) -> None:
     from vaultmind.config import beyond_loopback
     from vaultmind.daemon import Daemon
     from vaultmind.memory import Memory
 
-    config = config_from_args(args)
-    running = find_daemon(config)
-    if running is not None:
-        raise UsageError(
-            f"a vaultmind daemon already runs for {config.vault} (pid {running.pid}, api {running.base})",
-            hint=f"use it as it is (other commands go through it), or stop it first: Ctrl-C where it runs, or `kill {running.pid}`",
-        )
     if beyond_loopback(config.host):
         print(
             f"vaultmind: warning: [server] host = {config.host!r} lets other machines reach the API; every request "
@@ -298,5 +301,3 @@ def cmd_watch(args: argparse.Namespace) -> int:
             if not by_ctrl_c(exc):
                 raise
             daemon.stop()
-    print(f"vaultmind: stopped watching {config.vault}", file=sys.stderr)
-    return 0

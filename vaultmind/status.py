@@ -1,0 +1,243 @@
+"""What `vaultmind status` reports: counts, index health, problems, entities, admission, queue.
+
+The counts read from the index — notes by kind, leaves, texts without a vector or waiting for
+NER, problems, clashing names and conflict copies, links, tags, admission — are kept per index
+generation (`Index.generation`, bumped by every commit): a status asked again before anything
+changed answers from them, one after a change counts again. What changes without a commit is
+read on every status: the daemon's state (starting, catching up, behind), the index file's
+size, a quarantine notice, the embedder's error, the NER process, and the job queue (whose
+deferred jobs become ready with time).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vaultmind.index.schema import SCHEMA_VERSION
+from vaultmind.index.store import Index, take_quarantine_notice
+
+if TYPE_CHECKING:
+    from vaultmind.entities.graph import EntityDeriver
+    from vaultmind.memory import Memory
+
+# DuckDB's buffer pool while `status` counts (reads only). At 50k notes, in process: the texts
+# without a vector +30 MB for a moment under 32 MB, +15–18 MB under 16 MB (the blocks its two
+# scans cache), in about the same time
+STATUS_MEMORY_LIMIT = "16MB"
+
+
+def read_counts(memory: Memory, *, loading: bool) -> tuple[dict[str, Any], bool]:
+    """The index's counts for a status, and whether they were read now (False: kept from a
+    status of the same generation). While the daemon starts (`loading`) the two that hash every
+    leaf are left out (None)."""
+    from vaultmind.entities.graph import entity_deriver
+
+    idx = memory.index
+    model = memory.embedder.model_id if memory.embedder else None
+    deriver = entity_deriver(memory)
+    ner = (deriver.ner.model_id, deriver.ner.available) if deriver is not None else None
+    name = f"status:{loading}:{model}:{ner}"
+    kept = idx.view(name)
+    if kept is not None and kept[0] == idx.generation:
+        return kept[1], False
+    counts = idx.small_pool_read(
+        lambda: idx.cached(name, lambda _: _counts(idx, model, deriver, loading=loading)), STATUS_MEMORY_LIMIT
+    )
+    return counts, True
+
+
+def _counts(index: Index, model: str | None, deriver: EntityDeriver | None, *, loading: bool) -> dict[str, Any]:
+    from vaultmind.admission import admission_status
+    from vaultmind.entities.graph import ner_pending
+    from vaultmind.entities.read import ner_status
+
+    kinds = dict(  # vaultmind's guides (the folders' READMEs, the welcome note) apart: no leaves
+        index.query(
+            "SELECT CASE WHEN json_extract_string(frontmatter, '$.vaultmind') = 'readme' THEN 'readme' "
+            "ELSE kind END AS k, count(*) FROM notes GROUP BY k ORDER BY k"
+        )
+    )
+    leaves = int(index.scalar("SELECT count(*) FROM leaves"))
+    missing: int | None = None if loading else 0
+    if model and not loading:  # an anti join on 64-bit hashes of the hashes: at 50k notes +40 MB, not +170 MB
+        missing = int(
+            index.scalar(
+                "SELECT count(*) FROM leaves l ANTI JOIN (SELECT hash(content_hash) AS h FROM embeddings "
+                "WHERE model = ?) e ON e.h = hash(l.content_hash)",
+                [model],
+            )
+        )
+    return {
+        "kinds": kinds,
+        "leaves": leaves,
+        "missing": missing,
+        "problems": [
+            {"path": p, "kind": k, "message": m}
+            for p, k, m in index.query("SELECT path, kind, message FROM problems ORDER BY path, kind")
+        ]
+        + _clashes(index)
+        + _copies(index),
+        "migrations": [str(name) for (name,) in index.query("SELECT name FROM migrations ORDER BY seq")],
+        "needs_rebuild": bool(index.get_meta("needs_rebuild")),  # set by a migration this version ran
+        "entities": {
+            **ner_status(index),
+            "known": int(index.scalar("SELECT count(*) FROM entities")) if "entities" in index.tables else 0,
+            "ner_pending": None if loading else ner_pending(index, deriver) if deriver is not None else 0,
+        },
+        "links": int(index.scalar("SELECT count(*) FROM links")),
+        "tags": int(index.scalar("SELECT count(DISTINCT tag) FROM tags")),
+        "admission": admission_status(index),
+    }
+
+
+def status_report(memory: Memory, counts: dict[str, Any], *, loading: bool) -> dict[str, Any]:
+    """The whole status: `counts` (`read_counts`) with what is read on every status."""
+    from vaultmind.entities.graph import entity_deriver
+    from vaultmind.queue.store import queue_status
+
+    idx = memory.index
+    config = memory.config
+    kinds = counts["kinds"]
+    model = memory.embedder.model_id if memory.embedder else None
+    leaves, missing = counts["leaves"], counts["missing"]
+    size = sum(  # the index and its write-ahead log (a daemon's recent saves live there first)
+        os.path.getsize(path) for path in (config.index_path, Path(f"{config.index_path}.wal")) if path.exists()
+    )
+    applied = counts["migrations"]
+    health = "ok"
+    # said once, by the first status after it, whichever process moved the file
+    notice = take_quarantine_notice(config.index_path) or idx.quarantined
+    idx.quarantined = None
+    empty = sum(kinds.values()) == 0
+    if notice:
+        health = "quarantined" if empty else "rebuilt"
+        if empty:
+            notice += f"; nothing is indexed yet: run `vaultmind reindex --vault {config.vault}`"
+        else:
+            notice += "; the index was rebuilt from the notes"
+    elif empty:
+        health = "empty"
+        notice = f"nothing is indexed yet: run `vaultmind reindex --vault {config.vault}`"
+    if health == "ok" and counts["needs_rebuild"]:
+        health = "rebuild pending"
+        notice = (
+            "this version of vaultmind derives the index's rows anew (a migration asks for it): "
+            f"the next sync, reindex or serve rebuilds it; run `vaultmind sync --vault {config.vault}`"
+        )
+    if loading and health == "ok":
+        health = "loading"
+        notice = (
+            "the daemon is starting: it applies what changed in the vault and loads what questions read; "
+            "texts waiting for a vector or for NER are counted once it is ready"
+        )
+    if memory.catching_up and health == "ok":
+        health = "catching up"
+        notice = f"{memory.catching_up:,} changed file(s) of a large change still to apply (in slices, saves first)"
+    if memory.behind:
+        health = "behind"
+        notice = f"{notice}; {memory.behind}" if notice else memory.behind
+    entities = dict(counts["entities"])
+    deriver = entity_deriver(memory)
+    if deriver is not None:  # the model as this process runs it: whether it can, and where
+        entities["ner_engine"] = {**deriver.ner.status(), "process": deriver.ner.process_id}
+
+    return {
+        "vault": str(config.vault),
+        "loading": loading,  # the daemon is starting (counts that hash every leaf: null)
+        "index": {
+            "path": str(config.index_path),
+            "bytes": size,
+            "schema_version": SCHEMA_VERSION,  # of the migrations' scheme
+            "migrations": len(applied),
+            "migration": applied[-1] if applied else None,  # the last applied
+            "health": health,
+            "notice": notice,
+        },
+        "notes": {
+            "total": sum(kinds.values()),
+            "source": kinds.get("source", 0),
+            "summary": kinds.get("summary", 0),
+            "entity": kinds.get("entity", 0),
+            "user": kinds.get("user", 0),
+            "readme": kinds.get("readme", 0),
+        },
+        "leaves": leaves,
+        "links": counts["links"],
+        "tags": counts["tags"],
+        "embeddings": {
+            "model": model,
+            "embedded": None if missing is None else leaves - missing if model else 0,
+            "missing": missing if model else None,
+            "error": memory.syncer.embed_error,
+        },
+        "entities": entities,
+        "admission": counts["admission"],
+        "queue": queue_status(idx),
+        "problems": counts["problems"],
+    }
+
+
+def _clashes(index: Index) -> list[dict[str, str]]:
+    """Notes whose names differ only in case or in how their accents are encoded."""
+    clashes = index.query(  # by the names' 64-bit hashes first, as `_copies` (at 50k notes +19 → +4 MB)
+        """SELECT list_sort(list(path)) FROM notes
+           WHERE hash(lower(nfc_normalize(path))) IN
+               (SELECT hash(lower(nfc_normalize(path))) FROM notes GROUP BY 1 HAVING count(*) > 1)
+           GROUP BY lower(nfc_normalize(path)) HAVING count(*) > 1 ORDER BY 1"""
+    )
+    out = []
+    for (paths,) in clashes:
+        for path in paths:
+            others = ", ".join(p for p in paths if p != path)
+            out.append(
+                {
+                    "path": path,
+                    "kind": "case_clash",
+                    "message": f"name differs only in case or in how its accents are encoded from {others}; "
+                    "both are indexed, but Obsidian on macOS/Windows sees one file — rename one",
+                }
+            )
+    return out
+
+
+def _copies(index: Index) -> list[dict[str, str]]:
+    """Notes that hold what another note holds — the same messages, summary id or entity id — as
+    a sync tool's conflict copy does ("note (conflict 2026-12-03).md"): both are indexed, and
+    answers show them twice; each such note but the one of the shortest name is named, with
+    the one it repeats."""
+    # The ids held more than once are found by their 64-bit hash first, and only their leaves
+    # grouped with their paths: grouping every message leaf by id with its paths held ~75 MB
+    # for a moment at 50k notes (the hashes first: ~7 MB; a colliding hash only adds a
+    # candidate the grouping by id then drops).
+    groups = index.query(
+        "SELECT DISTINCT paths FROM (SELECT list_sort(list(DISTINCT note_path)) AS paths FROM leaves "
+        "WHERE message_id IS NOT NULL AND hash(id) IN (SELECT hash(id) FROM leaves WHERE message_id IS NOT NULL "
+        "GROUP BY 1 HAVING count(*) > 1) GROUP BY id HAVING count(DISTINCT note_path) > 1) ORDER BY paths"
+    )
+    what = {tuple(paths): "the same messages" for (paths,) in groups}
+    if "summaries" in index.tables:
+        for (paths,) in index.query(
+            "SELECT list_sort(list(note_path)) FROM summaries GROUP BY id HAVING count(*) > 1 ORDER BY 1"
+        ):
+            what.setdefault(tuple(paths), "the same summary id")
+    for (paths,) in index.query(  # entity notes declaring one id: their names are merged
+        """SELECT list_sort(list(path)) FROM notes
+           WHERE kind = 'entity' AND json_extract_string(frontmatter, '$.id') IS NOT NULL
+           GROUP BY json_extract_string(frontmatter, '$.id') HAVING count(*) > 1 ORDER BY 1"""
+    ):
+        what.setdefault(tuple(paths), "the same entity id")
+    out = []
+    for group, held in sorted(what.items()):
+        paths = sorted(group, key=lambda p: (len(p), p))  # the original: the shortest name
+        for path in paths[1:]:
+            out.append(
+                {
+                    "path": path,
+                    "kind": "copy",
+                    "message": f"holds {held} as {paths[0]} (a sync tool's conflict copy?); both are "
+                    "indexed and answers show them twice — keep one",
+                }
+            )
+    return out
