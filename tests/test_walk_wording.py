@@ -12,7 +12,7 @@ from vaultmind.index.lexical import terms
 from vaultmind.markdown.note import parse_note, user_note_time
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence
-from vaultmind.retrieval.people import introduces
+from vaultmind.retrieval.people import introduces, introduction
 from vaultmind.retrieval.wording import agent_nouns, own_writing
 
 from .conftest import write, write_chat
@@ -247,6 +247,31 @@ def test_who_someone_is_is_found_where_a_message_or_document_says_it(vault: Path
             assert any("finance team" in h["content"] or "Finance (" in h["content"] for h in hits[:1]), first
             said = [h for h in hits if h["breakdown"]["identity"] > 0]
             assert len(said) == 2 and not any(h["content"].startswith("Thanks") for h in said), first
+
+
+def test_a_sentence_that_says_who_someone_is_beats_a_contacts_line_in_a_long_section(vault: Path) -> None:
+    """"Who is Helen?" with no note of hers: the mail that says "Helen Okafor from our finance
+    team" comes before a long runbook section whose last lines only label her ("Finance:
+    Helen Okafor"), though both say who she is: that line is little of what the section says."""
+    assert introduction("Please book it. Helen Okafor from our finance team will pay.", ["Helen"]) == 1.0
+    assert 0 < introduction("Ship the release and watch the dashboard for two hours.\n- Finance: Helen Okafor", ["Helen Okafor"]) < 0.5
+    write(vault, "Runbook.md", "# Launch runbook\n\n## Launch day\n\n"
+                               "1. Set the release to Ready for Sale and check the receipt of a Pro subscription on a real device.\n"
+                               "2. Publish the blog post and the press kit, send the newsletter, post the launch thread.\n"
+                               "3. Watch the error dashboard and the subscription funnel for two hours after the launch.\n"
+                               "4. If purchases fail, hide the paywall with the remote flag and ship a hotfix the same day.\n"
+                               "5. Reply to the first reviews in the store and thank the beta testers by mail in the evening.\n"
+                               "6. Check the crash reports the next morning and write up what went wrong for the retro.\n"
+                               "- Venue: Dana Whitfield, Harbor Hall, dana@harborhall.example\n"
+                               "- Finance (invoices, deposit): Helen Okafor, helen@fernhill.example\n- Press: Marco Ruiz\n")  # fmt: skip
+    write_chat(vault, "2024-03-08", [("Alice Chen", "Please book the 23rd. Helen Okafor from our finance team will pay the deposit today, ask Helen for the invoice."),
+                                     ("Helen Okafor", "Approved, with one condition: the contingency is only spent with my OK.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("Who is Helen?", limit=3, reference_time=MARCH_12)["hits"]
+        assert "finance team" in hits[0]["content"], [h["content"][:40] for h in hits]
+        runbook = next(h for h in hits if "## Launch day" in h["content"])
+        assert 0 < runbook["breakdown"]["identity"] < hits[0]["breakdown"]["identity"]
 
 
 def test_someone_introduced_by_first_name_is_found_when_their_note_is_a_heading(vault: Path) -> None:

@@ -11,7 +11,8 @@ asks about, and what `walk` adds to the leaves that say it:
    ("Contact: Dana Whitfield, events manager"; not "Manages Omar.", `_describing`). When it
    has no note of its own, the messages and document sections that say who it is add half of
    `IDENTITY_WEIGHT` ("Helen Okafor from our finance team", "Finance (invoices, deposit): Helen
-   Okafor"; not "Thanks Helen, will do": `people.introduces`, `introducing`).
+   Okafor", a label in the share of the leaf its line is; not "Thanks Helen, will do":
+   `people.introduction`, `introducing`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from vaultmind.retrieval.people import describes, introduces, name_terms
+from vaultmind.retrieval.people import describes, introduction, name_terms
 from vaultmind.retrieval.signals import of_kind
 from vaultmind.retrieval.wording import ROLE
 
@@ -91,9 +92,11 @@ def introducing(
     cols: LeafColumns,
 ) -> npt.NDArray[np.float64]:
     """Per leaf, `IDENTITY_WEIGHT` / 2 for the messages and document sections that say who the
-    entity a question asks about is ("Helen Okafor from our finance team", "- Finance: Helen
-    Okafor": `people.introduces`), when it has no note of its own: they are what the memory
-    says of her, above the mails she signed or was sent. The entities the question's name
+    entity a question asks about is ("Helen Okafor from our finance team"), when it has no note
+    of its own: they are what the memory says of her, above the mails she signed or was sent.
+    A label alone ("- Finance: Helen Okafor") adds that in the share of the leaf its line is
+    (`people.introduction`): a contacts line at the end of a long section is little of what it
+    says, below the sentence that says who she is. The entities the question's name
     reads as (Helen, Helen Okafor) count alike, and so does that name: "This is Sam from legal"
     introduces Sam Patel, asked "what is Sam's role?"."""
     out = np.zeros(len(cols.known))
@@ -106,8 +109,9 @@ def introducing(
     # and the name the question uses: "Sam" of Sam Patel, whose note holds only his full name
     names = [s for e, s in qents if e in same] + [name for e in sorted(same) for name in _names(memory, e)]
     rows = memory.leaves.rows(mentioning)
-    said = [leaf_id for leaf_id in mentioning if (row := rows.get(leaf_id)) is not None and introduces(row["text"] or "", names)]
-    out[[at[leaf_id] for leaf_id in said]] = IDENTITY_WEIGHT / 2
+    for leaf_id in mentioning:
+        if (row := rows.get(leaf_id)) is not None:
+            out[at[leaf_id]] = IDENTITY_WEIGHT / 2 * introduction(row["text"] or "", names)
     return out
 
 

@@ -266,14 +266,28 @@ _GREETING = re.compile(r"\b(?:thanks|thank you|hi|hey|hello|dear|cheers)[ ,]*$",
 
 
 def introduces(text: str, names: Collection[str]) -> bool:
-    """Whether a message or a document's `text` says who one of `names` is (`_INTRODUCED_AFTER`,
-    `_INTRODUCED_BEFORE`), stricter than `describes`, which reads entity notes: "Thanks Helen,
-    will do" and "Thanks, Helen, the budget is fine" only address her (`_GREETING`)."""
+    """Whether a message or a document's `text` says who one of `names` is (`introduction`)."""
+    return introduction(text, names) > 0
+
+
+def introduction(text: str, names: Collection[str]) -> float:
+    """How much of a message or a document's `text` says who one of `names` is, stricter than
+    `describes`, which reads entity notes: all of it when a description follows the name
+    ("Helen Okafor from our finance team", "Helen, our CFO": `_INTRODUCED_AFTER`); when only a
+    label stands before it ("- Finance (invoices, deposit): Helen Okafor": `_INTRODUCED_BEFORE`),
+    the share of the text in the lines that label it: a list's line in a long section is little
+    of what the section says. "Thanks Helen, will do" and "Thanks, Helen, the budget is fine"
+    only address her (`_GREETING`): nothing."""
     alternatives = _alternatives(names)
     if not alternatives:
-        return False
-    said = re.compile(rf"{_INTRODUCED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives})\b{_INTRODUCED_AFTER}")
-    return any(_GREETING.search(text, 0, found.start()) is None for found in said.finditer(text))
+        return 0.0
+    described = re.compile(rf"\b(?i:{alternatives})\b{_INTRODUCED_AFTER}")
+    if any(_GREETING.search(text, 0, found.start()) is None for found in described.finditer(text)):
+        return 1.0
+    labelled = re.compile(rf"{_INTRODUCED_BEFORE}(?i:{alternatives})\b")
+    lines = {text.rfind("\n", 0, found.end()) + 1 for found in labelled.finditer(text) if _GREETING.search(text, 0, found.start()) is None}
+    said = sum(len(text[start:].split("\n", 1)[0].strip()) for start in lines)
+    return min(1.0, said / max(1, len(text.strip())))
 
 
 def _alternatives(names: Collection[str]) -> str:
