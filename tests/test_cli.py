@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -110,6 +111,35 @@ def test_every_command_has_help() -> None:
     for name, sp in sub.choices.items():  # type: ignore[attr-defined]
         assert sp.format_help().strip(), name
     assert "reindex" in run_cli("--help").stdout
+
+
+def test_every_command_says_what_it_does_in_its_own_help(capsys: pytest.CaptureFixture[str]) -> None:
+    """`vaultmind status --help` (or `reindex`, `watch`, a query mode…) had shown only its usage and
+    options: what the command does was in the list of commands alone."""
+
+    def commands(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        found = [path] if path else []
+        for sub in subs:
+            for name, child in sub.choices.items():
+                found += commands(child, (*path, name))
+        return found
+
+    every = commands(build_parser(), ())
+    assert {("status",), ("reindex",), ("watch",), ("query", "walk"), ("bench", "run")} <= set(every)
+    for path in every:
+        with pytest.raises(SystemExit) as done:
+            main([*path, "--help"])
+        out = capsys.readouterr().out
+        assert done.value.code == 0
+        said = out.split("\n\n")[1]  # what follows the usage
+        assert not said.startswith(("options:", "positional arguments:")), path
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    serve = capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["watch", "--help"])
+    assert capsys.readouterr().out.split("\n", 1)[1] == serve.split("\n", 1)[1]  # one command, two names
 
 
 def test_readme_commands_match_ci() -> None:

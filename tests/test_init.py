@@ -19,6 +19,7 @@ from vaultmind.cli.main import main
 from vaultmind.config import _SCHEMA, FEATURE_KEYS, Config, load_config
 from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.render import SourceMeta, render_source_note
 from vaultmind.vault.atomic import is_temp_name, write_atomic
 from vaultmind.vault.template import GITIGNORE_LINES, init_vault, template_files, template_root
 
@@ -355,7 +356,8 @@ def test_demo_source_and_entity_notes_follow_the_format(tmp_path: Path) -> None:
             metas = re.findall(r"^> %% vaultmind id=.* %%$", body, re.MULTILINE)
             blocks = re.findall(r"^\^m-[a-z0-9-]+$", body, re.MULTILINE)
             assert len(heads) == len(metas) == len(blocks) == data["messages"] >= 3, rel
-            assert body.startswith(f"# {data['title']}\n\n")
+            shown = SourceMeta(kind, data["source_id"], data["scope"], data["title"])  # the title as rendered
+            assert body.startswith(split_frontmatter(render_source_note(shown, [])).body + "\n"), rel
             assert data["time_start"] <= data["time_end"]
         elif rel.startswith("entities/") and data.get("vaultmind") == "entity":
             kind, stem = rel.removeprefix("entities/").removesuffix(".md").split("/")

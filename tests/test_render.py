@@ -47,7 +47,7 @@ MESSAGES = [
 ]
 
 EXPECTED_BODY = """\
-# #general · 2024-03-04
+# \\#general · 2024-03-04
 
 > [!message] Alice Chen · 2024-03-04 09:00
 > Has anyone looked at the Q3 budget?
@@ -232,6 +232,20 @@ def test_a_title_or_author_with_markup_opens_no_comment_and_hides_nothing() -> N
     assert (leaf.text, leaf.author) == ("See you there.", "Ops %% <Team>")
     html = MarkdownIt("commonmark").render(heading + "\n\n" + callout[2:])
     assert "15 April %% notes &lt;Action required&gt;" in html and "Ops %% &lt;Team&gt;" in html
+
+
+def test_a_channel_title_tags_no_note_and_a_message_keeps_its_tags() -> None:
+    """"# #launch · 2024-03-07" made every day note of a Slack channel a note tagged #launch, in
+    Obsidian's tag pane and in the index; the title now shows "#launch" as text."""
+    meta = SourceMeta("chat", "slack:acme/launch", "slack/acme/launch", "#launch · 2024-03-07")
+    plain = Message("1", "Alice #1 fan", datetime(2024, 3, 7, 9, tzinfo=UTC), "Moved to Tuesday.")
+    tagged = Message("2", "Bob", datetime(2024, 3, 7, 9, 5, tzinfo=UTC), "Noted in #planning.")
+    assert parse_note("sources/chat/slack/acme/launch/2024-03-07.md", render_source_note(meta, [plain])).tags == ()
+    text = render_source_note(meta, [plain, tagged])
+    assert parse_note("sources/chat/slack/acme/launch/2024-03-07.md", text).tags == ("planning",)
+    heading = next(line for line in text.split("\n") if line.startswith("# "))
+    assert MarkdownIt("commonmark").render(heading) == "<h1>#launch · 2024-03-07</h1>\n"
+    assert "[!message] Alice \\#1 fan ·" in text
 
 
 def test_random_texts_round_trip_through_the_note() -> None:

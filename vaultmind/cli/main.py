@@ -141,10 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_query_parser(sub, vault_args)
 
     for name, text in (
-        ("watch", "keep the index in step with every edit, and answer queries (foreground)"),
-        ("serve", "run the daemon: watcher + loopback API (foreground)"),
+        ("watch", "run the daemon in the foreground (the same as serve)"),
+        ("serve", "run the daemon in the foreground: watcher + workers + summary trees + loopback API"),
     ):
-        p = sub.add_parser(name, help=text)
+        p = sub.add_parser(name, help=text, description=DAEMON_DESCRIPTION)
         vault_args(p, json_flag=False)
         p.set_defaults(handler=cmd_watch)
 
@@ -152,7 +152,30 @@ def build_parser() -> argparse.ArgumentParser:
     for module_name in COMMAND_MODULES:
         module = importlib.import_module(module_name)
         module.add_parser(sub)
+    describe_commands(parser)
     return parser
+
+
+DAEMON_DESCRIPTION = (
+    "Run the daemon in the foreground until Ctrl-C: the watcher keeps the index in step with every "
+    "edit, workers recognise entities and fold leaves into summary trees, and a loopback API "
+    "answers query, status, sync and reindex meanwhile (its address and token are in "
+    ".vaultmind/daemon.json). `watch` and `serve` are the same command."
+)
+
+
+def describe_commands(parser: argparse.ArgumentParser) -> None:
+    """Give every command (and query mode, bench action…) without a description of its own the
+    line the list of commands shows for it, so that `vaultmind COMMAND --help` says what it does."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, command in action.choices.items():
+            line = helps.get(name)
+            if command.description is None and line:
+                command.description = line[:1].upper() + line[1:] + "."
+            describe_commands(command)
 
 
 # -- commands ------------------------------------------------------------------------------

@@ -364,10 +364,16 @@ def _one_line(text: str) -> str:
     return " ".join(_CONTROL_RE.sub("", text).split())
 
 
+# A "#" that would open a tag (at the start or after a space, before a tag's characters):
+# Obsidian would show it as a tag and list the note under it
+_TAG_OPEN_RE = re.compile(r"(?<!\S)#(?=[\w/-])")
+
+
 def _shown(line: str) -> str:
     """A line only shown, never read back (a heading, a callout's title), escaped as message text
-    is: "Kickoff %% notes" opens no comment."""
-    return _map_prose([line], _escape_prose)[0]
+    is: "Kickoff %% notes" opens no comment; and "#launch · 2024-03-07", a Slack channel's day,
+    tags no note with its channel name (the message text a user wrote keeps its tags)."""
+    return _map_prose([line], lambda prose: _TAG_OPEN_RE.sub(r"\\#", _escape_prose(prose)))[0]
 
 
 def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzinfo = UTC) -> str:
