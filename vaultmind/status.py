@@ -12,15 +12,47 @@ deferred jobs become ready with time).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmind.index.schema import SCHEMA_VERSION
 from vaultmind.index.store import Index, take_quarantine_notice
 
 if TYPE_CHECKING:
+    from vaultmind.config import Config
+    from vaultmind.embed.base import Embedder
     from vaultmind.entities.graph import EntityDeriver
-    from vaultmind.memory import Memory
+
+
+class _Syncing(Protocol):
+    @property
+    def derivers(self) -> Sequence[object]: ...
+
+    @property
+    def embed_error(self) -> str | None: ...
+
+
+class OpenMemory(Protocol):
+    """An open memory as a status reads it (`memory.Memory` is one)."""
+
+    @property
+    def index(self) -> Index: ...
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def embedder(self) -> Embedder | None: ...
+
+    @property
+    def syncer(self) -> _Syncing: ...
+
+    @property
+    def behind(self) -> str | None: ...
+
+    @property
+    def catching_up(self) -> int: ...
 
 # DuckDB's buffer pool while `status` counts (reads only). At 50k notes, in process: the texts
 # without a vector +30 MB for a moment under 32 MB, +15–18 MB under 16 MB (the blocks its two
@@ -28,7 +60,7 @@ if TYPE_CHECKING:
 STATUS_MEMORY_LIMIT = "16MB"
 
 
-def read_counts(memory: Memory, *, loading: bool) -> tuple[dict[str, Any], bool]:
+def read_counts(memory: OpenMemory, *, loading: bool) -> tuple[dict[str, Any], bool]:
     """The index's counts for a status, and whether they were read now (False: kept from a
     status of the same generation). While the daemon starts (`loading`) the two that hash every
     leaf are left out (None)."""
@@ -92,7 +124,7 @@ def _counts(index: Index, model: str | None, deriver: EntityDeriver | None, *, l
     }
 
 
-def status_report(memory: Memory, counts: dict[str, Any], *, loading: bool) -> dict[str, Any]:
+def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) -> dict[str, Any]:
     """The whole status: `counts` (`read_counts`) with what is read on every status."""
     from vaultmind.entities.graph import entity_deriver
     from vaultmind.queue.store import queue_status
