@@ -251,3 +251,70 @@ def test_a_refresh_runs_only_when_what_it_depends_on_changed(vault: Path, monkey
         assert len(refresh_summaries(memory).refreshed) == 4 and reads
         for row in summary_rows(memory):
             assert str(_front(vault, str(row["note_path"]))["title"]).startswith("#launch-week · ")
+
+
+def _sealed_with_helen(vault: Path, memory: Memory) -> list[str]:
+    """Three L1 summaries and one L2 sealed with Helen Okafor's entity note there: all link it."""
+    write(vault, HELEN, HELEN_NOTE)
+    memory.sync()
+    seal_ready(memory, summarizer=FALLBACK)
+    paths = [str(r["note_path"]) for r in summary_rows(memory)]
+    assert len(paths) == 4
+    for path in paths:
+        assert _front(vault, path)["entities"] == ["[[entities/person/helen-okafor|Helen Okafor]]"]
+    return paths
+
+
+def _move(vault: Path, old: str, new: str) -> None:
+    (vault / new).parent.mkdir(parents=True, exist_ok=True)
+    (vault / old).rename(vault / new)
+
+
+def _as_rebuilt(memory: Memory) -> list[dict[str, object]]:
+    """The summary rows, checked equal to those of a cold rebuild."""
+    rows = summary_rows(memory)
+    memory.reindex()
+    assert summary_rows(memory) == rows
+    return rows
+
+
+def test_summaries_follow_an_entity_note_renamed_or_moved(vault: Path) -> None:
+    """An entity note keeps the id its front matter declares wherever it lives: renamed in
+    Obsidian (which rewrites the links to it, here before the note's own move is synced) or
+    moved outside it (the links still name the old place), its summaries keep the link — at
+    every level — and vaultmind rewrites its own to the new place, never one you edited."""
+    chat_day(vault, 0, 0, 9)
+    with Memory.open(tree_config(vault, **{"entities.create_threshold": 1000})) as memory:
+        paths = _sealed_with_helen(vault, memory)
+        renamed = "entities/person/team/Helen O.md"
+        for path in paths:  # Obsidian rewrites the links to a renamed note (by name: the shortest)
+            note = vault / path
+            text = note.read_text(encoding="utf-8")
+            note.write_text(text.replace("entities/person/helen-okafor|", "Helen O|"), encoding="utf-8")
+        memory.sync()
+        _move(vault, HELEN, renamed)
+        memory.sync()
+        assert [r["entities"] for r in _as_rebuilt(memory)] == [["person:helen-okafor"]] * 4
+        maintain(memory, now=LATER, summarizer=FALLBACK)  # the parent of the children rewritten is sealed again
+        for path in paths:  # as a seal writes it
+            assert _front(vault, path)["entities"] == ["[[entities/person/team/Helen O|Helen Okafor]]"], path
+        rows = _as_rebuilt(memory)
+        assert [r["note_path"] for r in rows] == paths
+        assert [(r["entities"], r["stale"]) for r in rows] == [(["person:helen-okafor"], False)] * 4
+        l1 = vault / paths[0]
+        mine = l1.read_text(encoding="utf-8").rstrip("\n") + "\n\nMy own note.\n"
+        l1.write_text(mine, encoding="utf-8")
+        memory.sync()
+        maintain(memory, now=LATER, summarizer=FALLBACK)
+        _move(vault, renamed, "entities/Helen.md")  # moved by hand: no link follows
+        memory.sync()
+        _as_rebuilt(memory)
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not report.sealed and not report.unsealed
+        assert sorted(r["path"] for r in report.refreshed) == sorted(p for p in paths if p != paths[0])
+        assert l1.read_text(encoding="utf-8") == mine, "a summary you edited is yours"
+        for path in paths[1:]:
+            assert _front(vault, path)["entities"] == ["[[entities/Helen|Helen Okafor]]"], path
+        rows = {r["note_path"]: r for r in summary_rows(memory)}
+        assert [rows[p]["entities"] for p in paths[1:]] == [["person:helen-okafor"]] * 3
+        assert [rows[p]["stale"] for p in paths[1:]] == [False, False, True], "the parent folds your edit in next"

@@ -1,19 +1,21 @@
 """Fills the `summaries` table from summary notes, inside the sync transaction.
 
-A row is a pure function of the summary note and the current state of what its children links
-point at, so an incremental sync gives the same rows as a cold rebuild:
+A row is a pure function of the summary note and the current state of what its links point at,
+so an incremental sync gives the same rows as a cold rebuild:
 
 - `children`: the links resolved to node ids, in order (a level-1 link → the leaf at that note
   path and anchor, the k-th one for `· part k`; a link above → the summary note's id); links
   that resolve to nothing are left out;
 - `leaf_ids`: every descendant leaf, in order, without repeats;
+- `entities`: the `entities` links resolved to entity ids through the entity notes they point
+  at (`resolve_entity_links`), so a renamed or moved entity note keeps its id;
 - `user_edited`: the body's sha256 differs from `vaultmind_body_sha256` (or there is none);
 - `stale`: a child is missing, the children's content no longer matches `children_sha256`,
   or a child summary is stale (and not yours: an edited summary is final and stops the
   propagation). A stale summary is re-sealed by `engine.reseal_stale`.
 
 Incrementally, the summaries recomputed are those whose note was written, those whose children
-links point at a written or vanished note or leaf, and then their ancestors, level by level.
+or entity links point at a written or vanished note or leaf, and then their ancestors, level by level.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class SummaryInfo:
     children_sha256: str | None
     time_start: datetime | None
     time_end: datetime | None
-    entities: tuple[str, ...]
+    entity_links: tuple[str, ...]  # as written: resolved to entity ids by `resolve_rows`
     summarizer: str
     user_edited: bool
 
@@ -97,12 +99,6 @@ def summary_info(path: str, fm: dict[str, Any], user_edited: bool) -> SummaryInf
     links = tuple(str(c) for c in children if isinstance(c, str)) if isinstance(children, list) else ()
     recorded = fm.get("children_sha256")
     entity_links = fm.get("entities")
-    entities: list[str] = []
-    if isinstance(entity_links, list):
-        for link in entity_links:
-            eid = entity_id_of_link(link) if isinstance(link, str) else None
-            if eid and eid not in entities:
-                entities.append(eid)
     return SummaryInfo(
         path=path,
         id=sid,
@@ -112,7 +108,7 @@ def summary_info(path: str, fm: dict[str, Any], user_edited: bool) -> SummaryInf
         children_sha256=str(recorded) if isinstance(recorded, str) and recorded else None,
         time_start=parse_time(fm.get("time_start")),
         time_end=parse_time(fm.get("time_end")),
-        entities=tuple(entities),
+        entity_links=tuple(str(x) for x in entity_links if isinstance(x, str)) if isinstance(entity_links, list) else (),
         summarizer=str(fm.get("summarizer") or ""),
         user_edited=user_edited,
     )
@@ -154,7 +150,7 @@ class TreeDeriver:
         if rebuild:
             affected = set(written_infos)
         else:
-            affected = self._affected(con, written_infos, written_paths, gone, removed_leaf_ids)
+            affected = self._affected(con, written_infos, written_paths, changed_paths, gone, removed_leaf_ids)
         infos = dict(written_infos)
         old = _rows_by_path(con, sorted(affected - set(written_infos)))
         for path, (fm_json, row) in old.items():
@@ -173,12 +169,14 @@ class TreeDeriver:
         con: duckdb.DuckDBPyConnection,
         written_infos: dict[str, SummaryInfo],
         written_paths: Sequence[str],
+        changed_paths: Sequence[str],
         gone: Sequence[tuple[str, str]],
         removed_leaf_ids: Sequence[str],
     ) -> set[str]:
         affected: set[str] = set(written_infos)
         ids = {row[0] for row in gone} | {info.id for info in written_infos.values()}
-        paths = set(written_paths) | {row[1] for row in gone}
+        # notes removed too: a summary linking an entity note that moved away resolves anew
+        paths = set(written_paths) | set(changed_paths) | {row[1] for row in gone}
         if removed_leaf_ids:
             affected |= {
                 r[0]
@@ -196,9 +194,9 @@ class TreeDeriver:
             }
             paths |= affected
         while ids or paths:
-            targets = sorted(
-                {p[: -len(NOTE_SUFFIX)] if p.lower().endswith(NOTE_SUFFIX) else p for p in paths}
-            )
+            stems = {p[: -len(NOTE_SUFFIX)] if p.lower().endswith(NOTE_SUFFIX) else p for p in paths}
+            # a link by name only (`[[Helen Okafor]]`, Obsidian's shortest form) names the stem
+            targets = sorted(stems | {stem.rsplit("/", 1)[-1] for stem in stems})
             found = execute_with(
                 con,
                 """SELECT s.note_path, s.id FROM summaries s, unnest(s.children) AS c(child)
@@ -295,12 +293,42 @@ def resolve_rows(con: duckdb.DuckDBPyConnection, infos: Sequence[SummaryInfo]) -
             row.note_path: row
             for row in load_rows(con, "s.note_path IN (SELECT unnest(?::VARCHAR[]))", [summary_targets])
         }
+    entity_ids = resolve_entity_links(con, {link for info in infos for link in info.entity_links})
     computed: dict[str, SummaryRow] = {}
     out: list[SummaryRow] = []
     for info in infos:
-        row = resolve_one(info, leaves, lambda p: computed.get(p) or existing.get(p), shas)
+        row = resolve_one(info, leaves, lambda p: computed.get(p) or existing.get(p), shas, entity_ids)
         computed[info.path] = row
         out.append(row)
+    return out
+
+
+def resolve_entity_links(con: duckdb.DuckDBPyConnection, links: Iterable[str]) -> dict[str, str]:
+    """Entity links → entity ids. A link to an entity note (by its path, or by its name alone, as
+    Obsidian resolves it: the shortest path wins) gets the id the note declares (the `entities`
+    table), wherever the note lives, so a renamed or moved note keeps its summaries' links; a
+    link to no entity note gets the id its path spells (`entity_id_of_link`), so a link left at
+    the old place of a note moved by hand still counts until the refresh rewrites it."""
+    parsed = {text: link for text in links if (link := parse_link(text)) is not None}
+    names = sorted({link.note_path.rsplit("/", 1)[-1].lower() for link in parsed.values()})
+    by_name: dict[str, list[tuple[str, str]]] = {}
+    if names:
+        for eid, path in con.execute(
+            """SELECT id, note_path FROM entities WHERE note_path IS NOT NULL
+               AND lower(regexp_extract(note_path, '[^/]*$')) IN (SELECT unnest(?::VARCHAR[]))""",
+            [names],
+        ).fetchall():
+            by_name.setdefault(path.rsplit("/", 1)[-1].lower(), []).append((path, eid))
+    out: dict[str, str] = {}
+    for text, link in parsed.items():
+        target = link.note_path.lower()
+        notes = sorted(by_name.get(target.rsplit("/", 1)[-1], ()), key=lambda n: (len(n[0]), n[0]))
+        found = next((eid for path, eid in notes if path.lower() == target), None)
+        if found is None:
+            found = next((eid for path, eid in notes if path.lower().endswith("/" + target)), None)
+        found = found or entity_id_of_link(text)
+        if found:
+            out[text] = found
     return out
 
 
@@ -316,6 +344,7 @@ def resolve_one(
     leaves: dict[tuple[str, str], list[tuple[str, str]]],
     child_row: Any,
     shas: dict[str, str],
+    entity_ids: dict[str, str],
 ) -> SummaryRow:
     children: list[str] = []
     hashes: list[str] = []
@@ -362,7 +391,7 @@ def resolve_one(
         leaf_ids=tuple(leaf_ids),
         time_start=info.time_start,
         time_end=info.time_end,
-        entities=info.entities,
+        entities=tuple(dict.fromkeys(entity_ids[link] for link in info.entity_links if link in entity_ids)),
         summarizer=info.summarizer,
         user_edited=info.user_edited,
         stale=bool(missing or child_stale or changed),
