@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from vaultmind.claim import daemon_claim
 from vaultmind.client import find_daemon
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
@@ -20,7 +24,7 @@ from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
-from .conftest import dump_index, snapshot_files, write
+from .conftest import dump_index, run_main, snapshot_files, write
 
 WORDS = [
     "atlas",
@@ -472,11 +476,122 @@ def test_a_long_command_through_the_daemon_says_where_its_progress_is(
         time.sleep(0.3)  # a reindex of a big vault: the daemon answers when it is done
         return client.call("POST", "/v1/sync", {})
 
-    result = context.through_daemon_or_local(config, slow_sync, lambda m: None, progress=True)
+    result = context.through_daemon_or_local(config, slow_sync, lambda m: None, progress=True, daemon_shows_progress=True)
     assert result["notes"] >= 1
     assert "its progress shows in its own output" in capsys.readouterr().err
     context.through_daemon_or_local(config, lambda c: c.call("POST", "/v1/sync", {}), lambda m: None, progress=False)
     assert capsys.readouterr().err == "", "a short or quiet command says nothing"
+
+
+def test_a_slow_query_through_the_daemon_says_it_waits_for_the_daemon_not_for_progress_it_never_shows(
+    running: tuple[Config, Memory, Daemon], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The daemon shows no progress for a query: a `vaultmind query` it holds up (here its
+    leaves are held, as a load or a batch holds them) says it waits for the daemon's answer."""
+    from vaultmind.cli import context
+
+    config, memory, _ = running
+    monkeypatch.setattr(context, "REMOTE_QUIET_S", 0.05)
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    held = threading.Event()
+
+    def hold() -> None:
+        with memory.leaves._lock:
+            held.set()
+            time.sleep(0.5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    code, out, err = run_main(capsys, "query", "search", "atlas", "--vault", str(config.vault), "--json")
+    holder.join(10)
+    assert code == 0 and out["hits"][0]["note_path"] == "start.md"
+    assert f"waiting for the daemon at http://127.0.0.1:{running[2].api.port} to answer" in err, err  # type: ignore[union-attr]
+    assert "progress shows" not in err
+
+
+@pytest.mark.slow
+def test_a_command_run_while_the_daemon_opens_the_index_waits_for_its_address(vault: Path) -> None:
+    """A daemon holds its claim and the index before it has an address: a `status` run then
+    names it and waits for its address (not 10 s for the index's lock), then asks it."""
+    write(vault, "start.md", "# Start\n\nThe first note mentions atlas.\n")
+    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+    with daemon_claim(config):
+        memory = Memory.open(config)  # what a starting daemon holds before its api is up
+        daemon = Daemon(config, memory)
+        thread = threading.Thread(target=daemon.run, daemon=True)
+        proc = _cli("status", "--vault", str(vault), "--json")
+        try:
+            assert proc.stderr is not None
+            said = proc.stderr.readline()
+            assert f"the daemon for {vault} (pid {os.getpid()}) is starting; waiting for its api" in said, said
+            thread.start()
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+            assert json.loads(out)["daemon"]["running"] is True, "answered by the daemon"
+        finally:
+            _end(proc)
+            daemon.stop()
+            if thread.ident is not None:
+                thread.join(10)
+            memory.close()
+
+
+@pytest.mark.slow
+def test_a_command_waiting_for_a_starting_daemon_that_dies_opens_the_index_itself(vault: Path) -> None:
+    """The claim's holder ends before it has an address (killed, or failed to start): the
+    `query` waiting for it opens the index itself and answers."""
+    write(vault, "start.md", "# Start\n\nThe first note mentions atlas.\n")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", CLAIM_AND_WAIT, str(vault)], stdout=subprocess.PIPE, text=True
+    )
+    proc: subprocess.Popen[str] | None = None
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "claimed"
+        proc = _cli("query", "search", "atlas", "--vault", str(vault), "--json")
+        assert proc.stderr is not None
+        said = proc.stderr.readline()
+        assert f"(pid {holder.pid}) is starting; waiting for its api" in said, said
+        holder.kill()
+        holder.wait(20)  # (reaped: a zombie would still count as alive)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert json.loads(out)["hits"][0]["note_path"] == "start.md"
+    finally:
+        holder.kill()
+        holder.wait(20)
+        if holder.stdout is not None:
+            holder.stdout.close()
+        if proc is not None:
+            _end(proc)
+
+
+CLAIM_AND_WAIT = """
+import sys, time
+from pathlib import Path
+from vaultmind.claim import daemon_claim
+from vaultmind.config import load_config
+with daemon_claim(load_config(Path(sys.argv[1]))):
+    print("claimed", flush=True)
+    time.sleep(120)
+"""
+
+
+def _cli(*args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "vaultmind", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+def _end(proc: subprocess.Popen[str]) -> None:
+    """Never leave a command or its pipes behind for a later test to trip over."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(60)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 @pytest.mark.slow

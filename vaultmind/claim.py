@@ -7,7 +7,9 @@ without a word of the first. The claim is an advisory lock (`flock`) on
 `.vaultmind/daemon.lock`, taken before the index is opened and held for the daemon's life (the
 system lets it go when the process ends, however it ends); the file names the holder's pid. A
 second daemon that finds it held names the first at once: its pid, and its address as soon
-as it has one (`CLAIM_WAIT_S`).
+as it has one (`CLAIM_WAIT_S`). A command (`query`, `status`) run in that gap reads the claim
+too (`claim_holder`) and waits for the daemon's address (`await_address`) instead of for the
+index's lock.
 
 Elsewhere than on POSIX systems there is no claim, and a second daemon waits for the index's
 lock as before.
@@ -19,10 +21,10 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO
 
-from vaultmind.client import DaemonClient, find_daemon
+from vaultmind.client import DaemonClient, alive, find_daemon
 from vaultmind.config import Config
 from vaultmind.errors import UsageError
 
@@ -63,21 +65,40 @@ def daemon_claim(config: Config) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def claim_holder(config: Config) -> int | None:
+    """The pid the vault's daemon claim names when that process (another than this one) is
+    alive: a daemon starting up, or running. None when no daemon holds it."""
+    try:
+        pid = int((config.state_dir / CLAIM_FILE).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return None  # no claim, or one let go (the file is emptied) or being written
+    return pid if pid != os.getpid() and alive(pid) else None
+
+
+def await_address(config: Config, wait_s: float, *, holding: Callable[[], bool] = lambda: True) -> DaemonClient | None:
+    """A client for the vault's daemon once it publishes its address, within `wait_s`; None
+    when it has not by then, or as soon as `holding()` says the claim's holder is gone."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        client = find_daemon(config)
+        if client is not None:
+            return client
+        if time.monotonic() >= deadline or not holding():
+            return None
+        time.sleep(_POLL_S)
+
+
 def _held_by_another(config: Config, fh: IO[str]) -> UsageError:
     """The error for a claim another process holds: its address once its API is up (within
     `CLAIM_WAIT_S`), else its pid and that it is starting."""
-    deadline = time.monotonic() + CLAIM_WAIT_S
+    client = await_address(config, CLAIM_WAIT_S)
+    if client is not None:
+        return _already_runs(config, client.pid, client)
+    fh.seek(0)
     pid: int | None = None
-    while True:
-        fh.seek(0)
-        with contextlib.suppress(ValueError):
-            pid = int(fh.read().strip())
-        client = find_daemon(config)
-        if client is not None:
-            return _already_runs(config, client.pid, client)
-        if time.monotonic() >= deadline:
-            return _already_runs(config, pid, None)
-        time.sleep(_POLL_S)
+    with contextlib.suppress(ValueError):
+        pid = int(fh.read().strip())
+    return _already_runs(config, pid, None)
 
 
 def _already_runs(config: Config, pid: int | None, client: DaemonClient | None) -> UsageError:

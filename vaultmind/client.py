@@ -88,7 +88,7 @@ def find_daemon(config: Config) -> DaemonClient | None:
         host = str(info.get("host", "127.0.0.1"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if pid != os.getpid() and not _alive(pid):
+    if pid != os.getpid() and not alive(pid):
         return None
     client = DaemonClient(host, port, token)
     client.pid = pid
@@ -103,7 +103,8 @@ def find_daemon(config: Config) -> DaemonClient | None:
     return client
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

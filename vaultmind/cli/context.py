@@ -99,18 +99,24 @@ def through_daemon_or_local(
     local: Callable[[Any], Any],
     *,
     progress: bool = False,
+    daemon_shows_progress: bool = False,
 ) -> Any:
     """Run `remote(client)` when a daemon owns the index, else `local(memory)` in-process.
 
-    If the index is busy because a daemon is just starting, wait for it to publish itself.
+    A daemon that has claimed the vault but not published its address yet (it is opening the
+    index) is waited for, up to `STARTING_ADDRESS_S`; if it ends meanwhile, or the index is
+    busy without one, the index is opened here. `progress`: a long command, which shows its
+    progress when it runs here, and says what it waits for when the daemon has not answered
+    after `REMOTE_QUIET_S`; `daemon_shows_progress`: the daemon shows this work's progress
+    in its own output (a sync, a reindex), so the notice points there.
     """
     from vaultmind.client import find_daemon
     from vaultmind.errors import IndexBusy
     from vaultmind.memory import Memory
 
-    client = find_daemon(config)
+    client = find_daemon(config) or _starting_daemon(config)
     if client is not None:
-        return _remote(client, remote, config, progress=progress)
+        return _remote(client, remote, config, progress=progress, daemon_shows_progress=daemon_shows_progress)
     try:
         with Progress(enabled=progress) as bar, Memory.open(config, progress=bar) as memory:
             return local(memory)
@@ -118,13 +124,38 @@ def through_daemon_or_local(
         client = find_daemon(config)
         if client is None:
             raise
-        return _remote(client, remote, config, progress=progress)
+        return _remote(client, remote, config, progress=progress, daemon_shows_progress=daemon_shows_progress)
 
 
-def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any, *, progress: bool = False) -> Any:
+def _starting_daemon(config: Any) -> DaemonClient | None:
+    """The client of a daemon that holds the vault's claim but has no address yet, once it
+    publishes one; None when no daemon holds the claim, or it ends or stays silent meanwhile."""
+    from vaultmind.claim import await_address, claim_holder
+
+    pid = claim_holder(config)
+    if pid is None:
+        return None
+    print(
+        f"vaultmind: the daemon for {config.vault} (pid {pid}) is starting; waiting for its api to come up "
+        f"(up to {STARTING_ADDRESS_S:g} s)…",
+        file=sys.stderr,
+        flush=True,
+    )
+    return await_address(config, STARTING_ADDRESS_S, holding=lambda: claim_holder(config) == pid)
+
+
+def _remote(
+    client: DaemonClient,
+    remote: Callable[[Any], Any],
+    config: Any,
+    *,
+    progress: bool = False,
+    daemon_shows_progress: bool = False,
+) -> Any:
     """`remote(client)`, saying so first when the daemon has not finished starting or is loading
     the whole vault (its answer then waits for that). A long command (`progress`) that the
-    daemon has not answered after `REMOTE_QUIET_S` says where its progress shows."""
+    daemon has not answered after `REMOTE_QUIET_S` says what it waits for: where the work's
+    progress shows when the daemon shows it, else that it waits for the daemon's answer."""
     if client.loading and not client.starting:
         print(
             f"vaultmind: the daemon for {config.vault} is loading the whole vault into its index "
@@ -141,14 +172,14 @@ def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any, *, 
         )
     if not progress:
         return remote(client)
-    notice = threading.Timer(
-        REMOTE_QUIET_S,
-        lambda: print(
-            f"vaultmind: the daemon at {client.base} is doing this; its progress shows in its own output…",
-            file=sys.stderr,
-            flush=True,
-        ),
-    )
+    if daemon_shows_progress:
+        said = f"vaultmind: the daemon at {client.base} is doing this; its progress shows in its own output…"
+    else:
+        said = (
+            f"vaultmind: waiting for the daemon at {client.base} to answer; it may be busy loading its "
+            "index or applying changes to the vault…"
+        )
+    notice = threading.Timer(REMOTE_QUIET_S, lambda: print(said, file=sys.stderr, flush=True))
     notice.daemon = True
     notice.start()
     try:
@@ -157,4 +188,5 @@ def _remote(client: DaemonClient, remote: Callable[[Any], Any], config: Any, *, 
         notice.cancel()
 
 
-REMOTE_QUIET_S = 2.0  # a command through the daemon silent longer than this says where its progress is
+REMOTE_QUIET_S = 2.0  # a command through the daemon silent longer than this says what it waits for
+STARTING_ADDRESS_S = 60.0  # a command waits this long at most for a starting daemon's address

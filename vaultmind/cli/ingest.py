@@ -85,6 +85,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             lambda client: client.call("POST", "/v1/sync", {"paths": paths}, timeout=3600),
             lambda memory: memory.sync_paths(paths).to_dict(),
             progress=True,
+            daemon_shows_progress=True,
         )
     result: dict[str, Any] = {
         "written": report.written,

@@ -216,6 +216,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         lambda c: c.call("POST", "/v1/reindex", {}, timeout=3600),
         local,
         progress=True,
+        daemon_shows_progress=True,
     )
     return _print_stats(args, result, "reindexed")
 
@@ -230,7 +231,11 @@ def cmd_sync(args: argparse.Namespace) -> int:
         return result
 
     result = through_daemon_or_local(
-        config_from_args(args), lambda c: c.call("POST", "/v1/sync", {}, timeout=3600), local, progress=True
+        config_from_args(args),
+        lambda c: c.call("POST", "/v1/sync", {}, timeout=3600),
+        local,
+        progress=True,
+        daemon_shows_progress=True,
     )
     return _print_stats(args, result, "synced")
 
