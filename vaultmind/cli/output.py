@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vaultmind.retrieval.evidence import NONE_YOURS
+from vaultmind.retrieval.evidence import NONE_YOURS, none_by
 
 PROGRESS_AFTER_S = 2.0
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
@@ -155,6 +155,8 @@ def print_hits(result: dict[str, Any]) -> None:
         print(f"time window: {window['start']} – {window['end']} (from “{window['text']}”{ahead})")
         if query.get("window_none_yours"):  # "what did I write on 11 March?"
             print(NONE_YOURS)
+        if query.get("window_none_by"):  # "what did Bob say yesterday?"
+            print(safe(none_by(query["window_none_by"])))
     if query.get("corrected"):
         print("read as: " + ", ".join(f"“{old}” → “{new}”" for old, new in query["corrected"].items()))
     if query.get("unknown"):  # the hits below cannot be about these words

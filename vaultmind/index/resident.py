@@ -661,9 +661,12 @@ class ResidentLeaves:
             stamps = ts[rows].astype(np.int64).tolist()  # as ints: numpy datetime scalars compare slowly
             return [ids[j] for j in sorted(range(len(ids)), key=lambda j: (stamps[j], ids[j]))]
 
-    def by_authors(self, names: Collection[str], limit: int) -> list[str]:
+    def by_authors(
+        self, names: Collection[str], limit: int, *, near: tuple[datetime, datetime] | None = None
+    ) -> list[str]:
         """Live leaves written by any of `names` (as written in their notes): the `limit`
-        latest (those without a time last), ties by id."""
+        latest (or, `near` a span, the `limit` nearest it, those inside it first; those without
+        a time last), ties by id."""
         with self._held():
             self._ensure()
             codes = [code for name in names if (code := self._author_names.find(name)) is not None]
@@ -671,7 +674,12 @@ class ResidentLeaves:
                 return []
             rows = np.flatnonzero(self._rows.alive & np.isin(self._author, codes))
             stamps = self._ts[rows].astype(np.int64)  # NaT is the smallest int64
-            key = np.where(stamps == np.iinfo(np.int64).min, np.iinfo(np.int64).max, -stamps)  # latest first, NaT last
+            if near is None:
+                order = -stamps  # latest first
+            else:
+                lo, hi = (np.datetime64(t, "us").astype(np.int64) for t in near)
+                order = np.maximum(np.maximum(lo - stamps, stamps - hi + 1), 0)  # 0 inside [lo, hi)
+            key = np.where(stamps == np.iinfo(np.int64).min, np.iinfo(np.int64).max, order)  # NaT last
             if len(rows) > limit:
                 keep = np.isin(rows, self._smallest(rows, key, limit))
                 rows, key = rows[keep], key[keep]

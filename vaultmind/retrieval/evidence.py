@@ -33,6 +33,15 @@ MIN_SHORTENED_CHARS = 80  # of the first item's text, or it is left out rather t
 _WORD = re.compile(r"\w+")
 # the question asks what the asker wrote in a window that none of their notes is dated in
 NONE_YOURS = "none of your notes is dated inside this window: the items below are what else the memory holds"
+
+
+def none_by(names: Sequence[str]) -> str:
+    """The notice of a window none of whose messages is by the speakers the question names
+    ("what did Bob say yesterday?" when Bob wrote nothing that day)."""
+    who = " or ".join(names)
+    return f"nothing by {who} is dated inside this window: the items below are what {who} said nearest it"
+
+
 _AHEAD_NONE = "Nothing in the memory falls inside this window yet, and nothing said before it was found."
 
 
@@ -107,6 +116,9 @@ def format_evidence(
         lines.append(f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)")
         if query.get("window_none_yours"):  # "what did I write on 11 March?"
             lines.append(NONE_YOURS[0].upper() + NONE_YOURS[1:] + ".")
+        if query.get("window_none_by"):  # "what did Bob say yesterday?"
+            notice = none_by(query["window_none_by"])
+            lines.append(notice[0].upper() + notice[1:] + ".")
         if query.get("window_ahead"):  # "what is happening in April?" asked in March
             lines.append("Nothing in the memory falls inside this window yet: the items below were said before it.")
         elif not any(_in_window(hit, window) for hit in hits):

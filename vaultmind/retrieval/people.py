@@ -6,7 +6,7 @@ whether a text says who someone is (`describes`)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -156,14 +156,24 @@ def speaker_codes(
 ) -> list[int]:
     """The codes (in `cols.author_names`) of the authors the question asks the words of: one of
     their name's terms, or of the words the question names their entity by, is a speaker's."""
+    codes = np.unique(cols.author[cols.author >= 0]).tolist()
+    spoken = set(speaker_names([cols.author_names[code] for code in codes], speakers, named, qents))
+    return [code for code in codes if cols.author_names[code] in spoken]
+
+
+def speaker_names(
+    names: Iterable[str], speakers: set[str], named: dict[str, str], qents: Sequence[tuple[str, str]]
+) -> list[str]:
+    """The author names (as written in their notes) of `names` the question asks the words of:
+    one of their name's terms, or of the words the question names their entity by, is a
+    speaker's — in `names`' order."""
     out = []
-    for code in np.unique(cols.author[cols.author >= 0]).tolist():
-        name = cols.author_names[code]
+    for name in names:
         if not name:
             continue
         called = {t for e, surface in qents if named.get(name) == e for t in person_terms(surface)}
         if (person_terms(name) | called) & speakers:
-            out.append(code)
+            out.append(name)
     return out
 
 

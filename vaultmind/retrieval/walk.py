@@ -30,7 +30,9 @@
    latest first (of equal matches, and of near-equal ones, the latest stands: it may change
    what came before): each adds
    `LATEST_SAID` × how late among them it was written (`windows.recency`), and no context is
-   given, as no message matched a question that asks nothing but who spoke.
+   given, as no message matched a question that asks nothing but who spoke. A speaker named
+   with a window that holds none of their messages ("what did Bob say yesterday?" when only
+   Alice wrote): their messages nearest the window, by nearness (`retrieval/windows.py`).
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
    holding both come first — hop tightening), and, with a window, leaves inside it.
@@ -119,6 +121,7 @@ from vaultmind.retrieval.people import (
     possessed,
     query_entities,
     speaker_codes,
+    speaker_names,
     without_words,
 )
 from vaultmind.retrieval.retold import retold_leaves
@@ -154,6 +157,7 @@ from vaultmind.retrieval.windows import (
     lateness,
     lead_up,
     naive_utc,
+    nearness,
     question_tense,
     question_window,
     recency,
@@ -315,6 +319,15 @@ def walk(
         candidates |= held
         if not said_in(memory, timed.start, after_end(timed, now), now):
             timed = None
+    # "what did Bob say yesterday?" when he wrote nothing then: his words nearest the window, not
+    # the others' inside it — the window ranks nothing, and `query.window_none_by` names him
+    silent: list[str] = []
+    if speakers and window is not None and not ahead and not empty:
+        spoken = speaker_names(sorted(memory.leaves.authors()), speakers, named, qents)
+        near = memory.leaves.by_authors(spoken, CANDIDATES, near=(window.start, window.end))
+        if near and not within(window, memory.leaves.columns(near[:1]).ts).any():
+            silent, timed = spoken, None
+            candidates |= set(near)
 
     ids = sorted(candidates)
     at = {leaf_id: k for k, leaf_id in enumerate(ids)}  # a leaf's place in walk's arrays
@@ -377,6 +390,9 @@ def walk(
     if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change),
         latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
         scores += latest + WINDOW_PRESENCE * told  # and what names one of its days
+    elif silent and window is not None:  # the window ranks the speaker's messages by how near it they are
+        latest = WINDOW_PRESENCE * nearness(window, cols.ts, np.isin(cols.author, speaker_codes(cols, speakers, named, qents)))
+        scores += latest
     elif only_names:  # "what did Dana say?": of her messages, the latest first (ties, near-ties)
         latest = LATEST_SAID * recency(cols.ts, signals[:, AUTHOR] > 0)
         scores += latest
@@ -460,7 +476,7 @@ def walk(
                 "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
-                "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, or only an author asked
+                "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words
                 "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
                 "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
                 "weights": weights,
@@ -480,6 +496,8 @@ def walk(
         "window_empty": empty,
         # "what did I write on 11 March?": none of the asker's notes is dated inside the window
         "window_none_yours": bool(own) and window is not None and not yours_within(window, cols),
+        # "what did Bob say yesterday?": the named speakers, none of whose messages is dated inside the window
+        "window_none_by": silent,
         "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
         "answer_kind": kind,
         "reference_time": now.isoformat() + "Z",

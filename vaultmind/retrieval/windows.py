@@ -63,6 +63,12 @@ The time factor and the window's presence in `walk`'s formula:
             messages that say the most lead, not "ok" and "me too". The same for a question
             about nothing but whom or what it names ("tell me about Bob": not the word "tell"),
             among the leaves that involve them.
+            A question that names whose words it asks for ("what did Bob say yesterday?") of
+            a window holding none of that speaker's messages (nor ahead, nor empty) takes the
+            speaker's messages nearest the window as candidates, and the window ranks
+            nothing else: no time factor, no `inside`; each of the speaker's messages adds
+            `WINDOW_PRESENCE` × its `nearness` to the window instead — his words nearest it
+            first, not the others' words inside it (`query.window_none_by` names him).
 """
 
 from __future__ import annotations
@@ -306,6 +312,21 @@ def recency(ts: npt.NDArray[np.datetime64], among: npt.NDArray[np.bool_]) -> npt
     if last <= first:
         return np.zeros(len(ts))
     out = ((ts - first) / (last - first)).astype(np.float64)
+    return np.where(dated, np.nan_to_num(out), 0.0)
+
+
+def nearness(window: TimeWindow, ts: npt.NDArray[np.datetime64], among: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """How near the window each time of `among` falls, against the nearest of them: (its
+    distance + a day) / (the nearest's + a day) inverted — 1 for the nearest, ½ for one a day
+    and a half away when the nearest is half a day away; 0 outside `among` or without a time.
+    "What did Bob say yesterday?" when he said nothing that day asks for his words nearest it."""
+    dated = among & ~np.isnat(ts)
+    if not dated.any():
+        return np.zeros(len(ts))
+    start, end = np.datetime64(window.start, "us"), np.datetime64(window.end, "us")
+    distance = np.maximum(np.maximum(start - ts, ts - end), np.timedelta64(0, "us"))
+    day = np.timedelta64(1, "D")
+    out = ((distance[dated].min() + day) / (distance + day)).astype(np.float64)
     return np.where(dated, np.nan_to_num(out), 0.0)
 
 
