@@ -282,6 +282,29 @@ def states_amount(text: str, query_terms: frozenset[str]) -> bool:
     )
 
 
+# a day of the month written with its month ("23 March", "the 23rd of March", "March 23") or in
+# an ISO date; and one written bare, as an ordinal ("on the 23rd"), which leaves the month unsaid
+_DAY_WITH_MONTH = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+(?:{_MONTHS})\b|\b(?:{_MONTHS})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b"
+    r"|\b(?:19|20)\d\d-\d\d-(\d\d)\b",
+    re.I,
+)
+_ORDINAL_DAY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.I)
+
+
+def bare_days(text: str) -> frozenset[int]:
+    """The days of the month `text` names only as an ordinal, its month unsaid ("lunch at home
+    on the 23rd": {23}); none when it writes any day with its month ("the 23rd of March")."""
+    if _DAY_WITH_MONTH.search(text) is not None:
+        return frozenset()
+    return frozenset(day for found in _ORDINAL_DAY.finditer(text) if 1 <= (day := int(found.group(1))) <= 31)
+
+
+def dated_days(text: str) -> frozenset[int]:
+    """The days of the month `text` writes with their month: "Saturday 23 March" → {23}."""
+    return frozenset(int(next(g for g in found.groups() if g)) for found in _DAY_WITH_MONTH.finditer(text))
+
+
 @lru_cache(maxsize=16_384)
 def holds_answer(kind: AnswerKind, text: str) -> bool:
     """Whether `text` holds an answer of that kind (a time, a place, a name, a number)."""

@@ -53,7 +53,10 @@ author's own life (where they stand in the formula: `retrieval/walk.py`'s module
    `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
    best, and "I booked Golden Lantern, 19:00, table for 9", said in the same conversation in
    none of its words, answers it, and "what time is the dinner?" and "how many people are
-   coming to the dinner?" too; the best match follows it, as the answer's context. Where no leaf among the strongest
+   coming to the dinner?" too; the best match follows it, as the answer's context. For
+   "when…?", a strongest leaf that names its day only as an ordinal ("on the 23rd") has the
+   leaf of its note that writes that day with its month ("Saturday 23 March") ranked right
+   above it (`raise_full_date`). Where no leaf among the strongest
    names a time of day with a word of the question and the best match's note names none,
    the day answers "what time…?" as it answers "when…?" ("what time is the launch?" of a
    memory that says only "Tuesday 23 April"; `answer_holds`). A message among the strongest that
@@ -82,6 +85,8 @@ from vaultmind.retrieval.answer_type import (
     asking,
     asks_about,
     asks_clock,
+    bare_days,
+    dated_days,
     holds_answer,
 )
 from vaultmind.retrieval.headings import heading_shares
@@ -251,6 +256,24 @@ def raise_topic_answer(
     value, factor = final[found]
     final[found] = (max(value, final[best][0] + REVISION_MARGIN), factor)
     return found
+
+
+def raise_full_date(
+    final: dict[str, tuple[float, float]], answers: set[str], texts: Mapping[str, str], at: dict[str, int], cols: LeafColumns
+) -> str | None:
+    """When the strongest leaf names its day only as an ordinal ("lunch at home on the 23rd"
+    for "when is Dad's birthday?"), the strongest leaf of its note among `answers` that writes
+    that day with its month ("March. Saturday 23 March.", the reply to "the 23rd of March,
+    right?") ranks right above it (`raise_topic_answer`): the full date answers "when…?", the
+    bare day only with it. Its id is returned."""
+    if not answers or not final:
+        return None
+    best = max(final, key=lambda leaf_id: final[leaf_id][0])
+    days = bare_days(texts.get(best, ""))
+    if not days:
+        return None
+    dated = {leaf_id for leaf_id in answers if not days.isdisjoint(dated_days(texts[leaf_id]))}
+    return raise_topic_answer(final, dated, at, cols)
 
 
 def raise_replies(

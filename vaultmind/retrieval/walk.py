@@ -97,6 +97,7 @@ from vaultmind.retrieval.bonuses import (
     idf_of,
     other_authors,
     phrase_bonus,
+    raise_full_date,
     raise_replies,
     raise_topic_answer,
     scale_asking,
@@ -408,6 +409,8 @@ def walk(
     # "where…?", "what time…?", "how many people…?": the answer of the best-matching note, said in
     # other words, above that best match (after the passes that raise the best match: it stays below)
     topic_answer = raise_topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_narrowly(question) else None
+    if kind == "time" and topic_answer is None:  # "when…?": "Saturday 23 March" above "on the 23rd"
+        topic_answer = raise_full_date(final, answers, texts, at, cols)
     # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes
     current = kind in ("time", "place") and window is None and tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
