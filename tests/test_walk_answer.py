@@ -26,6 +26,7 @@ from vaultmind.retrieval.answer_type import (
     holds_answer,
     kind_terms,
     names_clock,
+    negated_terms,
 )
 from vaultmind.retrieval.spelling import joined_words
 
@@ -710,3 +711,24 @@ def test_when_finds_the_full_date_that_completes_a_bare_day(vault: Path) -> None
         hits = memory.walk("When is Dad's 60th lunch?", limit=3)["hits"]
         assert hits[0]["content"] == "March. Saturday 23 March." and hits[0]["breakdown"]["topic_answer"], [h["content"][:30] for h in hits]
         assert hits[1]["content"].startswith("Ok team")
+
+
+def test_a_message_that_puts_off_what_the_question_asks_about_is_no_answer(vault: Path) -> None:
+    """"When did we decide to move the launch?": "OK, let's not decide in chat to move the
+    launch" says the question's words, the decision's own, but puts the decision off; the
+    message that says it was taken comes first. A question that negates ("why didn't we
+    decide…?") asks about what was not done, and keeps such messages."""
+    assert negated_terms("OK, let's not decide in chat.") == {"decid"} and negated_terms("We haven't decided") == {"decid"}
+    assert not negated_terms("Decision: we move the launch.")
+    write_chat(vault, "2024-03-04", [("Marco Ruiz", "Morning all."),
+                                     ("Alice Chen", "OK, let's not decide in chat to move the launch. We decide on Thursday."),
+                                     ("Bob Stone", "Fine, I'll bring the migration estimate.")])  # fmt: skip
+    write_chat(vault, "2024-03-07", [("Alice Chen", "On Thursday we decided to move the launch to 23 April."),
+                                     ("Priya Raman", "Noted, I'll tell the App Store contact.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("When did we decide to move the launch?", limit=2)["hits"]
+        assert hits[0]["content"].startswith("On Thursday we decided"), [h["content"][:30] for h in hits]
+        assert hits[1]["content"].startswith("OK, let's not") and hits[1]["breakdown"]["negated"]
+        hits = memory.walk("Why didn't we decide to move the launch?", limit=2)["hits"]
+        assert not any(h["breakdown"]["negated"] for h in hits)

@@ -406,6 +406,24 @@ def _time_in_digits(lower: str) -> bool:
     return False
 
 
+# a word said not to be done: "let's not decide in chat", "we haven't decided", "never booked"
+_NEGATED = re.compile(r"\b(?:not|never|no\s+longer)\s+(\w+)|n['’]t\s+(\w+)", re.I)
+
+
+def negates(text: str) -> bool:
+    """Whether `text` says something is not done: "why didn't we decide?"."""
+    return _NEGATED.search(text) is not None
+
+
+@lru_cache(maxsize=16_384)
+def negated_terms(text: str) -> frozenset[str]:
+    """The terms of the words `text` says are not done ("OK, let's not decide in chat":
+    "decid"): a message that puts off or denies what a question asks about holds no answer."""
+    if "not" not in text and "n't" not in text and "n’t" not in text and "never" not in text:
+        return frozenset()
+    return frozenset(t for found in _NEGATED.finditer(text) for t in terms(found.group(1) or found.group(2)))
+
+
 @lru_cache(maxsize=16_384)
 def asking(text: str) -> Asking | None:
     """"only" when every sentence of `text` (of four words or more) is a question, "last" when

@@ -25,6 +25,10 @@ author's own life (where they stand in the formula: `retrieval/walk.py`'s module
             `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
             strongest leaves (`answer_type.asking`): a question matches a question's words but
             holds no answer (the message after it, which earns its context, does); else 1.
+   negated = `NEGATED` for one of the `ASKING_TOP` strongest leaves that says a word of the
+            question is not done ("OK, let's not decide in chat" for "when did we decide to
+            move the launch?": put off, no answer; `answer_type.negated_terms`), unless the
+            question negates too ("why didn't we…?"); else 1 (`breakdown.negated`).
    heading: a section of a document or of a note of yours whose headings (its note's title,
             its heading path, the headings inside its text) include one the question names —
             every term of it, but the numbers, months and days that date it, is one of the
@@ -88,6 +92,8 @@ from vaultmind.retrieval.answer_type import (
     bare_days,
     dated_days,
     holds_answer,
+    negated_terms,
+    negates,
 )
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
@@ -103,6 +109,7 @@ if TYPE_CHECKING:
 ANSWER_WEIGHT = 0.2
 ASKING_ONLY = 0.7
 ASKING_LAST = 0.9
+NEGATED = 0.9
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
@@ -123,6 +130,20 @@ def scale_asking(final: dict[str, tuple[float, float]], texts: dict[str, str], q
             value, factor = final[leaf_id]
             final[leaf_id] = (value * (ASKING_ONLY if kind == "only" else ASKING_LAST), factor)
             found[leaf_id] = kind
+    return found
+
+
+def scale_negated(final: dict[str, tuple[float, float]], texts: Mapping[str, str], question: str, query_terms: frozenset[str]) -> set[str]:
+    """Scales down by `NEGATED` the leaves of `texts` (the strongest) that say a term of
+    `query_terms` is not done ("OK, let's not decide in chat" for "when did we decide to move
+    the launch?"): put off or denied, it is no answer; unless the question negates too ("why
+    didn't we decide?" asks about what was not done). Returns them."""
+    if negates(question):
+        return set()
+    found = {leaf_id for leaf_id, text in texts.items() if not query_terms.isdisjoint(negated_terms(text))}
+    for leaf_id in found:
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value * NEGATED, factor)
     return found
 
 

@@ -101,6 +101,7 @@ from vaultmind.retrieval.bonuses import (
     raise_replies,
     raise_topic_answer,
     scale_asking,
+    scale_negated,
 )
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
@@ -395,6 +396,7 @@ def walk(
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
+    negated = scale_negated(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
     answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people_words(memory) if kind == "person" else frozenset()), final, texts) if kind else set()
@@ -456,6 +458,7 @@ def walk(
                 "length_factor": round(float(lengths[k]), 4),
                 "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
                 "asking": asks.get(leaf_id),
+                "negated": leaf_id in negated,  # says a word of the question is not done: × `NEGATED`
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "heading": round(headed.get(leaf_id, 0.0), 4),  # its headings' share of the question: + `HEADING_WEIGHT` ×
                 "time_factor": factor,
