@@ -21,9 +21,12 @@ from vaultmind.retrieval.answer_type import (
     answer_kind,
     answer_test,
     asking,
+    bare_days,
+    dated_days,
     holds_answer,
     kind_terms,
     names_clock,
+    negated_terms,
 )
 from vaultmind.retrieval.spelling import joined_words
 
@@ -689,3 +692,43 @@ def test_a_sum_said_of_what_the_sentence_before_names_answers_how_much(vault: Pa
         hits = memory.walk("How much is the hotel?", limit=3)["hits"]
         priced = [h for h in hits if h["content"].startswith("It's £320")]
         assert priced and priced[0]["breakdown"]["answer"], [h["content"][:30] for h in hits]
+
+
+def test_when_finds_the_full_date_that_completes_a_bare_day(vault: Path) -> None:
+    """"When is Dad's 60th lunch?": the message that matches best says only "on the 23rd"; the
+    reply in the same conversation that writes that day with its month ("March. Saturday 23
+    March.", in none of the question's words) answers it and comes first, the best match
+    right after it; a date of another day ("Our launch moved to 3 April") is not raised."""
+    assert bare_days("lunch at home on the 23rd") == {23} and not bare_days("the 23rd of March, right?")
+    assert dated_days("March. Saturday 23 March.") == {23} and dated_days("on 2024-04-03 or April 3rd") == {3}
+    write_chat(vault, "2024-03-09", [("Daniel Chen", "Ok team, Dad's 60th! He thinks we're just having lunch at home on the 23rd."),
+                                     ("Mei Chen", "He must not find out!! I told him Saturday is for the garden."),
+                                     ("Alice Chen", "Wait, which month? Our launch moved to 3 April, busy then."),
+                                     ("Daniel Chen", "March. Saturday 23 March."),
+                                     ("Daniel Chen", "I booked Golden Lantern, table for 9. Private room upstairs.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("When is Dad's 60th lunch?", limit=3)["hits"]
+        assert hits[0]["content"] == "March. Saturday 23 March." and hits[0]["breakdown"]["topic_answer"], [h["content"][:30] for h in hits]
+        assert hits[1]["content"].startswith("Ok team")
+
+
+def test_a_message_that_puts_off_what_the_question_asks_about_is_no_answer(vault: Path) -> None:
+    """"When did we decide to move the launch?": "OK, let's not decide in chat to move the
+    launch" says the question's words, the decision's own, but puts the decision off; the
+    message that says it was taken comes first. A question that negates ("why didn't we
+    decide…?") asks about what was not done, and keeps such messages."""
+    assert negated_terms("OK, let's not decide in chat.") == {"decid"} and negated_terms("We haven't decided") == {"decid"}
+    assert not negated_terms("Decision: we move the launch.")
+    write_chat(vault, "2024-03-04", [("Marco Ruiz", "Morning all."),
+                                     ("Alice Chen", "OK, let's not decide in chat to move the launch. We decide on Thursday."),
+                                     ("Bob Stone", "Fine, I'll bring the migration estimate.")])  # fmt: skip
+    write_chat(vault, "2024-03-07", [("Alice Chen", "On Thursday we decided to move the launch to 23 April."),
+                                     ("Priya Raman", "Noted, I'll tell the App Store contact.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("When did we decide to move the launch?", limit=2)["hits"]
+        assert hits[0]["content"].startswith("On Thursday we decided"), [h["content"][:30] for h in hits]
+        assert hits[1]["content"].startswith("OK, let's not") and hits[1]["breakdown"]["negated"]
+        hits = memory.walk("Why didn't we decide to move the launch?", limit=2)["hits"]
+        assert not any(h["breakdown"]["negated"] for h in hits)

@@ -282,6 +282,29 @@ def states_amount(text: str, query_terms: frozenset[str]) -> bool:
     )
 
 
+# a day of the month written with its month ("23 March", "the 23rd of March", "March 23") or in
+# an ISO date; and one written bare, as an ordinal ("on the 23rd"), which leaves the month unsaid
+_DAY_WITH_MONTH = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+(?:{_MONTHS})\b|\b(?:{_MONTHS})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b"
+    r"|\b(?:19|20)\d\d-\d\d-(\d\d)\b",
+    re.I,
+)
+_ORDINAL_DAY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.I)
+
+
+def bare_days(text: str) -> frozenset[int]:
+    """The days of the month `text` names only as an ordinal, its month unsaid ("lunch at home
+    on the 23rd": {23}); none when it writes any day with its month ("the 23rd of March")."""
+    if _DAY_WITH_MONTH.search(text) is not None:
+        return frozenset()
+    return frozenset(day for found in _ORDINAL_DAY.finditer(text) if 1 <= (day := int(found.group(1))) <= 31)
+
+
+def dated_days(text: str) -> frozenset[int]:
+    """The days of the month `text` writes with their month: "Saturday 23 March" → {23}."""
+    return frozenset(int(next(g for g in found.groups() if g)) for found in _DAY_WITH_MONTH.finditer(text))
+
+
 @lru_cache(maxsize=16_384)
 def holds_answer(kind: AnswerKind, text: str) -> bool:
     """Whether `text` holds an answer of that kind (a time, a place, a name, a number)."""
@@ -381,6 +404,24 @@ def _time_in_digits(lower: str) -> bool:
         if _TIME_NUMBER_AT.match(lower, start) is not None:
             return True
     return False
+
+
+# a word said not to be done: "let's not decide in chat", "we haven't decided", "never booked"
+_NEGATED = re.compile(r"\b(?:not|never|no\s+longer)\s+(\w+)|n['’]t\s+(\w+)", re.I)
+
+
+def negates(text: str) -> bool:
+    """Whether `text` says something is not done: "why didn't we decide?"."""
+    return _NEGATED.search(text) is not None
+
+
+@lru_cache(maxsize=16_384)
+def negated_terms(text: str) -> frozenset[str]:
+    """The terms of the words `text` says are not done ("OK, let's not decide in chat":
+    "decid"): a message that puts off or denies what a question asks about holds no answer."""
+    if "not" not in text and "n't" not in text and "n’t" not in text and "never" not in text:
+        return frozenset()
+    return frozenset(t for found in _NEGATED.finditer(text) for t in terms(found.group(1) or found.group(2)))
 
 
 @lru_cache(maxsize=16_384)

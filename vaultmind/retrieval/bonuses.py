@@ -25,6 +25,10 @@ author's own life (where they stand in the formula: `retrieval/walk.py`'s module
             `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
             strongest leaves (`answer_type.asking`): a question matches a question's words but
             holds no answer (the message after it, which earns its context, does); else 1.
+   negated = `NEGATED` for one of the `ASKING_TOP` strongest leaves that says a word of the
+            question is not done ("OK, let's not decide in chat" for "when did we decide to
+            move the launch?": put off, no answer; `answer_type.negated_terms`), unless the
+            question negates too ("why didn't we…?"); else 1 (`breakdown.negated`).
    heading: a section of a document or of a note of yours whose headings (its note's title,
             its heading path, the headings inside its text) include one the question names —
             every term of it, but the numbers, months and days that date it, is one of the
@@ -53,7 +57,10 @@ author's own life (where they stand in the formula: `retrieval/walk.py`'s module
    `breakdown.topic_answer`): "Ok team, Dad's 60th!" matches "where is Dad's 60th dinner?"
    best, and "I booked Golden Lantern, 19:00, table for 9", said in the same conversation in
    none of its words, answers it, and "what time is the dinner?" and "how many people are
-   coming to the dinner?" too; the best match follows it, as the answer's context. Where no leaf among the strongest
+   coming to the dinner?" too; the best match follows it, as the answer's context. For
+   "when…?", a strongest leaf that names its day only as an ordinal ("on the 23rd") has the
+   leaf of its note that writes that day with its month ("Saturday 23 March") ranked right
+   above it (`raise_full_date`). Where no leaf among the strongest
    names a time of day with a word of the question and the best match's note names none,
    the day answers "what time…?" as it answers "when…?" ("what time is the launch?" of a
    memory that says only "Tuesday 23 April"; `answer_holds`). A message among the strongest that
@@ -82,7 +89,11 @@ from vaultmind.retrieval.answer_type import (
     asking,
     asks_about,
     asks_clock,
+    bare_days,
+    dated_days,
     holds_answer,
+    negated_terms,
+    negates,
 )
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
@@ -98,6 +109,7 @@ if TYPE_CHECKING:
 ANSWER_WEIGHT = 0.2
 ASKING_ONLY = 0.7
 ASKING_LAST = 0.9
+NEGATED = 0.9
 PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
@@ -118,6 +130,20 @@ def scale_asking(final: dict[str, tuple[float, float]], texts: dict[str, str], q
             value, factor = final[leaf_id]
             final[leaf_id] = (value * (ASKING_ONLY if kind == "only" else ASKING_LAST), factor)
             found[leaf_id] = kind
+    return found
+
+
+def scale_negated(final: dict[str, tuple[float, float]], texts: Mapping[str, str], question: str, query_terms: frozenset[str]) -> set[str]:
+    """Scales down by `NEGATED` the leaves of `texts` (the strongest) that say a term of
+    `query_terms` is not done ("OK, let's not decide in chat" for "when did we decide to move
+    the launch?"): put off or denied, it is no answer; unless the question negates too ("why
+    didn't we decide?" asks about what was not done). Returns them."""
+    if negates(question):
+        return set()
+    found = {leaf_id for leaf_id, text in texts.items() if not query_terms.isdisjoint(negated_terms(text))}
+    for leaf_id in found:
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value * NEGATED, factor)
     return found
 
 
@@ -251,6 +277,24 @@ def raise_topic_answer(
     value, factor = final[found]
     final[found] = (max(value, final[best][0] + REVISION_MARGIN), factor)
     return found
+
+
+def raise_full_date(
+    final: dict[str, tuple[float, float]], answers: set[str], texts: Mapping[str, str], at: dict[str, int], cols: LeafColumns
+) -> str | None:
+    """When the strongest leaf names its day only as an ordinal ("lunch at home on the 23rd"
+    for "when is Dad's birthday?"), the strongest leaf of its note among `answers` that writes
+    that day with its month ("March. Saturday 23 March.", the reply to "the 23rd of March,
+    right?") ranks right above it (`raise_topic_answer`): the full date answers "when…?", the
+    bare day only with it. Its id is returned."""
+    if not answers or not final:
+        return None
+    best = max(final, key=lambda leaf_id: final[leaf_id][0])
+    days = bare_days(texts.get(best, ""))
+    if not days:
+        return None
+    dated = {leaf_id for leaf_id in answers if not days.isdisjoint(dated_days(texts[leaf_id]))}
+    return raise_topic_answer(final, dated, at, cols)
 
 
 def raise_replies(

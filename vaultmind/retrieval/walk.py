@@ -99,9 +99,11 @@ from vaultmind.retrieval.bonuses import (
     idf_of,
     other_authors,
     phrase_bonus,
+    raise_full_date,
     raise_replies,
     raise_topic_answer,
     scale_asking,
+    scale_negated,
 )
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
@@ -410,6 +412,7 @@ def walk(
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
+    negated = scale_negated(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
     answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people_words(memory) if kind == "person" else frozenset()), final, texts) if kind else set()
@@ -424,6 +427,8 @@ def walk(
     # "where…?", "what time…?", "how many people…?": the answer of the best-matching note, said in
     # other words, above that best match (after the passes that raise the best match: it stays below)
     topic_answer = raise_topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_narrowly(question) else None
+    if kind == "time" and topic_answer is None:  # "when…?": "Saturday 23 March" above "on the 23rd"
+        topic_answer = raise_full_date(final, answers, texts, at, cols)
     # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes
     current = kind in ("time", "place") and window is None and tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
@@ -469,6 +474,7 @@ def walk(
                 "length_factor": round(float(lengths[k]), 4),
                 "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
                 "asking": asks.get(leaf_id),
+                "negated": leaf_id in negated,  # says a word of the question is not done: × `NEGATED`
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "heading": round(headed.get(leaf_id, 0.0), 4),  # its headings' share of the question: + `HEADING_WEIGHT` ×
                 "time_factor": factor,
