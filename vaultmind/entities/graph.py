@@ -3,7 +3,8 @@
 Tables (migration `0003_entities`):
 
 - `occurrences`: one row per (entity, leaf row): the first surface of the entity in the leaf,
-  the leaf's note and time. A message's author is an occurrence of the leaf too.
+  the leaf's note and time. A message's author is an occurrence of the leaf too. `read_as`
+  (migration `0030`): the id the leaf read a name as, when its kind is settled (`kinds.py`).
 - `edges`: unordered pairs `a < b` with `weight` = the number of distinct leaves mentioning both.
 - `entities`: see `catalog.py`.
 
@@ -12,6 +13,8 @@ How a sync updates them (`EntityDeriver.apply`):
 - leaves written or gone: only those leaf ids are re-derived, from the `leaves` rows as they
   now are (so a leaf id present in two notes stays right); edge weights and mention counts
   move by the difference of each leaf's entity set; entity rows change only where needed;
+  the names the leaves read (before and after) are settled again (`kinds.settle`), and the
+  other leaves whose occurrences that moves count in the same differences;
 - entity notes changed (the registry): the leaves that can resolve differently are found
   (`changes.py`) and re-derived; when that is most of the vault, everything is recomputed;
 - NER model, fuzzy threshold, extractor version or resolution rules (`registry.RULES`) changed:
