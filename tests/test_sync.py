@@ -1121,12 +1121,15 @@ _DROPPED_BY = {
 def _up_to(shipped: tuple[tuple[str, str], ...], name: str, *, inclusive: bool) -> tuple[tuple[str, str], ...]:
     """The shipped migrations before `name` (or through it), as an index of that time had them,
     the last one also adding the columns this code's syncs write — the notes' change time (0018)
-    and inode (0026), an email leaf's recipients (0025) — as that index had the code of its time."""
+    and inode (0026), an email leaf's recipients (0025), an occurrence's reading (0030) — as that
+    index had the code of its time."""
     kept = [m for m in shipped if m[0] < name or (inclusive and m[0] == name)]
     last, sql = kept[-1]
     columns = [f"ALTER TABLE notes ADD COLUMN IF NOT EXISTS {c} BIGINT;" for c in ("ctime_ns", "ino")]
     if last >= "0015":  # 0015 makes the leaves table anew, with the columns of its time
         columns += [f"ALTER TABLE leaves ADD COLUMN IF NOT EXISTS {c} VARCHAR[];" for c in ("mail_to", "mail_cc")]
+    if last >= "0003":
+        columns.append("ALTER TABLE occurrences ADD COLUMN IF NOT EXISTS read_as VARCHAR;")
     kept[-1] = (last, sql + "\n" + "\n".join(columns) + "\n")
     return tuple(kept)
 

@@ -7,7 +7,8 @@
   still waiting for it;
 - `registry`, `registry_store`: entity notes as an alias registry (exact and fuzzy matching,
   ambiguity, merges), read from the index;
-- `resolve`: one text → the entities it mentions (shared by ingest and queries);
+- `resolve`: one text → the entities it mentions (shared by ingest and queries); `kinds`: one
+  kind across the vault for a name read as an organization, a product or a work;
 - `graph`: the sync deriver (occurrences, edges) and NER backfill; `catalog`: the `entities`
   rows; `changes`: which leaves a registry edit affects; `tables`: row plumbing;
 - `query`: `query_entities` for the read path (no NER model: known entities by their names);

@@ -3,7 +3,8 @@
 Tables (migration `0003_entities`):
 
 - `occurrences`: one row per (entity, leaf row): the first surface of the entity in the leaf,
-  the leaf's note and time. A message's author is an occurrence of the leaf too.
+  the leaf's note and time. A message's author is an occurrence of the leaf too. `read_as`
+  (migration `0030`): the id the leaf read a name as, when its kind is settled (`kinds.py`).
 - `edges`: unordered pairs `a < b` with `weight` = the number of distinct leaves mentioning both.
 - `entities`: see `catalog.py`.
 
@@ -12,6 +13,8 @@ How a sync updates them (`EntityDeriver.apply`):
 - leaves written or gone: only those leaf ids are re-derived, from the `leaves` rows as they
   now are (so a leaf id present in two notes stays right); edge weights and mention counts
   move by the difference of each leaf's entity set; entity rows change only where needed;
+  the names the leaves read (before and after) are settled again (`kinds.settle`), and the
+  other leaves whose occurrences that moves count in the same differences;
 - entity notes changed (the registry): the leaves that can resolve differently are found
   (`changes.py`) and re-derived; when that is most of the vault, everything is recomputed;
 - NER model, fuzzy threshold, extractor version or resolution rules (`registry.RULES`) changed:
@@ -45,6 +48,8 @@ import pyarrow.compute as pc
 from vaultmind.config import Config
 from vaultmind.entities.catalog import OccRow, apply_entity_delta, refresh_entities
 from vaultmind.entities.changes import affected_leaves, changed_ids, registry_from_snapshot, registry_snapshot
+from vaultmind.entities.ids import key_of
+from vaultmind.entities.kinds import first_per_name, settle, settles
 from vaultmind.entities.ner import NerEngine, RawSpan
 from vaultmind.entities.ner_cache import count_pending, leaf_rows_at, pending_texts, spans_for, store_spans
 from vaultmind.entities.ner_process import ModelProcess
@@ -75,8 +80,9 @@ __all__ = ["EntityDeriver", "backfill_ner", "complete_ner", "entity_deriver", "n
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "5"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
-# 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name
+EXTRACTOR_VERSION = "6"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+# 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
+# 6: an organization, product or work has one kind across the vault (`kinds.py`)
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
@@ -254,6 +260,7 @@ class EntityDeriver:
         for start in range(0, len(ids), REBUILD_CHUNK):
             columns, _ = self._derive(con, registry, _leaf_rows(con, ids[start : start + REBUILD_CHUNK]))
             insert(con, "occurrences", OCC_SCHEMA, columns)
+        settle(con, None)
         con.execute(
             """
             INSERT INTO edges
@@ -274,21 +281,40 @@ class EntityDeriver:
     ) -> None:
         """Re-derive the occurrences of `leaf_ids` and move edges and entities accordingly
         (`texts`, `rows`: as `refresh`)."""
-        old_rows: list[OccRow] = [
-            (r[0], r[1], r[2])
-            for r in execute_with(
-                con,
-                "DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows) RETURNING leaf_id, entity_id, surface",
-                rows=key_table(leaf_ids),
-            ).fetchall()
-        ]
-        columns, new = self._derive(con, registry, _leaf_rows(con, leaf_ids) if rows is None else rows, texts)
+        deleted = execute_with(
+            con,
+            "DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows) RETURNING leaf_id, entity_id, surface, read_as",
+            rows=key_table(leaf_ids),
+        ).fetchall()
+        columns, _ = self._derive(con, registry, _leaf_rows(con, leaf_ids) if rows is None else rows, texts)
         insert(con, "occurrences", OCC_SCHEMA, columns)
-        new_rows = list(zip(columns["leaf_id"], columns["entity_id"], columns["surface"], strict=True))
+        reads = [str(r[3]) for r in deleted if r[3]] + [r for r in columns["read_as"] if r]
+        moved = settle(con, sorted({key_of(r) for r in reads}))
+        after = {(m[0], m[4]): m[2] for m in moved}
+        old_rows: list[OccRow] = [(r[0], r[1], r[2]) for r in deleted]
+        new_rows: list[OccRow] = [
+            (leaf, after.get((leaf, read), ident) if read else ident, surface)
+            for leaf, ident, surface, read in zip(
+                columns["leaf_id"], columns["entity_id"], columns["surface"], columns["read_as"], strict=True
+            )
+        ]
+        others = sorted({m[0] for m in moved} - set(leaf_ids))
+        if others:  # leaves whose names settled to another kind: their rows before and after
+            before = {(m[0], m[4]): m[1] for m in moved}
+            for leaf, ident, surface, read in execute_with(
+                con,
+                "SELECT leaf_id, entity_id, surface, read_as FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows)",
+                rows=key_table(others),
+            ).fetchall():
+                old_rows.append((leaf, before.get((leaf, read), ident) if read else ident, surface))
+                new_rows.append((leaf, ident, surface))
 
         old: dict[str, set[str]] = defaultdict(set)
+        new: dict[str, set[str]] = defaultdict(set)
         for leaf, ident, _ in old_rows:
             old[leaf].add(ident)
+        for leaf, ident, _ in new_rows:
+            new[leaf].add(ident)
         delta: Counter[tuple[str, str]] = Counter()
         for leaf in set(old) | set(new):
             delta.update(combinations(sorted(new.get(leaf, ())), 2))
@@ -349,6 +375,7 @@ class EntityDeriver:
                 columns["note_path"].append(note_path)
                 columns["surface"].append(surface)
                 columns["ts"].append(ts)
+                columns["read_as"].append(entity_id if settles(registry, entity_id) else None)
                 per_leaf[leaf_id].add(entity_id)
         return columns, per_leaf
 
@@ -366,7 +393,7 @@ def _mentions(
         registry, text, ner, author=author, self_id=registry.final(self_id) if self_id else None,
         companions=companions,
     )  # fmt: skip
-    return tuple((m.entity_id, m.surface) for m in resolved.mentions)
+    return first_per_name(registry, [(m.entity_id, m.surface) for m in resolved.mentions])
 
 
 def _note_authors(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:

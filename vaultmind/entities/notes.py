@@ -103,8 +103,9 @@ def planned_entity_notes(
 
 
 # The leaves of a person who wrote from an address (a `Name <address>` author: surely a person)
-# and of the place or organization of the same name — the model reads "approved by Helen
-# Okafor" as a place now and then. Counted together, her note is written, and once it is,
+# and of the place or organization of the same name, as each leaf read it (`read_as`: before its
+# kind is settled across the vault) — the model reads "approved by Helen Okafor" as a place now
+# and then. Counted together, her note is written, and once it is,
 # every "Helen Okafor" resolves to her, "Helen" and her address too.
 _MISREAD_PEOPLE = """
     wrote AS (
@@ -116,7 +117,7 @@ _MISREAD_PEOPLE = """
         UNION ALL SELECT id, 'org:' || key FROM wrote),
     misread AS (
         SELECT n.id, count(DISTINCT o.leaf_id) AS leaves
-        FROM named n JOIN occurrences o ON o.entity_id = n.other GROUP BY n.id)
+        FROM named n JOIN occurrences o ON coalesce(o.read_as, o.entity_id) = n.other GROUP BY n.id)
 """
 
 

@@ -17,7 +17,7 @@ META_FUZZY = "entities.fuzzy_threshold"
 
 OCC_SCHEMA = pa.schema(
     [("entity_id", pa.string()), ("leaf_id", pa.string()), ("note_path", pa.string()),
-     ("surface", pa.string()), ("ts", pa.timestamp("us"))]
+     ("surface", pa.string()), ("ts", pa.timestamp("us")), ("read_as", pa.string())]
 )  # fmt: skip
 ENTITY_SCHEMA = pa.schema(
     [("id", pa.string()), ("kind", pa.string()), ("display_name", pa.string()), ("note_path", pa.string()),

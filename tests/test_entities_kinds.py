@@ -1,0 +1,115 @@
+"""A name the model reads as an organization here and as a work there is one entity, of the
+kind most leaves read it as, and the incremental index settles it as a cold rebuild does.
+
+The model is the installed spaCy model's engine with its reading replaced by a fixed one:
+"TestFlight" is an organization in a text that says "company", a work elsewhere."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import Config, load_config
+from vaultmind.entities.graph import complete_ner, entity_deriver
+from vaultmind.entities.ner import NerEngine, RawSpan
+from vaultmind.memory import Memory
+
+from .conftest import write
+from .test_entities_graph import cold_rebuild, dump_entities
+
+ORG = "TestFlight shipped a build for #launch.\n"
+WORK = "We read the TestFlight beta notes for #launch.\n"
+
+
+def _read(self: NerEngine, texts: Sequence[str]) -> list[list[RawSpan]]:
+    """ "TestFlight" is a work where "beta" follows it, an organization elsewhere."""
+    return [
+        [(m.start(), m.end(), "WORK_OF_ART" if t[m.end() :].startswith(" beta") else "ORG")
+         for m in re.finditer("TestFlight", t)]
+        for t in texts
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def config(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Config]:
+    monkeypatch.setattr(NerEngine, "analyze", _read)
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        deriver = entity_deriver(memory)
+        if deriver is None or not deriver.ner.available:
+            pytest.skip("no NER model installed")
+    yield config
+
+
+class Vault:
+    def __init__(self, config: Config):
+        self.config = config
+        self.tick = 1_700_000_000_000_000_000
+
+    def put(self, rel: str, text: str) -> None:
+        path = write(self.config.vault, rel, text)
+        self.tick += 1_000_000_000
+        os.utime(path, ns=(self.tick, self.tick))
+
+    def synced(self, memory: Memory) -> dict[str, int]:
+        """The kinds of "TestFlight" in `entities` with their mentions, after a sync; checks the
+        index against a cold rebuild."""
+        memory.sync()
+        complete_ner(memory)
+        assert dump_entities(memory) == cold_rebuild(self.config)
+        rows = memory.index.query("SELECT id, mentions FROM entities WHERE id LIKE '%:testflight'")
+        return {str(r[0]): int(r[1]) for r in rows}
+
+
+def test_a_name_read_as_two_kinds_is_one_entity_of_the_majority_kind(config: Config) -> None:
+    """Most leaves decide the kind, a tie goes to the organization; a leaf added or removed
+    that changes the majority moves every occurrence, as a cold rebuild has it."""
+    vault = Vault(config)
+    vault.put("a.md", ORG)
+    vault.put("b.md", WORK)
+    vault.put("c.md", WORK)
+    with Memory.open(config) as memory:
+        assert vault.synced(memory) == {"work:testflight": 3}
+        assert memory.index.query("SELECT a, b, weight FROM edges") == [
+            ("topic:launch", "work:testflight", 3)
+        ]
+        vault.put("d.md", ORG)
+        assert vault.synced(memory) == {"org:testflight": 4}  # two against two
+        vault.put("e.md", WORK)
+        assert vault.synced(memory) == {"work:testflight": 5}
+        (config.vault / "e.md").unlink()
+        assert vault.synced(memory) == {"org:testflight": 4}
+        vault.put("b.md", "Nothing about it here.\n")
+        assert vault.synced(memory) == {"org:testflight": 3}
+        assert memory.index.query("SELECT a, b, weight FROM edges") == [("org:testflight", "topic:launch", 3)]
+
+
+def test_one_text_reading_a_name_twice_counts_its_first_reading(config: Config) -> None:
+    vault = Vault(config)
+    vault.put("a.md", "The TestFlight beta came before TestFlight shipped.\n")
+    vault.put("b.md", ORG)
+    with Memory.open(config) as memory:
+        assert vault.synced(memory) == {"org:testflight": 2}  # a tie: one work, one organization
+        occurrences = memory.index.query(
+            "SELECT note_path, surface, read_as FROM occurrences WHERE read_as IS NOT NULL ORDER BY ALL"
+        )
+        assert occurrences == [
+            ("a.md", "TestFlight", "work:testflight"),
+            ("b.md", "TestFlight", "org:testflight"),
+        ]
+
+
+def test_an_entity_notes_kind_wins_over_the_majority(config: Config) -> None:
+    vault = Vault(config)
+    vault.put("a.md", ORG)
+    vault.put("b.md", ORG)
+    vault.put("c.md", WORK)
+    with Memory.open(config) as memory:
+        assert vault.synced(memory) == {"org:testflight": 3}
+        vault.put("entities/product/testflight.md", '---\nvaultmind: entity\nid: "product:testflight"\n'
+                  "display_name: TestFlight\n---\n# TestFlight\n")  # fmt: skip
+        assert vault.synced(memory) == {"product:testflight": 3}
