@@ -60,11 +60,11 @@
    question's terms found anywhere in the note: the note that holds every part of the
    question, spread over several messages, rises above one that matches a single message by
    luck; plus `NOTE_MATCH` times its BM25 with the whole note as one document (the words that
-   name the time window left out), scaled to the best note's (of notes close in evidence, the conversation that comes back to the question's
-   rarer words more often, for its length, leads). When the question names a speaker ("what
-   did Helen say…"), a note's place goes to the speaker's own best message in it rather than
-   to a better match by someone else (Alice's mail to Helen holds the question's words,
-   Helen's reply the answer) — when some leaf holds
+   name the time window left out), scaled to the best note's (of notes close in evidence, the
+   conversation that comes back to the question's rarer words more often, for its length,
+   leads). When the question names a speaker ("what did Helen say…"), a note's place goes to
+   the speaker's own best message in it rather than to a better match by someone else (Alice's
+   mail to Helen holds the question's words, Helen's reply the answer) — when some leaf holds
    the question's words, only to a message of the speaker's that holds one of them or follows
    one that does within `CONTEXT_SPAN` messages ("what did Mei say about Facebook?": not her
    "I will pay for Auntie's train.", said before Daniel's message about Facebook). A hit that
