@@ -279,6 +279,32 @@ def test_the_daemon_stops_on_a_signal_even_when_its_parent_ignored_sigint(tmp_pa
     _assert_stopped_cleanly(proc, err, vault)
 
 
+
+@pytest.mark.slow
+def test_ctrl_c_as_the_daemon_starts_stops_it(tmp_path: Path) -> None:
+    """Ctrl-C the moment the daemon publishes its address, before its first pass is done: it
+    stops (the signal had reached watchfiles' wait, which took it for the end of one watch, and
+    the loop watched again: the daemon went on, deaf to the Ctrl-C)."""
+    vault = tmp_path / "v"
+    proc = _start_watcher(vault)
+    info = vault / ".vaultmind" / "daemon.json"
+    try:
+        deadline = time.monotonic() + 30
+        while not info.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        assert info.exists(), "the daemon published its address"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            err = proc.communicate(timeout=20)[1]
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            err = proc.communicate(timeout=20)[1]
+            pytest.fail("the daemon did not stop on Ctrl-C during its start-up: " + err)
+    assert proc.returncode in (0, 130), err
+    assert "Traceback" not in err, err
+    assert not info.exists(), "its daemon.json is removed"
+
 def test_every_package_ships() -> None:
     """A plain (non-editable) install must carry every subpackage: pyproject lists them."""
     import tomllib

@@ -223,9 +223,12 @@ class Daemon:
         previous = {sig: signal.getsignal(sig) for sig in wanted}
 
         def stop(_signo: int, _frame: object) -> None:
-            if self.stop_event.is_set() or not self.ready.is_set():
-                raise KeyboardInterrupt  # a second signal, or start-up (a first index): at once
+            again = self.stop_event.is_set()
+            # set before raising too: watchfiles takes a KeyboardInterrupt inside its wait for the
+            # end of that watch, and the loop must not start another (it hung a Ctrl-C at start-up)
             self.stop_event.set()  # the watch loop ends within a second; the threads stop after
+            if again or not self.ready.is_set():
+                raise KeyboardInterrupt  # a second signal, or start-up (a first index): at once
 
         for sig in wanted:
             signal.signal(sig, stop)
