@@ -3,6 +3,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,17 @@ def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, 
     data = json.loads(out) if "--json" in args and out.strip() else out
     return code, data, err
 
+
+
+def end_process(proc: subprocess.Popen[str]) -> None:
+    """Never leave a command or its pipes behind for a later test to trip over: killed if it
+    still runs, waited for, its pipes closed."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(60)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 def snapshot_files(vault: Path) -> dict[str, str]:
     """sha256 of every file outside .vaultmind/ (to prove vaultmind never touched them)."""

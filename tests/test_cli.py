@@ -22,7 +22,7 @@ from vaultmind.cli.output import Progress
 from vaultmind.config import beyond_loopback, load_config
 from vaultmind.errors import ConfigError
 
-from .conftest import snapshot_files, write
+from .conftest import end_process, snapshot_files, write
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -298,9 +298,8 @@ def test_ctrl_c_as_the_daemon_starts_stops_it(tmp_path: Path) -> None:
         try:
             err = proc.communicate(timeout=20)[1]
         except subprocess.TimeoutExpired:
-            proc.kill()
-            err = proc.communicate(timeout=20)[1]
-            pytest.fail("the daemon did not stop on Ctrl-C during its start-up: " + err)
+            end_process(proc)
+            pytest.fail("the daemon did not stop on Ctrl-C during its start-up")
     assert proc.returncode in (0, 130), err
     assert "Traceback" not in err, err
     assert not info.exists(), "its daemon.json is removed"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import snapshot_files, write
+from .conftest import end_process, snapshot_files, write
 from .test_cli import _daemon_status, _start_watcher, _stop, run_cli
 
 
@@ -108,13 +108,8 @@ def test_ctrl_c_says_the_run_was_interrupted_and_running_it_again_finishes_it(tm
             seen += char
         proc.send_signal(signal.SIGINT)
         out, rest = proc.communicate(timeout=60)
-    finally:  # never leave the process or its pipes behind for a later test to trip over
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(60)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+    finally:
+        end_process(proc)
     err = seen + rest
     assert proc.returncode == 130, out + err
     assert "vaultmind: interrupted; nothing is lost" in err and "run the same command again" in err

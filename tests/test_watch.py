@@ -24,7 +24,7 @@ from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
-from .conftest import dump_index, run_main, snapshot_files, write
+from .conftest import dump_index, end_process, run_main, snapshot_files, write
 
 WORDS = [
     "atlas",
@@ -530,7 +530,7 @@ def test_a_command_run_while_the_daemon_opens_the_index_waits_for_its_address(va
             assert proc.returncode == 0, err
             assert json.loads(out)["daemon"]["running"] is True, "answered by the daemon"
         finally:
-            _end(proc)
+            end_process(proc)
             daemon.stop()
             if thread.ident is not None:
                 thread.join(10)
@@ -563,7 +563,7 @@ def test_a_command_waiting_for_a_starting_daemon_that_dies_opens_the_index_itsel
         if holder.stdout is not None:
             holder.stdout.close()
         if proc is not None:
-            _end(proc)
+            end_process(proc)
 
 
 CLAIM_AND_WAIT = """
@@ -582,16 +582,6 @@ def _cli(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "vaultmind", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
-
-
-def _end(proc: subprocess.Popen[str]) -> None:
-    """Never leave a command or its pipes behind for a later test to trip over."""
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait(60)
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
 
 
 @pytest.mark.slow
