@@ -3,6 +3,7 @@ titles, and no rewrite of an unchanged vault."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.note import children_digest
 from vaultmind.tree.refresh import refresh_summaries
 from vaultmind.tree.view import maintain
 
@@ -180,8 +182,8 @@ def _stop_after_level_1(memory: Memory) -> None:
 
 def test_a_refresh_stopped_between_levels_is_finished_by_the_next_run(vault: Path) -> None:
     """The L1 summaries are rewritten (Helen's link), then the daemon stops before their parent
-    gets its `children_sha256` over their new hashes: the parent is stale for a moment, and the
-    next run finishes the refresh — the parent is not summarized again."""
+    is: the parent is not stale (it summarizes their text, which did not change), and the next
+    run finishes the refresh — the parent is not summarized again."""
     chat_day(vault, 0, 0, 9)
     config = tree_config(vault, **{"entities.create_threshold": 1000})
     with Memory.open(config) as memory:
@@ -191,7 +193,7 @@ def test_a_refresh_stopped_between_levels_is_finished_by_the_next_run(vault: Pat
         _stop_after_level_1(memory)
         stopped = refresh_summaries(memory)
         assert sorted(r["level"] for r in stopped.refreshed) == [1, 1, 1]
-        assert [r["stale"] for r in summary_rows(memory) if r["note_path"] == l2_path] == [True]
+        assert [r["stale"] for r in summary_rows(memory) if r["note_path"] == l2_path] == [False]
     with Memory.open(config) as memory:  # the next start
         memory.sync()
         report = maintain(memory, now=LATER, summarizer=FALLBACK)
@@ -295,7 +297,8 @@ def test_summaries_follow_an_entity_note_renamed_or_moved(vault: Path) -> None:
         _move(vault, HELEN, renamed)
         memory.sync()
         assert [r["entities"] for r in _as_rebuilt(memory)] == [["person:helen-okafor"]] * 4
-        maintain(memory, now=LATER, summarizer=FALLBACK)  # the parent of the children rewritten is sealed again
+        renaming = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not renaming.sealed and not renaming.unsealed, "the children's text is what it was"
         for path in paths:  # as a seal writes it
             assert _front(vault, path)["entities"] == ["[[entities/person/team/Helen O|Helen Okafor]]"], path
         rows = _as_rebuilt(memory)
@@ -305,7 +308,7 @@ def test_summaries_follow_an_entity_note_renamed_or_moved(vault: Path) -> None:
         mine = l1.read_text(encoding="utf-8").rstrip("\n") + "\n\nMy own note.\n"
         l1.write_text(mine, encoding="utf-8")
         memory.sync()
-        maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert [u["level"] for u in maintain(memory, now=LATER, summarizer=FALLBACK).unsealed] == [2]
         _move(vault, renamed, "entities/Helen.md")  # moved by hand: no link follows
         memory.sync()
         _as_rebuilt(memory)
@@ -317,4 +320,38 @@ def test_summaries_follow_an_entity_note_renamed_or_moved(vault: Path) -> None:
             assert _front(vault, path)["entities"] == ["[[entities/Helen|Helen Okafor]]"], path
         rows = {r["note_path"]: r for r in summary_rows(memory)}
         assert [rows[p]["entities"] for p in paths[1:]] == [["person:helen-okafor"]] * 3
-        assert [rows[p]["stale"] for p in paths[1:]] == [False, False, True], "the parent folds your edit in next"
+        assert [rows[p]["stale"] for p in paths[1:]] == [False] * 3, "the parent folded your edit in already"
+
+
+def test_obsidian_rewriting_the_links_of_a_renamed_entity_summarizes_nothing_again(vault: Path) -> None:
+    """A parent summarizes its children's text: the links Obsidian rewrites in the children's
+    front matter when an entity note is renamed leave it as it is (before, its digest covered
+    the children's files, and every parent of a renamed entity's summaries was summarized
+    again, up to the root); a child whose text changes still makes it stale, and a digest
+    recorded over the children's files, as vaultmind wrote it before, still holds."""
+    chat_day(vault, 0, 0, 9)
+    with Memory.open(tree_config(vault, **{"entities.create_threshold": 1000})) as memory:
+        paths = _sealed_with_helen(vault, memory)
+        parent = vault / paths[-1]
+        body = split_frontmatter(parent.read_text(encoding="utf-8")).body
+        for path in paths:
+            note = vault / path
+            text = note.read_text(encoding="utf-8")
+            note.write_text(text.replace("entities/person/helen-okafor|", "Helen O|"), encoding="utf-8")
+        _move(vault, HELEN, "entities/person/Helen O.md")
+        memory.sync()
+        assert [r["stale"] for r in _as_rebuilt(memory)] == [False] * 4
+        report = maintain(memory, now=LATER, summarizer=FALLBACK)
+        assert not report.sealed and not report.unsealed
+        assert split_frontmatter(parent.read_text(encoding="utf-8")).body == body
+        files = {p: hashlib.sha256((vault / p).read_bytes()).hexdigest() for p in paths[:-1]}
+        text = parent.read_text(encoding="utf-8")
+        recorded = str(_front(vault, paths[-1])["children_sha256"])
+        parent.write_text(text.replace(recorded, children_digest(list(files.values()))), encoding="utf-8")
+        memory.sync()
+        assert [r["stale"] for r in _as_rebuilt(memory)] == [False] * 4, "a digest over the files holds"
+        child = vault / paths[0]
+        child.write_text(child.read_text(encoding="utf-8").rstrip("\n") + "\n\nMy own line.\n", encoding="utf-8")
+        memory.sync()
+        stale = {r["note_path"]: r["stale"] for r in _as_rebuilt(memory)}
+        assert stale[paths[-1]], "a child's new text makes its parent stale"

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from vaultmind.index.store import Index
+from vaultmind.tree.deriver import SUMMARY_TEXT_SHA
 from vaultmind.tree.note import ROOT_USER_TREE, USER_TREE_PREFIX
 from vaultmind.tree.settings import TreeSettings
 
@@ -32,7 +33,7 @@ class BufferItem:
     """One node waiting in a buffer. `content` is what the snapshot check compares."""
 
     id: str
-    content: str  # a leaf's content_hash; a summary note's file sha256
+    content: str  # a leaf's content_hash; a summary note's text hash (`SUMMARY_TEXT_SHA`)
     tokens: int
     time: datetime | None
     note_path: str
@@ -153,7 +154,7 @@ def level_buffer(index: Index, tree: str, level: int) -> list[BufferItem]:
     held by two notes (a sync tool's conflict copy) once, by the shorter path's: sealed twice
     into one parent, it had made the parent stale at once, and the daemon re-sealed it forever."""
     rows = index.query(
-        """SELECT s.id, n.sha256,
+        f"""SELECT s.id, {SUMMARY_TEXT_SHA.format(path="s.note_path")},
                   (SELECT coalesce(sum(token_count), 0) FROM leaves x WHERE x.note_path = s.note_path),
                   s.time_start, s.note_path
            FROM summaries s JOIN notes n ON n.path = s.note_path

@@ -10,8 +10,10 @@ so an incremental sync gives the same rows as a cold rebuild:
 - `entities`: the `entities` links resolved to entity ids through the entity notes they point
   at (`resolve_entity_links`), so a renamed or moved entity note keeps its id;
 - `user_edited`: the body's sha256 differs from `vaultmind_body_sha256` (or there is none);
-- `stale`: a child is missing, the children's content no longer matches `children_sha256`,
-  or a child summary is stale (and not yours: an edited summary is final and stops the
+- `stale`: a child is missing, the children's content no longer matches `children_sha256`
+  (a child summary's content is its text: `SUMMARY_TEXT_SHA`, so Obsidian rewriting the links in
+  its front matter when an entity note is renamed changes nothing above it; a digest over the
+  children's file hashes, as vaultmind recorded it before, still matches), or a child summary is stale (and not yours: an edited summary is final and stops the
   propagation). A stale summary is re-sealed by `engine.reseal_stale`.
 
 Incrementally, the summaries recomputed are those whose note was written, those whose children
@@ -34,6 +36,13 @@ from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.model import WrittenNote
 from vaultmind.tree.note import children_digest, entity_id_of_link, parse_link, parse_time
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
+
+SUMMARY_TEXT_SHA = (
+    "(SELECT sha256(coalesce(string_agg(x.content_hash, chr(10) ORDER BY x.seq), '')) "
+    "FROM leaves x WHERE x.note_path = {path})"
+)
+"""SQL: the content of the summary note at `{path}` as a parent summarizes it: sha256 over its
+body's leaves, so a change of its front matter alone (links, title) is none."""
 
 _SCHEMA = pa.schema(
     [
@@ -280,15 +289,17 @@ def resolve_rows(con: duckdb.DuckDBPyConnection, infos: Sequence[SummaryInfo]) -
     summary_targets = sorted(
         {link.note_path for info in infos if info.level > 1 for link in _links(info.links)}
     )
-    shas: dict[str, str] = {}
+    shas: dict[str, tuple[str, str]] = {}  # a child summary's path → its text's hash, its file's
     existing: dict[str, SummaryRow] = {}
     if summary_targets:
-        shas = dict(
-            con.execute(
-                "SELECT path, sha256 FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))",
+        shas = {
+            path: (text_sha, file_sha)
+            for path, text_sha, file_sha in con.execute(
+                f"""SELECT n.path, {SUMMARY_TEXT_SHA.format(path="n.path")}, n.sha256
+                    FROM notes n WHERE n.path IN (SELECT unnest(?::VARCHAR[]))""",
                 [summary_targets],
             ).fetchall()
-        )
+        }
         existing = {
             row.note_path: row
             for row in load_rows(con, "s.note_path IN (SELECT unnest(?::VARCHAR[]))", [summary_targets])
@@ -343,11 +354,12 @@ def resolve_one(
     info: SummaryInfo,
     leaves: dict[tuple[str, str], list[tuple[str, str]]],
     child_row: Any,
-    shas: dict[str, str],
+    shas: dict[str, tuple[str, str]],
     entity_ids: dict[str, str],
 ) -> SummaryRow:
     children: list[str] = []
     hashes: list[str] = []
+    file_hashes: list[str] = []  # the digest of a summary sealed before its children's text was
     leaf_ids: dict[str, None] = {}
     missing = 0
     child_stale = False
@@ -377,11 +389,15 @@ def resolve_one(
             if row.id in children:
                 continue
             children.append(row.id)
-            hashes.append(sha)
+            hashes.append(sha[0])
+            file_hashes.append(sha[1])
             leaf_ids.update(dict.fromkeys(row.leaf_ids))
             if row.stale and not row.user_edited:
                 child_stale = True
-    changed = info.children_sha256 is not None and children_digest(hashes) != info.children_sha256
+    changed = info.children_sha256 is not None and info.children_sha256 not in (
+        children_digest(hashes),
+        children_digest(file_hashes) if file_hashes else None,
+    )
     return SummaryRow(
         id=info.id,
         tree=info.tree,

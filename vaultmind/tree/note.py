@@ -15,8 +15,8 @@ Pure functions: no index, no I/O.
   it instead of the id. A `title` that does not end in `· summary L<n>` is yours
   (`is_generated_title`): it is kept, and vaultmind's title stays the first alias.
 - `children_sha256`: sha256 over the sorted content hashes of the children (a leaf's
-  `content_hash`, a summary note's file sha256): the deriver compares it with the children's
-  current content to mark the summary stale.
+  `content_hash`, a summary note's text hash: `deriver.SUMMARY_TEXT_SHA`): the deriver compares
+  it with the children's current content to mark the summary stale.
 """
 
 from __future__ import annotations

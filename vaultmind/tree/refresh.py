@@ -6,9 +6,10 @@ is created once an entity has enough mentions — often after the first summarie
 were sealed — deleted or retitled; a source is retitled; a note written before titles existed
 has none. `refresh_summaries` re-renders each summary note vaultmind still owns (never one you
 edited) whose entity links or title are not what a seal would write now; body, children, id and
-a title you gave it stay. Levels go bottom-up, and a summary that was up to date gets its
-`children_sha256` recomputed over its rewritten children, so rewriting a child's front matter
-neither makes its parent stale nor has it summarized again. A second pass over an unchanged
+a title you gave it stay. Levels go bottom-up. A parent's `children_sha256` covers its
+children's text, which a refresh does not change; one sealed before, over its children's files,
+gets it recomputed over its rewritten children when it was up to date, so rewriting a child's
+front matter neither makes its parent stale nor has it summarized again. A second pass over an unchanged
 vault writes nothing, and reads nothing when nothing it depends on changed; a stop between two
 levels is finished by the next pass (both: `refresh_work`)."""
 
