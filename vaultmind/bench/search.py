@@ -17,8 +17,8 @@ import numpy as np
 
 from vaultmind.bench.figures import MB, Progress, latency, no_progress
 from vaultmind.bench.processes import peak_rss
-from vaultmind.bench.synth import bench_queries, build_vocabulary
 from vaultmind.bench.vaults import vault_config, vault_seed
+from vaultmind.bench.vocabulary import bench_queries, build_vocabulary
 from vaultmind.config import load_config
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import matrix_of
@@ -35,7 +35,7 @@ def bench_query(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """In-process `Memory.search` latency over a fixed set of `count` queries from the vault's
-    vocabulary (`synth.bench_queries`), each run `repeats` times after one untimed warm-up."""
+    vocabulary (`vocabulary.bench_queries`), each run `repeats` times after one untimed warm-up."""
     progress = progress or no_progress
     seed = vault_seed(vault) if seed is None else seed
     queries = bench_queries(seed, count)
@@ -59,7 +59,7 @@ def bench_query(
 
 def walk_questions(seed: int = 0, count: int = 40) -> list[str]:
     """Questions in the shapes people ask a memory: a person and a topic, a topic and a time,
-    a name alone, plain words (from `synth.bench_queries` and the vault's people)."""
+    a name alone, plain words (from `vocabulary.bench_queries` and the vault's people)."""
     vocab = build_vocabulary(seed)
     rng = random.Random(f"vm-bench-walk:{seed}")
     shapes = (

@@ -14,8 +14,8 @@ from typing import Any
 from vaultmind.bench.daemon import DaemonProcess, running_daemon, waiting_jobs
 from vaultmind.bench.figures import MB, Progress, latency, no_progress
 from vaultmind.bench.processes import child_env, descendants, peak_rss, proc_rss, run_and_measure
-from vaultmind.bench.synth import bench_queries
 from vaultmind.bench.vaults import delete_index, note_paths, vault_config
+from vaultmind.bench.vocabulary import bench_queries
 from vaultmind.child import python_command
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.vault.layout import SOURCES_DIR
