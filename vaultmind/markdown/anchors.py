@@ -3,9 +3,21 @@ its section's headings that reaches it when an earlier heading has the same text
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from vaultmind.markdown.obsidian import Heading, heading_anchor
+from vaultmind.markdown.blocks import Heading
+
+_ANCHOR_DROP_RE = re.compile(r"[\[\]]")
+_ANCHOR_SPACE_RE = re.compile(r"[#|^:%\\]")
+
+
+def heading_anchor(text: str) -> str:
+    """A heading's text as it appears in an Obsidian link: `[[Note#<anchor>]]`.
+
+    Obsidian drops `[` `]` and turns `# | ^ : % \\` into spaces when linking a heading.
+    """
+    return " ".join(_ANCHOR_SPACE_RE.sub(" ", _ANCHOR_DROP_RE.sub("", text)).split())
 
 
 def heading_anchors(headings: Sequence[Heading]) -> dict[int, str]:

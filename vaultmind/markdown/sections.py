@@ -11,7 +11,7 @@ from itertools import accumulate
 import numpy as np
 
 from vaultmind.markdown.anchors import heading_anchors
-from vaultmind.markdown.obsidian import BLANK, FENCE, BlockScan, Heading
+from vaultmind.markdown.blocks import BLANK, FENCE, BlockScan, Heading
 from vaultmind.markdown.spans import LEADING_BLANK_RE, hard_split, pack_spans, split_span
 from vaultmind.markdown.tokens import count_tokens, running_quarters
 
