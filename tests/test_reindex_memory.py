@@ -24,7 +24,9 @@ from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import DEFERRED_CHECKPOINT, SYNC_MEMORY_LIMIT, Index, size_bytes
 from vaultmind.memory import Memory
 from vaultmind.model import FileStat, ParsedNote
-from vaultmind.sync_load import Batch, Loaded, Loader, RowBuffers, load_note
+from vaultmind.sync_load import Loader
+from vaultmind.sync_note import Batch, Loaded, load_note
+from vaultmind.sync_rows import RowBuffers
 
 from .conftest import dump_index, write
 
