@@ -3,7 +3,7 @@
 
 Wall and CPU time of the cold index move by 30 % and more from one hour to the next on a shared
 machine; the number of instructions the parsing work executes does not (runs agree to 0.05 %).
-This script runs what a parse worker does for a batch (`sync_load._load_many`: read, hash,
+This script runs what a parse worker does for a batch (`sync_note.load_many`: read, hash,
 parse, term counts, admission and entity preparation, Arrow rows) over the first N/2 source
 notes and N/2 other notes of a vault, under valgrind's callgrind with counting switched on
 for that call only, and prints the instructions in total and per note. With `--crossing`, the
@@ -40,7 +40,7 @@ def _note_paths(vault: Path, count: int) -> list[str]:
 def _inner(vault: Path, count: int, crossing: bool) -> None:
     from vaultmind.config import load_config
     from vaultmind.memory import Memory
-    from vaultmind.sync_load import _load_many
+    from vaultmind.sync_note import load_many
 
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
@@ -49,7 +49,7 @@ def _inner(vault: Path, count: int, crossing: bool) -> None:
     shas: list[str | None] = [None] * len(paths)
     pid = str(os.getpid())
     subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
-    batch = _load_many(vault, paths, config.max_file_bytes, config.chunk_tokens, shas, preparers, True)
+    batch = load_many(vault, paths, config.max_file_bytes, config.chunk_tokens, shas, preparers, True)
     if crossing:
         pickle.loads(pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
     subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from vaultmind.bench.run import SERVE_S_PER_NOTE, TARGETS, check_targets
-from vaultmind.bench.synth import MANIFEST, bench_queries, generate_vault, read_manifest
+from vaultmind.bench.synth import MANIFEST, generate_vault, read_manifest
+from vaultmind.bench.vocabulary import bench_queries
 from vaultmind.cli.main import main
 from vaultmind.config import load_config
 from vaultmind.errors import UsageError

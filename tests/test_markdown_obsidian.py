@@ -3,16 +3,9 @@ from __future__ import annotations
 import pytest
 from markdown_it import MarkdownIt
 
-from vaultmind.markdown.obsidian import (
-    FENCE,
-    ICODE,
-    Callout,
-    frontmatter_tags,
-    heading_anchor,
-    parse_obsidian,
-    parse_wikilink,
-    scan_blocks,
-)
+from vaultmind.markdown.anchors import heading_anchor
+from vaultmind.markdown.blocks import FENCE, ICODE, Callout, scan_blocks
+from vaultmind.markdown.obsidian import frontmatter_tags, parse_obsidian, parse_wikilink
 from vaultmind.model import Link
 
 

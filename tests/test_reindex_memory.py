@@ -24,7 +24,9 @@ from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import DEFERRED_CHECKPOINT, SYNC_MEMORY_LIMIT, Index, size_bytes
 from vaultmind.memory import Memory
 from vaultmind.model import FileStat, ParsedNote
-from vaultmind.sync_load import Batch, Loaded, Loader, RowBuffers, load_note
+from vaultmind.sync_load import Loader
+from vaultmind.sync_note import Batch, Loaded, load_note
+from vaultmind.sync_rows import RowBuffers
 
 from .conftest import dump_index, write
 
@@ -297,7 +299,7 @@ def test_size_bytes(text: str, expected: float) -> None:
 def test_tree_measure_counts_the_child_processes(tmp_path: Path) -> None:
     """The bench's peak RSS of a reindex covers its worker processes: summed over the tree, and
     the largest single process."""
-    from vaultmind.bench.run import run_tree_measured
+    from vaultmind.bench.processes import run_tree_measured
 
     child = "import time; x = bytearray(60_000_000); x[::4096] = b'1' * len(x[::4096]); time.sleep(0.6)"
     parent = (

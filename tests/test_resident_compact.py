@@ -20,7 +20,7 @@ import pytest
 import vaultmind.index.postings as postings
 import vaultmind.index.resident_vectors as resident_vectors
 import vaultmind.index.vector_scan as vector_scan
-from vaultmind.bench.run import exact_nearest
+from vaultmind.bench.search import exact_nearest
 from vaultmind.config import load_config
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves, _group_starts
 from vaultmind.index.resident_vectors import ResidentVectors, _hash_prefix, _leaf_keys

@@ -516,16 +516,16 @@ def test_a_note_the_parser_cannot_take_keeps_its_rows_and_stops_nothing(
     write(vault, "a.md", "# A\n\nAlpha text.\n")
     write(vault, "b.md", "# B\n\nBravo text.\n")
     memory.sync()
-    import vaultmind.sync_load as sync_load
+    import vaultmind.sync_note as sync_note
 
-    real = sync_load.parse_note
+    real = sync_note.parse_note
 
     def fails_on_b(path: str, text: str, **kwargs: object) -> object:
         if path == "b.md":
             raise RecursionError("maximum recursion depth exceeded")
         return real(path, text, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(sync_load, "parse_note", fails_on_b)
+    monkeypatch.setattr(sync_note, "parse_note", fails_on_b)
     write(vault, "a.md", "# A\n\nAlpha text, edited.\n")
     write(vault, "b.md", "# B\n\nBravo text, edited.\n")
     memory.sync()  # does not raise

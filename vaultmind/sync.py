@@ -41,16 +41,9 @@ from vaultmind.index.resident import ChangeSet, LeafDelta
 from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.index.vector_codec import as_stored, stored_vectors
 from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats, WrittenNote
-from vaultmind.sync_load import (
-    POOL_MIN_FILES,
-    ROW_SCHEMAS,
-    Loaded,
-    Loader,
-    Preparer,
-    RowBuffers,
-    default_workers,
-    row_table,
-)
+from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
+from vaultmind.sync_note import Loaded, Preparer
+from vaultmind.sync_rows import ROW_SCHEMAS, RowBuffers, row_table
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 

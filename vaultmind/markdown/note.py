@@ -8,9 +8,10 @@ from datetime import UTC, date, datetime, time
 from functools import partial
 from typing import Any
 
+from vaultmind.markdown.blocks import scan_blocks
 from vaultmind.markdown.chunking import DEFAULT_CHUNK_TOKENS, message_leaves, section_leaves
 from vaultmind.markdown.frontmatter import split_frontmatter
-from vaultmind.markdown.obsidian import parse_obsidian, scan_blocks
+from vaultmind.markdown.obsidian import parse_obsidian
 from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref
 from vaultmind.model import ParsedNote
 from vaultmind.vault.layout import note_kind

@@ -1,0 +1,169 @@
+"""Child processes measured from outside: exit code, wall and CPU seconds, and peak RSS of a
+process and its descendants (the kernel's `wait4` rusage for a finished child, `/proc/<pid>/status`
+for a live one, sampled by a thread)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO
+
+from vaultmind.child import python_env
+
+
+def child_env(embed_provider: str | None) -> dict[str, str]:
+    env = python_env()
+    if embed_provider:
+        env["VAULTMIND_EMBED_PROVIDER"] = embed_provider
+    return env
+
+
+@dataclass(slots=True)
+class TreeRun:
+    """A finished child process: exit code, wall seconds, stdout, CPU seconds (it and its reaped
+    children), peak RSS bytes of its largest process and of its process tree summed."""
+
+    code: int
+    seconds: float
+    stdout: bytes
+    cpu_s: float
+    peak_max: int
+    peak_sum: int
+
+
+def run_tree_measured(cmd: list[str], env: dict[str, str], stderr: IO[bytes] | int | None) -> TreeRun:
+    """Run `cmd` to its end, sampling the RSS of it and its descendants (Linux `/proc`; elsewhere
+    only the kernel's figure for the child, via `wait4`, is known)."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=stderr)
+        tree = TreeSampler(proc.pid)
+        tree.start()
+        try:
+            if hasattr(os, "wait4"):
+                _, status, usage = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+                cpu, hwm = usage.ru_utime + usage.ru_stime, usage.ru_maxrss * scale
+            else:
+                proc.wait()
+                cpu, hwm = 0.0, 0
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            tree.stop()
+        seconds = time.perf_counter() - started
+        out.seek(0)
+        stdout = out.read()
+    return TreeRun(proc.returncode, seconds, stdout, cpu, max(hwm, tree.peak_max), max(tree.peak_sum, hwm))
+
+
+class TreeSampler(threading.Thread):
+    """Samples the summed RSS of a process and its descendants, and their high-water marks;
+    `samples` keeps each sum, [(seconds since the sampler was made, bytes)], and `own` the
+    process's own RSS at the same times: they show where a peak falls (start-up, loading,
+    queries, a child's work), which the high-water mark alone does not."""
+
+    def __init__(self, pid: int, interval_s: float = 0.02):
+        super().__init__(name="bench-rss-sampler", daemon=True)
+        self.pid = pid
+        self.interval_s = interval_s
+        self.peak_sum = 0
+        self.peak_max = 0
+        self.samples: list[tuple[float, int]] = []
+        self.own: list[tuple[float, int]] = []
+        self._done = threading.Event()
+        self._t0 = time.perf_counter()
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def run(self) -> None:
+        if not os.path.isdir("/proc"):
+            return
+        while not self._done.is_set():
+            total = own = 0
+            for pid in descendants(self.pid):
+                hwm, rss = proc_rss(pid)
+                total += rss
+                own = rss if pid == self.pid else own
+                self.peak_max = max(self.peak_max, hwm)
+            self.peak_sum = max(self.peak_sum, total)
+            if total:
+                now = time.perf_counter() - self._t0
+                self.samples.append((now, total))
+                self.own.append((now, own))
+            self._done.wait(self.interval_s)
+
+
+def proc_rss(pid: int) -> tuple[int, int]:
+    """(VmHWM, VmRSS) of a process in bytes from `/proc`; (0, 0) once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        return int(fields["VmHWM"].split()[0]) * 1024, int(fields["VmRSS"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError, IndexError):
+        return 0, 0
+
+
+def descendants(root: int) -> list[int]:
+    """`root` and every live process below it (from `/proc/*/stat`)."""
+    parent: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            parent[int(name)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    out, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, ppid in parent.items() if ppid in frontier]
+        out.extend(frontier)
+    return out
+
+
+def run_and_measure(
+    cmd: list[str], env: dict[str, str], stderr: IO[bytes] | int | None
+) -> tuple[int, float, int | None]:
+    """(exit code, seconds, peak RSS in bytes) of a child process, via wait4 where available."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)
+    if not hasattr(os, "wait4"):
+        return proc.wait(), time.perf_counter() - started, None
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - started
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    return proc.returncode, seconds, usage.ru_maxrss * scale
+
+
+def peak_rss(pid: int) -> tuple[int | None, int | None]:
+    """(VmHWM, VmRSS) of a live process in bytes, from /proc (Linux), else psutil if present."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        return int(fields["VmHWM"].split()[0]) * 1024, int(fields["VmRSS"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        pass
+    try:
+        import psutil  # optional (dev extra): only where /proc is missing
+    except ImportError:
+        return None, None
+    rss = int(psutil.Process(pid).memory_info().rss)
+    return None, rss

@@ -1,0 +1,243 @@
+"""Benchmarks of the read path, in process: search latency (`bench_query`), walk latency with
+its resident memory and dense recall (`bench_walk`), entity search latency
+(`bench_entity_search`)."""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vaultmind.bench.figures import MB, Progress, latency, no_progress
+from vaultmind.bench.processes import peak_rss
+from vaultmind.bench.vaults import vault_config, vault_seed
+from vaultmind.bench.vocabulary import bench_queries, build_vocabulary
+from vaultmind.config import load_config
+from vaultmind.index.store import Index
+from vaultmind.index.vector_codec import matrix_of
+from vaultmind.memory import Memory
+
+
+def bench_query(
+    vault: Path,
+    *,
+    repeats: int = 3,
+    count: int = 40,
+    embed_provider: str | None = "static",
+    seed: int | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """In-process `Memory.search` latency over a fixed set of `count` queries from the vault's
+    vocabulary (`vocabulary.bench_queries`), each run `repeats` times after one untimed warm-up."""
+    progress = progress or no_progress
+    seed = vault_seed(vault) if seed is None else seed
+    queries = bench_queries(seed, count)
+    config = vault_config(vault, embed_provider)
+    with Memory.open(config, progress=progress) as memory:
+        memory.sync()
+        started = time.perf_counter()
+        memory.search(queries[0])
+        first_s = time.perf_counter() - started  # loads the vector matrix, warms caches
+        with_hits = sum(1 for q in queries if memory.search(q)["hits"])
+        samples: list[float] = []
+        for run in range(repeats):
+            for query in queries:
+                started = time.perf_counter()
+                memory.search(query)
+                samples.append(time.perf_counter() - started)
+            progress("query", run + 1, repeats)
+    return {**latency(samples), "first_query_s": first_s, "queries": len(queries),
+            "queries_with_hits": with_hits, "embeddings": config.embed_provider}  # fmt: skip
+
+
+def walk_questions(seed: int = 0, count: int = 40) -> list[str]:
+    """Questions in the shapes people ask a memory: a person and a topic, a topic and a time,
+    a name alone, plain words (from `vocabulary.bench_queries` and the vault's people)."""
+    vocab = build_vocabulary(seed)
+    rng = random.Random(f"vm-bench-walk:{seed}")
+    shapes = (
+        "What did {person} say about {q}?",
+        "{q} last week",
+        "When did {person} and {other} talk about {q}?",
+        "{q}",
+        "What happened with {q} in May 2023?",
+    )
+    out = []
+    for i, query in enumerate(bench_queries(seed, count)):
+        person, other = rng.sample(vocab.people, 2)
+        out.append(shapes[i % len(shapes)].format(person=person, other=other, q=query))
+    return out
+
+
+def bench_walk(
+    vault: Path,
+    *,
+    repeats: int = 3,
+    count: int = 40,
+    embed_provider: str | None = "static",
+    seed: int | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """In-process `Memory.walk` latency over `count` questions (`walk_questions`), `repeats`
+    rounds after one warm-up round, with the daemon's memory settings (`Memory.serve`); the
+    question's embedding is timed separately, and the process's RSS and the resident
+    structures' bytes (`memory_mb`) are reported after the queries, the memory still open, then
+    the dense search's recall against an exact scan (`_dense_recall`). Every round asks new
+    questions: a repeated one would find the terms of its strongest leaves cached (the phrase
+    and near-duplicate passes), which a new question pays for."""
+    progress = progress or no_progress
+    seed = vault_seed(vault) if seed is None else seed
+    asked = walk_questions(seed, count * (repeats + 1))
+    questions = asked[:count]
+    config = vault_config(vault, embed_provider)
+    with Memory.open(config, progress=progress) as memory:
+        memory.serve()
+        memory.sync()
+        started = time.perf_counter()
+        memory.warm()
+        warm_s = time.perf_counter() - started
+        for question in questions:
+            memory.walk(question)
+        samples: list[float] = []
+        embed: list[float] = []
+        for run in range(repeats):
+            for question in asked[count * (run + 1) : count * (run + 2)]:
+                if memory.embedder is not None:
+                    started = time.perf_counter()
+                    memory.embedder.embed([question])
+                    embed.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                memory.walk(question)
+                samples.append(time.perf_counter() - started)
+            progress("walk", run + 1, repeats)
+        leaves = int(memory.index.scalar("SELECT count(*) FROM leaves"))
+        resident = resident_memory(memory)
+        hwm, rss = peak_rss(os.getpid())
+        recall = _dense_recall(memory, questions)  # last: it streams every vector through DuckDB
+    return {
+        **latency(samples),
+        "embed_p50_s": statistics.median(embed) if embed else None,
+        "dense_recall_at_100": recall,
+        "leaves": leaves,
+        "questions": len(questions),
+        "warm_s": warm_s,
+        "process_rss_mb": rss / MB if rss is not None else None,
+        "process_peak_mb": hwm / MB if hwm is not None else None,
+        "memory_mb": resident,
+        "embeddings": config.embed_provider,
+    }
+
+
+def resident_memory(memory: Memory) -> dict[str, float]:
+    """MB held by each resident structure of a warm `memory`, and by DuckDB (`duckdb_memory()`);
+    `vectors.file` is the size of the int8 rows' scratch file, which is not in the process."""
+    parts = {f"leaves.{k}": v for k, v in memory.leaves.memory().items()}
+    if memory.vectors is not None:
+        parts.update({f"vectors.{k}": v for k, v in memory.vectors.memory().items()})
+    parts["duckdb"] = sum(memory.index.duckdb_memory().values())
+    return {k: round(v / MB, 1) for k, v in parts.items()}
+
+
+def _dense_recall(memory: Memory, questions: Sequence[str], top: int = 100) -> float | None:
+    """Mean share of the exact top `top` leaves by cosine (`exact_nearest`: every stored vector
+    of a live leaf, as float32) that the resident search returns: what its int8 rows and its
+    clusters cost."""
+    if memory.vectors is None or memory.embedder is None:
+        return None
+    queries = np.stack([memory.embedder.embed([question])[0] for question in questions]).astype(np.float32)
+    exact = exact_nearest(memory.index, memory.vectors.model_id, queries, top)
+    shares = []
+    for q, want in zip(queries, exact, strict=True):
+        found = {leaf_id for leaf_id, _ in memory.vectors.search(q, top)}
+        shares.append(len(found & set(want)) / max(1, len(want)))
+    return statistics.mean(shares) if shares else None
+
+
+def exact_nearest(index: Index, model_id: str, queries: np.ndarray, top: int) -> list[list[str]]:
+    """For each of `queries`, the `top` leaves with the highest cosine (ties by id), scored in
+    float32 against the stored vectors, which are streamed: the memory held stays small at any
+    vault size. Leaves that share a text share its vector."""
+    best_hashes: list[list[str]] = [[] for _ in queries]
+    best_scores = [np.zeros(0, dtype=np.float32) for _ in queries]
+    with index.lock:
+        reader = index.con.execute(
+            "SELECT content_hash, vec, dim FROM embeddings WHERE model = ? AND content_hash IN (SELECT content_hash FROM leaves)",
+            [model_id],
+        ).to_arrow_reader(8_192)
+        for batch in reader:
+            matrix = matrix_of(batch.column(1), batch.column(2))
+            if len(matrix) != batch.num_rows or matrix.shape[1] != queries.shape[1]:
+                continue  # a vector of another dimension: only after a model mix-up
+            hashes = batch.column(0).to_pylist()
+            scores = matrix @ queries.T
+            for k in range(len(queries)):
+                pool = np.concatenate((best_scores[k], scores[:, k]))
+                names = best_hashes[k] + hashes
+                keep = np.argsort(-pool, kind="stable")[:top]  # a leaf per text at least: `top` texts suffice
+                best_scores[k], best_hashes[k] = pool[keep], [names[i] for i in keep.tolist()]
+        wanted = sorted({h for hashes in best_hashes for h in hashes})
+        leaves = index.con.execute(
+            "SELECT id, content_hash FROM leaves WHERE list_contains(?::VARCHAR[], content_hash)", [wanted]
+        ).fetchall()
+    by_hash: dict[str, list[str]] = {}
+    for leaf_id, content_hash in leaves:
+        by_hash.setdefault(content_hash, []).append(leaf_id)
+    out = []
+    for hashes, scores in zip(best_hashes, best_scores, strict=True):
+        ranked = sorted(
+            ((-float(score), leaf_id) for h, score in zip(hashes, scores.tolist(), strict=True) for leaf_id in by_hash.get(h, []))
+        )
+        out.append([leaf_id for _, leaf_id in ranked[:top]])
+    return out
+
+
+def bench_entity_search(entities: int = 50_000, *, queries: int = 200, seed: int = 0) -> dict[str, Any]:
+    """`search_entities` latency over `entities` synthetic people and organizations (names and
+    aliases from the synthetic vocabulary), in a scratch vault whose entity table is filled
+    directly; the first query (which builds the name index) is reported separately."""
+    vocab = build_vocabulary(seed)
+    rng = random.Random(f"vm-bench-entities:{seed}")
+    words = [w.title() for w in vocab.words[100:20_000]]
+    rows: dict[str, tuple[str, str, str, list[str]]] = {}
+    while len(rows) < entities:
+        kind = "org" if rng.random() < 0.2 else "person"
+        name = f"{rng.choice(words)} {rng.choice(words)}" if kind == "person" else f"{rng.choice(words)} Labs"
+        ident = f"{kind}:{name.lower().replace(' ', '-')}"
+        aliases = [name.split()[0]] if rng.random() < 0.3 else []
+        rows.setdefault(ident, (ident, kind, name, aliases))
+    table = list(rows.values())
+    asked = [rng.choice(table)[2] for _ in range(queries // 2)]
+    asked += [_typo(rng, rng.choice(table)[2]) for _ in range(queries // 4)]
+    asked += [rng.choice(table)[2].split()[0] for _ in range(queries - len(asked))]
+    with tempfile.TemporaryDirectory(prefix="vm-bench-entities-") as tmp:
+        config = load_config(Path(tmp), embed_provider="none")
+        with Memory.open(config) as memory:
+            with memory.index.transaction() as con:
+                con.executemany(
+                    "INSERT INTO entities VALUES (?, ?, ?, NULL, ?, [], [], ?)",
+                    [(i, k, n, a, rng.randint(1, 50)) for i, k, n, a in table],
+                )
+            started = time.perf_counter()
+            memory.query("search_entities", {"query": asked[0]})
+            first_s = time.perf_counter() - started
+            samples = []
+            found = 0
+            for query in asked:
+                started = time.perf_counter()
+                hits = memory.query("search_entities", {"query": query})["hits"]
+                samples.append(time.perf_counter() - started)
+                found += bool(hits)
+    return {**latency(samples), "entities": len(table), "first_query_s": first_s, "queries": len(asked),
+            "queries_with_hits": found}  # fmt: skip
+
+
+def _typo(rng: random.Random, name: str) -> str:
+    i = rng.randrange(1, max(2, len(name) - 1))
+    return name[:i] + name[i + 1 :]

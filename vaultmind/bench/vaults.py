@@ -1,0 +1,42 @@
+"""The vault a benchmark runs on: its configuration, the notes vaultmind indexes in it, its
+index files, the seed it was generated with."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from vaultmind.bench.synth import read_manifest
+from vaultmind.config import DEFAULT_IGNORE, Config, load_config
+from vaultmind.vault.layout import is_note
+from vaultmind.vault.scan import IgnoreRules
+
+_STATE_FILES = ("index.duckdb", "index.duckdb.wal")
+
+
+def vault_config(vault: Path, embed_provider: str | None) -> Config:
+    return load_config(vault, embed_provider=embed_provider)
+
+
+def delete_index(config: Config) -> None:
+    for name in _STATE_FILES:
+        (config.state_dir / name).unlink(missing_ok=True)
+
+
+def note_paths(vault: Path, ignore: Sequence[str] = DEFAULT_IGNORE) -> list[str]:
+    """Vault-relative paths of the notes vaultmind indexes (sorted), with these ignore rules."""
+    rules = IgnoreRules(ignore)
+    out: list[str] = []
+    for folder, dirs, files in os.walk(vault):
+        rel_dir = os.path.relpath(folder, vault).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        dirs[:] = sorted(d for d in dirs if not rules.ignores_dir(rel_dir + d))
+        out.extend(rel_dir + f for f in files if is_note(f) and not rules.ignores_file(rel_dir + f))
+    return sorted(out)
+
+
+def vault_seed(vault: Path) -> int:
+    """The seed a synthetic vault was generated with (0 when it records none)."""
+    recorded = (read_manifest(vault) or {}).get("seed")
+    return recorded if isinstance(recorded, int) else 0

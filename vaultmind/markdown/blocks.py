@@ -1,0 +1,338 @@
+"""The block structure of a note body, line by line: a line scanner, not a full CommonMark parser.
+
+markdown-it-py measured 2.4–4 ms for a dense 3 KB note (~2 ms even with inline parsing
+disabled), too slow for a cold index of >= 500 notes/s; this scanner reads the same note in
+~0.4 ms. It tracks what matters for Obsidian syntax — fenced and indented code, `%% comments %%`
+(also spanning lines), `<!-- html comments -->`, `$$ math $$` blocks, inline code and inline
+math, blockquotes and list context — so that nothing inside code, comments or math is counted,
+and finds headings, callouts and block ids. Its `BlockScan` is shared by syntax extraction
+(`markdown.obsidian`) and chunking (`markdown.sections`). The test-suite cross-checks headings
+and code detection against markdown-it."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+# Line kinds of `BlockScan.kinds`.
+TEXT = 0  # ordinary markdown (paragraph, list, quote, table, html …)
+BLANK = 1
+FENCE = 2  # a fence delimiter or a line inside a fenced code block
+ICODE = 3  # an indented code block line
+MATH = 4  # a line of a `$$` math block
+COMMENT = 5  # a line entirely inside a `%%` or `<!-- -->` comment
+HEADING = 6  # an ATX heading, or the text line(s) of a setext heading
+SETEXT = 7  # the `===` / `---` underline of a setext heading
+
+MASK = "\x00"  # what masked (code, comment, math) inline spans are replaced with
+
+_FENCE_OPEN_RE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)$")
+_QUOTE_RE = re.compile(r"(?: {0,3}>[ ]?)+")
+_ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*)|[ \t]*)$")
+_SETEXT_RE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+_HR_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_LIST_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+_INLINE_SPECIAL_RE = re.compile(r"[\\`%<$]")
+_BACKTICKS_RE = re.compile(r"`+")
+_INLINE_MATH_RE = re.compile(r"\$(?![\s$])(?:\\.|[^$\\])*?(?<![\s\\])\$(?!\d)")
+_BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)$")
+_CALLOUT_RE = re.compile(r"\[!([^\]\s]+)\]([+-]?)(?:[ \t]+(.*)|[ \t]*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int
+    text: str
+    line: int  # 1-based first line in the body
+    end_line: int  # 1-based last line (differs from `line` for setext headings)
+
+
+@dataclass(frozen=True, slots=True)
+class Callout:
+    type: str  # lower-cased: "note", "message", "email" …
+    title: str
+    fold: str  # "", "+" or "-"
+    line: int  # 1-based
+    depth: int  # blockquote nesting level (1 for a top-level callout)
+
+
+@dataclass(frozen=True, slots=True)
+class BlockScan:
+    """The block structure of a body, line by line (shared by syntax extraction and chunking).
+
+    `lines` is `body.split("\\n")`; `kinds[i]` is one of the kinds above; `masked[i]` is the line
+    with inline code/comments/math replaced by MASK ("" for non-text lines); `block_ids` maps a
+    0-based line index to the block id at its end; `fences` maps a fence's opening line index to
+    its closing line index (the last line of the body when unclosed).
+    """
+
+    lines: list[str]
+    kinds: list[int]
+    masked: list[str]
+    headings: tuple[Heading, ...]
+    callouts: tuple[Callout, ...]
+    block_ids: dict[int, str]
+    fences: dict[int, int]
+    depths: list[int]
+
+
+def _strip_quotes(line: str) -> tuple[str, int]:
+    if ">" not in line[:8]:
+        return line, 0
+    m = _QUOTE_RE.match(line)
+    if m is None:
+        return line, 0
+    prefix = m.group()
+    return line[m.end() :], prefix.count(">")
+
+
+def _mask_inline(line: str, state: int) -> tuple[str, int]:
+    """Mask inline code, `%%`/`<!-- -->` comments and inline math. `state`: 0, 1 = in %%, 2 = in <!--."""
+    out: list[str] = []
+    pos = 0
+    if state:
+        closer = "%%" if state == 1 else "-->"
+        j = line.find(closer)
+        if j < 0:
+            return "", state
+        pos = j + len(closer)
+        out.append(MASK)
+        state = 0
+    i = pos
+    runs: dict[int, list[int]] | None = None  # backtick run starts by width
+    while True:
+        m = _INLINE_SPECIAL_RE.search(line, i)
+        if m is None:
+            break
+        start = m.start()
+        c = line[start]
+        if c == "\\":
+            i = start + 2
+        elif c == "`":
+            run_end = start + 1
+            while run_end < len(line) and line[run_end] == "`":
+                run_end += 1
+            if runs is None:
+                runs = {}
+                for run in _BACKTICKS_RE.finditer(line):
+                    runs.setdefault(run.end() - run.start(), []).append(run.start())
+            width = run_end - start
+            starts = runs.get(width, [])
+            k = bisect_right(starts, start)
+            while k < len(starts) and line[starts[k] - 1] == "`":
+                k += 1  # not a maximal run (only after an escaped backtick)
+            if k >= len(starts):
+                i = run_end
+                continue
+            out.append(line[pos:start])
+            out.append(MASK)
+            pos = i = starts[k] + width
+        elif c == "%" or c == "<":
+            opener, closer = ("%%", "%%") if c == "%" else ("<!--", "-->")
+            if not line.startswith(opener, start):
+                i = start + 1
+                continue
+            out.append(line[pos:start])
+            out.append(MASK)
+            j = line.find(closer, start + len(opener))
+            if j < 0:
+                return "".join(out), 1 if c == "%" else 2
+            pos = i = j + len(closer)
+        elif line.startswith("$$", start):
+            j = line.find("$$", start + 2)
+            if j < 0:
+                i = start + 2
+                continue
+            out.append(line[pos:start])
+            out.append(MASK)
+            pos = i = j + 2
+        else:  # "$": inline math with pandoc's rules (no "$5 and $6" false positives)
+            mm = _INLINE_MATH_RE.match(line, start)
+            if mm is None:
+                i = start + 1
+                continue
+            out.append(line[pos:start])
+            out.append(MASK)
+            pos = i = mm.end()
+    if not out:
+        return line, 0
+    out.append(line[pos:])
+    return "".join(out), 0
+
+
+def _quoted(line: str) -> tuple[str, int]:
+    """`line` without its blockquote markers, and their count (cheap for unquoted lines)."""
+    c0 = line[:1]
+    if c0 == ">" or (c0 == " " and ">" in line[:4]):
+        return _strip_quotes(line)
+    return line, 0
+
+
+def scan_blocks(body: str) -> BlockScan:
+    """Classify every line of `body` (see `BlockScan`)."""
+    lines = body.split("\n")
+    count = len(lines)
+    kinds = [TEXT] * count
+    masked = [""] * count
+    depths = [0] * count
+    headings: list[Heading] = []
+    callouts: list[Callout] = []
+    block_ids: dict[int, str] = {}
+    fences: dict[int, int] = {}
+
+    comment = 0  # inline state carried across lines: 1 = in %%, 2 = in <!--
+    fence_char = ""
+    fence_marker = ""
+    fence_start = -1
+    fence_depth = 0
+    in_math = False
+    in_icode = False
+    in_list = False
+    prev_blank = True
+    prev_depth = 0
+    para_start = -1
+
+    for i, line in enumerate(lines):
+        if fence_char:
+            content, depth = _quoted(line)
+            if depth >= fence_depth:
+                kinds[i] = FENCE
+                depths[i] = prev_depth = depth
+                close = content.strip(" \t")
+                if close.startswith(fence_marker) and not close.strip(fence_char):
+                    fences[fence_start] = i
+                    fence_char = ""
+                continue
+            fences[fence_start] = i - 1
+            fence_char = ""
+        if comment:
+            closer = "%%" if comment == 1 else "-->"
+            j = line.find(closer)
+            if j < 0:
+                kinds[i] = COMMENT
+                continue
+            if not line[j + len(closer) :].strip():
+                kinds[i] = COMMENT
+                comment = 0
+                continue
+        if in_math:
+            kinds[i] = MATH
+            if "$$" in line:
+                in_math = False
+            continue
+        if not line or line.isspace():
+            kinds[i] = BLANK
+            prev_blank = True
+            prev_depth = 0
+            para_start = -1
+            continue
+        content, depth = _quoted(line)
+        depths[i] = depth
+        outer_depth = prev_depth
+        prev_depth = depth
+        if content[:1] in (" ", "\t"):
+            stripped = content.lstrip(" \t")
+            ws = content[: len(content) - len(stripped)]
+            indent = ws.count(" ") + 4 * ws.count("\t")
+        else:
+            stripped = content
+            indent = 0
+        first = stripped[:1]
+        if in_icode:
+            if indent >= 4 and depth == 0:
+                kinds[i] = ICODE
+                prev_blank = False
+                continue
+            in_icode = False
+        if not comment:
+            if first == "`" or first == "~":
+                fm = _FENCE_OPEN_RE.match(content)
+                if fm is not None and not (first == "`" and "`" in fm.group(2)):
+                    kinds[i] = FENCE
+                    fence_char = first
+                    fence_marker = fm.group(1)
+                    fence_start = i
+                    fence_depth = depth
+                    fences[i] = count - 1
+                    para_start = -1
+                    prev_blank = False
+                    if indent == 0 and depth == 0:
+                        in_list = False
+                    continue
+            elif first == "$" and stripped.startswith("$$") and "$$" not in stripped[2:]:
+                kinds[i] = MATH
+                in_math = True
+                para_start = -1
+                prev_blank = False
+                continue
+            if depth == 0 and indent >= 4 and not in_list and para_start < 0:
+                kinds[i] = ICODE
+                in_icode = True
+                prev_blank = False
+                continue
+            if depth > outer_depth and first == "[" and stripped.startswith("[!"):
+                cm = _CALLOUT_RE.match(stripped)
+                if cm is not None:
+                    title = (cm.group(3) or "").strip()
+                    callouts.append(Callout(cm.group(1).lower(), title, cm.group(2), i + 1, depth))
+        # An ordinary line: mask inline spans, then look at its block role.
+        if comment or "`" in line or "$" in line or "%" in line or "<!--" in line:
+            text, comment = _mask_inline(line, comment)
+        else:
+            text = line
+        masked[i] = text
+        if depth == 0:
+            if para_start >= 0 and (first == "=" or first == "-") and indent < 4:
+                sm = _SETEXT_RE.match(content)
+                if sm is not None:
+                    kinds[i] = SETEXT
+                    for k in range(para_start, i):
+                        kinds[k] = HEADING
+                    parts = [lines[k].strip() for k in range(para_start, i)]
+                    level = 1 if first == "=" else 2
+                    headings.append(Heading(level, " ".join(parts), para_start + 1, i + 1))
+                    para_start = -1
+                    prev_blank = False
+                    continue
+            if (first == "-" or first == "*" or first == "_") and indent < 4 and _HR_RE.match(content):
+                para_start = -1  # a thematic break
+                if indent == 0:
+                    in_list = False
+                prev_blank = False
+                continue
+            is_item = (first in ("-", "*", "+") or first.isdigit()) and _LIST_RE.match(content) is not None
+            if is_item:
+                in_list = True
+                para_start = -1
+            elif indent == 0 and prev_blank:
+                in_list = False
+            if first == "#" and indent < 4 and (not in_list or indent == 0):
+                am = _ATX_RE.match(content)
+                if am is not None:
+                    kinds[i] = HEADING
+                    headings.append(Heading(len(am.group(1)), atx_text(am.group(2) or ""), i + 1, i + 1))
+                    para_start = -1
+                    in_list = False
+                    prev_blank = False
+                    continue
+            if not is_item and not in_list and para_start < 0 and indent < 4:
+                para_start = i
+        else:
+            para_start = -1
+        if "^" in text:
+            bm = _BLOCK_ID_RE.search(text.rstrip())
+            if bm is not None:
+                block_ids[i] = bm.group(1)
+        prev_blank = False
+
+    return BlockScan(lines, kinds, masked, tuple(headings), tuple(callouts), block_ids, fences, depths)
+
+
+def atx_text(rest: str) -> str:
+    """The text of an ATX heading from what follows its `#` marks (closing `#`s removed)."""
+    text = rest.strip(" \t")
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1] in " \t"):
+        text = bare.rstrip(" \t")
+    return text

@@ -1,0 +1,102 @@
+"""Cutting text into spans within a token budget: by sentence, line, whitespace or character
+(`split_span`, `hard_split`), then packing consecutive spans greedily back up to the budget
+(`pack_spans`). Offsets are into the text; nothing non-blank is lost."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from vaultmind.markdown.tokens import count_tokens, token_quarters
+
+LEADING_BLANK_RE = re.compile(r"\A(?:[ \t]*\n)+")
+
+
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？])\s*")
+
+
+_LAST_SPACE_RE = re.compile(r"\s+(?=\S*\Z)")
+
+
+def split_span(text: str, start: int, end: int, limit: int, levels: Sequence[str]) -> list[tuple[int, int]]:
+    """Cut text[start:end] into spans each within `limit` tokens, trying `levels` in order."""
+    if count_tokens(text[start:end]) <= limit or not levels:
+        return [(start, end)] if text[start:end].strip() else []
+    level = levels[0]
+    if level == "char":
+        return hard_split(text, start, end, limit)
+    if level == "line":
+        cuts = [m.start() for m in re.finditer("\n", text[start:end])]
+        pieces = _cut(start, end, [(c, c + 1) for c in cuts])
+    elif level == "sentence":
+        pieces = _cut(start, end, [(m.start(), m.end()) for m in _SENTENCE_END_RE.finditer(text[start:end])])
+    else:  # space: fill up to the limit, then cut at the last whitespace
+        return [(s, e) for s, e in hard_split(text, start, end, limit, snap=True) if text[s:e].strip()]
+    if len(pieces) <= 1:
+        return split_span(text, start, end, limit, levels[1:])
+    out: list[tuple[int, int]] = []
+    for s, e in pieces:
+        out.extend(
+            split_span(text, s, e, limit, levels[1:]) if count_tokens(text[s:e]) > limit else [(s, e)]
+        )
+    return [(s, e) for s, e in out if text[s:e].strip()]
+
+
+def _cut(start: int, end: int, seps: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans between separators (relative offsets) of the absolute span [start, end)."""
+    out = []
+    pos = start
+    for s, e in seps:
+        out.append((pos, start + s))
+        pos = start + e
+    out.append((pos, end))
+    return [(s, e) for s, e in out if e > s]
+
+
+def hard_split(text: str, start: int, end: int, limit: int, *, snap: bool = False) -> list[tuple[int, int]]:
+    """Cut text[start:end] into the longest spans within `limit` tokens; with `snap`, end
+    each span at its last whitespace when it has one (whitespace between spans is dropped)."""
+    out = []
+    pos = start
+    while pos < end:
+        # the largest stop with count_tokens(text[pos:stop]) <= limit; a char weighs >= 1/4 token
+        lo, hi = pos + 1, min(end, pos + 4 * limit)
+        if count_tokens(text[pos:hi]) <= limit:
+            lo = hi
+        else:
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if count_tokens(text[pos:mid]) <= limit:
+                    lo = mid
+                else:
+                    hi = mid - 1
+        stop = nxt = lo
+        if snap and stop < end and not text[stop].isspace():
+            m = _LAST_SPACE_RE.search(text, pos, stop)
+            if m is not None and m.start() > pos:
+                stop, nxt = m.start(), m.end()
+        out.append((pos, stop))
+        pos = nxt
+        while snap and pos < end and text[pos].isspace():
+            pos += 1
+    return out
+
+
+def pack_spans(text: str, spans: Sequence[tuple[int, int]], limit: int, *, strip: bool = True) -> list[str]:
+    """Greedily join consecutive spans (with the text between them) within `limit` tokens."""
+    out: list[str] = []
+    cur_start = cur_end = -1
+    cur_q = 0
+    for s, e in spans:
+        if cur_start >= 0:
+            q = cur_q + token_quarters(text[cur_end:e])
+            if (q + 3) // 4 <= limit:
+                cur_end, cur_q = e, q
+                continue
+            out.append(text[cur_start:cur_end])
+        cur_start, cur_end, cur_q = s, e, token_quarters(text[s:e])
+    if cur_start >= 0:
+        out.append(text[cur_start:cur_end])
+    if strip:
+        return [LEADING_BLANK_RE.sub("", t.rstrip()) for t in out if t.strip()]
+    return [t for t in out if t.strip()]
