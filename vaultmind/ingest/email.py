@@ -369,9 +369,16 @@ def _accept(raw: _Raw, warnings: list[str]) -> _Mail | DatedOtherwise | None:
     if parsed.message_id:
         return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin, raw.file, named, by, at_before)
     digest = hashlib.sha256(
-        "\0".join([author, _id_time(raw, parsed, at, by), parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
+        "\0".join([author, _id_time(raw, parsed, at, by), parsed.subject, _body_before(parsed)]).encode(
+            "utf-8", "surrogatepass"
+        )
     ).hexdigest()
     return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account, raw.origin, raw.file, named, by, at_before)
+
+
+def _body_before(parsed: ParsedEmail) -> str:
+    """The body an earlier vaultmind read (a delivery report's: `ParsedEmail.body_before`)."""
+    return parsed.body if parsed.body_before is None else parsed.body_before
 
 
 def _id_time(raw: _Raw, parsed: ParsedEmail, at: datetime, by: DatedBy) -> str:
@@ -470,20 +477,28 @@ def _full_text(mail: _Mail) -> str:
     return _message(mail, "\n\n".join(filter(None, split_quoted(mail.parsed.body)))).text
 
 
-def _with_attachments(mail: _Mail, text: str, attachments: Sequence[Attachment]) -> str:
-    """`text` (the new text of `mail`), then the messages it forwards as attachments, then the
-    line listing `attachments`."""
-    text = "\n\n".join(part for part in (text, *mail.parsed.forwarded) if part)
+def _with_attachments(
+    mail: _Mail, text: str, attachments: Sequence[Attachment], forwarded: Sequence[str] | None = None
+) -> str:
+    """`text` (the new text of `mail`), then the messages it forwards as attachments (its own,
+    or `forwarded`), then the line listing `attachments`."""
+    forwarded = mail.parsed.forwarded if forwarded is None else forwarded
+    text = "\n\n".join(part for part in (text, *forwarded) if part)
     line = attachments_line(attachments)
     return (f"{text}\n\n{line}" if text else line) if line else text
 
 
 def _earlier_text(mail: _Mail, text: str) -> str | None:
-    """The text a vaultmind that did not list nameless inline images gave `mail` (its note
-    holds it so), when it differs (`SourceBatch.earlier_texts`)."""
-    if not any(a.inline for a in mail.parsed.attachments):
+    """The text a vaultmind that did not list nameless inline images, or read no delivery
+    report, gave `mail` (its note holds it so), when it differs (`SourceBatch.earlier_texts`)."""
+    parsed = mail.parsed
+    if not any(a.inline for a in parsed.attachments) and parsed.body_before is None:
         return None
-    return _with_attachments(mail, text, [a for a in mail.parsed.attachments if not a.inline])
+    if parsed.body_before is not None:
+        text, forwarded = split_quoted(parsed.body_before)[0], parsed.forwarded_before
+    else:
+        forwarded = parsed.forwarded
+    return _with_attachments(mail, text, [a for a in parsed.attachments if not a.inline], forwarded)
 
 
 def _message(mail: _Mail, text: str) -> Message:

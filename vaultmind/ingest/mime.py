@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email import policy
 from email.message import Message
-from email.parser import BytesParser
+from email.parser import BytesParser, HeaderParser
 
 from vaultmind.ingest.html import html_to_text
 
@@ -107,6 +107,11 @@ class ParsedEmail:
     to: tuple[str, ...] = ()  # recipients as `author` is written ("Name <addr>" or the address)
     cc: tuple[str, ...] = ()
     forwarded: tuple[str, ...] = ()  # messages attached to it, each under a "Forwarded message" header
+    # a delivery report (a bounce) as vaultmind read it before it read reports (`_report`), when
+    # that differs: its body and forwarded messages (a message without a Message-ID keeps the id
+    # hashed from that body; a note written then holds that text)
+    body_before: str | None = None
+    forwarded_before: tuple[str, ...] = ()
 
 
 # --- bytes and headers ----------------------------------------------------------------------
@@ -389,6 +394,8 @@ class _Body:
     enclosed: list[Message] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     forwarded: list[str] = field(default_factory=list)
+    reports: bool = True  # read delivery reports (`_report`); False: as vaultmind did before
+    reported: bool = False  # a delivery report was read
 
 
 def _param(part: Message, header: str, name: str) -> object:
@@ -432,12 +439,15 @@ def _payload_bytes(part: Message) -> bytes:
     return b""
 
 
-def _part_text(part: Message, body: _Body) -> str:
+def _charset(part: Message) -> str | None:
     try:
-        charset = part.get_content_charset()
+        return part.get_content_charset()
     except Exception:
-        charset = None
-    text, problem = decode_bytes(_payload_bytes(part), charset)
+        return None
+
+
+def _part_text(part: Message, body: _Body) -> str:
+    text, problem = decode_bytes(_payload_bytes(part), _charset(part))
     if problem:
         body.problems.append(problem)
     return text.replace("\r\n", "\n").replace("\r", "\n")
@@ -482,10 +492,16 @@ def _walk(part: Message, body: _Body, depth: int) -> None:
     ctype = part.get_content_type()
     maintype = ctype.split("/", 1)[0]
     name = _filename(part)
+    if body.reports and ctype in REPORT_TYPES:
+        text = _report(part, ctype)
+        if text:
+            body.texts.append(text)
+        body.reported = True
+        return
     if maintype == "message":  # (compat32 calls an enclosed message "multipart": check first)
         if ctype in ("message/rfc822", "message/global"):
             _enclosed(part, ctype, name, body)
-        # delivery-status, disposition-notification, external-body…: machine data, skipped
+        # disposition-notification, external-body…: machine data, skipped
         return
     if maintype == "multipart" and not part.is_multipart():  # no boundary found: its raw text
         raw = _part_text(part, body)
@@ -522,6 +538,60 @@ def _walk(part: Message, body: _Body, depth: int) -> None:
         body.texts.append(text.strip("\n"))
 
 
+# a delivery report's parts (RFC 3464, RFC 6533): its status, the headers of the message returned
+REPORT_TYPES = frozenset(
+    {"message/delivery-status", "message/global-delivery-status", "text/rfc822-headers", "message/global-headers"}
+)
+
+
+def _report(part: Message, ctype: str) -> str:
+    """A delivery report's part as text: its status, one line per recipient (`_status`), or the
+    headers of the message returned (From, Date, Subject, To)."""
+    text = decode_bytes(_payload_bytes(part), _charset(part))[0].replace("\r\n", "\n")
+    if not ctype.endswith("-status"):
+        returned = HeaderParser(policy=policy.compat32).parsestr(text.lstrip("\n"), headersonly=True)
+        return _forwarded_header(returned, "The message returned (its headers)").strip() if returned.keys() else ""
+    payload = part.get_payload()
+    if isinstance(payload, list):  # (the parser reads each block of fields as a message)
+        text = "\n\n".join(str(block.as_string()) for block in payload if isinstance(block, Message))
+    blocks = [
+        [(key.lower(), decode_header(value)) for key, value in HeaderParser(policy=policy.compat32).parsestr(block).items()]
+        for block in re.split(r"\n[ \t]*\n", text.strip("\n"))
+    ]
+    return _status(blocks)
+
+
+def _status(blocks: list[list[tuple[str, str]]]) -> str:
+    """`Delivery status (reported by <server>):` and a line per recipient: its address (the one
+    the message was sent to, when another), action, status code, the server's diagnostic, and
+    until when a delayed message is retried."""
+    fields = [field for block in blocks for field in block]
+    reporter = next((_typed(value) for key, value in fields if key == "reporting-mta"), "")
+    lines = [f"Delivery status{f' (reported by {reporter})' if reporter else ''}:"]
+    for block in blocks:
+        found = dict(reversed(block))  # (a field named twice: its first value)
+        final = _typed(found.get("final-recipient", ""))
+        if not final and "action" not in found:
+            continue
+        original = _typed(found.get("original-recipient", ""))
+        who = final or original or "a recipient"
+        if original and final and original.lower() != final.lower():
+            who += f" (sent to {original})"
+        what = ", ".join(x for x in (found.get("action", ""), found.get("status", "")) if x)
+        details = [found.get("diagnostic-code", "")]
+        if found.get("will-retry-until"):
+            details.append(f"will retry until {found['will-retry-until']}")
+        lines.append(" — ".join([f"- {who}: {what or 'no action given'}", *(x for x in details if x)]))
+    if len(lines) == 1:  # no recipient named: the fields as they are
+        lines += [f"{key.title()}: {value}" for key, value in fields if key != "reporting-mta"]
+    return "\n".join(lines) if len(lines) > 1 or reporter else ""
+
+
+def _typed(value: str) -> str:
+    """A report field's value without its type (`rfc822; <bob@example.com>` → the address)."""
+    return value.split(";", 1)[-1].strip().strip("<>").strip()
+
+
 def _enclosed(part: Message, ctype: str, name: str | None, body: _Body) -> None:
     """An attached message: listed by its subject; kept aside in case the outer has no text."""
     enclosed = _enclosed_message(part)
@@ -541,7 +611,7 @@ def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
     chosen: tuple[Message, _Body] | None = None
     fallback: tuple[Message, _Body] | None = None
     for child in sorted(children, key=lambda c: c.get_content_type() != "text/plain"):
-        trial = _Body()
+        trial = _Body(reports=body.reports)
         _walk(child, trial, depth + 1)
         if trial.texts and trial.plain_used and not trial.html_used:
             chosen = (child, trial)
@@ -552,6 +622,7 @@ def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
     body.texts.extend(chosen_body.texts)
     body.html_used |= chosen_body.html_used
     body.plain_used |= chosen_body.plain_used
+    body.reported |= chosen_body.reported
     body.attachments.extend(chosen_body.attachments)
     listed = {(a.filename, a.content_type, a.size) for a in chosen_body.attachments}
     for other in children:
@@ -591,28 +662,29 @@ def _message_size(msg: Message) -> int:
         return 0
 
 
-def _body_of(msg: Message, depth: int = 0) -> _Body:
-    body = _Body()
+def _body_of(msg: Message, depth: int = 0, *, reports: bool = True) -> _Body:
+    body = _Body(reports=reports)
     _walk(msg, body, depth)
     # an empty wrapper around an enclosed message (a forward as attachment): use its text;
     # beside a text of its own, each enclosed message follows it as a forwarded message
     if body.enclosed and depth < MAX_DEPTH:
         alone = not body.texts
         for enclosed in body.enclosed[:1] if alone else body.enclosed:
-            inner = _body_of(enclosed, depth + 1)
+            inner = _body_of(enclosed, depth + 1, reports=reports)
             text = "\n\n".join(t for t in inner.texts if t.strip())
             if text and not alone:
                 body.forwarded.append(_forwarded_header(enclosed) + text)
             elif text:
                 body.texts.append(text)
             body.html_used |= inner.html_used
+            body.reported |= inner.reported
             body.problems.extend(inner.problems)
     return body
 
 
-def _forwarded_header(msg: Message) -> str:
+def _forwarded_header(msg: Message, title: str = "Forwarded message") -> str:
     """The lines a mail program puts above a message it forwards inline."""
-    lines = ["---------- Forwarded message ----------"]
+    lines = [f"---------- {title} ----------"]
     for key in ("From", "Date", "Subject", "To"):
         value = decode_header(msg.get(key.lower()))
         if value:
@@ -649,6 +721,7 @@ def parse_message(data: bytes) -> ParsedEmail:
     if not data.strip():
         raise MimeError("empty message")
     msg, body = _parse(data)
+    before = _body_of(msg, reports=False) if body.reported else None
     headers = _raw_headers(msg)
     if not headers:
         raise MimeError("no headers (not an email message)")
@@ -664,7 +737,7 @@ def parse_message(data: bytes) -> ParsedEmail:
         date = received
         date_source = "Received" if date is not None else ""
     # (as an earlier vaultmind read it: a Date whose zone it did not know, else the Received)
-    before = _parse_date(_first(headers, "date"), zones=False) or received
+    read_before = _parse_date(_first(headers, "date"), zones=False) or received
     ids = _ids(_first(headers, "message-id"))
     text = _NBSP_RE.sub(" ", "\n\n".join(body.texts))
     problems = list(dict.fromkeys(body.problems))
@@ -680,13 +753,19 @@ def parse_message(data: bytes) -> ParsedEmail:
         address=address,
         date=date,
         date_source=date_source,
-        date_read_before=before if date_source == "Date" and before != date else None,
-        date_unread_before=date_source == "Date" and before is None,
+        date_read_before=read_before if date_source == "Date" and read_before != date else None,
+        date_unread_before=date_source == "Date" and read_before is None,
         body=_cap(text),
         attachments=_listed_once(body.attachments),
         html_only=body.html_used and not body.plain_used,
         problems=tuple(problems),
         to=_recipients(headers, "to"),
         cc=_recipients(headers, "cc"),
-        forwarded=tuple(_cap(_NBSP_RE.sub(" ", text)) for text in body.forwarded),
+        forwarded=_forwarded(body),
+        body_before=None if before is None else _cap(_NBSP_RE.sub(" ", "\n\n".join(before.texts))),
+        forwarded_before=() if before is None else _forwarded(before),
     )
+
+
+def _forwarded(body: _Body) -> tuple[str, ...]:
+    return tuple(_cap(_NBSP_RE.sub(" ", text)) for text in body.forwarded)
