@@ -1030,17 +1030,33 @@ def test_a_bounce_without_text_is_written_as_its_status(tmp_path: Path, vault: P
     assert "> Subject: Q3 budget\n" in text
 
 
-def test_a_bounce_written_empty_before_is_known_as_it_is(tmp_path: Path, vault: Path) -> None:
-    """A note written when vaultmind read no delivery report holds the bounce empty, under the
-    id hashed from that empty body: the bounce ingested again is that message (known, no new
-    id, no warning), and its note is left as it was; in a new vault it reads as its status."""
-    path = write(tmp_path, "box/bounce.eml", BOUNCE_HEAD + "Content-Type: text/plain\n\n")
+RETURNED_HEADERS = "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Q3 budget\nDate: Mon, 11 Mar 2024 09:00:00 +0000"
+
+
+@pytest.mark.parametrize(
+    ("read_before", "report"),
+    [
+        ("", BOUNCE_STATUS + "--RR--\n"),
+        (
+            f"Your message could not be delivered.\n\n{RETURNED_HEADERS}\n",
+            BOUNCE_STATUS.replace("--RR\n", "--RR\nContent-Type: text/plain\n\nYour message could not be delivered.\n\n--RR\n", 1)
+            + f"--RR\nContent-Type: text/rfc822-headers\n\n{RETURNED_HEADERS}\n\n--RR--\n",
+        ),
+    ],
+    ids=["status-only", "text-and-returned-headers"],
+)
+def test_a_bounce_written_before_is_known_as_it_is(tmp_path: Path, vault: Path, read_before: str, report: str) -> None:
+    """A note written when vaultmind read no delivery report holds the bounce as read then (empty;
+    or its text and the returned headers as raw text, cut as a quote and put back below it),
+    under the id hashed from that body: the bounce ingested again is that message (known, no
+    new id, no warning), and its note is left as it was; in a new vault it reads as its status."""
+    path = write(tmp_path, "box/bounce.eml", BOUNCE_HEAD + "Content-Type: text/plain\n\n" + read_before)
     ingest_paths("email", [path], vault)
     [before] = [message_ids(p.read_bytes()) for p in (vault / "sources/email/box").rglob("*.md")]
     settled = snapshot_files(vault)
-    write(tmp_path, "box/bounce.eml", BOUNCE_HEAD + BOUNCE_STATUS + "--RR--\n")
-    report = ingest_paths("email", [path], vault)
-    assert (report.messages_added, report.messages_known, report.warnings) == (0, 1, [])
+    write(tmp_path, "box/bounce.eml", BOUNCE_HEAD + report)
+    again = ingest_paths("email", [path], vault)
+    assert (again.messages_added, again.messages_known, again.warnings) == (0, 1, [])
     assert snapshot_files(vault) == settled
     fresh = tmp_path / "fresh"
     fresh.mkdir()

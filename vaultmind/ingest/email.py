@@ -488,17 +488,19 @@ def _with_attachments(
     return (f"{text}\n\n{line}" if text else line) if line else text
 
 
-def _earlier_text(mail: _Mail, text: str) -> str | None:
-    """The text a vaultmind that did not list nameless inline images, or read no delivery
-    report, gave `mail` (its note holds it so), when it differs (`SourceBatch.earlier_texts`)."""
+def _earlier_texts(mail: _Mail, text: str) -> tuple[str, ...]:
+    """The texts a vaultmind that did not list nameless inline images, or read no delivery
+    report, gave `mail` (its note holds one of them), when they differ (`SourceBatch.earlier_texts`):
+    of a report, its new text as read then, alone and with what it quoted then put back below it."""
     parsed = mail.parsed
-    if not any(a.inline for a in parsed.attachments) and parsed.body_before is None:
-        return None
+    listed = [a for a in parsed.attachments if not a.inline]
     if parsed.body_before is not None:
-        text, forwarded = split_quoted(parsed.body_before)[0], parsed.forwarded_before
-    else:
-        forwarded = parsed.forwarded
-    return _with_attachments(mail, text, [a for a in parsed.attachments if not a.inline], forwarded)
+        own, quote = split_quoted(parsed.body_before)
+        text = _with_attachments(mail, own, listed, parsed.forwarded_before)
+        return (text, f"{text}\n\n{quote}") if quote else (text,)
+    if any(a.inline for a in parsed.attachments):
+        return (_with_attachments(mail, text, listed),)
+    return ()
 
 
 def _message(mail: _Mail, text: str) -> Message:
@@ -548,9 +550,7 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
             if quote
         )
         earlier = tuple(
-            (mail.key, text)
-            for mail, (own, _) in zip(thread, parts, strict=True)
-            if (text := _earlier_text(mail, own)) is not None
+            (mail.key, text) for mail, (own, _) in zip(thread, parts, strict=True) for text in _earlier_texts(mail, own)
         )
         out.append(
             SourceBatch(
