@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import snapshot_files, write
+from vaultmind.ingest.common import mail_cut_short
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.errors import IngestError
 from vaultmind.markdown.note import ParsedNote, parse_note
@@ -214,6 +215,60 @@ def test_an_email_cut_short_is_completed_by_a_whole_copy(tmp_path: Path, vault: 
         again = ingest_paths("email", [export], vault)
         assert (again.messages_added, again.warnings) == (0, [])
         assert snapshot_files(vault) == settled
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB\n" * 40
+WITH_FILES = (
+    "From alice@example.com Mon Mar  4 11:00:00 2024\n"
+    "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Photos\n"
+    "Date: Mon, 4 Mar 2024 11:00:00 +0000\nMessage-ID: <m3@example.com>\nMIME-Version: 1.0\n"
+    'Content-Type: multipart/mixed; boundary="BB"\n\n--BB\nContent-Type: text/plain\n\nHere are the photos.\n'
+    '--BB\nContent-Type: image/png; name="a.png"\nContent-Transfer-Encoding: base64\n\n' + PNG
+    + '--BB\nContent-Type: application/pdf; name="b.pdf"\nContent-Transfer-Encoding: base64\n\n' + PNG + "--BB--\n"
+)
+
+
+@pytest.mark.parametrize("together", [False, True])
+@pytest.mark.parametrize("inside", ["a.png", "b.pdf"])
+def test_an_email_cut_inside_an_attachment_is_completed_by_a_whole_copy(
+    tmp_path: Path, vault: Path, together: bool, inside: str
+) -> None:
+    """An mbox cut off inside an attachment of its last message (its text whole, the file it was
+    cut in listed smaller, those after it not at all), then a whole copy: the message takes the
+    whole copy's attachments line, written once; either file ingested again changes nothing."""
+    cut_at = WITH_FILES.index(PNG, WITH_FILES.index(f'name="{inside}"')) + len(PNG) // 2
+    cut = write(tmp_path, "a/cut.mbox", MBOX_HEAD + WITH_FILES[:cut_at])
+    whole = write(tmp_path, "b/whole.mbox", MBOX_HEAD + WITH_FILES)
+    if together:
+        report = ingest_paths("email", [whole, cut], vault)
+        assert report.messages_added == 2
+        assert not [w for w in report.warnings if "different text" in w]
+    else:
+        ingest_paths("email", [cut], vault)
+        report = ingest_paths("email", [whole], vault)
+        assert report.messages_added == 0
+        assert [w for w in report.warnings if "'m3@example.com' was cut short in an earlier export" in w]
+        assert not [w for w in report.warnings if "differs" in w]
+    assert [text for message_id, text in _leaves(vault, "sources/email") if message_id == "m3@example.com"] == [
+        "Here are the photos.\n\nAttachments: a.png (image/png, 960 B), b.pdf (application/pdf, 960 B)"
+    ]
+    settled = snapshot_files(vault)
+    for export in (cut, whole):
+        again = ingest_paths("email", [export], vault)
+        assert again.messages_added == 0 and not [w for w in again.warnings if "differs" in w]
+        assert snapshot_files(vault) == settled
+
+
+def test_only_a_copy_cut_inside_an_attachment_is_an_attachment_cut_short() -> None:
+    whole = "Hi.\n\nAttachments: a.png (image/png, 3 KB), b.pdf (application/pdf, 1.2 MB)"
+    assert mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 2 KB)", whole)
+    assert mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 3 KB), b.pdf (application/pdf, 800 KB)", whole)
+    assert mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 3 KB), b.pdf (application/pdf, 0 B)", whole)
+    assert not mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 4 KB)", whole)  # larger: another file
+    assert not mail_cut_short("Hi.\n\nAttachments: c.png (image/png, 2 KB)", whole)  # another name
+    assert not mail_cut_short("Hello.\n\nAttachments: a.png (image/png, 2 KB)", whole)  # another text
+    assert not mail_cut_short(whole, whole)
+    assert not mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 2 KB)", "Hi.\n\nSee you.\n\n" + whole[5:])
 
 
 DISCLAIMER = "\nThis email and any attachments are confidential and intended solely for the addressee.\n"

@@ -618,7 +618,7 @@ def _kept(mail: _Mail, seen: _Mail, origin: str, warnings: list[str]) -> bool:
     are reported."""
     mine, theirs = _full_text(mail), _full_text(seen)  # attachments too
     if mail_cut_short(theirs, mine) or mail_cut_short(mine, theirs):
-        return len(mine) > len(theirs)
+        return mail_cut_short(theirs, mine)  # (cut inside an attachment, the cut one may read longer: "999 B", "1 KB")
     if mine != theirs:
         warnings.append(f"{origin}: Message-ID <{mail.key}> also read with a different text ({seen.origin}); kept one copy")
     return (mail.account, mail.origin) < (seen.account, seen.origin)
