@@ -141,6 +141,36 @@ def test_a_whatsapp_edit_keeps_the_text_before_it_and_the_message_id(tmp_path: P
         assert snapshot_files(vault) == settled
 
 
+@pytest.mark.parametrize("together", [False, True])
+def test_a_whatsapp_edit_marked_in_an_unknown_language_adding_to_the_last_message_is_no_cut(
+    tmp_path: Path, vault: Path, together: bool
+) -> None:
+    """An edit that adds to the chat's last message, marked in a language vaultmind does not know
+    (`<Viestiä on muokattu>`, Finnish): the new text starts with the old one, but a copy cut
+    short does not end in a mark. It is kept as the message's edit — its new text, the one
+    before quoted below it — not said to be a cut; either export ingested again is known."""
+    first = _whatsapp(tmp_path, "march", ["14/03/2024, 09:00 - Bob: Sure", "14/03/2024, 09:05 - Alice: Dinner at 7"])
+    edited = _whatsapp(
+        tmp_path, "april", ["14/03/2024, 09:00 - Bob: Sure", "14/03/2024, 09:05 - Alice: Dinner at 7 or 8 <Viestiä on muokattu>"]
+    )
+    folder = "sources/chat/whatsapp/dinner"
+    if together:
+        report = ingest_paths("chat", [first, edited], vault)
+    else:
+        ingest_paths("chat", [first], vault)
+        report = ingest_paths("chat", [edited], vault)
+    assert not [w for w in report.warnings if "cut short" in w]
+    assert [text for _, text in _leaves(vault, folder)] == [
+        "Sure",
+        "Dinner at 7 or 8 <Viestiä on muokattu>\n\n[edited, the text before:]\n> Dinner at 7",
+    ]
+    settled = snapshot_files(vault)
+    for export in (first, edited):
+        again = ingest_paths("chat", [export], vault)
+        assert (again.messages_added, again.warnings) == (0, [])
+        assert snapshot_files(vault) == settled
+
+
 MBOX_HEAD = (
     "From alice@example.com Mon Mar  4 09:00:00 2024\n"
     "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Plan\n"
