@@ -6,13 +6,12 @@ from datetime import UTC, datetime
 import pytest
 
 from vaultmind.ingest.email import attachments_line
+from vaultmind.ingest.mailheaders import decode_bytes, decode_header
 from vaultmind.ingest.mime import (
     MAX_MESSAGE_BYTES,
     MAX_TEXT_CHARS,
     Attachment,
     MimeError,
-    decode_bytes,
-    decode_header,
     parse_message,
 )
 
