@@ -289,6 +289,46 @@ def test_an_email_cut_inside_an_attachment_is_completed_by_a_whole_copy(
         assert snapshot_files(vault) == settled
 
 
+WITH_FORWARDS = (
+    "From alice@example.com Mon Mar  4 11:00:00 2024\n"
+    "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Two notes\n"
+    "Date: Mon, 4 Mar 2024 11:00:00 +0000\nMessage-ID: <m4@example.com>\nMIME-Version: 1.0\n"
+    'Content-Type: multipart/mixed; boundary="BB"\n\n--BB\nContent-Type: text/plain\n\nThe two notes below.\n'
+    "--BB\nContent-Type: message/rfc822\n\nFrom: Carol <carol@example.com>\nSubject: Venue\n\n"
+    "The venue is booked for Friday evening, the whole upstairs room.\n"
+    "--BB\nContent-Type: message/rfc822\n\nFrom: Dan <dan@example.com>\nSubject: Menu\n\nThe menu is fish.\n--BB--\n"
+)
+
+
+@pytest.mark.parametrize("together", [False, True])
+@pytest.mark.parametrize("at", ["upstairs", "--BB\nContent-Type: message/rfc822\n\nFrom: Dan"], ids=["in-a-line", "at-its-end"])
+def test_an_email_cut_inside_a_forwarded_message_is_completed_by_a_whole_copy(
+    tmp_path: Path, vault: Path, together: bool, at: str
+) -> None:
+    """An mbox cut off inside the first of two messages its last message forwards as
+    attachments (inside a line, or at its end), then a whole copy: the whole one goes on with
+    the second forwarded message (a part lost below the cut, as its `Attachments:` line is), so
+    the cut copy is completed — in one ingest, the whole copy is kept (one cut at the end of
+    the first had been kept, of the first mailbox by name, and said to differ)."""
+    cut = write(tmp_path, "a/cut.mbox", MBOX_HEAD + WITH_FORWARDS[: WITH_FORWARDS.index(at)])
+    whole = write(tmp_path, "b/whole.mbox", MBOX_HEAD + WITH_FORWARDS)
+    if together:
+        report = ingest_paths("email", [whole, cut], vault)
+        assert report.messages_added == 2 and not [w for w in report.warnings if "different text" in w]
+    else:
+        ingest_paths("email", [cut], vault)
+        report = ingest_paths("email", [whole], vault)
+        assert [w for w in report.warnings if "'m4@example.com' was cut short in an earlier export" in w]
+        assert not [w for w in report.warnings if "differs" in w]
+    [text] = [text for message_id, text in _leaves(vault, "sources/email") if message_id == "m4@example.com"]
+    assert "the whole upstairs room." in text and "The menu is fish." in text
+    settled = snapshot_files(vault)
+    for export in (cut, whole):
+        again = ingest_paths("email", [export], vault)
+        assert again.messages_added == 0 and not [w for w in again.warnings if "differs" in w]
+        assert snapshot_files(vault) == settled
+
+
 def test_only_a_copy_cut_inside_an_attachment_is_an_attachment_cut_short() -> None:
     whole = "Hi.\n\nAttachments: a.png (image/png, 3 KB), b.pdf (application/pdf, 1.2 MB)"
     assert mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 2 KB)", whole)

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from vaultmind.errors import UsageError
 from vaultmind.ingest.errors import IngestError, ingest_error
+from vaultmind.ingest.mailheaders import FORWARDED
 from vaultmind.markdown.render import iso_utc
 from vaultmind.vault.encoding import DecodedText, decode_text
 
@@ -274,15 +275,17 @@ def cut_short(text: str, whole: str) -> bool:
     return len(text) < len(whole) and whole.startswith(text)
 
 
-# what a cut multipart email loses first, after its text: its later parts, listed on its last line
-_LOST_PARTS_RE = re.compile(r"[ \t]*\n[ \t]*\n(?!Attachments: )")
+# what a cut multipart email loses first, after its text: its later parts, listed on its last
+# line, and the messages it forwards as attachments, each under its header (`mailheaders.forwarded_header`)
+_LOST_PARTS_RE = re.compile(rf"[ \t]*\n[ \t]*\n(?!Attachments: |---------- {FORWARDED} ----------\n)")
 
 
 def mail_cut_short(text: str, whole: str) -> bool:
     """`cut_short`, for an email: not when `whole` goes on after `text` with a paragraph of its
     own. A copy a mail server or a list extended (a disclaimer, a footer the quotes logic does
     not cut) is no copy cut short: a file cut off stops inside a line, or after one, or loses
-    the parts of a multipart message below its text (its `Attachments:` line) — or it stops
+    the parts of a multipart message below its text (its `Attachments:` line, a message it
+    forwards as an attachment, under its "Forwarded message" header) — or it stops
     inside an attachment: its text whole (or cut so), the file it was cut in listed smaller
     (`_files_cut_short`), those after it not at all."""
     if cut_short(text, whole) and _LOST_PARTS_RE.match(whole, len(text)) is None:

@@ -196,7 +196,10 @@ def recipients(headers: dict[str, list[str]], name: str) -> tuple[str, ...]:
     return tuple(out[:MAX_RECIPIENTS])
 
 
-def forwarded_header(msg: Message, title: str = "Forwarded message") -> str:
+FORWARDED = "Forwarded message"  # the title of the header above a message forwarded inline
+
+
+def forwarded_header(msg: Message, title: str = FORWARDED) -> str:
     """The lines a mail program puts above a message it forwards inline."""
     lines = [f"---------- {title} ----------"]
     for key in ("From", "Date", "Subject", "To"):
