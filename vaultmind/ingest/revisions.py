@@ -226,8 +226,10 @@ def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message
     new message by that author at that time (with another, "This message was deleted" say, the
     note's message is one deleted since, and "ok" is no cut "ok, see you"): that message keeps
     its id and takes the whole text (nothing is lost: the cut text is its start), and the new id
-    is not written (a later ingest knows it, `writer._same_messages`). Returns the number of the
-    note's messages so completed."""
+    is not written (a later ingest knows it, `writer._same_messages`). A new text that adds to
+    the note's and ends in an edit's mark vaultmind does not know (`_marked_edit`) is that
+    message edited, not completed: it shows the new text, the one before quoted below it.
+    Returns the number of the note's messages so completed or edited."""
     if not current:
         return 0
     last = max(to_utc(message.timestamp) for message in current.values())
