@@ -356,3 +356,48 @@ def test_a_folder_tree_deeper_than_the_recursion_limit_is_walked(
     write(inbox, "b.md", "# B\n\nGrebes on the lake.\n")  # the next ingest reads the notes below sources/ too
     again = ingest_paths("document", [inbox], vault)
     assert (again.written, again.warnings) == (["sources/document/files/inbox/b.md"], [])
+
+
+def _messenger_thread(messages: list[dict[str, object]]) -> str:
+    """A Messenger conversation file as Facebook's "Download your information" writes it (the
+    shape of Instagram's): UTF-8 bytes written as characters, messages newest first."""
+    return json.dumps(
+        {
+            "participants": [{"name": "Bj\u00c3\u00b6rn"}, {"name": "Ann"}],
+            "title": "Bj\u00c3\u00b6rn",
+            "thread_path": "inbox/bjorn_987654321",
+            "messages": messages,
+        }
+    )
+
+
+def test_format_messenger_reads_a_facebook_export_not_named_so(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Messenger conversation whose path names neither Facebook nor Messenger (its folder
+    renamed) reads as Instagram's shape by itself; `--format messenger` makes it Messenger's:
+    its notes under `sources/chat/messenger/<thread>/`, `source_id` `messenger:<thread>`, its
+    two files one conversation, its texts fixed; again, nothing changes."""
+    folder = tmp_path / "exports/bjorn_987654321"
+    write(folder, "message_1.json", _messenger_thread(
+        [{"sender_name": "Ann", "timestamp_ms": 1709546400000, "content": "Sk\u00c3\u00a5l!", "gifs": [{"uri": "g.gif"}]},
+         {"sender_name": "Bj\u00c3\u00b6rn", "timestamp_ms": 1709546100000, "content": "Kaffe?"}]
+    ))
+    write(folder, "message_2.json", _messenger_thread(
+        [{"sender_name": "Bj\u00c3\u00b6rn", "timestamp_ms": 1709460000000, "files": [{"uri": "files/plan.pdf"}]}]
+    ))
+    code, data, _ = run(capsys, "ingest", "chat", str(folder), "--vault", str(vault), "--format", "messenger", "--json")
+    assert code == 0 and data["messages_added"] == 3 and data["warnings"] == []
+    assert sorted(data["written"]) == [
+        "sources/chat/messenger/bjorn_987654321/2024-03-03.md",
+        "sources/chat/messenger/bjorn_987654321/2024-03-04.md",
+    ]
+    day = (vault / "sources/chat/messenger/bjorn_987654321/2024-03-04.md").read_text(encoding="utf-8")
+    assert 'source_id: "messenger:bjorn_987654321"' in day and 'title: "Björn · 2024-03-04"' in day
+    assert "> [!message] Ann · 2024-03-04 10:00\n> Skål!\n> [GIF]\n" in day
+    earlier = (vault / "sources/chat/messenger/bjorn_987654321/2024-03-03.md").read_text(encoding="utf-8")
+    assert "> [file: plan.pdf]\n" in earlier
+    settled = snapshot_files(vault)
+    code, data, _ = run(capsys, "ingest", "chat", str(folder), "--vault", str(vault), "--format", "messenger", "--json")
+    assert (code, data["messages_added"], data["written"]) == (0, 0, [])
+    assert snapshot_files(vault) == settled

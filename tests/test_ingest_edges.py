@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import snapshot_files, write
+from vaultmind.ingest.common import mail_cut_short
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.errors import IngestError
 from vaultmind.markdown.note import ParsedNote, parse_note
@@ -140,6 +141,36 @@ def test_a_whatsapp_edit_keeps_the_text_before_it_and_the_message_id(tmp_path: P
         assert snapshot_files(vault) == settled
 
 
+@pytest.mark.parametrize("together", [False, True])
+def test_a_whatsapp_edit_marked_in_an_unknown_language_adding_to_the_last_message_is_no_cut(
+    tmp_path: Path, vault: Path, together: bool
+) -> None:
+    """An edit that adds to the chat's last message, marked in a language vaultmind does not know
+    (`<Viestiä on muokattu>`, Finnish): the new text starts with the old one, but a copy cut
+    short does not end in a mark. It is kept as the message's edit — its new text, the one
+    before quoted below it — not said to be a cut; either export ingested again is known."""
+    first = _whatsapp(tmp_path, "march", ["14/03/2024, 09:00 - Bob: Sure", "14/03/2024, 09:05 - Alice: Dinner at 7"])
+    edited = _whatsapp(
+        tmp_path, "april", ["14/03/2024, 09:00 - Bob: Sure", "14/03/2024, 09:05 - Alice: Dinner at 7 or 8 <Viestiä on muokattu>"]
+    )
+    folder = "sources/chat/whatsapp/dinner"
+    if together:
+        report = ingest_paths("chat", [first, edited], vault)
+    else:
+        ingest_paths("chat", [first], vault)
+        report = ingest_paths("chat", [edited], vault)
+    assert not [w for w in report.warnings if "cut short" in w]
+    assert [text for _, text in _leaves(vault, folder)] == [
+        "Sure",
+        "Dinner at 7 or 8 <Viestiä on muokattu>\n\n[edited, the text before:]\n> Dinner at 7",
+    ]
+    settled = snapshot_files(vault)
+    for export in (first, edited):
+        again = ingest_paths("chat", [export], vault)
+        assert (again.messages_added, again.warnings) == (0, [])
+        assert snapshot_files(vault) == settled
+
+
 MBOX_HEAD = (
     "From alice@example.com Mon Mar  4 09:00:00 2024\n"
     "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Plan\n"
@@ -214,6 +245,100 @@ def test_an_email_cut_short_is_completed_by_a_whole_copy(tmp_path: Path, vault: 
         again = ingest_paths("email", [export], vault)
         assert (again.messages_added, again.warnings) == (0, [])
         assert snapshot_files(vault) == settled
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB\n" * 40
+WITH_FILES = (
+    "From alice@example.com Mon Mar  4 11:00:00 2024\n"
+    "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Photos\n"
+    "Date: Mon, 4 Mar 2024 11:00:00 +0000\nMessage-ID: <m3@example.com>\nMIME-Version: 1.0\n"
+    'Content-Type: multipart/mixed; boundary="BB"\n\n--BB\nContent-Type: text/plain\n\nHere are the photos.\n'
+    '--BB\nContent-Type: image/png; name="a.png"\nContent-Transfer-Encoding: base64\n\n' + PNG
+    + '--BB\nContent-Type: application/pdf; name="b.pdf"\nContent-Transfer-Encoding: base64\n\n' + PNG + "--BB--\n"
+)
+
+
+@pytest.mark.parametrize("together", [False, True])
+@pytest.mark.parametrize("inside", ["a.png", "b.pdf"])
+def test_an_email_cut_inside_an_attachment_is_completed_by_a_whole_copy(
+    tmp_path: Path, vault: Path, together: bool, inside: str
+) -> None:
+    """An mbox cut off inside an attachment of its last message (its text whole, the file it was
+    cut in listed smaller, those after it not at all), then a whole copy: the message takes the
+    whole copy's attachments line, written once; either file ingested again changes nothing."""
+    cut_at = WITH_FILES.index(PNG, WITH_FILES.index(f'name="{inside}"')) + len(PNG) // 2
+    cut = write(tmp_path, "a/cut.mbox", MBOX_HEAD + WITH_FILES[:cut_at])
+    whole = write(tmp_path, "b/whole.mbox", MBOX_HEAD + WITH_FILES)
+    if together:
+        report = ingest_paths("email", [whole, cut], vault)
+        assert report.messages_added == 2
+        assert not [w for w in report.warnings if "different text" in w]
+    else:
+        ingest_paths("email", [cut], vault)
+        report = ingest_paths("email", [whole], vault)
+        assert report.messages_added == 0
+        assert [w for w in report.warnings if "'m3@example.com' was cut short in an earlier export" in w]
+        assert not [w for w in report.warnings if "differs" in w]
+    assert [text for message_id, text in _leaves(vault, "sources/email") if message_id == "m3@example.com"] == [
+        "Here are the photos.\n\nAttachments: a.png (image/png, 960 B), b.pdf (application/pdf, 960 B)"
+    ]
+    settled = snapshot_files(vault)
+    for export in (cut, whole):
+        again = ingest_paths("email", [export], vault)
+        assert again.messages_added == 0 and not [w for w in again.warnings if "differs" in w]
+        assert snapshot_files(vault) == settled
+
+
+WITH_FORWARDS = (
+    "From alice@example.com Mon Mar  4 11:00:00 2024\n"
+    "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Two notes\n"
+    "Date: Mon, 4 Mar 2024 11:00:00 +0000\nMessage-ID: <m4@example.com>\nMIME-Version: 1.0\n"
+    'Content-Type: multipart/mixed; boundary="BB"\n\n--BB\nContent-Type: text/plain\n\nThe two notes below.\n'
+    "--BB\nContent-Type: message/rfc822\n\nFrom: Carol <carol@example.com>\nSubject: Venue\n\n"
+    "The venue is booked for Friday evening, the whole upstairs room.\n"
+    "--BB\nContent-Type: message/rfc822\n\nFrom: Dan <dan@example.com>\nSubject: Menu\n\nThe menu is fish.\n--BB--\n"
+)
+
+
+@pytest.mark.parametrize("together", [False, True])
+@pytest.mark.parametrize("at", ["upstairs", "--BB\nContent-Type: message/rfc822\n\nFrom: Dan"], ids=["in-a-line", "at-its-end"])
+def test_an_email_cut_inside_a_forwarded_message_is_completed_by_a_whole_copy(
+    tmp_path: Path, vault: Path, together: bool, at: str
+) -> None:
+    """An mbox cut off inside the first of two messages its last message forwards as
+    attachments (inside a line, or at its end), then a whole copy: the whole one goes on with
+    the second forwarded message (a part lost below the cut, as its `Attachments:` line is), so
+    the cut copy is completed — in one ingest, the whole copy is kept (one cut at the end of
+    the first had been kept, of the first mailbox by name, and said to differ)."""
+    cut = write(tmp_path, "a/cut.mbox", MBOX_HEAD + WITH_FORWARDS[: WITH_FORWARDS.index(at)])
+    whole = write(tmp_path, "b/whole.mbox", MBOX_HEAD + WITH_FORWARDS)
+    if together:
+        report = ingest_paths("email", [whole, cut], vault)
+        assert report.messages_added == 2 and not [w for w in report.warnings if "different text" in w]
+    else:
+        ingest_paths("email", [cut], vault)
+        report = ingest_paths("email", [whole], vault)
+        assert [w for w in report.warnings if "'m4@example.com' was cut short in an earlier export" in w]
+        assert not [w for w in report.warnings if "differs" in w]
+    [text] = [text for message_id, text in _leaves(vault, "sources/email") if message_id == "m4@example.com"]
+    assert "the whole upstairs room." in text and "The menu is fish." in text
+    settled = snapshot_files(vault)
+    for export in (cut, whole):
+        again = ingest_paths("email", [export], vault)
+        assert again.messages_added == 0 and not [w for w in again.warnings if "differs" in w]
+        assert snapshot_files(vault) == settled
+
+
+def test_only_a_copy_cut_inside_an_attachment_is_an_attachment_cut_short() -> None:
+    whole = "Hi.\n\nAttachments: a.png (image/png, 3 KB), b.pdf (application/pdf, 1.2 MB)"
+    assert mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 2 KB)", whole)
+    assert mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 3 KB), b.pdf (application/pdf, 800 KB)", whole)
+    assert mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 3 KB), b.pdf (application/pdf, 0 B)", whole)
+    assert not mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 4 KB)", whole)  # larger: another file
+    assert not mail_cut_short("Hi.\n\nAttachments: c.png (image/png, 2 KB)", whole)  # another name
+    assert not mail_cut_short("Hello.\n\nAttachments: a.png (image/png, 2 KB)", whole)  # another text
+    assert not mail_cut_short(whole, whole)
+    assert not mail_cut_short("Hi.\n\nAttachments: a.png (image/png, 2 KB)", "Hi.\n\nSee you.\n\n" + whole[5:])
 
 
 DISCLAIMER = "\nThis email and any attachments are confidential and intended solely for the addressee.\n"

@@ -1000,3 +1000,67 @@ def test_a_note_an_earlier_vaultmind_dated_by_a_misread_zone_is_re_dated(tmp_pat
     kept = snapshot_files(yours)
     ingest_paths("email", [eml], yours)
     assert snapshot_files(yours) == kept, "a note you edited is never rewritten"
+
+
+BOUNCE_HEAD = (
+    "From: Mail Delivery System <MAILER-DAEMON@mx.example.org>\nTo: alice@example.com\n"
+    "Subject: Undelivered Mail Returned to Sender\nDate: Mon, 11 Mar 2024 10:00:05 +0000\nMIME-Version: 1.0\n"
+)
+BOUNCE_STATUS = (
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="RR"\n\n'
+    "--RR\nContent-Type: message/delivery-status\n\nReporting-MTA: dns; mx.example.org\n\n"
+    "Final-Recipient: rfc822; bob@example.com\nAction: failed\nStatus: 5.1.1\n"
+    "Diagnostic-Code: smtp; 550 5.1.1 user unknown\n\n"
+)
+BOUNCE_REPORT = (
+    BOUNCE_STATUS + "--RR\nContent-Type: text/rfc822-headers\n\nFrom: Alice <alice@example.com>\nTo: bob@example.com\n"
+    "Subject: Q3 budget\n\n--RR--\n"
+)
+
+
+def test_a_bounce_without_text_is_written_as_its_status(tmp_path: Path, vault: Path) -> None:
+    """A bounce of a delivery status alone (no Message-ID, no human-readable part) reads as what
+    it is: the failed recipient, the status, the returned message's subject."""
+    path = write(tmp_path, "box/bounce.eml", BOUNCE_HEAD + BOUNCE_REPORT)
+    report = ingest_paths("email", [path], vault)
+    assert report.messages_added == 1 and not report.warnings
+    [note] = (vault / "sources/email/box").rglob("*.md")
+    text = note.read_text(encoding="utf-8")
+    assert "> - bob@example.com: failed, 5.1.1 — smtp; 550 5.1.1 user unknown\n" in text
+    assert "> Subject: Q3 budget\n" in text
+
+
+RETURNED_HEADERS = "From: Alice <alice@example.com>\nTo: bob@example.com\nSubject: Q3 budget\nDate: Mon, 11 Mar 2024 09:00:00 +0000"
+
+
+@pytest.mark.parametrize(
+    ("read_before", "report"),
+    [
+        ("", BOUNCE_STATUS + "--RR--\n"),
+        (
+            f"Your message could not be delivered.\n\n{RETURNED_HEADERS}\n",
+            BOUNCE_STATUS.replace("--RR\n", "--RR\nContent-Type: text/plain\n\nYour message could not be delivered.\n\n--RR\n", 1)
+            + f"--RR\nContent-Type: text/rfc822-headers\n\n{RETURNED_HEADERS}\n\n--RR--\n",
+        ),
+    ],
+    ids=["status-only", "text-and-returned-headers"],
+)
+def test_a_bounce_written_before_is_known_as_it_is(tmp_path: Path, vault: Path, read_before: str, report: str) -> None:
+    """A note written when vaultmind read no delivery report holds the bounce as read then (empty;
+    or its text and the returned headers as raw text, cut as a quote and put back below it),
+    under the id hashed from that body: the bounce ingested again is that message (known, no
+    new id, no warning), and its note is left as it was; in a new vault it reads as its status."""
+    path = write(tmp_path, "box/bounce.eml", BOUNCE_HEAD + "Content-Type: text/plain\n\n" + read_before)
+    ingest_paths("email", [path], vault)
+    [before] = [message_ids(p.read_bytes()) for p in (vault / "sources/email/box").rglob("*.md")]
+    settled = snapshot_files(vault)
+    write(tmp_path, "box/bounce.eml", BOUNCE_HEAD + report)
+    again = ingest_paths("email", [path], vault)
+    assert (again.messages_added, again.messages_known, again.warnings) == (0, 1, [])
+    assert snapshot_files(vault) == settled
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert ingest_paths("email", [path], fresh).messages_added == 1
+    [note] = (fresh / "sources/email/box").rglob("*.md")
+    assert message_ids(note.read_bytes()) == before
+    assert "> - bob@example.com: failed, 5.1.1" in note.read_text(encoding="utf-8")

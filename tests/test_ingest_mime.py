@@ -6,13 +6,12 @@ from datetime import UTC, datetime
 import pytest
 
 from vaultmind.ingest.email import attachments_line
+from vaultmind.ingest.mailheaders import decode_bytes, decode_header
 from vaultmind.ingest.mime import (
     MAX_MESSAGE_BYTES,
     MAX_TEXT_CHARS,
     Attachment,
     MimeError,
-    decode_bytes,
-    decode_header,
     parse_message,
 )
 
@@ -244,3 +243,86 @@ def test_a_quoted_name_keeps_its_own_quotes() -> None:
     parsed = parse_message(eml(headers))
     assert parsed.author == 'Doe, John "JD" <john@example.com>'
     assert parsed.to == ("Bob Stone <bob@example.com>",)
+
+
+STATUS = """Reporting-MTA: dns; mx.example.org
+Arrival-Date: Mon, 11 Mar 2024 10:00:02 +0100
+
+Original-Recipient: rfc822;bob@old.example.com
+Final-Recipient: rfc822; bob@example.com
+Action: failed
+Status: 5.1.1
+Diagnostic-Code: smtp; 550 5.1.1 <bob@example.com>: user unknown
+
+Final-Recipient: rfc822;carol@example.com
+Action: delayed
+Status: 4.4.1
+Will-Retry-Until: Wed, 13 Mar 2024 10:00:00 +0100
+"""
+
+BOUNCE = """From: Mail Delivery System <MAILER-DAEMON@mx.example.org>
+To: alice@example.com
+Subject: Undelivered Mail Returned to Sender
+Date: Mon, 11 Mar 2024 10:00:05 +0100
+MIME-Version: 1.0
+Content-Type: multipart/report; report-type=delivery-status; boundary="RR\""""
+
+
+def _report(*parts: str) -> bytes:
+    body = "".join(f"--RR\n{part}\n" for part in parts) + "--RR--\n"
+    return eml(BOUNCE, body)
+
+
+def test_a_delivery_status_only_bounce_reads_as_its_status_and_the_original_subject() -> None:
+    """A bounce of a delivery status and the returned headers, no human-readable text: each
+    recipient's status (action, code, diagnostic), and the message that was not delivered."""
+    parsed = parse_message(
+        _report(
+            "Content-Type: message/delivery-status\n\n" + STATUS,
+            "Content-Type: text/rfc822-headers\n\nFrom: Alice <alice@example.com>\nTo: bob@old.example.com\n"
+            "Subject: Q3 budget\nDate: Mon, 11 Mar 2024 10:00:00 +0100\nMessage-ID: <CAF1@mail.example.com>\n",
+        )
+    )
+    assert parsed.body == (
+        "Delivery status (reported by mx.example.org):\n"
+        "- bob@example.com (sent to bob@old.example.com): failed, 5.1.1 — smtp; 550 5.1.1 <bob@example.com>: user unknown\n"
+        "- carol@example.com: delayed, 4.4.1 — will retry until Wed, 13 Mar 2024 10:00:00 +0100\n"
+        "\n"
+        "---------- The message returned (its headers) ----------\n"
+        "From: Alice <alice@example.com>\n"
+        "Date: Mon, 11 Mar 2024 10:00:00 +0100\n"
+        "Subject: Q3 budget\n"
+        "To: bob@old.example.com"
+    )
+    # as read before (the returned headers as raw text): a note written then is known by it
+    assert parsed.body_before is not None and parsed.body_before.startswith("From: Alice <alice@example.com>\nTo: bob@old")
+
+
+def test_a_bounce_returning_the_whole_message_is_not_that_message() -> None:
+    """A delivery status and the message returned whole: the status is the bounce's text, the
+    returned message follows it as forwarded (not taken for the bounce's own text)."""
+    parsed = parse_message(
+        _report(
+            "Content-Type: message/delivery-status\n\n" + STATUS,
+            "Content-Type: message/rfc822\n\nFrom: Alice <alice@example.com>\nSubject: Q3 budget\n\nThe numbers.\n",
+        )
+    )
+    assert parsed.body.startswith("Delivery status (reported by mx.example.org):\n- bob@example.com")
+    assert parsed.forwarded == ("---------- Forwarded message ----------\nFrom: Alice <alice@example.com>\nSubject: Q3 budget\n\nThe numbers.",)
+    assert parsed.body_before == "The numbers."
+
+
+def test_a_bare_delivery_status_message_is_no_empty_message() -> None:
+    """A message that is a delivery status alone (its top-level type), fields of one group
+    spread over several blocks."""
+    parsed = parse_message(
+        eml("Content-Type: message/delivery-status\nMIME-Version: 1.0", "Reporting-Mta: dns; a92.example.com\n\n"
+            "Final-Recipient: RFC822; <demo@example.com>\nAction: failed\nStatus: 4.2.2\n")
+    )
+    assert parsed.body == "Delivery status (reported by a92.example.com):\n- demo@example.com: failed, 4.2.2"
+    assert parsed.body_before == ""
+
+
+def test_a_message_without_a_report_has_no_earlier_body() -> None:
+    parsed = parse_message(eml(BASE + "\nContent-Type: text/plain", "Hi.\n"))
+    assert (parsed.body, parsed.body_before) == ("Hi.", None)

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from vaultmind.errors import UsageError
 from vaultmind.ingest.errors import IngestError, ingest_error
+from vaultmind.ingest.mailheaders import FORWARDED
 from vaultmind.markdown.render import iso_utc
 from vaultmind.vault.encoding import DecodedText, decode_text
 
@@ -274,16 +275,56 @@ def cut_short(text: str, whole: str) -> bool:
     return len(text) < len(whole) and whole.startswith(text)
 
 
-# what a cut multipart email loses first, after its text: its later parts, listed on its last line
-_LOST_PARTS_RE = re.compile(r"[ \t]*\n[ \t]*\n(?!Attachments: )")
+# what a cut multipart email loses first, after its text: its later parts, listed on its last
+# line, and the messages it forwards as attachments, each under its header (`mailheaders.forwarded_header`)
+_LOST_PARTS_RE = re.compile(rf"[ \t]*\n[ \t]*\n(?!Attachments: |---------- {FORWARDED} ----------\n)")
 
 
 def mail_cut_short(text: str, whole: str) -> bool:
     """`cut_short`, for an email: not when `whole` goes on after `text` with a paragraph of its
     own. A copy a mail server or a list extended (a disclaimer, a footer the quotes logic does
     not cut) is no copy cut short: a file cut off stops inside a line, or after one, or loses
-    the parts of a multipart message below its text (its `Attachments:` line)."""
-    return cut_short(text, whole) and _LOST_PARTS_RE.match(whole, len(text)) is None
+    the parts of a multipart message below its text (its `Attachments:` line, a message it
+    forwards as an attachment, under its "Forwarded message" header) — or it stops
+    inside an attachment: its text whole (or cut so), the file it was cut in listed smaller
+    (`_files_cut_short`), those after it not at all."""
+    if cut_short(text, whole) and _LOST_PARTS_RE.match(whole, len(text)) is None:
+        return True
+    own, files = _attachments_split(text)
+    whole_own, whole_files = _attachments_split(whole)
+    if not files or not whole_files or not _files_cut_short(files, whole_files):
+        return False
+    return own == whole_own or mail_cut_short(own, whole_own)
+
+
+_ATTACHMENTS_LINE = "\n\nAttachments: "
+# one file of an `Attachments:` line: `name (type, size)`, as `email.attachments_line` writes it
+_ATTACHMENT_RE = re.compile(r"(.+?) \(([^\s(),]+/[^\s(),]+), (\d+(?:\.\d)?) (B|KB|MB)\)(?:, |\Z)")
+_SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024 * 1024}
+
+
+def _attachments_split(text: str) -> tuple[str, list[tuple[str, str, float]]]:
+    """An email's text without its last paragraph when that lists its attachments, and the
+    files it lists: (name, type, size in bytes); the text and no files when it lists none."""
+    at = text.rfind(_ATTACHMENTS_LINE)
+    line = text[at + len(_ATTACHMENTS_LINE) :] if at >= 0 else ""
+    if not line or "\n" in line:
+        return text, []
+    found = list(_ATTACHMENT_RE.finditer(line))
+    if "".join(m[0] for m in found) != line:  # (not a line vaultmind wrote: a text of its own)
+        return text, []
+    return text[:at], [(m[1], m[2], float(m[3]) * _SIZE_UNITS[m[4]]) for m in found]
+
+
+def _files_cut_short(files: list[tuple[str, str, float]], whole: list[tuple[str, str, float]]) -> bool:
+    """Whether the attachments `files` are `whole`'s listed by a copy cut inside one of them:
+    the same files up to the last, that one of the same name and type and no larger, fewer in
+    all or that one smaller."""
+    *before, last = files
+    if len(files) > len(whole) or before != whole[: len(before)]:
+        return False
+    name, kind, size = whole[len(before)]
+    return last[:2] == (name, kind) and last[2] <= size and (len(files) < len(whole) or last[2] < size)
 
 
 class MessageIds:

@@ -1,9 +1,7 @@
 """Email exports → one `SourceBatch` per thread (bucket "thread").
 
-Inputs (`parse_email_paths`): `.eml` files, mbox files (`*.mbox`, or any file starting with a
-`From ` line), Maildir folders (with `cur/` and `new/`; Maildir++ subfolders such as `.Sent`
-included), and folders holding any of these (walked in name order; hidden entries skipped). A
-file of another name is an email when it starts with a header block (`_header_block`).
+Inputs (`parse_email_paths`): `.eml` files, mbox files, Maildir folders, and folders holding
+any of these (`ingest/mailboxes.py`).
 
 Naming:
 
@@ -46,31 +44,20 @@ all (not even its file's time), is left out and reported (`parse_email_paths_wit
 from __future__ import annotations
 
 import hashlib
-import mailbox
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from email import policy as email_policy
-from email.parser import BytesParser
-from functools import partial
 from pathlib import Path
-from typing import Literal
 
 from vaultmind.errors import IngestError
 from vaultmind.ingest.common import mail_cut_short
-from vaultmind.ingest.maildates import (
-    date_warnings,
-    file_time,
-    from_line_date,
-    maildir_file_time,
-    maildir_name_time,
-)
-from vaultmind.ingest.mime import MAX_MESSAGE_BYTES, Attachment, MimeError, ParsedEmail, parse_message
+from vaultmind.ingest.mailboxes import RawMessage, account_name, discover, read_messages
+from vaultmind.ingest.maildates import date_warnings
+from vaultmind.ingest.mime import Attachment, MimeError, ParsedEmail, parse_message
 from vaultmind.ingest.model import DatedBy, DatedOtherwise, QuotedParent, SourceBatch
 from vaultmind.ingest.names import slugify
 from vaultmind.ingest.quotes import split_quoted
-from vaultmind.ingest.walk import walk_files
 from vaultmind.markdown.render import Message, SourceMeta
 
 SUBJECT_SLUG_MAX = 60
@@ -83,38 +70,6 @@ _PREFIX_RE = re.compile(
     re.IGNORECASE,
 )
 _TAG_RE = re.compile(r"^\s*\[[^\[\]]{1,40}\]\s*")
-_FROM_ESCAPE_RE = re.compile(rb"(?m)^>(>*From )")
-_HEADER_LINE_RE = re.compile(rb"^([!-9;-~]+)[ \t]*:")  # a header field's name: printable ASCII but a colon (RFC 5322)
-_HEAD_BYTES = 64 * 1024  # of a file (or an mbox message) read for its header block: DKIM and ARC signatures run to kilobytes
-# headers one of which every message file has (a JSON export's `[{"id":`, a note's `Note:`, has none)
-_MAIL_HEADERS = frozenset(
-    b"from to cc subject date message-id received return-path delivered-to mime-version sender reply-to".split()
-)
-
-Kind = Literal["eml", "mbox", "maildir"]
-
-
-@dataclass(frozen=True, slots=True)
-class _Mailbox:
-    path: Path
-    kind: Kind
-    account: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Raw:
-    file: str  # the .eml, mbox or Maildir folder that holds the message
-    where: str  # the message in it: "message 3" (an mbox's third), "message <key>" (a Maildir's); "" for an .eml
-    data: bytes
-    account: str
-    saved: Callable[[], datetime | None]  # the modification time of its file, asked only when nothing else dates it
-    envelope: datetime | None = None  # mbox `From ` line, Maildir file name's delivery time
-    envelope_from: DatedBy = ""  # which of them
-
-    @property
-    def origin(self) -> str:
-        """What a warning names: "inbox.mbox message 3", "Maildir message 1710…", "a.eml"."""
-        return f"{self.file} {self.where}" if self.where else self.file
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,223 +87,10 @@ class _Mail:
     at_before: datetime | None = None  # the time an earlier vaultmind gave it, when not `at` (`_time_before`)
 
 
-# --- finding the messages -------------------------------------------------------------------
-
-
-def _account(name: str) -> str:
-    return slugify(name.removesuffix(".mbox").removesuffix(".mbx").lstrip("."), max_len=60)
-
-
-def _is_maildir(folder: Path) -> bool:
-    return (folder / "cur").is_dir() and (folder / "new").is_dir()
-
-
-def _sniff(path: Path) -> Kind | None:
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(_HEAD_BYTES)
-    except OSError:
-        return None
-    text = head.lstrip(b"\xef\xbb\xbf\r\n")
-    if text.startswith(b"From "):
-        return "mbox"
-    return "eml" if _header_block(text, cut=len(head) == _HEAD_BYTES) else None
-
-
-def _header_block(text: bytes, *, cut: bool) -> bool:
-    """Whether `text` starts as an email does: header lines (and their folded continuations) up
-    to a blank line, one of them a header every message has (From, Date, Subject, Received…).
-    `cut`: `text` is the start of a longer file (its last line may be cut short)."""
-    lines = text.split(b"\n")
-    names: set[bytes] = set()
-    for n, line in enumerate(lines[:-1] if cut else lines):
-        line = line.rstrip(b"\r")
-        if not line:
-            break
-        if n and line.startswith((b" ", b"\t")):
-            continue
-        match = _HEADER_LINE_RE.match(line)
-        if match is None:
-            return False
-        names.add(match.group(1).lower())
-    return bool(names & _MAIL_HEADERS)
-
-
-def _file_kind(path: Path) -> Kind | None:
-    suffix = path.suffix.lower()
-    if suffix == ".eml":
-        return "eml"
-    if suffix in (".mbox", ".mbx"):
-        return "mbox"
-    return _sniff(path)
-
-
-def _discover(paths: Sequence[Path], warnings: list[str]) -> list[_Mailbox]:
-    boxes: list[_Mailbox] = []
-
-    def walk(folder: Path, account: str) -> None:
-        if _is_maildir(folder):
-            boxes.append(_Mailbox(folder, "maildir", account))
-            return
-        for entry in walk_files(folder, warnings, whole=_is_maildir):
-            kind = "maildir" if entry.is_dir() else _file_kind(entry)
-            if kind is None:
-                warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
-            else:
-                boxes.append(_Mailbox(entry, kind, account))
-
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            walk(path, _account(path.resolve().name))
-        elif path.is_file():
-            kind = _file_kind(path)
-            if kind is None:
-                raise IngestError(
-                    "not an email file",
-                    path=path,
-                    hint="give .eml files, mbox files, Maildir folders or folders of them",
-                )
-            name = path.stem if kind == "mbox" else path.resolve().parent.name
-            boxes.append(_Mailbox(path, kind, _account(name)))
-        else:
-            raise IngestError("no such file or folder", path=path)
-    return boxes
-
-
-def _read_mbox(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
-    try:
-        mbox = mailbox.mbox(box.path, create=False)
-    except (OSError, mailbox.Error) as exc:
-        warnings.append(f"{box.path}: cannot open the mbox ({exc}); skipped")
-        return
-    read: tuple[int, bytes, bytes] | None = None  # the message read last: its number, From line, the rest
-    try:
-        for n, key in enumerate(mbox.iterkeys(), start=1):
-            try:
-                with mbox.get_file(key, from_=True) as fh:
-                    data = fh.read(MAX_MESSAGE_BYTES + 1)
-            except (OSError, KeyError, mailbox.Error) as exc:
-                warnings.append(f"{box.path} message {n}: unreadable ({exc}); skipped")
-                continue
-            first, _, rest = data.partition(b"\n")
-            # (a file cut short ends in a line cut short: a header block cut there is one still)
-            cut = len(rest) > _HEAD_BYTES or (bool(rest) and not rest.endswith(b"\n"))
-            if read is not None and not _header_block(rest[:_HEAD_BYTES], cut=cut):
-                # a line of the body starting "From " that its writer left unescaped: no message
-                read = (read[0], read[1], read[2] + first + b"\n" + rest)
-                continue
-            if read is not None:
-                yield _mbox_message(box, *read)
-            read = (n, first, rest)
-        if read is not None and _cut_in_header(read[2]):
-            warnings.append(
-                f"{box.path} message {read[0]}: the file ends inside its header (cut short?); skipped — "
-                "ingest the whole file to read it"
-            )
-        elif read is not None:
-            if _unterminated(read[2]):  # (no line break at its end says nothing: many mboxes so end)
-                warnings.append(_cut_warning(f"{box.path} message {read[0]}", read[2]))
-            yield _mbox_message(box, *read)
-    finally:
-        mbox.close()
-
-
-# a header block's multipart boundary: `Content-Type: multipart/mixed;` and, maybe on a folded
-# line below it, `boundary="…"` (unquoted, it ends at white space: a boundary never does)
-_BOUNDARY_RE = re.compile(
-    rb'^content-type:[ \t]*multipart/[^\n]*(?:\n[ \t][^\n]*)*?\bboundary=(?:"([^"\r\n]+)"|([^";\s]+))',
-    re.IGNORECASE | re.MULTILINE,
-)
-
-
-def _unterminated(data: bytes) -> bool:
-    """Whether a multipart message's closing boundary (`--<boundary>--`) never comes: its file
-    cut short. The top level's is enough (a cut file loses it first), and found without
-    parsing the message. It is the one sound sign of a body cut short: a last line without a
-    line break is how many whole mboxes and `.eml` files end, and its words cannot tell ("…
-    forty thou" cut, "Thanks" whole); a whole copy ingested later completes a message cut so
-    (`revisions.complete_email`)."""
-    text = data.replace(b"\r\n", b"\n")
-    found = _BOUNDARY_RE.search(text.split(b"\n\n", 1)[0])
-    return found is not None and b"--" + (found.group(1) or found.group(2)) + b"--" not in text
-
-
-def _cut_warning(where: str, data: bytes) -> str:
-    """What to say of a message cut in its body (`where`: its file, and its number in an mbox):
-    it is read as far as it goes."""
-    headers = BytesParser(policy=email_policy.compat32).parsebytes(data, headersonly=True)
-    mid = " ".join(str(headers.get("Message-ID") or "").split())
-    return (
-        f"{where}{' ' + mid if mid else ''}: the file ends inside its body (cut short?); "
-        "its text is kept as far as it goes — check the file, and ingest a whole copy before this one "
-        "if you have it (a message once written keeps its text)"
-    )
-
-
-def _cut_in_header(rest: bytes) -> bool:
-    """Whether the last message of an mbox (`rest`: below its `From ` line) ends inside its
-    header block: no blank line, and the file's last line cut short (a download or copy cut
-    off). Read, it was a message of its headers only, a line of them for its text."""
-    return bool(rest) and not rest.endswith(b"\n") and b"\n\n" not in rest.replace(b"\r\n", b"\n")
-
-
-def _mbox_message(box: _Mailbox, n: int, first: bytes, rest: bytes) -> _Raw:
-    """The `n`th message of an mbox: its `From ` line `first`, and `rest`."""
-    rest = _FROM_ESCAPE_RE.sub(rb"\1", rest)  # mboxo/mboxrd: ">From " was "From "
-    saved = partial(file_time, box.path)  # the mbox's: when its last message was added
-    return _Raw(str(box.path), f"message {n}", rest, box.account, saved, from_line_date(first), "from-line")
-
-
-def _read_maildir(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
-    try:
-        root = mailbox.Maildir(box.path, factory=None, create=False)
-        folders = [(box.path, root)]
-        for name in sorted(root.list_folders()):
-            folders.append((box.path / f".{name}", root.get_folder(name)))
-    except (OSError, mailbox.Error) as exc:
-        warnings.append(f"{box.path}: cannot open the Maildir ({exc}); skipped")
-        return
-    for folder_path, folder in folders:
-        for key in sorted(folder.iterkeys()):
-            try:
-                data = folder.get_bytes(key)
-            except (OSError, KeyError, mailbox.Error) as exc:
-                warnings.append(f"{folder_path} message {key}: unreadable ({exc}); skipped")
-                continue
-            saved = maildir_file_time(folder, key)
-            yield _Raw(str(folder_path), f"message {key}", data, box.account, saved, maildir_name_time(key), "file-name")
-
-
-def _read(box: _Mailbox, warnings: list[str]) -> Iterator[_Raw]:
-    if box.kind == "mbox":
-        yield from _read_mbox(box, warnings)
-    elif box.kind == "maildir":
-        yield from _read_maildir(box, warnings)
-    else:
-        try:
-            size = box.path.stat().st_size
-            if size > MAX_MESSAGE_BYTES:
-                warnings.append(
-                    f"{box.path}: unparseable: {size} bytes, over the {MAX_MESSAGE_BYTES}-byte cap"
-                )
-                return
-            data = box.path.read_bytes()
-        except OSError as exc:
-            warnings.append(f"{box.path}: unreadable ({exc.strerror or exc}); skipped")
-            return
-        # a byte order mark or blank lines before the headers (a message saved by Notepad, pasted
-        # into a file) are no part of it: the parser would read the headers as body
-        data = data.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n")
-        if _unterminated(data):  # (an .eml may well end without a line break: that says nothing)
-            warnings.append(_cut_warning(str(box.path), data))
-        yield _Raw(str(box.path), "", data, box.account, partial(file_time, box.path))
-
-
 # --- messages -------------------------------------------------------------------------------
 
 
-def _accept(raw: _Raw, warnings: list[str]) -> _Mail | DatedOtherwise | None:
+def _accept(raw: RawMessage, warnings: list[str]) -> _Mail | DatedOtherwise | None:
     """The message of `raw`; what says it is left out for want of any date; or None (said):
     unparseable."""
     try:
@@ -369,19 +111,26 @@ def _accept(raw: _Raw, warnings: list[str]) -> _Mail | DatedOtherwise | None:
     if parsed.message_id:
         return _Mail(parsed.message_id, True, parsed, author, at, raw.account, raw.origin, raw.file, named, by, at_before)
     digest = hashlib.sha256(
-        "\0".join([author, _id_time(raw, parsed, at, by), parsed.subject, parsed.body]).encode("utf-8", "surrogatepass")
+        "\0".join([author, _id_time(raw, parsed, at, by), parsed.subject, _body_before(parsed)]).encode(
+            "utf-8", "surrogatepass"
+        )
     ).hexdigest()
     return _Mail(f"nomid-{digest[:20]}", False, parsed, author, at, raw.account, raw.origin, raw.file, named, by, at_before)
 
 
-def _id_time(raw: _Raw, parsed: ParsedEmail, at: datetime, by: DatedBy) -> str:
+def _body_before(parsed: ParsedEmail) -> str:
+    """The body an earlier vaultmind read (a delivery report's: `ParsedEmail.body_before`)."""
+    return parsed.body if parsed.body_before is None else parsed.body_before
+
+
+def _id_time(raw: RawMessage, parsed: ParsedEmail, at: datetime, by: DatedBy) -> str:
     """The time the id of a message without a Message-ID hashes: the one an earlier vaultmind
     read (`_time_before`), so a message it wrote keeps its id. A file's modification time is no
     part of the message: a copy of the file is the same message."""
     return "" if by == "mtime" else _time_before(raw, parsed, at).isoformat()
 
 
-def _time_before(raw: _Raw, parsed: ParsedEmail, at: datetime) -> datetime:
+def _time_before(raw: RawMessage, parsed: ParsedEmail, at: datetime) -> datetime:
     """The time an earlier vaultmind gave a message dated `at` now: its Date read with a zone
     it did not know as UTC (`ParsedEmail.date_read_before`), or, a Date it could not read at
     all, what dated it then (Received header, envelope)."""
@@ -391,7 +140,7 @@ def _time_before(raw: _Raw, parsed: ParsedEmail, at: datetime) -> datetime:
     return parsed.date_read_before if parsed.date_read_before is not None else at
 
 
-def _dated(raw: _Raw, parsed: ParsedEmail) -> tuple[datetime | None, DatedBy]:
+def _dated(raw: RawMessage, parsed: ParsedEmail) -> tuple[datetime | None, DatedBy]:
     """A message's time, and what gave it (`ingest/maildates.py`): its Date header, else its
     newest Received header, else its envelope (mbox From line, Maildir file name), else its
     file's modification time; (None, "") when there is none."""
@@ -403,7 +152,7 @@ def _dated(raw: _Raw, parsed: ParsedEmail) -> tuple[datetime | None, DatedBy]:
     return (saved, "mtime") if saved is not None else (None, "")
 
 
-def _named(raw: _Raw, parsed: ParsedEmail) -> str:
+def _named(raw: RawMessage, parsed: ParsedEmail) -> str:
     """What a warning calls a message in its file: in an mbox or Maildir, where it is and its
     Message-ID, else its subject; "" for an .eml file (the file is the message)."""
     if not raw.where:
@@ -470,20 +219,30 @@ def _full_text(mail: _Mail) -> str:
     return _message(mail, "\n\n".join(filter(None, split_quoted(mail.parsed.body)))).text
 
 
-def _with_attachments(mail: _Mail, text: str, attachments: Sequence[Attachment]) -> str:
-    """`text` (the new text of `mail`), then the messages it forwards as attachments, then the
-    line listing `attachments`."""
-    text = "\n\n".join(part for part in (text, *mail.parsed.forwarded) if part)
+def _with_attachments(
+    mail: _Mail, text: str, attachments: Sequence[Attachment], forwarded: Sequence[str] | None = None
+) -> str:
+    """`text` (the new text of `mail`), then the messages it forwards as attachments (its own,
+    or `forwarded`), then the line listing `attachments`."""
+    forwarded = mail.parsed.forwarded if forwarded is None else forwarded
+    text = "\n\n".join(part for part in (text, *forwarded) if part)
     line = attachments_line(attachments)
     return (f"{text}\n\n{line}" if text else line) if line else text
 
 
-def _earlier_text(mail: _Mail, text: str) -> str | None:
-    """The text a vaultmind that did not list nameless inline images gave `mail` (its note
-    holds it so), when it differs (`SourceBatch.earlier_texts`)."""
-    if not any(a.inline for a in mail.parsed.attachments):
-        return None
-    return _with_attachments(mail, text, [a for a in mail.parsed.attachments if not a.inline])
+def _earlier_texts(mail: _Mail, text: str) -> tuple[str, ...]:
+    """The texts a vaultmind that did not list nameless inline images, or read no delivery
+    report, gave `mail` (its note holds one of them), when they differ (`SourceBatch.earlier_texts`):
+    of a report, its new text as read then, alone and with what it quoted then put back below it."""
+    parsed = mail.parsed
+    listed = [a for a in parsed.attachments if not a.inline]
+    if parsed.body_before is not None:
+        own, quote = split_quoted(parsed.body_before)
+        text = _with_attachments(mail, own, listed, parsed.forwarded_before)
+        return (text, f"{text}\n\n{quote}") if quote else (text,)
+    if any(a.inline for a in parsed.attachments):
+        return (_with_attachments(mail, text, listed),)
+    return ()
 
 
 def _message(mail: _Mail, text: str) -> Message:
@@ -533,9 +292,7 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
             if quote
         )
         earlier = tuple(
-            (mail.key, text)
-            for mail, (own, _) in zip(thread, parts, strict=True)
-            if (text := _earlier_text(mail, own)) is not None
+            (mail.key, text) for mail, (own, _) in zip(thread, parts, strict=True) for text in _earlier_texts(mail, own)
         )
         out.append(
             SourceBatch(
@@ -574,11 +331,11 @@ def parse_email_paths_dated(
     order read; of a message read twice, the copy kept): an ingest says those it writes
     (`maildates.date_warnings`)."""
     warnings: list[str] = []
-    box_account = _account(account) if account else None
+    box_account = account_name(account) if account else None
     mails: dict[str, _Mail] = {}
     read: list[_Mail | DatedOtherwise] = []
-    for box in _discover(paths, warnings):
-        for raw in _read(box, warnings):
+    for box in discover(paths, warnings):
+        for raw in read_messages(box, warnings):
             mail = _accept(raw, warnings)
             if mail is not None:
                 read.append(mail)
@@ -603,7 +360,7 @@ def _kept(mail: _Mail, seen: _Mail, origin: str, warnings: list[str]) -> bool:
     are reported."""
     mine, theirs = _full_text(mail), _full_text(seen)  # attachments too
     if mail_cut_short(theirs, mine) or mail_cut_short(mine, theirs):
-        return len(mine) > len(theirs)
+        return mail_cut_short(theirs, mine)  # (cut inside an attachment, the cut one may read longer: "999 B", "1 KB")
     if mine != theirs:
         warnings.append(f"{origin}: Message-ID <{mail.key}> also read with a different text ({seen.origin}); kept one copy")
     return (mail.account, mail.origin) < (seen.account, seen.origin)

@@ -1,7 +1,9 @@
-"""When an email was sent, when its `Date:` header does not say, and how that is said.
+"""When an email was sent: its `Date:` header read (`parse_date_header`: a zone's name mail
+writes read as the offset it names), and, when that does not say, what dates it, and how that
+is said.
 
 The chain: the `Date:` header; else the newest `Received:` header (the mailbox's own server's,
-`mime.parse_message`); else the envelope: an mbox's `From ` line, a Maildir file name's
+`received_date`); else the envelope: an mbox's `From ` line, a Maildir file name's
 delivery time; else the modification time of the file that holds the message (an `.eml`, the
 mbox, the Maildir message file). A time before 2 January 1970 is no date (a zero timestamp: a
 mailer's placeholder, an archive extracted without its times), so a message is never dated
@@ -15,16 +17,121 @@ wrote were said then.
 
 from __future__ import annotations
 
+import email.utils
 import mailbox
 import os
 import re
 from collections.abc import Callable, Collection, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from vaultmind.ingest.mime import usable_date
+from vaultmind.ingest.mailheaders import fix_raw
 from vaultmind.ingest.model import DatedOtherwise
 from vaultmind.markdown.render import iso_utc
+
+# --- the Date header -------------------------------------------------------------------------
+
+_WS_RE = re.compile(r"\s+")
+# a zone Python's date parser reads as UTC, an hour or more off: an offset after GMT or UTC
+# ("GMT+1", "GMT+0100", "UTC+05:30"), or a zone's name it does not know (RFC 5322 knows only the
+# North American ones); those below name one offset each, as mail writes them (BST is British
+# Summer Time, not Bangladesh's)
+_GMT_OFFSET_RE = re.compile(r"\b(?:GMT|UTC|UT) ?([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
+_ZONE_NAME_RE = re.compile(r" ([A-Za-z]{3,4})$")
+_ZONE_OFFSETS = {
+    "CET": "+0100", "MEZ": "+0100", "CEST": "+0200", "MESZ": "+0200", "EET": "+0200", "EEST": "+0300",
+    "WET": "+0000", "WEST": "+0100", "BST": "+0100", "MSK": "+0300", "JST": "+0900", "KST": "+0900",
+    "HKT": "+0800", "SGT": "+0800", "AEST": "+1000", "AEDT": "+1100", "NZST": "+1200", "NZDT": "+1300",
+}  # fmt: skip
+# IST names three zones: India's (+05:30), Irish Summer Time (+01:00) and Israel's (+02:00). The
+# one read is the one that puts the Date nearest before the message's newest Received header
+# (when its mailbox's server took it in); without one, India's, where most mail so dated is written
+_ZONE_CHOICES = {"IST": ("+0530", "+0100", "+0200")}
+# a comment after the zone, as JavaScript and some webmail write it: "GMT+0100 (CET)",
+# "+0100 (Central European Standard Time)"
+_ZONE_COMMENT_RE = re.compile(r" ?\([^()]*\)$")
+
+
+def _with_offset(text: str, received: datetime | None = None) -> str:
+    """A Date header's text with its zone written as the numeric offset it names (an IST, the
+    one nearest `received`: `_ZONE_CHOICES`), its trailing comment dropped."""
+    text = _ZONE_COMMENT_RE.sub("", text)
+    if (found := _GMT_OFFSET_RE.search(text)) is not None:
+        return f"{text[: found.start()].rstrip()} {found[1]}{int(found[2]):02d}{found[3] or '00'}"
+    if (found := _ZONE_NAME_RE.search(text)) is not None and found[1].upper() in _ZONE_OFFSETS:
+        return f"{text[: found.start()]} {_ZONE_OFFSETS[found[1].upper()]}"
+    if (found := _ZONE_NAME_RE.search(text)) is not None and found[1].upper() in _ZONE_CHOICES:
+        readings = [f"{text[: found.start()]} {offset}" for offset in _ZONE_CHOICES[found[1].upper()]]
+        if received is None:
+            return readings[0]
+        return min(readings, key=lambda reading: _before_received(_read_date(reading), received))
+    return text
+
+
+_CLOCK_SKEW = timedelta(minutes=5)  # a sender's clock ahead of the server's
+
+
+def _before_received(sent: datetime | None, received: datetime) -> tuple[bool, float]:
+    """How well `sent` (a reading of a Date) fits a message received at `received`: one sent
+    after it (beyond a clock's skew) cannot be, then the nearest."""
+    if sent is None:
+        return True, 0.0
+    return sent > received + _CLOCK_SKEW, abs((sent - received).total_seconds())
+
+
+def _read_date(text: str) -> datetime | None:
+    """`text` (a date, its zone an offset or a name RFC 5322 knows) in UTC, or None."""
+    parsed: datetime | None
+    try:
+        parsed = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        parsed = None
+    if parsed is None:
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        parsed = parsed.astimezone(UTC)
+    except (OverflowError, ValueError):
+        return None
+    return usable_date(parsed)
+
+
+def parse_date_header(raw: str | None, *, zones: bool = True, received: datetime | None = None) -> datetime | None:
+    """A Date header's time (`received`: the newest Received header's, which tells an IST's
+    zone); `zones=False` reads a zone `_with_offset` knows as UTC, as vaultmind did before
+    (`ParsedEmail.date_read_before`)."""
+    if not raw:
+        return None
+    text = _WS_RE.sub(" ", fix_raw(raw)).strip()
+    return _read_date(_with_offset(text, received) if zones else text)
+
+
+_EPOCH_DAY_END = datetime(1970, 1, 2, tzinfo=UTC)
+
+
+def usable_date(when: datetime) -> datetime | None:
+    """`when` (aware), unless it says no date: before 2 January 1970 (a zero timestamp written
+    in some zone: a mailer's, an exporter's or an archive's placeholder) or after 2100."""
+    return when if when >= _EPOCH_DAY_END and when.year <= 2100 else None
+
+
+def received_date(values: Sequence[str]) -> datetime | None:
+    """The date of the newest hop (the first `Received:` header) that has a usable one: the one
+    the receiving mail server wrote, when the message reached the mailbox (the lower ones were
+    written by servers the sender chose, and can say anything)."""
+    for value in values:
+        if ";" in value:
+            parsed = parse_date_header(value.rsplit(";", 1)[1])
+            if parsed is not None:
+                return parsed
+    return None
+
+
+# --- dated otherwise ------------------------------------------------------------------------
 
 _BY: dict[str, str] = {  # what a warning says messages were dated by, in the chain's order
     "Received": "their newest Received header",
@@ -82,7 +189,7 @@ def file_time(path: Path | str) -> datetime | None:
 
 
 def epoch_time(seconds: float) -> datetime | None:
-    """`seconds` since the epoch, to the second, or None (no usable date: `mime.usable_date`)."""
+    """`seconds` since the epoch, to the second, or None (no usable date: `usable_date`)."""
     try:
         return usable_date(datetime.fromtimestamp(int(seconds), UTC))
     except (OverflowError, ValueError, OSError):

@@ -30,7 +30,8 @@ class SourceBatch:
     quoted: tuple[QuotedParent, ...] = ()  # what messages quoted of the messages they answer, cut from their text
     # (message id, the text an earlier vaultmind gave it, read otherwise now: an email's nameless
     # inline image was not listed): a note holding that text holds the message as it was read
-    # then — known, kept as it is, without a warning that it differs
+    # then — known, kept as it is, without a warning that it differs (a message may have several:
+    # read so, with what it quoted put back below it, or without)
     earlier_texts: tuple[tuple[str, str], ...] = ()
     # (message id, the time an earlier vaultmind gave it, read otherwise now: an email's Date
     # whose zone it read as UTC): a note vaultmind wrote holding it at that time is re-dated

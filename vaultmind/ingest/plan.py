@@ -137,7 +137,7 @@ class Group:
     messages: dict[str, Message] = field(default_factory=dict)
     related: set[str] = field(default_factory=set)
     quoted: dict[str, QuotedParent] = field(default_factory=dict)
-    earlier: dict[str, str] = field(default_factory=dict)  # `SourceBatch.earlier_texts`
+    earlier: dict[str, tuple[str, ...]] = field(default_factory=dict)  # `SourceBatch.earlier_texts`
     earlier_times: dict[str, datetime] = field(default_factory=dict)  # `SourceBatch.earlier_times`
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
     known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`

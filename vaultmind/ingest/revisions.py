@@ -118,9 +118,23 @@ def join_cut(group: Group, new: dict[str, Message]) -> int:
             and cut_short(text, note_text(message.text))
         ]
         if len(whole) == 1:
-            new[message_id] = replace(cut, text=new.pop(whole[0]).text)
+            longer = new.pop(whole[0]).text
+            new[message_id] = replace(cut, text=_with_before(longer, text, None) if _marked_edit(text, longer) else longer)
             dropped += 1
     return dropped
+
+
+# a mark after a message's text, on its last line, as WhatsApp marks an edit (`<This message was
+# edited>`), in a language vaultmind does not know (those it knows are cut from the text): words,
+# no digit, no colon (not `<attached: 00000012-PHOTO.jpg>`, on a line of its own)
+_UNKNOWN_MARK_RE = re.compile(r"[^\s<>][ \t]+<[^\W\d_][^<>\n:\d]{2,60}>\Z")
+
+
+def _marked_edit(text: str, longer: str) -> bool:
+    """Whether `longer`, which goes on from `text`, is `text` edited (added to) rather than a
+    copy of it cut short: what it adds ends in an edit's mark (`_UNKNOWN_MARK_RE`) — a file cut
+    off inside a message does not add a mark to it."""
+    return _UNKNOWN_MARK_RE.search(longer, max(len(text) - 1, 0)) is not None
 
 
 def _newest_end(group: Group, message_id: str) -> datetime:
@@ -212,8 +226,10 @@ def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message
     new message by that author at that time (with another, "This message was deleted" say, the
     note's message is one deleted since, and "ok" is no cut "ok, see you"): that message keeps
     its id and takes the whole text (nothing is lost: the cut text is its start), and the new id
-    is not written (a later ingest knows it, `writer._same_messages`). Returns the number of the
-    note's messages so completed."""
+    is not written (a later ingest knows it, `writer._same_messages`). A new text that adds to
+    the note's and ends in an edit's mark vaultmind does not know (`_marked_edit`) is that
+    message edited, not completed: it shows the new text, the one before quoted below it.
+    Returns the number of the note's messages so completed or edited."""
     if not current:
         return 0
     last = max(to_utc(message.timestamp) for message in current.values())
@@ -229,7 +245,13 @@ def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message
             for old in _gone_at(group, current, whole.author, at)
             if len(note_text(old.text)) < len(text) and text.startswith(note_text(old.text))
         ]
-        if len(cut) == 1:
+        if len(cut) == 1 and _marked_edit(said := note_text(current[cut[0]].text), text):
+            # an edit marked in a language vaultmind does not know: the new text, the one before quoted
+            current[cut[0]] = replace(current[cut[0]], text=_with_before(text, said, None))
+            del new[message_id]
+            changed += 1
+            plan.report.messages_edited += 1
+        elif len(cut) == 1:
             current[cut[0]] = replace(current[cut[0]], text=whole.text)
             del new[message_id]
             changed += 1

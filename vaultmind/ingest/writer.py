@@ -113,7 +113,9 @@ def _group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: t
         single = None if batch.bucket == "day" else note_path(batch)
         folder = f"{SOURCES_DIR}/{meta.kind}/{scope_folder(meta.scope)}"
         quoted = {quote.message_id: quote for quote in batch.quoted}
-        earlier = dict(batch.earlier_texts)
+        earlier: dict[str, tuple[str, ...]] = {}
+        for message_id, text in batch.earlier_texts:
+            earlier[message_id] = (*earlier.get(message_id, ()), text)
         earlier_times = dict(batch.earlier_times)
         touched: set[tuple[str, str]] = set()  # the groups of its messages
         for message in batch.messages:
@@ -206,10 +208,10 @@ def _redated(plan: Plan, path: str, group: Group, current: dict[str, Message], m
     return True
 
 
-def _readings(message: Message, quote: QuotedParent | None, earlier: str | None) -> set[str]:
+def _readings(message: Message, quote: QuotedParent | None, earlier: tuple[str, ...]) -> set[str]:
     """The texts a note may hold for `message` as it is: its text, with the quoted parent put
     back below it (`QuotedParent`), and each so as an earlier vaultmind read it (`earlier`)."""
-    texts = [message.text] if earlier is None else [message.text, earlier]
+    texts = [message.text, *earlier]
     return {note_text(text) for text in texts} | (
         {note_text(f"{text}\n\n{quote.text}") for text in texts} if quote is not None else set()
     )
@@ -337,7 +339,7 @@ def _plan_group(plan: Plan, group: Group) -> None:
             said = note_text(mine.text)
             if group.replaced is not None and marked(said, note_text(message.text)):  # a mark of `revisions.mark_replaced` is no change of its text
                 said = note_text(message.text)
-            if said in _readings(message, quote, group.earlier.get(message_id)):
+            if said in _readings(message, quote, group.earlier.get(message_id, ())):
                 continue
             edit = apply_edit(mine, message)
             if edit is not None:  # edited since the note was written: the new text, the one before kept below it
