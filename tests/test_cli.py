@@ -303,6 +303,7 @@ def test_ctrl_c_as_the_daemon_starts_stops_it(tmp_path: Path) -> None:
     assert proc.returncode in (0, 130), err
     assert "Traceback" not in err, err
     assert not info.exists(), "its daemon.json is removed"
+    assert "WARNING" not in err and "KeyboardInterrupt" not in err, "no other library's log line: " + err
 
 def test_every_package_ships() -> None:
     """A plain (non-editable) install must carry every subpackage: pyproject lists them."""
