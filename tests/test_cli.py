@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -115,25 +116,34 @@ def test_every_command_has_help() -> None:
 
 def test_every_command_says_what_it_does_in_its_own_help(capsys: pytest.CaptureFixture[str]) -> None:
     """`vaultmind status --help` (or `reindex`, `watch`, a query mode…) had shown only its usage and
-    options: what the command does was in the list of commands alone."""
+    options: what the command does was in the list of commands alone. It says it in words (`query
+    source` had opened with "Query_source:", the api's name of the mode), every option and argument
+    says what it is for (`--limit` of four query modes said nothing, not even its default), and an
+    argument the text names is named so in the usage (`tree` spoke of TREE_ID, its usage of tree_id)."""
 
-    def commands(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    def commands(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> dict[tuple[str, ...], argparse.ArgumentParser]:
         subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        found = [path] if path else []
+        found = {path: parser} if path else {}
         for sub in subs:
             for name, child in sub.choices.items():
-                found += commands(child, (*path, name))
+                found.update(commands(child, (*path, name)))
         return found
 
     every = commands(build_parser(), ())
     assert {("status",), ("reindex",), ("watch",), ("query", "walk"), ("bench", "run")} <= set(every)
-    for path in every:
+    for path, command in every.items():
         with pytest.raises(SystemExit) as done:
             main([*path, "--help"])
         out = capsys.readouterr().out
         assert done.value.code == 0
-        said = out.split("\n\n")[1]  # what follows the usage
+        usage, said = out.split("\n\n")[:2]  # the usage, and what follows it
         assert not said.startswith(("options:", "positional arguments:")), path
+        assert "_" not in said.split()[0], f"{path}: {said.split()[0]}"
+        lists = argparse._SubParsersAction  # (its list of commands, said one by one)
+        silent = [a.option_strings or a.dest for a in command._actions if a.help is None and not isinstance(a, lists)]
+        assert not silent, f"{path}: {silent} without a help text"
+        for name in re.findall(r"\b[A-Z]+(?:_[A-Z]+)+\b", said):
+            assert name in usage, f"{path}: its text names {name}, its usage does not"
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     serve = capsys.readouterr().out
