@@ -92,3 +92,28 @@ def test_a_command_asking_about_the_claim_never_makes_a_daemon_starting_then_giv
         finally:
             release.join()
     assert held.isdigit(), "the daemon took its claim and wrote its pid"
+
+
+def test_stop_ends_a_daemon_still_starting_and_leaves_a_reused_pid_alone(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`vaultmind stop` finds a daemon that has no address yet by its claim and ends it; then,
+    with the claim file naming a live process that holds no claim (a pid given anew), it says no
+    daemon runs and sends that process nothing."""
+    with claimed(vault) as holder:
+        code, out, err = run_main(capsys, "stop", "--vault", str(vault))
+        assert code == 0, err
+        assert out.strip() == f"vaultmind: stopped the daemon for {vault} (pid {holder.pid})"
+        assert holder.wait(20) == -15, "ended by SIGTERM"
+    config = load_config(vault, embed_provider="none")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        (config.state_dir / CLAIM_FILE).write_text(f"{other.pid}\n", encoding="utf-8")
+        code, out, err = run_main(capsys, "stop", "--vault", str(vault), "--json")
+        assert code == 0, err
+        assert out == {"stopped": False, "pid": None}
+        time.sleep(0.2)
+        assert other.poll() is None, "a process that is no daemon of this vault is left alone"
+    finally:
+        other.kill()
+        other.wait(20)

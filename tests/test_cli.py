@@ -152,6 +152,47 @@ def test_every_command_says_what_it_does_in_its_own_help(capsys: pytest.CaptureF
     assert capsys.readouterr().out.split("\n", 1)[1] == serve.split("\n", 1)[1]  # one command, two names
 
 
+def test_every_command_the_docs_show_exists_with_the_flags_they_give_it() -> None:
+    """A command the README, docs/ or the vault's guides show (in a code block or span) is one the
+    command line has — mode and sub-action included — and so is every flag shown with it (the
+    docs spoke of `vaultmind stop`, which did not exist)."""
+
+    def mentions(text: str) -> list[str]:
+        spans = re.findall(r"```[a-z]*\n(.*?)```", text, re.S)
+        spans += re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+        found = []
+        for line in (line for span in spans for line in span.splitlines()):
+            for part in re.split(r"&&|\||;", re.split(r"\s#\s", line)[0]):  # (a shell comment is prose)
+                said = re.search(r"(?:^|\s)vaultmind\s+([a-z][a-z-]*\b(?!=).*)", part)  # (not `vaultmind id=…`)
+                found += [said.group(1)] if said else []
+        return found
+
+    def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return dict(subs[0].choices) if subs else {}
+
+    docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "vault_template").rglob("*.md"))]
+    wrong, seen = [], 0
+    for doc in docs:
+        for shown in mentions(doc.read_text(encoding="utf-8")):
+            seen += 1
+            words, parser, path = shown.split(), build_parser(), ["vaultmind"]
+            while words and commands(parser) and not words[0].startswith("-"):
+                if words[0] not in commands(parser):
+                    wrong.append(f"{doc.name}: `{' '.join(path)} {words[0]}` is no command")
+                    break
+                path.append(words[0])
+                parser = commands(parser)[words.pop(0)]
+            else:
+                flags = {flag for action in parser._actions for flag in action.option_strings}
+                for word in words:
+                    flag = re.match(r"\[?(--?[a-z][a-z-]*)", word)
+                    if flag and flag.group(1) not in flags:
+                        wrong.append(f"{doc.name}: `{' '.join(path)}` has no {flag.group(1)}")
+    assert seen > 100, "the docs' commands are found"
+    assert not wrong, "\n".join(wrong)
+
+
 def test_readme_commands_match_ci() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     blocks = [b.split("```", 1)[0].strip() for b in readme.split("```bash\n")[1:]]
@@ -217,6 +258,27 @@ def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
     finally:
         err = _stop(proc, signal.SIGINT)
     _assert_stopped_cleanly(proc, err, vault)
+
+
+@pytest.mark.slow
+def test_stop_ends_the_running_daemon_from_another_terminal(tmp_path: Path) -> None:
+    """`vaultmind stop` (the command line had none: docs spoke of it, a user had to find the
+    pid for `kill`) ends the vault's daemon as Ctrl-C would and returns once it has let go of
+    the vault; asked again, it says no daemon runs."""
+    vault = tmp_path / "v"
+    proc = _start_watcher(vault)
+    try:
+        assert _daemon_status(vault, time.monotonic() + 30)["daemon"]["running"]
+        stopped = run_cli("stop", "--vault", str(vault))
+        assert stopped.stdout.strip() == f"vaultmind: stopped the daemon for {vault} (pid {proc.pid})"
+        err = proc.communicate(timeout=20)[1]
+    finally:
+        end_process(proc)
+    _assert_stopped_cleanly(proc, err, vault)
+    assert f"vaultmind: stopped watching {vault}" in err, err
+    again = as_json(run_cli("stop", "--vault", str(vault), "--json"))
+    assert again == {"stopped": False, "pid": None}
+    assert not as_json(run_cli("status", "--vault", str(vault), "--json"))["daemon"]["running"]
 
 
 @pytest.mark.slow

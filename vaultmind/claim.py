@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -142,5 +143,8 @@ def _already_runs(config: Config, pid: int | None, client: DaemonClient | None) 
     stop = f"`kill {pid}`" if pid is not None else "stop that process"
     return UsageError(
         f"a vaultmind daemon already runs for {config.vault} ({who}, {where})",
-        hint=f"use it as it is (other commands go through it), or stop it first: Ctrl-C where it runs, or {stop}",
+        hint=(
+            "use it as it is (other commands go through it), or stop it first: "
+            f"`vaultmind stop --vault {shlex.quote(str(config.vault))}`, Ctrl-C where it runs, or {stop}"
+        ),
     )
