@@ -23,7 +23,7 @@ from vaultmind.cli.output import Progress
 from vaultmind.config import beyond_loopback, load_config
 from vaultmind.errors import ConfigError
 
-from .conftest import end_process, snapshot_files, write
+from .conftest import end_process, run_main, snapshot_files, write
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -598,3 +598,25 @@ def test_sync_json_says_it_moved_a_broken_index_aside_and_status_says_it_again_o
     index = as_json(run_cli("status", "--vault", str(vault), "--json"))["index"]
     assert index["health"] == "rebuilt" and index["notice"].startswith("index could not be opened")
     assert as_json(run_cli("status", "--vault", str(vault), "--json"))["index"]["health"] == "ok"
+
+
+def test_modes_that_do_not_score_show_no_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`query source`, `window`, `drill` and `leaves` list nodes in their own order (time, the
+    tree, the ids given) and score none: each hit had said "(score 0.0000)", read as worthless.
+    A ranked mode still shows its scores."""
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    vault = tmp_path / "v"
+    run_cli("init", str(vault))
+    write(vault, "a.md", "---\ndate: 2024-03-04\n---\n# Ferry\n\nThe ferry to Ischia leaves at nine.\n")
+    write(vault, "b.md", "---\ndate: 2024-03-05\n---\n# Pier\n\nWe walked along the pier.\n")
+    code, out, err = run_main(capsys, "query", "source", "--kind", "note", "--vault", str(vault))
+    assert code == 0, err
+    assert "a.md" in out and "b.md" in out and "score" not in out, out
+    code, out, err = run_main(capsys, "query", "window", "2024-03-01", "2024-03-31", "--vault", str(vault))
+    assert code == 0, err
+    assert "a.md" in out and "score" not in out, out
+    code, out, err = run_main(capsys, "query", "walk", "ferry to Ischia", "--vault", str(vault))
+    assert code == 0, err
+    assert re.search(r"1\. a\.md#.*\(score \d\.\d{4}", out), out

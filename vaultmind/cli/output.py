@@ -163,6 +163,7 @@ def print_hits(result: dict[str, Any]) -> None:
         print(safe("not in the memory: " + ", ".join(query["unknown"])))
     if not hits:
         print("no hits")
+    scored = any(hit.get("score") for hit in hits)  # (source, window, drill, leaves: in their own order, unscored)
     for rank, hit in enumerate(hits, start=1):
         if hit.get("node_kind") == "entity":
             aliases = ", ".join(hit.get("aliases") or [])
@@ -174,7 +175,7 @@ def print_hits(result: dict[str, Any]) -> None:
         when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
         refs = hit.get("source_refs") or []
         meta = " · ".join(x for x in (hit.get("author"), when, *refs) if x)
-        print(safe(f"{rank:2}. {where}  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})"))
+        print(safe(f"{rank:2}. {where}" + (f"  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})" if scored else "")))
         if meta:
             print(safe(f"    {meta}"))
         text = " ".join(str(hit.get("content") or "").split())

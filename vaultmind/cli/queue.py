@@ -70,7 +70,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
         if running is not None or pid is not None:
             raise UsageError(
                 f"the daemon for {config.vault} (pid {pid}) already runs the queue with its workers",
-                hint="drop --run, or stop the daemon first (`vaultmind stop`)",
+                hint="drop --run, or stop the daemon first: `vaultmind stop`",
             )
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
