@@ -455,7 +455,7 @@ def test_a_finished_phase_ends_its_progress_line(capsys: pytest.CaptureFixture[s
     """What is printed after a phase reached its total (the tip of a slow question, the next
     phase) starts on a line of its own; an unfinished line is ended once, on exit."""
     now = [0.0]
-    with Progress(clock=lambda: now[0]) as progress:
+    with Progress(clock=lambda: now[0], terminal=True) as progress:
         progress("load leaves", 0, 100)
         now[0] = 3.0
         progress("load leaves", 50, 100)
@@ -468,6 +468,26 @@ def test_a_finished_phase_ends_its_progress_line(capsys: pytest.CaptureFixture[s
         progress("load postings", 5, 10)
         assert capsys.readouterr().err == "\rvaultmind: load postings 5/10 (50%)   "
     assert capsys.readouterr().err == "\n"
+
+
+def test_progress_off_a_terminal_is_whole_lines_and_few(capsys: pytest.CaptureFixture[str]) -> None:
+    """Progress written to a log or a pipe (a daemon's output, a CI job) had been carriage
+    returns running every update into one long line; there it is whole lines: a phase's first,
+    one per `LOG_EVERY_S` at most, and its last."""
+    now = [0.0]
+    with Progress(clock=lambda: now[0]) as progress:  # (capsys: stderr is no terminal)
+        for i in range(0, 101):  # a 50 s phase, 100 updates
+            progress("embed", i * 10, 1000)
+            now[0] += 0.5
+        progress("write", 1, 2)
+        now[0] += 3
+        progress("write", 2, 2)
+    lines = capsys.readouterr().err.split("\n")
+    assert "\r" not in "".join(lines) and lines[-1] == "", "whole lines"
+    embed = [line for line in lines if "embed" in line]
+    assert embed[0].startswith("vaultmind: embed ") and embed[-1] == "vaultmind: embed 1,000/1,000 (100%)"
+    assert 4 <= len(embed) <= 6, embed  # 48 s shown: its first, one per 10 s, its last
+    assert lines[-2:] == ["vaultmind: write 2/2 (100%)", ""], "its last line"
 
 
 def test_a_question_asked_without_a_daemon_says_what_its_wait_was(
