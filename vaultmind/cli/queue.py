@@ -82,9 +82,13 @@ def cmd_queue(args: argparse.Namespace) -> int:
         pool = WorkerPool(config, memory)
         ran = None
         if args.run:
+            from vaultmind.queue.store import queue_status
+
             memory.sync()
             pool.reconcile()
-            ran = pool.drain(timeout_s=args.timeout)
+            ready = int(queue_status(memory.index).get("ready") or 0)  # (a job may add others: the total grows)
+            progress = memory.syncer.progress or (lambda phase, done, total: None)
+            ran = pool.drain(timeout_s=args.timeout, on_job=lambda done: progress("queue jobs", done, max(ready, done)))
         else:
             pool.reconcile()  # recreate work derivable from the index (cheap, idempotent)
         report = queue_report(memory.index, jobs=args.list)
