@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from vaultmind.cli.output import Progress
 from vaultmind.config import beyond_loopback, load_config
 from vaultmind.errors import ConfigError
 
-from .conftest import end_process, snapshot_files, write
+from .conftest import end_process, run_main, snapshot_files, write
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -115,31 +116,81 @@ def test_every_command_has_help() -> None:
 
 def test_every_command_says_what_it_does_in_its_own_help(capsys: pytest.CaptureFixture[str]) -> None:
     """`vaultmind status --help` (or `reindex`, `watch`, a query mode…) had shown only its usage and
-    options: what the command does was in the list of commands alone."""
+    options: what the command does was in the list of commands alone. It says it in words (`query
+    source` had opened with "Query_source:", the api's name of the mode), every option and argument
+    says what it is for (`--limit` of four query modes said nothing, not even its default), and an
+    argument the text names is named so in the usage (`tree` spoke of TREE_ID, its usage of tree_id)."""
 
-    def commands(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    def commands(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> dict[tuple[str, ...], argparse.ArgumentParser]:
         subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        found = [path] if path else []
+        found = {path: parser} if path else {}
         for sub in subs:
             for name, child in sub.choices.items():
-                found += commands(child, (*path, name))
+                found.update(commands(child, (*path, name)))
         return found
 
     every = commands(build_parser(), ())
     assert {("status",), ("reindex",), ("watch",), ("query", "walk"), ("bench", "run")} <= set(every)
-    for path in every:
+    for path, command in every.items():
         with pytest.raises(SystemExit) as done:
             main([*path, "--help"])
         out = capsys.readouterr().out
         assert done.value.code == 0
-        said = out.split("\n\n")[1]  # what follows the usage
+        usage, said = out.split("\n\n")[:2]  # the usage, and what follows it
         assert not said.startswith(("options:", "positional arguments:")), path
+        assert "_" not in said.split()[0], f"{path}: {said.split()[0]}"
+        lists = argparse._SubParsersAction  # (its list of commands, said one by one)
+        silent = [a.option_strings or a.dest for a in command._actions if a.help is None and not isinstance(a, lists)]
+        assert not silent, f"{path}: {silent} without a help text"
+        for name in re.findall(r"\b[A-Z]+(?:_[A-Z]+)+\b", said):
+            assert name in usage, f"{path}: its text names {name}, its usage does not"
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     serve = capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["watch", "--help"])
     assert capsys.readouterr().out.split("\n", 1)[1] == serve.split("\n", 1)[1]  # one command, two names
+
+
+def test_every_command_the_docs_show_exists_with_the_flags_they_give_it() -> None:
+    """A command the README, docs/ or the vault's guides show (in a code block or span) is one the
+    command line has — mode and sub-action included — and so is every flag shown with it (the
+    docs spoke of `vaultmind stop`, which did not exist)."""
+
+    def mentions(text: str) -> list[str]:
+        spans = re.findall(r"```[a-z]*\n(.*?)```", text, re.S)
+        spans += re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+        found = []
+        for line in (line for span in spans for line in span.splitlines()):
+            for part in re.split(r"&&|\||;", re.split(r"\s#\s", line)[0]):  # (a shell comment is prose)
+                said = re.search(r"(?:^|\s)vaultmind\s+([a-z][a-z-]*\b(?!=).*)", part)  # (not `vaultmind id=…`)
+                found += [said.group(1)] if said else []
+        return found
+
+    def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return dict(subs[0].choices) if subs else {}
+
+    docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "vault_template").rglob("*.md"))]
+    wrong, seen = [], 0
+    for doc in docs:
+        for shown in mentions(doc.read_text(encoding="utf-8")):
+            seen += 1
+            words, parser, path = shown.split(), build_parser(), ["vaultmind"]
+            while words and commands(parser) and not words[0].startswith("-"):
+                if words[0] not in commands(parser):
+                    wrong.append(f"{doc.name}: `{' '.join(path)} {words[0]}` is no command")
+                    break
+                path.append(words[0])
+                parser = commands(parser)[words.pop(0)]
+            else:
+                flags = {flag for action in parser._actions for flag in action.option_strings}
+                for word in words:
+                    flag = re.match(r"\[?(--?[a-z][a-z-]*)", word)
+                    if flag and flag.group(1) not in flags:
+                        wrong.append(f"{doc.name}: `{' '.join(path)}` has no {flag.group(1)}")
+    assert seen > 100, "the docs' commands are found"
+    assert not wrong, "\n".join(wrong)
 
 
 def test_readme_commands_match_ci() -> None:
@@ -207,6 +258,27 @@ def test_query_and_status_go_through_a_running_watcher(tmp_path: Path) -> None:
     finally:
         err = _stop(proc, signal.SIGINT)
     _assert_stopped_cleanly(proc, err, vault)
+
+
+@pytest.mark.slow
+def test_stop_ends_the_running_daemon_from_another_terminal(tmp_path: Path) -> None:
+    """`vaultmind stop` (the command line had none: docs spoke of it, a user had to find the
+    pid for `kill`) ends the vault's daemon as Ctrl-C would and returns once it has let go of
+    the vault; asked again, it says no daemon runs."""
+    vault = tmp_path / "v"
+    proc = _start_watcher(vault)
+    try:
+        assert _daemon_status(vault, time.monotonic() + 30)["daemon"]["running"]
+        stopped = run_cli("stop", "--vault", str(vault))
+        assert stopped.stdout.strip() == f"vaultmind: stopped the daemon for {vault} (pid {proc.pid})"
+        err = proc.communicate(timeout=20)[1]
+    finally:
+        end_process(proc)
+    _assert_stopped_cleanly(proc, err, vault)
+    assert f"vaultmind: stopped watching {vault}" in err, err
+    again = as_json(run_cli("stop", "--vault", str(vault), "--json"))
+    assert again == {"stopped": False, "pid": None}
+    assert not as_json(run_cli("status", "--vault", str(vault), "--json"))["daemon"]["running"]
 
 
 @pytest.mark.slow
@@ -303,6 +375,7 @@ def test_ctrl_c_as_the_daemon_starts_stops_it(tmp_path: Path) -> None:
     assert proc.returncode in (0, 130), err
     assert "Traceback" not in err, err
     assert not info.exists(), "its daemon.json is removed"
+    assert "WARNING" not in err and "KeyboardInterrupt" not in err, "no other library's log line: " + err
 
 def test_every_package_ships() -> None:
     """A plain (non-editable) install must carry every subpackage: pyproject lists them."""
@@ -382,7 +455,7 @@ def test_a_finished_phase_ends_its_progress_line(capsys: pytest.CaptureFixture[s
     """What is printed after a phase reached its total (the tip of a slow question, the next
     phase) starts on a line of its own; an unfinished line is ended once, on exit."""
     now = [0.0]
-    with Progress(clock=lambda: now[0]) as progress:
+    with Progress(clock=lambda: now[0], terminal=True) as progress:
         progress("load leaves", 0, 100)
         now[0] = 3.0
         progress("load leaves", 50, 100)
@@ -395,6 +468,26 @@ def test_a_finished_phase_ends_its_progress_line(capsys: pytest.CaptureFixture[s
         progress("load postings", 5, 10)
         assert capsys.readouterr().err == "\rvaultmind: load postings 5/10 (50%)   "
     assert capsys.readouterr().err == "\n"
+
+
+def test_progress_off_a_terminal_is_whole_lines_and_few(capsys: pytest.CaptureFixture[str]) -> None:
+    """Progress written to a log or a pipe (a daemon's output, a CI job) had been carriage
+    returns running every update into one long line; there it is whole lines: a phase's first,
+    one per `LOG_EVERY_S` at most, and its last."""
+    now = [0.0]
+    with Progress(clock=lambda: now[0]) as progress:  # (capsys: stderr is no terminal)
+        for i in range(0, 101):  # a 50 s phase, 100 updates
+            progress("embed", i * 10, 1000)
+            now[0] += 0.5
+        progress("write", 1, 2)
+        now[0] += 3
+        progress("write", 2, 2)
+    lines = capsys.readouterr().err.split("\n")
+    assert "\r" not in "".join(lines) and lines[-1] == "", "whole lines"
+    embed = [line for line in lines if "embed" in line]
+    assert embed[0].startswith("vaultmind: embed ") and embed[-1] == "vaultmind: embed 1,000/1,000 (100%)"
+    assert 4 <= len(embed) <= 6, embed  # 48 s shown: its first, one per 10 s, its last
+    assert lines[-2:] == ["vaultmind: write 2/2 (100%)", ""], "its last line"
 
 
 def test_a_question_asked_without_a_daemon_says_what_its_wait_was(
@@ -525,3 +618,25 @@ def test_sync_json_says_it_moved_a_broken_index_aside_and_status_says_it_again_o
     index = as_json(run_cli("status", "--vault", str(vault), "--json"))["index"]
     assert index["health"] == "rebuilt" and index["notice"].startswith("index could not be opened")
     assert as_json(run_cli("status", "--vault", str(vault), "--json"))["index"]["health"] == "ok"
+
+
+def test_modes_that_do_not_score_show_no_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`query source`, `window`, `drill` and `leaves` list nodes in their own order (time, the
+    tree, the ids given) and score none: each hit had said "(score 0.0000)", read as worthless.
+    A ranked mode still shows its scores."""
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    vault = tmp_path / "v"
+    run_cli("init", str(vault))
+    write(vault, "a.md", "---\ndate: 2024-03-04\n---\n# Ferry\n\nThe ferry to Ischia leaves at nine.\n")
+    write(vault, "b.md", "---\ndate: 2024-03-05\n---\n# Pier\n\nWe walked along the pier.\n")
+    code, out, err = run_main(capsys, "query", "source", "--kind", "note", "--vault", str(vault))
+    assert code == 0, err
+    assert "a.md" in out and "b.md" in out and "score" not in out, out
+    code, out, err = run_main(capsys, "query", "window", "2024-03-01", "2024-03-31", "--vault", str(vault))
+    assert code == 0, err
+    assert "a.md" in out and "score" not in out, out
+    code, out, err = run_main(capsys, "query", "walk", "ferry to Ischia", "--vault", str(vault))
+    assert code == 0, err
+    assert re.search(r"1\. a\.md#.*\(score \d\.\d{4}", out), out

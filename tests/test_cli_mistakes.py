@@ -189,3 +189,21 @@ def test_explain_follows_an_admitted_leaf_into_its_buffer_and_its_summary(tmp_pa
     assert f"{hit['wikilink'][2:-2]}]]" in summary.read_text(encoding="utf-8"), "the summary links down to the leaf"
     text = run_cli("explain", hit["node_id"], "--vault", str(vault)).stdout
     assert f"summary   {after['summary']}" in text
+
+
+def test_explain_given_a_summary_or_an_entity_says_what_it_is_and_what_shows_it(tmp_path: Path) -> None:
+    """A query lists summaries and entities beside leaves, each with a node_id; `explain` given
+    one had said "no leaf", sending the user to look for ids where they had found this one."""
+    vault = tmp_path / "demo"
+    run_cli("init", "--demo", str(vault))
+    run_cli("reindex", "--vault", str(vault))
+    run_cli("flush", "--all", "--vault", str(vault))
+    hits = json.loads(run_cli("query", "walk", "launch", "--limit", "30", "--vault", str(vault), "--json").stdout)["hits"]
+    summary = next(hit["node_id"] for hit in hits if hit["node_kind"] == "summary")
+    said = run_cli("explain", summary, "--vault", str(vault), check=False)
+    assert said.returncode == 2, said.stderr
+    assert f"'{summary}' is a summary, not a leaf" in said.stderr
+    assert f"`vaultmind query drill {summary}` lists what it summarizes" in said.stderr
+    said = run_cli("explain", "person:bob-stone", "--vault", str(vault), check=False)
+    assert said.returncode == 2 and "'person:bob-stone' is an entity, not a leaf" in said.stderr, said.stderr
+    assert "`vaultmind entities show person:bob-stone`" in said.stderr

@@ -172,6 +172,24 @@ def test_existing_without_obsidian_or_gitignore_gets_them(tmp_path: Path) -> Non
     assert (root / "Daily" / "2024-01-01.md").read_text() == "# New year\n"
 
 
+def test_existing_given_the_folder_that_holds_a_vault_names_the_vault_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`init --existing` pointed one level too high (a clone whose vault is its `vault/`
+    folder) had made that folder a vault — Obsidian settings, vaultmind's folders — and indexed
+    the repository's every file beside the vault. It names the vault inside and writes nothing."""
+    outer = tmp_path / "clone"
+    make_user_vault(outer / "vault")
+    (outer / "README.md").write_text("# A vault of mine\n")
+    before = tree(outer)
+    assert main(["init", "--existing", str(outer)]) == 1
+    err = capsys.readouterr().err
+    assert "is not an Obsidian vault itself, but vault/ inside it is (it holds .obsidian/)" in err, err
+    assert f"vaultmind init --existing {outer / 'vault'}" in err
+    assert tree(outer) == before, "nothing written"
+    assert main(["init", "--existing", str(outer / "vault")]) == 0
+
+
 def test_existing_is_idempotent(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     make_user_vault(root)

@@ -543,6 +543,20 @@ def test_queue_and_retry_commands(vault: Path, capsys: pytest.CaptureFixture[str
     assert main(["retry", "999", "--vault", str(vault)]) == 4
 
 
+def test_queue_run_shows_its_progress(
+    vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`queue --run` works the queue in the foreground, up to 10 minutes of LLM calls, and had
+    said nothing until it ended; it shows the jobs run against those ready when it started."""
+    monkeypatch.setattr("vaultmind.cli.output.PROGRESS_AFTER_S", 0.0)  # (every run counts as long)
+    gray_vault(vault)
+    llm_config(vault, f"http://127.0.0.1:{free_port()}")
+    assert main(["queue", "--run", "--vault", str(vault), "--json", "--timeout", "30"]) == 0
+    captured = capsys.readouterr()
+    ran = json.loads(captured.out)["ran"]
+    assert ran >= 1 and f"vaultmind: queue jobs {ran}/{ran} (100%)" in captured.err, captured.err
+
+
 # -- the chat wrapper -----------------------------------------------------------------------------------
 
 

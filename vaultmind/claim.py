@@ -7,9 +7,15 @@ without a word of the first. The claim is an advisory lock (`flock`) on
 `.vaultmind/daemon.lock`, taken before the index is opened and held for the daemon's life (the
 system lets it go when the process ends, however it ends); the file names the holder's pid. A
 second daemon that finds it held names the first at once: its pid, and its address as soon
-as it has one (`CLAIM_WAIT_S`). A command (`query`, `status`) run in that gap reads the claim
-too (`claim_holder`) and waits for the daemon's address (`await_address`) instead of for the
-index's lock.
+as it has one (`CLAIM_WAIT_S`). A command (`query`, `status`, `queue --run`) run in that gap
+reads the claim too (`claim_holder`) and waits for the daemon's address (`await_address`)
+instead of for the index's lock, or (`queue --run`) refuses to run the daemon's work.
+
+Whether the claim is held is asked of the lock, never of the pid the file names: a daemon
+killed outright (SIGKILL) leaves its pid in the file, and the system may give that pid to
+another process; the lock died with the daemon. The question takes a shared lock for an
+instant, so a daemon taking the claim retries its exclusive lock for `_CONTENDED_S` before it
+judges the claim another daemon's.
 
 Elsewhere than on POSIX systems there is no claim, and a second daemon waits for the index's
 lock as before.
@@ -19,18 +25,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import IO
 
-from vaultmind.client import DaemonClient, alive, find_daemon
+from vaultmind.client import DaemonClient, find_daemon
 from vaultmind.config import Config
 from vaultmind.errors import UsageError
 
 CLAIM_FILE = "daemon.lock"
 CLAIM_WAIT_S = 3.0  # a second daemon waits this long at most for the first's address
 _POLL_S = 0.05
+_CONTENDED_S = 0.5  # a claim found locked is tried again this long (a command asking holds it an instant)
 
 
 @contextlib.contextmanager
@@ -48,10 +56,8 @@ def daemon_claim(config: Config) -> Iterator[None]:
     path = config.state_dir / CLAIM_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+", encoding="utf-8") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise _held_by_another(config, fh) from None
+        if not _lock_within(fh, _CONTENDED_S):
+            raise _held_by_another(config, fh)
         try:
             fh.seek(0)
             fh.truncate()
@@ -65,14 +71,44 @@ def daemon_claim(config: Config) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _lock_within(fh: IO[str], wait_s: float) -> bool:
+    """Take the exclusive lock on `fh`, trying for `wait_s` at most; whether it was taken."""
+    import fcntl
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(_POLL_S)
+
+
 def claim_holder(config: Config) -> int | None:
-    """The pid the vault's daemon claim names when that process (another than this one) is
-    alive: a daemon starting up, or running. None when no daemon holds it."""
+    """The pid of the process (another than this one) that holds the vault's daemon claim: a
+    daemon starting up, or running. None when no process holds it — whatever pid the file
+    still names (a daemon killed outright leaves it, and the pid may belong to another process
+    since) — or when its holder has not written its pid yet."""
+    if sys.platform == "win32":
+        return None  # (no claim there)
+    import fcntl
+
     try:
-        pid = int((config.state_dir / CLAIM_FILE).read_text(encoding="utf-8").strip())
-    except (OSError, ValueError):
-        return None  # no claim, or one let go (the file is emptied) or being written
-    return pid if pid != os.getpid() and alive(pid) else None
+        with open(config.state_dir / CLAIM_FILE, encoding="utf-8") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:  # held (an exclusive lock): the holder's pid
+                named = fh.read().strip()
+            else:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+                return None  # free: no daemon holds the claim
+    except OSError:
+        return None  # no daemon ever claimed this vault
+    if not named.isdigit():
+        return None  # being written
+    return int(named) if int(named) != os.getpid() else None
 
 
 def await_address(config: Config, wait_s: float, *, holding: Callable[[], bool] = lambda: True) -> DaemonClient | None:
@@ -107,5 +143,8 @@ def _already_runs(config: Config, pid: int | None, client: DaemonClient | None) 
     stop = f"`kill {pid}`" if pid is not None else "stop that process"
     return UsageError(
         f"a vaultmind daemon already runs for {config.vault} ({who}, {where})",
-        hint=f"use it as it is (other commands go through it), or stop it first: Ctrl-C where it runs, or {stop}",
+        hint=(
+            "use it as it is (other commands go through it), or stop it first: "
+            f"`vaultmind stop --vault {shlex.quote(str(config.vault))}`, Ctrl-C where it runs, or {stop}"
+        ),
     )

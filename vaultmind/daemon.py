@@ -53,6 +53,18 @@ def _reason(exc: BaseException) -> str:
 OnBatch = Callable[[str, SyncStats], None]
 
 
+class _QuietInterrupt(logging.Filter):
+    """Drops watchfiles' warning that it caught a KeyboardInterrupt: a Ctrl-C while the
+    daemon starts lands in the watcher's wait, and the daemon stops on it (its stop event);
+    a warning from another library's logger then reads as a fault."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("KeyboardInterrupt caught")
+
+
+WATCHFILES_LOG = logging.getLogger("watchfiles.main")
+
+
 class Daemon:
     def __init__(self, config: Config, memory: Memory, on_batch: OnBatch | None = None):
         self.config = config
@@ -80,6 +92,8 @@ class Daemon:
         import watchfiles
 
         restore_signals = self._stop_on_signals()
+        quiet = _QuietInterrupt()
+        WATCHFILES_LOG.addFilter(quiet)
         limit_heap_arenas()  # the command line has already; a daemon run from a library too
         self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
         self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
@@ -127,6 +141,7 @@ class Daemon:
             self.pool.stop()
             self.api.stop()
             restore_signals()
+            WATCHFILES_LOG.removeFilter(quiet)
 
     def _step(self, raw: set[tuple[Any, str]]) -> bool:
         """One batch of the watcher's changes, then the reconcile when one is due. True when a

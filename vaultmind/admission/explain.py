@@ -54,6 +54,7 @@ def resolve_leaf_id(index: Index, ref: str) -> str:
         raise UsageError("give a leaf id", hint="ids are shown by `vaultmind query search --json`")
     if index.scalar("SELECT 1 FROM leaves WHERE id = ? LIMIT 1", [ref]):
         return ref
+    _refuse_other_nodes(index, ref)
     if len(ref) < MIN_PREFIX:
         raise NotFound(f"no leaf {ref!r}", hint=f"give the full id or at least {MIN_PREFIX} characters of it")
     ids = [
@@ -63,12 +64,24 @@ def resolve_leaf_id(index: Index, ref: str) -> str:
         )
     ]
     if not ids:
-        raise NotFound(f"no leaf {ref!r}", hint="ids are shown by `vaultmind query search --json`")
+        raise NotFound(f"no leaf {ref!r}", hint="a leaf's id is the node_id of a hit of `vaultmind query walk … --json`")
     if len(ids) > 1:
         raise UsageError(
             f"{ref!r} matches several leaves ({', '.join(ids[:2])}, …)", hint="give more characters"
         )
     return str(ids[0])
+
+
+def _refuse_other_nodes(index: Index, ref: str) -> None:
+    """A summary's or an entity's id — node ids a query shows beside leaves' — is said to be
+    one, with the command that shows it, rather than "no leaf"."""
+    if index.scalar("SELECT 1 FROM summaries WHERE id = ? LIMIT 1", [ref]):
+        raise UsageError(
+            f"{ref!r} is a summary, not a leaf",
+            hint=f"`vaultmind query drill {ref}` lists what it summarizes; explain one of those leaves",
+        )
+    if index.scalar("SELECT 1 FROM entities WHERE id = ? LIMIT 1", [ref]):
+        raise UsageError(f"{ref!r} is an entity, not a leaf", hint=f"`vaultmind entities show {ref}` shows it")
 
 
 def explain_leaf(index: Index, ref: str, trees: TreeSettings | None = None) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vaultmind.cli.output import emit
+from vaultmind.cli.output import StatusLine, emit
 from vaultmind.errors import ConfigError, UsageError
 
 PROGRESS_AFTER_S = 2.0
@@ -102,7 +102,7 @@ class StderrProgress:
         self.last = 0.0
         self.phase = ""
         self.line = ""
-        self.dirty = False
+        self.status = StatusLine()
         self.stop = threading.Event()
         self.ticker = threading.Thread(target=self._tick, name="bench-progress", daemon=True)
         self.ticker.start()
@@ -132,16 +132,11 @@ class StderrProgress:
 
     def _write(self, now: float) -> None:
         self.last = now
-        self.dirty = True
         label = self.line or "working"
-        sys.stderr.write(f"\r  {label}, {now - self.step_started:.0f} s   ")
-        sys.stderr.flush()
+        self.status.show(f"  {label}, {now - self.step_started:.0f} s", phase=self.phase, now=now)
 
     def _end_line(self) -> None:
-        if self.dirty:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-            self.dirty = False
+        self.status.end()
 
     def close(self) -> None:
         self.stop.set()

@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "vaultmind.cli.entities",
     "vaultmind.cli.explain",
     "vaultmind.cli.queue",
+    "vaultmind.cli.stop",
     "vaultmind.cli.tree",
     "vaultmind.cli.eval",
 )

@@ -26,19 +26,54 @@ def emit(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False))
 
 
+LOG_EVERY_S = 10.0  # off a terminal, a phase's progress is written this often at most (besides its first and last)
+
+
+class StatusLine:
+    """A progress line on stderr. On a terminal it is rewritten in place (a carriage return);
+    elsewhere — a log file, a pipe, a service's journal — carriage returns ran every update into
+    one long line, so there it is written as whole lines: a phase's first, then one per
+    `LOG_EVERY_S`, and its last. `terminal`: None to ask stderr at each write."""
+
+    def __init__(self, terminal: bool | None = None):
+        self.terminal = terminal
+        self.open = False  # a line rewritten in place and not ended yet
+        self._logged: tuple[str, float] | None = None  # the phase and time of the last whole line
+
+    def show(self, text: str, *, phase: str, now: float, last: bool = False) -> None:
+        stream = sys.stderr
+        terminal = self.terminal if self.terminal is not None else getattr(stream, "isatty", lambda: False)()
+        if terminal:
+            stream.write(f"\r{text}   " + ("\n" if last else ""))
+            self.open = not last
+        elif last or self._logged is None or self._logged[0] != phase or now - self._logged[1] >= LOG_EVERY_S:
+            stream.write(f"{text}\n")
+            self._logged = (phase, now)
+        stream.flush()
+
+    def end(self) -> None:
+        """End a line left open, so whatever is printed next starts on a line of its own."""
+        if self.open:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.open = False
+
+
 class Progress:
     """`progress(phase, done, total)` that prints to stderr once a run of a phase has taken
     more than `PROGRESS_AFTER_S`. A run starts at a phase's first call, and again when the
     count goes back or the previous run had finished: a daemon's one-note saves ("read 1/1")
     stay quiet however long the daemon has been running, while a long reindex shows its
     phases even as they take turns. A phase that reaches its total ends its line, so whatever
-    is printed next starts on a line of its own."""
+    is printed next starts on a line of its own (`StatusLine`: how it shows off a terminal)."""
 
-    def __init__(self, enabled: bool = True, *, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, enabled: bool = True, *, clock: Callable[[], float] = time.monotonic, terminal: bool | None = None
+    ):
         self.enabled = enabled
         self.clock = clock
         self.last = -1.0
-        self.open_line = False  # a progress line was written and not ended yet
+        self.line = StatusLine(terminal)
         self._runs: dict[str, tuple[float, int, int]] = {}  # phase → (started, done, total)
 
     def __call__(self, phase: str, done: int, total: int) -> None:
@@ -53,20 +88,13 @@ class Progress:
             return
         self.last = now
         pct = 100.0 * done / total if total else 100.0
-        sys.stderr.write(f"\rvaultmind: {phase} {done:,}/{total:,} ({pct:.0f}%)   ")
-        self.open_line = done < total
-        if not self.open_line:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+        self.line.show(f"vaultmind: {phase} {done:,}/{total:,} ({pct:.0f}%)", phase=phase, now=now, last=done >= total)
 
     def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.open_line:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-            self.open_line = False
+        self.line.end()
 
 
 # Control characters a note may hold (an escape sequence, a bell) that would act on the terminal
@@ -163,6 +191,7 @@ def print_hits(result: dict[str, Any]) -> None:
         print(safe("not in the memory: " + ", ".join(query["unknown"])))
     if not hits:
         print("no hits")
+    scored = any(hit.get("score") for hit in hits)  # (source, window, drill, leaves: in their own order, unscored)
     for rank, hit in enumerate(hits, start=1):
         if hit.get("node_kind") == "entity":
             aliases = ", ".join(hit.get("aliases") or [])
@@ -174,7 +203,7 @@ def print_hits(result: dict[str, Any]) -> None:
         when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
         refs = hit.get("source_refs") or []
         meta = " · ".join(x for x in (hit.get("author"), when, *refs) if x)
-        print(safe(f"{rank:2}. {where}  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})"))
+        print(safe(f"{rank:2}. {where}" + (f"  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})" if scored else "")))
         if meta:
             print(safe(f"    {meta}"))
         text = " ".join(str(hit.get("content") or "").split())

@@ -57,22 +57,22 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q.set_defaults(handler=lambda a: _run(a, "search", {"query": a.text, "limit": a.limit}))
     vault_args(q)
 
-    q = modes.add_parser("entities", help="search_entities: fuzzy match over entity names and aliases")
+    q = modes.add_parser("entities", help="fuzzy match over entity names and aliases (the api's search_entities)")
     q.add_argument("text", help="a name, alias, email or handle")
     q.add_argument("--kind", default=None, help="person, org, place, email, topic, …")
-    q.add_argument("--limit", type=positive_int, default=None)
+    q.add_argument("--limit", type=positive_int, default=None, help="number of entities (default 10)")
     q.set_defaults(
         handler=lambda a: _run(a, "search_entities", {"query": a.text, "kind": a.kind, "limit": a.limit})
     )
     vault_args(q)
 
-    q = modes.add_parser("source", help="query_source: leaves of one source or kind, in a time window")
+    q = modes.add_parser("source", help="leaves of one source or kind, in a time window (the api's query_source)")
     q.add_argument("--source-id", default=None, help='e.g. "slack:acme/general"')
     q.add_argument("--kind", default=None, help="chat, email, document or note")
     q.add_argument("--since", default=None, help="ISO 8601 start (inclusive)")
     q.add_argument("--until", default=None, help="ISO 8601 end (exclusive)")
     q.add_argument("--rerank", default=None, metavar="TEXT", help="re-rank by semantic similarity to TEXT")
-    q.add_argument("--limit", type=positive_int, default=None)
+    q.add_argument("--limit", type=positive_int, default=None, help="number of leaves (default 50)")
     q.set_defaults(
         handler=lambda a: _run(
             a,
@@ -89,26 +89,28 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     )
     vault_args(q)
 
-    q = modes.add_parser("window", help="cover_window: the fewest nodes covering a time window")
+    q = modes.add_parser("window", help="the fewest nodes covering a time window (the api's cover_window)")
     q.add_argument("start", help="ISO 8601 start (inclusive)")
     q.add_argument("end", help="ISO 8601 end (exclusive)")
-    q.add_argument("--limit", type=positive_int, default=None)
+    q.add_argument("--limit", type=positive_int, default=None, help="number of nodes (default 100)")
     q.set_defaults(
         handler=lambda a: _run(a, "cover_window", {"start": a.start, "end": a.end, "limit": a.limit})
     )
     vault_args(q)
 
-    q = modes.add_parser("leaves", help="fetch_leaves: nodes by id (leaves, summaries, entities), in the order given")
+    q = modes.add_parser(
+        "leaves", help="nodes by id (leaves, summaries, entities), in the order given (the api's fetch_leaves)"
+    )
     q.add_argument("ids", nargs="+", help="node ids (the node_id of a hit)")
     q.set_defaults(handler=lambda a: _run(a, "fetch_leaves", {"ids": a.ids}))
     vault_args(q)
 
     q = modes.add_parser(
-        "drill", help="drill_down: a summary's children, breadth first; an entity's leaves, newest first"
+        "drill", help="a summary's children, breadth first; an entity's leaves, newest first (the api's drill_down)"
     )
     q.add_argument("node_id", help="the node_id of a hit (a summary or an entity)")
-    q.add_argument("--depth", type=positive_int, default=1)
-    q.add_argument("--limit", type=positive_int, default=None)
+    q.add_argument("--depth", type=positive_int, default=1, help="levels of a summary to go down (default 1)")
+    q.add_argument("--limit", type=positive_int, default=None, help="number of nodes (default 100)")
     q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth, "limit": a.limit}))
     vault_args(q)
 

@@ -59,14 +59,19 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
+    from vaultmind.claim import claim_holder
     from vaultmind.client import find_daemon
     from vaultmind.config import load_config
 
     config = load_config(resolve_vault(args.vault))
-    if args.run and find_daemon(config) is not None:
-        raise UsageError(
-            "the daemon's workers already run the queue", hint="drop --run, or stop the daemon first"
-        )
+    if args.run:  # a daemon running, or one starting (it holds the claim before it has an address)
+        running = find_daemon(config)
+        pid = running.pid if running is not None else claim_holder(config)
+        if running is not None or pid is not None:
+            raise UsageError(
+                f"the daemon for {config.vault} (pid {pid}) already runs the queue with its workers",
+                hint="drop --run, or stop the daemon first: `vaultmind stop`",
+            )
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
 
@@ -77,9 +82,13 @@ def cmd_queue(args: argparse.Namespace) -> int:
         pool = WorkerPool(config, memory)
         ran = None
         if args.run:
+            from vaultmind.queue.store import queue_status
+
             memory.sync()
             pool.reconcile()
-            ran = pool.drain(timeout_s=args.timeout)
+            ready = int(queue_status(memory.index).get("ready") or 0)  # (a job may add others: the total grows)
+            progress = memory.syncer.progress or (lambda phase, done, total: None)
+            ran = pool.drain(timeout_s=args.timeout, on_job=lambda done: progress("queue jobs", done, max(ready, done)))
         else:
             pool.reconcile()  # recreate work derivable from the index (cheap, idempotent)
         report = queue_report(memory.index, jobs=args.list)

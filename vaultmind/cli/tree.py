@@ -29,6 +29,7 @@ def add_parser(sub: Any) -> None:
         "tree_id",
         nargs="?",
         default=None,
+        metavar="TREE_ID",
         help='a tree id, e.g. "slack:acme/general" or "notes:Projects", or the path of a note in it '
         "(a source note, one of your notes or a summary note, as Obsidian copies it)",
     )

@@ -230,14 +230,17 @@ class WorkerPool:
                 with self._gate_lock:
                     self._probing = False
 
-    def drain(self, *, timeout_s: float = 60.0) -> int:
-        """Run jobs in this thread until none is ready now (or `timeout_s`); returns how many ran."""
+    def drain(self, *, timeout_s: float = 60.0, on_job: Callable[[int], None] | None = None) -> int:
+        """Run jobs in this thread until none is ready now (or `timeout_s`); returns how many ran.
+        `on_job(ran)` after each job (a command's progress)."""
         import time
 
         deadline = time.monotonic() + timeout_s
         ran = 0
         while time.monotonic() < deadline and self.run_once():
             ran += 1
+            if on_job is not None:
+                on_job(ran)
         return ran
 
     def _run(self, job: Job, kind: JobKind) -> None:

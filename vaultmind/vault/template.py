@@ -214,6 +214,14 @@ def _existing_root(path: str | Path) -> Path:
             path=root,
             hint="point --existing at the vault's own folder (the one that holds .obsidian/ or your notes)",
         )
+    inner = None if (root / OBSIDIAN_DIR).is_dir() else _vault_inside(root)
+    if inner is not None:  # the folder that holds the vault, given for the vault: all of it would be indexed
+        raise VaultError(
+            f"is not an Obsidian vault itself, but {inner.relative_to(root).as_posix()}/ inside it is "
+            f"(it holds {OBSIDIAN_DIR}/)",
+            path=root,
+            hint=f"point --existing at the vault: `vaultmind init --existing {shlex.quote(str(inner))}`",
+        )
     if not (root / OBSIDIAN_DIR).is_dir() and not _holds_notes(root):
         raise VaultError(
             "does not look like a vault: no .obsidian/ folder and no Markdown note in its first levels",
@@ -284,6 +292,24 @@ def _plan_existing(
         else:
             plan.append(f)
     return plan, skipped
+
+
+def _vault_inside(root: Path, depth: int = 2) -> Path | None:
+    """The first folder within `depth` levels under `root` (dot-folders aside) that holds
+    Obsidian's settings folder: an Obsidian vault inside the folder."""
+    try:
+        folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return None
+    for folder in folders:
+        if (folder / OBSIDIAN_DIR).is_dir():
+            return folder
+    if depth > 1:
+        for folder in folders:
+            found = _vault_inside(folder, depth - 1)
+            if found is not None:
+                return found
+    return None
 
 
 def _folder_warnings(root: Path) -> list[str]:
