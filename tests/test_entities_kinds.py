@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import Config, load_config
-from vaultmind.entities.graph import complete_ner, entity_deriver
+from vaultmind.entities.backfill import complete_ner, entity_deriver
 from vaultmind.entities.ner import NerEngine, RawSpan
 from vaultmind.memory import Memory
 
