@@ -91,7 +91,8 @@ def test_ner_labels_and_cleaning() -> None:
     assert clean_ner_span(text, 0, 1, "PERSON") is None
     assert clean_ner_span("on 2024-03-04", 3, 13, "DATE") is None
     assert clean_ner_span("the SDK and UTC", 4, 7, "ORG") is None  # short acronyms: too noisy
-    assert clean_ner_span("NASA", 0, 4, "ORG") is not None
+    assert clean_ner_span("NASA", 0, 4, "ORG") is None  # an acronym alone, of any length (`shapes`)
+    assert clean_ner_span("NASA Ames", 0, 9, "ORG") is not None
     crumb = "Tidepool runbook › Launch day checklist:"  # a summary's "Title › Heading"
     launch = clean_ner_span(crumb, crumb.index("›"), crumb.index(" day"), "ORG")
     assert launch is not None and launch.surface == "Launch"
@@ -238,11 +239,27 @@ def test_a_word_capitalised_by_its_place_is_no_entity(text: str, word: str, labe
         ("I told Auntie Lin about it.", "Lin", "PERSON", "Auntie Lin"),  # a kinship title is the name's
         ("Lunch with Grandma Rose.", "Grandma Rose", "PERSON", "Grandma Rose"),
         ("the Auntie Anne's stand", "Anne", "ORG", "Anne"),  # only a person takes a title in
+        ("The mail went out over SMTP at noon.", "SMTP", "ORG", None),  # an acronym alone
+        ("Send the export as JSON, not XML.", "JSON", "ORG", None),
+        ("# TODO: Understand network diagrams", "TODO", "PERSON", None),
+        ("The fix is in dir1/Note now.", "dir1/Note", "ORG", None),  # a path
+        ("It speaks HTTP/1.0 only.", "HTTP/1.0", "GPE", None),
+        ("Then I moved it to Notes/Archive again.", "Notes/Archive", "PERSON", None),
+        ("They played AC/DC all night.", "AC/DC", "ORG", "AC/DC"),  # capitals alone: a name
+        ("Then Notes.md was gone.", "Notes.md", "PERSON", None),  # a file name
+        ("Read README.md first.", "README.md", "ORG", None),
+        ("Booked it on Booking.com again.", "Booking.com", "ORG", "Booking.com"),  # an organization may
+        ("We rewrote it in Node.js last year.", "Node.js", "PRODUCT", "Node.js"),
+        ("where U_{GEE}(\\beta holds", "U_{GEE}(\\beta", "PERSON", None),  # markup, a formula
+        ("Built on Linux x86_64 boxes.", "Linux x86_64", "PERSON", None),
+        ("see [dir1](dir1/Note.md) below", "dir1](dir1/Note.md", "ORG", None),
+        ("did you?I think so", "you?I", "ORG", None),
     ],
 )
 def test_a_hit_whose_shape_is_no_name_is_dropped(text: str, hit: str, label: str, kept: str | None) -> None:
-    """Whatever its place: a hit across cells, without a capital, a lower-case compound, a code
-    or a weekday is no name; a person's hit takes in the kinship title right before it."""
+    """Whatever its place: a hit across cells, without a capital, a lower-case compound, a code,
+    a weekday, an acronym alone, a path, a file name or markup is no name; a person's hit takes
+    in the kinship title right before it."""
     at = text.index(hit)
     span = clean_ner_span(text, at, at + len(hit), label)
     assert (None if span is None else span.surface) == kept

@@ -183,7 +183,7 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
     if len(surface) < 2 or "\n" in surface or not _LETTER_RE.search(surface) or len(surface) > 120:
         return None
     if len(surface) <= 3 and surface.isupper():
-        return None  # "SDK", "UTC", "PR": the small models take most short acronyms for organizations
+        return None  # "SDK", "UTC", "PR", "3M": the small models take most short acronyms for organizations
     if no_name(surface, kind) or (kind != "person" and _header_field(text, surface, end)):
         return None
     if kind == "person":
