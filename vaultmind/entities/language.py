@@ -6,9 +6,13 @@ Russian) an English model takes word after word for a name: "Lorem", "Nulla", "S
 Tritonidos". Such a text keeps what the registry and the regex extractors find in it; only the
 model's guesses are dropped (`resolve.resolve_text`).
 
-The test is one a reader makes at a glance: English prose is held together by its function
-words ("the", "and", "of", "you" …: a closed class, about four words in ten of any English
-text), which a text in another language lacks. Only lower-case words count (names, headings'
+The test is one a reader makes at a glance. A text whose letters are mostly of another script
+than the Latin one (Cyrillic, Greek, Chinese …) is no English, however short; nor is one with
+a line that opens with the typesetters' filler, "Lorem ipsum" (two words that are the filler's
+own, whatever follows them; "the mockup still says lorem ipsum" is English). Otherwise English
+prose is held together by its function words ("the", "and", "of", "you" …: a closed class,
+a quarter to a half of the lower-case words of any English text), which a text in another
+language lacks. Only lower-case words count (names, headings'
 capitals and table cells say nothing about the language), outside code, URLs and addresses;
 a text with fewer than `MIN_WORDS` of them is too short to tell and counts as English. Words
 that are function words in Latin too ("in", "a", "at", "me", "do", "is") are left out.
@@ -32,6 +36,9 @@ FUNCTION_WORDS: Final = frozenset(
 )
 _WORD = re.compile(r"(?<![\w@./:-])[^\W\d_]+(?![\w@/:-])")
 _NOT_PROSE = re.compile(r"\S*(?:://|@)\S*")  # URLs and addresses
+_LETTER = re.compile(r"[^\W\d_]")
+_LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+_FILLER = re.compile(r"^[\W\d_]*lorem ipsum(?!\w)", re.IGNORECASE | re.MULTILINE)
 
 
 def english_prose(text: str, code: list[tuple[int, int]] | None = None) -> bool:
@@ -43,6 +50,8 @@ def english_prose(text: str, code: list[tuple[int, int]] | None = None) -> bool:
             at = max(at, end)
         parts.append(text[at:])
         text = " ".join(parts)
+    if _FILLER.search(text) or len(_LATIN_LETTER.findall(text)) * 2 < len(_LETTER.findall(text)):
+        return False
     words = [w for w in _WORD.findall(_NOT_PROSE.sub(" ", text)) if w.islower()]
     if len(words) < MIN_WORDS:
         return True
