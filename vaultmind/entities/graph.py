@@ -78,8 +78,9 @@ log = logging.getLogger(__name__)
 
 EXTRACTOR_VERSION = "7"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
-# 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model guesses in a text that is no
-# English prose (`language.py`); an acronym alone, a path, a file name or markup is no name (`shapes.py`)
+# 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
+# guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
+# or markup is no name (`shapes.py`); a person settles with those kinds
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
