@@ -205,9 +205,13 @@ def _header_field(text: str, surface: str, end: int) -> bool:
 def _common_word(text: str, surface: str) -> bool:
     """A one-word hit that the same text also writes in lower case ("# Launch sync" above "the
     Tidepool launch"): a word capitalised by its place (a heading, a sentence's start), which the
-    small models take for a name. A name the memory knows (an author, an entity note) is still
-    found there by the registry; only the model's guess is dropped."""
-    if " " in surface or not surface[:1].isupper() or not surface[1:].islower():
+    small models take for a name. So is an acronym the text also writes in lower case, in an
+    address, a URL or a file name ("SMTP" beside "smtp.example.com", "HTTP" beside "http://…",
+    "JSON" beside "data.json"): a protocol's or a format's, not an organization's. A name the
+    memory knows (an author, an entity note) is still found there by the registry; only the
+    model's guess is dropped."""
+    acronym = surface.isalpha() and surface.isupper()
+    if " " in surface or not surface[:1].isupper() or not (surface[1:].islower() or acronym):
         return False
     return re.search(rf"(?<![\w-]){re.escape(surface.lower())}(?![\w-])", text) is not None
 

@@ -20,9 +20,9 @@ No name (`no_name`):
 - a file name: a person or a place with a dotted lower-case ending ("Notes.md"), or a name of
   capitals alone with one ("README.md", "LICENSE.txt"); an organization, a product or a work
   may be named so ("Booking.com", "Node.js");
-- an acronym alone, of any length ("HTTP", "SMTP", "JSON", "TODO"): the small models take
-  protocols, formats and markers for organizations or people as often as they find a company;
-  an entity note (an alias "NASA") still teaches those that are names.
+- a person or a place that is an acronym alone, of any length ("TODO", "SMTP" read as someone):
+  people and places are not written in capitals alone (an organization or a work may be:
+  "NASA", "LOTR"; for protocols and formats see `extract._common_word`).
 
 Kinship titles (`with_title`): the model keeps the title of "Auntie Lin", "Uncle Bob", "Grandma
 Rose" on some occasions and not on others ("Auntie Lin" read as "Lin", "Auntie" left over). A
@@ -63,7 +63,9 @@ def no_name(surface: str, kind: str) -> bool:
         return True
     if words[0].lower() in _WEEKDAYS and (len(words) == 1 or words[1][0].isdigit()):
         return True
-    if _MARKUP.search(surface) or _acronym(surface) or _path(surface) or _file_name(surface, kind):
+    if kind in ("person", "place") and _acronym(surface):
+        return True
+    if _MARKUP.search(surface) or _path(surface) or _file_name(surface, kind):
         return True
     digits = sum(ch.isdigit() for ch in surface)
     if digits > sum(ch.isalpha() for ch in surface) or any(_MIXED_CODE.fullmatch(w) for w in words):
