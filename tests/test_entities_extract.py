@@ -75,6 +75,7 @@ def test_wikilinks_are_candidates_with_their_alias() -> None:
     [
         ("Relayed over SMTP by smtp.example.com at noon.", "SMTP", None),
         ("Spec: HTTP Authentication, see http://example.com/spec", "HTTP", None),
+        ("The HTTP Authentication draft is draft-ietf-http-authentication-00.txt", "HTTP", None),
         ("Send the export as JSON (data.json), not as a table.", "JSON", None),
         ("Relayed over SMTP at noon.", "SMTP", "SMTP"),  # nothing says it is no name
         ("Caroline went to an LGBTQ support group.", "LGBTQ", "LGBTQ"),

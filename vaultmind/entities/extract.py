@@ -213,6 +213,8 @@ def _common_word(text: str, surface: str) -> bool:
     acronym = surface.isalpha() and surface.isupper()
     if " " in surface or not surface[:1].isupper() or not (surface[1:].islower() or acronym):
         return False
+    if acronym:  # in a file or host name between hyphens too: "draft-ietf-http-auth.txt"
+        return re.search(rf"(?<![^\W_]){re.escape(surface.lower())}(?![^\W_])", text) is not None
     return re.search(rf"(?<![\w-]){re.escape(surface.lower())}(?![\w-])", text) is not None
 
 
