@@ -70,6 +70,25 @@ def test_wikilinks_are_candidates_with_their_alias() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "hit", "kept"),
+    [
+        ("Relayed over SMTP by smtp.example.com at noon.", "SMTP", None),
+        ("Spec: HTTP Authentication, see http://example.com/spec", "HTTP", None),
+        ("The HTTP Authentication draft is draft-ietf-http-authentication-00.txt", "HTTP", None),
+        ("Send the export as JSON (data.json), not as a table.", "JSON", None),
+        ("Relayed over SMTP at noon.", "SMTP", "SMTP"),  # nothing says it is no name
+        ("Caroline went to an LGBTQ support group.", "LGBTQ", "LGBTQ"),
+    ],
+)
+def test_an_acronym_the_text_also_writes_in_lower_case_is_no_name(text: str, hit: str, kept: str | None) -> None:
+    """The model takes protocols and formats for organizations; where the same text writes the
+    acronym in lower case too (an address, a URL, a file name) it is a word of the trade."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), "ORG")
+    assert (None if span is None else span.surface) == kept
+
+
 def test_ner_labels_and_cleaning() -> None:
     assert ner_kind("PERSON") == "person" and ner_kind("GPE") == "place" and ner_kind("FAC") == "place"
     assert ner_kind("WORK_OF_ART") == "work" and ner_kind("ORG") == "org"
@@ -238,11 +257,27 @@ def test_a_word_capitalised_by_its_place_is_no_entity(text: str, word: str, labe
         ("I told Auntie Lin about it.", "Lin", "PERSON", "Auntie Lin"),  # a kinship title is the name's
         ("Lunch with Grandma Rose.", "Grandma Rose", "PERSON", "Grandma Rose"),
         ("the Auntie Anne's stand", "Anne", "ORG", "Anne"),  # only a person takes a title in
+        ("# TODO: Understand network diagrams", "TODO", "PERSON", None),  # a person in capitals alone
+        ("Not found by SMTP address lookup", "SMTP", "PERSON", None),
+        ("Caroline joined the LGBTQ support group.", "LGBTQ", "ORG", "LGBTQ"),  # an organization may be
+        ("The fix is in dir1/Note now.", "dir1/Note", "ORG", None),  # a path
+        ("It speaks HTTP/1.0 only.", "HTTP/1.0", "GPE", None),
+        ("Then I moved it to Notes/Archive again.", "Notes/Archive", "PERSON", None),
+        ("They played AC/DC all night.", "AC/DC", "ORG", "AC/DC"),  # capitals alone: a name
+        ("Then Notes.md was gone.", "Notes.md", "PERSON", None),  # a file name
+        ("Read README.md first.", "README.md", "ORG", None),
+        ("Booked it on Booking.com again.", "Booking.com", "ORG", "Booking.com"),  # an organization may
+        ("We rewrote it in Node.js last year.", "Node.js", "PRODUCT", "Node.js"),
+        ("where U_{GEE}(\\beta holds", "U_{GEE}(\\beta", "PERSON", None),  # markup, a formula
+        ("Built on Linux x86_64 boxes.", "Linux x86_64", "PERSON", None),
+        ("see [dir1](dir1/Note.md) below", "dir1](dir1/Note.md", "ORG", None),
+        ("did you?I think so", "you?I", "ORG", None),
     ],
 )
 def test_a_hit_whose_shape_is_no_name_is_dropped(text: str, hit: str, label: str, kept: str | None) -> None:
-    """Whatever its place: a hit across cells, without a capital, a lower-case compound, a code
-    or a weekday is no name; a person's hit takes in the kinship title right before it."""
+    """Whatever its place: a hit across cells, without a capital, a lower-case compound, a code,
+    a weekday, an acronym alone, a path, a file name or markup is no name; a person's hit takes
+    in the kinship title right before it."""
     at = text.index(hit)
     span = clean_ner_span(text, at, at + len(hit), label)
     assert (None if span is None else span.surface) == kept

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from vaultmind.config import Config, load_config
-from vaultmind.entities.graph import EntityDeriver, backfill_ner, complete_ner, entity_deriver, ner_pending
+from vaultmind.entities.backfill import backfill_ner, complete_ner, entity_deriver, ner_pending
+from vaultmind.entities.graph import EntityDeriver
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.index.store import Index
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
@@ -313,7 +314,7 @@ def test_ner_scans_run_under_a_small_pool_and_under_the_full_one_when_it_does_no
     """Finding the texts that wait for NER and the leaves holding them scans every leaf: on one
     thread under `FETCH_MEMORY_LIMIT`, so that the blocks met do not stay in DuckDB's pool; when
     no small pool will do, under the full one, and nothing is lost."""
-    from vaultmind.entities import graph
+    from vaultmind.entities import backfill
     from vaultmind.index import store
 
     def settings(index: Index) -> tuple[str, int]:
@@ -323,10 +324,10 @@ def test_ner_scans_run_under_a_small_pool_and_under_the_full_one_when_it_does_no
     with _ner_deferred(vault, a, b) as (config, memory, deriver):
         before = settings(memory.index)
         if not fits:  # a pool below DuckDB's pinned blocks, and no room above them either
-            monkeypatch.setattr(graph, "FETCH_MEMORY_LIMIT", "1KB")
+            monkeypatch.setattr(backfill, "FETCH_MEMORY_LIMIT", "1KB")
             monkeypatch.setattr(store, "SMALL_POOL_HEADROOM", -(2**40))
         scans: list[tuple[str, int]] = []
-        pending_texts, leaves_holding = graph.pending_texts, graph._leaves_holding
+        pending_texts, leaves_holding = backfill.pending_texts, backfill._leaves_holding
 
         def texts_seen(*args: Any) -> Any:
             scans.append(settings(memory.index))
@@ -336,8 +337,8 @@ def test_ner_scans_run_under_a_small_pool_and_under_the_full_one_when_it_does_no
             scans.append(settings(memory.index))
             return leaves_holding(*args)
 
-        monkeypatch.setattr(graph, "pending_texts", texts_seen)
-        monkeypatch.setattr(graph, "_leaves_holding", holders_seen)
+        monkeypatch.setattr(backfill, "pending_texts", texts_seen)
+        monkeypatch.setattr(backfill, "_leaves_holding", holders_seen)
         assert complete_ner(memory) == 2
         assert scans == [("30.5 MiB" if fits else before[0], 1)] * 2  # 32 MB, or the full pool
         assert settings(memory.index) == before

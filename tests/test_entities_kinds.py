@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import Config, load_config
-from vaultmind.entities.graph import complete_ner, entity_deriver
+from vaultmind.entities.backfill import complete_ner, entity_deriver
 from vaultmind.entities.ner import NerEngine, RawSpan
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
 from .conftest import write
@@ -55,13 +56,13 @@ class Vault:
         self.tick += 1_000_000_000
         os.utime(path, ns=(self.tick, self.tick))
 
-    def synced(self, memory: Memory) -> dict[str, int]:
-        """The kinds of "TestFlight" in `entities` with their mentions, after a sync; checks the
-        index against a cold rebuild."""
+    def synced(self, memory: Memory, key: str = "testflight") -> dict[str, int]:
+        """The kinds of "TestFlight" (or the name of `key`) in `entities` with their mentions,
+        after a sync; checks the index against a cold rebuild."""
         memory.sync()
         complete_ner(memory)
         assert dump_entities(memory) == cold_rebuild(self.config)
-        rows = memory.index.query("SELECT id, mentions FROM entities WHERE id LIKE '%:testflight'")
+        rows = memory.index.query("SELECT id, mentions FROM entities WHERE id LIKE ?", [f"%:{key}"])
         return {str(r[0]): int(r[1]) for r in rows}
 
 
@@ -113,3 +114,36 @@ def test_an_entity_notes_kind_wins_over_the_majority(config: Config) -> None:
         vault.put("entities/product/testflight.md", '---\nvaultmind: entity\nid: "product:testflight"\n'
                   "display_name: TestFlight\n---\n# TestFlight\n")  # fmt: skip
         assert vault.synced(memory) == {"product:testflight": 3}
+
+
+def _person_or_org(self: NerEngine, texts: Sequence[str]) -> list[list[RawSpan]]:
+    """ "Amber" is an organization where "sent" follows it, a person elsewhere."""
+    return [
+        [(m.start(), m.end(), "ORG" if t[m.end() :].startswith(" sent") else "PERSON")
+         for m in re.finditer("Amber", t)]
+        for t in texts
+    ]  # fmt: skip
+
+
+def test_a_name_read_as_a_person_and_an_organization_is_one_entity(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person and an organization settle as the organization, product and work kinds do:
+    the kind most leaves read, a tie to the person; a message's author counts as a reading of
+    a person. Incremental as a cold rebuild."""
+    monkeypatch.setattr(NerEngine, "analyze", _person_or_org)
+    vault = Vault(config)
+    vault.put("a.md", "Amber phoned about the roof.\n")
+    vault.put("b.md", "Amber sent the invoice.\n")
+    with Memory.open(config) as memory:
+        assert vault.synced(memory, "amber") == {"person:amber": 2}  # one against one
+        vault.put("c.md", "Amber sent a second quote.\n")
+        assert vault.synced(memory, "amber") == {"org:amber": 3}
+        vault.put("chat.md", render_source_note(
+            SourceMeta("chat", "generic:roof", "roof", "roof"),
+            [Message("m1", "Amber", "2024-03-01T09:00:00Z", "Hi, the roof is done."),
+             Message("m2", "Amber", "2024-03-01T10:00:00Z", "Invoice follows.")],
+        ))  # fmt: skip
+        assert vault.synced(memory, "amber") == {"person:amber": 4}  # the author: two leaves of hers
+        (config.vault / "chat.md").unlink()
+        assert vault.synced(memory, "amber") == {"org:amber": 3}

@@ -222,7 +222,7 @@ def test_the_leaves_holding_a_fetch_of_texts_are_every_row_with_those_hashes(
     """Background NER re-derives every leaf whose text it analysed, wherever it sits: the rows
     found by streaming the hash column equal a plain query's, whether they lie close together
     (read as a range) or far apart (read by row number), over several batches."""
-    import vaultmind.entities.graph as graph
+    import vaultmind.entities.backfill as backfill
     import vaultmind.entities.ner_cache as ner_cache
 
     with Index.open(tmp_path / "index.duckdb") as index:
@@ -233,7 +233,7 @@ def test_the_leaves_holding_a_fetch_of_texts_are_every_row_with_those_hashes(
                 "INSERT INTO leaves VALUES (?, ?, ?, 'section', ?, ?, 3, 2, '@bob', [], NULL, NULL, NULL, NULL, NULL, NULL)",
                 [f"leaf{i:02d}", f"n{i // 10}.md", i, f"text {k}", f"h{k:02d}"],
             )
-        monkeypatch.setattr(graph, "HOLDERS_BATCH", 7)
+        monkeypatch.setattr(backfill, "HOLDERS_BATCH", 7)
 
         def expected(hashes: list[str]) -> dict[str, list[tuple[Any, ...]]]:
             want: dict[str, list[tuple[Any, ...]]] = {h: [] for h in hashes}
@@ -245,6 +245,6 @@ def test_the_leaves_holding_a_fetch_of_texts_are_every_row_with_those_hashes(
         for span in (0, 4, 1000):  # by row number; as it falls; every range read
             monkeypatch.setattr(ner_cache, "PENDING_SPAN", span)
             for hashes in (["h01", "h02", "h04"], ["h03", "h07", "h05"], ["h39", "nope"], []):
-                got = graph._leaves_holding(con, hashes)
+                got = backfill._leaves_holding(con, hashes)
                 assert {h: sorted(rows) for h, rows in got.items()} == expected(hashes)
-        assert len(graph._leaves_holding(con, ["h03"])["h03"]) == 3  # rows 3, 43 and 78
+        assert len(backfill._leaves_holding(con, ["h03"])["h03"]) == 3  # rows 3, 43 and 78

@@ -15,7 +15,8 @@ import pytest
 import vaultmind
 from vaultmind.child import python_command, python_env
 from vaultmind.config import load_config
-from vaultmind.entities.graph import entity_deriver, ner_pending, query_entities
+from vaultmind.entities.backfill import entity_deriver, ner_pending
+from vaultmind.entities.graph import query_entities
 from vaultmind.entities.ner import NerEngine
 from vaultmind.entities.ner_process import ModelProcess
 from vaultmind.memory import Memory
@@ -178,7 +179,7 @@ def test_a_serving_memory_never_loads_spacy_and_gets_its_entities_after_the_save
 import json, sys
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
-from vaultmind.entities.graph import entity_deriver, ner_pending
+from vaultmind.entities.backfill import entity_deriver, ner_pending
 with Memory.open(load_config(sys.argv[1], embed_provider="none")) as m:
     m.serve()
     m.sync()

@@ -19,7 +19,7 @@ from vaultmind.claim import daemon_claim
 from vaultmind.client import find_daemon
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
-from vaultmind.entities.graph import entity_deriver
+from vaultmind.entities.backfill import entity_deriver
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory

@@ -120,7 +120,7 @@ class Memory:
         return cls(config, index, create_embedder(config), progress)
 
     def close(self) -> None:
-        from vaultmind.entities.graph import entity_deriver
+        from vaultmind.entities.backfill import entity_deriver
 
         deriver = entity_deriver(self)
         if deriver is not None:
@@ -135,7 +135,7 @@ class Memory:
         process is stopped at once — a step waiting on it (the model still loading spaCy, 20 s
         on a busy host) would otherwise hold the daemon's exit as long. Each step commits whole
         or not at all, so the texts it had in hand are simply still pending at the next start."""
-        from vaultmind.entities.graph import entity_deriver
+        from vaultmind.entities.backfill import entity_deriver
 
         self.stopping.set()
         deriver = entity_deriver(self)
@@ -219,7 +219,7 @@ class Memory:
         back a write transaction that ran out of memory, leaving the database unusable and an
         ART index wrong (seen at 50k notes; a 192 MB pool once made a whole-vault reconcile fail).
         The NER model runs in a child process that leaves when idle (`EntityDeriver.serve`)."""
-        from vaultmind.entities.graph import entity_deriver
+        from vaultmind.entities.backfill import entity_deriver
 
         with self.index.lock:
             self.index.con.execute("SET allocator_flush_threshold = '8MB'")
@@ -375,7 +375,7 @@ class Memory:
 
         NER commits batch by batch without holding the sync lock, so saves are applied
         meanwhile; in the `background` (the daemon) it also pauses while one is pending."""
-        from vaultmind.entities.graph import complete_ner
+        from vaultmind.entities.backfill import complete_ner
         from vaultmind.entities.notes import create_entity_notes
 
         recognised = 0

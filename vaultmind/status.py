@@ -64,7 +64,7 @@ def read_counts(memory: OpenMemory, *, loading: bool) -> tuple[dict[str, Any], b
     """The index's counts for a status, and whether they were read now (False: kept from a
     status of the same generation). While the daemon starts (`loading`) the two that hash every
     leaf are left out (None)."""
-    from vaultmind.entities.graph import entity_deriver
+    from vaultmind.entities.backfill import entity_deriver
 
     idx = memory.index
     model = memory.embedder.model_id if memory.embedder else None
@@ -82,7 +82,7 @@ def read_counts(memory: OpenMemory, *, loading: bool) -> tuple[dict[str, Any], b
 
 def _counts(index: Index, model: str | None, deriver: EntityDeriver | None, *, loading: bool) -> dict[str, Any]:
     from vaultmind.admission import admission_status
-    from vaultmind.entities.graph import ner_pending
+    from vaultmind.entities.backfill import ner_pending
     from vaultmind.entities.read import ner_status
 
     kinds = dict(  # vaultmind's guides (the folders' READMEs, the welcome note) apart: no leaves
@@ -126,7 +126,7 @@ def _counts(index: Index, model: str | None, deriver: EntityDeriver | None, *, l
 
 def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) -> dict[str, Any]:
     """The whole status: `counts` (`read_counts`) with what is read on every status."""
-    from vaultmind.entities.graph import entity_deriver
+    from vaultmind.entities.backfill import entity_deriver
     from vaultmind.queue.store import queue_status
 
     idx = memory.index

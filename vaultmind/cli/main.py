@@ -247,7 +247,7 @@ FOREGROUND_NER_TEXTS = 2000  # about 15 s of NER; more is left to the daemon
 def _enrich_if_small(memory: Memory) -> dict[str, Any]:
     """Finish NER and entity notes in the foreground when that is quick; otherwise leave it to
     the daemon (`vaultmind serve`), which catches up in the background, and say so."""
-    from vaultmind.entities.graph import entity_deriver, ner_pending
+    from vaultmind.entities.backfill import entity_deriver, ner_pending
 
     deriver = entity_deriver(memory)
     pending = ner_pending(memory.index, deriver) if deriver is not None else 0

@@ -8,9 +8,11 @@
 - `registry`, `registry_store`: entity notes as an alias registry (exact and fuzzy matching,
   ambiguity, merges), read from the index;
 - `resolve`: one text → the entities it mentions (shared by ingest and queries); `kinds`: one
-  kind across the vault for a name read as an organization, a product or a work;
-- `graph`: the sync deriver (occurrences, edges) and NER backfill; `catalog`: the `entities`
-  rows; `changes`: which leaves a registry edit affects; `tables`: row plumbing;
+  kind across the vault for a name read as a person, an organization, a product or a work;
+  `shapes`: hits that are no name by their shape; `language`: texts the English model reads;
+- `graph`: the sync deriver (occurrences, edges); `prep`: a leaf's mentions resolved where its
+  note is parsed; `backfill`: NER outside the sync; `catalog`: the `entities` rows; `changes`:
+  which leaves a registry edit affects; `tables`: row plumbing;
 - `query`: `query_entities` for the read path (no NER model: known entities by their names);
 - `notes`: creating entity notes for entities with enough evidence;
 - `read`: listing and showing entities (CLI, API).

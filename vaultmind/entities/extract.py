@@ -183,7 +183,7 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
     if len(surface) < 2 or "\n" in surface or not _LETTER_RE.search(surface) or len(surface) > 120:
         return None
     if len(surface) <= 3 and surface.isupper():
-        return None  # "SDK", "UTC", "PR": the small models take most short acronyms for organizations
+        return None  # "SDK", "UTC", "PR", "3M": the small models take most short acronyms for organizations
     if no_name(surface, kind) or (kind != "person" and _header_field(text, surface, end)):
         return None
     if kind == "person":
@@ -205,10 +205,16 @@ def _header_field(text: str, surface: str, end: int) -> bool:
 def _common_word(text: str, surface: str) -> bool:
     """A one-word hit that the same text also writes in lower case ("# Launch sync" above "the
     Tidepool launch"): a word capitalised by its place (a heading, a sentence's start), which the
-    small models take for a name. A name the memory knows (an author, an entity note) is still
-    found there by the registry; only the model's guess is dropped."""
-    if " " in surface or not surface[:1].isupper() or not surface[1:].islower():
+    small models take for a name. So is an acronym the text also writes in lower case, in an
+    address, a URL or a file name ("SMTP" beside "smtp.example.com", "HTTP" beside "http://…",
+    "JSON" beside "data.json"): a protocol's or a format's, not an organization's. A name the
+    memory knows (an author, an entity note) is still found there by the registry; only the
+    model's guess is dropped."""
+    acronym = surface.isalpha() and surface.isupper()
+    if " " in surface or not surface[:1].isupper() or not (surface[1:].islower() or acronym):
         return False
+    if acronym:  # in a file or host name between hyphens too: "draft-ietf-http-auth.txt"
+        return re.search(rf"(?<![^\W_]){re.escape(surface.lower())}(?![^\W_])", text) is not None
     return re.search(rf"(?<![\w-]){re.escape(surface.lower())}(?![\w-])", text) is not None
 
 

@@ -21,11 +21,12 @@ How a sync updates them (`EntityDeriver.apply`):
   everything is recomputed (NER results come from the cache, so this costs far less than the
   first indexing);
 - the mentions of the leaves a sync writes are mostly resolved where their notes were parsed
-  (`EntityPrep`: in the parsing workers of a large sync, with the registry committed when the
+  (`prep.EntityPrep`: in the parsing workers of a large sync, with the registry committed when the
   work was handed out, without NER); such a result is used only when that registry is the one
   in force and NER has nothing for the leaf, else the leaf is resolved here.
 
-What the rows were derived with is kept in `meta` (`tables.META_*`).
+What the rows were derived with is kept in `meta` (`tables.META_*`). The texts a sync leaves
+without NER are run through the model later (`backfill.py`).
 """
 
 from __future__ import annotations
@@ -34,29 +35,26 @@ import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from functools import partial
 from itertools import combinations
-from typing import Any, Protocol
+from typing import Any
 
 import duckdb
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from vaultmind.config import Config
 from vaultmind.entities.catalog import OccRow, apply_entity_delta, refresh_entities
 from vaultmind.entities.changes import affected_leaves, changed_ids, registry_from_snapshot, registry_snapshot
 from vaultmind.entities.ids import key_of
-from vaultmind.entities.kinds import first_per_name, settle, settles
-from vaultmind.entities.ner import NerEngine, RawSpan
-from vaultmind.entities.ner_cache import count_pending, leaf_rows_at, pending_texts, spans_for, store_spans
+from vaultmind.entities.kinds import settle, settles
+from vaultmind.entities.ner import NerEngine
+from vaultmind.entities.ner_cache import count_pending, spans_for
 from vaultmind.entities.ner_process import ModelProcess
+from vaultmind.entities.prep import EntityPrep, Mentions, PreparedNote, mentions_of
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
 from vaultmind.entities.registry import RULES, Registry
 from vaultmind.entities.registry_store import load_registry
-from vaultmind.entities.resolve import resolve_text
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.entities.tables import (
     EDGE_SCHEMA,
@@ -72,30 +70,23 @@ from vaultmind.entities.tables import (
     set_meta,
 )
 from vaultmind.index.arrow import execute_with, key_table
-from vaultmind.index.store import Index
-from vaultmind.model import ParsedNote, WrittenNote
+from vaultmind.model import WrittenNote
 
-__all__ = ["EntityDeriver", "backfill_ner", "complete_ner", "entity_deriver", "ner_pending", "query_entities",
-           "stored_fuzzy_threshold"]  # fmt: skip
+__all__ = ["EntityDeriver", "query_entities", "stored_fuzzy_threshold"]
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "6"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "7"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
-# 6: an organization, product or work has one kind across the vault (`kinds.py`)
+# 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
+# guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
+# or markup is no name (`shapes.py`); a person settles with those kinds
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
 LeafRow = tuple[str, str, str, str | None, datetime | None]
 """(id, note_path, content_hash, author, ts) as read from `leaves`: the text is read only for
 the leaves whose mentions are not prepared (`EntityDeriver._derive`)."""
-
-Mentions = tuple[tuple[str, str], ...]
-"""(entity id, surface) of each mention of one leaf, in order (`resolve_text` without NER)."""
-PreparedLeaf = tuple[str, str, str | None, Mentions]
-"""(leaf id, content hash, author, mentions)"""
-PreparedNote = tuple[str, tuple[PreparedLeaf, ...]] | None
-"""`EntityPrep`'s result for one note: (the registry digest it used, its leaves)."""
 
 
 class EntityDeriver:
@@ -368,7 +359,7 @@ class EntityDeriver:
             mentions = found.get((leaf_id, note_path))
             if mentions is None:
                 text = texts[(leaf_id, note_path)]
-                mentions = _mentions(registry, note_path, text, spans.get(chash), author, authors.get(note_path, ()))
+                mentions = mentions_of(registry, note_path, text, spans.get(chash), author, authors.get(note_path, ()))
             for entity_id, surface in mentions:
                 columns["entity_id"].append(entity_id)
                 columns["leaf_id"].append(leaf_id)
@@ -378,22 +369,6 @@ class EntityDeriver:
                 columns["read_as"].append(entity_id if settles(registry, entity_id) else None)
                 per_leaf[leaf_id].add(entity_id)
         return columns, per_leaf
-
-
-def _mentions(
-    registry: Registry,
-    note_path: str,
-    text: str,
-    ner: Sequence[RawSpan] | None,
-    author: str | None,
-    companions: Sequence[str] = (),
-) -> Mentions:
-    self_id = registry.by_path.get(note_path)
-    resolved = resolve_text(
-        registry, text, ner, author=author, self_id=registry.final(self_id) if self_id else None,
-        companions=companions,
-    )  # fmt: skip
-    return first_per_name(registry, [(m.entity_id, m.surface) for m in resolved.mentions])
 
 
 def _note_authors(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:
@@ -410,55 +385,6 @@ def _note_authors(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[
         rows=key_table(paths),
     ).fetchall()
     return {str(r[0]): tuple(r[1]) for r in rows}
-
-
-class EntityPrep:
-    """The entity work of one parsed note that needs no index: each leaf's mentions without NER,
-    with the registry in force when the work was handed out (see `EntityDeriver.preparer`).
-    It pickles as the registry's snapshot (made once), which a worker process builds back once."""
-
-    def __init__(self, registry: Registry, snapshot: str | None = None):
-        self.registry = registry
-        self._snapshot = snapshot
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        if self._snapshot is None:
-            self._snapshot = registry_snapshot(self.registry)
-        return _prep_from_snapshot, (self._snapshot, self.registry.digest, self.registry.fuzzy_threshold)
-
-    def __call__(self, note: ParsedNote, frontmatter_json: str) -> PreparedNote:
-        registry = self.registry
-        leaves = tuple(
-            (leaf.id, leaf.content_hash, leaf.author, _mentions(registry, note.path, leaf.text, None, leaf.author))
-            for leaf in note.leaves
-        )
-        return registry.digest, leaves
-
-
-class _NoPrep:
-    """What an `EntityPrep` unpickles to when its snapshot does not build the same registry."""
-
-    def __call__(self, note: ParsedNote, frontmatter_json: str) -> PreparedNote:
-        return None
-
-
-def _prep_from_snapshot(snapshot: str, digest: str, fuzzy_threshold: float) -> EntityPrep | _NoPrep:
-    registry = _snapshot_registry(snapshot, digest, fuzzy_threshold)
-    return _NoPrep() if registry is None else EntityPrep(registry, snapshot)
-
-
-_SNAPSHOTS: dict[tuple[str, float], Registry | None] = {}  # per (digest, fuzzy): built once per process
-
-
-def _snapshot_registry(snapshot: str, digest: str, fuzzy_threshold: float) -> Registry | None:
-    key = (digest, fuzzy_threshold)
-    if key not in _SNAPSHOTS:
-        if len(_SNAPSHOTS) >= 4:
-            _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
-        registry = registry_from_snapshot(snapshot, fuzzy_threshold=fuzzy_threshold)
-        # a snapshot that does not give the same registry back: nothing is prepared
-        _SNAPSHOTS[key] = registry if registry is not None and registry.digest == digest else None
-    return _SNAPSHOTS[key]
 
 
 def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[LeafRow]:
@@ -512,140 +438,3 @@ def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str
         EDGE_SCHEMA,
         {"a": [p[0] for p, _ in kept], "b": [p[1] for p, _ in kept], "weight": [w for _, w in kept]},
     )
-
-
-# -- NER outside the sync ---------------------------------------------------------------------
-
-
-PENDING_FETCH = 4096  # texts fetched per scan for pending NER
-# DuckDB's buffer pool while NER's scans of every leaf find the texts that wait and the leaves
-# holding them (`Index.small_pool_read`), which at 50k notes had each thread's hash tables lift a
-# fetch's peak ~80 MB (so: one thread, ~35 MB) and left the blocks met in the pool; the leaves
-# found again inside a step's write transaction, after another writer had committed, had taken
-# the daemon's largest samples during a catch-up to 536–544 MB (483–509 MB since, with
-# `memory.POOL_KEEP_BYTES` lowered too). Now found again before that transaction, under the lock.
-FETCH_MEMORY_LIMIT = "32MB"
-HOLDERS_BATCH = 16_384  # rows of the hash column matched at a time when looking for a fetch's leaves
-
-
-def backfill_ner(
-    index: Index,
-    deriver: EntityDeriver,
-    *,
-    batch: int = 256,
-    max_texts: int | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> int:
-    """Run NER on the leaves a sync left without it, then re-derive those leaves.
-
-    The model runs without holding the index; each batch is then committed in its own short
-    transaction, so queries and syncs go on meanwhile. Returns the number of texts analysed.
-    Safe to call any time (nothing to do: returns 0); stops early when the model cannot run.
-    """
-    model = deriver.ner.model_id
-    if model is None or not deriver.ner.available:
-        return 0
-    with index.lock:
-        total = count_pending(index.con, model)
-    if max_texts is not None:
-        total = min(total, max_texts)
-    done = 0
-    if progress is not None and total:
-        progress("ner", 0, total)  # the run starts now
-    while done < total:
-        with index.lock:
-            count = min(max(batch, PENDING_FETCH), total - done)
-            pending = index.small_pool_read(partial(pending_texts, index.con, model, count), FETCH_MEMORY_LIMIT)
-            if not pending:
-                break
-            wanted = [h for h, _ in pending]
-            holders = index.small_pool_read(partial(_leaves_holding, index.con, wanted), FETCH_MEMORY_LIMIT)
-            seen = index.generation
-            index.drop_cached_blocks()  # what the fetch's scans read: not read again
-        for start in range(0, len(pending), batch):
-            todo = pending[start : start + batch]
-            found = deriver.ner.analyze([text for _, text in todo])
-            if found is None:
-                return done
-            fresh = {h: spans for (h, _), spans in zip(todo, found, strict=True)}
-            with index.lock:  # no other writer between finding the leaves again and the commit
-                if index.generation != seen:  # another writer committed: leaves may have come or gone
-                    again = partial(_leaves_holding, index.con, list(holders))
-                    holders = index.small_pool_read(again, FETCH_MEMORY_LIMIT)
-                with index.transaction() as con:
-                    store_spans(con, model, fresh)
-                    rows = sorted({row for h in fresh for row in holders.pop(h, ())}, key=lambda r: (r[0], r[1]))
-                    deriver.refresh(con, sorted({row[0] for row in rows}), texts=dict(todo), rows=rows)
-                    seen = index.generation + 1  # this commit's
-            done += len(todo)
-            if progress is not None:
-                progress("ner", done, total)
-    return done
-
-
-def _leaves_holding(con: duckdb.DuckDBPyConnection, hashes: Sequence[str]) -> dict[str, list[LeafRow]]:
-    """Content hash → the `leaves` rows with that text (all of them, wherever they are). One
-    scan for a whole fetch of pending texts, not one per step of NER (at 50k notes 23 MB read
-    per step, which then had to stay in DuckDB's pool to be fast). The rows are every row of
-    their ids (an id is derived from its text), so a step looks none up by id: the `leaves_id`
-    index (~20 MB once loaded) stays on disk through a catch-up.
-
-    The hash column is streamed a batch at a time and matched here, then the rows found are
-    read by row number (`leaf_rows_at`). At 50k notes, for 4,096 texts, +36 MB
-    instead of +53 MB for a join of every leaf's columns against the hashes in DuckDB."""
-    holders: dict[str, list[LeafRow]] = {h: [] for h in hashes}
-    if not hashes:
-        return holders
-    wanted = pa.array(sorted(holders), pa.string())
-    found = []
-    for batch in con.execute("SELECT rowid, content_hash FROM leaves").to_arrow_reader(HOLDERS_BATCH):
-        hit = pc.is_in(batch.column(1), value_set=wanted)
-        if pc.any(hit).as_py():
-            found.append(pc.filter(batch.column(0), hit).to_numpy())
-    if not found:
-        return holders
-    rowids = np.unique(np.concatenate(found)).tolist()
-    for leaf, path, h, author, ts in leaf_rows_at(con, "id, note_path, content_hash, author, ts", rowids):
-        holders[h].append((leaf, path, h, author, ts))
-    return holders
-
-
-class _Derivers(Protocol):
-    @property
-    def derivers(self) -> Sequence[object]: ...
-
-
-class RunsDerivers(Protocol):
-    """An open memory as the entity helpers see it (`memory.Memory` is one): its index and
-    the derivers its syncer runs."""
-
-    @property
-    def index(self) -> Index: ...
-
-    @property
-    def syncer(self) -> _Derivers: ...
-
-
-def entity_deriver(memory: RunsDerivers) -> EntityDeriver | None:
-    """The entity deriver a `Memory`'s syncer runs (None when entities are not derived)."""
-    for deriver in memory.syncer.derivers:
-        if isinstance(deriver, EntityDeriver):
-            return deriver
-    return None
-
-
-def complete_ner(
-    memory: RunsDerivers, *, progress: Callable[[str, int, int], None] | None = None, batch: int = 256
-) -> int:
-    """`backfill_ner` for a `Memory`: NER on every leaf still waiting for it."""
-    deriver = entity_deriver(memory)
-    return 0 if deriver is None else backfill_ner(memory.index, deriver, progress=progress, batch=batch)
-
-
-def ner_pending(index: Index, deriver: EntityDeriver) -> int:
-    """Distinct leaf texts still waiting for NER (0 when NER is off or unavailable)."""
-    model = deriver.ner.model_id
-    if model is None or not deriver.ner.available:
-        return 0
-    with index.lock:
-        return count_pending(index.con, model)

@@ -1,18 +1,24 @@
-"""One kind per name: "TestFlight" read as an organization here and as a work there is one entity.
+"""One kind per name: "TestFlight" read as an organization here and as a work there is one entity,
+and so is "Amber" read as a person here and as an organization there.
 
 The model guesses a kind for every name it finds, and the same name gets different guesses in
 different texts. A guess of one of `SETTLED_KINDS` that no entity note claims is *settled*:
 each occurrence keeps what its leaf read (`occurrences.read_as`, e.g. `work:testflight`) and
 carries the id of the kind most leaves of the vault read the name as (`entity_id`,
-`org:testflight`); a tie goes to the first kind of `SETTLED_KINDS`. The rule depends on the
-reads alone, never on the order leaves were indexed in, so an incremental update settles to
-what a cold rebuild gives: when a leaf's reads change, every name it read (before or after)
-is settled again over the whole vault (`settle`), and the rows of other leaves that move are
-returned for the caller to move edges and entity rows.
+`org:testflight`); a tie goes to the first kind of `SETTLED_KINDS`: a person, then an
+organization, a product, a work. A message's author whom no entity note claims is a reading
+of a person, one per leaf, like any other: a name that writes messages of its own is mostly a
+person's ("Amber" who writes to the vault), a bot's name the texts read as an organization
+("GitHub") becomes one. The rule depends on the reads alone, never on the order leaves were
+indexed in, so an incremental update settles to what a cold rebuild gives: when a leaf's reads
+change, every name it read (before or after) is settled again over the whole vault (`settle`),
+and the rows of other leaves that move are returned for the caller to move edges and entity
+rows.
 
 An entity note's kind always wins: its name resolves to its id in every text (the registry
-comes before the model), and an id the registry knows is never settled. People are never
-settled here (`resolve.py` settles the model's misreadings of people by their full names).
+comes before the model), and an id the registry knows is never settled. Within one text the
+model's one-word guesses are first settled by the people it names in full (`resolve.py`:
+"Priya" beside "Priya Natarajan"); places and events are not settled.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from vaultmind.entities.ids import key_of, kind_of
 from vaultmind.entities.registry import Registry
 from vaultmind.index.arrow import execute_with, key_table
 
-SETTLED_KINDS = ("org", "product", "work")
+SETTLED_KINDS = ("person", "org", "product", "work")
 """Kinds of names that settle into one another, in the order that breaks a tie."""
 
 Moved = tuple[str, str, str, str, str]

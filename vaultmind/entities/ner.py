@@ -17,7 +17,7 @@ upper-case letter is not sent to the model (its result is empty).
 NER is the slow part of indexing (see docs/benchmarks.md). A sync's apply runs it itself when
 it brings at most `[entities] ner_inline` new texts (edits and small imports); the leaves of a
 larger import (a cold reindex) are all derived without NER first, without loading the model,
-and completed by `graph.backfill_ner`, outside the sync transaction, batch by batch.
+and completed by `backfill.backfill_ner`, outside the sync transaction, batch by batch.
 
 A long-running process (the daemon) runs the model in a child process instead
 (`NerEngine.isolate`, `ner_process`), which leaves once it has had nothing to do for a while.

@@ -5,7 +5,7 @@ was indexed under. Order of work:
 
 1. spans: regex extractors, registry names in the text, NER hits (`extract.py`, `registry.py`);
    wikilinks count only when they point at an entity note; ambiguous registry names are left
-   to NER;
+   to NER; a text that is not English prose gets no NER hits (`language.py`);
 2. overlaps: links, then regex, then registry names, then NER (`extract.select_spans`);
 3. each span → an id: registry first (email, handle, name, then fuzzy within the kind), else
    the canonical id of the surface; an ambiguous name keeps the id of its own surface
@@ -33,6 +33,7 @@ from vaultmind.entities.extract import (
     select_spans,
 )
 from vaultmind.entities.ids import kind_of, make_id, normalize
+from vaultmind.entities.language import english_prose
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
 
@@ -89,7 +90,7 @@ def resolve_text(
     candidates.extend(names)
     for surface, match in unclear:
         ambiguous.append(Ambiguity(surface, match.candidates))
-    for start, end, label in ner or ():
+    for start, end, label in ner if ner and english_prose(text, code) else ():
         if 0 <= start < end <= len(text):
             hit = clean_ner_span(text, start, end, label)
             if hit is not None and not in_ranges(hit.start, hit.end, code):

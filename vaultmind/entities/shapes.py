@@ -12,7 +12,17 @@ No name (`no_name`):
   is a sentence's start; an event may end in lower case, "Launch sync");
 - a code: more digits than letters ("T-1311926934"), or a word of 8 letters and digits or more
   that mixes both ("wgo268xc0ktfylj", a mail's key or message id);
-- a weekday, alone or before a date ("Fri", "Sat 2 Jul"): a date the model misread.
+- a weekday, alone or before a date ("Fri", "Sat 2 Jul"): a date the model misread;
+- markup or a formula: a character no name is written with inside it (`_ { } [ ] < > = \\ ^ ~ ?
+  *`: "U_{GEE}(\\beta", "Linux x86_64", "dir1](dir1/Note.md", "you?I");
+- a path: parts joined by a slash or a backslash ("dir1/Note", "src/App", "HTTP/1.0"), unless
+  every part is a word of capitals alone ("AC/DC");
+- a file name: a person or a place with a dotted lower-case ending ("Notes.md"), or a name of
+  capitals alone with one ("README.md", "LICENSE.txt"); an organization, a product or a work
+  may be named so ("Booking.com", "Node.js");
+- a person or a place that is an acronym alone, of any length ("TODO", "SMTP" read as someone):
+  people and places are not written in capitals alone (an organization or a work may be:
+  "NASA", "LOTR"; for protocols and formats see `extract._common_word`).
 
 Kinship titles (`with_title`): the model keeps the title of "Auntie Lin", "Uncle Bob", "Grandma
 Rose" on some occasions and not on others ("Auntie Lin" read as "Lin", "Auntie" left over). A
@@ -35,6 +45,10 @@ _TITLE_BEFORE = re.compile(
     r"(?<![\w'’-])(" + "|".join(sorted((t.capitalize() for t in KINSHIP_TITLES), key=len, reverse=True)) + r")[ \t]+$"
 )
 _WORDS = re.compile(r"[^\W_]+")
+_MARKUP = re.compile(r"[_{}\[\]<>=\\^~?*]")
+_PATH = re.compile(r"[^\s/\\]+(?:[/\\][^\s/\\]+)+")
+_CAPITALS = re.compile(r"[A-Z]+")
+_FILE_NAME = re.compile(r"(?P<stem>[^\s.]+)\.[a-z][a-z0-9]{0,4}")
 _MIXED_CODE = re.compile(r"(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{8,}")
 
 
@@ -49,6 +63,10 @@ def no_name(surface: str, kind: str) -> bool:
         return True
     if words[0].lower() in _WEEKDAYS and (len(words) == 1 or words[1][0].isdigit()):
         return True
+    if kind in ("person", "place") and _acronym(surface):
+        return True
+    if _MARKUP.search(surface) or _path(surface) or _file_name(surface, kind):
+        return True
     digits = sum(ch.isdigit() for ch in surface)
     if digits > sum(ch.isalpha() for ch in surface) or any(_MIXED_CODE.fullmatch(w) for w in words):
         return True
@@ -56,6 +74,26 @@ def no_name(surface: str, kind: str) -> bool:
     if kind == "person" and len(spaced) > 1 and spaced[-1].isalpha() and spaced[-1].islower():
         return True
     return any(_lower_compound(part) for part in spaced)
+
+
+def _acronym(surface: str) -> bool:
+    """One word of capitals alone ("HTTP", "TODO"); "R2D2" has digits and is a name."""
+    return surface.isupper() and surface.isalpha()
+
+
+def _path(surface: str) -> bool:
+    """Parts joined by slashes ("dir1/Note", "HTTP/1.0"), not "AC/DC"."""
+    return any(
+        _PATH.fullmatch(word) and not all(_CAPITALS.fullmatch(part) for part in re.split(r"[/\\]", word))
+        for word in surface.split()
+    )
+
+
+def _file_name(surface: str, kind: str) -> bool:
+    """A last word with a dotted lower-case ending: for a person or a place always ("Notes.md"),
+    else when the name before the dot is of capitals alone ("README.md")."""
+    found = _FILE_NAME.fullmatch(surface.split()[-1])
+    return found is not None and (kind in ("person", "place") or _CAPITALS.fullmatch(found["stem"]) is not None)
 
 
 def _lower_compound(word: str) -> bool:

@@ -1,0 +1,152 @@
+"""NER outside the sync: the texts a sync derived without the model are run through it later,
+batch by batch, each batch committed in its own short transaction (`backfill_ner`), and the
+helpers that find a memory's entity deriver and what still waits for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Protocol
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from vaultmind.entities.graph import EntityDeriver, LeafRow
+from vaultmind.entities.ner_cache import count_pending, leaf_rows_at, pending_texts, store_spans
+from vaultmind.index.store import Index
+
+PENDING_FETCH = 4096  # texts fetched per scan for pending NER
+# DuckDB's buffer pool while NER's scans of every leaf find the texts that wait and the leaves
+# holding them (`Index.small_pool_read`), which at 50k notes had each thread's hash tables lift a
+# fetch's peak ~80 MB (so: one thread, ~35 MB) and left the blocks met in the pool; the leaves
+# found again inside a step's write transaction, after another writer had committed, had taken
+# the daemon's largest samples during a catch-up to 536–544 MB (483–509 MB since, with
+# `memory.POOL_KEEP_BYTES` lowered too). Now found again before that transaction, under the lock.
+FETCH_MEMORY_LIMIT = "32MB"
+HOLDERS_BATCH = 16_384  # rows of the hash column matched at a time when looking for a fetch's leaves
+
+
+def backfill_ner(
+    index: Index,
+    deriver: EntityDeriver,
+    *,
+    batch: int = 256,
+    max_texts: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> int:
+    """Run NER on the leaves a sync left without it, then re-derive those leaves.
+
+    The model runs without holding the index; each batch is then committed in its own short
+    transaction, so queries and syncs go on meanwhile. Returns the number of texts analysed.
+    Safe to call any time (nothing to do: returns 0); stops early when the model cannot run.
+    """
+    model = deriver.ner.model_id
+    if model is None or not deriver.ner.available:
+        return 0
+    with index.lock:
+        total = count_pending(index.con, model)
+    if max_texts is not None:
+        total = min(total, max_texts)
+    done = 0
+    if progress is not None and total:
+        progress("ner", 0, total)  # the run starts now
+    while done < total:
+        with index.lock:
+            count = min(max(batch, PENDING_FETCH), total - done)
+            pending = index.small_pool_read(partial(pending_texts, index.con, model, count), FETCH_MEMORY_LIMIT)
+            if not pending:
+                break
+            wanted = [h for h, _ in pending]
+            holders = index.small_pool_read(partial(_leaves_holding, index.con, wanted), FETCH_MEMORY_LIMIT)
+            seen = index.generation
+            index.drop_cached_blocks()  # what the fetch's scans read: not read again
+        for start in range(0, len(pending), batch):
+            todo = pending[start : start + batch]
+            found = deriver.ner.analyze([text for _, text in todo])
+            if found is None:
+                return done
+            fresh = {h: spans for (h, _), spans in zip(todo, found, strict=True)}
+            with index.lock:  # no other writer between finding the leaves again and the commit
+                if index.generation != seen:  # another writer committed: leaves may have come or gone
+                    again = partial(_leaves_holding, index.con, list(holders))
+                    holders = index.small_pool_read(again, FETCH_MEMORY_LIMIT)
+                with index.transaction() as con:
+                    store_spans(con, model, fresh)
+                    rows = sorted({row for h in fresh for row in holders.pop(h, ())}, key=lambda r: (r[0], r[1]))
+                    deriver.refresh(con, sorted({row[0] for row in rows}), texts=dict(todo), rows=rows)
+                    seen = index.generation + 1  # this commit's
+            done += len(todo)
+            if progress is not None:
+                progress("ner", done, total)
+    return done
+
+
+def _leaves_holding(con: duckdb.DuckDBPyConnection, hashes: Sequence[str]) -> dict[str, list[LeafRow]]:
+    """Content hash → the `leaves` rows with that text (all of them, wherever they are). One
+    scan for a whole fetch of pending texts, not one per step of NER (at 50k notes 23 MB read
+    per step, which then had to stay in DuckDB's pool to be fast). The rows are every row of
+    their ids (an id is derived from its text), so a step looks none up by id: the `leaves_id`
+    index (~20 MB once loaded) stays on disk through a catch-up.
+
+    The hash column is streamed a batch at a time and matched here, then the rows found are
+    read by row number (`leaf_rows_at`). At 50k notes, for 4,096 texts, +36 MB
+    instead of +53 MB for a join of every leaf's columns against the hashes in DuckDB."""
+    holders: dict[str, list[LeafRow]] = {h: [] for h in hashes}
+    if not hashes:
+        return holders
+    wanted = pa.array(sorted(holders), pa.string())
+    found = []
+    for batch in con.execute("SELECT rowid, content_hash FROM leaves").to_arrow_reader(HOLDERS_BATCH):
+        hit = pc.is_in(batch.column(1), value_set=wanted)
+        if pc.any(hit).as_py():
+            found.append(pc.filter(batch.column(0), hit).to_numpy())
+    if not found:
+        return holders
+    rowids = np.unique(np.concatenate(found)).tolist()
+    for leaf, path, h, author, ts in leaf_rows_at(con, "id, note_path, content_hash, author, ts", rowids):
+        holders[h].append((leaf, path, h, author, ts))
+    return holders
+
+
+class _Derivers(Protocol):
+    @property
+    def derivers(self) -> Sequence[object]: ...
+
+
+class RunsDerivers(Protocol):
+    """An open memory as the entity helpers see it (`memory.Memory` is one): its index and
+    the derivers its syncer runs."""
+
+    @property
+    def index(self) -> Index: ...
+
+    @property
+    def syncer(self) -> _Derivers: ...
+
+
+def entity_deriver(memory: RunsDerivers) -> EntityDeriver | None:
+    """The entity deriver a `Memory`'s syncer runs (None when entities are not derived)."""
+    for deriver in memory.syncer.derivers:
+        if isinstance(deriver, EntityDeriver):
+            return deriver
+    return None
+
+
+def complete_ner(
+    memory: RunsDerivers, *, progress: Callable[[str, int, int], None] | None = None, batch: int = 256
+) -> int:
+    """`backfill_ner` for a `Memory`: NER on every leaf still waiting for it."""
+    deriver = entity_deriver(memory)
+    return 0 if deriver is None else backfill_ner(memory.index, deriver, progress=progress, batch=batch)
+
+
+def ner_pending(index: Index, deriver: EntityDeriver) -> int:
+    """Distinct leaf texts still waiting for NER (0 when NER is off or unavailable)."""
+    model = deriver.ner.model_id
+    if model is None or not deriver.ner.available:
+        return 0
+    with index.lock:
+        return count_pending(index.con, model)
