@@ -977,3 +977,20 @@ def test_a_word_of_a_name_the_question_resolved_is_not_missing(vault: Path) -> N
         result = memory.query("walk", {"query": "when is the Harbour Hall deposit due?", "evidence": True})
     assert [e["id"] for e in result["query"]["entities"]] == ["org:harbor-hall"]
     assert "Not in the memory" not in result["evidence"]
+
+
+def test_a_heading_inside_a_section_that_holds_the_question_is_cited(vault: Path) -> None:
+    """A section chunked with the headings after it ("Checklist" then "Rollback" and
+    "Contacts") is cited at the heading whose part holds the question's words, after the
+    section's own anchor (Obsidian reads the chain in note order); where the section's start
+    holds them, it stays cited where it starts."""
+    write(vault, "Runbook.md", "# Runbook\n\nOwner: Marco Ruiz.\n\n## Checklist\n\n1. Publish the blog post.\n2. Send the newsletter.\n\n"
+          "## Rollback\n\nIf purchases fail, hide the paywall.\n\n## Contacts\n\n- Venue: Dana Whitfield, dana@hall.example\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hit = memory.search("venue contact Dana Whitfield")["hits"][0]
+        assert hit["note_path"] == "Runbook.md" and hit["anchor"] == "#Runbook#Contacts", hit["anchor"]
+        assert hit["wikilink"] == "[[Runbook#Runbook#Contacts]]"
+        assert memory.search("what if purchases fail")["hits"][0]["anchor"] == "#Runbook#Rollback"
+        assert memory.search("publish the blog post")["hits"][0]["anchor"] == "#Runbook#Checklist"
+        assert memory.search("Marco Ruiz")["hits"][0]["anchor"] == "#Runbook"

@@ -27,6 +27,7 @@ from vaultmind.retrieval.answer_type import (
     kind_terms,
     names_clock,
     negated_terms,
+    puts_off,
 )
 from vaultmind.retrieval.spelling import joined_words
 
@@ -732,3 +733,43 @@ def test_a_message_that_puts_off_what_the_question_asks_about_is_no_answer(vault
         assert hits[1]["content"].startswith("OK, let's not") and hits[1]["breakdown"]["negated"]
         hits = memory.walk("Why didn't we decide to move the launch?", limit=2)["hits"]
         assert not any(h["breakdown"]["negated"] for h in hits)
+
+
+def test_a_message_that_puts_off_to_a_time_answers_when_it_is_still_to_be_done(vault: Path) -> None:
+    """"When do we decide on the venue?" asks what is still to come: "OK, let's not decide on
+    the venue in chat. We decide at Thursday's sync." puts the decision off to Thursday, which
+    is the answer, not a denial; it is not scaled down as negated and comes before a message
+    that only talks of the venue. "When did we decide on the venue?" asks when it was done, and
+    the message that put it off still counts less."""
+    assert puts_off("OK, let's not decide on the venue in chat. We decide at Thursday's sync.", frozenset(terms("decide venue")))
+    assert not puts_off("OK, let's not decide on the venue in chat.", frozenset(terms("decide venue")))
+    assert not puts_off("We decide at Thursday's sync.", frozenset(terms("decide venue")))  # nothing put off
+    write_chat(vault, "2024-03-04", [("Marco Ruiz", "Morning all."),
+                                     ("Alice Chen", "OK, let's not decide on the venue in chat. We decide at Thursday's sync."),
+                                     ("Bob Stone", "Fine, I'll bring the quotes.")])  # fmt: skip
+    write_chat(vault, "2024-03-05", [("Priya Raman", "The venue on the quay has a terrace, the venue in town a bigger room."),
+                                     ("Bob Stone", "Both venues quoted the same price for the evening.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("When do we decide on the venue?", limit=3)["hits"]
+        assert hits[0]["content"].startswith("OK, let's not decide"), [h["content"][:30] for h in hits]
+        assert not hits[0]["breakdown"]["negated"] and hits[0]["breakdown"]["answer"]
+        hits = memory.walk("When did we decide on the venue?", limit=3)["hits"]
+        assert any(h["breakdown"]["negated"] for h in hits), [h["content"][:30] for h in hits]
+
+
+def test_what_do_i_need_to_do_asks_for_open_tasks(vault: Path) -> None:
+    """"What do I need to do before the trip?" asks for tasks, like "what are my open tasks?":
+    a note's open task (`- [ ] …`) is the answer, above a note that holds none and says "need"
+    ("A guidebook would be nice, no real need"): "need to do" names the kind asked for, and
+    is not searched."""
+    assert answer_kind("What do I need to do before the trip?") == "task"
+    assert answer_kind("What else should we do?") == "task" and answer_kind("What's left to do for the party?") == "task"
+    assert answer_kind("What did Alice do before the trip?") is None
+    assert kind_terms("What do I need to do before the trip?") == {"need"}
+    write(vault, "Porto trip.md", "# Porto trip\n\nWe fly on 3 May for the trip.\n\n- [ ] Renew the passport\n- [x] Book the hotel\n")
+    write(vault, "Ideas.md", "# Ideas\n\nFor the trip, a guidebook would be nice, no real need.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("What do I need to do before the trip?", limit=3)["hits"]
+        assert "Renew the passport" in hits[0]["content"] and hits[0]["breakdown"]["answer"], [(h["content"][:30], h["score"]) for h in hits]

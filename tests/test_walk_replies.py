@@ -85,3 +85,27 @@ def test_a_reply_laughed_at_is_a_joke(vault: Path) -> None:
         replies = [h["content"] for h in hits if h["breakdown"]["replies_to"] is not None]
         assert replies == ["The Breakfast Club on Hoxton Square"], [h["content"][:30] for h in hits]
         assert not hits[0]["content"].startswith("At Buckingham"), [h["content"][:30] for h in hits]
+
+
+def test_a_reply_the_asker_asks_again_after_is_no_answer(vault: Path) -> None:
+    """Olly's "At Buckingham Palace, obviously" names a place, with no laugh of its own and
+    nobody laughing; Nell asks again ("Seriously, where?"): she did not take it for the answer.
+    The reply to "where are we meeting for brunch?" is Priti's, after it. An asker who goes on
+    to another kind of question ("Great, and what time?") took the reply for the answer."""
+    write_chat(vault, "2024-03-10", [("Nell Byrne", "Where are we meeting for brunch?"),
+                                     ("Olly Grant", "At Buckingham Palace, obviously."),
+                                     ("Nell Byrne", "Seriously, where?"),
+                                     ("Priti Shah", "The Breakfast Club on Hoxton Square")])  # fmt: skip
+    write_chat(vault, "2024-03-11", [("Nell Byrne", "Where is the picnic on Sunday?"),
+                                     ("Olly Grant", "By the pond in Victoria Park."),
+                                     ("Nell Byrne", "Great, and what time?"),
+                                     ("Priti Shah", "Noon at the Hackney gate")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("Where are we meeting for brunch?", limit=5)["hits"]
+        replies = [h["content"] for h in hits if h["breakdown"]["replies_to"] is not None]
+        assert replies == ["The Breakfast Club on Hoxton Square"], [h["content"][:30] for h in hits]
+        assert hits[0]["content"] == "The Breakfast Club on Hoxton Square", [h["content"][:30] for h in hits]
+        hits = memory.walk("Where is the picnic on Sunday?", limit=5)["hits"]
+        replies = [h["content"] for h in hits if h["breakdown"]["replies_to"] is not None]
+        assert replies == ["By the pond in Victoria Park."], [h["content"][:30] for h in hits]

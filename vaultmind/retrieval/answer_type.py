@@ -7,7 +7,7 @@ place, or two capitalised words inside a sentence: "I booked Golden Lantern"); "
 many…" by one that holds a number; "What book / movie / series…" (a named work or band, team,
 brand…) by one that quotes a title or names something with a capital; "What is Helen's email
 address?" by one that writes an address (`helen@fernhill.example`); "What is on my to-do
-list?" by a note's open task (`- [ ] …`) or tasks a message writes out ("Your tasks for
+list?" (or "What do I need to do before the launch?") by a note's open task (`- [ ] …`) or tasks a message writes out ("Your tasks for
 Monday: call the school, …"). A name after a preposition of place ("from Taiwan") is no
 answer to "Who…", unless the memory knows it as a person's ("from Dana"); a message whose
 author takes something on ("I'll get the cake") is, its author being the answer. "What
@@ -61,6 +61,9 @@ _PERIODS = "week|weekend|month|year|morning|afternoon|evening|night|summer|winte
 _QUESTION = (
     # "what is on my to-do list?", "what are my open tasks?": an open task of a note (`- [ ] …`)
     ("task", re.compile(r"\b(?:(?:my|our|open|pending|outstanding|unfinished)\s+(?:tasks?|to-?dos?|action\s+items?)|to-?dos?(?:\s+list)?)\b", re.I)),
+    # "what do I need to do before the launch?", "what else should we do?", "what's left to do?"
+    ("task", re.compile(r"^\W*what(?:\s+else)?(?:\s+(?:do|should|must|shall)\s+(?:I|we)\s+(?:still\s+)?(?:(?:need|have)\s+to\s+)?do"
+                        r"|(?:\s+is|['’]s)\s+(?:still\s+)?left\s+to\s+do)\b", re.I)),
     # "what is Helen's email address?", "email address of Dana": a leaf that writes one
     ("address", re.compile(r"^\W*(?:(?:what|which)\b[^?]*?\b)?e-?mail\s+address(?:es)?\b", re.I)),
     ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
@@ -131,7 +134,8 @@ def answer_kind(question: str) -> AnswerKind | None:
 _KIND_WORDS = re.compile(
     r"^\W*(?:at |in |on )?(?:what|which) (?:time|date|day|year|month)s?\b|\be-?mail address(?:es)?\b"
     r"|^\W*how (?:much|many)\b"
-    r"|\b(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\b",  # not "list": "my to-do list" may be a note's name
+    r"|\b(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\b"  # not "list": "my to-do list" may be a note's name
+    r"|\b(?:(?:need|have)\s+to|left\s+to)\s+do\b",
     re.I,
 )
 
@@ -422,6 +426,28 @@ def negated_terms(text: str) -> frozenset[str]:
     if "not" not in text and "n't" not in text and "n’t" not in text and "never" not in text:
         return frozenset()
     return frozenset(t for found in _NEGATED.finditer(text) for t in terms(found.group(1) or found.group(2)))
+
+
+# "when do we decide…?", "when will they sign…?", "when are we going to book…?": a question of
+# what is still to come (not "when did we decide…?", what was done)
+_AHEAD_QUESTION = re.compile(r"^\W*when\s+(?:do|does|will|shall|are|is|should|can|must|would)\b", re.I)
+
+
+def asks_ahead(question: str) -> bool:
+    """Whether `question` asks when something is still to be done: "when do we decide…?"."""
+    return _AHEAD_QUESTION.search(question) is not None
+
+
+def puts_off(text: str, query_terms: frozenset[str]) -> bool:
+    """Whether `text` says a term of `query_terms` is not done now and says it again, not
+    negated, in a sentence that names a time: "OK, let's not decide in chat. We decide at
+    Thursday's launch sync." puts the decision off to Thursday, which answers "when do we
+    decide…?" (not "when did we decide…?": it was not taken then)."""
+    put_off = query_terms & negated_terms(text)
+    return bool(put_off) and any(
+        _NEGATED.search(sentence) is None and not put_off.isdisjoint(terms(sentence)) and _names_time(sentence.lower())
+        for sentence in _SENTENCE_END.split(text)
+    )
 
 
 @lru_cache(maxsize=16_384)

@@ -28,7 +28,9 @@ author's own life (where they stand in the formula: `retrieval/walk.py`'s module
    negated = `NEGATED` for one of the `ASKING_TOP` strongest leaves that says a word of the
             question is not done ("OK, let's not decide in chat" for "when did we decide to
             move the launch?": put off, no answer; `answer_type.negated_terms`), unless the
-            question negates too ("why didn't we…?"); else 1 (`breakdown.negated`).
+            question negates too ("why didn't we…?"), or asks what is still to come ("when do
+            we decide…?") and the leaf puts it off to a time ("We decide at Thursday's launch
+            sync": `answer_type.puts_off`, the answer); else 1 (`breakdown.negated`).
    heading: a section of a document or of a note of yours whose headings (its note's title,
             its heading path, the headings inside its text) include one the question names —
             every term of it, but the numbers, months and days that date it, is one of the
@@ -88,12 +90,14 @@ from vaultmind.retrieval.answer_type import (
     answer_test,
     asking,
     asks_about,
+    asks_ahead,
     asks_clock,
     bare_days,
     dated_days,
     holds_answer,
     negated_terms,
     negates,
+    puts_off,
 )
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
@@ -137,10 +141,17 @@ def scale_negated(final: dict[str, tuple[float, float]], texts: Mapping[str, str
     """Scales down by `NEGATED` the leaves of `texts` (the strongest) that say a term of
     `query_terms` is not done ("OK, let's not decide in chat" for "when did we decide to move
     the launch?"): put off or denied, it is no answer; unless the question negates too ("why
-    didn't we decide?" asks about what was not done). Returns them."""
+    didn't we decide?" asks about what was not done), or asks when it is still to be done and
+    the leaf puts it off to a time ("We decide at Thursday's launch sync" for "when do we
+    decide…?": `answer_type.puts_off`). Returns them."""
     if negates(question):
         return set()
-    found = {leaf_id for leaf_id, text in texts.items() if not query_terms.isdisjoint(negated_terms(text))}
+    ahead = asks_ahead(question)
+    found = {
+        leaf_id
+        for leaf_id, text in texts.items()
+        if not query_terms.isdisjoint(negated_terms(text)) and not (ahead and puts_off(text, query_terms))
+    }
     for leaf_id in found:
         value, factor = final[leaf_id]
         final[leaf_id] = (value * NEGATED, factor)
@@ -334,7 +345,7 @@ def raise_replies(
             continue
         following = sorted((p[1], o, p[2]) for o in near.get(asker, ()) if (p := place.get(o)) is not None and p[1] > where[1])
         conversation[asker] = (where[2], [(o, who, rows[o]["text"] or "") for _, o, who in following])
-    return answered_replies(final, asked, answers, conversation, margin=REVISION_MARGIN)
+    return answered_replies(final, asked, answers, conversation, margin=REVISION_MARGIN, kind=kind)
 
 
 def idf_of(memory: MemoryView, content_terms: Sequence[str]) -> Callable[[str], float]:

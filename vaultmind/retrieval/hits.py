@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
+from vaultmind.markdown.obsidian import heading_anchor
 from vaultmind.markdown.render import fence_after
 from vaultmind.vault.layout import obsidian_link, wikilink
 
@@ -93,11 +94,22 @@ _BLOCK_START = re.compile(r"[ \t]*(?:[-*+]|\d+[.)]|#{1,6})[ \t]")  # a list item
 def cite_blocks(memory: MemoryView, hits: Sequence[RetrievalHit], query_terms: Collection[str]) -> None:
     """A hit on a section of a note that cites the block of it holding most of the question's
     terms, when that block (a paragraph, list item or line) has its own block id (`^vankey`):
-    the link opens that line, not the section's top. The section's anchor is kept in the
-    hit's `breakdown` (`section_anchor`)."""
+    the link opens that line, not the section's top. Without one, a heading inside the section
+    whose part holds more of them than the part before it is cited (`inner_heading`): the
+    runbook's "Contacts" for "what is Dana's email address?", not its "Launch day checklist"
+    where the section starts. The section's anchor is kept in the hit's `breakdown`
+    (`section_anchor`)."""
     wanted = frozenset(query_terms)
     for hit in hits:
-        if not wanted or hit.node_kind != "leaf" or hit.anchor.startswith("^") or "^" not in hit.content:
+        if not wanted or hit.node_kind != "leaf" or hit.anchor.startswith("^"):
+            continue
+        if "^" not in hit.content:
+            inner = inner_heading(hit.content, wanted) if hit.anchor.startswith("#") else None
+            if inner is not None:
+                hit.breakdown = {**hit.breakdown, "section_anchor": hit.anchor}
+                hit.anchor = f"{hit.anchor}#{inner}"
+                hit.link = obsidian_link(memory.vault_name, hit.note_path, hit.anchor)
+                hit.wikilink = wikilink(hit.note_path, hit.anchor)
             continue
         best, found = "", 0
         block: list[str] = []
@@ -125,6 +137,38 @@ def cite_blocks(memory: MemoryView, hits: Sequence[RetrievalHit], query_terms: C
             hit.anchor = "^" + best
             hit.link = obsidian_link(memory.vault_name, hit.note_path, hit.anchor)
             hit.wikilink = wikilink(hit.note_path, hit.anchor)
+
+
+_HEADING_LINE = re.compile(r"(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def inner_heading(content: str, wanted: frozenset[str]) -> str | None:
+    """The heading inside a section's text (not its first line) whose part, up to the next
+    heading, holds the most of `wanted` and more than the part before it; its name as an
+    Obsidian link writes it after the section's own anchor ("#Launch day checklist#Contacts":
+    Obsidian reads the chain in note order, so it opens this heading and not one of the same
+    name earlier in the note). None when no such heading, or when its name is not the only
+    one of its kind in the section (the chain would stop at the first)."""
+    parts: list[tuple[str, list[str]]] = [("", [])]
+    fence = ""
+    for k, line in enumerate(content.split("\n")):
+        toggled = fence_after(line, fence)
+        if toggled is not None:
+            fence = toggled
+        found = _HEADING_LINE.match(line) if not fence and toggled is None and k > 0 else None
+        if found is not None:
+            parts.append((heading_anchor(found.group(2)), [line]))
+        else:
+            parts[-1][1].append(line)
+    if len(parts) < 2:
+        return None
+    held = [len(wanted.intersection(terms("\n".join(lines)))) for _, lines in parts]
+    best = max(range(1, len(parts)), key=lambda k: held[k])
+    names = [name.casefold() for name, _ in parts[1:]]
+    name = parts[best][0]
+    if held[best] <= held[0] or not name or names.count(name.casefold()) > 1:
+        return None
+    return name
 
 
 def has_table(index: Index, name: str) -> bool:

@@ -8,9 +8,10 @@ are coming on Friday") outranked it. A message that asks what the question asks 
 the same kind of answer, holding all the question's words) and the reply after it by someone
 else that holds that kind of answer are question and answer: the reply takes the place the
 asking message would have had as a statement. The reply is the first message after the
-question by someone else, passing over those that joke or decline and those laughed at (the
-message after them opens laughing): when it holds no answer, the question went unanswered, and
-no later message is lifted for holding a number or a name.
+question by someone else, passing over those that joke or decline, those laughed at (the
+message after them opens laughing) and those the asker asks again after ("Seriously, where?"):
+when it holds no answer, the question went unanswered, and no later message is lifted for
+holding a number or a name.
 """
 
 from __future__ import annotations
@@ -50,11 +51,15 @@ def asks_the_question(text: str, kind: AnswerKind, query_terms: Collection[str])
     same kind of answer and holds every one of `query_terms`: "Party planning: how many are
     coming?" for "how many are coming?"."""
     wanted = set(query_terms)
-    if not wanted:
-        return False
+    return bool(wanted) and _asks_kind(text, kind, wanted)
+
+
+def _asks_kind(text: str, kind: AnswerKind, wanted: Collection[str] = ()) -> bool:
+    """Whether a question of `text` (a sentence ending "?", or a clause of one) holding every
+    term of `wanted` asks for that kind of answer."""
     for sentence in _SENTENCES.split(text):
         sentence = sentence.strip()
-        if not sentence.endswith("?") or not wanted <= set(terms(sentence)):
+        if not sentence.endswith("?") or not set(wanted) <= set(terms(sentence)):
             continue
         starts = [0, *(m.end() for m in _CLAUSE.finditer(sentence))]
         if any(answer_kind(sentence[at:]) == kind for at in starts):
@@ -62,14 +67,17 @@ def asks_the_question(text: str, kind: AnswerKind, query_terms: Collection[str])
     return False
 
 
-def first_reply(author: str, following: Sequence[Message]) -> str | None:
+def first_reply(author: str, following: Sequence[Message], kind: AnswerKind | None = None) -> str | None:
     """The id of the message of `following` (those after a message by `author` that asks, in
     order) that replies to it: the first by someone else that neither jokes nor declines
     (`no_answer`) and that nobody laughs at (the next message, by another, opens laughing:
-    "Buckingham Palace, obviously" then "haha very funny"); the asker's own messages between are
-    passed over. None when the conversation leaves its note first. Whatever the reply says,
-    it is the reply: when it holds no answer, the question went unanswered, and a later
-    message about something else ("The train leaves at 9") is not its answer."""
+    "Buckingham Palace, obviously" then "haha very funny") nor the asker asks again after
+    (the next message, the asker's, asks the same `kind` of question: "Buckingham Palace,
+    obviously" then "Seriously, where?" — a joke nobody marked nor laughed at, which the
+    asker did not take for the answer); the asker's own messages between are passed over.
+    None when the conversation leaves its note first. Whatever the reply says, it is the
+    reply: when it holds no answer, the question went unanswered, and a later message about
+    something else ("The train leaves at 9") is not its answer."""
     for k, (leaf_id, who, text) in enumerate(following):
         if who is None:
             return None
@@ -77,6 +85,8 @@ def first_reply(author: str, following: Sequence[Message]) -> str | None:
             continue
         after = following[k + 1] if k + 1 < len(following) else None
         if after is not None and after[1] not in (None, who) and _LAUGHS.match(after[2]) is not None:
+            continue
+        if after is not None and after[1] == author and kind is not None and _asks_kind(after[2], kind):
             continue
         return leaf_id
     return None
@@ -89,6 +99,7 @@ def answered_replies(
     conversation: Mapping[str, tuple[str | None, Sequence[Message]]],
     *,
     margin: float,
+    kind: AnswerKind | None = None,
 ) -> dict[str, str]:
     """For each message of `asked` (its id → the factor its asking scaled it by) that asks the
     question, its reply (`first_reply` over `conversation`: the asker's author and the messages
@@ -100,7 +111,7 @@ def answered_replies(
     replied: dict[str, str] = {}
     for asker, factor in sorted(asked.items(), key=lambda item: -final[item[0]][0] / item[1]):
         author, following = conversation.get(asker, (None, ()))
-        reply = first_reply(author, following) if author is not None else None
+        reply = first_reply(author, following, kind) if author is not None else None
         if reply is None or reply not in answers or reply in replied:
             continue
         value, time_factor = final[reply]
