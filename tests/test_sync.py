@@ -1142,16 +1142,16 @@ def _dump_without_recipients(memory: Memory) -> dict[str, list[tuple[object, ...
 
 def _without_recipients(monkeypatch: pytest.MonkeyPatch) -> None:
     """Syncs write leaves as the code before 0025 did: without recipients' columns."""
-    import vaultmind.sync as sync_module
+    import vaultmind.sync_write as sync_write
 
-    real = sync_module.insert_arrow
+    real = sync_write.insert_arrow
 
     def insert(con: Any, table: str, data: pa.Table) -> None:
         if table == "leaves":
             data = data.drop_columns([c for c in ("mail_to", "mail_cc") if c in data.schema.names])
         real(con, table, data)
 
-    monkeypatch.setattr(sync_module, "insert_arrow", insert)
+    monkeypatch.setattr(sync_write, "insert_arrow", insert)
 
 
 @pytest.mark.parametrize("name", sorted(_DROPPED_BY))

@@ -7,7 +7,7 @@ decisions, …) plugs in here; `sync.Deriver` is the protocol.
 from __future__ import annotations
 
 from vaultmind.config import Config
-from vaultmind.sync import Deriver
+from vaultmind.sync_derive import Deriver
 
 
 def build_derivers(config: Config) -> list[Deriver]:

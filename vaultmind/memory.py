@@ -28,9 +28,9 @@ from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.store import Index
-from vaultmind.model import SyncStats
+from vaultmind.model import Progress, SyncStats
 from vaultmind.retrieval.search import search
-from vaultmind.sync import Progress, Syncer
+from vaultmind.sync import Syncer
 from vaultmind.sync_load import relax_collector
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 from vaultmind.vault.scan import IgnoreRules

@@ -5,6 +5,7 @@ Nothing here does I/O. Paths are vault-relative POSIX strings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,6 +16,9 @@ LeafKind = Literal["message", "section"]
 """`message`: one chat/email message of a source note. `section`: a token-budget chunk."""
 
 LinkKind = Literal["wikilink", "embed", "markdown"]
+
+Progress = Callable[[str, int, int], None]
+"""progress(phase, done, total): called during a sync's long work; phases "read", "embed"."""
 
 
 class Pickled:

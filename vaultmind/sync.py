@@ -12,38 +12,37 @@ any sequence of watcher events equals a cold rebuild of the final vault.
 - apply: one transaction deletes the rows of changed/gone paths and inserts the new rows;
   then leaves without an embedding for the current model are embedded (cached by content
   hash + model id, so a rename or reindex never re-embeds).
+
+The steps' parts: `sync_scan` (a folder's subtree), `sync_load` / `sync_note` / `sync_rows` (the
+reads and their rows), `sync_write` (an apply's transaction), `sync_embed` (the missing vectors),
+`sync_derive` (the derivers run inside each transaction).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import time
-from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
 
 import duckdb
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
 from vaultmind.index.allocator import release_freed_memory
-from vaultmind.index.arrow import execute_with, insert_arrow, key_table
-from vaultmind.index.resident import ChangeSet, LeafDelta
+from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import Index, LoweredLimit
-from vaultmind.index.vector_codec import as_stored, stored_vectors
-from vaultmind.model import FileStat, ParsedNote, Problem, SyncStats, WrittenNote
+from vaultmind.model import FileStat, Problem, Progress, SyncStats
+from vaultmind.sync_derive import Deriver, Preparing
+from vaultmind.sync_embed import embed_missing
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
 from vaultmind.sync_note import Loaded, Preparer
-from vaultmind.sync_rows import ROW_SCHEMAS, RowBuffers, row_table
+from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
+from vaultmind.sync_write import RETRIED, BatchPlan, BatchRows, LoadLeafIds, write_batch
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
@@ -54,72 +53,7 @@ APPLY_BATCH = 600  # files per apply (the batch parsed ahead waits on disk; see 
 # (`Index.bulk`), with the lookup indexes of the bulk tables suspended (`Index.suspend_indexes`)
 # and built once at its end.
 BULK_FILES = 2000
-EMBED_FETCH_ROWS = 8_192  # leaf rows whose missing vectors are read, embedded and written at a time
 OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
-TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
-
-Progress = Callable[[str, int, int], None]
-"""progress(phase, done, total): called during long work; phases "read", "embed"."""
-
-
-class Deriver(Protocol):
-    """Derives more rows from leaves inside the sync transaction (entities, admission, …).
-
-    `apply` runs in the same transaction as the leaf rows: `removed_leaf_ids` are the leaves
-    that just went away (their rows are already deleted), `written` the notes whose rows were
-    just inserted, `changed_paths` the notes whose rows were deleted first (removed or written
-    again: every removed leaf belonged to one of them, so a caller that removes leaves names
-    their notes). On a rebuild, every table the deriver declares `-- derived:` in its
-    migration is already empty and `removed_leaf_ids` is empty. A deriver must keep its rows
-    equal to what a cold rebuild of the final vault would give.
-    """
-
-    name: str
-
-    def apply(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        removed_leaf_ids: Sequence[str],
-        written: Sequence[WrittenNote],
-        *,
-        rebuild: bool,
-        changed_paths: Sequence[str] = (),
-    ) -> None: ...
-
-
-@runtime_checkable
-class Preparing(Protocol):
-    """A `Deriver` whose per-note work is a pure function of the parsed note (and of what is
-    committed: the entity registry): `preparer(con)` returns it (picklable), the sync runs it
-    where the note is parsed (in a worker process for a large sync, up to a batch ahead), and
-    `apply` receives the results of the written notes by path as `prepared`. A result may be
-    stale (the batch before changed what it depends on): `apply` must then redo that work, so
-    its rows are always those it would give without `prepared`. `leaves`, when given, holds
-    the `leaves` rows (id, note_path, content_hash, author, ts) of every note that holds a
-    leaf of `written`: the sync knew them without a query (`LoadLeafIds`)."""
-
-    name: str
-
-    def preparer(self, con: duckdb.DuckDBPyConnection) -> Preparer:
-        """The per-note work for notes applied after the rows now committed in `con`."""
-        ...
-
-    def apply(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        removed_leaf_ids: Sequence[str],
-        written: Sequence[WrittenNote],
-        *,
-        rebuild: bool,
-        changed_paths: Sequence[str] = (),
-        prepared: Mapping[str, Any] | None = None,
-        leaves: pa.Table | None = None,
-    ) -> None: ...
-
-
-# Problems a whole-vault scan finds (not a file's read): each such scan reports them afresh
-SCAN_PROBLEMS = ("unreadable_folder", "symlink_loop", "broken_symlink", "bad_name")
-RETRIED = ("unreadable", "changed_while_reading")  # a failed read, tried again at every sync
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,19 +64,6 @@ class IndexedState:
     sha256: str
     ctime_ns: int | None = None  # None: indexed before vaultmind kept it
     ino: int | None = None  # likewise
-
-
-@dataclass(slots=True)
-class _Plan:
-    write: dict[str, Loaded] = field(default_factory=dict)  # read and parsed: stat, note, counts set
-    remove: set[str] = field(default_factory=set)  # paths whose rows go (gone, or no longer indexable)
-    touch: dict[str, FileStat] = field(default_factory=dict)
-    problems: dict[str, list[Problem]] = field(default_factory=dict)  # path → its current problems
-    clear_problems: set[str] = field(default_factory=set)  # paths whose old problems no longer hold
-    # paths whose read failed (their rows kept) or read as indexed: only a failed read's problem
-    # (`RETRIED`) is replaced, the others (front matter…) are of the bytes indexed and hold
-    read_only: set[str] = field(default_factory=set)
-    rows: list[dict[str, pa.Table]] = field(default_factory=list)  # Arrow rows of the `in_rows` notes of `write`
 
 
 class Syncer:
@@ -222,7 +143,7 @@ class Syncer:
         deferred, self._vectors_deferred = self._vectors_deferred, False
         try:
             with self.index.bulk() if deferred else nullcontext():  # one transaction after a load
-                backlog = self.embed_missing()
+                backlog = self._embed_missing()
             self.embed_error = None
         except EmbedError as exc:
             self.embed_error = str(exc)
@@ -265,30 +186,10 @@ class Syncer:
             if path not in observed and scan.is_observed(path):
                 observed[path] = None
         stats = SyncStats(scanned=len(observed))
-        folders = self._folder_problems(prefixes, scan)
+        folders = folder_problems(self.index, self.config.vault, prefixes, scan)
         self._diff_apply(observed, known, stats, rebuild=False, scan=None, folders=folders)
         stats.seconds = time.perf_counter() - started
         return stats
-
-    def _folder_problems(self, prefixes: Sequence[str], scan: ScanResult) -> dict[str, list[Problem]]:
-        """The scan problems (unreadable folders, loops, bad names) that the paths a watcher
-        reported now decide, by path: those the subtrees scanned here found, and none for an
-        older one inside them, or for an unreadable folder above them that can be listed again
-        (a save inside it shows it can). The others wait for the next full pass."""
-        out: dict[str, list[Problem]] = {}
-        held = self.index.query(
-            "SELECT DISTINCT path, kind FROM problems WHERE kind IN (SELECT unnest(?::VARCHAR[]))", [list(SCAN_PROBLEMS)]
-        )
-        for path, kind in held:
-            inside = any((path + "/").startswith(prefix) for prefix in prefixes)
-            folder = path.rstrip("/") + "/"
-            above = kind == "unreadable_folder" and any(prefix.startswith(folder) for prefix in prefixes)
-            if inside or (above and _listable(self.config.vault / path)):
-                out.setdefault(path, [])
-        for problem in scan.problems:
-            kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
-            out.setdefault(problem.path, []).append(Problem(problem.path, kind, problem.message))
-        return out
 
     # -- diff ------------------------------------------------------------------------------
 
@@ -305,8 +206,8 @@ class Syncer:
         """Diff, then apply in batches of `APPLY_BATCH` files, so memory stays bounded on a
         vault of any size (one transaction per batch; a crash leaves a consistent index that
         the next sync completes). `folders`: scan problems by path that replace the ones held
-        for those paths (`_folder_problems`)."""
-        first = _Plan()
+        for those paths (`sync_scan.folder_problems`)."""
+        first = BatchPlan()
         for path, found in (folders or {}).items():
             first.clear_problems.add(path)
             if found:
@@ -379,7 +280,7 @@ class Syncer:
         loader: Loader,
         batches: Sequence[Sequence[str]],
         indexed: dict[str, str],
-        plans: list[_Plan],
+        plans: list[BatchPlan],
         known: dict[str, IndexedState],
         stats: SyncStats,
         gone_hashes: dict[str, str],
@@ -393,7 +294,7 @@ class Syncer:
         if self.progress and total:
             self.progress("read", 0, total)  # the run starts now (the first report comes a batch later)
         for number, loaded in enumerate(loader.batches(batches, indexed)):
-            plan = plans.pop() if number == 0 else _Plan()  # the first batch also removes what went away
+            plan = plans.pop() if number == 0 else BatchPlan()  # the first batch also removes what went away
             for item in loaded.loaded:
                 self._diff_one(item, known.get(item.path), plan, stats, gone_hashes)
             plan.rows = loaded.rows
@@ -424,7 +325,7 @@ class Syncer:
             return tuple(d.preparer(self.index.con) for d in self.derivers if isinstance(d, Preparing))
 
     def _diff_one(
-        self, loaded: Loaded, old: IndexedState | None, plan: _Plan, stats: SyncStats, gone_hashes: dict[str, str]
+        self, loaded: Loaded, old: IndexedState | None, plan: BatchPlan, stats: SyncStats, gone_hashes: dict[str, str]
     ) -> None:
         path = loaded.path
         if loaded.problem is not None and loaded.keep_rows:
@@ -475,7 +376,7 @@ class Syncer:
 
     def _apply(
         self,
-        plan: _Plan,
+        plan: BatchPlan,
         stats: SyncStats,
         *,
         rebuild: bool,
@@ -486,7 +387,7 @@ class Syncer:
         rebuild, with the leaf ids the rebuild wrote before it) says no row of the batch's
         paths can exist yet, so nothing is deleted."""
         stats.deleted += len(plan.remove - set(plan.write))
-        rows = _Rows()
+        rows = BatchRows()
         for chunk in plan.rows:
             rows.add_chunk(chunk)
         for path in sorted(plan.write):
@@ -497,9 +398,16 @@ class Syncer:
                 assert item.note is not None
                 rows.add_note(item.note, item.stat, sha, item.counts, item.frontmatter_json)
         stats.leaves_written += rows.leaf_rows
+
+        def write(con: duckdb.DuckDBPyConnection) -> list[str]:
+            tokens = self.config.chunk_tokens
+            return write_batch(
+                self.index, con, plan, rows, self.derivers, chunk_tokens=tokens, rebuild=rebuild, fresh=fresh, scan=scan
+            )
+
         try:
             with self.index.transaction() as con:
-                removed_ids = self._write(con, plan, rows, rebuild=rebuild, fresh=fresh, scan=scan)
+                removed_ids = write(con)
                 self._shed()
         except duckdb.OutOfMemoryException as exc:
             original = self._memory.original
@@ -508,7 +416,7 @@ class Syncer:
             self._out_of_memory += 1
             log.warning("a batch ran out of DuckDB memory under the sync's limit (%s); retrying it with %s", exc, original)
             with self.index.transaction() as con:  # the batch was rolled back: once more, with room
-                removed_ids = self._write(con, plan, rows, rebuild=rebuild, fresh=fresh, scan=scan)
+                removed_ids = write(con)
             if self._out_of_memory < OOM_RETRIES and self.sync_memory_limit is not None:
                 self._memory.lower(self.sync_memory_limit)  # the next batches as before
         self._shed()
@@ -525,7 +433,7 @@ class Syncer:
                 # and written again unchanged had its vector already (or is in the backlog of
                 # the next whole-vault sync, like any leaf left without one).
                 only = None if self.embed_error else rows.leaf_texts(besides=removed_ids)
-                stats.embedded += self.embed_missing(only, into=embedded)
+                stats.embedded += self._embed_missing(only, into=embedded)
                 self.embed_error = None
             except EmbedError as exc:
                 # Lexical rows are committed; dense vectors wait for the next sync.
@@ -546,159 +454,12 @@ class Syncer:
         if self.lean and not self.index.in_bulk:
             self.index.drop_cached_blocks()
 
-    def _drop_written_blocks(self) -> None:
-        """Within a batch of a whole-vault load, between its steps (the rows, each deriver, the
-        vectors): the blocks of the row groups DuckDB wrote as they filled, and those a step
-        read, stay cached until the pool is full, under the next step's own memory (119 MB at
-        the peak of a batch at 50k notes)."""
-        if self.index.in_bulk:
-            self.index.drop_cached_blocks()
-
-    def _write(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        plan: _Plan,
-        rows: _Rows,
-        *,
-        rebuild: bool,
-        fresh: LoadLeafIds | None,
-        scan: ScanResult | None,
-    ) -> list[str]:
-        """The statements of one batch's transaction (run again if it rolls back: nothing
-        outside the index is changed). Returns the ids of the leaves that went away."""
-        if rebuild:
-            self.index.clear_derived(con)
-            con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
-            self.index.set_meta(con, "chunk_tokens", str(self.config.chunk_tokens))  # the size leaves are cut at
-        changed = [] if fresh is not None else sorted(plan.remove | set(plan.write))
-        removed_ids = _delete_paths(con, changed) if changed else []
-        if plan.touch:
-            _touch(con, plan.touch)
-        inserted = rows.insert(con)
-        # a rebuild's batch whose leaf ids no earlier batch wrote: its rows are every row of its leaves
-        leaves = inserted if fresh is not None and fresh.add_new(inserted.column("id").to_pylist()) else None
-        self._drop_written_blocks()
-        written = [note for path in sorted(plan.write) if (note := plan.write[path].written) is not None]
-        number = 0
-        for deriver in self.derivers:
-            if isinstance(deriver, Preparing):
-                prepared = {path: item.prepared[number] for path, item in plan.write.items()}
-                number += 1
-                deriver.apply(
-                    con, removed_ids, written, rebuild=rebuild, changed_paths=changed, prepared=prepared, leaves=leaves
-                )
-            else:
-                deriver.apply(con, removed_ids, written, rebuild=rebuild, changed_paths=changed)
-            self._drop_written_blocks()
-        problem_paths = sorted((plan.clear_problems | set(plan.problems)) - plan.read_only)
-        problems = {path: list(found) for path, found in plan.problems.items()}
-        if scan is not None:
-            con.execute(f"DELETE FROM problems WHERE kind IN ({', '.join(repr(k) for k in SCAN_PROBLEMS)})")
-            for problem in scan.problems:
-                kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
-                problems.setdefault(problem.path, []).append(Problem(problem.path, kind, problem.message))
-        if problem_paths and not rebuild:
-            _with_paths(con, problem_paths, "DELETE FROM problems WHERE path IN (SELECT path FROM _rows)")
-        if plan.read_only and not rebuild:
-            _with_paths(
-                con,
-                sorted(plan.read_only),
-                f"DELETE FROM problems WHERE path IN (SELECT path FROM _rows) AND kind IN ({', '.join(map(repr, RETRIED))})",
-            )
-        _insert_problems(con, problems)
-        return removed_ids
-
-    def embed_missing(
+    def _embed_missing(
         self, only: dict[str, str] | None = None, *, into: dict[str, npt.NDArray[np.float32]] | None = None
     ) -> int:
-        """Embed every leaf whose (content hash, model) has no vector yet. Returns how many.
-
-        `only` (texts by content hash: the leaves an apply just wrote) limits the work to
-        them — one lookup of their hashes instead of a scan of every leaf, which at 400k
-        leaves took over a second per save. `into` receives the vectors embedded for them,
-        by content hash, as stored (the resident vectors then need not read them back)."""
-        embedder = self.embedder
-        if embedder is None:
-            return 0
-        model = embedder.model_id
-        if only is not None:
-            if not only:
-                return 0
-            have = {
-                row[0]
-                for row in self.index.query(
-                    """SELECT content_hash FROM embeddings
-                       WHERE model = ? AND content_hash IN (SELECT unnest(string_split(?, chr(31))))""",
-                    [model, "\x1f".join(sorted(only))],
-                )
-            }
-            todo = sorted((h, text) for h, text in only.items() if h not in have)
-        else:
-            # how many first (hashes only: selecting the texts too read the whole text column
-            # of `leaves`, though almost always nothing is missing), then the texts in ranges
-            # of rows, each embedded and written before the next is read. An anti join, not a
-            # correlated NOT EXISTS: DuckDB answers that by holding the hash of every leaf
-            # (at 50k notes +180 MB and 0.28 s on every reconcile of the daemon; this +80 MB, 0.15 s)
-            total = int(
-                self.index.scalar(
-                    """SELECT count(DISTINCT l.content_hash) FROM leaves l
-                       ANTI JOIN (SELECT content_hash FROM embeddings WHERE model = ?) e
-                            ON e.content_hash = l.content_hash""",
-                    [model],
-                )
-            )
-            if not total:
-                return 0
-            if self.progress:
-                self.progress("embed", 0, total)
-            done = 0
-            end = int(self.index.scalar("SELECT coalesce(max(rowid) + 1, 0) FROM leaves"))
-            for start in range(0, end, EMBED_FETCH_ROWS):
-                todo = self.index.query(
-                    """SELECT l.content_hash, any_value(l.text) FROM leaves l
-                       WHERE l.rowid >= ? AND l.rowid < ? AND NOT EXISTS (
-                           SELECT 1 FROM embeddings e WHERE e.content_hash = l.content_hash AND e.model = ?)
-                       GROUP BY l.content_hash ORDER BY l.content_hash""",
-                    [start, start + EMBED_FETCH_ROWS, model],
-                )
-                done = self._embed_rows(embedder, todo, done, total)
-                self._drop_written_blocks()
-            return done
-        if self.progress and todo:
-            self.progress("embed", 0, len(todo))
-        return self._embed_rows(embedder, todo, 0, len(todo), into)
-
-    def _embed_rows(
-        self,
-        embedder: Embedder,
-        todo: Sequence[tuple[str, str]],
-        done: int,
-        total: int,
-        into: dict[str, npt.NDArray[np.float32]] | None = None,
-    ) -> int:
-        """Embed and store (content hash, text) rows in batches; returns `done` plus their count."""
-        batch = max(1, self.config.embed_batch)
-        model = embedder.model_id
-        for start in range(0, len(todo), batch):
-            chunk = todo[start : start + batch]
-            vectors = embedder.embed([text for _, text in chunk])
-            with self.index.transaction() as con:
-                insert_rows(
-                    con,
-                    "embeddings",
-                    {
-                        "content_hash": [h for h, _ in chunk],
-                        "model": [model] * len(chunk),
-                        "dim": [int(vectors.shape[1])] * len(chunk),
-                        "vec": stored_vectors(vectors),
-                    },
-                )
-            if into is not None:
-                into.update(zip((h for h, _ in chunk), as_stored(vectors), strict=True))
-            done += len(chunk)
-            if self.progress:
-                self.progress("embed", done, total)
-        return done
+        """`sync_embed.embed_missing` with this sync's embedder (there is one) and progress."""
+        assert self.embedder is not None
+        return embed_missing(self.index, self.embedder, self.config.embed_batch, self.progress, only, into=into)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -736,203 +497,3 @@ class Syncer:
             if self.rules.ignores_dir("/".join(parts[:i])):
                 return True
         return self.rules.ignores_file(rel) if is_note(rel) else self.rules.ignores_dir(rel)
-
-
-def scan_vault_subtree(root: Path, rel_dir: str, rules: IgnoreRules) -> ScanResult:
-    """Scan one folder of the vault, returning vault-relative paths."""
-    sub = scan_vault(root / rel_dir, rules_for_subtree(rules, rel_dir), vault=root)
-    result = ScanResult()
-    prefix = rel_dir.rstrip("/") + "/"
-    result.files = {prefix + p: FileStat(prefix + p, s.size, s.mtime_ns, s.ctime_ns, s.ino) for p, s in sub.files.items()}
-    result.unobservable = [prefix + p for p in sub.unobservable]
-    result.problems = [Problem(prefix + p.path if p.path not in ("", ".") else rel_dir, p.kind, p.message) for p in sub.problems]
-    return result
-
-
-class _SubtreeRules(IgnoreRules):
-    def __init__(self, base: IgnoreRules, prefix: str):
-        self._base = base
-        self._prefix = prefix.rstrip("/") + "/"
-
-    def ignores_file(self, path: str) -> bool:
-        return self._base.ignores_file(self._prefix + path)
-
-    def ignores_dir(self, path: str) -> bool:
-        return self._base.ignores_dir(self._prefix + path)
-
-
-def rules_for_subtree(rules: IgnoreRules, rel_dir: str) -> IgnoreRules:
-    return _SubtreeRules(rules, rel_dir)
-
-
-# -- row building -------------------------------------------------------------------------
-
-
-class _Rows(RowBuffers):
-    """Column buffers for one apply, and the Arrow rows built where notes were parsed, inserted
-    with one statement per table."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.leaf_id: list[str] = []
-        self.deltas: list[LeafDelta] = []
-        self.chunks: list[dict[str, pa.Table]] = []  # rows built by the loader, in path order
-        self.leaf_rows = 0
-
-    def add_note(
-        self, note: ParsedNote, st: FileStat, sha: str, leaf_counts: TermCounts, frontmatter: str | None = None
-    ) -> None:
-        super().add_note(note, st, sha, leaf_counts, frontmatter)
-        for leaf, (counts, total) in zip(note.leaves, leaf_counts, strict=True):
-            self.leaf_id.append(leaf.id)
-            self.deltas.append(LeafDelta(leaf.id, leaf.content_hash, counts, total))
-        self.leaf_rows += len(note.leaves)
-
-    def add_chunk(self, tables: dict[str, pa.Table]) -> None:
-        self.chunks.append(tables)
-        leaves = tables.get("leaves")
-        self.leaf_rows += 0 if leaves is None else leaves.num_rows
-
-    def leaf_texts(self, besides: Collection[str] = ()) -> dict[str, str]:
-        """The written leaves' texts by content hash (for embedding), but for the texts of the
-        leaves whose ids are in `besides`."""
-        out = dict(zip(self.leaf["content_hash"], self.leaf["text"], strict=True))
-        for chunk in self.chunks:
-            if (table := chunk.get("leaves")) is not None:
-                out.update(zip(table.column("content_hash").to_pylist(), table.column("text").to_pylist(), strict=True))
-        if besides:
-            known = set(besides)
-            for leaf_id, content_hash in zip(self.leaf["id"], self.leaf["content_hash"], strict=True):
-                if leaf_id in known:
-                    out.pop(content_hash, None)
-        return out
-
-    def insert(self, con: duckdb.DuckDBPyConnection) -> pa.Table:
-        """Insert the rows, numbering the notes from the index's next note number on: each set
-        of rows (a worker's, then this one's) numbers its notes from 0 (`RowBuffers`). Returns
-        the `leaves` rows inserted."""
-        sets = [*self.chunks, self.tables()]
-        first = con.execute("SELECT coalesce(max(note_no) + 1, 0) FROM notes").fetchone()
-        base = int(first[0]) if first else 0
-        parts: dict[str, list[pa.Table]] = {name: [] for name in ("notes", "leaves", "postings", "links", "tags")}
-        for rows in sets:
-            for name, table in rows.items():
-                if name in ("notes", "postings"):
-                    table = _shift_note_numbers(table, base)
-                parts[name].append(table)
-            base += rows["notes"].num_rows if "notes" in rows else 0
-        inserted = {
-            name: tables[0] if len(tables) == 1 else pa.concat_tables(tables) for name, tables in parts.items() if tables
-        }
-        for name, table in inserted.items():
-            insert_arrow(con, name, table)
-        return inserted.get("leaves", ROW_SCHEMAS["leaves"].empty_table())
-
-
-class LoadLeafIds:
-    """The leaf ids a rebuild has written so far, as the sorted hashes of the ids (8 bytes
-    each, ~3.4 MB at 50k notes). A batch whose ids none of them matches holds every row of
-    its leaves, so the entity deriver need not read them back: with the lookup indexes
-    suspended that read scans the `leaves` rows the load wrote so far, on every batch. Two ids
-    sharing a hash only cost that read (`add_new` says False)."""
-
-    def __init__(self) -> None:
-        self.hashes: npt.NDArray[np.int64] = np.empty(0, np.int64)
-
-    def add_new(self, ids: Sequence[str]) -> bool:
-        """Add `ids`; True when none of them (by its hash) was added before."""
-        new = np.unique(np.fromiter(map(hash, ids), np.int64, len(ids)))
-        seen = self.hashes
-        place = np.searchsorted(seen, new)
-        fresh = not np.any(seen[np.minimum(place, len(seen) - 1)] == new) if len(seen) else True
-        self.hashes = np.insert(seen, place, new)
-        return fresh
-
-
-def _shift_note_numbers(table: pa.Table, by: int) -> pa.Table:
-    if not by:
-        return table
-    column = table.schema.get_field_index("note_no")
-    return table.set_column(column, "note_no", pc.add(table.column(column), pa.scalar(by, pa.int64())))
-
-
-def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> pa.Table | None:
-    """Insert column lists into `table` through one Arrow table (fast, typed, NULL-safe);
-    returns that table (None: no rows)."""
-    if not columns[ROW_SCHEMAS[table].names[0]]:
-        return None
-    data = row_table(table, columns)
-    insert_arrow(con, table, data)
-    return data
-
-
-def _with_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str], sql: str) -> None:
-    """Run `sql`, in which `_rows(path)` are `paths`."""
-    execute_with(con, sql, rows=key_table(paths, "path"))
-
-
-def _delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[str]:
-    """Delete every row derived from `paths`; return the ids of the leaves that went away."""
-    table = key_table(paths, "path")
-
-    def run(sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
-        return execute_with(con, sql, params, rows=table).fetchall()
-
-    removed = [row[0] for row in run("SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _rows) ORDER BY id")]
-    found = [row[0] for row in run("SELECT note_no FROM notes WHERE path IN (SELECT path FROM _rows)")]
-    numbers = sorted(n for n in found if n is not None)
-    if len(numbers) < len(found):  # rows written before notes were numbered: by leaf id
-        run(
-            "DELETE FROM postings WHERE leaf_id IN (SELECT id FROM leaves WHERE note_path IN "
-            "(SELECT path FROM _rows WHERE path IN (SELECT path FROM notes WHERE note_no IS NULL)))"
-        )
-    if numbers:
-        # By note number, within their range: DuckDB skips the row groups outside it (by
-        # leaf id, a hash, it read the whole table). Each note deletes its own rows only: a
-        # leaf also held by a note that stays (a copied source note) keeps that note's.
-        con.execute(
-            "DELETE FROM postings WHERE note_no BETWEEN ? AND ? AND note_no IN (SELECT unnest(?::BIGINT[]))",
-            [numbers[0], numbers[-1], numbers],
-        )
-    run("DELETE FROM leaves WHERE note_path IN (SELECT path FROM _rows)")
-    run("DELETE FROM links WHERE src_path IN (SELECT path FROM _rows)")
-    run("DELETE FROM tags WHERE path IN (SELECT path FROM _rows)")
-    run("DELETE FROM notes WHERE path IN (SELECT path FROM _rows)")
-    return removed
-
-
-def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:
-    paths = sorted(touch)
-    frame = pa.table(
-        {
-            "path": pa.array(paths, pa.string()),
-            "size": pa.array([touch[p].size for p in paths], pa.int64()),
-            "mtime_ns": pa.array([touch[p].mtime_ns for p in paths], pa.int64()),
-            "ctime_ns": pa.array([touch[p].ctime_ns for p in paths], pa.int64()),
-            "ino": pa.array([touch[p].ino for p in paths], pa.int64()),
-        }
-    )
-    execute_with(
-        con,
-        "UPDATE notes SET size = t.size, mtime_ns = t.mtime_ns, ctime_ns = t.ctime_ns, ino = t.ino "
-        "FROM _rows t WHERE notes.path = t.path",
-        rows=frame,
-    )
-
-
-def _insert_problems(con: duckdb.DuckDBPyConnection, problems: dict[str, list[Problem]]) -> None:
-    cols: dict[str, list[Any]] = {"path": [], "kind": [], "message": []}
-    for path in sorted(problems):
-        for problem in problems[path]:
-            cols["path"].append(problem.path)
-            cols["kind"].append(problem.kind)
-            cols["message"].append(problem.message)
-    insert_rows(con, "problems", cols)
-
-
-def _listable(folder: Path) -> bool:
-    try:
-        with os.scandir(folder):
-            return True
-    except OSError:
-        return False

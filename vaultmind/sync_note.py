@@ -2,7 +2,7 @@
 
 `load_note` is the whole per-file work: read (re-reading if the file changes underneath),
 sha256, decode, `parse_note`, the term counts of every leaf, the stored front matter, and what
-the derivers can do from the parsed note alone (`sync.Preparing`: admission decisions, entity
+the derivers can do from the parsed note alone (`sync_derive.Preparing`: admission decisions, entity
 mentions). It is a pure function of the file's bytes (and of the registry the entity work was
 handed), so where it runs does not change a single row: `load_many` does it for a batch of
 files, in this process or in a parse worker (`sync_load.Loader`), and builds the batch's rows
@@ -30,7 +30,7 @@ from vaultmind.vault.read import decode_note, read_note
 log = logging.getLogger(__name__)
 
 Preparer = Callable[[ParsedNote, str], Any]
-"""A deriver's pure per-note work (`sync.Preparing`): (parsed note, its front matter as
+"""A deriver's pure per-note work (`sync_derive.Preparing`): (parsed note, its front matter as
 stored) → what the deriver's `apply` takes for the note. Must pickle (it runs in workers)."""
 
 

@@ -74,7 +74,7 @@ class RowBuffers:
     """Column lists of the `notes`, `leaves`, `postings`, `links` and `tags` rows of notes.
 
     `note_no` (of notes and their postings) holds each note's place among the notes added here
-    (0, 1, …); the applying process adds the index's next note number (`sync._Rows.insert`)."""
+    (0, 1, …); the applying process adds the index's next note number (`sync_write.BatchRows.insert`)."""
 
     def __init__(self) -> None:
         self.note = _columns("notes")

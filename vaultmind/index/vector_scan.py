@@ -1,6 +1,7 @@
 """How int8 rows of vectors are held and scanned: quantization, scans shared between threads,
 the first pass over the rows' leading principal axes, the inverted file, and the scratch file
-that holds clustered rows (`resident_vectors.ResidentVectors` puts them together)."""
+that holds clustered rows (`vector_rows.VectorRows` holds the rows with them, and
+`resident_vectors.ResidentVectors` searches them)."""
 
 from __future__ import annotations
 

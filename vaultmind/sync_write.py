@@ -1,0 +1,275 @@
+"""One apply's transaction: what a batch of the diff changes (`BatchPlan`), its rows
+(`BatchRows`: those built where the notes were parsed, and those built here), and the
+statements that delete the rows of changed and gone paths, insert the new rows, run the
+derivers and set the problems (`write_batch`). Run again as a whole if it rolls back: nothing
+outside the index is changed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from vaultmind.index.arrow import execute_with, insert_arrow, key_table
+from vaultmind.index.resident import LeafDelta
+from vaultmind.index.store import Index
+from vaultmind.model import FileStat, ParsedNote, Problem
+from vaultmind.sync_derive import Deriver, Preparing
+from vaultmind.sync_note import Loaded
+from vaultmind.sync_rows import ROW_SCHEMAS, RowBuffers, row_table
+from vaultmind.sync_scan import SCAN_PROBLEMS, as_scan_problem
+from vaultmind.vault.scan import ScanResult
+
+RETRIED = ("unreadable", "changed_while_reading")  # a failed read, tried again at every sync
+TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
+
+
+@dataclass(slots=True)
+class BatchPlan:
+    """What one apply changes: the notes to write, the paths whose rows go, the stats to touch,
+    the problems to set and clear."""
+
+    write: dict[str, Loaded] = field(default_factory=dict)  # read and parsed: stat, note, counts set
+    remove: set[str] = field(default_factory=set)  # paths whose rows go (gone, or no longer indexable)
+    touch: dict[str, FileStat] = field(default_factory=dict)
+    problems: dict[str, list[Problem]] = field(default_factory=dict)  # path → its current problems
+    clear_problems: set[str] = field(default_factory=set)  # paths whose old problems no longer hold
+    # paths whose read failed (their rows kept) or read as indexed: only a failed read's problem
+    # (`RETRIED`) is replaced, the others (front matter…) are of the bytes indexed and hold
+    read_only: set[str] = field(default_factory=set)
+    rows: list[dict[str, pa.Table]] = field(default_factory=list)  # Arrow rows of the `in_rows` notes of `write`
+
+
+def write_batch(
+    index: Index,
+    con: duckdb.DuckDBPyConnection,
+    plan: BatchPlan,
+    rows: BatchRows,
+    derivers: Sequence[Deriver],
+    *,
+    chunk_tokens: int,
+    rebuild: bool,
+    fresh: LoadLeafIds | None,
+    scan: ScanResult | None,
+) -> list[str]:
+    """The statements of one batch's transaction (run again if it rolls back: nothing
+    outside the index is changed). Returns the ids of the leaves that went away."""
+    if rebuild:
+        index.clear_derived(con)
+        con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
+        index.set_meta(con, "chunk_tokens", str(chunk_tokens))  # the size leaves are cut at
+    changed = [] if fresh is not None else sorted(plan.remove | set(plan.write))
+    removed_ids = delete_paths(con, changed) if changed else []
+    if plan.touch:
+        _touch(con, plan.touch)
+    inserted = rows.insert(con)
+    # a rebuild's batch whose leaf ids no earlier batch wrote: its rows are every row of its leaves
+    leaves = inserted if fresh is not None and fresh.add_new(inserted.column("id").to_pylist()) else None
+    drop_written_blocks(index)
+    written = [note for path in sorted(plan.write) if (note := plan.write[path].written) is not None]
+    number = 0
+    for deriver in derivers:
+        if isinstance(deriver, Preparing):
+            prepared = {path: item.prepared[number] for path, item in plan.write.items()}
+            number += 1
+            deriver.apply(
+                con, removed_ids, written, rebuild=rebuild, changed_paths=changed, prepared=prepared, leaves=leaves
+            )
+        else:
+            deriver.apply(con, removed_ids, written, rebuild=rebuild, changed_paths=changed)
+        drop_written_blocks(index)
+    problem_paths = sorted((plan.clear_problems | set(plan.problems)) - plan.read_only)
+    problems = {path: list(found) for path, found in plan.problems.items()}
+    if scan is not None:
+        con.execute(f"DELETE FROM problems WHERE kind IN ({', '.join(repr(k) for k in SCAN_PROBLEMS)})")
+        for problem in scan.problems:
+            problems.setdefault(problem.path, []).append(as_scan_problem(problem))
+    if problem_paths and not rebuild:
+        _with_paths(con, problem_paths, "DELETE FROM problems WHERE path IN (SELECT path FROM _rows)")
+    if plan.read_only and not rebuild:
+        _with_paths(
+            con,
+            sorted(plan.read_only),
+            f"DELETE FROM problems WHERE path IN (SELECT path FROM _rows) AND kind IN ({', '.join(map(repr, RETRIED))})",
+        )
+    _insert_problems(con, problems)
+    return removed_ids
+
+
+def drop_written_blocks(index: Index) -> None:
+    """Within a batch of a whole-vault load, between its steps (the rows, each deriver, the
+    vectors): the blocks of the row groups DuckDB wrote as they filled, and those a step
+    read, stay cached until the pool is full, under the next step's own memory (119 MB at
+    the peak of a batch at 50k notes)."""
+    if index.in_bulk:
+        index.drop_cached_blocks()
+
+
+class BatchRows(RowBuffers):
+    """Column buffers for one apply, and the Arrow rows built where notes were parsed, inserted
+    with one statement per table."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.leaf_id: list[str] = []
+        self.deltas: list[LeafDelta] = []
+        self.chunks: list[dict[str, pa.Table]] = []  # rows built by the loader, in path order
+        self.leaf_rows = 0
+
+    def add_note(
+        self, note: ParsedNote, st: FileStat, sha: str, leaf_counts: TermCounts, frontmatter: str | None = None
+    ) -> None:
+        super().add_note(note, st, sha, leaf_counts, frontmatter)
+        for leaf, (counts, total) in zip(note.leaves, leaf_counts, strict=True):
+            self.leaf_id.append(leaf.id)
+            self.deltas.append(LeafDelta(leaf.id, leaf.content_hash, counts, total))
+        self.leaf_rows += len(note.leaves)
+
+    def add_chunk(self, tables: dict[str, pa.Table]) -> None:
+        self.chunks.append(tables)
+        leaves = tables.get("leaves")
+        self.leaf_rows += 0 if leaves is None else leaves.num_rows
+
+    def leaf_texts(self, besides: Collection[str] = ()) -> dict[str, str]:
+        """The written leaves' texts by content hash (for embedding), but for the texts of the
+        leaves whose ids are in `besides`."""
+        out = dict(zip(self.leaf["content_hash"], self.leaf["text"], strict=True))
+        for chunk in self.chunks:
+            if (table := chunk.get("leaves")) is not None:
+                out.update(zip(table.column("content_hash").to_pylist(), table.column("text").to_pylist(), strict=True))
+        if besides:
+            known = set(besides)
+            for leaf_id, content_hash in zip(self.leaf["id"], self.leaf["content_hash"], strict=True):
+                if leaf_id in known:
+                    out.pop(content_hash, None)
+        return out
+
+    def insert(self, con: duckdb.DuckDBPyConnection) -> pa.Table:
+        """Insert the rows, numbering the notes from the index's next note number on: each set
+        of rows (a worker's, then this one's) numbers its notes from 0 (`RowBuffers`). Returns
+        the `leaves` rows inserted."""
+        sets = [*self.chunks, self.tables()]
+        first = con.execute("SELECT coalesce(max(note_no) + 1, 0) FROM notes").fetchone()
+        base = int(first[0]) if first else 0
+        parts: dict[str, list[pa.Table]] = {name: [] for name in ("notes", "leaves", "postings", "links", "tags")}
+        for rows in sets:
+            for name, table in rows.items():
+                if name in ("notes", "postings"):
+                    table = _shift_note_numbers(table, base)
+                parts[name].append(table)
+            base += rows["notes"].num_rows if "notes" in rows else 0
+        inserted = {
+            name: tables[0] if len(tables) == 1 else pa.concat_tables(tables) for name, tables in parts.items() if tables
+        }
+        for name, table in inserted.items():
+            insert_arrow(con, name, table)
+        return inserted.get("leaves", ROW_SCHEMAS["leaves"].empty_table())
+
+
+class LoadLeafIds:
+    """The leaf ids a rebuild has written so far, as the sorted hashes of the ids (8 bytes
+    each, ~3.4 MB at 50k notes). A batch whose ids none of them matches holds every row of
+    its leaves, so the entity deriver need not read them back: with the lookup indexes
+    suspended that read scans the `leaves` rows the load wrote so far, on every batch. Two ids
+    sharing a hash only cost that read (`add_new` says False)."""
+
+    def __init__(self) -> None:
+        self.hashes: npt.NDArray[np.int64] = np.empty(0, np.int64)
+
+    def add_new(self, ids: Sequence[str]) -> bool:
+        """Add `ids`; True when none of them (by its hash) was added before."""
+        new = np.unique(np.fromiter(map(hash, ids), np.int64, len(ids)))
+        seen = self.hashes
+        place = np.searchsorted(seen, new)
+        fresh = not np.any(seen[np.minimum(place, len(seen) - 1)] == new) if len(seen) else True
+        self.hashes = np.insert(seen, place, new)
+        return fresh
+
+
+def _shift_note_numbers(table: pa.Table, by: int) -> pa.Table:
+    if not by:
+        return table
+    column = table.schema.get_field_index("note_no")
+    return table.set_column(column, "note_no", pc.add(table.column(column), pa.scalar(by, pa.int64())))
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, columns: dict[str, list[Any]]) -> pa.Table | None:
+    """Insert column lists into `table` through one Arrow table (fast, typed, NULL-safe);
+    returns that table (None: no rows)."""
+    if not columns[ROW_SCHEMAS[table].names[0]]:
+        return None
+    data = row_table(table, columns)
+    insert_arrow(con, table, data)
+    return data
+
+
+def _with_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str], sql: str) -> None:
+    """Run `sql`, in which `_rows(path)` are `paths`."""
+    execute_with(con, sql, rows=key_table(paths, "path"))
+
+
+def delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[str]:
+    """Delete every row derived from `paths`; return the ids of the leaves that went away."""
+    table = key_table(paths, "path")
+
+    def run(sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        return execute_with(con, sql, params, rows=table).fetchall()
+
+    removed = [row[0] for row in run("SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _rows) ORDER BY id")]
+    found = [row[0] for row in run("SELECT note_no FROM notes WHERE path IN (SELECT path FROM _rows)")]
+    numbers = sorted(n for n in found if n is not None)
+    if len(numbers) < len(found):  # rows written before notes were numbered: by leaf id
+        run(
+            "DELETE FROM postings WHERE leaf_id IN (SELECT id FROM leaves WHERE note_path IN "
+            "(SELECT path FROM _rows WHERE path IN (SELECT path FROM notes WHERE note_no IS NULL)))"
+        )
+    if numbers:
+        # By note number, within their range: DuckDB skips the row groups outside it (by
+        # leaf id, a hash, it read the whole table). Each note deletes its own rows only: a
+        # leaf also held by a note that stays (a copied source note) keeps that note's.
+        con.execute(
+            "DELETE FROM postings WHERE note_no BETWEEN ? AND ? AND note_no IN (SELECT unnest(?::BIGINT[]))",
+            [numbers[0], numbers[-1], numbers],
+        )
+    run("DELETE FROM leaves WHERE note_path IN (SELECT path FROM _rows)")
+    run("DELETE FROM links WHERE src_path IN (SELECT path FROM _rows)")
+    run("DELETE FROM tags WHERE path IN (SELECT path FROM _rows)")
+    run("DELETE FROM notes WHERE path IN (SELECT path FROM _rows)")
+    return removed
+
+
+def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:
+    paths = sorted(touch)
+    frame = pa.table(
+        {
+            "path": pa.array(paths, pa.string()),
+            "size": pa.array([touch[p].size for p in paths], pa.int64()),
+            "mtime_ns": pa.array([touch[p].mtime_ns for p in paths], pa.int64()),
+            "ctime_ns": pa.array([touch[p].ctime_ns for p in paths], pa.int64()),
+            "ino": pa.array([touch[p].ino for p in paths], pa.int64()),
+        }
+    )
+    execute_with(
+        con,
+        "UPDATE notes SET size = t.size, mtime_ns = t.mtime_ns, ctime_ns = t.ctime_ns, ino = t.ino "
+        "FROM _rows t WHERE notes.path = t.path",
+        rows=frame,
+    )
+
+
+def _insert_problems(con: duckdb.DuckDBPyConnection, problems: dict[str, list[Problem]]) -> None:
+    cols: dict[str, list[Any]] = {"path": [], "kind": [], "message": []}
+    for path in sorted(problems):
+        for problem in problems[path]:
+            cols["path"].append(problem.path)
+            cols["kind"].append(problem.kind)
+            cols["message"].append(problem.message)
+    insert_rows(con, "problems", cols)
+
