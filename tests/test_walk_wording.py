@@ -13,7 +13,7 @@ from vaultmind.markdown.note import parse_note, user_note_time
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence
 from vaultmind.retrieval.people import introduces, introduction
-from vaultmind.retrieval.wording import agent_nouns, own_writing
+from vaultmind.retrieval.wording import agent_nouns, hedges, own_writing
 
 from .conftest import write, write_chat
 
@@ -103,6 +103,32 @@ def test_own_writing_verbs_are_the_askers() -> None:
     assert own_writing("what have I noted about the boat?") == {"note"}
     assert own_writing("What did Bob write about the boat?") == set()
     assert own_writing("Where is the note about the boat?") == set()
+
+
+def test_a_hedge_is_how_sure_the_asker_is() -> None:
+    assert hedges("Would Caroline likely pursue writing?") == {"like"}, "the stemmer reads 'likely' as 'like'"
+    assert hedges("What might Bob probably need, perhaps?") == set(terms("probably perhaps"))
+    assert hedges("Would Tim likely like the book?") == set(), "the second 'like' is asked"
+    assert hedges("What does Alice like?") == set()
+
+
+def test_likely_is_not_searched_as_like(vault: Path) -> None:
+    """"Would Alice likely enjoy a boat trip?" asks about boats and trips: "likely" says how sure
+    the asker is, and searched as "like" (its stem) it had matched "I'd like a coffee." as well
+    as the boat trip. "What would Alice like…?" still asks for what she likes."""
+    write_chat(vault, "2024-03-01", [("Alice", "I'd like a coffee, I like it strong."),
+                                     ("Bob", "Sure, one strong coffee coming up."),
+                                     ("Alice", "Booked a boat trip round the bay for Sunday!")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("Would Alice likely enjoy a boat trip?", limit=3, reference_time=MARCH_12)
+        assert "like" not in result["query"]["content_terms"], result["query"]
+        assert result["hits"][0]["content"].startswith("Booked a boat trip")
+        coffee = [h for h in result["hits"] if h["content"].startswith("I'd like a coffee")]
+        assert all(h["breakdown"]["lex"] == 0 for h in coffee), [h["breakdown"]["lex"] for h in coffee]
+        liked = memory.walk("What would Alice like to drink?", limit=3, reference_time=MARCH_12)
+        assert "like" in liked["query"]["content_terms"]
+        assert liked["hits"][0]["content"].startswith("I'd like a coffee")
 
 
 def test_a_speaker_named_beside_your_notes_is_still_the_speaker(vault: Path) -> None:

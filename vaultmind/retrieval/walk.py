@@ -22,7 +22,8 @@
    The verb of a who-question is searched with its agent noun where a leaf holds it ("who owns
    the runbook?" meets "Owner: Marco", which the stemmer keeps apart from "own"), and the
    verbs by which the asker asks what they wrote ("what did I note last week?") are not
-   searched, as "say" is not, and the asker is the author of their own notes (`author`;
+   searched, as "say" is not, nor a hedge ("would X likely…?": the stemmer reads "likely" as
+   "like"; `wording.hedges`), and the asker is the author of their own notes (`author`;
    `retrieval/wording.py`) — and of what such a question asks: a name it holds is not an
    author ("what did I write to Paul?" is not "what did Paul say?"). A
    question about nothing but its author ("what did Whitfield say?") also takes that author's
@@ -175,7 +176,7 @@ from vaultmind.retrieval.windows import (
     yearless,
     yours_within,
 )
-from vaultmind.retrieval.wording import agent_nouns, asker_writes, merged, own_writing, role_terms
+from vaultmind.retrieval.wording import agent_nouns, asker_writes, hedges, merged, own_writing, role_terms
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
@@ -238,6 +239,9 @@ def walk(
     content_text = without_words(question, authors) if authors else question
     speakers, verbs = asked_speakers(question, authors) if authors else (set(), set())
     verbs |= own
+    hedged = hedges(question)  # "would Caroline likely…?": how sure, not what (read as "like")
+    if any(t not in hedged for t in content_terms):
+        verbs |= hedged
     if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
         content_terms = [t for t in content_terms if t not in verbs]
     if window is not None:  # the window's relative words ("last week") are its, not the content's

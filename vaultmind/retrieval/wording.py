@@ -11,6 +11,9 @@
   verb asks for the asker's notes, as "say" asks for someone's words; it is not what they are
   about, and is not searched (a message that says "noted" is no note of theirs); nor are the
   words that name those notes ("in my daily note", "my journal").
+- How sure the asker is ("would Caroline likely…?", "what might Bob probably need?"): a hedge
+  says nothing of what is asked, and is not searched — the stemmer reads "likely" as "like",
+  which every "I'd like…" and "I like…" holds.
 """
 
 from __future__ import annotations
@@ -88,6 +91,17 @@ def _nouns(stem: str) -> tuple[str, ...]:
     if len(stem) >= 3 and stem[-1] not in "aeiouwxy" and stem[-2] in "aeiou" and stem[-3] not in "aeiou":
         nouns.append(stem + stem[-1] + "er")
     return tuple(nouns)
+
+
+_HEDGES = re.compile(r"\b(?:likely|unlikely|probably|possibly|presumably|potentially|perhaps|maybe)\b", re.I)
+
+
+def hedges(question: str) -> set[str]:
+    """The terms of the words by which the question says how sure its asker is ("likely",
+    "probably", "perhaps"): not what it asks about — unless another of its words has the same
+    term ("would Tim likely like…": the second is asked)."""
+    hedged = {t for m in _HEDGES.finditer(question) for t in terms(m.group(0))}
+    return hedged - set(terms(_HEDGES.sub(" ", question))) if hedged else hedged
 
 
 def own_writing(question: str) -> set[str]:
