@@ -46,8 +46,8 @@ log = logging.getLogger(__name__)
 _ROWS_BATCH = 2048
 # a load's batches between two hand-backs of what they freed (`release_freed_memory`, ~20 ms):
 # handed back only once the 210 batches of a 50k-note vault were in, the daemon's RSS grew
-# 297 -> 492 MiB over the stream and fell by 213 MiB after it (its start-up peak, 486-520 MiB;
-# 462 MiB with this and DuckDB's cached blocks dropped before the columns are joined)
+# 297 -> 492 MiB over the stream and fell by 213 MiB after it (its start-up peak, 477-503 MiB;
+# 462-464 MiB with this and DuckDB's cached blocks dropped before the columns are joined)
 RELEASE_EVERY = 16
 _BATCH = 8192  # rows per Arrow batch read from DuckDB (bigger batches raised peak memory ~100 MB at 50k notes)
 # DuckDB's buffer pool while the postings are scanned: it only streams them, and a larger pool
