@@ -9,11 +9,13 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
+from vaultmind.index import resident, store
 from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
@@ -69,6 +71,43 @@ def test_a_serving_load_reads_every_row_as_the_index_holds_it(vault: Path) -> No
         assert [places.place(k) for k in range(len(expected))] == [
             (row["note_path"], row["seq"], row["author"]) for row in expected.values()
         ]
+
+
+def test_a_load_hands_back_what_its_batches_freed_as_it_streams(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load gives freed memory back every `RELEASE_EVERY` batches, not only once all are in
+    (the C heap and Arrow's pool kept what the batches freed: the daemon's start-up peak); the
+    rows load as the index holds them."""
+    _write_sources(vault)
+    monkeypatch.setattr(resident, "_ROWS_BATCH", 1)  # one leaf a batch
+    monkeypatch.setattr(resident, "RELEASE_EVERY", 2)
+    streamed = {"batches": 0}
+    with_notes = resident._with_notes
+
+    def counted(*args: Any) -> Any:
+        streamed["batches"] += 1
+        return with_notes(*args)
+
+    released: list[int] = []  # batches streamed at each hand-back
+    release = resident.release_freed_memory
+
+    def recorded(*args: Any, **kwargs: Any) -> None:
+        released.append(streamed["batches"])
+        release(*args, **kwargs)
+
+    monkeypatch.setattr(resident, "_with_notes", counted)
+    monkeypatch.setattr(resident, "release_freed_memory", recorded)
+    monkeypatch.setattr(store, "release_freed_memory", recorded)  # `drop_cached_blocks`'s
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        memory.serve()
+        released.clear()
+        streamed["batches"] = 0
+        expected = _sql_rows(memory)
+        memory.leaves.room(memory.leaves._load)
+        total = streamed["batches"]
+        assert total == len(expected) >= 5
+        assert [n for n in released if n < total] == list(range(2, total, 2))  # while streaming
+        assert memory.leaves.rows(list(expected)) == expected
 
 
 def test_rows_of_leaves_a_save_added_read_back_as_loaded_ones(vault: Path) -> None:

@@ -44,6 +44,11 @@ log = logging.getLogger(__name__)
 # rows per Arrow batch of the leaves' load: each carries texts, and the C heap kept what bigger
 # batches had freed (at 50k notes, 8,192 rows: the load's peak ~50 MB higher)
 _ROWS_BATCH = 2048
+# a load's batches between two hand-backs of what they freed (`release_freed_memory`, ~20 ms):
+# handed back only once the 210 batches of a 50k-note vault were in, the daemon's RSS grew
+# 297 -> 492 MiB over the stream and fell by 213 MiB after it (its start-up peak, 477-503 MiB;
+# 462-464 MiB with this and DuckDB's cached blocks dropped before the columns are joined)
+RELEASE_EVERY = 16
 _BATCH = 8192  # rows per Arrow batch read from DuckDB (bigger batches raised peak memory ~100 MB at 50k notes)
 # DuckDB's buffer pool while the postings are scanned: it only streams them, and a larger pool
 # filled with their blocks (at 50k notes 16 MB: +15 MB over the scan, 128 MB: +105 MB, and
@@ -240,8 +245,11 @@ class ResidentLeaves:
                 meta, rows = _with_notes(batch, notes)
                 self._store.append_columns(rows, meta.column("text"))
                 parts.append((id_array(meta.column("id")), *self._columns(meta)))
+                if len(parts) % RELEASE_EVERY == 0:  # the batches' tables and the row store's old spans
+                    release_freed_memory()
                 if self.progress and done < total:
                     self.progress("load leaves", done, total)
+            self.index.drop_cached_blocks()  # the leaves' blocks, before the columns are joined
             if self.progress:  # leaves of no note are not loaded: done may stay below the count
                 self.progress("load leaves", total, total)
             empty = (np.zeros(0, dtype="S1"), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
@@ -258,7 +266,7 @@ class ResidentLeaves:
             names = self._author_names.names
             self._authors = Counter({name: n for name, n in zip(names, counts.tolist(), strict=True) if n and name})
             self._author_set = None
-            self.index.drop_cached_blocks()  # the leaves' blocks (and the heap the batches freed)
+            release_freed_memory()  # the batches' columns, joined
             self._postings_from_snapshot_or_index(keys)
         places = (self._note.astype(np.int64) << 32) | (self._seq.astype(np.int64) & 0xFFFFFFFF)
         self._place_rows = np.argsort(places, kind="stable")
