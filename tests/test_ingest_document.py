@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -587,3 +588,39 @@ def test_documents_in_legacy_east_asian_code_pages_are_read_in_them(tmp_path: Pa
     report = write_documents(vault, docs)
     notes = [(vault / path).read_text(encoding="utf-8") for path in report.written]
     assert len(notes) == 6 and any(note.endswith(LEGACY_DOCUMENTS["cp949"]) for note in notes)
+
+
+def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vault: Path) -> None:
+    """A folder of Markdown documents that link each other (`[[Note A]]`, `[[Note A#Heading]]`,
+    `![[Note A]]`) keeps its links working in Obsidian, which finds a link by file name only:
+    each new note is named after its file as written (made safe), not the slug of its title.
+    Re-ingesting is a no-op; a note written under its slug before keeps its place and name."""
+    docs = tmp_path / "My Notes"
+    put(docs / "Note A.md", "# Something else\n\n## Heading\n\nThe heron nests by the lake.\n")
+    put(docs / "Index.md", "See [[Note A]], [[Note A#Heading]] and [[Plan- Q3]].\n\n![[Note A]]\n")
+    put(docs / "Plan: Q3?.md", "Ship it.\n")  # `:` and `?` no file name on every system may hold
+    put(docs / "Café [draft].txt", "Au lait.\n")
+    put(docs / "CON.md", "Reserved on Windows.\n")  # named by its slug
+    first = write_documents(vault, parse_document_paths([docs]))
+    folder = "sources/document/files/my-notes"
+    assert sorted(first.written) == [f"{folder}/{name}.md" for name in ("Café -draft", "Index", "Note A", "Plan- Q3", "con")]
+    names = {Path(p).stem.casefold() for p in first.written}
+    index = (vault / folder / "Index.md").read_text(encoding="utf-8")
+    targets = [t.split("#")[0] for t in re.findall(r"\[\[([^\]|]+)", index)]
+    assert targets == ["Note A", "Note A", "Plan- Q3", "Note A"]
+    assert all(t.casefold() in names for t in targets)  # as Obsidian resolves them: by file name
+    snapshot = {p: (vault / p).read_bytes() for p in first.written}
+    again = write_documents(vault, parse_document_paths([docs]))
+    assert again.written == [] and sorted(again.unchanged) == sorted(first.written)
+    assert {p: (vault / p).read_bytes() for p in first.written} == snapshot
+
+    # a note written under the slug of its title keeps it: found again by its id, not doubled
+    old = tmp_path / "old"
+    put(old / "Note B.md", "# Note B\n\nFirst draft.\n")
+    [doc] = parse_document_paths([old])
+    written = write_documents(vault, [replace(doc, name=None)]).written  # as written before
+    assert written == ["sources/document/files/old/note-b.md"]
+    assert write_documents(vault, parse_document_paths([old])).unchanged == written
+    put(old / "Note B.md", "# Note B\n\nSecond draft.\n")
+    assert write_documents(vault, parse_document_paths([old])).written == written
+    assert sorted(p.name for p in (vault / "sources/document/files/old").iterdir()) == ["note-b.md"]

@@ -25,6 +25,8 @@ Identity and place:
   (`legacy_source_id`), so documents ingested then are found again, not written twice.
 - `scope` = `files/<folder>`: the given folder's name and the sub-folders down to the file
   (`files/docs/notes`); for a file given directly, its folder's name.
+- `name`: the file's name without extension, as written: a new document's note is named after
+  it, so that links between documents (`[[Note A]]`, `![[Note A#Heading]]`) resolve in Obsidian.
 - `title`: front matter `title`, else the first `# ` heading (`<title>`, then the first
   `<h1>`, for HTML), else the file name without extension.
 - `modified`: the file's modification time (UTC, ISO 8601). It is not part of the content:
@@ -152,6 +154,7 @@ def _one(
         source_ref=source_ref or path.resolve().as_uri(),
         legacy_source_id=None if source_id else f"doc:{_slug_path([*rel.parent.parts, rel.stem])}",
         id_given=source_id is not None,
+        name=rel.stem,
     )
     return doc, path, source_id is None
 

@@ -84,6 +84,7 @@ class DocumentInput:
     source_ref: str | None = None
     legacy_source_id: str | None = None  # the id an earlier vaultmind gave it: its note keeps it
     id_given: bool = False  # `source_id` comes from the file (its front matter): files sharing it are one document
+    name: str | None = None  # the file's name without extension, as written: a new note is named after it
 
 
 DatedBy = Literal["Date", "Received", "from-line", "file-name", "mtime", ""]  # "": no date anywhere
