@@ -624,3 +624,34 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     put(old / "Note B.md", "# Note B\n\nSecond draft.\n")
     assert write_documents(vault, parse_document_paths([old])).written == written
     assert sorted(p.name for p in (vault / "sources/document/files/old").iterdir()) == ["note-b.md"]
+
+
+def test_warnings_about_an_unchanged_document_are_not_said_again(tmp_path: Path, vault: Path) -> None:
+    """Re-ingesting a folder repeated every warning about its files' reading (an encoding, a
+    front matter) though nothing was written: they are said when the document is written (first,
+    or changed), and summed up in one line while it is unchanged. A file skipped is said each time."""
+    from vaultmind.ingest.detect import ingest_paths
+
+    folder = tmp_path / "docs"
+    legacy = put(folder / "legacy.txt", "Caf\xe9 au lait".encode("cp1252"))
+    put(folder / "broken.md", "---\ntitle: [unclosed\n---\nThe body.\n")
+    put(folder / "photo.png", b"\x89PNG\r\n")
+    said = {
+        f"{legacy}: not UTF-8; read as Windows-1252",
+        f"{folder / 'photo.png'}: not a document (.md, .txt, .html); skipped",
+    }
+    first = ingest_paths("document", [folder], vault)
+    assert len(first.written) == 2 and said < set(first.warnings)
+    assert [w for w in first.warnings if w.startswith(f"{folder / 'broken.md'}: front matter")]
+    again = ingest_paths("document", [folder], vault)
+    assert again.written == [] and again.warnings == [
+        f"{folder / 'photo.png'}: not a document (.md, .txt, .html); skipped",
+        "2 warnings about documents already ingested and unchanged not repeated",
+    ]
+    put(legacy, "Th\xe9 au lait".encode("cp1252"))  # changed: its next version, and what its reading says
+    changed = ingest_paths("document", [folder], vault)
+    assert changed.documents_replaced == 1 and changed.warnings == [
+        f"{folder / 'photo.png'}: not a document (.md, .txt, .html); skipped",
+        f"{legacy}: not UTF-8; read as Windows-1252",
+        "1 warning about documents already ingested and unchanged not repeated",
+    ]

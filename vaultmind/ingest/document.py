@@ -112,6 +112,7 @@ def _one(
     path: Path, rel: Path, scope_parts: Sequence[str], warnings: list[str]
 ) -> tuple[DocumentInput, Path, bool] | None:
     kind = SUFFIXES[path.suffix.lower()]
+    said_from = len(warnings)  # the warnings about this file, said again only when it changes
     try:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:  # said and left out: the folder's other files are ingested
@@ -155,6 +156,7 @@ def _one(
         legacy_source_id=None if source_id else f"doc:{_slug_path([*rel.parent.parts, rel.stem])}",
         id_given=source_id is not None,
         name=rel.stem,
+        said=tuple(warnings[said_from:]),
     )
     return doc, path, source_id is None
 
