@@ -655,3 +655,13 @@ def test_warnings_about_an_unchanged_document_are_not_said_again(tmp_path: Path,
         f"{legacy}: not UTF-8; read as Windows-1252",
         "1 warning about documents already ingested and unchanged not repeated",
     ]
+
+
+def test_two_file_names_differing_in_case_only_are_two_notes_on_every_system(tmp_path: Path, vault: Path) -> None:
+    """`Plan.md` and `plan.md` of one folder (a Linux folder) are two notes whose names differ in
+    more than case: on macOS and Windows `Plan.md` and `plan.md` are one file, and Obsidian's
+    links are case-insensitive."""
+    put(tmp_path / "docs" / "Plan.md", "The upper one.\n")
+    put(tmp_path / "docs" / "plan.md", "The lower one.\n")
+    written = write_documents(vault, parse_document_paths([tmp_path / "docs"])).written
+    assert sorted(written) == ["sources/document/files/docs/Plan.md", "sources/document/files/docs/plan-2.md"]

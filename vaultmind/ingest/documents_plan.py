@@ -141,9 +141,10 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
         stem = _note_name(doc, title)
         base, name = f"{folder}/{stem}.md", _numbered_path
     n = 1
-    while (path := name(base, n)) in plan.claimed or plan.existing(path) is not None:
+    while (path := name(base, n)) in plan.claimed or path.casefold() in plan.folded or plan.existing(path) is not None:
         n += 1
     plan.claimed.add(path)
+    plan.folded.add(path.casefold())
     say_wide(plan, [note.path for note in user_edited], f"its next version is written to {path}")
     start = _opt_str(user_edited[0].data.get("time_start")) if user_edited else None
     data = _render_document(doc, latest + 1, start or modified, modified)
