@@ -321,9 +321,9 @@ def test_a_folder_with_symlinks_is_read_once_whatever_the_adapter(tmp_path: Path
     ]
     docs = ingest_paths("document", [inbox], vault)
     assert sorted(docs.written) == [
+        "sources/document/files/inbox/2024/WhatsApp Chat with Q3.md",
         "sources/document/files/inbox/2024/plan.md",
-        "sources/document/files/inbox/2024/whatsapp-chat-with-q3.md",
-        "sources/document/files/inbox/team/whatsapp-chat-with-team.md",
+        "sources/document/files/inbox/team/WhatsApp Chat with Team.md",
     ]
     assert [w for w in docs.warnings if ": a symlink" in w or "(a symlink)" in w] == skipped
     mails = ingest_paths("email", [inbox], vault)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -587,3 +588,80 @@ def test_documents_in_legacy_east_asian_code_pages_are_read_in_them(tmp_path: Pa
     report = write_documents(vault, docs)
     notes = [(vault / path).read_text(encoding="utf-8") for path in report.written]
     assert len(notes) == 6 and any(note.endswith(LEGACY_DOCUMENTS["cp949"]) for note in notes)
+
+
+def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vault: Path) -> None:
+    """A folder of Markdown documents that link each other (`[[Note A]]`, `[[Note A#Heading]]`,
+    `![[Note A]]`) keeps its links working in Obsidian, which finds a link by file name only:
+    each new note is named after its file as written (made safe), not the slug of its title.
+    Re-ingesting is a no-op; a note written under its slug before keeps its place and name."""
+    docs = tmp_path / "My Notes"
+    put(docs / "Note A.md", "# Something else\n\n## Heading\n\nThe heron nests by the lake.\n")
+    put(docs / "Index.md", "See [[Note A]], [[Note A#Heading]] and [[Plan- Q3]].\n\n![[Note A]]\n")
+    put(docs / "Plan: Q3?.md", "Ship it.\n")  # `:` and `?` no file name on every system may hold
+    put(docs / "Café [draft].txt", "Au lait.\n")
+    put(docs / "CON.md", "Reserved on Windows.\n")  # named by its slug
+    first = write_documents(vault, parse_document_paths([docs]))
+    folder = "sources/document/files/my-notes"
+    assert sorted(first.written) == [f"{folder}/{name}.md" for name in ("Café -draft", "Index", "Note A", "Plan- Q3", "con")]
+    names = {Path(p).stem.casefold() for p in first.written}
+    index = (vault / folder / "Index.md").read_text(encoding="utf-8")
+    targets = [t.split("#")[0] for t in re.findall(r"\[\[([^\]|]+)", index)]
+    assert targets == ["Note A", "Note A", "Plan- Q3", "Note A"]
+    assert all(t.casefold() in names for t in targets)  # as Obsidian resolves them: by file name
+    snapshot = {p: (vault / p).read_bytes() for p in first.written}
+    again = write_documents(vault, parse_document_paths([docs]))
+    assert again.written == [] and sorted(again.unchanged) == sorted(first.written)
+    assert {p: (vault / p).read_bytes() for p in first.written} == snapshot
+
+    # a note written under the slug of its title keeps it: found again by its id, not doubled
+    old = tmp_path / "old"
+    put(old / "Note B.md", "# Note B\n\nFirst draft.\n")
+    [doc] = parse_document_paths([old])
+    written = write_documents(vault, [replace(doc, name=None)]).written  # as written before
+    assert written == ["sources/document/files/old/note-b.md"]
+    assert write_documents(vault, parse_document_paths([old])).unchanged == written
+    put(old / "Note B.md", "# Note B\n\nSecond draft.\n")
+    assert write_documents(vault, parse_document_paths([old])).written == written
+    assert sorted(p.name for p in (vault / "sources/document/files/old").iterdir()) == ["note-b.md"]
+
+
+def test_warnings_about_an_unchanged_document_are_not_said_again(tmp_path: Path, vault: Path) -> None:
+    """Re-ingesting a folder repeated every warning about its files' reading (an encoding, a
+    front matter) though nothing was written: they are said when the document is written (first,
+    or changed), and summed up in one line while it is unchanged. A file skipped is said each time."""
+    from vaultmind.ingest.detect import ingest_paths
+
+    folder = tmp_path / "docs"
+    legacy = put(folder / "legacy.txt", "Caf\xe9 au lait".encode("cp1252"))
+    put(folder / "broken.md", "---\ntitle: [unclosed\n---\nThe body.\n")
+    put(folder / "photo.png", b"\x89PNG\r\n")
+    said = {
+        f"{legacy}: not UTF-8; read as Windows-1252",
+        f"{folder / 'photo.png'}: not a document (.md, .txt, .html); skipped",
+    }
+    first = ingest_paths("document", [folder], vault)
+    assert len(first.written) == 2 and said < set(first.warnings)
+    assert [w for w in first.warnings if w.startswith(f"{folder / 'broken.md'}: front matter")]
+    again = ingest_paths("document", [folder], vault)
+    assert again.written == [] and again.warnings == [
+        f"{folder / 'photo.png'}: not a document (.md, .txt, .html); skipped",
+        "2 warnings about documents already ingested and unchanged not repeated",
+    ]
+    put(legacy, "Th\xe9 au lait".encode("cp1252"))  # changed: its next version, and what its reading says
+    changed = ingest_paths("document", [folder], vault)
+    assert changed.documents_replaced == 1 and changed.warnings == [
+        f"{folder / 'photo.png'}: not a document (.md, .txt, .html); skipped",
+        f"{legacy}: not UTF-8; read as Windows-1252",
+        "1 warning about documents already ingested and unchanged not repeated",
+    ]
+
+
+def test_two_file_names_differing_in_case_only_are_two_notes_on_every_system(tmp_path: Path, vault: Path) -> None:
+    """`Plan.md` and `plan.md` of one folder (a Linux folder) are two notes whose names differ in
+    more than case: on macOS and Windows `Plan.md` and `plan.md` are one file, and Obsidian's
+    links are case-insensitive."""
+    put(tmp_path / "docs" / "Plan.md", "The upper one.\n")
+    put(tmp_path / "docs" / "plan.md", "The lower one.\n")
+    written = write_documents(vault, parse_document_paths([tmp_path / "docs"])).written
+    assert sorted(written) == ["sources/document/files/docs/Plan.md", "sources/document/files/docs/plan-2.md"]

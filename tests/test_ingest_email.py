@@ -174,7 +174,7 @@ def test_missing_ids_dates_and_senders(tmp_path: Path) -> None:
     os.utime(folder / "2.eml", (1710410400, 1710410400))  # 2024-03-14 10:00 UTC
     batches, warnings = parse_email_paths_with_report([folder])
     assert sorted(w.split(": ", 1)[1] for w in warnings) == [
-        "1 message without a usable Date header — dated 1 by the file's modification time, when it was saved,"
+        "1 message without a usable Date header — dated by the file's modification time, when it was saved,"
         " not sent (2024-03-14T10:00:00Z); give it a Date: header to date it otherwise",
         "no sender (From, Sender, Reply-To, Return-Path); author 'unknown'",
         "unparseable: empty message",
@@ -580,9 +580,9 @@ def test_an_eml_without_a_date_is_dated_by_received_else_its_file_time(tmp_path:
     os.utime(bare, (1714564800, 1714564800))  # 2024-05-01 12:00 UTC
     batches, warnings = parse_email_paths_with_report([folder])
     assert warnings == [
-        f"{bare}: 1 message without a usable Date header — dated 1 by the file's modification time, when it was"
+        f"{bare}: 1 message without a usable Date header — dated by the file's modification time, when it was"
         " saved, not sent (2024-05-01T12:00:00Z); give it a Date: header to date it otherwise",
-        f"{received}: 1 message without a usable Date header — dated 1 by their newest Received header (2024-03-12T10:05:00Z)",
+        f"{received}: 1 message without a usable Date header — dated by its newest Received header (2024-03-12T10:05:00Z)",
     ]
     report = write_batches(vault, batches)
     assert report.written == ["sources/email/saved/bare/2024-05-01-bare.md", "sources/email/saved/hops/2024-03-12-hops.md"]
@@ -602,7 +602,7 @@ def test_an_mbox_message_without_a_date_prefers_received_then_the_envelope_and_s
     mbox.write_text(envelope + undated + "\n" + envelope + hopped + "\n", encoding="utf-8")
     batches, warnings = parse_email_paths_with_report([mbox])
     assert warnings == [
-        f"{mbox}: 2 messages without a usable Date header — dated 1 by their newest Received header"
+        f"{mbox}: 2 messages without a usable Date header — dated 1 by its newest Received header"
         " (message 2 (subject 'Hopped'): 2012-06-29T23:00:00Z), 1 by the mbox's From line (message 1 <u1@example.com>:"
         " 2012-06-30T06:06:01Z)",
     ]
@@ -688,11 +688,11 @@ def test_no_message_is_dated_1970_or_left_out_while_something_dates_it(tmp_path:
         "n2@example.com": "2024-03-09T16:00:00+00:00",
     }
     assert warnings == [
-        f"{mbox}: 3 messages without a usable Date header — dated 1 by their newest Received header (message 2"
+        f"{mbox}: 3 messages without a usable Date header — dated 1 by its newest Received header (message 2"
         " <e2@example.com>: 2024-03-13T10:00:00Z), 1 by the mbox's From line (message 3 <e3@example.com>:"
         " 2020-03-09T12:10:24Z), 1 by the file's modification time, when it was saved, not sent (message 1"
         " <e1@example.com>: 2024-05-01T12:00:00Z); give them a Date: header to date them otherwise",
-        f"{maildir}: 1 message without a usable Date header — dated 1 by the file's modification time, when it was"
+        f"{maildir}: 1 message without a usable Date header — dated by the file's modification time, when it was"
         " saved, not sent (message bare <n2@example.com>: 2024-03-09T16:00:00Z); give it a Date: header to date it otherwise",
     ]
 
@@ -707,13 +707,13 @@ def test_date_warnings_are_said_of_the_messages_an_ingest_writes(tmp_path: Path,
     mbox = tmp_path / "old.mbox"
     mbox.write_text(first, encoding="utf-8")
     said = ingest_paths("email", [mbox], vault).warnings
-    assert said == [f"{mbox}: 1 message without a usable Date header — dated 1 by the mbox's From line (message 1 <u1@example.com>: 2012-06-30T06:06:01Z)"]
+    assert said == [f"{mbox}: 1 message without a usable Date header — dated by the mbox's From line (message 1 <u1@example.com>: 2012-06-30T06:06:01Z)"]
     again = ingest_paths("email", [mbox], vault)
     assert (again.messages_added, again.messages_known, again.warnings) == (0, 1, [])
     mbox.write_text(first + envelope + message("u2@example.com", "x@example.com", None, "Later", "Two") + "\n", encoding="utf-8")
     later = ingest_paths("email", [mbox], vault)
     assert later.messages_added == 1 and later.warnings == [
-        f"{mbox}: 1 message without a usable Date header — dated 1 by the mbox's From line (message 2 <u2@example.com>: 2012-06-30T06:06:01Z)"
+        f"{mbox}: 1 message without a usable Date header — dated by the mbox's From line (message 2 <u2@example.com>: 2012-06-30T06:06:01Z)"
     ]
 
 

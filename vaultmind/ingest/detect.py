@@ -292,6 +292,16 @@ def parse_paths(
     return batches
 
 
+def _not_said_again(warnings: list[str], said_before: set[str]) -> list[str]:
+    """`warnings` but those about documents already ingested and unchanged (said when they were
+    written), summed up in one line."""
+    kept = [w for w in warnings if w not in said_before]
+    if len(kept) < len(warnings):
+        n = len(warnings) - len(kept)
+        kept.append(f"{n} warning{'s' if n > 1 else ''} about documents already ingested and unchanged not repeated")
+    return kept
+
+
 def _nothing_found(paths: Sequence[Path], what: str) -> str:
     return f"{', '.join(map(str, paths))}: nothing to ingest here (looked for {what})"
 
@@ -332,7 +342,7 @@ def ingest_paths(
         report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz))
     # how messages without a Date header were dated: said of those written (an earlier ingest
     # that wrote the others said it then), and of those left out
-    report.warnings[:0] = parse_report.warnings + date_warnings(parse_report.dated, report.added_ids) + [
+    report.warnings[:0] = _not_said_again(parse_report.warnings, report.said_before) + date_warnings(parse_report.dated, report.added_ids) + [
         said
         for batch in parsed
         if isinstance(batch, SourceBatch) and any(m.message_id in report.added_ids for m in batch.messages)

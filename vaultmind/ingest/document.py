@@ -25,6 +25,8 @@ Identity and place:
   (`legacy_source_id`), so documents ingested then are found again, not written twice.
 - `scope` = `files/<folder>`: the given folder's name and the sub-folders down to the file
   (`files/docs/notes`); for a file given directly, its folder's name.
+- `name`: the file's name without extension, as written: a new document's note is named after
+  it, so that links between documents (`[[Note A]]`, `![[Note A#Heading]]`) resolve in Obsidian.
 - `title`: front matter `title`, else the first `# ` heading (`<title>`, then the first
   `<h1>`, for HTML), else the file name without extension.
 - `modified`: the file's modification time (UTC, ISO 8601). It is not part of the content:
@@ -110,6 +112,7 @@ def _one(
     path: Path, rel: Path, scope_parts: Sequence[str], warnings: list[str]
 ) -> tuple[DocumentInput, Path, bool] | None:
     kind = SUFFIXES[path.suffix.lower()]
+    said_from = len(warnings)  # the warnings about this file, said again only when it changes
     try:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:  # said and left out: the folder's other files are ingested
@@ -152,6 +155,8 @@ def _one(
         source_ref=source_ref or path.resolve().as_uri(),
         legacy_source_id=None if source_id else f"doc:{_slug_path([*rel.parent.parts, rel.stem])}",
         id_given=source_id is not None,
+        name=rel.stem,
+        said=tuple(warnings[said_from:]),
     )
     return doc, path, source_id is None
 

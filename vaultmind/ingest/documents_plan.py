@@ -15,7 +15,7 @@ from vaultmind.errors import VaultmindError
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.held import GENERATED_KEYS, Existing, carries, notes_below
 from vaultmind.ingest.model import DocumentInput
-from vaultmind.ingest.names import scope_folder, sibling_path, slugify
+from vaultmind.ingest.names import readable_name, scope_folder, sibling_path, slugify
 from vaultmind.ingest.plan import Plan, Write, say_wide
 from vaultmind.markdown.frontmatter import body_sha256, with_user_keys
 from vaultmind.markdown.render import Quoted, iso_utc, note_text, render_note
@@ -137,13 +137,14 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
     if user_edited:  # a sibling of the user's note: <stem>.2.md, <stem>.3.md …
         plan.keep_user_edited([note.path for note in user_edited])
         base, name = user_edited[0].path, sibling_path
-    else:  # a new document: <slug>.md, or <slug>-2.md … when another document has that name
-        stem = slugify(title if title != doc.source_id else doc.source_id.rsplit("/", 1)[-1].split(":")[-1])
+    else:  # a new document: <name>.md, or <name>-2.md … when another document has that name
+        stem = _note_name(doc, title)
         base, name = f"{folder}/{stem}.md", _numbered_path
     n = 1
-    while (path := name(base, n)) in plan.claimed or plan.existing(path) is not None:
+    while (path := name(base, n)) in plan.claimed or path.casefold() in plan.folded or plan.existing(path) is not None:
         n += 1
     plan.claimed.add(path)
+    plan.folded.add(path.casefold())
     say_wide(plan, [note.path for note in user_edited], f"its next version is written to {path}")
     start = _opt_str(user_edited[0].data.get("time_start")) if user_edited else None
     data = _render_document(doc, latest + 1, start or modified, modified)
@@ -246,6 +247,16 @@ def file_ref(ref: str | None) -> bool:
 
 def _file_path(ref: str) -> Path:
     return Path(url2pathname(urlparse(ref).path))
+
+
+def _note_name(doc: DocumentInput, title: str) -> str:
+    """A new document note's file name (without `.md`): its file's name as written, made safe
+    (`Note A.md` → `Note A`), so the links between documents ingested into one vault resolve in
+    Obsidian, which finds `[[Note A]]` by file name only (not by title or alias). A document
+    without a file name (given by an adapter) is named by the slug of its title, else its id."""
+    if doc.name:
+        return readable_name(doc.name)
+    return slugify(title if title != doc.source_id else doc.source_id.rsplit("/", 1)[-1].split(":")[-1])
 
 
 def _numbered_path(path: str, n: int) -> str:

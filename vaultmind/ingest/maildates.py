@@ -134,9 +134,9 @@ def received_date(values: Sequence[str]) -> datetime | None:
 # --- dated otherwise ------------------------------------------------------------------------
 
 _BY: dict[str, str] = {  # what a warning says messages were dated by, in the chain's order
-    "Received": "their newest Received header",
+    "Received": "{their} newest Received header",
     "from-line": "the mbox's From line",
-    "file-name": "their Maildir file name, its delivery time",
+    "file-name": "{their} Maildir file name, {its} delivery time",
     "mtime": "the file's modification time, when it was saved, not sent",
 }
 # asctime, as mbox From lines write it; Google Takeout puts a numeric zone before the year
@@ -211,12 +211,16 @@ def date_warnings(dated: Sequence[DatedOtherwise], written: Collection[str] | No
 def _warning(file: str, items: Sequence[DatedOtherwise]) -> str:
     """`old.mbox: 2 messages without a usable Date header — dated 1 by their newest Received
     header (message 2 <b@x>: 2012-06-29T23:00:00Z), 1 by the mbox's From line (message 1 <a@x>:
-    2012-06-30T06:06:01Z)`; the first of each, and "…" when there are more."""
+    2012-06-30T06:06:01Z)`; the first of each, and "…" when there are more. One way for all of
+    them is said without a count: `new.eml: 1 message without a usable Date header — dated by
+    the file's modification time …` (it had said "dated 1 by")."""
     parts = []
     for by, said in _BY.items():
         mine = [item for item in items if item.by == by]
         if mine:
-            parts.append(f"{len(mine)} by {said} ({_example(mine)})")
+            their, its = ("their", "its") if len(mine) > 1 else ("its", "the")
+            count = "" if len(mine) == len(items) else f"{len(mine)} "
+            parts.append(f"{count}by {said.format(their=their, its=its)} ({_example(mine)})")
     dated = f"dated {', '.join(parts)}" if parts else ""
     lost = [item for item in items if item.at is None]
     if lost:

@@ -84,6 +84,8 @@ class DocumentInput:
     source_ref: str | None = None
     legacy_source_id: str | None = None  # the id an earlier vaultmind gave it: its note keeps it
     id_given: bool = False  # `source_id` comes from the file (its front matter): files sharing it are one document
+    name: str | None = None  # the file's name without extension, as written: a new note is named after it
+    said: tuple[str, ...] = ()  # the warnings about its file (encoding, front matter): not said again while it is unchanged
 
 
 DatedBy = Literal["Date", "Received", "from-line", "file-name", "mtime", ""]  # "": no date anywhere
@@ -114,3 +116,4 @@ class IngestReport:
     documents_replaced: int = 0
     warnings: list[str] = field(default_factory=list)
     dated: list[DatedOtherwise] = field(default_factory=list)  # emails without a usable Date header, as parsed
+    said_before: set[str] = field(default_factory=set)  # warnings about documents already ingested and unchanged

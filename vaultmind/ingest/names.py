@@ -37,6 +37,24 @@ def slugify(text: str, *, max_len: int = SLUG_MAX) -> str:
     return slug[:max_len].rstrip("-.") or "unknown"
 
 
+# characters no file name on some system, or no Obsidian link, may hold; controls
+_NAME_BAD_RE = re.compile(r'[*"\\/<>:|?#^\[\]\x00-\x1f\x7f]+')
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+
+
+def readable_name(text: str, *, max_len: int = SLUG_MAX) -> str:
+    """A file name as written, made safe, so a wikilink by that name (`[[Note A]]`) finds the note
+    in Obsidian: Unicode NFC, case and spaces kept (runs of white space one space); characters a
+    file name or a link cannot hold (`* " \\ / < > : | ? # ^ [ ]`, controls) become `-`; leading
+    and trailing spaces, `-` and `.` trimmed; at most `max_len` characters. A name with nothing
+    left, or one Windows reserves (`con`, `nul`, `com1` …), is `slugify`'s."""
+    name = " ".join(_NAME_BAD_RE.sub("-", unicodedata.normalize("NFC", text)).split())
+    name = name.strip(" -.")[:max_len].rstrip(" -.")
+    if not name or name.casefold() in _WINDOWS_RESERVED:
+        return slugify(text, max_len=max_len)
+    return name
+
+
 def scope_folder(scope: str) -> str:
     """The folder path of a scope: every `/`-separated segment slugified (`Slack/Acme` → `slack/acme`)."""
     parts = [slugify(part) for part in scope.split("/") if part.strip()]

@@ -49,6 +49,8 @@ class Plan:
     all_documents: list[Existing] | None = None  # `documents_plan._all_doc_notes`
     listed: dict[str, list[str]] = field(default_factory=dict)  # `listing`
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
+    # the new document notes' paths in lower case: `Note.md` and `note.md` are one file on macOS and Windows
+    folded: set[str] = field(default_factory=set)
     # source id → (the messages its notes already held, the new ones): `writer._shifted`
     timed: dict[str, tuple[list[Message], list[Message]]] = field(default_factory=dict)
 

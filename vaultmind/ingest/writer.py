@@ -544,5 +544,8 @@ def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
         folder = f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
         if folder not in folders:
             folders[folder] = doc_notes(plan, folder)
+        writes = len(plan.writes)
         plan_document(plan, doc, folders[folder])
+        if len(plan.writes) == writes:  # unchanged: what its file's reading said was said when it was written
+            plan.report.said_before.update(doc.said)
     return _execute(plan)
