@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from vaultmind.markdown.blocks import _BLOCK_ID_RE, _CALLOUT_RE, _FENCE_OPEN_RE, _QUOTE_RE
+from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, FENCE_OPEN_RE, QUOTE_RE
 
 _ESCAPED_LINK_PIPE = re.compile(r"(\[\[[^\[\]\n]*?)\\\|([^\[\]\n]*?\]\])")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
@@ -28,7 +28,7 @@ def standalone(text: str) -> str:
     i = 0
     while i < len(lines):
         line = lines[i]
-        opened = _FENCE_OPEN_RE.match(line)
+        opened = FENCE_OPEN_RE.match(line)
         if fence is not None or opened:
             if fence is None and opened:
                 fence = opened.group(1)
@@ -37,9 +37,9 @@ def standalone(text: str) -> str:
             out.append(line)
             i += 1
             continue
-        quote = _QUOTE_RE.match(line)
+        quote = QUOTE_RE.match(line)
         line = line[quote.end() :] if quote else line
-        callout = _CALLOUT_RE.match(line.strip()) if quote else None
+        callout = CALLOUT_RE.match(line.strip()) if quote else None
         if callout:
             kind, title = callout.group(1), (callout.group(3) or "").strip()
             out.append(_sentence(kind[:1].upper() + kind[1:].lower() + (f": {title}" if title else "")))
@@ -51,7 +51,7 @@ def standalone(text: str) -> str:
                 i += 1
             continue
         else:
-            out.append(_BLOCK_ID_RE.sub("", line))
+            out.append(BLOCK_ID_RE.sub("", line.rstrip()))
         i += 1
     return _ESCAPED_LINK_PIPE.sub(r"\1|\2", "\n".join(out))
 
