@@ -180,7 +180,7 @@ def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path,
     work = tmp_path / "work"
     assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 2
     err = capsys.readouterr().err
-    assert "--embeddings: unknown embeddings provider 'bogus' (use one of:" in err and "[embeddings]" not in err
+    assert "--embeddings: unknown embeddings provider 'bogus'\nvaultmind: hint: use one of:" in err and "[embeddings]" not in err
     assert not work.exists() or not any(work.iterdir())  # no vault generated for nothing
     a_file = tmp_path / "a-file"
     a_file.write_text("not a folder")

@@ -21,10 +21,14 @@ class VaultmindError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        text = f"{self.path}: {self.message}" if self.path else self.message
-        if self.hint:
-            text += f" ({self.hint})"
-        return text
+        """One line, the hint after the message ("…; hint: …"): a hint in brackets nested the
+        brackets of a hint or message that has its own."""
+        return f"{self.what}; hint: {self.hint}" if self.hint else self.what
+
+    @property
+    def what(self) -> str:
+        """The message, after the path it is about."""
+        return f"{self.path}: {self.message}" if self.path else self.message
 
     def to_dict(self) -> dict[str, str | None]:
         return {"code": self.code, "message": self.message, "path": self.path, "hint": self.hint}

@@ -97,13 +97,15 @@ def _interrupted() -> int:
 
 
 def _failed(args: argparse.Namespace, exc: VaultmindError, debug: bool) -> int:
-    """Report an error as JSON (`--json`) or one line on stderr; its exit code."""
+    """Report an error as JSON (`--json`) or on stderr, its hint on a line of its own; its exit code."""
     if debug:
         traceback.print_exc()
     if getattr(args, "json", False):
         print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
     else:
-        print(f"vaultmind: error: {exc}", file=sys.stderr)
+        print(f"vaultmind: error: {exc.what}", file=sys.stderr)
+        if exc.hint:
+            print(f"vaultmind: hint: {exc.hint}", file=sys.stderr)
     return exc.exit_code
 
 

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from vaultmind.markdown.standalone import standalone
 from vaultmind.retrieval.evidence import NONE_YOURS, none_by
 
 PROGRESS_AFTER_S = 2.0
@@ -202,11 +203,12 @@ def print_hits(result: dict[str, Any]) -> None:
         span = hit.get("time_range") or {}
         when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
         refs = hit.get("source_refs") or []
-        meta = " · ".join(x for x in (hit.get("author"), when, *refs) if x)
+        node = f"id {hit['node_id']}" if hit.get("node_id") else ""  # for `explain`, `query drill`, `query leaves`
+        meta = " · ".join(x for x in (node, hit.get("author"), when, *refs) if x)
         print(safe(f"{rank:2}. {where}" + (f"  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})" if scored else "")))
         if meta:
             print(safe(f"    {meta}"))
-        text = " ".join(str(hit.get("content") or "").split())
+        text = " ".join(standalone(str(hit.get("content") or "")).split())
         print(safe(f"    {text[:200]}{'…' if len(text) > 200 else ''}"))
         if hit.get("link"):
             print(f"    {hit['link']}")

@@ -27,8 +27,8 @@ SETEXT = 7  # the `===` / `---` underline of a setext heading
 
 MASK = "\x00"  # what masked (code, comment, math) inline spans are replaced with
 
-_FENCE_OPEN_RE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)$")
-_QUOTE_RE = re.compile(r"(?: {0,3}>[ ]?)+")
+FENCE_OPEN_RE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)$")
+QUOTE_RE = re.compile(r"(?: {0,3}>[ ]?)+")
 _ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*)|[ \t]*)$")
 _SETEXT_RE = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 _HR_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
@@ -36,8 +36,8 @@ _LIST_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _INLINE_SPECIAL_RE = re.compile(r"[\\`%<$]")
 _BACKTICKS_RE = re.compile(r"`+")
 _INLINE_MATH_RE = re.compile(r"\$(?![\s$])(?:\\.|[^$\\])*?(?<![\s\\])\$(?!\d)")
-_BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)$")
-_CALLOUT_RE = re.compile(r"\[!([^\]\s]+)\]([+-]?)(?:[ \t]+(.*)|[ \t]*)$")
+BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)$")
+CALLOUT_RE = re.compile(r"\[!([^\]\s]+)\]([+-]?)(?:[ \t]+(.*)|[ \t]*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,7 @@ class BlockScan:
 def _strip_quotes(line: str) -> tuple[str, int]:
     if ">" not in line[:8]:
         return line, 0
-    m = _QUOTE_RE.match(line)
+    m = QUOTE_RE.match(line)
     if m is None:
         return line, 0
     prefix = m.group()
@@ -247,7 +247,7 @@ def scan_blocks(body: str) -> BlockScan:
             in_icode = False
         if not comment:
             if first == "`" or first == "~":
-                fm = _FENCE_OPEN_RE.match(content)
+                fm = FENCE_OPEN_RE.match(content)
                 if fm is not None and not (first == "`" and "`" in fm.group(2)):
                     kinds[i] = FENCE
                     fence_char = first
@@ -272,7 +272,7 @@ def scan_blocks(body: str) -> BlockScan:
                 prev_blank = False
                 continue
             if depth > outer_depth and first == "[" and stripped.startswith("[!"):
-                cm = _CALLOUT_RE.match(stripped)
+                cm = CALLOUT_RE.match(stripped)
                 if cm is not None:
                     title = (cm.group(3) or "").strip()
                     callouts.append(Callout(cm.group(1).lower(), title, cm.group(2), i + 1, depth))
@@ -321,7 +321,7 @@ def scan_blocks(body: str) -> BlockScan:
         else:
             para_start = -1
         if "^" in text:
-            bm = _BLOCK_ID_RE.search(text.rstrip())
+            bm = BLOCK_ID_RE.search(text.rstrip())
             if bm is not None:
                 block_ids[i] = bm.group(1)
         prev_blank = False

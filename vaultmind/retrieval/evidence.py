@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.entities.extract import display_of
 from vaultmind.index.lexical import terms
+from vaultmind.markdown.standalone import standalone
 from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS
 
@@ -235,7 +236,7 @@ def _item(
     """An item's block; with `room` (tokens), its text cut to fit in it (`_excerpt`), or "" when
     less than `MIN_SHORTENED_CHARS` of the text would."""
     head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None)
-    content = str(hit.get("content", ""))
+    content = standalone(str(hit.get("content", "")))
     text = " ".join(content.split())
     if room is not None:
         fits = room * 4 - len(f"[{rank}] {head}\n…\n   ↳ {cite}")  # characters of text (a token: four)

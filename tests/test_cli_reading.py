@@ -1,0 +1,97 @@
+"""The read path's output as a person or an agent reads it: the evidence block's text cut out of
+its note, the listing's node ids, and an error's hint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_main, write
+from vaultmind.cli.main import main
+from vaultmind.markdown.standalone import standalone
+
+LAUNCH = """# Tidepool launch
+
+Made by [[fernhill-labs|Fernhill Labs]].
+
+| Who | Role |
+| --- | --- |
+| [[alice-chen\\|Alice]] | product, launch owner |
+| Marco Ruiz | marketing, guest list |
+
+> [!important] Launch moved to 23 April
+> The public launch is on Tuesday 23 April. ^launch-date
+"""
+
+
+@pytest.fixture
+def launch_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    vault = tmp_path / "v"
+    assert main(["init", str(vault)]) == 0
+    write(vault, "Projects/Tidepool launch.md", LAUNCH)
+    return vault
+
+
+def test_evidence_reads_a_table_row_and_a_callout_out_of_their_note(
+    launch_vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table row came out as "| [[alice-chen\\|Alice]] | product, launch owner |": no header,
+    and a link whose escaped pipe no longer opens it once pasted; a callout kept its "> [!…]"
+    markers and a paragraph its block id."""
+    capsys.readouterr()
+    code, out, err = run_main(
+        capsys, "query", "walk", "who owns the Tidepool launch?", "--vault", str(launch_vault), "--evidence"
+    )
+    assert code == 0, err
+    evidence = out[out.index("\n[1] ") :]
+    text = evidence.splitlines()[2]  # the first item's text, under its head
+    assert "Who: [[alice-chen|Alice]]; Role: product, launch owner." in text, evidence
+    assert "Who: Marco Ruiz; Role: marketing, guest list." in text, evidence
+    assert "Important: Launch moved to 23 April. The public launch is on Tuesday 23 April." in text, evidence
+    assert "\\|" not in text and "[!" not in text and "^launch-date" not in text and "| ---" not in text, evidence
+
+
+def test_standalone_keeps_code_and_plain_lines() -> None:
+    """Fenced code stays as written (a pipe or a ">" in it is code); a line without a table's
+    rule under it is no table; a wikilink's escaped pipe outside a table is un-escaped too."""
+    text = "```sh\n| a | b |\n| - | - |\n> [!note] x\n```\n| not | a table |\nsee [[bob-stone\\|Bob]] ^ref-1\n"
+    assert standalone(text).split("\n") == [
+        "```sh",
+        "| a | b |",
+        "| - | - |",
+        "> [!note] x",
+        "```",
+        "| not | a table |",
+        "see [[bob-stone|Bob]]",
+        "",
+    ]
+
+
+def test_listing_shows_each_hit_s_node_id(launch_vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`explain`, `query drill` and `query leaves` take a hit's node id, which only `--json` showed."""
+    capsys.readouterr()
+    code, data, err = run_main(capsys, "query", "walk", "Tidepool launch", "--vault", str(launch_vault), "--json")
+    assert code == 0, err
+    ids = [hit["node_id"] for hit in data["hits"]]
+    assert ids
+    code, out, err = run_main(capsys, "query", "walk", "Tidepool launch", "--vault", str(launch_vault))
+    assert code == 0, err
+    assert all(f"    id {node_id}" in out for node_id in ids), out
+    code, out, err = run_main(capsys, "query", "leaves", ids[0], "--vault", str(launch_vault))
+    assert code == 0 and "Tidepool launch.md" in out, (out, err)
+
+
+def test_an_error_s_hint_is_on_a_line_of_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error printed as "message (hint)" nested brackets when either had its own."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(capsys, "status")
+    assert code != 0 and out == ""
+    assert err.splitlines() == [
+        f"vaultmind: error: {tmp_path} is not in a vaultmind vault (no .vaultmind folder here or above)",
+        "vaultmind: hint: pass --vault PATH, run the command inside a vault, or set one up with "
+        "`vaultmind init PATH` (`vaultmind init --existing PATH` for a vault you already have)",
+    ], err
