@@ -2,6 +2,7 @@
 
     python -m vaultmind.bench.trees [--messages 3000] [--l0-tokens 3000] [--fanout 8] [--ner]
                                     [--refresh-passes 5] [--json]
+    python -m vaultmind.bench.trees --scale …   (tens of thousands of summaries: `bench.tree_scale`)
 
 A deterministic chat vault (three channels, about 40 messages a day, 12-40 words each, a few
 recurring people and topics) is written into a fresh folder and indexed (not timed); then
@@ -188,7 +189,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ner", action="store_true", help="run spaCy NER in the entity deriver (slower)")
     parser.add_argument("--refresh-passes", type=int, default=5, help="timed refresh passes each way (default 5)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--scale", action="store_true", help="write the fold instead of sealing it: time the daemon at scale"
+    )
+    parser.add_argument("--leaves-per-summary", type=int, default=2, help="with --scale (default 2)")
+    parser.add_argument("--passes", type=int, default=3, help="with --scale: timed passes (default 3)")
     args = parser.parse_args(argv)
+    if args.scale:
+        return _main_scale(args)
     with tempfile.TemporaryDirectory(prefix="vaultmind-bench-trees-") as tmp:
         result = bench_trees(
             Path(tmp) / "vault",
@@ -212,6 +220,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"refresh over {result['summaries']} summaries: full pass {result['refresh_full_s']:.4f} s, "
                 f"gated (nothing changed) {result['refresh_gated_s']:.4f} s, ratio {result['refresh_gated_ratio']}"
             )
+    return 0
+
+
+def _main_scale(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from vaultmind.bench.tree_scale import bench_tree_scale, describe
+
+    with tempfile.TemporaryDirectory(prefix="vaultmind-bench-trees-") as tmp:
+        result = bench_tree_scale(
+            Path(tmp) / "vault",
+            messages=args.messages,
+            per_summary=args.leaves_per_summary,
+            fanout=args.fanout,
+            passes=args.passes,
+        )
+    print(json.dumps(result, indent=2) if args.json else "\n".join(describe(result)))
     return 0
 
 

@@ -21,6 +21,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.tree import refresh_work
@@ -139,15 +140,18 @@ class _State:
         ids = sorted({c for r in rows for c in r.children}) if rows and rows[0].level > 1 else []
         with index.lock:
             con = index.con
-            notes = con.execute(
-                "SELECT path, frontmatter, sha256 FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))",
-                [paths],
+            # the paths and ids as key tables: as list parameters, 5,000 took 1.5 s to bind
+            notes = execute_with(
+                con,
+                "SELECT path, frontmatter, sha256 FROM notes WHERE path IN (SELECT k FROM _rows)",
+                rows=key_table(paths),
             ).fetchall()
-            children = con.execute(
+            children = execute_with(
+                con,
                 """SELECT s.id, s.note_path, s.entities, n.sha256, s.user_edited
                    FROM summaries s JOIN notes n ON n.path = s.note_path
-                   WHERE s.id IN (SELECT unnest(?::VARCHAR[]))""",
-                [ids],
+                   WHERE s.id IN (SELECT k FROM _rows)""",
+                rows=key_table(ids),
             ).fetchall()
             with_note: dict[str, str] = {}
             if has_table(index, "entities") and has_columns(index, "entities", ("id", "display_name", "note_path")):
@@ -159,11 +163,12 @@ class _State:
                 }
             mentioned: dict[str, set[str]] = {}
             if rows and rows[0].level == 1 and has_table(index, "occurrences"):
-                for sid, eids in con.execute(
+                for sid, eids in execute_with(
+                    con,
                     """SELECT s.id, list(DISTINCT o.entity_id) FROM summaries s, unnest(s.children) AS c(leaf)
                        JOIN occurrences o ON o.leaf_id = c.leaf
-                       WHERE s.note_path IN (SELECT unnest(?::VARCHAR[])) GROUP BY s.id""",
-                    [paths],
+                       WHERE s.note_path IN (SELECT k FROM _rows) GROUP BY s.id""",
+                    rows=key_table(paths),
                 ).fetchall():
                     mentioned[sid] = set(eids)
         child_paths: dict[str, str] = {}
