@@ -1,7 +1,7 @@
 """A question's time window as `walk` ranks by it: the window read on the asker's calendar,
 the year of a date or month named without one, the window's words that only place it relative
 to the asker (not searched), whether the memory holds anything said in it, which leaves name
-one of its days, and each leaf's time factor (the whole formula: `walk`'s module doc).
+one of its days, and each leaf's time factor (the whole formula: docs/ranking.md).
 
 The time factor and the window's presence in `walk`'s formula:
 
