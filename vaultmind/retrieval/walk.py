@@ -2,7 +2,7 @@
 
 1. Read the question: its search terms (author names, asking verbs and the window's relative
    words left out; misspellings read as the words and names the memory holds), its time window
-   (`windows`), its entities and the authors it names (`people`, `wording`, `spelling`).
+   (`asked_window`), its entities and the authors it names (`people`, `wording`, `spelling`).
 2. Gather candidates: BM25 and dense top-N, the query entities' leaves (`entity_leaves`), the
    window's leaves, and for a question about nothing but its author, that author's latest.
 3. Score each: the signals fused into a base (`signals`), the length factor, the context a
@@ -32,6 +32,15 @@ from vaultmind.retrieval.answer_type import (
     answer_kind,
     asks_narrowly,
     kind_terms,
+)
+from vaultmind.retrieval.asked_window import (
+    asks_of_plans,
+    coming_weekday,
+    question_tense,
+    question_window,
+    relative_terms,
+    year_held,
+    yearless,
 )
 from vaultmind.retrieval.bonuses import (
     answer_bonus,
@@ -95,16 +104,11 @@ from vaultmind.retrieval.spelling import corrections, joined_words, name_correct
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
-    asks_of_plans,
-    coming_weekday,
     lateness,
     lead_up,
     naive_utc,
     nearness,
-    question_tense,
-    question_window,
     recency,
-    relative_terms,
     said_in,
     summary_time_factors,
     time_factors,
@@ -112,8 +116,6 @@ from vaultmind.retrieval.windows import (
     told_plans,
     window_times,
     within,
-    year_held,
-    yearless,
     yours_within,
 )
 from vaultmind.retrieval.wording import agent_nouns, asker_writes, hedges, merged, own_writing, role_terms
