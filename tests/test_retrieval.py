@@ -903,7 +903,7 @@ def test_the_evidence_says_whether_the_memory_or_only_the_items_miss_the_window(
 
 
 def test_a_question_s_tense_is_read_from_its_auxiliaries() -> None:
-    from vaultmind.retrieval.windows import question_tense
+    from vaultmind.retrieval.asked_window import question_tense
 
     assert question_tense("What will we do in May?") == "future"
     assert question_tense("Will the launch move again?") == "future"

@@ -1,7 +1,7 @@
 """The passes of `walk` over its strongest leaves that reorder the top: the phrase, heading
 and answer bonuses, a reply that answers a message asking the question, the answer of the
 best-matching note, and the messages scaled down for only asking or for telling of another
-author's own life (where they stand in the formula: `retrieval/walk.py`'s module doc):
+author's own life (where they stand in the formula: docs/ranking.md):
 
    phrase = the share of the question's adjacent pairs of content terms (in order, stop words
             skipped: "win fourth video game tournament" has four) that the leaf also holds

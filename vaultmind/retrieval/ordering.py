@@ -1,7 +1,7 @@
 """The order of walk's final hits: each note's evidence (its best leaf's score plus its
 coverage of the question's terms and its match as a whole), near-duplicates moved behind the others, and the first hits
 spread over the notes with the most evidence, so one conversation cannot crowd out every other
-source at the top (see `retrieval/walk.py`'s module doc for where they stand in the formula)."""
+source at the top (see docs/ranking.md for where they stand in the formula)."""
 
 from __future__ import annotations
 

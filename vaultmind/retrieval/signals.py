@@ -2,7 +2,7 @@
 dense matches normalised among the candidates, the query entities and authors a leaf involves,
 graph proximity, its note's match, the context a strong match lends the messages around it, the
 length factor, and the leaves that keep `UNGROUNDED` of their base (the whole formula, and
-where these stand in it, is `retrieval/walk.py`'s module doc):
+where these stand in it, is docs/ranking.md):
 
        base    = Σ w_s · s   for s in lex, dense, entity, graph, note, note_dense, author
 

@@ -1,78 +1,18 @@
 """`walk`: deterministic, LLM-free retrieval fusing lexical, dense, entity, graph and time signals.
 
-1. Read the question: its search terms (same tokenizer as the index), a time window if it
-   names one (`timeparse`), and its entities (same normalization and registry as ingest).
-   Words that name an author of the memory ("what did Nate say…") are matched by the author
-   and entity signals, not by content: the lexical and dense queries leave them out. A
-   message rarely names its own author, so keeping them would favour the messages addressed
-   *to* that person over the ones written by them (the question's own wording is kept when
-   nothing else is left). A name counts as written capitalised ("Bill", not the "bill" that is
-   due; "Summer", not "the summer holidays"), or as the question names an author's entity,
-   stop words included ("What did Will say?"); a name that is a word of the question's time
-   window ("in May") is the month, not May Chen ("Jan" in "in January" is still Jan). A name
-   written in lower case ("what did john say?") is read as capitalised when the memory writes
-   it as a name (`names_capitalised`). A question about nothing but its author ("What did
-   John Doe say?") is not searched densely: the nearest vectors to "what did say" are noise.
-   A misspelt word no leaf holds, and no word list, is read as the English word leaves hold
-   with two letters swapped back or a left-out letter put back ("lauch" → "launch";
-   `retrieval/spelling.py`), and `query.corrected` says so; a misspelt name the same way, as
-   a word of a name the memory knows (an entity's or an author's: "Okafro" → Okafor) before
-   the question's entities and authors are read, and a name's possessive written without its
-   apostrophe as the possessive ("Okafors team" → Okafor's; not "James", an English word).
-   The verb of a who-question is searched with its agent noun where a leaf holds it ("who owns
-   the runbook?" meets "Owner: Marco", which the stemmer keeps apart from "own"), and the
-   verbs by which the asker asks what they wrote ("what did I note last week?") are not
-   searched, as "say" is not, nor a hedge ("would X likely…?": the stemmer reads "likely" as
-   "like"; `wording.hedges`), and the asker is the author of their own notes (`author`;
-   `retrieval/wording.py`) — and of what such a question asks: a name it holds is not an
-   author ("what did I write to Paul?" is not "what did Paul say?"). A
-   question about nothing but its author ("what did Whitfield say?") also takes that author's
-   latest messages as candidates: they seldom hold their own name. Their messages then rank
-   latest first (of equal matches, and of near-equal ones, the latest stands: it may change
-   what came before): each adds
-   `LATEST_SAID` × how late among them it was written (`windows.recency`), and no context is
-   given, as no message matched a question that asks nothing but who spoke. A speaker named
-   with a window that holds none of their messages ("what did Bob say yesterday?" when only
-   Alice wrote): their messages nearest the window, by nearness (`retrieval/windows.py`).
-2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
-   (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
-   holding both come first — hop tightening), and, with a window, leaves inside it.
-   Unsealed leaves are searchable from the moment they are indexed.
-3. Score every candidate with one documented formula (weights in `WEIGHTS`):
+1. Read the question: its search terms (author names, asking verbs and the window's relative
+   words left out; misspellings read as the words and names the memory holds), its time window
+   (`asked_window`), its entities and the authors it names (`people`, `wording`, `spelling`).
+2. Gather candidates: BM25 and dense top-N, the query entities' leaves (`entity_leaves`), the
+   window's leaves, and for a question about nothing but its author, that author's latest.
+3. Score each: the signals fused into a base (`signals`), the length factor, the context a
+   strong match lends its neighbours, the time factor and the window's presence (`windows`),
+   "who is…?" (`identity`); then the passes over the strongest leaves (`bonuses`,
+   `revisions`).
+4. Order: each note's evidence, near-duplicates behind, the first hits spread over notes
+   (`ordering`); each hit's `breakdown` explains its score.
 
-       base    = Σ w_s · s   for s in lex, dense, entity, graph, note, note_dense, author
-       score   = (base · length_factor + CONTEXT_SHARE · context) · time_factor · asking
-                 + PHRASE_WEIGHT · phrase · time_factor + WINDOW_PRESENCE · inside
-
-   The signals and their fusion (lex, dense, entity, graph, note, note_dense, author, context,
-   length_factor, hop tightening and the leaves kept `UNGROUNDED`) are explained in
-   `retrieval/signals.py`; time_factor and inside in `retrieval/windows.py`; phrase,
-   other_author, asking, heading and answer, the passes over the strongest leaves, in
-   `retrieval/bonuses.py`; identity in `retrieval/identity.py`; revision in
-   `retrieval/revisions.py`; the leaves of the question's entities in
-   `retrieval/entity_leaves.py`.
-4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
-   terms) is moved behind the others, and the first five hits are the best hits of the five
-   notes with the most evidence (when there are that many), so one conversation cannot crowd
-   out every other source — among the notes whose evidence is at least `SPREAD_FLOOR` of the
-   best note's: a note far weaker than the best does not take a place from the best note's
-   second and third hits (often the answer itself, or the message after the match). A note's
-   evidence is its best leaf's score plus `NOTE_COVERAGE` times the idf-weighted share of the
-   question's terms found anywhere in the note: the note that holds every part of the
-   question, spread over several messages, rises above one that matches a single message by
-   luck; plus `NOTE_MATCH` times its BM25 with the whole note as one document (the words that
-   name the time window left out), scaled to the best note's (of notes close in evidence, the
-   conversation that comes back to the question's rarer words more often, for its length,
-   leads). When the question names a speaker ("what did Helen say…"), a note's place goes to
-   the speaker's own best message in it rather than to a better match by someone else (Alice's
-   mail to Helen holds the question's words, Helen's reply the answer) — when some leaf holds
-   the question's words, only to a message of the speaker's that holds one of them or follows
-   one that does within `CONTEXT_SPAN` messages ("what did Mei say about Facebook?": not her
-   "I will pay for Auntie's train.", said before Daniel's message about Facebook). A hit that
-   outscores one of those five but follows them has `behind_other_notes` in its breakdown
-   (`near_duplicate` for a repeat); `note_evidence` is its note's evidence.
-
-Each hit's `breakdown` carries every signal, its weight and the final score.
+The whole formula, its weights and every breakdown key: docs/ranking.md.
 """
 
 
@@ -92,6 +32,15 @@ from vaultmind.retrieval.answer_type import (
     answer_kind,
     asks_narrowly,
     kind_terms,
+)
+from vaultmind.retrieval.asked_window import (
+    asks_of_plans,
+    coming_weekday,
+    question_tense,
+    question_window,
+    relative_terms,
+    year_held,
+    yearless,
 )
 from vaultmind.retrieval.bonuses import (
     answer_bonus,
@@ -155,16 +104,11 @@ from vaultmind.retrieval.spelling import corrections, joined_words, name_correct
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
-    asks_of_plans,
-    coming_weekday,
     lateness,
     lead_up,
     naive_utc,
     nearness,
-    question_tense,
-    question_window,
     recency,
-    relative_terms,
     said_in,
     summary_time_factors,
     time_factors,
@@ -172,8 +116,6 @@ from vaultmind.retrieval.windows import (
     told_plans,
     window_times,
     within,
-    year_held,
-    yearless,
     yours_within,
 )
 from vaultmind.retrieval.wording import agent_nouns, asker_writes, hedges, merged, own_writing, role_terms
@@ -211,7 +153,7 @@ def walk(
     reference_time: datetime | None = None,
     max_hops: int = 2,
 ) -> dict[str, Any]:
-    """Ranked hits for a question: `{hits, total, truncated, query}` (see module doc)."""
+    """Ranked hits for a question: `{hits, total, truncated, query}` (docs/ranking.md)."""
     now = naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
     names = name_words(memory)
     # "Okafro": Okafor; "Okafors team": Okafor's
