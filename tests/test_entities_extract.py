@@ -298,6 +298,9 @@ def test_a_hit_whose_shape_is_no_name_is_dropped(text: str, hit: str, label: str
         # a name's words are not all written in lower case: it stays
         ("# Helen Okafor\n\nHelen wrote the plan.", "Helen Okafor", "PERSON", "Helen Okafor"),
         ("## Hetzner Cloud\n\nthe cloud bill rose.", "Hetzner Cloud", "ORG", "Hetzner Cloud"),
+        # a name written in lower case in an address only is no common word
+        ("To: Dan Le\n\nHi dan.le@example.com, le dan", "Dan Le", "PERSON", None),
+        ("To: Dan Le\n\nHi dan.le@example.com,", "Dan Le", "PERSON", "Dan Le"),
         # inside a sentence a capitalised phrase is no label
         ("We visited New Market; the new market is big.", "New Market", "GPE", "New Market"),
     ],

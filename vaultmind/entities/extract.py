@@ -285,7 +285,7 @@ def _label_phrase(text: str, surface: str, start: int, end: int) -> bool:
     (`_common_word`): words capitalised by their place, as a title or a button is written, not
     a name. A name's words are not all common words ("# Helen Okafor", "## Hetzner Cloud")."""
     words = surface.split()
-    if len(words) < 2 or not all(_common_word(text, word) for word in words):
+    if len(words) < 2 or not all(_common_word(text, word) and _in_prose(text, word) for word in words):
         return False
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
@@ -294,6 +294,15 @@ def _label_phrase(text: str, surface: str, start: int, end: int) -> bool:
     return _WHOLE_AFTER.fullmatch(text, end, line_end) is not None and any(
         place.fullmatch(head) for place in (_TITLE_HEAD, _CELL_HEAD, _LINE_HEAD)
     )
+
+
+def _in_prose(text: str, word: str) -> bool:
+    """Whether the text writes a word in lower case as a word of prose, not only in an address or
+    a file name ("dan.le@example.com" does not make "Dan Le" common words); an acronym is a
+    protocol's wherever it is written in lower case ("DNS" beside "no-dns", `_common_word`)."""
+    if word.isupper():
+        return True
+    return re.search(rf"(?<![\w.@/-]){re.escape(word.lower())}(?![\w@/-]|\.\w)", text) is not None
 
 
 def _capital_first_only(word: str) -> bool:
