@@ -281,3 +281,34 @@ def test_a_hit_whose_shape_is_no_name_is_dropped(text: str, hit: str, label: str
     at = text.index(hit)
     span = clean_ner_span(text, at, at + len(hit), label)
     assert (None if span is None else span.surface) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        # a heading's whole title (after a label of its own) of words the text writes in lower case
+        ("# TODO: Understand Network Diagrams\n\nI try to understand these network diagrams.",
+         "Understand Network Diagrams", "ORG", None),
+        # a label's words before its colon
+        ("Sender Address: postmaster@example.com\n\nThe sender address was wrong.", "Sender Address", "ORG", None),
+        ("DNS Error: Domain name not found\n\nno dns record, an error", "DNS Error", "ORG", None),
+        # a table cell's whole text
+        ("| Inbox Rules | on |\n|---|---|\n| 2 | 3 |\n\nrules of the inbox", "Inbox Rules", "ORG", None),
+        ("## Send Again\n\nsend it again", "Send Again", "WORK_OF_ART", None),
+        # a name's words are not all written in lower case: it stays
+        ("# Helen Okafor\n\nHelen wrote the plan.", "Helen Okafor", "PERSON", "Helen Okafor"),
+        ("## Hetzner Cloud\n\nthe cloud bill rose.", "Hetzner Cloud", "ORG", "Hetzner Cloud"),
+        # a name written in lower case in an address only is no common word
+        ("To: Dan Le\n\nHi dan.le@example.com, le dan", "Dan Le", "PERSON", None),
+        ("To: Dan Le\n\nHi dan.le@example.com,", "Dan Le", "PERSON", "Dan Le"),
+        # inside a sentence a capitalised phrase is no label
+        ("We visited New Market; the new market is big.", "New Market", "GPE", "New Market"),
+    ],
+)
+def test_a_heading_or_label_of_common_words_is_no_name(text: str, hit: str, label: str, kept: str | None) -> None:
+    """A hit of several words that is the whole title of a heading, a label before its colon or
+    a table cell, each word of which the text also writes in lower case, is a phrase capitalised
+    by its place ("Understand Network Diagrams"), not a name."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else span.surface) == kept

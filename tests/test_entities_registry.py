@@ -284,3 +284,28 @@ def test_a_first_name_resolves_to_the_one_person_with_that_full_name(vault: Path
     put(vault, "entities/person/dana-scott.md", entity("person:dana-scott", "Dana Scott"))
     mem.sync()
     assert "person:dana" in ids(mem, "sources/chat/general.md"), "a second Dana: no longer resolved"
+
+
+@pytest.mark.parametrize(
+    ("author", "expected"),
+    [
+        ("WgO268Xc0KtFylJ", []),  # a chat export's randomised name
+        ("4hMU9nZIB", []),
+        ("xxx", []),  # a placeholder
+        ("NCRlCV7C <n@example.com>", ["email:n@example.com"]),  # the address still names them
+        ("john1985", ["person:john1985"]),  # a name and a year: a username of a person
+        ("R2D2", ["person:r2d2"]),
+        ("Dana Whitfield", ["person:dana-whitfield"]),
+    ],
+)
+def test_an_author_shaped_as_a_random_token_is_no_person(author: str, expected: list[str]) -> None:
+    """A message's author written as a generated token — letters after digits inside one long
+    word, or one letter repeated — is no person's name; an entity note may still claim it."""
+    registry = Registry.build([])
+    assert [m.entity_id for m in resolve_text(registry, "hello", None, author=author).mentions] == expected
+    claimed = Registry.build(
+        [EntityNote("person:bot", "person", "Bot", "entities/person/bot.md", ("WgO268Xc0KtFylJ",))]
+    )
+    assert [m.entity_id for m in resolve_text(claimed, "hello", None, author="WgO268Xc0KtFylJ").mentions] == [
+        "person:bot"
+    ]

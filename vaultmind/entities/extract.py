@@ -25,7 +25,9 @@ quantities, languages, laws and NORP are not entities here. A one-word hit that 
 writes in lower case ("# Launch sync" over "the Tidepool launch") is a word capitalised by its
 place, not a name; so is one that opens a heading, a callout's title, a table cell or a label
 ("Owner: Marco Ruiz"), unless the text capitalises it inside a sentence too
-(`_capitalised_by_place`). A hit whose shape is no name (a code, a weekday, across a table's
+(`_capitalised_by_place`); so are several words that make a whole heading, cell, line or
+label, each of which the text writes in lower case too ("# TODO: Understand Network Diagrams",
+`_label_phrase`). A hit whose shape is no name (a code, a weekday, across a table's
 cells) is dropped wherever it stands, and a person's takes in a kinship title (`shapes.py`).
 """
 
@@ -191,7 +193,7 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         surface = text[start:end]
     if _common_word(text, surface) and not (kind == "person" and _written_as_name(text, surface, start)):
         return None
-    if _weak_guess(text, surface, start, end, kind):
+    if _weak_guess(text, surface, start, end, kind) or _label_phrase(text, surface, start, end):
         return None
     return Span(start, end, surface, kind, "ner", surface)
 
@@ -268,6 +270,39 @@ def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> boo
         and _capitalised_by_place(text, start, end, kind)
         and not _named_inside(text, surface)
     )
+
+
+# before a hit that is a whole title, cell or line: its marker, a label of its own ("# TODO: "), bold
+_LABEL_BEFORE = re.compile(r"(?:[^\W\d_][\w-]*:[ \t]+)?[*_]*$")
+# after it: the line's or the cell's end, or the colon of a label ("Sender Address: …")
+_WHOLE_AFTER = re.compile(r"[*_]*[ \t]*(?:[:|].*)?")
+
+
+def _label_phrase(text: str, surface: str, start: int, end: int) -> bool:
+    """A hit of several words that is the whole title of a heading or a callout, a table cell, a
+    line or a label before its colon ("# TODO: Understand Network Diagrams", "| Inbox Rules |",
+    "Sender Address: postmaster@…"), each word of which the text also writes in lower case
+    (`_common_word`): words capitalised by their place, as a title or a button is written, not
+    a name. A name's words are not all common words ("# Helen Okafor", "## Hetzner Cloud")."""
+    words = surface.split()
+    if len(words) < 2 or not all(_common_word(text, word) and _in_prose(text, word) for word in words):
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    head = _LABEL_BEFORE.sub("", text[line_start:start], count=1)
+    return _WHOLE_AFTER.fullmatch(text, end, line_end) is not None and any(
+        place.fullmatch(head) for place in (_TITLE_HEAD, _CELL_HEAD, _LINE_HEAD)
+    )
+
+
+def _in_prose(text: str, word: str) -> bool:
+    """Whether the text writes a word in lower case as a word of prose, not only in an address or
+    a file name ("dan.le@example.com" does not make "Dan Le" common words); an acronym is a
+    protocol's wherever it is written in lower case ("DNS" beside "no-dns", `_common_word`)."""
+    if word.isupper():
+        return True
+    return re.search(rf"(?<![\w.@/-]){re.escape(word.lower())}(?![\w@/-]|\.\w)", text) is not None
 
 
 def _capital_first_only(word: str) -> bool:

@@ -36,6 +36,7 @@ from vaultmind.entities.ids import kind_of, make_id, normalize
 from vaultmind.entities.language import english_prose
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
+from vaultmind.entities.shapes import generated_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,4 +228,7 @@ def _author_id(registry: Registry, raw: str, ambiguous: list[Ambiguity]) -> str 
     by_handle = registry.by_handle(author.name)
     if by_handle.entity_id is not None:
         return by_handle.entity_id
+    if generated_name(author.name):  # "WgO268Xc0KtFylJ": kept as the leaf's author, no person
+        fallback = make_id("email", author.email) if author.email else None
+        return _pick(registry.resolve_name(author.name, "person"), fallback, raw, ambiguous)
     return _pick(registry.resolve_name(author.name, "person"), make_id("person", author.name), raw, ambiguous)

@@ -24,6 +24,11 @@ No name (`no_name`):
   people and places are not written in capitals alone (an organization or a work may be:
   "NASA", "LOTR"; for protocols and formats see `extract._common_word`).
 
+No person's name of a message's author (`generated_name`): a chat export's randomised or
+placeholder name, one word of 6 letters and digits or more with a letter after a digit
+("WgO268Xc0KtFylJ", "4hMU9nZIB"), or one letter repeated ("xxx"). A name and a number
+("john1985", "R2D2") stay someone's.
+
 Kinship titles (`with_title`): the model keeps the title of "Auntie Lin", "Uncle Bob", "Grandma
 Rose" on some occasions and not on others ("Auntie Lin" read as "Lin", "Auntie" left over). A
 person's hit right after a capitalised title (`ids.KINSHIP_TITLES`, a closed list) on the same
@@ -50,6 +55,12 @@ _PATH = re.compile(r"[^\s/\\]+(?:[/\\][^\s/\\]+)+")
 _CAPITALS = re.compile(r"[A-Z]+")
 _FILE_NAME = re.compile(r"(?P<stem>[^\s.]+)\.[a-z][a-z0-9]{0,4}")
 _MIXED_CODE = re.compile(r"(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{8,}")
+_GENERATED = re.compile(r"(?=[^\W_]*\d[^\W\d_])[^\W_]{6,}|([^\W\d_])\1+", re.IGNORECASE)
+
+
+def generated_name(name: str) -> bool:
+    """Whether an author's name is a generated token or a placeholder, not a person's (see the module)."""
+    return _GENERATED.fullmatch(name) is not None
 
 
 def no_name(surface: str, kind: str) -> bool:
