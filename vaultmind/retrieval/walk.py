@@ -36,21 +36,22 @@
    Alice wrote): their messages nearest the window, by nearness (`retrieval/windows.py`).
 2. Gather candidates: BM25 top-N, dense top-N, the leaves where the query entities occur
    (for two or more entities related within `max_hops` in the co-occurrence graph, the leaves
-   holding both come first — hop tightening), and, with a window, leaves inside it.
+   holding both come first — hop tightening), with a window, leaves inside it, and, for a
+   question that asks for nothing but open tasks, the leaves holding one (`retrieval/tasks.py`).
    Unsealed leaves are searchable from the moment they are indexed.
 3. Score every candidate with one documented formula (weights in `WEIGHTS`):
 
        base    = Σ w_s · s   for s in lex, dense, entity, graph, note, note_dense, author
        score   = (base · length_factor + CONTEXT_SHARE · context) · time_factor · asking
-                 + PHRASE_WEIGHT · phrase · time_factor + WINDOW_PRESENCE · inside
+                 + PHRASE_WEIGHT · phrase · time_factor + WINDOW_PRESENCE · inside + task
 
    The signals and their fusion (lex, dense, entity, graph, note, note_dense, author, context,
    length_factor, hop tightening and the leaves kept `UNGROUNDED`) are explained in
    `retrieval/signals.py`; time_factor and inside in `retrieval/windows.py`; phrase,
    other_author, asking, heading and answer, the passes over the strongest leaves, in
    `retrieval/bonuses.py`; identity in `retrieval/identity.py`; revision in
-   `retrieval/revisions.py`; the leaves of the question's entities in
-   `retrieval/entity_leaves.py`.
+   `retrieval/revisions.py`; task, an open task's place in their order, in `retrieval/tasks.py`;
+   the leaves of the question's entities in `retrieval/entity_leaves.py`.
 4. Diversify: a hit whose text repeats an earlier hit's (same content hash, or ≥ 90 % of its
    terms) is moved behind the others, and the first five hits are the best hits of the five
    notes with the most evidence (when there are that many), so one conversation cannot crowd
@@ -152,6 +153,7 @@ from vaultmind.retrieval.signals import (
     without_common,
 )
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
+from vaultmind.retrieval.tasks import open_tasks, task_scores
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
@@ -291,6 +293,9 @@ def walk(
     only_window = window is not None and asking_only
     # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
     only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
+    # "what are my open tasks?": the vault's open tasks, in their order (`retrieval/tasks.py`)
+    tasks = open_tasks(memory, now) if kind == "task" else []
+    only_tasks = bool(tasks) and asking_only and window is None
     # "ice cream" is held by "icecream" too; "who owns…" by "Owner:"
     joined = merged(joined_words(memory.leaves, question, content_terms), agent_nouns(memory.leaves, question, content_terms))
     searched = content_terms if not (only_window or only_entity) else []
@@ -307,12 +312,15 @@ def walk(
         and not only_names
         and not only_window
         and not only_entity
+        and not only_tasks
     ):
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
 
     entity_leaves, pair_leaves, graph_weights, own_notes = entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
+    if only_tasks:
+        candidates |= set(tasks)
     if only_names:  # "what did Whitfield say?": their messages, which seldom hold their own name
         written_by = sorted(name for name in memory.leaves.authors() if person_terms(name) & authors)
         candidates |= set(memory.leaves.by_authors(written_by, CANDIDATES))
@@ -390,6 +398,8 @@ def walk(
     if asked_who is not None and not own_notes.get(asked_who):  # "who is Helen?" of no note of hers
         identity = np.maximum(identity, introducing(memory, asked_who, qents, entity_leaves, at, cols))
     scores += identity
+    tasked = task_scores(tasks, at, len(ids), None if only_tasks else {i for i, _ in lexical})  # "open tasks for the launch": the words filter them
+    scores += tasked
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     latest = np.zeros(len(ids))
@@ -485,7 +495,8 @@ def walk(
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
-                "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
+                "identity": round(float(identity[k]), 4),
+                "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)  # of the entity a "who is…?" asks about: its own note
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words
                 "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
                 "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
@@ -510,6 +521,7 @@ def walk(
         "window_none_by": silent,
         "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
         "answer_kind": kind,
+        "open_tasks": only_tasks,  # asks for nothing but the open tasks: the hits are the vault's (`retrieval/tasks.py`)
         "reference_time": now.isoformat() + "Z",
     }
     return envelope(hits, len(final), query=query_info)
