@@ -54,7 +54,7 @@ def test_a_question_for_the_open_tasks_gathers_them_in_order(vault: Path) -> Non
 
 def test_other_words_filter_the_open_tasks(vault: Path) -> None:
     """"What are my open tasks for the launch?": the open tasks that say "launch" lead, in the
-    same order (not by how often they say it); the chat message and the done tasks that say it
+    order of the rule (the note of 8 March, which says it twice, after the one of 11 March); the chat message and the done tasks that say it
     come after them, and the open tasks that do not say it are not raised."""
     _tasks_vault(vault)
     with Memory.open(load_config(vault, embed_provider="none")) as memory:

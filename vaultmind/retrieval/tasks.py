@@ -13,9 +13,11 @@ one) itself, and orders them by one rule (`open_tasks`):
 
 Ties go by note path and place in the note. Each such leaf adds `TASK_WEIGHT` × (1 + how early
 in that order it comes, 1 for the first down to 1/n for the last) to its score (`task_scores`):
-they lead the hits, in that order. With other search words ("open tasks for the launch"), only
-the task leaves that hold one of them are raised, in the same order among themselves: the words
-filter the tasks.
+they lead the hits, in that order (such a question is not searched otherwise: nothing else
+weighs). With other search words ("open tasks for the launch"), only the task leaves that hold
+one of them are raised, by the same rule among themselves: the words filter the tasks, and
+their match adds to the raise as for any leaf, so a task leaf that matches them far better can
+pass the one just before it in the order.
 """
 
 from __future__ import annotations
