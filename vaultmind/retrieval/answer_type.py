@@ -74,7 +74,7 @@ _QUESTION = (
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
     ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
 )
-_OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s", re.M)  # a Markdown task not done yet
+OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s.*", re.M)  # a Markdown task not done yet (the line)
 # tasks written out in a message: "Your tasks for Monday: call the school, …", "To-do: …"
 _TASKS_LISTED = re.compile(r"\b(?:tasks?|to-?dos?|action\s+items?)\b[^.:;!?\n]{0,40}:\s*\w", re.I)
 _EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -323,7 +323,7 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
     if kind == "address":
         return "@" in text and _EMAIL_ADDRESS.search(text) is not None
     if kind == "task":
-        return ("[ ]" in text and _OPEN_TASK.search(text) is not None) or _TASKS_LISTED.search(text) is not None
+        return ("[ ]" in text and OPEN_TASK.search(text) is not None) or _TASKS_LISTED.search(text) is not None
     return _names_proper(text)
 
 

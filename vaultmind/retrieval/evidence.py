@@ -47,9 +47,14 @@ _AHEAD_NONE = "Nothing in the memory falls inside this window yet, and nothing s
 
 
 def is_grounded(query_info: dict[str, Any], salient_terms: list[str]) -> bool:
-    """A known entity, a salient term or a time window ("what did we do yesterday?") grounds a
-    question."""
-    return bool(query_info.get("entities")) or bool(salient_terms) or bool(query_info.get("time_window"))
+    """A known entity, a salient term, a time window ("what did we do yesterday?") or the
+    vault's open tasks ("what are my open tasks?") ground a question."""
+    return (
+        bool(query_info.get("entities"))
+        or bool(salient_terms)
+        or bool(query_info.get("time_window"))
+        or bool(query_info.get("open_tasks"))
+    )
 
 
 def salient_terms(leaves: ResidentLeaves, terms: list[str]) -> list[str]:

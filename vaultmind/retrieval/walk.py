@@ -4,7 +4,8 @@
    words left out; misspellings read as the words and names the memory holds), its time window
    (`asked_window`), its entities and the authors it names (`people`, `wording`, `spelling`).
 2. Gather candidates: BM25 and dense top-N, the query entities' leaves (`entity_leaves`), the
-   window's leaves, and for a question about nothing but its author, that author's latest.
+   window's leaves, for a question about nothing but its author, that author's latest, and for
+   one that asks for nothing but open tasks, the vault's open tasks in their order (`tasks`).
 3. Score each: the signals fused into a base (`signals`), the length factor, the context a
    strong match lends its neighbours, the time factor and the window's presence (`windows`),
    "who is…?" (`identity`); then the passes over the strongest leaves (`bonuses`,
@@ -14,7 +15,6 @@
 
 The whole formula, its weights and every breakdown key: docs/ranking.md.
 """
-
 
 from __future__ import annotations
 
@@ -101,6 +101,7 @@ from vaultmind.retrieval.signals import (
     without_common,
 )
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
+from vaultmind.retrieval.tasks import open_tasks, task_scores
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
@@ -233,6 +234,9 @@ def walk(
     only_window = window is not None and asking_only
     # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
     only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
+    # "what are my open tasks?": the vault's open tasks, in their order (`retrieval/tasks.py`)
+    tasks = open_tasks(memory, now) if kind == "task" else []
+    only_tasks = bool(tasks) and asking_only and window is None
     # "ice cream" is held by "icecream" too; "who owns…" by "Owner:"
     joined = merged(joined_words(memory.leaves, question, content_terms), agent_nouns(memory.leaves, question, content_terms))
     searched = content_terms if not (only_window or only_entity) else []
@@ -249,12 +253,15 @@ def walk(
         and not only_names
         and not only_window
         and not only_entity
+        and not only_tasks
     ):
         query_vector = embed_query(memory.embedder, content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
 
     entity_leaves, pair_leaves, graph_weights, own_notes = entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
+    if only_tasks:
+        candidates |= set(tasks)
     if only_names:  # "what did Whitfield say?": their messages, which seldom hold their own name
         written_by = sorted(name for name in memory.leaves.authors() if person_terms(name) & authors)
         candidates |= set(memory.leaves.by_authors(written_by, CANDIDATES))
@@ -332,6 +339,8 @@ def walk(
     if asked_who is not None and not own_notes.get(asked_who):  # "who is Helen?" of no note of hers
         identity = np.maximum(identity, introducing(memory, asked_who, qents, entity_leaves, at, cols))
     scores += identity
+    tasked = task_scores(tasks, at, len(ids), None if only_tasks else {i for i, _ in lexical})  # "open tasks for the launch": the words filter them
+    scores += tasked
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
     latest = np.zeros(len(ids))
@@ -427,7 +436,8 @@ def walk(
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
-                "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
+                "identity": round(float(identity[k]), 4),
+                "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)  # of the entity a "who is…?" asks about: its own note
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words
                 "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
                 "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
@@ -452,6 +462,7 @@ def walk(
         "window_none_by": silent,
         "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
         "answer_kind": kind,
+        "open_tasks": only_tasks,  # asks for nothing but the open tasks: the hits are the vault's (`retrieval/tasks.py`)
         "reference_time": now.isoformat() + "Z",
     }
     return envelope(hits, len(final), query=query_info)

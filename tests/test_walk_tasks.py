@@ -1,0 +1,68 @@
+"""`walk` on a question that asks for the open tasks ("what are my open tasks?")."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from pathlib import Path
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.retrieval.evidence import format_evidence, is_grounded
+from vaultmind.retrieval.tasks import due_date
+
+from .conftest import write, write_chat
+
+AT = datetime(2024, 3, 12, 12)
+
+
+def _tasks_vault(vault: Path) -> None:
+    write(vault, "Projects/Launch.md", "# Launch\n\n## Press\n\n- [ ] Send the press kit to the journalists 📅 2024-03-14\n- [x] Draft the press release\n")
+    write(vault, "Daily/2024-03-01.md", "---\ndate: 2024-03-01\n---\n# Friday\n\nRainy.\n\n## Tomorrow\n\n- [ ] Renew the passport\n")
+    write(vault, "Daily/2024-03-11.md", "---\ndate: 2024-03-11\n---\n# Monday\n\nQuiet day.\n\n## Tomorrow\n\n- [ ] Call the plumber about the tap\n- [ ] Book the room for the launch party\n")
+    write(vault, "Daily/2024-03-08.md", "---\ndate: 2024-03-08\n---\n# Friday\n\n- [ ] Launch: reread the launch plan\n")
+    write(vault, "Daily/2024-03-20.md", "---\ndate: 2024-03-20\n---\n# Wednesday\n\n## Tomorrow\n\n- [ ] Water the plants\n")
+    write(vault, "Daily/2024-03-05.md", "---\ndate: 2024-03-05\n---\n# Tuesday\n\n- [x] Paid the rent\n- [x] Fixed the launch checklist\n")
+    write_chat(vault, "2024-03-11", [("Bob Stone", "The launch checklist is long, honestly."), ("Alice Chen", "Same here.")])
+
+
+def test_due_dates_are_read_from_open_tasks_only() -> None:
+    assert due_date("- [ ] Send the kit 📅 2024-03-14\n- [ ] Call Dana due: 2024-03-13") == date(2024, 3, 13)
+    assert due_date("* [ ] Renew [due:: 2024-04-02]") == date(2024, 4, 2)
+    assert due_date("- [x] Paid 📅 2024-03-01\n- [ ] Pay again") is None, "a done task's date is no due date"
+    assert due_date("- [ ] Book it due 2024-02-31") is None, "no such day"
+
+
+def test_a_question_for_the_open_tasks_gathers_them_in_order(vault: Path) -> None:
+    """"What are my open tasks?" has no search word left: the open tasks of the vault are its
+    hits, the one due first, then the daily notes at the question's time, newest first, then
+    the note dated after it; a note whose tasks are all done is none of them."""
+    _tasks_vault(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What are my open tasks?", limit=5, reference_time=AT)
+        assert result["query"]["open_tasks"]
+        paths = [hit["note_path"] for hit in result["hits"] if hit["breakdown"]["task"] > 0]
+        assert paths == ["Projects/Launch.md", "Daily/2024-03-11.md", "Daily/2024-03-08.md", "Daily/2024-03-01.md", "Daily/2024-03-20.md"]
+        assert [hit["note_path"] for hit in result["hits"][:5]] == paths
+        assert "Daily/2024-03-05.md" not in [hit["note_path"] for hit in result["hits"]]
+        assert is_grounded(result["query"], [])
+        assert "Call the plumber" in format_evidence(result)
+        # the same asked as "what do I need to do?"
+        again = memory.walk("What do I need to do?", limit=5, reference_time=AT)
+        assert [hit["note_path"] for hit in again["hits"][:5]] == paths
+
+
+def test_other_words_filter_the_open_tasks(vault: Path) -> None:
+    """"What are my open tasks for the launch?": the open tasks that say "launch" lead, in the
+    order of the rule (the note of 8 March, which says it twice, after the one of 11 March); the chat message and the done tasks that say it
+    come after them, and the open tasks that do not say it are not raised."""
+    _tasks_vault(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What are my open tasks for the launch?", limit=5, reference_time=AT)
+        assert not result["query"]["open_tasks"] and result["query"]["content_terms"] == ["launch"]
+        hits = result["hits"]
+        assert [hit["note_path"] for hit in hits[:3]] == ["Projects/Launch.md", "Daily/2024-03-11.md", "Daily/2024-03-08.md"]
+        assert hits[0]["breakdown"]["task"] > hits[1]["breakdown"]["task"] > hits[2]["breakdown"]["task"] > 0
+        assert all(hit["breakdown"]["task"] == 0 for hit in hits[3:])
+        assert "Daily/2024-03-01.md" not in [hit["note_path"] for hit in hits]
