@@ -95,3 +95,36 @@ def test_an_error_s_hint_is_on_a_line_of_its_own(
         "vaultmind: hint: pass --vault PATH, run the command inside a vault, or set one up with "
         "`vaultmind init PATH` (`vaultmind init --existing PATH` for a vault you already have)",
     ], err
+
+
+def test_query_drill_and_leaves_take_a_unique_prefix_as_explain_does(
+    launch_vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`explain` took a unique prefix of a node id; `query drill` and `query leaves` wanted the
+    whole id. Now all three resolve it alike, and a prefix of several ids, or of none, is an
+    error that says which."""
+    write(launch_vault, "People/Guest list.md", "# Guest list\n\nMarco Ruiz called Maria Lopez about the guest list.\n")
+    vault = str(launch_vault)
+    capsys.readouterr()
+    code, data, err = run_main(capsys, "query", "walk", "Tidepool launch guest list", "--vault", vault, "--json")
+    assert code == 0, err
+    leaf = next(hit["node_id"] for hit in data["hits"] if hit["note_path"] == "Projects/Tidepool launch.md")
+    code, data, err = run_main(capsys, "query", "leaves", leaf[:8], "--vault", vault, "--json")
+    assert code == 0, err
+    assert [hit["node_id"] for hit in data["hits"]] == [leaf] and data["missing"] == []
+    code, data, err = run_main(capsys, "explain", leaf[:8], "--vault", vault, "--json")
+    assert code == 0 and data["leaf"]["id"] == leaf, err
+
+    code, data, err = run_main(capsys, "query", "drill", "person:marco", "--vault", vault, "--json")
+    assert code == 0, err
+    assert leaf in [hit["node_id"] for hit in data["hits"]]  # the leaves that mention Marco Ruiz
+
+    for command in (("query", "drill"), ("query", "leaves")):
+        code, out, err = run_main(capsys, *command, "person:mar", "--vault", vault)
+        assert code == 2 and out == "", err
+        assert "'person:mar' is the start of several node ids (person:marco-ruiz, person:maria-lopez)" in err
+        code, out, err = run_main(capsys, *command, "zzzzzzzz", "--vault", vault)
+        if command == ("query", "drill"):
+            assert code == 4 and "no node with id zzzzzzzz, nor one whose id starts with it" in err, err
+        else:  # `leaves` lists the ids it found nowhere, beside those it found
+            assert code == 0 and "not found: zzzzzzzz" in out, (out, err)

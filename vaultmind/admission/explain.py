@@ -10,14 +10,14 @@ import json
 from typing import Any
 
 from vaultmind.admission import importance
-from vaultmind.errors import NotFound, UsageError
+from vaultmind.errors import UsageError
 from vaultmind.index.store import Index
 from vaultmind.queue.store import iso_ms
+from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.tree.buffers import has_table, tree_leaves_sql
 from vaultmind.tree.settings import TreeSettings
 
 LIFECYCLE = ("pending", "admitted", "buffered", "sealed")
-MIN_PREFIX = 6
 
 
 def lifecycle_state(decision: str | None) -> str:
@@ -48,28 +48,15 @@ def _tree_state(index: Index, leaf_id: str, trees: TreeSettings) -> tuple[str, s
 
 
 def resolve_leaf_id(index: Index, ref: str) -> str:
-    """A full leaf id from an id or a unique prefix of at least 6 characters."""
+    """A full leaf id from an id or a unique prefix of at least `MIN_PREFIX` characters; a
+    summary's or an entity's id is refused with the command that shows it."""
     ref = ref.strip().lstrip("^")
-    if not ref:
-        raise UsageError("give a leaf id", hint="ids are shown by `vaultmind query search --json`")
-    if index.scalar("SELECT 1 FROM leaves WHERE id = ? LIMIT 1", [ref]):
-        return ref
-    _refuse_other_nodes(index, ref)
-    if len(ref) < MIN_PREFIX:
-        raise NotFound(f"no leaf {ref!r}", hint=f"give the full id or at least {MIN_PREFIX} characters of it")
-    ids = [
-        r[0]
-        for r in index.query(
-            "SELECT DISTINCT id FROM leaves WHERE starts_with(id, ?) ORDER BY id LIMIT 3", [ref]
-        )
-    ]
-    if not ids:
-        raise NotFound(f"no leaf {ref!r}", hint="a leaf's id is the node_id of a hit of `vaultmind query walk … --json`")
-    if len(ids) > 1:
-        raise UsageError(
-            f"{ref!r} matches several leaves ({', '.join(ids[:2])}, …)", hint="give more characters"
-        )
-    return str(ids[0])
+    if ref and not index.scalar("SELECT 1 FROM leaves WHERE id = ? LIMIT 1", [ref]):
+        _refuse_other_nodes(index, ref)
+    return resolve_node_id(
+        index, ref, tables=("leaves",), noun="leaf",
+        hint="a leaf's id is the `id …` of a hit of `vaultmind query walk`",
+    )
 
 
 def _refuse_other_nodes(index: Index, ref: str) -> None:

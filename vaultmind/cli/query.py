@@ -101,14 +101,16 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q = modes.add_parser(
         "leaves", help="nodes by id (leaves, summaries, entities), in the order given (the api's fetch_leaves)"
     )
-    q.add_argument("ids", nargs="+", help="node ids (the node_id of a hit)")
+    q.add_argument("ids", nargs="+", help="node ids (the `id` of a hit), or unique prefixes of at least 6 characters")
     q.set_defaults(handler=lambda a: _run(a, "fetch_leaves", {"ids": a.ids}))
     vault_args(q)
 
     q = modes.add_parser(
         "drill", help="a summary's children, breadth first; an entity's leaves, newest first (the api's drill_down)"
     )
-    q.add_argument("node_id", help="the node_id of a hit (a summary or an entity)")
+    q.add_argument(
+        "node_id", help="the `id` of a hit (a summary or an entity), or a unique prefix of at least 6 characters"
+    )
     q.add_argument("--depth", type=positive_int, default=1, help="levels of a summary to go down (default 1)")
     q.add_argument("--limit", type=positive_int, default=None, help="number of nodes (default 100)")
     q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth, "limit": a.limit}))

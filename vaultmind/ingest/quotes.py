@@ -37,6 +37,8 @@ _MAX_SPLITTER_CHARS = 400
 _TAIL_LINES = 14  # non-blank lines at the end searched for footers and signatures
 _MAX_SIGNATURE_LINES = 12
 
+# A quoted line of a plain-text mail, not Markdown: unlike `markdown.blocks.QUOTE_RE` (at most
+# three spaces before a Markdown quote marker; four make code), any indent of spaces or tabs.
 _QUOTE_RE = re.compile(r"^[ \t]*>")
 _SEPARATOR_RE = re.compile(r"^[ \t]*(?:[-_=*~—–]\s*){3,}$")
 _ORIGINAL_RE = re.compile(

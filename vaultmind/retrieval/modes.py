@@ -8,7 +8,7 @@ drill_down       breadth-first over a node's children, depth bounded; from an en
 cover_window     the fewest nodes covering a time window (summaries first), plus the
                  leaves no summary covers
 fetch_leaves     nodes by id (leaves, summaries, entities), order kept, missing ids skipped
-                 (and listed)
+                 (and listed); drill_down and fetch_leaves take a unique id prefix too
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.retrieval.entity_names import EntityRow, entity_names
 from vaultmind.retrieval.hits import RetrievalHit, envelope, has_table, leaf_hits
+from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -40,7 +41,8 @@ def fetch_leaves(memory: MemoryView, ids: Sequence[str]) -> dict[str, Any]:
     """Nodes by id, in the order asked, each once: leaf ids, and the `node_id` of any hit (a
     summary's, which answers as the summary node; an entity's, as `search_entities` shows it);
     the ids found nowhere in `missing`."""
-    wanted = [i for i in dict.fromkeys(i.strip().lower() for i in ids) if i]  # ids are lower-case
+    typed = [i for i in dict.fromkeys(i.strip().lower() for i in ids) if i]  # ids are lower-case
+    wanted = list(dict.fromkeys(_typed_id(memory, i) for i in typed))
     summaries = _summary_chunks(memory, wanted) if has_table(memory.index, "summaries") else {}
     found: dict[str, dict[str, Any]] = {}
     for hit in leaf_hits(memory, [(summaries.get(i, i), 0.0, {}) for i in wanted]):
@@ -48,6 +50,15 @@ def fetch_leaves(memory: MemoryView, ids: Sequence[str]) -> dict[str, Any]:
     found |= {hit["node_id"]: hit for hit in _entity_hits(memory, [i for i in wanted if i not in found])}
     hits = [found[i] for i in wanted if i in found]
     return {"hits": hits, "total": len(hits), "truncated": False, "missing": [i for i in wanted if i not in found]}
+
+
+def _typed_id(memory: MemoryView, ref: str) -> str:
+    """The full id a typed id or unique prefix names; as typed when nothing does (to be listed
+    in `missing`). An ambiguous prefix is an error that names the ids it starts."""
+    try:
+        return resolve_node_id(memory.index, ref)
+    except NotFound:
+        return ref
 
 
 def _summary_chunks(memory: MemoryView, ids: Sequence[str]) -> dict[str, str]:
@@ -160,7 +171,7 @@ def drill_down(memory: MemoryView, node_id: str, *, depth: int = 1, limit: int =
     if depth < 1 or depth > MAX_DEPTH:
         raise UsageError(f"depth must be between 1 and {MAX_DEPTH}")
     limit = _check_limit(limit)
-    node_id = node_id.strip()
+    node_id = resolve_node_id(memory.index, node_id)
     is_leaf = memory.index.scalar("SELECT count(*) FROM leaves WHERE id = ?", [node_id])
     is_summary = has_table(memory.index, "summaries") and memory.index.scalar(
         "SELECT count(*) FROM summaries WHERE id = ?", [node_id]

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vaultmind.index.lexical import terms as lexical_terms
+from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, FENCE_OPEN_RE
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.names import name_candidates, normalize
 from vaultmind.tree.summarize import FALLBACK_IDENTITY, ChildText, SummaryText
@@ -49,12 +50,12 @@ FACT_BONUS = 0.6  # a sentence with dates, numbers, decisions, known names: what
 MAX_FACTS = 3
 SPEAKER_BONUS = 0.5  # a message, an author or a section the summary does not yet say anything of
 
-_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"^#{1,6}\s")
-_BLOCK_ID_RE = re.compile(r"(?:^|\s)\^[A-Za-z0-9-]+\s*$")
+# Looser than `markdown.blocks.QUOTE_RE` on purpose: every run of quote markers goes, with a tab
+# or any space after each (">\t> x", as mail clients nest), for a summary sentence must never
+# carry a ">" even where the block scanner reads no nested quote.
 _QUOTE_RE = re.compile(r"^(?:>\s?)+")
 _LIST_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
-_CALLOUT_RE = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _COMMENT_RE = re.compile(r"%%.*?%%|<!--.*?-->")
 _EMBED_RE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
 # A link inside its own note (`[[#Decisions]]`, `[[#^k1|the key line]]`) would point at the
@@ -140,7 +141,7 @@ def clean_units(text: str) -> list[str]:
     current: list[str] = []
     in_fence = False
     for raw in text.replace("\r", "").split("\n"):
-        if _FENCE_RE.match(raw):
+        if FENCE_OPEN_RE.match(raw):
             in_fence = not in_fence
             continue
         if in_fence:
@@ -151,9 +152,12 @@ def clean_units(text: str) -> list[str]:
                 units.append(" ".join(current))
                 current = []
             continue
-        is_item = bool(_LIST_RE.match(line) or _CALLOUT_RE.match(line))  # a callout title stands alone
-        line = _CALLOUT_RE.sub("", _LIST_RE.sub("", line))
-        line = _BLOCK_ID_RE.sub("", line)
+        item = _LIST_RE.match(line)
+        line = _LIST_RE.sub("", line)
+        callout = CALLOUT_RE.match(line)  # a callout head as the block scanner reads one
+        is_item = bool(item or callout)  # a callout title stands alone
+        line = (callout.group(3) or "") if callout else line
+        line = BLOCK_ID_RE.sub("", line)
         line = _COMMENT_RE.sub("", line)
         line = _EMBED_RE.sub("", line)
         if "[[#" in line:
