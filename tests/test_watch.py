@@ -632,6 +632,24 @@ def test_a_folder_ignored_in_the_config_while_serving_leaves_the_index(running: 
     assert not memory.search("otterplan")["hits"] and memory.config.ignore == ("Private/**",)
 
 
+def test_a_templates_folder_configured_in_obsidian_while_serving_leaves_the_index(
+    running: tuple[Config, Memory, Daemon],
+) -> None:
+    """Obsidian's Templates plugin given a folder while the daemon runs (it writes
+    .obsidian/templates.json): the folder's notes leave the index, status names it, and a new
+    template there is not indexed."""
+    config, memory, _ = running
+    write(config.vault, "Templates/Daily.md", "---\ntitle: {{title}}\n---\n# {{title}}\n\nThe kestrelplaceholder.\n")
+    assert _until(lambda: bool(memory.search("kestrelplaceholder")["hits"])), "indexed first: no folder configured"
+    write(config.vault, ".obsidian/templates.json", json.dumps({"folder": "Templates"}))
+    assert _until(lambda: not memory.search("kestrelplaceholder")["hits"]), "the templates folder left the index"
+    assert [f["path"] for f in memory.status()["left_out"]] == ["Templates/"]
+    write(config.vault, "Templates/Meeting.md", "# {{title}}\n\nThe ploverplaceholder.\n")
+    write(config.vault, "kept.md", "# Kept\n\nThe lapwing note.\n")
+    assert _until(lambda: bool(memory.search("lapwing")["hits"]))
+    assert not memory.search("ploverplaceholder")["hits"]
+
+
 @pytest.mark.slow
 def test_a_symlink_to_a_parent_folder_neither_renames_notes_nor_deafens_the_watcher(
     running: tuple[Config, Memory, Daemon],
