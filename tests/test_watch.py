@@ -645,7 +645,9 @@ def test_a_templates_folder_configured_in_obsidian_while_serving_leaves_the_inde
     assert _until(lambda: bool(memory.search("kestrelplaceholder")["hits"])), "indexed first: no folder configured"
     write(config.vault, ".obsidian/templates.json", json.dumps({"folder": "Templates"}))
     assert _until(lambda: not memory.search("kestrelplaceholder")["hits"]), "the templates folder left the index"
-    assert [f["path"] for f in memory.status()["left_out"]] == ["Templates/"]
+    status = memory.status()
+    assert [f["path"] for f in status["left_out"]] == ["Templates/"]
+    assert not [p for p in status["problems"] if p["path"].startswith("Templates/")], "its warnings went with it"
     write(config.vault, "Templates/Meeting.md", "# {{title}}\n\nThe ploverplaceholder.\n")
     write(config.vault, "kept.md", "# Kept\n\nThe lapwing note.\n")
     assert _until(lambda: bool(memory.search("lapwing")["hits"]))
