@@ -526,7 +526,7 @@ def test_config_documents_every_setting_at_its_default(tmp_path: Path) -> None:
     assert QueueSettings.from_extra(config.extra) == QueueSettings.from_extra({})
     assert TreeSettings.from_extra(config.extra) == TreeSettings.from_extra({})
     assert EntitySettings.from_config(config) == EntitySettings.from_config(bare)
-    assert {f.name for f in fields(Config)} - {"vault", "extra"} == {attr for attr, _ in _SCHEMA.values()}
+    assert {f.name for f in fields(Config)} - {"vault", "extra", "template_folders"} == {attr for attr, _ in _SCHEMA.values()}
 
 
 def test_graph_json_colours_vaultmind_folders() -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -630,6 +632,56 @@ def test_a_folder_ignored_in_the_config_while_serving_leaves_the_index(running: 
     write(config.vault, "Private/diary.md", "# Diary\n\nThe heronsecret and the otterplan.\n")
     time.sleep(1.0)
     assert not memory.search("otterplan")["hits"] and memory.config.ignore == ("Private/**",)
+
+
+def test_a_templates_folder_configured_in_obsidian_while_serving_leaves_the_index(
+    running: tuple[Config, Memory, Daemon],
+) -> None:
+    """Obsidian's Templates plugin given a folder while the daemon runs (it writes
+    .obsidian/templates.json): the folder's notes leave the index, status names it, and a new
+    template there is not indexed."""
+    config, memory, _ = running
+    write(config.vault, "Templates/Daily.md", "---\ntitle: {{title}}\n---\n# {{title}}\n\nThe kestrelplaceholder.\n")
+    assert _until(lambda: bool(memory.search("kestrelplaceholder")["hits"])), "indexed first: no folder configured"
+    write(config.vault, ".obsidian/templates.json", json.dumps({"folder": "Templates"}))
+    assert _until(lambda: not memory.search("kestrelplaceholder")["hits"]), "the templates folder left the index"
+    status = memory.status()
+    assert [f["path"] for f in status["left_out"]] == ["Templates/"]
+    assert not [p for p in status["problems"] if p["path"].startswith("Templates/")], "its warnings went with it"
+    write(config.vault, "Templates/Meeting.md", "# {{title}}\n\nThe ploverplaceholder.\n")
+    write(config.vault, "kept.md", "# Kept\n\nThe lapwing note.\n")
+    assert _until(lambda: bool(memory.search("lapwing")["hits"]))
+    assert not memory.search("ploverplaceholder")["hits"]
+
+
+def test_a_batch_applied_through_the_api_is_reported_as_a_watched_one(vault: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """`ingest` while `serve` runs hands its notes to the daemon (`POST /v1/sync`): the daemon
+    reports that batch as it reports the watcher's (its log line, and the line `serve` prints),
+    where it used to say nothing. The watcher waits long here, so the API applies the notes."""
+    write(vault, "start.md", "# Start\n\nThe first note.\n")
+    config = load_config(vault, embed_provider="none", debounce_ms=3000, step_ms=20)
+    batches: list[tuple[str, int]] = []
+    with Memory.open(config) as memory:
+        daemon = Daemon(config, memory, on_batch=lambda what, stats: batches.append((what, stats.added)))
+        thread = threading.Thread(target=daemon.run, daemon=True)
+        thread.start()
+        try:
+            assert daemon.ready.wait(20), "daemon did not become ready"
+            client = find_daemon(config)
+            assert client is not None
+            write(vault, "sources/chat/2024-03-04.md", "# Chat\n\nThe godwit arrived.\n")
+            write(vault, "sources/chat/2024-03-05.md", "# Chat\n\nThe godwit left.\n")
+            with caplog.at_level(logging.INFO, logger="vaultmind.daemon"):
+                stats = client.call("POST", "/v1/sync", {"paths": ["sources/chat/2024-03-04.md", "sources/chat/2024-03-05.md"]})
+                client.call("POST", "/v1/reindex")
+        finally:
+            daemon.stop()
+            thread.join(10)
+    assert stats["added"] == 2
+    assert ("api sync", 2) in batches, batches
+    assert any(what == "api reindex" for what, _ in batches), batches
+    lines = [r.getMessage() for r in caplog.records if r.name == "vaultmind.daemon"]
+    assert any(re.fullmatch(r"api sync: \+2 ~0 -0 renamed 0 \(\d+ ms\)", line) for line in lines), lines
 
 
 @pytest.mark.slow

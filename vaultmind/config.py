@@ -15,6 +15,7 @@ from typing import Any
 
 from vaultmind.errors import ConfigError
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS
+from vaultmind.vault.templates import TemplateFolder, template_folders
 
 CONFIG_RELPATH = ".vaultmind/config.toml"
 
@@ -29,6 +30,7 @@ class Config:
     # [vault]
     ignore: tuple[str, ...] = ()  # user globs, on top of DEFAULT_IGNORE
     max_file_bytes: int = 5 * 1024 * 1024
+    include_templates: bool = False  # index the templates folders Obsidian's settings name
     # [chunking]
     chunk_tokens: int = 400
     # [embeddings]
@@ -51,6 +53,8 @@ class Config:
     # [ingest]
     ingest_timezone: str = ""  # exports' local times (WhatsApp, Signal…); empty: UTC
     extra: dict[str, Any] = field(default_factory=dict)
+    # Not a setting: the templates folders named by the vault's Obsidian settings, read at load.
+    template_folders: tuple[TemplateFolder, ...] = ()
 
     @property
     def state_dir(self) -> Path:
@@ -61,8 +65,13 @@ class Config:
         return self.state_dir / "index.duckdb"
 
     @property
+    def left_out_templates(self) -> tuple[TemplateFolder, ...]:
+        """The templates folders the index leaves out (none with `include_templates`)."""
+        return () if self.include_templates else self.template_folders
+
+    @property
     def all_ignores(self) -> tuple[str, ...]:
-        return DEFAULT_IGNORE + self.ignore
+        return DEFAULT_IGNORE + tuple(f"{t.path}/**" for t in self.left_out_templates) + self.ignore
 
     def with_(self, **changes: Any) -> Config:
         return replace(self, **changes)
@@ -71,6 +80,7 @@ class Config:
 _SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
     ("vault", "ignore"): ("ignore", list),
     ("vault", "max_file_mb"): ("max_file_bytes", (int, float)),
+    ("vault", "include_templates"): ("include_templates", bool),
     ("chunking", "max_tokens"): ("chunk_tokens", int),
     ("embeddings", "provider"): ("embed_provider", str),
     ("embeddings", "model"): ("embed_model", str),
@@ -121,7 +131,7 @@ def load_config(vault: str | Path, **overrides: Any) -> Config:
         if os.environ.get(env):
             values[attr] = os.environ[env]
     values.update({k: v for k, v in overrides.items() if v is not None})
-    config = Config(vault=root, **values)
+    config = Config(vault=root, template_folders=template_folders(root), **values)
     _validate(config, path)
     return config
 
@@ -148,7 +158,7 @@ def _from_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
                 extra[f"{section}.{key}"] = value
                 continue
             attr, kind = spec
-            if isinstance(value, bool) or not isinstance(value, kind):
+            if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
                 raise ConfigError(
                     f"[{section}] {key} = {value!r} has the wrong type",
                     path=path,
@@ -172,7 +182,7 @@ def _coerce(attr: str, value: Any) -> Any:
 
 def _type_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join({"list": "a list of strings", "int": "an integer", "float": "a number", "str": "a string"}[k.__name__] for k in kinds)
+    return " or ".join({"list": "a list of strings", "bool": "true or false", "int": "an integer", "float": "a number", "str": "a string"}[k.__name__] for k in kinds)
 
 
 def _validate(config: Config, path: Path) -> None:

@@ -31,7 +31,7 @@ import duckdb
 from vaultmind.client import daemon_file
 from vaultmind.config import Config
 from vaultmind.errors import VaultmindError, storage_error
-from vaultmind.http_api import ApiServer
+from vaultmind.http_api import ApiServer, OnBatch
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
@@ -49,8 +49,6 @@ RETRY_MAX_S = 60.0
 def _reason(exc: BaseException) -> str:
     storage = storage_error(exc)
     return storage.message if storage is not None else str(exc)
-
-OnBatch = Callable[[str, SyncStats], None]
 
 
 class _QuietInterrupt(logging.Filter):
@@ -98,7 +96,9 @@ class Daemon:
         self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
         self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
         token = secrets.token_urlsafe(32)
-        self.api = ApiServer(self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set)
+        self.api = ApiServer(
+            self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set, on_batch=self._report
+        )
         self.api.start()
         self.pool = WorkerPool(self.config, self.memory)
         self.pool.start()

@@ -30,12 +30,14 @@ from typing import Any
 
 from vaultmind.errors import NotFound, UsageError, VaultmindError, storage_error
 from vaultmind.memory import Memory
+from vaultmind.model import SyncStats
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 1 << 20
 
 Route = Callable[[Memory, dict[str, Any]], Any]
+OnBatch = Callable[[str, SyncStats], None]  # what applied changes to the index, and its stats
 
 
 def _search(memory: Memory, body: dict[str, Any]) -> Any:
@@ -46,13 +48,23 @@ def _search(memory: Memory, body: dict[str, Any]) -> Any:
     return memory.query("search", body)
 
 
-def _sync(memory: Memory, body: dict[str, Any]) -> Any:
+def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
+    """`{"paths"?}`: the paths given (as `ingest` hands its notes to a running daemon), or the
+    whole vault; `on_batch` hears what was applied (the daemon logs it as a watcher's batch)."""
     paths = body.get("paths")
-    if paths is None:
-        return {**memory.sync().to_dict(), **memory.counts()}
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+    if paths is not None and (not isinstance(paths, list) or not all(isinstance(p, str) for p in paths)):
         raise UsageError("'paths' must be a list of vault-relative paths")
-    return memory.sync_paths([_vault_relative(memory, p) for p in paths]).to_dict()
+    stats = memory.sync() if paths is None else memory.sync_paths([_vault_relative(memory, p) for p in paths])
+    if on_batch is not None:
+        on_batch("api sync", stats)
+    return stats.to_dict() if paths is not None else {**stats.to_dict(), **memory.counts()}
+
+
+def _reindex(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
+    stats = memory.reindex()
+    if on_batch is not None:
+        on_batch("api reindex", stats)
+    return {**stats.to_dict(), **memory.counts()}
 
 
 def _vault_relative(memory: Memory, path: str) -> str:
@@ -97,7 +109,7 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("POST", "/v1/search"): _search,
     ("POST", "/v1/query"): _query,
     ("POST", "/v1/sync"): _sync,
-    ("POST", "/v1/reindex"): lambda m, b: {**m.reindex().to_dict(), **m.counts()},
+    ("POST", "/v1/reindex"): _reindex,
 }
 
 
@@ -124,12 +136,14 @@ class ApiServer:
         host: str = "127.0.0.1",
         port: int = 0,
         ready: Callable[[], bool] | None = None,
+        on_batch: OnBatch | None = None,
     ):
         """`ready`: whether the daemon has finished starting (its first reconcile, and loading
-        what queries read); `/v1/health` reports it, so clients know a first answer may be slow."""
+        what queries read); `/v1/health` reports it, so clients know a first answer may be slow.
+        `on_batch`: told of every sync or reindex a request applied."""
         self.memory = memory
         self.token = token
-        handler = _make_handler(memory, token, ready or (lambda: True))
+        handler = _make_handler(memory, token, ready or (lambda: True), on_batch)
         self.httpd = _Server((host, port), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="vaultmind-api", daemon=True)
@@ -156,9 +170,13 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-def _make_handler(memory: Memory, token: str, ready: Callable[[], bool]) -> type[BaseHTTPRequestHandler]:
+def _make_handler(
+    memory: Memory, token: str, ready: Callable[[], bool], on_batch: OnBatch | None
+) -> type[BaseHTTPRequestHandler]:
     expected = f"Bearer {token}".encode()
     routes = _all_routes()
+    routes[("POST", "/v1/sync")] = lambda m, b: _sync(m, b, on_batch)
+    routes[("POST", "/v1/reindex")] = lambda m, b: _reindex(m, b, on_batch)
     routes[("GET", "/v1/health")] = lambda m, b: {
         "ok": True, "pid": os.getpid(), "vault": str(m.config.vault), "ready": ready(), "loading": m.index.in_bulk
     }

@@ -34,6 +34,7 @@ from vaultmind.sync import Syncer
 from vaultmind.sync_load import relax_collector
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 from vaultmind.vault.scan import IgnoreRules
+from vaultmind.vault.templates import settings_stamp
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.entity_graph import EntityGraph
@@ -63,6 +64,7 @@ BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for sav
 # 700). A walk allocates tens of thousands of short-lived objects; at 100k leaves the collector
 # took 1.0–1.7 ms of each, 0.2–0.5 ms with this and `_freeze_loaded`.
 SERVING_GC_THRESHOLD = 20_000
+_RULES = ("ignore", "include_templates", "template_folders")  # what a daemon takes up while it runs
 
 
 def _file_config(vault: Path) -> Config | None:
@@ -76,7 +78,7 @@ def _file_config(vault: Path) -> Config | None:
 class Memory:
     def __init__(self, config: Config, index: Index, embedder: Embedder | None, progress: Progress | None = None):
         self.config = config
-        self._config_stamp = self._config_mtime()  # the config file as this process read it
+        self._config_stamp = self._settings_stamp()  # the settings files as this process read them
         self._file_config = _file_config(config.vault)
         self.index = index
         self.embedder = embedder
@@ -159,12 +161,13 @@ class Memory:
             return stats
 
     def reload_ignores(self) -> bool:
-        """Take up `[vault] ignore` from the config file when it changed since it was read (a
+        """Take up `[vault] ignore` and `include_templates` from the config file, and the
+        templates folders from Obsidian's settings, when either changed since they were read (a
         serving process reads its config once): True when the rules changed, so the next full
         pass drops the notes they now exclude and adds those they let in. A config that no
         longer parses keeps the rules in force, with a warning. The other settings apply at
         the next start (the log says which changed)."""
-        stamp = self._config_mtime()
+        stamp = self._settings_stamp()
         if stamp == self._config_stamp:
             return False
         self._config_stamp = stamp
@@ -176,23 +179,30 @@ class Memory:
         before, self._file_config = self._file_config, fresh
         changed = [
             f.name for f in fields(Config)
-            if f.name != "ignore" and before is not None and getattr(fresh, f.name) != getattr(before, f.name)
+            if f.name not in _RULES and before is not None and getattr(fresh, f.name) != getattr(before, f.name)
         ]  # fmt: skip
         if changed:
             log.warning("%s changed (%s): restart vaultmind for it to apply", CONFIG_RELPATH, ", ".join(changed))
-        if fresh.ignore == self.config.ignore:
+        if fresh.all_ignores == self.config.all_ignores:
             return False
-        log.info("%s: [vault] ignore is now %s; the next full pass applies it", CONFIG_RELPATH, list(fresh.ignore))
-        self.config = self.config.with_(ignore=fresh.ignore)
-        self.syncer.config = self.syncer.config.with_(ignore=fresh.ignore)
+        log.info(
+            "[vault] ignore is now %s, the templates folders left out %s; the next full pass applies it",
+            list(fresh.ignore),
+            [t.path for t in fresh.left_out_templates],
+        )
+        rules = {name: getattr(fresh, name) for name in _RULES}
+        self.config = self.config.with_(**rules)
+        self.syncer.config = self.syncer.config.with_(**rules)
         self.syncer.rules = IgnoreRules(fresh.all_ignores)
         return True
 
-    def _config_mtime(self) -> int | None:
+    def _settings_stamp(self) -> tuple[int | None, ...]:
+        """The config file's and Obsidian's template settings' modification times."""
         try:
-            return (self.config.vault / CONFIG_RELPATH).stat().st_mtime_ns
+            config = (self.config.vault / CONFIG_RELPATH).stat().st_mtime_ns
         except OSError:
-            return None
+            config = None
+        return (config, *settings_stamp(self.config.vault))
 
     def sync(self) -> SyncStats:
         self.reload_ignores()

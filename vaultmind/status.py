@@ -208,6 +208,11 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) 
         "admission": counts["admission"],
         "queue": queue_status(idx),
         "problems": counts["problems"],
+        "left_out": [  # folders left out as a whole, with why (once each, not per file)
+            {"path": f"{t.path}/", "why": f"the templates folder of {t.plugin} ({t.settings})"}
+            for t in config.left_out_templates
+            if (config.vault / t.path).is_dir()
+        ],
     }
 
 
