@@ -78,10 +78,10 @@ def embed_missing(
 
 def stored_hashes(index: Index, model: str, hashes: Iterable[str]) -> set[str]:
     """Those of `hashes` whose vector for `model` is stored. There is no index on the hash to
-    look them up by: the lookup scans the table's hash column (~15 MB at 50k notes), on one
+    look them up by: the lookup scans the table's hash column (~14 MiB at 50k notes), on one
     DuckDB thread under a small pool (`Index.small_pool_read`), so that its blocks are dropped
     as the scan moves on instead of all staying cached until the save's pass drops them: in
-    process at 50k notes, the lookup's own rise of the RSS 16.8 → 6.9 MiB."""
+    process at 50k notes, the lookup's own rise of the RSS ~16.8 → ~6.5 MiB."""
     wanted = "\x1f".join(sorted(hashes))
     if not wanted:
         return set()
