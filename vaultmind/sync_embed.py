@@ -4,7 +4,7 @@ reindex never embeds again)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -16,6 +16,7 @@ from vaultmind.model import Progress
 from vaultmind.sync_write import drop_written_blocks, insert_rows
 
 EMBED_FETCH_ROWS = 8_192  # leaf rows whose missing vectors are read, embedded and written at a time
+LOOKUP_MEMORY_LIMIT = "16MB"  # DuckDB's pool while a save looks up which of its texts have a vector
 
 
 def embed_missing(
@@ -37,14 +38,7 @@ def embed_missing(
     if only is not None:
         if not only:
             return 0
-        have = {
-            row[0]
-            for row in index.query(
-                """SELECT content_hash FROM embeddings
-                   WHERE model = ? AND content_hash IN (SELECT unnest(string_split(?, chr(31))))""",
-                [model, "\x1f".join(sorted(only))],
-            )
-        }
+        have = stored_hashes(index, model, only)
         todo = sorted((h, text) for h, text in only.items() if h not in have)
     else:
         # how many first (hashes only: selecting the texts too read the whole text column
@@ -80,6 +74,27 @@ def embed_missing(
     if progress and todo:
         progress("embed", 0, len(todo))
     return _embed_rows(index, embedder, todo, 0, len(todo), batch, progress, into)
+
+
+def stored_hashes(index: Index, model: str, hashes: Iterable[str]) -> set[str]:
+    """Those of `hashes` whose vector for `model` is stored. There is no index on the hash to
+    look them up by: the lookup scans the table's hash column (~14 MiB at 50k notes), on one
+    DuckDB thread under a small pool (`Index.small_pool_read`), so that its blocks are dropped
+    as the scan moves on instead of all staying cached until the save's pass drops them: in
+    process at 50k notes, the lookup's own rise of the RSS ~16.8 → ~6.5 MiB."""
+    wanted = "\x1f".join(sorted(hashes))
+    if not wanted:
+        return set()
+
+    def read() -> set[str]:
+        rows = index.query(
+            """SELECT content_hash FROM embeddings
+               WHERE model = ? AND content_hash IN (SELECT unnest(string_split(?, chr(31))))""",
+            [model, wanted],
+        )
+        return {str(row[0]) for row in rows}
+
+    return index.small_pool_read(read, LOOKUP_MEMORY_LIMIT)
 
 
 def _embed_rows(
