@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vaultmind.bench.tree_scale import bench_tree_scale, fold
-from vaultmind.bench.trees import write_chat_vault
+from vaultmind.bench.tree_vault import write_chat_vault
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 from vaultmind.tree.deriver import _FEW_CHILDREN, SummaryRow, load_rows

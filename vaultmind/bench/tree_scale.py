@@ -31,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from vaultmind.bench.trees import CHANNELS, CountingSummarizer, write_chat_vault
+from vaultmind.bench.tree_vault import CHANNELS, CountingSummarizer, write_chat_vault
 from vaultmind.config import load_config
 from vaultmind.errors import UsageError
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
