@@ -52,3 +52,99 @@ def test_a_status_asked_again_reads_the_index_only_after_a_change(vault: Path, m
         memory.loading = False  # ready again, nothing changed: the counts of this generation
         assert memory.status()["embeddings"]["missing"] == 0
         assert len(reads) == 4
+
+
+def test_a_status_during_the_ner_catch_up_reads_no_leaf_and_counts_right(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon's NER catch-up commits step by step: a status between two steps counts
+    neither the notes nor the texts waiting for NER again (no query of `leaves`, no count of
+    the pending texts), yet shows the pending count each step left; a save, even one committed
+    while the model runs, is counted by the next status."""
+    from vaultmind.entities import backfill
+    from vaultmind.entities.ner_cache import count_pending
+
+    write(vault, ".vaultmind/config.toml", "[entities]\nner_inline = 0\n")  # every text to the catch-up
+    people = ["Dana Whitfield", "Marco Ruiz", "Priya Raman", "Alice Chen"]
+    for k, person in enumerate(people):
+        write(vault, f"notes/n{k}.md", f"# N{k}\n\n{person} flew to Lisbon on Tuesday.\n")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        deriver = backfill.entity_deriver(memory)
+        assert deriver is not None
+        if not deriver.ner.available:
+            pytest.skip(deriver.ner.status()["message"])
+        model = deriver.ner.model_id
+        assert model is not None
+        memory.sync()
+        first = memory.status()
+        assert first["entities"]["ner_pending"] == 4
+
+        in_status = False
+        reads: list[str] = []  # what a status read: queries of `leaves`, counts of pending texts
+        for method in ("query", "scalar"):
+            real = getattr(memory.index, method)
+
+            def counted(sql: str, params: Any = None, *, real: Any = real) -> Any:
+                if in_status and "leaves" in sql:
+                    reads.append(sql)
+                return real(sql, params)
+
+            monkeypatch.setattr(memory.index, method, counted)
+
+        def counted_pending(con: Any, model: str) -> int:
+            if in_status:
+                reads.append("count_pending")
+            return count_pending(con, model)
+
+        monkeypatch.setattr(backfill, "count_pending", counted_pending)
+
+        def status() -> dict[str, Any]:
+            nonlocal in_status
+            in_status = True
+            try:
+                return memory.status()
+            finally:
+                in_status = False
+
+        seen: list[tuple[int, int, int]] = []  # (pending shown, pending counted, scans by the status)
+        totals: list[int] = []  # notes shown
+
+        def step(phase: str, done: int, total: int) -> None:
+            if done:
+                before = len(reads)
+                shown = status()
+                seen.append((shown["entities"]["ner_pending"], count_pending(memory.index.con, model), len(reads) - before))
+                totals.append(shown["notes"]["total"])
+
+        assert backfill.backfill_ner(memory.index, deriver, batch=1, progress=step) == 4
+        assert seen == [(3, 3, 0), (2, 2, 0), (1, 1, 0), (0, 0, 0)]
+        assert totals == [4] * 4
+        assert status()["entities"]["known"] > first["entities"]["known"]
+
+        write(vault, "notes/n9.md", "# N9\n\nTomas Lindqvist sailed to Oslo.\n\n## Later\n\nHe came back.\n")
+        memory.sync_paths(["notes/n9.md"])
+        before = len(reads)
+        after_save = status()
+        assert len(reads) > before  # counted again
+        assert after_save["notes"]["total"] == first["notes"]["total"] + 1
+        assert after_save["leaves"] > first["leaves"]
+        assert after_save["embeddings"]["embedded"] == after_save["leaves"]
+        waiting = after_save["entities"]["ner_pending"]
+        assert waiting == count_pending(memory.index.con, model) > 0
+
+        # a save committed while the model runs: the step after it does not carry the count
+        analyze = deriver.ner.analyze
+
+        def save_then_analyze(batch: list[str]) -> Any:
+            if not (vault / "notes/n10.md").exists():
+                write(vault, "notes/n10.md", "# N10\n\nAiko Tanaka met Dana Whitfield in Kyoto.\n")
+                memory.sync_paths(["notes/n10.md"])
+            return analyze(batch)
+
+        monkeypatch.setattr(deriver.ner, "analyze", save_then_analyze)
+        seen.clear()
+        assert backfill.backfill_ner(memory.index, deriver, batch=1, max_texts=1, progress=step) == 1
+        shown, counted, scans = seen[0]
+        assert shown == counted > waiting - 1  # one was analysed, more were saved meanwhile
+        assert scans > 0 and totals[-1] == 6  # the save is counted
+        assert status()["notes"]["total"] == first["notes"]["total"] + 2

@@ -3,7 +3,11 @@
 The counts read from the index — notes by kind, leaves, texts without a vector or waiting for
 NER, problems, clashing names and conflict copies, links, tags, admission — are kept per index
 generation (`Index.generation`, bumped by every commit): a status asked again before anything
-changed answers from them, one after a change counts again. What changes without a commit is
+changed answers from them, one after a change counts again. Those an NER step cannot change
+(all but the entities') are kept per `Index.notes_generation`, which the daemon's NER catch-up
+does not bump: a status between two of its steps reads only the entities' counts, and the texts
+still waiting for NER as the last step left them (`backfill.ner_pending`, counted once, then
+less what each step analysed). What changes without a commit is
 read on every status: the daemon's state (starting, catching up, behind), the index file's
 size, a quarantine notice, the embedder's error, the NER process, and the job queue (whose
 deferred jobs become ready with time).
@@ -61,9 +65,9 @@ STATUS_MEMORY_LIMIT = "16MB"
 
 
 def read_counts(memory: OpenMemory, *, loading: bool) -> tuple[dict[str, Any], bool]:
-    """The index's counts for a status, and whether they were read now (False: kept from a
-    status of the same generation). While the daemon starts (`loading`) the two that hash every
-    leaf are left out (None)."""
+    """The index's counts for a status, and whether any was counted now by a scan (False: kept
+    from a status of the same generation, or of the same notes between two NER steps). While the
+    daemon starts (`loading`) the two that hash every leaf are left out (None)."""
     from vaultmind.entities.backfill import entity_deriver
 
     idx = memory.index
@@ -74,16 +78,43 @@ def read_counts(memory: OpenMemory, *, loading: bool) -> tuple[dict[str, Any], b
     kept = idx.view(name)
     if kept is not None and kept[0] == idx.generation:
         return kept[1], False
-    counts = idx.small_pool_read(
-        lambda: idx.cached(name, lambda _: _counts(idx, model, deriver, loading=loading)), STATUS_MEMORY_LIMIT
-    )
-    return counts, True
+    return idx.small_pool_read(lambda: _counts(idx, name, model, deriver, loading=loading), STATUS_MEMORY_LIMIT)
 
 
-def _counts(index: Index, model: str | None, deriver: EntityDeriver | None, *, loading: bool) -> dict[str, Any]:
-    from vaultmind.admission import admission_status
-    from vaultmind.entities.backfill import ner_pending
+def _counts(
+    index: Index, name: str, model: str | None, deriver: EntityDeriver | None, *, loading: bool
+) -> tuple[dict[str, Any], bool]:
+    """`read_counts` under the lock: the notes' counts of this `notes_generation` (kept, or
+    counted now) and the entities' of this generation; whether any was counted by a scan."""
+    from vaultmind.entities.backfill import ner_pending, ner_pending_known
     from vaultmind.entities.read import ner_status
+
+    kept = index.view(f"{name}:notes")
+    notes = kept[1] if kept is not None and kept[0] == index.notes_generation else None
+    scanned = notes is None
+    if notes is None:
+        notes = _note_counts(index, model, loading=loading)
+        index.keep_view(f"{name}:notes", index.notes_generation, notes)
+    pending: int | None = None
+    if not loading and deriver is not None:
+        scanned = scanned or not ner_pending_known(index, deriver)
+        pending = ner_pending(index, deriver)
+    counts = {
+        **notes,
+        "entities": {
+            **ner_status(index),
+            "known": int(index.scalar("SELECT count(*) FROM entities")) if "entities" in index.tables else 0,
+            "ner_pending": pending if deriver is not None else 0,
+        },
+    }
+    index.keep_view(name, index.generation, counts)
+    return counts, scanned
+
+
+def _note_counts(index: Index, model: str | None, *, loading: bool) -> dict[str, Any]:
+    """The counts of a status no NER step changes: notes by kind, leaves, texts without a vector
+    (None while `loading`), problems, migrations, links, tags, admission."""
+    from vaultmind.admission import admission_status
 
     kinds = dict(  # vaultmind's guides (the folders' READMEs, the welcome note) apart: no leaves
         index.query(
@@ -113,11 +144,6 @@ def _counts(index: Index, model: str | None, deriver: EntityDeriver | None, *, l
         + _copies(index),
         "migrations": [str(name) for (name,) in index.query("SELECT name FROM migrations ORDER BY seq")],
         "needs_rebuild": bool(index.get_meta("needs_rebuild")),  # set by a migration this version ran
-        "entities": {
-            **ner_status(index),
-            "known": int(index.scalar("SELECT count(*) FROM entities")) if "entities" in index.tables else 0,
-            "ner_pending": None if loading else ner_pending(index, deriver) if deriver is not None else 0,
-        },
         "links": int(index.scalar("SELECT count(*) FROM links")),
         "tags": int(index.scalar("SELECT count(DISTINCT tag) FROM tags")),
         "admission": admission_status(index),

@@ -1,6 +1,10 @@
 """NER outside the sync: the texts a sync derived without the model are run through it later,
 batch by batch, each batch committed in its own short transaction (`backfill_ner`), and the
 helpers that find a memory's entity deriver and what still waits for it.
+
+How many texts wait (`ner_pending`) is counted once per index generation (a scan of every
+leaf: seconds at 50k notes) and carried forward by each NER step, which knows how many it
+took: a `status` asked during a catch-up reads it without counting again.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ PENDING_FETCH = 4096  # texts fetched per scan for pending NER
 # `memory.POOL_KEEP_BYTES` lowered too). Now found again before that transaction, under the lock.
 FETCH_MEMORY_LIMIT = "32MB"
 HOLDERS_BATCH = 16_384  # rows of the hash column matched at a time when looking for a fetch's leaves
+PENDING_VIEW = "ner_pending:"  # and the model id: the view (`Index.cached`) of the texts still waiting
 
 
 def backfill_ner(
@@ -47,7 +52,7 @@ def backfill_ner(
     if model is None or not deriver.ner.available:
         return 0
     with index.lock:
-        total = count_pending(index.con, model)
+        total = _pending(index, model)
     if max_texts is not None:
         total = min(total, max_texts)
     done = 0
@@ -70,14 +75,20 @@ def backfill_ner(
                 return done
             fresh = {h: spans for (h, _), spans in zip(todo, found, strict=True)}
             with index.lock:  # no other writer between finding the leaves again and the commit
+                # Nothing but this run's steps committed since the fetch: each text of this step
+                # waited (the fetch found it waiting, each once) and no longer does. After another
+                # writer, the next count is made anew.
+                waiting = index.view(PENDING_VIEW + model) if index.generation == seen else None
                 if index.generation != seen:  # another writer committed: leaves may have come or gone
                     again = partial(_leaves_holding, index.con, list(holders))
                     holders = index.small_pool_read(again, FETCH_MEMORY_LIMIT)
-                with index.transaction() as con:
+                with index.transaction(ner_step=True) as con:
                     store_spans(con, model, fresh)
                     rows = sorted({row for h in fresh for row in holders.pop(h, ())}, key=lambda r: (r[0], r[1]))
                     deriver.refresh(con, sorted({row[0] for row in rows}), texts=dict(todo), rows=rows)
-                    seen = index.generation + 1  # this commit's
+                if waiting is not None and waiting[0] == seen:
+                    index.keep_view(PENDING_VIEW + model, index.generation, waiting[1] - len(fresh))
+                seen = index.generation  # this commit's
             done += len(todo)
             if progress is not None:
                 progress("ner", done, total)
@@ -149,4 +160,17 @@ def ner_pending(index: Index, deriver: EntityDeriver) -> int:
     if model is None or not deriver.ner.available:
         return 0
     with index.lock:
-        return count_pending(index.con, model)
+        return _pending(index, model)
+
+
+def ner_pending_known(index: Index, deriver: EntityDeriver) -> bool:
+    """Whether `ner_pending` answers without counting (kept for this generation, or nothing to count)."""
+    model = deriver.ner.model_id
+    if model is None or not deriver.ner.available:
+        return True
+    kept = index.view(PENDING_VIEW + model)
+    return kept is not None and kept[0] == index.generation
+
+
+def _pending(index: Index, model: str) -> int:
+    return int(index.cached(PENDING_VIEW + model, lambda _: count_pending(index.con, model)))

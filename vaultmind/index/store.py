@@ -97,6 +97,10 @@ class Index:
         self.quarantined = quarantined  # message, when this open moved a broken file aside
         self.lock = threading.RLock()
         self.generation = 0  # bumped on every committed change; readers cache by it
+        # bumped with it by every commit but an NER step's (`transaction(ner_step=True)`), which
+        # only adds what NER derives from texts already indexed (its cache, entity rows): the
+        # state of the notes' own rows (notes, leaves, vectors, links, tags, problems …)
+        self.notes_generation = 0
         self._tables: frozenset[str] | None = None
         self._views: dict[str, tuple[int, Any]] = {}  # `cached`: name → (generation, value)
         self._bulk = False  # inside `bulk`: every transaction is part of its one
@@ -164,11 +168,13 @@ class Index:
     # -- access ----------------------------------------------------------------------------
 
     @contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def transaction(self, *, ner_step: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One committed change. `ner_step`: it writes only NER's results for texts already
+        indexed and what is derived from them (`backfill.backfill_ner`): `notes_generation` stays."""
         with self.lock:
             if self._bulk:  # part of the bulk load's one transaction, which commits or rolls back
                 yield self.con
-                self.generation += 1  # views this thread builds meanwhile see the change
+                self._changed()  # views this thread builds meanwhile see the change
                 return
             self.con.execute("BEGIN TRANSACTION")
             try:
@@ -178,7 +184,12 @@ class Index:
                 raise
             else:
                 self.con.execute("COMMIT")
-                self.generation += 1
+                self._changed(ner_step=ner_step)
+
+    def _changed(self, *, ner_step: bool = False) -> None:
+        self.generation += 1
+        if not ner_step:
+            self.notes_generation += 1
 
     def cached(self, name: str, build: Callable[[Any], T]) -> T:
         """A view derived from the index (`build(previous value or None)`), built once per
@@ -264,7 +275,7 @@ class Index:
                 before_commit()
             with self._setting("checkpoint_threshold", "0b", as_set=limit_setting):
                 self.con.execute("COMMIT")
-            self.generation += 1
+            self._changed()
             self.drop_cached_blocks()
 
     def checkpoint(self, *, evict: bool = False) -> None:
@@ -371,7 +382,7 @@ class Index:
         own transaction, checkpointed and its blocks dropped from the pool before the next."""
         with self.lock:
             if _resume_indexes(self.con, after_each=lambda: self.checkpoint(evict=True)):
-                self.generation += 1
+                self._changed()
 
     def drop_cached_blocks(self) -> None:
         """Make DuckDB drop the blocks it keeps cached, by lowering its pool for a moment (never
