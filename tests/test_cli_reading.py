@@ -128,3 +128,44 @@ def test_query_drill_and_leaves_take_a_unique_prefix_as_explain_does(
             assert code == 4 and "no node with id zzzzzzzz, nor one whose id starts with it" in err, err
         else:  # `leaves` lists the ids it found nowhere, beside those it found
             assert code == 0 and "not found: zzzzzzzz" in out, (out, err)
+
+
+TRIP = """# Lake trip
+
+We drove up on Friday morning and stopped twice for coffee on the way, once at the old mill
+and once at the bakery in the village square, where the owner told us about the summer market.
+The cabin was smaller than the photos suggested but warm, with a wood stove and a porch that
+looked over the water; we spent the first evening reading and listening to the rain on the roof.
+On Saturday the weather cleared and we walked the long loop around the eastern shore.
+The kayak rental at the north jetty closes at dusk, so book the morning slot next time.
+
+## Next time
+
+Some notes on what to change for the next trip, written on the drive home while it was fresh,
+before the week took over again and the details of the weekend started to blur together.
+- [ ] Renew the fishing permit before May
+"""
+
+
+def test_listing_shows_a_hit_s_text_where_the_question_s_words_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing showed a hit's first 200 characters: a long section's answer further down was
+    cut off. It shows the text around the sentence holding the most of the question's words
+    (an open-tasks question's: the open task), "…" where it cuts, within the same width."""
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    vault = tmp_path / "v"
+    assert main(["init", str(vault)]) == 0
+    write(vault, "Trips/Lake trip.md", TRIP)
+    capsys.readouterr()
+    for question, shown in (
+        ("when does the kayak rental close?", "The kayak rental at the north jetty closes at dusk"),
+        ("what are my open tasks?", "- [ ] Renew the fishing permit before May"),
+    ):
+        code, out, err = run_main(capsys, "query", "walk", question, "--vault", str(vault))
+        assert code == 0, err
+        lines = out.splitlines()
+        at = next(i for i, line in enumerate(lines) if "Lake trip.md" in line)
+        text = next(line for line in lines[at + 1 :] if not line.startswith("    id "))
+        assert shown in text and text.startswith("    … "), out
+        assert len(text) <= len("    ") + 201, text  # the listing's width: 200 characters and a "…"

@@ -953,17 +953,17 @@ def test_a_block_id_inside_code_is_never_cited(vault: Path) -> None:
 def test_a_shortened_item_fills_its_room_with_the_end_of_the_sentence_before() -> None:
     """When the sentence that answers is short and the one before it long, the room left is
     filled from a word of the one before, not left empty."""
-    from vaultmind.retrieval.evidence import _excerpt
+    from vaultmind.retrieval.evidence import excerpt
 
     text = (
         "OK, let's not decide in chat. Bob, can you write up the migration estimate with the load testing "
         "plan and the staging costs for everyone? We decide at Thursday's launch sync."
     )
-    cut = _excerpt(text, 100, terms("when is the launch sync"))
+    cut = excerpt(text, 100, terms("when is the launch sync"))
     assert cut.startswith("… ") and cut.endswith("We decide at Thursday's launch sync.")
     assert 80 <= len(cut) <= 100 and "for everyone?" in cut
     url = "See https://drive.example/launch/budget/sheet/v2-final-final-really-final. The deposit is due by 15 March."
-    assert _excerpt(url, 70, terms("when is the deposit due")) == "… The deposit is due by 15 March.", "never from inside a word"
+    assert excerpt(url, 70, terms("when is the deposit due")) == "… The deposit is due by 15 March.", "never from inside a word"
 
 
 def test_a_word_of_a_name_the_question_resolved_is_not_missing(vault: Path) -> None:

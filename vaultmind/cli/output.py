@@ -11,9 +11,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from vaultmind.markdown.standalone import standalone
-from vaultmind.retrieval.evidence import NONE_YOURS, none_by
+from vaultmind.retrieval.evidence import NONE_YOURS, excerpt, none_by
 
 PROGRESS_AFTER_S = 2.0
+LISTED_CHARS = 200  # of a hit's text in the query listing (`excerpt`: where the question's words are)
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
 INDEXED_ANYWAY = frozenset({"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash"})  # warnings: listed after the files skipped
 
@@ -194,6 +195,8 @@ def print_hits(result: dict[str, Any]) -> None:
         print(safe("not in the memory: " + ", ".join(query["unknown"])))
     if not hits:
         print("no hits")
+    focus = query.get("content_terms") or query.get("terms") or ()  # each hit's text shown around them
+    tasks = bool(query.get("open_tasks"))
     scored = any(hit.get("score") for hit in hits)  # (source, window, drill, leaves: in their own order, unscored)
     for rank, hit in enumerate(hits, start=1):
         if hit.get("node_kind") == "entity":
@@ -210,8 +213,8 @@ def print_hits(result: dict[str, Any]) -> None:
         print(safe(f"{rank:2}. {where}" + (f"  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})" if scored else "")))
         if meta:
             print(safe(f"    {meta}"))
-        text = " ".join(standalone(str(hit.get("content") or "")).split())
-        print(safe(f"    {text[:200]}{'…' if len(text) > 200 else ''}"))
+        text = excerpt(standalone(str(hit.get("content") or "")), LISTED_CHARS, focus, tasks=tasks)
+        print(safe(f"    {text}"))
         if hit.get("link"):
             print(f"    {hit['link']}")
     if result.get("truncated"):

@@ -24,7 +24,7 @@ from vaultmind.entities.extract import display_of
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.standalone import standalone
 from vaultmind.markdown.tokens import approx_tokens
-from vaultmind.retrieval.answer_type import ASKING_WORDS
+from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
@@ -238,7 +238,7 @@ def _people(listed: Sequence[str], most: int = 3) -> str:
 def _item(
     rank: int, hit: dict[str, Any], *, room: int | None = None, compact: bool = False, focus: Collection[str] = ()
 ) -> str:
-    """An item's block; with `room` (tokens), its text cut to fit in it (`_excerpt`), or "" when
+    """An item's block; with `room` (tokens), its text cut to fit in it (`excerpt`), or "" when
     less than `MIN_SHORTENED_CHARS` of the text would."""
     head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None)
     content = standalone(str(hit.get("content", "")))
@@ -247,23 +247,25 @@ def _item(
         fits = room * 4 - len(f"[{rank}] {head}\n…\n   ↳ {cite}")  # characters of text (a token: four)
         if fits < MIN_SHORTENED_CHARS:
             return ""
-        text = _excerpt(content, fits, focus)
+        text = excerpt(content, fits, focus)
     return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def _excerpt(content: str, fits: int, focus: Collection[str]) -> str:
+def excerpt(content: str, fits: int, focus: Collection[str], *, tasks: bool = False) -> str:
     """About `fits` characters of `content`, cut at a word and marked "…": from the sentence
-    (or line) holding the most of the question's terms (`focus`) on, the sentences before it
-    too when the rest fits, or from the start when none holds any. A tight budget keeps the
-    answer ("Deposit: €1,500, due by 15 March…"), not the greeting above it."""
+    (or line) holding the most of the question's terms (`focus`, as the index reads them:
+    `lexical.terms`) on, the sentences before it too when the rest fits, or from the start when
+    none holds any. With `tasks` (a question for open tasks), an open task's line counts as
+    holding one more. A tight budget keeps the answer ("Deposit: €1,500, due by 15 March…"),
+    not the greeting above it; the CLI's listing shows each hit this way."""
     sentences = [joined for part in _SENTENCE.split(content) if (joined := " ".join(part.split()))]
     wanted = frozenset(focus) - ASKING_WORDS
     start, best = 0, 0
-    for i, sentence in enumerate(sentences if wanted else ()):
-        found = len(wanted.intersection(terms(sentence)))
+    for i, sentence in enumerate(sentences if wanted or tasks else ()):
+        found = len(wanted.intersection(terms(sentence))) + (tasks and OPEN_TASK.match(sentence) is not None)
         if found > best:
             start, best = i, found
     while start > 0 and len(" ".join(sentences[start - 1 :])) <= fits - 2:
