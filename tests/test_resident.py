@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vaultmind.config import load_config
-from vaultmind.index import resident
+from vaultmind.index import leaf_postings
 from vaultmind.index.lexical import bm25, terms
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -310,10 +310,10 @@ def test_postings_that_do_not_fit_the_small_pool_load_under_the_full_one(
         memory.sync()
         limit = memory.index.scalar("SELECT current_setting('memory_limit')")
         expected = {w: memory.leaves.search([w], 50) for w in WORDS}
-        monkeypatch.setattr(resident, "POSTINGS_POOL", "1KB")  # below what any scan pins
-        (vault / ".vaultmind" / resident.POSTINGS_SNAPSHOT).unlink()  # the postings from the index, scanned
+        monkeypatch.setattr(leaf_postings, "POSTINGS_POOL", "1KB")  # below what any scan pins
+        (vault / ".vaultmind" / leaf_postings.POSTINGS_SNAPSHOT).unlink()  # the postings from the index, scanned
         squeezed = ResidentLeaves(memory.index)
-        with caplog.at_level(logging.INFO, logger="vaultmind.index.resident"):
+        with caplog.at_level(logging.INFO, logger="vaultmind.index.leaf_postings"):
             assert {w: squeezed.search([w], 50) for w in WORDS} == expected
         assert "ran out of memory under 1KB" in caplog.text
         assert memory.index.scalar("SELECT current_setting('memory_limit')") == limit

@@ -22,7 +22,9 @@ import vaultmind.index.resident_vectors as resident_vectors
 import vaultmind.index.vector_scan as vector_scan
 from vaultmind.bench.search import exact_nearest
 from vaultmind.config import load_config
-from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves, _group_starts
+from vaultmind.index.leaf_postings import _group_starts
+from vaultmind.index.leaf_rows import LEAF_META_SQL
+from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors, _hash_prefix, _leaf_keys
 from vaultmind.index.row_ids import RowIds, best_first
 from vaultmind.index.store import size_bytes
@@ -732,8 +734,9 @@ def test_the_resident_postings_come_from_a_snapshot_of_the_same_postings_only(
     """A load takes a snapshot of the postings beside the index; the next load of the same
     postings reads it instead of the index, and ranks the same. After an edit the snapshot no
     longer fits: the postings come from the index again (as SQL ranks them), and a new one is taken."""
+    from vaultmind.index.leaf_postings import POSTINGS_SNAPSHOT
     from vaultmind.index.lexical import bm25, terms
-    from vaultmind.index.resident import POSTINGS_SNAPSHOT, ResidentLeaves
+    from vaultmind.index.resident import ResidentLeaves
 
     for i in range(8):
         write(vault, f"n{i}.md", f"# Note {i}\n\notter river budget {'lantern ' * i}meadow\n\nfalcon summit {i}\n")

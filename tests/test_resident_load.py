@@ -16,7 +16,8 @@ import pytest
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
 from vaultmind.index import resident, store
-from vaultmind.index.resident import LEAF_META_SQL, ResidentLeaves
+from vaultmind.index.leaf_rows import LEAF_META_SQL
+from vaultmind.index.resident import ResidentLeaves
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from vaultmind.config import load_config
+from vaultmind.index.leaf_columns import LeafColumns
 from vaultmind.index.lexical import terms
-from vaultmind.index.resident import LeafColumns
 from vaultmind.memory import Memory
 from vaultmind.retrieval.ordering import NOTE_MATCH, SPREAD_FLOOR, note_coverage, note_evidence, note_match
 from vaultmind.retrieval.signals import NOTE_TOP, note_shares

@@ -2,7 +2,7 @@
 
 DuckDB's FTS index does not update on insert; postings rows are written and deleted with
 their leaf, so lexical search is correct after every incremental sync. Search ranks from the
-postings held in memory (`index/resident.py`, which also counts document frequencies);
+postings held in memory (`index/leaf_bm25.py`, which also counts document frequencies);
 `bm25` here ranks the same way in SQL, scanning the postings (they carry no index on `term`:
 building it dominated a cold index's time and memory), for the evaluation's BM25 baseline.
 

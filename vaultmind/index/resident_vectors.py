@@ -17,13 +17,12 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from vaultmind.index.allocator import release_freed_memory
+from vaultmind.index.leaf_state import _BATCH, run_load
 from vaultmind.index.resident import (
-    _BATCH,
     _ROWS_BATCH,
     COMPACT_SHARE,
     ChangeSet,
     LeafDelta,
-    run_load,
 )
 from vaultmind.index.row_ids import RowIds, SharedIds, hex_bytes, id_array, pack_ids
 from vaultmind.index.store import Index

@@ -1,6 +1,6 @@
 """Unnamed scratch files beside the index: derived data a serving process reads back by offset,
 kept in the operating system's page cache (which can drop it under memory pressure) rather than
-in the process's memory. Used for the leaf rows (`resident._RowStore`) and the int8 vector rows
+in the process's memory. Used for the leaf rows (`leaf_rows.LeafRowStore`) and the int8 vector rows
 (`vector_scan.RowFile`)."""
 
 from __future__ import annotations

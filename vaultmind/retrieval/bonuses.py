@@ -106,7 +106,7 @@ from vaultmind.retrieval.revisions import REVISION_MARGIN
 from vaultmind.retrieval.signals import AUTHOR, CONTEXT_SPAN, ENTITY
 
 if TYPE_CHECKING:
-    from vaultmind.index.resident import LeafColumns
+    from vaultmind.index.leaf_columns import LeafColumns
     from vaultmind.retrieval.view import MemoryView
 
 

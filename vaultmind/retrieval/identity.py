@@ -29,7 +29,7 @@ from vaultmind.retrieval.signals import of_kind
 from vaultmind.retrieval.wording import ROLE
 
 if TYPE_CHECKING:
-    from vaultmind.index.resident import LeafColumns
+    from vaultmind.index.leaf_columns import LeafColumns
     from vaultmind.retrieval.view import MemoryView
 
 

@@ -18,7 +18,7 @@ from vaultmind.index.lexical import terms
 from vaultmind.retrieval.signals import CONTEXT_SPAN
 
 if TYPE_CHECKING:
-    from vaultmind.index.resident import LeafColumns
+    from vaultmind.index.leaf_columns import LeafColumns
     from vaultmind.retrieval.view import MemoryView
 
 DISTINCT_TOP = 5  # the first hits: the best hits of this many notes …

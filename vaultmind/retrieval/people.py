@@ -19,7 +19,7 @@ from vaultmind.retrieval.entity_names import EntityNames, entity_names
 from vaultmind.retrieval.hits import has_table
 
 if TYPE_CHECKING:
-    from vaultmind.index.resident import LeafColumns
+    from vaultmind.index.leaf_columns import LeafColumns
     from vaultmind.retrieval.view import MemoryView
 
 

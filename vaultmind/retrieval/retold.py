@@ -22,7 +22,7 @@ import numpy.typing as npt
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 
 if TYPE_CHECKING:
-    from vaultmind.index.resident import LeafColumns
+    from vaultmind.index.leaf_columns import LeafColumns
     from vaultmind.retrieval.view import MemoryView
 
 RETOLD_TOP = 40  # of the dated leaves outside the window, this many strongest are read for the time they name

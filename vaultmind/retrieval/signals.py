@@ -79,7 +79,7 @@ from vaultmind.retrieval.people import name_terms, person_terms
 from vaultmind.vault.layout import note_kind
 
 if TYPE_CHECKING:
-    from vaultmind.index.resident import LeafColumns
+    from vaultmind.index.leaf_columns import LeafColumns
     from vaultmind.model import NoteKind
     from vaultmind.retrieval.view import MemoryView
 

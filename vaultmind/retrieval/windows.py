@@ -74,7 +74,7 @@ from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow
 from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
-    from vaultmind.index.resident import LeafColumns
+    from vaultmind.index.leaf_columns import LeafColumns
     from vaultmind.index.store import Index
     from vaultmind.retrieval.view import MemoryView
 
