@@ -1261,23 +1261,20 @@ def test_postings_compression_migration_keeps_every_posting(vault: Path, monkeyp
         assert [hit["note_path"] for hit in mem.search("ferries harbour", limit=5)["hits"]] == found
         assert mem.sync().added == 0  # nothing to derive again
         con = mem.index.con
-        con.execute("CREATE TABLE unnamed AS SELECT * FROM postings LIMIT 0")
-        for table in ("postings", "unnamed"):  # three terms over 30,000 postings of 3,000 leaves
-            con.execute(
-                f"INSERT INTO {table} SELECT ['launch', 'review', 'budget'][i % 3 + 1], 'leaf-' || (i // 10), 1, 0 "
-                "FROM range(30000) t(i)"
-            )
+        # three terms over 30,000 postings of 3,000 leaves: left to itself, DuckDB picks a
+        # column's compression by its own analysis, which varies from run to run on the same
+        # rows (FSST or Dictionary for these leaf ids, seen both); the named columns do not
+        con.execute(
+            "INSERT INTO postings SELECT ['launch', 'review', 'budget'][i % 3 + 1], 'leaf-' || (i // 10), 1, 0 "
+            "FROM range(30000) t(i)"
+        )
         con.execute("CHECKPOINT")
-        used = {
-            (table, column): compression
-            for table, column, compression in con.execute(
-                """SELECT 'postings', column_name, compression FROM pragma_storage_info('postings') WHERE segment_type = 'VARCHAR'
-                   UNION ALL
-                   SELECT 'unnamed', column_name, compression FROM pragma_storage_info('unnamed') WHERE segment_type = 'VARCHAR'"""
-            ).fetchall()
-        }
-        assert used[("postings", "term")] == "FSST" and used[("unnamed", "term")] == "Dictionary"
-        assert used[("postings", "leaf_id")] == "Dictionary"
+        used: dict[str, set[str]] = {}
+        for column, compression in con.execute(
+            "SELECT column_name, compression FROM pragma_storage_info('postings') WHERE segment_type = 'VARCHAR'"
+        ).fetchall():
+            used.setdefault(column, set()).add(compression)
+        assert used == {"term": {"FSST"}, "leaf_id": {"Dictionary"}}
 
 
 TRIP = "# Trip\n\n## Day 1\n\n### Notes\n\n{}\n\n## Day 2\n\n### Notes\n\n{}\n\n## Notes\n\n{}\n"
