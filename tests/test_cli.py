@@ -490,6 +490,18 @@ def test_progress_off_a_terminal_is_whole_lines_and_few(capsys: pytest.CaptureFi
     assert lines[-2:] == ["vaultmind: write 2/2 (100%)", ""], "its last line"
 
 
+def test_progress_off_a_terminal_of_phases_taking_turns_is_few_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    """A reindex's phases take turns ("read", "embed", "read" …): off a terminal each phase
+    writes one line per `LOG_EVERY_S` at most, not one at every change of phase."""
+    now = [0.0]
+    with Progress(clock=lambda: now[0]) as progress:
+        for i in range(40):  # 24 s of two phases taking turns every 0.6 s
+            progress("read" if i % 2 == 0 else "embed", i, 100)
+            now[0] += 0.6
+    lines = [line for line in capsys.readouterr().err.split("\n") if line]
+    assert 2 <= len(lines) <= 8, lines  # each phase: its first, one per 10 s
+
+
 def test_a_question_asked_without_a_daemon_says_what_its_wait_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -40,7 +40,7 @@ class StatusLine:
     def __init__(self, terminal: bool | None = None):
         self.terminal = terminal
         self.open = False  # a line rewritten in place and not ended yet
-        self._logged: tuple[str, float] | None = None  # the phase and time of the last whole line
+        self._logged: dict[str, float] = {}  # phase → the time of its last whole line (phases take turns)
 
     def show(self, text: str, *, phase: str, now: float, last: bool = False) -> None:
         stream = sys.stderr
@@ -48,9 +48,9 @@ class StatusLine:
         if terminal:
             stream.write(f"\r{text}   " + ("\n" if last else ""))
             self.open = not last
-        elif last or self._logged is None or self._logged[0] != phase or now - self._logged[1] >= LOG_EVERY_S:
+        elif last or phase not in self._logged or now - self._logged[phase] >= LOG_EVERY_S:
             stream.write(f"{text}\n")
-            self._logged = (phase, now)
+            self._logged[phase] = now
         stream.flush()
 
     def end(self) -> None:
