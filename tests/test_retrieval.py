@@ -994,3 +994,8 @@ def test_a_heading_inside_a_section_that_holds_the_question_is_cited(vault: Path
         assert memory.search("what if purchases fail")["hits"][0]["anchor"] == "#Runbook#Rollback"
         assert memory.search("publish the blog post")["hits"][0]["anchor"] == "#Runbook#Checklist"
         assert memory.search("Marco Ruiz")["hits"][0]["anchor"] == "#Runbook"
+    write(vault, "Runbook.md", "# Runbook\n\nOwner: Marco Ruiz. ^owner\n\n## Checklist\n\n1. Publish the blog post.\n\n"
+          "## Contacts\n\n- Venue: Dana Whitfield, dana@hall.example\n- Budget: 2^10 euros\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()  # a block id elsewhere in the section, a caret in its text: the heading still
+        assert memory.search("venue contact Dana Whitfield")["hits"][0]["anchor"] == "#Runbook#Contacts"

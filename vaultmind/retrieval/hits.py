@@ -103,14 +103,6 @@ def cite_blocks(memory: MemoryView, hits: Sequence[RetrievalHit], query_terms: C
     for hit in hits:
         if not wanted or hit.node_kind != "leaf" or hit.anchor.startswith("^"):
             continue
-        if "^" not in hit.content:
-            inner = inner_heading(hit.content, wanted) if hit.anchor.startswith("#") else None
-            if inner is not None:
-                hit.breakdown = {**hit.breakdown, "section_anchor": hit.anchor}
-                hit.anchor = f"{hit.anchor}#{inner}"
-                hit.link = obsidian_link(memory.vault_name, hit.note_path, hit.anchor)
-                hit.wikilink = wikilink(hit.note_path, hit.anchor)
-            continue
         best, found = "", 0
         block: list[str] = []
         fence = ""
@@ -133,10 +125,17 @@ def cite_blocks(memory: MemoryView, hits: Sequence[RetrievalHit], query_terms: C
                     best, found = mark.group(1), held
                 block = []
         if best:
-            hit.breakdown = {**hit.breakdown, "section_anchor": hit.anchor}
-            hit.anchor = "^" + best
-            hit.link = obsidian_link(memory.vault_name, hit.note_path, hit.anchor)
-            hit.wikilink = wikilink(hit.note_path, hit.anchor)
+            _cite(memory, hit, "^" + best)
+        elif hit.anchor.startswith("#") and (inner := inner_heading(hit.content, wanted)) is not None:
+            _cite(memory, hit, f"{hit.anchor}#{inner}")
+
+
+def _cite(memory: MemoryView, hit: RetrievalHit, anchor: str) -> None:
+    """Cite `anchor` inside the hit's section; the section's own anchor stays in its breakdown."""
+    hit.breakdown = {**hit.breakdown, "section_anchor": hit.anchor}
+    hit.anchor = anchor
+    hit.link = obsidian_link(memory.vault_name, hit.note_path, anchor)
+    hit.wikilink = wikilink(hit.note_path, anchor)
 
 
 _HEADING_LINE = re.compile(r"(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
