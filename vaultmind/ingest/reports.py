@@ -21,7 +21,11 @@ def report_text(part: Message, ctype: str, text: str) -> str:
     recipient (`_status`), or the headers of the message returned (From, Date, Subject, To)."""
     text = text.replace("\r\n", "\n")
     if not ctype.endswith("-status"):
-        returned = HeaderParser(policy=policy.compat32).parsestr(text.lstrip("\n"), headersonly=True)
+        enclosed = part.get_payload()  # RFC 6533's `message/global-headers`: read as a message
+        if isinstance(enclosed, list) and enclosed and isinstance(enclosed[0], Message):
+            returned = enclosed[0]
+        else:
+            returned = HeaderParser(policy=policy.compat32).parsestr(text.lstrip("\n"), headersonly=True)
         return forwarded_header(returned, "The message returned (its headers)").strip() if returned.keys() else ""
     payload = part.get_payload()
     if isinstance(payload, list):  # (the parser reads each block of fields as a message)
