@@ -1,6 +1,6 @@
 """NER outside the sync: the texts a sync derived without the model are run through it later,
 batch by batch, each batch committed in its own short transaction (`backfill_ner`), and the
-helpers that find a memory's entity deriver and what still waits for it.
+functions that find a memory's entity deriver and what still waits for it.
 
 How many texts wait (`ner_pending`) is counted once per index generation (a scan of every
 leaf: seconds at 50k notes) and carried forward by each NER step, which knows how many it
@@ -128,7 +128,7 @@ class _Derivers(Protocol):
 
 
 class RunsDerivers(Protocol):
-    """An open memory as the entity helpers see it (`memory.Memory` is one): its index and
+    """An open memory as the functions here see it (`memory.Memory` is one): its index and
     the derivers its syncer runs."""
 
     @property
