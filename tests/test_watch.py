@@ -657,9 +657,10 @@ def test_a_templates_folder_configured_in_obsidian_while_serving_leaves_the_inde
 def test_a_batch_applied_through_the_api_is_reported_as_a_watched_one(vault: Path, caplog: pytest.LogCaptureFixture) -> None:
     """`ingest` while `serve` runs hands its notes to the daemon (`POST /v1/sync`): the daemon
     reports that batch as it reports the watcher's (its log line, and the line `serve` prints),
-    where it used to say nothing. The watcher waits long here, so the API applies the notes."""
+    where it used to say nothing. The watcher hands a batch over only after 2.5 s without a
+    change here, so the API applies the notes first."""
     write(vault, "start.md", "# Start\n\nThe first note.\n")
-    config = load_config(vault, embed_provider="none", debounce_ms=3000, step_ms=20)
+    config = load_config(vault, embed_provider="none", debounce_ms=6000, step_ms=2500)
     batches: list[tuple[str, int]] = []
     with Memory.open(config) as memory:
         daemon = Daemon(config, memory, on_batch=lambda what, stats: batches.append((what, stats.added)))
