@@ -1,7 +1,8 @@
 """Trees at scale: what the daemon and the sync cost over tens of thousands of summaries.
 
-    python -m vaultmind.bench.trees --scale [--messages 20000] [--leaves-per-summary 2]
-                                    [--fanout 2] [--passes 3] [--json]
+    python -m vaultmind.bench.trees --scale [--messages 3000] [--leaves-per-summary 2]
+                                    [--fanout 8] [--passes 3] [--json]
+    (`--messages 50000 --fanout 2`: about 50,000 summaries)
 
 Sealing thousands of summaries through the engine takes hours (each seal is a two-phase commit
 with a sync), so here the deterministic chat vault of `bench.trees` is folded by writing the
