@@ -38,10 +38,8 @@ from vaultmind.model import WrittenNote
 from vaultmind.tree.note import children_digest, entity_id_of_link, parse_link, parse_time
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
-SUMMARY_TEXT_SHA = (
-    "(SELECT sha256(coalesce(string_agg(x.content_hash, chr(10) ORDER BY x.seq), '')) "
-    "FROM leaves x WHERE x.note_path = {path})"
-)
+_TEXT_SHA = "sha256(coalesce(string_agg(content_hash, chr(10) ORDER BY seq), ''))"  # over one note's leaves
+SUMMARY_TEXT_SHA = f"(SELECT {_TEXT_SHA} FROM leaves WHERE leaves.note_path = {{path}})"
 """SQL: the content of the summary note at `{path}` as a parent summarizes it: sha256 over its
 body's leaves, so a change of its front matter alone (links, title) is none."""
 
@@ -316,8 +314,8 @@ def summary_text_shas(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> d
     texts = dict(
         execute_with(
             con,
-            """SELECT note_path, sha256(string_agg(content_hash, chr(10) ORDER BY seq)) FROM leaves
-               WHERE note_path IN (SELECT k FROM _rows) GROUP BY note_path""",
+            f"""SELECT note_path, {_TEXT_SHA} FROM leaves
+                WHERE note_path IN (SELECT k FROM _rows) GROUP BY note_path""",
             rows=key_table(paths),
         ).fetchall()
     )
