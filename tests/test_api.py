@@ -75,6 +75,29 @@ def test_a_sync_or_reindex_through_the_daemon_answers_with_the_counts_a_local_on
         server.stop()
 
 
+def test_a_batch_whose_report_fails_is_still_answered_as_applied(
+    memory: Memory, vault: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The daemon reports an API batch after it is committed (its log, `serve`'s output): a
+    report that fails (a closed output) is logged, and the caller still hears the notes were
+    applied — `ingest` must not take them for lost."""
+    (vault / "a.md").write_text("# A\n\nalpha words\n")
+
+    def broken(what: str, stats: object) -> None:
+        raise OSError("output closed")
+
+    server = http_api.ApiServer(memory, "secret", on_batch=broken)
+    server.start()
+    try:
+        client = DaemonClient("127.0.0.1", server.port, "secret")
+        with caplog.at_level(logging.ERROR, logger="vaultmind.http_api"):
+            answer = client.call("POST", "/v1/sync", {"paths": ["a.md"]})
+        assert answer["added"] == 1
+        assert any("the batch is applied" in r.getMessage() for r in caplog.records)
+    finally:
+        server.stop()
+
+
 def test_a_burst_of_connections_waits_in_the_backlog_rather_than_being_refused(memory: Memory) -> None:
     """64 clients connecting at once (an agent's parallel tool calls) are all queued by the
     kernel until the server accepts them; a listen backlog of 5 dropped or reset most of them."""

@@ -55,16 +55,25 @@ def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None)
     if paths is not None and (not isinstance(paths, list) or not all(isinstance(p, str) for p in paths)):
         raise UsageError("'paths' must be a list of vault-relative paths")
     stats = memory.sync() if paths is None else memory.sync_paths([_vault_relative(memory, p) for p in paths])
-    if on_batch is not None:
-        on_batch("api sync", stats)
+    _heard(on_batch, "api sync", stats)
     return stats.to_dict() if paths is not None else {**stats.to_dict(), **memory.counts()}
 
 
 def _reindex(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
     stats = memory.reindex()
-    if on_batch is not None:
-        on_batch("api reindex", stats)
+    _heard(on_batch, "api reindex", stats)
     return {**stats.to_dict(), **memory.counts()}
+
+
+def _heard(on_batch: OnBatch | None, what: str, stats: SyncStats) -> None:
+    """Tell `on_batch` of a batch already committed: its failure (a closed output, say) is
+    logged, never answered as the request's, which would say the notes were not applied."""
+    if on_batch is None:
+        return
+    try:
+        on_batch(what, stats)
+    except Exception:
+        log.exception("reporting the %s batch failed (the batch is applied)", what)
 
 
 def _vault_relative(memory: Memory, path: str) -> str:

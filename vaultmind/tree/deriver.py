@@ -303,7 +303,7 @@ def rows_at(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[Summar
     return [_row(values) for values in rows.fetchall()]
 
 
-_EMPTY_TEXT_SHA = hashlib.sha256(b"").hexdigest()
+_EMPTY_TEXT_SHA = hashlib.sha256(b"").hexdigest()  # what `_TEXT_SHA` gives a note without leaves
 
 
 def summary_text_shas(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
