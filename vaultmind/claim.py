@@ -111,6 +111,13 @@ def claim_holder(config: Config) -> int | None:
     return int(named) if int(named) != os.getpid() else None
 
 
+def daemon_pid(config: Config) -> int | None:
+    """The pid of the vault's daemon: the running one's (as it published its address), else the
+    one starting (`claim_holder`); None when there is none."""
+    running = find_daemon(config)
+    return running.pid if running is not None else claim_holder(config)
+
+
 def await_address(config: Config, wait_s: float, *, holding: Callable[[], bool] = lambda: True) -> DaemonClient | None:
     """A client for the vault's daemon once it publishes its address, within `wait_s`; None
     when it has not by then, or as soon as `holding()` says the claim's holder is gone."""

@@ -59,15 +59,13 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_queue(args: argparse.Namespace) -> int:
-    from vaultmind.claim import claim_holder
-    from vaultmind.client import find_daemon
+    from vaultmind.claim import daemon_pid
     from vaultmind.config import load_config
 
     config = load_config(resolve_vault(args.vault))
     if args.run:  # a daemon running, or one starting (it holds the claim before it has an address)
-        running = find_daemon(config)
-        pid = running.pid if running is not None else claim_holder(config)
-        if running is not None or pid is not None:
+        pid = daemon_pid(config)
+        if pid is not None:
             raise UsageError(
                 f"the daemon for {config.vault} (pid {pid}) already runs the queue with its workers",
                 hint="drop --run, or stop the daemon first: `vaultmind stop`",

@@ -41,15 +41,13 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    from vaultmind.claim import claim_holder
-    from vaultmind.client import find_daemon
+    from vaultmind.claim import claim_holder, daemon_pid
     from vaultmind.config import load_config
 
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     config = load_config(resolve_vault(args.vault))
-    running = find_daemon(config)
-    pid = running.pid if running is not None else claim_holder(config)
+    pid = daemon_pid(config)
     if pid is None:
         return _said(args, {"stopped": False, "pid": None}, f"vaultmind: no daemon runs for {config.vault}")
     try:
