@@ -20,8 +20,9 @@ import pytest
 from vaultmind import sync_load
 from vaultmind.config import Config, load_config
 from vaultmind.index import lexical
+from vaultmind.index.pool import SYNC_MEMORY_LIMIT, size_bytes
 from vaultmind.index.resident import ChangeSet
-from vaultmind.index.store import DEFERRED_CHECKPOINT, SYNC_MEMORY_LIMIT, Index, size_bytes
+from vaultmind.index.store import DEFERRED_CHECKPOINT, Index
 from vaultmind.memory import Memory
 from vaultmind.model import FileStat, ParsedNote
 from vaultmind.sync_load import Loader
@@ -79,7 +80,7 @@ def _pooled(memory: Memory, batch: int) -> None:
     memory.syncer.workers = 1
     memory.syncer.pool_min_files = 1
     memory.syncer.apply_batch = batch
-    memory.syncer.sync_memory_limit = SYNC_MEMORY_LIMIT  # off by default (see index/store.py)
+    memory.syncer.sync_memory_limit = SYNC_MEMORY_LIMIT  # off by default (see index/pool.py)
 
 
 def _rows_in_process(config: Config, tmp_path: Path) -> dict[str, list[tuple[object, ...]]]:

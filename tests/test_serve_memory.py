@@ -8,7 +8,7 @@ from typing import Any
 import vaultmind.index.store as store_module
 import vaultmind.memory as memory_module
 from vaultmind.config import load_config
-from vaultmind.index.store import size_bytes
+from vaultmind.index.pool import size_bytes
 from vaultmind.memory import Memory
 
 from .conftest import write

@@ -201,19 +201,19 @@ def _indexed_before(
     """The vault synced under the migrations before `migration` (`undated`: its leaves without
     a time, as the code before 0019 left a document's; `then`: statements that make the rows
     what the code before left), then every shipped migration in place for the next open."""
-    import vaultmind.index.store as store
+    import vaultmind.index.migrate as migrate
     from vaultmind.index.schema import migrations
 
     config = load_config(vault, embed_provider="none")
     shipped = migrations()
-    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, migration, inclusive=False))
+    monkeypatch.setattr(migrate, "migrations", lambda: _up_to(shipped, migration, inclusive=False))
     with Memory.open(config) as memory:
         memory.sync()
         if undated:
             memory.index.con.execute("UPDATE leaves SET ts = NULL")
         for statement in then:
             memory.index.con.execute(statement)
-    monkeypatch.setattr(store, "migrations", lambda: shipped)
+    monkeypatch.setattr(migrate, "migrations", lambda: shipped)
     return config
 
 
@@ -1160,14 +1160,14 @@ def test_a_migration_that_drops_lookup_indexes_keeps_every_row(vault: Path, monk
     nodes stay in memory until a checkpoint, which writes them out whole): nothing is derived
     again, every row and vector stays, and a save after it leaves the index equal to a cold
     rebuild."""
-    import vaultmind.index.store as store
+    import vaultmind.index.migrate as migrate
     from vaultmind.index.schema import migrations, rebuilds
 
     shipped = migrations()
     assert not rebuilds(dict(shipped)[name])
     write(vault, "notes/a.md", "# Launch\n\nDana moved the launch review to Friday.\n\nBudget approved by Dana.\n")
     write(vault, "notes/b.md", "Plain note about ferries and harbours in Lisbon.\n")
-    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, name, inclusive=False))
+    monkeypatch.setattr(migrate, "migrations", lambda: _up_to(shipped, name, inclusive=False))
     config = load_config(vault, embed_provider="static")
     dropped = _DROPPED_BY[name]
     rows = "SELECT * FROM admission ORDER BY ALL"
@@ -1177,7 +1177,7 @@ def test_a_migration_that_drops_lookup_indexes_keeps_every_row(vault: Path, monk
         before = dump_index(mem), mem.index.query(vectors)
         indexes = _indexes(mem.index)
     assert dropped <= set(indexes)
-    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, name, inclusive=True))
+    monkeypatch.setattr(migrate, "migrations", lambda: _up_to(shipped, name, inclusive=True))
     with Memory.open(config) as mem:
         assert mem.index.get_meta("needs_rebuild") is None
         assert (dump_index(mem), mem.index.query(vectors)) == before
@@ -1195,7 +1195,7 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
     compression named, copying their rows: an index from before it keeps every row, vector and
     lookup index, needs no rebuild, and from then on a column of repeated texts is still stored
     with FSST (unnamed, DuckDB would have tried, and chosen, a dictionary)."""
-    import vaultmind.index.store as store
+    import vaultmind.index.migrate as migrate
     from vaultmind.index.schema import migrations, rebuilds
 
     shipped = migrations()
@@ -1203,7 +1203,7 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
     write(vault, "notes/a.md", "# Launch\n\nThe launch review moved to Friday.\n\n## Budget\n\nBudget approved by Dana.\n")
     write(vault, "notes/b.md", "Plain note about ferries and harbours.\n")
     older = _up_to(shipped, "0015", inclusive=False)
-    monkeypatch.setattr(store, "migrations", lambda: older)
+    monkeypatch.setattr(migrate, "migrations", lambda: older)
     config = load_config(vault, embed_provider="static")
     with monkeypatch.context() as patch, Memory.open(config) as mem:
         _without_recipients(patch)
@@ -1213,7 +1213,7 @@ def test_named_compression_migration_keeps_every_row_and_vector(vault: Path, tmp
         admitted = mem.index.query("SELECT * FROM admission ORDER BY ALL")
         indexes = _indexes(mem.index)
     assert cached and admitted
-    monkeypatch.setattr(store, "migrations", lambda: _up_to(shipped, "0023", inclusive=False))  # 0023 rebuilds b.md
+    monkeypatch.setattr(migrate, "migrations", lambda: _up_to(shipped, "0023", inclusive=False))  # 0023 rebuilds b.md
     with Memory.open(config) as mem:
         assert mem.index.get_meta("needs_rebuild") is None
         assert _dump_without_recipients(mem) == before

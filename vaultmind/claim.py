@@ -2,7 +2,7 @@
 
 A daemon publishes its address (`daemon.json`) once its API is up, a few seconds after it
 starts (opening the index, loading the embedder). A second daemon started meanwhile found no
-`daemon.json`, waited for the index's lock (`store.BUSY_WAIT_S`, 10 s) and then failed
+`daemon.json`, waited for the index's lock (`connection.BUSY_WAIT_S`, 10 s) and then failed
 without a word of the first. The claim is an advisory lock (`flock`) on
 `.vaultmind/daemon.lock`, taken before the index is opened and held for the daemon's life (the
 system lets it go when the process ends, however it ends); the file names the holder's pid. A

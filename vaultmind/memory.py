@@ -225,7 +225,7 @@ class Memory:
         the OS after each task instead of staying with DuckDB's allocator for reuse. Queries are
         answered by the resident structures, so loading them (reads only) runs under a smaller
         buffer pool, and the blocks loading and whole-vault syncs cached are dropped after
-        (`_evict`). Writes keep the full pool (`store.MEMORY_LIMIT`): DuckDB 1.5 can fail to roll
+        (`_evict`). Writes keep the full pool (`pool.MEMORY_LIMIT`): DuckDB 1.5 can fail to roll
         back a write transaction that ran out of memory, leaving the database unusable and an
         ART index wrong (seen at 50k notes; a 192 MB pool once made a whole-vault reconcile fail).
         The NER model runs in a child process that leaves when idle (`EntityDeriver.serve`)."""

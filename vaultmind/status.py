@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from vaultmind.index.quarantine import take_quarantine_notice
 from vaultmind.index.schema import SCHEMA_VERSION
-from vaultmind.index.store import Index, take_quarantine_notice
+from vaultmind.index.store import Index
 
 if TYPE_CHECKING:
     from vaultmind.config import Config

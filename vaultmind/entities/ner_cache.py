@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from vaultmind.entities.ner import NerEngine, RawSpan
 from vaultmind.index.arrow import execute_with, key_table
-from vaultmind.index.store import count_in_slices
+from vaultmind.index.hash_slices import count_in_slices
 
 
 def spans_for(

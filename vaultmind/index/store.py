@@ -5,19 +5,20 @@ be replayed, written by an incompatible version) is moved to `.vaultmind/quarant
 fresh one is created; the next sync rebuilds it from the vault. Locking: DuckDB allows one
 read-write process per file; a second process gets `IndexBusy` (the CLI then talks to the
 daemon instead, see `client.py`).
+
+The index's parts, one concept each: `connection` (connecting, waiting while the file is
+busy), `migrate` (the schema brought up to date on open), `quarantine` (a broken file moved
+aside) and `pool` (DuckDB's buffer pool: limits and sizes). This module holds the open index:
+its transactions, bulk loads, checkpoints, the pool it runs under, and its `meta`.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import math
 import os
-import shutil
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
@@ -27,62 +28,25 @@ import duckdb
 
 from vaultmind.errors import IndexBusy, IndexError_
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
-from vaultmind.index.schema import SCHEMA_VERSION, derived_tables, migrations, rebuilds
+from vaultmind.index.connection import connect, is_lock_error, session
+from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
+from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
+from vaultmind.index.quarantine import keep_notice, quarantine
+from vaultmind.index.schema import derived_tables
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-
-class _Absent:
-    """A finder that says at once that a module is not installed (see below)."""
-
-    def __init__(self, names: frozenset[str]):
-        self.names = names
-
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name in self.names:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-
-def _skip_absent_dataframe_libraries() -> None:
-    """DuckDB's client tries `import pandas` / `import polars` for every element of a list
-    parameter; when they are not installed each failed import searches the whole path again
-    (a list of 2,000 paths cost 600 ms instead of 65). A finder in front answers "not
-    installed" at once for the ones that are absent now."""
-    absent = frozenset(n for n in ("pandas", "polars") if n not in sys.modules and importlib.util.find_spec(n) is None)
-    if absent and not any(isinstance(f, _Absent) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Absent(absent))
-
-
-_skip_absent_dataframe_libraries()
-
-QUARANTINE_DIR = "quarantine"
-QUARANTINE_NOTICE = "notice.txt"  # the last quarantine's notice, until a status reports it
-QUARANTINE_KEEP = 3  # quarantined copies kept
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
 SMALL_POOL_HEADROOM = 8 * 2**20  # `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
-MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
-# DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
-# block the sync writes cached, up to `MEMORY_LIMIT` (~450 MB at 50k notes); evicted blocks are
-# read back from the index file when needed. A batch that needs more is retried with the limit
-# the index had (`Syncer._apply`); at 50k notes, one batch needed more than 128 MB.
-# Off by default (`Syncer.sync_memory_limit` is None): DuckDB 1.5 can fail to roll back a write
-# transaction that ran out of memory, leaving the database invalidated or an ART index wrong,
-# so a write must not be the thing that runs out. Measured at 50k notes with it on: peak 896 MiB.
-SYNC_MEMORY_LIMIT = "256MB"
-BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rather than fail
 
 # Tables a whole-vault load fills with rows per note and per leaf. Their lookup indexes are
 # dropped for such a load and created again after it (`Index.suspend_indexes`): keeping an ART
 # index up to date on every insert cost ~15 % of a cold index's CPU; building it once over the
 # loaded rows costs a fraction of that.
 BULK_TABLES = ("notes", "leaves", "occurrences", "admission")
-# `count_in_slices`: a count over every leaf's text hash runs once per part of the hash space
-# (at 50k notes, the texts waiting for NER: +21 MB for a moment in one piece, +6–7 MB in four
-# parts in 0.6–0.8 s instead of 0.3 s, +6 MB in eight in 1.2–1.3 s)
-HASH_SLICES = 4
 
 
 class Index:
@@ -112,36 +76,36 @@ class Index:
         """Open (creating if needed) the index at `path`; None opens an in-memory index."""
         if path is None:
             con = duckdb.connect(":memory:")
-            _session(con)
-            _migrate(con)
+            session(con)
+            migrate(con)
             return cls(con, None, None)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            con = _connect(path)
-            if not _migrations_compatible(con):
+            con = connect(path)
+            if not migrations_compatible(con):
                 con.close()
-                moved = _quarantine(path)
+                moved = quarantine(path)
                 note = f"index was written by an incompatible version; moved to {moved}"
-                con = _connect(path)
-                _migrate(con)
-                return cls(con, path, _keep_notice(path, note))
-            _migrate(con)
-            _resume_indexes(con)
+                con = connect(path)
+                migrate(con)
+                return cls(con, path, keep_notice(path, note))
+            migrate(con)
+            create_suspended_indexes(con)
             return cls(con, path, None)
         except IndexBusy:
             raise
         except (duckdb.Error, OSError) as exc:
-            if _is_lock_error(exc):
+            if is_lock_error(exc):
                 raise IndexBusy(
                     "the index is in use by another vaultmind process",
                     path=path,
                     hint="stop it, or let the CLI talk to the running daemon",
                 ) from exc
-            moved = _quarantine(path)
+            moved = quarantine(path)
             log.warning("index %s could not be opened (%s); moved to %s", path, exc, moved)
-            con = _connect(path)
-            _migrate(con)
-            return cls(con, path, _keep_notice(path, f"index could not be opened ({_short(exc)}); moved to {moved}"))
+            con = connect(path)
+            migrate(con)
+            return cls(con, path, keep_notice(path, f"index could not be opened ({_short(exc)}); moved to {moved}"))
 
     @property
     def tables(self) -> frozenset[str]:
@@ -381,7 +345,7 @@ class Index:
         """Create the indexes `suspend_indexes` dropped (nothing when none are), each in its
         own transaction, checkpointed and its blocks dropped from the pool before the next."""
         with self.lock:
-            if _resume_indexes(self.con, after_each=lambda: self.checkpoint(evict=True)):
+            if create_suspended_indexes(self.con, after_each=lambda: self.checkpoint(evict=True)):
                 self._changed()
 
     def drop_cached_blocks(self) -> None:
@@ -435,191 +399,6 @@ class LoweredLimit:
         return True
 
 
-def out_of_memory(exc: BaseException | None) -> bool:
-    """Whether `exc` is, or was raised from, DuckDB running out of memory."""
-    while exc is not None:
-        if isinstance(exc, duckdb.OutOfMemoryException):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-_UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
-_UNITS.update({"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
-
-
-def limit_setting(shown: str) -> str:
-    """A memory limit as `current_setting` shows it, as a value to set it back to: DuckDB shows
-    limits cut to 0.1 MiB, so a little above (no drift when set and read back repeatedly)."""
-    exact = size_bytes(shown)
-    return shown if exact == float("inf") else f"{math.ceil(exact / 1024) + 1}KiB"
-
-
-def size_bytes(text: str) -> float:
-    """'128MB', '488.2 MiB', … in bytes (unreadable: infinite, so nothing is taken as larger)."""
-    value = text.strip().lower()
-    number = value.rstrip("abcdefghijklmnopqrstuvwxyz ")
-    try:
-        return float(number) * _UNITS[value[len(number) :].strip()]
-    except (KeyError, ValueError):
-        return float("inf")
-
-
-def _session(con: duckdb.DuckDBPyConnection) -> None:
-    """Settings of every connection: no progress bar, and Arrow tables found by name in any
-    calling frame (`arrow.execute_with`), not only in the one that calls `execute` — a wrapped
-    connection (a test's, a tracer's) calls it from a frame of its own."""
-    con.execute("SET enable_progress_bar = false")
-    con.execute("SET python_scan_all_frames = true")
-
-
-def _connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnection:
-    """Connect, waiting up to `wait_s` while another process holds the file briefly."""
-    deadline = time.monotonic() + wait_s
-    delay = 0.02
-    while True:
-        try:
-            con = duckdb.connect(str(path))
-            _session(con)
-            con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
-            return con
-        except duckdb.Error as exc:
-            if not _is_lock_error(exc):
-                raise
-            if time.monotonic() + delay > deadline:
-                raise IndexBusy(
-                    "the index is in use by another vaultmind process",
-                    path=path,
-                    hint="stop it, or run `vaultmind` commands while the daemon is up so they go through it",
-                ) from exc
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
-
-
-def _is_lock_error(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return "lock" in text and ("conflicting" in text or "could not set lock" in text)
-
-
-def _migrations_compatible(con: duckdb.DuckDBPyConnection) -> bool:
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'migrations'"
-    ).fetchone()
-    if not exists or exists[0] == 0:
-        tables = con.execute("SELECT count(*) FROM information_schema.tables").fetchone()
-        return tables is None or tables[0] == 0  # an empty file is fine; foreign tables are not
-    applied = [row[0] for row in con.execute("SELECT name FROM migrations ORDER BY seq").fetchall()]
-    known = [name for name, _ in migrations()]
-    return applied == known[: len(applied)]
-
-
-def _migrate(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("CREATE TABLE IF NOT EXISTS migrations (seq INTEGER PRIMARY KEY, name VARCHAR NOT NULL)")
-    applied = {row[0] for row in con.execute("SELECT name FROM migrations").fetchall()}
-    upgraded = bool(applied) and any(name not in applied and rebuilds(sql) for name, sql in migrations())
-    for seq, (name, sql) in enumerate(migrations(), start=1):
-        if name in applied:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for statement in _statements(sql):
-                con.execute(statement)
-            con.execute("INSERT INTO migrations VALUES (?, ?)", [seq, name])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
-    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if row is None:
-        con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-    if upgraded:
-        # New tables of derived rows are empty for the notes already indexed: the next sync
-        # rebuilds the derived rows from the vault (caches such as embeddings are kept).
-        con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
-        con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
-
-
-def _resume_indexes(con: duckdb.DuckDBPyConnection, after_each: Callable[[], None] | None = None) -> bool:
-    """Create the indexes a suspended load dropped, one transaction each (`after_each` runs
-    after each commit); True when there were any. The record goes last: a crash on the way
-    leaves it for the next open, which creates the rest."""
-    row = con.execute("SELECT value FROM meta WHERE key = 'suspended_indexes'").fetchone()
-    if row is None:
-        return False
-    for sql in json.loads(row[0]):
-        _in_transaction(con, sql.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
-        if after_each is not None:
-            after_each()
-    _in_transaction(con, "DELETE FROM meta WHERE key = 'suspended_indexes'")
-    return True
-
-
-def _in_transaction(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    con.execute("BEGIN TRANSACTION")
-    try:
-        con.execute(sql)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-
-
-def _statements(sql: str) -> list[str]:
-    lines = [line.split("--", 1)[0] for line in sql.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
-
-
-def _quarantine(path: Path) -> Path:
-    """Move the index file and its WAL aside; return where they went. Only the last
-    `QUARANTINE_KEEP` copies are kept (at 50k notes each is about a gigabyte)."""
-    qdir = path.parent / QUARANTINE_DIR
-    qdir.mkdir(parents=True, exist_ok=True)
-    numbers = sorted(_copy_numbers(qdir, path))
-    n = numbers[-1] + 1 if numbers else 1  # numbered on from the newest (older ones are gone)
-    target = qdir / f"{path.stem}-{n}{path.suffix}"
-    for suffix in ("", ".wal"):
-        src = Path(str(path) + suffix)
-        if src.exists():
-            shutil.move(str(src), str(target) + suffix)
-    for old in [*numbers, n][:-QUARANTINE_KEEP]:
-        for suffix in ("", ".wal"):
-            with suppress(FileNotFoundError):
-                (qdir / f"{path.stem}-{old}{path.suffix}{suffix}").unlink()
-    return target
-
-
-def _copy_numbers(qdir: Path, path: Path) -> Iterator[int]:
-    """The numbers of the quarantined copies of `path` in `qdir` (`index-3.duckdb`: 3)."""
-    prefix, suffix = f"{path.stem}-", path.suffix
-    for copy in qdir.glob(f"{prefix}*{suffix}"):
-        number = copy.name[len(prefix) : len(copy.name) - len(suffix)]
-        if number.isdigit():
-            yield int(number)
-
-
-def _keep_notice(path: Path, notice: str) -> str:
-    """Write the quarantine's notice beside the copies, for the next `status` of any process
-    (`take_quarantine_notice`): the command that moved the index may not be a status."""
-    with suppress(OSError):
-        (path.parent / QUARANTINE_DIR / QUARANTINE_NOTICE).write_text(notice + "\n", encoding="utf-8")
-    return notice
-
-
-def take_quarantine_notice(path: Path | None) -> str | None:
-    """The notice of the last quarantine of the index at `path` not yet reported, and forget it
-    (a status reports it once)."""
-    if path is None:
-        return None
-    notice_file = path.parent / QUARANTINE_DIR / QUARANTINE_NOTICE
-    try:
-        notice = notice_file.read_text(encoding="utf-8").strip()
-        notice_file.unlink()
-    except OSError:
-        return None
-    return notice or None
-
-
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:160]
@@ -631,18 +410,3 @@ def index_exists(path: Path) -> bool:
 
 def raise_index_error(exc: duckdb.Error, path: Path | None) -> None:
     raise IndexError_(f"index operation failed: {_short(exc)}", path=path) from exc
-
-
-def count_in_slices(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> int:
-    """A count that compares 64-bit hashes (an anti join, a distinct count) summed over
-    `HASH_SLICES` runs, each over one part of the hash space: `sql` keeps, on each side, only
-    the rows whose hash `% {slices} = {slice}` (placeholders filled here). Rows that match
-    share a hash, so they fall in the same part and the sum is the whole count, while each
-    run's hash tables hold a part of the rows: DuckDB's memory for the count, not the time
-    (a scan of the column per part), is what a daemon answering `status` or starting its NER
-    catch-up pays for."""
-    total = 0
-    for part in range(HASH_SLICES):
-        row = con.execute(sql.format(slices=HASH_SLICES, slice=part), params or []).fetchone()
-        total += int(row[0]) if row else 0
-    return total

@@ -51,7 +51,7 @@ class Plan:
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
     # the new document notes' paths in lower case: `Note.md` and `note.md` are one file on macOS and Windows
     folded: set[str] = field(default_factory=set)
-    # source id → (the messages its notes already held, the new ones): `writer._shifted`
+    # source id → (the messages its notes already held, the new ones): `zone_shift.shifted`
     timed: dict[str, tuple[list[Message], list[Message]]] = field(default_factory=dict)
 
     def listing(self, folder: str) -> list[str]:

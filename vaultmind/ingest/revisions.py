@@ -20,7 +20,7 @@ def replace_edited(plan: Plan, group: Group, current: dict[str, Message], new: d
     it is the note's one message by the same author at the same time that the export no longer
     holds — the text before the edit. That message keeps its id and shows the new text, the one
     before quoted below it (`_with_before`: nothing is lost); the new id is not written (a later
-    ingest knows it, `writer._same_messages`). With none, or several such messages, the edit is a new
+    ingest knows it, `messages_plan._same_messages`). With none, or several such messages, the edit is a new
     message. An export that ends before the newest message of the chat's notes is older than
     them (ingested after a newer one): its edit is an earlier text of the note's, quoted below
     the note's newest (`_below_newest`). Returns the number of the note's messages changed so."""
@@ -95,7 +95,7 @@ def join_cut(group: Group, new: dict[str, Message]) -> int:
     """Two exports of one ingest, one cut off inside its last message (a copy or download cut
     short), the other whole: one message, as when the cut one was ingested first and the whole
     one completed it (`complete_cut`) — the cut one's id, the whole text (either export
-    ingested again is known: `writer._same_messages`, `completed`). A new message whose id
+    ingested again is known: `messages_plan._same_messages`, `completed`). A new message whose id
     hashes its text, the last of every export holding it, is such a cut when one other new
     message of its author and time, held by none of those exports, goes on from its text.
     Returns how many were so joined."""
@@ -226,7 +226,7 @@ def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message
     new message by that author at that time (with another, "This message was deleted" say, the
     note's message is one deleted since, and "ok" is no cut "ok, see you"): that message keeps
     its id and takes the whole text (nothing is lost: the cut text is its start), and the new id
-    is not written (a later ingest knows it, `writer._same_messages`). A new text that adds to
+    is not written (a later ingest knows it, `messages_plan._same_messages`). A new text that adds to
     the note's and ends in an edit's mark vaultmind does not know (`_marked_edit`) is that
     message edited, not completed: it shows the new text, the one before quoted below it.
     Returns the number of the note's messages so completed or edited."""

@@ -1,0 +1,48 @@
+"""DuckDB's buffer pool: the limits the index runs under, sizes as DuckDB writes them, and
+telling an error of running out of it."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+
+MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
+# DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
+# block the sync writes cached, up to `MEMORY_LIMIT` (~450 MB at 50k notes); evicted blocks are
+# read back from the index file when needed. A batch that needs more is retried with the limit
+# the index had (`Syncer._apply`); at 50k notes, one batch needed more than 128 MB.
+# Off by default (`Syncer.sync_memory_limit` is None): DuckDB 1.5 can fail to roll back a write
+# transaction that ran out of memory, leaving the database invalidated or an ART index wrong,
+# so a write must not be the thing that runs out. Measured at 50k notes with it on: peak 896 MiB.
+SYNC_MEMORY_LIMIT = "256MB"
+
+
+def out_of_memory(exc: BaseException | None) -> bool:
+    """Whether `exc` is, or was raised from, DuckDB running out of memory."""
+    while exc is not None:
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+_UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+_UNITS.update({"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
+
+
+def limit_setting(shown: str) -> str:
+    """A memory limit as `current_setting` shows it, as a value to set it back to: DuckDB shows
+    limits cut to 0.1 MiB, so a little above (no drift when set and read back repeatedly)."""
+    exact = size_bytes(shown)
+    return shown if exact == float("inf") else f"{math.ceil(exact / 1024) + 1}KiB"
+
+
+def size_bytes(text: str) -> float:
+    """'128MB', '488.2 MiB', … in bytes (unreadable: infinite, so nothing is taken as larger)."""
+    value = text.strip().lower()
+    number = value.rstrip("abcdefghijklmnopqrstuvwxyz ")
+    try:
+        return float(number) * _UNITS[value[len(number) :].strip()]
+    except (KeyError, ValueError):
+        return float("inf")

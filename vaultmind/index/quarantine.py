@@ -1,0 +1,63 @@
+"""Move an index file that cannot be opened aside, to `.vaultmind/quarantine/`, and keep the
+notice a later `status` reports."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+
+QUARANTINE_DIR = "quarantine"
+QUARANTINE_NOTICE = "notice.txt"  # the last quarantine's notice, until a status reports it
+QUARANTINE_KEEP = 3  # quarantined copies kept
+
+
+def quarantine(path: Path) -> Path:
+    """Move the index file and its WAL aside; return where they went. Only the last
+    `QUARANTINE_KEEP` copies are kept (at 50k notes each is about a gigabyte)."""
+    qdir = path.parent / QUARANTINE_DIR
+    qdir.mkdir(parents=True, exist_ok=True)
+    numbers = sorted(_copy_numbers(qdir, path))
+    n = numbers[-1] + 1 if numbers else 1  # numbered on from the newest (older ones are gone)
+    target = qdir / f"{path.stem}-{n}{path.suffix}"
+    for suffix in ("", ".wal"):
+        src = Path(str(path) + suffix)
+        if src.exists():
+            shutil.move(str(src), str(target) + suffix)
+    for old in [*numbers, n][:-QUARANTINE_KEEP]:
+        for suffix in ("", ".wal"):
+            with suppress(FileNotFoundError):
+                (qdir / f"{path.stem}-{old}{path.suffix}{suffix}").unlink()
+    return target
+
+
+def _copy_numbers(qdir: Path, path: Path) -> Iterator[int]:
+    """The numbers of the quarantined copies of `path` in `qdir` (`index-3.duckdb`: 3)."""
+    prefix, suffix = f"{path.stem}-", path.suffix
+    for copy in qdir.glob(f"{prefix}*{suffix}"):
+        number = copy.name[len(prefix) : len(copy.name) - len(suffix)]
+        if number.isdigit():
+            yield int(number)
+
+
+def keep_notice(path: Path, notice: str) -> str:
+    """Write the quarantine's notice beside the copies, for the next `status` of any process
+    (`take_quarantine_notice`): the command that moved the index may not be a status."""
+    with suppress(OSError):
+        (path.parent / QUARANTINE_DIR / QUARANTINE_NOTICE).write_text(notice + "\n", encoding="utf-8")
+    return notice
+
+
+def take_quarantine_notice(path: Path | None) -> str | None:
+    """The notice of the last quarantine of the index at `path` not yet reported, and forget it
+    (a status reports it once)."""
+    if path is None:
+        return None
+    notice_file = path.parent / QUARANTINE_DIR / QUARANTINE_NOTICE
+    try:
+        notice = notice_file.read_text(encoding="utf-8").strip()
+        notice_file.unlink()
+    except OSError:
+        return None
+    return notice or None

@@ -1,0 +1,280 @@
+"""Chat and email: the plan of one group's note. The note that already holds the group's
+conversation takes its new messages (merged by message id, re-rendered), a note you edited
+keeps its text and the new messages go to a sibling, and a message held in another note is
+known, never written twice (see `ingest.writer`)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from datetime import datetime
+
+from vaultmind.ingest.common import HASHED_ID_RE
+from vaultmind.ingest.held import GENERATED_KEYS, Existing, carries
+from vaultmind.ingest.matching import held_elsewhere, home_note, own_note
+from vaultmind.ingest.model import QuotedParent
+from vaultmind.ingest.names import sibling_path
+from vaultmind.ingest.plan import Group, Plan, Write, say_wide
+from vaultmind.ingest.revisions import (
+    apply_edit,
+    complete_cut,
+    complete_email,
+    completed,
+    edited_before,
+    join_cut,
+    join_edited,
+    mark_replaced,
+    marked,
+    replace_edited,
+    versions,
+)
+from vaultmind.markdown.frontmatter import with_user_keys
+from vaultmind.markdown.render import Message, SourceMeta, iso_utc, note_text, render_source_note, to_utc
+from vaultmind.vault.layout import SOURCES_DIR
+
+
+def _sort_key(message: Message) -> tuple[datetime, str]:
+    return (to_utc(message.timestamp), message.message_id)
+
+
+def _thread_base(plan: Plan, group: Group) -> str:
+    """An email thread's note: its planned path, unless a note of vaultmind's there holds
+    another thread (same subject and day, no message in common): then the path with the hash of
+    its first message, as when both threads come in one ingest."""
+    note = plan.existing(group.base)
+    if note is None or not note.owned or note.source_id != group.meta.source_id:
+        return group.base
+    ids = {*group.messages} | group.related
+    held = note.messages()
+    if set(held) & ids or any(answer in ids for message in held.values() for answer in message.answers):
+        return group.base
+    first = min(group.messages.values(), key=_sort_key).message_id
+    return f"{group.base[:-3]}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}.md"
+
+
+def _redated(plan: Plan, path: str, group: Group, current: dict[str, Message], message: Message) -> bool:
+    """Whether the note's `current` message of `message`'s id, dated as an earlier vaultmind
+    read its export (`SourceBatch.earlier_times`: an email's Date zone read as UTC), takes the
+    time read now (said once; its id stays). A note of the user's is never in `current`."""
+    held = current[message.message_id]
+    before = group.earlier_times.get(message.message_id)
+    if before is None or to_utc(held.timestamp) != to_utc(before) or to_utc(held.timestamp) == to_utc(message.timestamp):
+        return False
+    current[message.message_id] = replace(held, timestamp=message.timestamp)
+    plan.report.warnings.append(
+        f"{path}: message {message.message_id!r} re-dated {iso_utc(to_utc(before))} → "
+        f"{iso_utc(to_utc(message.timestamp))}, as its Date header reads (an earlier vaultmind misread its zone)"
+    )
+    return True
+
+
+def _readings(message: Message, quote: QuotedParent | None, earlier: tuple[str, ...]) -> set[str]:
+    """The texts a note may hold for `message` as it is: its text, with the quoted parent put
+    back below it (`QuotedParent`), and each so as an earlier vaultmind read it (`earlier`)."""
+    texts = [message.text, *earlier]
+    return {note_text(text) for text in texts} | (
+        {note_text(f"{text}\n\n{quote.text}") for text in texts} if quote is not None else set()
+    )
+
+
+def _unanswered(plan: Plan, group: Group, quote: QuotedParent) -> bool:
+    """None of the messages `quote`'s message answers is in the group or in a note of the vault:
+    what it quoted is put back below its text (see `QuotedParent`)."""
+    if any(answered in group.messages for answered in quote.answers):
+        return False
+    if any(answered in plan.placed(f"{SOURCES_DIR}/{group.meta.kind}") for answered in quote.answers):
+        return False
+    return not any(answered in plan.placed_outside(group.meta.kind) for answered in quote.answers)
+
+
+def _meta_of(note: Existing, fallback: SourceMeta) -> SourceMeta:
+    """The conversation a note of vaultmind's says it holds (to re-render it as it is); what it
+    does not say, from `fallback`."""
+    data = note.data
+    subject = data.get("subject")
+    return replace(
+        fallback,
+        source_id=note.source_id,
+        scope=str(data.get("scope") or fallback.scope),
+        title=str(data.get("title") or fallback.title),
+        subject=str(subject) if subject is not None else fallback.subject,
+    )
+
+
+def _same_messages(group: Group, held: dict[str, Message]) -> set[str]:
+    """The incoming messages of `group` that are a message already `held` (by its notes) or
+    given by an earlier export of this ingest, under another id: a hashed id (`MessageIds`)
+    hashes the text as the export has it, and two exports of a chat may differ by a control
+    character in it (a stray NUL, a bell) that no note keeps. Such a message is one of the same
+    author, time and text as its note keeps it, held by no export that holds it (two identical
+    messages of one minute in an export stay two); the first id stays, the ids of messages
+    already written never change."""
+    classes: dict[tuple[str, datetime, str], list[set[int]]] = {}  # the exports (-1: the notes) holding each message
+    same: set[str] = set()
+    incoming = ((message_id, message) for message_id, message in group.messages.items() if message_id not in held)
+    for message_id, message in [*held.items(), *incoming]:
+        if not HASHED_ID_RE.fullmatch(message_id):
+            continue
+        exports = group.held_by.get(message_id, set()) | ({-1} if message_id in held else set())
+        author, at = " ".join(note_text(message.author).split()), to_utc(message.timestamp)
+        # a held message edited since (`revisions.replace_edited`) is each text it showed
+        texts = versions(note_text(message.text)) if message_id in held else [note_text(message.text)]
+        for text in texts:
+            for holders in classes.setdefault((author, at, text), []):
+                if not holders & exports:
+                    holders |= exports
+                    same.add(message_id)
+                    break
+            else:
+                classes[(author, at, text)].append(exports)
+    return same - held.keys()
+
+
+def plan_group(plan: Plan, group: Group) -> None:
+    report = plan.report
+    target: Existing | None = None
+    user_edited: list[Existing] = []
+    free: str | None = None
+    elsewhere = held_elsewhere(plan, group)
+    # a chat's own note (a day's, a conversation's), when it is there, is its note: messages of
+    # the day another clock's day note holds, or a copy elsewhere in sources/, stay there
+    # (known), its new ones join its own (a home elsewhere is for a note renamed or moved, or an
+    # email thread)
+    home = None if own_note(plan, group) else home_note(plan, group, elsewhere)
+    meta = group.meta
+    own: set[str] = set()  # with a home elsewhere, the messages of the group's own notes stay there
+    if home is not None:  # a day note you renamed; an email thread ingested before
+        target = home
+        meta = _meta_of(home, group.meta)
+        n = 1
+        while (note := plan.existing(sibling_path(group.base, n))) is not None:
+            if note.source_id == group.meta.source_id:
+                own.update(note.messages())
+            n += 1
+    base = _thread_base(plan, group) if meta.kind == "email" and home is None else group.base
+    n = 1
+    taken: set[str] = set()  # messages of its own notes another group of this ingest writes to
+    while free is None and home is None:
+        path = sibling_path(base, n)
+        n += 1
+        if path in plan.claimed:
+            held = plan.existing(path)
+            if held is not None and held.source_id == group.meta.source_id:
+                taken.update(held.messages())
+            continue
+        note = plan.existing(path)
+        if note is None:
+            free = path
+        elif note.source_id == group.meta.source_id and str(note.data.get("kind")) == group.meta.kind:
+            ours = note.owned and carries(note)  # (properties it could not carry: yours, as an edit)
+            if ours and target is None:
+                target = note
+            elif not ours:
+                user_edited.append(note)
+            else:  # vaultmind's too (the note before it was yours, and is vaultmind's again): known
+                taken.update(note.messages())
+        elif note.source_id in group.known_in and str(note.data.get("kind")) == group.meta.kind:
+            taken.update(note.messages())  # its conversation under an earlier id (`known_in`): known
+
+    known = own | taken | {message_id for note in user_edited for message_id in note.messages()}
+    known.update(  # already written in another note: not again
+        message_id for message_id, paths in elsewhere.items() if target is None or set(paths) - {target.path}
+    )
+    for moved in sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")}):
+        if moved not in report.unchanged:  # yours, and it holds some of the export: indexed with the rest
+            report.unchanged.append(moved)
+    current = target.messages() if target is not None else {}
+    changed = mark_replaced(group, current)  # messages of the note whose text changes
+    yours = {message_id: message for note in user_edited for message_id, message in note.messages().items()}
+    known |= _same_messages(group, {**yours, **current})
+    new: dict[str, Message] = {}
+    for message_id, message in group.messages.items():
+        mine = current.get(message_id)
+        quote = group.quoted.get(message_id)
+        quoting = replace(message, text=f"{message.text}\n\n{quote.text}") if quote is not None else message
+        if mine is not None:
+            report.messages_known += 1
+            if _redated(plan, target.path if target is not None else base, group, current, message):
+                changed += 1
+            said = note_text(mine.text)
+            if group.replaced is not None and marked(said, note_text(message.text)):  # a mark of `revisions.mark_replaced` is no change of its text
+                said = note_text(message.text)
+            if said in _readings(message, quote, group.earlier.get(message_id, ())):
+                continue
+            edit = apply_edit(mine, message)
+            if edit is not None:  # edited since the note was written: the new text, the one before kept below it
+                current[message_id] = edit
+                report.messages_edited += 1
+                changed += 1
+            elif meta.kind == "email" and complete_email(
+                plan,
+                target.path if target is not None else base,
+                current,
+                message_id,
+                quoting if quote is not None and _unanswered(plan, group, quote) else message,
+            ):  # cut short by an earlier export (an mbox cut off): its whole text now
+                changed += 1
+            elif note_text(message.text) not in versions(said) and not completed(
+                message_id, said, message, email=meta.kind == "email"
+            ):
+                # (an older export's text before an edit, or cut short: known)
+                where = target.path if target is not None else base
+                report.warnings.append(
+                    f"{where}: message {message_id!r} differs from the note; kept the note's text"
+                )
+        elif message_id in known:
+            report.messages_known += 1
+        else:
+            new[message_id] = quoting if quote is not None and _unanswered(plan, group, quote) else message
+            if group.replaced is not None and (why := group.replaced.get(message_id)) is not None:
+                # shown by an older export of this ingest, off the newest's branch: marked at once
+                new[message_id] = replace(message, text=f"{note_text(message.text)}\n\n[replaced: {why}]")
+    # held messages the export no longer holds: all of them, when it was read in another zone
+    plan.timed.setdefault(group.meta.source_id, ([], []))[0].extend(
+        message for message_id, message in current.items() if message_id not in group.messages
+    )
+    plan.timed[group.meta.source_id][1].extend(new.values())
+    if group.edited & new.keys():
+        join_edited(plan, group, new)
+    if len(group.ends) > 1 and new:  # (exports of one chat in one ingest, one of them cut short)
+        report.messages_known += join_cut(group, new)
+    if target is not None and group.edited & new.keys():
+        changed += replace_edited(plan, group, current, new)
+    if target is not None and new:
+        changed += complete_cut(plan, target.path, group, current, new)
+    if target is not None and new and group.meta.source_id.startswith("whatsapp:"):  # (its exports mark edits)
+        changed += edited_before(plan, group, current, new)
+    if target is None and not new:
+        return
+    if new and user_edited:
+        plan.keep_user_edited([note.path for note in user_edited])
+    merged = sorted([*current.values(), *new.values()], key=_sort_key)
+    data = render_source_note(meta, merged, plan.zone).encode("utf-8")
+    if new:
+        _say_moved_out(plan, group, elsewhere, len(new), target.path if target is not None else free)
+        wide = [note.path for note in user_edited] + [p for paths in elsewhere.values() for p in paths]
+        say_wide(plan, wide, f"its messages are known, and {len(new)} new message(s) are written to {target.path if target is not None else free}")
+    if target is not None:
+        plan.claimed.add(target.path)
+        if not new and not changed:  # nothing to add: the note stays as it is, its front matter included
+            report.unchanged.append(target.path)
+        else:
+            plan.writes.append(Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=tuple(new)))
+        return
+    assert free is not None
+    plan.claimed.add(free)
+    plan.writes.append(Write(free, data, None, added=tuple(new)))
+
+
+def _say_moved_out(plan: Plan, group: Group, elsewhere: dict[str, list[str]], added: int, path: str | None) -> None:
+    """Warn, once per note, that a note moved out of `sources/` holds part of a conversation (a
+    chat's day, an email thread) whose new messages are written to `path`: the moved note is
+    yours, left as it is."""
+    what = "email thread" if group.meta.kind == "email" else "chat"
+    whole = "thread" if group.meta.kind == "email" else f"conversation ({group.meta.source_id})"
+    for moved in sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")}):
+        said = f"{moved}: this {what} note is outside sources/, so it is yours and left as it is;"
+        if not any(w.startswith(said) for w in plan.report.warnings):
+            plan.report.warnings.append(
+                f"{said} its messages are known, and {added} new message(s) of its {whole} are written to {path}"
+            )
