@@ -48,6 +48,7 @@ from vaultmind.ingest.html import html_document
 from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.names import slugify
 from vaultmind.ingest.walk import walk_files
+from vaultmind.markdown.blocks import fence_after
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.vault.encoding import decode_text
 
@@ -55,7 +56,6 @@ MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 SUFFIXES = {".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html"}
 
 _ATX_H1_RE = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 
 
 def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
@@ -77,9 +77,9 @@ def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
 def _first_h1(body: str) -> str | None:
     fence = ""
     for line in body.split("\n"):
-        fm = _FENCE_RE.match(line)
-        if fm:
-            fence = "" if fence == fm.group(1) else (fence or fm.group(1))
+        toggled = fence_after(line, fence)
+        if toggled is not None:
+            fence = toggled
             continue
         if fence:
             continue

@@ -33,8 +33,8 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 
-from vaultmind.markdown.blocks import BlockScan, atx_text, scan_blocks
-from vaultmind.markdown.render import fence_after, parse_meta, unescape_text
+from vaultmind.markdown.blocks import BlockScan, atx_text, fence_after, scan_blocks
+from vaultmind.markdown.render import parse_meta, unescape_text
 from vaultmind.markdown.sections import SectionChunker
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens
 from vaultmind.model import Leaf

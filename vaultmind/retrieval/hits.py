@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
 from vaultmind.markdown.anchors import heading_anchor
-from vaultmind.markdown.render import fence_after
+from vaultmind.markdown.blocks import fence_after
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vaultmind.index.lexical import terms as lexical_terms
-from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, FENCE_OPEN_RE
+from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, fence_after
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.names import name_candidates, normalize
 from vaultmind.tree.summarize import FALLBACK_IDENTITY, ChildText, SummaryText
@@ -139,12 +139,13 @@ def clean_units(text: str) -> list[str]:
     """Prose units of a child: list items on their own, wrapped paragraph lines joined."""
     units: list[str] = []
     current: list[str] = []
-    in_fence = False
+    fence = ""
     for raw in text.replace("\r", "").split("\n"):
-        if FENCE_OPEN_RE.match(raw):
-            in_fence = not in_fence
+        toggled = fence_after(raw, fence)
+        if toggled is not None:
+            fence = toggled
             continue
-        if in_fence:
+        if fence:
             continue
         line = _QUOTE_RE.sub("", raw.strip()).strip()
         if not line or line.startswith("|") or _HEADING_RE.match(line):
