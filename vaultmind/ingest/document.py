@@ -37,7 +37,6 @@ The same file always gives the same `DocumentInput` (apart from `modified`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -48,14 +47,13 @@ from vaultmind.ingest.html import html_document
 from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.names import slugify
 from vaultmind.ingest.walk import walk_files
-from vaultmind.markdown.blocks import fence_after
+from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.vault.encoding import decode_text
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 SUFFIXES = {".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html"}
 
-_ATX_H1_RE = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 
 
 def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
@@ -83,9 +81,9 @@ def _first_h1(body: str) -> str | None:
             continue
         if fence:
             continue
-        m = _ATX_H1_RE.match(line)
-        if m:
-            return " ".join(m.group(1).split())
+        atx = atx_heading(line)
+        if atx is not None and atx[0] == 1 and atx[1]:
+            return " ".join(atx[1].split())
     return None
 
 

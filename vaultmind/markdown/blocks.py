@@ -307,10 +307,10 @@ def scan_blocks(body: str) -> BlockScan:
             elif indent == 0 and prev_blank:
                 in_list = False
             if first == "#" and indent < 4 and (not in_list or indent == 0):
-                am = _ATX_RE.match(content)
-                if am is not None:
+                atx = atx_heading(content)
+                if atx is not None:
                     kinds[i] = HEADING
-                    headings.append(Heading(len(am.group(1)), atx_text(am.group(2) or ""), i + 1, i + 1))
+                    headings.append(Heading(atx[0], atx[1], i + 1, i + 1))
                     para_start = -1
                     in_list = False
                     prev_blank = False
@@ -353,6 +353,15 @@ def fence_after(line: str, fence: str) -> str | None:
     if fence:
         return "" if fence_closes(line, fence) else None
     return fence_open(line)
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """The level and text of an ATX heading line, or None: up to three spaces, one to six `#`,
+    then a space or tab (or the line's end: an empty heading); closing `#`s are left out only
+    after a space ("## Learn C#" is "Learn C#", "## Setup ##" is "Setup"). The one reading of a
+    heading line: the scanner's, and every reader going line by line."""
+    m = _ATX_RE.match(line)
+    return None if m is None else (len(m.group(1)), atx_text(m.group(2) or ""))
 
 
 def atx_text(rest: str) -> str:

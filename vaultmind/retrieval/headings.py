@@ -11,17 +11,14 @@ says; nor have entity notes here, which the entity signals speak for.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from vaultmind.index.lexical import terms
-from vaultmind.markdown.blocks import fence_after
+from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
 
-# a Markdown heading line inside a leaf's text (a section cut with the ones after it: "## Rollback")
-_HEADING_LINE = re.compile(r" {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _SECTION_NOTES = frozenset(("user", "source"))  # notes of yours and documents (their leaves have no author)
 # words of a heading that date it rather than say what it is about ("Launch sync, 7 March 2024")
 _DATING = frozenset(terms(" ".join([*MONTHS, *WEEKDAYS])))
@@ -45,8 +42,8 @@ def _inner_headings(text: str) -> list[str]:
         toggled = fence_after(line, fence)
         if toggled is not None:
             fence = toggled
-        elif not fence and (m := _HEADING_LINE.match(line)) is not None:
-            found.append(m.group(1))
+        elif not fence and (atx := atx_heading(line)) is not None and atx[1]:
+            found.append(atx[1])  # (a section cut with the ones after it: "## Rollback")
     return found
 
 
