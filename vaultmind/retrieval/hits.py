@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
+from vaultmind.index.tables import has_table
 from vaultmind.markdown.anchors import heading_anchor
 from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.vault.layout import obsidian_link, wikilink
@@ -165,10 +166,6 @@ def inner_heading(content: str, wanted: frozenset[str]) -> str | None:
     if held[best] <= held[0] or not name or names.count(name.casefold()) > 1:
         return None
     return name
-
-
-def has_table(index: Index, name: str) -> bool:
-    return name in index.tables
 
 
 def leaf_hits(
