@@ -502,6 +502,42 @@ def test_progress_off_a_terminal_of_phases_taking_turns_is_few_lines(capsys: pyt
     assert 2 <= len(lines) <= 8, lines  # each phase: its first, one per 10 s
 
 
+def test_progress_off_a_terminal_ends_on_where_a_phase_got_to(capsys: pytest.CaptureFixture[str]) -> None:
+    """A phase that stops short of its total (an interrupted run) held its latest count back
+    within `LOG_EVERY_S` of its previous line: a log ended on an older count. The line's end
+    writes it."""
+    now = [0.0]
+    with Progress(clock=lambda: now[0]) as progress:
+        for i in range(0, 41):  # 12 s shown, stopped at 400 of 1,000
+            progress("embed", i * 10, 1000)
+            now[0] += 0.35
+    lines = [line for line in capsys.readouterr().err.split("\n") if line]
+    assert lines[-1] == "vaultmind: embed 400/1,000 (40%)", lines
+
+
+def test_bench_progress_off_a_terminal_writes_each_steps_finished_state(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bench's progress dropped a phase's last count when it came within 0.5 s of the one
+    before (a fast phase's end), and off a terminal never wrote it: a log tailed showed
+    "write notes: 0/100 (0%)" for a step that had finished."""
+    from vaultmind.cli import bench
+
+    monkeypatch.setattr(bench, "PROGRESS_AFTER_S", 0.0)
+    progress = bench.StderrProgress()
+    try:
+        progress.announce("generating the vault")
+        for done in range(0, 101, 10):
+            progress("write notes", done, 100)
+        progress.announce("indexing")
+    finally:
+        progress.close()
+    lines = [line for line in capsys.readouterr().err.split("\n") if line]
+    assert "\r" not in "".join(lines)
+    assert lines[0] == "vaultmind bench: generating the vault" and lines[-1] == "vaultmind bench: indexing", lines
+    assert lines[-2].startswith("  write notes: 100/100 (100%), "), lines
+
+
 def test_a_question_asked_without_a_daemon_says_what_its_wait_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

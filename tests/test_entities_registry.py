@@ -292,6 +292,9 @@ def test_a_first_name_resolves_to_the_one_person_with_that_full_name(vault: Path
         ("WgO268Xc0KtFylJ", []),  # a chat export's randomised name
         ("4hMU9nZIB", []),
         ("xxx", []),  # a placeholder
+        ("ZZZZ", []),
+        ("Aa", ["person:aa"]),  # a name of two letters, even one letter twice: someone's
+        ("Al", ["person:al"]),
         ("NCRlCV7C <n@example.com>", ["email:n@example.com"]),  # the address still names them
         ("john1985", ["person:john1985"]),  # a name and a year: a username of a person
         ("R2D2", ["person:r2d2"]),

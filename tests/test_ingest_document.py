@@ -600,10 +600,10 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     put(docs / "Index.md", "See [[Note A]], [[Note A#Heading]] and [[Plan- Q3]].\n\n![[Note A]]\n")
     put(docs / "Plan: Q3?.md", "Ship it.\n")  # `:` and `?` no file name on every system may hold
     put(docs / "Café [draft].txt", "Au lait.\n")
-    put(docs / "CON.md", "Reserved on Windows.\n")  # named by its slug
+    put(docs / "CON.md", "Reserved on Windows.\n")  # `_` after a name Windows keeps for a device
     first = write_documents(vault, parse_document_paths([docs]))
     folder = "sources/document/files/my-notes"
-    assert sorted(first.written) == [f"{folder}/{name}.md" for name in ("Café -draft", "Index", "Note A", "Plan- Q3", "con")]
+    assert sorted(first.written) == [f"{folder}/{name}.md" for name in ("CON_", "Café -draft", "Index", "Note A", "Plan- Q3")]
     names = {Path(p).stem.casefold() for p in first.written}
     index = (vault / folder / "Index.md").read_text(encoding="utf-8")
     targets = [t.split("#")[0] for t in re.findall(r"\[\[([^\]|]+)", index)]

@@ -190,6 +190,33 @@ def test_existing_given_the_folder_that_holds_a_vault_names_the_vault_and_writes
     assert main(["init", "--existing", str(outer / "vault")]) == 0
 
 
+def test_existing_given_a_folder_of_notes_with_a_vault_two_levels_down_takes_the_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of Markdown notes of its own (no `.obsidian/`), one project of which is an
+    Obsidian vault two levels down, is the folder the user means: it was refused, pointing at
+    the project's vault — with no way to take the folder. Its notes are left as they were, and
+    it is told that the vault inside is indexed with it."""
+    notes = tmp_path / "Notes"
+    (notes / "Daily").mkdir(parents=True)
+    (notes / "Daily" / "2024-03-04.md").write_text("# Monday\n\nCalled Dana about the launch.\n")
+    make_user_vault(notes / "Projects" / "website")
+    before = tree(notes)
+    assert main(["init", "--existing", str(notes), "--json"]) == 0, capsys.readouterr().err
+    report = json.loads(capsys.readouterr().out)
+    assert report["vault"] == str(notes.resolve())
+    assert any("Projects/website/ inside is an Obsidian vault of its own" in w for w in report["warnings"]), report
+    after = tree(notes)
+    assert {path: after[path] for path in before} == before, "every note as it was"
+    # a repository's own documents at its top are no notes of its own: the vault inside is meant
+    clone = tmp_path / "clone"
+    make_user_vault(clone / "docs" / "vault")
+    (clone / "README.md").write_text("# Notes\n")
+    (clone / "LICENSE.md").write_text("MIT\n")
+    assert main(["init", "--existing", str(clone)]) == 1
+    assert "docs/vault/ inside it is" in capsys.readouterr().err
+
+
 def test_existing_is_idempotent(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     make_user_vault(root)

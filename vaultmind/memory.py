@@ -28,6 +28,7 @@ from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.store import Index
+from vaultmind.index.tables import has_table
 from vaultmind.model import Progress, SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Syncer
@@ -342,7 +343,7 @@ class Memory:
             # start-up peaked while the vectors were clustered, the model loaded).
             self.vectors.prepare()
             self.vectors.search(self.embedder.embed(["warm up"])[0], 1)
-        if "occurrences" in self.index.tables:
+        if has_table(self.index, "occurrences"):
             self.prepare_reads()
             query_entities(self, "Warm Up")  # the registry and the known entities
         self._evict()  # the blocks loading read are not needed again
@@ -376,7 +377,7 @@ class Memory:
         come every second or so, and a reload each time would slow the catch-up by a third)."""
         from vaultmind.retrieval.entity_graph import entity_graph
 
-        if "occurrences" in self.index.tables:
+        if has_table(self.index, "occurrences"):
             entity_graph(self.index, evict=self._serving)
 
     def enrich(self, progress: Progress | None = None, *, background: bool = False) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from vaultmind.index.quarantine import take_quarantine_notice
 from vaultmind.index.schema import SCHEMA_VERSION
 from vaultmind.index.store import Index
+from vaultmind.index.tables import has_table
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -104,7 +105,7 @@ def _counts(
         **notes,
         "entities": {
             **ner_status(index),
-            "known": int(index.scalar("SELECT count(*) FROM entities")) if "entities" in index.tables else 0,
+            "known": int(index.scalar("SELECT count(*) FROM entities")) if has_table(index, "entities") else 0,
             "ner_pending": pending if deriver is not None else 0,
         },
     }
@@ -281,7 +282,7 @@ def _copies(index: Index) -> list[dict[str, str]]:
         "GROUP BY 1 HAVING count(*) > 1) GROUP BY id HAVING count(DISTINCT note_path) > 1) ORDER BY paths"
     )
     what = {tuple(paths): "the same messages" for (paths,) in groups}
-    if "summaries" in index.tables:
+    if has_table(index, "summaries"):
         for (paths,) in index.query(
             "SELECT list_sort(list(note_path)) FROM summaries GROUP BY id HAVING count(*) > 1 ORDER BY 1"
         ):

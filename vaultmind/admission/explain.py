@@ -12,9 +12,10 @@ from typing import Any
 from vaultmind.admission import importance
 from vaultmind.errors import UsageError
 from vaultmind.index.store import Index
+from vaultmind.index.tables import has_table
 from vaultmind.queue.store import iso_ms
 from vaultmind.retrieval.node_ids import resolve_node_id
-from vaultmind.tree.buffers import has_table, tree_leaves_sql
+from vaultmind.tree.buffers import tree_leaves_sql
 from vaultmind.tree.settings import TreeSettings
 
 LIFECYCLE = ("pending", "admitted", "buffered", "sealed")

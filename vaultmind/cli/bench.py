@@ -117,8 +117,10 @@ class StderrProgress:
     def __call__(self, phase: str, done: int, total: int) -> None:
         with self.lock:
             now = time.monotonic()
-            if now - self.step_started < PROGRESS_AFTER_S or (now - self.last < 0.5 and phase == self.phase):
+            if now - self.step_started < PROGRESS_AFTER_S:
                 return
+            if now - self.last < 0.5 and phase == self.phase and done < total:
+                return  # (a phase's last count always shows: a log written off a terminal ends on it)
             self.phase = phase
             self.line = f"{phase}: {done:,}/{total:,}" + (f" ({100.0 * done / total:.0f}%)" if total else "")
             self._write(now)

@@ -35,12 +35,15 @@ class StatusLine:
     """A progress line on stderr. On a terminal it is rewritten in place (a carriage return);
     elsewhere — a log file, a pipe, a service's journal — carriage returns ran every update into
     one long line, so there it is written as whole lines: a phase's first, then one per
-    `LOG_EVERY_S`, and its last. `terminal`: None to ask stderr at each write."""
+    `LOG_EVERY_S`, and its last — the one shown with `last`, else the latest held back when the
+    line ends (`end`), so a log always shows where each phase got to. `terminal`: None to ask
+    stderr at each write."""
 
     def __init__(self, terminal: bool | None = None):
         self.terminal = terminal
         self.open = False  # a line rewritten in place and not ended yet
         self._logged: dict[str, float] = {}  # phase → the time of its last whole line (phases take turns)
+        self._held: dict[str, str] = {}  # phase → its latest text not written (off a terminal)
 
     def show(self, text: str, *, phase: str, now: float, last: bool = False) -> None:
         stream = sys.stderr
@@ -51,14 +54,21 @@ class StatusLine:
         elif last or phase not in self._logged or now - self._logged[phase] >= LOG_EVERY_S:
             stream.write(f"{text}\n")
             self._logged[phase] = now
+            self._held.pop(phase, None)
+        else:
+            self._held[phase] = text
         stream.flush()
 
     def end(self) -> None:
-        """End a line left open, so whatever is printed next starts on a line of its own."""
+        """End a line left open, so whatever is printed next starts on a line of its own; off a
+        terminal, write each phase's latest text held back (its last state)."""
         if self.open:
             sys.stderr.write("\n")
-            sys.stderr.flush()
             self.open = False
+        for text in self._held.values():
+            sys.stderr.write(f"{text}\n")
+        self._held.clear()
+        sys.stderr.flush()
 
 
 class Progress:

@@ -39,6 +39,7 @@ from email.utils import parseaddr
 from typing import Final
 
 from vaultmind.entities.shapes import no_name, with_title
+from vaultmind.markdown.blocks import fence_after
 
 SOURCE_PRIORITY: Final = {"link": 0, "regex": 1, "registry": 2, "ner": 3}
 """Overlapping spans: the lower value wins (then the longer span, then the earlier one)."""
@@ -73,9 +74,6 @@ _HANDLE_RE = re.compile(r"(?<![^\s(])@([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_
 _HASHTAG_RE = re.compile(r"#(?<![^\s(]#)([\w/-]*[^\W\d][\w/-]*)")
 _PHONE_RE = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])")
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]|#^\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
-_FENCE_RE = re.compile(
-    r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL
-)
 _INLINE_CODE_RE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
 _EDGE_JUNK = " \t\n\r\"'`*_~()[]{}<>.,;:!?#|=-–—…“”‘’«»‹›→←•·▸►/\\+"  # a summary's "Title › Heading" too
 _LEADING_THE = re.compile(r"^(?:the|The|THE)\s+")
@@ -104,11 +102,30 @@ def code_ranges(text: str) -> list[tuple[int, int]]:
     """Character ranges of fenced code blocks and inline code spans."""
     if "`" not in text and "~~~" not in text:
         return []
-    ranges = [(m.start(), m.end()) for m in _FENCE_RE.finditer(text)]
+    ranges = _fenced_ranges(text) if "```" in text or "~~~" in text else []
     for m in _INLINE_CODE_RE.finditer(text) if "`" in text else ():
         if not any(s <= m.start() < e for s, e in ranges):
             ranges.append((m.start(), m.end()))
     ranges.sort()
+    return ranges
+
+
+def _fenced_ranges(text: str) -> list[tuple[int, int]]:
+    """Character ranges of fenced code blocks, each from its opening line to its closing line
+    (or the text's end)."""
+    ranges: list[tuple[int, int]] = []
+    fence, start, at = "", 0, 0
+    for line in text.split("\n"):
+        toggled = fence_after(line, fence)
+        if toggled is not None:
+            if toggled:
+                start = at
+            else:
+                ranges.append((start, at + len(line)))
+            fence = toggled
+        at += len(line) + 1
+    if fence:
+        ranges.append((start, len(text)))
     return ranges
 
 

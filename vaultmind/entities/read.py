@@ -17,6 +17,7 @@ from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.tables import META_NER, get_meta
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.store import Index
+from vaultmind.index.tables import has_table
 from vaultmind.vault.layout import obsidian_link
 
 ACTIONS = ("list", "show", "neighbours", "ambiguous")
@@ -42,10 +43,6 @@ def _entity(row: tuple[Any, ...]) -> dict[str, Any]:
 def _registry(index: Index) -> Registry:
     with index.lock:
         return load_registry(index.con, fuzzy_threshold=stored_fuzzy_threshold(index.con))
-
-
-def _has_tables(index: Index) -> bool:
-    return bool(index.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = 'entities'"))
 
 
 def ner_status(index: Index) -> dict[str, Any]:
@@ -248,7 +245,7 @@ def entities_request(index: Index, body: dict[str, Any], *, vault_name: str = ""
         limit = DEFAULT_LIMIT if action != "show" else 20
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
         raise UsageError("limit must be a positive integer")
-    if not _has_tables(index):
+    if not has_table(index, "entities"):
         raise UsageError("this index has no entity tables yet", hint="run `vaultmind sync`")
     if action == "list":
         kind = body.get("kind")

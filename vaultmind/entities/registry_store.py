@@ -17,6 +17,7 @@ import duckdb
 
 from vaultmind.entities.ids import canonical_id, canonical_kind, key_of, kind_of, make_id, slug
 from vaultmind.entities.registry import ID_LIKE, EntityNote, Registry
+from vaultmind.vault.layout import windows_safe
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -121,4 +122,4 @@ def slug_of(entity_id: str) -> str:
     """The file name (without `.md`) of an entity note for `entity_id`."""
     key = key_of(entity_id)
     safe = re.sub(r'[\\/:*?"<>|\x00-\x1f]', "_", key).strip(". ")
-    return safe or slug(entity_id)
+    return windows_safe(safe or slug(entity_id))

@@ -26,8 +26,8 @@ No name (`no_name`):
 
 No person's name of a message's author (`generated_name`): a chat export's randomised or
 placeholder name, one word of 6 letters and digits or more with a letter after a digit
-("WgO268Xc0KtFylJ", "4hMU9nZIB"), or one letter repeated ("xxx"). A name and a number
-("john1985", "R2D2") stay someone's.
+("WgO268Xc0KtFylJ", "4hMU9nZIB"), or one letter three times or more ("xxx", "ZZZZ"). A name
+and a number ("john1985", "R2D2") and a name of two letters ("Aa", "Al", "Bo") stay someone's.
 
 Kinship titles (`with_title`): the model keeps the title of "Auntie Lin", "Uncle Bob", "Grandma
 Rose" on some occasions and not on others ("Auntie Lin" read as "Lin", "Auntie" left over). A
@@ -55,7 +55,7 @@ _PATH = re.compile(r"[^\s/\\]+(?:[/\\][^\s/\\]+)+")
 _CAPITALS = re.compile(r"[A-Z]+")
 _FILE_NAME = re.compile(r"(?P<stem>[^\s.]+)\.[a-z][a-z0-9]{0,4}")
 _MIXED_CODE = re.compile(r"(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{8,}")
-_GENERATED = re.compile(r"(?=[^\W_]*\d[^\W\d_])[^\W_]{6,}|([^\W\d_])\1+", re.IGNORECASE)
+_GENERATED = re.compile(r"(?=[^\W_]*\d[^\W\d_])[^\W_]{6,}|([^\W\d_])\1{2,}", re.IGNORECASE)
 
 
 def generated_name(name: str) -> bool:

@@ -37,7 +37,6 @@ The same file always gives the same `DocumentInput` (apart from `modified`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -48,14 +47,13 @@ from vaultmind.ingest.html import html_document
 from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.names import slugify
 from vaultmind.ingest.walk import walk_files
+from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.vault.encoding import decode_text
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 SUFFIXES = {".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html"}
 
-_ATX_H1_RE = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 
 
 def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
@@ -77,15 +75,15 @@ def _decode(data: bytes, path: Path, warnings: list[str]) -> str | None:
 def _first_h1(body: str) -> str | None:
     fence = ""
     for line in body.split("\n"):
-        fm = _FENCE_RE.match(line)
-        if fm:
-            fence = "" if fence == fm.group(1) else (fence or fm.group(1))
+        toggled = fence_after(line, fence)
+        if toggled is not None:
+            fence = toggled
             continue
         if fence:
             continue
-        m = _ATX_H1_RE.match(line)
-        if m:
-            return " ".join(m.group(1).split())
+        atx = atx_heading(line)
+        if atx is not None and atx[0] == 1 and atx[1]:
+            return " ".join(atx[1].split())
     return None
 
 

@@ -10,7 +10,7 @@ import unicodedata
 from vaultmind.errors import UsageError
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import SourceBatch
-from vaultmind.vault.layout import SOURCES_DIR
+from vaultmind.vault.layout import SOURCES_DIR, windows_safe
 
 SLUG_MAX = 80
 
@@ -26,7 +26,8 @@ def slugify(text: str, *, max_len: int = SLUG_MAX) -> str:
 
     Accents are folded (`Café` → `cafe`); other characters become `-` (runs collapsed); leading
     and trailing `-` and `.` are trimmed. A name with nothing left (emoji, CJK) becomes `x-` +
-    8 hex of its sha256, an empty one `unknown`.
+    8 hex of its sha256, an empty one `unknown`; one Windows keeps for a device gets `_` after
+    its stem (`con` → `con_`, `nul.txt` → `nul_.txt`: `vault.layout.windows_safe`).
     """
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
     slug = _DASH_RUN_RE.sub("-", _SLUG_BAD_RE.sub("-", folded)).strip("-.")
@@ -34,25 +35,23 @@ def slugify(text: str, *, max_len: int = SLUG_MAX) -> str:
         if not text.strip():
             return "unknown"
         slug = "x-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
-    return slug[:max_len].rstrip("-.") or "unknown"
+    return windows_safe(slug[:max_len].rstrip("-.") or "unknown")
 
 
 # characters no file name on some system, or no Obsidian link, may hold; controls
 _NAME_BAD_RE = re.compile(r'[*"\\/<>:|?#^\[\]\x00-\x1f\x7f]+')
-_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
 
 
 def readable_name(text: str, *, max_len: int = SLUG_MAX) -> str:
     """A file name as written, made safe, so a wikilink by that name (`[[Note A]]`) finds the note
     in Obsidian: Unicode NFC, case and spaces kept (runs of white space one space); characters a
     file name or a link cannot hold (`* " \\ / < > : | ? # ^ [ ]`, controls) become `-`; leading
-    and trailing spaces, `-` and `.` trimmed; at most `max_len` characters. A name with nothing
-    left, or one Windows reserves (`con`, `nul`, `com1` …), is `slugify`'s."""
+    and trailing spaces, `-` and `.` trimmed; at most `max_len` characters; a name Windows
+    keeps for a device (`CON`, `nul.txt`, `COM1.tar.gz`) with `_` after its stem
+    (`vault.layout.windows_safe`). A name with nothing left is `slugify`'s."""
     name = " ".join(_NAME_BAD_RE.sub("-", unicodedata.normalize("NFC", text)).split())
     name = name.strip(" -.")[:max_len].rstrip(" -.")
-    if not name or name.casefold() in _WINDOWS_RESERVED:
-        return slugify(text, max_len=max_len)
-    return name
+    return windows_safe(name) if name else slugify(text, max_len=max_len)
 
 
 def scope_folder(scope: str) -> str:

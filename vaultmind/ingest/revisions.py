@@ -118,8 +118,7 @@ def join_cut(group: Group, new: dict[str, Message]) -> int:
             and cut_short(text, note_text(message.text))
         ]
         if len(whole) == 1:
-            longer = new.pop(whole[0]).text
-            new[message_id] = replace(cut, text=_with_before(longer, text, None) if _marked_edit(text, longer) else longer)
+            new[message_id] = replace(cut, text=_finished(text, new.pop(whole[0]).text)[0])
             dropped += 1
     return dropped
 
@@ -128,6 +127,18 @@ def join_cut(group: Group, new: dict[str, Message]) -> int:
 # edited>`), in a language vaultmind does not know (those it knows are cut from the text): words,
 # no digit, no colon (not `<attached: 00000012-PHOTO.jpg>`, on a line of its own)
 _UNKNOWN_MARK_RE = re.compile(r"[^\s<>][ \t]+<[^\W\d_][^<>\n:\d]{2,60}>\Z")
+
+
+def _finished(said: str, whole: str) -> tuple[str, bool]:
+    """What a message shows that one export (or a note) gave as `said` and another gives as
+    `whole`, going on from it — each as a note keeps it (`note_text`), whether the two came in
+    one ingest or one after the other: an edit marked in a language vaultmind does not know
+    (`_marked_edit`) shows the new text, the one before quoted below it (True); a copy cut
+    short shows the whole text (False)."""
+    said, whole = note_text(said), note_text(whole)
+    if _marked_edit(said, whole):
+        return _with_before(whole, said, None), True
+    return whole, False
 
 
 def _marked_edit(text: str, longer: str) -> bool:
@@ -245,17 +256,15 @@ def complete_cut(plan: Plan, path: str, group: Group, current: dict[str, Message
             for old in _gone_at(group, current, whole.author, at)
             if len(note_text(old.text)) < len(text) and text.startswith(note_text(old.text))
         ]
-        if len(cut) == 1 and _marked_edit(said := note_text(current[cut[0]].text), text):
-            # an edit marked in a language vaultmind does not know: the new text, the one before quoted
-            current[cut[0]] = replace(current[cut[0]], text=_with_before(text, said, None))
+        if len(cut) == 1:
+            shown, edited = _finished(current[cut[0]].text, whole.text)
+            current[cut[0]] = replace(current[cut[0]], text=shown)
             del new[message_id]
             changed += 1
-            plan.report.messages_edited += 1
-        elif len(cut) == 1:
-            current[cut[0]] = replace(current[cut[0]], text=whole.text)
-            del new[message_id]
-            changed += 1
-            plan.report.warnings.append(_completed(path, cut[0]))
+            if edited:
+                plan.report.messages_edited += 1
+            else:
+                plan.report.warnings.append(_completed(path, cut[0]))
     return changed
 
 

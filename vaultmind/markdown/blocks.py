@@ -199,8 +199,7 @@ def scan_blocks(body: str) -> BlockScan:
             if depth >= fence_depth:
                 kinds[i] = FENCE
                 depths[i] = prev_depth = depth
-                close = content.strip(" \t")
-                if close.startswith(fence_marker) and not close.strip(fence_char):
+                if fence_closes(content, fence_marker):
                     fences[fence_start] = i
                     fence_char = ""
                 continue
@@ -247,11 +246,11 @@ def scan_blocks(body: str) -> BlockScan:
             in_icode = False
         if not comment:
             if first == "`" or first == "~":
-                fm = FENCE_OPEN_RE.match(content)
-                if fm is not None and not (first == "`" and "`" in fm.group(2)):
+                marker = fence_open(content)
+                if marker is not None:
                     kinds[i] = FENCE
                     fence_char = first
-                    fence_marker = fm.group(1)
+                    fence_marker = marker
                     fence_start = i
                     fence_depth = depth
                     fences[i] = count - 1
@@ -308,10 +307,10 @@ def scan_blocks(body: str) -> BlockScan:
             elif indent == 0 and prev_blank:
                 in_list = False
             if first == "#" and indent < 4 and (not in_list or indent == 0):
-                am = _ATX_RE.match(content)
-                if am is not None:
+                atx = atx_heading(content)
+                if atx is not None:
                     kinds[i] = HEADING
-                    headings.append(Heading(len(am.group(1)), atx_text(am.group(2) or ""), i + 1, i + 1))
+                    headings.append(Heading(atx[0], atx[1], i + 1, i + 1))
                     para_start = -1
                     in_list = False
                     prev_blank = False
@@ -327,6 +326,42 @@ def scan_blocks(body: str) -> BlockScan:
         prev_blank = False
 
     return BlockScan(lines, kinds, masked, tuple(headings), tuple(callouts), block_ids, fences, depths)
+
+
+def fence_open(line: str) -> str | None:
+    """The marker of the code fence `line` opens (a run of three or more backticks or tildes),
+    or None. An info string may follow (```` ```python ````), holding no backtick after a
+    backtick marker (```` ```a`b ```` is inline code)."""
+    m = FENCE_OPEN_RE.match(line)
+    if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
+        return None
+    return m.group(1)
+
+
+def fence_closes(line: str, marker: str) -> bool:
+    """Whether `line` closes the code fence `marker` opened: a run of the same character at
+    least as long, nothing after it but spaces. A fence line with an info string
+    (```` ```python ```` inside a ```` ``` ```` block) is the block's content, as in CommonMark."""
+    close = line.strip(" \t")
+    return close.startswith(marker) and not close.strip(marker[0])
+
+
+def fence_after(line: str, fence: str) -> str | None:
+    """The code fence open after `line` (its marker, or "" for none), `fence` being the one open
+    before it; None when `line` opens or closes no fence. For readers that go line by line
+    without a `BlockScan` (the rule is the scanner's: `fence_open`, `fence_closes`)."""
+    if fence:
+        return "" if fence_closes(line, fence) else None
+    return fence_open(line)
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """The level and text of an ATX heading line, or None: up to three spaces, one to six `#`,
+    then a space or tab (or the line's end: an empty heading); closing `#`s are left out only
+    after a space ("## Learn C#" is "Learn C#", "## Setup ##" is "Setup"). The one reading of a
+    heading line: the scanner's, and every reader going line by line."""
+    m = _ATX_RE.match(line)
+    return None if m is None else (len(m.group(1)), atx_text(m.group(2) or ""))
 
 
 def atx_text(rest: str) -> str:

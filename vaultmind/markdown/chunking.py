@@ -33,8 +33,8 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 
-from vaultmind.markdown.blocks import BlockScan, atx_text, scan_blocks
-from vaultmind.markdown.render import fence_after, parse_meta, unescape_text
+from vaultmind.markdown.blocks import BlockScan, atx_heading, fence_after, scan_blocks
+from vaultmind.markdown.render import parse_meta, unescape_text
 from vaultmind.markdown.sections import SectionChunker
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens
 from vaultmind.model import Leaf
@@ -43,7 +43,6 @@ DEFAULT_CHUNK_TOKENS = 400
 
 _MSG_START_RE = re.compile(r">[ \t]?\[!([A-Za-z]+)\][+-]?(?:[ \t]+(.*)|[ \t]*)$")
 _BLOCK_LINE_RE = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*$")
-_ATX_LINE_RE = re.compile(r" {0,3}(#{1,6})[ \t]+(.*)$")
 
 
 def _sha(text: str) -> str:
@@ -129,9 +128,9 @@ def message_leaves(
             if toggled is not None:
                 in_fence = toggled
             elif not in_fence and line.startswith("#"):
-                hm = _ATX_LINE_RE.match(line)
-                if hm is not None:
-                    path = (*path[: len(hm.group(1)) - 1], atx_text(hm.group(2)))
+                atx = atx_heading(line)
+                if atx is not None:
+                    path = (*path[: atx[0] - 1], atx[1])
             i += 1
             continue
         start = _MSG_START_RE.match(line) if not in_fence else None

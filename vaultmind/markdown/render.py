@@ -36,6 +36,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from vaultmind.errors import UsageError
+from vaultmind.markdown.blocks import fence_after
 from vaultmind.markdown.frontmatter import body_sha256
 
 SourceKind = Literal["chat", "email"]
@@ -224,16 +225,6 @@ def _unescape_prose(prose: str) -> str:
     for pattern in reversed(_UNESCAPE_RES):
         prose = pattern.sub(lambda m: m.group(0)[1:], prose)
     return prose
-
-
-def fence_after(line: str, fence: str) -> str | None:
-    """The code fence open after `line` ("```", "~~~" or "" for none), `fence` being the one
-    open before it; None when `line` opens or closes no fence."""
-    stripped = line.lstrip(" ")
-    if not stripped.startswith(("```", "~~~")):
-        return None
-    marker = stripped[:3]
-    return "" if fence == marker else (fence or marker)
 
 
 def _map_prose(lines: Sequence[str], change: Callable[[str], str]) -> list[str]:

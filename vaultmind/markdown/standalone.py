@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, FENCE_OPEN_RE, QUOTE_RE
+from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, QUOTE_RE, fence_after
 
 _ESCAPED_LINK_PIPE = re.compile(r"(\[\[[^\[\]\n]*?)\\\|([^\[\]\n]*?\]\])")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
@@ -24,16 +24,13 @@ def standalone(text: str) -> str:
     """`text` (a leaf's Markdown) readable out of its note; its lines stay lines."""
     lines = text.split("\n")
     out: list[str] = []
-    fence: str | None = None
+    fence = ""
     i = 0
     while i < len(lines):
         line = lines[i]
-        opened = FENCE_OPEN_RE.match(line)
-        if fence is not None or opened:
-            if fence is None and opened:
-                fence = opened.group(1)
-            elif line.strip().startswith(fence or ""):
-                fence = None
+        toggled = fence_after(line, fence)
+        if toggled is not None or fence:
+            fence = fence if toggled is None else toggled
             out.append(line)
             i += 1
             continue

@@ -11,17 +11,14 @@ says; nor have entity notes here, which the entity signals speak for.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from vaultmind.index.lexical import terms
+from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
 
-# a Markdown heading line inside a leaf's text (a section cut with the ones after it: "## Rollback")
-_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
-_FENCED = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)  # a code block: its "# comment" is no heading
 _SECTION_NOTES = frozenset(("user", "source"))  # notes of yours and documents (their leaves have no author)
 # words of a heading that date it rather than say what it is about ("Launch sync, 7 March 2024")
 _DATING = frozenset(terms(" ".join([*MONTHS, *WEEKDAYS])))
@@ -32,8 +29,22 @@ def headings(row: Mapping[str, Any]) -> tuple[str, ...]:
     text; none for a message (a leaf with an author) or an entity note's leaf."""
     if row.get("author") or row.get("note_kind") not in _SECTION_NOTES:
         return ()
-    inside = _HEADING_LINE.findall(_FENCED.sub("", row.get("text") or ""))
-    return (row.get("title") or "", *(row.get("heading_path") or ()), *inside)
+    return (row.get("title") or "", *(row.get("heading_path") or ()), *_inner_headings(row.get("text") or ""))
+
+
+def _inner_headings(text: str) -> list[str]:
+    """The headings of a section's text, outside code blocks (a "# comment" there is none)."""
+    found: list[str] = []
+    if "#" not in text:
+        return found
+    fence = ""
+    for line in text.split("\n"):
+        toggled = fence_after(line, fence)
+        if toggled is not None:
+            fence = toggled
+        elif not fence and (atx := atx_heading(line)) is not None and atx[1]:
+            found.append(atx[1])  # (a section cut with the ones after it: "## Rollback")
+    return found
 
 
 @lru_cache(maxsize=8192)

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
+from vaultmind.index.tables import has_table
 from vaultmind.markdown.anchors import heading_anchor
-from vaultmind.markdown.render import fence_after
+from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -138,9 +139,6 @@ def _cite(memory: MemoryView, hit: RetrievalHit, anchor: str) -> None:
     hit.wikilink = wikilink(hit.note_path, anchor)
 
 
-_HEADING_LINE = re.compile(r"(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-
-
 def inner_heading(content: str, wanted: frozenset[str]) -> str | None:
     """The heading inside a section's text (not its first line) whose part, up to the next
     heading, holds the most of `wanted` and more than the part before it; its name as an
@@ -154,9 +152,9 @@ def inner_heading(content: str, wanted: frozenset[str]) -> str | None:
         toggled = fence_after(line, fence)
         if toggled is not None:
             fence = toggled
-        found = _HEADING_LINE.match(line) if not fence and toggled is None and k > 0 else None
-        if found is not None:
-            parts.append((heading_anchor(found.group(2)), [line]))
+        found = atx_heading(line) if not fence and toggled is None and k > 0 else None
+        if found is not None and found[1]:
+            parts.append((heading_anchor(found[1]), [line]))
         else:
             parts[-1][1].append(line)
     if len(parts) < 2:
@@ -168,10 +166,6 @@ def inner_heading(content: str, wanted: frozenset[str]) -> str | None:
     if held[best] <= held[0] or not name or names.count(name.casefold()) > 1:
         return None
     return name
-
-
-def has_table(index: Index, name: str) -> bool:
-    return name in index.tables
 
 
 def leaf_hits(

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.embed.base import embed_query
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import NotFound, UsageError
+from vaultmind.index.tables import has_table
 from vaultmind.retrieval.entity_names import EntityRow, entity_names
-from vaultmind.retrieval.hits import RetrievalHit, envelope, has_table, leaf_hits
+from vaultmind.retrieval.hits import RetrievalHit, envelope, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.vault.layout import obsidian_link, wikilink
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.store import Index
-from vaultmind.retrieval.hits import has_table
+from vaultmind.index.tables import has_table
 
 MIN_PREFIX = 6
 NODE_TABLES = ("leaves", "summaries", "entities")

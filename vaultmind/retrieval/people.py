@@ -15,8 +15,8 @@ import numpy as np
 from vaultmind.entities.extract import parse_author
 from vaultmind.entities.ids import PERSON_TITLES, words
 from vaultmind.index.lexical import terms
+from vaultmind.index.tables import has_table
 from vaultmind.retrieval.entity_names import EntityNames, entity_names
-from vaultmind.retrieval.hits import has_table
 
 if TYPE_CHECKING:
     from vaultmind.index.leaf_columns import LeafColumns

@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from vaultmind.index.tables import has_table
 from vaultmind.retrieval.signals import CANDIDATES, of_kind
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow
 from vaultmind.vault.layout import SUMMARIES_DIR
@@ -226,7 +227,7 @@ def summary_time_factors(index: Index, window: TimeWindow, cols: LeafColumns, fa
         return
     prefix = SUMMARIES_DIR + "/"
     paths = [cols.note_names[c] for c in np.unique(cols.note[undated]).tolist() if cols.note_names[c].startswith(prefix)]
-    if not paths or "summaries" not in index.tables:
+    if not paths or not has_table(index, "summaries"):
         return
     ranges = {
         path: (start, end)

@@ -13,13 +13,12 @@
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from vaultmind.index.store import Index
+from vaultmind.index.tables import has_columns, has_table
 from vaultmind.tree.deriver import SUMMARY_TEXT_SHA
 from vaultmind.tree.note import ROOT_USER_TREE, USER_TREE_PREFIX
 from vaultmind.tree.settings import TreeSettings
@@ -48,37 +47,6 @@ class TreeState:
     l0_newest: datetime | None = None
     levels: dict[int, int] = field(default_factory=dict)  # level >= 1 → buffered summaries
     max_level: int = 0
-
-
-_schema_cache: weakref.WeakKeyDictionary[Index, dict[str, frozenset[str]]] = weakref.WeakKeyDictionary()
-_schema_lock = threading.Lock()
-
-
-def _columns_of(index: Index, table: str) -> frozenset[str]:
-    """Columns of `table` (empty when it does not exist). The schema is fixed once an index is
-    open (migrations run at open), so the answer is cached per index."""
-    with _schema_lock:
-        cached = _schema_cache.get(index, {}).get(table)
-    if cached is not None:
-        return cached
-    found = frozenset(
-        row[0]
-        for row in index.query(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
-        )
-    )
-    with _schema_lock:
-        _schema_cache.setdefault(index, {})[table] = found
-    return found
-
-
-def has_table(index: Index, name: str) -> bool:
-    return bool(_columns_of(index, name))
-
-
-def has_columns(index: Index, table: str, columns: tuple[str, ...]) -> bool:
-    found = _columns_of(index, table)
-    return all(c in found for c in columns)
 
 
 def quote_only_sql(column: str = "n.frontmatter") -> str:

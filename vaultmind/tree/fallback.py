@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vaultmind.index.lexical import terms as lexical_terms
-from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, FENCE_OPEN_RE
+from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, atx_heading, fence_after
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.names import name_candidates, normalize
 from vaultmind.tree.summarize import FALLBACK_IDENTITY, ChildText, SummaryText
@@ -50,7 +50,6 @@ FACT_BONUS = 0.6  # a sentence with dates, numbers, decisions, known names: what
 MAX_FACTS = 3
 SPEAKER_BONUS = 0.5  # a message, an author or a section the summary does not yet say anything of
 
-_HEADING_RE = re.compile(r"^#{1,6}\s")
 # Looser than `markdown.blocks.QUOTE_RE` on purpose: every run of quote markers goes, with a tab
 # or any space after each (">\t> x", as mail clients nest), for a summary sentence must never
 # carry a ">" even where the block scanner reads no nested quote.
@@ -139,15 +138,16 @@ def clean_units(text: str) -> list[str]:
     """Prose units of a child: list items on their own, wrapped paragraph lines joined."""
     units: list[str] = []
     current: list[str] = []
-    in_fence = False
+    fence = ""
     for raw in text.replace("\r", "").split("\n"):
-        if FENCE_OPEN_RE.match(raw):
-            in_fence = not in_fence
+        toggled = fence_after(raw, fence)
+        if toggled is not None:
+            fence = toggled
             continue
-        if in_fence:
+        if fence:
             continue
         line = _QUOTE_RE.sub("", raw.strip()).strip()
-        if not line or line.startswith("|") or _HEADING_RE.match(line):
+        if not line or line.startswith("|") or atx_heading(line) is not None:
             if current:
                 units.append(" ".join(current))
                 current = []

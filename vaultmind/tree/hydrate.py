@@ -15,8 +15,9 @@ from typing import Any
 
 from vaultmind.errors import NoteReadError
 from vaultmind.index.store import Index
+from vaultmind.index.tables import has_columns, has_table
 from vaultmind.markdown.frontmatter import split_frontmatter
-from vaultmind.tree.buffers import BufferItem, has_columns, has_table
+from vaultmind.tree.buffers import BufferItem
 from vaultmind.tree.names import mentions, normalize
 from vaultmind.tree.note import USER_TREE_PREFIX, entity_link, iso_z, leaf_link, summary_link, tree_label
 from vaultmind.tree.summarize import ChildText

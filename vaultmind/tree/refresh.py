@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
+from vaultmind.index.tables import has_columns, has_table
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.tree import refresh_work
-from vaultmind.tree.buffers import has_columns, has_table
 from vaultmind.tree.deriver import SummaryRow, load_rows
 from vaultmind.tree.engine import SealReport, tree_lock, write_owned
 from vaultmind.tree.hydrate import source_labels, summary_entities, summary_entity_links

@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from vaultmind.index.arrow import execute_with, key_table
+from vaultmind.index.tables import has_columns, has_table
 from vaultmind.queue.store import NewJob, enqueue, now_ms
-from vaultmind.tree.buffers import has_columns, has_table
 
 if TYPE_CHECKING:
     from vaultmind.index.store import Index

@@ -22,6 +22,24 @@ STATE_DIR = ".vaultmind"
 NOTE_SUFFIX = ".md"
 
 
+# the names Windows keeps for devices, whatever follows them after a dot ("CON.md", "nul.tar.gz")
+_WINDOWS_DEVICES = frozenset(
+    ("con", "prn", "aux", "nul", "conin$", "conout$", *(f"{port}{n}" for port in ("com", "lpt") for n in "0123456789¹²³"))
+)
+
+
+def windows_safe(name: str) -> str:
+    """A file or folder name vaultmind makes, as Windows can hold it (vaults sync between
+    machines): a name whose stem — what comes before its first dot, spaces before the dot
+    aside — Windows keeps for a device gets `_` after the stem ("con" → "con_", "CON.md" →
+    "CON_.md", "com1.tar.gz" → "com1_.tar.gz"); dots and spaces it ends in are taken off."""
+    name = name.rstrip(". ")
+    stem, dot, rest = name.partition(".")
+    if stem.rstrip(" ").casefold() in _WINDOWS_DEVICES:
+        return f"{stem.rstrip(' ')}_{dot}{rest}"
+    return name
+
+
 def note_kind(path: str) -> NoteKind:
     """The kind of a vault-relative POSIX path, decided by its top folder."""
     top = path.split("/", 1)[0]

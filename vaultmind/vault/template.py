@@ -215,7 +215,9 @@ def _existing_root(path: str | Path) -> Path:
             hint="point --existing at the vault's own folder (the one that holds .obsidian/ or your notes)",
         )
     inner = None if (root / OBSIDIAN_DIR).is_dir() else _vault_inside(root)
-    if inner is not None:  # the folder that holds the vault, given for the vault: all of it would be indexed
+    if inner is not None and not _holds_notes(root, own=True):
+        # the folder that holds the vault (a clone whose vault is its `vault/`), given for the
+        # vault: all of it would be indexed; a folder of notes of its own is what it says
         raise VaultError(
             f"is not an Obsidian vault itself, but {inner.relative_to(root).as_posix()}/ inside it is "
             f"(it holds {OBSIDIAN_DIR}/)",
@@ -231,13 +233,23 @@ def _existing_root(path: str | Path) -> Path:
     return root
 
 
-def _holds_notes(root: Path, depth: int = 3, budget: int = 5000) -> bool:
+# a repository's own documents at its top: no notes of a folder of notes
+_REPOSITORY_DOCS = frozenset(
+    ("readme", "changelog", "changes", "history", "contributing", "license", "licence", "code_of_conduct", "security", "authors")
+)
+
+
+def _holds_notes(root: Path, depth: int = 3, budget: int = 5000, *, own: bool = False) -> bool:
     """Whether a Markdown note lies within `depth` folders of `root` (looking at `budget`
-    entries at most)."""
+    entries at most). `own`: a note of the folder's own — not inside an Obsidian vault within
+    it (a folder holding `.obsidian/`), nor a repository's document at its top (`README.md`,
+    `LICENSE.md` …)."""
     level, seen = [root], 0
     for _ in range(depth):
         below: list[Path] = []
         for folder in level:
+            if own and folder != root and (folder / OBSIDIAN_DIR).is_dir():
+                continue
             try:
                 entries = list(os.scandir(folder))
             except OSError:
@@ -249,6 +261,8 @@ def _holds_notes(root: Path, depth: int = 3, budget: int = 5000) -> bool:
                 if entry.name.startswith("."):
                     continue
                 if entry.name.lower().endswith(".md") and entry.is_file():
+                    if own and folder == root and entry.name[:-3].lower() in _REPOSITORY_DOCS:
+                        continue
                     return True
                 if entry.is_dir(follow_symlinks=False):
                     below.append(Path(entry.path))
@@ -315,6 +329,12 @@ def _vault_inside(root: Path, depth: int = 2) -> Path | None:
 def _folder_warnings(root: Path) -> list[str]:
     """Things about vaultmind's folders in an existing vault that the user should know."""
     warnings: list[str] = []
+    inner = None if (root / OBSIDIAN_DIR).is_dir() else _vault_inside(root)
+    if inner is not None:  # (a folder of notes of its own: `_existing_root` took it)
+        warnings.append(
+            f"{inner.relative_to(root).as_posix()}/ inside is an Obsidian vault of its own (it holds "
+            f"{OBSIDIAN_DIR}/); its notes are indexed with this folder's"
+        )
     names = {p.name for p in root.iterdir()}
     for folder in (SOURCES_DIR, SUMMARIES_DIR, ENTITIES_DIR):
         twins = sorted(n for n in names if n.lower() == folder and n != folder)
