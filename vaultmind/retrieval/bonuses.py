@@ -15,10 +15,15 @@ author's own life (where they stand in the formula: docs/ranking.md):
    other_author: a question about an author of the memory ("when did John run a 5K?"), not
             for their words: of the `ASKING_TOP` strongest leaves, a message by someone else
             that names none of the question's entities and speaks in the first person ("Last
-            weekend I ran a 5K charity run": Maria's own run) keeps `OTHER_AUTHOR` of its own
-            match (base · length_factor · time_factor); the context it earned stays, and it
+            weekend I ran a 5K charity run", "we ran…": Maria's own run) keeps `OTHER_AUTHOR`
+            of its own match (base · length_factor · time_factor); the context it earned stays, and it
             still gives its full base as context (a question to John is often the message
             before his answer).
+   to_listener = `TO_LISTENER` for a message of the `ASKING_TOP` strongest by the one author
+            a question names (not for their words) that holds its terms only in sentences
+            written to its listener and says nothing in the first person ("Glad you've found
+            that strong bond. Having friends you can rely on…" for "where has Maria made
+            friends?": John's friend; `retrieval/listener.py`); else 1.
    asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?"), or that holds
             the question's terms only in what it asks ("Love seeing your dedication! Any
             activities you're looking forward to?" for "what activities does Mel enjoy?"), and
