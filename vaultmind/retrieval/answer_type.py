@@ -450,6 +450,11 @@ def puts_off(text: str, query_terms: frozenset[str]) -> bool:
     )
 
 
+def message_sentences(text: str) -> list[str]:
+    """A message's sentences, less its lines that are only a bracketed note ("[image: …]")."""
+    return [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
+
+
 @lru_cache(maxsize=16_384)
 def asking(text: str) -> Asking | None:
     """"only" when every sentence of `text` (of four words or more) is a question, "last" when
@@ -457,7 +462,7 @@ def asking(text: str) -> Asking | None:
     attachment, an image's caption) are not sentences of the message."""
     if not any(mark in text for mark in _QUESTION_MARKS):  # most messages: no sentence to split
         return None
-    sentences = [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
+    sentences = message_sentences(text)
     if not sentences or not sentences[-1].endswith(_QUESTION_MARKS):
         return None
     if all(s.endswith(_QUESTION_MARKS) or not _says_something(s) for s in sentences):
@@ -477,7 +482,7 @@ def asks_about(text: str, query_terms: frozenset[str]) -> bool:
 @lru_cache(maxsize=16_384)
 def _asked_and_stated(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The terms of `text`'s questions, and those of the rest (its statements and notes)."""
-    sentences = [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
+    sentences = message_sentences(text)
     asked = terms(" ".join(s for s in sentences if s.endswith(_QUESTION_MARKS)))
     stated = terms(" ".join([*(s for s in sentences if not s.endswith(_QUESTION_MARKS)), *_NOTE_LINE.findall(text)]))
     return frozenset(asked), frozenset(stated)

@@ -15,10 +15,15 @@ author's own life (where they stand in the formula: docs/ranking.md):
    other_author: a question about an author of the memory ("when did John run a 5K?"), not
             for their words: of the `ASKING_TOP` strongest leaves, a message by someone else
             that names none of the question's entities and speaks in the first person ("Last
-            weekend I ran a 5K charity run": Maria's own run) keeps `OTHER_AUTHOR` of its own
-            match (base · length_factor · time_factor); the context it earned stays, and it
+            weekend I ran a 5K charity run", "we ran…": Maria's own run) keeps `OTHER_AUTHOR`
+            of its own match (base · length_factor · time_factor); the context it earned stays, and it
             still gives its full base as context (a question to John is often the message
             before his answer).
+   to_listener = `TO_LISTENER` for a message of the `ASKING_TOP` strongest by the one author
+            a question names (not for their words) that holds its terms only in sentences
+            written to its listener and says nothing in the first person ("Glad you've found
+            that strong bond. Having friends you can rely on…" for "where has Maria made
+            friends?": John's friend; `retrieval/listener.py`); else 1.
    asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?"), or that holds
             the question's terms only in what it asks ("Love seeing your dedication! Any
             activities you're looking forward to?" for "what activities does Mel enjoy?"), and
@@ -76,7 +81,6 @@ author's own life (where they stand in the formula: docs/ranking.md):
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +104,7 @@ from vaultmind.retrieval.answer_type import (
     puts_off,
 )
 from vaultmind.retrieval.headings import heading_shares
+from vaultmind.retrieval.listener import FIRST_PERSON, tells_of_listener
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
 from vaultmind.retrieval.replies import Message, answered_replies, asks_the_question
 from vaultmind.retrieval.revisions import REVISION_MARGIN
@@ -119,6 +124,7 @@ PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
 REPLY_REACH = 2 * CONTEXT_SPAN  # messages after one that asks the question where its reply is looked for
 OTHER_AUTHOR = 0.8  # the share of its own match kept by another's first-person message naming none of the question's entities
+TO_LISTENER = 0.8  # the share kept by the named author's message that holds the question's words only where it speaks to its listener
 
 
 def scale_asking(final: dict[str, tuple[float, float]], texts: dict[str, str], query_terms: frozenset[str]) -> dict[str, Asking]:
@@ -174,7 +180,7 @@ def other_authors(
     found: set[str] = set()
     for leaf_id, text in texts.items():
         k = at[leaf_id]
-        if cols.author[k] < 0 or signals[k, AUTHOR] or signals[k, ENTITY] or not _FIRST_PERSON.search(text):
+        if cols.author[k] < 0 or signals[k, AUTHOR] or signals[k, ENTITY] or not FIRST_PERSON.search(text):
             continue
         value, factor = final[leaf_id]
         final[leaf_id] = (value - (1 - OTHER_AUTHOR) * float(own[k]) * factor, factor)
@@ -182,7 +188,28 @@ def other_authors(
     return found
 
 
-_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself)\b")  # "I" also of "I'm", "I’ve"
+def scale_to_listener(
+    final: dict[str, tuple[float, float]],
+    at: dict[str, int],
+    signals: npt.NDArray[np.float64],
+    texts: dict[str, str],
+    query_terms: frozenset[str],
+    asks: Mapping[str, Asking],
+) -> set[str]:
+    """Of `texts` (the strongest leaves; the question names one author of the memory), the
+    messages by that author that tell of the person they are written to
+    (`listener.tells_of_listener`: "Glad you've found that same strong bond. Having friends you
+    can rely on…" for "where has Maria made friends?") keep `TO_LISTENER` of their score, as
+    one that only asks does (those are scaled already). Returns them."""
+    found = {
+        leaf_id
+        for leaf_id, text in texts.items()
+        if signals[at[leaf_id], AUTHOR] and asks.get(leaf_id) != "only" and tells_of_listener(text, query_terms)
+    }
+    for leaf_id in found:
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value * TO_LISTENER, factor)
+    return found
 
 
 def phrase_bonus(

@@ -54,6 +54,7 @@ from vaultmind.retrieval.bonuses import (
     raise_topic_answer,
     scale_asking,
     scale_negated,
+    scale_to_listener,
 )
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
@@ -370,6 +371,8 @@ def walk(
     negated = scale_negated(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms))
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
+    # "where has Maria made friends?": not her "Glad you've found…", written of John's
+    listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms), asks) if len(named) == 1 and not speakers else set()
     answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people_words(memory) if kind == "person" else frozenset()), final, texts) if kind else set()
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
     answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
@@ -428,6 +431,7 @@ def walk(
                 "revises": revised.get(leaf_id),  # the earlier leaf it changes, and now outranks
                 "length_factor": round(float(lengths[k]), 4),
                 "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
+                "to_listener": leaf_id in listener,  # the named author's words of the listener: × `TO_LISTENER`
                 "asking": asks.get(leaf_id),
                 "negated": leaf_id in negated,  # says a word of the question is not done: × `NEGATED`
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),

@@ -1,0 +1,105 @@
+"""walk: whom a message of a conversation tells of — its author, or the person it is written
+to — for a question about one author of the memory (`retrieval/listener.py`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.retrieval.listener import tells_of_listener
+
+from .conftest import write_chat
+
+
+def _hits(vault: Path, days: list[tuple[str, list[tuple[str, str]]]], question: str) -> list[dict[str, Any]]:
+    """Walk's hits for `question` over chats of `(day, [(author, text)])`, with the bundled
+    static embeddings."""
+    for day, messages in days:
+        write_chat(vault, day, messages)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        return list(memory.walk(question)["hits"])
+
+
+def _shown(hits: list[dict[str, Any]]) -> list[tuple[str, str, float]]:
+    return [(h["author"], h["content"][:40], h["score"]) for h in hits]
+
+
+def test_the_named_authors_words_to_their_listener_tell_nothing_of_them(vault: Path) -> None:
+    """"Where has Maria made friends?": Maria's "Glad you've found that strong bond. Having
+    friends you can rely on…" is short and holds the word, but is written of John's
+    roommate; her own account of the volunteers she met ranks first."""
+    hits = _hits(
+        vault,
+        [
+            (
+                "2024-05-02",
+                [
+                    ("John Park", "My old college roommate and I reconnected last week, it felt like no time had passed."),
+                    ("Maria Lopez", "Glad you've found that strong bond again. Having friends you can rely on makes a huge difference."),
+                    ("John Park", "It really does."),
+                ],
+            ),
+            (
+                "2024-06-12",
+                [
+                    ("John Park", "How was the shelter this week?"),
+                    (
+                        "Maria Lopez",
+                        "Really good. I made two new friends among the volunteers at the shelter, we have dinner "
+                        "every Friday now.",
+                    ),
+                    ("John Park", "Love that."),
+                ],
+            ),
+        ],
+        "Where has Maria made friends?",
+    )
+    assert hits[0]["author"] == "Maria Lopez" and "volunteers" in hits[0]["content"], _shown(hits)
+    written_to_john = next(h for h in hits if "Glad you've found" in h["content"])
+    assert written_to_john["breakdown"]["to_listener"] and not hits[0]["breakdown"]["to_listener"]
+
+
+def test_anothers_account_in_the_plural_is_not_the_named_persons(vault: Path) -> None:
+    """"When did John take part in a charity run?": Maria's "We ran the charity run…" (no "I"
+    in it) tells of her own group's run, as "I ran…" would: it keeps only part of its match
+    (`OTHER_AUTHOR`)."""
+    hits = _hits(
+        vault,
+        [
+            (
+                "2024-05-02",
+                [
+                    ("John Park", "Hey Maria, how was your week?"),
+                    ("Maria Lopez", "Last weekend we ran a charity run for the shelter, the whole team took part."),
+                    ("John Park", "That is great, well done!"),
+                ],
+            ),
+            (
+                "2024-06-12",
+                [
+                    ("Maria Lopez", "Any news?"),
+                    ("John Park", "On Saturday I ran the neighbourhood charity run, all for the veterans."),
+                    ("Maria Lopez", "So proud of you!"),
+                ],
+            ),
+        ],
+        "When did John take part in a charity run?",
+    )
+    marias = next(h for h in hits if h["author"] == "Maria Lopez" and "whole team" in h["content"])
+    johns = next(h for h in hits if h["author"] == "John Park" and "veterans" in h["content"])
+    assert marias["breakdown"]["other_author"] and not johns["breakdown"]["other_author"], _shown(hits)
+
+
+def test_tells_of_listener_reads_whom_each_sentence_is_written_to() -> None:
+    friends = frozenset({"friend"})
+    assert tells_of_listener("Glad you've found that bond. Having friends you can rely on matters.", friends)
+    assert tells_of_listener("Your friends sound lovely!", friends)
+    assert not tells_of_listener("Your friends sound lovely! I miss mine.", friends), "she tells of herself too"
+    assert not tells_of_listener("We met great friends there. Glad you came too.", friends), "the first person plural"
+    assert not tells_of_listener("Always happy to make friends with you.", friends), "you after a preposition"
+    assert not tells_of_listener("A club is worth it if you want friends.", friends), "a condition: anyone"
+    assert not tells_of_listener("Glad you came! Friends matter.", friends), "the word is not where it speaks to you"
+    assert not tells_of_listener("Glad you came!", friends), "no word of the question"
