@@ -421,3 +421,28 @@ def test_a_mail_transport_header_written_out_names_no_one(hit: str, label: str, 
     at = text.index(hit)
     span = clean_ner_span(text, at, at + len(hit), label)
     assert (None if span is None else span.surface) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        # the model reads the first name as a place and leaves the rest out
+        ("Hello\n\nOn 04/02/2012 06:26 PM, Megan One wrote:\n> Hi", "Megan", "GPE", ("Megan One", "person")),
+        ("> On Mon, Apr 2, 2012 at 6:26 PM, Megan One <megan@example.com> wrote:", "Megan", "GPE",
+         ("Megan One", "person")),
+        ("> > On 22 Aug 2015, at 19:21, Adam Renberg <adam@example.com> wrote:", "Adam", "ORG",
+         ("Adam Renberg", "person")),
+        ("> Marc Slemko wrote:\n> the patch is fine", "Marc Slemko", "PERSON", ("Marc Slemko", "person")),
+        # no attribution: the line goes on after "wrote:", or the hit is not the writer's name
+        ("We met in Paris, Megan wrote: all fine", "Paris", "GPE", ("Paris", "place")),
+        ("On Monday, Berlin wrote: we flew", "Berlin", "GPE", ("Berlin", "place")),
+    ],
+)
+def test_a_reply_attribution_names_its_writer(
+    text: str, hit: str, label: str, kept: tuple[str, str] | None
+) -> None:
+    """"On <date>, <name> wrote:" over a quoted reply names the quoted message's writer: a hit
+    that opens the name there is that person, the whole name, whatever the model read."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else (span.surface, span.kind)) == kept

@@ -85,7 +85,8 @@ _LABEL = re.compile(r"((?:[ \t]+[a-z][\w'’-]*){0,3})[ \t]*(?:\([^()\n]*\))?:[ 
 # a heading that goes on with a word that joins the first to lower-case ones: "Tools and
 # subscriptions", "Notes on pricing"; a name leads "Noah swimming lessons", "Noah at the pool"
 _JOINED_WORDS = re.compile(r"[ \t]+(?:and|or|&|of|for|on|about|vs\.?|versus)[ \t]+[a-z]")
-_IN_TABLES = ("person", "place")  # kinds a table's body names in cells of their own: "| 2 April | Bob |", "| Berlin |"
+# kinds a table's body names in cells of their own: "| 2 April | Bob |", "| Berlin |"
+_IN_TABLES = ("person", "place")
 # a label that says who speaks, not what a line is about: "Dana said: we're booked"
 _SAYING = frozenset(
     "said says wrote writes asked asks replied replies added adds answered answers told tells mentions notes "

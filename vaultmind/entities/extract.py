@@ -26,7 +26,8 @@ about a name — a word capitalised by its place, a heading of common words, an 
 label — is dropped (`capitals.py`); so is a hit whose shape is no name (a code, a weekday, a
 document's part alone, across a table's cells), and a person's takes in a kinship title
 (`shapes.py`); so is a hit inside a mail's transport header written out in the text
-("Received: … (Postfix) with SMTP id …", `mail_headers.py`).
+("Received: … (Postfix) with SMTP id …", `mail_headers.py`), while a hit that opens the
+writer's name in a reply's attribution ("On …, Megan One wrote:") is that person, in full.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from email.utils import parseaddr
 from typing import Final
 
 from vaultmind.entities.capitals import capital_says_nothing
-from vaultmind.entities.mail_headers import header_field_name, in_transport_field
+from vaultmind.entities.mail_headers import attribution_name, header_field_name, in_transport_field
 from vaultmind.entities.shapes import no_name, with_title
 
 SOURCE_PRIORITY: Final = {"link": 0, "regex": 1, "registry": 2, "ner": 3}
@@ -184,6 +185,10 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         end = start + len(surface)
     if len(surface) < 2 or "\n" in surface or not _LETTER_RE.search(surface) or len(surface) > 120:
         return None
+    writer = attribution_name(text, start)
+    if writer is not None:  # "On …, Megan One wrote:": the writer, read as a place or in part
+        kind, (start, end) = "person", writer
+        surface = text[start:end]
     if len(surface) <= 3 and surface.isupper():
         return None  # "SDK", "UTC", "PR", "3M": the small models take most short acronyms for organizations
     if no_name(surface, kind) or (kind != "person" and header_field_name(text, surface, end)):

@@ -84,7 +84,8 @@ EXTRACTOR_VERSION = "9"  # 2: a person's title is not part of their id; 3: "› 
 # of common words is no name (`extract._label_phrase`); a generated author name is no person; 9: an
 # interface's label in a sentence (`capitals._interface_label`), a heading over an embedded file, a
 # document's part ("Title"), a word of letters in random case and a mail's transport header are no
-# names; a place's one-word guess settles to a person named in full too
+# names; a reply's attribution names a person; a place's one-word guess settles to a person named
+# in full too
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

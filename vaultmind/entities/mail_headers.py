@@ -1,5 +1,5 @@
-"""Mail headers written out in a text: the fields of the mail's transport, whose words are the
-servers' and the programs', not names.
+"""A mail's own lines written out in a text: the fields of its transport, whose words are the
+servers' and the programs', not names, and a reply's attribution, which names its writer.
 
 A bounce quotes the headers of the message it returns, a forwarded or broken message shows
 its own, and the small NER models read their words as names: "Postfix" a person in "by
@@ -7,6 +7,11 @@ mx.example.org (Postfix) with SMTP id …", "Frontend Transport" an organization
 "… via Frontend Transport;", "DomainKey" in "DomainKey-Signature: a=rsa-sha1; …",
 "Content-Transfer-Encoding" in a signature's list of fields ("h=Content-Transfer-Encoding:
 Mime-Version: …").
+
+A reply's attribution line ("On Mon, Apr 2, 2012 at 6:26 PM, Megan One <megan@example.com>
+wrote:", "Marc Slemko wrote:") names the writer of the quoted message: a hit that opens the
+name there is that person, the whole name before the address or "wrote:" (`attribution_name`),
+whatever the model read ("Megan" as a place, "One" left out).
 
 A transport field (`TRANSPORT_FIELD`: `Received:`, `DKIM-Signature:`, an `X-…:` field, the
 `Content-…:` fields …) is a line that opens with its name and a colon, with the lines folded
@@ -24,6 +29,12 @@ TRANSPORT_FIELD: Final = re.compile(
     r"(?:Received|Received-SPF|Return-Path|Delivered-To|X-[\w-]+|DKIM-Signature|DomainKey-Signature|ARC-[\w-]+|"
     r"Authentication-Results|Message-I[Dd]|MIME-Version|Content-[\w-]+|References|In-Reply-To)[ \t]*:",
     re.IGNORECASE,
+)
+# a reply's attribution: the line up to the writer's name, and from the name to its end
+_ATTRIBUTION_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:-+[ \t]*)?(?:On[ \t][^\n]*,[ \t]*)?")
+_ATTRIBUTION_NAME = re.compile(
+    r"([^\W\d_][^\W\d_ .'’-]*(?:[ .'’-]+[^\W\d_][\w.'’-]*){0,3})[ \t]*(?:<[^<>\n]*>[ \t]*)?wrote:[ \t]*$",
+    re.MULTILINE,
 )
 _FIELD_NAME = re.compile(r"[A-Z][\w]*(?:-[A-Z0-9][\w]*)+")  # "Content-Type", "MIME-Version"
 MAX_FOLDED_LINES: Final = 40
@@ -48,3 +59,13 @@ def header_field_name(text: str, surface: str, end: int) -> bool:
     "h=MIME-Version: Message-Id:" of a quoted signature): capitalised parts joined by hyphens,
     right before a colon."""
     return text.startswith(":", end) and _FIELD_NAME.fullmatch(surface) is not None
+
+
+def attribution_name(text: str, start: int) -> tuple[int, int] | None:
+    """The span of the writer's name when `start` opens it in a reply's attribution line (see the
+    module), else None."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if _ATTRIBUTION_HEAD.fullmatch(text, line_start, start) is None:
+        return None
+    named = _ATTRIBUTION_NAME.match(text, start)
+    return None if named is None else (named.start(1), named.end(1))
