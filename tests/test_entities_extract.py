@@ -372,11 +372,13 @@ def test_a_document_part_or_a_scrambled_word_alone_is_no_name(
         ("# Podcast episodes\n\n![[Podcast episodes.base]]", "Podcast", "PERSON", None),
         ("# Paul Chambers\n\n## Albums\n\n![[Albums.base#Artist]]", "Paul Chambers", "PERSON", "Paul Chambers"),
         ("## Dana\n\n![[Dana at the party.jpg]]", "Dana", "PERSON", "Dana"),  # the file is not the title
+        ("# Dana Whitfield\n\n![[Dana Whitfield.jpg]]", "Dana Whitfield", "PERSON", "Dana Whitfield"),  # a photo
+        ("## Launch board\n\n![[Launch board.canvas]]", "Launch", "ORG", None),  # a canvas is a view
     ],
 )
 def test_a_heading_over_an_embedded_file_is_no_name(text: str, hit: str, label: str, kept: str | None) -> None:
-    """A heading whose whole title is the name of a file the text embeds (a Bases view under
-    "## Albums") titles that view: the words in it are no name."""
+    """A heading whose whole title is the name of a view the text embeds (a Bases view under
+    "## Albums", a canvas) titles that view: the words in it are no name; a photo is no view."""
     at = text.index(hit)
     span = clean_ner_span(text, at, at + len(hit), label)
     assert (None if span is None else span.surface) == kept

@@ -12,7 +12,7 @@ The small models take a capitalised word for a name wherever it stands. Dropped 
   in lower case too ("# TODO: Understand Network Diagrams", `_label_phrase`);
 - the label of a button, a menu or a setting in running text ("choose Send Again from the
   Report ribbon", "via the Inbox Rules feature", `_interface_label`);
-- a hit inside a heading over a file the text embeds ("## Albums" over `![[Albums.base]]`,
+- a hit inside a heading over a view the text embeds ("## Albums" over `![[Albums.base]]`,
   `_titles_a_file`).
 
 A name the memory knows (an author, an entity note) is still found in these places by the
@@ -165,17 +165,22 @@ def _interface_label(text: str, surface: str) -> bool:
     return False
 
 
+# a file that is a view of the vault's notes (Obsidian's Bases and canvases), not a photo or a document
+_VIEW_FILE = r"\.(?:base|canvas)(?![\w-])"
+
+
 def _titles_a_file(text: str, start: int, end: int) -> bool:
-    """A hit inside a heading whose whole title is the name of a file the text writes out with its
-    extension: the heading over an embedded view or attachment ("## Albums" over
-    `![[Albums.base#Artist]]`, "# Podcast episodes" over `![[Podcast episodes.base]]`), not a name."""
+    """A hit inside a heading whose whole title is the name of a view the text embeds or links
+    (a `.base` or a `.canvas` file): the heading over it ("## Albums" over
+    `![[Albums.base#Artist]]`, "# Podcast episodes" over `![[Podcast episodes.base]]`), not a
+    name. A photo under its person's name is no view: "# Dana" over `![[Dana.jpg]]` stays."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     head = _TITLE_HEAD.match(text, line_start)
     if head is None or head.end() > start:
         return False
     title = text[head.end() : len(text) if line_end < 0 else line_end].strip(" \t*_")
-    return re.search(rf"(?<![\w-]){re.escape(title)}\.[A-Za-z][A-Za-z0-9]{{0,4}}(?![\w-])", text) is not None
+    return re.search(rf"(?<![\w-]){re.escape(title)}{_VIEW_FILE}", text) is not None
 
 
 def _in_prose(text: str, word: str) -> bool:

@@ -82,7 +82,7 @@ EXTRACTOR_VERSION = "9"  # 2: a person's title is not part of their id; 3: "› 
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
 # or markup is no name (`shapes.py`); a person settles with those kinds; 8: a heading, cell or label
 # of common words is no name (`extract._label_phrase`); a generated author name is no person; 9: an
-# interface's label in a sentence (`capitals._interface_label`), a heading over an embedded file, a
+# interface's label in a sentence (`capitals._interface_label`), a heading over an embedded view, a
 # document's part ("Title"), a word of letters in random case and a mail's transport header are no
 # names; a reply's attribution names a person; a place's one-word guess settles to a person named
 # in full too
