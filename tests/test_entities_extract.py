@@ -312,3 +312,139 @@ def test_a_heading_or_label_of_common_words_is_no_name(text: str, hit: str, labe
     at = text.index(hit)
     span = clean_ner_span(text, at, at + len(hit), label)
     assert (None if span is None else span.surface) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        # a command's label: its verb, then words the text writes in lower case
+        ("In Outlook, open the report and choose Send Again from the Report ribbon. "
+         "Try to send it again later.", "Send Again", "PERSON", None),
+        # a setting's name before a piece of interface, with a word the text writes in lower case
+        ("Forwarding is set by the recipient via the Inbox Rules feature. Check the rules.",
+         "Inbox Rules", "ORG", None),
+        # … which makes it a label wherever else the text writes it
+        ("If you're an email admin, see the Email Admins section below.\n\nMore Info for Email Admins\n"
+         "Status code: 550", "Email Admins", "PERSON", None),
+        # names keep a word of their own
+        ("We donated to Save the Children again, for the children.", "Save the Children", "ORG",
+         "Save the Children"),
+        ("Open the Hetzner Cloud console; the cloud bill rose.", "Hetzner Cloud", "ORG", "Hetzner Cloud"),
+        ("Dana Whitfield wrote the section on pricing.", "Dana Whitfield", "PERSON", "Dana Whitfield"),
+        ("We asked Send Grid about it.", "Send Grid", "ORG", "Send Grid"),  # "grid" is never written
+    ],
+)
+def test_an_interface_label_in_a_sentence_is_no_name(text: str, hit: str, label: str, kept: str | None) -> None:
+    """A button's, a menu's or a setting's label written as the interface capitalises it, inside
+    running text ("choose Send Again", "the Inbox Rules feature"), is no name."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else span.surface) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        ("# Title\n\nThis note is embedded. It mentions the word bar.", "Title", "PERSON", None),
+        ("# Link\n\nThis notes links to [[Other]].", "Link", "PERSON", None),
+        ("# Note\n\nSentence containing foo.", "Sentence", "ORG", None),
+        ("Ping YAlzoXESudhug about the deploy.", "YAlzoXESudhug", "PERSON", None),  # random case
+        ("Ask McDonald about the deploy.", "McDonald", "PERSON", "McDonald"),
+        ("We moved to PostgreSQL in May.", "PostgreSQL", "ORG", "PostgreSQL"),
+        ("# Dana\n\nOwns the guest list.", "Dana", "PERSON", "Dana"),
+        ("We met Link Wray's band.", "Link Wray", "PERSON", "Link Wray"),  # more than the word
+    ],
+)
+def test_a_document_part_or_a_scrambled_word_alone_is_no_name(
+    text: str, hit: str, label: str, kept: str | None
+) -> None:
+    """A word that names a part of a document, alone ("# Title", "# Link"), and a word of
+    letters in random case ("YAlzoXESudhug") are no names, wherever they stand."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else span.surface) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        ("# Paul Chambers\n\n## Albums\n\n![[Albums.base#Artist]]", "Albums", "PERSON", None),
+        ("# Podcast episodes\n\n![[Podcast episodes.base]]", "Podcast", "PERSON", None),
+        ("# Paul Chambers\n\n## Albums\n\n![[Albums.base#Artist]]", "Paul Chambers", "PERSON", "Paul Chambers"),
+        ("## Dana\n\n![[Dana at the party.jpg]]", "Dana", "PERSON", "Dana"),  # the file is not the title
+        ("# Dana Whitfield\n\n![[Dana Whitfield.jpg]]", "Dana Whitfield", "PERSON", "Dana Whitfield"),  # a photo
+        ("## Launch board\n\n![[Launch board.canvas]]", "Launch", "ORG", None),  # a canvas is a view
+    ],
+)
+def test_a_heading_over_an_embedded_file_is_no_name(text: str, hit: str, label: str, kept: str | None) -> None:
+    """A heading whose whole title is the name of a view the text embeds (a Bases view under
+    "## Albums", a canvas) titles that view: the words in it are no name; a photo is no view."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else span.surface) == kept
+
+
+BOUNCED_HEADERS = """The message could not be delivered.
+
+Received: from HE1EUR01FT040.eop-EUR01.prod.protection.outlook.com
+ (2a01:111:f400:7e18::208) by HE1EUR01HT160.eop-EUR01.prod.protection.outlook.com
+ 15.20.77.10 via Frontend Transport; Fri, 13 Oct 2017 11:10:14 +0000
+Received: from mx.example.org (unknown [192.168.13.217])
+        by relay.example.eu (Postfix) with SMTP id 749FD11200E
+DKIM-Signature: a=rsa-sha256; v=1; c=relaxed/relaxed; d=example.com; s=mx;
+ t=1507893012; h=Content-Transfer-Encoding: Mime-Version: Content-Type:
+DomainKey-Signature: a=rsa-sha1; c=nofws; d=example.com; s=mx
+From: Kirk Douglas <kirk@example.com>
+To: Dan Le <dan@example.com>
+Subject: Dinner at Harbor Hall
+
+Marco Ruiz booked Harbor Hall.
+"""
+
+
+@pytest.mark.parametrize(
+    ("hit", "label", "kept"),
+    [
+        ("Frontend Transport", "ORG", None),  # folded under Received:
+        ("Postfix", "PERSON", None),
+        ("Content-Transfer-Encoding", "ORG", None),  # in a signature's list of fields
+        ("DomainKey", "ORG", None),  # the field's own name
+        ("Kirk Douglas", "PERSON", "Kirk Douglas"),  # the fields that name people stay
+        ("Dan Le", "PERSON", "Dan Le"),
+        ("Harbor Hall", "FAC", "Harbor Hall"),  # a subject and the body too
+        ("Marco Ruiz", "PERSON", "Marco Ruiz"),
+    ],
+)
+def test_a_mail_transport_header_written_out_names_no_one(hit: str, label: str, kept: str | None) -> None:
+    """A bounce quotes the returned message's headers: the words of its transport fields
+    (`Received:`, `DKIM-Signature:` and the lines folded under them) are servers' and programs',
+    not names; `From:`, `To:` and the body still name people."""
+    text = BOUNCED_HEADERS
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else span.surface) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        # the model reads the first name as a place and leaves the rest out
+        ("Hello\n\nOn 04/02/2012 06:26 PM, Megan One wrote:\n> Hi", "Megan", "GPE", ("Megan One", "person")),
+        ("> On Mon, Apr 2, 2012 at 6:26 PM, Megan One <megan@example.com> wrote:", "Megan", "GPE",
+         ("Megan One", "person")),
+        ("> > On 22 Aug 2015, at 19:21, Adam Renberg <adam@example.com> wrote:", "Adam", "ORG",
+         ("Adam Renberg", "person")),
+        ("> Marc Slemko wrote:\n> the patch is fine", "Marc Slemko", "PERSON", ("Marc Slemko", "person")),
+        # no attribution: the line goes on after "wrote:", or the hit is not the writer's name
+        ("We met in Paris, Megan wrote: all fine", "Paris", "GPE", ("Paris", "place")),
+        ("On Monday, Berlin wrote: we flew", "Berlin", "GPE", ("Berlin", "place")),
+    ],
+)
+def test_a_reply_attribution_names_its_writer(
+    text: str, hit: str, label: str, kept: tuple[str, str] | None
+) -> None:
+    """"On <date>, <name> wrote:" over a quoted reply names the quoted message's writer: a hit
+    that opens the name there is that person, the whole name, whatever the model read."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else (span.surface, span.kind)) == kept

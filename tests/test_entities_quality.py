@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
-from vaultmind.entities import extract, graph, registry
+from vaultmind.entities import capitals, graph, registry
 from vaultmind.entities.ner import NerEngine
 from vaultmind.entities.notes import create_entity_notes
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
@@ -125,7 +125,7 @@ def test_an_index_derived_with_older_rules_is_derived_again(vault: Path, monkeyp
     write(vault, "entities/person/bob-stone.md", "---\nid: person:bob-stone\ndisplay_name: Bob Stone\n---\n# Bob Stone\n")
     monkeypatch.setattr(registry, "RULES", registry.RULES - 1)
     monkeypatch.setattr(graph, "RULES", registry.RULES, raising=False)
-    monkeypatch.setattr(extract, "_weak_guess", lambda *args: False)  # the rules before
+    monkeypatch.setattr(capitals, "_weak_guess", lambda *args: False)  # the rules before
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
         memory.sync()

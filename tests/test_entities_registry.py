@@ -295,6 +295,10 @@ def test_a_first_name_resolves_to_the_one_person_with_that_full_name(vault: Path
         ("ZZZZ", []),
         ("Aa", ["person:aa"]),  # a name of two letters, even one letter twice: someone's
         ("Al", ["person:al"]),
+        ("YAlzoXESudhug", []),  # letters alone in random case
+        ("kPVTqHcBWssWFAU", []),
+        ("McDonald", ["person:mcdonald"]),  # capitals inside a name
+        ("DeLaCruz", ["person:delacruz"]),
         ("NCRlCV7C <n@example.com>", ["email:n@example.com"]),  # the address still names them
         ("john1985", ["person:john1985"]),  # a name and a year: a username of a person
         ("R2D2", ["person:r2d2"]),
@@ -303,7 +307,8 @@ def test_a_first_name_resolves_to_the_one_person_with_that_full_name(vault: Path
 )
 def test_an_author_shaped_as_a_random_token_is_no_person(author: str, expected: list[str]) -> None:
     """A message's author written as a generated token — letters after digits inside one long
-    word, or one letter repeated — is no person's name; an entity note may still claim it."""
+    word, one letter repeated, or letters whose case turns again and again with capitals in a
+    row inside — is no person's name; an entity note may still claim it."""
     registry = Registry.build([])
     assert [m.entity_id for m in resolve_text(registry, "hello", None, author=author).mentions] == expected
     claimed = Registry.build(
@@ -312,3 +317,36 @@ def test_an_author_shaped_as_a_random_token_is_no_person(author: str, expected: 
     assert [m.entity_id for m in resolve_text(claimed, "hello", None, author="WgO268Xc0KtFylJ").mentions] == [
         "person:bot"
     ]
+
+
+def _guess(text: str, surface: str, label: str, nth: int = 0) -> tuple[int, int, str]:
+    at = -1
+    for _ in range(nth + 1):
+        at = text.index(surface, at + 1)
+    return (at, at + len(surface), label)
+
+
+@pytest.mark.parametrize(
+    ("text", "guesses", "expected"),
+    [
+        # the model reads the first name alone as a place, beside the full name it read as a person
+        ("Hello\n\nOn Mon, Apr 2, 2012 at 6:26 PM, Megan One wrote:\n\n> Hi Megan, see you soon",
+         [("Megan One", "PERSON", 0), ("Megan", "GPE", 1)], ["person:megan-one"]),
+        # a place the text names is no one's first name
+        ("Priya Natarajan flew to Berlin for the launch.",
+         [("Priya Natarajan", "PERSON", 0), ("Berlin", "GPE", 0)], ["person:priya-natarajan", "place:berlin"]),
+        # two people of that first name: the place read is kept, never guessed
+        ("Megan One and Megan Two met. Megan was late.",
+         [("Megan One", "PERSON", 0), ("Megan Two", "PERSON", 0), ("Megan", "GPE", 2)],
+         ["person:megan-one", "person:megan-two", "place:megan"]),
+    ],
+)
+def test_a_first_name_read_as_a_place_is_the_person_named_in_full(
+    text: str, guesses: list[tuple[str, str, int]], expected: list[str]
+) -> None:
+    """The small models read a first name alone as a place now and then ("Megan" in a quoted
+    reply of Megan One's): beside exactly one person of that first name named in full in the
+    same text, it is that person, as an organization's read already was."""
+    spans = [_guess(text, surface, label, nth) for surface, label, nth in guesses]
+    found = [m.entity_id for m in resolve_text(Registry.build([]), text, spans).mentions]
+    assert found == expected

@@ -21,14 +21,13 @@ Nothing inside inline code or fenced code blocks is extracted.
 
 NER labels (spaCy, OntoNotes): PERSON → person; ORG → org; GPE, LOC, FAC → place; PRODUCT →
 product; EVENT → event; WORK_OF_ART → work. Dates, times, numbers, money, percentages,
-quantities, languages, laws and NORP are not entities here. A one-word hit that its text also
-writes in lower case ("# Launch sync" over "the Tidepool launch") is a word capitalised by its
-place, not a name; so is one that opens a heading, a callout's title, a table cell or a label
-("Owner: Marco Ruiz"), unless the text capitalises it inside a sentence too
-(`_capitalised_by_place`); so are several words that make a whole heading, cell, line or
-label, each of which the text writes in lower case too ("# TODO: Understand Network Diagrams",
-`_label_phrase`). A hit whose shape is no name (a code, a weekday, across a table's
-cells) is dropped wherever it stands, and a person's takes in a kinship title (`shapes.py`).
+quantities, languages, laws and NORP are not entities here. A hit whose capital says nothing
+about a name — a word capitalised by its place, a heading of common words, an interface's
+label — is dropped (`capitals.py`); so is a hit whose shape is no name (a code, a weekday, a
+document's part alone, across a table's cells), and a person's takes in a kinship title
+(`shapes.py`); so is a hit inside a mail's transport header written out in the text
+("Received: … (Postfix) with SMTP id …", `mail_headers.py`), while a hit that opens the
+writer's name in a reply's attribution ("On …, Megan One wrote:") is that person, in full.
 """
 
 from __future__ import annotations
@@ -38,6 +37,8 @@ from dataclasses import dataclass
 from email.utils import parseaddr
 from typing import Final
 
+from vaultmind.entities.capitals import capital_says_nothing
+from vaultmind.entities.mail_headers import attribution_name, header_field_name, in_transport_field
 from vaultmind.entities.shapes import no_name, with_title
 from vaultmind.markdown.blocks import fence_after
 
@@ -201,180 +202,22 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
         end = start + len(surface)
     if len(surface) < 2 or "\n" in surface or not _LETTER_RE.search(surface) or len(surface) > 120:
         return None
+    writer = attribution_name(text, start)
+    if writer is not None:  # "On …, Megan One wrote:": the writer, read as a place or in part
+        kind, (start, end) = "person", writer
+        surface = text[start:end]
     if len(surface) <= 3 and surface.isupper():
         return None  # "SDK", "UTC", "PR", "3M": the small models take most short acronyms for organizations
-    if no_name(surface, kind) or (kind != "person" and _header_field(text, surface, end)):
+    if no_name(surface, kind) or (kind != "person" and header_field_name(text, surface, end)):
         return None
+    if in_transport_field(text, start):
+        return None  # "by mx.example.org (Postfix) with SMTP id …" (`mail_headers.py`)
     if kind == "person":
         start = with_title(text, start)
         surface = text[start:end]
-    if _common_word(text, surface) and not (kind == "person" and _written_as_name(text, surface, start)):
-        return None
-    if _weak_guess(text, surface, start, end, kind) or _label_phrase(text, surface, start, end):
+    if capital_says_nothing(text, surface, start, end, kind):
         return None
     return Span(start, end, surface, kind, "ner", surface)
-
-
-def _header_field(text: str, surface: str, end: int) -> bool:
-    """A mail header's field ("Content-Type: text/plain", "h=MIME-Version: Message-Id:" of a
-    quoted signature): capitalised parts joined by hyphens, right before a colon."""
-    return text.startswith(":", end) and _HEADER_FIELD.fullmatch(surface) is not None
-
-
-def _common_word(text: str, surface: str) -> bool:
-    """A one-word hit that the same text also writes in lower case ("# Launch sync" above "the
-    Tidepool launch"): a word capitalised by its place (a heading, a sentence's start), which the
-    small models take for a name. So is an acronym the text also writes in lower case, in an
-    address, a URL or a file name ("SMTP" beside "smtp.example.com", "HTTP" beside "http://…",
-    "JSON" beside "data.json"): a protocol's or a format's, not an organization's. A name the
-    memory knows (an author, an entity note) is still found there by the registry; only the
-    model's guess is dropped."""
-    acronym = surface.isalpha() and surface.isupper()
-    if " " in surface or not surface[:1].isupper() or not (surface[1:].islower() or acronym):
-        return False
-    if acronym:  # in a file or host name between hyphens too: "draft-ietf-http-auth.txt"
-        return re.search(rf"(?<![^\W_]){re.escape(surface.lower())}(?![^\W_])", text) is not None
-    return re.search(rf"(?<![\w-]){re.escape(surface.lower())}(?![\w-])", text) is not None
-
-
-# a word after which a capitalised word is someone: "called Bill", "with Bill", "told Bill"
-_TO_SOMEONE = re.compile(
-    r"(?:^|\W)(?:call|called|calling|phoned|rang|texted|emailed|messaged|met|meet|meeting|asked|ask|told|tell|"
-    r"thanked|thank|invited|paid|pay|with|to|from|by|for|and)\s+$",
-    re.I,
-)
-_MID_SENTENCE = r"(?<=[a-z,;:] )"  # a capital after a lower-case word: the word's own, not its place's
-
-
-def _written_as_name(text: str, surface: str, start: int) -> bool:
-    """Whether the text writes a one-word person the model found as a name, though it also
-    writes the word in lower case ("Called Bill about the water bill"): right after a word that
-    takes a person ("called", "with", "to"), or capitalised inside a sentence twice. A word
-    capitalised only by its place ("# Launch sync", "Will said he will come") stays a word."""
-    if _TO_SOMEONE.search(text[max(0, start - 12) : start]) is not None:
-        return True
-    return len(re.findall(rf"{_MID_SENTENCE}{re.escape(surface)}(?![\w-])", text)) >= 2
-
-
-# where a line's own words begin: after quote, list and task markers ("> - [ ] ", "2. ")
-_LINE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,3}[.)])[ \t]+)?(?:\[[ xX]\][ \t]+)?")
-# the title of a heading ("## ") or of a callout ("> [!warning] ")
-_TITLE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:#{1,6}|\[![\w-]+\][+-]?)[ \t]+")
-_CELL_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*\|(?:[^|\n]*\|)*[ \t]*")  # the start of a table cell
-_FIRST_CELL = re.compile(r"[ \t]*(?:>[ \t]*)*\|[ \t]*")  # … of a row's first cell
-_TABLE_RULE = re.compile(r"[ \t]*(?:>[ \t]*)*\|?[ \t]*:?-{3,}")  # the line under a table's header row
-# a label: the word, up to three lower-case words, a colon, then a value that is no lower-case
-# word ("Owner: Marco Ruiz", "Hire fee: €4,200"); "Marco: launching without …" is someone speaking
-_LABEL = re.compile(r"((?:[ \t]+[a-z][\w'’-]*){0,3})[ \t]*(?:\([^()\n]*\))?:[ \t]+(?=[^\sa-z])")
-# a heading that goes on with a word that joins the first to lower-case ones: "Tools and
-# subscriptions", "Notes on pricing"; a name leads "Noah swimming lessons", "Noah at the pool"
-_JOINED_WORDS = re.compile(r"[ \t]+(?:and|or|&|of|for|on|about|vs\.?|versus)[ \t]+[a-z]")
-_HEADER_FIELD = re.compile(r"[A-Z][\w]*(?:-[A-Z0-9][\w]*)+")  # a mail header's field: "Content-Type:"
-_IN_TABLES = ("person", "place")  # kinds a table's body names in cells of their own: "| 2 April | Bob |", "| Berlin |"
-# a label that says who speaks, not what a line is about: "Dana said: we're booked"
-_SAYING = frozenset(
-    "said says wrote writes asked asks replied replies added adds answered answers told tells mentions notes "
-    "thinks thought feels felt suggests proposes reckons explains confirms agrees comments reports argues".split()
-)
-
-
-def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> bool:
-    """A one-word hit where its capital says nothing (`_capitalised_by_place`), which the text
-    never capitalises inside a sentence either."""
-    return (
-        " " not in surface
-        and _capital_first_only(surface)
-        and _capitalised_by_place(text, start, end, kind)
-        and not _named_inside(text, surface)
-    )
-
-
-# before a hit that is a whole title, cell or line: its marker, a label of its own ("# TODO: "), bold
-_LABEL_BEFORE = re.compile(r"(?:[^\W\d_][\w-]*:[ \t]+)?[*_]*$")
-# after it: the line's or the cell's end, or the colon of a label ("Sender Address: …")
-_WHOLE_AFTER = re.compile(r"[*_]*[ \t]*(?:[:|].*)?")
-
-
-def _label_phrase(text: str, surface: str, start: int, end: int) -> bool:
-    """A hit of several words that is the whole title of a heading or a callout, a table cell, a
-    line or a label before its colon ("# TODO: Understand Network Diagrams", "| Inbox Rules |",
-    "Sender Address: postmaster@…"), each word of which the text also writes in lower case
-    (`_common_word`): words capitalised by their place, as a title or a button is written, not
-    a name. A name's words are not all common words ("# Helen Okafor", "## Hetzner Cloud")."""
-    words = surface.split()
-    if len(words) < 2 or not all(_common_word(text, word) and _in_prose(text, word) for word in words):
-        return False
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
-    head = _LABEL_BEFORE.sub("", text[line_start:start], count=1)
-    return _WHOLE_AFTER.fullmatch(text, end, line_end) is not None and any(
-        place.fullmatch(head) for place in (_TITLE_HEAD, _CELL_HEAD, _LINE_HEAD)
-    )
-
-
-def _in_prose(text: str, word: str) -> bool:
-    """Whether the text writes a word in lower case as a word of prose, not only in an address or
-    a file name ("dan.le@example.com" does not make "Dan Le" common words); an acronym is a
-    protocol's wherever it is written in lower case ("DNS" beside "no-dns", `_common_word`)."""
-    if word.isupper():
-        return True
-    return re.search(rf"(?<![\w.@/-]){re.escape(word.lower())}(?![\w@/-]|\.\w)", text) is not None
-
-
-def _capital_first_only(word: str) -> bool:
-    """A word written as any word is at a sentence's start ("Infrastructure", "Content-Type"):
-    the capital of "TestFlight" or "DKIM" inside the word is the name's own, wherever it stands."""
-    return all(not any(ch.isupper() for ch in part[1:]) for part in word.split("-"))
-
-
-def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
-    """Whether a word stands where any word is capitalised, which makes the model's guess weak
-    evidence: the first word of a heading, a callout's title or a table cell ("## Tools and
-    subscriptions", "| Infrastructure | €2,100 |"), and the first word of a label ("Owner:
-    Marco Ruiz", "Hire fee: €4,200"). A person is named alone in a heading, a table's body or
-    before a colon all the time ("## Dana", "## Dana and Marco", "| 2 April | Beta | Bob |",
-    "Bob: beta by Friday"), so a person's hit is weak only in a heading that goes on in lower
-    case, the first cell of a table's header row ("| Line | Amount |"; the columns after it are
-    people's in a rota, "| Week | Anna | Ben |") and a label of several words that is no verb
-    of saying or thinking ("Dana said:", "Kofi mentioned:", "Amara thinks:" are someone
-    speaking); a place too is named in a table's body ("| Berlin | sales |"), and an
-    organization in a body cell after the first ("| Hosting | Hetzner | €40 |": the first
-    cell names the line, "| Infrastructure | €2,100 |"). A heading "goes on in lower case"
-    when a joining word leads lower-case ones ("Tools and subscriptions", "Notes on pricing"),
-    not when a name leads them ("Noah swimming lessons"). The first word of a sentence is no
-    weak place: "Target is still 9 April" cannot be told from "Google is hiring" without a
-    dictionary."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
-    head, rest = text[line_start:start], text[end:line_end]
-    person = kind == "person"
-    if _TITLE_HEAD.fullmatch(head):
-        return not person or _JOINED_WORDS.match(rest) is not None
-    if _CELL_HEAD.fullmatch(head):
-        header = _TABLE_RULE.match(text, line_end + 1) is not None
-        first = _FIRST_CELL.fullmatch(head) is not None
-        if kind == "org":
-            return header or first
-        return kind not in _IN_TABLES or (header and (not person or first))
-    if _LINE_HEAD.fullmatch(head):
-        label = _LABEL.match(rest)
-        return label is not None and (not person or _labels_a_thing(label.group(1)))
-    return False
-
-
-def _labels_a_thing(words: str) -> bool:
-    """Whether the lower-case words between a person's hit and a colon make it a label of a
-    thing ("Hire fee:"), not someone speaking ("Dana said:", "Bob wrote:")."""
-    said = words.split()
-    return bool(said) and said[0] not in _SAYING and not said[0].endswith("ed")  # "Kofi mentioned:"
-
-
-def _named_inside(text: str, surface: str) -> bool:
-    """Whether the text also capitalises the word inside a sentence (after a lower-case word or
-    a comma): there the capital is the word's own ("the Pro tier"), so it names something."""
-    return re.search(rf"{_MID_SENTENCE}{re.escape(surface)}(?![\w-])", text) is not None
 
 
 def select_spans(spans: list[Span]) -> list[Span]:

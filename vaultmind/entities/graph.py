@@ -76,13 +76,17 @@ __all__ = ["EntityDeriver", "query_entities", "stored_fuzzy_threshold"]
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "9"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "10"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
 # or markup is no name (`shapes.py`); a person settles with those kinds; 8: a heading, cell or label
 # of common words is no name (`extract._label_phrase`); a generated author name is no person;
-# 9: a code fence ends as in CommonMark (`blocks.fence_closes`); a two-letter author ("Aa") is someone
+# 9: a code fence ends as in CommonMark (`blocks.fence_closes`); a two-letter author ("Aa") is someone;
+# 10: an interface's label in a sentence (`capitals._interface_label`), a heading over an embedded
+# view, a document's part ("Title"), a word of letters in random case and a mail's transport header
+# are no names; a reply's attribution names a person; a place's one-word guess settles to a person
+# named in full too
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

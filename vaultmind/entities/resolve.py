@@ -12,7 +12,8 @@ was indexed under. Order of work:
    (`person:alex`) and is reported, never assigned to one of the candidates;
 4. merges (an id listed in another note's `aliases`) are followed; a guess of the model that
    no registry name claims is the person the same text names in full (its author included):
-   "Helen Okafor" read as a place in her own message, "Priya" beside "Priya Natarajan"; in a
+   "Helen Okafor" read as a place in her own message, "Priya" beside "Priya Natarajan" (read
+   as a person, an organization or a place: "Megan" beside "Megan One"); in a
    conversation, the other authors count as named ("Thanks Priya" to Priya Natarajan, who
    wrote another of its messages);
 5. a message's author comes first; each id once, with its first surface.
@@ -120,7 +121,8 @@ def resolve_text(
     return Resolved(mentions, ambiguous)
 
 
-_ONE_PERSON_KINDS = ("person", "org")  # a one-word guess that may be a first name the model misread
+# a one-word guess that may be a first name the model misread: "Megan" read as a place beside "Megan One"
+_ONE_PERSON_KINDS = ("person", "org", "place")
 
 
 def _full_names(
@@ -153,8 +155,8 @@ def _add_author(people: dict[str, str], author: str | None, author_id: str | Non
 def _same_person(span: Span, ident: str, people: dict[str, str]) -> str:
     """The person the same text names in full, for a guess of the model no name in the
     registry claims: "Helen Okafor" read as a place where she writes or is named as a person,
-    "Priya" (even read as an organization) beside "Priya Natarajan" — when exactly one person
-    of the text has that first name."""
+    "Priya" (even read as an organization or a place) beside "Priya Natarajan" — when exactly
+    one person of the text has that first name."""
     if span.source != "ner" or ident != make_id(span.kind, span.surface) or not people:
         return ident
     key = normalize(span.surface)

@@ -13,6 +13,9 @@ No name (`no_name`):
 - a code: more digits than letters ("T-1311926934"), or a word of 8 letters and digits or more
   that mixes both ("wgo268xc0ktfylj", a mail's key or message id);
 - a weekday, alone or before a date ("Fri", "Sat 2 Jul"): a date the model misread;
+- a word that names a part of a document, alone ("# Title", "# Link", "Sentence containing
+  foo"): a closed list (`_DOCUMENT_WORDS`), as the weekdays are;
+- a word of letters in random case ("YAlzoXESudhug", `_scrambled`): a generated token;
 - markup or a formula: a character no name is written with inside it (`_ { } [ ] < > = \\ ^ ~ ?
   *`: "U_{GEE}(\\beta", "Linux x86_64", "dir1](dir1/Note.md", "you?I");
 - a path: parts joined by a slash or a backslash ("dir1/Note", "src/App", "HTTP/1.0"), unless
@@ -22,12 +25,15 @@ No name (`no_name`):
   may be named so ("Booking.com", "Node.js");
 - a person or a place that is an acronym alone, of any length ("TODO", "SMTP" read as someone):
   people and places are not written in capitals alone (an organization or a work may be:
-  "NASA", "LOTR"; for protocols and formats see `extract._common_word`).
+  "NASA", "LOTR"; for protocols and formats see `capitals._common_word`).
 
 No person's name of a message's author (`generated_name`): a chat export's randomised or
 placeholder name, one word of 6 letters and digits or more with a letter after a digit
-("WgO268Xc0KtFylJ", "4hMU9nZIB"), or one letter three times or more ("xxx", "ZZZZ"). A name
-and a number ("john1985", "R2D2") and a name of two letters ("Aa", "Al", "Bo") stay someone's.
+("WgO268Xc0KtFylJ", "4hMU9nZIB"), one letter three times or more ("xxx", "ZZZZ"), or a word
+of 6 letters or more whose case turns at least three times after its first letter, capitals in a
+row after a small letter among them ("YAlzoXESudhug", "kPVTqHcBWssWFAU"). A name and a number
+("john1985", "R2D2"), a name of two letters ("Aa", "Al", "Bo") and names with capitals inside
+("McDonald", "DeLaCruz", "PostgreSQL") stay someone's.
 
 Kinship titles (`with_title`): the model keeps the title of "Auntie Lin", "Uncle Bob", "Grandma
 Rose" on some occasions and not on others ("Auntie Lin" read as "Lin", "Auntie" left over). A
@@ -56,11 +62,33 @@ _CAPITALS = re.compile(r"[A-Z]+")
 _FILE_NAME = re.compile(r"(?P<stem>[^\s.]+)\.[a-z][a-z0-9]{0,4}")
 _MIXED_CODE = re.compile(r"(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{8,}")
 _GENERATED = re.compile(r"(?=[^\W_]*\d[^\W\d_])[^\W_]{6,}|([^\W\d_])\1{2,}", re.IGNORECASE)
+# letters whose case turns at least three times after the first, with capitals in a row after a
+# small letter: "YAlzoXESudhug", "kPVTqHcBWssWFAU"; "McDonald", "PostgreSQL", "OpenVPN" are names
+_CASE_RUN = re.compile(r"[A-Z]+|[a-z]+")
+_CAPITALS_INSIDE = re.compile(r"[a-z][A-Z]{2}")
+_DOCUMENT_WORDS: Final = frozenset(
+    "title subtitle heading subheading link links note notes readme index contents summary overview "
+    "introduction appendix template draft chapter section paragraph sentence caption footnote header "
+    "footer attachment untitled".split()
+)
+"""Words that name a part of a document, which a heading or a sample writes alone ("# Title",
+"# Link"): no name of anything when they are a hit's only word."""
 
 
 def generated_name(name: str) -> bool:
     """Whether an author's name is a generated token or a placeholder, not a person's (see the module)."""
-    return _GENERATED.fullmatch(name) is not None
+    return _GENERATED.fullmatch(name) is not None or _scrambled(name)
+
+
+def _scrambled(word: str) -> bool:
+    """A word of letters alone in random case (see `_CASE_RUN`): a generated token."""
+    return (
+        len(word) >= 6
+        and word.isascii()
+        and word.isalpha()
+        and len(_CASE_RUN.findall(word[1:])) >= 4
+        and _CAPITALS_INSIDE.search(word) is not None
+    )
 
 
 def no_name(surface: str, kind: str) -> bool:
@@ -73,6 +101,8 @@ def no_name(surface: str, kind: str) -> bool:
     if not words:
         return True
     if words[0].lower() in _WEEKDAYS and (len(words) == 1 or words[1][0].isdigit()):
+        return True
+    if len(words) == 1 and (words[0].lower() in _DOCUMENT_WORDS or _scrambled(words[0])):
         return True
     if kind in ("person", "place") and _acronym(surface):
         return True
