@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
@@ -26,7 +25,7 @@ from typing import Any, TypeVar, cast
 
 import duckdb
 
-from vaultmind.errors import IndexBusy, IndexError_
+from vaultmind.errors import IndexBusy
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.connection import connect, is_lock_error, session
 from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
@@ -402,11 +401,3 @@ class LoweredLimit:
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:160]
-
-
-def index_exists(path: Path) -> bool:
-    return os.path.exists(path)
-
-
-def raise_index_error(exc: duckdb.Error, path: Path | None) -> None:
-    raise IndexError_(f"index operation failed: {_short(exc)}", path=path) from exc
