@@ -64,6 +64,9 @@ _QUESTION = (
     # "what do I need to do before the launch?", "what else should we do?", "what's left to do?"
     ("task", re.compile(r"^\W*what(?:\s+else)?(?:\s+(?:do|should|must|shall)\s+(?:I|we)\s+(?:still\s+)?(?:(?:need|have)\s+to\s+)?do"
                         r"|(?:\s+is|['’]s)\s+(?:still\s+)?left\s+to\s+do)\b", re.I)),
+    # "which tasks are due this week?", "what is due tomorrow?", "what's overdue?": tasks by their due dates
+    ("task", re.compile(r"^\W*(?:what|which)(?:\s+(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\s+(?:are|is)\s+(?:still\s+)?(?:due|open|left)\b"
+                        r"|(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?(?:over)?due(?=\s*(?:$|[?.!]|(?:this|next|today|tomorrow|tonight|by|on|in|before|soon|now|first)\b)))", re.I)),
     # "what is Helen's email address?", "email address of Dana": a leaf that writes one
     ("address", re.compile(r"^\W*(?:(?:what|which)\b[^?]*?\b)?e-?mail\s+address(?:es)?\b", re.I)),
     ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
@@ -140,6 +143,9 @@ _KIND_WORDS = re.compile(
 )
 
 
+_DUE_WORD = re.compile(r"\b(?:over)?due\b", re.I)
+
+
 def kind_terms(question: str) -> frozenset[str]:
     """The search terms of the words by which the question names the kind of answer it asks
     for ("what time is the dinner?": "time"; "what is Helen's email address?": "email",
@@ -147,7 +153,10 @@ def kind_terms(question: str) -> frozenset[str]:
     kind = answer_kind(question)
     if kind not in ("time", "address", "task", "quantity"):
         return frozenset()
-    return frozenset(t for m in _KIND_WORDS.finditer(question) for t in terms(m.group(0)))
+    said = [m.group(0) for m in _KIND_WORDS.finditer(question)]
+    if kind == "task":  # "what is due this week?": a task's due date (`📅 2024-03-14`), not the word
+        said.extend(_DUE_WORD.findall(question))
+    return frozenset(t for words in said for t in terms(words))
 
 
 # "what time is the dinner?", "at what time…": a time of day ("19:00", "7 pm"), not any time
@@ -276,13 +285,19 @@ def states_amount(text: str, query_terms: frozenset[str]) -> bool:
     "$5k") and holds one of `query_terms` (any sentence, when there are none): the amount is
     said of what the question asks about. A sentence that opens with a word pointing back
     ("It's £320 for three nights", "That comes to €96") says it of what was said before it,
-    in the sentence or message before, which may be the question's words: its sum counts."""
+    in the sentence or message before, which may be the question's words: its sum counts.
+    A sum in a sentence that holds fewer of them than another sentence of the text is said of
+    something else: "€1,200 for a load-testing run on staging. And I'd like to keep the second
+    staging cluster through April." does not say what the second staging cluster costs."""
     if not _AMOUNT.search(text):
         return False
+    parts = _LINE_OR_SENTENCE.split(text)
+    held = [len(query_terms.intersection(terms(part))) for part in parts]
+    most = max(held)
     return any(
         _AMOUNT.search(part) is not None
-        and (not query_terms or not query_terms.isdisjoint(terms(part)) or _SAID_BEFORE.match(part) is not None)
-        for part in _LINE_OR_SENTENCE.split(text)
+        and (not query_terms or (count and count == most) or _SAID_BEFORE.match(part) is not None)
+        for part, count in zip(parts, held, strict=True)
     )
 
 
@@ -307,6 +322,20 @@ def bare_days(text: str) -> frozenset[int]:
 def dated_days(text: str) -> frozenset[int]:
     """The days of the month `text` writes with their month: "Saturday 23 March" → {23}."""
     return frozenset(int(next(g for g in found.groups() if g)) for found in _DAY_WITH_MONTH.finditer(text))
+
+
+def plain_answer(kind: AnswerKind | None) -> Callable[[str], bool] | None:
+    """Whether a text holds the answer of `kind` where a line of it says the answer plainly,
+    for the kinds whose answers a line does (an open task, an email address); None for the
+    others, whose answers hide in any sentence (a name, a number)."""
+    if kind not in ("task", "address"):
+        return None
+    return lambda text: open_task_of(text) is not None if kind == "task" else _EMAIL_ADDRESS.search(text) is not None
+
+
+def open_task_of(text: str) -> re.Match[str] | None:
+    """The first open task of `text` (`- [ ] …`, its line), None when it holds none."""
+    return OPEN_TASK.search(text) if "[ ]" in text else None
 
 
 @lru_cache(maxsize=16_384)
