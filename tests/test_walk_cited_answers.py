@@ -1,0 +1,60 @@
+"""`walk` cites the part of a hit that holds the answer a question asks for, and reads a sum
+as the answer only where it is said of what the question asks about."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+from .conftest import write, write_chat
+
+AT = datetime(2024, 3, 12, 12)
+
+
+def test_an_address_is_cited_at_the_heading_that_holds_it(vault: Path) -> None:
+    """"What is Dana's email address?": every word left is her name, and she writes in the
+    memory (so no search word is left). The runbook section that holds the address among its
+    checklist and rollback is cited at its "Contacts", where the address is."""
+    write(
+        vault,
+        "Runbook.md",
+        "# Runbook\n\n## Launch day checklist\n\n1. Set the release live in the store.\n2. Buy a subscription on a real device.\n\n"
+        "## Rollback\n\nHide the paywall with the remote flag and ship a hotfix.\n\n"
+        "## Contacts\n\n- Venue: Dana Whitfield, dana@harborhall.example\n- Finance: Helen Okafor, helen@fernhill.example\n",
+    )
+    write_chat(vault, "2024-03-06", [("Dana Whitfield", "The Loft is held for you on 9 April."), ("Alice Chen", "Thank you!")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What is Dana's email address?", limit=3, reference_time=AT)
+        assert result["query"]["content_terms"] == []
+        first = result["hits"][0]
+        assert first["note_path"] == "Runbook.md"
+        assert first["anchor"].endswith("#Contacts"), first["anchor"]
+
+
+def test_a_sum_said_of_something_else_in_the_message_is_no_answer(vault: Path) -> None:
+    """"How much does the second staging cluster cost?": Bob's "€1,200 for a load-testing run
+    on staging" names staging beside a sum, but his next sentence is the one about the second
+    cluster, and has no sum; Alice's "The second staging cluster is another €900 a month"
+    answers, and comes first."""
+    write_chat(
+        vault,
+        "2024-03-05",
+        [
+            ("Bob Stone", "Got a minute on the budget? The migration estimate is done."),
+            ("Bob Stone", "€1,200 for a load-testing run on staging (two days of bigger instances).\nAnd I'd like to keep the second staging cluster through April."),
+            ("Alice Chen", "The whole launch budget is €18,000."),
+            ("Alice Chen", "So the load test is fine. The second staging cluster is another €900 a month, though."),
+            ("Bob Stone", "We could drop it right after launch week."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("How much does the second staging cluster cost?", limit=3, reference_time=AT)
+        hits = result["hits"]
+        assert "€900" in hits[0]["content"]
+        by_text = {hit["content"][:8]: hit["breakdown"]["answer"] for hit in hits}
+        assert by_text["€1,200 f"] is False
