@@ -22,8 +22,12 @@ candidates.
 A message that only asks ("What pet do you have?") holds no answer at all, whatever the
 question: `asking` tells such texts, and those that end with a question, from statements.
 
+"Why…?" is answered by a text that gives a reason ("because", "due to", "Why: …", "so the
+review fits", "since I'm lactose intolerant", "I'd rather move the date than cut Pro"), not
+by one that only says what was done in the question's words.
+
 English only, by design small: a few patterns over the question's first words and the leaf's
-text, no model. A question of another kind (what, why, how…) gets no answer signal.
+text, no model. A question of another kind (what, how…) gets no answer signal.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ ASKING_WORDS = frozenset(
     )
 )
 
-AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task"]
+AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason"]
 Asking = Literal["only", "last"]
 
 _MONTHS = (
@@ -74,12 +78,21 @@ _QUESTION = (
     ("place", re.compile(r"^\W*(?:where|(?:in |to )?(?:what|which)(?: [\w-]+)? (?:city|cities|country|countries|"
                          r"town|towns|place|places|island|islands|state|states|region|regions|location|locations))\b", re.I)),
     ("person", re.compile(r"^\W*(?:who|whom|whose)\b", re.I)),
+    # "why did we move the launch?", "what was the reason…": a text that gives a reason
+    ("reason", re.compile(r"^\W*(?:why|what (?:was|is|were|are) the reasons?|for what reason)\b", re.I)),
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
     ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
 )
 OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s.*", re.M)  # a Markdown task not done yet (the line)
 # tasks written out in a message: "Your tasks for Monday: call the school, …", "To-do: …"
 _TASKS_LISTED = re.compile(r"\b(?:tasks?|to-?dos?|action\s+items?)\b[^.:;!?\n]{0,40}:\s*\w", re.I)
+# a reason given: "Why: the migration…", "because…", "so the review fits", "rather move the date than…"
+_REASON = re.compile(
+    r"\bwhy\s*:|\b(?:because|cause|due to|thanks to|so that|in order to|the reason|reasons?|otherwise|that['’]s why|which is why)\b"
+    r"|\bso (?:we|i|the|it|they|that|he|she|you|our|my)\b|\bsince (?:i['’]m|it['’]s|we['’]re|they['’]re|he['’]s|she['’]s)"
+    r"|\brather\b[^.!?]{0,60}\bthan\b",
+    re.I,
+)
 _EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
 
@@ -351,6 +364,8 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
         return _QUOTED.search(text) is not None or _names_proper(text)
     if kind == "address":
         return "@" in text and _EMAIL_ADDRESS.search(text) is not None
+    if kind == "reason":
+        return _REASON.search(text) is not None
     if kind == "task":
         return ("[ ]" in text and OPEN_TASK.search(text) is not None) or _TASKS_LISTED.search(text) is not None
     return _names_proper(text)

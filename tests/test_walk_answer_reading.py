@@ -1,5 +1,5 @@
-"""`walk` cites the part of a hit that holds the answer a question asks for, and reads a sum
-as the answer only where it is said of what the question asks about."""
+"""`walk` reading answers: the part of a hit that holds the answer a question asks for is
+cited, a sum is an answer only where it is said of what is asked, and "why…?" asks for a reason."""
 
 from __future__ import annotations
 
@@ -58,3 +58,28 @@ def test_a_sum_said_of_something_else_in_the_message_is_no_answer(vault: Path) -
         assert "€900" in hits[0]["content"]
         by_text = {hit["content"][:8]: hit["breakdown"]["answer"] for hit in hits}
         assert by_text["€1,200 f"] is False
+
+
+def test_a_why_question_puts_a_reason_before_the_bare_statement(vault: Path) -> None:
+    """"Why did we move the launch?": the meeting's decision says what was done, in the
+    question's words; the project note's line that says it and why ("so the payments migration
+    and the store review both fit") comes first, and a chat line that gives no reason does not
+    hold the answer."""
+    write(
+        vault,
+        "Meetings/Launch sync.md",
+        "---\ndate: 2024-03-07\n---\n# Launch sync\n\n## Decisions\n\n- We move the launch from 9 April to 23 April.\n",
+    )
+    write(
+        vault,
+        "Projects/Tidepool.md",
+        "# Tidepool\n\n## Timeline\n\nOn 7 March we moved the launch to 23 April, so the payments migration and the store review both fit.\n",
+    )
+    write_chat(vault, "2024-03-07", [("Alice Chen", "We moved the launch to 23 April."), ("Bob Stone", "Noted.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("Why did we move the launch?", limit=3, reference_time=AT)
+        assert result["query"]["answer_kind"] == "reason"
+        hits = result["hits"]
+        assert hits[0]["note_path"] == "Projects/Tidepool.md"
+        assert [hit["breakdown"]["answer"] for hit in hits if hit["note_path"] != "Projects/Tidepool.md"] == [False, False]
