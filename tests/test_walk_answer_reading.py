@@ -7,7 +7,9 @@ from datetime import datetime
 from pathlib import Path
 
 from vaultmind.config import load_config
+from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
+from vaultmind.retrieval.answer_type import states_amount
 
 from .conftest import write, write_chat
 
@@ -58,6 +60,17 @@ def test_a_sum_said_of_something_else_in_the_message_is_no_answer(vault: Path) -
         assert "€900" in hits[0]["content"]
         by_text = {hit["content"][:8]: hit["breakdown"]["answer"] for hit in hits}
         assert by_text["€1,200 f"] is False
+
+
+def test_a_sum_is_said_of_what_its_sentence_names_not_of_a_signature() -> None:
+    """A sentence naming more of the question's words, among them all the sum's sentence
+    names, tells what the sum is not about; one naming other words of it (a signature) does
+    not."""
+    cluster = frozenset(terms("second staging cluster cost"))
+    assert not states_amount("€1,200 for a run on staging.\nAnd I'd like to keep the second staging cluster.", cluster)
+    assert states_amount("So the load test is fine. The second staging cluster is another €900 a month.", cluster)
+    catering = frozenset(terms("catering Harbor Hall"))
+    assert states_amount("Catering is quoted separately, about €18 a head.\n\nDana Whitfield\nEvents Manager, Harbor Hall", catering)
 
 
 def test_a_why_question_puts_a_reason_before_the_bare_statement(vault: Path) -> None:

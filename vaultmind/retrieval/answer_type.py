@@ -156,9 +156,6 @@ _KIND_WORDS = re.compile(
 )
 
 
-_DUE_WORD = re.compile(r"\b(?:over)?due\b", re.I)
-
-
 def kind_terms(question: str) -> frozenset[str]:
     """The search terms of the words by which the question names the kind of answer it asks
     for ("what time is the dinner?": "time"; "what is Helen's email address?": "email",
@@ -166,10 +163,7 @@ def kind_terms(question: str) -> frozenset[str]:
     kind = answer_kind(question)
     if kind not in ("time", "address", "task", "quantity"):
         return frozenset()
-    said = [m.group(0) for m in _KIND_WORDS.finditer(question)]
-    if kind == "task":  # "what is due this week?": a task's due date (`📅 2024-03-14`), not the word
-        said.extend(_DUE_WORD.findall(question))
-    return frozenset(t for words in said for t in terms(words))
+    return frozenset(t for m in _KIND_WORDS.finditer(question) for t in terms(m.group(0)))
 
 
 # "what time is the dinner?", "at what time…": a time of day ("19:00", "7 pm"), not any time
@@ -299,18 +293,19 @@ def states_amount(text: str, query_terms: frozenset[str]) -> bool:
     said of what the question asks about. A sentence that opens with a word pointing back
     ("It's £320 for three nights", "That comes to €96") says it of what was said before it,
     in the sentence or message before, which may be the question's words: its sum counts.
-    A sum in a sentence that holds fewer of them than another sentence of the text is said of
-    something else: "€1,200 for a load-testing run on staging. And I'd like to keep the second
-    staging cluster through April." does not say what the second staging cluster costs."""
+    A sum in a sentence whose words of the question another sentence of the text holds, with
+    more of them, is said of something else: "€1,200 for a load-testing run on staging. And
+    I'd like to keep the second staging cluster through April." does not say what the second
+    staging cluster costs (but a signature's "Events Manager, Harbor Hall" takes nothing from
+    "Catering is … about €18 a head" for "how much is catering at Harbor Hall?")."""
     if not _AMOUNT.search(text):
         return False
     parts = _LINE_OR_SENTENCE.split(text)
-    held = [len(query_terms.intersection(terms(part))) for part in parts]
-    most = max(held)
+    held = [query_terms.intersection(terms(part)) for part in parts]
     return any(
         _AMOUNT.search(part) is not None
-        and (not query_terms or (count and count == most) or _SAID_BEFORE.match(part) is not None)
-        for part, count in zip(parts, held, strict=True)
+        and (not query_terms or (said and not any(said < other for other in held)) or _SAID_BEFORE.match(part) is not None)
+        for part, said in zip(parts, held, strict=True)
     )
 
 
