@@ -48,7 +48,7 @@ from .conftest import write, write_chat
         ("Which movies did they watch together?", "title"),
         ("What kind of music does Tim like?", None),
         ("What did Alice say about the budget?", None),
-        ("Why was the trip cancelled?", None),
+        ("Why was the trip cancelled?", "reason"),
         ("What is Helen's email address?", "address"),
         ("What did Helen say in her email?", None),
     ],

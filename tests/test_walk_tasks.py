@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import date, datetime
 from pathlib import Path
 
+import pytest
+
+import vaultmind.retrieval.walk as walk_module
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence, is_grounded
@@ -66,3 +69,61 @@ def test_other_words_filter_the_open_tasks(vault: Path) -> None:
         assert hits[0]["breakdown"]["task"] > hits[1]["breakdown"]["task"] > hits[2]["breakdown"]["task"] > 0
         assert all(hit["breakdown"]["task"] == 0 for hit in hits[3:])
         assert "Daily/2024-03-01.md" not in [hit["note_path"] for hit in hits]
+
+
+def _due_vault(vault: Path) -> None:
+    write(vault, "Projects/Press.md", "---\ndate: 2024-03-01\n---\n# Press\n\n- [ ] Send the press kit 📅 2024-03-15\n- [ ] Book the photographer 📅 2024-03-20\n")
+    write(vault, "Projects/Venue.md", "---\ndate: 2024-02-20\n---\n# Venue\n\n- [ ] Pay the venue deposit 📅 2024-03-13\n")
+    write(vault, "Daily/2024-03-11.md", "---\ndate: 2024-03-11\n---\n# Monday\n\n## Tomorrow\n\n- [ ] Call the plumber about the tap\n")
+    write(vault, "Daily/2024-03-04.md", "---\ndate: 2024-03-04\n---\n# Monday\n\n- [ ] Renew the passport\n")
+    write(vault, "Projects/Later.md", "---\ndate: 2024-03-12\n---\n# Later\n\n- [ ] Plan the summer party 📅 2024-04-02\n")
+
+
+def test_a_window_asks_for_the_tasks_due_inside_it_soonest_first(vault: Path) -> None:
+    """"What is due this week?" asks for open tasks: those due this week lead, the soonest
+    first, however long ago they were written, then the tasks written this week with no due
+    date; a task written this week but due later, or one written last week, is not raised."""
+    _due_vault(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        for question in ("What is due this week?", "Which tasks are due this week?"):
+            result = memory.walk(question, limit=6, reference_time=AT)
+            assert result["query"]["answer_kind"] == "task"
+            raised = [hit["note_path"] for hit in result["hits"] if hit["breakdown"]["task"] > 0]
+            assert raised == ["Projects/Venue.md", "Projects/Press.md", "Daily/2024-03-11.md"], question
+            assert [hit["note_path"] for hit in result["hits"][:3]] == raised
+
+
+def test_open_task_candidates_are_capped(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vault of more open tasks than `TASK_CANDIDATES` scores only the first ones in the
+    order: "what are my open tasks?" walks no more leaves than that."""
+    _tasks_vault(vault)
+    monkeypatch.setattr(walk_module, "TASK_CANDIDATES", 2)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What are my open tasks?", limit=5, reference_time=AT)
+        assert [hit["note_path"] for hit in result["hits"]] == ["Projects/Launch.md", "Daily/2024-03-11.md"]
+        assert result["total"] == 2
+
+
+def test_a_task_question_cites_and_shows_the_tasks_not_the_decision_above_them(vault: Path) -> None:
+    """"What do I need to do before the launch?": the meeting's section that holds both its
+    decision (with a block id, saying "launch") and its action items is cited at the action
+    items, and its evidence starts there, not at the decision."""
+    write(
+        vault,
+        "Meetings/Launch sync.md",
+        "---\ndate: 2024-03-07\n---\n# Launch sync\n\n## Decisions\n\n- Move the public launch to 23 April. ^decision-move\n"
+        "- Code freeze on 16 April.\n\n## Action items\n\n- [ ] Alice: move the venue booking\n"
+        "- [ ] Priya: usability tests before code freeze\n",
+    )
+    write_chat(vault, "2024-03-08", [("Bob Stone", "The launch party playlist is ready."), ("Alice Chen", "Lovely.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What do I need to do before the launch?", limit=3, reference_time=AT)
+        first = result["hits"][0]
+        assert first["note_path"] == "Meetings/Launch sync.md"
+        assert first["anchor"].endswith("#Action items") and first["wikilink"].endswith("#Action items]]")
+        item = format_evidence(result).split("\n[2]")[0]
+        assert "… ## Action items - [ ] Alice: move the venue booking" in item
+        assert "Move the public launch" not in item

@@ -206,7 +206,7 @@ def print_hits(result: dict[str, Any]) -> None:
     if not hits:
         print("no hits")
     focus = query.get("content_terms") or query.get("terms") or ()  # each hit's text shown around them
-    tasks = bool(query.get("open_tasks"))
+    tasks = query.get("answer_kind") == "task"
     scored = any(hit.get("score") for hit in hits)  # (source, window, drill, leaves: in their own order, unscored)
     for rank, hit in enumerate(hits, start=1):
         if hit.get("node_kind") == "entity":

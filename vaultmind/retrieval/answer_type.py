@@ -22,8 +22,12 @@ candidates.
 A message that only asks ("What pet do you have?") holds no answer at all, whatever the
 question: `asking` tells such texts, and those that end with a question, from statements.
 
+"Why…?" is answered by a text that gives a reason ("because", "due to", "Why: …", "so the
+review fits", "since I'm lactose intolerant", "I'd rather move the date than cut Pro"), not
+by one that only says what was done in the question's words.
+
 English only, by design small: a few patterns over the question's first words and the leaf's
-text, no model. A question of another kind (what, why, how…) gets no answer signal.
+text, no model. A question of another kind (what, how…) gets no answer signal.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ ASKING_WORDS = frozenset(
     )
 )
 
-AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task"]
+AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason"]
 Asking = Literal["only", "last"]
 
 _MONTHS = (
@@ -64,6 +68,9 @@ _QUESTION = (
     # "what do I need to do before the launch?", "what else should we do?", "what's left to do?"
     ("task", re.compile(r"^\W*what(?:\s+else)?(?:\s+(?:do|should|must|shall)\s+(?:I|we)\s+(?:still\s+)?(?:(?:need|have)\s+to\s+)?do"
                         r"|(?:\s+is|['’]s)\s+(?:still\s+)?left\s+to\s+do)\b", re.I)),
+    # "which tasks are due this week?", "what is due tomorrow?", "what's overdue?": tasks by their due dates
+    ("task", re.compile(r"^\W*(?:what|which)(?:\s+(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\s+(?:are|is)\s+(?:still\s+)?(?:due|open|left)\b"
+                        r"|(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?(?:over)?due(?=\s*(?:$|[?.!]|(?:this|next|today|tomorrow|tonight|by|on|in|before|soon|now|first)\b)))", re.I)),
     # "what is Helen's email address?", "email address of Dana": a leaf that writes one
     ("address", re.compile(r"^\W*(?:(?:what|which)\b[^?]*?\b)?e-?mail\s+address(?:es)?\b", re.I)),
     ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
@@ -71,12 +78,21 @@ _QUESTION = (
     ("place", re.compile(r"^\W*(?:where|(?:in |to )?(?:what|which)(?: [\w-]+)? (?:city|cities|country|countries|"
                          r"town|towns|place|places|island|islands|state|states|region|regions|location|locations))\b", re.I)),
     ("person", re.compile(r"^\W*(?:who|whom|whose)\b", re.I)),
+    # "why did we move the launch?", "what was the reason…": a text that gives a reason
+    ("reason", re.compile(r"^\W*(?:why|what (?:was|is|were|are) the reasons?|for what reason)\b", re.I)),
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
     ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
 )
 OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s.*", re.M)  # a Markdown task not done yet (the line)
 # tasks written out in a message: "Your tasks for Monday: call the school, …", "To-do: …"
 _TASKS_LISTED = re.compile(r"\b(?:tasks?|to-?dos?|action\s+items?)\b[^.:;!?\n]{0,40}:\s*\w", re.I)
+# a reason given: "Why: the migration…", "because…", "so the review fits", "rather move the date than…"
+_REASON = re.compile(
+    r"\bwhy\s*:|\b(?:because|cause|due to|thanks to|so that|in order to|the reason|reasons?|otherwise|that['’]s why|which is why)\b"
+    r"|\bso (?:we|i|the|it|they|that|he|she|you|our|my)\b|\bsince (?:i['’]m|it['’]s|we['’]re|they['’]re|he['’]s|she['’]s)"
+    r"|\brather\b[^.!?]{0,60}\bthan\b",
+    re.I,
+)
 _EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
 
@@ -276,13 +292,20 @@ def states_amount(text: str, query_terms: frozenset[str]) -> bool:
     "$5k") and holds one of `query_terms` (any sentence, when there are none): the amount is
     said of what the question asks about. A sentence that opens with a word pointing back
     ("It's £320 for three nights", "That comes to €96") says it of what was said before it,
-    in the sentence or message before, which may be the question's words: its sum counts."""
+    in the sentence or message before, which may be the question's words: its sum counts.
+    A sum in a sentence whose words of the question another sentence of the text holds, with
+    more of them, is said of something else: "€1,200 for a load-testing run on staging. And
+    I'd like to keep the second staging cluster through April." does not say what the second
+    staging cluster costs (but a signature's "Events Manager, Harbor Hall" takes nothing from
+    "Catering is … about €18 a head" for "how much is catering at Harbor Hall?")."""
     if not _AMOUNT.search(text):
         return False
+    parts = _LINE_OR_SENTENCE.split(text)
+    held = [query_terms.intersection(terms(part)) for part in parts]
     return any(
         _AMOUNT.search(part) is not None
-        and (not query_terms or not query_terms.isdisjoint(terms(part)) or _SAID_BEFORE.match(part) is not None)
-        for part in _LINE_OR_SENTENCE.split(text)
+        and (not query_terms or (said and not any(said < other for other in held)) or _SAID_BEFORE.match(part) is not None)
+        for part, said in zip(parts, held, strict=True)
     )
 
 
@@ -309,6 +332,20 @@ def dated_days(text: str) -> frozenset[int]:
     return frozenset(int(next(g for g in found.groups() if g)) for found in _DAY_WITH_MONTH.finditer(text))
 
 
+def plain_answer(kind: AnswerKind | None) -> Callable[[str], bool] | None:
+    """Whether a text holds the answer of `kind` where a line of it says the answer plainly,
+    for the kinds whose answers a line does (an open task, an email address); None for the
+    others, whose answers hide in any sentence (a name, a number)."""
+    if kind not in ("task", "address"):
+        return None
+    return lambda text: open_task_of(text) is not None if kind == "task" else _EMAIL_ADDRESS.search(text) is not None
+
+
+def open_task_of(text: str) -> re.Match[str] | None:
+    """The first open task of `text` (`- [ ] …`, its line), None when it holds none."""
+    return OPEN_TASK.search(text) if "[ ]" in text else None
+
+
 @lru_cache(maxsize=16_384)
 def holds_answer(kind: AnswerKind, text: str) -> bool:
     """Whether `text` holds an answer of that kind (a time, a place, a name, a number)."""
@@ -322,6 +359,8 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
         return _QUOTED.search(text) is not None or _names_proper(text)
     if kind == "address":
         return "@" in text and _EMAIL_ADDRESS.search(text) is not None
+    if kind == "reason":
+        return _REASON.search(text) is not None
     if kind == "task":
         return ("[ ]" in text and OPEN_TASK.search(text) is not None) or _TASKS_LISTED.search(text) is not None
     return _names_proper(text)

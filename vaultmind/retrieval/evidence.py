@@ -24,7 +24,7 @@ from vaultmind.entities.extract import display_of
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.standalone import standalone
 from vaultmind.markdown.tokens import approx_tokens
-from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK
+from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK, open_task_of
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
@@ -137,11 +137,12 @@ def format_evidence(
     items: list[tuple[int, str, int]] = []  # (rank, block, cost) of the items taken
     left: dict[int, int] = {}  # rank → cost of the items left out
     focus = frozenset(query.get("content_terms") or query.get("terms") or ())
+    tasks = query.get("answer_kind") == "task"  # "what do I need to do…?": each item from its open tasks on
     for rank, hit in enumerate(hits, start=1):
-        block = _item(rank, hit)
+        block = _item(rank, hit, tasks=tasks)
         cost = approx_tokens(block) + 1
         if used + cost > budget_tokens and rank == 1:
-            block = _first_cut(hit, budget_tokens - used, len(hits), focus)
+            block = _first_cut(hit, budget_tokens - used, len(hits), focus, tasks=tasks)
             if not block:  # it never gives way to a weaker, smaller item
                 return _too_small(budget_tokens, len(hits), used, hit)
             cost = approx_tokens(block) + 1
@@ -190,13 +191,13 @@ def _utc(text: str) -> datetime:
     return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when
 
 
-def _first_cut(hit: dict[str, Any], room: int, count: int, focus: Collection[str]) -> str:
+def _first_cut(hit: dict[str, Any], room: int, count: int, focus: Collection[str], *, tasks: bool = False) -> str:
     """The first item cut to fit `room` tokens: with room kept to name the others when it can,
     and its citation down to the vault link and its author to a name when it must; "" when
     even then less than `MIN_SHORTENED_CHARS` of its text would fit."""
     reserve = approx_tokens(_left_out(dict.fromkeys(range(2, count + 1), 0), sizes=False)) + 1 if count > 1 else 0
     for keep, compact in ((reserve, False), (reserve, True), (0, True)):
-        block = _item(1, hit, room=room - keep - 1, compact=compact, focus=focus)
+        block = _item(1, hit, room=room - keep - 1, compact=compact, focus=focus, tasks=tasks)
         if block:
             return block
     return ""
@@ -236,19 +237,43 @@ def _people(listed: Sequence[str], most: int = 3) -> str:
 
 
 def _item(
-    rank: int, hit: dict[str, Any], *, room: int | None = None, compact: bool = False, focus: Collection[str] = ()
+    rank: int,
+    hit: dict[str, Any],
+    *,
+    room: int | None = None,
+    compact: bool = False,
+    focus: Collection[str] = (),
+    tasks: bool = False,
 ) -> str:
     """An item's block; with `room` (tokens), its text cut to fit in it (`excerpt`), or "" when
-    less than `MIN_SHORTENED_CHARS` of the text would."""
+    less than `MIN_SHORTENED_CHARS` of the text would. With `tasks` (a question for open
+    tasks), a text that holds one starts at its first (`from_tasks`)."""
     head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None)
     content = standalone(str(hit.get("content", "")))
-    text = " ".join(content.split())
+    text = from_tasks(content) if tasks else " ".join(content.split())
     if room is not None:
         fits = room * 4 - len(f"[{rank}] {head}\n…\n   ↳ {cite}")  # characters of text (a token: four)
         if fits < MIN_SHORTENED_CHARS:
             return ""
-        text = excerpt(content, fits, focus)
+        text = excerpt(content, fits, focus, tasks=tasks)
     return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
+
+
+_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+\S")
+
+
+def from_tasks(content: str) -> str:
+    """`content` on one line from its first open task on, with the heading right above that
+    task's list ("… ## Action items - [ ] Alice: move the booking…"), marked "… " where text
+    before it is left out; all of it when it holds no open task: the meeting's decisions
+    above its action items are not what "what do I need to do?" asks for."""
+    found = open_task_of(content)
+    start = found.start() if found is not None else 0
+    above, newline, line = content[:start].rstrip("\n").rpartition("\n")
+    if found is not None and _HEADING.match(line):  # the list's heading
+        start = len(above) + len(newline)
+    lead = "… " if content[:start].strip() else ""
+    return lead + " ".join(content[start:].split())
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")

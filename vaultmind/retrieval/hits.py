@@ -9,7 +9,7 @@ who/what (entities), and why it ranked where it did (`score` and `breakdown`).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -92,18 +92,26 @@ _BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$")
 _BLOCK_START = re.compile(r"[ \t]*(?:[-*+]|\d+[.)]|#{1,6})[ \t]")  # a list item or a heading
 
 
-def cite_blocks(memory: MemoryView, hits: Sequence[RetrievalHit], query_terms: Collection[str]) -> None:
+def cite_blocks(
+    memory: MemoryView, hits: Sequence[RetrievalHit], query_terms: Collection[str], holds: Callable[[str], bool] | None = None
+) -> None:
     """A hit on a section of a note that cites the block of it holding most of the question's
     terms, when that block (a paragraph, list item or line) has its own block id (`^vankey`):
     the link opens that line, not the section's top. Without one, a heading inside the section
     whose part holds more of them than the part before it is cited (`inner_heading`): the
     runbook's "Contacts" for "what is Dana's email address?", not its "Launch day checklist"
-    where the section starts. The section's anchor is kept in the hit's `breakdown`
-    (`section_anchor`)."""
+    where the section starts. `holds`: whether a text holds the answer the question asks for,
+    where a line says it plainly (an open task, an email address; `answer_type.plain_answer`):
+    in a hit that holds one, a block or heading part counts one term more for holding it, and
+    a block that holds none is not cited — "what do I need to do before the launch?" cites
+    the meeting's "Action items", not its decision that says "launch"; "what is Dana's email
+    address?" the runbook's "Contacts", though the question's words are all a name. The
+    section's anchor is kept in the hit's `breakdown` (`section_anchor`)."""
     wanted = frozenset(query_terms)
     for hit in hits:
-        if not wanted or hit.node_kind != "leaf" or hit.anchor.startswith("^"):
+        if (not wanted and holds is None) or hit.node_kind != "leaf" or hit.anchor.startswith("^"):
             continue
+        answering = holds if holds is not None and holds(hit.content) else None
         best, found = "", 0
         block: list[str] = []
         fence = ""
@@ -121,13 +129,14 @@ def cite_blocks(memory: MemoryView, hits: Sequence[RetrievalHit], query_terms: C
             block.append(line)
             mark = _BLOCK_ID.search(line)
             if mark is not None:
-                held = len(wanted.intersection(terms(" ".join(block)[: -len(mark.group(0))])))
+                said = " ".join(block)[: -len(mark.group(0))]
+                held = _weight(said, wanted, answering) if answering is None or answering(said) else 0
                 if held > found:
                     best, found = mark.group(1), held
                 block = []
         if best:
             _cite(memory, hit, "^" + best)
-        elif hit.anchor.startswith("#") and (inner := inner_heading(hit.content, wanted)) is not None:
+        elif hit.anchor.startswith("#") and (inner := inner_heading(hit.content, wanted, answering)) is not None:
             _cite(memory, hit, f"{hit.anchor}#{inner}")
 
 
@@ -139,7 +148,12 @@ def _cite(memory: MemoryView, hit: RetrievalHit, anchor: str) -> None:
     hit.wikilink = wikilink(hit.note_path, anchor)
 
 
-def inner_heading(content: str, wanted: frozenset[str]) -> str | None:
+def _weight(text: str, wanted: frozenset[str], holds: Callable[[str], bool] | None) -> int:
+    """How many of `wanted` a text holds, and one more when it holds the answer (`holds`)."""
+    return len(wanted.intersection(terms(text))) + (holds is not None and holds(text))
+
+
+def inner_heading(content: str, wanted: frozenset[str], holds: Callable[[str], bool] | None = None) -> str | None:
     """The heading inside a section's text (not its first line) whose part, up to the next
     heading, holds the most of `wanted` and more than the part before it; its name as an
     Obsidian link writes it after the section's own anchor ("#Launch day checklist#Contacts":
@@ -159,7 +173,7 @@ def inner_heading(content: str, wanted: frozenset[str]) -> str | None:
             parts[-1][1].append(line)
     if len(parts) < 2:
         return None
-    held = [len(wanted.intersection(terms("\n".join(lines)))) for _, lines in parts]
+    held = [_weight("\n".join(lines), wanted, holds) for _, lines in parts]
     best = max(range(1, len(parts)), key=lambda k: held[k])
     names = [name.casefold() for name, _ in parts[1:]]
     name = parts[best][0]

@@ -18,13 +18,22 @@ weighs). With other search words ("open tasks for the launch"), only the task le
 one of them are raised, by the same rule among themselves: the words filter the tasks, and
 their match adds to the raise as for any leaf, so a task leaf that matches them far better can
 pass the one just before it in the order.
+
+A question with a time window ("what is due this week?", "what do I need to do tomorrow?")
+asks for the tasks of that window (`of_window`): those due inside it, and those without a due
+date on a leaf dated inside it. They are gathered and raised as above, in the same order (the
+soonest due first), beside the tasks its other words match.
+
+Of the open tasks gathered for a question, only the first `TASK_CANDIDATES` in that order
+become candidates: a vault of thousands of open tasks shows its first ones, and the walk
+scores no more leaves than a search brings.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
-from typing import TYPE_CHECKING
+from datetime import date, datetime, time, timedelta
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -34,15 +43,19 @@ from vaultmind.retrieval.answer_type import OPEN_TASK
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
+    from vaultmind.retrieval.timeparse import TimeWindow
     from vaultmind.retrieval.view import MemoryView
 
 TASK_WEIGHT = 1.0
+TASK_CANDIDATES = 200  # the open tasks a question gathers: the first, in the module's order
 # a task's due date as Obsidian's Tasks plugin (📅), Dataview (`[due:: …]`) or plain text writes it
 _DUE = re.compile(r"(?:📅\ufe0f?|\bdue(?:::?|\s+on)?)\s*(\d{4})-(\d{2})-(\d{2})\b", re.I)
 
 
 def due_date(text: str) -> date | None:
     """The soonest due date written on one of the text's open tasks; None when none has one."""
+    if "📅" not in text and "due" not in text.lower():  # most tasks: no date to look for (a 10th of the time)
+        return None
     dates: list[date] = []
     for line in OPEN_TASK.finditer(text):
         for m in _DUE.finditer(line.group(0)):
@@ -53,7 +66,15 @@ def due_date(text: str) -> date | None:
     return min(dates) if dates else None
 
 
-def open_tasks(memory: MemoryView, now: datetime) -> list[str]:
+class OpenTask(NamedTuple):
+    """A leaf holding an open task: its id, the soonest due date on its open tasks, its time."""
+
+    id: str
+    due: date | None
+    ts: datetime | None
+
+
+def open_tasks(memory: MemoryView, now: datetime) -> list[OpenTask]:
     """The live leaves that hold an open task, in the module's order (`now`: the question's
     time, naive UTC)."""
     rows = memory.index.query("SELECT id, note_path, seq, ts, text FROM leaves WHERE contains(text, '[ ]')")
@@ -61,24 +82,37 @@ def open_tasks(memory: MemoryView, now: datetime) -> list[str]:
     if not rows:
         return []
     known = memory.leaves.columns([row[0] for row in rows]).known
+    held = [(path, seq, OpenTask(leaf_id, due_date(text), ts)) for (leaf_id, path, seq, ts, text), live in zip(rows, known.tolist(), strict=True) if live]
 
-    def order(row: tuple[str, str, int, datetime | None, str]) -> tuple[int, float, str, int]:
-        _, path, seq, ts, text = row
-        due = due_date(text)
-        if due is not None:
-            return (0, float(due.toordinal()), path, seq)
-        if ts is not None and ts <= now:
-            return (1, -(ts - datetime.min).total_seconds(), path, seq)
+    def order(row: tuple[str, int, OpenTask]) -> tuple[int, float, str, int]:
+        path, seq, task = row
+        if task.due is not None:
+            return (0, float(task.due.toordinal()), path, seq)
+        if task.ts is not None and task.ts <= now:
+            return (1, -(task.ts - datetime.min).total_seconds(), path, seq)
         return (2, 0.0, path, seq)
 
-    return [row[0] for row in sorted((r for r, live in zip(rows, known.tolist(), strict=True) if live), key=order)]
+    return [task for _, _, task in sorted(held, key=order)]
 
 
-def task_scores(ordered: list[str], at: Mapping[str, int], size: int, among: Collection[str] | None = None) -> npt.NDArray[np.float64]:
+def of_window(tasks: list[OpenTask], window: TimeWindow) -> list[OpenTask]:
+    """Of `tasks`, those of the window, in their order: due inside it, or, without a due date,
+    on a leaf dated inside it."""
+
+    def inside(task: OpenTask) -> bool:
+        if task.due is not None:  # the due day overlaps the window
+            day = datetime.combine(task.due, time.min)
+            return day < window.end and day + timedelta(days=1) > window.start
+        return task.ts is not None and window.contains(task.ts)
+
+    return [task for task in tasks if inside(task)]
+
+
+def task_scores(ordered: list[OpenTask], at: Mapping[str, int], size: int, among: Collection[str] | None = None) -> npt.NDArray[np.float64]:
     """What each of walk's `size` leaves adds for being an open task: `TASK_WEIGHT` × (1 + its
     place in `ordered` from the end, over their number), of the leaves of `ordered` that are
     `among` (None: all of them); 0 for any other."""
-    raised = [leaf_id for leaf_id in ordered if leaf_id in at and (among is None or leaf_id in among)]
+    raised = [task.id for task in ordered if task.id in at and (among is None or task.id in among)]
     added = np.zeros(size)
     for k, leaf_id in enumerate(raised):
         added[at[leaf_id]] = TASK_WEIGHT * (1.0 + (len(raised) - k) / len(raised))

@@ -32,6 +32,7 @@ from vaultmind.retrieval.answer_type import (
     answer_kind,
     asks_narrowly,
     kind_terms,
+    plain_answer,
 )
 from vaultmind.retrieval.asked_window import (
     asks_of_plans,
@@ -102,7 +103,7 @@ from vaultmind.retrieval.signals import (
     without_common,
 )
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
-from vaultmind.retrieval.tasks import open_tasks, task_scores
+from vaultmind.retrieval.tasks import TASK_CANDIDATES, of_window, open_tasks, task_scores
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
@@ -238,6 +239,8 @@ def walk(
     # "what are my open tasks?": the vault's open tasks, in their order (`retrieval/tasks.py`)
     tasks = open_tasks(memory, now) if kind == "task" else []
     only_tasks = bool(tasks) and asking_only and window is None
+    # "what is due this week?": the tasks due inside the window, or written in it (`tasks.of_window`)
+    timely = {task.id for task in of_window(tasks, window)[:TASK_CANDIDATES]} if tasks and window is not None else set()
     # "ice cream" is held by "icecream" too; "who owns…" by "Owner:"
     joined = merged(joined_words(memory.leaves, question, content_terms), agent_nouns(memory.leaves, question, content_terms))
     searched = content_terms if not (only_window or only_entity) else []
@@ -262,7 +265,8 @@ def walk(
     entity_leaves, pair_leaves, graph_weights, own_notes = entity_signals(memory, [e for e, _ in qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
     if only_tasks:
-        candidates |= set(tasks)
+        candidates |= {task.id for task in tasks[:TASK_CANDIDATES]}
+    candidates |= timely
     if only_names:  # "what did Whitfield say?": their messages, which seldom hold their own name
         written_by = sorted(name for name in memory.leaves.authors() if person_terms(name) & authors)
         candidates |= set(memory.leaves.by_authors(written_by, CANDIDATES))
@@ -340,7 +344,8 @@ def walk(
     if asked_who is not None and not own_notes.get(asked_who):  # "who is Helen?" of no note of hers
         identity = np.maximum(identity, introducing(memory, asked_who, qents, entity_leaves, at, cols))
     scores += identity
-    tasked = task_scores(tasks, at, len(ids), None if only_tasks else {i for i, _ in lexical})  # "open tasks for the launch": the words filter them
+    # "open tasks for the launch": the words filter them; a window adds its own
+    tasked = task_scores(tasks, at, len(ids), None if only_tasks else {i for i, _ in lexical} | timely)
     scores += tasked
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
@@ -451,7 +456,7 @@ def walk(
         )
         ranked.append((leaf_id, score, breakdown))
     hits = leaf_hits(memory, ranked, rows)
-    cite_blocks(memory, hits, content_terms)
+    cite_blocks(memory, hits, content_terms, plain_answer(kind))
     query_info: dict[str, Any] = {
         "terms": sorted(set(qterms)),
         "content_terms": sorted(set(content_terms)),
