@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import Literal
 
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.requests import asks, may_ask
 
 # Words that ask rather than name what is asked about ("how much…", "what happened…", "tell me
 # about…"): they ground no question (evidence), one the memory never says is not news, and a
@@ -119,7 +120,6 @@ _PLACE_NAME = re.compile(r"[A-Z][\w'’-]")  # where the name of a `_PLACE` matc
 # named as an object ("I booked Golden Lantern").
 _TWO_NAMES = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z'’-]+ [A-Z][a-z'’-]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;؟])\s+|(?<=[。！？])")  # CJK sentences end without a space
-_QUESTION_MARKS = ("?", "？", "؟")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _NOTE_LINE = re.compile(r"^\s*\[[^\]\n]*\]\s*$", re.M)  # "[image: …]", "[attachment: …]"
 _NUMBER_WORDS = (
@@ -496,21 +496,21 @@ def message_sentences(text: str) -> list[str]:
 
 @lru_cache(maxsize=16_384)
 def asking(text: str) -> Asking | None:
-    """"only" when every sentence of `text` (of four words or more) is a question, "last" when
-    its last sentence is one, None for a statement. Lines that are only a bracketed note (an
+    """"only" when every sentence of `text` (of four words or more) asks (a question or a
+    request: `requests.asks`), "last" when its last sentence does, None for a statement. Lines that are only a bracketed note (an
     attachment, an image's caption) are not sentences of the message."""
-    if not any(mark in text for mark in _QUESTION_MARKS):  # most messages: no sentence to split
+    if not may_ask(text):  # most messages: no sentence to split
         return None
     sentences = message_sentences(text)
-    if not sentences or not sentences[-1].endswith(_QUESTION_MARKS):
+    if not sentences or not asks(sentences[-1]):
         return None
-    if all(s.endswith(_QUESTION_MARKS) or not _says_something(s) for s in sentences):
+    if all(asks(s) or not _says_something(s) for s in sentences):
         return "only"
     return "last"
 
 
 def asks_about(text: str, query_terms: frozenset[str]) -> bool:
-    """Whether the terms of `query_terms` that `text` holds are all in its questions and none in
+    """Whether the terms of `query_terms` that `text` holds are all in what it asks and none in
     what it states: "Love seeing your dedication! Any activities you're looking forward to?"
     asks about activities and tells none. A line that is only a bracketed note (an image's
     caption) counts as stated."""
@@ -520,10 +520,10 @@ def asks_about(text: str, query_terms: frozenset[str]) -> bool:
 
 @lru_cache(maxsize=16_384)
 def _asked_and_stated(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The terms of `text`'s questions, and those of the rest (its statements and notes)."""
+    """The terms of what `text` asks (`requests.asks`), and those of the rest (its statements)."""
     sentences = message_sentences(text)
-    asked = terms(" ".join(s for s in sentences if s.endswith(_QUESTION_MARKS)))
-    stated = terms(" ".join([*(s for s in sentences if not s.endswith(_QUESTION_MARKS)), *_NOTE_LINE.findall(text)]))
+    asked = terms(" ".join(s for s in sentences if asks(s)))
+    stated = terms(" ".join([*(s for s in sentences if not asks(s)), *_NOTE_LINE.findall(text)]))
     return frozenset(asked), frozenset(stated)
 
 

@@ -28,8 +28,9 @@ author's own life (where they stand in the formula: docs/ranking.md):
             the question's terms only in what it asks ("Love seeing your dedication! Any
             activities you're looking forward to?" for "what activities does Mel enjoy?"), and
             `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
-            strongest leaves (`answer_type.asking`): a question matches a question's words but
-            holds no answer (the message after it, which earns its context, does); else 1.
+            strongest leaves (`answer_type.asking`; a first-person wish to be told or advised,
+            "I'm always up for some book recommendations", asks too: `retrieval/requests.py`):
+            a question matches a question's words but holds no answer (the message after it, which earns its context, does); else 1.
    negated = `NEGATED` for one of the `ASKING_TOP` strongest leaves that says a word of the
             question is not done ("OK, let's not decide in chat" for "when did we decide to
             move the launch?": put off, no answer; `answer_type.negated_terms`), unless the
