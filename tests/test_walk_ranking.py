@@ -135,7 +135,7 @@ def test_a_message_that_asks_about_the_questions_words_tells_nothing_of_them(vau
 
 def test_asks_about_reads_what_a_message_asks_apart_from_what_it_states() -> None:
     from vaultmind.index.lexical import terms
-    from vaultmind.retrieval.answer_type import asks_about
+    from vaultmind.retrieval.asking import asks_about
 
     wanted = frozenset(terms("activities enjoy"))
     assert asks_about("Love seeing your dedication. Any fun activities you enjoy?", wanted)
@@ -220,8 +220,7 @@ def test_a_message_that_wishes_for_recommendations_asks_for_them(vault: Path) ->
 
 
 def test_a_request_is_a_wish_to_be_told_or_advised_by_the_listener() -> None:
-    from vaultmind.retrieval.answer_type import asking
-    from vaultmind.retrieval.requests import requests
+    from vaultmind.retrieval.asking import asking, requests
 
     assert requests("I'm always up for some new book recommendations.")
     assert requests("I could use some tips!")
