@@ -594,7 +594,8 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     """A folder of Markdown documents that link each other (`[[Note A]]`, `[[Note A#Heading]]`,
     `![[Note A]]`) keeps its links working in Obsidian, which finds a link by file name only:
     each new note is named after its file as written (made safe), not the slug of its title.
-    Re-ingesting is a no-op; a note written under its slug before keeps its place and name."""
+    Re-ingesting is a no-op; a note written under its slug before takes its file's name (no
+    second copy), when nothing links to it by the old one."""
     docs = tmp_path / "My Notes"
     put(docs / "Note A.md", "# Something else\n\n## Heading\n\nThe heron nests by the lake.\n")
     put(docs / "Index.md", "See [[Note A]], [[Note A#Heading]] and [[Plan- Q3]].\n\n![[Note A]]\n")
@@ -614,16 +615,48 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     assert again.written == [] and sorted(again.unchanged) == sorted(first.written)
     assert {p: (vault / p).read_bytes() for p in first.written} == snapshot
 
-    # a note written under the slug of its title keeps it: found again by its id, not doubled
+    # a note written under the slug of its title is found again by its id, not doubled, and
+    # takes its file's name, its bytes as they were
     old = tmp_path / "old"
     put(old / "Note B.md", "# Note B\n\nFirst draft.\n")
     [doc] = parse_document_paths([old])
     written = write_documents(vault, [replace(doc, name=None)]).written  # as written before
     assert written == ["sources/document/files/old/note-b.md"]
-    assert write_documents(vault, parse_document_paths([old])).unchanged == written
+    before = (vault / written[0]).read_bytes()
+    renamed = write_documents(vault, parse_document_paths([old]))
+    named = "sources/document/files/old/Note B.md"
+    assert (renamed.renamed, renamed.written, renamed.documents_replaced) == ([(written[0], named)], [named], 0)
+    assert (vault / named).read_bytes() == before
+    assert write_documents(vault, parse_document_paths([old])).unchanged == [named]
     put(old / "Note B.md", "# Note B\n\nSecond draft.\n")
-    assert write_documents(vault, parse_document_paths([old])).written == written
-    assert sorted(p.name for p in (vault / "sources/document/files/old").iterdir()) == ["note-b.md"]
+    assert write_documents(vault, parse_document_paths([old])).written == [named]
+    assert sorted(p.name for p in (vault / "sources/document/files/old").iterdir()) == ["Note B.md"]
+
+
+def test_a_note_named_by_an_earlier_version_keeps_its_name_when_renaming_is_not_safe(tmp_path: Path, vault: Path) -> None:
+    """Of the notes an earlier version named by the slug of their title, one a note of the vault
+    links to by that name (`[[note-c]]`), one you edited, and one you renamed keep their names:
+    a rename outside Obsidian would break the link, and the others are yours. The one nothing
+    links to takes its file's name, in the same ingest as it gains a new version."""
+    docs = tmp_path / "old"
+    for name in ("Note B", "Note C", "Note D", "Note E"):
+        put(docs / f"{name}.md", f"# {name}\n\nFirst draft.\n")
+    folder = vault / "sources/document/files/old"
+    write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths([docs])])  # as written before
+    put(vault / "Journal.md", "Read [[note-c|the C draft]] today.\n")
+    edited = folder / "note-d.md"
+    edited.write_text(edited.read_text(encoding="utf-8") + "My own line.\n", encoding="utf-8")
+    (folder / "note-e.md").rename(folder / "E, my name.md")
+    user_notes = {p: (vault / p).read_bytes() for p in ("Journal.md", f"{folder.relative_to(vault)}/note-d.md")}
+    put(docs / "Note B.md", "# Note B\n\nSecond draft.\n")
+    report = write_documents(vault, parse_document_paths([docs]))
+    base = "sources/document/files/old"
+    assert report.renamed == [(f"{base}/note-b.md", f"{base}/Note B.md")] and report.documents_replaced == 1
+    assert "Second draft." in (folder / "Note B.md").read_text(encoding="utf-8")
+    assert sorted(p.name for p in folder.iterdir()) == ["E, my name.md", "Note B.md", "note-c.md", "note-d.md"]
+    assert {p: (vault / p).read_bytes() for p in user_notes} == user_notes
+    again = write_documents(vault, parse_document_paths([docs]))
+    assert (again.renamed, again.written) == ([], [])
 
 
 def test_warnings_about_an_unchanged_document_are_not_said_again(tmp_path: Path, vault: Path) -> None:

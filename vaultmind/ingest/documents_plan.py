@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from vaultmind.errors import VaultmindError
+from vaultmind.ingest.document_names import renamed_to_file_name
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.held import GENERATED_KEYS, Existing, carries, notes_below
 from vaultmind.ingest.model import DocumentInput
@@ -116,12 +117,24 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
 
     if target is not None:
         plan.claimed.add(target.path)
+        # named by an earlier vaultmind after its title's slug: its file's name, when safe
+        dest = renamed_to_file_name(plan, target, folder, _note_name(doc, title)) if doc.name else None
+        if dest is not None:
+            plan.claimed.add(dest)
+            plan.folded.add(dest.casefold())
+
+        def rewrite(data: bytes, replaced: int = 0) -> Write:
+            moved_from = None if dest is None else target.path
+            return Write(dest or target.path, data, target.raw, replaced=replaced, moved_from=moved_from)
+
         if same_as(target, target.body_hash):
             if _new_place(target, doc.source_ref):  # moved (or written before its file was recorded): the file's new place, same version
                 version = _int(target.data.get("version"), 1)
                 start, end = _opt_str(target.data.get("time_start")), _opt_str(target.data.get("time_end"))
                 data = _render_document(doc, version, start or modified, end or modified)
-                plan.writes.append(Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw))
+                plan.writes.append(rewrite(with_user_keys(data, target.raw, GENERATED_KEYS)))
+            elif dest is not None:  # the same bytes under its new name
+                plan.writes.append(rewrite(target.raw))
             else:
                 report.unchanged.append(target.path)
             return
@@ -130,7 +143,7 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
         data = _render_document(
             doc, latest + 1, time_start, modified or _opt_str(target.data.get("time_end"))
         )
-        plan.writes.append(Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, replaced=1))
+        plan.writes.append(rewrite(with_user_keys(data, target.raw, GENERATED_KEYS), replaced=1))
         return
     if any(same_as(note, str(note.data.get("vaultmind_body_sha256") or "")) for note in user_edited):
         return  # the user edited vaultmind's version of this very content: nothing new

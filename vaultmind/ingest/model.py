@@ -117,3 +117,4 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     dated: list[DatedOtherwise] = field(default_factory=list)  # emails without a usable Date header, as parsed
     said_before: set[str] = field(default_factory=set)  # warnings about documents already ingested and unchanged
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (from, to): notes given their file's name

@@ -69,12 +69,17 @@ def _execute(plan: Plan) -> IngestReport:
         full = plan.vault / item.path
         try:
             make_folders(full.parent)
-            if item.expect is not None:
-                try:
-                    current = full.read_bytes()
-                except FileNotFoundError:
-                    current = None
-                if current != item.expect:
+            if item.moved_from is not None:
+                if not _still(plan.vault / item.moved_from, item.expect):
+                    report.warnings.append(
+                        f"{item.moved_from}: changed on disk during the ingest; left alone (run the ingest again)"
+                    )
+                    continue
+                write_atomic(full, item.data, overwrite=False)
+                (plan.vault / item.moved_from).unlink()
+                report.renamed.append((item.moved_from, item.path))
+            elif item.expect is not None:
+                if not _still(full, item.expect):
                     report.warnings.append(
                         f"{item.path}: changed on disk during the ingest; left alone (run the ingest again)"
                     )
@@ -99,6 +104,14 @@ def _execute(plan: Plan) -> IngestReport:
         report.documents_replaced += item.replaced
     report.unchanged.sort()
     return report
+
+
+def _still(full: Path, expect: bytes | None) -> bool:
+    """Whether the file holds the bytes the plan read (`expect`): no one changed it since."""
+    try:
+        return full.read_bytes() == expect
+    except FileNotFoundError:
+        return False
 
 
 def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC) -> IngestReport:
