@@ -12,6 +12,8 @@ from vaultmind.errors import IngestError
 from vaultmind.ingest.document import parse_document_paths, parse_document_paths_with_report
 from vaultmind.ingest.html import html_document, html_to_text
 from vaultmind.ingest.writer import write_documents
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.obsidian import parse_obsidian
 from vaultmind.memory import Memory
 
 
@@ -603,7 +605,7 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     put(docs / "Café [draft].txt", "Au lait.\n")
     put(docs / "CON.md", "Reserved on Windows.\n")  # named by its slug
     first = write_documents(vault, parse_document_paths([docs]))
-    folder = "sources/document/files/my-notes"
+    folder = "sources/document/files/My Notes"
     assert sorted(first.written) == [f"{folder}/{name}.md" for name in ("Café -draft", "Index", "Note A", "Plan- Q3", "con")]
     names = {Path(p).stem.casefold() for p in first.written}
     index = (vault / folder / "Index.md").read_text(encoding="utf-8")
@@ -631,6 +633,41 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     put(old / "Note B.md", "# Note B\n\nSecond draft.\n")
     assert write_documents(vault, parse_document_paths([old])).written == [named]
     assert sorted(p.name for p in (vault / "sources/document/files/old").iterdir()) == ["Note B.md"]
+
+
+def test_links_by_path_between_documents_resolve_as_obsidian_resolves_them(tmp_path: Path, vault: Path) -> None:
+    """A link by path (`[[Meeting Notes/Note C]]`, Obsidian's form when two notes share a name,
+    or a Markdown link `[c](Meeting%20Notes/Note%20C.md)`) finds its note by the end of its path:
+    the folders of the notes are the documents' folders as written, not slugs (`meeting-notes/`
+    found no `Meeting Notes/Note C`). Folders that differ from their slug in case only stay as
+    earlier versions wrote them. Notes written into the slug folders before move to the
+    folders as written when nothing would lose them; a link to the old path keeps its note."""
+    docs = tmp_path / "Team Wiki"
+    put(docs / "Index.md", "See [[Meeting Notes/Note C]], [c](Meeting%20Notes/Note%20C.md) and [[archive/Note C]].\n")
+    put(docs / "Meeting Notes/Note C.md", "# Note C\n\nThe standup moved to ten.\n")
+    put(docs / "Archive/Note C.md", "# Note C\n\nThe standup was at nine.\n")
+    put(docs / "Meeting Notes/Note D.md", "# Note D\n\nRetro on Friday.\n")
+    docs_read = parse_document_paths([docs])
+    old = write_documents(vault, [replace(doc, name=None, folders=()) for doc in docs_read])  # as written before
+    base = "sources/document/files/team-wiki"
+    assert sorted(old.written) == [f"{base}/{p}.md" for p in ("archive/note-c", "index", "meeting-notes/note-c", "meeting-notes/note-d")]
+    put(vault / "Journal.md", "Read [[meeting-notes/note-d]] today.\n")
+    again = write_documents(vault, parse_document_paths([docs]))
+    new = "sources/document/files/Team Wiki"
+    assert sorted(again.renamed) == [
+        (f"{base}/archive/note-c.md", f"{new}/archive/Note C.md"),
+        (f"{base}/index.md", f"{new}/Index.md"),
+        (f"{base}/meeting-notes/note-c.md", f"{new}/Meeting Notes/Note C.md"),
+    ], "note-d is linked by its old path: it stays"
+    assert (vault / base / "meeting-notes/note-d.md").is_file() and again.documents_replaced == 0
+    assert not (vault / base / "archive").exists(), "a folder its notes left is removed"
+    stems = [p.relative_to(vault).as_posix()[:-3].casefold() for p in vault.rglob("*.md")]
+    index = (vault / new / "Index.md").read_text(encoding="utf-8")
+    links = [link.target for link in parse_obsidian(split_frontmatter(index).body).links]
+    assert links == ["Meeting Notes/Note C", "Meeting Notes/Note C.md", "archive/Note C"]
+    found = [[s for s in stems if s.endswith("/" + t.removesuffix(".md").casefold())] for t in links]
+    assert found == [[f"{new}/meeting notes/note c".casefold()]] * 2 + [[f"{new}/archive/note c".casefold()]]
+    assert write_documents(vault, parse_document_paths([docs])).written == []
 
 
 def test_a_note_named_by_an_earlier_version_keeps_its_name_when_renaming_is_not_safe(tmp_path: Path, vault: Path) -> None:

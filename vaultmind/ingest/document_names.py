@@ -1,11 +1,14 @@
-"""A document note named as an earlier vaultmind named it, by the slug of its title (`note-a.md`
-for `Note A.md`), takes its file's name when its document is ingested again, so that the links
-between documents (`[[Note A]]`) find it in Obsidian, which resolves them by file name only.
+"""A document note placed as an earlier vaultmind placed it — named by the slug of its title
+(`note-a.md` for `Note A.md`), in the slugs of its folders (`meeting-notes/` for `Meeting
+Notes/`) — takes its file's name and folders when its document is ingested again, so that the
+links between documents (`[[Note A]]`, `[[Meeting Notes/Note A]]`) find it in Obsidian, which
+resolves a link by file name, or by the end of its path, only.
 
-It is renamed only when that is safe: the note is vaultmind's as written (not edited), in its
-scope's folder under the name vaultmind gave it (a name you gave it in Obsidian stays), the new
-name is free, and no note of the vault links to the old name (`[[note-a]]`, typed in Obsidian or
-written by a summary: a rename outside Obsidian would break it). Otherwise it keeps its name."""
+It moves only when that is safe: the note is vaultmind's as written (not edited), where an
+earlier vaultmind put it, under the name it gave it (a name or folder you gave it in Obsidian
+stays), the new place is free, and no link of the vault that finds it now would lose it
+(`[[note-a]]`, typed in Obsidian or written by a summary: a rename outside Obsidian breaks it;
+`[[Note A]]` finds it in either folder). Otherwise it stays where it is."""
 
 from __future__ import annotations
 
@@ -23,21 +26,33 @@ from vaultmind.vault.scan import walk_folders
 _NUMBERED_RE = re.compile(r"-\d+")
 
 
-def renamed_to_file_name(plan: Plan, note: Existing, folder: str, stem: str) -> str | None:
-    """The path `note` moves to, `<folder>/<stem>.md`, when it carries the name an earlier
-    vaultmind gave it and can be renamed safely (see the module doc); else None."""
-    path = f"{folder}/{stem}.md"
+def renamed_to_file_name(plan: Plan, note: Existing, earlier_folder: str, path: str) -> str | None:
+    """`path`, where `note`, placed in `earlier_folder` by an earlier vaultmind, moves when that
+    is safe (see the module doc); None when it stays."""
     old_folder, _, old_name = note.path.rpartition("/")
-    old_stem = old_name[: -len(".md")]
-    if old_folder != folder or old_stem == stem or path.casefold() == note.path.casefold():
+    folder, _, name = path.rpartition("/")
+    old_stem, stem = old_name[: -len(".md")], name[: -len(".md")]
+    if path.casefold() == note.path.casefold() or old_folder not in (earlier_folder, folder):
         return None
-    if not (note.owned and carries(note)) or not _slug_named(old_stem, str(note.data.get("title") or "")):
+    if old_stem != stem and not _slug_named(old_stem, str(note.data.get("title") or "")):
+        return None
+    if not (note.owned and carries(note)):
         return None
     if path in plan.claimed or path.casefold() in plan.folded or plan.existing(path) is not None:
         return None
-    if old_stem.casefold() in linked_names(plan):
+    before, after = note.path[: -len(".md")].casefold(), path[: -len(".md")].casefold()
+    if any(_finds(target, before) and not _finds(target, after) for target in linked(plan).get(old_stem.casefold(), ())):
         return None
     return path
+
+
+def _finds(target: str, stem_path: str) -> bool:
+    """Whether a link to `target` finds the note at `stem_path` (both case folded, without `.md`),
+    as Obsidian resolves a link: by the whole path, or by its end."""
+    target = target.lstrip("/")
+    while target.startswith(("./", "../")):  # relative to the linking note: by its end, at the least
+        target = target.split("/", 1)[1]
+    return stem_path == target or stem_path.endswith("/" + target)
 
 
 def _slug_named(stem: str, title: str) -> bool:
@@ -47,20 +62,20 @@ def _slug_named(stem: str, title: str) -> bool:
     return stem == slug or (stem.startswith(slug) and _NUMBERED_RE.fullmatch(stem[len(slug) :]) is not None)
 
 
-def linked_names(plan: Plan) -> frozenset[str]:
-    """The names (the last part of the path, without `.md`, case folded) every link of every
-    note of the vault targets, hidden folders (`.obsidian`, `.vaultmind`, `.trash`) aside; read
-    once per ingest, and only when a note may be renamed."""
-    if plan.link_names is None:
-        names: set[str] = set()
+def linked(plan: Plan) -> dict[str, set[str]]:
+    """The targets of every link of every note of the vault (case folded, without `.md`), by the
+    name they end with, hidden folders (`.obsidian`, `.vaultmind`, `.trash`) aside; read once
+    per ingest, and only when a note may move."""
+    if plan.link_targets is None:
+        plan.link_targets = {}
         for folder, files in walk_folders(plan.vault):
             if any(part.startswith(".") for part in Path(folder).relative_to(plan.vault).parts):
                 continue
             for name in files:
                 if name.endswith(".md") and not name.startswith("."):
-                    names.update(_targets(Path(folder) / name))
-        plan.link_names = frozenset(names)
-    return plan.link_names
+                    for target in _targets(Path(folder) / name):
+                        plan.link_targets.setdefault(target.rsplit("/", 1)[-1], set()).add(target)
+    return plan.link_targets
 
 
 def _targets(path: Path) -> set[str]:
@@ -73,9 +88,9 @@ def _targets(path: Path) -> set[str]:
     fm = split_frontmatter(text)
     out = set()
     for link in parse_obsidian(fm.body, fm.data).links:
-        name = link.target.replace("\\", "/").rsplit("/", 1)[-1]
-        if name.lower().endswith(".md"):
-            name = name[: -len(".md")]
-        if name:
-            out.add(name.casefold())
+        target = link.target.replace("\\", "/").strip()
+        if target.lower().endswith(".md"):
+            target = target[: -len(".md")]
+        if target:
+            out.add(target.casefold())
     return out

@@ -50,7 +50,7 @@ class Plan:
     moved_out: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed_outside`
     sources: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # `source_folders`
     all_documents: list[Existing] | None = None  # `documents_plan._all_doc_notes`
-    link_names: frozenset[str] | None = None  # `document_names.linked_names`
+    link_targets: dict[str, set[str]] | None = None  # `document_names.linked`
     listed: dict[str, list[str]] = field(default_factory=dict)  # `listing`
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
     # the new document notes' paths in lower case: `Note.md` and `note.md` are one file on macOS and Windows
