@@ -29,6 +29,8 @@ def _shared(*, caption: bool) -> list[dict[str, Any]]:
          "reactions": [{"reaction": "\u00e2\u009d\u00a4", "actor": "Ann"}]},
         {"sender_name": "Bob", "timestamp_ms": 1709546400000, "share": {"share_text": "Story: hiking the Alps"} if caption else {}},
         {"sender_name": "Ann", "timestamp_ms": 1709546300000, "content": "send me that reel"},
+        {"sender_name": "Ann", "timestamp_ms": 1709546200000, "content": "https://example.com/a",
+         "share": {"link": "https://example.com/a", "share_text": "https://example.com/a"}},
     ]
 
 
@@ -39,11 +41,12 @@ def test_a_shared_reel_keeps_its_caption_as_the_message_text(tmp_path: Path, vau
     out of the text."""
     export = write(tmp_path / "messages/inbox/bob_42", "message_1.json", _thread(_shared(caption=True)))
     report = ingest_paths("chat", [export], vault)
-    assert (report.messages_added, report.warnings) == (3, [])
+    assert (report.messages_added, report.warnings) == (4, [])
     note = (vault / "sources/chat/instagram/bob_42/2024-03-04.md").read_text(encoding="utf-8")
     assert f"> Bob sent an attachment.\n> [shared: {REEL}]\n> natgeo: Snow leopards in Ladakh ❄\n> filmed at dawn\n" in note
     assert "> Story: hiking the Alps\n" in note
     assert "❤" not in note
+    assert "> https://example.com/a\n> [shared: https://example.com/a]\n> %%" in note, "a caption that is the text is not said twice"
 
 
 def test_notes_written_without_captions_keep_their_messages_known(tmp_path: Path, vault: Path) -> None:
@@ -52,11 +55,11 @@ def test_notes_written_without_captions_keep_their_messages_known(tmp_path: Path
     warns of no different text; the message without a text before, a shared story's caption,
     joins the note."""
     before = write(tmp_path / "old/messages/inbox/bob_42", "message_1.json", _thread(_shared(caption=False)))
-    assert ingest_paths("chat", [before], vault).messages_added == 2
+    assert ingest_paths("chat", [before], vault).messages_added == 3
     settled = snapshot_files(vault)
     export = write(tmp_path / "new/messages/inbox/bob_42", "message_1.json", _thread(_shared(caption=True)))
     report = ingest_paths("chat", [export], vault)
-    assert (report.messages_added, report.messages_known, report.warnings) == (1, 2, [])
+    assert (report.messages_added, report.messages_known, report.warnings) == (1, 3, [])
     note = (vault / "sources/chat/instagram/bob_42/2024-03-04.md").read_text(encoding="utf-8")
     assert note.count(f"[shared: {REEL}]") == 1 and "Story: hiking the Alps" in note
     assert [k for k in snapshot_files(vault) if k.startswith("sources/")] == [k for k in settled if k.startswith("sources/")]

@@ -78,7 +78,7 @@ def _message(
     lines = [text] if (text := _fixed(as_str(item.get("content")) or "")).strip() else []
     lines += _media(item)
     before = "\n".join(lines)
-    body = "\n".join([*lines, *_caption(item)])
+    body = "\n".join([*lines, *_caption(item, text)])
     if not body.strip():
         return None
     message_id = ids(author, timestamp, before if before.strip() else body)  # (the id an earlier vaultmind gave it)
@@ -113,12 +113,13 @@ def _media(item: dict[str, Any]) -> list[str]:
     return out
 
 
-def _caption(item: dict[str, Any]) -> list[str]:
+def _caption(item: dict[str, Any], text: str) -> list[str]:
     """The caption of a shared post or reel (`share.share_text`), after its owner's name when
-    the export gives it (`natgeo: …`); none when there is no caption."""
+    the export gives it (`natgeo: …`); none when there is no caption, or it is the message's
+    `text` already."""
     share = item.get("share")
     caption = _fixed(as_str(share.get("share_text")) or "").strip() if isinstance(share, dict) else ""
-    if not caption:
+    if not caption or caption == text.strip():
         return []
     owner = _fixed(as_str(share.get("original_content_owner")) or "").strip() if isinstance(share, dict) else ""
     return [f"{owner}: {caption}" if owner else caption]
