@@ -18,8 +18,7 @@ from pathlib import Path
 from vaultmind.ingest.held import Existing, carries
 from vaultmind.ingest.names import slugify
 from vaultmind.ingest.plan import Plan
-from vaultmind.markdown.frontmatter import split_frontmatter
-from vaultmind.markdown.obsidian import parse_obsidian
+from vaultmind.markdown.obsidian import raw_link_targets
 from vaultmind.vault.encoding import decode_text
 from vaultmind.vault.scan import walk_folders
 
@@ -79,16 +78,19 @@ def linked(plan: Plan) -> dict[str, set[str]]:
 
 
 def _targets(path: Path) -> set[str]:
+    """The targets of the links of the note at `path` (`raw_link_targets`: one in a code block
+    counts too, and so keeps a note where it is), case folded, without `.md`."""
     try:
-        text = decode_text(path.read_bytes(), fallback="cp1252").text
+        data = path.read_bytes()
     except OSError:
         return set()
-    if not text or ("[[" not in text and "](" not in text):
-        return set()
-    fm = split_frontmatter(text)
+    try:
+        text: str | None = data.decode("utf-8")
+    except UnicodeDecodeError:  # (UTF-16 re-saved, a legacy code page: `vault.encoding`)
+        text = decode_text(data, fallback="cp1252").text
     out = set()
-    for link in parse_obsidian(fm.body, fm.data).links:
-        target = link.target.replace("\\", "/").strip()
+    for raw in raw_link_targets(text or ""):
+        target = raw.replace("\\", "/").strip()
         if target.lower().endswith(".md"):
             target = target[: -len(".md")]
         if target:
