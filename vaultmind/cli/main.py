@@ -23,6 +23,7 @@ from vaultmind.cli.bench import add_bench_parser
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
+from vaultmind.cli.unknown_args import mark_commands, refuse_unknown
 from vaultmind.errors import VaultmindError, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 
@@ -54,7 +55,9 @@ INTERRUPTED = (
 def main(argv: Sequence[str] | None = None) -> int:
     limit_heap_arenas()  # before any thread: a long-running command keeps less freed memory
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        refuse_unknown(args, extra, parser)
     debug = bool(getattr(args, "debug", False) or os.environ.get("VAULTMIND_DEBUG"))
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
@@ -156,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(module_name)
         module.add_parser(sub)
     describe_commands(parser)
+    mark_commands(parser)
     return parser
 
 
