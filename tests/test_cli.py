@@ -408,7 +408,7 @@ def test_unknown_setting_is_an_error_that_names_the_file(tmp_path: Path) -> None
         ('[trees]\nsummarizer = "gpt"\n', "unknown summarizer 'gpt'"),
         ("[trees]\nflush_after_hours = 100000000.0\n", "[trees] flush_after_hours = 100000000.0 is out of range"),
         ("[queue]\nworkers = 0\n", "[queue] workers = 0"),
-        ("[nosuch]\nx = 1\n", "unknown setting [nosuch] x"),
+        ("[nosuch]\nx = 1\n", "unknown section [nosuch]"),
     ],
 )
 def test_a_bad_setting_stops_every_command_when_the_config_is_read(

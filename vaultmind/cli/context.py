@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.output import Progress
-from vaultmind.errors import UsageError
+from vaultmind.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from vaultmind.client import DaemonClient
@@ -63,10 +63,18 @@ def _env_hint(named: str, hint: str) -> str:
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    from vaultmind.config import load_config
+    from vaultmind.config import CONFIG_RELPATH, load_config
+    from vaultmind.embed.providers import check_provider
 
     config = load_config(resolve_vault(args.vault))
-    check_feature_settings(config)
+    try:
+        check_feature_settings(config)
+        if not os.environ.get("VAULTMIND_EMBED_PROVIDER"):  # else the file did not name it
+            check_provider(config.embed_provider)
+    except ConfigError as exc:  # the feature modules know the file only by its place in a vault
+        if exc.path is None or not Path(exc.path).is_absolute():
+            exc.path = str(config.vault / CONFIG_RELPATH)
+        raise
     return config
 
 
