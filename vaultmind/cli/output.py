@@ -127,10 +127,10 @@ def print_stats(result: dict[str, Any], verb: str) -> None:
     if enriched.get("ner_deferred"):
         print(f"  {enriched['ner_deferred']:,} texts wait for entity recognition: {enriched['hint']}")
     elif enriched.get("entity_notes"):
-        print(f"  {len(enriched['entity_notes'])} entity note(s) written under entities/")
+        print(f"  {counted(len(enriched['entity_notes']), 'entity note')} written under entities/")
     problems = result.get("problems") or []
     if problems:
-        print(f"  {len(problems)} file(s) skipped or with warnings — see `vaultmind status`")
+        print(f"  {counted(len(problems), 'file')} skipped or with warnings — see `vaultmind status`")
 
 
 def print_status(status: dict[str, Any]) -> None:
@@ -170,7 +170,7 @@ def print_status(status: dict[str, Any]) -> None:
     problems = status.get("problems") or []
     if problems:
         kinds = Counter(p["kind"] for p in problems)
-        print(f"\n{len(problems):,} file(s) skipped or with warnings ({', '.join(f'{k} {n:,}' for k, n in sorted(kinds.items()))}):")
+        print(f"\n{counted(len(problems), 'file')} skipped or with warnings ({', '.join(f'{k} {n:,}' for k, n in sorted(kinds.items()))}):")
         for p in sorted(problems, key=lambda p: (p["kind"] in INDEXED_ANYWAY, p["path"]))[:PROBLEMS_SHOWN]:
             print(safe(f"  {p['path']}: [{p['kind']}] {p['message']}"))
         if len(problems) > PROBLEMS_SHOWN:
@@ -249,7 +249,7 @@ def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
     if report.get("ran") is not None:
         processed = report.get("processed") or {}
         parts = ", ".join(f"{k} {v}" for k, v in processed.items() if v)
-        lines.append(f"        ran {report['ran']:,} job(s){': ' + parts if parts else ''}")
+        lines.append(f"        ran {counted(report['ran'], 'job')}{': ' + parts if parts else ''}")
     for cause in report.get("causes") or []:
         when = f" (next try {cause['next_try']})" if cause.get("next_try") else ""
         lines.append(
