@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import threading
 from collections.abc import Callable
@@ -49,10 +48,9 @@ def resolve_vault(arg: Path | None) -> Path:
         hint = "pass --vault PATH or run `vaultmind init PATH`"
         raise UsageError(f"vault folder {vault}{named} {problem}", hint=_env_hint(named, hint))
     if not (vault / STATE_DIR).is_dir():  # vaultmind writes into a vault (entity notes, summaries): never unasked
-        hint = (
-            f"set it up with `vaultmind init --existing {shlex.quote(str(vault))}`, which adds vaultmind's folders and "
-            "settings and changes nothing else"
-        )
+        from vaultmind.vault.template import setup_hint
+
+        hint = setup_hint(vault)
         raise UsageError(f"{vault}{named} is not a vaultmind vault (it has no {STATE_DIR} folder)", hint=_env_hint(named, hint))
     return vault
 
