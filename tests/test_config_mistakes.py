@@ -9,7 +9,7 @@ import pytest
 
 from .conftest import run_main, write
 
-EMBEDDINGS_OFF = "[embeddings]\nprovider = \"none\"\n"
+EMBEDDINGS_OFF = '[embeddings]\nprovider = "none"\n'
 
 
 def _vault(tmp_path: Path, capsys: pytest.CaptureFixture[str], toml: str) -> Path:
@@ -29,7 +29,9 @@ def test_the_search_limit_of_the_config_is_the_number_of_hits_a_query_returns(
         code, data, err = run_main(capsys, "query", mode, "launch", "--vault", str(vault), "--json")
         assert code == 0, err
         assert len(data["hits"]) == 3 and data["total"] > 3, (mode, data["total"])
-    code, data, err = run_main(capsys, "query", "walk", "launch", "--limit", "5", "--vault", str(vault), "--json")
+    code, data, err = run_main(
+        capsys, "query", "walk", "launch", "--limit", "5", "--vault", str(vault), "--json"
+    )
     assert code == 0 and len(data["hits"]) == 5, err
 
 
@@ -40,7 +42,11 @@ def test_the_search_limit_of_the_config_is_the_number_of_hits_a_query_returns(
         ("[vaul]\n\n[vault]\nmax_file_mb = 5\n", "unknown section [vaul]", "remove it or check the spelling"),
         ("[queue]\nworkers = 0\n", "[queue] workers = 0 must be a positive integer", None),
         ("[admission]\nkeep = 2\n", "[admission] keep = 2 must be a number between 0 and 1", None),
-        ('[embeddings]\nprovider = "olama"\n', "unknown embeddings provider 'olama'", "one of: e5, ollama, static"),
+        (
+            '[embeddings]\nprovider = "olama"\n',
+            "unknown embeddings provider 'olama'",
+            "one of: e5, ollama, static",
+        ),
     ],
 )
 def test_a_bad_setting_is_said_with_the_full_path_of_the_file(

@@ -46,8 +46,13 @@ def test_an_index_you_may_not_write_is_named_and_left_where_it_is() -> None:
     for name in ("status", "query"):
         code, err = out[name]
         assert code == 1, err
-        assert f"vaultmind: error: {out['index']}: the index cannot be written by you (permission denied)" in err, err
-        assert "vaultmind: hint: run vaultmind as the user who owns the vault, or give yourself write access" in err
+        assert (
+            f"vaultmind: error: {out['index']}: the index cannot be written by you (permission denied)" in err
+        ), err
+        assert (
+            "vaultmind: hint: run vaultmind as the user who owns the vault, or give yourself write access"
+            in err
+        )
         assert "the index is left as it is" in err and "Traceback" not in err
     code, err = out["serve"]
     assert code == 1 and f"vaultmind: error: {out['lock']}: permission denied" in err, err

@@ -34,14 +34,18 @@ def _files_but_no_notes(folder: Path) -> None:
 @pytest.mark.parametrize(
     ("asked", "make"),
     [("status", make) for make in (_empty, _notes, _clone_holding_a_vault, _files_but_no_notes)]
-    + [("init", make) for make in (_notes, _clone_holding_a_vault, _files_but_no_notes)],  # an empty one it takes
+    + [
+        ("init", make) for make in (_notes, _clone_holding_a_vault, _files_but_no_notes)
+    ],  # an empty one it takes
 )
 def test_the_command_a_setup_hint_gives_is_accepted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], asked: str, make: Callable[[Path], None]
 ) -> None:
     folder = tmp_path / "folder"
     make(folder)
-    code, _, err = run_main(capsys, *(["status", "--vault", str(folder)] if asked == "status" else ["init", str(folder)]))
+    code, _, err = run_main(
+        capsys, *(["status", "--vault", str(folder)] if asked == "status" else ["init", str(folder)])
+    )
     assert code != 0
     (hint,) = [line for line in err.splitlines() if line.startswith("vaultmind: hint: ")]
     commands = re.findall(r"`(vaultmind init [^`]+)`", hint)
