@@ -51,3 +51,15 @@ def test_an_unknown_argument_is_said_by_its_command_with_what_was_meant(
     assert hint in err, err
     assert not (vault / ".vaultmind" / "index.duckdb").exists(), "nothing ran"
     assert snapshot_files(vault) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "usage"),
+    [(["query"], "usage: vaultmind query [-h] MODE"), (["bench"], "usage: vaultmind bench [-h] ACTION")],
+)
+def test_a_command_given_no_subcommand_shows_its_own_help(
+    capsys: pytest.CaptureFixture[str], args: list[str], usage: str
+) -> None:
+    """`vaultmind query` alone printed the list of every command, not query's modes."""
+    code, out, _ = run_main(capsys, *args)
+    assert code == 2 and out.startswith(usage), out

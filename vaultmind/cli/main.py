@@ -23,7 +23,7 @@ from vaultmind.cli.bench import add_bench_parser
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
-from vaultmind.cli.unknown_args import mark_commands, refuse_unknown
+from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
 from vaultmind.errors import VaultmindError, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 
@@ -63,8 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     handler: Handler | None = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
+    if handler is None:  # a command of subcommands (`query`, `bench`…) given none: its own help
+        getattr(args, COMMAND_PARSER, parser).print_help()
         return 2
     try:
         return handler(args)
