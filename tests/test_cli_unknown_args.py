@@ -29,6 +29,16 @@ from .conftest import run_main, snapshot_files
             'vaultmind: hint: put a question of several words in quotes: vaultmind query walk "when did we move the launch?"',
         ),
         (
+            ["query", "window", "--start", "2024-03-07", "--end", "2024-03-08"],
+            "usage: vaultmind query window [-h]",
+            "vaultmind: hint: START and END are given without flags, in this order: vaultmind query window START END",
+        ),
+        (
+            ["explain", "--leaf-id", "abcdef"],
+            "usage: vaultmind explain [-h]",
+            "vaultmind: hint: LEAF_ID is given without a flag: vaultmind explain LEAF_ID",
+        ),
+        (
             ["reindex", "--force"],
             "usage: vaultmind reindex [-h]",
             "vaultmind: hint: `vaultmind reindex --help` lists what it takes",

@@ -39,7 +39,8 @@ def refuse_unknown(args: argparse.Namespace, extra: Sequence[str], fallback: arg
 
 
 def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: Sequence[str]) -> str:
-    """The flag a misspelt one stands for, else how to pass a question of several words."""
+    """The flag a misspelt one stands for, else that an argument goes without a flag, else how
+    to pass a question of several words."""
     flags = [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
     meant = []
     for word in extra:
@@ -49,6 +50,17 @@ def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extr
                 meant.append(f"{close[0]} instead of {word.split('=', 1)[0]}")
     if meant:
         return "did you mean " + ", ".join(meant) + f"? (`{parser.prog} --help` lists its flags)"
+    positionals = [
+        a for a in parser._actions if not a.option_strings and not isinstance(a, argparse._SubParsersAction)
+    ]
+    named = {a.dest.lower() for a in positionals} | {str(a.metavar).lower() for a in positionals if a.metavar}
+    flagged = [w.lstrip("-").split("=", 1)[0].replace("-", "_") for w in extra if w.startswith("-")]
+    if any(name.lower() in named for name in flagged):  # `query window --start X --end Y`
+        names = [str(a.metavar or a.dest.upper()) for a in positionals]
+        if len(names) == 1:
+            return f"{names[0]} is given without a flag: {parser.prog} {names[0]}"
+        listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+        return f"{listed} are given without flags, in this order: {parser.prog} {' '.join(names)}"
     words = [w for w in extra if not w.startswith("-")]
     text = getattr(args, "text", None)
     if words and isinstance(text, str):
