@@ -214,6 +214,8 @@ def answer_test(
         return lambda text: states_amount(text, wanted)
     if kind == "person" and people:
         return lambda text: names_person(text, people)
+    if kind == "title" and people:
+        return lambda text: names_title(text, people)
     if kind == "quantity" and _DURATION_QUESTION.search(question):
         return names_duration
     if kind == "quantity" and _HEADCOUNT_QUESTION.search(question):
@@ -235,6 +237,15 @@ def names_person(text: str, people: frozenset[str]) -> bool:
         if found.group(0).lower() in people or before is None or before[1] not in _PLACE_WORD_SET:
             return True
     return False
+
+
+def names_title(text: str, people: frozenset[str]) -> bool:
+    """Whether `text` names a title: a quoted one, or a capitalised word inside a sentence that
+    is no word of a name of the memory's people (`people`, lower case) nor of a time ("Thanks,
+    Mel! Here's a pic from last Friday" names none: in a chat, most messages name the other)."""
+    if _QUOTED.search(text) is not None:
+        return True
+    return any((word := found.group(0).lower()) not in people and word not in _TIME_WORD_SET for found in _proper_words(text))
 
 
 def asks_narrowly(question: str) -> bool:
@@ -457,7 +468,7 @@ def asking(text: str) -> Asking | None:
     attachment, an image's caption) are not sentences of the message."""
     if not any(mark in text for mark in _QUESTION_MARKS):  # most messages: no sentence to split
         return None
-    sentences = [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
+    sentences = message_sentences(text)
     if not sentences or not sentences[-1].endswith(_QUESTION_MARKS):
         return None
     if all(s.endswith(_QUESTION_MARKS) or not _says_something(s) for s in sentences):
@@ -477,10 +488,15 @@ def asks_about(text: str, query_terms: frozenset[str]) -> bool:
 @lru_cache(maxsize=16_384)
 def _asked_and_stated(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The terms of `text`'s questions, and those of the rest (its statements and notes)."""
-    sentences = [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
+    sentences = message_sentences(text)
     asked = terms(" ".join(s for s in sentences if s.endswith(_QUESTION_MARKS)))
     stated = terms(" ".join([*(s for s in sentences if not s.endswith(_QUESTION_MARKS)), *_NOTE_LINE.findall(text)]))
     return frozenset(asked), frozenset(stated)
+
+
+def message_sentences(text: str) -> list[str]:
+    """The sentences of a message, without the lines that are only a bracketed note ("[image: …]")."""
+    return [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
 
 
 def _says_something(sentence: str) -> bool:

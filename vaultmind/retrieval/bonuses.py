@@ -100,6 +100,7 @@ from vaultmind.retrieval.answer_type import (
     puts_off,
 )
 from vaultmind.retrieval.headings import heading_shares
+from vaultmind.retrieval.occasion import asks_of_intent, names_other_ordinal, only_intends, ordinals
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
 from vaultmind.retrieval.replies import Message, answered_replies, asks_the_question
 from vaultmind.retrieval.revisions import REVISION_MARGIN
@@ -118,6 +119,7 @@ PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
 REPLY_REACH = 2 * CONTEXT_SPAN  # messages after one that asks the question where its reply is looked for
+OTHER_OCCASION = 0.7  # a message of another occurrence than the question's, or of one only intended
 OTHER_AUTHOR = 0.8  # the share of its own match kept by another's first-person message naming none of the question's entities
 
 
@@ -155,6 +157,30 @@ def scale_negated(final: dict[str, tuple[float, float]], texts: Mapping[str, str
     for leaf_id in found:
         value, factor = final[leaf_id]
         final[leaf_id] = (value * NEGATED, factor)
+    return found
+
+
+def scale_other_occasion(
+    final: dict[str, tuple[float, float]], texts: Mapping[str, str], question: str, query_terms: frozenset[str], *, past_event: bool
+) -> set[str]:
+    """Scales down by `OTHER_OCCASION` the leaves of `texts` (the strongest) that tell of another
+    occasion than the question's (`retrieval/occasion.py`): another ordinal before the words the
+    question's goes with ("my first video game tournament" for "when did Nate win his fourth
+    video game tournament?"), or, for a question of when something was done (`past_event`) and
+    of no plan, only what someone means to do in every sentence holding the question's words
+    ("We're thinking about going camping" for "when did Melanie go camping?"). Returns them."""
+    asked = ordinals(question)
+    intended = past_event and not asks_of_intent(question)
+    if not asked and not intended:
+        return set()
+    found = {
+        leaf_id
+        for leaf_id, text in texts.items()
+        if (asked and names_other_ordinal(text, asked)) or (intended and only_intends(text, query_terms))
+    }
+    for leaf_id in found:
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value * OTHER_OCCASION, factor)
     return found
 
 

@@ -54,6 +54,7 @@ from vaultmind.retrieval.bonuses import (
     raise_topic_answer,
     scale_asking,
     scale_negated,
+    scale_other_occasion,
 )
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
@@ -368,9 +369,11 @@ def walk(
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
     negated = scale_negated(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms))
+    # "when did Nate win his fourth tournament?": not "I won my first tournament", nor "thinking of going" for "when did she go?"
+    elsewhen = scale_other_occasion(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms), past_event=kind == "time" and tense == "past")
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
-    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people_words(memory) if kind == "person" else frozenset()), final, texts) if kind else set()
+    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people_words(memory) if kind in ("person", "title") else frozenset()), final, texts) if kind else set()
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
     answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
     replies = raise_replies(memory, final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
@@ -430,6 +433,7 @@ def walk(
                 "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
                 "asking": asks.get(leaf_id),
                 "negated": leaf_id in negated,  # says a word of the question is not done: × `NEGATED`
+                "other_occasion": leaf_id in elsewhen,  # of another occurrence, or one still intended: × `OTHER_OCCASION`
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "heading": round(headed.get(leaf_id, 0.0), 4),  # its headings' share of the question: + `HEADING_WEIGHT` ×
                 "time_factor": factor,
