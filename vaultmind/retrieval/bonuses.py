@@ -31,6 +31,12 @@ author's own life (where they stand in the formula: docs/ranking.md):
             question negates too ("why didn't we…?"), or asks what is still to come ("when do
             we decide…?") and the leaf puts it off to a time ("We decide at Thursday's launch
             sync": `answer_type.puts_off`, the answer); else 1 (`breakdown.negated`).
+   other_occasion = `OTHER_OCCASION` for one of the `ASKING_TOP` strongest leaves about another
+            occasion than the question's (`retrieval/occasion.py`): another ordinal before a
+            word the question's goes with ("I won my first video game tournament" for "when did
+            Nate win his fourth video game tournament?"), or, for "when did…?" asked of no plan,
+            only what someone means to do in every sentence holding the question's words
+            ("We're thinking about going camping"); else 1 (`breakdown.other_occasion`).
    heading: a section of a document or of a note of yours whose headings (its note's title,
             its heading path, the headings inside its text) include one the question names —
             every term of it, but the numbers, months and days that date it, is one of the
@@ -40,7 +46,8 @@ author's own life (where they stand in the formula: docs/ranking.md):
             question that names a speaker. BM25 weighs each leaf's length against the mean of
             its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
-   a number ("How many…"), a title ("What book…"), an email address ("What is Helen's email
+   a number ("How many…"), a title ("What book…": a quoted one, or a capitalised word that
+   is no name of the memory's people nor a time, `answer_type.names_title`), an email address ("What is Helen's email
    address?", no question of what Helen emailed) or an open task of a note ("What are my tasks
    for tomorrow?": `- [ ] Call the plumber`) adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
