@@ -44,7 +44,8 @@ Ordinals = Mapping[str, frozenset[str]]  # an ordinal word → the terms of the 
 def ordinals(text: str) -> dict[str, frozenset[str]]:
     """The ordinal words of `text` ("fourth"), each with the terms of the `ORDINAL_REACH` words
     after it ("video", "game", "tournament"); several of one ordinal pool their terms."""
-    if not any(o in text.lower() for o in ORDINALS):  # most texts: no ordinal to look for
+    lower = text.lower()
+    if not any(o in lower for o in ORDINALS):  # most texts: no ordinal to look for
         return {}
     found: dict[str, frozenset[str]] = {}
     for match in _ORDINAL.finditer(text):

@@ -373,7 +373,10 @@ def walk(
     elsewhen = scale_other_occasion(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms), past_event=kind == "time" and tense == "past")
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
-    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people_words(memory) if kind in ("person", "title") else frozenset()), final, texts) if kind else set()
+    people = people_words(memory) if kind in ("person", "title") else frozenset()
+    if kind == "title":  # no title, the name of someone a message thanks ("Thanks, Mel…"): but of whom the question names, the entity's
+        people -= {w.lower() for _, surface in qents for w in words(surface)}
+    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people), final, texts) if kind else set()
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
     answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
     replies = raise_replies(memory, final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
