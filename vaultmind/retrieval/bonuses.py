@@ -47,7 +47,8 @@ author's own life (where they stand in the formula: docs/ranking.md):
             its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
    a number ("How many…"), a title ("What book…": a quoted one, or a capitalised word that
-   is no name of the memory's people nor a time, `answer_type.names_title`), an email address ("What is Helen's email
+   is no name of the memory's people, but those the question names, nor a time:
+   `answer_type.names_title`), an email address ("What is Helen's email
    address?", no question of what Helen emailed) or an open task of a note ("What are my tasks
    for tomorrow?": `- [ ] Call the plumber`) adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
