@@ -70,9 +70,23 @@ _EMPHASIS_RE = re.compile(r"(\*\*|__|~~|==)")
 _SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"“'(\[A-ZÀ-Þ0-9])|(?<=[。！？])")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _END_RE = re.compile(r"[.!?…。！？\"'”’)]$")
+# A greeting, a thanks or a sign-off with at most three words after it ("Thanks, Mel!")
 _GREETING_RE = re.compile(
     r"^(?:hi|hello|hey|dear|thanks|thank you|many thanks|best|cheers|regards|kind regards|best regards)\b"
-    r"(?:[ \t]+[^\s?]+){0,3}[ \t]*[,!.]?$",
+    r"[,!.]?(?:[ \t]+[^\s?]+){0,3}[ \t]*[,!.]?$",
+    re.IGNORECASE,
+)
+# Where the quoted part of a mail the adapter could not strip begins ("----- Original Message
+# -----", "On Tue, 3 Apr 2012, Bob <bob@example.com> wrote:"): the rest of the child is quoted
+_QUOTED_MAIL_RE = re.compile(
+    r"^(?:-{2,}\s*original message\s*-{2,}|_{5,}|on\b.{4,200}\bwrote:\s*$"
+    r"|(?:from|von|de):\s.*(?:sent|gesendet|envoy[ée]|date):\s)",
+    re.IGNORECASE,
+)
+# A forwarded mail's banner and header lines: said by no one, they go (the forwarded text stays)
+_MAIL_HEADER_RE = re.compile(
+    r"^(?:-{2,}\s*forwarded message\s*-{2,}|(?:begin )?forwarded message:"
+    r"|(?:from|to|cc|bcc|sent|date|subject|reply-to|resent-[a-z]+):(?:\s|$))",
     re.IGNORECASE,
 )
 _MESSAGES = ("message", "email")
@@ -134,8 +148,9 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
 # -- sentences -----------------------------------------------------------------------------
 
 
-def clean_units(text: str) -> list[str]:
-    """Prose units of a child: list items on their own, wrapped paragraph lines joined."""
+def clean_units(text: str, mail: bool = False) -> list[str]:
+    """Prose units of a child: list items on their own, wrapped paragraph lines joined. In an
+    email (`mail`), quoted text left in the body ends it and a forwarded mail's header lines go."""
     units: list[str] = []
     current: list[str] = []
     fence = ""
@@ -147,6 +162,10 @@ def clean_units(text: str) -> list[str]:
         if fence:
             continue
         line = _QUOTE_RE.sub("", raw.strip()).strip()
+        if mail and _QUOTED_MAIL_RE.match(line):
+            break
+        if mail and _MAIL_HEADER_RE.match(line):
+            line = ""
         if not line or line.startswith("|") or atx_heading(line) is not None:
             if current:
                 units.append(" ".join(current))
@@ -196,7 +215,7 @@ def _sentences(children: Sequence[ChildText]) -> list[_Sentence]:
     per_child = max(8, MAX_SENTENCES // max(1, len(children)))
     for ci, child in enumerate(children):
         pos = 0
-        for unit in clean_units(child.text):
+        for unit in clean_units(child.text, mail=child.kind == "email"):
             for text in split_sentences(unit):
                 if pos >= per_child:
                     break

@@ -1,0 +1,57 @@
+"""The fallback summary as a reader sees it: what a chat or a mail says, not its wrapping."""
+
+from __future__ import annotations
+
+from vaultmind.tree.fallback import extractive_summary
+from vaultmind.tree.summarize import ChildText
+
+
+def _message(i: int, author: str, text: str, kind: str = "message") -> ChildText:
+    return ChildText(f"m{i}", text, kind=kind, author=author, time=f"2024-05-0{1 + i % 2}T09:0{i}:00Z")
+
+
+def test_a_thanks_with_a_name_is_not_news() -> None:
+    children = [
+        _message(0, "Caroline", "The charity race for Mel is on Saturday 20 May at the park."),
+        _message(1, "Melanie", "Thanks, Mel! I booked the train to the park for Saturday."),
+        _message(2, "Caroline", "Thank you, Caroline. Mel will bring the banner for the race."),
+        _message(3, "Melanie", "Cheers, Caroline! The race starts at 9am, Mel runs 10k."),
+    ]
+    text = extractive_summary(children, 400)
+    assert "booked the train" in text and "starts at 9am" in text
+    for thanks in ("Thanks, Mel", "Thank you, Caroline", "Cheers, Caroline"):
+        assert thanks not in text
+
+
+def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
+    reply = (
+        "The venue is confirmed for Friday 14 June, and the deposit is paid.\n\n"
+        "----- Original Message -----\n"
+        "From: Bob Stone <bob@example.com>\n"
+        "To: alice@example.com\n"
+        "Sent: Monday, June 3, 2024 5:44 PM\n"
+        "Subject: Venue\n\n"
+        "Did the castle answer about the venue deposit for the party?"
+    )
+    answer = (
+        "Great, the caterer wants the final guest count by Tuesday 11 June.\n\n"
+        "On Mon, 3 Jun 2024 at 18:02, Alice Chen <alice@example.com> wrote:\n"
+        "> The venue castle deposit party answer is here, the party castle venue."
+    )
+    forward = (
+        "---------- Forwarded message ----------\n"
+        "From: Castle Events <events@castle.example>\n"
+        "Date: Tue, 4 Jun 2024 08:00\n"
+        "Subject: Booking\n\n"
+        "Your booking of the great hall for 80 guests is confirmed."
+    )
+    children = [
+        ChildText("e1", reply, kind="email", author="Alice Chen <alice@example.com>", time="2024-06-03T18:00:00Z"),
+        ChildText("e2", answer, kind="email", author="Bob Stone <bob@example.com>", time="2024-06-04T07:00:00Z"),
+        ChildText("e3", forward, kind="email", author="Alice Chen <alice@example.com>", time="2024-06-04T09:00:00Z"),
+    ]
+    text = extractive_summary(children, 400)
+    assert "deposit is paid" in text and "final guest count" in text and "great hall for 80 guests" in text
+    for quoted in ("Original Message", "From:", "Subject:", "Sent:", "wrote: On", "castle answer", "Forwarded"):
+        assert quoted not in text
+    assert "party castle venue" not in text
