@@ -55,3 +55,39 @@ def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
     for quoted in ("Original Message", "From:", "Subject:", "Sent:", "wrote: On", "castle answer", "Forwarded"):
         assert quoted not in text
     assert "party castle venue" not in text
+
+
+def test_a_shared_image_is_not_something_said() -> None:
+    children = [
+        _message(0, "Caroline", "[image: a photo of a sign with a picture of a guinea pig]"),
+        _message(1, "Melanie", "Look what we found at the shelter!\n[image: a photo of a guinea pig in a box]"),
+        _message(2, "Caroline", "We adopted the guinea pig from the shelter on Sunday, her name is Oscar."),
+        _message(3, "Melanie", "[image: a photo of a guinea pig eating a carrot]"),
+    ]
+    text = extractive_summary(children, 400)
+    assert "adopted the guinea pig" in text
+    assert "[image" not in text and "photo of" not in text
+
+
+def test_a_summary_of_summaries_says_who_said_what_and_when() -> None:
+    first = ChildText(
+        "s1",
+        "2024-05-01: Alice Chen said: Okay, sounds good to me. The launch moved to Friday 10 May, "
+        "the press kit is signed off.\n\n"
+        "2024-05-02: Bob Stone asked: Is that fine for everyone? Alice Chen replied: Fine by me.",
+        kind="summary",
+        time="2024-05-01T09:00:00Z",
+    )
+    second = ChildText(
+        "s2",
+        "Helen Okafor said: Sure, fine. Harbor Hall is booked for 80 guests on Thursday 9 May.",
+        kind="summary",
+        time="2024-05-03T10:00:00Z",
+    )
+    text = extractive_summary([first, second], 120)
+    paragraphs = {p.split(": ", 1)[0]: p for p in text.split("\n\n")}
+    # each day's paragraph says who said its news, though the child said so sentences before
+    assert paragraphs["2024-05-01"].startswith("2024-05-01: Alice Chen said: ")
+    assert "The launch moved to Friday 10 May" in paragraphs["2024-05-01"]
+    assert paragraphs["2024-05-03"].startswith("2024-05-03: Helen Okafor said: ")
+    assert "Harbor Hall is booked for 80 guests" in paragraphs["2024-05-03"]
