@@ -46,13 +46,27 @@ def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
         "Your booking of the great hall for 80 guests is confirmed."
     )
     children = [
-        ChildText("e1", reply, kind="email", author="Alice Chen <alice@example.com>", time="2024-06-03T18:00:00Z"),
-        ChildText("e2", answer, kind="email", author="Bob Stone <bob@example.com>", time="2024-06-04T07:00:00Z"),
-        ChildText("e3", forward, kind="email", author="Alice Chen <alice@example.com>", time="2024-06-04T09:00:00Z"),
+        ChildText(
+            "e1", reply, kind="email", author="Alice Chen <alice@example.com>", time="2024-06-03T18:00:00Z"
+        ),
+        ChildText(
+            "e2", answer, kind="email", author="Bob Stone <bob@example.com>", time="2024-06-04T07:00:00Z"
+        ),
+        ChildText(
+            "e3", forward, kind="email", author="Alice Chen <alice@example.com>", time="2024-06-04T09:00:00Z"
+        ),
     ]
     text = extractive_summary(children, 400)
     assert "deposit is paid" in text and "final guest count" in text and "great hall for 80 guests" in text
-    for quoted in ("Original Message", "From:", "Subject:", "Sent:", "wrote: On", "castle answer", "Forwarded"):
+    for quoted in (
+        "Original Message",
+        "From:",
+        "Subject:",
+        "Sent:",
+        "wrote: On",
+        "castle answer",
+        "Forwarded",
+    ):
         assert quoted not in text
     assert "party castle venue" not in text
 
@@ -60,7 +74,9 @@ def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
 def test_a_shared_image_is_not_something_said() -> None:
     children = [
         _message(0, "Caroline", "[image: a photo of a sign with a picture of a guinea pig]"),
-        _message(1, "Melanie", "Look what we found at the shelter!\n[image: a photo of a guinea pig in a box]"),
+        _message(
+            1, "Melanie", "Look what we found at the shelter!\n[image: a photo of a guinea pig in a box]"
+        ),
         _message(2, "Caroline", "We adopted the guinea pig from the shelter on Sunday, her name is Oscar."),
         _message(3, "Melanie", "[image: a photo of a guinea pig eating a carrot]"),
     ]
