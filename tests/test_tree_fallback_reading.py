@@ -43,7 +43,8 @@ def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
         "From: Castle Events <events@castle.example>\n"
         "Date: Tue, 4 Jun 2024 08:00\n"
         "Subject: Booking\n\n"
-        "Your booking of the great hall for 80 guests is confirmed."
+        "Your booking of the great hall for 80 guests is confirmed.\n\n"
+        "Attachments: booking.pdf (application/pdf, 7 KB), hall-plan.png (image/png, 1 MB)"
     )
     children = [
         ChildText(
@@ -66,6 +67,8 @@ def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
         "wrote: On",
         "castle answer",
         "Forwarded",
+        "Attachments",
+        "booking.pdf",
     ):
         assert quoted not in text
     assert "party castle venue" not in text

@@ -4,10 +4,10 @@
    embeds go; list, quote and callout markers and emphasis are stripped; `[text](url)` keeps its
    text; wikilinks stay (they keep linking in Obsidian), except those inside their own note
    (`[[#Decisions]]`, `[[#^k1]]`), which in a summary would point at the summary: their text
-   stays (the alias, else the heading). A line that is only a bracketed note ("[image: …]") goes,
-   and so, in an email, do a forwarded mail's header lines and everything from the quoted
-   reply on ("----- Original Message -----", "On … wrote:"); greetings and thanks ("Thanks,
-   Mel!") are no sentences. A summary's own prose gives back who said each sentence and when.
+   stays (the alias, else the heading). A line that is only a bracketed note ("[image: …]")
+   goes, and so, in an email, do its attachments line, a forwarded mail's header lines and all
+   from the quoted reply on ("----- Original Message -----", "On … wrote:"); greetings and
+   thanks ("Thanks, Mel!") are no sentences. A summary's own prose gives back who said each sentence and when.
 2. Score each sentence by term salience — Σ over its distinct terms of (tf − ½) × log(1 + N/df),
    tf counted over all children, df = children containing the term (N of them), divided by
    the square root of its term count — with a bonus for opening a child, a malus for
@@ -90,10 +90,11 @@ _QUOTED_MAIL_RE = re.compile(
     r"|(?:from|von|de):\s.*(?:sent|gesendet|envoy[ée]|date):\s)",
     re.IGNORECASE,
 )
-# A forwarded mail's banner and header lines: said by no one, they go (the forwarded text stays)
+# A forwarded mail's banner and header lines, the line listing a mail's attachments: said by no
+# one, they go (the forwarded text stays)
 _MAIL_HEADER_RE = re.compile(
     r"^(?:-{2,}\s*forwarded message\s*-{2,}|(?:begin )?forwarded message:"
-    r"|(?:from|to|cc|bcc|sent|date|subject|reply-to|resent-[a-z]+):(?:\s|$))",
+    r"|(?:from|to|cc|bcc|sent|date|subject|reply-to|resent-[a-z]+|attachments):(?:\s|$))",
     re.IGNORECASE,
 )
 _MESSAGES = ("message", "email")
