@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vaultmind.tree.fallback import extractive_summary
-from vaultmind.tree.summarize import ChildText
+from vaultmind.tree.summarize import ChildText, output_budget
 
 
 def _message(i: int, author: str, text: str, kind: str = "message") -> ChildText:
@@ -110,3 +110,9 @@ def test_a_summary_of_summaries_says_who_said_what_and_when() -> None:
     assert "The launch moved to Friday 10 May" in paragraphs["2024-05-01"]
     assert paragraphs["2024-05-03"].startswith("2024-05-03: Helen Okafor said: ")
     assert "Harbor Hall is booked for 80 guests" in paragraphs["2024-05-03"]
+
+
+def test_a_message_too_short_to_attribute_is_kept_whole() -> None:
+    for said in ("Deposit paid", "Link:https://example.org/", "See https://example.com/a/long/path/plan.pdf"):
+        child = _message(0, "Author 2", said)
+        assert extractive_summary([child], output_budget(child.tokens)) == said

@@ -165,7 +165,8 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     if chosen:
         return _render(children, chosen)
     best = max(sentences, key=lambda s: (s.score, -s.child, -s.pos))
-    return _clip(_finish(best.text), limit)
+    finished = _finish(best.text)  # its final "." is the first thing to go, not its last word
+    return _clip(finished if count_tokens(finished) <= limit else best.text, limit)
 
 
 # -- sentences -----------------------------------------------------------------------------
