@@ -38,6 +38,11 @@ def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
         "On Mon, 3 Jun 2024 at 18:02, Alice Chen <alice@example.com> wrote:\n"
         "> The venue castle deposit party answer is here, the party castle venue."
     )
+    german = (
+        "The band plays from 8pm, the castle agreed to the noise permit.\n\n"
+        "--- Am 03.06.2024 um 19:00 schrieb Bob Stone <bob@example.com>:\n"
+        "> Castle venue party deposit permit castle band, the band castle question."
+    )
     forward = (
         "---------- Forwarded message ----------\n"
         "From: Castle Events <events@castle.example>\n"
@@ -54,11 +59,19 @@ def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
             "e2", answer, kind="email", author="Bob Stone <bob@example.com>", time="2024-06-04T07:00:00Z"
         ),
         ChildText(
+            "e4", german, kind="email", author="Alice Chen <alice@example.com>", time="2024-06-04T10:00:00Z"
+        ),
+        ChildText(
             "e3", forward, kind="email", author="Alice Chen <alice@example.com>", time="2024-06-04T09:00:00Z"
         ),
     ]
     text = extractive_summary(children, 400)
-    assert "deposit is paid" in text and "final guest count" in text and "great hall for 80 guests" in text
+    assert (
+        "noise permit" in text
+        and "deposit is paid" in text
+        and "final guest count" in text
+        and "great hall for 80 guests" in text
+    )
     for quoted in (
         "Original Message",
         "From:",
@@ -71,7 +84,7 @@ def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
         "booking.pdf",
     ):
         assert quoted not in text
-    assert "party castle venue" not in text
+    assert "party castle venue" not in text and "band castle question" not in text
 
 
 def test_a_shared_image_is_not_something_said() -> None:

@@ -84,9 +84,11 @@ _GREETING_RE = re.compile(
     re.IGNORECASE,
 )
 # Where the quoted part of a mail the adapter could not strip begins ("----- Original Message
-# -----", "On Tue, 3 Apr 2012, Bob <bob@example.com> wrote:"): the rest of the child is quoted
+# -----", "On Tue, 3 Apr 2012, Bob <bob@example.com> wrote:", in any of the usual languages):
+# the rest of the child is quoted
 _QUOTED_MAIL_RE = re.compile(
-    r"^(?:-{2,}\s*original message\s*-{2,}|_{5,}|on\b.{4,200}\bwrote:\s*$"
+    r"^(?:-{2,}\s*original message\s*-{2,}|_{5,}"
+    r"|(?=.*(?:@|\d:\d\d|\d{4})).{4,200}\b(?:wrote|schrieb|a écrit|escribió|scrisse|написал[а]?)\b.{0,120}:\s*$"
     r"|(?:from|von|de):\s.*(?:sent|gesendet|envoy[ée]|date):\s)",
     re.IGNORECASE,
 )
