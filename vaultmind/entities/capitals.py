@@ -13,7 +13,9 @@ The small models take a capitalised word for a name wherever it stands. Dropped 
 - the label of a button, a menu or a setting in running text ("choose Send Again from the
   Report ribbon", "via the Inbox Rules feature", `_interface_label`);
 - a hit inside a heading over a view the text embeds ("## Albums" over `![[Albums.base]]`,
-  `_titles_a_file`);
+  "## Last seen" over `![[Movies.base#Last seen]]`, `_titles_a_file`);
+- a one-word person's hit that opens a numbered step and takes an object, a number or a
+  determiner ("12. Bake 10 minutes more", "1. [Download this vault](…)", `_opens_a_step`);
 - an organization's hit, or a person's that is no full name, inside a heading that is its
   note's title ("# 68 Bits of Unsolicited Advice", "# Brown butter nectarine tart", "# Kyoto",
   `in_note_title`): a document's title names a work at most, and every leaf of a long note
@@ -41,6 +43,7 @@ def capital_says_nothing(text: str, surface: str, start: int, end: int, kind: st
         or _label_phrase(text, surface, start, end)
         or _interface_label(text, surface)
         or _titles_a_file(text, start, end)
+        or _opens_a_step(text, surface, start, end, kind)
     )
 
 
@@ -178,16 +181,37 @@ _VIEW_FILE = r"\.(?:base|canvas)(?![\w-])"
 
 def _titles_a_file(text: str, start: int, end: int) -> bool:
     """A hit inside a heading whose whole title is the name of a view the text embeds or links
-    (a `.base` or a `.canvas` file): the heading over it ("## Albums" over
-    `![[Albums.base#Artist]]`, "# Podcast episodes" over `![[Podcast episodes.base]]`), not a
-    name. A photo under its person's name is no view: "# Dana" over `![[Dana.jpg]]` stays."""
+    (a `.base` or a `.canvas` file), or of the part of one it shows (`![[Movies.base#Last
+    seen]]`): the heading over it ("## Albums" over `![[Albums.base#Artist]]`, "# Podcast
+    episodes" over `![[Podcast episodes.base]]`, "## Last seen"), not a name. A photo under its
+    person's name is no view: "# Dana" over `![[Dana.jpg]]` stays."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     head = _TITLE_HEAD.match(text, line_start)
     if head is None or head.end() > start:
         return False
     title = text[head.end() : len(text) if line_end < 0 else line_end].strip(" \t*_")
-    return re.search(rf"(?<![\w-]){re.escape(title)}{_VIEW_FILE}", text) is not None
+    named = re.escape(title)
+    return re.search(rf"(?<![\w-]){named}{_VIEW_FILE}|{_VIEW_FILE}#{named}(?=[\]|])", text) is not None
+
+
+# the start of a numbered list's item, and of a link's text there: "12. ", "1. ["
+_STEP_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*\d{1,3}[.)][ \t]+\[?")
+# what a verb takes and a name is not followed by: a number or a determiner
+_OBJECT_AFTER = re.compile(
+    r"[ \t]+(?:\d|(?:the|a|an|this|that|these|those|it|them|your|my|our|all|each|every|some)(?![\w'’-]))"
+)
+
+
+def _opens_a_step(text: str, surface: str, start: int, end: int, kind: str) -> bool:
+    """A one-word person's hit that opens an item of a numbered list (a step of a recipe or a
+    how-to) and is followed by a number or a determiner ("12. Bake 10 minutes more", "1.
+    [Download this vault](…)"): a step's verb at its capital, not a name. "1. Dana books the
+    venue" and "2. Marco to send the deck" stay someone's."""
+    if kind != "person" or " " in surface:
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    return _STEP_HEAD.fullmatch(text, line_start, start) is not None and _OBJECT_AFTER.match(text, end) is not None
 
 
 _TITLE_KINDS = ("person", "org")

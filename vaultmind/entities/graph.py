@@ -86,8 +86,9 @@ EXTRACTOR_VERSION = "11"  # 2: a person's title is not part of their id; 3: "›
 # 10: an interface's label in a sentence (`capitals._interface_label`), a heading over an embedded
 # view, a document's part ("Title"), a word of letters in random case and a mail's transport header
 # are no names; a reply's attribution names a person; a place's one-word guess settles to a person
-# named in full too; 11: a person or an organization in a heading that is the note's title is no
-# name (`capitals.in_note_title`)
+# named in full too; 11: an organization, or a person but a full name, in the heading that is the
+# note's title is no name (`capitals.in_note_title`), nor a heading over a view's part or a
+# numbered step's verb
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
