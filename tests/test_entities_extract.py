@@ -374,6 +374,9 @@ def test_a_document_part_or_a_scrambled_word_alone_is_no_name(
         ("## Dana\n\n![[Dana at the party.jpg]]", "Dana", "PERSON", "Dana"),  # the file is not the title
         ("# Dana Whitfield\n\n![[Dana Whitfield.jpg]]", "Dana Whitfield", "PERSON", "Dana Whitfield"),  # a photo
         ("## Launch board\n\n![[Launch board.canvas]]", "Launch", "ORG", None),  # a canvas is a view
+        # the heading over the part of a view the text shows
+        ("# Movies\n\n## Last seen\n\n![[Movies.base#Last seen]]", "Last", "PERSON", None),
+        ("## Dana\n\n![[Movies.base#Dana Whitfield]]", "Dana", "PERSON", "Dana"),  # not the part's whole name
     ],
 )
 def test_a_heading_over_an_embedded_file_is_no_name(text: str, hit: str, label: str, kept: str | None) -> None:
@@ -448,3 +451,25 @@ def test_a_reply_attribution_names_its_writer(
     at = text.index(hit)
     span = clean_ner_span(text, at, at + len(hit), label)
     assert (None if span is None else (span.surface, span.kind)) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        ("## Directions\n\n12. Bake 10 minutes more until light golden.", "Bake", "PERSON", None),
+        ("## Get started\n\n1. [Download this vault](https://example.com/vault.zip)", "Download", "PERSON", None),
+        ("1. Whisk the eggs.\n2. Fold them in.", "Whisk", "PERSON", None),
+        # someone's step: a verb follows the name, not an object
+        ("1. Dana books the venue.\n2. Marco sends the deck.", "Dana", "PERSON", "Dana"),
+        ("1. Marco to send the deck.", "Marco", "PERSON", "Marco"),
+        # a bullet is no step; a name of two words is no verb
+        ("- Dana 10 minutes late again.", "Dana", "PERSON", "Dana"),
+        ("1. Dana Whitfield 10 minutes late.", "Dana Whitfield", "PERSON", "Dana Whitfield"),
+    ],
+)
+def test_a_numbered_steps_verb_is_no_name(text: str, hit: str, label: str, kept: str | None) -> None:
+    """A one-word guess of a person that opens a numbered step and takes an object (a number or
+    a determiner) is the step's verb: "12. Bake 10 minutes more"."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else span.surface) == kept

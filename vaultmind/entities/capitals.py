@@ -13,7 +13,14 @@ The small models take a capitalised word for a name wherever it stands. Dropped 
 - the label of a button, a menu or a setting in running text ("choose Send Again from the
   Report ribbon", "via the Inbox Rules feature", `_interface_label`);
 - a hit inside a heading over a view the text embeds ("## Albums" over `![[Albums.base]]`,
-  `_titles_a_file`).
+  "## Last seen" over `![[Movies.base#Last seen]]`, `_titles_a_file`);
+- a one-word person's hit that opens a numbered step and takes an object, a number or a
+  determiner ("12. Bake 10 minutes more", "1. [Download this vault](…)", `_opens_a_step`);
+- an organization's hit, or a person's that is no full name, inside a heading that is its
+  note's title ("# 68 Bits of Unsolicited Advice", "# Brown butter nectarine tart", "# Kyoto",
+  `in_note_title`): a document's title names a work at most, and every leaf of a long note
+  repeats it as its heading, where the leaf alone cannot tell the title's capitals from a
+  name's. A person's page keeps the name it is titled with ("# Steph Ango").
 
 A name the memory knows (an author, an entity note) is still found in these places by the
 registry; only the model's guess is dropped.
@@ -22,6 +29,8 @@ registry; only the model's guess is dropped.
 from __future__ import annotations
 
 import re
+
+from vaultmind.entities.shapes import DOCUMENT_WORDS
 
 
 def capital_says_nothing(text: str, surface: str, start: int, end: int, kind: str) -> bool:
@@ -34,6 +43,7 @@ def capital_says_nothing(text: str, surface: str, start: int, end: int, kind: st
         or _label_phrase(text, surface, start, end)
         or _interface_label(text, surface)
         or _titles_a_file(text, start, end)
+        or _opens_a_step(text, surface, start, end, kind)
     )
 
 
@@ -171,16 +181,64 @@ _VIEW_FILE = r"\.(?:base|canvas)(?![\w-])"
 
 def _titles_a_file(text: str, start: int, end: int) -> bool:
     """A hit inside a heading whose whole title is the name of a view the text embeds or links
-    (a `.base` or a `.canvas` file): the heading over it ("## Albums" over
-    `![[Albums.base#Artist]]`, "# Podcast episodes" over `![[Podcast episodes.base]]`), not a
-    name. A photo under its person's name is no view: "# Dana" over `![[Dana.jpg]]` stays."""
+    (a `.base` or a `.canvas` file), or of the part of one it shows (`![[Movies.base#Last
+    seen]]`): the heading over it ("## Albums" over `![[Albums.base#Artist]]`, "# Podcast
+    episodes" over `![[Podcast episodes.base]]`, "## Last seen"), not a name. A photo under its
+    person's name is no view: "# Dana" over `![[Dana.jpg]]` stays."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     head = _TITLE_HEAD.match(text, line_start)
     if head is None or head.end() > start:
         return False
     title = text[head.end() : len(text) if line_end < 0 else line_end].strip(" \t*_")
-    return re.search(rf"(?<![\w-]){re.escape(title)}{_VIEW_FILE}", text) is not None
+    named = re.escape(title)
+    return re.search(rf"(?<![\w-]){named}{_VIEW_FILE}|{_VIEW_FILE}#{named}(?=[\]|])", text) is not None
+
+
+# the start of a numbered list's item, and of a link's text there: "12. ", "1. ["
+_STEP_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*\d{1,3}[.)][ \t]+\[?")
+# what a verb takes and a name is not followed by: a number or a determiner
+_OBJECT_AFTER = re.compile(
+    r"[ \t]+(?:\d|(?:the|a|an|this|that|these|those|it|them|your|my|our|all|each|every|some)(?![\w'’-]))"
+)
+
+
+def _opens_a_step(text: str, surface: str, start: int, end: int, kind: str) -> bool:
+    """A one-word person's hit that opens an item of a numbered list (a step of a recipe or a
+    how-to) and is followed by a number or a determiner ("12. Bake 10 minutes more", "1.
+    [Download this vault](…)"): a step's verb at its capital, not a name. "1. Dana books the
+    venue" and "2. Marco to send the deck" stay someone's."""
+    if kind != "person" or " " in surface:
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    return _STEP_HEAD.fullmatch(text, line_start, start) is not None and _OBJECT_AFTER.match(text, end) is not None
+
+
+_TITLE_KINDS = ("person", "org")
+_HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
+
+
+def in_note_title(text: str, start: int, end: int, kind: str, title: str) -> bool:
+    """Whether an organization's hit at `start`–`end`, or a person's that is no full name
+    (`_full_name`), stands in a heading whose text is `title`, the title of the note the text
+    is a leaf of (see the module). The title is the note's, not the leaf's: a later leaf of
+    "# 68 Bits of Unsolicited Advice" repeats the heading without the prose that writes "bits
+    of unsolicited advice" in lower case."""
+    if kind not in _TITLE_KINDS or not title or (kind == "person" and _full_name(text[start:end])):
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    heading = _HEADING_LINE.fullmatch(text, line_start, len(text) if line_end < 0 else line_end)
+    return heading is not None and heading.start(1) <= start and " ".join(heading.group(1).split()) == " ".join(
+        title.split()
+    )
+
+
+def _full_name(surface: str) -> bool:
+    """Two words or more, each capitalised, none a document's part: "Steph Ango", "Paul
+    Chambers"; not "Brown", "Genre Template", "Bits of Advice"."""
+    words = surface.split()
+    return len(words) > 1 and all(w[0].isupper() and w.lower() not in DOCUMENT_WORDS for w in words)
 
 
 def _in_prose(text: str, word: str) -> bool:

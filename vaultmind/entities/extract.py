@@ -22,8 +22,8 @@ Nothing inside inline code or fenced code blocks is extracted.
 NER labels (spaCy, OntoNotes): PERSON → person; ORG → org; GPE, LOC, FAC → place; PRODUCT →
 product; EVENT → event; WORK_OF_ART → work. Dates, times, numbers, money, percentages,
 quantities, languages, laws and NORP are not entities here. A hit whose capital says nothing
-about a name — a word capitalised by its place, a heading of common words, an interface's
-label — is dropped (`capitals.py`); so is a hit whose shape is no name (a code, a weekday, a
+about a name — a word capitalised by its place, a heading of common words, a person or an
+organization in the note's own title, an interface's label — is dropped (`capitals.py`); so is a hit whose shape is no name (a code, a weekday, a
 document's part alone, across a table's cells), and a person's takes in a kinship title
 (`shapes.py`); so is a hit inside a mail's transport header written out in the text
 ("Received: … (Postfix) with SMTP id …", `mail_headers.py`), while a hit that opens the
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from email.utils import parseaddr
 from typing import Final
 
-from vaultmind.entities.capitals import capital_says_nothing
+from vaultmind.entities.capitals import capital_says_nothing, in_note_title
 from vaultmind.entities.mail_headers import attribution_name, header_field_name, in_transport_field
 from vaultmind.entities.shapes import no_name, with_title
 from vaultmind.markdown.blocks import fence_after
@@ -179,10 +179,12 @@ def ner_kind(label: str) -> str | None:
     return NER_KINDS.get(label)
 
 
-def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
+def clean_ner_span(text: str, start: int, end: int, label: str, title: str = "") -> Span | None:
     """A NER hit as a `Span`: trimmed of punctuation, a leading "the" and a trailing "'s";
     None when it is not an entity kind, spans lines, has no letter left, or is an acronym of
-    at most 3 letters (entity notes still teach those: add "IBM" to an alias list)."""
+    at most 3 letters (entity notes still teach those: add "IBM" to an alias list). `title`:
+    the title of the note `text` is a leaf of, whose heading names no person or organization
+    (`capitals.in_note_title`)."""
     kind = ner_kind(label)
     if kind is None:
         return None
@@ -215,7 +217,7 @@ def clean_ner_span(text: str, start: int, end: int, label: str) -> Span | None:
     if kind == "person":
         start = with_title(text, start)
         surface = text[start:end]
-    if capital_says_nothing(text, surface, start, end, kind):
+    if capital_says_nothing(text, surface, start, end, kind) or in_note_title(text, start, end, kind, title):
         return None
     return Span(start, end, surface, kind, "ner", surface)
 

@@ -76,7 +76,7 @@ __all__ = ["EntityDeriver", "query_entities", "stored_fuzzy_threshold"]
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "10"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "11"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
@@ -86,7 +86,9 @@ EXTRACTOR_VERSION = "10"  # 2: a person's title is not part of their id; 3: "›
 # 10: an interface's label in a sentence (`capitals._interface_label`), a heading over an embedded
 # view, a document's part ("Title"), a word of letters in random case and a mail's transport header
 # are no names; a reply's attribution names a person; a place's one-word guess settles to a person
-# named in full too
+# named in full too; 11: an organization, or a person but a full name, in the heading that is the
+# note's title is no name (`capitals.in_note_title`), nor a heading over a view's part or a
+# numbered step's verb
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
@@ -361,11 +363,15 @@ class EntityDeriver:
         authors = _note_authors(
             con, sorted({r[1] for r in rows if r[3] and spans.get(r[2]) and (r[0], r[1]) not in found})
         )
+        titles = _note_titles(con, sorted({r[1] for r in rows if spans.get(r[2]) and (r[0], r[1]) not in found}))
         for leaf_id, note_path, chash, author, ts in rows:
             mentions = found.get((leaf_id, note_path))
             if mentions is None:
                 text = texts[(leaf_id, note_path)]
-                mentions = mentions_of(registry, note_path, text, spans.get(chash), author, authors.get(note_path, ()))
+                mentions = mentions_of(
+                    registry, note_path, text, spans.get(chash), author, authors.get(note_path, ()),
+                    titles.get(note_path, ""),
+                )  # fmt: skip
             for entity_id, surface in mentions:
                 columns["entity_id"].append(entity_id)
                 columns["leaf_id"].append(leaf_id)
@@ -391,6 +397,18 @@ def _note_authors(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[
         rows=key_table(paths),
     ).fetchall()
     return {str(r[0]): tuple(r[1]) for r in rows}
+
+
+def _note_titles(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, str]:
+    """The title of each note in `paths`, whose heading names no person or organization in its
+    leaves (`capitals.in_note_title`). A note whose title changes is written again, so all its
+    leaves are derived again. Only leaves with NER spans need it, as `_note_authors`."""
+    if not paths:
+        return {}
+    rows = execute_with(
+        con, "SELECT path, title FROM notes WHERE path IN (SELECT k FROM _rows)", rows=key_table(paths)
+    ).fetchall()
+    return {str(r[0]): str(r[1]) for r in rows}
 
 
 def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[LeafRow]:

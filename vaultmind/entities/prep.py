@@ -31,13 +31,15 @@ def mentions_of(
     ner: Sequence[RawSpan] | None,
     author: str | None,
     companions: Sequence[str] = (),
+    title: str = "",
 ) -> Mentions:
     """The (entity id, surface) of each mention of one leaf's text: `resolve_text` with the
-    note's own entity (when it is an entity note), one read per settled name (`kinds`)."""
+    note's own entity (when it is an entity note) and the note's `title`, one read per settled
+    name (`kinds`)."""
     self_id = registry.by_path.get(note_path)
     resolved = resolve_text(
         registry, text, ner, author=author, self_id=registry.final(self_id) if self_id else None,
-        companions=companions,
+        companions=companions, title=title,
     )  # fmt: skip
     return first_per_name(registry, [(m.entity_id, m.surface) for m in resolved.mentions])
 

@@ -68,10 +68,12 @@ def resolve_text(
     author: str | None = None,
     self_id: str | None = None,
     companions: Sequence[str] = (),
+    title: str = "",
 ) -> Resolved:
     """The entities `text` mentions (and `author`, first), each once with its first surface.
     `companions`: the other authors of the conversation the text is a message of, whose full
-    names settle the model's one-word guesses as the author's does."""
+    names settle the model's one-word guesses as the author's does; `title`: the title of the
+    note the text is a leaf of (`extract.clean_ner_span`)."""
     ambiguous: list[Ambiguity] = []
     found: list[tuple[str, str, int, int]] = []
     author_id = resolve_author(registry, author, ambiguous) if author else None
@@ -94,7 +96,7 @@ def resolve_text(
         ambiguous.append(Ambiguity(surface, match.candidates))
     for start, end, label in ner if ner and english_prose(text, code) else ():
         if 0 <= start < end <= len(text):
-            hit = clean_ner_span(text, start, end, label)
+            hit = clean_ner_span(text, start, end, label, title)
             if hit is not None and not in_ranges(hit.start, hit.end, code):
                 candidates.append(hit)
 

@@ -14,7 +14,7 @@ No name (`no_name`):
   that mixes both ("wgo268xc0ktfylj", a mail's key or message id);
 - a weekday, alone or before a date ("Fri", "Sat 2 Jul"): a date the model misread;
 - a word that names a part of a document, alone ("# Title", "# Link", "Sentence containing
-  foo"): a closed list (`_DOCUMENT_WORDS`), as the weekdays are;
+  foo"): a closed list (`DOCUMENT_WORDS`), as the weekdays are;
 - a word of letters in random case ("YAlzoXESudhug", `_scrambled`): a generated token;
 - markup or a formula: a character no name is written with inside it (`_ { } [ ] < > = \\ ^ ~ ?
   *`: "U_{GEE}(\\beta", "Linux x86_64", "dir1](dir1/Note.md", "you?I");
@@ -66,7 +66,7 @@ _GENERATED = re.compile(r"(?=[^\W_]*\d[^\W\d_])[^\W_]{6,}|([^\W\d_])\1{2,}", re.
 # small letter: "YAlzoXESudhug", "kPVTqHcBWssWFAU"; "McDonald", "PostgreSQL", "OpenVPN" are names
 _CASE_RUN = re.compile(r"[A-Z]+|[a-z]+")
 _CAPITALS_INSIDE = re.compile(r"[a-z][A-Z]{2}")
-_DOCUMENT_WORDS: Final = frozenset(
+DOCUMENT_WORDS: Final = frozenset(
     "title subtitle heading subheading link links note notes readme index contents summary overview "
     "introduction appendix template draft chapter section paragraph sentence caption footnote header "
     "footer attachment untitled".split()
@@ -102,7 +102,7 @@ def no_name(surface: str, kind: str) -> bool:
         return True
     if words[0].lower() in _WEEKDAYS and (len(words) == 1 or words[1][0].isdigit()):
         return True
-    if len(words) == 1 and (words[0].lower() in _DOCUMENT_WORDS or _scrambled(words[0])):
+    if len(words) == 1 and (words[0].lower() in DOCUMENT_WORDS or _scrambled(words[0])):
         return True
     if kind in ("person", "place") and _acronym(surface):
         return True
