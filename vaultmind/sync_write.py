@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
+from vaultmind.index.leaf_rows import LEAF_FIELDS, note_fields
 from vaultmind.index.resident import LeafDelta
 from vaultmind.index.store import Index
 from vaultmind.model import FileStat, ParsedNote, Problem
@@ -127,9 +128,15 @@ class BatchRows(RowBuffers):
         self, note: ParsedNote, st: FileStat, sha: str, leaf_counts: TermCounts, frontmatter: str | None = None
     ) -> None:
         super().add_note(note, st, sha, leaf_counts, frontmatter)
-        for leaf, (counts, total) in zip(note.leaves, leaf_counts, strict=True):
+        # each leaf's full row, from the values just buffered for its insert: the resident
+        # leaves take it with the change, instead of reading it back from the index
+        fields = ("kind", "title", "source_id", "source_kind", "frontmatter")
+        of_note = note_fields(*(self.note[name][-1] for name in fields))
+        first = len(self.leaf["id"]) - len(note.leaves)
+        for i, (leaf, (counts, total)) in enumerate(zip(note.leaves, leaf_counts, strict=True), start=first):
+            row = {name: self.leaf[name][i] for name in LEAF_FIELDS} | of_note
             self.leaf_id.append(leaf.id)
-            self.deltas.append(LeafDelta(leaf.id, leaf.content_hash, counts, total))
+            self.deltas.append(LeafDelta(leaf.id, leaf.content_hash, counts, total, row))
         self.leaf_rows += len(note.leaves)
 
     def add_chunk(self, tables: dict[str, pa.Table]) -> None:
