@@ -97,10 +97,12 @@ _REASON = re.compile(
     r"|\brather\b[^.!?]{0,60}\bthan\b",
     re.I,
 )
-# an agreement said: "Deal: …", "Agreed with Bob", "it's a deal", "sounds good", "approved"
+# an agreement said: "Deal: …" (opening a sentence: not "no big deal, …"), "Agreed with Bob",
+# "it's a deal", "sounds good", "approved"
 _AGREEMENT = re.compile(
-    r"\b(?:agreed|(?:we|i) agree|(?:it|that)['’]s a deal|approved|sounds good|works for me|fine (?:by|with) me)\b|\bdeal\s*[:!.,]",
-    re.I,
+    r"\b(?:agreed|(?:we|i) agree|(?:it|that)['’]s a deal|approved|sounds good|works for me|fine (?:by|with) me)\b"
+    r"|(?:^|[.!?]\s+)\W*deal\s*[:!.,]",
+    re.I | re.M,
 )
 _EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
