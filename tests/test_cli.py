@@ -408,7 +408,7 @@ def test_unknown_setting_is_an_error_that_names_the_file(tmp_path: Path) -> None
         ('[trees]\nsummarizer = "gpt"\n', "unknown summarizer 'gpt'"),
         ("[trees]\nflush_after_hours = 100000000.0\n", "[trees] flush_after_hours = 100000000.0 is out of range"),
         ("[queue]\nworkers = 0\n", "[queue] workers = 0"),
-        ("[nosuch]\nx = 1\n", "unknown setting [nosuch] x"),
+        ("[nosuch]\nx = 1\n", "unknown section [nosuch]"),
     ],
 )
 def test_a_bad_setting_stops_every_command_when_the_config_is_read(
@@ -572,7 +572,7 @@ def test_status_lists_the_files_skipped_first_and_counts_the_rest(tmp_path: Path
     (vault / "zz-binary.md").write_bytes(b"\x00\x01\x02binary")
     run_cli("reindex", "--vault", str(vault))
     text = run_cli("status", "--vault", str(vault)).stdout
-    assert "26 file(s) skipped or with warnings (binary 1, frontmatter 25):" in text
+    assert "26 files skipped or with warnings (binary 1, frontmatter 25):" in text
     listed = [line for line in text.splitlines() if line.startswith("  ") and ": [" in line]
     assert len(listed) == 20 and "zz-binary.md: [binary]" in listed[0]
     assert "… and 6 more: `vaultmind status --json` lists every one" in text

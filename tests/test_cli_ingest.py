@@ -181,6 +181,34 @@ def test_ingesting_documents_says_documents_not_messages(
     assert "kept your edits in sources/document/files/docs/runbook.md (the new version went to a sibling note)" in text
 
 
+def test_a_document_note_renamed_to_its_files_name_is_indexed_there_only(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A document note an earlier version named by the slug of its title (`note-a.md`), indexed
+    there, takes its file's name when ingested again: the summary says so, and the index holds
+    it at its new place only (the old one, no longer on disk, is forgotten by the same sync)."""
+    from dataclasses import replace
+
+    from vaultmind.ingest.document import parse_document_paths
+    from vaultmind.ingest.writer import write_documents
+
+    docs = tmp_path / "docs"
+    write(docs, "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
+    old = write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths([docs])]).written
+    assert old == ["sources/document/files/docs/note-a.md"]
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync_paths(old)
+        assert [hit["note_path"] for hit in memory.search("heron")["hits"]] == old
+    code, data, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault), "--json")
+    new = "sources/document/files/docs/Note A.md"
+    assert code == 0 and data["renamed"] == [{"from": old[0], "to": new}] and data["written"] == [new]
+    with Memory.open(config) as memory:
+        assert [hit["note_path"] for hit in memory.search("heron")["hits"]] == [new]
+    code, text, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault))
+    assert code == 0 and "0 notes written, 1 unchanged" in text and "renamed" not in text
+
+
 def test_notes_the_daemon_indexed_first_are_said_to_be_indexed(capsys: pytest.CaptureFixture[str]) -> None:
     """The running daemon's watcher may index the written notes before the ingest asks it to:
     the report says so rather than "+0 notes"."""

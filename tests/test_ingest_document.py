@@ -12,6 +12,8 @@ from vaultmind.errors import IngestError
 from vaultmind.ingest.document import parse_document_paths, parse_document_paths_with_report
 from vaultmind.ingest.html import html_document, html_to_text
 from vaultmind.ingest.writer import write_documents
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.obsidian import parse_obsidian
 from vaultmind.memory import Memory
 
 
@@ -594,7 +596,8 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     """A folder of Markdown documents that link each other (`[[Note A]]`, `[[Note A#Heading]]`,
     `![[Note A]]`) keeps its links working in Obsidian, which finds a link by file name only:
     each new note is named after its file as written (made safe), not the slug of its title.
-    Re-ingesting is a no-op; a note written under its slug before keeps its place and name."""
+    Re-ingesting is a no-op; a note written under its slug before takes its file's name (no
+    second copy), when nothing links to it by the old one."""
     docs = tmp_path / "My Notes"
     put(docs / "Note A.md", "# Something else\n\n## Heading\n\nThe heron nests by the lake.\n")
     put(docs / "Index.md", "See [[Note A]], [[Note A#Heading]] and [[Plan- Q3]].\n\n![[Note A]]\n")
@@ -602,7 +605,7 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     put(docs / "Café [draft].txt", "Au lait.\n")
     put(docs / "CON.md", "Reserved on Windows.\n")  # `_` after a name Windows keeps for a device
     first = write_documents(vault, parse_document_paths([docs]))
-    folder = "sources/document/files/my-notes"
+    folder = "sources/document/files/My Notes"
     assert sorted(first.written) == [f"{folder}/{name}.md" for name in ("CON_", "Café -draft", "Index", "Note A", "Plan- Q3")]
     names = {Path(p).stem.casefold() for p in first.written}
     index = (vault / folder / "Index.md").read_text(encoding="utf-8")
@@ -614,16 +617,83 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     assert again.written == [] and sorted(again.unchanged) == sorted(first.written)
     assert {p: (vault / p).read_bytes() for p in first.written} == snapshot
 
-    # a note written under the slug of its title keeps it: found again by its id, not doubled
+    # a note written under the slug of its title is found again by its id, not doubled, and
+    # takes its file's name, its bytes as they were
     old = tmp_path / "old"
     put(old / "Note B.md", "# Note B\n\nFirst draft.\n")
     [doc] = parse_document_paths([old])
     written = write_documents(vault, [replace(doc, name=None)]).written  # as written before
     assert written == ["sources/document/files/old/note-b.md"]
-    assert write_documents(vault, parse_document_paths([old])).unchanged == written
+    before = (vault / written[0]).read_bytes()
+    renamed = write_documents(vault, parse_document_paths([old]))
+    named = "sources/document/files/old/Note B.md"
+    assert (renamed.renamed, renamed.written, renamed.documents_replaced) == ([(written[0], named)], [named], 0)
+    assert (vault / named).read_bytes() == before
+    assert write_documents(vault, parse_document_paths([old])).unchanged == [named]
     put(old / "Note B.md", "# Note B\n\nSecond draft.\n")
-    assert write_documents(vault, parse_document_paths([old])).written == written
-    assert sorted(p.name for p in (vault / "sources/document/files/old").iterdir()) == ["note-b.md"]
+    assert write_documents(vault, parse_document_paths([old])).written == [named]
+    assert sorted(p.name for p in (vault / "sources/document/files/old").iterdir()) == ["Note B.md"]
+
+
+def test_links_by_path_between_documents_resolve_as_obsidian_resolves_them(tmp_path: Path, vault: Path) -> None:
+    """A link by path (`[[Meeting Notes/Note C]]`, Obsidian's form when two notes share a name,
+    or a Markdown link `[c](Meeting%20Notes/Note%20C.md)`) finds its note by the end of its path:
+    the folders of the notes are the documents' folders as written, not slugs (`meeting-notes/`
+    found no `Meeting Notes/Note C`). Folders that differ from their slug in case only stay as
+    earlier versions wrote them. Notes written into the slug folders before move to the
+    folders as written when nothing would lose them; a link to the old path keeps its note."""
+    docs = tmp_path / "Team Wiki"
+    put(docs / "Index.md", "See [[Meeting Notes/Note C]], [c](Meeting%20Notes/Note%20C.md) and [[archive/Note C]].\n")
+    put(docs / "Meeting Notes/Note C.md", "# Note C\n\nThe standup moved to ten.\n")
+    put(docs / "Archive/Note C.md", "# Note C\n\nThe standup was at nine.\n")
+    put(docs / "Meeting Notes/Note D.md", "# Note D\n\nRetro on Friday.\n")
+    docs_read = parse_document_paths([docs])
+    old = write_documents(vault, [replace(doc, name=None, folders=()) for doc in docs_read])  # as written before
+    base = "sources/document/files/team-wiki"
+    assert sorted(old.written) == [f"{base}/{p}.md" for p in ("archive/note-c", "index", "meeting-notes/note-c", "meeting-notes/note-d")]
+    put(vault / "Journal.md", "Read [[meeting-notes/note-d]] today.\n")
+    again = write_documents(vault, parse_document_paths([docs]))
+    new = "sources/document/files/Team Wiki"
+    assert sorted(again.renamed) == [
+        (f"{base}/archive/note-c.md", f"{new}/archive/Note C.md"),
+        (f"{base}/index.md", f"{new}/Index.md"),
+        (f"{base}/meeting-notes/note-c.md", f"{new}/Meeting Notes/Note C.md"),
+    ], "note-d is linked by its old path: it stays"
+    assert (vault / base / "meeting-notes/note-d.md").is_file() and again.documents_replaced == 0
+    assert not (vault / base / "archive").exists(), "a folder its notes left is removed"
+    stems = [p.relative_to(vault).as_posix()[:-3].casefold() for p in vault.rglob("*.md")]
+    index = (vault / new / "Index.md").read_text(encoding="utf-8")
+    links = [link.target for link in parse_obsidian(split_frontmatter(index).body).links]
+    assert links == ["Meeting Notes/Note C", "Meeting Notes/Note C.md", "archive/Note C"]
+    found = [[s for s in stems if s.endswith("/" + t.removesuffix(".md").casefold())] for t in links]
+    assert found == [[f"{new}/meeting notes/note c".casefold()]] * 2 + [[f"{new}/archive/note c".casefold()]]
+    assert write_documents(vault, parse_document_paths([docs])).written == []
+
+
+def test_a_note_named_by_an_earlier_version_keeps_its_name_when_renaming_is_not_safe(tmp_path: Path, vault: Path) -> None:
+    """Of the notes an earlier version named by the slug of their title, one a note of the vault
+    links to by that name (`[[note-c]]`), one you edited, and one you renamed keep their names:
+    a rename outside Obsidian would break the link, and the others are yours. The one nothing
+    links to takes its file's name, in the same ingest as it gains a new version."""
+    docs = tmp_path / "old"
+    for name in ("Note B", "Note C", "Note D", "Note E"):
+        put(docs / f"{name}.md", f"# {name}\n\nFirst draft.\n")
+    folder = vault / "sources/document/files/old"
+    write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths([docs])])  # as written before
+    put(vault / "Journal.md", "Read [[note-c|the C draft]] today.\n")
+    edited = folder / "note-d.md"
+    edited.write_text(edited.read_text(encoding="utf-8") + "My own line.\n", encoding="utf-8")
+    (folder / "note-e.md").rename(folder / "E, my name.md")
+    user_notes = {p: (vault / p).read_bytes() for p in ("Journal.md", f"{folder.relative_to(vault)}/note-d.md")}
+    put(docs / "Note B.md", "# Note B\n\nSecond draft.\n")
+    report = write_documents(vault, parse_document_paths([docs]))
+    base = "sources/document/files/old"
+    assert report.renamed == [(f"{base}/note-b.md", f"{base}/Note B.md")] and report.documents_replaced == 1
+    assert "Second draft." in (folder / "Note B.md").read_text(encoding="utf-8")
+    assert sorted(p.name for p in folder.iterdir()) == ["E, my name.md", "Note B.md", "note-c.md", "note-d.md"]
+    assert {p: (vault / p).read_bytes() for p in user_notes} == user_notes
+    again = write_documents(vault, parse_document_paths([docs]))
+    assert (again.renamed, again.written) == ([], [])
 
 
 def test_warnings_about_an_unchanged_document_are_not_said_again(tmp_path: Path, vault: Path) -> None:

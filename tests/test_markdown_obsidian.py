@@ -5,7 +5,7 @@ from markdown_it import MarkdownIt
 
 from vaultmind.markdown.anchors import heading_anchor
 from vaultmind.markdown.blocks import FENCE, ICODE, Callout, scan_blocks
-from vaultmind.markdown.obsidian import frontmatter_tags, parse_obsidian, parse_wikilink
+from vaultmind.markdown.obsidian import frontmatter_tags, parse_obsidian, parse_wikilink, raw_link_targets
 from vaultmind.model import Link
 
 
@@ -289,3 +289,13 @@ def typical_note() -> str:
         parts.append("```python\ndef f(x):\n    return x  # [[not]]\n```\n")
     body = "\n".join(parts)
     return (body * 3)[:3000]
+
+
+def test_raw_link_targets_count_every_link_even_in_code() -> None:
+    """The quick read of a note's links (is a note linked by this name?) counts those in front
+    matter and code too: one too many keeps a note where it is, one too few would break a link."""
+    text = (
+        '---\nup: "[[Home]]"\n---\nSee [[Meeting Notes/Note C#Plan|c]], ![[pic.png]] and '
+        "[d](Meeting%20Notes/Note%20D.md).\n\n```\n[[in code]]\n```\n[web](https://example.com) [[#Local]]\n"
+    )
+    assert list(raw_link_targets(text)) == ["Home", "Meeting Notes/Note C", "pic.png", "in code", "Meeting Notes/Note D.md"]

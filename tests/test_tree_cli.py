@@ -51,11 +51,13 @@ def test_tree_and_flush_commands(vault: Path, capsys: pytest.CaptureFixture[str]
     }
     assert main(["tree", TREE, "--vault", str(vault)]) == 0
     out = capsys.readouterr().out
-    assert f"level 0 buffer: 1 leaves, {tokens_of(9, 1)}/{tokens_of(0, 3)} tokens" in out
-    assert "level 1: 3 summaries; waiting to fold: 0/3" in out and "level 2: 1 summaries" in out
+    assert f"level 0 buffer: 1 leaf, {tokens_of(9, 1)}/{tokens_of(0, 3)} tokens" in out
+    assert "level 1: 3 summaries; waiting to fold: 0/3" in out and "level 2: 1 summary" in out  # one of a kind in the singular
+    assert "  3 children, 3 leaves, " in out
     assert main(["flush", "--vault", str(vault), "--all"]) == 0
     out = capsys.readouterr().out
-    assert "1 summaries sealed" in out and "+ L1 summaries/slack-fernhill-launch/L1/" in out
+    assert "1 summary sealed in " in out and "(0 LLM calls, 1 by the fallback summarizer)" in out
+    assert "+ L1 summaries/slack-fernhill-launch/L1/" in out and "(1 child, fallback)" in out
     assert main(["tree", "nope", "--vault", str(vault), "--json"]) == 4
     assert json.loads(capsys.readouterr().out)["error"]["code"] == "not_found"
 

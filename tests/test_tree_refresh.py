@@ -355,3 +355,21 @@ def test_obsidian_rewriting_the_links_of_a_renamed_entity_summarizes_nothing_aga
         memory.sync()
         stale = {r["note_path"]: r["stale"] for r in _as_rebuilt(memory)}
         assert stale[paths[-1]], "a child's new text makes its parent stale"
+
+
+def test_summaries_follow_an_entity_note_linked_by_the_end_of_its_path(vault: Path) -> None:
+    """A link by the end of a note's path (`[[team/Helen O]]`, as Obsidian writes it when two
+    notes share the name, in any case) finds that note as Obsidian finds it: a sync that writes
+    the note recomputes the summaries linking it so, which then count its declared id (they
+    had kept the id the link's path spells, found by its full path or name only)."""
+    chat_day(vault, 0, 0, 9)
+    with Memory.open(tree_config(vault, **{"entities.create_threshold": 1000})) as memory:
+        paths = _sealed_with_helen(vault, memory)
+        for path in paths:
+            note = vault / path
+            text = note.read_text(encoding="utf-8")
+            note.write_text(text.replace("entities/person/helen-okafor|", "Team/helen O|"), encoding="utf-8")
+        memory.sync()
+        _move(vault, HELEN, "entities/person/team/Helen O.md")
+        memory.sync()
+        assert [r["entities"] for r in _as_rebuilt(memory)] == [["person:helen-okafor"]] * 4

@@ -20,7 +20,6 @@ from vaultmind.retrieval.answer_type import (
     _TWO_NAMES,
     answer_kind,
     answer_test,
-    asking,
     bare_days,
     dated_days,
     holds_answer,
@@ -29,6 +28,7 @@ from vaultmind.retrieval.answer_type import (
     negated_terms,
     puts_off,
 )
+from vaultmind.retrieval.asking import asking
 from vaultmind.retrieval.spelling import joined_words
 
 from .conftest import write, write_chat

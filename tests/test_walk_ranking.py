@@ -135,7 +135,7 @@ def test_a_message_that_asks_about_the_questions_words_tells_nothing_of_them(vau
 
 def test_asks_about_reads_what_a_message_asks_apart_from_what_it_states() -> None:
     from vaultmind.index.lexical import terms
-    from vaultmind.retrieval.answer_type import asks_about
+    from vaultmind.retrieval.asking import asks_about
 
     wanted = frozenset(terms("activities enjoy"))
     assert asks_about("Love seeing your dedication. Any fun activities you enjoy?", wanted)
@@ -182,3 +182,52 @@ def test_only_a_model_that_averages_words_weighs_a_long_questions_vector_less() 
     assert signal_weights({}, 10, averages_words(static))["dense"] == WEIGHTS["dense"] * 4 / 10
     assert signal_weights({}, 10, averages_words(contextual))["dense"] == WEIGHTS["dense"]
     assert signal_weights({}, 3, averages_words(static))["dense"] == WEIGHTS["dense"]
+
+
+def test_a_message_that_wishes_for_recommendations_asks_for_them(vault: Path) -> None:
+    """"What book recommendations has Joanna given?": Nate's "What books do you enjoy? I'm
+    always up for some new book recommendations." holds both words, but in what he asks and in
+    a wish to be told, not an account; Joanna's message naming the book she recommends ranks
+    first."""
+    hits = _hits(
+        vault,
+        [
+            (
+                "2024-05-02",
+                [
+                    ("Joanna Lee", "I finally finished the first draft of my screenplay."),
+                    (
+                        "Nate Ford",
+                        "Wow, that's great to hear! What books do you enjoy? I'm always up for some new book recommendations.",
+                    ),
+                    ("Joanna Lee", "Mostly fantasy, to be honest."),
+                ],
+            ),
+            (
+                "2024-05-09",
+                [
+                    ("Nate Ford", "How was your weekend?"),
+                    ("Joanna Lee", "Quiet. My recommendation for you: Little Women, the book I love most."),
+                    ("Nate Ford", "Thanks, I will pick it up."),
+                ],
+            ),
+        ],
+        "What book recommendations has Joanna given to Nate?",
+    )
+    assert "Little Women" in hits[0]["content"], [(h["content"][:40], h["score"], h["breakdown"]["asking"]) for h in hits]
+    wished = next(h for h in hits if "always up for" in h["content"])
+    assert wished["breakdown"]["asking"] == "only", "its one statement holds none of the question's words"
+
+
+def test_a_request_is_a_wish_to_be_told_or_advised_by_the_listener() -> None:
+    from vaultmind.retrieval.asking import asking, requests
+
+    assert requests("I'm always up for some new book recommendations.")
+    assert requests("I could use some tips!")
+    assert requests("I'd love to hear about your trip!")
+    assert requests("I'd love to see the shots you got!")
+    assert not requests("I'd love to see Japan someday."), "a wish of one's own"
+    assert not requests("I need to get some advice from my coach."), "advice sought elsewhere"
+    assert not requests("Let me know what you think!"), "a closing, not read as a request"
+    assert asking("Loved the film last night. I could use some recommendations!") == "last"
+    assert asking("Any good films lately? I'm open to suggestions.") == "only"

@@ -142,18 +142,22 @@ def _from_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
     for section, table in data.items():
         if not isinstance(table, dict):
             raise ConfigError(f"top-level key {section!r} must be a [section]", path=path)
+        sections = sorted({s for s, _ in _SCHEMA} | set(FEATURE_KEYS))
+        if section not in sections:  # an empty one too: its settings may sit under the right name later
+            raise ConfigError(
+                f"unknown section [{section}]",
+                path=path,
+                hint=f"remove it or check the spelling (sections: {', '.join(sections)})",
+            )
         for key, value in table.items():
             spec = _SCHEMA.get((section, key))
             if spec is None:
                 if key not in FEATURE_KEYS.get(section, ()):
                     known = [k for s, k in _SCHEMA if s == section] + list(FEATURE_KEYS.get(section, ()))
-                    sections = sorted({s for s, _ in _SCHEMA} | set(FEATURE_KEYS))
                     raise ConfigError(
                         f"unknown setting [{section}] {key}",
                         path=path,
-                        hint=f"check the spelling; known in [{section}]: {', '.join(known)}"
-                        if known
-                        else f"no such section: remove it or check the spelling (sections: {', '.join(sections)})",
+                        hint=f"check the spelling; known in [{section}]: {', '.join(known)}",
                     )
                 extra[f"{section}.{key}"] = value
                 continue
@@ -190,6 +194,10 @@ def _validate(config: Config, path: Path) -> None:
         raise ConfigError(f"[chunking] max_tokens must be at least {MIN_CHUNK_TOKENS}", path=path)
     if config.max_file_bytes <= 0:
         raise ConfigError("[vault] max_file_mb must be positive", path=path)
+    if config.search_limit <= 0:  # (a query given 0 used to return its own default silently)
+        raise ConfigError(
+            f"[search] limit = {config.search_limit} must be a positive integer", path=path, hint="such as 10"
+        )
     if config.debounce_ms < 0 or config.step_ms <= 0:
         raise ConfigError("[watch] debounce_ms must be >= 0 and step_ms > 0", path=path)
     if not 0 <= config.port <= 65535:

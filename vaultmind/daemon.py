@@ -48,7 +48,7 @@ RETRY_MAX_S = 60.0
 
 def _reason(exc: BaseException) -> str:
     storage = storage_error(exc)
-    return storage.message if storage is not None else str(exc)
+    return storage.what if storage is not None else str(exc)
 
 
 class _QuietInterrupt(logging.Filter):

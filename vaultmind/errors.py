@@ -109,21 +109,47 @@ class NotFound(VaultmindError):
     code = "not_found"
 
 
+_FREE_SPACE = "free some space or fix the disk, then run the command again; the notes are untouched"
+_READ_ONLY = (
+    "vaultmind keeps its index under the vault's .vaultmind/ folder and must write there: mount "
+    "or copy the vault where it can be written, then run the command again; the notes are untouched"
+)
+_NOT_YOURS = (
+    "run vaultmind as the user who owns the vault, or give yourself write access to this file "
+    "and its folder, then run the command again"
+)
+
 _STORAGE_FAILURES = (
-    ("No space left on device", "no space left on the device that holds the index"),
-    ("Disk quota exceeded", "the disk quota of the device that holds the index is used up"),
-    ("Read-only file system", "the index is on a read-only file system"),
+    ("No space left on device", "no space left on the device that holds the index", _FREE_SPACE),
+    ("Disk quota exceeded", "the disk quota of the device that holds the index is used up", _FREE_SPACE),
+    ("Read-only file system", "the index is on a read-only file system", _READ_ONLY),
 )
 
 
 def storage_error(exc: BaseException) -> VaultmindError | None:
-    """A full or read-only disk under `.vaultmind/`, as the error a person can act on (DuckDB
-    and the OS report it in their own words, deep in a traceback); None for anything else."""
+    """A full or read-only disk under `.vaultmind/`, or a file there this user may not write,
+    as the error a person can act on (DuckDB and the OS report it in their own words, deep in
+    a traceback); None for anything else."""
     text = str(exc)
-    for words, message in _STORAGE_FAILURES:
+    for words, message, hint in _STORAGE_FAILURES:
         if words in text:
-            return VaultmindError(
-                message,
-                hint=f"free some space or fix the disk, then run the command again; the notes are untouched ({text})",
-            )
+            return VaultmindError(message, hint=f"{hint} ({text})")
+    if isinstance(exc, PermissionError):
+        return VaultError("permission denied", path=exc.filename, hint=_NOT_YOURS)
+    return None
+
+
+def index_access_error(exc: BaseException, path: Path) -> VaultmindError | None:
+    """The index file at `path` on a read-only file system, or one this user may not write
+    (another user's, made read-only), as an error saying so; None for anything else. Such a
+    file is sound: it must be left where it is, not moved aside as a broken one."""
+    text = str(exc)
+    if "Read-only file system" in text:
+        return VaultError("the index is on a read-only file system", path=path, hint=f"{_READ_ONLY} ({text})")
+    if isinstance(exc, PermissionError) or "Permission denied" in text:
+        return VaultError(
+            "the index cannot be written by you (permission denied)",
+            path=path,
+            hint=f"{_NOT_YOURS}; the index is left as it is ({text})",
+        )
     return None

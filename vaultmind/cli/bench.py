@@ -32,11 +32,6 @@ def add_bench_parser(sub: Any) -> None:
         description="Generate a deterministic synthetic vault, or run the performance benchmarks on one.",
     )
 
-    def usage(args: argparse.Namespace) -> int:
-        p.print_help()
-        return 2
-
-    p.set_defaults(handler=usage)
     bsub = p.add_subparsers(title="actions", metavar="ACTION")
 
     g = bsub.add_parser(

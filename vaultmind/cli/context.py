@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import threading
 from collections.abc import Callable
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.output import Progress
-from vaultmind.errors import UsageError
+from vaultmind.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from vaultmind.client import DaemonClient
@@ -49,10 +48,9 @@ def resolve_vault(arg: Path | None) -> Path:
         hint = "pass --vault PATH or run `vaultmind init PATH`"
         raise UsageError(f"vault folder {vault}{named} {problem}", hint=_env_hint(named, hint))
     if not (vault / STATE_DIR).is_dir():  # vaultmind writes into a vault (entity notes, summaries): never unasked
-        hint = (
-            f"set it up with `vaultmind init --existing {shlex.quote(str(vault))}`, which adds vaultmind's folders and "
-            "settings and changes nothing else"
-        )
+        from vaultmind.vault.template import setup_hint
+
+        hint = setup_hint(vault)
         raise UsageError(f"{vault}{named} is not a vaultmind vault (it has no {STATE_DIR} folder)", hint=_env_hint(named, hint))
     return vault
 
@@ -63,10 +61,18 @@ def _env_hint(named: str, hint: str) -> str:
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    from vaultmind.config import load_config
+    from vaultmind.config import CONFIG_RELPATH, load_config
+    from vaultmind.embed.providers import check_provider
 
     config = load_config(resolve_vault(args.vault))
-    check_feature_settings(config)
+    try:
+        check_feature_settings(config)
+        if not os.environ.get("VAULTMIND_EMBED_PROVIDER"):  # else the file did not name it
+            check_provider(config.embed_provider)
+    except ConfigError as exc:  # the feature modules know the file only by its place in a vault
+        if exc.path is None or not Path(exc.path).is_absolute():
+            exc.path = str(config.vault / CONFIG_RELPATH)
+        raise
     return config
 
 

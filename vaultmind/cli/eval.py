@@ -25,11 +25,6 @@ def add_parser(sub: Any) -> None:
         description="Measure retrieval on a benchmark data set, given by path; nothing is copied.",
     )
 
-    def usage(args: argparse.Namespace) -> int:
-        p.print_help()
-        return 2
-
-    p.set_defaults(handler=usage)
     esub = p.add_subparsers(title="benchmarks", metavar="BENCHMARK")
     lo = esub.add_parser(
         "locomo",

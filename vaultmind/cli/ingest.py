@@ -79,7 +79,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if report.written or report.unchanged:
         # the unchanged notes too: a run cut short (killed, or its daemon was) may have written
         # them without indexing them; running it again finishes the job. An indexed note costs a stat.
-        paths = sorted({*report.written, *report.unchanged})
+        # and the places renamed notes left, which the index forgets
+        paths = sorted({*report.written, *report.unchanged, *(old for old, _ in report.renamed)})
         sync = through_daemon_or_local(
             config,
             lambda client: client.call("POST", "/v1/sync", {"paths": paths}, timeout=3600),
@@ -90,6 +91,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     result: dict[str, Any] = {
         "written": report.written,
         "unchanged": report.unchanged,
+        "renamed": [{"from": old, "to": new} for old, new in report.renamed],
         "kept_user_edited": report.kept_user_edited,
         "kind": args.kind,
         "messages_added": report.messages_added,
@@ -122,6 +124,8 @@ def _print(result: dict[str, Any]) -> None:
         print(f"  wrote {path}")
     if written > 20:
         print(f"  … and {written - 20:,} more")
+    for moved in result.get("renamed", ()):
+        print(f"  renamed {moved['from']} to {moved['to']} (its file's name, so links to it resolve)")
     went = "the new version went" if result.get("kind") == "document" else "new messages went"
     for path in result["kept_user_edited"]:
         print(f"  kept your edits in {path} ({went} to a sibling note)")

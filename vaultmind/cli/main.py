@@ -23,6 +23,7 @@ from vaultmind.cli.bench import add_bench_parser
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
+from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
 from vaultmind.errors import VaultmindError, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 
@@ -54,14 +55,16 @@ INTERRUPTED = (
 def main(argv: Sequence[str] | None = None) -> int:
     limit_heap_arenas()  # before any thread: a long-running command keeps less freed memory
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        refuse_unknown(args, extra, parser)
     debug = bool(getattr(args, "debug", False) or os.environ.get("VAULTMIND_DEBUG"))
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     handler: Handler | None = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
+    if handler is None:  # a command of subcommands (`query`, `bench`…) given none: its own help
+        getattr(args, COMMAND_PARSER, parser).print_help()
         return 2
     try:
         return handler(args)
@@ -156,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(module_name)
         module.add_parser(sub)
     describe_commands(parser)
+    mark_commands(parser)
     return parser
 
 

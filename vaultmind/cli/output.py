@@ -137,10 +137,10 @@ def print_stats(result: dict[str, Any], verb: str) -> None:
     if enriched.get("ner_deferred"):
         print(f"  {enriched['ner_deferred']:,} texts wait for entity recognition: {enriched['hint']}")
     elif enriched.get("entity_notes"):
-        print(f"  {len(enriched['entity_notes'])} entity note(s) written under entities/")
+        print(f"  {counted(len(enriched['entity_notes']), 'entity note')} written under entities/")
     problems = result.get("problems") or []
     if problems:
-        print(f"  {len(problems)} file(s) skipped or with warnings — see `vaultmind status`")
+        print(f"  {counted(len(problems), 'file')} skipped or with warnings — see `vaultmind status`")
 
 
 def print_status(status: dict[str, Any]) -> None:
@@ -180,11 +180,15 @@ def print_status(status: dict[str, Any]) -> None:
     problems = status.get("problems") or []
     if problems:
         kinds = Counter(p["kind"] for p in problems)
-        print(f"\n{len(problems):,} file(s) skipped or with warnings ({', '.join(f'{k} {n:,}' for k, n in sorted(kinds.items()))}):")
+        print(f"\n{counted(len(problems), 'file')} skipped or with warnings ({', '.join(f'{k} {n:,}' for k, n in sorted(kinds.items()))}):")
         for p in sorted(problems, key=lambda p: (p["kind"] in INDEXED_ANYWAY, p["path"]))[:PROBLEMS_SHOWN]:
             print(safe(f"  {p['path']}: [{p['kind']}] {p['message']}"))
         if len(problems) > PROBLEMS_SHOWN:
             print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `vaultmind status --json` lists every one")
+
+
+LISTED_REFS = 2
+"""Source refs a hit's line shows (a summary has one per message it folds)."""
 
 
 def print_hits(result: dict[str, Any]) -> None:
@@ -218,6 +222,8 @@ def print_hits(result: dict[str, Any]) -> None:
         span = hit.get("time_range") or {}
         when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
         refs = hit.get("source_refs") or []
+        if len(refs) > LISTED_REFS:  # a summary's: every message it folds; `query drill` lists them
+            refs = [*refs[:LISTED_REFS], f"and {len(refs) - LISTED_REFS:,} more (`vaultmind query drill {hit['node_id']}`)"]
         node = f"id {hit['node_id']}" if hit.get("node_id") else ""  # for `explain`, `query drill`, `query leaves`
         meta = " · ".join(x for x in (node, hit.get("author"), when, *refs) if x)
         print(safe(f"{rank:2}. {where}" + (f"  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})" if scored else "")))
@@ -259,7 +265,7 @@ def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
     if report.get("ran") is not None:
         processed = report.get("processed") or {}
         parts = ", ".join(f"{k} {v}" for k, v in processed.items() if v)
-        lines.append(f"        ran {report['ran']:,} job(s){': ' + parts if parts else ''}")
+        lines.append(f"        ran {counted(report['ran'], 'job')}{': ' + parts if parts else ''}")
     for cause in report.get("causes") or []:
         when = f" (next try {cause['next_try']})" if cause.get("next_try") else ""
         lines.append(

@@ -12,6 +12,8 @@ from vaultmind.cli.args import iso_time, positive_int, question
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits, safe
 
+LIMIT_HELP = "number of hits (default: [search] limit in the vault's config.toml, 10 unless set)"
+
 
 def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], None]) -> None:
     p = sub.add_parser(
@@ -23,7 +25,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
         "walk", help="hybrid retrieval: lexical + dense + entities + graph + time (the default way to ask)"
     )
     q.add_argument("text", type=question, help="the question")
-    q.add_argument("--limit", type=positive_int, default=None, help="number of hits (default 10)")
+    q.add_argument("--limit", type=positive_int, default=None, help=LIMIT_HELP)
     q.add_argument(
         "--at",
         type=iso_time,
@@ -53,7 +55,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
         "search", help="ranked leaves for a text query (lexical + dense, reciprocal-rank fusion)"
     )
     q.add_argument("text", type=question, help="what to look for")
-    q.add_argument("--limit", type=positive_int, default=None, help="number of hits (default 10)")
+    q.add_argument("--limit", type=positive_int, default=None, help=LIMIT_HELP)
     q.set_defaults(handler=lambda a: _run(a, "search", {"query": a.text, "limit": a.limit}))
     vault_args(q)
 
@@ -131,6 +133,8 @@ def asker_time(at: str | None) -> str:
 def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
     clean = {k: v for k, v in mode_args.items() if v is not None}
     config = config_from_args(args)
+    if mode in ("walk", "search"):  # the vault's own default number of hits
+        clean.setdefault("limit", config.search_limit)
 
     def local(memory: Any) -> dict[str, Any]:
         if memory.index.scalar("SELECT count(*) FROM notes") == 0:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import resolve_vault, through_daemon_or_local
-from vaultmind.cli.output import emit, format_queue
+from vaultmind.cli.output import counted, emit, format_queue
 from vaultmind.errors import UsageError
 
 if TYPE_CHECKING:
@@ -132,5 +132,5 @@ def cmd_retry(args: argparse.Namespace) -> int:
         else:
             ids = result.get("ids") or []
             shown = ", ".join(f"#{i}" for i in ids[:10]) + (" …" if len(ids) > 10 else "")
-            print(f"vaultmind: requeued {result['requeued']} job(s){': ' + shown if ids else ''}")
+            print(f"vaultmind: requeued {counted(result['requeued'], 'job')}{': ' + shown if ids else ''}")
     return 0

@@ -15,7 +15,7 @@ from typing import Any
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
-from vaultmind.cli.output import emit
+from vaultmind.cli.output import counted, emit
 
 
 def add_parser(sub: Any) -> None:
@@ -131,12 +131,12 @@ def print_trees(result: dict[str, Any]) -> None:
 
 def print_tree(result: dict[str, Any]) -> None:
     title = f" “{result['title']}”" if result.get("title") else ""
-    print(f"tree {result['tree']}{title}  ({result['folder']}/, {result['leaves']} leaves)")
+    print(f"tree {result['tree']}{title}  ({result['folder']}/, {counted(result['leaves'], 'leaf', 'leaves')})")
     for buf in result["buffers"]:
         if buf["level"] == 0:
             span = f", {buf['oldest']} – {buf['newest']}" if buf.get("oldest") else ""
             print(
-                f"  level 0 buffer: {buf['items']} leaves, {buf['tokens']}/{buf['seals_at_tokens']} tokens{span}"
+                f"  level 0 buffer: {counted(buf['items'], 'leaf', 'leaves')}, {buf['tokens']}/{buf['seals_at_tokens']} tokens{span}"
             )
     for level in result["levels"]:
         buf = next((b for b in result["buffers"] if b["level"] == level["level"]), None)
@@ -147,7 +147,7 @@ def print_tree(result: dict[str, Any]) -> None:
             extra.append(f"{level['edited']} edited by you")
         waiting = f"; waiting to fold: {buf['items']}/{buf['seals_at_count']}" if buf else ""
         note = f" ({', '.join(extra)})" if extra else ""
-        print(f"  level {level['level']}: {level['summaries']} summaries{note}{waiting}")
+        print(f"  level {level['level']}: {counted(level['summaries'], 'summary', 'summaries')}{note}{waiting}")
     if result["stale"]:
         print("\nstale:")
         for s in result["stale"]:
@@ -163,17 +163,18 @@ def print_tree(result: dict[str, Any]) -> None:
             flags = "".join([" [stale]" if s["stale"] else "", " [edited]" if s["user_edited"] else ""])
             span = f"{s['time_start']} – {s['time_end']}" if s["time_start"] else "no time range"
             print(
-                f"  L{s['level']} {s['path']}  {s['children']} children, {s['leaves']} leaves, {span}, "
+                f"  L{s['level']} {s['path']}  {counted(s['children'], 'child', 'children')}, "
+                f"{counted(s['leaves'], 'leaf', 'leaves')}, {span}, "
                 f"{s['summarizer']}{flags}"
             )
 
 
 def print_report(result: dict[str, Any]) -> None:
     sealed = result["sealed"]
-    print(f"vaultmind: {len(sealed)} summaries sealed in {result['seconds']:.2f} s", end="")
-    print(f" ({result['llm_calls']} LLM calls, {result['fallbacks']} by the fallback summarizer)")
+    print(f"vaultmind: {counted(len(sealed), 'summary', 'summaries')} sealed in {result['seconds']:.2f} s", end="")
+    print(f" ({counted(result['llm_calls'], 'LLM call')}, {result['fallbacks']} by the fallback summarizer)")
     for s in sealed:
-        print(f"  + L{s['level']} {s['path']} ({s['children']} children, {s['summarizer']})")
+        print(f"  + L{s['level']} {s['path']} ({counted(s['children'], 'child', 'children')}, {s['summarizer']})")
     for s in result["unsealed"]:
         print(f"  - L{s['level']} {s['path']} (stale, folded again)")
     for s in result.get("refreshed", ()):

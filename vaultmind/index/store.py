@@ -25,7 +25,7 @@ from typing import Any, TypeVar, cast
 
 import duckdb
 
-from vaultmind.errors import IndexBusy
+from vaultmind.errors import IndexBusy, index_access_error
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.connection import connect, is_lock_error, session
 from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
@@ -100,6 +100,9 @@ class Index:
                     path=path,
                     hint="stop it, or let the CLI talk to the running daemon",
                 ) from exc
+            denied = index_access_error(exc, path)
+            if denied is not None:  # a sound index this user cannot write: not a broken one
+                raise denied from exc
             moved = quarantine(path)
             log.warning("index %s could not be opened (%s); moved to %s", path, exc, moved)
             con = connect(path)

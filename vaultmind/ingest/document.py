@@ -26,7 +26,8 @@ Identity and place:
 - `scope` = `files/<folder>`: the given folder's name and the sub-folders down to the file
   (`files/docs/notes`); for a file given directly, its folder's name.
 - `name`: the file's name without extension, as written: a new document's note is named after
-  it, so that links between documents (`[[Note A]]`, `![[Note A#Heading]]`) resolve in Obsidian.
+  it, so that links between documents (`[[Note A]]`, `![[Note A#Heading]]`) resolve in Obsidian;
+  `folders`: the scope's folders as written, its note's folders (`[[Meeting Notes/Note A]]`).
 - `title`: front matter `title`, else the first `# ` heading (`<title>`, then the first
   `<h1>`, for HTML), else the file name without extension.
 - `modified`: the file's modification time (UTC, ISO 8601). It is not part of the content:
@@ -154,6 +155,7 @@ def _one(
         legacy_source_id=None if source_id else f"doc:{_slug_path([*rel.parent.parts, rel.stem])}",
         id_given=source_id is not None,
         name=rel.stem,
+        folders=tuple(part for part in scope_parts if part),
         said=tuple(warnings[said_from:]),
     )
     return doc, path, source_id is None

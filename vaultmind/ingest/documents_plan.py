@@ -12,10 +12,11 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from vaultmind.errors import VaultmindError
+from vaultmind.ingest.document_names import renamed_to_file_name
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.held import GENERATED_KEYS, Existing, carries, notes_below
 from vaultmind.ingest.model import DocumentInput
-from vaultmind.ingest.names import readable_name, scope_folder, sibling_path, slugify
+from vaultmind.ingest.names import readable_folder, readable_name, scope_folder, sibling_path, slugify
 from vaultmind.ingest.plan import Plan, Write, say_wide
 from vaultmind.markdown.frontmatter import body_sha256, with_user_keys
 from vaultmind.markdown.render import Quoted, iso_utc, note_text, render_note
@@ -58,6 +59,16 @@ def document_note_bytes(doc: DocumentInput) -> int:
     return len(_render_document(doc, 1, doc.modified, doc.modified)) + 64
 
 
+def doc_folder(doc: DocumentInput, *, earlier: bool = False) -> str:
+    """The folder of a document's notes: its folders as written, made safe (`readable_folder`:
+    `sources/document/files/My Notes/Meeting Notes`), so links by path resolve in Obsidian; the
+    slug of its scope (`files/my-notes/meeting-notes`) for a document given without them, and,
+    `earlier`, where earlier versions put it."""
+    if doc.folders and not earlier:
+        return f"{SOURCES_DIR}/document/files/" + "/".join(readable_folder(part) for part in doc.folders)
+    return f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
+
+
 def doc_notes(plan: Plan, folder: str) -> list[Existing]:
     full = plan.vault / folder
     if not full.is_dir():
@@ -90,7 +101,7 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
         modified = iso_utc(doc.modified) if doc.modified else None
     except VaultmindError as exc:
         raise IngestError(f"document {doc.source_id!r}: modified {doc.modified!r} is not ISO 8601") from exc
-    folder = f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
+    folder = doc_folder(doc)
     ident, mine = _holding(plan, doc, folder_notes)
     if ident != doc.source_id:
         if not mine and ident.startswith(doc.source_id + "~"):  # said once, when first written so
@@ -116,12 +127,24 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
 
     if target is not None:
         plan.claimed.add(target.path)
+        # named by an earlier vaultmind after its title's slug: its file's name, when safe
+        dest = renamed_to_file_name(plan, target, doc_folder(doc, earlier=True), f"{folder}/{_note_name(doc, title)}.md") if doc.name else None
+        if dest is not None:
+            plan.claimed.add(dest)
+            plan.folded.add(dest.casefold())
+
+        def rewrite(data: bytes, replaced: int = 0) -> Write:
+            moved_from = None if dest is None else target.path
+            return Write(dest or target.path, data, target.raw, replaced=replaced, moved_from=moved_from)
+
         if same_as(target, target.body_hash):
             if _new_place(target, doc.source_ref):  # moved (or written before its file was recorded): the file's new place, same version
                 version = _int(target.data.get("version"), 1)
                 start, end = _opt_str(target.data.get("time_start")), _opt_str(target.data.get("time_end"))
                 data = _render_document(doc, version, start or modified, end or modified)
-                plan.writes.append(Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw))
+                plan.writes.append(rewrite(with_user_keys(data, target.raw, GENERATED_KEYS)))
+            elif dest is not None:  # the same bytes under its new name
+                plan.writes.append(rewrite(target.raw))
             else:
                 report.unchanged.append(target.path)
             return
@@ -130,7 +153,7 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
         data = _render_document(
             doc, latest + 1, time_start, modified or _opt_str(target.data.get("time_end"))
         )
-        plan.writes.append(Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, replaced=1))
+        plan.writes.append(rewrite(with_user_keys(data, target.raw, GENERATED_KEYS), replaced=1))
         return
     if any(same_as(note, str(note.data.get("vaultmind_body_sha256") or "")) for note in user_edited):
         return  # the user edited vaultmind's version of this very content: nothing new

@@ -17,9 +17,13 @@ one `message_1.json` (then `message_2.json` …) per conversation, in a folder o
 - no message id: `h-` + a hash of author, time and text (`MessageIds`), as for WhatsApp; the
   index cites `chat://<platform>/<thread>/<id>` (`render.derived_ref`);
 - media add a line each: `[photo]`, `[video]`, `[voice message]`, `[GIF]`, `[file: name]`,
-  `[sticker]`, a shared post's link (`[shared: https://…]`); a message with neither text nor
-  media (an unsent one, a reaction's notice without text) is left out; reactions are no
-  messages and are dropped.
+  `[sticker]`, a shared post's link (`[shared: https://…]`) followed by its caption
+  (`share_text`, after its owner's name when the export gives it: `natgeo: …`); a message with
+  neither text nor media (an unsent one, a reaction's notice without text) is left out;
+  reactions are no messages and are dropped (the export has no read receipts);
+- a shared post's caption was dropped by earlier versions: the id still hashes the text without
+  it, and that text is the message as an earlier vaultmind read it (`SourceBatch.earlier_texts`),
+  so notes written before keep their messages, known, as they are.
 """
 
 from __future__ import annotations
@@ -50,17 +54,22 @@ def parse_instagram(path: Path, *, platform: str = "instagram") -> list[SourceBa
     name = thread or title or folder
     ids = MessageIds()
     messages = []
+    earlier: list[tuple[str, str]] = []
     for number, item in enumerate(data["messages"]):
-        message = _message(path, number, item, ids)
+        message = _message(path, number, item, ids, earlier)
         if message is not None:
             messages.append(message)
     if not messages:
         return []
     meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=title or name)
-    return [SourceBatch(meta=meta, messages=tuple(messages))]
+    return [SourceBatch(meta=meta, messages=tuple(messages), earlier_texts=tuple(earlier))]
 
 
-def _message(path: Path, number: int, item: Any, ids: MessageIds) -> Message | None:
+def _message(
+    path: Path, number: int, item: Any, ids: MessageIds, earlier: list[tuple[str, str]]
+) -> Message | None:
+    """One message, None for one with neither text nor media; `earlier` takes its text as an
+    earlier vaultmind read it (without a shared post's caption), when that differs."""
     where = f"message {number}"
     if not isinstance(item, dict):
         raise ingest_error(path, f"{where}: a message must be an object")
@@ -68,10 +77,14 @@ def _message(path: Path, number: int, item: Any, ids: MessageIds) -> Message | N
     timestamp = _time(path, where, item.get("timestamp_ms"))
     lines = [text] if (text := _fixed(as_str(item.get("content")) or "")).strip() else []
     lines += _media(item)
-    body = "\n".join(lines)
+    before = "\n".join(lines)
+    body = "\n".join([*lines, *_caption(item, text)])
     if not body.strip():
         return None
-    return Message(message_id=ids(author, timestamp, body), author=author, timestamp=timestamp, text=body)
+    message_id = ids(author, timestamp, before if before.strip() else body)  # (the id an earlier vaultmind gave it)
+    if before.strip() and before != body:
+        earlier.append((message_id, before))
+    return Message(message_id=message_id, author=author, timestamp=timestamp, text=body)
 
 
 def _time(path: Path, where: str, value: Any) -> datetime:
@@ -98,6 +111,18 @@ def _media(item: dict[str, Any]) -> list[str]:
     if link:
         out.append(f"[shared: {link}]")
     return out
+
+
+def _caption(item: dict[str, Any], text: str) -> list[str]:
+    """The caption of a shared post or reel (`share.share_text`), after its owner's name when
+    the export gives it (`natgeo: …`); none when there is no caption, or it is the message's
+    `text` already."""
+    share = item.get("share")
+    caption = _fixed(as_str(share.get("share_text")) or "").strip() if isinstance(share, dict) else ""
+    if not caption or caption == text.strip():
+        return []
+    owner = _fixed(as_str(share.get("original_content_owner")) or "").strip() if isinstance(share, dict) else ""
+    return [f"{owner}: {caption}" if owner else caption]
 
 
 def _fixed(text: str) -> str:

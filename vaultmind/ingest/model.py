@@ -85,6 +85,7 @@ class DocumentInput:
     legacy_source_id: str | None = None  # the id an earlier vaultmind gave it: its note keeps it
     id_given: bool = False  # `source_id` comes from the file (its front matter): files sharing it are one document
     name: str | None = None  # the file's name without extension, as written: a new note is named after it
+    folders: tuple[str, ...] = ()  # its folders as written (the scope's, unslugified): its notes' folders
     said: tuple[str, ...] = ()  # the warnings about its file (encoding, front matter): not said again while it is unchanged
 
 
@@ -117,3 +118,4 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     dated: list[DatedOtherwise] = field(default_factory=list)  # emails without a usable Date header, as parsed
     said_before: set[str] = field(default_factory=set)  # warnings about documents already ingested and unchanged
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (from, to): notes given their file's name

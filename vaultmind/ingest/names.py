@@ -54,6 +54,14 @@ def readable_name(text: str, *, max_len: int = SLUG_MAX) -> str:
     return windows_safe(name) if name else slugify(text, max_len=max_len)
 
 
+def readable_folder(text: str) -> str:
+    """A document's folder as written, made safe (`readable_name`), so a link by path
+    (`[[Meeting Notes/Note A]]`) finds its notes in Obsidian; its slug when the two differ in
+    case only (`Notes` → `notes`, where earlier versions put it: Obsidian's links ignore case)."""
+    name, slug = readable_name(text), slugify(text)
+    return slug if name.casefold() == slug else name
+
+
 def scope_folder(scope: str) -> str:
     """The folder path of a scope: every `/`-separated segment slugified (`Slack/Acme` → `slack/acme`)."""
     parts = [slugify(part) for part in scope.split("/") if part.strip()]

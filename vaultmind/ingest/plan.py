@@ -32,6 +32,9 @@ class Write:
     expect: bytes | None  # the bytes we read (overwrite only if still there); None: a new file
     added: tuple[str, ...] = ()  # the ids of the messages it adds
     replaced: int = 0
+    # a note renamed (`document_names`): the path it leaves, whose bytes are `expect`, removed
+    # once `path`, a new file, is written
+    moved_from: str | None = None
 
 
 @dataclass(slots=True)
@@ -47,6 +50,7 @@ class Plan:
     moved_out: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)  # `placed_outside`
     sources: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # `source_folders`
     all_documents: list[Existing] | None = None  # `documents_plan._all_doc_notes`
+    link_targets: dict[str, set[str]] | None = None  # `document_names.linked`
     listed: dict[str, list[str]] = field(default_factory=dict)  # `listing`
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
     # the new document notes' paths in lower case: `Note.md` and `note.md` are one file on macOS and Windows

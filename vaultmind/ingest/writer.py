@@ -47,14 +47,13 @@ from datetime import UTC, tzinfo
 from pathlib import Path
 
 from vaultmind.errors import RefuseToClobber, VaultError
-from vaultmind.ingest.documents_plan import doc_body, doc_notes, file_ref, plan_document
+from vaultmind.ingest.documents_plan import doc_body, doc_folder, doc_notes, file_ref, plan_document
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.grouping import group_batches
 from vaultmind.ingest.held import Existing
 from vaultmind.ingest.matching import as_earlier, held_elsewhere, home_note, joined_batches, own_note
 from vaultmind.ingest.messages_plan import plan_group
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
-from vaultmind.ingest.names import scope_folder
 from vaultmind.ingest.plan import Plan
 from vaultmind.ingest.zone_shift import refuse_shifted
 from vaultmind.markdown.frontmatter import body_sha256
@@ -69,12 +68,18 @@ def _execute(plan: Plan) -> IngestReport:
         full = plan.vault / item.path
         try:
             make_folders(full.parent)
-            if item.expect is not None:
-                try:
-                    current = full.read_bytes()
-                except FileNotFoundError:
-                    current = None
-                if current != item.expect:
+            if item.moved_from is not None:
+                if not _still(plan.vault / item.moved_from, item.expect):
+                    report.warnings.append(
+                        f"{item.moved_from}: changed on disk during the ingest; left alone (run the ingest again)"
+                    )
+                    continue
+                write_atomic(full, item.data, overwrite=False)
+                (plan.vault / item.moved_from).unlink()
+                _drop_emptied(plan.vault, item.moved_from)
+                report.renamed.append((item.moved_from, item.path))
+            elif item.expect is not None:
+                if not _still(full, item.expect):
                     report.warnings.append(
                         f"{item.path}: changed on disk during the ingest; left alone (run the ingest again)"
                     )
@@ -99,6 +104,25 @@ def _execute(plan: Plan) -> IngestReport:
         report.documents_replaced += item.replaced
     report.unchanged.sort()
     return report
+
+
+def _drop_emptied(vault: Path, left: str) -> None:
+    """The folders of `sources/` a moved note left empty are removed (Obsidian would list them)."""
+    folder = (vault / left).parent
+    while len(parts := folder.relative_to(vault).parts) > 2 and parts[0] == SOURCES_DIR:  # below sources/<kind>/
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def _still(full: Path, expect: bytes | None) -> bool:
+    """Whether the file holds the bytes the plan read (`expect`): no one changed it since."""
+    try:
+        return full.read_bytes() == expect
+    except FileNotFoundError:
+        return False
 
 
 def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC) -> IngestReport:
@@ -137,7 +161,7 @@ def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
     folders: dict[str, list[Existing]] = {}
     for key in sorted(latest):
         doc = latest[key]
-        folder = f"{SOURCES_DIR}/document/{scope_folder(doc.scope)}"
+        folder = doc_folder(doc)
         if folder not in folders:
             folders[folder] = doc_notes(plan, folder)
         writes = len(plan.writes)

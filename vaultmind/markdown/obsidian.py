@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -88,6 +88,19 @@ def parse_obsidian(
 
     block_ids = dict.fromkeys(scan.block_ids.values())
     return Syntax(tuple(links), tuple(tags), tuple(block_ids), scan.headings, scan.callouts)
+
+
+def raw_link_targets(text: str) -> Iterator[str]:
+    """The targets of the wikilinks and Markdown links of `text` (front matter, code and comments
+    included: no block scan), for a quick read that may count a link too many, never one too few."""
+    if "[[" in text:
+        for m in _WIKILINK_RE.finditer(text):
+            if (link := parse_wikilink(m.group(1))) is not None and link.target:
+                yield link.target
+    if "](" in text:
+        for m in _MDLINK_RE.finditer(text):
+            if (link := _markdown_link(m.group(2), embed=False, line=0)) is not None and link.target:
+                yield link.target
 
 
 def _line_starts(lines: list[str]) -> list[int]:

@@ -162,7 +162,9 @@ def describe(failure_class: str) -> str:
         "disk_full": "the disk is full; free space and the work resumes",
         "corrupt_index": "the index is damaged; run `vaultmind reindex` (it is rebuilt from the vault)",
         "read_only_vault": "the vault is read-only; make it writable and the work resumes",
-        "llm_unreachable": "Ollama is not reachable; the work waits (start `ollama serve`)",
+        "llm_unreachable": "Ollama is not reachable; the work waits (start `ollama serve`; without it, "
+        "set [admission] llm = false and run `vaultmind sync`, restarting a running `serve` first, "
+        "to decide gray messages by their score)",
         "transient": "a temporary error; retrying with backoff",
         "unrecoverable": "retrying cannot help until you act; fix the cause, then `vaultmind retry`",
     }.get(failure_class, failure_class)

@@ -20,7 +20,7 @@ the likelier evidence. `walk` uses this as one small signal (`answer`) over its 
 candidates.
 
 A message that only asks ("What pet do you have?") holds no answer at all, whatever the
-question: `asking` tells such texts, and those that end with a question, from statements.
+question: `asking.py` tells such texts, and those that end asking, from statements.
 
 "Why…?" is answered by a text that gives a reason ("because", "due to", "Why: …", "so the
 review fits", "since I'm lactose intolerant", "I'd rather move the date than cut Pro"), not
@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import Literal
 
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.asking import SENTENCE_END
 
 # Words that ask rather than name what is asked about ("how much…", "what happened…", "tell me
 # about…"): they ground no question (evidence), one the memory never says is not news, and a
@@ -55,7 +56,6 @@ ASKING_WORDS = frozenset(
 )
 
 AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason", "agreement"]
-Asking = Literal["only", "last"]
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -129,10 +129,6 @@ _PLACE_NAME = re.compile(r"[A-Z][\w'’-]")  # where the name of a `_PLACE` matc
 # Two capitalised words inside a sentence, with no preposition before them: a place or a venue
 # named as an object ("I booked Golden Lantern").
 _TWO_NAMES = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z'’-]+ [A-Z][a-z'’-]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?;؟])\s+|(?<=[。！？])")  # CJK sentences end without a space
-_QUESTION_MARKS = ("?", "？", "؟")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_NOTE_LINE = re.compile(r"^\s*\[[^\]\n]*\]\s*$", re.M)  # "[image: …]", "[attachment: …]"
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
     "forty|fifty|hundred|thousand|dozen|once|twice|several|few"
@@ -498,52 +494,8 @@ def puts_off(text: str, query_terms: frozenset[str]) -> bool:
     put_off = query_terms & negated_terms(text)
     return bool(put_off) and any(
         _NEGATED.search(sentence) is None and not put_off.isdisjoint(terms(sentence)) and _names_time(sentence.lower())
-        for sentence in _SENTENCE_END.split(text)
+        for sentence in SENTENCE_END.split(text)
     )
-
-
-def message_sentences(text: str) -> list[str]:
-    """A message's sentences, less its lines that are only a bracketed note ("[image: …]")."""
-    return [s for s in _SENTENCE_END.split(_NOTE_LINE.sub(" ", text).strip()) if s]
-
-
-@lru_cache(maxsize=16_384)
-def asking(text: str) -> Asking | None:
-    """"only" when every sentence of `text` (of four words or more) is a question, "last" when
-    its last sentence is one, None for a statement. Lines that are only a bracketed note (an
-    attachment, an image's caption) are not sentences of the message."""
-    if not any(mark in text for mark in _QUESTION_MARKS):  # most messages: no sentence to split
-        return None
-    sentences = message_sentences(text)
-    if not sentences or not sentences[-1].endswith(_QUESTION_MARKS):
-        return None
-    if all(s.endswith(_QUESTION_MARKS) or not _says_something(s) for s in sentences):
-        return "only"
-    return "last"
-
-
-def asks_about(text: str, query_terms: frozenset[str]) -> bool:
-    """Whether the terms of `query_terms` that `text` holds are all in its questions and none in
-    what it states: "Love seeing your dedication! Any activities you're looking forward to?"
-    asks about activities and tells none. A line that is only a bracketed note (an image's
-    caption) counts as stated."""
-    asked, stated = _asked_and_stated(text)
-    return bool(asked & query_terms) and not stated & query_terms
-
-
-@lru_cache(maxsize=16_384)
-def _asked_and_stated(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The terms of `text`'s questions, and those of the rest (its statements and notes)."""
-    sentences = message_sentences(text)
-    asked = terms(" ".join(s for s in sentences if s.endswith(_QUESTION_MARKS)))
-    stated = terms(" ".join([*(s for s in sentences if not s.endswith(_QUESTION_MARKS)), *_NOTE_LINE.findall(text)]))
-    return frozenset(asked), frozenset(stated)
-
-
-def _says_something(sentence: str) -> bool:
-    """Four words or more ("Long time." and "Hey Caroline!" do not count); CJK text, written
-    without spaces, from six characters."""
-    return len(sentence.split()) >= 4 or (_CJK.search(sentence) is not None and len(sentence) >= 6)
 
 
 def _is_word_char(char: str) -> bool:

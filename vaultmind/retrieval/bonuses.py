@@ -28,8 +28,9 @@ author's own life (where they stand in the formula: docs/ranking.md):
             the question's terms only in what it asks ("Love seeing your dedication! Any
             activities you're looking forward to?" for "what activities does Mel enjoy?"), and
             `ASKING_LAST` for one that ends with a question, among the `ASKING_TOP`
-            strongest leaves (`answer_type.asking`): a question matches a question's words but
-            holds no answer (the message after it, which earns its context, does); else 1.
+            strongest leaves (`asking.asking`; a first-person wish to be told or advised,
+            "I'm always up for some book recommendations", asks too: `retrieval/asking.py`):
+            a question matches a question's words but holds no answer (the message after it, which earns its context, does); else 1.
    negated = `NEGATED` for one of the `ASKING_TOP` strongest leaves that says a word of the
             question is not done ("OK, let's not decide in chat" for "when did we decide to
             move the launch?": put off, no answer; `answer_type.negated_terms`), unless the
@@ -90,10 +91,7 @@ import numpy.typing as npt
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import (
     AnswerKind,
-    Asking,
     answer_test,
-    asking,
-    asks_about,
     asks_ahead,
     asks_clock,
     bare_days,
@@ -103,6 +101,7 @@ from vaultmind.retrieval.answer_type import (
     negates,
     puts_off,
 )
+from vaultmind.retrieval.asking import Asking, asking, asks_about
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.listener import FIRST_PERSON, tells_of_listener
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs

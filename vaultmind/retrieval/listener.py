@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.answer_type import message_sentences
+from vaultmind.retrieval.asking import message_sentences
 
 # the author speaking of themselves, alone or with others ("I" also of "I'm", "I’ve")
 FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur|[Oo]urs|[Uu]s|[Oo]urselves)\b")

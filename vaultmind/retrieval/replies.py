@@ -2,7 +2,7 @@
 
 In a conversation, "how many are coming?" asked by Mei is answered by the next message,
 "Nine of us, with Auntie Lin and Uncle Joe." Asked of the memory, the same question matches
-Mei's message best, which holds no answer (`answer_type.asking` scales it down), and the reply
+Mei's message best, which holds no answer (`asking.asking` scales it down), and the reply
 earns only context: a message that says "coming" without a number ("Auntie Lin and Uncle Joe
 are coming on Friday") outranked it. A message that asks what the question asks (a question of
 the same kind of answer, holding all the question's words) and the reply after it by someone

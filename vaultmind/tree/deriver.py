@@ -209,16 +209,18 @@ class TreeDeriver:
             }
             paths |= affected
         while ids or paths:
-            stems = {p[: -len(NOTE_SUFFIX)] if p.lower().endswith(NOTE_SUFFIX) else p for p in paths}
-            # a link by name only (`[[Helen Okafor]]`, Obsidian's shortest form) names the stem
-            targets = sorted(stems | {stem.rsplit("/", 1)[-1] for stem in stems})
+            stems = {(p[: -len(NOTE_SUFFIX)] if p.lower().endswith(NOTE_SUFFIX) else p).lower() for p in paths}
+            # a link by name only (`[[Helen Okafor]]`, Obsidian's shortest form) or by the end of
+            # the path (`[[team/Helen O]]`, when two notes share the name), in any case, names it
+            parts = [stem.split("/") for stem in stems]
+            targets = sorted({"/".join(split[i:]) for split in parts for i in range(len(split))})
             found = execute_with(
                 con,
                 f"""{_parents_sql(len(ids))}
                    UNION
                    SELECT note_path, id FROM summaries WHERE note_path IN (
                        SELECT src_path FROM links
-                       WHERE starts_with(src_path, ?) AND target IN (SELECT k FROM _more))""",
+                       WHERE starts_with(src_path, ?) AND lower(target) IN (SELECT k FROM _more))""",
                 [SUMMARIES_DIR + "/"],
                 rows=key_table(sorted(ids)),
                 more=key_table(targets),

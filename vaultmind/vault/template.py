@@ -186,7 +186,7 @@ def _new_root(path: str | Path) -> Path:
             raise RefuseToClobber(
                 "folder is not empty; a new vault needs an empty or missing folder",
                 path=root,
-                hint=f"to add vaultmind to the vault already there, use `vaultmind init --existing {shlex.quote(str(path))}`",
+                hint=setup_hint(Path(path)),
             )
     else:
         try:
@@ -207,30 +207,57 @@ def _existing_root(path: str | Path) -> Path:
             path=root,
             hint="to create a new vault, run `vaultmind init` without --existing",
         )
-    root = root.resolve()
+    refusal = _existing_refusal(root.resolve(), path)
+    if refusal is not None:
+        raise refusal
+    return root.resolve()
+
+
+def setup_hint(folder: Path) -> str:
+    """What makes the existing folder `folder` a vaultmind vault, as `init` decides it: the
+    command every hint gives is one `init` accepts (a hint naming `init --existing` for a
+    folder it refused, and `init` naming `--existing` back, sent the user round in a circle)."""
+    refusal = _existing_refusal(folder.expanduser().resolve(), folder)
+    if refusal is not None:
+        return str(refusal.hint)
+    return (
+        f"set it up with `vaultmind init --existing {shlex.quote(str(folder))}`, which adds vaultmind's "
+        "folders and settings and changes nothing else"
+    )
+
+
+def _existing_refusal(root: Path, given: str | Path) -> VaultError | None:
+    """Why `init --existing` refuses the existing folder `root` (resolved; `given` as the user
+    typed it), or None when it takes it."""
     if root == Path(root.anchor) or root == Path.home().resolve():
-        raise VaultError(
+        return VaultError(
             "will not make the file system's root or a home folder a vault",
             path=root,
-            hint="point --existing at the vault's own folder (the one that holds .obsidian/ or your notes)",
+            hint="name the vault's own folder (the one that holds .obsidian/ or your notes)",
         )
     inner = None if (root / OBSIDIAN_DIR).is_dir() else _vault_inside(root)
     if inner is not None and not _holds_notes(root, own=True):
         # the folder that holds the vault (a clone whose vault is its `vault/`), given for the
         # vault: all of it would be indexed; a folder of notes of its own is what it says
-        raise VaultError(
+        return VaultError(
             f"is not an Obsidian vault itself, but {inner.relative_to(root).as_posix()}/ inside it is "
             f"(it holds {OBSIDIAN_DIR}/)",
             path=root,
-            hint=f"point --existing at the vault: `vaultmind init --existing {shlex.quote(str(inner))}`",
+            hint=f"point at the vault inside it: `vaultmind init --existing {shlex.quote(str(inner))}`",
         )
     if not (root / OBSIDIAN_DIR).is_dir() and not _holds_notes(root):
-        raise VaultError(
+        quoted = shlex.quote(str(given))
+        empty = not any(root.iterdir())
+        return VaultError(
             "does not look like a vault: no .obsidian/ folder and no Markdown note in its first levels",
             path=root,
-            hint="point --existing at the vault's folder, or run `vaultmind init PATH` for a new vault",
+            hint=f"an empty folder becomes a new vault with `vaultmind init {quoted}`"
+            if empty
+            else "for a new vault, run `vaultmind init NEW_FOLDER` (an empty or missing folder); to make this "
+            f"one a vault, open it as a vault in Obsidian first (which adds {OBSIDIAN_DIR}/), then "
+            f"`vaultmind init --existing {quoted}`",
         )
-    return root
+    return None
 
 
 # a repository's own documents at its top: no notes of a folder of notes

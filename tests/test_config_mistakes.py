@@ -1,0 +1,65 @@
+"""Settings a user gets wrong in `.vaultmind/config.toml`, and one they get right: every error
+names the file by its full path and the setting; what the file documents is what happens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_main, write
+
+EMBEDDINGS_OFF = '[embeddings]\nprovider = "none"\n'
+
+
+def _vault(tmp_path: Path, capsys: pytest.CaptureFixture[str], toml: str) -> Path:
+    vault = tmp_path / "v"
+    run_main(capsys, "init", "--demo", str(vault))
+    write(vault, ".vaultmind/config.toml", toml)
+    return vault
+
+
+def test_the_search_limit_of_the_config_is_the_number_of_hits_a_query_returns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`[search] limit`, documented as the default number of hits, is what `query walk` and
+    `query search` return without `--limit`; `--limit` still overrides it."""
+    vault = _vault(tmp_path, capsys, EMBEDDINGS_OFF + "[search]\nlimit = 3\n")
+    for mode in ("walk", "search"):
+        code, data, err = run_main(capsys, "query", mode, "launch", "--vault", str(vault), "--json")
+        assert code == 0, err
+        assert len(data["hits"]) == 3 and data["total"] > 3, (mode, data["total"])
+    code, data, err = run_main(
+        capsys, "query", "walk", "launch", "--limit", "5", "--vault", str(vault), "--json"
+    )
+    assert code == 0 and len(data["hits"]) == 5, err
+
+
+@pytest.mark.parametrize(
+    ("toml", "message", "hint"),
+    [
+        ("[search]\nlimit = 0\n", "[search] limit = 0 must be a positive integer", "such as 10"),
+        ("[vaul]\n\n[vault]\nmax_file_mb = 5\n", "unknown section [vaul]", "remove it or check the spelling"),
+        ("[queue]\nworkers = 0\n", "[queue] workers = 0 must be a positive integer", None),
+        ("[admission]\nkeep = 2\n", "[admission] keep = 2 must be a number between 0 and 1", None),
+        (
+            '[embeddings]\nprovider = "olama"\n',
+            "unknown embeddings provider 'olama'",
+            "one of: e5, ollama, static",
+        ),
+    ],
+)
+def test_a_bad_setting_is_said_with_the_full_path_of_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], toml: str, message: str, hint: str | None
+) -> None:
+    """The error names the config file by its full path, wherever the command was run from
+    (a path relative to the vault read as relative to the current folder), then the setting."""
+    vault = _vault(tmp_path, capsys, toml)
+    config = vault / ".vaultmind" / "config.toml"
+    code, _, err = run_main(capsys, "status", "--vault", str(vault))
+    assert code != 0
+    assert f"vaultmind: error: {config}: {message}" in err, err
+    if hint:
+        assert hint in err, err
+    code, data, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
+    assert code != 0 and data["error"]["path"] == str(config) and data["error"]["code"] == "config"

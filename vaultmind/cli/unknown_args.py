@@ -1,0 +1,68 @@
+"""Arguments a command does not take, said by that command.
+
+argparse reports them from the top-level parser ("usage: vaultmind [-h] … COMMAND …", then
+"unrecognized arguments: --evidense"), which shows neither the flags the command has nor
+why. Here the command that got them says so with its own usage, names the flag that was
+probably meant, and says to quote a question typed without quotes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from collections.abc import Sequence
+
+COMMAND_PARSER = "command_parser"
+"""The namespace attribute naming the (sub)command that parsed the arguments."""
+
+
+def mark_commands(parser: argparse.ArgumentParser) -> None:
+    """Make every command and subcommand record itself in the namespace as `command_parser`;
+    the innermost one parsed is left there (argparse copies a subcommand's namespace last)."""
+    parser.set_defaults(**{COMMAND_PARSER: parser})
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                mark_commands(command)
+
+
+def refuse_unknown(args: argparse.Namespace, extra: Sequence[str], fallback: argparse.ArgumentParser) -> None:
+    """Exit 2 naming `extra`, with the usage of the command that got them and what was meant."""
+    parser: argparse.ArgumentParser = getattr(args, COMMAND_PARSER, None) or fallback
+    parser.print_usage(sys.stderr)
+    print(f"{parser.prog}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
+    hint = unknown_hint(parser, args, extra)
+    if hint:
+        print(f"vaultmind: hint: {hint}", file=sys.stderr)
+    parser.exit(2)
+
+
+def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: Sequence[str]) -> str:
+    """The flag a misspelt one stands for, else that an argument goes without a flag, else how
+    to pass a question of several words."""
+    flags = [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
+    meant = []
+    for word in extra:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], flags, n=1, cutoff=0.6)
+            if close:
+                meant.append(f"{close[0]} instead of {word.split('=', 1)[0]}")
+    if meant:
+        return "did you mean " + ", ".join(meant) + f"? (`{parser.prog} --help` lists its flags)"
+    positionals = [
+        a for a in parser._actions if not a.option_strings and not isinstance(a, argparse._SubParsersAction)
+    ]
+    named = {a.dest.lower() for a in positionals} | {str(a.metavar).lower() for a in positionals if a.metavar}
+    flagged = [w.lstrip("-").split("=", 1)[0].replace("-", "_") for w in extra if w.startswith("-")]
+    if any(name.lower() in named for name in flagged):  # `query window --start X --end Y`
+        names = [str(a.metavar or a.dest.upper()) for a in positionals]
+        if len(names) == 1:
+            return f"{names[0]} is given without a flag: {parser.prog} {names[0]}"
+        listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+        return f"{listed} are given without flags, in this order: {parser.prog} {' '.join(names)}"
+    words = [w for w in extra if not w.startswith("-")]
+    text = getattr(args, "text", None)
+    if words and isinstance(text, str):
+        return f'put a question of several words in quotes: {parser.prog} "{" ".join([text, *words])}"'
+    return f"`{parser.prog} --help` lists what it takes"
