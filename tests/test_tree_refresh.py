@@ -247,8 +247,10 @@ def test_a_refresh_runs_only_when_what_it_depends_on_changed(vault: Path, monkey
         for row in summary_rows(memory):
             assert _front(vault, str(row["note_path"]))["entities"] == ["[[entities/person/helen-okafor|Dr Helen Okafor]]"]
         reads.clear()
-        source = vault / "sources/chat/slack/fernhill/launch/2024-03-04.md"
-        source.write_text(source.read_text(encoding="utf-8").replace("#launch · ", "#launch-week · ", 1), encoding="utf-8")
+        for day in ("2024-03-04", "2024-03-05"):  # the channel renamed: each day's note says so
+            source = vault / f"sources/chat/slack/fernhill/launch/{day}.md"
+            text = source.read_text(encoding="utf-8")
+            source.write_text(text.replace("#launch · ", "#launch-week · "), encoding="utf-8")
         memory.sync()  # the source's title changed: every summary's title follows
         assert len(refresh_summaries(memory).refreshed) == 4 and reads
         for row in summary_rows(memory):

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from vaultmind.index.growing import appended
 from vaultmind.index.scratch import ScratchFile
 
 _LEAF_FIELDS = (
@@ -129,9 +130,9 @@ class LeafRowStore:
 
     def _append(self, start: npt.NDArray[np.int64], size: npt.NDArray[np.int32],
                 text_start: npt.NDArray[np.int64], text_size: npt.NDArray[np.int32]) -> None:  # fmt: skip
-        self._start, self._size = np.concatenate((self._start, start)), np.concatenate((self._size, size))
-        self._text_start = np.concatenate((self._text_start, text_start))
-        self._text_size = np.concatenate((self._text_size, text_size))
+        self._start, self._size = appended(self._start, start), appended(self._size, size)
+        self._text_start = appended(self._text_start, text_start)
+        self._text_size = appended(self._text_size, text_size)
 
     @property
     def nbytes(self) -> int:

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vaultmind.index.allocator import release_freed_memory
+from vaultmind.index.growing import appended
 from vaultmind.index.leaf_bm25 import LeafBM25
 from vaultmind.index.leaf_columns import (
     EMAIL,
@@ -87,12 +88,12 @@ class ResidentLeaves(LeafBM25):
     def _append_meta(self, meta: pa.Table | pa.RecordBatch) -> None:
         """Places, times and lengths of new rows (in `meta` order, already in `_rows`)."""
         notes, who, seq, length, ts, kind = self._columns(meta)
-        self._note = np.concatenate((self._note, notes))
-        self._kind = np.concatenate((self._kind, kind))
-        self._author = np.concatenate((self._author, who))
-        self._seq = np.concatenate((self._seq, seq))
-        self._doc_len = np.concatenate((self._doc_len, length))
-        self._ts = np.concatenate((self._ts, ts))
+        self._note = appended(self._note, notes)
+        self._kind = appended(self._kind, kind)
+        self._author = appended(self._author, who)
+        self._seq = appended(self._seq, seq)
+        self._doc_len = appended(self._doc_len, length)
+        self._ts = appended(self._ts, ts)
         self._authors.update(a for a in (self._author_names.names[c] for c in who.tolist() if c >= 0) if a)
         self._author_set = None
 

@@ -9,6 +9,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from vaultmind.index.growing import appended
+
 
 class RowIds:
     """Leaf ids ↔ row numbers, with tombstones.
@@ -231,7 +233,7 @@ class RowIds:
         """Append rows for `leaf_ids` (a re-added id tombstones its old row); their row numbers."""
         start = len(self)
         rows = []
-        self.alive = np.concatenate((self.alive, np.ones(len(leaf_ids), dtype=bool)))
+        self.alive = appended(self.alive, np.ones(len(leaf_ids), dtype=bool))
         for offset, leaf_id in enumerate(leaf_ids):
             old = self.row(leaf_id)
             if old is not None:  # still alive: the same id in another note

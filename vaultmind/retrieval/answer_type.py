@@ -237,6 +237,8 @@ def answer_test(
         return lambda text: states_amount(text, wanted)
     if kind == "person" and people:
         return lambda text: names_person(text, people)
+    if kind == "title" and people:
+        return lambda text: names_title(text, people)
     if kind == "quantity" and _DURATION_QUESTION.search(question):
         return names_duration
     if kind == "quantity" and _HEADCOUNT_QUESTION.search(question):
@@ -258,6 +260,15 @@ def names_person(text: str, people: frozenset[str]) -> bool:
         if found.group(0).lower() in people or before is None or before[1] not in _PLACE_WORD_SET:
             return True
     return False
+
+
+def names_title(text: str, people: frozenset[str]) -> bool:
+    """Whether `text` names a title: a quoted one, or a capitalised word inside a sentence that
+    is no word of a name of the memory's people (`people`, lower case) nor of a time ("Thanks,
+    Mel! Here's a pic from last Friday" names none: in a chat, most messages name the other)."""
+    if _QUOTED.search(text) is not None:
+        return True
+    return any((word := found.group(0).lower()) not in people and word not in _TIME_WORD_SET for found in _proper_words(text))
 
 
 def asks_narrowly(question: str) -> bool:

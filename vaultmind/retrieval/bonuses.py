@@ -37,6 +37,12 @@ author's own life (where they stand in the formula: docs/ranking.md):
             question negates too ("why didn't we…?"), or asks what is still to come ("when do
             we decide…?") and the leaf puts it off to a time ("We decide at Thursday's launch
             sync": `answer_type.puts_off`, the answer); else 1 (`breakdown.negated`).
+   other_occasion = `OTHER_OCCASION` for one of the `ASKING_TOP` strongest leaves about another
+            occasion than the question's (`retrieval/occasion.py`): another ordinal before a
+            word the question's goes with ("I won my first video game tournament" for "when did
+            Nate win his fourth video game tournament?"), or, for "when did…?" asked of no plan,
+            only what someone means to do in every sentence holding the question's words
+            ("We're thinking about going camping"); else 1 (`breakdown.other_occasion`).
    heading: a section of a document or of a note of yours whose headings (its note's title,
             its heading path, the headings inside its text) include one the question names —
             every term of it, but the numbers, months and days that date it, is one of the
@@ -46,7 +52,9 @@ author's own life (where they stand in the formula: docs/ranking.md):
             question that names a speaker. BM25 weighs each leaf's length against the mean of
             its own kind's (messages, sections, entity notes: `ResidentLeaves._stats`).
    answer: a question that asks for a time ("When…"), a place ("Where…"), a person ("Who…"),
-   a number ("How many…"), a title ("What book…"), an email address ("What is Helen's email
+   a number ("How many…"), a title ("What book…": a quoted one, or a capitalised word that
+   is no name of the memory's people, but those the question names, nor a time:
+   `answer_type.names_title`), an email address ("What is Helen's email
    address?", no question of what Helen emailed) or an open task of a note ("What are my tasks
    for tomorrow?": `- [ ] Call the plumber`) adds `ANSWER_WEIGHT` (times the time factor) to those of the
    `ANSWER_TOP` strongest leaves whose text holds one (`answer_type`): of two messages that
@@ -104,6 +112,7 @@ from vaultmind.retrieval.answer_type import (
 from vaultmind.retrieval.asking import Asking, asking, asks_about
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.listener import FIRST_PERSON, tells_of_listener
+from vaultmind.retrieval.occasion import asks_of_intent, names_other_ordinal, only_intends, ordinals
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
 from vaultmind.retrieval.replies import Message, answered_replies, asks_the_question
 from vaultmind.retrieval.revisions import REVISION_MARGIN
@@ -122,6 +131,7 @@ PHRASE_WEIGHT = 0.3
 PHRASE_GAP_CREDIT = 0.5  # a question's pair said with one term between
 HEADING_WEIGHT = 1.0  # a section whose headings hold the question's words: + this × their share of it
 REPLY_REACH = 2 * CONTEXT_SPAN  # messages after one that asks the question where its reply is looked for
+OTHER_OCCASION = 0.7  # a message of another occurrence than the question's, or of one only intended
 OTHER_AUTHOR = 0.8  # the share of its own match kept by another's first-person message naming none of the question's entities
 TO_LISTENER = 0.8  # the share kept by the named author's message that holds the question's words only where it speaks to its listener
 
@@ -160,6 +170,30 @@ def scale_negated(final: dict[str, tuple[float, float]], texts: Mapping[str, str
     for leaf_id in found:
         value, factor = final[leaf_id]
         final[leaf_id] = (value * NEGATED, factor)
+    return found
+
+
+def scale_other_occasion(
+    final: dict[str, tuple[float, float]], texts: Mapping[str, str], question: str, query_terms: frozenset[str], *, past_event: bool
+) -> set[str]:
+    """Scales down by `OTHER_OCCASION` the leaves of `texts` (the strongest) that tell of another
+    occasion than the question's (`retrieval/occasion.py`): another ordinal before the words the
+    question's goes with ("my first video game tournament" for "when did Nate win his fourth
+    video game tournament?"), or, for a question of when something was done (`past_event`) and
+    of no plan, only what someone means to do in every sentence holding the question's words
+    ("We're thinking about going camping" for "when did Melanie go camping?"). Returns them."""
+    asked = ordinals(question)
+    intended = past_event and not asks_of_intent(question)
+    if not asked and not intended:
+        return set()
+    found = {
+        leaf_id
+        for leaf_id, text in texts.items()
+        if (asked and names_other_ordinal(text, asked)) or (intended and only_intends(text, query_terms))
+    }
+    for leaf_id in found:
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value * OTHER_OCCASION, factor)
     return found
 
 

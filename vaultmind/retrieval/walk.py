@@ -55,6 +55,7 @@ from vaultmind.retrieval.bonuses import (
     raise_topic_answer,
     scale_asking,
     scale_negated,
+    scale_other_occasion,
     scale_to_listener,
 )
 from vaultmind.retrieval.entity_leaves import entity_signals
@@ -375,11 +376,16 @@ def walk(
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
     negated = scale_negated(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms))
+    # "when did Nate win his fourth tournament?": not "I won my first tournament", nor "thinking of going" for "when did she go?"
+    elsewhen = scale_other_occasion(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms), past_event=kind == "time" and tense == "past")
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
     # "where has Maria made friends?": not her "Glad you've found…", written of John's
     listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms), asks) if len(named) == 1 and not speakers else set()
-    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people_words(memory) if kind == "person" else frozenset()), final, texts) if kind else set()
+    people = people_words(memory) if kind in ("person", "title") else frozenset()
+    if kind == "title":  # no title, the name of someone a message thanks ("Thanks, Mel…"): but of whom the question names, the entity's
+        people -= {w.lower() for _, surface in qents for w in words(surface)}
+    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people), final, texts) if kind else set()
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
     answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
     replies = raise_replies(memory, final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
@@ -444,6 +450,7 @@ def walk(
                 "to_listener": leaf_id in listener,  # the named author's words of the listener: × `TO_LISTENER`
                 "asking": asks.get(leaf_id),
                 "negated": leaf_id in negated,  # says a word of the question is not done: × `NEGATED`
+                "other_occasion": leaf_id in elsewhen,  # of another occurrence, or one still intended: × `OTHER_OCCASION`
                 "phrase": round(phrases.get(leaf_id, 0.0), 4),
                 "heading": round(headed.get(leaf_id, 0.0), 4),  # its headings' share of the question: + `HEADING_WEIGHT` ×
                 "time_factor": factor,

@@ -4,7 +4,10 @@
    embeds go; list, quote and callout markers and emphasis are stripped; `[text](url)` keeps its
    text; wikilinks stay (they keep linking in Obsidian), except those inside their own note
    (`[[#Decisions]]`, `[[#^k1]]`), which in a summary would point at the summary: their text
-   stays (the alias, else the heading).
+   stays (the alias, else the heading). A line that is only a bracketed note ("[image: …]")
+   goes, and so, in an email, do its attachments line, a forwarded mail's header lines and all
+   from the quoted reply on ("----- Original Message -----", "On … wrote:"); greetings and
+   thanks ("Thanks, Mel!") are no sentences. A summary's own prose gives back who said each sentence and when.
 2. Score each sentence by term salience — Σ over its distinct terms of (tf − ½) × log(1 + N/df),
    tf counted over all children, df = children containing the term (N of them), divided by
    the square root of its term count — with a bonus for opening a child, a malus for
@@ -20,7 +23,8 @@
    before it is given up: a small budget keeps the news of several messages, not one whole.
 4. Render the picked sentences in their original order as prose: messages attributed to their
    authors ("Alice Chen asked: …", "Bob Stone said: …"), sections introduced by their note
-   title, and a date before each day's paragraph when the children span several days.
+   title, and a date before each day's paragraph when the children span several days — in a
+   summary of summaries too, with the authors and days the child summaries gave.
 
 The output never exceeds the budget, which never exceeds the children's own size.
 """
@@ -31,7 +35,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vaultmind.index.lexical import terms as lexical_terms
 from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, atx_heading, fence_after
@@ -55,6 +59,9 @@ SPEAKER_BONUS = 0.5  # a message, an author or a section the summary does not ye
 # carry a ">" even where the block scanner reads no nested quote.
 _QUOTE_RE = re.compile(r"^(?:>\s?)+")
 _LIST_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+# A line that is only a bracketed note, as adapters write what a message shared instead of text
+# ("[image: a photo of a sign]", "[attachment: plan.pdf]", "[image]"): nothing anyone said
+_ATTACHMENT_RE = re.compile(r"^\[[^\[\]]*\]$")
 _COMMENT_RE = re.compile(r"%%.*?%%|<!--.*?-->")
 _EMBED_RE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
 # A link inside its own note (`[[#Decisions]]`, `[[#^k1|the key line]]`) would point at the
@@ -70,12 +77,33 @@ _EMPHASIS_RE = re.compile(r"(\*\*|__|~~|==)")
 _SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"“'(\[A-ZÀ-Þ0-9])|(?<=[。！？])")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _END_RE = re.compile(r"[.!?…。！？\"'”’)]$")
+# A greeting, a thanks or a sign-off with at most three words after it ("Thanks, Mel!")
 _GREETING_RE = re.compile(
     r"^(?:hi|hello|hey|dear|thanks|thank you|many thanks|best|cheers|regards|kind regards|best regards)\b"
-    r"(?:[ \t]+[^\s?]+){0,3}[ \t]*[,!.]?$",
+    r"[,!.]?(?:[ \t]+[^\s?]+){0,3}[ \t]*[,!.]?$",
+    re.IGNORECASE,
+)
+# Where the quoted part of a mail the adapter could not strip begins ("----- Original Message
+# -----", "On Tue, 3 Apr 2012, Bob <bob@example.com> wrote:", in any of the usual languages):
+# the rest of the child is quoted
+_QUOTED_MAIL_RE = re.compile(
+    r"^(?:-{2,}\s*original message\s*-{2,}|_{5,}"
+    r"|(?=.*(?:@|\d:\d\d|\d{4})).{4,200}\b(?:wrote|schrieb|a écrit|escribió|scrisse|написал[а]?)\b.{0,120}:\s*$"
+    r"|(?:from|von|de):\s.*(?:sent|gesendet|envoy[ée]|date):\s)",
+    re.IGNORECASE,
+)
+# A forwarded mail's banner and header lines, the line listing a mail's attachments: said by no
+# one, they go (the forwarded text stays)
+_MAIL_HEADER_RE = re.compile(
+    r"^(?:-{2,}\s*forwarded message\s*-{2,}|(?:begin )?forwarded message:"
+    r"|(?:from|to|cc|bcc|sent|date|subject|reply-to|resent-[a-z]+|attachments):(?:\s|$))",
     re.IGNORECASE,
 )
 _MESSAGES = ("message", "email")
+# How `_render` attributes what a summary says: a day before its paragraph, an author before
+# what they said ("Bob Stone replied: ")
+_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s+")
+_SAID_RE = re.compile(r"(?:^|(?<=[.!?…\"'”’)] ))((?:[^\s:!?]+ ){0,5}[^\s:!?]+) (said|asked|replied|wrote): ")
 # What makes a sentence worth keeping beyond its words' salience: a time, a number, a decision
 _FACT_RE = re.compile(
     r"\d+(?:[.:,/-]\d+)*(?:st|nd|rd|th|am|pm|h|k|%)?\b"
@@ -100,6 +128,17 @@ class _Sentence:
     names: frozenset[str]
     facts: int = 0
     score: float = 0.0
+    voice: _Voice | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Voice:
+    """Who says a sentence, and when: a message's author and day, a section's note title, or,
+    in a summary of summaries, the author and day the child summary attributed it to."""
+
+    kind: str  # message | email | section | summary
+    who: str  # an author, a note title, a summary's id
+    day: str = ""  # YYYY-MM-DD of a message
 
 
 class FallbackSummarizer:
@@ -128,14 +167,16 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     if chosen:
         return _render(children, chosen)
     best = max(sentences, key=lambda s: (s.score, -s.child, -s.pos))
-    return _clip(_finish(best.text), limit)
+    finished = _finish(best.text)  # its final "." is the first thing to go, not its last word
+    return _clip(finished if count_tokens(finished) <= limit else best.text, limit)
 
 
 # -- sentences -----------------------------------------------------------------------------
 
 
-def clean_units(text: str) -> list[str]:
-    """Prose units of a child: list items on their own, wrapped paragraph lines joined."""
+def clean_units(text: str, mail: bool = False) -> list[str]:
+    """Prose units of a child: list items on their own, wrapped paragraph lines joined. In an
+    email (`mail`), quoted text left in the body ends it and a forwarded mail's header lines go."""
     units: list[str] = []
     current: list[str] = []
     fence = ""
@@ -147,6 +188,10 @@ def clean_units(text: str) -> list[str]:
         if fence:
             continue
         line = _QUOTE_RE.sub("", raw.strip()).strip()
+        if mail and _QUOTED_MAIL_RE.match(line):
+            break
+        if (mail and _MAIL_HEADER_RE.match(line)) or _ATTACHMENT_RE.match(line):
+            line = ""
         if not line or line.startswith("|") or atx_heading(line) is not None:
             if current:
                 units.append(" ".join(current))
@@ -196,14 +241,42 @@ def _sentences(children: Sequence[ChildText]) -> list[_Sentence]:
     per_child = max(8, MAX_SENTENCES // max(1, len(children)))
     for ci, child in enumerate(children):
         pos = 0
-        for unit in clean_units(child.text):
+        for voice, unit in _voiced_units(child):
             for text in split_sentences(unit):
                 if pos >= per_child:
                     break
                 names = frozenset(normalize(n) for n in name_candidates(text)) - {""}
                 facts = _facts(text, child.entities)
-                out.append(_Sentence(ci, pos, text, frozenset(lexical_terms(text)), names, facts))
+                out.append(_Sentence(ci, pos, text, frozenset(lexical_terms(text)), names, facts, 0.0, voice))
                 pos += 1
+    return out
+
+
+def _voiced_units(child: ChildText) -> list[tuple[_Voice, str]]:
+    """The units of `child`, each with who says it. A summary's own prose says it too, as
+    `_render` wrote it ("2024-05-02: Alice Chen said: … Bob Stone replied: …"): that prefix
+    goes back into the voice, so a summary of summaries scores what was said, not who said it,
+    and still says who said it and when, of every sentence it keeps."""
+    units = clean_units(child.text, mail=child.kind == "email")
+    if child.kind in _MESSAGES:
+        voice = _Voice(child.kind, _speaker(child.author or ""), (child.time or "")[:10])
+        return [(voice, unit) for unit in units]
+    if child.kind == "section":
+        return [(_Voice("section", child.title or ""), unit) for unit in units]
+    plain = _Voice("summary", child.id)
+    out: list[tuple[_Voice, str]] = []
+    for unit in units:
+        dated = _DAY_RE.match(unit)
+        day = dated.group(1) if dated else (child.time or "")[:10]
+        unit = unit[dated.end() :] if dated else unit
+        said = list(_SAID_RE.finditer(unit))
+        head = unit[: said[0].start()] if said else unit
+        if head.strip():
+            out.append((plain, head))
+        for match, after in zip(said, [*said[1:], None][: len(said)], strict=True):
+            kind = "email" if match.group(2) == "wrote" else "message"
+            end = after.start() if after else len(unit)
+            out.append((_Voice(kind, match.group(1), day), unit[match.end() : end]))
     return out
 
 
@@ -257,18 +330,19 @@ def _select(children: Sequence[ChildText], sentences: list[_Sentence], limit: in
                 chosen = trial
                 names |= form.names
                 picked_terms |= form.terms
-                voices.add(_voice(children[form.child], form.child))
+                voices.add(_voice_key(form))
                 break
     return chosen
 
 
-def _voice(child: ChildText, index: int) -> str:
+def _voice_key(s: _Sentence) -> str:
     """Who says it: a message's author, a section's note, a summary itself."""
-    if child.kind in _MESSAGES and child.author:
-        return "author:" + _speaker(child.author)
-    if child.kind == "section" and child.title:
-        return "section:" + child.title
-    return f"child:{index}"
+    voice = s.voice
+    if voice is not None and voice.who and voice.kind in _MESSAGES:
+        return "author:" + voice.who
+    if voice is not None and voice.who and voice.kind == "section":
+        return "section:" + voice.who
+    return f"child:{s.child}"
 
 
 def _shorter_forms(s: _Sentence) -> list[_Sentence]:
@@ -287,7 +361,7 @@ def _shorter_forms(s: _Sentence) -> list[_Sentence]:
     forms = [s]
     for text in dict.fromkeys(texts[1:]):
         names = frozenset(n for n in s.names if n in normalize(text))
-        forms.append(_Sentence(s.child, s.pos, text, frozenset(lexical_terms(text)), names, s.facts, s.score))
+        forms.append(replace(s, text=text, terms=frozenset(lexical_terms(text)), names=names))
     return forms
 
 
@@ -297,7 +371,7 @@ def _gain(
     new_names = len(s.names - names)
     repeat = len(s.terms & picked) / len(s.terms) if s.terms else 0.0
     value = s.score * (1 + NAME_BONUS * new_names / (1 + len(s.names))) * (1 - REPEAT_MALUS * repeat)
-    if _voice(children[s.child], s.child) not in voices:
+    if _voice_key(s) not in voices:
         value *= 1 + SPEAKER_BONUS
     return (value, -s.child, -s.pos)
 
@@ -323,7 +397,7 @@ def _finish(text: str) -> str:
 
 
 def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence]) -> str:
-    days = {(children[s.child].time or "")[:10] for s in chosen if children[s.child].time}
+    days = {s.voice.day for s in chosen if s.voice is not None and s.voice.kind in _MESSAGES and s.voice.day}
     dated = len(days) > 1
     paragraphs: list[list[str]] = []
     group_key: tuple[str, str] | None = None
@@ -350,20 +424,14 @@ def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence]) -> str:
         group = []
 
     for s in chosen:
-        child = children[s.child]
-        if child.kind in _MESSAGES:
-            para = (child.time or "")[:10]
-            key = (child.kind, _speaker(child.author or ""))
-        elif child.kind == "section":
-            para = child.title or ""
-            key = ("section", child.title or "")
-        else:
-            para = child.id
-            key = ("summary", child.id)
+        voice = s.voice or _Voice("summary", children[s.child].id)
+        is_message = voice.kind in _MESSAGES
+        para = voice.day if is_message else voice.who
+        key = (voice.kind, voice.who)
         if para != paragraph_key or not paragraphs:
             flush_group()
             paragraphs.append([])
-            if dated and child.kind in _MESSAGES and para:
+            if dated and is_message and para:
                 paragraphs[-1].append(f"{para}:")
             paragraph_key = para
             group_key = key

@@ -173,20 +173,21 @@ def _leaf_entities(
 
 
 def source_label(index: Index, tree: str) -> str:
-    """What the tree is called for a reader (`note.tree_label`), from its first source note."""
+    """What the tree is called for a reader (`note.tree_label`), from its source notes' titles."""
     return source_labels(index, [tree])[tree]
 
 
-def source_labels(index: Index, trees: Sequence[str]) -> dict[str, str]:
-    """`source_label` of many trees at once (one query)."""
-    titles = dict(
-        index.query(
-            """SELECT source_id, min_by(title, path) FROM notes
-               WHERE source_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1""",
-            [[t for t in trees if not t.startswith(USER_TREE_PREFIX)]],
+def source_labels(index: Index, trees: Sequence[str] | None = None) -> dict[str, str]:
+    """`source_label` of many trees at once (one query); of every source's tree without `trees`."""
+    where = "source_id IS NOT NULL" if trees is None else "source_id IN (SELECT unnest(?::VARCHAR[]))"
+    params = None if trees is None else [[t for t in trees if not t.startswith(USER_TREE_PREFIX)]]
+    titles = {
+        tree: (first, last)
+        for tree, first, last in index.query(
+            f"SELECT source_id, min(title), max(title) FROM notes WHERE {where} GROUP BY 1 ORDER BY 1", params
         )
-    )
-    return {t: tree_label(t, str(titles[t]) if titles.get(t) else None) for t in trees}
+    }
+    return {t: tree_label(t, *titles.get(t, (None, None))) for t in (titles if trees is None else trees)}
 
 
 def _occurrences_ok(index: Index) -> bool:

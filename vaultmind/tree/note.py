@@ -39,6 +39,8 @@ _LINK_RE = re.compile(r"^\s*!?\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?
 _PART_RE = re.compile(r"·\s*part\s+(\d+)\s*$")
 _MAX_SLUG = 80
 _GENERATED_TITLE_RE = re.compile(r"·\s*summary L\d+\s*$")
+_TITLE_SEPARATOR_RE = re.compile(r"\s*(?:[,;:|(·–—]|\s-)")  # where a title's common part may end
+_REPLY_PREFIX_RE = re.compile(r"^(?:re|fwd?|aw|wg|sv|tr)$", re.IGNORECASE)  # "Re: Budget", "Re: Party"
 _DATED_TITLE_RE = re.compile(r"\s+(?:·\s+)?\d{4}-\d{2}-\d{2}$")  # a day note's "#launch · 2024-03-04"
 
 
@@ -65,16 +67,25 @@ def tree_slug(tree: str) -> str:
     return slug
 
 
-def tree_label(tree: str, note_title: str | None) -> str:
-    """What a tree is called for a reader: its source's title without a day note's date
-    ("#launch · 2024-03-04" → "#launch"), a folder of your notes ("notes:Projects" → "Projects"),
-    else the tree id."""
+def tree_label(tree: str, first_title: str | None, last_title: str | None = None) -> str:
+    """What a tree is called for a reader: what the titles of its source notes (the first and the
+    last of them in sort order) have in common, up to a separator, without a day note's date
+    ("#launch · 2024-03-04" … "#launch · 2024-03-09" → "#launch"; "Ana and Ben, part 1 (2024-03-04)"
+    … "Ana and Ben, part 9 (2024-05-02)" → "Ana and Ben"); a folder of your notes
+    ("notes:Projects" → "Projects"); else — threads of a mailbox with nothing in common — the
+    tree id."""
     if tree == ROOT_USER_TREE:
         return "Notes"
     if tree.startswith(USER_TREE_PREFIX):
         return tree[len(USER_TREE_PREFIX) :]
-    label = _DATED_TITLE_RE.sub("", " ".join((note_title or "").split()))
-    return label or tree
+    first = _DATED_TITLE_RE.sub("", " ".join((first_title or "").split()))
+    last = _DATED_TITLE_RE.sub("", " ".join((last_title or first_title or "").split()))
+    if first == last:
+        return first or tree
+    shared = first[: next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))]
+    cut = max((m.start() for m in _TITLE_SEPARATOR_RE.finditer(shared)), default=0)
+    common = shared[:cut].strip()
+    return common if common and not _REPLY_PREFIX_RE.match(common) else tree
 
 
 def summary_title(label: str, level: int, start: datetime | None, end: datetime | None) -> str:

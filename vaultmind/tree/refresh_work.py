@@ -1,9 +1,10 @@
 """What the refresh of summary notes (`refresh`) depends on, and the work it leaves for the next pass.
 
 - **The gate.** A refresh reads every owned summary's row; its outcome depends only on the
-  summary notes (path, file hash, stale, edited), the title of each source (its first note's), the entities
-  that have a note (id, display name, note path, aliases) and the work left below. `inputs`
-  fingerprints these in four aggregate queries, and `refresh_summaries` skips a pass whose
+  summary notes (path, file hash, stale, edited), the label of each source (from its notes'
+  titles: `hydrate.source_labels`), the entities that have a note (id, display name, note path,
+  aliases) and the work left below. `inputs` fingerprints these in four queries (aggregates, and
+  one row per source for the labels), and `refresh_summaries` skips a pass whose
   fingerprint is the one seen before the last complete pass that wrote nothing (per index, in
   memory: the first pass of a process always runs, and a pass that wrote is checked by one more).
 - **The work left.** Rewriting a child's front matter changes its file hash, so its parent must
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.queue.store import NewJob, enqueue, now_ms
+from vaultmind.tree.hydrate import source_labels
 
 if TYPE_CHECKING:
     from vaultmind.index.store import Index
@@ -41,8 +43,6 @@ def inputs(index: Index) -> tuple[object, ...]:
     queries = [
         """SELECT count(*), bit_xor(hash(s.note_path, n.sha256, s.stale, s.user_edited))
            FROM summaries s JOIN notes n ON n.path = s.note_path""",
-        """SELECT count(*), bit_xor(hash(source_id, title)) FROM (  -- the titles `source_labels` reads
-               SELECT source_id, min_by(title, path) AS title FROM notes WHERE source_id IS NOT NULL GROUP BY 1)""",
         f"SELECT count(*), 0 FROM jobs WHERE kind = '{KIND}' AND status = 'ready'",
     ]
     if has_table(index, "entities") and has_columns(index, "entities", ("id", "display_name", "note_path", "aliases")):
@@ -51,7 +51,8 @@ def inputs(index: Index) -> tuple[object, ...]:
                WHERE note_path IS NOT NULL"""
         )
     with index.lock:
-        return tuple(v for sql in queries for v in (index.con.execute(sql).fetchone() or ()))
+        found = tuple(v for sql in queries for v in (index.con.execute(sql).fetchone() or ()))
+        return (*found, tuple(source_labels(index).items()))  # the labels, not the titles: a new day's note is none
 
 
 def unchanged_since_last_pass(index: Index, fingerprint: tuple[object, ...]) -> bool:

@@ -1,0 +1,94 @@
+"""walk: a message about another occasion than the question's (another ordinal, an intention
+for a question of when something was done), and a title answer that is no person's name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vaultmind.config import load_config
+from vaultmind.index.lexical import terms
+from vaultmind.memory import Memory
+from vaultmind.retrieval.answer_type import names_title
+from vaultmind.retrieval.occasion import asks_of_intent, names_other_ordinal, only_intends, ordinals
+
+from .conftest import write_chat
+
+
+def test_another_ordinal_is_another_occasion_only_before_the_words_the_questions_goes_with() -> None:
+    asked = ordinals("When did Nate win his fourth video game tournament?")
+    assert asked == {"fourth": frozenset(terms("video game tournament"))}
+    assert names_other_ordinal("I won my first video game tournament last week!", asked)
+    assert not names_other_ordinal("I won my fourth video game tournament on Friday!", asked)
+    # "for the first time" names no other tournament; nor does a text naming the question's own
+    assert not names_other_ordinal("I played a video game tournament for the first time.", asked)
+    assert not names_other_ordinal("My first tournament was easy, the fourth video game tournament hard.", asked)
+    assert not ordinals("When did Nate win a tournament?")
+
+
+def test_a_message_only_intending_the_event_is_told_from_one_that_did_it() -> None:
+    camping = frozenset(terms("go camping"))
+    assert only_intends("We're thinking about going camping this summer.", camping)
+    assert only_intends("Great news! We're going to go camping next month.", camping)
+    assert not only_intends("We went camping last weekend. Next time we take the big tent.", camping)
+    assert not only_intends("We went camping last weekend.", camping)
+    assert not only_intends("I'm thinking about the kids.", camping)  # none of the question's words
+    assert asks_of_intent("When did Joanna plan on going to Nate's?")
+    assert not asks_of_intent("When did Melanie go camping?")
+
+
+def test_a_title_answer_is_no_name_of_the_memorys_people() -> None:
+    people = frozenset({"caroline", "melanie"})
+    assert not names_title("Thanks, Melanie! I love that song, it is on every morning.", people)
+    assert not names_title("We met up last week, on Friday. Great times.", people)
+    assert names_title("I love Brave by Sara Bareilles.", people)
+    assert names_title('Thanks, Melanie! I keep playing "Brave".', people)
+
+
+def test_walk_puts_the_question_s_own_ordinal_before_another(vault: Path) -> None:
+    """"When did Nate win his fourth video game tournament?": his message about his first holds
+    more of the question's words, but names another tournament; it keeps `OTHER_OCCASION` of
+    its score and the one about the fourth comes first."""
+    write_chat(vault, "2024-01-10", [("Nate", "I won my first video game tournament last week - so exciting!"),
+                                     ("Joanna", "Congrats, that is huge!")])  # fmt: skip
+    write_chat(vault, "2024-07-12", [("Nate", "Check this out! I won my fourth tournament on Friday, the whole team cheered for me."),
+                                     ("Joanna", "Amazing, well done!")])  # fmt: skip
+    write_chat(vault, "2024-08-01", [("Nate", "The game store opens a new video corner."),
+                                     ("Joanna", "Nice, I like that store.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("When did Nate win his fourth video game tournament?", limit=3)["hits"]
+        assert "my fourth tournament" in hits[0]["content"], [h["content"][:30] for h in hits]
+        first = next(h for h in hits if "my first" in h["content"])
+        assert first["breakdown"]["other_occasion"] and not hits[0]["breakdown"]["other_occasion"]
+
+
+def test_walk_answers_when_it_was_done_with_the_message_that_did_it(vault: Path) -> None:
+    """"When did Melanie go camping?": "We're thinking about going camping" only says what she
+    means to do; the message telling of the trip comes first. "When did Melanie plan to go
+    camping?" asks about the plan, which keeps its score."""
+    write_chat(vault, "2023-05-20", [("Melanie", "We're thinking about going camping next weekend!"),
+                                     ("Caroline", "That sounds lovely.")])  # fmt: skip
+    write_chat(vault, "2023-06-27", [("Melanie", "Last weekend the whole family went camping in the forest by the lake, hiked every day and the kids loved the campfire."),
+                                     ("Caroline", "What a trip!")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("When did Melanie go camping?", limit=2)["hits"]
+        assert "went camping" in hits[0]["content"], [h["content"][:30] for h in hits]
+        assert hits[1]["breakdown"]["other_occasion"]
+        hits = memory.walk("When did Melanie plan to go camping?", limit=2)["hits"]
+        assert not any(h["breakdown"]["other_occasion"] for h in hits)
+
+
+def test_walk_takes_a_title_for_the_answer_not_the_name_of_whom_a_message_thanks(vault: Path) -> None:
+    """"Which song does Caroline love?": "Thanks, Melanie! I love that song" names no song,
+    only the person it thanks; "I love Brave by Sara Bareilles, the song…" does, and comes
+    first."""
+    write_chat(vault, "2023-07-01", [("Caroline", "Thanks, Melanie! I love that song too."),
+                                     ("Melanie", "It is a classic.")])  # fmt: skip
+    write_chat(vault, "2023-08-01", [("Caroline", "I love Brave by Sara Bareilles, the song gives me courage every single morning."),
+                                     ("Melanie", "Such a good pick.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("Which song does Caroline love?", limit=2)["hits"]
+        assert "Sara Bareilles" in hits[0]["content"], [h["content"][:30] for h in hits]
+        assert hits[0]["breakdown"]["answer"] and not hits[1]["breakdown"]["answer"]
