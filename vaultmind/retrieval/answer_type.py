@@ -24,7 +24,9 @@ question: `asking.py` tells such texts, and those that end asking, from statemen
 
 "Why…?" is answered by a text that gives a reason ("because", "due to", "Why: …", "so the
 review fits", "since I'm lactose intolerant", "I'd rather move the date than cut Pro"), not
-by one that only says what was done in the question's words.
+by one that only says what was done in the question's words. A question of an agreement ("what
+did we agree with Bob…?", "do Bob and Alice agree…?") is answered by a text that says one was
+made ("Deal: …", "Agreed with Bob", "sounds good", "approved").
 
 English only, by design small: a few patterns over the question's first words and the leaf's
 text, no model. A question of another kind (what, how…) gets no answer signal.
@@ -53,7 +55,7 @@ ASKING_WORDS = frozenset(
     )
 )
 
-AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason"]
+AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason", "agreement"]
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -82,6 +84,8 @@ _QUESTION = (
     ("reason", re.compile(r"^\W*(?:why|what (?:was|is|were|are) the reasons?|for what reason)\b", re.I)),
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
     ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
+    # "what did we agree with Bob…?", "do Bob and Alice agree…?": a text that says one was made
+    ("agreement", re.compile(r"\bagree(?:s|d|ments?)?\b", re.I)),
 )
 OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s.*", re.M)  # a Markdown task not done yet (the line)
 # tasks written out in a message: "Your tasks for Monday: call the school, …", "To-do: …"
@@ -92,6 +96,13 @@ _REASON = re.compile(
     r"|\bso (?:we|i|the|it|they|that|he|she|you|our|my)\b|\bsince (?:i['’]m|it['’]s|we['’]re|they['’]re|he['’]s|she['’]s)"
     r"|\brather\b[^.!?]{0,60}\bthan\b",
     re.I,
+)
+# an agreement said: "Deal: …" (opening a sentence: not "no big deal, …"), "Agreed with Bob",
+# "it's a deal", "sounds good", "approved"
+_AGREEMENT = re.compile(
+    r"\b(?:agreed|(?:we|i) agree|(?:it|that)['’]s a deal|approved|sounds good|works for me|fine (?:by|with) me)\b"
+    r"|(?:^|[.!?]\s+)\W*deal\s*[:!.,]",
+    re.I | re.M,
 )
 _EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
@@ -368,6 +379,8 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
         return "@" in text and _EMAIL_ADDRESS.search(text) is not None
     if kind == "reason":
         return _REASON.search(text) is not None
+    if kind == "agreement":
+        return _AGREEMENT.search(text) is not None
     if kind == "task":
         return ("[ ]" in text and OPEN_TASK.search(text) is not None) or _TASKS_LISTED.search(text) is not None
     return _names_proper(text)

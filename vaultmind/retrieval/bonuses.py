@@ -328,16 +328,22 @@ def answer_holds(
 
 
 def raise_topic_answer(
-    final: dict[str, tuple[float, float]], answers: set[str], at: dict[str, int], cols: LeafColumns
+    final: dict[str, tuple[float, float]], answers: set[str], at: dict[str, int], cols: LeafColumns, past_answers: bool = False
 ) -> str | None:
     """When the strongest leaf holds no answer of the kind asked for ("Ok team, Dad's 60th!"
     for "where is Dad's 60th dinner?"), the strongest leaf of its note that holds one ("I
     booked Golden Lantern") ranks right above it, the first of its note: the conversation that
     matches the question best is where its answer was said, often in words the question does
-    not use, and the evidence cites the answer first. Its id is returned."""
+    not use, and the evidence cites the answer first. With `past_answers`, the strongest leaf
+    that holds none, wherever one that holds one stands: an agreement ("Deal: …") closes the
+    talk that led to it, also when a note records it in the question's words ("Agreed with
+    Bob: …"). Its id is returned."""
     if not answers or not final:
         return None
-    best = max(final, key=lambda leaf_id: final[leaf_id][0])
+    open_talk = [leaf_id for leaf_id in final if leaf_id not in answers] if past_answers else list(final)
+    if not open_talk:
+        return None
+    best = max(open_talk, key=lambda leaf_id: final[leaf_id][0])
     if best in answers or not cols.known[at[best]]:
         return None
     note = cols.note[at[best]]
