@@ -48,7 +48,7 @@ from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
-APPLY_BATCH = 600  # files per apply (the batch parsed ahead waits on disk; see docs/benchmarks.md)
+APPLY_BATCH = 600  # files per apply (the batch parsed ahead waits on disk; see docs/benchmarks-history.md)
 # A whole-vault load of at least this many files (a first index, a rebuild) is one transaction
 # (`Index.bulk`), with the lookup indexes of the bulk tables suspended (`Index.suspend_indexes`)
 # and built once at its end.
