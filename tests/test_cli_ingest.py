@@ -209,6 +209,40 @@ def test_a_document_note_renamed_to_its_files_name_is_indexed_there_only(
     assert code == 0 and "0 notes written, 1 unchanged" in text and "renamed" not in text
 
 
+def test_a_move_an_ingest_was_killed_in_is_finished_and_indexed_once(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ingest killed after writing a note at its file's name and before removing it from its
+    old place left both, the old one indexed: the next ingest removes it and the index holds the
+    document once, at its new place."""
+    from dataclasses import replace
+
+    from vaultmind.ingest.document import parse_document_paths
+    from vaultmind.ingest.writer import write_documents
+
+    docs = tmp_path / "docs"
+    write(docs, "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
+    old = write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths([docs])]).written
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync_paths(old)
+
+    def killed(self: Path, missing_ok: bool = False) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "unlink", killed)
+        with pytest.raises(KeyboardInterrupt):
+            write_documents(vault, parse_document_paths([docs]))
+    new = "sources/document/files/docs/Note A.md"
+    assert (vault / old[0]).is_file() and (vault / new).is_file()
+    code, data, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault), "--json")
+    assert code == 0 and data["renamed"] == [{"from": old[0], "to": new}] and data["unchanged"] == [new]
+    assert not (vault / old[0]).exists()
+    with Memory.open(config) as memory:
+        assert [hit["note_path"] for hit in memory.search("heron")["hits"]] == [new]
+
+
 def test_notes_the_daemon_indexed_first_are_said_to_be_indexed(capsys: pytest.CaptureFixture[str]) -> None:
     """The running daemon's watcher may index the written notes before the ingest asks it to:
     the report says so rather than "+0 notes"."""

@@ -30,7 +30,9 @@ Documents: one note per `source_id` in `sources/document/<scope>/`, found by its
 (so a renamed title keeps its file). Unchanged content (title, body, `source_ref`) is a no-op;
 changed content replaces the note with `version` + 1 — unless the note's `source_ref` is
 another file that still exists: then it is another document of the same id, and this one is
-written under `<id>~2` (`documents_plan._holding`).
+written under `<id>~2` (`documents_plan._holding`). A note named by an earlier version moves to
+its file's name (`document_names`): written there, then removed from its old place; an ingest
+killed in between leaves both, and the next one removes the old one, still as written (`_leave`).
 
 The writer's parts, one concept each: `names` (where a note goes), `held` (the notes already on
 disk, as read), `plan` (the plan of one ingest and its groups of messages), `grouping` (the
@@ -75,9 +77,7 @@ def _execute(plan: Plan) -> IngestReport:
                     )
                     continue
                 write_atomic(full, item.data, overwrite=False)
-                (plan.vault / item.moved_from).unlink()
-                _drop_emptied(plan.vault, item.moved_from)
-                report.renamed.append((item.moved_from, item.path))
+                _leave(plan, item.moved_from, item.path)
             elif item.expect is not None:
                 if not _still(full, item.expect):
                     report.warnings.append(
@@ -102,8 +102,29 @@ def _execute(plan: Plan) -> IngestReport:
         report.messages_added += len(item.added)
         report.added_ids.update(item.added)
         report.documents_replaced += item.replaced
+    for path, expect, moved_to in plan.left:  # the moves an earlier ingest was killed in, finished
+        if not _still(plan.vault / path, expect):
+            report.warnings.append(f"{path}: changed on disk during the ingest; left alone (run the ingest again)")
+            continue
+        try:
+            _leave(plan, path, moved_to)
+        except OSError as exc:
+            raise VaultError(
+                f"cannot remove the note moved to {moved_to} ({exc.strerror or exc})",
+                path=plan.vault / path,
+                hint="fix the cause and run the same ingest again: it continues where it stopped",
+            ) from exc
     report.unchanged.sort()
     return report
+
+
+def _leave(plan: Plan, path: str, moved_to: str) -> None:
+    """The note at `path`, written again at `moved_to`, is removed: a move is a write, then this.
+    Killed in between, both are on disk; the next ingest finds the pair and removes the one left
+    (`document_names.half_moved`)."""
+    (plan.vault / path).unlink()
+    _drop_emptied(plan.vault, path)
+    plan.report.renamed.append((path, moved_to))
 
 
 def _drop_emptied(vault: Path, left: str) -> None:
