@@ -68,6 +68,8 @@ _EMBED_RE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
 # summary: its text stays, the link goes
 _SAME_NOTE_LINK_RE = re.compile(r"\[\[#(\^?)([^\]|]*)(?:\|([^\]]*))?\]\]")
 _MDLINK_RE = re.compile(r"(?<!!)\[([^\]\[]+)\]\((?:[^()\s]|\([^()]*\))+\)")
+
+
 def _same_note_text(link: re.Match[str]) -> str:
     """An alias, else a heading's text; a bare block link says nothing."""
     return link.group(3) or ("" if link.group(1) else link.group(2).replace("#", " ").strip())
@@ -113,6 +115,21 @@ _FACT_RE = re.compile(
     r"approv|sign|launch|ship|deliver|pay|paid|price|cost|budget)\w*",
     re.IGNORECASE,
 )
+# A fragment that leans on the sentence before it: it opens with a conjunction or a preposition
+# and is shorter than LEANING_FRAGMENT_WORDS with no fact in it ("And in my free time.")
+_LEANING_RE = re.compile(
+    r"^(?:and|but|or|nor|so|yet|plus|by|in|on|at|with|without|for|from|to|of|about|after|before"
+    r"|like|as|because|while|since|until|through|into|over|under)\b",
+    re.IGNORECASE,
+)
+LEANING_FRAGMENT_WORDS = 7
+# A sentence of these words only assents ("Sure, fine.", "Sounds good to me.")
+_ASSENT_WORDS = frozenset(
+    "ok okay k sure fine yes yeah yep yup no nope nah great cool good nice right alright perfect"
+    " awesome totally definitely absolutely exactly indeed true lol haha sounds me too to for you"
+    " got it will do of course agreed same thanks thank".split()
+)
+_WORD_EDGES = ".,!?…;:\"'“”‘’()*_-"
 # Where a sentence too long for the budget may be cut: after a short lead-in ("Heads up: "),
 # or before a trailing clause (", the forecast is bad")
 _LEAD_IN_RE = re.compile(r"^[^,;:]{1,24}:\s+(?=\S)")
@@ -163,9 +180,10 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     if not sentences:
         return ""
     _score(sentences, len(children))
-    chosen = _select(children, sentences, limit)
+    dated = len(_message_days(sentences)) > 1
+    chosen = _select(children, sentences, limit, dated)
     if chosen:
-        return _render(children, chosen)
+        return _render(children, chosen, dated)
     best = max(sentences, key=lambda s: (s.score, -s.child, -s.pos))
     finished = _finish(best.text)  # its final "." is the first thing to go, not its last word
     return _clip(finished if count_tokens(finished) <= limit else best.text, limit)
@@ -313,10 +331,12 @@ def _score(sentences: list[_Sentence], n_children: int) -> None:
         s.score = s.score / top
 
 
-def _select(children: Sequence[ChildText], sentences: list[_Sentence], limit: int) -> list[_Sentence]:
+def _select(
+    children: Sequence[ChildText], sentences: list[_Sentence], limit: int, dated: bool
+) -> list[_Sentence]:
     """Greedy: the best gain first; a sentence too long for what is left of the budget is tried
     shorter (its lead-in, then its trailing clauses cut) before it is given up."""
-    remaining = [s for s in sentences if s.score >= MIN_SCORE]
+    remaining = [s for s in sentences if s.score >= MIN_SCORE and not _says_nothing_alone(s)]
     chosen: list[_Sentence] = []
     names: set[str] = set()
     picked_terms: set[str] = set()
@@ -326,13 +346,23 @@ def _select(children: Sequence[ChildText], sentences: list[_Sentence], limit: in
         remaining.remove(best)
         for form in _shorter_forms(best):
             trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))
-            if count_tokens(_render(children, trial)) <= limit:
+            if count_tokens(_render(children, trial, dated)) <= limit:
                 chosen = trial
                 names |= form.names
                 picked_terms |= form.terms
                 voices.add(_voice_key(form))
                 break
     return chosen
+
+
+def _says_nothing_alone(s: _Sentence) -> bool:
+    """Filler however salient its words: a fragment leaning on the sentence before it ("And in
+    my free time.", "By sharing our stories."; short, no fact) or one that only assents ("Sure,
+    fine.", "Sounds good to me.")."""
+    words = [w for w in (w.strip(_WORD_EDGES).lower() for w in s.text.split()) if w]
+    if all(w in _ASSENT_WORDS for w in words):
+        return True
+    return len(words) < LEANING_FRAGMENT_WORDS and not s.facts and bool(_LEANING_RE.match(s.text))
 
 
 def _voice_key(s: _Sentence) -> str:
@@ -396,9 +426,16 @@ def _finish(text: str) -> str:
     return text.rstrip(",;:–— ") + "."
 
 
-def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence]) -> str:
-    days = {s.voice.day for s in chosen if s.voice is not None and s.voice.kind in _MESSAGES and s.voice.day}
-    dated = len(days) > 1
+def _message_days(sentences: Sequence[_Sentence]) -> set[str]:
+    """The days the messages among `sentences` were said on."""
+    return {
+        s.voice.day for s in sentences if s.voice is not None and s.voice.kind in _MESSAGES and s.voice.day
+    }
+
+
+def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: bool) -> str:
+    """`chosen` as attributed prose; `dated` (the children span several days): each day's
+    paragraph opens with its date, even when what is kept was all said on one of them."""
     paragraphs: list[list[str]] = []
     group_key: tuple[str, str] | None = None
     group: list[str] = []
