@@ -15,7 +15,8 @@
    numbers, decisions such as "moved", "booked", "approved", names of the child's entities):
    salience alone favours the words a chat repeats ("Great, I'll book the hut") over the news
    said once ("the trip is moved to Saturday 20 April"). Sentences under 30 % of the best
-   score are filler.
+   score are filler, and so is what says nothing alone: a short fragment leaning on the
+   sentence before it ("And in my free time.") and a bare assent ("Sure, fine.").
 3. Pick greedily: the score, raised for names (people, places, …) not yet covered and for an
    author, note or summary the summary says nothing of yet, lowered for terms already picked,
    while the rendered summary stays within the budget. A sentence too long for what is left
@@ -23,8 +24,9 @@
    before it is given up: a small budget keeps the news of several messages, not one whole.
 4. Render the picked sentences in their original order as prose: messages attributed to their
    authors ("Alice Chen asked: …", "Bob Stone said: …"), sections introduced by their note
-   title, and a date before each day's paragraph when the children span several days — in a
-   summary of summaries too, with the authors and days the child summaries gave.
+   title, and a date before each day's paragraph when the children span several days (though
+   what is kept was said on one) — in a summary of summaries too, with the authors and days
+   the child summaries gave.
 
 The output never exceeds the budget, which never exceeds the children's own size.
 """
@@ -40,6 +42,7 @@ from dataclasses import dataclass, replace
 from vaultmind.index.lexical import terms as lexical_terms
 from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, atx_heading, fence_after
 from vaultmind.markdown.tokens import count_tokens
+from vaultmind.tree.filler import is_greeting, says_nothing_alone
 from vaultmind.tree.names import name_candidates, normalize
 from vaultmind.tree.summarize import FALLBACK_IDENTITY, ChildText, SummaryText
 
@@ -79,12 +82,6 @@ _EMPHASIS_RE = re.compile(r"(\*\*|__|~~|==)")
 _SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"“'(\[A-ZÀ-Þ0-9])|(?<=[。！？])")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _END_RE = re.compile(r"[.!?…。！？\"'”’)]$")
-# A greeting, a thanks or a sign-off with at most three words after it ("Thanks, Mel!")
-_GREETING_RE = re.compile(
-    r"^(?:hi|hello|hey|dear|thanks|thank you|many thanks|best|cheers|regards|kind regards|best regards)\b"
-    r"[,!.]?(?:[ \t]+[^\s?]+){0,3}[ \t]*[,!.]?$",
-    re.IGNORECASE,
-)
 # Where the quoted part of a mail the adapter could not strip begins ("----- Original Message
 # -----", "On Tue, 3 Apr 2012, Bob <bob@example.com> wrote:", in any of the usual languages):
 # the rest of the child is quoted
@@ -115,21 +112,6 @@ _FACT_RE = re.compile(
     r"approv|sign|launch|ship|deliver|pay|paid|price|cost|budget)\w*",
     re.IGNORECASE,
 )
-# A fragment that leans on the sentence before it: it opens with a conjunction or a preposition
-# and is shorter than LEANING_FRAGMENT_WORDS with no fact in it ("And in my free time.")
-_LEANING_RE = re.compile(
-    r"^(?:and|but|or|nor|so|yet|plus|by|in|on|at|with|without|for|from|to|of|about|after|before"
-    r"|like|as|because|while|since|until|through|into|over|under)\b",
-    re.IGNORECASE,
-)
-LEANING_FRAGMENT_WORDS = 7
-# A sentence of these words only assents ("Sure, fine.", "Sounds good to me.")
-_ASSENT_WORDS = frozenset(
-    "ok okay k sure fine yes yeah yep yup no nope nah great cool good nice right alright perfect"
-    " awesome totally definitely absolutely exactly indeed true lol haha sounds me too to for you"
-    " got it will do of course agreed same thanks thank".split()
-)
-_WORD_EDGES = ".,!?…;:\"'“”‘’()*_-"
 # Where a sentence too long for the budget may be cut: after a short lead-in ("Heads up: "),
 # or before a trailing clause (", the forecast is bad")
 _LEAD_IN_RE = re.compile(r"^[^,;:]{1,24}:\s+(?=\S)")
@@ -245,7 +227,7 @@ def split_sentences(unit: str) -> list[str]:
     out = []
     for part in _SPLIT_RE.split(unit):
         part = part.strip()
-        if not part or not _LETTER_RE.search(part) or _GREETING_RE.match(part):
+        if not part or not _LETTER_RE.search(part) or is_greeting(part):
             continue
         words = part.split()
         if len(words) > MAX_SENTENCE_WORDS:
@@ -336,7 +318,7 @@ def _select(
 ) -> list[_Sentence]:
     """Greedy: the best gain first; a sentence too long for what is left of the budget is tried
     shorter (its lead-in, then its trailing clauses cut) before it is given up."""
-    remaining = [s for s in sentences if s.score >= MIN_SCORE and not _says_nothing_alone(s)]
+    remaining = [s for s in sentences if s.score >= MIN_SCORE and not says_nothing_alone(s.text, s.facts)]
     chosen: list[_Sentence] = []
     names: set[str] = set()
     picked_terms: set[str] = set()
@@ -353,16 +335,6 @@ def _select(
                 voices.add(_voice_key(form))
                 break
     return chosen
-
-
-def _says_nothing_alone(s: _Sentence) -> bool:
-    """Filler however salient its words: a fragment leaning on the sentence before it ("And in
-    my free time.", "By sharing our stories."; short, no fact) or one that only assents ("Sure,
-    fine.", "Sounds good to me.")."""
-    words = [w for w in (w.strip(_WORD_EDGES).lower() for w in s.text.split()) if w]
-    if all(w in _ASSENT_WORDS for w in words):
-        return True
-    return len(words) < LEANING_FRAGMENT_WORDS and not s.facts and bool(_LEANING_RE.match(s.text))
 
 
 def _voice_key(s: _Sentence) -> str:
