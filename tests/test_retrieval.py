@@ -999,3 +999,27 @@ def test_a_heading_inside_a_section_that_holds_the_question_is_cited(vault: Path
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()  # a block id elsewhere in the section, a caret in its text: the heading still
         assert memory.search("venue contact Dana Whitfield")["hits"][0]["anchor"] == "#Runbook#Contacts"
+
+
+def test_a_term_in_a_few_leaves_is_specific_however_small_the_memory(vault: Path) -> None:
+    """In a memory of one note whose leaves all repeat its title, "tidepool" is in every leaf:
+    near-ubiquitous by share, yet the most specific word the memory has, so it grounds a
+    question; in a memory where a word is in a quarter of many leaves, it grounds nothing."""
+    from tests.conftest import write
+    from vaultmind.retrieval.evidence import SALIENT_FEW, salient_terms
+
+    sections = "\n\n".join(f"## Part {i}\n\nThe tidepool launch plan, step {i}." for i in range(SALIENT_FEW - 1))
+    write(vault, "Projects/Tidepool launch.md", f"# Tidepool launch\n\n{sections}\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        df, total = memory.leaves.document_frequency("tidepool")
+        assert 0 < df < SALIENT_FEW and df / total > 0.25
+        assert salient_terms(memory.leaves, ["tidepool"]) == ["tidepool"]
+    for i in range(SALIENT_FEW):  # "tidepool" in more leaves, and more than a quarter of them
+        write(vault, f"Notes/t{i}.md", f"The tidepool plan, take {i}.\n")
+    write(vault, "Notes/survey.md", "The harbour survey is booked.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        df, total = memory.leaves.document_frequency("tidepool")
+        assert df >= SALIENT_FEW and df / total > 0.25
+        assert salient_terms(memory.leaves, ["tidepool"]) == []

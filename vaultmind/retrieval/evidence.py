@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
 
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
+SALIENT_FEW = 4  # a term in fewer leaves than this is specific however small the memory
 MIN_SHORTENED_CHARS = 80  # of the first item's text, or it is left out rather than cut
 _WORD = re.compile(r"\w+")
 # the question asks what the asker wrote in a window that none of their notes is dated in
@@ -59,11 +60,13 @@ def is_grounded(query_info: dict[str, Any], salient_terms: list[str]) -> bool:
 
 def salient_terms(leaves: ResidentLeaves, terms: list[str]) -> list[str]:
     """Query terms that exist in the index and are not near-ubiquitous (from the resident
-    postings: no SQL)."""
+    postings: no SQL). A term in fewer than `SALIENT_FEW` leaves is not near-ubiquitous: in a
+    memory of one note whose leaves all repeat its title ("Tidepool launch"), "tidepool" is
+    in every leaf, and still the most specific word the memory has."""
     out = set()
     for term in set(terms) - ASKING_WORDS:
         df, total = leaves.document_frequency(term)
-        if df and df / total <= SALIENT_MAX_DF:
+        if df and (df < SALIENT_FEW or df / total <= SALIENT_MAX_DF):
             out.add(term)
     return sorted(out)
 
