@@ -429,3 +429,22 @@ def test_format_messenger_reads_a_facebook_export_not_named_so(
     code, data, _ = run(capsys, "ingest", "chat", str(folder), "--vault", str(vault), "--format", "messenger", "--json")
     assert (code, data["messages_added"], data["written"]) == (0, 0, [])
     assert snapshot_files(vault) == settled
+
+
+def test_a_locomo_file_is_detected_and_the_hint_names_every_format(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A LoCoMo file given to `ingest chat` without `--format` was "cannot tell which chat export
+    this is", and that error's hint listed every format but `locomo`."""
+    from tests.test_locomo import SAMPLE
+    from vaultmind.ingest import FORMATS
+
+    qa = [{"question": f"What did Alice say on day {i}?", "answer": "x", "evidence": ["D1:1"], "category": 1} for i in range(900)]
+    export = write(tmp_path, "locomo10.json", json.dumps([{"qa": qa} | {k: v for k, v in SAMPLE.items() if k != "qa"}]))  # the qa list first, past the head read
+    assert export.stat().st_size > 65536
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 0 and data["written"] and all(p.startswith("sources/chat/locomo/") for p in data["written"])
+    odd = write(tmp_path, "odd.json", '{"a": 1}')
+    code, _, err = run(capsys, "ingest", "chat", str(odd), "--vault", str(vault))
+    assert code == 1 and "cannot tell which chat export" in err
+    assert "--format " + "|".join(f for f in FORMATS if f != "auto") in err

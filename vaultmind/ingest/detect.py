@@ -6,7 +6,7 @@ vault, so a malformed export anywhere in the list writes nothing.
 Chat format detection (`fmt="auto"`), by content rather than by name:
 - a folder or `.zip` with Slack's `channels.json` / `users.json` → slack;
 - a `.zip` with a `.txt` inside → whatsapp;
-- JSON: a `mapping` tree → chatgpt; `date_unixtime` / `chats` / a Telegram chat `type`
+- JSON: a LoCoMo sample's `qa` list, `sample_id`, `speaker_a` or `dia_id` → locomo; a `mapping` tree → chatgpt; `date_unixtime` / `chats` / a Telegram chat `type`
   (`personal_chat`, `private_group` …) → telegram; `"ts"` with
   `"type": "message"` → slack (one channel); `"role"` → agent; `"author"` → generic;
   `"sender_name"` with `"timestamp_ms"` → instagram (messenger when its path names Facebook or
@@ -109,7 +109,12 @@ _TELEGRAM_CHAT_RE = re.compile(
 )
 
 
+_LOCOMO_RE = re.compile(r'"(?:sample_id|speaker_a|dia_id)"\s*:|^[\[\s]*\{\s*"qa"\s*:\s*\[')
+
+
 def _json_format(head: str) -> str | None:
+    if _LOCOMO_RE.search(head):  # (a sample's `qa` list may come first, longer than the head)
+        return "locomo"
     if re.search(r'"mapping"\s*:\s*\{', head):
         return "chatgpt"
     if '"date_unixtime"' in head or re.search(r'"chats"\s*:\s*\{', head) or _TELEGRAM_CHAT_RE.search(head):
@@ -199,9 +204,11 @@ def parse_chat_path(
             raise IngestError(
                 "cannot tell which chat export this is",
                 path=path,
-                hint="pass --format slack|whatsapp|telegram|signal|instagram|messenger|chatgpt|generic (docs/ingest.md)",
+                hint=f"pass --format {'|'.join(f for f in FORMATS if f != 'auto')} (docs/ingest.md)",
             )
         fmt = detected
+    if fmt == "locomo":
+        return parse_locomo_paths([path])
     if fmt == "slack":
         from vaultmind.ingest.slack import parse_slack
 
