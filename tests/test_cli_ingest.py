@@ -448,3 +448,24 @@ def test_a_locomo_file_is_detected_and_the_hint_names_every_format(
     code, _, err = run(capsys, "ingest", "chat", str(odd), "--vault", str(vault))
     assert code == 1 and "cannot tell which chat export" in err
     assert "--format " + "|".join(f for f in FORMATS if f != "auto") in err
+
+
+def test_an_email_given_to_ingest_chat_and_a_chat_given_to_ingest_email_say_which_command(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An `.eml` given to `ingest chat` was "cannot tell which chat export this is"; a chat
+    export given to `ingest email`, only "not an email file"."""
+    mail = write(
+        tmp_path,
+        "my mail.eml",
+        "From: a@example.org\nTo: b@example.org\nSubject: hi\nDate: Mon, 4 Mar 2024 09:00:00 +0000\n"
+        "Message-ID: <1@example.org>\n\nhello\n",
+    )
+    code, _, err = run(capsys, "ingest", "chat", str(mail), "--vault", str(vault))
+    assert code == 1 and "an email file" in err and f"vaultmind ingest email '{mail}'" in err
+    chat = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
+    code, _, err = run(capsys, "ingest", "email", str(chat), "--vault", str(vault))
+    assert code == 1 and "a whatsapp chat export" in err and f"vaultmind ingest chat '{chat}'" in err
+    assert snapshot_files(vault) == {}
+    code, data, _ = run(capsys, "ingest", "email", str(mail), "--vault", str(vault), "--json")
+    assert code == 0 and data["messages_added"] == 1

@@ -19,6 +19,7 @@ whose format is not recognised are skipped with a warning.
 from __future__ import annotations
 
 import re
+import shlex
 import zipfile
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
@@ -33,6 +34,7 @@ from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.locomo import parse_locomo_paths
+from vaultmind.ingest.mailboxes import mail_file_kind
 from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.slack import META_FILES
@@ -200,6 +202,10 @@ def parse_chat_path(
     """Parse one chat export in format `fmt` ("auto" detects it)."""
     if fmt == "auto":
         detected = detect_chat_format(path)
+        if detected is None and mail_file_kind(path) is not None:  # an email given to `ingest chat`
+            raise IngestError(
+                "not a chat export: an email file", path=path, hint=f"ingest it with `vaultmind ingest email {shlex.quote(str(path))}`"
+            )
         if detected is None:
             raise IngestError(
                 "cannot tell which chat export this is",
