@@ -41,10 +41,10 @@ from vaultmind.ingest.slack import META_FILES
 from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.whatsapp import HEADER_RE
 from vaultmind.ingest.writer import write_batches, write_documents
+from vaultmind.model import Progress
 from vaultmind.vault.encoding import decode_text
 
 Kind = Literal["chat", "agent", "email", "document"]
-Progress = Callable[[str, int, int], None]
 
 _SUFFIXES = (".json", ".jsonl", ".txt", ".zip")
 _SIGNAL_RE = re.compile(r"\[\d{4}-\d{2}-\d{2}, \d{1,2}:\d{2}\] ")
@@ -350,9 +350,11 @@ def ingest_paths(
         )
         docs = [d for d, size in sized if size <= max_note_bytes]
     if kind == "document":
-        report = write_documents(vault, docs)
+        report = write_documents(vault, docs, progress=progress)
     else:
-        report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz))
+        report = write_batches(
+            vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz), progress=progress
+        )
     # how messages without a Date header were dated: said of those written (an earlier ingest
     # that wrote the others said it then), and of those left out
     report.warnings[:0] = _not_said_again(parse_report.warnings, report.said_before) + date_warnings(parse_report.dated, report.added_ids) + [

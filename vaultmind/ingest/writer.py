@@ -57,14 +57,17 @@ from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.plan import Plan
 from vaultmind.ingest.zone_shift import refuse_shifted
 from vaultmind.markdown.frontmatter import body_sha256
+from vaultmind.model import Progress
 from vaultmind.vault.atomic import make_folders, write_atomic
 from vaultmind.vault.layout import SOURCES_DIR
 
 
-def _execute(plan: Plan) -> IngestReport:
+def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
     report = plan.report
     writes = sorted(plan.writes, key=lambda w: w.path)
     for done, item in enumerate(writes):
+        if progress is not None:  # (a note a second: a hundred session notes took seconds unsaid)
+            progress("writing", done, len(writes))
         full = plan.vault / item.path
         try:
             make_folders(full.parent)
@@ -102,6 +105,8 @@ def _execute(plan: Plan) -> IngestReport:
         report.messages_added += len(item.added)
         report.added_ids.update(item.added)
         report.documents_replaced += item.replaced
+    if progress is not None and writes:
+        progress("writing", len(writes), len(writes))
     report.unchanged.sort()
     return report
 
@@ -125,9 +130,12 @@ def _still(full: Path, expect: bytes | None) -> bool:
         return False
 
 
-def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC) -> IngestReport:
+def write_batches(
+    vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC, progress: Progress | None = None
+) -> IngestReport:
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
-    notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show."""
+    notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show.
+    `progress("writing", done, total)` as notes are written."""
     plan = Plan(Path(vault), zone=zone)
     groups = group_batches([as_earlier(plan, batch) for batch in joined_batches(batches, plan.report)], plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
@@ -136,10 +144,10 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     for group in [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]:
         plan_group(plan, group)
     refuse_shifted(plan)
-    return _execute(plan)
+    return _execute(plan, progress)
 
 
-def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
+def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Progress | None = None) -> IngestReport:
     """Write documents as source notes: one per `source_id`, `version` + 1 on each change."""
     plan = Plan(Path(vault))
     # two files of one derived id are two documents — unless one is a copy of the other's text;
@@ -168,4 +176,4 @@ def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
         plan_document(plan, doc, folders[folder])
         if len(plan.writes) == writes:  # unchanged: what its file's reading said was said when it was written
             plan.report.said_before.update(doc.said)
-    return _execute(plan)
+    return _execute(plan, progress)
