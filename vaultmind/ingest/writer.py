@@ -5,8 +5,9 @@ Every ingest goes through two phases:
 1. **plan** — read the notes already on disk, merge, validate and render every note in memory.
    Nothing is written; a bad message or an unreadable note stops the ingest here.
 2. **write** — each note with `vault.atomic.write_atomic` (temp file + fsync + rename), in path
-   order, only when its bytes changed. If the OS fails mid-way (disk full), the notes written so
-   far are complete and valid; running the same ingest again finishes the job.
+   order (numbers in number order, as the summary lists them: session-2 before session-10),
+   only when its bytes changed. If the OS fails mid-way (disk full), the notes written so far
+   are complete and valid; running the same ingest again finishes the job.
 
 Merge rules (docs/ingest.md): a chat/email note is keyed by its path and `source_id`. When the
 target note is vaultmind's (its `vaultmind_body_sha256` matches its body), its messages and the
@@ -59,12 +60,12 @@ from vaultmind.ingest.zone_shift import refuse_shifted
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.model import Progress
 from vaultmind.vault.atomic import make_folders, write_atomic
-from vaultmind.vault.layout import SOURCES_DIR
+from vaultmind.vault.layout import SOURCES_DIR, name_order
 
 
 def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
     report = plan.report
-    writes = sorted(plan.writes, key=lambda w: w.path)
+    writes = sorted(plan.writes, key=lambda w: name_order(w.path))  # as listed: session-2 before session-10
     for done, item in enumerate(writes):
         if progress is not None:  # (a note a second: a hundred session notes took seconds unsaid)
             progress("writing", done, len(writes))
@@ -107,7 +108,7 @@ def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
         report.documents_replaced += item.replaced
     if progress is not None and writes:
         progress("writing", len(writes), len(writes))
-    report.unchanged.sort()
+    report.unchanged.sort(key=name_order)
     return report
 
 
