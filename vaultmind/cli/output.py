@@ -11,17 +11,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from vaultmind.markdown.standalone import standalone
+from vaultmind.plural import counted
 from vaultmind.retrieval.evidence import NONE_YOURS, excerpt, listed_refs, none_by
 
 PROGRESS_AFTER_S = 2.0
 LISTED_CHARS = 200  # of a hit's text in the query listing (`excerpt`: where the question's words are)
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
 INDEXED_ANYWAY = frozenset({"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash"})  # warnings: listed after the files skipped
-
-
-def counted(n: int, word: str, plural: str = "") -> str:
-    """`n` and `word`, plural unless `n` is one: "1 note", "2 notes", "1 leaf", "3 leaves"."""
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {plural or word + 's'}"
 
 
 def emit(data: Any) -> None:
