@@ -463,3 +463,43 @@ def test_format_messenger_reads_a_facebook_export_not_named_so(
     code, data, _ = run(capsys, "ingest", "chat", str(folder), "--vault", str(vault), "--format", "messenger", "--json")
     assert (code, data["messages_added"], data["written"]) == (0, 0, [])
     assert snapshot_files(vault) == settled
+
+
+def test_a_locomo_file_is_detected_and_the_hint_names_every_format(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A LoCoMo file given to `ingest chat` without `--format` was "cannot tell which chat export
+    this is", and that error's hint listed every format but `locomo`."""
+    from tests.test_locomo import SAMPLE
+    from vaultmind.ingest import FORMATS
+
+    qa = [{"question": f"What did Alice say on day {i}?", "answer": "x", "evidence": ["D1:1"], "category": 1} for i in range(900)]
+    export = write(tmp_path, "locomo10.json", json.dumps([{"qa": qa} | {k: v for k, v in SAMPLE.items() if k != "qa"}]))  # the qa list first, past the head read
+    assert export.stat().st_size > 65536
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 0 and data["written"] and all(p.startswith("sources/chat/locomo/") for p in data["written"])
+    odd = write(tmp_path, "odd.json", '{"a": 1}')
+    code, _, err = run(capsys, "ingest", "chat", str(odd), "--vault", str(vault))
+    assert code == 1 and "cannot tell which chat export" in err
+    assert "--format " + "|".join(f for f in FORMATS if f != "auto") in err
+
+
+def test_an_email_given_to_ingest_chat_and_a_chat_given_to_ingest_email_say_which_command(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An `.eml` given to `ingest chat` was "cannot tell which chat export this is"; a chat
+    export given to `ingest email`, only "not an email file"."""
+    mail = write(
+        tmp_path,
+        "my mail.eml",
+        "From: a@example.org\nTo: b@example.org\nSubject: hi\nDate: Mon, 4 Mar 2024 09:00:00 +0000\n"
+        "Message-ID: <1@example.org>\n\nhello\n",
+    )
+    code, _, err = run(capsys, "ingest", "chat", str(mail), "--vault", str(vault))
+    assert code == 1 and "an email file" in err and f"vaultmind ingest email '{mail}'" in err
+    chat = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
+    code, _, err = run(capsys, "ingest", "email", str(chat), "--vault", str(vault))
+    assert code == 1 and "a whatsapp chat export" in err and f"vaultmind ingest chat '{chat}'" in err
+    assert snapshot_files(vault) == {}
+    code, data, _ = run(capsys, "ingest", "email", str(mail), "--vault", str(vault), "--json")
+    assert code == 0 and data["messages_added"] == 1

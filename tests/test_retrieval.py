@@ -399,6 +399,18 @@ def test_the_first_item_is_cut_to_fit_rather_than_give_way_to_weaker_ones() -> N
     assert tiny.startswith("The token budget (30) is too small for the first of the 3 items found") and "tent ok" not in tiny
 
 
+def test_a_summary_in_the_evidence_cites_two_refs_and_says_how_to_list_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
+    """A summary folds a ref per message: the evidence block, as the listing, shows two, the
+    count of the rest and the command that lists them."""
+    refs = [f"slack://C1/{i}" for i in range(12)]
+    summary = {"content": "The team planned the offsite.", "wikilink": "[[s]]", "node_id": "S7", "source_refs": refs}
+    block = format_evidence({"hits": [summary], "query": {}}, budget_tokens=500)
+    assert "↳ [[s]] · slack://C1/0 · slack://C1/1 · and 10 more (`vaultmind query drill S7`)" in block
+    assert "slack://C1/2" not in block
+    print_hits({"hits": [{**summary, "note_path": "summaries/s.md"}], "query": {}})
+    assert "slack://C1/1 · and 10 more (`vaultmind query drill S7`)" in capsys.readouterr().out
+
+
 def test_a_tight_budget_keeps_the_sentence_that_answers_and_the_first_item_over_a_weaker_one() -> None:
     """Cut to fit, the first item keeps the sentence holding most of the question's words (not
     the greeting above it), and drops its address and `source_ref` before it gives way."""

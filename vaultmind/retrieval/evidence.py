@@ -33,6 +33,8 @@ SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds not
 SALIENT_FEW = 4  # a term in fewer leaves than this is specific however small the memory
 MIN_SHORTENED_CHARS = 80  # of the first item's text, or it is left out rather than cut
 _WORD = re.compile(r"\w+")
+LISTED_REFS = 2
+"""Source refs a hit shows (a summary has one per message it folds); `listed_refs`."""
 # the question asks what the asker wrote in a window that none of their notes is dated in
 NONE_YOURS = "none of your notes is dated inside this window: the items below are what else the memory holds"
 
@@ -229,8 +231,17 @@ def _head_and_cite(hit: dict[str, Any], *, compact: bool, shortened: bool) -> tu
     head = " · ".join(x for x in (who, when, "shortened" if shortened else "") if x)
     cites = [hit.get("wikilink") or hit.get("note_path", "")]
     if not compact:
-        cites.extend(hit.get("source_refs") or [])
+        cites.extend(listed_refs(hit))
     return head, " · ".join(c for c in cites if c)
+
+
+def listed_refs(hit: dict[str, Any]) -> list[str]:
+    """A hit's source refs as shown to a reader: a summary folds one per message, so past
+    `LISTED_REFS` the rest is said as a count and the command that lists them."""
+    refs = list(hit.get("source_refs") or [])
+    if len(refs) <= LISTED_REFS:
+        return refs
+    return [*refs[:LISTED_REFS], f"and {len(refs) - LISTED_REFS:,} more (`vaultmind query drill {hit.get('node_id', '')}`)"]
 
 
 def _people(listed: Sequence[str], most: int = 3) -> str:
