@@ -75,6 +75,29 @@ def test_a_sync_or_reindex_through_the_daemon_answers_with_the_counts_a_local_on
         server.stop()
 
 
+def test_the_api_returns_the_vaults_search_limit_of_hits_unless_asked_for_another(vault: Path) -> None:
+    """`POST /v1/search` and `walk` / `search` through `/v1/query` returned 10 hits whatever the
+    vault's `[search] limit`, which the command line honours."""
+    from vaultmind.config import load_config
+
+    (vault / ".vaultmind").mkdir(exist_ok=True)
+    (vault / ".vaultmind" / "config.toml").write_text("[search]\nlimit = 3\n")
+    for i in range(12):
+        (vault / f"trip {i}.md").write_text(f"# Trip {i}\n\nthe lighthouse trip, day {i}\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        server = http_api.ApiServer(memory, "secret")
+        server.start()
+        try:
+            client = DaemonClient("127.0.0.1", server.port, "secret")
+            assert len(client.call("POST", "/v1/search", {"query": "lighthouse"})["hits"]) == 3
+            for mode in ("walk", "search"):
+                assert len(client.call("POST", "/v1/query", {"mode": mode, "args": {"query": "lighthouse"}})["hits"]) == 3
+            assert len(client.call("POST", "/v1/search", {"query": "lighthouse", "limit": 5})["hits"]) == 5
+        finally:
+            server.stop()
+
+
 def test_a_batch_whose_report_fails_is_still_answered_as_applied(
     memory: Memory, vault: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

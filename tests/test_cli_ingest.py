@@ -209,6 +209,40 @@ def test_a_document_note_renamed_to_its_files_name_is_indexed_there_only(
     assert code == 0 and "0 notes written, 1 unchanged" in text and "renamed" not in text
 
 
+def test_a_move_an_ingest_was_killed_in_is_finished_and_indexed_once(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ingest killed after writing a note at its file's name and before removing it from its
+    old place left both, the old one indexed: the next ingest removes it and the index holds the
+    document once, at its new place."""
+    from dataclasses import replace
+
+    from vaultmind.ingest.document import parse_document_paths
+    from vaultmind.ingest.writer import write_documents
+
+    docs = tmp_path / "docs"
+    write(docs, "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
+    old = write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths([docs])]).written
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync_paths(old)
+
+    def killed(self: Path, missing_ok: bool = False) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "unlink", killed)
+        with pytest.raises(KeyboardInterrupt):
+            write_documents(vault, parse_document_paths([docs]))
+    new = "sources/document/files/docs/Note A.md"
+    assert (vault / old[0]).is_file() and (vault / new).is_file()
+    code, data, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault), "--json")
+    assert code == 0 and data["renamed"] == [{"from": old[0], "to": new}] and data["unchanged"] == [new]
+    assert not (vault / old[0]).exists()
+    with Memory.open(config) as memory:
+        assert [hit["note_path"] for hit in memory.search("heron")["hits"]] == [new]
+
+
 def test_notes_the_daemon_indexed_first_are_said_to_be_indexed(capsys: pytest.CaptureFixture[str]) -> None:
     """The running daemon's watcher may index the written notes before the ingest asks it to:
     the report says so rather than "+0 notes"."""
@@ -429,3 +463,43 @@ def test_format_messenger_reads_a_facebook_export_not_named_so(
     code, data, _ = run(capsys, "ingest", "chat", str(folder), "--vault", str(vault), "--format", "messenger", "--json")
     assert (code, data["messages_added"], data["written"]) == (0, 0, [])
     assert snapshot_files(vault) == settled
+
+
+def test_a_locomo_file_is_detected_and_the_hint_names_every_format(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A LoCoMo file given to `ingest chat` without `--format` was "cannot tell which chat export
+    this is", and that error's hint listed every format but `locomo`."""
+    from tests.test_locomo import SAMPLE
+    from vaultmind.ingest import FORMATS
+
+    qa = [{"question": f"What did Alice say on day {i}?", "answer": "x", "evidence": ["D1:1"], "category": 1} for i in range(900)]
+    export = write(tmp_path, "locomo10.json", json.dumps([{"qa": qa} | {k: v for k, v in SAMPLE.items() if k != "qa"}]))  # the qa list first, past the head read
+    assert export.stat().st_size > 65536
+    code, data, _ = run(capsys, "ingest", "chat", str(export), "--vault", str(vault), "--json")
+    assert code == 0 and data["written"] and all(p.startswith("sources/chat/locomo/") for p in data["written"])
+    odd = write(tmp_path, "odd.json", '{"a": 1}')
+    code, _, err = run(capsys, "ingest", "chat", str(odd), "--vault", str(vault))
+    assert code == 1 and "cannot tell which chat export" in err
+    assert "--format " + "|".join(f for f in FORMATS if f != "auto") in err
+
+
+def test_an_email_given_to_ingest_chat_and_a_chat_given_to_ingest_email_say_which_command(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An `.eml` given to `ingest chat` was "cannot tell which chat export this is"; a chat
+    export given to `ingest email`, only "not an email file"."""
+    mail = write(
+        tmp_path,
+        "my mail.eml",
+        "From: a@example.org\nTo: b@example.org\nSubject: hi\nDate: Mon, 4 Mar 2024 09:00:00 +0000\n"
+        "Message-ID: <1@example.org>\n\nhello\n",
+    )
+    code, _, err = run(capsys, "ingest", "chat", str(mail), "--vault", str(vault))
+    assert code == 1 and "an email file" in err and f"vaultmind ingest email '{mail}'" in err
+    chat = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
+    code, _, err = run(capsys, "ingest", "email", str(chat), "--vault", str(vault))
+    assert code == 1 and "a whatsapp chat export" in err and f"vaultmind ingest chat '{chat}'" in err
+    assert snapshot_files(vault) == {}
+    code, data, _ = run(capsys, "ingest", "email", str(mail), "--vault", str(vault), "--json")
+    assert code == 0 and data["messages_added"] == 1

@@ -213,7 +213,12 @@ def test_a_mail_name_written_surname_first_is_read_in_reading_order(author: str,
         ("| Berlin | Madrid |\n|---|---|\n| sales | support |", "Berlin", "GPE", False),  # … not its header
         ("| Day | Marco | Dana |\n|---|---|---|\n| Mon | on call | off |", "Marco", "PERSON", True),  # a rota's column
         ("| Who | Role |\n|---|---|\n| [[bob]] | backend |", "Who", "PERSON", False),  # a header's first cell
-        ("| Pro | €4 |\n\nThe Pro tier stays in 1.0.", "Pro", "ORG", True),  # capitalised inside a sentence
+        ("| Pro | €4 |\n\nThe Pro tier stays in 1.0.", "Pro", "ORG", False),  # a tier's name, not inside
+        ("Sailing forecasts, with a paid Pro tier.", "Pro", "ORG", False),  # between a determiner and a noun
+        ("Without the Pro tier? I'd rather cut Pro.", "Pro", "ORG", True),  # capitalised inside a sentence
+        ("We met the Google team. She works at Google.", "Google", "ORG", True),
+        ("We met the Google team.", "Google", "ORG", False),  # weak evidence: found nowhere else
+        ("Lunch with the Ramos family.", "Ramos", "PERSON", True),  # a person's is no tier
         ("Target is still Tuesday 9 April.", "Target", "ORG", True),  # a sentence's start: no weak place
         ("Google is hiring again.", "Google", "ORG", True),
         ("## Noah swimming lessons\n\nTuesdays at five.", "Noah", "PERSON", True),  # a name leads the heading

@@ -13,8 +13,11 @@ from vaultmind.entities.notes import create_entity_notes, planned_entity_notes
 from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
+from vaultmind.tree.engine import seal_ready
+from vaultmind.tree.fallback import FallbackSummarizer
 
 from .conftest import snapshot_files, write
+from .treekit import tree_config
 
 
 def chat(name: str, messages: list[tuple[str, str]]) -> str:
@@ -149,3 +152,23 @@ def test_user_edits_to_a_created_note_are_honoured(vault: Path, mem: Memory) -> 
     ]
     assert create_entity_notes(mem) == []
     assert "Met at the hall." in note.read_text(encoding="utf-8")
+
+
+
+def test_a_summary_repeating_its_leaves_adds_no_evidence(vault: Path) -> None:
+    def budget(count: int) -> None:
+        line = "#budget the venue deposit number {} is paid in full today, the catering quote holds."
+        write(vault, "sources/chat/venue.md", chat("venue", [("@bob", line.format(i)) for i in range(count)]))
+
+    budget(2)  # two leaves tagged #budget, and the summaries sealed over them repeat the tag
+    config = tree_config(vault, **{"entities.create_threshold": 3, "entities.create_kinds": ["topic"],
+                                   "trees.l0_tokens": 64})  # fmt: skip
+    with Memory.open(config) as memory:
+        memory.sync()
+        seal_ready(memory, summarizer=FallbackSummarizer())
+        memory.sync()
+        assert memory.index.scalar("SELECT mentions FROM entities WHERE id = 'topic:budget'") >= 3
+        assert planned_entity_notes(memory) == []  # two mentions, each counted once
+        budget(3)  # a third leaf tagged #budget
+        memory.sync()
+        assert [ident for ident, _, _ in planned_entity_notes(memory)] == ["topic:budget"]

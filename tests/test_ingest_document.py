@@ -696,6 +696,74 @@ def test_a_note_named_by_an_earlier_version_keeps_its_name_when_renaming_is_not_
     assert (again.renamed, again.written) == ([], [])
 
 
+class Killed(BaseException):
+    """The process killed at this point (nothing of the writer's catches it)."""
+
+
+def _kill_at(monkeypatch: pytest.MonkeyPatch, step: str) -> None:
+    """Kill the next ingest at `step` of moving a note: while writing it at its new place, or
+    after that, as it removes the old one."""
+    import vaultmind.ingest.writer as writer
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise Killed(step)
+
+    if step == "write":
+        monkeypatch.setattr(writer, "write_atomic", killed)
+    else:
+        monkeypatch.setattr(Path, "unlink", killed)
+
+
+@pytest.mark.parametrize("step", ["write", "unlink"])
+@pytest.mark.parametrize("changed", [False, True], ids=["same", "next-version"])
+def test_an_ingest_killed_while_moving_a_note_leaves_one_note(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch, step: str, changed: bool
+) -> None:
+    """A note an earlier version named by the slug of its title moves to its file's name by
+    writing it there, then removing the old one. Killed in between, both were on disk and
+    stayed: two notes with the same text and id. The next ingest finishes the move."""
+    docs = tmp_path / "docs"
+    put(docs / "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
+    base = "sources/document/files/docs"
+    assert write_documents(vault, [replace(d, name=None) for d in parse_document_paths([docs])]).written == [f"{base}/note-a.md"]
+    ident = split_frontmatter((vault / base / "note-a.md").read_text(encoding="utf-8")).data["source_id"]
+    if changed:
+        put(docs / "Note A.md", "# Note A\n\nThe heron left the lake.\n")
+    with monkeypatch.context() as patch:
+        _kill_at(patch, step)
+        with pytest.raises(Killed):
+            write_documents(vault, parse_document_paths([docs]))
+    again = write_documents(vault, parse_document_paths([docs]))
+    assert again.renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")]
+    assert sorted(p.name for p in (vault / base).iterdir()) == ["Note A.md"]
+    note = split_frontmatter((vault / base / "Note A.md").read_text(encoding="utf-8"))
+    assert note.data["version"] == (2 if changed else 1) and note.data["source_id"] == ident
+    assert ("left the lake" if changed else "nests by the lake") in note.body
+    assert write_documents(vault, parse_document_paths([docs])).written == []
+
+
+def test_a_note_a_killed_move_left_and_you_edited_stays(tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The note a killed move left at its old place is removed only as vaultmind wrote it: one
+    you edited since is yours, and stays as you left it."""
+    docs = tmp_path / "docs"
+    put(docs / "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
+    put(docs / "Note B.md", "# Note B\n\nThe otter swims in the river.\n")
+    base = vault / "sources/document/files/docs"
+    write_documents(vault, [replace(d, name=None) for d in parse_document_paths([docs])])
+    for doc in parse_document_paths([docs]):  # each one's move killed
+        with monkeypatch.context() as patch:
+            _kill_at(patch, "unlink")
+            with pytest.raises(Killed):
+                write_documents(vault, [doc])
+    assert sorted(p.name for p in base.iterdir()) == ["Note A.md", "Note B.md", "note-a.md", "note-b.md"]
+    left = base / "note-b.md"
+    left.write_text(left.read_text(encoding="utf-8") + "My own line.\n", encoding="utf-8")
+    mine = left.read_bytes()
+    again = write_documents(vault, parse_document_paths([docs]))
+    assert again.renamed == [("sources/document/files/docs/note-a.md", "sources/document/files/docs/Note A.md")]
+    assert sorted(p.name for p in base.iterdir()) == ["Note A.md", "Note B.md", "note-b.md"] and left.read_bytes() == mine
+
+
 def test_warnings_about_an_unchanged_document_are_not_said_again(tmp_path: Path, vault: Path) -> None:
     """Re-ingesting a folder repeated every warning about its files' reading (an encoding, a
     front matter) though nothing was written: they are said when the document is written (first,

@@ -212,3 +212,40 @@ def test_invalid_json_names_the_line(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="no such file"):
         parse_locomo_paths([tmp_path / "missing.json"])
+
+
+def test_writing_many_session_notes_reports_progress(tmp_path: Path) -> None:
+    """Writing a hundred session notes took seconds with no progress shown: the write phase
+    reports each note, as parsing does, and ends at its total."""
+    from vaultmind.ingest.detect import ingest_paths
+
+    sample = copy.deepcopy(SAMPLE)
+    talk = sample["conversation"]
+    for n in range(2, 13):
+        talk[f"session_{n}_date_time"] = f"1:56 pm on {n} June, 2023"
+        talk[f"session_{n}"] = [{"speaker": "Alice", "dia_id": f"D{n}:1", "text": f"Day {n} with Biscuit."}]
+    calls: list[tuple[str, int, int]] = []
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    report = ingest_paths("chat", [write_fixture(tmp_path, [sample])], vault, fmt="locomo", progress=lambda *c: calls.append(c))
+    writing = [(done, total) for phase, done, total in calls if phase == "writing"]
+    assert len(report.written) > 11 and writing == [(i, len(report.written)) for i in range(len(report.written) + 1)]
+
+
+def test_the_notes_written_are_listed_with_numbers_in_number_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ingest`'s summary listed session-1, session-10, session-11, session-2 …"""
+    from tests.conftest import run_main
+
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    sample = copy.deepcopy(SAMPLE)
+    talk = sample["conversation"]
+    for n in range(2, 12):
+        talk[f"session_{n}_date_time"] = f"1:56 pm on {n} June, 2023"
+        talk[f"session_{n}"] = [{"speaker": "Alice", "dia_id": f"D{n}:1", "text": f"Day {n} with Biscuit."}]
+    vault = tmp_path / "vault"
+    (vault / ".vaultmind").mkdir(parents=True)
+    code, text, _ = run_main(capsys, "ingest", "chat", str(write_fixture(tmp_path, [sample])), "--vault", str(vault), "--format", "locomo")
+    wrote = [line.rsplit("/", 1)[-1] for line in text.splitlines() if line.startswith("  wrote ")]
+    assert code == 0 and wrote == [f"session-{n}.md" for n in range(1, 12)]

@@ -399,6 +399,18 @@ def test_the_first_item_is_cut_to_fit_rather_than_give_way_to_weaker_ones() -> N
     assert tiny.startswith("The token budget (30) is too small for the first of the 3 items found") and "tent ok" not in tiny
 
 
+def test_a_summary_in_the_evidence_cites_two_refs_and_says_how_to_list_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
+    """A summary folds a ref per message: the evidence block, as the listing, shows two, the
+    count of the rest and the command that lists them."""
+    refs = [f"slack://C1/{i}" for i in range(12)]
+    summary = {"content": "The team planned the offsite.", "wikilink": "[[s]]", "node_id": "S7", "source_refs": refs}
+    block = format_evidence({"hits": [summary], "query": {}}, budget_tokens=500)
+    assert "↳ [[s]] · slack://C1/0 · slack://C1/1 · and 10 more (`vaultmind query drill S7`)" in block
+    assert "slack://C1/2" not in block
+    print_hits({"hits": [{**summary, "note_path": "summaries/s.md"}], "query": {}})
+    assert "slack://C1/1 · and 10 more (`vaultmind query drill S7`)" in capsys.readouterr().out
+
+
 def test_a_tight_budget_keeps_the_sentence_that_answers_and_the_first_item_over_a_weaker_one() -> None:
     """Cut to fit, the first item keeps the sentence holding most of the question's words (not
     the greeting above it), and drops its address and `source_ref` before it gives way."""
@@ -999,3 +1011,27 @@ def test_a_heading_inside_a_section_that_holds_the_question_is_cited(vault: Path
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()  # a block id elsewhere in the section, a caret in its text: the heading still
         assert memory.search("venue contact Dana Whitfield")["hits"][0]["anchor"] == "#Runbook#Contacts"
+
+
+def test_a_term_in_a_few_leaves_is_specific_however_small_the_memory(vault: Path) -> None:
+    """In a memory of one note whose leaves all repeat its title, "tidepool" is in every leaf:
+    near-ubiquitous by share, yet the most specific word the memory has, so it grounds a
+    question; in a memory where a word is in a quarter of many leaves, it grounds nothing."""
+    from tests.conftest import write
+    from vaultmind.retrieval.evidence import SALIENT_FEW, salient_terms
+
+    sections = "\n\n".join(f"## Part {i}\n\nThe tidepool launch plan, step {i}." for i in range(SALIENT_FEW - 1))
+    write(vault, "Projects/Tidepool launch.md", f"# Tidepool launch\n\n{sections}\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        df, total = memory.leaves.document_frequency("tidepool")
+        assert 0 < df < SALIENT_FEW and df / total > 0.25
+        assert salient_terms(memory.leaves, ["tidepool"]) == ["tidepool"]
+    for i in range(SALIENT_FEW):  # "tidepool" in more leaves, and more than a quarter of them
+        write(vault, f"Notes/t{i}.md", f"The tidepool plan, take {i}.\n")
+    write(vault, "Notes/survey.md", "The harbour survey is booked.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        df, total = memory.leaves.document_frequency("tidepool")
+        assert df >= SALIENT_FEW and df / total > 0.25
+        assert salient_terms(memory.leaves, ["tidepool"]) == []

@@ -158,3 +158,13 @@ def test_a_status_during_the_ner_catch_up_reads_no_leaf_and_counts_right(
         assert shown == counted > waiting - 1  # one was analysed, more were saved meanwhile
         assert scans > 0 and totals[-1] == 6  # the save is counted
         assert status()["notes"]["total"] == first["notes"]["total"] + 2
+
+
+def test_a_backlog_of_changed_files_is_counted_in_words(memory: Memory) -> None:
+    """The notice of a daemon catching up said "1 changed file(s)": one file, or files."""
+    write(memory.config.vault, "a.md", "# A\n\nalpha words\n")
+    memory.sync()
+    for backlog, said in ((1, "1 changed file of a large change"), (2, "2 changed files of a large change")):
+        memory.catching_up = backlog  # as the daemon sets it while it applies a large change in slices
+        index = memory.status()["index"]
+        assert index["health"] == "catching up" and index["notice"].startswith(said)

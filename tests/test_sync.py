@@ -1477,3 +1477,25 @@ def test_a_vault_deeper_than_the_recursion_limit_is_scanned(
     paths = [row[0] for row in memory.index.query("SELECT path FROM notes ORDER BY path")]
     assert len(paths) == 4 and any(path.endswith("/d/bottom.md") for path in paths)
     assert "Budget 2024.md" in paths
+
+
+def test_a_reindex_reports_its_first_progress_after_a_few_files_not_a_whole_batch(config: Config) -> None:
+    """A reindex's first count came once a whole batch of 600 files was applied (11 s at 3,000
+    notes under load): the first batches are small, growing to the full size."""
+    for i in range(200):
+        write(config.vault, f"n{i:03d}.md", f"# Note {i}\n\nA note about copper {i}.\n")
+    calls: list[tuple[str, int, int]] = []
+
+    def reads() -> list[int]:
+        done = [done for phase, done, _ in calls if phase == "read"]
+        calls.clear()
+        return done
+
+    with Memory.open(config) as memory:
+        memory.syncer.progress = lambda *call: calls.append(call)
+        memory.reindex()
+        assert memory.counts()["notes"] == 200
+        assert reads() == [0, 50, 150, 200], "50 files, then twice the last batch"
+        memory.syncer.apply_batch = 80
+        memory.reindex()
+        assert reads() == [0, 50, 130, 200], "up to the full size"

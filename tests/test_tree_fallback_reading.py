@@ -10,6 +10,10 @@ def _message(i: int, author: str, text: str, kind: str = "message") -> ChildText
     return ChildText(f"m{i}", text, kind=kind, author=author, time=f"2024-05-0{1 + i % 2}T09:0{i}:00Z")
 
 
+def _one_day(i: int, author: str, text: str) -> ChildText:
+    return ChildText(f"m{i}", text, kind="message", author=author, time=f"2024-05-01T09:0{i}:00Z")
+
+
 def test_a_thanks_with_a_name_is_not_news() -> None:
     children = [
         _message(0, "Caroline", "The charity race for Mel is on Saturday 20 May at the park."),
@@ -129,3 +133,58 @@ def test_a_message_too_short_to_attribute_is_kept_whole() -> None:
     for said in ("Deposit paid", "Link:https://example.org/", "See https://example.com/a/long/path/plan.pdf"):
         child = _message(0, "Author 2", said)
         assert extractive_summary([child], output_budget(child.tokens)) == said
+
+
+def test_a_fragment_leaning_on_the_sentence_before_is_not_news() -> None:
+    children = [
+        _one_day(0, "Caroline", "The support group meets every week to share stories."),
+        _one_day(1, "Melanie", "I want to help people like me. By sharing our stories."),
+        _one_day(2, "Caroline", "I volunteer at the support group."),
+        _one_day(3, "Melanie", "I read stories to kids on weekends. And in my free time."),
+        _one_day(4, "Caroline", "Free time is rare, the group helps."),
+    ]
+    text = extractive_summary(children, 400)
+    assert "read stories to kids" in text and "Free time is rare" in text
+    assert "By sharing" not in text and "And in my free time" not in text
+    # a sentence that opens with a preposition but carries a fact stays
+    dated = [*children[:4], _one_day(4, "Caroline", "By Friday the deposit is paid.")]
+    assert "By Friday the deposit" in extractive_summary(dated, 400)
+
+
+def test_a_sentence_that_only_assents_is_not_news() -> None:
+    children = [
+        _one_day(0, "Ana", "Is the forecast fine for the hike? Sure it is."),
+        _one_day(1, "Ben", "Sure, fine."),
+        _one_day(2, "Ana", "The hike starts at the old mill, fine weather is sure."),
+        _one_day(3, "Ben", "I pack the map and the snacks for the hike."),
+        _one_day(
+            4, "Ana", "My cousin repaired the old bicycle with a new chain and two tyres from the market."
+        ),
+    ]
+    text = extractive_summary(children, 400)
+    assert "starts at the old mill" in text and "pack the map" in text
+    assert "Sure, fine" not in text
+
+
+def test_children_spanning_days_date_the_summary_even_when_one_day_is_kept() -> None:
+    children = [
+        ChildText(
+            "m0",
+            "The launch moved to Friday 10 May, the press kit is signed off.",
+            kind="message",
+            author="Alice Chen",
+            time="2024-05-01T09:00:00Z",
+        ),
+        ChildText(
+            "m1",
+            "Harbor Hall is booked for 80 guests on Thursday 9 May.",
+            kind="message",
+            author="Bob Stone",
+            time="2024-05-03T10:00:00Z",
+        ),
+    ]
+    budget = output_budget(sum(child.tokens for child in children))
+    text = extractive_summary(children, budget)
+    assert "\n\n" not in text  # the budget keeps one day's news
+    assert text.startswith(("2024-05-01: Alice Chen said: ", "2024-05-03: Bob Stone said: "))
+    assert text == extractive_summary(children, budget)

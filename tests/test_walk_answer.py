@@ -25,10 +25,9 @@ from vaultmind.retrieval.answer_type import (
     holds_answer,
     kind_terms,
     names_clock,
-    negated_terms,
-    puts_off,
 )
 from vaultmind.retrieval.asking import asking
+from vaultmind.retrieval.negation import negated_terms, puts_off
 from vaultmind.retrieval.spelling import joined_words
 
 from .conftest import write, write_chat

@@ -431,9 +431,12 @@ class Memory:
         return walk(self, question, limit=limit or self.config.search_limit, reference_time=reference_time)
 
     def query(self, mode: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Run one `memory_tree` mode with JSON-style arguments (the API, MCP and CLI entry)."""
+        """Run one `memory_tree` mode with JSON-style arguments (the API, MCP and CLI entry).
+        `walk` and `search` without a `limit` return the vault's `[search] limit` of hits."""
         from vaultmind.retrieval.dispatch import run_mode
 
+        if mode in ("walk", "search") and args.get("limit") is None:
+            args = {**args, "limit": self.config.search_limit}
         return run_mode(self, mode, args)
 
     def status(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from vaultmind.index.quarantine import take_quarantine_notice
 from vaultmind.index.schema import SCHEMA_VERSION
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
+from vaultmind.plural import counted
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -194,7 +195,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) 
         )
     if memory.catching_up and health == "ok":
         health = "catching up"
-        notice = f"{memory.catching_up:,} changed file(s) of a large change still to apply (in slices, saves first)"
+        notice = f"{counted(memory.catching_up, 'changed file')} of a large change still to apply (in slices, saves first)"
     if memory.behind:
         health = "behind"
         notice = f"{notice}; {memory.behind}" if notice else memory.behind

@@ -13,8 +13,9 @@ from typing import Any
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import resolve_vault, through_daemon_or_local
-from vaultmind.cli.output import Progress, counted, emit
+from vaultmind.cli.output import Progress, emit
 from vaultmind.ingest import FORMATS, KINDS
+from vaultmind.plural import counted
 
 
 def add_parser(sub: Any) -> None:

@@ -11,17 +11,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from vaultmind.markdown.standalone import standalone
-from vaultmind.retrieval.evidence import NONE_YOURS, excerpt, none_by
+from vaultmind.plural import counted
+from vaultmind.retrieval.evidence import NONE_YOURS, excerpt, listed_refs, none_by
 
 PROGRESS_AFTER_S = 2.0
 LISTED_CHARS = 200  # of a hit's text in the query listing (`excerpt`: where the question's words are)
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
 INDEXED_ANYWAY = frozenset({"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash"})  # warnings: listed after the files skipped
-
-
-def counted(n: int, word: str, plural: str = "") -> str:
-    """`n` and `word`, plural unless `n` is one: "1 note", "2 notes", "1 leaf", "3 leaves"."""
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {plural or word + 's'}"
 
 
 def emit(data: Any) -> None:
@@ -187,10 +183,6 @@ def print_status(status: dict[str, Any]) -> None:
             print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `vaultmind status --json` lists every one")
 
 
-LISTED_REFS = 2
-"""Source refs a hit's line shows (a summary has one per message it folds)."""
-
-
 def print_hits(result: dict[str, Any]) -> None:
     """Human listing of any mode's `{hits, total, truncated}`."""
     hits = result["hits"]
@@ -221,9 +213,7 @@ def print_hits(result: dict[str, Any]) -> None:
         where = hit["note_path"] + (anchor if anchor.startswith("#") else f"#{anchor}" if anchor else "")
         span = hit.get("time_range") or {}
         when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
-        refs = hit.get("source_refs") or []
-        if len(refs) > LISTED_REFS:  # a summary's: every message it folds; `query drill` lists them
-            refs = [*refs[:LISTED_REFS], f"and {len(refs) - LISTED_REFS:,} more (`vaultmind query drill {hit['node_id']}`)"]
+        refs = listed_refs(hit)
         node = f"id {hit['node_id']}" if hit.get("node_id") else ""  # for `explain`, `query drill`, `query leaves`
         meta = " · ".join(x for x in (node, hit.get("author"), when, *refs) if x)
         print(safe(f"{rank:2}. {where}" + (f"  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})" if scored else "")))

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import resolve_vault, through_daemon_or_local
-from vaultmind.cli.output import counted, emit, format_queue
+from vaultmind.cli.output import emit, format_queue
 from vaultmind.errors import UsageError
+from vaultmind.plural import counted
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory

@@ -15,7 +15,8 @@ from typing import Any
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
-from vaultmind.cli.output import counted, emit
+from vaultmind.cli.output import emit
+from vaultmind.plural import counted
 
 
 def add_parser(sub: Any) -> None:

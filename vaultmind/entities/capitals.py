@@ -10,6 +10,8 @@ The small models take a capitalised word for a name wherever it stands. Dropped 
   Ruiz"), unless the text capitalises it inside a sentence too (`_capitalised_by_place`);
 - several words that make a whole heading, cell, line or label, each of which the text writes
   in lower case too ("# TODO: Understand Network Diagrams", `_label_phrase`);
+- an organization's one-word hit between a determiner and a lower-case noun ("the Pro tier", "a
+  paid Pro plan"), unless the text capitalises it inside a sentence elsewhere (`_qualifies_a_noun`);
 - the label of a button, a menu or a setting in running text ("choose Send Again from the
   Report ribbon", "via the Inbox Rules feature", `_interface_label`);
 - a hit inside a heading over a view the text embeds ("## Albums" over `![[Albums.base]]`,
@@ -104,14 +106,34 @@ _SAYING = frozenset(
 )
 
 
+# a determiner, maybe with an adjective, before a word that qualifies the noun after it: "the Pro
+# tier", "a paid Pro plan", "our Press kit"
+_DETERMINER_BEFORE = re.compile(
+    r"(?:^|[^\w-])(?i:the|a|an|our|their|its|his|her|my|your|this|that|these|those)"
+    r"(?:[ \t]+[a-z][\w'’-]*)?[ \t]+$"
+)
+_NOUN_AFTER = re.compile(r"[ \t]+[a-z]")
+
+
 def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> bool:
-    """A one-word hit where its capital says nothing (`_capitalised_by_place`), which the text
-    never capitalises inside a sentence either."""
+    """A one-word hit where its capital says nothing (`_capitalised_by_place`, `_qualifies_a_noun`),
+    which the text never capitalises inside a sentence either."""
     return (
         " " not in surface
         and _capital_first_only(surface)
-        and _capitalised_by_place(text, start, end, kind)
-        and not _named_inside(text, surface)
+        and (_capitalised_by_place(text, start, end, kind) or _qualifies_a_noun(text, start, end, kind))
+        and not _named_inside(text, surface, kind)
+    )
+
+
+def _qualifies_a_noun(text: str, start: int, end: int, kind: str) -> bool:
+    """Whether an organization's one-word hit stands between a determiner and a lower-case noun
+    ("the Pro tier", "a paid Pro plan"): a word naming a kind of thing, a tier's or a plan's
+    name, as often as the organization's own ("the Google team"), so weak evidence of one."""
+    return (
+        kind == "org"
+        and _DETERMINER_BEFORE.search(text, max(0, start - 40), start) is not None
+        and _NOUN_AFTER.match(text, end) is not None
     )
 
 
@@ -299,7 +321,11 @@ def _labels_a_thing(words: str) -> bool:
     return bool(said) and said[0] not in _SAYING and not said[0].endswith("ed")  # "Kofi mentioned:"
 
 
-def _named_inside(text: str, surface: str) -> bool:
+def _named_inside(text: str, surface: str, kind: str) -> bool:
     """Whether the text also capitalises the word inside a sentence (after a lower-case word or
-    a comma): there the capital is the word's own ("the Pro tier"), so it names something."""
-    return re.search(rf"{_MID_SENTENCE}{re.escape(surface)}(?![\w-])", text) is not None
+    a comma): there the capital is the word's own ("than cut Pro"), so it names something; an
+    organization's between a determiner and a noun ("the Pro tier", `_qualifies_a_noun`) does not."""
+    return any(
+        not _qualifies_a_noun(text, hit.start(), hit.end(), kind)
+        for hit in re.finditer(rf"{_MID_SENTENCE}{re.escape(surface)}(?![\w-])", text)
+    )

@@ -14,7 +14,7 @@ NER needs, and run in batches (`nlp.pipe`). Results are cached in `ner_cache` by
 (content hash, model id), so a reindex never runs NER on text it has seen. A text without any
 upper-case letter is not sent to the model (its result is empty).
 
-NER is the slow part of indexing (see docs/benchmarks.md). A sync's apply runs it itself when
+NER is the slow part of indexing (see docs/benchmarks-history.md). A sync's apply runs it itself when
 it brings at most `[entities] ner_inline` new texts (edits and small imports); the leaves of a
 larger import (a cold reindex) are all derived without NER first, without loading the model,
 and completed by `backfill.backfill_ner`, outside the sync transaction, batch by batch.

@@ -1,8 +1,8 @@
 """Entity notes vaultmind creates: `entities/<kind>/<slug>.md` once an entity has enough evidence.
 
 After a sync, every entity without a note whose kind is in `[entities] create_kinds` (person,
-org, topic) and that is mentioned in at least `[entities] create_threshold` leaves (3) gets a
-note (a person who writes from an address counts the leaves where the model read her name as
+org, topic) and that is mentioned in at least `[entities] create_threshold` leaves (3; a
+summary's leaves do not count, they repeat the words of the leaves below them) gets a note (a person who writes from an address counts the leaves where the model read her name as
 a place or an organization too: `_MISREAD_PEOPLE`), rendered deterministically
 (`markdown.render.render_note`, so it carries `vaultmind_body_sha256`):
 
@@ -44,7 +44,7 @@ from vaultmind.entities.settings import EntitySettings
 from vaultmind.errors import RefuseToClobber
 from vaultmind.markdown.render import render_note
 from vaultmind.vault.atomic import write_atomic
-from vaultmind.vault.layout import ENTITIES_DIR
+from vaultmind.vault.layout import ENTITIES_DIR, SUMMARIES_DIR
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -76,13 +76,20 @@ def planned_entity_notes(
     threshold = settings.create_threshold
     rows = index.query(
         f"""
-        WITH {_MISREAD_PEOPLE}
+        WITH {_MISREAD_PEOPLE},
+        candidate AS (
+            SELECT id FROM entities WHERE note_path IS NULL AND mentions >= ?
+              AND kind IN (SELECT unnest(?::VARCHAR[]))),
+        evidence AS (
+            SELECT o.entity_id AS id, count(DISTINCT o.leaf_id) AS leaves FROM occurrences o
+            WHERE o.entity_id IN (SELECT id FROM candidate) AND {_NOT_A_SUMMARY} GROUP BY o.entity_id)
         SELECT id, kind, display_name, aliases, emails FROM entities
         WHERE note_path IS NULL AND kind IN (SELECT unnest(?::VARCHAR[]))
-          AND (mentions >= ? OR id IN (SELECT id FROM misread WHERE leaves >= ?))
+          AND (id IN (SELECT id FROM evidence WHERE leaves >= ?)
+               OR id IN (SELECT id FROM misread WHERE leaves >= ?))
         ORDER BY id
         """,
-        [threshold, list(settings.create_kinds), threshold, threshold],
+        [threshold, list(settings.create_kinds), list(settings.create_kinds), threshold, threshold],
     )
     with index.lock:
         registry = load_registry(index.con, fuzzy_threshold=stored_fuzzy_threshold(index.con))
@@ -102,22 +109,28 @@ def planned_entity_notes(
     return out
 
 
+# A summary repeats its leaves' words: its mentions are the same evidence counted again (the
+# "Pro" of "the Pro tier" read in two leaves and in the two summaries over them is no entity
+# mentioned four times), so only the leaves of other notes count towards a note.
+_NOT_A_SUMMARY = f"NOT starts_with(o.note_path, '{SUMMARIES_DIR}/')"
+
 # The leaves of a person who wrote from an address (a `Name <address>` author: surely a person)
 # and of the place or organization of the same name, as each leaf read it (`read_as`: before its
 # kind is settled across the vault) — the model reads "approved by Helen Okafor" as a place now
 # and then. Counted together, her note is written, and once it is,
 # every "Helen Okafor" resolves to her, "Helen" and her address too.
-_MISREAD_PEOPLE = """
+_MISREAD_PEOPLE = f"""
     wrote AS (
         SELECT id, substr(id, length('person:') + 1) AS key FROM entities
-        WHERE note_path IS NULL AND kind = 'person' AND len(emails) > 0 AND mentions < ?),
+        WHERE note_path IS NULL AND kind = 'person' AND len(emails) > 0),
     named AS (
         SELECT id, id AS other FROM wrote
         UNION ALL SELECT id, 'place:' || key FROM wrote
         UNION ALL SELECT id, 'org:' || key FROM wrote),
     misread AS (
         SELECT n.id, count(DISTINCT o.leaf_id) AS leaves
-        FROM named n JOIN occurrences o ON coalesce(o.read_as, o.entity_id) = n.other GROUP BY n.id)
+        FROM named n JOIN occurrences o ON coalesce(o.read_as, o.entity_id) = n.other
+        WHERE {_NOT_A_SUMMARY} GROUP BY n.id)
 """
 
 

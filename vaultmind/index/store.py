@@ -218,7 +218,7 @@ class Index:
         after each batch (`checkpoint(evict=True)` does only that meanwhile), and the commit
         writes each table once rather than merging a small row group per batch at every
         checkpoint, which was the peak of a load committed batch by batch (see
-        docs/benchmarks.md). The lock is held throughout: other threads wait for the commit.
+        docs/benchmarks-history.md). The lock is held throughout: other threads wait for the commit.
         Meanwhile DuckDB's allocator returns freed memory at once (`prompt_purge`), and writes
         each row group as it fills instead of gathering five (`write_buffer_row_group_count`).
 

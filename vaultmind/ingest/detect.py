@@ -6,7 +6,7 @@ vault, so a malformed export anywhere in the list writes nothing.
 Chat format detection (`fmt="auto"`), by content rather than by name:
 - a folder or `.zip` with Slack's `channels.json` / `users.json` → slack;
 - a `.zip` with a `.txt` inside → whatsapp;
-- JSON: a `mapping` tree → chatgpt; `date_unixtime` / `chats` / a Telegram chat `type`
+- JSON: a LoCoMo sample's `qa` list, `sample_id`, `speaker_a` or `dia_id` → locomo; a `mapping` tree → chatgpt; `date_unixtime` / `chats` / a Telegram chat `type`
   (`personal_chat`, `private_group` …) → telegram; `"ts"` with
   `"type": "message"` → slack (one channel); `"role"` → agent; `"author"` → generic;
   `"sender_name"` with `"timestamp_ms"` → instagram (messenger when its path names Facebook or
@@ -19,6 +19,7 @@ whose format is not recognised are skipped with a warning.
 from __future__ import annotations
 
 import re
+import shlex
 import zipfile
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
@@ -33,16 +34,17 @@ from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.locomo import parse_locomo_paths
+from vaultmind.ingest.mailboxes import mail_file_kind
 from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.slack import META_FILES
 from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.whatsapp import HEADER_RE
 from vaultmind.ingest.writer import write_batches, write_documents
+from vaultmind.model import Progress
 from vaultmind.vault.encoding import decode_text
 
 Kind = Literal["chat", "agent", "email", "document"]
-Progress = Callable[[str, int, int], None]
 
 _SUFFIXES = (".json", ".jsonl", ".txt", ".zip")
 _SIGNAL_RE = re.compile(r"\[\d{4}-\d{2}-\d{2}, \d{1,2}:\d{2}\] ")
@@ -109,7 +111,12 @@ _TELEGRAM_CHAT_RE = re.compile(
 )
 
 
+_LOCOMO_RE = re.compile(r'"(?:sample_id|speaker_a|dia_id)"\s*:|^[\[\s]*\{\s*"qa"\s*:\s*\[')
+
+
 def _json_format(head: str) -> str | None:
+    if _LOCOMO_RE.search(head):  # (a sample's `qa` list may come first, longer than the head)
+        return "locomo"
     if re.search(r'"mapping"\s*:\s*\{', head):
         return "chatgpt"
     if '"date_unixtime"' in head or re.search(r'"chats"\s*:\s*\{', head) or _TELEGRAM_CHAT_RE.search(head):
@@ -195,13 +202,19 @@ def parse_chat_path(
     """Parse one chat export in format `fmt` ("auto" detects it)."""
     if fmt == "auto":
         detected = detect_chat_format(path)
+        if detected is None and mail_file_kind(path) is not None:  # an email given to `ingest chat`
+            raise IngestError(
+                "not a chat export: an email file", path=path, hint=f"ingest it with `vaultmind ingest email {shlex.quote(str(path))}`"
+            )
         if detected is None:
             raise IngestError(
                 "cannot tell which chat export this is",
                 path=path,
-                hint="pass --format slack|whatsapp|telegram|signal|instagram|messenger|chatgpt|generic (docs/ingest.md)",
+                hint=f"pass --format {'|'.join(f for f in FORMATS if f != 'auto')} (docs/ingest.md)",
             )
         fmt = detected
+    if fmt == "locomo":
+        return parse_locomo_paths([path])
     if fmt == "slack":
         from vaultmind.ingest.slack import parse_slack
 
@@ -337,9 +350,11 @@ def ingest_paths(
         )
         docs = [d for d, size in sized if size <= max_note_bytes]
     if kind == "document":
-        report = write_documents(vault, docs)
+        report = write_documents(vault, docs, progress=progress)
     else:
-        report = write_batches(vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz))
+        report = write_batches(
+            vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz), progress=progress
+        )
     # how messages without a Date header were dated: said of those written (an earlier ingest
     # that wrote the others said it then), and of those left out
     report.warnings[:0] = _not_said_again(parse_report.warnings, report.said_before) + date_warnings(parse_report.dated, report.added_ids) + [

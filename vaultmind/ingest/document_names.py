@@ -8,7 +8,10 @@ It moves only when that is safe: the note is vaultmind's as written (not edited)
 earlier vaultmind put it, under the name it gave it (a name or folder you gave it in Obsidian
 stays), the new place is free, and no link of the vault that finds it now would lose it
 (`[[note-a]]`, typed in Obsidian or written by a summary: a rename outside Obsidian breaks it;
-`[[Note A]]` finds it in either folder). Otherwise it stays where it is."""
+`[[Note A]]` finds it in either folder). Otherwise it stays where it is.
+
+A move is a write at the new place, then the old one removed (`writer`); an ingest killed in
+between leaves both, which the next one finds (`half_moved`) and finishes."""
 
 from __future__ import annotations
 
@@ -28,21 +31,47 @@ _NUMBERED_RE = re.compile(r"-\d+")
 def renamed_to_file_name(plan: Plan, note: Existing, earlier_folder: str, path: str) -> str | None:
     """`path`, where `note`, placed in `earlier_folder` by an earlier vaultmind, moves when that
     is safe (see the module doc); None when it stays."""
+    if not _may_leave(plan, note, earlier_folder, path):
+        return None
+    if path in plan.claimed or path.casefold() in plan.folded or plan.existing(path) is not None:
+        return None
+    return path
+
+
+def half_moved(plan: Plan, mine: list[Existing], earlier_folder: str, path: str) -> Existing | None:
+    """The note a move killed between its two steps left behind (the note at `path` written, the
+    one it leaves not yet removed): of the notes of one document (`mine`), the one that would
+    move to `path` (see the module doc) while `path` holds a note of vaultmind's, as written, of
+    the same id. Both as vaultmind wrote them, the move is finished by removing it; None when
+    there is no such pair (a note you edited is never one)."""
+    moved = next((note for note in mine if note.path == path and note.owned and carries(note)), None)
+    if moved is None:
+        return None
+    return next(
+        (
+            note
+            for note in mine
+            if note is not moved and note.source_id == moved.source_id and _may_leave(plan, note, earlier_folder, path)
+        ),
+        None,
+    )
+
+
+def _may_leave(plan: Plan, note: Existing, earlier_folder: str, path: str) -> bool:
+    """Whether `note`, placed in `earlier_folder` by an earlier vaultmind, may leave its place
+    for `path`: vaultmind's as written, under the name it gave it, and no link finds it there
+    only (whether `path` is free is the caller's)."""
     old_folder, _, old_name = note.path.rpartition("/")
     folder, _, name = path.rpartition("/")
     old_stem, stem = old_name[: -len(".md")], name[: -len(".md")]
     if path.casefold() == note.path.casefold() or old_folder not in (earlier_folder, folder):
-        return None
+        return False
     if old_stem != stem and not _slug_named(old_stem, str(note.data.get("title") or "")):
-        return None
+        return False
     if not (note.owned and carries(note)):
-        return None
-    if path in plan.claimed or path.casefold() in plan.folded or plan.existing(path) is not None:
-        return None
+        return False
     before, after = note.path[: -len(".md")].casefold(), path[: -len(".md")].casefold()
-    if any(_finds(target, before) and not _finds(target, after) for target in linked(plan).get(old_stem.casefold(), ())):
-        return None
-    return path
+    return not any(_finds(target, before) and not _finds(target, after) for target in linked(plan).get(old_stem.casefold(), ()))
 
 
 def _finds(target: str, stem_path: str) -> bool:

@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from vaultmind.errors import VaultmindError
-from vaultmind.ingest.document_names import renamed_to_file_name
+from vaultmind.ingest.document_names import half_moved, renamed_to_file_name
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.held import GENERATED_KEYS, Existing, carries, notes_below
 from vaultmind.ingest.model import DocumentInput
@@ -110,11 +110,19 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
             )
         doc = replace(doc, source_id=ident)
     plan.documents[doc.source_id] = doc.source_ref
-    target = next((note for note in mine if note.owned and carries(note)), None)
-    user_edited = [note for note in mine if not (note.owned and carries(note))]
     new_body = doc_body(doc)
     title = " ".join(doc.title.split()) or doc.source_id
     latest = max((_int(note.data.get("version"), 1) for note in mine), default=0)
+    named = f"{folder}/{_note_name(doc, title)}.md" if doc.name else None  # its file's name
+    earlier = doc_folder(doc, earlier=True)
+    # a move to its file's name an ingest was killed in: written there, not yet removed here
+    left = half_moved(plan, mine, earlier, named) if named else None
+    if left is not None and named:
+        plan.claimed.add(left.path)
+        plan.left.append((left.path, left.raw, named))
+        mine = [note for note in mine if note is not left]
+    target = next((note for note in mine if note.owned and carries(note)), None)
+    user_edited = [note for note in mine if not (note.owned and carries(note))]
 
     def same_as(note: Existing, body_hash: str) -> bool:
         """The same title and body; the same source, or the same file elsewhere (`_new_place`)."""
@@ -128,7 +136,7 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
     if target is not None:
         plan.claimed.add(target.path)
         # named by an earlier vaultmind after its title's slug: its file's name, when safe
-        dest = renamed_to_file_name(plan, target, doc_folder(doc, earlier=True), f"{folder}/{_note_name(doc, title)}.md") if doc.name else None
+        dest = renamed_to_file_name(plan, target, earlier, named) if named else None
         if dest is not None:
             plan.claimed.add(dest)
             plan.folded.add(dest.casefold())

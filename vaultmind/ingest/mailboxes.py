@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import mailbox
 import re
+import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -104,7 +105,8 @@ def _header_block(text: bytes, *, cut: bool) -> bool:
     return bool(names & _MAIL_HEADERS)
 
 
-def _file_kind(path: Path) -> Kind | None:
+def mail_file_kind(path: Path) -> Kind | None:
+    """"eml" or "mbox" for an email file (by its suffix, else its first lines), else None."""
     suffix = path.suffix.lower()
     if suffix == ".eml":
         return "eml"
@@ -121,7 +123,7 @@ def discover(paths: Sequence[Path], warnings: list[str]) -> list[Mailbox]:
             boxes.append(Mailbox(folder, "maildir", account))
             return
         for entry in walk_files(folder, warnings, whole=_is_maildir):
-            kind = "maildir" if entry.is_dir() else _file_kind(entry)
+            kind = "maildir" if entry.is_dir() else mail_file_kind(entry)
             if kind is None:
                 warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
             else:
@@ -132,8 +134,18 @@ def discover(paths: Sequence[Path], warnings: list[str]) -> list[Mailbox]:
         if path.is_dir():
             walk(path, account_name(path.resolve().name))
         elif path.is_file():
-            kind = _file_kind(path)
+            kind = mail_file_kind(path)
             if kind is None:
+                # (imported here: detect reads email through this module)
+                from vaultmind.ingest.detect import detect_chat_format
+
+                chat = detect_chat_format(path)
+                if chat is not None:  # a chat export given to `ingest email`
+                    raise IngestError(
+                        f"not an email file: a {chat} chat export",
+                        path=path,
+                        hint=f"ingest it with `vaultmind ingest chat {shlex.quote(str(path))}`",
+                    )
                 raise IngestError(
                     "not an email file",
                     path=path,

@@ -51,6 +51,9 @@ class Plan:
     sources: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # `source_folders`
     all_documents: list[Existing] | None = None  # `documents_plan._all_doc_notes`
     link_targets: dict[str, set[str]] | None = None  # `document_names.linked`
+    # the notes a move killed mid-way left (`document_names.half_moved`): (path, the bytes read,
+    # the path it moved to), removed once the writes are done, if still those bytes
+    left: list[tuple[str, bytes, str]] = field(default_factory=list)
     listed: dict[str, list[str]] = field(default_factory=dict)  # `listing`
     documents: dict[str, str | None] = field(default_factory=dict)  # id → source_ref, written by this ingest
     # the new document notes' paths in lower case: `Note.md` and `note.md` are one file on macOS and Windows

@@ -5,8 +5,9 @@ Every ingest goes through two phases:
 1. **plan** — read the notes already on disk, merge, validate and render every note in memory.
    Nothing is written; a bad message or an unreadable note stops the ingest here.
 2. **write** — each note with `vault.atomic.write_atomic` (temp file + fsync + rename), in path
-   order, only when its bytes changed. If the OS fails mid-way (disk full), the notes written so
-   far are complete and valid; running the same ingest again finishes the job.
+   order (numbers in number order, as the summary lists them: session-2 before session-10),
+   only when its bytes changed. If the OS fails mid-way (disk full), the notes written so far
+   are complete and valid; running the same ingest again finishes the job.
 
 Merge rules (docs/ingest.md): a chat/email note is keyed by its path and `source_id`. When the
 target note is vaultmind's (its `vaultmind_body_sha256` matches its body), its messages and the
@@ -30,7 +31,9 @@ Documents: one note per `source_id` in `sources/document/<scope>/`, found by its
 (so a renamed title keeps its file). Unchanged content (title, body, `source_ref`) is a no-op;
 changed content replaces the note with `version` + 1 — unless the note's `source_ref` is
 another file that still exists: then it is another document of the same id, and this one is
-written under `<id>~2` (`documents_plan._holding`).
+written under `<id>~2` (`documents_plan._holding`). A note named by an earlier version moves to
+its file's name (`document_names`): written there, then removed from its old place; an ingest
+killed in between leaves both, and the next one removes the old one, still as written (`_leave`).
 
 The writer's parts, one concept each: `names` (where a note goes), `held` (the notes already on
 disk, as read), `plan` (the plan of one ingest and its groups of messages), `grouping` (the
@@ -57,14 +60,17 @@ from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.plan import Plan
 from vaultmind.ingest.zone_shift import refuse_shifted
 from vaultmind.markdown.frontmatter import body_sha256
+from vaultmind.model import Progress
 from vaultmind.vault.atomic import make_folders, write_atomic
-from vaultmind.vault.layout import SOURCES_DIR
+from vaultmind.vault.layout import SOURCES_DIR, name_order
 
 
-def _execute(plan: Plan) -> IngestReport:
+def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
     report = plan.report
-    writes = sorted(plan.writes, key=lambda w: w.path)
+    writes = sorted(plan.writes, key=lambda w: name_order(w.path))  # as listed: session-2 before session-10
     for done, item in enumerate(writes):
+        if progress is not None:  # (a note a second: a hundred session notes took seconds unsaid)
+            progress("writing", done, len(writes))
         full = plan.vault / item.path
         try:
             make_folders(full.parent)
@@ -75,9 +81,7 @@ def _execute(plan: Plan) -> IngestReport:
                     )
                     continue
                 write_atomic(full, item.data, overwrite=False)
-                (plan.vault / item.moved_from).unlink()
-                _drop_emptied(plan.vault, item.moved_from)
-                report.renamed.append((item.moved_from, item.path))
+                _leave(plan, item.moved_from, item.path)
             elif item.expect is not None:
                 if not _still(full, item.expect):
                     report.warnings.append(
@@ -102,8 +106,31 @@ def _execute(plan: Plan) -> IngestReport:
         report.messages_added += len(item.added)
         report.added_ids.update(item.added)
         report.documents_replaced += item.replaced
-    report.unchanged.sort()
+    for path, expect, moved_to in plan.left:  # the moves an earlier ingest was killed in, finished
+        if not _still(plan.vault / path, expect):
+            report.warnings.append(f"{path}: changed on disk during the ingest; left alone (run the ingest again)")
+            continue
+        try:
+            _leave(plan, path, moved_to)
+        except OSError as exc:
+            raise VaultError(
+                f"cannot remove the note moved to {moved_to} ({exc.strerror or exc})",
+                path=plan.vault / path,
+                hint="fix the cause and run the same ingest again: it continues where it stopped",
+            ) from exc
+    if progress is not None and writes:
+        progress("writing", len(writes), len(writes))
+    report.unchanged.sort(key=name_order)
     return report
+
+
+def _leave(plan: Plan, path: str, moved_to: str) -> None:
+    """The note at `path`, written again at `moved_to`, is removed: a move is a write, then this.
+    Killed in between, both are on disk; the next ingest finds the pair and removes the one left
+    (`document_names.half_moved`)."""
+    (plan.vault / path).unlink()
+    _drop_emptied(plan.vault, path)
+    plan.report.renamed.append((path, moved_to))
 
 
 def _drop_emptied(vault: Path, left: str) -> None:
@@ -125,9 +152,12 @@ def _still(full: Path, expect: bytes | None) -> bool:
         return False
 
 
-def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC) -> IngestReport:
+def write_batches(
+    vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC, progress: Progress | None = None
+) -> IngestReport:
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
-    notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show."""
+    notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show.
+    `progress("writing", done, total)` as notes are written."""
     plan = Plan(Path(vault), zone=zone)
     groups = group_batches([as_earlier(plan, batch) for batch in joined_batches(batches, plan.report)], plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
@@ -136,10 +166,10 @@ def write_batches(vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo =
     for group in [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]:
         plan_group(plan, group)
     refuse_shifted(plan)
-    return _execute(plan)
+    return _execute(plan, progress)
 
 
-def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
+def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Progress | None = None) -> IngestReport:
     """Write documents as source notes: one per `source_id`, `version` + 1 on each change."""
     plan = Plan(Path(vault))
     # two files of one derived id are two documents — unless one is a copy of the other's text;
@@ -168,4 +198,4 @@ def write_documents(vault: Path, docs: Sequence[DocumentInput]) -> IngestReport:
         plan_document(plan, doc, folders[folder])
         if len(plan.writes) == writes:  # unchanged: what its file's reading said was said when it was written
             plan.report.said_before.update(doc.said)
-    return _execute(plan)
+    return _execute(plan, progress)

@@ -24,7 +24,9 @@ question: `asking.py` tells such texts, and those that end asking, from statemen
 
 "Why…?" is answered by a text that gives a reason ("because", "due to", "Why: …", "so the
 review fits", "since I'm lactose intolerant", "I'd rather move the date than cut Pro"), not
-by one that only says what was done in the question's words.
+by one that only says what was done in the question's words. A question of an agreement ("what
+did we agree with Bob…?", "do Bob and Alice agree…?") is answered by a text that says one was
+made ("Deal: …", "Agreed with Bob", "sounds good", "approved").
 
 English only, by design small: a few patterns over the question's first words and the leaf's
 text, no model. A question of another kind (what, how…) gets no answer signal.
@@ -38,7 +40,6 @@ from functools import lru_cache
 from typing import Literal
 
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.asking import SENTENCE_END
 
 # Words that ask rather than name what is asked about ("how much…", "what happened…", "tell me
 # about…"): they ground no question (evidence), one the memory never says is not news, and a
@@ -53,7 +54,7 @@ ASKING_WORDS = frozenset(
     )
 )
 
-AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason"]
+AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason", "agreement"]
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -82,6 +83,8 @@ _QUESTION = (
     ("reason", re.compile(r"^\W*(?:why|what (?:was|is|were|are) the reasons?|for what reason)\b", re.I)),
     ("quantity", re.compile(r"^\W*(?:how (?:much|many|often|long|old|far)|what (?:price|amount))\b", re.I)),
     ("title", re.compile(r"^\W*(?:what|which)\b(?:\s+[\w'’-]+){0,4}?\s+(?:book|movie|film|show|series|song|album|band|game|novel|podcast|team|artist|author|brand|restaurant)s?\b", re.I)),
+    # "what did we agree with Bob…?", "do Bob and Alice agree…?": a text that says one was made
+    ("agreement", re.compile(r"\bagree(?:s|d|ments?)?\b", re.I)),
 )
 OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s.*", re.M)  # a Markdown task not done yet (the line)
 # tasks written out in a message: "Your tasks for Monday: call the school, …", "To-do: …"
@@ -92,6 +95,13 @@ _REASON = re.compile(
     r"|\bso (?:we|i|the|it|they|that|he|she|you|our|my)\b|\bsince (?:i['’]m|it['’]s|we['’]re|they['’]re|he['’]s|she['’]s)"
     r"|\brather\b[^.!?]{0,60}\bthan\b",
     re.I,
+)
+# an agreement said: "Deal: …" (opening a sentence: not "no big deal, …"), "Agreed with Bob",
+# "it's a deal", "sounds good", "approved"
+_AGREEMENT = re.compile(
+    r"\b(?:agreed|(?:we|i) agree|(?:it|that)['’]s a deal|approved|sounds good|works for me|fine (?:by|with) me)\b"
+    r"|(?:^|[.!?]\s+)\W*deal\s*[:!.,]",
+    re.I | re.M,
 )
 _EMAIL_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _QUOTED = re.compile(r"[\"“][^\"”]{2,}[\"”]")
@@ -357,7 +367,7 @@ def open_task_of(text: str) -> re.Match[str] | None:
 def holds_answer(kind: AnswerKind, text: str) -> bool:
     """Whether `text` holds an answer of that kind (a time, a place, a name, a number)."""
     if kind == "time":
-        return _names_time(text.lower())
+        return names_time(text.lower())
     if kind == "quantity":
         return _names_number(text)
     if kind == "place":
@@ -368,13 +378,15 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
         return "@" in text and _EMAIL_ADDRESS.search(text) is not None
     if kind == "reason":
         return _REASON.search(text) is not None
+    if kind == "agreement":
+        return _AGREEMENT.search(text) is not None
     if kind == "task":
         return ("[ ]" in text and OPEN_TASK.search(text) is not None) or _TASKS_LISTED.search(text) is not None
     return _names_proper(text)
 
 
-def _names_time(lower: str) -> bool:
-    """`_TIME.search(lower)`, for a lower-cased text. An ASCII text's words as `\\b` bounds
+def names_time(lower: str) -> bool:
+    """Whether a lower-cased text names a time (`_TIME.search(lower)`). An ASCII text's words as `\\b` bounds
     them are its pieces between the characters that are no word characters (translating
     other texts costs as much as the pattern)."""
     if not lower.isascii():
@@ -454,46 +466,6 @@ def _time_in_digits(lower: str) -> bool:
         if _TIME_NUMBER_AT.match(lower, start) is not None:
             return True
     return False
-
-
-# a word said not to be done: "let's not decide in chat", "we haven't decided", "never booked"
-_NEGATED = re.compile(r"\b(?:not|never|no\s+longer)\s+(\w+)|n['’]t\s+(\w+)", re.I)
-
-
-def negates(text: str) -> bool:
-    """Whether `text` says something is not done: "why didn't we decide?"."""
-    return _NEGATED.search(text) is not None
-
-
-@lru_cache(maxsize=16_384)
-def negated_terms(text: str) -> frozenset[str]:
-    """The terms of the words `text` says are not done ("OK, let's not decide in chat":
-    "decid"): a message that puts off or denies what a question asks about holds no answer."""
-    if "not" not in text and "n't" not in text and "n’t" not in text and "never" not in text:
-        return frozenset()
-    return frozenset(t for found in _NEGATED.finditer(text) for t in terms(found.group(1) or found.group(2)))
-
-
-# "when do we decide…?", "when will they sign…?", "when are we going to book…?": a question of
-# what is still to come (not "when did we decide…?", what was done)
-_AHEAD_QUESTION = re.compile(r"^\W*when\s+(?:do|does|will|shall|are|is|should|can|must|would)\b", re.I)
-
-
-def asks_ahead(question: str) -> bool:
-    """Whether `question` asks when something is still to be done: "when do we decide…?"."""
-    return _AHEAD_QUESTION.search(question) is not None
-
-
-def puts_off(text: str, query_terms: frozenset[str]) -> bool:
-    """Whether `text` says a term of `query_terms` is not done now and says it again, not
-    negated, in a sentence that names a time: "OK, let's not decide in chat. We decide at
-    Thursday's launch sync." puts the decision off to Thursday, which answers "when do we
-    decide…?" (not "when did we decide…?": it was not taken then)."""
-    put_off = query_terms & negated_terms(text)
-    return bool(put_off) and any(
-        _NEGATED.search(sentence) is None and not put_off.isdisjoint(terms(sentence)) and _names_time(sentence.lower())
-        for sentence in SENTENCE_END.split(text)
-    )
 
 
 def _is_word_char(char: str) -> bool:

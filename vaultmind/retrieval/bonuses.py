@@ -33,10 +33,10 @@ author's own life (where they stand in the formula: docs/ranking.md):
             a question matches a question's words but holds no answer (the message after it, which earns its context, does); else 1.
    negated = `NEGATED` for one of the `ASKING_TOP` strongest leaves that says a word of the
             question is not done ("OK, let's not decide in chat" for "when did we decide to
-            move the launch?": put off, no answer; `answer_type.negated_terms`), unless the
+            move the launch?": put off, no answer; `negation.negated_terms`), unless the
             question negates too ("why didn't we…?"), or asks what is still to come ("when do
             we decide…?") and the leaf puts it off to a time ("We decide at Thursday's launch
-            sync": `answer_type.puts_off`, the answer); else 1 (`breakdown.negated`).
+            sync": `negation.puts_off`, the answer); else 1 (`breakdown.negated`).
    other_occasion = `OTHER_OCCASION` for one of the `ASKING_TOP` strongest leaves about another
             occasion than the question's (`retrieval/occasion.py`): another ordinal before a
             word the question's goes with ("I won my first video game tournament" for "when did
@@ -100,18 +100,15 @@ from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import (
     AnswerKind,
     answer_test,
-    asks_ahead,
     asks_clock,
     bare_days,
     dated_days,
     holds_answer,
-    negated_terms,
-    negates,
-    puts_off,
 )
 from vaultmind.retrieval.asking import Asking, asking, asks_about
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.listener import FIRST_PERSON, tells_of_listener
+from vaultmind.retrieval.negation import asks_ahead, negated_terms, negates, puts_off
 from vaultmind.retrieval.occasion import asks_of_intent, names_other_ordinal, only_intends, ordinals
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
 from vaultmind.retrieval.replies import Message, answered_replies, asks_the_question
@@ -158,7 +155,7 @@ def scale_negated(final: dict[str, tuple[float, float]], texts: Mapping[str, str
     the launch?"): put off or denied, it is no answer; unless the question negates too ("why
     didn't we decide?" asks about what was not done), or asks when it is still to be done and
     the leaf puts it off to a time ("We decide at Thursday's launch sync" for "when do we
-    decide…?": `answer_type.puts_off`). Returns them."""
+    decide…?": `negation.puts_off`). Returns them."""
     if negates(question):
         return set()
     ahead = asks_ahead(question)
@@ -328,16 +325,22 @@ def answer_holds(
 
 
 def raise_topic_answer(
-    final: dict[str, tuple[float, float]], answers: set[str], at: dict[str, int], cols: LeafColumns
+    final: dict[str, tuple[float, float]], answers: set[str], at: dict[str, int], cols: LeafColumns, past_answers: bool = False
 ) -> str | None:
     """When the strongest leaf holds no answer of the kind asked for ("Ok team, Dad's 60th!"
     for "where is Dad's 60th dinner?"), the strongest leaf of its note that holds one ("I
     booked Golden Lantern") ranks right above it, the first of its note: the conversation that
     matches the question best is where its answer was said, often in words the question does
-    not use, and the evidence cites the answer first. Its id is returned."""
+    not use, and the evidence cites the answer first. With `past_answers`, the strongest leaf
+    that holds none, wherever one that holds one stands: an agreement ("Deal: …") closes the
+    talk that led to it, also when a note records it in the question's words ("Agreed with
+    Bob: …"). Its id is returned."""
     if not answers or not final:
         return None
-    best = max(final, key=lambda leaf_id: final[leaf_id][0])
+    open_talk = [leaf_id for leaf_id in final if leaf_id not in answers] if past_answers else list(final)
+    if not open_talk:
+        return None
+    best = max(open_talk, key=lambda leaf_id: final[leaf_id][0])
     if best in answers or not cols.known[at[best]]:
         return None
     note = cols.note[at[best]]

@@ -30,8 +30,11 @@ if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
 
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
+SALIENT_FEW = 4  # a term in fewer leaves than this is specific however small the memory
 MIN_SHORTENED_CHARS = 80  # of the first item's text, or it is left out rather than cut
 _WORD = re.compile(r"\w+")
+LISTED_REFS = 2
+"""Source refs a hit shows (a summary has one per message it folds); `listed_refs`."""
 # the question asks what the asker wrote in a window that none of their notes is dated in
 NONE_YOURS = "none of your notes is dated inside this window: the items below are what else the memory holds"
 
@@ -59,11 +62,13 @@ def is_grounded(query_info: dict[str, Any], salient_terms: list[str]) -> bool:
 
 def salient_terms(leaves: ResidentLeaves, terms: list[str]) -> list[str]:
     """Query terms that exist in the index and are not near-ubiquitous (from the resident
-    postings: no SQL)."""
+    postings: no SQL). A term in fewer than `SALIENT_FEW` leaves is not near-ubiquitous: in a
+    memory of one note whose leaves all repeat its title ("Tidepool launch"), "tidepool" is
+    in every leaf, and still the most specific word the memory has."""
     out = set()
     for term in set(terms) - ASKING_WORDS:
         df, total = leaves.document_frequency(term)
-        if df and df / total <= SALIENT_MAX_DF:
+        if df and (df < SALIENT_FEW or df / total <= SALIENT_MAX_DF):
             out.add(term)
     return sorted(out)
 
@@ -226,8 +231,17 @@ def _head_and_cite(hit: dict[str, Any], *, compact: bool, shortened: bool) -> tu
     head = " · ".join(x for x in (who, when, "shortened" if shortened else "") if x)
     cites = [hit.get("wikilink") or hit.get("note_path", "")]
     if not compact:
-        cites.extend(hit.get("source_refs") or [])
+        cites.extend(listed_refs(hit))
     return head, " · ".join(c for c in cites if c)
+
+
+def listed_refs(hit: dict[str, Any]) -> list[str]:
+    """A hit's source refs as shown to a reader: a summary folds one per message, so past
+    `LISTED_REFS` the rest is said as a count and the command that lists them."""
+    refs = list(hit.get("source_refs") or [])
+    if len(refs) <= LISTED_REFS:
+        return refs
+    return [*refs[:LISTED_REFS], f"and {len(refs) - LISTED_REFS:,} more (`vaultmind query drill {hit.get('node_id', '')}`)"]
 
 
 def _people(listed: Sequence[str], most: int = 3) -> str:

@@ -126,7 +126,7 @@ def _author_terms(authors: frozenset[str]) -> frozenset[str]:
 _SPEECH = re.compile(
     r"([\w'’]+)\s+(say|says|said|tell|tells|told|mention|mentions|mentioned|write|writes|wrote|ask|asks|asked|"
     r"suggest|suggests|suggested|recommend|recommends|recommended|share|shares|shared|propose|proposes|proposed|"
-    r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought|"
+    r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought|confirm|confirms|confirmed|"
     r"send|sends|sent|email|emails|emailed|text|texts|texted)\b(?!\s+address)",  # "Helen's email address" is no mail of hers
     re.I,
 )

@@ -134,8 +134,9 @@ SPEAKER_WEIGHT = 0.5
 WINDOW_PRESENCE = 0.15
 ANSWER_TOP = 100
 # `raise_topic_answer`, and for "what time…?", "how many people…?", "how long…?", "how much is…?" (`asks_narrowly`;
-# any time or number: too many messages name one, LoCoMo's S-MRR fell)
-TOPIC_ANSWER_KINDS = ("place",)
+# any time or number: too many messages name one, LoCoMo's S-MRR fell); an agreement ("Deal: …")
+# closes the talk that matched "what did we agree…?" best, in words it seldom shares
+TOPIC_ANSWER_KINDS = ("place", "agreement")
 ASKING_TOP = 40
 INFORMATIVE = 0.1  # a window-only question: + this × min(1, terms / `INFORMATIVE_TERMS`) inside the window
 INFORMATIVE_TERMS = 24
@@ -395,7 +396,11 @@ def walk(
     headed = heading_bonus(content_terms, final, {leaf_id: rows[leaf_id] for leaf_id in strongest}, idf) if not speakers else {}
     # "where…?", "what time…?", "how many people…?": the answer of the best-matching note, said in
     # other words, above that best match (after the passes that raise the best match: it stays below)
-    topic_answer = raise_topic_answer(final, answers, at, cols) if kind in TOPIC_ANSWER_KINDS or asks_narrowly(question) else None
+    topic_answer = (
+        raise_topic_answer(final, answers, at, cols, past_answers=kind == "agreement")
+        if kind in TOPIC_ANSWER_KINDS or asks_narrowly(question)
+        else None
+    )
     if kind == "time" and topic_answer is None:  # "when…?": "Saturday 23 March" above "on the 23rd"
         topic_answer = raise_full_date(final, answers, texts, at, cols)
     # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes

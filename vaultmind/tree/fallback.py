@@ -15,7 +15,8 @@
    numbers, decisions such as "moved", "booked", "approved", names of the child's entities):
    salience alone favours the words a chat repeats ("Great, I'll book the hut") over the news
    said once ("the trip is moved to Saturday 20 April"). Sentences under 30 % of the best
-   score are filler.
+   score are filler, and so is what says nothing alone: a short fragment leaning on the
+   sentence before it ("And in my free time.") and a bare assent ("Sure, fine.").
 3. Pick greedily: the score, raised for names (people, places, …) not yet covered and for an
    author, note or summary the summary says nothing of yet, lowered for terms already picked,
    while the rendered summary stays within the budget. A sentence too long for what is left
@@ -23,8 +24,9 @@
    before it is given up: a small budget keeps the news of several messages, not one whole.
 4. Render the picked sentences in their original order as prose: messages attributed to their
    authors ("Alice Chen asked: …", "Bob Stone said: …"), sections introduced by their note
-   title, and a date before each day's paragraph when the children span several days — in a
-   summary of summaries too, with the authors and days the child summaries gave.
+   title, and a date before each day's paragraph when the children span several days (though
+   what is kept was said on one) — in a summary of summaries too, with the authors and days
+   the child summaries gave.
 
 The output never exceeds the budget, which never exceeds the children's own size.
 """
@@ -40,6 +42,7 @@ from dataclasses import dataclass, replace
 from vaultmind.index.lexical import terms as lexical_terms
 from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, atx_heading, fence_after
 from vaultmind.markdown.tokens import count_tokens
+from vaultmind.tree.filler import is_greeting, says_nothing_alone
 from vaultmind.tree.names import name_candidates, normalize
 from vaultmind.tree.summarize import FALLBACK_IDENTITY, ChildText, SummaryText
 
@@ -68,6 +71,8 @@ _EMBED_RE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
 # summary: its text stays, the link goes
 _SAME_NOTE_LINK_RE = re.compile(r"\[\[#(\^?)([^\]|]*)(?:\|([^\]]*))?\]\]")
 _MDLINK_RE = re.compile(r"(?<!!)\[([^\]\[]+)\]\((?:[^()\s]|\([^()]*\))+\)")
+
+
 def _same_note_text(link: re.Match[str]) -> str:
     """An alias, else a heading's text; a bare block link says nothing."""
     return link.group(3) or ("" if link.group(1) else link.group(2).replace("#", " ").strip())
@@ -77,12 +82,6 @@ _EMPHASIS_RE = re.compile(r"(\*\*|__|~~|==)")
 _SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"“'(\[A-ZÀ-Þ0-9])|(?<=[。！？])")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _END_RE = re.compile(r"[.!?…。！？\"'”’)]$")
-# A greeting, a thanks or a sign-off with at most three words after it ("Thanks, Mel!")
-_GREETING_RE = re.compile(
-    r"^(?:hi|hello|hey|dear|thanks|thank you|many thanks|best|cheers|regards|kind regards|best regards)\b"
-    r"[,!.]?(?:[ \t]+[^\s?]+){0,3}[ \t]*[,!.]?$",
-    re.IGNORECASE,
-)
 # Where the quoted part of a mail the adapter could not strip begins ("----- Original Message
 # -----", "On Tue, 3 Apr 2012, Bob <bob@example.com> wrote:", in any of the usual languages):
 # the rest of the child is quoted
@@ -163,9 +162,10 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     if not sentences:
         return ""
     _score(sentences, len(children))
-    chosen = _select(children, sentences, limit)
+    dated = len(_message_days(sentences)) > 1
+    chosen = _select(children, sentences, limit, dated)
     if chosen:
-        return _render(children, chosen)
+        return _render(children, chosen, dated)
     best = max(sentences, key=lambda s: (s.score, -s.child, -s.pos))
     finished = _finish(best.text)  # its final "." is the first thing to go, not its last word
     return _clip(finished if count_tokens(finished) <= limit else best.text, limit)
@@ -227,7 +227,7 @@ def split_sentences(unit: str) -> list[str]:
     out = []
     for part in _SPLIT_RE.split(unit):
         part = part.strip()
-        if not part or not _LETTER_RE.search(part) or _GREETING_RE.match(part):
+        if not part or not _LETTER_RE.search(part) or is_greeting(part):
             continue
         words = part.split()
         if len(words) > MAX_SENTENCE_WORDS:
@@ -313,10 +313,12 @@ def _score(sentences: list[_Sentence], n_children: int) -> None:
         s.score = s.score / top
 
 
-def _select(children: Sequence[ChildText], sentences: list[_Sentence], limit: int) -> list[_Sentence]:
+def _select(
+    children: Sequence[ChildText], sentences: list[_Sentence], limit: int, dated: bool
+) -> list[_Sentence]:
     """Greedy: the best gain first; a sentence too long for what is left of the budget is tried
     shorter (its lead-in, then its trailing clauses cut) before it is given up."""
-    remaining = [s for s in sentences if s.score >= MIN_SCORE]
+    remaining = [s for s in sentences if s.score >= MIN_SCORE and not says_nothing_alone(s.text, s.facts)]
     chosen: list[_Sentence] = []
     names: set[str] = set()
     picked_terms: set[str] = set()
@@ -326,7 +328,7 @@ def _select(children: Sequence[ChildText], sentences: list[_Sentence], limit: in
         remaining.remove(best)
         for form in _shorter_forms(best):
             trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))
-            if count_tokens(_render(children, trial)) <= limit:
+            if count_tokens(_render(children, trial, dated)) <= limit:
                 chosen = trial
                 names |= form.names
                 picked_terms |= form.terms
@@ -396,9 +398,16 @@ def _finish(text: str) -> str:
     return text.rstrip(",;:–— ") + "."
 
 
-def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence]) -> str:
-    days = {s.voice.day for s in chosen if s.voice is not None and s.voice.kind in _MESSAGES and s.voice.day}
-    dated = len(days) > 1
+def _message_days(sentences: Sequence[_Sentence]) -> set[str]:
+    """The days the messages among `sentences` were said on."""
+    return {
+        s.voice.day for s in sentences if s.voice is not None and s.voice.kind in _MESSAGES and s.voice.day
+    }
+
+
+def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: bool) -> str:
+    """`chosen` as attributed prose; `dated` (the children span several days): each day's
+    paragraph opens with its date, even when what is kept was all said on one of them."""
     paragraphs: list[list[str]] = []
     group_key: tuple[str, str] | None = None
     group: list[str] = []

@@ -9,6 +9,7 @@ The vault contract (docs/vault-format.md):
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from urllib.parse import quote
 
@@ -78,3 +79,13 @@ def wikilink(path: str, anchor: str = "", alias: str = "") -> str:
     if anchor:
         target += anchor if anchor.startswith("#") else "#" + anchor
     return f"[[{target}|{alias}]]" if alias else f"[[{target}]]"
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def name_order(path: str) -> tuple[tuple[str | int, ...], str]:
+    """A sort key that puts paths in the order a reader expects: numbers in number order
+    ("session-2" before "session-10"), the rest as text, the path itself breaking ties."""
+    parts = _DIGITS.split(path)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), path

@@ -1,0 +1,47 @@
+"""What a summary leaves out however salient its words: sentences no one needs alone.
+
+A greeting, a thanks or a sign-off ("Thanks, Mel!") is no sentence at all; a short fragment
+leaning on the sentence before it ("And in my free time.") or a bare assent ("Sure, fine.")
+is a sentence the summarizer never picks.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A greeting, a thanks or a sign-off with at most three words after it ("Thanks, Mel!")
+_GREETING_RE = re.compile(
+    r"^(?:hi|hello|hey|dear|thanks|thank you|many thanks|best|cheers|regards|kind regards|best regards)\b"
+    r"[,!.]?(?:[ \t]+[^\s?]+){0,3}[ \t]*[,!.]?$",
+    re.IGNORECASE,
+)
+# A fragment that leans on the sentence before it: it opens with a conjunction or a preposition
+# and is shorter than LEANING_FRAGMENT_WORDS with no fact in it ("And in my free time.")
+_LEANING_RE = re.compile(
+    r"^(?:and|but|or|nor|so|yet|plus|by|in|on|at|with|without|for|from|to|of|about|after|before"
+    r"|like|as|because|while|since|until|through|into|over|under)\b",
+    re.IGNORECASE,
+)
+LEANING_FRAGMENT_WORDS = 7
+# A sentence of these words only assents ("Sure, fine.", "Sounds good to me.")
+_ASSENT_WORDS = frozenset(
+    "ok okay k sure fine yes yeah yep yup no nope nah great cool good nice right alright perfect"
+    " awesome totally definitely absolutely exactly indeed true lol haha sounds me too to for you"
+    " got it will do of course agreed same thanks thank".split()
+)
+_WORD_EDGES = ".,!?…;:\"'“”‘’()*_-"
+
+
+def is_greeting(sentence: str) -> bool:
+    """A greeting, a thanks or a sign-off: no sentence at all."""
+    return _GREETING_RE.match(sentence) is not None
+
+
+def says_nothing_alone(text: str, facts: int) -> bool:
+    """Filler however salient its words: a short fragment leaning on the sentence before it
+    ("And in my free time.", "By sharing our stories.") with no fact in it (`facts`: its dates,
+    numbers, decisions, known names), or a sentence that only assents ("Sure, fine.")."""
+    words = [w for w in (w.strip(_WORD_EDGES).lower() for w in text.split()) if w]
+    if all(w in _ASSENT_WORDS for w in words):
+        return True
+    return len(words) < LEANING_FRAGMENT_WORDS and not facts and bool(_LEANING_RE.match(text))
