@@ -127,6 +127,73 @@ def test_rows_of_leaves_a_save_added_read_back_as_loaded_ones(vault: Path) -> No
         assert all(list(rows[leaf]) == list(expected[leaf]) for leaf in added)
 
 
+class _RecordingConnection:
+    """Passes every call to a DuckDB connection, keeping each statement's SQL."""
+
+    def __init__(self, con: object) -> None:
+        self.con = con
+        self.statements: list[str] = []
+
+    def execute(self, sql: str, *args: object) -> object:
+        self.statements.append(sql)
+        return self.con.execute(sql, *args)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.con, name)
+
+
+def test_saves_hand_their_rows_to_the_resident_leaves_which_equal_a_cold_load(vault: Path) -> None:
+    """A save's new leaves come with their rows in the change (no lookup of them in the index);
+    after saves of every kind of note, the resident leaves equal those a cold start loads."""
+    for i in range(12):  # enough rows that the edit's tombstones do not call for a reload
+        write(vault, f"notes/seed{i}.md", f"# Seed {i}\n\nA first leaf.\n\n## Next\n\nA second leaf {i}.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        memory.serve()
+        memory.leaves.search(["leaf"], 5)  # loaded: the saves below are deltas
+        read_in_update: list[str] = []
+
+        def update(change: resident.ChangeSet) -> None:
+            recording = _RecordingConnection(memory.index.con)
+            memory.index.con = recording  # type: ignore[assignment]
+            try:
+                memory.leaves.apply(change)
+            finally:
+                memory.index.con = recording.con  # type: ignore[assignment]
+            read_in_update.extend(recording.statements)
+
+        listeners = memory.syncer.listeners
+        listeners[listeners.index(memory.leaves.apply)] = update
+        _write_sources(vault)  # chat and email sources (authors, times, recipients), a scoped note
+        write(vault, "notes/odd.md", "---\nscope: [home, \"garden é\"]\ntitle: 7\n---\n# Odd\n\n" + AWKWARD[1] + "\n")
+        write(vault, "notes/count.md", "---\nscope: 3\n---\nNo heading, a bare leaf.\n")
+        paths = ["sources/chat/a.md", "sources/email/b.md", "notes/plain.md", "notes/odd.md", "notes/count.md"]
+        for path in paths:
+            memory.sync_paths([path])
+        write(vault, "notes/plain.md", "---\nscope: work\n---\n# Plan\n\nRewritten.\n")  # rows removed and added
+        memory.sync_paths(["notes/plain.md"])
+        assert memory.leaves._loaded, "deltas, not a reload"
+        assert read_in_update == []  # the update read nothing from the index
+        expected = _sql_rows(memory)
+        assert {row["note_path"] for row in expected.values()} >= set(paths)
+        assert {row["scope"] for row in expected.values()} >= {"work", '["home","garden é"]', "3"}
+        cold = ResidentLeaves(memory.index)
+        try:
+            ids = list(expected)
+            assert cold.rows(ids) == memory.leaves.rows(ids) == expected
+            assert all(list(row) == list(expected[leaf]) for leaf, row in memory.leaves.rows(ids).items())
+            served, loaded = memory.leaves.columns(ids), cold.columns(ids)
+            assert [served.place(k) for k in range(len(ids))] == [loaded.place(k) for k in range(len(ids))]
+            assert memory.leaves.authors() == cold.authors()
+            assert memory.leaves.first_time() == cold.first_time()
+            for leaf in ids:
+                assert memory.leaves.neighbours(leaf) == cold.neighbours(leaf)
+            for query in (["budget"], ["ship", "it"], ["rewritten"], ["leaf"]):
+                assert memory.leaves.search(query, 10) == cold.search(query, 10)
+        finally:
+            cold.close()
+
+
 @pytest.fixture
 def serving(vault: Path) -> Iterator[tuple[Config, Memory]]:
     _write_sources(vault)

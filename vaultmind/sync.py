@@ -440,8 +440,9 @@ class Syncer:
                 self.embed_error = str(exc)
                 log.warning("embeddings deferred: %s", exc)
         # Rows built by the workers come without their term counts: resident structures reload.
-        change = ChangeSet(removed=removed_ids, added=rows.deltas, reset=rebuild or bool(rows.chunks), vectors=embedded)
-        change.backfilled = stats.embedded > len({d.content_hash for d in rows.deltas})
+        reset = rebuild or bool(rows.chunks)
+        change = ChangeSet(removed=removed_ids, added=[] if reset else rows.deltas(), reset=reset, vectors=embedded)
+        change.backfilled = stats.embedded > len(set(rows.leaf["content_hash"]))
         for listener in self.listeners:
             listener(change)
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
+from vaultmind.index.leaf_rows import LEAF_FIELDS, note_fields
 from vaultmind.index.resident import LeafDelta
 from vaultmind.index.store import Index
 from vaultmind.model import FileStat, ParsedNote, Problem
@@ -119,7 +120,8 @@ class BatchRows(RowBuffers):
     def __init__(self) -> None:
         super().__init__()
         self.leaf_id: list[str] = []
-        self.deltas: list[LeafDelta] = []
+        self._counts: list[tuple[Counter[str], int]] = []  # of each leaf of `add_note`
+        self._leaf_note: list[int] = []  # the place of each one's note in the `notes` columns
         self.chunks: list[dict[str, pa.Table]] = []  # rows built by the loader, in path order
         self.leaf_rows = 0
 
@@ -127,10 +129,24 @@ class BatchRows(RowBuffers):
         self, note: ParsedNote, st: FileStat, sha: str, leaf_counts: TermCounts, frontmatter: str | None = None
     ) -> None:
         super().add_note(note, st, sha, leaf_counts, frontmatter)
-        for leaf, (counts, total) in zip(note.leaves, leaf_counts, strict=True):
-            self.leaf_id.append(leaf.id)
-            self.deltas.append(LeafDelta(leaf.id, leaf.content_hash, counts, total))
+        self.leaf_id.extend(leaf.id for leaf in note.leaves)
+        self._counts.extend(leaf_counts)
+        self._leaf_note.extend([len(self.note["path"]) - 1] * len(note.leaves))
         self.leaf_rows += len(note.leaves)
+
+    def deltas(self) -> list[LeafDelta]:
+        """The leaves of `add_note`, each with its term counts and its full row, from the values
+        buffered for its insert: the resident leaves take them with the change instead of
+        reading them back from the index. Built on demand (a rebuild's batches need none)."""
+        fields = ("kind", "title", "source_id", "source_kind", "frontmatter")
+        of_note: dict[int, dict[str, Any]] = {}
+        out = []
+        for i, (note, (counts, total)) in enumerate(zip(self._leaf_note, self._counts, strict=True)):
+            if note not in of_note:
+                of_note[note] = note_fields(*(self.note[name][note] for name in fields))
+            row = {name: self.leaf[name][i] for name in LEAF_FIELDS} | of_note[note]
+            out.append(LeafDelta(row["id"], row["content_hash"], counts, total, row))
+        return out
 
     def add_chunk(self, tables: dict[str, pa.Table]) -> None:
         self.chunks.append(tables)

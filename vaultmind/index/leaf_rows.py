@@ -17,11 +17,11 @@ import pyarrow as pa
 from vaultmind.index.growing import appended
 from vaultmind.index.scratch import ScratchFile
 
-_LEAF_FIELDS = (
+LEAF_FIELDS = (
     "id", "note_path", "seq", "anchor", "text", "ts", "author", "source_ref", "message_id", "content_hash",
     "term_count", "heading_path", "mail_to", "mail_cc",
 )  # fmt: skip
-LEAF_COLUMNS = ", ".join(f"l.{name}" for name in _LEAF_FIELDS)
+LEAF_COLUMNS = ", ".join(f"l.{name}" for name in LEAF_FIELDS)
 NOTE_EXPRESSIONS = {
     "note_kind": "n.kind", "title": "n.title", "source_id": "n.source_id",
     "scope": "coalesce(json_extract_string(n.frontmatter, '$.scope'), '')", "source_kind": "n.source_kind",
@@ -29,6 +29,17 @@ NOTE_EXPRESSIONS = {
 NOTE_FIELDS = tuple(NOTE_EXPRESSIONS)
 NOTE_COLUMNS = ", ".join(f"{expression} AS {name}" for name, expression in NOTE_EXPRESSIONS.items())
 LEAF_META_SQL = f"SELECT {LEAF_COLUMNS}, {NOTE_COLUMNS} FROM leaves l JOIN notes n ON n.path = l.note_path"
+
+
+def note_fields(kind: str, title: str | None, source_id: str | None, source_kind: str | None, frontmatter: str) -> dict[str, Any]:
+    """A note's part of its leaves' `LEAF_META_SQL` rows (`NOTE_EXPRESSIONS`), from the values
+    its `notes` row is written with: what a save hands the resident leaves, as a load reads it."""
+    parsed = json.loads(frontmatter)
+    scope = parsed.get("scope") if isinstance(parsed, dict) else None
+    if scope is not None and not isinstance(scope, str):  # json_extract_string: other values as JSON
+        scope = json.dumps(scope, ensure_ascii=False, separators=(",", ":"))
+    values = {"note_kind": kind, "title": title, "source_id": source_id, "scope": scope or "", "source_kind": source_kind}
+    return {name: values[name] for name in NOTE_FIELDS}
 
 
 def _json_sql(fields: dict[str, str]) -> str:
@@ -44,7 +55,7 @@ def _json_sql(fields: dict[str, str]) -> str:
 # their blocks until the scan's end) and its closing brace, then its note's part (`tail`).
 LEAF_ROWS_SQL = (
     "SELECT l.id, l.note_path, l.seq, l.author, l.ts, l.term_count, "
-    + _json_sql({name: "NULL::VARCHAR" if name == "text" else f"l.{name}" for name in _LEAF_FIELDS})
+    + _json_sql({name: "NULL::VARCHAR" if name == "text" else f"l.{name}" for name in LEAF_FIELDS})
     + " AS head, l.text FROM leaves l"
 )
 NOTE_ROWS_SQL = (
