@@ -59,3 +59,15 @@ def test_an_index_you_may_not_write_is_named_and_left_where_it_is() -> None:
     assert "Traceback" not in err
     assert out["same_index"], "the index was left as it was"
     assert "quarantine" not in out["state"], out["state"]
+
+
+def test_a_permission_error_outside_the_index_asks_for_access_not_for_the_vaults_owner() -> None:
+    """A file under `.vaultmind/` the user may not write is the vault's owner's to fix; an export
+    the user may not read is not (the hint spoke of write access to every file)."""
+    from vaultmind.errors import storage_error
+
+    inside = storage_error(PermissionError(13, "Permission denied", "/v/.vaultmind/daemon.lock"))
+    outside = storage_error(PermissionError(13, "Permission denied", "/exports/chat.json"))
+    assert inside is not None and outside is not None
+    assert "run vaultmind as the user who owns the vault" in str(inside.hint)
+    assert "owns the vault" not in str(outside.hint) and "give yourself access to this file" in str(outside.hint)

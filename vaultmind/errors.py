@@ -119,6 +119,8 @@ _NOT_YOURS = (
     "and its folder, then run the command again"
 )
 
+_NO_ACCESS = "give yourself access to this file (or move it out of the way), then run the command again"
+
 _STORAGE_FAILURES = (
     ("No space left on device", "no space left on the device that holds the index", _FREE_SPACE),
     ("Disk quota exceeded", "the disk quota of the device that holds the index is used up", _FREE_SPACE),
@@ -135,7 +137,8 @@ def storage_error(exc: BaseException) -> VaultmindError | None:
         if words in text:
             return VaultmindError(message, hint=f"{hint} ({text})")
     if isinstance(exc, PermissionError):
-        return VaultError("permission denied", path=exc.filename, hint=_NOT_YOURS)
+        under_index = exc.filename is not None and ".vaultmind" in Path(str(exc.filename)).parts
+        return VaultError("permission denied", path=exc.filename, hint=_NOT_YOURS if under_index else _NO_ACCESS)
     return None
 
 

@@ -241,6 +241,7 @@ def _make_handler(
             except Exception as exc:  # the API must answer, whatever broke
                 storage = storage_error(exc)  # a full disk: said as the command line says it
                 if storage is not None:
+                    log.error("api route failed: %s (%s)", storage, exc)
                     self._send(500, {"error": storage.to_dict()})
                     return
                 log.exception("api route failed")

@@ -504,6 +504,7 @@ def _batch_bounds(total: int, size: int) -> list[tuple[int, int]]:
     """(start, end) of each batch of `total` files: the first of `FIRST_APPLY_BATCH`, each next
     one twice the last, up to `size` — a reindex's progress shows its first count in a second
     or two, not once a whole batch of `size` (11 s at 3,000 notes under load) was applied."""
+    size = max(1, size)  # a batch of no files would never end
     bounds, start, step = [], 0, min(size, FIRST_APPLY_BATCH)
     while start < total:
         bounds.append((start, min(total, start + step)))
