@@ -773,6 +773,31 @@ def test_a_killed_move_to_a_new_folder_of_a_note_that_names_its_id_is_finished(
 
 
 
+def test_a_move_whose_old_note_cannot_be_removed_says_so_and_names_it(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A move writes the note at its new place, then removes the old one. When the removal fails,
+    the error said "cannot write … 0 of 1 notes were written" and named the new note, which was
+    written: it says the removal failed and names the note left."""
+    from vaultmind.errors import VaultError
+
+    docs = tmp_path / "docs"
+    put(docs / "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
+    base = "sources/document/files/docs"
+    write_documents(vault, [replace(d, name=None) for d in parse_document_paths([docs])])
+
+    def refused(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "unlink", refused)
+        with pytest.raises(VaultError) as caught:
+            write_documents(vault, parse_document_paths([docs]))
+    assert caught.value.message == f"cannot remove the note moved to {base}/Note A.md (Permission denied)"
+    assert caught.value.path == str(vault / base / "note-a.md")
+    assert sorted(p.name for p in (vault / base).iterdir()) == ["Note A.md", "note-a.md"]
+    assert write_documents(vault, parse_document_paths([docs])).renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")]
+
 
 
 def test_a_note_a_killed_move_left_and_you_edited_stays(tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
