@@ -742,6 +742,64 @@ def test_an_ingest_killed_while_moving_a_note_leaves_one_note(
     assert write_documents(vault, parse_document_paths([docs])).written == []
 
 
+@pytest.mark.parametrize("changed", [False, True], ids=["same", "next-version"])
+def test_a_killed_move_to_a_new_folder_of_a_note_that_names_its_id_is_finished(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch, changed: bool
+) -> None:
+    """A file giving its `source_id` in its front matter is found by that id, in its folder first:
+    an ingest killed while moving its note into the folder as written (`Meeting Notes/`) left the
+    new note there and the old one in `meeting-notes/`, and the lookup found only the new one, so
+    the move was never finished and both stayed. The next ingest removes the one left."""
+    docs = tmp_path / "Team Wiki"
+    put(docs / "Meeting Notes/Note C.md", "---\nsource_id: wiki:note-c\n---\n# Note C\n\nThe standup moved to ten.\n")
+    old = write_documents(vault, [replace(doc, name=None, folders=()) for doc in parse_document_paths([docs])])
+    base, new = "sources/document/files/team-wiki", "sources/document/files/Team Wiki"
+    assert old.written == [f"{base}/meeting-notes/note-c.md"]
+    if changed:
+        put(docs / "Meeting Notes/Note C.md", "---\nsource_id: wiki:note-c\n---\n# Note C\n\nThe standup is at eleven.\n")
+    with monkeypatch.context() as patch:
+        _kill_at(patch, "unlink")
+        with pytest.raises(Killed):
+            write_documents(vault, parse_document_paths([docs]))
+    assert (vault / base / "meeting-notes/note-c.md").is_file() and (vault / new / "Meeting Notes/Note C.md").is_file()
+    again = write_documents(vault, parse_document_paths([docs]))
+    assert again.renamed == [(f"{base}/meeting-notes/note-c.md", f"{new}/Meeting Notes/Note C.md")]
+    notes = sorted(p.relative_to(vault).as_posix() for p in (vault / "sources/document").rglob("*.md"))
+    assert notes == [f"{new}/Meeting Notes/Note C.md"] and not (vault / base).exists()
+    note = split_frontmatter((vault / new / "Meeting Notes/Note C.md").read_text(encoding="utf-8"))
+    assert (note.data["source_id"], note.data["version"]) == ("wiki:note-c", 2 if changed else 1)
+    assert ("at eleven" if changed else "moved to ten") in note.body
+    assert write_documents(vault, parse_document_paths([docs])).written == []
+
+
+
+def test_a_move_whose_old_note_cannot_be_removed_says_so_and_names_it(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A move writes the note at its new place, then removes the old one. When the removal fails,
+    the error said "cannot write … 0 of 1 notes were written" and named the new note, which was
+    written: it says the removal failed and names the note left."""
+    from vaultmind.errors import VaultError
+
+    docs = tmp_path / "docs"
+    put(docs / "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
+    base = "sources/document/files/docs"
+    write_documents(vault, [replace(d, name=None) for d in parse_document_paths([docs])])
+
+    def refused(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "unlink", refused)
+        with pytest.raises(VaultError) as caught:
+            write_documents(vault, parse_document_paths([docs]))
+    assert caught.value.message == f"cannot remove the note moved to {base}/Note A.md (Permission denied)"
+    assert caught.value.path == str(vault / base / "note-a.md")
+    assert sorted(p.name for p in (vault / base).iterdir()) == ["Note A.md", "note-a.md"]
+    assert write_documents(vault, parse_document_paths([docs])).renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")]
+
+
+
 def test_a_note_a_killed_move_left_and_you_edited_stays(tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The note a killed move left at its old place is removed only as vaultmind wrote it: one
     you edited since is yours, and stays as you left it."""

@@ -116,7 +116,7 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
     named = f"{folder}/{_note_name(doc, title)}.md" if doc.name else None  # its file's name
     earlier = doc_folder(doc, earlier=True)
     # a move to its file's name an ingest was killed in: written there, not yet removed here
-    left = half_moved(plan, mine, earlier, named) if named else None
+    left = half_moved(plan, mine + _left_behind(plan, mine, earlier, named), earlier, named) if named else None
     if left is not None and named:
         plan.claimed.add(left.path)
         plan.left.append((left.path, left.raw, named))
@@ -180,6 +180,17 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
     start = _opt_str(user_edited[0].data.get("time_start")) if user_edited else None
     data = _render_document(doc, latest + 1, start or modified, modified)
     plan.writes.append(Write(path, data, None, replaced=1 if user_edited else 0))
+
+
+def _left_behind(plan: Plan, mine: list[Existing], earlier: str, named: str) -> list[Existing]:
+    """The notes of `earlier` (the folder earlier versions put the document in) of the id of the
+    note at `named`, when `mine` holds that note but not them: a document found by the id its file
+    gives itself is looked for in its folder first, so a move into the folder as written that an
+    ingest was killed in would leave its old note unseen, and both notes stayed."""
+    moved = next((note for note in mine if note.path == named), None)
+    if moved is None or earlier == named.rpartition("/")[0]:
+        return []
+    return [note for note in doc_notes(plan, earlier) if note.source_id == moved.source_id and note not in mine]
 
 
 def _holding(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) -> tuple[str, list[Existing]]:

@@ -76,17 +76,13 @@ def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
             make_folders(full.parent)
             if item.moved_from is not None:
                 if not _still(plan.vault / item.moved_from, item.expect):
-                    report.warnings.append(
-                        f"{item.moved_from}: changed on disk during the ingest; left alone (run the ingest again)"
-                    )
+                    report.warnings.append(_changed(item.moved_from))
                     continue
                 write_atomic(full, item.data, overwrite=False)
                 _leave(plan, item.moved_from, item.path)
             elif item.expect is not None:
                 if not _still(full, item.expect):
-                    report.warnings.append(
-                        f"{item.path}: changed on disk during the ingest; left alone (run the ingest again)"
-                    )
+                    report.warnings.append(_changed(item.path))
                     continue
                 write_atomic(full, item.data, overwrite=True)
             else:
@@ -100,7 +96,7 @@ def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
             raise VaultError(
                 f"cannot write ({exc.strerror or exc}); {done} of {len(writes)} notes were written, each complete",
                 path=full,
-                hint="fix the cause and run the same ingest again: it continues where it stopped",
+                hint=_AGAIN,
             ) from exc
         report.written.append(item.path)
         report.messages_added += len(item.added)
@@ -108,27 +104,33 @@ def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
         report.documents_replaced += item.replaced
     for path, expect, moved_to in plan.left:  # the moves an earlier ingest was killed in, finished
         if not _still(plan.vault / path, expect):
-            report.warnings.append(f"{path}: changed on disk during the ingest; left alone (run the ingest again)")
+            report.warnings.append(_changed(path))
             continue
-        try:
-            _leave(plan, path, moved_to)
-        except OSError as exc:
-            raise VaultError(
-                f"cannot remove the note moved to {moved_to} ({exc.strerror or exc})",
-                path=plan.vault / path,
-                hint="fix the cause and run the same ingest again: it continues where it stopped",
-            ) from exc
+        _leave(plan, path, moved_to)
     if progress is not None and writes:
         progress("writing", len(writes), len(writes))
     report.unchanged.sort(key=name_order)
     return report
 
 
+_AGAIN = "fix the cause and run the same ingest again: it continues where it stopped"
+
+
+def _changed(path: str) -> str:
+    """The warning for a note the plan read that changed on disk before it was written."""
+    return f"{path}: changed on disk during the ingest; left alone (run the ingest again)"
+
+
 def _leave(plan: Plan, path: str, moved_to: str) -> None:
     """The note at `path`, written again at `moved_to`, is removed: a move is a write, then this.
     Killed in between, both are on disk; the next ingest finds the pair and removes the one left
-    (`document_names.half_moved`)."""
-    (plan.vault / path).unlink()
+    (`document_names.half_moved`). Failing, the error names the note left, not the one written."""
+    try:
+        (plan.vault / path).unlink()
+    except OSError as exc:
+        raise VaultError(
+            f"cannot remove the note moved to {moved_to} ({exc.strerror or exc})", path=plan.vault / path, hint=_AGAIN
+        ) from exc
     _drop_emptied(plan.vault, path)
     plan.report.renamed.append((path, moved_to))
 
