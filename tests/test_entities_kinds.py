@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -35,15 +35,20 @@ def _read(self: NerEngine, texts: Sequence[str]) -> list[list[RawSpan]]:
     ]  # fmt: skip
 
 
-@pytest.fixture
-def config(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Config]:
-    monkeypatch.setattr(NerEngine, "analyze", _read)
+def fixed_reading_config(vault: Path, monkeypatch: pytest.MonkeyPatch, read: Callable[..., list[list[RawSpan]]]) -> Config:
+    """The vault's settings, its NER engine's reading replaced by `read` (skipped without a model)."""
+    monkeypatch.setattr(NerEngine, "analyze", read)
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
         deriver = entity_deriver(memory)
         if deriver is None or not deriver.ner.available:
             pytest.skip("no NER model installed")
-    yield config
+    return config
+
+
+@pytest.fixture
+def config(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Config]:
+    yield fixed_reading_config(vault, monkeypatch, _read)
 
 
 class Vault:

@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from vaultmind.config import Config, load_config
-from vaultmind.entities.backfill import entity_deriver
+from vaultmind.config import Config
 from vaultmind.entities.extract import clean_ner_span
 from vaultmind.entities.ner import NerEngine, RawSpan
 from vaultmind.memory import Memory
 
-from .test_entities_kinds import Vault
+from .test_entities_kinds import Vault, fixed_reading_config
 
 _READS = (
     ("Bits of Unsolicited Advice", "ORG"),
@@ -39,13 +38,7 @@ def _read(self: NerEngine, texts: Sequence[str]) -> list[list[RawSpan]]:
 
 @pytest.fixture
 def config(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Config]:
-    monkeypatch.setattr(NerEngine, "analyze", _read)
-    config = load_config(vault, embed_provider="none")
-    with Memory.open(config) as memory:
-        deriver = entity_deriver(memory)
-        if deriver is None or not deriver.ner.available:
-            pytest.skip("no NER model installed")
-    yield config
+    yield fixed_reading_config(vault, monkeypatch, _read)
 
 
 def _essay(title: str) -> str:
