@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import snapshot_files, write
+from tests.conftest import EVALDATA, snapshot_files, write
+from vaultmind.ingest.chat_formats import detect_chat_format
 from vaultmind.ingest.chat_generic import parse_generic
 from vaultmind.ingest.chatgpt import parse_chatgpt
 from vaultmind.ingest.common import MessageIds, epoch_to_utc, zone
-from vaultmind.ingest.detect import detect_chat_format, ingest_paths
+from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.held import message_ids
 from vaultmind.ingest.model import SourceBatch
@@ -28,7 +29,7 @@ from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message
 
-EVALDATA = Path("/work/shared/evaldata/chat-exports")
+CHAT_EXPORTS = EVALDATA / "chat-exports"
 
 
 def texts(batches: list[SourceBatch]) -> list[tuple[str, str, str]]:
@@ -1464,16 +1465,16 @@ def _against_target(batches: list[SourceBatch], target: Path) -> None:
     assert got == want
 
 
-@pytest.mark.skipif(not EVALDATA.is_dir(), reason="reference chat exports not present")
+@pytest.mark.skipif(not CHAT_EXPORTS.is_dir(), reason="reference chat exports not present")
 def test_reference_samples_match_their_targets() -> None:
-    miner = EVALDATA / "chat-miner"
+    miner = CHAT_EXPORTS / "chat-miner"
     for path in sorted((miner / "whatsapp").glob("*.txt")):
         assert detect_chat_format(path) == "whatsapp"
         _against_target(parse_whatsapp(path), miner / "whatsapp" / "target.json")
     for name in ("test_single_export.json", "test_batch_export.json"):
         _against_target(parse_telegram(miner / "telegram" / name), miner / "telegram" / "target.json")
     _against_target(parse_signal(miner / "signal" / "test_export.txt"), miner / "signal" / "target.json")
-    export = EVALDATA / "slackdump-export" / "source_export_dir"
+    export = CHAT_EXPORTS / "slackdump-export" / "source_export_dir"
     batches = parse_slack(export)
     ids = [m.message_id for m in batches[0].messages]
     assert len(ids) == 14 and "1736554636.807919" not in ids  # the channel_join is dropped

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from vaultmind.errors import IngestError
+from vaultmind.ingest.chat_formats import detect_chat_format
 from vaultmind.ingest.maildates import file_time, from_line_date, maildir_file_time, maildir_name_time
 from vaultmind.ingest.mime import MAX_MESSAGE_BYTES
 from vaultmind.ingest.model import DatedBy
@@ -136,9 +137,6 @@ def discover(paths: Sequence[Path], warnings: list[str]) -> list[Mailbox]:
         elif path.is_file():
             kind = mail_file_kind(path)
             if kind is None:
-                # (imported here: detect reads email through this module)
-                from vaultmind.ingest.detect import detect_chat_format
-
                 chat = detect_chat_format(path)
                 if chat is not None:  # a chat export given to `ingest email`
                     raise IngestError(
