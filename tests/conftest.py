@@ -3,6 +3,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,13 @@ def _collector_as_it_was() -> Iterator[None]:
     yield
     gc.unfreeze()
     gc.set_threshold(*threshold)
+
+
+EVALDATA = Path(
+    os.environ.get("VAULTMIND_EVALDATA", Path(__file__).resolve().parents[2] / "shared" / "evaldata")
+)
+"""Reference exports and corpora (docs/eval.md), read where they lie: the tests that read them
+are skipped when they are absent (`VAULTMIND_EVALDATA` names another place)."""
 
 
 def write(vault: Path, rel: str, text: str) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import snapshot_files, write
+from tests.conftest import EVALDATA, snapshot_files, write
 from vaultmind.errors import IngestError
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.email import normalize_subject, parse_email_paths, parse_email_paths_with_report
@@ -297,9 +297,6 @@ def test_end_to_end_one_note_per_thread(tmp_path: Path, vault: Path, memory: Mem
     assert again.written == [] and again.messages_added == 0 and again.messages_known == 4
 
 
-EVALDATA = Path(
-    os.environ.get("VAULTMIND_EVALDATA", Path(__file__).resolve().parents[2] / "shared" / "evaldata")
-)
 FLANKER = EVALDATA / "email" / "mime-flanker"
 
 

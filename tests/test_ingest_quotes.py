@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -9,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import EVALDATA
 from vaultmind.ingest.html import html_to_text
 from vaultmind.ingest.quotes import cut_footer, cut_quotation, cut_signature, extract_new_text
 
@@ -153,9 +153,6 @@ def test_long_lines_and_long_quotes() -> None:
 
 # --- the reference corpora (read in place when present; never copied) -----------------------
 
-EVALDATA = Path(
-    os.environ.get("VAULTMIND_EVALDATA", Path(__file__).resolve().parents[2] / "shared" / "evaldata")
-)
 REPLIES = EVALDATA / "email" / "reply-quotes"
 
 # Expected new text of zapier/email-reply-parser's bodies, written from what its test suite
