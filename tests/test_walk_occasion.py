@@ -36,6 +36,17 @@ def test_a_message_only_intending_the_event_is_told_from_one_that_did_it() -> No
     assert not asks_of_intent("When did Melanie go camping?")
 
 
+def test_a_bare_next_or_going_to_is_no_intention() -> None:
+    """"next" and "going to" of place or of a past account say nothing meant: an intention is
+    a construction ("going to go", "next week") in a sentence that tells nothing done."""
+    camping = frozenset(terms("When did Melanie go camping?"))
+    assert not only_intends("We went camping next to the lake.", camping)
+    assert not only_intends("We went camping last weekend, next time we bring a tent.", camping)
+    assert not only_intends("We drove for hours, going to the lake to camp.", camping)
+    assert only_intends("We might go camping next weekend.", camping)
+    assert only_intends("I'm planning to go camping with the kids.", camping)
+
+
 def test_a_title_answer_is_no_name_of_the_memorys_people() -> None:
     people = frozenset({"caroline", "melanie"})
     assert not names_title("Thanks, Melanie! I love that song, it is on every morning.", people)
