@@ -24,34 +24,21 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.accounts import TIME_WORD, tells_done
 from vaultmind.retrieval.asking import message_sentences
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 ORDINAL_REACH = 3  # words after an ordinal that it may go with ("fourth video game tournament")
 
 _ORDINAL = re.compile(rf"\b({'|'.join(ORDINALS)})\b((?:\W+\w+){{1,{ORDINAL_REACH}}})", re.I)
-_TIME_WORD = (
-    r"(?:time|day|week|weekend|month|year|spring|summer|fall|autumn|winter|morning|evening|night"
-    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
-)
 # saying what someone means to do, not what was done: an intention construction ("thinking about
 # going", "planning to", "going to go", not "going to the lake"; "next week", not "next to")
 _INTENDS = re.compile(
     r"\b(?:thinking\s+(?:about|of)\s+\w+ing|going\s+to\s+(?!(?:the|a|an|my|your|his|her|our|their|this|that"
     r"|school|work|church|bed|town|class|camp)\b)(?-i:[a-z])|gonna|plan(?:s|ning)?\s+(?:to|on)|hop(?:e|es|ing)\s+to"
-    rf"|can['’]?t\s+wait\s+to|wants?\s+to|wanna|next\s+{_TIME_WORD})\b",
+    rf"|can['’]?t\s+wait\s+to|wants?\s+to|wanna|next\s+{TIME_WORD})\b",
     re.I,
 )
-# an account of what was done: a past verb after its subject ("we went", "I finally tried"; not
-# "I planned to"), or a past time ("last weekend", "yesterday", "two days ago")
-_TELLS_PAST = re.compile(
-    r"\b(?:i|we|he|she|they|you)\s+(?:\w+ly\s+|just\s+|also\s+)?(?:went|did|got|took|made|came|saw|spent|bought"
-    r"|found|met|left|ran|had|\w+ed)\b(?!\s+to\b)"
-    rf"|\blast\s+{_TIME_WORD}\b|\byesterday\b|\bago\b",
-    re.I,
-)
-
-
 # a question about an intention itself ("when did she plan on going…?", "what did he promise?")
 _ASKS_INTENT = re.compile(r"\b(?:plan\w*|intend\w*|promis\w*|going\s+to|want\w*|hop(?:e|ed|es|ing))\b", re.I)
 
@@ -91,7 +78,7 @@ def asks_of_intent(question: str) -> bool:
 def _intending_sentences(text: str) -> tuple[tuple[frozenset[str], bool], ...]:
     """Each sentence of `text` (`asking.message_sentences`): its terms, and whether it says what
     someone means to do and tells nothing done."""
-    return tuple((frozenset(terms(s)), _INTENDS.search(s) is not None and _TELLS_PAST.search(s) is None) for s in message_sentences(text))
+    return tuple((frozenset(terms(s)), _INTENDS.search(s) is not None and not tells_done(s)) for s in message_sentences(text))
 
 
 def only_intends(text: str, query_terms: frozenset[str]) -> bool:
