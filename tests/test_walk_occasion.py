@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
@@ -23,6 +25,16 @@ def test_another_ordinal_is_another_occasion_only_before_the_words_the_questions
     assert not names_other_ordinal("I played a video game tournament for the first time.", asked)
     assert not names_other_ordinal("My first tournament was easy, the fourth video game tournament hard.", asked)
     assert not ordinals("When did Nate win a tournament?")
+
+
+def test_the_cached_ordinals_cannot_be_changed_by_a_caller() -> None:
+    """`ordinals` is cached: what it gives is read-only, so no caller changes another's."""
+    found = ordinals("I won my first video game tournament")
+    with pytest.raises(TypeError):
+        found["fourth"] = frozenset()  # type: ignore[index]
+    with pytest.raises(TypeError):
+        ordinals("no ordinal here")["first"] = frozenset()  # type: ignore[index]
+    assert set(ordinals("I won my first video game tournament")) == {"first"}
 
 
 def test_a_message_only_intending_the_event_is_told_from_one_that_did_it() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from types import MappingProxyType
 
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.accounts import TIME_WORD, tells_done
@@ -43,20 +44,22 @@ _INTENDS = re.compile(
 _ASKS_INTENT = re.compile(r"\b(?:plan\w*|intend\w*|promis\w*|going\s+to|want\w*|hop(?:e|ed|es|ing))\b", re.I)
 
 Ordinals = Mapping[str, frozenset[str]]  # an ordinal word → the terms of the words after it
+_NO_ORDINALS: Ordinals = MappingProxyType({})
 
 
 @lru_cache(maxsize=16_384)
-def ordinals(text: str) -> dict[str, frozenset[str]]:
+def ordinals(text: str) -> Ordinals:
     """The ordinal words of `text` ("fourth"), each with the terms of the `ORDINAL_REACH` words
-    after it ("video", "game", "tournament"); several of one ordinal pool their terms."""
+    after it ("video", "game", "tournament"); several of one ordinal pool their terms. Read-only:
+    the cached mapping is shared by every caller."""
     lower = text.lower()
     if not any(o in lower for o in ORDINALS):  # most texts: no ordinal to look for
-        return {}
+        return _NO_ORDINALS
     found: dict[str, frozenset[str]] = {}
     for match in _ORDINAL.finditer(text):
         word = match.group(1).lower()
         found[word] = found.get(word, frozenset()) | frozenset(terms(match.group(2)))
-    return found
+    return MappingProxyType(found)
 
 
 def names_other_ordinal(text: str, asked: Ordinals) -> bool:
