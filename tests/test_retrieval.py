@@ -411,6 +411,14 @@ def test_a_summary_in_the_evidence_cites_two_refs_and_says_how_to_list_the_rest(
     assert "slack://C1/1 · and 10 more (`vaultmind query drill S7`)" in capsys.readouterr().out
 
 
+def test_refs_past_the_listed_ones_of_a_hit_without_a_node_id_are_only_counted() -> None:
+    """A hit without a node id has no command to list its refs: the rest is said as a count."""
+    refs = [f"slack://C1/{i}" for i in range(5)]
+    block = format_evidence({"hits": [{"content": "The team planned the offsite.", "wikilink": "[[s]]", "source_refs": refs}], "query": {}}, budget_tokens=500)
+    assert "↳ [[s]] · slack://C1/0 · slack://C1/1 · and 3 more\n" in block + "\n"
+    assert "query drill" not in block
+
+
 def test_a_tight_budget_keeps_the_sentence_that_answers_and_the_first_item_over_a_weaker_one() -> None:
     """Cut to fit, the first item keeps the sentence holding most of the question's words (not
     the greeting above it), and drops its address and `source_ref` before it gives way."""

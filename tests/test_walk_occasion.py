@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
@@ -25,6 +27,16 @@ def test_another_ordinal_is_another_occasion_only_before_the_words_the_questions
     assert not ordinals("When did Nate win a tournament?")
 
 
+def test_the_cached_ordinals_cannot_be_changed_by_a_caller() -> None:
+    """`ordinals` is cached: what it gives is read-only, so no caller changes another's."""
+    found = ordinals("I won my first video game tournament")
+    with pytest.raises(TypeError):
+        found["fourth"] = frozenset()  # type: ignore[index]
+    with pytest.raises(TypeError):
+        ordinals("no ordinal here")["first"] = frozenset()  # type: ignore[index]
+    assert set(ordinals("I won my first video game tournament")) == {"first"}
+
+
 def test_a_message_only_intending_the_event_is_told_from_one_that_did_it() -> None:
     camping = frozenset(terms("go camping"))
     assert only_intends("We're thinking about going camping this summer.", camping)
@@ -34,6 +46,17 @@ def test_a_message_only_intending_the_event_is_told_from_one_that_did_it() -> No
     assert not only_intends("I'm thinking about the kids.", camping)  # none of the question's words
     assert asks_of_intent("When did Joanna plan on going to Nate's?")
     assert not asks_of_intent("When did Melanie go camping?")
+
+
+def test_a_bare_next_or_going_to_is_no_intention() -> None:
+    """"next" and "going to" of place or of a past account say nothing meant: an intention is
+    a construction ("going to go", "next week") in a sentence that tells nothing done."""
+    camping = frozenset(terms("When did Melanie go camping?"))
+    assert not only_intends("We went camping next to the lake.", camping)
+    assert not only_intends("We went camping last weekend, next time we bring a tent.", camping)
+    assert not only_intends("We drove for hours, going to the lake to camp.", camping)
+    assert only_intends("We might go camping next weekend.", camping)
+    assert only_intends("I'm planning to go camping with the kids.", camping)
 
 
 def test_a_title_answer_is_no_name_of_the_memorys_people() -> None:

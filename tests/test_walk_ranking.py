@@ -231,3 +231,15 @@ def test_a_request_is_a_wish_to_be_told_or_advised_by_the_listener() -> None:
     assert not requests("Let me know what you think!"), "a closing, not read as a request"
     assert asking("Loved the film last night. I could use some recommendations!") == "last"
     assert asking("Any good films lately? I'm open to suggestions.") == "only"
+
+
+def test_a_wish_is_a_request_only_as_the_main_clause() -> None:
+    """A wish phrase inside a statement that tells something done, or in the middle of a
+    clause, asks nothing: the request is the sentence's main clause."""
+    from vaultmind.retrieval.asking import asking, requests
+
+    assert asking("I'd love to hear more about pottery, so I booked a class for Saturday.") is None
+    assert not requests("I'd love to hear more about pottery, and we signed up for a class.")
+    assert not requests("My sister said I'd love to hear the band live.")
+    assert requests("Oh wow, I'd love to hear about it, it sounds fun!")
+    assert requests("The trip sounds great, and I'd love to hear about it!")

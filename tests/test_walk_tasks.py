@@ -94,6 +94,18 @@ def test_a_window_asks_for_the_tasks_due_inside_it_soonest_first(vault: Path) ->
             assert [hit["note_path"] for hit in result["hits"][:3]] == raised
 
 
+def test_a_window_tests_every_due_date_of_a_leaf(vault: Path) -> None:
+    """A leaf with an overdue task and another due this week is of "what is due this week?":
+    every task's due date is tested, not only the leaf's soonest."""
+    write(vault, "Projects/Badges.md", "---\ndate: 2024-02-01\n---\n# Badges\n\n- [ ] File the invoice 📅 2024-03-01\n- [ ] Print the badges 📅 2024-03-14\n")
+    write(vault, "Projects/Old.md", "---\ndate: 2024-02-01\n---\n# Old\n\n- [ ] Return the keys 📅 2024-03-02\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What is due this week?", limit=6, reference_time=AT)
+        raised = [hit["note_path"] for hit in result["hits"] if hit["breakdown"]["task"] > 0]
+        assert raised == ["Projects/Badges.md"]
+
+
 def test_open_task_candidates_are_capped(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A vault of more open tasks than `TASK_CANDIDATES` scores only the first ones in the
     order: "what are my open tasks?" walks no more leaves than that."""

@@ -355,7 +355,7 @@ def plain_answer(kind: AnswerKind | None) -> Callable[[str], bool] | None:
     others, whose answers hide in any sentence (a name, a number)."""
     if kind not in ("task", "address"):
         return None
-    return lambda text: open_task_of(text) is not None if kind == "task" else _EMAIL_ADDRESS.search(text) is not None
+    return lambda text: open_task_of(text) is not None if kind == "task" else holds_answer("address", text)
 
 
 def open_task_of(text: str) -> re.Match[str] | None:
@@ -381,7 +381,7 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
     if kind == "agreement":
         return _AGREEMENT.search(text) is not None
     if kind == "task":
-        return ("[ ]" in text and OPEN_TASK.search(text) is not None) or _TASKS_LISTED.search(text) is not None
+        return open_task_of(text) is not None or _TASKS_LISTED.search(text) is not None
     return _names_proper(text)
 
 

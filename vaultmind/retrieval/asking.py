@@ -4,7 +4,9 @@ whether a message only asks, or ends asking.
 A message asks its listener for something with a question ("What books do you enjoy?") or with
 a first-person wish to be told or advised that ends in a period or an exclamation mark ("I'm
 always up for some new book recommendations.", "I could use some tips!", "I'd love to hear
-about it!"). Either holds the words of what it asks about and tells nothing of them:
+about it!"), the wish being the sentence's main clause: it opens the sentence or a clause of
+it, and no clause after it tells something done ("I'd love to hear more about pottery, so I
+booked a class" tells). Either holds the words of what it asks about and tells nothing of them:
 `asking` reads both as asking. A wish to see something counts when it is of the
 listener's ("I'd love to see the shots you got"), not a wish of one's own ("I'd love to see
 Japan someday"); advice one means to get elsewhere ("I need to get some advice from my
@@ -22,6 +24,7 @@ from functools import lru_cache
 from typing import Literal
 
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.accounts import tells_done
 
 Asking = Literal["only", "last"]
 
@@ -43,9 +46,25 @@ _WISH = re.compile(
 )
 
 
+# where a clause opens: the text's start, a mark that ends a sentence or a clause, or a
+# conjunction, with at most one word after it ("Oh wow, I'd love…", "Honestly I'd love…")
+_OPENS_CLAUSE = re.compile(r"(?:^|[.!?;:,—–-]|\b(?:and|but|so)\b)\s*(?:[\w'’]+\s+)?$", re.I)
+_NEXT_CLAUSE = re.compile(r"[,;:—–]|\b(?:so|and|but|because|since)\b", re.I)
+
+
 def requests(sentence: str) -> bool:
-    """Whether `sentence` (not a question) wishes to be told or advised by its listener."""
-    return _WISH.search(sentence) is not None
+    """Whether `sentence` (not a question) wishes to be told or advised by its listener: the
+    wish is its main clause, opening the sentence or a clause of it, and no clause after it
+    tells something done ("I'd love to hear more about pottery, so I booked a class" tells)."""
+    return any(_is_request(sentence, wish) for wish in _WISH.finditer(sentence))
+
+
+def _is_request(sentence: str, wish: re.Match[str]) -> bool:
+    """Whether `wish`, a match of `_WISH` in `sentence`, opens its clause and is followed by no
+    clause that tells something done (`accounts.tells_done`)."""
+    if _OPENS_CLAUSE.search(sentence[: wish.start()]) is None:
+        return False
+    return not any(tells_done(clause) for clause in _NEXT_CLAUSE.split(sentence[wish.end() :])[1:])
 
 
 def asks(sentence: str) -> bool:
@@ -55,7 +74,7 @@ def asks(sentence: str) -> bool:
 
 def may_ask(text: str) -> bool:
     """Whether a sentence of `text` may ask: a quick test before splitting it into sentences."""
-    return any(mark in text for mark in QUESTION_MARKS) or requests(text)
+    return any(mark in text for mark in QUESTION_MARKS) or _WISH.search(text) is not None
 
 
 def message_sentences(text: str) -> list[str]:

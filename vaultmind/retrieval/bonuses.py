@@ -133,6 +133,14 @@ OTHER_AUTHOR = 0.8  # the share of its own match kept by another's first-person 
 TO_LISTENER = 0.8  # the share kept by the named author's message that holds the question's words only where it speaks to its listener
 
 
+def _scaled(final: dict[str, tuple[float, float]], leaves: set[str], by: float) -> set[str]:
+    """Multiplies the value of each of `leaves` in `final` by `by`; returns them."""
+    for leaf_id in leaves:
+        value, factor = final[leaf_id]
+        final[leaf_id] = (value * by, factor)
+    return leaves
+
+
 def scale_asking(final: dict[str, tuple[float, float]], texts: dict[str, str], query_terms: frozenset[str]) -> dict[str, Asking]:
     """Scales down the leaves of `texts` (the strongest) that only ask or end asking; returns them.
     One that ends asking and holds the question's terms only in what it asks (`asks_about`)
@@ -143,8 +151,7 @@ def scale_asking(final: dict[str, tuple[float, float]], texts: dict[str, str], q
         if kind == "last" and asks_about(text, query_terms):
             kind = "only"
         if kind is not None:
-            value, factor = final[leaf_id]
-            final[leaf_id] = (value * (ASKING_ONLY if kind == "only" else ASKING_LAST), factor)
+            _scaled(final, {leaf_id}, ASKING_ONLY if kind == "only" else ASKING_LAST)
             found[leaf_id] = kind
     return found
 
@@ -164,10 +171,7 @@ def scale_negated(final: dict[str, tuple[float, float]], texts: Mapping[str, str
         for leaf_id, text in texts.items()
         if not query_terms.isdisjoint(negated_terms(text)) and not (ahead and puts_off(text, query_terms))
     }
-    for leaf_id in found:
-        value, factor = final[leaf_id]
-        final[leaf_id] = (value * NEGATED, factor)
-    return found
+    return _scaled(final, found, NEGATED)
 
 
 def scale_other_occasion(
@@ -188,10 +192,7 @@ def scale_other_occasion(
         for leaf_id, text in texts.items()
         if (asked and names_other_ordinal(text, asked)) or (intended and only_intends(text, query_terms))
     }
-    for leaf_id in found:
-        value, factor = final[leaf_id]
-        final[leaf_id] = (value * OTHER_OCCASION, factor)
-    return found
+    return _scaled(final, found, OTHER_OCCASION)
 
 
 def other_authors(
@@ -236,10 +237,7 @@ def scale_to_listener(
         for leaf_id, text in texts.items()
         if signals[at[leaf_id], AUTHOR] and asks.get(leaf_id) != "only" and tells_of_listener(text, query_terms)
     }
-    for leaf_id in found:
-        value, factor = final[leaf_id]
-        final[leaf_id] = (value * TO_LISTENER, factor)
-    return found
+    return _scaled(final, found, TO_LISTENER)
 
 
 def phrase_bonus(

@@ -237,11 +237,14 @@ def _head_and_cite(hit: dict[str, Any], *, compact: bool, shortened: bool) -> tu
 
 def listed_refs(hit: dict[str, Any]) -> list[str]:
     """A hit's source refs as shown to a reader: a summary folds one per message, so past
-    `LISTED_REFS` the rest is said as a count and the command that lists them."""
+    `LISTED_REFS` the rest is said as a count and, for a hit with a node id, the command that
+    lists them."""
     refs = list(hit.get("source_refs") or [])
     if len(refs) <= LISTED_REFS:
         return refs
-    return [*refs[:LISTED_REFS], f"and {len(refs) - LISTED_REFS:,} more (`vaultmind query drill {hit.get('node_id', '')}`)"]
+    rest = f"and {len(refs) - LISTED_REFS:,} more"
+    node_id = hit.get("node_id")
+    return [*refs[:LISTED_REFS], f"{rest} (`vaultmind query drill {node_id}`)" if node_id else rest]
 
 
 def _people(listed: Sequence[str], most: int = 3) -> str:

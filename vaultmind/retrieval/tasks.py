@@ -20,8 +20,9 @@ their match adds to the raise as for any leaf, so a task leaf that matches them 
 pass the one just before it in the order.
 
 A question with a time window ("what is due this week?", "what do I need to do tomorrow?")
-asks for the tasks of that window (`of_window`): those due inside it, and those without a due
-date on a leaf dated inside it. They are gathered and raised as above, in the same order (the
+asks for the tasks of that window (`of_window`): the leaves with a task due inside it (any of
+their due dates, an overdue one beside it or not), and those without a due date on a leaf
+dated inside it. They are gathered and raised as above, in the same order (the
 soonest due first), beside the tasks its other words match.
 
 Of the open tasks gathered for a question, only the first `TASK_CANDIDATES` in that order
@@ -54,8 +55,13 @@ _DUE = re.compile(r"(?:📅\ufe0f?|\bdue(?:::?|\s+on)?)\s*(\d{4})-(\d{2})-(\d{2}
 
 def due_date(text: str) -> date | None:
     """The soonest due date written on one of the text's open tasks; None when none has one."""
+    return min(due_dates(text), default=None)
+
+
+def due_dates(text: str) -> tuple[date, ...]:
+    """The due dates written on the text's open tasks, the soonest first."""
     if "📅" not in text and "due" not in text.lower():  # most tasks: no date to look for (a 10th of the time)
-        return None
+        return ()
     dates: list[date] = []
     for line in OPEN_TASK.finditer(text):
         for m in _DUE.finditer(line.group(0)):
@@ -63,15 +69,21 @@ def due_date(text: str) -> date | None:
                 dates.append(date(int(m.group(1)), int(m.group(2)), int(m.group(3))))
             except ValueError:  # "2024-02-31": no date
                 continue
-    return min(dates) if dates else None
+    return tuple(sorted(dates))
 
 
 class OpenTask(NamedTuple):
-    """A leaf holding an open task: its id, the soonest due date on its open tasks, its time."""
+    """A leaf holding an open task: its id, the due dates of its open tasks (the soonest
+    first), its time."""
 
     id: str
-    due: date | None
+    dues: tuple[date, ...]
     ts: datetime | None
+
+    @property
+    def due(self) -> date | None:
+        """The soonest due date of its open tasks."""
+        return self.dues[0] if self.dues else None
 
 
 def open_tasks(memory: MemoryView, now: datetime) -> list[OpenTask]:
@@ -82,7 +94,7 @@ def open_tasks(memory: MemoryView, now: datetime) -> list[OpenTask]:
     if not rows:
         return []
     known = memory.leaves.columns([row[0] for row in rows]).known
-    held = [(path, seq, OpenTask(leaf_id, due_date(text), ts)) for (leaf_id, path, seq, ts, text), live in zip(rows, known.tolist(), strict=True) if live]
+    held = [(path, seq, OpenTask(leaf_id, due_dates(text), ts)) for (leaf_id, path, seq, ts, text), live in zip(rows, known.tolist(), strict=True) if live]
 
     def order(row: tuple[str, int, OpenTask]) -> tuple[int, float, str, int]:
         path, seq, task = row
@@ -96,13 +108,13 @@ def open_tasks(memory: MemoryView, now: datetime) -> list[OpenTask]:
 
 
 def of_window(tasks: list[OpenTask], window: TimeWindow) -> list[OpenTask]:
-    """Of `tasks`, those of the window, in their order: due inside it, or, without a due date,
-    on a leaf dated inside it."""
+    """Of `tasks`, those of the window, in their order: one of its tasks due inside it, or,
+    without a due date, on a leaf dated inside it."""
 
     def inside(task: OpenTask) -> bool:
-        if task.due is not None:  # the due day overlaps the window
-            day = datetime.combine(task.due, time.min)
-            return day < window.end and day + timedelta(days=1) > window.start
+        if task.dues:  # a due day overlaps the window
+            days = (datetime.combine(due, time.min) for due in task.dues)
+            return any(day < window.end and day + timedelta(days=1) > window.start for day in days)
         return task.ts is not None and window.contains(task.ts)
 
     return [task for task in tasks if inside(task)]
