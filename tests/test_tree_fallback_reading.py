@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from vaultmind.tree.fallback import extractive_summary
+import pytest
+
+from vaultmind.tree.fallback import clean_units, extractive_summary
+from vaultmind.tree.filler import says_nothing_alone
 from vaultmind.tree.summarize import ChildText, output_budget
 
 
@@ -89,6 +92,51 @@ def test_quoted_text_and_header_lines_left_in_a_mail_stay_out() -> None:
     ):
         assert quoted not in text
     assert "party castle venue" not in text and "band castle question" not in text
+
+
+def test_a_mail_quoting_someone_in_its_own_words_keeps_its_text() -> None:
+    own = (
+        "Hi team,\n\nBack in 2019 the founder wrote:\n\nWe will never sell ads.\n\n"
+        "I think that still holds. The launch moves to 12 May."
+    )
+    assert clean_units(own, mail=True) == [
+        "Hi team,",
+        "Back in 2019 the founder wrote:",
+        "We will never sell ads.",
+        "I think that still holds. The launch moves to 12 May.",
+    ]
+    # a reply's attribution (a date, a name or an address, "wrote:") still ends the mail
+    reply = "The launch moves to 12 May.\n\nOn Monday, 6 May 2024, Ana <ana@example.com> wrote:\n> Any news?"
+    assert clean_units(reply, mail=True) == ["The launch moves to 12 May."]
+
+
+def test_a_header_word_opening_a_mail_line_is_no_header() -> None:
+    body = (
+        "To: do list below, for the move.\n\nSubject: the budget, which we cut.\n\n"
+        "---------- Forwarded message ----------\nFrom: Castle Events\nSubject: Booking\n\n"
+        "Date: Tue, 4 Jun 2024 08:00\n\nThe hall is yours."
+    )
+    assert clean_units(body, mail=True) == [
+        "To: do list below, for the move.",
+        "Subject: the budget, which we cut.",
+        "The hall is yours.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "filler"),
+    [
+        ("For the record, I quit.", False),
+        ("After lunch I called Dana.", False),
+        ("With Priya as the new lead.", True),
+        ("And in my free time.", True),
+        ("No.", False),  # a refusal is news
+        ("Nope.", False),
+        ("Sure, fine.", True),
+    ],
+)
+def test_a_sentence_with_its_own_subject_and_verb_is_no_fragment(sentence: str, filler: bool) -> None:
+    assert says_nothing_alone(sentence, 0) is filler
 
 
 def test_a_shared_image_is_not_something_said() -> None:

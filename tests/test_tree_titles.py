@@ -36,6 +36,7 @@ def _note(vault: Path, source_id: str, scope: str, name: str, title: str, day: i
     ("titles", "label"),
     [
         (("Ana and Ben, part 1 (2024-03-04)", "Ana and Ben, part 2 (2024-03-05)"), "Ana and Ben"),
+        (("Ana and Ben", "Ana and Ben · part 2"), "Ana and Ben"),  # one title starts the other
         (("Venue deposit", "Re: Press kit"), "chat:box"),  # threads with nothing in common: the tree id
         (("Re: Venue deposit", "Re: Press kit"), "chat:box"),
     ],

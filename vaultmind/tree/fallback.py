@@ -82,22 +82,39 @@ _EMPHASIS_RE = re.compile(r"(\*\*|__|~~|==)")
 _SPLIT_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"“'(\[A-ZÀ-Þ0-9])|(?<=[。！？])")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _END_RE = re.compile(r"[.!?…。！？\"'”’)]$")
+# A date as a reply's attribution gives it: a numeric date or a time, a weekday or a month name
+_NUMERIC_DATE = r"\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d:\d\d"
+_DATE_WORD = (
+    r"\b(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?|jan(?:uary)?|feb(?:ruary)?"
+    r"|mar(?:ch)?|märz|apr(?:il)?|ma[iy]|june?|july?|aug(?:ust)?|sept?(?:ember)?|o[ck]t(?:ober)?"
+    r"|nov(?:ember)?|de[cz](?:ember)?)\b\.?"
+)
+# Who wrote the quoted mail: an address, or a capitalised name that is no weekday or month
+_MAIL_WRITER = rf"@|\s(?!(?i:{_DATE_WORD}))(?-i:[A-ZÀ-Þ][\w'’-]+)"
 # Where the quoted part of a mail the adapter could not strip begins ("----- Original Message
 # -----", "On Tue, 3 Apr 2012, Bob <bob@example.com> wrote:", in any of the usual languages):
-# the rest of the child is quoted
+# the rest of the child is quoted. An attribution has a date, an address or a name, and ends
+# "wrote:": "Back in 2019 the founder wrote:" is the mail's own text
 _QUOTED_MAIL_RE = re.compile(
     r"^(?:-{2,}\s*original message\s*-{2,}|_{5,}"
-    r"|(?=.*(?:@|\d:\d\d|\d{4})).{4,200}\b(?:wrote|schrieb|a écrit|escribió|scrisse|написал[а]?)\b.{0,120}:\s*$"
+    rf"|(?=.*(?:{_NUMERIC_DATE}|{_DATE_WORD}))(?=.*(?:{_MAIL_WRITER}))"
+    r".{4,200}\b(?:wrote|schrieb|a écrit|escribió|scrisse|написал[а]?)\b.{0,120}:\s*$"
     r"|(?:from|von|de):\s.*(?:sent|gesendet|envoy[ée]|date):\s)",
     re.IGNORECASE,
 )
-# A forwarded mail's banner and header lines, the line listing a mail's attachments: said by no
-# one, they go (the forwarded text stays)
-_MAIL_HEADER_RE = re.compile(
-    r"^(?:-{2,}\s*forwarded message\s*-{2,}|(?:begin )?forwarded message:"
-    r"|(?:from|to|cc|bcc|sent|date|subject|reply-to|resent-[a-z]+|attachments):(?:\s|$))",
+# A forwarded mail's banner, and its header lines and the line listing a mail's attachments where
+# they are headers: in a block of header lines (From, Date, Subject together) or with a value
+# shaped as one (an address, a date, a file name); said by no one, they go (the forwarded text
+# stays, and so does "To: do list below")
+_MAIL_BANNER_RE = re.compile(
+    r"^(?:-{2,}\s*forwarded message\s*-{2,}|(?:begin )?forwarded message:)",
     re.IGNORECASE,
 )
+_MAIL_HEADER_RE = re.compile(
+    r"^(?:from|to|cc|bcc|sent|date|subject|reply-to|resent-[a-z]+|attachments):(?:\s+(.*))?$",
+    re.IGNORECASE,
+)
+_HEADER_VALUE_RE = re.compile(rf"@|{_NUMERIC_DATE}|\w\.[a-z0-9]{{2,4}}\b", re.IGNORECASE)
 _MESSAGES = ("message", "email")
 # How `_render` attributes what a summary says: a day before its paragraph, an author before
 # what they said ("Bob Stone replied: ")
@@ -180,17 +197,20 @@ def clean_units(text: str, mail: bool = False) -> list[str]:
     units: list[str] = []
     current: list[str] = []
     fence = ""
-    for raw in text.replace("\r", "").split("\n"):
+    raws = text.replace("\r", "").split("\n")
+    lines = [_QUOTE_RE.sub("", raw.strip()).strip() for raw in raws]
+    headers = _mail_headers(lines) if mail else set()
+    for at, raw in enumerate(raws):
         toggled = fence_after(raw, fence)
         if toggled is not None:
             fence = toggled
             continue
         if fence:
             continue
-        line = _QUOTE_RE.sub("", raw.strip()).strip()
+        line = lines[at]
         if mail and _QUOTED_MAIL_RE.match(line):
             break
-        if (mail and _MAIL_HEADER_RE.match(line)) or _ATTACHMENT_RE.match(line):
+        if at in headers or _ATTACHMENT_RE.match(line):
             line = ""
         if not line or line.startswith("|") or atx_heading(line) is not None:
             if current:
@@ -221,6 +241,24 @@ def clean_units(text: str, mail: bool = False) -> list[str]:
     if current:
         units.append(" ".join(current))
     return [" ".join(u.split()) for u in units if u.strip()]
+
+
+def _mail_headers(lines: Sequence[str]) -> set[int]:
+    """The lines of a mail that are a forwarded mail's banner or header lines: a header line in a
+    block of them ("From:" over "Date:" over "Subject:") or with a value shaped as one (an
+    address, a date, a file name); "To: do list below" alone is the mail's own text."""
+    keyed = [_MAIL_HEADER_RE.match(line) for line in lines]
+
+    def in_block(at: int) -> bool:
+        return any(0 <= near < len(lines) and keyed[near] for near in (at - 1, at + 1))
+
+    out = set()
+    for at, (line, header) in enumerate(zip(lines, keyed, strict=True)):
+        if _MAIL_BANNER_RE.match(line) or (
+            header and (in_block(at) or _HEADER_VALUE_RE.search(header.group(1) or ""))
+        ):
+            out.add(at)
+    return out
 
 
 def split_sentences(unit: str) -> list[str]:
@@ -273,9 +311,9 @@ def _voiced_units(child: ChildText) -> list[tuple[_Voice, str]]:
         head = unit[: said[0].start()] if said else unit
         if head.strip():
             out.append((plain, head))
-        for match, after in zip(said, [*said[1:], None][: len(said)], strict=True):
+        for at, match in enumerate(said):
             kind = "email" if match.group(2) == "wrote" else "message"
-            end = after.start() if after else len(unit)
+            end = said[at + 1].start() if at + 1 < len(said) else len(unit)
             out.append((_Voice(kind, match.group(1), day), unit[match.end() : end]))
     return out
 

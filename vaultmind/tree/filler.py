@@ -8,6 +8,7 @@ is a sentence the summarizer never picks.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 # A greeting, a thanks or a sign-off with at most three words after it ("Thanks, Mel!")
 _GREETING_RE = re.compile(
@@ -23,9 +24,25 @@ _LEANING_RE = re.compile(
     re.IGNORECASE,
 )
 LEANING_FRAGMENT_WORDS = 7
-# A sentence of these words only assents ("Sure, fine.", "Sounds good to me.")
+# A fragment has no clause of its own: a heuristic, not a parser — a subject pronoun before a
+# word that is no function word ("I quit", "we just called"), or a capitalised name before a
+# verb-like word (a past tense in -ed, a common auxiliary or irregular verb: "Dana called",
+# "Mel is") makes a sentence ("After lunch I called Dana."); "With Priya as the new lead." has none
+_SUBJECT_PRONOUNS = frozenset("i we you he she they it".split())
+_FUNCTION_WORDS = frozenset(
+    "a an the and but or nor so yet plus by in on at with without for from to of about after before"
+    " like as because while since until through into over under my our your his her their its me us"
+    " him them this that these those".split()
+)
+_COMMON_VERBS = frozenset(
+    "am is are was were be been has have had do does did will would can could shall should may might"
+    " must says said goes went came got gets made makes took takes saw told gave found left quit paid"
+    " bought sent met ran kept put thought knew felt".split()
+)
+# A sentence of these words only assents ("Sure, fine.", "Sounds good to me."); a refusal ("No.",
+# "Nope.") is news and no assent
 _ASSENT_WORDS = frozenset(
-    "ok okay k sure fine yes yeah yep yup no nope nah great cool good nice right alright perfect"
+    "ok okay k sure fine yes yeah yep yup great cool good nice right alright perfect"
     " awesome totally definitely absolutely exactly indeed true lol haha sounds me too to for you"
     " got it will do of course agreed same thanks thank".split()
 )
@@ -44,4 +61,21 @@ def says_nothing_alone(text: str, facts: int) -> bool:
     words = [w for w in (w.strip(_WORD_EDGES).lower() for w in text.split()) if w]
     if all(w in _ASSENT_WORDS for w in words):
         return True
-    return len(words) < LEANING_FRAGMENT_WORDS and not facts and bool(_LEANING_RE.match(text))
+    return (
+        len(words) < LEANING_FRAGMENT_WORDS
+        and not facts
+        and bool(_LEANING_RE.match(text))
+        and not _has_clause(text.split())
+    )
+
+
+def _has_clause(tokens: list[str]) -> bool:
+    """A subject and a verb-like word after it, past the first word (see `_SUBJECT_PRONOUNS`)."""
+    bare = [t.strip(_WORD_EDGES) for t in tokens]
+    for subject, verb in pairwise(bare[1:]):
+        word = verb.lower()
+        if subject.lower() in _SUBJECT_PRONOUNS and word and word not in _FUNCTION_WORDS:
+            return True
+        if subject[:1].isupper() and (word in _COMMON_VERBS or (len(word) > 3 and word.endswith("ed"))):
+            return True
+    return False

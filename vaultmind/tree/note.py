@@ -71,7 +71,8 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
     """What a tree is called for a reader: what the titles of its source notes (the first and the
     last of them in sort order) have in common, up to a separator, without a day note's date
     ("#launch · 2024-03-04" … "#launch · 2024-03-09" → "#launch"; "Ana and Ben, part 1 (2024-03-04)"
-    … "Ana and Ben, part 9 (2024-05-02)" → "Ana and Ben"); a folder of your notes
+    … "Ana and Ben, part 9 (2024-05-02)" → "Ana and Ben"; "Ana and Ben" … "Ana and Ben · part 2" →
+    "Ana and Ben"); a folder of your notes
     ("notes:Projects" → "Projects"); else — threads of a mailbox with nothing in common — the
     tree id."""
     if tree == ROOT_USER_TREE:
@@ -83,7 +84,11 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
     if first == last:
         return first or tree
     shared = first[: next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))]
-    cut = max((m.start() for m in _TITLE_SEPARATOR_RE.finditer(shared)), default=0)
+    longer = max(first, last, key=len)
+    # one title is the other's start ("Ana and Ben", "Ana and Ben · part 2"): all of it is shared
+    # when the longer one goes on with a separator
+    whole = len(shared) == min(len(first), len(last)) and _TITLE_SEPARATOR_RE.match(longer, len(shared))
+    cut = len(shared) if whole else max((m.start() for m in _TITLE_SEPARATOR_RE.finditer(shared)), default=0)
     common = shared[:cut].strip()
     return common if common and not _REPLY_PREFIX_RE.match(common) else tree
 
