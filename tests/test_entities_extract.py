@@ -478,3 +478,68 @@ def test_a_numbered_steps_verb_is_no_name(text: str, hit: str, label: str, kept:
     at = text.index(hit)
     span = clean_ner_span(text, at, at + len(hit), label)
     assert (None if span is None else span.surface) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        # a note's own label named like a mail's field keeps its names
+        ("Received: €500 deposit from Helen Okafor today.", "Helen Okafor", "PERSON", "Helen Okafor"),
+        ("## Reading\n\nReferences: the survey by Stanford University.", "Stanford University", "ORG",
+         "Stanford University"),
+        ("received: from Helen Okafor", "Helen Okafor", "PERSON", "Helen Okafor"),
+        # a mail's: its value is a mail's, or another of a mail's fields stands beside it
+        ("Received: from localhost (localhost [127.0.0.1])\n by Postfix with SMTP", "Postfix", "PERSON", None),
+        ("X-Mailer: Apple Mail\nReceived: from Helen Okafor", "Helen Okafor", "PERSON", None),
+        ("References: <a1@mail.example>\n <Stanford@mail.example>", "Stanford", "ORG", None),
+    ],
+)
+def test_only_a_mail_field_written_as_a_mail_writes_it_is_transport(
+    text: str, hit: str, label: str, kept: str | None
+) -> None:
+    """`Received:` and `References:` are common words a note writes as labels of its own: they
+    are a mail's transport fields only with a mail's value or beside a mail's other fields."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else span.surface) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("I read it in the Guardian and liked it.", True),
+        ("She emailed the Guardian about the strike.", True),
+        ("Priya joined the Guardian as an editor.", True),
+        ("Last week the Guardian reports a leak.", True),
+        ("Weather data from the Guardian on request.", True),
+        ("Sailing forecasts, with the Guardian tier.", False),  # a noun after it: weak evidence
+    ],
+)
+def test_an_organization_before_a_function_word_qualifies_no_noun(text: str, kept: bool) -> None:
+    """Only a lower-case noun after a one-word organization makes it qualify that noun ("the Pro
+    tier"); a conjunction, a preposition or a verb of saying after it leaves the name its own."""
+    at = text.index("Guardian")
+    span = clean_ner_span(text, at, at + len("Guardian"), "ORG")
+    assert (span is not None and span.surface == "Guardian") is kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        ("Hi Dana,\n\nAcme Corp wrote:\n> Your invoice is ready", "Acme Corp", "ORG", ("Acme Corp", "org")),
+        ("> Google Support wrote:\n> We received your request", "Google Support", "ORG",
+         ("Google Support", "org")),
+        ("> Google Support wrote:\n> We received your request", "Google", "GPE", ("Google Support", "org")),
+        ("On Tue, 3 May 2022, Hetzner <info@mail.example> wrote:", "Hetzner", "ORG", ("Hetzner", "org")),
+        # a place's reading, or a part of the name read as an organization's, is a person's
+        ("On Tue, 3 May 2022, Megan One wrote:", "Megan", "ORG", ("Megan One", "person")),
+    ],
+)
+def test_an_organization_writing_a_reply_stays_an_organization(
+    text: str, hit: str, label: str, kept: tuple[str, str]
+) -> None:
+    """"Acme Corp wrote:" is an organization's attribution: the model's organization, or a name
+    ending in an organization's word, is not made a person."""
+    at = text.index(hit)
+    span = clean_ner_span(text, at, at + len(hit), label)
+    assert (None if span is None else (span.surface, span.kind)) == kept

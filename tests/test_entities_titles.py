@@ -92,6 +92,9 @@ def test_a_long_notes_title_repeated_in_every_leaf_names_no_organization(config:
         ("# Steph Ango\n\n## Meetings", "Steph Ango", "Steph Ango", "PERSON", "Steph Ango"),
         ("## Brown butter nectarine tart\n\nMelt it.", "Recipes", "Brown", "PERSON", "Brown"),
         ("# Brown butter nectarine tart\n\nMelt it.", "", "Brown", "PERSON", "Brown"),
+        # four spaces before the marks: an indented code line, no heading (CommonMark)
+        ("    # Brown butter nectarine tart\n\nMelt it.", "Brown butter nectarine tart", "Brown", "PERSON", "Brown"),
+        ("   # Brown butter nectarine tart\n\nMelt it.", "Brown butter nectarine tart", "Brown", "PERSON", None),
         # a work may be a title
         ("# Golden Rule Stories\n\nKind tales.", "Golden Rule Stories", "Golden Rule Stories", "WORK_OF_ART",
          "Golden Rule Stories"),

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import re
 
+from vaultmind.entities.language import FUNCTION_WORDS
 from vaultmind.entities.shapes import DOCUMENT_WORDS
+from vaultmind.markdown.blocks import atx_heading
 
 
 def capital_says_nothing(text: str, surface: str, start: int, end: int, kind: str) -> bool:
@@ -112,7 +114,16 @@ _DETERMINER_BEFORE = re.compile(
     r"(?:^|[^\w-])(?i:the|a|an|our|their|its|his|her|my|your|this|that|these|those)"
     r"(?:[ \t]+[a-z][\w'’-]*)?[ \t]+$"
 )
-_NOUN_AFTER = re.compile(r"[ \t]+[a-z]")
+# the lower-case word after it, which must be a noun's, not a function word's: "the Pro tier", not
+# "joined the Guardian as an editor", "emailed the Times about it"
+_WORD_AFTER = re.compile(r"[ \t]+([a-z][\w'’]*)")
+_NOT_A_NOUN = FUNCTION_WORDS | frozenset(
+    "a an as at in into onto of off over under upon after before since until till while because though "
+    "although unless whether nor yet also too very really still even only again already and or is am be "
+    "do does did done may might must shall won't can't isn't wasn't didn't doesn't don't me us it's "
+    "itself himself herself themselves ourselves yourself last next every each both either neither "
+    "some any no now today yesterday tomorrow soon later once twice instead anyway like via per".split()
+) | _SAYING
 
 
 def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> bool:
@@ -129,11 +140,14 @@ def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> boo
 def _qualifies_a_noun(text: str, start: int, end: int, kind: str) -> bool:
     """Whether an organization's one-word hit stands between a determiner and a lower-case noun
     ("the Pro tier", "a paid Pro plan"): a word naming a kind of thing, a tier's or a plan's
-    name, as often as the organization's own ("the Google team"), so weak evidence of one."""
+    name, as often as the organization's own ("the Google team"), so weak evidence of one. A
+    function word or a verb of saying after it is no noun ("joined the Guardian as an editor",
+    "the Times reports"): the organization keeps its hit."""
     return (
         kind == "org"
         and _DETERMINER_BEFORE.search(text, max(0, start - 40), start) is not None
-        and _NOUN_AFTER.match(text, end) is not None
+        and (word := _WORD_AFTER.match(text, end)) is not None
+        and word.group(1) not in _NOT_A_NOUN
     )
 
 
@@ -237,7 +251,6 @@ def _opens_a_step(text: str, surface: str, start: int, end: int, kind: str) -> b
 
 
 _TITLE_KINDS = ("person", "org")
-_HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
 
 
 def in_note_title(text: str, start: int, end: int, kind: str, title: str) -> bool:
@@ -250,10 +263,8 @@ def in_note_title(text: str, start: int, end: int, kind: str, title: str) -> boo
         return False
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
-    heading = _HEADING_LINE.fullmatch(text, line_start, len(text) if line_end < 0 else line_end)
-    return heading is not None and heading.start(1) <= start and " ".join(heading.group(1).split()) == " ".join(
-        title.split()
-    )
+    heading = atx_heading(text[line_start : len(text) if line_end < 0 else line_end])
+    return heading is not None and " ".join(heading[1].split()) == " ".join(title.split())
 
 
 def _full_name(surface: str) -> bool:

@@ -27,7 +27,8 @@ organization in the note's own title, an interface's label — is dropped (`capi
 document's part alone, across a table's cells), and a person's takes in a kinship title
 (`shapes.py`); so is a hit inside a mail's transport header written out in the text
 ("Received: … (Postfix) with SMTP id …", `mail_headers.py`), while a hit that opens the
-writer's name in a reply's attribution ("On …, Megan One wrote:") is that person, in full.
+writer's name in a reply's attribution ("On …, Megan One wrote:") is that person, in full, unless
+an organization wrote it ("Acme Corp wrote:").
 """
 
 from __future__ import annotations
@@ -38,7 +39,12 @@ from email.utils import parseaddr
 from typing import Final
 
 from vaultmind.entities.capitals import capital_says_nothing, in_note_title
-from vaultmind.entities.mail_headers import attribution_name, header_field_name, in_transport_field
+from vaultmind.entities.mail_headers import (
+    attribution_name,
+    header_field_name,
+    in_transport_field,
+    organization_name,
+)
 from vaultmind.entities.shapes import no_name, with_title
 from vaultmind.markdown.blocks import fence_after
 
@@ -206,8 +212,10 @@ def clean_ner_span(text: str, start: int, end: int, label: str, title: str = "")
         return None
     writer = attribution_name(text, start)
     if writer is not None:  # "On …, Megan One wrote:": the writer, read as a place or in part
-        kind, (start, end) = "person", writer
+        whole = kind == "org" and writer == (start, end)  # the model read the whole name as an organization's
+        start, end = writer
         surface = text[start:end]
+        kind = "org" if whole or organization_name(surface) else "person"  # "Acme Corp wrote:" stays one
     if len(surface) <= 3 and surface.isupper():
         return None  # "SDK", "UTC", "PR", "3M": the small models take most short acronyms for organizations
     if no_name(surface, kind) or (kind != "person" and header_field_name(text, surface, end)):

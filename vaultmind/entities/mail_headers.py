@@ -11,13 +11,20 @@ Mime-Version: …").
 A reply's attribution line ("On Mon, Apr 2, 2012 at 6:26 PM, Megan One <megan@example.com>
 wrote:", "Marc Slemko wrote:") names the writer of the quoted message: a hit that opens the
 name there is that person, the whole name before the address or "wrote:" (`attribution_name`),
-whatever the model read ("Megan" as a place, "One" left out).
+when the model read a place or anything but an organization ("Megan" as a place, "One" left
+out). An organization writes replies too: "Acme Corp wrote:", "Google Support wrote:" stay
+organizations when the model read the whole name as one or the name ends in an organization's
+word (`organization_name`); "Adam" read as an organization in "Adam Renberg <adam@…> wrote:" is
+a part of a person's name.
 
 A transport field (`TRANSPORT_FIELD`: `Received:`, `DKIM-Signature:`, an `X-…:` field, the
-`Content-…:` fields …) is a line that opens with its name and a colon, with the lines folded
-under it (each starting with a space or a tab). The fields that name people — `From:`, `To:`,
-`Cc:`, `Reply-To:`, `Sender:` — and `Subject:` are not transport fields: "From: Kirk Douglas
-<kirk@example.com>" names a person wherever it is quoted.
+`Content-…:` fields …) is a line that opens with its name as mails write it and a colon, with
+the lines folded under it (each starting with a space or a tab). A field named with a common
+word — `Received:`, `References:` — is a mail's only with a mail's value ("Received: from
+mx.example.org (…)", "References: <a1@mail.example>") or next to another of a mail's fields: a
+note's own label "Received: €500 deposit from Helen Okafor" keeps its names. The fields that
+name people — `From:`, `To:`, `Cc:`, `Reply-To:`, `Sender:` — and `Subject:` are not transport
+fields: "From: Kirk Douglas <kirk@example.com>" names a person wherever it is quoted.
 """
 
 from __future__ import annotations
@@ -26,10 +33,17 @@ import re
 from typing import Final
 
 TRANSPORT_FIELD: Final = re.compile(
-    r"(?:Received|Received-SPF|Return-Path|Delivered-To|X-[\w-]+|DKIM-Signature|DomainKey-Signature|ARC-[\w-]+|"
-    r"Authentication-Results|Message-I[Dd]|MIME-Version|Content-[\w-]+|References|In-Reply-To)[ \t]*:",
-    re.IGNORECASE,
+    r"(Received|Received-SPF|Return-Path|Delivered-To|X-[\w-]+|DKIM-Signature|DomainKey-Signature|ARC-[\w-]+|"
+    r"Authentication-Results|Message-I[Dd]|MIME-Version|Mime-Version|Content-[\w-]+|References|In-Reply-To)"
+    r"[ \t]*:[ \t]*"
 )
+# the fields named with a common word, which a note writes as a label of its own ("Received: €500
+# from Helen Okafor", "References: Stanford University"), and the values they hold in a mail:
+# "from mx.example.org (…)", "by 10.0.0.1 with SMTP id …", "from localhost (…)"; "<a1@mail.example>"
+_WORD_FIELDS: Final = {
+    "Received": re.compile(r"(?:from|by)[ \t]+(?:[\w-]+\.[\w.-]+|\[|[\w.-]+[ \t]+\()"),
+    "References": re.compile(r"<[^<>\s]+@[^<>\s]+>"),
+}
 # a reply's attribution: the line up to the writer's name, and from the name to its end
 _ATTRIBUTION_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:-+[ \t]*)?(?:On[ \t][^\n]*,[ \t]*)?")
 _ATTRIBUTION_NAME = re.compile(
@@ -47,11 +61,50 @@ def in_transport_field(text: str, start: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     for _ in range(MAX_FOLDED_LINES):
         if TRANSPORT_FIELD.match(text, line_start) is not None:
-            return True
+            return _transport_field(text, line_start)
         if line_start == 0 or text[line_start : line_start + 1] not in (" ", "\t"):
             return False
         line_start = text.rfind("\n", 0, line_start - 1) + 1
     return False
+
+
+def _transport_field(text: str, line_start: int, *, alone: bool = False) -> bool:
+    """Whether the field opening the line at `line_start` is a mail's: a field named as only mails
+    name theirs ("DKIM-Signature:", "X-Mailer:"), or one named with a common word that holds a
+    mail's value (`_WORD_FIELDS`) or stands next to another of a mail's fields — unless `alone`,
+    when its neighbours are not looked at."""
+    field = TRANSPORT_FIELD.match(text, line_start)
+    if field is None:
+        return False
+    shape = _WORD_FIELDS.get(field.group(1))
+    if shape is None or shape.match(text, field.end()) is not None:
+        return True
+    if alone:
+        return False
+    return any(_transport_field(text, at, alone=True) for at in _neighbour_fields(text, line_start))
+
+
+def _neighbour_fields(text: str, line_start: int) -> list[int]:
+    """Where the lines of the fields before and after the one at `line_start` start (over the
+    lines folded under them)."""
+    starts: list[int] = []
+    at = line_start
+    for _ in range(MAX_FOLDED_LINES):  # back to the line opening the field before
+        if at == 0:
+            break
+        at = text.rfind("\n", 0, at - 1) + 1
+        if text[at : at + 1] not in (" ", "\t"):
+            starts.append(at)
+            break
+    at = line_start
+    for _ in range(MAX_FOLDED_LINES):  # on past the lines folded under this one
+        at = text.find("\n", at) + 1
+        if at == 0 or at == len(text):
+            break
+        if text[at] not in (" ", "\t"):
+            starts.append(at)
+            break
+    return starts
 
 
 def header_field_name(text: str, surface: str, end: int) -> bool:
@@ -59,6 +112,19 @@ def header_field_name(text: str, surface: str, end: int) -> bool:
     "h=MIME-Version: Message-Id:" of a quoted signature): capitalised parts joined by hyphens,
     right before a colon."""
     return text.startswith(":", end) and _FIELD_NAME.fullmatch(surface) is not None
+
+
+# the last word of a name that is an organization's: "Acme Corp", "Google Support", "Stripe Team"
+_ORGANIZATION_WORDS: Final = frozenset(
+    "corp corporation inc incorporated llc ltd limited gmbh ag plc co company group support team "
+    "service services helpdesk desk billing sales notifications bot".split()
+)
+
+
+def organization_name(name: str) -> bool:
+    """Whether a name ends in an organization's word ("Acme Corp.", "Google Support")."""
+    words = name.split()
+    return len(words) > 1 and words[-1].rstrip(".").lower() in _ORGANIZATION_WORDS
 
 
 def attribution_name(text: str, start: int) -> tuple[int, int] | None:
