@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.entities.extract import display_of
 from vaultmind.index.lexical import terms
+from vaultmind.markdown.blocks import atx_heading
 from vaultmind.markdown.standalone import standalone
 from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK, open_task_of
@@ -276,9 +277,6 @@ def _item(
     return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
 
 
-_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+\S")
-
-
 def from_tasks(content: str) -> str:
     """`content` on one line from its first open task on, with the heading right above that
     task's list ("… ## Action items - [ ] Alice: move the booking…"), marked "… " where text
@@ -287,7 +285,8 @@ def from_tasks(content: str) -> str:
     found = open_task_of(content)
     start = found.start() if found is not None else 0
     above, newline, line = content[:start].rstrip("\n").rpartition("\n")
-    if found is not None and _HEADING.match(line):  # the list's heading
+    heading = atx_heading(line) if found is not None else None
+    if heading is not None and heading[1]:  # the list's heading
         start = len(above) + len(newline)
     lead = "… " if content[:start].strip() else ""
     return lead + " ".join(content[start:].split())
