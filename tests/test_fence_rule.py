@@ -13,7 +13,7 @@ from vaultmind.ingest.document import _first_h1
 from vaultmind.markdown.render import escape_text, unescape_text
 from vaultmind.markdown.standalone import standalone
 from vaultmind.retrieval.headings import headings
-from vaultmind.tree.fallback import clean_units
+from vaultmind.tree.sentences import clean_units
 
 # a Markdown lesson: how to write a fenced block, shown inside one
 LESSON = "```\n```python\nprint(1)\n```\n"

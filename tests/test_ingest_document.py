@@ -701,8 +701,9 @@ class Killed(BaseException):
 
 
 def _kill_at(monkeypatch: pytest.MonkeyPatch, step: str) -> None:
-    """Kill the next ingest at `step` of moving a note: while writing it at its new place, or
-    after that, as it removes the old one."""
+    """Kill the next ingest at `step` of moving a note: while writing it at its new place, after
+    that, as it removes the old one (`unlink`), or after that, as it removes the folder it left
+    empty (`rmdir`)."""
     import vaultmind.ingest.writer as writer
 
     def killed(*args: object, **kwargs: object) -> None:
@@ -711,7 +712,7 @@ def _kill_at(monkeypatch: pytest.MonkeyPatch, step: str) -> None:
     if step == "write":
         monkeypatch.setattr(writer, "write_atomic", killed)
     else:
-        monkeypatch.setattr(Path, "unlink", killed)
+        monkeypatch.setattr(Path, step, killed)
 
 
 @pytest.mark.parametrize("step", ["write", "unlink"])
@@ -771,6 +772,31 @@ def test_a_killed_move_to_a_new_folder_of_a_note_that_names_its_id_is_finished(
     assert ("at eleven" if changed else "moved to ten") in note.body
     assert write_documents(vault, parse_document_paths([docs])).written == []
 
+
+
+def test_a_folder_a_killed_move_emptied_is_removed_by_the_next_ingest(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A move into the folder as written removes the old note, then the folders that left empty.
+    Killed in between, the move was done (nothing for the next ingest to finish) and the empty
+    folder stayed for good, listed in Obsidian. The next ingest removes it, and only it: an empty
+    folder you made under `sources/` stays."""
+    docs = tmp_path / "Team Wiki"
+    put(docs / "Meeting Notes/Note C.md", "---\nsource_id: wiki:note-c\n---\n# Note C\n\nThe standup moved to ten.\n")
+    write_documents(vault, [replace(doc, name=None, folders=()) for doc in parse_document_paths([docs])])
+    base, new = vault / "sources/document/files/team-wiki", vault / "sources/document/files/Team Wiki"
+    mine = [vault / "sources/document/files/mine", new / "Empty"]
+    for folder in mine:
+        folder.mkdir(parents=True)
+    with monkeypatch.context() as patch:
+        _kill_at(patch, "rmdir")
+        with pytest.raises(Killed):
+            write_documents(vault, parse_document_paths([docs]))
+    assert (new / "Meeting Notes/Note C.md").is_file() and list(base.rglob("*")) == [base / "meeting-notes"]
+    again = write_documents(vault, parse_document_paths([docs]))
+    assert (again.written, again.renamed) == ([], [])
+    assert not base.exists() and all(folder.is_dir() for folder in mine)
+    assert sorted(p.name for p in (vault / "sources").iterdir()) == ["document"]
 
 
 def test_a_move_whose_old_note_cannot_be_removed_says_so_and_names_it(

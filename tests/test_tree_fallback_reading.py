@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from vaultmind.tree.fallback import clean_units, extractive_summary
+from vaultmind.tree.fallback import extractive_summary
 from vaultmind.tree.filler import says_nothing_alone
+from vaultmind.tree.sentences import clean_units
 from vaultmind.tree.summarize import ChildText, output_budget
 
 

@@ -13,9 +13,10 @@ any sequence of watcher events equals a cold rebuild of the final vault.
   then leaves without an embedding for the current model are embedded (cached by content
   hash + model id, so a rename or reindex never re-embeds).
 
-The steps' parts: `sync_scan` (a folder's subtree), `sync_load` / `sync_note` / `sync_rows` (the
-reads and their rows), `sync_write` (an apply's transaction), `sync_embed` (the missing vectors),
-`sync_derive` (the derivers run inside each transaction).
+The steps' parts: `sync_scan` (a folder's subtree), `sync_diff` (what the index holds, and what
+each file read means), `sync_load` / `sync_note` / `sync_rows` (the reads and their rows),
+`sync_write` (an apply's transaction), `sync_embed` (the missing vectors), `sync_derive` (the
+derivers run inside each transaction).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 
 import duckdb
 import numpy as np
@@ -38,11 +38,12 @@ from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, Problem, Progress, SyncStats
 from vaultmind.sync_derive import Deriver, Preparing
+from vaultmind.sync_diff import IndexedState, diff_loaded, indexed_states, paths_to_retry, unchanged
 from vaultmind.sync_embed import embed_missing
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
-from vaultmind.sync_note import Loaded, Preparer
+from vaultmind.sync_note import Preparer
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
-from vaultmind.sync_write import RETRIED, BatchPlan, BatchRows, LoadLeafIds, write_batch
+from vaultmind.sync_write import BatchPlan, BatchRows, LoadLeafIds, write_batch
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
@@ -55,16 +56,6 @@ APPLY_BATCH = 600  # files per apply (the batch parsed ahead waits on disk; see 
 BULK_FILES = 2000
 FIRST_APPLY_BATCH = 50  # files in the first batch, doubling up to `APPLY_BATCH`: progress from the start
 OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
-
-
-@dataclass(frozen=True, slots=True)
-class IndexedState:
-    path: str
-    size: int
-    mtime_ns: int
-    sha256: str
-    ctime_ns: int | None = None  # None: indexed before vaultmind kept it
-    ino: int | None = None  # likewise
 
 
 class Syncer:
@@ -112,7 +103,7 @@ class Syncer:
             log.warning("chunk size changed (%s → %s tokens): every note is cut again", cut_at, self.config.chunk_tokens)
             rebuild = True
         scan = scan_vault(self.config.vault, self.rules)
-        known = {} if rebuild else self._indexed_states(None)
+        known = {} if rebuild else indexed_states(self.index, None)
         stats = SyncStats(scanned=len(scan.files))
         observed: dict[str, FileStat | None] = dict(scan.files)
         for path in known:
@@ -182,7 +173,7 @@ class Syncer:
                 prefixes.append(rel + "/")  # it may have been a folder before
             else:
                 prefixes.append(rel + "/")
-        known = self._indexed_states(sorted(observed), prefixes)
+        known = indexed_states(self.index, sorted(observed), prefixes)
         for path in known:
             if path not in observed and scan.is_observed(path):
                 observed[path] = None
@@ -214,23 +205,14 @@ class Syncer:
             if found:
                 first.problems.setdefault(path, []).extend(found)
         to_read: list[str] = []
-        retry = self._paths_to_retry()
+        retry = paths_to_retry(self.index)
         for path, st in observed.items():
             old = known.get(path)
             if st is None:
                 if old is not None:
                     first.remove.add(path)
                 first.clear_problems.add(path)
-            elif (
-                old is not None
-                and (old.size, old.mtime_ns, old.ctime_ns) == (st.size, st.mtime_ns, st.ctime_ns)
-                # the inode: none kept yet (indexed before 0026) reads the note once; 0 is not
-                # known (Windows' scandir gives none), and is not compared
-                and old.ino is not None
-                and (old.ino == st.ino or not old.ino or not st.ino)
-                and path not in retry
-                and st.size <= self.config.max_file_bytes  # over a lowered cap: read, and reported
-            ):
+            elif unchanged(old, st, retry=retry, max_file_bytes=self.config.max_file_bytes):
                 stats.unchanged += 1
             else:
                 to_read.append(path)
@@ -296,7 +278,7 @@ class Syncer:
         for number, loaded in enumerate(loader.batches(batches, indexed)):
             plan = plans.pop() if number == 0 else BatchPlan()  # the first batch also removes what went away
             for item in loaded.loaded:
-                self._diff_one(item, known.get(item.path), plan, stats, gone_hashes)
+                diff_loaded(item, known.get(item.path), plan, stats, gone_hashes, self._sha)
             plan.rows = loaded.rows
             done += len(loaded.loaded)
             if self.progress and total:
@@ -323,54 +305,6 @@ class Syncer:
     def _preparers(self) -> tuple[Preparer, ...]:
         with self.index.lock:
             return tuple(d.preparer(self.index.con) for d in self.derivers if isinstance(d, Preparing))
-
-    def _diff_one(
-        self, loaded: Loaded, old: IndexedState | None, plan: BatchPlan, stats: SyncStats, gone_hashes: dict[str, str]
-    ) -> None:
-        path = loaded.path
-        if loaded.problem is not None and loaded.keep_rows:
-            plan.problems[path] = [loaded.problem]
-            plan.read_only.add(path)
-            if old is not None:
-                stats.kept_unreadable += 1
-            return
-        if loaded.stat is None:  # vanished between scan and read
-            if old is not None:
-                plan.remove.add(path)
-            plan.clear_problems.add(path)
-            return
-        if loaded.sha is None:  # too large
-            assert loaded.problem is not None
-            plan.problems[path] = [loaded.problem]
-            if old is not None:
-                plan.remove.add(path)
-            return
-        sha = loaded.sha
-        if old is not None and loaded.same:
-            plan.touch[path] = loaded.stat
-            plan.read_only.add(path)  # readable again, if it was not
-            stats.touched += 1
-            return
-        problems = [loaded.decode_problem] if loaded.decode_problem else []
-        note = loaded.written
-        if note is None:
-            plan.problems[path] = problems
-            if old is not None:
-                plan.remove.add(path)
-            return
-        if note.frontmatter_error:
-            problems.append(Problem(path, "frontmatter", f"{note.frontmatter_error}; the body is indexed"))
-        plan.problems[path] = problems
-        plan.write[path] = loaded
-        plan.clear_problems.add(path)
-        if old is not None:
-            stats.modified += 1
-        elif sha in gone_hashes:
-            stats.renamed += 1
-            gone_hashes.pop(sha)
-        else:
-            stats.added += 1
-        self._sha[path] = sha
 
     # -- apply -----------------------------------------------------------------------------
 
@@ -463,29 +397,6 @@ class Syncer:
         return embed_missing(self.index, self.embedder, self.config.embed_batch, self.progress, only, into=into)
 
     # -- reads -----------------------------------------------------------------------------
-
-    def _indexed_states(self, paths: Sequence[str] | None, prefixes: Sequence[str] = ()) -> dict[str, IndexedState]:
-        if paths is None:
-            rows = self.index.query("SELECT path, size, mtime_ns, sha256, ctime_ns, ino FROM notes")
-        else:
-            if not paths and not prefixes:
-                return {}
-            rows = self.index.query(
-                """
-                SELECT path, size, mtime_ns, sha256, ctime_ns, ino FROM notes
-                WHERE path IN (SELECT unnest(?::VARCHAR[]))
-                   OR list_any_value(list_filter(?::VARCHAR[], p -> starts_with(path, p))) IS NOT NULL
-                """,
-                [list(paths), list(prefixes)],
-            )
-        return {r[0]: IndexedState(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
-
-    def _paths_to_retry(self) -> set[str]:
-        """Paths whose last read failed for a reason a stat cannot see change (permissions)."""
-        rows = self.index.query(
-            f"SELECT DISTINCT path FROM problems WHERE kind IN ({', '.join(map(repr, RETRIED))})"
-        )
-        return {row[0] for row in rows}
 
     def problems(self) -> list[Problem]:
         rows = self.index.query("SELECT path, kind, message FROM problems ORDER BY path, kind, message")

@@ -34,6 +34,9 @@ another file that still exists: then it is another document of the same id, and 
 written under `<id>~2` (`documents_plan._holding`). A note named by an earlier version moves to
 its file's name (`document_names`): written there, then removed from its old place; an ingest
 killed in between leaves both, and the next one removes the old one, still as written (`_leave`).
+The folders a move empties go too; the notes an ingest moves are listed in `sources/.moving`
+while it writes, so that the next one removes a folder a killed move emptied and left (only
+such a folder: an empty folder of yours under `sources/` stays).
 
 The writer's parts, one concept each: `names` (where a note goes), `held` (the notes already on
 disk, as read), `plan` (the plan of one ingest and its groups of messages), `grouping` (the
@@ -45,6 +48,7 @@ module plans each group's note, or each document's, and writes the plan.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -68,6 +72,8 @@ from vaultmind.vault.layout import SOURCES_DIR, name_order
 def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
     report = plan.report
     writes = sorted(plan.writes, key=lambda w: name_order(w.path))  # as listed: session-2 before session-10
+    moving = [w.moved_from for w in writes if w.moved_from is not None] + [path for path, _, _ in plan.left]
+    _list_moves(plan.vault, moving)
     for done, item in enumerate(writes):
         if progress is not None:  # (a note a second: a hundred session notes took seconds unsaid)
             progress("writing", done, len(writes))
@@ -107,6 +113,8 @@ def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
             report.warnings.append(_changed(path))
             continue
         _leave(plan, path, moved_to)
+    if moving:
+        os.remove(plan.vault / _MOVING)  # every move done
     if progress is not None and writes:
         progress("writing", len(writes), len(writes))
     report.unchanged.sort(key=name_order)
@@ -144,6 +152,29 @@ def _drop_emptied(vault: Path, left: str) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+# The notes the moves of the ingest writing now leave (one vault-relative path a line): a hidden
+# file, which neither the index nor Obsidian lists
+_MOVING = f"{SOURCES_DIR}/.moving"
+
+
+def _list_moves(vault: Path, leaving: Sequence[str]) -> None:
+    """Before the writes: the folders the moves of a killed ingest emptied (its list left, the
+    notes it names gone) are removed; then the notes this ingest's moves leave are listed."""
+    listed = vault / _MOVING
+    try:
+        earlier = listed.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        earlier = []
+    for path in earlier:
+        if path and not (vault / path).exists():
+            _drop_emptied(vault, path)
+    if leaving:
+        make_folders(listed.parent)
+        write_atomic(listed, "".join(f"{path}\n" for path in sorted(set(leaving))).encode("utf-8"), overwrite=True)
+    elif earlier:
+        os.remove(listed)
 
 
 def _still(full: Path, expect: bytes | None) -> bool:

@@ -1,0 +1,124 @@
+"""The diff step of a sync (`sync.Syncer`): what the index holds of each path, which files must
+be read, and what each one read means for its batch.
+
+A file whose (size, mtime, ctime, inode) the index holds is unchanged, unless its last read
+failed for a reason a stat cannot see change (permissions) or it is over the size cap (which
+may have been lowered: it is read, and reported). A file read is touched (same hash: its stat
+updated only), modified, renamed (a vanished path's hash reappears here), added, or too large
+or unreadable (reported; an unreadable note's rows are kept).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vaultmind.index.store import Index
+from vaultmind.model import FileStat, Problem, SyncStats
+from vaultmind.sync_note import Loaded
+from vaultmind.sync_write import RETRIED, BatchPlan
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedState:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    ctime_ns: int | None = None  # None: indexed before vaultmind kept it
+    ino: int | None = None  # likewise
+
+
+def indexed_states(index: Index, paths: Sequence[str] | None, prefixes: Sequence[str] = ()) -> dict[str, IndexedState]:
+    """What the index holds of `paths` and of every path under `prefixes`; of all, for None."""
+    if paths is None:
+        rows = index.query("SELECT path, size, mtime_ns, sha256, ctime_ns, ino FROM notes")
+    else:
+        if not paths and not prefixes:
+            return {}
+        rows = index.query(
+            """
+            SELECT path, size, mtime_ns, sha256, ctime_ns, ino FROM notes
+            WHERE path IN (SELECT unnest(?::VARCHAR[]))
+               OR list_any_value(list_filter(?::VARCHAR[], p -> starts_with(path, p))) IS NOT NULL
+            """,
+            [list(paths), list(prefixes)],
+        )
+    return {r[0]: IndexedState(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+
+def paths_to_retry(index: Index) -> set[str]:
+    """Paths whose last read failed for a reason a stat cannot see change (permissions)."""
+    rows = index.query(f"SELECT DISTINCT path FROM problems WHERE kind IN ({', '.join(map(repr, RETRIED))})")
+    return {row[0] for row in rows}
+
+
+def unchanged(old: IndexedState | None, st: FileStat, *, retry: set[str], max_file_bytes: int) -> bool:
+    """Whether the file at `st.path`, indexed as `old`, need not be read (see the module doc)."""
+    return (
+        old is not None
+        and (old.size, old.mtime_ns, old.ctime_ns) == (st.size, st.mtime_ns, st.ctime_ns)
+        # the inode: none kept yet (indexed before 0026) reads the note once; 0 is not
+        # known (Windows' scandir gives none), and is not compared
+        and old.ino is not None
+        and (old.ino == st.ino or not old.ino or not st.ino)
+        and old.path not in retry
+        and st.size <= max_file_bytes  # over a lowered cap: read, and reported
+    )
+
+
+def diff_loaded(
+    loaded: Loaded,
+    old: IndexedState | None,
+    plan: BatchPlan,
+    stats: SyncStats,
+    gone_hashes: dict[str, str],
+    shas: dict[str, str],
+) -> None:
+    """Put what the file read (`loaded`), indexed as `old`, means into its batch's `plan` and
+    the sync's `stats`. `gone_hashes`: the hashes of the paths gone (a rename's), each taken once;
+    `shas`: the hash of each path the plan writes, for its apply."""
+    path = loaded.path
+    if loaded.problem is not None and loaded.keep_rows:
+        plan.problems[path] = [loaded.problem]
+        plan.read_only.add(path)
+        if old is not None:
+            stats.kept_unreadable += 1
+        return
+    if loaded.stat is None:  # vanished between scan and read
+        if old is not None:
+            plan.remove.add(path)
+        plan.clear_problems.add(path)
+        return
+    if loaded.sha is None:  # too large
+        assert loaded.problem is not None
+        plan.problems[path] = [loaded.problem]
+        if old is not None:
+            plan.remove.add(path)
+        return
+    sha = loaded.sha
+    if old is not None and loaded.same:
+        plan.touch[path] = loaded.stat
+        plan.read_only.add(path)  # readable again, if it was not
+        stats.touched += 1
+        return
+    problems = [loaded.decode_problem] if loaded.decode_problem else []
+    note = loaded.written
+    if note is None:
+        plan.problems[path] = problems
+        if old is not None:
+            plan.remove.add(path)
+        return
+    if note.frontmatter_error:
+        problems.append(Problem(path, "frontmatter", f"{note.frontmatter_error}; the body is indexed"))
+    plan.problems[path] = problems
+    plan.write[path] = loaded
+    plan.clear_problems.add(path)
+    if old is not None:
+        stats.modified += 1
+    elif sha in gone_hashes:
+        stats.renamed += 1
+        gone_hashes.pop(sha)
+    else:
+        stats.added += 1
+    shas[path] = sha
