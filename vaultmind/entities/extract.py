@@ -23,7 +23,7 @@ NER labels (spaCy, OntoNotes): PERSON → person; ORG → org; GPE, LOC, FAC →
 product; EVENT → event; WORK_OF_ART → work. Dates, times, numbers, money, percentages,
 quantities, languages, laws and NORP are not entities here. A hit whose capital says nothing
 about a name — a word capitalised by its place, a heading of common words, a person or an
-organization in the note's own title, an interface's label — is dropped (`capitals.py`); so is a hit whose shape is no name (a code, a weekday, a
+organization in the note's own title, an interface's label, a word said to be a date, a link's claim — is dropped (`capitals.py`); so is a hit whose shape is no name (a code, a weekday, a
 document's part alone, across a table's cells), and a person's takes in a kinship title
 (`shapes.py`); so is a hit inside a mail's transport header written out in the text
 ("Received: … (Postfix) with SMTP id …", `mail_headers.py`), while a hit that opens the
