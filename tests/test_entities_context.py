@@ -1,12 +1,12 @@
-"""What a NER hit's sentence says about it: a verb after an organization, a date it is said to
-be, a cell it opens, a step's verb, an address that writes it in lower case (pure functions on
-hand-written text; the model's guess is given)."""
+"""What a hit's context says about it: a verb after an organization, a date it is said to be, a
+cell it opens, a step's verb, an address that writes it in lower case, a mail's field that holds
+an address (pure functions on hand-written text; the model's guess is given)."""
 
 from __future__ import annotations
 
 import pytest
 
-from vaultmind.entities.extract import clean_ner_span
+from vaultmind.entities.extract import clean_ner_span, regex_spans
 
 
 def _kept(text: str, hit: str, label: str) -> tuple[str, str] | None:
@@ -117,3 +117,19 @@ def test_a_person_does_not_open_with_an_acronym() -> None:
     text = "Technical details of permanent failure:\nDNS Error: Domain name not found\n\nThanks, JR Smith"
     assert _kept(text, "DNS Error", "PERSON") is None
     assert _kept(text, "JR Smith", "PERSON") == ("JR Smith", "person")
+
+
+def test_a_messages_id_in_a_quoted_header_is_no_address() -> None:
+    """A bounce quotes the returned message's header: its id and its list's unsubscribe robot are
+    written as addresses between angle brackets, no one's; the people's addresses stay."""
+    text = (
+        "----- Original message -----\n"
+        "Message-ID: <CAKsfaBUUGqVZiaM@mail.gmail.com>\n"
+        "References: <a1.x@mail.example>\n <a2.y@mail.example>\n"
+        "List-Unsubscribe: <mailto:u+mq6tmjtj@list.example>\n"
+        "From: Megan One <megan@example.com>\n"
+        "To: bob@example.com\n\n"
+        "References: alice@example.com (ask her for the paper)"
+    )
+    found = [s.surface for s in regex_spans(text) if s.kind == "email"]
+    assert found == ["megan@example.com", "bob@example.com", "alice@example.com"]

@@ -95,7 +95,8 @@ EXTRACTOR_VERSION = "14"  # 2: a person's title is not part of their id; 3: "›
 # 14: an organization before a verb in the past tense keeps its hit ("the Guardian reported"), and so
 # does a name written in lower case only in an address; a word said to be a date ("Target is still
 # Tuesday"), an organization opening a cell that goes on in lower case, a step's verb before a
-# preposition, a link's claim ("[[Calmness is a superpower]]") and a person opening with an acronym are no names
+# preposition, a link's claim ("[[Calmness is a superpower]]") and a person opening with an acronym are no names;
+# a message's id in a quoted header is no address (`mail_headers.message_address`)
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
