@@ -11,13 +11,20 @@ The small models take a capitalised word for a name wherever it stands. Dropped 
 - several words that make a whole heading, cell, line or label, each of which the text writes
   in lower case too ("# TODO: Understand Network Diagrams", `_label_phrase`);
 - an organization's one-word hit between a determiner and a lower-case noun ("the Pro tier", "a
-  paid Pro plan"), unless the text capitalises it inside a sentence elsewhere (`_qualifies_a_noun`);
+  paid Pro plan") or opening a table cell before one ("| Press embargo lifts |"), unless the
+  text capitalises it inside a sentence elsewhere (`_qualifies_a_noun`; a verb in the past tense
+  is no noun: "the Guardian reported");
 - the label of a button, a menu or a setting in running text ("choose Send Again from the
   Report ribbon", "via the Inbox Rules feature", `_interface_label`);
 - a hit inside a heading over a view the text embeds ("## Albums" over `![[Albums.base]]`,
   "## Last seen" over `![[Movies.base#Last seen]]`, `_titles_a_file`);
 - a one-word person's hit that opens a numbered step and takes an object, a number or a
-  determiner ("12. Bake 10 minutes more", "1. [Download this vault](…)", `_opens_a_step`);
+  determiner, maybe after a preposition ("12. Bake 10 minutes more", "6. Bake on a cookie
+  sheet", "1. [Download this vault](…)", `_opens_a_step`);
+- an organization, a product or a work the sentence says is a date ("Target is still Tuesday 9
+  April", `_names_a_date`);
+- a one-word hit that opens a wikilink to a note titled by its claim ("[[Calmness is a
+  superpower]]", `_opens_a_claim`);
 - an organization's hit, or a person's that is no full name, inside a heading that is its
   note's title ("# 68 Bits of Unsolicited Advice", "# Brown butter nectarine tart", "# Kyoto",
   `in_note_title`): a document's title names a work at most, and every leaf of a long note
@@ -48,13 +55,17 @@ def capital_says_nothing(text: str, surface: str, start: int, end: int, kind: st
         or _interface_label(text, surface)
         or _titles_a_file(text, start, end)
         or _opens_a_step(text, surface, start, end, kind)
+        or _names_a_date(text, end, kind)
+        or _opens_a_claim(text, surface, start, end)
     )
 
 
 def _common_word(text: str, surface: str) -> bool:
-    """A one-word hit that the same text also writes in lower case ("# Launch sync" above "the
-    Tidepool launch"): a word capitalised by its place (a heading, a sentence's start), which the
-    small models take for a name. So is an acronym the text also writes in lower case, in an
+    """A one-word hit that the same text also writes in lower case as a word of prose ("# Launch
+    sync" above "the Tidepool launch"): a word capitalised by its place (a heading, a sentence's
+    start), which the small models take for a name. A name written in lower case only in an
+    address, a host's name or a file name is no common word ("Hetzner <info@hetzner.example>
+    wrote:"); a word before a slash is ("audio/basic"). So is an acronym the text also writes in lower case, in an
     address, a URL or a file name ("SMTP" beside "smtp.example.com", "HTTP" beside "http://…",
     "JSON" beside "data.json"): a protocol's or a format's, not an organization's. A name the
     memory knows (an author, an entity note) is still found there by the registry; only the
@@ -64,7 +75,7 @@ def _common_word(text: str, surface: str) -> bool:
         return False
     if acronym:  # in a file or host name between hyphens too: "draft-ietf-http-auth.txt"
         return re.search(rf"(?<![^\W_]){re.escape(surface.lower())}(?![^\W_])", text) is not None
-    return re.search(rf"(?<![\w-]){re.escape(surface.lower())}(?![\w-])", text) is not None
+    return re.search(rf"(?<![\w.@/-]){re.escape(surface.lower())}(?![\w@-]|\.\w)", text) is not None
 
 
 # a word after which a capitalised word is someone: "called Bill", "with Bill", "told Bill"
@@ -138,17 +149,29 @@ def _weak_guess(text: str, surface: str, start: int, end: int, kind: str) -> boo
 
 
 def _qualifies_a_noun(text: str, start: int, end: int, kind: str) -> bool:
-    """Whether an organization's one-word hit stands between a determiner and a lower-case noun
-    ("the Pro tier", "a paid Pro plan"): a word naming a kind of thing, a tier's or a plan's
-    name, as often as the organization's own ("the Google team"), so weak evidence of one. A
-    function word or a verb of saying after it is no noun ("joined the Guardian as an editor",
-    "the Times reports"): the organization keeps its hit."""
+    """Whether an organization's one-word hit stands before a lower-case noun after a determiner
+    ("the Pro tier", "a paid Pro plan") or at the start of a table cell ("| Press embargo lifts
+    |"): a word naming a kind of thing, a tier's or a plan's name, as often as the
+    organization's own ("the Google team"), so weak evidence of one. A function word, a verb of
+    saying or a verb in the past tense after it is no noun ("joined the Guardian as an editor",
+    "the Times reports", "the Guardian reported"): the organization keeps its hit."""
+    if kind != "org" or (word := _WORD_AFTER.match(text, end)) is None or not _noun(word.group(1)):
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
     return (
-        kind == "org"
-        and _DETERMINER_BEFORE.search(text, max(0, start - 40), start) is not None
-        and (word := _WORD_AFTER.match(text, end)) is not None
-        and word.group(1) not in _NOT_A_NOUN
+        _DETERMINER_BEFORE.search(text, max(0, start - 40), start) is not None
+        or _CELL_HEAD.fullmatch(text, line_start, start) is not None
     )
+
+
+# a verb in the past tense: "reported", "announced"; not "need", "speed", "bed"
+_PAST_TENSE = re.compile(r"[a-z]{2,}[^e\W]ed")
+
+
+def _noun(word: str) -> bool:
+    """Whether a lower-case word after a name may be a noun it qualifies: no function word, no
+    verb of saying, no verb in the past tense."""
+    return word not in _NOT_A_NOUN and _PAST_TENSE.fullmatch(word) is None
 
 
 # before a hit that is a whole title, cell or line: its marker, a label of its own ("# TODO: "), bold
@@ -233,21 +256,66 @@ def _titles_a_file(text: str, start: int, end: int) -> bool:
 
 # the start of a numbered list's item, and of a link's text there: "12. ", "1. ["
 _STEP_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*\d{1,3}[.)][ \t]+\[?")
-# what a verb takes and a name is not followed by: a number or a determiner
+# what a verb takes and a name is not followed by: a number or a determiner, maybe after a
+# preposition of place or time ("Bake on a cookie sheet", "Chill for 2 hours")
 _OBJECT_AFTER = re.compile(
-    r"[ \t]+(?:\d|(?:the|a|an|this|that|these|those|it|them|your|my|our|all|each|every|some)(?![\w'’-]))"
+    r"[ \t]+(?:(?:on|in|at|for|until|into|onto|over|under)[ \t]+)?"
+    r"(?:\d|(?:the|a|an|this|that|these|those|it|them|your|my|our|all|each|every|some)(?![\w'’-]))"
 )
 
 
 def _opens_a_step(text: str, surface: str, start: int, end: int, kind: str) -> bool:
     """A one-word person's hit that opens an item of a numbered list (a step of a recipe or a
-    how-to) and is followed by a number or a determiner ("12. Bake 10 minutes more", "1.
-    [Download this vault](…)"): a step's verb at its capital, not a name. "1. Dana books the
-    venue" and "2. Marco to send the deck" stay someone's."""
+    how-to) and is followed by a number or a determiner, maybe after a preposition ("12. Bake 10
+    minutes more", "6. Bake on a cookie sheet", "1. [Download this vault](…)"): a step's verb at
+    its capital, not a name. "1. Dana books the venue" and "2. Marco to send the deck" stay
+    someone's."""
     if kind != "person" or " " in surface:
         return False
     line_start = text.rfind("\n", 0, start) + 1
     return _STEP_HEAD.fullmatch(text, line_start, start) is not None and _OBJECT_AFTER.match(text, end) is not None
+
+
+# a copula and a date after a hit: "is still Tuesday 9 April", "was 3 May", "will be Fri 5 July"
+_MONTH = (
+    r"(?:(?i:january|february|march|april|may|june|july|august|september|october|november|december)"
+    r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?)"
+)
+_WEEKDAY = r"(?:(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|Mon|Tue|Tues|Wed|Thu|Thurs|Fri|Sat|Sun)"
+_IS_A_DATE = re.compile(
+    r"[ \t]+(?:is|was|will[ \t]+be)(?:[ \t]+(?:still|now|again|also|probably|then))?[ \t]+(?:on[ \t]+)?"
+    rf"(?:{_WEEKDAY}|\d{{1,2}}(?:st|nd|rd|th)?[ \t]+{_MONTH}|{_MONTH}[ \t]+\d{{1,2}})(?![\w-])"
+)
+# the kinds of names that are never a date; a person may be ("Dana is Tuesday" in a rota), a
+# place ("Berlin is 3 May" on a trip), an event ("Easter is 20 April")
+_NO_DATE_KINDS = ("org", "product", "work")
+
+
+def _names_a_date(text: str, end: int, kind: str) -> bool:
+    """A hit the text says is a date ("Target is still Tuesday 9 April", "Kickoff was 3 May"): a
+    word for a moment (a target, a deadline, a release) at its sentence's capital, not the name
+    of an organization, a product or a work (`_NO_DATE_KINDS`)."""
+    return kind in _NO_DATE_KINDS and _IS_A_DATE.match(text, end) is not None
+
+
+# the rest of a wikilink's target that makes it a sentence: a verb of being, having or being able,
+# then lower-case words to the link's end ("[[Calmness is a superpower]]", "[[Writing is telepathy]]")
+_CLAIM_REST = re.compile(
+    r"[ \t]+(?:is|are|was|were|has|have|had|can|cannot|will|should|must)(?:[ \t]+[a-z][\w'’,-]*)+[ \t]*(?:[|#]|\]\])"
+)
+_LINK_PATH = re.compile(r"[^\[\]|#\n]*/")  # the folders before a link's note name: "[[Ideas/Calmness …"
+
+
+def _opens_a_claim(text: str, surface: str, start: int, end: int) -> bool:
+    """A one-word hit that opens a wikilink to a note titled by its claim, a sentence ("- [[Calmness
+    is a superpower]]", "[[Notes/Writing is telepathy|…]]"): the title's first word, capitalised
+    by its place, not a name. A link to a name stays one: "[[Dana]]", "[[Dana Whitfield]]",
+    "[[Berlin trip]]"."""
+    opened = text.rfind("[[", max(0, start - 200), start)
+    if " " in surface or opened < 0:
+        return False
+    folders = text[opened + 2 : start]
+    return (not folders or _LINK_PATH.fullmatch(folders) is not None) and _CLAIM_REST.match(text, end) is not None
 
 
 _TITLE_KINDS = ("person", "org")
@@ -304,8 +372,8 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
     cell names the line, "| Infrastructure | €2,100 |"). A heading "goes on in lower case"
     when a joining word leads lower-case ones ("Tools and subscriptions", "Notes on pricing"),
     not when a name leads them ("Noah swimming lessons"). The first word of a sentence is no
-    weak place: "Target is still 9 April" cannot be told from "Google is hiring" without a
-    dictionary."""
+    weak place: "Target opens a store" cannot be told from "Google is hiring" without a
+    dictionary (one the sentence says is a date can: `_names_a_date`)."""
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end

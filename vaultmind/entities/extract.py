@@ -5,7 +5,9 @@ registry (`registry.py`) and `resolve.py`.
 
 Regex extractors (always on):
 
-- email: `alice@example.com` (also inside `mailto:`), not preceded by a word character;
+- email: `alice@example.com` (also inside `mailto:`), not preceded by a word character, nor
+  a message's id or a list's robot between angle brackets in a mail's field
+  (`mail_headers.message_address`: "Message-ID: <…@mail.example>");
 - url: `http(s)://…` up to whitespace or `<>()[]"'`, trailing `.,;:!?` dropped;
 - handle: `@name` at the start, after whitespace or `(`; dots, dashes and underscores inside
   (`@bob.stone`), not a trailing dot; not a capitalised `@Name` followed by another capitalised
@@ -23,7 +25,7 @@ NER labels (spaCy, OntoNotes): PERSON → person; ORG → org; GPE, LOC, FAC →
 product; EVENT → event; WORK_OF_ART → work. Dates, times, numbers, money, percentages,
 quantities, languages, laws and NORP are not entities here. A hit whose capital says nothing
 about a name — a word capitalised by its place, a heading of common words, a person or an
-organization in the note's own title, an interface's label — is dropped (`capitals.py`); so is a hit whose shape is no name (a code, a weekday, a
+organization in the note's own title, an interface's label, a word said to be a date, a link's claim — is dropped (`capitals.py`); so is a hit whose shape is no name (a code, a weekday, a
 document's part alone, across a table's cells), and a person's takes in a kinship title
 (`shapes.py`); so is a hit inside a mail's transport header written out in the text
 ("Received: … (Postfix) with SMTP id …", `mail_headers.py`), while a hit that opens the
@@ -43,6 +45,7 @@ from vaultmind.entities.mail_headers import (
     attribution_name,
     header_field_name,
     in_transport_field,
+    message_address,
     organization_name,
 )
 from vaultmind.entities.shapes import no_name, with_title
@@ -150,7 +153,8 @@ def regex_spans(text: str, code: list[tuple[int, int]] | None = None) -> list[Sp
         if len(url) > len("https://x"):
             spans.append(Span(m.start(), m.start() + len(url), url, "url", "regex", url))
     for m in _EMAIL_RE.finditer(text) if has_at else ():
-        spans.append(Span(m.start(), m.end(), m.group(0), "email", "regex", m.group(0)))
+        if not message_address(text, m.start()):
+            spans.append(Span(m.start(), m.end(), m.group(0), "email", "regex", m.group(0)))
     for m in _HANDLE_RE.finditer(text) if has_at else ():
         if len(m.group(1)) >= 2 and not (m.group(1)[0].isupper() and _NAME_AFTER.match(text, m.end())):
             spans.append(Span(m.start(), m.end(), m.group(0), "handle", "regex", m.group(1)))

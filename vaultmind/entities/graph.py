@@ -76,7 +76,7 @@ __all__ = ["EntityDeriver", "query_entities", "stored_fuzzy_threshold"]
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "13"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "14"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
@@ -92,6 +92,11 @@ EXTRACTOR_VERSION = "13"  # 2: a person's title is not part of their id; 3: "›
 # tier") is weak evidence (`capitals._qualifies_a_noun`); 13: … but not before a function word ("the
 # Guardian as"); a mail's field named with a common word ("Received:") is a mail's only with a mail's
 # value or beside its other fields; an organization's reply attribution ("Acme Corp wrote:") stays one
+# 14: an organization before a verb in the past tense keeps its hit ("the Guardian reported"), and so
+# does a name written in lower case only in an address; a word said to be a date ("Target is still
+# Tuesday"), an organization opening a cell that goes on in lower case, a step's verb before a
+# preposition, a link's claim ("[[Calmness is a superpower]]") and a person opening with an acronym are no names;
+# a message's id in a quoted header is no address (`mail_headers.message_address`)
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

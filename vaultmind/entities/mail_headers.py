@@ -25,6 +25,11 @@ mx.example.org (…)", "References: <a1@mail.example>") or next to another of a 
 note's own label "Received: €500 deposit from Helen Okafor" keeps its names. The fields that
 name people — `From:`, `To:`, `Cc:`, `Reply-To:`, `Sender:` — and `Subject:` are not transport
 fields: "From: Kirk Douglas <kirk@example.com>" names a person wherever it is quoted.
+
+An address between angle brackets in a field that holds a message's id or a mailing list's
+machinery — `Message-ID:`, `In-Reply-To:`, `References:`, `Content-ID:`, a `List-…:` field —
+is no one's address (`message_address`): "<CAKsfaB…@mail.gmail.com>" is a message, "<mailto:
+u+mq6t…@list.example>" a list's unsubscribe robot.
 """
 
 from __future__ import annotations
@@ -58,14 +63,41 @@ MAX_FOLDED_LINES: Final = 40
 def in_transport_field(text: str, start: int) -> bool:
     """Whether the character at `start` is inside a mail transport field written out in `text`:
     on the field's own line or on a line folded under it."""
+    line_start = _field_start(text, start, TRANSPORT_FIELD)
+    return line_start is not None and _transport_field(text, line_start)
+
+
+def _field_start(text: str, start: int, field: re.Pattern[str]) -> int | None:
+    """Where the line of the field `field` that the character at `start` is in starts: its own
+    line, or the line it is folded under; None when it is in no such field."""
     line_start = text.rfind("\n", 0, start) + 1
     for _ in range(MAX_FOLDED_LINES):
-        if TRANSPORT_FIELD.match(text, line_start) is not None:
-            return _transport_field(text, line_start)
+        if field.match(text, line_start) is not None:
+            return line_start
         if line_start == 0 or text[line_start : line_start + 1] not in (" ", "\t"):
-            return False
+            return None
         line_start = text.rfind("\n", 0, line_start - 1) + 1
-    return False
+    return None
+
+
+# the fields whose addresses are a message's id or a mailing list's machinery, not anyone's:
+# "Message-ID: <20171013.254C@mail.example>", "List-Unsubscribe: <mailto:u+mq6t@mail.example>"
+_ID_FIELD: Final = re.compile(
+    r"(?:Message-I[Dd]|Resent-Message-I[Dd]|In-Reply-To|References|Content-I[Dd]|List-[\w-]+)[ \t]*:"
+)
+_ADDRESS_OPENS = re.compile(r"<(?:mailto:)?$")
+
+
+def message_address(text: str, start: int) -> bool:
+    """Whether the address at `start` is written between angle brackets in a mail's id or list
+    field (`_ID_FIELD`): a message's id ("Message-ID: <CAKsfaB…@mail.gmail.com>", a reply's
+    "References:") or a list's unsubscribe address, which the small print of a quoted mail holds;
+    no one's address. "From: Bob <bob@example.com>" and "References: alice@example.com" written
+    by hand stay addresses."""
+    return (
+        _ADDRESS_OPENS.search(text, max(0, start - 8), start) is not None
+        and _field_start(text, start, _ID_FIELD) is not None
+    )
 
 
 def _transport_field(text: str, line_start: int, *, alone: bool = False) -> bool:

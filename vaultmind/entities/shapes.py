@@ -25,7 +25,9 @@ No name (`no_name`):
   may be named so ("Booking.com", "Node.js");
 - a person or a place that is an acronym alone, of any length ("TODO", "SMTP" read as someone):
   people and places are not written in capitals alone (an organization or a work may be:
-  "NASA", "LOTR"; for protocols and formats see `capitals._common_word`).
+  "NASA", "LOTR"; for protocols and formats see `capitals._common_word`); nor does a person's
+  name open with an acronym of three letters or more ("DNS Error: Domain name not found", "HTTP
+  Server"; initials may: "JR Smith").
 
 No person's name of a message's author (`generated_name`): a chat export's randomised or
 placeholder name, one word of 6 letters and digits or more with a letter after a digit
@@ -114,6 +116,8 @@ def no_name(surface: str, kind: str) -> bool:
     spaced = surface.split()
     if kind == "person" and len(spaced) > 1 and spaced[-1].isalpha() and spaced[-1].islower():
         return True
+    if kind == "person" and len(spaced) > 1 and len(spaced[0]) > 2 and _acronym(spaced[0]):
+        return True  # "DNS Error", "HTTP Server": a name does not open with an acronym ("JR Smith" may)
     return any(_lower_compound(part) for part in spaced)
 
 
