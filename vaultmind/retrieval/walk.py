@@ -27,6 +27,7 @@ import numpy as np
 from vaultmind.embed.base import averages_words, embed_query
 from vaultmind.entities.ids import words
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.after_event import EVENT_HITS, event_window
 from vaultmind.retrieval.answer_type import (
     ASKING_WORDS,
     answer_kind,
@@ -185,6 +186,8 @@ def walk(
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
     speakers, verbs = asked_speakers(question, authors) if authors else (set(), set())
+    if window is None and speakers:  # "what did Priya say after the launch was moved?": once it was (`after_event`)
+        window = event_window(question, lambda asked: walk(memory, asked, limit=EVENT_HITS, reference_time=reference_time)["hits"])
     verbs |= own
     hedged = hedges(question)  # "would Caroline likely…?": how sure, not what (read as "like")
     if any(t not in hedged for t in content_terms):
