@@ -39,12 +39,16 @@ def test_what_a_speaker_said_after_an_event_is_what_follows_the_event(vault: Pat
     _chats(vault)
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
-        result = memory.walk("What did Priya say after the launch was moved?", limit=3, reference_time=MARCH_12)
+        result = memory.walk(
+            "What did Priya say after the launch was moved?", limit=3, reference_time=MARCH_12
+        )
         window = result["query"]["time_window"]
         assert window["start"] == "2024-03-07T10:00:00Z", "from the message that tells the event"
         assert window["text"] == "after the launch was moved"
         first = result["hits"][0]
-        assert first["author"] == "Priya Raman" and first["content"].startswith("That gives me time"), result["hits"]
+        assert first["author"] == "Priya Raman" and first["content"].startswith("That gives me time"), result[
+            "hits"
+        ]
         assert first["breakdown"]["inside"]
         earlier = next(h for h in result["hits"] if h["content"].startswith("Then I would move"))
         assert earlier["breakdown"]["time_factor"] < 1.0, "her words before the event are outside its window"
@@ -55,5 +59,8 @@ def test_what_a_speaker_said_after_an_event_is_what_follows_the_event(vault: Pat
 
 def test_the_event_is_the_closing_after_clause() -> None:
     assert after_event("What did Priya say after the launch was moved?") == "the launch was moved"
-    assert after_event("What did Bob say after Marco's message about the Pro tier?!") == "Marco's message about the Pro tier"
+    assert (
+        after_event("What did Bob say after Marco's message about the Pro tier?!")
+        == "Marco's message about the Pro tier"
+    )
     assert after_event("What did Bob say about the launch?") is None
