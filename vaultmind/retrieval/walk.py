@@ -105,7 +105,7 @@ from vaultmind.retrieval.signals import (
     without_common,
 )
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
-from vaultmind.retrieval.tasks import TASK_CANDIDATES, of_window, open_tasks, task_scores
+from vaultmind.retrieval.tasks import TASK_CANDIDATES, of_named_source, of_window, open_tasks, task_scores
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
@@ -242,7 +242,7 @@ def walk(
     # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
     only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
     # "what are my open tasks?": the vault's open tasks, in their order (`retrieval/tasks.py`)
-    tasks = open_tasks(memory, now) if kind == "task" else []
+    tasks = of_named_source(open_tasks(memory, now), question) if kind == "task" else []
     only_tasks = bool(tasks) and asking_only and window is None
     # "what is due this week?": the tasks due inside the window, or written in it (`tasks.of_window`)
     timely = {task.id for task in of_window(tasks, window)[:TASK_CANDIDATES]} if tasks and window is not None else set()
