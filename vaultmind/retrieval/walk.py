@@ -186,7 +186,8 @@ def walk(
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
     speakers, verbs = asked_speakers(question, authors) if authors else (set(), set())
-    if window is None and speakers:  # "what did Priya say after the launch was moved?": once it was (`after_event`)
+    evented = window is None and bool(speakers)  # "what did Priya say after the launch was moved?": once it was (`after_event`)
+    if evented:
         window = event_window(question, lambda asked: walk(memory, asked, limit=EVENT_HITS, reference_time=reference_time)["hits"])
     verbs |= own
     hedged = hedges(question)  # "would Caroline likely…?": how sure, not what (read as "like")
@@ -305,7 +306,9 @@ def walk(
     weights = signal_weights(named, len(set(searched)), averages_words(memory.embedder))
     base = base_scores(signals, weights)
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
-    told = told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
+    # … and of a question about nothing but a past window ("what happened on 7 March?"), the record of the day that names it
+    names_day = window is not None and (ahead or (only_window and not evented))
+    told = told_of(memory, ids, cols, window) if window is not None and names_day else np.zeros(len(ids), dtype=bool)
     ungrounded = ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
     if not ungrounded and lexical and possessed(question, qents):  # "Okafor's team": not "Ok team, Dad's 60th!"
         ungrounded = set_apart(base, signals, cols)
@@ -328,7 +331,7 @@ def walk(
             cols = memory.leaves.columns(ids)
         signals = np.vstack((signals, np.zeros((len(reached), len(SIGNALS)))))
         base = np.concatenate((base, np.zeros(len(reached))))
-        more_told = told_of(memory, reached, more, window) if window is not None and ahead else np.zeros(len(reached), dtype=bool)
+        more_told = told_of(memory, reached, more, window) if window is not None and names_day else np.zeros(len(reached), dtype=bool)
         told = np.concatenate((told, more_told))
     context = np.zeros(len(ids))
     for leaf_id, value in context_of.items():  # candidates, or leaves context reached
@@ -354,6 +357,8 @@ def walk(
     scores += tasked
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
+    if names_day and not ahead:  # "what happened on 7 March?": "# Thursday, 7 March 2024" over a runbook edited that day
+        scores += WINDOW_PRESENCE * (told & inside)
     latest = np.zeros(len(ids))
     if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change),
         latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
