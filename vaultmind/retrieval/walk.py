@@ -19,7 +19,7 @@ The whole formula, its weights and every breakdown key: docs/ranking.md.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -306,8 +306,8 @@ def walk(
     weights = signal_weights(named, len(set(searched)), averages_words(memory.embedder))
     base = base_scores(signals, weights)
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
-    # … and of a question about nothing but a past window ("what happened on 7 March?"), the record of the day that names it
-    names_day = window is not None and (ahead or (only_window and not evented))
+    # … and of a question about nothing but a past day ("what happened on 7 March?"), the record of the day that names it
+    names_day = window is not None and (ahead or (only_window and not evented and window.end - window.start <= timedelta(days=1)))
     told = told_of(memory, ids, cols, window) if window is not None and names_day else np.zeros(len(ids), dtype=bool)
     ungrounded = ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
     if not ungrounded and lexical and possessed(question, qents):  # "Okafor's team": not "Ok team, Dad's 60th!"
