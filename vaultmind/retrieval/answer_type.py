@@ -26,7 +26,8 @@ question: `asking.py` tells such texts, and those that end asking, from statemen
 review fits", "since I'm lactose intolerant", "I'd rather move the date than cut Pro"), not
 by one that only says what was done in the question's words. A question of an agreement ("what
 did we agree with Bob…?", "do Bob and Alice agree…?") is answered by a text that says one was
-made ("Deal: …", "Agreed with Bob", "sounds good", "approved").
+made ("Deal: …", "Agreed with Bob", "sounds good", "approved"). "Did the budget change…?"
+by a sentence that says a change, or none, of what it asks about (`change.py`).
 
 English only, by design small: a few patterns over the question's first words and the leaf's
 text, no model. A question of another kind (what, how…) gets no answer signal.
@@ -40,6 +41,7 @@ from functools import lru_cache
 from typing import Literal
 
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.change import change_subject, tells_change
 
 # Words that ask rather than name what is asked about ("how much…", "what happened…", "tell me
 # about…"): they ground no question (evidence), one the memory never says is not news, and a
@@ -54,7 +56,7 @@ ASKING_WORDS = frozenset(
     )
 )
 
-AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason", "agreement"]
+AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason", "agreement", "change"]
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -147,6 +149,8 @@ def answer_kind(question: str) -> AnswerKind | None:
     for kind, pattern in _QUESTION:
         if pattern.search(question):
             return kind  # type: ignore[return-value]
+    if change_subject(question) is not None:  # "did the budget change…?": a change, or none, said of it
+        return "change"
     return None
 
 
@@ -231,6 +235,9 @@ def answer_test(
     load testing" nor "The second cluster is another €900" after "the load test is fine"."""
     if kind == "time" and asks_clock(question):
         return names_clock
+    if kind == "change":
+        subject = change_subject(question) or frozenset()
+        return lambda text: tells_change(text, subject)
     if kind == "quantity" and _MONEY_QUESTION.search(question):
         wanted = frozenset(query_terms)
         return lambda text: states_amount(text, wanted)
@@ -380,6 +387,8 @@ def holds_answer(kind: AnswerKind, text: str) -> bool:
         return _REASON.search(text) is not None
     if kind == "agreement":
         return _AGREEMENT.search(text) is not None
+    if kind == "change":
+        return tells_change(text, frozenset())
     if kind == "task":
         return open_task_of(text) is not None or _TASKS_LISTED.search(text) is not None
     return _names_proper(text)

@@ -25,6 +25,10 @@ their due dates, an overdue one beside it or not), and those without a due date 
 dated inside it. They are gathered and raised as above, in the same order (the
 soonest due first), beside the tasks its other words match.
 
+A question that names where its tasks come from ("which tasks are still open from the launch
+sync?") asks for the tasks of the notes whose names hold the most of the words after its
+"from" (`of_named_source`), in the same order.
+
 Of the open tasks gathered for a question, only the first `TASK_CANDIDATES` in that order
 become candidates: a vault of thousands of open tasks shows its first ones, and the walk
 scores no more leaves than a search brings.
@@ -34,11 +38,13 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, time, timedelta
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import OPEN_TASK
 
 if TYPE_CHECKING:
@@ -50,6 +56,7 @@ if TYPE_CHECKING:
 TASK_WEIGHT = 1.0
 TASK_CANDIDATES = 200  # the open tasks a question gathers: the first, in the module's order
 # a task's due date as Obsidian's Tasks plugin (📅), Dataview (`[due:: …]`) or plain text writes it
+_FROM = re.compile(r"\bfrom\s+([^?!.]+)", re.I)  # where a question's tasks come from: "…open from the launch sync?"
 _DUE = re.compile(r"(?:📅\ufe0f?|\bdue(?:::?|\s+on)?)\s*(\d{4})-(\d{2})-(\d{2})\b", re.I)
 
 
@@ -74,11 +81,12 @@ def due_dates(text: str) -> tuple[date, ...]:
 
 class OpenTask(NamedTuple):
     """A leaf holding an open task: its id, the due dates of its open tasks (the soonest
-    first), its time."""
+    first), its time, its note's path."""
 
     id: str
     dues: tuple[date, ...]
     ts: datetime | None
+    note: str = ""
 
     @property
     def due(self) -> date | None:
@@ -94,7 +102,7 @@ def open_tasks(memory: MemoryView, now: datetime) -> list[OpenTask]:
     if not rows:
         return []
     known = memory.leaves.columns([row[0] for row in rows]).known
-    held = [(path, seq, OpenTask(leaf_id, due_dates(text), ts)) for (leaf_id, path, seq, ts, text), live in zip(rows, known.tolist(), strict=True) if live]
+    held = [(path, seq, OpenTask(leaf_id, due_dates(text), ts, path)) for (leaf_id, path, seq, ts, text), live in zip(rows, known.tolist(), strict=True) if live]
 
     def order(row: tuple[str, int, OpenTask]) -> tuple[int, float, str, int]:
         path, seq, task = row
@@ -105,6 +113,21 @@ def open_tasks(memory: MemoryView, now: datetime) -> list[OpenTask]:
         return (2, 0.0, path, seq)
 
     return [task for _, _, task in sorted(held, key=order)]
+
+
+def of_named_source(tasks: list[OpenTask], question: str) -> list[OpenTask]:
+    """Of `tasks`, for a question that names where they come from ("which tasks are still open
+    from the launch sync?"), those of the notes whose names hold the most of the words after
+    its "from" ("2024-03-07 Launch sync", not the daily note of that day, whose text says
+    "Launch sync" too), in the module's order; all of them when no note's name holds one, or
+    the question names no source ("open tasks for the launch": the tasks that say it, anywhere)."""
+    source = _FROM.search(question)
+    if source is None or not tasks:
+        return tasks
+    asked = set(terms(source.group(1)))
+    held = {note: len(asked.intersection(terms(PurePosixPath(note).stem))) for note in {task.note for task in tasks}}
+    most = max(held.values())
+    return [task for task in tasks if held[task.note] == most] if most else tasks
 
 
 def of_window(tasks: list[OpenTask], window: TimeWindow) -> list[OpenTask]:

@@ -19,7 +19,7 @@ The whole formula, its weights and every breakdown key: docs/ranking.md.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +27,7 @@ import numpy as np
 from vaultmind.embed.base import averages_words, embed_query
 from vaultmind.entities.ids import words
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.after_event import EVENT_HITS, event_window
 from vaultmind.retrieval.answer_type import (
     ASKING_WORDS,
     answer_kind,
@@ -104,7 +105,7 @@ from vaultmind.retrieval.signals import (
     without_common,
 )
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
-from vaultmind.retrieval.tasks import TASK_CANDIDATES, of_window, open_tasks, task_scores
+from vaultmind.retrieval.tasks import TASK_CANDIDATES, of_named_source, of_window, open_tasks, task_scores
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
@@ -185,6 +186,9 @@ def walk(
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
     speakers, verbs = asked_speakers(question, authors) if authors else (set(), set())
+    evented = window is None and bool(speakers)  # "what did Priya say after the launch was moved?": once it was (`after_event`)
+    if evented:
+        window = event_window(question, lambda asked: walk(memory, asked, limit=EVENT_HITS, reference_time=reference_time)["hits"])
     verbs |= own
     hedged = hedges(question)  # "would Caroline likely…?": how sure, not what (read as "like")
     if any(t not in hedged for t in content_terms):
@@ -239,7 +243,7 @@ def walk(
     # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
     only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
     # "what are my open tasks?": the vault's open tasks, in their order (`retrieval/tasks.py`)
-    tasks = open_tasks(memory, now) if kind == "task" else []
+    tasks = of_named_source(open_tasks(memory, now), question) if kind == "task" else []
     only_tasks = bool(tasks) and asking_only and window is None
     # "what is due this week?": the tasks due inside the window, or written in it (`tasks.of_window`)
     timely = {task.id for task in of_window(tasks, window)[:TASK_CANDIDATES]} if tasks and window is not None else set()
@@ -302,7 +306,9 @@ def walk(
     weights = signal_weights(named, len(set(searched)), averages_words(memory.embedder))
     base = base_scores(signals, weights)
     # of a window still ahead, which leaves name one of its days ("Friday 21 March")
-    told = told_of(memory, ids, cols, window) if window is not None and ahead else np.zeros(len(ids), dtype=bool)
+    # … and of a question about nothing but a past day ("what happened on 7 March?"), the record of the day that names it
+    names_day = window is not None and (ahead or (only_window and not evented and window.end - window.start <= timedelta(days=1)))
+    told = told_of(memory, ids, cols, window) if window is not None and names_day else np.zeros(len(ids), dtype=bool)
     ungrounded = ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
     if not ungrounded and lexical and possessed(question, qents):  # "Okafor's team": not "Ok team, Dad's 60th!"
         ungrounded = set_apart(base, signals, cols)
@@ -325,7 +331,7 @@ def walk(
             cols = memory.leaves.columns(ids)
         signals = np.vstack((signals, np.zeros((len(reached), len(SIGNALS)))))
         base = np.concatenate((base, np.zeros(len(reached))))
-        more_told = told_of(memory, reached, more, window) if window is not None and ahead else np.zeros(len(reached), dtype=bool)
+        more_told = told_of(memory, reached, more, window) if window is not None and names_day else np.zeros(len(reached), dtype=bool)
         told = np.concatenate((told, more_told))
     context = np.zeros(len(ids))
     for leaf_id, value in context_of.items():  # candidates, or leaves context reached
@@ -351,6 +357,8 @@ def walk(
     scores += tasked
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
+    if names_day and not ahead:  # "what happened on 7 March?": "# Thursday, 7 March 2024" over a runbook edited that day
+        scores += WINDOW_PRESENCE * (told & inside)
     latest = np.zeros(len(ids))
     if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change),
         latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
@@ -461,7 +469,7 @@ def walk(
                 "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words
                 "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
-                "names_window_day": bool(told[k]),  # a window still ahead: names one of its days, + `WINDOW_PRESENCE`
+                "names_window_day": bool(told[k]),  # names one of the window's days (ahead, or a past day asked alone): + `WINDOW_PRESENCE`
                 "weights": weights,
                 **flags,  # `diversify`'s
             }

@@ -1,0 +1,44 @@
+"""walk: "which tasks are still open from the launch sync?" names the note its tasks come from."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+AT = datetime(2024, 3, 12, 12)
+
+
+def _vault(vault: Path) -> None:
+    write(
+        vault,
+        "Daily/2024-03-07.md",
+        "---\ndate: 2024-03-07\n---\n# Thursday\n\n- Launch sync: we moved the launch. The launch sync ran long.\n\n"
+        "## Tomorrow\n\n- [ ] Confirm the venue for the launch\n",
+    )
+    write(
+        vault,
+        "Meetings/2024-03-07 Launch sync.md",
+        "---\ndate: 2024-03-07\n---\n# Weekly sync\n\n## Action items\n\n- [ ] Alice: move the venue booking\n- [x] Marco: tell the journalists\n",
+    )
+    write(vault, "Projects/Garden.md", "# Garden\n\n- [ ] Water the plants\n")
+
+
+def test_tasks_from_a_named_note_are_that_notes(vault: Path) -> None:
+    _vault(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("Which tasks are still open from the launch sync?", limit=5, reference_time=AT)
+        hits = result["hits"]
+        assert hits[0]["note_path"] == "Meetings/2024-03-07 Launch sync.md", [h["note_path"] for h in hits]
+        assert hits[0]["breakdown"]["task"] > 0
+        daily = next(h for h in hits if h["note_path"] == "Daily/2024-03-07.md")
+        assert daily["breakdown"]["task"] == 0, "its text says the launch sync; its name does not"
+
+        anywhere = memory.walk("What are my open tasks for the launch?", limit=5, reference_time=AT)
+        raised = {h["note_path"] for h in anywhere["hits"] if h["breakdown"]["task"] > 0}
+        assert raised == {"Daily/2024-03-07.md"}, "no source named: the tasks that say it"
