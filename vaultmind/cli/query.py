@@ -11,6 +11,7 @@ from typing import Any
 from vaultmind.cli.args import iso_time, positive_int, question
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits, safe
+from vaultmind.shell import command_line
 
 LIMIT_HELP = "number of hits (default: [search] limit in the vault's config.toml, 10 unless set)"
 
@@ -143,7 +144,7 @@ def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
         if memory.load_seconds > PROGRESS_AFTER_S:
             print(
                 f"vaultmind: {memory.load_seconds:.1f} s of this went to loading the index into memory; "
-                f"while `vaultmind serve --vault {config.vault}` runs, it stays loaded and questions "
+                f"while `{command_line('serve', '--vault', config.vault)}` runs, it stays loaded and questions "
                 "take milliseconds",
                 file=sys.stderr,
             )
