@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
 from .conftest import run_main, write
 
 _NAMED = re.compile(r"`(vaultmind [^`]+)`|^next: (vaultmind .+)$", re.M)
@@ -49,3 +52,20 @@ def test_the_commands_status_and_sync_name_run_on_a_vault_whose_path_has_spaces(
     code, out, _ = run_main(capsys, *_named_commands(out)[0])
     assert code == 0 and "broken.md" in out
 
+
+
+def test_a_query_of_an_index_an_older_version_built_says_so_and_how_to_rebuild_it(
+    capsys: pytest.CaptureFixture[str], spaced: Path
+) -> None:
+    """`status` said "rebuild pending"; a query answered from the old rows without a word."""
+    write(spaced, "Ideas/plan.md", "# Plan\n\nBuy a kayak before the summer.\n")
+    assert run_main(capsys, "init", "--existing", str(spaced))[0] == 0
+    assert run_main(capsys, "reindex", "--vault", str(spaced))[0] == 0
+    with Memory.open(load_config(spaced)) as memory:  # what a migration asking for a rebuild leaves
+        memory.index.con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
+    code, out, err = run_main(capsys, "query", "search", "kayak", "--vault", str(spaced))
+    assert code == 0 and "Ideas/plan.md" in out
+    assert "built by an older vaultmind" in err and _named_commands(err) == [["sync", "--vault", str(spaced)]]
+    assert run_main(capsys, *_named_commands(err)[0])[0] == 0
+    code, out, err = run_main(capsys, "query", "search", "kayak", "--vault", str(spaced))
+    assert code == 0 and "Ideas/plan.md" in out and "older vaultmind" not in err

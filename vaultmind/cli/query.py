@@ -140,6 +140,13 @@ def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
     def local(memory: Any) -> dict[str, Any]:
         if memory.index.scalar("SELECT count(*) FROM notes") == 0:
             memory.sync()
+        elif memory.index.get_meta("needs_rebuild"):  # an index an older vaultmind built
+            print(
+                "vaultmind: this index was built by an older vaultmind and is not rebuilt yet, so these "
+                "answers lack what this version derives from the notes; "
+                f"run `{command_line('sync', '--vault', config.vault)}` once (or start `serve`) to rebuild it",
+                file=sys.stderr,
+            )
         result: dict[str, Any] = memory.query(mode, clean)
         if memory.load_seconds > PROGRESS_AFTER_S:
             print(
