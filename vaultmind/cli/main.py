@@ -40,6 +40,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "vaultmind.cli.explain",
     "vaultmind.cli.queue",
     "vaultmind.cli.stop",
+    "vaultmind.cli.mcp",
     "vaultmind.cli.tree",
     "vaultmind.cli.eval",
 )
