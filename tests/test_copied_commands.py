@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.cli.output import PROBLEMS_SHOWN
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 
@@ -69,3 +70,18 @@ def test_a_query_of_an_index_an_older_version_built_says_so_and_how_to_rebuild_i
     assert run_main(capsys, *_named_commands(err)[0])[0] == 0
     code, out, err = run_main(capsys, "query", "search", "kayak", "--vault", str(spaced))
     assert code == 0 and "Ideas/plan.md" in out and "older vaultmind" not in err
+
+
+def test_the_listing_status_names_for_more_problems_than_it_shows_runs_on_the_vault(
+    capsys: pytest.CaptureFixture[str], spaced: Path
+) -> None:
+    assert run_main(capsys, "init", str(spaced))[0] == 0
+    for n in range(PROBLEMS_SHOWN + 2):
+        (spaced / f"broken {n}.md").write_bytes(b"# Broken\n\n\xff\xfe not UTF-8\n")
+    assert run_main(capsys, "sync", "--vault", str(spaced))[0] == 0
+    code, out, _ = run_main(capsys, "status", "--vault", str(spaced))
+    assert code == 0 and "… and 2 more" in out
+    (listing,) = _named_commands(out)
+    assert listing == ["status", "--vault", str(spaced), "--json"]
+    code, data, _ = run_main(capsys, *listing)
+    assert code == 0 and len(data["problems"]) == PROBLEMS_SHOWN + 2

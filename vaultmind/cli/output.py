@@ -183,7 +183,8 @@ def print_status(status: dict[str, Any]) -> None:
         for p in sorted(problems, key=lambda p: (p["kind"] in INDEXED_ANYWAY, p["path"]))[:PROBLEMS_SHOWN]:
             print(safe(f"  {p['path']}: [{p['kind']}] {p['message']}"))
         if len(problems) > PROBLEMS_SHOWN:
-            print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `vaultmind status --json` lists every one")
+            listing = command_line("status", "--vault", status["vault"], "--json")
+            print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `{listing}` lists every one")
 
 
 def print_hits(result: dict[str, Any]) -> None:
