@@ -349,7 +349,7 @@ class TreeKeeper:
             if self._stop.is_set():
                 return
             try:
-                self.memory.enrich(background=True)
+                self.memory.enrich(self.memory.syncer.progress, background=True)  # a long catch-up shows
                 self.memory.yield_to_foreground()
                 if self._stop.is_set():
                     return  # stopping: no graph rebuild nor tree pass on the way out

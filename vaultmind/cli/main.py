@@ -319,6 +319,7 @@ def _watch(config: Config) -> None:
     with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:
 
         def on_batch(what: str, stats: Any) -> None:
+            progress.line.end()  # a catch-up's progress line, rewritten in place, ends first
             if what == "reconcile" and not daemon.batches:
                 print(
                     f"vaultmind: watching {config.vault} (api on {config.host}:{daemon.api.port if daemon.api else '?'}); Ctrl-C to stop",
