@@ -13,7 +13,7 @@ Also /v1/entities, /v1/tree, /v1/flush, /v1/explain, /v1/queue and /v1/queue/ret
 modules' routes; docs/architecture.md lists them all).
 
 Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a wrong request,
-401 (the path of `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
+401 (the hint names `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
 another method (the hint and `Allow` name the route's own), 413 for a body over `MAX_BODY`, 500
 when vaultmind failed.
 """
@@ -30,7 +30,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import PurePosixPath
 from typing import Any
 
-from vaultmind.client import daemon_file
 from vaultmind.errors import NotFound, UsageError, VaultmindError, storage_error
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
@@ -239,10 +238,10 @@ def _make_handler(
         def _answer(self, method: str) -> None:
             given = (self.headers.get("Authorization") or "").encode()
             if not hmac.compare_digest(given, expected):
-                self._send(401, _error(Unauthorized(
+                self._send(401, _error(Unauthorized(  # (no path: the caller has not shown it may know the vault)
                     "missing or wrong bearer token",
-                    path=daemon_file(memory.config),
-                    hint="send `Authorization: Bearer TOKEN` with the token this file holds (a new one at every start)",
+                    hint="send `Authorization: Bearer TOKEN` with the token in the vault's .vaultmind/daemon.json "
+                    "(a new one at every start of the daemon)",
                 )))
                 return
             key = (method, self.path.split("?", 1)[0])
