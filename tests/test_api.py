@@ -238,3 +238,69 @@ def test_a_polled_status_never_holds_background_work_back(memory: Memory) -> Non
         assert memory._last_foreground > before, "a search is"
     finally:
         server.stop()
+
+
+def test_every_error_an_agent_gets_has_one_shape_and_says_what_to_send_instead(memory: Memory) -> None:
+    """A route asked with the method it does not take is 405 naming the one it takes (it was a
+    404 "no route", as if the route did not exist); a wrong token's 401 and an unknown route's
+    404 carry the `path` and `hint` every other error carries: where the token is (not the vault's
+    path: the caller has not shown it may know it), which routes there are."""
+    import http.client
+    import json
+
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+
+    def ask(method: str, path: str, token: str = "secret") -> tuple[int, dict[str, Any], str | None]:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            conn.request(method, path, body=b"{}" if method == "POST" else None, headers={"Authorization": f"Bearer {token}"})
+            response = conn.getresponse()
+            return response.status, json.loads(response.read()), response.getheader("Allow")
+        finally:
+            conn.close()
+
+    try:
+        status, answer, allow = ask("GET", "/v1/search")
+        assert (status, allow) == (405, "POST"), answer
+        assert answer["error"]["hint"] == "use POST /v1/search"
+        status, answer, allow = ask("POST", "/v1/health")
+        assert (status, allow) == (405, "GET") and answer["error"]["hint"] == "use GET /v1/health"
+
+        status, answer, _ = ask("GET", "/v1/serach")
+        assert status == 404 and set(answer["error"]) == {"code", "message", "path", "hint"}
+        assert "POST /v1/search" in answer["error"]["hint"] and "GET /v1/status" in answer["error"]["hint"]
+
+        status, answer, _ = ask("GET", "/v1/status", token="stale")
+        assert status == 401 and set(answer["error"]) == {"code", "message", "path", "hint"}
+        assert answer["error"]["path"] is None and ".vaultmind/daemon.json" in answer["error"]["hint"]
+
+        status, answer, _ = ask("POST", "/v1/search")  # a known route with a bad body is still a 400
+        assert status == 400 and answer["error"]["message"] == "'query' must be a non-empty string"
+    finally:
+        server.stop()
+
+
+def test_an_unexpected_failure_is_answered_in_the_same_error_shape(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(m: Memory, body: dict[str, Any]) -> Any:
+        raise RuntimeError("boom")
+
+    routes = http_api._all_routes
+    monkeypatch.setattr(http_api, "_all_routes", lambda: {**routes(), ("GET", "/v1/broken"): broken})
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        import http.client
+        import json
+
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("GET", "/v1/broken", headers={"Authorization": "Bearer secret"})
+        response = conn.getresponse()
+        answer = json.loads(response.read())
+        conn.close()
+        assert response.status == 500 and set(answer["error"]) == {"code", "message", "path", "hint"}
+        assert answer["error"]["code"] == "internal" and "RuntimeError: boom" in answer["error"]["message"]
+    finally:
+        server.stop()

@@ -575,7 +575,7 @@ def test_status_lists_the_files_skipped_first_and_counts_the_rest(tmp_path: Path
     assert "26 files skipped or with warnings (binary 1, frontmatter 25):" in text
     listed = [line for line in text.splitlines() if line.startswith("  ") and ": [" in line]
     assert len(listed) == 20 and "zz-binary.md: [binary]" in listed[0]
-    assert "… and 6 more: `vaultmind status --json` lists every one" in text
+    assert f"… and 6 more: `vaultmind status --vault {vault} --json` lists every one" in text
     status = as_json(run_cli("status", "--vault", str(vault), "--json"))
     assert len(status["problems"]) == 26
     index = status["index"]

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ from typing import IO
 from vaultmind.client import DaemonClient, find_daemon
 from vaultmind.config import Config
 from vaultmind.errors import UsageError
+from vaultmind.shell import command_line
 
 CLAIM_FILE = "daemon.lock"
 CLAIM_WAIT_S = 3.0  # a second daemon waits this long at most for the first's address
@@ -152,6 +152,6 @@ def _already_runs(config: Config, pid: int | None, client: DaemonClient | None) 
         f"a vaultmind daemon already runs for {config.vault} ({who}, {where})",
         hint=(
             "use it as it is (other commands go through it), or stop it first: "
-            f"`vaultmind stop --vault {shlex.quote(str(config.vault))}`, Ctrl-C where it runs, or {stop}"
+            f"`{command_line('stop', '--vault', config.vault)}`, Ctrl-C where it runs, or {stop}"
         ),
     )

@@ -349,11 +349,11 @@ class TreeKeeper:
             if self._stop.is_set():
                 return
             try:
-                self.memory.enrich(background=True)
+                self.memory.enrich(self.memory.syncer.progress, background=True)  # a long catch-up shows
                 self.memory.yield_to_foreground()
                 if self._stop.is_set():
                     return  # stopping: no graph rebuild nor tree pass on the way out
-                maintain(self.memory, now=datetime.now(UTC))
+                maintain(self.memory, now=datetime.now(UTC), progress=self.memory.syncer.progress)
                 self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
                 self.memory.trim(idle=True)
                 self.last_error = None

@@ -13,7 +13,9 @@ Also /v1/entities, /v1/tree, /v1/flush, /v1/explain, /v1/queue and /v1/queue/ret
 modules' routes; docs/architecture.md lists them all).
 
 Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a wrong request,
-401, 404, 405 for another method, 413 for a body over `MAX_BODY`, 500 when vaultmind failed.
+401 (the hint names `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
+another method (the hint and `Allow` name the route's own), 413 for a body over `MAX_BODY`, 500
+when vaultmind failed.
 """
 
 from __future__ import annotations
@@ -44,7 +46,10 @@ def _search(memory: Memory, body: dict[str, Any]) -> Any:
     """`{"query", "limit"?}`: the `search` mode, its arguments checked as `/v1/query` checks them."""
     stray = sorted(set(body) - {"query", "limit"})
     if stray:
-        raise UsageError(f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request")
+        raise UsageError(
+            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request",
+            hint='send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments',
+        )
     return memory.query("search", body)
 
 
@@ -173,6 +178,23 @@ class _TooLarge(UsageError):
     """A request body over `MAX_BODY` (answered 413)."""
 
 
+class Unauthorized(VaultmindError):
+    """A request without the daemon's bearer token (answered 401)."""
+
+    code = "unauthorized"
+
+
+class Internal(VaultmindError):
+    """vaultmind itself failed while answering (answered 500)."""
+
+    code = "internal"
+
+
+def _error(exc: VaultmindError) -> dict[str, Any]:
+    """The one error body every answer but 200 has: `{"error": {"code", "message", "path", "hint"}}`."""
+    return {"error": exc.to_dict()}
+
+
 class _Server(ThreadingHTTPServer):
     # Connections the kernel queues before the server accepts them: the default, 5, reset the
     # connections of a burst of agents' parallel calls (half of 320 requests from 64 clients).
@@ -203,7 +225,7 @@ def _make_handler(
             self._handle("POST")
 
         def _not_allowed(self) -> None:  # (BaseHTTPRequestHandler would answer with an HTML page)
-            self._send(405, {"error": UsageError(f"method {self.command} is not allowed", hint="use GET or POST").to_dict()})
+            self._send(405, _error(UsageError(f"method {self.command} is not allowed", hint="use GET or POST")))
 
         do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_TRACE = do_CONNECT = _not_allowed
 
@@ -216,12 +238,16 @@ def _make_handler(
         def _answer(self, method: str) -> None:
             given = (self.headers.get("Authorization") or "").encode()
             if not hmac.compare_digest(given, expected):
-                self._send(401, {"error": {"code": "unauthorized", "message": "missing or wrong bearer token"}})
+                self._send(401, _error(Unauthorized(  # (no path: the caller has not shown it may know the vault)
+                    "missing or wrong bearer token",
+                    hint="send `Authorization: Bearer TOKEN` with the token in the vault's .vaultmind/daemon.json "
+                    "(a new one at every start of the daemon)",
+                )))
                 return
             key = (method, self.path.split("?", 1)[0])
             route = routes.get(key)
             if route is None:
-                self._send(404, {"error": NotFound(f"no route {method} {self.path}").to_dict()})
+                self._no_route(method, key[1])
                 return
             try:
                 body = self._body() if method == "POST" else {}
@@ -234,18 +260,32 @@ def _make_handler(
             except ConnectionError:  # the client hung up: nobody to tell (`_handle`)
                 raise
             except _TooLarge as exc:
-                self._send(413, {"error": exc.to_dict()})
+                self._send(413, _error(exc))
             except VaultmindError as exc:
                 status = 400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound) else 500
-                self._send(status, {"error": exc.to_dict()})
+                self._send(status, _error(exc))
             except Exception as exc:  # the API must answer, whatever broke
                 storage = storage_error(exc)  # a full disk: said as the command line says it
                 if storage is not None:
                     log.error("api route failed: %s (%s)", storage, exc)
-                    self._send(500, {"error": storage.to_dict()})
+                    self._send(500, _error(storage))
                     return
                 log.exception("api route failed")
-                self._send(500, {"error": {"code": "internal", "message": f"{type(exc).__name__}: {exc}"}})
+                self._send(500, _error(Internal(
+                    f"{type(exc).__name__}: {exc}", hint="the daemon's output has the traceback; please report it"
+                )))
+
+        def _no_route(self, method: str, path: str) -> None:
+            """404 for a path no route has; 405, naming the method it takes, for one asked with
+            another method (`GET /v1/search` is not a missing route)."""
+            methods = sorted(m for m, p in routes if p == path)
+            if methods:
+                self._send(405, _error(UsageError(
+                    f"{path} does not take {method}", hint=f"use {' or '.join(methods)} {path}"
+                )), allow=methods)
+                return
+            listed = ", ".join(f"{m} {p}" for m, p in sorted(routes, key=lambda route: (route[1], route[0])))
+            self._send(404, _error(NotFound(f"no route {method} {path}", hint=f"the routes are {listed}")))
 
         def _body(self) -> dict[str, Any]:
             try:
@@ -269,9 +309,11 @@ def _make_handler(
                 raise UsageError("request body must be a JSON object")
             return data
 
-        def _send(self, status: int, payload: Any) -> None:
+        def _send(self, status: int, payload: Any, allow: list[str] | None = None) -> None:
             data = json.dumps(payload, ensure_ascii=False).encode()
             self.send_response(status)
+            if allow:
+                self.send_header("Allow", ", ".join(allow))
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

@@ -25,6 +25,7 @@ from vaultmind.index.schema import SCHEMA_VERSION
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
 from vaultmind.plural import counted
+from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -175,17 +176,17 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) 
     if notice:
         health = "quarantined" if empty else "rebuilt"
         if empty:
-            notice += f"; nothing is indexed yet: run `vaultmind reindex --vault {config.vault}`"
+            notice += f"; nothing is indexed yet: run `{command_line('reindex', '--vault', config.vault)}`"
         else:
             notice += "; the index was rebuilt from the notes"
     elif empty:
         health = "empty"
-        notice = f"nothing is indexed yet: run `vaultmind reindex --vault {config.vault}`"
+        notice = f"nothing is indexed yet: run `{command_line('reindex', '--vault', config.vault)}`"
     if health == "ok" and counts["needs_rebuild"]:
         health = "rebuild pending"
         notice = (
             "this version of vaultmind derives the index's rows anew (a migration asks for it): "
-            f"the next sync, reindex or serve rebuilds it; run `vaultmind sync --vault {config.vault}`"
+            f"the next sync, reindex or serve rebuilds it; run `{command_line('sync', '--vault', config.vault)}`"
         )
     if loading and health == "ok":
         health = "loading"

@@ -15,6 +15,7 @@ from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
 from vaultmind.queue.store import iso_ms
 from vaultmind.retrieval.node_ids import resolve_node_id
+from vaultmind.shell import command_line
 from vaultmind.tree.buffers import tree_leaves_sql
 from vaultmind.tree.settings import TreeSettings
 
@@ -66,10 +67,10 @@ def _refuse_other_nodes(index: Index, ref: str) -> None:
     if index.scalar("SELECT 1 FROM summaries WHERE id = ? LIMIT 1", [ref]):
         raise UsageError(
             f"{ref!r} is a summary, not a leaf",
-            hint=f"`vaultmind query drill {ref}` lists what it summarizes; explain one of those leaves",
+            hint=f"`{command_line('query', 'drill', ref)}` lists what it summarizes; explain one of those leaves",
         )
     if index.scalar("SELECT 1 FROM entities WHERE id = ? LIMIT 1", [ref]):
-        raise UsageError(f"{ref!r} is an entity, not a leaf", hint=f"`vaultmind entities show {ref}` shows it")
+        raise UsageError(f"{ref!r} is an entity, not a leaf", hint=f"`{command_line('entities', 'show', ref)}` shows it")
 
 
 def explain_leaf(index: Index, ref: str, trees: TreeSettings | None = None) -> dict[str, Any]:

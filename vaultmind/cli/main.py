@@ -26,6 +26,7 @@ from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
 from vaultmind.errors import VaultmindError, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
+from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -39,6 +40,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "vaultmind.cli.explain",
     "vaultmind.cli.queue",
     "vaultmind.cli.stop",
+    "vaultmind.cli.mcp",
     "vaultmind.cli.tree",
     "vaultmind.cli.eval",
 )
@@ -205,7 +207,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             print(f"  skipped: {', '.join(paths)}" + (f" — {reason}" if reason else ""))
         for warning in data.get("warnings", []):
             print(f"  warning: {warning}")
-        print(f"next: vaultmind reindex --vault {report.vault}")
+        print(f"next: {command_line('reindex', '--vault', report.vault)}")
     return 0
 
 
@@ -218,14 +220,15 @@ def cmd_reindex(args: argparse.Namespace) -> int:
             result["notice"] = memory.index.quarantined
         return result
 
+    config = config_from_args(args)
     result = through_daemon_or_local(
-        config_from_args(args),
+        config,
         lambda c: c.call("POST", "/v1/reindex", {}, timeout=3600),
         local,
         progress=True,
         daemon_shows_progress=True,
     )
-    return _print_stats(args, result, "reindexed")
+    return _print_stats(args, result, "reindexed", config.vault)
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
@@ -237,14 +240,15 @@ def cmd_sync(args: argparse.Namespace) -> int:
             result["notice"] = memory.index.quarantined
         return result
 
+    config = config_from_args(args)
     result = through_daemon_or_local(
-        config_from_args(args),
+        config,
         lambda c: c.call("POST", "/v1/sync", {}, timeout=3600),
         local,
         progress=True,
         daemon_shows_progress=True,
     )
-    return _print_stats(args, result, "synced")
+    return _print_stats(args, result, "synced", config.vault)
 
 
 FOREGROUND_NER_TEXTS = 2000  # about 15 s of NER; more is left to the daemon
@@ -258,15 +262,16 @@ def _enrich_if_small(memory: Memory) -> dict[str, Any]:
     deriver = entity_deriver(memory)
     pending = ner_pending(memory.index, deriver) if deriver is not None else 0
     if pending > FOREGROUND_NER_TEXTS:
-        return {"ner_deferred": pending, "hint": "run `vaultmind serve` to recognise entities in the background"}
+        serve = command_line("serve", "--vault", memory.config.vault)
+        return {"ner_deferred": pending, "hint": f"run `{serve}` to recognise entities in the background"}
     return memory.enrich(memory.syncer.progress)
 
 
-def _print_stats(args: argparse.Namespace, result: dict[str, Any], verb: str) -> int:
+def _print_stats(args: argparse.Namespace, result: dict[str, Any], verb: str, vault: Path) -> int:
     if args.json:
         emit(result)
     else:
-        print_stats(result, verb)
+        print_stats(result, verb, vault)
     return 0
 
 
@@ -314,6 +319,7 @@ def _watch(config: Config) -> None:
     with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:
 
         def on_batch(what: str, stats: Any) -> None:
+            progress.line.end()  # a catch-up's progress line, rewritten in place, ends first
             if what == "reconcile" and not daemon.batches:
                 print(
                     f"vaultmind: watching {config.vault} (api on {config.host}:{daemon.api.port if daemon.api else '?'}); Ctrl-C to stop",

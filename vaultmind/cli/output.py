@@ -8,11 +8,13 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from vaultmind.markdown.standalone import standalone
 from vaultmind.plural import counted
 from vaultmind.retrieval.evidence import NONE_YOURS, excerpt, listed_refs, none_by
+from vaultmind.shell import command_line
 
 PROGRESS_AFTER_S = 2.0
 LISTED_CHARS = 200  # of a hit's text in the query listing (`excerpt`: where the question's words are)
@@ -114,7 +116,8 @@ def safe(text: str) -> str:
     return _CONTROL.sub("\ufffd", text)
 
 
-def print_stats(result: dict[str, Any], verb: str) -> None:
+def print_stats(result: dict[str, Any], verb: str, vault: Path) -> None:
+    """A sync's or reindex's counts; the commands it names are for `vault`."""
     notes = result.get("notes")
     chunks = result.get("chunks")
     head = f"vaultmind: {verb}"
@@ -136,7 +139,7 @@ def print_stats(result: dict[str, Any], verb: str) -> None:
         print(f"  {counted(len(enriched['entity_notes']), 'entity note')} written under entities/")
     problems = result.get("problems") or []
     if problems:
-        print(f"  {counted(len(problems), 'file')} skipped or with warnings — see `vaultmind status`")
+        print(f"  {counted(len(problems), 'file')} skipped or with warnings — see `{command_line('status', '--vault', vault)}`")
 
 
 def print_status(status: dict[str, Any]) -> None:
@@ -180,7 +183,8 @@ def print_status(status: dict[str, Any]) -> None:
         for p in sorted(problems, key=lambda p: (p["kind"] in INDEXED_ANYWAY, p["path"]))[:PROBLEMS_SHOWN]:
             print(safe(f"  {p['path']}: [{p['kind']}] {p['message']}"))
         if len(problems) > PROBLEMS_SHOWN:
-            print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `vaultmind status --json` lists every one")
+            listing = command_line("status", "--vault", status["vault"], "--json")
+            print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `{listing}` lists every one")
 
 
 def print_hits(result: dict[str, Any]) -> None:

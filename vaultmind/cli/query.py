@@ -6,11 +6,15 @@ import argparse
 import sys
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.args import iso_time, positive_int, question
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits, safe
+from vaultmind.shell import command_line
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
 
 LIMIT_HELP = "number of hits (default: [search] limit in the vault's config.toml, 10 unless set)"
 
@@ -130,28 +134,42 @@ def asker_time(at: str | None) -> str:
     return when.astimezone().isoformat() if when.tzinfo is None else when.isoformat()
 
 
-def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
-    clean = {k: v for k, v in mode_args.items() if v is not None}
-    config = config_from_args(args)
+def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool = False) -> dict[str, Any]:
+    """A mode's answer, as the command line and the MCP server get it: from the vault's daemon
+    when one runs, else from the index opened here (indexed first when it is empty; said on
+    stderr when an older vaultmind built it, or loading it took long)."""
     if mode in ("walk", "search"):  # the vault's own default number of hits
-        clean.setdefault("limit", config.search_limit)
+        mode_args = {"limit": config.search_limit, **mode_args}
 
     def local(memory: Any) -> dict[str, Any]:
         if memory.index.scalar("SELECT count(*) FROM notes") == 0:
             memory.sync()
-        result: dict[str, Any] = memory.query(mode, clean)
+        elif memory.index.get_meta("needs_rebuild"):  # an index an older vaultmind built
+            print(
+                "vaultmind: this index was built by an older vaultmind and is not rebuilt yet, so these "
+                "answers lack what this version derives from the notes; "
+                f"run `{command_line('sync', '--vault', config.vault)}` once (or start `serve`) to rebuild it",
+                file=sys.stderr,
+            )
+        result: dict[str, Any] = memory.query(mode, mode_args)
         if memory.load_seconds > PROGRESS_AFTER_S:
             print(
                 f"vaultmind: {memory.load_seconds:.1f} s of this went to loading the index into memory; "
-                f"while `vaultmind serve --vault {config.vault}` runs, it stays loaded and questions "
+                f"while `{command_line('serve', '--vault', config.vault)}` runs, it stays loaded and questions "
                 "take milliseconds",
                 file=sys.stderr,
             )
         return result
 
-    result = through_daemon_or_local(
-        config, lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": clean}), local, progress=True
+    answer: dict[str, Any] = through_daemon_or_local(
+        config, lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": mode_args}), local, progress=progress
     )
+    return answer
+
+
+def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
+    clean = {k: v for k, v in mode_args.items() if v is not None}
+    result = ask(config_from_args(args), mode, clean, progress=True)
     if args.json:
         emit(result)
     else:

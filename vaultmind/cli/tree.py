@@ -87,8 +87,8 @@ def cmd_flush(args: argparse.Namespace) -> int:
 
     def local(memory: Any) -> dict[str, Any]:
         memory.sync()
-        memory.syncer.progress = None  # each seal syncs one note: no progress lines for those
-        return maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale).to_dict()
+        shown, memory.syncer.progress = memory.syncer.progress, None  # each seal syncs one note: no lines for those
+        return maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale, progress=shown).to_dict()
 
     body = {"all": args.all, "at": now.isoformat(), "max_stale": args.max_stale}
     result = through_daemon_or_local(
@@ -96,6 +96,7 @@ def cmd_flush(args: argparse.Namespace) -> int:
         lambda c: c.call("POST", "/v1/flush", body, timeout=3600),
         local,
         progress=True,
+        daemon_shows_progress=True,
     )
     if args.json:
         emit(result)

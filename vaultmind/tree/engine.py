@@ -24,7 +24,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from vaultmind.memory import Memory
 
 log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 MAX_SEALS_PER_TREE = 100_000  # a guard against a loop, far above any real tree
 
@@ -104,17 +106,26 @@ class SealReport:
 
 
 def seal_ready(
-    memory: Memory, *, now: datetime | None = None, summarizer: Summarizer | None = None
+    memory: Memory,
+    *,
+    now: datetime | None = None,
+    summarizer: Summarizer | None = None,
+    progress: Progress | None = None,
 ) -> SealReport:
     """Seal every tree whose buffers passed their gate, cascading up (at most level 32).
 
-    `now` is accepted for symmetry with `flush`; the gates do not depend on time.
+    `now` is accepted for symmetry with `flush`; the gates do not depend on time. `progress`
+    hears `("seal", trees done, trees due)`.
     """
     sealer = _Sealer(memory, summarizer)
     settings = sealer.settings
-    for tree, state in tree_states(memory.index, settings).items():
-        if state.l0_tokens >= settings.l0_tokens or any(n >= settings.fanout for n in state.levels.values()):
-            sealer.cascade(tree)
+    due = [
+        tree
+        for tree, state in tree_states(memory.index, settings).items()
+        if state.l0_tokens >= settings.l0_tokens or any(n >= settings.fanout for n in state.levels.values())
+    ]
+    for tree in _reported(due, "seal", progress):
+        sealer.cascade(tree)
     return sealer.done()
 
 
@@ -124,18 +135,35 @@ def flush(
     now: datetime,
     summarizer: Summarizer | None = None,
     older_than_hours: float | None = None,
+    progress: Progress | None = None,
 ) -> SealReport:
     """Force-seal the level-0 buffer of every tree whose newest buffered leaf is at least
     `[trees] flush_after_hours` (or `older_than_hours`) older than `now`, then cascade with
-    gates only. `now` is passed in, so the outcome is reproducible."""
+    gates only. `now` is passed in, so the outcome is reproducible. `progress` hears
+    `("flush", trees done, trees due)`."""
     sealer = _Sealer(memory, summarizer)
     hours = sealer.settings.flush_after_hours if older_than_hours is None else older_than_hours
     cutoff = _naive_utc(now) - timedelta(hours=hours)
-    for tree, state in tree_states(memory.index, sealer.settings).items():
-        if state.l0_items and state.l0_newest is not None and state.l0_newest <= cutoff:
-            sealer.report.flushed.append(tree)
-            sealer.cascade(tree, force_l0=True)
+    due = [
+        tree
+        for tree, state in tree_states(memory.index, sealer.settings).items()
+        if state.l0_items and state.l0_newest is not None and state.l0_newest <= cutoff
+    ]
+    for tree in _reported(due, "flush", progress):
+        sealer.report.flushed.append(tree)
+        sealer.cascade(tree, force_l0=True)
     return sealer.done()
+
+
+def _reported(trees: list[str], phase: str, progress: Progress | None) -> Iterator[str]:
+    """`trees` one by one, `progress` told of each one done (a first flush of a large vault
+    seals thousands of summaries: minutes that showed nothing)."""
+    for done, tree in enumerate(trees):
+        if progress is not None:
+            progress(phase, done, len(trees))
+        yield tree
+    if progress is not None and trees:
+        progress(phase, len(trees), len(trees))
 
 
 def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | None = None) -> SealReport:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_info
-from vaultmind.tree.engine import SealReport, flush, reseal_stale, seal_ready
+from vaultmind.tree.engine import Progress, SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.hydrate import source_label, source_labels
 from vaultmind.tree.note import iso_z, tree_for_note, tree_slug
 from vaultmind.tree.refresh import finish_refresh, refresh_summaries
@@ -244,19 +244,21 @@ def maintain(
     flush_all: bool = False,
     max_stale: int = DEFAULT_MAX_STALE,
     summarizer: Summarizer | None = None,
+    progress: Progress | None = None,
 ) -> SealReport:
     """Finish what a stopped refresh left, seal full buffers, re-seal stale summaries (bounded),
     flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
     the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
-    yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit)."""
+    yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit).
+    `progress` hears the trees sealed and flushed, of those due."""
     owned = summarizer is None
     active = create_summarizer(memory.config) if summarizer is None else summarizer
     flush_at, older_than = (datetime.max.replace(tzinfo=UTC), 0.0) if flush_all else (now, None)
     phases: list[Callable[[], SealReport]] = [
         lambda: finish_refresh(memory),
-        lambda: seal_ready(memory, now=now, summarizer=active),
+        lambda: seal_ready(memory, now=now, summarizer=active, progress=progress),
         lambda: reseal_stale(memory, max_nodes=max_stale, summarizer=active),
-        lambda: flush(memory, now=flush_at, summarizer=active, older_than_hours=older_than),
+        lambda: flush(memory, now=flush_at, summarizer=active, older_than_hours=older_than, progress=progress),
         lambda: refresh_summaries(memory),
     ]
     report = SealReport()
@@ -287,7 +289,9 @@ def route_flush(memory: Memory, body: dict[str, Any]) -> dict[str, Any]:
     max_stale = body.get("max_stale", DEFAULT_MAX_STALE)
     if isinstance(max_stale, bool) or not isinstance(max_stale, int) or max_stale < 0:
         raise UsageError("'max_stale' must be a non-negative integer")
-    return maintain(memory, now=parse_now(body.get("at")), flush_all=flush_all, max_stale=max_stale).to_dict()
+    return maintain(  # a long one shows in the daemon's output
+        memory, now=parse_now(body.get("at")), flush_all=flush_all, max_stale=max_stale, progress=memory.syncer.progress
+    ).to_dict()
 
 
 def parse_now(value: Any) -> datetime:

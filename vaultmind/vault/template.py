@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import importlib.resources
 import os
-import shlex
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from vaultmind.errors import RefuseToClobber, VaultError
+from vaultmind.shell import command_line
 from vaultmind.vault.atomic import write_atomic
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 
@@ -221,7 +221,7 @@ def setup_hint(folder: Path) -> str:
     if refusal is not None:
         return str(refusal.hint)
     return (
-        f"set it up with `vaultmind init --existing {shlex.quote(str(folder))}`, which adds vaultmind's "
+        f"set it up with `{command_line('init', '--existing', folder)}`, which adds vaultmind's "
         "folders and settings and changes nothing else"
     )
 
@@ -243,19 +243,18 @@ def _existing_refusal(root: Path, given: str | Path) -> VaultError | None:
             f"is not an Obsidian vault itself, but {inner.relative_to(root).as_posix()}/ inside it is "
             f"(it holds {OBSIDIAN_DIR}/)",
             path=root,
-            hint=f"point at the vault inside it: `vaultmind init --existing {shlex.quote(str(inner))}`",
+            hint=f"point at the vault inside it: `{command_line('init', '--existing', inner)}`",
         )
     if not (root / OBSIDIAN_DIR).is_dir() and not _holds_notes(root):
-        quoted = shlex.quote(str(given))
         empty = not any(root.iterdir())
         return VaultError(
             "does not look like a vault: no .obsidian/ folder and no Markdown note in its first levels",
             path=root,
-            hint=f"an empty folder becomes a new vault with `vaultmind init {quoted}`"
+            hint=f"an empty folder becomes a new vault with `{command_line('init', given)}`"
             if empty
             else "for a new vault, run `vaultmind init NEW_FOLDER` (an empty or missing folder); to make this "
             f"one a vault, open it as a vault in Obsidian first (which adds {OBSIDIAN_DIR}/), then "
-            f"`vaultmind init --existing {quoted}`",
+            f"`{command_line('init', '--existing', given)}`",
         )
     return None
 

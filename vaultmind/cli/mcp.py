@@ -1,0 +1,46 @@
+"""`vaultmind mcp`: the MCP server over stdio, for agent clients.
+
+    vaultmind mcp [--vault V]
+
+Each tool call goes through the vault's daemon when one runs (`vaultmind serve`: the index
+stays loaded, answers take milliseconds), else opens the index for that call and lets it go,
+so a daemon can start at any time. stdout carries the protocol only: anything else is
+written to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from vaultmind.cli.args import vault_args
+from vaultmind.cli.context import config_from_args
+from vaultmind.cli.query import ask
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "mcp",
+        help="serve the memory_tree tool to an agent client over stdio (MCP)",
+        description=(
+            "Run an MCP (Model Context Protocol) server on stdin/stdout with one tool, memory_tree: every "
+            "`vaultmind query` mode with its arguments, answered as the API's /v1/query answers. An agent "
+            "client starts it as a command: `vaultmind mcp --vault PATH`. Calls go through the vault's "
+            "daemon when one runs, else open the index for the call."
+        ),
+    )
+    vault_args(p, json_flag=False)
+    p.set_defaults(handler=cmd_mcp)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from vaultmind.mcp_server import McpServer
+
+    config = config_from_args(args)
+    protocol, sys.stdout = sys.stdout, sys.stderr  # a stray print must not break a message
+    try:
+        McpServer(lambda mode, mode_args: ask(config, mode, mode_args), vault_name=config.vault.name).serve(sys.stdin, protocol)
+    finally:
+        sys.stdout = protocol
+    return 0

@@ -1,0 +1,173 @@
+"""The MCP server: the `memory_tree` tool for agent clients, over stdio.
+
+The Model Context Protocol's stdio transport: one JSON-RPC 2.0 message per line on stdin, one
+answer per line on stdout, logs on stderr. The server answers `initialize`, `ping`,
+`tools/list` and `tools/call`; its one tool, `memory_tree`, takes a `mode` and that mode's
+arguments (`retrieval/dispatch.py`'s `ARGUMENTS`) and answers with the mode's JSON, as
+`POST /v1/query` does (as text, and as `structuredContent`; walk's evidence block, asked for,
+comes first as text of its own). A mistake in the arguments is the tool's error (`isError`, with the
+message and its hint, so the agent can correct its call); a message that is not JSON-RPC, an
+unknown method or tool are protocol errors.
+
+`ask(mode, args)` runs the mode: `vaultmind mcp` goes through the vault's daemon when one runs
+and opens the index for the call otherwise (`cli/mcp.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import IO, Any
+
+from vaultmind import __version__
+from vaultmind.errors import VaultmindError
+from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
+
+log = logging.getLogger(__name__)
+
+Ask = Callable[[str, dict[str, Any]], Any]
+
+TOOL = "memory_tree"
+PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")  # newest first
+
+# JSON-RPC 2.0 error codes
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
+
+_ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
+    "query": {"type": "string", "description": "the question or the words to look for"},
+    "limit": {"type": "integer", "minimum": 1, "description": "hits to return (at most 500)"},
+    "reference_time": {"type": "string", "description": "ISO 8601 time that 'last week' is read from (default now)"},
+    "evidence": {"type": "boolean", "description": "walk: add a cited evidence block within budget_tokens"},
+    "budget_tokens": {"type": "integer", "minimum": 1, "description": "walk: the evidence block's size (default 1000)"},
+    "kind": {"type": "string", "description": "search_entities: an entity kind; query_source: a source kind"},
+    "source_id": {"type": "string", "description": "query_source: a source note's source_id (e.g. slack:T1/C1)"},
+    "since": {"type": "string", "description": "query_source: ISO 8601 start"},
+    "until": {"type": "string", "description": "query_source: ISO 8601 end"},
+    "node_id": {"type": "string", "description": "drill_down: a hit's id (a summary or an entity)"},
+    "depth": {"type": "integer", "minimum": 1, "description": "drill_down: levels to go down (default 1)"},
+    "start": {"type": "string", "description": "cover_window: ISO 8601 start"},
+    "end": {"type": "string", "description": "cover_window: ISO 8601 end"},
+    "ids": {"type": "array", "items": {"type": "string"}, "description": "fetch_leaves: node ids, in order"},
+}
+
+
+def tool_definition() -> dict[str, Any]:
+    """The `memory_tree` tool as `tools/list` describes it: every mode, and which arguments each takes."""
+    takes = "; ".join(f"{mode}: {', '.join(ARGUMENTS[mode])}" for mode in MODES)
+    return {
+        "name": TOOL,
+        "title": "Search the vault's memory",
+        "description": (
+            "Ask the Obsidian vault's memory. Every hit cites its note path, anchor, obsidian:// link and "
+            "original source_ref. Start with mode 'walk' and evidence true for a cited answer block; "
+            f"each mode takes these arguments — {takes}."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {"mode": {"type": "string", "enum": list(MODES)}, **_ARGUMENT_SCHEMA},
+            "required": ["mode"],
+            "additionalProperties": False,
+        },
+    }
+
+
+class McpServer:
+    """Answers MCP messages with `ask`; `serve` runs it over a pair of text streams."""
+
+    def __init__(self, ask: Ask, *, vault_name: str = ""):
+        self.ask = ask
+        self.vault_name = vault_name
+
+    def serve(self, stdin: IO[str], stdout: IO[str]) -> None:
+        """Read messages until stdin ends, answering each on one line."""
+        for line in stdin:
+            if not line.strip():
+                continue
+            answer = self.answer_line(line)
+            if answer is not None:
+                stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+                stdout.flush()
+
+    def answer_line(self, line: str) -> Any:
+        """The answer to one line (a message or a batch of them); None for notifications only."""
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return _error(None, PARSE_ERROR, f"not JSON: {exc}")
+        if isinstance(message, list):  # a batch (protocol 2025-03-26)
+            if not message:
+                return _error(None, INVALID_REQUEST, "an empty batch")
+            answers = [a for a in (self.answer(m) for m in message) if a is not None]
+            return answers or None
+        return self.answer(message)
+
+    def answer(self, message: Any) -> dict[str, Any] | None:
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+            ident = message.get("id") if isinstance(message, dict) else None
+            return _error(ident, INVALID_REQUEST, 'a JSON-RPC 2.0 request has "jsonrpc": "2.0" and a "method"')
+        if "id" not in message:
+            return None  # a notification (notifications/initialized, …): nothing to answer
+        try:
+            return self._dispatch(message["id"], message["method"], message.get("params") or {})
+        except Exception as exc:  # the server answers on, whatever one call broke
+            log.exception("mcp: %s failed", message["method"])
+            return _error(message["id"], INTERNAL_ERROR, f"vaultmind failed: {type(exc).__name__}: {exc}")
+
+    def _dispatch(self, ident: Any, method: str, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict):
+            return _error(ident, INVALID_PARAMS, "params must be an object")
+        if method == "initialize":
+            return _result(ident, self._initialize(params))
+        if method == "ping":
+            return _result(ident, {})
+        if method == "tools/list":
+            return _result(ident, {"tools": [tool_definition()]})
+        if method == "tools/call":
+            name = params.get("name")
+            if name != TOOL:
+                return _error(ident, INVALID_PARAMS, f"unknown tool {name!r}; the one tool is {TOOL!r}")
+            arguments = params.get("arguments") or {}
+            if not isinstance(arguments, dict):
+                return _error(ident, INVALID_PARAMS, "arguments must be an object")
+            return _result(ident, self._call(arguments))
+        return _error(ident, METHOD_NOT_FOUND, f"unknown method {method!r}")
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        asked = params.get("protocolVersion")
+        return {
+            "protocolVersion": asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "vaultmind", "version": __version__},
+            "instructions": (
+                f"The memory of the Obsidian vault {self.vault_name!r}: call {TOOL} with mode 'walk', "
+                "a question as query and evidence true; cite the notes its hits name."
+            ),
+        }
+
+    def _call(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        args = dict(arguments)
+        mode = args.pop("mode", None)
+        if not isinstance(mode, str) or mode not in MODES:
+            return _tool_error(f"'mode' must be one of: {', '.join(MODES)} (got {mode!r})")
+        try:
+            answer = self.ask(mode, args)
+        except VaultmindError as exc:
+            return _tool_error(str(exc))
+        content = [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]
+        if isinstance(answer.get("evidence"), str):  # walk's cited block, first and as it reads
+            content.insert(0, {"type": "text", "text": answer["evidence"]})
+        return {"content": content, "structuredContent": answer, "isError": False}
+
+
+def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "result": result}
+
+
+def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+
+
+def _tool_error(message: str) -> dict[str, Any]:
+    """A failed call, told to the agent as the tool's answer so it can correct its arguments."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
