@@ -71,6 +71,25 @@ def test_the_models_guesses_in_a_text_in_another_language_are_dropped() -> None:
     assert {m.entity_id for m in english} == {"org:tidepool", "person:dana-whitfield"}
 
 
+def test_a_paragraph_of_filler_in_english_prose_gives_no_guesses() -> None:
+    """A paragraph of Latin filler under a heading of an English text ("Nulla maximus vel orci …")
+    gives no guesses of the model; the English paragraphs around it keep theirs."""
+    text = (
+        "# Estimating equations\n\nThe equations are what Dana Whitfield taught us at the summer school, "
+        "and they are used for panel data in the study.\n\n## Formulation\n"
+        "Cras imperdiet enim felis, vitae placerat turpis egestas sed. Nulla maximus vel orci ullamcorper "
+        "blandit.\n\n## Estimation\nWe asked Tidepool for the data.\n"
+    )
+    guesses = [_span(text, "Nulla", "ORG"), _span(text, "Dana Whitfield", "PERSON"), _span(text, "Tidepool", "ORG")]
+    found = {m.entity_id for m in resolve_text(Registry.build([]), text, guesses).mentions}
+    assert found == {"person:dana-whitfield", "org:tidepool"}
+    hops = "The hops are below, as the bank sent them to us when we asked for the trace of it.\n\n" + "\n".join(
+        f"{n} 11:10 AM mx{n}.example Contoso Relay (version=TLS1_2, cipher=AES) {n} sec" for n in range(1, 7)
+    )
+    found = {m.entity_id for m in resolve_text(Registry.build([]), hops, [_span(hops, "Contoso Relay", "ORG")]).mentions}
+    assert found == {"org:contoso-relay"}, "a table of a machine's output repeats its words: no filler"
+
+
 def test_a_latin_filler_note_adds_no_entities(vault: Path) -> None:
     """The real model on a vault with a page of lorem ipsum and a note in English: the English
     note's people are found, the Latin page gives nothing but its address."""

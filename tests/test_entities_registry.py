@@ -303,12 +303,17 @@ def test_a_first_name_resolves_to_the_one_person_with_that_full_name(vault: Path
         ("john1985", ["person:john1985"]),  # a name and a year: a username of a person
         ("R2D2", ["person:r2d2"]),
         ("Dana Whitfield", ["person:dana-whitfield"]),
+        ("A <hello@example.com>", ["email:hello@example.com"]),  # a placeholder: one letter
+        ("J.", []),
+        ("Author 1", []),  # a placeholder: words and a number of their own
+        ("User 12 <u12@example.com>", ["email:u12@example.com"]),
     ],
 )
 def test_an_author_shaped_as_a_random_token_is_no_person(author: str, expected: list[str]) -> None:
     """A message's author written as a generated token — letters after digits inside one long
     word, one letter repeated, or letters whose case turns again and again with capitals in a
-    row inside — is no person's name; an entity note may still claim it."""
+    row inside — or as a placeholder (one letter, "Author 1") is no person's name; an entity
+    note may still claim it."""
     registry = Registry.build([])
     assert [m.entity_id for m in resolve_text(registry, "hello", None, author=author).mentions] == expected
     claimed = Registry.build(

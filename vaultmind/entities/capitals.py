@@ -23,6 +23,12 @@ The small models take a capitalised word for a name wherever it stands. Dropped 
   sheet", "1. [Download this vault](…)", `_opens_a_step`);
 - an organization, a product or a work the sentence says is a date ("Target is still Tuesday 9
   April", `_names_a_date`);
+- a one-word hit that opens a mail's subject before a lower-case noun ("Subject: Messy part"), as
+  one opening a heading (`_capitalised_by_place`);
+- a person or an organization that makes a heading with a capitalised word for a document's part
+  after it ("# Movie Genre Template", `_names_a_document`);
+- a work's hit that opens a quoted sentence ('"Hello Allan! Did you …"') or runs bare across a
+  comma ("Like Basic, Digest access …", `_quotes_a_sentence`);
 - a one-word hit that opens a wikilink to a note titled by its claim ("[[Calmness is a
   superpower]]", `_opens_a_claim`);
 - an organization's hit, or a person's that is no full name, inside a heading that is its
@@ -57,6 +63,8 @@ def capital_says_nothing(text: str, surface: str, start: int, end: int, kind: st
         or _opens_a_step(text, surface, start, end, kind)
         or _names_a_date(text, end, kind)
         or _opens_a_claim(text, surface, start, end)
+        or _names_a_document(text, start, end, kind)
+        or _quotes_a_sentence(text, surface, start, end, kind)
     )
 
 
@@ -101,6 +109,8 @@ def _written_as_name(text: str, surface: str, start: int) -> bool:
 _LINE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,3}[.)])[ \t]+)?(?:\[[ xX]\][ \t]+)?")
 # the title of a heading ("## ") or of a callout ("> [!warning] ")
 _TITLE_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:#{1,6}|\[![\w-]+\][+-]?)[ \t]+")
+# the start of a mail's subject, a reply's or a forward's marks in it: "Subject: Re: "
+_SUBJECT_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*Subject:[ \t]+(?:(?:Re|Fwd?|AW|WG|SV):[ \t]*)*", re.I)
 _CELL_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*\|(?:[^|\n]*\|)*[ \t]*")  # the start of a table cell
 _FIRST_CELL = re.compile(r"[ \t]*(?:>[ \t]*)*\|[ \t]*")  # … of a row's first cell
 _TABLE_RULE = re.compile(r"[ \t]*(?:>[ \t]*)*\|?[ \t]*:?-{3,}")  # the line under a table's header row
@@ -155,7 +165,7 @@ def _qualifies_a_noun(text: str, start: int, end: int, kind: str) -> bool:
     organization's own ("the Google team"), so weak evidence of one. A function word, a verb of
     saying or a verb in the past tense after it is no noun ("joined the Guardian as an editor",
     "the Times reports", "the Guardian reported"): the organization keeps its hit."""
-    if kind != "org" or (word := _WORD_AFTER.match(text, end)) is None or not _noun(word.group(1)):
+    if kind != "org" or (word := _WORD_AFTER.match(text, end)) is None or not noun(word.group(1)):
         return False
     line_start = text.rfind("\n", 0, start) + 1
     return (
@@ -168,10 +178,16 @@ def _qualifies_a_noun(text: str, start: int, end: int, kind: str) -> bool:
 _PAST_TENSE = re.compile(r"[a-z]{2,}[^e\W]ed")
 
 
-def _noun(word: str) -> bool:
+def noun(word: str) -> bool:
     """Whether a lower-case word after a name may be a noun it qualifies: no function word, no
     verb of saying, no verb in the past tense."""
-    return word not in _NOT_A_NOUN and _PAST_TENSE.fullmatch(word) is None
+    return word not in _NOT_A_NOUN and not said_or_past(word)
+
+
+def said_or_past(word: str) -> bool:
+    """Whether a lower-case word after a name is a verb of saying or in the past tense, which a
+    name takes as its subject: "the Times reports", "NASA announced"."""
+    return word in _SAYING or _PAST_TENSE.fullmatch(word) is not None
 
 
 # before a hit that is a whole title, cell or line: its marker, a label of its own ("# TODO: "), bold
@@ -319,6 +335,42 @@ def _opens_a_claim(text: str, surface: str, start: int, end: int) -> bool:
 
 
 _TITLE_KINDS = ("person", "org")
+# the rest of a heading after a name that makes it a document's title: "# Movie Genre Template"
+_DOCUMENT_AFTER = re.compile(r"[ \t]+([A-Z][a-z]+)[ \t*_]*$", re.MULTILINE)
+
+
+def _names_a_document(text: str, start: int, end: int, kind: str) -> bool:
+    """A person's or an organization's hit that makes a heading's title with a capitalised word
+    for a part of a document after it (`DOCUMENT_WORDS`: "# Movie Genre Template", "## Weekly
+    Review Notes"): the name of a document, of a template, not of someone. "# Steph Ango" and
+    "## Dana's notes" stay names."""
+    if kind not in _TITLE_KINDS:
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    after = _DOCUMENT_AFTER.match(text, end)
+    return (
+        after is not None
+        and after.group(1).lower() in DOCUMENT_WORDS
+        and _TITLE_HEAD.fullmatch(text, line_start, start) is not None
+    )
+
+
+# a sentence that goes on after a hit inside a quotation: "Hello Allan! Did you …"
+_SENTENCE_ON = re.compile(r"[!?.][ \t]+[^\W\d_]")
+_QUOTE_MARKS = frozenset("\"“”'‘’*_")
+
+
+def _quotes_a_sentence(text: str, surface: str, start: int, end: int, kind: str) -> bool:
+    """A work's hit that opens a quotation which goes on as a sentence after it ('"Hello Allan! Did
+    you ask …"'), or that runs across a comma written bare, neither quoted nor emphasised ("Like
+    Basic, Digest access authentication verifies …"): a sentence's words, not a title. A quoted
+    title stays one ('"Who Framed Roger Rabbit?"', '*Eat, Pray, Love*')."""
+    if kind != "work":
+        return False
+    before = text[start - 1 : start]
+    if before in ('"', "“"):
+        return _SENTENCE_ON.match(text, end) is not None
+    return ", " in surface and before not in _QUOTE_MARKS and text[end : end + 1] not in _QUOTE_MARKS
 
 
 def in_note_title(text: str, start: int, end: int, kind: str, title: str) -> bool:
@@ -379,6 +431,8 @@ def _capitalised_by_place(text: str, start: int, end: int, kind: str) -> bool:
     line_end = len(text) if line_end < 0 else line_end
     head, rest = text[line_start:start], text[end:line_end]
     person = kind == "person"
+    if _SUBJECT_HEAD.fullmatch(head):  # "Subject: Messy part"
+        return (word := _WORD_AFTER.match(text, end)) is not None and noun(word.group(1))
     if _TITLE_HEAD.fullmatch(head):
         return not person or _JOINED_WORDS.match(rest) is not None
     if _CELL_HEAD.fullmatch(head):
@@ -403,8 +457,10 @@ def _labels_a_thing(words: str) -> bool:
 def _named_inside(text: str, surface: str, kind: str) -> bool:
     """Whether the text also capitalises the word inside a sentence (after a lower-case word or
     a comma): there the capital is the word's own ("than cut Pro"), so it names something; an
-    organization's between a determiner and a noun ("the Pro tier", `_qualifies_a_noun`) does not."""
+    organization's between a determiner and a noun ("the Pro tier", `_qualifies_a_noun`) does not,
+    nor one opening a mail's subject after its colon ("Subject: Messy part")."""
     return any(
         not _qualifies_a_noun(text, hit.start(), hit.end(), kind)
+        and _SUBJECT_HEAD.fullmatch(text, text.rfind("\n", 0, hit.start()) + 1, hit.start()) is None
         for hit in re.finditer(rf"{_MID_SENTENCE}{re.escape(surface)}(?![\w-])", text)
     )

@@ -25,7 +25,10 @@ NER labels (spaCy, OntoNotes): PERSON → person; ORG → org; GPE, LOC, FAC →
 product; EVENT → event; WORK_OF_ART → work. Dates, times, numbers, money, percentages,
 quantities, languages, laws and NORP are not entities here. A hit whose capital says nothing
 about a name — a word capitalised by its place, a heading of common words, a person or an
-organization in the note's own title, an interface's label, a word said to be a date, a link's claim — is dropped (`capitals.py`); so is a hit whose shape is no name (a code, a weekday, a
+organization in the note's own title, an interface's label, a word said to be a date, a link's claim, a
+mail subject's first word before a noun, a name before a document's part in a heading, a quoted
+sentence read as a work — is dropped (`capitals.py`); so is an organization's acronym used as a
+word, a modifier or a mail protocol's ("the ASCII version", "some MIME?", `acronyms.py`); so is a hit whose shape is no name (a code, a weekday, a
 document's part alone, across a table's cells), and a person's takes in a kinship title
 (`shapes.py`); so is a hit inside a mail's transport header written out in the text
 ("Received: … (Postfix) with SMTP id …", `mail_headers.py`), while a hit that opens the
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 from email.utils import parseaddr
 from typing import Final
 
+from vaultmind.entities.acronyms import acronym_as_word
 from vaultmind.entities.capitals import capital_says_nothing, in_note_title
 from vaultmind.entities.mail_headers import (
     attribution_name,
@@ -223,6 +227,8 @@ def clean_ner_span(text: str, start: int, end: int, label: str, title: str = "")
     if len(surface) <= 3 and surface.isupper():
         return None  # "SDK", "UTC", "PR", "3M": the small models take most short acronyms for organizations
     if no_name(surface, kind) or (kind != "person" and header_field_name(text, surface, end)):
+        return None
+    if acronym_as_word(text, surface, kind):  # "the ASCII version", "some MIME?" (`acronyms.py`)
         return None
     if in_transport_field(text, start):
         return None  # "by mx.example.org (Postfix) with SMTP id …" (`mail_headers.py`)

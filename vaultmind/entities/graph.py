@@ -96,7 +96,10 @@ EXTRACTOR_VERSION = "14"  # 2: a person's title is not part of their id; 3: "›
 # does a name written in lower case only in an address; a word said to be a date ("Target is still
 # Tuesday"), an organization opening a cell that goes on in lower case, a step's verb before a
 # preposition, a link's claim ("[[Calmness is a superpower]]") and a person opening with an acronym are no names;
-# a message's id in a quoted header is no address (`mail_headers.message_address`)
+# a message's id in a quoted header is no address (`mail_headers.message_address`); an acronym used
+# as a word ("the ASCII version", "some MIME?", `acronyms.py`), a placeholder author ("A", "Author 1"),
+# a subject's first word before a noun, a name before "Template" in a heading, a quoted sentence read
+# as a work and a paragraph of Latin filler in English prose (`language.foreign_paragraphs`) are no names
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

@@ -34,7 +34,7 @@ from vaultmind.entities.extract import (
     select_spans,
 )
 from vaultmind.entities.ids import kind_of, make_id, normalize
-from vaultmind.entities.language import english_prose
+from vaultmind.entities.language import english_prose, foreign_paragraphs
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
 from vaultmind.entities.shapes import generated_name
@@ -94,10 +94,12 @@ def resolve_text(
     candidates.extend(names)
     for surface, match in unclear:
         ambiguous.append(Ambiguity(surface, match.candidates))
-    for start, end, label in ner if ner and english_prose(text, code) else ():
+    english = bool(ner) and english_prose(text, code)
+    skipped = code + foreign_paragraphs(text) if english else code  # "Nulla maximus vel orci …"
+    for start, end, label in ner if english and ner else ():
         if 0 <= start < end <= len(text):
             hit = clean_ner_span(text, start, end, label, title)
-            if hit is not None and not in_ranges(hit.start, hit.end, code):
+            if hit is not None and not in_ranges(hit.start, hit.end, skipped):
                 candidates.append(hit)
 
     resolved: list[tuple[Span, str]] = []

@@ -33,9 +33,11 @@ No person's name of a message's author (`generated_name`): a chat export's rando
 placeholder name, one word of 6 letters and digits or more with a letter after a digit
 ("WgO268Xc0KtFylJ", "4hMU9nZIB"), one letter three times or more ("xxx", "ZZZZ"), or a word
 of 6 letters or more whose case turns at least three times after its first letter, capitals in a
-row after a small letter among them ("YAlzoXESudhug", "kPVTqHcBWssWFAU"). A name and a number
-("john1985", "R2D2"), a name of two letters ("Aa", "Al", "Bo") and names with capitals inside
-("McDonald", "DeLaCruz", "PostgreSQL") stay someone's.
+row after a small letter among them ("YAlzoXESudhug", "kPVTqHcBWssWFAU"); nor a placeholder: one
+letter alone ("A <hello@example.com>") or words ending in a number of their own ("Author 1", "User
+12", `_PLACEHOLDER`). A name and a number written as one word ("john1985", "R2D2"), a name of two
+letters ("Aa", "Al", "Bo") and names with capitals inside ("McDonald", "DeLaCruz", "PostgreSQL")
+stay someone's.
 
 Kinship titles (`with_title`): the model keeps the title of "Auntie Lin", "Uncle Bob", "Grandma
 Rose" on some occasions and not on others ("Auntie Lin" read as "Lin", "Auntie" left over). A
@@ -66,6 +68,8 @@ _MIXED_CODE = re.compile(r"(?=[^\W_]*\d)(?=[^\W_]*[^\W\d_])[^\W_]{8,}")
 _GENERATED = re.compile(r"(?=[^\W_]*\d[^\W\d_])[^\W_]{6,}|([^\W\d_])\1{2,}", re.IGNORECASE)
 # letters whose case turns at least three times after the first, with capitals in a row after a
 # small letter: "YAlzoXESudhug", "kPVTqHcBWssWFAU"; "McDonald", "PostgreSQL", "OpenVPN" are names
+# a placeholder for an author: one letter ("A", "J."), or words and a number after them ("Author 1")
+_PLACEHOLDER = re.compile(r"[^\W\d_]\.?|[^\W\d_][^\n]*[ \t]\d+")
 _CASE_RUN = re.compile(r"[A-Z]+|[a-z]+")
 _CAPITALS_INSIDE = re.compile(r"[a-z][A-Z]{2}")
 DOCUMENT_WORDS: Final = frozenset(
@@ -79,7 +83,7 @@ DOCUMENT_WORDS: Final = frozenset(
 
 def generated_name(name: str) -> bool:
     """Whether an author's name is a generated token or a placeholder, not a person's (see the module)."""
-    return _GENERATED.fullmatch(name) is not None or _scrambled(name)
+    return _GENERATED.fullmatch(name) is not None or _PLACEHOLDER.fullmatch(name) is not None or _scrambled(name)
 
 
 def _scrambled(word: str) -> bool:
