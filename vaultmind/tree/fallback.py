@@ -210,23 +210,35 @@ def _select(
 ) -> list[_Sentence]:
     """Greedy: the best gain first; a sentence too long for what is left of the budget is tried
     shorter (its lead-in, then its trailing clauses cut) before it is given up."""
-    remaining = [s for s in sentences if s.score >= MIN_SCORE and not says_nothing_alone(s.text, s.facts)]
+    remaining = [s for s in sentences if _worth_picking(s, children)]
     chosen: list[_Sentence] = []
     names: set[str] = set()
     picked_terms: set[str] = set()
     voices: set[str] = set()
+    covered: set[int] = set()
     while remaining:
-        best = max(remaining, key=lambda s: _gain(s, names, picked_terms, voices, children))
+        best = max(remaining, key=lambda s: _gain(s, names, picked_terms, voices, covered, children))
         remaining.remove(best)
         for form in _shorter_forms(best):
+            if form is not best and says_nothing_alone(form.text, form.facts):
+                continue  # cut to a fragment that leans on what was cut ("By sharing our stories")
             trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))
             if count_tokens(_render(children, trial, dated)) <= limit:
                 chosen = trial
                 names |= form.names
                 picked_terms |= form.terms
                 voices.add(_voice_key(form))
+                covered.add(form.child)
                 break
     return chosen
+
+
+def _worth_picking(s: _Sentence, children: Sequence[ChildText]) -> bool:
+    """Not filler: over MIN_SCORE of the best sentence — except in a child summary, whose
+    sentences were already picked as news when it was written, so that a period whose words the
+    other children do not repeat still has its say — and not something that says nothing alone."""
+    salient = s.score >= MIN_SCORE or children[s.child].kind == "summary"
+    return salient and not says_nothing_alone(s.text, s.facts)
 
 
 def _voice_key(s: _Sentence) -> str:
@@ -260,14 +272,23 @@ def _shorter_forms(s: _Sentence) -> list[_Sentence]:
 
 
 def _gain(
-    s: _Sentence, names: set[str], picked: set[str], voices: set[str], children: Sequence[ChildText]
-) -> tuple[float, int, int]:
+    s: _Sentence,
+    names: set[str],
+    picked: set[str],
+    voices: set[str],
+    covered: set[int],
+    children: Sequence[ChildText],
+) -> tuple[bool, float, int, int]:
+    """How much `s` adds to what is picked. A child summary nothing is picked from yet comes
+    first: each stands for a stretch of days, and a summary of summaries says what each was
+    about before it says more of any."""
     new_names = len(s.names - names)
     repeat = len(s.terms & picked) / len(s.terms) if s.terms else 0.0
     value = s.score * (1 + NAME_BONUS * new_names / (1 + len(s.names))) * (1 - REPEAT_MALUS * repeat)
     if _voice_key(s) not in voices:
         value *= 1 + SPEAKER_BONUS
-    return (value, -s.child, -s.pos)
+    uncovered = children[s.child].kind == "summary" and s.child not in covered
+    return (uncovered, value, -s.child, -s.pos)
 
 
 # -- prose ---------------------------------------------------------------------------------
