@@ -288,6 +288,7 @@ def test_a_sentence_cut_to_fit_is_never_left_a_leaning_fragment() -> None:
         ("Wow, Mel, that sounds awesome!", True),
         ("That sounds great, Caroline.", True),
         ("Caroline, that is so amazing!", True),
+        ("Wow Maria, that's awesome!", True),
         ("Great, Mel booked the hall.", False),
         ("It is Friday.", False),
         ("Yes, Friday.", False),
@@ -298,8 +299,13 @@ def test_assent_addressed_to_someone_is_still_only_assent(sentence: str, filler:
     assert says_nothing_alone(sentence, int("Friday" in sentence)) is filler  # a day is a fact
     if filler:
         children = [
-            _one_day(0, "Caroline", "The pottery class moved to the studio on the hill."),
-            _one_day(1, "Melanie", f"{sentence} I will bring the clay and the glaze for the class."),
+            ChildText("m0", "The pottery class moved to the studio on the hill.", author="Caroline"),
+            ChildText(
+                "m1",
+                f"{sentence} I will bring the clay and the glaze for the class.",
+                author="Melanie",
+                entities=("Mel", "Caroline", "Maria"),  # a name the summary knows is still addressed
+            ),
         ]
         text = extractive_summary(children, 400)
         assert "bring the clay" in text and sentence not in text
@@ -319,3 +325,24 @@ def test_a_mail_signature_left_in_the_body_stays_out() -> None:
     assert clean_units(body, mail=True) == ["The venue is confirmed for Friday."]
     # in a note, a "--" under a line is a heading's underline, not a signature
     assert clean_units("Kickoff\n--\n\nWe start on Monday.") == ["We start on Monday."]
+
+
+def test_a_sentence_before_a_name_in_a_child_summary_stays_what_was_said() -> None:
+    said = ChildText(
+        "s1",
+        "2024-05-01: Maria said: Family gives us strength. They bring us joy. John said: The charity "
+        "run for the shelter raised 900 dollars on Sunday. Dr. Elena Rossi said: Fine. Foo B. Baz "
+        "wrote: The report ships Monday.",
+        kind="summary",
+        time="2024-05-01T09:00:00Z",
+    )
+    other = ChildText(
+        "s2",
+        "2024-05-03: John said: The shelter charity run is planned for every Sunday in June.",
+        kind="summary",
+        time="2024-05-03T09:00:00Z",
+    )
+    text = extractive_summary([said, other], 120)
+    assert "Maria said: They bring us joy. John said: The charity run" in text, text
+    assert "Foo B. Baz wrote: The report ships Monday." in text  # a name's initial stays in it
+    assert "2024-05-01: They bring us joy" not in text

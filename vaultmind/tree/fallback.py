@@ -56,7 +56,12 @@ _MESSAGES = ("message", "email")
 # How `_render` attributes what a summary says: a day before its paragraph, an author before
 # what they said ("Bob Stone replied: ")
 _DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s+")
-_SAID_RE = re.compile(r"(?:^|(?<=[.!?…\"'”’)] ))((?:[^\s:!?]+ ){0,5}[^\s:!?]+) (said|asked|replied|wrote): ")
+# A name's word ends in no full stop but an initial's or a title's ("Foo B. Baz", "Dr. Rossi"): a
+# sentence before the name ("They bring us joy. John said: ") is what someone said, not a name
+_NAME_WORD = r"(?:[^\s:!?]*[^\s:!?.]|[A-ZÀ-Þ][\w'’-]{0,2}\.)"
+_SAID_RE = re.compile(
+    rf"(?:^|(?<=[.!?…\"'”’)] ))((?:{_NAME_WORD} ){{0,5}}{_NAME_WORD}) (said|asked|replied|wrote): "
+)
 # What makes a sentence worth keeping beyond its words' salience: a time, a number, a decision
 _FACT_RE = re.compile(
     r"\d+(?:[.:,/-]\d+)*(?:st|nd|rd|th|am|pm|h|k|%)?\b"

@@ -47,6 +47,11 @@ _ASSENT_WORDS = frozenset(
     " got it will do of course agreed same thanks thank wow oh ah that that's it's is so really amazing"
     " wonderful lovely fantastic excellent incredible super sweet glad".split()
 )
+# A day set off by a comma answers a question ("Yes, Friday."): it is no name addressed
+_CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight january february"
+    " march april may june july august september october november december".split()
+)
 _WORD_EDGES = ".,!?…;:\"'“”‘’()*_-"
 
 
@@ -61,7 +66,7 @@ def says_nothing_alone(text: str, facts: int) -> bool:
     numbers, decisions, known names), or a sentence that only assents ("Sure, fine."), to someone
     it addresses or not ("That sounds great, Caroline.")."""
     words = [w for w in (w.strip(_WORD_EDGES).lower() for w in text.split()) if w]
-    said = words if facts else _without_vocatives(text.split())  # "Yes, Friday." answers
+    said = _without_vocatives(text.split())
     if said and all(w in _ASSENT_WORDS for w in said):
         return True
     return (
@@ -75,14 +80,15 @@ def says_nothing_alone(text: str, facts: int) -> bool:
 def _without_vocatives(tokens: list[str]) -> list[str]:
     """The words of a sentence, lowercased, without the names it addresses someone by: a
     capitalised word set off by a comma ("Wow, Mel, that sounds awesome!", "That sounds great,
-    Caroline."); "Mel booked it." and "It is Friday." address no one."""
+    Caroline.", "Wow Maria, that's awesome!"); "Mel booked it." and "Yes, Friday." address no one."""
     out = []
     for at, token in enumerate(tokens):
         word = token.strip(_WORD_EDGES)
         if not word:
             continue
         set_off = token.endswith(",") or (at > 0 and tokens[at - 1].endswith(","))
-        if set_off and word[:1].isupper() and word.lower() not in _ASSENT_WORDS:
+        lowered = word.lower()
+        if set_off and word[:1].isupper() and lowered not in _ASSENT_WORDS and lowered not in _CALENDAR_WORDS:
             continue
         out.append(word.lower())
     return out
