@@ -346,3 +346,24 @@ def test_a_sentence_before_a_name_in_a_child_summary_stays_what_was_said() -> No
     assert "Maria said: They bring us joy. John said: The charity run" in text, text
     assert "Foo B. Baz wrote: The report ships Monday." in text  # a name's initial stays in it
     assert "2024-05-01: They bring us joy" not in text
+
+
+def test_what_a_child_summary_says_unattributed_keeps_its_day() -> None:
+    # a one-message summary kept whole, a section's summary: said by no one it names, but on a day
+    venue = ChildText(
+        "s1",
+        "2024-05-01: Alice Chen wrote: The venue is confirmed for Friday 14 June, the deposit is paid. "
+        "Bob Stone wrote: The caterer needs the guest list by Monday 3 June, and the band wants a stage plan.",
+        kind="summary",
+        time="2024-05-01T09:00:00Z",
+    )
+    plan = ChildText(
+        "s2",
+        "Very long link to the venue plan for the party hall. The plan shows the stage by the garden door.",
+        kind="summary",
+        time="2024-05-07T09:00:00Z",
+    )
+    text = extractive_summary([venue, plan], 400)
+    paragraphs = text.split("\n\n")
+    assert paragraphs[0].startswith("2024-05-01: Alice Chen wrote: The venue is confirmed"), text
+    assert paragraphs[-1].startswith("2024-05-07: Very long link to the venue plan"), text

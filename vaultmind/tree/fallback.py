@@ -96,7 +96,7 @@ class _Voice:
 
     kind: str  # message | email | section | summary
     who: str  # an author, a note title, a summary's id
-    day: str = ""  # YYYY-MM-DD of a message
+    day: str = ""  # YYYY-MM-DD of a message, or of a child summary's unattributed text
 
 
 class FallbackSummarizer:
@@ -160,7 +160,6 @@ def _voiced_units(child: ChildText) -> list[tuple[_Voice, str]]:
         return [(voice, unit) for unit in units]
     if child.kind == "section":
         return [(_Voice("section", child.title or ""), unit) for unit in units]
-    plain = _Voice("summary", child.id)
     out: list[tuple[_Voice, str]] = []
     for unit in units:
         dated = _DAY_RE.match(unit)
@@ -168,8 +167,8 @@ def _voiced_units(child: ChildText) -> list[tuple[_Voice, str]]:
         unit = unit[dated.end() :] if dated else unit
         said = list(_SAID_RE.finditer(unit))
         head = unit[: said[0].start()] if said else unit
-        if head.strip():
-            out.append((plain, head))
+        if head.strip():  # said by no one it names (a one-message summary, a section's): its day
+            out.append((_Voice("summary", child.id, day), head))
         for at, match in enumerate(said):
             kind = "email" if match.group(2) == "wrote" else "message"
             end = said[at + 1].start() if at + 1 < len(said) else len(unit)
@@ -317,10 +316,9 @@ def _finish(text: str) -> str:
 
 
 def _message_days(sentences: Sequence[_Sentence]) -> set[str]:
-    """The days the messages among `sentences` were said on."""
-    return {
-        s.voice.day for s in sentences if s.voice is not None and s.voice.kind in _MESSAGES and s.voice.day
-    }
+    """The days the messages among `sentences` were said on (and, in a summary of summaries, the
+    day of what a child says without naming who said it)."""
+    return {s.voice.day for s in sentences if s.voice is not None and s.voice.kind != "section" and s.voice.day}
 
 
 def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: bool) -> str:
@@ -352,13 +350,13 @@ def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: b
 
     for s in chosen:
         voice = s.voice or _Voice("summary", children[s.child].id)
-        is_message = voice.kind in _MESSAGES
-        para = voice.day if is_message else voice.who
+        # a message's day; a section's note; what a child summary says unattributed, its day
+        para = voice.day if voice.kind in _MESSAGES else voice.day or voice.who
         key = (voice.kind, voice.who)
         if para != paragraph_key or not paragraphs:
             flush_group()
             paragraphs.append([])
-            if dated and is_message and para:
+            if dated and voice.day:
                 paragraphs[-1].append(f"{para}:")
             paragraph_key = para
             group_key = key
