@@ -214,7 +214,10 @@ def _select(
 ) -> list[_Sentence]:
     """Greedy: the best gain first; a sentence too long for what is left of the budget is tried
     shorter (its lead-in, then its trailing clauses cut) before it is given up."""
-    remaining = [s for s in sentences if _worth_picking(s, children)]
+    best_of: dict[int, float] = {}
+    for s in sentences:
+        best_of[s.child] = max(best_of.get(s.child, 0.0), s.score)
+    remaining = [s for s in sentences if _worth_picking(s, children, best_of)]
     chosen: list[_Sentence] = []
     names: set[str] = set()
     picked_terms: set[str] = set()
@@ -237,12 +240,13 @@ def _select(
     return chosen
 
 
-def _worth_picking(s: _Sentence, children: Sequence[ChildText]) -> bool:
-    """Not filler: over MIN_SCORE of the best sentence — except in a child summary, whose
-    sentences were already picked as news when it was written, so that a period whose words the
-    other children do not repeat still has its say — and not something that says nothing alone."""
-    salient = s.score >= MIN_SCORE or children[s.child].kind == "summary"
-    return salient and not says_nothing_alone(s.text, s.facts)
+def _worth_picking(s: _Sentence, children: Sequence[ChildText], best_of: dict[int, float]) -> bool:
+    """Not filler: over MIN_SCORE of the best sentence — of the best of its own child in a child
+    summary, which stands for a stretch of days: one whose words the others do not repeat still
+    has its say, a line added to it ("My own note.") does not — and not something that says
+    nothing alone."""
+    best = best_of[s.child] if children[s.child].kind == "summary" else 1.0
+    return s.score >= MIN_SCORE * best and not says_nothing_alone(s.text, s.facts)
 
 
 def _voice_key(s: _Sentence) -> str:
