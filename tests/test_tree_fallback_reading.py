@@ -237,3 +237,135 @@ def test_children_spanning_days_date_the_summary_even_when_one_day_is_kept() -> 
     assert "\n\n" not in text  # the budget keeps one day's news
     assert text.startswith(("2024-05-01: Alice Chen said: ", "2024-05-03: Bob Stone said: "))
     assert text == extractive_summary(children, budget)
+
+
+def test_a_summary_of_summaries_says_something_of_every_child() -> None:
+    # two children keep coming back to one topic; the third's words are said once: its period
+    # must still have its say, ahead of more of the topic the others repeat
+    counseling = ChildText(
+        "s1",
+        "2024-05-01: Caroline said: I am looking into counseling and mental health work for trans people. "
+        "Melanie said: Counseling sounds right for you, mental health support matters.\n\n"
+        "2024-05-03: Caroline said: The counseling course on mental health starts in June.",
+        kind="summary",
+        time="2024-05-01T09:00:00Z",
+    )
+    more = ChildText(
+        "s2",
+        "2024-05-10: Caroline said: My counseling mentor says mental health work needs patience. "
+        "Melanie said: Your counseling plans keep growing, mental health is your thing.",
+        kind="summary",
+        time="2024-05-10T09:00:00Z",
+    )
+    camping = ChildText(
+        "s3",
+        "2024-05-20: Melanie said: We camped by the lake with the kids and roasted marshmallows.",
+        kind="summary",
+        time="2024-05-20T09:00:00Z",
+    )
+    text = extractive_summary([counseling, more, camping], 140)
+    days = [paragraph.split(":", 1)[0] for paragraph in text.split("\n\n")]
+    assert any(day in days for day in ("2024-05-01", "2024-05-03")), text
+    assert "2024-05-10" in days and "2024-05-20" in days, text
+    assert "2024-05-20: Melanie said: We camped by the lake" in text
+    assert text == extractive_summary([counseling, more, camping], 140)
+
+
+def test_a_sentence_cut_to_fit_is_never_left_a_leaning_fragment() -> None:
+    children = [
+        _one_day(0, "Caroline", "By sharing our stories, we can build a strong and supportive community of hope."),
+        _one_day(1, "Melanie", "Our stories give the group hope."),
+    ]
+    for budget in (25, 40):
+        text = extractive_summary(children, budget)
+        assert "By sharing our stories." not in text, text
+        assert text == "Melanie said: Our stories give the group hope."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "filler"),
+    [
+        ("Wow, Mel, that sounds awesome!", True),
+        ("That sounds great, Caroline.", True),
+        ("Caroline, that is so amazing!", True),
+        ("Wow Maria, that's awesome!", True),
+        ("Great, Mel booked the hall.", False),
+        ("It is Friday.", False),
+        ("Yes, Friday.", False),
+        ("No.", False),
+    ],
+)
+def test_assent_addressed_to_someone_is_still_only_assent(sentence: str, filler: bool) -> None:
+    assert says_nothing_alone(sentence, int("Friday" in sentence)) is filler  # a day is a fact
+    if filler:
+        children = [
+            ChildText("m0", "The pottery class moved to the studio on the hill.", author="Caroline"),
+            ChildText(
+                "m1",
+                f"{sentence} I will bring the clay and the glaze for the class.",
+                author="Melanie",
+                entities=("Mel", "Caroline", "Maria"),  # a name the summary knows is still addressed
+            ),
+        ]
+        text = extractive_summary(children, 400)
+        assert "bring the clay" in text and sentence not in text
+
+
+def test_a_setext_heading_and_a_rule_are_no_sentences() -> None:
+    section = "Plans\n=====\n\nThe hall is booked.\n\nNext steps\n----------\n\nSend the invites.\n\n---\n\n* * *\n"
+    assert clean_units(section) == ["The hall is booked.", "Send the invites."]
+    child = ChildText("d1", section, kind="section", title="Party")
+    text = extractive_summary([child], 400)
+    assert "=" not in text and "Next steps" not in text and "---" not in text
+    assert "The hall is booked." in text and "Send the invites." in text
+
+
+def test_a_mail_signature_left_in_the_body_stays_out() -> None:
+    body = "The venue is confirmed for Friday.\n\n-- \nEv Kontsevoy,\nCo-founder and CEO of Example Inc."
+    assert clean_units(body, mail=True) == ["The venue is confirmed for Friday."]
+    # in a note, a "--" under a line is a heading's underline, not a signature
+    assert clean_units("Kickoff\n--\n\nWe start on Monday.") == ["We start on Monday."]
+
+
+def test_a_sentence_before_a_name_in_a_child_summary_stays_what_was_said() -> None:
+    said = ChildText(
+        "s1",
+        "2024-05-01: Maria said: Family gives us strength. They bring us joy. John said: The charity "
+        "run for the shelter raised 900 dollars on Sunday. Dr. Elena Rossi said: Fine. Foo B. Baz "
+        "wrote: The report ships Monday.",
+        kind="summary",
+        time="2024-05-01T09:00:00Z",
+    )
+    other = ChildText(
+        "s2",
+        "2024-05-03: John said: The shelter charity run is planned for every Sunday in June.",
+        kind="summary",
+        time="2024-05-03T09:00:00Z",
+    )
+    text = extractive_summary([said, other], 120)
+    assert "John said: The charity run for the shelter raised 900 dollars" in text, text
+    assert "Foo B. Baz wrote: The report ships Monday." in text  # a name's initial stays in it
+    # Maria said it, if it is said at all: it is no part of John's name
+    assert "2024-05-01: They bring us joy" not in text
+    assert "They bring us joy" not in text or "Maria said: They bring us joy. John said:" in text
+
+
+def test_what_a_child_summary_says_unattributed_keeps_its_day() -> None:
+    # a one-message summary kept whole, a section's summary: said by no one it names, but on a day
+    venue = ChildText(
+        "s1",
+        "2024-05-01: Alice Chen wrote: The venue is confirmed for Friday 14 June, the deposit is paid. "
+        "Bob Stone wrote: The caterer needs the guest list by Monday 3 June, and the band wants a stage plan.",
+        kind="summary",
+        time="2024-05-01T09:00:00Z",
+    )
+    plan = ChildText(
+        "s2",
+        "Very long link to the venue plan for the party hall. The plan shows the stage by the garden door.",
+        kind="summary",
+        time="2024-05-07T09:00:00Z",
+    )
+    text = extractive_summary([venue, plan], 400)
+    paragraphs = text.split("\n\n")
+    assert paragraphs[0].startswith("2024-05-01: Alice Chen wrote: The venue is confirmed"), text
+    assert paragraphs[-1].startswith("2024-05-07: Very long link to the venue plan"), text

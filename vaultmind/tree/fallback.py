@@ -56,7 +56,12 @@ _MESSAGES = ("message", "email")
 # How `_render` attributes what a summary says: a day before its paragraph, an author before
 # what they said ("Bob Stone replied: ")
 _DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s+")
-_SAID_RE = re.compile(r"(?:^|(?<=[.!?…\"'”’)] ))((?:[^\s:!?]+ ){0,5}[^\s:!?]+) (said|asked|replied|wrote): ")
+# A name's word ends in no full stop but an initial's or a title's ("Foo B. Baz", "Dr. Rossi"): a
+# sentence before the name ("They bring us joy. John said: ") is what someone said, not a name
+_NAME_WORD = r"(?:[^\s:!?]*[^\s:!?.]|[A-ZÀ-Þ][\w'’-]{0,2}\.)"
+_SAID_RE = re.compile(
+    rf"(?:^|(?<=[.!?…\"'”’)] ))((?:{_NAME_WORD} ){{0,5}}{_NAME_WORD}) (said|asked|replied|wrote): "
+)
 # What makes a sentence worth keeping beyond its words' salience: a time, a number, a decision
 _FACT_RE = re.compile(
     r"\d+(?:[.:,/-]\d+)*(?:st|nd|rd|th|am|pm|h|k|%)?\b"
@@ -91,7 +96,7 @@ class _Voice:
 
     kind: str  # message | email | section | summary
     who: str  # an author, a note title, a summary's id
-    day: str = ""  # YYYY-MM-DD of a message
+    day: str = ""  # YYYY-MM-DD of a message, or of a child summary's unattributed text
 
 
 class FallbackSummarizer:
@@ -155,7 +160,6 @@ def _voiced_units(child: ChildText) -> list[tuple[_Voice, str]]:
         return [(voice, unit) for unit in units]
     if child.kind == "section":
         return [(_Voice("section", child.title or ""), unit) for unit in units]
-    plain = _Voice("summary", child.id)
     out: list[tuple[_Voice, str]] = []
     for unit in units:
         dated = _DAY_RE.match(unit)
@@ -163,8 +167,8 @@ def _voiced_units(child: ChildText) -> list[tuple[_Voice, str]]:
         unit = unit[dated.end() :] if dated else unit
         said = list(_SAID_RE.finditer(unit))
         head = unit[: said[0].start()] if said else unit
-        if head.strip():
-            out.append((plain, head))
+        if head.strip():  # said by no one it names (a one-message summary, a section's): its day
+            out.append((_Voice("summary", child.id, day), head))
         for at, match in enumerate(said):
             kind = "email" if match.group(2) == "wrote" else "message"
             end = said[at + 1].start() if at + 1 < len(said) else len(unit)
@@ -210,23 +214,39 @@ def _select(
 ) -> list[_Sentence]:
     """Greedy: the best gain first; a sentence too long for what is left of the budget is tried
     shorter (its lead-in, then its trailing clauses cut) before it is given up."""
-    remaining = [s for s in sentences if s.score >= MIN_SCORE and not says_nothing_alone(s.text, s.facts)]
+    best_of: dict[int, float] = {}
+    for s in sentences:
+        best_of[s.child] = max(best_of.get(s.child, 0.0), s.score)
+    remaining = [s for s in sentences if _worth_picking(s, children, best_of)]
     chosen: list[_Sentence] = []
     names: set[str] = set()
     picked_terms: set[str] = set()
     voices: set[str] = set()
+    covered: set[int] = set()
     while remaining:
-        best = max(remaining, key=lambda s: _gain(s, names, picked_terms, voices, children))
+        best = max(remaining, key=lambda s: _gain(s, names, picked_terms, voices, covered, children))
         remaining.remove(best)
         for form in _shorter_forms(best):
+            if form is not best and says_nothing_alone(form.text, form.facts):
+                continue  # cut to a fragment that leans on what was cut ("By sharing our stories")
             trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))
             if count_tokens(_render(children, trial, dated)) <= limit:
                 chosen = trial
                 names |= form.names
                 picked_terms |= form.terms
                 voices.add(_voice_key(form))
+                covered.add(form.child)
                 break
     return chosen
+
+
+def _worth_picking(s: _Sentence, children: Sequence[ChildText], best_of: dict[int, float]) -> bool:
+    """Not filler: over MIN_SCORE of the best sentence — of the best of its own child in a child
+    summary, which stands for a stretch of days: one whose words the others do not repeat still
+    has its say, a line added to it ("My own note.") does not — and not something that says
+    nothing alone."""
+    best = best_of[s.child] if children[s.child].kind == "summary" else 1.0
+    return s.score >= MIN_SCORE * best and not says_nothing_alone(s.text, s.facts)
 
 
 def _voice_key(s: _Sentence) -> str:
@@ -260,14 +280,23 @@ def _shorter_forms(s: _Sentence) -> list[_Sentence]:
 
 
 def _gain(
-    s: _Sentence, names: set[str], picked: set[str], voices: set[str], children: Sequence[ChildText]
-) -> tuple[float, int, int]:
+    s: _Sentence,
+    names: set[str],
+    picked: set[str],
+    voices: set[str],
+    covered: set[int],
+    children: Sequence[ChildText],
+) -> tuple[bool, float, int, int]:
+    """How much `s` adds to what is picked. A child summary nothing is picked from yet comes
+    first: each stands for a stretch of days, and a summary of summaries says what each was
+    about before it says more of any."""
     new_names = len(s.names - names)
     repeat = len(s.terms & picked) / len(s.terms) if s.terms else 0.0
     value = s.score * (1 + NAME_BONUS * new_names / (1 + len(s.names))) * (1 - REPEAT_MALUS * repeat)
     if _voice_key(s) not in voices:
         value *= 1 + SPEAKER_BONUS
-    return (value, -s.child, -s.pos)
+    uncovered = children[s.child].kind == "summary" and s.child not in covered
+    return (uncovered, value, -s.child, -s.pos)
 
 
 # -- prose ---------------------------------------------------------------------------------
@@ -291,10 +320,9 @@ def _finish(text: str) -> str:
 
 
 def _message_days(sentences: Sequence[_Sentence]) -> set[str]:
-    """The days the messages among `sentences` were said on."""
-    return {
-        s.voice.day for s in sentences if s.voice is not None and s.voice.kind in _MESSAGES and s.voice.day
-    }
+    """The days the messages among `sentences` were said on (and, in a summary of summaries, the
+    day of what a child says without naming who said it)."""
+    return {s.voice.day for s in sentences if s.voice is not None and s.voice.kind != "section" and s.voice.day}
 
 
 def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: bool) -> str:
@@ -326,13 +354,13 @@ def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: b
 
     for s in chosen:
         voice = s.voice or _Voice("summary", children[s.child].id)
-        is_message = voice.kind in _MESSAGES
-        para = voice.day if is_message else voice.who
+        # a message's day; a section's note; what a child summary says unattributed, its day
+        para = voice.day if voice.kind in _MESSAGES else voice.day or voice.who
         key = (voice.kind, voice.who)
         if para != paragraph_key or not paragraphs:
             flush_group()
             paragraphs.append([])
-            if dated and is_message and para:
+            if dated and voice.day:
                 paragraphs[-1].append(f"{para}:")
             paragraph_key = para
             group_key = key

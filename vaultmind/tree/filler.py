@@ -1,8 +1,8 @@
 """What a summary leaves out however salient its words: sentences no one needs alone.
 
 A greeting, a thanks or a sign-off ("Thanks, Mel!") is no sentence at all; a short fragment
-leaning on the sentence before it ("And in my free time.") or a bare assent ("Sure, fine.")
-is a sentence the summarizer never picks.
+leaning on the sentence before it ("And in my free time.") or a bare assent ("Sure, fine.", "Wow, Mel, that sounds
+awesome!") is a sentence the summarizer never picks.
 """
 
 from __future__ import annotations
@@ -44,7 +44,13 @@ _COMMON_VERBS = frozenset(
 _ASSENT_WORDS = frozenset(
     "ok okay k sure fine yes yeah yep yup great cool good nice right alright perfect"
     " awesome totally definitely absolutely exactly indeed true lol haha sounds me too to for you"
-    " got it will do of course agreed same thanks thank".split()
+    " got it will do of course agreed same thanks thank wow oh ah that that's it's is so really amazing"
+    " wonderful lovely fantastic excellent incredible super sweet glad".split()
+)
+# A day set off by a comma answers a question ("Yes, Friday."): it is no name addressed
+_CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight january february"
+    " march april may june july august september october november december".split()
 )
 _WORD_EDGES = ".,!?…;:\"'“”‘’()*_-"
 
@@ -57,9 +63,11 @@ def is_greeting(sentence: str) -> bool:
 def says_nothing_alone(text: str, facts: int) -> bool:
     """Filler however salient its words: a short fragment leaning on the sentence before it
     ("And in my free time.", "By sharing our stories.") with no fact in it (`facts`: its dates,
-    numbers, decisions, known names), or a sentence that only assents ("Sure, fine.")."""
+    numbers, decisions, known names), or a sentence that only assents ("Sure, fine."), to someone
+    it addresses or not ("That sounds great, Caroline.")."""
     words = [w for w in (w.strip(_WORD_EDGES).lower() for w in text.split()) if w]
-    if all(w in _ASSENT_WORDS for w in words):
+    said = _without_vocatives(text.split())
+    if said and all(w in _ASSENT_WORDS for w in said):
         return True
     return (
         len(words) < LEANING_FRAGMENT_WORDS
@@ -67,6 +75,23 @@ def says_nothing_alone(text: str, facts: int) -> bool:
         and bool(_LEANING_RE.match(text))
         and not _has_clause(text.split())
     )
+
+
+def _without_vocatives(tokens: list[str]) -> list[str]:
+    """The words of a sentence, lowercased, without the names it addresses someone by: a
+    capitalised word set off by a comma ("Wow, Mel, that sounds awesome!", "That sounds great,
+    Caroline.", "Wow Maria, that's awesome!"); "Mel booked it." and "Yes, Friday." address no one."""
+    out = []
+    for at, token in enumerate(tokens):
+        word = token.strip(_WORD_EDGES)
+        if not word:
+            continue
+        set_off = token.endswith(",") or (at > 0 and tokens[at - 1].endswith(","))
+        lowered = word.lower()
+        if set_off and word[:1].isupper() and lowered not in _ASSENT_WORDS and lowered not in _CALENDAR_WORDS:
+            continue
+        out.append(word.lower())
+    return out
 
 
 def _has_clause(tokens: list[str]) -> bool:

@@ -1,12 +1,13 @@
 """A child's text as the sentences an extractive summary picks from (`tree.fallback`, step 1).
 
-Code blocks, tables, headings, block ids, comments and embeds go; list, quote and callout
-markers and emphasis are stripped; `[text](url)` keeps its text; wikilinks stay (they keep
+Code blocks, tables, headings (a setext heading's text and underline too, outside a mail, whose
+"--" opens a signature), thematic breaks, block ids, comments and embeds go; list, quote and
+callout markers and emphasis are stripped; `[text](url)` keeps its text; wikilinks stay (they keep
 linking in Obsidian), except those inside their own note (`[[#Decisions]]`, `[[#^k1]]`), which
 in a summary would point at the summary: their text stays (the alias, else the heading). A line
 that is only a bracketed note ("[image: …]") goes, and so, in an email, do its attachments line,
-a forwarded mail's header lines and all from the quoted reply on ("----- Original Message
------", "On … wrote:"); greetings and thanks ("Thanks, Mel!") are no sentences.
+a forwarded mail's header lines and all from the quoted reply or the signature on ("-----
+Original Message -----", "On … wrote:", "-- "); greetings and thanks ("Thanks, Mel!") are no sentences.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ _LIST_RE = re.compile(r"^(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 # A line that is only a bracketed note, as adapters write what a message shared instead of text
 # ("[image: a photo of a sign]", "[attachment: plan.pdf]", "[image]"): nothing anyone said
 _ATTACHMENT_RE = re.compile(r"^\[[^\[\]]*\]$")
+# A setext heading's underline ("Title" over "====="), and a thematic break ("---", "* * *"): as
+# Obsidian shows them, a heading and a rule, never words of the paragraph above
+_SETEXT_RE = re.compile(r"^(?:=+|-+)$")
+_RULE_RE = re.compile(r"^(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _COMMENT_RE = re.compile(r"%%.*?%%|<!--.*?-->")
 _EMBED_RE = re.compile(r"!\[\[[^\]]*\]\]|!\[[^\]]*\]\([^)]*\)")
 # A link inside its own note (`[[#Decisions]]`, `[[#^k1|the key line]]`) would point at the
@@ -95,9 +100,12 @@ def clean_units(text: str, mail: bool = False) -> list[str]:
         if fence:
             continue
         line = lines[at]
-        if mail and _QUOTED_MAIL_RE.match(line):
-            break
-        if at in headers or _ATTACHMENT_RE.match(line):
+        if mail and (_QUOTED_MAIL_RE.match(line) or line == "--"):
+            break  # the quoted reply, or the signature ("-- "), the adapter left in
+        if current and not mail and _SETEXT_RE.match(line):
+            current = []  # the paragraph was a heading's text
+            continue
+        if at in headers or _ATTACHMENT_RE.match(line) or _RULE_RE.match(line):
             line = ""
         if not line or line.startswith("|") or atx_heading(line) is not None:
             if current:
