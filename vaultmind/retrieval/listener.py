@@ -31,22 +31,28 @@ _CONDITION = re.compile(r"\b[Ii]f you\b")  # "if you like fantasy": anyone who d
 
 
 @lru_cache(maxsize=16_384)
-def _listener_sentences(text: str) -> tuple[tuple[frozenset[str], bool], ...] | None:
-    """Each sentence of `text` as its terms and whether it is written to the listener; None
-    when the message says anything in the first person."""
-    sentences = message_sentences(text)
-    if any(FIRST_PERSON.search(s) for s in sentences):
-        return None
+def _persons(text: str) -> tuple[tuple[frozenset[str], bool, bool], ...]:
+    """Each sentence of `text` as its terms, whether it speaks in the first person and whether
+    it is written to the listener."""
     return tuple(
-        (frozenset(terms(s)), _TO_LISTENER.search(s) is not None and _CONDITION.search(s) is None) for s in sentences
+        (frozenset(terms(s)), FIRST_PERSON.search(s) is not None, _TO_LISTENER.search(s) is not None and _CONDITION.search(s) is None)
+        for s in message_sentences(text)
     )
 
 
 def tells_of_listener(text: str, query_terms: frozenset[str]) -> bool:
     """Whether `text` holds terms of `query_terms`, all of them in sentences written to its
     listener, and says nothing in the first person: it tells of the person it is written to."""
-    read = _listener_sentences(text)
-    if read is None:
+    read = _persons(text)
+    if any(first for _, first, _ in read):
         return False
-    held = [to_listener for sentence_terms, to_listener in read if sentence_terms & query_terms]
+    held = [to_listener for sentence_terms, _, to_listener in read if sentence_terms & query_terms]
+    return bool(held) and all(held)
+
+
+def tells_of_self(text: str, query_terms: frozenset[str]) -> bool:
+    """Whether `text` holds terms of `query_terms`, all of them in sentences that speak in the
+    first person and not to the listener: it tells of its author ("I color-code achievements so
+    I can easily track my progress"), not of the person it is written to."""
+    held = [first and not to_listener for sentence_terms, first, to_listener in _persons(text) if sentence_terms & query_terms]
     return bool(held) and all(held)
