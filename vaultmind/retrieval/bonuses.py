@@ -24,6 +24,11 @@ author's own life (where they stand in the formula: docs/ranking.md):
             written to its listener and says nothing in the first person ("Glad you've found
             that strong bond. Having friends you can rely on…" for "where has Maria made
             friends?": John's friend; `retrieval/listener.py`); else 1.
+   of_self = `OF_SELF` for a message of the `ASKING_TOP` strongest by the speaker of a question
+            that asks for their words about another author's thing ("what did Jon say about
+            Gina's store?") that holds its terms only in sentences that speak in the first
+            person and not to the listener ("I keep my store notes on a whiteboard": his own;
+            `listener.tells_of_self`); else 1.
    asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?"), or that holds
             the question's terms only in what it asks ("Love seeing your dedication! Any
             activities you're looking forward to?" for "what activities does Mel enjoy?"), and
