@@ -155,6 +155,8 @@ def test_recently_is_not_searched(vault: Path) -> None:
         assert result["hits"][0]["content"].startswith("I went to a pottery workshop"), [h["content"][:30] for h in result["hits"]]
         alone = memory.walk("What did Alice do recently?", limit=3, reference_time=MARCH_12)
         assert "recent" in alone["query"]["content_terms"], "nothing else to search: kept"
+        asking = memory.walk("What happened lately?", limit=3, reference_time=MARCH_12)
+        assert "late" in asking["query"]["content_terms"], "nothing else asked but 'what happened': kept"
 
 
 def test_a_speaker_named_beside_your_notes_is_still_the_speaker(vault: Path) -> None:
