@@ -8,7 +8,7 @@ from typing import Any
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
-from vaultmind.retrieval.listener import tells_of_listener
+from vaultmind.retrieval.listener import tells_of_listener, tells_of_self
 
 from .conftest import write_chat
 
@@ -103,3 +103,45 @@ def test_tells_of_listener_reads_whom_each_sentence_is_written_to() -> None:
     assert not tells_of_listener("A club is worth it if you want friends.", friends), "a condition: anyone"
     assert not tells_of_listener("Glad you came! Friends matter.", friends), "the word is not where it speaks to you"
     assert not tells_of_listener("Glad you came!", friends), "no word of the question"
+
+
+def test_the_speakers_words_of_themselves_are_not_of_the_person_asked_about(vault: Path) -> None:
+    """"What did Jon say about Gina's store?" asks for Jon's words about Gina's store: his
+    "You found the perfect spot for your store", not his account of his own ("I keep my store
+    notes…", which holds "store" twice and is shorter): that one keeps only part of its score
+    (`OF_SELF`). Asked about Jon's own store, his account is not scaled."""
+    days = [
+        (
+            "2024-05-02",
+            [
+                ("Gina Rossi", "Guess what, I signed the lease for the new clothing store today."),
+                ("Jon Baker", "Wow, Gina! You found the perfect spot for your store, the hard work is paying off."),
+                ("Gina Rossi", "Thank you, it means a lot."),
+            ],
+        ),
+        (
+            "2024-06-12",
+            [
+                ("Gina Rossi", "How is the dance studio going?"),
+                ("Jon Baker", "I keep my store notes on a whiteboard, my store plan is taking shape."),
+                ("Gina Rossi", "Love that."),
+            ],
+        ),
+    ]
+    hits = _hits(vault, days, "What did Jon say about Gina's store?")
+    assert hits[0]["author"] == "Jon Baker" and hits[0]["content"].startswith("Wow, Gina!"), _shown(hits)
+    his_own = next(h for h in hits if h["content"].startswith("I keep my store"))
+    assert his_own["breakdown"]["of_self"] and not hits[0]["breakdown"]["of_self"]
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        own = memory.walk("What did Jon say about Jon's store?")["hits"]
+    assert not any(h["breakdown"]["of_self"] for h in own), _shown(own)
+
+
+def test_tells_of_self_reads_whom_each_sentence_tells_of() -> None:
+    store = frozenset({"store"})
+    assert tells_of_self("I keep my store notes on a whiteboard.", store)
+    assert not tells_of_self("You found the perfect spot for your store.", store), "written to the listener"
+    assert not tells_of_self("I love that your store is open!", store), "of the listener's store, in the first person"
+    assert not tells_of_self("My store is open. Glad you came!", frozenset({"glad"})), "the word is where it speaks to you"
+    assert not tells_of_self("The store is open.", store), "no person"
+    assert not tells_of_self("I am tired.", store), "no word of the question"

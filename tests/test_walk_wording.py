@@ -13,7 +13,7 @@ from vaultmind.markdown.note import parse_note, user_note_time
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence
 from vaultmind.retrieval.people import introduces, introduction
-from vaultmind.retrieval.wording import agent_nouns, hedges, own_writing
+from vaultmind.retrieval.wording import agent_nouns, hedges, own_writing, vague_times
 
 from .conftest import write, write_chat
 
@@ -129,6 +129,34 @@ def test_likely_is_not_searched_as_like(vault: Path) -> None:
         liked = memory.walk("What would Alice like to drink?", limit=3, reference_time=MARCH_12)
         assert "like" in liked["query"]["content_terms"]
         assert liked["hits"][0]["content"].startswith("I'd like a coffee")
+
+
+def test_a_vague_time_is_the_askers() -> None:
+    assert vague_times("What workshop did Caroline attend recently?") == {"recent"}
+    assert vague_times("Would Melanie go on another road trip soon?") == {"soon"}
+    assert vague_times("What is Tim currently reading, lately?") == set(terms("currently lately"))
+    assert vague_times("What was the most recent workshop, recently?") == set(), "'recent' is asked"
+    assert vague_times("What workshop did Caroline attend?") == set()
+
+
+def test_recently_is_not_searched(vault: Path) -> None:
+    """"What workshop did Alice attend recently?" asks about a workshop: "recently" places it
+    in the asker's time, and a message's own "recently" ("Recently I've just been attending
+    meetings…") is of the day it was written. Searched, it had put that message above the
+    workshop's; it is left out of the lexical and the dense query."""
+    write_chat(vault, "2024-03-01", [("Alice", "Recently I've just been attending meetings, so much recently!"),
+                                     ("Bob", "Hang in there.")])  # fmt: skip
+    write_chat(vault, "2024-03-05", [("Bob", "How was your week?"),
+                                     ("Alice", "I went to a pottery workshop with my sister, we made two bowls.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What workshop did Alice attend recently?", limit=3, reference_time=MARCH_12)
+        assert "recent" not in result["query"]["content_terms"], result["query"]
+        assert result["hits"][0]["content"].startswith("I went to a pottery workshop"), [h["content"][:30] for h in result["hits"]]
+        alone = memory.walk("What did Alice do recently?", limit=3, reference_time=MARCH_12)
+        assert "recent" in alone["query"]["content_terms"], "nothing else to search: kept"
+        asking = memory.walk("What happened lately?", limit=3, reference_time=MARCH_12)
+        assert "late" in asking["query"]["content_terms"], "nothing else asked but 'what happened': kept"
 
 
 def test_a_speaker_named_beside_your_notes_is_still_the_speaker(vault: Path) -> None:

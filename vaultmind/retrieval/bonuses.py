@@ -24,6 +24,11 @@ author's own life (where they stand in the formula: docs/ranking.md):
             written to its listener and says nothing in the first person ("Glad you've found
             that strong bond. Having friends you can rely on…" for "where has Maria made
             friends?": John's friend; `retrieval/listener.py`); else 1.
+   of_self = `OF_SELF` for a message of the `ASKING_TOP` strongest by the speaker of a question
+            that asks for their words about another author's thing ("what did Jon say about
+            Gina's store?") that holds its terms only in sentences that speak in the first
+            person and not to the listener ("I keep my store notes on a whiteboard": his own;
+            `listener.tells_of_self`); else 1.
    asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?"), or that holds
             the question's terms only in what it asks ("Love seeing your dedication! Any
             activities you're looking forward to?" for "what activities does Mel enjoy?"), and
@@ -107,7 +112,7 @@ from vaultmind.retrieval.answer_type import (
 )
 from vaultmind.retrieval.asking import Asking, asking, asks_about
 from vaultmind.retrieval.headings import heading_shares
-from vaultmind.retrieval.listener import FIRST_PERSON, tells_of_listener
+from vaultmind.retrieval.listener import FIRST_PERSON, tells_of_listener, tells_of_self
 from vaultmind.retrieval.negation import asks_ahead, negated_terms, negates, puts_off
 from vaultmind.retrieval.occasion import asks_of_intent, names_other_ordinal, only_intends, ordinals
 from vaultmind.retrieval.ordering import adjacent_pairs, leaf_terms, term_pairs
@@ -131,6 +136,7 @@ REPLY_REACH = 2 * CONTEXT_SPAN  # messages after one that asks the question wher
 OTHER_OCCASION = 0.7  # a message of another occurrence than the question's, or of one only intended
 OTHER_AUTHOR = 0.8  # the share of its own match kept by another's first-person message naming none of the question's entities
 TO_LISTENER = 0.8  # the share kept by the named author's message that holds the question's words only where it speaks to its listener
+OF_SELF = 0.8  # the share kept by the speaker's message that holds them only where it tells of itself, asked about another
 
 
 def _scaled(final: dict[str, tuple[float, float]], leaves: set[str], by: float) -> set[str]:
@@ -238,6 +244,27 @@ def scale_to_listener(
         if signals[at[leaf_id], AUTHOR] and asks.get(leaf_id) != "only" and tells_of_listener(text, query_terms)
     }
     return _scaled(final, found, TO_LISTENER)
+
+
+def scale_of_self(
+    final: dict[str, tuple[float, float]],
+    speaking: set[str],
+    texts: dict[str, str],
+    query_terms: frozenset[str],
+    asks: Mapping[str, Asking],
+) -> set[str]:
+    """Of `texts` (the strongest leaves; the question asks for a speaker's words about another
+    person it names: "what did Jon say about Gina's store?"), the speaker's messages (`speaking`)
+    that hold the question's words only where they tell of themselves
+    (`listener.tells_of_self`: "I color-code achievements so I can easily track my progress")
+    keep `OF_SELF` of their score, as one that only asks does (those are scaled already).
+    Returns them."""
+    found = {
+        leaf_id
+        for leaf_id, text in texts.items()
+        if leaf_id in speaking and asks.get(leaf_id) != "only" and tells_of_self(text, query_terms)
+    }
+    return _scaled(final, found, OF_SELF)
 
 
 def phrase_bonus(

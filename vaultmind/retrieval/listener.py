@@ -11,6 +11,12 @@ act) and other than in a condition ("worth a read if you like fantasy": anyone),
 nothing in the first person ("I", "my", "we", "our"…: then it tells of the author too). A
 message that says anything in the first person is left as it is: its author tells of their
 own life somewhere in it ("Sorry about your job, Jon! I also lost mine").
+
+The mirror: a question that asks for a speaker's words about another's thing ("what did Jon say
+about Gina's store?") is answered by what the speaker writes to or of Gina ("You found the
+perfect spot for your store"), not by a message that holds the question's words only in
+sentences that speak in the first person and not to the listener (`tells_of_self`: "I keep my
+store notes on a whiteboard", his own; `bonuses.scale_of_self`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,12 @@ _TO_LISTENER = re.compile(
 _CONDITION = re.compile(r"\b[Ii]f you\b")  # "if you like fantasy": anyone who does
 
 
+def _written_to_listener(sentence: str) -> bool:
+    """Whether a sentence says "you" or "your" to its listener (not after a preposition, not in
+    a condition)."""
+    return _TO_LISTENER.search(sentence) is not None and _CONDITION.search(sentence) is None
+
+
 @lru_cache(maxsize=16_384)
 def _listener_sentences(text: str) -> tuple[tuple[frozenset[str], bool], ...] | None:
     """Each sentence of `text` as its terms and whether it is written to the listener; None
@@ -37,9 +49,7 @@ def _listener_sentences(text: str) -> tuple[tuple[frozenset[str], bool], ...] | 
     sentences = message_sentences(text)
     if any(FIRST_PERSON.search(s) for s in sentences):
         return None
-    return tuple(
-        (frozenset(terms(s)), _TO_LISTENER.search(s) is not None and _CONDITION.search(s) is None) for s in sentences
-    )
+    return tuple((frozenset(terms(s)), _written_to_listener(s)) for s in sentences)
 
 
 def tells_of_listener(text: str, query_terms: frozenset[str]) -> bool:
@@ -49,4 +59,21 @@ def tells_of_listener(text: str, query_terms: frozenset[str]) -> bool:
     if read is None:
         return False
     held = [to_listener for sentence_terms, to_listener in read if sentence_terms & query_terms]
+    return bool(held) and all(held)
+
+
+@lru_cache(maxsize=16_384)
+def _self_sentences(text: str) -> tuple[tuple[frozenset[str], bool], ...]:
+    """Each sentence of `text` as its terms and whether it speaks in the first person and not
+    to the listener."""
+    return tuple(
+        (frozenset(terms(s)), FIRST_PERSON.search(s) is not None and not _written_to_listener(s)) for s in message_sentences(text)
+    )
+
+
+def tells_of_self(text: str, query_terms: frozenset[str]) -> bool:
+    """Whether `text` holds terms of `query_terms`, all of them in sentences that speak in the
+    first person and not to the listener: it tells of its author ("I color-code achievements so
+    I can easily track my progress"), not of the person it is written to."""
+    held = [of_self for sentence_terms, of_self in _self_sentences(text) if sentence_terms & query_terms]
     return bool(held) and all(held)

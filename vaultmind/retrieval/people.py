@@ -48,7 +48,12 @@ def person_terms(author: str) -> frozenset[str]:
 def possessed(question: str, qents: Sequence[tuple[str, str]]) -> bool:
     """Whether the question writes one of its entities in the possessive ("what is in Okafor's
     team?"): it asks about something of theirs, which a leaf that does not involve them is not."""
-    return any(re.search(rf"\b{re.escape(surface)}['’]s\b", question) for _, surface in qents if surface)
+    return bool(possessors(question, qents))
+
+
+def possessors(question: str, qents: Sequence[tuple[str, str]]) -> set[str]:
+    """The entities the question writes in the possessive ("Okafor's team"): their ids."""
+    return {e for e, surface in qents if surface and re.search(rf"\b{re.escape(surface)}['’]s\b", question)}
 
 
 def query_entities(memory: MemoryView, question: str) -> list[tuple[str, str]]:
@@ -159,6 +164,15 @@ def speaker_codes(
     codes = np.unique(cols.author[cols.author >= 0]).tolist()
     spoken = set(speaker_names([cols.author_names[code] for code in codes], speakers, named, qents))
     return [code for code in codes if cols.author_names[code] in spoken]
+
+
+def spoken_of(question: str, qents: Sequence[tuple[str, str]], named: dict[str, str], speakers: set[str]) -> set[str]:
+    """The entities of the authors whose thing the question asks a speaker's words about ("what
+    did Jon say about Gina's store?": Gina): named, written in the possessive, and no speaker
+    — none when a speaker's own thing is asked of too ("what did Jon say about Jon's store?")."""
+    owners = possessors(question, qents)
+    voices = {named[author] for author in speaker_names(list(named), speakers, named, qents)}
+    return set() if owners & voices else {e for e in named.values() if e in owners and e not in voices}
 
 
 def speaker_names(

@@ -56,6 +56,7 @@ from vaultmind.retrieval.bonuses import (
     raise_topic_answer,
     scale_asking,
     scale_negated,
+    scale_of_self,
     scale_other_occasion,
     scale_to_listener,
 )
@@ -78,6 +79,7 @@ from vaultmind.retrieval.people import (
     query_entities,
     speaker_codes,
     speaker_names,
+    spoken_of,
     without_words,
 )
 from vaultmind.retrieval.retold import retold_leaves
@@ -123,7 +125,15 @@ from vaultmind.retrieval.windows import (
     within,
     yours_within,
 )
-from vaultmind.retrieval.wording import agent_nouns, asker_writes, hedges, merged, own_writing, role_terms
+from vaultmind.retrieval.wording import (
+    agent_nouns,
+    asker_writes,
+    hedges,
+    merged,
+    own_writing,
+    role_terms,
+    vague_times,
+)
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
@@ -191,8 +201,11 @@ def walk(
         window = event_window(question, lambda asked: walk(memory, asked, limit=EVENT_HITS, reference_time=reference_time)["hits"])
     verbs |= own
     hedged = hedges(question)  # "would Caroline likely…?": how sure, not what (read as "like")
-    if any(t not in hedged for t in content_terms):
-        verbs |= hedged
+    vague = vague_times(question)  # "…attend recently?": when, to the asker; a message's "recently" is of its own day
+    vague = vague if any(t not in vague and t not in ASKING_WORDS for t in content_terms) else set()  # "what happened lately?" keeps it
+    if any(t not in hedged and t not in vague for t in content_terms):
+        verbs |= hedged | vague
+        content_text = without_words(content_text, vague) if vague else content_text
     if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
         content_terms = [t for t in content_terms if t not in verbs]
     if window is not None:  # the window's relative words ("last week") are its, not the content's
@@ -390,6 +403,12 @@ def walk(
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
     # "where has Maria made friends?": not her "Glad you've found…", written of John's
     listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms), asks) if len(named) == 1 and not speakers else set()
+    # "what did Jon say about Gina's store?": not his "I … track my progress", told of himself
+    selfish = (
+        scale_of_self(final, {ids[k] for k in np.flatnonzero(speaking).tolist()}, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms), asks)
+        if speakers and spoken_of(question, qents, named, speakers)
+        else set()
+    )
     people = people_words(memory) if kind in ("person", "title") else frozenset()
     if kind == "title":  # no title, the name of someone a message thanks ("Thanks, Mel…"): but of whom the question names, the entity's
         people -= {w.lower() for _, surface in qents for w in words(surface)}
@@ -456,6 +475,7 @@ def walk(
                 "length_factor": round(float(lengths[k]), 4),
                 "other_author": leaf_id in others,  # another's account of their own: its own match × `OTHER_AUTHOR`
                 "to_listener": leaf_id in listener,  # the named author's words of the listener: × `TO_LISTENER`
+                "of_self": leaf_id in selfish,  # the speaker's words of their own life, asked about another's: × `OF_SELF`
                 "asking": asks.get(leaf_id),
                 "negated": leaf_id in negated,  # says a word of the question is not done: × `NEGATED`
                 "other_occasion": leaf_id in elsewhen,  # of another occurrence, or one still intended: × `OTHER_OCCASION`

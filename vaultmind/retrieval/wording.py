@@ -94,14 +94,29 @@ def _nouns(stem: str) -> tuple[str, ...]:
 
 
 _HEDGES = re.compile(r"\b(?:likely|unlikely|probably|possibly|presumably|potentially|perhaps|maybe)\b", re.I)
+# words that place a time only relative to the asker: "recently" in a message is of its own day
+_VAGUE_TIMES = re.compile(r"\b(?:recently|lately|soon|currently|nowadays)\b", re.I)
 
 
 def hedges(question: str) -> set[str]:
     """The terms of the words by which the question says how sure its asker is ("likely",
     "probably", "perhaps"): not what it asks about — unless another of its words has the same
     term ("would Tim likely like…": the second is asked)."""
-    hedged = {t for m in _HEDGES.finditer(question) for t in terms(m.group(0))}
-    return hedged - set(terms(_HEDGES.sub(" ", question))) if hedged else hedged
+    return _asker_words(_HEDGES, question)
+
+
+def vague_times(question: str) -> set[str]:
+    """The terms of the words by which the question places its time only relative to the asker
+    ("what did Caroline attend recently?", "would Melanie go again soon?"): not what it asks
+    about, and no time window — a message that says "recently" or "soon" says it of the day it
+    was written ("Talk to you soon!"). Unless another of its words has the same term."""
+    return _asker_words(_VAGUE_TIMES, question)
+
+
+def _asker_words(pattern: re.Pattern[str], question: str) -> set[str]:
+    """The terms of the question's words `pattern` finds, but those another of its words has."""
+    found = {t for m in pattern.finditer(question) for t in terms(m.group(0))}
+    return found - set(terms(pattern.sub(" ", question))) if found else found
 
 
 def own_writing(question: str) -> set[str]:
