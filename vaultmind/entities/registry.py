@@ -45,6 +45,7 @@ from vaultmind.entities.ids import (
     handle_key,
     key_of,
     kind_of,
+    name_key,
     normalize,
     word_spans,
     words,
@@ -261,7 +262,7 @@ class Registry:
 
     def by_name(self, name: str, *, kinds: Iterable[str] | None = None) -> Match:
         """Exact (normalized) lookup of a name, any case, restricted to `kinds` when given."""
-        claims = self.names.get(normalize(name))
+        claims = self.names.get(name_key(name))
         if not claims:
             return NO_MATCH
         wanted = set(kinds) if kinds is not None else None
