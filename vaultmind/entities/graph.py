@@ -326,9 +326,11 @@ class EntityDeriver:
         for leaf, ident, _ in new_rows:
             new[leaf].add(ident)
         delta: Counter[tuple[str, str]] = Counter()
-        for leaf in set(old) | set(new):
-            delta.update(combinations(sorted(new.get(leaf, ())), 2))
-            delta.subtract(combinations(sorted(old.get(leaf, ())), 2))
+        for leaf in set(old) | set(new):  # (a leaf of one entity or none has no pair: most of a first index's)
+            if len(now := new.get(leaf, ())) > 1:
+                delta.update(combinations(sorted(now), 2))
+            if len(was := old.get(leaf, ())) > 1:
+                delta.subtract(combinations(sorted(was), 2))
         _apply_edge_delta(con, {pair: d for pair, d in delta.items() if d})
         apply_entity_delta(con, registry, old_rows, new_rows)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Final
 
 NAME_KINDS: Final = ("person", "org", "place", "product", "event", "work", "topic")
@@ -73,6 +74,13 @@ def words(text: str, *, keep_case: bool = False) -> list[str]:
 def normalize(text: str) -> str:
     """The matching form of a name: `"  Zoë O'Brien "` → `"zoe o brien"`."""
     return " ".join(words(text))
+
+
+@lru_cache(maxsize=1 << 14)
+def name_key(name: str) -> str:
+    """`normalize` of a name, remembered: the names a vault's leaves look up (authors, link
+    targets, surfaces) repeat thousands of times; a long text is normalized with `normalize`."""
+    return normalize(name)
 
 
 def slug(text: str) -> str:

@@ -45,6 +45,7 @@ from vaultmind.entities.ids import (
     handle_key,
     key_of,
     kind_of,
+    name_key,
     normalize,
     word_spans,
     words,
@@ -53,6 +54,7 @@ from vaultmind.entities.ids import (
 EXPLICIT, DISPLAY, IMPLICIT = 2, 1, 0
 MAX_NAME_WORDS = 8
 FUZZY_MIN_CHARS = 5
+LINK_MEMO = 1 << 14  # `Registry.by_link` answers kept (emptied when full)
 NEVER_IN_TEXT = "\x00"  # case_form of short implicit names: matched by lookups, never in running text
 ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
 _FUZZY_CACHE_MAX = 200_000
@@ -131,6 +133,7 @@ class Registry:
     _fuzzy: dict[tuple[str, str], Match] = field(default_factory=dict)
     # `resolve.resolve_author`'s answers by raw author (the registry never changes once built)
     authors: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _links: dict[str, Match] = field(default_factory=dict, compare=False, repr=False)  # `by_link`'s, by target
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- building --------------------------------------------------------------------------
@@ -261,7 +264,7 @@ class Registry:
 
     def by_name(self, name: str, *, kinds: Iterable[str] | None = None) -> Match:
         """Exact (normalized) lookup of a name, any case, restricted to `kinds` when given."""
-        claims = self.names.get(normalize(name))
+        claims = self.names.get(name_key(name))
         if not claims:
             return NO_MATCH
         wanted = set(kinds) if kinds is not None else None
@@ -282,7 +285,16 @@ class Registry:
         return NO_MATCH
 
     def by_link(self, target: str) -> Match:
-        """A wikilink target (`entities/person/alice-chen`, `alice-chen`, `Alice Chen`)."""
+        """A wikilink target (`entities/person/alice-chen`, `alice-chen`, `Alice Chen`); a vault's
+        leaves link the same notes over and over, so the answers are remembered."""
+        found = self._links.get(target)
+        if found is None:
+            if len(self._links) >= LINK_MEMO:
+                self._links.clear()
+            found = self._links[target] = self._by_link(target)
+        return found
+
+    def _by_link(self, target: str) -> Match:
         clean = target.strip()
         if clean.lower().endswith(".md"):
             clean = clean[:-3]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from vaultmind.entities.extract import (
     Span,
@@ -33,7 +34,7 @@ from vaultmind.entities.extract import (
     regex_spans,
     select_spans,
 )
-from vaultmind.entities.ids import kind_of, make_id, normalize
+from vaultmind.entities.ids import kind_of, make_id, name_key
 from vaultmind.entities.language import english_prose, foreign_paragraphs
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
@@ -141,8 +142,7 @@ def _full_names(
     people: dict[str, str] = {}
     _add_author(people, author, author_id)
     for span, ident in resolved:
-        key = normalize(span.surface)
-        if kind_of(ident) == "person" and " " in key:
+        if kind_of(ident) == "person" and " " in (key := name_key(span.surface)):
             people.setdefault(key, ident)
     for other in companions:
         if other != author:
@@ -151,9 +151,18 @@ def _full_names(
 
 
 def _add_author(people: dict[str, str], author: str | None, author_id: str | None) -> None:
-    named = parse_author(author) if author_id is not None and kind_of(author_id) == "person" else None
-    if named is not None and author_id is not None and " " in normalize(named.name):
-        people.setdefault(normalize(named.name), author_id)
+    if author_id is not None and kind_of(author_id) == "person":
+        key = _full_name_of(author or "")
+        if key is not None:
+            people.setdefault(key, author_id)
+
+
+@lru_cache(maxsize=1 << 12)  # a conversation's few authors write thousands of messages
+def _full_name_of(author: str) -> str | None:
+    """The normalized name of an author of two words or more, else None."""
+    named = parse_author(author)
+    key = name_key(named.name) if named is not None else ""
+    return key if " " in key else None
 
 
 def _same_person(span: Span, ident: str, people: dict[str, str]) -> str:
@@ -163,7 +172,7 @@ def _same_person(span: Span, ident: str, people: dict[str, str]) -> str:
     one person of the text has that first name."""
     if span.source != "ner" or ident != make_id(span.kind, span.surface) or not people:
         return ident
-    key = normalize(span.surface)
+    key = name_key(span.surface)
     if " " in key:
         return people.get(key, ident)
     if span.kind not in _ONE_PERSON_KINDS:

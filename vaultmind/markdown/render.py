@@ -164,6 +164,8 @@ def escape_attr(value: str) -> str:
 
 
 def unescape_attr(value: str) -> str:
+    if "\\" not in value:  # most values: nothing escaped
+        return value
     return _UNESCAPE_RE.sub(lambda m: _UNESCAPES.get(m.group(1), m.group(1)), value)
 
 

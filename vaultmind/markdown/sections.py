@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import accumulate
 
 import numpy as np
@@ -83,8 +84,9 @@ class SectionChunker:
         return (self._quarters[end] - self._quarters[start] + 3) // 4
 
     def text(self, start: int, end: int) -> str:
-        raw = self.body[self.offsets[start] : max(self.offsets[start], self.offsets[end] - 1)]
-        return LEADING_BLANK_RE.sub("", raw.rstrip())
+        raw = self.body[self.offsets[start] : max(self.offsets[start], self.offsets[end] - 1)].rstrip()
+        # leading blank lines dropped (only a text opening with a blank or a newline has any)
+        return LEADING_BLANK_RE.sub("", raw) if raw[:1] in (" ", "\t", "\n") else raw
 
     def anchor(self, node: _Node) -> str:
         return self.anchors.get(node.heading.line, "") if node.heading is not None else ""
@@ -295,7 +297,10 @@ class SectionChunker:
         return out
 
 
+@lru_cache(maxsize=1024)
 def _tok(text: str) -> int:
+    """`count_tokens` of a heading prefix or a fence line: a note's few prefixes are counted
+    once for each block they are weighed against, so they are remembered (by text)."""
     return count_tokens(text)
 
 
