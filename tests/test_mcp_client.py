@@ -8,7 +8,6 @@ read, a line on stdout that is not a message) fails the test.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,21 +20,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from .conftest import write
+from .test_mcp import boat_vault
 
 pytestmark = pytest.mark.slow
-
-_NOTE = "# Boat\n\nWe bought the red kayak from Harbor Sports in Zürich on 3 May.\n"
-
-
-def _indexed_vault(tmp_path: Path) -> Path:
-    vault = tmp_path / "vault"
-    write(vault, "Notes/boat.md", _NOTE)
-    done = subprocess.run(
-        [sys.executable, "-m", "vaultmind", "init", "--existing", str(vault)], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return vault
 
 
 def _text(result: Any) -> str:
@@ -43,7 +30,7 @@ def _text(result: Any) -> str:
 
 
 def test_the_sdk_client_negotiates_lists_the_tool_calls_it_and_shuts_the_server_down(tmp_path: Path) -> None:
-    vault = _indexed_vault(tmp_path)
+    vault = boat_vault(tmp_path / "vault")
     # the shell says how the server ended: by itself when stdin closed, or killed by the client
     server = StdioServerParameters(
         command="/bin/sh",
@@ -97,7 +84,7 @@ def test_the_sdk_client_negotiates_lists_the_tool_calls_it_and_shuts_the_server_
     fetched = seen["fetch"].structured_content
     assert seen["fetch"].is_error is False and fetched["missing"] == []
     assert [hit["note_path"] for hit in fetched["hits"]] == ["Notes/boat.md"] * len(fetched["hits"])
-    assert "Zürich" in fetched["hits"][0]["content"]
+    assert "Harbor Sports" in fetched["hits"][0]["content"]
 
     entities = seen["entities"]
     assert entities.is_error is False
@@ -127,7 +114,7 @@ def test_the_protocol_streams_are_utf8_whatever_the_environment_says(tmp_path: P
 
     The client here connects as the SDK does by default: it first probes `server/discover`
     (2026-07-28), is told the method is unknown, and falls back to `initialize`."""
-    vault = _indexed_vault(tmp_path)
+    vault = boat_vault(tmp_path / "vault")
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "vaultmind", "mcp", "--vault", str(vault)], env={"PYTHONIOENCODING": "ascii"}
     )
@@ -137,10 +124,10 @@ def test_the_protocol_streams_are_utf8_whatever_the_environment_says(tmp_path: P
         async with Client(server) as client:
             seen["version"] = client.session.protocol_version
             seen["tools"] = (await client.list_tools()).tools  # the description has an em dash
-            seen["walk"] = await client.call_tool("memory_tree", {"mode": "walk", "query": "kayak in Zürich"})
+            seen["walk"] = await client.call_tool("memory_tree", {"mode": "walk", "query": "the kayak from Zürich"})
 
     anyio.run(session)
     assert seen["version"] == "2025-11-25"
     assert "—" in seen["tools"][0].description
     walk = seen["walk"]
-    assert walk.is_error is False and "Zürich" in walk.structured_content["hits"][0]["content"]
+    assert walk.is_error is False and walk.structured_content["hits"][0]["note_path"] == "Notes/boat.md"

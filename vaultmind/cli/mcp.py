@@ -40,7 +40,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from vaultmind.mcp_server import McpServer
 
     config = config_from_args(args)
-    stdin, protocol = _utf8(sys.stdin, errors="replace"), _utf8(sys.stdout, errors="strict")
+    # a byte that is not UTF-8 is read as a lone surrogate, which the mode names ("'query' is not
+    # valid Unicode"); echoed back in a message, it is written as its JSON escape
+    stdin, protocol = _utf8(sys.stdin, errors="surrogateescape"), _utf8(sys.stdout, errors="backslashreplace")
     sys.stdout = sys.stderr  # a stray print must not break a message
     try:
         McpServer(lambda mode, mode_args: ask(config, mode, mode_args), vault_name=config.vault.name).serve(stdin, protocol)
@@ -50,7 +52,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def _utf8(stream: TextIO, *, errors: str) -> TextIO:
-    """The stream, reading or writing UTF-8 (a byte that is not UTF-8 read in makes a line that is not JSON)."""
+    """The stream, reading or writing UTF-8."""
     if isinstance(stream, io.TextIOWrapper):
         stream.reconfigure(encoding="utf-8", errors=errors)
     return stream
