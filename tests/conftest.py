@@ -51,7 +51,7 @@ def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, 
 
 
 
-def end_process(proc: subprocess.Popen[str]) -> None:
+def end_process(proc: subprocess.Popen[str] | subprocess.Popen[bytes]) -> None:
     """Never leave a command or its pipes behind for a later test to trip over: killed if it
     still runs, waited for, its pipes closed."""
     if proc.poll() is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -39,12 +40,18 @@ def _answers(out: str) -> dict[Any, dict[str, Any]]:
     return {a["id"]: a for a in answers}
 
 
-def test_an_agent_client_lists_the_tool_and_asks_the_vault_with_good_and_bad_calls(tmp_path: Path) -> None:
-    vault = tmp_path / "My vault ü"
+def boat_vault(vault: Path) -> Path:
+    """A vaultmind vault (made by `vaultmind init --existing`) with one note, about a kayak."""
     write(vault, "Notes/boat.md", _NOTE)
-    assert subprocess.run(
-        [sys.executable, "-m", "vaultmind", "init", "--existing", str(vault)], capture_output=True, check=False
-    ).returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "vaultmind", "init", "--existing", str(vault)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return vault
+
+
+def test_an_agent_client_lists_the_tool_and_asks_the_vault_with_good_and_bad_calls(tmp_path: Path) -> None:
+    vault = boat_vault(tmp_path / "My vault ü")
     lines = [
         _request(1, "initialize", {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t"}}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),  # a notification: no answer
@@ -123,3 +130,25 @@ def test_calls_go_through_the_running_daemon_which_holds_the_index(
     result = _answers(out)[1]["result"]
     assert result["isError"] is False
     assert [h["note_path"] for h in result["structuredContent"]["hits"]] == ["Notes/boat.md"]
+
+
+def test_bytes_that_are_not_utf8_are_named_in_the_answer_and_every_answer_is_utf8(tmp_path: Path) -> None:
+    vault = boat_vault(tmp_path / "vault")
+    bad_value = _call(1, mode="search", query="kayak OLD").encode().replace(b"OLD", b"\xff")
+    bad_name = _call(2, mode="search", query="kayak", limiX=1).encode().replace(b"X", b"\xfe")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vaultmind", "mcp", "--vault", str(vault)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},  # strict: an undecodable byte must not end the server
+    )
+    try:
+        out, err = proc.communicate(b"\n".join([bad_value, bad_name, _request(3, "ping").encode()]) + b"\n", timeout=120)
+    finally:
+        end_process(proc)
+    assert proc.returncode == 0, err
+    answers = _answers(out.decode("utf-8"))  # strict: the client reads UTF-8 only
+    assert answers[1]["result"]["isError"] is True
+    assert "'query' is not valid Unicode" in answers[1]["result"]["content"][0]["text"]
+    assert answers[2]["result"]["isError"] is True
+    assert "unknown argument 'limi\\udcfe'" in answers[2]["result"]["content"][0]["text"]  # the byte, escaped
+    assert answers[3]["result"] == {}

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 Ask = Callable[[str, dict[str, Any]], Any]
 
 TOOL = "memory_tree"
-PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")  # newest first
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 
 # JSON-RPC 2.0 error codes
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603

@@ -5,14 +5,16 @@
 Each tool call goes through the vault's daemon when one runs (`vaultmind serve`: the index
 stays loaded, answers take milliseconds), else opens the index for that call and lets it go,
 so a daemon can start at any time. stdout carries the protocol only: anything else is
-written to stderr.
+written to stderr. Both protocol streams are UTF-8, as MCP's stdio transport says, whatever the
+locale or PYTHONIOENCODING would make them.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import config_from_args
@@ -38,9 +40,19 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from vaultmind.mcp_server import McpServer
 
     config = config_from_args(args)
-    protocol, sys.stdout = sys.stdout, sys.stderr  # a stray print must not break a message
+    # a byte that is not UTF-8 is read as a lone surrogate, which the mode names ("'query' is not
+    # valid Unicode"); echoed back in a message, it is written as its JSON escape
+    stdin, protocol = _utf8(sys.stdin, errors="surrogateescape"), _utf8(sys.stdout, errors="backslashreplace")
+    sys.stdout = sys.stderr  # a stray print must not break a message
     try:
-        McpServer(lambda mode, mode_args: ask(config, mode, mode_args), vault_name=config.vault.name).serve(sys.stdin, protocol)
+        McpServer(lambda mode, mode_args: ask(config, mode, mode_args), vault_name=config.vault.name).serve(stdin, protocol)
     finally:
         sys.stdout = protocol
     return 0
+
+
+def _utf8(stream: TextIO, *, errors: str) -> TextIO:
+    """The stream, reading or writing UTF-8."""
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(encoding="utf-8", errors=errors)
+    return stream
