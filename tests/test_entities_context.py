@@ -61,6 +61,8 @@ def test_a_word_the_text_says_is_a_date_is_no_name(text: str, hit: str, label: s
     a place or an event said to be one (a rota, a trip, a holiday), is kept."""
     assert _kept(text, hit, label) is None
     for kept, name, as_ in [
+        ("Oracle was Sun's buyer.", "Oracle", "ORG"),
+        ("Acme is Tuesday's sponsor.", "Acme", "ORG"),
         ("Google is hiring in April.", "Google", "ORG"),
         ("Acme is 3 decades old this May.", "Acme", "ORG"),
         ("On call: Dana is Tuesday, Marco Wednesday.", "Dana", "PERSON"),
@@ -84,17 +86,21 @@ def test_an_organization_opening_a_cell_that_goes_on_in_lower_case_is_weak() -> 
     [
         ("## Method\n\n6. Bake on a cookie sheet 30 minutes until a deep gold.", None),
         ("## Method\n\n3. Chill for 2 hours.", None),
+        ("## Method\n\n4. Place in an airtight tin.", None),
+        ("## Owners\n\n1. Dana on the venue\n2. Marco for the press kit\n", ("Dana", "person")),
+        ("## Owners\n\n1. Dana on the venue\n2. Marco for the press kit\n", ("Marco", "person")),
+        ("## Plan\n\n1. Dana at home, Marco on site.", ("Dana", "person")),
+        ("## Plan\n\n2. Marco to send the deck", ("Marco", "person")),
     ],
 )
 def test_a_steps_verb_before_a_preposition_and_its_object_is_no_name(
     text: str, kept: tuple[str, str] | None
 ) -> None:
-    """"6. Bake on a cookie sheet": the step's verb takes its object after a preposition; a name
-    before a place ("1. Dana at home") or an infinitive ("2. Marco to send") stays someone's."""
-    hit = text.split("\n")[-1].split()[1]
+    """"6. Bake on a cookie sheet": the step's verb takes a number or an indefinite thing after a
+    preposition; a name before a task ("1. Dana on the venue"), a place ("1. Dana at home") or an
+    infinitive ("2. Marco to send") stays someone's."""
+    hit = kept[0] if kept else text.split("\n")[-1].split()[1]
     assert _kept(text, hit, "PERSON") == kept
-    assert _kept("## Plan\n\n1. Dana at home, Marco on site.", "Dana", "PERSON") == ("Dana", "person")
-    assert _kept("## Plan\n\n2. Marco to send the deck", "Marco", "PERSON") == ("Marco", "person")
 
 
 @pytest.mark.parametrize(
@@ -110,6 +116,9 @@ def test_the_first_word_of_a_link_to_a_claim_is_no_name(hit: str, label: str) ->
     assert _kept(text, hit, label) is None
     assert _kept(text, "Dana", "PERSON") == ("Dana", "person")
     assert _kept(text, "Berlin", "GPE") == ("Berlin", "place")
+    news = "News:\n\n- [[Dana has a new job]]\n- [[Oracle is a database company]]\n"
+    assert _kept(news, "Dana", "PERSON") == ("Dana", "person"), "a claim is about someone too"
+    assert _kept(news, "Oracle", "ORG") is None
 
 
 def test_a_person_does_not_open_with_an_acronym() -> None:
@@ -133,3 +142,19 @@ def test_a_messages_id_in_a_quoted_header_is_no_address() -> None:
     )
     found = [s.surface for s in regex_spans(text) if s.kind == "email"]
     assert found == ["megan@example.com", "bob@example.com", "alice@example.com"]
+
+
+def test_a_messages_id_in_any_case_or_quoted_is_no_address() -> None:
+    """Mails write their fields' names in any case ("Message-id:", "In-reply-to:"), and a reply
+    quotes them after "> ": the ids there are no one's addresses either."""
+    text = (
+        "Message-id: <5f1c.abc@mail.example>\n"
+        "In-reply-to: <CAKsfaB.x@mail.gmail.com>\n"
+        "From: Dana <dana@example.com>\n\n"
+        "Dana wrote:\n"
+        "> Message-ID: <r2.q@mail.example>\n"
+        "> references: <r1.q@mail.example>\n"
+        "> From: Marco <marco@example.com>\n"
+    )
+    found = [s.surface for s in regex_spans(text) if s.kind == "email"]
+    assert found == ["dana@example.com", "marco@example.com"]

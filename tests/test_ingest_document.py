@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
-from vaultmind.errors import IngestError
+from vaultmind.errors import IngestError, VaultError
 from vaultmind.ingest.document import parse_document_paths, parse_document_paths_with_report
 from vaultmind.ingest.html import html_document, html_to_text
+from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.writer import write_documents
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.obsidian import parse_obsidian
@@ -772,6 +773,45 @@ def test_a_killed_move_to_a_new_folder_of_a_note_that_names_its_id_is_finished(
     assert ("at eleven" if changed else "moved to ten") in note.body
     assert write_documents(vault, parse_document_paths([docs])).written == []
 
+
+
+def _moving_note(tmp_path: Path, vault: Path, folder: str = "docs") -> tuple[list[DocumentInput], str]:
+    """A document whose note an earlier version named by its title's slug: ingesting it again
+    moves the note to its file's name. Returns the documents and the note's folder."""
+    docs = tmp_path / folder
+    put(docs / "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
+    write_documents(vault, [replace(d, name=None) for d in parse_document_paths([docs])])
+    return parse_document_paths([docs]), f"sources/document/files/{folder}"
+
+
+def test_two_ingests_moving_notes_at_once_keep_each_others_list(tmp_path: Path, vault: Path) -> None:
+    """The list of the notes being moved (`sources/.moving`) is shared: an ingest that overwrote
+    it, or removed it when done, dropped the moves of another running at once; and one whose list
+    the other removed failed after writing all its notes (the file not found)."""
+    docs, base = _moving_note(tmp_path, vault)
+    listed = vault / "sources/.moving"
+    other = "sources/document/files/other/b.md"
+    put(vault / other, "# B\n\nAnother ingest moves this one.\n")
+    listed.write_text(f"{other}\n", encoding="utf-8")
+    seen: list[str] = []
+    report = write_documents(vault, docs, progress=lambda *_: seen.append(listed.read_text(encoding="utf-8")))
+    assert report.renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")]
+    assert seen[0] == f"{base}/note-a.md\n{other}\n", "both ingests' moves listed while moving"
+    assert listed.read_text(encoding="utf-8") == f"{other}\n", "the other ingest's move stays listed"
+
+    docs, base = _moving_note(tmp_path, vault, "notes")
+    report = write_documents(vault, docs, progress=lambda *_: listed.unlink(missing_ok=True))  # the other, done
+    assert report.renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")] and not listed.exists()
+
+
+def test_an_unreadable_list_of_moves_is_a_vault_error_with_a_hint(tmp_path: Path, vault: Path) -> None:
+    """The list of moves is read as every note is: what it cannot be read as is the vault's error,
+    with a hint, not a raw decoding error."""
+    docs, base = _moving_note(tmp_path, vault)
+    (vault / "sources/.moving").write_bytes(b"\xff\xfe sources/x.md\n")
+    with pytest.raises(VaultError, match="list of moves") as raised:
+        write_documents(vault, docs)
+    assert raised.value.hint and (vault / base / "note-a.md").is_file()
 
 
 def test_a_folder_a_killed_move_emptied_is_removed_by_the_next_ingest(

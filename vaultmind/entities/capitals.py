@@ -19,10 +19,11 @@ The small models take a capitalised word for a name wherever it stands. Dropped 
 - a hit inside a heading over a view the text embeds ("## Albums" over `![[Albums.base]]`,
   "## Last seen" over `![[Movies.base#Last seen]]`, `_titles_a_file`);
 - a one-word person's hit that opens a numbered step and takes an object, a number or a
-  determiner, maybe after a preposition ("12. Bake 10 minutes more", "6. Bake on a cookie
-  sheet", "1. [Download this vault](…)", `_opens_a_step`);
+  determiner, or after a preposition a number or an indefinite thing ("12. Bake 10 minutes
+  more", "6. Bake on a cookie sheet", "1. [Download this vault](…)"; "1. Dana on the venue" is
+  an owner, `_opens_a_step`);
 - an organization, a product or a work the sentence says is a date ("Target is still Tuesday 9
-  April", `_names_a_date`);
+  April"; "Acme is Tuesday's sponsor" is none, `_names_a_date`);
 - a one-word hit that opens a mail's subject before a lower-case noun ("Subject: Messy part"), as
   one opening a heading (`_capitalised_by_place`);
 - a person or an organization that makes a heading with a capitalised word for a document's part
@@ -30,7 +31,8 @@ The small models take a capitalised word for a name wherever it stands. Dropped 
 - a work's hit that opens a quoted sentence ('"Hello Allan! Did you …"') or runs bare across a
   comma ("Like Basic, Digest access …", `_quotes_a_sentence`);
 - a one-word hit that opens a wikilink to a note titled by its claim ("[[Calmness is a
-  superpower]]", `_opens_a_claim`);
+  superpower]]"; a person's, only a word for an act or a quality: "[[Writing is telepathy]]",
+  `_opens_a_claim`);
 - an organization's hit, or a person's that is no full name, inside a heading that is its
   note's title ("# 68 Bits of Unsolicited Advice", "# Brown butter nectarine tart", "# Kyoto",
   `in_note_title`): a document's title names a work at most, and every leaf of a long note
@@ -46,7 +48,7 @@ from __future__ import annotations
 import re
 
 from vaultmind.entities.language import FUNCTION_WORDS
-from vaultmind.entities.shapes import DOCUMENT_WORDS
+from vaultmind.entities.shapes import DOCUMENT_WORDS, MONTHS, WEEKDAYS
 from vaultmind.markdown.blocks import atx_heading
 
 
@@ -62,7 +64,7 @@ def capital_says_nothing(text: str, surface: str, start: int, end: int, kind: st
         or _titles_a_file(text, start, end)
         or _opens_a_step(text, surface, start, end, kind)
         or _names_a_date(text, end, kind)
-        or _opens_a_claim(text, surface, start, end)
+        or _opens_a_claim(text, surface, start, end, kind)
         or _names_a_document(text, start, end, kind)
         or _quotes_a_sentence(text, surface, start, end, kind)
     )
@@ -272,20 +274,23 @@ def _titles_a_file(text: str, start: int, end: int) -> bool:
 
 # the start of a numbered list's item, and of a link's text there: "12. ", "1. ["
 _STEP_HEAD = re.compile(r"[ \t]*(?:>[ \t]*)*\d{1,3}[.)][ \t]+\[?")
-# what a verb takes and a name is not followed by: a number or a determiner, maybe after a
-# preposition of place or time ("Bake on a cookie sheet", "Chill for 2 hours")
+# what a verb takes and a name is not followed by: a number or a determiner ("Bake 10 minutes",
+# "Download this vault"), or after a preposition of place or time a number or an indefinite thing
+# ("Bake on a cookie sheet", "Chill for 2 hours"); a person is put on a known thing, a task ("Dana
+# on the venue", "Marco for the press kit")
 _OBJECT_AFTER = re.compile(
-    r"[ \t]+(?:(?:on|in|at|for|until|into|onto|over|under)[ \t]+)?"
-    r"(?:\d|(?:the|a|an|this|that|these|those|it|them|your|my|our|all|each|every|some)(?![\w'’-]))"
+    r"[ \t]+(?:\d|(?:the|a|an|this|that|these|those|it|them|your|my|our|all|each|every|some)(?![\w'’-])"
+    r"|(?:on|in|at|for|until|into|onto|over|under)[ \t]+(?:\d|(?:a|an)(?![\w'’-])))"
 )
 
 
 def _opens_a_step(text: str, surface: str, start: int, end: int, kind: str) -> bool:
     """A one-word person's hit that opens an item of a numbered list (a step of a recipe or a
-    how-to) and is followed by a number or a determiner, maybe after a preposition ("12. Bake 10
-    minutes more", "6. Bake on a cookie sheet", "1. [Download this vault](…)"): a step's verb at
-    its capital, not a name. "1. Dana books the venue" and "2. Marco to send the deck" stay
-    someone's."""
+    how-to) and is followed by a number or a determiner, or by a preposition and a number or an
+    indefinite article (`_OBJECT_AFTER`: "12. Bake 10 minutes more", "6. Bake on a cookie sheet",
+    "1. [Download this vault](…)"): a step's verb at its capital, not a name. "1. Dana books the
+    venue", "2. Marco to send the deck" and an owner put on a task ("1. Dana on the venue", "2.
+    Marco for the press kit") stay someone's."""
     if kind != "person" or " " in surface:
         return False
     line_start = text.rfind("\n", 0, start) + 1
@@ -293,14 +298,21 @@ def _opens_a_step(text: str, surface: str, start: int, end: int, kind: str) -> b
 
 
 # a copula and a date after a hit: "is still Tuesday 9 April", "was 3 May", "will be Fri 5 July"
-_MONTH = (
-    r"(?:(?i:january|february|march|april|may|june|july|august|september|october|november|december)"
-    r"|(?:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?)"
-)
-_WEEKDAY = r"(?:(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|Mon|Tue|Tues|Wed|Thu|Thurs|Fri|Sat|Sun)"
+
+
+def _names(names: frozenset[str]) -> str:
+    """A pattern of `names` (`shapes.WEEKDAYS`, `shapes.MONTHS`): a whole name in any case
+    ("Tuesday", "TUESDAY"), an abbreviation capitalised, maybe with a dot ("Tue", "Sept.")."""
+    whole = sorted((n for n in names if not any(o != n and o.startswith(n) for o in names)), key=len, reverse=True)
+    short = sorted((n.capitalize() for n in names if n not in whole), key=len, reverse=True)
+    return rf"(?:(?i:{'|'.join(whole)})|(?:{'|'.join(short)})\.?)"
+
+
+_MONTH = _names(MONTHS)
+_WEEKDAY = _names(WEEKDAYS)
 _IS_A_DATE = re.compile(
     r"[ \t]+(?:is|was|will[ \t]+be)(?:[ \t]+(?:still|now|again|also|probably|then))?[ \t]+(?:on[ \t]+)?"
-    rf"(?:{_WEEKDAY}|\d{{1,2}}(?:st|nd|rd|th)?[ \t]+{_MONTH}|{_MONTH}[ \t]+\d{{1,2}})(?![\w-])"
+    rf"(?:{_WEEKDAY}|\d{{1,2}}(?:st|nd|rd|th)?[ \t]+{_MONTH}|{_MONTH}[ \t]+\d{{1,2}})(?![\w'’-])"
 )
 # the kinds of names that are never a date; a person may be ("Dana is Tuesday" in a rota), a
 # place ("Berlin is 3 May" on a trip), an event ("Easter is 20 April")
@@ -320,15 +332,18 @@ _CLAIM_REST = re.compile(
     r"[ \t]+(?:is|are|was|were|has|have|had|can|cannot|will|should|must)(?:[ \t]+[a-z][\w'’,-]*)+[ \t]*(?:[|#]|\]\])"
 )
 _LINK_PATH = re.compile(r"[^\[\]|#\n]*/")  # the folders before a link's note name: "[[Ideas/Calmness …"
+# the ending of a word for an act or a quality, which a claim is about: "Writing", "Calmness"
+_ABSTRACT_ENDING = re.compile(r"\w{2,}(?:ing|ness|ity|ism|tion|sion|ment|ship|hood|dom)")
 
 
-def _opens_a_claim(text: str, surface: str, start: int, end: int) -> bool:
+def _opens_a_claim(text: str, surface: str, start: int, end: int, kind: str) -> bool:
     """A one-word hit that opens a wikilink to a note titled by its claim, a sentence ("- [[Calmness
     is a superpower]]", "[[Notes/Writing is telepathy|…]]"): the title's first word, capitalised
-    by its place, not a name. A link to a name stays one: "[[Dana]]", "[[Dana Whitfield]]",
-    "[[Berlin trip]]"."""
+    by its place, not a name. A person's hit is that only when it ends as a word for an act or a
+    quality does (`_ABSTRACT_ENDING`: "Writing"): a claim is about someone too ("[[Dana has a new
+    job]]"). A link to a name stays one: "[[Dana]]", "[[Dana Whitfield]]", "[[Berlin trip]]"."""
     opened = text.rfind("[[", max(0, start - 200), start)
-    if " " in surface or opened < 0:
+    if " " in surface or opened < 0 or (kind == "person" and _ABSTRACT_ENDING.fullmatch(surface) is None):
         return False
     folders = text[opened + 2 : start]
     return (not folders or _LINK_PATH.fullmatch(folders) is not None) and _CLAIM_REST.match(text, end) is not None

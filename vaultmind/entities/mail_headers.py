@@ -82,15 +82,16 @@ def _field_start(text: str, start: int, field: re.Pattern[str]) -> int | None:
 
 # the fields whose addresses are a message's id or a mailing list's machinery, not anyone's:
 # "Message-ID: <20171013.254C@mail.example>", "List-Unsubscribe: <mailto:u+mq6t@mail.example>"
+# in any case, and quoted in a reply ("> Message-ID:"), as mails write them
 _ID_FIELD: Final = re.compile(
-    r"(?:Message-I[Dd]|Resent-Message-I[Dd]|In-Reply-To|References|Content-I[Dd]|List-[\w-]+)[ \t]*:"
+    r"[ \t]*(?:>[ \t]*)*(?:Message-ID|Resent-Message-ID|In-Reply-To|References|Content-ID|List-[\w-]+)[ \t]*:", re.I
 )
 _ADDRESS_OPENS = re.compile(r"<(?:mailto:)?$")
 
 
 def message_address(text: str, start: int) -> bool:
     """Whether the address at `start` is written between angle brackets in a mail's id or list
-    field (`_ID_FIELD`): a message's id ("Message-ID: <CAKsfaB…@mail.gmail.com>", a reply's
+    field (`_ID_FIELD`, in any case, maybe quoted: "Message-id:", "> In-Reply-To:"): a message's id ("Message-ID: <CAKsfaB…@mail.gmail.com>", a reply's
     "References:") or a list's unsubscribe address, which the small print of a quoted mail holds;
     no one's address. "From: Bob <bob@example.com>" and "References: alice@example.com" written
     by hand stay addresses."""

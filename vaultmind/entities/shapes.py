@@ -53,9 +53,15 @@ from typing import Final
 
 from vaultmind.entities.ids import KINSHIP_TITLES
 
-_WEEKDAYS: Final = frozenset(
+WEEKDAYS: Final = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
 )
+"""The weekdays' names and their abbreviations, in lower case."""
+MONTHS: Final = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+"""The months' names and their abbreviations, in lower case."""
 _TITLE_BEFORE = re.compile(
     r"(?<![\w'’-])(" + "|".join(sorted((t.capitalize() for t in KINSHIP_TITLES), key=len, reverse=True)) + r")[ \t]+$"
 )
@@ -106,7 +112,7 @@ def no_name(surface: str, kind: str) -> bool:
     words = _WORDS.findall(surface)
     if not words:
         return True
-    if words[0].lower() in _WEEKDAYS and (len(words) == 1 or words[1][0].isdigit()):
+    if words[0].lower() in WEEKDAYS and (len(words) == 1 or words[1][0].isdigit()):
         return True
     if len(words) == 1 and (words[0].lower() in DOCUMENT_WORDS or _scrambled(words[0])):
         return True

@@ -48,7 +48,6 @@ module plans each group's note, or each document's, and writes the plan.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -73,7 +72,7 @@ def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
     report = plan.report
     writes = sorted(plan.writes, key=lambda w: name_order(w.path))  # as listed: session-2 before session-10
     moving = [w.moved_from for w in writes if w.moved_from is not None] + [path for path, _, _ in plan.left]
-    _list_moves(plan.vault, moving)
+    _list_moves(plan.vault, add=moving)
     for done, item in enumerate(writes):
         if progress is not None:  # (a note a second: a hundred session notes took seconds unsaid)
             progress("writing", done, len(writes))
@@ -114,7 +113,7 @@ def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
             continue
         _leave(plan, path, moved_to)
     if moving:
-        os.remove(plan.vault / _MOVING)  # every move done
+        _list_moves(plan.vault, done=moving)  # every move done
     if progress is not None and writes:
         progress("writing", len(writes), len(writes))
     report.unchanged.sort(key=name_order)
@@ -154,27 +153,52 @@ def _drop_emptied(vault: Path, left: str) -> None:
         folder = folder.parent
 
 
-# The notes the moves of the ingest writing now leave (one vault-relative path a line): a hidden
+# The notes the moves of the ingests writing now leave (one vault-relative path a line): a hidden
 # file, which neither the index nor Obsidian lists
 _MOVING = f"{SOURCES_DIR}/.moving"
 
 
-def _list_moves(vault: Path, leaving: Sequence[str]) -> None:
-    """Before the writes: the folders the moves of a killed ingest emptied (its list left, the
-    notes it names gone) are removed; then the notes this ingest's moves leave are listed."""
+def _list_moves(vault: Path, *, add: Sequence[str] = (), done: Sequence[str] = ()) -> None:
+    """The list of moves brought up to date: the folders the moves of a killed ingest emptied (the
+    notes it lists gone) are removed and those notes unlisted; the notes this ingest's moves
+    leave are listed (`add`, before its writes) or unlisted (`done`, after them). Another
+    ingest's notes still on disk stay listed: two ingests at once keep each other's moves, and
+    the list goes when it is empty."""
     listed = vault / _MOVING
     try:
         earlier = listed.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         earlier = []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VaultError(f"cannot read the list of moves ({_reason(exc)})", path=listed, hint=_MOVES_HINT) from exc
+    kept: set[str] = set(add)
     for path in earlier:
-        if path and not (vault / path).exists():
+        if not path or path in done:
+            continue
+        if (vault / path).exists():
+            kept.add(path)
+        else:
             _drop_emptied(vault, path)
-    if leaving:
-        make_folders(listed.parent)
-        write_atomic(listed, "".join(f"{path}\n" for path in sorted(set(leaving))).encode("utf-8"), overwrite=True)
-    elif earlier:
-        os.remove(listed)
+    if kept == {path for path in earlier if path}:
+        return
+    try:
+        if kept:
+            make_folders(listed.parent)
+            write_atomic(listed, "".join(f"{path}\n" for path in sorted(kept)).encode("utf-8"), overwrite=True)
+        else:
+            listed.unlink(missing_ok=True)
+    except OSError as exc:
+        raise VaultError(f"cannot write the list of moves ({_reason(exc)})", path=listed, hint=_MOVES_HINT) from exc
+
+
+_MOVES_HINT = (
+    "it lists the notes an ingest is moving, to clean up after one killed; "
+    "make it readable and writable, or delete it when no ingest runs, and run the ingest again"
+)
+
+
+def _reason(exc: OSError | UnicodeDecodeError) -> str:
+    return str(exc.strerror or exc) if isinstance(exc, OSError) else "not UTF-8"
 
 
 def _still(full: Path, expect: bytes | None) -> bool:
