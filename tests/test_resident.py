@@ -460,3 +460,31 @@ def test_saves_append_to_the_leaf_columns_in_place(vault: Path) -> None:
             live = memory.leaves.search(qterms, 50)
             assert live == fresh.search(qterms, 50)
             assert [i for i, _ in live] == [i for i, _ in bm25(memory.index.con, qterms, limit=50)]
+
+
+def test_lengths_and_place_rows_are_held_in_four_bytes_and_score_as_stored(vault: Path) -> None:
+    # A leaf's length (its term count, BM25's dl) and the row of each place were 8 bytes a
+    # leaf each (float64, int64): 3.3 MB each at 50k notes. They are int32, after a load and
+    # after saves, and BM25 scores and neighbours still equal SQL's and a fresh load's.
+    rng = _seed_notes(vault, 20, seed=11)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        memory.leaves.search(["otter"], 5)
+        loaded = memory.leaves
+        assert loaded._doc_len.dtype == np.int32 and loaded._place_rows.dtype == np.int32
+        for step in range(3):
+            write(vault, f"more{step}.md", _note(rng))
+            memory.sync_paths([f"more{step}.md"])
+        assert loaded._loaded and loaded._doc_len.dtype == np.int32
+        counts = dict(memory.index.query("SELECT id, term_count FROM leaves"))
+        found = loaded._rows.find(list(counts))
+        assert loaded._doc_len[found].tolist() == list(counts.values())
+        fresh = ResidentLeaves(memory.index)
+        ids = sorted(counts)
+        assert loaded.neighbours_of(ids, 2) == fresh.neighbours_of(ids, 2)
+        for query in ("otter river", "budget harbor lantern", "violet"):
+            qterms = terms(query)
+            live = loaded.search(qterms, 50)
+            sql = bm25(memory.index.con, qterms, limit=50)
+            assert [i for i, _ in live] == [i for i, _ in sql]
+            assert [s for _, s in live] == pytest.approx([s for _, s in sql], rel=1e-12)

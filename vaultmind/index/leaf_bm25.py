@@ -135,6 +135,6 @@ class LeafBM25(LeafPostings):
         return stats
 
 
-def _mean_length(lengths: npt.NDArray[np.float64]) -> float:
+def _mean_length(lengths: npt.NDArray[np.int32]) -> float:
     """BM25's avgdl of some leaves: their mean length, at least 1 (1 for none)."""
     return max(float(lengths.mean()), 1.0) if len(lengths) else 1.0

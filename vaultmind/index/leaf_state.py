@@ -37,14 +37,14 @@ class LeafState:
         self._author: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)  # code into _author_names; -1 none
         self._notes = NameCodes()
         self._author_names = NameCodes()
-        self._doc_len: npt.NDArray[np.float64] = np.zeros(0)
+        self._doc_len: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)  # terms (BM25's length), as stored
         self._kind: npt.NDArray[np.int8] = np.zeros(0, dtype=np.int8)  # MESSAGE, SECTION or ENTITY_SECTION, per row
         self._ts: npt.NDArray[np.datetime64] = np.zeros(0, dtype="datetime64[us]")
         self._term_code = TermCodes(pa.array([], pa.string()))
         self._lists = PostingLists(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.uint8))
         self._extra: dict[str, list[tuple[int, int]]] = {}
         self._place_keys: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # (note, seq) of loaded rows, sorted
-        self._place_rows: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._place_rows: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)  # their rows
         self._place_added: dict[tuple[int, int], int] = {}  # (note, seq) → row, for rows added since
         self._authors: Counter[str] = Counter()  # live leaves per author
         self._author_set: frozenset[str] | None = None

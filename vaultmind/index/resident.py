@@ -101,7 +101,7 @@ class ResidentLeaves(LeafBM25):
     def _columns(
         self, meta: pa.Table | pa.RecordBatch
     ) -> tuple[
-        npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.float64],
+        npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32],
         npt.NDArray[np.datetime64], npt.NDArray[np.int8],
     ]:  # fmt: skip
         """Note codes, author codes (-1: none), seqs, lengths, times and kinds of `meta`'s rows."""
@@ -114,7 +114,7 @@ class ResidentLeaves(LeafBM25):
             self._notes.codes(meta.column("note_path")),
             who,
             meta.column("seq").to_numpy().astype(np.int32),
-            meta.column("term_count").to_numpy().astype(np.float64),
+            meta.column("term_count").to_numpy().astype(np.int32),
             ts_array(meta.column("ts")),
             kind,
         )
@@ -145,7 +145,7 @@ class ResidentLeaves(LeafBM25):
             if self.progress:  # leaves of no note are not loaded: done may stay below the count
                 self.progress("load leaves", total, total)
             empty = (np.zeros(0, dtype="S1"), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
-                     np.zeros(0), np.zeros(0, dtype="datetime64[us]"), np.zeros(0, np.int8))  # fmt: skip
+                     np.zeros(0, np.int32), np.zeros(0, dtype="datetime64[us]"), np.zeros(0, np.int8))  # fmt: skip
             keys, notes, who, seq, length, ts, kind = (np.concatenate(c) for c in zip(*parts, strict=True)) if parts else empty
             del parts
             order = np.argsort(keys, kind="stable")  # rows in id order: lookups need no second copy
@@ -161,7 +161,7 @@ class ResidentLeaves(LeafBM25):
             release_freed_memory()  # the batches' columns, joined
             self._postings_from_snapshot_or_index(keys)
         places = (self._note.astype(np.int64) << 32) | (self._seq.astype(np.int64) & 0xFFFFFFFF)
-        self._place_rows = np.argsort(places, kind="stable")
+        self._place_rows = np.argsort(places, kind="stable").astype(np.int32)
         self._place_keys = places[self._place_rows]
         self._loaded = True
         release_freed_memory()

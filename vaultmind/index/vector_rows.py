@@ -48,8 +48,9 @@ class VectorRows:
         self._scale: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self._file: RowFile | None = None  # the int8 rows below `_filed` (clustered: in cluster order)
         self._filed = 0
-        self._order = np.zeros(0, dtype=np.int64)  # place in `_file` → row
-        self._position = np.zeros(0, dtype=np.int64)  # row → place in `_file` (-1: not in it)
+        # int32: a row number or place fits (4 bytes a row instead of 8 for each: 3.3 MB at 50k notes)
+        self._order = np.zeros(0, dtype=np.int32)  # place in `_file` → row
+        self._position = np.zeros(0, dtype=np.int32)  # row → place in `_file` (-1: not in it)
         self._head: FirstPass | None = None  # the int8 rows' first-pass projection (rows in memory, not clustered)
 
     @property
@@ -93,9 +94,9 @@ class VectorRows:
     def _filed_in(self, file: RowFile, order: npt.NDArray[np.intp], rows: int) -> None:
         """Take `file` as the store of rows [0, `rows`), its place p holding row `order[p]`."""
         self._drop_file()
-        self._position = np.full(rows, -1, dtype=np.int64)
-        self._position[order] = np.arange(len(order))
-        self._file, self._order, self._filed = file, order.astype(np.int64, copy=False), rows
+        self._position = np.full(rows, -1, dtype=np.int32)
+        self._position[order] = np.arange(len(order), dtype=np.int32)
+        self._file, self._order, self._filed = file, order.astype(np.int32), rows
         width = file.width
         self._q8, self._scale = np.zeros((0, width), dtype=np.int8), np.zeros(0, dtype=np.float32)
         self._head = None
@@ -162,7 +163,7 @@ class VectorRows:
         if self._file is not None:
             self._file.close()
         self._file, self._filed = None, 0
-        self._position = self._order = np.zeros(0, dtype=np.int64)
+        self._position = self._order = np.zeros(0, dtype=np.int32)
 
     def _block(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
         """Rows of the matrix as float32 (dequantized when stored as int8; read from the file
