@@ -469,7 +469,7 @@ def walk(
                 "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words
                 "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
-                "names_window_day": bool(told[k]),  # names one of the window's days (ahead, or a past day asked alone): + `WINDOW_PRESENCE`
+                "names_window_day": bool(told[k]),  # names one of the window's days (ahead, or a past day asked alone): + `WINDOW_PRESENCE` (a past day: only inside it)
                 "weights": weights,
                 **flags,  # `diversify`'s
             }
