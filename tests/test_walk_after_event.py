@@ -64,3 +64,39 @@ def test_the_event_is_the_closing_after_clause() -> None:
         == "Marco's message about the Pro tier"
     )
     assert after_event("What did Bob say about the launch?") is None
+
+
+def test_an_after_clause_not_right_after_the_verb_of_saying_opens_no_window(vault: Path) -> None:
+    write_chat(
+        vault,
+        "2024-03-04",
+        [
+            ("Priya Raman", "After graduation I will travel to Peru for a month, then look for a job."),
+            ("Bob Stone", "Sounds great. I will be at the office all week."),
+        ],
+    )
+    write_chat(
+        vault,
+        "2024-03-08",
+        [
+            ("Bob Stone", "When is graduation? Graduation is on Friday, the graduation hall is booked."),
+            ("Priya Raman", "I will bring the cake to the office on Monday."),
+            ("Priya Raman", "The usability tests went well, five sailors came."),
+            ("Priya Raman", "I will send the notes to Alice tonight."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("What did Priya say she would do after graduation?", limit=3, reference_time=MARCH_12)
+        assert result["query"]["time_window"] is None, "she said it whenever: the event is what she spoke of"
+        assert result["hits"][0]["content"].startswith("After graduation I will travel"), [
+            h["content"] for h in result["hits"]
+        ]
+
+
+def test_a_pronoun_or_a_fixed_phrase_after_the_verb_is_no_event() -> None:
+    assert after_event("What did Priya say she would do after graduation?") is None
+    assert after_event("What did Bob say after that?") is None
+    assert after_event("What did Bob say after all?") is None
+    assert after_event("What did Alice write after it happened?") is None
+    assert after_event("What did Alice write after the demo?") == "the demo"

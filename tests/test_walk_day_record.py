@@ -45,3 +45,26 @@ def test_a_question_about_a_day_puts_the_notes_naming_it_first(vault: Path) -> N
         assert runbook["breakdown"]["informative"] > hits[0]["breakdown"]["informative"], (
             "it says more, of no day"
         )
+
+
+
+def test_a_day_record_of_next_to_nothing_does_not_pass_what_tells_that_day(vault: Path) -> None:
+    write(vault, "Daily/2024-03-07.md", "---\ndate: 2024-03-07\n---\n# Thursday, 7 March 2024\n\n- Gym.\n")
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            (
+                "Alice Chen",
+                "We signed the contract with Acme: two years of support for the booking app, the payments"
+                " service and the reporting dashboards, starting in April, with a review of the terms after six months.",
+            ),
+            ("Priya Raman", "7 sailors signed up for the usability tests; March is busy."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("What happened on 7 March?", limit=3, reference_time=AT)["hits"]
+        assert hits[0]["content"].startswith("We signed the contract"), [(h["content"][:30], h["score"]) for h in hits]
+        daily = next(h for h in hits if h["note_path"] == "Daily/2024-03-07.md")
+        assert daily["breakdown"]["names_window_day"], "it names the day, but tells next to nothing of it"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
+from vaultmind.retrieval.tasks import of_named_source, open_tasks
 
 from .conftest import write
 
@@ -42,3 +43,19 @@ def test_tasks_from_a_named_note_are_that_notes(vault: Path) -> None:
         anywhere = memory.walk("What are my open tasks for the launch?", limit=5, reference_time=AT)
         raised = {h["note_path"] for h in anywhere["hits"] if h["breakdown"]["task"] > 0}
         assert raised == {"Daily/2024-03-07.md"}, "no source named: the tasks that say it"
+
+
+def test_a_from_that_sets_a_source_aside_or_starts_a_time_names_none(vault: Path) -> None:
+    _vault(vault)
+    write(vault, "Projects/Friday review.md", "# Friday review\n\n- [ ] Collect the week's numbers\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        tasks = open_tasks(memory, AT)
+        for question in (
+            "Which tasks are still open apart from the garden?",
+            "Which tasks are still open other than those from the garden?",
+            "What tasks are due from Monday to Friday?",
+        ):
+            assert of_named_source(tasks, question) == tasks, f"{question}: no source named (set aside, or a time)"
+        assert {t.note for t in of_named_source(tasks, "Which tasks are open from the garden?")} == {"Projects/Garden.md"}
+

@@ -27,7 +27,8 @@ soonest due first), beside the tasks its other words match.
 
 A question that names where its tasks come from ("which tasks are still open from the launch
 sync?") asks for the tasks of the notes whose names hold the most of the words after its
-"from" (`of_named_source`), in the same order.
+"from" (`of_named_source`), in the same order: a "from" that sets a source aside ("apart from
+the garden", "other than those from…") or starts a time ("from Monday to Friday") names none.
 
 Of the open tasks gathered for a question, only the first `TASK_CANDIDATES` in that order
 become candidates: a vault of thousands of open tasks shows its first ones, and the walk
@@ -46,6 +47,7 @@ import numpy.typing as npt
 
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import OPEN_TASK
+from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -54,9 +56,15 @@ if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
 
 TASK_WEIGHT = 1.0
+_TIME_WORDS = "|".join([*MONTHS, *WEEKDAYS, "today", "tomorrow", "yesterday", "tonight", "now", "then", "last", "next"])
 TASK_CANDIDATES = 200  # the open tasks a question gathers: the first, in the module's order
 # a task's due date as Obsidian's Tasks plugin (📅), Dataview (`[due:: …]`) or plain text writes it
-_FROM = re.compile(r"\bfrom\s+([^?!.]+)", re.I)  # where a question's tasks come from: "…open from the launch sync?"
+# where a question's tasks come from: "…open from the launch sync?" (not "apart from the garden",
+# "other than those from…", "except from…"; not "from Monday to Friday", "from 1 April", a time)
+_FROM = re.compile(
+    rf"^(?!.*\b(?:apart|other\s+than|except|besides)\b.*\bfrom\b).*?\bfrom\s+(?!(?:{_TIME_WORDS})\b|\d)([^?!.]+)",
+    re.I,
+)
 _DUE = re.compile(r"(?:📅\ufe0f?|\bdue(?:::?|\s+on)?)\s*(\d{4})-(\d{2})-(\d{2})\b", re.I)
 
 
@@ -86,7 +94,7 @@ class OpenTask(NamedTuple):
     id: str
     dues: tuple[date, ...]
     ts: datetime | None
-    note: str = ""
+    note: str
 
     @property
     def due(self) -> date | None:
@@ -102,17 +110,17 @@ def open_tasks(memory: MemoryView, now: datetime) -> list[OpenTask]:
     if not rows:
         return []
     known = memory.leaves.columns([row[0] for row in rows]).known
-    held = [(path, seq, OpenTask(leaf_id, due_dates(text), ts, path)) for (leaf_id, path, seq, ts, text), live in zip(rows, known.tolist(), strict=True) if live]
+    held = [(seq, OpenTask(leaf_id, due_dates(text), ts, path)) for (leaf_id, path, seq, ts, text), live in zip(rows, known.tolist(), strict=True) if live]
 
-    def order(row: tuple[str, int, OpenTask]) -> tuple[int, float, str, int]:
-        path, seq, task = row
+    def order(row: tuple[int, OpenTask]) -> tuple[int, float, str, int]:
+        seq, task = row
         if task.due is not None:
-            return (0, float(task.due.toordinal()), path, seq)
+            return (0, float(task.due.toordinal()), task.note, seq)
         if task.ts is not None and task.ts <= now:
-            return (1, -(task.ts - datetime.min).total_seconds(), path, seq)
-        return (2, 0.0, path, seq)
+            return (1, -(task.ts - datetime.min).total_seconds(), task.note, seq)
+        return (2, 0.0, task.note, seq)
 
-    return [task for _, _, task in sorted(held, key=order)]
+    return [task for _, task in sorted(held, key=order)]
 
 
 def of_named_source(tasks: list[OpenTask], question: str) -> list[OpenTask]:

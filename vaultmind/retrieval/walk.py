@@ -118,6 +118,7 @@ from vaultmind.retrieval.windows import (
     recency,
     said_in,
     summary_time_factors,
+    telling,
     time_factors,
     told_of,
     told_plans,
@@ -318,8 +319,7 @@ def walk(
         signals[of_kind(cols, "user"), AUTHOR] = 1.0
     weights = signal_weights(named, len(set(searched)), averages_words(memory.embedder))
     base = base_scores(signals, weights)
-    # of a window still ahead, which leaves name one of its days ("Friday 21 March")
-    # … and of a question about nothing but a past day ("what happened on 7 March?"), the record of the day that names it
+    # of a window still ahead, or a past day asked alone ("what happened on 7 March?"), the leaves naming one of its days
     names_day = window is not None and (ahead or (only_window and not evented and window.end - window.start <= timedelta(days=1)))
     told = told_of(memory, ids, cols, window) if window is not None and names_day else np.zeros(len(ids), dtype=bool)
     ungrounded = ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
@@ -370,8 +370,8 @@ def walk(
     scores += tasked
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
-    if names_day and not ahead:  # "what happened on 7 March?": "# Thursday, 7 March 2024" over a runbook edited that day
-        scores += WINDOW_PRESENCE * (told & inside)
+    if names_day and not ahead:  # "what happened on 7 March?": "# Thursday, 7 March 2024" over a runbook edited that day,
+        scores += WINDOW_PRESENCE * (told & inside) * telling(memory, ids, told & inside)  # by what it tells beyond the date
     latest = np.zeros(len(ids))
     if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change),
         latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
@@ -489,7 +489,7 @@ def walk(
                 "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words
                 "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
-                "names_window_day": bool(told[k]),  # names one of the window's days (ahead, or a past day asked alone): + `WINDOW_PRESENCE`
+                "names_window_day": bool(told[k]),  # names one of the window's days (ahead, or a past day asked alone): + `WINDOW_PRESENCE` (a past day: inside it, × `windows.telling`)
                 "weights": weights,
                 **flags,  # `diversify`'s
             }

@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.signals import CANDIDATES, of_kind
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow
@@ -83,6 +84,7 @@ OUTSIDE_WINDOW = 0.35
 AFTER_WINDOW = 0.75
 AFTER_WINDOW_DAYS = 3
 LEAD_UP_DAYS = 14  # a window still ahead: the days before the reference time that tell of it
+DAY_TELLS_TERMS = 4  # a leaf naming a past day asked alone: its raise is whole from this many words beyond the date
 
 def within(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.bool_]:
     """Which times fall inside the window (NaT: none)."""
@@ -294,6 +296,23 @@ def told_of(memory: MemoryView, ids: list[str], cols: LeafColumns, window: TimeW
         row = rows.get(ids[k])
         if row is not None and row["text"]:
             out[k] = names_a_day_in(window, row["text"], cols.ts[k].astype("datetime64[us]").astype(datetime))
+    return out
+
+
+_DATING = frozenset(terms(" ".join([*MONTHS, *WEEKDAYS, "today tonight tomorrow yesterday"])))
+
+
+def telling(memory: MemoryView, ids: list[str], told: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """Of the leaves that name the day a question asks about alone (`told`), how much they tell
+    of it beyond naming it: their words that name no time, over `DAY_TELLS_TERMS`, at most 1
+    ("# Thursday, 7 March 2024 / - Gym." a quarter: next to nothing); 0 for any other leaf."""
+    out = np.zeros(len(ids))
+    named = np.flatnonzero(told).tolist()
+    rows = memory.leaves.rows([ids[k] for k in named])
+    for k in named:
+        row = rows.get(ids[k])
+        said = [t for t in terms(row["text"] or "") if t not in _DATING and not t.isdigit()] if row is not None else []
+        out[k] = min(1.0, len(said) / DAY_TELLS_TERMS)
     return out
 
 
