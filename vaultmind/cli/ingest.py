@@ -100,6 +100,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "messages_edited": report.messages_edited,
         "documents_replaced": report.documents_replaced,
         "warnings": report.warnings,
+        "local_zone": report.local_zone,
         "sync": sync,
     }
     if args.json:
@@ -130,6 +131,8 @@ def _print(result: dict[str, Any]) -> None:
     went = "the new version went" if result.get("kind") == "document" else "new messages went"
     for path in result["kept_user_edited"]:
         print(f"  kept your edits in {path} ({went} to a sibling note)")
+    if result.get("local_zone") and result["local_zone"] != "UTC":
+        print(f"  local times (the export names no zone) read in {result['local_zone']}")
     for warning in result["warnings"]:
         print(f"  warning: {warning}")
     sync = result["sync"]

@@ -214,6 +214,22 @@ def parse_paths(
     return batches
 
 
+def _say_local_zone(report: IngestReport, batches: Sequence[SourceBatch], tz: str | None) -> None:
+    """The zone the local times of the messages written were read in (`report.local_zone`):
+    without `--tz` or `[ingest] timezone`, UTC, said once (an export's local times taken for UTC
+    without a word put every message hours off), with how to name the export's zone."""
+    if not any(b.local_times and any(m.message_id in report.added_ids for m in b.messages) for b in batches):
+        return
+    report.local_zone = tz or "UTC"
+    if tz is None:
+        report.warnings.append(
+            "the export writes local times without a zone: read as UTC, as neither --tz nor [ingest] timezone "
+            "names one; if it was written elsewhere, set timezone = \"Europe/Berlin\" (its zone) under [ingest] in "
+            ".vaultmind/config.toml, or pass --tz, before ingesting it (a chat ingested in one zone refuses "
+            "an export read in another)"
+        )
+
+
 def _not_said_again(warnings: list[str], said_before: set[str]) -> list[str]:
     """`warnings` but those about documents already ingested and unchanged (said when they were
     written), summed up in one line."""
@@ -264,6 +280,7 @@ def ingest_paths(
         report = write_batches(
             vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz), progress=progress
         )
+    _say_local_zone(report, [b for b in parsed if isinstance(b, SourceBatch)], tz)
     # how messages without a Date header were dated: said of those written (an earlier ingest
     # that wrote the others said it then), and of those left out
     report.warnings[:0] = _not_said_again(parse_report.warnings, report.said_before) + date_warnings(parse_report.dated, report.added_ids) + [
