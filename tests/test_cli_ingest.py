@@ -512,19 +512,16 @@ def test_local_export_times_read_as_utc_by_default_are_said_once_with_how_to_nam
     without a word: the report says so once for the run, and which zone a --tz run used."""
     alice = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
     bob = write(tmp_path, "WhatsApp Chat with Bob.txt", WHATSAPP["android_dmy.txt"])
-    code, data, _ = run(capsys, "ingest", "chat", str(alice), str(bob), "--vault", str(vault), "--json")
-    assert code == 0 and data["messages_added"] > 0 and data["local_zone"] == "UTC"
-    said = [w for w in data["warnings"] if "read as UTC" in w]
-    assert len(said) == 1 and "--tz" in said[0] and "[ingest]" in said[0], data["warnings"]
+    code, text, _ = run(capsys, "ingest", "chat", str(alice), str(bob), "--vault", str(vault))
+    assert code == 0 and text.count("read in UTC, as neither --tz nor [ingest] timezone names a zone") == 1, text
     code, data, _ = run(capsys, "ingest", "chat", str(alice), "--vault", str(vault), "--json")
-    assert code == 0 and data["messages_added"] == 0 and data["local_zone"] is None
-    assert not any("read as UTC" in w for w in data["warnings"]), "nothing written: nothing to say again"
+    assert code == 0 and data["messages_added"] == 0 and data["local_zone"] is None, "nothing written: nothing to say"
     other = tmp_path / "other"
     (other / ".vaultmind").mkdir(parents=True)
+    code, data, _ = run(capsys, "ingest", "chat", str(bob), "--vault", str(other), "--json")
+    assert code == 0 and (data["local_zone"], data["local_zone_named"]) == ("UTC", False)
     code, text, _ = run(capsys, "ingest", "chat", str(alice), "--vault", str(other), "--tz", "Europe/Berlin")
-    assert code == 0 and "local times (the export names no zone) read in Europe/Berlin" in text
-    assert "read as UTC" not in text
+    assert code == 0 and "local times (the export names no zone) read in Europe/Berlin\n" in text, text
     slack = slack_export(tmp_path / "slack")  # times in UTC (epoch seconds): no zone to say
     code, data, _ = run(capsys, "ingest", "chat", str(slack), "--vault", str(vault), "--json")
     assert code == 0 and data["messages_added"] > 0 and data["local_zone"] is None
-    assert not any("read as UTC" in w for w in data["warnings"])

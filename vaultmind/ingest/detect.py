@@ -215,19 +215,12 @@ def parse_paths(
 
 
 def _say_local_zone(report: IngestReport, batches: Sequence[SourceBatch], tz: str | None) -> None:
-    """The zone the local times of the messages written were read in (`report.local_zone`):
-    without `--tz` or `[ingest] timezone`, UTC, said once (an export's local times taken for UTC
-    without a word put every message hours off), with how to name the export's zone."""
-    if not any(b.local_times and any(m.message_id in report.added_ids for m in b.messages) for b in batches):
-        return
-    report.local_zone = tz or "UTC"
-    if tz is None:
-        report.warnings.append(
-            "the export writes local times without a zone: read as UTC, as neither --tz nor [ingest] timezone "
-            "names one; if it was written elsewhere, set timezone = \"Europe/Berlin\" (its zone) under [ingest] in "
-            ".vaultmind/config.toml, or pass --tz, before ingesting it (a chat ingested in one zone refuses "
-            "an export read in another)"
-        )
+    """The zone the local times of the messages written were read in (`report.local_zone`), and
+    whether it was named (`--tz`, `[ingest] timezone`) or is UTC by default — which the report
+    says, with how to name the export's zone: local times taken for UTC without a word put every
+    message hours off."""
+    if any(b.local_times and any(m.message_id in report.added_ids for m in b.messages) for b in batches):
+        report.local_zone, report.local_zone_named = tz or "UTC", tz is not None
 
 
 def _not_said_again(warnings: list[str], said_before: set[str]) -> list[str]:

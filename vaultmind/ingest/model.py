@@ -119,5 +119,6 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     dated: list[DatedOtherwise] = field(default_factory=list)  # emails without a usable Date header, as parsed
     local_zone: str | None = None  # the zone local export times written were read in (`--tz`, else UTC)
+    local_zone_named: bool = False  # that zone was named (`--tz`, `[ingest] timezone`), not UTC by default
     said_before: set[str] = field(default_factory=set)  # warnings about documents already ingested and unchanged
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (from, to): notes given their file's name
