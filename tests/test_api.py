@@ -304,3 +304,21 @@ def test_an_unexpected_failure_is_answered_in_the_same_error_shape(
         assert answer["error"]["code"] == "internal" and "RuntimeError: boom" in answer["error"]["message"]
     finally:
         server.stop()
+
+
+def test_a_sync_of_paths_names_the_ones_not_in_the_vault(memory: Memory, vault: Path) -> None:
+    """`{"paths": ["nope.md"]}` answered all zeros, without a word that the path is not there."""
+    (vault / "here.md").write_text("# Here\n\nA note that exists.\n", encoding="utf-8")
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        client = DaemonClient("127.0.0.1", server.port, "secret")
+        answer = client.call("POST", "/v1/sync", {"paths": ["nope.md", "here.md", "gone/"]})
+        assert answer["added"] == 1 and answer["missing"] == ["gone", "nope.md"], answer
+        (vault / "here.md").unlink()
+        answer = client.call("POST", "/v1/sync", {"paths": ["here.md"]})
+        assert answer["deleted"] == 1 and answer["missing"] == ["here.md"], answer
+        answer = client.call("POST", "/v1/sync", {})
+        assert "missing" not in answer and "notes" in answer, answer
+    finally:
+        server.stop()

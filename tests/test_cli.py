@@ -688,3 +688,26 @@ def test_modes_that_do_not_score_show_no_score(
     code, out, err = run_main(capsys, "query", "walk", "ferry to Ischia", "--vault", str(vault))
     assert code == 0, err
     assert re.search(r"1\. a\.md#.*\(score \d\.\d{4}", out), out
+
+
+def test_a_sync_that_rebuilds_an_upgraded_index_says_rebuilt_not_added(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """After an upgrade asking for a rebuild, `sync` said "added 2" of notes already there."""
+    from vaultmind.memory import Memory
+
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# A\n\nThe kayak trip.\n")
+    write(vault, "b.md", "# B\n\nThe canoe trip.\n")
+    assert run_main(capsys, "init", "--existing", str(vault))[0] == 0
+    code, data, _ = run_main(capsys, "reindex", "--vault", str(vault), "--json")
+    assert code == 0 and data["notes"] >= 2
+    with Memory.open(load_config(vault)) as memory:  # what a migration asking for a rebuild leaves
+        memory.index.con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
+    code, out, _ = run_main(capsys, "sync", "--vault", str(vault))
+    assert code == 0 and f"rebuilt: {data['notes']} notes" in out and "added" not in out, out
+    code, data, _ = run_main(capsys, "sync", "--vault", str(vault), "--json")
+    assert code == 0 and data["rebuilt"] is False and data["added"] == 0, data
+    write(vault, "c.md", "# C\n\nThe raft trip.\n")
+    code, out, _ = run_main(capsys, "sync", "--vault", str(vault))
+    assert code == 0 and "added 1" in out and "rebuilt" not in out, out

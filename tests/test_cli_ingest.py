@@ -503,3 +503,25 @@ def test_an_email_given_to_ingest_chat_and_a_chat_given_to_ingest_email_say_whic
     assert snapshot_files(vault) == {}
     code, data, _ = run(capsys, "ingest", "email", str(mail), "--vault", str(vault), "--json")
     assert code == 0 and data["messages_added"] == 1
+
+
+def test_local_export_times_read_as_utc_by_default_are_said_once_with_how_to_name_the_zone(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --tz (and no [ingest] timezone) a WhatsApp export's local times were stored as UTC
+    without a word: the report says so once for the run, and which zone a --tz run used."""
+    alice = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
+    bob = write(tmp_path, "WhatsApp Chat with Bob.txt", WHATSAPP["android_dmy.txt"])
+    code, text, _ = run(capsys, "ingest", "chat", str(alice), str(bob), "--vault", str(vault))
+    assert code == 0 and text.count("read in UTC, as neither --tz nor [ingest] timezone names a zone") == 1, text
+    code, data, _ = run(capsys, "ingest", "chat", str(alice), "--vault", str(vault), "--json")
+    assert code == 0 and data["messages_added"] == 0 and data["local_zone"] is None, "nothing written: nothing to say"
+    other = tmp_path / "other"
+    (other / ".vaultmind").mkdir(parents=True)
+    code, data, _ = run(capsys, "ingest", "chat", str(bob), "--vault", str(other), "--json")
+    assert code == 0 and (data["local_zone"], data["local_zone_named"]) == ("UTC", False)
+    code, text, _ = run(capsys, "ingest", "chat", str(alice), "--vault", str(other), "--tz", "Europe/Berlin")
+    assert code == 0 and "local times (the export names no zone) read in Europe/Berlin\n" in text, text
+    slack = slack_export(tmp_path / "slack")  # times in UTC (epoch seconds): no zone to say
+    code, data, _ = run(capsys, "ingest", "chat", str(slack), "--vault", str(vault), "--json")
+    assert code == 0 and data["messages_added"] > 0 and data["local_zone"] is None

@@ -281,6 +281,27 @@ def test_a_day_file_of_an_export_is_that_day_of_the_export(tmp_path: Path) -> No
     ]
 
 
+
+def test_a_slack_channel_whose_folder_is_named_by_its_id_is_titled_by_its_name(tmp_path: Path) -> None:
+    """An export whose conversation folders are named by the channel's id (`C1/`, as slackdump and
+    Enterprise Grid write them) gave the note `#C1`, filed under `c1/`, though `channels.json`
+    names it `general`; a folder the metadata does not list keeps its folder's name."""
+    folder = slack_export(tmp_path / "export")
+    (folder / "general").rename(folder / "C1")
+    write(folder, "C9/2024-03-06.json", json.dumps([{"type": "message", "user": "U1", "text": "hi", "ts": "1709715600.000000"}]))
+    batches = {b.meta.source_id: b for b in parse_slack(folder)}
+    assert batches["slack:T9/C1"].meta.title == "#general" and batches["slack:T9/C1"].meta.scope == "slack/T9/general"
+    assert len(batches["slack:T9/C1"].messages) == 4
+    assert batches["slack:T9/C9"].meta.title == "#C9", "nothing names it: its folder does"
+    [day] = parse_slack(folder / "C1" / "2024-03-04.json")  # one day file of it, given alone
+    assert day == batches["slack:T9/C1"]
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    assert ingest_paths("chat", [folder], vault).messages_added == 6
+    note = (vault / "sources/chat/slack/t9/general/2024-03-04.md").read_text(encoding="utf-8")
+    assert split_frontmatter(note).data["title"] == "#general · 2024-03-04"
+
+
 def _slack_notes(vault: Path) -> dict[str, list[tuple[str, str]]]:
     """Source id → (note, message id) of every message in the vault's Slack notes."""
     out: dict[str, list[tuple[str, str]]] = {}

@@ -6,7 +6,8 @@ Routes (all require `Authorization: Bearer <token>`):
     GET  /v1/status            same JSON as `vaultmind status --json`
     POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
     POST /v1/query             {"mode": str, "args": {…}} → any memory_tree mode (retrieval/dispatch.py)
-    POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths: and the counts)
+    POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths: and the counts;
+                               with paths: and `missing`, those not in the vault)
     POST /v1/reindex           full rebuild → sync stats and the counts (`notes`, `chunks` = `leaves`)
 
 Also /v1/entities, /v1/tree, /v1/flush, /v1/explain, /v1/queue and /v1/queue/retry (their
@@ -59,9 +60,16 @@ def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None)
     paths = body.get("paths")
     if paths is not None and (not isinstance(paths, list) or not all(isinstance(p, str) for p in paths)):
         raise UsageError("'paths' must be a list of vault-relative paths")
-    stats = memory.sync() if paths is None else memory.sync_paths([_vault_relative(memory, p) for p in paths])
+    if paths is None:
+        stats = memory.sync()
+        _heard(on_batch, "api sync", stats)
+        return {**stats.to_dict(), **memory.counts()}
+    given = [_vault_relative(memory, p) for p in paths]
+    stats = memory.sync_paths(given)
     _heard(on_batch, "api sync", stats)
-    return stats.to_dict() if paths is not None else {**stats.to_dict(), **memory.counts()}
+    # a path that is not in the vault syncs nothing: named, so a caller's typo is no silent zero
+    missing = sorted({p for p in given if not os.path.lexists(memory.config.vault / p)})
+    return {**stats.to_dict(), "missing": missing}
 
 
 def _reindex(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:

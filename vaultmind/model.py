@@ -144,6 +144,7 @@ class SyncStats:
     leaves_written: int = 0
     leaves_deleted: int = 0
     embedded: int = 0
+    rebuilt: bool = False  # the index was rebuilt from the vault: its notes were read again, not new
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -160,6 +161,7 @@ class SyncStats:
             "leaves_written": self.leaves_written,
             "leaves_deleted": self.leaves_deleted,
             "embedded": self.embedded,
+            "rebuilt": self.rebuilt,
             "problems": [{"path": p.path, "kind": p.kind, "message": p.message} for p in self.problems],
             "seconds": round(self.seconds, 3),
         }

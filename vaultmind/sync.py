@@ -104,7 +104,7 @@ class Syncer:
             rebuild = True
         scan = scan_vault(self.config.vault, self.rules)
         known = {} if rebuild else indexed_states(self.index, None)
-        stats = SyncStats(scanned=len(scan.files))
+        stats = SyncStats(scanned=len(scan.files), rebuilt=rebuild)
         observed: dict[str, FileStat | None] = dict(scan.files)
         for path in known:
             if path not in observed:

@@ -100,6 +100,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "messages_edited": report.messages_edited,
         "documents_replaced": report.documents_replaced,
         "warnings": report.warnings,
+        "local_zone": report.local_zone,
+        "local_zone_named": report.local_zone_named,
         "sync": sync,
     }
     if args.json:
@@ -130,6 +132,15 @@ def _print(result: dict[str, Any]) -> None:
     went = "the new version went" if result.get("kind") == "document" else "new messages went"
     for path in result["kept_user_edited"]:
         print(f"  kept your edits in {path} ({went} to a sibling note)")
+    if result.get("local_zone"):
+        said = f"  local times (the export names no zone) read in {result['local_zone']}"
+        if not result.get("local_zone_named"):
+            said += (
+                ", as neither --tz nor [ingest] timezone names a zone: if the export was written in another, set "
+                'timezone = "Europe/Berlin" (its zone) under [ingest] in .vaultmind/config.toml, or pass --tz, '
+                "before ingesting it (a chat read in one zone refuses an export read in another)"
+            )
+        print(said)
     for warning in result["warnings"]:
         print(f"  warning: {warning}")
     sync = result["sync"]

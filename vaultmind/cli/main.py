@@ -326,7 +326,9 @@ def _watch(config: Config) -> None:
                     file=sys.stderr,
                 )
             changed = stats.added + stats.modified + stats.deleted + stats.renamed
-            if changed:
+            if stats.rebuilt:  # an upgraded index read again: its notes are no new ones
+                print(f"vaultmind: {what}: rebuilt {stats.added} notes in {stats.seconds * 1000:.0f} ms", file=sys.stderr)
+            elif changed:
                 print(
                     f"vaultmind: {what}: +{stats.added} ~{stats.modified} -{stats.deleted} "
                     f"renamed {stats.renamed} in {stats.seconds * 1000:.0f} ms",

@@ -125,11 +125,11 @@ def print_stats(result: dict[str, Any], verb: str, vault: Path) -> None:
         head += f" {counted(notes, 'note')}, {counted(int(chunks or 0), 'leaf', 'leaves')}"
     head += f" in {result.get('seconds', 0):.2f} s"
     print(head)
-    parts = [
-        f"{key} {result[key]:,}"
-        for key in ("added", "modified", "renamed", "deleted", "touched", "unchanged", "embedded", "kept_unreadable")
-        if result.get(key)
-    ]
+    counts: tuple[str, ...] = ("added", "modified", "renamed", "deleted", "touched", "unchanged", "embedded", "kept_unreadable")
+    if result.get("rebuilt"):  # every note was read again: none of them is new to the vault
+        print(f"  rebuilt: {counted(int(result.get('added') or 0), 'note')}")
+        counts = counts[1:]
+    parts = [f"{key} {result[key]:,}" for key in counts if result.get(key)]
     if parts:
         print("  " + ", ".join(parts))
     enriched = result.get("enriched") or {}

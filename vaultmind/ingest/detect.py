@@ -214,6 +214,15 @@ def parse_paths(
     return batches
 
 
+def _say_local_zone(report: IngestReport, batches: Sequence[SourceBatch], tz: str | None) -> None:
+    """The zone the local times of the messages written were read in (`report.local_zone`), and
+    whether it was named (`--tz`, `[ingest] timezone`) or is UTC by default — which the report
+    says, with how to name the export's zone: local times taken for UTC without a word put every
+    message hours off."""
+    if any(b.local_times and any(m.message_id in report.added_ids for m in b.messages) for b in batches):
+        report.local_zone, report.local_zone_named = tz or "UTC", tz is not None
+
+
 def _not_said_again(warnings: list[str], said_before: set[str]) -> list[str]:
     """`warnings` but those about documents already ingested and unchanged (said when they were
     written), summed up in one line."""
@@ -264,6 +273,7 @@ def ingest_paths(
         report = write_batches(
             vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz), progress=progress
         )
+    _say_local_zone(report, [b for b in parsed if isinstance(b, SourceBatch)], tz)
     # how messages without a Date header were dated: said of those written (an earlier ingest
     # that wrote the others said it then), and of those left out
     report.warnings[:0] = _not_said_again(parse_report.warnings, report.said_before) + date_warnings(parse_report.dated, report.added_ids) + [

@@ -51,6 +51,7 @@ class SourceBatch:
     # a conversation known by its name only (a Slack channel's file given alone carries no channel
     # id): a source of its platform in a folder of its name is this conversation (`matching._by_name`)
     name_only: bool = False
+    local_times: bool = False  # its times carry no zone (WhatsApp, Signal…): read in the run's zone (`--tz`)
     # the (source id, scope) the conversation gets when ingested by its name only (`name_only`):
     # notes written so are this conversation's (`matching._by_name`)
     by_name: tuple[tuple[str, str], ...] = ()
@@ -117,5 +118,7 @@ class IngestReport:
     documents_replaced: int = 0
     warnings: list[str] = field(default_factory=list)
     dated: list[DatedOtherwise] = field(default_factory=list)  # emails without a usable Date header, as parsed
+    local_zone: str | None = None  # the zone local export times written were read in (`--tz`, else UTC)
+    local_zone_named: bool = False  # that zone was named (`--tz`, `[ingest] timezone`), not UTC by default
     said_before: set[str] = field(default_factory=set)  # warnings about documents already ingested and unchanged
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (from, to): notes given their file's name

@@ -2,8 +2,8 @@
 `groups.json`, `dms.json`, `mpims.json` and one folder of `YYYY-MM-DD.json` day files per
 conversation. A single JSON array of Slack messages (one channel) is read too.
 
-- one batch per conversation: channels and private channels by name, DMs and group DMs by
-  their members' names; notes by UTC day under `sources/chat/slack/<team>/<conversation>/`;
+- one batch per conversation: channels and private channels by name (their folder named by
+  their name, or by their id), DMs and group DMs by their members' names; notes by UTC day under `sources/chat/slack/<team>/<conversation>/`;
 - authors: user ids resolved through `users.json` (real name, else display name, else handle);
   mentions `<@U…>`, `<#C…|name>`, `<!here>` and links `<url|label>` become readable text;
 - thread replies stay in their day note; their `source_ref` carries the thread:
@@ -145,15 +145,18 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
         members = sorted({names.users.get(m, m) for m in entry.get("members") or [] if isinstance(m, str)})
         label = ", ".join(members) or cid
         conversations.append(_Conversation(cid, cid, f"DM {label}", "dm-" + "-".join(members or [cid])))
+    folders = set(export.folders())
+    for conv in conversations:  # a folder named by the channel's id (slackdump, Enterprise Grid)
+        if conv.folder not in folders and conv.id in folders:
+            conv.folder = conv.id
     listed = {c.folder for c in conversations}
-    for folder in export.folders():  # conversations missing from the metadata files
+    for folder in sorted(folders):  # conversations missing from the metadata files: by their folder
         if folder not in listed and export.days(folder):
             conversations.append(_Conversation(folder, folder, f"#{folder}", folder))
     if not conversations and not users:
         raise IngestError(
             "not a Slack export: no channels.json, users.json or conversation folders", path=path
         )
-    folders = set(export.folders())
     read: list[tuple[_Conversation, list[Message], dict[str, str]]] = []
     team_votes: Counter[str] = Counter()  # the messages' own team, when users.json has none
     for conv in sorted(conversations, key=lambda c: (c.scope_name, c.id)):

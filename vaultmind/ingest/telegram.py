@@ -77,7 +77,7 @@ def _chat(path: Path, index: int, chat: Any, tz: tzinfo, *, single: bool) -> Sou
     if not messages:
         return None
     meta = SourceMeta(kind="chat", source_id=f"telegram:{chat_id}", scope=f"telegram/{name}", title=name)
-    return SourceBatch(meta=meta, messages=tuple(messages))
+    return SourceBatch(meta=meta, messages=tuple(messages), local_times=bool(clocked))
 
 
 def _message(

@@ -170,7 +170,9 @@ def parse_line_chat(
         "day/month (pass --date-order mdy if this export writes the month first)"
     )
     meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
-    batch = SourceBatch(meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier))
+    batch = SourceBatch(
+        meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier), local_times=True
+    )
     return [replace(batch, said_if_written=(guessed,)) if either_way else batch]
 
 
