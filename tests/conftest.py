@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
+from vaultmind.daemon import Daemon
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
@@ -101,6 +103,23 @@ def config(vault: Path) -> Config:
 def memory(config: Config) -> Iterator[Memory]:
     with Memory.open(config) as mem:
         yield mem
+
+
+@pytest.fixture
+def daemon(vault: Path) -> Iterator[Memory]:
+    """The vault's daemon running (watcher, API, background work) in a thread; its memory."""
+    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+    memory = Memory.open(config)
+    runner = Daemon(config, memory)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    assert runner.ready.wait(20), "daemon did not become ready"
+    try:
+        yield memory
+    finally:
+        runner.stop()
+        thread.join(10)
+        memory.close()
 
 
 def write_chat(vault: Path, day: str, messages: list[tuple[str, str]]) -> None:

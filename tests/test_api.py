@@ -266,6 +266,10 @@ def test_every_error_an_agent_gets_has_one_shape_and_says_what_to_send_instead(m
         assert answer["error"]["hint"] == "use POST /v1/search"
         status, answer, allow = ask("POST", "/v1/health")
         assert (status, allow) == (405, "GET") and answer["error"]["hint"] == "use GET /v1/health"
+        status, answer, allow = ask("PUT", "/v1/search")  # a method no route takes: `Allow` all the same
+        assert (status, allow) == (405, "POST") and answer["error"]["hint"] == "use POST /v1/search"
+        status, answer, allow = ask("DELETE", "/v1/nowhere")
+        assert (status, allow) == (405, "GET, POST") and answer["error"]["hint"] == "use GET or POST"
 
         status, answer, _ = ask("GET", "/v1/serach")
         assert status == 404 and set(answer["error"]) == {"code", "message", "path", "hint"}

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,6 @@ from tests.conftest import run_main as run
 from tests.test_ingest_chat import WHATSAPP, slack_export
 from tests.unprivileged import can_drop_privileges, run_unprivileged
 from vaultmind.config import load_config
-from vaultmind.daemon import Daemon
 from vaultmind.memory import Memory
 
 
@@ -134,22 +131,6 @@ def test_an_empty_export_or_one_of_system_notices_only_says_so(
         f"{exports / 'WhatsApp Chat with Q3.txt'}: holds no messages (system notices aside); nothing to ingest",
         f"{exports / 'result.json'}: holds no messages (system notices aside); nothing to ingest",
     ]
-
-
-@pytest.fixture
-def daemon(vault: Path) -> Iterator[Memory]:
-    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
-    memory = Memory.open(config)
-    runner = Daemon(config, memory)
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    assert runner.ready.wait(20), "daemon did not become ready"
-    try:
-        yield memory
-    finally:
-        runner.stop()
-        thread.join(10)
-        memory.close()
 
 
 def test_ingest_goes_through_the_running_daemon(

@@ -66,7 +66,8 @@ def test_a_query_of_an_index_an_older_version_built_says_so_and_how_to_rebuild_i
         memory.index.con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
     code, out, err = run_main(capsys, "query", "search", "kayak", "--vault", str(spaced))
     assert code == 0 and "Ideas/plan.md" in out
-    assert "built by an older vaultmind" in err and _named_commands(err) == [["sync", "--vault", str(spaced)]]
+    assert "built by an older vaultmind" in err
+    assert _named_commands(err) == [["sync", "--vault", str(spaced)], ["serve", "--vault", str(spaced)]]
     assert run_main(capsys, *_named_commands(err)[0])[0] == 0
     code, out, err = run_main(capsys, "query", "search", "kayak", "--vault", str(spaced))
     assert code == 0 and "Ideas/plan.md" in out and "older vaultmind" not in err
@@ -85,3 +86,26 @@ def test_the_listing_status_names_for_more_problems_than_it_shows_runs_on_the_va
     assert listing == ["status", "--vault", str(spaced), "--json"]
     code, data, _ = run_main(capsys, *listing)
     assert code == 0 and len(data["problems"]) == PROBLEMS_SHOWN + 2
+
+
+def test_the_commands_tree_names_run_on_a_vault_whose_path_has_spaces(
+    capsys: pytest.CaptureFixture[str], spaced: Path
+) -> None:
+    """`tree` named `vaultmind flush` and `vaultmind tree` bare: pasted, they ran on the vault
+    of the current folder, or on none."""
+    assert run_main(capsys, "init", str(spaced))[0] == 0
+    code, out, _ = run_main(capsys, "tree", "--vault", str(spaced))
+    assert code == 0 and "no trees yet" in out
+    assert _named_commands(out) == [["flush", "--vault", str(spaced)]]
+    assert run_main(capsys, *_named_commands(out)[0])[0] == 0
+    code, _, err = run_main(capsys, "tree", "Nowhere/none.md", "--vault", str(spaced))
+    assert code != 0 and _named_commands(err) == [["tree", "--vault", str(spaced)]], err
+    assert run_main(capsys, *_named_commands(err)[0])[0] == 0
+
+
+def test_the_stop_queue_run_names_beside_a_running_daemon_is_for_the_vault(
+    capsys: pytest.CaptureFixture[str], vault: Path, daemon: Memory
+) -> None:
+    code, _, err = run_main(capsys, "queue", "--run", "--vault", str(vault))
+    assert code != 0 and "already runs the queue" in err
+    assert _named_commands(err) == [["stop", "--vault", str(vault)]], err

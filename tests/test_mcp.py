@@ -7,18 +7,15 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from vaultmind.client import find_daemon
-from vaultmind.config import load_config
-from vaultmind.daemon import Daemon
+from vaultmind.mcp_server import tool_definition
 from vaultmind.memory import Memory
-from vaultmind.retrieval.dispatch import MODES
+from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
 
 from .conftest import end_process, run_main, write
 
@@ -101,22 +98,6 @@ def test_an_agent_client_lists_the_tool_and_asks_the_vault_with_good_and_bad_cal
     assert answers[9]["result"] == {}
 
 
-@pytest.fixture
-def daemon(vault: Path) -> Iterator[Memory]:
-    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
-    memory = Memory.open(config)
-    runner = Daemon(config, memory)
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    assert runner.ready.wait(20), "daemon did not become ready"
-    try:
-        yield memory
-    finally:
-        runner.stop()
-        thread.join(10)
-        memory.close()
-
-
 def test_calls_go_through_the_running_daemon_which_holds_the_index(
     vault: Path, daemon: Memory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -152,3 +133,82 @@ def test_bytes_that_are_not_utf8_are_named_in_the_answer_and_every_answer_is_utf
     assert answers[2]["result"]["isError"] is True
     assert "unknown argument 'limi\\udcfe'" in answers[2]["result"]["content"][0]["text"]  # the byte, escaped
     assert answers[3]["result"] == {}
+
+
+def test_the_tool_schema_names_every_argument_a_mode_takes() -> None:
+    """A validating client refuses an argument the tool's schema does not name: a mode's
+    argument added to `dispatch.ARGUMENTS` must be in the schema too, and the schema names none
+    that no mode takes."""
+    properties = dict(tool_definition()["inputSchema"]["properties"])
+    assert properties.pop("mode")["enum"] == list(MODES)
+    assert set(properties) == {name for names in ARGUMENTS.values() for name in names}
+
+
+def test_answers_are_one_line_each_for_a_client_splitting_on_unicode_line_ends(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Answers were written with U+2028, U+2029 and U+0085 raw: a client splitting lines on them
+    (as str.splitlines does) read one answer as several, none of them JSON."""
+    write(vault, "Notes/boat.md", "# Boat\n\nThe red kayak\u2028from Harbor Sports\u2029on 3 May\x85in the rain.\n")
+    assert run_main(capsys, "init", "--existing", str(vault))[0] == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO(_call(1, mode="search", query="kayak", limit=1) + "\n"))
+    code, out, err = run_main(capsys, "mcp", "--vault", str(vault))
+    assert code == 0, err
+    assert out.isascii()
+    (hit,) = _answers(out)[1]["result"]["structuredContent"]["hits"]
+    assert "kayak\u2028from Harbor Sports\u2029on 3 May\x85in" in hit["content"]
+
+
+def test_a_clients_response_gets_no_answer_and_batches_only_under_the_protocols_that_had_them(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JSON-RPC response from the client (an id with a result or an error) was answered as
+    an invalid request; batches, dropped from the protocol in 2025-06-18, were answered under
+    every version."""
+    batch = "[" + _request(2, "ping") + "," + _request(3, "ping") + "]"
+    response = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {}})
+    failed = json.dumps({"jsonrpc": "2.0", "id": 8, "error": {"code": -1, "message": "no"}})
+    write(vault, "Notes/boat.md", _NOTE)
+    assert run_main(capsys, "init", "--existing", str(vault))[0] == 0
+
+    def session(version: str) -> list[Any]:
+        hello = _request(1, "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t"}})
+        monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join([hello, response, failed, batch]) + "\n"))
+        code, out, err = run_main(capsys, "mcp", "--vault", str(vault))
+        assert code == 0, err
+        return [json.loads(line) for line in out.splitlines()][1:]  # after initialize's
+
+    (answer,) = session("2025-06-18")
+    assert answer["id"] is None and answer["error"]["code"] == -32600 and "2025-06-18" in answer["error"]["message"]
+    (answers,) = session("2025-03-26")
+    assert [(a["id"], a["result"]) for a in answers] == [(2, {}), (3, {})]
+
+
+def test_what_a_worker_process_writes_to_stdout_does_not_reach_the_protocol(tmp_path: Path) -> None:
+    """stdout was redirected for Python's prints only: a process started during a call (or
+    native code) writing to file descriptor 1 put its bytes among the answers."""
+    vault = boat_vault(tmp_path / "vault")
+    worker = (
+        "import subprocess, sys\n"
+        "import vaultmind.cli.mcp as mcp\n"
+        "from vaultmind.cli.main import main\n"
+        "asked = mcp.ask\n"
+        "def ask(config, mode, args):\n"
+        "    subprocess.run([sys.executable, '-c', 'print(\"a worker says hello\")'], check=True)\n"
+        "    return asked(config, mode, args)\n"
+        "mcp.ask = ask\n"
+        "sys.exit(main(['mcp', '--vault', sys.argv[1]]))\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", worker, str(vault)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        out, err = proc.communicate(_call(1, mode="search", query="kayak", limit=1) + "\n" + _request(2, "ping") + "\n", timeout=120)
+    finally:
+        end_process(proc)
+    assert proc.returncode == 0, err
+    answers = _answers(out)
+    assert answers[1]["result"]["structuredContent"]["hits"][0]["note_path"] == "Notes/boat.md"
+    assert answers[2]["result"] == {}
+    assert "a worker says hello" in err

@@ -4,14 +4,18 @@ the daemon's output, as a reindex shows its phases (it showed nothing until it w
 
 from __future__ import annotations
 
+import io
 import itertools
+import re
+import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from vaultmind.cli.output import Progress
+from vaultmind.cli.output import Progress, StatusLine
 from vaultmind.config import load_config
 from vaultmind.daemon import Daemon
 from vaultmind.entities.backfill import entity_deriver, ner_pending
@@ -53,3 +57,62 @@ def test_a_long_entity_catch_up_shows_its_progress_in_the_daemons_output(
         memory.close()
     err = capfd.readouterr().err
     assert f"vaultmind: ner {waiting:,}/{waiting:,} (100%)" in err, err
+
+
+def test_the_progress_line_shown_and_ended_from_several_threads_stays_whole(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A daemon's background thread writes the progress line (NER, sealing) while the watcher
+    and the API end it after each batch: `end` iterated the phases held back while `show` added
+    and removed them ("dictionary changed size during iteration", which stopped `serve`), and
+    the threads' lines ran into each other."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns as often as they can
+    line = StatusLine(terminal=False)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def guarded(work: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                while not stop.is_set():
+                    work()
+            except BaseException as exc:  # what escaped the line: the thread (the daemon) stops
+                errors.append(exc)
+        return run
+
+    def show() -> None:
+        for n in range(200):  # many phases held back at once, each shown then held
+            line.show(f"vaultmind: phase{n} 1/2 (50%)", phase=f"phase{n}", now=0.0)
+            line.show(f"vaultmind: phase{n} 1/2 (50%)", phase=f"phase{n}", now=1.0)
+        line._logged.clear()
+
+    threads = [threading.Thread(target=guarded(show)) for _ in range(2)]
+    threads += [threading.Thread(target=guarded(line.end)) for _ in range(2)]
+    try:
+        for thread in threads:
+            thread.start()
+        time.sleep(3.0)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+        sys.setswitchinterval(interval)
+    assert errors == []
+    lines = capsys.readouterr().err.split("\n")
+    assert lines[-1] == "" and all(re.fullmatch(r"vaultmind: phase\d+ 1/2 \(50%\)", text) for text in lines[:-1])
+
+
+def test_a_progress_line_written_to_a_stderr_gone_costs_the_line_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon whose stderr has gone (a closed pipe, a full disk) kept working but its
+    progress write raised, out of the background thread's step and out of `serve`."""
+    gone = io.StringIO()
+    gone.close()
+    monkeypatch.setattr(sys, "stderr", gone)
+    now = [0.0]
+    with Progress(clock=lambda: now[0], terminal=False) as progress:
+        progress("ner", 0, 10)
+        now[0] = 3.0
+        progress("ner", 5, 10)  # shown: written to the closed stream
+        now[0] = 4.0
+        progress("ner", 6, 10)  # held back, written at the end

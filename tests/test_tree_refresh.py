@@ -120,7 +120,7 @@ def test_a_tree_named_by_channel_id_is_listed_with_its_channel_title(
     assert detail["title"] == "#launch"
     assert sealed["path"].startswith("summaries/slack-t1-c1/L1/")
     assert _front(vault, sealed["path"])["title"] == "#launch · 2024-03-04 · summary L1"
-    print_trees(listed)
+    print_trees(listed, vault)
     assert capsys.readouterr().out.splitlines()[1].endswith("  #launch")
 
 

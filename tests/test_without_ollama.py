@@ -3,6 +3,7 @@ how to decide them without it — advice that works when followed."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -25,12 +26,12 @@ def test_queue_says_how_to_decide_gray_messages_without_ollama_and_that_works(
     gray = status["admission"]["gray"]
     assert gray > 0 and status["queue"]["deferred"] > 0, status["queue"]
     code, out, _ = run_main(capsys, "queue", "--vault", str(vault))
-    assert (
-        "Ollama is not reachable; the work waits (start `ollama serve`; without it, set [admission] llm = false and run `vaultmind sync`"
-        in out
-    )
+    said = "Ollama is not reachable; the work waits (start `ollama serve`; without it, set [admission] llm = false and run `"
+    assert said in out
+    named = shlex.split(out.split(said, 1)[1].split("`", 1)[0])  # the command, for this vault
+    assert named == ["vaultmind", "sync", "--vault", str(vault)]
     write(vault, ".vaultmind/config.toml", NO_OLLAMA + "\n[admission]\nllm = false\n")
-    assert run_main(capsys, "sync", "--vault", str(vault))[0] == 0
+    assert run_main(capsys, *named[1:])[0] == 0
     code, status, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
     admission = status["admission"]
     assert admission["gray"] == 0 and admission["by_stage"].get("fallback", 0) >= gray, admission

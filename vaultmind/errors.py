@@ -102,6 +102,18 @@ class DaemonError(VaultmindError):
     code = "daemon"
 
 
+class Unauthorized(VaultmindError):
+    """A request to the daemon's API without its bearer token (answered 401)."""
+
+    code = "unauthorized"
+
+
+class Internal(VaultmindError):
+    """vaultmind itself failed while answering an API request (answered 500)."""
+
+    code = "internal"
+
+
 class NotFound(VaultmindError):
     """A requested note, leaf or resource does not exist."""
 

@@ -15,8 +15,8 @@ modules' routes; docs/architecture.md lists them all).
 
 Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a wrong request,
 401 (the hint names `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
-another method (the hint and `Allow` name the route's own), 413 for a body over `MAX_BODY`, 500
-when vaultmind failed.
+another method (the hint and `Allow` name the route's own methods; on a path no route has, the
+API's: GET and POST), 413 for a body over `MAX_BODY`, 500 when vaultmind failed.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import PurePosixPath
 from typing import Any
 
-from vaultmind.errors import NotFound, UsageError, VaultmindError, storage_error
+from vaultmind.errors import Internal, NotFound, Unauthorized, UsageError, VaultmindError, storage_error
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 
@@ -186,18 +186,6 @@ class _TooLarge(UsageError):
     """A request body over `MAX_BODY` (answered 413)."""
 
 
-class Unauthorized(VaultmindError):
-    """A request without the daemon's bearer token (answered 401)."""
-
-    code = "unauthorized"
-
-
-class Internal(VaultmindError):
-    """vaultmind itself failed while answering (answered 500)."""
-
-    code = "internal"
-
-
 def _error(exc: VaultmindError) -> dict[str, Any]:
     """The one error body every answer but 200 has: `{"error": {"code", "message", "path", "hint"}}`."""
     return {"error": exc.to_dict()}
@@ -220,6 +208,10 @@ def _make_handler(
         "ok": True, "pid": os.getpid(), "vault": str(m.config.vault), "ready": ready(), "loading": m.index.in_bulk
     }
 
+    def allowed(path: str) -> list[str]:
+        """The methods `path`'s routes take (none: no route has the path)."""
+        return sorted(m for m, p in routes if p == path)
+
     class Handler(BaseHTTPRequestHandler):
         server_version = "vaultmind"
 
@@ -232,8 +224,11 @@ def _make_handler(
         def do_POST(self) -> None:
             self._handle("POST")
 
-        def _not_allowed(self) -> None:  # (BaseHTTPRequestHandler would answer with an HTML page)
-            self._send(405, _error(UsageError(f"method {self.command} is not allowed", hint="use GET or POST")))
+        def _not_allowed(self) -> None:  # PUT, DELETE, …: no route takes them (BaseHTTPRequestHandler would answer with an HTML page)
+            path = self.path.split("?", 1)[0]
+            methods = allowed(path)
+            hint = f"use {' or '.join(methods)} {path}" if methods else "use GET or POST"
+            self._send(405, _error(UsageError(f"method {self.command} is not allowed", hint=hint)), allow=methods or ["GET", "POST"])
 
         do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_TRACE = do_CONNECT = _not_allowed
 
@@ -286,7 +281,7 @@ def _make_handler(
         def _no_route(self, method: str, path: str) -> None:
             """404 for a path no route has; 405, naming the method it takes, for one asked with
             another method (`GET /v1/search` is not a missing route)."""
-            methods = sorted(m for m, p in routes if p == path)
+            methods = allowed(path)
             if methods:
                 self._send(405, _error(UsageError(
                     f"{path} does not take {method}", hint=f"use {' or '.join(methods)} {path}"

@@ -1,7 +1,7 @@
 """The MCP server: the `memory_tree` tool for agent clients, over stdio.
 
 The Model Context Protocol's stdio transport: one JSON-RPC 2.0 message per line on stdin, one
-answer per line on stdout, logs on stderr. The server answers `initialize`, `ping`,
+answer per line on stdout (ASCII: JSON's escapes for the rest), logs on stderr. The server answers `initialize`, `ping`,
 `tools/list` and `tools/call`; its one tool, `memory_tree`, takes a `mode` and that mode's
 arguments (`retrieval/dispatch.py`'s `ARGUMENTS`) and answers with the mode's JSON, as
 `POST /v1/query` does (as text, and as `structuredContent`; walk's evidence block, asked for,
@@ -23,6 +23,7 @@ from typing import IO, Any
 from vaultmind import __version__
 from vaultmind.errors import VaultmindError
 from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
+from vaultmind.retrieval.modes import MAX_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -30,13 +31,14 @@ Ask = Callable[[str, dict[str, Any]], Any]
 
 TOOL = "memory_tree"
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
+BATCHED = frozenset({"2025-03-26", "2024-11-05"})  # versions that take a JSON array of messages (2025-06-18 dropped them)
 
 # JSON-RPC 2.0 error codes
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 
 _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
     "query": {"type": "string", "description": "the question or the words to look for"},
-    "limit": {"type": "integer", "minimum": 1, "description": "hits to return (at most 500)"},
+    "limit": {"type": "integer", "minimum": 1, "description": f"hits to return (at most {MAX_LIMIT})"},
     "reference_time": {"type": "string", "description": "ISO 8601 time that 'last week' is read from (default now)"},
     "evidence": {"type": "boolean", "description": "walk: add a cited evidence block within budget_tokens"},
     "budget_tokens": {"type": "integer", "minimum": 1, "description": "walk: the evidence block's size (default 1000)"},
@@ -78,6 +80,7 @@ class McpServer:
     def __init__(self, ask: Ask, *, vault_name: str = ""):
         self.ask = ask
         self.vault_name = vault_name
+        self.protocol: str | None = None  # the version agreed at `initialize`
 
     def serve(self, stdin: IO[str], stdout: IO[str]) -> None:
         """Read messages until stdin ends, answering each on one line."""
@@ -85,8 +88,8 @@ class McpServer:
             if not line.strip():
                 continue
             answer = self.answer_line(line)
-            if answer is not None:
-                stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+            if answer is not None:  # ASCII: a client splitting lines on U+2028, U+2029 or U+0085 sees one message
+                stdout.write(json.dumps(answer, ensure_ascii=True) + "\n")
                 stdout.flush()
 
     def answer_line(self, line: str) -> Any:
@@ -95,7 +98,9 @@ class McpServer:
             message = json.loads(line)
         except json.JSONDecodeError as exc:
             return _error(None, PARSE_ERROR, f"not JSON: {exc}")
-        if isinstance(message, list):  # a batch (protocol 2025-03-26)
+        if isinstance(message, list):  # a batch: protocols 2025-03-26 and before only
+            if self.protocol not in BATCHED:
+                return _error(None, INVALID_REQUEST, f"protocol {self.protocol or '(not initialized)'} takes one message per line, not a batch")
             if not message:
                 return _error(None, INVALID_REQUEST, "an empty batch")
             answers = [a for a in (self.answer(m) for m in message) if a is not None]
@@ -103,6 +108,8 @@ class McpServer:
         return self.answer(message)
 
     def answer(self, message: Any) -> dict[str, Any] | None:
+        if isinstance(message, dict) and "method" not in message and "id" in message and ("result" in message or "error" in message):
+            return None  # the client's response (to a request the server never sends): never answered
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
             ident = message.get("id") if isinstance(message, dict) else None
             return _error(ident, INVALID_REQUEST, 'a JSON-RPC 2.0 request has "jsonrpc": "2.0" and a "method"')
@@ -135,8 +142,9 @@ class McpServer:
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         asked = params.get("protocolVersion")
+        self.protocol = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         return {
-            "protocolVersion": asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0],
+            "protocolVersion": self.protocol,
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "vaultmind", "version": __version__},
             "instructions": (

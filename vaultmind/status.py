@@ -236,7 +236,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) 
         },
         "entities": entities,
         "admission": counts["admission"],
-        "queue": queue_status(idx),
+        "queue": queue_status(idx, vault=memory.config.vault),
         "problems": counts["problems"],
         "left_out": [  # folders left out as a whole, with why (once each, not per file)
             {"path": f"{t.path}/", "why": f"the templates folder of {t.plugin} ({t.settings})"}

@@ -5,15 +5,19 @@
 Each tool call goes through the vault's daemon when one runs (`vaultmind serve`: the index
 stays loaded, answers take milliseconds), else opens the index for that call and lets it go,
 so a daemon can start at any time. stdout carries the protocol only: anything else is
-written to stderr. Both protocol streams are UTF-8, as MCP's stdio transport says, whatever the
+written to stderr, from Python (`sys.stdout`) and below it (file descriptor 1: a worker process,
+native code), while the answers go to a duplicate of the real stdout. Both protocol streams are UTF-8, as MCP's stdio transport says, whatever the
 locale or PYTHONIOENCODING would make them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
+import os
 import sys
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from vaultmind.cli.args import vault_args
@@ -42,13 +46,39 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     # a byte that is not UTF-8 is read as a lone surrogate, which the mode names ("'query' is not
     # valid Unicode"); echoed back in a message, it is written as its JSON escape
-    stdin, protocol = _utf8(sys.stdin, errors="surrogateescape"), _utf8(sys.stdout, errors="backslashreplace")
+    stdin = _utf8(sys.stdin, errors="surrogateescape")
+    with _protocol_stdout() as protocol:
+        McpServer(lambda mode, mode_args: ask(config, mode, mode_args), vault_name=config.vault.name).serve(stdin, protocol)
+    return 0
+
+
+@contextlib.contextmanager
+def _protocol_stdout() -> Iterator[TextIO]:
+    """stdout for the protocol's answers alone. A stray print goes to stderr (`sys.stdout`), and
+    so does whatever is written to file descriptor 1 below Python — a worker process started
+    meanwhile, native code: fd 1 points at stderr, the answers go to a duplicate of the real
+    stdout (an answer is UTF-8, and its escapes for a byte that is not). A stdout that is no
+    file (an embedding program's stream) is used as it is."""
+    stdout = sys.stdout
+    stdout.flush()
+    try:
+        real = stdout.fileno() == 1 and stdout is sys.__stdout__
+    except (OSError, ValueError):  # (io.UnsupportedOperation is both)
+        real = False
+    if real:
+        protocol: TextIO = open(os.dup(1), "w", encoding="utf-8", errors="backslashreplace", newline="\n")  # noqa: SIM115 (closed on the way out)
+        os.dup2(sys.stderr.fileno(), 1)
+    else:
+        protocol = _utf8(stdout, errors="backslashreplace")
     sys.stdout = sys.stderr  # a stray print must not break a message
     try:
-        McpServer(lambda mode, mode_args: ask(config, mode, mode_args), vault_name=config.vault.name).serve(stdin, protocol)
+        yield protocol
     finally:
-        sys.stdout = protocol
-    return 0
+        sys.stdout = stdout
+        if real:
+            protocol.flush()
+            os.dup2(protocol.fileno(), 1)
+            protocol.close()
 
 
 def _utf8(stream: TextIO, *, errors: str) -> TextIO:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -42,31 +44,40 @@ class StatusLine:
         self.open = False  # a line rewritten in place and not ended yet
         self._logged: dict[str, float] = {}  # phase → the time of its last whole line (phases take turns)
         self._held: dict[str, str] = {}  # phase → its latest text not written (off a terminal)
+        self._lock = threading.Lock()  # one writer at a time: each line whole, `_held` never changed mid-iteration
 
     def show(self, text: str, *, phase: str, now: float, last: bool = False) -> None:
-        stream = sys.stderr
-        terminal = self.terminal if self.terminal is not None else getattr(stream, "isatty", lambda: False)()
-        if terminal:
-            stream.write(f"\r{text}   " + ("\n" if last else ""))
-            self.open = not last
-        elif last or phase not in self._logged or now - self._logged[phase] >= LOG_EVERY_S:
-            stream.write(f"{text}\n")
-            self._logged[phase] = now
-            self._held.pop(phase, None)
-        else:
-            self._held[phase] = text
-        stream.flush()
+        with self._lock:  # a daemon's background thread writes it while the watcher and the API end it
+            stream = sys.stderr
+            terminal = self.terminal if self.terminal is not None else getattr(stream, "isatty", lambda: False)()
+            if terminal:
+                self._write(f"\r{text}   " + ("\n" if last else ""))
+                self.open = not last
+            elif last or phase not in self._logged or now - self._logged[phase] >= LOG_EVERY_S:
+                self._write(f"{text}\n")
+                self._logged[phase] = now
+                self._held.pop(phase, None)
+            else:
+                self._held[phase] = text
 
     def end(self) -> None:
         """End a line left open, so whatever is printed next starts on a line of its own; off a
         terminal, write each phase's latest text held back (its last state)."""
-        if self.open:
-            sys.stderr.write("\n")
+        with self._lock:
+            held = ["\n"] if self.open else []
+            held += [f"{text}\n" for text in self._held.values()]
             self.open = False
-        for text in self._held.values():
-            sys.stderr.write(f"{text}\n")
-        self._held.clear()
-        sys.stderr.flush()
+            self._held.clear()
+            if held:
+                self._write("".join(held))
+
+    @staticmethod
+    def _write(text: str) -> None:
+        """Write and flush stderr; a stderr gone (closed, a full disk, a pipe whose reader left)
+        costs the progress line only, never the work it reports on."""
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(text)
+            sys.stderr.flush()
 
 
 class Progress:
@@ -85,18 +96,20 @@ class Progress:
         self.last = -1.0
         self.line = StatusLine(terminal)
         self._runs: dict[str, tuple[float, int, int]] = {}  # phase → (started, done, total)
+        self._lock = threading.Lock()  # phases counted from several threads (a daemon's)
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         if not self.enabled:
             return
-        now = self.clock()
-        run = self._runs.get(phase)
-        if run is None or done < run[1] or run[1] >= run[2]:
-            run = (now, done, total)
-        self._runs[phase] = (run[0], done, total)
-        if now - run[0] < PROGRESS_AFTER_S or (now - self.last < 0.5 and done != total):
-            return
-        self.last = now
+        with self._lock:
+            now = self.clock()
+            run = self._runs.get(phase)
+            if run is None or done < run[1] or run[1] >= run[2]:
+                run = (now, done, total)
+            self._runs[phase] = (run[0], done, total)
+            if now - run[0] < PROGRESS_AFTER_S or (now - self.last < 0.5 and done != total):
+                return
+            self.last = now
         pct = 100.0 * done / total if total else 100.0
         self.line.show(f"vaultmind: {phase} {done:,}/{total:,} ({pct:.0f}%)", phase=phase, now=now, last=done >= total)
 

@@ -148,7 +148,7 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
             print(
                 "vaultmind: this index was built by an older vaultmind and is not rebuilt yet, so these "
                 "answers lack what this version derives from the notes; "
-                f"run `{command_line('sync', '--vault', config.vault)}` once (or start `serve`) to rebuild it",
+                f"run `{command_line('sync', '--vault', config.vault)}` once (or start `{command_line('serve', '--vault', config.vault)}`) to rebuild it",
                 file=sys.stderr,
             )
         result: dict[str, Any] = memory.query(mode, mode_args)

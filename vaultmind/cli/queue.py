@@ -20,6 +20,7 @@ from vaultmind.cli.context import resolve_vault, through_daemon_or_local
 from vaultmind.cli.output import emit, format_queue
 from vaultmind.errors import UsageError
 from vaultmind.plural import counted
+from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -69,7 +70,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
         if pid is not None:
             raise UsageError(
                 f"the daemon for {config.vault} (pid {pid}) already runs the queue with its workers",
-                hint="drop --run, or stop the daemon first: `vaultmind stop`",
+                hint=f"drop --run, or stop the daemon first: `{command_line('stop', '--vault', config.vault)}`",
             )
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
@@ -90,7 +91,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
             ran = pool.drain(timeout_s=args.timeout, on_job=lambda done: progress("queue jobs", done, max(ready, done)))
         else:
             pool.reconcile()  # recreate work derivable from the index (cheap, idempotent)
-        report = queue_report(memory.index, jobs=args.list)
+        report = queue_report(memory.index, vault=memory.config.vault, jobs=args.list)
         if ran is not None:
             report["ran"] = ran
             report["processed"] = pool.status()["processed"]

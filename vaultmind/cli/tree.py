@@ -11,12 +11,14 @@ Both go through the daemon's API while it runs (`/v1/tree`, `/v1/flush`), else o
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import emit
 from vaultmind.plural import counted
+from vaultmind.shell import command_line
 
 
 def add_parser(sub: Any) -> None:
@@ -53,8 +55,6 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from vaultmind.tree.view import tree_view
 
     if args.tree_id is not None and Path(args.tree_id).is_file():  # a path from where you stand
@@ -65,13 +65,12 @@ def cmd_tree(args: argparse.Namespace) -> int:
             memory.sync()
         return tree_view(memory, args.tree_id)
 
-    result = through_daemon_or_local(
-        config_from_args(args), lambda c: c.call("POST", "/v1/tree", {"tree": args.tree_id}), local
-    )
+    config = config_from_args(args)
+    result = through_daemon_or_local(config, lambda c: c.call("POST", "/v1/tree", {"tree": args.tree_id}), local)
     if args.json:
         emit(result)
     elif args.tree_id is None:
-        print_trees(result)
+        print_trees(result, config.vault)
     else:
         print_tree(result)
     return 0
@@ -108,11 +107,12 @@ def cmd_flush(args: argparse.Namespace) -> int:
 # -- human output ---------------------------------------------------------------------------
 
 
-def print_trees(result: dict[str, Any]) -> None:
+def print_trees(result: dict[str, Any], vault: Path) -> None:
+    """The trees' listing; the command it names is for `vault`."""
     trees = result["trees"]
     settings = result["settings"]
     if not trees:
-        print("no trees yet: ingest a source or write notes, then `vaultmind flush`")
+        print(f"no trees yet: ingest a source or write notes, then `{command_line('flush', '--vault', vault)}`")
         return
     width = max(len(t["tree"]) for t in trees)
     print(

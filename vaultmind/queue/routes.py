@@ -8,6 +8,7 @@ POST /v1/queue/retry    {"job_id": int?, "failed": bool?, "deferred": bool?} →
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import UsageError
@@ -19,11 +20,11 @@ if TYPE_CHECKING:
 Route = Callable[["Memory", dict[str, Any]], Any]
 
 
-def queue_report(index: Index, *, jobs: bool = True) -> dict[str, Any]:
+def queue_report(index: Index, *, vault: Path | None = None, jobs: bool = True) -> dict[str, Any]:
     from vaultmind.admission import admission_status
     from vaultmind.queue.store import list_jobs, queue_status
 
-    report = queue_status(index)
+    report = queue_status(index, vault=vault)
     report["admission"] = admission_status(index)
     if jobs:
         report["jobs"] = [
@@ -58,6 +59,6 @@ def _explain(memory: Memory, body: dict[str, Any]) -> Any:
 
 ROUTES: dict[tuple[str, str], Route] = {
     ("POST", "/v1/explain"): _explain,
-    ("GET", "/v1/queue"): lambda m, b: queue_report(m.index),
+    ("GET", "/v1/queue"): lambda m, b: queue_report(m.index, vault=m.config.vault),
     ("POST", "/v1/queue/retry"): lambda m, b: retry_request(m.index, b),
 }

@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
@@ -401,8 +402,9 @@ def jobs_for_key(index: Index, dedupe_key: str) -> list[Job]:
 # -- status ------------------------------------------------------------------------------------
 
 
-def queue_status(index: Index, *, now: int | None = None) -> dict[str, Any]:
-    """Queue depth, failures and their causes, for `vaultmind status` / `vaultmind queue`."""
+def queue_status(index: Index, *, vault: Path | None = None, now: int | None = None) -> dict[str, Any]:
+    """Queue depth, failures and their causes, for `vaultmind status` / `vaultmind queue`; the
+    commands the causes' meanings name are for `vault`."""
     now = now_ms() if now is None else now
     counts: dict[str, int] = {s: 0 for s in ("ready", "deferred", "running", "failed", "done", "cancelled")}
     by_kind: dict[str, dict[str, int]] = {}
@@ -434,7 +436,7 @@ def queue_status(index: Index, *, now: int | None = None) -> dict[str, Any]:
                 "failure_class": cls,
                 "count": int(n),
                 "error": error,
-                "meaning": describe(str(cls)) if cls else None,
+                "meaning": describe(str(cls), vault) if cls else None,
                 "next_try": iso_ms(int(next_at)) if state == "deferred" else None,
             }
         )

@@ -36,6 +36,7 @@ from vaultmind.queue.failures import BACKOFF, classify
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.reconcile import reconcile
 from vaultmind.queue.store import Job, claim, complete, fail, now_ms, release_running
+from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -279,7 +280,7 @@ class WorkerPool:
             self._gate_closed_until = 0
 
     def _corrupt(self, exc: BaseException) -> None:
-        self.blocked = f"index corrupt: {exc}; run `vaultmind reindex`"
+        self.blocked = f"index corrupt: {exc}; run `{command_line('reindex', '--vault', self.config.vault)}`"
         self._paused_until = self.clock() + int(BACKOFF["corrupt_index"].delay_s(1) * 1000)
         log.error("queue paused: %s", self.blocked)
         if self.on_corrupt is not None:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import NotFound, UsageError
+from vaultmind.shell import command_line
 from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import Progress, SealReport, flush, reseal_stale, seal_ready
@@ -84,7 +85,7 @@ def _detail(memory: Memory, settings: TreeSettings, given: str) -> dict[str, Any
         if tree_id not in states and not rows:
             raise NotFound(
                 f"{given!r} is in tree {tree_id!r}, which has no leaves or summaries yet",
-                hint="`vaultmind tree` lists the trees",
+                hint=f"`{command_line('tree', '--vault', memory.config.vault)}` lists the trees",
             )
     state = states.get(tree_id)
     l0 = buffer(index, settings, tree_id, 0)
@@ -148,7 +149,7 @@ def tree_of_note(memory: Memory, given: str) -> str:
         path = path[len(vault) + 1 :]
     path = path.removeprefix("./").lstrip("/")
     candidates = [path] if path.lower().endswith(NOTE_SUFFIX) else [path, path + NOTE_SUFFIX]
-    hint = "`vaultmind tree` lists the trees; a note is named by its path in the vault"
+    hint = f"`{command_line('tree', '--vault', memory.config.vault)}` lists the trees; a note is named by its path in the vault"
     with memory.index.lock:
         found = memory.index.con.execute(
             "SELECT path, kind, source_id, frontmatter FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))",
