@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from vaultmind.index.lexical import terms as lexical_terms
@@ -140,12 +140,13 @@ def _sentences(children: Sequence[ChildText]) -> list[_Sentence]:
     per_child = max(8, MAX_SENTENCES // max(1, len(children)))
     for ci, child in enumerate(children):
         pos = 0
+        known = _known_names(child)
         for voice, unit in _voiced_units(child):
             for text in split_sentences(unit):
                 if pos >= per_child:
                     break
                 names = frozenset(normalize(n) for n in name_candidates(text)) - {""}
-                facts = _facts(text, child.entities)
+                facts = _facts(text, known)
                 out.append(_Sentence(ci, pos, text, frozenset(lexical_terms(text)), names, facts, 0.0, voice))
                 pos += 1
     return out
@@ -178,11 +179,17 @@ def _voiced_units(child: ChildText) -> list[tuple[_Voice, str]]:
     return out
 
 
+def _known_names(child: ChildText) -> list[str]:
+    """The names of the entities `child` mentions, normalized."""
+    return [name for name in map(normalize, child.entities) if name]
+
+
 def _facts(text: str, known: Sequence[str]) -> int:
-    """Distinct dates, numbers, decisions and known entity names in `text`, at most MAX_FACTS."""
+    """Distinct dates, numbers, decisions and `known` names (`_known_names`) in `text`, at most
+    MAX_FACTS."""
     found = {m.group(0).lower() for m in _FACT_RE.finditer(text)}
     lowered = normalize(text)
-    found |= {name for name in map(normalize, known) if name and name in lowered}
+    found |= {name for name in known if name in lowered}
     return min(MAX_FACTS, len(found))
 
 
@@ -220,6 +227,7 @@ def _select(
     for s in sentences:
         best_of[s.child] = max(best_of.get(s.child, 0.0), s.score)
     people = _people(sentences)
+    known = [_known_names(child) for child in children]
     remaining = [s for s in sentences if _worth_picking(s, children, best_of, people)]
     chosen: list[_Sentence] = []
     names: set[str] = set()
@@ -229,7 +237,7 @@ def _select(
     while remaining:
         best = max(remaining, key=lambda s: _gain(s, names, picked_terms, voices, covered, children))
         remaining.remove(best)
-        for form in _shorter_forms(best, children[best.child].entities):
+        for form in _shorter_forms(best, known[best.child]):
             if form is not best and says_nothing_alone(form.text, form.facts, people):
                 continue  # cut to a fragment that leans on what was cut ("By sharing our stories")
             trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))
@@ -275,10 +283,11 @@ def _voice_key(s: _Sentence) -> str:
     return f"child:{s.child}"
 
 
-def _shorter_forms(s: _Sentence, known: Sequence[str]) -> list[_Sentence]:
+def _shorter_forms(s: _Sentence, known: Sequence[str]) -> Iterator[_Sentence]:
     """`s` itself, then cut: without its lead-in, then its trailing clauses dropped one by one
     (never shorter than four words), each keeping the names, terms and facts (`known`: the
-    child's entities) it still has."""
+    child's entity names, normalized) it still has; made only as they are asked for."""
+    yield s
     texts = [s.text]
     lead = _LEAD_IN_RE.match(s.text)
     core = s.text[lead.end() :] if lead else s.text
@@ -289,15 +298,10 @@ def _shorter_forms(s: _Sentence, known: Sequence[str]) -> list[_Sentence]:
         part = core[:cut].rstrip()
         if len(part.split()) >= 4:
             texts.append(part[:1].upper() + part[1:])
-    forms = [s]
     for text in dict.fromkeys(texts[1:]):
         names = frozenset(n for n in s.names if n in normalize(text))
-        forms.append(
-            replace(
-                s, text=text, terms=frozenset(lexical_terms(text)), names=names, facts=_facts(text, known)
-            )
-        )
-    return forms
+        facts = _facts(text, known) if s.facts else 0  # a part has no fact the whole lacks
+        yield replace(s, text=text, terms=frozenset(lexical_terms(text)), names=names, facts=facts)
 
 
 def _gain(
