@@ -271,12 +271,17 @@ def test_a_summary_of_summaries_says_something_of_every_child() -> None:
     assert text == extractive_summary([counseling, more, camping], 140)
 
 
-def test_a_sentence_cut_to_fit_is_never_left_a_leaning_fragment() -> None:
-    children = [
-        _one_day(0, "Caroline", "By sharing our stories, we can build a strong and supportive community of hope."),
-        _one_day(1, "Melanie", "Our stories give the group hope."),
-    ]
-    for budget in (25, 40):
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "By sharing our stories, we can build a strong and supportive community of hope.",
+        # its number and date are in the part cut: the fragment left has no fact of its own
+        "By sharing our stories, we raised 900 dollars for the shelter on 3 May.",
+    ],
+)
+def test_a_sentence_cut_to_fit_is_never_left_a_leaning_fragment(sentence: str) -> None:
+    children = [_one_day(0, "Caroline", sentence), _one_day(1, "Melanie", "Our stories give the group hope.")]
+    for budget in (26, 40):
         text = extractive_summary(children, budget)
         assert "By sharing our stories." not in text, text
         assert text == "Melanie said: Our stories give the group hope."
@@ -293,26 +298,40 @@ def test_a_sentence_cut_to_fit_is_never_left_a_leaning_fragment() -> None:
         ("It is Friday.", False),
         ("Yes, Friday.", False),
         ("No.", False),
+        # a word after the comma that names no one of the conversation is the answer
+        ("Yes, Paris.", False),
+        ("Sure, Acme.", False),
+        ("Yes, Dana.", False),
     ],
 )
 def test_assent_addressed_to_someone_is_still_only_assent(sentence: str, filler: bool) -> None:
-    assert says_nothing_alone(sentence, int("Friday" in sentence)) is filler  # a day is a fact
+    people = frozenset({"mel", "caroline", "maria"})
+    assert says_nothing_alone(sentence, int("Friday" in sentence), people) is filler  # a day is a fact
     if filler:
         children = [
             ChildText("m0", "The pottery class moved to the studio on the hill.", author="Caroline"),
+            ChildText("m1", f"{sentence} I will bring the clay and the glaze for the class.", author="Mel"),
+            # a name the summary knows (a fact) still only addresses one of the conversation
             ChildText(
-                "m1",
-                f"{sentence} I will bring the clay and the glaze for the class.",
-                author="Melanie",
-                entities=("Mel", "Caroline", "Maria"),  # a name the summary knows is still addressed
+                "m2", "I fire the pots in the kiln.", author="Maria", entities=("Mel", "Caroline", "Maria")
             ),
         ]
         text = extractive_summary(children, 400)
-        assert "bring the clay" in text and sentence not in text
+        assert "bring the clay" in text and sentence not in text, text
+
+
+def test_an_answer_naming_someone_of_the_conversation_is_assent_to_them() -> None:
+    question = _one_day(0, "Dana", "Can you water the plants in the garden while I am away in June?")
+    answer = _one_day(1, "Ben", "Yes, Dana. The key to the shed is under the blue pot by the door.")
+    assert "Yes, Dana" not in extractive_summary([question, answer], 400)
+    stranger = _one_day(0, "Ana", "Who waters the plants in the garden while I am away in June?")
+    assert "Yes, Dana" in extractive_summary([stranger, answer], 400)
 
 
 def test_a_setext_heading_and_a_rule_are_no_sentences() -> None:
-    section = "Plans\n=====\n\nThe hall is booked.\n\nNext steps\n----------\n\nSend the invites.\n\n---\n\n* * *\n"
+    section = (
+        "Plans\n=====\n\nThe hall is booked.\n\nNext steps\n----------\n\nSend the invites.\n\n---\n\n* * *\n"
+    )
     assert clean_units(section) == ["The hall is booked.", "Send the invites."]
     child = ChildText("d1", section, kind="section", title="Party")
     text = extractive_summary([child], 400)
@@ -343,11 +362,32 @@ def test_a_sentence_before_a_name_in_a_child_summary_stays_what_was_said() -> No
         time="2024-05-03T09:00:00Z",
     )
     text = extractive_summary([said, other], 120)
-    assert "John said: The charity run for the shelter raised 900 dollars" in text, text
-    assert "Foo B. Baz wrote: The report ships Monday." in text  # a name's initial stays in it
-    # Maria said it, if it is said at all: it is no part of John's name
-    assert "2024-05-01: They bring us joy" not in text
-    assert "They bring us joy" not in text or "Maria said: They bring us joy. John said:" in text
+    # what Maria said is no part of John's name; a name's initial and title stay in it
+    assert text == (
+        "2024-05-01: John said: The charity run for the shelter raised 900 dollars on Sunday. "
+        "Foo B. Baz wrote: The report ships Monday.\n\n"
+        "2024-05-03: John said: The shelter charity run is planned for every Sunday in June."
+    )
+    assert "Maria said: Family gives us strength. John said:" in extractive_summary([said, other], 200)
+
+
+def test_a_short_word_before_a_name_is_no_title() -> None:
+    said = ChildText(
+        "s1",
+        "2024-05-01: Alice Chen said: Is the garden party still on the first Friday? No. Bob Stone said: "
+        "The garden party moved to Saturday 11 May at noon.",
+        kind="summary",
+        time="2024-05-01T09:00:00Z",
+    )
+    other = ChildText(
+        "s2",
+        "2024-05-03: Bob Stone said: The band for the garden party plays from 8pm.",
+        kind="summary",
+        time="2024-05-03T09:00:00Z",
+    )
+    text = extractive_summary([said, other], 60)
+    assert text == "2024-05-01: Bob Stone said: The garden party moved to Saturday 11 May at noon."
+    assert "No. Bob" not in extractive_summary([said, other], 400)
 
 
 def test_what_a_child_summary_says_unattributed_keeps_its_day() -> None:
@@ -369,3 +409,44 @@ def test_what_a_child_summary_says_unattributed_keeps_its_day() -> None:
     paragraphs = text.split("\n\n")
     assert paragraphs[0].startswith("2024-05-01: Alice Chen wrote: The venue is confirmed"), text
     assert paragraphs[-1].startswith("2024-05-07: Very long link to the venue plan"), text
+
+
+def test_what_no_one_is_named_as_saying_is_never_given_to_the_speaker_before() -> None:
+    venue = ChildText(
+        "s1",
+        "2024-05-01: Alice Chen said: The venue is booked for the party on Friday. Okay, sounds good to me.",
+        kind="summary",
+        time="2024-05-01T09:00:00Z",
+    )
+    plan = ChildText(
+        "s2",
+        "The plan shows the stage by the garden door and the bar.",
+        kind="summary",
+        time="2024-05-01T10:00:00Z",
+    )
+    band = ChildText(
+        "s3",
+        "2024-05-03: Bob Stone said: The band plays from 8pm on Friday. Okay, sounds good to me.",
+        kind="summary",
+        time="2024-05-03T10:00:00Z",
+    )
+    assert extractive_summary([venue, plan, band], 400).split("\n\n") == [
+        "2024-05-01: Alice Chen said: The venue is booked for the party on Friday.",
+        "2024-05-01: The plan shows the stage by the garden door and the bar.",
+        "2024-05-03: Bob Stone said: The band plays from 8pm on Friday.",
+    ]
+    # on one day, undated: a paragraph of its own all the same; so is an authorless message's
+    assert extractive_summary([venue, plan], 400) == (
+        "Alice Chen said: The venue is booked for the party on Friday.\n\n"
+        "The plan shows the stage by the garden door and the bar."
+    )
+    venue_message = _one_day(
+        0, "Alice Chen", "The venue is booked for the party on Friday. Okay, sounds good."
+    )
+    anonymous = ChildText(
+        "m1", "The plan shows the stage by the garden door. Sure, fine.", time="2024-05-01T10:00:00Z"
+    )
+    assert extractive_summary([venue_message, anonymous], 400) == (
+        "Alice Chen said: The venue is booked for the party on Friday.\n\n"
+        "The plan shows the stage by the garden door."
+    )

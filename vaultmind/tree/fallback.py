@@ -21,7 +21,8 @@
    authors ("Alice Chen asked: …", "Bob Stone said: …"), sections introduced by their note
    title, and a date before each day's paragraph when the children span several days (though
    what is kept was said on one) — in a summary of summaries too, with the authors and days
-   the child summaries gave.
+   the child summaries gave. What no one is named as saying has a paragraph of its own: after
+   "Alice Chen said: …" it would read, at the next level, as hers.
 
 The output never exceeds the budget, which never exceeds the children's own size.
 """
@@ -31,7 +32,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from vaultmind.index.lexical import terms as lexical_terms
@@ -57,8 +58,9 @@ _MESSAGES = ("message", "email")
 # what they said ("Bob Stone replied: ")
 _DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s+")
 # A name's word ends in no full stop but an initial's or a title's ("Foo B. Baz", "Dr. Rossi"): a
-# sentence before the name ("They bring us joy. John said: ") is what someone said, not a name
-_NAME_WORD = r"(?:[^\s:!?]*[^\s:!?.]|[A-ZÀ-Þ][\w'’-]{0,2}\.)"
+# sentence before the name ("They bring us joy. John said: ", "Is it moved? No. Bob said: ") is
+# what someone said, not a name
+_NAME_WORD = r"(?:[^\s:!?]*[^\s:!?.]|[A-ZÀ-Þ]\.|(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Jr|Sr)\.)"
 _SAID_RE = re.compile(
     rf"(?:^|(?<=[.!?…\"'”’)] ))((?:{_NAME_WORD} ){{0,5}}{_NAME_WORD}) (said|asked|replied|wrote): "
 )
@@ -121,7 +123,7 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     if not sentences:
         return ""
     _score(sentences, len(children))
-    dated = len(_message_days(sentences)) > 1
+    dated = len(_days_said_on(sentences)) > 1
     chosen = _select(children, sentences, limit, dated)
     if chosen:
         return _render(children, chosen, dated)
@@ -138,12 +140,13 @@ def _sentences(children: Sequence[ChildText]) -> list[_Sentence]:
     per_child = max(8, MAX_SENTENCES // max(1, len(children)))
     for ci, child in enumerate(children):
         pos = 0
+        known = _known_names(child)
         for voice, unit in _voiced_units(child):
             for text in split_sentences(unit):
                 if pos >= per_child:
                     break
                 names = frozenset(normalize(n) for n in name_candidates(text)) - {""}
-                facts = _facts(text, child.entities)
+                facts = _facts(text, known)
                 out.append(_Sentence(ci, pos, text, frozenset(lexical_terms(text)), names, facts, 0.0, voice))
                 pos += 1
     return out
@@ -176,11 +179,17 @@ def _voiced_units(child: ChildText) -> list[tuple[_Voice, str]]:
     return out
 
 
+def _known_names(child: ChildText) -> list[str]:
+    """The names of the entities `child` mentions, normalized."""
+    return [name for name in map(normalize, child.entities) if name]
+
+
 def _facts(text: str, known: Sequence[str]) -> int:
-    """Distinct dates, numbers, decisions and known entity names in `text`, at most MAX_FACTS."""
+    """Distinct dates, numbers, decisions and `known` names (`_known_names`) in `text`, at most
+    MAX_FACTS."""
     found = {m.group(0).lower() for m in _FACT_RE.finditer(text)}
     lowered = normalize(text)
-    found |= {name for name in map(normalize, known) if name and name in lowered}
+    found |= {name for name in known if name in lowered}
     return min(MAX_FACTS, len(found))
 
 
@@ -217,7 +226,9 @@ def _select(
     best_of: dict[int, float] = {}
     for s in sentences:
         best_of[s.child] = max(best_of.get(s.child, 0.0), s.score)
-    remaining = [s for s in sentences if _worth_picking(s, children, best_of)]
+    people = _people(sentences)
+    known = [_known_names(child) for child in children]
+    remaining = [s for s in sentences if _worth_picking(s, children, best_of, people)]
     chosen: list[_Sentence] = []
     names: set[str] = set()
     picked_terms: set[str] = set()
@@ -226,8 +237,8 @@ def _select(
     while remaining:
         best = max(remaining, key=lambda s: _gain(s, names, picked_terms, voices, covered, children))
         remaining.remove(best)
-        for form in _shorter_forms(best):
-            if form is not best and says_nothing_alone(form.text, form.facts):
+        for form in _shorter_forms(best, known[best.child]):
+            if form is not best and says_nothing_alone(form.text, form.facts, people):
                 continue  # cut to a fragment that leans on what was cut ("By sharing our stories")
             trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))
             if count_tokens(_render(children, trial, dated)) <= limit:
@@ -240,13 +251,26 @@ def _select(
     return chosen
 
 
-def _worth_picking(s: _Sentence, children: Sequence[ChildText], best_of: dict[int, float]) -> bool:
+def _worth_picking(
+    s: _Sentence, children: Sequence[ChildText], best_of: dict[int, float], people: frozenset[str]
+) -> bool:
     """Not filler: over MIN_SCORE of the best sentence — of the best of its own child in a child
     summary, which stands for a stretch of days: one whose words the others do not repeat still
     has its say, a line added to it ("My own note.") does not — and not something that says
     nothing alone."""
     best = best_of[s.child] if children[s.child].kind == "summary" else 1.0
-    return s.score >= MIN_SCORE * best and not says_nothing_alone(s.text, s.facts)
+    return s.score >= MIN_SCORE * best and not says_nothing_alone(s.text, s.facts, people)
+
+
+def _people(sentences: Sequence[_Sentence]) -> frozenset[str]:
+    """The words of the names of who speaks among `sentences` (authors, and the speakers child
+    summaries name), lowercased: the conversation's people, whom a sentence may address."""
+    return frozenset(
+        word.lower()
+        for s in sentences
+        if s.voice is not None and s.voice.kind in _MESSAGES
+        for word in s.voice.who.split()
+    )
 
 
 def _voice_key(s: _Sentence) -> str:
@@ -259,9 +283,11 @@ def _voice_key(s: _Sentence) -> str:
     return f"child:{s.child}"
 
 
-def _shorter_forms(s: _Sentence) -> list[_Sentence]:
+def _shorter_forms(s: _Sentence, known: Sequence[str]) -> Iterator[_Sentence]:
     """`s` itself, then cut: without its lead-in, then its trailing clauses dropped one by one
-    (never shorter than four words), each keeping the names and terms it still has."""
+    (never shorter than four words), each keeping the names, terms and facts (`known`: the
+    child's entity names, normalized) it still has; made only as they are asked for."""
+    yield s
     texts = [s.text]
     lead = _LEAD_IN_RE.match(s.text)
     core = s.text[lead.end() :] if lead else s.text
@@ -272,11 +298,10 @@ def _shorter_forms(s: _Sentence) -> list[_Sentence]:
         part = core[:cut].rstrip()
         if len(part.split()) >= 4:
             texts.append(part[:1].upper() + part[1:])
-    forms = [s]
     for text in dict.fromkeys(texts[1:]):
         names = frozenset(n for n in s.names if n in normalize(text))
-        forms.append(replace(s, text=text, terms=frozenset(lexical_terms(text)), names=names))
-    return forms
+        facts = _facts(text, known) if s.facts else 0  # a part has no fact the whole lacks
+        yield replace(s, text=text, terms=frozenset(lexical_terms(text)), names=names, facts=facts)
 
 
 def _gain(
@@ -319,10 +344,12 @@ def _finish(text: str) -> str:
     return text.rstrip(",;:–— ") + "."
 
 
-def _message_days(sentences: Sequence[_Sentence]) -> set[str]:
-    """The days the messages among `sentences` were said on (and, in a summary of summaries, the
-    day of what a child says without naming who said it)."""
-    return {s.voice.day for s in sentences if s.voice is not None and s.voice.kind != "section" and s.voice.day}
+def _days_said_on(sentences: Sequence[_Sentence]) -> set[str]:
+    """The days `sentences` were said on: a message's day and, in a summary of summaries, the day
+    a child summary gives what it attributes and what it says without naming who said it."""
+    return {
+        s.voice.day for s in sentences if s.voice is not None and s.voice.kind != "section" and s.voice.day
+    }
 
 
 def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: bool) -> str:
@@ -354,14 +381,17 @@ def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: b
 
     for s in chosen:
         voice = s.voice or _Voice("summary", children[s.child].id)
-        # a message's day; a section's note; what a child summary says unattributed, its day
-        para = voice.day if voice.kind in _MESSAGES else voice.day or voice.who
+        # a message's day; what no one is named as saying (a section's, a child summary's
+        # unattributed text, an authorless message's) a paragraph of its own: after "X said: "
+        # it would read as X's
+        attributed = voice.kind in _MESSAGES and bool(voice.who)
+        para = voice.day if attributed else f"{voice.day} {voice.kind}:{voice.who}"
         key = (voice.kind, voice.who)
         if para != paragraph_key or not paragraphs:
             flush_group()
             paragraphs.append([])
             if dated and voice.day:
-                paragraphs[-1].append(f"{para}:")
+                paragraphs[-1].append(f"{voice.day}:")
             paragraph_key = para
             group_key = key
             last_question = False

@@ -8,6 +8,7 @@ awesome!") is a sentence the summarizer never picks.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from itertools import pairwise
 
 # A greeting, a thanks or a sign-off with at most three words after it ("Thanks, Mel!")
@@ -47,11 +48,6 @@ _ASSENT_WORDS = frozenset(
     " got it will do of course agreed same thanks thank wow oh ah that that's it's is so really amazing"
     " wonderful lovely fantastic excellent incredible super sweet glad".split()
 )
-# A day set off by a comma answers a question ("Yes, Friday."): it is no name addressed
-_CALENDAR_WORDS = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight january february"
-    " march april may june july august september october november december".split()
-)
 _WORD_EDGES = ".,!?…;:\"'“”‘’()*_-"
 
 
@@ -60,13 +56,14 @@ def is_greeting(sentence: str) -> bool:
     return _GREETING_RE.match(sentence) is not None
 
 
-def says_nothing_alone(text: str, facts: int) -> bool:
+def says_nothing_alone(text: str, facts: int, people: Collection[str] = ()) -> bool:
     """Filler however salient its words: a short fragment leaning on the sentence before it
     ("And in my free time.", "By sharing our stories.") with no fact in it (`facts`: its dates,
     numbers, decisions, known names), or a sentence that only assents ("Sure, fine."), to someone
-    it addresses or not ("That sounds great, Caroline.")."""
+    of the conversation it addresses or not ("That sounds great, Caroline." when Caroline is
+    one of `people`, the lowercased words of its speakers' names)."""
     words = [w for w in (w.strip(_WORD_EDGES).lower() for w in text.split()) if w]
-    said = _without_vocatives(text.split())
+    said = _without_vocatives(text.split(), people)
     if said and all(w in _ASSENT_WORDS for w in said):
         return True
     return (
@@ -77,10 +74,11 @@ def says_nothing_alone(text: str, facts: int) -> bool:
     )
 
 
-def _without_vocatives(tokens: list[str]) -> list[str]:
-    """The words of a sentence, lowercased, without the names it addresses someone by: a
-    capitalised word set off by a comma ("Wow, Mel, that sounds awesome!", "That sounds great,
-    Caroline.", "Wow Maria, that's awesome!"); "Mel booked it." and "Yes, Friday." address no one."""
+def _without_vocatives(tokens: list[str], people: Collection[str]) -> list[str]:
+    """The words of a sentence, lowercased, without the names it addresses someone by: one of
+    `people` set off by a comma ("Wow, Mel, that sounds awesome!", "That sounds great, Caroline.",
+    "Wow Maria, that's awesome!"); "Mel booked it." addresses no one, and "Yes, Friday.", "Sure,
+    Acme." answer with a word that names no one of the conversation."""
     out = []
     for at, token in enumerate(tokens):
         word = token.strip(_WORD_EDGES)
@@ -88,7 +86,7 @@ def _without_vocatives(tokens: list[str]) -> list[str]:
             continue
         set_off = token.endswith(",") or (at > 0 and tokens[at - 1].endswith(","))
         lowered = word.lower()
-        if set_off and word[:1].isupper() and lowered not in _ASSENT_WORDS and lowered not in _CALENDAR_WORDS:
+        if set_off and word[:1].isupper() and lowered in people:
             continue
         out.append(word.lower())
     return out
