@@ -1,8 +1,9 @@
 """`walk`: deterministic, LLM-free retrieval fusing lexical, dense, entity, graph and time signals.
 
-1. Read the question: its search terms (author names, asking verbs and the window's relative
-   words left out; misspellings read as the words and names the memory holds), its time window
-   (`asked_window`), its entities and the authors it names (`people`, `wording`, `spelling`).
+1. Read the question (`reading`): its search terms (author names, asking verbs and the window's
+   relative words left out; misspellings read as the words and names the memory holds), its time
+   window (`asked_window`), its entities and the authors it names (`people`, `wording`,
+   `spelling`), and what it asks for beyond its words (a window alone, its author, open tasks).
 2. Gather candidates: BM25 and dense top-N, the query entities' leaves (`entity_leaves`), the
    window's leaves, for a question about nothing but its author, that author's latest, and for
    one that asks for nothing but open tasks, the vault's open tasks in their order (`tasks`).
@@ -18,7 +19,6 @@ The whole formula, its weights and every breakdown key: docs/ranking.md.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -26,24 +26,8 @@ import numpy as np
 
 from vaultmind.embed.base import averages_words, embed_query
 from vaultmind.entities.ids import words
-from vaultmind.index.lexical import terms
-from vaultmind.retrieval.after_event import EVENT_HITS, event_window
-from vaultmind.retrieval.answer_type import (
-    ASKING_WORDS,
-    answer_kind,
-    asks_narrowly,
-    kind_terms,
-    plain_answer,
-)
-from vaultmind.retrieval.asked_window import (
-    asks_of_plans,
-    coming_weekday,
-    question_tense,
-    question_window,
-    relative_terms,
-    year_held,
-    yearless,
-)
+from vaultmind.retrieval.after_event import EVENT_HITS
+from vaultmind.retrieval.answer_type import asks_narrowly, plain_answer
 from vaultmind.retrieval.bonuses import (
     answer_bonus,
     answer_holds,
@@ -62,26 +46,17 @@ from vaultmind.retrieval.bonuses import (
 )
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
-from vaultmind.retrieval.identity import asked_entity, identity_bonus, introducing
+from vaultmind.retrieval.identity import identity_bonus, introducing
 from vaultmind.retrieval.ordering import diversify, note_coverage, note_evidence, note_match, on_topic
 from vaultmind.retrieval.people import (
-    WORD,
-    as_named,
-    asked_speakers,
-    author_terms,
-    capitalised_terms,
-    name_words,
-    named_authors,
-    names_capitalised,
     people_words,
     person_terms,
     possessed,
-    query_entities,
     speaker_codes,
     speaker_names,
     spoken_of,
-    without_words,
 )
+from vaultmind.retrieval.reading import read_question
 from vaultmind.retrieval.retold import retold_leaves
 from vaultmind.retrieval.revisions import revised_notes, revisions
 from vaultmind.retrieval.signals import (
@@ -106,8 +81,7 @@ from vaultmind.retrieval.signals import (
     signal_weights,
     without_common,
 )
-from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
-from vaultmind.retrieval.tasks import TASK_CANDIDATES, of_named_source, of_window, open_tasks, task_scores
+from vaultmind.retrieval.tasks import TASK_CANDIDATES, of_window, task_scores
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
@@ -125,15 +99,6 @@ from vaultmind.retrieval.windows import (
     window_times,
     within,
     yours_within,
-)
-from vaultmind.retrieval.wording import (
-    agent_nouns,
-    asker_writes,
-    hedges,
-    merged,
-    own_writing,
-    role_terms,
-    vague_times,
 )
 
 if TYPE_CHECKING:
@@ -156,12 +121,6 @@ LATEST_SAID = 0.03  # a window still ahead: + this × how late in the days befor
 # (and a question about nothing but its author: × how late among the author's messages)
 
 
-# of a window still ahead, these words ask about it too ("what's planned for next month?") — but
-# the plan words name what a message about it may say ("the plan for May"), and stay searched
-PLAN_WORDS = frozenset(terms("plan plans planned planning schedule scheduled"))
-AHEAD_ASKING = ASKING_WORDS | PLAN_WORDS | frozenset(terms("upcoming coming"))
-
-
 def walk(
     memory: MemoryView,
     question: str,
@@ -172,128 +131,40 @@ def walk(
 ) -> dict[str, Any]:
     """Ranked hits for a question: `{hits, total, truncated, query}` (docs/ranking.md)."""
     now = naive_utc(reference_time) if reference_time else datetime.now(UTC).replace(tzinfo=None)
-    names = name_words(memory)
-    # "Okafro": Okafor; "Okafors team": Okafor's
-    misnamed = {**name_corrections(memory.leaves, question, *names), **possessives(question, *names)}
-    if misnamed:
-        question = WORD.sub(lambda m: as_named(m.group(), misnamed), question)
-    question = names_capitalised(memory, question)
-    qterms = terms(question)
-    window = question_window(question, reference_time)
-    qents = query_entities(memory, question)
-    if window is not None:  # "in May" names a month, not May Chen (but "Jan" is not "in January")
-        said = set(words(window.text))
-        qents = [(e, surface) for e, surface in qents if not set(words(surface)) <= said]
-    named = named_authors(memory, qents)
-    said_names = {t for e, surface in qents if e in named.values() for t in person_terms(surface)}
-    # An author's name as the question writes it (capitalised: "Bill", not the "bill" that is
-    # due), or a name of an author's entity it names ("May", "Will": stop words too).
-    authors = (author_terms(memory) & capitalised_terms(question)) | said_names
-    if window is not None:  # "in May" is the month, not May Chen, as an author too
-        authors -= set(words(window.text))
-    own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
-    if own and asker_writes(question):  # … and the asker wrote them: "what did I write to Paul?" names whom to, not who wrote
-        authors, named = frozenset(), {}
-    content_terms = [t for t in qterms if t not in authors] or qterms
-    content_text = without_words(question, authors) if authors else question
-    speakers, verbs = asked_speakers(question, authors) if authors else (set(), set())
-    evented = window is None and bool(speakers)  # "what did Priya say after the launch was moved?": once it was (`after_event`)
-    if evented:
-        window = event_window(question, lambda asked: walk(memory, asked, limit=EVENT_HITS, reference_time=reference_time)["hits"])
-    verbs |= own
-    hedged = hedges(question)  # "would Caroline likely…?": how sure, not what (read as "like")
-    vague = vague_times(question)  # "…attend recently?": when, to the asker; a message's "recently" is of its own day
-    vague = vague if any(t not in vague and t not in ASKING_WORDS for t in content_terms) else set()  # "what happened lately?" keeps it
-    if any(t not in hedged and t not in vague for t in content_terms):
-        verbs |= hedged | vague
-        content_text = without_words(content_text, vague) if vague else content_text
-    if verbs:  # "say" in "what did Alice say about…" asks for her words; it is not what they are about
-        content_terms = [t for t in content_terms if t not in verbs]
-    if window is not None:  # the window's relative words ("last week") are its, not the content's
-        relative = relative_terms(window.text)
-        content_terms = [t for t in content_terms if t not in relative]
-        content_text = without_words(content_text, relative)
-
-    fixed = corrections(memory.leaves, question, content_terms) if content_terms else {}
-    if fixed:  # "lauch" is no word and no leaf holds it: "launch" is, a letter put back
-        content_terms = [new for t in content_terms for new in (fixed[t][2] if t in fixed else (t,))]
-        read_as = {old: new for old, new, _ in fixed.values()}
-        content_text = re.sub(r"\w+", lambda m: read_as.get(m.group(0).lower(), m.group(0)), content_text)
-
-    asked_who = asked_entity(question, qents)  # "who is Bob?", "what does Bob work on?"
-    if asked_who is not None:  # "work" asks what he does, which "working days" does not say
-        roles = role_terms(question)
-        content_terms = [t for t in content_terms if t not in roles]
-    # "What did John Doe say?" is about nothing but its author: no meaning to search densely
-    # (the nearest vectors to "what did say" are noise, scaled up to a full dense score)
-    only_names = bool(authors) and all(t in authors for t in content_terms)
-    kind = answer_kind(question)
-    asked_kind = kind_terms(question)  # "what time…", "…email address?": no leaf says them beside its answer
-    if asked_kind:
-        content_terms = [t for t in content_terms if t not in asked_kind]
-    # "What happened last week?" asks for its window, nothing else: neither the words nor the
-    # meaning of "what happened" say which of the window's messages matter (`INFORMATIVE`)
-    # ("what happened in March?": the window's own words say nothing more)
-    dated = set(terms(window.text)) if window is not None else set()
-    asking_only = all(t in ASKING_WORDS or t in dated for t in content_terms)
-    tense = question_tense(question)
-    if window is not None and yearless(window.text):  # "March" says which month, not which year
-        wording = [] if asking_only else [t for t in content_terms if t not in dated]
-        window = year_held(
-            memory.leaves, window, wording, authors, candidates=CANDIDATES, now=now, tense=tense, planned=asks_of_plans(question, window)
-        )
-    elif window is not None:  # "what will we do on Friday?": the coming Friday
-        window = coming_weekday(window, now, tense)
-    # A window still ahead (or begun, but holding nothing yet: "today" at breakfast) can only be
-    # told of by what was said before it. "What is happening in April?" asked in March is about
-    # the messages that name April.
-    empty = window is not None and not said_in(memory, window.start, window.end, now)
-    ahead = empty and window is not None and window.end > now
-    if ahead:
-        asking_only = all(t in AHEAD_ASKING for t in content_terms)
-        if not asking_only:  # "what are we doing in April?": April, not "doing" (but "the plan for April": plan)
-            content_terms = [t for t in content_terms if t not in AHEAD_ASKING or t in PLAN_WORDS]
-    only_window = window is not None and asking_only
-    # "Tell me about Bob": nothing but whom it names (`INFORMATIVE` among the leaves about them)
-    only_entity = not only_window and bool(content_terms) and asking_only and bool(qents)
-    # "what are my open tasks?": the vault's open tasks, in their order (`retrieval/tasks.py`)
-    tasks = of_named_source(open_tasks(memory, now), question) if kind == "task" else []
-    only_tasks = bool(tasks) and asking_only and window is None
+    # the question as read: its terms, window, entities, authors, what it asks for (`reading`)
+    asked = read_question(
+        memory, question, reference_time, now, lambda event_question: walk(memory, event_question, limit=EVENT_HITS, reference_time=reference_time)["hits"]
+    )
     # "what is due this week?": the tasks due inside the window, or written in it (`tasks.of_window`)
-    timely = {task.id for task in of_window(tasks, window)[:TASK_CANDIDATES]} if tasks and window is not None else set()
-    # "ice cream" is held by "icecream" too; "who owns…" by "Owner:"
-    joined = merged(joined_words(memory.leaves, question, content_terms), agent_nouns(memory.leaves, question, content_terms))
-    searched = content_terms if not (only_window or only_entity) else []
-    if only_window and ahead:  # "what is the May plan?": its plan words are searched still
-        searched = [t for t in content_terms if t in PLAN_WORDS]
-    lexical = memory.leaves.search(searched, CANDIDATES, joined) if searched else []
-    if lexical and window is not None and only_window:  # … for the plans that name one of its days
-        lexical = told_plans(memory, lexical, window)
+    timely = {task.id for task in of_window(asked.tasks, asked.window)[:TASK_CANDIDATES]} if asked.tasks and asked.window is not None else set()
+    lexical = memory.leaves.search(asked.searched, CANDIDATES, asked.joined) if asked.searched else []
+    if lexical and asked.window is not None and asked.only_window:  # … for the plans that name one of its days
+        lexical = told_plans(memory, lexical, asked.window)
     dense: list[tuple[str, float]] = []
     if (
         memory.embedder is not None
         and memory.vectors is not None
-        and content_text.strip()
-        and not only_names
-        and not only_window
-        and not only_entity
-        and not only_tasks
+        and asked.content_text.strip()
+        and not asked.only_names
+        and not asked.only_window
+        and not asked.only_entity
+        and not asked.only_tasks
     ):
-        query_vector = embed_query(memory.embedder, content_text)
+        query_vector = embed_query(memory.embedder, asked.content_text)
         dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
 
-    entity_leaves, pair_leaves, graph_weights, own_notes = entity_signals(memory, [e for e, _ in qents], max_hops)
+    entity_leaves, pair_leaves, graph_weights, own_notes = entity_signals(memory, [e for e, _ in asked.qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
-    if only_tasks:
-        candidates |= {task.id for task in tasks[:TASK_CANDIDATES]}
+    if asked.only_tasks:
+        candidates |= {task.id for task in asked.tasks[:TASK_CANDIDATES]}
     candidates |= timely
-    if only_names:  # "what did Whitfield say?": their messages, which seldom hold their own name
-        written_by = sorted(name for name in memory.leaves.authors() if person_terms(name) & authors)
+    if asked.only_names:  # "what did Whitfield say?": their messages, which seldom hold their own name
+        written_by = sorted(name for name in memory.leaves.authors() if person_terms(name) & asked.authors)
         candidates |= set(memory.leaves.by_authors(written_by, CANDIDATES))
-    timed = window  # the window that ranks: none when the memory holds nothing then ("due by 10 May")
-    leading = window is not None and ahead and only_window  # "what are we doing next week?": what was said lately
-    if window is not None and leading:
-        timed = lead_up(window, now)
+    timed = asked.window  # the window that ranks: none when the memory holds nothing then ("due by 10 May")
+    leading = asked.window is not None and asked.ahead and asked.only_window  # "what are we doing next week?": what was said lately
+    if asked.window is not None and leading:
+        timed = lead_up(asked.window, now)
     if timed is not None:  # its leaves, found even sharing no word (of the days before a window ahead, the latest)
         held = set(memory.leaves.in_window(timed.start, timed.end, CANDIDATES, latest=leading))
         candidates |= held
@@ -302,10 +173,10 @@ def walk(
     # "what did Bob say yesterday?" when he wrote nothing then: his words nearest the window, not
     # the others' inside it — the window ranks nothing, and `query.window_none_by` names him
     silent: list[str] = []
-    if speakers and window is not None and not ahead and not empty:
-        spoken = speaker_names(sorted(memory.leaves.authors()), speakers, named, qents)
-        near = memory.leaves.by_authors(spoken, CANDIDATES, near=(window.start, window.end))
-        if near and not within(window, memory.leaves.columns(near[:1]).ts).any():
+    if asked.speakers and asked.window is not None and not asked.ahead and not asked.empty:
+        spoken = speaker_names(sorted(memory.leaves.authors()), asked.speakers, asked.named, asked.qents)
+        near = memory.leaves.by_authors(spoken, CANDIDATES, near=(asked.window.start, asked.window.end))
+        if near and not within(asked.window, memory.leaves.columns(near[:1]).ts).any():
             silent, timed = spoken, None
             candidates |= set(near)
 
@@ -314,27 +185,27 @@ def walk(
     cols = memory.leaves.columns(ids)
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     lex, den = normalise_max(dict(lexical)), normalise_dense(dict(dense))
-    signals = leaf_signals(ids, at, cols, lex, den, qents, authors, entity_leaves, graph_weights, named)
-    if own:  # "what did I write on Thursday?": the asker is the author of their own notes
+    signals = leaf_signals(ids, at, cols, lex, den, asked.qents, asked.authors, entity_leaves, graph_weights, asked.named)
+    if asked.own:  # "what did I write on Thursday?": the asker is the author of their own notes
         signals[of_kind(cols, "user"), AUTHOR] = 1.0
-    weights = signal_weights(named, len(set(searched)), averages_words(memory.embedder))
+    weights = signal_weights(asked.named, len(set(asked.searched)), averages_words(memory.embedder))
     base = base_scores(signals, weights)
     # of a window still ahead, or a past day asked alone ("what happened on 7 March?"), the leaves naming one of its days
-    names_day = window is not None and (ahead or (only_window and not evented and window.end - window.start <= timedelta(days=1)))
-    told = told_of(memory, ids, cols, window) if window is not None and names_day else np.zeros(len(ids), dtype=bool)
-    ungrounded = ground(base, signals, told) if content_terms and not lexical and dense and (qents or told.any()) else set()
-    if not ungrounded and lexical and possessed(question, qents):  # "Okafor's team": not "Ok team, Dad's 60th!"
+    names_day = asked.window is not None and (asked.ahead or (asked.only_window and not asked.evented and asked.window.end - asked.window.start <= timedelta(days=1)))
+    told = told_of(memory, ids, cols, asked.window) if asked.window is not None and names_day else np.zeros(len(ids), dtype=bool)
+    ungrounded = ground(base, signals, told) if asked.content_terms and not lexical and dense and (asked.qents or told.any()) else set()
+    if not ungrounded and lexical and possessed(asked.question, asked.qents):  # "Okafor's team": not "Ok team, Dad's 60th!"
         ungrounded = set_apart(base, signals, cols)
     bare = bare_names(cols)  # "# Mei Chen", an entity note of nothing but its heading
     base[bare] *= UNGROUNDED
     speaking = np.zeros(len(ids), dtype=bool)
-    if speakers:  # the speaker's own messages, not those of a listener the question also names
-        speaking = np.isin(cols.author, speaker_codes(cols, speakers, named, qents)) & (signals[:, AUTHOR] > 0)
+    if asked.speakers:  # the speaker's own messages, not those of a listener the question also names
+        speaking = np.isin(cols.author, speaker_codes(cols, asked.speakers, asked.named, asked.qents)) & (signals[:, AUTHOR] > 0)
         base[speaking] += SPEAKER_WEIGHT - WEIGHTS["author"]
     for leaf_id in pair_leaves:  # entity leaves: all among the candidates
         base[at[leaf_id]] += pair_bonus
     # "what did Dana say?" matches nothing whose next message answers it: no context, her messages by when
-    context_of, reached, more = conversation_context(memory, ids, at, base, cols, seeds=0 if only_names else CONTEXT_SEEDS)
+    context_of, reached, more = conversation_context(memory, ids, at, base, cols, seeds=0 if asked.only_names else CONTEXT_SEEDS)
     if reached:  # leaves only context brings: no signal of their own
         at.update((leaf_id, k) for k, leaf_id in enumerate(reached, start=len(ids)))
         ids = ids + reached
@@ -344,7 +215,7 @@ def walk(
             cols = memory.leaves.columns(ids)
         signals = np.vstack((signals, np.zeros((len(reached), len(SIGNALS)))))
         base = np.concatenate((base, np.zeros(len(reached))))
-        more_told = told_of(memory, reached, more, window) if window is not None and names_day else np.zeros(len(reached), dtype=bool)
+        more_told = told_of(memory, reached, more, asked.window) if asked.window is not None and names_day else np.zeros(len(reached), dtype=bool)
         told = np.concatenate((told, more_told))
     context = np.zeros(len(ids))
     for leaf_id, value in context_of.items():  # candidates, or leaves context reached
@@ -355,86 +226,86 @@ def walk(
     if timed is not None:
         # a question about nothing but its window ("what happened yesterday?"): a leaf without
         # a time has no claim on it
-        factors = time_factors(timed, window_times(timed, cols), now, undated=OUTSIDE_WINDOW if only_window else 1.0)
+        factors = time_factors(timed, window_times(timed, cols), now, undated=OUTSIDE_WINDOW if asked.only_window else 1.0)
         summary_time_factors(memory.index, timed, cols, factors)
-        if not only_window:  # "we went to a convention last month", written in April, tells of March
+        if not asked.only_window:  # "we went to a convention last month", written in April, tells of March
             retold = retold_leaves(memory, ids, cols, base * lengths + CONTEXT_SHARE * context, factors, timed)
             factors[retold] = 1.0
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
-    identity = identity_bonus(memory, asked_who, entity_leaves, own_notes, at, cols)
-    if asked_who is not None and not own_notes.get(asked_who):  # "who is Helen?" of no note of hers
-        identity = np.maximum(identity, introducing(memory, asked_who, qents, entity_leaves, at, cols))
+    identity = identity_bonus(memory, asked.asked_who, entity_leaves, own_notes, at, cols)
+    if asked.asked_who is not None and not own_notes.get(asked.asked_who):  # "who is Helen?" of no note of hers
+        identity = np.maximum(identity, introducing(memory, asked.asked_who, asked.qents, entity_leaves, at, cols))
     scores += identity
     # "open tasks for the launch": the words filter them; a window adds its own
-    tasked = task_scores(tasks, at, len(ids), None if only_tasks else {i for i, _ in lexical} | timely)
+    tasked = task_scores(asked.tasks, at, len(ids), None if asked.only_tasks else {i for i, _ in lexical} | timely)
     scores += tasked
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
-    if names_day and not ahead:  # "what happened on 7 March?": "# Thursday, 7 March 2024" over a runbook edited that day,
+    if names_day and not asked.ahead:  # "what happened on 7 March?": "# Thursday, 7 March 2024" over a runbook edited that day,
         scores += WINDOW_PRESENCE * (told & inside) * telling(memory, ids, told & inside)  # by what it tells beyond the date
     latest = np.zeros(len(ids))
-    if window is not None and ahead:  # of what was said of a window still to come, the latest (plans change),
-        latest = LATEST_SAID * lateness(lead_up(window, now), cols.ts)
+    if asked.window is not None and asked.ahead:  # of what was said of a window still to come, the latest (plans change),
+        latest = LATEST_SAID * lateness(lead_up(asked.window, now), cols.ts)
         scores += latest + WINDOW_PRESENCE * told  # and what names one of its days
-    elif silent and window is not None:  # the window ranks the speaker's messages by how near it they are
-        latest = WINDOW_PRESENCE * nearness(window, cols.ts, np.isin(cols.author, speaker_codes(cols, speakers, named, qents)))
+    elif silent and asked.window is not None:  # the window ranks the speaker's messages by how near it they are
+        latest = WINDOW_PRESENCE * nearness(asked.window, cols.ts, np.isin(cols.author, speaker_codes(cols, asked.speakers, asked.named, asked.qents)))
         scores += latest
-    elif only_names:  # "what did Dana say?": of her messages, the latest first (ties, near-ties)
+    elif asked.only_names:  # "what did Dana say?": of her messages, the latest first (ties, near-ties)
         latest = LATEST_SAID * recency(cols.ts, signals[:, AUTHOR] > 0)
         scores += latest
     informative = np.zeros(len(ids))
-    about = inside if timed is not None and only_window else None  # of the window's messages, those that say the most
-    if only_entity:  # of the leaves about whom it names, those that say the most
+    about = inside if timed is not None and asked.only_window else None  # of the window's messages, those that say the most
+    if asked.only_entity:  # of the leaves about whom it names, those that say the most
         about = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0)
         about = np.concatenate((about, np.zeros(len(ids) - len(about), dtype=bool)))
     if about is not None:
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
-    top = best_ids(ids, scores, ANSWER_TOP if kind else ASKING_TOP)
+    top = best_ids(ids, scores, ANSWER_TOP if asked.kind else ASKING_TOP)
     rows = memory.leaves.rows(top)  # also the rows `diversify` reads
     texts = {leaf_id: row["text"] or "" for leaf_id, row in rows.items()}
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
-    asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms))
-    negated = scale_negated(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms))
+    asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms))
+    negated = scale_negated(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, asked.question, frozenset(asked.content_terms))
     # "when did Nate win his fourth tournament?": not "I won my first tournament", nor "thinking of going" for "when did she go?"
-    elsewhen = scale_other_occasion(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, question, frozenset(content_terms), past_event=kind == "time" and tense == "past")
+    elsewhen = scale_other_occasion(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, asked.question, frozenset(asked.content_terms), past_event=asked.kind == "time" and asked.tense == "past")
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
-    others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if named and not speakers else set()
+    others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if asked.named and not asked.speakers else set()
     # "where has Maria made friends?": not her "Glad you've found…", written of John's
-    listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms), asks) if len(named) == 1 and not speakers else set()
+    listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks) if len(asked.named) == 1 and not asked.speakers else set()
     # "what did Jon say about Gina's store?": not his "I … track my progress", told of himself
     selfish = (
-        scale_of_self(final, {ids[k] for k in np.flatnonzero(speaking).tolist()}, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(content_terms), asks)
-        if speakers and spoken_of(question, qents, named, speakers)
+        scale_of_self(final, {ids[k] for k in np.flatnonzero(speaking).tolist()}, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks)
+        if asked.speakers and spoken_of(asked.question, asked.qents, asked.named, asked.speakers)
         else set()
     )
-    people = people_words(memory) if kind in ("person", "title") else frozenset()
-    if kind == "title":  # no title, the name of someone a message thanks ("Thanks, Mel…"): but of whom the question names, the entity's
-        people -= {w.lower() for _, surface in qents for w in words(surface)}
-    answers = answer_bonus(answer_holds(question, kind, content_terms, final, texts, at, cols, people), final, texts) if kind else set()
+    people = people_words(memory) if asked.kind in ("person", "title") else frozenset()
+    if asked.kind == "title":  # no title, the name of someone a message thanks ("Thanks, Mel…"): but of whom the question names, the entity's
+        people -= {w.lower() for _, surface in asked.qents for w in words(surface)}
+    answers = answer_bonus(answer_holds(asked.question, asked.kind, asked.content_terms, final, texts, at, cols, people), final, texts) if asked.kind else set()
     # "how many are coming?" asked in the chat; of a question naming an author, the reply by one of them
-    answerers = {leaf_id for leaf_id in answers if not named or signals[at[leaf_id], AUTHOR] > 0}
-    replies = raise_replies(memory, final, asks, answerers, texts, kind, content_terms, at, cols) if kind else {}
+    answerers = {leaf_id for leaf_id in answers if not asked.named or signals[at[leaf_id], AUTHOR] > 0}
+    replies = raise_replies(memory, final, asks, answerers, texts, asked.kind, asked.content_terms, at, cols) if asked.kind else {}
     worded = {leaf_id: rows[leaf_id] for leaf_id in strongest if signals[at[leaf_id], LEX] > 0}  # a lexical match
-    phrases = phrase_bonus(content_terms, final, worded)
-    idf = idf_of(memory, content_terms)
+    phrases = phrase_bonus(asked.content_terms, final, worded)
+    idf = idf_of(memory, asked.content_terms)
     # a section is nobody's words: not what "what did Helen say about…" asks for
-    headed = heading_bonus(content_terms, final, {leaf_id: rows[leaf_id] for leaf_id in strongest}, idf) if not speakers else {}
+    headed = heading_bonus(asked.content_terms, final, {leaf_id: rows[leaf_id] for leaf_id in strongest}, idf) if not asked.speakers else {}
     # "where…?", "what time…?", "how many people…?": the answer of the best-matching note, said in
     # other words, above that best match (after the passes that raise the best match: it stays below)
     topic_answer = (
-        raise_topic_answer(final, answers, at, cols, past_answers=kind == "agreement")
-        if kind in TOPIC_ANSWER_KINDS or asks_narrowly(question)
+        raise_topic_answer(final, answers, at, cols, past_answers=asked.kind == "agreement")
+        if asked.kind in TOPIC_ANSWER_KINDS or asks_narrowly(asked.question)
         else None
     )
-    if kind == "time" and topic_answer is None:  # "when…?": "Saturday 23 March" above "on the 23rd"
+    if asked.kind == "time" and topic_answer is None:  # "when…?": "Saturday 23 March" above "on the 23rd"
         topic_answer = raise_full_date(final, answers, texts, at, cols)
     # "When is the launch?", "where do we meet?": a date or place as it stands now, which changes
-    current = kind in ("time", "place") and window is None and tense != "past"
+    current = asked.kind in ("time", "place") and asked.window is None and asked.tense != "past"
     answering = {leaf_id: row for leaf_id, row in worded.items() if leaf_id in answers}
     # of what was said of a window still ahead ("what's coming up in April?"), the plan as it now stands
-    revised = revisions(final, answering if current else worded, content_terms, idf) if current or ahead else {}
+    revised = revisions(final, answering if current else worded, asked.content_terms, idf) if current or asked.ahead else {}
     for leaf_id in top:  # the only leaves the passes above change
         scores[at[leaf_id]] = final[leaf_id][0]
     # Only the head is diversified and the hits shown are explained; the rest only counts in
@@ -444,9 +315,9 @@ def walk(
     head_at = np.array([at[leaf_id] for leaf_id in head], dtype=np.int64)
     head_notes = np.unique(cols.note[head_at[cols.known[head_at]]])
     head_names = {cols.note_names[code] for code in head_notes.tolist()}
-    coverage = note_coverage(memory, content_terms, head_names, joined)
+    coverage = note_coverage(memory, asked.content_terms, head_names, asked.joined)
     # the words that name the window ("7 March") are the window's to weigh: a note that names the month is not about the question
-    matched = note_match(memory, [t for t in searched if t not in dated], head_names, joined)
+    matched = note_match(memory, [t for t in asked.searched if t not in asked.dated], head_names, asked.joined)
     note_rank = note_evidence(scores, cols, coverage, head_at, matched)
     places = {leaf_id: place for leaf_id in head if (place := cols.place(at[leaf_id])) is not None}
     if revised:
@@ -496,22 +367,22 @@ def walk(
         )
         ranked.append((leaf_id, score, breakdown))
     hits = leaf_hits(memory, ranked, rows)
-    cite_blocks(memory, hits, content_terms, plain_answer(kind))
+    cite_blocks(memory, hits, asked.content_terms, plain_answer(asked.kind))
     query_info: dict[str, Any] = {
-        "terms": sorted(set(qterms)),
-        "content_terms": sorted(set(content_terms)),
-        "entities": [{"id": e, "surface": s} for e, s in qents],
-        "time_window": window.to_dict() if window else None,
-        "window_ahead": ahead,  # the window is still to come: the hits are what was said before it
+        "terms": sorted(set(asked.qterms)),
+        "content_terms": sorted(set(asked.content_terms)),
+        "entities": [{"id": e, "surface": s} for e, s in asked.qents],
+        "time_window": asked.window.to_dict() if asked.window else None,
+        "window_ahead": asked.ahead,  # the window is still to come: the hits are what was said before it
         # the memory holds nothing inside the window (not only: no hit shown is inside it)
-        "window_empty": empty,
+        "window_empty": asked.empty,
         # "what did I write on 11 March?": none of the asker's notes is dated inside the window
-        "window_none_yours": bool(own) and window is not None and not yours_within(window, cols),
+        "window_none_yours": bool(asked.own) and asked.window is not None and not yours_within(asked.window, cols),
         # "what did Bob say yesterday?": the named speakers, none of whose messages is dated inside the window
         "window_none_by": silent,
-        "corrected": {**misnamed, **{word: new for word, new, _ in fixed.values()}},  # misspelt word → the word read
-        "answer_kind": kind,
-        "open_tasks": only_tasks,  # asks for nothing but the open tasks: the hits are the vault's (`retrieval/tasks.py`)
+        "corrected": asked.corrected,  # misspelt word → the word read
+        "answer_kind": asked.kind,
+        "open_tasks": asked.only_tasks,  # asks for nothing but the open tasks: the hits are the vault's (`retrieval/tasks.py`)
         "reference_time": now.isoformat() + "Z",
     }
     return envelope(hits, len(final), query=query_info)
