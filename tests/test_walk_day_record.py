@@ -68,3 +68,15 @@ def test_a_day_record_of_next_to_nothing_does_not_pass_what_tells_that_day(vault
         assert hits[0]["content"].startswith("We signed the contract"), [(h["content"][:30], h["score"]) for h in hits]
         daily = next(h for h in hits if h["note_path"] == "Daily/2024-03-07.md")
         assert daily["breakdown"]["names_window_day"], "it names the day, but tells next to nothing of it"
+
+
+def test_a_short_date_is_no_word_of_what_the_day_record_tells(vault: Path) -> None:
+    """"# Thu, 7th Mar 2024 / - Gym." tells a quarter beyond its date, as the long form does:
+    the weekday's and month's abbreviations and the ordinal day name a time. The breakdown
+    carries what the score added (`WINDOW_PRESENCE` × names_window_day × telling)."""
+    write(vault, "Daily/2024-03-07.md", "---\ndate: 2024-03-07\n---\n# Thu, 7th Mar 2024\n\n- Gym.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("What happened on 7 March?", limit=5, reference_time=AT)["hits"]
+        daily = next(h for h in hits if h["note_path"] == "Daily/2024-03-07.md")
+        assert daily["breakdown"]["names_window_day"] and daily["breakdown"]["telling"] == 0.25, daily["breakdown"]

@@ -145,3 +145,33 @@ def test_tells_of_self_reads_whom_each_sentence_tells_of() -> None:
     assert not tells_of_self("My store is open. Glad you came!", frozenset({"glad"})), "the word is where it speaks to you"
     assert not tells_of_self("The store is open.", store), "no person"
     assert not tells_of_self("I am tired.", store), "no word of the question"
+
+
+def test_the_speakers_words_of_the_person_asked_about_are_not_of_self(vault: Path) -> None:
+    """Jon's first-person sentences that name Gina, or speak of her as "her", tell of her
+    store, asked about by "what did Jon say about Gina's store?": not scaled as his own."""
+    days = [
+        (
+            "2024-05-02",
+            [
+                ("Gina Rossi", "Guess what, I signed the lease for the new clothing store today."),
+                ("Jon Baker", "I love Gina's new store, she did great."),
+                ("Mia Lund", "Did you see it yet?"),
+                ("Jon Baker", "I told her the store looks amazing."),
+                ("Jon Baker", "I keep my store notes on a whiteboard, my store plan is taking shape."),
+            ],
+        ),
+    ]
+    hits = _hits(vault, days, "What did Jon say about Gina's store?")
+    of_self = {h["content"][:20]: h["breakdown"]["of_self"] for h in hits if h["author"] == "Jon Baker"}
+    assert of_self == {"I love Gina's new st": False, "I told her the store": False, "I keep my store note": True}, _shown(hits)
+
+
+def test_tells_of_self_is_not_of_the_possessor_named_or_referred_to() -> None:
+    store, gina = frozenset({"store"}), [frozenset({"gina", "rossi"})]
+    assert not tells_of_self("I love Gina's new store, she did great.", store, gina), "names her"
+    assert not tells_of_self("I told her the store looks amazing.", store, gina), "speaks of her, the one asked about"
+    assert tells_of_self("I keep my store notes on a whiteboard.", store, gina)
+    both = [*gina, frozenset({"mia", "lund"})]
+    assert tells_of_self("I told her the store looks amazing.", store, both), "of two people asked about, 'her' is neither named"
+    assert not tells_of_self("I told Mia the store looks amazing.", store, both)

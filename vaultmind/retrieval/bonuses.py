@@ -252,17 +252,18 @@ def scale_of_self(
     texts: dict[str, str],
     query_terms: frozenset[str],
     asks: Mapping[str, Asking],
+    possessors: Sequence[frozenset[str]],
 ) -> set[str]:
     """Of `texts` (the strongest leaves; the question asks for a speaker's words about another
     person it names: "what did Jon say about Gina's store?"), the speaker's messages (`speaking`)
-    that hold the question's words only where they tell of themselves
-    (`listener.tells_of_self`: "I color-code achievements so I can easily track my progress")
-    keep `OF_SELF` of their score, as one that only asks does (those are scaled already).
-    Returns them."""
+    that hold the question's words only where they tell of themselves, not of the `possessors`
+    (the terms of each one's names; `listener.tells_of_self`: "I color-code achievements so I
+    can easily track my progress", not "I love Gina's new store") keep `OF_SELF` of their
+    score, as one that only asks does (those are scaled already). Returns them."""
     found = {
         leaf_id
         for leaf_id, text in texts.items()
-        if leaf_id in speaking and asks.get(leaf_id) != "only" and tells_of_self(text, query_terms)
+        if leaf_id in speaking and asks.get(leaf_id) != "only" and tells_of_self(text, query_terms, possessors)
     }
     return _scaled(final, found, OF_SELF)
 

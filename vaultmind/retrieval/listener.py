@@ -16,12 +16,15 @@ The mirror: a question that asks for a speaker's words about another's thing ("w
 about Gina's store?") is answered by what the speaker writes to or of Gina ("You found the
 perfect spot for your store"), not by a message that holds the question's words only in
 sentences that speak in the first person and not to the listener (`tells_of_self`: "I keep my
-store notes on a whiteboard", his own; `bonuses.scale_of_self`).
+store notes on a whiteboard", his own; `bonuses.scale_of_self`). A sentence that names Gina, or
+speaks of her as "she", "her"… when she is the one person asked about, is of her, not of self:
+"I love Gina's new store", "I told her the store looks amazing".
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from vaultmind.index.lexical import terms
@@ -34,6 +37,13 @@ _TO_LISTENER = re.compile(
     r"\b[Yy]our(?:s|self)?\b|" + "".join(rf"(?<!\b{p} )" for p in _PREPOSITIONS) + r"\b[Yy]ou\b"
 )
 _CONDITION = re.compile(r"\b[Ii]f you\b")  # "if you like fantasy": anyone who does
+# a third person the author speaks of: the one person a question asks about, when it asks of one
+THIRD_PERSON = re.compile(
+    r"\b(?:[Ss]he|[Hh]e|[Hh]ers?|[Hh]erself|[Hh]im|[Hh]imself|[Hh]is|[Tt]hey|[Tt]hem|[Tt]heirs?|[Tt]hemselves)\b"
+)
+# texts read per cache: the strongest leaves of a question (`bonuses.ASKING_TOP`) recur across a
+# few questions of one conversation; more entries (a leaf's text, ~2.5 KB) only cost memory
+_READ_TEXTS = 2_048
 
 
 def _written_to_listener(sentence: str) -> bool:
@@ -42,7 +52,7 @@ def _written_to_listener(sentence: str) -> bool:
     return _TO_LISTENER.search(sentence) is not None and _CONDITION.search(sentence) is None
 
 
-@lru_cache(maxsize=16_384)
+@lru_cache(maxsize=_READ_TEXTS)
 def _listener_sentences(text: str) -> tuple[tuple[frozenset[str], bool], ...] | None:
     """Each sentence of `text` as its terms and whether it is written to the listener; None
     when the message says anything in the first person."""
@@ -62,18 +72,28 @@ def tells_of_listener(text: str, query_terms: frozenset[str]) -> bool:
     return bool(held) and all(held)
 
 
-@lru_cache(maxsize=16_384)
-def _self_sentences(text: str) -> tuple[tuple[frozenset[str], bool], ...]:
-    """Each sentence of `text` as its terms and whether it speaks in the first person and not
-    to the listener."""
+@lru_cache(maxsize=_READ_TEXTS)
+def _self_sentences(text: str) -> tuple[tuple[frozenset[str], bool, bool], ...]:
+    """Each sentence of `text` as its terms, whether it speaks in the first person and not to
+    the listener, and whether it speaks of a third person."""
     return tuple(
-        (frozenset(terms(s)), FIRST_PERSON.search(s) is not None and not _written_to_listener(s)) for s in message_sentences(text)
+        (frozenset(terms(s)), FIRST_PERSON.search(s) is not None and not _written_to_listener(s), THIRD_PERSON.search(s) is not None)
+        for s in message_sentences(text)
     )
 
 
-def tells_of_self(text: str, query_terms: frozenset[str]) -> bool:
+def tells_of_self(text: str, query_terms: frozenset[str], possessors: Sequence[frozenset[str]] = ()) -> bool:
     """Whether `text` holds terms of `query_terms`, all of them in sentences that speak in the
-    first person and not to the listener: it tells of its author ("I color-code achievements so
-    I can easily track my progress"), not of the person it is written to."""
-    held = [of_self for sentence_terms, of_self in _self_sentences(text) if sentence_terms & query_terms]
+    first person, not to the listener, and not of the `possessors` (the terms of each name of
+    the people whose thing is asked about): by a name, or by "she", "his", "their"… when they
+    are one. It tells of its author ("I color-code achievements so I can easily track my
+    progress"), not of the person it is written to, nor of the one asked about ("I love Gina's
+    new store")."""
+    names = frozenset().union(*possessors)
+    one = len(possessors) == 1
+    held = [
+        of_self and not (sentence_terms & names) and not (one and of_third)
+        for sentence_terms, of_self, of_third in _self_sentences(text)
+        if sentence_terms & query_terms
+    ]
     return bool(held) and all(held)

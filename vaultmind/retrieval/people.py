@@ -178,6 +178,15 @@ def spoken_of(question: str, qents: Sequence[tuple[str, str]], named: dict[str, 
     return set() if owners & voices else {e for e in named.values() if e in owners and e not in voices}
 
 
+def possessor_terms(owners: set[str], qents: Sequence[tuple[str, str]], named: dict[str, str]) -> list[frozenset[str]]:
+    """The terms of each of `owners`' names (entity ids, `spoken_of`): as its author writes
+    it, and as the question names it — in a stable order."""
+    return [
+        frozenset().union(*(person_terms(a) for a, e in named.items() if e == owner), *(person_terms(s) for e, s in qents if e == owner))
+        for owner in sorted(owners)
+    ]
+
+
 def speaker_names(
     names: Iterable[str], speakers: set[str], named: dict[str, str], qents: Sequence[tuple[str, str]]
 ) -> list[str]:

@@ -52,6 +52,7 @@ from vaultmind.retrieval.people import (
     people_words,
     person_terms,
     possessed,
+    possessor_terms,
     speaker_codes,
     speaker_names,
     spoken_of,
@@ -241,12 +242,14 @@ def walk(
     scores += tasked
     inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
     scores += WINDOW_PRESENCE * inside
+    counted, tells = told & (asked.ahead or inside), told.astype(float)  # the leaves naming one of its days the score raises, by how much
     if names_day and not asked.ahead:  # "what happened on 7 March?": "# Thursday, 7 March 2024" over a runbook edited that day,
-        scores += WINDOW_PRESENCE * (told & inside) * telling(memory, ids, told & inside)  # by what it tells beyond the date
+        tells = telling(memory, ids, counted)  # by what it tells beyond the date
+        scores += WINDOW_PRESENCE * counted * tells
     latest = np.zeros(len(ids))
     if asked.window is not None and asked.ahead:  # of what was said of a window still to come, the latest (plans change),
         latest = LATEST_SAID * lateness(lead_up(asked.window, now), cols.ts)
-        scores += latest + WINDOW_PRESENCE * told  # and what names one of its days
+        scores += latest + WINDOW_PRESENCE * counted * tells  # and what names one of its days
     elif silent and asked.window is not None:  # the window ranks the speaker's messages by how near it they are
         latest = WINDOW_PRESENCE * nearness(asked.window, cols.ts, np.isin(cols.author, speaker_codes(cols, asked.speakers, asked.named, asked.qents)))
         scores += latest
@@ -275,9 +278,10 @@ def walk(
     # "where has Maria made friends?": not her "Glad you've found…", written of John's
     listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks) if len(asked.named) == 1 and not asked.speakers else set()
     # "what did Jon say about Gina's store?": not his "I … track my progress", told of himself
+    owners = spoken_of(asked.question, asked.qents, asked.named, asked.speakers) if asked.speakers else set()
     selfish = (
-        scale_of_self(final, {ids[k] for k in np.flatnonzero(speaking).tolist()}, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks)
-        if asked.speakers and spoken_of(asked.question, asked.qents, asked.named, asked.speakers)
+        scale_of_self(final, {ids[k] for k in np.flatnonzero(speaking).tolist()}, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks, possessor_terms(owners, asked.qents, asked.named))
+        if owners
         else set()
     )
     people = people_words(memory) if asked.kind in ("person", "title") else frozenset()
@@ -360,7 +364,8 @@ def walk(
                 "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words
                 "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
-                "names_window_day": bool(told[k]),  # names one of the window's days (ahead, or a past day asked alone): + `WINDOW_PRESENCE` (a past day: inside it, × `windows.telling`)
+                "names_window_day": bool(counted[k]),  # names one of the window's days (ahead; a past day asked alone, written inside it): + `WINDOW_PRESENCE` × `telling`
+                "telling": round(float(counted[k] * tells[k]), 4),  # how much it tells beyond the date (`windows.telling`; 1 ahead)
                 "weights": weights,
                 **flags,  # `diversify`'s
             }

@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from vaultmind.entities import shapes
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.signals import CANDIDATES, of_kind
@@ -299,19 +300,21 @@ def told_of(memory: MemoryView, ids: list[str], cols: LeafColumns, window: TimeW
     return out
 
 
-_DATING = frozenset(terms(" ".join([*MONTHS, *WEEKDAYS, "today tonight tomorrow yesterday"])))
+_DATING = frozenset(terms(" ".join([*shapes.MONTHS, *shapes.WEEKDAYS, "today tonight tomorrow yesterday"])))
+_NUMBER = re.compile(r"\d+(?:st|nd|rd|th)?")  # a year, a day, "7th"
 
 
 def telling(memory: MemoryView, ids: list[str], told: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
     """Of the leaves that name the day a question asks about alone (`told`), how much they tell
     of it beyond naming it: their words that name no time, over `DAY_TELLS_TERMS`, at most 1
-    ("# Thursday, 7 March 2024 / - Gym." a quarter: next to nothing); 0 for any other leaf."""
+    ("# Thursday, 7 March 2024 / - Gym." or "# Thu, 7th Mar 2024 / - Gym." a quarter: next to
+    nothing); 0 for any other leaf."""
     out = np.zeros(len(ids))
     named = np.flatnonzero(told).tolist()
     rows = memory.leaves.rows([ids[k] for k in named])
     for k in named:
         row = rows.get(ids[k])
-        said = [t for t in terms(row["text"] or "") if t not in _DATING and not t.isdigit()] if row is not None else []
+        said = [t for t in terms(row["text"] or "") if t not in _DATING and not _NUMBER.fullmatch(t)] if row is not None else []
         out[k] = min(1.0, len(said) / DAY_TELLS_TERMS)
     return out
 
