@@ -311,17 +311,25 @@ def test_an_unexpected_failure_is_answered_in_the_same_error_shape(
 
 
 def test_a_sync_of_paths_names_the_ones_not_in_the_vault(memory: Memory, vault: Path) -> None:
-    """`{"paths": ["nope.md"]}` answered all zeros, without a word that the path is not there."""
+    """`{"paths": ["nope.md"]}` answered all zeros, without a word that the path is not there.
+    A note deleted since it was indexed is `deleted`, not missing; a path the ignore rules leave
+    out syncs nothing and is named `ignored`; the `gone` paths (renamed notes' old places) are
+    synced alike and never missing, though the watcher may have forgotten them first."""
     (vault / "here.md").write_text("# Here\n\nA note that exists.\n", encoding="utf-8")
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian" / "hidden.md").write_text("# Hidden\n\nObsidian's own.\n", encoding="utf-8")
     server = http_api.ApiServer(memory, "secret")
     server.start()
     try:
         client = DaemonClient("127.0.0.1", server.port, "secret")
-        answer = client.call("POST", "/v1/sync", {"paths": ["nope.md", "here.md", "gone/"]})
+        answer = client.call("POST", "/v1/sync", {"paths": ["nope.md", "here.md", "gone/", ".obsidian/hidden.md"]})
         assert answer["added"] == 1 and answer["missing"] == ["gone", "nope.md"], answer
+        assert answer["ignored"] == [".obsidian/hidden.md"], answer
         (vault / "here.md").unlink()
         answer = client.call("POST", "/v1/sync", {"paths": ["here.md"]})
-        assert answer["deleted"] == 1 and answer["missing"] == ["here.md"], answer
+        assert answer["deleted"] == 1 and answer["missing"] == [] and answer["ignored"] == [], answer
+        answer = client.call("POST", "/v1/sync", {"paths": [], "gone": ["here.md", "moved.md"]})
+        assert answer["deleted"] == 0 and answer["missing"] == [], answer
         answer = client.call("POST", "/v1/sync", {})
         assert "missing" not in answer and "notes" in answer, answer
     finally:

@@ -83,6 +83,33 @@ def test_generic_array_object_and_jsonl(tmp_path: Path) -> None:
     assert [m.message_id for m in only(parse_generic(lines))] == [m.message_id for m in messages]
 
 
+@pytest.mark.parametrize(
+    ("kind", "line"),
+    [
+        ("chat", '{{"author": "Alice", "timestamp": "{}", "text": "The ferry leaves at nine"}}'),
+        ("agent", '{{"role": "user", "timestamp": "{}", "content": "When does the ferry leave?"}}'),
+    ],
+)
+def test_generic_chats_and_agent_transcripts_say_the_zone_of_their_local_times(
+    tmp_path: Path, kind: str, line: str
+) -> None:
+    """A generic chat's or an agent transcript's timestamp without a zone is read in the run's
+    zone (`--tz`, else UTC), as a WhatsApp export's is, but the ingest never said which; one
+    with an offset or `Z` is no local time, and nothing is said of it."""
+    said = []
+    for name, stamp, tz in [
+        ("local", "2024-03-04T09:00:00", None),
+        ("berlin", "2024-03-05T09:00:00", "Europe/Berlin"),
+        ("zoned", "2024-03-06T09:00:00+01:00", None),
+        ("utc", "2024-03-07T09:00:00Z", None),
+    ]:
+        path = write(tmp_path, f"{name}.jsonl", line.format(stamp) + "\n")
+        report = ingest_paths(kind, [path], tmp_path / f"vault-{name}", fmt="generic" if kind == "chat" else "auto", tz=tz)
+        assert report.messages_added == 1
+        said.append((report.local_zone, report.local_zone_named))
+    assert said == [("UTC", False), ("Europe/Berlin", True), (None, False), (None, False)]
+
+
 def test_generic_errors_name_the_line(tmp_path: Path) -> None:
     bad = [*GENERIC[:2], {"id": "x", "timestamp": "2024-03-04T09:00:00Z", "text": "no author"}]
     path = write(tmp_path, "bad.json", json.dumps(bad, indent=2))
@@ -279,7 +306,6 @@ def test_a_day_file_of_an_export_is_that_day_of_the_export(tmp_path: Path) -> No
         "sources/chat/slack/t9/dm-alice-chen-bob-stone/2024-03-05.md",
         "sources/chat/slack/t9/general/2024-03-04.md",
     ]
-
 
 
 def test_a_slack_channel_whose_folder_is_named_by_its_id_is_titled_by_its_name(tmp_path: Path) -> None:

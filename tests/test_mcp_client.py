@@ -31,11 +31,14 @@ def _text(result: Any) -> str:
 
 def test_the_sdk_client_negotiates_lists_the_tool_calls_it_and_shuts_the_server_down(tmp_path: Path) -> None:
     vault = boat_vault(tmp_path / "vault")
-    # the shell says how the server ended: by itself when stdin closed, or killed by the client
-    server = StdioServerParameters(
-        command="/bin/sh",
-        args=["-c", '"$0" -m vaultmind mcp --vault "$1"; echo "mcp exited with $?" >&2', sys.executable, str(vault)],
+    # a wrapper says how the server ended: by itself when stdin closed, or killed by the client
+    # (then the wrapper is killed too, and says nothing)
+    wrapper = (
+        "import subprocess, sys\n"
+        "code = subprocess.call([sys.executable, '-m', 'vaultmind', 'mcp', '--vault', sys.argv[1]])\n"
+        "print(f'mcp exited with {code}', file=sys.stderr)\n"
     )
+    server = StdioServerParameters(command=sys.executable, args=["-c", wrapper, str(vault)])
     seen: dict[str, Any] = {}
 
     async def session() -> None:

@@ -55,21 +55,25 @@ def _search(memory: Memory, body: dict[str, Any]) -> Any:
 
 
 def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
-    """`{"paths"?}`: the paths given (as `ingest` hands its notes to a running daemon), or the
-    whole vault; `on_batch` hears what was applied (the daemon logs it as a watcher's batch)."""
-    paths = body.get("paths")
-    if paths is not None and (not isinstance(paths, list) or not all(isinstance(p, str) for p in paths)):
-        raise UsageError("'paths' must be a list of vault-relative paths")
+    """`{"paths"?, "gone"?}`: the paths given (as `ingest` hands its notes to a running daemon,
+    with the places its renamed notes left as `gone`), or the whole vault; `on_batch` hears what
+    was applied (the daemon logs it as a watcher's batch)."""
+    paths, gone = body.get("paths"), body.get("gone", [])
+    for key, value in (("paths", paths), ("gone", gone)):
+        if (value is not None or key == "gone") and not (
+            isinstance(value, list) and all(isinstance(p, str) for p in value)
+        ):
+            raise UsageError(f"{key!r} must be a list of vault-relative paths")
     if paths is None:
         stats = memory.sync()
         _heard(on_batch, "api sync", stats)
         return {**stats.to_dict(), **memory.counts()}
-    given = [_vault_relative(memory, p) for p in paths]
-    stats = memory.sync_paths(given)
+    # (the paths given that sync nothing, a typo or an ignored folder, are named: `Syncer.sync_paths`)
+    stats = memory.sync_paths(
+        [_vault_relative(memory, p) for p in paths], gone=[_vault_relative(memory, p) for p in gone]
+    )
     _heard(on_batch, "api sync", stats)
-    # a path that is not in the vault syncs nothing: named, so a caller's typo is no silent zero
-    missing = sorted({p for p in given if not os.path.lexists(memory.config.vault / p)})
-    return {**stats.to_dict(), "missing": missing}
+    return stats.to_dict()
 
 
 def _reindex(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:

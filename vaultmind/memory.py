@@ -10,7 +10,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from datetime import datetime
@@ -213,9 +213,9 @@ class Memory:
             self._synced = self.index.generation
             return stats
 
-    def sync_paths(self, paths: list[str]) -> SyncStats:
+    def sync_paths(self, paths: list[str], *, gone: Sequence[str] = ()) -> SyncStats:
         with self.foreground(), self.sync_lock:
-            stats = self.syncer.sync_paths(paths)
+            stats = self.syncer.sync_paths(paths, gone=gone)
             self._synced = self.index.generation
             return stats
 

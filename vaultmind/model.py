@@ -147,8 +147,13 @@ class SyncStats:
     rebuilt: bool = False  # the index was rebuilt from the vault: its notes were read again, not new
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
+    # of a sync of given paths (`Syncer.sync_paths`): those the ignore rules leave out, and
+    # those neither in the vault nor in the index; None for a whole vault's sync
+    ignored: list[str] | None = None
+    missing: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        given = {} if self.missing is None else {"ignored": self.ignored or [], "missing": self.missing}
         return {
             "scanned": self.scanned,
             "unchanged": self.unchanged,
@@ -164,4 +169,5 @@ class SyncStats:
             "rebuilt": self.rebuilt,
             "problems": [{"path": p.path, "kind": p.kind, "message": p.message} for p in self.problems],
             "seconds": round(self.seconds, 3),
+            **given,
         }

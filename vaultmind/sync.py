@@ -22,6 +22,7 @@ derivers run inside each transaction).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -147,21 +148,30 @@ class Syncer:
             for listener in self.listeners:
                 listener(change)
 
-    def sync_paths(self, paths: Iterable[str]) -> SyncStats:
-        """Bring the given vault-relative paths (files or folders) in step, e.g. after watcher events."""
+    def sync_paths(self, paths: Iterable[str], *, gone: Iterable[str] = ()) -> SyncStats:
+        """Bring the given vault-relative paths (files or folders) in step, e.g. after watcher
+        events. The stats name the paths given that synced nothing: `ignored` (the ignore rules
+        leave them out) and `missing` (neither in the vault nor in the index: a typo; a note
+        deleted since it was indexed is counted in `deleted` instead). `gone`: paths removed on
+        purpose (the places renamed notes left), synced alike, never missing, whoever synced them first."""
         started = time.perf_counter()
+        expected = {rel.strip("/") for rel in gone}
+        given = sorted(({rel.strip("/") for rel in paths} | expected) - {""})
+        ignored = [rel for rel in given if self.is_ignored(rel)]
+        missing = self._missing([rel for rel in given if rel not in expected and rel not in ignored])
         observed: dict[str, FileStat | None] = {}
         scan = ScanResult()
         prefixes: list[str] = []
-        for rel in sorted(set(paths)):
-            rel = rel.strip("/")
-            if not rel or self.is_ignored(rel):
+        for rel in given:
+            if rel in ignored:
                 continue
             abs_path = self.config.vault / rel
             if abs_path.is_dir() and abs_path.is_symlink():
                 # A folder reached through a symlink: whether it loops back or leads to a folder
                 # the vault already holds is for the whole vault's scan to say, as in `sync_all`.
-                return self.sync_all()
+                stats = self.sync_all()
+                stats.ignored, stats.missing = ignored, missing
+                return stats
             if abs_path.is_dir():
                 sub = scan_vault_subtree(self.config.vault, rel, self.rules)
                 observed.update(sub.files)
@@ -177,11 +187,20 @@ class Syncer:
         for path in known:
             if path not in observed and scan.is_observed(path):
                 observed[path] = None
-        stats = SyncStats(scanned=len(observed))
+        stats = SyncStats(scanned=len(observed), ignored=ignored, missing=missing)
         folders = folder_problems(self.index, self.config.vault, prefixes, scan)
         self._diff_apply(observed, known, stats, rebuild=False, scan=None, folders=folders)
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _missing(self, given: list[str]) -> list[str]:
+        """The paths of `given` that are neither in the vault nor in the index (as a note, or a
+        folder holding notes)."""
+        absent = [rel for rel in given if not os.path.lexists(self.config.vault / rel)]
+        if not absent:
+            return []
+        indexed = indexed_states(self.index, absent, [rel + "/" for rel in absent])
+        return [rel for rel in absent if rel not in indexed and not any(p.startswith(rel + "/") for p in indexed)]
 
     # -- diff ------------------------------------------------------------------------------
 

@@ -80,12 +80,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if report.written or report.unchanged:
         # the unchanged notes too: a run cut short (killed, or its daemon was) may have written
         # them without indexing them; running it again finishes the job. An indexed note costs a stat.
-        # and the places renamed notes left, which the index forgets
-        paths = sorted({*report.written, *report.unchanged, *(old for old, _ in report.renamed)})
+        # And the places renamed notes left, which the index forgets (`gone`: not there on
+        # purpose, so never reported `missing`, whether the daemon's watcher synced them first or not)
+        paths = sorted({*report.written, *report.unchanged})
+        gone = sorted({old for old, _ in report.renamed} - set(paths))
         sync = through_daemon_or_local(
             config,
-            lambda client: client.call("POST", "/v1/sync", {"paths": paths}, timeout=3600),
-            lambda memory: memory.sync_paths(paths).to_dict(),
+            lambda client: client.call("POST", "/v1/sync", {"paths": paths, "gone": gone}, timeout=3600),
+            lambda memory: memory.sync_paths(paths, gone=gone).to_dict(),
             progress=True,
             daemon_shows_progress=True,
         )

@@ -45,6 +45,7 @@ from urllib.parse import quote
 
 from vaultmind.ingest.common import (
     as_str,
+    is_local_time,
     json_array_items,
     jsonl_items,
     parse_time,
@@ -169,7 +170,7 @@ class _Session:
         self.title = title
         self.named = named  # the transcript gives the id (else it is the file's name and the first message's hash)
         self.legacy_id = sid  # the id before the hash was added
-        self.time: datetime | None = None
+        self.time: tuple[datetime, bool] | None = None  # the session's time, and whether it was local (`_opt_time`)
         self.messages: list[tuple[int, Any]] = []
 
 
@@ -188,12 +189,13 @@ def _first(item: dict[str, Any], keys: Iterable[str]) -> str | None:
     return None
 
 
-def _opt_time(item: dict[str, Any], tz: tzinfo) -> datetime | None:
+def _opt_time(item: dict[str, Any], tz: tzinfo) -> tuple[datetime, bool] | None:
+    """The time `item` gives, and whether it is a local one without a zone (read in `tz`)."""
     for key in _TIME_KEYS:
         value = item.get(key)
         if value is not None:
             try:
-                return parse_time(value, tz)
+                return parse_time(value, tz), is_local_time(value)
             except (ValueError, OverflowError, OSError):
                 return None
     return None
@@ -202,7 +204,8 @@ def _opt_time(item: dict[str, Any], tz: tzinfo) -> datetime | None:
 def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime) -> SourceBatch | None:
     messages: list[Message] = []
     earlier: dict[str, str] = {}  # a message's text as vaultmind read it before parts of unknown kinds were kept
-    previous: datetime | None = None
+    previous: tuple[datetime, bool] | None = None
+    local_times = False  # a message kept has a local time (its own, or the one it follows)
     first_user = ""
     for index, (line, raw) in enumerate(session.messages):
         if not isinstance(raw, dict):
@@ -213,8 +216,10 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
             raise ingest_error(
                 path, f"session {session.id!r}: message {index} has an unreadable time", line=line
             )
-        timestamp = own or (previous + timedelta(microseconds=1) if previous else session.time or fallback)
-        previous = timestamp
+        if own is None and previous is not None:
+            own = previous[0] + timedelta(microseconds=1), previous[1]
+        timestamp, local = own or session.time or (fallback, False)
+        previous = timestamp, local
         role = ROLES.get(str(item.get("role") or raw.get("type") or "").strip().lower())  # ("User", "AI")
         if role is None or raw.get("isMeta") is True or is_recap(raw) or is_recap(item):
             continue
@@ -225,6 +230,7 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
         message_id = as_str(raw.get("uuid")) or as_str(item.get("id")) or str(index)
         if (before := _prose(item.get("content"), unknown=False)) and before != text:
             earlier[message_id] = before  # a note written then keeps it: known, not rewritten
+        local_times = local_times or local
         messages.append(
             Message(
                 message_id=message_id,
@@ -247,6 +253,7 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
         legacy_source_id=f"agent:{legacy}" if legacy else None,
         legacy_note_name=legacy,
         earlier_texts=tuple(sorted(earlier.items())),
+        local_times=local_times,
     )
 
 

@@ -69,7 +69,7 @@ def parse_generic(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] |
             scope=f"{platform}/{conv}",
             title=title if title and len(by_conv) == 1 else conv,
         )
-        batches.append(SourceBatch(meta=meta, messages=tuple(by_conv[conv])))
+        batches.append(SourceBatch(meta=meta, messages=tuple(by_conv[conv]), local_times=clocks[conv].local))
     return batches
 
 

@@ -199,11 +199,13 @@ class LocalClock:
         self.unordered = False
         self.reads: list[datetime] = []
         self.stray = False  # the message above was out of place
+        self.local = False  # a time placed was a local one, without a zone (`SourceBatch.local_times`)
 
     def place(self, value: Any, read: datetime) -> datetime:
         """`read` (the UTC time of `value` as `parse_time`/`local_to_utc` read it), or the
         repeated hour's second pass when `value` is a naive local time the file's order puts there."""
         local = _naive(value)
+        self.local = self.local or local is not None
         timestamp = read
         behind = self.last is not None and read < self.last - REPEAT_STEP
         self.unordered = self.unordered or (self.stray and behind)  # (two in a row: the file steps back)
@@ -216,6 +218,12 @@ class LocalClock:
         if not self.stray:
             self.last = timestamp
         return timestamp
+
+
+def is_local_time(value: Any) -> bool:
+    """Whether `value` is a local time without a zone (`parse_time` reads it in the run's zone):
+    an ISO 8601 string without an offset or `Z`; epoch seconds and times with a zone are not."""
+    return _naive(value) is not None
 
 
 def _naive(value: Any) -> datetime | None:
