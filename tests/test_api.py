@@ -270,6 +270,8 @@ def test_every_error_an_agent_gets_has_one_shape_and_says_what_to_send_instead(m
         assert (status, allow) == (405, "POST") and answer["error"]["hint"] == "use POST /v1/search"
         status, answer, allow = ask("DELETE", "/v1/nowhere")
         assert (status, allow) == (405, "GET, POST") and answer["error"]["hint"] == "use GET or POST"
+        status, answer, allow = ask("PUT", "/v1/search", token="stale")  # which routes exist: said to the token's holder only
+        assert (status, allow) == (401, None) and ".vaultmind/daemon.json" in answer["error"]["hint"]
 
         status, answer, _ = ask("GET", "/v1/serach")
         assert status == 404 and set(answer["error"]) == {"code", "message", "path", "hint"}

@@ -390,6 +390,23 @@ def test_a_short_word_before_a_name_is_no_title() -> None:
     assert "No. Bob" not in extractive_summary([said, other], 400)
 
 
+def test_a_company_whose_name_ends_in_an_abbreviation_is_its_speaker() -> None:
+    said = ChildText(
+        "s1",
+        "2024-05-01: Alice Chen said: Shipped it to the warehouse on Monday. Acme Inc. wrote: "
+        "The invoice of 300 euros is due on 3 June.",
+        kind="summary",
+        time="2024-05-01T09:00:00Z",
+    )
+    other = ChildText(
+        "s2",
+        "2024-05-03: Bob Stone said: The band for the garden party plays from 8pm.",
+        kind="summary",
+        time="2024-05-03T09:00:00Z",
+    )
+    assert extractive_summary([said, other], 60) == "2024-05-01: Acme Inc. wrote: The invoice of 300 euros is due on 3 June."
+
+
 def test_what_a_child_summary_says_unattributed_keeps_its_day() -> None:
     # a one-message summary kept whole, a section's summary: said by no one it names, but on a day
     venue = ChildText(

@@ -229,6 +229,8 @@ def _make_handler(
             self._handle("POST")
 
         def _not_allowed(self) -> None:  # PUT, DELETE, …: no route takes them (BaseHTTPRequestHandler would answer with an HTML page)
+            if not self._authorized():  # which routes exist is said to a client holding the token only
+                return
             path = self.path.split("?", 1)[0]
             methods = allowed(path)
             hint = f"use {' or '.join(methods)} {path}" if methods else "use GET or POST"
@@ -242,14 +244,20 @@ def _make_handler(
             except ConnectionError:  # the client gave up waiting (its timeout) and hung up
                 log.debug("api: the client of %s %s left before its answer", method, self.path)
 
-        def _answer(self, method: str) -> None:
+        def _authorized(self) -> bool:
+            """True for a request bearing the token; else it is answered 401 here."""
             given = (self.headers.get("Authorization") or "").encode()
-            if not hmac.compare_digest(given, expected):
-                self._send(401, _error(Unauthorized(  # (no path: the caller has not shown it may know the vault)
-                    "missing or wrong bearer token",
-                    hint="send `Authorization: Bearer TOKEN` with the token in the vault's .vaultmind/daemon.json "
-                    "(a new one at every start of the daemon)",
-                )))
+            if hmac.compare_digest(given, expected):
+                return True
+            self._send(401, _error(Unauthorized(  # (no path: the caller has not shown it may know the vault)
+                "missing or wrong bearer token",
+                hint="send `Authorization: Bearer TOKEN` with the token in the vault's .vaultmind/daemon.json "
+                "(a new one at every start of the daemon)",
+            )))
+            return False
+
+        def _answer(self, method: str) -> None:
+            if not self._authorized():
                 return
             key = (method, self.path.split("?", 1)[0])
             route = routes.get(key)

@@ -57,7 +57,7 @@ def _protocol_stdout() -> Iterator[TextIO]:
     """stdout for the protocol's answers alone. A stray print goes to stderr (`sys.stdout`), and
     so does whatever is written to file descriptor 1 below Python — a worker process started
     meanwhile, native code: fd 1 points at stderr, the answers go to a duplicate of the real
-    stdout (an answer is UTF-8, and its escapes for a byte that is not). A stdout that is no
+    stdout (answers are ASCII: JSON escapes every other character). A stdout that is no
     file (an embedding program's stream) is used as it is."""
     stdout = sys.stdout
     stdout.flush()
@@ -67,7 +67,11 @@ def _protocol_stdout() -> Iterator[TextIO]:
         real = False
     if real:
         protocol: TextIO = open(os.dup(1), "w", encoding="utf-8", errors="backslashreplace", newline="\n")  # noqa: SIM115 (closed on the way out)
-        os.dup2(sys.stderr.fileno(), 1)
+        try:
+            os.dup2(sys.stderr.fileno(), 1)
+        except (OSError, ValueError):  # a stderr with no descriptor: the duplicate is not left open
+            protocol.close()
+            raise
     else:
         protocol = _utf8(stdout, errors="backslashreplace")
     sys.stdout = sys.stderr  # a stray print must not break a message
@@ -76,9 +80,12 @@ def _protocol_stdout() -> Iterator[TextIO]:
     finally:
         sys.stdout = stdout
         if real:
-            protocol.flush()
-            os.dup2(protocol.fileno(), 1)
-            protocol.close()
+            try:  # a reader gone (BrokenPipeError) fails the flush: fd 1 is given back all the same
+                protocol.flush()
+            finally:
+                os.dup2(protocol.fileno(), 1)
+                with contextlib.suppress(OSError):
+                    protocol.close()
 
 
 def _utf8(stream: TextIO, *, errors: str) -> TextIO:

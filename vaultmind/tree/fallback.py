@@ -57,10 +57,13 @@ _MESSAGES = ("message", "email")
 # How `_render` attributes what a summary says: a day before its paragraph, an author before
 # what they said ("Bob Stone replied: ")
 _DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s+")
-# A name's word ends in no full stop but an initial's or a title's ("Foo B. Baz", "Dr. Rossi"): a
-# sentence before the name ("They bring us joy. John said: ", "Is it moved? No. Bob said: ") is
-# what someone said, not a name
-_NAME_WORD = r"(?:[^\s:!?]*[^\s:!?.]|[A-ZÀ-Þ]\.|(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Jr|Sr)\.)"
+# A name's word ends in no full stop but an initial's, a title's or a company's ("Foo B. Baz",
+# "Dr. Rossi", "Acme Inc."): a sentence before the name ("They bring us joy. John said: ", "Is it
+# moved? No. Bob said: ") is what someone said, not a name
+_NAME_WORD = (
+    r"(?:[^\s:!?]*[^\s:!?.]|[A-ZÀ-Þ]\."
+    r"|(?:Dr|Mr|Mrs|Ms|Mx|Prof|Rev|Fr|Sgt|Capt|Col|Gen|Lt|Hon|St|Jr|Sr|Inc|Ltd|Co|Corp|Bros|LLC|PLC)\.)"
+)
 _SAID_RE = re.compile(
     rf"(?:^|(?<=[.!?…\"'”’)] ))((?:{_NAME_WORD} ){{0,5}}{_NAME_WORD}) (said|asked|replied|wrote): "
 )
