@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -529,3 +530,32 @@ def test_local_export_times_read_as_utc_by_default_are_said_once_with_how_to_nam
     slack = slack_export(tmp_path / "slack")  # times in UTC (epoch seconds): no zone to say
     code, data, _ = run(capsys, "ingest", "chat", str(slack), "--vault", str(vault), "--json")
     assert code == 0 and data["messages_added"] > 0 and data["local_zone"] is None
+
+
+def test_plain_ingest_names_the_notes_its_sync_left_out(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only `--json` named the notes the sync left out: the summary said "+0 notes" and no more."""
+    write(vault, ".vaultmind/config.toml", '[vault]\nignore = ["sources/document/files/ignored/**"]\n')
+    for n in range(5):
+        write(tmp_path / "ignored", f"Note {n}.md", f"# Note {n}\n\nThe heron nests by the lake {n}.\n")
+    code, out, _ = run(capsys, "ingest", "document", str(tmp_path / "ignored"), "--vault", str(vault))
+    folder = "sources/document/files/ignored"
+    assert code == 0 and "5 notes written" in out, out
+    assert (
+        f"  not indexed, left out by the ignore rules ([vault] ignore): {folder}/Note 0.md, {folder}/Note 1.md, "
+        f"{folder}/Note 2.md and 2 more\n"
+    ) in out, out
+
+    sync_paths = Memory.sync_paths
+
+    def deleted_first(memory: Memory, paths: list[str], **kwargs: Any) -> Any:  # by the user, mid-ingest
+        (vault / paths[0]).unlink()
+        return sync_paths(memory, paths, **kwargs)
+
+    monkeypatch.setattr(Memory, "sync_paths", deleted_first)
+    write(tmp_path / "kept", "Heron.md", "# Heron\n\nThe heron left the lake.\n")
+    code, out, _ = run(capsys, "ingest", "document", str(tmp_path / "kept"), "--vault", str(vault))
+    assert code == 0, out
+    assert "  not indexed, neither in the vault nor in the index: sources/document/files/kept/Heron.md\n" in out, out
+    assert "ignore rules" not in out

@@ -11,9 +11,12 @@ import pytest
 
 from vaultmind.cli.output import PROBLEMS_SHOWN
 from vaultmind.config import load_config
+from vaultmind.llm.ollama_chat import LlmUnrecoverable, OllamaChat
 from vaultmind.memory import Memory
+from vaultmind.queue.store import NewJob, claim, enqueue, fail, now_ms
 
 from .conftest import run_main, write
+from .fakes import FakeOllama
 
 _NAMED = re.compile(r"`(vaultmind [^`]+)`|^next: (vaultmind .+)$", re.M)
 
@@ -109,3 +112,55 @@ def test_the_stop_queue_run_names_beside_a_running_daemon_is_for_the_vault(
     code, _, err = run_main(capsys, "queue", "--run", "--vault", str(vault))
     assert code != 0 and "already runs the queue" in err
     assert _named_commands(err) == [["stop", "--vault", str(vault)]], err
+
+
+@pytest.mark.parametrize("through", ["local", "daemon"])
+def test_the_listing_a_retry_of_no_such_job_names_runs_on_the_vault(
+    capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest, spaced: Path, through: str
+) -> None:
+    """`retry 999` named `vaultmind queue` bare, which lists no jobs, on the vault of the
+    current folder."""
+    if through == "daemon":  # the daemon's fixture serves its own vault
+        request.getfixturevalue("daemon")
+        spaced = request.getfixturevalue("vault")
+    else:
+        assert run_main(capsys, "init", str(spaced))[0] == 0
+    code, _, err = run_main(capsys, "retry", "999", "--vault", str(spaced))
+    assert code != 0 and "no job #999" in err
+    assert _named_commands(err) == [["queue", "--list", "--vault", str(spaced)]], err
+    assert run_main(capsys, *_named_commands(err)[0])[0] == 0
+
+
+def test_the_commands_a_queue_waiting_for_ollama_names_run_on_the_vault(
+    capsys: pytest.CaptureFixture[str], spaced: Path
+) -> None:
+    """The meaning of a job deferred while Ollama is down named a running `serve` bare."""
+    assert run_main(capsys, "init", str(spaced))[0] == 0
+    with Memory.open(load_config(spaced)) as memory:
+        with memory.index.transaction() as con:
+            enqueue(con, [NewJob("importance", "gray", {})], now=now_ms())
+        job = claim(memory.index, now=now_ms())
+        assert job is not None
+        fail(memory.index, job, "llm_unreachable", "cannot connect to Ollama", now=now_ms())
+    code, out, _ = run_main(capsys, "queue", "--vault", str(spaced))
+    assert code == 0 and "Ollama is not reachable" in out, out
+    assert _named_commands(out) == [["sync", "--vault", str(spaced)], ["serve", "--vault", str(spaced)]], out
+    assert run_main(capsys, *_named_commands(out)[0])[0] == 0
+
+
+def test_the_retry_a_missing_ollama_model_names_runs_on_the_vault(
+    capsys: pytest.CaptureFixture[str], spaced: Path
+) -> None:
+    """The hint of a chat model Ollama does not have (the failed job's error) named
+    `vaultmind retry` bare."""
+    assert run_main(capsys, "init", str(spaced))[0] == 0
+    with FakeOllama(chat_models=()) as fake:
+        chat = OllamaChat.from_config(load_config(spaced, ollama_host=fake.host))
+        try:
+            with pytest.raises(LlmUnrecoverable) as raised:
+                chat.chat([{"role": "user", "content": "hi"}])
+        finally:
+            chat.close()
+    assert "ollama pull" in str(raised.value.hint)
+    assert _named_commands(str(raised.value)) == [["retry", "--vault", str(spaced)]], raised.value
+    assert run_main(capsys, *_named_commands(str(raised.value))[0])[0] == 0

@@ -116,3 +116,32 @@ def test_a_progress_line_written_to_a_stderr_gone_costs_the_line_only(monkeypatc
         progress("ner", 5, 10)  # shown: written to the closed stream
         now[0] = 4.0
         progress("ner", 6, 10)  # held back, written at the end
+
+
+def test_a_phase_counted_from_two_threads_never_shows_an_older_count_after_a_newer_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Two threads counting one phase: the one at "5/10" decided to show it, released the lock,
+    and showed it after the other's "10/10", so the log's last state of the phase was "5/10"."""
+    shown = threading.Event()
+
+    class SlowLine(StatusLine):
+        def show(self, text: str, *, phase: str, now: float, last: bool = False) -> None:
+            if "5/10" in text:  # a slow stderr while this count is written
+                shown.set()
+                time.sleep(0.5)
+            super().show(text, phase=phase, now=now, last=last)
+
+    ticks = itertools.count(step=3.0)  # each report 3 s after the one before: every one is shown
+    with Progress(clock=lambda: next(ticks), terminal=False) as progress:
+        progress.line = SlowLine(terminal=False)
+        progress("ner", 1, 10)  # the run starts
+        older = threading.Thread(target=progress, args=("ner", 5, 10))
+        older.start()
+        assert shown.wait(10)
+        newer = threading.Thread(target=progress, args=("ner", 10, 10))
+        newer.start()
+        older.join(10)
+        newer.join(10)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["vaultmind: ner 5/10 (50%)", "vaultmind: ner 10/10 (100%)"], lines

@@ -17,6 +17,8 @@ from vaultmind.cli.output import Progress, emit
 from vaultmind.ingest import FORMATS, KINDS
 from vaultmind.plural import counted
 
+SYNC_PATHS_SHOWN = 3  # of the notes the sync left out (ignored, missing), named by the summary
+
 
 def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -154,3 +156,13 @@ def _print(result: dict[str, Any]) -> None:
             f"  indexed: +{sync.get('added', 0):,} ~{sync.get('modified', 0):,} notes, "
             f"{counted(sync.get('leaves_written', 0), 'leaf', 'leaves')} in {sync.get('seconds', 0):.2f} s"
         )
+    if sync is not None and sync.get("ignored"):
+        print(f"  not indexed, left out by the ignore rules ([vault] ignore): {_few(sync['ignored'])}")
+    if sync is not None and sync.get("missing"):
+        print(f"  not indexed, neither in the vault nor in the index: {_few(sync['missing'])}")
+
+
+def _few(paths: list[str]) -> str:
+    """The first `SYNC_PATHS_SHOWN` of `paths`, then how many more (`--json` lists them all)."""
+    more = len(paths) - SYNC_PATHS_SHOWN
+    return ", ".join(paths[:SYNC_PATHS_SHOWN]) + (f" and {more:,} more" if more > 0 else "")

@@ -110,8 +110,10 @@ class Progress:
             if now - run[0] < PROGRESS_AFTER_S or (now - self.last < 0.5 and done != total):
                 return
             self.last = now
-        pct = 100.0 * done / total if total else 100.0
-        self.line.show(f"vaultmind: {phase} {done:,}/{total:,} ({pct:.0f}%)", phase=phase, now=now, last=done >= total)
+            pct = 100.0 * done / total if total else 100.0
+            # shown under the lock: a thread that counted "5/10" and showed it after another's
+            # "10/10" left the older count as the phase's last state
+            self.line.show(f"vaultmind: {phase} {done:,}/{total:,} ({pct:.0f}%)", phase=phase, now=now, last=done >= total)
 
     def __enter__(self) -> Progress:
         return self

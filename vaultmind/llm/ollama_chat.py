@@ -24,9 +24,11 @@ import hashlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from vaultmind.errors import VaultmindError
+from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     import ollama
@@ -71,9 +73,17 @@ class LlmBadAnswer(LlmError):
 
 
 class OllamaChat:
-    """A small, thread-safe wrapper over `ollama.Client.chat` for one model."""
+    """A small, thread-safe wrapper over `ollama.Client.chat` for one model; the commands its
+    errors' hints name are for `vault` (without it: for the vault of the current folder)."""
 
-    def __init__(self, model: str, *, host: str = "http://127.0.0.1:11434", timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        host: str = "http://127.0.0.1:11434",
+        timeout_s: float = 30.0,
+        vault: Path | None = None,
+    ) -> None:
         if not model:
             raise LlmUnrecoverable("no Ollama chat model configured", hint="set [ollama] chat_model")
         if timeout_s <= 0:
@@ -81,12 +91,15 @@ class OllamaChat:
         self._model = model
         self._host = host
         self._timeout_s = timeout_s
+        self._vault = vault
         self._client: ollama.Client | None = None
         self._lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: Config) -> OllamaChat:
-        return cls(config.ollama_chat_model, host=config.ollama_host, timeout_s=config.ollama_timeout_s)
+        return cls(
+            config.ollama_chat_model, host=config.ollama_host, timeout_s=config.ollama_timeout_s, vault=config.vault
+        )
 
     @property
     def model(self) -> str:
@@ -183,15 +196,16 @@ class OllamaChat:
     def _response_error(self, exc: ollama.ResponseError, where: str) -> LlmError:
         message = _clip(str(exc.error))
         status = exc.status_code
+        retry = command_line("retry", vault=self._vault)
         if status == 404 or "not found" in message.lower():
             return LlmUnrecoverable(
                 f"{where} has no model {self._model!r}: {message}",
-                hint=f"run `ollama pull {self._model}` (or set [ollama] chat_model), then `vaultmind retry`",
+                hint=f"run `ollama pull {self._model}` (or set [ollama] chat_model), then `{retry}`",
             )
         if status == 400 and "does not support" in message.lower():
             return LlmUnrecoverable(
                 f"{self._model!r} is not a chat model: {message}",
-                hint="set [ollama] chat_model to a chat model such as llama3.2, then `vaultmind retry`",
+                hint=f"set [ollama] chat_model to a chat model such as llama3.2, then `{retry}`",
             )
         if status >= 500 or status in (408, 429) or status < 0:
             return LlmTransient(

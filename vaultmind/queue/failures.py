@@ -159,16 +159,16 @@ def _classify_duckdb(exc: duckdb.Error) -> FailureClass:
 def describe(failure_class: str, vault: Path | None = None) -> str:
     """What a failure class means for the user (shown by `vaultmind queue` / `status`); the
     commands it names are for `vault` (without it: for the vault of the current folder)."""
-    at = ("--vault", vault) if vault is not None else ()
     return {
         "lock_busy": "the index was busy; retrying shortly",
         "transient_io": "an I/O error; retrying with backoff",
         "disk_full": "the disk is full; free space and the work resumes",
-        "corrupt_index": f"the index is damaged; run `{command_line('reindex', *at)}` (it is rebuilt from the vault)",
+        "corrupt_index": f"the index is damaged; run `{command_line('reindex', vault=vault)}` (it is rebuilt from the vault)",
         "read_only_vault": "the vault is read-only; make it writable and the work resumes",
         "llm_unreachable": "Ollama is not reachable; the work waits (start `ollama serve`; without it, "
-        f"set [admission] llm = false and run `{command_line('sync', *at)}`, restarting a running `serve` first, "
+        f"set [admission] llm = false and run `{command_line('sync', vault=vault)}`, restarting a running "
+        f"`{command_line('serve', vault=vault)}` first, "
         "to decide gray messages by their score)",
         "transient": "a temporary error; retrying with backoff",
-        "unrecoverable": f"retrying cannot help until you act; fix the cause, then `{command_line('retry', *at)}`",
+        "unrecoverable": f"retrying cannot help until you act; fix the cause, then `{command_line('retry', vault=vault)}`",
     }.get(failure_class, failure_class)

@@ -33,7 +33,7 @@ def queue_report(index: Index, *, vault: Path | None = None, jobs: bool = True) 
     return report
 
 
-def retry_request(index: Index, body: dict[str, Any]) -> dict[str, Any]:
+def retry_request(index: Index, body: dict[str, Any], *, vault: Path | None = None) -> dict[str, Any]:
     from vaultmind.queue.store import now_ms, retry
 
     job_id = body.get("job_id")
@@ -43,7 +43,7 @@ def retry_request(index: Index, body: dict[str, Any]) -> dict[str, Any]:
     deferred = body.get("deferred", False)
     if not isinstance(failed, bool) or not isinstance(deferred, bool):
         raise UsageError("'failed' and 'deferred' must be true or false")
-    return retry(index, now=now_ms(), job_id=job_id, failed=failed, deferred=deferred)
+    return retry(index, now=now_ms(), job_id=job_id, failed=failed, deferred=deferred, vault=vault)
 
 
 def _explain(memory: Memory, body: dict[str, Any]) -> Any:
@@ -60,5 +60,5 @@ def _explain(memory: Memory, body: dict[str, Any]) -> Any:
 ROUTES: dict[tuple[str, str], Route] = {
     ("POST", "/v1/explain"): _explain,
     ("GET", "/v1/queue"): lambda m, b: queue_report(m.index, vault=m.config.vault),
-    ("POST", "/v1/queue/retry"): lambda m, b: retry_request(m.index, b),
+    ("POST", "/v1/queue/retry"): lambda m, b: retry_request(m.index, b, vault=m.config.vault),
 }

@@ -29,6 +29,7 @@ import pyarrow as pa
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.queue.failures import BACKOFF, FailureClass, describe
+from vaultmind.shell import command_line
 
 JobStatus = Literal["ready", "running", "done", "failed", "cancelled"]
 ACTIVE = ("ready", "running")
@@ -329,16 +330,23 @@ def cancel(con: duckdb.DuckDBPyConnection, ids: Sequence[int], reason: str, *, n
 
 
 def retry(
-    index: Index, *, now: int, job_id: int | None = None, failed: bool = True, deferred: bool = False
+    index: Index,
+    *,
+    now: int,
+    job_id: int | None = None,
+    failed: bool = True,
+    deferred: bool = False,
+    vault: Path | None = None,
 ) -> dict[str, Any]:
-    """Requeue jobs now with fresh attempts: one job by id, failed ones, and/or deferred ones."""
+    """Requeue jobs now with fresh attempts: one job by id, failed ones, and/or deferred ones;
+    the command an error names is for `vault` (without it: for the vault of the current folder)."""
     with index.transaction() as con:
         if job_id is not None:
             row = con.execute("SELECT status FROM jobs WHERE id = ?", [job_id]).fetchone()
             if row is None:
                 from vaultmind.errors import NotFound
 
-                raise NotFound(f"no job #{job_id}", hint="`vaultmind queue` lists the jobs")
+                raise NotFound(f"no job #{job_id}", hint=f"`{command_line('queue', '--list', vault=vault)}` lists the jobs")
             if row[0] in ("running", "done"):
                 return {"requeued": 0, "ids": [], "note": f"job #{job_id} is {row[0]}; nothing to retry"}
             where, params = "id = ?", [job_id]

@@ -122,12 +122,13 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     limit = min(budget_tokens, sum(c.tokens for c in children))
     if limit <= 0:
         return ""
-    sentences = _sentences(children)
+    known = [_known_names(child) for child in children]
+    sentences = _sentences(children, known)
     if not sentences:
         return ""
     _score(sentences, len(children))
     dated = len(_days_said_on(sentences)) > 1
-    chosen = _select(children, sentences, limit, dated)
+    chosen = _select(children, sentences, limit, dated, known)
     if chosen:
         return _render(children, chosen, dated)
     best = max(sentences, key=lambda s: (s.score, -s.child, -s.pos))
@@ -138,18 +139,19 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
 # -- sentences -----------------------------------------------------------------------------
 
 
-def _sentences(children: Sequence[ChildText]) -> list[_Sentence]:
+def _sentences(children: Sequence[ChildText], known: Sequence[Sequence[str]]) -> list[_Sentence]:
+    """The sentences of `children`, at most a share of MAX_SENTENCES each; `known[i]`: the
+    names child i mentions (`_known_names`)."""
     out: list[_Sentence] = []
     per_child = max(8, MAX_SENTENCES // max(1, len(children)))
     for ci, child in enumerate(children):
         pos = 0
-        known = _known_names(child)
         for voice, unit in _voiced_units(child):
             for text in split_sentences(unit):
                 if pos >= per_child:
                     break
                 names = frozenset(normalize(n) for n in name_candidates(text)) - {""}
-                facts = _facts(text, known)
+                facts = _facts(text, known[ci])
                 out.append(_Sentence(ci, pos, text, frozenset(lexical_terms(text)), names, facts, 0.0, voice))
                 pos += 1
     return out
@@ -222,7 +224,11 @@ def _score(sentences: list[_Sentence], n_children: int) -> None:
 
 
 def _select(
-    children: Sequence[ChildText], sentences: list[_Sentence], limit: int, dated: bool
+    children: Sequence[ChildText],
+    sentences: list[_Sentence],
+    limit: int,
+    dated: bool,
+    known: Sequence[Sequence[str]],
 ) -> list[_Sentence]:
     """Greedy: the best gain first; a sentence too long for what is left of the budget is tried
     shorter (its lead-in, then its trailing clauses cut) before it is given up."""
@@ -230,7 +236,6 @@ def _select(
     for s in sentences:
         best_of[s.child] = max(best_of.get(s.child, 0.0), s.score)
     people = _people(sentences)
-    known = [_known_names(child) for child in children]
     remaining = [s for s in sentences if _worth_picking(s, children, best_of, people)]
     chosen: list[_Sentence] = []
     names: set[str] = set()

@@ -67,7 +67,9 @@ class OllamaSummarizer:
 
         settings = TreeSettings.from_extra(config.extra)
         model = settings.summarizer_model or config.ollama_chat_model
-        return cls(OllamaChat(model, host=config.ollama_host, timeout_s=settings.summarizer_timeout_s))
+        return cls(
+            OllamaChat(model, host=config.ollama_host, timeout_s=settings.summarizer_timeout_s, vault=config.vault)
+        )
 
     @property
     def identity(self) -> str:
