@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.entities.ids import name_key
+from vaultmind.entities.resolve import _full_name_of
 from vaultmind.memory import Memory
 from vaultmind.retrieval.entity_graph import EntityGraph, entity_graph
 
@@ -119,6 +121,26 @@ def test_background_upkeep_leaves_the_graph_ready_for_the_next_question(vault: P
         assert len(entity_graph(memory.index).leaves_of(["topic:hiking"])) == 2
         hits = memory.walk("What did zoe say about hiking?")["hits"]
         assert hits and hits[0]["note_path"] == "notes/e.md"
+
+
+def test_the_background_catch_up_leaves_no_memo_of_names_and_saves_still_resolve_them(vault: Path) -> None:
+    """The memos of names serve a bulk pass; a serving daemon drops them once its catch-up is
+    done, and a save after it resolves the same names (the memos filled again)."""
+    with serving_memory(vault) as memory:
+        write(vault, "notes/e.md", "Lunch with [[Dana Reyes]] about #hiking.\n")
+        memory.sync_paths(["notes/e.md"])
+        assert name_key.cache_info().currsize > 0  # the save's link targets and names, remembered
+        memory.enrich(background=True)  # what the daemon's upkeep runs after a save
+        assert name_key.cache_info().currsize == 0
+        assert _full_name_of.cache_info().currsize == 0
+        write(vault, "notes/f.md", "Dinner with [[Dana Reyes]] about #hiking.\n")
+        memory.sync_paths(["notes/f.md"])
+        found = {
+            path: sorted(r[0] for r in memory.index.query("SELECT DISTINCT entity_id FROM occurrences WHERE note_path = ?", [path]))
+            for path in ("notes/e.md", "notes/f.md")
+        }
+        assert found["notes/f.md"] == found["notes/e.md"] != []  # the same text, the same entities
+        assert name_key.cache_info().currsize > 0
 
 
 def test_while_serving_a_question_does_not_wait_for_background_commits(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -388,6 +388,7 @@ class Memory:
         meanwhile; in the `background` (the daemon) it also pauses while one is pending."""
         from vaultmind.entities.backfill import complete_ner
         from vaultmind.entities.notes import create_entity_notes
+        from vaultmind.entities.resolve import forget_names
 
         recognised = 0
 
@@ -411,6 +412,7 @@ class Memory:
                 self.prepare_reads()  # what the save that woke the upkeep changed
             recognised = complete_ner(self, progress=step, batch=BACKGROUND_NER_BATCH if background else 256)
             if background:
+                forget_names()  # the catch-up's memos: a serving daemon keeps no bulk pass's
                 step("ner", recognised, recognised)
         except _Stopping:  # every finished step is committed; the next start goes on
             return {"ner_texts": recognised, "entity_notes": 0}

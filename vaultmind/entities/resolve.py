@@ -165,6 +165,14 @@ def _full_name_of(author: str) -> str | None:
     return key if " " in key else None
 
 
+def forget_names() -> None:
+    """Empty the memos of names (`name_key`, `_full_name_of`): sized for a whole vault's leaves
+    (~4 MB full at 50k notes), they serve a bulk pass — a cold index, the daemon's NER catch-up —
+    and a daemon's saves after it hardly reuse them."""
+    name_key.cache_clear()
+    _full_name_of.cache_clear()
+
+
 def _same_person(span: Span, ident: str, people: dict[str, str]) -> str:
     """The person the same text names in full, for a guess of the model no name in the
     registry claims: "Helen Okafor" read as a place where she writes or is named as a person,
