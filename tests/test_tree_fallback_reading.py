@@ -371,40 +371,35 @@ def test_a_sentence_before_a_name_in_a_child_summary_stays_what_was_said() -> No
     assert "Maria said: Family gives us strength. John said:" in extractive_summary([said, other], 200)
 
 
+def _said_on_the_1st_and_the_band_on_the_3rd(said_on_the_1st: str) -> list[ChildText]:
+    """Two child summaries: what was said on 1 May (the text given), and a sentence of Bob's on 3 May."""
+    return [
+        ChildText("s1", f"2024-05-01: {said_on_the_1st}", kind="summary", time="2024-05-01T09:00:00Z"),
+        ChildText(
+            "s2",
+            "2024-05-03: Bob Stone said: The band for the garden party plays from 8pm.",
+            kind="summary",
+            time="2024-05-03T09:00:00Z",
+        ),
+    ]
+
+
 def test_a_short_word_before_a_name_is_no_title() -> None:
-    said = ChildText(
-        "s1",
-        "2024-05-01: Alice Chen said: Is the garden party still on the first Friday? No. Bob Stone said: "
-        "The garden party moved to Saturday 11 May at noon.",
-        kind="summary",
-        time="2024-05-01T09:00:00Z",
+    children = _said_on_the_1st_and_the_band_on_the_3rd(
+        "Alice Chen said: Is the garden party still on the first Friday? No. Bob Stone said: "
+        "The garden party moved to Saturday 11 May at noon."
     )
-    other = ChildText(
-        "s2",
-        "2024-05-03: Bob Stone said: The band for the garden party plays from 8pm.",
-        kind="summary",
-        time="2024-05-03T09:00:00Z",
-    )
-    text = extractive_summary([said, other], 60)
+    text = extractive_summary(children, 60)
     assert text == "2024-05-01: Bob Stone said: The garden party moved to Saturday 11 May at noon."
-    assert "No. Bob" not in extractive_summary([said, other], 400)
+    assert "No. Bob" not in extractive_summary(children, 400)
 
 
 def test_a_company_whose_name_ends_in_an_abbreviation_is_its_speaker() -> None:
-    said = ChildText(
-        "s1",
-        "2024-05-01: Alice Chen said: Shipped it to the warehouse on Monday. Acme Inc. wrote: "
-        "The invoice of 300 euros is due on 3 June.",
-        kind="summary",
-        time="2024-05-01T09:00:00Z",
+    children = _said_on_the_1st_and_the_band_on_the_3rd(
+        "Alice Chen said: Shipped it to the warehouse on Monday. Acme Inc. wrote: "
+        "The invoice of 300 euros is due on 3 June."
     )
-    other = ChildText(
-        "s2",
-        "2024-05-03: Bob Stone said: The band for the garden party plays from 8pm.",
-        kind="summary",
-        time="2024-05-03T09:00:00Z",
-    )
-    assert extractive_summary([said, other], 60) == "2024-05-01: Acme Inc. wrote: The invoice of 300 euros is due on 3 June."
+    assert extractive_summary(children, 60) == "2024-05-01: Acme Inc. wrote: The invoice of 300 euros is due on 3 June."
 
 
 def test_what_a_child_summary_says_unattributed_keeps_its_day() -> None:
