@@ -109,8 +109,7 @@ class StaticEmbedder:
         self._table: npt.NDArray[np.floating[Any]] | None = None
         self._tokenizer: _TokenIds | None = None
         self._lock = threading.Lock()
-        self._as_stored = False  # the table in the file's float type (`keep_as_stored`)
-        self._stored: np.dtype[Any] = np.dtype(np.float32)  # the file's float type, once read
+        self._as_stored = False  # the table mapped from its file (`keep_as_stored`)
 
     @classmethod
     def from_config(cls, config: Config) -> StaticEmbedder:
@@ -149,14 +148,16 @@ class StaticEmbedder:
                 self._load_locked()
 
     def keep_as_stored(self) -> None:
-        """Hold the token table in the file's float type (the shipped model's float16: 15 MB
-        instead of 30), for a process that embeds few texts (the daemon: questions and saves).
-        Each text's rows are still summed in float32 from the same values, so its vector is the
-        same to the bit; a text takes about twice as long (a bulk load would feel it)."""
+        """Map the token table from its file instead of copying it into memory, for a process
+        that embeds few texts (the daemon: questions and saves): only the pages of the rows its
+        texts use become resident, not the whole table (the shipped model's float16: 15 MB, 30
+        as float32). Each text's rows are still summed in float32 from the same values, so its
+        vector is the same to the bit; a text takes about twice as long (a bulk load would feel
+        it). A file that is not float16 or float32 is held in memory as float32, as before."""
         with self._lock:
             self._as_stored = True
             if self._table is not None:
-                self._table = self._table.astype(self._stored)  # exact: its values came from there
+                self._table = self._read_table()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):
@@ -181,37 +182,10 @@ class StaticEmbedder:
 
     def _load_locked(self) -> None:
         info = self.info
-        npy = self._dir / "embeddings.npy"
+        table = self._read_table()
         tok_path = self._dir / "tokenizer.json"
-        for path in (npy, tok_path):
-            if not path.is_file():
-                raise EmbedError(
-                    f"static embedding model file is missing: {path.name}", path=path, hint=_HINT
-                )
-        size = npy.stat().st_size
-        if size != info.embeddings_bytes:
-            raise EmbedError(
-                f"embeddings.npy has {size} bytes, model.json expects {info.embeddings_bytes}",
-                path=npy,
-                hint=_HINT,
-            )
-        try:
-            raw = np.load(npy, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as exc:
-            raise EmbedError(f"cannot read embedding table: {exc}", path=npy, hint=_HINT) from exc
-        if raw.ndim != 2 or raw.shape != (info.vocab_size, info.dim) or raw.dtype.kind != "f":
-            raise EmbedError(
-                f"embedding table has shape {raw.shape} {raw.dtype}, "
-                f"expected ({info.vocab_size}, {info.dim}) floats",
-                path=npy,
-                hint=_HINT,
-            )
-        self._stored = raw.dtype if raw.dtype in (np.float16, np.float32) else np.dtype(np.float32)
-        table = np.ascontiguousarray(raw, dtype=self._stored if self._as_stored else np.float32)
-        if not np.isfinite(table).all():
-            raise EmbedError("embedding table holds non-finite values", path=npy, hint=_HINT)
-        if info.unk_token_id is not None and 0 <= info.unk_token_id < info.vocab_size:
-            table[info.unk_token_id] = 0.0  # an unknown token carries no meaning
+        if not tok_path.is_file():
+            raise EmbedError("static embedding model file is missing: tokenizer.json", path=tok_path, hint=_HINT)
 
         from tokenizers import Tokenizer
 
@@ -228,6 +202,60 @@ class StaticEmbedder:
             )
         self._tokenizer = _TokenIds(tokenizer, tok_path, self.max_tokens)
         self._table = table
+
+    def _read_table(self) -> npt.NDArray[np.floating[Any]]:
+        """The token table, checked: float32 in memory, or mapped as stored (`keep_as_stored`).
+
+        A mapped table is private to the process (copy-on-write): zeroing the unknown token's
+        row copies that one page, never the file. Its finiteness is checked on the file read in
+        chunks apart from the mapping, so the check leaves none of the table's pages resident."""
+        info = self.info
+        npy = self._dir / "embeddings.npy"
+        if not npy.is_file():
+            raise EmbedError("static embedding model file is missing: embeddings.npy", path=npy, hint=_HINT)
+        size = npy.stat().st_size
+        if size != info.embeddings_bytes:
+            raise EmbedError(
+                f"embeddings.npy has {size} bytes, model.json expects {info.embeddings_bytes}",
+                path=npy,
+                hint=_HINT,
+            )
+        try:
+            raw = np.load(npy, mmap_mode="c" if self._as_stored else None, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise EmbedError(f"cannot read embedding table: {exc}", path=npy, hint=_HINT) from exc
+        if raw.ndim != 2 or raw.shape != (info.vocab_size, info.dim) or raw.dtype.kind != "f":
+            raise EmbedError(
+                f"embedding table has shape {raw.shape} {raw.dtype}, "
+                f"expected ({info.vocab_size}, {info.dim}) floats",
+                path=npy,
+                hint=_HINT,
+            )
+        if isinstance(raw, np.memmap) and raw.dtype in (np.float16, np.float32) and raw.flags.c_contiguous:
+            finite = _file_is_finite(npy, raw.offset, raw.dtype, raw.size)
+            table: npt.NDArray[np.floating[Any]] = np.asarray(raw)
+        else:
+            table = np.ascontiguousarray(raw, dtype=np.float32)
+            finite = bool(np.isfinite(table).all())
+        if not finite:
+            raise EmbedError("embedding table holds non-finite values", path=npy, hint=_HINT)
+        if info.unk_token_id is not None and 0 <= info.unk_token_id < info.vocab_size:
+            table[info.unk_token_id] = 0.0  # an unknown token carries no meaning
+        return table
+
+
+def _file_is_finite(npy: Path, offset: int, dtype: np.dtype[Any], count: int) -> bool:
+    """Whether `count` floats of `dtype` from `offset` in the file are all finite, read in
+    chunks of a megabyte (plain reads: the page cache holds them, not the process)."""
+    chunk = (1 << 20) // dtype.itemsize
+    with npy.open("rb") as handle:
+        handle.seek(offset)
+        while count > 0:
+            values = np.fromfile(handle, dtype=dtype, count=min(chunk, count))
+            if values.size == 0 or not np.isfinite(values).all():
+                return False
+            count -= values.size
+    return True
 
 
 class _TokenIds:
