@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import mmap
 import shutil
 import time
 from collections.abc import Iterator
@@ -149,22 +150,71 @@ def test_static_ascii_fast_path_matches_the_tokenizers_pipeline(static: StaticEm
     assert len(token_ids.token_ids(["word " * 700])[0]) == 512
 
 
-def test_a_table_kept_as_stored_embeds_to_the_same_bits_in_half_the_memory(static: StaticEmbedder) -> None:
+def _is_mapped(array: np.ndarray) -> bool:
+    base = array.base
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "base", None)
+    return base is not None
+
+
+def _mapped_resident_kib(npy: Path) -> int | None:
+    """The resident KiB of this process's mapping of `npy` (None when it is not mapped)."""
+    lines = Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines()
+    resident: int | None = None
+    for i, line in enumerate(lines):
+        if line.endswith(" " + str(npy)):
+            rss = next(x for x in lines[i + 1 :] if x.startswith("Rss:"))
+            resident = (resident or 0) + int(rss.split()[1])
+    return resident
+
+
+def test_a_table_kept_as_stored_is_mapped_and_embeds_to_the_same_bits(
+    static: StaticEmbedder, tmp_path: Path
+) -> None:
     texts = [
         "Alice moved the launch to Friday.", "budget review at the harbor, 3pm", "日本語 テキスト café",
-        "x" * 3000, "", "[UNK] literal", "The quick brown fox jumps over the lazy dog " * 40,
+        "x" * 3000, "", "[UNK] literal", "[UNK]", "The quick brown fox jumps over the lazy dog " * 40,
+        "ᚠᛇᚻ ᛒᛦᚦ [UNK] otter", "\x00\x01 control", "emoji 😀 inside",
     ]  # fmt: skip
+    rng = np.random.default_rng(7)
+    words = ["otter", "river", "harbor", "launch", "Friday", "zxqv", "naïve", "budget", "[UNK]", "3pm"]
+    texts += [" ".join(rng.choice(words, size=int(rng.integers(1, 30)))) for _ in range(300)]
     full = static.embed(texts)
-    kept = StaticEmbedder()  # told before it loads: the table is read as stored
+    folder = _copy_model(tmp_path)  # its own file, so that its mapping is this test's alone
+    npy = folder / "embeddings.npy"
+    on_disk = npy.read_bytes()
+    kept = StaticEmbedder(folder)  # told before it loads: the table is mapped
     kept.keep_as_stored()
-    assert kept.embed(texts).tobytes() == full.tobytes()
+    kept.load()
     assert kept._table is not None and static._table is not None
     assert kept._table.dtype == np.float16 and kept._table.nbytes * 2 == static._table.nbytes
-    loaded = StaticEmbedder()
+    resident = _mapped_resident_kib(npy)
+    assert resident is not None and resident < 64  # checked finite without paging the table in
+    assert kept.embed(texts).tobytes() == full.tobytes()
+    assert _mapped_resident_kib(npy) == 0  # the pages the texts used are given back
+    for text, vector in zip(texts, full, strict=True):
+        assert kept.embed([text])[0].tobytes() == vector.tobytes()
+    one = StaticEmbedder(folder)
+    one.keep_as_stored()
+    one.embed(["otter river"])
+    assert npy.read_bytes() == on_disk  # the unknown token's row is skipped, not zeroed in the file
+    loaded = StaticEmbedder(folder)
     loaded.load()
-    loaded.keep_as_stored()  # told once loaded: the float32 table goes back to float16
+    assert loaded._table is not None and loaded._table.dtype == np.float32
+    loaded.keep_as_stored()  # told once loaded: the float32 copy gives way to the mapping
     assert loaded._table is not None and loaded._table.dtype == np.float16
+    assert _is_mapped(loaded._table)
     assert loaded.embed(texts).tobytes() == full.tobytes()
+    assert _mapped_resident_kib(npy) == 0
+    data = bytearray(on_disk)
+    middle = len(data) // 2 & ~1
+    data[middle : middle + 2] = np.array([np.nan], dtype=np.float16).tobytes()
+    npy.unlink()  # a new file: the mappings above keep the old one
+    npy.write_bytes(bytes(data))
+    damaged = StaticEmbedder(folder)
+    damaged.keep_as_stored()
+    with pytest.raises(EmbedError, match="non-finite"):  # checked on the file, as it is mapped
+        damaged.embed(["x"])
 
 
 def test_a_warm_serving_memory_keeps_its_static_table_as_stored(tmp_path: Path) -> None:
@@ -183,6 +233,7 @@ def test_a_warm_serving_memory_keeps_its_static_table_as_stored(tmp_path: Path) 
         assert memory.embedder._table.dtype == np.float32  # a daemon's first sync may embed a whole vault
         memory.warm()  # past it: questions and saves
         assert memory.embedder._table.dtype == np.float16
+        assert _is_mapped(memory.embedder._table)  # mapped from the model's file
         assert memory.vectors is not None and memory.vectors.search(memory.embedder.embed(["otter"])[0], 1) == before
 
 

@@ -329,8 +329,8 @@ class Memory:
     def warm(self) -> None:
         """Load what queries and saves need (search structures, entity graph, registry) now
         rather than on the first query or save. Questions need no NER model (`entities.query`).
-        A serving process, past its first sync, keeps a static model's table as stored
-        (`StaticEmbedder.keep_as_stored`: half its memory; it embeds questions and saves)."""
+        A serving process, past its first sync, maps a static model's table from its file
+        (`StaticEmbedder.keep_as_stored`: not held between texts; it embeds questions and saves)."""
         from vaultmind.embed.static import StaticEmbedder
         from vaultmind.retrieval.people import query_entities
 

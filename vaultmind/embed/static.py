@@ -13,6 +13,7 @@ model id is known without hashing the table on every start).
 from __future__ import annotations
 
 import json
+import mmap
 import re
 import threading
 from collections.abc import Sequence
@@ -109,8 +110,9 @@ class StaticEmbedder:
         self._table: npt.NDArray[np.floating[Any]] | None = None
         self._tokenizer: _TokenIds | None = None
         self._lock = threading.Lock()
-        self._as_stored = False  # the table in the file's float type (`keep_as_stored`)
-        self._stored: np.dtype[Any] = np.dtype(np.float32)  # the file's float type, once read
+        self._as_stored = False  # the table mapped from its file (`keep_as_stored`)
+        self._mapping: mmap.mmap | None = None  # that mapping, whose pages each embed gives back
+        self._unk: int | None = None  # the unknown token's id: its row is skipped
 
     @classmethod
     def from_config(cls, config: Config) -> StaticEmbedder:
@@ -149,31 +151,40 @@ class StaticEmbedder:
                 self._load_locked()
 
     def keep_as_stored(self) -> None:
-        """Hold the token table in the file's float type (the shipped model's float16: 15 MB
-        instead of 30), for a process that embeds few texts (the daemon: questions and saves).
-        Each text's rows are still summed in float32 from the same values, so its vector is the
-        same to the bit; a text takes about twice as long (a bulk load would feel it)."""
+        """Map the token table from its file instead of copying it into memory, for a process
+        that embeds few texts (the daemon: questions and saves): the pages of the rows a text
+        uses are read in while it is embedded and given back after (`MADV_DONTNEED`; the page
+        cache keeps them), so the table (the shipped model's float16: 15 MB, 30 as float32) is
+        not held between texts. Each text's rows are still summed in float32 from the same
+        values, so its vector is the same to the bit; a text takes about twice as long (a bulk
+        load would feel it). A file not float16 or float32 is held in memory as float32."""
         with self._lock:
             self._as_stored = True
             if self._table is not None:
-                self._table = self._table.astype(self._stored)  # exact: its values came from there
+                self._table, self._mapping = self._read_table()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not a single string")
         if self._table is None or self._tokenizer is None:
             self.load()
-        table, tokenizer = self._table, self._tokenizer
+        table, tokenizer, mapping, unk = self._table, self._tokenizer, self._mapping, self._unk
         assert table is not None and tokenizer is not None
         n = len(texts)
         out = np.zeros((n, table.shape[1]), dtype=np.float32)
         if n == 0:
             return out
-        # Unknown tokens are skipped: their row is zeroed at load, and only the direction of the
-        # sum matters. One gather + sum per text measured faster than np.add.reduceat.
+        # Unknown tokens are skipped: their gathered rows are zeroed (only the direction of the
+        # sum matters; zero rows keep the sum's order, so its bits, those of a zeroed table's).
+        # One gather + sum per text measured faster than np.add.reduceat.
         for row, token_ids in enumerate(tokenizer.token_ids(texts)):
             if token_ids:
-                out[row] = table[token_ids].sum(axis=0, dtype=np.float32)
+                rows = table[token_ids]
+                if unk is not None and unk in token_ids:
+                    rows[np.asarray(token_ids) == unk] = 0.0
+                out[row] = rows.sum(axis=0, dtype=np.float32)
+        if mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
+            mapping.madvise(mmap.MADV_DONTNEED)  # read-only and shared: the file's pages, unchanged
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         out /= norms
@@ -181,37 +192,10 @@ class StaticEmbedder:
 
     def _load_locked(self) -> None:
         info = self.info
-        npy = self._dir / "embeddings.npy"
+        table, mapping = self._read_table()
         tok_path = self._dir / "tokenizer.json"
-        for path in (npy, tok_path):
-            if not path.is_file():
-                raise EmbedError(
-                    f"static embedding model file is missing: {path.name}", path=path, hint=_HINT
-                )
-        size = npy.stat().st_size
-        if size != info.embeddings_bytes:
-            raise EmbedError(
-                f"embeddings.npy has {size} bytes, model.json expects {info.embeddings_bytes}",
-                path=npy,
-                hint=_HINT,
-            )
-        try:
-            raw = np.load(npy, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as exc:
-            raise EmbedError(f"cannot read embedding table: {exc}", path=npy, hint=_HINT) from exc
-        if raw.ndim != 2 or raw.shape != (info.vocab_size, info.dim) or raw.dtype.kind != "f":
-            raise EmbedError(
-                f"embedding table has shape {raw.shape} {raw.dtype}, "
-                f"expected ({info.vocab_size}, {info.dim}) floats",
-                path=npy,
-                hint=_HINT,
-            )
-        self._stored = raw.dtype if raw.dtype in (np.float16, np.float32) else np.dtype(np.float32)
-        table = np.ascontiguousarray(raw, dtype=self._stored if self._as_stored else np.float32)
-        if not np.isfinite(table).all():
-            raise EmbedError("embedding table holds non-finite values", path=npy, hint=_HINT)
-        if info.unk_token_id is not None and 0 <= info.unk_token_id < info.vocab_size:
-            table[info.unk_token_id] = 0.0  # an unknown token carries no meaning
+        if not tok_path.is_file():
+            raise EmbedError("static embedding model file is missing: tokenizer.json", path=tok_path, hint=_HINT)
 
         from tokenizers import Tokenizer
 
@@ -227,7 +211,62 @@ class StaticEmbedder:
                 hint=_HINT,
             )
         self._tokenizer = _TokenIds(tokenizer, tok_path, self.max_tokens)
+        if info.unk_token_id is not None and 0 <= info.unk_token_id < info.vocab_size:
+            self._unk = info.unk_token_id  # an unknown token carries no meaning
+        self._mapping = mapping
         self._table = table
+
+    def _read_table(self) -> tuple[npt.NDArray[np.floating[Any]], mmap.mmap | None]:
+        """The token table, checked: float32 in memory, or mapped read-only as stored
+        (`keep_as_stored`), with its mapping. A mapped table's finiteness is checked on the file
+        read in chunks apart from the mapping, so the check leaves none of its pages resident."""
+        info = self.info
+        npy = self._dir / "embeddings.npy"
+        if not npy.is_file():
+            raise EmbedError("static embedding model file is missing: embeddings.npy", path=npy, hint=_HINT)
+        size = npy.stat().st_size
+        if size != info.embeddings_bytes:
+            raise EmbedError(
+                f"embeddings.npy has {size} bytes, model.json expects {info.embeddings_bytes}",
+                path=npy,
+                hint=_HINT,
+            )
+        try:
+            raw = np.load(npy, mmap_mode="r" if self._as_stored else None, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise EmbedError(f"cannot read embedding table: {exc}", path=npy, hint=_HINT) from exc
+        if raw.ndim != 2 or raw.shape != (info.vocab_size, info.dim) or raw.dtype.kind != "f":
+            raise EmbedError(
+                f"embedding table has shape {raw.shape} {raw.dtype}, "
+                f"expected ({info.vocab_size}, {info.dim}) floats",
+                path=npy,
+                hint=_HINT,
+            )
+        mapping = raw.base if isinstance(raw, np.memmap) and isinstance(raw.base, mmap.mmap) else None
+        if mapping is not None and raw.dtype in (np.float16, np.float32) and raw.flags.c_contiguous:
+            finite = _file_is_finite(npy, raw.offset, raw.dtype, raw.size)
+            table: npt.NDArray[np.floating[Any]] = np.asarray(raw)
+        else:
+            mapping = None
+            table = np.ascontiguousarray(raw, dtype=np.float32)
+            finite = bool(np.isfinite(table).all())
+        if not finite:
+            raise EmbedError("embedding table holds non-finite values", path=npy, hint=_HINT)
+        return table, mapping
+
+
+def _file_is_finite(npy: Path, offset: int, dtype: np.dtype[Any], count: int) -> bool:
+    """Whether `count` floats of `dtype` from `offset` in the file are all finite, read in
+    chunks of a megabyte (plain reads: the page cache holds them, not the process)."""
+    chunk = (1 << 20) // dtype.itemsize
+    with npy.open("rb") as handle:
+        handle.seek(offset)
+        while count > 0:
+            values = np.fromfile(handle, dtype=dtype, count=min(chunk, count))
+            if values.size == 0 or not np.isfinite(values).all():
+                return False
+            count -= values.size
+    return True
 
 
 class _TokenIds:
