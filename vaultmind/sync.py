@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 
 import duckdb
@@ -158,7 +158,7 @@ class Syncer:
         expected = {rel.strip("/") for rel in gone}
         given = sorted(({rel.strip("/") for rel in paths} | expected) - {""})
         ignored = [rel for rel in given if self.is_ignored(rel)]
-        missing = self._missing([rel for rel in given if rel not in expected and rel not in ignored])
+        asked = [rel for rel in given if rel not in expected and rel not in ignored]  # may be missing
         observed: dict[str, FileStat | None] = {}
         scan = ScanResult()
         prefixes: list[str] = []
@@ -170,7 +170,7 @@ class Syncer:
                 # A folder reached through a symlink: whether it loops back or leads to a folder
                 # the vault already holds is for the whole vault's scan to say, as in `sync_all`.
                 stats = self.sync_all()
-                stats.ignored, stats.missing = ignored, missing
+                stats.ignored, stats.missing = ignored, self._missing(asked)
                 return stats
             if abs_path.is_dir():
                 sub = scan_vault_subtree(self.config.vault, rel, self.rules)
@@ -184,6 +184,7 @@ class Syncer:
             else:
                 prefixes.append(rel + "/")
         known = indexed_states(self.index, sorted(observed), prefixes)
+        missing = self._missing(asked, known)  # (`known` holds every path asked and its folder)
         for path in known:
             if path not in observed and scan.is_observed(path):
                 observed[path] = None
@@ -193,13 +194,15 @@ class Syncer:
         stats.seconds = time.perf_counter() - started
         return stats
 
-    def _missing(self, given: list[str]) -> list[str]:
+    def _missing(self, given: list[str], indexed: Mapping[str, IndexedState] | None = None) -> list[str]:
         """The paths of `given` that are neither in the vault nor in the index (as a note, or a
-        folder holding notes)."""
+        folder holding notes); `indexed`: the index's states of them and of their folders' notes,
+        when the caller has read them already."""
         absent = [rel for rel in given if not os.path.lexists(self.config.vault / rel)]
         if not absent:
             return []
-        indexed = indexed_states(self.index, absent, [rel + "/" for rel in absent])
+        if indexed is None:
+            indexed = indexed_states(self.index, absent, [rel + "/" for rel in absent])
         return [rel for rel in absent if rel not in indexed and not any(p.startswith(rel + "/") for p in indexed)]
 
     # -- diff ------------------------------------------------------------------------------
