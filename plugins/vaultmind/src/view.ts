@@ -1,0 +1,169 @@
+/**
+ * The memory panel: a question box whose answers are cited hits (a click opens the message or
+ * paragraph), and below it the memory related to the note open in the editor.
+ */
+
+import { ItemView, TFile, WorkspaceLeaf, debounce } from "obsidian";
+import { DaemonClient, Hit, Hits, VaultmindError, linkText } from "./api";
+
+export const VIEW_TYPE = "vaultmind-memory";
+
+/** Characters of a hit's content shown before "…". */
+const SNIPPET_CHARS = 320;
+
+export interface PanelSettings {
+  limit: number;
+  related: boolean;
+}
+
+export class MemoryView extends ItemView {
+  private input!: HTMLInputElement;
+  private answers!: HTMLElement;
+  private relatedBox!: HTMLElement;
+  private relatedFor: string | null = null;
+  private asked = 0; // a newer question's answer wins over a slower older one
+  private readonly refreshRelated = debounce(() => void this.showRelated(), 600, true);
+
+  constructor(
+    leaf: WorkspaceLeaf,
+    private readonly client: DaemonClient,
+    private readonly settings: () => PanelSettings,
+  ) {
+    super(leaf);
+  }
+
+  getViewType(): string {
+    return VIEW_TYPE;
+  }
+
+  getDisplayText(): string {
+    return "Memory";
+  }
+
+  getIcon(): string {
+    return "brain-circuit";
+  }
+
+  async onOpen(): Promise<void> {
+    const root = this.contentEl;
+    root.empty();
+    root.addClass("vaultmind-panel");
+    const form = root.createEl("form", { cls: "vaultmind-ask" });
+    this.input = form.createEl("input", {
+      type: "search",
+      placeholder: "Ask your memory…",
+      attr: { "aria-label": "Question" },
+    });
+    form.createEl("button", { text: "Ask", type: "submit" });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void this.ask(this.input.value);
+    });
+    this.answers = root.createDiv({ cls: "vaultmind-answers" });
+    this.relatedBox = root.createDiv({ cls: "vaultmind-related" });
+    this.registerEvent(this.app.workspace.on("file-open", () => this.refreshRelated()));
+    this.registerEvent(this.app.vault.on("modify", (file) => {
+      if (file.path === this.relatedFor) this.refreshRelated();
+    }));
+    void this.showRelated();
+  }
+
+  focusQuestion(text?: string): void {
+    if (text !== undefined) this.input.value = text;
+    this.input.focus();
+    if (text) void this.ask(text);
+  }
+
+  async ask(question: string): Promise<void> {
+    const asked = ++this.asked;
+    const text = question.trim();
+    this.answers.empty();
+    if (!text) return;
+    this.answers.createDiv({ cls: "vaultmind-note", text: "Asking…" });
+    let found: Hits;
+    try {
+      found = await this.client.ask(text, this.settings().limit);
+    } catch (error) {
+      if (asked === this.asked) showError(this.answers, error);
+      return;
+    }
+    if (asked !== this.asked) return;
+    this.answers.empty();
+    const corrected = Object.entries(found.query?.corrected ?? {});
+    if (corrected.length) {
+      const read = corrected.map(([word, as]) => `“${word}” as “${as}”`).join(", ");
+      this.answers.createDiv({ cls: "vaultmind-note", text: `Read ${read}.` });
+    }
+    const unknown = found.query?.unknown ?? [];
+    if (unknown.length) {
+      this.answers.createDiv({ cls: "vaultmind-note", text: `No note says: ${unknown.join(", ")}.` });
+    }
+    this.renderHits(this.answers, found.hits, "Nothing in your memory answers that.");
+  }
+
+  private async showRelated(): Promise<void> {
+    const box = this.relatedBox;
+    const file = this.app.workspace.getActiveFile();
+    if (!this.settings().related || !(file instanceof TFile) || file.extension !== "md") {
+      box.empty();
+      this.relatedFor = null;
+      return;
+    }
+    this.relatedFor = file.path;
+    const markdown = await this.app.vault.cachedRead(file);
+    let found: Hits;
+    try {
+      found = await this.client.related(file.path, file.basename, markdown, this.settings().limit);
+    } catch (error) {
+      if (this.relatedFor !== file.path) return;
+      box.empty();
+      box.createEl("h4", { text: "Related memory" });
+      showError(box, error);
+      return;
+    }
+    if (this.relatedFor !== file.path) return; // another note was opened meanwhile
+    box.empty();
+    box.createEl("h4", { text: `Related to ${file.basename}` });
+    this.renderHits(box, found.hits, "Nothing else in your memory speaks of this note's subject.");
+  }
+
+  private renderHits(box: HTMLElement, hits: Hit[], none: string): void {
+    if (!hits.length) {
+      box.createDiv({ cls: "vaultmind-note", text: none });
+      return;
+    }
+    const list = box.createEl("ol", { cls: "vaultmind-hits" });
+    for (const hit of hits) {
+      const item = list.createEl("li", { cls: "vaultmind-hit" });
+      const head = item.createDiv({ cls: "vaultmind-hit-head" });
+      const link = head.createEl("a", { text: hit.title || hit.note_path, href: "#" });
+      link.setAttr("aria-label", `Open ${linkText(hit)}`);
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        void this.app.workspace.openLinkText(linkText(hit), "", event.ctrlKey || event.metaKey);
+      });
+      const said = [hit.author, day(hit.time_range.start)].filter(Boolean).join(" · ");
+      if (said) head.createSpan({ cls: "vaultmind-hit-meta", text: said });
+      const content = hit.content.replace(/\s+/g, " ").trim();
+      item.createDiv({
+        cls: "vaultmind-hit-text",
+        text: content.length > SNIPPET_CHARS ? `${content.slice(0, SNIPPET_CHARS)}…` : content,
+      });
+      item.setAttr("title", `score ${hit.score.toFixed(3)}`);
+    }
+  }
+}
+
+function day(iso: string | null): string {
+  return iso ? iso.slice(0, 10) : "";
+}
+
+function showError(box: HTMLElement, error: unknown): void {
+  box.empty();
+  const message = error instanceof Error ? error.message : String(error);
+  const shown = box.createDiv({ cls: "vaultmind-error" });
+  shown.createDiv({ text: message });
+  if (error instanceof VaultmindError && error.hint) {
+    shown.createEl("code", { text: error.hint });
+  }
+}

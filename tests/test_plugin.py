@@ -1,0 +1,138 @@
+"""The Obsidian plugin (`plugins/vaultmind/`): built from its own files with npm, its client
+driven from Node against a real daemon on a temp vault, and installed into a vault."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import write, write_chat
+from vaultmind.memory import Memory
+
+pytestmark = pytest.mark.slow
+
+PLUGIN = Path(__file__).resolve().parent.parent / "plugins" / "vaultmind"
+
+
+def _npm(*args: str) -> subprocess.CompletedProcess[str]:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("the Obsidian plugin's tests need Node.js 18+ with npm on PATH (the plugin is built with them)")
+    return subprocess.run([npm, *args], cwd=PLUGIN, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    """The plugin built from its lock file (`npm ci` once, then `npm run build`)."""
+    if not (PLUGIN / "node_modules" / ".package-lock.json").is_file():
+        done = _npm("ci", "--no-audit", "--no-fund")
+        assert done.returncode == 0, done.stderr
+    done = _npm("run", "build")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return PLUGIN
+
+
+def _client(vault: Path, *args: str) -> dict[str, Any]:
+    node = shutil.which("node")
+    assert node is not None
+    done = subprocess.run(
+        [node, str(PLUGIN / "test" / "client.mjs"), str(vault), *args], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+@pytest.fixture
+def chat_vault(vault: Path) -> Iterator[Path]:
+    write_chat(
+        vault,
+        "2024-03-08",
+        [("Dana", "The venue is booked: Harbor Hall, the Loft, for 120 guests."), ("Sam", "Great, I'll tell catering.")],
+    )
+    write(vault, "Launch plan.md", "# Launch plan\n\nWhich venue holds 120 guests? Harbor Hall has the Loft.\n")
+    yield vault
+
+
+def test_its_own_tests_pass_and_the_build_is_a_plugin_obsidian_loads(built: Path) -> None:
+    done = _npm("test")
+    assert done.returncode == 0, done.stdout + done.stderr
+    manifest = json.loads((built / "manifest.json").read_text())
+    package = json.loads((built / "package.json").read_text())
+    assert manifest["id"] == "vaultmind" and manifest["version"] == package["version"]
+    bundle = (built / "main.js").read_text()
+    assert 'require("obsidian")' in bundle  # the app provides it: not bundled
+    assert "module.exports" in bundle
+
+
+def test_a_question_is_answered_by_the_running_daemon_with_a_link_to_the_message(
+    built: Path, chat_vault: Path, daemon: Memory
+) -> None:
+    answer = _client(chat_vault, "ask", "Which venue is booked?")
+    top = answer["result"]["hits"][0]
+    assert top["note_path"] == "sources/chat/two/2024-03-08.md"
+    assert "Harbor Hall" in top["content"]
+    assert top["link_text"] == "sources/chat/two/2024-03-08#" + top["anchor"]
+    # the link the panel opens names a block the note really has
+    note = (chat_vault / top["note_path"]).read_text()
+    assert re.search(rf"(^|\s){re.escape(top['anchor'])}$", note, re.MULTILINE)
+
+
+def test_related_memory_of_a_note_comes_from_other_notes(built: Path, chat_vault: Path, daemon: Memory) -> None:
+    hits = _client(chat_vault, "related", "Launch plan.md")["result"]["hits"]
+    paths = [hit["note_path"] for hit in hits]
+    assert "sources/chat/two/2024-03-08.md" in paths
+    assert "Launch plan.md" not in paths
+
+
+def test_status_reports_the_index_the_daemon_holds(built: Path, chat_vault: Path, daemon: Memory) -> None:
+    result = _client(chat_vault, "status")["result"]
+    assert result["health"]["ready"] is True
+    assert result["status"]["notes"]["total"] == daemon.status()["notes"]["total"] == 2
+    assert result["status"]["index"]["health"] == "ok"
+
+
+def test_without_a_daemon_it_says_how_to_start_one(built: Path, tmp_path: Path) -> None:
+    vault = tmp_path / "My Notes"
+    (vault / ".vaultmind").mkdir(parents=True)
+    error = _client(vault, "ask", "anything")["error"]
+    assert error["message"] == "vaultmind is not running for this vault"
+    assert error["hint"] == f"start it in a terminal: vaultmind serve --vault '{vault}'"
+
+
+def test_a_wrong_token_is_read_again_then_reported_with_the_daemon_s_hint(
+    built: Path, chat_vault: Path, daemon: Memory
+) -> None:
+    info_path = chat_vault / ".vaultmind" / "daemon.json"
+    info = json.loads(info_path.read_text())
+    info_path.write_text(json.dumps({**info, "token": "stale"}))
+    error = _client(chat_vault, "ask", "Which venue is booked?")["error"]
+    assert error["status"] == 401
+    assert "daemon.json" in error["hint"]
+    info_path.write_text(json.dumps(info))
+    assert _client(chat_vault, "ask", "Which venue is booked?")["result"]["hits"]
+
+
+def test_install_copies_the_plugin_into_the_vault_and_nothing_else(built: Path, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    write(vault, "note.md", "# mine\n")
+    node = shutil.which("node")
+    assert node is not None
+    done = subprocess.run([node, str(PLUGIN / "install.mjs"), str(vault)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    installed = vault / ".obsidian" / "plugins" / "vaultmind"
+    assert sorted(p.name for p in installed.iterdir()) == ["main.js", "manifest.json", "styles.css"]
+    assert (installed / "main.js").read_bytes() == (built / "main.js").read_bytes()
+    assert (vault / "note.md").read_text() == "# mine\n"
+    bare = tmp_path / "not-a-vault"
+    bare.mkdir()
+    done = subprocess.run([node, str(PLUGIN / "install.mjs"), str(bare)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "has no .obsidian/ folder" in done.stderr
