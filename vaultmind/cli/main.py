@@ -43,6 +43,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "vaultmind.cli.mcp",
     "vaultmind.cli.tree",
     "vaultmind.cli.eval",
+    "vaultmind.cli.doctor",
 )
 """Modules adding subcommands: each defines `add_parser(sub)` and its handlers."""
 

@@ -1,0 +1,128 @@
+"""`vaultmind doctor`: each part of the memory really used once, and what to do when it fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_main, write
+from tests.fakes.ollama_server import FakeOllama, free_port
+from vaultmind.config import load_config
+from vaultmind.doctor import watch_room
+from vaultmind.memory import Memory
+
+QUIET = '[entities]\nner_model = "off"\n'  # most checks here need no spaCy model loaded
+
+
+def _doctor(capsys: pytest.CaptureFixture[str], vault: Path) -> tuple[int, dict[str, dict[str, Any]]]:
+    code, data, _ = run_main(capsys, "doctor", "--vault", str(vault), "--json")
+    assert data["ok"] is (code == 0)
+    return code, {check["name"]: check for check in data["checks"]}
+
+
+def _settings(vault: Path, text: str) -> None:
+    write(vault, ".vaultmind/config.toml", text)
+
+
+def test_a_vault_without_an_index_is_told_to_build_it_and_the_models_really_run(
+    capsys: pytest.CaptureFixture[str], vault: Path
+) -> None:
+    _settings(vault, '[admission]\nllm = false\n[trees]\nsummarizer = "fallback"\n')
+    code, checks = _doctor(capsys, vault)
+    assert code == 0
+    assert checks["index"]["state"] == "warn"
+    assert checks["index"]["hint"] == f"build it: vaultmind reindex --vault {vault}"
+    assert checks["entities"]["state"] == "ok" and "Alice Chen" in checks["entities"]["detail"]
+    assert checks["embeddings"]["state"] == "ok" and "256-d" in checks["embeddings"]["detail"]
+    assert checks["ollama"] == {"name": "ollama", "state": "ok", "detail": "not used by these settings", "hint": None}
+    write(vault, "a.md", "# A\n\nSome words.\n")
+    run_main(capsys, "reindex", "--vault", str(vault))
+    _, checks = _doctor(capsys, vault)
+    assert checks["index"]["state"] == "ok" and checks["index"]["detail"] == "ok: 1 note, 1 leaf"
+
+
+def test_ollama_is_asked_for_the_models_the_settings_use(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
+    with FakeOllama(chat_models=()) as fake:
+        _settings(vault, f'{QUIET}[ollama]\nhost = "{fake.host}"\nchat_model = "mistral"\n')
+        code, checks = _doctor(capsys, vault)
+        assert code == 0  # admission waits and summaries fall back: a warning, not a failure
+        assert checks["ollama"]["state"] == "warn"
+        assert "lacks mistral (admission and summaries)" in checks["ollama"]["detail"]
+        assert checks["ollama"]["hint"] == "ollama pull mistral"
+        fake.chat_models.add("mistral:latest")
+        _, checks = _doctor(capsys, vault)
+        assert checks["ollama"]["state"] == "ok"
+        # embeddings cannot do without it: the missing embedding model fails
+        _settings(vault, f'{QUIET}[embeddings]\nprovider = "ollama"\nmodel = "mxbai-embed-large"\n[ollama]\nhost = "{fake.host}"\nchat_model = "mistral"\n')
+        code, checks = _doctor(capsys, vault)
+        assert code == 1
+        assert checks["ollama"]["state"] == "fail" and checks["ollama"]["hint"] == "ollama pull mxbai-embed-large"
+
+
+def test_nothing_answering_for_ollama_says_how_to_do_without(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
+    host = f"http://127.0.0.1:{free_port()}"
+    _settings(vault, f'{QUIET}[embeddings]\nprovider = "none"\n[ollama]\nhost = "{host}"\n')
+    code, checks = _doctor(capsys, vault)
+    assert code == 0
+    assert checks["ollama"]["state"] == "warn" and checks["ollama"]["detail"].startswith(f"nothing answers at {host}")
+    assert '[admission] llm = false and [trees] summarizer = "fallback"' in checks["ollama"]["hint"]
+    assert checks["embeddings"]["detail"].startswith("off")
+
+
+def test_a_token_others_can_read_fails(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
+    _settings(vault, QUIET + '[admission]\nllm = false\n[trees]\nsummarizer = "fallback"\n')
+    info = vault / ".vaultmind" / "daemon.json"
+    info.write_text(json.dumps({"pid": 2**22 + 7, "port": free_port(), "token": "t"}))
+    info.chmod(0o600)
+    code, checks = _doctor(capsys, vault)
+    assert code == 0 and "left from one that ended" in checks["daemon"]["detail"]
+    info.chmod(0o644)
+    code, checks = _doctor(capsys, vault)
+    assert code == 1
+    assert checks["daemon"]["state"] == "fail" and checks["daemon"]["hint"] == f"chmod 600 {info}"
+
+
+def test_a_running_daemon_answers_for_the_index(capsys: pytest.CaptureFixture[str], vault: Path, daemon: Memory) -> None:
+    write(vault, "a.md", "# A\n\nSome words.\n")
+    daemon.sync()
+    code, checks = _doctor(capsys, vault)
+    assert code == 0
+    assert checks["daemon"]["detail"].startswith("running (pid ")
+    assert checks["daemon"]["detail"].endswith(", ready)")
+    assert checks["index"]["detail"] == "ok: 1 note, 1 leaf"
+
+
+def test_settings_that_do_not_read_are_a_failed_check(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
+    _settings(vault, '[watch]\ndebounce_ms = "fast"\n')
+    code, checks = _doctor(capsys, vault)
+    assert code == 1
+    assert list(checks) == ["software", "vault"]
+    assert checks["vault"]["state"] == "fail" and str(vault / ".vaultmind" / "config.toml") in checks["vault"]["detail"]
+
+
+def test_the_watcher_s_room_is_the_vault_s_folders_against_the_system_limit(tmp_path: Path, vault: Path) -> None:
+    for i in range(6):
+        (vault / f"d{i}" / "inner").mkdir(parents=True)  # 12 folders and the vault itself
+    (vault / ".git" / "objects").mkdir(parents=True)  # watched too: 15
+    limit = tmp_path / "max_user_watches"
+    config = load_config(vault)
+    for allowed, state in (("100\n", "ok"), ("20\n", "warn"), ("10\n", "fail")):
+        limit.write_text(allowed)
+        check = watch_room(config, limit)
+        assert (check.state, check.detail.split(",")[0]) == (state, "15 folders to watch")
+    assert "sysctl fs.inotify.max_user_watches=524288" in str(check.hint)
+    assert watch_room(config, tmp_path / "absent").state == "ok"
+
+
+def test_the_text_report_marks_each_check_and_sums_up(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
+    _settings(vault, f'{QUIET}[embeddings]\nprovider = "none"\n[ollama]\nhost = "http://127.0.0.1:{free_port()}"\n')
+    code, out, err = run_main(capsys, "doctor", "--vault", str(vault))
+    lines = out.splitlines()
+    assert code == 0
+    assert any(line.startswith("WARN  ollama ") for line in lines)
+    assert any(line.startswith("ok    software ") for line in lines)
+    assert f"→ build it: vaultmind reindex --vault {vault}" in out
+    assert err.strip() == "vaultmind doctor: 2 warnings"

@@ -1,0 +1,59 @@
+"""`vaultmind doctor`: check what the vault's memory needs and say what to fix.
+
+    vaultmind doctor [--vault V] [--json]
+
+Exit status 0 when nothing failed (warnings allowed), 1 otherwise. Settings that do not read
+are a failed check of their own, after which only the checks needing no vault run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from vaultmind.cli.args import vault_args
+from vaultmind.cli.output import emit
+from vaultmind.errors import VaultmindError
+
+_MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "doctor",
+        help="check what the memory needs (index, daemon, models, Ollama, watcher limits, disk) and say what to fix",
+        description=(
+            "Check the vault's memory part by part — the index, the daemon, the NER model, the embedder, Ollama "
+            "(when the settings use it), the system's file-watch limit, free disk — each really used once, and "
+            "say what to do about anything wrong. Exit status 1 when a check failed."
+        ),
+    )
+    vault_args(p)
+    p.set_defaults(handler=cmd_doctor)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from vaultmind.cli.context import config_from_args
+    from vaultmind.doctor import Check, failed, run_checks, software
+
+    checks: list[Check]
+    try:
+        config = config_from_args(args)
+    except VaultmindError as exc:
+        checks = [software(), failed("vault", exc)]
+    else:
+        checks = run_checks(config)
+    ok = all(check.state != "fail" for check in checks)
+    if args.json:
+        emit({"ok": ok, "checks": [check.as_dict() for check in checks]})
+        return 0 if ok else 1
+    width = max(len(check.name) for check in checks)
+    for check in checks:
+        print(f"{_MARK[check.state]}  {check.name:<{width}}  {check.detail}")
+        if check.hint:
+            print(f"{'':4}  {'':<{width}}  → {check.hint}")
+    counts = {state: sum(check.state == state for check in checks) for state in ("warn", "fail")}
+    summary = ", ".join(f"{n} {'warning' if s == 'warn' else 'failure'}{'' if n == 1 else 's'}" for s, n in counts.items() if n)
+    print(f"vaultmind doctor: {summary or 'all good'}", file=sys.stderr)
+    return 0 if ok else 1

