@@ -52,6 +52,8 @@ class Config:
     search_limit: int = 10
     # [ingest]
     ingest_timezone: str = ""  # exports' local times (WhatsApp, Signal…); empty: UTC
+    # [privacy]
+    privacy_mode: str = "standard"  # standard | local_only (privacy.py)
     extra: dict[str, Any] = field(default_factory=dict)
     # Not a setting: the templates folders named by the vault's Obsidian settings, read at load.
     template_folders: tuple[TemplateFolder, ...] = ()
@@ -95,6 +97,7 @@ _SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
     ("server", "port"): ("port", int),
     ("search", "limit"): ("search_limit", int),
     ("ingest", "timezone"): ("ingest_timezone", str),
+    ("privacy", "mode"): ("privacy_mode", str),
 }
 
 FEATURE_KEYS: dict[str, tuple[str, ...]] = {
@@ -209,6 +212,24 @@ def _validate(config: Config, path: Path) -> None:
     if not config.host.strip() or any(c.isspace() for c in config.host):
         raise ConfigError(
             f"[server] host = {config.host!r} is no host name or address", path=path, hint='such as "127.0.0.1"'
+        )
+    _validate_privacy(config, path)
+
+
+def _validate_privacy(config: Config, path: Path) -> None:
+    """`[privacy] mode = "local_only"` refuses every setting that sends text off this machine."""
+    from vaultmind.privacy import MODES, egress
+
+    if config.privacy_mode not in MODES:
+        raise ConfigError(
+            f"[privacy] mode = {config.privacy_mode!r} is no privacy mode", path=path, hint=" or ".join(f'"{m}"' for m in MODES)
+        )
+    if config.privacy_mode == "local_only" and (found := egress(config)):
+        setting, why = found[0]
+        raise ConfigError(
+            f'[privacy] mode = "local_only" keeps the memory on this machine, but {setting}: {why}',
+            path=path,
+            hint=f'change {setting} to something on this machine, or set [privacy] mode = "standard" to allow it',
         )
 
 

@@ -109,24 +109,9 @@ def embeddings(config: Config) -> Check:
     return Check("embeddings", "ok", f"{embedder.model_id} ({len(vectors[0])}-d): loaded and embedded a sentence in {took:.0f} ms")
 
 
-def ollama_uses(config: Config) -> dict[str, list[str]]:
-    """The Ollama models the settings use, each with what uses it."""
-    from vaultmind.admission.decide import Policy
-    from vaultmind.tree.settings import TreeSettings
-
-    uses: dict[str, list[str]] = {}
-    if config.embed_provider == "ollama":
-        uses.setdefault(config.embed_model or config.ollama_embed_model, []).append("embeddings")
-    policy = Policy.from_extra(config.extra, config.ollama_chat_model)
-    if policy.llm:
-        uses.setdefault(policy.llm_model.removeprefix("ollama:"), []).append("admission")
-    trees = TreeSettings.from_extra(config.extra)
-    if trees.summarizer in ("auto", "ollama"):
-        uses.setdefault(trees.summarizer_model or config.ollama_chat_model, []).append("summaries")
-    return uses
-
-
 def ollama(config: Config) -> Check:
+    from vaultmind.privacy import ollama_uses
+
     uses = ollama_uses(config)
     if not uses:
         return Check("ollama", "ok", "not used by these settings")
@@ -220,6 +205,16 @@ def read_status(config: Config, client: DaemonClient | None) -> dict[str, Any]:
         return memory.status()
 
 
+def privacy(config: Config) -> Check:
+    from vaultmind.privacy import egress
+
+    leaving = egress(config)  # (under "local_only" the settings would not have read)
+    if not leaving:
+        return Check("privacy", "ok", f"{config.privacy_mode}: nothing leaves this machine")
+    said = "; ".join(f"{setting}: {why}" for setting, why in leaving)
+    return Check("privacy", "ok", f"{config.privacy_mode}: text leaves this machine — {said}", 'to refuse it: [privacy] mode = "local_only"')
+
+
 def watch_room(config: Config, limit_file: Path = INOTIFY_WATCHES) -> Check:
     """The vault's folders against the system's inotify limit: the watcher needs one watch per
     folder, hidden ones (.git, .obsidian) included."""
@@ -257,6 +252,7 @@ def run_checks(config: Config) -> list[Check]:
         lambda: ner(config),
         lambda: embeddings(config),
         lambda: ollama(config),
+        lambda: privacy(config),
         lambda: watch_room(config),
         lambda: disk(config),
     ]

@@ -1,0 +1,67 @@
+"""`[privacy] mode`: may anything the memory holds leave this machine?
+
+Everything vaultmind runs by default stays on the machine: the index, the static embedding
+model, spaCy, the extractive summarizer, and Ollama at its default loopback address. Text leaves
+only when the settings send it elsewhere: an `[ollama] host` on another machine, an Ollama model
+that runs in Ollama's cloud (a tag `cloud` or ending in `-cloud`: `gpt-oss:120b-cloud`,
+`gemma4:cloud`), or an API bound beyond loopback (its answers travel the network).
+
+- `standard` (the default): the settings are followed; `vaultmind doctor` says what leaves.
+- `local_only`: such settings are refused when the configuration is read, naming the setting,
+  so nothing a user asked to keep local is ever sent — not even by a model pulled later.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
+
+MODES = ("standard", "local_only")
+
+
+def cloud_model(name: str) -> bool:
+    """Whether Ollama runs model `name` in its cloud rather than on this machine."""
+    tag = name.partition(":")[2].strip().lower()
+    return tag == "cloud" or tag.endswith("-cloud")
+
+
+def ollama_uses(config: Config) -> dict[str, list[str]]:
+    """The Ollama models the settings use, each with what uses it (embeddings, admission's gray
+    band, summaries); empty when nothing does."""
+    from vaultmind.admission.decide import Policy
+    from vaultmind.tree.settings import TreeSettings
+
+    uses: dict[str, list[str]] = {}
+    if config.embed_provider == "ollama":
+        uses.setdefault(config.embed_model or config.ollama_embed_model, []).append("embeddings")
+    policy = Policy.from_extra(config.extra, config.ollama_chat_model)
+    if policy.llm:
+        uses.setdefault(policy.llm_model.removeprefix("ollama:"), []).append("admission")
+    trees = TreeSettings.from_extra(config.extra)
+    if trees.summarizer in ("auto", "ollama"):
+        uses.setdefault(trees.summarizer_model or config.ollama_chat_model, []).append("summaries")
+    return uses
+
+
+def egress(config: Config) -> list[tuple[str, str]]:
+    """What in the settings sends the memory's text off this machine: (setting, why) pairs."""
+    from vaultmind.config import beyond_loopback
+
+    found: list[tuple[str, str]] = []
+    uses = ollama_uses(config)
+    host = urlsplit(config.ollama_host if "//" in config.ollama_host else f"//{config.ollama_host}").hostname or ""
+    if uses and beyond_loopback(host):
+        found.append(("[ollama] host", f"{config.ollama_host} is another machine ({', '.join(_users(uses))} send text there)"))
+    for model, users in uses.items():
+        if cloud_model(model):
+            found.append((f"the model {model}", f"runs in Ollama's cloud ({' and '.join(users)})"))
+    if beyond_loopback(config.host):
+        found.append(("[server] host", f"{config.host} lets other machines ask the memory"))
+    return found
+
+
+def _users(uses: dict[str, list[str]]) -> list[str]:
+    return sorted({user for users in uses.values() for user in users})
