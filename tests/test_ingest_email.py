@@ -469,6 +469,28 @@ def test_a_message_forwarded_as_an_attachment_keeps_its_text(tmp_path: Path, vau
     assert held.count("> The ferry leaves at 7:40 from pier 3.") == 2
 
 
+def test_a_mail_forwarded_inside_a_reply_is_no_quote_of_the_parent(tmp_path: Path, vault: Path) -> None:
+    """A reply that forwards another mail below its own text ("Forwarded message"): the separator
+    cuts it as a quote, but it quotes no message it answers — its text is kept, whether the
+    parent comes in the same ingest or is in the vault already. A real quote is still cut."""
+    forward = message(
+        "m9@example.com", "Bob Stone <bob@example.com>", "Mon, 11 Mar 2024 11:00:00 +0000", "Re: Q3 budget",
+        "FYI see below.\n\n---------- Forwarded message ---------\nFrom: Vendor <v@vendor.example>\n"
+        "Date: Sun, 10 Mar 2024 at 09:00\nSubject: quote\nTo: Bob <bob@example.com>\n\n"
+        "The price is 500 EUR per seat, valid until April.",
+        reply_to="m1@example.com", refs="<m1@example.com>",
+    )  # fmt: skip
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "a.mbox", M1, M2, forward)]))
+    together = "".join(p.read_text(encoding="utf-8") for p in (vault / "sources" / "email").rglob("*.md"))
+    assert together.count("The price is 500 EUR per seat") == 1
+    assert together.count("the numbers are attached") == 1, "M2's quote of M1 is cut: M1 is there"
+    apart = vault.parent / "apart"
+    write_batches(apart, parse_email_paths([write_mbox(tmp_path / "b.mbox", M1)]))
+    write_batches(apart, parse_email_paths([write_mbox(tmp_path / "c.mbox", forward)]))
+    held = "".join(p.read_text(encoding="utf-8") for p in (apart / "sources" / "email").rglob("*.md"))
+    assert held.count("The price is 500 EUR per seat") == 1
+
+
 def test_a_sent_folder_keeps_the_replies_it_quotes_that_are_nowhere_else(tmp_path: Path, vault: Path) -> None:
     """Your first mail and your answer to their reply, exported from Sent: their reply exists only
     as your quote of it, which is kept, though your first mail (an older ancestor) is there."""
