@@ -491,6 +491,25 @@ def test_a_mail_forwarded_inside_a_reply_is_no_quote_of_the_parent(tmp_path: Pat
     assert held.count("The price is 500 EUR per seat") == 1
 
 
+def test_what_was_not_read_and_what_was_read_with_problems_is_said(tmp_path: Path) -> None:
+    """A part nested past the cap loses its text: said by the message; bytes read in a wrong
+    charset are counted, the first named (a mailbox may have hundreds)."""
+    deep = "".join(f'--b{i}\nContent-Type: multipart/mixed; boundary="b{i - 1}"\n\n' for i in range(20, 0, -1))
+    nested = message("deep@example.com", "a@example.com", "Mon, 11 Mar 2024 09:00:00 +0000", "deep", "")
+    nested = nested.replace("Content-Type: text/plain; charset=utf-8", 'Content-Type: multipart/mixed; boundary="b20"')
+    nested += deep + "--b0\nContent-Type: text/plain\n\nburied words\n"
+    latin = [
+        message(f"l{i}@example.com", "b@example.com", "Mon, 11 Mar 2024 10:00:00 +0000", "caf\u00e9", "caf\u00e9 au lait")
+        .replace("charset=utf-8", "charset=us-ascii")
+        for i in range(3)
+    ]
+    _, warnings = parse_email_paths_with_report([write_mbox(tmp_path / "odd.mbox", nested, *latin)])
+    box = tmp_path / "odd.mbox"
+    assert f"{box} message 1: MIME nesting deeper than 12 levels not followed: part of its text is not in the note" in warnings
+    [odd] = [w for w in warnings if " read with " in w]  # the nested one's unclosed parts, the three charsets
+    assert odd.startswith(f"{box} message 1: read with MIME defects") and odd.endswith("(and 3 more messages)")
+
+
 def test_a_sent_folder_keeps_the_replies_it_quotes_that_are_nowhere_else(tmp_path: Path, vault: Path) -> None:
     """Your first mail and your answer to their reply, exported from Sent: their reply exists only
     as your quote of it, which is kept, though your first mail (an older ancestor) is there."""

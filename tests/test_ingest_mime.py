@@ -8,6 +8,7 @@ import pytest
 from vaultmind.ingest.email import attachments_line
 from vaultmind.ingest.mailheaders import decode_bytes, decode_header
 from vaultmind.ingest.mime import (
+    MAX_ENCLOSED,
     MAX_MESSAGE_BYTES,
     MAX_TEXT_CHARS,
     Attachment,
@@ -189,6 +190,35 @@ def test_enclosed_message_listed_and_its_text_forwarded() -> None:
     wrapper = "--o\nContent-Type: message/rfc822\n\n" + inner + "--o--\n"
     parsed = parse_message(eml(BASE + '\nContent-Type: multipart/mixed; boundary="o"', wrapper))
     assert parsed.body == "The plan."
+
+
+def _forwards(count: int, text: str = "") -> bytes:
+    """A message attaching `count` messages, each saying "INNER-<i>", with `text` of its own."""
+    inner = "From: c{i}@example.com\nSubject: inner {i}\nDate: Mon, 11 Mar 2024 08:00:00 +0000\n\nINNER-{i} said.\n"
+    parts = (f"--o\nContent-Type: text/plain\n\n{text}\n" if text else "") + "".join(
+        "--o\nContent-Type: message/rfc822\nContent-Disposition: attachment\n\n" + inner.format(i=i) for i in range(count)
+    )
+    return eml(BASE + '\nContent-Type: multipart/mixed; boundary="o"', parts + "--o--\n")
+
+
+@pytest.mark.parametrize(("count", "text"), [(4, "FYI, four of them."), (2, "")])
+def test_every_attached_message_keeps_its_text(count: int, text: str) -> None:
+    """Four forwards beside a text of its own, or two without one: none of their texts is lost
+    (the first of those without an outer text is the message's text, the others follow it)."""
+    parsed = parse_message(_forwards(count, text))
+    said = "\n".join([parsed.body, *parsed.forwarded])
+    assert [said.count(f"INNER-{i} said.") for i in range(count)] == [1] * count
+    assert parsed.body.startswith(text or "INNER-0 said.")
+    assert not parsed.problems
+
+
+def test_attached_messages_past_the_cap_are_said() -> None:
+    parsed = parse_message(_forwards(MAX_ENCLOSED + 1, "So many."))
+    assert len(parsed.forwarded) == MAX_ENCLOSED
+    assert parsed.problems == (
+        f"more than {MAX_ENCLOSED} attached messages: the text of those after the {MAX_ENCLOSED}th is not read",
+    )
+    assert len(parsed.attachments) == MAX_ENCLOSED + 1, "each is still listed"
 
 
 def test_date_fallbacks() -> None:
