@@ -209,13 +209,13 @@ def test_every_attached_message_keeps_its_text(count: int, text: str) -> None:
     said = "\n".join([parsed.body, *parsed.forwarded])
     assert [said.count(f"INNER-{i} said.") for i in range(count)] == [1] * count
     assert parsed.body.startswith(text or "INNER-0 said.")
-    assert not parsed.problems
+    assert not parsed.problems and not parsed.lost
 
 
 def test_attached_messages_past_the_cap_are_said() -> None:
     parsed = parse_message(_forwards(MAX_ENCLOSED + 1, "So many."))
     assert len(parsed.forwarded) == MAX_ENCLOSED
-    assert parsed.problems == (
+    assert parsed.lost == (
         f"more than {MAX_ENCLOSED} attached messages: the text of those after the {MAX_ENCLOSED}th is not read",
     )
     assert len(parsed.attachments) == MAX_ENCLOSED + 1, "each is still listed"
