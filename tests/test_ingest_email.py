@@ -210,6 +210,11 @@ def test_a_body_line_starting_from_left_unescaped_in_an_mbox_stays_in_its_messag
     batches, warnings = parse_email_paths_with_report([mbox])
     got = {m.message_id: m.text for batch in batches for m in batch.messages}
     assert got["r1@example.com"] == body and len(got) == 3 and warnings == []
+    # after a blank line (the mbox's separator's shape): the paragraph break stays
+    body = "Para one.\n\nFrom here on we go.\nLast line."
+    reply = message("r2@example.com", "Bob Stone <bob@example.com>", "Mon, 11 Mar 2024 10:00:00 +0000", "Re: Q3 budget", body)
+    batches, _ = parse_email_paths_with_report([write_mbox(tmp_path / "blank.mbox", reply, OTHER)])
+    assert {m.message_id: m.text for batch in batches for m in batch.messages}["r2@example.com"] == body
 
 
 def test_maildir_subfolders_belong_to_the_account(tmp_path: Path) -> None:

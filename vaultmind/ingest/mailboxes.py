@@ -163,8 +163,10 @@ def _read_mbox(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
         warnings.append(f"{box.path}: cannot open the mbox ({exc}); skipped")
         return
     read: tuple[int, bytes, bytes] | None = None  # the message read last: its number, From line, the rest
+    last_key = None
     try:
         for n, key in enumerate(mbox.iterkeys(), start=1):
+            before, last_key = last_key, key
             try:
                 with mbox.get_file(key, from_=True) as fh:
                     data = fh.read(MAX_MESSAGE_BYTES + 1)
@@ -175,8 +177,10 @@ def _read_mbox(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
             # (a file cut short ends in a line cut short: a header block cut there is one still)
             cut = len(rest) > _HEAD_BYTES or (bool(rest) and not rest.endswith(b"\n"))
             if read is not None and not _header_block(rest[:_HEAD_BYTES], cut=cut):
-                # a line of the body starting "From " that its writer left unescaped: no message
-                read = (read[0], read[1], read[2] + first + b"\n" + rest)
+                # a line of the body starting "From " that its writer left unescaped: no message;
+                # the blank line above it, which the split took as the separator's, put back
+                gap = b"\n" if _blank_between(mbox, before, key) else b""
+                read = (read[0], read[1], read[2] + gap + first + b"\n" + rest)
                 continue
             if read is not None:
                 yield _mbox_message(box, *read)
@@ -192,6 +196,15 @@ def _read_mbox(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
             yield _mbox_message(box, *read)
     finally:
         mbox.close()
+
+
+def _blank_between(mbox: mailbox.mbox, before: object, key: object) -> bool:
+    """Whether the mbox split message `key` from message `before` at a blank line, which neither
+    holds (Python's mbox keeps each message's offsets in its table of contents)."""
+    toc = getattr(mbox, "_toc", None)
+    if not isinstance(toc, dict) or before not in toc or key not in toc:
+        return True  # (the usual mbox: a blank line before every "From ")
+    return bool(toc[key][0] > toc[before][1])
 
 
 # a header block's multipart boundary: `Content-Type: multipart/mixed;` and, maybe on a folded
