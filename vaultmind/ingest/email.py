@@ -95,7 +95,7 @@ def _accept(raw: RawMessage, warnings: list[str]) -> _Mail | DatedOtherwise | No
     """The message of `raw`; what says it is left out for want of any date; or None (said):
     unparseable."""
     try:
-        parsed = parse_message(raw.data)
+        parsed = parse_message(raw.data, size=raw.size)
     except MimeError as exc:
         warnings.append(f"{raw.origin}: unparseable: {exc}")
         return None

@@ -19,7 +19,7 @@ trusts the message:
   the text when the outer message has none;
 - a delivery report (a bounce) reads as its status and the returned message's headers
   (`ingest/reports.py`);
-- caps: a message over `MAX_MESSAGE_BYTES` is refused, a body over `MAX_TEXT_CHARS` is cut
+- caps: a message over `MAX_MESSAGE_BYTES` is read to the cap, a body over `MAX_TEXT_CHARS` is cut
   (and says so), MIME nesting deeper than `MAX_DEPTH` is not followed, the text of attached
   messages past `MAX_ENCLOSED` is not read (each is still listed).
 
@@ -386,10 +386,14 @@ def _parse(data: bytes) -> tuple[Message, _Body]:
     raise MimeError("cannot parse the MIME structure (" + "; ".join(errors) + ")")
 
 
-def parse_message(data: bytes) -> ParsedEmail:
-    """Decode one message. Raises `MimeError` only when the bytes are not a message at all."""
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise MimeError(f"message of {len(data)} bytes is over the {MAX_MESSAGE_BYTES}-byte cap")
+def parse_message(data: bytes, *, size: int | None = None) -> ParsedEmail:
+    """Decode one message. Raises `MimeError` only when the bytes are not a message at all.
+    A message over `MAX_MESSAGE_BYTES` (`size`: its whole size, when `data` is its start) is read
+    up to the cap: its headers and the text before it (a mail's text comes before its
+    attachments), what follows not read (said in `lost`)."""
+    whole = max(len(data), size or 0)
+    over = whole > MAX_MESSAGE_BYTES
+    data = data[:MAX_MESSAGE_BYTES]
     if not data.strip():
         raise MimeError("empty message")
     msg, body = _parse(data)
@@ -414,7 +418,7 @@ def parse_message(data: bytes) -> ParsedEmail:
     text = _NBSP_RE.sub(" ", "\n\n".join(body.texts))
     problems = list(dict.fromkeys(body.problems))
     defects = {type(d).__name__ for d in getattr(msg, "defects", [])}
-    if defects:
+    if defects and not over:  # (a message cut at the cap has unclosed parts: the cut is said)
         problems.append("MIME defects: " + ", ".join(sorted(defects)))
     return ParsedEmail(
         message_id=ids[0] if ids else None,
@@ -431,7 +435,9 @@ def parse_message(data: bytes) -> ParsedEmail:
         attachments=_listed_once(body.attachments),
         html_only=body.html_used and not body.plain_used,
         problems=tuple(problems),
-        lost=tuple(dict.fromkeys(body.lost)),
+        lost=tuple(dict.fromkeys(body.lost))
+        + ((f"{whole / 2**20:.1f} MB, over the {MAX_MESSAGE_BYTES // 2**20} MB cap: what follows its first "
+            f"{MAX_MESSAGE_BYTES // 2**20} MB (attachments, mostly) is not read",) if over else ()),
         to=recipients(headers, "to"),
         cc=recipients(headers, "cc"),
         forwarded=_forwarded(body),
