@@ -559,3 +559,19 @@ def test_plain_ingest_names_the_notes_its_sync_left_out(
     assert code == 0, out
     assert "  not indexed, neither in the vault nor in the index: sources/document/files/kept/Heron.md\n" in out, out
     assert "ignore rules" not in out
+
+
+@pytest.mark.parametrize(
+    ("kind", "flags", "said"),
+    [
+        ("email", ["--tz", "Europe/Berlin"], "--tz is for chat exports and agent transcripts, not for email"),
+        ("document", ["--format", "whatsapp", "--date-order", "mdy"], "--format and --date-order are for chat exports"),
+    ],
+)
+def test_chat_flags_given_for_email_or_documents_are_refused_not_ignored(
+    capsys: pytest.CaptureFixture[str], vault: Path, tmp_path: Path, kind: str, flags: list[str], said: str
+) -> None:
+    doc = write(tmp_path / "in", "a.md", "# A\n\nText.\n")
+    code, _, err = run(capsys, "ingest", kind, str(doc), "--vault", str(vault), *flags)
+    assert code == 2 and said in err
+    assert not (vault / "sources" / kind).exists(), "nothing written"

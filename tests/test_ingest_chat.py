@@ -1981,3 +1981,30 @@ def test_a_slack_export_found_in_a_folder_is_read_as_one_export(tmp_path: Path, 
     by_itself = ingest_paths("chat", [downloads / "Slack export Mar 2024"], alone)
     assert report.messages_added == by_itself.messages_added + 1
     assert sorted(p for p in report.written if "/slack/" in p) == sorted(by_itself.written)
+
+
+def test_a_slack_bot_s_attachments_are_kept_below_its_text_but_link_previews_are_not(tmp_path: Path, vault: Path) -> None:
+    """A bot's post with a text of its own and attachments (a pull request's title and body):
+    both are the message; a link's preview (an attachment with `from_url`) is not, when the
+    message says something itself. A note written when attachments below a text were left out
+    is known as it is: ingesting again changes nothing and says nothing."""
+    pr = {"fallback": "PR #42", "text": "Fix the retry loop: jobs no longer run twice", "title": "PR #42"}
+    unfurl = {"from_url": "https://news.example/x", "text": "A long article preview", "title": "News"}
+    day = [
+        {"type": "message", "subtype": "bot_message", "username": "github", "text": "opened a pull request", "ts": "1709543200.000100", "attachments": [pr]},
+        {"type": "message", "user": "U1", "text": "look https://news.example/x", "ts": "1709543300.000100", "attachments": [unfurl]},
+    ]
+    path = write(tmp_path / "now", "general.json", json.dumps(day))
+    [batch] = parse_slack(path)
+    assert [m.text for m in batch.messages] == [
+        "opened a pull request\n\nFix the retry loop: jobs no longer run twice",
+        "look https://news.example/x",
+    ]
+    before = tmp_path / "vault-before"
+    before.mkdir()
+    said = write(tmp_path / "then", "general.json", json.dumps([{k: v for k, v in m.items() if k != "attachments"} for m in day]))
+    ingest_paths("chat", [said], before)
+    settled = snapshot_files(before)
+    report = ingest_paths("chat", [path], before)
+    assert (report.messages_added, report.warnings) == (0, [])
+    assert snapshot_files(before) == settled

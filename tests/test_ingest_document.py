@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import snapshot_files, write
 from vaultmind.config import load_config
 from vaultmind.errors import IngestError, VaultError
+from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.document import parse_document_paths, parse_document_paths_with_report
 from vaultmind.ingest.html import html_document, html_to_text
 from vaultmind.ingest.model import DocumentInput
@@ -927,3 +929,20 @@ def test_two_file_names_differing_in_case_only_are_two_notes_on_every_system(tmp
     put(tmp_path / "docs" / "plan.md", "The lower one.\n")
     written = write_documents(vault, parse_document_paths([tmp_path / "docs"])).written
     assert sorted(written) == ["sources/document/files/docs/Plan.md", "sources/document/files/docs/plan-2.md"]
+
+
+def test_the_vault_s_own_notes_are_no_documents_to_ingest(tmp_path: Path) -> None:
+    """`ingest document` given the vault (or a folder in it) copied the user's notes into
+    sources/document/, each then found twice: they are left out, said; a .txt file in the vault,
+    which the index does not read, is still a document."""
+    vault = tmp_path / "vault"
+    write(vault, "Projects/Plan.md", "# Plan\n\nShip in May.\n")
+    write(vault, "Projects/notes.txt", "Loose notes from the call.\n")
+    mine = snapshot_files(vault)
+    report = ingest_paths("document", [vault / "Projects"], vault)
+    written = sorted(p.relative_to(vault).as_posix() for p in (vault / "sources").rglob("*.md"))
+    assert written == ["sources/document/files/projects/notes.md"]
+    assert f"1 note of the vault itself skipped ({vault / 'Projects' / 'Plan.md'})" in report.warnings[0]
+    report = ingest_paths("document", [vault / "Projects" / "Plan.md"], vault)
+    assert report.warnings[0].startswith("1 note of the vault itself skipped")
+    assert {k: v for k, v in snapshot_files(vault).items() if not k.startswith("sources/")} == mine

@@ -210,6 +210,11 @@ def test_a_body_line_starting_from_left_unescaped_in_an_mbox_stays_in_its_messag
     batches, warnings = parse_email_paths_with_report([mbox])
     got = {m.message_id: m.text for batch in batches for m in batch.messages}
     assert got["r1@example.com"] == body and len(got) == 3 and warnings == []
+    # after a blank line (the mbox's separator's shape): the paragraph break stays
+    body = "Para one.\n\nFrom here on we go.\nLast line."
+    reply = message("r2@example.com", "Bob Stone <bob@example.com>", "Mon, 11 Mar 2024 10:00:00 +0000", "Re: Q3 budget", body)
+    batches, _ = parse_email_paths_with_report([write_mbox(tmp_path / "blank.mbox", reply, OTHER)])
+    assert {m.message_id: m.text for batch in batches for m in batch.messages}["r2@example.com"] == body
 
 
 def test_maildir_subfolders_belong_to_the_account(tmp_path: Path) -> None:
@@ -467,6 +472,47 @@ def test_a_message_forwarded_as_an_attachment_keeps_its_text(tmp_path: Path, vau
     write_batches(vault, parse_email_paths([write_mbox(tmp_path / "more.mbox", reply)]))
     held = "".join(p.read_text(encoding="utf-8") for p in (vault / "sources" / "email").rglob("*.md"))
     assert held.count("> The ferry leaves at 7:40 from pier 3.") == 2
+
+
+def test_a_mail_forwarded_inside_a_reply_is_no_quote_of_the_parent(tmp_path: Path, vault: Path) -> None:
+    """A reply that forwards another mail below its own text ("Forwarded message"): the separator
+    cuts it as a quote, but it quotes no message it answers — its text is kept, whether the
+    parent comes in the same ingest or is in the vault already. A real quote is still cut."""
+    forward = message(
+        "m9@example.com", "Bob Stone <bob@example.com>", "Mon, 11 Mar 2024 11:00:00 +0000", "Re: Q3 budget",
+        "FYI see below.\n\n---------- Forwarded message ---------\nFrom: Vendor <v@vendor.example>\n"
+        "Date: Sun, 10 Mar 2024 at 09:00\nSubject: quote\nTo: Bob <bob@example.com>\n\n"
+        "The price is 500 EUR per seat, valid until April.",
+        reply_to="m1@example.com", refs="<m1@example.com>",
+    )  # fmt: skip
+    write_batches(vault, parse_email_paths([write_mbox(tmp_path / "a.mbox", M1, M2, forward)]))
+    together = "".join(p.read_text(encoding="utf-8") for p in (vault / "sources" / "email").rglob("*.md"))
+    assert together.count("The price is 500 EUR per seat") == 1
+    assert together.count("the numbers are attached") == 1, "M2's quote of M1 is cut: M1 is there"
+    apart = vault.parent / "apart"
+    write_batches(apart, parse_email_paths([write_mbox(tmp_path / "b.mbox", M1)]))
+    write_batches(apart, parse_email_paths([write_mbox(tmp_path / "c.mbox", forward)]))
+    held = "".join(p.read_text(encoding="utf-8") for p in (apart / "sources" / "email").rglob("*.md"))
+    assert held.count("The price is 500 EUR per seat") == 1
+
+
+def test_what_was_not_read_and_what_was_read_with_problems_is_said(tmp_path: Path) -> None:
+    """A part nested past the cap loses its text: said by the message; bytes read in a wrong
+    charset are counted, the first named (a mailbox may have hundreds)."""
+    deep = "".join(f'--b{i}\nContent-Type: multipart/mixed; boundary="b{i - 1}"\n\n' for i in range(20, 0, -1))
+    nested = message("deep@example.com", "a@example.com", "Mon, 11 Mar 2024 09:00:00 +0000", "deep", "")
+    nested = nested.replace("Content-Type: text/plain; charset=utf-8", 'Content-Type: multipart/mixed; boundary="b20"')
+    nested += deep + "--b0\nContent-Type: text/plain\n\nburied words\n"
+    latin = [
+        message(f"l{i}@example.com", "b@example.com", "Mon, 11 Mar 2024 10:00:00 +0000", "caf\u00e9", "caf\u00e9 au lait")
+        .replace("charset=utf-8", "charset=us-ascii")
+        for i in range(3)
+    ]
+    _, warnings = parse_email_paths_with_report([write_mbox(tmp_path / "odd.mbox", nested, *latin)])
+    box = tmp_path / "odd.mbox"
+    assert f"{box} message 1: MIME nesting deeper than 12 levels not followed: part of its text is not in the note" in warnings
+    [odd] = [w for w in warnings if " read with " in w]  # the nested one's unclosed parts, the three charsets
+    assert odd.startswith(f"{box} message 1: read with MIME defects") and odd.endswith("(and 3 more messages)")
 
 
 def test_a_sent_folder_keeps_the_replies_it_quotes_that_are_nowhere_else(tmp_path: Path, vault: Path) -> None:

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
-from vaultmind.ingest.email import attachments_line
+from vaultmind.ingest.email import attachments_line, parse_email_paths_with_report
 from vaultmind.ingest.mailheaders import decode_bytes, decode_header
 from vaultmind.ingest.mime import (
+    MAX_ENCLOSED,
     MAX_MESSAGE_BYTES,
     MAX_TEXT_CHARS,
     Attachment,
@@ -191,6 +193,35 @@ def test_enclosed_message_listed_and_its_text_forwarded() -> None:
     assert parsed.body == "The plan."
 
 
+def _forwards(count: int, text: str = "") -> bytes:
+    """A message attaching `count` messages, each saying "INNER-<i>", with `text` of its own."""
+    inner = "From: c{i}@example.com\nSubject: inner {i}\nDate: Mon, 11 Mar 2024 08:00:00 +0000\n\nINNER-{i} said.\n"
+    parts = (f"--o\nContent-Type: text/plain\n\n{text}\n" if text else "") + "".join(
+        "--o\nContent-Type: message/rfc822\nContent-Disposition: attachment\n\n" + inner.format(i=i) for i in range(count)
+    )
+    return eml(BASE + '\nContent-Type: multipart/mixed; boundary="o"', parts + "--o--\n")
+
+
+@pytest.mark.parametrize(("count", "text"), [(4, "FYI, four of them."), (2, "")])
+def test_every_attached_message_keeps_its_text(count: int, text: str) -> None:
+    """Four forwards beside a text of its own, or two without one: none of their texts is lost
+    (the first of those without an outer text is the message's text, the others follow it)."""
+    parsed = parse_message(_forwards(count, text))
+    said = "\n".join([parsed.body, *parsed.forwarded])
+    assert [said.count(f"INNER-{i} said.") for i in range(count)] == [1] * count
+    assert parsed.body.startswith(text or "INNER-0 said.")
+    assert not parsed.problems and not parsed.lost
+
+
+def test_attached_messages_past_the_cap_are_said() -> None:
+    parsed = parse_message(_forwards(MAX_ENCLOSED + 1, "So many."))
+    assert len(parsed.forwarded) == MAX_ENCLOSED
+    assert parsed.lost == (
+        f"more than {MAX_ENCLOSED} attached messages: the text of those after the {MAX_ENCLOSED}th is not read",
+    )
+    assert len(parsed.attachments) == MAX_ENCLOSED + 1, "each is still listed"
+
+
 def test_date_fallbacks() -> None:
     received = (
         "Received: from b by c; Tue, 12 Mar 2024 10:00:05 +0000\n"
@@ -213,14 +244,33 @@ def test_sender_fallbacks_and_missing_message_id() -> None:
 def test_caps_and_unreadable_input() -> None:
     with pytest.raises(MimeError, match="empty"):
         parse_message(b"  \r\n")
-    with pytest.raises(MimeError, match="cap"):
-        parse_message(b"x" * (MAX_MESSAGE_BYTES + 1))
     with pytest.raises(MimeError, match="no headers"):
         parse_message(b"\r\n\r\njust a body, no headers\r\n")
     long = ("word " * 19 + "word\n") * (MAX_TEXT_CHARS // 100 + 500)
     parsed = parse_message(eml(BASE, long))
     assert len(parsed.body) < MAX_TEXT_CHARS + 100
     assert parsed.body.endswith("more characters not ingested]")
+
+
+@pytest.mark.slow
+def test_a_message_over_the_cap_is_read_to_it(tmp_path: Path) -> None:
+    """A mail with a large attachment (34 MB encoded, as a 25 MB file is) was dropped whole, its
+    text too, as "unparseable": it is read to the cap — headers and text kept — and said."""
+    big = eml(
+        BASE + '\nContent-Type: multipart/mixed; boundary="o"',
+        "--o\nContent-Type: text/plain\n\nThe video of the launch, attached.\n"
+        "--o\nContent-Type: video/mp4\nContent-Disposition: attachment; filename=launch.mp4\n"
+        "Content-Transfer-Encoding: base64\n\n" + ("A" * 76 + "\n") * (34 * 2**20 // 77) + "--o--\n",
+    )
+    said = f"{len(big) / 2**20:.1f} MB, over the 32 MB cap: what follows its first 32 MB (attachments, mostly) is not read"
+    parsed = parse_message(big[: MAX_MESSAGE_BYTES + 1], size=len(big))
+    assert parsed.body == "The video of the launch, attached." and parsed.subject == "Q3 budget"
+    assert parsed.lost == (said,)
+    path = tmp_path / "big.eml"
+    path.write_bytes(big)
+    batches, warnings = parse_email_paths_with_report([path])
+    assert [m.text.splitlines()[0] for b in batches for m in b.messages] == ["The video of the launch, attached."]
+    assert warnings == [f"{path}: {said}: part of its text is not in the note"]
 
 
 def test_a_name_written_surname_first_without_quotes_stays_whole() -> None:

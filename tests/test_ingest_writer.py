@@ -3,19 +3,20 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import snapshot_files
+from tests.conftest import snapshot_files, write
 from vaultmind.errors import VaultError
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.held import GENERATED_KEYS
 from vaultmind.ingest.model import DocumentInput, SourceBatch
 from vaultmind.ingest.names import scope_folder, slugify
-from vaultmind.ingest.writer import write_batches, write_documents
+from vaultmind.ingest.writer import _list_moves, write_batches, write_documents
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message, SourceMeta
@@ -663,3 +664,22 @@ def test_a_re_ingest_whose_messages_are_all_in_sources_never_reads_your_notes(va
         assert opened, "a message not found under sources/: the vault is looked at"
     finally:
         watching = False
+
+
+def test_the_list_of_moves_is_read_and_written_under_a_lock(vault: Path) -> None:
+    """Two ingests at once each read `sources/.moving`, add their lines and write it back: the
+    one writing last dropped the other's. The update waits for the lock the other holds."""
+    import fcntl  # (POSIX: elsewhere the list is written without a lock)
+
+    write(vault, "sources/chat/a.md", "a\n")
+    _list_moves(vault, add=["sources/chat/a.md"])
+    fd = os.open(vault / "sources", os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another ingest's update in progress
+    other = threading.Thread(target=_list_moves, args=(vault,), kwargs={"add": ["sources/chat/b.md"]})
+    other.start()
+    other.join(0.5)
+    assert other.is_alive(), "it waits"
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    other.join(10)
+    assert (vault / "sources" / ".moving").read_text() == "sources/chat/a.md\nsources/chat/b.md\n"

@@ -60,10 +60,31 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=cmd_ingest)
 
 
+def _refuse_chat_flags(args: argparse.Namespace) -> None:
+    """`--format`, `--tz` and `--date-order` say how to read chat exports and agent transcripts:
+    given for email or documents, which say their own format and zones, they would be ignored."""
+    if args.kind not in ("email", "document"):
+        return
+    given = [
+        flag
+        for flag, value, default in (("--format", args.fmt, "auto"), ("--tz", args.tz, None), ("--date-order", args.date_order, "auto"))
+        if value != default
+    ]
+    if given:
+        from vaultmind.errors import UsageError
+
+        what = "email: each message's Date header says its zone" if args.kind == "email" else "documents"
+        raise UsageError(
+            f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for chat exports and agent transcripts, not for {what}",
+            hint=f"leave {'it' if len(given) == 1 else 'them'} out",
+        )
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from vaultmind.config import load_config
     from vaultmind.ingest.detect import ingest_paths
 
+    _refuse_chat_flags(args)
     vault = resolve_vault(args.vault)
     config = load_config(vault)
     with Progress(enabled=True) as progress:

@@ -168,9 +168,11 @@ def parse_paths(
     progress: Progress | None = None,
     report: IngestReport | None = None,
     date_order: str | None = None,
+    vault: Path | None = None,
 ) -> list[SourceBatch] | list[DocumentInput]:
     """Parse every path (nothing is written): batches for chat/agent/email, documents for document.
-    `date_order` ("dmy", "mdy"; None guesses) is how WhatsApp exports write their dates."""
+    `date_order` ("dmy", "mdy"; None guesses) is how WhatsApp exports write their dates; `vault`,
+    the vault written to, whose own notes are no documents to ingest."""
     if kind not in KINDS:
         raise UsageError(f"unknown ingest kind {kind!r}", hint="one of " + ", ".join(KINDS))
     if fmt not in FORMATS:
@@ -185,7 +187,7 @@ def parse_paths(
             found, warnings, dated = parse_email_paths_dated(files)
             report.dated.extend(dated)
         else:
-            found, warnings = parse_document_paths_with_report(files)
+            found, warnings = parse_document_paths_with_report(files, vault=vault)
         report.warnings.extend(warnings)
         if not found and not warnings and not report.dated:  # (a file skipped or unreadable has a warning of its own)
             what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .txt or .html files"
@@ -255,7 +257,9 @@ def ingest_paths(
     `max_note_bytes`: the vault's cap on a note it indexes (`[vault] max_file_mb`); a document
     over it is refused, as its note would never be found."""
     parse_report = IngestReport()
-    parsed = parse_paths(kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report, date_order=date_order)
+    parsed = parse_paths(
+        kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report, date_order=date_order, vault=vault
+    )
     docs = [d for d in parsed if isinstance(d, DocumentInput)]
     if max_note_bytes is not None:  # a note over the vault's cap would never be indexed: left out, said
         sized = [(d, document_note_bytes(d)) for d in docs]

@@ -50,6 +50,7 @@ from vaultmind.ingest.names import slugify
 from vaultmind.ingest.walk import walk_files
 from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.plural import counted
 from vaultmind.vault.encoding import decode_text
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
@@ -171,18 +172,28 @@ def _files(root: Path, warnings: list[str]) -> list[Path]:
     return out
 
 
-def parse_document_paths_with_report(paths: Sequence[Path]) -> tuple[list[DocumentInput], list[str]]:
-    """Documents (in path order) and warnings (skipped files, encoding and front matter issues)."""
+def parse_document_paths_with_report(
+    paths: Sequence[Path], *, vault: Path | None = None
+) -> tuple[list[DocumentInput], list[str]]:
+    """Documents (in path order) and warnings (skipped files, encoding and front matter issues).
+    `vault`: the vault written to, whose own notes (`.md` files in it) are left out, said: they
+    are indexed as they are, and a copy under `sources/document/` would be found twice."""
     warnings: list[str] = []
     found: list[tuple[DocumentInput, Path, bool]] = []  # (document, file, id derived from path)
+    notes: list[Path] = []  # the vault's own notes given
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             root = path.resolve()
             for file in _files(path, warnings):
+                if _vault_note(file, vault):
+                    notes.append(file)
+                    continue
                 rel = file.relative_to(path)
                 if (one := _one(file, rel, [root.name, *rel.parent.parts], warnings)) is not None:
                     found.append(one)
+        elif path.is_file() and _vault_note(path, vault):
+            notes.append(path)
         elif path.is_file():
             if path.suffix.lower() not in SUFFIXES:
                 raise IngestError(
@@ -197,7 +208,17 @@ def parse_document_paths_with_report(paths: Sequence[Path]) -> tuple[list[Docume
                 found.append(one)
         else:
             raise IngestError("no such file or folder", path=path)
+    if notes:
+        warnings.append(
+            f"{counted(len(notes), 'note')} of the vault itself skipped ({notes[0]}"
+            f"{' …' if len(notes) > 1 else ''}): vaultmind indexes them as they are; ingest documents from outside the vault"
+        )
     return _disambiguate(found, warnings), warnings
+
+
+def _vault_note(file: Path, vault: Path | None) -> bool:
+    """Whether `file` is a Markdown note inside `vault` (through a link too)."""
+    return vault is not None and file.suffix.lower() == ".md" and file.resolve().is_relative_to(vault.resolve())
 
 
 def _disambiguate(found: Sequence[tuple[DocumentInput, Path, bool]], warnings: list[str]) -> list[DocumentInput]:

@@ -59,6 +59,7 @@ from vaultmind.ingest.model import DatedBy, DatedOtherwise, QuotedParent, Source
 from vaultmind.ingest.names import slugify
 from vaultmind.ingest.quotes import split_quoted
 from vaultmind.markdown.render import Message, SourceMeta
+from vaultmind.plural import counted
 
 SUBJECT_SLUG_MAX = 60
 NO_SUBJECT = "(no subject)"
@@ -94,7 +95,7 @@ def _accept(raw: RawMessage, warnings: list[str]) -> _Mail | DatedOtherwise | No
     """The message of `raw`; what says it is left out for want of any date; or None (said):
     unparseable."""
     try:
-        parsed = parse_message(raw.data)
+        parsed = parse_message(raw.data, size=raw.size)
     except MimeError as exc:
         warnings.append(f"{raw.origin}: unparseable: {exc}")
         return None
@@ -344,12 +345,26 @@ def parse_email_paths_dated(
             seen = mails.get(mail.key)
             if seen is None or _kept(mail, seen, raw.origin, warnings):
                 mails[mail.key] = mail
+    warnings += _read_warnings([mail for mail in read if isinstance(mail, _Mail)])
     dated = [
         mail if isinstance(mail, DatedOtherwise) else DatedOtherwise(mail.file, mail.named, mail.key, mail.by, mail.at)
         for mail in read
         if isinstance(mail, DatedOtherwise) or (mail.by != "Date" and mails[mail.key] is mail)
     ]
     return _batches(_threads(list(mails.values())), box_account), warnings, dated
+
+
+def _read_warnings(mails: Sequence[_Mail]) -> list[str]:
+    """What the messages read say of their reading: each one whose text was not all read, by
+    name; those read anyway (bytes replaced in a wrong charset, MIME defects), counted, the
+    first named — a mailbox of thousands may have hundreds."""
+    warnings = [f"{mail.origin}: {'; '.join(mail.parsed.lost)}: part of its text is not in the note" for mail in mails if mail.parsed.lost]
+    odd = [mail for mail in mails if mail.parsed.problems]
+    if odd:
+        first = odd[0]
+        more = f" (and {counted(len(odd) - 1, 'more message')})" if len(odd) > 1 else ""
+        warnings.append(f"{first.origin}: read with {'; '.join(first.parsed.problems)}{more}")
+    return warnings
 
 
 def _kept(mail: _Mail, seen: _Mail, origin: str, warnings: list[str]) -> bool:

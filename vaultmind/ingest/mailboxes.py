@@ -59,6 +59,7 @@ class RawMessage:
     saved: Callable[[], datetime | None]  # the modification time of its file, asked only when nothing else dates it
     envelope: datetime | None = None  # mbox `From ` line, Maildir file name's delivery time
     envelope_from: DatedBy = ""  # which of them
+    size: int | None = None  # the whole message's bytes, when `data` is only its start (over the cap)
 
     @property
     def origin(self) -> str:
@@ -162,9 +163,11 @@ def _read_mbox(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
     except (OSError, mailbox.Error) as exc:
         warnings.append(f"{box.path}: cannot open the mbox ({exc}); skipped")
         return
-    read: tuple[int, bytes, bytes] | None = None  # the message read last: its number, From line, the rest
+    read: tuple[int, bytes, bytes, int | None] | None = None  # the message read last: its number, From line, the rest, its size when over the cap
+    last_key = None
     try:
         for n, key in enumerate(mbox.iterkeys(), start=1):
+            before, last_key = last_key, key
             try:
                 with mbox.get_file(key, from_=True) as fh:
                     data = fh.read(MAX_MESSAGE_BYTES + 1)
@@ -175,23 +178,40 @@ def _read_mbox(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
             # (a file cut short ends in a line cut short: a header block cut there is one still)
             cut = len(rest) > _HEAD_BYTES or (bool(rest) and not rest.endswith(b"\n"))
             if read is not None and not _header_block(rest[:_HEAD_BYTES], cut=cut):
-                # a line of the body starting "From " that its writer left unescaped: no message
-                read = (read[0], read[1], read[2] + first + b"\n" + rest)
+                # a line of the body starting "From " that its writer left unescaped: no message;
+                # the blank line above it, which the split took as the separator's, put back
+                gap = b"\n" if _blank_between(mbox, before, key) else b""
+                read = (read[0], read[1], read[2] + gap + first + b"\n" + rest, read[3])
                 continue
             if read is not None:
                 yield _mbox_message(box, *read)
-            read = (n, first, rest)
+            read = (n, first, rest, _size(mbox, key) if len(data) > MAX_MESSAGE_BYTES else None)
         if read is not None and _cut_in_header(read[2]):
             warnings.append(
                 f"{box.path} message {read[0]}: the file ends inside its header (cut short?); skipped — "
                 "ingest the whole file to read it"
             )
         elif read is not None:
-            if _unterminated(read[2]):  # (no line break at its end says nothing: many mboxes so end)
+            if read[3] is None and _unterminated(read[2]):  # (no line break at its end says nothing: many mboxes so end)
                 warnings.append(_cut_warning(f"{box.path} message {read[0]}", read[2]))
             yield _mbox_message(box, *read)
     finally:
         mbox.close()
+
+
+def _size(mbox: mailbox.mbox, key: object) -> int | None:
+    """The bytes message `key` takes in the mbox (its table of contents), None when unknown."""
+    toc = getattr(mbox, "_toc", None)
+    return int(toc[key][1] - toc[key][0]) if isinstance(toc, dict) and key in toc else None
+
+
+def _blank_between(mbox: mailbox.mbox, before: object, key: object) -> bool:
+    """Whether the mbox split message `key` from message `before` at a blank line, which neither
+    holds (Python's mbox keeps each message's offsets in its table of contents)."""
+    toc = getattr(mbox, "_toc", None)
+    if not isinstance(toc, dict) or before not in toc or key not in toc:
+        return True  # (the usual mbox: a blank line before every "From ")
+    return bool(toc[key][0] > toc[before][1])
 
 
 # a header block's multipart boundary: `Content-Type: multipart/mixed;` and, maybe on a folded
@@ -233,11 +253,12 @@ def _cut_in_header(rest: bytes) -> bool:
     return bool(rest) and not rest.endswith(b"\n") and b"\n\n" not in rest.replace(b"\r\n", b"\n")
 
 
-def _mbox_message(box: Mailbox, n: int, first: bytes, rest: bytes) -> RawMessage:
-    """The `n`th message of an mbox: its `From ` line `first`, and `rest`."""
+def _mbox_message(box: Mailbox, n: int, first: bytes, rest: bytes, size: int | None) -> RawMessage:
+    """The `n`th message of an mbox: its `From ` line `first`, and `rest` (its start only when its
+    `size` is over the cap)."""
     rest = _FROM_ESCAPE_RE.sub(rb"\1", rest)  # mboxo/mboxrd: ">From " was "From "
     saved = partial(file_time, box.path)  # the mbox's: when its last message was added
-    return RawMessage(str(box.path), f"message {n}", rest, box.account, saved, from_line_date(first), "from-line")
+    return RawMessage(str(box.path), f"message {n}", rest, box.account, saved, from_line_date(first), "from-line", size)
 
 
 def _read_maildir(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
@@ -268,18 +289,15 @@ def read_messages(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
     else:
         try:
             size = box.path.stat().st_size
-            if size > MAX_MESSAGE_BYTES:
-                warnings.append(
-                    f"{box.path}: unparseable: {size} bytes, over the {MAX_MESSAGE_BYTES}-byte cap"
-                )
-                return
-            data = box.path.read_bytes()
+            with box.path.open("rb") as fh:  # a message over the cap is read to it (`parse_message`)
+                data = fh.read(MAX_MESSAGE_BYTES + 1)
         except OSError as exc:
             warnings.append(f"{box.path}: unreadable ({exc.strerror or exc}); skipped")
             return
         # a byte order mark or blank lines before the headers (a message saved by Notepad, pasted
         # into a file) are no part of it: the parser would read the headers as body
         data = data.removeprefix(b"\xef\xbb\xbf").lstrip(b"\r\n")
-        if _unterminated(data):  # (an .eml may well end without a line break: that says nothing)
+        over = size > MAX_MESSAGE_BYTES
+        if not over and _unterminated(data):  # (an .eml may well end without a line break: that says nothing)
             warnings.append(_cut_warning(str(box.path), data))
-        yield RawMessage(str(box.path), "", data, box.account, partial(file_time, box.path))
+        yield RawMessage(str(box.path), "", data, box.account, partial(file_time, box.path), size=size if over else None)

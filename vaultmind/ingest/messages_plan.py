@@ -6,8 +6,10 @@ known, never written twice (see `ingest.writer`)."""
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import replace
 from datetime import datetime
+from itertools import pairwise
 
 from vaultmind.ingest.common import HASHED_ID_RE
 from vaultmind.ingest.held import GENERATED_KEYS, Existing, carries
@@ -78,13 +80,47 @@ def _readings(message: Message, quote: QuotedParent | None, earlier: tuple[str, 
 
 
 def _unanswered(plan: Plan, group: Group, quote: QuotedParent) -> bool:
-    """None of the messages `quote`'s message answers is in the group or in a note of the vault:
-    what it quoted is put back below its text (see `QuotedParent`)."""
-    if any(answered in group.messages for answered in quote.answers):
-        return False
-    if any(answered in plan.placed(f"{SOURCES_DIR}/{group.meta.kind}") for answered in quote.answers):
-        return False
-    return not any(answered in plan.placed_outside(group.meta.kind) for answered in quote.answers)
+    """Whether what `quote`'s message quoted is put back below its text (see `QuotedParent`):
+    when none of the messages it answers is in the group or in a note of the vault, or when the
+    ones that are are not what it quoted — a reply that forwards another mail below its text
+    ("---------- Forwarded message ---------") cut no quote of its parent, and its text is kept."""
+    parents = _parent_texts(plan, group, quote.answers)
+    return not parents or not any(_quotes(quote.text, parent) for parent in parents)
+
+
+def _parent_texts(plan: Plan, group: Group, answers: tuple[str, ...]) -> list[str]:
+    """The texts of the messages among `answers` the group or the vault holds."""
+    texts = [group.messages[answered].text for answered in answers if answered in group.messages]
+    if texts:
+        return texts
+    kind = group.meta.kind
+    for placed in (plan.placed(f"{SOURCES_DIR}/{kind}"), plan.placed_outside(kind)):
+        for answered in answers:
+            for rel, _ in placed.get(answered, ()):
+                note = plan.existing(rel)
+                held = note.messages().get(answered) if note is not None else None
+                texts.append(held.text if held is not None else "")  # held, its text unread: taken as quoted
+        if texts:
+            break
+    return texts
+
+
+_WORD_RE = re.compile(r"\w+")
+_QUOTED_SHARE = 0.5  # of the parent's first pairs of words found in a cut quote, for it to be that parent's
+_PARENT_WORDS = 40
+
+
+def _quotes(cut: str, parent: str) -> bool:
+    """Whether `cut` quotes `parent`: most of the parent's first pairs of words follow each other
+    in it too (quoting rewraps lines and marks them with `>`, so words are compared, not lines;
+    pairs, so that a forwarded mail sharing a few words with a short parent is not taken for it)."""
+    words = _WORD_RE.findall(note_text(parent).lower())[:_PARENT_WORDS]
+    if len(words) < 2:
+        return not words or words[0] in _WORD_RE.findall(cut.lower())
+    said = _WORD_RE.findall(cut.lower())
+    found = set(pairwise(said))
+    pairs = list(pairwise(words))
+    return sum(pair in found for pair in pairs) >= _QUOTED_SHARE * len(pairs)
 
 
 def _meta_of(note: Existing, fallback: SourceMeta) -> SourceMeta:

@@ -19,11 +19,13 @@ trusts the message:
   the text when the outer message has none;
 - a delivery report (a bounce) reads as its status and the returned message's headers
   (`ingest/reports.py`);
-- caps: a message over `MAX_MESSAGE_BYTES` is refused, a body over `MAX_TEXT_CHARS` is cut
-  (and says so), MIME nesting deeper than `MAX_DEPTH` is not followed.
+- caps: a message over `MAX_MESSAGE_BYTES` is read to the cap, a body over `MAX_TEXT_CHARS` is cut
+  (and says so), MIME nesting deeper than `MAX_DEPTH` is not followed, the text of attached
+  messages past `MAX_ENCLOSED` is not read (each is still listed).
 
 `MimeError` means the message could not be read at all; everything else degrades and is
-noted in `ParsedEmail.problems`.
+noted: in `ParsedEmail.lost` what was not read, in `ParsedEmail.problems` what was read anyway
+(bytes replaced, MIME defects). The email adapter reports both (`email._read_warnings`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from vaultmind.ingest.reports import REPORT_TYPES, report_text
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 MAX_TEXT_CHARS = 200_000
 MAX_DEPTH = 12
+MAX_ENCLOSED = 20  # attached messages whose text is read (each follows the text as a forwarded message)
 
 _NBSP_RE = re.compile("[\u00a0\u202f]")
 _FILENAME_BAD_RE = re.compile(r"[\x00-\x1f\x7f]+")
@@ -99,7 +102,8 @@ class ParsedEmail:
     # its envelope (an mbox From line) or its file's time, and hashed that into its id
     date_unread_before: bool = False
     html_only: bool = False
-    problems: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()  # read anyway: bytes replaced, MIME defects
+    lost: tuple[str, ...] = ()  # text not read: parts nested too deep, attached messages past the cap
     to: tuple[str, ...] = ()  # recipients as `author` is written ("Name <addr>" or the address)
     cc: tuple[str, ...] = ()
     forwarded: tuple[str, ...] = ()  # messages attached to it, each under a "Forwarded message" header
@@ -121,6 +125,7 @@ class _Body:
     attachments: list[Attachment] = field(default_factory=list)
     enclosed: list[Message] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
     forwarded: list[str] = field(default_factory=list)
     reports: bool = True  # read delivery reports (`report_text`); False: as vaultmind did before
     reported: bool = False  # a delivery report was read
@@ -215,7 +220,7 @@ def _inline_name(part: Message, ctype: str) -> str:
 
 def _walk(part: Message, body: _Body, depth: int) -> None:
     if depth > MAX_DEPTH:
-        body.problems.append(f"MIME nesting deeper than {MAX_DEPTH} levels not followed")
+        body.lost.append(f"MIME nesting deeper than {MAX_DEPTH} levels not followed")
         return
     ctype = part.get_content_type()
     maintype = ctype.split("/", 1)[0]
@@ -273,8 +278,10 @@ def _enclosed(part: Message, ctype: str, name: str | None, body: _Body) -> None:
     size = len(_payload_bytes(part)) if enclosed is None else _message_size(enclosed)
     label = name or (f"{subject}.eml" if subject else "message.eml")
     body.attachments.append(Attachment(label, ctype, size))
-    if enclosed is not None and len(body.enclosed) < 3:
+    if enclosed is not None and len(body.enclosed) < MAX_ENCLOSED:
         body.enclosed.append(enclosed)
+    elif enclosed is not None:
+        body.lost.append(f"more than {MAX_ENCLOSED} attached messages: the text of those after the {MAX_ENCLOSED}th is not read")
 
 
 def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
@@ -306,6 +313,7 @@ def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
             )
     body.enclosed.extend(chosen_body.enclosed)
     body.problems.extend(chosen_body.problems)
+    body.lost.extend(chosen_body.lost)
 
 
 def _resources(part: Message, depth: int) -> list[Attachment]:
@@ -339,20 +347,20 @@ def _message_size(msg: Message) -> int:
 def _body_of(msg: Message, depth: int = 0, *, reports: bool = True) -> _Body:
     body = _Body(reports=reports)
     _walk(msg, body, depth)
-    # an empty wrapper around an enclosed message (a forward as attachment): use its text;
-    # beside a text of its own, each enclosed message follows it as a forwarded message
+    # an empty wrapper around an enclosed message (a forward as attachment): its text is the
+    # message's; every other enclosed message follows the text as a forwarded message
     if body.enclosed and depth < MAX_DEPTH:
-        alone = not body.texts
-        for enclosed in body.enclosed[:1] if alone else body.enclosed:
+        for enclosed in body.enclosed:
             inner = _body_of(enclosed, depth + 1, reports=reports)
             text = "\n\n".join(t for t in inner.texts if t.strip())
-            if text and not alone:
+            if text and body.texts:
                 body.forwarded.append(forwarded_header(enclosed) + text)
             elif text:
                 body.texts.append(text)
             body.html_used |= inner.html_used
             body.reported |= inner.reported
             body.problems.extend(inner.problems)
+            body.lost.extend(inner.lost)
     return body
 
 
@@ -378,10 +386,14 @@ def _parse(data: bytes) -> tuple[Message, _Body]:
     raise MimeError("cannot parse the MIME structure (" + "; ".join(errors) + ")")
 
 
-def parse_message(data: bytes) -> ParsedEmail:
-    """Decode one message. Raises `MimeError` only when the bytes are not a message at all."""
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise MimeError(f"message of {len(data)} bytes is over the {MAX_MESSAGE_BYTES}-byte cap")
+def parse_message(data: bytes, *, size: int | None = None) -> ParsedEmail:
+    """Decode one message. Raises `MimeError` only when the bytes are not a message at all.
+    A message over `MAX_MESSAGE_BYTES` (`size`: its whole size, when `data` is its start) is read
+    up to the cap: its headers and the text before it (a mail's text comes before its
+    attachments), what follows not read (said in `lost`)."""
+    whole = max(len(data), size or 0)
+    over = whole > MAX_MESSAGE_BYTES
+    data = data[:MAX_MESSAGE_BYTES]
     if not data.strip():
         raise MimeError("empty message")
     msg, body = _parse(data)
@@ -406,7 +418,7 @@ def parse_message(data: bytes) -> ParsedEmail:
     text = _NBSP_RE.sub(" ", "\n\n".join(body.texts))
     problems = list(dict.fromkeys(body.problems))
     defects = {type(d).__name__ for d in getattr(msg, "defects", [])}
-    if defects:
+    if defects and not over:  # (a message cut at the cap has unclosed parts: the cut is said)
         problems.append("MIME defects: " + ", ".join(sorted(defects)))
     return ParsedEmail(
         message_id=ids[0] if ids else None,
@@ -423,6 +435,9 @@ def parse_message(data: bytes) -> ParsedEmail:
         attachments=_listed_once(body.attachments),
         html_only=body.html_used and not body.plain_used,
         problems=tuple(problems),
+        lost=tuple(dict.fromkeys(body.lost))
+        + ((f"{whole / 2**20:.1f} MB, over the {MAX_MESSAGE_BYTES // 2**20} MB cap: what follows its first "
+            f"{MAX_MESSAGE_BYTES // 2**20} MB (attachments, mostly) is not read",) if over else ()),
         to=recipients(headers, "to"),
         cc=recipients(headers, "cc"),
         forwarded=_forwarded(body),

@@ -157,11 +157,11 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
         raise IngestError(
             "not a Slack export: no channels.json, users.json or conversation folders", path=path
         )
-    read: list[tuple[_Conversation, list[Message], dict[str, str]]] = []
+    read: list[tuple[_Conversation, list[Message], dict[str, list[str]]]] = []
     team_votes: Counter[str] = Counter()  # the messages' own team, when users.json has none
     for conv in sorted(conversations, key=lambda c: (c.scope_name, c.id)):
         messages: list[Message] = []
-        earlier: dict[str, str] = {}  # by ts: its text as an earlier vaultmind read it
+        earlier: dict[str, list[str]] = {}  # by ts: its texts as earlier vaultminds read it
         for rel in export.days(conv.folder) if conv.folder in folders else []:
             if only is not None and rel != only:
                 continue
@@ -189,7 +189,7 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
             legacy_source_id=f"slack:{before}/{conv.id}" if legacy else None,
             legacy_scope=f"slack/{before}/{conv.scope_name}" if legacy else None,
             by_name=_by_name(team, conv),
-            earlier_texts=tuple(sorted(earlier.items())),
+            earlier_texts=_readings(earlier),
         )
         for conv, messages, earlier in read
     ]
@@ -205,7 +205,7 @@ def _parse_channel_file(path: Path) -> list[SourceBatch]:
     text = read_text(path)
     names = _Names()
     messages = []
-    earlier: dict[str, str] = {}
+    earlier: dict[str, list[str]] = {}
     team_votes: Counter[str] = Counter()
     for line, item in json_array_items(path, text):
         if isinstance(item, dict) and isinstance(item.get("team"), str):
@@ -217,7 +217,7 @@ def _parse_channel_file(path: Path) -> list[SourceBatch]:
     meta = SourceMeta(
         kind="chat", source_id=f"slack:{team}/{channel}", scope=f"slack/{team}/{channel}", title=f"#{channel}"
     )
-    batch = SourceBatch(meta=meta, messages=tuple(messages), name_only=True, earlier_texts=tuple(sorted(earlier.items())))
+    batch = SourceBatch(meta=meta, messages=tuple(messages), name_only=True, earlier_texts=_readings(earlier))
     return [batch] if messages else []
 
 
@@ -273,7 +273,7 @@ def _team(users: list[dict[str, Any]], export: _Export, messages: Counter[str]) 
 
 
 def _message(
-    path: Path, line: int, item: Any, channel_id: str, names: _Names, earlier: dict[str, str]
+    path: Path, line: int, item: Any, channel_id: str, names: _Names, earlier: dict[str, list[str]]
 ) -> Message | None:
     """One message of an export, None for one not kept; `earlier` takes its text as an earlier
     vaultmind read it, when that differs (`SourceBatch.earlier_texts`)."""
@@ -287,18 +287,18 @@ def _message(
     ts = as_str(item.get("ts"))
     if not ts or not re.fullmatch(r"\d+(?:\.\d+)?", ts):
         raise ingest_error(path, 'message has no valid "ts"', line=line)
-    text = _readable(as_str(item.get("text")) or "", names)
-    if not text.strip():
-        fallbacks = [
-            a.get("text") or a.get("fallback") for a in item.get("attachments") or [] if isinstance(a, dict)
-        ]
-        text = "\n".join(_readable(f, names) for f in fallbacks if isinstance(f, str) and f.strip())
+    own = _readable(as_str(item.get("text")) or "", names)
+    attached = _attached(item, names)
+    text = "\n\n".join(filter(None, [own.strip("\n"), attached])) if own.strip() else attached
+    # earlier readings: a bot's attachments below a text of its own were left out; a file was
+    # written by its title or name alone, else "[file: file]"
+    alone = own if own.strip() else attached
     files = [f for f in item.get("files") or [] if isinstance(f, dict)]
-    # an earlier vaultmind wrote a file by its title or name alone, else "[file: file]"
-    before = _with_files(text, [f"[file: {_file_name(f) or 'file'}]" for f in files])
-    text = _with_files(text, [_file_line(f) for f in files])
-    if before != text:
-        earlier[ts] = before
+    lines = [_file_line(f) for f in files]
+    readings = [_with_files(alone, [f"[file: {_file_name(f) or 'file'}]" for f in files]), _with_files(alone, lines)]
+    text = _with_files(text, lines)
+    if said := [reading for reading in dict.fromkeys(readings) if reading != text]:
+        earlier[ts] = said
     if not text.strip():
         return None
     ref = f"slack://archives/{channel_id}/p{ts.replace('.', '')}"
@@ -313,6 +313,21 @@ def _message(
         source_ref=ref,
         edited=_edited(item),
     )
+
+
+def _readings(earlier: dict[str, list[str]]) -> tuple[tuple[str, str], ...]:
+    return tuple((ts, text) for ts, texts in sorted(earlier.items()) for text in texts)
+
+
+def _attached(item: dict[str, Any], names: _Names) -> str:
+    """The text of a message's attachments (a bot's post: a pull request's title and body, an
+    alert), link previews left out (an attachment unfurling a link: `from_url`, `original_url`)
+    unless the message has no text of its own, when they are all it says."""
+    attachments = [a for a in item.get("attachments") or [] if isinstance(a, dict)]
+    if (as_str(item.get("text")) or "").strip():
+        attachments = [a for a in attachments if not (a.get("from_url") or a.get("original_url"))]
+    texts = [a.get("text") or a.get("fallback") for a in attachments]
+    return "\n".join(_readable(t, names) for t in texts if isinstance(t, str) and t.strip())
 
 
 def _file_name(file: dict[str, Any]) -> str:

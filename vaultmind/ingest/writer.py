@@ -48,7 +48,10 @@ module plans each group's note, or each document's, and writes the plan.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
 from datetime import UTC, tzinfo
 from pathlib import Path
 
@@ -163,7 +166,37 @@ def _list_moves(vault: Path, *, add: Sequence[str] = (), done: Sequence[str] = (
     notes it lists gone) are removed and those notes unlisted; the notes this ingest's moves
     leave are listed (`add`, before its writes) or unlisted (`done`, after them). Another
     ingest's notes still on disk stay listed: two ingests at once keep each other's moves, and
-    the list goes when it is empty."""
+    the list goes when it is empty — read and written under a lock, so that neither loses the
+    other's lines."""
+    if add:
+        try:
+            make_folders(vault / SOURCES_DIR)
+        except OSError as exc:
+            raise VaultError(f"cannot write the list of moves ({_reason(exc)})", path=vault / _MOVING, hint=_MOVES_HINT) from exc
+    with _moves_locked(vault):
+        _update_moves(vault, add, done)
+
+
+@contextlib.contextmanager
+def _moves_locked(vault: Path) -> Iterator[None]:
+    """An exclusive lock on `sources/` (the folder itself: no file to leave behind) for the
+    block, waited for; none where there is no such lock (Windows) or no folder yet."""
+    folder = vault / SOURCES_DIR
+    if sys.platform == "win32" or not folder.is_dir():
+        yield
+        return
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _update_moves(vault: Path, add: Sequence[str], done: Sequence[str]) -> None:
     listed = vault / _MOVING
     try:
         earlier = listed.read_text(encoding="utf-8").splitlines()
