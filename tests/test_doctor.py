@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import run_main, write
+from tests.conftest import end_process, run_main, write
 from tests.fakes.ollama_server import FakeOllama, free_port
 from vaultmind.config import load_config
 from vaultmind.doctor import watch_room
@@ -126,3 +128,23 @@ def test_the_text_report_marks_each_check_and_sums_up(capsys: pytest.CaptureFixt
     assert any(line.startswith("ok    software ") for line in lines)
     assert f"→ build it: vaultmind reindex --vault {vault}" in out
     assert err.strip() == "vaultmind doctor: 2 warnings"
+
+
+@pytest.mark.slow
+def test_each_check_is_shown_as_soon_as_it_is_done(vault: Path) -> None:
+    """The NER model and the embedder take seconds to load: the checks before them are on the
+    screen meanwhile, not all at the end."""
+    _settings(vault, f'[embeddings]\nprovider = "none"\n[ollama]\nhost = "http://127.0.0.1:{free_port()}"\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vaultmind", "doctor", "--vault", str(vault)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("ok    software ")
+        assert proc.poll() is None, "shown while the model still loads"
+        rest = proc.stdout.read()
+        assert "entities" in rest and proc.wait(120) == 0
+    finally:
+        end_process(proc)

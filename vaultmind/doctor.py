@@ -16,7 +16,7 @@ import shlex
 import shutil
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -241,26 +241,21 @@ def disk(config: Config) -> Check:
     return Check("disk", "ok", detail)
 
 
-def run_checks(config: Config) -> list[Check]:
-    """Every check of a vault whose settings read cleanly, in the order a person fixes them."""
+def run_checks(config: Config) -> Iterator[Check]:
+    """Every check of a vault whose settings read cleanly, in the order a person fixes them, each
+    as soon as it is done (the models take a few seconds to load)."""
     from vaultmind.client import find_daemon
-
-    client = find_daemon(config)
-    steps: list[Callable[[], Check | list[Check]]] = [
-        lambda: daemon(config, client),
-        lambda: index(config, client),
-        lambda: ner(config),
-        lambda: embeddings(config),
-        lambda: ollama(config),
-        lambda: privacy(config),
-        lambda: watch_room(config),
-        lambda: disk(config),
-    ]
     from vaultmind.config import CONFIG_RELPATH
 
+    yield software()
     settings = f"settings from {CONFIG_RELPATH}" if (config.vault / CONFIG_RELPATH).is_file() else "default settings"
-    checks = [software(), Check("vault", "ok", f"{config.vault} ({settings})")]
-    for step in steps:
-        found = step()
-        checks.extend(found if isinstance(found, list) else [found])
-    return checks
+    yield Check("vault", "ok", f"{config.vault} ({settings})")
+    client = find_daemon(config)
+    yield daemon(config, client)
+    yield from index(config, client)
+    yield ner(config)
+    yield embeddings(config)
+    yield ollama(config)
+    yield privacy(config)
+    yield watch_room(config)
+    yield disk(config)

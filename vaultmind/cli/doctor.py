@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from vaultmind.cli.args import vault_args
@@ -17,6 +18,7 @@ from vaultmind.cli.output import emit
 from vaultmind.errors import VaultmindError
 
 _MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+NAME_WIDTH = 10  # the longest check's name ("embeddings")
 
 
 def add_parser(sub: Any) -> None:
@@ -37,22 +39,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from vaultmind.cli.context import config_from_args
     from vaultmind.doctor import Check, failed, run_checks, software
 
-    checks: list[Check]
+    checks: list[Check] = []
     try:
         config = config_from_args(args)
     except VaultmindError as exc:
-        checks = [software(), failed("vault", exc)]
+        found: Iterable[Check] = [software(), failed("vault", exc)]
     else:
-        checks = run_checks(config)
+        found = run_checks(config)
+    for check in found:
+        checks.append(check)
+        if not args.json:  # each as it is done: the models take a few seconds to load
+            print(f"{_MARK[check.state]}  {check.name:<{NAME_WIDTH}}  {check.detail}", flush=True)
+            if check.hint:
+                print(f"{'':4}  {'':<{NAME_WIDTH}}  → {check.hint}", flush=True)
     ok = all(check.state != "fail" for check in checks)
     if args.json:
         emit({"ok": ok, "checks": [check.as_dict() for check in checks]})
         return 0 if ok else 1
-    width = max(len(check.name) for check in checks)
-    for check in checks:
-        print(f"{_MARK[check.state]}  {check.name:<{width}}  {check.detail}")
-        if check.hint:
-            print(f"{'':4}  {'':<{width}}  → {check.hint}")
     counts = {state: sum(check.state == state for check in checks) for state in ("warn", "fail")}
     summary = ", ".join(f"{n} {'warning' if s == 'warn' else 'failure'}{'' if n == 1 else 's'}" for s, n in counts.items() if n)
     print(f"vaultmind doctor: {summary or 'all good'}", file=sys.stderr)
