@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -141,10 +142,9 @@ def test_each_check_is_shown_as_soon_as_it_is_done(vault: Path) -> None:
     )  # fmt: skip
     try:
         assert proc.stdout is not None
-        first = proc.stdout.readline()
-        assert first.startswith("ok    software ")
-        assert proc.poll() is None, "shown while the model still loads"
-        rest = proc.stdout.read()
-        assert "entities" in rest and proc.wait(120) == 0
+        seen = {line.split()[1]: time.monotonic() for line in proc.stdout if line[:4] in ("ok  ", "WARN", "FAIL")}
+        assert proc.wait(120) == 0
+        # the vault's line was on the screen while the NER model loaded (at the end, both came at once)
+        assert seen["entities"] - seen["vault"] > 0.5
     finally:
         end_process(proc)
