@@ -4,6 +4,7 @@ driven from Node against a real daemon on a temp vault, and installed into a vau
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -132,6 +133,13 @@ def test_install_copies_the_plugin_into_the_vault_and_nothing_else(built: Path, 
     assert sorted(p.name for p in installed.iterdir()) == ["main.js", "manifest.json", "styles.css"]
     assert (installed / "main.js").read_bytes() == (built / "main.js").read_bytes()
     assert (vault / "note.md").read_text() == "# mine\n"
+    # given relative to where `npm run install-into` was typed, not to the plugin's folder
+    again = subprocess.run(
+        [node, str(PLUGIN / "install.mjs"), "vault"], capture_output=True, text=True, timeout=60,
+        cwd=PLUGIN, env={**os.environ, "INIT_CWD": str(tmp_path)},
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert str(installed) in again.stdout
     bare = tmp_path / "not-a-vault"
     bare.mkdir()
     done = subprocess.run([node, str(PLUGIN / "install.mjs"), str(bare)], capture_output=True, text=True, timeout=60)

@@ -1,11 +1,13 @@
 // Copies the built plugin into a vault: node install.mjs VAULT
 // (VAULT/.obsidian/plugins/vaultmind/: main.js, manifest.json, styles.css). Nothing else is touched.
 import { copyFile, mkdir, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const vault = process.argv[2];
+// a relative path is the caller's: `npm run` runs this from the plugin's folder (INIT_CWD is where it was typed)
+const given = process.argv[2];
+const vault = given && resolve(process.env.INIT_CWD ?? process.cwd(), given);
 if (!vault) {
   console.error("usage: node install.mjs VAULT   (build first: npm ci && npm run build)");
   process.exit(2);
