@@ -147,7 +147,11 @@ def daemon(config: Config, client: DaemonClient | None) -> Check:
     from vaultmind.client import daemon_file
 
     path = daemon_file(config)
-    if path.exists() and os.name == "posix" and stat.S_IMODE(path.stat().st_mode) & 0o077:
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:  # none (or gone this instant)
+        mode = None
+    if mode is not None and os.name == "posix" and mode & 0o077:
         return Check(
             "daemon", "fail", f"{path} can be read by other users: its token lets them ask your memory",
             f"chmod 600 {shlex.quote(str(path))}",
@@ -156,7 +160,7 @@ def daemon(config: Config, client: DaemonClient | None) -> Check:
     if client is not None:
         state = "starting" if client.starting else "loading" if client.loading else "ready"
         return Check("daemon", "ok", f"running (pid {client.pid}, {client.base}, {state})")
-    if path.exists():
+    if mode is not None:
         return Check("daemon", "ok", f"not running ({path.name} is left from one that ended; it is ignored)", f"start it: {serve}")
     return Check("daemon", "ok", "not running: commands open the index themselves", f"to watch the vault: {serve}")
 
