@@ -65,12 +65,21 @@ _MONTHS = (
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PERIODS = "week|weekend|month|year|morning|afternoon|evening|night|summer|winter|spring|autumn|fall"
 
+# what is still to be done: "what's pending", "what is outstanding", "what's still open", "what is
+# still to do", "what remains to be done"
+_UNDONE = (
+    r"(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?(?:pending|outstanding)|(?:\s+is|['’]s|\s+are)\s+still\s+(?:open|to\s+(?:be\s+)?do(?:ne)?)"
+    r"|\s+remains\s+to\s+(?:be\s+)?do(?:ne)?"
+)
+
 _QUESTION = (
     # "what is on my to-do list?", "what are my open tasks?": an open task of a note (`- [ ] …`)
     ("task", re.compile(r"\b(?:(?:my|our|open|pending|outstanding|unfinished)\s+(?:tasks?|to-?dos?|action\s+items?)|to-?dos?(?:\s+list)?)\b", re.I)),
-    # "what do I need to do before the launch?", "what else should we do?", "what's left to do?"
+    # "what do I need to do before the launch?", "what else should we do?", "what's left to do?",
+    # "what's pending for the launch?", "what is still open for Dad's birthday?" (not "what is open
+    # on Sunday?", "what's left of the budget?")
     ("task", re.compile(r"^\W*what(?:\s+else)?(?:\s+(?:do|should|must|shall)\s+(?:I|we)\s+(?:still\s+)?(?:(?:need|have)\s+to\s+)?do"
-                        r"|(?:\s+is|['’]s)\s+(?:still\s+)?left\s+to\s+do)\b", re.I)),
+                        rf"|(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?left\s+to\s+do|{_UNDONE})\b", re.I)),
     # "which tasks are due this week?", "what is due tomorrow?", "what's overdue?": tasks by their due dates
     ("task", re.compile(r"^\W*(?:what|which)(?:\s+(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\s+(?:are|is)\s+(?:still\s+)?(?:due|open|left)\b"
                         r"|(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?(?:over)?due(?=\s*(?:$|[?.!]|(?:this|next|today|tomorrow|tonight|by|on|in|before|soon|now|first)\b)))", re.I)),
@@ -161,7 +170,8 @@ _KIND_WORDS = re.compile(
     r"^\W*(?:at |in |on )?(?:what|which) (?:time|date|day|year|month)s?\b|\be-?mail address(?:es)?\b"
     r"|^\W*how (?:much|many)\b"
     r"|\b(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\b"  # not "list": "my to-do list" may be a note's name
-    r"|\b(?:(?:need|have)\s+to|left\s+to)\s+do\b",
+    r"|\b(?:(?:need|have)\s+to|left\s+to)\s+do\b"
+    rf"|^\W*what(?:{_UNDONE})\b",
     re.I,
 )
 
