@@ -139,12 +139,12 @@ _PLACE_NAME = re.compile(r"[A-Z][\w'’-]")  # where the name of a `_PLACE` matc
 # Two capitalised words inside a sentence, with no preposition before them: a place or a venue
 # named as an object ("I booked Golden Lantern").
 _TWO_NAMES = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z'’-]+ [A-Z][a-z'’-]+")
-_NUMBER_WORDS = (
+NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
     "forty|fifty|hundred|thousand|dozen|once|twice|several|few"
 )
-_NUMBER = re.compile(rf"[\d€$£¥]|\b(?:{_NUMBER_WORDS})\b", re.I)
-_NUMBER_WORD_SET = frozenset(_NUMBER_WORDS.split("|"))  # `_NUMBER` on an ASCII text: its words
+_NUMBER = re.compile(rf"[\d€$£¥]|\b(?:{NUMBER_WORDS})\b", re.I)
+_NUMBER_WORD_SET = frozenset(NUMBER_WORDS.split("|"))  # `_NUMBER` on an ASCII text: its words
 _CLOCK_OR_DATE = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b|\b\d{4}-\d{2}-\d{2}\b")  # "18:30", "2024-03-23"
 _CAPITALISED = re.compile(r"[A-Z][a-z]")  # where a `_PROPER` match can start
 _WORD_AT = re.compile(r"\w+")
@@ -210,7 +210,7 @@ _AMOUNT = re.compile(
 # working days", "45 minutes", "an hour"), not any number ("version 1.1"); not "how long ago"
 _DURATION_QUESTION = re.compile(r"^\W*how long\b(?!\s+ago\b)", re.I)
 _DURATION = re.compile(
-    rf"\b(?:\d+(?:[.,]\d+)?|an?|half an?|{_NUMBER_WORDS})(?:\s+[a-z]+)?\s+"
+    rf"\b(?:\d+(?:[.,]\d+)?|an?|half an?|{NUMBER_WORDS})(?:\s+[a-z]+)?\s+"
     r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|fortnights?|months?|years?|decades?)\b",
     re.I,
 )
@@ -221,8 +221,8 @@ _HEADCOUNT_QUESTION = re.compile(
     re.I,
 )
 _HEADCOUNT = re.compile(
-    rf"\b(?:table|party|booking|reservation|dinner|room)\s+(?:for|of)\s+(?:\d+|{_NUMBER_WORDS})\b"
-    rf"|\b(?:\d+|{_NUMBER_WORDS})\s+(?:of\s+(?:us|them|you)|people|persons|guests|attendees|adults|kids|children|heads)\b",
+    rf"\b(?:table|party|booking|reservation|dinner|room)\s+(?:for|of)\s+(?:\d+|{NUMBER_WORDS})\b"
+    rf"|\b(?:\d+|{NUMBER_WORDS})\s+(?:of\s+(?:us|them|you)|people|persons|guests|attendees|adults|kids|children|heads)\b",
     re.I,
 )
 _LINE_OR_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
