@@ -6,8 +6,9 @@ authors it names and whose words it asks for (`people`), and what it asks for be
 the kind of answer (`answer_type`), who someone is (`identity`), the open tasks (`tasks`), a
 window alone, or nothing but its author or entity; what it sets aside, when it asks nothing else
 ("what did Mei say apart from the garden?", `set_aside`), is not searched. Misspellings are
-read as the words and names the memory holds (`spelling`); the words that say how the asker asks (`wording`: "say", "likely",
-"recently"), the kind of answer and the window's relative words are not searched.
+read as the words and names the memory holds (`spelling`); the words that say how the asker
+asks (`wording`: "say", "likely", "recently"), the kind of answer and the window's relative
+words are not searched.
 docs/ranking.md ("1. Read the question") tells every rule.
 """
 
