@@ -8,8 +8,9 @@ from pathlib import Path
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 from vaultmind.retrieval.answer_type import answer_test
+from vaultmind.retrieval.counts import counted_thing, counts
 
-from .conftest import write_chat
+from .conftest import write, write_chat
 
 DINNER = [("Daniel Chen", "Ok team, Dad's 60th! He thinks we're just having lunch at home on the 23rd."),
           ("Mei Chen", "He must not find out!! I told him Saturday is for the garden."),
@@ -72,3 +73,33 @@ def test_how_much_finds_the_sum_said_of_whom_it_asks_about(vault: Path) -> None:
         hits = memory.walk("How much is the cleaner?", limit=3)["hits"]
         assert hits[0]["content"].startswith("She charges £15"), [h["content"][:40] for h in hits]
         assert hits[0]["breakdown"]["topic_answer"]
+
+
+def test_how_many_things_asks_for_a_count_of_them(vault: Path) -> None:
+    """"How many sailors are in the usability tests?": the message that counts sailors ("5
+    sailors") answers it; a number of something else ("1.1", "16 April") does not, though it
+    stands beside the question's words; "how many times…?" counts occasions, told one by one,
+    and keeps any number as its answer."""
+    assert counted_thing("How many working days does the migration take?") == "day"
+    assert counted_thing("How many times has John hurt his ankle?") is None
+    assert counts("7 to 9 working days, plus load testing", "day") and counts("about 8 more working days", "day")
+    assert not counts("how we scope 1.1 for sailors", "sailor"), "a number of something else"
+    write(
+        vault,
+        "Reading list.md",
+        "# Reading list\n\n- [ ] The Mom Test, before the usability tests\n- [x] Shape Up: how we scope 1.1 after launch\n"
+        "- [ ] Tide tables for dinghy sailors and sailing\n",
+    )
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            ("Priya Raman", "That gives me time to finish onboarding and run usability tests with 5 sailors from the club."),
+            ("Bob Stone", "Then code freeze is Tuesday 16 April."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        hits = memory.walk("How many sailors are in the usability tests?", limit=3)["hits"]
+        assert "5 sailors" in hits[0]["content"] and hits[0]["breakdown"]["answer"]
+        assert [h["breakdown"]["answer"] for h in hits[1:]] == [False, False], "the reading list's 1.1, the code freeze's 16 April"

@@ -10,6 +10,7 @@ import pytest
 import vaultmind.retrieval.walk as walk_module
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
+from vaultmind.retrieval.answer_type import answer_kind
 from vaultmind.retrieval.evidence import format_evidence, is_grounded
 from vaultmind.retrieval.tasks import due_date
 
@@ -70,6 +71,22 @@ def test_other_words_filter_the_open_tasks(vault: Path) -> None:
         assert all(hit["breakdown"]["task"] == 0 for hit in hits[3:])
         assert "Daily/2024-03-01.md" not in [hit["note_path"] for hit in hits]
 
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What's pending for the launch?", "What is still open for the launch?", "What is outstanding for the launch?", "What remains to be done for the launch?"],
+)
+def test_what_is_pending_asks_for_the_open_tasks(vault: Path, question: str) -> None:
+    """"What's pending…?", "what is still open…?": the open tasks, as "what are my open tasks…?"
+    asks for them; the words that ask ("pending", "still open") are not searched."""
+    _tasks_vault(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk(question, limit=5, reference_time=AT)
+        assert result["query"]["answer_kind"] == "task" and result["query"]["content_terms"] == ["launch"]
+        assert [hit["note_path"] for hit in result["hits"][:3]] == ["Projects/Launch.md", "Daily/2024-03-11.md", "Daily/2024-03-08.md"]
+    assert answer_kind("What is open on Sunday?") is None and answer_kind("What's left of the budget?") is None
 
 def _due_vault(vault: Path) -> None:
     write(vault, "Projects/Press.md", "---\ndate: 2024-03-01\n---\n# Press\n\n- [ ] Send the press kit 📅 2024-03-15\n- [ ] Book the photographer 📅 2024-03-20\n")

@@ -159,6 +159,41 @@ def test_recently_is_not_searched(vault: Path) -> None:
         assert "late" in asking["query"]["content_terms"], "nothing else asked but 'what happened': kept"
 
 
+def test_last_asking_for_the_latest_time_is_the_askers() -> None:
+    assert vague_times("When did I last email Dana?") == {"last"}
+    assert vague_times("When was Bob Stone last here?") == {"last"}
+    assert vague_times("When was the last time we talked about the budget?") == set(terms("last time"))
+    assert vague_times("Did we meet last week?") == set(), "a window"
+    assert vague_times("When did the last meeting happen?") == set(), "a thing's adjective"
+
+
+def test_the_last_time_is_not_searched(vault: Path) -> None:
+    """"When was the last time we talked about the budget?" asks about the budget: "the last
+    time" asks for the latest, and a message's own "last time" ("Review took 6 days last time")
+    is of another time. Searched, it had put that message first."""
+    write_chat(vault, "2024-03-04", [("Priya", "Also: App Store review took 6 days last time. Worth planning for, last time was close."),
+                                     ("Alice", "Good point, adding it to the risks.")])  # fmt: skip
+    write_chat(vault, "2024-03-05", [("Bob", "Got a minute on the budget? The migration estimate is done."),
+                                     ("Alice", "The whole launch budget is eighteen thousand euros.")])  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("When was the last time we talked about the budget?", limit=3, reference_time=MARCH_12)
+        assert "last" not in result["query"]["content_terms"] and "time" not in result["query"]["content_terms"]
+        assert "budget" in result["hits"][0]["content"], [h["content"][:30] for h in result["hits"]]
+        assert sum("budget" in h["content"] for h in result["hits"]) == 2
+
+def test_an_adverb_before_the_verb_of_saying_keeps_the_speaker(vault: Path) -> None:
+    """"When did Bob last mention the migration?" asks for Bob's words, as "what did Bob
+    mention…?" does: not Alice's message that names Bob beside the migration."""
+    write_chat(vault, "2024-03-04", [("Bob Stone", "Heads-up: the payments migration is bigger than we thought."),
+                                     ("Alice Chen", "Bob, can you write up the migration estimate by Wednesday? Bob, the migration matters.")])  # fmt: skip
+    write_chat(vault, "2024-03-05", [("Bob Stone", "The estimate is done: 7 to 9 working days for the migration.")])
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk("When did Bob last mention the migration?", limit=3, reference_time=MARCH_12)
+        assert [h["author"] for h in result["hits"][:2]] == ["Bob Stone", "Bob Stone"], [h["content"][:30] for h in result["hits"]]
+        assert result["hits"][0]["breakdown"]["speaker"]
+
 def test_a_speaker_named_beside_your_notes_is_still_the_speaker(vault: Path) -> None:
     """"What did Kate say about the party in my notes?": "my notes" names where, not who spoke;
     Kate is still the speaker (her messages, "say" not searched), as she is without them. Only

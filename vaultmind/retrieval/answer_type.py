@@ -65,12 +65,21 @@ _MONTHS = (
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PERIODS = "week|weekend|month|year|morning|afternoon|evening|night|summer|winter|spring|autumn|fall"
 
+# what is still to be done: "what's pending", "what is outstanding", "what's still open", "what is
+# still to do", "what remains to be done"
+_UNDONE = (
+    r"(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?(?:pending|outstanding)|(?:\s+is|['’]s|\s+are)\s+still\s+(?:open|to\s+(?:be\s+)?do(?:ne)?)"
+    r"|\s+remains\s+to\s+(?:be\s+)?do(?:ne)?"
+)
+
 _QUESTION = (
     # "what is on my to-do list?", "what are my open tasks?": an open task of a note (`- [ ] …`)
     ("task", re.compile(r"\b(?:(?:my|our|open|pending|outstanding|unfinished)\s+(?:tasks?|to-?dos?|action\s+items?)|to-?dos?(?:\s+list)?)\b", re.I)),
-    # "what do I need to do before the launch?", "what else should we do?", "what's left to do?"
+    # "what do I need to do before the launch?", "what else should we do?", "what's left to do?",
+    # "what's pending for the launch?", "what is still open for Dad's birthday?" (not "what is open
+    # on Sunday?", "what's left of the budget?")
     ("task", re.compile(r"^\W*what(?:\s+else)?(?:\s+(?:do|should|must|shall)\s+(?:I|we)\s+(?:still\s+)?(?:(?:need|have)\s+to\s+)?do"
-                        r"|(?:\s+is|['’]s)\s+(?:still\s+)?left\s+to\s+do)\b", re.I)),
+                        rf"|(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?left\s+to\s+do|{_UNDONE})\b", re.I)),
     # "which tasks are due this week?", "what is due tomorrow?", "what's overdue?": tasks by their due dates
     ("task", re.compile(r"^\W*(?:what|which)(?:\s+(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\s+(?:are|is)\s+(?:still\s+)?(?:due|open|left)\b"
                         r"|(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?(?:over)?due(?=\s*(?:$|[?.!]|(?:this|next|today|tomorrow|tonight|by|on|in|before|soon|now|first)\b)))", re.I)),
@@ -130,12 +139,12 @@ _PLACE_NAME = re.compile(r"[A-Z][\w'’-]")  # where the name of a `_PLACE` matc
 # Two capitalised words inside a sentence, with no preposition before them: a place or a venue
 # named as an object ("I booked Golden Lantern").
 _TWO_NAMES = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z'’-]+ [A-Z][a-z'’-]+")
-_NUMBER_WORDS = (
+NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
     "forty|fifty|hundred|thousand|dozen|once|twice|several|few"
 )
-_NUMBER = re.compile(rf"[\d€$£¥]|\b(?:{_NUMBER_WORDS})\b", re.I)
-_NUMBER_WORD_SET = frozenset(_NUMBER_WORDS.split("|"))  # `_NUMBER` on an ASCII text: its words
+_NUMBER = re.compile(rf"[\d€$£¥]|\b(?:{NUMBER_WORDS})\b", re.I)
+_NUMBER_WORD_SET = frozenset(NUMBER_WORDS.split("|"))  # `_NUMBER` on an ASCII text: its words
 _CLOCK_OR_DATE = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b|\b\d{4}-\d{2}-\d{2}\b")  # "18:30", "2024-03-23"
 _CAPITALISED = re.compile(r"[A-Z][a-z]")  # where a `_PROPER` match can start
 _WORD_AT = re.compile(r"\w+")
@@ -161,7 +170,8 @@ _KIND_WORDS = re.compile(
     r"^\W*(?:at |in |on )?(?:what|which) (?:time|date|day|year|month)s?\b|\be-?mail address(?:es)?\b"
     r"|^\W*how (?:much|many)\b"
     r"|\b(?:open\s+)?(?:tasks?|to-?dos?|action\s+items?)\b"  # not "list": "my to-do list" may be a note's name
-    r"|\b(?:(?:need|have)\s+to|left\s+to)\s+do\b",
+    r"|\b(?:(?:need|have)\s+to|left\s+to)\s+do\b"
+    rf"|^\W*what(?:{_UNDONE})\b",
     re.I,
 )
 
@@ -200,7 +210,7 @@ _AMOUNT = re.compile(
 # working days", "45 minutes", "an hour"), not any number ("version 1.1"); not "how long ago"
 _DURATION_QUESTION = re.compile(r"^\W*how long\b(?!\s+ago\b)", re.I)
 _DURATION = re.compile(
-    rf"\b(?:\d+(?:[.,]\d+)?|an?|half an?|{_NUMBER_WORDS})(?:\s+[a-z]+)?\s+"
+    rf"\b(?:\d+(?:[.,]\d+)?|an?|half an?|{NUMBER_WORDS})(?:\s+[a-z]+)?\s+"
     r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|fortnights?|months?|years?|decades?)\b",
     re.I,
 )
@@ -211,8 +221,8 @@ _HEADCOUNT_QUESTION = re.compile(
     re.I,
 )
 _HEADCOUNT = re.compile(
-    rf"\b(?:table|party|booking|reservation|dinner|room)\s+(?:for|of)\s+(?:\d+|{_NUMBER_WORDS})\b"
-    rf"|\b(?:\d+|{_NUMBER_WORDS})\s+(?:of\s+(?:us|them|you)|people|persons|guests|attendees|adults|kids|children|heads)\b",
+    rf"\b(?:table|party|booking|reservation|dinner|room)\s+(?:for|of)\s+(?:\d+|{NUMBER_WORDS})\b"
+    rf"|\b(?:\d+|{NUMBER_WORDS})\s+(?:of\s+(?:us|them|you)|people|persons|guests|attendees|adults|kids|children|heads)\b",
     re.I,
 )
 _LINE_OR_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")

@@ -28,6 +28,7 @@ import numpy as np
 
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.people import person_terms
+from vaultmind.retrieval.spans import span_window
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 from vaultmind.retrieval.windows import after_end, within
 
@@ -58,12 +59,13 @@ def relative_terms(window_text: str) -> set[str]:
 
 
 def question_window(question: str, reference_time: datetime | None) -> TimeWindow | None:
-    """The question's time window. Days are the asker's: "yesterday" is read on the calendar of
+    """The question's time window: a span it names by its ends (`spans`), else the time it
+    names (`timeparse`). Days are the asker's: "yesterday" is read on the calendar of
     the reference time's offset (this machine's local time when there is none; a naive
     reference time is UTC), then the window is turned into UTC."""
     local = reference_time if reference_time is not None else datetime.now().astimezone()
     offset = local.utcoffset() or timedelta(0)
-    window = parse_time_window(question, local.replace(tzinfo=None))
+    window = span_window(question, local.replace(tzinfo=None)) or parse_time_window(question, local.replace(tzinfo=None))
     if window is None or not offset:
         return window
     try:

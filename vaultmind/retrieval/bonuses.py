@@ -106,11 +106,13 @@ from vaultmind.retrieval.answer_type import (
     AnswerKind,
     answer_test,
     asks_clock,
+    asks_narrowly,
     bare_days,
     dated_days,
     holds_answer,
 )
 from vaultmind.retrieval.asking import Asking, asking, asks_about
+from vaultmind.retrieval.counts import counted_thing, counts
 from vaultmind.retrieval.headings import heading_shares
 from vaultmind.retrieval.listener import FIRST_PERSON, tells_of_listener, tells_of_self
 from vaultmind.retrieval.negation import asks_ahead, negated_terms, negates, puts_off
@@ -336,8 +338,16 @@ def answer_holds(
     naming a time of day with a word of the question, or in the note of the best match (where
     `raise_topic_answer` finds it). Otherwise the day it is on answers it, as for "when…?": "what
     time is the launch?" of a memory that says only "the launch is Tuesday 23 April" is not
-    "Standup is at 9:30"."""
+    "Standup is at 9:30". "How many sailors are in the usability tests?" asks for a count of
+    sailors ("5 sailors") only where a leaf of `texts` writes one beside another of the
+    question's words ("usability tests with 5 sailors", not "I would get two turtles" for "how
+    many turtles does Nate have?", which says nothing else the question asks of): `counts`;
+    otherwise any number answers it."""
     holds = answer_test(question, kind, content_terms, people)
+    thing = counted_thing(question) if kind == "quantity" and not asks_narrowly(question) else None
+    beside = frozenset(content_terms) - {thing}
+    if thing is not None and any(counts(text, thing) and not beside.isdisjoint(terms(text)) for text in texts.values()):
+        return lambda text: counts(text, str(thing))
     if kind != "time" or not asks_clock(question) or not final:
         return holds
     wanted = frozenset(content_terms)

@@ -134,8 +134,8 @@ SPEAKING_VERBS = (  # a regular expression's alternatives: "say", "told", "repli
     r"post|posts|posted|reply|replies|replied|answer|answers|answered|think|thinks|thought|confirm|confirms|confirmed|"
     r"send|sends|sent|email|emails|emailed|text|texts|texted"
 )
-_SPEECH = re.compile(
-    rf"([\w'’]+)\s+({SPEAKING_VERBS})\b(?!\s+address)",  # "Helen's email address" is no mail of hers
+_SPEECH = re.compile(  # "Helen's email address" is no mail of hers; "did Bob last mention…": Bob's words, the latest
+    rf"([\w'’]+)\s+(?:(?:last|first|ever|also|just|once|recently)\s+)?({SPEAKING_VERBS})\b(?!\s+address)",
     re.I,
 )
 
@@ -146,7 +146,7 @@ _SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
 def asked_speakers(question: str, authors: set[str] | frozenset[str]) -> tuple[set[str], set[str]]:
     """Who the question asks the words of ("What did Alice say…", "Which city did John
     recommend…", "emails from Elena"): the terms of an author's name right before a verb of
-    saying, or after "from" or "by"; and the terms of those verbs ("say"), which ask for the
+    saying (or an adverb before it: "when did Bob last mention…"), or after "from" or "by"; and the terms of those verbs ("say"), which ask for the
     author's words and are not what the words are about."""
     speakers: set[str] = set()
     verbs: set[str] = set()

@@ -4,9 +4,11 @@ Before anything is scored, the question is read into its search terms and the te
 densely, its time window (`asked_window`; after an event, `after_event`), its entities, the
 authors it names and whose words it asks for (`people`), and what it asks for beyond its words:
 the kind of answer (`answer_type`), who someone is (`identity`), the open tasks (`tasks`), a
-window alone, or nothing but its author or entity. Misspellings are read as the words and names
-the memory holds (`spelling`); the words that say how the asker asks (`wording`: "say", "likely",
-"recently"), the kind of answer and the window's relative words are not searched.
+window alone, or nothing but its author or entity; what it sets aside, when it asks nothing else
+("what did Mei say apart from the garden?", `set_aside`), is not searched. Misspellings are
+read as the words and names the memory holds (`spelling`); the words that say how the asker
+asks (`wording`: "say", "likely", "recently"), the kind of answer and the window's relative
+words are not searched.
 docs/ranking.md ("1. Read the question") tells every rule.
 """
 
@@ -46,6 +48,7 @@ from vaultmind.retrieval.people import (
     query_entities,
     without_words,
 )
+from vaultmind.retrieval.set_aside import set_aside
 from vaultmind.retrieval.signals import CANDIDATES
 from vaultmind.retrieval.spelling import corrections, joined_words, name_corrections, possessives
 from vaultmind.retrieval.tasks import OpenTask, of_named_source, open_tasks
@@ -100,6 +103,7 @@ class Reading:
     only_tasks: bool  # asks for nothing but the open tasks
     joined: dict[str, tuple[str, ...]]  # a term's other written forms ("icecream", "owner")
     searched: list[str]  # the terms searched lexically
+    aside: frozenset[str]  # the terms of what it sets aside ("apart from the garden": `set_aside`)
 
 
 def read_question(
@@ -108,9 +112,14 @@ def read_question(
     reference_time: datetime | None,
     now: datetime,
     ask: Callable[[str], Sequence[dict[str, Any]]],
+    *,
+    setting_aside: bool = True,
 ) -> Reading:
     """The question read against the memory at `now` (its window relative to `reference_time`);
-    `ask` walks another question, the hits of "when <event>?" for a window after an event."""
+    `ask` walks another question, the hits of "when <event>?" for a window after an event.
+    What it sets aside is not searched when it searches nothing else (`set_aside`); read again
+    without `setting_aside` when it does."""
+    asked = question
     names = name_words(memory)
     # "Okafro": Okafor; "Okafors team": Okafor's
     misnamed = {**name_corrections(memory.leaves, question, *names), **possessives(question, *names)}
@@ -123,6 +132,10 @@ def read_question(
     if window is not None:  # "in May" names a month, not May Chen (but "Jan" is not "in January")
         said = set(words(window.text))
         qents = [(e, surface) for e, surface in qents if not set(words(surface)) <= said]
+    aside = set_aside(question) if setting_aside else None  # "apart from the garden": anything but it, nor whom it names
+    aside_terms = aside.terms | aside.marker_terms if aside is not None else frozenset()
+    if aside is not None:
+        qents = [(e, surface) for e, surface in qents if not (named_terms := set(terms(surface))) or not named_terms <= aside.terms]
     named = named_authors(memory, qents)
     said_names = {t for e, surface in qents if e in named.values() for t in person_terms(surface)}
     # An author's name as the question writes it (capitalised: "Bill", not the "bill" that is
@@ -130,11 +143,15 @@ def read_question(
     authors = (author_terms(memory) & capitalised_terms(question)) | said_names
     if window is not None:  # "in May" is the month, not May Chen, as an author too
         authors -= set(words(window.text))
+    authors -= aside_terms
     own = own_writing(question)  # "what did I note…" asks for the asker's notes, as "say" for someone's words
     if own and asker_writes(question):  # … and the asker wrote them: "what did I write to Paul?" names whom to, not who wrote
         authors, named = frozenset(), {}
     content_terms = [t for t in qterms if t not in authors] or qterms
     content_text = without_words(question, authors) if authors else question
+    if aside_terms:  # the thing set aside is not searched, lexically or densely
+        content_terms = [t for t in content_terms if t not in aside_terms]
+        content_text = without_words(content_text, aside_terms)
     speakers, verbs = asked_speakers(question, authors) if authors else (set(), set())
     evented = window is None and bool(speakers)  # "what did Priya say after the launch was moved?": once it was (`after_event`)
     if evented:
@@ -203,6 +220,8 @@ def read_question(
     searched = content_terms if not (only_window or only_entity) else []
     if only_window and ahead:  # "what is the May plan?": its plan words are searched still
         searched = [t for t in content_terms if t in PLAN_WORDS]
+    if aside is not None and searched:  # "what sports besides basketball?": a message may name it beside the answer
+        return read_question(memory, asked, reference_time, now, ask, setting_aside=False)
     return Reading(
         question=question,
         qterms=qterms,
@@ -229,4 +248,5 @@ def read_question(
         only_tasks=only_tasks,
         joined=joined,
         searched=searched,
+        aside=aside.terms if aside is not None else frozenset(),
     )

@@ -60,6 +60,7 @@ from vaultmind.retrieval.people import (
 from vaultmind.retrieval.reading import read_question
 from vaultmind.retrieval.retold import retold_leaves
 from vaultmind.retrieval.revisions import revised_notes, revisions
+from vaultmind.retrieval.set_aside import SET_ASIDE
 from vaultmind.retrieval.signals import (
     AUTHOR,
     CANDIDATES,
@@ -264,6 +265,10 @@ def walk(
     if about is not None:
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
+    set_behind = np.zeros(len(ids), dtype=bool)
+    if asked.aside:  # "what did Mei say apart from the garden?": her words, not of the garden
+        set_behind[[at[leaf_id] for leaf_id, _ in memory.leaves.search(sorted(asked.aside), CANDIDATES) if leaf_id in at]] = True
+        scores[set_behind] *= SET_ASIDE
     final: dict[str, tuple[float, float]] = dict(zip(ids, zip(scores.tolist(), factors.tolist(), strict=True), strict=True))
     top = best_ids(ids, scores, ANSWER_TOP if asked.kind else ASKING_TOP)
     rows = memory.leaves.rows(top)  # also the rows `diversify` reads
@@ -360,6 +365,7 @@ def walk(
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
+                "set_aside": bool(set_behind[k]),  # holds what a question searching nothing else sets aside: × `SET_ASIDE`
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)
                 "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words

@@ -96,6 +96,15 @@ def _nouns(stem: str) -> tuple[str, ...]:
 _HEDGES = re.compile(r"\b(?:likely|unlikely|probably|possibly|presumably|potentially|perhaps|maybe)\b", re.I)
 # words that place a time only relative to the asker: "recently" in a message is of its own day
 _VAGUE_TIMES = re.compile(r"\b(?:recently|lately|soon|currently|nowadays)\b", re.I)
+# "last" asking for the latest time, which no message says of it: "when did I last email Dana?",
+# "when was Bob last here?", "when was the last time we talked about…?" (not "did we meet last
+# week?", nor "did the last meeting…?", an adjective of a thing)
+_LATEST = re.compile(
+    r"\b(?:did|do|does|have|has|had|was|were|is|are)\s+(?!(?:the|a|an|my|our|your|his|her|their|this|that)\b)(?:[\w'’]+\s+){1,2}?"
+    r"(?P<last>last)\b(?!\s+(?:week|weekend|month|year|night|season|summer|winter|spring|autumn|fall|time"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)|\bthe\s+(?P<time>last\s+time)\b",
+    re.I,
+)
 
 
 def hedges(question: str) -> set[str]:
@@ -109,8 +118,11 @@ def vague_times(question: str) -> set[str]:
     """The terms of the words by which the question places its time only relative to the asker
     ("what did Caroline attend recently?", "would Melanie go again soon?"): not what it asks
     about, and no time window — a message that says "recently" or "soon" says it of the day it
-    was written ("Talk to you soon!"). Unless another of its words has the same term."""
-    return _asker_words(_VAGUE_TIMES, question)
+    was written ("Talk to you soon!"); nor "last" asking for the latest time ("when did I last
+    email Dana?", "when was the last time we talked about…?"). Unless another of its words has
+    the same term."""
+    latest = {t for m in _LATEST.finditer(question) for t in terms(m.group("last") or m.group("time"))}
+    return _asker_words(_VAGUE_TIMES, question) | latest
 
 
 def _asker_words(pattern: re.Pattern[str], question: str) -> set[str]:

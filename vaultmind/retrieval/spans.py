@@ -1,0 +1,88 @@
+"""Spans of time a question names by their two ends, or by the week a day is in, read before
+any single time it names (`asked_window.question_window`):
+
+    from/between <weekday> to/and <weekday>     "what did Bob say from Monday to Friday?"
+    from/between <month> to/and <month>         "what happened from March to May?"
+    [during/in] the week of <day>               "what did we discuss during the week of 4 March?"
+
+A span of weekdays or months is the latest one begun by the reference time, as "on Monday" is
+the latest Monday: "from Monday to Friday" asked on a Tuesday runs from the day before to the
+end of Friday, "from March to May" asked in March from this March to the end of May; an end
+before the start is in the next week, or the next year ("from Friday to Monday", "from November
+to February"). A year said at either end of a month span holds for both; the year of a span
+named without one is settled as any month's (`asked_window.year_held`). "The week of 4 March"
+is the Monday-to-Monday week that holds 4 March, read as `timeparse` reads the day. Without
+one of these, the single time the question names is its window (`timeparse`); the days
+between two dates ("between 4 and 6 March") are `timeparse`'s too.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
+
+_TO = r"(?:and|to|until|till|through|-)"
+_WEEKDAY_RX = "|".join(WEEKDAYS)
+# months written out ("mar" alone is too ambiguous, as for a single month), "sept" besides
+_MONTH_RX = "|".join(sorted((name for name in MONTHS if len(name) > 3 or name == "may"), key=len, reverse=True))
+
+_WEEKDAY_SPAN = re.compile(rf"\b(?:from|between) (?:the )?({_WEEKDAY_RX}) {_TO} (?:the )?({_WEEKDAY_RX})\b")
+_MONTH_SPAN = re.compile(
+    rf"\b(?:from|between) (?:the )?({_MONTH_RX})(?:,? (\d{{4}}))? {_TO} (?:the )?({_MONTH_RX})(?:,? (\d{{4}}))?\b"
+)
+_WEEK_OF = re.compile(r"\b(?:(?:in|during|over) )?the week of ")
+
+
+def span_window(question: str, now: datetime) -> TimeWindow | None:
+    """The span `question` names (module doc), read at `now` (naive, the asker's calendar);
+    None when it names none."""
+    text = " ".join(question.replace("’", "'").split()).lower()
+    for read in (_weekdays, _months, _week_of):
+        window = read(text, now)
+        if window is not None:
+            return window
+    return None
+
+
+def _weekdays(text: str, now: datetime) -> TimeWindow | None:
+    """ "from Monday to Friday": the latest Monday up to today, to the end of the Friday after it."""
+    found = _WEEKDAY_SPAN.search(text)
+    if found is None:
+        return None
+    first, last = WEEKDAYS[found.group(1)], WEEKDAYS[found.group(2)]
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    start = today - timedelta(days=(today.weekday() - first) % 7)
+    return TimeWindow(start, start + timedelta(days=(last - first) % 7 + 1), found.group(0))
+
+
+def _months(text: str, now: datetime) -> TimeWindow | None:
+    """ "from March to May": the latest March begun by `now` (or of the year said), to the end of
+    the May after it."""
+    found = _MONTH_SPAN.search(text)
+    if found is None:
+        return None
+    first, last = MONTHS[found.group(1)], MONTHS[found.group(3)]
+    wraps = last < first  # "from November to February": into the next year
+    if found.group(2) or found.group(4):
+        start_year = int(found.group(2)) if found.group(2) else int(found.group(4)) - wraps
+    else:
+        start_year = now.year if first <= now.month else now.year - 1
+    end_year = start_year + wraps + (last == 12)
+    try:
+        return TimeWindow(datetime(start_year, first, 1), datetime(end_year, last % 12 + 1, 1), found.group(0))
+    except ValueError:  # a year beyond the calendar
+        return None
+
+
+def _week_of(text: str, now: datetime) -> TimeWindow | None:
+    """ "the week of 4 March": Monday to Monday around the day named right after it."""
+    found = _WEEK_OF.search(text)
+    if found is None:
+        return None
+    day = parse_time_window(text[found.end() :], now)
+    if day is None or day.end - day.start != timedelta(days=1) or not text.startswith(day.text, found.end()):
+        return None
+    monday = day.start - timedelta(days=day.start.weekday())
+    return TimeWindow(monday, monday + timedelta(weeks=1), f"{found.group(0)}{day.text}".strip())
