@@ -85,15 +85,16 @@ def test_a_speaker_joining_later_settles_her_short_form_in_older_messages(vault:
         assert sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences")) == after
 
 
-def test_a_greeting_before_a_speakers_name_and_a_cheer_are_no_entities(vault: Path) -> None:
-    """"Congrats Joanna!" and "Yep Nate, …" call the two speakers, and "Woohoo" cheers: no
-    person "Congrats Joanna", no organization "Woohoo". In a text that is no conversation of
+def test_a_greeting_before_a_speakers_name_a_cheer_and_a_gladness_are_no_entities(vault: Path) -> None:
+    """"Congrats Joanna!" and "Yep Nate, …" call the two speakers, "Woohoo" cheers and "Glad
+    you …" is glad: no person "Congrats Joanna" or "Glad", no organization "Woohoo". In a text that is no conversation of
     theirs the same words keep the model's reading of a name after a greeting."""
     write(vault, "sources/chat/move.md", _chat("move", [
         ("Nate", "Congrats Joanna! That's huge."),
         ("Joanna", "Woohoo, thanks Nate! The cake turned out great."),
         ("Joanna", "Woohoo! We finally got the keys to the flat."),
         ("Joanna", "Yep Nate, the hike was long."),
+        ("Nate", "That's so touching! Glad you have that support."),
     ]))  # fmt: skip
     write(vault, "sources/chat/other.md", _chat("other", [
         ("Bob Stone", "Yep Ben, the hike was long."),

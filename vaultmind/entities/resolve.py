@@ -17,7 +17,8 @@ was indexed under. Order of work:
    conversation, the other authors count as named ("Thanks Priya" to Priya Natarajan, who
    wrote another of its messages), and so do the short forms and greetings its speakers call
    each other by ("Mel" for Melanie, "Congrats Joanna!"), while a cheer read as an organization
-   ("Woohoo, thanks Nate!") is no entity (`speakers.py`);
+   ("Woohoo, thanks Nate!") or a person opening a sentence before a pronoun ("Glad you made it!")
+   is no entity (`speakers.py`);
 5. a message's author comes first; each id once, with its first surface.
 """
 
@@ -41,7 +42,7 @@ from vaultmind.entities.language import english_prose, foreign_paragraphs
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
 from vaultmind.entities.shapes import generated_name
-from vaultmind.entities.speakers import addressed, exclamation, short_form
+from vaultmind.entities.speakers import addressed, exclamation, opens_before_pronoun, short_form
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +119,7 @@ def resolve_text(
     speakers = _speakers(registry, author, author_id, companions)
     for span, ident in resolved:
         settled = _same_person(text, span, ident, people, speakers)
-        if settled == ident and _cheer(text, span, ident):
+        if settled == ident and _no_name(text, span, ident):
             continue
         found.append((settled, span.surface, span.start, span.end))
 
@@ -222,16 +223,15 @@ def _same_person(text: str, span: Span, ident: str, people: dict[str, str], spea
     return speakers.get(key) or short_form(key, speakers) or ident
 
 
-def _cheer(text: str, span: Span, ident: str) -> bool:
-    """A guess of the model no name claims that is a cheer, no organization: "Woohoo, thanks
-    Nate!" (`speakers.exclamation`)."""
-    return (
-        span.source == "ner"
-        and span.kind == "org"
-        and ident == make_id("org", span.surface)
-        and " " not in span.surface.strip()
-        and exclamation(text, span.start, span.end)
-    )
+def _no_name(text: str, span: Span, ident: str) -> bool:
+    """A one-word guess of the model no name claims that a message writes as a word: a cheer
+    read as an organization ("Woohoo, thanks Nate!"), a person opening a sentence before a
+    pronoun ("Glad you made it!"; `speakers.py`)."""
+    if span.source != "ner" or ident != make_id(span.kind, span.surface) or " " in span.surface.strip():
+        return False
+    if span.kind == "org":
+        return exclamation(text, span.start, span.end)
+    return span.kind == "person" and opens_before_pronoun(text, span.start, span.end)
 
 
 def _pick(match: Match, fallback: str | None, surface: str, ambiguous: list[Ambiguity]) -> str | None:

@@ -14,7 +14,10 @@ the first word of their name: `resolve.py`), a guess of the model is settled her
   greeting ("Bye Caroline!", "Yep John, we went"); "Elton John sang" stays Elton John;
 - `exclamation`: an organization's one-word guess that opens a sentence ending in "!" and is
   followed by "!" or a comma ("Woohoo!", "Awesome, Mel!") is a cheer, no name. A speaker's own
-  name there ("Maria, that's great!", read as an organization) is the speaker: that is settled first.
+  name there ("Maria, that's great!", read as an organization) is the speaker: that is settled first;
+- `opens_before_pronoun`: a person's one-word guess that opens a sentence before a pronoun ("Glad
+  you made it!", "Catch you later") is a word of the sentence: a name is followed by its verb
+  ("Dana called"), "Will you …?" asks. A speaker called so ("Mel you're the best") is settled first.
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ _CLOSING: Final = "\"'”’)]*_"  # what may close a sentence after its full st
 _AFTER_CALL: Final = re.compile(r"[ \t]*(?:[,.!?…]|\Z)")
 _CHEER_AFTER: Final = re.compile(r"[ \t]*(?:!|,)")
 _SENTENCE_END: Final = re.compile(r"[.!?…]")
+_PRONOUN_AFTER: Final = re.compile(
+    r"[ \t]+(?:you|you[’']?(?:re|ve|ll|d)|y[’']?all|it|it[’']?s|that|everyone|everybody|we|they)(?![\w’'])"
+)
 
 
 def short_form(key: str, speakers: dict[str, str]) -> str | None:
@@ -56,6 +62,12 @@ def exclamation(text: str, start: int, end: int) -> bool:
         return False
     close = _SENTENCE_END.search(text, end)
     return close is not None and close.group(0) == "!"
+
+
+def opens_before_pronoun(text: str, start: int, end: int) -> bool:
+    """Whether the one-word hit at `start`–`end` of `text` opens a sentence before a pronoun
+    (see the module)."""
+    return opens_sentence(text, start) and _PRONOUN_AFTER.match(text, end) is not None
 
 
 def opens_sentence(text: str, start: int) -> bool:
