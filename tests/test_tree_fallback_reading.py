@@ -471,6 +471,7 @@ def test_what_no_one_is_named_as_saying_is_never_given_to_the_speaker_before() -
         ("Hey John, long time no see!", True),
         ("Hi John, how's it going?", True),
         ("Hey Tim, great to see you again!", True),
+        ("Hey Tim, great chatting with you again!", True),
         ("Wow, Mar, that sounds awesome!", False),  # shortens no one's name: an answer
         ("Hey, the hall is ready.", False),
         ("Hey John, the hall is booked.", False),

@@ -56,8 +56,9 @@ _ASSENT_WORDS = frozenset(
 # booked." is news
 _SALUTATIONS = frozenset("hi hey hello hiya heya yo".split())
 _PHATIC_WORDS = frozenset(
-    "long time no see talk chat chatted speak spoke how how's what's up going doing been it you ya"
-    " again to see hear from catch catching there all everyone guys".split()
+    "long time no see talk talking talked chat chatting chatted speak speaking spoke with how how's"
+    " what's up going doing been it you ya again to see hear from catch catching there all everyone"
+    " guys".split()
 )
 _WORD_EDGES = ".,!?…;:\"'“”‘’()*_-"
 
