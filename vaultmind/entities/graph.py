@@ -103,7 +103,8 @@ EXTRACTOR_VERSION = "15"  # 2: a person's title is not part of their id; 3: "›
 # 15: a conversation's speakers are found by their first name read as any kind, a short form of it
 # ("Mel" for Melanie) and a greeting before it ("Congrats Joanna!"); a cheer read as an organization
 # ("Woohoo, thanks Nate!"), a person opening a sentence before a pronoun ("Glad you …") and a mail
-# server's name ("Microsoft SMTP Server") are no names (`speakers.py`, `acronyms.mail_program`)
+# server's name ("Microsoft SMTP Server") are no names (`speakers.py`, `acronyms.mail_program`); an
+# author writing from a mail system's mailbox ("Mail Delivery System <MAILER-DAEMON@…>") is no person
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

@@ -39,6 +39,7 @@ from vaultmind.entities.extract import (
 )
 from vaultmind.entities.ids import kind_of, make_id, name_key
 from vaultmind.entities.language import english_prose, foreign_paragraphs
+from vaultmind.entities.mail_headers import mail_system_address
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
 from vaultmind.entities.shapes import generated_name
@@ -296,7 +297,8 @@ def _author_id(registry: Registry, raw: str, ambiguous: list[Ambiguity]) -> str 
     by_handle = registry.by_handle(author.name)
     if by_handle.entity_id is not None:
         return by_handle.entity_id
-    if generated_name(author.name):  # "WgO268Xc0KtFylJ": kept as the leaf's author, no person
+    # "WgO268Xc0KtFylJ", "Mail Delivery System <MAILER-DAEMON@…>": kept as the leaf's author, no person
+    if generated_name(author.name) or (author.email and mail_system_address(author.email)):
         fallback = make_id("email", author.email) if author.email else None
         return _pick(registry.resolve_name(author.name, "person"), fallback, raw, ambiguous)
     return _pick(registry.resolve_name(author.name, "person"), make_id("person", author.name), raw, ambiguous)
