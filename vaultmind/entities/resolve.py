@@ -194,7 +194,7 @@ def _full_name_of(author: str) -> str | None:
 
 
 def forget_names() -> None:
-    """Empty the memos of names (`name_key`, `_full_name_of`): sized for a whole vault's leaves
+    """Empty the memos of names (`name_key`, `_full_name_of`, `_first_name_of`): sized for a whole vault's leaves
     (~4 MB full at 50k notes), they serve a bulk pass — a cold index, the daemon's NER catch-up —
     and a daemon's saves after it hardly reuse them."""
     name_key.cache_clear()
