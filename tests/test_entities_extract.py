@@ -557,12 +557,16 @@ def test_an_organization_writing_a_reply_stays_an_organization(
         ('"Hello! Did you ask for some MIME? "', "MIME", None),
         ("Subject: Re: a MIME-Version misfeature", "MIME-Version", None),
         ("(in reply to RCPT TO command)", "RCPT TO", None),
+        # … after a name's first word: a mail server's name, unless used as a name too
+        ("Hop 4 went from relay.example.net with Microsoft SMTP Server (version=TLS1_2) in 1 sec.",
+         "Microsoft SMTP Server", None),
+        ("Acme SMTP Relay announced a price cut.", "Acme SMTP Relay", "Acme SMTP Relay"),
     ],
 )
 def test_an_acronym_used_as_a_word_is_no_organization(text: str, hit: str, kept: str | None) -> None:
     """An acronym before a lower-case noun ("the ASCII version") or a word of the mail protocols
-    ("some MIME?") is no organization, unless the text uses it as a name elsewhere ("UNICEF
-    announced", "NASA's budget")."""
+    ("some MIME?", "Microsoft SMTP Server") is no organization, unless the text uses it as a name
+    elsewhere ("UNICEF announced", "NASA's budget")."""
     at = text.index(hit)
     span = clean_ner_span(text, at, at + len(hit), "ORG")
     assert (None if span is None else span.surface) == kept

@@ -263,3 +263,22 @@ def test_an_entity_note_for_a_conversations_author_moves_her_first_name_too(vaul
     with Memory.open(config) as memory:
         memory.reindex()
         assert sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences")) == after
+
+
+def test_a_mail_systems_bounce_is_written_by_its_address_not_a_person(vault: Path) -> None:
+    """Bounces from "Mail Delivery Subsystem <MAILER-DAEMON@…>" and a postmaster are a mail
+    server's: their authors are the addresses, no person gets a note for the robot's name,
+    and Dana, who writes from her own address in the same thread, stays a person."""
+    robot = "Mail Delivery Subsystem <MAILER-DAEMON@mail.example>"
+    for i in range(3):
+        write(vault, f"sources/email/bounce{i}.md", _email(f"bounce{i}", [
+            ("Dana Whitfield <dana@hall.example>", "The Loft is held for the 23rd."),
+            (robot, "Delivery to the following recipient failed permanently: ops@hall.example"),
+            ("Postmaster <postmaster@hall.example>", "Your message could not be delivered."),
+        ]))  # fmt: skip
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        ids = _ids(memory)
+        assert {"email:mailer-daemon@mail.example", "email:postmaster@hall.example"} <= ids
+        assert not {"person:mail-delivery-subsystem", "person:postmaster"} & ids
+        assert create_entity_notes(memory) == ["entities/person/dana-whitfield.md"]

@@ -462,3 +462,33 @@ def test_what_no_one_is_named_as_saying_is_never_given_to_the_speaker_before() -
         "Alice Chen said: The venue is booked for the party on Friday.\n\n"
         "The plan shows the stage by the garden door."
     )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "filler"),
+    [
+        ("Wow, Mel, that sounds awesome!", True),  # Mel: Melanie, by a short form of her name
+        ("Hey John, long time no see!", True),
+        ("Hi John, how's it going?", True),
+        ("Hey Tim, great to see you again!", True),
+        ("Hey Tim, great chatting with you again!", True),
+        ("Wow, Mar, that sounds awesome!", False),  # shortens no one's name: an answer
+        ("Hey, the hall is ready.", False),
+        ("Hey John, the hall is booked.", False),
+        ("No.", False),
+    ],
+)
+def test_a_greeting_or_assent_to_a_speaker_by_a_short_form_is_filler(sentence: str, filler: bool) -> None:
+    """A sentence that only greets and asks after someone of the conversation, or assents to
+    them by a short form of their name, says nothing alone; a greeting with news does."""
+    people = frozenset({"melanie", "caroline", "john", "tim"})
+    assert says_nothing_alone(sentence, 0, people) is filler
+    if filler:
+        children = [
+            _one_day(0, "Melanie", "The pottery class moved to the studio on the hill."),
+            _one_day(1, "Caroline", f"{sentence} I will bring the clay and the glaze for the class."),
+            _one_day(2, "John", "I fire the pots in the kiln."),
+            _one_day(3, "Tim", "The kiln is hot."),
+        ]
+        text = extractive_summary(children, 400)
+        assert "bring the clay" in text and sentence not in text, text

@@ -76,7 +76,7 @@ __all__ = ["EntityDeriver", "query_entities", "stored_fuzzy_threshold"]
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "14"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "15"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
@@ -99,7 +99,12 @@ EXTRACTOR_VERSION = "14"  # 2: a person's title is not part of their id; 3: "›
 # a message's id in a quoted header is no address (`mail_headers.message_address`); an acronym used
 # as a word ("the ASCII version", "some MIME?", `acronyms.py`), a placeholder author ("A", "Author 1"),
 # a subject's first word before a noun, a name before "Template" in a heading, a quoted sentence read
-# as a work and a paragraph of Latin filler in English prose (`language.foreign_paragraphs`) are no names
+# as a work and a paragraph of Latin filler in English prose (`language.foreign_paragraphs`) are no names;
+# 15: a conversation's speakers are found by their first name read as any kind, a short form of it
+# ("Mel" for Melanie) and a greeting before it ("Congrats Joanna!"); a cheer read as an organization
+# ("Woohoo, thanks Nate!"), a person opening a sentence before a pronoun ("Glad you …") and a mail
+# server's name ("Microsoft SMTP Server") are no names (`speakers.py`, `acronyms.mail_program`); an
+# author writing from a mail system's mailbox ("Mail Delivery System <MAILER-DAEMON@…>") is no person
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

@@ -26,6 +26,10 @@ note's own label "Received: €500 deposit from Helen Okafor" keeps its names. T
 name people — `From:`, `To:`, `Cc:`, `Reply-To:`, `Sender:` — and `Subject:` are not transport
 fields: "From: Kirk Douglas <kirk@example.com>" names a person wherever it is quoted.
 
+A mail system's own mailbox (`mailer-daemon@…`, `postmaster@…`) is a server's: the name it writes
+under ("Mail Delivery Subsystem <mailer-daemon@googlemail.com>") is no person, the address is its
+entity (`mail_system_address`).
+
 An address between angle brackets in a field that holds a message's id or a mailing list's
 machinery — `Message-ID:`, `In-Reply-To:`, `References:`, `Content-ID:`, a `List-…:` field —
 is no one's address (`message_address`): "<CAKsfaB…@mail.gmail.com>" is a message, "<mailto:
@@ -168,3 +172,14 @@ def attribution_name(text: str, start: int) -> tuple[int, int] | None:
         return None
     named = _ATTRIBUTION_NAME.match(text, start)
     return None if named is None else (named.start(1), named.end(1))
+
+
+# the mailboxes of a mail system itself (RFC 5321's postmaster, the bounce robot's mailer-daemon)
+_MAIL_SYSTEM_MAILBOXES: Final = frozenset({"mailer-daemon", "postmaster"})
+
+
+def mail_system_address(address: str) -> bool:
+    """Whether `address` is a mail system's own mailbox ("MAILER-DAEMON@aol.com",
+    "postmaster@example.no"): what writes from it is a mail server's bounce, no one's message, so
+    its name ("Mail Delivery Subsystem") is no person."""
+    return address.rsplit("@", 1)[0].lower() in _MAIL_SYSTEM_MAILBOXES

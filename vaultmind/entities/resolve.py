@@ -15,7 +15,10 @@ was indexed under. Order of work:
    "Helen Okafor" read as a place in her own message, "Priya" beside "Priya Natarajan" (read
    as a person, an organization or a place: "Megan" beside "Megan One"); in a
    conversation, the other authors count as named ("Thanks Priya" to Priya Natarajan, who
-   wrote another of its messages);
+   wrote another of its messages), and so do the short forms and greetings its speakers call
+   each other by ("Mel" for Melanie, "Congrats Joanna!"), while a cheer read as an organization
+   ("Woohoo, thanks Nate!") or a person opening a sentence before a pronoun ("Glad you made it!")
+   is no entity (`speakers.py`);
 5. a message's author comes first; each id once, with its first surface.
 """
 
@@ -36,9 +39,11 @@ from vaultmind.entities.extract import (
 )
 from vaultmind.entities.ids import kind_of, make_id, name_key
 from vaultmind.entities.language import english_prose, foreign_paragraphs
+from vaultmind.entities.mail_headers import mail_system_address
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
 from vaultmind.entities.shapes import generated_name
+from vaultmind.entities.speakers import addressed, exclamation, opens_before_pronoun, short_form
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +117,12 @@ def resolve_text(
         if ident is not None:
             resolved.append((span, registry.final(ident)))
     people = _full_names(registry, resolved, author, author_id, companions)
+    speakers = _speakers(registry, author, author_id, companions)
     for span, ident in resolved:
-        found.append((_same_person(span, ident, people), span.surface, span.start, span.end))
+        settled = _same_person(text, span, ident, people, speakers)
+        if settled == ident and _no_name(text, span, ident):
+            continue
+        found.append((settled, span.surface, span.start, span.end))
 
     seen: set[str] = set()
     mentions: list[Mention] = []
@@ -157,6 +166,25 @@ def _add_author(people: dict[str, str], author: str | None, author_id: str | Non
             people.setdefault(key, author_id)
 
 
+def _speakers(
+    registry: Registry, author: str | None, author_id: str | None, companions: Sequence[str]
+) -> dict[str, str]:
+    """The people who write in the conversation (its author and the others), by the first word
+    of their name, one word or more ("Melanie", "Dana Whitfield"): normalized first name → id."""
+    out: dict[str, str] = {}
+    for name, ident in ((author, author_id), *((c, resolve_author(registry, c, [])) for c in companions)):
+        if ident is not None and kind_of(ident) == "person" and (first := _first_name_of(name or "")):
+            out.setdefault(first, ident)
+    return out
+
+
+@lru_cache(maxsize=1 << 12)
+def _first_name_of(author: str) -> str:
+    """The normalized first word of an author's name ("" for an address or a handle alone)."""
+    named = parse_author(author)
+    return name_key(named.name).split(" ", 1)[0] if named is not None and named.name else ""
+
+
 @lru_cache(maxsize=1 << 12)  # a conversation's few authors write thousands of messages
 def _full_name_of(author: str) -> str | None:
     """The normalized name of an author of two words or more, else None."""
@@ -166,27 +194,45 @@ def _full_name_of(author: str) -> str | None:
 
 
 def forget_names() -> None:
-    """Empty the memos of names (`name_key`, `_full_name_of`): sized for a whole vault's leaves
+    """Empty the memos of names (`name_key`, `_full_name_of`, `_first_name_of`): sized for a whole vault's leaves
     (~4 MB full at 50k notes), they serve a bulk pass — a cold index, the daemon's NER catch-up —
     and a daemon's saves after it hardly reuse them."""
     name_key.cache_clear()
     _full_name_of.cache_clear()
+    _first_name_of.cache_clear()
 
 
-def _same_person(span: Span, ident: str, people: dict[str, str]) -> str:
+def _same_person(text: str, span: Span, ident: str, people: dict[str, str], speakers: dict[str, str]) -> str:
     """The person the same text names in full, for a guess of the model no name in the
     registry claims: "Helen Okafor" read as a place where she writes or is named as a person,
     "Priya" (even read as an organization or a place) beside "Priya Natarajan" — when exactly
-    one person of the text has that first name."""
-    if span.source != "ner" or ident != make_id(span.kind, span.surface) or not people:
+    one person of the text has that first name; else the speaker of the conversation it names
+    (`speakers.py`): by her first name ("Caroline" read as a place where Caroline writes), a
+    short form of it ("Mel" for Melanie) or after a greeting ("Congrats Joanna!")."""
+    if span.source != "ner" or ident != make_id(span.kind, span.surface) or not (people or speakers):
         return ident
     key = name_key(span.surface)
-    if " " in key:
-        return people.get(key, ident)
     if span.kind not in _ONE_PERSON_KINDS:
-        return ident
+        return people.get(key, ident) if " " in key else ident
+    if " " in key:
+        return addressed(text, span.start, span.end, key, speakers) or people.get(key, ident)
     firsts = {pid for name, pid in people.items() if name.split(" ", 1)[0] == key}
-    return firsts.pop() if len(firsts) == 1 else ident
+    if len(firsts) == 1:
+        return firsts.pop()
+    if firsts:
+        return ident
+    return speakers.get(key) or short_form(key, speakers) or ident
+
+
+def _no_name(text: str, span: Span, ident: str) -> bool:
+    """A one-word guess of the model no name claims that a message writes as a word: a cheer
+    read as an organization ("Woohoo, thanks Nate!"), a person opening a sentence before a
+    pronoun ("Glad you made it!"; `speakers.py`)."""
+    if span.source != "ner" or ident != make_id(span.kind, span.surface) or " " in span.surface.strip():
+        return False
+    if span.kind == "org":
+        return exclamation(text, span.start, span.end)
+    return span.kind == "person" and opens_before_pronoun(text, span.start, span.end)
 
 
 def _pick(match: Match, fallback: str | None, surface: str, ambiguous: list[Ambiguity]) -> str | None:
@@ -251,7 +297,8 @@ def _author_id(registry: Registry, raw: str, ambiguous: list[Ambiguity]) -> str 
     by_handle = registry.by_handle(author.name)
     if by_handle.entity_id is not None:
         return by_handle.entity_id
-    if generated_name(author.name):  # "WgO268Xc0KtFylJ": kept as the leaf's author, no person
+    # "WgO268Xc0KtFylJ", "Mail Delivery System <MAILER-DAEMON@…>": kept as the leaf's author, no person
+    if generated_name(author.name) or (author.email and mail_system_address(author.email)):
         fallback = make_id("email", author.email) if author.email else None
         return _pick(registry.resolve_name(author.name, "person"), fallback, raw, ambiguous)
     return _pick(registry.resolve_name(author.name, "person"), make_id("person", author.name), raw, ambiguous)

@@ -1,8 +1,9 @@
 """What a summary leaves out however salient its words: sentences no one needs alone.
 
 A greeting, a thanks or a sign-off ("Thanks, Mel!") is no sentence at all; a short fragment
-leaning on the sentence before it ("And in my free time.") or a bare assent ("Sure, fine.", "Wow, Mel, that sounds
-awesome!") is a sentence the summarizer never picks.
+leaning on the sentence before it ("And in my free time."), a bare assent ("Sure, fine.", "Wow, Mel, that sounds
+awesome!") or a greeting that only asks after someone ("Hey John, long time no see!") is a
+sentence the summarizer never picks.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from itertools import pairwise
+
+from vaultmind.entities.speakers import short_form
 
 # A greeting, a thanks or a sign-off with at most three words after it ("Thanks, Mel!")
 _GREETING_RE = re.compile(
@@ -48,6 +51,15 @@ _ASSENT_WORDS = frozenset(
     " got it will do of course agreed same thanks thank wow oh ah that that's it's is so really amazing"
     " wonderful lovely fantastic excellent incredible super sweet glad".split()
 )
+# A salutation followed only by these words (and assent) greets and asks after someone ("Hey John,
+# long time no see!", "Hi, how's it going?", "Hey Tim, great to see you again!"); "Hey, the hall is
+# booked." is news
+_SALUTATIONS = frozenset("hi hey hello hiya heya yo".split())
+_PHATIC_WORDS = frozenset(
+    "long time no see talk talking talked chat chatting chatted speak speaking spoke with how how's"
+    " what's up going doing been it you ya again to see hear from catch catching there all everyone"
+    " guys".split()
+)
 _WORD_EDGES = ".,!?…;:\"'“”‘’()*_-"
 
 
@@ -59,12 +71,15 @@ def is_greeting(sentence: str) -> bool:
 def says_nothing_alone(text: str, facts: int, people: Collection[str] = ()) -> bool:
     """Filler however salient its words: a short fragment leaning on the sentence before it
     ("And in my free time.", "By sharing our stories.") with no fact in it (`facts`: its dates,
-    numbers, decisions, known names), or a sentence that only assents ("Sure, fine."), to someone
-    of the conversation it addresses or not ("That sounds great, Caroline." when Caroline is
-    one of `people`, the lowercased words of its speakers' names)."""
+    numbers, decisions, known names), or a sentence that only assents ("Sure, fine.") or greets
+    ("Hey John, long time no see!"), to someone of the conversation it addresses or not ("That
+    sounds great, Caroline." when Caroline is one of `people`, the lowercased words of its
+    speakers' names; "Wow, Mel, …" to Melanie, by a short form of one speaker's name)."""
     words = [w for w in (w.strip(_WORD_EDGES).lower() for w in text.split()) if w]
     said = _without_vocatives(text.split(), people)
     if said and all(w in _ASSENT_WORDS for w in said):
+        return True
+    if said and said[0] in _SALUTATIONS and all(w in _ASSENT_WORDS or w in _PHATIC_WORDS for w in said[1:]):
         return True
     return (
         len(words) < LEANING_FRAGMENT_WORDS
@@ -76,7 +91,8 @@ def says_nothing_alone(text: str, facts: int, people: Collection[str] = ()) -> b
 
 def _without_vocatives(tokens: list[str], people: Collection[str]) -> list[str]:
     """The words of a sentence, lowercased, without the names it addresses someone by: one of
-    `people` set off by a comma ("Wow, Mel, that sounds awesome!", "That sounds great, Caroline.",
+    `people`, or a short form of one of them ("Mel" for Melanie: `speakers.short_form`), set off
+    by a comma ("Wow, Mel, that sounds awesome!", "That sounds great, Caroline.",
     "Wow Maria, that's awesome!"); "Mel booked it." addresses no one, and "Yes, Friday.", "Sure,
     Acme." answer with a word that names no one of the conversation."""
     out = []
@@ -86,10 +102,14 @@ def _without_vocatives(tokens: list[str], people: Collection[str]) -> list[str]:
             continue
         set_off = token.endswith(",") or (at > 0 and tokens[at - 1].endswith(","))
         lowered = word.lower()
-        if set_off and word[:1].isupper() and lowered in people:
+        if set_off and word[:1].isupper() and (lowered in people or short_form(lowered, _by_itself(people))):
             continue
         out.append(word.lower())
     return out
+
+
+def _by_itself(people: Collection[str]) -> dict[str, str]:
+    return {word: word for word in people}
 
 
 def _has_clause(tokens: list[str]) -> bool:

@@ -1,0 +1,107 @@
+"""The people of a conversation as its speakers call each other: real chat notes through the
+real NER model, in a temp vault.
+
+Skipped when the spaCy model is not installed (the rules tested here act on its guesses).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.entities.ner import NerEngine
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+
+@pytest.fixture(autouse=True)
+def _needs_ner() -> None:
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+
+
+def _chat(name: str, messages: list[tuple[str, str]]) -> str:
+    meta = SourceMeta("chat", f"whatsapp:{name}", name, name)
+    return render_source_note(
+        meta,
+        [Message(f"m{i}", a, f"2024-03-0{i + 1}T09:00:00Z", t) for i, (a, t) in enumerate(messages)],
+    )
+
+
+def _people(memory: Memory, note: str) -> set[str]:
+    rows = memory.index.query("SELECT entity_id FROM occurrences WHERE note_path = ?", [note])
+    return {str(r[0]) for r in rows}
+
+
+def test_a_short_form_of_a_speakers_name_is_that_speaker(vault: Path) -> None:
+    """"Mel" and "Caro", said in a conversation of Caroline and Melanie, are the two of them;
+    in a conversation without a Melanie, "Mel" stays someone of her own; and "Jo", which
+    shortens both John and Joanna, is neither of them. A cold rebuild finds the same."""
+    write(vault, "sources/chat/art.md", _chat("art", [
+        ("Caroline", "Hey Mel! Good to see you! How have you been?"),
+        ("Melanie", "Thanks, Caro! The painting is for my sister."),
+    ]))  # fmt: skip
+    write(vault, "sources/chat/other.md", _chat("other", [
+        ("Bob Stone", "Hey Mel! Good to see you! How have you been?"),
+        ("Alice Chen", "Fine, thanks."),
+    ]))  # fmt: skip
+    write(vault, "sources/chat/both.md", _chat("both", [
+        ("John", "Jo, guess what I did? Dyed my hair"),
+        ("Joanna", "Wow, that sounds fun."),
+    ]))  # fmt: skip
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        art = _people(memory, "sources/chat/art.md")
+        assert art == {"person:caroline", "person:melanie"}
+        assert "person:mel" in _people(memory, "sources/chat/other.md")
+        assert "person:jo" in _people(memory, "sources/chat/both.md")
+        after = sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences"))
+    with Memory.open(config) as memory:
+        memory.reindex()
+        assert sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences")) == after
+
+
+def test_a_speaker_joining_later_settles_her_short_form_in_older_messages(vault: Path) -> None:
+    """"Mel" in an older message becomes Melanie once Melanie writes in the conversation, as a
+    cold rebuild of the final note reads it."""
+    first = [("Caroline", "Hey Mel! Good to see you! How have you been?"), ("Bob Stone", "Fine, thanks.")]
+    write(vault, "sources/chat/art.md", _chat("art", first))
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert "person:mel" in _people(memory, "sources/chat/art.md")
+        write(vault, "sources/chat/art.md", _chat("art", [*first, ("Melanie", "I'm swamped with the kids.")]))
+        memory.sync()
+        people = _people(memory, "sources/chat/art.md")
+        assert "person:melanie" in people and "person:mel" not in people
+        after = sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences"))
+    with Memory.open(config) as memory:
+        memory.reindex()
+        assert sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences")) == after
+
+
+def test_a_greeting_before_a_speakers_name_a_cheer_and_a_gladness_are_no_entities(vault: Path) -> None:
+    """"Congrats Joanna!" and "Yep Nate, …" call the two speakers, "Woohoo" cheers and "Glad
+    you …" is glad: no person "Congrats Joanna" or "Glad", no organization "Woohoo". In a text that is no conversation of
+    theirs the same words keep the model's reading of a name after a greeting."""
+    write(vault, "sources/chat/move.md", _chat("move", [
+        ("Nate", "Congrats Joanna! That's huge."),
+        ("Joanna", "Woohoo, thanks Nate! The cake turned out great."),
+        ("Joanna", "Woohoo! We finally got the keys to the flat."),
+        ("Joanna", "Yep Nate, the hike was long."),
+        ("Nate", "That's so touching! Glad you have that support."),
+    ]))  # fmt: skip
+    write(vault, "sources/chat/other.md", _chat("other", [
+        ("Bob Stone", "Yep Ben, the hike was long."),
+        ("Alice Chen", "Fine, thanks."),
+    ]))  # fmt: skip
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert _people(memory, "sources/chat/move.md") == {"person:joanna", "person:nate"}
+        assert "person:yep-ben" in _people(memory, "sources/chat/other.md")
