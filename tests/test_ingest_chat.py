@@ -1053,7 +1053,8 @@ def test_whatsapp_messages_below_a_line_that_reads_as_a_system_line_are_kept(tmp
     """A message listing dated lines without a name ("18/03/2024, 10:00 - dentist", a pasted
     calendar) reads them as system lines. Their later date made the chat's next message, by
     someone who writes once, look pasted: it became a line of the system line above it and
-    was dropped with it. A system line dates nothing, and nothing is put into one."""
+    was dropped with it. A system line dates nothing, and nothing is put into one. (Such a
+    line is no notice WhatsApp writes: it and its lines stay lines of the message above.)"""
     export = write(tmp_path, "WhatsApp Chat with Week.txt", (
         "13/03/2024, 09:00 - Alice: my calendar for next week:\n"
         "18/03/2024, 10:00 - dentist\n"
@@ -1064,7 +1065,7 @@ def test_whatsapp_messages_below_a_line_that_reads_as_a_system_line_are_kept(tmp
     ))
     [batch] = parse_whatsapp(export)
     assert [(m.author, m.text) for m in batch.messages] == [
-        ("Alice", "my calendar for next week:"),
+        ("Alice", "my calendar for next week:\n18/03/2024, 10:00 - dentist\n19/03/2024, 14:00 - team lunch"),
         ("Bob", "ok"),
         ("Carl", "see you there"),
         ("Alice", "good"),

@@ -42,3 +42,45 @@ def test_messages_of_one_minute_keep_the_exports_order(tmp_path: Path, vault: Pa
     write(tmp_path, "WhatsApp Chat with Order.txt", ONE_MINUTE + "14/03/2024, 09:30 - Bob: ok, no wine\n")
     later = ingest_paths("chat", [export], vault)
     assert later.messages_added == 1 and _note_texts(vault, rel) == [*said, "ok, no wine"]
+
+
+# --- WhatsApp: a line without an author that is no notice --------------------------------------
+
+PASTED_CALENDAR = (
+    "14/03/2024, 09:30 - Alice: my schedule:\n"
+    "18/03/2024, 10:00 - dentist\n"
+    "19/03/2024, 14:00 - car service\n"
+    "and then free\n"
+    "14/03/2024, 09:31 - Bob created group \"Week\"\n"
+    "14/03/2024, 09:31 - Bob: ok\n"
+)
+
+
+def test_a_pasted_line_without_an_author_stays_in_its_message(tmp_path: Path, vault: Path) -> None:
+    """"18/03/2024, 10:00 - dentist" pasted into a message was taken for a system line and
+    dropped, with every line below it up to the next message. It and its lines stay lines of
+    the message (a notice WhatsApp writes, "created group", is still dropped); the message
+    keeps the id its own lines gave it, so a vault that holds it as read before gains nothing."""
+    before = write(tmp_path / "before", "WhatsApp Chat with Cal.txt", PASTED_CALENDAR.replace(
+        "18/03/2024, 10:00 - dentist\n19/03/2024, 14:00 - car service\nand then free\n", ""
+    ))
+    export = write(tmp_path, "WhatsApp Chat with Cal.txt", PASTED_CALENDAR)
+    report = ingest_paths("chat", [export], vault)
+    rel = "sources/chat/whatsapp/cal/2024-03-14.md"
+    assert (report.written, report.messages_added) == ([rel], 2)
+    assert _note_texts(vault, rel) == [
+        "my schedule:\n18/03/2024, 10:00 - dentist\n19/03/2024, 14:00 - car service\nand then free",
+        "ok",
+    ]
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    ingest_paths("chat", [before], earlier)  # the notes as the lines' loss wrote them
+    again = ingest_paths("chat", [export], earlier)
+    assert (again.written, again.messages_added, again.messages_known) == ([], 0, 2)
+
+
+def test_a_line_without_an_author_above_every_message_is_said(tmp_path: Path, vault: Path) -> None:
+    export = write(tmp_path, "WhatsApp Chat with Top.txt", "14/03/2024, 09:00 - agenda\nitem one\n14/03/2024, 09:30 - Alice: hi\n")
+    report = ingest_paths("chat", [export], vault)
+    assert report.messages_added == 1
+    assert [w for w in report.warnings if "line 1: '14/03/2024, 09:00 - agenda' and the 1 line(s) below it" in w and "left out" in w]

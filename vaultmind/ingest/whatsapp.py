@@ -7,8 +7,11 @@ the same message. Dates are read in every order WhatsApp writes them (`dd/mm/yy`
 `p.m.`), with or without seconds. Day-first or month-first is decided per file: a day above 12
 settles it; otherwise the order that keeps the messages chronological wins, day-first on a tie.
 
-Lines without `author: ` after the time are system lines ("created group", "You were added",
-"Messages and calls are end-to-end encrypted") and are dropped with their continuation lines.
+Lines without `author: ` after the time that read as a notice WhatsApp writes ("created group",
+"You were added", "Messages and calls are end-to-end encrypted", in a few languages:
+`_ANDROID_NOTICE_RE`) are system lines, and are dropped. Any other such line (a calendar line
+pasted into a message, "18/03/2024, 10:00 - dentist") and the lines below it are lines of the
+message above it; with no message above, they are left out, and said.
 iOS writes some of them as a message of the chat itself (the group, or the contact) whose text
 starts with a left-to-right mark: such a line that is a whole notice sentence ("Alice added
 Bob"), or the encryption notice, is dropped too; a participant's file never is.
@@ -37,6 +40,7 @@ from pathlib import Path
 from vaultmind.ingest.common import LocalClock, MessageIds, local_to_utc, read_text, strip_invisible
 from vaultmind.ingest.errors import IngestError, ingest_error
 from vaultmind.ingest.model import SourceBatch
+from vaultmind.ingest.whatsapp_notices import ios_notice, is_notice
 from vaultmind.markdown.render import Message, SourceMeta
 
 HEADER_RE = re.compile(
@@ -82,6 +86,7 @@ class _Record:
     raw: str = ""  # the header line as the export has it
     shape: tuple[object, ...] = ()  # how its date and time are written (`_shape`)
     head: int | None = None  # lines of its own before the first header line pasted into it
+    notice: bool = False  # a system line of a shape WhatsApp writes (`whatsapp_notices.is_notice`)
 
 
 def parse_whatsapp(
@@ -127,6 +132,7 @@ def parse_line_chat(
     if order is None:
         order, either_way = _date_order(path, records)
     records = _fold_pasted(records, _from_elsewhere(path, records, order))
+    records, left_out = _keep_unknown_lines(path, records)
     ids = MessageIds()
     messages: list[Message] = []
     edits: list[str] = []
@@ -173,7 +179,8 @@ def parse_line_chat(
     batch = SourceBatch(
         meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier), local_times=True
     )
-    return [replace(batch, said_if_written=(guessed,)) if either_way else batch]
+    said = ((guessed,) if either_way else ()) + tuple(left_out)
+    return [replace(batch, said_if_written=said) if said else batch]
 
 
 def _read_export(path: Path) -> tuple[str, str]:
@@ -217,8 +224,9 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
         if (len(parts_text[0]) > 2 and len(parts_text[2]) > 2) or len(parts_text[1]) > 2:
             raise ingest_error(path, f"cannot read the date {match.group('date')!r}", line=number)
         author, body = _split_author(match.group("rest"))
-        if author is not None and ": \u200e" in raw and _ios_notice(author, body, name):
-            author = None  # iOS: a system notice said by the group
+        notice = author is None and is_notice(body)
+        if author is not None and ": \u200e" in raw and ios_notice(author, body, name):
+            author, notice = None, True  # iOS: a system notice said by the group
         ampm = match.group("ampm")
         date_marks = re.sub(r"\d", "", match.group("date"))
         records.append(
@@ -233,6 +241,7 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
                 author=author,
                 lines=[body] if author is not None else [],
                 raw=line,
+                notice=notice,
                 # bracketed (iOS) or not, the date's marks and year's digits, seconds, 12 h clock
                 shape=(line.startswith("["), date_marks, len(parts_text[2]) if len(parts_text[0]) <= 2 else 0,
                        len(time_parts), ampm is not None),
@@ -360,26 +369,33 @@ def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Cal
     return pasted
 
 
-_IOS_ENCRYPTED_RE = re.compile(r"messages and calls are end-to-end encrypted\b", re.I)
-# A whole notice sentence: "Alice added Bob", "Bob left", "Alice changed the subject to …"
-_IOS_NOTICE_RE = re.compile(
-    r"(?:[^\n]{1,80}? (?:created (?:the |this )?group\b[^\n]*|added [^\n]{1,200}|removed [^\n]{1,200}|left"
-    r"|joined using this group's invite link|changed (?:the subject|this group's icon|the group description"
-    r"|the group name|the group settings|their phone number)\b[^\n]*|turned (?:on|off) disappearing messages\b[^\n]*"
-    r"|is a contact\.?)|your security code with [^\n]+ changed[^\n]*)",
-    re.I,
-)
-_ATTACHED_RE = re.compile(r"<attached:|\bomitted\b|\.\w{2,5}(?:\s|$)")  # a file someone sent
-
-
-def _ios_notice(author: str, body: str, chat: str) -> bool:
-    """Whether an iOS line (its text after a left-to-right mark) is a system notice: the
-    encryption notice, or a whole notice sentence said by the chat itself (the group, or the
-    contact of a chat of two); never a file someone sent."""
-    text = body.strip()  # (the line's marks are already stripped)
-    if _IOS_ENCRYPTED_RE.match(text):
-        return True
-    return author == chat and _IOS_NOTICE_RE.fullmatch(text) is not None and not _ATTACHED_RE.search(text)
+def _keep_unknown_lines(path: Path, records: list[_Record]) -> tuple[list[_Record], list[str]]:
+    """`records` with each line that has no author and is no notice WhatsApp writes (nor one
+    with lines of its own below it: a notice is one line) made a line of the message above it,
+    with the lines below it: a line pasted into the message ("18/03/2024, 10:00 - dentist", a
+    calendar). Before, it was taken for a system line and dropped with its lines. The message
+    keeps the id its own lines give it (`_Record.head`), as an earlier vaultmind gave it. Such
+    lines with no message above them (the file's first) are left out, and said."""
+    out: list[_Record] = []
+    left_out: list[str] = []
+    for record in records:
+        if record.author is not None or (record.notice and not any(line.strip() for line in record.lines)):
+            out.append(record)
+            continue
+        above = out[-1] if out and out[-1].author is not None else None
+        if above is None:
+            if not record.notice:
+                more = sum(1 for line in record.lines if line.strip())
+                left_out.append(
+                    f"{path}: line {record.line}: {record.raw!r}{f' and the {more} line(s) below it' if more else ''} "
+                    "has no author, is no notice WhatsApp writes, and follows no message; left out"
+                )
+            out.append(record)  # (dropped, as a system line)
+            continue
+        if above.head is None:
+            above.head = len(above.lines)
+        above.lines.extend([record.raw, *record.lines])
+    return out, left_out
 
 
 def _split_author(rest: str) -> tuple[str | None, str]:
