@@ -647,7 +647,7 @@ def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_pa
     """Dates that read both ways, in order either way (a US chat of early January): read day
     first with a warning naming `--date-order`; `date_order="mdy"` reads them month first; an
     order the dates cannot have is an error naming the line."""
-    text = "01/02/24, 9:00 AM - Alice: happy new year recap\n01/03/24, 9:00 AM - Bob: thanks\n"
+    text = "01/02/24, 09:00 - Alice: happy new year recap\n01/03/24, 09:00 - Bob: thanks\n"  # (a 24 h clock: no hint)
     path = write(tmp_path, "WhatsApp Chat with US Friend.txt", text)
     report = ingest_paths("chat", [path], vault)
     assert [w for w in report.warnings if "reads as day/month and as month/day" in w and "--date-order mdy" in w]
@@ -655,7 +655,7 @@ def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_pa
     assert report.written == ["sources/chat/whatsapp/us-friend/2024-02-01.md", "sources/chat/whatsapp/us-friend/2024-03-01.md"]
     month_first = parse_whatsapp(path, date_order="mdy")
     assert [t[:10] for _, t, _ in texts(month_first)] == ["2024-01-02", "2024-01-03"]
-    later = write(tmp_path, "late.txt", text + "01/15/24, 9:00 AM - Alice: dentist\n")
+    later = write(tmp_path, "late.txt", text + "01/15/24, 09:00 - Alice: dentist\n")
     with pytest.raises(IngestError, match="does not read as day/month") as caught:
         parse_whatsapp(later, date_order="dmy")
     assert "line 3" in str(caught.value)

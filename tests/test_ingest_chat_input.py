@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.conftest import write
 from vaultmind.ingest.detect import ingest_paths
+from vaultmind.ingest.whatsapp import parse_whatsapp
 from vaultmind.markdown.note import parse_note
 
 
@@ -84,3 +85,36 @@ def test_a_line_without_an_author_above_every_message_is_said(tmp_path: Path, va
     report = ingest_paths("chat", [export], vault)
     assert report.messages_added == 1
     assert [w for w in report.warnings if "line 1: '14/03/2024, 09:00 - agenda' and the 1 line(s) below it" in w and "left out" in w]
+
+
+# --- WhatsApp: the day/month order of a chat ---------------------------------------------------
+
+
+def test_an_am_pm_clock_reads_dates_month_first(tmp_path: Path) -> None:
+    """Dates that read both ways, in order either way: a clock writing "AM"/"PM" is a US
+    export's, read month first (said, with the flag that reads it the other way)."""
+    export = write(tmp_path, "WhatsApp Chat with US.txt", "3/4/24, 9:30 AM - Alice: hi\n3/5/24, 9:31 AM - Bob: hello\n")
+    [batch] = parse_whatsapp(export)
+    assert [str(m.timestamp)[:10] for m in batch.messages] == ["2024-03-04", "2024-03-05"]
+    assert [s for s in batch.said_if_written if "read as month/day" in s and "--date-order dmy" in s]
+
+
+def test_a_later_export_that_settles_the_other_date_order_writes_nothing_twice(tmp_path: Path, vault: Path) -> None:
+    """The first export's dates read both ways (read day first, said); a later one holds
+    "03/15/24", which reads only month first. Read so, every message the notes hold got another
+    time and id, and was written again. The messages the notes hold are known as read then (said),
+    the new one is written; the vault's reading is kept for a whole export that reads so."""
+    first = "03/04/24, 09:30 - Alice: hi\n03/05/24, 09:31 - Bob: hello\n"
+    export = write(tmp_path, "WhatsApp Chat with Pat.txt", first)
+    assert ingest_paths("chat", [export], vault).messages_added == 2
+    write(tmp_path, "WhatsApp Chat with Pat.txt", first + "03/15/24, 09:00 - Alice: later\n")
+    later = ingest_paths("chat", [export], vault)
+    assert (later.messages_added, later.messages_known) == (1, 2)
+    assert later.written == ["sources/chat/whatsapp/pat/2024-03-15.md"]
+    assert [w for w in later.warnings if "notes read its dates as day/month" in w and "--date-order mdy" in w]
+    again = ingest_paths("chat", [export], vault)
+    assert (again.written, again.messages_added) == ([], 0)
+    # the first export again, whose dates alone read month first as well as day first: as the notes read it
+    write(tmp_path, "WhatsApp Chat with Pat.txt", first.replace("09:30", "9:30 AM").replace("09:31", "9:31 AM"))
+    am_pm = ingest_paths("chat", [export], vault)
+    assert (am_pm.written, am_pm.messages_added, am_pm.messages_known) == ([], 0, 2)

@@ -32,6 +32,7 @@ from vaultmind.ingest.document import parse_document_paths_with_report
 from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
 from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.held_order import keep_held_orders
 from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.mailboxes import mail_file_kind
 from vaultmind.ingest.maildates import date_warnings
@@ -256,6 +257,9 @@ def ingest_paths(
     over it is refused, as its note would never be found."""
     parse_report = IngestReport()
     parsed = parse_paths(kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report, date_order=date_order)
+    if kind == "chat":  # a chat read in another day/month order than its notes hold: theirs is kept
+        kept, said = keep_held_orders(vault, [b for b in parsed if isinstance(b, SourceBatch)])
+        parsed, parse_report.warnings[:0] = kept, said
     docs = [d for d in parsed if isinstance(d, DocumentInput)]
     if max_note_bytes is not None:  # a note over the vault's cap would never be indexed: left out, said
         sized = [(d, document_note_bytes(d)) for d in docs]

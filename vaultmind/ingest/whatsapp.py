@@ -31,15 +31,15 @@ import re
 import zipfile
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from functools import partial
-from itertools import pairwise
 from pathlib import Path
 
 from vaultmind.ingest.common import LocalClock, MessageIds, local_to_utc, read_text, strip_invisible
 from vaultmind.ingest.errors import IngestError, ingest_error
-from vaultmind.ingest.model import SourceBatch
+from vaultmind.ingest.line_dates import DateOrder, Record, date_order, fits, guessed, read_date
+from vaultmind.ingest.model import OtherOrder, SourceBatch
 from vaultmind.ingest.whatsapp_notices import ios_notice, is_notice
 from vaultmind.markdown.render import Message, SourceMeta
 
@@ -69,24 +69,6 @@ _COPY_SUFFIX_RE = re.compile(r"\s*\(\d{1,2}\)$")  # not "Room (101)"
 _TITLE_PREFIX_RE = re.compile(r"^whatsapp\s+chat\s*(?:with|mit|con|avec|met|com|z|с|-)?\s*", re.IGNORECASE)
 _MAX_AUTHOR = 80
 
-DateOrder = str  # "YMD", "DMY" or "MDY"
-
-
-@dataclass(slots=True)
-class _Record:
-    line: int
-    parts: tuple[int, int, int]
-    year_first: bool  # yyyy/mm/dd
-    hour: int
-    minute: int
-    second: int
-    ampm: str | None
-    author: str | None  # None: a system line
-    lines: list[str] = field(default_factory=list)
-    raw: str = ""  # the header line as the export has it
-    shape: tuple[object, ...] = ()  # how its date and time are written (`_shape`)
-    head: int | None = None  # lines of its own before the first header line pasted into it
-    notice: bool = False  # a system line of a shape WhatsApp writes (`whatsapp_notices.is_notice`)
 
 
 def parse_whatsapp(
@@ -124,20 +106,53 @@ def parse_line_chat(
         text = text[:cut]
     records = _fold_pasted(_fold_pasted(_records(path, text, name), _other_shape), partial(_other_order, order))
     if order in ("DMY", "MDY"):
-        wrong = next((r for r in records if r.year_first or not _fits(r, order)), None)
+        wrong = next((r for r in records if r.year_first or not fits(r, order)), None)
         if wrong is not None:
             reading = "day/month" if order == "DMY" else "month/day"
             raise ingest_error(path, f"the date does not read as {reading}", line=wrong.line)
     either_way = False  # nothing in the file tells day/month from month/day
+    inferred = order is None
     if order is None:
-        order, either_way = _date_order(path, records)
+        order, either_way = date_order(path, records)
     records = _fold_pasted(records, _from_elsewhere(path, records, order))
     records, left_out = _keep_unknown_lines(path, records)
-    ids = MessageIds()
-    messages: list[Message] = []
-    edits: list[str] = []
-    earlier: list[tuple[str, str]] = []
-    clock = LocalClock(tz)
+    drafts = _drafts(records)
+    messages = [m for m in _timed(path, drafts, order, tz) if m is not None]
+    if not messages:
+        return []
+    edits = [m.message_id for d, m in zip(drafts, messages, strict=True) if d.edited]
+    earlier = [(m.message_id, d.own) for d, m in zip(drafts, messages, strict=True) if d.own != m.text]
+    meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
+    guess = guessed(path, order) if either_way else ""
+    other = {"DMY": "MDY", "MDY": "DMY"}.get(order) if inferred else None
+    batch = SourceBatch(
+        meta=meta,
+        messages=tuple(messages),
+        edited=tuple(edits),
+        earlier_texts=tuple(earlier),
+        local_times=True,
+        said_if_written=((guess,) if guess else ()) + tuple(left_out),
+        other_order=None if other is None else OtherOrder(
+            read=order, other=other, messages=tuple(_timed(path, drafts, other, tz, misfits=True)), guess=guess,
+            settled=not either_way,
+        ),
+    )
+    return [batch]
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """A message of the export before its date is read: its record, text, the text its id
+    hashes (`own`), and whether the export marks it edited."""
+
+    record: Record
+    text: str
+    own: str
+    edited: bool
+
+
+def _drafts(records: list[Record]) -> list[_Draft]:
+    drafts: list[_Draft] = []
     for record in records:
         if record.author is None:
             continue
@@ -149,38 +164,36 @@ def parse_line_chat(
             body = body[: edited.start()].rstrip()
             if not body.strip():
                 continue
-        local = _datetime(path, record, order)
-        timestamp = clock.place(local, local_to_utc(local, tz))  # (the hour a clock change repeats)
         # a message holding pasted header lines is known by its own lines: the id (and, to a
         # note written before, its text) an export read without the fold gave it
         own = body if record.head is None else "\n".join(record.lines[: record.head]).strip("\n").rstrip()
         if edited is not None and record.head is None and _EDITED_BEFORE_RE.search(marked) is None:
             own = marked  # a mark vaultmind learnt since ("<… bearbeitet.>"): the id it gave it then
-        message_id = ids(record.author, timestamp, own)
-        if own != body:
-            earlier.append((message_id, own))
-        if edited is not None:
-            edits.append(message_id)
-        messages.append(
-            Message(
-                message_id=message_id,
-                author=record.author,
-                timestamp=timestamp,
-                text=body,
-            )
-        )
-    if not messages:
-        return []
-    guessed = (
-        f"{path}: every date reads as day/month and as month/day, in order either way; read as "
-        "day/month (pass --date-order mdy if this export writes the month first)"
-    )
-    meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
-    batch = SourceBatch(
-        meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier), local_times=True
-    )
-    said = ((guessed,) if either_way else ()) + tuple(left_out)
-    return [replace(batch, said_if_written=said) if said else batch]
+        drafts.append(_Draft(record, body, own, edited is not None))
+    return drafts
+
+
+def _timed(path: Path, drafts: list[_Draft], order: DateOrder, tz: tzinfo, *, misfits: bool = False) -> list[Message | None]:
+    """The messages of `drafts`, their dates read in `order` (with `misfits`, None for a date
+    that does not read so), their ids hashing author, UTC time and own text (`MessageIds`)."""
+    ids = MessageIds()
+    clock = LocalClock(tz)
+    out: list[Message | None] = []
+    for draft in drafts:
+        record = draft.record
+        assert record.author is not None
+        try:
+            local = None if misfits and not fits(record, order) else read_date(path, record, order)
+        except IngestError:
+            if not misfits:
+                raise
+            local = None
+        if local is None:
+            out.append(None)
+            continue
+        timestamp = clock.place(local, local_to_utc(local, tz))  # (the hour a clock change repeats)
+        out.append(Message(message_id=ids(record.author, timestamp, draft.own), author=record.author, timestamp=timestamp, text=draft.text))
+    return out
 
 
 def _read_export(path: Path) -> tuple[str, str]:
@@ -207,9 +220,9 @@ def chat_name(path: Path) -> str:
     return _TITLE_PREFIX_RE.sub("", stem).strip() or stem
 
 
-def _records(path: Path, text: str, name: str = "") -> list[_Record]:
+def _records(path: Path, text: str, name: str = "") -> list[Record]:
     """The message lines of an export; `name`: the chat's (iOS says its notices as it)."""
-    records: list[_Record] = []
+    records: list[Record] = []
     for number, raw in enumerate(text.split("\n"), 1):
         line = strip_invisible(raw)
         match = HEADER_RE.match(line)
@@ -230,7 +243,7 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
         ampm = match.group("ampm")
         date_marks = re.sub(r"\d", "", match.group("date"))
         records.append(
-            _Record(
+            Record(
                 line=number,
                 parts=(int(parts_text[0]), int(parts_text[1]), int(parts_text[2])),
                 year_first=len(parts_text[0]) > 2,
@@ -242,6 +255,7 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
                 lines=[body] if author is not None else [],
                 raw=line,
                 notice=notice,
+                upper_ampm=ampm is not None and ampm.strip() in ("AM", "PM"),
                 # bracketed (iOS) or not, the date's marks and year's digits, seconds, 12 h clock
                 shape=(line.startswith("["), date_marks, len(parts_text[2]) if len(parts_text[0]) <= 2 else 0,
                        len(time_parts), ampm is not None),
@@ -296,13 +310,13 @@ def _year_begun(last: str, header: re.Match[str]) -> bool:
 PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a stranger, was pasted
 
 
-def _fold_pasted(records: list[_Record], pasted: Callable[[list[_Record]], set[int]]) -> list[_Record]:
+def _fold_pasted(records: list[Record], pasted: Callable[[list[Record]], set[int]]) -> list[Record]:
     """`records` with those `pasted` names (by index) made lines of the message above them: a
     message line copied from another chat into a message ("12/03/2024, 10:15 - Bob: hi" quoted
     from elsewhere) starts no message of this chat. Never into a system line, which is dropped
     with its lines: the line stays a message, as it was before."""
     found = pasted(records)
-    out: list[_Record] = []
+    out: list[Record] = []
     for index, record in enumerate(records):
         if index not in found or not out or out[-1].author is None:
             out.append(record)
@@ -314,7 +328,7 @@ def _fold_pasted(records: list[_Record], pasted: Callable[[list[_Record]], set[i
     return out
 
 
-def _other_shape(records: list[_Record]) -> set[int]:
+def _other_shape(records: list[Record]) -> set[int]:
     """The header lines not written as the export writes its dates and times (another layout,
     date marks, year, seconds or clock than most of its lines), by authors who write no line
     written so: an export writes every line alike, so such a line was pasted into the message
@@ -326,7 +340,7 @@ def _other_shape(records: list[_Record]) -> set[int]:
     return {index for index, record in enumerate(records) if record.shape != usual and index and record.author not in participants}
 
 
-def _other_order(order: DateOrder | None, records: list[_Record]) -> set[int]:
+def _other_order(order: DateOrder | None, records: list[Record]) -> set[int]:
     """The header lines whose date does not read in the order (`order`, else the one more of
     the export's dates read in; none when one order reads them all, or each as many) — "12/31/2023" in an export
     that writes "31/12/2023" — by authors who write nothing else in the chat: pasted from
@@ -334,17 +348,17 @@ def _other_order(order: DateOrder | None, records: list[_Record]) -> set[int]:
     if records[0].year_first:
         return set()
     if order is None:
-        fitting = {candidate: [_fits(r, candidate) for r in records] for candidate in ("DMY", "MDY")}
+        fitting = {candidate: [fits(r, candidate) for r in records] for candidate in ("DMY", "MDY")}
         day_first, month_first = sum(fitting["DMY"]), sum(fitting["MDY"])
         if len(records) in (day_first, month_first) or day_first == month_first:
             return set()  # (one order reads them all; or nothing tells which is the export's)
         order = "DMY" if day_first > month_first else "MDY"
-    misfits = {index for index, record in enumerate(records) if not _fits(record, order)}
+    misfits = {index for index, record in enumerate(records) if not fits(record, order)}
     participants = {record.author for index, record in enumerate(records) if index not in misfits}
     return {index for index in misfits if index and records[index].author not in participants | {None}}
 
 
-def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Callable[[list[_Record]], set[int]]:
+def _from_elsewhere(path: Path, records: list[Record], order: DateOrder) -> Callable[[list[Record]], set[int]]:
     """The header lines of authors who write nothing else in the chat, each more than
     `PASTED_BACK` before the latest message above it: a message quoted from another chat,
     pasted into the message above it. (A participant's message quoted so, or one dated after
@@ -352,13 +366,13 @@ def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Cal
     line sets no latest time: a line of a message that reads as one ("18/03/2024, 10:00 -
     dentist", a pasted calendar) is dated anywhere, and the messages below it are no less the chat's."""
 
-    def pasted(records: list[_Record]) -> set[int]:
+    def pasted(records: list[Record]) -> set[int]:
         back: set[int] = set()
         latest: datetime | None = None
         for index, record in enumerate(records):
             if record.author is None:
                 continue
-            at = _datetime(path, record, order)
+            at = read_date(path, record, order)
             if latest is not None and at < latest - PASTED_BACK:
                 back.add(index)
             else:
@@ -369,14 +383,14 @@ def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Cal
     return pasted
 
 
-def _keep_unknown_lines(path: Path, records: list[_Record]) -> tuple[list[_Record], list[str]]:
+def _keep_unknown_lines(path: Path, records: list[Record]) -> tuple[list[Record], list[str]]:
     """`records` with each line that has no author and is no notice WhatsApp writes (nor one
     with lines of its own below it: a notice is one line) made a line of the message above it,
     with the lines below it: a line pasted into the message ("18/03/2024, 10:00 - dentist", a
     calendar). Before, it was taken for a system line and dropped with its lines. The message
-    keeps the id its own lines give it (`_Record.head`), as an earlier vaultmind gave it. Such
+    keeps the id its own lines give it (`Record.head`), as an earlier vaultmind gave it. Such
     lines with no message above them (the file's first) are left out, and said."""
-    out: list[_Record] = []
+    out: list[Record] = []
     left_out: list[str] = []
     for record in records:
         if record.author is not None or (record.notice and not any(line.strip() for line in record.lines)):
@@ -406,66 +420,3 @@ def _split_author(rest: str) -> tuple[str | None, str]:
     return author, body
 
 
-def _date_order(path: Path, records: list[_Record]) -> tuple[DateOrder, bool]:
-    """The order the dates of `records` are written in, and whether nothing tells it: every date
-    reads as day/month and as month/day, in order either way (read as day/month). Dates written
-    with dots ("12.03.24": German, Russian, Polish, Turkish … exports) that leave it so are day
-    first, said or not: no locale writes the month first so. (A file whose dates are in time
-    order only month first is read so, dots or not: its order tells, and an earlier vaultmind
-    read it so.)"""
-    if records[0].year_first:
-        mixed = next((r for r in records if not r.year_first), None)
-        if mixed is not None:
-            raise ingest_error(path, "the date format changes within the file", line=mixed.line)
-        return "YMD", False
-    mixed = next((r for r in records if r.year_first), None)
-    if mixed is not None:
-        raise ingest_error(path, "the date format changes within the file", line=mixed.line)
-    fits = [order for order in ("DMY", "MDY") if all(_fits(r, order) for r in records)]
-    if not fits:
-        bad = next((r for r in records if not _fits(r, "DMY") and not _fits(r, "MDY")), None)
-        if bad is not None:
-            raise ingest_error(path, "cannot read the date as day/month or month/day", line=bad.line)
-        # each date reads one way or the other ("31.12.24" and "12/31/24"), none reads them all
-        dmy_only = next(r for r in records if not _fits(r, "MDY"))
-        mdy_only = next(r for r in records if not _fits(r, "DMY"))
-        later = max(dmy_only, mdy_only, key=lambda r: r.line)
-        raise ingest_error(path, "the date order changes within the file (day/month and month/day)", line=later.line)
-    if len(fits) == 1:
-        return fits[0], False
-    day_first, month_first = _inversions(path, records, "DMY"), _inversions(path, records, "MDY")
-    dotted = all(r.shape[1] == ".." for r in records)  # "12.03.24": written day first wherever dots are
-    return "DMY" if day_first <= month_first else "MDY", day_first == month_first and not dotted
-
-
-def _inversions(path: Path, records: list[_Record], order: DateOrder) -> int:
-    """How many times the dates of `records`, read in `order`, go back."""
-    times = [_datetime(path, r, order) for r in records]
-    return sum(1 for a, b in pairwise(times) if b < a)
-
-
-def _fits(record: _Record, order: DateOrder) -> bool:
-    a, b, _ = record.parts
-    day, month = (a, b) if order == "DMY" else (b, a)
-    return 1 <= month <= 12 and 1 <= day <= 31
-
-
-def _datetime(path: Path, record: _Record, order: DateOrder) -> datetime:
-    a, b, c = record.parts
-    if order == "YMD":
-        year, month, day = a, b, c
-    elif order == "DMY":
-        day, month, year = a, b, c
-    else:
-        month, day, year = a, b, c
-    if year < 100:
-        year += 2000
-    hour = record.hour
-    if record.ampm is not None:
-        if not 1 <= hour <= 12 and hour != 0:
-            raise ingest_error(path, f"hour {hour} with {record.ampm}", line=record.line)
-        hour = hour % 12 + (12 if record.ampm.startswith("p") else 0)
-    try:
-        return datetime(year, month, day, hour, record.minute, record.second)
-    except ValueError as exc:
-        raise ingest_error(path, f"invalid date or time: {exc}", line=record.line) from exc
