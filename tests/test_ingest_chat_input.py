@@ -3,10 +3,15 @@ written twice, and what is left out is said."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import write
+from vaultmind.ingest.chat_formats import detect_chat_format
 from vaultmind.ingest.detect import ingest_paths
+from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.whatsapp import parse_whatsapp
 from vaultmind.markdown.note import parse_note
 
@@ -118,3 +123,32 @@ def test_a_later_export_that_settles_the_other_date_order_writes_nothing_twice(t
     write(tmp_path, "WhatsApp Chat with Pat.txt", first.replace("09:30", "9:30 AM").replace("09:31", "9:31 AM"))
     am_pm = ingest_paths("chat", [export], vault)
     assert (am_pm.written, am_pm.messages_added, am_pm.messages_known) == ([], 0, 2)
+
+
+# --- WhatsApp: the chat of a zip ---------------------------------------------------------------
+
+
+def test_the_chat_of_a_whatsapp_zip_is_the_member_that_reads_as_one(tmp_path: Path, vault: Path) -> None:
+    """An Android zip "with media" holds the files sent with the chat: a document `Agenda.txt`
+    sorted before `WhatsApp Chat with Order.txt` and was read instead (an error naming neither).
+    The chat is the member whose lines read as message lines; an error names the zip and the
+    member."""
+    archive = tmp_path / "WhatsApp Chat with Order.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("WhatsApp Chat with Order.txt", ONE_MINUTE)
+        zf.writestr("Agenda.txt", "1. wine\n2. cheese\n")
+    assert detect_chat_format(archive) == "whatsapp"
+    report = ingest_paths("chat", [archive], vault)
+    assert report.written == ["sources/chat/whatsapp/order/2024-03-14.md"] and report.messages_added == 5
+    broken = tmp_path / "WhatsApp Chat with Bad.zip"
+    with zipfile.ZipFile(broken, "w") as zf:
+        zf.writestr("Agenda.txt", "1. wine\n")
+        zf.writestr("WhatsApp Chat with Bad.txt", "14/03/2024, 09:30 - Alice: hi\n14/03/2024, 25:30 - Bob: yes\n")
+    with pytest.raises(IngestError) as caught:
+        ingest_paths("chat", [broken], vault)
+    assert f"{broken}:WhatsApp Chat with Bad.txt" in str(caught.value) and "line 2" in str(caught.value)
+    media = tmp_path / "WhatsApp Chat with Media.zip"
+    with zipfile.ZipFile(media, "w") as zf:
+        zf.writestr("Agenda.txt", "1. wine\n")
+    with pytest.raises(IngestError, match=r"Media\.zip.*no WhatsApp chat in this zip.*Agenda\.txt"):
+        ingest_paths("chat", [media], vault, fmt="whatsapp")

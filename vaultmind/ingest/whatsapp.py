@@ -42,6 +42,7 @@ from vaultmind.ingest.line_dates import DateOrder, Record, date_order, fits, gue
 from vaultmind.ingest.model import OtherOrder, SourceBatch
 from vaultmind.ingest.whatsapp_notices import ios_notice, is_notice
 from vaultmind.markdown.render import Message, SourceMeta
+from vaultmind.vault.encoding import decode_text
 
 HEADER_RE = re.compile(
     r"\[?(?P<date>\d{1,4}[./-]\d{1,2}[./-]\d{1,4}),?\s+"
@@ -77,9 +78,9 @@ def parse_whatsapp(
     """Parse one WhatsApp export (`.txt`, or a `.zip` holding one). `date_order` ("dmy" or
     "mdy") overrides the guess; a guess that could go either way is said when an ingest writes
     the chat's messages (`SourceBatch.said_if_written`); `warn` is told of a file cut short."""
-    text, name = _read_export(path)
+    text, name, where = _read_export(path)
     order = {"dmy": "DMY", "mdy": "MDY"}.get(date_order or "")
-    batches = parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
+    batches = parse_line_chat(where, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
     # an earlier vaultmind named a "… (1).txt" download "Alice (1)": any such numbered chat on
     # disk is this one (`matching.as_earlier`), when "Alice" has no notes of its own
     return [replace(batch, legacy_source_id=f"whatsapp:{name} (*)", legacy_scope=f"whatsapp/{name}") for batch in batches]
@@ -196,18 +197,55 @@ def _timed(path: Path, drafts: list[_Draft], order: DateOrder, tz: tzinfo, *, mi
     return out
 
 
-def _read_export(path: Path) -> tuple[str, str]:
-    if path.suffix.lower() == ".zip":
+def _read_export(path: Path) -> tuple[str, str, Path]:
+    """The export's text, the chat's name, and the file to name in errors: the `.txt`, or the
+    zip and its chat member (`zip:member`)."""
+    if path.suffix.lower() != ".zip":
+        return read_text(path), chat_name(path), path
+    try:
+        with zipfile.ZipFile(path) as archive:
+            member = chat_member(archive)
+            if member is None:
+                texts = sorted(n for n in archive.namelist() if n.lower().endswith(".txt"))
+                raise IngestError(
+                    "no WhatsApp chat in this zip (no .txt in it starts with a message line"
+                    + (f": {', '.join(texts[:5])}{' …' if len(texts) > 5 else ''})" if texts else ")"),
+                    path=path,
+                )
+            where = Path(f"{path}:{member}")
+            return read_text(where, archive.read(member)), chat_name(path), where
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise IngestError(f"cannot read the zip: {exc}", path=path) from exc
+
+
+_MEMBER_HEAD = 4096
+
+
+def chat_member(archive: zipfile.ZipFile) -> str | None:
+    """The chat of a WhatsApp zip: of its `.txt` members (hidden ones and macOS's `__MACOSX/`
+    aside), those whose first line reads as a message line, `_chat.txt` (iOS) or the one named
+    "WhatsApp Chat …" (Android) first, else by name; None when none reads so. (An Android zip
+    "with media" holds the files sent: a document `Agenda.txt` sorts before the chat.)"""
+    texts = sorted(
+        n for n in archive.namelist()
+        if n.lower().endswith(".txt") and not n.startswith("__MACOSX/") and not n.rsplit("/", 1)[-1].startswith(".")
+    )
+
+    def shaped(name: str) -> bool:
         try:
-            with zipfile.ZipFile(path) as archive:
-                members = sorted(n for n in archive.namelist() if n.lower().endswith(".txt"))
-                if not members:
-                    raise IngestError("no .txt chat in this zip", path=path)
-                member = "_chat.txt" if "_chat.txt" in members else members[0]
-                return read_text(Path(f"{path}:{member}"), archive.read(member)), chat_name(path)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise IngestError(f"cannot read the zip: {exc}", path=path) from exc
-    return read_text(path), chat_name(path)
+            with archive.open(name) as handle:
+                head = handle.read(_MEMBER_HEAD)
+        except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError):
+            return False
+        text = decode_text(head).text or ""
+        first = next((line for line in text.split("\n") if line.strip()), "")
+        return HEADER_RE.match(strip_invisible(first)) is not None
+
+    def rank(name: str) -> tuple[bool, bool, str]:
+        base = name.rsplit("/", 1)[-1]
+        return (base.lower() != "_chat.txt", _TITLE_PREFIX_RE.match(base) is None, name)
+
+    return next((name for name in sorted(texts, key=rank) if shaped(name)), None)
 
 
 def chat_name(path: Path) -> str:
