@@ -152,3 +152,32 @@ def test_the_chat_of_a_whatsapp_zip_is_the_member_that_reads_as_one(tmp_path: Pa
         zf.writestr("Agenda.txt", "1. wine\n")
     with pytest.raises(IngestError, match=r"Media\.zip.*no WhatsApp chat in this zip.*Agenda\.txt"):
         ingest_paths("chat", [media], vault, fmt="whatsapp")
+
+
+# --- folders: a file that is no export ----------------------------------------------------------
+
+
+def test_a_folder_walked_skips_a_broken_zip_and_what_is_no_transcript(tmp_path: Path, vault: Path) -> None:
+    """A zip cut short (or a file renamed `.zip`) stopped the whole chat ingest of its folder,
+    and `ingest agent FOLDER` stopped at its first file that is no transcript (a README, the
+    agent's settings): each is skipped with a warning naming it, the rest ingested."""
+    chats = tmp_path / "Downloads"
+    write(chats, "WhatsApp Chat with Order.txt", ONE_MINUTE)
+    (chats / "photos.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    report = ingest_paths("chat", [chats], vault)
+    assert report.messages_added == 5
+    assert [w for w in report.warnings if "photos.zip" in w and "skipped" in w]
+    runs = tmp_path / "runs"
+    write(runs, "session.jsonl", (
+        '{"type":"user","sessionId":"s-1","uuid":"u1","timestamp":"2024-03-04T09:00:00Z",'
+        '"message":{"role":"user","content":"fix the bug"}}\n'
+        '{"type":"assistant","sessionId":"s-1","uuid":"u2","timestamp":"2024-03-04T09:00:05Z",'
+        '"message":{"role":"assistant","content":[{"type":"text","text":"Done."}]}}\n'
+    ))
+    write(runs, "a-readme.txt", "just some notes\n")
+    write(runs, "b-settings.json", '{"theme": "dark", "permissions": {"allow": []}}\n')
+    agent = ingest_paths("agent", [runs], vault)
+    assert agent.written == ["sources/chat/agent/s-1.md"] and agent.messages_added == 2
+    assert {name for name in ("a-readme.txt", "b-settings.json") for w in agent.warnings if name in w and "skipped" in w} == {
+        "a-readme.txt", "b-settings.json"
+    }

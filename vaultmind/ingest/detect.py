@@ -31,7 +31,7 @@ from vaultmind.ingest.common import zone
 from vaultmind.ingest.document import parse_document_paths_with_report
 from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
-from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.errors import IngestError, NotAnExport
 from vaultmind.ingest.held_order import keep_held_orders
 from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.mailboxes import mail_file_kind
@@ -81,7 +81,11 @@ def _expand(
             if kind == "agent":
                 found: str | None = "agent"
             else:
-                found = fmt if fmt != "auto" else detect_chat_format(child)
+                try:
+                    found = fmt if fmt != "auto" else detect_chat_format(child)
+                except IngestError as exc:  # a zip that is none (cut short, renamed), a file that cannot be read
+                    report.warnings.append(f"{exc}; skipped")
+                    continue
             if found is None:
                 report.warnings.append(f"{child}: format not recognised; skipped")
                 continue
@@ -202,9 +206,10 @@ def parse_paths(
         try:
             found = parse_chat_path(path, chosen, zone_info, date_order=date_order, warn=report.warnings.append)
         except IngestError as exc:
-            if not walked or fmt != "auto" or kind == "agent":  # a file you named, a format you chose: stop
-                raise
-            # a file found in a folder that only looks like an export: the others still count
+            if not walked or fmt != "auto" or (kind == "agent" and not isinstance(exc, NotAnExport)):
+                raise  # a file you named, a format you chose, a transcript that is malformed: stop
+            # a file found in a folder that only looks like an export (or, for `ingest agent`,
+            # is none: a README, the agent's settings): the others still count
             report.warnings.append(f"{exc}; skipped (read as {chosen})")
         else:
             if not any(batch.messages for batch in found):
