@@ -3,6 +3,7 @@ written twice, and what is left out is said."""
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 
@@ -181,3 +182,45 @@ def test_a_folder_walked_skips_a_broken_zip_and_what_is_no_transcript(tmp_path: 
     assert {name for name in ("a-readme.txt", "b-settings.json") for w in agent.warnings if name in w and "skipped" in w} == {
         "a-readme.txt", "b-settings.json"
     }
+
+
+# --- generic JSON --------------------------------------------------------------------------------
+
+
+def test_a_generic_objects_messages_are_its_own_not_a_nested_arrays(tmp_path: Path, vault: Path) -> None:
+    """The first `"messages": [` of the text was read, a nested one coming before the object's
+    own: its messages were ingested instead of the file's."""
+    export = write(tmp_path, "c.json", json.dumps({
+        "platform": "x",
+        "conversation": "c",
+        "meta": {"messages": [{"author": "Z", "timestamp": "2024-01-01T00:00:00Z", "text": "wrong"}]},
+        "messages": [
+            {"author": "A", "timestamp": "2024-03-04T09:00:00Z", "text": "right one"},
+            {"author": "B", "timestamp": "2024-03-04T09:01:00Z", "text": 7},
+        ],
+    }, indent=1))
+    with pytest.raises(IngestError, match=r"line 1[0-9]: \"text\" must be a string"):
+        ingest_paths("chat", [export], vault)  # (the line of the object's own second message)
+    write(tmp_path, "c.json", export.read_text(encoding="utf-8").replace("7", '"right two"'))
+    report = ingest_paths("chat", [export], vault)
+    assert report.written == ["sources/chat/x/c/2024-03-04.md"]
+    assert _note_texts(vault, "sources/chat/x/c/2024-03-04.md") == ["right one", "right two"]
+
+
+def test_a_generic_id_given_to_two_messages_keeps_both(tmp_path: Path, vault: Path) -> None:
+    """Two messages of one id that differ were one "already known", the second lost. The second
+    is another message, kept as `1~2`, said; the same message listed twice stays one."""
+    export = write(tmp_path, "team.json", json.dumps([
+        {"id": "1", "author": "A", "timestamp": "2024-03-04T09:00:00Z", "text": "first"},
+        {"id": "1", "author": "B", "timestamp": "2024-03-04T09:05:00Z", "text": "second"},
+        {"id": "1", "author": "A", "timestamp": "2024-03-04T09:00:00Z", "text": "first"},
+    ]))
+    report = ingest_paths("chat", [export], vault)
+    assert (report.messages_added, report.messages_known) == (2, 1)
+    assert _note_texts(vault, "sources/chat/chat/team/2024-03-04.md") == ["first", "second"]
+    assert report.warnings == [
+        f"{export}: line 1: message id '1' is also the id of an earlier message that differs of conversation "
+        "'team'; kept as message '1~2' (give each message an id of its own)"
+    ]
+    again = ingest_paths("chat", [export], vault)
+    assert (again.written, again.messages_added) == ([], 0)

@@ -46,8 +46,7 @@ from urllib.parse import quote
 from vaultmind.ingest.common import (
     as_str,
     is_local_time,
-    json_array_items,
-    jsonl_items,
+    json_items,
     parse_time,
     read_text,
     strip_base64,
@@ -105,12 +104,7 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] | N
     stripped = text.lstrip()
     if not stripped.startswith(("[", "{")):
         raise NotAnExport("not an agent transcript: not JSON", path=path)
-    if stripped.startswith("["):
-        items = list(json_array_items(path, text))
-    elif stripped.startswith("{") and _one_object(text):
-        items = [(1, json.loads(text))]
-    else:
-        items = list(jsonl_items(path, text, warn))
+    items, _ = json_items(path, text, warn)
     if not items:
         raise ingest_error(path, "no messages in the transcript", line=1)
     sessions: dict[str, _Session] = {}
@@ -185,13 +179,6 @@ def _role(raw: object) -> str | None:
         return None
     item = raw["message"] if isinstance(raw.get("message"), dict) else raw
     return ROLES.get(str(item.get("role") or raw.get("type") or "").strip().lower())  # ("User", "AI")
-
-
-def _one_object(text: str) -> bool:
-    try:
-        return isinstance(json.loads(text), dict)
-    except json.JSONDecodeError:
-        return False
 
 
 def _first(item: dict[str, Any], keys: Iterable[str]) -> str | None:
