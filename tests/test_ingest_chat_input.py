@@ -13,6 +13,7 @@ from tests.conftest import write
 from vaultmind.ingest.chat_formats import detect_chat_format
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.whatsapp import parse_whatsapp
 from vaultmind.markdown.note import parse_note
 
@@ -224,3 +225,32 @@ def test_a_generic_id_given_to_two_messages_keeps_both(tmp_path: Path, vault: Pa
     ]
     again = ingest_paths("chat", [export], vault)
     assert (again.written, again.messages_added) == ([], 0)
+
+
+# --- LoCoMo -------------------------------------------------------------------------------------
+
+
+def test_locomo_reads_a_folder_a_byte_order_mark_and_skips_an_empty_turn(tmp_path: Path, vault: Path) -> None:
+    """`--format locomo` took a folder for a file ("Is a directory"), a file saved with a byte
+    order mark was not JSON, and an empty turn was written as an empty callout."""
+    sample = {
+        "sample_id": "c1",
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": ""},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "hello"},
+            ],
+        },
+        "qa": [],
+    }
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    (folder / "s.json").write_bytes(b"\xef\xbb\xbf" + json.dumps([sample]).encode("utf-8"))
+    [batch] = parse_locomo_paths([folder / "s.json"])
+    assert [(m.message_id, m.text) for m in batch.messages] == [("D1:2", "hello")]
+    report = ingest_paths("chat", [folder], vault, fmt="locomo")
+    assert report.written == ["sources/chat/locomo/c1/session-1.md"] and report.messages_added == 1
+    assert _note_texts(vault, "sources/chat/locomo/c1/session-1.md") == ["hello"]

@@ -196,8 +196,6 @@ def parse_paths(
             what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .txt or .html files"
             report.warnings.append(_nothing_found(files, what))
         return found
-    if fmt == "locomo":
-        return parse_locomo_paths(files)
     zone_info = zone(tz)
     expanded = _expand(kind, files, fmt, report)
     batches: list[SourceBatch] = []
