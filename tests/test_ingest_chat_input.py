@@ -254,3 +254,25 @@ def test_locomo_reads_a_folder_a_byte_order_mark_and_skips_an_empty_turn(tmp_pat
     report = ingest_paths("chat", [folder], vault, fmt="locomo")
     assert report.written == ["sources/chat/locomo/c1/session-1.md"] and report.messages_added == 1
     assert _note_texts(vault, "sources/chat/locomo/c1/session-1.md") == ["hello"]
+
+
+# --- a note with a byte that is not UTF-8 ----------------------------------------------------------
+
+
+def test_a_note_with_a_byte_that_is_not_utf8_keeps_its_messages_known(tmp_path: Path, vault: Path) -> None:
+    """One stray byte made the note read as empty: its messages were unknown, and the next
+    ingest wrote every one of them again to `<day>.2.md`. They are known; the note is never
+    rewritten (the byte would be lost): a new message goes to the sibling, said."""
+    export = write(tmp_path, "WhatsApp Chat with Order.txt", ONE_MINUTE)
+    ingest_paths("chat", [export], vault)
+    note = vault / "sources/chat/whatsapp/order/2024-03-14.md"
+    raw = note.read_bytes().replace(b"bring wine?", b"bring wine\xff?")
+    note.write_bytes(raw)
+    again = ingest_paths("chat", [export], vault)
+    assert (again.written, again.messages_added, again.messages_known) == ([], 0, 5)
+    write(tmp_path, "WhatsApp Chat with Order.txt", ONE_MINUTE + "14/03/2024, 09:40 - Bob: ok\n")
+    later = ingest_paths("chat", [export], vault)
+    assert (later.written, later.messages_added) == (["sources/chat/whatsapp/order/2024-03-14.2.md"], 1)
+    assert _note_texts(vault, "sources/chat/whatsapp/order/2024-03-14.2.md") == ["ok"]
+    assert note.read_bytes() == raw
+    assert [w for w in later.warnings if "2024-03-14.md: line" in w and "not UTF-8 text" in w]
