@@ -315,6 +315,15 @@ def parse_time(value: Any, tz: tzinfo = UTC) -> datetime:
     raise ValueError(f"{value!r} is not a time")
 
 
+def read_time(path: Path, where: str, value: Any, tz: tzinfo = UTC, *, what: str = "time") -> datetime:
+    """`parse_time` of a message's time; one that cannot be read is an error naming the file and
+    `where` ("chat 'Team', message 12")."""
+    try:
+        return parse_time(value, tz)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise ingest_error(path, f"{where}: cannot read the {what} {value!r}") from exc
+
+
 # --- ids and text ---------------------------------------------------------------------------
 
 
