@@ -647,7 +647,7 @@ def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_pa
     """Dates that read both ways, in order either way (a US chat of early January): read day
     first with a warning naming `--date-order`; `date_order="mdy"` reads them month first; an
     order the dates cannot have is an error naming the line."""
-    text = "01/02/24, 9:00 AM - Alice: happy new year recap\n01/03/24, 9:00 AM - Bob: thanks\n"
+    text = "01/02/24, 09:00 - Alice: happy new year recap\n01/03/24, 09:00 - Bob: thanks\n"  # (a 24 h clock: no hint)
     path = write(tmp_path, "WhatsApp Chat with US Friend.txt", text)
     report = ingest_paths("chat", [path], vault)
     assert [w for w in report.warnings if "reads as day/month and as month/day" in w and "--date-order mdy" in w]
@@ -655,7 +655,7 @@ def test_whatsapp_says_when_the_date_order_is_a_guess_and_takes_one_given(tmp_pa
     assert report.written == ["sources/chat/whatsapp/us-friend/2024-02-01.md", "sources/chat/whatsapp/us-friend/2024-03-01.md"]
     month_first = parse_whatsapp(path, date_order="mdy")
     assert [t[:10] for _, t, _ in texts(month_first)] == ["2024-01-02", "2024-01-03"]
-    later = write(tmp_path, "late.txt", text + "01/15/24, 9:00 AM - Alice: dentist\n")
+    later = write(tmp_path, "late.txt", text + "01/15/24, 09:00 - Alice: dentist\n")
     with pytest.raises(IngestError, match="does not read as day/month") as caught:
         parse_whatsapp(later, date_order="dmy")
     assert "line 3" in str(caught.value)
@@ -1053,7 +1053,8 @@ def test_whatsapp_messages_below_a_line_that_reads_as_a_system_line_are_kept(tmp
     """A message listing dated lines without a name ("18/03/2024, 10:00 - dentist", a pasted
     calendar) reads them as system lines. Their later date made the chat's next message, by
     someone who writes once, look pasted: it became a line of the system line above it and
-    was dropped with it. A system line dates nothing, and nothing is put into one."""
+    was dropped with it. A system line dates nothing, and nothing is put into one. (Such a
+    line is no notice WhatsApp writes: it and its lines stay lines of the message above.)"""
     export = write(tmp_path, "WhatsApp Chat with Week.txt", (
         "13/03/2024, 09:00 - Alice: my calendar for next week:\n"
         "18/03/2024, 10:00 - dentist\n"
@@ -1064,7 +1065,7 @@ def test_whatsapp_messages_below_a_line_that_reads_as_a_system_line_are_kept(tmp
     ))
     [batch] = parse_whatsapp(export)
     assert [(m.author, m.text) for m in batch.messages] == [
-        ("Alice", "my calendar for next week:"),
+        ("Alice", "my calendar for next week:\n18/03/2024, 10:00 - dentist\n19/03/2024, 14:00 - team lunch"),
         ("Bob", "ok"),
         ("Carl", "see you there"),
         ("Alice", "good"),

@@ -46,13 +46,12 @@ from urllib.parse import quote
 from vaultmind.ingest.common import (
     as_str,
     is_local_time,
-    json_array_items,
-    jsonl_items,
+    json_items,
     parse_time,
     read_text,
     strip_base64,
 )
-from vaultmind.ingest.errors import ingest_error
+from vaultmind.ingest.errors import NotAnExport, ingest_error
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta
 
@@ -103,12 +102,9 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] | N
     """Parse one agent transcript file into one batch per session."""
     text = read_text(path)
     stripped = text.lstrip()
-    if stripped.startswith("["):
-        items = list(json_array_items(path, text))
-    elif stripped.startswith("{") and _one_object(text):
-        items = [(1, json.loads(text))]
-    else:
-        items = list(jsonl_items(path, text, warn))
+    if not stripped.startswith(("[", "{")):
+        raise NotAnExport("not an agent transcript: not JSON", path=path)
+    items, _ = json_items(path, text, warn)
     if not items:
         raise ingest_error(path, "no messages in the transcript", line=1)
     sessions: dict[str, _Session] = {}
@@ -143,6 +139,9 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] | N
         if not session.named and session.messages:  # `transcript.json` of two runs: two sessions
             first = json.dumps(session.messages[0][1], sort_keys=True, ensure_ascii=False)
             session.id = f"{session.id}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+    if not any(_role(raw) is not None for session in sessions.values() for _, raw in session.messages):
+        # (a README, the agent's settings.json beside its transcripts: said and skipped in a folder)
+        raise NotAnExport("not an agent transcript: no message has a role (user, assistant …)", path=path)
     fallback = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
     batches = []
     for sid in order:
@@ -174,11 +173,12 @@ class _Session:
         self.messages: list[tuple[int, Any]] = []
 
 
-def _one_object(text: str) -> bool:
-    try:
-        return isinstance(json.loads(text), dict)
-    except json.JSONDecodeError:
-        return False
+def _role(raw: object) -> str | None:
+    """The role of a transcript's message (`raw`, or the `message` it wraps), or None."""
+    if not isinstance(raw, dict):
+        return None
+    item = raw["message"] if isinstance(raw.get("message"), dict) else raw
+    return ROLES.get(str(item.get("role") or raw.get("type") or "").strip().lower())  # ("User", "AI")
 
 
 def _first(item: dict[str, Any], keys: Iterable[str]) -> str | None:
@@ -220,7 +220,7 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
             own = previous[0] + timedelta(microseconds=1), previous[1]
         timestamp, local = own or session.time or (fallback, False)
         previous = timestamp, local
-        role = ROLES.get(str(item.get("role") or raw.get("type") or "").strip().lower())  # ("User", "AI")
+        role = _role(raw)
         if role is None or raw.get("isMeta") is True or is_recap(raw) or is_recap(item):
             continue
         text = _prose(item.get("content"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.slack import META_FILES
-from vaultmind.ingest.whatsapp import HEADER_RE
+from vaultmind.ingest.whatsapp import HEADER_RE, chat_member
 from vaultmind.vault.encoding import decode_text
 
 HEAD_BYTES = 65536
@@ -57,16 +57,15 @@ def _head(path: Path) -> str:
 
 
 def _zip_format(path: Path) -> str | None:
+    """A Slack export's zip, or a WhatsApp chat's (`whatsapp.chat_member`: the rule the
+    adapter reads it by)."""
     try:
         with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
+            if any(name.rsplit("/", 1)[-1] in META_FILES for name in archive.namelist()):
+                return "slack"
+            return "whatsapp" if chat_member(archive) is not None else None
     except (zipfile.BadZipFile, OSError) as exc:
         raise IngestError(f"cannot read the zip: {exc}", path=path) from exc
-    if any(name.rsplit("/", 1)[-1] in META_FILES for name in names):
-        return "slack"
-    if any(name.lower().endswith(".txt") for name in names):
-        return "whatsapp"
-    return None
 
 
 # a chat's `type` as only Telegram writes it: an export of Telegram Desktop before 2021 has no

@@ -11,8 +11,6 @@ file's, else the file name) into day notes under `sources/chat/<platform>/<conve
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
@@ -24,11 +22,11 @@ from vaultmind.ingest.common import (
     LocalClock,
     MessageIds,
     as_str,
-    json_array_items,
-    jsonl_items,
+    json_items,
     parse_time,
     read_text,
     strip_invisible,
+    top_level_items,
 )
 from vaultmind.ingest.errors import ingest_error
 from vaultmind.ingest.model import SourceBatch
@@ -40,14 +38,10 @@ DEFAULT_PLATFORM = "chat"
 def parse_generic(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
     """Parse one generic chat file (`.json` array/object or `.jsonl`)."""
     text = read_text(path)
-    stripped = text.lstrip()
     platform, default_conv, title = DEFAULT_PLATFORM, path.stem, None
-    if stripped.startswith("["):
-        items = list(json_array_items(path, text))
-    elif stripped.startswith("{") and _is_single_object(text):
-        items, platform, default_conv, title = _object_items(path, text)
-    else:
-        items = list(jsonl_items(path, text, warn))
+    items, data = json_items(path, text, warn)
+    if data is not None:
+        items, platform, default_conv, title = _object_items(path, text, data)
     if not items:
         raise ingest_error(path, "no messages in the file", line=1)
 
@@ -73,28 +67,14 @@ def parse_generic(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] |
     return batches
 
 
-def _is_single_object(text: str) -> bool:
-    """True when the file is one JSON object (possibly spread over lines), not JSON Lines."""
-    try:
-        json.loads(text)
-    except json.JSONDecodeError:
-        return False
-    return True
-
-
-def _object_items(path: Path, text: str) -> tuple[list[tuple[int, Any]], str, str, str | None]:
-    data = json.loads(text)
+def _object_items(path: Path, text: str, data: dict[str, Any]) -> tuple[list[tuple[int, Any]], str, str, str | None]:
     if "messages" not in data and "author" in data:  # JSON Lines with a single message
         return [(1, data)], DEFAULT_PLATFORM, path.stem, None
     if not isinstance(data.get("messages"), list):
         raise ingest_error(path, 'expected a "messages" array in the object', line=1)
-    # re-read the array item by item so each message knows its line
-    key = re.search(r'"messages"\s*:\s*\[', text)
-    assert key is not None
-    open_at = key.end() - 1
-    _, end = json.JSONDecoder().raw_decode(text, open_at)
-    lines_before = text.count("\n", 0, open_at)
-    items = [(line + lines_before, item) for line, item in json_array_items(path, text[open_at:end])]
+    # the object's own "messages", item by item, so each message knows its line (a "messages"
+    # array inside another of its values, which comes first in the text, is not it)
+    items = top_level_items(path, text, "messages")
     platform = as_str(data.get("platform")) or DEFAULT_PLATFORM
     conv = as_str(data.get("conversation")) or path.stem
     return items, platform, conv, as_str(data.get("title"))
@@ -105,30 +85,44 @@ class _Ids:
     (`MessageIds`). `1` (a number) and `"1"` (a string) read alike: when both name messages of one
     conversation that differ, the later one in the file is `1~number` (or `1~string`), with a
     warning, rather than being taken for the first and lost; an id used one way only keeps its
-    text, as it always had."""
+    text, as it always had. An id given again to a message that differs (its author, time or
+    text) names another message: it is `1~2` (then `1~3` …), with a warning — before, it was
+    counted as known and lost. The same message listed twice is one."""
 
     def __init__(self, path: Path, warn: Callable[[str], None] | None):
         self.path = path
         self.warn = warn
         self.derived = MessageIds()
-        self.first: dict[tuple[str, str], tuple[str, tuple[str, datetime, str]]] = {}
+        # (conversation, id) → each message it was given to: (kind, content, the id it got)
+        self.given: dict[tuple[str, str], list[tuple[str, tuple[str, datetime, str], str]]] = {}
 
     def __call__(self, line: int, conv: str, raw: Any, author: str, timestamp: datetime, text: str) -> str:
         given = as_str(raw)
         if not given:
             return self.derived(author, timestamp, text)
         kind = "string" if isinstance(raw, str) else "number"
-        first_kind, first_content = self.first.setdefault((conv, given), (kind, (author, timestamp, text)))
-        if first_kind == kind or first_content == (author, timestamp, text):
-            return given
-        distinct = f"{given}~{kind}"
+        content = (author, timestamp, text)
+        seen = self.given.setdefault((conv, given), [])
+        same = next((assigned for _, earlier, assigned in seen if earlier == content), None)
+        if same is not None:
+            return same
+        if not seen:
+            assigned = given
+        elif all(k != kind for k, _, _ in seen):
+            assigned = f"{given}~{kind}"
+            self._say(line, conv, f"message id {raw!r} (a {kind}) is also the id of an earlier message (a {seen[0][0]})", assigned)
+        else:
+            assigned = f"{given}~{len(seen) + 1}"
+            self._say(line, conv, f"message id {raw!r} is also the id of an earlier message that differs", assigned)
+        seen.append((kind, content, assigned))
+        return assigned
+
+    def _say(self, line: int, conv: str, what: str, assigned: str) -> None:
         if self.warn is not None:
             self.warn(
-                f"{self.path}: line {line}: message id {raw!r} (a {kind}) is also the id of an earlier "
-                f"message (a {first_kind}) of conversation {conv!r}; kept as message {distinct!r} "
+                f"{self.path}: line {line}: {what} of conversation {conv!r}; kept as message {assigned!r} "
                 "(give each message an id of its own)"
             )
-        return distinct
 
 
 def _message(

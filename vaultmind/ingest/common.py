@@ -133,6 +133,50 @@ def jsonl_items(path: Path, text: str, warn: Callable[[str], None] | None = None
             raise ingest_error(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=number) from exc
 
 
+def json_items(path: Path, text: str, warn: Callable[[str], None] | None = None) -> tuple[list[tuple[int, Any]], dict[str, Any] | None]:
+    """The (line, item) pairs of a JSON file that is an array of items, one object (spread over
+    lines or not), or JSON Lines of objects; and that object when the file is one (its one item,
+    on line 1)."""
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return list(json_array_items(path, text)), None
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None  # (JSON Lines)
+        if isinstance(data, dict):
+            return [(1, data)], data
+    return list(jsonl_items(path, text, warn)), None
+
+
+def top_level_items(path: Path, text: str, key: str) -> list[tuple[int, Any]]:
+    """(line, item) for each item of the array that the top-level object of `text` (one JSON
+    object) holds under `key` (the last, when the key is given twice, as a JSON reader takes it);
+    none when it holds no such key. An array of that name inside another value is not it."""
+    decoder = json.JSONDecoder()
+    i = _skip_ws(text, 0) + 1  # (past the object's "{")
+    found: int | None = None
+    while True:
+        i = _skip_ws(text, i)
+        if text[i : i + 1] in ("}", ""):
+            break
+        name, i = decoder.raw_decode(text, i)
+        i = _skip_ws(text, i) + 1  # (past the ":")
+        start = _skip_ws(text, i)
+        _, i = decoder.raw_decode(text, start)
+        if name == key:
+            found = start
+        i = _skip_ws(text, i)
+        if text[i : i + 1] == ",":
+            i += 1
+    if found is None:
+        return []
+    _, end = decoder.raw_decode(text, found)
+    lines_before = text.count("\n", 0, found)
+    return [(line + lines_before, item) for line, item in json_array_items(path, text[found:end])]
+
+
 def _skip_ws(text: str, i: int) -> int:
     while i < len(text) and text[i] in " \t\n\r":
         i += 1
@@ -269,6 +313,15 @@ def parse_time(value: Any, tz: tzinfo = UTC) -> datetime:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
         return local_to_utc(parsed, tz)
     raise ValueError(f"{value!r} is not a time")
+
+
+def read_time(path: Path, where: str, value: Any, tz: tzinfo = UTC, *, what: str = "time") -> datetime:
+    """`parse_time` of a message's time; one that cannot be read is an error naming the file and
+    `where` ("chat 'Team', message 12")."""
+    try:
+        return parse_time(value, tz)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise ingest_error(path, f"{where}: cannot read the {what} {value!r}") from exc
 
 
 # --- ids and text ---------------------------------------------------------------------------

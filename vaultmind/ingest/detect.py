@@ -31,7 +31,8 @@ from vaultmind.ingest.common import zone
 from vaultmind.ingest.document import parse_document_paths_with_report
 from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
-from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.errors import IngestError, NotAnExport
+from vaultmind.ingest.held_order import keep_held_orders
 from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.mailboxes import mail_file_kind
 from vaultmind.ingest.maildates import date_warnings
@@ -80,7 +81,11 @@ def _expand(
             if kind == "agent":
                 found: str | None = "agent"
             else:
-                found = fmt if fmt != "auto" else detect_chat_format(child)
+                try:
+                    found = fmt if fmt != "auto" else detect_chat_format(child)
+                except IngestError as exc:  # a zip that is none (cut short, renamed), a file that cannot be read
+                    report.warnings.append(f"{exc}; skipped")
+                    continue
             if found is None:
                 report.warnings.append(f"{child}: format not recognised; skipped")
                 continue
@@ -193,8 +198,6 @@ def parse_paths(
             what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .txt or .html files"
             report.warnings.append(_nothing_found(files, what))
         return found
-    if fmt == "locomo":
-        return parse_locomo_paths(files)
     zone_info = zone(tz)
     expanded = _expand(kind, files, fmt, report)
     batches: list[SourceBatch] = []
@@ -203,9 +206,10 @@ def parse_paths(
         try:
             found = parse_chat_path(path, chosen, zone_info, date_order=date_order, warn=report.warnings.append)
         except IngestError as exc:
-            if not walked or fmt != "auto" or kind == "agent":  # a file you named, a format you chose: stop
-                raise
-            # a file found in a folder that only looks like an export: the others still count
+            if not walked or fmt != "auto" or (kind == "agent" and not isinstance(exc, NotAnExport)):
+                raise  # a file you named, a format you chose, a transcript that is malformed: stop
+            # a file found in a folder that only looks like an export (or, for `ingest agent`,
+            # is none: a README, the agent's settings): the others still count
             report.warnings.append(f"{exc}; skipped (read as {chosen})")
         else:
             if not any(batch.messages for batch in found):
@@ -260,6 +264,9 @@ def ingest_paths(
     parsed = parse_paths(
         kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report, date_order=date_order, vault=vault
     )
+    if kind == "chat":  # a chat read in another day/month order than its notes hold: theirs is kept
+        kept, said = keep_held_orders(vault, [b for b in parsed if isinstance(b, SourceBatch)])
+        parsed, parse_report.warnings[:0] = kept, said
     docs = [d for d in parsed if isinstance(d, DocumentInput)]
     if max_note_bytes is not None:  # a note over the vault's cap would never be indexed: left out, said
         sized = [(d, document_note_bytes(d)) for d in docs]

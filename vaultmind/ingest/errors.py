@@ -9,7 +9,13 @@ from pathlib import Path
 
 from vaultmind.errors import IngestError
 
-__all__ = ["IngestError", "ingest_error"]
+__all__ = ["IngestError", "NotAnExport", "ingest_error"]
+
+
+class NotAnExport(IngestError):
+    """A file that is no export of the format it was read as at all (a README, an agent's
+    settings beside its transcripts), not a malformed one: skipped, said, when found in a
+    folder walked."""
 
 
 def ingest_error(

@@ -28,6 +28,7 @@ class Existing:
     frontmatter_ok: bool = True  # its front matter is valid YAML
     _body_hash: str | None = None
     encoding: str = "utf-8"  # "utf-16-le", "gb18030" …: re-saved so (`read_existing`), read, never rewritten
+    bad_line: int | None = None  # the line of its first byte that is not text in its encoding: read, never rewritten
 
     @property
     def body_hash(self) -> str:
@@ -99,12 +100,19 @@ def read_existing(vault: Path, rel: str) -> Existing | None:
     except OSError:
         raw = b""
     decoded = decode_text(raw)
-    if decoded.text is None or decoded.bad_byte is not None:
+    if decoded.text is None:  # (a binary file)
         raw, decoded = b"", DecodedText("", "utf-8")
+    # a byte that does not decode (a sync tool's, an editor's) reads as U+FFFD: the note's
+    # messages are still known (it had been read as empty, and every one written again to a
+    # sibling), but it is never rewritten, which would lose the byte
+    bad_line = None if decoded.bad_byte is None else raw[decoded.mark :][: decoded.bad_byte].count(b"\n") + 1
     fm = split_frontmatter(decoded.text or "")
     stored = fm.data.get("vaultmind_body_sha256")
-    owned = bool(raw) and decoded.encoding == "utf-8" and isinstance(stored, str) and stored == body_sha256(fm.body)
-    return Existing(rel, raw, fm.data, fm.body, owned, fm.error is None, encoding=decoded.encoding)
+    owned = (
+        bool(raw) and decoded.encoding == "utf-8" and bad_line is None
+        and isinstance(stored, str) and stored == body_sha256(fm.body)
+    )
+    return Existing(rel, raw, fm.data, fm.body, owned, fm.error is None, encoding=decoded.encoding, bad_line=bad_line)
 
 
 def text_of(raw: bytes) -> str:

@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from vaultmind.ingest.common import MessageIds, as_str, epoch_to_utc, load_json
+from vaultmind.ingest.common import MessageIds, as_str, load_json, read_time
 from vaultmind.ingest.errors import ingest_error
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta
@@ -90,10 +90,7 @@ def _message(
 def _time(path: Path, where: str, value: Any) -> datetime:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ingest_error(path, f'{where}: no "timestamp_ms" (milliseconds since 1970)')
-    try:
-        return epoch_to_utc(value / 1000)
-    except (ValueError, OverflowError, OSError) as exc:
-        raise ingest_error(path, f"{where}: cannot read the time {value!r}") from exc
+    return read_time(path, where, value / 1000)  # (epoch seconds, as it always read them)
 
 
 def _media(item: dict[str, Any]) -> list[str]:

@@ -19,12 +19,13 @@ Each session becomes one chat source note (bucket "whole", note `session-<n>`) o
   per turn index within the session, so turns keep their order and get distinct times;
 - source ref = `locomo://<sample_id>/<dia_id>`.
 
+A turn without text or image is skipped, as every adapter skips an empty message.
+
 Parsing is pure; errors name the file and the sample (and turn) at fault.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.errors import IngestError
+from vaultmind.ingest.common import load_json
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta
 
@@ -79,20 +81,12 @@ _FILE_HINT = "a LoCoMo file is a JSON list of samples or one sample object"
 def read_locomo_file(path: str | Path) -> list[dict[str, Any]]:
     """The samples of a LoCoMo JSON file (a list of samples, or one sample object)."""
     file = Path(path)
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise IngestError("no such file", path=file, hint="pass the path of a LoCoMo JSON file") from None
-    except OSError as exc:
-        raise IngestError(f"cannot read: {exc.strerror}", path=file) from exc
-    except UnicodeDecodeError as exc:
-        raise IngestError(f"not UTF-8 text (byte {exc.start})", path=file) from exc
-    except json.JSONDecodeError as exc:
-        raise IngestError(
-            f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-            path=file,
-            hint=_FILE_HINT,
-        ) from exc
+    if not file.exists() and not file.is_symlink():
+        raise IngestError("no such file", path=file, hint="pass the path of a LoCoMo JSON file")
+    try:  # (UTF-8 with or without a byte order mark, UTF-16 …, as every export: `common.read_text`)
+        data = load_json(file)
+    except IngestError as exc:
+        raise IngestError(exc.message, path=file, hint=_FILE_HINT) from exc
     samples = data if isinstance(data, list) else [data]
     if not samples:
         raise IngestError("holds no samples (an empty list)", path=file, hint=_FILE_HINT)
@@ -129,13 +123,13 @@ def sample_batches(sample: Mapping[str, Any], *, path: str | Path) -> list[Sourc
             start = parse_session_time(raw_time)
         except ValueError as exc:
             raise IngestError(f"{where}, {key}: {exc}", path=path) from None
-        messages = tuple(
+        read = [
             _message(
                 turn, sample_id, start + timedelta(seconds=i), path=path, where=f"{where}, {key}, turn {i}"
             )
             for i, turn in enumerate(turns)
-        )
-        for i, message in enumerate(messages):
+        ]
+        for i, message in enumerate(read):
             here = f"{key}, turn {i}"
             if message.message_id in seen:
                 raise IngestError(
@@ -144,6 +138,8 @@ def sample_batches(sample: Mapping[str, Any], *, path: str | Path) -> list[Sourc
                     hint="every turn needs its own dia_id",
                 )
             seen[message.message_id] = here
+        # an empty turn (no text, no image) says nothing: skipped, as every adapter skips an empty message
+        messages = tuple(message for message in read if message.text.strip())
         if not messages:
             continue
         names = " and ".join(speakers) if speakers else sample_id

@@ -39,6 +39,13 @@ def _sort_key(message: Message) -> tuple[datetime, str]:
     return (to_utc(message.timestamp), message.message_id)
 
 
+def _in_time_order(messages: list[Message]) -> list[Message]:
+    """`messages` (the note's, in its order, then the new ones, in the export's) by time alone:
+    messages of one time keep that order — a derived id is a hash, and sorting by it put a reply
+    before its question."""
+    return sorted(messages, key=lambda message: to_utc(message.timestamp))
+
+
 def _thread_base(plan: Plan, group: Group) -> str:
     """An email thread's note: its planned path, unless a note of vaultmind's there holds
     another thread (same subject and day, no message in common): then the path with the hash of
@@ -284,7 +291,7 @@ def plan_group(plan: Plan, group: Group) -> None:
         return
     if new and user_edited:
         plan.keep_user_edited([note.path for note in user_edited])
-    merged = sorted([*current.values(), *new.values()], key=_sort_key)
+    merged = _in_time_order([*current.values(), *new.values()])
     data = render_source_note(meta, merged, plan.zone).encode("utf-8")
     if new:
         _say_moved_out(plan, group, elsewhere, len(new), target.path if target is not None else free)

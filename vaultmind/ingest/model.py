@@ -60,6 +60,21 @@ class SourceBatch:
     # line, and a message of the branch shown loses such a mark (`revisions.mark_replaced`).
     # None: the platform has no branches
     replaced: tuple[tuple[str, str], ...] | None = None
+    # a line chat whose day/month order was inferred (WhatsApp without --date-order): the chat
+    # read the other way (`date_orders.keep_held_order`)
+    other_order: OtherOrder | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OtherOrder:
+    """How a line chat whose date order was inferred reads the other way: a vault that holds
+    the chat read so keeps that reading, and its messages are not written again."""
+
+    read: str  # the order the export was read in: "DMY" or "MDY"
+    other: str  # the other one
+    messages: tuple[Message | None, ...]  # `SourceBatch.messages` read so (None: its date does not read so)
+    guess: str  # what `said_if_written` says of the order guessed ("" when the dates settle it)
+    settled: bool  # the dates settle the order (a day above 12, or only one order in time)
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,14 +161,18 @@ class Group:
 
 def say_wide(plan: Plan, paths: Sequence[str], what: str) -> None:
     """Warn, once per note, that a note of `paths` re-saved as UTF-16 or UTF-32, or in a legacy
-    East Asian code page, is read but not written to, and `what` was done instead."""
+    East Asian code page, or holding a byte that is not text, is read but not written to, and
+    `what` was done instead."""
     for path in sorted(set(paths)):
         note = plan.existing(path)
-        if note is None or note.encoding == "utf-8":
+        if note is None or (note.encoding == "utf-8" and note.bad_line is None):
             continue
-        said = f"{path}: saved as {encoding_name(note.encoding)} text, not UTF-8"
+        if note.bad_line is not None:
+            said = f"{path}: line {note.bad_line} holds a byte that is not {encoding_name(note.encoding)} text"
+            why = "so vaultmind does not write to it (that would lose the byte)"
+        else:
+            said = f"{path}: saved as {encoding_name(note.encoding)} text, not UTF-8"
+            why = "(as Windows Notepad can), so vaultmind does not write to it"
         if not any(w.startswith(said) for w in plan.report.warnings):
-            plan.report.warnings.append(
-                f"{said} (as Windows Notepad can), so vaultmind does not write to it: {what}; "
-                "re-save it as UTF-8 to read it in Obsidian"
-            )
+            fix = "mend that line" if note.bad_line is not None else "re-save it as UTF-8 to read it in Obsidian"
+            plan.report.warnings.append(f"{said} {why}: {what}; {fix}")

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from vaultmind.ingest.common import LocalClock, MessageIds, as_str, load_json, parse_time
+from vaultmind.ingest.common import LocalClock, MessageIds, as_str, load_json, read_time
 from vaultmind.ingest.errors import ingest_error
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta, iso_utc
@@ -131,10 +131,7 @@ def _time(path: Path, where: str, item: dict[str, Any], tz: tzinfo, *, edit: boo
         value, zone = item.get(key), tz
     if value is None:
         raise ingest_error(path, f'{where}: no "{key}_unixtime" or "{key}"')
-    try:
-        return parse_time(value, zone)
-    except (ValueError, OverflowError, OSError) as exc:
-        raise ingest_error(path, f"{where}: cannot read the {'edit ' if edit else ''}time {value!r}") from exc
+    return read_time(path, where, value, zone, what=f"{'edit ' if edit else ''}time")
 
 
 def flatten_text(value: Any) -> str:

@@ -7,8 +7,11 @@ the same message. Dates are read in every order WhatsApp writes them (`dd/mm/yy`
 `p.m.`), with or without seconds. Day-first or month-first is decided per file: a day above 12
 settles it; otherwise the order that keeps the messages chronological wins, day-first on a tie.
 
-Lines without `author: ` after the time are system lines ("created group", "You were added",
-"Messages and calls are end-to-end encrypted") and are dropped with their continuation lines.
+Lines without `author: ` after the time that read as a notice WhatsApp writes ("created group",
+"You were added", "Messages and calls are end-to-end encrypted", in a few languages:
+`_ANDROID_NOTICE_RE`) are system lines, and are dropped. Any other such line (a calendar line
+pasted into a message, "18/03/2024, 10:00 - dentist") and the lines below it are lines of the
+message above it; with no message above, they are left out, and said.
 iOS writes some of them as a message of the chat itself (the group, or the contact) whose text
 starts with a left-to-right mark: such a line that is a whole notice sentence ("Alice added
 Bob"), or the encryption notice, is dropped too; a participant's file never is.
@@ -28,16 +31,18 @@ import re
 import zipfile
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from functools import partial
-from itertools import pairwise
 from pathlib import Path
 
 from vaultmind.ingest.common import LocalClock, MessageIds, local_to_utc, read_text, strip_invisible
 from vaultmind.ingest.errors import IngestError, ingest_error
-from vaultmind.ingest.model import SourceBatch
+from vaultmind.ingest.line_dates import DateOrder, Record, date_order, fits, guessed, read_date
+from vaultmind.ingest.model import OtherOrder, SourceBatch
+from vaultmind.ingest.whatsapp_notices import ios_notice, is_notice
 from vaultmind.markdown.render import Message, SourceMeta
+from vaultmind.vault.encoding import decode_text
 
 HEADER_RE = re.compile(
     r"\[?(?P<date>\d{1,4}[./-]\d{1,2}[./-]\d{1,4}),?\s+"
@@ -65,23 +70,6 @@ _COPY_SUFFIX_RE = re.compile(r"\s*\(\d{1,2}\)$")  # not "Room (101)"
 _TITLE_PREFIX_RE = re.compile(r"^whatsapp\s+chat\s*(?:with|mit|con|avec|met|com|z|с|-)?\s*", re.IGNORECASE)
 _MAX_AUTHOR = 80
 
-DateOrder = str  # "YMD", "DMY" or "MDY"
-
-
-@dataclass(slots=True)
-class _Record:
-    line: int
-    parts: tuple[int, int, int]
-    year_first: bool  # yyyy/mm/dd
-    hour: int
-    minute: int
-    second: int
-    ampm: str | None
-    author: str | None  # None: a system line
-    lines: list[str] = field(default_factory=list)
-    raw: str = ""  # the header line as the export has it
-    shape: tuple[object, ...] = ()  # how its date and time are written (`_shape`)
-    head: int | None = None  # lines of its own before the first header line pasted into it
 
 
 def parse_whatsapp(
@@ -90,9 +78,9 @@ def parse_whatsapp(
     """Parse one WhatsApp export (`.txt`, or a `.zip` holding one). `date_order` ("dmy" or
     "mdy") overrides the guess; a guess that could go either way is said when an ingest writes
     the chat's messages (`SourceBatch.said_if_written`); `warn` is told of a file cut short."""
-    text, name = _read_export(path)
+    text, name, where = _read_export(path)
     order = {"dmy": "DMY", "mdy": "MDY"}.get(date_order or "")
-    batches = parse_line_chat(path, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
+    batches = parse_line_chat(where, text, platform="whatsapp", name=name, tz=tz, order=order, warn=warn)
     # an earlier vaultmind named a "… (1).txt" download "Alice (1)": any such numbered chat on
     # disk is this one (`matching.as_earlier`), when "Alice" has no notes of its own
     return [replace(batch, legacy_source_id=f"whatsapp:{name} (*)", legacy_scope=f"whatsapp/{name}") for batch in batches]
@@ -119,19 +107,53 @@ def parse_line_chat(
         text = text[:cut]
     records = _fold_pasted(_fold_pasted(_records(path, text, name), _other_shape), partial(_other_order, order))
     if order in ("DMY", "MDY"):
-        wrong = next((r for r in records if r.year_first or not _fits(r, order)), None)
+        wrong = next((r for r in records if r.year_first or not fits(r, order)), None)
         if wrong is not None:
             reading = "day/month" if order == "DMY" else "month/day"
             raise ingest_error(path, f"the date does not read as {reading}", line=wrong.line)
     either_way = False  # nothing in the file tells day/month from month/day
+    inferred = order is None
     if order is None:
-        order, either_way = _date_order(path, records)
+        order, either_way = date_order(path, records)
     records = _fold_pasted(records, _from_elsewhere(path, records, order))
-    ids = MessageIds()
-    messages: list[Message] = []
-    edits: list[str] = []
-    earlier: list[tuple[str, str]] = []
-    clock = LocalClock(tz)
+    records, left_out = _keep_unknown_lines(path, records)
+    drafts = _drafts(records)
+    messages = [m for m in _timed(path, drafts, order, tz) if m is not None]
+    if not messages:
+        return []
+    edits = [m.message_id for d, m in zip(drafts, messages, strict=True) if d.edited]
+    earlier = [(m.message_id, d.own) for d, m in zip(drafts, messages, strict=True) if d.own != m.text]
+    meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
+    guess = guessed(path, order) if either_way else ""
+    other = {"DMY": "MDY", "MDY": "DMY"}.get(order) if inferred else None
+    batch = SourceBatch(
+        meta=meta,
+        messages=tuple(messages),
+        edited=tuple(edits),
+        earlier_texts=tuple(earlier),
+        local_times=True,
+        said_if_written=((guess,) if guess else ()) + tuple(left_out),
+        other_order=None if other is None else OtherOrder(
+            read=order, other=other, messages=tuple(_timed(path, drafts, other, tz, misfits=True)), guess=guess,
+            settled=not either_way,
+        ),
+    )
+    return [batch]
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """A message of the export before its date is read: its record, text, the text its id
+    hashes (`own`), and whether the export marks it edited."""
+
+    record: Record
+    text: str
+    own: str
+    edited: bool
+
+
+def _drafts(records: list[Record]) -> list[_Draft]:
+    drafts: list[_Draft] = []
     for record in records:
         if record.author is None:
             continue
@@ -143,51 +165,87 @@ def parse_line_chat(
             body = body[: edited.start()].rstrip()
             if not body.strip():
                 continue
-        local = _datetime(path, record, order)
-        timestamp = clock.place(local, local_to_utc(local, tz))  # (the hour a clock change repeats)
         # a message holding pasted header lines is known by its own lines: the id (and, to a
         # note written before, its text) an export read without the fold gave it
         own = body if record.head is None else "\n".join(record.lines[: record.head]).strip("\n").rstrip()
         if edited is not None and record.head is None and _EDITED_BEFORE_RE.search(marked) is None:
             own = marked  # a mark vaultmind learnt since ("<… bearbeitet.>"): the id it gave it then
-        message_id = ids(record.author, timestamp, own)
-        if own != body:
-            earlier.append((message_id, own))
-        if edited is not None:
-            edits.append(message_id)
-        messages.append(
-            Message(
-                message_id=message_id,
-                author=record.author,
-                timestamp=timestamp,
-                text=body,
-            )
-        )
-    if not messages:
-        return []
-    guessed = (
-        f"{path}: every date reads as day/month and as month/day, in order either way; read as "
-        "day/month (pass --date-order mdy if this export writes the month first)"
-    )
-    meta = SourceMeta(kind="chat", source_id=f"{platform}:{name}", scope=f"{platform}/{name}", title=name)
-    batch = SourceBatch(
-        meta=meta, messages=tuple(messages), edited=tuple(edits), earlier_texts=tuple(earlier), local_times=True
-    )
-    return [replace(batch, said_if_written=(guessed,)) if either_way else batch]
+        drafts.append(_Draft(record, body, own, edited is not None))
+    return drafts
 
 
-def _read_export(path: Path) -> tuple[str, str]:
-    if path.suffix.lower() == ".zip":
+def _timed(path: Path, drafts: list[_Draft], order: DateOrder, tz: tzinfo, *, misfits: bool = False) -> list[Message | None]:
+    """The messages of `drafts`, their dates read in `order` (with `misfits`, None for a date
+    that does not read so), their ids hashing author, UTC time and own text (`MessageIds`)."""
+    ids = MessageIds()
+    clock = LocalClock(tz)
+    out: list[Message | None] = []
+    for draft in drafts:
+        record = draft.record
+        assert record.author is not None
         try:
-            with zipfile.ZipFile(path) as archive:
-                members = sorted(n for n in archive.namelist() if n.lower().endswith(".txt"))
-                if not members:
-                    raise IngestError("no .txt chat in this zip", path=path)
-                member = "_chat.txt" if "_chat.txt" in members else members[0]
-                return read_text(Path(f"{path}:{member}"), archive.read(member)), chat_name(path)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise IngestError(f"cannot read the zip: {exc}", path=path) from exc
-    return read_text(path), chat_name(path)
+            local = None if misfits and not fits(record, order) else read_date(path, record, order)
+        except IngestError:
+            if not misfits:
+                raise
+            local = None
+        if local is None:
+            out.append(None)
+            continue
+        timestamp = clock.place(local, local_to_utc(local, tz))  # (the hour a clock change repeats)
+        out.append(Message(message_id=ids(record.author, timestamp, draft.own), author=record.author, timestamp=timestamp, text=draft.text))
+    return out
+
+
+def _read_export(path: Path) -> tuple[str, str, Path]:
+    """The export's text, the chat's name, and the file to name in errors: the `.txt`, or the
+    zip and its chat member (`zip:member`)."""
+    if path.suffix.lower() != ".zip":
+        return read_text(path), chat_name(path), path
+    try:
+        with zipfile.ZipFile(path) as archive:
+            member = chat_member(archive)
+            if member is None:
+                texts = sorted(n for n in archive.namelist() if n.lower().endswith(".txt"))
+                raise IngestError(
+                    "no WhatsApp chat in this zip (no .txt in it starts with a message line"
+                    + (f": {', '.join(texts[:5])}{' …' if len(texts) > 5 else ''})" if texts else ")"),
+                    path=path,
+                )
+            where = Path(f"{path}:{member}")
+            return read_text(where, archive.read(member)), chat_name(path), where
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise IngestError(f"cannot read the zip: {exc}", path=path) from exc
+
+
+_MEMBER_HEAD = 4096
+
+
+def chat_member(archive: zipfile.ZipFile) -> str | None:
+    """The chat of a WhatsApp zip: of its `.txt` members (hidden ones and macOS's `__MACOSX/`
+    aside), those whose first line reads as a message line, `_chat.txt` (iOS) or the one named
+    "WhatsApp Chat …" (Android) first, else by name; None when none reads so. (An Android zip
+    "with media" holds the files sent: a document `Agenda.txt` sorts before the chat.)"""
+    texts = sorted(
+        n for n in archive.namelist()
+        if n.lower().endswith(".txt") and not n.startswith("__MACOSX/") and not n.rsplit("/", 1)[-1].startswith(".")
+    )
+
+    def shaped(name: str) -> bool:
+        try:
+            with archive.open(name) as handle:
+                head = handle.read(_MEMBER_HEAD)
+        except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError):
+            return False
+        text = decode_text(head).text or ""
+        first = next((line for line in text.split("\n") if line.strip()), "")
+        return HEADER_RE.match(strip_invisible(first)) is not None
+
+    def rank(name: str) -> tuple[bool, bool, str]:
+        base = name.rsplit("/", 1)[-1]
+        return (base.lower() != "_chat.txt", _TITLE_PREFIX_RE.match(base) is None, name)
+
+    return next((name for name in sorted(texts, key=rank) if shaped(name)), None)
 
 
 def chat_name(path: Path) -> str:
@@ -200,9 +258,9 @@ def chat_name(path: Path) -> str:
     return _TITLE_PREFIX_RE.sub("", stem).strip() or stem
 
 
-def _records(path: Path, text: str, name: str = "") -> list[_Record]:
+def _records(path: Path, text: str, name: str = "") -> list[Record]:
     """The message lines of an export; `name`: the chat's (iOS says its notices as it)."""
-    records: list[_Record] = []
+    records: list[Record] = []
     for number, raw in enumerate(text.split("\n"), 1):
         line = strip_invisible(raw)
         match = HEADER_RE.match(line)
@@ -217,12 +275,13 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
         if (len(parts_text[0]) > 2 and len(parts_text[2]) > 2) or len(parts_text[1]) > 2:
             raise ingest_error(path, f"cannot read the date {match.group('date')!r}", line=number)
         author, body = _split_author(match.group("rest"))
-        if author is not None and ": \u200e" in raw and _ios_notice(author, body, name):
-            author = None  # iOS: a system notice said by the group
+        notice = author is None and is_notice(body)
+        if author is not None and ": \u200e" in raw and ios_notice(author, body, name):
+            author, notice = None, True  # iOS: a system notice said by the group
         ampm = match.group("ampm")
         date_marks = re.sub(r"\d", "", match.group("date"))
         records.append(
-            _Record(
+            Record(
                 line=number,
                 parts=(int(parts_text[0]), int(parts_text[1]), int(parts_text[2])),
                 year_first=len(parts_text[0]) > 2,
@@ -233,6 +292,8 @@ def _records(path: Path, text: str, name: str = "") -> list[_Record]:
                 author=author,
                 lines=[body] if author is not None else [],
                 raw=line,
+                notice=notice,
+                upper_ampm=ampm is not None and ampm.strip() in ("AM", "PM"),
                 # bracketed (iOS) or not, the date's marks and year's digits, seconds, 12 h clock
                 shape=(line.startswith("["), date_marks, len(parts_text[2]) if len(parts_text[0]) <= 2 else 0,
                        len(time_parts), ampm is not None),
@@ -287,13 +348,13 @@ def _year_begun(last: str, header: re.Match[str]) -> bool:
 PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a stranger, was pasted
 
 
-def _fold_pasted(records: list[_Record], pasted: Callable[[list[_Record]], set[int]]) -> list[_Record]:
+def _fold_pasted(records: list[Record], pasted: Callable[[list[Record]], set[int]]) -> list[Record]:
     """`records` with those `pasted` names (by index) made lines of the message above them: a
     message line copied from another chat into a message ("12/03/2024, 10:15 - Bob: hi" quoted
     from elsewhere) starts no message of this chat. Never into a system line, which is dropped
     with its lines: the line stays a message, as it was before."""
     found = pasted(records)
-    out: list[_Record] = []
+    out: list[Record] = []
     for index, record in enumerate(records):
         if index not in found or not out or out[-1].author is None:
             out.append(record)
@@ -305,7 +366,7 @@ def _fold_pasted(records: list[_Record], pasted: Callable[[list[_Record]], set[i
     return out
 
 
-def _other_shape(records: list[_Record]) -> set[int]:
+def _other_shape(records: list[Record]) -> set[int]:
     """The header lines not written as the export writes its dates and times (another layout,
     date marks, year, seconds or clock than most of its lines), by authors who write no line
     written so: an export writes every line alike, so such a line was pasted into the message
@@ -317,7 +378,7 @@ def _other_shape(records: list[_Record]) -> set[int]:
     return {index for index, record in enumerate(records) if record.shape != usual and index and record.author not in participants}
 
 
-def _other_order(order: DateOrder | None, records: list[_Record]) -> set[int]:
+def _other_order(order: DateOrder | None, records: list[Record]) -> set[int]:
     """The header lines whose date does not read in the order (`order`, else the one more of
     the export's dates read in; none when one order reads them all, or each as many) — "12/31/2023" in an export
     that writes "31/12/2023" — by authors who write nothing else in the chat: pasted from
@@ -325,17 +386,17 @@ def _other_order(order: DateOrder | None, records: list[_Record]) -> set[int]:
     if records[0].year_first:
         return set()
     if order is None:
-        fitting = {candidate: [_fits(r, candidate) for r in records] for candidate in ("DMY", "MDY")}
+        fitting = {candidate: [fits(r, candidate) for r in records] for candidate in ("DMY", "MDY")}
         day_first, month_first = sum(fitting["DMY"]), sum(fitting["MDY"])
         if len(records) in (day_first, month_first) or day_first == month_first:
             return set()  # (one order reads them all; or nothing tells which is the export's)
         order = "DMY" if day_first > month_first else "MDY"
-    misfits = {index for index, record in enumerate(records) if not _fits(record, order)}
+    misfits = {index for index, record in enumerate(records) if not fits(record, order)}
     participants = {record.author for index, record in enumerate(records) if index not in misfits}
     return {index for index in misfits if index and records[index].author not in participants | {None}}
 
 
-def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Callable[[list[_Record]], set[int]]:
+def _from_elsewhere(path: Path, records: list[Record], order: DateOrder) -> Callable[[list[Record]], set[int]]:
     """The header lines of authors who write nothing else in the chat, each more than
     `PASTED_BACK` before the latest message above it: a message quoted from another chat,
     pasted into the message above it. (A participant's message quoted so, or one dated after
@@ -343,13 +404,13 @@ def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Cal
     line sets no latest time: a line of a message that reads as one ("18/03/2024, 10:00 -
     dentist", a pasted calendar) is dated anywhere, and the messages below it are no less the chat's."""
 
-    def pasted(records: list[_Record]) -> set[int]:
+    def pasted(records: list[Record]) -> set[int]:
         back: set[int] = set()
         latest: datetime | None = None
         for index, record in enumerate(records):
             if record.author is None:
                 continue
-            at = _datetime(path, record, order)
+            at = read_date(path, record, order)
             if latest is not None and at < latest - PASTED_BACK:
                 back.add(index)
             else:
@@ -360,26 +421,33 @@ def _from_elsewhere(path: Path, records: list[_Record], order: DateOrder) -> Cal
     return pasted
 
 
-_IOS_ENCRYPTED_RE = re.compile(r"messages and calls are end-to-end encrypted\b", re.I)
-# A whole notice sentence: "Alice added Bob", "Bob left", "Alice changed the subject to …"
-_IOS_NOTICE_RE = re.compile(
-    r"(?:[^\n]{1,80}? (?:created (?:the |this )?group\b[^\n]*|added [^\n]{1,200}|removed [^\n]{1,200}|left"
-    r"|joined using this group's invite link|changed (?:the subject|this group's icon|the group description"
-    r"|the group name|the group settings|their phone number)\b[^\n]*|turned (?:on|off) disappearing messages\b[^\n]*"
-    r"|is a contact\.?)|your security code with [^\n]+ changed[^\n]*)",
-    re.I,
-)
-_ATTACHED_RE = re.compile(r"<attached:|\bomitted\b|\.\w{2,5}(?:\s|$)")  # a file someone sent
-
-
-def _ios_notice(author: str, body: str, chat: str) -> bool:
-    """Whether an iOS line (its text after a left-to-right mark) is a system notice: the
-    encryption notice, or a whole notice sentence said by the chat itself (the group, or the
-    contact of a chat of two); never a file someone sent."""
-    text = body.strip()  # (the line's marks are already stripped)
-    if _IOS_ENCRYPTED_RE.match(text):
-        return True
-    return author == chat and _IOS_NOTICE_RE.fullmatch(text) is not None and not _ATTACHED_RE.search(text)
+def _keep_unknown_lines(path: Path, records: list[Record]) -> tuple[list[Record], list[str]]:
+    """`records` with each line that has no author and is no notice WhatsApp writes (nor one
+    with lines of its own below it: a notice is one line) made a line of the message above it,
+    with the lines below it: a line pasted into the message ("18/03/2024, 10:00 - dentist", a
+    calendar). Before, it was taken for a system line and dropped with its lines. The message
+    keeps the id its own lines give it (`Record.head`), as an earlier vaultmind gave it. Such
+    lines with no message above them (the file's first) are left out, and said."""
+    out: list[Record] = []
+    left_out: list[str] = []
+    for record in records:
+        if record.author is not None or (record.notice and not any(line.strip() for line in record.lines)):
+            out.append(record)
+            continue
+        above = out[-1] if out and out[-1].author is not None else None
+        if above is None:
+            if not record.notice:
+                more = sum(1 for line in record.lines if line.strip())
+                left_out.append(
+                    f"{path}: line {record.line}: {record.raw!r}{f' and the {more} line(s) below it' if more else ''} "
+                    "has no author, is no notice WhatsApp writes, and follows no message; left out"
+                )
+            out.append(record)  # (dropped, as a system line)
+            continue
+        if above.head is None:
+            above.head = len(above.lines)
+        above.lines.extend([record.raw, *record.lines])
+    return out, left_out
 
 
 def _split_author(rest: str) -> tuple[str | None, str]:
@@ -390,66 +458,3 @@ def _split_author(rest: str) -> tuple[str | None, str]:
     return author, body
 
 
-def _date_order(path: Path, records: list[_Record]) -> tuple[DateOrder, bool]:
-    """The order the dates of `records` are written in, and whether nothing tells it: every date
-    reads as day/month and as month/day, in order either way (read as day/month). Dates written
-    with dots ("12.03.24": German, Russian, Polish, Turkish … exports) that leave it so are day
-    first, said or not: no locale writes the month first so. (A file whose dates are in time
-    order only month first is read so, dots or not: its order tells, and an earlier vaultmind
-    read it so.)"""
-    if records[0].year_first:
-        mixed = next((r for r in records if not r.year_first), None)
-        if mixed is not None:
-            raise ingest_error(path, "the date format changes within the file", line=mixed.line)
-        return "YMD", False
-    mixed = next((r for r in records if r.year_first), None)
-    if mixed is not None:
-        raise ingest_error(path, "the date format changes within the file", line=mixed.line)
-    fits = [order for order in ("DMY", "MDY") if all(_fits(r, order) for r in records)]
-    if not fits:
-        bad = next((r for r in records if not _fits(r, "DMY") and not _fits(r, "MDY")), None)
-        if bad is not None:
-            raise ingest_error(path, "cannot read the date as day/month or month/day", line=bad.line)
-        # each date reads one way or the other ("31.12.24" and "12/31/24"), none reads them all
-        dmy_only = next(r for r in records if not _fits(r, "MDY"))
-        mdy_only = next(r for r in records if not _fits(r, "DMY"))
-        later = max(dmy_only, mdy_only, key=lambda r: r.line)
-        raise ingest_error(path, "the date order changes within the file (day/month and month/day)", line=later.line)
-    if len(fits) == 1:
-        return fits[0], False
-    day_first, month_first = _inversions(path, records, "DMY"), _inversions(path, records, "MDY")
-    dotted = all(r.shape[1] == ".." for r in records)  # "12.03.24": written day first wherever dots are
-    return "DMY" if day_first <= month_first else "MDY", day_first == month_first and not dotted
-
-
-def _inversions(path: Path, records: list[_Record], order: DateOrder) -> int:
-    """How many times the dates of `records`, read in `order`, go back."""
-    times = [_datetime(path, r, order) for r in records]
-    return sum(1 for a, b in pairwise(times) if b < a)
-
-
-def _fits(record: _Record, order: DateOrder) -> bool:
-    a, b, _ = record.parts
-    day, month = (a, b) if order == "DMY" else (b, a)
-    return 1 <= month <= 12 and 1 <= day <= 31
-
-
-def _datetime(path: Path, record: _Record, order: DateOrder) -> datetime:
-    a, b, c = record.parts
-    if order == "YMD":
-        year, month, day = a, b, c
-    elif order == "DMY":
-        day, month, year = a, b, c
-    else:
-        month, day, year = a, b, c
-    if year < 100:
-        year += 2000
-    hour = record.hour
-    if record.ampm is not None:
-        if not 1 <= hour <= 12 and hour != 0:
-            raise ingest_error(path, f"hour {hour} with {record.ampm}", line=record.line)
-        hour = hour % 12 + (12 if record.ampm.startswith("p") else 0)
-    try:
-        return datetime(year, month, day, hour, record.minute, record.second)
-    except ValueError as exc:
-        raise ingest_error(path, f"invalid date or time: {exc}", line=record.line) from exc
