@@ -43,7 +43,10 @@ _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
     "evidence": {"type": "boolean", "description": "walk: add a cited evidence block within budget_tokens"},
     "budget_tokens": {"type": "integer", "minimum": 1, "description": "walk: the evidence block's size (default 1000)"},
     "kind": {"type": "string", "description": "search_entities: an entity kind; query_source: a source kind"},
-    "source_id": {"type": "string", "description": "query_source: a source note's source_id (e.g. slack:T1/C1)"},
+    "source_id": {
+        "type": "string",
+        "description": "query_source: a source note's source_id (e.g. slack:T1/C1); ingest_document: the document's own id",
+    },
     "since": {"type": "string", "description": "query_source: ISO 8601 start"},
     "until": {"type": "string", "description": "query_source: ISO 8601 end"},
     "node_id": {"type": "string", "description": "drill_down: a hit's id (a summary or an entity)"},
@@ -51,6 +54,9 @@ _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
     "start": {"type": "string", "description": "cover_window: ISO 8601 start"},
     "end": {"type": "string", "description": "cover_window: ISO 8601 end"},
     "ids": {"type": "array", "items": {"type": "string"}, "description": "fetch_leaves: node ids, in order"},
+    "title": {"type": "string", "description": "ingest_document: the document's title"},
+    "body": {"type": "string", "description": "ingest_document: the document's text (Markdown)"},
+    "source_ref": {"type": "string", "description": "ingest_document: where it came from (a URL, an id)"},
 }
 
 
@@ -63,6 +69,7 @@ def tool_definition() -> dict[str, Any]:
         "description": (
             "Ask the Obsidian vault's memory. Every hit cites its note path, anchor, obsidian:// link and "
             "original source_ref. Start with mode 'walk' and evidence true for a cited answer block; "
+            "'ingest_document' writes a document into the vault (its one write); "
             f"each mode takes these arguments — {takes}."
         ),
         "inputSchema": {

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 # DuckDB's buffer pool while a serving process loads the leaves: their scan only streams, and
 # a larger pool keeps its blocks (at 50k notes, 128 MB: the load's peak ~100 MB higher)
+AGENT_SCOPE = "agent"  # `ingest_document`'s notes: sources/document/agent/
 LOAD_MEMORY_LIMIT = "24MB"
 # ... and while it loads the vectors: one scan, whose blocks DuckDB would otherwise keep up to the
 # pool's size (at 50k notes: the peak while loading them 652 -> 582 MB, in the same time; with
@@ -99,6 +100,7 @@ class Memory:
             self.vectors.room = lambda load: self._load_light(load, VECTORS_LOAD_LIMIT)
         self.vault_name = config.vault.name
         self.sync_lock = threading.RLock()  # one sync at a time (watcher, seals, API)
+        self._ingest_lock = threading.Lock()  # one `ingest_document` writing at a time
         self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
         self._foreground_lock = threading.Lock()
         self._status_lock = threading.Lock()  # one `status` at a time
@@ -440,6 +442,33 @@ class Memory:
         if mode in ("walk", "search") and args.get("limit") is None:
             args = {**args, "limit": self.config.search_limit}
         return run_mode(self, mode, args)
+
+    def ingest_document(self, title: str, body: str, source_id: str, *, source_ref: str | None = None) -> dict[str, Any]:
+        """`ingest_document`, the one write of the modes: a document an agent gives as text (a
+        page it read, notes it took) written as a document source note under
+        `sources/document/agent/` and indexed at once, its leaves answered as hits. The same
+        `source_id` again with another title, text or `source_ref` is its next version (the note
+        replaced as a whole, `version` + 1); with the same ones, nothing changes."""
+        from vaultmind.ingest.model import DocumentInput
+        from vaultmind.ingest.writer import write_documents
+        from vaultmind.markdown.render import iso_utc
+        from vaultmind.retrieval.modes import MAX_LIMIT, query_source
+
+        now = iso_utc(datetime.now(UTC).replace(microsecond=0))
+        doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)
+        with self._ingest_lock:  # (two agents at once: one folder's plan at a time)
+            report = write_documents(self.config.vault, [doc])
+            written = sorted({*report.written, *report.unchanged})
+            self.sync_paths(written, gone=sorted({old for old, _ in report.renamed} - set(written)))
+        found = query_source(self, source_id=source_id, limit=MAX_LIMIT)
+        found["ingested"] = {
+            "source_id": source_id,
+            "note": written[0] if written else None,
+            "changed": bool(report.written),
+            "leaves": found["total"],
+            "warnings": report.warnings,
+        }
+        return found
 
     def status(self) -> dict[str, Any]:
         """Counts, index health, problems, entities, admission and queue, as `vaultmind status`.

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.cli.args import iso_time, positive_int, question
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits, safe
+from vaultmind.plural import counted
 from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ LIMIT_HELP = "number of hits (default: [search] limit in the vault's config.toml
 
 def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], None]) -> None:
     p = sub.add_parser(
-        "query", help="ask the memory (modes: walk, search, entities, source, window, leaves, drill)"
+        "query", help="ask the memory (modes: walk, search, entities, source, window, leaves, drill; ingest writes)"
     )
     modes = p.add_subparsers(title="modes", metavar="MODE")
 
@@ -122,6 +123,21 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth, "limit": a.limit}))
     vault_args(q)
 
+    q = modes.add_parser(
+        "ingest",
+        help="write a document into the vault and index it (the api's ingest_document, its one write)",
+        description=(
+            "Write a document given as text as a source note under sources/document/agent/ and index it at once; "
+            "its leaves are the answer. The same --source-id again with another title or text is its next version."
+        ),
+    )
+    q.add_argument("title", help="the document's title")
+    q.add_argument("--source-id", required=True, help="the document's own id (the same id again: its next version)")
+    q.add_argument("--source-ref", default=None, help="where it came from (a URL, an id)")
+    q.add_argument("--body", default=None, help="its text (Markdown); without it, read from standard input")
+    q.set_defaults(handler=_ingest)
+    vault_args(q)
+
 
 def asker_time(at: str | None) -> str:
     """`--at` as the asker means it, with this machine's offset when it has none (default: now):
@@ -167,12 +183,23 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
     return answer
 
 
+def _ingest(args: argparse.Namespace) -> int:
+    body = sys.stdin.read() if args.body is None else args.body
+    ingest = {"title": args.title, "body": body, "source_id": args.source_id, "source_ref": args.source_ref}
+    return _run(args, "ingest_document", ingest)
+
+
 def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
     clean = {k: v for k, v in mode_args.items() if v is not None}
     result = ask(config_from_args(args), mode, clean, progress=True)
     if args.json:
         emit(result)
     else:
+        if ingested := result.get("ingested"):
+            done = "written" if ingested["changed"] else "unchanged"
+            print(f"vaultmind: {ingested['note']} {done} ({counted(ingested['leaves'], 'leaf', 'leaves')})")
+            for warning in ingested["warnings"]:
+                print(f"  warning: {warning}", file=sys.stderr)
         print_hits(result)
         if result.get("evidence"):
             print("\n" + safe(result["evidence"]))

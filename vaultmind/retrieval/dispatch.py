@@ -21,7 +21,9 @@ from vaultmind.retrieval.walk import walk
 if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
 
-MODES = ("walk", "search", "search_entities", "query_source", "drill_down", "cover_window", "fetch_leaves")
+MODES = (
+    "walk", "search", "search_entities", "query_source", "drill_down", "cover_window", "fetch_leaves", "ingest_document",
+)  # fmt: skip
 
 
 # Each mode's arguments: another is a mistake (a misspelt "budget" would otherwise be ignored)
@@ -33,6 +35,7 @@ ARGUMENTS: dict[str, tuple[str, ...]] = {
     "drill_down": ("node_id", "depth", "limit"),
     "cover_window": ("start", "end", "limit"),
     "fetch_leaves": ("ids",),
+    "ingest_document": ("title", "body", "source_id", "source_ref"),
 }
 
 
@@ -102,6 +105,9 @@ _HANDLERS: dict[str, Callable[[MemoryView, dict[str, Any]], dict[str, Any]]] = {
         m, _required_time(a, "start"), _required_time(a, "end"), limit=_int(a, "limit", 100)
     ),
     "fetch_leaves": lambda m, a: modes.fetch_leaves(m, _str_list(a, "ids")),
+    "ingest_document": lambda m, a: m.ingest_document(
+        _str(a, "title"), _str(a, "body"), _str(a, "source_id"), source_ref=_opt_str(a, "source_ref")
+    ),
 }
 
 

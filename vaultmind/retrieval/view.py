@@ -1,13 +1,14 @@
 """What the read path reads of an open memory.
 
 `memory.Memory` opens the index, loads the resident leaves and vectors and owns the syncer; the
-modes here only read what it holds. They take this view of it, so the read path depends on the
-structures it reads and not on the object that opens, syncs and serves them.
+modes here only read what it holds (but for `ingest_document`, their one write, which it does).
+They take this view of it, so the read path depends on the structures it reads and not on the
+object that opens, syncs and serves them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from vaultmind.embed.base import Embedder
@@ -28,4 +29,8 @@ class MemoryView(Protocol):
 
     def entity_graph(self) -> EntityGraph:
         """The entity graph a question uses (see `Memory.entity_graph`)."""
+        ...
+
+    def ingest_document(self, title: str, body: str, source_id: str, *, source_ref: str | None = None) -> dict[str, Any]:
+        """`ingest_document`, the modes' one write (see `Memory.ingest_document`)."""
         ...
