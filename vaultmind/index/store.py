@@ -40,6 +40,10 @@ T = TypeVar("T")
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
 SMALL_POOL_HEADROOM = 8 * 2**20  # `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
+# Rows appended to one table by one transaction from which DuckDB may have written a row group
+# to the file before the commit (its row groups hold 122,880 rows; kept below that, as the
+# sizes compared are estimates). See `Index.transaction`.
+ROW_GROUP_WRITE_ROWS = 100_000
 
 # Tables a whole-vault load fills with rows per note and per leaf. Their lookup indexes are
 # dropped for such a load and created again after it (`Index.suspend_indexes`): keeping an ART
@@ -142,6 +146,7 @@ class Index:
                 yield self.con
                 self._changed()  # views this thread builds meanwhile see the change
                 return
+            sizes = self._table_sizes()
             self.con.execute("BEGIN TRANSACTION")
             try:
                 yield self.con
@@ -151,6 +156,33 @@ class Index:
             else:
                 self.con.execute("COMMIT")
                 self._changed(ner_step=ner_step)
+                self._checkpoint_row_groups(sizes)
+
+    def _table_sizes(self) -> dict[str, int] | None:
+        """Rows of each table (DuckDB's estimate, with the deleted rows not yet checkpointed
+        away), to tell what a transaction appended; None for an in-memory index."""
+        if self.path is None:
+            return None
+        rows = self.con.execute(
+            "SELECT table_name, estimated_size FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+        return {str(name): int(size) for name, size in rows}
+
+    def _checkpoint_row_groups(self, before: dict[str, int] | None) -> None:
+        """Checkpoint at once after a commit that appended whole row groups to a table.
+
+        DuckDB writes such row groups to the file during the transaction and logs only their
+        place in the WAL. DuckDB 1.5 cannot replay a WAL in which a later insert into the same
+        table follows such an entry ("Failure while replaying WAL file: Attempted to access
+        index 2 within vector of size 2"): a process killed after a large commit (an entity
+        rebuild, a large batch of notes) and a few small ones (the NER catch-up's steps) left
+        an index that had to be quarantined and rebuilt. Once checkpointed, the rows are in the
+        file and the WAL starts empty."""
+        after = self._table_sizes()
+        if before is None or after is None:
+            return
+        if any(size - before.get(name, 0) >= ROW_GROUP_WRITE_ROWS for name, size in after.items()):
+            self.con.execute("CHECKPOINT")
 
     def _changed(self, *, ner_step: bool = False) -> None:
         self.generation += 1
