@@ -73,6 +73,7 @@ class Index:
         self._views: dict[str, tuple[int, Any]] = {}  # `cached`: name → (generation, value)
         self._bulk = False  # inside `bulk`: every transaction is part of its one
         self.replaced = 0  # files moved aside since the open, the database invalidated (`_replace`)
+        self._sizes: dict[str, int] | None = None  # tables' rows after the last commit (`_table_sizes`)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -146,7 +147,7 @@ class Index:
                 yield self.con
                 self._changed()  # views this thread builds meanwhile see the change
                 return
-            sizes = self._table_sizes()
+            sizes = self._sizes if self._sizes is not None else self._table_sizes()
             self.con.execute("BEGIN TRANSACTION")
             try:
                 yield self.con
@@ -161,7 +162,10 @@ class Index:
 
     def _table_sizes(self) -> dict[str, int] | None:
         """Rows of each table (DuckDB's estimate, with the deleted rows not yet checkpointed
-        away), to tell what a transaction appended; None for an in-memory index."""
+        away), to tell what a transaction appended; None for an in-memory index. Measured after
+        each commit and kept (`_sizes`) as the next transaction's start, until a checkpoint
+        drops deleted rows (a write elsewhere meanwhile only adds rows: at worst a checkpoint
+        more)."""
         if self.path is None:
             return None
         rows = self.con.execute(
@@ -184,6 +188,8 @@ class Index:
             return
         if any(size - before.get(name, 0) >= ROW_GROUP_WRITE_ROWS for name, size in after.items()):
             self.con.execute("CHECKPOINT")
+            after = None  # a checkpoint drops deleted rows: measured again by the next transaction
+        self._sizes = after
 
     @contextmanager
     def _replaced_when_invalidated(self) -> Iterator[None]:
@@ -211,6 +217,7 @@ class Index:
             self._tables = None
             self._views.clear()
             self._bulk = False
+            self._sizes = None
             self.replaced += 1
             self._changed()
 
@@ -303,6 +310,7 @@ class Index:
                 before_commit()
             with self._setting("checkpoint_threshold", "0b", as_set=limit_setting):
                 self.con.execute("COMMIT")
+            self._sizes = None
             self._changed()
             self.drop_cached_blocks()
 
@@ -319,6 +327,7 @@ class Index:
                 self.drop_cached_blocks()
             if self._bulk:  # nothing to write before the commit: only the cached blocks go
                 return
+            self._sizes = None
             self.con.execute("CHECKPOINT")
             if evict:
                 self.drop_cached_blocks()
