@@ -84,6 +84,7 @@ class Daemon:
         self._backlog: dict[str, None] = {}
         self._root_real = os.path.realpath(config.vault)
         self._loop_links: set[str] = set()  # links to a folder holding the vault, met in events
+        self._replaced = memory.index.replaced  # index files moved aside (invalidated) seen so far
 
     def run(self) -> None:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
@@ -148,6 +149,10 @@ class Daemon:
         symlink to a folder appeared: the watcher follows only the links it found at its start."""
         if self.memory.reload_ignores():  # `[vault] ignore` edited: a full pass applies it
             self.force_reconcile = True
+        if self.memory.index.replaced != self._replaced:  # DuckDB invalidated the index, which was
+            self._replaced = self.memory.index.replaced  # moved aside: the fresh one is filled now
+            self.force_reconcile = True
+            self._retry_at = 0.0
         raw = {(change, real) for change, path in raw if (real := self._through_loops(path)) is not None}
         restart = self._loop_gone()
         changes = {(change, path) for change, path in raw if self._wanted(change, path)}

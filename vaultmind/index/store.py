@@ -40,6 +40,11 @@ T = TypeVar("T")
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
 SMALL_POOL_HEADROOM = 8 * 2**20  # `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
+# Rows appended to one table by one transaction from which DuckDB may have written a row group
+# to the file before the commit (its row groups hold 122,880 rows; kept below that, as the
+# sizes compared are estimates). See `Index.transaction`.
+ROW_GROUP_WRITE_ROWS = 100_000
+INVALIDATED = "database has been invalidated"  # DuckDB's error for every statement after a fatal one
 
 # Tables a whole-vault load fills with rows per note and per leaf. Their lookup indexes are
 # dropped for such a load and created again after it (`Index.suspend_indexes`): keeping an ART
@@ -67,6 +72,8 @@ class Index:
         self._tables: frozenset[str] | None = None
         self._views: dict[str, tuple[int, Any]] = {}  # `cached`: name → (generation, value)
         self._bulk = False  # inside `bulk`: every transaction is part of its one
+        self.replaced = 0  # files moved aside since the open, the database invalidated (`_replace`)
+        self._sizes: dict[str, int] | None = None  # tables' rows after the last commit (`_table_sizes`)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -103,11 +110,9 @@ class Index:
             denied = index_access_error(exc, path)
             if denied is not None:  # a sound index this user cannot write: not a broken one
                 raise denied from exc
-            moved = quarantine(path)
-            log.warning("index %s could not be opened (%s); moved to %s", path, exc, moved)
-            con = connect(path)
-            migrate(con)
-            return cls(con, path, keep_notice(path, f"index could not be opened ({_short(exc)}); moved to {moved}"))
+            log.warning("index %s could not be opened (%s); moving it aside", path, exc)
+            con, notice = _fresh_index(path, f"index could not be opened ({_short(exc)})")
+            return cls(con, path, notice)
 
     @property
     def tables(self) -> frozenset[str]:
@@ -137,20 +142,84 @@ class Index:
     def transaction(self, *, ner_step: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """One committed change. `ner_step`: it writes only NER's results for texts already
         indexed and what is derived from them (`backfill.backfill_ner`): `notes_generation` stays."""
-        with self.lock:
+        with self.lock, self._replaced_when_invalidated():
             if self._bulk:  # part of the bulk load's one transaction, which commits or rolls back
                 yield self.con
                 self._changed()  # views this thread builds meanwhile see the change
                 return
+            sizes = self._sizes if self._sizes is not None else self._table_sizes()
             self.con.execute("BEGIN TRANSACTION")
             try:
                 yield self.con
-            except BaseException:
-                self.con.execute("ROLLBACK")
+            except BaseException as exc:
+                if not invalidated(exc):  # an invalidated database rolls back nothing more
+                    self.con.execute("ROLLBACK")
                 raise
             else:
                 self.con.execute("COMMIT")
                 self._changed(ner_step=ner_step)
+                self._checkpoint_row_groups(sizes)
+
+    def _table_sizes(self) -> dict[str, int] | None:
+        """Rows of each table (DuckDB's estimate, with the deleted rows not yet checkpointed
+        away), to tell what a transaction appended; None for an in-memory index. Measured after
+        each commit and kept (`_sizes`) as the next transaction's start, until a checkpoint
+        drops deleted rows (a write elsewhere meanwhile only adds rows: at worst a checkpoint
+        more)."""
+        if self.path is None:
+            return None
+        rows = self.con.execute(
+            "SELECT table_name, estimated_size FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+        return {str(name): int(size) for name, size in rows}
+
+    def _checkpoint_row_groups(self, before: dict[str, int] | None) -> None:
+        """Checkpoint at once after a commit that appended whole row groups to a table.
+
+        DuckDB writes such row groups to the file during the transaction and logs only their
+        place in the WAL. DuckDB 1.5 cannot replay a WAL in which a later insert into the same
+        table follows such an entry ("Failure while replaying WAL file: Attempted to access
+        index 2 within vector of size 2"): a process killed after a large commit (an entity
+        rebuild, a large batch of notes) and a few small ones (the NER catch-up's steps) left
+        an index that had to be quarantined and rebuilt. Once checkpointed, the rows are in the
+        file and the WAL starts empty."""
+        after = self._table_sizes()
+        if before is None or after is None:
+            return
+        if any(size - before.get(name, 0) >= ROW_GROUP_WRITE_ROWS for name, size in after.items()):
+            self.con.execute("CHECKPOINT")
+            after = None  # a checkpoint drops deleted rows: measured again by the next transaction
+        self._sizes = after
+
+    @contextmanager
+    def _replaced_when_invalidated(self) -> Iterator[None]:
+        """Let the error of a statement through; when it is one after which DuckDB refuses
+        every statement (a `FatalException` invalidates the whole database: "Failed to delete
+        all rows from index" when a lookup index lacks rows the table holds), the file is first
+        moved to `.vaultmind/quarantine/` and a fresh index opened in its place, so the next
+        statement runs on it and the next sync rebuilds it from the vault (`replaced` counts
+        these; a daemon reconciles at once). A serving process never goes on with a connection
+        that can only fail."""
+        try:
+            yield
+        except BaseException as exc:
+            if self.path is not None and invalidated(exc):
+                self._replace(exc)
+            raise
+
+    def _replace(self, exc: BaseException) -> None:
+        assert self.path is not None
+        with self.lock:
+            with suppress(duckdb.Error):
+                self.con.close()
+            log.error("the index %s was invalidated by DuckDB (%s); moving it aside", self.path, _short(exc))
+            self.con, self.quarantined = _fresh_index(self.path, f"index was invalidated ({_short(exc)})")
+            self._tables = None
+            self._views.clear()
+            self._bulk = False
+            self._sizes = None
+            self.replaced += 1
+            self._changed()
 
     def _changed(self, *, ner_step: bool = False) -> None:
         self.generation += 1
@@ -160,7 +229,7 @@ class Index:
     def cached(self, name: str, build: Callable[[Any], T]) -> T:
         """A view derived from the index (`build(previous value or None)`), built once per
         committed state: readers keep their in-memory views here, rebuilt only after a change."""
-        with self.lock:
+        with self.lock, self._replaced_when_invalidated():
             hit = self._views.get(name)
             if hit is not None and hit[0] == self.generation:
                 return cast(T, hit[1])
@@ -183,11 +252,11 @@ class Index:
                 self._views[name] = (generation, value)
 
     def query(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        with self.lock:
+        with self.lock, self._replaced_when_invalidated():
             return self.con.execute(sql, params).fetchall()
 
     def scalar(self, sql: str, params: Any = None) -> Any:
-        with self.lock:
+        with self.lock, self._replaced_when_invalidated():
             row = self.con.execute(sql, params).fetchone()
             return None if row is None else row[0]
 
@@ -241,6 +310,7 @@ class Index:
                 before_commit()
             with self._setting("checkpoint_threshold", "0b", as_set=limit_setting):
                 self.con.execute("COMMIT")
+            self._sizes = None
             self._changed()
             self.drop_cached_blocks()
 
@@ -257,6 +327,7 @@ class Index:
                 self.drop_cached_blocks()
             if self._bulk:  # nothing to write before the commit: only the cached blocks go
                 return
+            self._sizes = None
             self.con.execute("CHECKPOINT")
             if evict:
                 self.drop_cached_blocks()
@@ -285,7 +356,7 @@ class Index:
         `SMALL_POOL_HEADROOM` above what it holds; and should that not do either (the read ran
         out of memory), again under the pool as it was. Holds the lock throughout: no write runs
         under a small pool."""
-        with self.lock:
+        with self.lock, self._replaced_when_invalidated():
             above = sum(self.duckdb_memory().values()) + SMALL_POOL_HEADROOM
             pools: list[str | None] = [limit]
             if above > size_bytes(limit):
@@ -399,6 +470,26 @@ class LoweredLimit:
             self.index.con.execute(f"SET memory_limit = '{limit_setting(self.original)}'")
             self.original = None
         return True
+
+
+def invalidated(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) left DuckDB's database invalidated: every later
+    statement fails until the file is opened anew."""
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in chain:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    return any(isinstance(e, duckdb.FatalException) or INVALIDATED in str(e) for e in chain)
+
+
+def _fresh_index(path: Path, reason: str) -> tuple[duckdb.DuckDBPyConnection, str]:
+    """Move the index file at `path` aside and open an empty one in its place; the notice
+    says why and where the old one went (kept for the next `status`)."""
+    moved = quarantine(path)
+    con = connect(path)
+    migrate(con)
+    return con, keep_notice(path, f"{reason}; moved to {moved}")
 
 
 def _short(exc: BaseException) -> str:
