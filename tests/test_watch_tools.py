@@ -4,6 +4,8 @@ enter it, and a user's note is never dropped for a file the tool has not finishe
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from vaultmind.config import Config
@@ -37,3 +39,56 @@ def test_a_note_replaced_by_a_folder_of_its_name_leaves_the_index(
     _wait_for_parity(config, memory, tmp_path, timeout=5)
     assert "Plans.md" not in _paths(memory)
     assert not memory.search("lantern", limit=3)["hits"]
+
+
+def test_sync_tools_and_editors_temporary_files_stay_out_and_their_conflict_copies_are_indexed(
+    running: tuple[Config, Memory, Daemon], tmp_path: Path
+) -> None:
+    """What Syncthing, Dropbox, iCloud, OneDrive, Nextcloud, vim and VS Code leave in a vault
+    while the daemon watches: a conflict copy is the user's note (indexed, never lost); a
+    temporary, partial, placeholder or owner file is not, and the note it becomes is, once."""
+    config, memory, _ = running
+    vault = config.vault
+    write(vault, "Trip.md", "# Trip\n\nThe trip note mentions meadow.\n")
+    assert _until(lambda: "Trip.md" in _paths(memory))
+    # Syncthing: its marker folder, old versions, a temporary file renamed into place, a conflict
+    write(vault, ".stfolder/.keep", "")
+    write(vault, ".stversions/Trip~20241201-123456.md", "# Trip\n\nAn old version.\n")
+    write(vault, ".syncthing.Synced.md.tmp", "# Synced\n\nDelivered by Syncthing: copper.\n")
+    os.replace(vault / ".syncthing.Synced.md.tmp", vault / "Synced.md")
+    write(vault, "Trip.sync-conflict-20241201-123456-ABCDEFG.md", "# Trip\n\nThe laptop's version: river.\n")
+    # Dropbox and Nextcloud conflict copies; an iCloud placeholder whose note arrives later
+    write(vault, "Trip (conflicted copy 2024-12-01).md", "# Trip\n\nDropbox's copy: violet.\n")
+    write(vault, "Trip (conflicted copy 2024-12-01 123456).md", "# Trip\n\nNextcloud's copy: orbit.\n")
+    write(vault, ".Later.md.icloud", "placeholder")
+    # OneDrive/Office owner file, partial downloads, a Nextcloud lock
+    write(vault, "~$Trip.md", "\x0bZoë")
+    write(vault, "Big.md.part", "# Big\n\nhalf")
+    write(vault, ".~lock.Trip.md#", "lock")
+    # vim: the write test, a swap file, a backup, and a save by rename
+    write(vault, "4913", "")
+    (vault / "4913").unlink()
+    write(vault, ".Trip.md.swp", "swap")
+    os.replace(vault / "Trip.md", vault / "Trip.md~")
+    write(vault, "Trip.md", "# Trip\n\nThe trip note, saved by vim: meadow and summit.\n")
+    (vault / "Trip.md~").unlink()
+    # VS Code: a save through a temporary file
+    write(vault, "Code.md.tmp-1234", "# Code\n\nSaved by VS Code: falcon.\n")
+    os.replace(vault / "Code.md.tmp-1234", vault / "Code.md")
+    (vault / ".Later.md.icloud").unlink()  # iCloud delivers the note
+    write(vault, "Later.md", "# Later\n\nDownloaded at last: harbor.\n")
+    expected = {
+        "start.md",
+        "Trip.md",
+        "Synced.md",
+        "Code.md",
+        "Later.md",
+        "Trip.sync-conflict-20241201-123456-ABCDEFG.md",
+        "Trip (conflicted copy 2024-12-01).md",
+        "Trip (conflicted copy 2024-12-01 123456).md",
+    }
+    assert _until(lambda: expected <= _paths(memory))
+    time.sleep(0.5)  # the watcher's last batch
+    assert _paths(memory) == expected
+    _wait_for_parity(config, memory, tmp_path, timeout=5)
+    assert [h["note_path"] for h in memory.search("summit meadow", limit=1)["hits"]] == ["Trip.md"]
