@@ -92,3 +92,6 @@ def test_sync_tools_and_editors_temporary_files_stay_out_and_their_conflict_copi
     assert _paths(memory) == expected
     _wait_for_parity(config, memory, tmp_path, timeout=5)
     assert [h["note_path"] for h in memory.search("summit meadow", limit=1)["hits"]] == ["Trip.md"]
+    copies = {p["path"]: p["message"] for p in memory.status()["problems"] if p["kind"] == "conflict_copy"}
+    assert sorted(copies) == sorted(expected - {"start.md", "Trip.md", "Synced.md", "Code.md", "Later.md"})
+    assert all(message.startswith("a sync tool's conflict copy of Trip.md;") for message in copies.values())
