@@ -177,7 +177,7 @@ def test_status_names_a_sync_tools_conflict_copy_of_a_note_after_the_files_skipp
     indexed, and `status` names it with the note it copies, among the warnings listed after the
     files skipped; a copy whose note is gone is just a note."""
     vault = tmp_path / "v"
-    assert run_main(capsys, "init", str(vault))[0] == 0
+    (vault / ".vaultmind").mkdir(parents=True)  # a vault with the default settings
     write(vault, "Trip.md", "# Trip\n\nThe trip note mentions meadow.\n")
     write(vault, "Trip.sync-conflict-20241201-123456-ABCDEFG.md", "# Trip\n\nThe laptop's version.\n")
     write(vault, "Plans/Budget (Zoë's conflicted copy 2024-12-01).md", "# Budget\n\nDropbox's copy.\n")
@@ -197,3 +197,20 @@ def test_status_names_a_sync_tools_conflict_copy_of_a_note_after_the_files_skipp
     code, text, _ = run_main(capsys, "status", "--vault", str(vault))
     listed = [line for line in text.splitlines() if line.startswith("  ") and ": [" in line]
     assert [line.split(": [")[1].split("]")[0] for line in listed] == ["binary", "conflict_copy", "conflict_copy"]
+
+
+def test_status_names_a_note_with_a_merge_conflict_left_in_it_and_not_a_heading_underlined(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`<<<<<<<`, `=======`, `>>>>>>>` lines in that order (git's markers, CRLF too) make a
+    `merge_conflict` warning; a setext heading's `=======` or a quoted `<<<<<<<` alone do not."""
+    vault = tmp_path / "v"
+    (vault / ".vaultmind").mkdir(parents=True)  # a vault with the default settings
+    conflict = "# Trip\n\n<<<<<<< HEAD\nharbor\n=======\nriver\n>>>>>>> feature\n"
+    write(vault, "Trip.md", conflict)
+    (vault / "Windows.md").write_bytes(conflict.replace("\n", "\r\n").encode())
+    write(vault, "Heading.md", "Title\n=======\n\n<<<<<<< a line that opens nothing\n")
+    write(vault, "Ends.md", ">>>>>>> x\n=======\n<<<<<<< y\n")
+    assert run_main(capsys, "reindex", "--vault", str(vault))[0] == 0
+    status = run_main(capsys, "status", "--vault", str(vault), "--json")[1]
+    assert sorted(p["path"] for p in status["problems"] if p["kind"] == "merge_conflict") == ["Trip.md", "Windows.md"]

@@ -5,6 +5,7 @@ enter it, and a user's note is never dropped for a file the tool has not finishe
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -95,3 +96,58 @@ def test_sync_tools_and_editors_temporary_files_stay_out_and_their_conflict_copi
     copies = {p["path"]: p["message"] for p in memory.status()["problems"] if p["kind"] == "conflict_copy"}
     assert sorted(copies) == sorted(expected - {"start.md", "Trip.md", "Synced.md", "Code.md", "Later.md"})
     assert all(message.startswith("a sync tool's conflict copy of Trip.md;") for message in copies.values())
+
+
+def _git(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(vault.parent), "GIT_AUTHOR_NAME": "Zoë"}
+    env |= {"GIT_AUTHOR_EMAIL": "z@example.org", "GIT_COMMITTER_NAME": "Zoë", "GIT_COMMITTER_EMAIL": "z@example.org"}
+    return subprocess.run(["git", *args], cwd=vault, env=env, capture_output=True, text=True, check=False)
+
+
+def test_git_branches_a_merge_conflict_and_gc_under_the_watcher(
+    running: tuple[Config, Memory, Daemon], tmp_path: Path
+) -> None:
+    """A vault under git: checking out a branch that renames a folder, deletes and edits notes,
+    and back, leaves the index as a cold rebuild has it; a merge conflict git leaves in a note
+    is indexed as it is and named by `status` until it is resolved; `git gc` (all of it under
+    the hidden `.git/`) applies no batch."""
+    config, memory, daemon = running
+    vault = config.vault
+    for i in range(12):
+        write(vault, f"projects/alpha/Alpha {i}.md", f"# Alpha {i}\n\nThe alpha note {i} mentions [[Beta {i}]] #launch.\n")
+    write(vault, "Trip.md", "# Trip\n\nThe trip note mentions meadow.\n")
+    assert _git(vault, "init", "-q", "-b", "main").returncode == 0
+    assert _git(vault, "add", "-A").returncode == 0 and _git(vault, "commit", "-qm", "base").returncode == 0
+    _git(vault, "checkout", "-qb", "feature")
+    _git(vault, "mv", "projects/alpha", "projects/omega")
+    for i in range(4):
+        _git(vault, "rm", "-q", f"projects/omega/Alpha {i}.md")
+    for i in range(4, 10):
+        with open(vault / f"projects/omega/Alpha {i}.md", "a", encoding="utf-8") as fh:
+            fh.write("Edited on the branch: copper.\n")
+    write(vault, "Trip.md", "# Trip\n\nThe branch's trip: river.\n")
+    assert _git(vault, "commit", "-qam", "feature").returncode == 0
+    _wait_for_parity(config, memory, tmp_path, timeout=20)
+    for branch in ("main", "feature", "main"):
+        assert _git(vault, "checkout", "-q", branch).returncode == 0
+    _wait_for_parity(config, memory, tmp_path, timeout=20)
+    assert "projects/alpha/Alpha 0.md" in _paths(memory)
+    write(vault, "Trip.md", "# Trip\n\nMain's trip: harbor.\n")
+    _git(vault, "commit", "-qam", "main's trip")
+    assert _git(vault, "merge", "-q", "feature").returncode != 0, "a conflict in Trip.md"
+    assert "<<<<<<< HEAD" in (vault / "Trip.md").read_text(encoding="utf-8")
+
+    def conflicts() -> list[str]:
+        return [p["path"] for p in memory.status()["problems"] if p["kind"] == "merge_conflict"]
+
+    assert _until(lambda: conflicts() == ["Trip.md"])
+    _wait_for_parity(config, memory, tmp_path, timeout=20)
+    assert {h["note_path"] for h in memory.search("harbor river", limit=3)["hits"]} == {"Trip.md"}
+    write(vault, "Trip.md", "# Trip\n\nBoth trips: harbor and river.\n")  # resolved
+    assert _git(vault, "commit", "-qam", "merged").returncode == 0
+    assert _until(lambda: conflicts() == [])
+    _wait_for_parity(config, memory, tmp_path, timeout=20)
+    batches = daemon.batches
+    assert _git(vault, "gc", "-q", "--aggressive").returncode == 0
+    time.sleep(1.0)  # the watcher has heard every event of it
+    assert daemon.batches == batches

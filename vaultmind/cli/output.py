@@ -23,7 +23,7 @@ LISTED_CHARS = 200  # of a hit's text in the query listing (`excerpt`: where the
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
 # warnings (the file is indexed): listed after the files skipped
 INDEXED_ANYWAY = frozenset(
-    {"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash", "copy", "conflict_copy"}
+    {"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash", "copy", "conflict_copy", "merge_conflict"}
 )
 
 
