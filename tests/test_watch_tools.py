@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from vaultmind.config import Config
 from vaultmind.daemon import Daemon
 from vaultmind.memory import Memory
@@ -151,3 +153,35 @@ def test_git_branches_a_merge_conflict_and_gc_under_the_watcher(
     assert _git(vault, "gc", "-q", "--aggressive").returncode == 0
     time.sleep(1.0)  # the watcher has heard every event of it
     assert daemon.batches == batches
+
+
+def test_a_save_while_a_whole_folder_of_notes_moves_in_waits_for_one_slice(
+    running: tuple[Config, Memory, Daemon], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A folder of many notes moved into the vault is one event of the watcher; it is applied a
+    slice of notes at a time like any large batch (it used to be read whole in one sync, a save
+    made meanwhile waiting for all of it); status says the daemon is catching up, and in the end
+    the index equals a cold rebuild — and a folder moved out again takes its notes with it."""
+    import vaultmind.daemon as daemon_module
+
+    config, memory, _ = running
+    monkeypatch.setattr(daemon_module, "BULK_SLICE", 20)
+    bulk = 160
+    outside = tmp_path / "outside" / "Imported"
+    for i in range(bulk):
+        write(outside, f"part-{i % 4}/bulk-{i:03d}.md", f"# Bulk {i}\n\nA moved note about copper {i}.\n")
+
+    def indexed() -> int:
+        return int(memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'Imported/%'"))
+
+    os.rename(outside, config.vault / "Imported")
+    assert _until(lambda: indexed() > 0), "the first slice"
+    write(config.vault, "save.md", "# Save\n\nThe kingfisher note saved by hand.\n")
+    assert _until(lambda: bool(memory.search("kingfisher", limit=5)["hits"]))
+    assert indexed() < bulk, "the save came in before the whole folder"
+    assert _until(lambda: indexed() == bulk, seconds=60)
+    assert _until(lambda: memory.catching_up == 0) and memory.status()["index"]["health"] == "ok"
+    _wait_for_parity(config, memory, tmp_path)
+    os.rename(config.vault / "Imported", outside)
+    assert _until(lambda: indexed() == 0)
+    _wait_for_parity(config, memory, tmp_path)

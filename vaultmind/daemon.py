@@ -36,6 +36,7 @@ from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 from vaultmind.queue.workers import WorkerPool
+from vaultmind.sync_scan import scan_vault_subtree
 
 log = logging.getLogger(__name__)
 
@@ -264,12 +265,32 @@ class Daemon:
         """A batch of the watcher's changes: at once, or its first `BULK_SLICE` paths at once and
         the rest to the backlog (`_step` applies a slice of it per step)."""
         root = str(self.config.vault)
-        rels = sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes})
+        rels = self._notes_of_folders(sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes}))
         if len(rels) > BULK_SLICE:
             self._backlog.update(dict.fromkeys(rels[BULK_SLICE:]))
             self.memory.catching_up = len(self._backlog)
             rels = rels[:BULK_SLICE]
         self._apply_paths(rels)
+
+    def _notes_of_folders(self, rels: list[str]) -> list[str]:
+        """The paths of a batch, each folder's notes listed before it when the batch holds more
+        than `BULK_SLICE` notes: a folder moved into the vault whole is one event, and its sync
+        read every note under it at once — a save made meanwhile waited for all of them, not
+        for a slice. The folder's own path, synced after its notes, stats them only (they are in
+        step by then) and takes out what it no longer holds."""
+        notes: dict[str, list[str]] = {}
+        for rel in rels:
+            folder = self.config.vault / rel
+            if folder.is_dir() and not folder.is_symlink():  # a symlinked one: a full pass (`sync_paths`)
+                notes[rel] = sorted(scan_vault_subtree(self.config.vault, rel, self.memory.syncer.rules).files)
+        if len(rels) + sum(map(len, notes.values())) <= BULK_SLICE:
+            return rels
+        listed: dict[str, None] = {}
+        for rel in rels:
+            listed.update(dict.fromkeys(notes.get(rel, ())))
+            listed.pop(rel, None)  # after its notes, when another folder's listing held it
+            listed[rel] = None
+        return list(listed)
 
     def _apply_paths(self, rels: list[str]) -> None:
         try:
