@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -185,3 +187,39 @@ def test_a_save_while_a_whole_folder_of_notes_moves_in_waits_for_one_slice(
     os.rename(config.vault / "Imported", outside)
     assert _until(lambda: indexed() == 0)
     _wait_for_parity(config, memory, tmp_path)
+
+
+def test_a_fault_in_a_batch_leaves_the_watcher_running_and_says_why(
+    running: tuple[Config, Memory, Daemon], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Syncs that fail on something no sync expects (a vaultmind upgraded under the running
+    daemon: its parse workers start with the new code, and their results no longer unpickle)
+    used to end the daemon; now the watcher and queries go on, `status` says the index is behind
+    and why, and a retry once the fault is gone (a restart, here the fault undone) repairs it."""
+    config, memory, daemon = running
+    fault = TypeError("Loaded.__init__() takes from 3 to 14 positional arguments but 15 were given")
+    broken = [True]
+
+    def failing(sync: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if broken[0]:
+                raise fault
+            return sync(*args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(memory, "sync_paths", failing(memory.sync_paths))
+    monkeypatch.setattr(memory, "sync", failing(memory.sync))
+    write(config.vault, "first.md", "# First\n\nThe first save mentions copper.\n")
+    assert _until(lambda: daemon.failed_batches >= 1 and memory.behind is not None)
+    index = memory.status()["index"]
+    assert index["health"] == "behind"
+    assert "an internal error (TypeError: Loaded.__init__()" in index["notice"]
+    assert "if vaultmind was upgraded while this daemon runs, restart it" in index["notice"]
+    assert [h["note_path"] for h in memory.search("mentions", limit=3)["hits"]] == ["start.md"], "queries answered"
+    broken[0] = False
+    assert _until(lambda: bool(memory.search("copper", limit=3)["hits"])), "the retry took the note in"
+    write(config.vault, "second.md", "# Second\n\nThe second save mentions harbor.\n")
+    assert _until(lambda: bool(memory.search("harbor", limit=3)["hits"])), "the watcher still runs"
+    assert memory.status()["index"]["health"] == "ok"
+    _wait_for_parity(config, memory, tmp_path, timeout=5)

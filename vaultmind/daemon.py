@@ -49,7 +49,28 @@ RETRY_MAX_S = 60.0
 
 def _reason(exc: BaseException) -> str:
     storage = storage_error(exc)
-    return storage.what if storage is not None else str(exc)
+    if storage is not None:
+        return storage.what
+    if isinstance(exc, EXPECTED):
+        return str(exc)
+    return (
+        f"an internal error ({type(exc).__name__}: {exc}); if vaultmind was upgraded while this daemon "
+        "runs, restart it, else please report it"
+    )
+
+
+EXPECTED = (VaultmindError, duckdb.Error, OSError)
+"""What a sync may meet (a full disk, a file gone mid-read, a locked index). Anything else is a
+fault of vaultmind's — or a vaultmind upgraded under a running daemon, whose parse workers then
+start with the new code: the daemon survives either, says so in `status`, and retries with
+backing off, as for a full disk; the log keeps the traceback."""
+
+
+def _log_failure(what: str, exc: Exception) -> None:
+    if isinstance(exc, EXPECTED):
+        log.error(what, _reason(exc))
+    else:
+        log.exception(what, _reason(exc))
 
 
 class _QuietInterrupt(logging.Filter):
@@ -176,10 +197,10 @@ class Daemon:
                     self.pool.notify()
                 self.trees.poke()
                 self._report("reconcile", stats)
-            except (VaultmindError, duckdb.Error, OSError) as exc:
+            except Exception as exc:  # EXPECTED, or a fault: the watcher and the API keep running
                 # A full disk fails every pass alike: the retries back off, and status says why
                 # the index lags the vault meanwhile.
-                log.error("reconcile failed: %s; will retry in %.0f s", exc, self._retry_s)
+                _log_failure(f"reconcile failed: %s; will retry in {self._retry_s:.0f} s", exc)
                 self.memory.behind = (
                     f"the index is behind the vault: {_reason(exc)}; trying again in {self._retry_s:.0f} s"
                 )
@@ -295,9 +316,9 @@ class Daemon:
     def _apply_paths(self, rels: list[str]) -> None:
         try:
             stats = self.memory.sync_paths(rels)
-        except (VaultmindError, duckdb.Error, OSError) as exc:
-            # Never let one bad batch stop the watcher; the next reconcile repairs the index.
-            log.error("could not apply %d change(s): %s; will reconcile", len(rels), exc)
+        except Exception as exc:  # EXPECTED, or a fault: never let one bad batch stop the watcher
+            # the next reconcile repairs the index
+            _log_failure(f"could not apply {len(rels)} change(s): %s; will reconcile", exc)
             self.memory.behind = f"the index is behind the vault: {len(rels)} change(s) not applied: {_reason(exc)}"
             self.failed_batches += 1
             self.force_reconcile = True
