@@ -177,6 +177,9 @@ def test_a_save_while_a_whole_folder_of_notes_moves_in_waits_for_one_slice(
         return int(memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'Imported/%'"))
 
     os.rename(outside, config.vault / "Imported")
+    write(config.vault, "with.md", "# With\n\nThe heron note saved as the folder came.\n")  # its batch
+    assert _until(lambda: bool(memory.search("heron", limit=5)["hits"]))
+    assert indexed() < bulk, "the save in the folder's batch came in before the folder's notes"
     assert _until(lambda: indexed() > 0), "the first slice"
     write(config.vault, "save.md", "# Save\n\nThe kingfisher note saved by hand.\n")
     assert _until(lambda: bool(memory.search("kingfisher", limit=5)["hits"]))

@@ -297,8 +297,9 @@ class Daemon:
         """The paths of a batch, each folder's notes listed before it when the batch holds more
         than `BULK_SLICE` notes: a folder moved into the vault whole is one event, and its sync
         read every note under it at once — a save made meanwhile waited for all of them, not
-        for a slice. The folder's own path, synced after its notes, stats them only (they are in
-        step by then) and takes out what it no longer holds."""
+        for a slice. The batch's other paths come first (a save in the same batch as the folder
+        waits for nothing), the folders last: a folder's sync after its notes stats them only
+        (they are in step by then) and takes out what it no longer holds."""
         notes: dict[str, list[str]] = {}
         for rel in rels:
             folder = self.config.vault / rel
@@ -306,12 +307,10 @@ class Daemon:
                 notes[rel] = sorted(scan_vault_subtree(self.config.vault, rel, self.memory.syncer.rules).files)
         if len(rels) + sum(map(len, notes.values())) <= BULK_SLICE:
             return rels
-        listed: dict[str, None] = {}
-        for rel in rels:
-            listed.update(dict.fromkeys(notes.get(rel, ())))
-            listed.pop(rel, None)  # after its notes, when another folder's listing held it
-            listed[rel] = None
-        return list(listed)
+        listed = dict.fromkeys(rel for rel in rels if rel not in notes)  # first: a save made meanwhile
+        for under in notes.values():
+            listed.update(dict.fromkeys(under))
+        return [*listed, *notes]
 
     def _apply_paths(self, rels: list[str]) -> None:
         try:
