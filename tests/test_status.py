@@ -11,7 +11,7 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 
-from .conftest import write
+from .conftest import run_main, write
 
 
 def test_a_status_asked_again_reads_the_index_only_after_a_change(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,3 +168,49 @@ def test_a_backlog_of_changed_files_is_counted_in_words(memory: Memory) -> None:
         memory.catching_up = backlog  # as the daemon sets it while it applies a large change in slices
         index = memory.status()["index"]
         assert index["health"] == "catching up" and index["notice"].startswith(said)
+
+
+def test_status_names_a_sync_tools_conflict_copy_of_a_note_after_the_files_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A conflict copy (Syncthing's, Dropbox's, Nextcloud's name for it) is the user's note: it is
+    indexed, and `status` names it with the note it copies, among the warnings listed after the
+    files skipped; a copy whose note is gone is just a note."""
+    vault = tmp_path / "v"
+    (vault / ".vaultmind").mkdir(parents=True)  # a vault with the default settings
+    write(vault, "Trip.md", "# Trip\n\nThe trip note mentions meadow.\n")
+    write(vault, "Trip.sync-conflict-20241201-123456-ABCDEFG.md", "# Trip\n\nThe laptop's version.\n")
+    write(vault, "Plans/Budget (Zoë's conflicted copy 2024-12-01).md", "# Budget\n\nDropbox's copy.\n")
+    write(vault, "Plans/Budget.md", "# Budget\n\nThe budget.\n")
+    write(vault, "Gone (conflicted copy 2024-12-01 123456).md", "# Gone\n\nIts note was deleted.\n")
+    (vault / "zz-binary.md").write_bytes(b"\x00\x01\x02binary")
+    assert run_main(capsys, "reindex", "--vault", str(vault))[0] == 0
+    code, status, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
+    assert code == 0 and status["notes"]["user"] == 5
+    copies = {p["path"]: p["message"] for p in status["problems"] if p["kind"] == "conflict_copy"}
+    assert copies == {
+        "Plans/Budget (Zoë's conflicted copy 2024-12-01).md": "a sync tool's conflict copy of Plans/Budget.md; both "
+        "are indexed and answers show them twice — merge what differs into one and delete the other",
+        "Trip.sync-conflict-20241201-123456-ABCDEFG.md": "a sync tool's conflict copy of Trip.md; both are indexed "
+        "and answers show them twice — merge what differs into one and delete the other",
+    }
+    code, text, _ = run_main(capsys, "status", "--vault", str(vault))
+    listed = [line for line in text.splitlines() if line.startswith("  ") and ": [" in line]
+    assert [line.split(": [")[1].split("]")[0] for line in listed] == ["binary", "conflict_copy", "conflict_copy"]
+
+
+def test_status_names_a_note_with_a_merge_conflict_left_in_it_and_not_a_heading_underlined(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`<<<<<<<`, `=======`, `>>>>>>>` lines in that order (git's markers, CRLF too) make a
+    `merge_conflict` warning; a setext heading's `=======` or a quoted `<<<<<<<` alone do not."""
+    vault = tmp_path / "v"
+    (vault / ".vaultmind").mkdir(parents=True)  # a vault with the default settings
+    conflict = "# Trip\n\n<<<<<<< HEAD\nharbor\n=======\nriver\n>>>>>>> feature\n"
+    write(vault, "Trip.md", conflict)
+    (vault / "Windows.md").write_bytes(conflict.replace("\n", "\r\n").encode())
+    write(vault, "Heading.md", "Title\n=======\n\n<<<<<<< a line that opens nothing\n")
+    write(vault, "Ends.md", ">>>>>>> x\n=======\n<<<<<<< y\n")
+    assert run_main(capsys, "reindex", "--vault", str(vault))[0] == 0
+    status = run_main(capsys, "status", "--vault", str(vault), "--json")[1]
+    assert sorted(p["path"] for p in status["problems"] if p["kind"] == "merge_conflict") == ["Trip.md", "Windows.md"]

@@ -77,9 +77,9 @@ def _wait_for_parity(config: Config, memory: Memory, tmp: Path, timeout: float =
         if time.monotonic() > deadline:
             for table in expected:
                 if actual[table] != expected[table]:
-                    missing = set(expected[table]) - set(actual[table])
-                    extra = set(actual[table]) - set(expected[table])
-                    pytest.fail(f"{table} differs: missing {sorted(missing)[:3]} extra {sorted(extra)[:3]}")
+                    missing = [row for row in expected[table] if row not in actual[table]]  # rows may hold lists
+                    extra = [row for row in actual[table] if row not in expected[table]]
+                    pytest.fail(f"{table} differs: missing {missing[:3]} extra {extra[:3]}")
         time.sleep(0.1)
 
 

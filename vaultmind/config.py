@@ -19,9 +19,12 @@ from vaultmind.vault.templates import TemplateFolder, template_folders
 
 CONFIG_RELPATH = ".vaultmind/config.toml"
 
-DEFAULT_IGNORE: tuple[str, ...] = (".*",)
+DEFAULT_IGNORE: tuple[str, ...] = (".*", "~$*")
 """Hidden files and folders, at any depth: Obsidian does not show them (.obsidian, .git,
-.trash, .vaultmind, a tool's .venv …), so they are not part of the vault a person sees."""
+.trash, .vaultmind, a tool's .venv …), so they are not part of the vault a person sees; and
+the owner files Office and OneDrive keep beside a file that is open (`~$Plan.md`), which hold
+a user name, not a note. (Sync tools' and editors' other temporary files are hidden or do not
+end in `.md`: docs/vault-format.md, "Sync tools, editors and git".)"""
 
 
 @dataclass(frozen=True, slots=True)

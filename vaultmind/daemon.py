@@ -36,6 +36,7 @@ from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 from vaultmind.queue.workers import WorkerPool
+from vaultmind.sync_scan import scan_vault_subtree
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,28 @@ RETRY_MAX_S = 60.0
 
 def _reason(exc: BaseException) -> str:
     storage = storage_error(exc)
-    return storage.what if storage is not None else str(exc)
+    if storage is not None:
+        return storage.what
+    if isinstance(exc, EXPECTED):
+        return str(exc)
+    return (
+        f"an internal error ({type(exc).__name__}: {exc}); if vaultmind was upgraded while this daemon "
+        "runs, restart it, else please report it"
+    )
+
+
+EXPECTED = (VaultmindError, duckdb.Error, OSError)
+"""What a sync may meet (a full disk, a file gone mid-read, a locked index). Anything else is a
+fault of vaultmind's — or a vaultmind upgraded under a running daemon, whose parse workers then
+start with the new code: the daemon survives either, says so in `status`, and retries with
+backing off, as for a full disk; the log keeps the traceback."""
+
+
+def _log_failure(what: str, exc: Exception) -> None:
+    if isinstance(exc, EXPECTED):
+        log.error(what, _reason(exc))
+    else:
+        log.exception(what, _reason(exc))
 
 
 class _QuietInterrupt(logging.Filter):
@@ -180,10 +202,10 @@ class Daemon:
                     self.pool.notify()
                 self.trees.poke()
                 self._report("reconcile", stats)
-            except (VaultmindError, duckdb.Error, OSError) as exc:
+            except Exception as exc:  # EXPECTED, or a fault: the watcher and the API keep running
                 # A full disk fails every pass alike: the retries back off, and status says why
                 # the index lags the vault meanwhile.
-                log.error("reconcile failed: %s; will retry in %.0f s", exc, self._retry_s)
+                _log_failure(f"reconcile failed: %s; will retry in {self._retry_s:.0f} s", exc)
                 self.memory.behind = (
                     f"the index is behind the vault: {_reason(exc)}; trying again in {self._retry_s:.0f} s"
                 )
@@ -269,19 +291,38 @@ class Daemon:
         """A batch of the watcher's changes: at once, or its first `BULK_SLICE` paths at once and
         the rest to the backlog (`_step` applies a slice of it per step)."""
         root = str(self.config.vault)
-        rels = sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes})
+        rels = self._notes_of_folders(sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes}))
         if len(rels) > BULK_SLICE:
             self._backlog.update(dict.fromkeys(rels[BULK_SLICE:]))
             self.memory.catching_up = len(self._backlog)
             rels = rels[:BULK_SLICE]
         self._apply_paths(rels)
 
+    def _notes_of_folders(self, rels: list[str]) -> list[str]:
+        """The paths of a batch, each folder's notes listed before it when the batch holds more
+        than `BULK_SLICE` notes: a folder moved into the vault whole is one event, and its sync
+        read every note under it at once — a save made meanwhile waited for all of them, not
+        for a slice. The batch's other paths come first (a save in the same batch as the folder
+        waits for nothing), the folders last: a folder's sync after its notes stats them only
+        (they are in step by then) and takes out what it no longer holds."""
+        notes: dict[str, list[str]] = {}
+        for rel in rels:
+            folder = self.config.vault / rel
+            if folder.is_dir() and not folder.is_symlink():  # a symlinked one: a full pass (`sync_paths`)
+                notes[rel] = sorted(scan_vault_subtree(self.config.vault, rel, self.memory.syncer.rules).files)
+        if len(rels) + sum(map(len, notes.values())) <= BULK_SLICE:
+            return rels
+        listed = dict.fromkeys(rel for rel in rels if rel not in notes)  # first: a save made meanwhile
+        for under in notes.values():
+            listed.update(dict.fromkeys(under))
+        return [*listed, *notes]
+
     def _apply_paths(self, rels: list[str]) -> None:
         try:
             stats = self.memory.sync_paths(rels)
-        except (VaultmindError, duckdb.Error, OSError) as exc:
-            # Never let one bad batch stop the watcher; the next reconcile repairs the index.
-            log.error("could not apply %d change(s): %s; will reconcile", len(rels), exc)
+        except Exception as exc:  # EXPECTED, or a fault: never let one bad batch stop the watcher
+            # the next reconcile repairs the index
+            _log_failure(f"could not apply {len(rels)} change(s): %s; will reconcile", exc)
             self.memory.behind = f"the index is behind the vault: {len(rels)} change(s) not applied: {_reason(exc)}"
             self.failed_batches += 1
             self.force_reconcile = True

@@ -26,6 +26,7 @@ from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
 from vaultmind.plural import counted
 from vaultmind.shell import command_line
+from vaultmind.vault.layout import conflict_original
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -307,4 +308,32 @@ def _copies(index: Index) -> list[dict[str, str]]:
                     "indexed and answers show them twice — keep one",
                 }
             )
-    return out
+    named = {entry["path"] for entry in out}
+    return out + [entry for entry in _conflict_copies(index) if entry["path"] not in named]
+
+
+def _conflict_copies(index: Index) -> list[dict[str, str]]:
+    """Notes a sync tool's name calls a conflict copy of a note the vault still holds
+    (`Trip.sync-conflict-20241201-123456-ABCDEFG.md` beside `Trip.md`): the user's own text,
+    indexed like any note, but two versions of one note that the user should merge."""
+    copies = {
+        path: original
+        for (path,) in index.query("SELECT path FROM notes WHERE path ILIKE '%conflict%' ORDER BY path")
+        if (original := conflict_original(path)) is not None
+    }
+    if not copies:
+        return []
+    held = {
+        path
+        for (path,) in index.query("SELECT path FROM notes WHERE path IN (SELECT unnest(?::VARCHAR[]))", [sorted(set(copies.values()))])
+    }
+    return [
+        {
+            "path": path,
+            "kind": "conflict_copy",
+            "message": f"a sync tool's conflict copy of {original}; both are indexed and answers show "
+            "them twice — merge what differs into one and delete the other",
+        }
+        for path, original in copies.items()
+        if original in held
+    ]

@@ -162,6 +162,7 @@ class Syncer:
         observed: dict[str, FileStat | None] = {}
         scan = ScanResult()
         prefixes: list[str] = []
+        replaced: list[str] = []  # folders named as a note: the note they replaced is looked up
         for rel in given:
             if rel in ignored:
                 continue
@@ -178,12 +179,14 @@ class Syncer:
                 scan.unobservable.extend(sub.unobservable)
                 scan.problems.extend(sub.problems)
                 prefixes.append(rel + "/")
+                if is_note(rel):  # `x.md/` made where the note `x.md` was: the note is gone
+                    replaced.append(rel)
             elif is_note(rel):
                 observed[rel] = stat_one(self.config.vault, rel)
                 prefixes.append(rel + "/")  # it may have been a folder before
             else:
                 prefixes.append(rel + "/")
-        known = indexed_states(self.index, sorted(observed), prefixes)
+        known = indexed_states(self.index, sorted({*observed, *replaced}), prefixes)
         missing = self._missing(asked, known)  # (`known` holds every path asked and its folder)
         for path in known:
             if path not in observed and scan.is_observed(path):

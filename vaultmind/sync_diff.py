@@ -102,7 +102,7 @@ def diff_loaded(
         plan.read_only.add(path)  # readable again, if it was not
         stats.touched += 1
         return
-    problems = [loaded.decode_problem] if loaded.decode_problem else []
+    problems = [found for found in (loaded.decode_problem, loaded.conflict) if found is not None]
     note = loaded.written
     if note is None:
         plan.problems[path] = problems

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ class Loaded(Pickled):
     sha: str | None = None  # None: not read
     same: bool = False  # the bytes hash to the indexed sha256: nothing else was done
     decode_problem: Problem | None = None
+    conflict: Problem | None = None  # the text holds a merge conflict left unresolved
     note: ParsedNote | None = None  # None: not text (binary), not parsed, or its rows built (`in_rows`)
     written: WrittenNote | None = None  # of `note`, what the derivers read; None: not parsed
     counts: tuple[tuple[Counter[str], int], ...] = ()  # per leaf: term counts, number of terms
@@ -82,6 +84,7 @@ def load_note(
     text, loaded.decode_problem = decode_note(path, result.data)
     if text is None:
         return loaded
+    loaded.conflict = merge_conflict(path, text)
     try:
         note = parse_note(path, text, chunk_tokens=chunk_tokens)
         loaded.counts = note_term_counts(note)
@@ -100,6 +103,27 @@ def load_note(
         return loaded
     loaded.note, loaded.written = note, WrittenNote.of(note)
     return loaded
+
+
+# The lines git (and other merge tools) write around the two sides of a conflict it left
+_OURS = re.compile(r"^<{7}(?: |\r?$)", re.MULTILINE)
+_BETWEEN = re.compile(r"^={7}\r?$", re.MULTILINE)
+_THEIRS = re.compile(r"^>{7}(?: |\r?$)", re.MULTILINE)
+
+
+def merge_conflict(path: str, text: str) -> Problem | None:
+    """A warning when a note holds a merge conflict left unresolved: a `<<<<<<<` line, then a
+    `=======` line, then a `>>>>>>>` line. The note is indexed as it is, both sides included."""
+    ours = _OURS.search(text)
+    between = _BETWEEN.search(text, ours.end()) if ours else None
+    if between is None or _THEIRS.search(text, between.end()) is None:
+        return None
+    return Problem(
+        path,
+        "merge_conflict",
+        "holds a merge conflict left unresolved (<<<<<<< … ======= … >>>>>>>); indexed as it is, "
+        "both sides and the markers included — resolve it in the note",
+    )
 
 
 def _recipient_name(recipient: str) -> str:

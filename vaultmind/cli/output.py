@@ -21,7 +21,10 @@ from vaultmind.shell import command_line
 PROGRESS_AFTER_S = 2.0
 LISTED_CHARS = 200  # of a hit's text in the query listing (`excerpt`: where the question's words are)
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
-INDEXED_ANYWAY = frozenset({"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash"})  # warnings: listed after the files skipped
+# warnings (the file is indexed): listed after the files skipped
+INDEXED_ANYWAY = frozenset(
+    {"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash", "copy", "conflict_copy", "merge_conflict"}
+)
 
 
 def emit(data: Any) -> None:

@@ -89,3 +89,25 @@ def name_order(path: str) -> tuple[tuple[str | int, ...], str]:
     ("session-2" before "session-10"), the rest as text, the path itself breaking ties."""
     parts = _DIGITS.split(path)
     return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), path
+
+
+# The names sync tools give the copy they keep of a note two devices changed at once, the
+# note's own name first: Syncthing `Trip.sync-conflict-20241201-123456-ABCDEFG.md`, Dropbox
+# `Trip (conflicted copy 2024-12-01).md` / `Trip (Zoë's conflicted copy 2024-12-01).md`,
+# Nextcloud `Trip (conflicted copy 2024-12-01 123456).md`, ownCloud `Trip_conflict-20241201-123456.md`.
+_CONFLICT_COPY = re.compile(
+    r"(?P<stem>.+?)(?:\.sync-conflict-\d{8}-\d{6}-[0-9A-Z]{7}"
+    r"| \((?:[^()/]*'s )?conflicted copy \d{4}-\d{2}-\d{2}(?: \d{6})?\)(?: \(\d+\))?"
+    r"|_conflict-\d{8}-\d{6})(?P<suffix>\.md)",
+    re.IGNORECASE,
+)
+
+
+def conflict_original(path: str) -> str | None:
+    """The note a sync tool's conflict copy at `path` is a copy of (by the copy's name), or None
+    when the name is not one of a conflict copy."""
+    folder, slash, name = path.rpartition("/")
+    found = _CONFLICT_COPY.fullmatch(name)
+    if found is None:
+        return None
+    return f"{folder}{slash}{found['stem']}{found['suffix']}"
