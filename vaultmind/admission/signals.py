@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress
 
+from vaultmind.calendar_names import WEEKDAYS, alternation
 from vaultmind.index.lexical import WordCache, split_words
 
 WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -48,7 +49,7 @@ _DATE_RE = re.compile(
 )
 _NUMBER_RE = re.compile(r"(?<![\w.])(?:[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\d\s?%?|\d\s?%)")
 _UNITS = (
-    r"(?:week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|summer|winter"
+    rf"(?:week|weekend|month|year|{alternation(WEEKDAYS)}|summer|winter"
     r"|spring|fall|autumn)"
 )
 # Over lower-cased text (twice as fast as IGNORECASE). Each branch starts with its letter and

@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from vaultmind.calendar_names import MONTH_NUMBERS
 from vaultmind.errors import IngestError
 from vaultmind.ingest.common import load_json
 from vaultmind.ingest.model import SourceBatch
@@ -43,27 +44,6 @@ _DATE_TIME = re.compile(
     r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*",
     re.IGNORECASE,
 )
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
 
 
 def parse_locomo_paths(paths: Iterable[str | Path]) -> list[SourceBatch]:
@@ -176,7 +156,7 @@ def parse_session_time(text: str) -> datetime:
     if match is None:
         raise ValueError(f"date_time {text!r} is not like '1:56 pm on 8 May, 2023'")
     hour, minute, half, day, month_name, year = match.groups()
-    month = _MONTHS.get(month_name.lower())
+    month = MONTH_NUMBERS.get(month_name.lower())
     h = int(hour)
     if month is None or not 1 <= h <= 12:
         raise ValueError(f"date_time {text!r} is not like '1:56 pm on 8 May, 2023'")

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 
+from vaultmind.calendar_names import WEEKDAYS, alternation
+
 TIME_WORD = (
     r"(?:time|day|week|weekend|month|year|spring|summer|fall|autumn|winter|morning|evening|night"
-    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
+    rf"|{alternation(WEEKDAYS)})s?"
 )
 _TELLS_DONE = re.compile(
     r"\b(?:i|we|he|she|they|you)\s+(?:\w+ly\s+|just\s+|also\s+)?(?:went|did|got|took|made|came|saw|spent|bought"

@@ -40,6 +40,7 @@ from collections.abc import Callable, Collection, Iterator
 from functools import lru_cache
 from typing import Literal
 
+from vaultmind.calendar_names import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, alternation
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.change import change_subject, tells_change
 
@@ -58,11 +59,8 @@ ASKING_WORDS = frozenset(
 
 AnswerKind = Literal["time", "place", "person", "quantity", "title", "address", "task", "reason", "agreement", "change"]
 
-_MONTHS = (
-    "january|february|march|april|may|june|july|august|september|october|november|december"
-    "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
-)
-_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTHS = alternation((*MONTHS, *MONTH_ABBREVIATIONS))
+_DAYS = alternation(WEEKDAYS)
 _PERIODS = "week|weekend|month|year|morning|afternoon|evening|night|summer|winter|spring|autumn|fall"
 
 # what is still to be done: "what's pending", "what is outstanding", "what's still open", "what is

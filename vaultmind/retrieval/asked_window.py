@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from vaultmind.calendar_names import alternation
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.people import person_terms
 from vaultmind.retrieval.spans import span_window
@@ -125,7 +126,7 @@ def asks_of_plans(question: str, window: TimeWindow) -> bool:
     return any(not _A_THING.search(question, 0, m.start()) for m in _PLANNED.finditer(question))
 
 
-_ON_WEEKDAY = re.compile(rf"^(?:on|this) (?:{'|'.join(WEEKDAYS)})$")
+_ON_WEEKDAY = re.compile(rf"^(?:on|this) (?:{alternation(WEEKDAYS)})$")
 
 
 def coming_weekday(window: TimeWindow, now: datetime, tense: Tense | None) -> TimeWindow:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from vaultmind.calendar_names import alternation
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ RETOLD_TOP = 40  # of the dated leaves outside the window, this many strongest a
 _TIME_CUE = re.compile(
     r"\d|\b(?:yesterday|today|tonight|tomorrow|days?|weeks?|weekends?|months?|years?|nights?|mornings?"
     r"|evenings?|afternoons?|ago|quarters?|q[1-4]|"
-    + "|".join(sorted({*MONTHS, *WEEKDAYS}, key=len, reverse=True))
+    + alternation({*MONTHS, *WEEKDAYS}, longest_first=True)
     + r")\b",
     re.IGNORECASE,
 )

@@ -21,12 +21,13 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from vaultmind.calendar_names import alternation
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 
 _TO = r"(?:and|to|until|till|through|-)"
-_WEEKDAY_RX = "|".join(WEEKDAYS)
+_WEEKDAY_RX = alternation(WEEKDAYS)
 # months written out ("mar" alone is too ambiguous, as for a single month), "sept" besides
-_MONTH_RX = "|".join(sorted((name for name in MONTHS if len(name) > 3 or name == "may"), key=len, reverse=True))
+_MONTH_RX = alternation((name for name in MONTHS if len(name) > 3 or name == "may"), longest_first=True)
 
 _WEEKDAY_SPAN = re.compile(rf"\b(?:from|between) (?:the )?({_WEEKDAY_RX}) {_TO} (?:the )?({_WEEKDAY_RX})\b")
 _MONTH_SPAN = re.compile(

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from vaultmind.calendar_names import alternation
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.answer_type import OPEN_TASK
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
 
 TASK_WEIGHT = 1.0
-_TIME_WORDS = "|".join([*MONTHS, *WEEKDAYS, "today", "tomorrow", "yesterday", "tonight", "now", "then", "last", "next"])
+_TIME_WORDS = alternation([*MONTHS, *WEEKDAYS, "today", "tomorrow", "yesterday", "tonight", "now", "then", "last", "next"])
 TASK_CANDIDATES = 200  # the open tasks a question gathers: the first, in the module's order
 # a task's due date as Obsidian's Tasks plugin (📅), Dataview (`[due:: …]`) or plain text writes it
 # where a question's tasks come from: "…open from the launch sync?" (not "apart from the garden",

@@ -40,15 +40,15 @@ caller can show why the window was chosen. No match → None.
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
-MONTHS["sept"] = 9
-WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+from vaultmind import calendar_names
+from vaultmind.calendar_names import alternation
+
+MONTHS = calendar_names.MONTH_NUMBERS
+WEEKDAYS = {name: day for day, name in enumerate(calendar_names.WEEKDAYS)}
 NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
@@ -56,8 +56,8 @@ NUMBERS = {
     "a few": 3, "a couple of": 2, "couple of": 2, "several": 4,
 }  # fmt: skip
 
-_MONTH_RX = "|".join(sorted(MONTHS, key=len, reverse=True))
-_WEEKDAY_RX = "|".join(WEEKDAYS)
+_MONTH_RX = alternation(MONTHS, longest_first=True)
+_WEEKDAY_RX = alternation(WEEKDAYS)
 _NUM_RX = r"\d+|" + "|".join(sorted((re.escape(k) for k in NUMBERS), key=len, reverse=True))
 _UNIT_RX = r"days?|weeks?|months?|years?"
 QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4}

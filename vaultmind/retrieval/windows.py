@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from vaultmind.calendar_names import alternation
 from vaultmind.entities import shapes
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
@@ -116,8 +117,8 @@ def time_factors(
     return out
 
 
-_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
-_DAY_NAMES = "|".join(WEEKDAYS)
+_MONTH_NAMES = alternation(MONTHS, longest_first=True)
+_DAY_NAMES = alternation(WEEKDAYS)
 _DAY_MENTION = re.compile(  # matched against lower-cased text
     rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH_NAMES})\b"
     rf"|(?P<m2>{_MONTH_NAMES})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"

@@ -22,6 +22,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from vaultmind.calendar_names import WEEKDAYS, alternation
 from vaultmind.index.lexical import terms
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ _VAGUE_TIMES = re.compile(r"\b(?:recently|lately|soon|currently|nowadays)\b", re
 _LATEST = re.compile(
     r"\b(?:did|do|does|have|has|had|was|were|is|are)\s+(?!(?:the|a|an|my|our|your|his|her|their|this|that)\b)(?:[\w'’]+\s+){1,2}?"
     r"(?P<last>last)\b(?!\s+(?:week|weekend|month|year|night|season|summer|winter|spring|autumn|fall|time"
-    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)|\bthe\s+(?P<time>last\s+time)\b",
+    rf"|{alternation(WEEKDAYS)})\b)|\bthe\s+(?P<time>last\s+time)\b",
     re.I,
 )
 

@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from vaultmind.calendar_names import MONTH_ABBREVIATIONS, WEEKDAYS, alternation
 from vaultmind.index.lexical import terms as lexical_terms
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.filler import says_nothing_alone
@@ -70,8 +71,8 @@ _SAID_RE = re.compile(
 # What makes a sentence worth keeping beyond its words' salience: a time, a number, a decision
 _FACT_RE = re.compile(
     r"\d+(?:[.:,/-]\d+)*(?:st|nd|rd|th|am|pm|h|k|%)?\b"
-    r"|\b(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
-    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow|tonight|next week)\b"
+    rf"|\b(?:{alternation(MONTH_ABBREVIATIONS)})[a-z]*\b"
+    rf"|\b(?:{alternation(WEEKDAYS)})\b|\b(?:today|tomorrow|tonight|next week)\b"
     r"|\b(?:decid|agree|confirm|book|reserv|mov|postpon|cancel|reschedul|schedul|deadline|due|chose|pick|"
     r"approv|sign|launch|ship|deliver|pay|paid|price|cost|budget)\w*",
     re.IGNORECASE,
