@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import calendar
 from collections import defaultdict
 
 import duckdb
 
+from vaultmind.calendar_names import MONTHS, WEEKDAYS
 from vaultmind.entities.ids import NAME_KINDS, word_spans
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.resolve import resolve_author, resolve_text
@@ -23,7 +23,7 @@ _STOPWORDS = frozenset(
 )
 # a month's or a day's name is written with its capital whatever it means: "the March parade",
 # "what did we decide for May?" name no Bill March, no Brian May
-_CALENDAR = frozenset(name.lower() for name in (*calendar.month_name, *calendar.day_name) if name)
+_CALENDAR = frozenset((*MONTHS, *WEEKDAYS))
 
 
 def query_entities(

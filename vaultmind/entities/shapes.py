@@ -51,16 +51,12 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from vaultmind import calendar_names
 from vaultmind.entities.ids import KINSHIP_TITLES
 
-WEEKDAYS: Final = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
-)
+WEEKDAYS: Final = frozenset((*calendar_names.WEEKDAYS, *"mon tue tues wed thu thur thurs fri sat sun".split()))
 """The weekdays' names and their abbreviations, in lower case."""
-MONTHS: Final = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
+MONTHS: Final = frozenset((*calendar_names.MONTHS, *calendar_names.MONTH_ABBREVIATIONS))
 """The months' names and their abbreviations, in lower case."""
 _TITLE_BEFORE = re.compile(
     r"(?<![\w'’-])(" + "|".join(sorted((t.capitalize() for t in KINSHIP_TITLES), key=len, reverse=True)) + r")[ \t]+$"

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+from vaultmind.calendar_names import MONTHS, WEEKDAYS
 from vaultmind.index.lexical import STOP_WORDS
 from vaultmind.tree.summarize import ChildText
 
@@ -25,9 +26,12 @@ _OPENING_WORDS = frozenset(
 )
 _NORM_RE = re.compile(r"[^\W_]+")
 _IGNORE = frozenset(
-    """i i'm i've i'll i'd ok okay yes no hi hey hello thanks thank monday tuesday wednesday thursday
-    friday saturday sunday january february march april may june july august september october
-    november december today tomorrow yesterday q1 q2 q3 q4 am pm utc tl dr fyi asap eta""".split()
+    (
+        *"""i i'm i've i'll i'd ok okay yes no hi hey hello thanks thank today tomorrow yesterday
+        q1 q2 q3 q4 am pm utc tl dr fyi asap eta""".split(),
+        *WEEKDAYS,
+        *MONTHS,
+    )
 )
 
 
