@@ -1,7 +1,7 @@
 """Summarizers resolved by name from `[trees] summarizer`: `fallback` (deterministic,
 extractive, no LLM), `ollama` (chat API; falls back per seal when Ollama fails), `auto`
-(`ollama` when the server answers and has the model, else `fallback`). Tests and plug-ins
-register their own through `register_summarizer`, the same way the built-ins are registered.
+(`ollama` when a model is configured and the server answers and has it, else `fallback`).
+Tests and plug-ins register their own through `register_summarizer`, the same way the built-ins are registered.
 """
 
 from __future__ import annotations
@@ -64,9 +64,13 @@ def _ollama(config: Config) -> Summarizer:
 
 
 def _auto(config: Config) -> Summarizer:
+    from vaultmind.llm.ollama_chat import LlmUnrecoverable
     from vaultmind.tree.llm import OllamaSummarizer
 
-    summarizer = OllamaSummarizer.from_config(config)
+    try:
+        summarizer = OllamaSummarizer.from_config(config)
+    except LlmUnrecoverable:  # no model configured (or no valid timeout): nothing to probe
+        return _fallback(config)
     if _probe(summarizer.host, summarizer.model):
         return summarizer
     return _fallback(config)
