@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from tests.fakes import FakeOllama, RecordedRequest, free_port
+from tests.fakes import FakeOllama, RecordedRequest, free_port, silent_host
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.errors import IndexBusy, IndexCorrupt
@@ -409,6 +409,20 @@ def test_ollama_down_defers_and_never_blocks_the_sync(vault: Path) -> None:
         with WorkerPool(memory.config, memory) as pool:
             pool.drain(timeout_s=20)
         assert gray_row(memory)[:3] == ("dropped", "llm", 0.2)
+
+
+def test_a_connect_that_times_out_closes_the_gate_without_burning_an_attempt(vault: Path) -> None:
+    """A host that never accepts is as absent as one that refuses: the job waits (deferred,
+    no attempt counted) instead of failing after five full timeouts."""
+    gray_vault(vault)
+    with silent_host() as host, Memory.open(make_config(vault, f'[ollama]\nhost = "{host}"\ntimeout_s = 1\n')) as memory:
+        memory.sync()
+        pool = WorkerPool(memory.config, memory)
+        assert pool.drain(timeout_s=20) == 1  # one probe, then the gate closes
+        assert pool.status()["llm_gate"] == "closed"
+        pool.close()
+        job = memory.index.query("SELECT status, attempts, failure_class, last_error FROM jobs")[0]
+        assert job[:3] == ("ready", 0, "llm_unreachable") and "cannot connect" in job[3]
 
 
 def test_llm_gate_full_means_no_llm_job_is_claimed(vault: Path) -> None:

@@ -5,9 +5,9 @@ by `[ollama] timeout_s`, runs with temperature 0 (same input, same answer as far
 allows) and never streams. Failures are classified once, here, so callers can decide what to
 do without looking at HTTP details:
 
-- `LlmUnreachable` — nothing answers at the host (connection refused, DNS): the work waits
+- `LlmUnreachable` — nothing answers at the host (connection refused or timed out, DNS): the work waits
   and is retried later; no attempt is burned.
-- `LlmTransient` — the server answered badly or too slowly (timeout, HTTP 5xx/429, a broken
+- `LlmTransient` — the server answered badly or too slowly (a read timeout, HTTP 5xx/429, a broken
   connection, a body that is not JSON): retried with backoff, attempts counted.
 - `LlmUnrecoverable` — retrying cannot help until the user acts (model not pulled, HTTP 4xx,
   not a chat model): the work is parked with a hint.
@@ -149,7 +149,9 @@ class OllamaChat:
             )
         except ollama.ResponseError as exc:
             raise self._response_error(exc, where) from exc
-        except ConnectionError as exc:  # the client's translation of httpx.ConnectError
+        # ConnectionError: the client's translation of httpx.ConnectError; a connect that times
+        # out (a host that drops packets, a full backlog) finds no server either
+        except (ConnectionError, httpx.ConnectTimeout) as exc:
             raise LlmUnreachable(
                 f"cannot connect to {where}", hint=f"start it with `ollama serve`, or {_CONFIG_HINT}"
             ) from exc
