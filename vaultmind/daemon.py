@@ -44,6 +44,7 @@ BULK_SLICE = 1000  # a batch of more paths (a sync tool's, a checkout's) is appl
 WATCH_TIMEOUT_MS = 250  # the watcher yields this often when nothing changes (a bulk's next slice)
 RETRY_FIRST_S = 1.0  # a failed reconcile is tried again after 1 s, then 2, 4 … up to a minute
 RETRY_MAX_S = 60.0
+STOP_WARN_S = 30.0  # a stop still waiting for the upkeep after this says so (and waits on)
 
 
 def _reason(exc: BaseException) -> str:
@@ -334,10 +335,17 @@ class TreeKeeper:
         self._wake.set()
 
     def stop(self) -> None:
+        """Ends the upkeep: its step in hand stops at once (an LLM call in flight is given up);
+        returns only when no seal pass — this thread's or a flush's — uses the index any more."""
         self._stop.set()
-        self.memory.stop_background()  # the NER process too, even while it loads its model
+        self.memory.stop_background()  # the NER process too; a seal's LLM call in flight
         self._wake.set()
-        self._thread.join(30)
+        while self._thread.is_alive():
+            self._thread.join(STOP_WARN_S)
+            if self._thread.is_alive():
+                log.warning("waiting for the background upkeep to end its step before closing the index")
+        with self.memory.seal_lock:  # a flush through the API ends its pass too (it sees the stop)
+            pass
 
     def _run(self) -> None:
         from vaultmind.tree.view import maintain

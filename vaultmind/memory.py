@@ -99,6 +99,7 @@ class Memory:
             self.vectors.room = lambda load: self._load_light(load, VECTORS_LOAD_LIMIT)
         self.vault_name = config.vault.name
         self.sync_lock = threading.RLock()  # one sync at a time (watcher, seals, API)
+        self.seal_lock = threading.Lock()  # one seal pass (`tree.view.maintain`) at a time
         self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
         self._foreground_lock = threading.Lock()
         self._status_lock = threading.Lock()  # one `status` at a time

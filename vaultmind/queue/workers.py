@@ -8,8 +8,8 @@
 or `with WorkerPool(config, memory) as pool: pool.drain()` to work the queue in this thread.
 
 DuckDB work (claim, handler reads and writes, settlement) is serialised by the Index lock and
-kept short; LLM calls run without it. At most `queue.llm_concurrency` LLM-bound jobs run at
-once: a worker that cannot take an LLM permit *without waiting* claims only jobs that need no
+kept short; LLM calls run without it. At most `queue.llm_concurrency` LLM calls run at
+once, the summarizer's seals counted (`llm.slots`): a worker that cannot take an LLM permit *without waiting* claims only jobs that need no
 LLM, so nothing ever blocks on the gate. When Ollama is unreachable the gate closes for a
 backoff (30 s doubling to 10 min) and no LLM job is claimed; once the backoff has passed, one
 job probes Ollama while the others wait for its outcome: a success reopens the gate, a
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.admission.importance import importance_kind
 from vaultmind.errors import ConfigError
 from vaultmind.index.allocator import release_freed_memory
+from vaultmind.llm.slots import llm_slots
 from vaultmind.queue.failures import BACKOFF, classify
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.reconcile import reconcile
@@ -109,7 +110,7 @@ class WorkerPool:
         self.clock = clock
         self.on_corrupt = on_corrupt
         self.context = JobContext(index, config, clock)
-        self._llm = threading.BoundedSemaphore(self.settings.llm_concurrency)
+        self._llm = llm_slots(config.vault, self.settings.llm_concurrency)  # the seals' too
         self._gate_lock = threading.Lock()
         self._gate_closed_until = 0
         self._gate_failures = 0

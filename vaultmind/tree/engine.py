@@ -50,7 +50,7 @@ from vaultmind.tree.note import (
 )
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import Summarizer, SummaryText, close_summarizer, output_budget
-from vaultmind.tree.summarizers import create_summarizer
+from vaultmind.tree.summarizers import summarizer_for
 from vaultmind.vault.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ class _Sealer:
     @property
     def summarizer(self) -> Summarizer:
         if self._summarizer is None:
-            self._summarizer = create_summarizer(self.memory.config)
+            self._summarizer = summarizer_for(self.memory)
         return self._summarizer
 
     # -- cascade -------------------------------------------------------------------------------
@@ -305,6 +305,8 @@ class _Sealer:
             return self._abort(tree, level, str(exc))
         tokens_in = sum(child.tokens for child in hydrated.children)
         result = self._summarize(hydrated.children, output_budget(tokens_in), tokens_in)
+        if self.memory.stopping.is_set():
+            return False  # its call was given up for the stop: the next start seals the group
         sid = summary_id(tree, level + 1, [item.id for item in group])
         path = summary_path(tree, level + 1, sid)
         note = SummaryNote(

@@ -16,6 +16,7 @@ from vaultmind.tree.summarize import Summarizer
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
+    from vaultmind.memory import Memory
 
 _PROBE_TTL_S = 300.0
 
@@ -31,6 +32,16 @@ def register_summarizer(name: str, factory: SummarizerFactory) -> None:
 def create_summarizer(config: Config) -> Summarizer:
     """The summarizer named by `[trees] summarizer` (default `auto`)."""
     return summarizer_factory(config)(config)
+
+
+def summarizer_for(memory: Memory) -> Summarizer:
+    """`create_summarizer` for a seal pass over `memory`: one that calls a model gives up the
+    call in flight when the daemon stops (`Memory.stopping`), if it can."""
+    summarizer = create_summarizer(memory.config)
+    interrupt = getattr(summarizer, "interrupt_on", None)
+    if callable(interrupt):
+        interrupt(memory.stopping)
+    return summarizer
 
 
 def summarizer_factory(config: Config) -> SummarizerFactory:
