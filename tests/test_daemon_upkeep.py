@@ -34,11 +34,15 @@ def _notes(vault: Path, folders: str) -> None:
 @contextmanager
 def _serving(vault: Path, host: str, extra: str = "") -> Iterator[tuple[Memory, Daemon]]:
     """The vault's daemon in a thread, sealing every source with the Ollama at `host`."""
-    write(
-        vault,
-        ".vaultmind/config.toml",
-        f'[ollama]\nhost = "{host}"\n[trees]\nsummarizer = "ollama"\nflush_after_hours = 0.0\n{extra}',
-    )
+    config_text = f'[ollama]\nhost = "{host}"\n[trees]\nsummarizer = "ollama"\nflush_after_hours = 0.0\n{extra}'
+    with _daemon(vault, config_text) as running:
+        yield running
+
+
+@contextmanager
+def _daemon(vault: Path, config_text: str) -> Iterator[tuple[Memory, Daemon]]:
+    """The vault's daemon, with `config_text` as its config.toml, in a thread."""
+    write(vault, ".vaultmind/config.toml", config_text)
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
     memory = Memory.open(config)
     daemon = Daemon(config, memory)
@@ -101,3 +105,25 @@ def test_a_stop_during_a_seal_gives_up_its_llm_call_and_closes_nothing_in_use(va
             assert not daemon.trees._thread.is_alive()
             assert time.monotonic() - started < 10
         assert not (vault / "summaries").exists() or not list((vault / "summaries").rglob("*.md"))
+
+
+def _settled(daemon: Daemon) -> int:
+    """The upkeep's pass count once no pass has run for 2 s."""
+    last = -1
+    while daemon.trees.runs != last:
+        last = daemon.trees.runs
+        time.sleep(2.0)
+    return last
+
+
+def test_a_reindex_or_sync_through_the_api_wakes_the_upkeep(vault: Path) -> None:
+    """A request's batch is a batch like a watcher's: the upkeep (NER catch-up, seals) runs
+    after it, not only after the next save or within the hour."""
+    _notes(vault, "AB")
+    with _daemon(vault, '[trees]\nsummarizer = "fallback"\n') as (memory, daemon):
+        client = find_daemon(memory.config)
+        assert client is not None
+        for route, body in (("/v1/reindex", {}), ("/v1/sync", {"paths": ["A/n.md"]})):
+            runs = _settled(daemon)
+            client.call("POST", route, body, timeout=120)
+            _wait_for(f"a pass after {route}", lambda runs=runs: daemon.trees.runs > runs, timeout=20)

@@ -98,7 +98,7 @@ class Daemon:
         self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
         token = secrets.token_urlsafe(32)
         self.api = ApiServer(
-            self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set, on_batch=self._report
+            self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set, on_batch=self._api_batch
         )
         self.api.start()
         self.pool = WorkerPool(self.config, self.memory)
@@ -288,6 +288,14 @@ class Daemon:
         self.trees.poke()
         self._report("watch", stats)
         self.memory.trim()  # after the save is searchable: DuckDB's pool back to a small size
+
+    def _api_batch(self, what: str, stats: SyncStats) -> None:
+        """A sync or reindex a request applied: the upkeep and the queue hear of it as of a
+        watcher's batch (its texts wait for NER, its sources for their seals)."""
+        if self.pool is not None:
+            self.pool.notify()
+        self.trees.poke()
+        self._report(what, stats)
 
     def _report(self, what: str, stats: SyncStats) -> None:
         log.info(
