@@ -190,6 +190,10 @@ class _TooLarge(UsageError):
     """A request body over `MAX_BODY` (answered 413)."""
 
 
+class _LengthRequired(UsageError):
+    """A body sent without a Content-Length (chunked): answered 411, never read as empty."""
+
+
 def _error(exc: VaultmindError) -> dict[str, Any]:
     """The one error body every answer but 200 has: `{"error": {"code", "message", "path", "hint"}}`."""
     return {"error": exc.to_dict()}
@@ -276,6 +280,8 @@ def _make_handler(
                 raise
             except _TooLarge as exc:
                 self._send(413, _error(exc))
+            except _LengthRequired as exc:
+                self._send(411, _error(exc))
             except VaultmindError as exc:
                 status = 400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound) else 500
                 self._send(status, _error(exc))
@@ -303,10 +309,19 @@ def _make_handler(
             self._send(404, _error(NotFound(f"no route {method} {path}", hint=f"the routes are {listed}")))
 
         def _body(self) -> dict[str, Any]:
+            if (self.headers.get("Transfer-Encoding") or "identity").strip().lower() != "identity":
+                self.close_connection = True  # its chunks are left unread
+                raise _LengthRequired(
+                    "a request body must be sent with a Content-Length (not chunked)",
+                    hint="send the JSON body whole, with its Content-Length header",
+                )
             try:
                 length = int(self.headers.get("Content-Length") or 0)
             except ValueError as exc:
                 raise UsageError("the Content-Length header is not a number") from exc
+            if length < 0:
+                self.close_connection = True
+                raise UsageError(f"the Content-Length header is negative ({length})")
             if length > MAX_BODY:
                 if length <= 8 * MAX_BODY:  # read, so the client can finish sending and read the answer
                     self.rfile.read(length)
