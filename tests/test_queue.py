@@ -251,6 +251,25 @@ def test_queue_status_reports_depth_and_causes(index: Index) -> None:
     assert "vaultmind retry" in causes[("failed", "unrecoverable")]["meaning"]
 
 
+def test_one_unrecoverable_failure_among_many_larger_causes_is_an_error_and_listed(index: Index) -> None:
+    """Causes list the ten largest groups; health is read from every job, and a failure that
+    needs you is listed first, however many larger groups of deferrals there are."""
+    keys = [f"k{i:02d}" for i in range(23)]
+    add(index, *keys)
+    jobs = [claim(index, now=T0) for _ in keys]
+    for i in range(11):
+        for job in jobs[2 * i : 2 * i + 2]:
+            assert job is not None
+            fail(index, job, "llm_unreachable", f"deferred cause {i}", now=T0)
+    assert jobs[22] is not None
+    fail(index, jobs[22], "unrecoverable", "no model 'llama3.2'", now=T0)
+    status = queue_status(index, now=T0)
+    assert status["health"] == "error"
+    assert len(status["causes"]) == 10
+    assert status["causes"][0]["failure_class"] == "unrecoverable"
+    assert status["first_cause"] == "no model 'llama3.2'"
+
+
 # -- the worker pool with a plain job kind -----------------------------------------------------------
 
 

@@ -430,11 +430,15 @@ def queue_status(index: Index, *, vault: Path | None = None, now: int | None = N
     causes = []
     for state, cls, error, n, next_at in index.query(
         """
-        SELECT CASE WHEN status = 'failed' THEN 'failed' ELSE 'deferred' END AS state, failure_class,
-               last_error, count(*) AS n, min(available_at)
-        FROM jobs
-        WHERE status = 'failed' OR (status = 'ready' AND available_at > ? AND failure_class IS NOT NULL)
-        GROUP BY ALL ORDER BY n DESC, state, failure_class, last_error LIMIT 10
+        SELECT * FROM (
+            SELECT CASE WHEN status = 'failed' THEN 'failed' ELSE 'deferred' END AS state, failure_class,
+                   last_error, count(*) AS n, min(available_at) AS next_at
+            FROM jobs
+            WHERE status = 'failed' OR (status = 'ready' AND available_at > ? AND failure_class IS NOT NULL)
+            GROUP BY ALL
+        )  -- what needs you (an unrecoverable failure) first, then the largest groups
+        ORDER BY state = 'failed' AND failure_class = 'unrecoverable' DESC, n DESC, state, failure_class, last_error
+        LIMIT 10
         """,
         [now],
     ):
@@ -448,8 +452,17 @@ def queue_status(index: Index, *, vault: Path | None = None, now: int | None = N
                 "next_try": iso_ms(int(next_at)) if state == "deferred" else None,
             }
         )
-    unrecoverable = any(c["state"] == "failed" and c["failure_class"] == "unrecoverable" for c in causes)
-    troubled = counts["failed"] > 0 or any(c["state"] == "deferred" for c in causes)
+    # Health from every job, not only the causes listed (the ten largest groups, those that
+    # need you first): one unrecoverable failure among many deferrals is still an error.
+    unrecoverable, deferred_failures = index.query(
+        """
+        SELECT count(*) FILTER (WHERE status = 'failed' AND failure_class = 'unrecoverable'),
+               count(*) FILTER (WHERE status = 'ready' AND available_at > ? AND failure_class IS NOT NULL)
+        FROM jobs
+        """,
+        [now],
+    )[0]
+    troubled = counts["failed"] > 0 or deferred_failures > 0
     health = "error" if unrecoverable else "degraded" if troubled else "ok"
     return {
         "depth": counts["ready"] + counts["deferred"] + counts["running"],
