@@ -4,11 +4,15 @@ stop that never waits out a seal."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.fakes import FakeOllama, RecordedRequest
 from vaultmind.client import find_daemon
@@ -127,3 +131,33 @@ def test_a_reindex_or_sync_through_the_api_wakes_the_upkeep(vault: Path) -> None
             runs = _settled(daemon)
             client.call("POST", route, body, timeout=120)
             _wait_for(f"a pass after {route}", lambda runs=runs: daemon.trees.runs > runs, timeout=20)
+
+
+def test_a_batch_that_fails_with_any_error_is_counted_and_the_watcher_goes_on(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not only vaultmind's, DuckDB's or the system's errors: a bug met in one batch is logged
+    with the batch's paths and counted (in `/v1/status`), and the next save is applied."""
+    _notes(vault, "A")
+    with _daemon(vault, '[trees]\nsummarizer = "fallback"\n') as (memory, daemon):
+        real = memory.syncer.sync_paths
+        broken = {"left": 1}
+
+        def once_broken(paths: list[str], **kw: Any) -> Any:
+            if broken["left"]:
+                broken["left"] -= 1
+                raise RuntimeError("a bug in one batch")
+            return real(paths, **kw)
+
+        monkeypatch.setattr(memory.syncer, "sync_paths", once_broken)
+        with caplog.at_level(logging.ERROR, logger="vaultmind.daemon"):
+            write(vault, "B/bad.md", "# Bad\n\nThe first save meets the bug.\n")
+            _wait_for("the failed batch", lambda: daemon.failed_batches == 1, timeout=20)
+        assert any("B/bad.md" in r.getMessage() and "a bug in one batch" in r.getMessage() for r in caplog.records)
+        write(vault, "C/good.md", "# Good\n\nThe lighthouse keeper logs a saffron sunrise.\n")
+        _wait_for("the next save", lambda: memory.search("lighthouse saffron")["hits"], timeout=20)
+        client = find_daemon(memory.config)
+        assert client is not None
+        status = client.call("GET", "/v1/status")
+        assert status["daemon"]["failed_batches"] == 1
+        assert "a bug in one batch" in status["daemon"]["last_batch_error"]

@@ -49,7 +49,12 @@ STOP_WARN_S = 30.0  # a stop still waiting for the upkeep after this says so (an
 
 def _reason(exc: BaseException) -> str:
     storage = storage_error(exc)
-    return storage.what if storage is not None else str(exc)
+    return storage.what if storage is not None else str(exc) or type(exc).__name__
+
+
+def _unexpected(exc: BaseException) -> bool:
+    """A failure that is no storage's nor vaultmind's own (a bug): logged with its traceback."""
+    return not isinstance(exc, VaultmindError | duckdb.Error | OSError)
 
 
 class _QuietInterrupt(logging.Filter):
@@ -75,6 +80,7 @@ class Daemon:
         self.pool: WorkerPool | None = None
         self.batches = 0
         self.failed_batches = 0
+        self.last_batch_error: str | None = None  # the last batch (or reconcile) that failed, and why
         self.trees = TreeKeeper(memory)
         self.force_reconcile = False
         self._last_reconcile = 0.0  # monotonic time of the last reconcile (0: none yet)
@@ -95,6 +101,7 @@ class Daemon:
         WATCHFILES_LOG.addFilter(quiet)
         limit_heap_arenas()  # the command line has already; a daemon run from a library too
         self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
+        self.memory.serving_report = self.report
         self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
         token = secrets.token_urlsafe(32)
         self.api = ApiServer(
@@ -136,6 +143,7 @@ class Daemon:
                     self.force_reconcile = True
         finally:
             self.memory.loading = False
+            self.memory.serving_report = None
             with contextlib.suppress(FileNotFoundError):
                 info_path.unlink()
             self.trees.stop()
@@ -176,10 +184,13 @@ class Daemon:
                     self.pool.notify()
                 self.trees.poke()
                 self._report("reconcile", stats)
-            except (VaultmindError, duckdb.Error, OSError) as exc:
+            except Exception as exc:  # whatever broke, the watcher goes on
                 # A full disk fails every pass alike: the retries back off, and status says why
                 # the index lags the vault meanwhile.
-                log.error("reconcile failed: %s; will retry in %.0f s", exc, self._retry_s)
+                log.error(
+                    "reconcile failed: %s; will retry in %.0f s", exc, self._retry_s, exc_info=_unexpected(exc)
+                )
+                self.last_batch_error = f"reconcile: {_reason(exc)}"
                 self.memory.behind = (
                     f"the index is behind the vault: {_reason(exc)}; trying again in {self._retry_s:.0f} s"
                 )
@@ -261,6 +272,17 @@ class Daemon:
     def stop(self) -> None:
         self.stop_event.set()
 
+    def report(self) -> dict[str, Any]:
+        """What `/v1/status` says of the daemon's own work: batches applied and failed, the
+        background upkeep's passes and its last failure."""
+        return {
+            "batches": self.batches,
+            "failed_batches": self.failed_batches,
+            "last_batch_error": self.last_batch_error,
+            "upkeep_runs": self.trees.runs,
+            "upkeep_error": self.trees.last_error,
+        }
+
     def _apply(self, changes: set[tuple[Any, str]]) -> None:
         """A batch of the watcher's changes: at once, or its first `BULK_SLICE` paths at once and
         the rest to the backlog (`_step` applies a slice of it per step)."""
@@ -275,10 +297,14 @@ class Daemon:
     def _apply_paths(self, rels: list[str]) -> None:
         try:
             stats = self.memory.sync_paths(rels)
-        except (VaultmindError, duckdb.Error, OSError) as exc:
+        except Exception as exc:
             # Never let one bad batch stop the watcher; the next reconcile repairs the index.
-            log.error("could not apply %d change(s): %s; will reconcile", len(rels), exc)
+            shown = ", ".join(rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
+            log.error(
+                "could not apply %d change(s) (%s): %s; will reconcile", len(rels), shown, exc, exc_info=_unexpected(exc)
+            )
             self.memory.behind = f"the index is behind the vault: {len(rels)} change(s) not applied: {_reason(exc)}"
+            self.last_batch_error = f"{shown}: {_reason(exc)}"
             self.failed_batches += 1
             self.force_reconcile = True
             return
