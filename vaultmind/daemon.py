@@ -96,6 +96,11 @@ class Daemon:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
         import watchfiles
 
+        token = secrets.token_urlsafe(32)
+        # Bound first: a port in use fails the start (naming `[server] port`) before anything changed.
+        self.api = ApiServer(
+            self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set, on_batch=self._api_batch
+        )
         restore_signals = self._stop_on_signals()
         quiet = _QuietInterrupt()
         WATCHFILES_LOG.addFilter(quiet)
@@ -103,10 +108,6 @@ class Daemon:
         self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
         self.memory.serving_report = self.report
         self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
-        token = secrets.token_urlsafe(32)
-        self.api = ApiServer(
-            self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set, on_batch=self._api_batch
-        )
         self.api.start()
         self.pool = WorkerPool(self.config, self.memory)
         self.pool.start()

@@ -31,7 +31,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import PurePosixPath
 from typing import Any
 
-from vaultmind.errors import Internal, NotFound, Unauthorized, UsageError, VaultmindError, storage_error
+from vaultmind.config import CONFIG_RELPATH
+from vaultmind.errors import (
+    ConfigError,
+    Internal,
+    NotFound,
+    Unauthorized,
+    UsageError,
+    VaultmindError,
+    storage_error,
+)
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 
@@ -170,7 +179,15 @@ class ApiServer:
         self.memory = memory
         self.token = token
         handler = _make_handler(memory, token, ready or (lambda: True), on_batch)
-        self.httpd = _Server((host, port), handler)
+        try:
+            self.httpd = _Server((host, port), handler)
+        except OSError as exc:  # the port is taken, or not ours to take
+            config = memory.config.vault / CONFIG_RELPATH
+            raise ConfigError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                path=config,
+                hint=f"set [server] port (or host) in {config} to a free one, or port = 0 for any free port",
+            ) from exc
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="vaultmind-api", daemon=True)
 
