@@ -444,6 +444,31 @@ def test_a_connect_that_times_out_closes_the_gate_without_burning_an_attempt(vau
         assert job[:3] == ("ready", 0, "llm_unreachable") and "cannot connect" in job[3]
 
 
+def test_a_job_whose_llm_call_outlasts_lease_s_is_never_claimed_twice(vault: Path) -> None:
+    """`[queue] lease_s` shorter than an answer: the lease still outlasts the LLM call (at
+    least twice `[ollama] timeout_s`), so a second worker does not take the job for a dead
+    worker's and ask the model again."""
+    gray_vault(vault)
+    with (
+        FakeOllama(responder=json_responder(0.9), delay_s=1.5) as fake,
+        Memory.open(llm_config(vault, fake.host)) as memory,
+    ):
+        memory.sync()
+        settings = QueueSettings(workers=2, llm_concurrency=2, lease_s=0.3, poll_s=0.02)
+        pool = WorkerPool(memory.config, memory, settings=settings)
+        pool.start()
+        try:
+            for _ in range(400):
+                if queue_status(memory.index)["depth"] == 0:
+                    break
+                threading.Event().wait(0.02)
+        finally:
+            pool.stop(timeout_s=10)
+        assert len(fake.requests_to("/api/chat")) == 1
+        assert pool.status()["processed"]["refused"] == 0
+        assert gray_row(memory)[0] == "admitted"
+
+
 def test_llm_gate_full_means_no_llm_job_is_claimed(vault: Path) -> None:
     gray_vault(vault)
     with Memory.open(make_config(vault)) as memory:

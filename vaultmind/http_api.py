@@ -54,13 +54,17 @@ OnBatch = Callable[[str, SyncStats], None]  # what applied changes to the index,
 
 def _search(memory: Memory, body: dict[str, Any]) -> Any:
     """`{"query", "limit"?}`: the `search` mode, its arguments checked as `/v1/query` checks them."""
-    stray = sorted(set(body) - {"query", "limit"})
+    _only_keys(body, {"query", "limit"}, 'send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments')
+    return memory.query("search", body)
+
+
+def _only_keys(body: dict[str, Any], known: set[str], hint: str) -> None:
+    """A UsageError naming the keys of `body` not in `known`, if any."""
+    stray = sorted(set(body) - known)
     if stray:
         raise UsageError(
-            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request",
-            hint='send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments',
+            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request", hint=hint
         )
-    return memory.query("search", body)
 
 
 def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
@@ -126,12 +130,8 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
     args = body.get("args") or {}
     if not isinstance(args, dict):
         raise UsageError("'args' must be an object")
-    stray = sorted(set(body) - {"mode", "args"})
-    if stray:  # {"mode": "walk", "query": …}: the mode's arguments belong under "args"
-        raise UsageError(
-            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request",
-            hint='send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"',
-        )
+    # {"mode": "walk", "query": …}: the mode's arguments belong under "args"
+    _only_keys(body, {"mode", "args"}, 'send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"')
     return memory.query(mode, args)
 
 

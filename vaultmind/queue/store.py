@@ -237,17 +237,6 @@ def claim(
     return None if row is None else _job(row)
 
 
-def extend_lease(index: Index, job: Job, *, now: int, lease_s: float = DEFAULT_LEASE_S) -> bool:
-    """Keep a long job's lease alive; False when the lease was lost."""
-    with index.transaction() as con:
-        rows = con.execute(
-            "UPDATE jobs SET lease_until = ?, updated_ms = ? WHERE id = ? AND status = 'running' "
-            "AND lease_token = ? RETURNING id",
-            [now + int(lease_s * 1000), now, job.id, job.lease_token],
-        ).fetchall()
-    return bool(rows)
-
-
 # -- settling ----------------------------------------------------------------------------------
 
 Settlement = Literal["done", "retry", "deferred", "failed", "refused"]
@@ -398,13 +387,6 @@ def list_jobs(index: Index, *, statuses: Sequence[str] | None = None, limit: int
             [list(statuses), limit],
         )
     return [_job(r) for r in rows]
-
-
-def jobs_for_key(index: Index, dedupe_key: str) -> list[Job]:
-    return [
-        _job(r)
-        for r in index.query(f"SELECT {_COLUMNS} FROM jobs WHERE dedupe_key = ? ORDER BY id", [dedupe_key])
-    ]
 
 
 # -- status ------------------------------------------------------------------------------------

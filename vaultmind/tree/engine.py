@@ -108,14 +108,11 @@ class SealReport:
 def seal_ready(
     memory: Memory,
     *,
-    now: datetime | None = None,
     summarizer: Summarizer | None = None,
     progress: Progress | None = None,
 ) -> SealReport:
-    """Seal every tree whose buffers passed their gate, cascading up (at most level 32).
-
-    `now` is accepted for symmetry with `flush`; the gates do not depend on time. `progress`
-    hears `("seal", trees done, trees due)`.
+    """Seal every tree whose buffers passed their gate, cascading up (at most level 32). The
+    gates do not depend on time. `progress` hears `("seal", trees done, trees due)`.
     """
     sealer = _Sealer(memory, summarizer)
     settings = sealer.settings

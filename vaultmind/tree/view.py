@@ -277,7 +277,7 @@ def _maintain(
     flush_at, older_than = (datetime.max.replace(tzinfo=UTC), 0.0) if flush_all else (now, None)
     phases: list[Callable[[], SealReport]] = [
         lambda: finish_refresh(memory),
-        lambda: seal_ready(memory, now=now, summarizer=active, progress=progress),
+        lambda: seal_ready(memory, summarizer=active, progress=progress),
         lambda: reseal_stale(memory, max_nodes=max_stale, summarizer=active),
         lambda: flush(memory, now=flush_at, summarizer=active, older_than_hours=older_than, progress=progress),
         lambda: refresh_summaries(memory),
