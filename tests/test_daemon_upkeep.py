@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -61,9 +61,9 @@ def _daemon(vault: Path, config_text: str) -> Iterator[tuple[Memory, Daemon]]:
         memory.close()
 
 
-def _wait_for(what: str, check: object, timeout: float = 60.0) -> None:
+def _wait_for(what: str, check: Callable[[], object], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
+    while not check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
 
