@@ -336,3 +336,37 @@ def test_a_sync_of_paths_names_the_ones_not_in_the_vault(memory: Memory, vault: 
         assert "missing" not in answer and "notes" in answer, answer
     finally:
         server.stop()
+
+
+def test_a_chunked_body_is_refused_never_read_as_a_whole_vault_sync(memory: Memory, vault: Path) -> None:
+    """A body without a Content-Length (chunked) is answered 411, not taken for `{}` — which,
+    for `/v1/sync`, syncs the whole vault for a request that named one path; a negative
+    Content-Length is a 400."""
+    import http.client
+    import json
+
+    (vault / "other.md").write_text("# Other\n\nNot named by the request.\n", encoding="utf-8")
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    headers = {"Authorization": "Bearer secret", "Content-Type": "application/json"}
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        body = json.dumps({"paths": ["nope.md"]}).encode()
+        conn.request("POST", "/v1/sync", body=iter([body]), headers=headers, encode_chunked=True)
+        response = conn.getresponse()
+        answer = json.loads(response.read())
+        conn.close()
+        assert response.status == 411 and "Content-Length" in answer["error"]["message"]
+        assert memory.index.scalar("SELECT count(*) FROM notes") == 0  # nothing synced
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.putrequest("POST", "/v1/sync")
+        for name, value in {**headers, "Content-Length": "-5"}.items():
+            conn.putheader(name, value)
+        conn.endheaders()
+        response = conn.getresponse()
+        answer = json.loads(response.read())
+        conn.close()
+        assert response.status == 400 and "negative" in answer["error"]["message"]
+        assert memory.index.scalar("SELECT count(*) FROM notes") == 0
+    finally:
+        server.stop()

@@ -282,6 +282,24 @@ def test_stop_ends_the_running_daemon_from_another_terminal(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
+def test_stop_ends_the_daemon_after_its_config_file_was_broken(tmp_path: Path) -> None:
+    """A config.toml broken while the daemon runs (the daemon keeps its settings) must not keep
+    `vaultmind stop` from ending it: stopping needs only the vault's state folder."""
+    vault = tmp_path / "v"
+    proc = _start_watcher(vault)
+    try:
+        assert _daemon_status(vault, time.monotonic() + 30)["daemon"]["running"]
+        write(vault, ".vaultmind/config.toml", "[watch\ndebounce_ms = 50\n")
+        stopped = run_cli("stop", "--vault", str(vault), check=False)
+        assert stopped.returncode == 0, stopped.stderr
+        assert stopped.stdout.strip() == f"vaultmind: stopped the daemon for {vault} (pid {proc.pid})"
+        err = proc.communicate(timeout=20)[1]
+    finally:
+        end_process(proc)
+    _assert_stopped_cleanly(proc, err, vault)
+
+
+@pytest.mark.slow
 def test_a_daemon_reachable_beyond_loopback_says_so_and_still_wants_its_token(tmp_path: Path) -> None:
     vault = tmp_path / "v"
     proc = _start_watcher(vault, '[server]\nhost = "0.0.0.0"\n')

@@ -207,3 +207,22 @@ def test_explain_given_a_summary_or_an_entity_says_what_it_is_and_what_shows_it(
     said = run_cli("explain", "person:bob-stone", "--vault", str(vault), check=False)
     assert said.returncode == 2 and "'person:bob-stone' is an entity, not a leaf" in said.stderr, said.stderr
     assert "`vaultmind entities show person:bob-stone`" in said.stderr
+
+
+def test_a_taken_port_is_named_with_the_setting_to_change_before_the_daemon_starts(tmp_path: Path) -> None:
+    """`[server] port` held by another program: a clear error naming the port and where to set
+    another, not a traceback; nothing of the daemon is left behind (no daemon.json)."""
+    import socket
+
+    vault = tmp_path / "v"
+    write(vault, "a.md", "# A\n\nThe atlas launch.\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        write(vault, ".vaultmind/config.toml", f"[server]\nport = {port}\n")
+        result = run_cli("serve", "--vault", str(vault), check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "[server] port" in result.stderr and str(vault / ".vaultmind" / "config.toml") in result.stderr
+    assert not (vault / ".vaultmind" / "daemon.json").exists()

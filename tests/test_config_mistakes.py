@@ -63,3 +63,24 @@ def test_a_bad_setting_is_said_with_the_full_path_of_the_file(
         assert hint in err, err
     code, data, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
     assert code != 0 and data["error"]["path"] == str(config) and data["error"]["code"] == "config"
+
+
+@pytest.mark.parametrize("command", [["queue"], ["retry"], ["queue", "--list"]])
+def test_the_queue_commands_name_a_bad_queue_setting_with_the_full_path_of_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    vault = _vault(tmp_path, capsys, EMBEDDINGS_OFF + "[queue]\nllm_concurrency = 0\n")
+    config = vault / ".vaultmind" / "config.toml"
+    code, _, err = run_main(capsys, *command, "--vault", str(vault))
+    assert code != 0
+    assert f"vaultmind: error: {config}: [queue] llm_concurrency = 0 must be a positive integer" in err, err
+
+
+def test_stop_works_with_a_broken_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`stop` needs only the vault's state folder: a config.toml that does not parse must not
+    keep it from saying (or doing) what it does."""
+    vault = _vault(tmp_path, capsys, "[queue\nworkers = 2\n")
+    code, _, err = run_main(capsys, "status", "--vault", str(vault))
+    assert code != 0 and "cannot parse config" in err  # the file is broken indeed
+    code, out, err = run_main(capsys, "stop", "--vault", str(vault))
+    assert code == 0 and "no daemon runs" in out, err

@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from tests.fakes import FakeOllama, RecordedRequest, free_port
+from tests.fakes import FakeOllama, RecordedRequest, free_port, silent_host
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.errors import IndexBusy, IndexCorrupt
@@ -251,6 +251,25 @@ def test_queue_status_reports_depth_and_causes(index: Index) -> None:
     assert "vaultmind retry" in causes[("failed", "unrecoverable")]["meaning"]
 
 
+def test_one_unrecoverable_failure_among_many_larger_causes_is_an_error_and_listed(index: Index) -> None:
+    """Causes list the ten largest groups; health is read from every job, and a failure that
+    needs you is listed first, however many larger groups of deferrals there are."""
+    keys = [f"k{i:02d}" for i in range(23)]
+    add(index, *keys)
+    jobs = [claim(index, now=T0) for _ in keys]
+    for i in range(11):
+        for job in jobs[2 * i : 2 * i + 2]:
+            assert job is not None
+            fail(index, job, "llm_unreachable", f"deferred cause {i}", now=T0)
+    assert jobs[22] is not None
+    fail(index, jobs[22], "unrecoverable", "no model 'llama3.2'", now=T0)
+    status = queue_status(index, now=T0)
+    assert status["health"] == "error"
+    assert len(status["causes"]) == 10
+    assert status["causes"][0]["failure_class"] == "unrecoverable"
+    assert status["first_cause"] == "no model 'llama3.2'"
+
+
 # -- the worker pool with a plain job kind -----------------------------------------------------------
 
 
@@ -409,6 +428,45 @@ def test_ollama_down_defers_and_never_blocks_the_sync(vault: Path) -> None:
         with WorkerPool(memory.config, memory) as pool:
             pool.drain(timeout_s=20)
         assert gray_row(memory)[:3] == ("dropped", "llm", 0.2)
+
+
+def test_a_connect_that_times_out_closes_the_gate_without_burning_an_attempt(vault: Path) -> None:
+    """A host that never accepts is as absent as one that refuses: the job waits (deferred,
+    no attempt counted) instead of failing after five full timeouts."""
+    gray_vault(vault)
+    with silent_host() as host, Memory.open(make_config(vault, f'[ollama]\nhost = "{host}"\ntimeout_s = 1\n')) as memory:
+        memory.sync()
+        pool = WorkerPool(memory.config, memory)
+        assert pool.drain(timeout_s=20) == 1  # one probe, then the gate closes
+        assert pool.status()["llm_gate"] == "closed"
+        pool.close()
+        job = memory.index.query("SELECT status, attempts, failure_class, last_error FROM jobs")[0]
+        assert job[:3] == ("ready", 0, "llm_unreachable") and "cannot connect" in job[3]
+
+
+def test_a_job_whose_llm_call_outlasts_lease_s_is_never_claimed_twice(vault: Path) -> None:
+    """`[queue] lease_s` shorter than an answer: the lease still outlasts the LLM call (at
+    least twice `[ollama] timeout_s`), so a second worker does not take the job for a dead
+    worker's and ask the model again."""
+    gray_vault(vault)
+    with (
+        FakeOllama(responder=json_responder(0.9), delay_s=1.5) as fake,
+        Memory.open(llm_config(vault, fake.host)) as memory,
+    ):
+        memory.sync()
+        settings = QueueSettings(workers=2, llm_concurrency=2, lease_s=0.3, poll_s=0.02)
+        pool = WorkerPool(memory.config, memory, settings=settings)
+        pool.start()
+        try:
+            for _ in range(400):
+                if queue_status(memory.index)["depth"] == 0:
+                    break
+                threading.Event().wait(0.02)
+        finally:
+            pool.stop(timeout_s=10)
+        assert len(fake.requests_to("/api/chat")) == 1
+        assert pool.status()["processed"]["refused"] == 0
+        assert gray_row(memory)[0] == "admitted"
 
 
 def test_llm_gate_full_means_no_llm_job_is_claimed(vault: Path) -> None:

@@ -611,7 +611,7 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
     )
     with Memory.open(config) as memory:
         memory.sync()
-        report = seal_ready(memory, now=NOW)
+        report = seal_ready(memory)
         assert report.sealed, "the small budget seals the chat into summaries"
         top = memory.index.query("SELECT id, level FROM summaries ORDER BY level DESC, id LIMIT 1")[0]
         node = memory.query("drill_down", {"node_id": top[0], "depth": 3})
@@ -660,7 +660,7 @@ def test_a_time_window_weighs_summaries_by_their_range_and_a_question_of_time_al
     )
     with Memory.open(config) as memory:
         memory.sync()
-        assert seal_ready(memory, now=NOW).sealed
+        assert seal_ready(memory).sealed
         memory.sync()
 
         def summary_factors(question: str) -> set[float]:

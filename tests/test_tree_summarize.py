@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from vaultmind.tree.llm import OllamaSummarizer
 from vaultmind.tree.names import unknown_names
 from vaultmind.tree.summarize import ChildText, SummaryText, output_budget
 from vaultmind.tree.summarizers import create_summarizer, register_summarizer
+from vaultmind.tree.view import maintain
 
 from .treekit import chat_day, summary_rows, tree_config
 
@@ -309,3 +311,16 @@ def test_the_fallback_keeps_the_decision_and_the_date_of_a_short_chat(vault: Pat
     budget = output_budget(sum(count_tokens(text) for _, text in said))
     assert "Sam Lee said: The climbing trip is moved to Saturday 20 April." in body
     assert count_tokens(body) <= budget
+
+
+def test_auto_without_a_chat_model_seals_with_the_fallback(vault: Path) -> None:
+    """`[ollama] chat_model = ""` with the default `auto`: nothing to ask, so the seals use the
+    fallback instead of failing the whole upkeep pass."""
+    chat_day(vault, 0, 0, 3)
+    config = tree_config(vault, **{"trees.summarizer": "auto"}).with_(ollama_chat_model="")
+    assert isinstance(create_summarizer(config), FallbackSummarizer)
+    with Memory.open(config) as memory:
+        memory.sync()
+        report = maintain(memory, now=datetime.now(UTC), flush_all=True)
+        assert [s["summarizer"] for s in report.sealed] == ["fallback"]
+        assert [row["summarizer"] for row in summary_rows(memory)] == ["fallback"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -44,7 +45,7 @@ class DaemonClient:
             request.add_header("Content-Type", "application/json")
         try:
             with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
-                return json.loads(response.read())
+                raw = response.read()
         except urllib.error.HTTPError as exc:
             try:
                 error = json.loads(exc.read()).get("error", {})
@@ -63,6 +64,13 @@ class DaemonClient:
             raise DaemonError(
                 f"cannot reach the daemon at {self.base}: {exc}",
                 hint="it may have stopped (see its output); run the command again to work without it",
+            ) from exc
+        try:
+            return json.loads(raw)
+        except ValueError as exc:  # another server holds the port a stale daemon.json names
+            raise DaemonError(
+                f"the server at {self.base} is not a vaultmind daemon: its answer to {method} {path} is not JSON",
+                hint="its daemon.json is stale; run the command again to work without it",
             ) from exc
 
     def _answers(self) -> bool:
@@ -96,7 +104,9 @@ def find_daemon(config: Config) -> DaemonClient | None:
         health = client.call("GET", "/v1/health", timeout=2.0)
     except VaultmindError:
         return None
-    if isinstance(health, dict) and (health.get("ready") is False or health.get("loading")):
+    if not isinstance(health, dict) or health.get("ok") is not True:
+        return None  # a server that is not vaultmind's (a stale daemon.json's port, reused)
+    if health.get("ready") is False or health.get("loading"):
         client.starting = health.get("ready") is False
         client.loading = bool(health.get("loading"))
         client.timeout = max(client.timeout, STARTING_TIMEOUT_S)
@@ -104,7 +114,10 @@ def find_daemon(config: Config) -> DaemonClient | None:
 
 
 def alive(pid: int) -> bool:
-    """Whether process `pid` runs (one of another user's counts)."""
+    """Whether process `pid` runs (one of another user's counts). Asked without a signal on
+    Windows, where `os.kill(pid, 0)` would end the process."""
+    if sys.platform == "win32":
+        return _alive_on_windows(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -112,3 +125,20 @@ def alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _alive_on_windows(pid: int) -> bool:
+    import ctypes
+
+    still_active = 259
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return bool(kernel32.GetLastError() == 5)  # ERROR_ACCESS_DENIED: it runs, as another user
+    try:
+        code = ctypes.c_ulong()
+        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+            return True
+        return code.value == still_active
+    finally:
+        kernel32.CloseHandle(handle)

@@ -45,14 +45,15 @@ BULK_SLICE = 1000  # a batch of more paths (a sync tool's, a checkout's) is appl
 WATCH_TIMEOUT_MS = 250  # the watcher yields this often when nothing changes (a bulk's next slice)
 RETRY_FIRST_S = 1.0  # a failed reconcile is tried again after 1 s, then 2, 4 … up to a minute
 RETRY_MAX_S = 60.0
+STOP_WARN_S = 30.0  # a stop still waiting for the upkeep after this says so (and waits on)
 
 
 def _reason(exc: BaseException) -> str:
     storage = storage_error(exc)
     if storage is not None:
         return storage.what
-    if isinstance(exc, EXPECTED):
-        return str(exc)
+    if not _unexpected(exc):
+        return str(exc) or type(exc).__name__
     return (
         f"an internal error ({type(exc).__name__}: {exc}); if vaultmind was upgraded while this daemon "
         "runs, restart it, else please report it"
@@ -66,11 +67,10 @@ start with the new code: the daemon survives either, says so in `status`, and re
 backing off, as for a full disk; the log keeps the traceback."""
 
 
-def _log_failure(what: str, exc: Exception) -> None:
-    if isinstance(exc, EXPECTED):
-        log.error(what, _reason(exc))
-    else:
-        log.exception(what, _reason(exc))
+def _unexpected(exc: BaseException) -> bool:
+    """A failure that is no storage's nor vaultmind's own (a bug, an upgrade under the daemon):
+    logged with its traceback."""
+    return not isinstance(exc, EXPECTED)
 
 
 class _QuietInterrupt(logging.Filter):
@@ -96,6 +96,7 @@ class Daemon:
         self.pool: WorkerPool | None = None
         self.batches = 0
         self.failed_batches = 0
+        self.last_batch_error: str | None = None  # the last batch (or reconcile) that failed, and why
         self.trees = TreeKeeper(memory)
         self.force_reconcile = False
         self._last_reconcile = 0.0  # monotonic time of the last reconcile (0: none yet)
@@ -112,16 +113,18 @@ class Daemon:
         """Serve until `stop()` (or Ctrl-C). Blocks."""
         import watchfiles
 
+        token = secrets.token_urlsafe(32)
+        # Bound first: a port in use fails the start (naming `[server] port`) before anything changed.
+        self.api = ApiServer(
+            self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set, on_batch=self._api_batch
+        )
         restore_signals = self._stop_on_signals()
         quiet = _QuietInterrupt()
         WATCHFILES_LOG.addFilter(quiet)
         limit_heap_arenas()  # the command line has already; a daemon run from a library too
         self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
+        self.memory.serving_report = self.report
         self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
-        token = secrets.token_urlsafe(32)
-        self.api = ApiServer(
-            self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set, on_batch=self._report
-        )
         self.api.start()
         self.pool = WorkerPool(self.config, self.memory)
         self.pool.start()
@@ -158,6 +161,7 @@ class Daemon:
                     self.force_reconcile = True
         finally:
             self.memory.loading = False
+            self.memory.serving_report = None
             with contextlib.suppress(FileNotFoundError):
                 info_path.unlink()
             self.trees.stop()
@@ -205,7 +209,10 @@ class Daemon:
             except Exception as exc:  # EXPECTED, or a fault: the watcher and the API keep running
                 # A full disk fails every pass alike: the retries back off, and status says why
                 # the index lags the vault meanwhile.
-                _log_failure(f"reconcile failed: %s; will retry in {self._retry_s:.0f} s", exc)
+                log.error(
+                    "reconcile failed: %s; will retry in %.0f s", _reason(exc), self._retry_s, exc_info=_unexpected(exc)
+                )
+                self.last_batch_error = f"reconcile: {_reason(exc)}"
                 self.memory.behind = (
                     f"the index is behind the vault: {_reason(exc)}; trying again in {self._retry_s:.0f} s"
                 )
@@ -287,6 +294,17 @@ class Daemon:
     def stop(self) -> None:
         self.stop_event.set()
 
+    def report(self) -> dict[str, Any]:
+        """What `/v1/status` says of the daemon's own work: batches applied and failed, the
+        background upkeep's passes and its last failure."""
+        return {
+            "batches": self.batches,
+            "failed_batches": self.failed_batches,
+            "last_batch_error": self.last_batch_error,
+            "upkeep_runs": self.trees.runs,
+            "upkeep_error": self.trees.last_error,
+        }
+
     def _apply(self, changes: set[tuple[Any, str]]) -> None:
         """A batch of the watcher's changes: at once, or its first `BULK_SLICE` paths at once and
         the rest to the backlog (`_step` applies a slice of it per step)."""
@@ -322,8 +340,13 @@ class Daemon:
             stats = self.memory.sync_paths(rels)
         except Exception as exc:  # EXPECTED, or a fault: never let one bad batch stop the watcher
             # the next reconcile repairs the index
-            _log_failure(f"could not apply {len(rels)} change(s): %s; will reconcile", exc)
+            shown = ", ".join(rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
+            log.error(
+                "could not apply %d change(s) (%s): %s; will reconcile",
+                len(rels), shown, _reason(exc), exc_info=_unexpected(exc),
+            )  # fmt: skip
             self.memory.behind = f"the index is behind the vault: {len(rels)} change(s) not applied: {_reason(exc)}"
+            self.last_batch_error = f"{shown}: {_reason(exc)}"
             self.failed_batches += 1
             self.force_reconcile = True
             return
@@ -333,6 +356,14 @@ class Daemon:
         self.trees.poke()
         self._report("watch", stats)
         self.memory.trim()  # after the save is searchable: DuckDB's pool back to a small size
+
+    def _api_batch(self, what: str, stats: SyncStats) -> None:
+        """A sync or reindex a request applied: the upkeep and the queue hear of it as of a
+        watcher's batch (its texts wait for NER, its sources for their seals)."""
+        if self.pool is not None:
+            self.pool.notify()
+        self.trees.poke()
+        self._report(what, stats)
 
     def _report(self, what: str, stats: SyncStats) -> None:
         log.info(
@@ -380,10 +411,17 @@ class TreeKeeper:
         self._wake.set()
 
     def stop(self) -> None:
+        """Ends the upkeep: its step in hand stops at once (an LLM call in flight is given up);
+        returns only when no seal pass — this thread's or a flush's — uses the index any more."""
         self._stop.set()
-        self.memory.stop_background()  # the NER process too, even while it loads its model
+        self.memory.stop_background()  # the NER process too; a seal's LLM call in flight
         self._wake.set()
-        self._thread.join(30)
+        while self._thread.is_alive():
+            self._thread.join(STOP_WARN_S)
+            if self._thread.is_alive():
+                log.warning("waiting for the background upkeep to end its step before closing the index")
+        with self.memory.seal_lock:  # a flush through the API ends its pass too (it sees the stop)
+            pass
 
     def _run(self) -> None:
         from vaultmind.tree.view import maintain

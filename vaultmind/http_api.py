@@ -31,7 +31,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import PurePosixPath
 from typing import Any
 
-from vaultmind.errors import Internal, NotFound, Unauthorized, UsageError, VaultmindError, storage_error
+from vaultmind.config import CONFIG_RELPATH
+from vaultmind.errors import (
+    ConfigError,
+    Internal,
+    NotFound,
+    Unauthorized,
+    UsageError,
+    VaultmindError,
+    storage_error,
+)
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 
@@ -45,13 +54,17 @@ OnBatch = Callable[[str, SyncStats], None]  # what applied changes to the index,
 
 def _search(memory: Memory, body: dict[str, Any]) -> Any:
     """`{"query", "limit"?}`: the `search` mode, its arguments checked as `/v1/query` checks them."""
-    stray = sorted(set(body) - {"query", "limit"})
+    _only_keys(body, {"query", "limit"}, 'send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments')
+    return memory.query("search", body)
+
+
+def _only_keys(body: dict[str, Any], known: set[str], hint: str) -> None:
+    """A UsageError naming the keys of `body` not in `known`, if any."""
+    stray = sorted(set(body) - known)
     if stray:
         raise UsageError(
-            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request",
-            hint='send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments',
+            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request", hint=hint
         )
-    return memory.query("search", body)
 
 
 def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
@@ -117,12 +130,8 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
     args = body.get("args") or {}
     if not isinstance(args, dict):
         raise UsageError("'args' must be an object")
-    stray = sorted(set(body) - {"mode", "args"})
-    if stray:  # {"mode": "walk", "query": …}: the mode's arguments belong under "args"
-        raise UsageError(
-            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request",
-            hint='send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"',
-        )
+    # {"mode": "walk", "query": …}: the mode's arguments belong under "args"
+    _only_keys(body, {"mode", "args"}, 'send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"')
     return memory.query(mode, args)
 
 
@@ -170,7 +179,15 @@ class ApiServer:
         self.memory = memory
         self.token = token
         handler = _make_handler(memory, token, ready or (lambda: True), on_batch)
-        self.httpd = _Server((host, port), handler)
+        try:
+            self.httpd = _Server((host, port), handler)
+        except OSError as exc:  # the port is taken, or not ours to take
+            config = memory.config.vault / CONFIG_RELPATH
+            raise ConfigError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                path=config,
+                hint=f"set [server] port (or host) in {config} to a free one, or port = 0 for any free port",
+            ) from exc
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="vaultmind-api", daemon=True)
 
@@ -188,6 +205,10 @@ class ApiServer:
 
 class _TooLarge(UsageError):
     """A request body over `MAX_BODY` (answered 413)."""
+
+
+class _LengthRequired(UsageError):
+    """A body sent without a Content-Length (chunked): answered 411, never read as empty."""
 
 
 def _error(exc: VaultmindError) -> dict[str, Any]:
@@ -276,6 +297,8 @@ def _make_handler(
                 raise
             except _TooLarge as exc:
                 self._send(413, _error(exc))
+            except _LengthRequired as exc:
+                self._send(411, _error(exc))
             except VaultmindError as exc:
                 status = 400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound) else 500
                 self._send(status, _error(exc))
@@ -303,10 +326,19 @@ def _make_handler(
             self._send(404, _error(NotFound(f"no route {method} {path}", hint=f"the routes are {listed}")))
 
         def _body(self) -> dict[str, Any]:
+            if (self.headers.get("Transfer-Encoding") or "identity").strip().lower() != "identity":
+                self.close_connection = True  # its chunks are left unread
+                raise _LengthRequired(
+                    "a request body must be sent with a Content-Length (not chunked)",
+                    hint="send the JSON body whole, with its Content-Length header",
+                )
             try:
                 length = int(self.headers.get("Content-Length") or 0)
             except ValueError as exc:
                 raise UsageError("the Content-Length header is not a number") from exc
+            if length < 0:
+                self.close_connection = True
+                raise UsageError(f"the Content-Length header is negative ({length})")
             if length > MAX_BODY:
                 if length <= 8 * MAX_BODY:  # read, so the client can finish sending and read the answer
                     self.rfile.read(length)

@@ -101,6 +101,7 @@ class Memory:
         self.vault_name = config.vault.name
         self.sync_lock = threading.RLock()  # one sync at a time (watcher, seals, API)
         self._ingest_lock = threading.Lock()  # one `ingest_document` writing at a time
+        self.seal_lock = threading.Lock()  # one seal pass (`tree.view.maintain`) at a time
         self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
         self._foreground_lock = threading.Lock()
         self._status_lock = threading.Lock()  # one `status` at a time
@@ -114,6 +115,7 @@ class Memory:
         self.behind: str | None = None  # why the daemon could not apply the vault's changes, until it can
         self.catching_up = 0  # changed paths of a large batch the daemon has still to apply
         self.loading = False  # the daemon is starting: its first reconcile and warm-up still run
+        self.serving_report: Callable[[], dict[str, Any]] | None = None  # the daemon's, in `status`
 
     @classmethod
     def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
@@ -500,7 +502,10 @@ class Memory:
             counts, read = read_counts(self, loading=loading)
             if read:
                 self._evict()
-            return status_report(self, counts, loading=loading)
+            report = status_report(self, counts, loading=loading)
+        if self.serving_report is not None:
+            report["daemon"] = self.serving_report()
+        return report
 
 
 def _freeze_loaded() -> None:

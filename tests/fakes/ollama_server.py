@@ -28,13 +28,14 @@ Only the standard library is used; the server listens on 127.0.0.1 on a free por
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import socket
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -190,6 +191,29 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def silent_host() -> Iterator[str]:
+    """The address of a loopback port that listens but never accepts, its backlog full: a
+    connect there times out (as to a host that drops packets) instead of being refused."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    fillers = []
+    try:
+        for _ in range(8):  # a few connects fill the (kernel-rounded) backlog
+            filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(server.getsockname())
+            fillers.append(filler)
+        time.sleep(0.2)
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        for filler in fillers:
+            filler.close()
+        server.close()
 
 
 def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:

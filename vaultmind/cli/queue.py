@@ -16,7 +16,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.args import vault_args
-from vaultmind.cli.context import resolve_vault, through_daemon_or_local
+from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import emit, format_queue
 from vaultmind.errors import UsageError
 from vaultmind.plural import counted
@@ -62,9 +62,8 @@ def add_parser(sub: Any) -> None:
 
 def cmd_queue(args: argparse.Namespace) -> int:
     from vaultmind.claim import daemon_pid
-    from vaultmind.config import load_config
 
-    config = load_config(resolve_vault(args.vault))
+    config = config_from_args(args)  # a bad [queue] value is named with the vault's config file
     if args.run:  # a daemon running, or one starting (it holds the claim before it has an address)
         pid = daemon_pid(config)
         if pid is not None:
@@ -113,9 +112,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    from vaultmind.config import load_config
-
-    config = load_config(resolve_vault(args.vault))
+    config = config_from_args(args)
     body: dict[str, Any] = {"failed": True, "deferred": bool(args.all)}
     if args.job_id is not None:
         body["job_id"] = args.job_id

@@ -19,7 +19,7 @@ from typing import Any
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import resolve_vault
 from vaultmind.cli.output import emit
-from vaultmind.errors import DaemonError, UsageError
+from vaultmind.errors import ConfigError, DaemonError, UsageError
 
 _POLL_S = 0.1
 
@@ -42,11 +42,15 @@ def add_parser(sub: Any) -> None:
 
 def cmd_stop(args: argparse.Namespace) -> int:
     from vaultmind.claim import claim_holder, daemon_pid
-    from vaultmind.config import load_config
+    from vaultmind.config import Config, load_config
 
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    config = load_config(resolve_vault(args.vault))
+    vault = resolve_vault(args.vault)
+    try:
+        config = load_config(vault)
+    except ConfigError:  # stopping needs only the state folder: a broken config.toml keeps no daemon running
+        config = Config(vault=vault.expanduser().resolve())
     pid = daemon_pid(config)
     if pid is None:
         return _said(args, {"stopped": False, "pid": None}, f"vaultmind: no daemon runs for {config.vault}")

@@ -5,9 +5,9 @@ by `[ollama] timeout_s`, runs with temperature 0 (same input, same answer as far
 allows) and never streams. Failures are classified once, here, so callers can decide what to
 do without looking at HTTP details:
 
-- `LlmUnreachable` — nothing answers at the host (connection refused, DNS): the work waits
+- `LlmUnreachable` — nothing answers at the host (connection refused or timed out, DNS): the work waits
   and is retried later; no attempt is burned.
-- `LlmTransient` — the server answered badly or too slowly (timeout, HTTP 5xx/429, a broken
+- `LlmTransient` — the server answered badly or too slowly (a read timeout, HTTP 5xx/429, a broken
   connection, a body that is not JSON): retried with backoff, attempts counted.
 - `LlmUnrecoverable` — retrying cannot help until the user acts (model not pulled, HTTP 4xx,
   not a chat model): the work is parked with a hint.
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from vaultmind.config import Config
 
 _CONFIG_HINT = "check [ollama] host in .vaultmind/config.toml"
+_CANCEL_POLL_S = 0.1  # how often a call that may be interrupted looks at its event
 
 
 class LlmError(VaultmindError):
@@ -62,6 +63,12 @@ class LlmUnrecoverable(LlmError):
     code = "llm_unrecoverable"
 
 
+class LlmCancelled(LlmError):
+    """The call was given up because vaultmind is stopping (its answer is no longer wanted)."""
+
+    code = "llm_cancelled"
+
+
 class LlmBadAnswer(LlmError):
     """The model answered, but not with what was asked (e.g. no JSON object)."""
 
@@ -74,7 +81,10 @@ class LlmBadAnswer(LlmError):
 
 class OllamaChat:
     """A small, thread-safe wrapper over `ollama.Client.chat` for one model; the commands its
-    errors' hints name are for `vault` (without it: for the vault of the current folder)."""
+    errors' hints name are for `vault` (without it: for the vault of the current folder).
+    With `slots`, each call first takes one (waiting for it); once `interrupt_on(event)` is
+    called, a call (or its wait for a slot) ends with `LlmCancelled` as soon as `event` is set
+    — a stopping daemon does not wait out a two-minute seal."""
 
     def __init__(
         self,
@@ -83,6 +93,7 @@ class OllamaChat:
         host: str = "http://127.0.0.1:11434",
         timeout_s: float = 30.0,
         vault: Path | None = None,
+        slots: threading.Semaphore | None = None,
     ) -> None:
         if not model:
             raise LlmUnrecoverable("no Ollama chat model configured", hint="set [ollama] chat_model")
@@ -94,6 +105,8 @@ class OllamaChat:
         self._vault = vault
         self._client: ollama.Client | None = None
         self._lock = threading.Lock()
+        self._slots = slots
+        self._cancel: threading.Event | None = None
 
     @classmethod
     def from_config(cls, config: Config) -> OllamaChat:
@@ -113,6 +126,10 @@ class OllamaChat:
     @property
     def host(self) -> str:
         return self._host
+
+    def interrupt_on(self, event: threading.Event) -> None:
+        """End a call in flight, or waiting for a slot, with `LlmCancelled` once `event` is set."""
+        self._cancel = event
 
     def close(self) -> None:
         with self._lock:
@@ -139,17 +156,21 @@ class OllamaChat:
         fmt: Literal["", "json"] | dict[str, Any] | None = (
             dict(format) if isinstance(format, Mapping) else format
         )
+        request = {
+            "model": self._model,
+            "messages": [dict(m) for m in messages],
+            "stream": False,
+            "format": fmt,
+            "options": opts,
+        }
+        self._take_slot()
         try:
-            response = self._get_client().chat(
-                model=self._model,
-                messages=[dict(m) for m in messages],
-                stream=False,
-                format=fmt,
-                options=opts,
-            )
+            response = self._ask(request)
         except ollama.ResponseError as exc:
             raise self._response_error(exc, where) from exc
-        except ConnectionError as exc:  # the client's translation of httpx.ConnectError
+        # ConnectionError: the client's translation of httpx.ConnectError; a connect that times
+        # out (a host that drops packets, a full backlog) finds no server either
+        except (ConnectionError, httpx.ConnectTimeout) as exc:
             raise LlmUnreachable(
                 f"cannot connect to {where}", hint=f"start it with `ollama serve`, or {_CONFIG_HINT}"
             ) from exc
@@ -165,6 +186,9 @@ class OllamaChat:
                 f"{where} sent a malformed chat response: {_short(exc)}",
                 hint=f"is {self._host} an Ollama server? {_CONFIG_HINT}",
             ) from exc
+        finally:
+            if self._slots is not None:
+                self._slots.release()
         content = getattr(getattr(response, "message", None), "content", None)
         if not isinstance(content, str):
             raise LlmTransient(f"{where} sent a chat response without message content")
@@ -184,6 +208,42 @@ class OllamaChat:
         return parse_json_object(raw)
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _take_slot(self) -> None:
+        if self._slots is None:
+            return
+        while not self._slots.acquire(timeout=_CANCEL_POLL_S):
+            self._check_cancel()
+
+    def _check_cancel(self) -> None:
+        if self._cancel is not None and self._cancel.is_set():
+            raise LlmCancelled(f"the call to Ollama at {self._host} was given up: vaultmind is stopping")
+
+    def _ask(self, request: dict[str, Any]) -> Any:
+        """The client's answer to `request`; with an interrupting event, asked on a thread of its
+        own while this one watches the event (an HTTP read cannot be interrupted otherwise)."""
+        client = self._get_client()
+        if self._cancel is None:
+            return client.chat(**request)
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def ask() -> None:
+            try:
+                outcome["answer"] = client.chat(**request)
+            except BaseException as exc:  # handed to the caller's thread, classified there
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=ask, name="vaultmind-llm-call", daemon=True).start()
+        while not done.wait(_CANCEL_POLL_S):
+            if self._cancel.is_set():
+                self.close()  # its connection goes; the thread ends with it or at the timeout
+                self._check_cancel()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["answer"]
 
     def _get_client(self) -> ollama.Client:
         import ollama  # imported on first use: it costs ~0.2 s, and most runs never call Ollama

@@ -42,18 +42,6 @@ FailureClass = Literal[
     "unrecoverable",
 ]
 
-FAILURE_CLASSES: tuple[FailureClass, ...] = (
-    "lock_busy",
-    "transient_io",
-    "disk_full",
-    "corrupt_index",
-    "read_only_vault",
-    "llm_unreachable",
-    "transient",
-    "unrecoverable",
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Backoff:
     base_s: float

@@ -237,17 +237,6 @@ def claim(
     return None if row is None else _job(row)
 
 
-def extend_lease(index: Index, job: Job, *, now: int, lease_s: float = DEFAULT_LEASE_S) -> bool:
-    """Keep a long job's lease alive; False when the lease was lost."""
-    with index.transaction() as con:
-        rows = con.execute(
-            "UPDATE jobs SET lease_until = ?, updated_ms = ? WHERE id = ? AND status = 'running' "
-            "AND lease_token = ? RETURNING id",
-            [now + int(lease_s * 1000), now, job.id, job.lease_token],
-        ).fetchall()
-    return bool(rows)
-
-
 # -- settling ----------------------------------------------------------------------------------
 
 Settlement = Literal["done", "retry", "deferred", "failed", "refused"]
@@ -400,13 +389,6 @@ def list_jobs(index: Index, *, statuses: Sequence[str] | None = None, limit: int
     return [_job(r) for r in rows]
 
 
-def jobs_for_key(index: Index, dedupe_key: str) -> list[Job]:
-    return [
-        _job(r)
-        for r in index.query(f"SELECT {_COLUMNS} FROM jobs WHERE dedupe_key = ? ORDER BY id", [dedupe_key])
-    ]
-
-
 # -- status ------------------------------------------------------------------------------------
 
 
@@ -430,11 +412,15 @@ def queue_status(index: Index, *, vault: Path | None = None, now: int | None = N
     causes = []
     for state, cls, error, n, next_at in index.query(
         """
-        SELECT CASE WHEN status = 'failed' THEN 'failed' ELSE 'deferred' END AS state, failure_class,
-               last_error, count(*) AS n, min(available_at)
-        FROM jobs
-        WHERE status = 'failed' OR (status = 'ready' AND available_at > ? AND failure_class IS NOT NULL)
-        GROUP BY ALL ORDER BY n DESC, state, failure_class, last_error LIMIT 10
+        SELECT * FROM (
+            SELECT CASE WHEN status = 'failed' THEN 'failed' ELSE 'deferred' END AS state, failure_class,
+                   last_error, count(*) AS n, min(available_at) AS next_at
+            FROM jobs
+            WHERE status = 'failed' OR (status = 'ready' AND available_at > ? AND failure_class IS NOT NULL)
+            GROUP BY ALL
+        )  -- what needs you (an unrecoverable failure) first, then the largest groups
+        ORDER BY state = 'failed' AND failure_class = 'unrecoverable' DESC, n DESC, state, failure_class, last_error
+        LIMIT 10
         """,
         [now],
     ):
@@ -448,8 +434,17 @@ def queue_status(index: Index, *, vault: Path | None = None, now: int | None = N
                 "next_try": iso_ms(int(next_at)) if state == "deferred" else None,
             }
         )
-    unrecoverable = any(c["state"] == "failed" and c["failure_class"] == "unrecoverable" for c in causes)
-    troubled = counts["failed"] > 0 or any(c["state"] == "deferred" for c in causes)
+    # Health from every job, not only the causes listed (the ten largest groups, those that
+    # need you first): one unrecoverable failure among many deferrals is still an error.
+    unrecoverable, deferred_failures = index.query(
+        """
+        SELECT count(*) FILTER (WHERE status = 'failed' AND failure_class = 'unrecoverable'),
+               count(*) FILTER (WHERE status = 'ready' AND available_at > ? AND failure_class IS NOT NULL)
+        FROM jobs
+        """,
+        [now],
+    )[0]
+    troubled = counts["failed"] > 0 or deferred_failures > 0
     health = "error" if unrecoverable else "degraded" if troubled else "ok"
     return {
         "depth": counts["ready"] + counts["deferred"] + counts["running"],

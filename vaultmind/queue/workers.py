@@ -8,8 +8,8 @@
 or `with WorkerPool(config, memory) as pool: pool.drain()` to work the queue in this thread.
 
 DuckDB work (claim, handler reads and writes, settlement) is serialised by the Index lock and
-kept short; LLM calls run without it. At most `queue.llm_concurrency` LLM-bound jobs run at
-once: a worker that cannot take an LLM permit *without waiting* claims only jobs that need no
+kept short; LLM calls run without it. At most `queue.llm_concurrency` LLM calls run at
+once, the summarizer's seals counted (`llm.slots`): a worker that cannot take an LLM permit *without waiting* claims only jobs that need no
 LLM, so nothing ever blocks on the gate. When Ollama is unreachable the gate closes for a
 backoff (30 s doubling to 10 min) and no LLM job is claimed; once the backoff has passed, one
 job probes Ollama while the others wait for its outcome: a success reopens the gate, a
@@ -18,7 +18,8 @@ walked through one failed connection at a time). A corrupt index pauses the pool
 reported (the index is quarantined and rebuilt when it is next opened: `vaultmind reindex`).
 
 Settings (`[queue]` in `.vaultmind/config.toml`): `workers` (3), `llm_concurrency` (1),
-`lease_s` (300), `poll_s` (1.0), `reconcile_s` (600).
+`lease_s` (300; never less than twice `[ollama] timeout_s` + 60 s, so a job's slow LLM call
+keeps its lease), `poll_s` (1.0), `reconcile_s` (600).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.admission.importance import importance_kind
 from vaultmind.errors import ConfigError
 from vaultmind.index.allocator import release_freed_memory
+from vaultmind.llm.slots import llm_slots
 from vaultmind.queue.failures import BACKOFF, classify
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.reconcile import reconcile
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
     from vaultmind.memory import Memory
 
 log = logging.getLogger(__name__)
+
+LEASE_MARGIN_S = 60.0  # a job's lease: at least twice the LLM timeout and this, whatever `lease_s` says
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +96,6 @@ class WorkerPool:
         kinds: Sequence[JobKind] | None = None,
         settings: QueueSettings | None = None,
         clock: Callable[[], int] = now_ms,
-        on_corrupt: Callable[[BaseException], None] | None = None,
     ) -> None:
         if index is None:
             if memory is None:
@@ -107,9 +110,11 @@ class WorkerPool:
         self._llm_kinds = [k.name for k in self.kinds if k.llm_bound]
         self._plain_kinds = [k.name for k in self.kinds if not k.llm_bound]
         self.clock = clock
-        self.on_corrupt = on_corrupt
+        # A job makes one LLM call, bounded by `[ollama] timeout_s`: its lease outlasts that call,
+        # so a slow answer is never taken for a dead worker's job and claimed a second time.
+        self.lease_s = max(self.settings.lease_s, 2 * config.ollama_timeout_s + LEASE_MARGIN_S)
         self.context = JobContext(index, config, clock)
-        self._llm = threading.BoundedSemaphore(self.settings.llm_concurrency)
+        self._llm = llm_slots(config.vault, self.settings.llm_concurrency)  # the seals' too
         self._gate_lock = threading.Lock()
         self._gate_closed_until = 0
         self._gate_failures = 0
@@ -215,7 +220,7 @@ class WorkerPool:
                 permit = False
         try:
             kinds = self._plain_kinds + self._llm_kinds if permit else self._plain_kinds
-            job = claim(self.index, now=now, kinds=kinds, order=self._order, lease_s=self.settings.lease_s)
+            job = claim(self.index, now=now, kinds=kinds, order=self._order, lease_s=self.lease_s)
             if job is None:
                 return False
             kind = self._by_name[job.kind]
@@ -283,11 +288,6 @@ class WorkerPool:
         self.blocked = f"index corrupt: {exc}; run `{command_line('reindex', '--vault', self.config.vault)}`"
         self._paused_until = self.clock() + int(BACKOFF["corrupt_index"].delay_s(1) * 1000)
         log.error("queue paused: %s", self.blocked)
-        if self.on_corrupt is not None:
-            try:
-                self.on_corrupt(exc)
-            except Exception:
-                log.exception("on_corrupt callback failed")
 
     # -- threads ---------------------------------------------------------------------------
 

@@ -50,7 +50,7 @@ from vaultmind.tree.note import (
 )
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import Summarizer, SummaryText, close_summarizer, output_budget
-from vaultmind.tree.summarizers import create_summarizer
+from vaultmind.tree.summarizers import summarizer_for
 from vaultmind.vault.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -108,14 +108,11 @@ class SealReport:
 def seal_ready(
     memory: Memory,
     *,
-    now: datetime | None = None,
     summarizer: Summarizer | None = None,
     progress: Progress | None = None,
 ) -> SealReport:
-    """Seal every tree whose buffers passed their gate, cascading up (at most level 32).
-
-    `now` is accepted for symmetry with `flush`; the gates do not depend on time. `progress`
-    hears `("seal", trees done, trees due)`.
+    """Seal every tree whose buffers passed their gate, cascading up (at most level 32). The
+    gates do not depend on time. `progress` hears `("seal", trees done, trees due)`.
     """
     sealer = _Sealer(memory, summarizer)
     settings = sealer.settings
@@ -249,7 +246,7 @@ class _Sealer:
     @property
     def summarizer(self) -> Summarizer:
         if self._summarizer is None:
-            self._summarizer = create_summarizer(self.memory.config)
+            self._summarizer = summarizer_for(self.memory)
         return self._summarizer
 
     # -- cascade -------------------------------------------------------------------------------
@@ -305,6 +302,8 @@ class _Sealer:
             return self._abort(tree, level, str(exc))
         tokens_in = sum(child.tokens for child in hydrated.children)
         result = self._summarize(hydrated.children, output_budget(tokens_in), tokens_in)
+        if self.memory.stopping.is_set():
+            return False  # its call was given up for the stop: the next start seals the group
         sid = summary_id(tree, level + 1, [item.id for item in group])
         path = summary_path(tree, level + 1, sid)
         note = SummaryNote(

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from vaultmind.llm.ollama_chat import LlmError, OllamaChat, prompt_hash
+from vaultmind.llm.ollama_chat import LlmCancelled, LlmError, OllamaChat, prompt_hash
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.names import known_text, unknown_names
@@ -63,12 +64,21 @@ class OllamaSummarizer:
 
     @classmethod
     def from_config(cls, config: Config) -> OllamaSummarizer:
+        from vaultmind.llm.slots import llm_slots
+        from vaultmind.queue.workers import QueueSettings
         from vaultmind.tree.settings import TreeSettings
 
         settings = TreeSettings.from_extra(config.extra)
         model = settings.summarizer_model or config.ollama_chat_model
+        slots = llm_slots(config.vault, QueueSettings.from_extra(config.extra).llm_concurrency)
         return cls(
-            OllamaChat(model, host=config.ollama_host, timeout_s=settings.summarizer_timeout_s, vault=config.vault)
+            OllamaChat(
+                model,
+                host=config.ollama_host,
+                timeout_s=settings.summarizer_timeout_s,
+                vault=config.vault,
+                slots=slots,  # the queue's LLM jobs count against the same `[queue] llm_concurrency`
+            )
         )
 
     @property
@@ -85,6 +95,10 @@ class OllamaSummarizer:
 
     def close(self) -> None:
         self._chat.close()
+
+    def interrupt_on(self, event: threading.Event) -> None:
+        """A seal's call in flight ends once `event` is set (the daemon is stopping)."""
+        self._chat.interrupt_on(event)
 
     def __enter__(self) -> OllamaSummarizer:
         return self
@@ -107,8 +121,9 @@ class OllamaSummarizer:
             calls += 1
             try:
                 raw = self._chat.chat(messages, options=_options(messages, budget_tokens))
-            except LlmError as exc:
-                log.warning("summarizer: %s; using the fallback", exc)
+            except LlmError as exc:  # given up for a stop: the seal writes nothing (quietly)
+                level = logging.INFO if isinstance(exc, LlmCancelled) else logging.WARNING
+                log.log(level, "summarizer: %s; using the fallback", exc)
                 return self._fall_back(children, budget_tokens, calls, f"ollama failed: {exc.message}")
             text, reason = check_answer(raw, budget_tokens, children, known)
             if text is not None:

@@ -1,7 +1,7 @@
 """Summarizers resolved by name from `[trees] summarizer`: `fallback` (deterministic,
 extractive, no LLM), `ollama` (chat API; falls back per seal when Ollama fails), `auto`
-(`ollama` when the server answers and has the model, else `fallback`). Tests and plug-ins
-register their own through `register_summarizer`, the same way the built-ins are registered.
+(`ollama` when a model is configured and the server answers and has it, else `fallback`).
+Tests and plug-ins register their own through `register_summarizer`, the same way the built-ins are registered.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from vaultmind.tree.summarize import Summarizer
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
+    from vaultmind.memory import Memory
 
 _PROBE_TTL_S = 300.0
 
@@ -31,6 +32,16 @@ def register_summarizer(name: str, factory: SummarizerFactory) -> None:
 def create_summarizer(config: Config) -> Summarizer:
     """The summarizer named by `[trees] summarizer` (default `auto`)."""
     return summarizer_factory(config)(config)
+
+
+def summarizer_for(memory: Memory) -> Summarizer:
+    """`create_summarizer` for a seal pass over `memory`: one that calls a model gives up the
+    call in flight when the daemon stops (`Memory.stopping`), if it can."""
+    summarizer = create_summarizer(memory.config)
+    interrupt = getattr(summarizer, "interrupt_on", None)
+    if callable(interrupt):
+        interrupt(memory.stopping)
+    return summarizer
 
 
 def summarizer_factory(config: Config) -> SummarizerFactory:
@@ -64,9 +75,13 @@ def _ollama(config: Config) -> Summarizer:
 
 
 def _auto(config: Config) -> Summarizer:
+    from vaultmind.llm.ollama_chat import LlmUnrecoverable
     from vaultmind.tree.llm import OllamaSummarizer
 
-    summarizer = OllamaSummarizer.from_config(config)
+    try:
+        summarizer = OllamaSummarizer.from_config(config)
+    except LlmUnrecoverable:  # no model configured (or no valid timeout): nothing to probe
+        return _fallback(config)
     if _probe(summarizer.host, summarizer.model):
         return summarizer
     return _fallback(config)

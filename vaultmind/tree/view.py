@@ -21,7 +21,7 @@ from vaultmind.tree.note import iso_z, tree_for_note, tree_slug
 from vaultmind.tree.refresh import finish_refresh, refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
-from vaultmind.tree.summarizers import create_summarizer
+from vaultmind.tree.summarizers import summarizer_for
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
 if TYPE_CHECKING:
@@ -251,13 +251,33 @@ def maintain(
     flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
     the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit).
-    `progress` hears the trees sealed and flushed, of those due."""
+    `progress` hears the trees sealed and flushed, of those due.
+
+    One pass runs at a time (`Memory.seal_lock`): a flush asked for while the background upkeep
+    seals waits for that pass, then runs its own — two passes would race for the same buffers."""
+    while not memory.seal_lock.acquire(timeout=0.2):
+        if memory.stopping.is_set():
+            return SealReport()
+    try:
+        return _maintain(memory, now, flush_all, max_stale, summarizer, progress)
+    finally:
+        memory.seal_lock.release()
+
+
+def _maintain(
+    memory: Memory,
+    now: datetime,
+    flush_all: bool,
+    max_stale: int,
+    summarizer: Summarizer | None,
+    progress: Progress | None,
+) -> SealReport:
     owned = summarizer is None
-    active = create_summarizer(memory.config) if summarizer is None else summarizer
+    active = summarizer_for(memory) if summarizer is None else summarizer
     flush_at, older_than = (datetime.max.replace(tzinfo=UTC), 0.0) if flush_all else (now, None)
     phases: list[Callable[[], SealReport]] = [
         lambda: finish_refresh(memory),
-        lambda: seal_ready(memory, now=now, summarizer=active, progress=progress),
+        lambda: seal_ready(memory, summarizer=active, progress=progress),
         lambda: reseal_stale(memory, max_nodes=max_stale, summarizer=active),
         lambda: flush(memory, now=flush_at, summarizer=active, older_than_hours=older_than, progress=progress),
         lambda: refresh_summaries(memory),
