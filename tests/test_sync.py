@@ -510,6 +510,27 @@ def test_self_referring_front_matter_is_indexed(vault: Path, memory: Memory) -> 
     assert memory.status()["notes"]["total"] == 2
 
 
+def test_front_matter_whose_aliases_expand_to_millions_of_values_is_invalid_and_its_body_indexed(
+    vault: Path, memory: Memory
+) -> None:
+    """Seven levels of nine aliases each (a few hundred bytes) expand to 9**7 values: copied
+    out, they took seconds, most of a gigabyte and tens of megabytes of stored JSON."""
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
+    write(vault, "bomb.md", "---\n" + "\n".join(lines) + "\ntitle: Bomb\n---\n# Bomb\n\nThe laughing otter.\n")
+    write(vault, "small.md", "---\nbase: &b [x, y]\nagain: *b\n---\n# Small\n\nA fair alias.\n")
+    memory.sync()
+    stored = dict(memory.index.query("SELECT path, frontmatter FROM notes"))
+    assert len(stored["bomb.md"]) < 10_000
+    assert json.loads(stored["bomb.md"])["title"] == "Bomb"
+    assert json.loads(stored["small.md"]) == {"base": ["x", "y"], "again": ["x", "y"]}
+    problems = {(p["path"], p["kind"]): p["message"] for p in memory.status()["problems"]}
+    assert "aliases expand" in problems["bomb.md", "frontmatter"]
+    assert ("small.md", "frontmatter") not in problems
+    texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
+    assert "laughing otter" in texts["bomb.md"]
+
+
 def test_a_note_the_parser_cannot_take_keeps_its_rows_and_stops_nothing(
     vault: Path, memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
