@@ -607,6 +607,55 @@ def test_unreadable_files_and_folders_keep_their_rows() -> None:
     assert out["problems_after_fix"] == []
 
 
+REBUILD_UNREADABLE_SCENARIO = """
+import json
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+(vault / "keep.md").write_text("# Keep\\n\\nThe otter sleeps. #animal\\n")
+(vault / "locked.md").write_text("# Locked\\n\\nThe badger digs [[keep]].\\n")
+(vault / "Team").mkdir()
+(vault / "Team" / "alice.md").write_text("---\\ntags: [team]\\n---\\n# Alice\\n\\nAlice leads.\\n")
+query = "SELECT note_path, string_agg(text, ' ' ORDER BY seq) FROM leaves GROUP BY note_path ORDER BY 1"
+out = {}
+for bulk_files in (1, 10_000):  # a bulk load, then batch by batch
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.syncer.bulk_files = bulk_files
+        memory.sync()
+        before = memory.index.query(query)
+        (vault / "locked.md").chmod(0)
+        (vault / "Team").chmod(0)
+        stats = memory.reindex()
+        out[f"same_{bulk_files}"] = memory.index.query(query) == before
+        out[f"terms_{bulk_files}"] = memory.index.scalar(
+            "SELECT count(*) FROM postings JOIN leaves ON leaf_id = id WHERE note_path = 'locked.md'"
+        )
+        out[f"kept_{bulk_files}"] = stats.kept_unreadable
+        (vault / "locked.md").chmod(0o644)
+        (vault / "Team").chmod(0o755)
+        memory.sync()
+        out[f"problems_{bulk_files}"] = memory.index.query("SELECT path, kind FROM problems")
+        out[f"read_again_{bulk_files}"] = memory.index.scalar("SELECT count(*) FROM notes WHERE sha256 = ''")
+        rows = {name: memory.index.query(sql) for name, sql in QUERIES.items()}
+        memory.reindex()
+        out[f"as_cold_{bulk_files}"] = rows == {name: memory.index.query(sql) for name, sql in QUERIES.items()}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_rebuild_keeps_the_rows_of_notes_it_cannot_read_or_list() -> None:
+    """A reindex (or the rebuild a migration or a new chunk size calls for) emptied every
+    derived table: the notes it could not read, or whose folder it could not list, lost their
+    rows. Kept, they are read again once they can be."""
+    out = run_unprivileged(f"QUERIES = {DERIVED_QUERIES!r}\n" + REBUILD_UNREADABLE_SCENARIO)
+    for bulk in (1, 10_000):
+        assert out[f"same_{bulk}"] and out[f"terms_{bulk}"] > 0
+        assert out[f"kept_{bulk}"] >= 2
+        assert out[f"problems_{bulk}"] == [] and out[f"read_again_{bulk}"] == 0
+        assert out[f"as_cold_{bulk}"]
+
+
 UNCHANGED_UNLOCK_SCENARIO = """
 import json
 from vaultmind.config import load_config

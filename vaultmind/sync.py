@@ -26,6 +26,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
+from functools import partial
 
 import duckdb
 import numpy as np
@@ -44,7 +45,7 @@ from vaultmind.sync_embed import embed_missing
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
 from vaultmind.sync_note import Preparer
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
-from vaultmind.sync_write import BatchPlan, BatchRows, LoadLeafIds, write_batch
+from vaultmind.sync_write import BatchPlan, BatchRows, LoadLeafIds, clear_for_rebuild, write_batch
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
 
@@ -104,7 +105,9 @@ class Syncer:
             log.warning("chunk size changed (%s → %s tokens): every note is cut again", cut_at, self.config.chunk_tokens)
             rebuild = True
         scan = scan_vault(self.config.vault, self.rules)
-        known = {} if rebuild else indexed_states(self.index, None)
+        known = indexed_states(self.index, None)
+        if rebuild:  # every row goes, but those of the notes this sync cannot observe or read
+            known = {path: known[path] for path in self._kept_on_rebuild(scan, known)}
         stats = SyncStats(scanned=len(scan.files), rebuilt=rebuild)
         observed: dict[str, FileStat | None] = dict(scan.files)
         for path in known:
@@ -127,6 +130,17 @@ class Syncer:
         stats.problems = self.problems()
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _kept_on_rebuild(self, scan: ScanResult, indexed: Mapping[str, IndexedState]) -> list[str]:
+        """The indexed notes whose rows a rebuild keeps: those in folders it cannot list, and
+        those it cannot read (a path that cannot be observed is not taken for deleted)."""
+        vault = self.config.vault
+        return sorted(
+            path
+            for path in indexed
+            if (path not in scan.files and not scan.is_observed(path))
+            or (path in scan.files and not os.access(vault / path, os.R_OK))
+        )
 
     def _embed_backlog(self, stats: SyncStats) -> None:
         """A whole-vault sync also embeds leaves an apply left without a vector (a failed
@@ -264,7 +278,7 @@ class Syncer:
             bulk = (rebuild or (scan is not None and not known)) and total >= self.bulk_files
             if bulk:
                 if rebuild:
-                    self.index.empty_derived()
+                    self.index.empty_derived(partial(clear_for_rebuild, kept=sorted(known)))
                 self.index.suspend_indexes()
             try:
                 plans = [first]  # handed over: no reference kept here once applied
@@ -294,7 +308,7 @@ class Syncer:
         scan: ScanResult | None,
     ) -> None:
         done = 0
-        fresh = LoadLeafIds() if rebuild else None
+        fresh = LoadLeafIds(known) if rebuild else None
         if self.progress and total:
             self.progress("read", 0, total)  # the run starts now (the first report comes a batch later)
         for number, loaded in enumerate(loader.batches(batches, indexed)):
