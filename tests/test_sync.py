@@ -20,7 +20,7 @@ from vaultmind.index.store import Index
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
-from .conftest import DERIVED_QUERIES, DeepFolders, dump_index, snapshot_files, write
+from .conftest import DERIVED_QUERIES, DeepFolders, cold_rows, dump_index, snapshot_files, write
 from .unprivileged import can_drop_privileges, run_unprivileged
 
 NOTE_A = """---
@@ -394,6 +394,21 @@ def test_configured_ignore_globs(vault: Path) -> None:
     assert paths == {"Projects/Atlas.md", "Budget 2024.md", "People/Alice Chen.md"}
 
 
+def test_a_reindex_takes_up_new_ignore_rules_and_pauses_background_upkeep(vault: Path) -> None:
+    """A reindex (`/v1/reindex` in a daemon) rebuilt with the rules read at start, and left
+    background upkeep running beside it."""
+    _vault_with_notes(vault)
+    write(vault, "Templates/Daily.md", "# Daily\n\nA template.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        write(vault, ".vaultmind/config.toml", '[vault]\nignore = ["Templates/**"]\n')
+        before = memory._last_foreground
+        memory.reindex()
+        assert memory._last_foreground > before, "foreground work"
+        paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
+    assert paths == {"Projects/Atlas.md", "Budget 2024.md", "People/Alice Chen.md"}
+
+
 def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
     _vault_with_notes(vault)
     (vault / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
@@ -532,11 +547,10 @@ def test_front_matter_whose_aliases_expand_to_millions_of_values_is_invalid_and_
 
 
 def test_a_note_the_parser_cannot_take_keeps_its_rows_and_stops_nothing(
-    vault: Path, memory: Memory, monkeypatch: pytest.MonkeyPatch
+    vault: Path, config: Config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(vault, "a.md", "# A\n\nAlpha text.\n")
     write(vault, "b.md", "# B\n\nBravo text.\n")
-    memory.sync()
     import vaultmind.sync_note as sync_note
 
     real = sync_note.parse_note
@@ -546,20 +560,60 @@ def test_a_note_the_parser_cannot_take_keeps_its_rows_and_stops_nothing(
             raise RecursionError("maximum recursion depth exceeded")
         return real(path, text, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(sync_note, "parse_note", fails_on_b)
-    write(vault, "a.md", "# A\n\nAlpha text, edited.\n")
-    write(vault, "b.md", "# B\n\nBravo text, edited.\n")
-    memory.sync()  # does not raise
-    problems = {p["path"]: p for p in memory.status()["problems"]}
-    assert problems["b.md"]["kind"] == "parse_error" and "RecursionError" in problems["b.md"]["message"]
-    texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
-    assert "edited" in texts["a.md"]  # the other note is indexed
-    assert texts["b.md"].endswith("Bravo text.")  # what the index held is kept
+    with Memory.open(config) as memory:
+        memory.sync()
+        monkeypatch.setattr(sync_note, "parse_note", fails_on_b)
+        write(vault, "a.md", "# A\n\nAlpha text, edited.\n")
+        write(vault, "b.md", "# B\n\nBravo text, edited.\n")
+        memory.sync()  # does not raise
+        problems = {p["path"]: p for p in memory.status()["problems"]}
+        assert problems["b.md"]["kind"] == "parse_error" and "RecursionError" in problems["b.md"]["message"]
+        texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
+        assert "edited" in texts["a.md"]  # the other note is indexed
+        assert texts["b.md"].endswith("Bravo text.")  # what the index held is kept
     monkeypatch.undo()
-    memory.sync()  # the next sync reads it again
-    assert "b.md" not in {p["path"] for p in memory.status()["problems"]}
-    texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
+    with Memory.open(config) as memory:  # a vaultmind that can parse it (an upgrade)
+        memory.sync()  # its first sync reads it again
+        assert "b.md" not in {p["path"] for p in memory.status()["problems"]}
+        texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
     assert "edited" in texts["b.md"]
+
+
+def test_a_note_the_parser_cannot_take_is_one_problem_and_is_not_parsed_again_until_it_changes(
+    vault: Path, memory: Memory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its `parse_error` was added again at every sync (one more row each time), and the note
+    read and parsed again each time, with a traceback logged."""
+    write(vault, "old.md", "# Old\n\nFine for now.\n")
+    memory.sync()
+    import vaultmind.sync_note as sync_note
+
+    real = sync_note.parse_note
+    parsed: list[str] = []
+
+    def fails_on_boom(path: str, text: str, **kwargs: object) -> object:
+        parsed.append(path)
+        if "BOOM" in text:
+            raise ValueError("boom")
+        return real(path, text, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sync_note, "parse_note", fails_on_boom)
+    write(vault, "old.md", "# Old\n\nNow BOOM.\n")
+    write(vault, "new.md", "# New\n\nBOOM from the start.\n")
+    with caplog.at_level("WARNING"):
+        for _ in range(3):
+            memory.sync()
+        memory.sync_paths(["old.md", "new.md"])
+    problems = memory.index.query("SELECT path, kind FROM problems ORDER BY ALL")
+    assert problems == [("new.md", "parse_error"), ("old.md", "parse_error")]
+    assert parsed.count("old.md") == 1, "its stat is recorded: not read again while unchanged"
+    assert not [r for r in caplog.records if r.exc_info], "a warning, without a traceback"
+    assert any("old.md" in r.getMessage() and "boom" in r.getMessage() for r in caplog.records)
+    monkeypatch.undo()
+    write(vault, "old.md", "# Old\n\nFine again.\n")
+    memory.sync()
+    assert memory.index.query("SELECT path, kind FROM problems") == []
+    assert memory.index.scalar("SELECT string_agg(text, ' ') FROM leaves WHERE note_path = 'old.md'").endswith("again.")
 
 
 UNREADABLE_SCENARIO = """
@@ -654,6 +708,74 @@ def test_a_rebuild_keeps_the_rows_of_notes_it_cannot_read_or_list() -> None:
         assert out[f"kept_{bulk}"] >= 2
         assert out[f"problems_{bulk}"] == [] and out[f"read_again_{bulk}"] == 0
         assert out[f"as_cold_{bulk}"]
+
+
+UNREACHABLE_LINK_SCENARIO = """
+import json, os
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+(vault / "Projects").mkdir()
+(vault / "Projects" / "reference.md").write_text("# Reference\\n\\nThe old reference.\\n")
+secret = vault.parent / "secret"
+(secret / "inner").mkdir(parents=True)
+os.symlink(secret / "inner", vault / "Projects" / "ref")  # a symlink whose target cannot be stat-ed
+out = {}
+with Memory.open(load_config(vault, embed_provider="none")) as memory:
+    secret.chmod(0)
+    memory.sync()
+    (vault / "Projects" / "reference.md").unlink()
+    out["deleted"] = memory.sync().deleted
+    out["notes"] = [r[0] for r in memory.index.query("SELECT path FROM notes")]
+    out["problems"] = memory.index.query("SELECT path, kind FROM problems")
+    secret.chmod(0o755)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_symlink_that_cannot_be_followed_hides_only_what_is_behind_it() -> None:
+    """`Projects/ref`, a link it could not stat, kept `Projects/reference.md` (a name it
+    begins) from ever being deleted, and was called an unreadable folder."""
+    out = run_unprivileged(UNREACHABLE_LINK_SCENARIO)
+    assert out["deleted"] == 1 and out["notes"] == []
+    assert [tuple(p) for p in out["problems"]] == [("Projects/ref", "unreadable_link")]
+
+
+UNENTERABLE_FOLDER_SCENARIO = """
+import json
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+(vault / "Team").mkdir()
+(vault / "Team" / "alice.md").write_text("# Alice\\n\\nAlice leads.\\n")
+(vault / "free.md").write_text("# Free\\n\\nFree text.\\n")
+out = {}
+with Memory.open(load_config(vault, embed_provider="none")) as memory:
+    memory.sync()
+    (vault / "Team").chmod(0o644)  # listed, not entered
+    (vault / "free.md").write_text("# Free\\n\\nFree text, edited.\\n")
+    try:
+        stats = memory.sync_paths(["Team/alice.md", "free.md"])  # one watcher batch
+        out["deleted"] = stats.deleted
+    except OSError as exc:
+        out["error"] = repr(exc)
+    out["notes"] = [r[0] for r in memory.index.query("SELECT path FROM notes ORDER BY 1")]
+    out["free"] = memory.index.scalar("SELECT string_agg(text, ' ') FROM leaves WHERE note_path = 'free.md'")
+    out["problems"] = memory.index.query("SELECT path FROM problems")
+    (vault / "Team").chmod(0o755)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_path_under_a_folder_that_cannot_be_entered_keeps_its_rows_and_stops_no_batch() -> None:
+    """A PermissionError stopped the watcher's whole batch until the next full pass."""
+    out = run_unprivileged(UNENTERABLE_FOLDER_SCENARIO)
+    assert "error" not in out and out["deleted"] == 0
+    assert out["notes"] == ["Team/alice.md", "free.md"]
+    assert "edited" in out["free"]
+    assert out["problems"] == [["Team/alice.md"]]
 
 
 UNCHANGED_UNLOCK_SCENARIO = """
@@ -817,6 +939,39 @@ def test_sync_paths_handles_folder_moves(vault: Path, memory: Memory) -> None:
     memory.sync_paths(["People", "Team"])
     paths = sorted(row[0] for row in memory.index.query("SELECT path FROM notes"))
     assert paths == ["Budget 2024.md", "Projects/Atlas.md", "Team/Alice Chen.md"]
+
+
+def test_a_note_replaced_by_a_folder_of_its_name_goes_when_that_path_is_synced(
+    vault: Path, memory: Memory, tmp_path: Path
+) -> None:
+    write(vault, "a.md", "# A\n\nThe alpha text.\n")
+    write(vault, "keep.md", "# Keep\n\nKept.\n")
+    memory.sync()
+    (vault / "a.md").unlink()
+    write(vault, "a.md/x.md", "# X\n\nThe inner text.\n")
+    stats = memory.sync_paths(["a.md"])
+    assert (stats.added, stats.deleted) == (1, 1)
+    assert dump_index(memory) == cold_rows(memory.config, tmp_path)
+
+
+def test_a_path_whose_name_is_not_utf8_is_reported_not_a_crash(vault: Path, memory: Memory) -> None:
+    """`sync_paths` (a watcher's batch, `/v1/sync`) stopped on DuckDB refusing the name."""
+    write(vault, "ok.md", "# OK\n\nFine.\n")
+    bad_file, bad_folder = os.fsdecode(b"bad\xff.md"), os.fsdecode(b"dir\xfe")
+    (vault / bad_file).write_text("latin name\n")
+    (vault / bad_folder).mkdir()
+    (vault / bad_folder / "in.md").write_text("inside\n")
+    memory.sync()
+    for given in (bad_file, bad_folder, f"{bad_folder}/in.md", "never\ud800.md"):
+        stats = memory.sync_paths([given, "ok.md"])
+        assert stats.scanned == 1
+    assert sorted(memory.index.query("SELECT path, kind FROM problems")) == [
+        ("bad\ufffd.md", "bad_name"),
+        ("dir\ufffd", "bad_name"),
+        ("dir\ufffd/in.md", "bad_name"),
+        ("never\ufffd\ufffd\ufffd.md", "bad_name"),
+    ]
+    assert [row[0] for row in memory.index.query("SELECT path FROM notes")] == ["ok.md"]
 
 
 def test_file_changing_while_read_never_yields_a_torn_read(vault: Path) -> None:

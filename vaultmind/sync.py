@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat as stat_mod
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -47,7 +48,8 @@ from vaultmind.sync_note import Preparer
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
 from vaultmind.sync_write import BatchPlan, BatchRows, LoadLeafIds, clear_for_rebuild, write_batch
 from vaultmind.vault.layout import is_note
-from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
+from vaultmind.vault.read import KEPT
+from vaultmind.vault.scan import IgnoreRules, ScanResult, bad_name, is_utf8, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,7 @@ class Syncer:
         # set while serving (`Memory.serve`): a batch's cached blocks are dropped before its
         # commit and again after (`_shed`)
         self.lean = False
+        self._parse_retried = False  # a whole-vault sync parsed the notes of `parse_error` again
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -169,35 +172,46 @@ class Syncer:
         deleted since it was indexed is counted in `deleted` instead). `gone`: paths removed on
         purpose (the places renamed notes left), synced alike, never missing, whoever synced them first."""
         started = time.perf_counter()
+        scan = ScanResult()
         expected = {rel.strip("/") for rel in gone}
         given = sorted(({rel.strip("/") for rel in paths} | expected) - {""})
+        for rel in given:
+            if not is_utf8(rel):  # no index, link or JSON holds it: said, as the vault's scan says it
+                scan.problems.append(bad_name(rel))
+        given = [rel for rel in given if is_utf8(rel)]
         ignored = [rel for rel in given if self.is_ignored(rel)]
         asked = [rel for rel in given if rel not in expected and rel not in ignored]  # may be missing
         observed: dict[str, FileStat | None] = {}
-        scan = ScanResult()
         prefixes: list[str] = []
         for rel in given:
             if rel in ignored:
                 continue
             abs_path = self.config.vault / rel
-            if abs_path.is_dir() and abs_path.is_symlink():
+            try:
+                folder = stat_mod.S_ISDIR(os.stat(abs_path).st_mode)
+            except (FileNotFoundError, NotADirectoryError):
+                folder = False
+            except OSError as exc:  # under a folder it cannot enter: kept, as a scan keeps it
+                scan.unobservable.append(rel)
+                scan.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); {KEPT}"))
+                prefixes.append(rel + "/")
+                continue
+            if folder and abs_path.is_symlink():
                 # A folder reached through a symlink: whether it loops back or leads to a folder
                 # the vault already holds is for the whole vault's scan to say, as in `sync_all`.
                 stats = self.sync_all()
                 stats.ignored, stats.missing = ignored, self._missing(asked)
                 return stats
-            if abs_path.is_dir():
+            if folder:
                 sub = scan_vault_subtree(self.config.vault, rel, self.rules)
                 observed.update(sub.files)
                 scan.unobservable.extend(sub.unobservable)
                 scan.problems.extend(sub.problems)
-                prefixes.append(rel + "/")
             elif is_note(rel):
                 observed[rel] = stat_one(self.config.vault, rel)
-                prefixes.append(rel + "/")  # it may have been a folder before
-            else:
-                prefixes.append(rel + "/")
-        known = indexed_states(self.index, sorted(observed), prefixes)
+            prefixes.append(rel + "/")  # a folder now, or it may have been one before
+        # each path given as well, which may have been a note before (now a folder)
+        known = indexed_states(self.index, sorted(set(observed) | set(given)), prefixes)
         missing = self._missing(asked, known)  # (`known` holds every path asked and its folder)
         for path in known:
             if path not in observed and scan.is_observed(path):
@@ -241,7 +255,10 @@ class Syncer:
             if found:
                 first.problems.setdefault(path, []).extend(found)
         to_read: list[str] = []
-        retry = paths_to_retry(self.index)
+        # a note the parser could not take is parsed again by the first whole-vault sync of a
+        # process (the one after an upgrade), not at every sync
+        retry = paths_to_retry(self.index, parse_errors=scan is not None and not self._parse_retried)
+        self._parse_retried = self._parse_retried or scan is not None
         for path, st in observed.items():
             old = known.get(path)
             if st is None:

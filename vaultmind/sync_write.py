@@ -30,6 +30,7 @@ from vaultmind.sync_scan import SCAN_PROBLEMS, as_scan_problem
 from vaultmind.vault.scan import ScanResult
 
 RETRIED = ("unreadable", "changed_while_reading")  # a failed read, tried again at every sync
+REPLACED = (*RETRIED, "parse_error")  # the problems of a read whose rows are kept, set again by each read
 TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
 
 
@@ -44,7 +45,7 @@ class BatchPlan:
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # path → its current problems
     clear_problems: set[str] = field(default_factory=set)  # paths whose old problems no longer hold
     # paths whose read failed (their rows kept) or read as indexed: only a failed read's problem
-    # (`RETRIED`) is replaced, the others (front matter…) are of the bytes indexed and hold
+    # (`REPLACED`) is replaced, the others (front matter…) are of the bytes indexed and hold
     read_only: set[str] = field(default_factory=set)
     rows: list[dict[str, pa.Table]] = field(default_factory=list)  # Arrow rows of the `in_rows` notes of `write`
 
@@ -105,7 +106,7 @@ def write_batch(
         _with_paths(
             con,
             sorted(plan.read_only),
-            f"DELETE FROM problems WHERE path IN (SELECT path FROM _rows) AND kind IN ({', '.join(map(repr, RETRIED))})",
+            f"DELETE FROM problems WHERE path IN (SELECT path FROM _rows) AND kind IN ({', '.join(map(repr, REPLACED))})",
         )
     _insert_problems(con, problems)
     return removed_ids
@@ -219,8 +220,8 @@ class LoadLeafIds:
 
 def clear_for_rebuild(con: duckdb.DuckDBPyConnection, kept: Sequence[str]) -> None:
     """Empty the derived tables for a rebuild, but for the rows of the notes in `kept` (those
-    it cannot list or read): their notes, leaves, postings, links, tags and problems (but a
-    failed read's, which the rebuild's read sets again) stay, marked to be read again
+    it cannot list or read): their notes, leaves, postings, links, tags and problems (but those
+    of a failed read, which the rebuild's read sets again) stay, marked to be read again
     (`sha256` '', `mtime_ns` -1) once they can be, since the rebuild did not derive them."""
     tables = derived_tables()
     if not kept:
@@ -240,7 +241,7 @@ def clear_for_rebuild(con: duckdb.DuckDBPyConnection, kept: Sequence[str]) -> No
             execute_with(con, f"DELETE FROM {table} WHERE {by_path[table]} NOT IN (SELECT path FROM _rows)", rows=rows)
         elif table != "postings":
             con.execute(f"DELETE FROM {table}")
-    con.execute(f"DELETE FROM problems WHERE kind IN ({', '.join(map(repr, RETRIED))})")
+    con.execute(f"DELETE FROM problems WHERE kind IN ({', '.join(map(repr, REPLACED))})")
     execute_with(con, "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE path IN (SELECT path FROM _rows)", rows=rows)
 
 
