@@ -21,6 +21,7 @@ derivers run inside each transaction).
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import stat as stat_mod
@@ -59,6 +60,9 @@ APPLY_BATCH = 600  # files per apply (the batch parsed ahead waits on disk; see 
 # and built once at its end.
 BULK_FILES = 2000
 FIRST_APPLY_BATCH = 50  # files in the first batch, doubling up to `APPLY_BATCH`: progress from the start
+# what a stat of a path given to `sync_paths` may fail with when there is nothing there to keep
+# (gone, a file on its way, a symlink that loops: as `Path.is_dir` reads them)
+_NOT_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF})
 OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
 
 
@@ -189,13 +193,13 @@ class Syncer:
             abs_path = self.config.vault / rel
             try:
                 folder = stat_mod.S_ISDIR(os.stat(abs_path).st_mode)
-            except (FileNotFoundError, NotADirectoryError):
+            except OSError as exc:
                 folder = False
-            except OSError as exc:  # under a folder it cannot enter: kept, as a scan keeps it
-                scan.unobservable.append(rel)
-                scan.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); {KEPT}"))
-                prefixes.append(rel + "/")
-                continue
+                if exc.errno not in _NOT_THERE:  # under a folder it cannot enter: kept, as a scan keeps it
+                    scan.unobservable.append(rel)
+                    scan.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); {KEPT}"))
+                    prefixes.append(rel + "/")
+                    continue
             if folder and abs_path.is_symlink():
                 # A folder reached through a symlink: whether it loops back or leads to a folder
                 # the vault already holds is for the whole vault's scan to say, as in `sync_all`.
@@ -211,7 +215,7 @@ class Syncer:
                 observed[rel] = stat_one(self.config.vault, rel)
             prefixes.append(rel + "/")  # a folder now, or it may have been one before
         # each path given as well, which may have been a note before (now a folder)
-        known = indexed_states(self.index, sorted(set(observed) | set(given)), prefixes)
+        known = indexed_states(self.index, sorted(set(observed) | (set(given) - set(ignored))), prefixes)
         missing = self._missing(asked, known)  # (`known` holds every path asked and its folder)
         for path in known:
             if path not in observed and scan.is_observed(path):

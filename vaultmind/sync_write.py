@@ -220,8 +220,8 @@ class LoadLeafIds:
 
 def clear_for_rebuild(con: duckdb.DuckDBPyConnection, kept: Sequence[str]) -> None:
     """Empty the derived tables for a rebuild, but for the rows of the notes in `kept` (those
-    it cannot list or read): their notes, leaves, postings, links, tags and problems (but those
-    of a failed read, which the rebuild's read sets again) stay, marked to be read again
+    it cannot list or read): their notes, leaves, postings, links, tags, summaries and problems
+    (but those of a failed read, which the rebuild's read sets again) stay, marked to be read again
     (`sha256` '', `mtime_ns` -1) once they can be, since the rebuild did not derive them."""
     tables = derived_tables()
     if not kept:
@@ -229,7 +229,10 @@ def clear_for_rebuild(con: duckdb.DuckDBPyConnection, kept: Sequence[str]) -> No
             con.execute(f"DELETE FROM {table}")
         return
     rows = key_table(kept, "path")
-    by_path = {"notes": "path", "leaves": "note_path", "links": "src_path", "tags": "path", "problems": "path"}
+    by_path = {
+        "notes": "path", "leaves": "note_path", "links": "src_path", "tags": "path", "problems": "path",
+        "summaries": "note_path",  # (the other tables, derived from all the rows, are derived again)
+    }  # fmt: skip
     execute_with(
         con,
         "DELETE FROM postings WHERE NOT coalesce(note_no IN "
