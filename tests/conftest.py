@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
+from vaultmind.index.store import Index
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
@@ -80,11 +82,19 @@ DERIVED_QUERIES = {
     "postings": "SELECT term, leaf_id, tf FROM postings ORDER BY term, leaf_id",
     "links": "SELECT src_path, target, kind, heading, block, alias, line FROM links ORDER BY ALL",
     "tags": "SELECT path, tag FROM tags ORDER BY ALL",
+    "problems": "SELECT path, kind, message FROM problems ORDER BY ALL",
 }
 
 
 def dump_index(memory: Memory) -> dict[str, list[tuple[object, ...]]]:
     return {name: memory.index.query(sql) for name, sql in DERIVED_QUERIES.items()}
+
+
+def cold_rows(config: Config, tmp: Path) -> dict[str, list[tuple[object, ...]]]:
+    """`dump_index` of a cold rebuild of the vault, in a fresh index in `tmp`."""
+    with Memory(config, Index.open(tmp / f"cold-{time.monotonic_ns()}.duckdb"), None) as cold:
+        cold.reindex()
+        return dump_index(cold)
 
 
 @pytest.fixture

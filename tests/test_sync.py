@@ -20,7 +20,7 @@ from vaultmind.index.store import Index
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
-from .conftest import DERIVED_QUERIES, DeepFolders, dump_index, snapshot_files, write
+from .conftest import DERIVED_QUERIES, DeepFolders, cold_rows, dump_index, snapshot_files, write
 from .unprivileged import can_drop_privileges, run_unprivileged
 
 NOTE_A = """---
@@ -394,6 +394,21 @@ def test_configured_ignore_globs(vault: Path) -> None:
     assert paths == {"Projects/Atlas.md", "Budget 2024.md", "People/Alice Chen.md"}
 
 
+def test_a_reindex_takes_up_new_ignore_rules_and_pauses_background_upkeep(vault: Path) -> None:
+    """A reindex (`/v1/reindex` in a daemon) rebuilt with the rules read at start, and left
+    background upkeep running beside it."""
+    _vault_with_notes(vault)
+    write(vault, "Templates/Daily.md", "# Daily\n\nA template.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        write(vault, ".vaultmind/config.toml", '[vault]\nignore = ["Templates/**"]\n')
+        before = memory._last_foreground
+        memory.reindex()
+        assert memory._last_foreground > before, "foreground work"
+        paths = {row[0] for row in memory.index.query("SELECT path FROM notes")}
+    assert paths == {"Projects/Atlas.md", "Budget 2024.md", "People/Alice Chen.md"}
+
+
 def test_bad_input_is_reported_not_fatal(vault: Path, memory: Memory) -> None:
     _vault_with_notes(vault)
     (vault / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
@@ -510,12 +525,32 @@ def test_self_referring_front_matter_is_indexed(vault: Path, memory: Memory) -> 
     assert memory.status()["notes"]["total"] == 2
 
 
+def test_front_matter_whose_aliases_expand_to_millions_of_values_is_invalid_and_its_body_indexed(
+    vault: Path, memory: Memory
+) -> None:
+    """Seven levels of nine aliases each (a few hundred bytes) expand to 9**7 values: copied
+    out, they took seconds, most of a gigabyte and tens of megabytes of stored JSON."""
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
+    write(vault, "bomb.md", "---\n" + "\n".join(lines) + "\ntitle: Bomb\n---\n# Bomb\n\nThe laughing otter.\n")
+    write(vault, "small.md", "---\nbase: &b [x, y]\nagain: *b\n---\n# Small\n\nA fair alias.\n")
+    memory.sync()
+    stored = dict(memory.index.query("SELECT path, frontmatter FROM notes"))
+    assert len(stored["bomb.md"]) < 10_000
+    assert json.loads(stored["bomb.md"])["title"] == "Bomb"
+    assert json.loads(stored["small.md"]) == {"base": ["x", "y"], "again": ["x", "y"]}
+    problems = {(p["path"], p["kind"]): p["message"] for p in memory.status()["problems"]}
+    assert "aliases expand" in problems["bomb.md", "frontmatter"]
+    assert ("small.md", "frontmatter") not in problems
+    texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
+    assert "laughing otter" in texts["bomb.md"]
+
+
 def test_a_note_the_parser_cannot_take_keeps_its_rows_and_stops_nothing(
-    vault: Path, memory: Memory, monkeypatch: pytest.MonkeyPatch
+    vault: Path, config: Config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(vault, "a.md", "# A\n\nAlpha text.\n")
     write(vault, "b.md", "# B\n\nBravo text.\n")
-    memory.sync()
     import vaultmind.sync_note as sync_note
 
     real = sync_note.parse_note
@@ -525,20 +560,60 @@ def test_a_note_the_parser_cannot_take_keeps_its_rows_and_stops_nothing(
             raise RecursionError("maximum recursion depth exceeded")
         return real(path, text, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(sync_note, "parse_note", fails_on_b)
-    write(vault, "a.md", "# A\n\nAlpha text, edited.\n")
-    write(vault, "b.md", "# B\n\nBravo text, edited.\n")
-    memory.sync()  # does not raise
-    problems = {p["path"]: p for p in memory.status()["problems"]}
-    assert problems["b.md"]["kind"] == "parse_error" and "RecursionError" in problems["b.md"]["message"]
-    texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
-    assert "edited" in texts["a.md"]  # the other note is indexed
-    assert texts["b.md"].endswith("Bravo text.")  # what the index held is kept
+    with Memory.open(config) as memory:
+        memory.sync()
+        monkeypatch.setattr(sync_note, "parse_note", fails_on_b)
+        write(vault, "a.md", "# A\n\nAlpha text, edited.\n")
+        write(vault, "b.md", "# B\n\nBravo text, edited.\n")
+        memory.sync()  # does not raise
+        problems = {p["path"]: p for p in memory.status()["problems"]}
+        assert problems["b.md"]["kind"] == "parse_error" and "RecursionError" in problems["b.md"]["message"]
+        texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
+        assert "edited" in texts["a.md"]  # the other note is indexed
+        assert texts["b.md"].endswith("Bravo text.")  # what the index held is kept
     monkeypatch.undo()
-    memory.sync()  # the next sync reads it again
-    assert "b.md" not in {p["path"] for p in memory.status()["problems"]}
-    texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
+    with Memory.open(config) as memory:  # a vaultmind that can parse it (an upgrade)
+        memory.sync()  # its first sync reads it again
+        assert "b.md" not in {p["path"] for p in memory.status()["problems"]}
+        texts = dict(memory.index.query("SELECT note_path, string_agg(text, ' ') FROM leaves GROUP BY note_path"))
     assert "edited" in texts["b.md"]
+
+
+def test_a_note_the_parser_cannot_take_is_one_problem_and_is_not_parsed_again_until_it_changes(
+    vault: Path, memory: Memory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its `parse_error` was added again at every sync (one more row each time), and the note
+    read and parsed again each time, with a traceback logged."""
+    write(vault, "old.md", "# Old\n\nFine for now.\n")
+    memory.sync()
+    import vaultmind.sync_note as sync_note
+
+    real = sync_note.parse_note
+    parsed: list[str] = []
+
+    def fails_on_boom(path: str, text: str, **kwargs: object) -> object:
+        parsed.append(path)
+        if "BOOM" in text:
+            raise ValueError("boom")
+        return real(path, text, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sync_note, "parse_note", fails_on_boom)
+    write(vault, "old.md", "# Old\n\nNow BOOM.\n")
+    write(vault, "new.md", "# New\n\nBOOM from the start.\n")
+    with caplog.at_level("WARNING"):
+        for _ in range(3):
+            memory.sync()
+        memory.sync_paths(["old.md", "new.md"])
+    problems = memory.index.query("SELECT path, kind FROM problems ORDER BY ALL")
+    assert problems == [("new.md", "parse_error"), ("old.md", "parse_error")]
+    assert parsed.count("old.md") == 1, "its stat is recorded: not read again while unchanged"
+    assert not [r for r in caplog.records if r.exc_info], "a warning, without a traceback"
+    assert any("old.md" in r.getMessage() and "boom" in r.getMessage() for r in caplog.records)
+    monkeypatch.undo()
+    write(vault, "old.md", "# Old\n\nFine again.\n")
+    memory.sync()
+    assert memory.index.query("SELECT path, kind FROM problems") == []
+    assert memory.index.scalar("SELECT string_agg(text, ' ') FROM leaves WHERE note_path = 'old.md'").endswith("again.")
 
 
 UNREADABLE_SCENARIO = """
@@ -584,6 +659,123 @@ def test_unreadable_files_and_folders_keep_their_rows() -> None:
     assert any(kind == "unreadable_folder" and path.startswith("Team") for path, kind in problems)
     assert "edited while locked" in out["after_fix"], "once readable again, the edit is indexed"
     assert out["problems_after_fix"] == []
+
+
+REBUILD_UNREADABLE_SCENARIO = """
+import json
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+(vault / "keep.md").write_text("# Keep\\n\\nThe otter sleeps. #animal\\n")
+(vault / "locked.md").write_text("# Locked\\n\\nThe badger digs [[keep]].\\n")
+(vault / "Team").mkdir()
+(vault / "Team" / "alice.md").write_text("---\\ntags: [team]\\n---\\n# Alice\\n\\nAlice leads.\\n")
+query = "SELECT note_path, string_agg(text, ' ' ORDER BY seq) FROM leaves GROUP BY note_path ORDER BY 1"
+out = {}
+for bulk_files in (1, 10_000):  # a bulk load, then batch by batch
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.syncer.bulk_files = bulk_files
+        memory.sync()
+        before = memory.index.query(query)
+        (vault / "locked.md").chmod(0)
+        (vault / "Team").chmod(0)
+        stats = memory.reindex()
+        out[f"same_{bulk_files}"] = memory.index.query(query) == before
+        out[f"terms_{bulk_files}"] = memory.index.scalar(
+            "SELECT count(*) FROM postings JOIN leaves ON leaf_id = id WHERE note_path = 'locked.md'"
+        )
+        out[f"kept_{bulk_files}"] = stats.kept_unreadable
+        (vault / "locked.md").chmod(0o644)
+        (vault / "Team").chmod(0o755)
+        memory.sync()
+        out[f"problems_{bulk_files}"] = memory.index.query("SELECT path, kind FROM problems")
+        out[f"read_again_{bulk_files}"] = memory.index.scalar("SELECT count(*) FROM notes WHERE sha256 = ''")
+        rows = {name: memory.index.query(sql) for name, sql in QUERIES.items()}
+        memory.reindex()
+        out[f"as_cold_{bulk_files}"] = rows == {name: memory.index.query(sql) for name, sql in QUERIES.items()}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_rebuild_keeps_the_rows_of_notes_it_cannot_read_or_list() -> None:
+    """A reindex (or the rebuild a migration or a new chunk size calls for) emptied every
+    derived table: the notes it could not read, or whose folder it could not list, lost their
+    rows. Kept, they are read again once they can be."""
+    out = run_unprivileged(f"QUERIES = {DERIVED_QUERIES!r}\n" + REBUILD_UNREADABLE_SCENARIO)
+    for bulk in (1, 10_000):
+        assert out[f"same_{bulk}"] and out[f"terms_{bulk}"] > 0
+        assert out[f"kept_{bulk}"] >= 2
+        assert out[f"problems_{bulk}"] == [] and out[f"read_again_{bulk}"] == 0
+        assert out[f"as_cold_{bulk}"]
+
+
+UNREACHABLE_LINK_SCENARIO = """
+import json, os
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+(vault / "Projects").mkdir()
+(vault / "Projects" / "reference.md").write_text("# Reference\\n\\nThe old reference.\\n")
+secret = vault.parent / "secret"
+(secret / "inner").mkdir(parents=True)
+os.symlink(secret / "inner", vault / "Projects" / "ref")  # a symlink whose target cannot be stat-ed
+out = {}
+with Memory.open(load_config(vault, embed_provider="none")) as memory:
+    secret.chmod(0)
+    memory.sync()
+    (vault / "Projects" / "reference.md").unlink()
+    out["deleted"] = memory.sync().deleted
+    out["notes"] = [r[0] for r in memory.index.query("SELECT path FROM notes")]
+    out["problems"] = memory.index.query("SELECT path, kind FROM problems")
+    secret.chmod(0o755)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_symlink_that_cannot_be_followed_hides_only_what_is_behind_it() -> None:
+    """`Projects/ref`, a link it could not stat, kept `Projects/reference.md` (a name it
+    begins) from ever being deleted, and was called an unreadable folder."""
+    out = run_unprivileged(UNREACHABLE_LINK_SCENARIO)
+    assert out["deleted"] == 1 and out["notes"] == []
+    assert [tuple(p) for p in out["problems"]] == [("Projects/ref", "unreadable_link")]
+
+
+UNENTERABLE_FOLDER_SCENARIO = """
+import json
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+(vault / "Team").mkdir()
+(vault / "Team" / "alice.md").write_text("# Alice\\n\\nAlice leads.\\n")
+(vault / "free.md").write_text("# Free\\n\\nFree text.\\n")
+out = {}
+with Memory.open(load_config(vault, embed_provider="none")) as memory:
+    memory.sync()
+    (vault / "Team").chmod(0o644)  # listed, not entered
+    (vault / "free.md").write_text("# Free\\n\\nFree text, edited.\\n")
+    try:
+        stats = memory.sync_paths(["Team/alice.md", "free.md"])  # one watcher batch
+        out["deleted"] = stats.deleted
+    except OSError as exc:
+        out["error"] = repr(exc)
+    out["notes"] = [r[0] for r in memory.index.query("SELECT path FROM notes ORDER BY 1")]
+    out["free"] = memory.index.scalar("SELECT string_agg(text, ' ') FROM leaves WHERE note_path = 'free.md'")
+    out["problems"] = memory.index.query("SELECT path FROM problems")
+    (vault / "Team").chmod(0o755)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_path_under_a_folder_that_cannot_be_entered_keeps_its_rows_and_stops_no_batch() -> None:
+    """A PermissionError stopped the watcher's whole batch until the next full pass."""
+    out = run_unprivileged(UNENTERABLE_FOLDER_SCENARIO)
+    assert "error" not in out and out["deleted"] == 0
+    assert out["notes"] == ["Team/alice.md", "free.md"]
+    assert "edited" in out["free"]
+    assert out["problems"] == [["Team/alice.md"]]
 
 
 UNCHANGED_UNLOCK_SCENARIO = """
@@ -747,6 +939,39 @@ def test_sync_paths_handles_folder_moves(vault: Path, memory: Memory) -> None:
     memory.sync_paths(["People", "Team"])
     paths = sorted(row[0] for row in memory.index.query("SELECT path FROM notes"))
     assert paths == ["Budget 2024.md", "Projects/Atlas.md", "Team/Alice Chen.md"]
+
+
+def test_a_note_replaced_by_a_folder_of_its_name_goes_when_that_path_is_synced(
+    vault: Path, memory: Memory, tmp_path: Path
+) -> None:
+    write(vault, "a.md", "# A\n\nThe alpha text.\n")
+    write(vault, "keep.md", "# Keep\n\nKept.\n")
+    memory.sync()
+    (vault / "a.md").unlink()
+    write(vault, "a.md/x.md", "# X\n\nThe inner text.\n")
+    stats = memory.sync_paths(["a.md"])
+    assert (stats.added, stats.deleted) == (1, 1)
+    assert dump_index(memory) == cold_rows(memory.config, tmp_path)
+
+
+def test_a_path_whose_name_is_not_utf8_is_reported_not_a_crash(vault: Path, memory: Memory) -> None:
+    """`sync_paths` (a watcher's batch, `/v1/sync`) stopped on DuckDB refusing the name."""
+    write(vault, "ok.md", "# OK\n\nFine.\n")
+    bad_file, bad_folder = os.fsdecode(b"bad\xff.md"), os.fsdecode(b"dir\xfe")
+    (vault / bad_file).write_text("latin name\n")
+    (vault / bad_folder).mkdir()
+    (vault / bad_folder / "in.md").write_text("inside\n")
+    memory.sync()
+    for given in (bad_file, bad_folder, f"{bad_folder}/in.md", "never\ud800.md"):
+        stats = memory.sync_paths([given, "ok.md"])
+        assert stats.scanned == 1
+    assert sorted(memory.index.query("SELECT path, kind FROM problems")) == [
+        ("bad\ufffd.md", "bad_name"),
+        ("dir\ufffd", "bad_name"),
+        ("dir\ufffd/in.md", "bad_name"),
+        ("never\ufffd\ufffd\ufffd.md", "bad_name"),
+    ]
+    assert [row[0] for row in memory.index.query("SELECT path FROM notes")] == ["ok.md"]
 
 
 def test_file_changing_while_read_never_yields_a_torn_read(vault: Path) -> None:

@@ -23,10 +23,9 @@ from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
 from vaultmind.entities.backfill import entity_deriver
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
-from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
-from .conftest import dump_index, end_process, run_main, snapshot_files, write
+from .conftest import cold_rows, dump_index, end_process, run_main, snapshot_files, write
 
 WORDS = [
     "atlas",
@@ -61,15 +60,9 @@ def running(vault: Path) -> Iterator[tuple[Config, Memory, Daemon]]:
         memory.close()
 
 
-def _cold_rows(config: Config, tmp: Path) -> dict[str, list[tuple[object, ...]]]:
-    with Memory(config, Index.open(tmp / f"cold-{time.monotonic_ns()}.duckdb"), None) as cold:
-        cold.reindex()
-        return dump_index(cold)
-
-
 def _wait_for_parity(config: Config, memory: Memory, tmp: Path, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
-    expected = _cold_rows(config, tmp)
+    expected = cold_rows(config, tmp)
     while True:
         actual = dump_index(memory)
         if actual == expected:

@@ -158,8 +158,10 @@ class Memory:
     # -- write side ------------------------------------------------------------------------
 
     def reindex(self) -> SyncStats:
-        """Full rebuild of the derived rows from the vault (embeddings cache kept)."""
-        with self.sync_lock:
+        """Full rebuild of the derived rows from the vault (embeddings cache kept), with the
+        ignore rules in force now and background upkeep paused, as `sync`."""
+        self.reload_ignores()
+        with self.foreground(), self.sync_lock:
             stats = self.syncer.sync_all(rebuild=True)
             self.index.checkpoint()
             self._synced = self.index.generation

@@ -21,11 +21,14 @@ derivers run inside each transaction).
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import stat as stat_mod
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
+from functools import partial
 
 import duckdb
 import numpy as np
@@ -44,9 +47,10 @@ from vaultmind.sync_embed import embed_missing
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
 from vaultmind.sync_note import Preparer
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
-from vaultmind.sync_write import BatchPlan, BatchRows, LoadLeafIds, write_batch
+from vaultmind.sync_write import BatchPlan, BatchRows, LoadLeafIds, clear_for_rebuild, write_batch
 from vaultmind.vault.layout import is_note
-from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault, stat_one
+from vaultmind.vault.read import KEPT
+from vaultmind.vault.scan import IgnoreRules, ScanResult, bad_name, is_utf8, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,9 @@ APPLY_BATCH = 600  # files per apply (the batch parsed ahead waits on disk; see 
 # and built once at its end.
 BULK_FILES = 2000
 FIRST_APPLY_BATCH = 50  # files in the first batch, doubling up to `APPLY_BATCH`: progress from the start
+# what a stat of a path given to `sync_paths` may fail with when there is nothing there to keep
+# (gone, a file on its way, a symlink that loops: as `Path.is_dir` reads them)
+_NOT_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF})
 OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
 
 
@@ -91,6 +98,7 @@ class Syncer:
         # set while serving (`Memory.serve`): a batch's cached blocks are dropped before its
         # commit and again after (`_shed`)
         self.lean = False
+        self._parse_retried = False  # a whole-vault sync parsed the notes of `parse_error` again
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -104,7 +112,9 @@ class Syncer:
             log.warning("chunk size changed (%s → %s tokens): every note is cut again", cut_at, self.config.chunk_tokens)
             rebuild = True
         scan = scan_vault(self.config.vault, self.rules)
-        known = {} if rebuild else indexed_states(self.index, None)
+        known = indexed_states(self.index, None)
+        if rebuild:  # every row goes, but those of the notes this sync cannot observe or read
+            known = {path: known[path] for path in self._kept_on_rebuild(scan, known)}
         stats = SyncStats(scanned=len(scan.files), rebuilt=rebuild)
         observed: dict[str, FileStat | None] = dict(scan.files)
         for path in known:
@@ -127,6 +137,17 @@ class Syncer:
         stats.problems = self.problems()
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _kept_on_rebuild(self, scan: ScanResult, indexed: Mapping[str, IndexedState]) -> list[str]:
+        """The indexed notes whose rows a rebuild keeps: those in folders it cannot list, and
+        those it cannot read (a path that cannot be observed is not taken for deleted)."""
+        vault = self.config.vault
+        return sorted(
+            path
+            for path in indexed
+            if (path not in scan.files and not scan.is_observed(path))
+            or (path in scan.files and not os.access(vault / path, os.R_OK))
+        )
 
     def _embed_backlog(self, stats: SyncStats) -> None:
         """A whole-vault sync also embeds leaves an apply left without a vector (a failed
@@ -155,38 +176,46 @@ class Syncer:
         deleted since it was indexed is counted in `deleted` instead). `gone`: paths removed on
         purpose (the places renamed notes left), synced alike, never missing, whoever synced them first."""
         started = time.perf_counter()
+        scan = ScanResult()
         expected = {rel.strip("/") for rel in gone}
         given = sorted(({rel.strip("/") for rel in paths} | expected) - {""})
+        for rel in given:
+            if not is_utf8(rel):  # no index, link or JSON holds it: said, as the vault's scan says it
+                scan.problems.append(bad_name(rel))
+        given = [rel for rel in given if is_utf8(rel)]
         ignored = [rel for rel in given if self.is_ignored(rel)]
         asked = [rel for rel in given if rel not in expected and rel not in ignored]  # may be missing
         observed: dict[str, FileStat | None] = {}
-        scan = ScanResult()
         prefixes: list[str] = []
-        replaced: list[str] = []  # folders named as a note: the note they replaced is looked up
         for rel in given:
             if rel in ignored:
                 continue
             abs_path = self.config.vault / rel
-            if abs_path.is_dir() and abs_path.is_symlink():
+            try:
+                folder = stat_mod.S_ISDIR(os.stat(abs_path).st_mode)
+            except OSError as exc:
+                folder = False
+                if exc.errno not in _NOT_THERE:  # under a folder it cannot enter: kept, as a scan keeps it
+                    scan.unobservable.append(rel)
+                    scan.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); {KEPT}"))
+                    prefixes.append(rel + "/")
+                    continue
+            if folder and abs_path.is_symlink():
                 # A folder reached through a symlink: whether it loops back or leads to a folder
                 # the vault already holds is for the whole vault's scan to say, as in `sync_all`.
                 stats = self.sync_all()
                 stats.ignored, stats.missing = ignored, self._missing(asked)
                 return stats
-            if abs_path.is_dir():
+            if folder:
                 sub = scan_vault_subtree(self.config.vault, rel, self.rules)
                 observed.update(sub.files)
                 scan.unobservable.extend(sub.unobservable)
                 scan.problems.extend(sub.problems)
-                prefixes.append(rel + "/")
-                if is_note(rel):  # `x.md/` made where the note `x.md` was: the note is gone
-                    replaced.append(rel)
             elif is_note(rel):
                 observed[rel] = stat_one(self.config.vault, rel)
-                prefixes.append(rel + "/")  # it may have been a folder before
-            else:
-                prefixes.append(rel + "/")
-        known = indexed_states(self.index, sorted({*observed, *replaced}), prefixes)
+            prefixes.append(rel + "/")  # a folder now, or it may have been one before
+        # each path given as well, which may have been a note before (now a folder)
+        known = indexed_states(self.index, sorted(set(observed) | (set(given) - set(ignored))), prefixes)
         missing = self._missing(asked, known)  # (`known` holds every path asked and its folder)
         for path in known:
             if path not in observed and scan.is_observed(path):
@@ -230,7 +259,10 @@ class Syncer:
             if found:
                 first.problems.setdefault(path, []).extend(found)
         to_read: list[str] = []
-        retry = paths_to_retry(self.index)
+        # a note the parser could not take is parsed again by the first whole-vault sync of a
+        # process (the one after an upgrade), not at every sync
+        retry = paths_to_retry(self.index, parse_errors=scan is not None and not self._parse_retried)
+        self._parse_retried = self._parse_retried or scan is not None
         for path, st in observed.items():
             old = known.get(path)
             if st is None:
@@ -267,7 +299,7 @@ class Syncer:
             bulk = (rebuild or (scan is not None and not known)) and total >= self.bulk_files
             if bulk:
                 if rebuild:
-                    self.index.empty_derived()
+                    self.index.empty_derived(partial(clear_for_rebuild, kept=sorted(known)))
                 self.index.suspend_indexes()
             try:
                 plans = [first]  # handed over: no reference kept here once applied
@@ -297,7 +329,7 @@ class Syncer:
         scan: ScanResult | None,
     ) -> None:
         done = 0
-        fresh = LoadLeafIds() if rebuild else None
+        fresh = LoadLeafIds(known) if rebuild else None
         if self.progress and total:
             self.progress("read", 0, total)  # the run starts now (the first report comes a batch later)
         for number, loaded in enumerate(loader.batches(batches, indexed)):

@@ -47,9 +47,11 @@ def indexed_states(index: Index, paths: Sequence[str] | None, prefixes: Sequence
     return {r[0]: IndexedState(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
 
-def paths_to_retry(index: Index) -> set[str]:
-    """Paths whose last read failed for a reason a stat cannot see change (permissions)."""
-    rows = index.query(f"SELECT DISTINCT path FROM problems WHERE kind IN ({', '.join(map(repr, RETRIED))})")
+def paths_to_retry(index: Index, *, parse_errors: bool = False) -> set[str]:
+    """Paths whose last read failed for a reason a stat cannot see change (permissions); with
+    `parse_errors`, also the notes the parser could not take (this vaultmind may)."""
+    kinds = (*RETRIED, "parse_error") if parse_errors else RETRIED
+    rows = index.query(f"SELECT DISTINCT path FROM problems WHERE kind IN ({', '.join(map(repr, kinds))})")
     return {row[0] for row in rows}
 
 
@@ -84,6 +86,8 @@ def diff_loaded(
         plan.read_only.add(path)
         if old is not None:
             stats.kept_unreadable += 1
+            if loaded.problem.kind == "parse_error" and loaded.stat is not None:
+                plan.touch[path] = loaded.stat  # not read (nor parsed) again until it changes
         return
     if loaded.stat is None:  # vanished between scan and read
         if old is not None:

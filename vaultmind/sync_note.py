@@ -91,7 +91,8 @@ def load_note(
         loaded.frontmatter_json = frontmatter_json(note)
         loaded.prepared = tuple(prepare(note, loaded.frontmatter_json) for prepare in preparers)
     except Exception as exc:  # one note the parser cannot take must not stop a sync or the watcher
-        log.warning("could not parse %s", path, exc_info=True)
+        log.warning("could not parse %s (%s: %s); what the index held for it is kept", path, type(exc).__name__, exc)
+        log.debug("could not parse %s", path, exc_info=True)
         loaded.counts, loaded.prepared = (), ()
         loaded.problem = Problem(
             path,

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.index.leaf_rows import LEAF_FIELDS, note_fields
 from vaultmind.index.resident import LeafDelta
+from vaultmind.index.schema import derived_tables
 from vaultmind.index.store import Index
 from vaultmind.model import FileStat, ParsedNote, Problem
 from vaultmind.sync_derive import Deriver, Preparing
@@ -29,6 +30,7 @@ from vaultmind.sync_scan import SCAN_PROBLEMS, as_scan_problem
 from vaultmind.vault.scan import ScanResult
 
 RETRIED = ("unreadable", "changed_while_reading")  # a failed read, tried again at every sync
+REPLACED = (*RETRIED, "parse_error")  # the problems of a read whose rows are kept, set again by each read
 TermCounts = tuple[tuple[Counter[str], int], ...]  # per leaf of a note: term counts, number of terms
 
 
@@ -43,7 +45,7 @@ class BatchPlan:
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # path → its current problems
     clear_problems: set[str] = field(default_factory=set)  # paths whose old problems no longer hold
     # paths whose read failed (their rows kept) or read as indexed: only a failed read's problem
-    # (`RETRIED`) is replaced, the others (front matter…) are of the bytes indexed and hold
+    # (`REPLACED`) is replaced, the others (front matter…) are of the bytes indexed and hold
     read_only: set[str] = field(default_factory=set)
     rows: list[dict[str, pa.Table]] = field(default_factory=list)  # Arrow rows of the `in_rows` notes of `write`
 
@@ -63,10 +65,16 @@ def write_batch(
     """The statements of one batch's transaction (run again if it rolls back: nothing
     outside the index is changed). Returns the ids of the leaves that went away."""
     if rebuild:
-        index.clear_derived(con)
+        kept = sorted(fresh.kept) if fresh is not None else []
+        clear_for_rebuild(con, kept)
+        if fresh is not None and kept:  # the kept notes' leaves are in the table already
+            sql = "SELECT id FROM leaves WHERE note_path IN (SELECT path FROM _rows)"
+            fresh.add_new([row[0] for row in execute_with(con, sql, rows=key_table(kept, "path")).fetchall()])
         con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
         index.set_meta(con, "chunk_tokens", str(chunk_tokens))  # the size leaves are cut at
-    changed = [] if fresh is not None else sorted(plan.remove | set(plan.write))
+    changed = sorted(plan.remove | set(plan.write))
+    if fresh is not None:  # a rebuild: only the rows it kept can exist (of a note readable after all)
+        changed = [path for path in changed if path in fresh.kept]
     removed_ids = delete_paths(con, changed) if changed else []
     if plan.touch:
         _touch(con, plan.touch)
@@ -98,7 +106,7 @@ def write_batch(
         _with_paths(
             con,
             sorted(plan.read_only),
-            f"DELETE FROM problems WHERE path IN (SELECT path FROM _rows) AND kind IN ({', '.join(map(repr, RETRIED))})",
+            f"DELETE FROM problems WHERE path IN (SELECT path FROM _rows) AND kind IN ({', '.join(map(repr, REPLACED))})",
         )
     _insert_problems(con, problems)
     return removed_ids
@@ -196,8 +204,9 @@ class LoadLeafIds:
     suspended that read scans the `leaves` rows the load wrote so far, on every batch. Two ids
     sharing a hash only cost that read (`add_new` says False)."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: Collection[str] = ()) -> None:
         self.hashes: npt.NDArray[np.int64] = np.empty(0, np.int64)
+        self.kept = frozenset(kept)  # the notes whose rows the rebuild keeps (`clear_for_rebuild`)
 
     def add_new(self, ids: Sequence[str]) -> bool:
         """Add `ids`; True when none of them (by its hash) was added before."""
@@ -207,6 +216,36 @@ class LoadLeafIds:
         fresh = not np.any(seen[np.minimum(place, len(seen) - 1)] == new) if len(seen) else True
         self.hashes = np.insert(seen, place, new)
         return fresh
+
+
+def clear_for_rebuild(con: duckdb.DuckDBPyConnection, kept: Sequence[str]) -> None:
+    """Empty the derived tables for a rebuild, but for the rows of the notes in `kept` (those
+    it cannot list or read): their notes, leaves, postings, links, tags, summaries and problems
+    (but those of a failed read, which the rebuild's read sets again) stay, marked to be read again
+    (`sha256` '', `mtime_ns` -1) once they can be, since the rebuild did not derive them."""
+    tables = derived_tables()
+    if not kept:
+        for table in tables:
+            con.execute(f"DELETE FROM {table}")
+        return
+    rows = key_table(kept, "path")
+    by_path = {
+        "notes": "path", "leaves": "note_path", "links": "src_path", "tags": "path", "problems": "path",
+        "summaries": "note_path",  # (the other tables, derived from all the rows, are derived again)
+    }  # fmt: skip
+    execute_with(
+        con,
+        "DELETE FROM postings WHERE NOT coalesce(note_no IN "
+        "(SELECT note_no FROM notes WHERE path IN (SELECT path FROM _rows)), false)",
+        rows=rows,
+    )
+    for table in tables:
+        if table in by_path:
+            execute_with(con, f"DELETE FROM {table} WHERE {by_path[table]} NOT IN (SELECT path FROM _rows)", rows=rows)
+        elif table != "postings":
+            con.execute(f"DELETE FROM {table}")
+    con.execute(f"DELETE FROM problems WHERE kind IN ({', '.join(map(repr, REPLACED))})")
+    execute_with(con, "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE path IN (SELECT path FROM _rows)", rows=rows)
 
 
 def _shift_note_numbers(table: pa.Table, by: int) -> pa.Table:

@@ -264,13 +264,14 @@ class Index:
         for table in derived_tables():
             con.execute(f"DELETE FROM {table}")
 
-    def empty_derived(self) -> None:
+    def empty_derived(self, clear: Callable[[duckdb.DuckDBPyConnection], object] | None = None) -> None:
         """Delete every derived row before a rebuild's bulk load, in a transaction of its own and
         checkpointed: inside the load's transaction the deletes would stay pinned in memory until
         its commit (+90 MB at 10k notes). The index is marked for a rebuild until the load's
-        first batch commits (with it), so a load that fails leaves the next sync to rebuild."""
+        first batch commits (with it), so a load that fails leaves the next sync to rebuild.
+        `clear`: what deletes them (`clear_derived` when None)."""
         with self.transaction() as con:
-            self.clear_derived(con)
+            (clear or self.clear_derived)(con)
             self.set_meta(con, "needs_rebuild", "1")
         self.checkpoint(evict=True)
 

@@ -119,7 +119,12 @@ def yaml_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
         return {}, None
     if not isinstance(loaded, dict):
         return {}, f"front matter is a {_yaml_type(loaded)}, not a mapping of keys to values; ignored"
-    return {_key(k): jsonable(v) for k, v in loaded.items()}, None
+    budget = _Budget(EXPANDED_VALUES_PER_CHAR * len(raw) + EXPANDED_VALUES_EXTRA)
+    try:
+        return {_key(k, budget): jsonable(v, budget=budget) for k, v in loaded.items()}, None
+    except _TooLarge:
+        message = f"YAML aliases expand past {budget.left + budget.used:,} values"
+        return _fallback(raw), f"invalid YAML front matter ({message}); best-effort values used"
 
 
 # -- the common shape, read directly ----------------------------------------------------------
@@ -223,10 +228,40 @@ def _scalar_value(text: str | None) -> Any:
     return text
 
 
-def jsonable(value: Any, _open: frozenset[int] = frozenset()) -> Any:
+# A YAML alias (`*a`) repeats a value without writing it again: aliases of aliases grow a few
+# hundred bytes into millions of values ("billion laughs"). Written out as JSON, front matter may
+# hold at most this many values per character of its YAML (plus a few), which YAML without
+# aliases never reaches (every value takes at least one character); past it, it is invalid.
+EXPANDED_VALUES_PER_CHAR = 2
+EXPANDED_VALUES_EXTRA = 10_000
+
+
+class _TooLarge(Exception):
+    """The values copied out of YAML data passed their `_Budget`."""
+
+
+class _Budget:
+    """How many more values `jsonable` may copy out."""
+
+    __slots__ = ("left", "used")
+
+    def __init__(self, left: int) -> None:
+        self.left, self.used = left, 0
+
+    def take(self) -> None:
+        if self.left <= 0:
+            raise _TooLarge
+        self.left -= 1
+        self.used += 1
+
+
+def jsonable(value: Any, _open: frozenset[int] = frozenset(), *, budget: _Budget | None = None) -> Any:
     """Convert YAML-loaded data to JSON-serialisable data (recursively). A list or mapping
     that contains itself (`key: &a [*a]`, a YAML alias inside its own value) holds null where
-    it repeats: YAML builds such values, JSON has no way to write them."""
+    it repeats: YAML builds such values, JSON has no way to write them. With a `budget`, each
+    value copied takes one from it (`_TooLarge` when none is left)."""
+    if budget is not None:
+        budget.take()
     if value is None or isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, dict | list | tuple | set | frozenset):
@@ -234,10 +269,10 @@ def jsonable(value: Any, _open: frozenset[int] = frozenset()) -> Any:
             return None
         inner = _open | {id(value)}
         if isinstance(value, dict):
-            return {_key(k): jsonable(v, inner) for k, v in value.items()}
+            return {_key(k, budget): jsonable(v, inner, budget=budget) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [jsonable(v, inner) for v in value]
-        return sorted((jsonable(v, inner) for v in value), key=str)
+            return [jsonable(v, inner, budget=budget) for v in value]
+        return sorted((jsonable(v, inner, budget=budget) for v in value), key=str)
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     isoformat = getattr(value, "isoformat", None)
@@ -246,14 +281,14 @@ def jsonable(value: Any, _open: frozenset[int] = frozenset()) -> Any:
     return str(value)
 
 
-def _key(key: Any) -> str:
+def _key(key: Any, budget: _Budget | None = None) -> str:
     if isinstance(key, str):
         return key
     if key is None:
         return "null"
     if isinstance(key, bool):
         return "true" if key else "false"
-    converted = jsonable(key)
+    converted = jsonable(key, budget=budget)
     return converted if isinstance(converted, str) else str(converted)
 
 

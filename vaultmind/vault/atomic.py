@@ -5,8 +5,9 @@ The data goes to a temporary file next to the target, is fsynced, then moved int
 target exists, so a file created concurrently by the user, a sync tool or git is never
 clobbered). The folder is fsynced afterwards so the new name survives a crash.
 
-Temporary files are hidden and end in `TEMP_SUFFIX`, so the scanner and the watcher can
-ignore them.
+Temporary files are hidden and end in `TEMP_SUFFIX` (`is_temp_name`), not `.md`: the scanner
+and the watcher, which take notes only, never index them. One a crash left behind stays until
+it is removed.
 """
 
 from __future__ import annotations

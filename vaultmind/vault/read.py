@@ -10,6 +10,8 @@ from pathlib import Path
 from vaultmind.model import FileStat, Problem
 from vaultmind.vault.encoding import DecodedText, decode_text
 
+# what a path whose read failed keeps: its rows, when it has any (it may never have been indexed)
+KEPT = "what the index held of it, if anything, is kept"
 _READ_ATTEMPTS = 3
 
 
@@ -48,11 +50,11 @@ def read_note(root: Path, rel: str, max_bytes: int) -> ReadResult:
             return ReadResult(None, None)
         except PermissionError as exc:
             return ReadResult(
-                None, None, Problem(rel, "unreadable", f"permission denied ({exc.strerror}); kept as it was"), True
+                None, None, Problem(rel, "unreadable", f"permission denied ({exc.strerror}); {KEPT}"), True
             )
         except OSError as exc:
             kind = "symlink_loop" if exc.errno == errno.ELOOP else "unreadable"
-            return ReadResult(None, None, Problem(rel, kind, f"cannot read ({exc.strerror}); kept as it was"), True)
+            return ReadResult(None, None, Problem(rel, kind, f"cannot read ({exc.strerror}); {KEPT}"), True)
         if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns) and len(data) == after.st_size:
             return ReadResult(FileStat(rel, after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino), data)
     return ReadResult(

@@ -7,6 +7,7 @@ an unobservable path for a deleted one.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat as stat_mod
@@ -27,7 +28,13 @@ class ScanResult:
     other_files: int = 0  # non-note files (attachments), counted only
 
     def is_observed(self, path: str) -> bool:
-        return not any(path.startswith(prefix) for prefix in self.unobservable)
+        """Whether `path` was seen: not an unobservable path, nor inside one (by whole names:
+        `a/ref` hides `a/ref` and `a/ref/x.md`, never `a/reference.md`; "" hides the vault)."""
+        for hidden in self.unobservable:
+            hidden = hidden.rstrip("/")
+            if not hidden or path == hidden or path.startswith(hidden + "/"):
+                return False
+        return True
 
 
 class IgnoreRules:
@@ -151,11 +158,8 @@ def _listing(abs_dir: str, rel_dir: str, result: ScanResult) -> tuple[Iterator[o
 
 def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> str | None:
     """Record one entry of a folder; the folder path (`rel/`) to walk next when it is a folder to enter."""
-    if not _utf8(entry.name):  # bytes the file system gave that are not UTF-8 (an old archive's Latin-1)
-        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        result.problems.append(
-            Problem(shown, "bad_name", "the name is not valid UTF-8 (shown with �); skipped — rename it to index it")
-        )
+    if not is_utf8(entry.name):  # bytes the file system gave that are not UTF-8 (an old archive's Latin-1)
+        result.problems.append(bad_name(rel))
         return None
     try:
         is_link = entry.is_symlink()
@@ -165,8 +169,13 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
             result.problems.append(Problem(rel, "broken_symlink", "symlink points to nothing; skipped"))
         return None  # vanished while scanning: the next event will tell
     except OSError as exc:
-        if exc.errno == 40:  # ELOOP
+        if exc.errno == errno.ELOOP:
             result.problems.append(Problem(rel, "symlink_loop", "symlink loops back on itself; skipped"))
+        elif is_link:  # what it leads to, a note or a folder, cannot be seen
+            result.unobservable.append(rel)
+            result.problems.append(
+                Problem(rel, "unreadable_link", f"cannot stat what the symlink leads to ({exc.strerror}); kept as it was")
+            )
         else:
             result.unobservable.append(rel + "/" if entry.is_dir(follow_symlinks=False) else rel)
             result.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); kept as it was"))
@@ -195,7 +204,7 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
     return None
 
 
-def _utf8(name: str) -> bool:
+def is_utf8(name: str) -> bool:
     """Whether a name from the file system is valid UTF-8 (Python keeps other bytes as lone
     surrogates, which no UTF-8 text — the index, JSON, a link — can hold)."""
     try:
@@ -205,9 +214,19 @@ def _utf8(name: str) -> bool:
     return True
 
 
+def bad_name(rel: str) -> Problem:
+    """The problem of a path whose name is not valid UTF-8, shown with �."""
+    try:
+        raw = rel.encode("utf-8", "surrogateescape")  # the bytes the file system gave
+    except UnicodeEncodeError:  # a name not from the file system (an API request's)
+        raw = rel.encode("utf-8", "surrogatepass")
+    shown = raw.decode("utf-8", "replace")
+    return Problem(shown, "bad_name", "the name is not valid UTF-8 (shown with �); skipped — rename it to index it")
+
+
 def stat_one(root: Path, rel: str) -> FileStat | None:
     """Stat a single note (for watcher events); None if it is gone or not a regular file."""
-    if not _utf8(rel):
+    if not is_utf8(rel):
         return None
     try:
         st = os.stat(root / rel)
