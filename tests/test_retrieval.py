@@ -446,7 +446,7 @@ def test_a_tight_budget_keeps_the_sentence_that_answers_and_the_first_item_over_
     assert "Deposit: €1,500, due by 15 March" in compact
     assert "mid:" not in compact and "Loft free" not in compact and approx_tokens(compact) <= 72
     assert re.search(r"\nLeft out for the budget: \[2\]( \(\d+ tokens\))?\.$", compact)
-    assert format_evidence(result, budget_tokens=40).startswith("The token budget (40) is too small: ask with at least ")
+    assert format_evidence(result, budget_tokens=40).startswith("The token budget (40) is too small for the first")
 
 
 def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits() -> None:
