@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.entities.extract import display_of
@@ -26,6 +27,7 @@ from vaultmind.markdown.blocks import atx_heading
 from vaultmind.markdown.standalone import standalone
 from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK, open_task_of
+from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
@@ -96,28 +98,40 @@ def unknown_words(
 
 
 def format_evidence(
-    result: dict[str, Any], *, budget_tokens: int = 1000, grounded: bool = True, unknown: Sequence[str] = ()
+    result: dict[str, Any],
+    *,
+    budget_tokens: int = 1000,
+    grounded: bool = True,
+    unknown: Sequence[str] = (),
+    question: str | None = None,
+    vault: Path | None = None,
 ) -> str:
-    """A Markdown block of cited hits whose total size stays within `budget_tokens` (≈ chars/4).
-    `unknown`: the question's words the memory never mentions, named first so an agent does not
-    take the items for an answer about them. Items left out for the budget are named last."""
+    """A Markdown block of cited hits whose total size stays within `budget_tokens` (≈ chars/4),
+    whatever it says (no grounding, a budget too small). `unknown`: the question's words the
+    memory never mentions, named first so an agent does not take the items for an answer about
+    them. Items left out for the budget are named last. `question`: as asked, so a question
+    without grounding is answered with the words it searched as it wrote them; `vault`: the
+    vault the commands the block names run on (`shell.command_line`)."""
     query = result.get("query") or {}
     if not grounded:
-        terms_text = ", ".join(query.get("terms") or []) or "none"
         missing = f"Not in the memory: {', '.join(unknown)}.\n" if unknown else ""
-        return missing + (
-            "No grounding: the question names no known entity and no term that is specific in this "
-            f"memory (terms: {terms_text}). Ask with a name, a place, a project or a distinctive word."
+        words = searched_words(question or "", query.get("terms") or ())
+        said = f" (searched: {', '.join(words)})" if words else ""
+        return within(
+            budget_tokens,
+            missing + "No grounding: the question names no known entity and no word that is specific in this "
+            f"memory{said}. Ask with a name, a place, a project or a distinctive word.",
+            missing + "No grounding: ask with a name, a place, a project or a distinctive word.",
+            "No grounding: ask with a name or a distinctive word.",
+            "No grounding.",
         )
     hits = result.get("hits", [])
     if not hits:
         window = query.get("time_window")
         if window:  # "what did we do yesterday?" of a day the memory holds nothing of
-            return (
-                f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)\n"
-                + (_AHEAD_NONE if query.get("window_ahead") else "Nothing in the memory falls inside this window.")
-            )
-        return "No evidence found in the memory for this question."
+            none = _AHEAD_NONE if query.get("window_ahead") else "Nothing in the memory falls inside this window."
+            return within(budget_tokens, f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)\n" + none, none)
+        return within(budget_tokens, "No evidence found in the memory for this question.", "No evidence found.")
     lines = []
     if unknown:
         lines.append(f"Not in the memory: {', '.join(unknown)}.")
@@ -145,12 +159,12 @@ def format_evidence(
     focus = frozenset(query.get("content_terms") or query.get("terms") or ())
     tasks = query.get("answer_kind") == "task"  # "what do I need to do…?": each item from its open tasks on
     for rank, hit in enumerate(hits, start=1):
-        block = _item(rank, hit, tasks=tasks)
+        block = _item(rank, hit, tasks=tasks, vault=vault)
         cost = approx_tokens(block) + 1
         if used + cost > budget_tokens and rank == 1:
-            block = _first_cut(hit, budget_tokens - used, len(hits), focus, tasks=tasks)
+            block = _first_cut(hit, budget_tokens - used, len(hits), focus, tasks=tasks, vault=vault)
             if not block:  # it never gives way to a weaker, smaller item
-                return _too_small(budget_tokens, len(hits), used, hit)
+                return _too_small(budget_tokens, len(hits), used, hit, vault)
             cost = approx_tokens(block) + 1
         if used + cost > budget_tokens:  # left out; a smaller item after it may still fit
             left[rank] = cost
@@ -197,29 +211,53 @@ def _utc(text: str) -> datetime:
     return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when
 
 
-def _first_cut(hit: dict[str, Any], room: int, count: int, focus: Collection[str], *, tasks: bool = False) -> str:
+def _first_cut(
+    hit: dict[str, Any], room: int, count: int, focus: Collection[str], *, tasks: bool = False, vault: Path | None = None
+) -> str:
     """The first item cut to fit `room` tokens: with room kept to name the others when it can,
     and its citation down to the vault link and its author to a name when it must; "" when
     even then less than `MIN_SHORTENED_CHARS` of its text would fit."""
     reserve = approx_tokens(_left_out(dict.fromkeys(range(2, count + 1), 0), sizes=False)) + 1 if count > 1 else 0
     for keep, compact in ((reserve, False), (reserve, True), (0, True)):
-        block = _item(1, hit, room=room - keep - 1, compact=compact, focus=focus, tasks=tasks)
+        block = _item(1, hit, room=room - keep - 1, compact=compact, focus=focus, tasks=tasks, vault=vault)
         if block:
             return block
     return ""
 
 
-def _too_small(budget_tokens: int, count: int, used: int, hit: dict[str, Any]) -> str:
-    head, cite = _head_and_cite(hit, compact=True, shortened=True)
+def _too_small(budget_tokens: int, count: int, used: int, hit: dict[str, Any], vault: Path | None) -> str:
+    head, cite = _head_and_cite(hit, compact=True, shortened=True, vault=vault)
     least = math.ceil((len(f"[1] {head}\n…\n   ↳ {cite}") + MIN_SHORTENED_CHARS) / 4) + 1
     beside = f", beside {used} for the lines above it" if used else ""
-    return (
+    return within(
+        budget_tokens,
         f"The token budget ({budget_tokens}) is too small for the first of the {count} items found "
-        f"(shortened, it takes at least {least} with its citation{beside}): ask with a larger budget."
+        f"(shortened, it takes at least {least} with its citation{beside}): ask with a larger budget.",
+        f"The token budget ({budget_tokens}) is too small: ask with at least {least + used}.",
+        f"Budget too small: at least {least + used}.",
+        "Too small.",
     )
 
 
-def _head_and_cite(hit: dict[str, Any], *, compact: bool, shortened: bool) -> tuple[str, str]:
+def within(budget_tokens: int, *answers: str) -> str:
+    """The first of `answers` (longest first) that fits `budget_tokens`; the last cut to fit
+    when none does: the budget bounds every answer."""
+    for answer in answers:
+        if approx_tokens(answer) <= budget_tokens:
+            return answer
+    return answers[-1][: max(0, budget_tokens) * 4]
+
+
+def searched_words(question: str, searched: Collection[str]) -> list[str]:
+    """The question's words as it wrote them whose search terms are among `searched` (the
+    terms walk read from it), in its order, each once."""
+    wanted = set(searched)
+    return [
+        word for word in dict.fromkeys(_WORD.findall(question)) if (found := set(terms(word))) and found <= wanted
+    ]
+
+
+def _head_and_cite(hit: dict[str, Any], *, compact: bool, shortened: bool, vault: Path | None = None) -> tuple[str, str]:
     """An item's head (who, when) and citation; `compact`: the author's name without their
     address, and the vault link without the original `source_ref`."""
     who = hit.get("author") or hit.get("title") or ""
@@ -232,20 +270,20 @@ def _head_and_cite(hit: dict[str, Any], *, compact: bool, shortened: bool) -> tu
     head = " · ".join(x for x in (who, when, "shortened" if shortened else "") if x)
     cites = [hit.get("wikilink") or hit.get("note_path", "")]
     if not compact:
-        cites.extend(listed_refs(hit))
+        cites.extend(listed_refs(hit, vault))
     return head, " · ".join(c for c in cites if c)
 
 
-def listed_refs(hit: dict[str, Any]) -> list[str]:
+def listed_refs(hit: dict[str, Any], vault: Path | None = None) -> list[str]:
     """A hit's source refs as shown to a reader: a summary folds one per message, so past
     `LISTED_REFS` the rest is said as a count and, for a hit with a node id, the command that
-    lists them."""
+    lists them (on `vault`, when given)."""
     refs = list(hit.get("source_refs") or [])
     if len(refs) <= LISTED_REFS:
         return refs
     rest = f"and {len(refs) - LISTED_REFS:,} more"
     node_id = hit.get("node_id")
-    return [*refs[:LISTED_REFS], f"{rest} (`vaultmind query drill {node_id}`)" if node_id else rest]
+    return [*refs[:LISTED_REFS], f"{rest} (`{command_line('query', 'drill', node_id, vault=vault)}`)" if node_id else rest]
 
 
 def _people(listed: Sequence[str], most: int = 3) -> str:
@@ -262,11 +300,12 @@ def _item(
     compact: bool = False,
     focus: Collection[str] = (),
     tasks: bool = False,
+    vault: Path | None = None,
 ) -> str:
     """An item's block; with `room` (tokens), its text cut to fit in it (`excerpt`), or "" when
     less than `MIN_SHORTENED_CHARS` of the text would. With `tasks` (a question for open
     tasks), a text that holds one starts at its first (`from_tasks`)."""
-    head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None)
+    head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None, vault=vault)
     content = standalone(str(hit.get("content", "")))
     text = from_tasks(content) if tasks else " ".join(content.split())
     if room is not None:
@@ -322,6 +361,3 @@ def excerpt(content: str, fits: int, focus: Collection[str], *, tasks: bool = Fa
             body = f"{earlier[earlier.find(' ', 1) + 1 :]} {body}"
     return lead + body
 
-
-def tokens_of(text: str) -> int:
-    return math.ceil(len(text) / 4)

@@ -1,6 +1,6 @@
 """The one hit shape every retrieval mode returns, and how leaves become hits.
 
-A `RetrievalHit` is a node (a leaf today; summaries use the same shape) with everything an
+A `RetrievalHit` is a node (a leaf, or a summary: one hit, its whole text) with everything an
 agent or a person needs to trust and follow it: content, where it lives in the vault (path,
 anchor, wikilink, `obsidian://` link), where it came from (`source_refs`), when (time range),
 who/what (entities), and why it ranked where it did (`score` and `breakdown`).
@@ -9,7 +9,7 @@ who/what (entities), and why it ranked where it did (`score` and `breakdown`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
 from vaultmind.markdown.anchors import heading_anchor
 from vaultmind.markdown.blocks import atx_heading, fence_after
+from vaultmind.tree.note import tree_for_note
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 class RetrievalHit:
     node_id: str
     node_kind: str  # "leaf" | "summary"
-    tree: str  # the source tree: source_id for sources, "notes:<folder>" for user notes
+    tree: str  # the tree its note is folded into (`tree_for_note`): source_id, "notes:<top folder>", "notes:/"
     scope: str
     level: int
     content: str
@@ -199,20 +200,24 @@ def leaf_hits(
     summaries = _summaries_of(
         memory.index, sorted({r["note_path"] for r in rows.values() if r["note_kind"] == "summary"})
     )
+    scopes = _first_leaf_scopes(memory, summaries.values())
+    seen: set[str] = set()
     hits = []
     for leaf_id, score, breakdown in ranked:
         row = rows.get(leaf_id)
         if row is None:
             continue
         path, anchor = row["note_path"], row["anchor"]
-        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        summary = summaries.get(path)
+        if summary is not None and summary["id"] in seen:
+            continue  # another chunk of a summary already shown (ranked first: its best)
         when = row["ts"].strftime("%Y-%m-%dT%H:%M:%SZ") if row["ts"] is not None else None
         hits.append(
             RetrievalHit(
                 node_id=leaf_id,
                 node_kind="leaf",
-                tree=row["source_id"] or f"notes:{folder}",
-                scope=row["scope"] or folder,
+                tree=tree_for_note(row["note_kind"], path, row["source_id"]) or path.split("/", 1)[0],
+                scope=_scope(row),
                 level=0,
                 content=row["text"],
                 note_path=path,
@@ -232,10 +237,23 @@ def leaf_hits(
                 wikilink=wikilink(path, anchor),
             )
         )
-        summary = summaries.get(path)
         if summary is not None:
-            _as_summary(hits[-1], summary)
+            seen.add(summary["id"])
+            _as_summary(hits[-1], summary, scopes.get(summary["id"], ""))
     return hits
+
+
+def _scope(row: Mapping[str, Any]) -> str:
+    """A leaf's scope: its note's `scope`, else its note's folder."""
+    path = row["note_path"]
+    return str(row["scope"] or (path.rsplit("/", 1)[0] if "/" in path else ""))
+
+
+def _first_leaf_scopes(memory: MemoryView, summaries: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Summary id → the scope of the tree it folds, as its (first) leaf carries it."""
+    first = {s["id"]: s["leaf_ids"][0] for s in summaries if s["leaf_ids"]}
+    rows = memory.leaves.rows(sorted(set(first.values()))) if first else {}
+    return {sid: _scope(rows[leaf_id]) for sid, leaf_id in first.items() if leaf_id in rows}
 
 
 def _summaries_of(index: Index, note_paths: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -249,18 +267,20 @@ def _summaries_of(index: Index, note_paths: Sequence[str]) -> dict[str, dict[str
                (SELECT list(l.message_id ORDER BY l.ts, l.id) FROM leaves l
                 WHERE list_contains(s.leaf_ids, l.id) AND l.message_id IS NOT NULL),
                (SELECT list(l.source_ref ORDER BY l.ts, l.id) FROM leaves l
-                WHERE list_contains(s.leaf_ids, l.id) AND l.source_ref IS NOT NULL)
+                WHERE list_contains(s.leaf_ids, l.id) AND l.source_ref IS NOT NULL),
+               (SELECT string_agg(c.text, chr(10) || chr(10) ORDER BY c.seq) FROM leaves c WHERE c.note_path = s.note_path)
         FROM summaries s WHERE s.note_path IN (SELECT unnest(string_split(?, chr(31))))
         """,
         ["\x1f".join(note_paths)],
     )
     keys = ("id", "tree", "level", "children", "leaf_ids", "start", "end", "entities", "stale", "user_edited",
-            "message_ids", "source_refs")  # fmt: skip
+            "message_ids", "source_refs", "text")  # fmt: skip
     return {row[0]: dict(zip(keys, row[1:], strict=True)) for row in rows}
 
 
-def _as_summary(hit: RetrievalHit, summary: dict[str, Any]) -> None:
-    """A chunk of a summary note answers as the summary node itself."""
+def _as_summary(hit: RetrievalHit, summary: dict[str, Any], scope: str) -> None:
+    """A chunk of a summary note answers as the summary node itself: one hit, its whole text
+    (its chunks in order), the scope of the tree it folds (`scope`, as its leaves carry it)."""
     hit.breakdown = {
         **hit.breakdown,
         "chunk_id": hit.node_id,
@@ -270,6 +290,8 @@ def _as_summary(hit: RetrievalHit, summary: dict[str, Any]) -> None:
     hit.node_id = summary["id"]
     hit.node_kind = "summary"
     hit.tree = summary["tree"]
+    hit.scope = scope
+    hit.content = summary["text"] or hit.content
     hit.level = summary["level"]
     if hit.title == summary["id"]:  # a summary note has no heading: its file name is its id
         days = " – ".join(dict.fromkeys(str(t)[:10] for t in (summary["start"], summary["end"]) if t))

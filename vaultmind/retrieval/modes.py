@@ -44,10 +44,13 @@ def fetch_leaves(memory: MemoryView, ids: Sequence[str]) -> dict[str, Any]:
     the ids found nowhere in `missing`."""
     typed = [i for i in dict.fromkeys(i.strip().lower() for i in ids) if i]  # ids are lower-case
     wanted = list(dict.fromkeys(_typed_id(memory, i) for i in typed))
-    summaries = _summary_chunks(memory, wanted) if has_table(memory.index, "summaries") else {}
+    summaries: dict[str, str] = {}
+    if has_table(memory.index, "summaries"):  # a summary's chunk asked by its id is the summary
+        wanted = list(dict.fromkeys(_chunk_summaries(memory, wanted).get(i, i) for i in wanted))
+        summaries = _summary_chunks(memory, wanted)
     found: dict[str, dict[str, Any]] = {}
     for hit in leaf_hits(memory, [(summaries.get(i, i), 0.0, {}) for i in wanted]):
-        found[hit.node_id] = found[hit.breakdown.get("chunk_id") or hit.node_id] = hit.to_dict()  # a summary's chunk asked by its id
+        found[hit.node_id] = hit.to_dict()
     found |= {hit["node_id"]: hit for hit in _entity_hits(memory, [i for i in wanted if i not in found])}
     hits = [found[i] for i in wanted if i in found]
     return {"hits": hits, "total": len(hits), "truncated": False, "missing": [i for i in wanted if i not in found]}
@@ -62,8 +65,18 @@ def _typed_id(memory: MemoryView, ref: str) -> str:
         return ref
 
 
+def _chunk_summaries(memory: MemoryView, ids: Sequence[str]) -> dict[str, str]:
+    """Chunk id → the summary its note is, for the ids of `ids` that are summary chunks."""
+    rows = memory.index.query(
+        """SELECT l.id, s.id FROM leaves l JOIN summaries s ON s.note_path = l.note_path
+           WHERE l.id IN (SELECT unnest(string_split(?, chr(31))))""",
+        ["\x1f".join(ids)],
+    )
+    return dict(rows)
+
+
 def _summary_chunks(memory: MemoryView, ids: Sequence[str]) -> dict[str, str]:
-    """Summary id → the first chunk of its note (how a summary is read as a hit)."""
+    """Summary id → the first chunk of its note (through which `leaf_hits` reads the summary)."""
     rows = memory.index.query(
         """SELECT s.id, min_by(l.id, l.seq) FROM summaries s JOIN leaves l ON l.note_path = s.note_path
            WHERE s.id IN (SELECT unnest(string_split(?, chr(31)))) GROUP BY s.id""",
@@ -160,9 +173,10 @@ def cover_window(memory: MemoryView, start: datetime, end: datetime, *, limit: i
             remaining -= gain
             pool.remove(best)
     uncovered = [leaf_id for leaf_id in in_window if leaf_id in remaining]
-    hits = summary_hits(memory, chosen)
-    hits.extend(leaf_hits(memory, [(leaf_id, 0.0, {"cover": "leaf"}) for leaf_id in uncovered]))
-    return envelope(hits[:limit], len(chosen) + len(uncovered), uncovered_leaves=len(uncovered))
+    hits = summary_hits(memory, chosen[:limit])
+    shown = uncovered[: max(0, limit - len(chosen))]
+    hits.extend(leaf_hits(memory, [(leaf_id, 0.0, {"cover": "leaf"}) for leaf_id in shown]))
+    return envelope(hits, len(chosen) + len(uncovered), uncovered_leaves=len(uncovered))
 
 
 def drill_down(memory: MemoryView, node_id: str, *, depth: int = 1, limit: int = 100) -> dict[str, Any]:
@@ -230,7 +244,7 @@ def entity_leaves(memory: MemoryView, entity_id: str, *, limit: int = 100) -> di
 
 
 def summary_hits(memory: MemoryView, summary_ids: Sequence[str]) -> list[Any]:
-    """Summary nodes as hits (through the first chunk of each summary note)."""
+    """Summary nodes as hits, one each, with its whole text (read through its note's first chunk)."""
     if not summary_ids:
         return []
     chunk = _summary_chunks(memory, summary_ids)

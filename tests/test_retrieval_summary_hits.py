@@ -1,0 +1,112 @@
+"""A summary is one node in every mode: one hit, its whole text, its tree's scope; a leaf's tree
+is the tree it is folded into."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.retrieval import modes
+from vaultmind.tree.note import tree_for_note
+
+from .conftest import write, write_chat
+
+NOW = datetime(2024, 6, 20, 12, 0)
+TAIL = "The harbour crane inspection closes the long summary."
+
+
+@pytest.fixture
+def sealed(vault: Path) -> Iterator[tuple[Memory, str]]:
+    """A chat sealed into summaries, one of which you made several chunks long (its id given)."""
+    from vaultmind.tree.engine import seal_ready
+
+    write_chat(
+        vault,
+        "2024-05-08",
+        [(name, f"{name} reports progress on the lighthouse restoration, step {i}.") for i, name in enumerate(["Alice Chen", "Bob Stone"] * 6)],
+    )
+    config = load_config(
+        vault, embed_provider="none", extra={"trees.l0_tokens": 64, "trees.fanout": 2, "trees.summarizer": "fallback"}
+    )
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert seal_ready(memory, now=NOW).sealed
+        summary_id, path = memory.index.query("SELECT id, note_path FROM summaries WHERE level = 1 ORDER BY id LIMIT 1")[0]
+        note = vault / path
+        paragraph = "The restoration crew logged weather, paint, timber and rigging work for the lighthouse. " * 6
+        note.write_text(note.read_text(encoding="utf-8") + "\n" + "\n\n".join([paragraph] * 5) + "\n\n" + TAIL + "\n", encoding="utf-8")
+        memory.sync()
+        chunks = memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = ?", [path])
+        assert chunks >= 3, "the edited summary is several chunks"
+        yield memory, summary_id
+
+
+def _chunk_ids(memory: Memory, summary_id: str) -> list[str]:
+    rows = memory.index.query(
+        "SELECT l.id FROM leaves l JOIN summaries s ON s.note_path = l.note_path WHERE s.id = ? ORDER BY l.seq", [summary_id]
+    )
+    return [row[0] for row in rows]
+
+
+def test_a_long_summary_is_one_hit_with_its_whole_text_in_every_mode(sealed: tuple[Memory, str]) -> None:
+    memory, summary_id = sealed
+    hits = memory.query("walk", {"query": "restoration crew weather paint timber rigging crane", "limit": 30})["hits"]
+    mine = [h for h in hits if h["node_id"] == summary_id]
+    assert len(mine) == 1, "one hit per summary node"
+    assert TAIL in mine[0]["content"] and "step" in mine[0]["content"], "its whole text, first chunk to last"
+    assert mine[0]["score"] == max(h["score"] for h in hits if h["node_id"] == summary_id)
+    found = memory.query("search", {"query": "restoration crew weather crane", "limit": 30})["hits"]
+    assert [h["node_id"] for h in found].count(summary_id) == 1
+    fetched = memory.query("fetch_leaves", {"ids": [summary_id]})["hits"]
+    assert TAIL in fetched[0]["content"]
+    parent = memory.index.scalar("SELECT id FROM summaries WHERE list_contains(children, ?)", [summary_id])
+    drilled = memory.query("drill_down", {"node_id": parent})["hits"]
+    assert TAIL in next(h for h in drilled if h["node_id"] == summary_id)["content"]
+
+
+def test_fetch_leaves_answers_a_summary_once_when_asked_by_its_id_and_a_chunk_id(sealed: tuple[Memory, str]) -> None:
+    memory, summary_id = sealed
+    later = _chunk_ids(memory, summary_id)[1]
+    fetched = memory.query("fetch_leaves", {"ids": [summary_id, later]})
+    assert [h["node_id"] for h in fetched["hits"]] == [summary_id] and fetched["missing"] == []
+    assert fetched["total"] == 1
+
+
+def test_a_summary_hit_carries_the_scope_of_its_trees_leaves(sealed: tuple[Memory, str]) -> None:
+    memory, summary_id = sealed
+    fetched = memory.query("fetch_leaves", {"ids": [summary_id]})["hits"][0]
+    leaf = memory.query("query_source", {"source_id": "chat:two"})["hits"][0]
+    assert leaf["scope"] == "chat/two" and fetched["scope"] == leaf["scope"]
+    assert fetched["tree"] == leaf["tree"] == "chat:two"
+
+
+def test_cover_window_hydrates_only_the_hits_it_shows(sealed: tuple[Memory, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    memory, _ = sealed
+    asked: list[int] = []
+    real = modes.leaf_hits
+
+    def counting(view: Any, ranked: Any, *args: Any, **kwargs: Any) -> Any:
+        asked.append(len(ranked))
+        return real(view, ranked, *args, **kwargs)
+
+    monkeypatch.setattr(modes, "leaf_hits", counting)
+    window = memory.query("cover_window", {"start": "2024-05-08", "end": "2024-05-09", "limit": 1})
+    assert len(window["hits"]) == 1 and window["total"] > 1 and window["truncated"]
+    assert sum(asked) == 1, "one hit shown, one hydrated"
+
+
+def test_a_leaf_hit_names_the_tree_its_note_is_folded_into(vault: Path) -> None:
+    write(vault, "Projects/Alpha/plan.md", "# Plan\n\nThe quokka migration plan for Alpha.\n")
+    write(vault, "inbox.md", "# Inbox\n\nA quokka sighting at the root of the vault.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.query("walk", {"query": "quokka"})["hits"]
+        trees = {h["note_path"]: h["tree"] for h in hits}
+        assert trees == {"Projects/Alpha/plan.md": "notes:Projects", "inbox.md": "notes:/"}
+        assert all(tree == tree_for_note("user", path, None) for path, tree in trees.items())
