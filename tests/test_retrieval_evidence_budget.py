@@ -7,8 +7,10 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import write
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.tokens import approx_tokens
+from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence, listed_refs
 
 QUESTION = "tell me about kubernetes autoscaling"
@@ -46,3 +48,12 @@ def test_the_command_listing_a_summarys_other_refs_names_the_vault(tmp_path: Pat
     assert listed_refs(summary, vault)[-1] == f"and 3 more (`{command}`)"
     block = format_evidence({"hits": [summary], "query": {}}, budget_tokens=500, vault=vault)
     assert f"and 3 more (`{command}`)" in block
+
+
+def test_a_walk_asked_for_evidence_names_the_words_as_asked(vault: Path, memory: Memory) -> None:
+    """The mode passes the question and the vault to the formatter: the "no grounding" answer
+    of a real walk names the words as they were asked (it listed their stems)."""
+    write(vault, "garden.md", "# Garden\n\nThe tomatoes need water on Friday.\n")
+    memory.sync()
+    evidence = memory.query("walk", {"query": "how much is kubernetes autoscaling?", "evidence": True})["evidence"]
+    assert "(searched: how, much, kubernetes, autoscaling)" in evidence

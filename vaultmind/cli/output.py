@@ -205,8 +205,8 @@ def print_status(status: dict[str, Any]) -> None:
             print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `{listing}` lists every one")
 
 
-def print_hits(result: dict[str, Any]) -> None:
-    """Human listing of any mode's `{hits, total, truncated}`."""
+def print_hits(result: dict[str, Any], vault: Path | None = None) -> None:
+    """Human listing of any mode's `{hits, total, truncated}`; the commands it names run on `vault`."""
     hits = result["hits"]
     query = result.get("query") or {}
     window = query.get("time_window")
@@ -235,7 +235,7 @@ def print_hits(result: dict[str, Any]) -> None:
         where = hit["note_path"] + (anchor if anchor.startswith("#") else f"#{anchor}" if anchor else "")
         span = hit.get("time_range") or {}
         when = " – ".join(dict.fromkeys(t for t in (span.get("start"), span.get("end")) if t))  # a summary's range
-        refs = listed_refs(hit)
+        refs = listed_refs(hit, vault)
         node = f"id {hit['node_id']}" if hit.get("node_id") else ""  # for `explain`, `query drill`, `query leaves`
         meta = " · ".join(x for x in (node, hit.get("author"), when, *refs) if x)
         print(safe(f"{rank:2}. {where}" + (f"  (score {hit['score']:.4f}{_placed(hit, hits[rank:])})" if scored else "")))

@@ -191,7 +191,8 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
     clean = {k: v for k, v in mode_args.items() if v is not None}
-    result = ask(config_from_args(args), mode, clean, progress=True)
+    config = config_from_args(args)
+    result = ask(config, mode, clean, progress=True)
     if args.json:
         emit(result)
     else:
@@ -200,7 +201,7 @@ def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
             print(f"vaultmind: {ingested['note']} {done} ({counted(ingested['leaves'], 'leaf', 'leaves')})")
             for warning in ingested["warnings"]:
                 print(f"  warning: {warning}", file=sys.stderr)
-        print_hits(result)
+        print_hits(result, config.vault)
         if result.get("evidence"):
             print("\n" + safe(result["evidence"]))
     return 0

@@ -75,6 +75,8 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
             budget_tokens=_int(args, "budget_tokens", 1000),
             grounded=is_grounded(query, salient_terms(memory.leaves, asked)),
             unknown=unknown,
+            question=question,
+            vault=memory.config.vault,
         )
     return result
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from vaultmind.config import Config
     from vaultmind.embed.base import Embedder
     from vaultmind.index.resident import ResidentLeaves
     from vaultmind.index.resident_vectors import ResidentVectors
@@ -26,6 +27,7 @@ class MemoryView(Protocol):
     vectors: ResidentVectors | None  # None without an embedder
     embedder: Embedder | None
     vault_name: str  # the vault's folder name, as `obsidian://` links name it
+    config: Config  # the vault's settings (its path, for the commands a hit names)
 
     def entity_graph(self) -> EntityGraph:
         """The entity graph a question uses (see `Memory.entity_graph`)."""
