@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -115,21 +116,28 @@ def memory(config: Config) -> Iterator[Memory]:
         yield mem
 
 
-@pytest.fixture
-def daemon(vault: Path) -> Iterator[Memory]:
-    """The vault's daemon running (watcher, API, background work) in a thread; its memory."""
-    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+@contextmanager
+def running_daemon(config: Config, *, ready_s: float = 30.0, join_s: float = 10.0) -> Iterator[tuple[Memory, Daemon]]:
+    """The vault's daemon running (watcher, API, background work) in a thread, once ready; its
+    memory and itself. Stopped, waited for and closed at the end."""
     memory = Memory.open(config)
     runner = Daemon(config, memory)
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()
-    assert runner.ready.wait(20), "daemon did not become ready"
     try:
-        yield memory
+        assert runner.ready.wait(ready_s), "daemon did not become ready"
+        yield memory, runner
     finally:
         runner.stop()
-        thread.join(10)
+        thread.join(join_s)
         memory.close()
+
+
+@pytest.fixture
+def daemon(vault: Path) -> Iterator[Memory]:
+    """The vault's daemon running (watcher, API, background work) in a thread; its memory."""
+    with running_daemon(load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20), ready_s=20) as (memory, _):
+        yield memory
 
 
 def write_chat(vault: Path, day: str, messages: list[tuple[str, str]]) -> None:

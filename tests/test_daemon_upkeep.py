@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import running_daemon, write
 from tests.fakes import FakeOllama, RecordedRequest
 from vaultmind.client import find_daemon
 from vaultmind.config import load_config
 from vaultmind.daemon import Daemon
 from vaultmind.memory import Memory
-
-from .conftest import write
 
 ANSWER = "Alice planned the atlas launch with the team. The budget was agreed in full."
 
@@ -47,17 +46,8 @@ def _daemon(vault: Path, config_text: str) -> Iterator[tuple[Memory, Daemon]]:
     """The vault's daemon, with `config_text` as its config.toml, in a thread."""
     write(vault, ".vaultmind/config.toml", config_text)
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
-    memory = Memory.open(config)
-    daemon = Daemon(config, memory)
-    thread = threading.Thread(target=daemon.run, daemon=True)
-    thread.start()
-    try:
-        assert daemon.ready.wait(60), "daemon did not become ready"
-        yield memory, daemon
-    finally:
-        daemon.stop()
-        thread.join(60)
-        memory.close()
+    with running_daemon(config, ready_s=60, join_s=60) as running:
+        yield running
 
 
 def _wait_for(what: str, check: Callable[[], object], timeout: float = 60.0) -> None:

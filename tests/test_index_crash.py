@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -16,13 +15,10 @@ import duckdb
 import pytest
 
 import vaultmind
+from tests.conftest import running_daemon, write
 from vaultmind.config import load_config
-from vaultmind.daemon import Daemon
 from vaultmind.index.quarantine import take_quarantine_notice
 from vaultmind.index.store import Index
-from vaultmind.memory import Memory
-
-from .conftest import write
 
 REPO = Path(vaultmind.__file__).resolve().parents[1]
 
@@ -139,12 +135,7 @@ def test_a_daemon_whose_database_is_invalidated_rebuilds_and_serves_on(vault: Pa
     path = vault / ".vaultmind" / "index.duckdb"
     _run_until_killed(KEYS_LOST_BY_REPLAY, str(path))
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
-    memory = Memory.open(config)
-    runner = Daemon(config, memory)
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    try:
-        assert runner.ready.wait(30), "daemon did not become ready"
+    with running_daemon(config) as (memory, _):
         assert memory.index.scalar("SELECT count(*) FROM notes") == 2
         with pytest.raises(duckdb.FatalException):  # a write meets the lookup index the replay broke
             memory.index.query("DELETE FROM crash_keys WHERE v % 7 = 0")
@@ -155,7 +146,3 @@ def test_a_daemon_whose_database_is_invalidated_rebuilds_and_serves_on(vault: Pa
         assert memory.index.scalar("SELECT count(*) FROM notes") == 2  # the fresh index, filled again
         assert memory.search("Lovelace")["hits"][0]["note_path"] == "a.md"
         assert (vault / ".vaultmind" / "quarantine" / "index-1.duckdb").exists()
-    finally:
-        runner.stop()
-        thread.join(10)
-        memory.close()

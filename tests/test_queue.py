@@ -456,14 +456,7 @@ def test_a_job_whose_llm_call_outlasts_lease_s_is_never_claimed_twice(vault: Pat
         memory.sync()
         settings = QueueSettings(workers=2, llm_concurrency=2, lease_s=0.3, poll_s=0.02)
         pool = WorkerPool(memory.config, memory, settings=settings)
-        pool.start()
-        try:
-            for _ in range(400):
-                if queue_status(memory.index)["depth"] == 0:
-                    break
-                threading.Event().wait(0.02)
-        finally:
-            pool.stop(timeout_s=10)
+        _work_until_empty(memory, pool, tries=400)
         assert len(fake.requests_to("/api/chat")) == 1
         assert pool.status()["processed"]["refused"] == 0
         assert gray_row(memory)[0] == "admitted"
@@ -498,14 +491,7 @@ def test_llm_calls_run_without_holding_the_index_lock(vault: Path) -> None:
         holder["memory"] = memory
         memory.sync()
         pool = WorkerPool(memory.config, memory, settings=QueueSettings(workers=2, poll_s=0.02))
-        pool.start()
-        try:
-            for _ in range(250):
-                if queue_status(memory.index)["depth"] == 0:
-                    break
-                threading.Event().wait(0.02)
-        finally:
-            pool.stop(timeout_s=10)
+        _work_until_empty(memory, pool, tries=250)
         assert free == [True]
         assert gray_row(memory)[0] == "admitted"
 
@@ -654,3 +640,15 @@ def test_backoff_stays_capped_after_thousands_of_failures() -> None:
     backoff = BACKOFF["llm_unreachable"]
     assert backoff.delay_s(1) == backoff.base_s
     assert backoff.delay_s(5_000) == backoff.cap_s
+
+
+def _work_until_empty(memory: Memory, pool: WorkerPool, *, tries: int) -> None:
+    """Run `pool` until the queue is empty (`tries` polls of 20 ms at most), then stop it."""
+    pool.start()
+    try:
+        for _ in range(tries):
+            if queue_status(memory.index)["depth"] == 0:
+                break
+            threading.Event().wait(0.02)
+    finally:
+        pool.stop(timeout_s=10)
