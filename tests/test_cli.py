@@ -20,8 +20,9 @@ import pytest
 
 from vaultmind.cli.main import build_parser, main
 from vaultmind.cli.output import Progress
-from vaultmind.config import beyond_loopback, load_config
+from vaultmind.config import load_config
 from vaultmind.errors import ConfigError
+from vaultmind.privacy import beyond_loopback
 
 from .conftest import end_process, run_main, snapshot_files, write
 

@@ -6,7 +6,6 @@ Every key is documented in `vault_template/.vaultmind/config.toml`.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -234,17 +233,6 @@ def _validate_privacy(config: Config, path: Path) -> None:
             path=path,
             hint=f'change {setting} to something on this machine, or set [privacy] mode = "standard" to allow it',
         )
-
-
-def beyond_loopback(host: str) -> bool:
-    """Whether the API bound to `host` can be reached from other machines (anything but
-    "localhost" and loopback addresses, e.g. "0.0.0.0" or a LAN address)."""
-    if host.strip().lower() in ("localhost", "localhost."):
-        return False
-    try:
-        return not ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:
-        return True  # a host name other than localhost may resolve to anything
 
 
 def _known_zone(name: str) -> bool:

@@ -13,13 +13,41 @@ that runs in Ollama's cloud (a tag `cloud` or ending in `-cloud`: `gpt-oss:120b-
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import ipaddress
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from vaultmind.config import Config
-
 MODES = ("standard", "local_only")
+
+
+class Settings(Protocol):
+    """What of a vault's settings (`config.Config`) says where text may go."""
+
+    @property
+    def embed_provider(self) -> str: ...
+    @property
+    def embed_model(self) -> str: ...
+    @property
+    def ollama_embed_model(self) -> str: ...
+    @property
+    def ollama_chat_model(self) -> str: ...
+    @property
+    def ollama_host(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def extra(self) -> dict[str, Any]: ...
+
+
+def beyond_loopback(host: str) -> bool:
+    """Whether the API bound to `host` can be reached from other machines (anything but
+    "localhost" and loopback addresses, e.g. "0.0.0.0" or a LAN address)."""
+    if host.strip().lower() in ("localhost", "localhost."):
+        return False
+    try:
+        return not ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return True  # a host name other than localhost may resolve to anything
 
 
 def cloud_model(name: str) -> bool:
@@ -28,7 +56,7 @@ def cloud_model(name: str) -> bool:
     return tag == "cloud" or tag.endswith("-cloud")
 
 
-def ollama_uses(config: Config) -> dict[str, list[str]]:
+def ollama_uses(config: Settings) -> dict[str, list[str]]:
     """The Ollama models the settings use, each with what uses it (embeddings, admission's gray
     band, summaries); empty when nothing does."""
     from vaultmind.admission.decide import Policy
@@ -46,10 +74,8 @@ def ollama_uses(config: Config) -> dict[str, list[str]]:
     return uses
 
 
-def egress(config: Config) -> list[tuple[str, str]]:
+def egress(config: Settings) -> list[tuple[str, str]]:
     """What in the settings sends the memory's text off this machine: (setting, why) pairs."""
-    from vaultmind.config import beyond_loopback
-
     found: list[tuple[str, str]] = []
     uses = ollama_uses(config)
     host = urlsplit(config.ollama_host if "//" in config.ollama_host else f"//{config.ollama_host}").hostname or ""

@@ -306,9 +306,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def _watch(config: Config) -> None:
-    from vaultmind.config import beyond_loopback
     from vaultmind.daemon import Daemon
     from vaultmind.memory import Memory
+    from vaultmind.privacy import beyond_loopback
 
     if beyond_loopback(config.host):
         print(
