@@ -58,19 +58,18 @@ def cloud_model(name: str) -> bool:
 
 def ollama_uses(config: Settings) -> dict[str, list[str]]:
     """The Ollama models the settings use, each with what uses it (embeddings, admission's gray
-    band, summaries); empty when nothing does."""
-    from vaultmind.admission.decide import Policy
-    from vaultmind.tree.settings import TreeSettings
-
+    band, summaries); empty when nothing does. Read from the settings as written (their parsers,
+    `admission/decide.py`'s `Policy` and `tree/settings.py`'s `TreeSettings`, check them): the
+    gray band asks `[ollama] chat_model` unless `[admission] llm = false`; summaries, under the
+    `auto` and `ollama` summarizers, `[trees] summarizer_model` or else that chat model."""
     uses: dict[str, list[str]] = {}
     if config.embed_provider == "ollama":
         uses.setdefault(config.embed_model or config.ollama_embed_model, []).append("embeddings")
-    policy = Policy.from_extra(config.extra, config.ollama_chat_model)
-    if policy.llm:
-        uses.setdefault(policy.llm_model.removeprefix("ollama:"), []).append("admission")
-    trees = TreeSettings.from_extra(config.extra)
-    if trees.summarizer in ("auto", "ollama"):
-        uses.setdefault(trees.summarizer_model or config.ollama_chat_model, []).append("summaries")
+    if config.extra.get("admission.llm", True) is not False:
+        uses.setdefault(config.ollama_chat_model, []).append("admission")
+    if config.extra.get("trees.summarizer", "auto") in ("auto", "ollama"):
+        model = config.extra.get("trees.summarizer_model") or config.ollama_chat_model
+        uses.setdefault(str(model), []).append("summaries")
     return uses
 
 
