@@ -27,7 +27,7 @@ def test_a_summary_hit_lists_two_refs_and_how_to_see_the_rest(
     code, out, _ = run_main(capsys, "query", "leaves", summary, "--vault", str(vault))
     meta = out.splitlines()[1]
     assert meta.startswith(f"    id {summary} · "), out
-    assert f"{refs[0]} · {refs[1]} · and {len(refs) - 2} more (`vaultmind query drill {summary}`)" in meta, (
+    assert f"{refs[0]} · {refs[1]} · and {len(refs) - 2} more (`vaultmind query drill {summary} --vault {vault}`)" in meta, (
         meta
     )
     assert refs[2] not in out

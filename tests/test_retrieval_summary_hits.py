@@ -4,7 +4,6 @@ is the tree it is folded into."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from vaultmind.tree.note import tree_for_note
 
 from .conftest import write, write_chat
 
-NOW = datetime(2024, 6, 20, 12, 0)
 TAIL = "The harbour crane inspection closes the long summary."
 
 
@@ -36,7 +34,7 @@ def sealed(vault: Path) -> Iterator[tuple[Memory, str]]:
     )
     with Memory.open(config) as memory:
         memory.sync()
-        assert seal_ready(memory, now=NOW).sealed
+        assert seal_ready(memory).sealed
         summary_id, path = memory.index.query("SELECT id, note_path FROM summaries WHERE level = 1 ORDER BY id LIMIT 1")[0]
         note = vault / path
         paragraph = "The restoration crew logged weather, paint, timber and rigging work for the lighthouse. " * 6
