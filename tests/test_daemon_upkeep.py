@@ -128,6 +128,7 @@ def test_a_batch_that_fails_with_any_error_is_counted_and_the_watcher_goes_on(
     """Not only vaultmind's, DuckDB's or the system's errors: a bug met in one batch is logged
     with the batch's paths and counted (in `/v1/status`), and the next save is applied."""
     _notes(vault, "A")
+    (vault / "B").mkdir()  # there before the daemon: the save's batch is the note alone, not its new folder first
     with _daemon(vault, '[trees]\nsummarizer = "fallback"\n') as (memory, daemon):
         real = memory.syncer.sync_paths
         broken = {"left": 1}
