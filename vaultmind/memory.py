@@ -462,8 +462,8 @@ class Memory:
         doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)
         with self._ingest_lock:  # (two agents at once: one folder's plan at a time)
             report = write_documents(self.config.vault, [doc])
-            written = sorted({*report.written, *report.unchanged})
-            self.sync_paths(written, gone=sorted({old for old, _ in report.renamed} - set(written)))
+            written, gone = report.to_sync()
+            self.sync_paths(written, gone=gone)
         found = query_source(self, source_id=source_id, limit=MAX_LIMIT)
         found["ingested"] = {
             "source_id": source_id,

@@ -101,12 +101,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         )
     sync: dict[str, Any] | None = None
     if report.written or report.unchanged:
-        # the unchanged notes too: a run cut short (killed, or its daemon was) may have written
-        # them without indexing them; running it again finishes the job. An indexed note costs a stat.
-        # And the places renamed notes left, which the index forgets (`gone`: not there on
-        # purpose, so never reported `missing`, whether the daemon's watcher synced them first or not)
-        paths = sorted({*report.written, *report.unchanged})
-        gone = sorted({old for old, _ in report.renamed} - set(paths))
+        paths, gone = report.to_sync()
         sync = through_daemon_or_local(
             config,
             lambda client: client.call("POST", "/v1/sync", {"paths": paths, "gone": gone}, timeout=3600),

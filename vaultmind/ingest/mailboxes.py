@@ -199,19 +199,27 @@ def _read_mbox(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
         mbox.close()
 
 
-def _size(mbox: mailbox.mbox, key: object) -> int | None:
-    """The bytes message `key` takes in the mbox (its table of contents), None when unknown."""
+def _offsets(mbox: mailbox.mbox, key: object) -> tuple[int, int] | None:
+    """Where message `key` starts and stops in the mbox (Python's mbox keeps each message's
+    offsets in its table of contents), None when unknown."""
     toc = getattr(mbox, "_toc", None)
-    return int(toc[key][1] - toc[key][0]) if isinstance(toc, dict) and key in toc else None
+    span = toc.get(key) if isinstance(toc, dict) else None
+    return (int(span[0]), int(span[1])) if span is not None else None
+
+
+def _size(mbox: mailbox.mbox, key: object) -> int | None:
+    """The bytes message `key` takes in the mbox, None when unknown."""
+    span = _offsets(mbox, key)
+    return None if span is None else span[1] - span[0]
 
 
 def _blank_between(mbox: mailbox.mbox, before: object, key: object) -> bool:
     """Whether the mbox split message `key` from message `before` at a blank line, which neither
-    holds (Python's mbox keeps each message's offsets in its table of contents)."""
-    toc = getattr(mbox, "_toc", None)
-    if not isinstance(toc, dict) or before not in toc or key not in toc:
+    holds."""
+    earlier, this = _offsets(mbox, before), _offsets(mbox, key)
+    if earlier is None or this is None:
         return True  # (the usual mbox: a blank line before every "From ")
-    return bool(toc[key][0] > toc[before][1])
+    return this[0] > earlier[1]
 
 
 # a header block's multipart boundary: `Content-Type: multipart/mixed;` and, maybe on a folded

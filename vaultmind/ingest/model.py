@@ -137,3 +137,12 @@ class IngestReport:
     local_zone_named: bool = False  # that zone was named (`--tz`, `[ingest] timezone`), not UTC by default
     said_before: set[str] = field(default_factory=set)  # warnings about documents already ingested and unchanged
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (from, to): notes given their file's name
+
+    def to_sync(self) -> tuple[list[str], list[str]]:
+        """The paths the index is brought in step with after the ingest, and those `gone`. The
+        unchanged notes too: a run cut short (killed, or its daemon was) may have written them
+        without indexing them; running it again finishes the job (an indexed note costs a stat).
+        `gone`: the places renamed notes left, which the index forgets — not there on purpose, so
+        never reported `missing`, whether a daemon's watcher synced them first or not."""
+        paths = sorted({*self.written, *self.unchanged})
+        return paths, sorted({old for old, _ in self.renamed} - set(paths))

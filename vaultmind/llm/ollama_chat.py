@@ -275,6 +275,23 @@ class OllamaChat:
         return LlmUnrecoverable(f"{where} answered HTTP {status}: {message}", hint=_CONFIG_HINT)
 
 
+def pulled_models(host: str, timeout_s: float) -> set[str]:
+    """The models the Ollama server at `host` has (`/api/tags`); raises what the client raises
+    when nothing (or no Ollama) answers."""
+    import ollama
+
+    client = ollama.Client(host=host, timeout=timeout_s)
+    try:
+        return {str(getattr(m, "model", "") or "") for m in client.list().models}
+    finally:
+        client.close()  # type: ignore[no-untyped-call]
+
+
+def has_model(pulled: set[str], model: str) -> bool:
+    """Whether `model` is among the `pulled` ones: a name without a tag is its `latest`."""
+    return model in pulled or (":" not in model and f"{model}:latest" in pulled)
+
+
 def parse_json_object(raw: str) -> dict[str, Any]:
     """The first JSON object in `raw` (prose, code fences and trailing text tolerated)."""
     text = raw.strip()

@@ -105,17 +105,10 @@ def _probe(host: str, model: str) -> bool:
         cached = _probes.get(key)
         if cached is not None and now - cached[0] < _PROBE_TTL_S:
             return cached[1]
-    ok = False
-    try:
-        import ollama
+    from vaultmind.llm.ollama_chat import has_model, pulled_models
 
-        client = ollama.Client(host=host, timeout=2.0)
-        try:
-            wanted = model if ":" in model else f"{model}:latest"
-            names = {str(getattr(m, "model", "") or "") for m in client.list().models}
-            ok = wanted in names or model in names
-        finally:
-            client.close()  # type: ignore[no-untyped-call]
+    try:
+        ok = has_model(pulled_models(host, 2.0), model)
     except Exception:  # any failure to ask means "not available": the fallback is always there
         ok = False
     with _probe_lock:
