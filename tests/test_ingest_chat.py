@@ -1020,6 +1020,28 @@ def test_a_whatsapp_message_line_pasted_into_a_message_stays_in_it(tmp_path: Pat
     assert snapshot_files(vault) == before
 
 
+def test_a_whatsapp_line_without_the_space_after_the_name_is_no_line_of_the_message_above(tmp_path: Path, vault: Path) -> None:
+    """"13/03/2024, 09:01 - Alice:." (a participant's name, a colon, no space) was made a line of
+    Bob's message above it, once lines without an author were kept as lines pasted into it. It
+    is a message line written wrong: left out, as reference parsers leave it, and said."""
+    export = write(tmp_path, "WhatsApp Chat with Ferry.txt", (
+        "13/03/2024, 09:00 - Alice: the ferry leaves at 7\n"
+        "13/03/2024, 09:00 - Bob: from pier 3\n"
+        "13/03/2024, 09:01 - Alice:.\n"
+        "13/03/2024, 09:02 - Bob: see you there\n"
+        "13/03/2024, 09:03 - dentist at 10\n"
+    ))
+    [batch] = parse_whatsapp(export)
+    assert [(m.author, m.text) for m in batch.messages] == [
+        ("Alice", "the ferry leaves at 7"),
+        ("Bob", "from pier 3"),
+        ("Bob", "see you there\n13/03/2024, 09:03 - dentist at 10"),  # (a pasted line stays one)
+    ]
+    report = ingest_paths("chat", [export], vault)
+    assert report.messages_added == 3
+    assert [w for w in report.warnings if "line 3" in w and "Alice" in w and "left out" in w], report.warnings
+
+
 def test_whatsapp_lines_a_participant_writes_another_way_stay_messages(tmp_path: Path, vault: Path) -> None:
     """A file that writes the chat's own lines two ways (a phone whose clock went from 24 h to
     12 h, two exports joined, one with seconds): the lines of the fewer way were taken for

@@ -427,12 +427,22 @@ def _keep_unknown_lines(path: Path, records: list[Record]) -> tuple[list[Record]
     with the lines below it: a line pasted into the message ("18/03/2024, 10:00 - dentist", a
     calendar). Before, it was taken for a system line and dropped with its lines. The message
     keeps the id its own lines give it (`Record.head`), as an earlier vaultmind gave it. Such
-    lines with no message above them (the file's first) are left out, and said."""
+    lines with no message above them (the file's first), and a participant's message line
+    written without the space after the colon ("Alice:."), are left out, and said."""
     out: list[Record] = []
     left_out: list[str] = []
+    participants = {record.author for record in records if record.author is not None}
     for record in records:
         if record.author is not None or (record.notice and not any(line.strip() for line in record.lines)):
             out.append(record)
+            continue
+        unspaced = None if record.lines else _unspaced_author(record, participants)
+        if unspaced is not None:
+            left_out.append(
+                f"{path}: line {record.line}: {record.raw!r} reads as a message by {unspaced} without the "
+                "space an export writes after the name's colon; left out"
+            )
+            out.append(record)  # (dropped, as a system line: no line of the message above)
             continue
         above = out[-1] if out and out[-1].author is not None else None
         if above is None:
@@ -448,6 +458,14 @@ def _keep_unknown_lines(path: Path, records: list[Record]) -> tuple[list[Record]
             above.head = len(above.lines)
         above.lines.extend([record.raw, *record.lines])
     return out, left_out
+
+
+def _unspaced_author(record: Record, participants: set[str]) -> str | None:
+    """The participant a one-line system line names before a colon with no space after it
+    ("John Doe:."): a message line written wrong, not a line pasted into the message above."""
+    match = HEADER_RE.match(record.raw)
+    rest = match.group("rest") if match is not None else ""
+    return next((name for name in sorted(participants) if rest.startswith(f"{name}:")), None)
 
 
 def _split_author(rest: str) -> tuple[str | None, str]:
