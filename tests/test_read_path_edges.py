@@ -166,6 +166,8 @@ def test_the_last_time_something_happened_is_answered_latest_first(vault: Path) 
             hits = memory.query("walk", {"query": question, "reference_time": at})["hits"]
             assert [h["time_range"]["start"][:10] for h in hits[:3]] == ["2024-05-20", "2024-04-15", "2024-03-04"], question
             assert hits[0]["breakdown"]["latest"] > 0
+        then = memory.query("walk", {"query": "when did I last email Dana?", "reference_time": "2024-05-01T12:00:00Z"})["hits"]
+        assert then[0]["time_range"]["start"][:10] == "2024-04-15", "the last time as of the question's time"
         plain = memory.query("walk", {"query": "when did I email Dana?", "reference_time": at})["hits"]
         assert plain[0]["time_range"]["start"][:10] == "2024-03-04", "without 'last', the best match"
         week = memory.query("walk", {"query": "what did I email Dana last week?", "reference_time": "2024-05-27T12:00:00Z"})

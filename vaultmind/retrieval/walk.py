@@ -256,7 +256,7 @@ def walk(
         latest = WINDOW_PRESENCE * nearness(asked.window, cols.ts, np.isin(cols.author, speaker_codes(cols, asked.speakers, asked.named, asked.qents)))
         scores += latest
     elif asked.latest:  # "when did I last email Dana?": of the messages that say it, the latest first
-        latest = latest_first(memory, ids, cols, scores, asked.content_terms, signals[:, LEX] > 0)
+        latest = latest_first(memory, ids, cols, scores, asked.content_terms, signals[:, LEX] > 0, now)
         scores += latest
     elif asked.only_names:  # "what did Dana say?": of her messages, the latest first (ties, near-ties)
         latest = LATEST_SAID * recency(cols.ts, signals[:, AUTHOR] > 0)

@@ -210,15 +210,21 @@ def recency(ts: npt.NDArray[np.datetime64], among: npt.NDArray[np.bool_]) -> npt
 
 
 def latest_first(
-    memory: MemoryView, ids: Sequence[str], cols: LeafColumns, scores: npt.NDArray[np.float64], wanted: Collection[str], among: npt.NDArray[np.bool_]
+    memory: MemoryView,
+    ids: Sequence[str],
+    cols: LeafColumns,
+    scores: npt.NDArray[np.float64],
+    wanted: Collection[str],
+    among: npt.NDArray[np.bool_],
+    now: datetime,
 ) -> npt.NDArray[np.float64]:
-    """What lifts the dated leaves of `among` (the question's lexical matches) that hold the most
-    of its terms `wanted` above every other leaf, latest first: each to the best score of all
-    plus `LAST_STEP` × its place in time (1 for the earliest of them); 0 for any other leaf.
-    "When did I last email Dana?" asks for the latest of the messages that say it, however
-    much better an earlier one matches."""
+    """What lifts the leaves of `among` (the question's lexical matches) dated up to `now` that
+    hold the most of its terms `wanted` above every other leaf, latest first: each to the best
+    score of all plus `LAST_STEP` × its place in time (1 for the earliest of them); 0 for any
+    other leaf. "When did I last email Dana?" asks for the latest of the messages that say it,
+    however much better an earlier one matches — and asked as of a past time, the latest then."""
     out = np.zeros(len(ids))
-    places = np.flatnonzero(among & ~np.isnat(cols.ts))
+    places = np.flatnonzero(among & ~np.isnat(cols.ts) & (cols.ts <= np.datetime64(now, "us")))
     if not len(places) or not wanted:
         return out
     rows = memory.leaves.rows([ids[k] for k in places.tolist()])
