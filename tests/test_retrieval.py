@@ -319,7 +319,8 @@ def test_modes(mem: Memory) -> None:
     assert fetched["missing"] == ["missing-id"]
     shouted = mem.query("fetch_leaves", {"ids": [f" {ids[1].upper()} ", ids[1]]})  # pasted, in capitals
     assert [h["node_id"] for h in shouted["hits"]] == [ids[1]] and shouted["missing"] == []
-    assert mem.query("drill_down", {"node_id": ids[0]})["hits"] == []
+    with pytest.raises(UsageError, match="a leaf has no children"):
+        mem.query("drill_down", {"node_id": ids[0]})
     with pytest.raises(NotFound):
         mem.query("drill_down", {"node_id": "nope"})
     with pytest.raises(UsageError):

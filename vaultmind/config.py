@@ -17,6 +17,7 @@ from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS
 from vaultmind.vault.templates import TemplateFolder, template_folders
 
 CONFIG_RELPATH = ".vaultmind/config.toml"
+MAX_LIMIT = 500  # the most hits (or node ids) one answer of any retrieval mode holds
 
 DEFAULT_IGNORE: tuple[str, ...] = (".*", "~$*")
 """Hidden files and folders, at any depth: Obsidian does not show them (.obsidian, .git,
@@ -199,9 +200,9 @@ def _validate(config: Config, path: Path) -> None:
         raise ConfigError(f"[chunking] max_tokens must be at least {MIN_CHUNK_TOKENS}", path=path)
     if config.max_file_bytes <= 0:
         raise ConfigError("[vault] max_file_mb must be positive", path=path)
-    if config.search_limit <= 0:  # (a query given 0 used to return its own default silently)
+    if not 0 < config.search_limit <= MAX_LIMIT:  # (0 used to give the default, and above the cap the cap, silently)
         raise ConfigError(
-            f"[search] limit = {config.search_limit} must be a positive integer", path=path, hint="such as 10"
+            f"[search] limit = {config.search_limit} must be a positive integer of at most {MAX_LIMIT}", path=path, hint="such as 10"
         )
     if config.debounce_ms < 0 or config.step_ms <= 0:
         raise ConfigError("[watch] debounce_ms must be >= 0 and step_ms > 0", path=path)

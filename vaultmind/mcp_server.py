@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from vaultmind import __version__
+from vaultmind.config import MAX_LIMIT
 from vaultmind.errors import VaultmindError
 from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
-from vaultmind.retrieval.modes import MAX_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,11 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
 
 _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
     "query": {"type": "string", "description": "the question or the words to look for"},
-    "limit": {"type": "integer", "minimum": 1, "description": f"hits to return (at most {MAX_LIMIT})"},
-    "reference_time": {"type": "string", "description": "ISO 8601 time that 'last week' is read from (default now)"},
+    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": f"hits to return (at most {MAX_LIMIT})"},
+    "reference_time": {
+        "type": "string",
+        "description": "ISO 8601 time that 'last week' is read from, on the calendar of its offset (without one: UTC; default now)",
+    },
     "evidence": {"type": "boolean", "description": "walk: add a cited evidence block within budget_tokens"},
     "budget_tokens": {"type": "integer", "minimum": 1, "description": "walk: the evidence block's size (default 1000)"},
     "kind": {"type": "string", "description": "search_entities: an entity kind; query_source: a source kind"},
@@ -47,13 +50,18 @@ _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
         "type": "string",
         "description": "query_source: a source note's source_id (e.g. slack:T1/C1); ingest_document: the document's own id",
     },
-    "since": {"type": "string", "description": "query_source: ISO 8601 start"},
-    "until": {"type": "string", "description": "query_source: ISO 8601 end"},
+    "since": {"type": "string", "description": "query_source: ISO 8601 start (without an offset: UTC)"},
+    "until": {"type": "string", "description": "query_source: ISO 8601 end (without an offset: UTC)"},
     "node_id": {"type": "string", "description": "drill_down: a hit's id (a summary or an entity)"},
     "depth": {"type": "integer", "minimum": 1, "description": "drill_down: levels to go down (default 1)"},
-    "start": {"type": "string", "description": "cover_window: ISO 8601 start"},
-    "end": {"type": "string", "description": "cover_window: ISO 8601 end"},
-    "ids": {"type": "array", "items": {"type": "string"}, "description": "fetch_leaves: node ids, in order"},
+    "start": {"type": "string", "description": "cover_window: ISO 8601 start (without an offset: UTC)"},
+    "end": {"type": "string", "description": "cover_window: ISO 8601 end (without an offset: UTC)"},
+    "ids": {
+        "type": "array",
+        "items": {"type": "string"},
+        "maxItems": MAX_LIMIT,
+        "description": f"fetch_leaves: node ids, in order (at most {MAX_LIMIT})",
+    },
     "title": {"type": "string", "description": "ingest_document: the document's title"},
     "body": {"type": "string", "description": "ingest_document: the document's text (Markdown)"},
     "source_ref": {"type": "string", "description": "ingest_document: where it came from (a URL, an id)"},

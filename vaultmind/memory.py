@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from vaultmind.config import CONFIG_RELPATH, Config, load_config
+from vaultmind.config import CONFIG_RELPATH, MAX_LIMIT, Config, load_config
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
@@ -456,7 +456,7 @@ class Memory:
         from vaultmind.ingest.model import DocumentInput
         from vaultmind.ingest.writer import write_documents
         from vaultmind.markdown.render import iso_utc
-        from vaultmind.retrieval.modes import MAX_LIMIT, query_source
+        from vaultmind.retrieval.modes import query_source
 
         now = iso_utc(datetime.now(UTC).replace(microsecond=0))
         doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)

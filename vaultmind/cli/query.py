@@ -17,7 +17,8 @@ from vaultmind.shell import command_line
 if TYPE_CHECKING:
     from vaultmind.config import Config
 
-LIMIT_HELP = "number of hits (default: [search] limit in the vault's config.toml, 10 unless set)"
+LIMIT_HELP = "number of hits (default: [search] limit in the vault's config.toml, 10 unless set; at most 500)"
+ZONE_HELP = "without an offset such as +02:00, in this machine's time zone, as --at"
 
 
 def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -48,7 +49,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
             {
                 "query": a.text,
                 "limit": a.limit,
-                "reference_time": asker_time(a.at),
+                "reference_time": a.at if a.at is not None else datetime.now().astimezone().isoformat(),
                 "evidence": a.evidence,
                 "budget_tokens": a.budget,
             },
@@ -76,10 +77,10 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q = modes.add_parser("source", help="leaves of one source or kind, in a time window (the api's query_source)")
     q.add_argument("--source-id", default=None, help='e.g. "slack:acme/general"')
     q.add_argument("--kind", default=None, help="chat, email, document or note")
-    q.add_argument("--since", default=None, help="ISO 8601 start (inclusive)")
-    q.add_argument("--until", default=None, help="ISO 8601 end (exclusive)")
+    q.add_argument("--since", default=None, help=f"ISO 8601 start (inclusive; {ZONE_HELP})")
+    q.add_argument("--until", default=None, help=f"ISO 8601 end (exclusive; {ZONE_HELP})")
     q.add_argument("--rerank", default=None, metavar="TEXT", help="re-rank by semantic similarity to TEXT")
-    q.add_argument("--limit", type=positive_int, default=None, help="number of leaves (default 50)")
+    q.add_argument("--limit", type=positive_int, default=None, help="number of leaves (default 50, at most 500)")
     q.set_defaults(
         handler=lambda a: _run(
             a,
@@ -97,9 +98,9 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     vault_args(q)
 
     q = modes.add_parser("window", help="the fewest nodes covering a time window (the api's cover_window)")
-    q.add_argument("start", help="ISO 8601 start (inclusive)")
-    q.add_argument("end", help="ISO 8601 end (exclusive)")
-    q.add_argument("--limit", type=positive_int, default=None, help="number of nodes (default 100)")
+    q.add_argument("start", help=f"ISO 8601 start (inclusive; {ZONE_HELP})")
+    q.add_argument("end", help=f"ISO 8601 end (exclusive; {ZONE_HELP})")
+    q.add_argument("--limit", type=positive_int, default=None, help="number of nodes (default 100, at most 500)")
     q.set_defaults(
         handler=lambda a: _run(a, "cover_window", {"start": a.start, "end": a.end, "limit": a.limit})
     )
@@ -108,7 +109,9 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q = modes.add_parser(
         "leaves", help="nodes by id (leaves, summaries, entities), in the order given (the api's fetch_leaves)"
     )
-    q.add_argument("ids", nargs="+", help="node ids (the `id` of a hit), or unique prefixes of at least 6 characters")
+    q.add_argument(
+        "ids", nargs="+", help="node ids (the `id` of a hit), or unique prefixes of at least 6 characters; at most 500"
+    )
     q.set_defaults(handler=lambda a: _run(a, "fetch_leaves", {"ids": a.ids}))
     vault_args(q)
 
@@ -119,7 +122,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
         "node_id", help="the `id` of a hit (a summary or an entity), or a unique prefix of at least 6 characters"
     )
     q.add_argument("--depth", type=positive_int, default=1, help="levels of a summary to go down (default 1)")
-    q.add_argument("--limit", type=positive_int, default=None, help="number of nodes (default 100)")
+    q.add_argument("--limit", type=positive_int, default=None, help="number of nodes (default 100, at most 500)")
     q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth, "limit": a.limit}))
     vault_args(q)
 
@@ -139,15 +142,21 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     vault_args(q)
 
 
-def asker_time(at: str | None) -> str:
-    """`--at` as the asker means it, with this machine's offset when it has none (default: now):
-    a running daemon, whose time zone may differ, then reads "yesterday" on the asker's calendar.
-    A value that is no ISO time goes on as it is, for the error that names it."""
+# The modes' time arguments: `--at` (default now), `--since`, `--until`, a window's ends
+TIMES = frozenset(("reference_time", "since", "until", "start", "end"))
+
+
+def in_asker_zone(value: str) -> str:
+    """A time the command line was given, with this machine's offset when it has none: one rule
+    for every time of every mode, whether a daemon in another zone or this process answers
+    (which reads a time without an offset as UTC), so "yesterday" is the asker's and a window's
+    ends are the asker's clock times. A value that is no ISO time goes on as it is, for the
+    error that names it."""
     try:
-        when = datetime.now() if at is None else datetime.fromisoformat(at.replace("Z", "+00:00"))
-    except ValueError:
-        return str(at)
-    return when.astimezone().isoformat() if when.tzinfo is None else when.isoformat()
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return when.astimezone().isoformat() if when.tzinfo is None else when.isoformat()
+    except (ValueError, OverflowError):  # (a year-1 time this machine's offset takes before the calendar)
+        return value
 
 
 def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool = False) -> dict[str, Any]:
@@ -190,7 +199,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
-    clean = {k: v for k, v in mode_args.items() if v is not None}
+    clean = {k: in_asker_zone(v) if k in TIMES else v for k, v in mode_args.items() if v is not None}
     config = config_from_args(args)
     result = ask(config, mode, clean, progress=True)
     if args.json:

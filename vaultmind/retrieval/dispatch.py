@@ -57,7 +57,7 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
     result = walk(
         memory,
         question,
-        limit=min(_int(args, "limit", 10), modes.MAX_LIMIT),
+        limit=modes.check_limit(_int(args, "limit", 10)),
         reference_time=_time(args, "reference_time", keep_offset=True),
     )
     query = result.get("query") or {}
@@ -82,7 +82,7 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _search(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
-    return search(memory, _str(args, "query"), limit=min(_int(args, "limit", 10), modes.MAX_LIMIT))
+    return search(memory, _str(args, "query"), limit=modes.check_limit(_int(args, "limit", 10)))
 
 
 _HANDLERS: dict[str, Callable[[MemoryView, dict[str, Any]], dict[str, Any]]] = {

@@ -1,6 +1,6 @@
 """The one hit shape every retrieval mode returns, and how leaves become hits.
 
-A `RetrievalHit` is a node (a leaf, or a summary: one hit, its whole text) with everything an
+A `RetrievalHit` is a node (a leaf, a summary: one hit, its whole text, or an entity) with everything an
 agent or a person needs to trust and follow it: content, where it lives in the vault (path,
 anchor, wikilink, `obsidian://` link), where it came from (`source_refs`), when (time range),
 who/what (entities), and why it ranked where it did (`score` and `breakdown`).
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 @dataclass(slots=True)
 class RetrievalHit:
     node_id: str
-    node_kind: str  # "leaf" | "summary"
+    node_kind: str  # "leaf" | "summary" | "entity" (`modes._entity_hit`); the shape: docs/vault-format.md
     tree: str  # the tree its note is folded into (`tree_for_note`): source_id, "notes:<top folder>", "notes:/"
     scope: str
     level: int

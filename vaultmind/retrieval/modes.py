@@ -8,7 +8,11 @@ drill_down       breadth-first over a node's children, depth bounded; from an en
 cover_window     the fewest nodes covering a time window (summaries first), plus the
                  leaves no summary covers
 fetch_leaves     nodes by id (leaves, summaries, entities), order kept, missing ids skipped
-                 (and listed); drill_down and fetch_leaves take a unique id prefix too
+                 (and listed), at most `MAX_LIMIT` ids; drill_down and fetch_leaves take a unique
+                 id prefix too
+
+A `limit` (or a number of ids) above `MAX_LIMIT` is an error that names the cap, never a
+shorter answer than asked for.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.config import MAX_LIMIT
 from vaultmind.embed.base import embed_query
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import NotFound, UsageError
@@ -33,7 +38,6 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 4
 SOURCE_KINDS = ("chat", "email", "document", "note")  # "note": the vault's own notes
-MAX_LIMIT = 500
 FUZZY_CUTOFF = 70
 MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 
@@ -41,8 +45,12 @@ MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 def fetch_leaves(memory: MemoryView, ids: Sequence[str]) -> dict[str, Any]:
     """Nodes by id, in the order asked, each once: leaf ids, and the `node_id` of any hit (a
     summary's, which answers as the summary node; an entity's, as `search_entities` shows it);
-    the ids found nowhere in `missing`."""
+    the ids found nowhere in `missing`. At most `MAX_LIMIT` different ids."""
     typed = [i for i in dict.fromkeys(i.strip().lower() for i in ids) if i]  # ids are lower-case
+    if len(typed) > MAX_LIMIT:
+        raise UsageError(
+            f"fetch_leaves takes at most {MAX_LIMIT} ids (given {len(typed)})", hint=f"ask for them in batches of {MAX_LIMIT}"
+        )
     wanted = list(dict.fromkeys(_typed_id(memory, i) for i in typed))
     summaries: dict[str, str] = {}
     if has_table(memory.index, "summaries"):  # a summary's chunk asked by its id is the summary
@@ -101,7 +109,7 @@ def query_source(
         raise UsageError(f"unknown kind {kind!r} for query_source (kinds: {', '.join(SOURCE_KINDS)})")
     if since is not None and until is not None and until <= since:
         raise UsageError("query_source needs since < until (the window is [since, until))")
-    limit = _check_limit(limit)
+    limit = check_limit(limit)
     clauses = ["true"]
     params: list[Any] = []
     if source_id:
@@ -150,7 +158,7 @@ def cover_window(memory: MemoryView, start: datetime, end: datetime, *, limit: i
     covers (`uncovered_leaves` counts them)."""
     if end <= start:
         raise UsageError("cover_window needs start < end")
-    limit = _check_limit(limit)
+    limit = check_limit(limit)
     leaf_rows = memory.index.query(
         "SELECT id FROM leaves WHERE ts >= ? AND ts < ? ORDER BY ts, id", [start, end]
     )
@@ -180,13 +188,16 @@ def cover_window(memory: MemoryView, start: datetime, end: datetime, *, limit: i
 
 
 def drill_down(memory: MemoryView, node_id: str, *, depth: int = 1, limit: int = 100) -> dict[str, Any]:
-    """Children of a summary node, breadth first, `depth` levels down (summaries, then leaves).
-    Leaves have no children. An entity's children are the leaves that mention it or that it
-    wrote (`entity_leaves`)."""
+    """Children of a summary node, breadth first, `depth` levels down (summaries, then leaves); a
+    chunk of a summary note stands for its summary. A leaf has no children: asked for its
+    children is an error that names the summary folding it (`_leaf_has_no_children`). An
+    entity's children are the leaves that mention it or that it wrote (`entity_leaves`)."""
     if depth < 1 or depth > MAX_DEPTH:
         raise UsageError(f"depth must be between 1 and {MAX_DEPTH}")
-    limit = _check_limit(limit)
+    limit = check_limit(limit)
     node_id = resolve_node_id(memory.index, node_id)
+    if has_table(memory.index, "summaries"):  # a summary's chunk asked by its id is the summary
+        node_id = _chunk_summaries(memory, [node_id]).get(node_id, node_id)
     is_leaf = memory.index.scalar("SELECT count(*) FROM leaves WHERE id = ?", [node_id])
     is_summary = has_table(memory.index, "summaries") and memory.index.scalar(
         "SELECT count(*) FROM summaries WHERE id = ?", [node_id]
@@ -196,7 +207,7 @@ def drill_down(memory: MemoryView, node_id: str, *, depth: int = 1, limit: int =
             return entity_leaves(memory, node_id.lower(), limit=limit)
         raise NotFound(f"no node with id {node_id}", hint="ids come from the node_id of a hit")
     if not is_summary:
-        return envelope([], 0)
+        raise _leaf_has_no_children(memory, node_id)
     order: list[str] = []
     frontier = [node_id]
     for _ in range(depth):
@@ -223,6 +234,28 @@ def drill_down(memory: MemoryView, node_id: str, *, depth: int = 1, limit: int =
         else:
             hits.extend(leaf_hits(memory, [(child, 0.0, {"depth": "child"})]))
     return envelope(hits, len(order))
+
+
+def _leaf_has_no_children(memory: MemoryView, leaf_id: str) -> UsageError:
+    """The error for the children of a leaf: it has none; the hint names the summary that folds
+    it (its parent: drill down from it, or fetch it), else the tree it waits in."""
+    parent = (
+        memory.index.query(
+            "SELECT id FROM summaries WHERE list_contains(children, ?) ORDER BY stale, level, id LIMIT 1", [leaf_id]
+        )
+        if has_table(memory.index, "summaries")
+        else []
+    )
+    if parent:
+        summary = parent[0][0]
+        hint = (
+            f"the summary that folds it is {summary}: fetch_leaves shows it and drill_down lists it with its "
+            f"siblings (vaultmind query leaves {summary} / vaultmind query drill {summary})"
+        )
+    else:
+        tree = leaf_hits(memory, [(leaf_id, 0.0, {})])[0].tree
+        hint = f"no summary folds it yet (its tree: {tree}); fetch_leaves shows the leaf itself"
+    return UsageError(f"{leaf_id} is a leaf, and a leaf has no children", hint=hint)
 
 
 def entity_leaves(memory: MemoryView, entity_id: str, *, limit: int = 100) -> dict[str, Any]:
@@ -258,7 +291,7 @@ def search_entities(
     mode plus their kind, names and mention count. The order: the name's match (0–100) plus
     `MENTION_POINTS` per tenfold of mentions, so of two near-equal matches the entity the memory
     speaks of more comes first (the person over a one-off "@Priya" handle); `breakdown` has both."""
-    limit = _check_limit(limit)
+    limit = check_limit(limit)
     if kind and kind not in ENTITY_KINDS:
         raise UsageError(f"unknown entity kind {kind!r} (kinds: {', '.join(ENTITY_KINDS)})")
     if not has_table(memory.index, "entities"):
@@ -294,7 +327,8 @@ def _entity_hit(
     memory: MemoryView, row: EntityRow, score: float, breakdown: dict[str, Any], *, ambiguous: bool = False
 ) -> dict[str, Any]:
     """An entity in the hit shape of every mode (its entity note, when there is one, cited as a
-    leaf's note is), plus its kind, names and mention count."""
+    leaf's note is; without one, "" for its note path and links, as every hit's strings are),
+    plus its kind, names and mention count."""
     path = row.note_path
     hit = RetrievalHit(
         node_id=row.id,
@@ -313,9 +347,6 @@ def _entity_hit(
         wikilink=wikilink(path) if path else "",
     )
     return hit.to_dict() | {
-        "note_path": path,
-        "link": hit.link or None,
-        "wikilink": hit.wikilink or None,
         "kind": row.kind,
         "display_name": row.display_name,
         "aliases": list(row.aliases),
@@ -324,7 +355,13 @@ def _entity_hit(
     }
 
 
-def _check_limit(limit: int) -> int:
+def check_limit(limit: int) -> int:
+    """`limit`, when it is from 1 to `MAX_LIMIT`; else an error naming the cap."""
     if limit <= 0:
         raise UsageError("limit must be positive")
-    return min(limit, MAX_LIMIT)
+    if limit > MAX_LIMIT:
+        raise UsageError(
+            f"limit must be at most {MAX_LIMIT} (given {limit})",
+            hint="ask for fewer, or narrow the question (a window, a source)",
+        )
+    return limit

@@ -57,6 +57,7 @@ from vaultmind.retrieval.windows import said_in
 from vaultmind.retrieval.wording import (
     agent_nouns,
     asker_writes,
+    asks_latest,
     hedges,
     merged,
     own_writing,
@@ -92,6 +93,7 @@ class Reading:
     corrected: dict[str, str]  # misspelt word → the word read
     asked_who: str | None  # the entity it asks who or what it is ("who is Bob?")
     only_names: bool  # about nothing but its author ("what did Dana say?")
+    latest: bool  # asks for the latest time it happened ("when did I last email Dana?": `asks_latest`)
     kind: AnswerKind | None  # the kind of answer it asks for (`answer_type`)
     tense: Tense | None
     dated: set[str]  # the terms of its window's words
@@ -237,6 +239,7 @@ def read_question(
         corrected={**misnamed, **{word: new for word, new, _ in fixed.values()}},
         asked_who=asked_who,
         only_names=only_names,
+        latest=asks_latest(question),
         kind=kind,
         tense=tense,
         dated=dated,

@@ -63,6 +63,7 @@ The time factor and the window's presence in `walk`'s formula:
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -86,6 +87,7 @@ OUTSIDE_WINDOW = 0.35
 AFTER_WINDOW = 0.75
 AFTER_WINDOW_DAYS = 3
 LEAD_UP_DAYS = 14  # a window still ahead: the days before the reference time that tell of it
+LAST_STEP = 0.25  # "when did I last…?": each of the fullest matches this much above the one before it in time
 DAY_TELLS_TERMS = 4  # a leaf naming a past day asked alone: its raise is whole from this many words beyond the date
 
 def within(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.bool_]:
@@ -205,6 +207,35 @@ def recency(ts: npt.NDArray[np.datetime64], among: npt.NDArray[np.bool_]) -> npt
         return np.zeros(len(ts))
     out = ((ts - first) / (last - first)).astype(np.float64)
     return np.where(dated, np.nan_to_num(out), 0.0)
+
+
+def latest_first(
+    memory: MemoryView,
+    ids: Sequence[str],
+    cols: LeafColumns,
+    scores: npt.NDArray[np.float64],
+    wanted: Collection[str],
+    among: npt.NDArray[np.bool_],
+    now: datetime,
+) -> npt.NDArray[np.float64]:
+    """What lifts the leaves of `among` (the question's lexical matches) dated up to `now` that
+    hold the most of its terms `wanted` above every other leaf, latest first: each to the best
+    score of all plus `LAST_STEP` × its place in time (1 for the earliest of them); 0 for any
+    other leaf. "When did I last email Dana?" asks for the latest of the messages that say it,
+    however much better an earlier one matches — and asked as of a past time, the latest then."""
+    out = np.zeros(len(ids))
+    places = np.flatnonzero(among & ~np.isnat(cols.ts) & (cols.ts <= np.datetime64(now, "us")))
+    if not len(places) or not wanted:
+        return out
+    rows = memory.leaves.rows([ids[k] for k in places.tolist()])
+    asked = frozenset(wanted)
+    held = np.array([len(asked.intersection(terms(rows[ids[k]]["text"] or ""))) if ids[k] in rows else 0 for k in places.tolist()])
+    if held.max() == 0:
+        return out
+    fullest = places[held == held.max()]
+    order = fullest[np.argsort(cols.ts[fullest], kind="stable")]
+    out[order] = scores.max() - scores[order] + LAST_STEP * np.arange(1, len(order) + 1)
+    return out
 
 
 def nearness(window: TimeWindow, ts: npt.NDArray[np.datetime64], among: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:

@@ -108,6 +108,12 @@ _LATEST = re.compile(
 )
 
 
+def asks_latest(question: str) -> bool:
+    """Whether the question asks for the latest time something happened ("when did I last email
+    Dana?", "the last time we talked about…"; `_LATEST`: not "last week", "last Monday")."""
+    return _LATEST.search(question) is not None
+
+
 def hedges(question: str) -> set[str]:
     """The terms of the words by which the question says how sure its asker is ("likely",
     "probably", "perhaps"): not what it asks about — unless another of its words has the same
