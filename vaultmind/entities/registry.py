@@ -38,7 +38,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from vaultmind.entities.extract import Span
+from vaultmind.entities.extract import Span, in_ranges
 from vaultmind.entities.ids import (
     canonical_id,
     email_key,
@@ -389,7 +389,7 @@ class Registry:
                 if not claims:
                     continue
                 start, end = tokens[i][1], tokens[i + length - 1][2]
-                if any(s < end and start < e for s, e in code):
+                if in_ranges(start, end, code):
                     continue
                 surface = text[start:end]
                 exact_case = " ".join(words(surface, keep_case=True))
