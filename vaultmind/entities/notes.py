@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmind.entities.ids import key_of
 from vaultmind.entities.query import stored_fuzzy_threshold
-from vaultmind.entities.registry_store import load_registry, slug_of
+from vaultmind.entities.registry_store import entity_note_body, load_registry, slug_of
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.markdown.render import render_note
@@ -145,7 +145,7 @@ def render_entity_note(ident: str, kind: str, display: str, aliases: list[str], 
         ("emails", emails),
         ("handles", []),
     ]
-    return render_note(items, f"# {display}\n")
+    return render_note(items, entity_note_body(display))
 
 
 UNWRITTEN = "entity_note_unwritten"
