@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 import duckdb
 
@@ -88,15 +89,21 @@ def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
         return EntitySettings().fuzzy_threshold
 
 
-def first_names(known: frozenset[str]) -> dict[str, str]:
-    """The first word of each known person's id that no other person's id starts with
-    ("marco" → `person:marco-ruiz`): a question says "Marco", the index knows Marco Ruiz."""
+def people_by_first_name(known: Iterable[str]) -> dict[str, list[str]]:
+    """The ids of the people of two words or more among `known`, by the first word of the id
+    ("marco" → [`person:marco-ruiz`]): what a first name alone may name."""
     people: dict[str, list[str]] = defaultdict(list)
-    for ident in known:
+    for ident in sorted(known):
         kind, _, slug = ident.partition(":")
         if kind == "person" and "-" in slug:
             people[slug.split("-", 1)[0]].append(ident)
-    return {first: idents[0] for first, idents in people.items() if len(idents) == 1}
+    return people
+
+
+def first_names(known: frozenset[str]) -> dict[str, str]:
+    """The first word of each known person's id that no other person's id starts with
+    ("marco" → `person:marco-ruiz`): a question says "Marco", the index knows Marco Ruiz."""
+    return {first: idents[0] for first, idents in people_by_first_name(known).items() if len(idents) == 1}
 
 
 def person_words(known: frozenset[str]) -> dict[str, str]:

@@ -49,6 +49,7 @@ from vaultmind.entities.ids import (
     handle_key,
     key_of,
     kind_of,
+    make_id,
     name_key,
     normalize,
     word_spans,
@@ -449,7 +450,12 @@ class Registry:
                 match = self._decide(ids)
                 if match.ambiguous:
                     out.append(
-                        {"name": f"{label} {key}", "candidates": list(match.candidates), "why": "registry"}
+                        {
+                            "name": f"{label} {key}",
+                            "candidates": list(match.candidates),
+                            "why": "registry",
+                            "id": make_id(label, key),  # the id its mentions are indexed under
+                        }
                     )
         return out
 
