@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 
 import duckdb
 
 from vaultmind.calendar_names import MONTHS, WEEKDAYS
-from vaultmind.entities.ids import NAME_KINDS, word_spans
+from vaultmind.entities.ids import NAME_KINDS, people_by_first_name, word_spans
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.resolve import resolve_author, resolve_text
 from vaultmind.entities.settings import EntitySettings
@@ -87,17 +86,6 @@ def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
         return float(value) if value is not None else EntitySettings().fuzzy_threshold
     except ValueError:
         return EntitySettings().fuzzy_threshold
-
-
-def people_by_first_name(known: Iterable[str]) -> dict[str, list[str]]:
-    """The ids of the people of two words or more among `known`, by the first word of the id
-    ("marco" → [`person:marco-ruiz`]): what a first name alone may name."""
-    people: dict[str, list[str]] = defaultdict(list)
-    for ident in sorted(known):
-        kind, _, slug = ident.partition(":")
-        if kind == "person" and "-" in slug:
-            people[slug.split("-", 1)[0]].append(ident)
-    return people
 
 
 def first_names(known: frozenset[str]) -> dict[str, str]:

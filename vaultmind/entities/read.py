@@ -10,8 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from vaultmind.entities.ids import NAME_KINDS, canonical_id, canonical_kind, key_of, kind_of, make_id, slug
-from vaultmind.entities.query import people_by_first_name, stored_fuzzy_threshold
+from vaultmind.entities.ids import (
+    NAME_KINDS,
+    canonical_id,
+    canonical_kind,
+    key_of,
+    kind_of,
+    make_id,
+    people_by_first_name,
+    slug,
+)
+from vaultmind.entities.query import stored_fuzzy_threshold
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.tables import META_NER, get_meta

@@ -46,6 +46,7 @@ from vaultmind.entities.extract import Span, in_ranges
 from vaultmind.entities.ids import (
     canonical_id,
     email_key,
+    given_name,
     handle_key,
     key_of,
     kind_of,
@@ -230,9 +231,9 @@ class Registry:
         self._claim(key_of(entry.id).replace("-", " "), entry.id, IMPLICIT, as_read=as_read)
         if kind_of(entry.id) == "person":
             for name in (entry.display_name, *entry.aliases):
-                parts = normalize(name).split(" ")
-                if len(parts) >= 2 and len(parts[0]) >= GIVEN_MIN_CHARS:
-                    self._given.setdefault(parts[0], set()).add(entry.id)
+                first = given_name(words(name))
+                if first is not None and len(first) >= GIVEN_MIN_CHARS:
+                    self._given.setdefault(first, set()).add(entry.id)
         self._claim(entry.display_name, entry.id, DISPLAY, as_read=as_read)
         for alias in entry.aliases:
             if ID_LIKE.match(alias) and canonical_id(alias) is not None:
