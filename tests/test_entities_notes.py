@@ -217,6 +217,9 @@ def test_a_note_that_cannot_be_written_is_a_problem_and_the_others_are_written(v
         written = create_entity_notes(memory)
         assert written.paths == ["entities/person/dana-whitfield.md"] and written.problems == []
         assert memory.status()["problems"] == []
+        generation = memory.index.generation
+        assert create_entity_notes(memory).paths == []
+        assert memory.index.generation == generation  # nothing to write, nothing to say: no commit
 
 
 def test_sync_says_a_note_it_cannot_write_and_ends_well(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -216,7 +216,10 @@ def _unwritten(rel: str, exc: Exception) -> Problem:
 
 def _say(index: Index, problems: list[Problem]) -> None:
     """The entity notes that could not be written, as the problems `status` shows (the last
-    attempt's only)."""
+    attempt's only). Nothing to say and nothing said before: no commit (every commit makes a
+    serving process's views of the index stale)."""
+    if not problems and not index.scalar("SELECT count(*) FROM problems WHERE kind = ?", [UNWRITTEN]):
+        return
     with index.transaction() as con:
         con.execute("DELETE FROM problems WHERE kind = ?", [UNWRITTEN])
         for problem in problems:
