@@ -206,7 +206,8 @@ def test_a_note_that_cannot_be_written_is_a_problem_and_the_others_are_written(v
         written = create_entity_notes(memory)
         assert written.paths == ["entities/topic/launch.md"]
         (problem,) = written.problems
-        assert problem.path == "entities/person/dana-whitfield.md" and "entities/person" in problem.message
+        assert problem.path == "entities/person/dana-whitfield.md"
+        assert "(File exists: entities/person)" in problem.message and str(vault) not in problem.message
         problems = memory.status()["problems"]
         assert [(p["path"], p["kind"]) for p in problems] == [
             ("entities/person/dana-whitfield.md", "entity_note_unwritten")

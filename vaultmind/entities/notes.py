@@ -34,6 +34,7 @@ the older `.vaultmind/entities-created.txt` has both read.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,14 +175,14 @@ def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
         except RefuseToClobber:
             continue
         except (OSError, VaultError) as exc:
-            written.problems.append(_unwritten(rel, exc))
+            written.problems.append(_unwritten(vault, rel, exc))
             continue
         written.paths.append(rel)
         done.add(ident)
         try:
             _remember(memory.config, done)
         except (OSError, VaultError) as exc:
-            written.problems.append(_unwritten(f"{ENTITIES_DIR}/{CREATED_FILE}", exc))
+            written.problems.append(_unwritten(vault, f"{ENTITIES_DIR}/{CREATED_FILE}", exc))
             break
     _say(memory.index, written.problems)
     if written.paths:
@@ -203,9 +204,11 @@ class EntityNotesWritten:
         }
 
 
-def _unwritten(rel: str, exc: Exception) -> Problem:
+def _unwritten(vault: Path, rel: str, exc: Exception) -> Problem:
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    where = getattr(exc, "filename", None) or getattr(exc, "path", None) or rel
+    where = str(getattr(exc, "filename", None) or getattr(exc, "path", None) or rel)
+    with contextlib.suppress(ValueError):  # the vault's own path, as every problem names it
+        where = Path(where).relative_to(vault).as_posix()
     return Problem(
         rel,
         UNWRITTEN,
