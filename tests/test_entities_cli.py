@@ -133,3 +133,48 @@ def test_a_name_found_as_several_kinds_is_listed_as_ambiguous(vault: Path, capsy
     assert (item["why"], item["candidates"]) == ("kinds", ["person:helen-okafor", "topic:helen-okafor"])
     code, out = run(capsys, "ambiguous", "--vault", str(vault))
     assert "“Helen Okafor” → person:helen-okafor, topic:helen-okafor (found as several kinds; 2 leaves)" in out
+
+
+def test_a_first_name_of_a_name_found_as_several_kinds_is_ambiguous(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """"Helen" is the first name of person:helen-okafor, whose whole name is also a topic's:
+    refused as "Helen Okafor" is, never the person picked silently."""
+    from .conftest import write_chat
+
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    write_chat(vault, "2024-03-11", [("Helen Okafor", "Approved, with one condition.")])
+    write(vault, "notes/budget.md", "Budget review with #helen-okafor next week.\n")
+    assert main(["entities", "show", "Helen", "--vault", str(vault)]) == 2
+    err = capsys.readouterr().err
+    assert "names several entities: person:helen-okafor, topic:helen-okafor" in err
+
+
+def test_an_id_merged_into_another_note_shows_that_note(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(filled, "entities/person/alex-kim.md", "---\nid: person:alex-kim\naliases: [person:alice-chen]\n---\n# Alex Kim\n")
+    code, out = run(capsys, "show", "person:alice-chen", "--vault", str(filled), "--json")
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(out)["id"] == "person:alex-kim"
+
+
+def test_kind_is_for_list_only_and_the_limits_are_as_said(filled: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for action in (["show", "Alice"], ["neighbours", "Alice"], ["ambiguous"]):
+        assert main(["entities", *action, "--kind", "person", "--vault", str(filled)]) == 2
+        assert "takes no --kind" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["entities", "--help"])
+    assert "200 for ambiguous" in " ".join(capsys.readouterr().out.split())
+
+
+def test_an_ambiguous_address_counts_its_mentions(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An address two notes list resolves to neither: its mentions stay the address's, and
+    `ambiguous` counts them."""
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    for ident in ("alice-chen", "alice-kim"):
+        write(vault, f"entities/person/{ident}.md", f"---\nid: person:{ident}\nemails: [alice@acme.example]\n---\n# {ident}\n")
+    write(vault, "notes/a.md", "Write to alice@acme.example today.\n")
+    write(vault, "notes/b.md", "alice@acme.example answered.\n")
+    code, out = run(capsys, "ambiguous", "--vault", str(vault), "--json")
+    assert code == 0
+    [item] = [i for i in json.loads(out)["ambiguous"] if i["name"].startswith("email ")]
+    assert (item["name"], item["mentions"]) == ("email alice@acme.example", 2)

@@ -20,15 +20,21 @@ from .conftest import write
 
 
 class CountingEngine(NerEngine):
-    """The real engine, counting the texts it actually sends to the model."""
+    """The real engine, counting the texts asked of it (`analyzed`) and those it actually runs
+    the model on (`modelled`)."""
 
     def __init__(self, setting: str = "auto"):
         super().__init__(setting)
         self.analyzed: list[str] = []
+        self.modelled: list[str] = []
 
     def analyze(self, texts: Sequence[str]) -> list[list[RawSpan]] | None:
         self.analyzed.extend(texts)
         return super().analyze(texts)
+
+    def run(self, nlp: Any, texts: Sequence[str]) -> list[list[RawSpan]]:
+        self.modelled.extend(texts)
+        return super().run(nlp, texts)
 
 
 @pytest.fixture
@@ -76,10 +82,11 @@ def test_ner_runs_without_the_embedding_layer_it_does_not_listen_to(engine: Coun
 
 
 def test_lowercase_text_is_not_sent_to_the_model(engine: CountingEngine) -> None:
-    assert engine.analyze(["just some lowercase chatter", "Angela Merkel spoke in Berlin."]) is not None
-    assert engine.analyzed == ["just some lowercase chatter", "Angela Merkel spoke in Berlin."]
-    result = engine.analyze(["no capitals here at all"])
-    assert result == [[]]
+    found = engine.analyze(["just some lowercase chatter", "Angela Merkel spoke in Berlin."])
+    assert found == [[], [(0, 13, "PERSON"), (23, 29, "GPE")]]
+    assert engine.modelled == ["Angela Merkel spoke in Berlin."]  # the lowercase text never was
+    assert engine.analyze(["no capitals here at all"]) == [[]]
+    assert engine.modelled == ["Angela Merkel spoke in Berlin."]
 
 
 def test_analysing_new_words_does_not_grow_the_model_for_good(engine: CountingEngine) -> None:

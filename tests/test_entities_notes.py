@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.daemon import Daemon
 from vaultmind.entities.notes import create_entity_notes, planned_entity_notes
 from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
@@ -16,7 +19,7 @@ from vaultmind.memory import Memory
 from vaultmind.tree.engine import seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 
-from .conftest import snapshot_files, write
+from .conftest import run_main, snapshot_files, write
 from .treekit import tree_config
 
 
@@ -64,7 +67,7 @@ vaultmind_body_sha256: "{sha}"
 
 
 def test_entities_with_enough_evidence_get_a_note(vault: Path, mem: Memory) -> None:
-    created = create_entity_notes(mem)
+    created = create_entity_notes(mem).paths
     assert created == ["entities/person/dana-whitfield.md"]  # @bob is a handle: not a kind that gets notes
     text = (vault / created[0]).read_text(encoding="utf-8")
     assert text == EXPECTED.format(sha=body_sha256("# Dana Whitfield\n"))
@@ -74,7 +77,7 @@ def test_entities_with_enough_evidence_get_a_note(vault: Path, mem: Memory) -> N
         "SELECT note_path, emails, mentions FROM entities WHERE id = 'person:dana-whitfield'"
     )
     assert row == [("entities/person/dana-whitfield.md", ["dana@harbor.example"], 3)]
-    assert create_entity_notes(mem) == []  # idempotent
+    assert create_entity_notes(mem).paths == []  # idempotent
 
 
 def test_a_first_name_alone_gets_no_note(vault: Path, mem: Memory) -> None:
@@ -101,15 +104,15 @@ def test_a_file_differing_only_in_case_blocks_creation(vault: Path, mem: Memory)
     mem.sync()
     assert [p for _, p, _ in planned_entity_notes(mem)] == ["entities/person/dana-whitfield.md"]
     before = snapshot_files(vault)
-    assert create_entity_notes(mem) == []
+    assert create_entity_notes(mem).paths == []
     assert snapshot_files(vault) == before
 
 
 def test_a_deleted_note_is_never_created_again(vault: Path, mem: Memory) -> None:
-    (path,) = create_entity_notes(mem)
+    (path,) = create_entity_notes(mem).paths
     (vault / path).unlink()
     mem.sync()
-    assert create_entity_notes(mem) == []
+    assert create_entity_notes(mem).paths == []
     assert not (vault / path).exists()
     assert (vault / "entities/.created").read_text(encoding="utf-8") == "person:dana-whitfield\n"
     # the record is the vault's, not the derived state's: a vault without `.vaultmind/` (a
@@ -119,12 +122,12 @@ def test_a_deleted_note_is_never_created_again(vault: Path, mem: Memory) -> None
     write(clone, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
     with Memory.open(load_config(clone, embed_provider="none")) as again:
         again.sync()
-        assert create_entity_notes(again) == [] and not (clone / path).exists()
+        assert create_entity_notes(again).paths == [] and not (clone / path).exists()
 
 
 def test_the_record_of_an_older_vaultmind_still_counts(vault: Path, mem: Memory) -> None:
     write(vault, ".vaultmind/entities-created.txt", "person:dana-whitfield\n")
-    assert create_entity_notes(mem) == []
+    assert create_entity_notes(mem).paths == []
 
 
 def test_an_existing_file_is_left_alone(vault: Path, mem: Memory) -> None:
@@ -133,12 +136,12 @@ def test_an_existing_file_is_left_alone(vault: Path, mem: Memory) -> None:
         vault, "entities/person/dana-whitfield.md", "---\nvaultmind: readme\n---\nnot an entity, but mine\n"
     )
     mem.sync()
-    assert create_entity_notes(mem) == []
+    assert create_entity_notes(mem).paths == []
     assert target.read_text(encoding="utf-8") == "---\nvaultmind: readme\n---\nnot an entity, but mine\n"
 
 
 def test_user_edits_to_a_created_note_are_honoured(vault: Path, mem: Memory) -> None:
-    (path,) = create_entity_notes(mem)
+    (path,) = create_entity_notes(mem).paths
     note = vault / path
     note.write_text(
         note.read_text(encoding="utf-8").replace("aliases: []", "aliases: [Dana, DW]")
@@ -150,7 +153,7 @@ def test_user_edits_to_a_created_note_are_honoured(vault: Path, mem: Memory) -> 
     assert mem.index.query("SELECT entity_id, surface FROM occurrences WHERE note_path = 'notes/a.md'") == [
         ("person:dana-whitfield", "DW")
     ]
-    assert create_entity_notes(mem) == []
+    assert create_entity_notes(mem).paths == []
     assert "Met at the hall." in note.read_text(encoding="utf-8")
 
 
@@ -172,3 +175,102 @@ def test_a_summary_repeating_its_leaves_adds_no_evidence(vault: Path) -> None:
         budget(3)  # a third leaf tagged #budget
         memory.sync()
         assert [ident for ident, _, _ in planned_entity_notes(memory)] == ["topic:budget"]
+
+
+def test_a_titled_first_name_gets_no_note(vault: Path, mem: Memory) -> None:
+    """"Dr. Dana" and "Auntie Lin" are one word of a name each (person:dana, person:lin): a note
+    would claim "Dana" and "Lin" vault-wide, the "Thanks Dana" said to Dana Whitfield too."""
+    for name in ("Dr. Dana", "Auntie Lin"):
+        write(vault, f"sources/chat/{name[-4:]}.md", chat(name[-4:], [(name, "a"), (name, "b"), (name, "c")]))
+    mem.sync()
+    assert mem.index.scalar("SELECT mentions FROM entities WHERE id = 'person:dana'") == 3
+    assert mem.index.scalar("SELECT mentions FROM entities WHERE id = 'person:lin'") == 3
+    assert [ident for ident, _, _ in planned_entity_notes(mem)] == ["person:dana-whitfield"]
+
+
+def _two_notes(vault: Path) -> None:
+    """Dana Whitfield (a person) and #launch (a topic) each with enough evidence for a note."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\ncreate_threshold = 2\n')
+    write(vault, "notes/tags.md", "#launch soon\n\n#launch now\n")
+    write(vault, "notes/more.md", "#launch later\n")
+    write(vault, "sources/chat/venue.md", chat("venue", [(DANA, "the hall"), (DANA, "is free"), (DANA, "ok")]))
+
+
+def test_a_note_that_cannot_be_written_is_a_problem_and_the_others_are_written(vault: Path) -> None:
+    """A file where the person folder should be: Dana's note cannot be written. The topic's
+    still is, the problem names the path, and once the way is clear the note is written."""
+    _two_notes(vault)
+    write(vault, "entities/person", "in the way\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        written = create_entity_notes(memory)
+        assert written.paths == ["entities/topic/launch.md"]
+        (problem,) = written.problems
+        assert problem.path == "entities/person/dana-whitfield.md"
+        assert "(File exists: entities/person)" in problem.message and str(vault) not in problem.message
+        problems = memory.status()["problems"]
+        assert [(p["path"], p["kind"]) for p in problems] == [
+            ("entities/person/dana-whitfield.md", "entity_note_unwritten")
+        ]
+        assert (vault / "entities/.created").read_text(encoding="utf-8") == "topic:launch\n"
+        (vault / "entities/person").unlink()
+        memory.sync()
+        written = create_entity_notes(memory)
+        assert written.paths == ["entities/person/dana-whitfield.md"] and written.problems == []
+        assert memory.status()["problems"] == []
+        generation = memory.index.generation
+        assert create_entity_notes(memory).paths == []
+        assert memory.index.generation == generation  # nothing to write, nothing to say: no commit
+
+
+def test_sync_says_a_note_it_cannot_write_and_ends_well(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _two_notes(vault)
+    write(vault, "entities/person", "in the way\n")
+    code, out, err = run_main(capsys, "sync", "--vault", str(vault), "--json")
+    assert code == 0, err
+    assert out["enriched"]["entity_notes"] == ["entities/topic/launch.md"]
+    assert [p["path"] for p in out["enriched"]["problems"]] == ["entities/person/dana-whitfield.md"]
+    code, text, err = run_main(capsys, "sync", "--vault", str(vault))
+    assert code == 0 and "entities/person/dana-whitfield.md: vaultmind could not write it" in text
+
+
+@pytest.mark.slow
+def test_the_daemon_seals_trees_when_an_entity_note_cannot_be_written(vault: Path) -> None:
+    """The background upkeep writes entity notes, then seals trees: a note it cannot write is
+    a problem `status` shows, and the summaries are sealed all the same."""
+    write(vault, "entities/person", "in the way\n")
+    config = load_config(
+        vault,
+        embed_provider="none",
+        debounce_ms=50,
+        step_ms=20,
+        extra={
+            "trees.l0_tokens": 64,
+            "trees.summarizer": "fallback",
+            "admission.llm": False,
+            "entities.ner_model": "off",
+        },
+    )
+    memory = Memory.open(config)
+    daemon = Daemon(config, memory)
+    thread = threading.Thread(target=daemon.run, daemon=True)
+    thread.start()
+    try:
+        assert daemon.ready.wait(20)
+        messages = [(DANA, f"Deploy step {i} of the lighthouse service finished without errors.") for i in range(12)]
+        write(vault, "sources/chat/ops.md", chat("ops", messages))
+        deadline = time.monotonic() + 30
+        summaries: list[Path] = []
+        while time.monotonic() < deadline and not summaries:
+            summaries = sorted((vault / "summaries").rglob("*.md")) if (vault / "summaries").exists() else []
+            time.sleep(0.1)
+        assert summaries, f"no summary sealed (upkeep error: {daemon.trees.last_error})"
+        assert daemon.trees.last_error is None
+        problems = memory.status()["problems"]
+        assert [(p["path"], p["kind"]) for p in problems] == [
+            ("entities/person/dana-whitfield.md", "entity_note_unwritten")
+        ]
+    finally:
+        daemon.stop()
+        thread.join(20)
+        memory.close()

@@ -104,7 +104,7 @@ def test_a_person_the_model_reads_as_a_place_gets_one_entity(vault: Path, mem: M
     and her address all resolve to her."""
     before = {"place:helen-okafor", "person:helen", "email:helen@fernhill.example"}
     assert before <= _ids(mem)  # the model's readings, before her note exists
-    assert "entities/person/helen-okafor.md" in create_entity_notes(mem)
+    assert "entities/person/helen-okafor.md" in create_entity_notes(mem).paths
     ids = _ids(mem)
     assert not before & ids
     leaves = mem.index.query(
@@ -281,4 +281,4 @@ def test_a_mail_systems_bounce_is_written_by_its_address_not_a_person(vault: Pat
         ids = _ids(memory)
         assert {"email:mailer-daemon@mail.example", "email:postmaster@hall.example"} <= ids
         assert not {"person:mail-delivery-subsystem", "person:postmaster"} & ids
-        assert create_entity_notes(memory) == ["entities/person/dana-whitfield.md"]
+        assert create_entity_notes(memory).paths == ["entities/person/dana-whitfield.md"]

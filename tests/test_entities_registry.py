@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.entities.notes import create_entity_notes, render_entity_note
 from vaultmind.entities.read import ambiguous
 from vaultmind.entities.registry import EntityNote, Registry
 from vaultmind.entities.resolve import Ambiguity, resolve_text
@@ -355,3 +356,33 @@ def test_a_first_name_read_as_a_place_is_the_person_named_in_full(
     spans = [_guess(text, surface, label, nth) for surface, label, nth in guesses]
     found = [m.entity_id for m in resolve_text(Registry.build([]), text, spans).mentions]
     assert found == expected
+
+
+def test_a_generated_one_word_note_matches_only_as_it_was_written(vault: Path, mem: Memory) -> None:
+    """A note vaultmind wrote for the tag #launch and one for "Apple" do not make the common
+    words theirs: "the rocket launch", "an apple" mention neither. A note the user wrote, an
+    alias the user added, still match in any case."""
+    for when in ("soon", "now", "later"):
+        put(vault, f"notes/{when}.md", f"#launch {when}\n")
+    mem.sync()
+    assert create_entity_notes(mem).paths == ["entities/topic/launch.md"]  # written by vaultmind
+    put(vault, "entities/org/apple.md", render_entity_note("org:apple", "org", "Apple", [], []))
+    put(vault, "entities/topic/harvest.md", entity("topic:harvest", "Harvest"))  # the user's
+    put(vault, "notes/words.md", "The rocket launch slipped. I ate an apple at the harvest.\n")
+    put(vault, "notes/names.md", "Apple shipped it; see #launch.\n")
+    mem.sync()
+    assert occ(mem, "notes/words.md") == [("topic:harvest", "harvest")]
+    assert occ(mem, "notes/names.md") == [("org:apple", "Apple"), ("topic:launch", "#launch")]
+    launch = vault / "entities/topic/launch.md"
+    put(vault, "entities/topic/launch.md", launch.read_text(encoding="utf-8").replace("aliases: []", "aliases: [launch]"))
+    mem.sync()
+    assert occ(mem, "notes/words.md") == [("topic:harvest", "harvest"), ("topic:launch", "launch")]
+
+
+def test_a_short_capital_name_of_a_note_matches_as_written(vault: Path, mem: Memory) -> None:
+    """`org:ibm` displayed "IBM": the id's own word may never match in running text, the
+    display name's may, as written ("IBM", not "ibm")."""
+    put(vault, "entities/org/ibm.md", entity("org:ibm", "IBM"))
+    put(vault, "notes/a.md", "We met IBM today; ibm is lower case.\n")
+    mem.sync()
+    assert occ(mem, "notes/a.md") == [("org:ibm", "IBM")]

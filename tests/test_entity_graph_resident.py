@@ -191,3 +191,25 @@ def test_leaf_ids_that_are_not_hex_are_kept_as_they_are(vault: Path) -> None:
                 expected.setdefault(leaf_id, set()).add(entity_id)
         assert "not-a-hex-leaf" in expected and graph.leaves_of(["topic:launch"]) == expected
         assert graph.entities_of(["not-a-hex-leaf"]) == {"not-a-hex-leaf": ["topic:launch"]}
+
+
+def test_a_change_of_two_rows_of_one_pair_rebuilds_the_graph(vault: Path) -> None:
+    """Two occurrences of one (entity, leaf) pair — a leaf id two notes share, as a copy of a
+    note does — replaced by two of another pair: the table changed, so does the graph (a xor
+    of the rows' hashes cancelled each pair out and kept the old graph)."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    for rel, text in NOTES.items():
+        write(vault, rel, text)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        pair = "INSERT INTO occurrences (entity_id, leaf_id, note_path, surface) VALUES (?, 'shared-leaf', ?, ?)"
+        with memory.index.transaction() as con:
+            for path in ("notes/copy1.md", "notes/copy2.md"):
+                con.execute(pair, ["topic:launch", path, "#launch"])
+        before = entity_graph(memory.index)
+        assert before.entities_of(["shared-leaf"]) == {"shared-leaf": ["topic:launch"]}
+        with memory.index.transaction() as con:
+            con.execute("DELETE FROM occurrences WHERE leaf_id = 'shared-leaf'")
+            for path in ("notes/copy1.md", "notes/copy2.md"):
+                con.execute(pair, ["topic:hiking", path, "#hiking"])
+        assert entity_graph(memory.index).entities_of(["shared-leaf"]) == {"shared-leaf": ["topic:hiking"]}

@@ -12,7 +12,7 @@ from vaultmind.config import load_config
 from vaultmind.index.lexical import terms
 from vaultmind.memory import Memory
 from vaultmind.retrieval.identity import IDENTITY_WEIGHT
-from vaultmind.retrieval.people import asked_speakers, author_terms, describes, without_words
+from vaultmind.retrieval.people import asked_speakers, author_terms, describes, person_terms, without_words
 from vaultmind.retrieval.wording import role_terms
 
 from .conftest import write, write_chat
@@ -722,3 +722,12 @@ def test_the_speakers_reply_a_message_after_the_question_on_the_topic_takes_its_
         memory.sync()
         hits = memory.walk("What did Sam say about the allergen page?")["hits"]
     assert hits[0]["content"] == "I'll write it this week", [h["content"] for h in hits]
+
+
+def test_an_authors_terms_leave_out_a_title_kinship_too() -> None:
+    """"Auntie Lin" is Lin (`person:lin`) and "Dr. Elena Rossi" Elena Rossi: the author signal
+    matches the name, never the title ("aunti" is no word of hers)."""
+    assert person_terms("Auntie Lin") == person_terms("Lin") == frozenset(terms("Lin"))
+    assert person_terms("Uncle Bob Stone <bob@acme.example>") == frozenset(terms("Bob Stone"))
+    assert person_terms("Dr. Elena Rossi") == frozenset(terms("Elena Rossi"))
+    assert person_terms("Auntie") == frozenset(terms("Auntie"))  # a title alone stays

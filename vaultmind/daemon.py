@@ -432,18 +432,23 @@ class TreeKeeper:
             self._wake.clear()
             if self._stop.is_set():
                 return
-            try:
+            errors: list[str] = []
+            try:  # entities first; their failure never holds up the trees
                 self.memory.enrich(self.memory.syncer.progress, background=True)  # a long catch-up shows
+            except Exception as exc:  # keep the daemon alive; the next change retries
+                errors.append(f"entities: {type(exc).__name__}: {exc}")
+                log.exception("entity upkeep failed")
+            try:
                 self.memory.yield_to_foreground()
                 if self._stop.is_set():
                     return  # stopping: no graph rebuild nor tree pass on the way out
                 maintain(self.memory, now=datetime.now(UTC), progress=self.memory.syncer.progress)
                 self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
                 self.memory.trim(idle=True)
-                self.last_error = None
             except Exception as exc:  # keep the daemon alive; the next change retries
-                self.last_error = f"{type(exc).__name__}: {exc}"
+                errors.append(f"trees: {type(exc).__name__}: {exc}")
                 log.exception("tree maintenance failed")
+            self.last_error = "; ".join(errors) or None
             self.runs += 1
 
 

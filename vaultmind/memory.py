@@ -421,12 +421,12 @@ class Memory:
                 forget_names()  # the catch-up's memos: a serving daemon keeps no bulk pass's
                 step("ner", recognised, recognised)
         except _Stopping:  # every finished step is committed; the next start goes on
-            return {"ner_texts": recognised, "entity_notes": 0}
+            return {"ner_texts": recognised, "entity_notes": [], "problems": []}
         with self.sync_lock:
-            created = create_entity_notes(self)
+            written = create_entity_notes(self)  # a note it cannot write is a problem, not a failure
         if background:
             self.prepare_reads()  # what NER and new entity notes changed
-        return {"ner_texts": recognised, "entity_notes": created}
+        return {"ner_texts": recognised, **written.to_dict()}
 
     # -- read side -------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
     vaultmind entities [list] [--kind K] [--limit N] [--json] [--vault V]
     vaultmind entities show ID|NAME [--limit N]
     vaultmind entities neighbours ID|NAME [--limit N]
-    vaultmind entities ambiguous
+    vaultmind entities ambiguous [--limit N]
 
 Through the daemon's `POST /v1/entities` when one runs for the vault, else in-process (the
 library call is `vaultmind.entities.read.entities_request`).
@@ -41,9 +41,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--kind",
         default=None,
-        help="only this kind (person, org, place, product, event, work, topic, email, handle, url, phone)",
+        help="list only this kind (person, org, place, product, event, work, topic, email, handle, url, phone)",
     )
-    p.add_argument("--limit", type=int, default=None, help="number of rows (default 50; 20 for show)")
+    p.add_argument(
+        "--limit", type=int, default=None, help="number of rows (default 50; 20 for show, 200 for ambiguous)"
+    )
     vault_args(p)
     p.set_defaults(handler=cmd_entities)
 
@@ -59,6 +61,8 @@ def cmd_entities(args: argparse.Namespace) -> int:
         raise UsageError(
             f"`vaultmind entities {args.action}` takes no ID", hint="use `show ID` or `neighbours ID`"
         )
+    if args.kind and args.action != "list":
+        raise UsageError(f"`vaultmind entities {args.action}` takes no --kind", hint="--kind filters `list`")
     body: dict[str, Any] = {"action": args.action, "limit": args.limit}
     if args.ident:
         body["id"] = args.ident

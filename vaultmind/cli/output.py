@@ -155,6 +155,8 @@ def print_stats(result: dict[str, Any], verb: str, vault: Path) -> None:
         print(f"  {enriched['ner_deferred']:,} texts wait for entity recognition: {enriched['hint']}")
     elif enriched.get("entity_notes"):
         print(f"  {counted(len(enriched['entity_notes']), 'entity note')} written under entities/")
+    for problem in enriched.get("problems") or []:
+        print(f"  {problem['path']}: {problem['message']}")
     problems = result.get("problems") or []
     if problems:
         print(f"  {counted(len(problems), 'file')} skipped or with warnings — see `{command_line('status', '--vault', vault)}`")

@@ -80,11 +80,11 @@ def needles(old: Registry, new: Registry) -> set[str]:
     out: set[str] = set()
     names = _diff_keys(
         {
-            k: tuple(sorted((c.entity_id, c.strength, c.case_form or "") for c in v))
+            k: tuple(sorted((c.entity_id, c.strength, sorted(c.case_forms or ()), c.case_forms is None) for c in v))
             for k, v in old.names.items()
         },
         {
-            k: tuple(sorted((c.entity_id, c.strength, c.case_form or "") for c in v))
+            k: tuple(sorted((c.entity_id, c.strength, sorted(c.case_forms or ()), c.case_forms is None) for c in v))
             for k, v in new.names.items()
         },
     )

@@ -39,6 +39,7 @@ an organization wrote it ("Acme Corp wrote:").
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from email.utils import parseaddr
 from typing import Final
@@ -113,15 +114,31 @@ class Span:
 
 
 def code_ranges(text: str) -> list[tuple[int, int]]:
-    """Character ranges of fenced code blocks and inline code spans."""
+    """Character ranges of fenced code blocks and inline code spans: sorted and disjoint (one
+    that overlaps another is merged with it), as `in_ranges` takes them."""
     if "`" not in text and "~~~" not in text:
         return []
-    ranges = _fenced_ranges(text) if "```" in text or "~~~" in text else []
+    fenced = _fenced_ranges(text) if "```" in text or "~~~" in text else []  # sorted, disjoint
+    ranges = list(fenced)
+    opens = [s for s, _ in fenced]
     for m in _INLINE_CODE_RE.finditer(text) if "`" in text else ():
-        if not any(s <= m.start() < e for s, e in ranges):
+        at = bisect_right(opens, m.start()) - 1  # the one block that could hold its start
+        if at < 0 or m.start() >= fenced[at][1]:
             ranges.append((m.start(), m.end()))
-    ranges.sort()
-    return ranges
+    return merged_ranges(ranges)
+
+
+def merged_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`ranges` sorted, each run of overlapping or touching ones merged into one: a span
+    overlaps the result exactly when it overlaps one of `ranges`."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if out and start <= out[-1][1]:
+            if end > out[-1][1]:
+                out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
 
 
 def _fenced_ranges(text: str) -> list[tuple[int, int]]:
@@ -144,7 +161,10 @@ def _fenced_ranges(text: str) -> list[tuple[int, int]]:
 
 
 def in_ranges(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:
-    return any(s < end and start < e for s, e in ranges)
+    """Whether `start`–`end` overlaps one of `ranges` (sorted and disjoint: `merged_ranges`);
+    a bisection, so a text with thousands of code spans is not read once per candidate."""
+    at = bisect_left(ranges, (end,))  # the ranges that start before `end` are those before `at`
+    return at > 0 and ranges[at - 1][1] > start
 
 
 def regex_spans(text: str, code: list[tuple[int, int]] | None = None) -> list[Span]:
@@ -246,11 +266,17 @@ def select_spans(spans: list[Span]) -> list[Span]:
     if len(spans) < 2:  # most texts: nothing to rank
         return list(spans)
     ranked = sorted(spans, key=lambda s: (SOURCE_PRIORITY[s.source], -(s.end - s.start), s.start, s.kind))
-    taken: list[Span] = []
+    taken: list[Span] = []  # in text order, disjoint
+    starts: list[int] = []
     for span in ranked:
-        if all(span.end <= t.start or t.end <= span.start for t in taken):
-            taken.append(span)
-    return sorted(taken, key=lambda s: (s.start, s.end))
+        at = bisect_right(starts, span.start)
+        if at > 0 and taken[at - 1].end > span.start:
+            continue  # the last taken span that starts at or before it reaches into it
+        if at < len(taken) and taken[at].start < span.end:
+            continue  # the first taken span that starts after it starts within it
+        taken.insert(at, span)
+        starts.insert(at, span.start)
+    return taken
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,8 +175,8 @@ class EntityDeriver:
         self._ready = {}
         for path, item in (prepared or {}).items():
             if item is not None:
-                digest, leaves = item
-                for leaf_id, chash, author, mentions in leaves:
+                digest, resolved = item
+                for leaf_id, chash, author, mentions in resolved:
                     self._ready[(path, leaf_id)] = (digest, chash, author, mentions)
         try:
             self.refresh(con, affected, rebuild=rebuild, ner_budget=self.inline_ner, rows=rows)

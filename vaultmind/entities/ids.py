@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Final
 
@@ -146,6 +147,27 @@ def without_title(name_words: list[str]) -> list[str]:
     while at < len(name_words) - 1 and (name_words[at] in PERSON_TITLES or name_words[at] in KINSHIP_TITLES):
         at += 1
     return name_words[at:]
+
+
+def given_name(name_words: Sequence[str]) -> str | None:
+    """The first name of a person's full name (its words, normalized: of two words or more), the
+    word a first name alone may name them by ("Dana" for Dana Whitfield); None for a name of
+    one word. The rule every reader of first names shares: the registry over the names of
+    entity notes (`Registry.given_name`), a question over the ids it knows (`query.first_names`),
+    `entities show` over the same (`people_by_first_name`)."""
+    return name_words[0] if len(name_words) >= 2 else None
+
+
+def people_by_first_name(known: Iterable[str]) -> dict[str, list[str]]:
+    """The person ids among `known`, by the first name of the name the id spells (`given_name`:
+    "marco" → [`person:marco-ruiz`]), each list sorted."""
+    people: dict[str, list[str]] = {}
+    for ident in sorted(known):
+        kind, _, key = ident.partition(":")
+        first = given_name(key.split("-")) if kind == "person" else None
+        if first is not None:
+            people.setdefault(first, []).append(ident)
+    return people
 
 
 def parse_id(text: str) -> tuple[str, str] | None:

@@ -23,7 +23,8 @@ vaultmind_body_sha256: "…"
 
 Rules: an existing file is never overwritten (not even one differing only in case); a name
 that is ambiguous in the registry gets no note (it would only hide the ambiguity), nor does a
-person known by one word only ("Dana": add it to the right note's aliases instead); and a note
+person known by one word only ("Dana", "Dr. Dana": the words of the id count, not of the name as
+written; add it to the right note's aliases instead); and a note
 vaultmind created once is never created again, so deleting an entity note you do not want
 is final. The ids created are remembered in the vault, in `entities/.created` (a hidden file:
 Obsidian does not show it, vaultmind does not index it, and it goes wherever the vault goes —
@@ -33,16 +34,19 @@ the older `.vaultmind/entities-created.txt` has both read.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from vaultmind.entities.ids import normalize
+from vaultmind.entities.ids import key_of
 from vaultmind.entities.query import stored_fuzzy_threshold
-from vaultmind.entities.registry_store import load_registry, slug_of
+from vaultmind.entities.registry_store import entity_note_body, load_registry, slug_of
 from vaultmind.entities.settings import EntitySettings
-from vaultmind.errors import RefuseToClobber
+from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.markdown.render import render_note
+from vaultmind.model import Problem
 from vaultmind.vault.atomic import write_atomic
 from vaultmind.vault.layout import ENTITIES_DIR, SUMMARIES_DIR
 
@@ -83,7 +87,7 @@ def planned_entity_notes(
         evidence AS (
             SELECT o.entity_id AS id, count(DISTINCT o.leaf_id) AS leaves FROM occurrences o
             WHERE o.entity_id IN (SELECT id FROM candidate) AND {_NOT_A_SUMMARY} GROUP BY o.entity_id)
-        SELECT id, kind, display_name, aliases, emails FROM entities
+        SELECT id, kind, display_name, emails FROM entities
         WHERE note_path IS NULL AND kind IN (SELECT unnest(?::VARCHAR[]))
           AND (id IN (SELECT id FROM evidence WHERE leaves >= ?)
                OR id IN (SELECT id FROM misread WHERE leaves >= ?))
@@ -95,17 +99,15 @@ def planned_entity_notes(
         registry = load_registry(index.con, fuzzy_threshold=stored_fuzzy_threshold(index.con))
     done = _created(memory.config)
     out: list[tuple[str, str, str]] = []
-    for ident, kind, display, aliases, emails in rows:
+    for ident, kind, display, emails in rows:
         if ident in done or ident in registry.entries or ident in registry.redirects:
             continue
         if registry.by_name(display).ambiguous:
             continue
-        if kind == "person" and len(normalize(display).split(" ")) < 2:
-            continue  # a first name alone ("Dana") rarely identifies one person
+        if kind == "person" and len(key_of(ident).split("-")) < 2:
+            continue  # a first name alone ("Dana", "Dr. Dana", "Auntie Lin") rarely identifies one person
         path = f"{ENTITIES_DIR}/{kind}/{slug_of(ident)}.md"
-        key = normalize(display)
-        extra = [a for a in dict.fromkeys(aliases or []) if normalize(a) and normalize(a) != key]
-        out.append((ident, path, render_entity_note(ident, kind, display, extra, list(emails or []))))
+        out.append((ident, path, render_entity_note(ident, kind, display, [], list(emails or []))))
     return out
 
 
@@ -144,29 +146,90 @@ def render_entity_note(ident: str, kind: str, display: str, aliases: list[str], 
         ("emails", emails),
         ("handles", []),
     ]
-    return render_note(items, f"# {display}\n")
+    return render_note(items, entity_note_body(display))
 
 
-def create_entity_notes(memory: WritesEntityNotes) -> list[str]:
-    """Write the planned entity notes, sync them into the index, and return their paths."""
+UNWRITTEN = "entity_note_unwritten"
+"""The problem kind of an entity note vaultmind could not write (said by `status`, tried again
+at every sync)."""
+
+
+def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
+    """Write the planned entity notes, sync them into the index, and return their paths.
+
+    A note that cannot be written (its folder is a file or read-only, the disk is full) is a
+    problem `status` shows, naming the path: the other notes are still written, and the note is
+    tried again at the next sync. Each id is remembered (`entities/.created`) as its note is
+    written; when that record cannot be written no further note is, so a deleted note stays
+    deleted."""
     vault = memory.config.vault
-    created: list[str] = []
-    ids: list[str] = []
+    written = EntityNotesWritten()
+    done = _created(memory.config)
     for ident, rel, text in planned_entity_notes(memory):
         target = vault / rel
         if _exists_any_case(target):
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(target, text.encode("utf-8"), overwrite=False)
         except RefuseToClobber:
             continue
-        created.append(rel)
-        ids.append(ident)
-    if created:
-        _remember(memory.config, ids)
-        memory.sync_paths(created)
-    return created
+        except (OSError, VaultError) as exc:
+            written.problems.append(_unwritten(vault, rel, exc))
+            continue
+        written.paths.append(rel)
+        done.add(ident)
+        try:
+            _remember(memory.config, done)
+        except (OSError, VaultError) as exc:
+            written.problems.append(_unwritten(vault, f"{ENTITIES_DIR}/{CREATED_FILE}", exc))
+            break
+    _say(memory.index, written.problems)
+    if written.paths:
+        memory.sync_paths(written.paths)
+    return written
+
+
+@dataclass(slots=True)
+class EntityNotesWritten:
+    """What `create_entity_notes` did: the notes written (vault paths), and those it could not."""
+
+    paths: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entity_notes": list(self.paths),
+            "problems": [{"path": p.path, "kind": p.kind, "message": p.message} for p in self.problems],
+        }
+
+
+def _unwritten(vault: Path, rel: str, exc: Exception) -> Problem:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    where = str(getattr(exc, "filename", None) or getattr(exc, "path", None) or rel)
+    with contextlib.suppress(ValueError):  # the vault's own path, as every problem names it
+        where = Path(where).relative_to(vault).as_posix()
+    return Problem(
+        rel,
+        UNWRITTEN,
+        f"vaultmind could not write it ({reason}: {where}); make that folder writable or move aside"
+        " the file in its way — it is tried again at the next sync",
+    )
+
+
+def _say(index: Index, problems: list[Problem]) -> None:
+    """The entity notes that could not be written, as the problems `status` shows (the last
+    attempt's only). Nothing to say and nothing said before: no commit (every commit makes a
+    serving process's views of the index stale)."""
+    if not problems and not index.scalar("SELECT count(*) FROM problems WHERE kind = ?", [UNWRITTEN]):
+        return
+    with index.transaction() as con:
+        con.execute("DELETE FROM problems WHERE kind = ?", [UNWRITTEN])
+        for problem in problems:
+            con.execute(
+                "INSERT INTO problems (path, kind, message) VALUES (?, ?, ?)",
+                [problem.path, problem.kind, problem.message],
+            )
 
 
 def _exists_any_case(path: Path) -> bool:
@@ -194,8 +257,7 @@ def _created(config: Config) -> set[str]:
     return done
 
 
-def _remember(config: Config, ids: list[str]) -> None:
+def _remember(config: Config, done: set[str]) -> None:
     folder = config.vault / ENTITIES_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    done = sorted(_created(config) | set(ids))
-    write_atomic(folder / CREATED_FILE, ("\n".join(done) + "\n").encode("utf-8"), overwrite=True)
+    write_atomic(folder / CREATED_FILE, ("\n".join(sorted(done)) + "\n").encode("utf-8"), overwrite=True)

@@ -7,7 +7,7 @@ from collections import defaultdict
 import duckdb
 
 from vaultmind.calendar_names import MONTHS, WEEKDAYS
-from vaultmind.entities.ids import NAME_KINDS, word_spans
+from vaultmind.entities.ids import NAME_KINDS, people_by_first_name, word_spans
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.resolve import resolve_author, resolve_text
 from vaultmind.entities.settings import EntitySettings
@@ -91,12 +91,7 @@ def stored_fuzzy_threshold(con: duckdb.DuckDBPyConnection) -> float:
 def first_names(known: frozenset[str]) -> dict[str, str]:
     """The first word of each known person's id that no other person's id starts with
     ("marco" → `person:marco-ruiz`): a question says "Marco", the index knows Marco Ruiz."""
-    people: dict[str, list[str]] = defaultdict(list)
-    for ident in known:
-        kind, _, slug = ident.partition(":")
-        if kind == "person" and "-" in slug:
-            people[slug.split("-", 1)[0]].append(ident)
-    return {first: idents[0] for first, idents in people.items() if len(idents) == 1}
+    return {first: idents[0] for first, idents in people_by_first_name(known).items() if len(idents) == 1}
 
 
 def person_words(known: frozenset[str]) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 `entities_request(index, body)` is the one entry point adapters call (the CLI locally, the
 daemon for `POST /v1/entities`): `{"action": "list" | "show" | "neighbours" | "ambiguous",
-"id": str?, "kind": str?, "limit": int?}`. `id` may also be a name (`Alice`), resolved the
+"id": str?, "kind": str? (list only), "limit": int?}`. `id` may also be a name (`Alice`), resolved the
 way text is; a name that fits several entities is an error listing them, never a guess.
 """
 
@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from vaultmind.entities.ids import NAME_KINDS, canonical_id, canonical_kind, kind_of, make_id, slug
+from vaultmind.entities.ids import (
+    NAME_KINDS,
+    canonical_id,
+    canonical_kind,
+    key_of,
+    kind_of,
+    make_id,
+    people_by_first_name,
+    slug,
+)
 from vaultmind.entities.query import stored_fuzzy_threshold
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.registry_store import load_registry
@@ -22,6 +31,7 @@ from vaultmind.vault.layout import obsidian_link
 
 ACTIONS = ("list", "show", "neighbours", "ambiguous")
 DEFAULT_LIMIT = 50
+DEFAULT_LIMITS = {"show": 20, "ambiguous": 200}  # the others: DEFAULT_LIMIT
 
 _ENTITY_COLS = "id, kind, display_name, note_path, aliases, emails, handles, mentions"
 
@@ -78,14 +88,15 @@ def list_entities(index: Index, *, kind: str | None = None, limit: int = DEFAULT
 
 
 def resolve_ref(index: Index, ref: str) -> str:
-    """An entity id from an id or a name; NotFound / UsageError (ambiguous) otherwise."""
+    """An entity id from an id or a name; NotFound / UsageError (ambiguous) otherwise. An id
+    merged into another note (listed in its `aliases`) is that note's entity."""
     text = ref.strip()
     if not text:
         raise UsageError("give an entity id or name")
-    ident = canonical_id(text)
-    if ident is not None and index.scalar("SELECT count(*) FROM entities WHERE id = ?", [ident]):
-        return ident
     registry = _registry(index)
+    ident = canonical_id(text)
+    if ident is not None and index.scalar("SELECT count(*) FROM entities WHERE id = ?", [registry.final(ident)]):
+        return registry.final(ident)
     for match in (registry.by_name(text), registry.by_email(text), registry.by_handle(text)):
         if match.entity_id is not None:
             return match.entity_id
@@ -95,27 +106,18 @@ def resolve_ref(index: Index, ref: str) -> str:
                 hint="give the id, or add the name to one entity note's aliases",
             )
     key = slug(text)
-    ids = [ident for k in NAME_KINDS if (ident := make_id(k, text)) is not None]  # "Dr. X" is person:x
-    found = (
-        [
-            row[0]
-            for row in index.query(
-                "SELECT id FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY mentions DESC, id",
-                [ids],
-            )
-        ]
-        if ids
-        else []
+    names = {ident for k in NAME_KINDS if (ident := make_id(k, text)) is not None}  # "Dr. X" is person:x
+    if key and "-" not in key:  # one word: also the first name of a person ("Marco" → person:marco-ruiz),
+        # and what the person's whole name names ("Helen" → person:helen-okafor, place:helen-okafor)
+        known = [str(r[0]) for r in index.query("SELECT id FROM entities WHERE kind = 'person'")]
+        for person in people_by_first_name(known).get(key, ()):
+            names.update(f"{k}:{key_of(person)}" for k in NAME_KINDS)
+    rows = index.query(
+        "SELECT id FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY mentions DESC, id", [sorted(names)]
     )
-    if key and "-" not in key:  # one word: also the first name of a person ("Marco" → person:marco-ruiz)
-        found += [
-            row[0]
-            for row in index.query(
-                "SELECT id FROM entities WHERE starts_with(id, ?) ORDER BY mentions DESC, id", [f"person:{key}-"]
-            )
-        ]
+    found = [str(row[0]) for row in rows]
     if len(found) == 1:
-        return str(found[0])
+        return found[0]
     if len(found) > 1:
         raise UsageError(f"{text!r} names several entities: {', '.join(found)}", hint="give the id")
     raise NotFound(f"no entity {text!r}", hint="`vaultmind entities list` shows the known ones")
@@ -145,7 +147,7 @@ def neighbours(index: Index, ref: str, *, limit: int = DEFAULT_LIMIT) -> dict[st
     return {"id": ident, "neighbours": items, "total": total, "truncated": total > len(items)}
 
 
-def show_entity(index: Index, ref: str, *, limit: int = 20, vault_name: str = "") -> dict[str, Any]:
+def show_entity(index: Index, ref: str, *, limit: int = DEFAULT_LIMITS["show"], vault_name: str = "") -> dict[str, Any]:
     """One entity: its row, first/last mention, strongest neighbours and latest occurrences."""
     ident = resolve_ref(index, ref)
     row = index.query(f"SELECT {_ENTITY_COLS} FROM entities WHERE id = ?", [ident])
@@ -183,7 +185,7 @@ def show_entity(index: Index, ref: str, *, limit: int = 20, vault_name: str = ""
     return entity
 
 
-def ambiguous(index: Index, *, limit: int = 200) -> dict[str, Any]:
+def ambiguous(index: Index, *, limit: int = DEFAULT_LIMITS["ambiguous"]) -> dict[str, Any]:
     """Names that fit several entities (never resolved to one), and registry problems.
 
     - `registry`: a name, address or handle listed with equal strength in several entity notes;
@@ -224,8 +226,7 @@ def ambiguous(index: Index, *, limit: int = 200) -> dict[str, Any]:
             items.append({"name": name, "candidates": ids, "why": "kinds", "mentions": count})
     for item in items:
         if item["why"] == "registry":  # an ambiguous name keeps the id of its own surface
-            key = slug(item["name"])
-            item["mentions"] = sum(extracted.get(f"{k}:{key}", 0) for k in NAME_KINDS) if key else 0
+            item["mentions"] = sum(extracted.get(ident, 0) for ident in _own_ids(item))
     items.sort(key=lambda i: (-int(i.get("mentions", 0)), i["name"]))
     return {
         "ambiguous": items[:limit],
@@ -235,14 +236,24 @@ def ambiguous(index: Index, *, limit: int = 200) -> dict[str, Any]:
     }
 
 
+def _own_ids(item: dict[str, Any]) -> list[str]:
+    """The ids an ambiguous registry name is indexed under: the address's or handle's, or those
+    the name's own words spell."""
+    if item.get("id"):
+        return [str(item["id"])]
+    return [ident for k in NAME_KINDS if (ident := make_id(k, str(item["name"]))) is not None]
+
+
 def entities_request(index: Index, body: dict[str, Any], *, vault_name: str = "") -> dict[str, Any]:
     """Dispatch one request (see the module docstring)."""
     action = str(body.get("action") or "list")
     if action not in ACTIONS:
         raise UsageError(f"unknown entities action {action!r}", hint=", ".join(ACTIONS))
+    if body.get("kind") and action != "list":
+        raise UsageError(f"`entities {action}` takes no kind", hint="a kind filters `list`")
     limit = body.get("limit")
     if limit is None:
-        limit = DEFAULT_LIMIT if action != "show" else 20
+        limit = DEFAULT_LIMITS.get(action, DEFAULT_LIMIT)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
         raise UsageError("limit must be a positive integer")
     if not has_table(index, "entities"):
@@ -251,7 +262,7 @@ def entities_request(index: Index, body: dict[str, Any], *, vault_name: str = ""
         kind = body.get("kind")
         return list_entities(index, kind=str(kind) if kind else None, limit=limit)
     if action == "ambiguous":
-        return ambiguous(index, limit=limit if body.get("limit") is not None else 200)
+        return ambiguous(index, limit=limit)
     ref = body.get("id")
     if not isinstance(ref, str) or not ref.strip():
         raise UsageError(f"`entities {action}` needs an entity id or name")

@@ -18,7 +18,11 @@ merges everything that resolves to that id into this note.
 
 Names are compared by `ids.normalize` (accents, case and punctuation ignored). In running
 text, aliases of at most 3 characters and all-capital aliases (`AC`, `NASA`) match only with
-the case written in the note. Surface forms that match no name exactly are matched with
+the case written in the note; so does the one-word name of a note vaultmind wrote itself (whose
+display name is still the one it read in the text: `EntityNote.generated`) — `org:apple`,
+written for "Apple", is not the apple someone ate, and `topic:launch`, written for the tag
+`#launch`, is the tag only, never the word "launch" (add a name to `aliases` to have it match in
+any case). Surface forms that match no name exactly are matched with
 rapidfuzz (`token_sort_ratio` ≥ `[entities] fuzzy_threshold`, default 90) against names of the
 same kind that share at least one content word (`content_words`) with it; several entities
 above the threshold is again ambiguous, never guessed. A person named by one word (an NER
@@ -38,13 +42,15 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from vaultmind.entities.extract import Span
+from vaultmind.entities.extract import Span, in_ranges
 from vaultmind.entities.ids import (
     canonical_id,
     email_key,
+    given_name,
     handle_key,
     key_of,
     kind_of,
+    make_id,
     name_key,
     normalize,
     word_spans,
@@ -55,11 +61,11 @@ EXPLICIT, DISPLAY, IMPLICIT = 2, 1, 0
 MAX_NAME_WORDS = 8
 FUZZY_MIN_CHARS = 5
 LINK_MEMO = 1 << 14  # `Registry.by_link` answers kept (emptied when full)
-NEVER_IN_TEXT = "\x00"  # case_form of short implicit names: matched by lookups, never in running text
 ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
 _FUZZY_CACHE_MAX = 200_000
 GIVEN_MIN_CHARS = 3
-RULES = 5  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
+RULES = 6  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
+# (6: a generated note's one-word name matches only as written; the case forms of one name add up)
 
 
 _CONFLICT_COPY = re.compile(r"conflict", re.IGNORECASE)  # how sync tools name the copies they make
@@ -77,6 +83,9 @@ class EntityNote:
     emails: tuple[str, ...] = ()
     handles: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()  # every note that declares this id
+    # a note vaultmind wrote, its display name still the one vaultmind read in the text
+    # (`registry_store.entity_note_from`): its one-word names match only as written there
+    generated: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,11 +100,24 @@ class EntityNote:
         }
 
 
+ANY_CASE = None
+NEVER_IN_TEXT: frozenset[str] = frozenset()  # matched by lookups (authors, links, NER), never in running text
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     entity_id: str
     strength: int
-    case_form: str | None  # set when the name must match with this case (short/all-caps aliases)
+    # the forms (words as written, one space between) the name must have in running text:
+    # `ANY_CASE`, or only these (short and all-capital names, a generated note's one word)
+    case_forms: frozenset[str] | None
+
+    def fits(self, exact: str) -> bool:
+        return self.case_forms is None or exact in self.case_forms
+
+    def looser(self, other: frozenset[str] | None) -> frozenset[str] | None:
+        """The forms this claim and another of the same name allow together."""
+        return None if self.case_forms is None or other is None else self.case_forms | other
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,35 +183,40 @@ class Registry:
                 _union(old.emails, note.emails),
                 _union(old.handles, note.handles),
                 (*old.paths, *note.paths),
+                old.generated and note.generated,
             )
         reg.entries = dict(sorted(merged.items()))
         for entry in reg.entries.values():
             reg._index(entry)
         reg._resolve_redirects()
         reg.digest = hashlib.sha256(
-            json.dumps([RULES, [e.to_json() for e in reg.entries.values()]], sort_keys=True).encode("utf-8")
+            json.dumps(
+                [RULES, [[e.to_json(), e.generated] for e in reg.entries.values()]], sort_keys=True
+            ).encode("utf-8")
         ).hexdigest()
         return reg
 
-    def _claim(self, name: str, entity_id: str, strength: int) -> None:
+    def _claim(self, name: str, entity_id: str, strength: int, *, as_read: str | None = None) -> None:
+        """`entity_id` claims `name`. `as_read`: a one-word name vaultmind read in the text (a
+        generated note's display name), which matches in running text only as written there —
+        not at all when it was read in lower case (a tag: `#launch` is found as a tag)."""
         key = normalize(name)
         if not key:
             return
         exact = " ".join(words(name, keep_case=True))
-        case_form: str | None = None
-        if len(exact) <= 3:
-            case_form = exact if strength > IMPLICIT else NEVER_IN_TEXT
+        case_forms: frozenset[str] | None = ANY_CASE
+        if as_read is not None and " " not in key:
+            case_forms = frozenset({as_read}) if as_read != as_read.lower() else NEVER_IN_TEXT
+        elif len(exact) <= 3:
+            case_forms = frozenset({exact}) if strength > IMPLICIT else NEVER_IN_TEXT
         elif strength > IMPLICIT and exact.upper() == exact and any(c.isalpha() for c in exact):
-            case_form = exact
+            case_forms = frozenset({exact})
         claims = self.names.setdefault(key, [])
         for i, claim in enumerate(claims):
             if claim.entity_id == entity_id:
-                looser = (
-                    None if claim.case_form is None or case_form is None else min(claim.case_form, case_form)
-                )
-                claims[i] = Claim(entity_id, max(strength, claim.strength), looser)
+                claims[i] = Claim(entity_id, max(strength, claim.strength), claim.looser(case_forms))
                 return
-        claims.append(Claim(entity_id, strength, case_form))
+        claims.append(Claim(entity_id, strength, case_forms))
         parts = key.split(" ")
         self._first_words[parts[0]] = max(self._first_words.get(parts[0], 0), min(len(parts), MAX_NAME_WORDS))
 
@@ -199,13 +226,15 @@ class Registry:
             stem = path[:-3] if path.lower().endswith(".md") else path
             for target in (stem, stem.rsplit("/", 1)[-1]):
                 self.by_stem.setdefault(target.casefold(), set()).add(entry.id)
-        self._claim(key_of(entry.id).replace("-", " "), entry.id, IMPLICIT)
+        read = words(entry.display_name, keep_case=True)
+        as_read = read[0] if entry.generated and len(read) == 1 else None
+        self._claim(key_of(entry.id).replace("-", " "), entry.id, IMPLICIT, as_read=as_read)
         if kind_of(entry.id) == "person":
             for name in (entry.display_name, *entry.aliases):
-                parts = normalize(name).split(" ")
-                if len(parts) >= 2 and len(parts[0]) >= GIVEN_MIN_CHARS:
-                    self._given.setdefault(parts[0], set()).add(entry.id)
-        self._claim(entry.display_name, entry.id, DISPLAY)
+                first = given_name(words(name))
+                if first is not None and len(first) >= GIVEN_MIN_CHARS:
+                    self._given.setdefault(first, set()).add(entry.id)
+        self._claim(entry.display_name, entry.id, DISPLAY, as_read=as_read)
         for alias in entry.aliases:
             if ID_LIKE.match(alias) and canonical_id(alias) is not None:
                 continue  # an id in `aliases` is a merge, handled by _resolve_redirects
@@ -367,7 +396,7 @@ class Registry:
     ) -> tuple[list[Span], list[tuple[str, Match]]]:
         """Registry names in running text (longest first): resolved spans, and ambiguous names.
 
-        Case rule: a claim with a `case_form` matches only where the text has that case.
+        Case rule: a claim with `case_forms` matches only where the text has one of those forms.
         """
         if not self.names:
             return [], []
@@ -389,11 +418,11 @@ class Registry:
                 if not claims:
                     continue
                 start, end = tokens[i][1], tokens[i + length - 1][2]
-                if any(s < end and start < e for s, e in code):
+                if in_ranges(start, end, code):
                     continue
                 surface = text[start:end]
                 exact_case = " ".join(words(surface, keep_case=True))
-                usable = [c for c in claims if c.case_form is None or c.case_form == exact_case]
+                usable = [c for c in claims if c.fits(exact_case)]
                 if not usable:
                     continue
                 top = max(c.strength for c in usable)
@@ -422,7 +451,12 @@ class Registry:
                 match = self._decide(ids)
                 if match.ambiguous:
                     out.append(
-                        {"name": f"{label} {key}", "candidates": list(match.candidates), "why": "registry"}
+                        {
+                            "name": f"{label} {key}",
+                            "candidates": list(match.candidates),
+                            "why": "registry",
+                            "id": make_id(label, key),  # the id its mentions are indexed under
+                        }
                     )
         return out
 

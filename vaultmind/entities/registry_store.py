@@ -17,6 +17,7 @@ import duckdb
 
 from vaultmind.entities.ids import canonical_id, canonical_kind, key_of, kind_of, make_id, slug
 from vaultmind.entities.registry import ID_LIKE, EntityNote, Registry
+from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.vault.layout import windows_safe
 
 
@@ -74,7 +75,15 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
         emails=_strings(frontmatter.get("emails")) + _strings(frontmatter.get("email")),
         handles=_strings(frontmatter.get("handles")) + _strings(frontmatter.get("handle")),
         paths=(path,),
+        generated=frontmatter.get("vaultmind_body_sha256") == body_sha256(entity_note_body(display)),
     )
+
+
+def entity_note_body(display: str) -> str:
+    """The body of an entity note as vaultmind writes it: its heading, nothing more. A note whose
+    `vaultmind_body_sha256` is this body's hash is vaultmind's, with the display name it read in
+    the text (the user's display name or a note the user wrote has none or another)."""
+    return f"# {display}\n"
 
 
 def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:

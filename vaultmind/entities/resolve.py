@@ -33,6 +33,7 @@ from vaultmind.entities.extract import (
     clean_ner_span,
     code_ranges,
     in_ranges,
+    merged_ranges,
     parse_author,
     regex_spans,
     select_spans,
@@ -101,7 +102,7 @@ def resolve_text(
     for surface, match in unclear:
         ambiguous.append(Ambiguity(surface, match.candidates))
     english = bool(ner) and english_prose(text, code)
-    skipped = code + foreign_paragraphs(text) if english else code  # "Nulla maximus vel orci …"
+    skipped = merged_ranges(code + foreign_paragraphs(text)) if english else code  # "Nulla maximus vel orci …"
     for start, end, label in ner if english and ner else ():
         if 0 <= start < end <= len(text):
             hit = clean_ner_span(text, start, end, label, title)

@@ -29,9 +29,11 @@ from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.row_ids import RowIds, id_array, pack_ids
 from vaultmind.index.store import Index
 
+# a sum of the rows' hashes, not their xor: two rows of one pair would cancel out of a xor, and
+# replacing them with two of another pair would leave it as it was
 _FINGERPRINT_SQL = """
-    SELECT (SELECT count(*) || ':' || coalesce(bit_xor(hash(entity_id, leaf_id)), 0) FROM occurrences),
-           (SELECT count(*) || ':' || coalesce(bit_xor(hash(a, b, weight)), 0) FROM edges)
+    SELECT (SELECT count(*) || ':' || coalesce(sum(hash(entity_id, leaf_id)::HUGEINT), 0) FROM occurrences),
+           (SELECT count(*) || ':' || coalesce(sum(hash(a, b, weight)::HUGEINT), 0) FROM edges)
 """
 
 

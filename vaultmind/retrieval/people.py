@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from vaultmind.entities.extract import parse_author
-from vaultmind.entities.ids import PERSON_TITLES, words
+from vaultmind.entities.ids import without_title, words
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.entity_names import EntityNames, entity_names
@@ -37,9 +37,11 @@ def person_terms(author: str) -> frozenset[str]:
     person = parse_author(author)
     if person is None:
         return name_terms(author)
-    if person.name:  # without a title: "Dr. Elena Rossi" is Elena Rossi
+    if person.name:  # without a title: "Dr. Elena Rossi" is Elena Rossi, "Auntie Lin" is Lin
         parts = person.name.split()
-        while len(parts) > 1 and "".join(words(parts[0])) in PERSON_TITLES:
+        titles = len(words(person.name)) - len(without_title(words(person.name)))
+        while titles > 0 and len(parts) > 1:
+            titles -= len(words(parts[0]))
             parts = parts[1:]
         return name_terms(" ".join(parts))
     return name_terms(person.handle or person.email.split("@", 1)[0] or author)
