@@ -22,7 +22,8 @@ from vaultmind.index.leaf_rows import LEAF_FIELDS, note_fields
 from vaultmind.index.resident import LeafDelta
 from vaultmind.index.schema import derived_tables
 from vaultmind.index.store import Index
-from vaultmind.model import FileStat, ParsedNote, Problem
+from vaultmind.markdown.note import leaf_key
+from vaultmind.model import FileStat, ParsedNote, Problem, WrittenNote
 from vaultmind.sync_derive import Deriver, Preparing
 from vaultmind.sync_note import Loaded
 from vaultmind.sync_rows import ROW_SCHEMAS, RowBuffers, row_table
@@ -75,14 +76,18 @@ def write_batch(
     changed = sorted(plan.remove | set(plan.write))
     if fresh is not None:  # a rebuild: only the rows it kept can exist (of a note readable after all)
         changed = [path for path in changed if path in fresh.kept]
+    written = [note for path in sorted(plan.write) if (note := plan.write[path].written) is not None]
+    # a save whose leaf ids no other note holds: the rows of its leaves, old and new, are the ones it inserts
+    alone = fresh is None and bool(changed) and not held_elsewhere(con, changed, written)
     removed_ids = delete_paths(con, changed) if changed else []
     if plan.touch:
         _touch(con, plan.touch)
     inserted = rows.insert(con)
     # a rebuild's batch whose leaf ids no earlier batch wrote: its rows are every row of its leaves
-    leaves = inserted if fresh is not None and fresh.add_new(inserted.column("id").to_pylist()) else None
+    if fresh is not None:
+        alone = fresh.add_new(inserted.column("id").to_pylist())
+    leaves = inserted if alone else None
     drop_written_blocks(index)
-    written = [note for path in sorted(plan.write) if (note := plan.write[path].written) is not None]
     number = 0
     for deriver in derivers:
         if isinstance(deriver, Preparing):
@@ -298,6 +303,40 @@ def delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[s
     run("DELETE FROM tags WHERE path IN (SELECT path FROM _rows)")
     run("DELETE FROM notes WHERE path IN (SELECT path FROM _rows)")
     return removed
+
+
+_SPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]  # what `str.strip` takes off
+_SPACE_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _SPACE) + "]"
+_PADDED = f"^{_SPACE_CLASS}|{_SPACE_CLASS}$"  # a value `str.strip` changes
+
+
+def held_elsewhere(con: duckdb.DuckDBPyConnection, changed: Sequence[str], written: Sequence[WrittenNote]) -> bool:
+    """Whether a note outside `changed` may hold a leaf id of `changed`'s notes as they are in
+    the index (asked before their rows go) or of `written`. A leaf id is a hash of its note's
+    key (`leaf_key`: a source note's `source_id` as a stripped string, else its path), so such
+    a note has one of their keys: every note's path and stripped `source_id` (also in lower
+    case when it is "True" or "False": a `true` is stored so) are looked for among them. It
+    errs only towards yes (a `source_id` that is a list keys by path). A scan of two columns
+    of `notes` (~3 MiB and ~20 ms at 50k notes), where looking a long note's leaf ids up in
+    `leaves` scanned that table (+27 MiB and 0.3-0.6 s for a note of 267 leaves)."""
+    keys = key_table({leaf_key(note.path, note.kind, note.frontmatter) for note in written})
+    sql = """
+        WITH ids AS (
+            SELECT path, CASE WHEN regexp_matches(source_id, $2) THEN trim(source_id, $1) ELSE source_id END AS sid
+            FROM notes
+        ), keys AS (
+            SELECT k FROM _more
+            UNION SELECT path FROM _rows
+            UNION SELECT unnest([sid, lower(sid)]) FROM ids WHERE sid IS NOT NULL AND path IN (SELECT path FROM _rows)
+        )
+        SELECT EXISTS (
+            SELECT 1 FROM ids WHERE path NOT IN (SELECT path FROM _rows) AND (path IN (SELECT k FROM keys)
+            OR sid IN (SELECT k FROM keys) OR (sid IN ('True', 'False') AND lower(sid) IN (SELECT k FROM keys)))
+        )
+    """
+    space = "".join(_SPACE)
+    found = execute_with(con, sql, [space, _PADDED], rows=key_table(changed, "path"), more=keys).fetchone()
+    return bool(found and found[0])
 
 
 def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:
