@@ -40,11 +40,24 @@ SHARED = {
         "sources/chat/a.md",
         CHAT,
     ),
-    "true and 'true'": ("sources/document/b.md", _document("true"), "sources/document/a.md", _document('"true"')),
-    "a source keyed by a note's path": ("sources/document/b.md", _document("Notes/plan.md"), "Notes/plan.md", DOCUMENT),
+    "true and 'true'": (
+        "sources/document/b.md",
+        _document("true"),
+        "sources/document/a.md",
+        _document('"true"'),
+    ),
+    "a source keyed by a note's path": (
+        "sources/document/b.md",
+        _document("Notes/plan.md"),
+        "Notes/plan.md",
+        DOCUMENT,
+    ),
 }
 
-LONG = "\n\n".join(f"## Part {i}\n\nAlice Chen met @bob{i} at Fernhill Labs about #topic{i}." for i in range(40)) + "\n"
+LONG = (
+    "\n\n".join(f"## Part {i}\n\nAlice Chen met @bob{i} at Fernhill Labs about #topic{i}." for i in range(40))
+    + "\n"
+)
 
 
 @pytest.fixture
@@ -67,7 +80,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.mark.parametrize("case", sorted(SHARED))
-def test_a_save_reads_back_only_the_leaves_another_note_may_hold(vault: Path, reads: list[str], case: str) -> None:
+def test_a_save_reads_back_only_the_leaves_another_note_may_hold(
+    vault: Path, reads: list[str], case: str
+) -> None:
     copy_path, copy_text, path, text = SHARED[case]
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
     write(vault, path, text)
@@ -76,12 +91,18 @@ def test_a_save_reads_back_only_the_leaves_another_note_may_hold(vault: Path, re
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
         memory.sync()
-        shared = memory.index.scalar("SELECT count(*) FROM (SELECT id FROM leaves GROUP BY id HAVING count(*) = 2)")
+        shared = memory.index.scalar(
+            "SELECT count(*) FROM (SELECT id FROM leaves GROUP BY id HAVING count(*) = 2)"
+        )
         assert shared == memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = ?", [path]) > 0
 
         # a long note of your own, a leaf changed and one added: its rows are the ones written
         reads.clear()
-        write(vault, "Notes/long.md", LONG.replace("#topic3.", "#topic3 and Harbor Hall.") + "\nBob Stone, #late.\n")
+        write(
+            vault,
+            "Notes/long.md",
+            LONG.replace("#topic3.", "#topic3 and Harbor Hall.") + "\nBob Stone, #late.\n",
+        )
         memory.sync()
         assert reads == []
         assert dump_entities(memory) == cold_rebuild(config)
