@@ -318,7 +318,7 @@ def held_elsewhere(con: duckdb.DuckDBPyConnection, changed: Sequence[str], writt
     when it is "True" or "False": a `true` is stored so). It errs only towards yes (a
     `source_id` that is a list keys by path). The paths are looked up by the `notes_path`
     index and the source ids scanned (~4 MiB at 50k notes), where looking a long note's leaf
-    ids up in `leaves` scanned that table (+27 MiB and 0.3-0.6 s for a note of 238 leaves)."""
+    ids up in `leaves` scanned that table (+27 MiB and 0.3-0.7 s for a note of 267 leaves)."""
     sid = "CASE WHEN regexp_matches(source_id, $2) THEN trim(source_id, $1) ELSE source_id END"
     space = "".join(_SPACE)
     sql = f"SELECT rowid, {sid} FROM notes WHERE path IN (SELECT unnest($3::VARCHAR[]))"
