@@ -46,8 +46,8 @@ class Preparing(Protocol):
     `apply` receives the results of the written notes by path as `prepared`. A result may be
     stale (the batch before changed what it depends on): `apply` must then redo that work, so
     its rows are always those it would give without `prepared`. `leaves`, when given, holds
-    the `leaves` rows (id, note_path, content_hash, author, ts) of every note that holds a
-    leaf of `written`: the sync knew them without a query (`LoadLeafIds`)."""
+    every `leaves` row (with its text) of the ids of `written` and `removed_leaf_ids`: the sync
+    knew them without a query (`LoadLeafIds`; or no other note holds one, `held_elsewhere`)."""
 
     name: str
 

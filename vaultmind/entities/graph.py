@@ -35,7 +35,7 @@ import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from itertools import combinations
 from typing import Any
@@ -171,7 +171,8 @@ class EntityDeriver:
         leaves: pa.Table | None = None,
     ) -> None:
         affected = sorted(set(removed_leaf_ids) | {leaf_id for note in written for leaf_id in note.leaf_ids})
-        rows = None if leaves is None or removed_leaf_ids else _table_leaf_rows(leaves)
+        rows = None if leaves is None else _table_leaf_rows(leaves, affected)
+        texts = None if leaves is None else _TableTexts(leaves)
         self._ready = {}
         for path, item in (prepared or {}).items():
             if item is not None:
@@ -179,7 +180,7 @@ class EntityDeriver:
                 for leaf_id, chash, author, mentions in resolved:
                     self._ready[(path, leaf_id)] = (digest, chash, author, mentions)
         try:
-            self.refresh(con, affected, rebuild=rebuild, ner_budget=self.inline_ner, rows=rows)
+            self.refresh(con, affected, rebuild=rebuild, ner_budget=self.inline_ner, texts=texts, rows=rows)
         finally:
             self._ready = {}
 
@@ -354,13 +355,18 @@ class EntityDeriver:
         first: dict[str, tuple[str, str]] = {}  # content hash → a (leaf id, note path) holding it
         for row in rows:
             first.setdefault(row[2], (row[0], row[1]))
-        # read so far (or given), by (leaf id, note path)
-        texts: dict[tuple[str, str], str] = {(r[0], r[1]): known[r[2]] for r in rows if r[2] in known} if known else {}
+        known = known or {}
+        texts: dict[tuple[str, str], str] = {}  # read so far (or given), by (leaf id, note path)
 
-        def texts_of(hashes: Sequence[str]) -> dict[str, str]:
-            unread = [first[h] for h in hashes if first[h] not in texts]
+        def read(keys: Sequence[tuple[str, str, str]]) -> None:
+            """The texts of (leaf id, note path, content hash) `keys`: given, else read."""
+            unread = [(k[0], k[1]) for k in keys if k[2] not in known]
+            texts.update({(k[0], k[1]): known[k[2]] for k in keys if k[2] in known})
             if unread:
                 texts.update(_leaf_texts(con, unread))
+
+        def texts_of(hashes: Sequence[str]) -> dict[str, str]:
+            read([(*first[h], h) for h in hashes if first[h] not in texts])
             return {h: texts[first[h]] for h in hashes}
 
         spans, ran = spans_for(self.ner, con, sorted(first), texts_of, max_run=self._budget)
@@ -375,9 +381,7 @@ class EntityDeriver:
             if done is not None and done[0] == digest and done[1] == chash and done[2] == author:
                 found[(leaf_id, note_path)] = done[3]
                 self.prepared_leaves += 1
-        missing = [(row[0], row[1]) for row in rows if (row[0], row[1]) not in found and (row[0], row[1]) not in texts]
-        if missing:
-            texts.update(_leaf_texts(con, missing))
+        read([(r[0], r[1], r[2]) for r in rows if (r[0], r[1]) not in found and (r[0], r[1]) not in texts])
         authors = _note_authors(
             con, sorted({r[1] for r in rows if r[3] and spans.get(r[2]) and (r[0], r[1]) not in found})
         )
@@ -440,10 +444,28 @@ def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[
     return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
 
-def _table_leaf_rows(leaves: pa.Table) -> list[LeafRow]:
-    """The rows of a `leaves` table as `_leaf_rows` reads them from the index, in its order."""
+def _table_leaf_rows(leaves: pa.Table, leaf_ids: Sequence[str]) -> list[LeafRow]:
+    """The rows of `leaf_ids` in a `leaves` table, as `_leaf_rows` reads them from the index."""
+    wanted = set(leaf_ids)
     columns = [leaves.column(name).to_pylist() for name in ("id", "note_path", "content_hash", "author", "ts")]
-    return sorted(zip(*columns, strict=True), key=lambda row: (row[0], row[1]))
+    return sorted((row for row in zip(*columns, strict=True) if row[0] in wanted), key=lambda row: (row[0], row[1]))
+
+
+class _TableTexts(Mapping[str, str]):
+    """The texts of a `leaves` table by content hash, each taken from the table when asked for."""
+
+    def __init__(self, leaves: pa.Table):
+        self._leaves = leaves
+        self._at = {chash: i for i, chash in enumerate(leaves.column("content_hash").to_pylist())}
+
+    def __getitem__(self, chash: str) -> str:
+        return str(self._leaves.column("text")[self._at[chash]].as_py())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
 
 
 def _leaf_texts(con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:

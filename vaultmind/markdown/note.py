@@ -41,13 +41,14 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     syntax = parse_obsidian(body, data, scan)
 
     source_id = _str(data.get("source_id")) if kind == "source" else None
+    key = leaf_key(path, kind, data)
     source_kind = _str(data.get("kind"))
     if _str(data.get("vaultmind")) == "readme":
         leaves = []  # about vaultmind, not part of the memory: it never answers a question
     elif kind == "source" and source_kind in CALLOUT_TYPES:
         leaves = message_leaves(
             body,
-            source_id=source_id or path,
+            source_id=key,
             callout_types=(CALLOUT_TYPES[source_kind],),
             ref_for=partial(derived_ref, source_kind, source_id or ""),
         )
@@ -58,7 +59,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
             when = user_note_time(path, data) or ""
         leaves = section_leaves(
             body,
-            note_key=source_id or path,
+            note_key=key,
             budget=chunk_tokens,
             scan=scan,
             source_ref=source_ref or None,
@@ -89,6 +90,12 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         leaves=tuple(leaves),
         aliases=aliases_of(data),
     )
+
+
+def leaf_key(path: str, kind: str, data: Mapping[str, Any]) -> str:
+    """The key of a note's leaf ids: a source note's `source_id`, else its path. Every leaf id
+    is a hash of it, so only notes of one key can hold the same leaf (a copied source note)."""
+    return (_str(data.get("source_id")) if kind == "source" else "") or path
 
 
 # a full date in a file name ("2024-03-07 Thursday", "20240307"), not inside a longer number
