@@ -22,6 +22,9 @@ from vaultmind.errors import DaemonError, NotFound, UsageError, VaultmindError
 
 DAEMON_FILE = "daemon.json"
 STARTING_TIMEOUT_S = 900.0
+# The daemon listens on this machine: a proxy in the environment (HTTP_PROXY) is never asked,
+# it would see the bearer token and every question, and cannot reach this machine's loopback.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def daemon_file(config: Config) -> Path:
@@ -44,7 +47,7 @@ class DaemonClient:
         if data is not None:
             request.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
+            with _DIRECT.open(request, timeout=timeout or self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             try:
