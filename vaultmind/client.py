@@ -24,6 +24,7 @@ DAEMON_FILE = "daemon.json"
 STARTING_TIMEOUT_S = 900.0
 # The daemon listens on this machine: a proxy in the environment (HTTP_PROXY) is never asked,
 # it would see the bearer token and every question, and cannot reach this machine's loopback.
+_TOO_LARGE_HINT = "the request is over the daemon's size limit: stop it (`vaultmind stop`) and run the command without it"
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
@@ -41,7 +42,8 @@ class DaemonClient:
         self.pid: int | None = None  # the daemon's process, from daemon.json (`find_daemon`)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
+        # (not ASCII-escaped: a document's text in another script would take up to six times the bytes)
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method)
         request.add_header("Authorization", f"Bearer {self.token}")
         if data is not None:
@@ -55,8 +57,9 @@ class DaemonClient:
             except (json.JSONDecodeError, AttributeError):
                 error = {}
             message = error.get("message") or f"daemon answered HTTP {exc.code}"
-            cls: type[VaultmindError] = {400: UsageError, 404: NotFound}.get(exc.code, DaemonError)
-            raise cls(message, path=error.get("path"), hint=error.get("hint")) from exc
+            cls: type[VaultmindError] = {400: UsageError, 404: NotFound, 413: UsageError}.get(exc.code, DaemonError)
+            hint = error.get("hint") or (_TOO_LARGE_HINT if exc.code == 413 else None)
+            raise cls(message, path=error.get("path"), hint=hint) from exc
         except (urllib.error.URLError, OSError) as exc:
             if path != "/v1/health" and _timed_out(exc) and self._answers():
                 raise DaemonError(

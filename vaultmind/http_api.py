@@ -41,12 +41,16 @@ from vaultmind.errors import (
     VaultmindError,
     storage_error,
 )
+from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 1 << 20
+# A request body's limit: a document `ingest_document` takes (`MAX_DOCUMENT_BYTES`, as without a
+# daemon) with its JSON escapes, and the paths an `ingest` of hundreds of thousands of notes hands over.
+MAX_BODY = 2 * MAX_DOCUMENT_BYTES + (1 << 20)
+_DRAIN_CHUNK = 1 << 16
 
 Route = Callable[[Memory, dict[str, Any]], Any]
 OnBatch = Callable[[str, SyncStats], None]  # what applied changes to the index, and its stats
@@ -340,11 +344,17 @@ def _make_handler(
                 self.close_connection = True
                 raise UsageError(f"the Content-Length header is negative ({length})")
             if length > MAX_BODY:
-                if length <= 8 * MAX_BODY:  # read, so the client can finish sending and read the answer
-                    self.rfile.read(length)
+                if length <= 2 * MAX_BODY:  # read (and dropped), so the client can finish sending and read the answer
+                    left = length
+                    while left > 0 and (chunk := self.rfile.read(min(left, _DRAIN_CHUNK))):
+                        left -= len(chunk)
                 else:
                     self.close_connection = True
-                raise _TooLarge(f"request body too large ({length:,} bytes; at most {MAX_BODY:,})")
+                raise _TooLarge(
+                    f"request body too large ({length:,} bytes; at most {MAX_BODY:,})",
+                    hint=f"a document is at most {MAX_DOCUMENT_BYTES:,} bytes: split it; "
+                    "or stop the daemon (`vaultmind stop`) and run the command without it",
+                )
             raw = self.rfile.read(length) if length > 0 else b"{}"
             try:
                 data = json.loads((raw or b"{}").decode("utf-8"))

@@ -23,7 +23,7 @@ from vaultmind.config import CONFIG_RELPATH, Config, load_config
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import ConfigError
+from vaultmind.errors import ConfigError, UsageError
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -453,11 +453,18 @@ class Memory:
         `sources/document/agent/` and indexed at once, its leaves answered as hits. The same
         `source_id` again with another title, text or `source_ref` is its next version (the note
         replaced as a whole, `version` + 1); with the same ones, nothing changes."""
+        from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
         from vaultmind.ingest.model import DocumentInput
         from vaultmind.ingest.writer import write_documents
         from vaultmind.markdown.render import iso_utc
         from vaultmind.retrieval.modes import MAX_LIMIT, query_source
 
+        size = len(body.encode("utf-8", "surrogatepass"))
+        if size > MAX_DOCUMENT_BYTES:  # as `ingest document` refuses such a file
+            raise UsageError(
+                f"the document's body is {size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit for a document",
+                hint="split it into parts, each with its own source_id",
+            )
         now = iso_utc(datetime.now(UTC).replace(microsecond=0))
         doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)
         with self._ingest_lock:  # (two agents at once: one folder's plan at a time)
