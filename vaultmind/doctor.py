@@ -201,7 +201,7 @@ def read_status(config: Config, client: DaemonClient | None) -> dict[str, Any]:
     from vaultmind.memory import Memory
 
     with Memory.open(config) as memory:
-        return memory.status()
+        return memory.status(take_notice=False)  # left for the user's `vaultmind status`
 
 
 def privacy(config: Config) -> Check:

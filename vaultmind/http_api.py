@@ -3,7 +3,8 @@
 Routes (all require `Authorization: Bearer <token>`):
     GET  /v1/health            liveness: pid, vault, ready (false while the daemon starts up),
                                loading (a whole-vault load is running: other answers wait for it)
-    GET  /v1/status            same JSON as `vaultmind status --json`
+    GET  /v1/status            same JSON as `vaultmind status --json` (a quarantine's notice is
+                               left for the user's `vaultmind status`, which sends ?notice=take)
     POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
     POST /v1/query             {"mode": str, "args": {…}} → any memory_tree mode (retrieval/dispatch.py)
     POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths: and the counts;
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import parse_qsl
 
 from vaultmind.config import CONFIG_RELPATH
 from vaultmind.errors import (
@@ -144,7 +146,8 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
 PASSIVE = frozenset({("GET", "/v1/status"), ("GET", "/v1/health")})
 
 ROUTES: dict[tuple[str, str], Route] = {
-    ("GET", "/v1/status"): lambda m, b: m.status(),  # (`PASSIVE`)
+    # (`PASSIVE`; `?notice=take` from `vaultmind status`, the user's: a quarantine's notice is said once, to it)
+    ("GET", "/v1/status"): lambda m, b: m.status(take_notice=b.get("notice") == "take"),
     ("POST", "/v1/search"): _search,
     ("POST", "/v1/query"): _query,
     ("POST", "/v1/sync"): _sync,
@@ -290,7 +293,7 @@ def _make_handler(
                 self._no_route(method, key[1])
                 return
             try:
-                body = self._body() if method == "POST" else {}
+                body = self._body() if method == "POST" else dict(parse_qsl(self.path.partition("?")[2]))
                 if key in PASSIVE:
                     answer = route(memory, body)  # polled: never a reason for background work to wait
                 else:

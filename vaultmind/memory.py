@@ -481,8 +481,10 @@ class Memory:
         }
         return found
 
-    def status(self) -> dict[str, Any]:
+    def status(self, *, take_notice: bool = True) -> dict[str, Any]:
         """Counts, index health, problems, entities, admission and queue, as `vaultmind status`.
+        `take_notice`: the user's status, which says a quarantine's notice once (a poll leaves it:
+        `status.status_report`).
 
         Its counts hash every leaf (which have no vector, which no NER yet): they run on one
         DuckDB thread under a small pool (`status.STATUS_MEMORY_LIMIT`, `Index.small_pool_read`), and
@@ -511,7 +513,7 @@ class Memory:
             counts, read = read_counts(self, loading=loading)
             if read:
                 self._evict()
-            report = status_report(self, counts, loading=loading)
+            report = status_report(self, counts, loading=loading, take_notice=take_notice)
         if self.serving_report is not None:
             report["daemon"] = self.serving_report()
         return report

@@ -155,8 +155,10 @@ def _note_counts(index: Index, model: str | None, *, loading: bool) -> dict[str,
     }
 
 
-def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) -> dict[str, Any]:
-    """The whole status: `counts` (`read_counts`) with what is read on every status."""
+def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, take_notice: bool = True) -> dict[str, Any]:
+    """The whole status: `counts` (`read_counts`) with what is read on every status.
+    `take_notice`: this status is the user's (`vaultmind status`), which says a quarantine's
+    notice once; a poll (the plugin's status bar, `doctor`) says it and leaves it for that one."""
     from vaultmind.entities.backfill import entity_deriver
     from vaultmind.queue.store import queue_status
 
@@ -170,9 +172,10 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) 
     )
     applied = counts["migrations"]
     health = "ok"
-    # said once, by the first status after it, whichever process moved the file
-    notice = take_quarantine_notice(config.index_path) or idx.quarantined
-    idx.quarantined = None
+    # said once, by the user's first status after it, whichever process moved the file
+    notice = take_quarantine_notice(config.index_path, keep=not take_notice) or idx.quarantined
+    if take_notice:
+        idx.quarantined = None
     empty = sum(kinds.values()) == 0
     if notice:
         health = "quarantined" if empty else "rebuilt"

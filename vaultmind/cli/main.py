@@ -278,7 +278,7 @@ def _print_stats(args: argparse.Namespace, result: dict[str, Any], verb: str, va
 
 def cmd_status(args: argparse.Namespace) -> int:
     def remote(client: Any) -> dict[str, Any]:
-        status: dict[str, Any] = client.call("GET", "/v1/status")
+        status: dict[str, Any] = client.call("GET", "/v1/status?notice=take")  # the user's: takes a notice
         status["daemon"] = {"running": True, "url": client.base, **status.get("daemon", {})}  # + its counts
         return status
 
