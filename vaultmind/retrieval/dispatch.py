@@ -39,6 +39,12 @@ ARGUMENTS: dict[str, tuple[str, ...]] = {
 }
 
 
+# A question's length (`query` of every mode that takes one), the same for the API, MCP and the
+# command line: a question reads each of its words' postings, so a pasted book would hold a
+# daemon's request thread for seconds per thousand words.
+MAX_QUESTION_CHARS = 2000
+
+
 def run_mode(memory: MemoryView, mode: str, args: dict[str, Any]) -> dict[str, Any]:
     handler = _HANDLERS.get(mode)
     if handler is None:
@@ -48,6 +54,12 @@ def run_mode(memory: MemoryView, mode: str, args: dict[str, Any]) -> dict[str, A
         raise UsageError(
             f"unknown argument{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} for {mode}",
             hint=f"{mode} takes " + ", ".join(ARGUMENTS[mode]),
+        )
+    question = args.get("query")
+    if isinstance(question, str) and len(question) > MAX_QUESTION_CHARS:
+        raise UsageError(
+            f"'query' is {len(question):,} characters; a question is at most {MAX_QUESTION_CHARS:,}",
+            hint="ask about its main words, or ingest the text (ingest_document) and search it",
         )
     return handler(memory, args)
 

@@ -7,7 +7,7 @@
 
 export const DAEMON_FILE = ".vaultmind/daemon.json";
 
-/** Longest text sent as a question for "related memory" (the API caps a query's size too). */
+/** Longest text sent as a question for "related memory" (the API refuses a question over 2,000 characters). */
 export const RELATED_QUERY_CHARS = 600;
 
 export interface Daemon {
