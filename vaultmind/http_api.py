@@ -53,6 +53,9 @@ log = logging.getLogger(__name__)
 # daemon) with its JSON escapes, and the paths an `ingest` of hundreds of thousands of notes hands over.
 MAX_BODY = 2 * MAX_DOCUMENT_BYTES + (1 << 20)
 _DRAIN_CHUNK = 1 << 16
+# How long a connection may be silent while the server waits for the rest of a request (or the
+# next request on a kept-alive connection); the time a route takes to answer is not bounded by it.
+SOCKET_TIMEOUT_S = 60.0
 
 Route = Callable[[Memory, dict[str, Any]], Any]
 OnBatch = Callable[[str, SyncStats], None]  # what applied changes to the index, and its stats
@@ -246,6 +249,7 @@ def _make_handler(
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "vaultmind"
+        timeout = SOCKET_TIMEOUT_S  # a client that stops sending mid-request frees its thread
 
         def log_message(self, format: str, *args: Any) -> None:
             log.debug("api: " + format, *args)
@@ -271,6 +275,9 @@ def _make_handler(
                 self._answer(method)
             except ConnectionError:  # the client gave up waiting (its timeout) and hung up
                 log.debug("api: the client of %s %s left before its answer", method, self.path)
+            except TimeoutError:  # it sent part of its request, then nothing for SOCKET_TIMEOUT_S
+                log.debug("api: the client of %s %s stopped sending; its connection is closed", method, self.path)
+                self.close_connection = True
 
         def _authorized(self) -> bool:
             """True for a request bearing the token; else it is answered 401 here."""
@@ -300,7 +307,7 @@ def _make_handler(
                     with memory.foreground():  # background upkeep pauses while a client waits
                         answer = route(memory, body)
                 self._send(200, answer)
-            except ConnectionError:  # the client hung up: nobody to tell (`_handle`)
+            except (ConnectionError, TimeoutError):  # the client hung up or went silent: nobody to tell (`_handle`)
                 raise
             except _TooLarge as exc:
                 self._send(413, _error(exc))
@@ -365,6 +372,8 @@ def _make_handler(
                 raise UsageError(f"request body is not UTF-8 (byte {exc.start})") from exc
             except json.JSONDecodeError as exc:
                 raise UsageError(f"request body is not JSON: {exc}") from exc
+            except RecursionError as exc:  # thousands of nested brackets
+                raise UsageError("request body nests too deeply to be read") from exc
             if not isinstance(data, dict):
                 raise UsageError("request body must be a JSON object")
             return data

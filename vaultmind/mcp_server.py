@@ -105,6 +105,8 @@ class McpServer:
             message = json.loads(line)
         except json.JSONDecodeError as exc:
             return _error(None, PARSE_ERROR, f"not JSON: {exc}")
+        except RecursionError:  # a line of thousands of nested brackets: the server reads on
+            return _error(None, PARSE_ERROR, "not JSON this server reads: it nests too deeply")
         if isinstance(message, list):  # a batch: protocols 2025-03-26 and before only
             if self.protocol not in BATCHED:
                 return _error(None, INVALID_REQUEST, f"protocol {self.protocol or '(not initialized)'} takes one message per line, not a batch")
@@ -123,7 +125,8 @@ class McpServer:
         if "id" not in message:
             return None  # a notification (notifications/initialized, …): nothing to answer
         try:
-            return self._dispatch(message["id"], message["method"], message.get("params") or {})
+            params = message.get("params")  # (absent or null: none; anything but an object is refused)
+            return self._dispatch(message["id"], message["method"], {} if params is None else params)
         except Exception as exc:  # the server answers on, whatever one call broke
             log.exception("mcp: %s failed", message["method"])
             return _error(message["id"], INTERNAL_ERROR, f"vaultmind failed: {type(exc).__name__}: {exc}")
@@ -169,6 +172,9 @@ class McpServer:
             answer = self.ask(mode, args)
         except VaultmindError as exc:
             return _tool_error(str(exc))
+        except Exception as exc:  # as a daemon's 500 reaches the agent: the tool's failed answer
+            log.exception("mcp: %s failed", mode)
+            return _tool_error(f"vaultmind failed: {type(exc).__name__}: {exc}")
         content = [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]
         if isinstance(answer.get("evidence"), str):  # walk's cited block, first and as it reads
             content.insert(0, {"type": "text", "text": answer["evidence"]})
