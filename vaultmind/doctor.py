@@ -233,7 +233,9 @@ def watch_room(config: Config, limit_file: Path = INOTIFY_WATCHES) -> Check:
 
 def disk(config: Config) -> Check:
     usage = shutil.disk_usage(config.vault)
-    size = sum(p.stat().st_size for p in config.state_dir.glob("index.duckdb*") if p.is_file())
+    from vaultmind.status import index_bytes
+
+    size = index_bytes(config)
     detail = f"{usage.free / 1e9:,.1f} GB free; the index takes {size / 1e6:,.1f} MB"
     if usage.free < max(MIN_FREE_BYTES, 2 * size):
         return Check("disk", "warn", detail, "a rebuild writes a new index beside the old: free some space")

@@ -15,6 +15,7 @@ deferred jobs become ready with time).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -155,6 +156,16 @@ def _note_counts(index: Index, model: str | None, *, loading: bool) -> dict[str,
     }
 
 
+def index_bytes(config: Config) -> int:
+    """The size of the index and its write-ahead log (a daemon's recent saves live there first);
+    a log checkpointed away between listing and reading it counts 0, never an error."""
+    size = 0
+    for path in (config.index_path, Path(f"{config.index_path}.wal")):
+        with contextlib.suppress(FileNotFoundError):
+            size += os.path.getsize(path)
+    return size
+
+
 def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, take_notice: bool = True) -> dict[str, Any]:
     """The whole status: `counts` (`read_counts`) with what is read on every status.
     `take_notice`: this status is the user's (`vaultmind status`), which says a quarantine's
@@ -167,9 +178,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
     kinds = counts["kinds"]
     model = memory.embedder.model_id if memory.embedder else None
     leaves, missing = counts["leaves"], counts["missing"]
-    size = sum(  # the index and its write-ahead log (a daemon's recent saves live there first)
-        os.path.getsize(path) for path in (config.index_path, Path(f"{config.index_path}.wal")) if path.exists()
-    )
+    size = index_bytes(config)
     applied = counts["migrations"]
     health = "ok"
     # said once, by the user's first status after it, whichever process moved the file
