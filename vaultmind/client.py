@@ -34,7 +34,8 @@ def daemon_file(config: Config) -> Path:
 
 class DaemonClient:
     def __init__(self, host: str, port: int, token: str, timeout: float = 30.0):
-        self.base = f"http://{host}:{port}"
+        host = host.strip("[]")
+        self.base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"  # (an IPv6 address: bracketed)
         self.token = token
         self.timeout = timeout
         self.starting = False  # the daemon said it has not finished starting (`find_daemon`)

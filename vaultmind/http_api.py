@@ -26,6 +26,7 @@ import hmac
 import json
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -189,8 +190,9 @@ class ApiServer:
         self.memory = memory
         self.token = token
         handler = _make_handler(memory, token, ready or (lambda: True), on_batch)
+        host = host.strip().strip("[]")  # "[::1]" as a URL writes it
         try:
-            self.httpd = _Server((host, port), handler)
+            self.httpd = (_Server6 if ":" in host else _Server)((host, port), handler)
         except OSError as exc:  # the port is taken, or not ours to take
             config = memory.config.vault / CONFIG_RELPATH
             raise ConfigError(
@@ -230,6 +232,12 @@ class _Server(ThreadingHTTPServer):
     # Connections the kernel queues before the server accepts them: the default, 5, reset the
     # connections of a burst of agents' parallel calls (half of 320 requests from 64 clients).
     request_queue_size = 128
+
+
+class _Server6(_Server):
+    """The same on an IPv6 address ([server] host = "::1")."""
+
+    address_family = socket.AF_INET6
 
 
 def _make_handler(

@@ -23,7 +23,7 @@ from typing import IO, Any
 from vaultmind import __version__
 from vaultmind.errors import VaultmindError
 from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
-from vaultmind.retrieval.modes import MAX_LIMIT
+from vaultmind.retrieval.modes import MAX_DEPTH, MAX_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,12 @@ _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
     "since": {"type": "string", "description": "query_source: ISO 8601 start"},
     "until": {"type": "string", "description": "query_source: ISO 8601 end"},
     "node_id": {"type": "string", "description": "drill_down: a hit's id (a summary or an entity)"},
-    "depth": {"type": "integer", "minimum": 1, "description": "drill_down: levels to go down (default 1)"},
+    "depth": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_DEPTH,
+        "description": f"drill_down: levels to go down (default 1, at most {MAX_DEPTH})",
+    },
     "start": {"type": "string", "description": "cover_window: ISO 8601 start"},
     "end": {"type": "string", "description": "cover_window: ISO 8601 end"},
     "ids": {"type": "array", "items": {"type": "string"}, "description": "fetch_leaves: node ids, in order"},

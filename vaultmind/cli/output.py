@@ -248,7 +248,11 @@ def print_hits(result: dict[str, Any], vault: Path | None = None) -> None:
     if result.get("truncated"):
         print(f"({result['total']} candidates; showing {len(hits)})")
     if result.get("missing"):
-        print(safe(f"not found: {', '.join(result['missing'])}"))
+        from vaultmind.retrieval.node_ids import MIN_PREFIX
+
+        short = any(len(ref) < MIN_PREFIX for ref in result["missing"])
+        said = f" (an id prefix needs at least {MIN_PREFIX} characters)" if short else ""
+        print(safe(f"not found: {', '.join(result['missing'])}{said}"))
 
 
 def _placed(hit: dict[str, Any], below: Sequence[dict[str, Any]]) -> str:

@@ -118,7 +118,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q.add_argument(
         "node_id", help="the `id` of a hit (a summary or an entity), or a unique prefix of at least 6 characters"
     )
-    q.add_argument("--depth", type=positive_int, default=1, help="levels of a summary to go down (default 1)")
+    q.add_argument("--depth", type=positive_int, default=1, help="levels of a summary to go down (default 1, at most 4)")
     q.add_argument("--limit", type=positive_int, default=None, help="number of nodes (default 100)")
     q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth, "limit": a.limit}))
     vault_args(q)

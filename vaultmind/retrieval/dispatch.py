@@ -126,7 +126,10 @@ _HANDLERS: dict[str, Callable[[MemoryView, dict[str, Any]], dict[str, Any]]] = {
 
 
 # The command line's flags for the arguments it passes under another name
-_FLAGS = {"reference_time": "--at", "budget_tokens": "--budget", "source_id": "--source-id"}
+_FLAGS = {
+    "reference_time": "--at", "budget_tokens": "--budget", "source_id": "--source-id", "since": "--since",
+    "until": "--until", "start": "START", "end": "END",
+}  # fmt: skip
 
 
 def _name(key: str) -> str:
