@@ -197,6 +197,10 @@ def test_status_names_a_sync_tools_conflict_copy_of_a_note_after_the_files_skipp
     code, text, _ = run_main(capsys, "status", "--vault", str(vault))
     listed = [line for line in text.splitlines() if line.startswith("  ") and ": [" in line]
     assert [line.split(": [")[1].split("]")[0] for line in listed] == ["binary", "conflict_copy", "conflict_copy"]
+    # the JSON says which are indexed all the same (the plugin's status bar splits them so)
+    assert sorted((p["kind"], p["indexed"]) for p in status["problems"]) == [
+        ("binary", False), ("conflict_copy", True), ("conflict_copy", True)
+    ]
 
 
 def test_status_names_a_note_with_a_merge_conflict_left_in_it_and_not_a_heading_underlined(

@@ -156,6 +156,12 @@ def _note_counts(index: Index, model: str | None, *, loading: bool) -> dict[str,
     }
 
 
+# the problems whose file is indexed all the same (warnings); the others' files are left out
+INDEXED_ANYWAY = frozenset(
+    {"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash", "copy", "conflict_copy", "merge_conflict"}
+)
+
+
 def index_bytes(config: Config) -> int:
     """The size of the index and its write-ahead log (a daemon's recent saves live there first);
     a log checkpointed away between listing and reading it counts 0, never an error."""
@@ -250,7 +256,8 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
         "entities": entities,
         "admission": counts["admission"],
         "queue": queue_status(idx, vault=memory.config.vault),
-        "problems": counts["problems"],
+        # each with whether the file is indexed all the same (a warning) or left out
+        "problems": [{**p, "indexed": p["kind"] in INDEXED_ANYWAY} for p in counts["problems"]],
         "left_out": [  # folders left out as a whole, with why (once each, not per file)
             {"path": f"{t.path}/", "why": f"the templates folder of {t.plugin} ({t.settings})"}
             for t in config.left_out_templates

@@ -21,10 +21,6 @@ from vaultmind.shell import command_line
 PROGRESS_AFTER_S = 2.0
 LISTED_CHARS = 200  # of a hit's text in the query listing (`excerpt`: where the question's words are)
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
-# warnings (the file is indexed): listed after the files skipped
-INDEXED_ANYWAY = frozenset(
-    {"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash", "copy", "conflict_copy", "merge_conflict"}
-)
 
 
 def emit(data: Any) -> None:
@@ -198,7 +194,8 @@ def print_status(status: dict[str, Any]) -> None:
     if problems:
         kinds = Counter(p["kind"] for p in problems)
         print(f"\n{counted(len(problems), 'file')} skipped or with warnings ({', '.join(f'{k} {n:,}' for k, n in sorted(kinds.items()))}):")
-        for p in sorted(problems, key=lambda p: (p["kind"] in INDEXED_ANYWAY, p["path"]))[:PROBLEMS_SHOWN]:
+        # the files skipped first, then the warnings (`indexed`: the file is indexed all the same)
+        for p in sorted(problems, key=lambda p: (bool(p.get("indexed")), p["path"]))[:PROBLEMS_SHOWN]:
             print(safe(f"  {p['path']}: [{p['kind']}] {p['message']}"))
         if len(problems) > PROBLEMS_SHOWN:
             listing = command_line("status", "--vault", status["vault"], "--json")
