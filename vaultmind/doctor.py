@@ -176,11 +176,14 @@ def index(config: Config, client: DaemonClient | None) -> list[Check]:
     checks = [Check("index", "ok" if found.get("health") == "ok" else "warn", detail)]
     status_command = command_line("status", vault=config.vault)
     problems = status.get("problems") or []
-    if problems:
-        first = problems[0]
+    if problems:  # the files left out first, then those indexed with a warning (`indexed`), as `status` lists them
+        skipped = [p for p in problems if not p.get("indexed")]
+        first = (skipped or problems)[0]
+        said = [f"{counted(len(skipped), 'file')} not indexed"] if skipped else []
+        if len(skipped) < len(problems):
+            said.append(f"{counted(len(problems) - len(skipped), 'file')} indexed with warnings")
         checks.append(Check(
-            "files", "warn", f"{counted(len(problems), 'file')} not indexed as they are, e.g. {first['path']}: {first['message']}",
-            f"see them all: {status_command}",
+            "files", "warn", f"{' and '.join(said)}, e.g. {first['path']}: {first['message']}", f"see them all: {status_command}",
         ))  # fmt: skip
     vectors = status.get("embeddings") or {}
     if vectors.get("error"):
