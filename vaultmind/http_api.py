@@ -70,11 +70,9 @@ def _search(memory: Memory, body: dict[str, Any]) -> Any:
 
 def _only_keys(body: dict[str, Any], known: set[str], hint: str) -> None:
     """A UsageError naming the keys of `body` not in `known`, if any."""
-    stray = sorted(set(body) - known)
-    if stray:
-        raise UsageError(
-            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request", hint=hint
-        )
+    from vaultmind.retrieval.dispatch import refuse_stray
+
+    refuse_stray(body, known, noun="key", where="in the request", hint=hint)
 
 
 def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
@@ -188,7 +186,6 @@ class ApiServer:
         what queries read); `/v1/health` reports it, so clients know a first answer may be slow.
         `on_batch`: told of every sync or reindex a request applied."""
         self.memory = memory
-        self.token = token
         handler = _make_handler(memory, token, ready or (lambda: True), on_batch)
         host = host.strip().strip("[]")  # "[::1]" as a URL writes it
         try:

@@ -7,7 +7,7 @@ validates its arguments once and every adapter maps the same errors.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -45,16 +45,19 @@ ARGUMENTS: dict[str, tuple[str, ...]] = {
 MAX_QUESTION_CHARS = 2000
 
 
+def refuse_stray(given: Iterable[str], known: Iterable[str], *, noun: str, where: str, hint: str) -> None:
+    """A UsageError naming the keys of `given` not in `known`, if any (a misspelt "budget" is
+    never ignored): "unknown argument 'budget' for walk", "unknown key 'x' in the request"."""
+    stray = sorted(set(given) - set(known))
+    if stray:
+        raise UsageError(f"unknown {noun}{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} {where}", hint=hint)
+
+
 def run_mode(memory: MemoryView, mode: str, args: dict[str, Any]) -> dict[str, Any]:
     handler = _HANDLERS.get(mode)
     if handler is None:
         raise UsageError(f"unknown mode {mode!r}", hint="one of: " + ", ".join(MODES))
-    stray = sorted(set(args) - set(ARGUMENTS[mode]))
-    if stray:
-        raise UsageError(
-            f"unknown argument{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} for {mode}",
-            hint=f"{mode} takes " + ", ".join(ARGUMENTS[mode]),
-        )
+    refuse_stray(args, ARGUMENTS[mode], noun="argument", where=f"for {mode}", hint=f"{mode} takes " + ", ".join(ARGUMENTS[mode]))
     question = args.get("query")
     if isinstance(question, str) and len(question) > MAX_QUESTION_CHARS:
         raise UsageError(
