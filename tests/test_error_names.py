@@ -55,3 +55,10 @@ def test_a_daemon_on_the_ipv6_loopback_serves_its_commands(vault: Path, capsys: 
         assert client is not None and client.base.startswith("http://[::1]:")
         code, data, err = run_main(capsys, "status", "--vault", str(vault), "--json")
         assert code == 0 and data["daemon"]["running"] is True, err
+
+
+def test_bench_generate_names_its_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_main(capsys, "bench", "generate", str(tmp_path / "g"), "--notes", "0")
+    assert code == 2 and "--notes must be at least 1, got 0" in err, err
+    code, _, err = run_main(capsys, "bench", "generate", str(tmp_path / "g"), "--sources-share", "1.5")
+    assert code == 2 and "--sources-share must be between 0 and 1, got 1.5" in err, err
