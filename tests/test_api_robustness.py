@@ -84,3 +84,13 @@ def test_sync_answers_the_same_keys_through_the_daemon_as_without_it(
         code, data, err = run_main(capsys, command, "--vault", str(vault), "--json")
         assert code == 0, err
         assert data["enriched"]["background"] is True, data  # the daemon does it: said, as a local run says what it did
+
+
+def test_an_argument_that_is_not_utf8_is_named_through_the_daemon_as_without_it(
+    vault: Path, daemon: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A byte that is not UTF-8 in an argument reaches Python as a lone surrogate: the request
+    to the daemon is still sent, and the daemon names the argument."""
+    write(vault, "a.md", "# A\n\nThe atlas launch.\n")
+    code, _, err = run_main(capsys, "query", "walk", "atlas \udcff", "--vault", str(vault))
+    assert code == 2 and "'query' is not valid Unicode" in err, err

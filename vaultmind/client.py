@@ -43,8 +43,7 @@ class DaemonClient:
         self.pid: int | None = None  # the daemon's process, from daemon.json (`find_daemon`)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
-        # (not ASCII-escaped: a document's text in another script would take up to six times the bytes)
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else None
+        data = _encoded(body) if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method)
         request.add_header("Authorization", f"Bearer {self.token}")
         if data is not None:
@@ -87,6 +86,16 @@ class DaemonClient:
         except DaemonError:
             return False
         return True
+
+
+def _encoded(body: dict[str, Any]) -> bytes:
+    """`body` as JSON in UTF-8, not ASCII-escaped (a document's text in another script would take
+    up to six times the bytes); escaped when it holds a lone surrogate (an argument's byte that
+    was not UTF-8), which the daemon then names as the command would without it."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body).encode()
 
 
 def _timed_out(exc: BaseException) -> bool:
