@@ -84,3 +84,20 @@ def test_stop_works_with_a_broken_config_file(tmp_path: Path, capsys: pytest.Cap
     assert code != 0 and "cannot parse config" in err  # the file is broken indeed
     code, out, err = run_main(capsys, "stop", "--vault", str(vault))
     assert code == 0 and "no daemon runs" in out, err
+
+
+@pytest.mark.parametrize("command", ["ingest", "explain"])
+def test_ingest_and_explain_check_every_setting_first_and_name_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """`ingest` once wrote its notes, then failed on a bad [entities] setting (exit 1, notes
+    written); `explain` named only `.vaultmind/config.toml`, not the vault's."""
+    vault = _vault(tmp_path, capsys, EMBEDDINGS_OFF + "[entities]\ncreate_threshold = -1\n")
+    config = vault / ".vaultmind" / "config.toml"
+    doc = write(tmp_path, "in/Trip plan.md", "# Trip plan\n\nWe fly to Lisbon on 3 May.\n")
+    before = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*"))
+    argv = ["ingest", "document", str(doc)] if command == "ingest" else ["explain", "abcdef12"]
+    code, _, err = run_main(capsys, *argv, "--vault", str(vault))
+    assert code == 1, err
+    assert f"vaultmind: error: {config}: [entities] create_threshold must be at least 1" in err, err
+    assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")) == before  # nothing written

@@ -148,3 +148,47 @@ def test_each_check_is_shown_as_soon_as_it_is_done(vault: Path) -> None:
         assert seen["entities"] - seen["vault"] > 0.5
     finally:
         end_process(proc)
+
+
+def test_the_index_checks_name_files_left_out_and_warned_failed_jobs_and_a_full_disk(
+    capsys: pytest.CaptureFixture[str], vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks `doctor` reads from the status: files (left out, or indexed with a warning),
+    the embeddings' failure, failed background jobs, and the disk."""
+    from vaultmind import doctor
+    from vaultmind.queue.store import NewJob, claim, enqueue, fail
+
+    _settings(vault, QUIET + '[admission]\nllm = false\n[trees]\nsummarizer = "fallback"\n')
+    write(vault, "a.md", "# A\n\nSome words.\n")
+    run_main(capsys, "reindex", "--vault", str(vault))
+    _, checks = _doctor(capsys, vault)
+    assert "files" not in checks and "vectors" not in checks and "queue" not in checks
+    assert checks["disk"]["state"] == "ok" and "GB free; the index takes" in checks["disk"]["detail"]
+
+    (vault / "zz-binary.md").write_bytes(b"\x00\x01\x02binary")
+    write(vault, "b.md", "---\ntitle: [unclosed\n---\n# B\n\nMore words.\n")
+    run_main(capsys, "sync", "--vault", str(vault))
+    with Memory.open(load_config(vault)) as memory:
+        with memory.index.transaction() as con:
+            enqueue(con, [NewJob("test", "k1", {"key": "k1"})], now=1)
+        job = claim(memory.index, now=2, kinds=["test"])
+        assert job is not None
+        fail(memory.index, job, "unrecoverable", "the model is gone", now=3)
+    monkeypatch.setattr(doctor, "MIN_FREE_BYTES", 1 << 62)  # more than any disk has free
+    _, checks = _doctor(capsys, vault)
+    assert checks["files"]["state"] == "warn"
+    assert checks["files"]["detail"].startswith("1 file not indexed and 1 file indexed with warnings, e.g. zz-binary.md: ")
+    assert checks["queue"]["state"] == "warn" and checks["queue"]["detail"] == "1 background job failed (the model is gone)"
+    assert checks["disk"]["state"] == "warn" and checks["disk"]["hint"].startswith("a rebuild writes a new index")
+
+
+def test_a_failed_embedding_is_a_failed_vectors_check(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
+    """The daemon's embeddings failing (nothing answers at the Ollama host): said by its status."""
+    from tests.conftest import running_daemon
+
+    _settings(vault, QUIET + f'[embeddings]\nprovider = "ollama"\n[ollama]\nhost = "http://127.0.0.1:{free_port()}"\ntimeout_s = 2\n')
+    write(vault, "a.md", "# A\n\nSome words.\n")
+    with running_daemon(load_config(vault, debounce_ms=50, step_ms=20)) as (memory, _):
+        assert memory.syncer.embed_error
+        code, checks = _doctor(capsys, vault)
+    assert code != 0 and checks["vectors"]["state"] == "fail" and "see vaultmind status" in checks["vectors"]["hint"]

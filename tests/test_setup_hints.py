@@ -55,3 +55,24 @@ def test_the_command_a_setup_hint_gives_is_accepted(
         (folder / ".obsidian").mkdir()
     code, _, err = run_main(capsys, *shlex.split(commands[-1])[1:])
     assert code == 0, f"{hint}\n{err}"
+
+
+@pytest.mark.parametrize("init", [("init", "--existing"), ("init", "--demo"), ("init",)])
+def test_a_folder_inside_a_vault_is_never_made_a_vault_and_the_hint_names_the_vault(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, init: tuple[str, ...]
+) -> None:
+    """`status --vault VAULT/Projects` once hinted `init --existing VAULT/Projects`, which wrote
+    vaultmind's folders into the user's vault; `init` of a new folder inside a vault did too."""
+    vault = tmp_path / "vault"
+    code, _, err = run_main(capsys, "init", str(vault))
+    assert code == 0, err
+    write(vault, "Projects/Tidepool.md", "# Tidepool\n\nThe launch moved.\n")
+    before = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*"))
+    code, _, err = run_main(capsys, "status", "--vault", str(vault / "Projects"))
+    assert code == 2
+    assert f"pass `--vault {vault}`" in err and "init" not in err.split("hint:", 1)[1]
+    for folder in (vault / "Projects", vault / "Projects" / "new"):
+        code, _, err = run_main(capsys, *init, str(folder))
+        assert code != 0
+        assert f"is inside the vaultmind vault {vault}" in err and f"pass `--vault {vault}`" in err
+    assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")) == before  # nothing written

@@ -197,6 +197,10 @@ def test_status_names_a_sync_tools_conflict_copy_of_a_note_after_the_files_skipp
     code, text, _ = run_main(capsys, "status", "--vault", str(vault))
     listed = [line for line in text.splitlines() if line.startswith("  ") and ": [" in line]
     assert [line.split(": [")[1].split("]")[0] for line in listed] == ["binary", "conflict_copy", "conflict_copy"]
+    # the JSON says which are indexed all the same (the plugin's status bar splits them so)
+    assert sorted((p["kind"], p["indexed"]) for p in status["problems"]) == [
+        ("binary", False), ("conflict_copy", True), ("conflict_copy", True)
+    ]
 
 
 def test_status_names_a_note_with_a_merge_conflict_left_in_it_and_not_a_heading_underlined(
@@ -214,3 +218,34 @@ def test_status_names_a_note_with_a_merge_conflict_left_in_it_and_not_a_heading_
     assert run_main(capsys, "reindex", "--vault", str(vault))[0] == 0
     status = run_main(capsys, "status", "--vault", str(vault), "--json")[1]
     assert sorted(p["path"] for p in status["problems"] if p["kind"] == "merge_conflict") == ["Trip.md", "Windows.md"]
+
+
+def test_a_quarantine_notice_waits_for_the_users_status_whoever_polls_before(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plugin's status bar (`GET /v1/status` every few seconds) and `doctor` see the notice of
+    an index moved aside, but leave it: the user's `vaultmind status` says it, once."""
+    from vaultmind.client import find_daemon
+    from vaultmind.index.quarantine import keep_notice
+
+    from .conftest import running_daemon
+
+    write(vault, "a.md", "# Alpha\n\nThe heron nests by the river.\n")
+    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+    (config.index_path.parent / "quarantine").mkdir(parents=True)
+    keep_notice(config.index_path, "index was invalidated (moved aside)")
+    with running_daemon(config):
+        client = find_daemon(config)
+        assert client is not None
+        for _ in range(2):  # the status bar's polls
+            assert client.call("GET", "/v1/status")["index"]["notice"].startswith("index was invalidated")
+        _, checks, _ = run_main(capsys, "doctor", "--vault", str(vault), "--json")
+        assert next(c for c in checks["checks"] if c["name"] == "index")["detail"].startswith("rebuilt")
+        _, status, err = run_main(capsys, "status", "--vault", str(vault), "--json")
+        assert status["index"]["notice"].startswith("index was invalidated"), err  # the user's status says it
+        _, status, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
+        assert status["index"]["health"] == "ok"  # once
+    keep_notice(config.index_path, "index was invalidated again")
+    run_main(capsys, "doctor", "--vault", str(vault), "--json")  # without a daemon: the same
+    _, status, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
+    assert status["index"]["notice"].startswith("index was invalidated again")

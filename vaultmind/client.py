@@ -22,6 +22,10 @@ from vaultmind.errors import DaemonError, NotFound, UsageError, VaultmindError
 
 DAEMON_FILE = "daemon.json"
 STARTING_TIMEOUT_S = 900.0
+# The daemon listens on this machine: a proxy in the environment (HTTP_PROXY) is never asked,
+# it would see the bearer token and every question, and cannot reach this machine's loopback.
+_TOO_LARGE_HINT = "the request is over the daemon's size limit: stop it (`vaultmind stop`) and run the command without it"
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def daemon_file(config: Config) -> Path:
@@ -30,7 +34,8 @@ def daemon_file(config: Config) -> Path:
 
 class DaemonClient:
     def __init__(self, host: str, port: int, token: str, timeout: float = 30.0):
-        self.base = f"http://{host}:{port}"
+        host = host.strip("[]")
+        self.base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"  # (an IPv6 address: bracketed)
         self.token = token
         self.timeout = timeout
         self.starting = False  # the daemon said it has not finished starting (`find_daemon`)
@@ -38,13 +43,13 @@ class DaemonClient:
         self.pid: int | None = None  # the daemon's process, from daemon.json (`find_daemon`)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
+        data = _encoded(body) if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method)
         request.add_header("Authorization", f"Bearer {self.token}")
         if data is not None:
             request.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
+            with _DIRECT.open(request, timeout=timeout or self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             try:
@@ -52,8 +57,9 @@ class DaemonClient:
             except (json.JSONDecodeError, AttributeError):
                 error = {}
             message = error.get("message") or f"daemon answered HTTP {exc.code}"
-            cls: type[VaultmindError] = {400: UsageError, 404: NotFound}.get(exc.code, DaemonError)
-            raise cls(message, path=error.get("path"), hint=error.get("hint")) from exc
+            cls: type[VaultmindError] = {400: UsageError, 404: NotFound, 413: UsageError}.get(exc.code, DaemonError)
+            hint = error.get("hint") or (_TOO_LARGE_HINT if exc.code == 413 else None)
+            raise cls(message, path=error.get("path"), hint=hint) from exc
         except (urllib.error.URLError, OSError) as exc:
             if path != "/v1/health" and _timed_out(exc) and self._answers():
                 raise DaemonError(
@@ -80,6 +86,16 @@ class DaemonClient:
         except DaemonError:
             return False
         return True
+
+
+def _encoded(body: dict[str, Any]) -> bytes:
+    """`body` as JSON in UTF-8, not ASCII-escaped (a document's text in another script would take
+    up to six times the bytes); escaped when it holds a lone surrogate (an argument's byte that
+    was not UTF-8), which the daemon then names as the command would without it."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body).encode()
 
 
 def _timed_out(exc: BaseException) -> bool:

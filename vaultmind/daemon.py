@@ -162,11 +162,14 @@ class Daemon:
         finally:
             self.memory.loading = False
             self.memory.serving_report = None
-            with contextlib.suppress(FileNotFoundError):
-                info_path.unlink()
+            # the API answers while the background work stops (it may finish a summary first);
+            # daemon.json goes last, so a command meanwhile asks the API rather than waiting for
+            # an index it finds held with no address to ask
             self.trees.stop()
             self.pool.stop()
             self.api.stop()
+            with contextlib.suppress(FileNotFoundError):
+                info_path.unlink()
             restore_signals()
             WATCHFILES_LOG.removeFilter(quiet)
 

@@ -176,11 +176,14 @@ def index(config: Config, client: DaemonClient | None) -> list[Check]:
     checks = [Check("index", "ok" if found.get("health") == "ok" else "warn", detail)]
     status_command = command_line("status", vault=config.vault)
     problems = status.get("problems") or []
-    if problems:
-        first = problems[0]
+    if problems:  # the files left out first, then those indexed with a warning (`indexed`), as `status` lists them
+        skipped = [p for p in problems if not p.get("indexed")]
+        first = (skipped or problems)[0]
+        said = [f"{counted(len(skipped), 'file')} not indexed"] if skipped else []
+        if len(skipped) < len(problems):
+            said.append(f"{counted(len(problems) - len(skipped), 'file')} indexed with warnings")
         checks.append(Check(
-            "files", "warn", f"{counted(len(problems), 'file')} not indexed as they are, e.g. {first['path']}: {first['message']}",
-            f"see them all: {status_command}",
+            "files", "warn", f"{' and '.join(said)}, e.g. {first['path']}: {first['message']}", f"see them all: {status_command}",
         ))  # fmt: skip
     vectors = status.get("embeddings") or {}
     if vectors.get("error"):
@@ -201,7 +204,7 @@ def read_status(config: Config, client: DaemonClient | None) -> dict[str, Any]:
     from vaultmind.memory import Memory
 
     with Memory.open(config) as memory:
-        return memory.status()
+        return memory.status(take_notice=False)  # left for the user's `vaultmind status`
 
 
 def privacy(config: Config) -> Check:
@@ -233,7 +236,9 @@ def watch_room(config: Config, limit_file: Path = INOTIFY_WATCHES) -> Check:
 
 def disk(config: Config) -> Check:
     usage = shutil.disk_usage(config.vault)
-    size = sum(p.stat().st_size for p in config.state_dir.glob("index.duckdb*") if p.is_file())
+    from vaultmind.status import index_bytes
+
+    size = index_bytes(config)
     detail = f"{usage.free / 1e9:,.1f} GB free; the index takes {size / 1e6:,.1f} MB"
     if usage.free < max(MIN_FREE_BYTES, 2 * size):
         return Check("disk", "warn", detail, "a rebuild writes a new index beside the old: free some space")

@@ -3,7 +3,8 @@
 Routes (all require `Authorization: Bearer <token>`):
     GET  /v1/health            liveness: pid, vault, ready (false while the daemon starts up),
                                loading (a whole-vault load is running: other answers wait for it)
-    GET  /v1/status            same JSON as `vaultmind status --json`
+    GET  /v1/status            same JSON as `vaultmind status --json` (a quarantine's notice is
+                               left for the user's `vaultmind status`, which sends ?notice=take)
     POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
     POST /v1/query             {"mode": str, "args": {…}} → any memory_tree mode (retrieval/dispatch.py)
     POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths: and the counts;
@@ -25,11 +26,13 @@ import hmac
 import json
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import parse_qsl
 
 from vaultmind.config import CONFIG_RELPATH
 from vaultmind.errors import (
@@ -41,12 +44,19 @@ from vaultmind.errors import (
     VaultmindError,
     storage_error,
 )
+from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 1 << 20
+# A request body's limit: a document `ingest_document` takes (`MAX_DOCUMENT_BYTES`, as without a
+# daemon) with its JSON escapes, and the paths an `ingest` of hundreds of thousands of notes hands over.
+MAX_BODY = 2 * MAX_DOCUMENT_BYTES + (1 << 20)
+_DRAIN_CHUNK = 1 << 16
+# How long a connection may be silent while the server waits for the rest of a request (or the
+# next request on a kept-alive connection); the time a route takes to answer is not bounded by it.
+SOCKET_TIMEOUT_S = 60.0
 
 Route = Callable[[Memory, dict[str, Any]], Any]
 OnBatch = Callable[[str, SyncStats], None]  # what applied changes to the index, and its stats
@@ -60,11 +70,9 @@ def _search(memory: Memory, body: dict[str, Any]) -> Any:
 
 def _only_keys(body: dict[str, Any], known: set[str], hint: str) -> None:
     """A UsageError naming the keys of `body` not in `known`, if any."""
-    stray = sorted(set(body) - known)
-    if stray:
-        raise UsageError(
-            f"unknown key{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} in the request", hint=hint
-        )
+    from vaultmind.retrieval.dispatch import refuse_stray
+
+    refuse_stray(body, known, noun="key", where="in the request", hint=hint)
 
 
 def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
@@ -140,7 +148,8 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
 PASSIVE = frozenset({("GET", "/v1/status"), ("GET", "/v1/health")})
 
 ROUTES: dict[tuple[str, str], Route] = {
-    ("GET", "/v1/status"): lambda m, b: m.status(),  # (`PASSIVE`)
+    # (`PASSIVE`; `?notice=take` from `vaultmind status`, the user's: a quarantine's notice is said once, to it)
+    ("GET", "/v1/status"): lambda m, b: m.status(take_notice=b.get("notice") == "take"),
     ("POST", "/v1/search"): _search,
     ("POST", "/v1/query"): _query,
     ("POST", "/v1/sync"): _sync,
@@ -177,10 +186,10 @@ class ApiServer:
         what queries read); `/v1/health` reports it, so clients know a first answer may be slow.
         `on_batch`: told of every sync or reindex a request applied."""
         self.memory = memory
-        self.token = token
         handler = _make_handler(memory, token, ready or (lambda: True), on_batch)
+        host = host.strip().strip("[]")  # "[::1]" as a URL writes it
         try:
-            self.httpd = _Server((host, port), handler)
+            self.httpd = (_Server6 if ":" in host else _Server)((host, port), handler)
         except OSError as exc:  # the port is taken, or not ours to take
             config = memory.config.vault / CONFIG_RELPATH
             raise ConfigError(
@@ -222,6 +231,12 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
+class _Server6(_Server):
+    """The same on an IPv6 address ([server] host = "::1")."""
+
+    address_family = socket.AF_INET6
+
+
 def _make_handler(
     memory: Memory, token: str, ready: Callable[[], bool], on_batch: OnBatch | None
 ) -> type[BaseHTTPRequestHandler]:
@@ -239,6 +254,7 @@ def _make_handler(
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "vaultmind"
+        timeout = SOCKET_TIMEOUT_S  # a client that stops sending mid-request frees its thread
 
         def log_message(self, format: str, *args: Any) -> None:
             log.debug("api: " + format, *args)
@@ -264,6 +280,9 @@ def _make_handler(
                 self._answer(method)
             except ConnectionError:  # the client gave up waiting (its timeout) and hung up
                 log.debug("api: the client of %s %s left before its answer", method, self.path)
+            except TimeoutError:  # it sent part of its request, then nothing for SOCKET_TIMEOUT_S
+                log.debug("api: the client of %s %s stopped sending; its connection is closed", method, self.path)
+                self.close_connection = True
 
         def _authorized(self) -> bool:
             """True for a request bearing the token; else it is answered 401 here."""
@@ -286,14 +305,14 @@ def _make_handler(
                 self._no_route(method, key[1])
                 return
             try:
-                body = self._body() if method == "POST" else {}
+                body = self._body() if method == "POST" else dict(parse_qsl(self.path.partition("?")[2]))
                 if key in PASSIVE:
                     answer = route(memory, body)  # polled: never a reason for background work to wait
                 else:
                     with memory.foreground():  # background upkeep pauses while a client waits
                         answer = route(memory, body)
                 self._send(200, answer)
-            except ConnectionError:  # the client hung up: nobody to tell (`_handle`)
+            except (ConnectionError, TimeoutError):  # the client hung up or went silent: nobody to tell (`_handle`)
                 raise
             except _TooLarge as exc:
                 self._send(413, _error(exc))
@@ -340,11 +359,17 @@ def _make_handler(
                 self.close_connection = True
                 raise UsageError(f"the Content-Length header is negative ({length})")
             if length > MAX_BODY:
-                if length <= 8 * MAX_BODY:  # read, so the client can finish sending and read the answer
-                    self.rfile.read(length)
+                if length <= 2 * MAX_BODY:  # read (and dropped), so the client can finish sending and read the answer
+                    left = length
+                    while left > 0 and (chunk := self.rfile.read(min(left, _DRAIN_CHUNK))):
+                        left -= len(chunk)
                 else:
                     self.close_connection = True
-                raise _TooLarge(f"request body too large ({length:,} bytes; at most {MAX_BODY:,})")
+                raise _TooLarge(
+                    f"request body too large ({length:,} bytes; at most {MAX_BODY:,})",
+                    hint=f"a document is at most {MAX_DOCUMENT_BYTES:,} bytes: split it; "
+                    "or stop the daemon (`vaultmind stop`) and run the command without it",
+                )
             raw = self.rfile.read(length) if length > 0 else b"{}"
             try:
                 data = json.loads((raw or b"{}").decode("utf-8"))
@@ -352,6 +377,8 @@ def _make_handler(
                 raise UsageError(f"request body is not UTF-8 (byte {exc.start})") from exc
             except json.JSONDecodeError as exc:
                 raise UsageError(f"request body is not JSON: {exc}") from exc
+            except RecursionError as exc:  # thousands of nested brackets
+                raise UsageError("request body nests too deeply to be read") from exc
             if not isinstance(data, dict):
                 raise UsageError("request body must be a JSON object")
             return data

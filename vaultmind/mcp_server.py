@@ -24,6 +24,7 @@ from vaultmind import __version__
 from vaultmind.config import MAX_LIMIT
 from vaultmind.errors import VaultmindError
 from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
+from vaultmind.retrieval.modes import MAX_DEPTH
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,12 @@ _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
     "since": {"type": "string", "description": "query_source: ISO 8601 start (without an offset: UTC)"},
     "until": {"type": "string", "description": "query_source: ISO 8601 end (without an offset: UTC)"},
     "node_id": {"type": "string", "description": "drill_down: a hit's id (a summary or an entity)"},
-    "depth": {"type": "integer", "minimum": 1, "description": "drill_down: levels to go down (default 1)"},
+    "depth": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_DEPTH,
+        "description": f"drill_down: levels to go down (default 1, at most {MAX_DEPTH})",
+    },
     "start": {"type": "string", "description": "cover_window: ISO 8601 start (without an offset: UTC)"},
     "end": {"type": "string", "description": "cover_window: ISO 8601 end (without an offset: UTC)"},
     "ids": {
@@ -113,6 +119,8 @@ class McpServer:
             message = json.loads(line)
         except json.JSONDecodeError as exc:
             return _error(None, PARSE_ERROR, f"not JSON: {exc}")
+        except RecursionError:  # a line of thousands of nested brackets: the server reads on
+            return _error(None, PARSE_ERROR, "not JSON this server reads: it nests too deeply")
         if isinstance(message, list):  # a batch: protocols 2025-03-26 and before only
             if self.protocol not in BATCHED:
                 return _error(None, INVALID_REQUEST, f"protocol {self.protocol or '(not initialized)'} takes one message per line, not a batch")
@@ -131,7 +139,8 @@ class McpServer:
         if "id" not in message:
             return None  # a notification (notifications/initialized, …): nothing to answer
         try:
-            return self._dispatch(message["id"], message["method"], message.get("params") or {})
+            params = message.get("params")  # (absent or null: none; anything but an object is refused)
+            return self._dispatch(message["id"], message["method"], {} if params is None else params)
         except Exception as exc:  # the server answers on, whatever one call broke
             log.exception("mcp: %s failed", message["method"])
             return _error(message["id"], INTERNAL_ERROR, f"vaultmind failed: {type(exc).__name__}: {exc}")
@@ -177,6 +186,9 @@ class McpServer:
             answer = self.ask(mode, args)
         except VaultmindError as exc:
             return _tool_error(str(exc))
+        except Exception as exc:  # as a daemon's 500 reaches the agent: the tool's failed answer
+            log.exception("mcp: %s failed", mode)
+            return _tool_error(f"vaultmind failed: {type(exc).__name__}: {exc}")
         content = [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]
         if isinstance(answer.get("evidence"), str):  # walk's cited block, first and as it reads
             content.insert(0, {"type": "text", "text": answer["evidence"]})

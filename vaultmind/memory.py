@@ -23,7 +23,7 @@ from vaultmind.config import CONFIG_RELPATH, MAX_LIMIT, Config, load_config
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import ConfigError
+from vaultmind.errors import ConfigError, UsageError
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -453,11 +453,18 @@ class Memory:
         `sources/document/agent/` and indexed at once, its leaves answered as hits. The same
         `source_id` again with another title, text or `source_ref` is its next version (the note
         replaced as a whole, `version` + 1); with the same ones, nothing changes."""
+        from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
         from vaultmind.ingest.model import DocumentInput
         from vaultmind.ingest.writer import write_documents
         from vaultmind.markdown.render import iso_utc
         from vaultmind.retrieval.modes import query_source
 
+        size = len(body.encode("utf-8", "surrogatepass"))
+        if size > MAX_DOCUMENT_BYTES:  # as `ingest document` refuses such a file
+            raise UsageError(
+                f"the document's body is {size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit for a document",
+                hint="split it into parts, each with its own source_id",
+            )
         now = iso_utc(datetime.now(UTC).replace(microsecond=0))
         doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)
         with self._ingest_lock:  # (two agents at once: one folder's plan at a time)
@@ -474,8 +481,10 @@ class Memory:
         }
         return found
 
-    def status(self) -> dict[str, Any]:
+    def status(self, *, take_notice: bool = True) -> dict[str, Any]:
         """Counts, index health, problems, entities, admission and queue, as `vaultmind status`.
+        `take_notice`: the user's status, which says a quarantine's notice once (a poll leaves it:
+        `status.status_report`).
 
         Its counts hash every leaf (which have no vector, which no NER yet): they run on one
         DuckDB thread under a small pool (`status.STATUS_MEMORY_LIMIT`, `Index.small_pool_read`), and
@@ -504,7 +513,7 @@ class Memory:
             counts, read = read_counts(self, loading=loading)
             if read:
                 self._evict()
-            report = status_report(self, counts, loading=loading)
+            report = status_report(self, counts, loading=loading, take_notice=take_notice)
         if self.serving_report is not None:
             report["daemon"] = self.serving_report()
         return report

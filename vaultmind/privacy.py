@@ -2,7 +2,9 @@
 
 Everything vaultmind runs by default stays on the machine: the index, the static embedding
 model, spaCy, the extractive summarizer, and Ollama at its default loopback address. Text leaves
-only when the settings send it elsewhere: an `[ollama] host` on another machine, an Ollama model
+only when the settings send it elsewhere: an `[ollama] host` on another machine (through the
+environment's proxy, HTTP_PROXY and the like, when one is set; an Ollama on loopback and the
+daemon's API are never asked through a proxy), an Ollama model
 that runs in Ollama's cloud (a tag `cloud` or ending in `-cloud`: `gpt-oss:120b-cloud`,
 `gemma4:cloud`), or an API bound beyond loopback (its answers travel the network).
 
@@ -14,6 +16,7 @@ that runs in Ollama's cloud (a tag `cloud` or ending in `-cloud`: `gpt-oss:120b-
 from __future__ import annotations
 
 import ipaddress
+import urllib.request
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -50,6 +53,11 @@ def beyond_loopback(host: str) -> bool:
         return True  # a host name other than localhost may resolve to anything
 
 
+def ollama_hostname(host: str) -> str:
+    """The machine an `[ollama] host` setting names ("http://127.0.0.1:11434", "localhost:11434")."""
+    return urlsplit(host if "//" in host else f"//{host}").hostname or ""
+
+
 def cloud_model(name: str) -> bool:
     """Whether Ollama runs model `name` in its cloud rather than on this machine."""
     tag = name.partition(":")[2].strip().lower()
@@ -77,15 +85,31 @@ def egress(config: Settings) -> list[tuple[str, str]]:
     """What in the settings sends the memory's text off this machine: (setting, why) pairs."""
     found: list[tuple[str, str]] = []
     uses = ollama_uses(config)
-    host = urlsplit(config.ollama_host if "//" in config.ollama_host else f"//{config.ollama_host}").hostname or ""
+    host = ollama_hostname(config.ollama_host)
     if uses and beyond_loopback(host):
-        found.append(("[ollama] host", f"{config.ollama_host} is another machine ({', '.join(_users(uses))} send text there)"))
+        through = _proxy_for(config.ollama_host)
+        found.append((
+            "[ollama] host",
+            f"{config.ollama_host} is another machine ({', '.join(_users(uses))} send text there"
+            + (f", through the proxy {through} the environment names" if through else "")
+            + ")",
+        ))
     for model, users in uses.items():
         if cloud_model(model):
             found.append((f"the model {model}", f"runs in Ollama's cloud ({' and '.join(users)})"))
     if beyond_loopback(config.host):
         found.append(("[server] host", f"{config.host} lets other machines ask the memory"))
     return found
+
+
+def _proxy_for(url: str) -> str:
+    """The proxy the environment (HTTP_PROXY, NO_PROXY, ...) sends requests to `url` through, or ""."""
+    url = url if "//" in url else f"http://{url}"
+    parts = urlsplit(url)
+    if urllib.request.proxy_bypass(parts.hostname or ""):
+        return ""
+    proxies = urllib.request.getproxies_environment()
+    return str(proxies.get(parts.scheme or "http") or proxies.get("all") or "")
 
 
 def _users(uses: dict[str, list[str]]) -> list[str]:

@@ -15,6 +15,7 @@ deferred jobs become ready with time).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -155,8 +156,26 @@ def _note_counts(index: Index, model: str | None, *, loading: bool) -> dict[str,
     }
 
 
-def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) -> dict[str, Any]:
-    """The whole status: `counts` (`read_counts`) with what is read on every status."""
+# the problems whose file is indexed all the same (warnings); the others' files are left out
+INDEXED_ANYWAY = frozenset(
+    {"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash", "copy", "conflict_copy", "merge_conflict"}
+)
+
+
+def index_bytes(config: Config) -> int:
+    """The size of the index and its write-ahead log (a daemon's recent saves live there first);
+    a log checkpointed away between listing and reading it counts 0, never an error."""
+    size = 0
+    for path in (config.index_path, Path(f"{config.index_path}.wal")):
+        with contextlib.suppress(FileNotFoundError):
+            size += os.path.getsize(path)
+    return size
+
+
+def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, take_notice: bool = True) -> dict[str, Any]:
+    """The whole status: `counts` (`read_counts`) with what is read on every status.
+    `take_notice`: this status is the user's (`vaultmind status`), which says a quarantine's
+    notice once; a poll (the plugin's status bar, `doctor`) says it and leaves it for that one."""
     from vaultmind.entities.backfill import entity_deriver
     from vaultmind.queue.store import queue_status
 
@@ -165,14 +184,13 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) 
     kinds = counts["kinds"]
     model = memory.embedder.model_id if memory.embedder else None
     leaves, missing = counts["leaves"], counts["missing"]
-    size = sum(  # the index and its write-ahead log (a daemon's recent saves live there first)
-        os.path.getsize(path) for path in (config.index_path, Path(f"{config.index_path}.wal")) if path.exists()
-    )
+    size = index_bytes(config)
     applied = counts["migrations"]
     health = "ok"
-    # said once, by the first status after it, whichever process moved the file
-    notice = take_quarantine_notice(config.index_path) or idx.quarantined
-    idx.quarantined = None
+    # said once, by the user's first status after it, whichever process moved the file
+    notice = take_quarantine_notice(config.index_path, keep=not take_notice) or idx.quarantined
+    if take_notice:
+        idx.quarantined = None
     empty = sum(kinds.values()) == 0
     if notice:
         health = "quarantined" if empty else "rebuilt"
@@ -238,7 +256,8 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool) 
         "entities": entities,
         "admission": counts["admission"],
         "queue": queue_status(idx, vault=memory.config.vault),
-        "problems": counts["problems"],
+        # each with whether the file is indexed all the same (a warning) or left out
+        "problems": [{**p, "indexed": p["kind"] in INDEXED_ANYWAY} for p in counts["problems"]],
         "left_out": [  # folders left out as a whole, with why (once each, not per file)
             {"path": f"{t.path}/", "why": f"the templates folder of {t.plugin} ({t.settings})"}
             for t in config.left_out_templates

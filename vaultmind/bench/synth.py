@@ -173,8 +173,10 @@ def generate_vault(
     (processes; default: one per core for large vaults)."""
     global _worker_state
     started = time.perf_counter()
-    if notes < 1 or not 0.0 <= sources_share <= 1.0:
-        raise UsageError("notes must be >= 1 and sources_share between 0 and 1")
+    if notes < 1:
+        raise UsageError(f"--notes must be at least 1, got {notes}")
+    if not 0.0 <= sources_share <= 1.0:
+        raise UsageError(f"--sources-share must be between 0 and 1, got {sources_share:g}")
     root = Path(root).resolve()
     if root.exists() and any(root.iterdir()):
         raise UsageError(f"{root} is not empty", path=root, hint="generate into a new or empty folder")

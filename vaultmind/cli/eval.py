@@ -63,7 +63,10 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_locomo(args: argparse.Namespace) -> int:
-    from vaultmind.eval.locomo import run_locomo, write_results
+    from vaultmind.eval.locomo import check_out, run_locomo, write_results
+
+    if args.out is not None:
+        check_out(args.out)  # before the run, not after it
 
     def progress(line: str) -> None:
         print(f"vaultmind eval: {line}", file=sys.stderr, flush=True)

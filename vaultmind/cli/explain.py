@@ -15,7 +15,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.args import vault_args
-from vaultmind.cli.context import resolve_vault, through_daemon_or_local
+from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import emit
 
 if TYPE_CHECKING:
@@ -40,9 +40,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from vaultmind.config import load_config
-
-    config = load_config(resolve_vault(args.vault))
+    config = config_from_args(args)  # a bad setting named with the vault's config file
 
     def local(memory: Memory) -> dict[str, Any]:
         from vaultmind.admission.explain import explain_leaf

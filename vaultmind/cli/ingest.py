@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.cli.args import vault_args
-from vaultmind.cli.context import resolve_vault, through_daemon_or_local
+from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit
 from vaultmind.ingest import FORMATS, KINDS
 from vaultmind.plural import counted
@@ -81,12 +81,10 @@ def _refuse_chat_flags(args: argparse.Namespace) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from vaultmind.config import load_config
     from vaultmind.ingest.detect import ingest_paths
 
     _refuse_chat_flags(args)
-    vault = resolve_vault(args.vault)
-    config = load_config(vault)
+    config = config_from_args(args)  # every setting checked before a note is written
     with Progress(enabled=True) as progress:
         report = ingest_paths(
             args.kind,

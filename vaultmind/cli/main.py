@@ -213,43 +213,37 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    def local(memory: Memory) -> dict[str, Any]:
-        result: dict[str, Any] = memory.reindex().to_dict()
-        result["enriched"] = _enrich_if_small(memory)
-        result.update(memory.counts())
-        if memory.index.quarantined:  # this open moved a broken index aside (status says so too)
-            result["notice"] = memory.index.quarantined
-        return result
-
-    config = config_from_args(args)
-    result = through_daemon_or_local(
-        config,
-        lambda c: c.call("POST", "/v1/reindex", {}, timeout=3600),
-        local,
-        progress=True,
-        daemon_shows_progress=True,
-    )
-    return _print_stats(args, result, "reindexed", config.vault)
+    return _whole_vault(args, "reindexed", "/v1/reindex", lambda memory: memory.reindex())
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
+    return _whole_vault(args, "synced", "/v1/sync", lambda memory: memory.sync())
+
+
+# What a daemon answers in place of a local run's `enriched`: the same key in either answer
+BACKGROUND_ENRICH = {"background": True, "hint": "the daemon recognises entities and writes entity notes in the background"}
+
+
+def _whole_vault(args: argparse.Namespace, verb: str, route: str, apply: Callable[[Memory], Any]) -> int:
+    """`sync` or `reindex` of the whole vault, through the daemon or here; the answer has the
+    same keys either way (`enriched`; `notice` when this open moved a broken index aside)."""
+
     def local(memory: Memory) -> dict[str, Any]:
-        result: dict[str, Any] = memory.sync().to_dict()
+        result: dict[str, Any] = apply(memory).to_dict()
         result["enriched"] = _enrich_if_small(memory)
         result.update(memory.counts())
         if memory.index.quarantined:  # this open moved a broken index aside (status says so too)
             result["notice"] = memory.index.quarantined
         return result
 
+    def remote(client: Any) -> dict[str, Any]:
+        result: dict[str, Any] = client.call("POST", route, {}, timeout=3600)
+        result.setdefault("enriched", dict(BACKGROUND_ENRICH))
+        return result
+
     config = config_from_args(args)
-    result = through_daemon_or_local(
-        config,
-        lambda c: c.call("POST", "/v1/sync", {}, timeout=3600),
-        local,
-        progress=True,
-        daemon_shows_progress=True,
-    )
-    return _print_stats(args, result, "synced", config.vault)
+    result = through_daemon_or_local(config, remote, local, progress=True, daemon_shows_progress=True)
+    return _print_stats(args, result, verb, config.vault)
 
 
 FOREGROUND_NER_TEXTS = 2000  # about 15 s of NER; more is left to the daemon
@@ -278,7 +272,7 @@ def _print_stats(args: argparse.Namespace, result: dict[str, Any], verb: str, va
 
 def cmd_status(args: argparse.Namespace) -> int:
     def remote(client: Any) -> dict[str, Any]:
-        status: dict[str, Any] = client.call("GET", "/v1/status")
+        status: dict[str, Any] = client.call("GET", "/v1/status?notice=take")  # the user's: takes a notice
         status["daemon"] = {"running": True, "url": client.base, **status.get("daemon", {})}  # + its counts
         return status
 

@@ -21,10 +21,6 @@ from vaultmind.shell import command_line
 PROGRESS_AFTER_S = 2.0
 LISTED_CHARS = 200  # of a hit's text in the query listing (`excerpt`: where the question's words are)
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
-# warnings (the file is indexed): listed after the files skipped
-INDEXED_ANYWAY = frozenset(
-    {"frontmatter", "not_utf8", "utf16", "utf32", "nul_bytes", "case_clash", "copy", "conflict_copy", "merge_conflict"}
-)
 
 
 def emit(data: Any) -> None:
@@ -200,7 +196,8 @@ def print_status(status: dict[str, Any]) -> None:
     if problems:
         kinds = Counter(p["kind"] for p in problems)
         print(f"\n{counted(len(problems), 'file')} skipped or with warnings ({', '.join(f'{k} {n:,}' for k, n in sorted(kinds.items()))}):")
-        for p in sorted(problems, key=lambda p: (p["kind"] in INDEXED_ANYWAY, p["path"]))[:PROBLEMS_SHOWN]:
+        # the files skipped first, then the warnings (`indexed`: the file is indexed all the same)
+        for p in sorted(problems, key=lambda p: (bool(p.get("indexed")), p["path"]))[:PROBLEMS_SHOWN]:
             print(safe(f"  {p['path']}: [{p['kind']}] {p['message']}"))
         if len(problems) > PROBLEMS_SHOWN:
             listing = command_line("status", "--vault", status["vault"], "--json")
@@ -250,7 +247,11 @@ def print_hits(result: dict[str, Any], vault: Path | None = None) -> None:
     if result.get("truncated"):
         print(f"({result['total']} candidates; showing {len(hits)})")
     if result.get("missing"):
-        print(safe(f"not found: {', '.join(result['missing'])}"))
+        from vaultmind.retrieval.node_ids import MIN_PREFIX
+
+        short = any(len(ref) < MIN_PREFIX for ref in result["missing"])
+        said = f" (an id prefix needs at least {MIN_PREFIX} characters)" if short else ""
+        print(safe(f"not found: {', '.join(result['missing'])}{said}"))
 
 
 def _placed(hit: dict[str, Any], below: Sequence[dict[str, Any]]) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.cli.args import iso_time, positive_int, question
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits, safe
+from vaultmind.errors import UsageError
 from vaultmind.plural import counted
 from vaultmind.shell import command_line
 
@@ -121,7 +122,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q.add_argument(
         "node_id", help="the `id` of a hit (a summary or an entity), or a unique prefix of at least 6 characters"
     )
-    q.add_argument("--depth", type=positive_int, default=1, help="levels of a summary to go down (default 1)")
+    q.add_argument("--depth", type=positive_int, default=1, help="levels of a summary to go down (default 1, at most 4)")
     q.add_argument("--limit", type=positive_int, default=None, help="number of nodes (default 100, at most 500)")
     q.set_defaults(handler=lambda a: _run(a, "drill_down", {"node_id": a.node_id, "depth": a.depth, "limit": a.limit}))
     vault_args(q)
@@ -193,6 +194,11 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
 
 
 def _ingest(args: argparse.Namespace) -> int:
+    if args.body is None and sys.stdin.isatty():  # it would wait on the terminal, saying nothing
+        raise UsageError(
+            "`query ingest` reads the document's text from standard input, which is a terminal here",
+            hint="pass --body TEXT, or pipe the text in: `cat notes.md | vaultmind query ingest TITLE --source-id ID`",
+        )
     body = sys.stdin.read() if args.body is None else args.body
     ingest = {"title": args.title, "body": body, "source_id": args.source_id, "source_ref": args.source_ref}
     return _run(args, "ingest_document", ingest)

@@ -16,6 +16,7 @@ import numpy as np
 
 from vaultmind.embed.base import Vectors, normalize_rows
 from vaultmind.errors import EmbedError
+from vaultmind.llm.ollama_client import open_client
 
 if TYPE_CHECKING:
     import ollama
@@ -95,11 +96,9 @@ class OllamaEmbedder:
                 self._client = None
 
     def _get_client(self) -> ollama.Client:
-        import ollama  # imported on first use: it costs ~0.2 s, and most runs never call Ollama
-
         with self._lock:
             if self._client is None:
-                self._client = ollama.Client(host=self._host, timeout=self._timeout_s)
+                self._client = open_client(self._host, self._timeout_s)
             return self._client
 
     def _embed_batch(self, batch: list[str]) -> Vectors:

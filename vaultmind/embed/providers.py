@@ -7,6 +7,7 @@ when it is created. Real embedders and test fakes register through the same `reg
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -52,9 +53,12 @@ def check_provider(name: str) -> EmbedderFactory | None:
     factory = _REGISTRY.get(name)
     if factory is None:
         known = ", ".join(sorted(_REGISTRY)) or "none"
+        setting = (  # the environment overrides the file: name the one that set it
+            "$VAULTMIND_EMBED_PROVIDER" if os.environ.get("VAULTMIND_EMBED_PROVIDER") == name else "[embeddings] provider"
+        )
         raise ConfigError(
-            f"unknown embeddings provider {name!r}",
-            hint=f"set [embeddings] provider to one of: {known}, none",
+            f"unknown embeddings provider {name!r}" + (" (from $VAULTMIND_EMBED_PROVIDER)" if setting.startswith("$") else ""),
+            hint=f"set {setting} to one of: {known}, none",
         )
     return factory
 

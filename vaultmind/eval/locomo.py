@@ -26,6 +26,7 @@ warmed memory (`Memory.warm`).
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 import time
@@ -394,7 +395,17 @@ def write_results(report: EvalReport, out: str | Path) -> None:
     """One JSON line per question (`QuestionResult.record`), in file and question order."""
     lines = [json.dumps(r.record(), ensure_ascii=False) for r in report.results]
     data = ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
+    write_atomic(check_out(out), data, overwrite=True)
+
+
+def check_out(out: str | Path) -> Path:
+    """`--out` as a file the results can be written to: checked before the run, which takes
+    minutes, rather than after it."""
     target = Path(out)
     if not target.parent.is_dir():
         raise UsageError("the folder for --out does not exist", path=target.parent)
-    write_atomic(target, data, overwrite=True)
+    if target.is_dir():
+        raise UsageError("--out names a folder; give a file name in it", path=target)
+    if not os.access(target.parent, os.W_OK):
+        raise UsageError("the folder for --out cannot be written to", path=target.parent)
+    return target

@@ -49,15 +49,17 @@ def keep_notice(path: Path, notice: str) -> str:
     return notice
 
 
-def take_quarantine_notice(path: Path | None) -> str | None:
+def take_quarantine_notice(path: Path | None, *, keep: bool = False) -> str | None:
     """The notice of the last quarantine of the index at `path` not yet reported, and forget it
-    (a status reports it once)."""
+    (the user's status reports it once); `keep`: leave it for that status (a status bar's or
+    `doctor`'s read, which the user may never see)."""
     if path is None:
         return None
     notice_file = path.parent / QUARANTINE_DIR / QUARANTINE_NOTICE
     try:
         notice = notice_file.read_text(encoding="utf-8").strip()
-        notice_file.unlink()
+        if not keep:
+            notice_file.unlink()
     except OSError:
         return None
     return notice or None

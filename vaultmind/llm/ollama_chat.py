@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from vaultmind.errors import VaultmindError
+from vaultmind.llm.ollama_client import open_client
 from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
@@ -246,11 +247,9 @@ class OllamaChat:
         return outcome["answer"]
 
     def _get_client(self) -> ollama.Client:
-        import ollama  # imported on first use: it costs ~0.2 s, and most runs never call Ollama
-
         with self._lock:
             if self._client is None:
-                self._client = ollama.Client(host=self._host, timeout=self._timeout_s)
+                self._client = open_client(self._host, self._timeout_s)
             return self._client
 
     def _response_error(self, exc: ollama.ResponseError, where: str) -> LlmError:
@@ -278,9 +277,7 @@ class OllamaChat:
 def pulled_models(host: str, timeout_s: float) -> set[str]:
     """The models the Ollama server at `host` has (`/api/tags`); raises what the client raises
     when nothing (or no Ollama) answers."""
-    import ollama
-
-    client = ollama.Client(host=host, timeout=timeout_s)
+    client = open_client(host, timeout_s)
     try:
         return {str(getattr(m, "model", "") or "") for m in client.list().models}
     finally:

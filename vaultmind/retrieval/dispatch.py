@@ -7,7 +7,7 @@ validates its arguments once and every adapter maps the same errors.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -39,15 +39,30 @@ ARGUMENTS: dict[str, tuple[str, ...]] = {
 }
 
 
+# A question's length (`query` of every mode that takes one), the same for the API, MCP and the
+# command line: a question reads each of its words' postings, so a pasted book would hold a
+# daemon's request thread for seconds per thousand words.
+MAX_QUESTION_CHARS = 2000
+
+
+def refuse_stray(given: Iterable[str], known: Iterable[str], *, noun: str, where: str, hint: str) -> None:
+    """A UsageError naming the keys of `given` not in `known`, if any (a misspelt "budget" is
+    never ignored): "unknown argument 'budget' for walk", "unknown key 'x' in the request"."""
+    stray = sorted(set(given) - set(known))
+    if stray:
+        raise UsageError(f"unknown {noun}{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} {where}", hint=hint)
+
+
 def run_mode(memory: MemoryView, mode: str, args: dict[str, Any]) -> dict[str, Any]:
     handler = _HANDLERS.get(mode)
     if handler is None:
         raise UsageError(f"unknown mode {mode!r}", hint="one of: " + ", ".join(MODES))
-    stray = sorted(set(args) - set(ARGUMENTS[mode]))
-    if stray:
+    refuse_stray(args, ARGUMENTS[mode], noun="argument", where=f"for {mode}", hint=f"{mode} takes " + ", ".join(ARGUMENTS[mode]))
+    question = args.get("query")
+    if isinstance(question, str) and len(question) > MAX_QUESTION_CHARS:
         raise UsageError(
-            f"unknown argument{'s' if len(stray) > 1 else ''} {', '.join(map(repr, stray))} for {mode}",
-            hint=f"{mode} takes " + ", ".join(ARGUMENTS[mode]),
+            f"'query' is {len(question):,} characters; a question is at most {MAX_QUESTION_CHARS:,}",
+            hint="ask about its main words, or ingest the text (ingest_document) and search it",
         )
     return handler(memory, args)
 
@@ -114,7 +129,10 @@ _HANDLERS: dict[str, Callable[[MemoryView, dict[str, Any]], dict[str, Any]]] = {
 
 
 # The command line's flags for the arguments it passes under another name
-_FLAGS = {"reference_time": "--at", "budget_tokens": "--budget", "source_id": "--source-id"}
+_FLAGS = {
+    "reference_time": "--at", "budget_tokens": "--budget", "source_id": "--source-id", "since": "--since",
+    "until": "--until", "start": "START", "end": "END",
+}  # fmt: skip
 
 
 def _name(key: str) -> str:

@@ -166,12 +166,13 @@ def joined_words(leaves: ResidentLeaves, question: str, searched: Collection[str
     neighbouring `searched` terms, each of one word of letters."""
     out: dict[str, list[str]] = {}
     found = words(question)
+    searched = frozenset(searched)  # (once: per pair, a long question's set was built anew each time)
     for first, second in itertools.pairwise(found):
         word = first + second
         if first in _NOT_JOINED or not word.isalpha() or not word.isascii():
             continue
         pair, whole = terms(first) + terms(second), terms(word)
-        if len(pair) != 2 or len(whole) != 1 or whole[0] in pair or not set(pair) <= set(searched):
+        if len(pair) != 2 or len(whole) != 1 or whole[0] in pair or not set(pair) <= searched:
             continue
         if leaves.document_frequency(whole[0])[0]:
             for term in pair:

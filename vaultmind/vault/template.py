@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import shlex
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
@@ -25,7 +26,7 @@ from typing import Any, Literal
 from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.shell import command_line
 from vaultmind.vault.atomic import write_atomic
-from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
+from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, STATE_DIR, SUMMARIES_DIR
 
 TEMPLATE_PACKAGE = "vaultmind.vault_template"
 DEMO_DIR = ".demo"
@@ -92,6 +93,9 @@ def init_vault(path: str | Path, *, demo: bool = False, existing: bool = False) 
     """
     files = template_files(demo=demo)
     warnings: list[str] = []
+    nested = _nested_refusal(Path(path).expanduser().resolve())
+    if nested is not None:  # before anything is written, the folder a new vault needs included
+        raise nested
     if existing:
         root = _existing_root(path)
         plan, skipped = _plan_existing(root, files, demo=demo)
@@ -217,12 +221,33 @@ def setup_hint(folder: Path) -> str:
     """What makes the existing folder `folder` a vaultmind vault, as `init` decides it: the
     command every hint gives is one `init` accepts (a hint naming `init --existing` for a
     folder it refused, and `init` naming `--existing` back, sent the user round in a circle)."""
-    refusal = _existing_refusal(folder.expanduser().resolve(), folder)
+    root = folder.expanduser().resolve()
+    refusal = _nested_refusal(root) or _existing_refusal(root, folder)
     if refusal is not None:
         return str(refusal.hint)
     return (
         f"set it up with `{command_line('init', '--existing', folder)}`, which adds vaultmind's "
         "folders and settings and changes nothing else"
+    )
+
+
+def enclosing_vault(root: Path) -> Path | None:
+    """The vaultmind vault `root` (resolved) lies inside, if any: the nearest folder above it
+    that holds `.vaultmind/`."""
+    return next((folder for folder in root.parents if (folder / STATE_DIR).is_dir()), None)
+
+
+def _nested_refusal(root: Path) -> VaultError | None:
+    """Why no vault may be made at `root` (resolved) when it lies inside another: that vault
+    already indexes its notes, and vaultmind's folders would be written into the user's vault."""
+    outer = enclosing_vault(root)
+    if outer is None:
+        return None
+    return VaultError(
+        f"is inside the vaultmind vault {outer}; a vault within a vault is not made",
+        path=root,
+        hint=f"it lies inside the vault {outer}, which holds its notes: pass `--vault {shlex.quote(str(outer))}` (`{command_line('status', vault=outer)}`), "
+        "or run commands inside it",
     )
 
 

@@ -7,7 +7,7 @@
 
 export const DAEMON_FILE = ".vaultmind/daemon.json";
 
-/** Longest text sent as a question for "related memory" (the API caps a query's size too). */
+/** Longest text sent as a question for "related memory" (the API refuses a question over 2,000 characters). */
 export const RELATED_QUERY_CHARS = 600;
 
 export interface Daemon {
@@ -55,7 +55,32 @@ export interface Status {
   notes: { total: number } | null;
   leaves: number | null;
   queue: { depth: number; failed: number; health: string } | null;
-  problems: { path: string; kind: string; message: string }[];
+  problems: { path: string; kind: string; message: string; indexed?: boolean }[];
+}
+
+/** One line for the status bar and a longer tip from `GET /v1/status`. */
+export function describeStatus(status: Status): { text: string; tip: string } {
+  const notes = status.notes?.total ?? 0;
+  const health = status.index?.health ?? "unknown";
+  // a file with a warning (`indexed`: its front matter, its encoding, a conflict copy) is indexed
+  // all the same; only the others are "not indexed" (as `vaultmind status` splits them)
+  const skipped = status.problems.filter((problem) => !problem.indexed).length;
+  const warned = status.problems.length - skipped;
+  const failed = status.queue?.failed ?? 0;
+  const worries = [
+    health !== "ok" ? `index ${health}` : "",
+    skipped ? `${skipped} file${skipped === 1 ? "" : "s"} not indexed` : "",
+    warned ? `${warned} file${warned === 1 ? "" : "s"} with warnings` : "",
+    failed ? `${failed} failed job${failed === 1 ? "" : "s"}` : "",
+  ].filter(Boolean);
+  const text = `memory: ${notes.toLocaleString()} notes${worries.length ? " ⚠" : ""}`;
+  const tip = [
+    `${notes.toLocaleString()} notes, ${(status.leaves ?? 0).toLocaleString()} leaves indexed`,
+    ...worries,
+    status.index?.notice ?? "",
+    worries.length ? "run `vaultmind status` for the details" : "",
+  ].filter(Boolean).join("\n");
+  return { text, tip };
 }
 
 export interface Request {

@@ -12,7 +12,7 @@ import {
   Setting,
   requestUrl,
 } from "obsidian";
-import { DaemonClient, Reply, Request, Status, VaultmindError } from "./api";
+import { DaemonClient, Reply, Request, VaultmindError, describeStatus } from "./api";
 import { MemoryView, PanelSettings, VIEW_TYPE } from "./view";
 
 const DEFAULTS: PanelSettings = { limit: 10, related: true };
@@ -83,27 +83,6 @@ export default class VaultmindPlugin extends Plugin {
   async saveSettings(): Promise<void> {
     await this.saveData(this.settings);
   }
-}
-
-/** One line for the status bar and a longer tip from `GET /v1/status`. */
-function describeStatus(status: Status): { text: string; tip: string } {
-  const notes = status.notes?.total ?? 0;
-  const health = status.index?.health ?? "unknown";
-  const problems = status.problems.length;
-  const failed = status.queue?.failed ?? 0;
-  const worries = [
-    health !== "ok" ? `index ${health}` : "",
-    problems ? `${problems} file${problems === 1 ? "" : "s"} not indexed` : "",
-    failed ? `${failed} failed job${failed === 1 ? "" : "s"}` : "",
-  ].filter(Boolean);
-  const text = `memory: ${notes.toLocaleString()} notes${worries.length ? " ⚠" : ""}`;
-  const tip = [
-    `${notes.toLocaleString()} notes, ${(status.leaves ?? 0).toLocaleString()} leaves indexed`,
-    ...worries,
-    status.index?.notice ?? "",
-    worries.length ? "run `vaultmind status` for the details" : "",
-  ].filter(Boolean).join("\n");
-  return { text, tip };
 }
 
 /** The transport: Obsidian's requestUrl (no CORS in the way), every status returned as it is. */

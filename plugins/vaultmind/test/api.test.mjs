@@ -1,7 +1,7 @@
 // The API client's pure parts: reading daemon.json, link texts, the related-memory query.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DaemonClient, VaultmindError, linkText, parseDaemon, relatedQuery, serveCommand } from "../build/api.mjs";
+import { DaemonClient, VaultmindError, describeStatus, linkText, parseDaemon, relatedQuery, serveCommand } from "../build/api.mjs";
 
 test("daemon.json gives host, port and token; a broken one is named", () => {
   assert.deepEqual(parseDaemon('{"pid": 7, "port": 8123, "token": "t"}'), { host: "127.0.0.1", port: 8123, token: "t", pid: 7 });
@@ -44,4 +44,19 @@ test("a restarted daemon is found again: a refused request or a 401 reads daemon
   assert.equal((await client.health()).pid, 2);
   assert.deepEqual(seen, ["http://127.0.0.1:1001/v1/health Bearer old", "http://127.0.0.1:1002/v1/health Bearer new"]);
   assert.equal(reads, 2);
+});
+
+test("the status bar counts a file with a warning as indexed, as `vaultmind status` does", () => {
+  const status = {
+    loading: false, index: { health: "ok", notice: null }, notes: { total: 3 }, leaves: 9, queue: null,
+    problems: [
+      { path: "a.md", kind: "frontmatter", message: "bad YAML", indexed: true },
+      { path: "b.md", kind: "conflict_copy", message: "a copy", indexed: true },
+      { path: "big.md", kind: "too_large", message: "over the limit", indexed: false },
+    ],
+  };
+  const { text, tip } = describeStatus(status);
+  assert.equal(text, "memory: 3 notes ⚠");
+  assert.match(tip, /^1 file not indexed$/m);
+  assert.match(tip, /^2 files with warnings$/m);
 });
