@@ -25,7 +25,9 @@ def _setup_command() -> list[str]:
     return [part.strip() for part in block.group(1).split("&&")]
 
 
-@pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs the git checkout")
+@pytest.mark.skipif(
+    shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs the git checkout"
+)
 def test_the_demo_vault_the_readme_makes_in_the_checkout_is_ignored_by_git() -> None:
     (init,) = [c for c in _setup_command() if c.startswith("vaultmind init")]
     folder = shlex.split(init)[-1]
@@ -46,7 +48,9 @@ def test_ingest_help_says_what_each_kind_reads(capsys: pytest.CaptureFixture[str
         assert reads in " ".join(description.split()), (reads, description)
 
 
-def test_the_welcome_note_names_every_chat_app_ingest_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_welcome_note_names_every_chat_app_ingest_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     vault = tmp_path / "vault"
     assert run_main(capsys, "init", str(vault))[0] == 0
     welcome = (vault / "Welcome to vaultmind.md").read_text(encoding="utf-8")
