@@ -12,7 +12,7 @@ import pytest
 
 from vaultmind.ingest import FORMATS
 
-from .conftest import run_main
+from .conftest import run_main, write_chat
 
 REPO = Path(__file__).resolve().parents[1]
 CHAT_APPS = [f for f in FORMATS if f not in ("auto", "generic", "locomo")]  # apps people chat in
@@ -57,3 +57,18 @@ def test_the_welcome_note_names_every_chat_app_ingest_reads(
     (line,) = [line for line in welcome.splitlines() if line.startswith("vaultmind ingest chat")]
     for app in CHAT_APPS:
         assert app in line.lower(), (app, line)
+
+
+def test_explain_counts_a_notes_messages_from_one(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_chat(
+        vault,
+        "2024-03-04",
+        [("Alice", "The hall is booked for Friday."), ("Bob", "Great, I'll bring the banner.")],
+    )
+    (vault / ".obsidian").mkdir()
+    assert run_main(capsys, "init", "--existing", str(vault))[0] == 0
+    code, hits, _ = run_main(capsys, "query", "search", "banner", "--vault", str(vault), "--json")
+    assert code == 0 and hits["hits"][0]["message_id"] == "2024-03-04-1"
+    code, out, _ = run_main(capsys, "explain", hits["hits"][0]["node_id"], "--vault", str(vault))
+    # the second message of the note was "message 1 of …", the first "message 0 of …"
+    assert code == 0 and "(message 2 of sources/chat/two/2024-03-04.md#^" in out, out
