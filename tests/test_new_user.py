@@ -72,3 +72,18 @@ def test_explain_counts_a_notes_messages_from_one(vault: Path, capsys: pytest.Ca
     code, out, _ = run_main(capsys, "explain", hits["hits"][0]["node_id"], "--vault", str(vault))
     # the second message of the note was "message 1 of …", the first "message 0 of …"
     assert code == 0 and "(message 2 of sources/chat/two/2024-03-04.md#^" in out, out
+
+
+def test_the_demo_tour_names_the_command_that_writes_its_summaries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = tmp_path / "demo"
+    assert run_main(capsys, "init", "--demo", str(vault))[0] == 0
+    assert run_main(capsys, "reindex", "--vault", str(vault))[0] == 0
+    tour = (vault / "Demo tour.md").read_text(encoding="utf-8")
+    said = " ".join(tour[tour.index("Summaries appear") :].split("\n\n")[0].split())
+    # the tour said summaries appear "once vaultmind has sealed them", naming no command
+    (flush,) = [c for c in re.findall(r"`(vaultmind [^`]+)`", said) if c.startswith("vaultmind flush")]
+    monkeypatch.chdir(vault)  # the tour's commands run in the vault's folder
+    assert run_main(capsys, *shlex.split(flush)[1:])[0] == 0
+    assert list((vault / "summaries").rglob("s-*.md"))
