@@ -66,7 +66,7 @@ def print_explain(result: dict[str, Any]) -> None:
     where = note["path"] + (
         leaf["anchor"] if leaf["anchor"].startswith("#") else f"#{leaf['anchor']}" if leaf["anchor"] else ""
     )
-    print(f"leaf      {leaf['id']}  ({leaf['kind']} {leaf['seq']} of {where})")
+    print(f"leaf      {leaf['id']}  ({leaf['kind']} {leaf['seq'] + 1} of {where})")  # seq counts from 0
     source = f", {note['source_kind']} {note['source_id']}" if note.get("source_id") else ""
     print(f"note      {note['title']} [{note['kind']}{source}]")
     meta = " · ".join(

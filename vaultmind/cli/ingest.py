@@ -25,10 +25,12 @@ def add_parser(sub: Any) -> None:
         "ingest",
         help="turn exports (chat, agent transcripts, email, documents) into source notes",
         description=(
-            "Write chat exports (Slack, WhatsApp, Telegram, Signal, ChatGPT, the generic JSON format), "
-            "agent transcripts, email and documents as canonical source notes, then index them. "
-            "Ingesting the same export again adds nothing; notes you edited are never overwritten. "
-            "See docs/ingest.md."
+            "Write exports as canonical source notes, then index them. chat: Slack, WhatsApp, "
+            "Telegram, Signal, Instagram, Facebook Messenger, ChatGPT and LoCoMo exports and the "
+            "generic JSON format; agent: Claude Code, Codex CLI and OpenAI-style JSON transcripts; "
+            "email: .eml files, mbox files and Maildir folders; document: .md, .txt and .html "
+            "files. Ingesting the same export again adds nothing; notes you edited are never "
+            "overwritten. See docs/ingest.md."
         ),
     )
     p.add_argument("kind", choices=KINDS, help="what the paths hold")

@@ -148,6 +148,8 @@ def message_leaves(
                 meta = parsed
                 del content[k]
                 break
+        if meta.get("fence") == "1" and content:
+            content.pop()  # the fence closing a code block the text left open, written after it
         text = unescape_text(content, markup=meta.get("esc") == "1")
         k = j
         while k < n and not lines[k].strip():

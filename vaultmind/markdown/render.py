@@ -20,8 +20,9 @@ Escapes:
   block id, hidden). A backslash before punctuation is an escape in Markdown, so the note reads
   as the message was written. A message whose text got such a backslash says so on its meta
   line (`esc="1"`): only then does reading remove them, so a note written before these escapes
-  (its text verbatim, "C:\\Users\\<you>" included) reads as it always did. Nothing else in a
-  message is changed.
+  (its text verbatim, "C:\\Users\\<you>" included) reads as it always did. A text that leaves a
+  code block open gets a closing fence line after it (`fence="1"`, dropped when read), so the
+  meta line is not shown as the code's last line. Nothing else in a message is changed.
 """
 
 from __future__ import annotations
@@ -369,6 +370,16 @@ def _shown(line: str) -> str:
     return _map_prose([line], lambda prose: _TAG_OPEN_RE.sub(r"\\#", _escape_prose(prose)))[0]
 
 
+def _fence_left_open(lines: Sequence[str]) -> str:
+    """The marker of the code fence `lines` open and never close ("" when none is left open)."""
+    fence = ""
+    for line in lines:
+        toggled = fence_after(line, fence)
+        if toggled is not None:
+            fence = toggled
+    return fence
+
+
 def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzinfo = UTC) -> str:
     """One message callout + its block id line, ending with a newline (no blank line after). Its
     title shows the time in `zone`; its meta line keeps it in UTC."""
@@ -378,6 +389,9 @@ def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzin
     escaped = escape_text(message.text)
     for line in escaped:
         lines.append(f"> {line}" if line else ">")
+    unclosed = _fence_left_open(escaped)
+    if unclosed:
+        lines.append(f"> {unclosed}")  # else the meta line would show as the code block's last line
     attrs = [("id", message.message_id), ("at", at), ("author", message.author)]
     if message.source_ref is not None:
         attrs.append(("ref", message.source_ref))
@@ -391,6 +405,8 @@ def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzin
             attrs.append(("answers", " ".join(message.answers)))
     if escaped != [_meta_line_escape(line) for line in note_text(message.text).split("\n")]:
         attrs.append(("esc", "1"))  # its text has markup escapes: read back with `unescape_text`
+    if unclosed:
+        attrs.append(("fence", "1"))  # the callout's last text line closes the text's code block: no text
     lines.append("> " + format_meta(attrs))
     lines.append("")
     lines.append(f"^{block_id}")

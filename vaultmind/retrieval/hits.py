@@ -137,7 +137,7 @@ def cite_blocks(
                 block = []
         if best:
             _cite(memory, hit, "^" + best)
-        elif hit.anchor.startswith("#") and (inner := inner_heading(hit.content, wanted, answering)) is not None:
+        elif hit.anchor.startswith("#") and (inner := inner_heading(hit.content, wanted, answering, hit.anchor)) is not None:
             _cite(memory, hit, f"{hit.anchor}#{inner}")
 
 
@@ -154,13 +154,18 @@ def _weight(text: str, wanted: frozenset[str], holds: Callable[[str], bool] | No
     return len(wanted.intersection(terms(text))) + (holds is not None and holds(text))
 
 
-def inner_heading(content: str, wanted: frozenset[str], holds: Callable[[str], bool] | None = None) -> str | None:
+def inner_heading(
+    content: str, wanted: frozenset[str], holds: Callable[[str], bool] | None = None, section: str = ""
+) -> str | None:
     """The heading inside a section's text (not its first line) whose part, up to the next
     heading, holds the most of `wanted` and more than the part before it; its name as an
     Obsidian link writes it after the section's own anchor ("#Launch day checklist#Contacts":
     Obsidian reads the chain in note order, so it opens this heading and not one of the same
     name earlier in the note). None when no such heading, or when its name is not the only
-    one of its kind in the section (the chain would stop at the first)."""
+    one of its kind in the section (the chain would stop at the first). `section`: the
+    section's anchor; a text that opens with a heading above it ("# Budget 2024" before its
+    "## Q2 launch") holds that heading and the section's own in the part before, as no chain
+    after the section's anchor reaches them ("#Q2 launch#Q2 launch" opens nothing)."""
     parts: list[tuple[str, list[str]]] = [("", [])]
     fence = ""
     for k, line in enumerate(content.split("\n")):
@@ -172,6 +177,9 @@ def inner_heading(content: str, wanted: frozenset[str], holds: Callable[[str], b
             parts.append((heading_anchor(found[1]), [line]))
         else:
             parts[-1][1].append(line)
+    own = section.rsplit("#", 1)[-1].casefold()
+    opening = next((k for k, (name, _) in enumerate(parts) if k and own and name.casefold() == own), 0)
+    parts = [("", [line for _, lines in parts[: opening + 1] for line in lines]), *parts[opening + 1 :]]
     if len(parts) < 2:
         return None
     held = [_weight("\n".join(lines), wanted, holds) for _, lines in parts]

@@ -53,7 +53,9 @@ FACT_BONUS = 0.6  # a sentence with dates, numbers, decisions, known names: what
 MAX_FACTS = 3
 SPEAKER_BONUS = 0.5  # a message, an author or a section the summary does not yet say anything of
 
-_END_RE = re.compile(r"[.!?…。！？\"'”’)]$")
+# A sentence's end: its final punctuation, a quotation closed after it (`"Done!"`) or a bracket;
+# a quotation closed after a word (`"kills the launch story"`) ends no sentence
+_END_RE = re.compile(r"(?:[.!?…。！？][\"'”’]*|\))$")
 _MESSAGES = ("message", "email")
 # How `_render` attributes what a summary says: a day before its paragraph, an author before
 # what they said ("Bob Stone replied: ")

@@ -84,8 +84,10 @@ _HEADER_VALUE_RE = re.compile(rf"@|{_NUMERIC_DATE}|\w\.[a-z0-9]{{2,4}}\b", re.IG
 
 
 def clean_units(text: str, mail: bool = False) -> list[str]:
-    """Prose units of a child: list items on their own, wrapped paragraph lines joined. In an
-    email (`mail`), quoted text left in the body ends it and a forwarded mail's header lines go."""
+    """Prose units of a child: list items on their own, wrapped lines joined (a paragraph's, and a
+    list item's: "- the migration takes 9 days. Subscription" over "  renewals stop in April." is
+    one item, as Obsidian renders it). In an email (`mail`), quoted text left in the body ends it
+    and a forwarded mail's header lines go."""
     units: list[str] = []
     current: list[str] = []
     fence = ""
@@ -130,7 +132,7 @@ def clean_units(text: str, mail: bool = False) -> list[str]:
             units.append(" ".join(current))
             current = []
         current.append(line)
-        if is_item:
+        if callout:  # a callout's title stands alone; a list item goes on on its wrapped lines
             units.append(" ".join(current))
             current = []
     if current:
