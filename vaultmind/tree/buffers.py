@@ -20,7 +20,7 @@ from typing import Any
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.tree.deriver import SUMMARY_TEXT_SHA
-from vaultmind.tree.note import ROOT_USER_TREE, USER_TREE_PREFIX
+from vaultmind.tree.note import ROOT_USER_TREE, UNLINKABLE_PATH, USER_TREE_PREFIX
 from vaultmind.tree.settings import TreeSettings
 
 QUOTE_ONLY_KEYS = ("quote-only", "quote_only", "vaultmind_quote_only")
@@ -96,7 +96,7 @@ def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = Non
                        coalesce(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
                 FROM leaves l JOIN notes n ON n.path = l.note_path
                 WHERE {kinds} AND NOT {quote_only_sql()}
-                  AND NOT regexp_matches(n.path, '[\\[\\]|#^]') {admitted})"""
+                  AND NOT regexp_matches(n.path, '{UNLINKABLE_PATH}') {admitted})"""
     return sql, params
 
 

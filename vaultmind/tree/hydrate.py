@@ -102,7 +102,7 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
         )
         if shared > 1:
             part_label = f"{title} › {anchor.lstrip('#^').replace('#', ' › ')}" if anchor else str(title)
-            links.append(leaf_link(note_path, anchor, int(k), part_label.replace("|", " ")))
+            links.append(leaf_link(note_path, anchor, int(k), part_label))
         else:
             links.append(leaf_link(note_path, anchor))
     return Hydrated(children, links, min(times, default=None), max(times, default=None), entities)

@@ -98,7 +98,7 @@ def summary_title(label: str, level: int, start: datetime | None, end: datetime 
     without the days when the children have no time. "summary" says what it is where the title
     stands alone: Obsidian's search, a retrieval hit."""
     days = sorted({(iso_z(t) or "")[:10] for t in (start, end) if t is not None})
-    parts = [label.replace("[", "").replace("]", "").replace("|", " ").strip() or "Summary"]
+    parts = [_label(label) or "Summary"]
     if days:
         parts.append(" – ".join(days))
     parts.append(f"summary L{level}")
@@ -131,8 +131,24 @@ def children_digest(content_hashes: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(sorted(content_hashes)).encode("utf-8")).hexdigest()
 
 
+UNLINKABLE_PATH = r"[\[\]|#^\x00-\x1f]|^\s"
+"""A note path no wikilink carries back exactly (`[ ] | # ^`, a control character, a leading
+space): such a note never feeds a tree (it stays indexed and searchable). The same pattern in
+DuckDB's (RE2) pattern."""
+
+
 def _target(path: str) -> str:
-    return path[: -len(NOTE_SUFFIX)] if path.lower().endswith(NOTE_SUFFIX) else path
+    """A note's path as a link target: without `.md` when `parse_link` adds back the same path
+    (`Caps/Upper.MD`, `Trail .md` or `x.md.md` keep their whole name: a link reads back the note
+    it was made from)."""
+    if not path.endswith(NOTE_SUFFIX):
+        return path
+    stem = path[: -len(NOTE_SUFFIX)]
+    return stem if stem and stem == stem.strip() and not stem.lower().endswith(NOTE_SUFFIX) else path
+
+
+def _label(text: str) -> str:
+    return text.replace("[", "").replace("]", "").replace("|", " ").strip()
 
 
 def leaf_link(note_path: str, anchor: str, part: int | None = None, label: str = "") -> str:
@@ -142,7 +158,7 @@ def leaf_link(note_path: str, anchor: str, part: int | None = None, label: str =
     if anchor:
         target += anchor if anchor.startswith("#") else "#" + anchor
     if part is not None:
-        return f"[[{target}|{label} · part {part}]]"
+        return f"[[{target}|{_label(label)} · part {part}]]"
     return f"[[{target}]]"
 
 
@@ -151,7 +167,7 @@ def summary_link(note_path: str) -> str:
 
 
 def entity_link(note_path: str, display: str) -> str:
-    display = display.replace("[", "").replace("]", "").replace("|", " ").strip()
+    display = _label(display)
     target = _target(note_path)
     return f"[[{target}|{display}]]" if display else f"[[{target}]]"
 
