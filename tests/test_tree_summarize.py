@@ -20,6 +20,7 @@ from vaultmind.llm.ollama_chat import OllamaChat
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
+from vaultmind.tree import summarizers
 from vaultmind.tree.engine import seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer, extractive_summary
 from vaultmind.tree.llm import OllamaSummarizer
@@ -225,6 +226,13 @@ def test_a_slow_or_absent_ollama_gives_the_fallback() -> None:
     assert result.summarizer == "fallback" and "cannot connect" in (result.note or "")
 
 
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summarizers a test registers are gone after it: the registry is the process's."""
+    monkeypatch.setattr(summarizers, "_REGISTRY", dict(summarizers._REGISTRY))
+
+
+@pytest.mark.usefixtures("registry")
 def test_the_registry_resolves_names(tmp_path: Path) -> None:
     def config(**extra: Any) -> Any:
         return load_config(tmp_path, embed_provider="none", ollama_host=extra.pop("host", None), extra=extra)
@@ -268,6 +276,23 @@ def test_a_seal_with_ollama_records_the_model_and_prompt_hash(vault: Path) -> No
             (sealed,) = report.sealed
             assert sealed["summarizer"] == "fallback" and report.llm_calls == 2 and report.fallbacks == 1
             assert "Dana Whitfield" not in (vault / sealed["path"]).read_text(encoding="utf-8")
+
+
+def test_a_model_answer_with_crlf_line_breaks_is_written_lf_only_and_stays_vaultminds(vault: Path) -> None:
+    chat_day(vault, 0, 0, 3)
+    answer = GOOD.replace("; ", ".\r\n") + "\r\n\r\nThe Q3 budget does not change.\r"
+    with FakeOllama(responder=lambda r: answer) as fake:
+        config = tree_config(vault, **{"trees.summarizer": "ollama"}).with_(ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            (sealed,) = seal_ready(memory).sealed
+            assert PROMPT_HASH.match(sealed["summarizer"])
+            data = (vault / sealed["path"]).read_bytes()
+            assert b"\r" not in data
+            body = split_frontmatter(data.decode("utf-8")).body
+            assert body == answer.replace("\r\n", "\n").replace("\r", "").strip() + "\n"
+            (row,) = summary_rows(memory)
+            assert not row["user_edited"] and not row["stale"]
 
 
 def test_a_link_inside_its_own_note_keeps_its_text_not_the_link() -> None:

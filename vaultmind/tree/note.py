@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from vaultmind.markdown.render import Quoted, render_note
+from vaultmind.markdown.render import Quoted, note_text, render_note
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
 USER_TREE_PREFIX = "notes:"
@@ -287,5 +287,5 @@ class SummaryNote:
             items.append(("time_end", Quoted(end)))
         items.append(("entities", list(self.entities)))
         items.append(("summarizer", self.summarizer))
-        body = self.body.strip()
+        body = note_text(self.body).strip()  # LF only, whatever the summarizer's line breaks
         return render_note(items, body + "\n" if body else "")
