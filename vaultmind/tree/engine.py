@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import NoteReadError, RefuseToClobber
 from vaultmind.index.store import Index
-from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter, with_user_keys
+from vaultmind.markdown.frontmatter import split_frontmatter, with_user_keys
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.buffers import BufferItem, buffer, tree_states
 from vaultmind.tree.deriver import load_rows
@@ -40,9 +40,11 @@ from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.hydrate import hydrate, source_label, summary_entity_links
 from vaultmind.tree.note import (
     SUMMARY_KEYS,
+    SUMMARY_PATHS,
     SummaryNote,
     children_digest,
     is_generated_title,
+    is_vaultminds,
     summary_id,
     summary_path,
     summary_title,
@@ -305,7 +307,6 @@ class _Sealer:
         if self.memory.stopping.is_set():
             return False  # its call was given up for the stop: the next start seals the group
         sid = summary_id(tree, level + 1, [item.id for item in group])
-        path = summary_path(tree, level + 1, sid)
         note = SummaryNote(
             id=sid,
             tree=tree,
@@ -327,12 +328,18 @@ class _Sealer:
                 return self._abort(
                     tree, level, "the buffer changed while sealing (another seal won); nothing written"
                 )
-            outcome = self._write(path, note)
-            if outcome == "kept":
-                self.report.kept.append(
-                    {"id": sid, "path": path, "reason": "a note you edited is at this path"}
+            for n in range(1, SUMMARY_PATHS + 1):  # around the notes of yours at its paths
+                path = summary_path(tree, level + 1, sid, n)
+                if self._write(path, note) != "kept":
+                    break
+                self.report.kept.append({"id": sid, "path": path, "reason": "a note of yours is at this path"})
+            else:
+                return self._abort(
+                    tree,
+                    level,
+                    f"notes of yours hold all {SUMMARY_PATHS} paths of {sid} ({summary_path(tree, level + 1, sid)}, "
+                    f"…-2 … -{SUMMARY_PATHS}); move one of them away and the next flush seals it",
                 )
-                return self._abort(tree, level, f"{path} is yours now; not overwritten")
             self.memory.sync_paths([path])
             taken = self.index.scalar("SELECT max(len(children)) FROM summaries WHERE note_path = ?", [path])
             if taken != len(group):  # without this guard a note the index rejects would be sealed forever
@@ -426,14 +433,13 @@ def with_aliases(note: SummaryNote, old: bytes) -> SummaryNote:
 
 
 def _owned(data: bytes) -> bool:
-    """True while a generated note's body still has the hash vaultmind recorded."""
+    """True while the summary note `data` is vaultmind's (`note.is_vaultminds`)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
     fm = split_frontmatter(text)
-    recorded = fm.data.get("vaultmind_body_sha256")
-    return isinstance(recorded, str) and recorded == body_sha256(fm.body)
+    return is_vaultminds(fm.data, fm.body)
 
 
 def _naive_utc(value: datetime) -> datetime:

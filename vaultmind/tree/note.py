@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.render import Quoted, note_text, render_note
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
@@ -122,8 +123,23 @@ def summary_id(tree: str, level: int, child_ids: Sequence[str]) -> str:
     return "s-" + hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 
-def summary_path(tree: str, level: int, sid: str) -> str:
-    return f"{SUMMARIES_DIR}/{tree_slug(tree)}/L{level}/{sid}{NOTE_SUFFIX}"
+SUMMARY_PATHS = 8
+"""How many paths a summary may take: `<id>.md`, then `<id>-2.md` … while a note of yours holds
+the one before (a seal goes around your note, never over it)."""
+
+
+def summary_path(tree: str, level: int, sid: str, n: int = 1) -> str:
+    """The `n`-th path of a summary (1: `<id>.md`; n > 1: `<id>-<n>.md`)."""
+    name = sid if n == 1 else f"{sid}-{n}"
+    return f"{SUMMARIES_DIR}/{tree_slug(tree)}/L{level}/{name}{NOTE_SUFFIX}"
+
+
+def is_vaultminds(fm: dict[str, Any], body: str) -> bool:
+    """True while a generated summary note is vaultmind's: its `vaultmind` key still says
+    `summary` and its body still has the hash vaultmind recorded. Edit the body or that key and
+    the note is yours: never written over nor removed."""
+    recorded = fm.get("vaultmind_body_sha256")
+    return fm.get("vaultmind") == "summary" and isinstance(recorded, str) and recorded == body_sha256(body)
 
 
 def children_digest(content_hashes: Sequence[str]) -> str:
