@@ -100,6 +100,18 @@ def test_the_fallback_picks_salient_sentences_not_a_concatenation() -> None:
     assert count_tokens(text) <= budget < sum(c.tokens for c in children)
 
 
+def test_the_fallback_never_says_the_same_sentence_twice() -> None:
+    said = "Harbor Hall is booked for 80 guests on Friday."
+    children = [
+        ChildText("a", said, "message", "Bob Stone", "2024-03-04T10:00:00Z"),
+        ChildText("b", "Extra words number 412 about the plan.", "message", "Bob Stone", "2024-03-04T10:01:00Z"),
+        ChildText("c", "harbor hall is  booked for 80 guests on Friday", "message", "Bob Stone", "2024-03-04T10:02:00Z"),
+        ChildText("d", said, "message", "Alice Chen", "2024-03-04T10:03:00Z"),
+    ]
+    text = extractive_summary(children, sum(c.tokens for c in children))
+    assert text.lower().count("harbor hall is booked") == 1
+
+
 def test_the_fallback_picks_the_same_sentences_whatever_the_hash_seed() -> None:
     """Sentences of equal worth are told apart by their place, never by the order a set of
     terms happens to iterate in (which each Python process seeds anew): the summary note, and
