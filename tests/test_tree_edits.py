@@ -9,8 +9,10 @@ import pytest
 
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.memory import Memory
+from vaultmind.tree import engine
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.note import SummaryNote
 from vaultmind.tree.view import maintain, tree_view
 
 from .conftest import snapshot_files, write
@@ -313,3 +315,44 @@ def test_a_conflict_copy_of_a_summary_or_a_source_is_folded_once(vault: Path) ->
         l1 = {r["id"]: r["children"] for r in summary_rows(memory) if r["level"] == 1}  # the copy: one id
         covered = [leaf for children in l1.values() for leaf in children]
         assert sorted(covered + l0_ids(memory)) == sorted(set(tree_leaf_ids(memory))), "each leaf once"
+
+
+def _saved_meanwhile(monkeypatch: pytest.MonkeyPatch, name: str, path: Path, text: str) -> None:
+    """Your editor saves `path` right after vaultmind judged it its own (`engine.<name>` runs
+    between that check and the write or delete)."""
+    real = getattr(engine, name)
+
+    def then_you_save(*args: object, **kwargs: object) -> object:
+        out = real(*args, **kwargs)
+        path.write_text(text, encoding="utf-8")
+        return out
+
+    monkeypatch.setattr(engine, name, then_you_save)
+
+
+def test_a_summary_saved_by_you_while_it_is_rewritten_is_kept(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FALLBACK).sealed
+        path = vault / sealed["path"]
+        note = SummaryNote(sealed["id"], TREE, 1, (), "0" * 64, None, None, (), "fallback", "Another text.")
+        mine = path.read_text(encoding="utf-8") + "My own line.\n"
+        _saved_meanwhile(monkeypatch, "with_user_keys", path, mine)
+        assert engine.write_owned(path, note) is None
+        assert path.read_text(encoding="utf-8") == mine
+
+
+def test_a_stale_summary_saved_by_you_while_it_is_removed_is_kept(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FALLBACK).sealed
+        _edit_message(vault, "Update 0001:", "Update 1001:")
+        memory.sync()
+        path = vault / sealed["path"]
+        mine = path.read_text(encoding="utf-8") + "My own line.\n"
+        _saved_meanwhile(monkeypatch, "_owned", path, mine)
+        report = reseal_stale(memory, max_nodes=5, summarizer=FALLBACK)
+        assert not report.unsealed and [k["path"] for k in report.kept] == [sealed["path"]]
+        assert path.read_text(encoding="utf-8") == mine

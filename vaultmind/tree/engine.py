@@ -193,7 +193,7 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
                 {"tree": row.tree, "level": row.level, "reason": f"{row.note_path}: {exc}"}
             )
             continue
-        if not owned:
+        if not owned or (held is not None and _changed_since(path, held)):
             sealer.report.kept.append(
                 {"id": row.id, "path": row.note_path, "reason": "edited by you since the last sync"}
             )
@@ -412,8 +412,19 @@ def write_owned(path: Path, note: SummaryNote) -> str | None:
     data = with_user_keys(with_aliases(note, existing).render().encode("utf-8"), existing, SUMMARY_KEYS)
     if existing == data:
         return "same"
+    if _changed_since(path, existing):
+        return None  # you saved it while it was rendered: yours
     write_atomic(path, data, overwrite=True)
     return "written"
+
+
+def _changed_since(path: Path, held: bytes) -> bool:
+    """Read again right before a write or a delete: the note is no longer the bytes its
+    ownership was judged on (an edit saved meanwhile), or it is gone."""
+    try:
+        return path.read_bytes() != held
+    except OSError:
+        return True
 
 
 def with_aliases(note: SummaryNote, old: bytes) -> SummaryNote:
