@@ -142,7 +142,10 @@ def flush(
     `("flush", trees done, trees due)`."""
     sealer = _Sealer(memory, summarizer)
     hours = sealer.settings.flush_after_hours if older_than_hours is None else older_than_hours
-    cutoff = _naive_utc(now) - timedelta(hours=hours)
+    try:
+        cutoff = _naive_utc(now) - timedelta(hours=hours)
+    except OverflowError:  # a "now" in the first hours of year 1: nothing is that old
+        cutoff = datetime.min
     due = [
         tree
         for tree, state in tree_states(memory.index, sealer.settings).items()
