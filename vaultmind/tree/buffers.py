@@ -55,14 +55,6 @@ def quote_only_sql(column: str = "n.frontmatter") -> str:
     return f"(contains({column}, 'quote') AND lower(coalesce({checks}, 'false')) IN ({values}))"
 
 
-def is_quote_only(frontmatter: dict[str, Any]) -> bool:
-    for key in QUOTE_ONLY_KEYS:
-        value = frontmatter.get(key)
-        if value is not None:
-            return str(value).strip().lower() in _TRUE
-    return False
-
-
 def _tree_sql() -> str:
     return (
         "CASE WHEN n.kind = 'source' THEN n.source_id "
