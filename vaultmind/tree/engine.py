@@ -26,7 +26,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,7 @@ from vaultmind.tree.note import (
     children_digest,
     is_generated_title,
     is_vaultminds,
+    naive_utc,
     summary_id,
     summary_path,
     summary_title,
@@ -143,7 +144,7 @@ def flush(
     sealer = _Sealer(memory, summarizer)
     hours = sealer.settings.flush_after_hours if older_than_hours is None else older_than_hours
     try:
-        cutoff = _naive_utc(now) - timedelta(hours=hours)
+        cutoff = naive_utc(now) - timedelta(hours=hours)
     except OverflowError:  # a "now" in the first hours of year 1: nothing is that old
         cutoff = datetime.min
     due = [
@@ -454,9 +455,3 @@ def _owned(data: bytes) -> bool:
         return False
     fm = split_frontmatter(text)
     return is_vaultminds(fm.data, fm.body)
-
-
-def _naive_utc(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        return value
-    return value.astimezone(UTC).replace(tzinfo=None)

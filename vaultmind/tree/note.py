@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.render import Quoted, note_text, render_note
@@ -43,6 +43,21 @@ _GENERATED_TITLE_RE = re.compile(r"·\s*summary L\d+\s*$")
 _TITLE_SEPARATOR_RE = re.compile(r"\s*(?:[,;:|(·–—]|\s-)")  # where a title's common part may end
 _REPLY_PREFIX_RE = re.compile(r"^(?:re|fwd?|aw|wg|sv|tr)$", re.IGNORECASE)  # "Re: Budget", "Re: Party"
 _DATED_TITLE_RE = re.compile(r"\s+(?:·\s+)?\d{4}-\d{2}-\d{2}$")  # a day note's "#launch · 2024-03-04"
+
+
+_Row = TypeVar("_Row", bound=Sequence[Any])
+
+
+def original_first(rows: Iterable[_Row], path_at: int) -> list[_Row]:
+    """`rows` with a note's original before its conflict copies (a sync tool's `note (1).md`):
+    the shorter path first, then by path — the rule `one_copy_sql` applies in SQL. `path_at`:
+    where the note path is in a row."""
+    return sorted(rows, key=lambda r: (len(r[path_at]), r[path_at]))
+
+
+def one_copy_sql(id_column: str, path_column: str) -> str:
+    """A QUALIFY condition keeping one row per id: the original's (`original_first`)."""
+    return f"row_number() OVER (PARTITION BY {id_column} ORDER BY length({path_column}), {path_column}) = 1"
 
 
 def tree_for_note(kind: str, path: str, source_id: str | None) -> str | None:
@@ -237,12 +252,16 @@ def entity_id_of_link(text: str) -> str | None:
     return canonical_id(f"{kind}:{key}") or f"{kind}:{key}"
 
 
+def naive_utc(value: datetime) -> datetime:
+    """An aware datetime as naive UTC (the index's times); a naive one as it is."""
+    return value if value.tzinfo is None else value.astimezone(UTC).replace(tzinfo=None)
+
+
 def iso_z(value: datetime | None) -> str | None:
     """A naive-UTC or aware datetime as `2024-03-04T09:00:00Z` (microseconds only when present)."""
     if value is None:
         return None
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
+    value = naive_utc(value)
     fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if value.microsecond else "%Y-%m-%dT%H:%M:%SZ"
     return value.strftime(fmt)
 
@@ -255,9 +274,7 @@ def parse_time(value: Any) -> datetime | None:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
-    return parsed
+    return naive_utc(parsed)
 
 
 SUMMARY_KEYS = frozenset(
