@@ -307,6 +307,29 @@ def test_a_model_answer_with_crlf_line_breaks_is_written_lf_only_and_stays_vault
             assert not row["user_edited"] and not row["stale"]
 
 
+def test_a_fallback_summary_deleted_once_ollama_is_back_is_sealed_again_by_the_model(vault: Path) -> None:
+    """docs/trees.md: nothing re-summarizes a fallback summary by itself; deleting it does."""
+    chat_day(vault, 0, 0, 9)  # three L1 summaries and an L2
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        sealed = seal_ready(memory, summarizer=FallbackSummarizer()).sealed
+        assert [s["summarizer"] for s in sealed] == ["fallback"] * 4
+    l1 = sealed[0]
+    with FakeOllama(responder=lambda r: GOOD) as fake:
+        config = tree_config(vault, **{"trees.summarizer": "ollama"}).with_(ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            again = maintain(memory, now=datetime(2030, 1, 1, tzinfo=UTC))
+            assert again.sealed == [] and not fake.requests_to("/api/chat")  # still the fallback's
+            (vault / l1["path"]).unlink()
+            memory.sync()
+            report = maintain(memory, now=datetime(2030, 1, 1, tzinfo=UTC))
+            by_level = {s["level"]: s for s in report.sealed}
+            assert by_level[1]["path"] == l1["path"] and PROMPT_HASH.match(by_level[1]["summarizer"])
+            assert [u["level"] for u in report.unsealed] == [2] and 2 in by_level  # the parent folds it again
+            assert split_frontmatter((vault / l1["path"]).read_text(encoding="utf-8")).body == GOOD + "\n"
+
+
 def test_a_link_inside_its_own_note_keeps_its_text_not_the_link() -> None:
     """`[[#Decisions]]` in a note's text would point at the summary, which has no such heading."""
     child = ChildText(
