@@ -172,8 +172,9 @@ def test_priority_tag_boosts_and_bypasses_the_chitchat_guard() -> None:
     assert tagged.score == pytest.approx(min(1.0, plain.score + 0.25), abs=1e-3)
     assert tagged.decision == "admitted"
     assert tagged.signals["boosts"]["priority"]["tags"] == ["important"]
-    inline = decide(leaf("ok #priority"), Policy())
-    assert inline.decision != "dropped" or not inline.reason.startswith("tiny")
+    inline = decide(leaf("ok #priority"), Policy())  # "ok" alone is dropped as tiny chitchat
+    assert decide(leaf("ok"), Policy()).reason.startswith("tiny chitchat")
+    assert inline.decision == "admitted" and inline.signals["boosts"]["priority"]["tags"] == ["priority"]
 
 
 def test_user_notes_are_always_admitted() -> None:

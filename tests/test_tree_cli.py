@@ -11,6 +11,7 @@ from vaultmind.bench.trees import bench_trees
 from vaultmind.cli.main import main
 from vaultmind.config import load_config
 from vaultmind.errors import ConfigError
+from vaultmind.tree import view
 from vaultmind.tree.settings import TreeSettings
 
 from .conftest import run_main, write
@@ -131,3 +132,48 @@ def test_tree_takes_a_note_path_as_obsidian_copies_it(
     code, err, _ = run_main(capsys, "tree", "sources/nowhere.md", "--vault", str(vault), "--json")
     assert code == 4
     assert err["error"]["message"] == "'sources/nowhere.md' is neither a tree id nor a note in the vault"
+
+
+def test_the_listing_shows_edited_summaries_in_their_own_column_and_says_when_it_is_cut(
+    vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(vault, ".vaultmind/config.toml", CONFIG)
+    chat_day(vault, 0, 0, 10)
+    code, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--at", "2024-03-04T12:00:00Z", "--json")
+    assert code == 0
+    l1 = next(s["path"] for s in report["sealed"] if s["level"] == 1)
+    (vault / l1).write_text((vault / l1).read_text(encoding="utf-8") + "My own line.\n", encoding="utf-8")
+    assert run_main(capsys, "flush", "--vault", str(vault), "--at", "2024-03-04T12:00:00Z")[0] == 0  # syncs it
+    code, out, _ = run_main(capsys, "tree", "--vault", str(vault))
+    header, row = out.splitlines()[:2]
+    assert header.split()[-3:] == ["STALE", "EDITED", "TITLE"]
+    stale, edited = header.index("STALE"), header.index("EDITED")
+    assert row[stale : stale + 5].strip() == "0" and row[edited : edited + 6].strip() == "1"  # under their headers
+    assert row.split()[-1] == "#launch"
+    code, out, _ = run_main(capsys, "tree", TREE, "--vault", str(vault))
+    assert "summaries (top level first):" in out
+    monkeypatch.setattr(view, "MAX_LISTED", 2)
+    code, out, _ = run_main(capsys, "tree", TREE, "--vault", str(vault))
+    assert "summaries (top level first, the first 2 of 4: `--json` lists the same):" in out
+    assert len([line for line in out.splitlines() if line.startswith("  L") and "children" in line]) == 2
+
+
+def test_flush_at_says_what_it_takes_and_any_time_is_fine(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(vault, ".vaultmind/config.toml", CONFIG)
+    chat_day(vault, 0, 0, 2)
+    code, err, _ = run_main(capsys, "flush", "--vault", str(vault), "--at", "yesterday", "--json")
+    assert code == 2
+    assert err["error"]["message"] == "--at 'yesterday' is not an ISO 8601 time"
+    assert "2024-03-04T09:00:00Z" in err["error"]["hint"]
+    code, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--at", "0001-01-01T00:00:00", "--json")
+    assert code == 0 and report["sealed"] == [] and report["flushed"] == []  # nothing is older than that
+    code, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--at", "9999-12-31T23:59:59", "--json")
+    assert code == 0 and report["flushed"] == [TREE]
+
+
+def test_tree_of_a_note_in_summaries_that_is_no_summary_says_so(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(vault, ".vaultmind/config.toml", CONFIG)
+    write(vault, "summaries/README.md", "# Summaries\n\nvaultmind writes the summary trees here.\n")
+    code, err, _ = run_main(capsys, "tree", "summaries/README.md", "--vault", str(vault), "--json")
+    assert code == 4
+    assert err["error"]["message"] == "'summaries/README.md' is not a summary note: it belongs to no summary tree"

@@ -9,11 +9,13 @@ import pytest
 
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.memory import Memory
+from vaultmind.tree import engine
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.note import SummaryNote
 from vaultmind.tree.view import maintain, tree_view
 
-from .conftest import write
+from .conftest import snapshot_files, write
 from .treekit import SCOPE, TREE, chat_day, dump_all, l0_ids, summary_rows, tree_config, tree_leaf_ids
 
 FALLBACK = FallbackSummarizer()
@@ -167,8 +169,54 @@ def test_a_note_you_edited_at_the_target_path_is_not_overwritten(vault: Path) ->
         write(vault, sealed["path"], "# My own summary\n\nNo front matter, so this note is mine.\n")
         memory.sync_paths([sealed["path"]])  # a note without `vaultmind: summary` is not a summary row
         again = seal_ready(memory, summarizer=FALLBACK)
-        assert again.sealed == [] and again.kept and "yours now" in again.aborted[0]["reason"]
+        # sealed beside your note, the same summary, at the next path; your note untouched
+        assert not again.aborted and [k["path"] for k in again.kept] == [sealed["path"]]
+        (beside,) = again.sealed
+        assert beside["id"] == sealed["id"] and beside["path"] == sealed["path"][: -len(".md")] + "-2.md"
         assert target.read_text(encoding="utf-8").startswith("# My own summary")
+        (row,) = summary_rows(memory)
+        assert row["note_path"] == beside["path"] and not row["stale"] and not l0_ids(memory)
+        files = snapshot_files(vault)
+        later = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert not later.sealed and not later.aborted and not later.unsealed and snapshot_files(vault) == files
+
+
+def test_notes_of_yours_at_every_path_of_a_summary_are_reported_with_what_to_do(vault: Path) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FALLBACK).sealed
+        (vault / sealed["path"]).unlink()
+        stem = sealed["path"][: -len(".md")]
+        mine = [sealed["path"], *(f"{stem}-{n}.md" for n in range(2, 9))]
+        for path in mine:
+            write(vault, path, "# Mine\n\nNot a summary.\n")
+        memory.sync()
+        files = snapshot_files(vault)
+        again = seal_ready(memory, summarizer=FALLBACK)
+        assert not again.sealed and [k["path"] for k in again.kept] == mine
+        (aborted,) = again.aborted
+        assert "notes of yours hold all 8 paths" in aborted["reason"] and "move one of them away" in aborted["reason"]
+        assert snapshot_files(vault) == files
+
+
+def test_a_summary_whose_vaultmind_key_you_changed_is_yours(vault: Path) -> None:
+    """Ownership is the `vaultmind: summary` key and the body hash: change either and the note is
+    yours. Changing the key takes the note out of the tree: its children are sealed again beside it."""
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FALLBACK).sealed
+        target = vault / sealed["path"]
+        claimed = target.read_text(encoding="utf-8").replace("vaultmind: summary", "vaultmind: mine", 1)
+        target.write_text(claimed, encoding="utf-8")
+        memory.sync()
+        report = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert target.read_text(encoding="utf-8") == claimed  # not reverted
+        (again,) = report.sealed
+        assert again["path"].endswith("-2.md") and not report.aborted
+        later = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert not later.sealed and not later.unsealed and target.read_text(encoding="utf-8") == claimed
 
 
 def test_a_quote_only_note_is_never_summarized(vault: Path) -> None:
@@ -267,3 +315,44 @@ def test_a_conflict_copy_of_a_summary_or_a_source_is_folded_once(vault: Path) ->
         l1 = {r["id"]: r["children"] for r in summary_rows(memory) if r["level"] == 1}  # the copy: one id
         covered = [leaf for children in l1.values() for leaf in children]
         assert sorted(covered + l0_ids(memory)) == sorted(set(tree_leaf_ids(memory))), "each leaf once"
+
+
+def _saved_meanwhile(monkeypatch: pytest.MonkeyPatch, name: str, path: Path, text: str) -> None:
+    """Your editor saves `path` right after vaultmind judged it its own (`engine.<name>` runs
+    between that check and the write or delete)."""
+    real = getattr(engine, name)
+
+    def then_you_save(*args: object, **kwargs: object) -> object:
+        out = real(*args, **kwargs)
+        path.write_text(text, encoding="utf-8")
+        return out
+
+    monkeypatch.setattr(engine, name, then_you_save)
+
+
+def test_a_summary_saved_by_you_while_it_is_rewritten_is_kept(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FALLBACK).sealed
+        path = vault / sealed["path"]
+        note = SummaryNote(sealed["id"], TREE, 1, (), "0" * 64, None, None, (), "fallback", "Another text.")
+        mine = path.read_text(encoding="utf-8") + "My own line.\n"
+        _saved_meanwhile(monkeypatch, "with_user_keys", path, mine)
+        assert engine.write_owned(path, note) is None
+        assert path.read_text(encoding="utf-8") == mine
+
+
+def test_a_stale_summary_saved_by_you_while_it_is_removed_is_kept(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FALLBACK).sealed
+        _edit_message(vault, "Update 0001:", "Update 1001:")
+        memory.sync()
+        path = vault / sealed["path"]
+        mine = path.read_text(encoding="utf-8") + "My own line.\n"
+        _saved_meanwhile(monkeypatch, "_owned", path, mine)
+        report = reseal_stale(memory, max_nodes=5, summarizer=FALLBACK)
+        assert not report.unsealed and [k["path"] for k in report.kept] == [sealed["path"]]
+        assert path.read_text(encoding="utf-8") == mine

@@ -20,6 +20,7 @@ from vaultmind.llm.ollama_chat import OllamaChat
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
+from vaultmind.tree import summarizers
 from vaultmind.tree.engine import seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer, extractive_summary
 from vaultmind.tree.llm import OllamaSummarizer
@@ -97,6 +98,18 @@ def test_the_fallback_picks_salient_sentences_not_a_concatenation() -> None:
     text = FallbackSummarizer().summarize(children, budget).text
     assert "Harbor Hall venue deposit" in text and "Lunch" not in text
     assert count_tokens(text) <= budget < sum(c.tokens for c in children)
+
+
+def test_the_fallback_never_says_the_same_sentence_twice() -> None:
+    said = "Harbor Hall is booked for 80 guests on Friday."
+    children = [
+        ChildText("a", said, "message", "Bob Stone", "2024-03-04T10:00:00Z"),
+        ChildText("b", "Extra words number 412 about the plan.", "message", "Bob Stone", "2024-03-04T10:01:00Z"),
+        ChildText("c", "harbor hall is  booked for 80 guests on Friday", "message", "Bob Stone", "2024-03-04T10:02:00Z"),
+        ChildText("d", said, "message", "Alice Chen", "2024-03-04T10:03:00Z"),
+    ]
+    text = extractive_summary(children, sum(c.tokens for c in children))
+    assert text.lower().count("harbor hall is booked") == 1
 
 
 def test_the_fallback_picks_the_same_sentences_whatever_the_hash_seed() -> None:
@@ -225,6 +238,13 @@ def test_a_slow_or_absent_ollama_gives_the_fallback() -> None:
     assert result.summarizer == "fallback" and "cannot connect" in (result.note or "")
 
 
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summarizers a test registers are gone after it: the registry is the process's."""
+    monkeypatch.setattr(summarizers, "_REGISTRY", dict(summarizers._REGISTRY))
+
+
+@pytest.mark.usefixtures("registry")
 def test_the_registry_resolves_names(tmp_path: Path) -> None:
     def config(**extra: Any) -> Any:
         return load_config(tmp_path, embed_provider="none", ollama_host=extra.pop("host", None), extra=extra)
@@ -268,6 +288,46 @@ def test_a_seal_with_ollama_records_the_model_and_prompt_hash(vault: Path) -> No
             (sealed,) = report.sealed
             assert sealed["summarizer"] == "fallback" and report.llm_calls == 2 and report.fallbacks == 1
             assert "Dana Whitfield" not in (vault / sealed["path"]).read_text(encoding="utf-8")
+
+
+def test_a_model_answer_with_crlf_line_breaks_is_written_lf_only_and_stays_vaultminds(vault: Path) -> None:
+    chat_day(vault, 0, 0, 3)
+    answer = GOOD.replace("; ", ".\r\n") + "\r\n\r\nThe Q3 budget does not change.\r"
+    with FakeOllama(responder=lambda r: answer) as fake:
+        config = tree_config(vault, **{"trees.summarizer": "ollama"}).with_(ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            (sealed,) = seal_ready(memory).sealed
+            assert PROMPT_HASH.match(sealed["summarizer"])
+            data = (vault / sealed["path"]).read_bytes()
+            assert b"\r" not in data
+            body = split_frontmatter(data.decode("utf-8")).body
+            assert body == answer.replace("\r\n", "\n").replace("\r", "").strip() + "\n"
+            (row,) = summary_rows(memory)
+            assert not row["user_edited"] and not row["stale"]
+
+
+def test_a_fallback_summary_deleted_once_ollama_is_back_is_sealed_again_by_the_model(vault: Path) -> None:
+    """docs/trees.md: nothing re-summarizes a fallback summary by itself; deleting it does."""
+    chat_day(vault, 0, 0, 9)  # three L1 summaries and an L2
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        sealed = seal_ready(memory, summarizer=FallbackSummarizer()).sealed
+        assert [s["summarizer"] for s in sealed] == ["fallback"] * 4
+    l1 = sealed[0]
+    with FakeOllama(responder=lambda r: GOOD) as fake:
+        config = tree_config(vault, **{"trees.summarizer": "ollama"}).with_(ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            again = maintain(memory, now=datetime(2030, 1, 1, tzinfo=UTC))
+            assert again.sealed == [] and not fake.requests_to("/api/chat")  # still the fallback's
+            (vault / l1["path"]).unlink()
+            memory.sync()
+            report = maintain(memory, now=datetime(2030, 1, 1, tzinfo=UTC))
+            by_level = {s["level"]: s for s in report.sealed}
+            assert by_level[1]["path"] == l1["path"] and PROMPT_HASH.match(by_level[1]["summarizer"])
+            assert [u["level"] for u in report.unsealed] == [2] and 2 in by_level  # the parent folds it again
+            assert split_frontmatter((vault / l1["path"]).read_text(encoding="utf-8")).body == GOOD + "\n"
 
 
 def test_a_link_inside_its_own_note_keeps_its_text_not_the_link() -> None:

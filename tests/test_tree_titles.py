@@ -10,11 +10,11 @@ import pytest
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
-from vaultmind.tree.engine import seal_ready
+from vaultmind.tree.engine import reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 
 from .conftest import write
-from .treekit import PEOPLE, text, tree_config
+from .treekit import PEOPLE, chat_day, summary_rows, text, tree_config
 
 START = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
 
@@ -53,3 +53,25 @@ def test_a_summary_is_titled_after_what_its_source_notes_share(
     for row in sealed:
         title = split_frontmatter((vault / row["path"]).read_text(encoding="utf-8")).data["title"]
         assert str(title).startswith(label + " · 2024-03-0"), title
+
+
+def test_a_summary_sealed_again_over_the_same_children_keeps_your_title_and_properties(vault: Path) -> None:
+    """docs/trees.md: same children, same id and path, so what you gave the note stays."""
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FallbackSummarizer()).sealed
+        path = vault / sealed["path"]
+        text = path.read_text(encoding="utf-8")
+        generated = split_frontmatter(text).data["title"]
+        digest = split_frontmatter(text).data["children_sha256"]
+        text = text.replace(f'title: "{generated}"', 'title: "Venue week"\ntags:\n  - venue', 1)
+        path.write_text(text.replace(digest, "0" * 64), encoding="utf-8")  # no longer matches: stale
+        memory.sync()
+        (row,) = summary_rows(memory)
+        assert row["stale"] and not row["user_edited"]
+        report = reseal_stale(memory, max_nodes=5, summarizer=FallbackSummarizer())
+        assert [u["path"] for u in report.unsealed] == [s["path"] for s in report.sealed] == [sealed["path"]]
+        fm = split_frontmatter(path.read_text(encoding="utf-8")).data
+        assert fm["title"] == "Venue week" and fm["aliases"][0] == generated and fm["tags"] == ["venue"]
+        assert fm["children_sha256"] == digest and not summary_rows(memory)[0]["stale"]

@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from vaultmind.admission.signals import LeafInput, Owner, Signals, compute_signals, owner_from
 from vaultmind.errors import ConfigError
+from vaultmind.tree.settings import config_number
 
 DecisionKind = Literal["admitted", "dropped", "gray"]
 Stage = Literal["user", "cheap", "llm", "fallback"]
@@ -249,10 +250,4 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _number(extra: Mapping[str, Any], key: str, default: float) -> float:
-    value = extra.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
-        section, name = key.split(".", 1)
-        raise ConfigError(
-            f"[{section}] {name} = {value!r} must be a number between 0 and 1", path=".vaultmind/config.toml"
-        )
-    return float(value)
+    return config_number(extra, key, default, (0.0, 1.0))

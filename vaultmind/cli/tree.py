@@ -82,7 +82,7 @@ def cmd_flush(args: argparse.Namespace) -> int:
 
     if args.max_stale < 0:
         raise UsageError("--max-stale must be >= 0")
-    now = parse_now(args.at)
+    now = parse_now(args.at, "--at")
 
     def local(memory: Any) -> dict[str, Any]:
         memory.sync()
@@ -116,14 +116,14 @@ def print_trees(result: dict[str, Any], vault: Path) -> None:
         return
     width = max(len(t["tree"]) for t in trees)
     print(
-        f"{'TREE':<{width}}  {'LEAVES':>7}  {'WAITING':>16}  {'SUMMARIES':>9}  {'LEVELS':>6}  {'STALE':>5}  TITLE"
+        f"{'TREE':<{width}}  {'LEAVES':>7}  {'WAITING':>16}  {'SUMMARIES':>9}  {'LEVELS':>6}  {'STALE':>5}  {'EDITED':>6}"
+        "  TITLE"
     )
     for t in trees:
         waiting = f"{t['buffered_leaves']} ({t['buffered_tokens']} tok)"
-        stale = f"{t['stale']}" + (f" ({t['edited']} edited)" if t["edited"] else "")
         print(
-            f"{t['tree']:<{width}}  {t['leaves']:>7}  {waiting:>16}  {t['summaries']:>9}  {t['levels']:>6}  {stale:>5}"
-            f"  {t.get('title', '')}"
+            f"{t['tree']:<{width}}  {t['leaves']:>7}  {waiting:>16}  {t['summaries']:>9}  {t['levels']:>6}"
+            f"  {t['stale']:>5}  {t['edited']:>6}  {t.get('title', '')}"
         )
     print(
         f"\nlevel 0 seals at {settings['l0_tokens']} tokens, levels above at {settings['fanout']} summaries; "
@@ -160,7 +160,10 @@ def print_tree(result: dict[str, Any]) -> None:
             why = f": {s['why']}" if s["why"] else ""
             print(f"  L{s['level']} {s['path']}{why}")
     if result["summaries"]:
-        print("\nsummaries (top level first):")
+        total = sum(level["summaries"] for level in result["levels"])
+        shown = len(result["summaries"])
+        cut = f", the first {shown} of {total}: `--json` lists the same" if result.get("truncated") else ""
+        print(f"\nsummaries (top level first{cut}):")
         for s in result["summaries"]:
             flags = "".join([" [stale]" if s["stale"] else "", " [edited]" if s["user_edited"] else ""])
             span = f"{s['time_start']} – {s['time_end']}" if s["time_start"] else "no time range"

@@ -20,7 +20,7 @@ from typing import Any
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.tree.deriver import SUMMARY_TEXT_SHA
-from vaultmind.tree.note import ROOT_USER_TREE, USER_TREE_PREFIX
+from vaultmind.tree.note import ROOT_USER_TREE, UNLINKABLE_PATH, USER_TREE_PREFIX, one_copy_sql
 from vaultmind.tree.settings import TreeSettings
 
 QUOTE_ONLY_KEYS = ("quote-only", "quote_only", "vaultmind_quote_only")
@@ -53,14 +53,6 @@ def quote_only_sql(column: str = "n.frontmatter") -> str:
     checks = ", ".join(f"json_extract_string({column}, '$.\"{key}\"')" for key in QUOTE_ONLY_KEYS)
     values = ", ".join(f"'{v}'" for v in _TRUE)
     return f"(contains({column}, 'quote') AND lower(coalesce({checks}, 'false')) IN ({values}))"
-
-
-def is_quote_only(frontmatter: dict[str, Any]) -> bool:
-    for key in QUOTE_ONLY_KEYS:
-        value = frontmatter.get(key)
-        if value is not None:
-            return str(value).strip().lower() in _TRUE
-    return False
 
 
 def _tree_sql() -> str:
@@ -96,7 +88,7 @@ def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = Non
                        coalesce(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
                 FROM leaves l JOIN notes n ON n.path = l.note_path
                 WHERE {kinds} AND NOT {quote_only_sql()}
-                  AND NOT regexp_matches(n.path, '[\\[\\]|#^]') {admitted})"""
+                  AND NOT regexp_matches(n.path, '{UNLINKABLE_PATH}') {admitted})"""
     return sql, params
 
 
@@ -109,7 +101,7 @@ def l0_buffer(index: Index, settings: TreeSettings, tree: str) -> list[BufferIte
     rows = index.query(  # a leaf in two notes (a sync tool's conflict copy) is one item: the shorter path's
         f"""SELECT t.id, t.content_hash, t.token_count, t.ts, t.note_path, t.seq FROM {sql} t
             WHERE t.id NOT IN {_COVERED_L0}
-            QUALIFY row_number() OVER (PARTITION BY t.id ORDER BY length(t.note_path), t.note_path) = 1""",
+            QUALIFY {one_copy_sql("t.id", "t.note_path")}""",
         params,
     )
     # (time, note path, position), no time last; sorted here: DuckDB's sort costs more at this size
@@ -129,7 +121,7 @@ def level_buffer(index: Index, tree: str, level: int) -> list[BufferItem]:
            LEFT JOIN leaves fl ON fl.id = s.leaf_ids[1]
            WHERE s.tree = ? AND s.level = ?
              AND s.id NOT IN (SELECT unnest(children) FROM summaries p WHERE p.tree = ? AND p.level = ?)
-           QUALIFY row_number() OVER (PARTITION BY s.id ORDER BY length(s.note_path), s.note_path) = 1
+           QUALIFY {one_copy_sql("s.id", "s.note_path")}
            ORDER BY s.time_start NULLS LAST, fl.ts NULLS LAST, fl.note_path NULLS LAST, fl.seq NULLS LAST, s.id""",
         [tree, level, tree, level + 1],
     )
@@ -157,7 +149,7 @@ def _tree_states(index: Index, settings: TreeSettings, tree: str | None) -> dict
                    coalesce(sum(t.token_count) FILTER (WHERE t.id NOT IN {_COVERED_L0}), 0),
                    max(t.active) FILTER (WHERE t.id NOT IN {_COVERED_L0})
             FROM (SELECT * FROM {sql} x
-                  QUALIFY row_number() OVER (PARTITION BY x.id ORDER BY length(x.note_path), x.note_path) = 1) t
+                  QUALIFY {one_copy_sql("x.id", "x.note_path")}) t
             GROUP BY t.tree""",
         params,
     ):

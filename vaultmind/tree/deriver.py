@@ -33,9 +33,8 @@ import duckdb
 import pyarrow as pa
 
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
-from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.model import WrittenNote
-from vaultmind.tree.note import children_digest, entity_id_of_link, parse_link, parse_time
+from vaultmind.tree.note import children_digest, entity_id_of_link, is_vaultminds, parse_link, parse_time
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
 _TEXT_SHA = "sha256(coalesce(string_agg(content_hash, chr(10) ORDER BY seq), ''))"  # over one note's leaves
@@ -125,8 +124,7 @@ def summary_info(path: str, fm: dict[str, Any], user_edited: bool) -> SummaryInf
 
 
 def is_user_edited(fm: dict[str, Any], body: str) -> bool:
-    recorded = fm.get("vaultmind_body_sha256")
-    return not isinstance(recorded, str) or recorded != body_sha256(body)
+    return not is_vaultminds(fm, body)
 
 
 class TreeDeriver:

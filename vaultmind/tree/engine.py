@@ -26,13 +26,13 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import NoteReadError, RefuseToClobber
 from vaultmind.index.store import Index
-from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter, with_user_keys
+from vaultmind.markdown.frontmatter import split_frontmatter, with_user_keys
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.buffers import BufferItem, buffer, tree_states
 from vaultmind.tree.deriver import load_rows
@@ -40,9 +40,12 @@ from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.hydrate import hydrate, source_label, summary_entity_links
 from vaultmind.tree.note import (
     SUMMARY_KEYS,
+    SUMMARY_PATHS,
     SummaryNote,
     children_digest,
     is_generated_title,
+    is_vaultminds,
+    naive_utc,
     summary_id,
     summary_path,
     summary_title,
@@ -140,7 +143,10 @@ def flush(
     `("flush", trees done, trees due)`."""
     sealer = _Sealer(memory, summarizer)
     hours = sealer.settings.flush_after_hours if older_than_hours is None else older_than_hours
-    cutoff = _naive_utc(now) - timedelta(hours=hours)
+    try:
+        cutoff = naive_utc(now) - timedelta(hours=hours)
+    except OverflowError:  # a "now" in the first hours of year 1: nothing is that old
+        cutoff = datetime.min
     due = [
         tree
         for tree, state in tree_states(memory.index, sealer.settings).items()
@@ -191,7 +197,7 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
                 {"tree": row.tree, "level": row.level, "reason": f"{row.note_path}: {exc}"}
             )
             continue
-        if not owned:
+        if not owned or (held is not None and _changed_since(path, held)):
             sealer.report.kept.append(
                 {"id": row.id, "path": row.note_path, "reason": "edited by you since the last sync"}
             )
@@ -305,7 +311,6 @@ class _Sealer:
         if self.memory.stopping.is_set():
             return False  # its call was given up for the stop: the next start seals the group
         sid = summary_id(tree, level + 1, [item.id for item in group])
-        path = summary_path(tree, level + 1, sid)
         note = SummaryNote(
             id=sid,
             tree=tree,
@@ -327,12 +332,18 @@ class _Sealer:
                 return self._abort(
                     tree, level, "the buffer changed while sealing (another seal won); nothing written"
                 )
-            outcome = self._write(path, note)
-            if outcome == "kept":
-                self.report.kept.append(
-                    {"id": sid, "path": path, "reason": "a note you edited is at this path"}
+            for n in range(1, SUMMARY_PATHS + 1):  # around the notes of yours at its paths
+                path = summary_path(tree, level + 1, sid, n)
+                if self._write(path, note) != "kept":
+                    break
+                self.report.kept.append({"id": sid, "path": path, "reason": "a note of yours is at this path"})
+            else:
+                return self._abort(
+                    tree,
+                    level,
+                    f"notes of yours hold all {SUMMARY_PATHS} paths of {sid} ({summary_path(tree, level + 1, sid)}, "
+                    f"…-2 … -{SUMMARY_PATHS}); move one of them away and the next flush seals it",
                 )
-                return self._abort(tree, level, f"{path} is yours now; not overwritten")
             self.memory.sync_paths([path])
             taken = self.index.scalar("SELECT max(len(children)) FROM summaries WHERE note_path = ?", [path])
             if taken != len(group):  # without this guard a note the index rejects would be sealed forever
@@ -405,8 +416,19 @@ def write_owned(path: Path, note: SummaryNote) -> str | None:
     data = with_user_keys(with_aliases(note, existing).render().encode("utf-8"), existing, SUMMARY_KEYS)
     if existing == data:
         return "same"
+    if _changed_since(path, existing):
+        return None  # you saved it while it was rendered: yours
     write_atomic(path, data, overwrite=True)
     return "written"
+
+
+def _changed_since(path: Path, held: bytes) -> bool:
+    """Read again right before a write or a delete: the note is no longer the bytes its
+    ownership was judged on (an edit saved meanwhile), or it is gone."""
+    try:
+        return path.read_bytes() != held
+    except OSError:
+        return True
 
 
 def with_aliases(note: SummaryNote, old: bytes) -> SummaryNote:
@@ -426,17 +448,10 @@ def with_aliases(note: SummaryNote, old: bytes) -> SummaryNote:
 
 
 def _owned(data: bytes) -> bool:
-    """True while a generated note's body still has the hash vaultmind recorded."""
+    """True while the summary note `data` is vaultmind's (`note.is_vaultminds`)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return False
     fm = split_frontmatter(text)
-    recorded = fm.data.get("vaultmind_body_sha256")
-    return isinstance(recorded, str) and recorded == body_sha256(fm.body)
-
-
-def _naive_utc(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        return value
-    return value.astimezone(UTC).replace(tzinfo=None)
+    return is_vaultminds(fm.data, fm.body)

@@ -14,7 +14,8 @@
    sentence before it ("And in my free time.") and a bare assent ("Sure, fine.").
 3. Pick greedily: the score, raised for names (people, places, …) not yet covered and for an
    author, note or summary the summary says nothing of yet, lowered for terms already picked,
-   while the rendered summary stays within the budget. A sentence too long for what is left
+   while the rendered summary stays within the budget, and never one the summary already says
+   (the same words, case and spacing aside: a message pasted twice). A sentence too long for what is left
    is tried shorter — without its lead-in ("Heads up: "), then without its trailing clauses —
    before it is given up: a small budget keeps the news of several messages, not one whole.
 4. Render the picked sentences in their original order as prose: messages attributed to their
@@ -245,12 +246,15 @@ def _select(
     picked_terms: set[str] = set()
     voices: set[str] = set()
     covered: set[int] = set()
+    said: set[str] = set()  # what is picked, as `_said` reads it: never the same sentence twice
     while remaining:
         best = max(remaining, key=lambda s: _gain(s, names, picked_terms, voices, covered, children))
         remaining.remove(best)
         for form in _shorter_forms(best, known[best.child]):
             if form is not best and says_nothing_alone(form.text, form.facts, people):
                 continue  # cut to a fragment that leans on what was cut ("By sharing our stories")
+            if _said(form.text) in said:
+                continue  # a message repeated (pasted twice, quoted back) is said once
             trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))
             if count_tokens(_render(children, trial, dated)) <= limit:
                 chosen = trial
@@ -258,8 +262,14 @@ def _select(
                 picked_terms |= form.terms
                 voices.add(_voice_key(form))
                 covered.add(form.child)
+                said.add(_said(form.text))
                 break
     return chosen
+
+
+def _said(text: str) -> str:
+    """A sentence as a repeat is recognized: case, spacing and the closing stop aside."""
+    return " ".join(text.casefold().split()).rstrip(".!?…。！？ ")
 
 
 def _worth_picking(

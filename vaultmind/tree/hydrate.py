@@ -19,7 +19,15 @@ from vaultmind.index.tables import has_columns, has_table
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.tree.buffers import BufferItem
 from vaultmind.tree.names import mentions, normalize
-from vaultmind.tree.note import USER_TREE_PREFIX, entity_link, iso_z, leaf_link, summary_link, tree_label
+from vaultmind.tree.note import (
+    USER_TREE_PREFIX,
+    entity_link,
+    iso_z,
+    leaf_link,
+    original_first,
+    summary_link,
+    tree_label,
+)
 from vaultmind.tree.summarize import ChildText
 
 
@@ -64,7 +72,7 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
         [ids],
     )
     by_id: dict[str, tuple[Any, ...]] = {}
-    for row in sorted(rows, key=lambda r: (len(r[7]), r[7])):  # a leaf in a conflict copy too: the shorter path's
+    for row in original_first(rows, 7):  # a leaf in a conflict copy too: the original's
         by_id.setdefault(row[0], row)
     missing = [i for i in ids if i not in by_id]
     if missing:
@@ -102,10 +110,18 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
         )
         if shared > 1:
             part_label = f"{title} › {anchor.lstrip('#^').replace('#', ' › ')}" if anchor else str(title)
-            links.append(leaf_link(note_path, anchor, int(k), part_label.replace("|", " ")))
+            links.append(leaf_link(note_path, anchor, int(k), part_label))
         else:
             links.append(leaf_link(note_path, anchor))
     return Hydrated(children, links, min(times, default=None), max(times, default=None), entities)
+
+
+def summary_body(vault: Path, path: str) -> str:
+    """The body of the summary note at `path` (in `vault`); NoteReadError when unreadable."""
+    try:
+        return split_frontmatter((vault / path).read_text(encoding="utf-8")).body
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NoteReadError(f"cannot read summary note: {exc}", path=path) from exc
 
 
 def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
@@ -115,7 +131,7 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
         [ids],
     )
     by_id: dict[str, tuple[Any, ...]] = {}
-    for found in sorted(rows, key=lambda r: (len(r[1]), r[1])):  # a conflict copy's id: the shorter path's note
+    for found in original_first(rows, 1):  # a conflict copy's id: the original's note
         by_id.setdefault(found[0], found)
     children: list[ChildText] = []
     links: list[str] = []
@@ -127,10 +143,7 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
         if row is None:
             raise NoteReadError(f"summary {sid} vanished while sealing", hint="the next seal retries")
         _, path, start, end, ents = row
-        try:
-            body = split_frontmatter((vault / path).read_text(encoding="utf-8")).body
-        except (OSError, UnicodeDecodeError) as exc:
-            raise NoteReadError(f"cannot read summary note: {exc}", path=path) from exc
+        body = summary_body(vault, path)
         if start is not None:
             starts.append(start)
         if end is not None:
@@ -155,7 +168,7 @@ def summary_entities(index: Index, level: int, child_ids: Sequence[str]) -> dict
         "SELECT id, note_path, entities FROM summaries WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids]
     )
     by_id: dict[str, list[str]] = {}
-    for sid, _, ents in sorted(rows, key=lambda r: (len(r[1]), r[1])):  # a conflict copy: the original's
+    for sid, _, ents in original_first(rows, 1):  # a conflict copy: the original's
         by_id.setdefault(sid, list(ents))
     return _entity_infos(index, sorted({eid for ents in by_id.values() for eid in ents}))
 

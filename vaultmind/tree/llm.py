@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vaultmind.llm.ollama_chat import LlmCancelled, LlmError, OllamaChat, prompt_hash
+from vaultmind.markdown.render import note_text
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.names import known_text, unknown_names
@@ -159,8 +160,9 @@ def format_children(children: Sequence[ChildText]) -> str:
 def check_answer(
     raw: str, budget_tokens: int, children: Sequence[ChildText], known: str
 ) -> tuple[str | None, str]:
-    """(the usable summary, "") or (None, why it was refused)."""
-    text = _FENCE_RE.sub("", raw.strip()).strip()
+    """(the usable summary, "") or (None, why it was refused). Line breaks come out as `\n`
+    (a model's `\r\n` too): summary notes are LF-only, and their body hash is of that text."""
+    text = _FENCE_RE.sub("", note_text(raw).strip()).strip()
     text = _PREAMBLE_RE.sub("", text).strip()
     text = "\n".join(
         line.lstrip("#").strip() if line.lstrip().startswith("#") else line for line in text.split("\n")

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from vaultmind.markdown.render import Quoted, render_note
+from vaultmind.markdown.frontmatter import body_sha256
+from vaultmind.markdown.render import Quoted, note_text, render_note
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
 USER_TREE_PREFIX = "notes:"
@@ -42,6 +43,21 @@ _GENERATED_TITLE_RE = re.compile(r"·\s*summary L\d+\s*$")
 _TITLE_SEPARATOR_RE = re.compile(r"\s*(?:[,;:|(·–—]|\s-)")  # where a title's common part may end
 _REPLY_PREFIX_RE = re.compile(r"^(?:re|fwd?|aw|wg|sv|tr)$", re.IGNORECASE)  # "Re: Budget", "Re: Party"
 _DATED_TITLE_RE = re.compile(r"\s+(?:·\s+)?\d{4}-\d{2}-\d{2}$")  # a day note's "#launch · 2024-03-04"
+
+
+_Row = TypeVar("_Row", bound=Sequence[Any])
+
+
+def original_first(rows: Iterable[_Row], path_at: int) -> list[_Row]:
+    """`rows` with a note's original before its conflict copies (a sync tool's `note (1).md`):
+    the shorter path first, then by path — the rule `one_copy_sql` applies in SQL. `path_at`:
+    where the note path is in a row."""
+    return sorted(rows, key=lambda r: (len(r[path_at]), r[path_at]))
+
+
+def one_copy_sql(id_column: str, path_column: str) -> str:
+    """A QUALIFY condition keeping one row per id: the original's (`original_first`)."""
+    return f"row_number() OVER (PARTITION BY {id_column} ORDER BY length({path_column}), {path_column}) = 1"
 
 
 def tree_for_note(kind: str, path: str, source_id: str | None) -> str | None:
@@ -98,7 +114,7 @@ def summary_title(label: str, level: int, start: datetime | None, end: datetime 
     without the days when the children have no time. "summary" says what it is where the title
     stands alone: Obsidian's search, a retrieval hit."""
     days = sorted({(iso_z(t) or "")[:10] for t in (start, end) if t is not None})
-    parts = [label.replace("[", "").replace("]", "").replace("|", " ").strip() or "Summary"]
+    parts = [_label(label) or "Summary"]
     if days:
         parts.append(" – ".join(days))
     parts.append(f"summary L{level}")
@@ -122,8 +138,23 @@ def summary_id(tree: str, level: int, child_ids: Sequence[str]) -> str:
     return "s-" + hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 
-def summary_path(tree: str, level: int, sid: str) -> str:
-    return f"{SUMMARIES_DIR}/{tree_slug(tree)}/L{level}/{sid}{NOTE_SUFFIX}"
+SUMMARY_PATHS = 8
+"""How many paths a summary may take: `<id>.md`, then `<id>-2.md` … while a note of yours holds
+the one before (a seal goes around your note, never over it)."""
+
+
+def summary_path(tree: str, level: int, sid: str, n: int = 1) -> str:
+    """The `n`-th path of a summary (1: `<id>.md`; n > 1: `<id>-<n>.md`)."""
+    name = sid if n == 1 else f"{sid}-{n}"
+    return f"{SUMMARIES_DIR}/{tree_slug(tree)}/L{level}/{name}{NOTE_SUFFIX}"
+
+
+def is_vaultminds(fm: dict[str, Any], body: str) -> bool:
+    """True while a generated summary note is vaultmind's: its `vaultmind` key still says
+    `summary` and its body still has the hash vaultmind recorded. Edit the body or that key and
+    the note is yours: never written over nor removed."""
+    recorded = fm.get("vaultmind_body_sha256")
+    return fm.get("vaultmind") == "summary" and isinstance(recorded, str) and recorded == body_sha256(body)
 
 
 def children_digest(content_hashes: Sequence[str]) -> str:
@@ -131,8 +162,24 @@ def children_digest(content_hashes: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(sorted(content_hashes)).encode("utf-8")).hexdigest()
 
 
+UNLINKABLE_PATH = r"[\[\]|#^\x00-\x1f]|^\s"
+"""A note path no wikilink carries back exactly (`[ ] | # ^`, a control character, a leading
+space): such a note never feeds a tree (it stays indexed and searchable). The same pattern in
+DuckDB's (RE2) pattern."""
+
+
 def _target(path: str) -> str:
-    return path[: -len(NOTE_SUFFIX)] if path.lower().endswith(NOTE_SUFFIX) else path
+    """A note's path as a link target: without `.md` when `parse_link` adds back the same path
+    (`Caps/Upper.MD`, `Trail .md` or `x.md.md` keep their whole name: a link reads back the note
+    it was made from)."""
+    if not path.endswith(NOTE_SUFFIX):
+        return path
+    stem = path[: -len(NOTE_SUFFIX)]
+    return stem if stem and stem == stem.strip() and not stem.lower().endswith(NOTE_SUFFIX) else path
+
+
+def _label(text: str) -> str:
+    return text.replace("[", "").replace("]", "").replace("|", " ").strip()
 
 
 def leaf_link(note_path: str, anchor: str, part: int | None = None, label: str = "") -> str:
@@ -142,7 +189,7 @@ def leaf_link(note_path: str, anchor: str, part: int | None = None, label: str =
     if anchor:
         target += anchor if anchor.startswith("#") else "#" + anchor
     if part is not None:
-        return f"[[{target}|{label} · part {part}]]"
+        return f"[[{target}|{_label(label)} · part {part}]]"
     return f"[[{target}]]"
 
 
@@ -151,7 +198,7 @@ def summary_link(note_path: str) -> str:
 
 
 def entity_link(note_path: str, display: str) -> str:
-    display = display.replace("[", "").replace("]", "").replace("|", " ").strip()
+    display = _label(display)
     target = _target(note_path)
     return f"[[{target}|{display}]]" if display else f"[[{target}]]"
 
@@ -205,12 +252,16 @@ def entity_id_of_link(text: str) -> str | None:
     return canonical_id(f"{kind}:{key}") or f"{kind}:{key}"
 
 
+def naive_utc(value: datetime) -> datetime:
+    """An aware datetime as naive UTC (the index's times); a naive one as it is."""
+    return value if value.tzinfo is None else value.astimezone(UTC).replace(tzinfo=None)
+
+
 def iso_z(value: datetime | None) -> str | None:
     """A naive-UTC or aware datetime as `2024-03-04T09:00:00Z` (microseconds only when present)."""
     if value is None:
         return None
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
+    value = naive_utc(value)
     fmt = "%Y-%m-%dT%H:%M:%S.%fZ" if value.microsecond else "%Y-%m-%dT%H:%M:%SZ"
     return value.strftime(fmt)
 
@@ -223,9 +274,7 @@ def parse_time(value: Any) -> datetime | None:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
-    return parsed
+    return naive_utc(parsed)
 
 
 SUMMARY_KEYS = frozenset(
@@ -271,5 +320,5 @@ class SummaryNote:
             items.append(("time_end", Quoted(end)))
         items.append(("entities", list(self.entities)))
         items.append(("summarizer", self.summarizer))
-        body = self.body.strip()
+        body = note_text(self.body).strip()  # LF only, whatever the summarizer's line breaks
         return render_note(items, body + "\n" if body else "")

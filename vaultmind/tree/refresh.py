@@ -21,18 +21,19 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.errors import NoteReadError
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
-from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.tree import refresh_work
 from vaultmind.tree.deriver import SummaryRow, load_rows
 from vaultmind.tree.engine import SealReport, tree_lock, write_owned
-from vaultmind.tree.hydrate import source_labels, summary_entities, summary_entity_links
+from vaultmind.tree.hydrate import source_labels, summary_body, summary_entities, summary_entity_links
 from vaultmind.tree.note import (
     SummaryNote,
     children_digest,
     entity_link,
+    original_first,
     parse_time,
     summary_title,
     user_title,
@@ -175,7 +176,7 @@ class _State:
         shas: dict[str, str] = {}
         child_entities: dict[str, set[str]] = {}
         edited: set[str] = set()
-        for sid, path, ents, sha, user_edited in sorted(children, key=lambda r: (len(r[1]), r[1])):
+        for sid, path, ents, sha, user_edited in original_first(children, 1):
             if user_edited:
                 edited.add(path)
             if sid not in child_paths:  # a copy: the original's
@@ -258,8 +259,8 @@ def _children_digest(row: SummaryRow, fm: dict[str, Any], state: _State) -> str 
 
 def _body(memory: Memory, path: str) -> str | None:
     try:
-        return split_frontmatter((memory.config.vault / path).read_text(encoding="utf-8")).body
-    except (OSError, UnicodeDecodeError):
+        return summary_body(memory.config.vault, path)
+    except NoteReadError:
         return None
 
 

@@ -59,14 +59,14 @@ class TreeSettings:
                 path=_CONFIG,
                 hint="a fan-out of 1 would build chains of one-child summaries",
             )
-        hours = _number(extra, "trees.flush_after_hours", DEFAULT_FLUSH_AFTER_HOURS)
+        hours = config_number(extra, "trees.flush_after_hours", DEFAULT_FLUSH_AFTER_HOURS)
         if not 0 <= hours <= MAX_FLUSH_AFTER_HOURS:
             raise ConfigError(
                 f"[trees] flush_after_hours = {hours} is out of range",
                 path=_CONFIG,
                 hint=f"use 0 to {MAX_FLUSH_AFTER_HOURS:,.0f} (ten years)",
             )
-        timeout = _number(extra, "trees.summarizer_timeout_s", DEFAULT_SUMMARIZER_TIMEOUT_S)
+        timeout = config_number(extra, "trees.summarizer_timeout_s", DEFAULT_SUMMARIZER_TIMEOUT_S)
         if timeout <= 0:
             raise ConfigError(f"[trees] summarizer_timeout_s = {timeout} must be positive", path=_CONFIG)
         user_notes = extra.get("trees.user_notes", True)
@@ -99,10 +99,19 @@ def _int(extra: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
-def _number(extra: Mapping[str, Any], key: str, default: float) -> float:
+def config_number(
+    extra: Mapping[str, Any], key: str, default: float, between: tuple[float, float] | None = None
+) -> float:
+    """The number setting `key` ("section.name") of `extra`, `default` when unset; a ConfigError
+    that names it when it is no number or outside `between` (the trees' and admission's)."""
     value = extra.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"[trees] {key.split('.', 1)[1]} = {value!r} must be a number", path=_CONFIG)
+    valid = not isinstance(value, bool) and isinstance(value, int | float)
+    if valid and between is not None:
+        valid = between[0] <= float(value) <= between[1]
+    if not valid:
+        section, name = key.split(".", 1)
+        span = f" between {between[0]:g} and {between[1]:g}" if between is not None else ""
+        raise ConfigError(f"[{section}] {name} = {value!r} must be a number{span}", path=_CONFIG)
     return float(value)
 
 

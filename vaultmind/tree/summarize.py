@@ -64,10 +64,6 @@ class Summarizer(Protocol):
     def summarize(self, children: Sequence[ChildText], budget_tokens: int) -> SummaryText: ...
 
 
-def input_tokens(children: Sequence[ChildText]) -> int:
-    return sum(child.tokens for child in children)
-
-
 def output_budget(tokens_in: int) -> int:
     """Tokens a summary of `tokens_in` tokens of children may use (never more than the input)."""
     wanted = max(MIN_OUTPUT_TOKENS, min(MAX_OUTPUT_TOKENS, math.ceil(OUTPUT_SHARE * tokens_in)))

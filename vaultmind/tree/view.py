@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.shell import command_line
 from vaultmind.tree.buffers import buffer, tree_states
-from vaultmind.tree.deriver import SummaryRow, load_rows, resolve_rows, summary_info
+from vaultmind.tree.deriver import SummaryRow, is_summary_note, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import Progress, SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.hydrate import source_label, source_labels
 from vaultmind.tree.note import iso_z, tree_for_note, tree_slug
@@ -159,7 +159,10 @@ def tree_of_note(memory: Memory, given: str) -> str:
         raise NotFound(f"{given!r} is neither a tree id nor a note in the vault", hint=hint)
     note_path, kind, source_id, fm_json = sorted(found, key=lambda r: candidates.index(r[0]))[0]
     if kind == "summary":
-        tree = json.loads(fm_json).get("tree") if fm_json else None
+        fm = json.loads(fm_json) if fm_json else {}
+        if not is_summary_note(kind, fm):
+            raise NotFound(f"{note_path!r} is not a summary note: it belongs to no summary tree", hint=hint)
+        tree = fm.get("tree")
         if isinstance(tree, str) and tree:
             return tree
         raise NotFound(f"summary note {note_path!r} names no tree in its front matter", hint=hint)
@@ -315,13 +318,16 @@ def route_flush(memory: Memory, body: dict[str, Any]) -> dict[str, Any]:
     ).to_dict()
 
 
-def parse_now(value: Any) -> datetime:
+def parse_now(value: Any, name: str = "'at'") -> datetime:
+    """What "now" is for a flush: `value` (ISO 8601; UTC unless it says otherwise) or the current
+    time. `name` is what the caller calls it in an error (`--at` on the command line)."""
     if value is None:
         return datetime.now(UTC)
+    example = "e.g. 2024-03-04T09:00:00Z, or 2024-03-04"
     if not isinstance(value, str):
-        raise UsageError("'at' must be an ISO 8601 time")
+        raise UsageError(f"{name} must be an ISO 8601 time", hint=example)
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError as exc:
-        raise UsageError(f"'at' = {value!r} is not an ISO 8601 time") from exc
+        raise UsageError(f"{name} {value!r} is not an ISO 8601 time", hint=example) from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -1,0 +1,71 @@
+"""Every note a tree folds is linked back exactly: a summary's children resolve to its leaves."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from vaultmind.memory import Memory
+from vaultmind.tree.engine import reseal_stale
+from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.note import leaf_link, parse_link
+from vaultmind.tree.view import maintain
+
+from .conftest import snapshot_files, write
+from .treekit import summary_rows, tree_config
+
+FALLBACK = FallbackSummarizer()
+LATER = datetime(2030, 1, 1, tzinfo=UTC)
+BODY = "# Plan\n\nHelen Okafor booked the Harbor Hall for the launch on Friday in Berlin.\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["Caps/Upper.MD", "Caps/Trail .md", "Caps/twice.md.md", "Caps/x.Md", "Caps/Lead/ Space.md", "Caps/a  b.md"],
+)
+def test_a_note_at_any_legal_path_is_summarized_once_and_stays_sealed(vault: Path, path: str) -> None:
+    write(vault, path, BODY)
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        report = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert not report.aborted, report.aborted
+        (sealed,) = report.sealed
+        (row,) = summary_rows(memory)
+        assert not row["stale"] and len(row["children"]) == 1
+        files = snapshot_files(vault)
+        # the next passes find nothing to do: no stale summary deleted, nothing written again
+        again = reseal_stale(memory, max_nodes=10, summarizer=FALLBACK)
+        assert not again.unsealed and not again.sealed and not again.aborted
+        later = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert not later.sealed and not later.unsealed and not later.aborted
+        assert snapshot_files(vault) == files
+        assert sealed["path"] in {p for p in files}
+
+
+@pytest.mark.parametrize(
+    "path", ["Caps/Upper.MD", "Caps/Trail .md", "Caps/twice.md.md", "Caps/ Lead.md", "a.md", "A/b c.md"]
+)
+@pytest.mark.parametrize("anchor", ["", "^m-1", "#Plan"])
+def test_a_leaf_link_reads_back_as_the_path_and_anchor_it_was_made_from(path: str, anchor: str) -> None:
+    for part in (None, 2):
+        link = parse_link(leaf_link(path, anchor, part, "Plan [draft] | v2"))
+        assert link is not None and (link.note_path, link.anchor, link.part) == (path, anchor, part)
+
+
+def test_a_note_whose_path_no_link_can_carry_stays_out_of_the_trees(vault: Path) -> None:
+    """A leading space is lost by every wikilink reader: the note is searched, never folded."""
+    write(vault, " Lead.md", BODY)
+    write(vault, "Plain.md", BODY.replace("Friday", "Monday"))
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        report = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert not report.aborted
+        (row,) = summary_rows(memory)
+        assert memory.index.query(
+            "SELECT DISTINCT note_path FROM leaves WHERE id IN (SELECT unnest(?::VARCHAR[]))", [row["leaf_ids"]]
+        ) == [("Plain.md",)]
+        assert memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = ' Lead.md'") > 0
+        again = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert not again.sealed and not again.aborted and not again.unsealed
