@@ -188,6 +188,8 @@ def print_status(status: dict[str, Any]) -> None:
     if status.get("queue"):
         for line in format_queue({**status["queue"], "admission": status.get("admission")}):
             print(line)
+        if status["queue"].get("notice"):
+            print(safe(f"        {status['queue']['notice']}"))
     for folder in status.get("left_out") or []:
         print(safe(f"left out {folder['path']}: {folder['why']}; `[vault] include_templates = true` indexes it"))
     daemon = status.get("daemon") or {}

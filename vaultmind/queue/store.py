@@ -416,13 +416,12 @@ def queue_status(index: Index, *, vault: Path | None = None, now: int | None = N
             SELECT CASE WHEN status = 'failed' THEN 'failed' ELSE 'deferred' END AS state, failure_class,
                    last_error, count(*) AS n, min(available_at) AS next_at
             FROM jobs
-            WHERE status = 'failed' OR (status = 'ready' AND available_at > ? AND failure_class IS NOT NULL)
+            WHERE status = 'failed' OR (status IN ('ready', 'running') AND failure_class IS NOT NULL)
             GROUP BY ALL
         )  -- what needs you (an unrecoverable failure) first, then the largest groups
         ORDER BY state = 'failed' AND failure_class = 'unrecoverable' DESC, n DESC, state, failure_class, last_error
         LIMIT 10
-        """,
-        [now],
+        """
     ):
         causes.append(
             {
@@ -431,18 +430,20 @@ def queue_status(index: Index, *, vault: Path | None = None, now: int | None = N
                 "count": int(n),
                 "error": error,
                 "meaning": describe(str(cls), vault) if cls else None,
-                "next_try": iso_ms(int(next_at)) if state == "deferred" else None,
+                # None: due now (a waiting job's backoff has passed; a closed LLM gate holds it back)
+                "next_try": iso_ms(int(next_at)) if state == "deferred" and next_at > now else None,
             }
         )
     # Health from every job, not only the causes listed (the ten largest groups, those that
-    # need you first): one unrecoverable failure among many deferrals is still an error.
+    # need you first): one unrecoverable failure among many deferrals is still an error. A job
+    # waiting after a failure stays a cause once its backoff has passed, until a try succeeds:
+    # with Ollama down, the one job that probes it is all that says so (the others wait unclaimed).
     unrecoverable, deferred_failures = index.query(
         """
         SELECT count(*) FILTER (WHERE status = 'failed' AND failure_class = 'unrecoverable'),
-               count(*) FILTER (WHERE status = 'ready' AND available_at > ? AND failure_class IS NOT NULL)
+               count(*) FILTER (WHERE status IN ('ready', 'running') AND failure_class IS NOT NULL)
         FROM jobs
-        """,
-        [now],
+        """
     )[0]
     troubled = counts["failed"] > 0 or deferred_failures > 0
     health = "error" if unrecoverable else "degraded" if troubled else "ok"
