@@ -413,6 +413,7 @@ class Syncer:
         self._shed()
         stats.leaves_deleted += len(removed_ids)
         embedded: dict[str, npt.NDArray[np.float32]] = {}  # the vectors this batch embeds, for the resident ones
+        backfilled = 0  # vectors embedded for leaves older than this batch
         if self.embedder is not None and self.index.in_bulk:
             # a whole-vault load writes the vectors after its rows, in a pass of their own
             # (`_embed_backlog`): their row groups then never fill beside the other tables'
@@ -423,8 +424,10 @@ class Syncer:
                 # Otherwise only new texts: a leaf id derives from its text, so a leaf deleted
                 # and written again unchanged had its vector already (or is in the backlog of
                 # the next whole-vault sync, like any leaf left without one).
-                only = None if self.embed_error else rows.leaf_texts(besides=removed_ids)
-                stats.embedded += self._embed_missing(only, into=embedded)
+                stats.embedded += self._embed_missing(rows.leaf_texts(besides=removed_ids), into=embedded)
+                if self.embed_error:  # then the backlog: older leaves the resident vectors lack
+                    backfilled = self._embed_missing()
+                    stats.embedded += backfilled
                 self.embed_error = None
             except EmbedError as exc:
                 # Lexical rows are committed; dense vectors wait for the next sync.
@@ -433,7 +436,7 @@ class Syncer:
         # Rows built by the workers come without their term counts: resident structures reload.
         reset = rebuild or bool(rows.chunks)
         change = ChangeSet(removed=removed_ids, added=[] if reset else rows.deltas(), reset=reset, vectors=embedded)
-        change.backfilled = stats.embedded > len(set(rows.leaf["content_hash"]))
+        change.backfilled = backfilled > 0
         for listener in self.listeners:
             listener(change)
 

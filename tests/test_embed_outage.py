@@ -1,0 +1,77 @@
+"""Vectors through Ollama in a serving memory when the embedder fails or changes: texts saved
+while it was down get their vectors later and the resident vectors take them in; a model whose
+dimension changed behind its name is said, searched lexically, and embedded again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import write
+from tests.fakes import FakeOllama
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+BIG = "\n\n".join(f"# Part {i}\n\nParagraph number {i} about topic{i} and gardens." for i in range(12)) + "\n"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(embed_models={"nomic-embed-text": 8}) as server:
+        yield server
+
+
+def _open(vault: Path, fake: FakeOllama) -> Memory:
+    return Memory.open(load_config(vault, embed_provider="ollama", ollama_host=fake.host))
+
+
+def _stored(memory: Memory) -> int:
+    """Leaves with a vector of the memory's model in the index."""
+    return int(
+        memory.index.scalar(
+            """SELECT count(DISTINCT l.id) FROM leaves l JOIN embeddings e
+               ON e.content_hash = l.content_hash AND e.model = ?""",
+            [memory.vectors.model_id],
+        )
+    )
+
+
+def _nearest(memory: Memory, path: str) -> list[str]:
+    """For each leaf of `path`, the leaf the resident vectors find nearest its own text."""
+    assert memory.embedder is not None
+    leaves = memory.index.query("SELECT id, text FROM leaves WHERE note_path = ? ORDER BY id", [path])
+    vectors = memory.embedder.embed([text for _, text in leaves])
+    return [hits[0][0] if (hits := memory.vectors.search(v, 1)) else "" for v in vectors]
+
+
+def test_leaves_saved_while_ollama_failed_reach_the_resident_vectors_with_the_next_save(
+    vault: Path, fake: FakeOllama
+) -> None:
+    """A save while Ollama fails keeps its lexical rows and defers its vectors; the next save
+    once it answers embeds those too (the backlog), and the serving memory's resident vectors
+    take them in: before, a saved 12-leaf note's 3 vectors were not more than its 12 leaves,
+    the resident vectors were not told, and the deferred leaves stayed out of dense search."""
+    write(vault, "B.md", BIG)
+    for k in range(80):  # the rows a save replaces stay few: no reload for them
+        write(vault, f"n{k}.md", f"# N{k}\n\nfiller note {k} words here\n")
+    with _open(vault, fake) as memory:
+        memory.sync()
+        assert memory.vectors.size == _stored(memory) == memory.index.scalar("SELECT count(*) FROM leaves")
+        fake.failure, fake.failure_paths, fake.failure_times = "500", {"/api/embed"}, None
+        write(vault, "A.md", "# Alpha\n\nzebra migration notes alpha\n\n# Beta\n\nzebra migration beta\n")
+        memory.sync_paths(["A.md"])
+        assert memory.syncer.embed_error is not None and "HTTP 500" in memory.syncer.embed_error
+        assert memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = 'A.md'") == 2  # the lexical rows are in
+        assert memory.vectors.size == _stored(memory) == memory.index.scalar("SELECT count(*) FROM leaves") - 2
+        fake.failure = None
+        write(vault, "B.md", BIG.replace("Paragraph number 3 about", "Paragraph number 3 (edited) about"))
+        stats = memory.sync_paths(["B.md"])
+        assert memory.syncer.embed_error is None
+        assert stats.embedded == 3  # B's changed leaf and A's two
+        assert memory.vectors.size == _stored(memory) == memory.index.scalar("SELECT count(*) FROM leaves")
+        a_leaves = [row[0] for row in memory.index.query("SELECT id FROM leaves WHERE note_path = 'A.md' ORDER BY id")]
+        assert _nearest(memory, "A.md") == a_leaves
+
