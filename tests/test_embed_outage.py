@@ -74,3 +74,55 @@ def test_leaves_saved_while_ollama_failed_reach_the_resident_vectors_with_the_ne
         a_leaves = [row[0] for row in memory.index.query("SELECT id FROM leaves WHERE note_path = 'A.md' ORDER BY id")]
         assert _nearest(memory, "A.md") == a_leaves
 
+
+
+def _dims(memory: Memory) -> list[tuple[int, int]]:
+    return [(int(d), int(n)) for d, n in memory.index.query("SELECT dim, count(*) FROM embeddings GROUP BY dim ORDER BY dim")]
+
+
+def _garden_vault(vault: Path) -> int:
+    for k in range(20):
+        write(vault, f"n{k}.md", f"# N{k}\n\nfiller note {k} about gardens\n")
+    return 20
+
+
+def test_a_model_that_changed_its_dimension_is_searched_lexically_then_embedded_again(vault: Path) -> None:
+    """The model behind a name answers vectors of another dimension (replaced by a pull): a
+    search and a walk fall back to the lexical signals (before, a matrix product of mismatched
+    shapes raised), and the next whole sync drops the old vectors and embeds every text again
+    (before, it found nothing missing: status said every text had its vector)."""
+    leaves = _garden_vault(vault)
+    with FakeOllama(embed_models={"nomic-embed-text": 8}) as fake, _open(vault, fake) as memory:
+        memory.sync()
+        assert _dims(memory) == [(8, leaves)]
+    with FakeOllama(embed_models={"nomic-embed-text": 16}) as fake, _open(vault, fake) as memory:
+        assert memory.vectors.size == leaves  # the 8-d rows, before any sync
+        hits = memory.search("filler note 7 about gardens", limit=3)["hits"]
+        assert hits and hits[0]["note_path"] == "n7.md"
+        assert all("dense" not in hit["breakdown"] for hit in hits)
+        assert memory.walk("filler note 7 about gardens")["hits"]
+        assert memory.vectors.asked_width == 16
+        assert memory.sync().embedded == leaves
+        assert _dims(memory) == [(16, leaves)]
+        assert memory.status()["embeddings"]["missing"] == 0
+        assert memory.vectors.size == leaves
+        assert _nearest(memory, "n7.md") == [row[0] for row in memory.index.query("SELECT id FROM leaves WHERE note_path = 'n7.md'")]
+
+
+def test_a_save_after_the_model_changed_its_dimension_embeds_every_text_again(vault: Path, fake: FakeOllama) -> None:
+    """A live memory whose model changes dimension between two saves: the save drops the old
+    vectors, embeds every text again, and the resident vectors reload (before: the Ollama
+    embedder refused every answer from then on, and dense search stayed on the old vectors)."""
+    leaves = _garden_vault(vault)
+    with _open(vault, fake) as memory:
+        memory.sync()
+        assert memory.vectors.size == leaves
+        fake.embed_models["nomic-embed-text:latest"] = 16
+        write(vault, "new.md", "# New\n\nzebra gardens\n")
+        stats = memory.sync_paths(["new.md"])
+        assert memory.syncer.embed_error is None
+        assert stats.embedded == leaves + 1 and _dims(memory) == [(16, leaves + 1)]
+        assert memory.vectors.size == leaves + 1
+        new = [row[0] for row in memory.index.query("SELECT id FROM leaves WHERE note_path = 'new.md'")]
+        assert _nearest(memory, "new.md") == new
+        assert memory.search("zebra gardens", limit=1)["hits"][0]["breakdown"]["dense_rank"] == 1

@@ -43,7 +43,7 @@ from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, Problem, Progress, SyncStats
 from vaultmind.sync_derive import Deriver, Preparing
 from vaultmind.sync_diff import IndexedState, diff_loaded, indexed_states, paths_to_retry, unchanged
-from vaultmind.sync_embed import embed_missing
+from vaultmind.sync_embed import DimensionChanged, drop_other_widths, embed_missing
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
 from vaultmind.sync_note import Preparer
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
@@ -156,6 +156,8 @@ class Syncer:
             return
         deferred, self._vectors_deferred = self._vectors_deferred, False
         try:
+            if (old := drop_other_widths(self.index, self.embedder.model_id, self.embedder.dim)) is not None:
+                log.warning("%s", DimensionChanged(self.embedder.model_id, old, self.embedder.dim))
             with self.index.bulk() if deferred else nullcontext():  # one transaction after a load
                 backlog = self._embed_missing()
             self.embed_error = None
@@ -424,10 +426,7 @@ class Syncer:
                 # Otherwise only new texts: a leaf id derives from its text, so a leaf deleted
                 # and written again unchanged had its vector already (or is in the backlog of
                 # the next whole-vault sync, like any leaf left without one).
-                stats.embedded += self._embed_missing(rows.leaf_texts(besides=removed_ids), into=embedded)
-                if self.embed_error:  # then the backlog: older leaves the resident vectors lack
-                    backfilled = self._embed_missing()
-                    stats.embedded += backfilled
+                backfilled = self._embed_saved(rows.leaf_texts(besides=removed_ids), embedded, stats)
                 self.embed_error = None
             except EmbedError as exc:
                 # Lexical rows are committed; dense vectors wait for the next sync.
@@ -448,6 +447,22 @@ class Syncer:
         of blocks, its commit ~22 MB and the steps after it ~20 MB; each drop takes 20–30 ms."""
         if self.lean and not self.index.in_bulk:
             self.index.drop_cached_blocks()
+
+    def _embed_saved(self, texts: dict[str, str], into: dict[str, npt.NDArray[np.float32]], stats: SyncStats) -> int:
+        """Embed a batch's new texts, then, after a failure or a change of the model's dimension,
+        every leaf still without a vector (older leaves the resident vectors lack: how many)."""
+        try:
+            stats.embedded += self._embed_missing(texts, into=into)
+            backlog = bool(self.embed_error)
+        except DimensionChanged as exc:
+            log.warning("%s", exc)
+            into.clear()
+            backlog = True
+        if not backlog:
+            return 0
+        done = self._embed_missing()
+        stats.embedded += done
+        return done
 
     def _embed_missing(
         self, only: dict[str, str] | None = None, *, into: dict[str, npt.NDArray[np.float32]] | None = None
