@@ -126,3 +126,32 @@ def test_a_save_after_the_model_changed_its_dimension_embeds_every_text_again(va
         new = [row[0] for row in memory.index.query("SELECT id FROM leaves WHERE note_path = 'new.md'")]
         assert _nearest(memory, "new.md") == new
         assert memory.search("zebra gardens", limit=1)["hits"][0]["breakdown"]["dense_rank"] == 1
+
+
+@pytest.mark.parametrize(("first", "then"), [("nomic-embed-text", "nomic-embed-text:latest"), ("nomic-embed-text:latest", "nomic-embed-text")])
+def test_a_model_named_with_or_without_its_latest_tag_keeps_its_vectors(
+    vault: Path, fake: FakeOllama, first: str, then: str
+) -> None:
+    """Ollama gives a name without a tag its `latest`: both spellings are one model, whose
+    vectors are kept when the setting changes from one to the other (before, each was a model
+    id of its own: every text embedded again)."""
+    leaves = _garden_vault(vault)
+    with Memory.open(load_config(vault, embed_provider="ollama", ollama_host=fake.host, embed_model=first)) as memory:
+        assert memory.sync().embedded == leaves
+    with Memory.open(load_config(vault, embed_provider="ollama", ollama_host=fake.host, embed_model=then)) as memory:
+        assert memory.sync().embedded == 0
+        assert memory.status()["embeddings"]["missing"] == 0 and memory.vectors.size == leaves
+
+
+def test_vectors_stored_under_the_tagged_name_are_kept(vault: Path, fake: FakeOllama) -> None:
+    """An index whose vectors were stored under `ollama:<name>:latest` (a setting that wrote
+    the tag) keeps them: the next whole sync takes them as the model's, embedding nothing."""
+    leaves = _garden_vault(vault)
+    with _open(vault, fake) as memory:
+        memory.sync()
+        with memory.index.transaction() as con:
+            con.execute("UPDATE embeddings SET model = 'ollama:nomic-embed-text:latest'")
+    with _open(vault, fake) as memory:
+        assert memory.vectors.model_id == "ollama:nomic-embed-text"
+        assert memory.sync().embedded == 0 and memory.vectors.size == leaves
+        assert memory.index.query("SELECT DISTINCT model FROM embeddings") == [("ollama:nomic-embed-text",)]

@@ -43,7 +43,7 @@ from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, Problem, Progress, SyncStats
 from vaultmind.sync_derive import Deriver, Preparing
 from vaultmind.sync_diff import IndexedState, diff_loaded, indexed_states, paths_to_retry, unchanged
-from vaultmind.sync_embed import DimensionChanged, drop_other_widths, embed_missing
+from vaultmind.sync_embed import DimensionChanged, adopt_former_ids, drop_other_widths, embed_missing
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
 from vaultmind.sync_note import Preparer
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
@@ -155,6 +155,7 @@ class Syncer:
         if self.embedder is None:
             return
         deferred, self._vectors_deferred = self._vectors_deferred, False
+        adopted = adopt_former_ids(self.index, self.embedder)
         try:
             if (old := drop_other_widths(self.index, self.embedder.model_id, self.embedder.dim)) is not None:
                 log.warning("%s", DimensionChanged(self.embedder.model_id, old, self.embedder.dim))
@@ -165,7 +166,7 @@ class Syncer:
             self.embed_error = str(exc)
             log.warning("embeddings deferred: %s", exc)
             return
-        if backlog:
+        if backlog or adopted:
             stats.embedded += backlog
             change = ChangeSet(backfilled=True)
             for listener in self.listeners:

@@ -42,6 +42,25 @@ def drop_other_widths(index: Index, model: str, width: int) -> int | None:
     return int(row[0][0])
 
 
+def adopt_former_ids(index: Index, embedder: Embedder) -> int:
+    """Take the vectors stored under the model's former ids (`former_ids`, when it has any) as
+    its own, those of texts without one: the same model's vectors are not embedded again.
+    Returns how many were taken."""
+    former = list(getattr(embedder, "former_ids", ()))
+    if not former or not index.scalar("SELECT count(*) FROM embeddings WHERE list_contains(?::VARCHAR[], model)", [former]):
+        return 0
+    with index.transaction() as con:
+        con.execute(
+            """DELETE FROM embeddings WHERE list_contains(?::VARCHAR[], model)
+               AND content_hash IN (SELECT content_hash FROM embeddings WHERE model = ?)""",
+            [former, embedder.model_id],
+        )
+        taken = con.execute(
+            "UPDATE embeddings SET model = ? WHERE list_contains(?::VARCHAR[], model)", [embedder.model_id, former]
+        ).fetchone()
+    return int(taken[0]) if taken else 0
+
+
 def embed_missing(
     index: Index,
     embedder: Embedder,

@@ -73,7 +73,18 @@ class OllamaEmbedder:
 
     @property
     def model_id(self) -> str:
-        return f"ollama:{self._model}"
+        """`ollama:` and the model's name; its `latest` tag, which Ollama gives a name without
+        one, left out: "nomic-embed-text" and "nomic-embed-text:latest" share their vectors."""
+        return f"ollama:{self._bare}"
+
+    @property
+    def former_ids(self) -> tuple[str, ...]:
+        """Ids this model's vectors were stored under before (the name with its `latest` tag)."""
+        return (f"ollama:{self._bare}:latest",)
+
+    @property
+    def _bare(self) -> str:
+        return self._model.removesuffix(":latest")
 
     @property
     def dim(self) -> int:
