@@ -21,7 +21,6 @@ from vaultmind.child import python_command
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.vault.layout import SOURCES_DIR
 
-
 # The line a save sample appends to a note (removed after the run, and by `restore_saved`
 # from a reused vault whose run was killed before it could)
 SAVED_LINE = "\nAdded {nonce} while benchmarking.\n"
