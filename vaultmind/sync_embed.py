@@ -33,13 +33,16 @@ class DimensionChanged(EmbedError):
 
 def drop_other_widths(index: Index, model: str, width: int) -> int | None:
     """Drop `model`'s stored vectors whose dimension is not `width`; the dimension of one of
-    them (None: there were none, nothing dropped). A lookup of the small `dim` column."""
-    row = index.query("SELECT dim FROM embeddings WHERE model = ? AND dim <> ? LIMIT 1", [model, width])
-    if not row:
+    them (None: there were none, nothing dropped). A lookup of the small `dim` column, once
+    per open index and dimension (`Index.vector_widths`): not on every save."""
+    if index.vector_widths.get(model) == width:
         return None
-    with index.transaction() as con:
-        con.execute("DELETE FROM embeddings WHERE model = ? AND dim <> ?", [model, width])
-    return int(row[0][0])
+    row = index.query("SELECT dim FROM embeddings WHERE model = ? AND dim <> ? LIMIT 1", [model, width])
+    if row:
+        with index.transaction() as con:
+            con.execute("DELETE FROM embeddings WHERE model = ? AND dim <> ?", [model, width])
+    index.vector_widths[model] = width
+    return int(row[0][0]) if row else None
 
 
 def adopt_former_ids(index: Index, embedder: Embedder) -> int:
