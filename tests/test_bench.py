@@ -186,3 +186,25 @@ def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path,
     a_file.write_text("not a folder")
     assert main(["bench", "run", "--only", "walk", "--workdir", str(a_file)]) == 2
     assert capsys.readouterr().err.startswith(f"vaultmind: error: cannot use --workdir {a_file}: File exists")
+
+
+def test_a_reused_vault_loses_the_lines_a_killed_save_benchmark_appended(tmp_path: Path) -> None:
+    """A save benchmark killed before it restored its notes left its lines at their ends: a
+    run that reuses the vault takes them off (before, they stayed, and the vault measured was
+    not the generated one)."""
+    from vaultmind.bench.run import prepare_vault
+    from vaultmind.bench.serving import SAVED_LINE
+    from vaultmind.bench.vaults import note_paths
+
+    vault, _ = prepare_vault(tmp_path, 30, 0)
+    notes = [vault / rel for rel in note_paths(vault)]
+    before = {path: path.read_bytes() for path in notes[:2]}
+    first, second = notes[:2]
+    with open(first, "a", encoding="utf-8") as fh:  # as two samples of a killed run left it
+        fh.write(SAVED_LINE.format(nonce="vmnonceabcdef0001x") + SAVED_LINE.format(nonce="vmnonceabcdef0007x"))
+    kept = second.read_text(encoding="utf-8") + "\nAdded vmnonce by hand while benchmarking.\n"
+    second.write_text(kept, encoding="utf-8")  # not a sample's line: kept
+    again, figures = prepare_vault(tmp_path, 30, 0)
+    assert again == vault and figures["reused"] is True
+    assert first.read_bytes() == before[first]
+    assert second.read_text(encoding="utf-8") == kept

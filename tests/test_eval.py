@@ -261,3 +261,76 @@ def test_eval_locomo_human_output_and_errors(tmp_path: Path, capsys: pytest.Capt
     empty = write_fixture(tmp_path, [])
     assert main(["eval", "locomo", str(empty), "--json"]) == 1  # not a report of zeros
     assert "holds no samples" in json.loads(capsys.readouterr().out)["error"]["message"]
+
+
+def test_eval_locomo_refuses_an_unknown_embedder_before_any_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The flag is checked before the first conversation is ingested, and the hint names the
+    flag's values, not a setting of the temporary vault (as `bench run` says it)."""
+    data = write_fixture(tmp_path)
+    assert main(["eval", "locomo", str(data), "--embeddings", "bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "--embeddings: unknown embeddings provider 'bogus'\nvaultmind: hint: use one of:" in err
+    assert "[embeddings]" not in err and "conv-t" not in err
+
+
+def test_eval_locomo_with_ollama_not_running_says_where_it_was_looked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing answers at the host the environment names: the run stops before any
+    conversation, and the hint names the variable to set (the temporary vaults' settings file
+    is nothing a person can edit)."""
+    from tests.fakes import free_port
+
+    host = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("VAULTMIND_OLLAMA_HOST", host)
+    data = write_fixture(tmp_path)
+    assert main(["eval", "locomo", str(data), "--embeddings", "ollama"]) == 2
+    err = capsys.readouterr().err
+    assert f"--embeddings ollama: cannot connect to Ollama at {host}" in err
+    assert f"VAULTMIND_OLLAMA_HOST to where it runs (now {host})" in err
+    assert "config.toml" not in err and "conv-t" not in err
+
+
+def test_eval_locomo_with_ollama_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the fake Ollama at the variable's host the run embeds through it, and tells on
+    stderr that a conversation is being indexed before its questions (stdout: the JSON alone)."""
+    from tests.fakes import FakeOllama
+
+    with FakeOllama(embed_models={"nomic-embed-text": 8}) as fake:
+        monkeypatch.setenv("VAULTMIND_OLLAMA_HOST", fake.host)
+        data = write_fixture(tmp_path)
+        assert main(["eval", "locomo", str(data), "--embeddings", "ollama", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["embeddings"] == "ollama:nomic-embed-text"
+    assert out.err.index("vaultmind eval: conv-t (1/1): indexing 2 sessions") < out.err.index("asking 3 questions")
+
+
+def test_the_bm25_baseline_takes_its_top_among_messages(tmp_path: Path) -> None:
+    """Plain BM25 over message leaves: the top `limit` is taken among messages (before, among
+    every leaf of the source notes, then the sections dropped: fewer than `limit`, or none)."""
+    from tests.conftest import write_chat
+    from vaultmind.config import load_config
+    from vaultmind.eval.locomo import _retrieve_bm25
+    from vaultmind.ingest.document import parse_document_paths
+    from vaultmind.ingest.writer import write_documents
+    from vaultmind.memory import Memory
+    from vaultmind.vault.template import init_vault
+
+    vault = tmp_path / "vault"
+    init_vault(vault)
+    write_chat(vault, "2024-03-04", [("@ann", "the zebra crossing"), ("@bob", "a zebra at the zoo"), ("@ann", "lunch")])
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for k in range(3):
+        (docs / f"z{k}.md").write_text(f"# Zebras {k}\n\nzebra zebra zebra zebra notes {k}\n", encoding="utf-8")
+    write_documents(vault, parse_document_paths([docs]))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        kinds = dict(memory.index.query("SELECT kind, count(*) FROM leaves GROUP BY kind"))
+        assert kinds["section"] >= 3 and kinds["message"] == 3
+        ranked = _retrieve_bm25(memory, "zebra", 2, reference_time(SAMPLE, path=tmp_path))
+        assert sorted(hit["text"] for hit in ranked) == ["a zebra at the zoo", "the zebra crossing"]

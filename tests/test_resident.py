@@ -290,11 +290,14 @@ def test_stored_vectors_decode_whatever_their_element_size_and_skip_broken_blobs
     old = [v.astype("<f4").tobytes() for v in vectors]
     dims = pa.array([8] * 4, pa.int32())
     for blobs in (new, old, [new[0], old[1], new[2], old[3]]):
-        matrix = matrix_of(pa.array(blobs, pa.binary()), dims)
-        assert matrix.dtype == np.float32 and np.allclose(matrix, vectors, atol=1e-3)
+        matrix, kept = matrix_of(pa.array(blobs, pa.binary()), dims)
+        assert matrix.dtype == np.float32 and np.allclose(matrix, vectors, atol=1e-3) and kept.all()
     assert vector_of(b"\x00" * 12, 8) is None and vector_of(b"", 8) is None  # fits no element size
-    matrix = matrix_of(pa.array([new[0], b"\x00" * 12], pa.binary()), pa.array([8, 8], pa.int32()))
-    assert matrix.shape == (1, 8)  # the broken blob is left out (the caller then skips the batch)
+    matrix, kept = matrix_of(pa.array([b"\x00" * 12, new[0], new[1]], pa.binary()), pa.array([8, 8, 8], pa.int32()))
+    assert matrix.shape == (2, 8) and kept.tolist() == [False, True, True]  # the broken blob is left out
+    narrow = stored_vectors(vectors[:, :4])[0]  # another dimension, first: the others are kept
+    matrix, kept = matrix_of(pa.array([narrow, new[0], new[1]], pa.binary()), pa.array([4, 8, 8], pa.int32()), 8)
+    assert np.allclose(matrix, vectors[:2], atol=1e-3) and kept.tolist() == [False, True, True]
 
 
 def test_postings_that_do_not_fit_the_small_pool_load_under_the_full_one(
@@ -488,3 +491,83 @@ def test_lengths_and_place_rows_are_held_in_four_bytes_and_score_as_stored(vault
             sql = bm25(memory.index.con, qterms, limit=50)
             assert [i for i, _ in live] == [i for i, _ in sql]
             assert [s for _, s in live] == pytest.approx([s for _, s in sql], rel=1e-12)
+
+
+def _sections(vault: Path, notes: int) -> None:
+    for k in range(notes):
+        write(vault, f"n{k}.md", "\n\n".join(f"# Part {i}\n\nnote {k} part {i} about gardens and bees" for i in range(4)) + "\n")
+
+
+def _narrow(memory: Memory, content_hash: str) -> None:
+    """Store the vector of `content_hash` as one of another dimension (8), as a model that
+    changed behind its name leaves it."""
+    from vaultmind.index.vector_codec import stored_vectors
+
+    with memory.index.transaction() as con:
+        con.execute(
+            "UPDATE embeddings SET dim = 8, vec = ? WHERE content_hash = ?",
+            [stored_vectors(np.ones((1, 8), dtype=np.float32))[0], content_hash],
+        )
+
+
+def test_a_vector_of_another_dimension_leaves_out_only_its_own_leaves_when_loaded(vault: Path) -> None:
+    """The first vector a load reads is of another dimension: only its leaf goes without a
+    row (before, its whole batch of 2,048 vectors was left out: here every one)."""
+    _sections(vault, 5)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        (first,) = memory.index.query("SELECT content_hash FROM embeddings ORDER BY rowid LIMIT 1")[0]
+        _narrow(memory, first)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        others = memory.index.scalar("SELECT count(*) FROM leaves WHERE content_hash <> ?", [first])
+        assert memory.vectors.size == others == 19
+
+
+def test_a_copied_note_takes_the_stored_vectors_of_its_texts_beside_one_of_another_dimension(vault: Path) -> None:
+    """A saved note whose texts have their vectors already reads them from the index; one of
+    them of another dimension is left out, and every other text keeps its own vector (before,
+    the shortened matrix was read by the rows' numbers: vectors on the wrong texts, and past
+    its end an IndexError)."""
+    from vaultmind.index.vector_codec import vector_of
+
+    _sections(vault, 10)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert memory.vectors.size == 40
+        hashes = [h for (h,) in memory.index.query(
+            "SELECT content_hash FROM embeddings WHERE content_hash IN (SELECT content_hash FROM leaves WHERE note_path = 'n3.md') ORDER BY rowid"
+        )]  # fmt: skip
+        _narrow(memory, hashes[1])
+        write(vault, "copy.md", (vault / "n3.md").read_text(encoding="utf-8"))
+        assert memory.sync_paths(["copy.md"]).embedded == 0
+        copies = memory.index.query("SELECT id, content_hash FROM leaves WHERE note_path = 'copy.md' ORDER BY id")
+        assert memory.vectors.size == 43
+        for leaf_id, content_hash in copies:
+            blob, dim = memory.index.query("SELECT vec, dim FROM embeddings WHERE content_hash = ?", [content_hash])[0]
+            if dim == 8:
+                continue
+            vector = vector_of(blob, dim)
+            assert vector is not None
+            scores = dict(memory.vectors.search(vector, 50))
+            assert scores.get(leaf_id, 0.0) > 0.999
+
+
+def test_the_mean_direction_stays_that_of_the_live_vectors_when_a_copied_source_note_is_saved(vault: Path) -> None:
+    """A copied source note keeps its message ids: its save replaces the live rows of those ids,
+    and the kept sum of the vectors takes the old rows out (before, they were counted twice)."""
+    from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+
+    _sections(vault, 5)
+    meta = SourceMeta("chat", "slack:acme/general", "slack/acme/general", "general")
+    text = render_source_note(meta, [Message("m1", "@bob", "2024-03-04T09:05:00Z", "launch budget approved")])
+    write(vault, "sources/chat/a.md", text)
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        before = memory.vectors.mean_direction()
+        assert before is not None
+        write(vault, "sources/chat/copy.md", text)
+        memory.sync_paths(["sources/chat/copy.md"])
+        kept = memory.vectors.mean_direction()
+        memory.vectors._sum = None  # summed again from the live rows
+        assert kept is not None and np.allclose(kept, memory.vectors.mean_direction(), atol=1e-6)
+        assert np.allclose(kept, before, atol=1e-6)

@@ -35,11 +35,11 @@ def test_a_save_finds_every_stored_vector_and_only_those_without_caching_the_has
     model = embedder.model_id
     index = Index.open(tmp_path / "index.duckdb")
     try:
-        with index.transaction() as con:
+        with index.transaction() as con:  # of the model's dimension (blobs too short to read: never read here)
             con.execute(
-                """INSERT INTO embeddings SELECT sha256('text ' || i), ?, 2, '\\x00\\x00\\x00\\x00'::BLOB
+                """INSERT INTO embeddings SELECT sha256('text ' || i), ?, ?, '\\x00\\x00\\x00\\x00'::BLOB
                    FROM range(?) t(i)""",
-                [model, STORED],
+                [model, embedder.dim, STORED],
             )
             con.execute(
                 "INSERT INTO embeddings VALUES (sha256('elsewhere'), 'another-model', 2, '\\x00\\x00\\x00\\x00'::BLOB)"

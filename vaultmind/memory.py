@@ -135,6 +135,9 @@ class Memory:
         self.leaves.close()
         if self.vectors is not None:
             self.vectors.close()
+        close = getattr(self.embedder, "close", None)  # an Ollama client's connections
+        if callable(close):
+            close()
         self.index.close()
 
     def stop_background(self) -> None:

@@ -43,7 +43,7 @@ from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, Problem, Progress, SyncStats
 from vaultmind.sync_derive import Deriver, Preparing
 from vaultmind.sync_diff import IndexedState, diff_loaded, indexed_states, paths_to_retry, unchanged
-from vaultmind.sync_embed import embed_missing
+from vaultmind.sync_embed import DimensionChanged, adopt_former_ids, drop_other_widths, embed_missing
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
 from vaultmind.sync_note import Preparer
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
@@ -155,7 +155,10 @@ class Syncer:
         if self.embedder is None:
             return
         deferred, self._vectors_deferred = self._vectors_deferred, False
+        adopted = adopt_former_ids(self.index, self.embedder)
         try:
+            if (old := drop_other_widths(self.index, self.embedder.model_id, self.embedder.dim)) is not None:
+                log.warning("%s", DimensionChanged(self.embedder.model_id, old, self.embedder.dim))
             with self.index.bulk() if deferred else nullcontext():  # one transaction after a load
                 backlog = self._embed_missing()
             self.embed_error = None
@@ -163,7 +166,7 @@ class Syncer:
             self.embed_error = str(exc)
             log.warning("embeddings deferred: %s", exc)
             return
-        if backlog:
+        if backlog or adopted:
             stats.embedded += backlog
             change = ChangeSet(backfilled=True)
             for listener in self.listeners:
@@ -413,6 +416,7 @@ class Syncer:
         self._shed()
         stats.leaves_deleted += len(removed_ids)
         embedded: dict[str, npt.NDArray[np.float32]] = {}  # the vectors this batch embeds, for the resident ones
+        backfilled = 0  # vectors embedded for leaves older than this batch
         if self.embedder is not None and self.index.in_bulk:
             # a whole-vault load writes the vectors after its rows, in a pass of their own
             # (`_embed_backlog`): their row groups then never fill beside the other tables'
@@ -423,8 +427,7 @@ class Syncer:
                 # Otherwise only new texts: a leaf id derives from its text, so a leaf deleted
                 # and written again unchanged had its vector already (or is in the backlog of
                 # the next whole-vault sync, like any leaf left without one).
-                only = None if self.embed_error else rows.leaf_texts(besides=removed_ids)
-                stats.embedded += self._embed_missing(only, into=embedded)
+                backfilled = self._embed_saved(rows.leaf_texts(besides=removed_ids), embedded, stats)
                 self.embed_error = None
             except EmbedError as exc:
                 # Lexical rows are committed; dense vectors wait for the next sync.
@@ -433,7 +436,7 @@ class Syncer:
         # Rows built by the workers come without their term counts: resident structures reload.
         reset = rebuild or bool(rows.chunks)
         change = ChangeSet(removed=removed_ids, added=[] if reset else rows.deltas(), reset=reset, vectors=embedded)
-        change.backfilled = stats.embedded > len(set(rows.leaf["content_hash"]))
+        change.backfilled = backfilled > 0
         for listener in self.listeners:
             listener(change)
 
@@ -445,6 +448,22 @@ class Syncer:
         of blocks, its commit ~22 MB and the steps after it ~20 MB; each drop takes 20–30 ms."""
         if self.lean and not self.index.in_bulk:
             self.index.drop_cached_blocks()
+
+    def _embed_saved(self, texts: dict[str, str], into: dict[str, npt.NDArray[np.float32]], stats: SyncStats) -> int:
+        """Embed a batch's new texts, then, after a failure or a change of the model's dimension,
+        every leaf still without a vector (older leaves the resident vectors lack: how many)."""
+        try:
+            stats.embedded += self._embed_missing(texts, into=into)
+            backlog = bool(self.embed_error)
+        except DimensionChanged as exc:
+            log.warning("%s", exc)
+            into.clear()
+            backlog = True
+        if not backlog:
+            return 0
+        done = self._embed_missing()
+        stats.embedded += done
+        return done
 
     def _embed_missing(
         self, only: dict[str, str] | None = None, *, into: dict[str, npt.NDArray[np.float32]] | None = None

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind.embed.base import Embedder
+from vaultmind.errors import EmbedError
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import as_stored, stored_vectors
 from vaultmind.model import Progress
@@ -17,6 +18,50 @@ from vaultmind.sync_write import drop_written_blocks, insert_rows
 
 EMBED_FETCH_ROWS = 8_192  # leaf rows whose missing vectors are read, embedded and written at a time
 LOOKUP_MEMORY_LIMIT = "16MB"  # DuckDB's pool while a save looks up which of its texts have a vector
+
+
+class DimensionChanged(EmbedError):
+    """The model answered vectors of another dimension than those stored for it (a model
+    replaced behind its name, say by `ollama pull`): its stored vectors were dropped, and every
+    text is to be embedded again."""
+
+    def __init__(self, model: str, old: int, new: int):
+        super().__init__(
+            f"{model} now answers {new}-d vectors, the index held {old}-d ones: they were dropped and every text is embedded again"
+        )
+
+
+def drop_other_widths(index: Index, model: str, width: int) -> int | None:
+    """Drop `model`'s stored vectors whose dimension is not `width`; the dimension of one of
+    them (None: there were none, nothing dropped). A lookup of the small `dim` column, once
+    per open index and dimension (`Index.vector_widths`): not on every save."""
+    if index.vector_widths.get(model) == width:
+        return None
+    row = index.query("SELECT dim FROM embeddings WHERE model = ? AND dim <> ? LIMIT 1", [model, width])
+    if row:
+        with index.transaction() as con:
+            con.execute("DELETE FROM embeddings WHERE model = ? AND dim <> ?", [model, width])
+    index.vector_widths[model] = width
+    return int(row[0][0]) if row else None
+
+
+def adopt_former_ids(index: Index, embedder: Embedder) -> int:
+    """Take the vectors stored under the model's former ids (`former_ids`, when it has any) as
+    its own, those of texts without one: the same model's vectors are not embedded again.
+    Returns how many were taken."""
+    former = list(getattr(embedder, "former_ids", ()))
+    if not former or not index.scalar("SELECT count(*) FROM embeddings WHERE list_contains(?::VARCHAR[], model)", [former]):
+        return 0
+    with index.transaction() as con:
+        con.execute(
+            """DELETE FROM embeddings WHERE list_contains(?::VARCHAR[], model)
+               AND content_hash IN (SELECT content_hash FROM embeddings WHERE model = ?)""",
+            [former, embedder.model_id],
+        )
+        taken = con.execute(
+            "UPDATE embeddings SET model = ? WHERE list_contains(?::VARCHAR[], model)", [embedder.model_id, former]
+        ).fetchone()
+    return int(taken[0]) if taken else 0
 
 
 def embed_missing(
@@ -33,7 +78,9 @@ def embed_missing(
     `only` (texts by content hash: the leaves an apply just wrote) limits the work to
     them — one lookup of their hashes instead of a scan of every leaf, which at 400k
     leaves took over a second per save. `into` receives the vectors embedded for them,
-    by content hash, as stored (the resident vectors then need not read them back)."""
+    by content hash, as stored (the resident vectors then need not read them back).
+    Raises `DimensionChanged` (nothing of the batch stored) when the model's vectors are
+    not of the dimension of those stored for it."""
     model = embedder.model_id
     if only is not None:
         if not only:
@@ -113,6 +160,8 @@ def _embed_rows(
     for start in range(0, len(todo), batch):
         chunk = todo[start : start + batch]
         vectors = embedder.embed([text for _, text in chunk])
+        if start == 0 and (old := drop_other_widths(index, model, int(vectors.shape[1]))) is not None:
+            raise DimensionChanged(model, old, int(vectors.shape[1]))
         with index.transaction() as con:
             insert_rows(
                 con,

@@ -36,7 +36,7 @@ from vaultmind import __version__
 from vaultmind.bench.figures import Progress
 from vaultmind.bench.indexing import bench_cold, bench_rescan
 from vaultmind.bench.search import bench_entity_search, bench_query, bench_walk
-from vaultmind.bench.serving import bench_rss, bench_save_to_query
+from vaultmind.bench.serving import bench_rss, bench_save_to_query, restore_saved
 from vaultmind.bench.synth import generate_vault, read_manifest
 from vaultmind.bench.vaults import note_paths
 from vaultmind.errors import UsageError
@@ -86,7 +86,8 @@ def prepare_vault(
     if matches:
         for folder in (SUMMARIES_DIR, ENTITIES_DIR):  # written by an earlier run's daemon, not generated
             shutil.rmtree(vault / folder, ignore_errors=True)
-    if manifest is not None and matches and len(note_paths(vault)) == notes:
+    if manifest is not None and matches and len(paths := note_paths(vault)) == notes:
+        restore_saved(vault, paths)  # lines left by a save benchmark killed before it restored them
         return vault, {
             "reused": True,
             **{k: manifest[k] for k in ("notes", "note_bytes", "links", "messages")},

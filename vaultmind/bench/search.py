@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from vaultmind.bench.figures import MB, Progress, latency, no_progress
 from vaultmind.bench.processes import peak_rss
@@ -172,10 +173,10 @@ def exact_nearest(index: Index, model_id: str, queries: np.ndarray, top: int) ->
             [model_id],
         ).to_arrow_reader(8_192)
         for batch in reader:
-            matrix = matrix_of(batch.column(1), batch.column(2))
-            if len(matrix) != batch.num_rows or matrix.shape[1] != queries.shape[1]:
-                continue  # a vector of another dimension: only after a model mix-up
-            hashes = batch.column(0).to_pylist()
+            matrix, kept = matrix_of(batch.column(1), batch.column(2), int(queries.shape[1]))
+            if not len(matrix):
+                continue  # vectors of another dimension: only after a model change
+            hashes = batch.column(0).filter(pa.array(kept)).to_pylist()
             scores = matrix @ queries.T
             for k in range(len(queries)):
                 pool = np.concatenate((best_scores[k], scores[:, k]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import tempfile
 import time
 from collections.abc import Sequence
@@ -19,6 +20,26 @@ from vaultmind.bench.vocabulary import bench_queries
 from vaultmind.child import python_command
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.vault.layout import SOURCES_DIR
+
+# The line a save sample appends to a note (removed after the run, and by `restore_saved`
+# from a reused vault whose run was killed before it could)
+SAVED_LINE = "\nAdded {nonce} while benchmarking.\n"
+_SAVED = re.compile(re.escape(SAVED_LINE).replace(re.escape("{nonce}"), "vmnonce[a-z]{6}[0-9]{4}x") + r"\Z")
+
+
+def restore_saved(vault: Path, notes: Sequence[str]) -> int:
+    """Take the lines save samples appended off the end of `notes` (a run killed before it
+    restored them); how many notes were restored."""
+    restored = 0
+    for rel in notes:
+        path = vault / rel
+        data = text = path.read_text(encoding="utf-8")
+        while match := _SAVED.search(text):
+            text = text[: match.start()]
+        if text != data:
+            path.write_text(text, encoding="utf-8")
+            restored += 1
+    return restored
 
 
 def bench_save_to_query(
@@ -63,7 +84,7 @@ def bench_save_to_query(
                     originals.setdefault(str(path), path.read_bytes())
                     started = time.perf_counter()
                     with open(path, "a", encoding="utf-8") as fh:
-                        fh.write(f"\nAdded {nonce} while benchmarking.\n")
+                        fh.write(SAVED_LINE.format(nonce=nonce))
                 found = False
                 while time.perf_counter() - started < timeout_s:
                     try:

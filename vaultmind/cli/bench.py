@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.cli.output import StatusLine, emit
-from vaultmind.errors import ConfigError, UsageError
+from vaultmind.errors import UsageError
 
 PROGRESS_AFTER_S = 2.0
 
@@ -60,12 +60,12 @@ def add_bench_parser(sub: Any) -> None:
     r.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     r.add_argument("--samples", type=int, default=30, help="save→query samples (default 30)")
     r.add_argument(
-        "--repeats", type=int, help="repeats of rescan/cold/query (default 5/3/3; cold once above 5k notes)"
+        "--repeats", type=int, help="repeats of rescan/cold/query/walk (default 5/3/3/3; cold once above 5k notes)"
     )
     r.add_argument(
         "--embeddings",
         default="static",
-        help="embeddings provider for rescan, rss, query and save (default static; cold always runs without)",
+        help="embeddings provider for rescan, rss, query, walk and save (default static; cold always runs without)",
     )
     r.add_argument("--check", action="store_true", help="exit with code 1 when a target is missed")
     r.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -91,7 +91,8 @@ class StderrProgress:
     line alive with the elapsed time, so no long step looks stuck.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, command: str = "bench") -> None:
+        self.command = command  # the command whose lines these are (`vaultmind bench: …`)
         self.lock = threading.Lock()
         self.step_started = time.monotonic()
         self.last = 0.0
@@ -105,7 +106,7 @@ class StderrProgress:
     def announce(self, text: str) -> None:
         with self.lock:
             self._end_line()
-            print(f"vaultmind bench: {text}", file=sys.stderr, flush=True)
+            print(f"vaultmind {self.command}: {text}", file=sys.stderr, flush=True)
             self.step_started = time.monotonic()
             self.phase = self.line = ""
 
@@ -171,13 +172,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     only = args.only or list(BENCHMARKS)
     if args.samples < 1 or (args.repeats is not None and args.repeats < 1):
         raise UsageError("--samples and --repeats must be at least 1")
-    from vaultmind.embed.providers import check_provider
+    from vaultmind.embed.providers import check_provider_flag
 
-    try:
-        check_provider(args.embeddings)  # before any vault is generated, not in every benchmark
-    except ConfigError as exc:  # the flag's value, not the config file's: say so
-        hint = (exc.hint or "").replace("set [embeddings] provider to", "use")
-        raise UsageError(f"--embeddings: {exc.message}", hint=hint) from exc
+    check_provider_flag(args.embeddings)  # before any vault is generated, not in every benchmark
     workdir = args.workdir
     temporary = workdir is None
     if temporary:

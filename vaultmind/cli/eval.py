@@ -63,25 +63,29 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_locomo(args: argparse.Namespace) -> int:
+    from vaultmind.cli.bench import StderrProgress
+    from vaultmind.embed.providers import check_provider_flag
     from vaultmind.eval.locomo import check_out, run_locomo, write_results
 
     if args.out is not None:
         check_out(args.out)  # before the run, not after it
-
-    def progress(line: str) -> None:
-        print(f"vaultmind eval: {line}", file=sys.stderr, flush=True)
-
-    report = run_locomo(
-        args.file,
-        qa_path=args.qa,
-        mode=args.mode,
-        limit_samples=args.limit_samples,
-        embed_provider=args.embeddings,
-        progress=progress,
-    )
+    check_provider_flag(args.embeddings)  # before the first conversation is ingested
+    steps = StderrProgress("eval")  # a line for each step of a conversation's indexing that takes seconds
+    try:
+        report = run_locomo(
+            args.file,
+            qa_path=args.qa,
+            mode=args.mode,
+            limit_samples=args.limit_samples,
+            embed_provider=args.embeddings,
+            progress=steps.announce,
+            steps=steps,
+        )
+    finally:
+        steps.close()
     if args.out is not None:
         write_results(report, args.out)
-        progress(f"wrote {len(report.results)} lines to {args.out}")
+        print(f"vaultmind eval: wrote {len(report.results)} lines to {args.out}", file=sys.stderr, flush=True)
     figures = report.to_dict()
     if args.json:
         emit(figures)

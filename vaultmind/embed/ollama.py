@@ -2,12 +2,15 @@
 
 Every request is bounded by `[ollama] timeout_s` (connect, send and each wait for the answer);
 any failure becomes an `EmbedError` that says what to do about it. The dimension is learned
-from the first answer and must stay the same afterwards.
+from the answers: a model replaced behind its name (`ollama pull` of another version) may
+answer another one, which the sync then notices against the stored vectors (they are dropped
+and every text embedded again).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -22,6 +25,8 @@ if TYPE_CHECKING:
     import ollama
 
     from vaultmind.config import Config
+
+log = logging.getLogger(__name__)
 
 _CONFIG_HINT = "check [ollama] host in .vaultmind/config.toml"
 
@@ -69,7 +74,18 @@ class OllamaEmbedder:
 
     @property
     def model_id(self) -> str:
-        return f"ollama:{self._model}"
+        """`ollama:` and the model's name; its `latest` tag, which Ollama gives a name without
+        one, left out: "nomic-embed-text" and "nomic-embed-text:latest" share their vectors."""
+        return f"ollama:{self._bare}"
+
+    @property
+    def former_ids(self) -> tuple[str, ...]:
+        """Ids this model's vectors were stored under before (the name with its `latest` tag)."""
+        return (f"ollama:{self._bare}:latest",)
+
+    @property
+    def _bare(self) -> str:
+        return self._model.removesuffix(":latest")
 
     @property
     def dim(self) -> int:
@@ -87,6 +103,8 @@ class OllamaEmbedder:
         parts = [
             self._embed_batch(list(texts[i : i + self._batch])) for i in range(0, len(texts), self._batch)
         ]
+        if len({part.shape[1] for part in parts}) > 1:
+            raise EmbedError(f"{self._model!r} changed its dimension while it embedded {len(texts)} texts", hint="try again")
         return normalize_rows(np.concatenate(parts, axis=0))
 
     def close(self) -> None:
@@ -161,10 +179,9 @@ class OllamaEmbedder:
         if not np.isfinite(array).all():
             raise EmbedError(f"{where} sent non-finite embedding values for model {self._model!r}")
         dim = int(array.shape[1])
-        if self._dim is None:
-            self._dim = dim
-        elif dim != self._dim:
-            raise EmbedError(f"{where} changed the dimension of {self._model!r} from {self._dim} to {dim}")
+        if self._dim is not None and dim != self._dim:
+            log.warning("%s changed the dimension of %r from %d to %d", where, self._model, self._dim, dim)
+        self._dim = dim
         return array
 
 

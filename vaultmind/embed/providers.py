@@ -8,11 +8,12 @@ when it is created. Real embedders and test fakes register through the same `reg
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from vaultmind.embed.base import Embedder
-from vaultmind.errors import ConfigError
+from vaultmind.errors import ConfigError, EmbedError, UsageError
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -67,3 +68,38 @@ def create_embedder(config: Config) -> Embedder | None:
     """The embedder named by `config.embed_provider`, or None when embeddings are off."""
     factory = check_provider(config.embed_provider)
     return None if factory is None else factory(config)
+
+
+def check_provider_flag(name: str | None, flag: str = "--embeddings") -> None:
+    """Before a command that makes vaults of its own (`eval`, `bench`) does any work: the
+    provider its `flag` names is known (a UsageError naming the flag, not a setting, when not)
+    and answers (the embedder embeds a sentence: Ollama running and its model pulled, the
+    optional package installed). Those vaults take their settings from the environment, so a
+    hint names `VAULTMIND_OLLAMA_HOST`, not a settings file. None: the default provider."""
+    from vaultmind.config import load_config
+
+    if name is None:
+        return
+    try:
+        check_provider(name)
+    except ConfigError as exc:
+        hint = (exc.hint or "").replace("set [embeddings] provider to", "use")
+        raise UsageError(f"{flag}: {exc.message}", hint=hint) from exc
+    if name == "none":
+        return
+    with tempfile.TemporaryDirectory(prefix="vaultmind-probe-") as empty:
+        config = load_config(empty, embed_provider=name)
+        embedder = create_embedder(config)
+        assert embedder is not None
+        try:
+            embedder.embed(["a sentence to check the embedder"])
+        except EmbedError as exc:
+            where = (
+                f"start Ollama (`ollama serve`) with {config.embed_model or config.ollama_embed_model} pulled, or set "
+                f"VAULTMIND_OLLAMA_HOST to where it runs (now {config.ollama_host})"
+            )
+            raise UsageError(f"{flag} {name}: {exc.message}", hint=where if name == "ollama" else exc.hint) from exc
+        finally:
+            close = getattr(embedder, "close", None)  # an Ollama client's connections
+            if callable(close):
+                close()

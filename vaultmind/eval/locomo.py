@@ -42,6 +42,7 @@ from vaultmind.eval.metrics import Item, budget_fit, fills_budget, score_questio
 from vaultmind.index.lexical import bm25, terms
 from vaultmind.ingest.locomo import parse_session_time, read_locomo_file, sample_batches, session_of, sessions
 from vaultmind.memory import Memory
+from vaultmind.model import Progress
 from vaultmind.vault.atomic import write_atomic
 
 CATEGORIES: Mapping[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -285,15 +286,14 @@ def _retrieve_bm25(memory: Memory, question: str, limit: int, now: datetime) -> 
     """Plain BM25 over the message leaves of source notes: the reference baseline."""
     index = memory.index
     with index.lock:
-        ranked = bm25(index.con, terms(question), limit=limit, note_kinds=("source",))
+        ranked = bm25(index.con, terms(question), limit=limit, note_kinds=("source",), leaf_kinds=("message",))
     if not ranked:
         return []
     rows = index.query(
-        "SELECT id, text FROM leaves WHERE kind = 'message' AND id IN (SELECT unnest(?::VARCHAR[]))",
-        [[leaf_id for leaf_id, _ in ranked]],
+        "SELECT id, text FROM leaves WHERE id IN (SELECT unnest(?::VARCHAR[]))", [[leaf_id for leaf_id, _ in ranked]]
     )
     text = dict(rows)
-    return [{"leaf_id": i, "text": text[i], "score": s} for i, s in ranked if i in text]
+    return [{"leaf_id": i, "text": text[i], "score": s} for i, s in ranked]
 
 
 RETRIEVERS: Mapping[str, Retrieve] = {
@@ -331,8 +331,11 @@ def run_locomo(
     limit_samples: int | None = None,
     embed_provider: str | None = None,
     progress: ProgressLine | None = None,
+    steps: Progress | None = None,
 ) -> EvalReport:
-    """Ingest, index and question every sample of a LoCoMo file (see the module docstring)."""
+    """Ingest, index and question every sample of a LoCoMo file (see the module docstring).
+    `progress` is told a line as each conversation starts and ends, `steps` the phases of
+    its indexing (as a sync tells them)."""
     from vaultmind.config import load_config
     from vaultmind.ingest.writer import write_batches
     from vaultmind.vault.template import init_vault
@@ -360,11 +363,12 @@ def run_locomo(
         batches = sample_batches(sample, path=data_path)
         with tempfile.TemporaryDirectory(prefix="vaultmind-eval-") as tmp:
             t0 = time.monotonic()
+            say(f"{sample_id} ({number}/{len(samples)}): indexing {len(batches)} sessions")
             vault = Path(tmp) / "vault"
             init_vault(vault)
             write_batches(vault, batches)
             config = load_config(vault, embed_provider=embed_provider)
-            with Memory.open(config) as memory:
+            with Memory.open(config, progress=steps) as memory:
                 memory.sync()
                 memory.warm()  # as a daemon does before it serves: no question pays for loading
                 report.embeddings = memory.embedder.model_id if memory.embedder else None

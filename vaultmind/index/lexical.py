@@ -236,11 +236,13 @@ def bm25(
     *,
     limit: int,
     note_kinds: Sequence[str] | None = None,
+    leaf_kinds: Sequence[str] | None = None,
 ) -> list[tuple[str, float]]:
     """Top leaves by BM25 for the query terms: [(leaf_id, score)], best first, ties by id. A
     leaf's length is weighed against the mean length of its kind: messages (leaves with an
     author) against messages, emails against emails, sections of documents and notes against
-    sections, and sections of entity notes against theirs (`ResidentLeaves._stats`)."""
+    sections, and sections of entity notes against theirs (`ResidentLeaves._stats`). `note_kinds`
+    and `leaf_kinds` keep the leaves of those kinds of notes and of leaves before the top is taken."""
     unique = sorted(set(query_terms))
     if not unique:
         return []
@@ -249,10 +251,13 @@ def bm25(
     if note_kinds:
         kind_filter = "AND l.note_path IN (SELECT path FROM notes WHERE kind IN (SELECT unnest(?)))"
         params.append(list(note_kinds))
+    if leaf_kinds:
+        kind_filter += " AND l.leaf_kind IN (SELECT unnest(?))"
+        params.append(list(leaf_kinds))
     params.append(limit)
     sql = f"""
         WITH kinded AS (  -- messages (leaves with an author), sections of notes, of entity notes, emails
-            SELECT l.id, l.note_path, l.term_count,
+            SELECT l.id, l.note_path, l.term_count, l.kind AS leaf_kind,
                    CASE WHEN l.author IS NOT NULL AND n.source_kind = 'email' THEN 3
                         WHEN l.author IS NOT NULL THEN 0 WHEN n.kind = 'entity' THEN 2 ELSE 1 END AS kind
             FROM leaves l LEFT JOIN notes n ON n.path = l.note_path

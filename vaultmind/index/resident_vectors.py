@@ -26,7 +26,7 @@ from vaultmind.index.resident import (
 )
 from vaultmind.index.row_ids import RowIds, SharedIds, hex_bytes, id_array, pack_ids
 from vaultmind.index.store import Index
-from vaultmind.index.vector_codec import matrix_of
+from vaultmind.index.vector_codec import matrix_of, stored_width
 from vaultmind.index.vector_rows import VectorRows
 from vaultmind.index.vector_scan import Clusters, FirstPass, RowFile, quantize_rows, scratch_failed
 
@@ -77,6 +77,7 @@ class ResidentVectors(VectorRows):
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
         self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
         self.load_seconds = 0.0  # spent loading, merging and clustering the rows
+        self.asked_width: int | None = None  # the last query's dimension, when not the rows' (said once)
         self.shared_ids = SharedIds()  # one copy of the loaded ids with the leaves' (`Memory` gives both one)
 
     def _load(self, quantize: bool | None = None, scratch: bool = True) -> None:
@@ -103,7 +104,8 @@ class ResidentVectors(VectorRows):
             count = len(keys)
             quantize = count >= self._quantize_from if quantize is None else quantize
             filled = np.zeros(count, dtype=bool)
-            width = 0
+            width = stored_width(con, self.model_id)
+            allocated = False
             file: RowFile | None = None  # int8 rows in the order they arrive: `arrived` says whose
             arrived: list[npt.NDArray[np.intp]] = []
             total = int(self.index.scalar("SELECT count(*) FROM embeddings WHERE model = ?", [self.model_id])) if self.progress else 0
@@ -123,18 +125,20 @@ class ResidentVectors(VectorRows):
                 many = hi - lo
                 if not many.any():
                     continue
-                block = matrix_of(batch.column(1), batch.column(2))
-                if len(block) != len(wanted) or block.size == 0 or (width and block.shape[1] != width):
-                    continue  # a vector of another dimension: only after a model mix-up
-                if not width:
-                    width = block.shape[1]
+                block, kept = matrix_of(batch.column(1), batch.column(2), width)
+                if not kept.all():  # a vector of another dimension (a model changed behind its name), or broken
+                    lo, many = lo[kept], many[kept]
+                if not len(block) or not many.any():
+                    continue
+                if not allocated:
+                    allocated, width = True, block.shape[1]
                     if quantize:
                         file = self._scratch(width, count) if scratch and count >= self.CLUSTER_FROM else None
                         self._q8 = np.zeros((0 if file else count, width), dtype=np.int8)
                         self._scale = np.ones(len(self._q8), dtype=np.float32)
                     else:
                         self._matrix = np.zeros((count, width), dtype=np.float32)
-                src = np.repeat(np.arange(len(wanted)), many)  # one embedding, every leaf holding it
+                src = np.repeat(np.arange(len(block)), many)  # one embedding, every leaf holding it
                 dst = by_hash[np.repeat(lo, many) + np.arange(len(src)) - np.repeat(np.cumsum(many) - many, many)]
                 if self._q8 is not None:
                     for start in range(0, len(src), 1024):  # small steps: small temporaries
@@ -158,7 +162,7 @@ class ResidentVectors(VectorRows):
             keys = keys[filled]
             if self._q8 is not None and file is None:
                 self._q8, self._scale = self._q8[filled], self._scale[filled]
-            elif width and self._q8 is None:
+            elif allocated and self._q8 is None:
                 self._matrix = self._matrix[filled]
         if self._q8 is not None and len(keys) < self._quantize_from:  # fewer vectors than leaves: float32 after all
             if file is not None:
@@ -253,15 +257,18 @@ class ResidentVectors(VectorRows):
                     [self.model_id, missing],
                 ).to_arrow_table()
             if table.num_rows:
-                matrix = matrix_of(table.column("vec"), table.column("dim"))
-                width = self._width
-                for i, content_hash in enumerate(table.column("content_hash").to_pylist()):
-                    if not width or matrix.shape[1] == width:
-                        found.setdefault(str(content_hash), matrix[i])
+                matrix, kept = matrix_of(table.column("vec"), table.column("dim"), self._width or None)
+                hashes = table.column("content_hash").filter(pa.array(kept)).to_pylist()
+                for content_hash, vector in zip(hashes, matrix, strict=True):
+                    found.setdefault(str(content_hash), vector)
         fresh = sorted((leaf.leaf_id, leaf.content_hash) for leaf in added if leaf.content_hash in found)
         if not fresh:
             return
-        self._rows.extend([leaf_id for leaf_id, _ in fresh])
+        ids = [leaf_id for leaf_id, _ in fresh]
+        if self._sum is not None:  # an id still live in another note (a copied source note): its row is replaced
+            for vector in self._vectors_of(ids).values():
+                self._sum -= vector
+        self._rows.extend(ids)
         self._chunks.append(np.stack([found[content_hash] for _, content_hash in fresh]).astype(np.float32, copy=False))
         if self._sum is not None:
             self._sum += self._chunks[-1].sum(axis=0, dtype=np.float64)
@@ -341,6 +348,14 @@ class ResidentVectors(VectorRows):
             if self._chunks and self._base == 0:
                 self._merge()
             if not len(self._rows) or limit <= 0 or self._base == 0:
+                return []
+            if len(query) != self._width:  # the model changed behind its name: until its texts are embedded again
+                if self.asked_width != len(query):
+                    log.warning(
+                        "dense search is off: %s answers %d-d vectors, the index holds %d-d ones (a sync embeds every text again)",
+                        self.model_id, len(query), self._width,
+                    )  # fmt: skip
+                self.asked_width = len(query)
                 return []
             q = query.astype(np.float32)
             base = self._base

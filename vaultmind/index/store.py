@@ -74,6 +74,7 @@ class Index:
         self._bulk = False  # inside `bulk`: every transaction is part of its one
         self.replaced = 0  # files moved aside since the open, the database invalidated (`_replace`)
         self._sizes: dict[str, int] | None = None  # tables' rows after the last commit (`_table_sizes`)
+        self.vector_widths: dict[str, int] = {}  # model id → the one dimension of its stored vectors, once checked
 
     # -- opening ---------------------------------------------------------------------------
 

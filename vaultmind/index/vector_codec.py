@@ -16,28 +16,35 @@ VECTOR_DTYPE = np.dtype("<f2")
 _STORED: dict[int, np.dtype[Any]] = {2: np.dtype("<f2"), 4: np.dtype("<f4")}
 
 
-def matrix_of(vecs: pa.ChunkedArray | pa.Array, dims: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.float32]:
+def matrix_of(
+    vecs: pa.ChunkedArray | pa.Array, dims: pa.ChunkedArray | pa.Array, width: int | None = None
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
     """Stored vectors (`VECTOR_DTYPE` blobs, or float32 ones written before it) as one float32
-    matrix, read from the Arrow buffers without a Python object per vector. `dims` says each
-    vector's dimension, so a blob's length gives its element size."""
+    matrix, read from the Arrow buffers without a Python object per vector, and which of them
+    it holds. `dims` says each vector's dimension, so a blob's length gives its element size.
+    Only vectors of dimension `width` are kept (None: the first's): one of another dimension
+    (a model that changed behind its name) or a broken blob is left out, the others kept."""
     array = vecs.combine_chunks() if isinstance(vecs, pa.ChunkedArray) else vecs
     n = len(array)
     if n == 0:
-        return np.zeros((0, 0), dtype=np.float32)
+        return np.zeros((0, width or 0), dtype=np.float32), np.zeros(0, dtype=bool)
     wide = pa.types.is_large_binary(array.type)
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if wide else np.int32)[array.offset : array.offset + n + 1]
     lengths = np.diff(offsets)
-    width = np.asarray(dims.to_numpy(zero_copy_only=False), dtype=np.int64)
-    uniform = not array.null_count and (lengths == lengths[0]).all() and (width == width[0]).all()
-    size = _element_size(int(lengths[0]), int(width[0])) if uniform else 0
+    dim = np.asarray(dims.to_numpy(zero_copy_only=False), dtype=np.int64)
+    width = int(dim[0]) if width is None else width
+    uniform = not array.null_count and (lengths == lengths[0]).all() and (dim == width).all()
+    size = _element_size(int(lengths[0]), width) if uniform else 0
     if not size:
-        # mixed dimensions or element sizes (after a model mix-up, or old float32 rows beside new ones)
-        decoded = (vector_of(b, int(d)) for b, d in zip(array.to_pylist(), width.tolist(), strict=True))
-        rows = [r for r in decoded if r is not None]
-        same = [r for r in rows if len(r) == len(rows[0])] if rows else []
-        return np.stack(same) if same else np.zeros((0, 0), dtype=np.float32)
+        # mixed dimensions or element sizes (after a model change, or old float32 rows beside new ones)
+        decoded = [
+            vector_of(b, d) if d == width else None for b, d in zip(array.to_pylist(), dim.tolist(), strict=True)
+        ]
+        kept = np.array([row is not None for row in decoded], dtype=bool)
+        rows = [row for row in decoded if row is not None]
+        return (np.stack(rows) if rows else np.zeros((0, width), dtype=np.float32)), kept
     data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    return data.view(_STORED[size]).reshape(n, int(width[0])).astype(np.float32)
+    return data.view(_STORED[size]).reshape(n, width).astype(np.float32), np.ones(n, dtype=bool)
 
 
 def _element_size(length: int, dim: int) -> int:
@@ -61,3 +68,12 @@ def stored_vectors(vectors: npt.NDArray[np.floating[Any]]) -> list[bytes]:
 def as_stored(vectors: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
     """Vectors as reading their `stored_vectors` back gives them (float32 from `VECTOR_DTYPE`)."""
     return np.asarray(vectors, dtype=VECTOR_DTYPE).astype(np.float32)
+
+
+def stored_width(con: Any, model: str) -> int | None:
+    """The dimension of most of `model`'s stored vectors (None: none stored). One dimension,
+    but for a model that changed behind its name, until its vectors are embedded again."""
+    row = con.execute(
+        "SELECT dim FROM embeddings WHERE model = ? GROUP BY dim ORDER BY count(*) DESC, dim LIMIT 1", [model]
+    ).fetchone()
+    return int(row[0]) if row else None

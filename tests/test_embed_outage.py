@@ -1,0 +1,157 @@
+"""Vectors through Ollama in a serving memory when the embedder fails or changes: texts saved
+while it was down get their vectors later and the resident vectors take them in; a model whose
+dimension changed behind its name is said, searched lexically, and embedded again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write
+from tests.fakes import FakeOllama
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+BIG = "\n\n".join(f"# Part {i}\n\nParagraph number {i} about topic{i} and gardens." for i in range(12)) + "\n"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(embed_models={"nomic-embed-text": 8}) as server:
+        yield server
+
+
+def _open(vault: Path, fake: FakeOllama) -> Memory:
+    return Memory.open(load_config(vault, embed_provider="ollama", ollama_host=fake.host))
+
+
+def _stored(memory: Memory) -> int:
+    """Leaves with a vector of the memory's model in the index."""
+    return int(
+        memory.index.scalar(
+            """SELECT count(DISTINCT l.id) FROM leaves l JOIN embeddings e
+               ON e.content_hash = l.content_hash AND e.model = ?""",
+            [memory.vectors.model_id],
+        )
+    )
+
+
+def _nearest(memory: Memory, path: str) -> list[str]:
+    """For each leaf of `path`, the leaf the resident vectors find nearest its own text."""
+    assert memory.embedder is not None
+    leaves = memory.index.query("SELECT id, text FROM leaves WHERE note_path = ? ORDER BY id", [path])
+    vectors = memory.embedder.embed([text for _, text in leaves])
+    return [hits[0][0] if (hits := memory.vectors.search(v, 1)) else "" for v in vectors]
+
+
+def test_leaves_saved_while_ollama_failed_reach_the_resident_vectors_with_the_next_save(
+    vault: Path, fake: FakeOllama
+) -> None:
+    """A save while Ollama fails keeps its lexical rows and defers its vectors; the next save
+    once it answers embeds those too (the backlog), and the serving memory's resident vectors
+    take them in: before, a saved 12-leaf note's 3 vectors were not more than its 12 leaves,
+    the resident vectors were not told, and the deferred leaves stayed out of dense search."""
+    write(vault, "B.md", BIG)
+    for k in range(80):  # the rows a save replaces stay few: no reload for them
+        write(vault, f"n{k}.md", f"# N{k}\n\nfiller note {k} words here\n")
+    with _open(vault, fake) as memory:
+        memory.sync()
+        assert memory.vectors.size == _stored(memory) == memory.index.scalar("SELECT count(*) FROM leaves")
+        fake.failure, fake.failure_paths, fake.failure_times = "500", {"/api/embed"}, None
+        write(vault, "A.md", "# Alpha\n\nzebra migration notes alpha\n\n# Beta\n\nzebra migration beta\n")
+        memory.sync_paths(["A.md"])
+        assert memory.syncer.embed_error is not None and "HTTP 500" in memory.syncer.embed_error
+        assert memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = 'A.md'") == 2  # the lexical rows are in
+        assert memory.vectors.size == _stored(memory) == memory.index.scalar("SELECT count(*) FROM leaves") - 2
+        fake.failure = None
+        write(vault, "B.md", BIG.replace("Paragraph number 3 about", "Paragraph number 3 (edited) about"))
+        stats = memory.sync_paths(["B.md"])
+        assert memory.syncer.embed_error is None
+        assert stats.embedded == 3  # B's changed leaf and A's two
+        assert memory.vectors.size == _stored(memory) == memory.index.scalar("SELECT count(*) FROM leaves")
+        a_leaves = [row[0] for row in memory.index.query("SELECT id FROM leaves WHERE note_path = 'A.md' ORDER BY id")]
+        assert _nearest(memory, "A.md") == a_leaves
+
+
+
+def _dims(memory: Memory) -> list[tuple[int, int]]:
+    return [(int(d), int(n)) for d, n in memory.index.query("SELECT dim, count(*) FROM embeddings GROUP BY dim ORDER BY dim")]
+
+
+def _garden_vault(vault: Path) -> int:
+    for k in range(20):
+        write(vault, f"n{k}.md", f"# N{k}\n\nfiller note {k} about gardens\n")
+    return 20
+
+
+def test_a_model_that_changed_its_dimension_is_searched_lexically_then_embedded_again(vault: Path) -> None:
+    """The model behind a name answers vectors of another dimension (replaced by a pull): a
+    search and a walk fall back to the lexical signals (before, a matrix product of mismatched
+    shapes raised), and the next whole sync drops the old vectors and embeds every text again
+    (before, it found nothing missing: status said every text had its vector)."""
+    leaves = _garden_vault(vault)
+    with FakeOllama(embed_models={"nomic-embed-text": 8}) as fake, _open(vault, fake) as memory:
+        memory.sync()
+        assert _dims(memory) == [(8, leaves)]
+    with FakeOllama(embed_models={"nomic-embed-text": 16}) as fake, _open(vault, fake) as memory:
+        assert memory.vectors.size == leaves  # the 8-d rows, before any sync
+        hits = memory.search("filler note 7 about gardens", limit=3)["hits"]
+        assert hits and hits[0]["note_path"] == "n7.md"
+        assert all("dense" not in hit["breakdown"] for hit in hits)
+        assert memory.walk("filler note 7 about gardens")["hits"]
+        assert memory.vectors.asked_width == 16
+        assert memory.sync().embedded == leaves
+        assert _dims(memory) == [(16, leaves)]
+        assert memory.status()["embeddings"]["missing"] == 0
+        assert memory.vectors.size == leaves
+        assert _nearest(memory, "n7.md") == [row[0] for row in memory.index.query("SELECT id FROM leaves WHERE note_path = 'n7.md'")]
+
+
+def test_a_save_after_the_model_changed_its_dimension_embeds_every_text_again(vault: Path, fake: FakeOllama) -> None:
+    """A live memory whose model changes dimension between two saves: the save drops the old
+    vectors, embeds every text again, and the resident vectors reload (before: the Ollama
+    embedder refused every answer from then on, and dense search stayed on the old vectors)."""
+    leaves = _garden_vault(vault)
+    with _open(vault, fake) as memory:
+        memory.sync()
+        assert memory.vectors.size == leaves
+        fake.embed_models["nomic-embed-text:latest"] = 16
+        write(vault, "new.md", "# New\n\nzebra gardens\n")
+        stats = memory.sync_paths(["new.md"])
+        assert memory.syncer.embed_error is None
+        assert stats.embedded == leaves + 1 and _dims(memory) == [(16, leaves + 1)]
+        assert memory.vectors.size == leaves + 1
+        new = [row[0] for row in memory.index.query("SELECT id FROM leaves WHERE note_path = 'new.md'")]
+        assert _nearest(memory, "new.md") == new
+        assert memory.search("zebra gardens", limit=1)["hits"][0]["breakdown"]["dense_rank"] == 1
+
+
+@pytest.mark.parametrize(("first", "then"), [("nomic-embed-text", "nomic-embed-text:latest"), ("nomic-embed-text:latest", "nomic-embed-text")])
+def test_a_model_named_with_or_without_its_latest_tag_keeps_its_vectors(
+    vault: Path, fake: FakeOllama, first: str, then: str
+) -> None:
+    """Ollama gives a name without a tag its `latest`: both spellings are one model, whose
+    vectors are kept when the setting changes from one to the other (before, each was a model
+    id of its own: every text embedded again)."""
+    leaves = _garden_vault(vault)
+    with Memory.open(load_config(vault, embed_provider="ollama", ollama_host=fake.host, embed_model=first)) as memory:
+        assert memory.sync().embedded == leaves
+    with Memory.open(load_config(vault, embed_provider="ollama", ollama_host=fake.host, embed_model=then)) as memory:
+        assert memory.sync().embedded == 0
+        assert memory.status()["embeddings"]["missing"] == 0 and memory.vectors.size == leaves
+
+
+def test_vectors_stored_under_the_tagged_name_are_kept(vault: Path, fake: FakeOllama) -> None:
+    """An index whose vectors were stored under `ollama:<name>:latest` (a setting that wrote
+    the tag) keeps them: the next whole sync takes them as the model's, embedding nothing."""
+    leaves = _garden_vault(vault)
+    with _open(vault, fake) as memory:
+        memory.sync()
+        with memory.index.transaction() as con:
+            con.execute("UPDATE embeddings SET model = 'ollama:nomic-embed-text:latest'")
+    with _open(vault, fake) as memory:
+        assert memory.vectors.model_id == "ollama:nomic-embed-text"
+        assert memory.sync().embedded == 0 and memory.vectors.size == leaves
+        assert memory.index.query("SELECT DISTINCT model FROM embeddings") == [("ollama:nomic-embed-text",)]
