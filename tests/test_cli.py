@@ -119,7 +119,8 @@ def test_every_command_says_what_it_does_in_its_own_help(capsys: pytest.CaptureF
     """`vaultmind status --help` (or `reindex`, `watch`, a query mode…) had shown only its usage and
     options: what the command does was in the list of commands alone. It says it in words (`query
     source` had opened with "Query_source:", the api's name of the mode), every option and argument
-    says what it is for (`--limit` of four query modes said nothing, not even its default), and an
+    says what it is for (`--limit` of four query modes said nothing, not even its default; a query
+    flag with a default says it), and an
     argument the text names is named so in the usage (`tree` spoke of TREE_ID, its usage of tree_id)."""
 
     def commands(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> dict[tuple[str, ...], argparse.ArgumentParser]:
@@ -145,6 +146,10 @@ def test_every_command_says_what_it_does_in_its_own_help(capsys: pytest.CaptureF
         assert not silent, f"{path}: {silent} without a help text"
         for name in re.findall(r"\b[A-Z]+(?:_[A-Z]+)+\b", said):
             assert name in usage, f"{path}: its text names {name}, its usage does not"
+        if path[0] == "query":  # (`query walk --budget` had not said its default)
+            flags = [a for a in command._actions if a.option_strings and a.nargs != 0]
+            unsaid = [a.option_strings for a in flags if a.default is not None and f"default {a.default}" not in (a.help or "")]
+            assert not unsaid, f"{path}: {unsaid} do not say their default"
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
     serve = capsys.readouterr().out

@@ -328,6 +328,28 @@ def test_existing_refuses_what_does_not_look_like_a_vault(tmp_path: Path, monkey
     assert init_vault(obsidian_only, existing=True).created
 
 
+def test_existing_takes_a_folder_whose_notes_are_all_deep_down(tmp_path: Path) -> None:
+    """A vault whose notes all lie several folders down (`Areas/Work/2024/Q1/`) was refused: only
+    the first three levels were looked at. A note at any depth counts; a folder without one is
+    still refused, the message naming what was looked for, and nothing of the user's changes."""
+    vault = tmp_path / "notes"
+    deep = vault / "Areas" / "Work" / "2024" / "Q1" / "March"
+    deep.mkdir(parents=True)
+    (deep / "standup.md").write_text("# Standup\n")
+    (vault / "Areas" / "todo.txt").write_text("not a note\n")
+    bare = tmp_path / "no-notes"
+    (bare / "a" / "b" / "c" / "d" / "e").mkdir(parents=True)
+    (bare / "a" / "b" / "c" / "d" / "e" / "data.csv").write_text("1,2\n")
+    with pytest.raises(VaultError, match=r"no \.obsidian/ folder in it and no Markdown note \(\.md\) in it or any folder below"):
+        init_vault(bare, existing=True)
+    assert sorted(p.name for p in bare.iterdir()) == ["a"]
+    report = init_vault(vault, existing=True)
+    assert "entities/README.md" in report.created
+    assert (deep / "standup.md").read_text() == "# Standup\n"
+    assert (vault / "Areas" / "todo.txt").read_text() == "not a note\n"
+    assert "Welcome to vaultmind.md" not in report.created
+
+
 # --- the demo memory -------------------------------------------------------------------------
 
 

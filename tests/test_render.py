@@ -22,6 +22,7 @@ from vaultmind.markdown.render import (
     iso_utc,
     parse_meta,
     render_frontmatter,
+    render_note,
     render_source_note,
     yaml_scalar,
 )
@@ -93,6 +94,17 @@ def test_rendering_is_deterministic_and_lf_only() -> None:
     a = render_source_note(CHAT, MESSAGES)
     assert a == render_source_note(CHAT, list(MESSAGES))
     assert "\r" not in a and a.endswith("\n")
+
+
+def test_every_generated_note_is_lf_only_and_reads_back_as_vaultmind_s() -> None:
+    """`render_note` (entity, document and source notes) kept a \\r of its body: the note was not
+    LF only, and its recorded hash, of the body with the \\r, was not the hash of the body a
+    reader splits off (line breaks read as \\n), so vaultmind's own note read as edited by you."""
+    text = render_note([("vaultmind", "entity"), ("id", "person:ann")], "# Ann\r\n\r\nfrom a CRLF file\rend\x01\n")
+    assert "\r" not in text and "\x01" not in text
+    fm = split_frontmatter(text)
+    assert fm.body == "# Ann\n\nfrom a CRLF file\nend\n"
+    assert fm.data["vaultmind_body_sha256"] == body_sha256(fm.body)
 
 
 def test_body_hash_matches_the_parsed_body() -> None:

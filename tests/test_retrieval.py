@@ -413,6 +413,20 @@ def test_a_summary_in_the_evidence_cites_two_refs_and_says_how_to_list_the_rest(
     assert "slack://C1/1 · and 10 more (`vaultmind query drill S7`)" in capsys.readouterr().out
 
 
+def test_a_hit_without_text_says_so_in_the_listing(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A hit whose text is empty (an email whose body could not be read) had printed an empty
+    line under its note; the listing says "(no text)" (`--json` prints the result as it is)."""
+    write(vault, "a.md", "# Ferry\n\nThe ferry to Ischia leaves at nine.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.query("search", {"query": "ferry Ischia"})
+    hit = {**result["hits"][0], "content": ""}
+    print_hits({**result, "hits": [hit]})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(" 1. a.md") and lines[2] == "    (no text)", lines
+    assert all(line.strip() for line in lines)
+
+
 def test_refs_past_the_listed_ones_of_a_hit_without_a_node_id_are_only_counted() -> None:
     """A hit without a node id has no command to list its refs: the rest is said as a count."""
     refs = [f"slack://C1/{i}" for i in range(5)]

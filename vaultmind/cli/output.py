@@ -19,6 +19,7 @@ from vaultmind.retrieval.evidence import NONE_YOURS, excerpt, listed_refs, none_
 from vaultmind.shell import command_line
 
 PROGRESS_AFTER_S = 2.0
+NO_TEXT = "(no text)"  # a hit whose text is empty (an email whose body could not be read)
 LISTED_CHARS = 200  # of a hit's text in the query listing (`excerpt`: where the question's words are)
 PROBLEMS_SHOWN = 20  # of the files skipped or with warnings, listed by `status` (`--json`: all)
 
@@ -243,7 +244,7 @@ def print_hits(result: dict[str, Any], vault: Path | None = None) -> None:
         if meta:
             print(safe(f"    {meta}"))
         text = excerpt(standalone(str(hit.get("content") or "")), LISTED_CHARS, focus, tasks=tasks)
-        print(safe(f"    {text}"))
+        print(safe(f"    {text}" if text.strip() else f"    {NO_TEXT}"))
         if hit.get("link"):
             print(f"    {hit['link']}")
     if result.get("truncated"):

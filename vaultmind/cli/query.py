@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from vaultmind.config import Config
 
 LIMIT_HELP = "number of hits (default: [search] limit in the vault's config.toml, 10 unless set; at most 500)"
+BUDGET = 1000  # tokens of walk's evidence block
 ZONE_HELP = "without an offset such as +02:00, in this machine's time zone, as --at"
 
 
@@ -42,7 +43,9 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
         "the question's time words; messages written after it are still searched",
     )
     q.add_argument("--evidence", action="store_true", help="also print a cited evidence block for agents")
-    q.add_argument("--budget", type=positive_int, default=1000, help="token budget of the evidence block")
+    q.add_argument(
+        "--budget", type=positive_int, default=BUDGET, help=f"token budget of the evidence block (default {BUDGET})"
+    )
     q.set_defaults(
         handler=lambda a: _run(
             a,

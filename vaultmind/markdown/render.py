@@ -341,8 +341,9 @@ def render_frontmatter(items: Sequence[tuple[str, Any]]) -> str:
 
 def render_note(items: Sequence[tuple[str, Any]], body: str) -> str:
     """A generated note: front matter `items` + `vaultmind_body_sha256` of `body`, then body
-    (without control characters other than tabs and line breaks)."""
-    body = _CONTROL_RE.sub("", body)
+    (line breaks as \\n, without control characters other than tabs: the body a reader splits
+    off, whose hash is then the one recorded — a \\r in it had made the note read as edited)."""
+    body = note_text(body)
     return render_frontmatter([*items, ("vaultmind_body_sha256", Quoted(body_sha256(body)))]) + body
 
 

@@ -202,7 +202,7 @@ def _new_root(path: str | Path) -> Path:
 
 def _existing_root(path: str | Path) -> Path:
     """The vault folder `init --existing` adds vaultmind to: an existing folder that looks like a
-    vault (Obsidian's settings folder, or a Markdown note near the top), never the file system's
+    vault (Obsidian's settings folder, or a Markdown note at any depth), never the file system's
     root or the home folder itself."""
     root = Path(path).expanduser()
     if not root.is_dir():
@@ -273,7 +273,8 @@ def _existing_refusal(root: Path, given: str | Path) -> VaultError | None:
     if not (root / OBSIDIAN_DIR).is_dir() and not _holds_notes(root):
         empty = not any(root.iterdir())
         return VaultError(
-            "does not look like a vault: no .obsidian/ folder and no Markdown note in its first levels",
+            "does not look like a vault: no .obsidian/ folder in it and no Markdown note (.md) in it or any "
+            "folder below it",
             path=root,
             hint=f"an empty folder becomes a new vault with `{command_line('init', given)}`"
             if empty
@@ -290,13 +291,14 @@ _REPOSITORY_DOCS = frozenset(
 )
 
 
-def _holds_notes(root: Path, depth: int = 3, budget: int = 5000, *, own: bool = False) -> bool:
-    """Whether a Markdown note lies within `depth` folders of `root` (looking at `budget`
-    entries at most). `own`: a note of the folder's own — not inside an Obsidian vault within
-    it (a folder holding `.obsidian/`), nor a repository's document at its top (`README.md`,
+def _holds_notes(root: Path, budget: int = 100_000, *, own: bool = False) -> bool:
+    """Whether a Markdown note lies in `root` or any folder below it, dot-folders aside (a vault
+    may keep its notes only in `Areas/Work/2024/`), looking at `budget` entries at most, the
+    nearest first. `own`: a note of the folder's own — not inside an Obsidian vault within it
+    (a folder holding `.obsidian/`), nor a repository's document at its top (`README.md`,
     `LICENSE.md` …)."""
     level, seen = [root], 0
-    for _ in range(depth):
+    while level:
         below: list[Path] = []
         for folder in level:
             if own and folder != root and (folder / OBSIDIAN_DIR).is_dir():
