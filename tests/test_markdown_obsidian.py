@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import pytest
 from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from vaultmind.markdown.anchors import heading_anchor
-from vaultmind.markdown.blocks import FENCE, ICODE, Callout, scan_blocks
+from vaultmind.markdown.blocks import FENCE, ICODE, MATH, Callout, scan_blocks
 from vaultmind.markdown.obsidian import frontmatter_tags, parse_obsidian, parse_wikilink, raw_link_targets
 from vaultmind.model import Link
 
@@ -258,23 +259,51 @@ ORACLE_DOCS = [
     "``` a`b\n# h\n",
     "#\n# \n##  x  \n",
     "# 日本語\n\n中文段落。\n\n## Ünïcode\n",
+    # a `$$` that never closes is text, not a math block hiding the rest of the note
+    "# Budget\n\nWe spent $$$ on it.\n\n$$$ a lot\n\n# Travel\n\nFlights ^rome\n",
+    "$$\nx\n\n# H\n",
+    "> $$\n> math\n\n# After\n",
+    "$$\nx\n\ny\n$$\n# H\n\n$$\n# in math\n$$\n",
+    "- $$\n  x\n  $$\n# H\n",
+    # an unclosed `<!--` within a line is text; one opening a line starts an HTML block
+    "# Notes\n\nWrite a <!-- to open a comment.\n\n# Later\n",
+    "<!-- open\n# hidden\n-->\n# shown\n",
 ]
 
 
 @pytest.mark.parametrize("body", ORACLE_DOCS)
 def test_headings_and_code_agree_with_markdown_it(body: str) -> None:
-    tokens = MarkdownIt("commonmark").disable("inline").parse(body)
+    tokens = MarkdownIt("commonmark").use(dollarmath_plugin).disable("inline").parse(body)
     lines = body.split("\n")
     expected_headings = []
     expected_code: set[int] = set()
+    expected_math: set[int] = set()
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.level == 0 and tok.map:
             expected_headings.append((int(tok.tag[1]), tokens[i + 1].content.strip(), tok.map[0] + 1))
         if tok.type in ("fence", "code_block") and tok.map:
             expected_code.update(k for k in range(*tok.map) if k < len(lines) and lines[k].strip())
+        if tok.type == "math_block" and tok.level == 0 and tok.map:
+            expected_math.update(k for k in range(*tok.map) if lines[k].strip())
     scan = scan_blocks(body)
     assert [(h.level, h.text, h.line) for h in scan.headings] == expected_headings
     assert {i for i, k in enumerate(scan.kinds) if k in (FENCE, ICODE) and lines[i].strip()} == expected_code
+    assert {i for i, k in enumerate(scan.kinds) if k == MATH and lines[i].strip()} == expected_math
+
+
+def test_math_or_a_comment_left_open_hides_nothing_after_it() -> None:
+    """A `$$` block opened in a callout ends with it; a `$$` that never closes and a `<!--`
+    within a line are text: the tags, links and block ids after them count."""
+    for body in (
+        "> [!message] A\n> $$\n> math\n\n^m-1\n\nLater #tag [[Link]] ^bid\n",
+        "Price:\n$$$ expensive\n\nLater #tag [[Link]] ^bid\n",
+        "a <!-- b\n\nLater #tag [[Link]] ^bid\n",
+    ):
+        syntax = parse_obsidian(body)
+        assert (syntax.tags, [link.target for link in syntax.links]) == (("tag",), ["Link"]), body
+        assert "bid" in scan_blocks(body).block_ids.values(), body
+    closed = parse_obsidian("> $$\n> #not [[Not]]\n> $$\n\n<!-- #hidden\n[[Hidden]] -->\nx #shown\n")
+    assert (closed.tags, closed.links) == (("shown",), ())
 
 
 def typical_note() -> str:

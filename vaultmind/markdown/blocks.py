@@ -133,9 +133,12 @@ def _mask_inline(line: str, state: int) -> tuple[str, int]:
             if not line.startswith(opener, start):
                 i = start + 1
                 continue
+            j = line.find(closer, start + len(opener))
+            if j < 0 and c == "<" and not _opens_block(line[:start]):
+                i = start + 1  # an unclosed `<!--` within a line is text (CommonMark)
+                continue
             out.append(line[pos:start])
             out.append(MASK)
-            j = line.find(closer, start + len(opener))
             if j < 0:
                 return "".join(out), 1 if c == "%" else 2
             pos = i = j + len(closer)
@@ -159,6 +162,26 @@ def _mask_inline(line: str, state: int) -> tuple[str, int]:
         return line, 0
     out.append(line[pos:])
     return "".join(out), 0
+
+
+def _opens_block(prefix: str) -> bool:
+    """Whether what comes before a mark on its line leaves the mark at the start of a block: only
+    quote markers, a list marker and up to three spaces of indent."""
+    rest = prefix.lstrip(" \t>")
+    return not rest or _LIST_RE.fullmatch(rest) is not None
+
+
+def _math_closes(lines: list[str], start: int, depth: int) -> bool:
+    """Whether the `$$` math block opening at line `start` (at blockquote `depth`) has a closing
+    `$$` line before its container ends: one that never closes is no math block but text, as in
+    markdown-it's dollarmath (a `$$$ a lot` must not hide the rest of the note)."""
+    for k in range(start + 1, len(lines)):
+        line = lines[k]
+        if depth and _quoted(line)[1] < depth:
+            return False  # the blockquote (callout) ended
+        if "$$" in line:
+            return True
+    return False
 
 
 def _quoted(line: str) -> tuple[str, int]:
@@ -187,6 +210,7 @@ def scan_blocks(body: str) -> BlockScan:
     fence_start = -1
     fence_depth = 0
     in_math = False
+    unclosed_math = count  # from this line on, no unquoted `$$` block closes (no `$$` follows)
     in_icode = False
     in_list = False
     prev_blank = True
@@ -260,11 +284,14 @@ def scan_blocks(body: str) -> BlockScan:
                         in_list = False
                     continue
             elif first == "$" and stripped.startswith("$$") and "$$" not in stripped[2:]:
-                kinds[i] = MATH
-                in_math = True
-                para_start = -1
-                prev_blank = False
-                continue
+                if (depth or i < unclosed_math) and _math_closes(lines, i, depth):
+                    kinds[i] = MATH
+                    in_math = True
+                    para_start = -1
+                    prev_blank = False
+                    continue
+                if not depth:
+                    unclosed_math = i
             if depth == 0 and indent >= 4 and not in_list and para_start < 0:
                 kinds[i] = ICODE
                 in_icode = True
