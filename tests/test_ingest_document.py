@@ -946,3 +946,21 @@ def test_the_vault_s_own_notes_are_no_documents_to_ingest(tmp_path: Path) -> Non
     report = ingest_paths("document", [vault / "Projects" / "Plan.md"], vault)
     assert report.warnings[0].startswith("1 note of the vault itself skipped")
     assert {k: v for k, v in snapshot_files(vault).items() if not k.startswith("sources/")} == mine
+
+
+def test_documents_with_long_names_in_any_script_are_written(tmp_path: Path, vault: Path) -> None:
+    """A file name of 80 CJK characters (240 bytes of UTF-8) failed "cannot write (File name too
+    long)": the temporary file beside the note took 30 bytes more than the 255 a file name may
+    hold. Temporary names now fit in 255 bytes, and a note's name in 240 bytes (cut at a
+    character: 62 emoji are 248 bytes); a name that already fits is kept as it is."""
+    docs = tmp_path / "long"
+    cjk = ("关于预算执行情况与下一阶段工作安排的详细说明" * 4)[:80]  # 240 bytes
+    emoji = "🦜" * 62
+    short = "Plan Q3 ö"
+    for name in (cjk, emoji, short):
+        put(docs / f"{name}.txt", f"The heron nests by the lake ({name[:3]}).\n")
+    written = write_documents(vault, parse_document_paths([docs])).written
+    assert sorted(Path(p).stem for p in written) == sorted([cjk, "🦜" * 60, short])
+    for p in written:
+        assert "The heron nests by the lake" in (vault / p).read_text(encoding="utf-8")
+    assert sorted(write_documents(vault, parse_document_paths([docs])).unchanged) == sorted(written)
