@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 import pytest
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
@@ -304,6 +306,25 @@ def test_math_or_a_comment_left_open_hides_nothing_after_it() -> None:
         assert "bid" in scan_blocks(body).block_ids.values(), body
     closed = parse_obsidian("> $$\n> #not [[Not]]\n> $$\n\n<!-- #hidden\n[[Hidden]] -->\nx #shown\n")
     assert (closed.tags, closed.links) == (("shown",), ())
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "See [the list](Folder/Note%20(1).md) and [b](<Folder/Note (2).md>).",
+        "[esc](Note\\(3\\).md) [title](a.md \"t\") [paren title](b.md (t)) [x](c.md)(d)",
+        "[angle](<e\\>f.md>) [nested](g(h(i)).md) [web](https://example.com/a_(b))",
+    ],
+)
+def test_markdown_link_destinations_agree_with_markdown_it(line: str) -> None:
+    """`[t](Folder/Note%20(1).md)` was no link: a destination may hold balanced parentheses,
+    backslash escapes, or anything between `<` `>` (CommonMark); the quick read agrees. One
+    level of parentheses is read (markdown-it reads any depth)."""
+    tokens = MarkdownIt("commonmark").parseInline(line)[0].children or []
+    hrefs = [unquote(tok.attrs["href"]) for tok in tokens if tok.type == "link_open"]
+    expected = [h for h in hrefs if "://" not in h and h.count("(") <= 1]
+    assert [link.target for link in parse_obsidian(line).links] == expected
+    assert list(raw_link_targets(line)) == expected
 
 
 def typical_note() -> str:

@@ -25,8 +25,11 @@ from vaultmind.model import Link
 
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _MDLINK_RE = re.compile(
-    r"\[((?:\\.|[^\[\]\\\n])*)\]\([ \t]*(<[^<>\n]*>|[^\s()<>]+)(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'))?[ \t]*\)"
+    r"\[((?:\\.|[^\[\]\\\n])*)\]\([ \t]*(<(?:\\.|[^<>\\\n])*>|"
+    r"(?:\\.|[^\s()<>\\]|\((?:\\.|[^\s()<>\\])*\))+)"  # balanced parentheses, as CommonMark
+    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
 )
+_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash escape of ASCII punctuation
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _TAG_RE = re.compile(r"#(?<!\S#)([\w/-]+)")
 _TAG_OK_RE = re.compile(r"[^\W\d]")
@@ -141,6 +144,7 @@ def parse_wikilink(inner: str, *, embed: bool = False, line: int = 0) -> Link | 
 def _markdown_link(dest: str, *, embed: bool, line: int) -> Link | None:
     if dest.startswith("<"):
         dest = dest[1:-1].strip()
+    dest = _ESCAPED_RE.sub(r"\1", dest)
     if not dest or _SCHEME_RE.match(dest) or dest.startswith("//"):
         return None  # http(s), mailto, obsidian, file … and protocol-relative URLs
     path, hsep, sub = dest.partition("#")
