@@ -267,6 +267,10 @@ ORACLE_DOCS = [
     "> $$\n> math\n\n# After\n",
     "$$\nx\n\ny\n$$\n# H\n\n$$\n# in math\n$$\n",
     "- $$\n  x\n  $$\n# H\n",
+    # indented code in a list item: four columns past the item's text, after a blank line
+    "- item\n\n      code #codetag\n# H\n",
+    "1. item\n\n       code\n\n   text\n\n10)  item\n\n         code\n        not\n",
+    "- a\n  - b\n\n        code\n      para\n- c\n      lazy\n",
     # an unclosed `<!--` within a line is text; one opening a line starts an HTML block
     "# Notes\n\nWrite a <!-- to open a comment.\n\n# Later\n",
     "<!-- open\n# hidden\n-->\n# shown\n",

@@ -184,6 +184,19 @@ def _math_closes(lines: list[str], start: int, depth: int) -> bool:
     return False
 
 
+def _item_column(line: str) -> int:
+    """The column where the text of the list item `line` starts: after its marker and one to four
+    spaces (one when more follow: the text is then indented code), as in CommonMark."""
+    body = line.lstrip(" \t")
+    indent = len(line) - len(body)
+    marker = len(body) - len(body.lstrip("0123456789")) or 1
+    if body[:marker].isdigit():
+        marker += 1  # the `.` or `)` after a number
+    rest = body[marker:]
+    spaces = len(rest) - len(rest.lstrip(" "))
+    return indent + marker + (spaces if 1 <= spaces <= 4 else 1)
+
+
 def _quoted(line: str) -> tuple[str, int]:
     """`line` without its blockquote markers, and their count (cheap for unquoted lines)."""
     c0 = line[:1]
@@ -212,7 +225,9 @@ def scan_blocks(body: str) -> BlockScan:
     in_math = False
     unclosed_math = count  # from this line on, no unquoted `$$` block closes (no `$$` follows)
     in_icode = False
+    icode_indent = 4
     in_list = False
+    item_column = 0  # where the text of the last list item starts
     prev_blank = True
     prev_depth = 0
     para_start = -1
@@ -263,7 +278,7 @@ def scan_blocks(body: str) -> BlockScan:
             indent = 0
         first = stripped[:1]
         if in_icode:
-            if indent >= 4 and depth == 0:
+            if indent >= icode_indent and depth == 0:
                 kinds[i] = ICODE
                 prev_blank = False
                 continue
@@ -292,9 +307,11 @@ def scan_blocks(body: str) -> BlockScan:
                     continue
                 if not depth:
                     unclosed_math = i
-            if depth == 0 and indent >= 4 and not in_list and para_start < 0:
+            code_indent = item_column + 4 if in_list else 4  # code in a list item: past its text
+            if depth == 0 and indent >= code_indent and (prev_blank if in_list else para_start < 0):
                 kinds[i] = ICODE
                 in_icode = True
+                icode_indent = code_indent
                 prev_blank = False
                 continue
             if depth > outer_depth and first == "[" and stripped.startswith("[!"):
@@ -330,6 +347,7 @@ def scan_blocks(body: str) -> BlockScan:
             is_item = (first in ("-", "*", "+") or first.isdigit()) and _LIST_RE.match(content) is not None
             if is_item:
                 in_list = True
+                item_column = _item_column(content)
                 para_start = -1
             elif indent == 0 and prev_blank:
                 in_list = False
