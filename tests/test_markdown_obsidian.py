@@ -7,7 +7,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from vaultmind.markdown.anchors import heading_anchor
-from vaultmind.markdown.blocks import FENCE, ICODE, MATH, Callout, scan_blocks
+from vaultmind.markdown.blocks import FENCE, ICODE, MATH, scan_blocks
 from vaultmind.markdown.obsidian import frontmatter_tags, parse_obsidian, parse_wikilink, raw_link_targets
 from vaultmind.model import Link
 
@@ -119,7 +119,7 @@ def test_nothing_inside_code_comments_or_math_counts() -> None:
     syntax = parse_obsidian(HIDDEN)
     assert [link.target for link in syntax.links] == ["V1", "V2"]
     assert syntax.tags == ("visible",)
-    assert syntax.block_ids == ()
+    assert list(scan_blocks(HIDDEN).block_ids.values()) == []
 
 
 def test_money_is_not_math() -> None:
@@ -199,14 +199,14 @@ def test_frontmatter_wikilinks_are_links_on_line_zero() -> None:
 
 def test_block_ids_end_of_line_and_own_line() -> None:
     body = "A paragraph ^para-1\n\n- item\n- item two ^item2\n\n> quote\n\n^quote-id\n\nx^notanid and [^1] footnote\n"
-    assert parse_obsidian(body).block_ids == ("para-1", "item2", "quote-id")
+    assert list(scan_blocks(body).block_ids.values()) == ["para-1", "item2", "quote-id"]
 
 
 def test_block_id_with_trailing_whitespace() -> None:
-    assert parse_obsidian("text ^abc   \n").block_ids == ("abc",)
+    assert list(scan_blocks("text ^abc   \n").block_ids.values()) == ["abc"]
 
 
-# --- headings and callouts ------------------------------------------------------------------
+# --- headings ------------------------------------------------------------------------
 
 
 def test_headings_atx_and_setext() -> None:
@@ -229,18 +229,6 @@ def test_heading_anchor_matches_obsidian_link_text() -> None:
     assert heading_anchor("Two: with [[link]]") == "Two with link"
     assert heading_anchor("A | B # C ^ D") == "A B C D"
     assert heading_anchor("日本語の見出し") == "日本語の見出し"
-
-
-def test_callouts() -> None:
-    body = (
-        "> [!NOTE] Title here\n> body\n> [!tip] not a callout (same quote)\n\n"
-        "> [!warning]-\n> > [!info]+ Nested\n\n```\n> [!danger] in code\n```\n"
-    )
-    assert list(parse_obsidian(body).callouts) == [
-        Callout("note", "Title here", "", 1, 1),
-        Callout("warning", "", "-", 5, 1),
-        Callout("info", "Nested", "+", 6, 2),
-    ]
 
 
 # --- cross-check with markdown-it and speed -------------------------------------------------

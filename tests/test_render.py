@@ -125,7 +125,7 @@ def test_round_trip_message_leaves() -> None:
     )
     assert first.content_hash == hashlib.sha256(first.text.encode()).hexdigest()
     assert [link.target for link in note.links] == ["Budget 2024"]
-    assert note.block_ids == ("m-1709542800-000100", "m-1709543110-000200")
+    assert [leaf.anchor for leaf in note.leaves] == ["^m-1709542800-000100", "^m-1709543110-000200"]
 
 
 TRICKY_TEXTS = [

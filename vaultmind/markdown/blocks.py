@@ -5,7 +5,7 @@ disabled), too slow for a cold index of >= 500 notes/s; this scanner reads the s
 ~0.4 ms. It tracks what matters for Obsidian syntax — fenced and indented code, `%% comments %%`
 (also spanning lines), `<!-- html comments -->`, `$$ math $$` blocks, inline code and inline
 math, blockquotes and list context — so that nothing inside code, comments or math is counted,
-and finds headings, callouts and block ids. Its `BlockScan` is shared by syntax extraction
+and finds headings and block ids. Its `BlockScan` is shared by syntax extraction
 (`markdown.obsidian`) and chunking (`markdown.sections`). The test-suite cross-checks headings
 and code detection against markdown-it."""
 
@@ -49,15 +49,6 @@ class Heading:
 
 
 @dataclass(frozen=True, slots=True)
-class Callout:
-    type: str  # lower-cased: "note", "message", "email" …
-    title: str
-    fold: str  # "", "+" or "-"
-    line: int  # 1-based
-    depth: int  # blockquote nesting level (1 for a top-level callout)
-
-
-@dataclass(frozen=True, slots=True)
 class BlockScan:
     """The block structure of a body, line by line (shared by syntax extraction and chunking).
 
@@ -71,7 +62,6 @@ class BlockScan:
     kinds: list[int]
     masked: list[str]
     headings: tuple[Heading, ...]
-    callouts: tuple[Callout, ...]
     block_ids: dict[int, str]
     fences: dict[int, int]
     depths: list[int]
@@ -213,7 +203,6 @@ def scan_blocks(body: str) -> BlockScan:
     masked = [""] * count
     depths = [0] * count
     headings: list[Heading] = []
-    callouts: list[Callout] = []
     block_ids: dict[int, str] = {}
     fences: dict[int, int] = {}
 
@@ -229,7 +218,6 @@ def scan_blocks(body: str) -> BlockScan:
     in_list = False
     item_column = 0  # where the text of the last list item starts
     prev_blank = True
-    prev_depth = 0
     para_start = -1
 
     for i, line in enumerate(lines):
@@ -237,7 +225,7 @@ def scan_blocks(body: str) -> BlockScan:
             content, depth = _quoted(line)
             if depth >= fence_depth:
                 kinds[i] = FENCE
-                depths[i] = prev_depth = depth
+                depths[i] = depth
                 if fence_closes(content, fence_marker):
                     fences[fence_start] = i
                     fence_char = ""
@@ -262,13 +250,10 @@ def scan_blocks(body: str) -> BlockScan:
         if not line or line.isspace():
             kinds[i] = BLANK
             prev_blank = True
-            prev_depth = 0
             para_start = -1
             continue
         content, depth = _quoted(line)
         depths[i] = depth
-        outer_depth = prev_depth
-        prev_depth = depth
         if content[:1] in (" ", "\t"):
             stripped = content.lstrip(" \t")
             ws = content[: len(content) - len(stripped)]
@@ -314,11 +299,6 @@ def scan_blocks(body: str) -> BlockScan:
                 icode_indent = code_indent
                 prev_blank = False
                 continue
-            if depth > outer_depth and first == "[" and stripped.startswith("[!"):
-                cm = CALLOUT_RE.match(stripped)
-                if cm is not None:
-                    title = (cm.group(3) or "").strip()
-                    callouts.append(Callout(cm.group(1).lower(), title, cm.group(2), i + 1, depth))
         # An ordinary line: mask inline spans, then look at its block role.
         if comment or "`" in line or "$" in line or "%" in line or "<!--" in line:
             text, comment = _mask_inline(line, comment)
@@ -370,7 +350,7 @@ def scan_blocks(body: str) -> BlockScan:
                 block_ids[i] = bm.group(1)
         prev_blank = False
 
-    return BlockScan(lines, kinds, masked, tuple(headings), tuple(callouts), block_ids, fences, depths)
+    return BlockScan(lines, kinds, masked, tuple(headings), block_ids, fences, depths)
 
 
 def fence_open(line: str) -> str | None:

@@ -1,4 +1,4 @@
-"""Obsidian syntax: links, embeds, tags, block ids, headings and callouts of a note body.
+"""Obsidian syntax: links, embeds, tags and headings of a note body.
 
 Read from the line scan of `markdown.blocks` (its masked lines: nothing inside code, comments
 or math is counted) plus the front matter's `tags` and wikilinks in its values.
@@ -20,7 +20,7 @@ from itertools import accumulate
 from typing import Any
 from urllib.parse import unquote
 
-from vaultmind.markdown.blocks import MASK, BlockScan, Callout, Heading, scan_blocks
+from vaultmind.markdown.blocks import MASK, BlockScan, Heading, scan_blocks
 from vaultmind.model import Link
 
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
@@ -40,9 +40,7 @@ _TAG_FULL_RE = re.compile(r"[\w/-]+")
 class Syntax:
     links: tuple[Link, ...]
     tags: tuple[str, ...]
-    block_ids: tuple[str, ...]
     headings: tuple[Heading, ...]
-    callouts: tuple[Callout, ...]
 
 
 def parse_obsidian(
@@ -89,8 +87,7 @@ def parse_obsidian(
             if found_tag:
                 tags.setdefault(found_tag, None)
 
-    block_ids = dict.fromkeys(scan.block_ids.values())
-    return Syntax(tuple(links), tuple(tags), tuple(block_ids), scan.headings, scan.callouts)
+    return Syntax(tuple(links), tuple(tags), scan.headings)
 
 
 def raw_link_targets(text: str) -> Iterator[str]:
