@@ -239,7 +239,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025", "0027", "0028"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients, your notes' dates, message refs
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025", "0027", "0028", "0031"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients, your notes' dates, message refs, unclosed math
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
@@ -268,6 +268,28 @@ def test_an_index_holding_a_dated_note_of_yours_is_rebuilt_for_its_date(vault: P
         rows = dump_index(memory)
         memory.reindex()
         assert dump_index(memory) == rows
+
+
+def test_an_index_holding_a_note_with_unclosed_math_is_rebuilt_for_what_it_hid(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0031: "$$$ a lot" opened a math block that never closed, and a "<!--" within a
+    line a comment: the rest of the note lost its headings, tags and links. An index from before
+    (its rows without them) holding such a note is rebuilt once, and the note is not touched."""
+    write(vault, "Budget.md", "# Budget\n\n$$$ a lot\n\n# Travel\n\nFlights to Rome #trip [[Rome]]\n")
+    write(vault, "Draft.md", "Write a <!-- to open a comment.\n\nSee #later\n")
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    before = snapshot_files(vault)
+    config = _indexed_before(vault, monkeypatch, "0031", then=["DELETE FROM tags", "DELETE FROM links"])
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert sorted(memory.index.query("SELECT path, tag FROM tags")) == [("Budget.md", "trip"), ("Draft.md", "later")]
+        assert memory.index.query("SELECT src_path, target FROM links") == [("Budget.md", "Rome")]
+        headings = memory.index.query("SELECT DISTINCT heading_path[-1] FROM leaves WHERE note_path = 'Budget.md' ORDER BY 1")
+        assert headings == [("Budget",), ("Travel",)]
+        rows = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == rows
+    assert snapshot_files(vault) == before
 
 
 def test_an_index_holding_a_message_without_a_ref_is_rebuilt_to_cite_it(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,14 @@
+-- rebuild: no
+-- A `$$` that never closes and a `<!--` within a line are text (they had hidden the rest of
+-- their note: its headings, tags, links and block ids); a link destination may hold balanced
+-- parentheses (`[t](Note%20(1).md)`); indented code in a list item is code. Only an index
+-- holding a leaf whose text has `$$`, `<!--`, a `](` destination with a `(`, or a line indented
+-- six columns or more after a blank line is rebuilt for it; any other keeps its rows.
+INSERT INTO meta
+SELECT 'needs_rebuild', '1'
+WHERE EXISTS (
+    SELECT 1 FROM leaves
+    WHERE contains(text, '$$') OR contains(text, '<!-' || '-')  -- (a double dash would open an SQL comment)
+       OR regexp_matches(text, '\]\([^)\s]*\(') OR regexp_matches(text, '\n[ \t]*\n( {6}|\t\t| {2,5}\t)')
+)
+  AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'needs_rebuild');
