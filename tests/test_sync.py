@@ -272,18 +272,23 @@ def test_an_index_holding_a_dated_note_of_yours_is_rebuilt_for_its_date(vault: P
 
 def test_an_index_holding_a_note_with_unclosed_math_is_rebuilt_for_what_it_hid(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Migration 0031: "$$$ a lot" opened a math block that never closed, and a "<!--" within a
-    line a comment: the rest of the note lost its headings, tags and links. An index from before
-    (its rows without them) holding such a note is rebuilt once, and the note is not touched."""
+    line a comment: the rest of the note lost its headings, tags and links; prose between two
+    `---` rules was in no leaf. An index from before (its rows without them) holding such a note
+    is rebuilt once, and the note is not touched."""
     write(vault, "Budget.md", "# Budget\n\n$$$ a lot\n\n# Travel\n\nFlights to Rome #trip [[Rome]]\n")
     write(vault, "Draft.md", "Write a <!-- to open a comment.\n\nSee #later\n")
+    write(vault, "Journal.md", "---\nThe kiln repair costs 400 euros.\n\n---\n\nCall Dana.\n")
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
     before = snapshot_files(vault)
-    config = _indexed_before(vault, monkeypatch, "0031", then=["DELETE FROM tags", "DELETE FROM links"])
+    config = _indexed_before(  # as the code before left them: without what was hidden
+        vault, monkeypatch, "0031", then=["DELETE FROM tags", "DELETE FROM links", "DELETE FROM leaves WHERE note_path = 'Journal.md'"]
+    )
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") == "1"
         memory.sync()
         assert sorted(memory.index.query("SELECT path, tag FROM tags")) == [("Budget.md", "trip"), ("Draft.md", "later")]
         assert memory.index.query("SELECT src_path, target FROM links") == [("Budget.md", "Rome")]
+        assert memory.search("kiln repair", limit=1)["hits"][0]["note_path"] == "Journal.md"
         headings = memory.index.query("SELECT DISTINCT heading_path[-1] FROM leaves WHERE note_path = 'Budget.md' ORDER BY 1")
         assert headings == [("Budget",), ("Travel",)]
         rows = dump_index(memory)
