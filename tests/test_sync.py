@@ -297,6 +297,29 @@ def test_an_index_holding_a_note_with_unclosed_math_is_rebuilt_for_what_it_hid(v
     assert snapshot_files(vault) == before
 
 
+def test_an_index_holding_a_note_read_with_replacement_characters_is_rebuilt_to_read_it(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0031: a note in Windows-1251 lost every letter (replacement characters); it is
+    read in its code page now, and an index from before holding such a note is rebuilt once."""
+    (vault / "ru.md").write_bytes("Встреча завтра в десять, приходи вовремя.\n".encode("cp1251"))
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    before = snapshot_files(vault)
+    config = _indexed_before(  # as the code before left it
+        vault,
+        monkeypatch,
+        "0031",
+        then=["UPDATE leaves SET text = 'В' WHERE note_path = 'ru.md'", "UPDATE problems SET message = 'not valid UTF-8 (byte 0); indexed with replacement characters'"],
+    )
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert memory.search("встреча", limit=1)["hits"][0]["note_path"] == "ru.md"
+        [(message,)] = memory.index.query("SELECT message FROM problems WHERE path = 'ru.md'")
+        assert message.startswith("Windows-1251 text, not UTF-8")
+    assert snapshot_files(vault) == before
+
+
 def test_an_index_holding_a_message_without_a_ref_is_rebuilt_to_cite_it(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Migration 0028: a WhatsApp message (its meta line names no `ref`) cites
     `chat://whatsapp/<chat>/<id>`, derived when indexed; an index from before, whose row has no
@@ -1641,7 +1664,7 @@ def test_a_note_in_a_legacy_east_asian_code_page_is_indexed_as_its_text(vault: P
     """A note of Chinese, Japanese or Korean saved in its legacy code page (GBK, Big5, Shift JIS,
     EUC-JP, EUC-KR: Windows' "ANSI" there) was indexed as replacement characters, its words in
     no search. It is read in its code page, and `status` names it; the file is not touched.
-    Latin text in Windows-1252 stays as it was: replacement characters, said."""
+    Latin text in Windows-1252 is read in it too, and said."""
     for name, (codec, _, text) in LEGACY_NOTES.items():
         (vault / f"{name}.md").write_bytes(text.encode(codec))
     (vault / "latin.md").write_bytes("# Café\n\nZoë's crème brûlée, naïve façade.\n".encode("cp1252"))
@@ -1658,7 +1681,8 @@ def test_a_note_in_a_legacy_east_asian_code_page_is_indexed_as_its_text(vault: P
             f"{said} text, not UTF-8; indexed, but Obsidian reads notes as UTF-8 — re-save it as UTF-8 to see it there",
         )
         assert (vault / f"{name}.md").read_bytes() == text.encode(codec)
-    assert problems["latin.md"][0] == "not_utf8" and "\ufffd" in texts["latin.md"]
+    assert problems["latin.md"][0] == "not_utf8" and problems["latin.md"][1].startswith("Windows-1252 text, not UTF-8")
+    assert "Zoë's crème brûlée, naïve façade." in texts["latin.md"]
 
 
 def test_a_binary_file_without_a_nul_byte_is_skipped_and_latin_text_is_not(vault: Path) -> None:
