@@ -527,8 +527,9 @@ EUROPEAN = {  # a few words of European text in an 8-bit code page, whose bytes 
 def test_a_few_words_of_european_text_in_an_8_bit_code_page_are_not_read_as_east_asian(tmp_path: Path) -> None:
     """A few words of Cyrillic, Greek or accented Latin text in an 8-bit code page (Windows-1251,
     KOI8-R, Windows-1253, -1250, -1254, Mac Roman) pair as GB18030 ideographs ("МОСКВА" is
-    three) or as UTF-16 CJK: they were read so, a document written as Chinese. They are read as
-    before: Windows-1252 for a document, replacement characters for a note, both said."""
+    three) or as UTF-16 CJK: they were read so, a document written as Chinese. Too few words to
+    name their code page are read as before: Windows-1252 for a document, replacement
+    characters for a note, both said; enough of them (`mac`: five) are read in theirs."""
     from vaultmind.vault.read import decode_note
 
     folder = tmp_path / "docs"
@@ -536,12 +537,41 @@ def test_a_few_words_of_european_text_in_an_8_bit_code_page_are_not_read_as_east
         put(folder / f"{name}.txt", text.encode(codec))
     docs, warnings = parse_document_paths_with_report([folder])
     got = {doc.source_id.rsplit("/", 1)[-1]: doc.body for doc in docs}
-    assert got == {name: text.encode(codec).decode("cp1252", errors="replace") for name, (codec, text) in EUROPEAN.items()}
-    assert warnings == [f"{folder / name}.txt: not UTF-8; read as Windows-1252" for name in sorted(EUROPEAN)]
-    for name, (codec, text) in EUROPEAN.items():
+    few = {name: codec_text for name, codec_text in EUROPEAN.items() if name != "mac"}
+    assert got == {name: text.encode(codec).decode("cp1252", errors="replace") for name, (codec, text) in few.items()} | {
+        "mac": EUROPEAN["mac"][1]
+    }
+    said = {name: "Mac Roman" if name == "mac" else "Windows-1252" for name in EUROPEAN}
+    assert warnings == [f"{folder / name}.txt: not UTF-8; read as {said[name]}" for name in sorted(EUROPEAN)]
+    for name, (codec, text) in few.items():
         read, problem = decode_note(f"{name}.md", text.encode(codec))
         assert read == text.encode(codec).decode("utf-8", errors="replace"), name
         assert problem is not None and problem.message.startswith("not valid UTF-8"), name
+
+
+EUROPEAN_PROSE = {  # a sentence or two of European text in its 8-bit code page
+    "ru": ("cp1251", "Привет, как дела? Встреча завтра в десять, приходи вовремя."),
+    "ru_koi8": ("koi8_r", "Привет, как дела? Встреча завтра в десять, приходи вовремя."),
+    "el": ("cp1253", "Καλημέρα, η συνάντηση είναι αύριο το πρωί στο γραφείο."),
+    "de": ("cp1252", "Grüße aus Köln: die Brücke über den Fluß ist schön, sagt Jürgen."),
+    "pl": ("cp1250", "Zażółć gęślą jaźń, spotkanie jest jutro w biurze o ósmej, proszę przyjść."),
+}
+
+
+def test_cyrillic_greek_or_latin_text_in_an_8_bit_code_page_keeps_its_letters(tmp_path: Path) -> None:
+    """A note in Windows-1251 or KOI8-R lost every letter (each a replacement character): a
+    sentence or more of European text in an 8-bit code page is read in it, as a note (said, the
+    file untouched) and as a document."""
+    from vaultmind.vault.read import decode_note
+
+    folder = tmp_path / "docs"
+    for name, (codec, text) in EUROPEAN_PROSE.items():
+        put(folder / f"{name}.txt", text.encode(codec))
+        read, problem = decode_note(f"{name}.md", text.encode(codec))
+        assert read == text and problem is not None and problem.kind == "not_utf8", name
+        assert problem.message.startswith(("Windows-125", "KOI8-R")), problem.message
+    got = {doc.source_id.rsplit("/", 1)[-1]: doc.body for doc in parse_document_paths([folder])}
+    assert got == {name: text for name, (_, text) in EUROPEAN_PROSE.items()}
 
 
 UTF8_WITH_CONTROLS = {  # valid UTF-8 holding a control byte or a few: more than 5 % of a short text
@@ -946,3 +976,21 @@ def test_the_vault_s_own_notes_are_no_documents_to_ingest(tmp_path: Path) -> Non
     report = ingest_paths("document", [vault / "Projects" / "Plan.md"], vault)
     assert report.warnings[0].startswith("1 note of the vault itself skipped")
     assert {k: v for k, v in snapshot_files(vault).items() if not k.startswith("sources/")} == mine
+
+
+def test_documents_with_long_names_in_any_script_are_written(tmp_path: Path, vault: Path) -> None:
+    """A file name of 80 CJK characters (240 bytes of UTF-8) failed "cannot write (File name too
+    long)": the temporary file beside the note took 30 bytes more than the 255 a file name may
+    hold. Temporary names now fit in 255 bytes, and a note's name in 240 bytes (cut at a
+    character: 62 emoji are 248 bytes); a name that already fits is kept as it is."""
+    docs = tmp_path / "long"
+    cjk = ("关于预算执行情况与下一阶段工作安排的详细说明" * 4)[:80]  # 240 bytes
+    emoji = "🦜" * 62
+    short = "Plan Q3 ö"
+    for name in (cjk, emoji, short):
+        put(docs / f"{name}.txt", f"The heron nests by the lake ({name[:3]}).\n")
+    written = write_documents(vault, parse_document_paths([docs])).written
+    assert sorted(Path(p).stem for p in written) == sorted([cjk, "🦜" * 60, short])
+    for p in written:
+        assert "The heron nests by the lake" in (vault / p).read_text(encoding="utf-8")
+    assert sorted(write_documents(vault, parse_document_paths([docs])).unchanged) == sorted(written)

@@ -12,6 +12,7 @@ from vaultmind.markdown.frontmatter import (
     split_frontmatter,
     yaml_mapping,
 )
+from vaultmind.markdown.note import parse_note
 
 
 def test_plain_front_matter_and_body() -> None:
@@ -105,11 +106,20 @@ def test_non_string_keys_and_sets_are_json_safe() -> None:
     ("yaml_text", "kind"),
     [("- a\n- b", "list"), ("just a string", "string"), ("42", "int")],
 )
-def test_non_mapping_front_matter_is_an_error(yaml_text: str, kind: str) -> None:
-    fm = split_frontmatter(f"---\n{yaml_text}\n---\nbody\n")
-    assert fm.data == {}
-    assert fm.body == "body\n"
-    assert fm.error is not None and kind in fm.error
+def test_non_mapping_front_matter_is_read_as_body(yaml_text: str, kind: str) -> None:
+    """Prose between a leading `---` rule and a later `---` is no front matter: Obsidian shows it
+    as text, so it is the body (and searchable), reported as such."""
+    text = f"---\n{yaml_text}\n---\nbody\n"
+    fm = split_frontmatter(text)
+    assert (fm.data, fm.body, fm.body_offset_lines) == ({}, text, 0)
+    assert fm.error is not None and kind in fm.error and fm.error.endswith("read as body")
+
+
+def test_prose_between_two_rules_is_in_a_leaf() -> None:
+    text = "---\nMeeting with Dana about the kiln repair; she quoted 400 euros.\n\n---\n\nOther notes #kiln.\n"
+    note = parse_note("journal.md", text)
+    assert "kiln repair" in "\n".join(leaf.text for leaf in note.leaves)
+    assert note.tags == ("kiln",) and note.frontmatter == {}
 
 
 def test_template_placeholders_do_not_raise() -> None:

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 import pytest
 from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from vaultmind.markdown.anchors import heading_anchor
-from vaultmind.markdown.blocks import FENCE, ICODE, Callout, scan_blocks
+from vaultmind.markdown.blocks import FENCE, ICODE, MATH, scan_blocks
 from vaultmind.markdown.obsidian import frontmatter_tags, parse_obsidian, parse_wikilink, raw_link_targets
 from vaultmind.model import Link
 
@@ -116,7 +119,7 @@ def test_nothing_inside_code_comments_or_math_counts() -> None:
     syntax = parse_obsidian(HIDDEN)
     assert [link.target for link in syntax.links] == ["V1", "V2"]
     assert syntax.tags == ("visible",)
-    assert syntax.block_ids == ()
+    assert list(scan_blocks(HIDDEN).block_ids.values()) == []
 
 
 def test_money_is_not_math() -> None:
@@ -196,14 +199,14 @@ def test_frontmatter_wikilinks_are_links_on_line_zero() -> None:
 
 def test_block_ids_end_of_line_and_own_line() -> None:
     body = "A paragraph ^para-1\n\n- item\n- item two ^item2\n\n> quote\n\n^quote-id\n\nx^notanid and [^1] footnote\n"
-    assert parse_obsidian(body).block_ids == ("para-1", "item2", "quote-id")
+    assert list(scan_blocks(body).block_ids.values()) == ["para-1", "item2", "quote-id"]
 
 
 def test_block_id_with_trailing_whitespace() -> None:
-    assert parse_obsidian("text ^abc   \n").block_ids == ("abc",)
+    assert list(scan_blocks("text ^abc   \n").block_ids.values()) == ["abc"]
 
 
-# --- headings and callouts ------------------------------------------------------------------
+# --- headings ------------------------------------------------------------------------
 
 
 def test_headings_atx_and_setext() -> None:
@@ -228,18 +231,6 @@ def test_heading_anchor_matches_obsidian_link_text() -> None:
     assert heading_anchor("日本語の見出し") == "日本語の見出し"
 
 
-def test_callouts() -> None:
-    body = (
-        "> [!NOTE] Title here\n> body\n> [!tip] not a callout (same quote)\n\n"
-        "> [!warning]-\n> > [!info]+ Nested\n\n```\n> [!danger] in code\n```\n"
-    )
-    assert list(parse_obsidian(body).callouts) == [
-        Callout("note", "Title here", "", 1, 1),
-        Callout("warning", "", "-", 5, 1),
-        Callout("info", "Nested", "+", 6, 2),
-    ]
-
-
 # --- cross-check with markdown-it and speed -------------------------------------------------
 
 
@@ -258,23 +249,74 @@ ORACLE_DOCS = [
     "``` a`b\n# h\n",
     "#\n# \n##  x  \n",
     "# 日本語\n\n中文段落。\n\n## Ünïcode\n",
+    # a `$$` that never closes is text, not a math block hiding the rest of the note
+    "# Budget\n\nWe spent $$$ on it.\n\n$$$ a lot\n\n# Travel\n\nFlights ^rome\n",
+    "$$\nx\n\n# H\n",
+    "> $$\n> math\n\n# After\n",
+    "$$\nx\n\ny\n$$\n# H\n\n$$\n# in math\n$$\n",
+    "- $$\n  x\n  $$\n# H\n",
+    # indented code in a list item: four columns past the item's text, after a blank line
+    "- item\n\n      code #codetag\n# H\n",
+    "1. item\n\n       code\n\n   text\n\n10)  item\n\n         code\n        not\n",
+    "- a\n  - b\n\n        code\n      para\n- c\n      lazy\n",
+    # an unclosed `<!--` within a line is text; one opening a line starts an HTML block
+    "# Notes\n\nWrite a <!-- to open a comment.\n\n# Later\n",
+    "<!-- open\n# hidden\n-->\n# shown\n",
 ]
 
 
 @pytest.mark.parametrize("body", ORACLE_DOCS)
 def test_headings_and_code_agree_with_markdown_it(body: str) -> None:
-    tokens = MarkdownIt("commonmark").disable("inline").parse(body)
+    tokens = MarkdownIt("commonmark").use(dollarmath_plugin).disable("inline").parse(body)
     lines = body.split("\n")
     expected_headings = []
     expected_code: set[int] = set()
+    expected_math: set[int] = set()
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.level == 0 and tok.map:
             expected_headings.append((int(tok.tag[1]), tokens[i + 1].content.strip(), tok.map[0] + 1))
         if tok.type in ("fence", "code_block") and tok.map:
             expected_code.update(k for k in range(*tok.map) if k < len(lines) and lines[k].strip())
+        if tok.type == "math_block" and tok.level == 0 and tok.map:
+            expected_math.update(k for k in range(*tok.map) if lines[k].strip())
     scan = scan_blocks(body)
     assert [(h.level, h.text, h.line) for h in scan.headings] == expected_headings
     assert {i for i, k in enumerate(scan.kinds) if k in (FENCE, ICODE) and lines[i].strip()} == expected_code
+    assert {i for i, k in enumerate(scan.kinds) if k == MATH and lines[i].strip()} == expected_math
+
+
+def test_math_or_a_comment_left_open_hides_nothing_after_it() -> None:
+    """A `$$` block opened in a callout ends with it; a `$$` that never closes and a `<!--`
+    within a line are text: the tags, links and block ids after them count."""
+    for body in (
+        "> [!message] A\n> $$\n> math\n\n^m-1\n\nLater #tag [[Link]] ^bid\n",
+        "Price:\n$$$ expensive\n\nLater #tag [[Link]] ^bid\n",
+        "a <!-- b\n\nLater #tag [[Link]] ^bid\n",
+    ):
+        syntax = parse_obsidian(body)
+        assert (syntax.tags, [link.target for link in syntax.links]) == (("tag",), ["Link"]), body
+        assert "bid" in scan_blocks(body).block_ids.values(), body
+    closed = parse_obsidian("> $$\n> #not [[Not]]\n> $$\n\n<!-- #hidden\n[[Hidden]] -->\nx #shown\n")
+    assert (closed.tags, closed.links) == (("shown",), ())
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "See [the list](Folder/Note%20(1).md) and [b](<Folder/Note (2).md>).",
+        "[esc](Note\\(3\\).md) [title](a.md \"t\") [paren title](b.md (t)) [x](c.md)(d)",
+        "[angle](<e\\>f.md>) [nested](g(h(i)).md) [web](https://example.com/a_(b))",
+    ],
+)
+def test_markdown_link_destinations_agree_with_markdown_it(line: str) -> None:
+    """`[t](Folder/Note%20(1).md)` was no link: a destination may hold balanced parentheses,
+    backslash escapes, or anything between `<` `>` (CommonMark); the quick read agrees. One
+    level of parentheses is read (markdown-it reads any depth)."""
+    tokens = MarkdownIt("commonmark").parseInline(line)[0].children or []
+    hrefs = [unquote(tok.attrs["href"]) for tok in tokens if tok.type == "link_open"]
+    expected = [h for h in hrefs if "://" not in h and h.count("(") <= 1]
+    assert [link.target for link in parse_obsidian(line).links] == expected
+    assert list(raw_link_targets(line)) == expected
 
 
 def typical_note() -> str:

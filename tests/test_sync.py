@@ -239,7 +239,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025", "0027", "0028"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients, your notes' dates, message refs
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025", "0027", "0028", "0031"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients, your notes' dates, message refs, unclosed math
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
@@ -268,6 +268,56 @@ def test_an_index_holding_a_dated_note_of_yours_is_rebuilt_for_its_date(vault: P
         rows = dump_index(memory)
         memory.reindex()
         assert dump_index(memory) == rows
+
+
+def test_an_index_holding_a_note_with_unclosed_math_is_rebuilt_for_what_it_hid(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0031: "$$$ a lot" opened a math block that never closed, and a "<!--" within a
+    line a comment: the rest of the note lost its headings, tags and links; prose between two
+    `---` rules was in no leaf. An index from before (its rows without them) holding such a note
+    is rebuilt once, and the note is not touched."""
+    write(vault, "Budget.md", "# Budget\n\n$$$ a lot\n\n# Travel\n\nFlights to Rome #trip [[Rome]]\n")
+    write(vault, "Draft.md", "Write a <!-- to open a comment.\n\nSee #later\n")
+    write(vault, "Journal.md", "---\nThe kiln repair costs 400 euros.\n\n---\n\nCall Dana.\n")
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    before = snapshot_files(vault)
+    config = _indexed_before(  # as the code before left them: without what was hidden
+        vault, monkeypatch, "0031", then=["DELETE FROM tags", "DELETE FROM links", "DELETE FROM leaves WHERE note_path = 'Journal.md'"]
+    )
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert sorted(memory.index.query("SELECT path, tag FROM tags")) == [("Budget.md", "trip"), ("Draft.md", "later")]
+        assert memory.index.query("SELECT src_path, target FROM links") == [("Budget.md", "Rome")]
+        assert memory.search("kiln repair", limit=1)["hits"][0]["note_path"] == "Journal.md"
+        headings = memory.index.query("SELECT DISTINCT heading_path[-1] FROM leaves WHERE note_path = 'Budget.md' ORDER BY 1")
+        assert headings == [("Budget",), ("Travel",)]
+        rows = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == rows
+    assert snapshot_files(vault) == before
+
+
+def test_an_index_holding_a_note_read_with_replacement_characters_is_rebuilt_to_read_it(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0031: a note in Windows-1251 lost every letter (replacement characters); it is
+    read in its code page now, and an index from before holding such a note is rebuilt once."""
+    (vault / "ru.md").write_bytes("Встреча завтра в десять, приходи вовремя.\n".encode("cp1251"))
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    before = snapshot_files(vault)
+    config = _indexed_before(  # as the code before left it
+        vault,
+        monkeypatch,
+        "0031",
+        then=["UPDATE leaves SET text = 'В' WHERE note_path = 'ru.md'", "UPDATE problems SET message = 'not valid UTF-8 (byte 0); indexed with replacement characters'"],
+    )
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert memory.search("встреча", limit=1)["hits"][0]["note_path"] == "ru.md"
+        [(message,)] = memory.index.query("SELECT message FROM problems WHERE path = 'ru.md'")
+        assert message.startswith("Windows-1251 text, not UTF-8")
+    assert snapshot_files(vault) == before
 
 
 def test_an_index_holding_a_message_without_a_ref_is_rebuilt_to_cite_it(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1614,7 +1664,7 @@ def test_a_note_in_a_legacy_east_asian_code_page_is_indexed_as_its_text(vault: P
     """A note of Chinese, Japanese or Korean saved in its legacy code page (GBK, Big5, Shift JIS,
     EUC-JP, EUC-KR: Windows' "ANSI" there) was indexed as replacement characters, its words in
     no search. It is read in its code page, and `status` names it; the file is not touched.
-    Latin text in Windows-1252 stays as it was: replacement characters, said."""
+    Latin text in Windows-1252 is read in it too, and said."""
     for name, (codec, _, text) in LEGACY_NOTES.items():
         (vault / f"{name}.md").write_bytes(text.encode(codec))
     (vault / "latin.md").write_bytes("# Café\n\nZoë's crème brûlée, naïve façade.\n".encode("cp1252"))
@@ -1631,7 +1681,8 @@ def test_a_note_in_a_legacy_east_asian_code_page_is_indexed_as_its_text(vault: P
             f"{said} text, not UTF-8; indexed, but Obsidian reads notes as UTF-8 — re-save it as UTF-8 to see it there",
         )
         assert (vault / f"{name}.md").read_bytes() == text.encode(codec)
-    assert problems["latin.md"][0] == "not_utf8" and "\ufffd" in texts["latin.md"]
+    assert problems["latin.md"][0] == "not_utf8" and problems["latin.md"][1].startswith("Windows-1252 text, not UTF-8")
+    assert "Zoë's crème brûlée, naïve façade." in texts["latin.md"]
 
 
 def test_a_binary_file_without_a_nul_byte_is_skipped_and_latin_text_is_not(vault: Path) -> None:

@@ -80,7 +80,6 @@ class ParsedNote(Pickled):
     body: str
     links: tuple[Link, ...]
     tags: tuple[str, ...]  # without "#", nested kept as "a/b"; lower-cased for matching
-    block_ids: tuple[str, ...]
     leaves: tuple[Leaf, ...]
     aliases: tuple[str, ...] = ()
 

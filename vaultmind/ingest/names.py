@@ -13,6 +13,9 @@ from vaultmind.ingest.model import SourceBatch
 from vaultmind.vault.layout import SOURCES_DIR, windows_safe
 
 SLUG_MAX = 80
+# A readable name's longest UTF-8 form: with a sibling's number and `.md` (`.12.md`) its file
+# name stays well within the 255 bytes file systems allow (80 CJK characters are 240 bytes).
+READABLE_NAME_MAX_BYTES = 240
 
 
 _SLUG_BAD_RE = re.compile(r"[^a-z0-9._-]+")
@@ -46,11 +49,12 @@ def readable_name(text: str, *, max_len: int = SLUG_MAX) -> str:
     """A file name as written, made safe, so a wikilink by that name (`[[Note A]]`) finds the note
     in Obsidian: Unicode NFC, case and spaces kept (runs of white space one space); characters a
     file name or a link cannot hold (`* " \\ / < > : | ? # ^ [ ]`, controls) become `-`; leading
-    and trailing spaces, `-` and `.` trimmed; at most `max_len` characters; a name Windows
+    and trailing spaces, `-` and `.` trimmed; at most `max_len` characters and `READABLE_NAME_MAX_BYTES`
+    bytes of UTF-8 (cut at a character: 80 emoji would be 320 bytes); a name Windows
     keeps for a device (`CON`, `nul.txt`, `COM1.tar.gz`) with `_` after its stem
     (`vault.layout.windows_safe`). A name with nothing left is `slugify`'s."""
     name = " ".join(_NAME_BAD_RE.sub("-", unicodedata.normalize("NFC", text)).split())
-    name = name.strip(" -.")[:max_len].rstrip(" -.")
+    name = name.strip(" -.")[:max_len].encode("utf-8")[:READABLE_NAME_MAX_BYTES].decode("utf-8", "ignore").rstrip(" -.")
     return windows_safe(name) if name else slugify(text, max_len=max_len)
 
 

@@ -5,7 +5,7 @@ disabled), too slow for a cold index of >= 500 notes/s; this scanner reads the s
 ~0.4 ms. It tracks what matters for Obsidian syntax — fenced and indented code, `%% comments %%`
 (also spanning lines), `<!-- html comments -->`, `$$ math $$` blocks, inline code and inline
 math, blockquotes and list context — so that nothing inside code, comments or math is counted,
-and finds headings, callouts and block ids. Its `BlockScan` is shared by syntax extraction
+and finds headings and block ids. Its `BlockScan` is shared by syntax extraction
 (`markdown.obsidian`) and chunking (`markdown.sections`). The test-suite cross-checks headings
 and code detection against markdown-it."""
 
@@ -49,15 +49,6 @@ class Heading:
 
 
 @dataclass(frozen=True, slots=True)
-class Callout:
-    type: str  # lower-cased: "note", "message", "email" …
-    title: str
-    fold: str  # "", "+" or "-"
-    line: int  # 1-based
-    depth: int  # blockquote nesting level (1 for a top-level callout)
-
-
-@dataclass(frozen=True, slots=True)
 class BlockScan:
     """The block structure of a body, line by line (shared by syntax extraction and chunking).
 
@@ -71,7 +62,6 @@ class BlockScan:
     kinds: list[int]
     masked: list[str]
     headings: tuple[Heading, ...]
-    callouts: tuple[Callout, ...]
     block_ids: dict[int, str]
     fences: dict[int, int]
     depths: list[int]
@@ -133,9 +123,12 @@ def _mask_inline(line: str, state: int) -> tuple[str, int]:
             if not line.startswith(opener, start):
                 i = start + 1
                 continue
+            j = line.find(closer, start + len(opener))
+            if j < 0 and c == "<" and not _opens_block(line[:start]):
+                i = start + 1  # an unclosed `<!--` within a line is text (CommonMark)
+                continue
             out.append(line[pos:start])
             out.append(MASK)
-            j = line.find(closer, start + len(opener))
             if j < 0:
                 return "".join(out), 1 if c == "%" else 2
             pos = i = j + len(closer)
@@ -161,6 +154,39 @@ def _mask_inline(line: str, state: int) -> tuple[str, int]:
     return "".join(out), 0
 
 
+def _opens_block(prefix: str) -> bool:
+    """Whether what comes before a mark on its line leaves the mark at the start of a block: only
+    quote markers, a list marker and up to three spaces of indent."""
+    rest = prefix.lstrip(" \t>")
+    return not rest or _LIST_RE.fullmatch(rest) is not None
+
+
+def _math_closes(lines: list[str], start: int, depth: int) -> bool:
+    """Whether the `$$` math block opening at line `start` (at blockquote `depth`) has a closing
+    `$$` line before its container ends: one that never closes is no math block but text, as in
+    markdown-it's dollarmath (a `$$$ a lot` must not hide the rest of the note)."""
+    for k in range(start + 1, len(lines)):
+        line = lines[k]
+        if depth and _quoted(line)[1] < depth:
+            return False  # the blockquote (callout) ended
+        if "$$" in line:
+            return True
+    return False
+
+
+def _item_column(line: str) -> int:
+    """The column where the text of the list item `line` starts: after its marker and one to four
+    spaces (one when more follow: the text is then indented code), as in CommonMark."""
+    body = line.lstrip(" \t")
+    indent = len(line) - len(body)
+    marker = len(body) - len(body.lstrip("0123456789")) or 1
+    if body[:marker].isdigit():
+        marker += 1  # the `.` or `)` after a number
+    rest = body[marker:]
+    spaces = len(rest) - len(rest.lstrip(" "))
+    return indent + marker + (spaces if 1 <= spaces <= 4 else 1)
+
+
 def _quoted(line: str) -> tuple[str, int]:
     """`line` without its blockquote markers, and their count (cheap for unquoted lines)."""
     c0 = line[:1]
@@ -177,7 +203,6 @@ def scan_blocks(body: str) -> BlockScan:
     masked = [""] * count
     depths = [0] * count
     headings: list[Heading] = []
-    callouts: list[Callout] = []
     block_ids: dict[int, str] = {}
     fences: dict[int, int] = {}
 
@@ -187,10 +212,12 @@ def scan_blocks(body: str) -> BlockScan:
     fence_start = -1
     fence_depth = 0
     in_math = False
+    unclosed_math = count  # from this line on, no unquoted `$$` block closes (no `$$` follows)
     in_icode = False
+    icode_indent = 4
     in_list = False
+    item_column = 0  # where the text of the last list item starts
     prev_blank = True
-    prev_depth = 0
     para_start = -1
 
     for i, line in enumerate(lines):
@@ -198,7 +225,7 @@ def scan_blocks(body: str) -> BlockScan:
             content, depth = _quoted(line)
             if depth >= fence_depth:
                 kinds[i] = FENCE
-                depths[i] = prev_depth = depth
+                depths[i] = depth
                 if fence_closes(content, fence_marker):
                     fences[fence_start] = i
                     fence_char = ""
@@ -223,13 +250,10 @@ def scan_blocks(body: str) -> BlockScan:
         if not line or line.isspace():
             kinds[i] = BLANK
             prev_blank = True
-            prev_depth = 0
             para_start = -1
             continue
         content, depth = _quoted(line)
         depths[i] = depth
-        outer_depth = prev_depth
-        prev_depth = depth
         if content[:1] in (" ", "\t"):
             stripped = content.lstrip(" \t")
             ws = content[: len(content) - len(stripped)]
@@ -239,7 +263,7 @@ def scan_blocks(body: str) -> BlockScan:
             indent = 0
         first = stripped[:1]
         if in_icode:
-            if indent >= 4 and depth == 0:
+            if indent >= icode_indent and depth == 0:
                 kinds[i] = ICODE
                 prev_blank = False
                 continue
@@ -260,21 +284,21 @@ def scan_blocks(body: str) -> BlockScan:
                         in_list = False
                     continue
             elif first == "$" and stripped.startswith("$$") and "$$" not in stripped[2:]:
-                kinds[i] = MATH
-                in_math = True
-                para_start = -1
-                prev_blank = False
-                continue
-            if depth == 0 and indent >= 4 and not in_list and para_start < 0:
+                if (depth or i < unclosed_math) and _math_closes(lines, i, depth):
+                    kinds[i] = MATH
+                    in_math = True
+                    para_start = -1
+                    prev_blank = False
+                    continue
+                if not depth:
+                    unclosed_math = i
+            code_indent = item_column + 4 if in_list else 4  # code in a list item: past its text
+            if depth == 0 and indent >= code_indent and (prev_blank if in_list else para_start < 0):
                 kinds[i] = ICODE
                 in_icode = True
+                icode_indent = code_indent
                 prev_blank = False
                 continue
-            if depth > outer_depth and first == "[" and stripped.startswith("[!"):
-                cm = CALLOUT_RE.match(stripped)
-                if cm is not None:
-                    title = (cm.group(3) or "").strip()
-                    callouts.append(Callout(cm.group(1).lower(), title, cm.group(2), i + 1, depth))
         # An ordinary line: mask inline spans, then look at its block role.
         if comment or "`" in line or "$" in line or "%" in line or "<!--" in line:
             text, comment = _mask_inline(line, comment)
@@ -303,6 +327,7 @@ def scan_blocks(body: str) -> BlockScan:
             is_item = (first in ("-", "*", "+") or first.isdigit()) and _LIST_RE.match(content) is not None
             if is_item:
                 in_list = True
+                item_column = _item_column(content)
                 para_start = -1
             elif indent == 0 and prev_blank:
                 in_list = False
@@ -325,7 +350,7 @@ def scan_blocks(body: str) -> BlockScan:
                 block_ids[i] = bm.group(1)
         prev_blank = False
 
-    return BlockScan(lines, kinds, masked, tuple(headings), tuple(callouts), block_ids, fences, depths)
+    return BlockScan(lines, kinds, masked, tuple(headings), block_ids, fences, depths)
 
 
 def fence_open(line: str) -> str | None:

@@ -10,9 +10,12 @@ Sections (documents, user notes, summaries, entity notes) — `section_leaves`:
   then characters; lists, tables, quotes by line first. A code fence larger than the budget is
   split by lines, each part re-wrapped in the fence's opening and closing lines.
 - Every leaf is self-describing: a leaf that does not start with its section's heading gets
-  that heading line (normalised to `## Text`, cut with "…" past a quarter of the budget)
-  prepended, then a blank line.
-- Texts are slices of the body (plus that prefix): no non-blank text is lost.
+  that heading line (normalised to ATX: as many `#` as its level, a space, its text — `# Text`
+  for a `===` setext heading, `## Text` for a `---` one; cut with "…" past a quarter of the
+  budget) prepended, then a blank line.
+- Texts are slices of the body (plus that prefix): no non-blank text is lost, but for a
+  setext heading's underline when its section is split: the first leaf then starts with the
+  prefix in place of the heading as written (every leaf of the section starts alike).
 - `heading_path` is the heading texts from the top; `anchor` is "#" + the heading as Obsidian
   links it, or "^id" when the leaf starts with a block carrying a block id, or "" before any
   heading.

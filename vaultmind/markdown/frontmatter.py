@@ -67,6 +67,9 @@ def body_sha256(body: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+READ_AS_BODY = "; read as body"  # the end of the problem of front matter that is no front matter
+
+
 def split_frontmatter(text: str) -> FrontMatter:
     """Split `text` into front matter data and body. Never raises on bad YAML."""
     if text.startswith(_BOM):
@@ -82,9 +85,7 @@ def split_frontmatter(text: str) -> FrontMatter:
     start = opened.end()
     close = _CLOSE_RE.search(text, start)
     if close is None:
-        return FrontMatter(
-            {}, text, "front matter opened with '---' on line 1 is never closed; read as body", 0
-        )
+        return FrontMatter({}, text, "front matter opened with '---' on line 1 is never closed" + READ_AS_BODY, 0)
     raw = text[start : close.start()]
     end = close.end()
     offset = text.count("\n", 0, end) + 1
@@ -92,6 +93,9 @@ def split_frontmatter(text: str) -> FrontMatter:
         end += 1  # the newline ending the closing line
     body = text[end:]
     data, error = parse_yaml_mapping(raw)
+    if error is not None and error.endswith(READ_AS_BODY):
+        # prose between a `---` rule and a later one: shown as text, so indexed as text
+        return FrontMatter({}, text, error, 0)
     return FrontMatter(data, body, error, offset)
 
 
@@ -118,7 +122,7 @@ def yaml_mapping(raw: str) -> tuple[dict[str, Any], str | None]:
     if loaded is None:
         return {}, None
     if not isinstance(loaded, dict):
-        return {}, f"front matter is a {_yaml_type(loaded)}, not a mapping of keys to values; ignored"
+        return {}, f"front matter is a {_yaml_type(loaded)}, not a mapping of keys to values" + READ_AS_BODY
     budget = _Budget(EXPANDED_VALUES_PER_CHAR * len(raw) + EXPANDED_VALUES_EXTRA)
     try:
         return {_key(k, budget): jsonable(v, budget=budget) for k, v in loaded.items()}, None

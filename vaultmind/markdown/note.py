@@ -86,7 +86,6 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         body=body,
         links=syntax.links,
         tags=syntax.tags,
-        block_ids=syntax.block_ids,
         leaves=tuple(leaves),
         aliases=aliases_of(data),
     )

@@ -1,4 +1,4 @@
-"""Obsidian syntax: links, embeds, tags, block ids, headings and callouts of a note body.
+"""Obsidian syntax: links, embeds, tags and headings of a note body.
 
 Read from the line scan of `markdown.blocks` (its masked lines: nothing inside code, comments
 or math is counted) plus the front matter's `tags` and wikilinks in its values.
@@ -20,13 +20,16 @@ from itertools import accumulate
 from typing import Any
 from urllib.parse import unquote
 
-from vaultmind.markdown.blocks import MASK, BlockScan, Callout, Heading, scan_blocks
+from vaultmind.markdown.blocks import MASK, BlockScan, Heading, scan_blocks
 from vaultmind.model import Link
 
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _MDLINK_RE = re.compile(
-    r"\[((?:\\.|[^\[\]\\\n])*)\]\([ \t]*(<[^<>\n]*>|[^\s()<>]+)(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'))?[ \t]*\)"
+    r"\[((?:\\.|[^\[\]\\\n])*)\]\([ \t]*(<(?:\\.|[^<>\\\n])*>|"
+    r"(?:\\.|[^\s()<>\\]|\((?:\\.|[^\s()<>\\])*\))+)"  # balanced parentheses, as CommonMark
+    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
 )
+_ESCAPED_RE = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash escape of ASCII punctuation
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _TAG_RE = re.compile(r"#(?<!\S#)([\w/-]+)")
 _TAG_OK_RE = re.compile(r"[^\W\d]")
@@ -37,9 +40,7 @@ _TAG_FULL_RE = re.compile(r"[\w/-]+")
 class Syntax:
     links: tuple[Link, ...]
     tags: tuple[str, ...]
-    block_ids: tuple[str, ...]
     headings: tuple[Heading, ...]
-    callouts: tuple[Callout, ...]
 
 
 def parse_obsidian(
@@ -86,8 +87,7 @@ def parse_obsidian(
             if found_tag:
                 tags.setdefault(found_tag, None)
 
-    block_ids = dict.fromkeys(scan.block_ids.values())
-    return Syntax(tuple(links), tuple(tags), tuple(block_ids), scan.headings, scan.callouts)
+    return Syntax(tuple(links), tuple(tags), scan.headings)
 
 
 def raw_link_targets(text: str) -> Iterator[str]:
@@ -141,6 +141,7 @@ def parse_wikilink(inner: str, *, embed: bool = False, line: int = 0) -> Link | 
 def _markdown_link(dest: str, *, embed: bool, line: int) -> Link | None:
     if dest.startswith("<"):
         dest = dest[1:-1].strip()
+    dest = _ESCAPED_RE.sub(r"\1", dest)
     if not dest or _SCHEME_RE.match(dest) or dest.startswith("//"):
         return None  # http(s), mailto, obsidian, file … and protocol-relative URLs
     path, hsep, sub = dest.partition("#")

@@ -207,6 +207,7 @@ def _meta_line_escape(line: str) -> str:
 # Escaping puts one more backslash before the mark; unescaping takes one away.
 _PROSE_MARKS = (
     (r"%", r"(?<=%)"),  # a comment opens at "%%"
+    (r"\$", r"(?<=\$)"),  # a math block opens at "$$"
     (r"<(?=[A-Za-z/!?])", r""),  # an HTML tag, comment or declaration
     (r"\^(?=[A-Za-z0-9-]+[ \t]*$)", r"(?:(?<=[ \t])|^)"),  # a block id ends its line
 )

@@ -61,6 +61,18 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
+NAME_MAX_BYTES = 255  # the longest file name (in UTF-8 bytes) common file systems hold
+
+
+def temp_name(name: str) -> str:
+    """The name of a temporary file for writing `name`: `.{name}.{12 hex}.vaultmind-tmp`, with
+    `name` cut (at a character) so the whole fits in `NAME_MAX_BYTES`: a target whose own name
+    fits can always be written."""
+    tail = f".{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    room = NAME_MAX_BYTES - 1 - len(tail)
+    return f".{name.encode('utf-8')[:room].decode('utf-8', 'ignore')}{tail}"
+
+
 def write_atomic(path: str | Path, data: bytes, *, overwrite: bool, mode: int = 0o666) -> None:
     """Write `data` to `path` atomically and durably.
 
@@ -72,7 +84,7 @@ def write_atomic(path: str | Path, data: bytes, *, overwrite: bool, mode: int = 
     folder = target.parent
     if not overwrite and os.path.lexists(target):
         raise _clobber(target)
-    temp = folder / f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    temp = folder / temp_name(target.name)
     try:
         _write_new(temp, data, mode)
         if overwrite:

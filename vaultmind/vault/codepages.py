@@ -36,6 +36,12 @@ from dataclasses import dataclass
 from functools import cache
 
 NAMES = {"cp949": "EUC-KR", "euc_jp": "EUC-JP", "cp932": "Shift JIS", "gb18030": "GB18030", "cp950": "Big5"}
+# European 8-bit code pages by their common names (`european_codec`)
+EUROPEAN_NAMES = {
+    **{f"cp125{n}": f"Windows-125{n}" for n in "0123457"},
+    "koi8_r": "KOI8-R",
+    "mac_roman": "Mac Roman",
+}
 _OTHER_SHARE = 0.1  # of the non-ASCII characters, at most, neither East Asian nor a symbol of the code page's own
 _LONE_SHARE = 0.2  # of the East Asian letters, at most, alone and glued to ASCII letters (an accent read so)
 _HANGUL_SHARE = 0.9  # of a Korean text's letters, at least, Hangul syllables
@@ -192,6 +198,7 @@ _BEFORE = frozenset("«“„‘‚‹¡¿–—")
 _AFTER = frozenset("»”’›…°%€–—")
 _IN_WORD = frozenset("'’-·")  # between two letters of a word: l'été, Saint-Étienne, col·lecció
 _ODD_WORDS = 0.1  # of the words holding a letter past ASCII, at most, not words of the code page
+_WORDS_SURE = 4  # of a sample's words holding a letter past ASCII, at least, to name its code page
 _WORDS_READ = 64  # of a sample's words holding a letter past ASCII, those read (enough to tell, and fast)
 _RUN_RE = re.compile(r"\S+")
 
@@ -201,22 +208,45 @@ def european(sample: bytes) -> bool:
     module doc): of its first words holding a letter past ASCII (`_WORDS_READ`), hardly any is
     of letters of two scripts or of mixed case ("ИёАЗ", "ÎÒÃÇÔÚ" is one case but "ÎÒÃÇÔÚº¼"
     holds a symbol). A code page is left at the first words too many that are not its own."""
+    return any(_reading(sample, codec, script) is not None for codec, script in _EUROPEAN)
+
+
+def european_codec(sample: bytes) -> str | None:
+    """The European 8-bit code page `sample` (not UTF-8) is in, or None: the first of
+    `_EUROPEAN` it reads as words of (`european`) — at least `_WORDS_SURE` of them —, a Latin
+    one only when most of its words with an accented letter hold an ASCII letter too ("Café"). Cyrillic or Greek read in a Latin code
+    page are words of accented letters alone ("Ïðèâåò" for "Привет" in Windows-1251), and
+    Latin read in a Cyrillic one mixes two scripts in a word ("Cafй")."""
     for codec, script in _EUROPEAN:
-        try:
-            text = sample.decode(codec)
-        except UnicodeDecodeError:
+        words = _reading(sample, codec, script)
+        if words is not None and len(words) < _WORDS_SURE:
+            return None  # a few words read as several code pages ("ÄÖÜß" is "ДЦЬЯ" in Windows-1251)
+        if words is not None and (script != "LATIN" or 2 * _with_ascii(words) > len(words)):
+            return codec
+    return None
+
+
+def _reading(sample: bytes, codec: str, script: str) -> list[str] | None:
+    """The words holding a letter past ASCII that `sample` read in `codec` gives (its first
+    `_WORDS_READ`), when hardly any is not a word of `script`; else None."""
+    try:
+        text = sample.decode(codec)
+    except UnicodeDecodeError:
+        return None
+    words: list[str] = []
+    odd = 0
+    for word in _words(text):
+        if word.isascii() or not any(ch.isalpha() and not ch.isascii() for ch in word):
             continue
-        words = odd = 0
-        for word in _words(text):
-            if word.isascii() or not any(ch.isalpha() and not ch.isascii() for ch in word):
-                continue
-            words += 1
-            odd += not _word_of(word, script)
-            if words == _WORDS_READ or odd > _ODD_WORDS * _WORDS_READ:
-                break
-        if words and odd <= _ODD_WORDS * words:
-            return True
-    return False
+        words.append(word)
+        odd += not _word_of(word, script)
+        if len(words) == _WORDS_READ or odd > _ODD_WORDS * _WORDS_READ:
+            break
+    return words if words and odd <= _ODD_WORDS * len(words) else None
+
+
+def _with_ascii(words: list[str]) -> int:
+    return sum(1 for word in words if any(ch.isascii() and ch.isalpha() for ch in word))
 
 
 def _words(text: str) -> Iterator[str]:

@@ -34,7 +34,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from vaultmind.vault.codepages import NAMES, european, legacy_codec
+from vaultmind.vault.codepages import EUROPEAN_NAMES, NAMES, european, european_codec, legacy_codec
 
 SNIFF_BYTES = 8192
 _STRAY_CONTROLS = 0.05  # of a file's first 8 KB, at most, in control bytes (NUL …) for text that holds a NUL
@@ -69,8 +69,8 @@ class DecodedText:
 
     @property
     def legacy(self) -> bool:
-        """East Asian text in a legacy code page (`vault.codepages`): not UTF-8 either."""
-        return self.encoding in NAMES
+        """Text in a legacy code page (`vault.codepages`), East Asian or European: not UTF-8 either."""
+        return self.encoding in NAMES or self.encoding in EUROPEAN_NAMES
 
     @property
     def name(self) -> str:
@@ -81,7 +81,7 @@ def encoding_name(encoding: str) -> str:
     """An encoding of `DecodedText` as people call it: "UTF-16", "GB18030", "Shift JIS", "Windows-1252"."""
     if encoding.startswith(("utf-16", "utf-32")):
         return encoding[:6].upper()
-    return NAMES.get(encoding) or {"cp1252": "Windows-1252"}.get(encoding, encoding.upper())
+    return NAMES.get(encoding) or EUROPEAN_NAMES.get(encoding, encoding.upper())
 
 
 def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
@@ -96,7 +96,7 @@ def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
             return plain  # past ASCII: no UTF-16 reads as UTF-8 (`_reads_as_utf8`)
         if plain.bad_byte is None:  # ASCII bytes holding control bytes: perhaps UTF-16 CJK
             return _script_without_bom(data) or plain
-        return _legacy(data, sample) or _script_without_bom(data) or _text_or_binary(plain, sample)
+        return _legacy(data, sample) or _script_without_bom(data) or _european(_text_or_binary(plain, sample), data)
     guess = _wide_without_bom(sample)
     if guess is not None:
         decoded = _decoded_wide(data, guess)
@@ -108,7 +108,17 @@ def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
     plain = _decoded(data, "utf-8", fallback=fallback)
     if plain.bad_byte is not None:
         plain = _legacy(data, sample) or plain
-    return _text_or_binary(plain, sample)
+    return _european(_text_or_binary(plain, sample), data)
+
+
+def _european(decoded: DecodedText, data: bytes) -> DecodedText:
+    """`decoded` — text that is not UTF-8 (nor a legacy East Asian code page) read with
+    replacement characters or the fallback — read in the European 8-bit code page it is in instead, if any
+    (`codepages.european_codec`: Windows-1251 or KOI8-R Cyrillic would lose every letter)."""
+    if decoded.text is None or decoded.encoding in NAMES or (decoded.encoding == "utf-8" and decoded.bad_byte is None):
+        return decoded
+    codec = european_codec(data[:SNIFF_BYTES].replace(b"\x00", b""))
+    return decoded if codec is None else _decoded(data, codec, fallback=codec)
 
 
 def _control_bytes(sample: bytes) -> bool:

@@ -69,8 +69,9 @@ def decode_note(rel: str, data: bytes) -> tuple[str | None, Problem | None]:
     """Text of a note, or None for binary content (`vault.encoding.decode_text`). UTF-16 and
     UTF-32 text (what Windows Notepad saves as "Unicode") is indexed and reported: Obsidian
     reads notes as UTF-8. East Asian text in a legacy code page (GB18030, Big5, Shift JIS, EUC-JP,
-    EUC-KR) is read in it; other non-UTF-8 text is decoded with replacement characters; both are
-    reported, so nothing readable is lost. A few stray NUL bytes in text (a sync tool's glitch, a paste)
+    EUC-KR) and European text in an 8-bit one (Windows-1251, KOI8-R, Windows-1252 …, four words
+    or more) are read in it; other non-UTF-8 text is decoded with replacement characters; all are
+    reported. A few stray NUL bytes in text (a sync tool's glitch, a paste)
     do not make it binary: they are indexed as replacement characters (a NUL would end a string
     in some tools, and is what the Markdown parser masks spans with) and reported. The note
     itself is never rewritten."""
