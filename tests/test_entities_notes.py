@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
-from vaultmind.daemon import Daemon
 from vaultmind.entities.notes import create_entity_notes, planned_entity_notes
 from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
@@ -19,7 +17,7 @@ from vaultmind.memory import Memory
 from vaultmind.tree.engine import seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 
-from .conftest import run_main, snapshot_files, write
+from .conftest import run_main, running_daemon, snapshot_files, write
 from .treekit import tree_config
 
 
@@ -251,12 +249,7 @@ def test_the_daemon_seals_trees_when_an_entity_note_cannot_be_written(vault: Pat
             "entities.ner_model": "off",
         },
     )
-    memory = Memory.open(config)
-    daemon = Daemon(config, memory)
-    thread = threading.Thread(target=daemon.run, daemon=True)
-    thread.start()
-    try:
-        assert daemon.ready.wait(20)
+    with running_daemon(config, ready_s=20, join_s=20) as (memory, daemon):
         messages = [(DANA, f"Deploy step {i} of the lighthouse service finished without errors.") for i in range(12)]
         write(vault, "sources/chat/ops.md", chat("ops", messages))
         deadline = time.monotonic() + 30
@@ -270,7 +263,3 @@ def test_the_daemon_seals_trees_when_an_entity_note_cannot_be_written(vault: Pat
         assert [(p["path"], p["kind"]) for p in problems] == [
             ("entities/person/dana-whitfield.md", "entity_note_unwritten")
         ]
-    finally:
-        daemon.stop()
-        thread.join(20)
-        memory.close()
