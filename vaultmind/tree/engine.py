@@ -389,8 +389,7 @@ class _Sealer:
             return "kept" if outcome is None else outcome
         data = note.render().encode("utf-8")
         if rel in self.kept_keys:  # sealed again where it was: with the properties you added
-            held = self.kept_keys.pop(rel)
-            data = with_user_keys(with_aliases(note, held).render().encode("utf-8"), held, SUMMARY_KEYS)
+            data = _keeping_yours(note, self.kept_keys.pop(rel))
         try:
             write_atomic(path, data, overwrite=False)
         except RefuseToClobber:
@@ -413,13 +412,18 @@ def write_owned(path: Path, note: SummaryNote) -> str | None:
         return None
     if not _owned(existing):
         return None
-    data = with_user_keys(with_aliases(note, existing).render().encode("utf-8"), existing, SUMMARY_KEYS)
+    data = _keeping_yours(note, existing)
     if existing == data:
         return "same"
     if _changed_since(path, existing):
         return None  # you saved it while it was rendered: yours
     write_atomic(path, data, overwrite=True)
     return "written"
+
+
+def _keeping_yours(note: SummaryNote, old: bytes) -> bytes:
+    """`note` rendered with the keys, aliases and title you gave `old`, the note it replaces."""
+    return with_user_keys(with_aliases(note, old).render().encode("utf-8"), old, SUMMARY_KEYS)
 
 
 def _changed_since(path: Path, held: bytes) -> bool:
