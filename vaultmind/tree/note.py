@@ -164,8 +164,8 @@ def children_digest(content_hashes: Sequence[str]) -> str:
 
 UNLINKABLE_PATH = r"[\[\]|#^\x00-\x1f]|^\s"
 """A note path no wikilink carries back exactly (`[ ] | # ^`, a control character, a leading
-space): such a note never feeds a tree (it stays indexed and searchable). The same pattern in
-DuckDB's (RE2) pattern."""
+space): such a note never feeds a tree (it stays indexed and searchable). An RE2 pattern, as
+DuckDB's `regexp_matches` reads it."""
 
 
 def _target(path: str) -> str:
