@@ -175,7 +175,8 @@ def index_bytes(config: Config) -> int:
 def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, take_notice: bool = True) -> dict[str, Any]:
     """The whole status: `counts` (`read_counts`) with what is read on every status.
     `take_notice`: this status is the user's (`vaultmind status`), which says a quarantine's
-    notice once; a poll (the plugin's status bar, `doctor`) says it and leaves it for that one."""
+    notice once; a poll (the plugin's status bar, `doctor`) says it too and leaves it for the
+    user's status."""
     from vaultmind.entities.backfill import entity_deriver
     from vaultmind.queue.store import queue_status
 
