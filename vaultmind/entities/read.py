@@ -95,8 +95,10 @@ def resolve_ref(index: Index, ref: str) -> str:
         raise UsageError("give an entity id or name")
     registry = _registry(index)
     ident = canonical_id(text)
-    if ident is not None and index.scalar("SELECT count(*) FROM entities WHERE id = ?", [registry.final(ident)]):
-        return registry.final(ident)
+    if ident is not None:
+        ident = registry.final(ident)
+        if index.scalar("SELECT count(*) FROM entities WHERE id = ?", [ident]):
+            return ident
     for match in (registry.by_name(text), registry.by_email(text), registry.by_handle(text)):
         if match.entity_id is not None:
             return match.entity_id
