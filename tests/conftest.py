@@ -156,6 +156,27 @@ def write_chat(vault: Path, day: str, messages: list[tuple[str, str]]) -> None:
     write(vault, f"sources/chat/two/{day}.md", render_source_note(meta, msgs))
 
 
+def write_slack_day(
+    vault: Path, day: str, messages: list[tuple[str, str, str]], ref: str = "slack://C1/{day}-{i}"
+) -> None:
+    """A Slack day note of `(author, HH:MM in UTC, text)` messages; `ref` formats each message's
+    source ref from `day`, `i` (its place) and `back` (99 − its place)."""
+    meta = SourceMeta(
+        kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"#general {day}"
+    )
+    msgs = [
+        Message(
+            message_id=f"{day}-{i}",
+            author=a,
+            timestamp=f"{day}T{t}:00Z",
+            text=x,
+            source_ref=ref.format(day=day, i=i, back=99 - i),
+        )
+        for i, (a, t, x) in enumerate(messages)
+    ]
+    write(vault, f"sources/chat/slack/acme/general/{day}.md", render_source_note(meta, msgs))
+
+
 
 class DeepFolders:
     """Trees deeper than Python's recursion limit: made one level after the other

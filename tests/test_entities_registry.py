@@ -366,7 +366,7 @@ def test_a_generated_one_word_note_matches_only_as_it_was_written(vault: Path, m
         put(vault, f"notes/{when}.md", f"#launch {when}\n")
     mem.sync()
     assert create_entity_notes(mem).paths == ["entities/topic/launch.md"]  # written by vaultmind
-    put(vault, "entities/org/apple.md", render_entity_note("org:apple", "org", "Apple", [], []))
+    put(vault, "entities/org/apple.md", render_entity_note("org:apple", "org", "Apple", []))
     put(vault, "entities/topic/harvest.md", entity("topic:harvest", "Harvest"))  # the user's
     put(vault, "notes/words.md", "The rocket launch slipped. I ate an apple at the harvest.\n")
     put(vault, "notes/names.md", "Apple shipped it; see #launch.\n")

@@ -14,22 +14,11 @@ import pytest
 
 from vaultmind.config import MAX_LIMIT, load_config
 from vaultmind.errors import ConfigError, UsageError
-from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
-from .conftest import run_main, write, write_chat
+from .conftest import run_main, write, write_chat, write_slack_day
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _chat(vault: Path, day: str, messages: list[tuple[str, str, str]]) -> None:
-    """A Slack day note of `(author, HH:MM in UTC, text)` messages."""
-    meta = SourceMeta(kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"#general {day}")
-    msgs = [
-        Message(message_id=f"{day}-{i}", author=a, timestamp=f"{day}T{t}:00Z", text=x, source_ref=f"slack://C1/{day}-{i}")
-        for i, (a, t, x) in enumerate(messages)
-    ]
-    write(vault, f"sources/chat/slack/acme/general/{day}.md", render_source_note(meta, msgs))
 
 
 @pytest.fixture
@@ -50,7 +39,7 @@ def test_a_time_without_an_offset_is_the_askers_clock_time_in_every_command(
     without an offset is read on this machine's clock (an API client's is UTC, as before)."""
     monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
     (vault / ".vaultmind").mkdir()
-    _chat(vault, "2024-06-12", [("Alice Chen", "10:00", "Budget approved for the servers."), ("Carol Diaz", "10:40", "Servers ordered.")])
+    write_slack_day(vault, "2024-06-12", [("Alice Chen", "10:00", "Budget approved for the servers."), ("Carol Diaz", "10:40", "Servers ordered.")])
     _, window, _ = run_main(capsys, "query", "window", "2024-06-12T18:30", "2024-06-12T19:30", "--vault", str(vault), "--json")
     assert [h["content"] for h in window["hits"]] == ["Budget approved for the servers."]
     _, source, _ = run_main(capsys, "query", "source", "--kind", "chat", "--since", "2024-06-12T19:01", "--vault", str(vault), "--json")
@@ -95,7 +84,7 @@ def test_every_hit_has_one_shape_and_the_docs_describe_it(vault: Path) -> None:
 
 
 def test_a_limit_above_the_cap_is_an_error_that_names_it(vault: Path) -> None:
-    _chat(vault, "2024-06-12", [("Alice Chen", "10:00", "Budget approved for the servers.")])
+    write_slack_day(vault, "2024-06-12", [("Alice Chen", "10:00", "Budget approved for the servers.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         assert len(memory.query("walk", {"query": "budget", "limit": MAX_LIMIT})["hits"]) == 1
@@ -114,7 +103,7 @@ def test_a_limit_above_the_cap_is_an_error_that_names_it(vault: Path) -> None:
 
 
 def test_fetch_leaves_takes_at_most_the_cap_of_ids(vault: Path) -> None:
-    _chat(vault, "2024-06-12", [("Alice Chen", "10:00", "Budget approved for the servers.")])
+    write_slack_day(vault, "2024-06-12", [("Alice Chen", "10:00", "Budget approved for the servers.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         leaf = memory.query("query_source", {"kind": "chat"})["hits"][0]["node_id"]
@@ -155,10 +144,10 @@ def test_drill_down_on_a_leaf_says_it_has_no_children_and_names_its_summary(vaul
 def test_the_last_time_something_happened_is_answered_latest_first(vault: Path) -> None:
     """"When did I last email Dana?" puts the latest message that says it first, though an
     earlier one says it more; "last week" stays a window, not this order."""
-    _chat(vault, "2024-03-04", [("Sam Lee", "09:00", "Emailed Dana the contract, then emailed Dana the annex. Dana emailed back.")])
-    _chat(vault, "2024-04-15", [("Sam Lee", "09:00", "I emailed Dana about the invoice.")])
-    _chat(vault, "2024-05-20", [("Sam Lee", "09:00", "Emailed Dana the signed copy.")])
-    _chat(vault, "2024-06-12", [("Sam Lee", "09:00", "Dana is on holiday until July.")])
+    write_slack_day(vault, "2024-03-04", [("Sam Lee", "09:00", "Emailed Dana the contract, then emailed Dana the annex. Dana emailed back.")])
+    write_slack_day(vault, "2024-04-15", [("Sam Lee", "09:00", "I emailed Dana about the invoice.")])
+    write_slack_day(vault, "2024-05-20", [("Sam Lee", "09:00", "Emailed Dana the signed copy.")])
+    write_slack_day(vault, "2024-06-12", [("Sam Lee", "09:00", "Dana is on holiday until July.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         at = "2024-06-20T12:00:00Z"

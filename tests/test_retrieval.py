@@ -15,7 +15,6 @@ from vaultmind.cli.output import print_hits
 from vaultmind.config import load_config
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.lexical import terms
-from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence
@@ -24,31 +23,14 @@ from vaultmind.retrieval.retold import tells_of
 from vaultmind.retrieval.timeparse import parse_time_window
 from vaultmind.vault.layout import obsidian_link
 
-from .conftest import write, write_chat
+from .conftest import write, write_chat, write_slack_day
 
 NOW = datetime(2024, 6, 20, 12, 0)
 
 
-def _chat(vault: Path, day: str, messages: list[tuple[str, str, str]], ref: str = "slack://C1/{day}-{i}") -> None:
-    meta = SourceMeta(
-        kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title=f"#general {day}"
-    )
-    msgs = [
-        Message(
-            message_id=f"{day}-{i}",
-            author=a,
-            timestamp=f"{day}T{t}:00Z",
-            text=x,
-            source_ref=ref.format(day=day, i=i, back=99 - i),
-        )
-        for i, (a, t, x) in enumerate(messages)
-    ]
-    write(vault, f"sources/chat/slack/acme/general/{day}.md", render_source_note(meta, msgs))
-
-
 @pytest.fixture
 def mem(vault: Path) -> Memory:
-    _chat(
+    write_slack_day(
         vault,
         "2024-05-08",
         [
@@ -56,7 +38,7 @@ def mem(vault: Path) -> Memory:
             ("Bob Stone", "09:05", "Fine by me, I will book the large room."),
         ],
     )
-    _chat(
+    write_slack_day(
         vault,
         "2024-06-12",
         [
@@ -109,8 +91,8 @@ def test_walk_time_window_prefers_leaves_inside_it(mem: Memory) -> None:
 def test_walk_reads_last_week_from_the_day_the_question_names(vault: Path) -> None:
     """"Last week, as Dana said on 6 May" is the week before 6 May, not the week before the
     reference time: Dana's message of 6 May ranks first, the same words a month later do not."""
-    _chat(vault, "2024-05-06", [("Dana Park", "09:00", "Last week the kiln cracked during the glaze firing.")])
-    _chat(vault, "2024-06-17", [("Dana Park", "09:00", "Last week the kiln cracked during the glaze firing again.")])
+    write_slack_day(vault, "2024-05-06", [("Dana Park", "09:00", "Last week the kiln cracked during the glaze firing.")])
+    write_slack_day(vault, "2024-06-17", [("Dana Park", "09:00", "Last week the kiln cracked during the glaze firing again.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         result = memory.walk("What broke last week, as Dana said on 6 May 2024?", limit=5, reference_time=NOW)
@@ -124,10 +106,10 @@ def test_walk_reads_last_week_from_the_day_the_question_names(vault: Path) -> No
 def test_a_date_without_its_year_is_the_one_the_memory_holds_it_in(vault: Path) -> None:
     """An archive of 2022 asked in 2024 "what did we decide on 7 March?": the window had been
     7 March 2024, where the memory holds nothing, and the decision did not lead."""
-    _chat(vault, "2022-03-04", [("Alice Chen", "09:00", "Let's not decide the venue in chat.")])
-    _chat(vault, "2022-03-07", [("Bob Stone", "10:00", "Decided: the harbour venue it is, signed today.")])
-    _chat(vault, "2023-03-20", [("Bob Stone", "10:00", "Shall we decide on the catering?"), ("Bob Stone", "10:05", "The offsite is on March 20.")])
-    _chat(vault, "2021-03-15", [("Dana Park", "10:00", "Count me in for the pottery class.")])
+    write_slack_day(vault, "2022-03-04", [("Alice Chen", "09:00", "Let's not decide the venue in chat.")])
+    write_slack_day(vault, "2022-03-07", [("Bob Stone", "10:00", "Decided: the harbour venue it is, signed today.")])
+    write_slack_day(vault, "2023-03-20", [("Bob Stone", "10:00", "Shall we decide on the catering?"), ("Bob Stone", "10:05", "The offsite is on March 20.")])
+    write_slack_day(vault, "2021-03-15", [("Dana Park", "10:00", "Count me in for the pottery class.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         result = memory.walk("What did we decide on 7 March?", limit=5, reference_time=NOW)
@@ -153,7 +135,7 @@ def test_what_happened_in_a_window_is_told_by_the_messages_that_say_the_most(vau
     """"What happened last week?" had ranked the window's messages by their likeness to "what
     happened": chit-chat first. Now the window's messages that say the most lead, and a window
     the memory holds nothing in says so."""
-    _chat(
+    write_slack_day(
         vault,
         "2024-06-12",
         [
@@ -181,8 +163,8 @@ def test_walk_favours_a_message_written_just_after_the_window_it_tells_of(vault:
     """Asked "What did Dana watch on 1 May?", Dana tells of it the next morning. That message is
     outside the window, but a message within days after it ranks above one from weeks later
     (its words name no time: "last night" would tell of 1 May, and count as inside)."""
-    _chat(vault, "2024-05-02", [("Dana Park", "09:00", "I watched the film Arrival, wonderful.")])
-    _chat(vault, "2024-05-25", [("Dana Park", "09:00", "I watched the film Arrival again, wonderful.")])
+    write_slack_day(vault, "2024-05-02", [("Dana Park", "09:00", "I watched the film Arrival, wonderful.")])
+    write_slack_day(vault, "2024-05-25", [("Dana Park", "09:00", "I watched the film Arrival again, wonderful.")])
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
         hits = memory.walk("Which film did Dana watch on 1 May 2024?", limit=5, reference_time=NOW)["hits"]
@@ -196,10 +178,10 @@ def test_walk_counts_a_message_that_tells_of_the_window_from_outside_it_as_insid
     April, tells of March: it ranks as inside the window, above a March message that shares
     fewer of the question's words. "last week" written in April names April, and a time longer
     than the window ("last year") names none of its days: both stay outside."""
-    _chat(vault, "2024-03-20", [("John Park", "09:00", "Colleagues are fun, we had lunch together today.")])
-    _chat(vault, "2024-04-18", [("John Park", "09:00", "My colleagues and I attended a convention together last month.")])
-    _chat(vault, "2024-04-25", [("John Park", "09:00", "My colleagues and I attended a meetup together last week.")])
-    _chat(vault, "2024-05-02", [("John Park", "09:00", "My colleagues and I attended a gala together last year.")])
+    write_slack_day(vault, "2024-03-20", [("John Park", "09:00", "Colleagues are fun, we had lunch together today.")])
+    write_slack_day(vault, "2024-04-18", [("John Park", "09:00", "My colleagues and I attended a convention together last month.")])
+    write_slack_day(vault, "2024-04-25", [("John Park", "09:00", "My colleagues and I attended a meetup together last week.")])
+    write_slack_day(vault, "2024-05-02", [("John Park", "09:00", "My colleagues and I attended a gala together last year.")])
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
         hits = memory.walk("What did John attend with his colleagues in March 2024?", limit=5, reference_time=NOW)["hits"]
@@ -612,7 +594,7 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
     from vaultmind.tree.engine import seal_ready
 
     day = "2024-05-08"
-    _chat(
+    write_slack_day(
         vault,
         day,
         [
@@ -663,7 +645,7 @@ def test_a_time_window_weighs_summaries_by_their_range_and_a_question_of_time_al
     window's messages first, not others that use the same words."""
     from vaultmind.tree.engine import seal_ready
 
-    _chat(
+    write_slack_day(
         vault,
         "2024-05-08",
         [
@@ -686,8 +668,8 @@ def test_a_time_window_weighs_summaries_by_their_range_and_a_question_of_time_al
 
         assert summary_factors("lighthouse restoration progress in May 2024") == {1.0}
         assert summary_factors("lighthouse restoration progress in April 2024") == {0.35}
-        _chat(vault, "2024-06-18", [("Bob Stone", "10:00", "Yesterday was the harbor survey, yesterday all day.")])
-        _chat(vault, "2024-06-19", [("Alice Chen", "10:00", "Painted the north wall of the boathouse.")])
+        write_slack_day(vault, "2024-06-18", [("Bob Stone", "10:00", "Yesterday was the harbor survey, yesterday all day.")])
+        write_slack_day(vault, "2024-06-19", [("Alice Chen", "10:00", "Painted the north wall of the boathouse.")])
         memory.sync()
         first = memory.walk("what did we do yesterday?", limit=5, reference_time=NOW)["hits"][0]
         assert "boathouse" in first["content"] and first["breakdown"]["time_factor"] == 1.0
@@ -711,9 +693,9 @@ def test_obsidian_links_quote_every_character_of_vault_note_and_anchor() -> None
 def test_the_windows_words_are_not_searched_and_its_leaves_come_first(vault: Path) -> None:
     """"What happened last month?": a message of this month that says "last month" is no match;
     the messages of last month, which share no word with the question, come first."""
-    _chat(vault, "2024-05-14", [("Dana Park", "09:00", "The kiln cracked during the glaze firing.")])
-    _chat(vault, "2024-05-21", [("Alice Chen", "10:00", "Bob joined the pottery team today.")])
-    _chat(vault, "2024-06-12", [("Bob Stone", "11:00", "I paid last month's studio rent, the month before too.")])
+    write_slack_day(vault, "2024-05-14", [("Dana Park", "09:00", "The kiln cracked during the glaze firing.")])
+    write_slack_day(vault, "2024-05-21", [("Alice Chen", "10:00", "Bob joined the pottery team today.")])
+    write_slack_day(vault, "2024-06-12", [("Bob Stone", "11:00", "I paid last month's studio rent, the month before too.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         result = memory.walk("what happened last month?", reference_time=datetime(2024, 6, 20, 12, 0, tzinfo=UTC))
@@ -731,7 +713,7 @@ def test_the_windows_words_are_not_searched_and_its_leaves_come_first(vault: Pat
 def test_a_question_of_only_unknown_tokens_finds_nothing(vault: Path) -> None:
     """An emoji embeds as zeros with the static model: no leaf is near it, so there is no hit
     (it used to rank every leaf at the same cosine, each claiming a perfect dense match)."""
-    _chat(vault, "2024-05-14", [("Dana Park", "09:00", "Cake for Grandma 🎂 on Saturday."), ("Bob Stone", "09:05", "Sure.")])
+    write_slack_day(vault, "2024-05-14", [("Dana Park", "09:00", "Cake for Grandma 🎂 on Saturday."), ("Bob Stone", "09:05", "Sure.")])
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
         assert memory.walk("🎂")["hits"] == []
@@ -1008,7 +990,7 @@ def test_a_word_of_a_name_the_question_resolved_is_not_missing(vault: Path) -> N
     among the words the memory never mentions."""
     write(vault, "entities/org/harbor-hall.md", '---\nvaultmind: entity\nid: "org:harbor-hall"\nkind: org\n'
           "display_name: Harbor Hall\naliases:\n  - Harbour Hall\n---\n# Harbor Hall\n\nEvent venue on the quay.\n")
-    _chat(vault, "2024-03-06", [("Dana Park", "09:00", "The Harbor Hall deposit of 1,500 is due by 15 March.")])
+    write_slack_day(vault, "2024-03-06", [("Dana Park", "09:00", "The Harbor Hall deposit of 1,500 is due by 15 March.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         result = memory.query("walk", {"query": "when is the Harbour Hall deposit due?", "evidence": True})

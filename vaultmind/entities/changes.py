@@ -75,19 +75,15 @@ def changed_ids(old: Registry, new: Registry) -> set[str]:
     return ids
 
 
+def _claims(reg: Registry) -> dict[str, object]:
+    """The claims on each name, in no order (a name's claims are one per entity)."""
+    return {k: frozenset(v) for k, v in reg.names.items()}
+
+
 def needles(old: Registry, new: Registry) -> set[str]:
     """Lower-case strings one of which any affected leaf's text or author must contain."""
     out: set[str] = set()
-    names = _diff_keys(
-        {
-            k: tuple(sorted((c.entity_id, c.strength, sorted(c.case_forms or ()), c.case_forms is None) for c in v))
-            for k, v in old.names.items()
-        },
-        {
-            k: tuple(sorted((c.entity_id, c.strength, sorted(c.case_forms or ()), c.case_forms is None) for c in v))
-            for k, v in new.names.items()
-        },
-    )
+    names = _diff_keys(_claims(old), _claims(new))
     for key in names:
         found = content_words(key)
         out.update(found or [max(key.split(" "), key=len)])

@@ -107,7 +107,7 @@ def planned_entity_notes(
         if kind == "person" and len(key_of(ident).split("-")) < 2:
             continue  # a first name alone ("Dana", "Dr. Dana", "Auntie Lin") rarely identifies one person
         path = f"{ENTITIES_DIR}/{kind}/{slug_of(ident)}.md"
-        out.append((ident, path, render_entity_note(ident, kind, display, [], list(emails or []))))
+        out.append((ident, path, render_entity_note(ident, kind, display, list(emails or []))))
     return out
 
 
@@ -136,13 +136,14 @@ _MISREAD_PEOPLE = f"""
 """
 
 
-def render_entity_note(ident: str, kind: str, display: str, aliases: list[str], emails: list[str]) -> str:
+def render_entity_note(ident: str, kind: str, display: str, emails: list[str]) -> str:
+    """A new entity note: no aliases (the user adds them), the body `entity_note_body`."""
     items: list[tuple[str, Any]] = [
         ("vaultmind", "entity"),
         ("id", ident),
         ("kind", kind),
         ("display_name", display),
-        ("aliases", aliases),
+        ("aliases", []),
         ("emails", emails),
         ("handles", []),
     ]

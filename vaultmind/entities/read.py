@@ -95,8 +95,10 @@ def resolve_ref(index: Index, ref: str) -> str:
         raise UsageError("give an entity id or name")
     registry = _registry(index)
     ident = canonical_id(text)
-    if ident is not None and index.scalar("SELECT count(*) FROM entities WHERE id = ?", [registry.final(ident)]):
-        return registry.final(ident)
+    if ident is not None:
+        ident = registry.final(ident)
+        if index.scalar("SELECT count(*) FROM entities WHERE id = ?", [ident]):
+            return ident
     for match in (registry.by_name(text), registry.by_email(text), registry.by_handle(text)):
         if match.entity_id is not None:
             return match.entity_id
@@ -106,7 +108,7 @@ def resolve_ref(index: Index, ref: str) -> str:
                 hint="give the id, or add the name to one entity note's aliases",
             )
     key = slug(text)
-    names = {ident for k in NAME_KINDS if (ident := make_id(k, text)) is not None}  # "Dr. X" is person:x
+    names = set(_name_ids(text))
     if key and "-" not in key:  # one word: also the first name of a person ("Marco" → person:marco-ruiz),
         # and what the person's whole name names ("Helen" → person:helen-okafor, place:helen-okafor)
         known = [str(r[0]) for r in index.query("SELECT id FROM entities WHERE kind = 'person'")]
@@ -241,7 +243,12 @@ def _own_ids(item: dict[str, Any]) -> list[str]:
     the name's own words spell."""
     if item.get("id"):
         return [str(item["id"])]
-    return [ident for k in NAME_KINDS if (ident := make_id(k, str(item["name"]))) is not None]
+    return _name_ids(str(item["name"]))
+
+
+def _name_ids(name: str) -> list[str]:
+    """The ids a name's own words spell, one for each kind a name may be ("Dr. X" is person:x)."""
+    return [ident for k in NAME_KINDS if (ident := make_id(k, name)) is not None]
 
 
 def entities_request(index: Index, body: dict[str, Any], *, vault_name: str = "") -> dict[str, Any]:

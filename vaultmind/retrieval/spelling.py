@@ -166,7 +166,7 @@ def joined_words(leaves: ResidentLeaves, question: str, searched: Collection[str
     neighbouring `searched` terms, each of one word of letters."""
     out: dict[str, list[str]] = {}
     found = words(question)
-    searched = frozenset(searched)  # (once: per pair, a long question's set was built anew each time)
+    searched = frozenset(searched)  # a set once, not one per pair of a long question's words
     for first, second in itertools.pairwise(found):
         word = first + second
         if first in _NOT_JOINED or not word.isalpha() or not word.isascii():
