@@ -461,6 +461,9 @@ class _TableTexts(Mapping[str, str]):
     def __getitem__(self, chash: str) -> str:
         return str(self._leaves.column("text")[self._at[chash]].as_py())
 
+    def __contains__(self, chash: object) -> bool:  # (not by taking the text, as Mapping's would)
+        return chash in self._at
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._at)
 
