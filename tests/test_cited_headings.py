@@ -70,3 +70,19 @@ def test_a_section_opening_under_the_note_title_cites_a_heading_that_opens(vault
         # itself, "#Q2 launch#Q2 launch", a chain Obsidian cannot follow
         assert _opens(note.read_text(encoding="utf-8"), hit["anchor"]), hit["anchor"]
         assert unquote(hit["link"]).endswith("Budget 2024" + hit["anchor"]), hit["link"]
+
+
+def test_a_sub_heading_named_as_its_section_is_no_opening_of_the_section(vault: Path) -> None:
+    """A note "Contacts" with a "## Contacts" part further down: that sub-heading was taken for
+    the section's own opening, the parts above it merged into one, and the hit on "Harbor
+    office" cited the whole section instead of its heading."""
+    note = write(vault, "Contacts.md", (
+        "# Contacts\n\nThe people to call while we travel in May.\n\n"
+        "## Harbor office\n\nThe harbor office number is 555-0100; ask Marta there about the ferry tickets.\n\n"
+        "## Contacts\n\nEmergency numbers: 112 anywhere in the country.\n"
+    ))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = [h for h in memory.walk("which number do I call about the ferry tickets?")["hits"] if h["note_path"] == "Contacts.md"]
+    assert [h["anchor"] for h in hits[:1]] == ["#Contacts#Harbor office"]
+    assert _opens(note.read_text(encoding="utf-8"), hits[0]["anchor"])

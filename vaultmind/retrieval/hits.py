@@ -165,7 +165,8 @@ def inner_heading(
     one of its kind in the section (the chain would stop at the first). `section`: the
     section's anchor; a text that opens with a heading above it ("# Budget 2024" before its
     "## Q2 launch") holds that heading and the section's own in the part before, as no chain
-    after the section's anchor reaches them ("#Q2 launch#Q2 launch" opens nothing)."""
+    after the section's anchor reaches them ("#Q2 launch#Q2 launch" opens nothing); a heading of
+    the section's name further down, below text, is one of its own sub-headings."""
     parts: list[tuple[str, list[str]]] = [("", [])]
     fence = ""
     for k, line in enumerate(content.split("\n")):
@@ -178,7 +179,13 @@ def inner_heading(
         else:
             parts[-1][1].append(line)
     own = section.rsplit("#", 1)[-1].casefold()
-    opening = next((k for k, (name, _) in enumerate(parts) if k and own and name.casefold() == own), 0)
+    opening = 0  # (only headings and blank lines above it: a sub-heading of the same name is no opening)
+    for k, (name, lines) in enumerate(parts):
+        if k and own and name.casefold() == own:
+            opening = k
+            break
+        if any(line.strip() and atx_heading(line) is None for line in lines):
+            break
     parts = [("", [line for _, lines in parts[: opening + 1] for line in lines]), *parts[opening + 1 :]]
     if len(parts) < 2:
         return None
