@@ -151,7 +151,8 @@ class Syncer:
 
     def _embed_backlog(self, stats: SyncStats) -> None:
         """A whole-vault sync also embeds leaves an apply left without a vector (a failed
-        provider, a model switched in the config); watcher batches only embed their own."""
+        provider, a model switched or answering another dimension), once the model's former ids'
+        vectors are its own; a watcher batch, only after a failure (`_embed_saved`)."""
         if self.embedder is None:
             return
         deferred, self._vectors_deferred = self._vectors_deferred, False

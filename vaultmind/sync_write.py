@@ -305,7 +305,7 @@ def delete_paths(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[s
     return removed
 
 
-_SPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]  # what `str.strip` takes off
+_SPACE = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())  # what `str.strip` takes off
 _SPACE_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in _SPACE) + "]"
 _PADDED = f"^{_SPACE_CLASS}|{_SPACE_CLASS}$"  # a value `str.strip` changes
 
@@ -320,9 +320,8 @@ def held_elsewhere(con: duckdb.DuckDBPyConnection, changed: Sequence[str], writt
     index and the source ids scanned (~4 MiB at 50k notes), where looking a long note's leaf
     ids up in `leaves` scanned that table (+27 MiB and 0.3-0.7 s for a note of 267 leaves)."""
     sid = "CASE WHEN regexp_matches(source_id, $2) THEN trim(source_id, $1) ELSE source_id END"
-    space = "".join(_SPACE)
     sql = f"SELECT rowid, {sid} FROM notes WHERE path IN (SELECT unnest($3::VARCHAR[]))"
-    found = con.execute(sql, [space, _PADDED, sorted(changed)]).fetchall()
+    found = con.execute(sql, [_SPACE, _PADDED, sorted(changed)]).fetchall()
     own = {row[0] for row in found}
     keys = {leaf_key(note.path, note.kind, note.frontmatter) for note in written} | set(changed)
     keys |= {key for row in found if row[1] is not None for key in (row[1], row[1].lower())}
@@ -333,7 +332,7 @@ def held_elsewhere(con: duckdb.DuckDBPyConnection, changed: Sequence[str], writt
         f"SELECT rowid FROM notes WHERE source_id IS NOT NULL AND ({sid} IN (SELECT unnest($3::VARCHAR[])) "
         "OR source_id IN ('True', 'False') AND lower(source_id) IN (SELECT unnest($3::VARCHAR[])))"
     )
-    return any(row[0] not in own for row in con.execute(by_source, [space, _PADDED, sorted(keys)]).fetchall())
+    return any(row[0] not in own for row in con.execute(by_source, [_SPACE, _PADDED, sorted(keys)]).fetchall())
 
 
 def _touch(con: duckdb.DuckDBPyConnection, touch: dict[str, FileStat]) -> None:

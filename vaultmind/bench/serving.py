@@ -27,10 +27,9 @@ SAVED_LINE = "\nAdded {nonce} while benchmarking.\n"
 _SAVED = re.compile(re.escape(SAVED_LINE).replace(re.escape("{nonce}"), "vmnonce[a-z]{6}[0-9]{4}x") + r"\Z")
 
 
-def restore_saved(vault: Path, notes: Sequence[str]) -> int:
+def restore_saved(vault: Path, notes: Sequence[str]) -> None:
     """Take the lines save samples appended off the end of `notes` (a run killed before it
-    restored them); how many notes were restored."""
-    restored = 0
+    restored them)."""
     for rel in notes:
         path = vault / rel
         data = text = path.read_text(encoding="utf-8")
@@ -38,8 +37,6 @@ def restore_saved(vault: Path, notes: Sequence[str]) -> int:
             text = text[: match.start()]
         if text != data:
             path.write_text(text, encoding="utf-8")
-            restored += 1
-    return restored
 
 
 def bench_save_to_query(

@@ -15,7 +15,8 @@ Vectors = npt.NDArray[np.float32]
 
 
 class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+    """Turns texts into L2-normalised float32 vectors of one dimension (a model replaced behind
+    its name may answer another: `sync_embed.DimensionChanged`)."""
 
     @property
     def model_id(self) -> str:

@@ -54,11 +54,10 @@ def check_provider(name: str) -> EmbedderFactory | None:
     factory = _REGISTRY.get(name)
     if factory is None:
         known = ", ".join(sorted(_REGISTRY)) or "none"
-        setting = (  # the environment overrides the file: name the one that set it
-            "$VAULTMIND_EMBED_PROVIDER" if os.environ.get("VAULTMIND_EMBED_PROVIDER") == name else "[embeddings] provider"
-        )
+        from_env = os.environ.get("VAULTMIND_EMBED_PROVIDER") == name  # it overrides the file: name the one that set it
+        setting = "$VAULTMIND_EMBED_PROVIDER" if from_env else "[embeddings] provider"
         raise ConfigError(
-            f"unknown embeddings provider {name!r}" + (" (from $VAULTMIND_EMBED_PROVIDER)" if setting.startswith("$") else ""),
+            f"unknown embeddings provider {name!r}" + (f" (from {setting})" if from_env else ""),
             hint=f"set {setting} to one of: {known}, none",
         )
     return factory

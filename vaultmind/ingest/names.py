@@ -10,7 +10,7 @@ import unicodedata
 from vaultmind.errors import UsageError
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import SourceBatch
-from vaultmind.vault.layout import SOURCES_DIR, windows_safe
+from vaultmind.vault.layout import SOURCES_DIR, utf8_prefix, windows_safe
 
 SLUG_MAX = 80
 # A readable name's longest UTF-8 form: with a sibling's number and `.md` (`.12.md`) its file
@@ -54,7 +54,7 @@ def readable_name(text: str, *, max_len: int = SLUG_MAX) -> str:
     keeps for a device (`CON`, `nul.txt`, `COM1.tar.gz`) with `_` after its stem
     (`vault.layout.windows_safe`). A name with nothing left is `slugify`'s."""
     name = " ".join(_NAME_BAD_RE.sub("-", unicodedata.normalize("NFC", text)).split())
-    name = name.strip(" -.")[:max_len].encode("utf-8")[:READABLE_NAME_MAX_BYTES].decode("utf-8", "ignore").rstrip(" -.")
+    name = utf8_prefix(name.strip(" -.")[:max_len], READABLE_NAME_MAX_BYTES).rstrip(" -.")
     return windows_safe(name) if name else slugify(text, max_len=max_len)
 
 

@@ -19,6 +19,7 @@ import secrets
 from pathlib import Path
 
 from vaultmind.errors import RefuseToClobber, VaultError
+from vaultmind.vault.layout import utf8_prefix
 
 TEMP_SUFFIX = ".vaultmind-tmp"
 
@@ -70,7 +71,7 @@ def temp_name(name: str) -> str:
     fits can always be written."""
     tail = f".{secrets.token_hex(6)}{TEMP_SUFFIX}"
     room = NAME_MAX_BYTES - 1 - len(tail)
-    return f".{name.encode('utf-8')[:room].decode('utf-8', 'ignore')}{tail}"
+    return f".{utf8_prefix(name, room)}{tail}"
 
 
 def write_atomic(path: str | Path, data: bytes, *, overwrite: bool, mode: int = 0o666) -> None:

@@ -214,9 +214,10 @@ def european(sample: bytes) -> bool:
 def european_codec(sample: bytes) -> str | None:
     """The European 8-bit code page `sample` (not UTF-8) is in, or None: the first of
     `_EUROPEAN` it reads as words of (`european`) — at least `_WORDS_SURE` of them —, a Latin
-    one only when most of its words with an accented letter hold an ASCII letter too ("Café"). Cyrillic or Greek read in a Latin code
-    page are words of accented letters alone ("Ïðèâåò" for "Привет" in Windows-1251), and
-    Latin read in a Cyrillic one mixes two scripts in a word ("Cafй")."""
+    one only when most of its words with an accented letter hold an ASCII letter too ("Café").
+    Cyrillic or Greek read in a Latin code page are words of accented letters alone ("Ïðèâåò"
+    for "Привет" in Windows-1251), and Latin read in a Cyrillic one mixes two scripts in a
+    word ("Cafй")."""
     for codec, script in _EUROPEAN:
         words = _reading(sample, codec, script)
         if words is not None and len(words) < _WORDS_SURE:

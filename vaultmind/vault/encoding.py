@@ -113,8 +113,9 @@ def decode_text(data: bytes, fallback: str = "utf-8") -> DecodedText:
 
 def _european(decoded: DecodedText, data: bytes) -> DecodedText:
     """`decoded` — text that is not UTF-8 (nor a legacy East Asian code page) read with
-    replacement characters or the fallback — read in the European 8-bit code page it is in instead, if any
-    (`codepages.european_codec`: Windows-1251 or KOI8-R Cyrillic would lose every letter)."""
+    replacement characters or the fallback — read in the European 8-bit code page it is in
+    instead, if any (`codepages.european_codec`: Windows-1251 or KOI8-R Cyrillic would lose
+    every letter)."""
     if decoded.text is None or decoded.encoding in NAMES or (decoded.encoding == "utf-8" and decoded.bad_byte is None):
         return decoded
     codec = european_codec(data[:SNIFF_BYTES].replace(b"\x00", b""))

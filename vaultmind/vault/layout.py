@@ -41,6 +41,12 @@ def windows_safe(name: str) -> str:
     return name
 
 
+def utf8_prefix(name: str, max_bytes: int) -> str:
+    """`name` cut to at most `max_bytes` bytes of UTF-8, at a character (file systems count a
+    file name's bytes, 255 at most: 80 emoji are 320)."""
+    return name.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
+
+
 def note_kind(path: str) -> NoteKind:
     """The kind of a vault-relative POSIX path, decided by its top folder."""
     top = path.split("/", 1)[0]

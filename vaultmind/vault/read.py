@@ -71,10 +71,10 @@ def decode_note(rel: str, data: bytes) -> tuple[str | None, Problem | None]:
     reads notes as UTF-8. East Asian text in a legacy code page (GB18030, Big5, Shift JIS, EUC-JP,
     EUC-KR) and European text in an 8-bit one (Windows-1251, KOI8-R, Windows-1252 …, four words
     or more) are read in it; other non-UTF-8 text is decoded with replacement characters; all are
-    reported. A few stray NUL bytes in text (a sync tool's glitch, a paste)
-    do not make it binary: they are indexed as replacement characters (a NUL would end a string
-    in some tools, and is what the Markdown parser masks spans with) and reported. The note
-    itself is never rewritten."""
+    reported. A few stray NUL bytes in text (a sync tool's glitch, a paste) do not make it
+    binary: they are indexed as replacement characters (a NUL would end a string in some tools,
+    and is what the Markdown parser masks spans with) and reported. The note itself is never
+    rewritten."""
     decoded = decode_text(data)
     if decoded.text is None:
         return None, Problem(rel, "binary", "looks like a binary file (NUL or control bytes), not Markdown; skipped")
