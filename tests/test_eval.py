@@ -275,6 +275,19 @@ def test_eval_locomo_refuses_an_unknown_embedder_before_any_conversation(
     assert "[embeddings]" not in err and "conv-t" not in err
 
 
+def test_eval_locomo_names_the_flag_when_the_environment_names_the_same_unknown_provider(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`$VAULTMIND_EMBED_PROVIDER` set to the unknown name the flag gives: the error was the
+    environment's ("set $VAULTMIND_EMBED_PROVIDER to one of"), not the flag's."""
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "bogus")
+    data = write_fixture(tmp_path)
+    assert main(["eval", "locomo", str(data), "--embeddings", "bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "--embeddings: unknown embeddings provider 'bogus'\nvaultmind: hint: use one of:" in err
+    assert "VAULTMIND_EMBED_PROVIDER" not in err
+
+
 def test_eval_locomo_with_ollama_not_running_says_where_it_was_looked_for(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -79,11 +79,9 @@ def check_provider_flag(name: str | None, flag: str = "--embeddings") -> None:
 
     if name is None:
         return
-    try:
-        check_provider(name)
-    except ConfigError as exc:
-        hint = (exc.hint or "").replace("set [embeddings] provider to", "use")
-        raise UsageError(f"{flag}: {exc.message}", hint=hint) from exc
+    if name != "none" and name not in _REGISTRY:  # (the flag named, whatever the environment says)
+        known = ", ".join(sorted(_REGISTRY))
+        raise UsageError(f"{flag}: unknown embeddings provider {name!r}", hint=f"use one of: {known}, none")
     if name == "none":
         return
     with tempfile.TemporaryDirectory(prefix="vaultmind-probe-") as empty:

@@ -116,7 +116,7 @@ def clean_units(text: str, mail: bool = False) -> list[str]:
             continue
         item = _LIST_RE.match(line)
         line = _LIST_RE.sub("", line)
-        callout = CALLOUT_RE.match(line)  # a callout head as the block scanner reads one
+        callout = CALLOUT_RE.match(line)  # a callout head ("> [!note] Title")
         is_item = bool(item or callout)  # a list item or a callout head starts a unit of its own
         line = (callout.group(3) or "") if callout else line
         line = BLOCK_ID_RE.sub("", line)
