@@ -22,9 +22,9 @@ from vaultmind.errors import DaemonError, NotFound, UsageError, VaultmindError
 
 DAEMON_FILE = "daemon.json"
 STARTING_TIMEOUT_S = 900.0
+_TOO_LARGE_HINT = "the request is over the daemon's size limit: stop it (`vaultmind stop`) and run the command without it"
 # The daemon listens on this machine: a proxy in the environment (HTTP_PROXY) is never asked,
 # it would see the bearer token and every question, and cannot reach this machine's loopback.
-_TOO_LARGE_HINT = "the request is over the daemon's size limit: stop it (`vaultmind stop`) and run the command without it"
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 

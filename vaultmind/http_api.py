@@ -299,13 +299,14 @@ def _make_handler(
         def _answer(self, method: str) -> None:
             if not self._authorized():
                 return
-            key = (method, self.path.split("?", 1)[0])
+            route_path, _, query = self.path.partition("?")
+            key = (method, route_path)
             route = routes.get(key)
             if route is None:
                 self._no_route(method, key[1])
                 return
             try:
-                body = self._body() if method == "POST" else dict(parse_qsl(self.path.partition("?")[2]))
+                body = self._body() if method == "POST" else dict(parse_qsl(query))
                 if key in PASSIVE:
                     answer = route(memory, body)  # polled: never a reason for background work to wait
                 else:

@@ -143,7 +143,7 @@ class McpServer:
             return self._dispatch(message["id"], message["method"], {} if params is None else params)
         except Exception as exc:  # the server answers on, whatever one call broke
             log.exception("mcp: %s failed", message["method"])
-            return _error(message["id"], INTERNAL_ERROR, f"vaultmind failed: {type(exc).__name__}: {exc}")
+            return _error(message["id"], INTERNAL_ERROR, _failure(exc))
 
     def _dispatch(self, ident: Any, method: str, params: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
@@ -188,7 +188,7 @@ class McpServer:
             return _tool_error(str(exc))
         except Exception as exc:  # as a daemon's 500 reaches the agent: the tool's failed answer
             log.exception("mcp: %s failed", mode)
-            return _tool_error(f"vaultmind failed: {type(exc).__name__}: {exc}")
+            return _tool_error(_failure(exc))
         content = [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]
         if isinstance(answer.get("evidence"), str):  # walk's cited block, first and as it reads
             content.insert(0, {"type": "text", "text": answer["evidence"]})
@@ -201,6 +201,11 @@ def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:
 
 def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+
+
+def _failure(exc: Exception) -> str:
+    """What an unexpected failure says to the client, as a JSON-RPC error or the tool's answer."""
+    return f"vaultmind failed: {type(exc).__name__}: {exc}"
 
 
 def _tool_error(message: str) -> dict[str, Any]:

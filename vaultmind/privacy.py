@@ -55,7 +55,12 @@ def beyond_loopback(host: str) -> bool:
 
 def ollama_hostname(host: str) -> str:
     """The machine an `[ollama] host` setting names ("http://127.0.0.1:11434", "localhost:11434")."""
-    return urlsplit(host if "//" in host else f"//{host}").hostname or ""
+    return urlsplit(_ollama_url(host)).hostname or ""
+
+
+def _ollama_url(host: str) -> str:
+    """An `[ollama] host` setting as a URL: "localhost:11434" is "http://localhost:11434"."""
+    return host if "//" in host else f"http://{host}"
 
 
 def cloud_model(name: str) -> bool:
@@ -102,10 +107,10 @@ def egress(config: Settings) -> list[tuple[str, str]]:
     return found
 
 
-def _proxy_for(url: str) -> str:
-    """The proxy the environment (HTTP_PROXY, NO_PROXY, ...) sends requests to `url` through, or ""."""
-    url = url if "//" in url else f"http://{url}"
-    parts = urlsplit(url)
+def _proxy_for(host: str) -> str:
+    """The proxy the environment (HTTP_PROXY, NO_PROXY, ...) sends requests to the Ollama at
+    `host` (an `[ollama] host` setting) through, or ""."""
+    parts = urlsplit(_ollama_url(host))
     if urllib.request.proxy_bypass(parts.hostname or ""):
         return ""
     proxies = urllib.request.getproxies_environment()

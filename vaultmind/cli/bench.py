@@ -85,7 +85,7 @@ def _name_list(text: str) -> list[str]:
 
 
 class StderrProgress:
-    """Step headers, and a progress line for any step that runs longer than ~2 s.
+    """Step headers, and a progress line for any step that runs longer than ~2 s (`bench`, `eval`).
 
     Between progress calls (a subprocess, a long database commit) a ticker thread keeps the
     line alive with the elapsed time, so no long step looks stuck.
@@ -100,7 +100,7 @@ class StderrProgress:
         self.line = ""
         self.status = StatusLine()
         self.stop = threading.Event()
-        self.ticker = threading.Thread(target=self._tick, name="bench-progress", daemon=True)
+        self.ticker = threading.Thread(target=self._tick, name=f"{command}-progress", daemon=True)
         self.ticker.start()
 
     def announce(self, text: str) -> None:

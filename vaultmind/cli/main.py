@@ -220,7 +220,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
     return _whole_vault(args, "synced", "/v1/sync", lambda memory: memory.sync())
 
 
-# What a daemon answers in place of a local run's `enriched`: the same key in either answer
+# The `enriched` of a whole-vault sync or reindex the daemon ran (its answer has none: entities
+# are its background work), so the answer has the key a local run's has
 BACKGROUND_ENRICH = {"background": True, "hint": "the daemon recognises entities and writes entity notes in the background"}
 
 
