@@ -116,6 +116,17 @@ def memory(config: Config) -> Iterator[Memory]:
         yield mem
 
 
+def sealed_summaries(vault: Path, seconds: float = 30.0) -> list[Path]:
+    """The summary notes under the vault's `summaries/`, once one is written (by a running
+    daemon's upkeep), waited for up to `seconds`; [] if none was."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = sorted((vault / "summaries").rglob("*.md")) if (vault / "summaries").exists() else []
+        if found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.1)
+
+
 @contextmanager
 def running_daemon(config: Config, *, ready_s: float = 30.0, join_s: float = 10.0) -> Iterator[tuple[Memory, Daemon]]:
     """The vault's daemon running (watcher, API, background work) in a thread, once ready; its

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from vaultmind.memory import Memory
 from vaultmind.tree.engine import seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 
-from .conftest import run_main, running_daemon, snapshot_files, write
+from .conftest import run_main, running_daemon, sealed_summaries, snapshot_files, write
 from .treekit import tree_config
 
 
@@ -252,11 +251,7 @@ def test_the_daemon_seals_trees_when_an_entity_note_cannot_be_written(vault: Pat
     with running_daemon(config, ready_s=20, join_s=20) as (memory, daemon):
         messages = [(DANA, f"Deploy step {i} of the lighthouse service finished without errors.") for i in range(12)]
         write(vault, "sources/chat/ops.md", chat("ops", messages))
-        deadline = time.monotonic() + 30
-        summaries: list[Path] = []
-        while time.monotonic() < deadline and not summaries:
-            summaries = sorted((vault / "summaries").rglob("*.md")) if (vault / "summaries").exists() else []
-            time.sleep(0.1)
+        summaries = sealed_summaries(vault)
         assert summaries, f"no summary sealed (upkeep error: {daemon.trees.last_error})"
         assert daemon.trees.last_error is None
         problems = memory.status()["problems"]

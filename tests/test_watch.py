@@ -25,7 +25,7 @@ from vaultmind.entities.backfill import entity_deriver
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.memory import Memory
 
-from .conftest import cold_rows, dump_index, end_process, run_main, snapshot_files, write
+from .conftest import cold_rows, dump_index, end_process, run_main, sealed_summaries, snapshot_files, write
 
 WORDS = [
     "atlas",
@@ -190,11 +190,7 @@ def test_daemon_seals_summaries_in_the_background(vault: Path) -> None:
             for i in range(12)
         ]
         write(vault, "sources/chat/slack/acme/ops/2024-05-08.md", render_source_note(meta, messages))
-        deadline = time.monotonic() + 30
-        summaries: list[Path] = []
-        while time.monotonic() < deadline and not summaries:
-            summaries = sorted((vault / "summaries").rglob("*.md")) if (vault / "summaries").exists() else []
-            time.sleep(0.1)
+        summaries = sealed_summaries(vault)
         assert summaries, f"no summary sealed (upkeep error: {daemon.trees.last_error})"
         text = summaries[0].read_text(encoding="utf-8")
         assert "vaultmind: summary" in text and "[[sources/chat/slack/acme/ops/2024-05-08#^m-" in text
