@@ -23,6 +23,7 @@ from typing import IO, Any
 from vaultmind import __version__
 from vaultmind.config import MAX_LIMIT
 from vaultmind.errors import VaultmindError
+from vaultmind.retrieval.budget import EVIDENCE_BUDGET
 from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
 from vaultmind.retrieval.modes import MAX_DEPTH
 
@@ -45,7 +46,7 @@ _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
         "description": "ISO 8601 time that 'last week' is read from, on the calendar of its offset (without one: UTC; default now)",
     },
     "evidence": {"type": "boolean", "description": "walk: add a cited evidence block within budget_tokens"},
-    "budget_tokens": {"type": "integer", "minimum": 1, "description": "walk: the evidence block's size (default 1000)"},
+    "budget_tokens": {"type": "integer", "minimum": 1, "description": f"walk: the evidence block's size (default {EVIDENCE_BUDGET})"},
     "kind": {"type": "string", "description": "search_entities: an entity kind; query_source: a source kind"},
     "source_id": {
         "type": "string",

@@ -13,13 +13,13 @@ from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits, safe
 from vaultmind.errors import UsageError
 from vaultmind.plural import counted
+from vaultmind.retrieval.budget import EVIDENCE_BUDGET
 from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
 
 LIMIT_HELP = "number of hits (default: [search] limit in the vault's config.toml, 10 unless set; at most 500)"
-BUDGET = 1000  # tokens of walk's evidence block
 ZONE_HELP = "without an offset such as +02:00, in this machine's time zone, as --at"
 
 
@@ -44,7 +44,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     )
     q.add_argument("--evidence", action="store_true", help="also print a cited evidence block for agents")
     q.add_argument(
-        "--budget", type=positive_int, default=BUDGET, help=f"token budget of the evidence block (default {BUDGET})"
+        "--budget", type=positive_int, default=EVIDENCE_BUDGET, help=f"token budget of the evidence block (default {EVIDENCE_BUDGET})"
     )
     q.set_defaults(
         handler=lambda a: _run(

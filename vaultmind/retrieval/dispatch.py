@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.errors import UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval import modes
+from vaultmind.retrieval.budget import EVIDENCE_BUDGET
 from vaultmind.retrieval.evidence import format_evidence, is_grounded, salient_terms, unknown_words
 from vaultmind.retrieval.search import search
 from vaultmind.retrieval.walk import walk
@@ -87,7 +88,7 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
         asked = terms(re.sub(r"\w+", lambda m: read.get(m.group(0).lower(), m.group(0)), question))
         result["evidence"] = format_evidence(
             result,
-            budget_tokens=_int(args, "budget_tokens", 1000),
+            budget_tokens=_int(args, "budget_tokens", EVIDENCE_BUDGET),
             grounded=is_grounded(query, salient_terms(memory.leaves, asked)),
             unknown=unknown,
             question=question,

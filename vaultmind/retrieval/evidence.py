@@ -27,6 +27,7 @@ from vaultmind.markdown.blocks import atx_heading
 from vaultmind.markdown.standalone import standalone
 from vaultmind.markdown.tokens import approx_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK, open_task_of
+from vaultmind.retrieval.budget import EVIDENCE_BUDGET
 from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def unknown_words(
 def format_evidence(
     result: dict[str, Any],
     *,
-    budget_tokens: int = 1000,
+    budget_tokens: int = EVIDENCE_BUDGET,
     grounded: bool = True,
     unknown: Sequence[str] = (),
     question: str | None = None,
