@@ -88,10 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def by_ctrl_c(exc: BaseException) -> bool:
-    """Whether `exc` was caused by Ctrl-C: a KeyboardInterrupt in its chain of causes."""
+    """Whether `exc` was caused by Ctrl-C: a KeyboardInterrupt in its chain of causes, or the
+    error DuckDB raises in its place when Ctrl-C lands inside a statement it runs
+    ("KeyboardInterrupt: <EMPTY MESSAGE>", with nothing chained)."""
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, KeyboardInterrupt):
+        if isinstance(seen, KeyboardInterrupt) or str(seen).startswith("KeyboardInterrupt"):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
