@@ -3,6 +3,7 @@ with a non-zero exit and no traceback, and nothing in the vault changes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -117,6 +118,39 @@ def test_ctrl_c_says_the_run_was_interrupted_and_running_it_again_finishes_it(tm
     assert snapshot_files(vault) == before
     done = json.loads(run_cli("reindex", "--vault", str(vault), "--json").stdout)
     assert done["notes"] == NOTES and done["chunks"] > NOTES
+
+
+def test_ctrl_c_is_an_interruption_whatever_error_duckdb_then_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C that DuckDB swallows mid-statement comes out as some other error: seen in CI as a
+    catalog error (Ctrl-C stopped DuckDB's lookup of an Arrow table among the caller's
+    variables). It is still said as the interruption, exit 130, not a traceback."""
+    import duckdb
+
+    from vaultmind.cli.main import main
+    from vaultmind.memory import Memory
+
+    vault = tmp_path / "v"
+    run_cli("init", "--demo", str(vault))
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+
+    def reindex_hit_by_ctrl_c(self: Memory) -> None:
+        with contextlib.suppress(KeyboardInterrupt):  # taken by DuckDB inside its statement…
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, as the terminal sends it
+        raise duckdb.CatalogException("Catalog Error: Table with name _rows does not exist!")  # …which then fails
+
+    monkeypatch.setattr(Memory, "reindex", reindex_hit_by_ctrl_c)
+    assert main(["reindex", "--vault", str(vault)]) == 130
+    assert "vaultmind: interrupted; nothing is lost" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back as it was
+
+    def reindex_failing(self: Memory) -> None:  # the same error without Ctrl-C is not hidden
+        raise duckdb.CatalogException("Catalog Error: Table with name _rows does not exist!")
+
+    monkeypatch.setattr(Memory, "reindex", reindex_failing)
+    with pytest.raises(duckdb.CatalogException):
+        main(["reindex", "--vault", str(vault)])
 
 
 @pytest.mark.slow

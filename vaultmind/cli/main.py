@@ -11,9 +11,12 @@ import importlib
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +72,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:  # a command of subcommands (`query`, `bench`…) given none: its own help
         getattr(args, COMMAND_PARSER, parser).print_help()
         return 2
+    with _ctrl_c_recorded():
+        return _run(handler, args, debug)
+
+
+def _run(handler: Handler, args: argparse.Namespace, debug: bool) -> int:
     try:
         return handler(args)
     except VaultmindError as exc:
@@ -87,10 +95,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(args, storage, debug)
 
 
+class _CtrlC:
+    """Whether Ctrl-C came during this command (set by the handler `_ctrl_c_recorded` installs)."""
+
+    seen = False
+
+
+@contextmanager
+def _ctrl_c_recorded() -> Iterator[None]:
+    """Record Ctrl-C, then raise KeyboardInterrupt as Python does by default.
+
+    Ctrl-C landing inside DuckDB comes out as whatever the statement then fails with:
+    "Query interrupted", "KeyboardInterrupt: <EMPTY MESSAGE>", or a catalog error when it
+    stopped DuckDB's lookup of an Arrow table among the caller's variables. The record makes
+    any of them the interruption it is.
+    """
+    if threading.current_thread() is not threading.main_thread():  # only it may set handlers
+        yield
+        return
+
+    def record(signum: int, frame: object) -> None:
+        _CtrlC.seen = True
+        raise KeyboardInterrupt
+
+    _CtrlC.seen = False
+    before = signal.signal(signal.SIGINT, record)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def by_ctrl_c(exc: BaseException) -> bool:
-    """Whether `exc` was caused by Ctrl-C: a KeyboardInterrupt in its chain of causes, or the
-    error DuckDB raises in its place when Ctrl-C lands inside a statement it runs
+    """Whether `exc` was caused by Ctrl-C: Ctrl-C was pressed during the command, a
+    KeyboardInterrupt is in its chain of causes, or it is the error DuckDB raises in its place
     ("KeyboardInterrupt: <EMPTY MESSAGE>", with nothing chained)."""
+    if _CtrlC.seen:
+        return True
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, KeyboardInterrupt) or str(seen).startswith("KeyboardInterrupt"):
