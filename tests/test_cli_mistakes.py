@@ -141,9 +141,13 @@ def test_ctrl_c_is_an_interruption_whatever_error_duckdb_then_raises(
         raise duckdb.CatalogException("Catalog Error: Table with name _rows does not exist!")  # …which then fails
 
     monkeypatch.setattr(Memory, "reindex", reindex_hit_by_ctrl_c)
-    assert main(["reindex", "--vault", str(vault)]) == 130
-    assert "vaultmind: interrupted; nothing is lost" in capsys.readouterr().err
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back as it was
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (not a background job)
+    try:
+        assert main(["reindex", "--vault", str(vault)]) == 130
+        assert "vaultmind: interrupted; nothing is lost" in capsys.readouterr().err
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back as it was
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
     def reindex_failing(self: Memory) -> None:  # the same error without Ctrl-C is not hidden
         raise duckdb.CatalogException("Catalog Error: Table with name _rows does not exist!")

@@ -110,7 +110,9 @@ def _ctrl_c_recorded() -> Iterator[None]:
     stopped DuckDB's lookup of an Arrow table among the caller's variables. The record makes
     any of them the interruption it is.
     """
-    if threading.current_thread() is not threading.main_thread():  # only it may set handlers
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler  # ignored, or someone's own
+    ):
         yield
         return
 
