@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,62 @@ def _wait_for_parity(config: Config, memory: Memory, tmp: Path, timeout: float =
                     extra = [row for row in actual[table] if row not in expected[table]]
                     pytest.fail(f"{table} differs: missing {missing[:3]} extra {extra[:3]}")
         time.sleep(0.1)
+
+
+class Batches:
+    """The batches the daemon applies (`Memory.sync_paths`), in order; a batch the test `hold`s
+    waits until the test lets it go on. So a test orders the watcher's batches and its own
+    writes as a slow host would not: under load, a bulk the test writes reached the watcher in
+    several batches, and the slices of a bulk (250 ms apart) were all in before the test had
+    written its save."""
+
+    def __init__(self, memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.batches: list[list[str]] = []
+        self.waiting = threading.Event()  # a held batch waits
+        self._holds: list[tuple[Callable[[list[str], list[list[str]]], bool], threading.Event]] = []
+        sync_paths = memory.sync_paths
+
+        def recorded(rels: list[str], *args: Any, **kwargs: Any) -> Any:
+            earlier = list(self.batches)
+            self.batches.append(list(rels))
+            for hold in self._holds:
+                which, go_on = hold
+                if which(rels, earlier):
+                    self._holds.remove(hold)
+                    self.waiting.set()
+                    go_on.wait(WAIT_S)
+                    self.waiting.clear()
+                    break
+            return sync_paths(rels, *args, **kwargs)
+
+        monkeypatch.setattr(memory, "sync_paths", recorded)
+
+    def hold(self, which: Callable[[list[str], list[list[str]]], bool]) -> threading.Event:
+        """The next batch for which `which(paths, earlier batches)` is true waits until the event
+        returned is set (a minute at most)."""
+        go_on = threading.Event()
+        self._holds.append((which, go_on))
+        return go_on
+
+    def applied_before(self, path: str, prefix: str) -> int:
+        """How many paths starting with `prefix` were applied before the batch holding `path`,
+        or with it."""
+        done = 0
+        for batch in self.batches:
+            done += sum(rel.startswith(prefix) for rel in batch)
+            if path in batch:
+                return done
+        raise AssertionError(f"{path} was never applied: {self.batches}")
+
+
+def a_later_slice(prefix: str) -> Callable[[list[str], list[list[str]]], bool]:
+    """A batch of paths under `prefix` only, after one that held some (a bulk's second slice)."""
+
+    def which(rels: list[str], earlier: list[list[str]]) -> bool:
+        under = all(rel.startswith(prefix) for rel in rels)
+        return under and any(rel.startswith(prefix) for batch in earlier for rel in batch)
+
+    return which
 
 
 def _random_note(rng: random.Random) -> str:
@@ -597,17 +653,24 @@ def test_a_save_during_a_large_change_waits_for_one_slice_not_for_all(
 
     config, memory, _ = running
     monkeypatch.setattr(daemon_module, "BULK_SLICE", 20)
+    batches = Batches(memory, monkeypatch)
+    gate = batches.hold(lambda rels, _: rels == ["gate.md"])
+    write(config.vault, "gate.md", "# Gate\n\nThe watcher waits in this note's batch.\n")
+    assert until(batches.waiting.is_set)
+    second_slice = batches.hold(a_later_slice("bulk-"))
     bulk = 160
-    for i in range(bulk):  # one burst: one batch of the watcher
+    for i in range(bulk):  # one burst: one batch of the watcher (it heard them all as it waited)
         (config.vault / f"bulk-{i:03d}.md").write_text(f"# Bulk {i}\n\nA synced note about copper {i}.\n")
+    gate.set()
 
     def indexed() -> int:
         return int(memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'bulk-%'"))
 
     assert until(lambda: indexed() > 0), "the first slice"
     write(config.vault, "save.md", "# Save\n\nThe kingfisher note saved by hand.\n")
+    second_slice.set()
     assert until(lambda: bool(memory.search("kingfisher", limit=5)["hits"]))
-    assert indexed() < bulk, "the save came in before the whole bulk"
+    assert batches.applied_before("save.md", "bulk-") < bulk, "the save came in before the whole bulk"
     assert memory.status()["index"]["health"] in ("catching up", "ok")
     assert until(lambda: indexed() == bulk, seconds=READY_S)
     assert until(lambda: memory.catching_up == 0) and memory.status()["index"]["health"] == "ok"

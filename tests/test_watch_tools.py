@@ -18,7 +18,7 @@ from vaultmind.daemon import Daemon
 from vaultmind.memory import Memory
 
 from .conftest import READY_S, until, write
-from .test_watch import _wait_for_parity, running
+from .test_watch import Batches, _wait_for_parity, a_later_slice, running
 
 __all__ = ["running"]  # the fixture, shared with test_watch.py
 
@@ -168,6 +168,8 @@ def test_a_save_while_a_whole_folder_of_notes_moves_in_waits_for_one_slice(
 
     config, memory, _ = running
     monkeypatch.setattr(daemon_module, "BULK_SLICE", 20)
+    batches = Batches(memory, monkeypatch)
+    second_slice = batches.hold(a_later_slice("Imported/"))
     bulk = 160
     outside = tmp_path / "outside" / "Imported"
     for i in range(bulk):
@@ -179,11 +181,12 @@ def test_a_save_while_a_whole_folder_of_notes_moves_in_waits_for_one_slice(
     os.rename(outside, config.vault / "Imported")
     write(config.vault, "with.md", "# With\n\nThe heron note saved as the folder came.\n")  # its batch
     assert until(lambda: bool(memory.search("heron", limit=5)["hits"]))
-    assert indexed() < bulk, "the save in the folder's batch came in before the folder's notes"
+    assert batches.applied_before("with.md", "Imported/") < bulk, "the save in the folder's batch came in before the folder's notes"
     assert until(lambda: indexed() > 0), "the first slice"
     write(config.vault, "save.md", "# Save\n\nThe kingfisher note saved by hand.\n")
+    second_slice.set()
     assert until(lambda: bool(memory.search("kingfisher", limit=5)["hits"]))
-    assert indexed() < bulk, "the save came in before the whole folder"
+    assert batches.applied_before("save.md", "Imported/") < bulk, "the save came in before the whole folder"
     assert until(lambda: indexed() == bulk, seconds=READY_S)
     assert until(lambda: memory.catching_up == 0) and memory.status()["index"]["health"] == "ok"
     _wait_for_parity(config, memory, tmp_path)
