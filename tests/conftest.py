@@ -7,13 +7,14 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from vaultmind import daemon as daemon_module
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
@@ -30,6 +31,15 @@ def _collector_as_it_was() -> Iterator[None]:
     yield
     gc.unfreeze()
     gc.set_threshold(*threshold)
+
+
+@pytest.fixture(autouse=True)
+def _upkeep_at_the_tests_priority(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon's background upkeep lowers its thread's priority (`daemon._lower_priority`):
+    on a host whose cores are busy with other work (CI's two, under load) it then gets a few per
+    cent of a core, and a test waiting for its seal or its NER pass times out (seen: no seal
+    within 120 s). In a test it runs at the test's priority; what it does is unchanged."""
+    monkeypatch.setattr(daemon_module, "_lower_priority", lambda: None)
 
 
 EVALDATA = Path(
@@ -116,7 +126,28 @@ def memory(config: Config) -> Iterator[Memory]:
         yield mem
 
 
-def sealed_summaries(vault: Path, seconds: float = 30.0) -> list[Path]:
+READY_S = 120.0
+"""How long a test waits for a daemon to become ready, or for the watcher to apply a save: a
+bound for a hung daemon, not a measure (two cores under heavy load take tens of seconds to
+start a daemon: its NER child, its first reconcile and load)."""
+
+WAIT_S = 60.0
+"""How long a test waits for something the daemon or a thread does soon (a watched save
+searchable, a thread ended): generous, as a loaded CI host may be slow, never slower than
+this unless something hangs."""
+
+
+def until(found: Callable[[], object], seconds: float = WAIT_S) -> bool:
+    """Whether `found()` came true within `seconds` (asked every 0.1 s)."""
+    deadline = time.monotonic() + seconds
+    while not found():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def sealed_summaries(vault: Path, seconds: float = 120.0) -> list[Path]:
     """The summary notes under the vault's `summaries/`, once one is written (by a running
     daemon's upkeep), waited for up to `seconds`; [] if none was."""
     deadline = time.monotonic() + seconds
@@ -128,7 +159,7 @@ def sealed_summaries(vault: Path, seconds: float = 30.0) -> list[Path]:
 
 
 @contextmanager
-def running_daemon(config: Config, *, ready_s: float = 30.0, join_s: float = 10.0) -> Iterator[tuple[Memory, Daemon]]:
+def running_daemon(config: Config, *, ready_s: float = READY_S, join_s: float = 60.0) -> Iterator[tuple[Memory, Daemon]]:
     """The vault's daemon running (watcher, API, background work) in a thread, once ready; its
     memory and itself. Stopped, waited for and closed at the end."""
     memory = Memory.open(config)
@@ -147,7 +178,7 @@ def running_daemon(config: Config, *, ready_s: float = 30.0, join_s: float = 10.
 @pytest.fixture
 def daemon(vault: Path) -> Iterator[Memory]:
     """The vault's daemon running (watcher, API, background work) in a thread; its memory."""
-    with running_daemon(load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20), ready_s=20) as (memory, _):
+    with running_daemon(load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)) as (memory, _):
         yield memory
 
 

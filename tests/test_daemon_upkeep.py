@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import running_daemon, write
+from tests.conftest import WAIT_S, running_daemon, write
 from tests.fakes import FakeOllama, RecordedRequest
 from vaultmind.client import find_daemon
 from vaultmind.config import load_config
@@ -46,11 +46,11 @@ def _daemon(vault: Path, config_text: str) -> Iterator[tuple[Memory, Daemon]]:
     """The vault's daemon, with `config_text` as its config.toml, in a thread."""
     write(vault, ".vaultmind/config.toml", config_text)
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
-    with running_daemon(config, ready_s=60, join_s=60) as running:
+    with running_daemon(config) as running:
         yield running
 
 
-def _wait_for(what: str, check: Callable[[], object], timeout: float = 60.0) -> None:
+def _wait_for(what: str, check: Callable[[], object], timeout: float = WAIT_S) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -94,7 +94,7 @@ def test_a_stop_during_a_seal_gives_up_its_llm_call_and_closes_nothing_in_use(va
             _wait_for("the seal's call", lambda: fake.requests_to("/api/chat"))
             started = time.monotonic()
             daemon.stop()
-            daemon.trees._thread.join(20)
+            daemon.trees._thread.join(WAIT_S)
             assert not daemon.trees._thread.is_alive()
             assert time.monotonic() - started < 10
         assert not (vault / "summaries").exists() or not list((vault / "summaries").rglob("*.md"))
@@ -119,7 +119,7 @@ def test_a_reindex_or_sync_through_the_api_wakes_the_upkeep(vault: Path) -> None
         for route, body in (("/v1/reindex", {}), ("/v1/sync", {"paths": ["A/n.md"]})):
             runs = _settled(daemon)
             client.call("POST", route, body, timeout=120)
-            _wait_for(f"a pass after {route}", lambda runs=runs: daemon.trees.runs > runs, timeout=20)
+            _wait_for(f"a pass after {route}", lambda runs=runs: daemon.trees.runs > runs)
 
 
 def test_a_batch_that_fails_with_any_error_is_counted_and_the_watcher_goes_on(
@@ -141,11 +141,11 @@ def test_a_batch_that_fails_with_any_error_is_counted_and_the_watcher_goes_on(
 
         monkeypatch.setattr(memory.syncer, "sync_paths", once_broken)
         write(vault, "B/bad.md", "# Bad\n\nThe first save meets the bug.\n")
-        _wait_for("the failed batch", lambda: daemon.failed_batches == 1, timeout=20)
+        _wait_for("the failed batch", lambda: daemon.failed_batches == 1)
         error = daemon.last_batch_error or ""  # as logged: the batch's paths, then why
         assert "B/bad.md" in error and "(RuntimeError: a bug in one batch)" in error, error
         write(vault, "C/good.md", "# Good\n\nThe lighthouse keeper logs a saffron sunrise.\n")
-        _wait_for("the next save", lambda: memory.search("lighthouse saffron")["hits"], timeout=20)
+        _wait_for("the next save", lambda: memory.search("lighthouse saffron")["hits"])
         client = find_daemon(memory.config)
         assert client is not None
         status = client.call("GET", "/v1/status")

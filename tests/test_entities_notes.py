@@ -248,7 +248,7 @@ def test_the_daemon_seals_trees_when_an_entity_note_cannot_be_written(vault: Pat
             "entities.ner_model": "off",
         },
     )
-    with running_daemon(config, ready_s=20, join_s=20) as (memory, daemon):
+    with running_daemon(config) as (memory, daemon):
         messages = [(DANA, f"Deploy step {i} of the lighthouse service finished without errors.") for i in range(12)]
         write(vault, "sources/chat/ops.md", chat("ops", messages))
         summaries = sealed_summaries(vault)

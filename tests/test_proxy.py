@@ -79,7 +79,7 @@ def test_the_daemon_is_asked_directly_whatever_proxy_the_environment_names(
 ) -> None:
     write(vault, "a.md", "# A\n\nThe atlas launch moved to March.\n")
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
-    with running_daemon(config, ready_s=30), _proxy(monkeypatch) as seen:
+    with running_daemon(config), _proxy(monkeypatch) as seen:
         client = find_daemon(config)
         assert client is not None  # its health check was not sent to the proxy
         answer = client.call("POST", "/v1/query", {"mode": "search", "args": {"query": "atlas launch"}})

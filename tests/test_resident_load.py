@@ -21,7 +21,7 @@ from vaultmind.index.resident import ResidentLeaves
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
-from .conftest import write
+from .conftest import READY_S, WAIT_S, write
 
 # texts whose JSON needs escapes, that end on a brace, or hold characters beyond ASCII
 AWKWARD = [
@@ -202,12 +202,12 @@ def serving(vault: Path) -> Iterator[tuple[Config, Memory]]:
     daemon = Daemon(config, memory)
     thread = threading.Thread(target=daemon.run, daemon=True)
     thread.start()
-    assert daemon.ready.wait(30), "daemon did not become ready"
+    assert daemon.ready.wait(READY_S), "daemon did not become ready"
     try:
         yield config, memory
     finally:
         daemon.stop()
-        thread.join(10)
+        thread.join(60)
         memory.close()
 
 
@@ -216,7 +216,7 @@ def test_the_daemon_s_resident_rows_and_vectors_follow_a_watched_edit(serving: t
     assert memory.vectors is not None and memory.embedder is not None
     assert memory.leaves.rows(list(_sql_rows(memory))) == _sql_rows(memory)  # as the start-up loaded them
     write(config.vault, "notes/plain.md", "# Plan\n\n## Rollback\n\nThe quokkarollback runs at noon }\n")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline and not memory.leaves.search(["quokkarollback"], 5):
         time.sleep(0.05)
     assert memory.leaves.search(["quokkarollback"], 5), "the watcher applied the edit"

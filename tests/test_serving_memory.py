@@ -20,7 +20,7 @@ from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.memory import Memory
 
-from .conftest import write
+from .conftest import READY_S, WAIT_S, write
 
 QUERIES = ["quokka migration", "budget review friday", "rollback plan noon"]
 
@@ -36,7 +36,7 @@ def _config(vault: Path) -> Config:
 
 
 def _client(config: Config) -> DaemonClient:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + READY_S
     while time.monotonic() < deadline:
         client = find_daemon(config)
         if client is not None:
@@ -65,7 +65,7 @@ def starting(vault: Path) -> Iterator[tuple[Config, Memory, Daemon]]:
         if held:
             memory.sync_lock.release()
         daemon.stop()
-        thread.join(10)
+        thread.join(60)
         memory.close()
 
 
@@ -89,7 +89,7 @@ def test_a_status_asked_while_the_daemon_starts_answers_and_says_it_is_loading(
 
     memory.sync_lock.release()  # the start-up goes on
     try:
-        assert daemon.ready.wait(30), "daemon did not become ready"
+        assert daemon.ready.wait(READY_S), "daemon did not become ready"
     finally:
         memory.sync_lock.acquire()  # (the fixture releases it)
     ready = client.call("GET", "/v1/status", timeout=10.0)
@@ -132,14 +132,14 @@ def test_the_leaves_and_their_vectors_hold_one_copy_of_the_ids_through_a_watched
     thread = threading.Thread(target=daemon.run, daemon=True)
     thread.start()
     try:
-        assert daemon.ready.wait(30), "daemon did not become ready"
+        assert daemon.ready.wait(READY_S), "daemon did not become ready"
         assert memory.vectors is not None
         with memory.sync_lock:
             assert _shared(memory)  # warmed: every leaf has a vector, one copy of their ids
             assert memory.vectors.memory()["ids"] < memory.leaves.memory()["ids"]  # counted once
             assert _answers(memory) == _fresh_answers(memory)
         write(vault, "notes/b.md", "# Plan\n\n## Rollback\n\nThe quokka rollback runs at noon.\n")  # a leaf gone, one new
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline and not any(
             "quokka rollback" in str(row["text"]) for row in memory.leaves.rows([leaf for leaf, _ in memory.leaves.search(["rollback"], 5)]).values()
         ):
@@ -161,7 +161,7 @@ def test_the_leaves_and_their_vectors_hold_one_copy_of_the_ids_through_a_watched
             assert again == _fresh_answers(memory)
     finally:
         daemon.stop()
-        thread.join(10)
+        thread.join(60)
         memory.close()
 
 

@@ -25,7 +25,18 @@ from vaultmind.entities.backfill import entity_deriver
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
 from vaultmind.memory import Memory
 
-from .conftest import cold_rows, dump_index, end_process, run_main, sealed_summaries, snapshot_files, write
+from .conftest import (
+    READY_S,
+    WAIT_S,
+    cold_rows,
+    dump_index,
+    end_process,
+    run_main,
+    sealed_summaries,
+    snapshot_files,
+    until,
+    write,
+)
 
 WORDS = [
     "atlas",
@@ -51,16 +62,16 @@ def running(vault: Path) -> Iterator[tuple[Config, Memory, Daemon]]:
     daemon = Daemon(config, memory)
     thread = threading.Thread(target=daemon.run, daemon=True)
     thread.start()
-    assert daemon.ready.wait(20), "daemon did not become ready"
+    assert daemon.ready.wait(READY_S), "daemon did not become ready"
     try:
         yield config, memory, daemon
     finally:
         daemon.stop()
-        thread.join(10)
+        thread.join(60)
         memory.close()
 
 
-def _wait_for_parity(config: Config, memory: Memory, tmp: Path, timeout: float = 20.0) -> None:
+def _wait_for_parity(config: Config, memory: Memory, tmp: Path, timeout: float = READY_S) -> None:
     deadline = time.monotonic() + timeout
     expected = cold_rows(config, tmp)
     while True:
@@ -74,6 +85,62 @@ def _wait_for_parity(config: Config, memory: Memory, tmp: Path, timeout: float =
                     extra = [row for row in actual[table] if row not in expected[table]]
                     pytest.fail(f"{table} differs: missing {missing[:3]} extra {extra[:3]}")
         time.sleep(0.1)
+
+
+class Batches:
+    """The batches the daemon applies (`Memory.sync_paths`), in order; a batch the test `hold`s
+    waits until the test lets it go on. So a test orders the watcher's batches and its own
+    writes as a slow host would not: under load, a bulk the test writes reached the watcher in
+    several batches, and the slices of a bulk (250 ms apart) were all in before the test had
+    written its save."""
+
+    def __init__(self, memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.batches: list[list[str]] = []
+        self.waiting = threading.Event()  # a held batch waits
+        self._holds: list[tuple[Callable[[list[str], list[list[str]]], bool], threading.Event]] = []
+        sync_paths = memory.sync_paths
+
+        def recorded(rels: list[str], *args: Any, **kwargs: Any) -> Any:
+            earlier = list(self.batches)
+            self.batches.append(list(rels))
+            for hold in self._holds:
+                which, go_on = hold
+                if which(rels, earlier):
+                    self._holds.remove(hold)
+                    self.waiting.set()
+                    go_on.wait(WAIT_S)
+                    self.waiting.clear()
+                    break
+            return sync_paths(rels, *args, **kwargs)
+
+        monkeypatch.setattr(memory, "sync_paths", recorded)
+
+    def hold(self, which: Callable[[list[str], list[list[str]]], bool]) -> threading.Event:
+        """The next batch for which `which(paths, earlier batches)` is true waits until the event
+        returned is set (a minute at most)."""
+        go_on = threading.Event()
+        self._holds.append((which, go_on))
+        return go_on
+
+    def applied_before(self, path: str, prefix: str) -> int:
+        """How many paths starting with `prefix` were applied before the batch holding `path`,
+        or with it."""
+        done = 0
+        for batch in self.batches:
+            done += sum(rel.startswith(prefix) for rel in batch)
+            if path in batch:
+                return done
+        raise AssertionError(f"{path} was never applied: {self.batches}")
+
+
+def a_later_slice(prefix: str) -> Callable[[list[str], list[list[str]]], bool]:
+    """A batch of paths under `prefix` only, after one that held some (a bulk's second slice)."""
+
+    def which(rels: list[str], earlier: list[list[str]]) -> bool:
+        under = all(rel.startswith(prefix) for rel in rels)
+        return under and any(rel.startswith(prefix) for batch in earlier for rel in batch)
+
+    return which
 
 
 def _random_note(rng: random.Random) -> str:
@@ -138,7 +205,7 @@ def test_queries_work_while_watching_and_edits_become_searchable(
     assert (info.stat().st_mode & 0o777) == 0o600
     before = snapshot_files(config.vault)
     write(config.vault, "fresh.md", "# Fresh\n\nThe quokkafestival happens in June.\n")
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + WAIT_S
     hits: list[dict[str, object]] = []
     while time.monotonic() < deadline and not hits:
         hits = client.call("POST", "/v1/search", {"query": "quokkafestival"})["hits"]
@@ -178,7 +245,7 @@ def test_daemon_seals_summaries_in_the_background(vault: Path) -> None:
     thread = threading.Thread(target=daemon.run, daemon=True)
     thread.start()
     try:
-        assert daemon.ready.wait(20)
+        assert daemon.ready.wait(READY_S)
         meta = SourceMeta(kind="chat", source_id="slack:acme/ops", scope="slack/acme/ops", title="#ops")
         messages = [
             Message(
@@ -196,7 +263,7 @@ def test_daemon_seals_summaries_in_the_background(vault: Path) -> None:
         assert "vaultmind: summary" in text and "[[sources/chat/slack/acme/ops/2024-05-08#^m-" in text
     finally:
         daemon.stop()
-        thread.join(20)
+        thread.join(60)
         memory.close()
 
 
@@ -219,19 +286,19 @@ def test_background_enrichment_never_holds_up_a_save(vault: Path) -> None:
         def paused(phase: str, done: int, total: int) -> None:
             steps.append(done)
             inside.set()
-            assert release.wait(20)
+            assert release.wait(WAIT_S)
 
         worker = threading.Thread(target=memory.enrich, kwargs={"progress": paused})
         worker.start()
-        assert inside.wait(20), "NER never started"
+        assert inside.wait(WAIT_S), "NER never started"
         write(vault, "notes/fresh.md", "A quokka named Sprocket.\n")
         saver = threading.Thread(target=memory.sync_paths, args=(["notes/fresh.md"],))
         saver.start()
-        saver.join(10)
+        saver.join(WAIT_S)
         assert not saver.is_alive(), "the save waited for NER to finish"
         assert memory.search("sprocket")["hits"]
         release.set()
-        worker.join(20)
+        worker.join(WAIT_S)
         assert not worker.is_alive() and steps
 
         # In the background, upkeep waits while foreground work is pending.
@@ -245,7 +312,7 @@ def test_background_enrichment_never_holds_up_a_save(vault: Path) -> None:
             worker.start()
             worker.join(1.0)
             assert worker.is_alive() and seen == [], "background NER ran past a pending save"
-        worker.join(30)
+        worker.join(WAIT_S)
         assert not worker.is_alive() and seen
 
         # Waiting for a quiet spell after a save ends as soon as the daemon stops.
@@ -256,7 +323,7 @@ def test_background_enrichment_never_holds_up_a_save(vault: Path) -> None:
         waiter.join(0.5)
         assert waiter.is_alive(), "did not wait for the quiet spell"
         memory.stopping.set()
-        waiter.join(10)
+        waiter.join(WAIT_S)
         assert not waiter.is_alive(), "kept waiting for quiet after the daemon stopped"
 
 
@@ -281,12 +348,12 @@ def test_the_daemon_gets_ready_while_its_state_folder_is_written_without_pause(v
         thread = threading.Thread(target=daemon.run, daemon=True)
         thread.start()
         try:
-            assert daemon.ready.wait(20), "the watch loop never reached its first reconcile"
+            assert daemon.ready.wait(READY_S), "the watch loop never reached its first reconcile"
             assert memory.search("hello")["hits"]
         finally:
             stop.set()
             daemon.stop()
-            thread.join(10)
+            thread.join(60)
     writer.join(5)
 
 
@@ -309,7 +376,7 @@ def test_a_query_sent_while_the_daemon_starts_waits_for_it_and_says_so(
     def slow_warm() -> None:  # a large vault's load: queries wait on the structures' lock
         with memory.leaves._lock:
             loading.set()
-            release.wait(20)
+            release.wait(READY_S)
         warm()
 
     monkeypatch.setattr(memory, "warm", slow_warm)
@@ -317,7 +384,7 @@ def test_a_query_sent_while_the_daemon_starts_waits_for_it_and_says_so(
     thread = threading.Thread(target=daemon.run, daemon=True)
     thread.start()
     try:
-        assert loading.wait(20)
+        assert loading.wait(READY_S)
         client = find_daemon(config)
         assert client is not None and client.starting and client.timeout >= 600
         client.timeout = 1.0  # what a client that did not know would wait
@@ -339,16 +406,16 @@ def test_a_query_sent_while_the_daemon_starts_waits_for_it_and_says_so(
         time.sleep(1.5)  # past the usual timeout of the client above
         assert not answers
         release.set()
-        asking.join(20)
+        asking.join(WAIT_S)
         assert answers and answers[0]["hits"][0]["note_path"] == "start.md"  # type: ignore[index]
         assert "still starting" in capsys.readouterr().err
-        assert daemon.ready.wait(20)
+        assert daemon.ready.wait(READY_S)
         again = find_daemon(config)
         assert again is not None and not again.starting and again.timeout == 30.0
     finally:
         release.set()
         daemon.stop()
-        thread.join(10)
+        thread.join(60)
         memory.close()
 
 
@@ -371,7 +438,7 @@ def test_a_client_of_a_daemon_in_a_whole_vault_load_waits_for_it_and_says_so(
         asking.start()
         time.sleep(1.0)
         assert not answers  # the status waits for the load
-    asking.join(20)
+    asking.join(WAIT_S)
     assert answers and answers[0]["notes"]["total"] == 1  # type: ignore[index]
     assert "loading the whole vault" in capsys.readouterr().err
 
@@ -387,21 +454,12 @@ def test_a_file_name_that_is_not_utf8_is_reported_and_stops_neither_a_sync_nor_t
     with open(os.path.join(os.fsencode(vault), b"caf\xe9.md"), "wb") as f:  # not UTF-8
         f.write(b"# Cafe\n\nlatin name\n")
     write(vault, "river.md", "# River\n\nThe river note mentions copper.\n")
-    assert _until(lambda: bool(memory.search("copper", limit=5)["hits"])), "the note beside the bad name"
+    assert until(lambda: bool(memory.search("copper", limit=5)["hits"])), "the note beside the bad name"
     write(vault, "later.md", "# Later\n\nA later note mentions falcon.\n")
-    assert _until(lambda: bool(memory.search("falcon", limit=5)["hits"])), "the watcher still watches"
+    assert until(lambda: bool(memory.search("falcon", limit=5)["hits"])), "the watcher still watches"
     problems = memory.status()["problems"]
     assert any(p["kind"] == "bad_name" and p["path"] == "caf\ufffd.md" for p in problems)
     assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'caf%'") == 0
-
-
-def _until(found: Callable[[], bool], seconds: float = 20) -> bool:
-    deadline = time.monotonic() + seconds
-    while not found():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 def test_a_symlink_made_while_watching_follows_the_rules_of_a_full_scan_and_is_watched(
@@ -415,16 +473,16 @@ def test_a_symlink_made_while_watching_follows_the_rules_of_a_full_scan_and_is_w
     (vault / "sub").mkdir()
     time.sleep(1.0)  # the watcher is watching the new folder
     (vault / "sub" / "loop").symlink_to("..")
-    assert _until(lambda: any(p["kind"] == "symlink_loop" for p in memory.status()["problems"]))
+    assert until(lambda: any(p["kind"] == "symlink_loop" for p in memory.status()["problems"]))
     assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'sub/%'") == 0
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "f1.md").write_text("# F1\n\nThe first outside note mentions orbit.\n")
     (vault / "linked").symlink_to(outside)
-    assert _until(lambda: bool(memory.search("orbit", limit=3)["hits"]))
+    assert until(lambda: bool(memory.search("orbit", limit=3)["hits"]))
     time.sleep(1.5)  # the watcher starts over to follow the new link
     (outside / "f2.md").write_text("# F2\n\nA later outside note mentions summit.\n")
-    assert _until(lambda: any(h["note_path"] == "linked/f2.md" for h in memory.search("summit", limit=3)["hits"]))
+    assert until(lambda: any(h["note_path"] == "linked/f2.md" for h in memory.search("summit", limit=3)["hits"]))
 
 
 @pytest.mark.slow
@@ -436,17 +494,17 @@ def test_status_says_the_index_is_behind_while_the_disk_is_full(running: tuple[C
     config, memory, daemon = running
     memory.behind = "the index is behind the vault: a test"
     daemon.force_reconcile = True
-    assert _until(lambda: memory.behind is None), "a pass that succeeds clears it"
+    assert until(lambda: memory.behind is None), "a pass that succeeds clears it"
     assert memory.status()["index"]["health"] == "ok"
     wal = config.vault / ".vaultmind" / "index.duckdb.wal"
     memory.index.checkpoint()
     assert not wal.exists()
     wal.symlink_to("/dev/full")
     write(config.vault, "river.md", "# River\n\nThe river note mentions copper.\n")
-    assert _until(lambda: memory.behind is not None), "the failed batch is known"
+    assert until(lambda: memory.behind is not None), "the failed batch is known"
     index = memory.status()["index"]
     assert index["health"] == "behind" and "no space left on the device" in index["notice"]
-    assert _until(lambda: daemon._retry_s >= 8), "the retries back off"
+    assert until(lambda: daemon._retry_s >= 8), "the retries back off"
     assert not memory.search("copper", limit=5)["hits"]
     client = find_daemon(config)
     assert client is not None
@@ -484,18 +542,27 @@ def test_a_slow_query_through_the_daemon_says_it_waits_for_the_daemon_not_for_pr
     config, memory, _ = running
     monkeypatch.setattr(context, "REMOTE_QUIET_S", 0.05)
     monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
-    held = threading.Event()
+    held, asked = threading.Event(), threading.Event()
+    query = memory.query
 
-    def hold() -> None:
+    def asking(*args: Any, **kwargs: Any) -> Any:
+        asked.set()
+        return query(*args, **kwargs)
+
+    monkeypatch.setattr(memory, "query", asking)
+
+    def hold() -> None:  # until the question has reached the daemon, then 40 times the quiet time
         with memory.leaves._lock:
             held.set()
-            time.sleep(0.5)
+            asked.wait(WAIT_S)
+            time.sleep(2.0)
 
     holder = threading.Thread(target=hold)
     holder.start()
-    assert held.wait(10)
+    assert held.wait(WAIT_S)
     code, out, err = run_main(capsys, "query", "search", "atlas", "--vault", str(config.vault), "--json")
-    holder.join(10)
+    holder.join(WAIT_S)
+    assert asked.is_set(), "asked through the daemon"
     assert code == 0 and out["hits"][0]["note_path"] == "start.md"
     assert f"waiting for the daemon at http://127.0.0.1:{running[2].api.port} to answer" in err, err  # type: ignore[union-attr]
     assert "progress shows" not in err
@@ -524,7 +591,7 @@ def test_a_command_run_while_the_daemon_opens_the_index_waits_for_its_address(va
             end_process(proc)
             daemon.stop()
             if thread.ident is not None:
-                thread.join(10)
+                thread.join(60)
             memory.close()
 
 
@@ -586,20 +653,27 @@ def test_a_save_during_a_large_change_waits_for_one_slice_not_for_all(
 
     config, memory, _ = running
     monkeypatch.setattr(daemon_module, "BULK_SLICE", 20)
+    batches = Batches(memory, monkeypatch)
+    gate = batches.hold(lambda rels, _: rels == ["gate.md"])
+    write(config.vault, "gate.md", "# Gate\n\nThe watcher waits in this note's batch.\n")
+    assert until(batches.waiting.is_set)
+    second_slice = batches.hold(a_later_slice("bulk-"))
     bulk = 160
-    for i in range(bulk):  # one burst: one batch of the watcher
+    for i in range(bulk):  # one burst: one batch of the watcher (it heard them all as it waited)
         (config.vault / f"bulk-{i:03d}.md").write_text(f"# Bulk {i}\n\nA synced note about copper {i}.\n")
+    gate.set()
 
     def indexed() -> int:
         return int(memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'bulk-%'"))
 
-    assert _until(lambda: indexed() > 0), "the first slice"
+    assert until(lambda: indexed() > 0), "the first slice"
     write(config.vault, "save.md", "# Save\n\nThe kingfisher note saved by hand.\n")
-    assert _until(lambda: bool(memory.search("kingfisher", limit=5)["hits"]))
-    assert indexed() < bulk, "the save came in before the whole bulk"
+    second_slice.set()
+    assert until(lambda: bool(memory.search("kingfisher", limit=5)["hits"]))
+    assert batches.applied_before("save.md", "bulk-") < bulk, "the save came in before the whole bulk"
     assert memory.status()["index"]["health"] in ("catching up", "ok")
-    assert _until(lambda: indexed() == bulk, seconds=60)
-    assert _until(lambda: memory.catching_up == 0) and memory.status()["index"]["health"] == "ok"
+    assert until(lambda: indexed() == bulk, seconds=READY_S)
+    assert until(lambda: memory.catching_up == 0) and memory.status()["index"]["health"] == "ok"
     _wait_for_parity(config, memory, tmp_path)
 
 
@@ -609,12 +683,12 @@ def test_a_folder_ignored_in_the_config_while_serving_leaves_the_index(running: 
     next start, and `sync` said "unchanged".)"""
     config, memory, _ = running
     write(config.vault, "Private/diary.md", "# Diary\n\nThe heronsecret stays here.\n")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline and not memory.search("heronsecret")["hits"]:
         time.sleep(0.05)
     assert memory.search("heronsecret")["hits"], "indexed first"
     write(config.vault, ".vaultmind/config.toml", '[vault]\nignore = ["Private/**"]\n')
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline and memory.search("heronsecret")["hits"]:
         time.sleep(0.05)
     assert not memory.search("heronsecret")["hits"], "the ignored folder left the index"
@@ -631,15 +705,15 @@ def test_a_templates_folder_configured_in_obsidian_while_serving_leaves_the_inde
     template there is not indexed."""
     config, memory, _ = running
     write(config.vault, "Templates/Daily.md", "---\ntitle: {{title}}\n---\n# {{title}}\n\nThe kestrelplaceholder.\n")
-    assert _until(lambda: bool(memory.search("kestrelplaceholder")["hits"])), "indexed first: no folder configured"
+    assert until(lambda: bool(memory.search("kestrelplaceholder")["hits"])), "indexed first: no folder configured"
     write(config.vault, ".obsidian/templates.json", json.dumps({"folder": "Templates"}))
-    assert _until(lambda: not memory.search("kestrelplaceholder")["hits"]), "the templates folder left the index"
+    assert until(lambda: not memory.search("kestrelplaceholder")["hits"]), "the templates folder left the index"
     status = memory.status()
     assert [f["path"] for f in status["left_out"]] == ["Templates/"]
     assert not [p for p in status["problems"] if p["path"].startswith("Templates/")], "its warnings went with it"
     write(config.vault, "Templates/Meeting.md", "# {{title}}\n\nThe ploverplaceholder.\n")
     write(config.vault, "kept.md", "# Kept\n\nThe lapwing note.\n")
-    assert _until(lambda: bool(memory.search("lapwing")["hits"]))
+    assert until(lambda: bool(memory.search("lapwing")["hits"]))
     assert not memory.search("ploverplaceholder")["hits"]
 
 
@@ -656,7 +730,7 @@ def test_a_batch_applied_through_the_api_is_reported_as_a_watched_one(vault: Pat
         thread = threading.Thread(target=daemon.run, daemon=True)
         thread.start()
         try:
-            assert daemon.ready.wait(20), "daemon did not become ready"
+            assert daemon.ready.wait(READY_S), "daemon did not become ready"
             client = find_daemon(config)
             assert client is not None
             write(vault, "sources/chat/2024-03-04.md", "# Chat\n\nThe godwit arrived.\n")
@@ -666,7 +740,7 @@ def test_a_batch_applied_through_the_api_is_reported_as_a_watched_one(vault: Pat
                 client.call("POST", "/v1/reindex")
         finally:
             daemon.stop()
-            thread.join(10)
+            thread.join(60)
     assert stats["added"] == 2
     assert ("api sync", 2) in batches, batches
     assert any(what == "api reindex" for what, _ in batches), batches
@@ -684,13 +758,13 @@ def test_a_symlink_to_a_parent_folder_neither_renames_notes_nor_deafens_the_watc
     config, memory, _ = running
     vault = config.vault
     (vault / "uplink").symlink_to("..")
-    assert _until(lambda: any(p["kind"] == "symlink_loop" for p in memory.status()["problems"]))
+    assert until(lambda: any(p["kind"] == "symlink_loop" for p in memory.status()["problems"]))
     time.sleep(1.5)  # the watcher starts over, following the new link
     write(vault, "a1.md", "# A\n\nalphaword one.\n")
-    assert _until(lambda: bool(memory.search("alphaword", limit=3)["hits"]))
+    assert until(lambda: bool(memory.search("alphaword", limit=3)["hits"]))
     assert [h["note_path"] for h in memory.search("alphaword", limit=3)["hits"]] == ["a1.md"]
     (vault / "uplink").unlink()
     time.sleep(1.5)
     write(vault, "a2.md", "# A\n\nbetaword two.\n")
-    assert _until(lambda: bool(memory.search("betaword", limit=3)["hits"])), "the watcher still hears"
+    assert until(lambda: bool(memory.search("betaword", limit=3)["hits"])), "the watcher still hears"
     assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'uplink/%'") == 0

@@ -17,8 +17,8 @@ from vaultmind.config import Config
 from vaultmind.daemon import Daemon
 from vaultmind.memory import Memory
 
-from .conftest import write
-from .test_watch import _until, _wait_for_parity, running
+from .conftest import READY_S, until, write
+from .test_watch import Batches, _wait_for_parity, a_later_slice, running
 
 __all__ = ["running"]  # the fixture, shared with test_watch.py
 
@@ -36,12 +36,12 @@ def test_a_note_replaced_by_a_folder_of_its_name_leaves_the_index(
     config, memory, _ = running
     vault = config.vault
     write(vault, "Plans.md", "# Plans\n\nThe old plans mention lantern.\n")
-    assert _until(lambda: "Plans.md" in _paths(memory))
+    assert until(lambda: "Plans.md" in _paths(memory))
     (vault / "Plans.md").unlink()
     (vault / "Plans.md").mkdir()
     write(vault, "Plans.md/inner.md", "# Inner\n\nThe inner note mentions harbor.\n")
-    assert _until(lambda: "Plans.md/inner.md" in _paths(memory))
-    _wait_for_parity(config, memory, tmp_path, timeout=5)
+    assert until(lambda: "Plans.md/inner.md" in _paths(memory))
+    _wait_for_parity(config, memory, tmp_path)
     assert "Plans.md" not in _paths(memory)
     assert not memory.search("lantern", limit=3)["hits"]
 
@@ -55,7 +55,7 @@ def test_sync_tools_and_editors_temporary_files_stay_out_and_their_conflict_copi
     config, memory, _ = running
     vault = config.vault
     write(vault, "Trip.md", "# Trip\n\nThe trip note mentions meadow.\n")
-    assert _until(lambda: "Trip.md" in _paths(memory))
+    assert until(lambda: "Trip.md" in _paths(memory))
     # Syncthing: its marker folder, old versions, a temporary file renamed into place, a conflict
     write(vault, ".stfolder/.keep", "")
     write(vault, ".stversions/Trip~20241201-123456.md", "# Trip\n\nAn old version.\n")
@@ -92,10 +92,10 @@ def test_sync_tools_and_editors_temporary_files_stay_out_and_their_conflict_copi
         "Trip (conflicted copy 2024-12-01).md",
         "Trip (conflicted copy 2024-12-01 123456).md",
     }
-    assert _until(lambda: expected <= _paths(memory))
+    assert until(lambda: expected <= _paths(memory))
     time.sleep(0.5)  # the watcher's last batch
     assert _paths(memory) == expected
-    _wait_for_parity(config, memory, tmp_path, timeout=5)
+    _wait_for_parity(config, memory, tmp_path)
     assert [h["note_path"] for h in memory.search("summit meadow", limit=1)["hits"]] == ["Trip.md"]
     copies = {p["path"]: p["message"] for p in memory.status()["problems"] if p["kind"] == "conflict_copy"}
     assert sorted(copies) == sorted(expected - {"start.md", "Trip.md", "Synced.md", "Code.md", "Later.md"})
@@ -131,10 +131,10 @@ def test_git_branches_a_merge_conflict_and_gc_under_the_watcher(
             fh.write("Edited on the branch: copper.\n")
     write(vault, "Trip.md", "# Trip\n\nThe branch's trip: river.\n")
     assert _git(vault, "commit", "-qam", "feature").returncode == 0
-    _wait_for_parity(config, memory, tmp_path, timeout=20)
+    _wait_for_parity(config, memory, tmp_path)
     for branch in ("main", "feature", "main"):
         assert _git(vault, "checkout", "-q", branch).returncode == 0
-    _wait_for_parity(config, memory, tmp_path, timeout=20)
+    _wait_for_parity(config, memory, tmp_path)
     assert "projects/alpha/Alpha 0.md" in _paths(memory)
     write(vault, "Trip.md", "# Trip\n\nMain's trip: harbor.\n")
     _git(vault, "commit", "-qam", "main's trip")
@@ -144,13 +144,13 @@ def test_git_branches_a_merge_conflict_and_gc_under_the_watcher(
     def conflicts() -> list[str]:
         return [p["path"] for p in memory.status()["problems"] if p["kind"] == "merge_conflict"]
 
-    assert _until(lambda: conflicts() == ["Trip.md"])
-    _wait_for_parity(config, memory, tmp_path, timeout=20)
+    assert until(lambda: conflicts() == ["Trip.md"])
+    _wait_for_parity(config, memory, tmp_path)
     assert {h["note_path"] for h in memory.search("harbor river", limit=3)["hits"]} == {"Trip.md"}
     write(vault, "Trip.md", "# Trip\n\nBoth trips: harbor and river.\n")  # resolved
     assert _git(vault, "commit", "-qam", "merged").returncode == 0
-    assert _until(lambda: conflicts() == [])
-    _wait_for_parity(config, memory, tmp_path, timeout=20)
+    assert until(lambda: conflicts() == [])
+    _wait_for_parity(config, memory, tmp_path)
     batches = daemon.batches
     assert _git(vault, "gc", "-q", "--aggressive").returncode == 0
     time.sleep(1.0)  # the watcher has heard every event of it
@@ -168,6 +168,8 @@ def test_a_save_while_a_whole_folder_of_notes_moves_in_waits_for_one_slice(
 
     config, memory, _ = running
     monkeypatch.setattr(daemon_module, "BULK_SLICE", 20)
+    batches = Batches(memory, monkeypatch)
+    second_slice = batches.hold(a_later_slice("Imported/"))
     bulk = 160
     outside = tmp_path / "outside" / "Imported"
     for i in range(bulk):
@@ -178,17 +180,18 @@ def test_a_save_while_a_whole_folder_of_notes_moves_in_waits_for_one_slice(
 
     os.rename(outside, config.vault / "Imported")
     write(config.vault, "with.md", "# With\n\nThe heron note saved as the folder came.\n")  # its batch
-    assert _until(lambda: bool(memory.search("heron", limit=5)["hits"]))
-    assert indexed() < bulk, "the save in the folder's batch came in before the folder's notes"
-    assert _until(lambda: indexed() > 0), "the first slice"
+    assert until(lambda: bool(memory.search("heron", limit=5)["hits"]))
+    assert batches.applied_before("with.md", "Imported/") < bulk, "the save in the folder's batch came in before the folder's notes"
+    assert until(lambda: indexed() > 0), "the first slice"
     write(config.vault, "save.md", "# Save\n\nThe kingfisher note saved by hand.\n")
-    assert _until(lambda: bool(memory.search("kingfisher", limit=5)["hits"]))
-    assert indexed() < bulk, "the save came in before the whole folder"
-    assert _until(lambda: indexed() == bulk, seconds=60)
-    assert _until(lambda: memory.catching_up == 0) and memory.status()["index"]["health"] == "ok"
+    second_slice.set()
+    assert until(lambda: bool(memory.search("kingfisher", limit=5)["hits"]))
+    assert batches.applied_before("save.md", "Imported/") < bulk, "the save came in before the whole folder"
+    assert until(lambda: indexed() == bulk, seconds=READY_S)
+    assert until(lambda: memory.catching_up == 0) and memory.status()["index"]["health"] == "ok"
     _wait_for_parity(config, memory, tmp_path)
     os.rename(config.vault / "Imported", outside)
-    assert _until(lambda: indexed() == 0)
+    assert until(lambda: indexed() == 0)
     _wait_for_parity(config, memory, tmp_path)
 
 
@@ -214,15 +217,15 @@ def test_a_fault_in_a_batch_leaves_the_watcher_running_and_says_why(
     monkeypatch.setattr(memory, "sync_paths", failing(memory.sync_paths))
     monkeypatch.setattr(memory, "sync", failing(memory.sync))
     write(config.vault, "first.md", "# First\n\nThe first save mentions copper.\n")
-    assert _until(lambda: daemon.failed_batches >= 1 and memory.behind is not None)
+    assert until(lambda: daemon.failed_batches >= 1 and memory.behind is not None)
     index = memory.status()["index"]
     assert index["health"] == "behind"
     assert "an internal error (TypeError: Loaded.__init__()" in index["notice"]
     assert "if vaultmind was upgraded while this daemon runs, restart it" in index["notice"]
     assert [h["note_path"] for h in memory.search("mentions", limit=3)["hits"]] == ["start.md"], "queries answered"
     broken[0] = False
-    assert _until(lambda: bool(memory.search("copper", limit=3)["hits"])), "the retry took the note in"
+    assert until(lambda: bool(memory.search("copper", limit=3)["hits"])), "the retry took the note in"
     write(config.vault, "second.md", "# Second\n\nThe second save mentions harbor.\n")
-    assert _until(lambda: bool(memory.search("harbor", limit=3)["hits"])), "the watcher still runs"
+    assert until(lambda: bool(memory.search("harbor", limit=3)["hits"])), "the watcher still runs"
     assert memory.status()["index"]["health"] == "ok"
-    _wait_for_parity(config, memory, tmp_path, timeout=5)
+    _wait_for_parity(config, memory, tmp_path)
