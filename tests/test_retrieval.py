@@ -15,7 +15,7 @@ from vaultmind.cli.output import print_hits
 from vaultmind.config import load_config
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.lexical import terms
-from vaultmind.markdown.tokens import approx_tokens
+from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence
 from vaultmind.retrieval.ordering import DIVERSITY_JACCARD, near_duplicate
@@ -375,12 +375,12 @@ def test_the_first_item_is_cut_to_fit_rather_than_give_way_to_weaker_ones() -> N
     block = format_evidence(result, budget_tokens=60)
     assert block.startswith("[1] Elena Rossi · shortened\nThe renewal price is 14,200 euros") and "tent ok" not in block
     assert block.endswith("…\n   ↳ [[n#^a]] · slack://C1/1\nLeft out for the budget: [2], [3].")
-    assert approx_tokens(block) <= 60
+    assert count_tokens(block) <= 60
     whole = format_evidence(result, budget_tokens=200)
     assert "shortened" not in whole and answer.strip() in whole
     tiny = format_evidence(result, budget_tokens=30)  # under MIN_SHORTENED_CHARS of it would fit
     assert tiny.startswith("The token budget (30) is too small: ask with at least ") and "tent ok" not in tiny
-    assert approx_tokens(tiny) <= 30
+    assert count_tokens(tiny) <= 30
 
 
 def test_a_summary_in_the_evidence_cites_two_refs_and_says_how_to_list_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
@@ -437,11 +437,11 @@ def test_a_tight_budget_keeps_the_sentence_that_answers_and_the_first_item_over_
     block = format_evidence(result, budget_tokens=100)
     assert block.startswith("[1] Dana Whitfield <dana@harborhall.example> · 2024-03-06T15:40:00Z · shortened\n… ")
     assert "Deposit: €1,500, due by 15 March and non-refundable" in block
-    assert "Hi Alice" not in block and approx_tokens(block) <= 100
+    assert "Hi Alice" not in block and count_tokens(block) <= 100
     compact = format_evidence(result, budget_tokens=72)
     assert compact.startswith("[1] Dana Whitfield · 2024-03-06T15:40:00Z · shortened\n… ")
     assert "Deposit: €1,500, due by 15 March" in compact
-    assert "mid:" not in compact and "Loft free" not in compact and approx_tokens(compact) <= 72
+    assert "mid:" not in compact and "Loft free" not in compact and count_tokens(compact) <= 72
     assert re.search(r"\nLeft out for the budget: \[2\]( \(\d+ tokens\))?\.$", compact)
     assert format_evidence(result, budget_tokens=40).startswith("The token budget (40) is too small for the first")
 
@@ -459,12 +459,12 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
     block = format_evidence(result, budget_tokens=60)
     assert "[1] " in block and "small one" in block and "[3] " in block and "small two" in block
     assert "x x" not in block and re.search(r"\nLeft out for the budget: \[2\] \(\d+ tokens\)\.$", block)
-    assert approx_tokens(block) <= 60
+    assert count_tokens(block) <= 60
     short = format_evidence(result, budget_tokens=27)  # both small items, and the note without sizes
     assert "small two" in short and short.endswith("\nLeft out for the budget: [2].")
     tight = format_evidence(result, budget_tokens=22)  # both small items fit, but not with a note
     assert "small one" in tight and "small two" not in tight
-    assert tight.endswith("\nLeft out for the budget: [2], [3].") and approx_tokens(tight) <= 22
+    assert tight.endswith("\nLeft out for the budget: [2], [3].") and count_tokens(tight) <= 22
     assert format_evidence(result, budget_tokens=10).endswith("small one\n   ↳ [[n#^a]]"), "no room for the note"
     too_small = format_evidence(result, budget_tokens=7)
     assert too_small == "Too small.", "the budget bounds the answer that says it is too small"
