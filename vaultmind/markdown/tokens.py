@@ -21,13 +21,11 @@ The total is rounded up. A character's weight depends on the one before it, and 
 character weighs the most it can: a text's count is at most the sum of its parts' counts, so
 cutting a text never makes its pieces count less than the whole.
 
-The functions are C-speed: they count with `str.encode` / `bytes.translate` / `re` (or numpy,
-for the running count of a whole text), never a Python loop per character.
+The functions are C-speed: they count with `str.encode` / `bytes.translate` / `bytes.count` (or
+numpy, for the running count of a whole text), never a Python loop per character.
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import numpy.typing as npt
@@ -44,10 +42,14 @@ _WORD_LETTER = 2  # quarters of a letter that starts or continues a word
 _NUMBER_START = 7  # quarters of a digit after whitespace: the whitespace is a token of its own
 _THREE_BYTES = 6
 _FOUR_BYTES = 16
-_LOWER_RUN_RE = re.compile(rb"[a-z]+")
-_WORD_START_RE = re.compile(rb"\s[A-Za-z]")
-_NUMBER_START_RE = re.compile(rb"\s[0-9]")
 _DIGITS = b"0123456789"
+# each ASCII byte as its class: " " whitespace, "l" lowercase, "u" uppercase, "d" digit, "o"
+# other; a pair of classes is then counted with `bytes.count`
+_CLASS_OF = bytes(
+    ord(" ") if b in _SPACE else ord("l") if b in _LOWER else ord("u") if b in _LETTERS else ord("d") if b in _DIGITS else ord("o")
+    for b in range(256)
+)
+_NOT_LOWER = bytes.maketrans(b"ud", b"oo")  # the classes that end a lowercase run but whitespace
 
 
 def count_tokens(text: str) -> int:
@@ -61,15 +63,20 @@ def token_quarters(text: str) -> int:
     less after the end of `a` than opening a text (`opening_discount`)."""
     if not text:
         return 0
-    ascii_bytes = text.encode("ascii", "replace")  # a non-ASCII character as "?": it breaks a word
-    non_ascii = len(text) - len(text.encode("ascii", "ignore"))
-    utf16_units = len(text.encode("utf-16-le", "surrogatepass")) // 2
-    four = utf16_units - len(text)  # astral characters: a surrogate pair each
-    three = len(text.encode("utf-8", "surrogatepass")) - (len(text) - non_ascii) - 2 * non_ascii - 2 * four
-    space = len(ascii_bytes) - len(ascii_bytes.translate(None, _SPACE))
-    lower = len(ascii_bytes) - len(ascii_bytes.translate(None, _LOWER))
-    word_letters = lower - len(_LOWER_RUN_RE.findall(ascii_bytes)) + len(_WORD_START_RE.findall(ascii_bytes))
-    number_starts = len(_NUMBER_START_RE.findall(ascii_bytes)) + (ascii_bytes[:1] in _DIGITS)
+    three = four = 0
+    if text.isascii():
+        classes = text.encode("ascii").translate(_CLASS_OF)
+    else:  # a non-ASCII character as "?" (other): it breaks a word
+        classes = text.encode("ascii", "replace").translate(_CLASS_OF)
+        non_ascii = len(text) - len(text.encode("ascii", "ignore"))
+        four = len(text.encode("utf-16-le", "surrogatepass")) // 2 - len(text)  # a surrogate pair each
+        three = len(text.encode("utf-8", "surrogatepass")) - (len(text) - non_ascii) - 2 * non_ascii - 2 * four
+    space = classes.count(b" ")
+    lower_starts = classes.count(b" l")  # (a pair of two classes never overlaps another)
+    lower_runs = lower_starts + classes.translate(_NOT_LOWER).count(b"ol") + (classes[:1] == b"l")
+    # a lowercase letter after one (all of a run's but its first), or a letter after whitespace
+    word_letters = classes.count(b"l") - lower_runs + lower_starts + classes.count(b" u")
+    number_starts = classes.count(b" d") + (classes[:1] == b"d")
     return (
         space
         + _FULL * (len(text) - space)
@@ -93,14 +100,20 @@ def opening_discount(text: str, start: int) -> int:
     return 0
 
 
-# character classes by code point (all beyond ASCII folded into three by UTF-8 length)
+# character classes by code point: ASCII by `_CLASS`, any other by its UTF-8 length
 _OTHER, _SPACE_C, _LOWER_C, _UPPER_C, _DIGIT_C, _TWO_C, _THREE_C, _FOUR_C = range(8)
-_CLASS = np.full(128, _OTHER, dtype=np.int8)
+_CLASS = np.full(129, _TWO_C, dtype=np.uint8)  # code points of 128 and more as 128
+_CLASS[:128] = _OTHER
 _CLASS[list(_SPACE)] = _SPACE_C
 _CLASS[list(_LOWER)] = _LOWER_C
 _CLASS[list(_LOWER.upper())] = _UPPER_C
 _CLASS[list(_DIGITS)] = _DIGIT_C
-_BASE = np.array([_FULL, 1, _FULL, _FULL, _FULL, _FULL, _THREE_BYTES, _FOUR_BYTES], dtype=np.int64)
+# quarters of a character by (class before it, its class); a row more for opening the text
+_WEIGHT = np.tile(np.array([_FULL, 1, _FULL, _FULL, _FULL, _FULL, _THREE_BYTES, _FOUR_BYTES], dtype=np.int64), (9, 1))
+_WEIGHT[_SPACE_C, [_LOWER_C, _UPPER_C]] = _WORD_LETTER
+_WEIGHT[_LOWER_C, _LOWER_C] = _WORD_LETTER
+_WEIGHT[[_SPACE_C, 8], _DIGIT_C] = _NUMBER_START
+_WEIGHT_BY_PAIR = _WEIGHT.ravel()
 
 
 def running_quarters(text: str) -> npt.NDArray[np.int64]:
@@ -108,23 +121,15 @@ def running_quarters(text: str) -> npt.NDArray[np.int64]:
     span are then a difference plus its `opening_discount` (a chunker that grows a chunk line
     by line counts it in O(1) instead of again from its start)."""
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    classes = np.where(
-        points < 128,
-        _CLASS[np.minimum(points, 127)],
-        np.where(points < 0x800, _TWO_C, np.where(points < 0x10000, _THREE_C, _FOUR_C)),
-    ).astype(np.int8)
-    weights = _BASE[classes]
-    after_space = np.empty(len(points), dtype=bool)  # opening the text counts as after whitespace
-    after_space[:1] = True
-    after_space[1:] = classes[:-1] == _SPACE_C
-    weights[(classes == _DIGIT_C) & after_space] = _NUMBER_START
-    if len(points) > 1:
-        here, before = classes[1:], classes[:-1]
-        letter = (here == _LOWER_C) | (here == _UPPER_C)
-        word = letter & ((before == _SPACE_C) | ((here == _LOWER_C) & (before == _LOWER_C)))
-        weights[1:][word] = _WORD_LETTER
+    classes = _CLASS[np.minimum(points, 128)]
+    classes += points >= 0x800  # three bytes of UTF-8
+    classes += points >= 0x10000  # four
+    pairs = np.empty(len(points), dtype=np.intp)  # (class before, class) as one index
+    pairs[:1] = 8 * 8
+    np.multiply(classes[:-1], 8, out=pairs[1:], dtype=np.intp)
+    pairs += classes
     out = np.zeros(len(points) + 1, dtype=np.int64)
-    np.cumsum(weights, out=out[1:])
+    np.cumsum(_WEIGHT_BY_PAIR[pairs], out=out[1:])
     return out
 
 
