@@ -82,7 +82,8 @@ def test_the_fallback_writes_attributed_prose_within_budget() -> None:
 
 def test_the_fallback_picks_salient_sentences_not_a_concatenation() -> None:
     filler = [
-        ChildText(f"f{i}", f"Lunch was fine today, number {i}.", "message", "Bob Stone") for i in range(6)
+        ChildText(f"f{i}", f"Lunch was fine today, {n}.", "message", "Bob Stone")
+        for i, n in enumerate(("one", "two", "three", "four", "five", "six"))
     ]
     topic = [
         ChildText(
