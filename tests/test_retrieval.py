@@ -606,7 +606,7 @@ def test_summaries_answer_as_nodes_and_drill_down_to_messages(vault: Path) -> No
     config = load_config(
         vault,
         embed_provider="none",
-        extra={"trees.l0_tokens": 64, "trees.fanout": 2, "trees.summarizer": "fallback"},
+        extra={"trees.l0_tokens": 80, "trees.fanout": 2, "trees.summarizer": "fallback"},
     )
     with Memory.open(config) as memory:
         memory.sync()
