@@ -245,8 +245,13 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
+    import vaultmind.index.migrate as migrate
+
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
     config = _indexed_before(vault, monkeypatch, migration)
+    shipped = migrate.migrations()
+    # 0033 (token counts) rebuilds any index holding a leaf: it and those after it are left out
+    monkeypatch.setattr(migrate, "migrations", lambda: tuple(m for m in shipped if m[0] < "0033"))
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.sync().unchanged == 1
