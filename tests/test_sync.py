@@ -245,16 +245,21 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:
-    import vaultmind.index.migrate as migrate
-
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
     config = _indexed_before(vault, monkeypatch, migration)
-    shipped = migrate.migrations()
-    # 0033 (token counts) rebuilds any index holding a leaf: it and those after it are left out
-    monkeypatch.setattr(migrate, "migrations", lambda: tuple(m for m in shipped if m[0] < "0033"))
+    _before_token_recount(monkeypatch)
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.sync().unchanged == 1
+
+
+def _before_token_recount(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leave out migration 0033 (token counts), which rebuilds any index holding a leaf, and
+    those after it: what an earlier migration rebuilds for (or not) is then seen alone."""
+    import vaultmind.index.migrate as migrate
+
+    shipped = migrate.migrations()
+    monkeypatch.setattr(migrate, "migrations", lambda: tuple(m for m in shipped if m[0] < "0033"))
 
 
 def test_an_index_holding_a_dated_note_of_yours_is_rebuilt_for_its_date(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1555,6 +1560,7 @@ def test_postings_compression_migration_keeps_every_posting(vault: Path, monkeyp
     write(vault, "notes/a.md", "# Launch\n\nThe launch review moved to Friday.\n\n## Budget\n\nBudget approved by Dana.\n")
     write(vault, "notes/b.md", "Plain note about ferries and harbours.\n")
     config = _indexed_before(vault, monkeypatch, "0029")
+    _before_token_recount(monkeypatch)
     with Memory.open(config) as mem:
         before = dump_index(mem), mem.index.query("SELECT * FROM postings ORDER BY ALL")
         found = [hit["note_path"] for hit in mem.search("ferries harbour", limit=5)["hits"]]
