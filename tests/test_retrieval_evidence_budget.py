@@ -3,13 +3,14 @@ answered in its own words, and the command naming a summary's other refs runs on
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import write
 from vaultmind.index.lexical import terms
-from vaultmind.markdown.tokens import approx_tokens
+from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
 from vaultmind.retrieval.evidence import format_evidence, listed_refs
 
@@ -27,7 +28,7 @@ def test_no_grounding_stays_within_the_budget_and_names_the_words_as_asked() -> 
     assert "kubernet," not in full and "autoscal," not in full, "the words as asked, not their stems"
     assert "searched" not in _ungrounded(1000, question=None), "no stems without the question"
     for budget in (40, 20, 8, 3, 1):
-        assert approx_tokens(_ungrounded(budget)) <= budget
+        assert count_tokens(_ungrounded(budget)) <= budget
     assert _ungrounded(20).startswith("No grounding")
 
 
@@ -35,9 +36,9 @@ def test_a_budget_too_small_for_the_first_item_says_so_within_the_budget() -> No
     hit = {"content": "The renewal price is 14,200 euros, up from 12,900. " * 4, "wikilink": "[[n#^a]]", "author": "Elena Rossi"}
     for budget in (20, 12, 6, 2):
         said = format_evidence({"hits": [hit, hit], "query": {}}, budget_tokens=budget)
-        assert "renewal" not in said and approx_tokens(said) <= budget
-    assert format_evidence({"hits": [hit], "query": {}}, budget_tokens=20).startswith("The token budget (20) is too small")
-    assert approx_tokens(format_evidence({"hits": [], "query": {}}, budget_tokens=6)) <= 6
+        assert "renewal" not in said and count_tokens(said) <= budget
+    assert format_evidence({"hits": [hit], "query": {}}, budget_tokens=40).startswith("The token budget (40) is too small")
+    assert count_tokens(format_evidence({"hits": [], "query": {}}, budget_tokens=6)) <= 6
 
 
 def test_the_command_listing_a_summarys_other_refs_names_the_vault(tmp_path: Path) -> None:
@@ -57,3 +58,17 @@ def test_a_walk_asked_for_evidence_names_the_words_as_asked(vault: Path, memory:
     memory.sync()
     evidence = memory.query("walk", {"query": "how much is kubernetes autoscaling?", "evidence": True})["evidence"]
     assert "(searched: how, much, kubernetes, autoscaling)" in evidence
+
+
+def test_the_budget_holds_for_cjk_text_and_hashes() -> None:
+    """A budget is in tokens as `count_tokens` counts them, not characters / 4: Chinese text
+    (more than a token a character) and a commit hash (close to one) are cut to fit it."""
+    chinese = {"content": "我们昨天在北京见面，讨论了下个月的旅行计划。她说公寓的租约在三月到期，需要尽快续签。" * 30, "wikilink": "[[租约#^a]]"}
+    commits = {"content": "Deployed " + " ".join(hashlib.sha1(str(i).encode()).hexdigest() for i in range(40)), "wikilink": "[[deploys#^b]]"}
+    for hit in (chinese, commits):
+        for budget in (1000, 400, 200):
+            said = format_evidence({"hits": [hit, hit], "query": {}}, budget_tokens=budget)
+            assert "[1]" in said and count_tokens(said) <= budget
+    # the whole Chinese note is about 1,100 characters: it fits in len/4 = 275 "tokens" but not in 300
+    block = format_evidence({"hits": [chinese], "query": {}}, budget_tokens=300)
+    assert "shortened" in block and count_tokens(block) <= 300

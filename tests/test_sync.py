@@ -17,7 +17,9 @@ from vaultmind.config import Config, load_config
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
+from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
 
 from .conftest import DERIVED_QUERIES, DeepFolders, cold_rows, dump_index, snapshot_files, write
@@ -245,9 +247,19 @@ def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
 ) -> None:
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
     config = _indexed_before(vault, monkeypatch, migration)
+    _before_token_recount(monkeypatch)
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.sync().unchanged == 1
+
+
+def _before_token_recount(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leave out migration 0033 (token counts), which rebuilds any index holding a leaf, and
+    those after it: what an earlier migration rebuilds for (or not) is then seen alone."""
+    import vaultmind.index.migrate as migrate
+
+    shipped = migrate.migrations()
+    monkeypatch.setattr(migrate, "migrations", lambda: tuple(m for m in shipped if m[0] < "0033"))
 
 
 def test_an_index_holding_a_dated_note_of_yours_is_rebuilt_for_its_date(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -339,6 +351,28 @@ def test_an_index_holding_a_message_without_a_ref_is_rebuilt_to_cite_it(vault: P
         memory.reindex()
         assert dump_index(memory) == rows
     assert snapshot_files(vault) == before and "ref=" not in note.read_text(encoding="utf-8")
+
+
+def test_an_index_holding_leaves_is_rebuilt_for_their_token_counts(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0033: digits and hashes count about a token a character (they counted half),
+    so a deploy log is cut into more leaves. An index from before (its leaves counted as the
+    code before did) is rebuilt once; its rows are then those a fresh index has, and the notes
+    are not touched."""
+    log = "".join(f"- 2024-03-{1 + i % 28:02d} 10:{i % 60:02d} deployed {i:040x}\n" for i in range(120))
+    write(vault, "Deploys.md", "# Deploys\n\n" + log)
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    before = snapshot_files(vault)
+    config = _indexed_before(vault, monkeypatch, "0033", then=["UPDATE leaves SET token_count = token_count // 2"])
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        counts = memory.index.query("SELECT text, token_count FROM leaves")
+        assert all(count == count_tokens(text) for text, count in counts)
+        assert len([c for _, c in counts]) == len(parse_note("Deploys.md", (vault / "Deploys.md").read_text()).leaves) + 1
+        rows = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == rows
+    assert snapshot_files(vault) == before
 
 
 def test_an_index_holding_a_nouns_old_term_is_rebuilt_for_its_verbs(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1526,6 +1560,7 @@ def test_postings_compression_migration_keeps_every_posting(vault: Path, monkeyp
     write(vault, "notes/a.md", "# Launch\n\nThe launch review moved to Friday.\n\n## Budget\n\nBudget approved by Dana.\n")
     write(vault, "notes/b.md", "Plain note about ferries and harbours.\n")
     config = _indexed_before(vault, monkeypatch, "0029")
+    _before_token_recount(monkeypatch)
     with Memory.open(config) as mem:
         before = dump_index(mem), mem.index.query("SELECT * FROM postings ORDER BY ALL")
         found = [hit["note_path"] for hit in mem.search("ferries harbour", limit=5)["hits"]]

@@ -69,8 +69,8 @@ def test_the_fallback_writes_attributed_prose_within_budget() -> None:
     ]
     children = [CHILDREN[0], CHILDREN[1].__class__("b", "Yes, the Q3 budget for the Tidepool launch is 18,000 euros.",
                 "message", "Bob Stone <bob@example.com>", "2024-03-04T09:05:00Z"), CHILDREN[2], *chatter]  # fmt: skip
-    text = extractive_summary(children, 80)
-    assert text == extractive_summary(children, 80)  # deterministic
+    text = extractive_summary(children, 90)
+    assert text == extractive_summary(children, 90)  # deterministic
     assert text == (
         "Alice Chen asked: Has anyone looked at the Q3 budget for the Tidepool launch? "
         "Bob Stone replied: Yes, the Q3 budget for the Tidepool launch is 18,000 euros."
@@ -82,7 +82,8 @@ def test_the_fallback_writes_attributed_prose_within_budget() -> None:
 
 def test_the_fallback_picks_salient_sentences_not_a_concatenation() -> None:
     filler = [
-        ChildText(f"f{i}", f"Lunch was fine today, number {i}.", "message", "Bob Stone") for i in range(6)
+        ChildText(f"f{i}", f"Lunch was fine today, {n}.", "message", "Bob Stone")
+        for i, n in enumerate(("one", "two", "three", "four", "five", "six"))
     ]
     topic = [
         ChildText(

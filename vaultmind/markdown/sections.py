@@ -14,7 +14,7 @@ import numpy as np
 from vaultmind.markdown.anchors import heading_anchors
 from vaultmind.markdown.blocks import BLANK, FENCE, BlockScan, Heading
 from vaultmind.markdown.spans import LEADING_BLANK_RE, hard_split, pack_spans, split_span
-from vaultmind.markdown.tokens import count_tokens, running_quarters
+from vaultmind.markdown.tokens import count_tokens, opening_discount, running_quarters
 
 _MIN_LIMIT = 16  # never split into pieces smaller than this many tokens, whatever the prefix
 
@@ -69,6 +69,7 @@ class SectionChunker:
         self.lines = scan.lines
         self.offsets = list(accumulate(map((1).__add__, map(len, self.lines)), initial=0))
         self._quarters: list[int] | None = None  # token quarters of lines [0, i), for each i
+        self._openings: list[int] = []  # what line i's first character weighs more opening a span
         self.out: list[tuple[str, tuple[str, ...], str]] = []
         self.anchors = heading_anchors(scan.headings)
 
@@ -81,7 +82,10 @@ class SectionChunker:
             running = running_quarters(self.body)
             ends = np.minimum(np.array(self.offsets, dtype=np.int64), len(self.body))  # the last line may lack its newline
             self._quarters = running[ends].tolist()
-        return (self._quarters[end] - self._quarters[start] + 3) // 4
+            self._openings = [opening_discount(self.body, offset) for offset in self.offsets]
+        if end <= start:
+            return 0
+        return (self._quarters[end] - self._quarters[start] + self._openings[start] + 3) // 4
 
     def text(self, start: int, end: int) -> str:
         raw = self.body[self.offsets[start] : max(self.offsets[start], self.offsets[end] - 1)].rstrip()

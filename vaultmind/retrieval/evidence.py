@@ -14,7 +14,6 @@ it fit; when even that is too much, the block says the budget is too small.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
@@ -24,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.entities.extract import display_of
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.blocks import atx_heading
+from vaultmind.markdown.spans import hard_split
 from vaultmind.markdown.standalone import standalone
-from vaultmind.markdown.tokens import approx_tokens
+from vaultmind.markdown.tokens import count_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK, open_task_of
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
 from vaultmind.shell import command_line
@@ -107,8 +107,8 @@ def format_evidence(
     question: str | None = None,
     vault: Path | None = None,
 ) -> str:
-    """A Markdown block of cited hits whose total size stays within `budget_tokens` (≈ chars/4),
-    whatever it says (no grounding, a budget too small). `unknown`: the question's words the
+    """A Markdown block of cited hits whose total size stays within `budget_tokens` (as
+    `count_tokens` counts them: never under what a tokenizer gives), whatever it says (no grounding, a budget too small). `unknown`: the question's words the
     memory never mentions, named first so an agent does not take the items for an answer about
     them. Items left out for the budget are named last. `question`: as asked, so a question
     without grounding is answered with the words it searched as it wrote them; `vault`: the
@@ -154,19 +154,19 @@ def format_evidence(
                 if query.get("window_empty", True)
                 else "None of the items below falls inside this window."
             )
-    used = sum(approx_tokens(line) + 1 for line in lines)
+    used = sum(count_tokens(line) + 1 for line in lines)
     items: list[tuple[int, str, int]] = []  # (rank, block, cost) of the items taken
     left: dict[int, int] = {}  # rank → cost of the items left out
     focus = frozenset(query.get("content_terms") or query.get("terms") or ())
     tasks = query.get("answer_kind") == "task"  # "what do I need to do…?": each item from its open tasks on
     for rank, hit in enumerate(hits, start=1):
         block = _item(rank, hit, tasks=tasks, vault=vault)
-        cost = approx_tokens(block) + 1
+        cost = count_tokens(block) + 1
         if used + cost > budget_tokens and rank == 1:
             block = _first_cut(hit, budget_tokens - used, len(hits), focus, tasks=tasks, vault=vault)
             if not block:  # it never gives way to a weaker, smaller item
                 return _too_small(budget_tokens, len(hits), used, hit, vault)
-            cost = approx_tokens(block) + 1
+            cost = count_tokens(block) + 1
         if used + cost > budget_tokens:  # left out; a smaller item after it may still fit
             left[rank] = cost
             continue
@@ -175,7 +175,7 @@ def format_evidence(
 
     def left_note() -> str | None:  # what was left out, with sizes, or only their numbers
         for note in (_left_out(left), _left_out(left, sizes=False)):
-            if used + approx_tokens(note) + 1 <= budget_tokens:
+            if used + count_tokens(note) + 1 <= budget_tokens:
                 return note
         return None
 
@@ -218,7 +218,7 @@ def _first_cut(
     """The first item cut to fit `room` tokens: with room kept to name the others when it can,
     and its citation down to the vault link and its author to a name when it must; "" when
     even then less than `MIN_SHORTENED_CHARS` of its text would fit."""
-    reserve = approx_tokens(_left_out(dict.fromkeys(range(2, count + 1), 0), sizes=False)) + 1 if count > 1 else 0
+    reserve = count_tokens(_left_out(dict.fromkeys(range(2, count + 1), 0), sizes=False)) + 1 if count > 1 else 0
     for keep, compact in ((reserve, False), (reserve, True), (0, True)):
         block = _item(1, hit, room=room - keep - 1, compact=compact, focus=focus, tasks=tasks, vault=vault)
         if block:
@@ -228,7 +228,8 @@ def _first_cut(
 
 def _too_small(budget_tokens: int, count: int, used: int, hit: dict[str, Any], vault: Path | None) -> str:
     head, cite = _head_and_cite(hit, compact=True, shortened=True, vault=vault)
-    least = math.ceil((len(f"[1] {head}\n…\n   ↳ {cite}") + MIN_SHORTENED_CHARS) / 4) + 1
+    shortest = " ".join(standalone(str(hit.get("content", ""))).split())[:MIN_SHORTENED_CHARS]
+    least = count_tokens(f"[1] {head}\n{shortest}…\n   ↳ {cite}") + 1
     beside = f", beside {used} for the lines above it" if used else ""
     return within(
         budget_tokens,
@@ -244,9 +245,10 @@ def within(budget_tokens: int, *answers: str) -> str:
     """The first of `answers` (longest first) that fits `budget_tokens`; the last cut to fit
     when none does: the budget bounds every answer."""
     for answer in answers:
-        if approx_tokens(answer) <= budget_tokens:
+        if count_tokens(answer) <= budget_tokens:
             return answer
-    return answers[-1][: max(0, budget_tokens) * 4]
+    last = answers[-1]
+    return last[: hard_split(last, 0, len(last), budget_tokens)[0][1]] if budget_tokens > 0 else ""
 
 
 def searched_words(question: str, searched: Collection[str]) -> list[str]:
@@ -309,12 +311,17 @@ def _item(
     head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None, vault=vault)
     content = standalone(str(hit.get("content", "")))
     text = from_tasks(content) if tasks else " ".join(content.split())
-    if room is not None:
-        fits = room * 4 - len(f"[{rank}] {head}\n…\n   ↳ {cite}")  # characters of text (a token: four)
-        if fits < MIN_SHORTENED_CHARS:
-            return ""
+    if room is None:
+        return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
+    left = room - count_tokens(f"[{rank}] {head}\n\n   ↳ {cite}")  # tokens for the text
+    fits = 4 * left  # characters: none counts under a quarter token
+    while fits >= MIN_SHORTENED_CHARS:
         text = excerpt(content, fits, focus, tasks=tasks)
-    return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
+        used = count_tokens(text)
+        if used <= left:  # a text counts no more than its parts: the block fits `room`
+            return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
+        fits = min(fits - 1, fits * left // used)  # fewer characters, as many fewer as it is over
+    return ""
 
 
 def from_tasks(content: str) -> str:
