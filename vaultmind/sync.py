@@ -41,7 +41,7 @@ from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, Problem, Progress, SyncStats
-from vaultmind.sync_derive import Deriver, Preparing
+from vaultmind.sync_derive import CatchingUp, Deriver, Preparing
 from vaultmind.sync_diff import IndexedState, diff_loaded, indexed_states, paths_to_retry, unchanged
 from vaultmind.sync_embed import DimensionChanged, adopt_former_ids, drop_other_widths, embed_missing
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
@@ -257,6 +257,10 @@ class Syncer:
         vault of any size (one transaction per batch; a crash leaves a consistent index that
         the next sync completes). `folders`: scan problems by path that replace the ones held
         for those paths (`sync_scan.folder_problems`)."""
+        if not rebuild:  # (a rebuild derives everything in its batches)
+            for deriver in self.derivers:
+                if isinstance(deriver, CatchingUp):
+                    deriver.catch_up(self.index)
         first = BatchPlan()
         for path, found in (folders or {}).items():
             first.clear_problems.add(path)

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 import duckdb
 import pyarrow as pa
 
+from vaultmind.index.store import Index
 from vaultmind.model import WrittenNote
 from vaultmind.sync_note import Preparer
 
@@ -67,3 +68,13 @@ class Preparing(Protocol):
         leaves: pa.Table | None = None,
     ) -> None: ...
 
+
+@runtime_checkable
+class CatchingUp(Protocol):
+    """A `Deriver` with work of its own to finish before a sync's batches (not a rebuild's):
+    `catch_up` commits it in as many transactions as it needs (the entity graph's re-derivation
+    after an upgrade, `rederive.py`), so that no batch's transaction holds it."""
+
+    name: str
+
+    def catch_up(self, index: Index) -> None: ...

@@ -53,6 +53,7 @@ from vaultmind.entities.ner_cache import count_pending, spans_for
 from vaultmind.entities.ner_process import ModelProcess
 from vaultmind.entities.prep import EntityPrep, Mentions, PreparedNote, mentions_of
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
+from vaultmind.entities.rederive import clear, rederive
 from vaultmind.entities.registry import RULES, Registry
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.settings import EntitySettings
@@ -70,6 +71,7 @@ from vaultmind.entities.tables import (
     set_meta,
 )
 from vaultmind.index.arrow import execute_with, key_table
+from vaultmind.index.store import Index
 from vaultmind.model import WrittenNote
 
 __all__ = ["EntityDeriver", "query_entities", "stored_fuzzy_threshold"]
@@ -251,7 +253,32 @@ class EntityDeriver:
         else:
             self.last = {"mode": "none", "leaves": 0}
 
+    def catch_up(self, index: Index) -> None:
+        """Before a sync's batches: when what the rows are derived with changed (`signature`),
+        re-derive every leaf in slices, each committed (`rederive.py`; one stopped between
+        two goes on from there). An index never derived is left to the sync (a first index)."""
+        with index.lock:  # (read outside a transaction: a commit would make the readers' views stale)
+            stored = index.get_meta(META_SIGNATURE)
+            signature = self.signature()
+            if stored is None or stored == signature:
+                return
+            registry = load_registry(index.con, fuzzy_threshold=self.settings.fuzzy_threshold)
+            self._budget = self.inline_ner
+            self._limit_budget(index.con)
+            self.ner.warn_if_degraded()
+
+            def derive(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[str, list[Any]]:
+                return self._derive(con, registry, _leaf_rows(con, ids))[0]
+
+            def finish(con: duckdb.DuckDBPyConnection) -> None:
+                refresh_entities(con, registry, None)
+                self._remember(con, registry, signature)
+
+            rederive(index, f"{signature} {registry.digest}", REBUILD_CHUNK, derive, finish)
+            self.last = {"mode": "full", "leaves": None}
+
     def _remember(self, con: duckdb.DuckDBPyConnection, registry: Registry, signature: str) -> None:
+        clear(con)  # a sliced re-derivation stopped midway is moot
         set_meta(con, META_SIGNATURE, signature)
         set_meta(con, META_REGISTRY_DIGEST, registry.digest)
         set_meta(con, META_REGISTRY, registry_snapshot(registry))
@@ -266,10 +293,7 @@ class EntityDeriver:
         without a cached result than it allows, none is run here (all are left to
         `backfill_ner`), where chunk by chunk a short last chunk had the model loaded for a
         handful of texts (1–2 s of a first index)."""
-        # (a rebuild of a vault NER has seen: 400k cached texts at 50k notes, compared by their
-        # 64-bit hashes in parts of the hash space)
-        if self._budget and self.ner.model_id is not None and count_pending(con, self.ner.model_id) > self._budget:
-            self._budget = 0
+        self._limit_budget(con)
         con.execute("DELETE FROM occurrences")
         con.execute("DELETE FROM edges")
         ids = [row[0] for row in con.execute("SELECT DISTINCT id FROM leaves ORDER BY id").fetchall()]
@@ -286,6 +310,13 @@ class EntityDeriver:
             """
         )
         refresh_entities(con, registry, None)
+
+    def _limit_budget(self, con: duckdb.DuckDBPyConnection) -> None:
+        """A whole re-derivation runs no NER when more texts lack a result than its budget."""
+        # (a rebuild of a vault NER has seen: 400k cached texts at 50k notes, compared by their
+        # 64-bit hashes in parts of the hash space)
+        if self._budget and self.ner.model_id is not None and count_pending(con, self.ner.model_id) > self._budget:
+            self._budget = 0
 
     def update_leaves(
         self,

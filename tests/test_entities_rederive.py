@@ -1,0 +1,109 @@
+"""The entity graph re-derived after an upgrade, in committed slices (`entities/rederive.py`):
+real notes in a temp vault, real DuckDB indexes, the real sync."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from vaultmind.config import Config, load_config
+from vaultmind.entities import graph, registry
+from vaultmind.entities.graph import EntityDeriver
+from vaultmind.entities.rederive import META_REDERIVING
+from vaultmind.entities.registry import Registry
+from vaultmind.entities.tables import META_SIGNATURE
+from vaultmind.index.store import Index
+from vaultmind.memory import Memory
+
+from .conftest import write, write_chat
+
+GRAPH = {
+    "occurrences": "SELECT entity_id, leaf_id, note_path, surface, ts, read_as FROM occurrences ORDER BY ALL",
+    "edges": "SELECT a, b, weight FROM edges ORDER BY ALL",
+    "entities": "SELECT * FROM entities ORDER BY ALL",
+}
+PEOPLE = ["Helen Okafor", "Marco Ruiz", "Bob Stone", "Dana Whitfield", "Priya Natarajan"]
+
+
+def _vault(vault: Path) -> None:
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    for name in PEOPLE:
+        ident = name.lower().replace(" ", "-")
+        write(vault, f"entities/person/{ident}.md", f"---\nid: person:{ident}\ndisplay_name: {name}\n---\n# {name}\n")
+    for n in range(12):
+        a, b, c = PEOPLE[n % 5], PEOPLE[(n + 1) % 5], PEOPLE[(n * 3) % 5]
+        write(
+            vault,
+            f"notes/Meeting {n:02d}.md",
+            f"# Meeting {n:02d}\n\n{a} met {b} about the Tidepool launch.\n\n## Follow-up\n\n{c} sends the notes to {a}.\n",
+        )
+    for day in ("2024-03-04", "2024-03-05"):  # authors no entity note claims: read as people, settled
+        write_chat(vault, day, [("Amber", f"{PEOPLE[0]} has the budget."), ("Tom Ng", f"Ask {PEOPLE[1]} then.")])
+
+
+class _Stopped(Exception):
+    """Injected between two slices of a re-derivation."""
+
+
+def _graph(index: Index) -> dict[str, list[tuple[object, ...]]]:
+    return {name: index.query(sql) for name, sql in GRAPH.items()}
+
+
+def _derived_with_old_rules(config: Config, index: Index, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index the vault as the rules before (`registry.RULES`) derived it."""
+    with monkeypatch.context() as patch:
+        patch.setattr(registry, "RULES", registry.RULES - 1)
+        patch.setattr(graph, "RULES", registry.RULES, raising=False)
+        with Memory(config, index, None) as memory:
+            memory.sync()
+
+
+def test_a_rederivation_stopped_between_slices_goes_on_at_the_next_sync(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New rules re-derive every leaf in slices, each committed: stopped after the first (an
+    exception, as a crash), the next sync derives only the leaves left, and every occurrence,
+    edge and entity row is that of a re-derivation never stopped."""
+    _vault(vault)
+    config = load_config(vault)
+    _derived_with_old_rules(config, Index.open(tmp_path / "whole.duckdb"), monkeypatch)
+    with Memory(config, Index.open(tmp_path / "whole.duckdb"), None) as whole:
+        whole.sync()
+        expected = _graph(whole.index)
+        leaves = int(whole.index.scalar("SELECT count(DISTINCT id) FROM leaves"))
+        signature = whole.index.get_meta(META_SIGNATURE)
+    assert expected["edges"] and expected["entities"] and leaves > 8
+    assert any(row[5] is not None for row in expected["occurrences"])  # names settled to their kind
+
+    _derived_with_old_rules(config, Index.open(config.index_path), monkeypatch)
+    derived: list[int] = []  # leaf rows each `_derive` call was given
+    real = EntityDeriver._derive
+
+    def counted(self: EntityDeriver, con: duckdb.DuckDBPyConnection, reg: Registry, rows: Sequence[Any]) -> Any:
+        if stop and derived:
+            raise _Stopped
+        derived.append(len(rows))
+        return real(self, con, reg, rows)
+
+    monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
+    monkeypatch.setattr(EntityDeriver, "_derive", counted)
+    stop = True
+    with Memory.open(config) as memory:
+        with pytest.raises(_Stopped):
+            memory.sync()
+        assert memory.index.get_meta(META_SIGNATURE) != signature  # not done: still the old rules'
+        assert memory.index.get_meta(META_REDERIVING) is not None
+    assert derived and sum(derived) < leaves
+    first = sum(derived)
+
+    stop, derived[:] = False, []
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert memory.index.get_meta(META_SIGNATURE) == signature
+        assert memory.index.get_meta(META_REDERIVING) is None
+        assert _graph(memory.index) == expected
+    assert sum(derived) == leaves - first  # the slice committed before the stop is not derived again
