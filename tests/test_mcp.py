@@ -212,3 +212,32 @@ def test_what_a_worker_process_writes_to_stdout_does_not_reach_the_protocol(tmp_
     assert answers[1]["result"]["structuredContent"]["hits"][0]["note_path"] == "Notes/boat.md"
     assert answers[2]["result"] == {}
     assert "a worker says hello" in err
+
+
+def test_a_vault_missing_at_start_is_each_calls_error_until_it_is_set_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An agent host starts the server as a command and shows its stderr to nobody: a server
+    that ended at a missing vault left the agent with "connection closed" and no reason. It
+    answers instead, each call with what is wrong, and uses the vault once it is set up."""
+    vault = tmp_path / "Later vault"
+
+    def lines() -> Any:
+        yield _request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}})
+        yield _call(2, mode="walk", query="where did we buy the kayak?")
+        boat_vault(vault)  # the user runs `vaultmind init` while the agent's server runs
+        yield _call(3, mode="walk", query="where did we buy the kayak?")
+
+    monkeypatch.setattr(sys, "stdin", (line + "\n" for line in lines()))
+    code, out, err = run_main(capsys, "mcp", "--vault", str(vault))
+    assert code == 0, err
+    answers = _answers(out)
+    assert answers[1]["result"]["serverInfo"]["name"] == "vaultmind"
+    missing = answers[2]["result"]
+    assert missing["isError"] is True
+    assert f"vault folder {vault} does not exist" in missing["content"][0]["text"]
+    assert "vaultmind init" in missing["content"][0]["text"]  # what to do, said to the agent
+    assert "does not exist" in err  # and to whoever reads the host's log
+    found = answers[3]["result"]
+    assert found["isError"] is False
+    assert found["structuredContent"]["hits"][0]["note_path"] == "Notes/boat.md"
