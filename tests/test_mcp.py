@@ -83,7 +83,8 @@ def test_an_agent_client_lists_the_tool_and_asks_the_vault_with_good_and_bad_cal
     assert walked["isError"] is False
     evidence, data = walked["content"]
     assert "Harbor Sports" in evidence["text"] and "[[Notes/boat" in evidence["text"]
-    assert json.loads(data["text"]) == walked["structuredContent"]
+    ids = [{"node_id": h["node_id"], "node_kind": h["node_kind"]} for h in walked["structuredContent"]["hits"]]
+    assert json.loads(data["text"])["hits"] == ids  # the block's [n] is hits[n-1]
     assert walked["structuredContent"]["hits"][0]["note_path"] == "Notes/boat.md"
 
     for ident, said in (
@@ -212,3 +213,91 @@ def test_what_a_worker_process_writes_to_stdout_does_not_reach_the_protocol(tmp_
     assert answers[1]["result"]["structuredContent"]["hits"][0]["note_path"] == "Notes/boat.md"
     assert answers[2]["result"] == {}
     assert "a worker says hello" in err
+
+
+def test_a_vault_missing_at_start_is_each_calls_error_until_it_is_set_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An agent host starts the server as a command and shows its stderr to nobody: a server
+    that ended at a missing vault left the agent with "connection closed" and no reason. It
+    answers instead, each call with what is wrong, and uses the vault once it is set up."""
+    vault = tmp_path / "Later vault"
+
+    def lines() -> Any:
+        yield _request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}})
+        yield _call(2, mode="walk", query="where did we buy the kayak?")
+        boat_vault(vault)  # the user runs `vaultmind init` while the agent's server runs
+        yield _call(3, mode="walk", query="where did we buy the kayak?")
+
+    monkeypatch.setattr(sys, "stdin", (line + "\n" for line in lines()))
+    code, out, err = run_main(capsys, "mcp", "--vault", str(vault))
+    assert code == 0, err
+    answers = _answers(out)
+    assert answers[1]["result"]["serverInfo"]["name"] == "vaultmind"
+    missing = answers[2]["result"]
+    assert missing["isError"] is True
+    assert f"vault folder {vault} does not exist" in missing["content"][0]["text"]
+    assert "vaultmind init" in missing["content"][0]["text"]  # what to do, said to the agent
+    assert "does not exist" in err  # and to whoever reads the host's log
+    found = answers[3]["result"]
+    assert found["isError"] is False
+    assert found["structuredContent"]["hits"][0]["note_path"] == "Notes/boat.md"
+
+
+def _serve_lines(vault: Path, lines: list[str]) -> dict[Any, dict[str, Any]]:
+    """The answers of `vaultmind mcp --vault vault` to `lines`, run as an agent host runs it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vaultmind", "mcp", "--vault", str(vault)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        out, err = proc.communicate("\n".join(lines) + "\n", timeout=120)
+    finally:
+        end_process(proc)
+    assert proc.returncode == 0, err
+    return _answers(out)
+
+
+def test_the_text_an_agent_reads_for_a_cited_walk_stays_within_the_budget_it_asked_for(tmp_path: Path) -> None:
+    """The evidence block keeps to `budget_tokens`, but the text beside it was the whole answer
+    as JSON — every hit's content, breakdown and links: on real mail 40–140 KB for a 1,000-token
+    block, all of it in the model's context. The text is the block and the hits' ids; the whole
+    answer stays in `structuredContent`."""
+    vault = boat_vault(tmp_path / "vault")
+    filler = " ".join(f"The harbour log entry {n} notes tide, wind and the kayak racks." for n in range(40))
+    for n in range(12):
+        write(vault, f"Log/day {n}.md", f"# Day {n}\n\nThe kayak went out on day {n}. {filler}\n")
+    budget = 300
+    answers = _serve_lines(vault, [_call(1, mode="walk", query="where did we buy the kayak?", evidence=True, budget_tokens=budget, limit=10)])
+    result = answers[1]["result"]
+    assert result["isError"] is False
+    block, ids = (item["text"] for item in result["content"])
+    full = result["structuredContent"]
+    assert len(full["hits"]) == 10 and len(json.dumps(full)) > 10 * len(block)  # what the text no longer carries
+    assert "Harbor Sports" in block and block == full["evidence"]
+    assert len(block) <= budget * 4 + 200  # the block's own budget (and its note of what it left out)
+    assert len(ids) <= 80 * len(full["hits"])  # ids only: a few tokens a hit
+    assert [h["node_id"] for h in json.loads(ids)["hits"]] == [h["node_id"] for h in full["hits"]]
+
+
+def test_the_tool_schema_says_what_each_mode_does_and_the_kinds_it_takes(tmp_path: Path) -> None:
+    """A model picks a mode and fills its arguments from the schema alone: `mode` listed eight
+    names with no word on what each does or needs, and `kind` no kind — an agent asking
+    `ingest_document` without `source_id`, or `search_entities` with kind "people", learnt it
+    from an error."""
+    from vaultmind.entities.ids import KINDS as ENTITY_KINDS
+    from vaultmind.retrieval.modes import SOURCE_KINDS
+
+    vault = boat_vault(tmp_path / "vault")
+    answers = _serve_lines(vault, [_request(1, "tools/list"), _call(2, mode="ingest_document", title="t", body="b")])
+    (tool,) = answers[1]["result"]["tools"]
+    properties = tool["inputSchema"]["properties"]
+    said = properties["mode"]["description"]
+    for mode in MODES:
+        assert f"{mode}: " in said
+    assert "ingest_document: write a document into the vault, its one write (needs title, body and source_id)" in said
+    refused = answers[2]["result"]  # what the description says it needs is what the mode refuses without
+    assert refused["isError"] is True and "'source_id'" in refused["content"][0]["text"]
+    kinds = properties["kind"]["description"]
+    assert all(kind in kinds for kind in (*ENTITY_KINDS, *SOURCE_KINDS))
+    assert all(prop.get("description") for prop in properties.values())

@@ -81,7 +81,8 @@ def test_the_sdk_client_negotiates_lists_the_tool_calls_it_and_shuts_the_server_
     walk = seen["walk"]
     assert walk.is_error is False
     assert "Harbor Sports" in walk.content[0].text and "[[Notes/boat" in walk.content[0].text
-    assert json.loads(walk.content[1].text) == walk.structured_content
+    ids = [hit["node_id"] for hit in walk.structured_content["hits"]]
+    assert [hit["node_id"] for hit in json.loads(walk.content[1].text)["hits"]] == ids  # beside the block: the ids
     assert walk.structured_content["hits"][0]["note_path"] == "Notes/boat.md"
 
     fetched = seen["fetch"].structured_content

@@ -1042,3 +1042,35 @@ def test_a_term_in_a_few_leaves_is_specific_however_small_the_memory(vault: Path
         df, total = memory.leaves.document_frequency("tidepool")
         assert df >= SALIENT_FEW and df / total > 0.25
         assert salient_terms(memory.leaves, ["tidepool"]) == []
+
+
+def test_a_source_query_reordered_by_a_word_puts_the_leaves_that_say_it_first(vault: Path) -> None:
+    """`query_source`'s query reordered its leaves by the dense signal alone: of a mailbox's
+    messages, "undeliverable" put three Cyrillic and Latin one-liners before the bounce that
+    said it (a static model's vector of a rare word is near nothing it should be). The word's
+    leaves come first now, lexical and dense fused as `search` fuses them; the rest follow."""
+    for name, text in (
+        ("Privet", "Превел\n\n123"),
+        ("Picture", "Hello\n\nAttachments: Картинка с очень, очень длинным предлинным именем"),
+        ("English", "This line is in English\nА эта линия по-русски."),
+        (
+            "Bounce",
+            "Delivery failed 10 attempts: info@example.net\n\nOriginal message follows.\n\nMIME-Version: 1.0\n"
+            "From: support@afw.example.com\nSubject: Re: your order\n\n"
+            "The message to info@example.net was undeliverable: the mailbox is full.",
+        ),
+        ("Weather", "Sunny all week, with a breeze from the west."),
+    ):
+        write(vault, f"Mail/{name}.md", text + "\n")  # as mail reads: no heading naming it
+    memory = Memory.open(load_config(vault, embed_provider="static"))
+    try:
+        memory.sync()
+        everything = memory.query("query_source", {"kind": "note"})
+        ranked = memory.query("query_source", {"kind": "note", "query": "undeliverable", "limit": 3})
+        assert ranked["total"] == everything["total"] == 5  # reordered, never filtered
+        assert "undeliverable" in ranked["hits"][0]["content"]
+        assert ranked["hits"][0]["breakdown"]["bm25_rank"] == 1
+        rest = memory.query("query_source", {"kind": "note", "query": "undeliverable"})
+        assert sorted(h["node_id"] for h in rest["hits"]) == sorted(h["node_id"] for h in everything["hits"])
+    finally:
+        memory.close()

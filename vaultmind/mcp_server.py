@@ -4,10 +4,11 @@ The Model Context Protocol's stdio transport: one JSON-RPC 2.0 message per line 
 answer per line on stdout (ASCII: JSON's escapes for the rest), logs on stderr. The server answers `initialize`, `ping`,
 `tools/list` and `tools/call`; its one tool, `memory_tree`, takes a `mode` and that mode's
 arguments (`retrieval/dispatch.py`'s `ARGUMENTS`) and answers with the mode's JSON, as
-`POST /v1/query` does (as text, and as `structuredContent`; walk's evidence block, asked for,
-comes first as text of its own). A mistake in the arguments is the tool's error (`isError`, with the
-message and its hint, so the agent can correct its call); a message that is not JSON-RPC, an
-unknown method or tool are protocol errors.
+`POST /v1/query` does (as text, and as `structuredContent`; a walk asked with evidence answers
+as text with its cited block and its hits' ids only, the whole answer being `structuredContent`).
+A mistake in the arguments is the tool's error (`isError`, with the message and its hint, so the
+agent can correct its call); a message that is not JSON-RPC, an unknown method or tool are
+protocol errors.
 
 `ask(mode, args)` runs the mode: `vaultmind mcp` goes through the vault's daemon when one runs
 and opens the index for the call otherwise (`cli/mcp.py`).
@@ -22,10 +23,11 @@ from typing import IO, Any
 
 from vaultmind import __version__
 from vaultmind.config import MAX_LIMIT
+from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import VaultmindError
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
 from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
-from vaultmind.retrieval.modes import MAX_DEPTH
+from vaultmind.retrieval.modes import MAX_DEPTH, SOURCE_KINDS
 
 log = logging.getLogger(__name__)
 
@@ -38,16 +40,40 @@ BATCHED = frozenset({"2025-03-26", "2024-11-05"})  # versions that take a JSON a
 # JSON-RPC 2.0 error codes
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 
+# What each mode does and what it needs, as the model choosing a mode reads it (the schema's
+# `mode`): a mode named without saying what it does, or an argument it needs, is guessed at.
+MODE_USES: dict[str, str] = {
+    "walk": "answer a question: the best leaves and summaries, each with why it ranked (needs query; evidence true adds a cited block)",
+    "search": "plain text search over the leaves, lexical and dense fused (needs query)",
+    "search_entities": "people, organizations, places, … by name or alias, fuzzy; their node_id drills down (needs query)",
+    "query_source": "the leaves of one source (source_id) or of a kind of source (kind), oldest first, within since/until; query reorders them by meaning (needs source_id or kind)",
+    "drill_down": "what a summary folds, or the leaves an entity appears in (needs node_id: a hit's)",
+    "cover_window": "the fewest summaries and leaves covering a time window, and how many leaves no summary covers (needs start and end)",
+    "fetch_leaves": "nodes by id, in the order given, e.g. the hits an evidence block numbers; ids not found are listed as missing (needs ids)",
+    "ingest_document": "write a document into the vault, its one write (needs title, body and source_id)",
+}
+
 _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
-    "query": {"type": "string", "description": "the question or the words to look for"},
-    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": f"hits to return (at most {MAX_LIMIT})"},
+    "query": {"type": "string", "description": "the question or the words to look for (at most 2,000 characters)"},
+    "limit": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_LIMIT,
+        "description": f"hits to return (at most {MAX_LIMIT}; default: walk and search the vault's [search] limit, 10 unless set; query_source 50; drill_down and cover_window 100)",
+    },
     "reference_time": {
         "type": "string",
         "description": "ISO 8601 time that 'last week' is read from, on the calendar of its offset (without one: UTC; default now)",
     },
     "evidence": {"type": "boolean", "description": "walk: add a cited evidence block within budget_tokens"},
     "budget_tokens": {"type": "integer", "minimum": 1, "description": f"walk: the evidence block's size (default {EVIDENCE_BUDGET})"},
-    "kind": {"type": "string", "description": "search_entities: an entity kind; query_source: a source kind"},
+    "kind": {
+        "type": "string",
+        "description": (
+            f"search_entities: an entity kind ({', '.join(ENTITY_KINDS)}); "
+            f"query_source: a source kind ({', '.join(SOURCE_KINDS)}; note: the vault's own notes)"
+        ),
+    },
     "source_id": {
         "type": "string",
         "description": "query_source: a source note's source_id (e.g. slack:T1/C1); ingest_document: the document's own id",
@@ -89,7 +115,14 @@ def tool_definition() -> dict[str, Any]:
         ),
         "inputSchema": {
             "type": "object",
-            "properties": {"mode": {"type": "string", "enum": list(MODES)}, **_ARGUMENT_SCHEMA},
+            "properties": {
+                "mode": {
+                    "type": "string",
+                    "enum": list(MODES),
+                    "description": "what to do — " + "; ".join(f"{mode}: {MODE_USES[mode]}" for mode in MODES),
+                },
+                **_ARGUMENT_SCHEMA,
+            },
             "required": ["mode"],
             "additionalProperties": False,
         },
@@ -190,10 +223,21 @@ class McpServer:
         except Exception as exc:  # as a daemon's 500 reaches the agent: the tool's failed answer
             log.exception("mcp: %s failed", mode)
             return _tool_error(_failure(exc))
-        content = [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]
-        if isinstance(answer.get("evidence"), str):  # walk's cited block, first and as it reads
-            content.insert(0, {"type": "text", "text": answer["evidence"]})
+        if isinstance(answer.get("evidence"), str):  # walk's cited block, as it reads, and the hits' ids
+            content = [{"type": "text", "text": answer["evidence"]}, {"type": "text", "text": json.dumps(_hit_ids(answer))}]
+        else:
+            content = [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]
         return {"content": content, "structuredContent": answer, "isError": False}
+
+
+def _hit_ids(answer: dict[str, Any]) -> dict[str, Any]:
+    """A walk asked with evidence, as the agent's text reads it beside the block: each hit's id
+    and kind, in rank order (the block's [n] is hits[n-1], for drill_down and fetch_leaves).
+    The whole answer — every hit's content, score and breakdown, ten times the block's budget
+    and more — is the structured content: the text a host hands its model stays within the
+    budget the agent asked for."""
+    hits = [{"node_id": hit["node_id"], "node_kind": hit["node_kind"]} for hit in answer.get("hits") or ()]
+    return {"hits": hits, "total": answer.get("total"), "truncated": answer.get("truncated")}
 
 
 def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,8 @@
 
 Each tool call goes through the vault's daemon when one runs (`vaultmind serve`: the index
 stays loaded, answers take milliseconds), else opens the index for that call and lets it go,
-so a daemon can start at any time. stdout carries the protocol only: anything else is
+so a daemon can start at any time. A vault that is missing or not set up does not stop the
+server: each call answers with what is wrong (the tool's error) until it is mended. stdout carries the protocol only: anything else is
 written to stderr, from Python (`sys.stdout`) and below it (file descriptor 1: a worker process,
 native code), while the answers go to a duplicate of the real stdout. Both protocol streams are UTF-8, as MCP's stdio transport says, whatever the
 locale or PYTHONIOENCODING would make them.
@@ -18,11 +19,13 @@ import io
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import config_from_args
 from vaultmind.cli.query import ask
+from vaultmind.errors import VaultmindError
 
 
 def add_parser(sub: Any) -> None:
@@ -43,13 +46,34 @@ def add_parser(sub: Any) -> None:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from vaultmind.mcp_server import McpServer
 
-    config = config_from_args(args)
+    config = _config_or_said(args)
+    vault_name = config.vault.name if config is not None else Path(args.vault or "").name
+
+    def ask_mode(mode: str, mode_args: dict[str, Any]) -> dict[str, Any]:
+        """A vault that is missing or not set up yet is each call's error, read again at the
+        next call: the agent is told what is wrong, and a vault set up meanwhile is used."""
+        nonlocal config
+        if config is None:
+            config = config_from_args(args)
+        return ask(config, mode, mode_args)
+
     # a byte that is not UTF-8 is read as a lone surrogate, which the mode names ("'query' is not
     # valid Unicode"); echoed back in a message, it is written as its JSON escape
     stdin = _utf8(sys.stdin, errors="surrogateescape")
     with _protocol_stdout() as protocol:
-        McpServer(lambda mode, mode_args: ask(config, mode, mode_args), vault_name=config.vault.name).serve(stdin, protocol)
+        McpServer(ask_mode, vault_name=vault_name).serve(stdin, protocol)
     return 0
+
+
+def _config_or_said(args: argparse.Namespace) -> Any:
+    """The vault's settings, or None with the reason on stderr. An agent host starts the server
+    as a command and shows its stderr to nobody: a server that ended here would leave the agent
+    with "connection closed", where each call's error can say what to do."""
+    try:
+        return config_from_args(args)
+    except VaultmindError as exc:
+        print(f"vaultmind mcp: {exc}; every call answers with this until it is mended", file=sys.stderr)
+        return None
 
 
 @contextlib.contextmanager

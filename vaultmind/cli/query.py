@@ -83,7 +83,9 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     q.add_argument("--kind", default=None, help="chat, email, document or note")
     q.add_argument("--since", default=None, help=f"ISO 8601 start (inclusive; {ZONE_HELP})")
     q.add_argument("--until", default=None, help=f"ISO 8601 end (exclusive; {ZONE_HELP})")
-    q.add_argument("--rerank", default=None, metavar="TEXT", help="re-rank by semantic similarity to TEXT")
+    q.add_argument(
+        "--rerank", default=None, metavar="TEXT", help="re-rank by TEXT: its words and its meaning (lexical and dense fused, as search does)"
+    )
     q.add_argument("--limit", type=positive_int, default=None, help="number of leaves (default 50, at most 500)")
     q.set_defaults(
         handler=lambda a: _run(

@@ -2,7 +2,7 @@
 
 search_entities  fuzzy match over entity names and aliases (optional kind filter)
 query_source     leaves of one source (by source id or kind), in a time window, optionally
-                 re-ranked by semantic similarity to a query
+                 re-ranked by a query (lexical and dense fused, as `search` fuses them)
 drill_down       breadth-first over a node's children, depth bounded; from an entity, the
                  leaves that mention it or that it wrote, newest first
 cover_window     the fewest nodes covering a time window (summaries first), plus the
@@ -27,10 +27,12 @@ from vaultmind.config import MAX_LIMIT
 from vaultmind.embed.base import embed_query
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import NotFound, UsageError
+from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.entity_names import EntityRow, entity_names
 from vaultmind.retrieval.hits import RetrievalHit, envelope, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
+from vaultmind.retrieval.search import fuse
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 4
 SOURCE_KINDS = ("chat", "email", "document", "note")  # "note": the vault's own notes
+EVERY_LEAF = 2**31  # a limit no vault reaches: every leaf that holds a word of the query
 FUZZY_CUTOFF = 70
 MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 
@@ -141,15 +144,25 @@ def query_source(
             f"no source with id {source_id!r} in this vault",
             hint=f"source ids are matched exactly; some known ones: {', '.join(known)}" if known else "no source has been ingested yet",
         )
-    ranked: list[tuple[str, float, dict[str, Any]]]
-    if query and memory.embedder is not None and memory.vectors is not None and rows:
-        scores = dict(memory.vectors.search(embed_query(memory.embedder, query), memory.vectors.size))
-        order = sorted(rows, key=lambda r: (-scores.get(r[0], -1.0), r[0]))
-        ranked = [(r[0], scores.get(r[0], 0.0), {"dense": round(scores.get(r[0], 0.0), 4)}) for r in order]
-    else:
-        ranked = [(r[0], 0.0, {"order": "time"}) for r in rows]
-    hits = leaf_hits(memory, ranked[:limit])
+    by_time: list[tuple[str, float, dict[str, Any]]] = [(r[0], 0.0, {"order": "time"}) for r in rows]
+    if query and rows:
+        ranked = _by_meaning(memory, query, {r[0] for r in rows})
+        seen = {leaf_id for leaf_id, _, _ in ranked}
+        by_time = ranked + [row for row in by_time if row[0] not in seen]  # the rest: oldest first
+    hits = leaf_hits(memory, by_time[:limit])
     return envelope(hits, total)
+
+
+def _by_meaning(memory: MemoryView, query: str, among: set[str]) -> list[tuple[str, float, dict[str, Any]]]:
+    """The leaves of `among` that `query` finds, lexical and dense fused as `search` fuses them:
+    dense alone put three Cyrillic mails before the one that said "undeliverable", the word
+    asked (a static model's vector of a rare word is near nothing it should be)."""
+    lexical = [(i, score) for i, score in memory.leaves.search(terms(query), EVERY_LEAF) if i in among]
+    dense: list[tuple[str, float]] = []
+    if memory.embedder is not None and memory.vectors is not None:
+        found = memory.vectors.search(embed_query(memory.embedder, query), memory.vectors.size)
+        dense = [(i, score) for i, score in found if i in among]
+    return fuse(lexical, dense)
 
 
 def cover_window(memory: MemoryView, start: datetime, end: datetime, *, limit: int = 100) -> dict[str, Any]:

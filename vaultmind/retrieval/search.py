@@ -11,6 +11,7 @@ carries its ranks and raw scores so a user can see why it ranked where it did.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.embed.base import embed_query
@@ -33,6 +34,15 @@ def search(memory: MemoryView, query: str, *, limit: int) -> dict[str, Any]:
     dense: list[tuple[str, float]] = []
     if memory.embedder is not None and memory.vectors is not None and query.strip():
         dense = memory.vectors.search(embed_query(memory.embedder, query), CANDIDATES)
+    ordered = fuse(lexical, dense)
+    hits = leaf_hits(memory, ordered[:limit])
+    cite_blocks(memory, hits, terms(query))
+    return envelope(hits, len(ordered))
+
+
+def fuse(lexical: Sequence[tuple[str, float]], dense: Sequence[tuple[str, float]]) -> list[tuple[str, float, dict[str, Any]]]:
+    """[(leaf_id, rrf, breakdown)] best first (ties by id): the two rankings fused by RRF, each
+    leaf's breakdown holding its rank and raw score per signal."""
     fused: dict[str, dict[str, Any]] = {}
     for signal, ranked in (("bm25", lexical), ("dense", dense)):
         for rank, (leaf_id, raw) in enumerate(ranked, start=1):
@@ -41,7 +51,4 @@ def search(memory: MemoryView, query: str, *, limit: int) -> dict[str, Any]:
             entry[f"{signal}_rank"] = rank
             entry[signal] = round(raw, 6)
     ordered = sorted(fused.items(), key=lambda item: (-item[1]["rrf"], item[0]))
-    top = [(leaf_id, info["rrf"], {**info, "rrf": round(info["rrf"], 6)}) for leaf_id, info in ordered[:limit]]
-    hits = leaf_hits(memory, top)
-    cite_blocks(memory, hits, terms(query))
-    return envelope(hits, len(ordered))
+    return [(leaf_id, info["rrf"], {**info, "rrf": round(info["rrf"], 6)}) for leaf_id, info in ordered]
