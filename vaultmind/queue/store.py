@@ -185,11 +185,17 @@ def recover_expired(con: duckdb.DuckDBPyConnection, *, now: int) -> int:
 
 
 def release_running(index: Index, *, now: int) -> int:
-    """At start-up: every running job belongs to a process that is gone (one writer per index)."""
+    """At start-up: every running job belongs to a process that is gone (one writer per index).
+    It goes back to ready — or is parked as failed when its attempts are spent, as an expired
+    lease is (`recover_expired`): a job that crashes the process would else be claimed at every
+    start, a crash loop under a service manager."""
     with index.transaction() as con:
         rows = con.execute(
             """
-            UPDATE jobs SET status = 'ready', lease_until = NULL, lease_token = NULL, available_at = ?,
+            UPDATE jobs SET
+                status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'ready' END,
+                failure_class = CASE WHEN attempts >= max_attempts THEN 'transient' ELSE failure_class END,
+                lease_until = NULL, lease_token = NULL, available_at = ?,
                 last_error = 'released at start-up: the previous process stopped while running it',
                 updated_ms = ?
             WHERE status = 'running'
@@ -338,6 +344,9 @@ def retry(
                 raise NotFound(f"no job #{job_id}", hint=f"`{command_line('queue', '--list', vault=vault)}` lists the jobs")
             if row[0] in ("running", "done"):
                 return {"requeued": 0, "ids": [], "note": f"job #{job_id} is {row[0]}; nothing to retry"}
+            twin = _live_twin(con, job_id)
+            if twin is not None:  # a cancelled job whose key was enqueued again since: that one does the work
+                return {"requeued": 0, "ids": [], "note": f"job #{job_id}'s work is job #{twin[0]} now ({twin[1]})"}
             where, params = "id = ?", [job_id]
         else:
             parts = []
@@ -362,6 +371,20 @@ def retry(
             ).fetchall()
         ]
     return {"requeued": len(ids), "ids": sorted(ids)}
+
+
+def _live_twin(con: duckdb.DuckDBPyConnection, job_id: int) -> tuple[int, str] | None:
+    """Another job with `job_id`'s dedupe key that is ready, running or failed (its id and
+    status): requeuing `job_id` beside it would do the same work twice."""
+    row = con.execute(
+        f"""
+        SELECT j.id, j.status FROM jobs j, jobs me
+        WHERE me.id = ? AND j.dedupe_key = me.dedupe_key AND j.id <> me.id AND j.status IN {BLOCKING}
+        ORDER BY j.id LIMIT 1
+        """,
+        [job_id],
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
 
 
 def prune(con: duckdb.DuckDBPyConnection, *, now: int, keep_ms: int = 24 * 3600 * 1000) -> int:
