@@ -349,13 +349,16 @@ class Daemon:
 
     def report(self) -> dict[str, Any]:
         """What `/v1/status` says of the daemon's own work: batches applied and failed, the
-        background upkeep's passes and its last failure."""
+        background upkeep's passes and its last failure, the worker pool's state (`workers`:
+        paused on a corrupt index, the LLM gate; `status.with_daemon` makes a pause the queue's
+        health)."""
         return {
             "batches": self.batches,
             "failed_batches": self.failed_batches,
             "last_batch_error": self.last_batch_error,
             "upkeep_runs": self.trees.runs,
             "upkeep_error": self.trees.last_error,
+            "workers": self.pool.status() if self.pool is not None else None,
         }
 
     def _apply(self, changes: set[tuple[Any, str]]) -> None:

@@ -509,7 +509,7 @@ class Memory:
         A status asked again before the index changed answers from the counts of the last
         (`status.read_counts`: kept per index generation), without reading the index again.
         """
-        from vaultmind.status import read_counts, status_report
+        from vaultmind.status import read_counts, status_report, with_daemon
 
         with self._status_lock:
             loading = self.loading
@@ -518,7 +518,7 @@ class Memory:
                 self._evict()
             report = status_report(self, counts, loading=loading, take_notice=take_notice)
         if self.serving_report is not None:
-            report["daemon"] = self.serving_report()
+            report = with_daemon(report, self.serving_report())
         return report
 
 
