@@ -201,9 +201,10 @@ class Memory:
             [t.path for t in fresh.left_out_templates],
         )
         rules = {name: getattr(fresh, name) for name in _RULES}
-        self.config = self.config.with_(**rules)
-        self.syncer.config = self.syncer.config.with_(**rules)
-        self.syncer.rules = IgnoreRules(fresh.all_ignores)
+        with self.sync_lock:  # never mid-sync (the watcher's, a request's): one pass, one set of rules
+            self.config = self.config.with_(**rules)
+            self.syncer.config = self.syncer.config.with_(**rules)
+            self.syncer.rules = IgnoreRules(fresh.all_ignores)
         return True
 
     def _settings_stamp(self) -> tuple[int | None, ...]:
