@@ -5,10 +5,13 @@ A job is `ready` until a worker claims it; the claim (one UPDATE … WHERE id = 
 random token and a deadline. Only the holder of the token can settle the job (`complete`,
 `fail`), so a worker that lost its lease — it was too slow, or the process died and the lease
 expired — can never overwrite a job that was claimed again since. An expired lease puts the
-job back to `ready` at the next claim (or reconcile).
+job back to `ready` at the next claim (or reconcile), and a job left running by a process that
+died goes back at its next start (`release_running`); either parks it as failed once its
+attempts are spent, so a job that kills the process is not claimed at every start.
 
 Dedupe: a job is not enqueued while another with the same `dedupe_key` is ready, running or
-failed (parked jobs wait for `vaultmind retry`; a done or cancelled key frees itself). Times are
+failed (parked jobs wait for `vaultmind retry`; a done or cancelled key frees itself); a
+cancelled job retried by id while its key has such a job again is not requeued beside it. Times are
 epoch milliseconds; every function takes `now` so tests can move the clock.
 """
 
