@@ -1,19 +1,29 @@
 """A daemon that is stopping answers until its API stops: its `daemon.json` goes last, so a
-command meanwhile is answered instead of finding the index held with no address to ask."""
+command meanwhile is answered instead of finding the index held with no address to ask; a
+stop — a second signal's, a failed start's — always ends with the API stopped and daemon.json gone."""
 
 from __future__ import annotations
 
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.fakes import FakeOllama
 from vaultmind.client import daemon_file, find_daemon
 from vaultmind.config import load_config
-from vaultmind.daemon import Daemon
+from vaultmind.daemon import WATCHFILES_LOG, Daemon
 from vaultmind.memory import Memory
 
-from .conftest import run_main, write
+from .conftest import end_process, run_main, write
+from .test_admission import CHAT, MESSAGES, chat_note
 
 
 def test_a_command_while_the_daemon_stops_its_background_work_is_answered_by_it(
@@ -26,10 +36,10 @@ def test_a_command_while_the_daemon_stops_its_background_work_is_answered_by_it(
     stopping, release = threading.Event(), threading.Event()
     stop_trees = runner.trees.stop
 
-    def slow_stop() -> None:  # the upkeep finishing a summary before it stops
+    def slow_stop(give_up: threading.Event | None = None) -> None:  # the upkeep finishing a summary before it stops
         stopping.set()
         release.wait(30)
-        stop_trees()
+        stop_trees(give_up)
 
     runner.trees.stop = slow_stop  # type: ignore[method-assign]
     thread = threading.Thread(target=runner.run, daemon=True)
@@ -46,3 +56,75 @@ def test_a_command_while_the_daemon_stops_its_background_work_is_answered_by_it(
         thread.join(30)
         memory.close()
     assert not daemon_file(config).exists()  # gone once the API stopped
+
+
+def _daemon_threads() -> list[str]:
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith("vaultmind-") and t.is_alive())
+
+
+def test_a_start_that_fails_stops_what_it_had_started(vault: Path) -> None:
+    """A failure late in the start (here daemon.json cannot be written: a full disk would do the
+    same) undoes it all: the API no longer listens, the workers and the upkeep end, the signal
+    handlers and watchfiles' log filter are the process's own again."""
+    write(vault, "a.md", "# A\n\nThe atlas launch moved to March.\n")
+    (vault / ".vaultmind" / "daemon.tmp").mkdir(parents=True)  # where daemon.json is written first
+    config = load_config(vault, embed_provider="none")
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    interrupt = logging.LogRecord("watchfiles.main", logging.WARNING, __file__, 0, "KeyboardInterrupt caught", None, None)
+    memory = Memory.open(config)
+    runner = Daemon(config, memory)
+    try:
+        with pytest.raises(IsADirectoryError):
+            runner.run()
+        assert runner.api is not None
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", runner.api.port), timeout=5).close()
+        assert {sig: signal.getsignal(sig) for sig in before} == before
+        assert WATCHFILES_LOG.filter(interrupt), "watchfiles' log is as it was"
+        assert _daemon_threads() == []
+        assert not daemon_file(config).exists()
+    finally:
+        for sig, handler in before.items():  # (for the tests after this one, had it failed)
+            signal.signal(sig, handler)
+        memory.close()
+
+
+@pytest.mark.slow
+def test_a_second_signal_while_the_daemon_stops_skips_the_waits_not_the_cleanup(vault: Path) -> None:
+    """SIGTERM while a job's LLM call is in flight: the daemon waits for it (up to the LLM's
+    timeout). A second SIGTERM gives up the wait — and still stops the API and removes
+    daemon.json (it escaped the stop half-way: daemon.json stayed, and the index was closed
+    under the API)."""
+    chat_note(vault, CHAT, MESSAGES)  # a gray leaf: a job for the LLM's admission decision
+    with FakeOllama(delay_s=120) as fake:
+        write(
+            vault,
+            ".vaultmind/config.toml",
+            '[entities]\nner_model = "off"\n[trees]\nsummarizer = "fallback"\n'
+            f'[watch]\ndebounce_ms = 50\n[ollama]\nhost = "{fake.host}"\ntimeout_s = 120\n',
+        )
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "vaultmind", "watch", "--vault", str(vault)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "VAULTMIND_EMBED_PROVIDER": "none"},
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not fake.requests_to("/api/chat") and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            assert fake.requests_to("/api/chat"), "the job's LLM call is in flight"
+            assert daemon_file(load_config(vault, embed_provider="none")).exists()
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(1.0)
+            assert proc.poll() is None, "the first signal waits for the job in hand"
+            proc.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            err = proc.communicate(timeout=30)[1]
+            took = time.monotonic() - started
+        finally:
+            end_process(proc)
+    assert took < 20, f"the second signal gave up the wait ({took:.1f} s)"
+    assert not (vault / ".vaultmind" / "daemon.json").exists(), err
+    assert "Traceback" not in err, err

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import end_process, run_main, write
+from tests.conftest import end_process, run_main, running_daemon, write
 from tests.fakes.ollama_server import FakeOllama, free_port
 from vaultmind.config import load_config
 from vaultmind.doctor import watch_room
+from vaultmind.errors import IndexCorrupt
 from vaultmind.memory import Memory
 
 QUIET = '[entities]\nner_model = "off"\n'  # most checks here need no spaCy model loaded
@@ -192,3 +193,25 @@ def test_a_failed_embedding_is_a_failed_vectors_check(capsys: pytest.CaptureFixt
         assert memory.syncer.embed_error
         code, checks = _doctor(capsys, vault)
     assert code != 0 and checks["vectors"]["state"] == "fail" and "see vaultmind status" in checks["vectors"]["hint"]
+
+
+def test_a_daemon_whose_workers_are_paused_says_so_in_status_and_doctor(
+    capsys: pytest.CaptureFixture[str], vault: Path
+) -> None:
+    """A corrupt index met by a worker pauses the daemon's pool (no background job runs): that
+    was only logged; `status` (the API's, the command's) and `doctor` say it now."""
+    _settings(vault, QUIET)
+    write(vault, "a.md", "# A\n\nSome words.\n")
+    with running_daemon(load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)) as (_, runner):
+        assert runner.pool is not None
+        runner.pool._corrupt(IndexCorrupt("Serialization Error: corrupt block in the leaves table"))
+        code, status, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
+        assert code == 0 and status["daemon"]["running"]
+        assert status["queue"]["health"] == "paused"
+        assert status["queue"]["notice"].startswith("the daemon's workers are paused: index corrupt: ")
+        assert "vaultmind reindex --vault" in status["queue"]["notice"]
+        code, text, _ = run_main(capsys, "status", "--vault", str(vault))
+        assert "health paused" in text and "the daemon's workers are paused" in text
+        code, checks = _doctor(capsys, vault)
+        assert code == 1 and checks["queue"]["state"] == "fail"
+        assert "corrupt block in the leaves table" in checks["queue"]["detail"]

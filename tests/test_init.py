@@ -18,6 +18,7 @@ import yaml
 from vaultmind.cli.main import main
 from vaultmind.config import _SCHEMA, FEATURE_KEYS, Config, load_config
 from vaultmind.errors import RefuseToClobber, VaultError
+from vaultmind.index.store import Index
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.render import SourceMeta, render_source_note
 from vaultmind.vault.atomic import is_temp_name, write_atomic
@@ -576,6 +577,23 @@ def test_config_documents_every_setting_at_its_default(tmp_path: Path) -> None:
     assert TreeSettings.from_extra(config.extra) == TreeSettings.from_extra({})
     assert EntitySettings.from_config(config) == EntitySettings.from_config(bare)
     assert {f.name for f in fields(Config)} - {"vault", "extra", "template_folders"} == {attr for attr, _ in _SCHEMA.values()}
+
+
+def test_config_says_how_the_lease_is_raised_above_lease_s(tmp_path: Path) -> None:
+    """A `lease_s` under twice the LLM timeout + 60 s is raised without a word: the file says so."""
+    from vaultmind.queue.workers import LEASE_MARGIN_S, WorkerPool
+
+    text = (REPO / "vault_template" / ".vaultmind" / "config.toml").read_text(encoding="utf-8")
+    said = text.split("# lease_s =")[0].rsplit("\n\n", 1)[-1]
+    assert "twice [ollama] timeout_s" in said and f"+ {LEASE_MARGIN_S:.0f}" in said, said
+    write_config = tmp_path / ".vaultmind" / "config.toml"
+    write_config.parent.mkdir(parents=True)
+    write_config.write_text("[ollama]\ntimeout_s = 100\n[queue]\nlease_s = 30\n", encoding="utf-8")
+    index = Index.open(None)
+    try:
+        assert WorkerPool(load_config(tmp_path), index=index).lease_s == 2 * 100 + LEASE_MARGIN_S
+    finally:
+        index.close()
 
 
 def test_graph_json_colours_vaultmind_folders() -> None:

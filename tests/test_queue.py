@@ -32,6 +32,7 @@ from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.reconcile import reconcile
 from vaultmind.queue.store import (
     NewJob,
+    cancel,
     claim,
     complete,
     enqueue,
@@ -126,6 +127,18 @@ def test_startup_releases_jobs_left_running(index: Index) -> None:
     assert release_running(index, now=T0 + 1) == 1
     again = claim(index, now=T0 + 1)
     assert again is not None and again.attempts == 2
+
+
+def test_a_job_that_kills_the_process_at_every_start_is_parked_once_its_attempts_are_spent(index: Index) -> None:
+    add(index, "a", max_attempts=2)
+    for start in range(2):  # each start claims it, and the process dies (kill -9) mid-job
+        job = claim(index, now=T0 + start * 1000, lease_s=3600)
+        assert job is not None and job.attempts == start + 1
+        assert release_running(index, now=T0 + start * 1000 + 500) == 1  # the next start
+    assert claim(index, now=T0 + 10_000) is None  # parked, not claimed a third time
+    rows = index.query("SELECT status, attempts, failure_class, last_error FROM jobs")
+    assert rows[0][:3] == ("failed", 2, "transient") and "released at start-up" in rows[0][3]
+    assert retry(index, now=T0 + 20_000) == {"requeued": 1, "ids": [job.id]}  # `vaultmind retry` frees it
 
 
 def test_concurrent_claims_never_hand_out_a_job_twice(index: Index) -> None:
@@ -234,6 +247,21 @@ def test_retry_requeues_failed_deferred_or_one_job(index: Index) -> None:
     assert retry(index, now=T0) == {"requeued": 1, "ids": [c.id]}  # failed only
     assert retry(index, now=T0, deferred=True) == {"requeued": 1, "ids": [b.id]}
     assert queue_status(index, now=T0)["ready"] == 3
+
+
+def test_retry_of_a_cancelled_job_whose_work_was_queued_again_does_it_once(index: Index) -> None:
+    add(index, "a")
+    (first,) = (int(r[0]) for r in index.query("SELECT id FROM jobs"))
+    with index.transaction() as con:
+        assert cancel(con, [first], "its leaf went away", now=T0) == 1
+    assert add(index, "a") == 1  # the leaf came back: a reconcile enqueues its key again
+    (again,) = (int(r[0]) for r in index.query("SELECT id FROM jobs WHERE status = 'ready'"))
+    result = retry(index, now=T0 + 1, job_id=first)
+    assert result["requeued"] == 0 and f"#{again} now (ready)" in result["note"]
+    assert index.query("SELECT id, status FROM jobs ORDER BY id") == [(first, "cancelled"), (again, "ready")]
+    with index.transaction() as con:  # with no other job of its key, the cancelled one is requeued
+        con.execute("DELETE FROM jobs WHERE id = ?", [again])
+    assert retry(index, now=T0 + 2, job_id=first) == {"requeued": 1, "ids": [first]}
 
 
 def test_queue_status_reports_depth_and_causes(index: Index) -> None:

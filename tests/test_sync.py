@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -1818,3 +1819,21 @@ def test_batches_of_no_files_still_end() -> None:
 
     assert _batch_bounds(3, 0) == [(0, 1), (1, 2), (2, 3)]
     assert _batch_bounds(0, 600) == []
+
+
+def test_new_ignore_rules_wait_for_the_sync_in_hand(vault: Path) -> None:
+    """The daemon's watcher takes up `[vault] ignore` at each step while a request's sync may
+    run on another thread: the rules change between syncs, never under one."""
+    _vault_with_notes(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        rules = memory.syncer.rules
+        write(vault, ".vaultmind/config.toml", '[vault]\nignore = ["Projects/**"]\n')
+        changed: list[bool] = []
+        with memory.sync_lock:  # a sync in hand on this thread
+            taker = threading.Thread(target=lambda: changed.append(memory.reload_ignores()))
+            taker.start()
+            taker.join(1.0)
+            assert memory.syncer.rules is rules and memory.config.ignore == (), "not under the sync"
+        taker.join(10)
+        assert changed == [True] and memory.syncer.rules.ignores_dir("Projects")

@@ -122,11 +122,23 @@ def find_daemon(config: Config) -> DaemonClient | None:
         return None
     if not isinstance(health, dict) or health.get("ok") is not True:
         return None  # a server that is not vaultmind's (a stale daemon.json's port, reused)
+    if not _same_folder(health.get("vault"), config.vault):
+        return None  # the daemon of another folder: this vault was copied, or moved, while it ran
     if health.get("ready") is False or health.get("loading"):
         client.starting = health.get("ready") is False
         client.loading = bool(health.get("loading"))
         client.timeout = max(client.timeout, STARTING_TIMEOUT_S)
     return client
+
+
+def _same_folder(served: object, vault: Path) -> bool:
+    """Whether the folder a daemon serves (its health's `vault`) is `vault`. A daemon.json that
+    came with a vault copied while its daemon ran names the original's daemon; one that moved
+    with its vault, a daemon still watching the old path."""
+    try:
+        return isinstance(served, str) and os.path.samefile(served, vault)
+    except OSError:
+        return False
 
 
 def alive(pid: int) -> bool:

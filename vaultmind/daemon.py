@@ -30,12 +30,12 @@ import duckdb
 
 from vaultmind.client import daemon_file
 from vaultmind.config import Config
-from vaultmind.errors import VaultmindError, storage_error
+from vaultmind.errors import VaultError, VaultmindError, storage_error
 from vaultmind.http_api import ApiServer, OnBatch
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
-from vaultmind.queue.workers import WorkerPool
+from vaultmind.queue.workers import WAIT_STEP_S, WorkerPool, join_within
 from vaultmind.sync_scan import scan_vault_subtree
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,9 @@ def _unexpected(exc: BaseException) -> bool:
     return not isinstance(exc, EXPECTED)
 
 
+_RESTART_HINT = "if the vault was moved, start the daemon again where it is now (`vaultmind serve --vault PATH`): its index moved with it"
+
+
 class _QuietInterrupt(logging.Filter):
     """Drops watchfiles' warning that it caught a KeyboardInterrupt: a Ctrl-C while the
     daemon starts lands in the watcher's wait, and the daemon stops on it (its stop event);
@@ -108,11 +111,17 @@ class Daemon:
         self._root_real = os.path.realpath(config.vault)
         self._loop_links: set[str] = set()  # links to a folder holding the vault, met in events
         self._replaced = memory.index.replaced  # index files moved aside (invalidated) seen so far
+        # The vault folder's (device, inode): a vault moved, deleted or replaced while the daemon
+        # runs is no longer the one it watches (watchfiles reports the moved folder's changes
+        # under the old path, where a note then reads as deleted).
+        self._vault_id = _folder_id(config.vault)
+        self.vault_lost: str | None = None  # why the daemon stopped watching its vault folder
+        self.hurry = threading.Event()  # a second signal: the stop's waits give up
+        self._closing = False  # the stop has begun: a signal no longer interrupts it
 
     def run(self) -> None:
-        """Serve until `stop()` (or Ctrl-C). Blocks."""
-        import watchfiles
-
+        """Serve until `stop()` (or Ctrl-C). Blocks. Raises `VaultError` when the vault folder
+        was moved, deleted or replaced while it served (after stopping as for `stop()`)."""
         token = secrets.token_urlsafe(32)
         # Bound first: a port in use fails the start (naming `[server] port`) before anything changed.
         self.api = ApiServer(
@@ -121,61 +130,85 @@ class Daemon:
         restore_signals = self._stop_on_signals()
         quiet = _QuietInterrupt()
         WATCHFILES_LOG.addFilter(quiet)
-        limit_heap_arenas()  # the command line has already; a daemon run from a library too
-        self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
-        self.memory.serving_report = self.report
-        self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
-        self.api.start()
-        self.pool = WorkerPool(self.config, self.memory)
-        self.pool.start()
-        self.trees.start()
         info_path = daemon_file(self.config)
-        _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
-        self._last_reconcile = 0.0
-        try:
-            while not self.stop_event.is_set():
-                try:
-                    for raw in watchfiles.watch(
-                        self.config.vault,
-                        # Filtered here, not by watchfiles: it swallows a batch that filters to
-                        # nothing and waits on, so constant writes to .vaultmind/ (the index's own
-                        # WAL) would keep this loop from ever reaching the reconcile.
-                        watch_filter=None,
-                        debounce=self.config.debounce_ms,
-                        step=self.config.step_ms,
-                        stop_event=self.stop_event,
-                        yield_on_timeout=True,
-                        rust_timeout=WATCH_TIMEOUT_MS,
-                        raise_interrupt=False,
-                        ignore_permission_denied=True,
-                    ):
-                        if self._step(raw):  # a folder reached through a symlink appeared:
-                            self.force_reconcile = True  # watched from now on too (a full pass covers
-                            break  # what changed while watching started over)
-                except RuntimeError as exc:  # watchfiles' own: a file name that is not UTF-8
-                    if type(exc).__name__ != "WatchfilesRustInternalError":
-                        raise
-                    # The batch it held is lost: watching starts over, and its first step (once
-                    # the new watcher is live) looks at every file again and reports the name.
-                    log.warning("the watcher stopped on %s; watching again, with a full pass", exc)
-                    self.force_reconcile = True
+        try:  # a failure from here on (a full disk as the queue starts) undoes the start as a stop does
+            limit_heap_arenas()  # the command line has already; a daemon run from a library too
+            self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
+            self.memory.serving_report = self.report
+            self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
+            self.api.start()
+            self.pool = WorkerPool(self.config, self.memory)
+            self.pool.start()
+            self.trees.start()
+            _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
+            self._last_reconcile = 0.0
+            self._watch()
         finally:
-            self.memory.loading = False
-            self.memory.serving_report = None
-            # the API answers while the background work stops (it may finish a summary first);
-            # daemon.json goes last, so a command meanwhile asks the API rather than waiting for
-            # an index it finds held with no address to ask
-            self.trees.stop()
-            self.pool.stop()
-            self.api.stop()
-            with contextlib.suppress(FileNotFoundError):
-                info_path.unlink()
-            restore_signals()
-            WATCHFILES_LOG.removeFilter(quiet)
+            self._shut_down(info_path, restore_signals, quiet)
+        if self.vault_lost is not None:
+            raise VaultError(f"{self.vault_lost}; the daemon stopped", hint=_RESTART_HINT)
+
+    def _watch(self) -> None:
+        """The watcher's loop, until the stop event."""
+        import watchfiles
+
+        while not self.stop_event.is_set():
+            try:
+                for raw in watchfiles.watch(
+                    self.config.vault,
+                    # Filtered here, not by watchfiles: it swallows a batch that filters to
+                    # nothing and waits on, so constant writes to .vaultmind/ (the index's own
+                    # WAL) would keep this loop from ever reaching the reconcile.
+                    watch_filter=None,
+                    debounce=self.config.debounce_ms,
+                    step=self.config.step_ms,
+                    stop_event=self.stop_event,
+                    yield_on_timeout=True,
+                    rust_timeout=WATCH_TIMEOUT_MS,
+                    raise_interrupt=False,
+                    ignore_permission_denied=True,
+                ):
+                    if self._step(raw):  # a folder reached through a symlink appeared:
+                        self.force_reconcile = True  # watched from now on too (a full pass covers
+                        break  # what changed while watching started over)
+            except RuntimeError as exc:  # watchfiles' own: a file name that is not UTF-8
+                if type(exc).__name__ != "WatchfilesRustInternalError":
+                    raise
+                # The batch it held is lost: watching starts over, and its first step (once
+                # the new watcher is live) looks at every file again and reports the name.
+                log.warning("the watcher stopped on %s; watching again, with a full pass", exc)
+                self.force_reconcile = True
+
+    def _shut_down(self, info_path: Path, restore_signals: Callable[[], None], quiet: logging.Filter) -> None:
+        """Undo the start, whatever of it was done. The API answers while the background work
+        stops (it may finish a summary first); daemon.json goes last, so a command meanwhile
+        asks the API rather than waiting for an index it finds held with no address to ask.
+        Each part runs though the one before failed; a second signal makes the waits give up
+        (`hurry`), never what follows them."""
+        self._closing = True
+        self.memory.loading = False
+        self.memory.serving_report = None
+        try:
+            try:
+                self.trees.stop(give_up=self.hurry)
+            finally:
+                if self.pool is not None:
+                    self.pool.stop(give_up=self.hurry)
+        finally:
+            try:
+                if self.api is not None:
+                    self.api.stop()
+                with contextlib.suppress(FileNotFoundError):
+                    info_path.unlink()
+            finally:
+                restore_signals()
+                WATCHFILES_LOG.removeFilter(quiet)
 
     def _step(self, raw: set[tuple[Any, str]]) -> bool:
         """One batch of the watcher's changes, then the reconcile when one is due. True when a
         symlink to a folder appeared: the watcher follows only the links it found at its start."""
+        if self._vault_moved():
+            return False
         if self.memory.reload_ignores():  # `[vault] ignore` edited: a full pass applies it
             self.force_reconcile = True
         if self.memory.index.replaced != self._replaced:  # DuckDB invalidated the index, which was
@@ -225,6 +258,19 @@ class Daemon:
             self.ready.set()
             self.memory.loading = False
         return restart or any(os.path.islink(path) and os.path.isdir(path) for _, path in changes)
+
+    def _vault_moved(self) -> bool:
+        """Whether the vault folder is gone, or another folder now has its path: the daemon
+        then stops (nothing of it is applied: the old path would read as an empty vault, or as
+        another one) and says so in `status` meanwhile and as `run`'s error."""
+        now = _folder_id(self.config.vault)
+        if now == self._vault_id:
+            return False
+        what = "was moved or deleted" if now is None else "was replaced by another folder"
+        self.vault_lost = f"the vault folder {self.config.vault} {what} while the daemon watched it"
+        self.memory.behind = f"{self.vault_lost}; the daemon is stopping: {_RESTART_HINT}"
+        self.stop_event.set()
+        return True
 
     def _through_loops(self, path: str) -> str | None:
         """An event's path, undone of a symlink in it that leads to a folder holding the vault
@@ -279,6 +325,10 @@ class Daemon:
             # set before raising too: watchfiles takes a KeyboardInterrupt inside its wait for the
             # end of that watch, and the loop must not start another (it hung a Ctrl-C at start-up)
             self.stop_event.set()  # the watch loop ends within a second; the threads stop after
+            if again:
+                self.hurry.set()  # the stop's waits give up
+            if self._closing:  # never raised into the stop: its API stop and daemon.json removal must run
+                return
             if again or not self.ready.is_set():
                 raise KeyboardInterrupt  # a second signal, or start-up (a first index): at once
 
@@ -299,13 +349,16 @@ class Daemon:
 
     def report(self) -> dict[str, Any]:
         """What `/v1/status` says of the daemon's own work: batches applied and failed, the
-        background upkeep's passes and its last failure."""
+        background upkeep's passes and its last failure, the worker pool's state (`workers`:
+        paused on a corrupt index, the LLM gate; `status.with_daemon` makes a pause the queue's
+        health)."""
         return {
             "batches": self.batches,
             "failed_batches": self.failed_batches,
             "last_batch_error": self.last_batch_error,
             "upkeep_runs": self.trees.runs,
             "upkeep_error": self.trees.last_error,
+            "workers": self.pool.status() if self.pool is not None else None,
         }
 
     def _apply(self, changes: set[tuple[Any, str]]) -> None:
@@ -413,18 +466,22 @@ class TreeKeeper:
     def poke(self) -> None:
         self._wake.set()
 
-    def stop(self) -> None:
+    def stop(self, give_up: threading.Event | None = None) -> None:
         """Ends the upkeep: its step in hand stops at once (an LLM call in flight is given up);
-        returns only when no seal pass — this thread's or a flush's — uses the index any more."""
+        returns only when no seal pass — this thread's or a flush's — uses the index any more,
+        or at once when `give_up` is set (a second Ctrl-C)."""
         self._stop.set()
         self.memory.stop_background()  # the NER process too; a seal's LLM call in flight
         self._wake.set()
-        while self._thread.is_alive():
-            self._thread.join(STOP_WARN_S)
-            if self._thread.is_alive():
-                log.warning("waiting for the background upkeep to end its step before closing the index")
-        with self.memory.seal_lock:  # a flush through the API ends its pass too (it sees the stop)
-            pass
+        while not join_within([self._thread], STOP_WARN_S, give_up):
+            if give_up is not None and give_up.is_set():
+                return
+            log.warning("waiting for the background upkeep to end its step before closing the index")
+        # a flush through the API ends its pass too (it sees the stop)
+        while not self.memory.seal_lock.acquire(timeout=WAIT_STEP_S):
+            if give_up is not None and give_up.is_set():
+                return
+        self.memory.seal_lock.release()
 
     def _run(self) -> None:
         from vaultmind.tree.view import maintain
@@ -461,6 +518,15 @@ def _lower_priority() -> None:
     if hasattr(os, "setpriority") and sys.platform.startswith("linux"):
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+def _folder_id(path: Path) -> tuple[int, int] | None:
+    """A folder's (device, inode), None when nothing is at `path`."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _publish(path: Path, info: dict[str, object]) -> None:

@@ -189,7 +189,9 @@ def index(config: Config, client: DaemonClient | None) -> list[Check]:
     if vectors.get("error"):
         checks.append(Check("vectors", "fail", str(vectors["error"]), f"see {status_command}"))
     queue = status.get("queue") or {}
-    if queue.get("failed"):
+    if queue.get("health") == "paused":  # a running daemon's workers, stopped by a corrupt index
+        checks.append(Check("queue", "fail", str(queue.get("notice")), f"see {status_command}"))
+    elif queue.get("failed"):
         checks.append(Check(
             "queue", "warn", f"{counted(queue['failed'], 'background job')} failed ({queue.get('first_cause') or 'see the queue'})",
             f"see why: {command_line('queue', vault=config.vault)}; then {command_line('retry', vault=config.vault)}",

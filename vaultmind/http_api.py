@@ -208,7 +208,8 @@ class ApiServer:
         self.thread.start()
 
     def stop(self) -> None:
-        self.httpd.shutdown()
+        if self.thread.is_alive():  # (`shutdown` waits for a serving loop: forever if none started)
+            self.httpd.shutdown()
         self.httpd.server_close()
 
 

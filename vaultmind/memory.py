@@ -201,9 +201,10 @@ class Memory:
             [t.path for t in fresh.left_out_templates],
         )
         rules = {name: getattr(fresh, name) for name in _RULES}
-        self.config = self.config.with_(**rules)
-        self.syncer.config = self.syncer.config.with_(**rules)
-        self.syncer.rules = IgnoreRules(fresh.all_ignores)
+        with self.sync_lock:  # never mid-sync (the watcher's, a request's): one pass, one set of rules
+            self.config = self.config.with_(**rules)
+            self.syncer.config = self.syncer.config.with_(**rules)
+            self.syncer.rules = IgnoreRules(fresh.all_ignores)
         return True
 
     def _settings_stamp(self) -> tuple[int | None, ...]:
@@ -509,7 +510,7 @@ class Memory:
         A status asked again before the index changed answers from the counts of the last
         (`status.read_counts`: kept per index generation), without reading the index again.
         """
-        from vaultmind.status import read_counts, status_report
+        from vaultmind.status import read_counts, status_report, with_daemon
 
         with self._status_lock:
             loading = self.loading
@@ -518,7 +519,7 @@ class Memory:
                 self._evict()
             report = status_report(self, counts, loading=loading, take_notice=take_notice)
         if self.serving_report is not None:
-            report["daemon"] = self.serving_report()
+            report = with_daemon(report, self.serving_report())
         return report
 
 

@@ -267,6 +267,20 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
     }
 
 
+def with_daemon(report: dict[str, Any], daemon: dict[str, Any]) -> dict[str, Any]:
+    """The status of a serving daemon, with its own report (`Daemon.report`) under `daemon`;
+    its worker pool paused (a corrupt index) is the queue's health, "paused", and said first in
+    its notice: no background job runs until the pause ends or the index is rebuilt."""
+    report = {**report, "daemon": daemon}
+    paused = (daemon.get("workers") or {}).get("blocked")
+    if paused:
+        queue = report["queue"]
+        said = f"the daemon's workers are paused: {paused}"
+        notice = f"{said}; {queue['notice']}" if queue.get("notice") else said
+        report["queue"] = {**queue, "health": "paused", "notice": notice}
+    return report
+
+
 def _llm_waits(queue: dict[str, Any], config: Config, gray: int) -> dict[str, Any]:
     """The queue's report with a `notice` when its LLM work waits on an Ollama that does not
     answer (health "degraded" from the queue): the host, the gray leaves waiting for their

@@ -48,6 +48,7 @@ from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
 from vaultmind.sync_note import Preparer
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
 from vaultmind.sync_write import BatchPlan, BatchRows, LoadLeafIds, clear_for_rebuild, write_batch
+from vaultmind.vault.atomic import remove_stale_temps
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.read import KEPT
 from vaultmind.vault.scan import IgnoreRules, ScanResult, bad_name, is_utf8, scan_vault, stat_one
@@ -112,6 +113,8 @@ class Syncer:
             log.warning("chunk size changed (%s → %s tokens): every note is cut again", cut_at, self.config.chunk_tokens)
             rebuild = True
         scan = scan_vault(self.config.vault, self.rules)
+        for rel in remove_stale_temps(self.config.vault, scan.temps):
+            log.info("removed %s, a temporary file left by an interrupted write", rel)
         known = indexed_states(self.index, None)
         if rebuild:  # every row goes, but those of the notes this sync cannot observe or read
             known = {path: known[path] for path in self._kept_on_rebuild(scan, known)}

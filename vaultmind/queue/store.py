@@ -5,10 +5,13 @@ A job is `ready` until a worker claims it; the claim (one UPDATE … WHERE id = 
 random token and a deadline. Only the holder of the token can settle the job (`complete`,
 `fail`), so a worker that lost its lease — it was too slow, or the process died and the lease
 expired — can never overwrite a job that was claimed again since. An expired lease puts the
-job back to `ready` at the next claim (or reconcile).
+job back to `ready` at the next claim (or reconcile), and a job left running by a process that
+died goes back at its next start (`release_running`); either parks it as failed once its
+attempts are spent, so a job that kills the process is not claimed at every start.
 
 Dedupe: a job is not enqueued while another with the same `dedupe_key` is ready, running or
-failed (parked jobs wait for `vaultmind retry`; a done or cancelled key frees itself). Times are
+failed (parked jobs wait for `vaultmind retry`; a done or cancelled key frees itself); a
+cancelled job retried by id while its key has such a job again is not requeued beside it. Times are
 epoch milliseconds; every function takes `now` so tests can move the clock.
 """
 
@@ -185,11 +188,17 @@ def recover_expired(con: duckdb.DuckDBPyConnection, *, now: int) -> int:
 
 
 def release_running(index: Index, *, now: int) -> int:
-    """At start-up: every running job belongs to a process that is gone (one writer per index)."""
+    """At start-up: every running job belongs to a process that is gone (one writer per index).
+    It goes back to ready — or is parked as failed when its attempts are spent, as an expired
+    lease is (`recover_expired`): a job that crashes the process would else be claimed at every
+    start, a crash loop under a service manager."""
     with index.transaction() as con:
         rows = con.execute(
             """
-            UPDATE jobs SET status = 'ready', lease_until = NULL, lease_token = NULL, available_at = ?,
+            UPDATE jobs SET
+                status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'ready' END,
+                failure_class = CASE WHEN attempts >= max_attempts THEN 'transient' ELSE failure_class END,
+                lease_until = NULL, lease_token = NULL, available_at = ?,
                 last_error = 'released at start-up: the previous process stopped while running it',
                 updated_ms = ?
             WHERE status = 'running'
@@ -338,6 +347,9 @@ def retry(
                 raise NotFound(f"no job #{job_id}", hint=f"`{command_line('queue', '--list', vault=vault)}` lists the jobs")
             if row[0] in ("running", "done"):
                 return {"requeued": 0, "ids": [], "note": f"job #{job_id} is {row[0]}; nothing to retry"}
+            twin = _live_twin(con, job_id)
+            if twin is not None:  # a cancelled job whose key was enqueued again since: that one does the work
+                return {"requeued": 0, "ids": [], "note": f"job #{job_id}'s work is job #{twin[0]} now ({twin[1]})"}
             where, params = "id = ?", [job_id]
         else:
             parts = []
@@ -362,6 +374,20 @@ def retry(
             ).fetchall()
         ]
     return {"requeued": len(ids), "ids": sorted(ids)}
+
+
+def _live_twin(con: duckdb.DuckDBPyConnection, job_id: int) -> tuple[int, str] | None:
+    """Another job with `job_id`'s dedupe key that is ready, running or failed (its id and
+    status): requeuing `job_id` beside it would do the same work twice."""
+    row = con.execute(
+        f"""
+        SELECT j.id, j.status FROM jobs j, jobs me
+        WHERE me.id = ? AND j.dedupe_key = me.dedupe_key AND j.id <> me.id AND j.status IN {BLOCKING}
+        ORDER BY j.id LIMIT 1
+        """,
+        [job_id],
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
 
 
 def prune(con: duckdb.DuckDBPyConnection, *, now: int, keep_ms: int = 24 * 3600 * 1000) -> int:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LEASE_MARGIN_S = 60.0  # a job's lease: at least twice the LLM timeout and this, whatever `lease_s` says
+WAIT_STEP_S = 0.1  # a stop's wait looks this often whether it is told to give up
+
+
+def join_within(threads: Sequence[threading.Thread], seconds: float, give_up: threading.Event | None = None) -> bool:
+    """Wait up to `seconds` for `threads` to end, and no longer once `give_up` is set (a second
+    Ctrl-C while the daemon stops). Whether they all ended."""
+    deadline = time.monotonic() + seconds
+    for thread in threads:
+        while thread.is_alive() and not (give_up is not None and give_up.is_set()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            thread.join(min(left, WAIT_STEP_S))
+    return not any(thread.is_alive() for thread in threads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,13 +162,13 @@ class WorkerPool:
         for thread in self._threads:
             thread.start()
 
-    def stop(self, timeout_s: float | None = None) -> None:
-        """Stop claiming; wait for the jobs in hand (each bounded by the LLM timeout)."""
+    def stop(self, timeout_s: float | None = None, give_up: threading.Event | None = None) -> None:
+        """Stop claiming; wait for the jobs in hand (bounded by the LLM timeout), and no longer
+        once `give_up` is set."""
         self._stop.set()
         self.notify()
         wait = timeout_s if timeout_s is not None else self.config.ollama_timeout_s + 5.0
-        for thread in self._threads:
-            thread.join(timeout=wait)
+        join_within(self._threads, wait, give_up)
         self._threads = []
         self.context.close()
 

@@ -6,22 +6,32 @@ target exists, so a file created concurrently by the user, a sync tool or git is
 clobbered). The folder is fsynced afterwards so the new name survives a crash.
 
 Temporary files are hidden and end in `TEMP_SUFFIX` (`is_temp_name`), not `.md`: the scanner
-and the watcher, which take notes only, never index them. One a crash left behind stays until
-it is removed.
+and the watcher, which take notes only, never index them. One a crash left behind is removed by
+the next whole-vault sync (a `sync`, the daemon's start and reconciles: `remove_stale_temps`)
+once it is `STALE_TEMP_S` old; only a name of exactly `temp_name`'s form is ever removed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
+import re
 import secrets
+import stat
+import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.vault.layout import utf8_prefix
 
+log = logging.getLogger(__name__)
+
 TEMP_SUFFIX = ".vaultmind-tmp"
+_TEMP_NAME = re.compile(r"\..*\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX), re.DOTALL)  # `temp_name`'s form
+STALE_TEMP_S = 60.0  # a temporary file older than this is no write's in progress: a crash left it
 
 # Errors meaning "this file system cannot hard-link" (FAT/exFAT, some network and FUSE mounts).
 _NO_LINK_ERRNOS = frozenset(
@@ -58,8 +68,31 @@ def make_folders(folder: Path) -> None:
 
 
 def is_temp_name(name: str) -> bool:
-    """True for the temporary files `write_atomic` creates (and may leave behind after a crash)."""
-    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+    """True for the temporary files `write_atomic` creates (and may leave behind after a crash):
+    `.{name}.{12 lowercase hex}.vaultmind-tmp`, nothing looser."""
+    return _TEMP_NAME.fullmatch(name) is not None
+
+
+def remove_stale_temps(vault: Path, rels: Iterable[str], *, now: float | None = None) -> list[str]:
+    """Remove the temporary files among `rels` (vault-relative) that a crash left: a regular
+    file (never a symlink) with `is_temp_name`'s name, last written over `STALE_TEMP_S` ago
+    (a younger one may be a write in progress, another process's). The paths removed."""
+    now = time.time() if now is None else now
+    removed = []
+    for rel in rels:
+        path = vault / rel
+        try:
+            st = path.lstat()
+            if not (is_temp_name(path.name) and stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_TEMP_S):
+                continue
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # a read-only folder: left, said
+            log.warning("could not remove %s, a temporary file left by an interrupted write: %s", rel, exc.strerror)
+            continue
+        removed.append(rel)
+    return removed
 
 
 NAME_MAX_BYTES = 255  # the longest file name (in UTF-8 bytes) common file systems hold

@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from vaultmind.model import FileStat, Problem
+from vaultmind.vault.atomic import is_temp_name
 from vaultmind.vault.layout import is_note
 
 
@@ -26,6 +27,7 @@ class ScanResult:
     unobservable: list[str] = field(default_factory=list)  # folder prefixes ("dir/") we could not list
     problems: list[Problem] = field(default_factory=list)
     other_files: int = 0  # non-note files (attachments), counted only
+    temps: list[str] = field(default_factory=list)  # vaultmind's own temporary files (`vault.atomic.is_temp_name`)
 
     def is_observed(self, path: str) -> bool:
         """Whether `path` was seen: not an unobservable path, nor inside one (by whole names:
@@ -197,6 +199,9 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
         seen.folders.add(key)
         return rel + "/"
     if stat_mod.S_ISREG(st.st_mode):
+        if not is_link and is_temp_name(entry.name):
+            result.temps.append(rel)
+            return None
         if not is_note(rel) or rules.ignores_file(rel):
             result.other_files += 1
             return None
