@@ -1107,3 +1107,22 @@ def test_a_bounce_written_before_is_known_as_it_is(tmp_path: Path, vault: Path, 
     [note] = (fresh / "sources/email/box").rglob("*.md")
     assert message_ids(note.read_bytes()) == before
     assert "> - bob@example.com: failed, 5.1.1" in note.read_text(encoding="utf-8")
+
+
+def test_a_huge_subject_is_cut_in_the_title_and_kept_whole_in_its_message(tmp_path: Path, vault: Path, memory: Memory) -> None:
+    """A mail whose subject runs to kilobytes (seen in a MIME test corpus: 60 KB) gets a title
+    a person can read in the note, its front matter and every hit; the subject stays whole in
+    its message's line, and a second ingest rewrites nothing."""
+    subject = " ".join(f"word{i}" for i in range(1200))  # ~10 KB
+    mail = message("big@example.com", "Alice Chen <alice@example.com>", "Mon, 11 Mar 2024 09:00:00 +0000", subject, "Body text.")
+    box = write_mbox(tmp_path / "inbox.mbox", mail)
+    report = write_batches(vault, parse_email_paths([box]))
+    [path] = report.written
+    text = (vault / path).read_text(encoding="utf-8")
+    memory.sync()
+    [(title,)] = memory.index.query("SELECT title FROM notes WHERE path = ?", [path])
+    assert len(title) <= 200 and title.endswith("…") and title.startswith("word0 word1 ")
+    assert f"# {title}\n" in text and f'subject: "{title}"\n' in text
+    assert f'subject="{subject}"' in text  # the message's own line keeps it whole
+    again = write_batches(vault, parse_email_paths([box]))
+    assert again.written == [] and again.messages_known == 1

@@ -61,6 +61,7 @@ _PLAIN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9 _./@+-]*[A-Za-z0-9_./@+-]|[A-Za-z_]
 _YAML_WORDS = frozenset(["yes", "no", "on", "off", "true", "false", "null", "y", "n"])
 _YAML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _MAX_SLUG = 40
+TITLE_MAX = 200  # characters of a source note's title and subject: a mail's 60 KB subject is not a title
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +361,17 @@ def _one_line(text: str) -> str:
     return " ".join(_CONTROL_RE.sub("", text).split())
 
 
+def _title(text: str) -> str:
+    """`text` on one line, cut at a word to `TITLE_MAX` characters with "…" (the whole of it
+    stays where it was said: a message's own subject line)."""
+    line = _one_line(text)
+    if len(line) <= TITLE_MAX:
+        return line
+    cut = line[: TITLE_MAX - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > TITLE_MAX // 2 else cut).rstrip() + "…"
+
+
 # A "#" that would open a tag (at the start or after a space, before a tag's characters):
 # Obsidian would show it as a tag and list the note under it
 _TAG_OPEN_RE = re.compile(r"(?<!\S)#(?=[\w/-])")
@@ -434,7 +446,7 @@ def render_source_note(meta: SourceMeta, messages: Sequence[Message], zone: tzin
     titles show times in `zone`."""
     if meta.kind not in CALLOUT_TYPES:
         raise UsageError(f"render_source_note renders chat and email notes, not {meta.kind!r}")
-    title = _one_line(meta.title) or meta.source_id
+    title = _title(meta.title) or meta.source_id
     taken: set[str] = set()
     parts = [f"# {_shown(title)}\n"]
     times: list[datetime] = []
@@ -462,7 +474,7 @@ def render_source_note(meta: SourceMeta, messages: Sequence[Message], zone: tzin
         subject = meta.subject
         if subject is None:
             subject = next((m.subject for m in messages if m.subject is not None), "")
-        items.append(("subject", subject))
+        items.append(("subject", subject if len(subject) <= TITLE_MAX else _title(subject)))
     items.append(("participants", participants))
     if times:
         items.append(("time_start", iso_utc(min(times))))
