@@ -22,11 +22,11 @@ pytestmark = pytest.mark.slow
 PLUGIN = Path(__file__).resolve().parent.parent / "plugins" / "vaultmind"
 
 
-def _npm(*args: str) -> subprocess.CompletedProcess[str]:
+def _npm(*args: str, cwd: Path = PLUGIN) -> subprocess.CompletedProcess[str]:
     npm = shutil.which("npm")
     if npm is None:
         pytest.fail("the Obsidian plugin's tests need Node.js 18+ with npm on PATH (the plugin is built with them)")
-    return subprocess.run([npm, *args], cwd=PLUGIN, capture_output=True, text=True, timeout=600)
+    return subprocess.run([npm, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +62,14 @@ def chat_vault(vault: Path) -> Iterator[Path]:
     yield vault
 
 
-def test_its_own_tests_pass_and_the_build_is_a_plugin_obsidian_loads(built: Path) -> None:
-    done = _npm("test")
+def test_its_own_tests_pass_and_the_build_is_a_plugin_obsidian_loads(built: Path, tmp_path: Path) -> None:
+    # on a fresh checkout: nothing built yet (`npm test` builds first), the lock file's packages installed
+    fresh = tmp_path / "vaultmind"
+    shutil.copytree(PLUGIN, fresh, ignore=shutil.ignore_patterns("node_modules", "build", "main.js"))
+    (fresh / "node_modules").symlink_to(PLUGIN / "node_modules", target_is_directory=True)
+    done = _npm("test", cwd=fresh)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^# fail 0$", done.stdout, re.MULTILINE) and (fresh / "build" / "api.mjs").is_file()
     manifest = json.loads((built / "manifest.json").read_text())
     package = json.loads((built / "package.json").read_text())
     assert manifest["id"] == "vaultmind" and manifest["version"] == package["version"]

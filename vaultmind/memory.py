@@ -118,12 +118,14 @@ class Memory:
         self.serving_report: Callable[[], dict[str, Any]] | None = None  # the daemon's, in `status`
 
     @classmethod
-    def open(cls, config: Config, *, progress: Progress | None = None) -> Memory:
+    def open(cls, config: Config, *, progress: Progress | None = None, upgrade: Progress | None = None) -> Memory:
+        """The vault's memory, its index opened. `progress` hears a sync's long work, `upgrade`
+        (else `progress`) an upgrade of the index written by an older version (its migrations)."""
         if not config.vault.is_dir():
             from vaultmind.errors import VaultError
 
             raise VaultError("vault folder does not exist", path=config.vault, hint="create it with `vaultmind init`")
-        index = Index.open(config.index_path)
+        index = Index.open(config.index_path, upgrade if upgrade is not None else progress)
         return cls(config, index, create_embedder(config), progress)
 
     def close(self) -> None:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmind.index.quarantine import take_quarantine_notice
-from vaultmind.index.schema import SCHEMA_VERSION
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
 from vaultmind.plural import counted
@@ -150,6 +149,7 @@ def _note_counts(index: Index, model: str | None, *, loading: bool) -> dict[str,
         + _copies(index),
         "migrations": [str(name) for (name,) in index.query("SELECT name FROM migrations ORDER BY seq")],
         "needs_rebuild": bool(index.get_meta("needs_rebuild")),  # set by a migration this version ran
+        "schema_version": index.get_meta("schema_version"),  # the migrations' scheme the index was created under
         "links": int(index.scalar("SELECT count(*) FROM links")),
         "tags": int(index.scalar("SELECT count(DISTINCT tag) FROM tags")),
         "admission": admission_status(index),
@@ -231,7 +231,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
         "index": {
             "path": str(config.index_path),
             "bytes": size,
-            "schema_version": SCHEMA_VERSION,  # of the migrations' scheme
+            "schema_version": int(counts["schema_version"]) if counts["schema_version"] else None,  # as the index holds it
             "migrations": len(applied),
             "migration": applied[-1] if applied else None,  # the last applied
             "health": health,

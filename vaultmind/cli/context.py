@@ -124,7 +124,8 @@ def through_daemon_or_local(
     if client is not None:
         return _remote(client, remote, config, progress=progress, daemon_shows_progress=daemon_shows_progress)
     try:
-        with Progress(enabled=progress) as bar, Memory.open(config, progress=bar) as memory:
+        # an upgrade of the index that takes seconds is said whatever the command (`status` too)
+        with Progress(enabled=progress) as bar, Progress() as upgrade, Memory.open(config, progress=bar, upgrade=upgrade) as memory:
             return local(memory)
     except IndexBusy:
         client = find_daemon(config)

@@ -4,11 +4,14 @@ applied (`schema.migrations`), and the lookup indexes a suspended load dropped, 
 from __future__ import annotations
 
 import json
+import re
+import threading
 from collections.abc import Callable
 
 import duckdb
 
 from vaultmind.index.schema import SCHEMA_VERSION, migrations, rebuilds
+from vaultmind.model import Progress
 
 
 def migrations_compatible(con: duckdb.DuckDBPyConnection) -> bool:
@@ -23,22 +26,18 @@ def migrations_compatible(con: duckdb.DuckDBPyConnection) -> bool:
     return applied == known[: len(applied)]
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> None:
+def migrate(con: duckdb.DuckDBPyConnection, progress: Progress | None = None) -> None:
+    """Apply the migrations `con`'s index has not applied, each in its transaction. `progress`
+    hears each one's statements run (phase "upgrading the index (migration NAME)"), and again
+    every `TICK_S` while one runs: a migration that rewrites a large table takes seconds, which
+    a command's progress line then says instead of a silence."""
     con.execute("CREATE TABLE IF NOT EXISTS migrations (seq INTEGER PRIMARY KEY, name VARCHAR NOT NULL)")
     applied = {row[0] for row in con.execute("SELECT name FROM migrations").fetchall()}
     upgraded = bool(applied) and any(name not in applied and rebuilds(sql) for name, sql in migrations())
+    work = "upgrading" if applied else "creating"
     for seq, (name, sql) in enumerate(migrations(), start=1):
-        if name in applied:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for statement in _statements(sql):
-                con.execute(statement)
-            con.execute("INSERT INTO migrations VALUES (?, ?)", [seq, name])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+        if name not in applied:
+            _apply(con, seq, name, _statements(sql), _Told(progress, f"{work} the index (migration {name})"))
     con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None:
@@ -48,6 +47,62 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
         # rebuilds the derived rows from the vault (caches such as embeddings are kept).
         con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
         con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
+
+
+def _apply(con: duckdb.DuckDBPyConnection, seq: int, name: str, statements: list[str], told: _Told) -> None:
+    """One migration's statements and its record, in one transaction (all or nothing)."""
+    with told:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for done, statement in enumerate(statements):
+                told.at(done, len(statements))
+                con.execute(statement)
+            con.execute("INSERT INTO migrations VALUES (?, ?)", [seq, name])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        told.at(len(statements), len(statements))
+
+
+TICK_S = 1.0  # a migration's count told again this often while a statement runs
+
+
+class _Told:
+    """`progress(phase, done, total)` told at each step, and by a thread again every `TICK_S`
+    while the step runs (one statement can take seconds). No progress: nothing told."""
+
+    def __init__(self, progress: Progress | None, phase: str):
+        self.progress = progress
+        self.phase = phase
+        self.count = (0, 0)  # (done, total), last told
+        self._lock = threading.Lock()  # the count told whole, never older after newer
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def at(self, done: int, total: int) -> None:
+        if self.progress is None:
+            return
+        with self._lock:
+            self.count = (done, total)
+            self.progress(self.phase, done, total)
+
+    def _tick(self, progress: Progress) -> None:
+        while not self._stop.wait(TICK_S):
+            with self._lock:
+                if not self._stop.is_set():
+                    progress(self.phase, *self.count)
+
+    def __enter__(self) -> _Told:
+        if self.progress is not None:
+            self._ticker = threading.Thread(target=self._tick, args=(self.progress,), name="migration-progress", daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
 
 
 def create_suspended_indexes(con: duckdb.DuckDBPyConnection, after_each: Callable[[], None] | None = None) -> bool:
@@ -75,6 +130,22 @@ def _in_transaction(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         raise
 
 
+# A migration's text as SQL reads it: a quoted string or name (a doubled quote within it is
+# one), a comment (`--` to the line's end, `/* … */`), a `;` that ends a statement, other text
+_SQL = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|(--[^\n]*|/\*.*?\*/)|(;)|[^'"/;-]+|.""", re.DOTALL)
+
+
 def _statements(sql: str) -> list[str]:
-    lines = [line.split("--", 1)[0] for line in sql.splitlines()]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    """The statements of a migration, its comments left out: a `;` or `--` within a quoted
+    string (`'a; b'`, `'<!--'`) is the string's."""
+    statements: list[str] = []
+    current: list[str] = []
+    for token in _SQL.finditer(sql):
+        comment, end = token.group(1), token.group(2)
+        if end:
+            statements.append("".join(current))
+            current = []
+        elif not comment:
+            current.append(token.group(0))
+    statements.append("".join(current))
+    return [statement.strip() for statement in statements if statement.strip()]

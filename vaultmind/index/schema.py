@@ -2,13 +2,26 @@
 
 Each migration is one file in `index/migrations/`, named `NNNN_name.sql`, applied once in name
 order and recorded in the `migrations` table. Never edit or reorder a shipped migration:
-append a new file. An index whose recorded migrations are not a prefix of this list (written by
+append a new file (an index that applied a migration never reads it again, so an edit reaches
+only the indexes created after it). `tests/test_migrations.py` holds each shipped migration's
+name and sha256: a new migration appends its line there, and an edit of a shipped one fails
+that test. An index whose recorded migrations are not a prefix of this list (written by
 another version) is rebuilt from the vault, never patched by hand.
+
+A migration's statements end at a `;` and lose their `--` and `/* */` comments, both read as SQL
+reads them: a `;` or `--` inside a quoted string (`'a; b'`, `'<!--'`) is the string's.
 
 A line `-- derived: t1, t2` in a migration marks tables that hold rows derived from the vault:
 `reindex` empties them before rebuilding (until a later migration drops them). Other tables
 (caches such as `embeddings`) survive. Applying a migration to an existing index marks it for a
-rebuild of its derived rows, unless the migration says `-- rebuild: no` (it changes no row).
+rebuild of its derived rows, unless the migration says `-- rebuild: no`. Such a migration either
+changes no derived row (it drops an index or a table nothing reads, or adds an empty table), or
+decides the rebuild itself: it inserts `needs_rebuild` into `meta` when the index holds rows
+the change concerns (a leaf whose text has `$$`, an email note …), `WHERE NOT EXISTS` one
+already, so an index without such rows keeps them all (a conditional rebuild, as 0021 does).
+
+`SCHEMA_VERSION` is the version of this scheme (named migrations recorded in `migrations`),
+stored in a new index's `meta` (`schema_version`) and reported by `status` as the index holds it.
 
 Hot tables carry no PRIMARY KEY/UNIQUE constraints: DuckDB checks them eagerly, which breaks
 delete-then-reinsert of the same key inside one transaction. Uniqueness is kept by sync.

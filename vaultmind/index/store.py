@@ -32,6 +32,7 @@ from vaultmind.index.migrate import create_suspended_indexes, migrate, migration
 from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
 from vaultmind.index.quarantine import keep_notice, quarantine
 from vaultmind.index.schema import derived_tables
+from vaultmind.model import Progress
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +80,9 @@ class Index:
     # -- opening ---------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path | None) -> Index:
-        """Open (creating if needed) the index at `path`; None opens an in-memory index."""
+    def open(cls, path: Path | None, progress: Progress | None = None) -> Index:
+        """Open (creating if needed) the index at `path`; None opens an in-memory index.
+        `progress` hears an upgrade's migrations (`migrate`)."""
         if path is None:
             con = duckdb.connect(":memory:")
             session(con)
@@ -96,7 +98,7 @@ class Index:
                 con = connect(path)
                 migrate(con)
                 return cls(con, path, keep_notice(path, note))
-            migrate(con)
+            migrate(con, progress)
             create_suspended_indexes(con)
             return cls(con, path, None)
         except IndexBusy:

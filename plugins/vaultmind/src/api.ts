@@ -7,8 +7,20 @@
 
 export const DAEMON_FILE = ".vaultmind/daemon.json";
 
-/** Longest text sent as a question for "related memory" (the API refuses a question over 2,000 characters). */
+/** Longest question the API takes: it refuses one over 2,000 characters. */
+export const QUESTION_CHARS = 2000;
+
+/** Longest text sent as a question for "related memory". */
 export const RELATED_QUERY_CHARS = 600;
+
+/** How long a question (and a related-memory search) waits for the daemon's answer, as the CLI's client does. */
+export const QUESTION_TIMEOUT_MS = 30_000;
+
+/** The status bar polls the daemon this often while it answers and is ready… */
+export const POLL_MS = 60_000;
+
+/** …and this often while it is not running or still starting, so it is seen soon after it comes up. */
+export const POLL_WAITING_MS = 5_000;
 
 export interface Daemon {
   host: string;
@@ -54,7 +66,8 @@ export interface Status {
   index: { health: string; notice: string | null } | null;
   notes: { total: number } | null;
   leaves: number | null;
-  queue: { depth: number; failed: number; health: string } | null;
+  /** `health` is "degraded" while a job failed or waits after a failure, and `notice` says why when Ollama does not answer */
+  queue: { depth: number; failed: number; health: string; notice?: string | null } | null;
   problems: { path: string; kind: string; message: string; indexed?: boolean }[];
 }
 
@@ -67,20 +80,56 @@ export function describeStatus(status: Status): { text: string; tip: string } {
   const skipped = status.problems.filter((problem) => !problem.indexed).length;
   const warned = status.problems.length - skipped;
   const failed = status.queue?.failed ?? 0;
+  const jobs = status.queue?.health ?? "ok";
   const worries = [
     health !== "ok" ? `index ${health}` : "",
     skipped ? `${skipped} file${skipped === 1 ? "" : "s"} not indexed` : "",
     warned ? `${warned} file${warned === 1 ? "" : "s"} with warnings` : "",
     failed ? `${failed} failed job${failed === 1 ? "" : "s"}` : "",
+    // jobs that wait after a failure (Ollama down: the LLM's work retried later) are none failed
+    jobs !== "ok" && !failed ? `background jobs ${jobs}` : "",
   ].filter(Boolean);
   const text = `memory: ${notes.toLocaleString()} notes${worries.length ? " ⚠" : ""}`;
   const tip = [
     `${notes.toLocaleString()} notes, ${(status.leaves ?? 0).toLocaleString()} leaves indexed`,
     ...worries,
     status.index?.notice ?? "",
+    status.queue?.notice ?? "",
     worries.length ? "run `vaultmind status` for the details" : "",
   ].filter(Boolean).join("\n");
   return { text, tip };
+}
+
+/** The status bar's line, its tip, and when to ask again. */
+export interface StatusBar {
+  text: string;
+  tip: string;
+  nextPollMs: number;
+}
+
+/**
+ * The status bar from the daemon's health and status. Only a daemon that does not answer (no
+ * `daemon.json`, nothing listening) is "not running"; an error it answers with is shown as
+ * such, and any other error (a bug of the plugin's) is thrown, not taken for a stopped daemon.
+ */
+export async function statusBar(client: DaemonClient): Promise<StatusBar> {
+  let health: Health;
+  try {
+    health = await client.health();
+    if (!health.ready || health.loading) {
+      return {
+        text: "memory: starting…",
+        tip: "the daemon is loading the index; questions are answered once it is ready",
+        nextPollMs: POLL_WAITING_MS,
+      };
+    }
+    return { ...describeStatus(await client.status()), nextPollMs: POLL_MS };
+  } catch (error) {
+    if (!(error instanceof VaultmindError)) throw error;
+    const tip = error.hint ? `${error.message}: ${error.hint}` : error.message;
+    if (error.status !== null) return { text: "memory: ⚠", tip, nextPollMs: POLL_MS }; // it answered
+    return { text: "memory: not running", tip, nextPollMs: POLL_WAITING_MS };
+  }
 }
 
 export interface Request {
@@ -151,24 +200,45 @@ export function linkText(hit: Pick<Hit, "note_path" | "anchor">): string {
 }
 
 /**
- * A search text for "memory related to this note": its title, headings and first words, the
- * front matter, code, links' brackets and markup left out.
+ * A search text for "memory related to this note": its title, headings and first words, what
+ * Obsidian does not show (front matter, `%%` and `<!-- -->` comments), code, links' brackets and
+ * markup left out. A hyphen within a word or a date is kept ("Jean-Luc", "2024-03-07").
  */
 export function relatedQuery(title: string, markdown: string): string {
   const body = markdown
-    .replace(/^---\r?\n[\s\S]*?\r?\n---\r?\n/, "")
+    .replace(/^---\r?\n(?:[\s\S]*?\r?\n)?---[ \t]*(?:\r?\n|$)/, "")
     .replace(/```[\s\S]*?```/g, " ")
+    .replace(/%%[\s\S]*?(?:%%|$)/g, " ")
+    .replace(/<!--[\s\S]*?-->/g, " ")
+    .replace(/^<!--[\s\S]*/m, " ") // never closed, at a line's start: it hides the rest of the note
     .replace(/!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]/g, (_, target: string, alias?: string) => alias ?? target)
     .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
     .replace(/\^[\w-]+\s*$/gm, "")
-    .replace(/[#>*_`~=|-]+/g, " ");
-  const words = `${title} ${body}`.split(/\s+/).filter(Boolean);
-  let text = "";
+    .replace(/[#>*_`~=|]+/g, " ")
+    .replace(/(?<![\p{L}\p{N}])-+|-+(?![\p{L}\p{N}])/gu, " ");
+  return leadingWords(`${title} ${body}`, RELATED_QUERY_CHARS);
+}
+
+/** The selected text as a question: as many of its first words as the API takes. */
+export function selectionQuestion(selection: string): string {
+  return leadingWords(selection, QUESTION_CHARS);
+}
+
+/** `text`'s first words, spaced by one blank, that fit in `limit` characters (a first word longer than that: its start). */
+export function leadingWords(text: string, limit: number): string {
+  const words = text.split(/\s+/).filter(Boolean);
+  let kept = "";
   for (const word of words) {
-    if (text.length + word.length + 1 > RELATED_QUERY_CHARS) break;
-    text = text ? `${text} ${word}` : word;
+    if (kept.length + word.length + 1 > limit) break;
+    kept = kept ? `${kept} ${word}` : word;
   }
-  return text;
+  return kept || (words[0] ?? "").slice(0, limit);
+}
+
+/** `host:port` as a URL writes it: an IPv6 address in brackets (`[::1]:8123`). */
+export function hostPort(host: string, port: number): string {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  return bare.includes(":") ? `[${bare}]:${port}` : `${bare}:${port}`;
 }
 
 /** A client of one vault's daemon. It finds the daemon again when it restarted (new port, token). */
@@ -179,6 +249,8 @@ export class DaemonClient {
     private readonly readFile: ReadFile,
     private readonly transport: Transport,
     private readonly vaultPath: string,
+    /** how long a question waits for its answer */
+    private readonly questionTimeoutMs = QUESTION_TIMEOUT_MS,
   ) {}
 
   health(): Promise<Health> {
@@ -191,14 +263,15 @@ export class DaemonClient {
 
   /** `walk`: the question answered with cited evidence, best first. */
   ask(question: string, limit: number): Promise<Hits> {
-    return this.call("POST", "/v1/query", { mode: "walk", args: { query: question, limit } }) as Promise<Hits>;
+    const body = { mode: "walk", args: { query: question, limit } };
+    return this.call("POST", "/v1/query", body, this.questionTimeoutMs) as Promise<Hits>;
   }
 
   /** Leaves of other notes that speak of what the note at `path` speaks of. */
   async related(path: string, title: string, markdown: string, limit: number): Promise<Hits> {
     const query = relatedQuery(title, markdown);
     if (!query) return { hits: [], total: 0, truncated: false };
-    const found = (await this.call("POST", "/v1/search", { query, limit: limit + 5 })) as Hits;
+    const found = (await this.call("POST", "/v1/search", { query, limit: limit + 5 }, this.questionTimeoutMs)) as Hits;
     const hits = found.hits.filter((hit) => hit.note_path !== path).slice(0, limit);
     return { hits, total: hits.length, truncated: found.truncated || found.hits.length > limit };
   }
@@ -214,11 +287,19 @@ export class DaemonClient {
     return parseDaemon(text);
   }
 
-  private async call(method: "GET" | "POST", path: string, body?: object, again = true): Promise<unknown> {
+  /** `timeoutMs`: how long the answer is waited for (else as long as the transport waits). */
+  private async call(
+    method: "GET" | "POST",
+    path: string,
+    body?: object,
+    timeoutMs: number | null = null,
+    again = true,
+  ): Promise<unknown> {
     const daemon = this.daemon ?? (await this.locate());
     this.daemon = daemon;
+    const address = hostPort(daemon.host, daemon.port);
     const request: Request = {
-      url: `http://${daemon.host}:${daemon.port}${path}`,
+      url: `http://${address}${path}`,
       method,
       headers: { Authorization: `Bearer ${daemon.token}` },
     };
@@ -228,18 +309,25 @@ export class DaemonClient {
     }
     let reply: Reply;
     try {
-      reply = await this.transport(request);
+      reply = await within(this.transport(request), timeoutMs);
     } catch (error) {
+      if (error instanceof Late) {
+        throw new VaultmindError(
+          `vaultmind did not answer within ${error.ms / 1000} s`,
+          "it may be busy loading the index (after a start or an upgrade) or applying a large change; " +
+            "ask again in a moment (`vaultmind status` says what it does)",
+        );
+      }
       this.daemon = null; // a daemon started since then listens elsewhere
-      if (again) return this.call(method, path, body, false);
+      if (again) return this.call(method, path, body, timeoutMs, false);
       throw new VaultmindError(
-        `vaultmind does not answer at ${daemon.host}:${daemon.port} (${describe(error)})`,
+        `vaultmind does not answer at ${address} (${describe(error)})`,
         `it may have stopped: start it in a terminal: ${serveCommand(this.vaultPath)}`,
       );
     }
     if (reply.status === 401 && again) {
       this.daemon = null; // the daemon restarted with a fresh token
-      return this.call(method, path, body, false);
+      return this.call(method, path, body, timeoutMs, false);
     }
     if (reply.status >= 400) throw answeredError(reply);
     try {
@@ -248,6 +336,31 @@ export class DaemonClient {
       throw new VaultmindError(`vaultmind answered ${method} ${path} with something that is not JSON`);
     }
   }
+}
+
+/** No reply came within `ms`. */
+class Late extends Error {
+  constructor(readonly ms: number) {
+    super(`no reply within ${ms} ms`);
+  }
+}
+
+/** `reply`, or a `Late` rejection once `timeoutMs` have passed without it (null: no limit). */
+function within<T>(reply: Promise<T>, timeoutMs: number | null): Promise<T> {
+  if (timeoutMs === null) return reply;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Late(timeoutMs)), timeoutMs);
+    reply.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 function answeredError(reply: Reply): VaultmindError {

@@ -12,16 +12,17 @@ import {
   Setting,
   requestUrl,
 } from "obsidian";
-import { DaemonClient, Reply, Request, VaultmindError, describeStatus } from "./api";
+import { DaemonClient, POLL_MS, Reply, Request, StatusBar, selectionQuestion, statusBar } from "./api";
 import { MemoryView, PanelSettings, VIEW_TYPE } from "./view";
 
 const DEFAULTS: PanelSettings = { limit: 10, related: true };
-const HEALTH_EVERY_MS = 60_000;
 
 export default class VaultmindPlugin extends Plugin {
   settings: PanelSettings = { ...DEFAULTS };
   private client!: DaemonClient;
   private statusBar!: HTMLElement;
+  private nextPoll: number | undefined; // the status bar's next look at the daemon
+  private unloaded = false;
 
   async onload(): Promise<void> {
     this.settings = { ...DEFAULTS, ...((await this.loadData()) as Partial<PanelSettings> | null) };
@@ -32,20 +33,26 @@ export default class VaultmindPlugin extends Plugin {
       send,
       vaultPath,
     );
-    this.registerView(VIEW_TYPE, (leaf) => new MemoryView(leaf, this.client, () => this.settings));
+    this.registerView(
+      VIEW_TYPE,
+      (leaf) => new MemoryView(leaf, this.client, () => this.settings, () => void this.showHealth()),
+    );
     this.addRibbonIcon("brain-circuit", "Open memory", () => void this.openPanel());
     this.addCommand({ id: "open-memory", name: "Open memory panel", callback: () => void this.openPanel() });
     this.addCommand({
       id: "ask-selection",
       name: "Ask memory about the selection",
-      editorCallback: (editor) => void this.openPanel(editor.getSelection()),
+      editorCallback: (editor) => void this.openPanel(selectionQuestion(editor.getSelection())),
     });
     this.statusBar = this.addStatusBarItem();
     this.statusBar.addClass("mod-clickable");
     this.statusBar.addEventListener("click", () => void this.openPanel());
     this.addSettingTab(new VaultmindSettings(this.app, this));
     this.app.workspace.onLayoutReady(() => void this.showHealth());
-    this.registerInterval(window.setInterval(() => void this.showHealth(), HEALTH_EVERY_MS));
+    this.register(() => {
+      this.unloaded = true;
+      window.clearTimeout(this.nextPoll);
+    });
   }
 
   async openPanel(question?: string): Promise<void> {
@@ -56,28 +63,30 @@ export default class VaultmindPlugin extends Plugin {
       await right.setViewState({ type: VIEW_TYPE, active: true });
       leaf = right;
     }
-    this.app.workspace.revealLeaf(leaf);
+    // awaited: a leaf in the background is deferred (Obsidian 1.7.2+) until revealed, its view
+    // not the panel until then
+    await this.app.workspace.revealLeaf(leaf);
     if (leaf.view instanceof MemoryView) leaf.view.focusQuestion(question);
   }
 
-  /** The status bar: the index's health as the daemon reports it, or why there is none. */
+  /**
+   * The status bar: the index's health as the daemon reports it, or why there is none. It looks
+   * again in a minute, or in a few seconds while the daemon is not running or still starting.
+   */
   private async showHealth(): Promise<void> {
-    let text: string;
-    let tip: string;
+    window.clearTimeout(this.nextPoll); // one look due at a time (a question's answer asks for one too)
+    let shown: StatusBar;
     try {
-      const health = await this.client.health();
-      if (!health.ready || health.loading) {
-        text = "memory: starting…";
-        tip = "the daemon is loading the index; questions are answered once it is ready";
-      } else {
-        ({ text, tip } = describeStatus(await this.client.status()));
-      }
+      shown = await statusBar(this.client);
     } catch (error) {
-      text = "memory: not running";
-      tip = error instanceof VaultmindError && error.hint ? `${error.message}: ${error.hint}` : String(error);
+      console.error("vaultmind: the status bar failed", error);
+      shown = { text: "memory: ⚠", tip: `the plugin could not show the status: ${String(error)}`, nextPollMs: POLL_MS };
     }
-    this.statusBar.setText(text);
-    this.statusBar.setAttr("aria-label", tip);
+    if (this.unloaded) return;
+    this.statusBar.setText(shown.text);
+    this.statusBar.setAttr("aria-label", shown.tip);
+    window.clearTimeout(this.nextPoll);
+    this.nextPoll = window.setTimeout(() => void this.showHealth(), shown.nextPollMs);
   }
 
   async saveSettings(): Promise<void> {

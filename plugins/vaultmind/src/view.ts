@@ -17,7 +17,8 @@ export interface PanelSettings {
 }
 
 export class MemoryView extends ItemView {
-  private input!: HTMLInputElement;
+  private input: HTMLInputElement | null = null; // null until `onOpen` has run
+  private waiting: string | undefined; // a question given before that, asked once it has
   private answers!: HTMLElement;
   private relatedBox!: HTMLElement;
   private relatedFor: string | null = null;
@@ -28,6 +29,8 @@ export class MemoryView extends ItemView {
     leaf: WorkspaceLeaf,
     private readonly client: DaemonClient,
     private readonly settings: () => PanelSettings,
+    /** told after a question is answered: the daemon runs (the status bar may say otherwise) */
+    private readonly onAnswered: () => void,
   ) {
     super(leaf);
   }
@@ -49,15 +52,16 @@ export class MemoryView extends ItemView {
     root.empty();
     root.addClass("vaultmind-panel");
     const form = root.createEl("form", { cls: "vaultmind-ask" });
-    this.input = form.createEl("input", {
+    const input = form.createEl("input", {
       type: "search",
       placeholder: "Ask your memory…",
       attr: { "aria-label": "Question" },
     });
+    this.input = input;
     form.createEl("button", { text: "Ask", type: "submit" });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      void this.ask(this.input.value);
+      void this.ask(input.value);
     });
     this.answers = root.createDiv({ cls: "vaultmind-answers" });
     this.relatedBox = root.createDiv({ cls: "vaultmind-related" });
@@ -66,9 +70,16 @@ export class MemoryView extends ItemView {
       if (file.path === this.relatedFor) this.refreshRelated();
     }));
     void this.showRelated();
+    if (this.waiting !== undefined) this.focusQuestion(this.waiting);
   }
 
+  /** Puts `text` in the question box and asks it; before the panel has opened, once it has. */
   focusQuestion(text?: string): void {
+    if (this.input === null) {
+      this.waiting = text ?? this.waiting ?? "";
+      return;
+    }
+    this.waiting = undefined;
     if (text !== undefined) this.input.value = text;
     this.input.focus();
     if (text) void this.ask(text);
@@ -87,6 +98,7 @@ export class MemoryView extends ItemView {
       if (asked === this.asked) showError(this.answers, error);
       return;
     }
+    this.onAnswered();
     if (asked !== this.asked) return;
     this.answers.empty();
     const corrected = Object.entries(found.query?.corrected ?? {});
@@ -110,9 +122,9 @@ export class MemoryView extends ItemView {
       return;
     }
     this.relatedFor = file.path;
-    const markdown = await this.app.vault.cachedRead(file);
     let found: Hits;
     try {
+      const markdown = await this.app.vault.cachedRead(file);
       found = await this.client.related(file.path, file.basename, markdown, this.settings().limit);
     } catch (error) {
       if (this.relatedFor !== file.path) return;

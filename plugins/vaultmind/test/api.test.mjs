@@ -1,7 +1,29 @@
 // The API client's pure parts: reading daemon.json, link texts, the related-memory query.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DaemonClient, VaultmindError, describeStatus, linkText, parseDaemon, relatedQuery, serveCommand } from "../build/api.mjs";
+import {
+  DaemonClient, POLL_MS, POLL_WAITING_MS, VaultmindError, describeStatus, hostPort, linkText, parseDaemon, relatedQuery,
+  selectionQuestion, serveCommand, statusBar,
+} from "../build/api.mjs";
+
+/** A client whose daemon.json is `daemon` and whose transport is `answer` (each request also kept in `seen`). */
+function clientOf(daemon, answer, timeoutMs) {
+  const seen = [];
+  const transport = async (request) => {
+    seen.push(request);
+    return answer(request);
+  };
+  const client = new DaemonClient(async () => (daemon === null ? null : JSON.stringify(daemon)), transport, "/v", timeoutMs);
+  return { client, seen };
+}
+
+const READY = { pid: 1, vault: "/v", ready: true };
+const STATUS = { loading: false, index: { health: "ok", notice: null }, notes: { total: 3 }, leaves: 9, queue: null, problems: [] };
+
+/** Answers health and status as a daemon does, `status` as the status. */
+function daemonAnswering(status) {
+  return (request) => ({ status: 200, text: JSON.stringify(request.url.endsWith("/v1/health") ? READY : status) });
+}
 
 test("daemon.json gives host, port and token; a broken one is named", () => {
   assert.deepEqual(parseDaemon('{"pid": 7, "port": 8123, "token": "t"}'), { host: "127.0.0.1", port: 8123, token: "t", pid: 7 });
@@ -59,4 +81,96 @@ test("the status bar counts a file with a warning as indexed, as `vaultmind stat
   assert.equal(text, "memory: 3 notes ⚠");
   assert.match(tip, /^1 file not indexed$/m);
   assert.match(tip, /^2 files with warnings$/m);
+});
+
+test("an IPv6 daemon host is bracketed in the URLs the client builds", async () => {
+  assert.equal(hostPort("::1", 8123), "[::1]:8123");
+  assert.equal(hostPort("[::1]", 8123), "[::1]:8123");
+  assert.equal(hostPort("127.0.0.1", 8123), "127.0.0.1:8123");
+  assert.equal(hostPort("localhost", 8123), "localhost:8123");
+  const { client, seen } = clientOf({ pid: 1, port: 8123, token: "t", host: "::1" }, (request) => {
+    const url = new URL(request.url); // what Obsidian's requestUrl and fetch parse
+    return { status: 200, text: JSON.stringify({ ...READY, host: url.hostname, port: url.port }) };
+  });
+  const health = await client.health();
+  assert.equal(seen[0].url, "http://[::1]:8123/v1/health");
+  assert.deepEqual([health.host, health.port], ["[::1]", "8123"]);
+  const down = clientOf({ pid: 1, port: 8123, token: "t", host: "::1" }, async () => {
+    throw new Error("ECONNREFUSED");
+  }).client;
+  await assert.rejects(down.health(), (error) => error.message === "vaultmind does not answer at [::1]:8123 (ECONNREFUSED)");
+});
+
+test("the related query leaves out front matter and comments, and keeps hyphens within words", () => {
+  // front matter alone, with no newline after its closing rule
+  assert.equal(relatedQuery("Dune", "---\nBook title: Dune\nrating: 5\n---"), "Dune");
+  assert.equal(relatedQuery("Dune", "---\r\nrating: 5\r\n---\r\nA desert planet."), "Dune A desert planet.");
+  assert.equal(relatedQuery("Empty", "---\n---\nText"), "Empty Text");
+  assert.equal(
+    relatedQuery("Call", "Met %%private aside%% Jean-Luc on 2024-03-07 <!-- draft: ask Sam -->about the well-known plan"),
+    "Call Met Jean-Luc on 2024-03-07 about the well-known plan",
+  );
+  assert.equal(relatedQuery("Log", "Seen\n%%\nhidden\n%%\nkept\n%%never closed\nhidden too"), "Log Seen kept");
+  assert.equal(relatedQuery("Log", "Seen\n<!--\nnever closed\nhidden"), "Log Seen");
+  // rules, list dashes and a dash between words are markup, not words
+  assert.equal(relatedQuery("T", "- item one\n---\nA -- B - C\n* [x] done-ish -"), "T item one A B C [x] done-ish");
+});
+
+test("a selection over the API's 2,000 characters is cut to its first whole words", () => {
+  const selection = "launch venue ".repeat(300); // 3,900 characters
+  const question = selectionQuestion(selection);
+  assert.ok(question.length <= 2000 && question.length > 1990, `${question.length} characters`);
+  assert.ok(selection.startsWith(`${question} `)); // whole words: the cut falls between two
+  assert.equal(selectionQuestion("  Which venue\nholds 120 guests?  "), "Which venue holds 120 guests?");
+  assert.equal(selectionQuestion("x".repeat(2500)), "x".repeat(2000)); // one long word: its start
+  assert.equal(relatedQuery("y".repeat(700), ""), "y".repeat(600));
+});
+
+test("a question the daemon does not answer in time ends with a message that says so", async () => {
+  const { client, seen } = clientOf({ pid: 1, port: 8123, token: "t" }, () => new Promise(() => {}), 50);
+  const started = Date.now();
+  await assert.rejects(client.ask("Which venue?", 5), (error) => {
+    assert.ok(error instanceof VaultmindError);
+    assert.equal(error.message, "vaultmind did not answer within 0.05 s");
+    assert.match(error.hint, /busy loading the index/);
+    return true;
+  });
+  assert.ok(Date.now() - started < 5000);
+  assert.equal(seen.length, 1); // not asked again: it is running, only slow
+  await assert.rejects(client.related("a.md", "Launch", "venue", 5), /did not answer within 0\.05 s/);
+});
+
+test("the status bar shows jobs degraded while Ollama does not answer, with the queue's notice", () => {
+  const notice = "Ollama at http://127.0.0.1:11434 is not reachable: 4 leaves wait for the LLM's admission decision";
+  const status = { ...STATUS, queue: { depth: 5, failed: 0, health: "degraded", notice } };
+  const { text, tip } = describeStatus(status);
+  assert.equal(text, "memory: 3 notes ⚠");
+  assert.match(tip, /^background jobs degraded$/m);
+  assert.ok(tip.split("\n").includes(notice));
+  assert.equal(describeStatus({ ...STATUS, queue: { depth: 0, failed: 0, health: "ok", notice: null } }).text, "memory: 3 notes");
+});
+
+test("the status bar: not running only when no daemon answers, and looked at again sooner then", async () => {
+  const stopped = await statusBar(clientOf(null, () => assert.fail("no daemon.json: nothing to ask")).client);
+  assert.equal(stopped.text, "memory: not running");
+  assert.match(stopped.tip, /^vaultmind is not running for this vault: start it in a terminal: vaultmind serve --vault \/v$/);
+  assert.equal(stopped.nextPollMs, POLL_WAITING_MS);
+  assert.ok(POLL_WAITING_MS <= 5000 && POLL_MS >= 30000);
+
+  const starting = await statusBar(clientOf({ pid: 1, port: 1, token: "t" }, () => ({ status: 200, text: JSON.stringify({ ...READY, ready: false }) })).client);
+  assert.deepEqual([starting.text, starting.nextPollMs], ["memory: starting…", POLL_WAITING_MS]);
+
+  const running = await statusBar(clientOf({ pid: 1, port: 1, token: "t" }, daemonAnswering(STATUS)).client);
+  assert.deepEqual([running.text, running.nextPollMs], ["memory: 3 notes", POLL_MS]);
+
+  const failing = await statusBar(clientOf({ pid: 1, port: 1, token: "t" }, (request) =>
+    request.url.endsWith("/v1/health")
+      ? { status: 200, text: JSON.stringify(READY) }
+      : { status: 500, text: '{"error": {"message": "the index could not be read"}}' },
+  ).client);
+  assert.deepEqual([failing.text, failing.tip, failing.nextPollMs], ["memory: ⚠", "the index could not be read", POLL_MS]);
+
+  // a status the plugin cannot read (a bug of its own) is no stopped daemon
+  const { problems: _, ...unreadable } = STATUS;
+  await assert.rejects(statusBar(clientOf({ pid: 1, port: 1, token: "t" }, daemonAnswering(unreadable)).client), TypeError);
 });
