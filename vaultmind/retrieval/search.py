@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
+from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
@@ -41,6 +41,9 @@ def search(memory: MemoryView, query: str, *, limit: int) -> dict[str, Any]:
             entry[f"{signal}_rank"] = rank
             entry[signal] = round(raw, 6)
     ordered = sorted(fused.items(), key=lambda item: (-item[1]["rrf"], item[0]))
+    if ordered:  # a summary's chunks after its best add no hit: not cut to `limit`, nor counted
+        folded = later_chunks(range(len(ordered)), summary_notes(memory, memory.leaves.columns([i for i, _ in ordered])))
+        ordered = [item for k, item in enumerate(ordered) if k not in folded]
     top = [(leaf_id, info["rrf"], {**info, "rrf": round(info["rrf"], 6)}) for leaf_id, info in ordered[:limit]]
     hits = leaf_hits(memory, top)
     cite_blocks(memory, hits, terms(query))
