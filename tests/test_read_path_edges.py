@@ -59,6 +59,27 @@ def test_a_time_without_an_offset_is_the_askers_clock_time_in_every_command(
     assert "this machine's time zone" in capsys.readouterr().out
 
 
+def test_without_a_reference_time_each_end_of_a_window_is_at_the_machines_offset_then(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a Berlin clock, March 2024 runs from midnight at UTC+1 to midnight at UTC+2 (summer
+    time from 31 March): the window was turned into UTC by today's offset alone, an hour off at
+    one end whatever the season."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        write_chat(vault, "2024-03-07", [("Dana", "We meet at Harbor Hall for the launch.")])
+        with Memory.open(load_config(vault, embed_provider="none")) as memory:
+            memory.sync()
+            window = memory.query("walk", {"query": "what happened between 1 March and 1 April 2024?"})["query"]["time_window"]
+            assert (window["start"], window["end"]) == ("2024-02-29T23:00:00Z", "2024-04-01T22:00:00Z")
+            fixed = memory.query("walk", {"query": "what happened between 1 March and 1 April 2024?", "reference_time": "2024-06-01T12:00:00+02:00"})
+            assert fixed["query"]["time_window"]["start"] == "2024-02-29T22:00:00Z", "an offset given is the offset used"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def _shape(hit: dict[str, Any]) -> dict[str, str]:
     """Each key of a hit and the JSON type of its value (null counted apart)."""
     return {key: type(value).__name__ for key, value in hit.items()}

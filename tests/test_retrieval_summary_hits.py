@@ -68,6 +68,26 @@ def test_a_long_summary_is_one_hit_with_its_whole_text_in_every_mode(sealed: tup
     assert TAIL in next(h for h in drilled if h["node_id"] == summary_id)["content"]
 
 
+@pytest.mark.parametrize("mode", ["walk", "search"])
+def test_a_long_summary_takes_one_place_of_the_limit_and_counts_once_in_the_total(sealed: tuple[Memory, str], mode: str) -> None:
+    """walk and search cut their ranked leaves to `limit`, then a summary's chunks after its
+    best were dropped: asked for 3 of a summary cut in many chunks, one hit came back, with a
+    total counting every chunk. The later chunks are left out before the cut."""
+    memory, summary_id = sealed
+    query = "restoration crew weather paint timber rigging lighthouse"
+    chunks = len(_chunk_ids(memory, summary_id))
+    everything = memory.query(mode, {"query": query, "limit": 100})
+    nodes = [h["node_id"] for h in everything["hits"]]
+    assert len(nodes) == len(set(nodes)) == everything["total"] and not everything["truncated"]
+    assert summary_id in nodes and everything["total"] > 3
+    matched = memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path <> ''")
+    assert everything["total"] <= matched - (chunks - 1), "the summary's chunks count as one"
+    for limit in (3, 5):
+        result = memory.query(mode, {"query": query, "limit": limit})
+        assert [h["node_id"] for h in result["hits"]] == nodes[:limit], limit
+        assert result["total"] == everything["total"] and result["truncated"]
+
+
 def test_fetch_leaves_answers_a_summary_once_when_asked_by_its_id_and_a_chunk_id(sealed: tuple[Memory, str]) -> None:
     memory, summary_id = sealed
     later = _chunk_ids(memory, summary_id)[1]

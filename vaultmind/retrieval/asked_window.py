@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -63,16 +63,31 @@ def question_window(question: str, reference_time: datetime | None) -> TimeWindo
     """The question's time window: a span it names by its ends (`spans`), else the time it
     names (`timeparse`). Days are the asker's: "yesterday" is read on the calendar of
     the reference time's offset (this machine's local time when there is none; a naive
-    reference time is UTC), then the window is turned into UTC."""
+    reference time is UTC), then the window is turned into UTC: by that offset, or without a
+    reference time, each end by the offset this machine's zone has then (a window across the
+    change to summer time starts and ends at the asker's midnights). A reference time carries
+    an offset, not a zone: its window is turned by its offset alone."""
     local = reference_time if reference_time is not None else datetime.now().astimezone()
     offset = local.utcoffset() or timedelta(0)
     window = span_window(question, local.replace(tzinfo=None)) or parse_time_window(question, local.replace(tzinfo=None))
-    if window is None or not offset:
+    if window is None:
+        return None
+    if reference_time is None:
+        try:
+            return TimeWindow(_machine_utc(window.start), _machine_utc(window.end), window.text)
+        except (OverflowError, OSError, ValueError):  # beyond what this machine's clock converts: by today's offset
+            pass
+    if not offset:
         return window
     try:
         return TimeWindow(window.start - offset, window.end - offset, window.text)
     except OverflowError:  # a window at the calendar's very edge: read on UTC days
         return window
+
+
+def _machine_utc(local: datetime) -> datetime:
+    """A naive time on this machine's clock, as naive UTC, at the offset its zone has then."""
+    return local.astimezone(UTC).replace(tzinfo=None)
 
 
 _FUTURE = re.compile(r"\b(?:will|shall|gonna|going to|upcoming|coming up)\b|\w['’]ll\b", re.IGNORECASE)

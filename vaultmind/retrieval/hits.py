@@ -13,15 +13,19 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
+
 from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
 from vaultmind.markdown.anchors import heading_anchor
 from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.tree.note import tree_for_note
-from vaultmind.vault.layout import obsidian_link, wikilink
+from vaultmind.vault.layout import note_kind, obsidian_link, wikilink
 
 if TYPE_CHECKING:
+    from vaultmind.index.leaf_columns import LeafColumns
     from vaultmind.retrieval.view import MemoryView
 
 
@@ -256,6 +260,40 @@ def leaf_hits(
             seen.add(summary["id"])
             _as_summary(hits[-1], summary, scopes.get(summary["id"], ""))
     return hits
+
+
+def summary_notes(memory: MemoryView, cols: LeafColumns) -> npt.NDArray[np.int32]:
+    """Per leaf of `cols`, the code of its note when that note is a summary's (each of its chunks
+    answers as the summary node, `leaf_hits`), else -1."""
+    codes = [c for c in np.unique(cols.note[cols.known]).tolist() if note_kind(cols.note_names[c]) == "summary"]
+    if codes and has_table(memory.index, "summaries"):
+        held = {
+            path
+            for (path,) in memory.index.query(
+                "SELECT DISTINCT note_path FROM summaries WHERE note_path IN (SELECT unnest(?))",
+                [[cols.note_names[c] for c in codes]],
+            )
+        }
+        codes = [c for c in codes if cols.note_names[c] in held]
+    else:
+        codes = []
+    found: npt.NDArray[np.int32] = np.where(cols.known & np.isin(cols.note, codes), cols.note, -1).astype(np.int32)
+    return found
+
+
+def later_chunks(order: Iterable[int], summary_of: npt.NDArray[np.int32]) -> set[int]:
+    """Of the places `order` (best first; `summary_of`: `summary_notes`), those of a summary's
+    chunk after its first: that first answers as the summary (`leaf_hits`) and the later ones
+    add no hit, so a list cut to a limit leaves them out first and its total counts the
+    summary once."""
+    seen: set[int] = set()
+    later: set[int] = set()
+    for k in order:
+        code = int(summary_of[k])
+        if code >= 0 and code in seen:
+            later.add(k)
+        seen.add(code)
+    return later
 
 
 def _scope(row: Mapping[str, Any]) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
+from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
@@ -35,6 +35,9 @@ def search(memory: MemoryView, query: str, *, limit: int) -> dict[str, Any]:
     if memory.embedder is not None and memory.vectors is not None and query.strip():
         dense = memory.vectors.search(embed_query(memory.embedder, query), CANDIDATES)
     ordered = fuse(lexical, dense)
+    if ordered:  # a summary's chunks after its best add no hit: not cut to `limit`, nor counted
+        folded = later_chunks(range(len(ordered)), summary_notes(memory, memory.leaves.columns([i for i, _, _ in ordered])))
+        ordered = [item for k, item in enumerate(ordered) if k not in folded]
     hits = leaf_hits(memory, ordered[:limit])
     cite_blocks(memory, hits, terms(query))
     return envelope(hits, len(ordered))

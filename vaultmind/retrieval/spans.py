@@ -9,11 +9,13 @@ A span of weekdays or months is the latest one begun by the reference time, as "
 the latest Monday: "from Monday to Friday" asked on a Tuesday runs from the day before to the
 end of Friday, "from March to May" asked in March from this March to the end of May; an end
 before the start is in the next week, or the next year ("from Friday to Monday", "from November
-to February"). A year said at either end of a month span holds for both; the year of a span
-named without one is settled as any month's (`asked_window.year_held`). "The week of 4 March"
+to February"). The years of a month span are those of a range of days (`yearless.range_years`:
+a year said at either end holds for both; without one, the start's is settled as any month's,
+and `asked_window.year_held` may move it). "The week of 4 March"
 is the Monday-to-Monday week that holds 4 March, read as `timeparse` reads the day. Without
 one of these, the single time the question names is its window (`timeparse`); the days
-between two dates ("between 4 and 6 March") are `timeparse`'s too.
+between two dates ("between 4 and 6 March") are `timeparse`'s too. A span beyond the calendar
+(asked on 31 December 9999) is none.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import re
 from datetime import datetime, timedelta
 
 from vaultmind.calendar_names import alternation
-from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
+from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, day_start, parse_time_window
+from vaultmind.retrieval.yearless import range_years
 
 _TO = r"(?:and|to|until|till|through|-)"
 _WEEKDAY_RX = alternation(WEEKDAYS)
@@ -53,9 +56,12 @@ def _weekdays(text: str, now: datetime) -> TimeWindow | None:
     if found is None:
         return None
     first, last = WEEKDAYS[found.group(1)], WEEKDAYS[found.group(2)]
-    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    start = today - timedelta(days=(today.weekday() - first) % 7)
-    return TimeWindow(start, start + timedelta(days=(last - first) % 7 + 1), found.group(0))
+    today = day_start(now)
+    try:
+        start = today - timedelta(days=(today.weekday() - first) % 7)
+        return TimeWindow(start, start + timedelta(days=(last - first) % 7 + 1), found.group(0))
+    except OverflowError:  # beyond the calendar
+        return None
 
 
 def _months(text: str, now: datetime) -> TimeWindow | None:
@@ -65,16 +71,13 @@ def _months(text: str, now: datetime) -> TimeWindow | None:
     if found is None:
         return None
     first, last = MONTHS[found.group(1)], MONTHS[found.group(3)]
-    wraps = last < first  # "from November to February": into the next year
-    if found.group(2) or found.group(4):
-        start_year = int(found.group(2)) if found.group(2) else int(found.group(4)) - wraps
-    else:
-        start_year = now.year if first <= now.month else now.year - 1
-    end_year = start_year + wraps + (last == 12)
+    said = (int(found.group(2)) if found.group(2) else None), (int(found.group(4)) if found.group(4) else None)
+    start_year, end_year = range_years(now, first, last, *said)
     try:
-        return TimeWindow(datetime(start_year, first, 1), datetime(end_year, last % 12 + 1, 1), found.group(0))
+        start, end = datetime(start_year, first, 1), datetime(end_year + (last == 12), last % 12 + 1, 1)
     except ValueError:  # a year beyond the calendar
         return None
+    return TimeWindow(start, end, found.group(0)) if end > start else None
 
 
 def _week_of(text: str, now: datetime) -> TimeWindow | None:
@@ -86,4 +89,7 @@ def _week_of(text: str, now: datetime) -> TimeWindow | None:
     if day is None or day.end - day.start != timedelta(days=1) or not text.startswith(day.text, found.end()):
         return None
     monday = day.start - timedelta(days=day.start.weekday())
-    return TimeWindow(monday, monday + timedelta(weeks=1), f"{found.group(0)}{day.text}".strip())
+    try:
+        return TimeWindow(monday, monday + timedelta(weeks=1), f"{found.group(0)}{day.text}".strip())
+    except OverflowError:  # the week of 31 December 9999
+        return None

@@ -16,14 +16,19 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     last/next/this <month> (the latest before this month, the first after it, this year's)
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
+    (without a year, in its month's most recent year; 29 February in the latest leap year)
     early/mid/late <month|year> narrow the window
-    between/from <day> and/to <day> (a month or year said once serves both days)
+    between/from <day> and/to <day> (a month or year said once serves both days; without a year,
+    the latest range begun: its first day's year is settled as a single day's, and an end month
+    before the start month is in the next year — "between 28 December and 3 January")
     N days|weeks|months|years / the day|week|month before|after <date>
 
 A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our March
 offsite", "the 2024 taxes") names a thing, not a time: no window — but "the May bank holiday",
 "May" written with its capital, is the month: "may" is a stop word, in the question and in
-every leaf, so the month is the only way the question can name it. "May" alone is the verb.
+every leaf, so the month is the only way the question can name it. "May" alone is the verb,
+and so is "may" in lower case after a bare number ("which of the 12 may attend?"): a day of May
+in lower case is written as one ("on 12 may", "the 12th of may", "12 may 2023").
 "march" in lower case after a determiner ("the last march we went on", "our march") is the
 walk; "last march" and "the last March" are the month.
 
@@ -46,6 +51,7 @@ from datetime import datetime, timedelta
 
 from vaultmind import calendar_names
 from vaultmind.calendar_names import alternation
+from vaultmind.retrieval.yearless import latest_existing, range_years, recent_year
 
 MONTHS = calendar_names.MONTH_NUMBERS
 WEEKDAYS = {name: day for day, name in enumerate(calendar_names.WEEKDAYS)}
@@ -77,7 +83,7 @@ class TimeWindow:
         return {"start": self.start.isoformat() + "Z", "end": self.end.isoformat() + "Z", "text": self.text}
 
 
-def _day(d: datetime) -> datetime:
+def day_start(d: datetime) -> datetime:
     return d.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
@@ -98,7 +104,7 @@ def _num(text: str) -> int:
 def _unit_window(now: datetime, unit: str, offset: int) -> tuple[datetime, datetime]:
     """The calendar unit containing `now`, shifted by `offset` units."""
     unit = unit.rstrip("s")
-    today = _day(now)
+    today = day_start(now)
     if unit == "day":
         start = today + timedelta(days=offset)
         return start, start + timedelta(days=1)
@@ -191,8 +197,9 @@ _RANGE = re.compile(rf"\b(?:between|from) {_day_rx(1)} (?:and|to|until|till|thro
 
 def _range(text: str, now: datetime) -> TimeWindow | None:
     """"between 15 and 17 May", "from May 15 to May 17, 2024", "between August 11 and August 15
-    2023": both days and the days between them. A month or year said once serves both days; a
-    range that would end before it starts is no range."""
+    2023": both days and the days between them. A month or year said once serves both days; the
+    years of a range said without one are `range_years`'; a range that would end before it
+    starts is no range."""
     for match in _RANGE.finditer(text):
         g = match.groupdict()
         first_month = g["m1"] or g["n1"]
@@ -201,16 +208,30 @@ def _range(text: str, now: datetime) -> TimeWindow | None:
         if first_month is None or second_month is None or (g["m1"] and g["n1"]) or (g["m2"] and g["n2"]):
             continue
         months = MONTHS[first_month], MONTHS[second_month]
-        year_2 = int(g["y2"] or g["y1"] or _recent_year(now, months[1]))
-        year_1 = int(g["y1"] or (year_2 if months[0] <= months[1] else year_2 - 1))
+        said = (int(g["y1"]) if g["y1"] else None), (int(g["y2"]) if g["y2"] else None)
         try:
-            start = datetime(year_1, months[0], int(g["d1"] or g["e1"]))
-            end = datetime(year_2, months[1], int(g["d2"] or g["e2"])) + timedelta(days=1)
+            start, end = _range_days(now, months, (int(g["d1"] or g["e1"]), int(g["d2"] or g["e2"])), said)
         except (OverflowError, ValueError):  # no such day, or beyond the calendar (31 December 9999)
             continue
         if end > start:
             return TimeWindow(start, end, match.group(0).strip())
     return None
+
+
+def _range_days(
+    now: datetime, months: tuple[int, int], days: tuple[int, int], said: tuple[int | None, int | None]
+) -> tuple[datetime, datetime]:
+    """The first day and the end (exclusive) of a range from day `days[0]` of month `months[0]`
+    to `days[1]` of `months[1]`, in its years (`range_years`; `said`: the years said, None for
+    none), a 29 February said without one in the latest year that has it (`latest_existing`)."""
+    years = range_years(now, months[0], months[1], *said)
+    return latest_existing(
+        lambda back: (
+            datetime(years[0] - back, months[0], days[0]),
+            datetime(years[1] - back, months[1], days[1]) + timedelta(days=1),
+        ),
+        said != (None, None),
+    )
 
 
 def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
@@ -240,7 +261,7 @@ def _anchored(text: str, now: datetime, cased: str | None = None) -> TimeWindow 
     for pattern, kind in _PATTERNS:
         if kind in _DAY_KINDS:
             for match in pattern.finditer(text):
-                found = _try_window(kind, match, now)
+                found = _try_window(kind, match, now, cased)
                 if found is not None and (day is None or match.start() < day[1].start()):
                     day = (found[0], match)
     if day is None:
@@ -284,7 +305,7 @@ def _try_window(kind: str, m: re.Match[str], now: datetime, cased: str | None = 
 def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None) -> tuple[datetime, datetime] | None:
     """The window of a `_PATTERNS` match of `kind` in the lower-cased question (`cased`: as
     written, where its letters line up, to tell May the month by its capital)."""
-    today = _day(now)
+    today = day_start(now)
     if kind == "iso":
         try:
             start = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))
@@ -321,7 +342,7 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         if not (prep or year_s) and _names_a_thing(m):
             return None  # "the Q2 budget" is a budget, not a time
         first_month = 3 * ((int(number) if number else QUARTERS[ordinal]) - 1) + 1
-        year = int(year_s) if year_s else _recent_year(now, first_month)
+        year = int(year_s) if year_s else recent_year(now, first_month)
         start = _month_start(year, first_month)
         return _open_ended(prep, start, _add_months(start, 3), now)
     if kind == "rel_unit":
@@ -340,9 +361,11 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
     if kind in ("day_month", "month_day"):
         day_s, month_s = (m.group(1), m.group(2)) if kind == "day_month" else (m.group(2), m.group(1))
         month = MONTHS[month_s]
-        year = int(m.group(3)) if m.group(3) else _recent_year(now, month)
+        if kind == "day_month" and month_s == "may" and not m.group(3) and _a_number_that_may(cased, m):
+            return None  # "which of the 12 may attend?"
+        year = int(m.group(3)) if m.group(3) else recent_year(now, month)
         try:
-            start = datetime(year, month, int(day_s))
+            start = latest_existing(lambda back: datetime(year - back, month, int(day_s)), bool(m.group(3)))
         except ValueError:
             return None
         return start, start + timedelta(days=1)
@@ -371,7 +394,7 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         if len(name) <= 4 and name not in ("may", "june", "july") and not year_s:
             return None  # bare abbreviations ("mar", "jan") are too ambiguous without a year
         month = MONTHS[name]
-        year = int(year_s) if year_s else _recent_year(now, month)
+        year = int(year_s) if year_s else recent_year(now, month)
         start = _month_start(year, month)
         start, end = _narrow(start, _add_months(start, 1), qualifier)
         return _open_ended(prep, start, end, now)
@@ -384,7 +407,8 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
     return None
 
 
-_DETERMINER = re.compile(r"\b(?:the|a|an|our|my|your|their|his|her|its)\s+$")
+_DETERMINERS = r"(?:the|a|an|our|my|your|their|his|her|its)"
+_DETERMINER = re.compile(rf"\b{_DETERMINERS}\s+$")
 _NEXT_WORD = re.compile(r" (?!(?:and|or|to|through|till|until)\b)[a-z]")
 
 
@@ -396,7 +420,7 @@ def _names_a_thing(m: re.Match[str]) -> bool:
     return bool(_DETERMINER.search(m.string, 0, m.start()) and _NEXT_WORD.match(m.string, m.end()))
 
 
-_BEFORE_A_MARCH = re.compile(r"\b(?:the|a|an|our|my|your|their|his|her|its)\s+(?:(?:last|next|first|big|whole)\s+)?$")
+_BEFORE_A_MARCH = re.compile(rf"\b{_DETERMINERS}\s+(?:(?:last|next|first|big|whole)\s+)?$")
 
 
 def _a_march(cased: str | None, m: re.Match[str], group: int) -> bool:
@@ -406,6 +430,16 @@ def _a_march(cased: str | None, m: re.Match[str], group: int) -> bool:
     if m.group(group) != "march" or cased is None or _written(cased, m, group, "March"):
         return False
     return bool(_BEFORE_A_MARCH.search(m.string, 0, m.start(group)))
+
+
+def _a_number_that_may(cased: str | None, m: re.Match[str]) -> bool:
+    """Whether a `day_month` match `m` without a year is a bare number followed by "may" in lower
+    case: the verb ("which of the 12 may attend?", "all 3 may come"), as "may" alone is; a day
+    of May is written with its capital, "on" before it, an ordinal ("12th") or "of"."""
+    if _written(cased, m, 2, "May"):
+        return False
+    between = m.string[m.end(1) : m.start(2)]
+    return not m.group(0).startswith("on ") and between == " "
 
 
 def _written(cased: str | None, m: re.Match[str], group: int, word: str) -> bool:
@@ -438,9 +472,4 @@ def _open_ended(prep: str | None, start: datetime, end: datetime, now: datetime)
 
 def _back(now: datetime, n: int, unit: str) -> datetime:
     days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit]
-    return _day(now) - timedelta(days=n * days)
-
-
-def _recent_year(now: datetime, month: int) -> int:
-    """A month named without a year means its most recent occurrence up to `now`."""
-    return now.year if month <= now.month else now.year - 1
+    return day_start(now) - timedelta(days=n * days)

@@ -45,7 +45,7 @@ from vaultmind.retrieval.bonuses import (
     scale_to_listener,
 )
 from vaultmind.retrieval.entity_leaves import entity_signals
-from vaultmind.retrieval.hits import cite_blocks, envelope, leaf_hits
+from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
 from vaultmind.retrieval.identity import identity_bonus, introducing
 from vaultmind.retrieval.ordering import diversify, note_coverage, note_evidence, note_match, on_topic
 from vaultmind.retrieval.people import (
@@ -265,7 +265,6 @@ def walk(
     about = inside if timed is not None and asked.only_window else None  # of the window's messages, those that say the most
     if asked.only_entity:  # of the leaves about whom it names, those that say the most
         about = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0)
-        about = np.concatenate((about, np.zeros(len(ids) - len(about), dtype=bool)))
     if about is not None:
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
@@ -321,10 +320,19 @@ def walk(
     revised = revisions(final, answering if current else worded, asked.content_terms, idf) if current or asked.ahead else {}
     for leaf_id in top:  # the only leaves the passes above change
         scores[at[leaf_id]] = final[leaf_id][0]
+    # a summary's chunks after its best add no hit (the best answers as the summary, `leaf_hits`):
+    # left out of the head, so that `limit` hits are shown when there are, and of `total`
+    summary_of = summary_notes(memory, cols)
+    folded = later_chunks(sorted(np.flatnonzero(summary_of >= 0).tolist(), key=lambda k: (-scores[k], ids[k])), summary_of)
     # Only the head is diversified and the hits shown are explained; the rest only counts in
     # `total`. A note's best leaf is in the head whenever one of its leaves is: the head's
     # notes are ranked from the head alone.
-    head = best_ids(ids, scores, max(limit * 3, 30))
+    width = max(limit * 3, 30)
+    if folded:
+        kept = [k for k in range(len(ids)) if k not in folded]
+        head = best_ids([ids[k] for k in kept], scores[kept], width)
+    else:
+        head = best_ids(ids, scores, width)
     head_at = np.array([at[leaf_id] for leaf_id in head], dtype=np.int64)
     head_notes = np.unique(cols.note[head_at[cols.known[head_at]]])
     head_names = {cols.note_names[code] for code in head_notes.tolist()}
@@ -353,7 +361,7 @@ def walk(
                 "inside": bool(inside[k]),  # in the window: + `WINDOW_PRESENCE`
                 "pair": leaf_id in pair_leaves,
                 "answer": leaf_id in answers,
-                "topic_answer": leaf_id == topic_answer,  # the answer of the best-matching note: + `ANSWER_WEIGHT`
+                "topic_answer": leaf_id == topic_answer,  # the answer of the best-matching note: at least the best leaf's score + `REVISION_MARGIN`
                 "replies_to": replies.get(leaf_id),  # the message that asks the question, which it answers
                 "revises": revised.get(leaf_id),  # the earlier leaf it changes, and now outranks
                 "length_factor": round(float(lengths[k]), 4),
@@ -376,7 +384,7 @@ def walk(
                 "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
                 "names_window_day": bool(counted[k]),  # names one of the window's days (ahead; a past day asked alone, written inside it): + `WINDOW_PRESENCE` × `telling`
                 "telling": round(float(counted[k] * tells[k]), 4),  # how much it tells beyond the date (`windows.telling`; 1 ahead)
-                "weights": weights,
+                "weights": dict(weights),  # a copy: a caller's edit of it changes no later ranking
                 **flags,  # `diversify`'s
             }
         )
@@ -400,4 +408,4 @@ def walk(
         "open_tasks": asked.only_tasks,  # asks for nothing but the open tasks: the hits are the vault's (`retrieval/tasks.py`)
         "reference_time": now.isoformat() + "Z",
     }
-    return envelope(hits, len(final), query=query_info)
+    return envelope(hits, len(final) - len(folded), query=query_info)

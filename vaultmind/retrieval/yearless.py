@@ -1,0 +1,47 @@
+"""Which year a day, a month or a range of them named without one is: the most recent up to the
+reference time, as `timeparse` and `spans` read them alike.
+
+A month said alone is this year's when it has begun, else last year's (`recent_year`); a day,
+its month's year, except 29 February, in the latest leap year up to it (`latest_existing`); a
+range, the latest begun: its start's year, an end month before the start month in the next
+(`range_years`). A year said at one end of a range holds for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TypeVar
+
+LEAP_CYCLE = 8  # 29 February comes back within this many years (1896, then 1904)
+_T = TypeVar("_T")
+
+
+def recent_year(now: datetime, month: int) -> int:
+    """A month named without a year means its most recent occurrence up to `now`."""
+    return now.year if month <= now.month else now.year - 1
+
+
+def range_years(now: datetime, first: int, last: int, first_year: int | None, last_year: int | None) -> tuple[int, int]:
+    """The years of a range from month `first` to month `last`, its years as said (None: not
+    said). A year said at one end holds for both, an end month before the start month being in
+    the next year ("from November 2024 to February": to February 2025). Without one, the range
+    is the latest begun by `now`: its start's year is settled as a single month's
+    (`recent_year`), so "between 28 December and 3 January" asked on 30 December runs into the
+    coming January."""
+    wraps = int(last < first)
+    if first_year is None:
+        first_year = last_year - wraps if last_year is not None else recent_year(now, first)
+    return first_year, first_year + wraps if last_year is None else last_year
+
+
+def latest_existing(dated: Callable[[int], _T], said: bool) -> _T:
+    """`dated(0)`: the days of an expression in the years it settled. Said without a year, a day
+    that year lacks (29 February) is in the latest year before it that has it: `dated(back)`
+    for the fewest years `back` up to `LEAP_CYCLE` (ValueError when no year has it: 31 April)."""
+    for back in range(LEAP_CYCLE if not said else 0):
+        try:
+            return dated(back)
+        except ValueError:
+            continue
+    return dated(LEAP_CYCLE if not said else 0)
