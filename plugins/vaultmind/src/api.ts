@@ -66,7 +66,11 @@ export interface Status {
   index: { health: string; notice: string | null } | null;
   notes: { total: number } | null;
   leaves: number | null;
-  /** `health` is "degraded" while a job failed or waits after a failure, and `notice` says why when Ollama does not answer */
+  /**
+   * `health`: "ok", "degraded" while a job failed or waits after a failure, "error" when one
+   * cannot succeed, "paused" while the daemon's workers are; `notice` says why when Ollama does
+   * not answer or the workers are paused
+   */
   queue: { depth: number; failed: number; health: string; notice?: string | null } | null;
   problems: { path: string; kind: string; message: string; indexed?: boolean }[];
 }
@@ -86,7 +90,8 @@ export function describeStatus(status: Status): { text: string; tip: string } {
     skipped ? `${skipped} file${skipped === 1 ? "" : "s"} not indexed` : "",
     warned ? `${warned} file${warned === 1 ? "" : "s"} with warnings` : "",
     failed ? `${failed} failed job${failed === 1 ? "" : "s"}` : "",
-    // jobs that wait after a failure (Ollama down: the LLM's work retried later) are none failed
+    // jobs not ok with none failed: waiting after a failure (Ollama down: the LLM's work retried
+    // later), or the daemon's workers paused
     jobs !== "ok" && !failed ? `background jobs ${jobs}` : "",
   ].filter(Boolean);
   const text = `memory: ${notes.toLocaleString()} notes${worries.length ? " ⚠" : ""}`;

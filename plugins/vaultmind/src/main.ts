@@ -20,7 +20,7 @@ const DEFAULTS: PanelSettings = { limit: 10, related: true };
 export default class VaultmindPlugin extends Plugin {
   settings: PanelSettings = { ...DEFAULTS };
   private client!: DaemonClient;
-  private statusBar!: HTMLElement;
+  private statusItem!: HTMLElement; // the status bar's item
   private nextPoll: number | undefined; // the status bar's next look at the daemon
   private unloaded = false;
 
@@ -44,9 +44,9 @@ export default class VaultmindPlugin extends Plugin {
       name: "Ask memory about the selection",
       editorCallback: (editor) => void this.openPanel(selectionQuestion(editor.getSelection())),
     });
-    this.statusBar = this.addStatusBarItem();
-    this.statusBar.addClass("mod-clickable");
-    this.statusBar.addEventListener("click", () => void this.openPanel());
+    this.statusItem = this.addStatusBarItem();
+    this.statusItem.addClass("mod-clickable");
+    this.statusItem.addEventListener("click", () => void this.openPanel());
     this.addSettingTab(new VaultmindSettings(this.app, this));
     this.app.workspace.onLayoutReady(() => void this.showHealth());
     this.register(() => {
@@ -83,8 +83,8 @@ export default class VaultmindPlugin extends Plugin {
       shown = { text: "memory: ⚠", tip: `the plugin could not show the status: ${String(error)}`, nextPollMs: POLL_MS };
     }
     if (this.unloaded) return;
-    this.statusBar.setText(shown.text);
-    this.statusBar.setAttr("aria-label", shown.tip);
+    this.statusItem.setText(shown.text);
+    this.statusItem.setAttr("aria-label", shown.tip);
     window.clearTimeout(this.nextPoll);
     this.nextPoll = window.setTimeout(() => void this.showHealth(), shown.nextPollMs);
   }

@@ -1,4 +1,5 @@
-// The API client's pure parts: reading daemon.json, link texts, the related-memory query.
+// The API client under Node, its transport answered by the tests: reading daemon.json, link
+// texts, the related-memory query and the selection's question, the status bar, a question's timeout.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
