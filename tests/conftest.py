@@ -150,16 +150,16 @@ def until(found: Callable[[], object], seconds: float = WAIT_S) -> bool:
 def sealed_summaries(vault: Path, seconds: float = 120.0) -> list[Path]:
     """The summary notes under the vault's `summaries/`, once one is written (by a running
     daemon's upkeep), waited for up to `seconds`; [] if none was."""
-    deadline = time.monotonic() + seconds
-    while True:
-        found = sorted((vault / "summaries").rglob("*.md")) if (vault / "summaries").exists() else []
-        if found or time.monotonic() >= deadline:
-            return found
-        time.sleep(0.1)
+
+    def found() -> list[Path]:
+        return sorted((vault / "summaries").rglob("*.md")) if (vault / "summaries").exists() else []
+
+    until(found, seconds)
+    return found()
 
 
 @contextmanager
-def running_daemon(config: Config, *, ready_s: float = READY_S, join_s: float = 60.0) -> Iterator[tuple[Memory, Daemon]]:
+def running_daemon(config: Config, *, ready_s: float = READY_S, join_s: float = WAIT_S) -> Iterator[tuple[Memory, Daemon]]:
     """The vault's daemon running (watcher, API, background work) in a thread, once ready; its
     memory and itself. Stopped, waited for and closed at the end."""
     memory = Memory.open(config)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WAIT_S, running_daemon, write
+from tests.conftest import WAIT_S, running_daemon, until, write
 from tests.fakes import FakeOllama, RecordedRequest
 from vaultmind.client import find_daemon
 from vaultmind.config import load_config
@@ -51,10 +51,7 @@ def _daemon(vault: Path, config_text: str) -> Iterator[tuple[Memory, Daemon]]:
 
 
 def _wait_for(what: str, check: Callable[[], object], timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+    assert until(check, timeout), f"timed out waiting for {what}"
 
 
 def test_seals_count_against_llm_concurrency_and_a_flush_waits_for_the_running_pass(vault: Path) -> None:

@@ -8,14 +8,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
 import vaultmind
-from tests.conftest import READY_S, running_daemon, write
+from tests.conftest import READY_S, running_daemon, until, write
 from vaultmind.config import load_config
 from vaultmind.index.quarantine import take_quarantine_notice
 from vaultmind.index.store import Index
@@ -140,9 +139,7 @@ def test_a_daemon_whose_database_is_invalidated_rebuilds_and_serves_on(vault: Pa
         with pytest.raises(duckdb.FatalException):  # a write meets the lookup index the replay broke
             memory.index.query("DELETE FROM crash_keys WHERE v % 7 = 0")
 
-        deadline = time.monotonic() + READY_S
-        while time.monotonic() < deadline and memory.index.scalar("SELECT count(*) FROM notes") != 2:
-            time.sleep(0.1)
+        until(lambda: memory.index.scalar("SELECT count(*) FROM notes") == 2, READY_S)
         assert memory.index.scalar("SELECT count(*) FROM notes") == 2  # the fresh index, filled again
         assert memory.search("Lovelace")["hits"][0]["note_path"] == "a.md"
         assert (vault / ".vaultmind" / "quarantine" / "index-1.duckdb").exists()

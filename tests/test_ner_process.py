@@ -21,7 +21,7 @@ from vaultmind.entities.ner import NerEngine
 from vaultmind.entities.ner_process import ModelProcess
 from vaultmind.memory import Memory
 
-from .conftest import WAIT_S, write, write_chat
+from .conftest import until, write, write_chat
 
 TEXTS = [
     "Angela Merkel spoke in Berlin.",
@@ -79,9 +79,7 @@ def test_an_idle_child_is_stopped_and_a_new_one_started_on_the_next_texts(model:
         first = process.analyze(TEXTS[:1])
         pid = process.pid
         assert pid is not None
-        deadline = time.monotonic() + WAIT_S
-        while process.pid is not None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        until(lambda: process.pid is None)
         assert process.pid is None, "the idle child was not stopped"
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # reaped, not left a zombie

@@ -8,7 +8,6 @@ import gc
 import multiprocessing
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ from vaultmind.sync_load import Loader
 from vaultmind.sync_note import Batch, Loaded, load_note
 from vaultmind.sync_rows import RowBuffers
 
-from .conftest import WAIT_S, dump_index, write
+from .conftest import dump_index, until, write
 
 
 def _notes(vault: Path, count: int) -> None:
@@ -488,9 +487,7 @@ def test_the_parse_workers_end_when_their_process_is_killed(tmp_path: Path) -> N
     parent.kill()
     parent.wait(10)
     parent.stdout.close()
-    deadline = time.monotonic() + WAIT_S
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    until(lambda: not any(_alive(pid) for pid in workers))
     assert not any(_alive(pid) for pid in workers), "a worker outlived its killed parent"
 
 

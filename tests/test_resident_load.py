@@ -5,8 +5,6 @@ its watcher applies."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,14 +12,13 @@ from typing import Any
 import pytest
 
 from vaultmind.config import Config, load_config
-from vaultmind.daemon import Daemon
 from vaultmind.index import resident, store
 from vaultmind.index.leaf_rows import LEAF_META_SQL
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
-from .conftest import READY_S, WAIT_S, write
+from .conftest import running_daemon, until, write
 
 # texts whose JSON needs escapes, that end on a brace, or hold characters beyond ASCII
 AWKWARD = [
@@ -198,17 +195,8 @@ def test_saves_hand_their_rows_to_the_resident_leaves_which_equal_a_cold_load(va
 def serving(vault: Path) -> Iterator[tuple[Config, Memory]]:
     _write_sources(vault)
     config = load_config(vault, embed_provider="static", debounce_ms=50, step_ms=20)
-    memory = Memory.open(config)
-    daemon = Daemon(config, memory)
-    thread = threading.Thread(target=daemon.run, daemon=True)
-    thread.start()
-    assert daemon.ready.wait(READY_S), "daemon did not become ready"
-    try:
+    with running_daemon(config) as (memory, _):
         yield config, memory
-    finally:
-        daemon.stop()
-        thread.join(60)
-        memory.close()
 
 
 def test_the_daemon_s_resident_rows_and_vectors_follow_a_watched_edit(serving: tuple[Config, Memory]) -> None:
@@ -216,9 +204,7 @@ def test_the_daemon_s_resident_rows_and_vectors_follow_a_watched_edit(serving: t
     assert memory.vectors is not None and memory.embedder is not None
     assert memory.leaves.rows(list(_sql_rows(memory))) == _sql_rows(memory)  # as the start-up loaded them
     write(config.vault, "notes/plain.md", "# Plan\n\n## Rollback\n\nThe quokkarollback runs at noon }\n")
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline and not memory.leaves.search(["quokkarollback"], 5):
-        time.sleep(0.05)
+    until(lambda: memory.leaves.search(["quokkarollback"], 5))
     assert memory.leaves.search(["quokkarollback"], 5), "the watcher applied the edit"
     with memory.sync_lock:  # no other change while both are read
         expected = _sql_rows(memory)

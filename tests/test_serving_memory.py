@@ -20,7 +20,7 @@ from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.memory import Memory
 
-from .conftest import READY_S, WAIT_S, write
+from .conftest import READY_S, WAIT_S, until, write
 
 QUERIES = ["quokka migration", "budget review friday", "rollback plan noon"]
 
@@ -65,7 +65,7 @@ def starting(vault: Path) -> Iterator[tuple[Config, Memory, Daemon]]:
         if held:
             memory.sync_lock.release()
         daemon.stop()
-        thread.join(60)
+        thread.join(WAIT_S)
         memory.close()
 
 
@@ -139,11 +139,12 @@ def test_the_leaves_and_their_vectors_hold_one_copy_of_the_ids_through_a_watched
             assert memory.vectors.memory()["ids"] < memory.leaves.memory()["ids"]  # counted once
             assert _answers(memory) == _fresh_answers(memory)
         write(vault, "notes/b.md", "# Plan\n\n## Rollback\n\nThe quokka rollback runs at noon.\n")  # a leaf gone, one new
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline and not any(
-            "quokka rollback" in str(row["text"]) for row in memory.leaves.rows([leaf for leaf, _ in memory.leaves.search(["rollback"], 5)]).values()
-        ):
-            time.sleep(0.05)
+        until(
+            lambda: any(
+                "quokka rollback" in str(row["text"])
+                for row in memory.leaves.rows([leaf for leaf, _ in memory.leaves.search(["rollback"], 5)]).values()
+            )
+        )
         with memory.sync_lock:  # no other change while both are read
             lexical, dense = _answers(memory)
             assert any("quokka rollback" in str(row["text"]) for row in memory.leaves.rows([leaf for leaf, _ in lexical["rollback plan noon"]]).values())
@@ -161,7 +162,7 @@ def test_the_leaves_and_their_vectors_hold_one_copy_of_the_ids_through_a_watched
             assert again == _fresh_answers(memory)
     finally:
         daemon.stop()
-        thread.join(60)
+        thread.join(WAIT_S)
         memory.close()
 
 

@@ -32,6 +32,7 @@ from .conftest import (
     dump_index,
     end_process,
     run_main,
+    running_daemon,
     sealed_summaries,
     snapshot_files,
     until,
@@ -58,17 +59,8 @@ WORDS = [
 def running(vault: Path) -> Iterator[tuple[Config, Memory, Daemon]]:
     write(vault, "start.md", "# Start\n\nThe first note mentions atlas.\n")
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
-    memory = Memory.open(config)
-    daemon = Daemon(config, memory)
-    thread = threading.Thread(target=daemon.run, daemon=True)
-    thread.start()
-    assert daemon.ready.wait(READY_S), "daemon did not become ready"
-    try:
+    with running_daemon(config) as (memory, daemon):
         yield config, memory, daemon
-    finally:
-        daemon.stop()
-        thread.join(60)
-        memory.close()
 
 
 def _wait_for_parity(config: Config, memory: Memory, tmp: Path, timeout: float = READY_S) -> None:
@@ -117,7 +109,7 @@ class Batches:
 
     def hold(self, which: Callable[[list[str], list[list[str]]], bool]) -> threading.Event:
         """The next batch for which `which(paths, earlier batches)` is true waits until the event
-        returned is set (a minute at most)."""
+        returned is set (`WAIT_S` at most)."""
         go_on = threading.Event()
         self._holds.append((which, go_on))
         return go_on
@@ -263,7 +255,7 @@ def test_daemon_seals_summaries_in_the_background(vault: Path) -> None:
         assert "vaultmind: summary" in text and "[[sources/chat/slack/acme/ops/2024-05-08#^m-" in text
     finally:
         daemon.stop()
-        thread.join(60)
+        thread.join(WAIT_S)
         memory.close()
 
 
@@ -353,7 +345,7 @@ def test_the_daemon_gets_ready_while_its_state_folder_is_written_without_pause(v
         finally:
             stop.set()
             daemon.stop()
-            thread.join(60)
+            thread.join(WAIT_S)
     writer.join(5)
 
 
@@ -415,7 +407,7 @@ def test_a_query_sent_while_the_daemon_starts_waits_for_it_and_says_so(
     finally:
         release.set()
         daemon.stop()
-        thread.join(60)
+        thread.join(WAIT_S)
         memory.close()
 
 
@@ -591,7 +583,7 @@ def test_a_command_run_while_the_daemon_opens_the_index_waits_for_its_address(va
             end_process(proc)
             daemon.stop()
             if thread.ident is not None:
-                thread.join(60)
+                thread.join(WAIT_S)
             memory.close()
 
 
@@ -683,14 +675,10 @@ def test_a_folder_ignored_in_the_config_while_serving_leaves_the_index(running: 
     next start, and `sync` said "unchanged".)"""
     config, memory, _ = running
     write(config.vault, "Private/diary.md", "# Diary\n\nThe heronsecret stays here.\n")
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline and not memory.search("heronsecret")["hits"]:
-        time.sleep(0.05)
+    until(lambda: memory.search("heronsecret")["hits"])
     assert memory.search("heronsecret")["hits"], "indexed first"
     write(config.vault, ".vaultmind/config.toml", '[vault]\nignore = ["Private/**"]\n')
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline and memory.search("heronsecret")["hits"]:
-        time.sleep(0.05)
+    until(lambda: not memory.search("heronsecret")["hits"])
     assert not memory.search("heronsecret")["hits"], "the ignored folder left the index"
     write(config.vault, "Private/diary.md", "# Diary\n\nThe heronsecret and the otterplan.\n")
     time.sleep(1.0)
@@ -740,7 +728,7 @@ def test_a_batch_applied_through_the_api_is_reported_as_a_watched_one(vault: Pat
                 client.call("POST", "/v1/reindex")
         finally:
             daemon.stop()
-            thread.join(60)
+            thread.join(WAIT_S)
     assert stats["added"] == 2
     assert ("api sync", 2) in batches, batches
     assert any(what == "api reindex" for what, _ in batches), batches
