@@ -254,16 +254,17 @@ export class DaemonClient {
     private readonly readFile: ReadFile,
     private readonly transport: Transport,
     private readonly vaultPath: string,
-    /** how long a question waits for its answer */
+    /** how long a question (or a look at the daemon's health and status) waits for its answer */
     private readonly questionTimeoutMs = QUESTION_TIMEOUT_MS,
   ) {}
 
+  // the status bar looks again only once its last look ends: one never answered would freeze it
   health(): Promise<Health> {
-    return this.call("GET", "/v1/health") as Promise<Health>;
+    return this.call("GET", "/v1/health", undefined, this.questionTimeoutMs) as Promise<Health>;
   }
 
   status(): Promise<Status> {
-    return this.call("GET", "/v1/status") as Promise<Status>;
+    return this.call("GET", "/v1/status", undefined, this.questionTimeoutMs) as Promise<Status>;
   }
 
   /** `walk`: the question answered with cited evidence, best first. */

@@ -139,6 +139,9 @@ test("a question the daemon does not answer in time ends with a message that say
   assert.ok(Date.now() - started < 5000);
   assert.equal(seen.length, 1); // not asked again: it is running, only slow
   await assert.rejects(client.related("a.md", "Launch", "venue", 5), /did not answer within 0\.05 s/);
+  // the status bar's looks too: it looks again only once the last look ended
+  await assert.rejects(client.status(), /did not answer within 0\.05 s/);
+  await assert.rejects(client.health(), /did not answer within 0\.05 s/);
 });
 
 test("the status bar shows jobs degraded while Ollama does not answer, with the queue's notice", () => {
