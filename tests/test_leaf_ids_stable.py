@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +23,18 @@ from vaultmind.markdown import note as note_module
 from vaultmind.markdown.chunking import section_leaves
 from vaultmind.memory import Memory
 from vaultmind.model import Leaf
-from vaultmind.tree.engine import reseal_stale, seal_ready
+from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 
 from .conftest import snapshot_files, write
-from .treekit import SUMMARIES_SQL, dump_all, summary_rows, tree_config
+from .treekit import SUMMARIES_SQL, SlowSummarizer, dump_all, summary_rows, tree_config
 
 NOTE = "projects/Launch plan.md"
 SECTIONS = ("Venue", "Catering", "Load tests", "Press kit", "Landing page", "Paid ads")
 PREAMBLE = "A new first paragraph about the launch party in the garden.\n\n"
 RENAMING = "0032_section_leaf_ids_by_text"
 FALLBACK = FallbackSummarizer()
+LATER = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 def _section(name: str) -> str:
@@ -106,6 +108,31 @@ def test_summaries_over_a_note_keep_their_rows_and_seal_nothing_after_an_edit_at
         assert reseal_stale(memory, max_nodes=100, summarizer=FALLBACK).sealed == []
         changed = {path for path, sha in snapshot_files(vault).items() if files.get(path) != sha}
         assert changed == {NOTE}
+
+
+def test_a_seal_in_flight_survives_a_summarized_section_above_its_leaves_being_deleted(vault: Path) -> None:
+    """The leaves a seal snapshotted keep their ids when an edit above them shifts their
+    positions, so the summary (an LLM call of minutes) is written, not thrown away."""
+    done, waiting = SECTIONS[:3], SECTIONS[3:]
+    with Memory.open(tree_config(vault, **{"trees.l0_tokens": 10_000})) as memory:
+        write(vault, NOTE, _body(sections=done))
+        memory.sync()
+        assert [s["children"] for s in flush(memory, now=LATER, summarizer=FALLBACK).sealed] == [3]
+        write(vault, NOTE, _body(sections=SECTIONS))
+        memory.sync()
+        snapshot = [lid for lid, _ in _leaves(memory)[3:]]
+        slow = SlowSummarizer()
+        reports: list[Any] = []
+        thread = threading.Thread(target=lambda: reports.append(flush(memory, now=LATER, summarizer=slow)), daemon=True)
+        thread.start()
+        assert slow.entered.wait(30)
+        write(vault, NOTE, _body(sections=(*done[1:], *waiting)))  # the first section deleted
+        memory.sync()
+        slow.release.set()
+        thread.join(30)
+        (report,) = reports
+        assert not report.aborted and [s["children"] for s in report.sealed] == [3]
+        assert [r["children"] for r in summary_rows(memory) if r["level"] == 1 and not r["stale"]] == [snapshot]
 
 
 def _until(found: Callable[[], bool], seconds: float = 20) -> bool:
