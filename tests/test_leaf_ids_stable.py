@@ -185,6 +185,21 @@ EXTRA_SQL = {
 }
 
 
+SCHEMA_SQL = {
+    "columns": "SELECT table_name, column_name, column_index, data_type, is_nullable, column_default"
+    " FROM duckdb_columns() WHERE NOT internal AND database_name = current_database() ORDER BY ALL",
+    "indexes": "SELECT table_name, index_name, is_unique, sql FROM duckdb_indexes()"
+    " WHERE database_name = current_database() ORDER BY ALL",
+    "constraints": "SELECT table_name, constraint_type, constraint_text FROM duckdb_constraints()"
+    " WHERE database_name = current_database() ORDER BY ALL",
+}
+
+
+def _schema(memory: Memory) -> dict[str, Any]:
+    """The index's tables as declared: columns, indexes, constraints."""
+    return {name: memory.index.query(sql) for name, sql in SCHEMA_SQL.items()}
+
+
 def _rows(memory: Memory) -> dict[str, Any]:
     out: dict[str, Any] = dump_all(memory)
     out.update({name: memory.index.query(sql) for name, sql in EXTRA_SQL.items()})
@@ -216,7 +231,7 @@ def test_an_index_of_position_ids_is_renamed_in_place_to_the_rows_of_a_fresh_ind
         applied = [r[0] for r in memory.index.query("SELECT name FROM migrations")]
         assert RENAMING in applied
         assert not memory.index.get_meta("needs_rebuild")  # renamed, not rebuilt
-        upgraded = _rows(memory)
+        upgraded, upgraded_schema = _rows(memory), _schema(memory)
         assert upgraded["occurrences"] and upgraded["admission"] and upgraded["summaries"]
         renamed = position_index - {r[0] for r in upgraded["leaves"]}
         assert len(renamed) >= 6  # the leaves after the first of each note
@@ -229,6 +244,7 @@ def test_an_index_of_position_ids_is_renamed_in_place_to_the_rows_of_a_fresh_ind
     with Memory(_config(vault), Index.open(tmp_path / "fresh.duckdb"), None) as fresh:
         fresh.reindex()
         assert _rows(fresh) == upgraded
+        assert _schema(fresh) == upgraded_schema
 
 
 def test_an_index_whose_ids_the_renaming_cannot_tell_is_rebuilt_to_the_rows_of_a_fresh_index(

@@ -7,6 +7,9 @@
 -- text's hash, never their id). Only an index holding a section leaf whose id is neither the
 -- one this renaming expects nor its new one (its note's key is not what the index recorded),
 -- or one id that would take two names (two copies of a note that differ), is rebuilt for it.
+-- The renamed leaves are deleted and inserted again rather than updated: DuckDB updated their
+-- id in place several times slower (at 2k notes, most of the time this took; the postings'
+-- UPDATE is as fast as any rewrite of them, docs/benchmarks.md).
 CREATE TEMP TABLE _section_ids AS
 SELECT l.id,
        substr(sha256('section' || chr(0) || k.key || chr(0) || l.seq::VARCHAR || chr(0) || l.text), 1, 32) AS by_position,
@@ -30,7 +33,10 @@ WHERE (
 )
   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'needs_rebuild');
 
-UPDATE leaves SET id = r.new FROM _section_renames r WHERE leaves.id = r.old;
+CREATE TEMP TABLE _renamed_leaves AS
+SELECT l.* REPLACE (r.new AS id) FROM leaves l JOIN _section_renames r ON l.id = r.old ORDER BY l.rowid;
+DELETE FROM leaves WHERE id IN (SELECT old FROM _section_renames);
+INSERT INTO leaves SELECT * FROM _renamed_leaves;
 UPDATE postings SET leaf_id = r.new FROM _section_renames r WHERE postings.leaf_id = r.old;
 UPDATE occurrences SET leaf_id = r.new FROM _section_renames r WHERE occurrences.leaf_id = r.old;
 UPDATE admission SET leaf_id = r.new FROM _section_renames r WHERE admission.leaf_id = r.old;
@@ -51,5 +57,6 @@ UPDATE summaries SET leaf_ids = c.ids FROM _summary_lists c
 WHERE c.note_path = summaries.note_path AND c.list = 'leaf_ids' AND c.renamed > 0;
 
 DROP TABLE _summary_lists;
+DROP TABLE _renamed_leaves;
 DROP TABLE _section_renames;
 DROP TABLE _section_ids;
