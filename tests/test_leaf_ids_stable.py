@@ -267,3 +267,21 @@ def test_an_index_whose_ids_the_renaming_cannot_tell_is_rebuilt_to_the_rows_of_a
     with Memory(_config(vault), Index.open(tmp_path / "fresh.duckdb"), None) as fresh:
         fresh.reindex()
         assert _rows(fresh) == rebuilt
+
+
+def test_an_index_of_position_ids_left_with_its_lookup_indexes_suspended_is_renamed_and_indexed(
+    vault: Path, position_index: set[str]
+) -> None:
+    """A load that crashed with its lookup indexes dropped (their SQL kept in `meta`) is renamed
+    all the same, and ends with the indexes it declares."""
+    with Memory.open(_config(vault)) as memory:
+        memory.index.con.execute("DELETE FROM migrations WHERE name = ?", [RENAMING])
+        memory.index.suspend_indexes()
+        assert "leaves_id" not in {r[0] for r in memory.index.query("SELECT index_name FROM duckdb_indexes()")}
+    with Memory.open(_config(vault)) as memory:
+        assert RENAMING in {r[0] for r in memory.index.query("SELECT name FROM migrations")}
+        assert not memory.index.get_meta("needs_rebuild")
+        assert not memory.index.get_meta("suspended_indexes")
+        assert len(position_index - {r[0] for r in memory.index.query("SELECT id FROM leaves")}) >= 6
+        indexes = {r[0] for r in memory.index.query("SELECT index_name FROM duckdb_indexes()")}
+        assert {"leaves_id", "notes_path"} <= indexes

@@ -7,9 +7,11 @@
 -- text's hash, never their id). Only an index holding a section leaf whose id is neither the
 -- one this renaming expects nor its new one (its note's key is not what the index recorded),
 -- or one id that would take two names (two copies of a note that differ), is rebuilt for it.
--- The renamed leaves are deleted and inserted again rather than updated: DuckDB updated their
--- id in place several times slower (at 2k notes, most of the time this took; the postings'
--- UPDATE is as fast as any rewrite of them, docs/benchmarks.md).
+-- The renamed leaves are deleted and inserted again rather than updated, with the index on
+-- their id dropped meanwhile and created again as 0015 declares it: DuckDB's UPDATE of their
+-- id was most of the time this took (docs/benchmarks.md); an index a crashed load left
+-- suspended is created here as at any open. The postings' UPDATE is kept: no
+-- rewrite of them measured faster.
 CREATE TEMP TABLE _section_ids AS
 SELECT l.id,
        substr(sha256('section' || chr(0) || k.key || chr(0) || l.seq::VARCHAR || chr(0) || l.text), 1, 32) AS by_position,
@@ -35,8 +37,10 @@ WHERE (
 
 CREATE TEMP TABLE _renamed_leaves AS
 SELECT l.* REPLACE (r.new AS id) FROM leaves l JOIN _section_renames r ON l.id = r.old ORDER BY l.rowid;
+DROP INDEX IF EXISTS leaves_id;
 DELETE FROM leaves WHERE id IN (SELECT old FROM _section_renames);
 INSERT INTO leaves SELECT * FROM _renamed_leaves;
+CREATE INDEX IF NOT EXISTS leaves_id ON leaves (id);
 UPDATE postings SET leaf_id = r.new FROM _section_renames r WHERE postings.leaf_id = r.old;
 UPDATE occurrences SET leaf_id = r.new FROM _section_renames r WHERE occurrences.leaf_id = r.old;
 UPDATE admission SET leaf_id = r.new FROM _section_renames r WHERE admission.leaf_id = r.old;
