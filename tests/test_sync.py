@@ -242,7 +242,7 @@ def test_a_document_s_leaves_take_its_last_change_as_their_time(vault: Path, mon
         assert dump_index(memory) == rows
 
 
-@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025", "0027", "0028", "0031"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients, your notes' dates, message refs, unclosed math
+@pytest.mark.parametrize("migration", ["0019", "0020", "0021", "0022", "0023", "0024", "0025", "0027", "0028", "0031", "0032"])  # documents' times, email subjects, anchors, properties, titles, nouns, recipients, your notes' dates, message refs, unclosed math, section leaf ids
 def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str
 ) -> None:

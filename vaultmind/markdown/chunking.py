@@ -52,9 +52,11 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def section_leaf_id(note_key: str, seq: int, text: str) -> str:
-    """Id of a section leaf; `note_key` is a source note's `source_id`, else the vault path."""
-    return _sha(f"section\0{note_key}\0{seq}\0{text}")[:32]
+def section_leaf_id(note_key: str, occurrence: int, text: str) -> str:
+    """Id of a section leaf; `note_key` is a source note's `source_id`, else the vault path;
+    `occurrence` counts the leaves of the same text before it in the note (0 for most), so an
+    edit elsewhere in the note leaves the id alone and identical leaves still differ."""
+    return _sha(f"section\0{note_key}\0{occurrence}\0{text}")[:32]
 
 
 def message_leaf_id(source_id: str, message_id: str, text: str) -> str:
@@ -85,10 +87,13 @@ def section_leaves(
         scan = scan_blocks(body)
     chunks = SectionChunker(body, scan, max(budget, MIN_CHUNK_TOKENS)).run()
     leaves = []
+    seen: dict[str, int] = {}  # text → leaves of that text so far
     for seq, (text, path, anchor) in enumerate(chunks):
+        occurrence = seen.get(text, 0)
+        seen[text] = occurrence + 1
         leaves.append(
             Leaf(
-                id=section_leaf_id(note_key, seq, text),
+                id=section_leaf_id(note_key, occurrence, text),
                 seq=seq,
                 kind="section",
                 text=text,
