@@ -49,6 +49,16 @@ EVALDATA = Path(
 are skipped when they are absent (`VAULTMIND_EVALDATA` names another place)."""
 
 
+def migrations_through(monkeypatch: pytest.MonkeyPatch, last: str) -> None:
+    """Leave out the migrations after the one named `last`: the index (and the code's idea of
+    it) of the version that ended with it, so what one migration does is seen alone."""
+    import vaultmind.index.migrate as migrate
+
+    shipped = migrate.migrations()
+    assert last in [name for name, _ in shipped], last
+    monkeypatch.setattr(migrate, "migrations", lambda: tuple(m for m in shipped if m[0] <= last))
+
+
 def write(vault: Path, rel: str, text: str) -> Path:
     path = vault / rel
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ from vaultmind.model import Leaf
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 
-from .conftest import snapshot_files, write
+from .conftest import migrations_through, snapshot_files, write
 from .treekit import SUMMARIES_SQL, SlowSummarizer, dump_all, summary_rows, tree_config
 
 NOTE = "projects/Launch plan.md"
@@ -209,7 +209,9 @@ def _rows(memory: Memory) -> dict[str, Any]:
 @pytest.fixture
 def position_index(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[set[str]]:
     """A vault with summaries, indexed with the position recipe and without the renaming
-    migration (as an index of the version before it); its leaf ids."""
+    migration (as an index of the version before it); its leaf ids. The migrations after it
+    are left out throughout (0033 rebuilds any index holding a leaf)."""
+    migrations_through(monkeypatch, RENAMING)
     write(vault, NOTE, _body(sections=(*SECTIONS, "Venue")))  # two leaves of one text
     write(vault, "projects/Notes of Bob Stone.md", _body(sections=("Catering", "Press kit", "Catering")))
     write(vault, "Trip.md", "---\nkind: trip\ncity: Lisbon\n---\n")  # a properties leaf

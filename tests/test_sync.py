@@ -23,7 +23,15 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
 
-from .conftest import DERIVED_QUERIES, DeepFolders, cold_rows, dump_index, snapshot_files, write
+from .conftest import (
+    DERIVED_QUERIES,
+    DeepFolders,
+    cold_rows,
+    dump_index,
+    migrations_through,
+    snapshot_files,
+    write,
+)
 from .unprivileged import can_drop_privileges, run_unprivileged
 
 NOTE_A = """---
@@ -248,19 +256,10 @@ def test_an_index_without_the_notes_a_migration_rebuilds_for_is_not_rebuilt(
 ) -> None:
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
     config = _indexed_before(vault, monkeypatch, migration)
-    _before_token_recount(monkeypatch)
+    migrations_through(monkeypatch, "0032_section_leaf_ids_by_text")  # 0033 rebuilds any index holding a leaf
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
         assert memory.sync().unchanged == 1
-
-
-def _before_token_recount(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Leave out migration 0033 (token counts), which rebuilds any index holding a leaf, and
-    those after it: what an earlier migration rebuilds for (or not) is then seen alone."""
-    import vaultmind.index.migrate as migrate
-
-    shipped = migrate.migrations()
-    monkeypatch.setattr(migrate, "migrations", lambda: tuple(m for m in shipped if m[0] < "0033"))
 
 
 def test_an_index_holding_a_dated_note_of_yours_is_rebuilt_for_its_date(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1561,7 +1560,7 @@ def test_postings_compression_migration_keeps_every_posting(vault: Path, monkeyp
     write(vault, "notes/a.md", "# Launch\n\nThe launch review moved to Friday.\n\n## Budget\n\nBudget approved by Dana.\n")
     write(vault, "notes/b.md", "Plain note about ferries and harbours.\n")
     config = _indexed_before(vault, monkeypatch, "0029")
-    _before_token_recount(monkeypatch)
+    migrations_through(monkeypatch, "0032_section_leaf_ids_by_text")  # 0033 rebuilds any index holding a leaf
     with Memory.open(config) as mem:
         before = dump_index(mem), mem.index.query("SELECT * FROM postings ORDER BY ALL")
         found = [hit["note_path"] for hit in mem.search("ferries harbour", limit=5)["hits"]]
