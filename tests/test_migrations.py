@@ -58,6 +58,7 @@ SHIPPED = (
     ("0029_postings_named_compression", "da22baeb38149f34649b2ba062de51415226a11bbcf3be22848f8af30ab762a6"),
     ("0030_occurrence_reads", "c8e81cbf24056413a5cd9494ccfa9d052df63f87f7a21cd0a02ccabac7917680"),
     ("0031_unclosed_math_and_comments", "99aaefdbb96ed86bc8f1ef0834818c3dc62130211cb143f6d71cc411a353316c"),
+    ("0033_conservative_token_counts", "f909116687d3716eafe4f274ce38d24512a891504a9d7c2645d511176151ccc4"),
 )
 
 
