@@ -35,7 +35,8 @@ import numpy.typing as npt
 MIN_CHUNK_TOKENS = 64
 
 _LOWER = b"abcdefghijklmnopqrstuvwxyz"
-_LETTERS = _LOWER + _LOWER.upper()
+_UPPER = _LOWER.upper()
+_LETTERS = _LOWER + _UPPER
 _SPACE = b" \t\n\r\x0b\x0c"
 _FULL = 4  # quarters of a digit, a punctuation mark, a letter out of a word, a two-byte character
 _WORD_LETTER = 2  # quarters of a letter that starts or continues a word
@@ -106,7 +107,7 @@ _CLASS = np.full(129, _TWO_C, dtype=np.uint8)  # code points of 128 and more as 
 _CLASS[:128] = _OTHER
 _CLASS[list(_SPACE)] = _SPACE_C
 _CLASS[list(_LOWER)] = _LOWER_C
-_CLASS[list(_LOWER.upper())] = _UPPER_C
+_CLASS[list(_UPPER)] = _UPPER_C
 _CLASS[list(_DIGITS)] = _DIGIT_C
 # quarters of a character by (class before it, its class); a row more for opening the text
 _WEIGHT = np.tile(np.array([_FULL, 1, _FULL, _FULL, _FULL, _FULL, _THREE_BYTES, _FOUR_BYTES], dtype=np.int64), (9, 1))
@@ -131,8 +132,3 @@ def running_quarters(text: str) -> npt.NDArray[np.int64]:
     out = np.zeros(len(points) + 1, dtype=np.int64)
     np.cumsum(_WEIGHT_BY_PAIR[pairs], out=out[1:])
     return out
-
-
-def approx_tokens(text: str) -> int:
-    """The common rough estimate: one token per four characters, rounded up."""
-    return (len(text) + 3) // 4
