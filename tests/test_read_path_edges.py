@@ -21,14 +21,27 @@ from .conftest import run_main, write, write_chat, write_slack_day
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _machine_clock(monkeypatch: pytest.MonkeyPatch, zone: str) -> Iterator[None]:
+    """This process on a machine whose clock is `zone`'s, until the test ends."""
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        yield
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 @pytest.fixture
 def tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """This process on a machine whose clock is Tokyo's (UTC+9, no summer time)."""
-    monkeypatch.setenv("TZ", "Asia/Tokyo")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    yield from _machine_clock(monkeypatch, "Asia/Tokyo")
+
+
+@pytest.fixture
+def berlin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process on a machine whose clock is Berlin's (UTC+1, UTC+2 in summer)."""
+    yield from _machine_clock(monkeypatch, "Europe/Berlin")
 
 
 def test_a_time_without_an_offset_is_the_askers_clock_time_in_every_command(
@@ -59,25 +72,17 @@ def test_a_time_without_an_offset_is_the_askers_clock_time_in_every_command(
     assert "this machine's time zone" in capsys.readouterr().out
 
 
-def test_without_a_reference_time_each_end_of_a_window_is_at_the_machines_offset_then(
-    vault: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_without_a_reference_time_each_end_of_a_window_is_at_the_machines_offset_then(vault: Path, berlin: None) -> None:
     """On a Berlin clock, March 2024 runs from midnight at UTC+1 to midnight at UTC+2 (summer
     time from 31 March): the window was turned into UTC by today's offset alone, an hour off at
     one end whatever the season."""
-    monkeypatch.setenv("TZ", "Europe/Berlin")
-    time.tzset()
-    try:
-        write_chat(vault, "2024-03-07", [("Dana", "We meet at Harbor Hall for the launch.")])
-        with Memory.open(load_config(vault, embed_provider="none")) as memory:
-            memory.sync()
-            window = memory.query("walk", {"query": "what happened between 1 March and 1 April 2024?"})["query"]["time_window"]
-            assert (window["start"], window["end"]) == ("2024-02-29T23:00:00Z", "2024-04-01T22:00:00Z")
-            fixed = memory.query("walk", {"query": "what happened between 1 March and 1 April 2024?", "reference_time": "2024-06-01T12:00:00+02:00"})
-            assert fixed["query"]["time_window"]["start"] == "2024-02-29T22:00:00Z", "an offset given is the offset used"
-    finally:
-        monkeypatch.undo()
-        time.tzset()
+    write_chat(vault, "2024-03-07", [("Dana", "We meet at Harbor Hall for the launch.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        window = memory.query("walk", {"query": "what happened between 1 March and 1 April 2024?"})["query"]["time_window"]
+        assert (window["start"], window["end"]) == ("2024-02-29T23:00:00Z", "2024-04-01T22:00:00Z")
+        fixed = memory.query("walk", {"query": "what happened between 1 March and 1 April 2024?", "reference_time": "2024-06-01T12:00:00+02:00"})
+        assert fixed["query"]["time_window"]["start"] == "2024-02-29T22:00:00Z", "an offset given is the offset used"
 
 
 def _shape(hit: dict[str, Any]) -> dict[str, str]:

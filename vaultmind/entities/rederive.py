@@ -57,7 +57,7 @@ def rederive(
             _save(con, state)
     while not state["settled"]:
         with index.transaction() as con:
-            ids = _next_ids(con, "SELECT DISTINCT id FROM leaves", "id", state["leaf"], chunk)
+            ids = _next_leaf_ids(con, state["leaf"], chunk)
             if ids:
                 insert(con, "occurrences", OCC_SCHEMA, derive(con, ids))
                 state["leaf"] = ids[-1]
@@ -92,10 +92,10 @@ def _save(con: duckdb.DuckDBPyConnection, state: dict[str, Any]) -> None:
     set_meta(con, META_REDERIVING, json.dumps(state, sort_keys=True))
 
 
-def _next_ids(con: duckdb.DuckDBPyConnection, select: str, column: str, after: str | None, limit: int) -> list[str]:
-    """The next `limit` distinct values of `column` after `after`, in order."""
-    where = "" if after is None else f" WHERE {column} > ?"
-    sql = f"{select}{where} ORDER BY {column} LIMIT {int(limit)}"
+def _next_leaf_ids(con: duckdb.DuckDBPyConnection, after: str | None, limit: int) -> list[str]:
+    """The next `limit` leaf ids after `after` (None: from the first), in order."""
+    where = "" if after is None else " WHERE id > ?"
+    sql = f"SELECT DISTINCT id FROM leaves{where} ORDER BY id LIMIT {int(limit)}"
     return [str(r[0]) for r in con.execute(sql, [] if after is None else [after]).fetchall()]
 
 

@@ -37,7 +37,7 @@ def migrate(con: duckdb.DuckDBPyConnection, progress: Progress | None = None) ->
     work = "upgrading" if applied else "creating"
     for seq, (name, sql) in enumerate(migrations(), start=1):
         if name not in applied:
-            _apply(con, seq, name, _statements(sql), _Told(progress, f"{work} the index (migration {name})"))
+            _apply(con, seq, name, _statements(sql), _StatementProgress(progress, f"{work} the index (migration {name})"))
     con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None:
@@ -49,28 +49,29 @@ def migrate(con: duckdb.DuckDBPyConnection, progress: Progress | None = None) ->
         con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
 
 
-def _apply(con: duckdb.DuckDBPyConnection, seq: int, name: str, statements: list[str], told: _Told) -> None:
+def _apply(con: duckdb.DuckDBPyConnection, seq: int, name: str, statements: list[str], progress: _StatementProgress) -> None:
     """One migration's statements and its record, in one transaction (all or nothing)."""
-    with told:
+    with progress:
         con.execute("BEGIN TRANSACTION")
         try:
             for done, statement in enumerate(statements):
-                told.at(done, len(statements))
+                progress.at(done, len(statements))
                 con.execute(statement)
             con.execute("INSERT INTO migrations VALUES (?, ?)", [seq, name])
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        told.at(len(statements), len(statements))
+        progress.at(len(statements), len(statements))
 
 
 TICK_S = 1.0  # a migration's count told again this often while a statement runs
 
 
-class _Told:
-    """`progress(phase, done, total)` told at each step, and by a thread again every `TICK_S`
-    while the step runs (one statement can take seconds). No progress: nothing told."""
+class _StatementProgress:
+    """A migration's statements run so far, told to `progress(phase, done, total)` at each
+    statement, and by a thread again every `TICK_S` while one runs (a statement can take
+    seconds). No progress: nothing told."""
 
     def __init__(self, progress: Progress | None, phase: str):
         self.progress = progress
@@ -93,7 +94,7 @@ class _Told:
                 if not self._stop.is_set():
                     progress(self.phase, *self.count)
 
-    def __enter__(self) -> _Told:
+    def __enter__(self) -> _StatementProgress:
         if self.progress is not None:
             self._ticker = threading.Thread(target=self._tick, args=(self.progress,), name="migration-progress", daemon=True)
             self._ticker.start()

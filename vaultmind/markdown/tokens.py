@@ -35,7 +35,8 @@ import numpy.typing as npt
 MIN_CHUNK_TOKENS = 64
 
 _LOWER = b"abcdefghijklmnopqrstuvwxyz"
-_LETTERS = _LOWER + _LOWER.upper()
+_UPPER = _LOWER.upper()
+_LETTERS = _LOWER + _UPPER
 _SPACE = b" \t\n\r\x0b\x0c"
 _FULL = 4  # quarters of a digit, a punctuation mark, a letter out of a word, a two-byte character
 _WORD_LETTER = 2  # quarters of a letter that starts or continues a word
@@ -87,33 +88,34 @@ def token_quarters(text: str) -> int:
     )
 
 
+# character classes by code point: ASCII by `_CLASS`, any other by its UTF-8 length
+_OTHER, _SPACE_C, _LOWER_C, _UPPER_C, _DIGIT_C, _TWO_C, _THREE_C, _FOUR_C = range(8)
+_OPENING = 8  # the row of `_WEIGHT` for a text's first character (no class before it)
+_CLASS = np.full(129, _TWO_C, dtype=np.uint8)  # code points of 128 and more as 128
+_CLASS[:128] = _OTHER
+_CLASS[list(_SPACE)] = _SPACE_C
+_CLASS[list(_LOWER)] = _LOWER_C
+_CLASS[list(_UPPER)] = _UPPER_C
+_CLASS[list(_DIGITS)] = _DIGIT_C
+# quarters of a character by (class before it, its class); a row more for opening the text
+_WEIGHT = np.tile(np.array([_FULL, 1, _FULL, _FULL, _FULL, _FULL, _THREE_BYTES, _FOUR_BYTES], dtype=np.int64), (_OPENING + 1, 1))
+_WEIGHT[_SPACE_C, [_LOWER_C, _UPPER_C]] = _WORD_LETTER
+_WEIGHT[_LOWER_C, _LOWER_C] = _WORD_LETTER
+_WEIGHT[[_SPACE_C, _OPENING], _DIGIT_C] = _NUMBER_START
+_WEIGHT_BY_PAIR = _WEIGHT.ravel()
+# what a character weighs less after one of each class than opening a text, as Python lists
+# (`opening_discount` looks up one pair at a time)
+_DISCOUNT: list[list[int]] = (_WEIGHT[_OPENING] - _WEIGHT).tolist()
+_CLASS_OF_POINT: list[int] = _CLASS.tolist()
+
+
 def opening_discount(text: str, start: int) -> int:
     """The quarters `text[start]` weighs less after the character before it than opening a
     text: `token_quarters` of a span from `start` is the running count's difference plus this."""
     if start <= 0 or start >= len(text):
         return 0
-    here, before = text[start].encode("ascii", "replace"), text[start - 1].encode("ascii", "replace")
-    if here in _LETTERS and (before in _SPACE or (here in _LOWER and before in _LOWER)):
-        return _FULL - _WORD_LETTER
-    if here in _DIGITS and before not in _SPACE:
-        return _NUMBER_START - _FULL
-    return 0
-
-
-# character classes by code point: ASCII by `_CLASS`, any other by its UTF-8 length
-_OTHER, _SPACE_C, _LOWER_C, _UPPER_C, _DIGIT_C, _TWO_C, _THREE_C, _FOUR_C = range(8)
-_CLASS = np.full(129, _TWO_C, dtype=np.uint8)  # code points of 128 and more as 128
-_CLASS[:128] = _OTHER
-_CLASS[list(_SPACE)] = _SPACE_C
-_CLASS[list(_LOWER)] = _LOWER_C
-_CLASS[list(_LOWER.upper())] = _UPPER_C
-_CLASS[list(_DIGITS)] = _DIGIT_C
-# quarters of a character by (class before it, its class); a row more for opening the text
-_WEIGHT = np.tile(np.array([_FULL, 1, _FULL, _FULL, _FULL, _FULL, _THREE_BYTES, _FOUR_BYTES], dtype=np.int64), (9, 1))
-_WEIGHT[_SPACE_C, [_LOWER_C, _UPPER_C]] = _WORD_LETTER
-_WEIGHT[_LOWER_C, _LOWER_C] = _WORD_LETTER
-_WEIGHT[[_SPACE_C, 8], _DIGIT_C] = _NUMBER_START
-_WEIGHT_BY_PAIR = _WEIGHT.ravel()
+    before, here = (_CLASS_OF_POINT[min(ord(c), 128)] for c in text[start - 1 : start + 1])
+    return _DISCOUNT[before][here]
 
 
 def running_quarters(text: str) -> npt.NDArray[np.int64]:
@@ -125,14 +127,9 @@ def running_quarters(text: str) -> npt.NDArray[np.int64]:
     classes += points >= 0x800  # three bytes of UTF-8
     classes += points >= 0x10000  # four
     pairs = np.empty(len(points), dtype=np.intp)  # (class before, class) as one index
-    pairs[:1] = 8 * 8
-    np.multiply(classes[:-1], 8, out=pairs[1:], dtype=np.intp)
+    pairs[:1] = _OPENING * _WEIGHT.shape[1]
+    np.multiply(classes[:-1], _WEIGHT.shape[1], out=pairs[1:], dtype=np.intp)
     pairs += classes
     out = np.zeros(len(points) + 1, dtype=np.int64)
     np.cumsum(_WEIGHT_BY_PAIR[pairs], out=out[1:])
     return out
-
-
-def approx_tokens(text: str) -> int:
-    """The common rough estimate: one token per four characters, rounded up."""
-    return (len(text) + 3) // 4

@@ -108,9 +108,9 @@ def format_evidence(
     vault: Path | None = None,
 ) -> str:
     """A Markdown block of cited hits whose total size stays within `budget_tokens` (as
-    `count_tokens` counts them: never under what a tokenizer gives), whatever it says (no grounding, a budget too small). `unknown`: the question's words the
-    memory never mentions, named first so an agent does not take the items for an answer about
-    them. Items left out for the budget are named last. `question`: as asked, so a question
+    `count_tokens` counts them: never under what a tokenizer gives), whatever it says (no
+    grounding, a budget too small). `unknown`: the question's words the memory never mentions,
+    named first so an agent does not take the items for an answer about them. Items left out for the budget are named last. `question`: as asked, so a question
     without grounding is answered with the words it searched as it wrote them; `vault`: the
     vault the commands the block names run on (`shell.command_line`)."""
     query = result.get("query") or {}

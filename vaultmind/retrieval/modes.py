@@ -144,19 +144,19 @@ def query_source(
             f"no source with id {source_id!r} in this vault",
             hint=f"source ids are matched exactly; some known ones: {', '.join(known)}" if known else "no source has been ingested yet",
         )
-    by_time: list[tuple[str, float, dict[str, Any]]] = [(r[0], 0.0, {"order": "time"}) for r in rows]
+    ordered: list[tuple[str, float, dict[str, Any]]] = [(r[0], 0.0, {"order": "time"}) for r in rows]
     if query and rows:
-        ranked = _by_meaning(memory, query, {r[0] for r in rows})
+        ranked = _ranked_by_query(memory, query, {r[0] for r in rows})
         seen = {leaf_id for leaf_id, _, _ in ranked}
-        by_time = ranked + [row for row in by_time if row[0] not in seen]  # the rest: oldest first
-    hits = leaf_hits(memory, by_time[:limit])
+        ordered = ranked + [row for row in ordered if row[0] not in seen]  # the rest: oldest first
+    hits = leaf_hits(memory, ordered[:limit])
     return envelope(hits, total)
 
 
-def _by_meaning(memory: MemoryView, query: str, among: set[str]) -> list[tuple[str, float, dict[str, Any]]]:
+def _ranked_by_query(memory: MemoryView, query: str, among: set[str]) -> list[tuple[str, float, dict[str, Any]]]:
     """The leaves of `among` that `query` finds, lexical and dense fused as `search` fuses them:
-    dense alone put three Cyrillic mails before the one that said "undeliverable", the word
-    asked (a static model's vector of a rare word is near nothing it should be)."""
+    by the dense ranking alone, a leaf holding the rare word asked could rank below leaves that
+    never say it (a static model's vector of a rare word is near nothing it should be)."""
     lexical = [(i, score) for i, score in memory.leaves.search(terms(query), EVERY_LEAF) if i in among]
     dense: list[tuple[str, float]] = []
     if memory.embedder is not None and memory.vectors is not None:
