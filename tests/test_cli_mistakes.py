@@ -155,6 +155,12 @@ def test_ctrl_c_is_an_interruption_whatever_error_duckdb_then_raises(
     monkeypatch.setattr(Memory, "reindex", reindex_failing)
     with pytest.raises(duckdb.CatalogException):
         main(["reindex", "--vault", str(vault)])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as in a background job: nothing recorded
+    try:
+        with pytest.raises(duckdb.CatalogException):  # the Ctrl-C of the command before is not this one's
+            main(["reindex", "--vault", str(vault)])
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
 
 @pytest.mark.slow

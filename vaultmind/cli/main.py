@@ -110,6 +110,7 @@ def _ctrl_c_recorded() -> Iterator[None]:
     stopped DuckDB's lookup of an Arrow table among the caller's variables. The record makes
     any of them the interruption it is.
     """
+    _CtrlC.seen = False  # of this command only: not one run before it in the same process
     if threading.current_thread() is not threading.main_thread() or (
         signal.getsignal(signal.SIGINT) is not signal.default_int_handler  # ignored, or someone's own
     ):
@@ -120,7 +121,6 @@ def _ctrl_c_recorded() -> Iterator[None]:
         _CtrlC.seen = True
         raise KeyboardInterrupt
 
-    _CtrlC.seen = False
     before = signal.signal(signal.SIGINT, record)
     try:
         yield
