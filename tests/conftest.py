@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from vaultmind import daemon as daemon_module
+from vaultmind import upkeep as upkeep_module
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
@@ -35,11 +35,11 @@ def _collector_as_it_was() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _upkeep_at_the_tests_priority(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A daemon's background upkeep lowers its thread's priority (`daemon._lower_priority`):
+    """A daemon's background upkeep lowers its thread's priority (`upkeep._lower_priority`):
     on a host whose cores are busy with other work (CI's two, under load) it then gets a few per
     cent of a core, and a test waiting for its seal or its NER pass times out (seen: no seal
     within 120 s). In a test it runs at the test's priority; what it does is unchanged."""
-    monkeypatch.setattr(daemon_module, "_lower_priority", lambda: None)
+    monkeypatch.setattr(upkeep_module, "_lower_priority", lambda: None)
 
 
 EVALDATA = Path(

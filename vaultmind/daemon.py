@@ -18,11 +18,9 @@ import json
 import logging
 import os
 import secrets
-import sys
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +33,9 @@ from vaultmind.http_api import ApiServer, OnBatch
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
-from vaultmind.queue.workers import WAIT_STEP_S, WorkerPool, join_within
+from vaultmind.queue.workers import WorkerPool
 from vaultmind.sync_scan import scan_vault_subtree
+from vaultmind.upkeep import TreeKeeper
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +44,6 @@ BULK_SLICE = 1000  # a batch of more paths (a sync tool's, a checkout's) is appl
 WATCH_TIMEOUT_MS = 250  # the watcher yields this often when nothing changes (a bulk's next slice)
 RETRY_FIRST_S = 1.0  # a failed reconcile is tried again after 1 s, then 2, 4 … up to a minute
 RETRY_MAX_S = 60.0
-STOP_WARN_S = 30.0  # a stop still waiting for the upkeep after this says so (and waits on)
 
 
 def _reason(exc: BaseException) -> str:
@@ -439,85 +437,6 @@ class Daemon:
         if rel.startswith(".."):
             return False
         return not self.memory.syncer.is_ignored(rel)
-
-
-class TreeKeeper:
-    """Background upkeep after every change: NER past the inline budget and entity notes
-    (`Memory.enrich`), then sealing, re-sealing and flushing source trees.
-
-    A seal may wait minutes on Ollama, so it never runs on the watcher's thread; syncs are
-    serialised by `Memory.sync_lock`, and the upkeep pauses between steps while a watcher batch
-    or a request is pending (`Memory.foreground`). Flushing also happens at least every `FLUSH_EVERY_S`.
-    """
-
-    FLUSH_EVERY_S = 3600.0
-
-    def __init__(self, memory: Memory):
-        self.memory = memory
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="vaultmind-trees", daemon=True)
-        self.runs = 0
-        self.last_error: str | None = None
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def poke(self) -> None:
-        self._wake.set()
-
-    def stop(self, give_up: threading.Event | None = None) -> None:
-        """Ends the upkeep: its step in hand stops at once (an LLM call in flight is given up);
-        returns only when no seal pass — this thread's or a flush's — uses the index any more,
-        or at once when `give_up` is set (a second Ctrl-C)."""
-        self._stop.set()
-        self.memory.stop_background()  # the NER process too; a seal's LLM call in flight
-        self._wake.set()
-        while not join_within([self._thread], STOP_WARN_S, give_up):
-            if give_up is not None and give_up.is_set():
-                return
-            log.warning("waiting for the background upkeep to end its step before closing the index")
-        # a flush through the API ends its pass too (it sees the stop)
-        while not self.memory.seal_lock.acquire(timeout=WAIT_STEP_S):
-            if give_up is not None and give_up.is_set():
-                return
-        self.memory.seal_lock.release()
-
-    def _run(self) -> None:
-        from vaultmind.tree.view import maintain
-
-        _lower_priority()
-        while not self._stop.is_set():
-            self._wake.wait(self.FLUSH_EVERY_S)
-            self._wake.clear()
-            if self._stop.is_set():
-                return
-            errors: list[str] = []
-            try:  # entities first; their failure never holds up the trees
-                self.memory.enrich(self.memory.syncer.progress, background=True)  # a long catch-up shows
-            except Exception as exc:  # keep the daemon alive; the next change retries
-                errors.append(f"entities: {type(exc).__name__}: {exc}")
-                log.exception("entity upkeep failed")
-            try:
-                self.memory.yield_to_foreground()
-                if self._stop.is_set():
-                    return  # stopping: no graph rebuild nor tree pass on the way out
-                maintain(self.memory, now=datetime.now(UTC), progress=self.memory.syncer.progress)
-                self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
-                self.memory.trim(idle=True)
-            except Exception as exc:  # keep the daemon alive; the next change retries
-                errors.append(f"trees: {type(exc).__name__}: {exc}")
-                log.exception("tree maintenance failed")
-            self.last_error = "; ".join(errors) or None
-            self.runs += 1
-
-
-def _lower_priority() -> None:
-    """Let the OS run this (background) thread after the watcher and the API when the CPU is
-    short (Linux schedules threads separately; elsewhere nothing happens)."""
-    if hasattr(os, "setpriority") and sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 def _folder_id(path: Path) -> tuple[int, int] | None:

@@ -26,7 +26,7 @@ from vaultmind.config import MAX_LIMIT
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import VaultmindError
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
-from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
+from vaultmind.retrieval.dispatch import ARGUMENTS, MAX_QUESTION_CHARS, MODES
 from vaultmind.retrieval.modes import MAX_DEPTH, SOURCE_KINDS
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ MODE_USES: dict[str, str] = {
 }
 
 _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
-    "query": {"type": "string", "description": "the question or the words to look for (at most 2,000 characters)"},
+    "query": {"type": "string", "description": f"the question or the words to look for (at most {MAX_QUESTION_CHARS:,} characters)"},
     "limit": {
         "type": "integer",
         "minimum": 1,

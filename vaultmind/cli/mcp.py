@@ -5,10 +5,12 @@
 Each tool call goes through the vault's daemon when one runs (`vaultmind serve`: the index
 stays loaded, answers take milliseconds), else opens the index for that call and lets it go,
 so a daemon can start at any time. A vault that is missing or not set up does not stop the
-server: each call answers with what is wrong (the tool's error) until it is mended. stdout carries the protocol only: anything else is
-written to stderr, from Python (`sys.stdout`) and below it (file descriptor 1: a worker process,
-native code), while the answers go to a duplicate of the real stdout. Both protocol streams are UTF-8, as MCP's stdio transport says, whatever the
-locale or PYTHONIOENCODING would make them.
+server: each call answers with what is wrong (the tool's error) until it is mended.
+
+stdout carries the protocol only: anything else is written to stderr, from Python
+(`sys.stdout`) and below it (file descriptor 1: a worker process, native code), while the
+answers go to a duplicate of the real stdout. Both protocol streams are UTF-8, as MCP's stdio
+transport says, whatever the locale or PYTHONIOENCODING would make them.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import config_from_args
 from vaultmind.cli.query import ask
 from vaultmind.errors import VaultmindError
+
+if TYPE_CHECKING:
+    from vaultmind.config import Config
 
 
 def add_parser(sub: Any) -> None:
@@ -46,7 +51,7 @@ def add_parser(sub: Any) -> None:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from vaultmind.mcp_server import McpServer
 
-    config = _config_or_said(args)
+    config = _config_or_none(args)
     vault_name = config.vault.name if config is not None else Path(args.vault or "").name
 
     def ask_mode(mode: str, mode_args: dict[str, Any]) -> dict[str, Any]:
@@ -65,15 +70,16 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _config_or_said(args: argparse.Namespace) -> Any:
+def _config_or_none(args: argparse.Namespace) -> Config | None:
     """The vault's settings, or None with the reason on stderr. An agent host starts the server
     as a command and shows its stderr to nobody: a server that ended here would leave the agent
     with "connection closed", where each call's error can say what to do."""
     try:
-        return config_from_args(args)
+        config: Config = config_from_args(args)
     except VaultmindError as exc:
         print(f"vaultmind mcp: {exc}; every call answers with this until it is mended", file=sys.stderr)
         return None
+    return config
 
 
 @contextlib.contextmanager
