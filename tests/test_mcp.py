@@ -62,16 +62,7 @@ def test_an_agent_client_lists_the_tool_and_asks_the_vault_with_good_and_bad_cal
         "not json",
         _request(9, "ping"),
     ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vaultmind", "mcp", "--vault", str(vault)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        out, err = proc.communicate("\n".join(lines) + "\n", timeout=120)
-    finally:
-        end_process(proc)
-    assert proc.returncode == 0, err
-    answers = _answers(out)
+    answers = _serve_lines(vault, lines)
     assert sorted(answers, key=str) == [1, 2, 3, 4, 5, 6, 7, 8, 9, None]
 
     assert answers[1]["result"]["protocolVersion"] == "2025-03-26"
