@@ -235,6 +235,19 @@ def test_a_vault_missing_at_start_is_each_calls_error_until_it_is_set_up(
     assert found["structuredContent"]["hits"][0]["note_path"] == "Notes/boat.md"
 
 
+def test_a_vault_named_by_the_environment_and_missing_is_still_named_to_the_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's instructions name the vault an agent reads from, also when $VAULTMIND_VAULT
+    names it and it is not there yet (they said "the Obsidian vault ''")."""
+    monkeypatch.setenv("VAULTMIND_VAULT", str(tmp_path / "Later vault"))
+    hello = _request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}})
+    monkeypatch.setattr(sys, "stdin", iter([hello + "\n"]))
+    code, out, err = run_main(capsys, "mcp")
+    assert code == 0, err
+    assert "the Obsidian vault 'Later vault'" in _answers(out)[1]["result"]["instructions"]
+
+
 def _serve_lines(vault: Path, lines: list[str]) -> dict[Any, dict[str, Any]]:
     """The answers of `vaultmind mcp --vault vault` to `lines`, run as an agent host runs it."""
     proc = subprocess.Popen(

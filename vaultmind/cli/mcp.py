@@ -52,7 +52,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from vaultmind.mcp_server import McpServer
 
     config = _config_or_none(args)
-    vault_name = config.vault.name if config is not None else Path(args.vault or "").name
+    # the name the tool's description gives, also of a vault named by $VAULTMIND_VAULT or the folder
+    named = args.vault or os.environ.get("VAULTMIND_VAULT") or Path.cwd()
+    vault_name = config.vault.name if config is not None else Path(named).expanduser().resolve().name
 
     def ask_mode(mode: str, mode_args: dict[str, Any]) -> dict[str, Any]:
         """A vault that is missing or not set up yet is each call's error, read again at the
