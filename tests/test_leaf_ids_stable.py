@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +16,6 @@ import duckdb
 import pytest
 
 from vaultmind.config import load_config
-from vaultmind.daemon import Daemon
 from vaultmind.index.store import Index
 from vaultmind.markdown import note as note_module
 from vaultmind.markdown.chunking import section_leaves
@@ -26,7 +24,7 @@ from vaultmind.model import Leaf
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 
-from .conftest import migrations_through, snapshot_files, write
+from .conftest import migrations_through, running_daemon, snapshot_files, until, write
 from .treekit import SUMMARIES_SQL, SlowSummarizer, dump_all, summary_rows, tree_config
 
 NOTE = "projects/Launch plan.md"
@@ -135,33 +133,16 @@ def test_a_seal_in_flight_survives_a_summarized_section_above_its_leaves_being_d
         assert [r["children"] for r in summary_rows(memory) if r["level"] == 1 and not r["stale"]] == [snapshot]
 
 
-def _until(found: Callable[[], bool], seconds: float = 20) -> bool:
-    deadline = time.monotonic() + seconds
-    while not found():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.mark.slow
 def test_the_watcher_keeps_the_ids_of_a_note_edited_at_its_top(vault: Path) -> None:
     write(vault, NOTE, _body())
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
-    with Memory.open(config) as memory:
-        daemon = Daemon(config, memory)
-        thread = threading.Thread(target=daemon.run, daemon=True)
-        thread.start()
-        try:
-            assert daemon.ready.wait(30), "daemon did not become ready"
-            assert _until(lambda: len(_leaves(memory)) == len(SECTIONS))
-            before = _leaves(memory)
-            write(vault, NOTE, _body(PREAMBLE))
-            assert _until(lambda: len(_leaves(memory)) == len(SECTIONS) + 1)
-            assert _leaves(memory)[1:] == before
-        finally:
-            daemon.stop()
-            thread.join(10)
+    with running_daemon(config) as (memory, _):
+        assert until(lambda: len(_leaves(memory)) == len(SECTIONS))
+        before = _leaves(memory)
+        write(vault, NOTE, _body(PREAMBLE))
+        assert until(lambda: len(_leaves(memory)) == len(SECTIONS) + 1)
+        assert _leaves(memory)[1:] == before
 
 
 # --- the upgrade of an index built with the position recipe ---------------------------------
