@@ -282,7 +282,11 @@ def ingest_paths(
         report = write_documents(vault, docs, progress=progress)
     else:
         report = write_batches(
-            vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz), progress=progress
+            vault,
+            [b for b in parsed if isinstance(b, SourceBatch)],
+            zone=zone(display_tz),
+            progress=progress,
+            max_note_bytes=max_note_bytes,
         )
     _say_local_zone(report, [b for b in parsed if isinstance(b, SourceBatch)], tz)
     # how messages without a Date header were dated: said of those written (an earlier ingest

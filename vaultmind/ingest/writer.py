@@ -243,12 +243,18 @@ def _still(full: Path, expect: bytes | None) -> bool:
 
 
 def write_batches(
-    vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC, progress: Progress | None = None
+    vault: Path,
+    batches: Sequence[SourceBatch],
+    *,
+    zone: tzinfo = UTC,
+    progress: Progress | None = None,
+    max_note_bytes: int | None = None,
 ) -> IngestReport:
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
     notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show.
-    `progress("writing", done, total)` as notes are written."""
-    plan = Plan(Path(vault), zone=zone)
+    A note over `max_note_bytes` (the vault's cap on a note it indexes) is split into numbered
+    parts (`ingest.parts`). `progress("writing", done, total)` as notes are written."""
+    plan = Plan(Path(vault), zone=zone, note_cap=max_note_bytes)
     groups = group_batches([as_earlier(plan, batch) for batch in joined_batches(batches, plan.report)], plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
     # first its own group's, which then holds what it holds
