@@ -132,7 +132,7 @@ def parse_chat_path(
     if fmt == "slack":
         from vaultmind.ingest.slack import parse_slack
 
-        return parse_slack(path)
+        return parse_slack(path, warn=warn)
     if fmt == "whatsapp":
         from vaultmind.ingest.whatsapp import parse_whatsapp
 
@@ -140,7 +140,7 @@ def parse_chat_path(
     if fmt == "telegram":
         from vaultmind.ingest.telegram import parse_telegram
 
-        return parse_telegram(path, tz=tz)
+        return parse_telegram(path, tz=tz, warn=warn)
     if fmt == "signal":
         from vaultmind.ingest.signal import parse_signal
 
@@ -148,11 +148,11 @@ def parse_chat_path(
     if fmt in ("instagram", "messenger"):
         from vaultmind.ingest.instagram import parse_instagram
 
-        return parse_instagram(path, platform=fmt)
+        return parse_instagram(path, platform=fmt, warn=warn)
     if fmt == "chatgpt":
         from vaultmind.ingest.chatgpt import parse_chatgpt
 
-        return parse_chatgpt(path)
+        return parse_chatgpt(path, warn=warn)
     if fmt == "generic":
         from vaultmind.ingest.chat_generic import parse_generic
 
