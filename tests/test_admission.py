@@ -296,3 +296,16 @@ def test_the_fast_patterns_match_what_their_plain_forms_match() -> None:
             assert [(m.span(), m.groups()) for m in plain.finditer(text)] == [
                 (m.span(), m.groups()) for m in fast.finditer(text)
             ], repr(text)
+
+
+def test_a_models_own_scale_reads_in_order_its_one_the_lowest() -> None:
+    """Asked for `importance` from 0 to 1, 1 is the top; a model rating on a 1-10 scale of its
+    own (`rating`, `score`) ranks its 1 below its 2, never as the most important."""
+    from vaultmind.admission.importance import parse_importance
+
+    assert parse_importance({"importance": 1, "reason": "a plan"}) == (1.0, "a plan")
+    assert parse_importance({"importance": 0.7})[0] == 0.7
+    for key in ("rating", "score"):
+        read = [parse_importance({key: n})[0] for n in range(1, 11)]
+        assert read == [n / 10 for n in range(1, 11)], key
+        assert parse_importance({key: "1"})[0] == 0.1 and parse_importance({key: 0.9})[0] == 0.9
