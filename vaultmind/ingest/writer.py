@@ -67,7 +67,7 @@ from vaultmind.ingest.plan import Plan
 from vaultmind.ingest.zone_shift import refuse_shifted
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.model import Progress
-from vaultmind.vault.atomic import make_folders, write_atomic
+from vaultmind.vault.atomic import ChangedOnDisk, make_folders, write_atomic
 from vaultmind.vault.layout import SOURCES_DIR, name_order
 
 
@@ -88,13 +88,16 @@ def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
                     continue
                 write_atomic(full, item.data, overwrite=False)
                 _leave(plan, item.moved_from, item.path)
-            elif item.expect is not None:
+            elif item.expect is not None:  # (compared again just before the rename: `write_atomic`)
                 if not _still(full, item.expect):
                     report.warnings.append(_changed(item.path))
                     continue
-                write_atomic(full, item.data, overwrite=True)
+                write_atomic(full, item.data, overwrite=True, expect=item.expect)
             else:
                 write_atomic(full, item.data, overwrite=False)
+        except ChangedOnDisk:
+            report.warnings.append(_changed(item.path))
+            continue
         except RefuseToClobber:
             report.warnings.append(
                 f"{item.path}: appeared on disk during the ingest; left alone (run the ingest again)"
