@@ -91,7 +91,8 @@ def _expand(
                 continue
             out.append((child, found, True))
         if not candidates:  # (files skipped as unrecognised have a warning each)
-            report.warnings.append(_nothing_found([path], "chat exports: " + ", ".join(sorted(_SUFFIXES))))
+            what = "agent transcripts" if kind == "agent" else "chat exports"
+            report.warnings.append(_nothing_found([path], f"{what}: " + ", ".join(sorted(_SUFFIXES))))
     return out
 
 
@@ -189,13 +190,13 @@ def parse_paths(
     if kind in ("email", "document"):
         found: list[SourceBatch] | list[DocumentInput]
         if kind == "email":
-            found, warnings, dated = parse_email_paths_dated(files)
+            found, warnings, dated = parse_email_paths_dated(files, progress=progress)
             report.dated.extend(dated)
         else:
-            found, warnings = parse_document_paths_with_report(files, vault=vault)
+            found, warnings = parse_document_paths_with_report(files, vault=vault, progress=progress)
         report.warnings.extend(warnings)
         if not found and not warnings and not report.dated:  # (a file skipped or unreadable has a warning of its own)
-            what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .txt or .html files"
+            what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .markdown, .txt, .html or .htm files"
             report.warnings.append(_nothing_found(files, what))
         return found
     zone_info = zone(tz)
@@ -206,7 +207,7 @@ def parse_paths(
         try:
             found = parse_chat_path(path, chosen, zone_info, date_order=date_order, warn=report.warnings.append)
         except IngestError as exc:
-            if not walked or fmt != "auto" or (kind == "agent" and not isinstance(exc, NotAnExport)):
+            if not walked or (fmt != "auto" and kind != "agent") or (kind == "agent" and not isinstance(exc, NotAnExport)):
                 raise  # a file you named, a format you chose, a transcript that is malformed: stop
             # a file found in a folder that only looks like an export (or, for `ingest agent`,
             # is none: a README, the agent's settings): the others still count

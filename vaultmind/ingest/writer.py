@@ -256,20 +256,25 @@ def write_batches(
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
     notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show.
     A note over `max_note_bytes` (the vault's cap on a note it indexes) is split into numbered
-    parts (`ingest.parts`). `progress("writing", done, total)` as notes are written."""
+    parts (`ingest.parts`). `progress("planning", done, total)` as each note is planned, and
+    `progress("writing", done, total)` as notes are written."""
     plan = Plan(Path(vault), zone=zone, note_cap=max_note_bytes)
     groups = group_batches([as_earlier(plan, batch) for batch in joined_batches(batches, plan.report)], plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
     # first its own group's, which then holds what it holds
     homed = [not own_note(plan, g) and home_note(plan, g, held_elsewhere(plan, g)) is not None for g in groups]
-    for group in [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]:
+    ordered = [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]
+    for done, group in enumerate(ordered, 1):
         plan_group(plan, group)
+        if progress is not None:
+            progress("planning", done, len(ordered))
     refuse_shifted(plan)
     return _execute(plan, progress)
 
 
 def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Progress | None = None) -> IngestReport:
-    """Write documents as source notes: one per `source_id`, `version` + 1 on each change."""
+    """Write documents as source notes: one per `source_id`, `version` + 1 on each change;
+    `progress("planning" | "writing", done, total)` as they are planned and written."""
     plan = Plan(Path(vault))
     # two files of one derived id are two documents — unless one is a copy of the other's text;
     # files giving themselves one id are one document, the last one given
@@ -288,7 +293,7 @@ def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Pro
             plan.report.warnings.append(f"document {doc.source_id!r} given more than once; kept the last")
         latest[key] = doc
     folders: dict[str, list[Existing]] = {}
-    for key in sorted(latest):
+    for done, key in enumerate(sorted(latest), 1):
         doc = latest[key]
         folder = doc_folder(doc)
         if folder not in folders:
@@ -297,4 +302,6 @@ def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Pro
         plan_document(plan, doc, folders[folder])
         if len(plan.writes) == writes:  # unchanged: what its file's reading said was said when it was written
             plan.report.said_before.update(doc.said)
+        if progress is not None:
+            progress("planning", done, len(latest))
     return _execute(plan, progress)
