@@ -12,7 +12,8 @@ Every ingest goes through two phases:
 Merge rules (docs/ingest.md): a chat/email note is keyed by its path and `source_id`. When the
 target note is vaultmind's (its `vaultmind_body_sha256` matches its body), its messages and the
 new ones are united by message id (the note's text wins; a different text in the export is
-reported as a warning), sorted by (timestamp, message id) and re-rendered. A note the user
+reported as a warning), sorted by time (messages of one time in the note's order, then the
+export's: a stable sort, so the same inputs give the same bytes) and re-rendered. A note the user
 edited is never overwritten: messages it does not hold go to a sibling `<stem>.2.md` (the next
 free number), which later ingests keep merging into.
 
