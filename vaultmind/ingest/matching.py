@@ -46,15 +46,19 @@ def held_elsewhere(plan: Plan, group: Group) -> dict[str, list[str]]:
     pools = [(plan.placed(f), False) for f in folders]
     if any(not any(_of_group(group, source_id) for placed, _ in pools for _, source_id in placed.get(i, ())) for i in ids):
         pools.append((plan.placed_outside(kind), True))  # (every message found: a note moved elsewhere adds nothing)
-    stem = group.base[:-3]
     out: dict[str, list[str]] = {}
     for placed, moved in pools:
         for message_id in ids:
             for path, source_id in placed.get(message_id, ()):
-                own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
-                if not own and _of_group(group, source_id, moved=moved):
+                if not own_path(group, path) and _of_group(group, source_id, moved=moved):
                     out.setdefault(message_id, []).append(path)
     return out
+
+
+def own_path(group: Group, path: str) -> bool:
+    """Whether `path` is the group's own note or one of its numbered siblings (`<stem>.2.md` …)."""
+    stem = group.base[:-3]
+    return path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
 
 
 def _of_group(group: Group, source_id: str, *, moved: bool = False) -> bool:
@@ -102,11 +106,10 @@ def _answering(plan: Plan, group: Group) -> dict[str, list[str]]:
     if group.meta.kind != "email":
         return {}
     answering = plan.answering(f"{SOURCES_DIR}/email")
-    stem = group.base[:-3]
     out: dict[str, list[str]] = {}
     for message_id in sorted({*group.messages, *group.related}):
         for path in answering.get(message_id, ()):
-            if path != group.base and not (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit()):
+            if not own_path(group, path):
                 out.setdefault(message_id, []).append(path)
     return out
 
@@ -168,9 +171,9 @@ def _case_renamed(plan: Plan, batch: SourceBatch, stem: str, sources: dict[str, 
         if source_id == stem or source_id.casefold() != stem.casefold():
             continue
         notes = (
-            plan.existing(f"{folder}/{path.name}")
+            plan.existing(f"{folder}/{name}")
             for folder in sources[source_id]
-            for path in sorted((plan.vault / folder).glob("*.md"))
+            for name in plan.listing(folder)
         )
         theirs = {
             message_id: to_utc(message.timestamp)
@@ -342,7 +345,7 @@ def same_workspace(one: str, other: str) -> bool:
 
 def _scope_of(plan: Plan, folder: str) -> str | None:
     """The `scope` the first note (by name) of a source folder gives."""
-    names = sorted(p.name for p in (plan.vault / folder).glob("*.md") if not p.name.startswith("."))
+    names = plan.listing(folder)
     note = plan.existing(f"{folder}/{names[0]}") if names else None
     value = note.data.get("scope") if note is not None else None
     return None if value is None else str(value)

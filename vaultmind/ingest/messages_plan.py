@@ -223,7 +223,7 @@ def plan_group(plan: Plan, group: Group) -> None:
     known.update(  # already written in another note: not again
         message_id for message_id, paths in elsewhere.items() if target is None or set(paths) - {target.path}
     )
-    for moved in sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")}):
+    for moved in _moved_out(elsewhere):
         if moved not in report.unchanged:  # yours, and it holds some of the export: indexed with the rest
             report.unchanged.append(moved)
     current = target.messages() if target is not None else {}
@@ -320,9 +320,14 @@ def _say_moved_out(plan: Plan, group: Group, elsewhere: dict[str, list[str]], ad
     yours, left as it is."""
     what = "email thread" if group.meta.kind == "email" else "chat"
     whole = "thread" if group.meta.kind == "email" else f"conversation ({group.meta.source_id})"
-    for moved in sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")}):
+    for moved in _moved_out(elsewhere):
         said = f"{moved}: this {what} note is outside sources/, so it is yours and left as it is;"
         if not any(w.startswith(said) for w in plan.report.warnings):
             plan.report.warnings.append(
                 f"{said} its messages are known, and {added} new message(s) of its {whole} are written to {path}"
             )
+
+
+def _moved_out(elsewhere: dict[str, list[str]]) -> list[str]:
+    """The notes out of `sources/` (yours) among those holding a group's messages (`held_elsewhere`)."""
+    return sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")})
