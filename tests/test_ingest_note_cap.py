@@ -77,3 +77,21 @@ def test_new_messages_of_a_split_day_are_written_once_under_the_cap(
     assert sorted(held) == [f"m{n:03d}" for n in range(35)] and all(len(notes) == 1 for notes in held.values())
     assert all(path.stat().st_size <= CAP * 2**20 for path in (vault / FOLDER).glob("*.md"))
     assert data["sync"]["problems"] == []
+
+
+def test_a_note_over_the_cap_from_before_is_split_when_its_export_comes_again(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A note written over the cap (by an earlier vaultmind, or before the cap was lowered) is
+    split the next time its export is ingested, nothing new in it."""
+    write(vault, ".vaultmind/config.toml", "")
+    export = _export(tmp_path, 30)
+    args = ("--format", "generic", "--vault", str(vault), "--json")
+    code, data, _ = run_main(capsys, "ingest", "chat", str(export), *args)
+    assert code == 0 and data["written"] == [f"{FOLDER}/2024-03-04.md"]
+    write(vault, ".vaultmind/config.toml", f"[vault]\nmax_file_mb = {CAP}\n")
+    code, data, _ = run_main(capsys, "ingest", "chat", str(export), *args)
+    assert code == 0 and data["messages_added"] == 0 and data["messages_known"] == 30
+    assert len(data["written"]) == 3 and data["sync"]["problems"] == []
+    held = _held(vault)
+    assert sorted(held) == [f"m{n:03d}" for n in range(30)] and all(len(notes) == 1 for notes in held.values())
