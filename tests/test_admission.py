@@ -183,9 +183,16 @@ def test_user_notes_are_always_admitted() -> None:
 
 
 def test_llm_switched_off_decides_the_gray_band_by_the_middle() -> None:
-    decision = decide(leaf(BORDERLINE), Policy(llm=False))
-    assert decision.decision in ("admitted", "dropped")
-    assert decision.stage == "fallback" and "without LLM" in decision.reason
+    """In the gray band with no LLM, a score at or above the middle of keep and drop is kept,
+    one below it dropped."""
+    score = decide(leaf(BORDERLINE), Policy(llm=False)).score
+    for keep, drop, verdict in ((score + 0.1, score - 0.06, "dropped"), (score + 0.06, score - 0.1, "admitted")):
+        policy = Policy(keep=round(keep, 4), drop=round(drop, 4), llm=False)
+        decision = decide(leaf(BORDERLINE), policy)
+        assert decision.decision == verdict, (score, policy.middle, decision.reason)
+        assert decision.stage == "fallback" and "without LLM" in decision.reason
+    at = decide(leaf(BORDERLINE), Policy(keep=round(score + 0.05, 4), drop=round(score - 0.05, 4), llm=False))
+    assert at.decision == "admitted", "the middle itself is kept"
 
 
 def test_config_is_validated(vault: Path) -> None:
