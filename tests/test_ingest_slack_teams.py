@@ -53,3 +53,15 @@ def test_a_channel_file_of_another_team_keeps_its_messages(
         "t1/general",
         "t2/chan1",
     ]
+
+
+def test_a_slack_folder_of_lists_alone_says_so(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Slack export's metadata without its channels' folders (users.json, channels.json) is
+    said to be that, not a chat whose messages are all system notices."""
+    write(vault, ".vaultmind/config.toml", "")
+    meta = _export(tmp_path / "acme")
+    (meta / "general/2025-01-10.json").unlink()
+    (meta / "general").rmdir()
+    code, data, _ = run_main(capsys, "ingest", "chat", str(meta), "--vault", str(vault), "--json")
+    assert code == 0 and data["written"] == []
+    assert data["warnings"] == [f"{meta}: a Slack export's lists of users and channels, without a channel's messages; nothing to ingest"]

@@ -213,7 +213,10 @@ def parse_paths(
             # is none: a README, the agent's settings): the others still count
             report.warnings.append(f"{exc}; skipped (read as {chosen})")
         else:
-            if not any(batch.messages for batch in found):
+            if not found and path.is_dir() and chosen in ("auto", "slack") and detect_chat_format(path) == "slack":
+                # (users.json, channels.json … alone)
+                report.warnings.append(f"{path}: a Slack export's lists of users and channels, without a channel's messages; nothing to ingest")
+            elif not any(batch.messages for batch in found):
                 report.warnings.append(f"{path}: holds no messages (system notices aside); nothing to ingest")
             batches.extend(found)
         if progress is not None:
