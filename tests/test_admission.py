@@ -183,9 +183,16 @@ def test_user_notes_are_always_admitted() -> None:
 
 
 def test_llm_switched_off_decides_the_gray_band_by_the_middle() -> None:
-    decision = decide(leaf(BORDERLINE), Policy(llm=False))
-    assert decision.decision in ("admitted", "dropped")
-    assert decision.stage == "fallback" and "without LLM" in decision.reason
+    """In the gray band with no LLM, a score at or above the middle of keep and drop is kept,
+    one below it dropped."""
+    score = decide(leaf(BORDERLINE), Policy(llm=False)).score
+    for keep, drop, verdict in ((score + 0.1, score - 0.06, "dropped"), (score + 0.06, score - 0.1, "admitted")):
+        policy = Policy(keep=round(keep, 4), drop=round(drop, 4), llm=False)
+        decision = decide(leaf(BORDERLINE), policy)
+        assert decision.decision == verdict, (score, policy.middle, decision.reason)
+        assert decision.stage == "fallback" and "without LLM" in decision.reason
+    at = decide(leaf(BORDERLINE), Policy(keep=round(score + 0.05, 4), drop=round(score - 0.05, 4), llm=False))
+    assert at.decision == "admitted", "the middle itself is kept"
 
 
 def test_config_is_validated(vault: Path) -> None:
@@ -296,3 +303,16 @@ def test_the_fast_patterns_match_what_their_plain_forms_match() -> None:
             assert [(m.span(), m.groups()) for m in plain.finditer(text)] == [
                 (m.span(), m.groups()) for m in fast.finditer(text)
             ], repr(text)
+
+
+def test_a_models_own_scale_reads_in_order_its_one_the_lowest() -> None:
+    """Asked for `importance` from 0 to 1, 1 is the top; a model rating on a 1-10 scale of its
+    own (`rating`, `score`) ranks its 1 below its 2, never as the most important."""
+    from vaultmind.admission.importance import parse_importance
+
+    assert parse_importance({"importance": 1, "reason": "a plan"}) == (1.0, "a plan")
+    assert parse_importance({"importance": 0.7})[0] == 0.7
+    for key in ("rating", "score"):
+        read = [parse_importance({key: n})[0] for n in range(1, 11)]
+        assert read == [n / 10 for n in range(1, 11)], key
+        assert parse_importance({key: "1"})[0] == 0.1 and parse_importance({key: 0.9})[0] == 0.9

@@ -566,12 +566,22 @@ def test_plain_ingest_names_the_notes_its_sync_left_out(
     [
         ("email", ["--tz", "Europe/Berlin"], "--tz is for chat exports and agent transcripts, not for email"),
         ("document", ["--format", "whatsapp", "--date-order", "mdy"], "--format and --date-order are for chat exports"),
+        ("agent", ["--format", "slack"], "--format is for chat exports, not for agent transcripts"),
     ],
 )
-def test_chat_flags_given_for_email_or_documents_are_refused_not_ignored(
+def test_chat_flags_given_for_other_kinds_are_refused_not_ignored(
     capsys: pytest.CaptureFixture[str], vault: Path, tmp_path: Path, kind: str, flags: list[str], said: str
 ) -> None:
     doc = write(tmp_path / "in", "a.md", "# A\n\nText.\n")
     code, _, err = run(capsys, "ingest", kind, str(doc), "--vault", str(vault), *flags)
     assert code == 2 and said in err
     assert not (vault / "sources" / kind).exists(), "nothing written"
+
+
+def test_an_agent_folder_without_transcripts_says_it_looked_for_transcripts(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "sessions"
+    empty.mkdir()
+    code, data, _ = run(capsys, "ingest", "agent", str(empty), "--vault", str(vault), "--json")
+    assert code == 0 and data["warnings"] == [f"{empty}: nothing to ingest here (looked for agent transcripts: .json, .jsonl, .txt, .zip)"]

@@ -80,7 +80,7 @@ def test_markdown_text_and_html_documents(tmp_path: Path) -> None:
     put(root / ".obsidian" / "x.md", "config")
     put(root / "image.png", b"\x89PNG")
     docs, warnings = parse_document_paths_with_report([root])
-    assert warnings == [f"{root / 'image.png'}: not a document (.md, .txt, .html); skipped"]
+    assert warnings == [f"{root / 'image.png'}: not a document (.md, .markdown, .txt, .html, .htm); skipped"]
     by_id = {d.source_id: d for d in docs}
     assert list(by_id) == [
         "doc:team-docs/notes/heading",
@@ -826,13 +826,17 @@ def test_two_ingests_moving_notes_at_once_keep_each_others_list(tmp_path: Path, 
     put(vault / other, "# B\n\nAnother ingest moves this one.\n")
     listed.write_text(f"{other}\n", encoding="utf-8")
     seen: list[str] = []
-    report = write_documents(vault, docs, progress=lambda *_: seen.append(listed.read_text(encoding="utf-8")))
+    report = write_documents(
+        vault, docs, progress=lambda phase, *_: seen.append(listed.read_text(encoding="utf-8")) if phase == "writing" else None
+    )
     assert report.renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")]
     assert seen[0] == f"{base}/note-a.md\n{other}\n", "both ingests' moves listed while moving"
     assert listed.read_text(encoding="utf-8") == f"{other}\n", "the other ingest's move stays listed"
 
     docs, base = _moving_note(tmp_path, vault, "notes")
-    report = write_documents(vault, docs, progress=lambda *_: listed.unlink(missing_ok=True))  # the other, done
+    report = write_documents(  # the other, done
+        vault, docs, progress=lambda phase, *_: listed.unlink(missing_ok=True) if phase == "writing" else None
+    )
     assert report.renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")] and not listed.exists()
 
 
@@ -932,20 +936,20 @@ def test_warnings_about_an_unchanged_document_are_not_said_again(tmp_path: Path,
     put(folder / "photo.png", b"\x89PNG\r\n")
     said = {
         f"{legacy}: not UTF-8; read as Windows-1252",
-        f"{folder / 'photo.png'}: not a document (.md, .txt, .html); skipped",
+        f"{folder / 'photo.png'}: not a document (.md, .markdown, .txt, .html, .htm); skipped",
     }
     first = ingest_paths("document", [folder], vault)
     assert len(first.written) == 2 and said < set(first.warnings)
     assert [w for w in first.warnings if w.startswith(f"{folder / 'broken.md'}: front matter")]
     again = ingest_paths("document", [folder], vault)
     assert again.written == [] and again.warnings == [
-        f"{folder / 'photo.png'}: not a document (.md, .txt, .html); skipped",
+        f"{folder / 'photo.png'}: not a document (.md, .markdown, .txt, .html, .htm); skipped",
         "2 warnings about documents already ingested and unchanged not repeated",
     ]
     put(legacy, "Th\xe9 au lait".encode("cp1252"))  # changed: its next version, and what its reading says
     changed = ingest_paths("document", [folder], vault)
     assert changed.documents_replaced == 1 and changed.warnings == [
-        f"{folder / 'photo.png'}: not a document (.md, .txt, .html); skipped",
+        f"{folder / 'photo.png'}: not a document (.md, .markdown, .txt, .html, .htm); skipped",
         f"{legacy}: not UTF-8; read as Windows-1252",
         "1 warning about documents already ingested and unchanged not repeated",
     ]

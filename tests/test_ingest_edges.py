@@ -677,3 +677,21 @@ def test_one_telegram_message_far_out_of_order_leaves_the_files_order_to_read_th
         "2024-10-27T01:10:00Z",  # the second pass: after 02:50 in the file
         "2024-10-27T02:30:00Z",
     ]
+
+
+def test_one_message_dated_on_two_days_by_two_exports_of_one_ingest_is_written_once(tmp_path: Path, vault: Path) -> None:
+    """Two exports of one conversation in one ingest, one dating a message an hour later, across
+    midnight: it is written once, to the day it came first to — as when they are ingested one
+    after the other."""
+    def export(name: str, at: str) -> Path:
+        messages = [{"id": "m1", "author": "Alice", "timestamp": at, "text": "kumquat crates at dawn"}]
+        return write(tmp_path, name, json.dumps({"platform": "chat", "conversation": "team", "messages": messages}))
+
+    first, second = export("a.json", "2024-03-04T23:30:00Z"), export("b.json", "2024-03-05T00:30:00Z")
+    together = ingest_paths("chat", [first, second], vault, fmt="generic")
+    assert together.written == ["sources/chat/chat/team/2024-03-04.md"]
+    assert (together.messages_added, together.messages_known) == (1, 1)
+    apart = tmp_path / "apart"
+    ingest_paths("chat", [first], apart, fmt="generic")
+    again = ingest_paths("chat", [second], apart, fmt="generic")
+    assert again.written == [] and snapshot_files(apart) == snapshot_files(vault)

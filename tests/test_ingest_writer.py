@@ -683,3 +683,26 @@ def test_the_list_of_moves_is_read_and_written_under_a_lock(vault: Path) -> None
     os.close(fd)
     other.join(10)
     assert (vault / "sources" / ".moving").read_text() == "sources/chat/a.md\nsources/chat/b.md\n"
+
+
+
+def test_a_save_while_a_note_is_written_is_kept(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A note saved in Obsidian while the ingest writes its new bytes (after the plan's check,
+    before the rename) is left as saved, with a warning: its bytes are compared again just
+    before the rename."""
+    import vaultmind.vault.atomic as atomic
+
+    [path] = write_batches(vault, [SourceBatch(META, (msg(1),))]).written
+    note = vault / path
+    saved = note.read_text(encoding="utf-8") + "\nMy own line, saved in Obsidian.\n"
+    write_new = atomic._write_new
+
+    def saving_meanwhile(temp: Path, data: bytes, mode: int) -> None:
+        write_new(temp, data, mode)
+        note.write_text(saved, encoding="utf-8")  # the user's save, while the ingest writes
+
+    monkeypatch.setattr(atomic, "_write_new", saving_meanwhile)
+    report = write_batches(vault, [SourceBatch(META, (msg(1), msg(2)))])
+    assert note.read_text(encoding="utf-8") == saved, "the save is kept"
+    assert report.written == [] and report.warnings == [f"{path}: changed on disk during the ingest; left alone (run the ingest again)"]
+    assert [p.name for p in note.parent.iterdir()] == [note.name], "no temporary file left"

@@ -69,7 +69,9 @@ def new_job(model: str, content_hash: str) -> NewJob:
 def parse_importance(answer: Mapping[str, Any]) -> tuple[float | None, str]:
     """(importance in [0, 1] or None, reason) from a model's JSON answer, read defensively:
     `importance`/`score`/`rating`, a number or a numeric string; 1-10 and 1-100 scales are
-    rescaled."""
+    rescaled. Asked for `importance` from 0 to 1, a model that answers 1 means the top; one
+    that answers under a key of its own (`score`, `rating`) with a whole number from 1 to 10
+    rates on a scale of its own, 1 its bottom: "1 of 10" is 0.1, below its 2 (0.2), never 1.0."""
     reason = answer.get("reason") or answer.get("why") or ""
     reason = " ".join(str(reason).split())[:200]
     for key in ("importance", "score", "rating"):
@@ -84,7 +86,9 @@ def parse_importance(answer: Mapping[str, Any]) -> tuple[float | None, str]:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             continue
         number = float(value)
-        if 1.0 < number <= 10.0:
+        if key != "importance" and number == 1.0:  # "1 of 10", as its 2 is 2 of 10
+            number = 0.1
+        elif 1.0 < number <= 10.0:
             number /= 10.0
         elif 10.0 < number <= 100.0:
             number /= 100.0

@@ -28,8 +28,8 @@ def add_parser(sub: Any) -> None:
             "Write exports as canonical source notes, then index them. chat: Slack, WhatsApp, "
             "Telegram, Signal, Instagram, Facebook Messenger, ChatGPT and LoCoMo exports and the "
             "generic JSON format; agent: Claude Code, Codex CLI and OpenAI-style JSON transcripts; "
-            "email: .eml files, mbox files and Maildir folders; document: .md, .txt and .html "
-            "files. Ingesting the same export again adds nothing; notes you edited are never "
+            "email: .eml files, mbox files and Maildir folders; document: .md, .markdown, .txt, "
+            ".html and .htm files. Ingesting the same export again adds nothing; notes you edited are never "
             "overwritten. See docs/ingest.md."
         ),
     )
@@ -63,21 +63,28 @@ def add_parser(sub: Any) -> None:
 
 
 def _refuse_chat_flags(args: argparse.Namespace) -> None:
-    """`--format`, `--tz` and `--date-order` say how to read chat exports and agent transcripts:
-    given for email or documents, which say their own format and zones, they would be ignored."""
-    if args.kind not in ("email", "document"):
+    """`--format` and `--date-order` say how to read chat exports, `--tz` chat exports and agent
+    transcripts: given for a kind that says its own (agent transcripts, whose format each file
+    tells; email, whose Date headers say their zones; documents), they would be ignored — or
+    worse, a `--format` read a folder's other files as that format and stopped at the first."""
+    if args.kind == "chat":
         return
     given = [
         flag
         for flag, value, default in (("--format", args.fmt, "auto"), ("--tz", args.tz, None), ("--date-order", args.date_order, "auto"))
-        if value != default
+        if value != default and not (flag == "--tz" and args.kind == "agent")
     ]
     if given:
         from vaultmind.errors import UsageError
 
-        what = "email: each message's Date header says its zone" if args.kind == "email" else "documents"
+        what = {
+            "email": "email: each message's Date header says its zone",
+            "document": "documents",
+            "agent": "agent transcripts: each file's format is told from it",
+        }[args.kind]
+        readers = "chat exports and agent transcripts" if given == ["--tz"] else "chat exports"
         raise UsageError(
-            f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for chat exports and agent transcripts, not for {what}",
+            f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for {readers}, not for {what}",
             hint=f"leave {'it' if len(given) == 1 else 'them'} out",
         )
 

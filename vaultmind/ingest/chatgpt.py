@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,11 +30,11 @@ TEXT_TYPES = frozenset({"text", "multimodal_text"})
 _CITE_RE = re.compile(r"\ue200[^\ue201]*\ue201|【\d+(?::\d+)?†[^】]*】")
 
 
-def parse_chatgpt(path: Path) -> list[SourceBatch]:
+def parse_chatgpt(path: Path, *, warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
     """Parse a ChatGPT `conversations.json`."""
     text = read_text(path)
     batches = []
-    for index, (line, conv) in enumerate(json_array_items(path, text)):
+    for index, (line, conv) in enumerate(json_array_items(path, text, warn)):
         batch = _conversation(path, line, index, conv)
         if batch is not None:
             batches.append(batch)

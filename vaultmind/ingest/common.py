@@ -72,17 +72,43 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def load_json(path: Path, text: str | None = None) -> Any:
-    """Parse a JSON file; a syntax error names the line."""
-    text = read_text(path) if text is None else text
+# a `\uXXXX` escape of half a UTF-16 surrogate pair without its other half (an emoji an exporter
+# cut in two), not itself escaped (`\\ud83d` is a backslash and "ud83d")
+_HIGH, _LOW = r"\\u[dD][89abAB][0-9a-fA-F]{2}", r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_LONE_SURROGATE_RE = re.compile(rf"(?<!\\)((?:\\\\)*)(?:{_HIGH}(?!{_LOW})|(?<!{_HIGH}){_LOW})")
+
+
+def whole_characters(path: Path, text: str, warn: Callable[[str], None] | None = None) -> str:
+    r"""`text` of a JSON file with each lone surrogate escape (`"\ud83d"`: half an emoji) read as
+    U+FFFD (the escape `\ufffd`), said once for the file (`warn`, naming its first line): decoded as it is,
+    it is no character, and no note could hold it. Escapes are replaced by escapes of the same
+    length, so lines and columns stay."""
+    found = _LONE_SURROGATE_RE.search(text)
+    if found is None:
+        return text
+    fixed, count = _LONE_SURROGATE_RE.subn(lambda m: m.group(1) + "\\ufffd", text)
+    if warn is not None:
+        warn(
+            f"{path}: line {_line_of(text, found.start())}: {count} lone surrogate escape{'s' if count > 1 else ''} "
+            f"(half a character, as {found.group(0)[len(found.group(1)):]}) read as U+FFFD"
+        )
+    return fixed
+
+
+def load_json(path: Path, text: str | None = None, warn: Callable[[str], None] | None = None) -> Any:
+    """Parse a JSON file; a syntax error names the line; lone surrogates read as U+FFFD
+    (`whole_characters`)."""
+    text = whole_characters(path, read_text(path) if text is None else text, warn)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ingest_error(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from exc
 
 
-def json_array_items(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    """(line, item) for each item of a top-level JSON array, so errors can name the item's line."""
+def json_array_items(path: Path, text: str, warn: Callable[[str], None] | None = None) -> Iterator[tuple[int, Any]]:
+    """(line, item) for each item of a top-level JSON array, so errors can name the item's line
+    (lone surrogates read as U+FFFD: `whole_characters`)."""
+    text = whole_characters(path, text, warn)
     decoder = json.JSONDecoder()
     i = _skip_ws(text, 0)
     if text[i : i + 1] != "[":
@@ -116,8 +142,8 @@ def jsonl_items(path: Path, text: str, warn: Callable[[str], None] | None = None
     that is JSON begun but not ended (`_half_written`), without a line break after it, is left
     out with a warning: a transcript still being written (an agent appends a line at a time), or
     a copy cut short; the lines above it are whole. Any other bad line (one complete but wrong,
-    `{…}}`) is an error naming it."""
-    lines = text.split("\n")
+    `{…}}`) is an error naming it. Lone surrogates read as U+FFFD (`whole_characters`)."""
+    lines = whole_characters(path, text, warn).split("\n")
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -136,7 +162,8 @@ def jsonl_items(path: Path, text: str, warn: Callable[[str], None] | None = None
 def json_items(path: Path, text: str, warn: Callable[[str], None] | None = None) -> tuple[list[tuple[int, Any]], dict[str, Any] | None]:
     """The (line, item) pairs of a JSON file that is an array of items, one object (spread over
     lines or not), or JSON Lines of objects; and that object when the file is one (its one item,
-    on line 1)."""
+    on line 1). Lone surrogates read as U+FFFD (`whole_characters`)."""
+    text = whole_characters(path, text, warn)
     stripped = text.lstrip()
     if stripped.startswith("["):
         return list(json_array_items(path, text)), None
@@ -150,10 +177,12 @@ def json_items(path: Path, text: str, warn: Callable[[str], None] | None = None)
     return list(jsonl_items(path, text, warn)), None
 
 
-def top_level_items(path: Path, text: str, key: str) -> list[tuple[int, Any]]:
+def top_level_items(path: Path, text: str, key: str, warn: Callable[[str], None] | None = None) -> list[tuple[int, Any]]:
     """(line, item) for each item of the array that the top-level object of `text` (one JSON
     object) holds under `key` (the last, when the key is given twice, as a JSON reader takes it);
-    none when it holds no such key. An array of that name inside another value is not it."""
+    none when it holds no such key. An array of that name inside another value is not it. Lone
+    surrogates read as U+FFFD (`whole_characters`)."""
+    text = whole_characters(path, text, warn)
     decoder = json.JSONDecoder()
     i = _skip_ws(text, 0) + 1  # (past the object's "{")
     found: int | None = None

@@ -91,7 +91,8 @@ def _expand(
                 continue
             out.append((child, found, True))
         if not candidates:  # (files skipped as unrecognised have a warning each)
-            report.warnings.append(_nothing_found([path], "chat exports: " + ", ".join(sorted(_SUFFIXES))))
+            what = "agent transcripts" if kind == "agent" else "chat exports"
+            report.warnings.append(_nothing_found([path], f"{what}: " + ", ".join(sorted(_SUFFIXES))))
     return out
 
 
@@ -132,7 +133,7 @@ def parse_chat_path(
     if fmt == "slack":
         from vaultmind.ingest.slack import parse_slack
 
-        return parse_slack(path)
+        return parse_slack(path, warn=warn)
     if fmt == "whatsapp":
         from vaultmind.ingest.whatsapp import parse_whatsapp
 
@@ -140,7 +141,7 @@ def parse_chat_path(
     if fmt == "telegram":
         from vaultmind.ingest.telegram import parse_telegram
 
-        return parse_telegram(path, tz=tz)
+        return parse_telegram(path, tz=tz, warn=warn)
     if fmt == "signal":
         from vaultmind.ingest.signal import parse_signal
 
@@ -148,11 +149,11 @@ def parse_chat_path(
     if fmt in ("instagram", "messenger"):
         from vaultmind.ingest.instagram import parse_instagram
 
-        return parse_instagram(path, platform=fmt)
+        return parse_instagram(path, platform=fmt, warn=warn)
     if fmt == "chatgpt":
         from vaultmind.ingest.chatgpt import parse_chatgpt
 
-        return parse_chatgpt(path)
+        return parse_chatgpt(path, warn=warn)
     if fmt == "generic":
         from vaultmind.ingest.chat_generic import parse_generic
 
@@ -189,13 +190,13 @@ def parse_paths(
     if kind in ("email", "document"):
         found: list[SourceBatch] | list[DocumentInput]
         if kind == "email":
-            found, warnings, dated = parse_email_paths_dated(files)
+            found, warnings, dated = parse_email_paths_dated(files, progress=progress)
             report.dated.extend(dated)
         else:
-            found, warnings = parse_document_paths_with_report(files, vault=vault)
+            found, warnings = parse_document_paths_with_report(files, vault=vault, progress=progress)
         report.warnings.extend(warnings)
         if not found and not warnings and not report.dated:  # (a file skipped or unreadable has a warning of its own)
-            what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .txt or .html files"
+            what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .markdown, .txt, .html or .htm files"
             report.warnings.append(_nothing_found(files, what))
         return found
     zone_info = zone(tz)
@@ -206,13 +207,16 @@ def parse_paths(
         try:
             found = parse_chat_path(path, chosen, zone_info, date_order=date_order, warn=report.warnings.append)
         except IngestError as exc:
-            if not walked or fmt != "auto" or (kind == "agent" and not isinstance(exc, NotAnExport)):
+            if not walked or (fmt != "auto" and kind != "agent") or (kind == "agent" and not isinstance(exc, NotAnExport)):
                 raise  # a file you named, a format you chose, a transcript that is malformed: stop
             # a file found in a folder that only looks like an export (or, for `ingest agent`,
             # is none: a README, the agent's settings): the others still count
             report.warnings.append(f"{exc}; skipped (read as {chosen})")
         else:
-            if not any(batch.messages for batch in found):
+            if not found and path.is_dir() and chosen in ("auto", "slack") and detect_chat_format(path) == "slack":
+                # (users.json, channels.json … alone)
+                report.warnings.append(f"{path}: a Slack export's lists of users and channels, without a channel's messages; nothing to ingest")
+            elif not any(batch.messages for batch in found):
                 report.warnings.append(f"{path}: holds no messages (system notices aside); nothing to ingest")
             batches.extend(found)
         if progress is not None:
@@ -282,7 +286,11 @@ def ingest_paths(
         report = write_documents(vault, docs, progress=progress)
     else:
         report = write_batches(
-            vault, [b for b in parsed if isinstance(b, SourceBatch)], zone=zone(display_tz), progress=progress
+            vault,
+            [b for b in parsed if isinstance(b, SourceBatch)],
+            zone=zone(display_tz),
+            progress=progress,
+            max_note_bytes=max_note_bytes,
         )
     _say_local_zone(report, [b for b in parsed if isinstance(b, SourceBatch)], tz)
     # how messages without a Date header were dated: said of those written (an earlier ingest

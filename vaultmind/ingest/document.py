@@ -1,4 +1,4 @@
-"""Document files (.md, .txt, .html) → `DocumentInput`s, one per file.
+"""Document files (.md, .markdown, .txt, .html, .htm) → `DocumentInput`s, one per file.
 
 - `.md` / `.markdown`: front matter is metadata (`title`, `source_id`, `source_ref` are used;
   the rest is left out of the note), the body is kept verbatim; without a `source_ref` of its
@@ -50,6 +50,7 @@ from vaultmind.ingest.names import slugify
 from vaultmind.ingest.walk import walk_files
 from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.model import Progress
 from vaultmind.plural import counted
 from vaultmind.vault.encoding import decode_text
 
@@ -162,25 +163,30 @@ def _one(
     return doc, path, source_id is None
 
 
+_KINDS = ", ".join(SUFFIXES)  # as said: ".md, .markdown, .txt, .html, .htm"
+
+
 def _files(root: Path, warnings: list[str]) -> list[Path]:
     out: list[Path] = []
     for entry in walk_files(root, warnings):
         if entry.suffix.lower() in SUFFIXES:
             out.append(entry)
         else:
-            warnings.append(f"{entry}: not a document (.md, .txt, .html); skipped")
+            warnings.append(f"{entry}: not a document ({_KINDS}); skipped")
     return out
 
 
 def parse_document_paths_with_report(
-    paths: Sequence[Path], *, vault: Path | None = None
+    paths: Sequence[Path], *, vault: Path | None = None, progress: Progress | None = None
 ) -> tuple[list[DocumentInput], list[str]]:
     """Documents (in path order) and warnings (skipped files, encoding and front matter issues).
     `vault`: the vault written to, whose own notes (`.md` files in it) are left out, said: they
-    are indexed as they are, and a copy under `sources/document/` would be found twice."""
+    are indexed as they are, and a copy under `sources/document/` would be found twice.
+    `progress("parsing", done, total)` as the files found are read."""
     warnings: list[str] = []
     found: list[tuple[DocumentInput, Path, bool]] = []  # (document, file, id derived from path)
     notes: list[Path] = []  # the vault's own notes given
+    files: list[tuple[Path, Path, list[str]]] = []  # (file, its name below the path given, its folders)
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -190,24 +196,23 @@ def parse_document_paths_with_report(
                     notes.append(file)
                     continue
                 rel = file.relative_to(path)
-                if (one := _one(file, rel, [root.name, *rel.parent.parts], warnings)) is not None:
-                    found.append(one)
+                files.append((file, rel, [root.name, *rel.parent.parts]))
         elif path.is_file() and _vault_note(path, vault):
             notes.append(path)
         elif path.is_file():
             if path.suffix.lower() not in SUFFIXES:
-                raise IngestError(
-                    "not a document",
-                    path=path,
-                    hint="documents are .md, .markdown, .txt, .html or .htm files",
-                )
+                raise IngestError("not a document", path=path, hint="documents are .md, .markdown, .txt, .html or .htm files")
             # a symlink given alone is the file it links to: its folder's name and its own
             # (a link's name with its target's folder had named a document that is neither)
             real = path.resolve()
-            if (one := _one(path, Path(real.name), [real.parent.name], warnings)) is not None:
-                found.append(one)
+            files.append((path, Path(real.name), [real.parent.name]))
         else:
             raise IngestError("no such file or folder", path=path)
+    for done, (file, rel, folders) in enumerate(files, 1):
+        if (one := _one(file, rel, folders, warnings)) is not None:
+            found.append(one)
+        if progress is not None:
+            progress("parsing", done, len(files))
     if notes:
         warnings.append(
             f"{counted(len(notes), 'note')} of the vault itself skipped ({notes[0]}"

@@ -70,11 +70,8 @@ def doc_folder(doc: DocumentInput, *, earlier: bool = False) -> str:
 
 
 def doc_notes(plan: Plan, folder: str) -> list[Existing]:
-    full = plan.vault / folder
-    if not full.is_dir():
-        return []
-    names = sorted(p.name for p in full.iterdir() if p.name.endswith(".md") and not p.name.startswith("."))
-    notes = [plan.existing(f"{folder}/{name}") for name in names]
+    """The document notes in `folder` (not below it)."""
+    notes = [plan.existing(f"{folder}/{name}") for name in plan.listing(folder)]
     return [note for note in notes if note is not None and str(note.data.get("kind")) == "document"]
 
 

@@ -52,13 +52,14 @@ from pathlib import Path
 
 from vaultmind.errors import IngestError
 from vaultmind.ingest.common import mail_cut_short
-from vaultmind.ingest.mailboxes import RawMessage, account_name, discover, read_messages
+from vaultmind.ingest.mailboxes import RawMessage, account_name, box_bytes, discover, read_messages
 from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.mime import Attachment, MimeError, ParsedEmail, parse_message
 from vaultmind.ingest.model import DatedBy, DatedOtherwise, QuotedParent, SourceBatch
 from vaultmind.ingest.names import slugify
 from vaultmind.ingest.quotes import split_quoted
 from vaultmind.markdown.render import Message, SourceMeta
+from vaultmind.model import Progress
 from vaultmind.plural import counted
 
 SUBJECT_SLUG_MAX = 60
@@ -326,17 +327,23 @@ def parse_email_paths_with_report(
 
 
 def parse_email_paths_dated(
-    paths: Sequence[Path], *, account: str | None = None
+    paths: Sequence[Path], *, account: str | None = None, progress: Progress | None = None
 ) -> tuple[list[SourceBatch], list[str], list[DatedOtherwise]]:
     """`parse_email_paths_with_report`, the messages without a usable Date header apart (in the
     order read; of a message read twice, the copy kept): an ingest says those it writes
-    (`maildates.date_warnings`)."""
+    (`maildates.date_warnings`). `progress("parsing", done, total)` in bytes of the mailboxes read."""
     warnings: list[str] = []
     box_account = account_name(account) if account else None
     mails: dict[str, _Mail] = {}
     read: list[_Mail | DatedOtherwise] = []
-    for box in discover(paths, warnings):
+    boxes = discover(paths, warnings)
+    total = sum(box_bytes(box) for box in boxes) if progress is not None else 0
+    done = 0
+    for box in boxes:
         for raw in read_messages(box, warnings):
+            if progress is not None and total:  # (an mbox's From lines are not counted: all said at the end)
+                done += raw.size or len(raw.data)
+                progress("parsing", min(done, total - 1), total)
             mail = _accept(raw, warnings)
             if mail is not None:
                 read.append(mail)
@@ -345,6 +352,8 @@ def parse_email_paths_dated(
             seen = mails.get(mail.key)
             if seen is None or _kept(mail, seen, raw.origin, warnings):
                 mails[mail.key] = mail
+    if progress is not None and total:
+        progress("parsing", total, total)
     warnings += _read_warnings([mail for mail in read if isinstance(mail, _Mail)])
     dated = [
         mail if isinstance(mail, DatedOtherwise) else DatedOtherwise(mail.file, mail.named, mail.key, mail.by, mail.at)

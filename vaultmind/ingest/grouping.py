@@ -33,7 +33,11 @@ def _normalize(message: Message, meta: SourceMeta) -> Message:
 
 
 def group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: tzinfo) -> list[Group]:
+    """The groups of `batches`, one per note. A message is in one group: given again on another
+    day (two exports that date it apart, or one that lists it twice), it is of the note it came
+    first to, as when the exports are ingested one after the other."""
     groups: dict[tuple[str, str], Group] = {}
+    first_in: dict[tuple[str, str], str] = {}  # (source id, message id) → the note it came first to
     for batch_no, batch in enumerate(batches):
         meta = batch.meta
         if meta.kind not in CALLOUT_TYPES:
@@ -53,7 +57,7 @@ def group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: tz
         for message in batch.messages:
             msg = _normalize(message, meta)
             day = to_utc(msg.timestamp).astimezone(zone).date().isoformat() if single is None else None
-            base = single or f"{folder}/{day}.md"
+            base = first_in.setdefault((meta.source_id, msg.message_id), single or f"{folder}/{day}.md")
             group = groups.get((base, meta.source_id))
             if group is None:
                 title = f"{meta.title} · {day}" if day else meta.title

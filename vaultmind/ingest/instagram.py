@@ -29,6 +29,7 @@ one `message_1.json` (then `message_2.json` …) per conversation, in a folder o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,10 @@ _PART_FILE_RE = re.compile(r"message_\d+", re.IGNORECASE)
 _MEDIA = (("photos", "[photo]"), ("videos", "[video]"), ("audio_files", "[voice message]"), ("gifs", "[GIF]"))
 
 
-def parse_instagram(path: Path, *, platform: str = "instagram") -> list[SourceBatch]:
+def parse_instagram(path: Path, *, platform: str = "instagram", warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
     """Parse one conversation file of an Instagram (or, `platform="messenger"`, a Facebook
     Messenger) export."""
-    data = load_json(path)
+    data = load_json(path, warn=warn)
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         raise ingest_error(path, 'expected an object with a "messages" list', line=1)
     title = _fixed(as_str(data.get("title")) or "")

@@ -289,6 +289,17 @@ def _read_maildir(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
             yield RawMessage(str(folder_path), f"message {key}", data, box.account, saved, maildir_name_time(key), "file-name")
 
 
+def box_bytes(box: Mailbox) -> int:
+    """The bytes `box`'s files take (a Maildir's, every file below it): what reading it reads,
+    for progress (0 for what cannot be read: its warning comes as it is read)."""
+    try:
+        if box.kind != "maildir":
+            return box.path.stat().st_size
+        return sum(entry.stat().st_size for entry in box.path.rglob("*") if entry.is_file())
+    except OSError:
+        return 0
+
+
 def read_messages(box: Mailbox, warnings: list[str]) -> Iterator[RawMessage]:
     if box.kind == "mbox":
         yield from _read_mbox(box, warnings)

@@ -14,6 +14,7 @@ from vaultmind.ingest.held import Existing, carries, message_ids, read_existing
 from vaultmind.ingest.model import IngestReport, SourceBatch
 from vaultmind.ingest.names import note_path, scope_folder, slugify
 from vaultmind.ingest.plan import Group, Plan
+from vaultmind.ingest.slack import ALONE_TEAM
 from vaultmind.markdown.render import note_text, to_utc
 from vaultmind.vault.layout import SOURCES_DIR
 
@@ -45,15 +46,19 @@ def held_elsewhere(plan: Plan, group: Group) -> dict[str, list[str]]:
     pools = [(plan.placed(f), False) for f in folders]
     if any(not any(_of_group(group, source_id) for placed, _ in pools for _, source_id in placed.get(i, ())) for i in ids):
         pools.append((plan.placed_outside(kind), True))  # (every message found: a note moved elsewhere adds nothing)
-    stem = group.base[:-3]
     out: dict[str, list[str]] = {}
     for placed, moved in pools:
         for message_id in ids:
             for path, source_id in placed.get(message_id, ()):
-                own = path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
-                if not own and _of_group(group, source_id, moved=moved):
+                if not own_path(group, path) and _of_group(group, source_id, moved=moved):
                     out.setdefault(message_id, []).append(path)
     return out
+
+
+def own_path(group: Group, path: str) -> bool:
+    """Whether `path` is the group's own note or one of its numbered siblings (`<stem>.2.md` …)."""
+    stem = group.base[:-3]
+    return path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
 
 
 def _of_group(group: Group, source_id: str, *, moved: bool = False) -> bool:
@@ -101,11 +106,10 @@ def _answering(plan: Plan, group: Group) -> dict[str, list[str]]:
     if group.meta.kind != "email":
         return {}
     answering = plan.answering(f"{SOURCES_DIR}/email")
-    stem = group.base[:-3]
     out: dict[str, list[str]] = {}
     for message_id in sorted({*group.messages, *group.related}):
         for path in answering.get(message_id, ()):
-            if path != group.base and not (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit()):
+            if not own_path(group, path):
                 out.setdefault(message_id, []).append(path)
     return out
 
@@ -167,9 +171,9 @@ def _case_renamed(plan: Plan, batch: SourceBatch, stem: str, sources: dict[str, 
         if source_id == stem or source_id.casefold() != stem.casefold():
             continue
         notes = (
-            plan.existing(f"{folder}/{path.name}")
+            plan.existing(f"{folder}/{name}")
             for folder in sources[source_id]
-            for path in sorted((plan.vault / folder).glob("*.md"))
+            for name in plan.listing(folder)
         )
         theirs = {
             message_id: to_utc(message.timestamp)
@@ -210,6 +214,8 @@ def _by_name(plan: Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> l
     ids = sorted({message.message_id for message in batch.messages})
 
     def holds_one(source_id: str) -> bool:
+        if not same_workspace(own, source_id):
+            return False
         placed = [plan.placed(f) for f in sources[source_id]]
         return any(s == source_id for held in placed for i in ids for _, s in held.get(i, ()))
 
@@ -235,6 +241,8 @@ def _sharing(plan: Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> l
     found: list[tuple[str, str]] = []
     for source_id, folders in sorted(sources.items()):
         if source_id == own or (not batch.name_only and source_id.rsplit("/", 1)[0] not in workspaces):
+            continue
+        if not same_workspace(own, source_id):  # a file whose messages name another team
             continue
         for folder in folders:
             if not batch.name_only and slugify(source_id.rsplit("/", 1)[-1]) != folder.rsplit("/", 1)[-1]:
@@ -264,7 +272,14 @@ def joined_batches(batches: Sequence[SourceBatch], report: IngestReport) -> list
             out = _join(out, lone, out[-max(kin)[1]], report)
     for lone in [batch for batch in out if batch.name_only]:  # files of one channel, without its export
         ids = {m.message_id for m in lone.messages}
-        sharing = [b for b in out if b.name_only and b.meta.kind == lone.meta.kind and ids & {m.message_id for m in b.messages}]
+        sharing = [
+            b
+            for b in out
+            if b.name_only
+            and b.meta.kind == lone.meta.kind
+            and same_workspace(lone.meta.source_id, b.meta.source_id)
+            and ids & {m.message_id for m in b.messages}
+        ]
         best = min(sharing, key=lambda b: (-len(b.messages), b.meta.source_id), default=lone)
         if best is not lone and any(b is lone for b in out):
             out = _join(out, lone, best, report)
@@ -309,15 +324,28 @@ def _kinship(lone: SourceBatch, batch: SourceBatch) -> int | None:
     `batch` is its conversation (`joined_batches`); else None."""
     if batch.name_only or not batch.by_name or batch.meta.kind != lone.meta.kind:
         return None
+    if not same_workspace(lone.meta.source_id, batch.meta.source_id):  # a `ts` shared by chance
+        return None
     shared = len({m.message_id for m in lone.messages} & {m.message_id for m in batch.messages})
     named = lone.meta.source_id in {i for i, _ in batch.by_name}
     same = lone.meta.source_id.rsplit("/", 1)[0] == batch.meta.source_id.rsplit("/", 1)[0]
     return shared if shared or (named and same) else None
 
 
+def same_workspace(one: str, other: str) -> bool:
+    """Whether two Slack sources (`slack:<team>/<channel>`) may be of one workspace: of one team,
+    or one of them a channel's file whose messages name no team (`ALONE_TEAM`). A channel's file
+    whose messages name their team is never another team's channel, even where their `ts`
+    meet: Slack's ids are the channel's, and two workspaces' channels may share one."""
+    if not (one.startswith("slack:") and other.startswith("slack:")):
+        return True
+    teams = {source_id.split(":", 1)[1].rsplit("/", 1)[0] for source_id in (one, other)}
+    return len(teams) == 1 or ALONE_TEAM in teams
+
+
 def _scope_of(plan: Plan, folder: str) -> str | None:
     """The `scope` the first note (by name) of a source folder gives."""
-    names = sorted(p.name for p in (plan.vault / folder).glob("*.md") if not p.name.startswith("."))
+    names = plan.listing(folder)
     note = plan.existing(f"{folder}/{names[0]}") if names else None
     value = note.data.get("scope") if note is not None else None
     return None if value is None else str(value)

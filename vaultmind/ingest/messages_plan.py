@@ -12,10 +12,11 @@ from datetime import datetime
 from itertools import pairwise
 
 from vaultmind.ingest.common import HASHED_ID_RE
-from vaultmind.ingest.held import GENERATED_KEYS, Existing, carries
+from vaultmind.ingest.held import Existing, carries
 from vaultmind.ingest.matching import held_elsewhere, home_note, own_note
 from vaultmind.ingest.model import QuotedParent
 from vaultmind.ingest.names import sibling_path
+from vaultmind.ingest.parts import part_paths, parts_under_cap, say_split
 from vaultmind.ingest.plan import Group, Plan, Write, say_wide
 from vaultmind.ingest.revisions import (
     apply_edit,
@@ -30,8 +31,7 @@ from vaultmind.ingest.revisions import (
     replace_edited,
     versions,
 )
-from vaultmind.markdown.frontmatter import with_user_keys
-from vaultmind.markdown.render import Message, SourceMeta, iso_utc, note_text, render_source_note, to_utc
+from vaultmind.markdown.render import Message, SourceMeta, iso_utc, note_text, to_utc
 from vaultmind.vault.layout import SOURCES_DIR
 
 
@@ -223,7 +223,7 @@ def plan_group(plan: Plan, group: Group) -> None:
     known.update(  # already written in another note: not again
         message_id for message_id, paths in elsewhere.items() if target is None or set(paths) - {target.path}
     )
-    for moved in sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")}):
+    for moved in _moved_out(elsewhere):
         if moved not in report.unchanged:  # yours, and it holds some of the export: indexed with the rest
             report.unchanged.append(moved)
     current = target.messages() if target is not None else {}
@@ -292,21 +292,26 @@ def plan_group(plan: Plan, group: Group) -> None:
     if new and user_edited:
         plan.keep_user_edited([note.path for note in user_edited])
     merged = _in_time_order([*current.values(), *new.values()])
-    data = render_source_note(meta, merged, plan.zone).encode("utf-8")
+    note_path = target.path if target is not None else free
+    assert note_path is not None
+    # over the vault's cap, the note is split: its parts in its next free numbered siblings
+    parts = parts_under_cap(plan, meta, merged, target.raw if target is not None else None, note_path)
+    paths = part_paths(plan, note_path, base if home is None else note_path, len(parts))
     if new:
-        _say_moved_out(plan, group, elsewhere, len(new), target.path if target is not None else free)
-        wide = [note.path for note in user_edited] + [p for paths in elsewhere.values() for p in paths]
-        say_wide(plan, wide, f"its messages are known, and {len(new)} new message(s) are written to {target.path if target is not None else free}")
-    if target is not None:
-        plan.claimed.add(target.path)
-        if not new and not changed:  # nothing to add: the note stays as it is, its front matter included
+        _say_moved_out(plan, group, elsewhere, len(new), note_path)
+        wide = [note.path for note in user_edited] + [p for places in elsewhere.values() for p in places]
+        say_wide(plan, wide, f"its messages are known, and {len(new)} new message(s) are written to {note_path}")
+    if len(parts) > 1:
+        say_split(plan, paths, sum(len(data) for _, data in parts))
+    plan.claimed.update(paths)
+    for n, (part_path, (holds, data)) in enumerate(zip(paths, parts, strict=True)):
+        added = tuple(m.message_id for m in holds if m.message_id in new)
+        if n or target is None:
+            plan.writes.append(Write(part_path, data, None, added=added))
+        elif not new and not changed and len(parts) == 1:  # nothing to add: the note stays as it is, its front matter included
             report.unchanged.append(target.path)
         else:
-            plan.writes.append(Write(target.path, with_user_keys(data, target.raw, GENERATED_KEYS), target.raw, added=tuple(new)))
-        return
-    assert free is not None
-    plan.claimed.add(free)
-    plan.writes.append(Write(free, data, None, added=tuple(new)))
+            plan.writes.append(Write(target.path, data, target.raw, added=added))
 
 
 def _say_moved_out(plan: Plan, group: Group, elsewhere: dict[str, list[str]], added: int, path: str | None) -> None:
@@ -315,9 +320,14 @@ def _say_moved_out(plan: Plan, group: Group, elsewhere: dict[str, list[str]], ad
     yours, left as it is."""
     what = "email thread" if group.meta.kind == "email" else "chat"
     whole = "thread" if group.meta.kind == "email" else f"conversation ({group.meta.source_id})"
-    for moved in sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")}):
+    for moved in _moved_out(elsewhere):
         said = f"{moved}: this {what} note is outside sources/, so it is yours and left as it is;"
         if not any(w.startswith(said) for w in plan.report.warnings):
             plan.report.warnings.append(
                 f"{said} its messages are known, and {added} new message(s) of its {whole} are written to {path}"
             )
+
+
+def _moved_out(elsewhere: dict[str, list[str]]) -> list[str]:
+    """The notes out of `sources/` (yours) among those holding a group's messages (`held_elsewhere`)."""
+    return sorted({p for paths in elsewhere.values() for p in paths if not p.startswith(SOURCES_DIR + "/")})

@@ -15,7 +15,8 @@ from typing import Literal
 from vaultmind.markdown.render import Message, SourceMeta
 
 Bucket = Literal["day", "thread", "whole"]
-"""How a batch is split into notes: chat by UTC day, email by thread, documents whole."""
+"""How a batch is split into notes: chat by day (of the vault's `[ingest] timezone`), email by
+thread, documents whole (a note over the vault's cap continues in numbered parts: `ingest.parts`)."""
 
 
 @dataclass(frozen=True, slots=True)

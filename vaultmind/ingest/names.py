@@ -73,7 +73,8 @@ def scope_folder(scope: str) -> str:
 
 
 def note_path(batch: SourceBatch, day: str | None = None) -> str:
-    """Vault-relative path of a batch's note: by UTC `day` for bucket "day", else `note_name`."""
+    """Vault-relative path of a batch's note: by `day` (of the vault's zone) for bucket "day",
+    else `note_name`."""
     folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(batch.meta.scope)}"
     if batch.bucket == "day":
         if day is None:

@@ -41,6 +41,7 @@ class Write:
 class Plan:
     vault: Path
     zone: tzinfo = UTC  # the days of day notes, the times callouts show
+    note_cap: int | None = None  # the vault's cap on a note it indexes, in bytes (`[vault] max_file_mb`): `ingest.parts`
     report: IngestReport = field(default_factory=IngestReport)
     writes: list[Write] = field(default_factory=list)
     claimed: set[str] = field(default_factory=set)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import zipfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,10 +39,12 @@ _THREAD_FILE_RE = re.compile(r"(.+)_thread_\d+(?:\.\d+)?")
 
 
 class _Export:
-    """Read access to an export folder or zip: `read(rel)` and `days(folder)`."""
+    """Read access to an export folder or zip: `read(rel)` and `days(folder)`; a zip is closed
+    when the block using it ends (`with`). `warn`: what to say of how a file was read."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, warn: Callable[[str], None] | None = None):
         self.path = path
+        self.warn = warn
         self.zip: zipfile.ZipFile | None = None
         self.prefix = ""
         if path.is_file():
@@ -53,6 +56,13 @@ class _Export:
             marker = next((n for n in sorted(names, key=len) if n.rsplit("/", 1)[-1] in META_FILES), None)
             if marker is not None and "/" in marker:
                 self.prefix = marker.rsplit("/", 1)[0] + "/"
+
+    def __enter__(self) -> _Export:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.zip is not None:
+            self.zip.close()
 
     def where(self, rel: str) -> Path:
         return Path(f"{self.path}/{rel}") if self.zip is None else Path(f"{self.path}:{self.prefix}{rel}")
@@ -104,7 +114,7 @@ class _Names:
     channels: dict[str, str] = field(default_factory=dict)
 
 
-def parse_slack(path: Path) -> list[SourceBatch]:
+def parse_slack(path: Path, *, warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
     """Parse a Slack workspace export folder or zip, or a single channel's message array.
 
     One day file of an export folder (`<export>/<channel>/YYYY-MM-DD.json` beside the export's
@@ -113,16 +123,21 @@ def parse_slack(path: Path) -> list[SourceBatch]:
     if path.is_file() and path.suffix.lower() == ".json":
         root = path.parent.parent
         if _DAY_RE.fullmatch(path.name) and any((root / name).is_file() for name in META_FILES):
-            return _parse_export(root, only=f"{path.parent.name}/{path.name}")
-        return _parse_channel_file(path)
-    return _parse_export(path)
+            return _parse_export(root, warn, only=f"{path.parent.name}/{path.name}")
+        return _parse_channel_file(path, warn)
+    return _parse_export(path, warn)
 
 
-def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
+def _parse_export(path: Path, warn: Callable[[str], None] | None, only: str | None = None) -> list[SourceBatch]:
     """The batches of an export folder or zip; with `only` (a day file's path in it), of that day."""
-    export = _Export(path) if path.is_dir() or path.is_file() else None
-    if export is None:
+    if not path.is_dir() and not path.is_file():
         raise IngestError("no such file or folder", path=path)
+    with _Export(path, warn) as export:
+        return _read_export(export, only)
+
+
+def _read_export(export: _Export, only: str | None) -> list[SourceBatch]:
+    path = export.path
     users = _load_list(export, "users.json")
     names = _Names(users={u["id"]: _user_name(u) for u in users if isinstance(u.get("id"), str)})
     conversations: list[_Conversation] = []
@@ -166,7 +181,7 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
             if only is not None and rel != only:
                 continue
             text = export.text(rel) or "[]"
-            for line, item in json_array_items(export.where(rel), text):
+            for line, item in json_array_items(export.where(rel), text, export.warn):
                 if isinstance(item, dict) and isinstance(item.get("team"), str) and item["team"]:
                     team_votes[item["team"]] += 1
                 message = _message(export.where(rel), line, item, conv.id, names, earlier)
@@ -195,7 +210,7 @@ def _parse_export(path: Path, only: str | None = None) -> list[SourceBatch]:
     ]
 
 
-def _parse_channel_file(path: Path) -> list[SourceBatch]:
+def _parse_channel_file(path: Path, warn: Callable[[str], None] | None) -> list[SourceBatch]:
     """One channel's messages: `<channel>.json`, slackdump's `<channel>_thread_<ts>.json`, or one
     `<channel>/YYYY-MM-DD.json` day file away from its export (user ids then stay unresolved)."""
     thread = _THREAD_FILE_RE.fullmatch(path.stem)
@@ -207,7 +222,7 @@ def _parse_channel_file(path: Path) -> list[SourceBatch]:
     messages = []
     earlier: dict[str, list[str]] = {}
     team_votes: Counter[str] = Counter()
-    for line, item in json_array_items(path, text):
+    for line, item in json_array_items(path, text, warn):
         if isinstance(item, dict) and isinstance(item.get("team"), str):
             team_votes[item["team"]] += 1
         message = _message(path, line, item, channel, names, earlier)
@@ -235,7 +250,7 @@ def _load_list(export: _Export, rel: str) -> list[dict[str, Any]]:
     text = export.text(rel)
     if text is None:
         return []
-    data = load_json(export.where(rel), text)
+    data = load_json(export.where(rel), text, export.warn)
     if not isinstance(data, list):
         raise ingest_error(export.where(rel), "expected a JSON array", line=1)
     return [item for item in data if isinstance(item, dict)]

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -27,9 +28,9 @@ from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta, iso_utc
 
 
-def parse_telegram(path: Path, *, tz: tzinfo = UTC) -> list[SourceBatch]:
+def parse_telegram(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
     """Parse a Telegram Desktop JSON export (a single chat or the whole account)."""
-    data = load_json(path)
+    data = load_json(path, warn=warn)
     if not isinstance(data, dict):
         raise ingest_error(path, "expected a Telegram export object", line=1)
     chats: list[Any] = []

@@ -12,7 +12,8 @@ Every ingest goes through two phases:
 Merge rules (docs/ingest.md): a chat/email note is keyed by its path and `source_id`. When the
 target note is vaultmind's (its `vaultmind_body_sha256` matches its body), its messages and the
 new ones are united by message id (the note's text wins; a different text in the export is
-reported as a warning), sorted by (timestamp, message id) and re-rendered. A note the user
+reported as a warning), sorted by time (messages of one time in the note's order, then the
+export's: a stable sort, so the same inputs give the same bytes) and re-rendered. A note the user
 edited is never overwritten: messages it does not hold go to a sibling `<stem>.2.md` (the next
 free number), which later ingests keep merging into.
 
@@ -67,7 +68,7 @@ from vaultmind.ingest.plan import Plan
 from vaultmind.ingest.zone_shift import refuse_shifted
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.model import Progress
-from vaultmind.vault.atomic import make_folders, write_atomic
+from vaultmind.vault.atomic import ChangedOnDisk, make_folders, write_atomic
 from vaultmind.vault.layout import SOURCES_DIR, name_order
 
 
@@ -88,13 +89,16 @@ def _execute(plan: Plan, progress: Progress | None) -> IngestReport:
                     continue
                 write_atomic(full, item.data, overwrite=False)
                 _leave(plan, item.moved_from, item.path)
-            elif item.expect is not None:
+            elif item.expect is not None:  # (compared again just before the rename: `write_atomic`)
                 if not _still(full, item.expect):
                     report.warnings.append(_changed(item.path))
                     continue
-                write_atomic(full, item.data, overwrite=True)
+                write_atomic(full, item.data, overwrite=True, expect=item.expect)
             else:
                 write_atomic(full, item.data, overwrite=False)
+        except ChangedOnDisk:
+            report.warnings.append(_changed(item.path))
+            continue
         except RefuseToClobber:
             report.warnings.append(
                 f"{item.path}: appeared on disk during the ingest; left alone (run the ingest again)"
@@ -243,24 +247,35 @@ def _still(full: Path, expect: bytes | None) -> bool:
 
 
 def write_batches(
-    vault: Path, batches: Sequence[SourceBatch], *, zone: tzinfo = UTC, progress: Progress | None = None
+    vault: Path,
+    batches: Sequence[SourceBatch],
+    *,
+    zone: tzinfo = UTC,
+    progress: Progress | None = None,
+    max_note_bytes: int | None = None,
 ) -> IngestReport:
     """Write chat/email batches as source notes (merging, idempotent; see the module doc). Day
     notes are days of `zone` (the vault's `[ingest] timezone`), as the times their callouts show.
+    A note over `max_note_bytes` (the vault's cap on a note it indexes) is split into numbered
+    parts (`ingest.parts`). `progress("planning", done, total)` as each note is planned, and
     `progress("writing", done, total)` as notes are written."""
-    plan = Plan(Path(vault), zone=zone)
+    plan = Plan(Path(vault), zone=zone, note_cap=max_note_bytes)
     groups = group_batches([as_earlier(plan, batch) for batch in joined_batches(batches, plan.report)], plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
     # first its own group's, which then holds what it holds
     homed = [not own_note(plan, g) and home_note(plan, g, held_elsewhere(plan, g)) is not None for g in groups]
-    for group in [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]:
+    ordered = [g for g, h in zip(groups, homed, strict=True) if not h] + [g for g, h in zip(groups, homed, strict=True) if h]
+    for done, group in enumerate(ordered, 1):
         plan_group(plan, group)
+        if progress is not None:
+            progress("planning", done, len(ordered))
     refuse_shifted(plan)
     return _execute(plan, progress)
 
 
 def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Progress | None = None) -> IngestReport:
-    """Write documents as source notes: one per `source_id`, `version` + 1 on each change."""
+    """Write documents as source notes: one per `source_id`, `version` + 1 on each change;
+    `progress("planning" | "writing", done, total)` as they are planned and written."""
     plan = Plan(Path(vault))
     # two files of one derived id are two documents — unless one is a copy of the other's text;
     # files giving themselves one id are one document, the last one given
@@ -279,7 +294,7 @@ def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Pro
             plan.report.warnings.append(f"document {doc.source_id!r} given more than once; kept the last")
         latest[key] = doc
     folders: dict[str, list[Existing]] = {}
-    for key in sorted(latest):
+    for done, key in enumerate(sorted(latest), 1):
         doc = latest[key]
         folder = doc_folder(doc)
         if folder not in folders:
@@ -288,4 +303,6 @@ def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Pro
         plan_document(plan, doc, folders[folder])
         if len(plan.writes) == writes:  # unchanged: what its file's reading said was said when it was written
             plan.report.said_before.update(doc.said)
+        if progress is not None:
+            progress("planning", done, len(latest))
     return _execute(plan, progress)

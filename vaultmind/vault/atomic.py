@@ -107,12 +107,21 @@ def temp_name(name: str) -> str:
     return f".{utf8_prefix(name, room)}{tail}"
 
 
-def write_atomic(path: str | Path, data: bytes, *, overwrite: bool, mode: int = 0o666) -> None:
+class ChangedOnDisk(RefuseToClobber):
+    """The file to replace no longer holds the bytes it was read with (`write_atomic`'s `expect`)."""
+
+
+def write_atomic(
+    path: str | Path, data: bytes, *, overwrite: bool, mode: int = 0o666, expect: bytes | None = None
+) -> None:
     """Write `data` to `path` atomically and durably.
 
     With `overwrite=False` an existing target (file, folder or symlink, even a dangling one)
-    raises `RefuseToClobber` and is left untouched. `mode` is applied to a newly created file
-    (filtered by the umask); pass 0o600 for owner-only files. The parent folder must exist.
+    raises `RefuseToClobber` and is left untouched. With `expect` (and `overwrite`), the target
+    is replaced only while it holds those bytes, read once the new ones are on disk, just
+    before the rename (an editor's save during the write is not lost: `ChangedOnDisk`, the
+    target left). `mode` is applied to a newly created file (filtered by the umask); pass
+    0o600 for owner-only files. The parent folder must exist.
     """
     target = Path(path)
     folder = target.parent
@@ -122,6 +131,8 @@ def write_atomic(path: str | Path, data: bytes, *, overwrite: bool, mode: int = 
     try:
         _write_new(temp, data, mode)
         if overwrite:
+            if expect is not None and _held(target) != expect:
+                raise ChangedOnDisk(f"{target.name} changed on disk before it was written", path=target)
             os.replace(temp, target)
         else:
             _link_new(temp, target, data, mode)
@@ -131,6 +142,14 @@ def write_atomic(path: str | Path, data: bytes, *, overwrite: bool, mode: int = 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
     fsync_dir(folder)
+
+
+def _held(path: Path) -> bytes | None:
+    """The bytes of the file at `path`; None when there is none."""
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return None
 
 
 def fsync_dir(folder: str | Path) -> None:
