@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write
+from tests.conftest import run_main, write
 from vaultmind.ingest.chat_formats import detect_chat_format
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.whatsapp import parse_whatsapp
 from vaultmind.markdown.note import parse_note
+from vaultmind.vault.template import init_vault
 
 
 def _note_texts(vault: Path, rel: str) -> list[str]:
@@ -276,3 +277,21 @@ def test_a_note_with_a_byte_that_is_not_utf8_keeps_its_messages_known(tmp_path: 
     assert _note_texts(vault, "sources/chat/whatsapp/order/2024-03-14.2.md") == ["ok"]
     assert note.read_bytes() == raw
     assert [w for w in later.warnings if "2024-03-14.md: line" in w and "not UTF-8 text" in w]
+
+
+def test_an_ingest_that_stops_on_a_file_says_what_was_said_of_it_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A generic JSON export cut short: its one unfinished line is left out with a warning, and
+    the run then stops with "no messages in the file". The warnings of a run that stops are
+    never printed, so the error carries the one about its file: the cause, and what to do."""
+    vault = tmp_path / "vault"
+    init_vault(vault)
+    cut = write(
+        tmp_path, "exports/cut.json", '{"messages": [{"author": "Ann", "text": "hi", "timestamp": "2024-05-01T09:00:00Z"}, '
+    )
+    code, _, err = run_main(capsys, "ingest", "chat", str(cut), "--vault", str(vault))
+    assert code == 1
+    assert f"{cut}: line 1: no messages in the file; line 1: the last line is not complete JSON" in err, err
+    assert "ingest the file again once it is complete" in err, err
+    assert not (vault / "sources" / "chat").exists()

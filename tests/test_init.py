@@ -113,6 +113,37 @@ def test_new_vault_refuses_a_file(tmp_path: Path) -> None:
     assert target.read_text() == "# not a folder\n"
 
 
+def test_init_again_on_a_vaultmind_vault_says_so_and_names_the_next_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's set-up line run twice: the second `init --demo` names the vault it found and
+    the command that uses it, not `init --existing` (which would only say "0 files created")."""
+    root = tmp_path / "demo-vault"
+    assert main(["init", "--demo", str(root)]) == 0
+    before = tree(root)
+    capsys.readouterr()
+    for args in (["init", "--demo", str(root)], ["init", str(root)]):
+        assert main(args) == 1
+        err = capsys.readouterr().err
+        assert "already a vaultmind vault" in err, err
+        assert f"vaultmind reindex --vault {root}" in err, err
+        assert "--existing" not in err, err
+    assert tree(root) == before
+
+
+def test_existing_names_only_the_gitignore_lines_it_lacks(tmp_path: Path) -> None:
+    done = tmp_path / "done"
+    init_vault(done)
+    skipped = {s.path: s.reason for s in init_vault(done, existing=True).skipped}
+    assert skipped[".gitignore"] == "exists; left unchanged", skipped[".gitignore"]
+    partial = tmp_path / "partial"
+    make_user_vault(partial)
+    (partial / ".gitignore").write_text(".trash/\n.vaultmind/*\n")
+    skipped = {s.path: s.reason for s in init_vault(partial, existing=True).skipped}
+    assert "would add: !.vaultmind/config.toml  .obsidian/workspace*.json)" in skipped[".gitignore"]
+    assert ".trash/" not in skipped[".gitignore"]
+
+
 def test_second_init_refuses_and_changes_nothing(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     init_vault(root, demo=True)

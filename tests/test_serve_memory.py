@@ -230,3 +230,33 @@ def test_a_warmed_serving_memory_freezes_what_it_loaded_for_the_collector(vault:
         assert gc.get_threshold()[0] == memory_module.SERVING_GC_THRESHOLD
         assert gc.get_freeze_count() > 0
         assert memory.walk("kayak")["hits"], "queries work as before"
+
+
+def test_a_small_pool_read_is_never_tried_below_the_rows_duckdb_holds_unwritten(vault: Path) -> None:
+    """Rows written but not checkpointed (a reindex held ~40–50 MiB of them) are not DuckDB's
+    cache: a pool below them could be set only by spilling them to disk, and the read then ran
+    out of memory, putting the limit back did too, and `vaultmind reindex` ended in a traceback
+    at its closing checkpoint. The read runs under room above what DuckDB holds instead."""
+    write(vault, "n.md", "# Note\n\nThe kayak trip was cancelled because of the storm.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        index = memory.index
+        before = index.scalar("SELECT current_setting('memory_limit')")
+        with index.deferred_checkpoints():
+            index.con.execute(
+                "CREATE TABLE unwritten AS SELECT i, repeat('x', 1000) || i::VARCHAR AS t FROM range(50000) r(i)"
+            )
+            held = index.duckdb_memory()
+            beyond_cache = sum(used for tag, used in held.items() if tag != "BASE_TABLE")
+            assert beyond_cache > size_bytes("32MB"), held
+            seen: list[str] = []
+
+            def read() -> int:
+                seen.append(str(index.scalar("SELECT current_setting('memory_limit')")))
+                return int(index.scalar("SELECT count(*) FROM unwritten WHERE t LIKE '%7'"))
+
+            assert index.small_pool_read(read, "16MB") == 5000
+            assert len(seen) == 1 and size_bytes(seen[0]) >= beyond_cache, (seen, held)
+            assert index.scalar("SELECT current_setting('memory_limit')") == before
+            index.con.execute("DROP TABLE unwritten")
+        index.checkpoint()

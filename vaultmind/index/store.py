@@ -358,11 +358,18 @@ class Index:
         process's loads, its `status` and NER's scans of every leaf. A pool below what DuckDB
         holds pinned cannot be set (a daemon's indexes held ~41 MB at times): then
         `SMALL_POOL_HEADROOM` above what it holds; and should that not do either (the read ran
-        out of memory), again under the pool as it was. Holds the lock throughout: no write runs
-        under a small pool."""
+        out of memory), again under the pool as it was. Nor is a pool tried below the rows,
+        indexes and strings DuckDB holds beyond its cache of stored blocks (`BASE_TABLE`): rows
+        written but not yet checkpointed (a reindex held ~40–50 MiB of them) can be set out of
+        the pool only by spilling them to disk, leaving the read no room; the read ran out of
+        memory, and then so did putting the limit back — every later statement, the closing
+        checkpoint included, failed under the small pool. Holds the lock throughout: no write
+        runs under a small pool."""
         with self.lock, self._replaced_when_invalidated():
-            above = sum(self.duckdb_memory().values()) + SMALL_POOL_HEADROOM
-            pools: list[str | None] = [limit]
+            held = self.duckdb_memory()
+            above = sum(held.values()) + SMALL_POOL_HEADROOM
+            beyond_cache = sum(used for tag, used in held.items() if tag != "BASE_TABLE")
+            pools: list[str | None] = [limit] if beyond_cache < size_bytes(limit) else []
             if above > size_bytes(limit):
                 pools.append(f"{math.ceil(above / 1024)}KiB")
             for pool in (*pools, None):  # None: the pool as it is

@@ -247,6 +247,16 @@ def _nothing_found(paths: Sequence[Path], what: str) -> str:
     return f"{', '.join(map(str, paths))}: nothing to ingest here (looked for {what})"
 
 
+def _with_warnings_of_its_file(exc: IngestError, warnings: Sequence[str]) -> None:
+    """What was said of the file an error is about before it failed, added to the error: the
+    warnings of a run that stops are never printed, and one is often the cause ("no messages in
+    the file" of a JSON file cut short, whose unfinished line was left out with a warning)."""
+    prefix = f"{exc.path}: "
+    said = [w.removeprefix(prefix) for w in warnings if exc.path is not None and w.startswith(prefix)]
+    if said:
+        exc.message = "; ".join([exc.message, *said])
+
+
 def ingest_paths(
     kind: str,
     paths: Sequence[str | Path],
@@ -265,9 +275,13 @@ def ingest_paths(
     `max_note_bytes`: the vault's cap on a note it indexes (`[vault] max_file_mb`); a document
     over it is refused, as its note would never be found."""
     parse_report = IngestReport()
-    parsed = parse_paths(
-        kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report, date_order=date_order, vault=vault
-    )
+    try:
+        parsed = parse_paths(
+            kind, paths, fmt=fmt, tz=tz, progress=progress, report=parse_report, date_order=date_order, vault=vault
+        )
+    except IngestError as exc:
+        _with_warnings_of_its_file(exc, parse_report.warnings)
+        raise
     if kind == "chat":  # a chat read in another day/month order than its notes hold: theirs is kept
         kept, said = keep_held_orders(vault, [b for b in parsed if isinstance(b, SourceBatch)])
         parsed, parse_report.warnings[:0] = kept, said

@@ -186,6 +186,13 @@ def _new_root(path: str | Path) -> Path:
                 path=root,
                 hint="choose another path for the new vault",
             )
+        if (root / STATE_DIR).is_dir():
+            raise RefuseToClobber(
+                f"is already a vaultmind vault (it holds {STATE_DIR}/); nothing was written",
+                path=root,
+                hint=f"use it: `{command_line('reindex', vault=Path(path))}` brings its index up to date; "
+                "for a new vault, name an empty or missing folder",
+            )
         if any(root.iterdir()):
             raise RefuseToClobber(
                 "folder is not empty; a new vault needs an empty or missing folder",
@@ -351,14 +358,24 @@ def _plan_existing(
                 )
             )
         elif os.path.lexists(root / f.path):
-            if f.group == "gitignore":
-                reason = "exists; left unchanged (vaultmind would add: " + "  ".join(GITIGNORE_LINES) + ")"
-            else:
-                reason = "exists; left unchanged"
+            missing = _missing_gitignore_lines(root / f.path) if f.group == "gitignore" else ()
+            reason = "exists; left unchanged"
+            if missing:
+                reason += " (vaultmind would add: " + "  ".join(missing) + ")"
             skipped.append(Skipped(f.path, reason))
         else:
             plan.append(f)
     return plan, skipped
+
+
+def _missing_gitignore_lines(gitignore: Path) -> tuple[str, ...]:
+    """The lines of `GITIGNORE_LINES` an existing `.gitignore` does not hold (all of them when it
+    cannot be read): what the hint says vaultmind would add, never a line already there."""
+    try:
+        held = {line.strip() for line in gitignore.read_text(encoding="utf-8", errors="replace").splitlines()}
+    except OSError:
+        return GITIGNORE_LINES
+    return tuple(line for line in GITIGNORE_LINES if line not in held)
 
 
 def _vault_inside(root: Path, depth: int = 2) -> Path | None:
