@@ -34,6 +34,7 @@ from vaultmind.errors import NoteReadError, RefuseToClobber
 from vaultmind.index.store import Index
 from vaultmind.markdown.frontmatter import split_frontmatter, with_user_keys
 from vaultmind.markdown.tokens import count_tokens
+from vaultmind.tree import unsealed
 from vaultmind.tree.buffers import BufferItem, buffer, tree_states
 from vaultmind.tree.deriver import load_rows
 from vaultmind.tree.fallback import FallbackSummarizer
@@ -202,8 +203,11 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
                 {"id": row.id, "path": row.note_path, "reason": "edited by you since the last sync"}
             )
             continue
-        if held is not None:
-            sealer.kept_keys[row.note_path] = held  # the keys you added come back if it is sealed again
+        if held is not None:  # the keys you added come back if it is sealed again, after a stop too
+            unsealed.record(
+                memory.index, path=row.note_path, note=held, tree=row.tree, level=row.level, children=row.children
+            )
+            sealer.kept_keys[row.note_path] = held
         path.unlink(missing_ok=True)
         gone.append(row.note_path)
         sealer.report.unsealed.append(
@@ -240,12 +244,15 @@ class _Sealer:
         self._owns_summarizer = summarizer is None
         self.report = SealReport()
         self.started = time.perf_counter()
-        self.kept_keys: dict[str, bytes] = {}  # an unsealed summary's note, by path: its keys return with it
+        # a removed stale summary's note, by path: its keys return with it (`unsealed`)
+        self.kept_keys: dict[str, bytes] = unsealed.pending(self.index)
 
     def done(self) -> SealReport:
         if self._owns_summarizer and self._summarizer is not None:
             close_summarizer(self._summarizer)
             self._summarizer = None
+        if self.kept_keys and not self.memory.stopping.is_set():
+            unsealed.tidy(self.index, self.settings)
         self.report.seconds = time.perf_counter() - self.started
         return self.report
 
@@ -348,6 +355,8 @@ class _Sealer:
             taken = self.index.scalar("SELECT max(len(children)) FROM summaries WHERE note_path = ?", [path])
             if taken != len(group):  # without this guard a note the index rejects would be sealed forever
                 return self._abort(tree, level, f"{path} was written but the index did not take it")
+            if self.kept_keys.pop(path, None) is not None:
+                unsealed.settle(self.index, [path])
         self.report.llm_calls += result.llm_calls
         if result.summarizer == FallbackSummarizer().identity:
             self.report.fallbacks += 1
@@ -389,7 +398,7 @@ class _Sealer:
             return "kept" if outcome is None else outcome
         data = note.render().encode("utf-8")
         if rel in self.kept_keys:  # sealed again where it was: with the properties you added
-            data = _keeping_yours(note, self.kept_keys.pop(rel))
+            data = _keeping_yours(note, self.kept_keys[rel])
         try:
             write_atomic(path, data, overwrite=False)
         except RefuseToClobber:
