@@ -177,3 +177,20 @@ def test_tree_of_a_note_in_summaries_that_is_no_summary_says_so(vault: Path, cap
     code, err, _ = run_main(capsys, "tree", "summaries/README.md", "--vault", str(vault), "--json")
     assert code == 4
     assert err["error"]["message"] == "'summaries/README.md' is not a summary note: it belongs to no summary tree"
+
+
+def test_a_summary_that_cannot_be_written_stops_its_tree_only(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file where a tree's folder goes (or no room, no permission): that seal is reported as
+    aborted and the other trees still fold; the command does not fail with a traceback."""
+    write(vault, ".vaultmind/config.toml", CONFIG)
+    chat_day(vault, 0, 0, 3)
+    chat_day(vault, 0, 0, 3, source_id="slack:fernhill/ops", scope="slack/fernhill/ops")
+    write(vault, "summaries/slack-fernhill-ops/L1", "a file of yours where the folder goes\n")
+    code, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--all", "--json")
+    assert code == 0
+    assert [s["tree"] for s in report["sealed"]] == [TREE]
+    assert report["aborted"]
+    for aborted in report["aborted"]:  # tried by each phase of the pass
+        assert aborted["tree"] == "slack:fernhill/ops" and "could not be written" in aborted["reason"]
+    assert list((vault / "summaries/slack-fernhill-launch/L1").glob("*.md"))
+    assert (vault / "summaries/slack-fernhill-ops/L1").read_text() == "a file of yours where the folder goes\n"

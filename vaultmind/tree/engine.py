@@ -208,7 +208,13 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
                 memory.index, path=row.note_path, note=held, tree=row.tree, level=row.level, children=row.children
             )
             sealer.kept_keys[row.note_path] = held
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:  # a folder you made read-only: this one stays, the others go on
+            unsealed.settle(memory.index, [row.note_path])
+            sealer.kept_keys.pop(row.note_path, None)
+            sealer.report.aborted.append({"tree": row.tree, "level": row.level, "reason": f"{row.note_path}: {exc}"})
+            continue
         gone.append(row.note_path)
         sealer.report.unsealed.append(
             {"id": row.id, "tree": row.tree, "level": row.level, "path": row.note_path}
@@ -341,7 +347,11 @@ class _Sealer:
                 )
             for n in range(1, SUMMARY_PATHS + 1):  # around the notes of yours at its paths
                 path = summary_path(tree, level + 1, sid, n)
-                if self._write(path, note) != "kept":
+                try:
+                    outcome = self._write(path, note)
+                except OSError as exc:  # no room, no permission, a file where a folder goes: this tree waits
+                    return self._abort(tree, level, f"{path} could not be written ({exc}); the next pass tries again")
+                if outcome != "kept":
                     break
                 self.report.kept.append({"id": sid, "path": path, "reason": "a note of yours is at this path"})
             else:
