@@ -194,3 +194,16 @@ def test_a_summary_that_cannot_be_written_stops_its_tree_only(vault: Path, capsy
         assert aborted["tree"] == "slack:fernhill/ops" and "could not be written" in aborted["reason"]
     assert list((vault / "summaries/slack-fernhill-launch/L1").glob("*.md"))
     assert (vault / "summaries/slack-fernhill-ops/L1").read_text() == "a file of yours where the folder goes\n"
+
+
+def test_flush_with_ollama_and_no_model_seals_and_says_why_in_its_report(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to stop with "error: no Ollama chat model configured" and seal nothing."""
+    config = CONFIG.replace('summarizer = "fallback"', 'summarizer = "ollama"') + '[ollama]\nchat_model = ""\n'
+    write(vault, ".vaultmind/config.toml", config)
+    chat_day(vault, 0, 0, 3)
+    code, out, _ = run_main(capsys, "flush", "--vault", str(vault), "--all")
+    assert code == 0 and "1 summary sealed" in out
+    assert "(3 children, fallback: ollama cannot be asked: no Ollama chat model configured; " in out
+    assert "set [trees] summarizer_model" in out

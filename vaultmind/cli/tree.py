@@ -179,7 +179,8 @@ def print_report(result: dict[str, Any]) -> None:
     print(f"vaultmind: {counted(len(sealed), 'summary', 'summaries')} sealed in {result['seconds']:.2f} s", end="")
     print(f" ({counted(result['llm_calls'], 'LLM call')}, {result['fallbacks']} by the fallback summarizer)")
     for s in sealed:
-        print(f"  + L{s['level']} {s['path']} ({counted(s['children'], 'child', 'children')}, {s['summarizer']})")
+        why = f": {s['note']}" if s.get("note") else ""  # why it fell back
+        print(f"  + L{s['level']} {s['path']} ({counted(s['children'], 'child', 'children')}, {s['summarizer']}{why})")
     for s in result["unsealed"]:
         print(f"  - L{s['level']} {s['path']} (stale, folded again)")
     for s in result.get("refreshed", ()):

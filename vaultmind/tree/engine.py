@@ -387,8 +387,9 @@ class _Sealer:
         fallback = FallbackSummarizer()
         try:
             result = self.summarizer.summarize(children, budget)
-        except Exception as exc:  # a broken summarizer must never block or lose a seal
-            log.warning("summarizer %s failed (%s); using the fallback", self.summarizer.name, exc)
+        except Exception as exc:  # a broken summarizer (or one that cannot be built) must never block or lose a seal
+            name = self._summarizer.name if self._summarizer is not None else "(not built)"
+            log.warning("summarizer %s failed (%s); using the fallback", name, exc)
             result = SummaryText(fallback.summarize(children, budget).text, fallback.identity, note=str(exc))
         if count_tokens(result.text) > tokens_in or (tokens_in and not result.text.strip()):
             why = (
