@@ -162,6 +162,15 @@ def test_unknown_names_finds_invented_people_only() -> None:
     assert unknown_names("Costs rose. Then Marcus Lee left.", CHILDREN) == ["Marcus Lee"]
 
 
+def test_a_possessive_is_its_names_and_a_lone_opener_that_acts_is_someone() -> None:
+    """DESIGN: a summary introduces no entity its children do not mention."""
+    assert unknown_names("Bob Stone paid Alice Chen's deposit for the Harbor Hall's venue.", CHILDREN) == []
+    assert unknown_names("Marcus will call Harbor Hall tomorrow. Helen Okafor said yes.", CHILDREN) == ["Marcus"]
+    assert unknown_names("Marcus said the Q3 budget holds.", CHILDREN) == ["Marcus"]
+    assert unknown_names("Revenue grew. Costs rose. Later Bob Stone left.", CHILDREN) == []
+    assert unknown_names("Priya will move the Tidepool launch.", CHILDREN) == []  # her first name is known
+
+
 def test_ollama_summarizes_through_the_chat_api() -> None:
     with FakeOllama(responder=lambda r: GOOD) as fake:
         with _chat(fake) as summarizer:
