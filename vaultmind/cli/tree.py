@@ -61,8 +61,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
         args.tree_id = Path(args.tree_id).resolve().as_posix()
 
     def local(memory: Any) -> dict[str, Any]:
-        if memory.index.scalar("SELECT count(*) FROM notes") == 0:
-            memory.sync()
+        memory.sync()  # what it says is stale or edited is the vault's now, as `flush` sees it
         return tree_view(memory, args.tree_id)
 
     config = config_from_args(args)

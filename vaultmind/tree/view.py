@@ -232,7 +232,7 @@ def _explained(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
                 "path": row.note_path,
                 "user_edited": row.user_edited,
                 "why": why,
-                "action": "kept: you edited it" if row.user_edited else "re-sealed by the next reseal",
+                "action": "kept: you edited it" if row.user_edited else "re-sealed by the next flush",
             }
         )
     return out
