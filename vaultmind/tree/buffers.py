@@ -65,7 +65,8 @@ def _tree_sql() -> str:
 
 def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = None) -> tuple[str, list[Any]]:
     """A subquery of every leaf that feeds a tree (or only `tree`), with its `tree` and `active`
-    time, and its parameters. Filtering one tree inside the subquery lets DuckDB skip the rest."""
+    time (its own, never after its note was last written: one dated in the future does not keep
+    its tree from going quiet), and its parameters. Filtering one tree inside the subquery lets DuckDB skip the rest."""
     kinds = "(n.kind = 'source' AND n.source_id IS NOT NULL)"
     if settings.user_notes:
         kinds = f"({kinds} OR n.kind = 'user')"
@@ -85,7 +86,7 @@ def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = Non
         admitted = "AND l.id IN (SELECT leaf_id FROM admission WHERE decision = 'admitted')"
     sql = f"""(SELECT l.id, l.note_path, l.seq, l.ts, l.token_count, l.content_hash,
                        {_tree_sql()} AS tree,
-                       coalesce(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
+                       least(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
                 FROM leaves l JOIN notes n ON n.path = l.note_path
                 WHERE {kinds} AND NOT {quote_only_sql()}
                   AND NOT regexp_matches(n.path, '{UNLINKABLE_PATH}') {admitted})"""
