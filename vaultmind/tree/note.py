@@ -263,15 +263,19 @@ def iso_z(value: datetime | None) -> str | None:
     return value.strftime(fmt)
 
 
+def iso_time(value: str) -> datetime:
+    """An ISO 8601 time as written (a trailing `Z` is UTC); ValueError when it is none."""
+    return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+
+
 def parse_time(value: Any) -> datetime | None:
     """A front matter time as naive UTC (None when missing or unreadable)."""
     if not isinstance(value, str) or not value.strip():
         return None
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        return naive_utc(iso_time(value))
     except ValueError:
         return None
-    return naive_utc(parsed)
 
 
 SUMMARY_KEYS = frozenset(

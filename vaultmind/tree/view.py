@@ -17,7 +17,7 @@ from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, is_summary_note, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import Progress, SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.hydrate import source_label, source_labels
-from vaultmind.tree.note import iso_z, tree_for_note, tree_slug
+from vaultmind.tree.note import iso_time, iso_z, tree_for_note, tree_slug
 from vaultmind.tree.refresh import finish_refresh, refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
@@ -327,7 +327,7 @@ def parse_now(value: Any, name: str = "'at'") -> datetime:
     if not isinstance(value, str):
         raise UsageError(f"{name} must be an ISO 8601 time", hint=example)
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        parsed = iso_time(value)
     except ValueError as exc:
         raise UsageError(f"{name} {value!r} is not an ISO 8601 time", hint=example) from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
