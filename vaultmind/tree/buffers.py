@@ -21,7 +21,7 @@ from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.tree.deriver import SUMMARY_TEXT_SHA
 from vaultmind.tree.note import ROOT_USER_TREE, UNLINKABLE_PATH, USER_TREE_PREFIX, one_copy_sql
-from vaultmind.tree.settings import TreeSettings
+from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 
 QUOTE_ONLY_KEYS = ("quote-only", "quote_only", "vaultmind_quote_only")
 _TRUE = ("true", "yes", "on", "1")
@@ -47,6 +47,21 @@ class TreeState:
     l0_newest: datetime | None = None
     levels: dict[int, int] = field(default_factory=dict)  # level >= 1 → buffered summaries
     max_level: int = 0
+
+    def seals_due(self, settings: TreeSettings, *, force: bool) -> int:
+        """About how many seals folding the tree takes (for the progress shown: a first flush of
+        one large channel seals thousands of summaries): level 0 by the token budget (what is
+        left too when forced), then each level by the fan-out, over what waits there and what
+        comes up."""
+        made, rest = divmod(self.l0_tokens, settings.l0_tokens)
+        made += 1 if force and rest else 0
+        total = made
+        for level in range(1, MAX_LEVEL):
+            made = (self.levels.get(level, 0) + made) // settings.fanout
+            total += made
+            if not made and level >= max(self.levels, default=0):
+                break
+        return total
 
 
 def quote_only_sql(column: str = "n.frontmatter") -> str:

@@ -24,7 +24,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -116,16 +116,17 @@ def seal_ready(
     progress: Progress | None = None,
 ) -> SealReport:
     """Seal every tree whose buffers passed their gate, cascading up (at most level 32). The
-    gates do not depend on time. `progress` hears `("seal", trees done, trees due)`.
+    gates do not depend on time. `progress` hears `("seal", seals done, seals due)`.
     """
     sealer = _Sealer(memory, summarizer)
     settings = sealer.settings
-    due = [
-        tree
+    due = {
+        tree: state
         for tree, state in tree_states(memory.index, settings).items()
         if state.l0_tokens >= settings.l0_tokens or any(n >= settings.fanout for n in state.levels.values())
-    ]
-    for tree in _reported(due, "seal", progress):
+    }
+    sealer.counting("seal", progress, sum(state.seals_due(settings, force=False) for state in due.values()))
+    for tree in due:
         sealer.cascade(tree)
     return sealer.done()
 
@@ -141,33 +142,23 @@ def flush(
     """Force-seal the level-0 buffer of every tree whose newest buffered leaf is at least
     `[trees] flush_after_hours` (or `older_than_hours`) older than `now`, then cascade with
     gates only. `now` is passed in, so the outcome is reproducible. `progress` hears
-    `("flush", trees done, trees due)`."""
+    `("flush", seals done, seals due)`."""
     sealer = _Sealer(memory, summarizer)
     hours = sealer.settings.flush_after_hours if older_than_hours is None else older_than_hours
     try:
         cutoff = naive_utc(now) - timedelta(hours=hours)
     except OverflowError:  # a "now" in the first hours of year 1: nothing is that old
         cutoff = datetime.min
-    due = [
-        tree
+    due = {
+        tree: state
         for tree, state in tree_states(memory.index, sealer.settings).items()
         if state.l0_items and state.l0_newest is not None and state.l0_newest <= cutoff
-    ]
-    for tree in _reported(due, "flush", progress):
+    }
+    sealer.counting("flush", progress, sum(state.seals_due(sealer.settings, force=True) for state in due.values()))
+    for tree in due:
         sealer.report.flushed.append(tree)
         sealer.cascade(tree, force_l0=True)
     return sealer.done()
-
-
-def _reported(trees: list[str], phase: str, progress: Progress | None) -> Iterator[str]:
-    """`trees` one by one, `progress` told of each one done (a first flush of a large vault
-    seals thousands of summaries: minutes that showed nothing)."""
-    for done, tree in enumerate(trees):
-        if progress is not None:
-            progress(phase, done, len(trees))
-        yield tree
-    if progress is not None and trees:
-        progress(phase, len(trees), len(trees))
 
 
 def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | None = None) -> SealReport:
@@ -252,6 +243,14 @@ class _Sealer:
         self.started = time.perf_counter()
         # a removed stale summary's note, by path: its keys return with it (`unsealed`)
         self.kept_keys: dict[str, bytes] = unsealed.pending(self.index)
+        self._progress: tuple[str, Progress, int] | None = None  # phase, listener, seals due
+        self._sealed = 0
+
+    def counting(self, phase: str, progress: Progress | None, due: int) -> None:
+        """Tell `progress` of each seal of this pass, of about `due`."""
+        if progress is not None:
+            self._progress = (phase, progress, due)
+            progress(phase, 0, due)
 
     def done(self) -> SealReport:
         if self._owns_summarizer and self._summarizer is not None:
@@ -259,6 +258,9 @@ class _Sealer:
             self._summarizer = None
         if self.kept_keys and not self.memory.stopping.is_set():
             unsealed.tidy(self.index, self.settings)
+        if self._progress is not None and self._sealed:
+            phase, progress, _ = self._progress
+            progress(phase, self._sealed, self._sealed)  # the last count always shows
         self.report.seconds = time.perf_counter() - self.started
         return self.report
 
@@ -367,6 +369,10 @@ class _Sealer:
                 return self._abort(tree, level, f"{path} was written but the index did not take it")
             if self.kept_keys.pop(path, None) is not None:
                 unsealed.settle(self.index, [path])
+        self._sealed += 1
+        if self._progress is not None:
+            phase, progress, due = self._progress
+            progress(phase, self._sealed, max(due, self._sealed))  # `due` is an estimate
         self.report.llm_calls += result.llm_calls
         if result.summarizer == FallbackSummarizer().identity:
             self.report.fallbacks += 1

@@ -254,7 +254,7 @@ def maintain(
     flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
     the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit).
-    `progress` hears the trees sealed and flushed, of those due.
+    `progress` hears the summaries sealed and flushed, of about how many are due.
 
     One pass runs at a time (`Memory.seal_lock`): a flush asked for while the background upkeep
     seals waits for that pass, then runs its own — two passes would race for the same buffers."""
