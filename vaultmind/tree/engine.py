@@ -14,7 +14,9 @@ this one abort cleanly (reported, nothing written). Gates: level 0 seals when it
 `fanout` summaries (taking that many). The cascade climbs at most to level 32. `flush` forces
 only level 0 (a quiet source's last leaves); upper levels are never forced, so no chain of
 one-child summaries can appear above level 1. `reseal_stale` deletes stale summaries you have
-not edited (bounded by `max_nodes`) and folds their children again.
+not edited (bounded by `max_nodes`) and folds their children again; what you gave a deleted
+one (title, aliases, properties) waits in the index (`unsealed`) until it is sealed again. A
+note that cannot be written aborts its own seal, never the other trees.
 """
 
 from __future__ import annotations
