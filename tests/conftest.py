@@ -21,6 +21,7 @@ from vaultmind.daemon import Daemon
 from vaultmind.index.store import Index
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
+from vaultmind.tree import summarizers
 
 
 @pytest.fixture(autouse=True)
@@ -40,6 +41,13 @@ def _upkeep_at_the_tests_priority(monkeypatch: pytest.MonkeyPatch) -> None:
     cent of a core, and a test waiting for its seal or its NER pass times out (seen: no seal
     within 120 s). In a test it runs at the test's priority; what it does is unchanged."""
     monkeypatch.setattr(upkeep_module, "_lower_priority", lambda: None)
+
+
+@pytest.fixture(autouse=True)
+def _no_ollama_probe_from_another_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `auto` summarizer keeps what it found at a host for 5 minutes, process-wide: a fake
+    Ollama of an earlier test on the same port (ports are reused) must not answer for this one."""
+    monkeypatch.setattr(summarizers, "_probes", {})
 
 
 EVALDATA = Path(

@@ -66,6 +66,34 @@ def test_ollama_is_asked_for_the_models_the_settings_use(capsys: pytest.CaptureF
         assert checks["ollama"]["state"] == "fail" and checks["ollama"]["hint"] == "ollama pull mxbai-embed-large"
 
 
+def test_the_ollama_check_names_only_what_goes_without_the_model(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
+    """Admission's gray band is not said to wait when it does not ask a model; a model not set
+    at all is named as a setting to fill in, not an `ollama pull` of nothing."""
+    trees = '[admission]\nllm = false\n[trees]\nsummarizer = "ollama"\n'
+    with FakeOllama(chat_models=()) as fake:
+        _settings(vault, f'{QUIET}{trees}[ollama]\nhost = "{fake.host}"\nchat_model = "mistral"\n')
+        code, checks = _doctor(capsys, vault)
+        assert code == 0 and checks["ollama"]["state"] == "warn"
+        assert checks["ollama"]["detail"].endswith("lacks mistral (summaries): summaries are extractive until it answers")
+        _settings(vault, f'{QUIET}{trees}[ollama]\nhost = "{fake.host}"\nchat_model = ""\n')
+        code, checks = _doctor(capsys, vault)
+    assert code == 0 and checks["ollama"]["state"] == "warn"
+    assert checks["ollama"]["detail"] == "no model is set for summaries: summaries are extractive"
+    assert "[trees] summarizer_model" in checks["ollama"]["hint"] and "ollama pull" not in checks["ollama"]["hint"]
+
+
+@pytest.mark.parametrize("summarizer", ["", " ollama ", "auto"])
+def test_summaries_ask_ollama_under_every_spelling_the_trees_read_as_auto_or_ollama(
+    capsys: pytest.CaptureFixture[str], vault: Path, summarizer: str
+) -> None:
+    """`[trees] summarizer = ""` is auto and `" ollama "` is ollama for the trees: so for the check."""
+    trees = f'[admission]\nllm = false\n[trees]\nsummarizer = "{summarizer}"\nsummarizer_model = " mistral "\n'
+    with FakeOllama(chat_models=()) as fake:
+        _settings(vault, f'{QUIET}{trees}[ollama]\nhost = "{fake.host}"\n')
+        _, checks = _doctor(capsys, vault)
+    assert "lacks mistral (summaries)" in checks["ollama"]["detail"]
+
+
 def test_nothing_answering_for_ollama_says_how_to_do_without(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
     host = f"http://127.0.0.1:{free_port()}"
     _settings(vault, f'{QUIET}[embeddings]\nprovider = "none"\n[ollama]\nhost = "{host}"\n')

@@ -10,8 +10,10 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
+from vaultmind.tree import summarizers
+from vaultmind.tree.fallback import FallbackSummarizer
 
-from .conftest import run_main, write
+from .conftest import run_main, running_daemon, until, write
 
 
 def test_a_status_asked_again_reads_the_index_only_after_a_change(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -249,3 +251,24 @@ def test_a_quarantine_notice_waits_for_the_users_status_whoever_polls_before(
     run_main(capsys, "doctor", "--vault", str(vault), "--json")  # without a daemon: the same
     _, status, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
     assert status["index"]["notice"].startswith("index was invalidated again")
+
+
+def test_status_says_when_the_daemons_background_upkeep_failed(
+    vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failure was in `status --json` only; the human status said "running" and nothing more."""
+
+    def broken(config: object) -> FallbackSummarizer:
+        raise RuntimeError("the summarizer could not start")
+
+    monkeypatch.setattr(summarizers, "_REGISTRY", {**summarizers._REGISTRY, "test-broken": broken})
+    config = load_config(
+        vault, embed_provider="none", debounce_ms=50, step_ms=20,
+        extra={"trees.summarizer": "test-broken", "admission.llm": False, "entities.ner_model": "off"},
+    )  # fmt: skip
+    write(vault, "a.md", "# A\n\nSome words.\n")
+    with running_daemon(config) as (_, runner):
+        assert until(lambda: runner.trees.last_error is not None)
+        code, out, _ = run_main(capsys, "status", "--vault", str(vault))
+    assert code == 0
+    assert "its background upkeep failed: trees: RuntimeError: the summarizer could not start" in out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from vaultmind.memory import Memory
@@ -144,3 +144,19 @@ def test_flush_seals_quiet_level0_buffers_and_never_forces_upper_levels(vault: P
         assert levels == [1, 1]  # … but two L1s (fan-out 3) are never forced into an L2
         again = flush(memory, now=datetime(2030, 1, 1, tzinfo=UTC), summarizer=FALLBACK)
         assert again.sealed == [] and again.flushed == []
+
+
+def test_a_message_dated_in_the_future_does_not_hold_its_tree_open(vault: Path) -> None:
+    """A leaf counts from its time, or from when its note was last written if that is earlier:
+    one mis-dated 2099 kept the whole level-0 buffer from being flushed until then."""
+    from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+
+    from .treekit import PEOPLE, SCOPE, SOURCE_ID, START, text
+
+    messages = [Message(f"0.{i}", PEOPLE[i], START.replace(minute=10 * i), text(i)) for i in range(2)]
+    messages.append(Message("0.2", PEOPLE[2], datetime(2099, 1, 1, tzinfo=UTC), text(2)))
+    write(vault, f"sources/chat/{SCOPE}/2024-03-04.md", render_source_note(SourceMeta("chat", SOURCE_ID, SCOPE, "#launch"), messages))
+    with Memory.open(tree_config(vault, **{"trees.l0_tokens": tokens_of(0, 10)})) as memory:
+        memory.sync()
+        report = flush(memory, now=datetime.now(UTC) + timedelta(days=2), summarizer=FALLBACK)
+        assert report.flushed == [TREE] and [s["children"] for s in report.sealed] == [3]

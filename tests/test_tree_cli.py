@@ -177,3 +177,62 @@ def test_tree_of_a_note_in_summaries_that_is_no_summary_says_so(vault: Path, cap
     code, err, _ = run_main(capsys, "tree", "summaries/README.md", "--vault", str(vault), "--json")
     assert code == 4
     assert err["error"]["message"] == "'summaries/README.md' is not a summary note: it belongs to no summary tree"
+
+
+def test_a_summary_that_cannot_be_written_stops_its_tree_only(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file where a tree's folder goes (or no room, no permission): that seal is reported as
+    aborted and the other trees still fold; the command does not fail with a traceback."""
+    write(vault, ".vaultmind/config.toml", CONFIG)
+    chat_day(vault, 0, 0, 3)
+    chat_day(vault, 0, 0, 3, source_id="slack:fernhill/ops", scope="slack/fernhill/ops")
+    write(vault, "summaries/slack-fernhill-ops/L1", "a file of yours where the folder goes\n")
+    code, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--all", "--json")
+    assert code == 0
+    assert [s["tree"] for s in report["sealed"]] == [TREE]
+    assert report["aborted"]
+    for aborted in report["aborted"]:  # tried by each phase of the pass
+        assert aborted["tree"] == "slack:fernhill/ops" and "could not be written" in aborted["reason"]
+    assert list((vault / "summaries/slack-fernhill-launch/L1").glob("*.md"))
+    assert (vault / "summaries/slack-fernhill-ops/L1").read_text() == "a file of yours where the folder goes\n"
+
+
+def test_flush_with_ollama_and_no_model_seals_and_says_why_in_its_report(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to stop with "error: no Ollama chat model configured" and seal nothing."""
+    config = CONFIG.replace('summarizer = "fallback"', 'summarizer = "ollama"') + '[ollama]\nchat_model = ""\n'
+    write(vault, ".vaultmind/config.toml", config)
+    chat_day(vault, 0, 0, 3)
+    code, out, _ = run_main(capsys, "flush", "--vault", str(vault), "--all")
+    assert code == 0 and "1 summary sealed" in out
+    assert "(3 children, fallback: ollama cannot be asked: no Ollama chat model configured; " in out
+    assert "set [trees] summarizer_model" in out
+
+
+def test_tree_without_a_daemon_shows_the_vault_as_it_is_now(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not the index as of the last sync: a summary edited since, or new messages, show."""
+    write(vault, ".vaultmind/config.toml", CONFIG)
+    chat_day(vault, 0, 0, 3)
+    code, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--all", "--json")
+    (sealed,) = report["sealed"]
+    chat_day(vault, 1, 3, 1)
+    path = vault / sealed["path"]
+    path.write_text(path.read_text(encoding="utf-8") + "My own line.\n", encoding="utf-8")
+    code, listing, _ = run_main(capsys, "tree", "--vault", str(vault), "--json")
+    assert code == 0
+    (tree,) = listing["trees"]
+    assert tree["leaves"] == 4 and tree["buffered_leaves"] == 1 and tree["edited"] == 1
+
+
+def test_a_stale_summary_is_said_to_be_sealed_again_by_a_command_that_exists(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(vault, ".vaultmind/config.toml", CONFIG)
+    chat_day(vault, 0, 0, 3)
+    _, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--all", "--json")
+    path = vault / report["sealed"][0]["path"]
+    text = path.read_text(encoding="utf-8")
+    digest = text.split("children_sha256: ")[1].split("\n")[0].strip('"')
+    path.write_text(text.replace(digest, "0" * 64), encoding="utf-8")  # a child changed: stale
+    _, tree, _ = run_main(capsys, "tree", TREE, "--vault", str(vault), "--json")
+    assert [s["action"] for s in tree["stale"]] == ["re-sealed by the next flush"]

@@ -375,3 +375,22 @@ def test_summaries_follow_an_entity_note_linked_by_the_end_of_its_path(vault: Pa
         _move(vault, HELEN, "entities/person/team/Helen O.md")
         memory.sync()
         assert [r["entities"] for r in _as_rebuilt(memory)] == [["person:helen-okafor"]] * 4
+
+
+def test_an_occurrence_found_after_the_seal_is_linked_by_the_next_gated_pass(vault: Path) -> None:
+    """The NER catching up finds an entity with a note in leaves already summarized: nothing
+    else the refresh fingerprints changes, and the summaries must still link it."""
+    chat_day(vault, 0, 0, 9)
+    with Memory.open(tree_config(vault, **{"entities.create_threshold": 1000})) as memory:
+        write(vault, HELEN, HELEN_NOTE)
+        memory.sync()
+        with memory.index.transaction() as con:  # not found yet when the leaves are sealed
+            con.execute("CREATE TEMP TABLE found_later AS SELECT * FROM occurrences WHERE entity_id = 'person:helen-okafor'")
+            con.execute("DELETE FROM occurrences WHERE entity_id = 'person:helen-okafor'")
+        seal_ready(memory, summarizer=FALLBACK)
+        assert not refresh_summaries(memory).refreshed  # a complete pass that wrote nothing
+        with memory.index.transaction() as con:  # the catch-up finds them
+            assert con.execute("INSERT INTO occurrences SELECT * FROM found_later").fetchone()[0] > 0  # type: ignore[index]
+        assert len(refresh_summaries(memory).refreshed) == 4
+        for row in summary_rows(memory):
+            assert _front(vault, str(row["note_path"]))["entities"] == ["[[entities/person/helen-okafor|Helen Okafor]]"]

@@ -16,7 +16,7 @@ import pytest
 from tests.fakes.ollama_server import FakeOllama, RecordedRequest, free_port
 from vaultmind.config import load_config
 from vaultmind.errors import ConfigError
-from vaultmind.llm.ollama_chat import OllamaChat
+from vaultmind.llm.ollama_chat import LlmError, OllamaChat
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
@@ -160,6 +160,15 @@ def test_unknown_names_finds_invented_people_only() -> None:
         == []
     )
     assert unknown_names("Costs rose. Then Marcus Lee left.", CHILDREN) == ["Marcus Lee"]
+
+
+def test_a_possessive_is_its_names_and_a_lone_opener_that_acts_is_someone() -> None:
+    """DESIGN: a summary introduces no entity its children do not mention."""
+    assert unknown_names("Bob Stone paid Alice Chen's deposit for the Harbor Hall's venue.", CHILDREN) == []
+    assert unknown_names("Marcus will call Harbor Hall tomorrow. Helen Okafor said yes.", CHILDREN) == ["Marcus"]
+    assert unknown_names("Marcus said the Q3 budget holds.", CHILDREN) == ["Marcus"]
+    assert unknown_names("Revenue grew. Costs rose. Later Bob Stone left.", CHILDREN) == []
+    assert unknown_names("Priya will move the Tidepool launch.", CHILDREN) == []  # her first name is known
 
 
 def test_ollama_summarizes_through_the_chat_api() -> None:
@@ -385,3 +394,63 @@ def test_auto_without_a_chat_model_seals_with_the_fallback(vault: Path) -> None:
         report = maintain(memory, now=datetime.now(UTC), flush_all=True)
         assert [s["summarizer"] for s in report.sealed] == ["fallback"]
         assert [row["summarizer"] for row in summary_rows(memory)] == ["fallback"]
+
+
+def test_ollama_with_no_model_set_seals_with_the_fallback_and_says_why(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`[trees] summarizer = "ollama"` and no model anywhere: the trees do not wait for one
+    (DESIGN: the LLM never blocks), and every seal's report names the setting to fill in."""
+    chat_day(vault, 0, 0, 3)
+    config = tree_config(vault, **{"trees.summarizer": "ollama"}).with_(ollama_chat_model="")
+    with Memory.open(config) as memory:
+        memory.sync()
+        report = maintain(memory, now=datetime.now(UTC), flush_all=True)
+        (sealed,) = report.sealed
+        assert sealed["summarizer"] == "fallback" and report.fallbacks == 1
+        assert "no Ollama chat model configured" in sealed["note"] and "[trees] summarizer_model" in sealed["note"]
+        assert [row["summarizer"] for row in summary_rows(memory)] == ["fallback"]
+
+
+def _hung_pass(vault: Path, fake: FakeOllama, **extra: Any) -> Any:
+    """Four seals (three L1 and their L2) in one pass against `fake`."""
+    chat_day(vault, 0, 0, 9)
+    config = tree_config(vault, **{"trees.summarizer": "ollama", **extra}).with_(ollama_host=fake.host)
+    with Memory.open(config) as memory:
+        memory.sync()
+        return maintain(memory, now=datetime.now(UTC))
+
+
+def test_a_hung_ollama_costs_one_timeout_per_pass_not_one_per_seal(vault: Path) -> None:
+    with FakeOllama(failure="hang") as fake:
+        report = _hung_pass(vault, fake, **{"trees.summarizer_timeout_s": 0.5})
+        assert len(fake.requests_to("/api/chat")) == 1 and report.llm_calls == 1
+    assert [s["summarizer"] for s in report.sealed] == ["fallback"] * 4
+    first, *rest = (s["note"] for s in report.sealed)
+    assert "did not answer within 0.5 s" in first
+    assert all(note.startswith("ollama failed earlier in this pass: ") for note in rest)
+
+
+def test_a_model_ollama_lacks_is_asked_for_once_per_pass_and_the_hint_names_the_trees_settings(vault: Path) -> None:
+    with FakeOllama(chat_models=("mistral",)) as fake:
+        report = _hung_pass(vault, fake, **{"trees.summarizer_model": "nosuch"})
+        assert len(fake.requests_to("/api/chat")) == 1
+    assert [s["summarizer"] for s in report.sealed] == ["fallback"] * 4
+
+
+def test_the_summarizers_errors_name_its_own_settings(vault: Path) -> None:
+    """Not the judge's `[ollama]` ones, nor `vaultmind retry` (which re-runs queue jobs only)."""
+    config = tree_config(vault, **{"trees.summarizer": "ollama", "trees.summarizer_model": "nosuch"})
+    with (
+        FakeOllama(chat_models=("mistral",)) as fake,
+        OllamaSummarizer.from_config(config.with_(ollama_host=fake.host)) as summarizer,
+        pytest.raises(LlmError) as missing,
+    ):
+        summarizer._chat.chat([{"role": "user", "content": "hi"}])
+    assert "[trees] summarizer_model" in str(missing.value.hint) and "vaultmind flush" in str(missing.value.hint)
+    assert "retry" not in str(missing.value.hint)
+    with FakeOllama(failure="hang") as fake:
+        config = config.with_(ollama_host=fake.host, extra={**config.extra, "trees.summarizer_timeout_s": 0.3})
+        with OllamaSummarizer.from_config(config) as summarizer, pytest.raises(LlmError) as slow:
+            summarizer._chat.chat([{"role": "user", "content": "hi"}])
+    assert "raise [trees] summarizer_timeout_s" in str(slow.value.hint)

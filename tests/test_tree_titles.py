@@ -10,7 +10,7 @@ import pytest
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
-from vaultmind.tree.engine import reseal_stale, seal_ready
+from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 
 from .conftest import write
@@ -75,3 +75,67 @@ def test_a_summary_sealed_again_over_the_same_children_keeps_your_title_and_prop
         fm = split_frontmatter(path.read_text(encoding="utf-8")).data
         assert fm["title"] == "Venue week" and fm["aliases"][0] == generated and fm["tags"] == ["venue"]
         assert fm["children_sha256"] == digest and not summary_rows(memory)[0]["stale"]
+
+
+class _StoppedWhileSummarizing(FallbackSummarizer):
+    """Ctrl-C (or `vaultmind stop`) arriving while a seal is being summarized."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    def summarize(self, children, budget):  # type: ignore[no-untyped-def]
+        self.memory.stopping.set()
+        return super().summarize(children, budget)
+
+
+def test_a_stop_between_removing_a_stale_summary_and_sealing_it_again_keeps_your_title(vault: Path) -> None:
+    """DESIGN: a crash at any instant loses nothing. The note is removed before its children are
+    summarized again; what you gave it waits in the index, not in the stopped process's memory."""
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FallbackSummarizer()).sealed
+        path = vault / sealed["path"]
+        text = path.read_text(encoding="utf-8")
+        generated = split_frontmatter(text).data["title"]
+        digest = split_frontmatter(text).data["children_sha256"]
+        text = text.replace(f'title: "{generated}"', 'title: "Venue week"\nmyprop: keep me', 1)
+        path.write_text(text.replace(digest, "0" * 64), encoding="utf-8")
+        memory.sync()
+        report = reseal_stale(memory, max_nodes=5, summarizer=_StoppedWhileSummarizing(memory))
+        assert [u["path"] for u in report.unsealed] == [sealed["path"]] and not report.sealed
+        assert not path.exists()
+    with Memory.open(tree_config(vault)) as memory:  # the next start
+        memory.sync()
+        report = flush(memory, now=START + timedelta(days=30), summarizer=FallbackSummarizer())
+        assert [s["path"] for s in report.sealed] == [sealed["path"]]
+        fm = split_frontmatter(path.read_text(encoding="utf-8")).data
+        assert fm["title"] == "Venue week" and fm["myprop"] == "keep me" and fm["aliases"][0] == generated
+        waiting = memory.index.scalar("SELECT count(*) FROM jobs WHERE kind = 'tree.unsealed' AND status = 'ready'")
+        assert waiting == 0
+
+
+def test_a_removed_summary_whose_children_were_sealed_otherwise_leaves_nothing_waiting(vault: Path) -> None:
+    """Its group can never be sealed again (a new leaf joined it): the note is a new one, with
+    vaultmind's title, and the kept keys are let go once a pass completes."""
+    with Memory.open(tree_config(vault)) as memory:
+        chat_day(vault, 0, 0, 3)
+        memory.sync()
+        (sealed,) = seal_ready(memory, summarizer=FallbackSummarizer()).sealed
+        path = vault / sealed["path"]
+        text = path.read_text(encoding="utf-8")
+        generated = split_frontmatter(text).data["title"]
+        digest = split_frontmatter(text).data["children_sha256"]
+        path.write_text(text.replace(f'title: "{generated}"', 'title: "Venue week"', 1).replace(digest, "0" * 64))
+        memory.sync()
+        reseal_stale(memory, max_nodes=5, summarizer=_StoppedWhileSummarizing(memory))
+        assert memory.index.scalar("SELECT count(*) FROM jobs WHERE kind = 'tree.unsealed' AND status = 'ready'") == 1
+    chat_day(vault, 0, 0, 2)  # the last message deleted: its group is gone
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        report = flush(memory, now=START + timedelta(days=30), summarizer=FallbackSummarizer())
+        (new,) = report.sealed
+        assert new["path"] != sealed["path"]
+        assert split_frontmatter((vault / new["path"]).read_text(encoding="utf-8")).data["title"] != "Venue week"
+        waiting = memory.index.scalar("SELECT count(*) FROM jobs WHERE kind = 'tree.unsealed' AND status = 'ready'")
+        assert waiting == 0

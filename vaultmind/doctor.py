@@ -118,9 +118,13 @@ def ollama(config: Config) -> Check:
         return Check("ollama", "ok", "not used by these settings")
     needed = any("embeddings" in used for used in uses.values())  # the others wait or fall back without it
     lacking: State = "fail" if needed else "warn"
-    without = "no vectors are made (search stays lexical)" if needed else (
-        "gray-band admission decisions wait and summaries are extractive until it answers"
-    )  # fmt: skip
+    without = _without(uses, uses)
+    unset = [m for m in uses if not m.strip()]
+    if unset:  # no model named: nothing to pull (`[trees] summarizer = "ollama"` with none set)
+        return Check(
+            "ollama", lacking, f"no model is set for {' and '.join(uses[unset[0]])}: {_without(uses, unset, until='')}",
+            "set [trees] summarizer_model (summaries) or [ollama] chat_model in .vaultmind/config.toml",
+        )  # fmt: skip
     try:
         names = pulled_models(config.ollama_host, 5.0)
     except Exception as exc:  # refused, a timeout, a server that is not Ollama: all "no answer"
@@ -133,9 +137,18 @@ def ollama(config: Config) -> Check:
     if missing:
         pulls = "; ".join(f"ollama pull {m}" for m in missing)
         used = ", ".join(f"{m} ({' and '.join(uses[m])})" for m in missing)
-        return Check("ollama", lacking, f"{config.ollama_host} answers but lacks {used}: {without}", pulls)
+        return Check("ollama", lacking, f"{config.ollama_host} answers but lacks {used}: {_without(uses, missing)}", pulls)
     used = ", ".join(f"{m} ({' and '.join(u)})" for m, u in uses.items())
     return Check("ollama", "ok", f"{config.ollama_host} has {used}")
+
+
+def _without(uses: dict[str, list[str]], models: list[str] | dict[str, list[str]], until: str = " until it answers") -> str:
+    """What goes without `models` (of `uses`): only what they are used for."""
+    used = {u for m in models for u in uses[m]}
+    if "embeddings" in used:
+        return "no vectors are made (search stays lexical)"
+    waits = ["gray-band admission decisions wait"] if "admission" in used else []
+    return " and ".join([*waits, *(["summaries are extractive"] if "summaries" in used else [])]) + until
 
 
 def daemon(config: Config, client: DaemonClient | None) -> Check:

@@ -80,10 +80,16 @@ def ollama_uses(config: Settings) -> dict[str, list[str]]:
         uses.setdefault(config.embed_model or config.ollama_embed_model, []).append("embeddings")
     if config.extra.get("admission.llm", True) is not False:
         uses.setdefault(config.ollama_chat_model, []).append("admission")
-    if config.extra.get("trees.summarizer", "auto") in ("auto", "ollama"):
-        model = config.extra.get("trees.summarizer_model") or config.ollama_chat_model
+    if _setting(config, "trees.summarizer") in ("", "auto", "ollama"):  # empty: the default, auto
+        model = _setting(config, "trees.summarizer_model") or config.ollama_chat_model
         uses.setdefault(str(model), []).append("summaries")
     return uses
+
+
+def _setting(config: Settings, key: str) -> object:
+    """A `[trees]` text setting as `TreeSettings` reads it (padding stripped; empty when unset)."""
+    value = config.extra.get(key, "")
+    return value.strip() if isinstance(value, str) else value
 
 
 def egress(config: Settings) -> list[tuple[str, str]]:

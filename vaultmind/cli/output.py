@@ -195,6 +195,8 @@ def print_status(status: dict[str, Any]) -> None:
         print(safe(f"left out {folder['path']}: {folder['why']}; `[vault] include_templates = true` indexes it"))
     daemon = status.get("daemon") or {}
     print(f"daemon  {'running at ' + daemon['url'] if daemon.get('running') else 'not running'}")
+    if daemon.get("upkeep_error"):  # its last background pass failed: the next one tries again
+        print(safe(f"        its background upkeep failed: {daemon['upkeep_error']}"))
     problems = status.get("problems") or []
     if problems:
         kinds = Counter(p["kind"] for p in problems)

@@ -61,8 +61,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
         args.tree_id = Path(args.tree_id).resolve().as_posix()
 
     def local(memory: Any) -> dict[str, Any]:
-        if memory.index.scalar("SELECT count(*) FROM notes") == 0:
-            memory.sync()
+        memory.sync()  # what it says is stale or edited is the vault's now, as `flush` sees it
         return tree_view(memory, args.tree_id)
 
     config = config_from_args(args)
@@ -179,7 +178,8 @@ def print_report(result: dict[str, Any]) -> None:
     print(f"vaultmind: {counted(len(sealed), 'summary', 'summaries')} sealed in {result['seconds']:.2f} s", end="")
     print(f" ({counted(result['llm_calls'], 'LLM call')}, {result['fallbacks']} by the fallback summarizer)")
     for s in sealed:
-        print(f"  + L{s['level']} {s['path']} ({counted(s['children'], 'child', 'children')}, {s['summarizer']})")
+        why = f": {s['note']}" if s.get("note") else ""  # why it fell back
+        print(f"  + L{s['level']} {s['path']} ({counted(s['children'], 'child', 'children')}, {s['summarizer']}{why})")
     for s in result["unsealed"]:
         print(f"  - L{s['level']} {s['path']} (stale, folded again)")
     for s in result.get("refreshed", ()):

@@ -10,5 +10,6 @@
 - `engine`     seal_ready / flush / reseal_stale: the public API
 - `refresh`    refresh_summaries: entity links and titles kept up to date, no summarizer
 - `refresh_work` what a refresh depends on (its gate) and the work a stopped one left (jobs)
+- `unsealed` the title and properties of a stale summary removed, kept until it is sealed again (jobs)
 - `view`       what `vaultmind tree` shows, and `maintain` (seal, re-seal, flush, refresh)
 """

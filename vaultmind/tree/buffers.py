@@ -21,7 +21,7 @@ from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.tree.deriver import SUMMARY_TEXT_SHA
 from vaultmind.tree.note import ROOT_USER_TREE, UNLINKABLE_PATH, USER_TREE_PREFIX, one_copy_sql
-from vaultmind.tree.settings import TreeSettings
+from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 
 QUOTE_ONLY_KEYS = ("quote-only", "quote_only", "vaultmind_quote_only")
 _TRUE = ("true", "yes", "on", "1")
@@ -48,6 +48,21 @@ class TreeState:
     levels: dict[int, int] = field(default_factory=dict)  # level >= 1 → buffered summaries
     max_level: int = 0
 
+    def seals_due(self, settings: TreeSettings, *, force: bool) -> int:
+        """About how many seals folding the tree takes (for the progress shown: a first flush of
+        one large channel seals thousands of summaries): level 0 by the token budget (what is
+        left too when forced), then each level by the fan-out, over what waits there and what
+        comes up."""
+        made, rest = divmod(self.l0_tokens, settings.l0_tokens)
+        made += 1 if force and rest else 0
+        total = made
+        for level in range(1, MAX_LEVEL):
+            made = (self.levels.get(level, 0) + made) // settings.fanout
+            total += made
+            if not made and level >= max(self.levels, default=0):
+                break
+        return total
+
 
 def quote_only_sql(column: str = "n.frontmatter") -> str:
     checks = ", ".join(f"json_extract_string({column}, '$.\"{key}\"')" for key in QUOTE_ONLY_KEYS)
@@ -65,7 +80,8 @@ def _tree_sql() -> str:
 
 def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = None) -> tuple[str, list[Any]]:
     """A subquery of every leaf that feeds a tree (or only `tree`), with its `tree` and `active`
-    time, and its parameters. Filtering one tree inside the subquery lets DuckDB skip the rest."""
+    time (its own, never after its note was last written: one dated in the future does not keep
+    its tree from going quiet), and its parameters. Filtering one tree inside the subquery lets DuckDB skip the rest."""
     kinds = "(n.kind = 'source' AND n.source_id IS NOT NULL)"
     if settings.user_notes:
         kinds = f"({kinds} OR n.kind = 'user')"
@@ -85,7 +101,7 @@ def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = Non
         admitted = "AND l.id IN (SELECT leaf_id FROM admission WHERE decision = 'admitted')"
     sql = f"""(SELECT l.id, l.note_path, l.seq, l.ts, l.token_count, l.content_hash,
                        {_tree_sql()} AS tree,
-                       coalesce(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
+                       least(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
                 FROM leaves l JOIN notes n ON n.path = l.note_path
                 WHERE {kinds} AND NOT {quote_only_sql()}
                   AND NOT regexp_matches(n.path, '{UNLINKABLE_PATH}') {admitted})"""

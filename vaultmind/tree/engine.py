@@ -14,7 +14,9 @@ this one abort cleanly (reported, nothing written). Gates: level 0 seals when it
 `fanout` summaries (taking that many). The cascade climbs at most to level 32. `flush` forces
 only level 0 (a quiet source's last leaves); upper levels are never forced, so no chain of
 one-child summaries can appear above level 1. `reseal_stale` deletes stale summaries you have
-not edited (bounded by `max_nodes`) and folds their children again.
+not edited (bounded by `max_nodes`) and folds their children again; what you gave a deleted
+one (title, aliases, properties) waits in the index (`unsealed`) until it is sealed again. A
+note that cannot be written aborts its own seal, never the other trees.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -34,6 +36,7 @@ from vaultmind.errors import NoteReadError, RefuseToClobber
 from vaultmind.index.store import Index
 from vaultmind.markdown.frontmatter import split_frontmatter, with_user_keys
 from vaultmind.markdown.tokens import count_tokens
+from vaultmind.tree import unsealed
 from vaultmind.tree.buffers import BufferItem, buffer, tree_states
 from vaultmind.tree.deriver import load_rows
 from vaultmind.tree.fallback import FallbackSummarizer
@@ -115,16 +118,17 @@ def seal_ready(
     progress: Progress | None = None,
 ) -> SealReport:
     """Seal every tree whose buffers passed their gate, cascading up (at most level 32). The
-    gates do not depend on time. `progress` hears `("seal", trees done, trees due)`.
+    gates do not depend on time. `progress` hears `("seal", seals done, seals due)`.
     """
     sealer = _Sealer(memory, summarizer)
     settings = sealer.settings
-    due = [
-        tree
+    due = {
+        tree: state
         for tree, state in tree_states(memory.index, settings).items()
         if state.l0_tokens >= settings.l0_tokens or any(n >= settings.fanout for n in state.levels.values())
-    ]
-    for tree in _reported(due, "seal", progress):
+    }
+    sealer.counting("seal", progress, sum(state.seals_due(settings, force=False) for state in due.values()))
+    for tree in due:
         sealer.cascade(tree)
     return sealer.done()
 
@@ -140,33 +144,23 @@ def flush(
     """Force-seal the level-0 buffer of every tree whose newest buffered leaf is at least
     `[trees] flush_after_hours` (or `older_than_hours`) older than `now`, then cascade with
     gates only. `now` is passed in, so the outcome is reproducible. `progress` hears
-    `("flush", trees done, trees due)`."""
+    `("flush", seals done, seals due)`."""
     sealer = _Sealer(memory, summarizer)
     hours = sealer.settings.flush_after_hours if older_than_hours is None else older_than_hours
     try:
         cutoff = naive_utc(now) - timedelta(hours=hours)
     except OverflowError:  # a "now" in the first hours of year 1: nothing is that old
         cutoff = datetime.min
-    due = [
-        tree
+    due = {
+        tree: state
         for tree, state in tree_states(memory.index, sealer.settings).items()
         if state.l0_items and state.l0_newest is not None and state.l0_newest <= cutoff
-    ]
-    for tree in _reported(due, "flush", progress):
+    }
+    sealer.counting("flush", progress, sum(state.seals_due(sealer.settings, force=True) for state in due.values()))
+    for tree in due:
         sealer.report.flushed.append(tree)
         sealer.cascade(tree, force_l0=True)
     return sealer.done()
-
-
-def _reported(trees: list[str], phase: str, progress: Progress | None) -> Iterator[str]:
-    """`trees` one by one, `progress` told of each one done (a first flush of a large vault
-    seals thousands of summaries: minutes that showed nothing)."""
-    for done, tree in enumerate(trees):
-        if progress is not None:
-            progress(phase, done, len(trees))
-        yield tree
-    if progress is not None and trees:
-        progress(phase, len(trees), len(trees))
 
 
 def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | None = None) -> SealReport:
@@ -202,9 +196,18 @@ def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | Non
                 {"id": row.id, "path": row.note_path, "reason": "edited by you since the last sync"}
             )
             continue
-        if held is not None:
-            sealer.kept_keys[row.note_path] = held  # the keys you added come back if it is sealed again
-        path.unlink(missing_ok=True)
+        if held is not None:  # the keys you added come back if it is sealed again, after a stop too
+            unsealed.record(
+                memory.index, path=row.note_path, note=held, tree=row.tree, level=row.level, children=row.children
+            )
+            sealer.kept_keys[row.note_path] = held
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:  # a folder you made read-only: this one stays, the others go on
+            unsealed.settle(memory.index, [row.note_path])
+            sealer.kept_keys.pop(row.note_path, None)
+            sealer.report.aborted.append({"tree": row.tree, "level": row.level, "reason": f"{row.note_path}: {exc}"})
+            continue
         gone.append(row.note_path)
         sealer.report.unsealed.append(
             {"id": row.id, "tree": row.tree, "level": row.level, "path": row.note_path}
@@ -240,12 +243,26 @@ class _Sealer:
         self._owns_summarizer = summarizer is None
         self.report = SealReport()
         self.started = time.perf_counter()
-        self.kept_keys: dict[str, bytes] = {}  # an unsealed summary's note, by path: its keys return with it
+        # a removed stale summary's note, by path: its keys return with it (`unsealed`)
+        self.kept_keys: dict[str, bytes] = unsealed.pending(self.index)
+        self._progress: tuple[str, Progress, int] | None = None  # phase, listener, seals due
+        self._sealed = 0
+
+    def counting(self, phase: str, progress: Progress | None, due: int) -> None:
+        """Tell `progress` of each seal of this pass, of about `due`."""
+        if progress is not None:
+            self._progress = (phase, progress, due)
+            progress(phase, 0, due)
 
     def done(self) -> SealReport:
         if self._owns_summarizer and self._summarizer is not None:
             close_summarizer(self._summarizer)
             self._summarizer = None
+        if self.kept_keys and not self.memory.stopping.is_set():
+            unsealed.tidy(self.index, self.settings)
+        if self._progress is not None and self._sealed:
+            phase, progress, _ = self._progress
+            progress(phase, self._sealed, self._sealed)  # the last count always shows
         self.report.seconds = time.perf_counter() - self.started
         return self.report
 
@@ -334,7 +351,11 @@ class _Sealer:
                 )
             for n in range(1, SUMMARY_PATHS + 1):  # around the notes of yours at its paths
                 path = summary_path(tree, level + 1, sid, n)
-                if self._write(path, note) != "kept":
+                try:
+                    outcome = self._write(path, note)
+                except OSError as exc:  # no room, no permission, a file where a folder goes: this tree waits
+                    return self._abort(tree, level, f"{path} could not be written ({exc}); the next pass tries again")
+                if outcome != "kept":
                     break
                 self.report.kept.append({"id": sid, "path": path, "reason": "a note of yours is at this path"})
             else:
@@ -348,6 +369,12 @@ class _Sealer:
             taken = self.index.scalar("SELECT max(len(children)) FROM summaries WHERE note_path = ?", [path])
             if taken != len(group):  # without this guard a note the index rejects would be sealed forever
                 return self._abort(tree, level, f"{path} was written but the index did not take it")
+            if self.kept_keys.pop(path, None) is not None:
+                unsealed.settle(self.index, [path])
+        self._sealed += 1
+        if self._progress is not None:
+            phase, progress, due = self._progress
+            progress(phase, self._sealed, max(due, self._sealed))  # `due` is an estimate
         self.report.llm_calls += result.llm_calls
         if result.summarizer == FallbackSummarizer().identity:
             self.report.fallbacks += 1
@@ -368,8 +395,9 @@ class _Sealer:
         fallback = FallbackSummarizer()
         try:
             result = self.summarizer.summarize(children, budget)
-        except Exception as exc:  # a broken summarizer must never block or lose a seal
-            log.warning("summarizer %s failed (%s); using the fallback", self.summarizer.name, exc)
+        except Exception as exc:  # a broken summarizer (or one that cannot be built) must never block or lose a seal
+            name = self._summarizer.name if self._summarizer is not None else "(not built)"
+            log.warning("summarizer %s failed (%s); using the fallback", name, exc)
             result = SummaryText(fallback.summarize(children, budget).text, fallback.identity, note=str(exc))
         if count_tokens(result.text) > tokens_in or (tokens_in and not result.text.strip()):
             why = (
@@ -389,7 +417,7 @@ class _Sealer:
             return "kept" if outcome is None else outcome
         data = note.render().encode("utf-8")
         if rel in self.kept_keys:  # sealed again where it was: with the properties you added
-            data = _keeping_yours(note, self.kept_keys.pop(rel))
+            data = _keeping_yours(note, self.kept_keys[rel])
         try:
             write_atomic(path, data, overwrite=False)
         except RefuseToClobber:

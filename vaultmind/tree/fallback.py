@@ -37,10 +37,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from vaultmind.calendar_names import MONTH_ABBREVIATIONS, WEEKDAYS, alternation
+from vaultmind.entities.ids import normalize
 from vaultmind.index.lexical import terms as lexical_terms
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.filler import says_nothing_alone
-from vaultmind.tree.names import name_candidates, normalize
+from vaultmind.tree.names import name_candidates
 from vaultmind.tree.sentences import clean_units, split_sentences
 from vaultmind.tree.summarize import FALLBACK_IDENTITY, ChildText, SummaryText
 

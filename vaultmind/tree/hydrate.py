@@ -13,12 +13,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from vaultmind.entities.ids import normalize
 from vaultmind.errors import NoteReadError
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.tree.buffers import BufferItem
-from vaultmind.tree.names import mentions, normalize
+from vaultmind.tree.names import mentions
 from vaultmind.tree.note import (
     USER_TREE_PREFIX,
     entity_link,

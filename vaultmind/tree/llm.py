@@ -9,6 +9,12 @@ not even one sentence fits) and names no one the children do not mention
 failure, a timeout or an unreachable server gives the deterministic fallback summary, recorded
 as `summarizer: fallback`. The model and the prompt's hash identify the summarizer
 (`ollama:<model>@<12 hex>`), so a prompt change is visible in every note it wrote.
+
+A timeout, an unreachable server or a model it does not have is remembered for the rest of the
+pass (one summarizer serves one pass): the seals after it use the fallback without asking, so a
+hung server costs one timeout, not one per seal, and one warning says how many fell back. A
+summarizer that cannot ask at all (no model set, a timeout that is not positive) is
+`Unavailable`: every seal is the fallback's, its report says why.
 """
 
 from __future__ import annotations
@@ -19,9 +25,19 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from vaultmind.llm.ollama_chat import LlmCancelled, LlmError, OllamaChat, prompt_hash
+from vaultmind.llm.ollama_chat import (
+    LlmCancelled,
+    LlmError,
+    LlmTimeout,
+    LlmUnreachable,
+    LlmUnrecoverable,
+    OllamaChat,
+    Settings,
+    prompt_hash,
+)
 from vaultmind.markdown.render import note_text
 from vaultmind.markdown.tokens import count_tokens
+from vaultmind.shell import command_line
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.names import known_text, unknown_names
 from vaultmind.tree.summarize import ChildText, SummaryText
@@ -62,6 +78,8 @@ class OllamaSummarizer:
         self._chat = chat
         self._fallback = FallbackSummarizer()
         self._prompt_hash = prompt_hash(SYSTEM_PROMPT, USER_PROMPT, RETRY_PROMPT)
+        self._down: LlmError | None = None  # what made the rest of this pass use the fallback
+        self._skipped = 0
 
     @classmethod
     def from_config(cls, config: Config) -> OllamaSummarizer:
@@ -79,6 +97,7 @@ class OllamaSummarizer:
                 timeout_s=settings.summarizer_timeout_s,
                 vault=config.vault,
                 slots=slots,  # the queue's LLM jobs count against the same `[queue] llm_concurrency`
+                settings=_settings(config),
             )
         )
 
@@ -95,6 +114,13 @@ class OllamaSummarizer:
         return self._chat.model
 
     def close(self) -> None:
+        if self._down is not None and self._skipped:
+            log.warning(
+                "summarizer: %d more seal(s) used the fallback without asking Ollama (%s)",
+                self._skipped,
+                self._down.message,
+            )
+            self._skipped = 0
         self._chat.close()
 
     def interrupt_on(self, event: threading.Event) -> None:
@@ -110,6 +136,10 @@ class OllamaSummarizer:
     def summarize(self, children: Sequence[ChildText], budget_tokens: int) -> SummaryText:
         if budget_tokens <= 0 or not any(c.text.strip() for c in children):
             return self._fallback.summarize(children, budget_tokens)
+        if self._down is not None:
+            self._skipped += 1
+            why = f"ollama failed earlier in this pass: {self._down.message} (asked again next pass)"
+            return self._fall_back(children, budget_tokens, 0, why)
         words = max(8, int(budget_tokens / TOKENS_PER_WORD))
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT.format(words=words)},
@@ -125,6 +155,8 @@ class OllamaSummarizer:
             except LlmError as exc:  # given up for a stop: the seal writes nothing (quietly)
                 level = logging.INFO if isinstance(exc, LlmCancelled) else logging.WARNING
                 log.log(level, "summarizer: %s; using the fallback", exc)
+                if isinstance(exc, LlmTimeout | LlmUnreachable | LlmUnrecoverable):
+                    self._down = exc  # it will not answer the next seal either
                 return self._fall_back(children, budget_tokens, calls, f"ollama failed: {exc.message}")
             text, reason = check_answer(raw, budget_tokens, children, known)
             if text is not None:
@@ -139,6 +171,39 @@ class OllamaSummarizer:
     def _fall_back(self, children: Sequence[ChildText], budget: int, calls: int, why: str) -> SummaryText:
         result = self._fallback.summarize(children, budget)
         return SummaryText(result.text, result.summarizer, llm_calls=calls, note=why)
+
+
+def _settings(config: Config) -> Settings:
+    """What the hints of the summarizer's errors name: its `[trees]` settings, and how its
+    summaries are written again once they are fixed (`docs/trees.md`)."""
+    return Settings(
+        model="[trees] summarizer_model",
+        timeout="[trees] summarizer_timeout_s",
+        then=f"`{command_line('flush', vault=config.vault)}` (a summary the fallback wrote is written by the model "
+        "once you delete it)",
+    )
+
+
+class Unavailable:
+    """`[trees] summarizer = "ollama"` that cannot ask (no model set, a timeout that is not
+    positive): every seal is the fallback's, and says why; the trees never wait for it."""
+
+    name = "ollama"
+
+    def __init__(self, why: LlmError) -> None:
+        self.why = why
+        self._fallback = FallbackSummarizer()
+        hint = f"; {why.hint}" if why.hint else ""
+        self._note = f"ollama cannot be asked: {why.message}{hint}"
+        log.warning("summarizer: %s; every seal uses the fallback", self._note)
+
+    @property
+    def identity(self) -> str:
+        return self._fallback.identity
+
+    def summarize(self, children: Sequence[ChildText], budget_tokens: int) -> SummaryText:
+        result = self._fallback.summarize(children, budget_tokens)
+        return SummaryText(result.text, result.summarizer, note=self._note)
 
 
 def format_children(children: Sequence[ChildText]) -> str:

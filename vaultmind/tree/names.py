@@ -2,18 +2,22 @@
 
 A name is a run of capitalised words inside a sentence (a capitalised word that opens a
 sentence counts only when another capitalised word follows it and it is not a common word:
-"Dana Whitfield said…" is a name, "Revenue grew…" and "The Tidepool…" start with none), plus what the entity extractor's regexes find when that module is present
-(e-mail addresses, handles, URLs, hashtags, phone numbers). A name is known when its
-normalised words appear, in order, in the children's text, authors, titles or entity names.
+"Dana Whitfield said…" is a name, "Revenue grew…" and "The Tidepool…" start with none; alone,
+it counts when a verb that takes a person follows it: "Marcus will call…", "Marcus said…"),
+plus what the entity extractor's regexes find (e-mail addresses, handles, URLs, hashtags,
+phone numbers). A possessive is its name's ("Alice Chen's deposit" names Alice Chen). A name is
+known when its normalised words appear, in order, in the children's text, authors, titles or
+entity names.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 from vaultmind.calendar_names import MONTHS, WEEKDAYS
+from vaultmind.entities.extract import regex_spans
+from vaultmind.entities.ids import normalize
 from vaultmind.index.lexical import STOP_WORDS
 from vaultmind.tree.summarize import ChildText
 
@@ -24,7 +28,13 @@ _OPENING_WORDS = frozenset(
     """after although before both during each every first finally however last later meanwhile most next
     once overall since some still thus together until yet""".split()
 )
-_NORM_RE = re.compile(r"[^\W_]+")
+_POSSESSIVE_RE = re.compile(r"(?:['’]s|(?<=s)['’])$")
+_NEXT_WORD_RE = re.compile(r"[ \t]+([a-z]+)")
+_TAKES_A_PERSON = frozenset(  # a verb after a sentence's one capitalised word: it is someone
+    """will would can could should must shall might may said says asked asks told tells agreed
+    agrees replied replies wrote writes called calls emailed phoned promised promises suggested
+    suggests wants wanted thinks thought""".split()
+)
 _IGNORE = frozenset(
     (
         *"""i i'm i've i'll i'd ok okay yes no hi hey hello thanks thank today tomorrow yesterday
@@ -35,23 +45,15 @@ _IGNORE = frozenset(
 )
 
 
-def normalize(text: str) -> str:
-    """Lower-case words, accents stripped, one space between (the entity module's form when present)."""
-    try:
-        from vaultmind.entities.ids import normalize as entity_normalize
-    except ImportError:
-        decomposed = unicodedata.normalize("NFKD", text)
-        stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-        return " ".join(_NORM_RE.findall(stripped.casefold()))
-    return entity_normalize(text)
-
-
 def name_candidates(text: str) -> list[str]:
     """Capitalised names (and extractor hits) in `text`, in order, without repeats."""
     out: dict[str, None] = {}
     for match in _NAME_RE.finditer(text):
         words = match.group(0).split()
-        if _at_sentence_start(text, match.start()) and (len(words) == 1 or _common(words[0])):
+        words[-1] = _POSSESSIVE_RE.sub("", words[-1])  # "Alice Chen's deposit"
+        if _at_sentence_start(text, match.start()) and (
+            _common(words[0]) or (len(words) == 1 and not _takes_a_person(text, match.end()))
+        ):
             words = words[1:]  # a sentence's first word is capitalised anyway ("Revenue grew")
         while words and normalize(words[0]) in _IGNORE:
             words = words[1:]
@@ -71,6 +73,11 @@ def _common(word: str) -> bool:
     return norm in STOP_WORDS or norm in _IGNORE or norm in _OPENING_WORDS
 
 
+def _takes_a_person(text: str, end: int) -> bool:
+    after = _NEXT_WORD_RE.match(text, end)
+    return after is not None and after.group(1) in _TAKES_A_PERSON
+
+
 def _at_sentence_start(text: str, pos: int) -> bool:
     i = pos - 1
     while i >= 0 and text[i] in " \t":
@@ -79,10 +86,6 @@ def _at_sentence_start(text: str, pos: int) -> bool:
 
 
 def _extractor_spans(text: str) -> Iterable[str]:
-    try:
-        from vaultmind.entities.extract import regex_spans
-    except ImportError:
-        return ()
     return [s.surface for s in regex_spans(text) if s.kind != "link"]
 
 

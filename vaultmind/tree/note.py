@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from vaultmind.entities.ids import canonical_id
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.render import Quoted, note_text, render_note
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
@@ -245,10 +246,6 @@ def entity_id_of_link(text: str) -> str | None:
     if len(parts) < 3 or parts[0] != "entities":
         return None
     kind, key = parts[1], parts[-1]
-    try:
-        from vaultmind.entities.ids import canonical_id
-    except ImportError:  # entities not built yet: take the path as it is
-        return f"{kind}:{key}"
     return canonical_id(f"{kind}:{key}") or f"{kind}:{key}"
 
 
@@ -266,15 +263,19 @@ def iso_z(value: datetime | None) -> str | None:
     return value.strftime(fmt)
 
 
+def iso_time(value: str) -> datetime:
+    """An ISO 8601 time as written (a trailing `Z` is UTC); ValueError when it is none."""
+    return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+
+
 def parse_time(value: Any) -> datetime | None:
     """A front matter time as naive UTC (None when missing or unreadable)."""
     if not isinstance(value, str) or not value.strip():
         return None
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        return naive_utc(iso_time(value))
     except ValueError:
         return None
-    return naive_utc(parsed)
 
 
 SUMMARY_KEYS = frozenset(

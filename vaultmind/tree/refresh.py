@@ -86,7 +86,13 @@ def refresh_summaries(memory: Memory, *, always: bool = False) -> SealReport:
             if memory.stopping.is_set():
                 break  # what was written is synced below; the next pass does the rest
             with tree_lock(index, row.tree):
-                outcome = write_owned(memory.config.vault / row.note_path, note)
+                try:
+                    outcome = write_owned(memory.config.vault / row.note_path, note)
+                except OSError as exc:  # it keeps its links until it can be written; the others go on
+                    report.aborted.append(
+                        {"tree": row.tree, "level": level, "reason": f"{row.note_path} could not be rewritten ({exc})"}
+                    )
+                    continue
             if outcome == "written":
                 written.append(row.note_path)
                 report.refreshed.append({"id": row.id, "tree": row.tree, "level": level, "path": row.note_path})

@@ -3,8 +3,8 @@
 - **The gate.** A refresh reads every owned summary's row; its outcome depends only on the
   summary notes (path, file hash, stale, edited), the label of each source (from its notes'
   titles: `hydrate.source_labels`), the entities that have a note (id, display name, note path,
-  aliases) and the work left below. `inputs` fingerprints these in four queries (aggregates, and
-  one row per source for the labels), and `refresh_summaries` skips a pass whose
+  aliases) and the summarized leaves they occur in, and the work left below. `inputs` fingerprints these in
+  five queries (aggregates, and one row per source for the labels), and `refresh_summaries` skips a pass whose
   fingerprint is the one seen before the last complete pass that wrote nothing (per index, in
   memory: the first pass of a process always runs, and a pass that wrote is checked by one more).
 - **The work left.** Rewriting a child's front matter changes its file hash, so its parent must
@@ -50,6 +50,13 @@ def inputs(index: Index) -> tuple[object, ...]:
             """SELECT count(*), bit_xor(hash(id, display_name, note_path, aliases)) FROM entities
                WHERE note_path IS NOT NULL"""
         )
+        if has_table(index, "occurrences") and has_columns(index, "occurrences", ("entity_id", "leaf_id")):
+            queries.append(  # where they occur in what is summarized: one found after a seal (NER catching up) is linked
+                """SELECT count(*), bit_xor(hash(o.leaf_id, o.entity_id)) FROM occurrences o
+                   JOIN entities e ON e.id = o.entity_id
+                   WHERE e.note_path IS NOT NULL
+                     AND o.leaf_id IN (SELECT unnest(children) FROM summaries WHERE level = 1)"""
+            )
     with index.lock:
         found = tuple(v for sql in queries for v in (index.con.execute(sql).fetchone() or ()))
         return (*found, tuple(source_labels(index).items()))  # the labels, not the titles: a new day's note is none

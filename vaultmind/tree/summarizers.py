@@ -1,5 +1,6 @@
 """Summarizers resolved by name from `[trees] summarizer`: `fallback` (deterministic,
-extractive, no LLM), `ollama` (chat API; falls back per seal when Ollama fails), `auto`
+extractive, no LLM), `ollama` (chat API; falls back per seal when Ollama fails, and for every seal when it has no
+model to ask), `auto`
 (`ollama` when a model is configured and the server answers and has it, else `fallback`).
 Tests and plug-ins register their own through `register_summarizer`, the same way the built-ins are registered.
 """
@@ -69,9 +70,13 @@ def _fallback(config: Config) -> Summarizer:
 
 
 def _ollama(config: Config) -> Summarizer:
-    from vaultmind.tree.llm import OllamaSummarizer
+    from vaultmind.llm.ollama_chat import LlmUnrecoverable
+    from vaultmind.tree.llm import OllamaSummarizer, Unavailable
 
-    return OllamaSummarizer.from_config(config)
+    try:
+        return OllamaSummarizer.from_config(config)
+    except LlmUnrecoverable as exc:  # no model set: the trees never wait for one (DESIGN §6)
+        return Unavailable(exc)
 
 
 def _auto(config: Config) -> Summarizer:

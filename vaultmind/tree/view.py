@@ -17,7 +17,7 @@ from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, is_summary_note, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import Progress, SealReport, flush, reseal_stale, seal_ready
 from vaultmind.tree.hydrate import source_label, source_labels
-from vaultmind.tree.note import iso_z, tree_for_note, tree_slug
+from vaultmind.tree.note import iso_time, iso_z, tree_for_note, tree_slug
 from vaultmind.tree.refresh import finish_refresh, refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
@@ -232,7 +232,7 @@ def _explained(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
                 "path": row.note_path,
                 "user_edited": row.user_edited,
                 "why": why,
-                "action": "kept: you edited it" if row.user_edited else "re-sealed by the next reseal",
+                "action": "kept: you edited it" if row.user_edited else "re-sealed by the next flush",
             }
         )
     return out
@@ -254,7 +254,7 @@ def maintain(
     flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
     the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit).
-    `progress` hears the trees sealed and flushed, of those due.
+    `progress` hears the summaries sealed and flushed, of about how many are due.
 
     One pass runs at a time (`Memory.seal_lock`): a flush asked for while the background upkeep
     seals waits for that pass, then runs its own — two passes would race for the same buffers."""
@@ -327,7 +327,7 @@ def parse_now(value: Any, name: str = "'at'") -> datetime:
     if not isinstance(value, str):
         raise UsageError(f"{name} must be an ISO 8601 time", hint=example)
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        parsed = iso_time(value)
     except ValueError as exc:
         raise UsageError(f"{name} {value!r} is not an ISO 8601 time", hint=example) from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -1,0 +1,83 @@
+"""The title and properties of a summary `reseal_stale` removed, kept until it is sealed again.
+
+A stale summary is deleted so its children fold again; sealed again over the same children it
+comes back at its path with the title, aliases and properties you gave it. A stop (Ctrl-C,
+`vaultmind stop`) or a failure between the delete and that seal must not lose them, so before
+the note is deleted its bytes are recorded in a `tree.unsealed` job (the queue's `jobs` table,
+in the index; no worker runs these, `vaultmind queue` lists them). The seal that writes the
+note at that path again takes them and settles the job. A job whose group can never be sealed
+again — one of its children is no longer waiting in its buffer (sealed into another summary,
+edited into a new leaf, deleted) — is settled by the next pass that ends without a stop: that
+note is a new one, with vaultmind's title.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from vaultmind.index.arrow import execute_with, key_table
+from vaultmind.queue.store import NewJob, enqueue, now_ms
+from vaultmind.tree.buffers import buffer
+
+if TYPE_CHECKING:
+    from vaultmind.index.store import Index
+    from vaultmind.tree.settings import TreeSettings
+
+KIND = "tree.unsealed"
+
+
+def _key(path: str) -> str:
+    return f"{KIND}:{path}"
+
+
+def _rows(index: Index) -> list[dict[str, Any]]:
+    with index.lock:
+        rows = index.con.execute(
+            f"SELECT payload FROM jobs WHERE kind = '{KIND}' AND status = 'ready' ORDER BY id"
+        ).fetchall()
+    return [json.loads(payload) for (payload,) in rows]
+
+
+def pending(index: Index) -> dict[str, bytes]:
+    """The notes removed and not sealed again yet: path → the note's bytes when it was removed."""
+    return {str(row["path"]): str(row["note"]).encode("utf-8") for row in _rows(index)}
+
+
+def record(index: Index, *, path: str, note: bytes, tree: str, level: int, children: Sequence[str]) -> None:
+    """Record the note at `path` (vaultmind's, so UTF-8) before it is removed; a note recorded
+    at that path before is replaced (this one carries what you changed since)."""
+    payload = {"path": path, "note": note.decode("utf-8"), "tree": tree, "level": level, "children": list(children)}
+    with index.transaction() as con:
+        _settle(con, [path])
+        enqueue(con, [NewJob(KIND, _key(path), payload)], now=now_ms())
+
+
+def settle(index: Index, paths: Sequence[str]) -> None:
+    """The notes at `paths` were sealed again (or can no longer be): their jobs are done."""
+    if paths:
+        with index.transaction() as con:
+            _settle(con, paths)
+
+
+def _settle(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> None:
+    execute_with(
+        con,
+        f"""UPDATE jobs SET status = 'done', updated_ms = ?
+            WHERE kind = '{KIND}' AND status = 'ready' AND dedupe_key IN (SELECT k FROM _rows)""",
+        [now_ms()],
+        rows=key_table(sorted(_key(p) for p in paths)),
+    )
+
+
+def tidy(index: Index, settings: TreeSettings) -> None:
+    """Settle the jobs whose group can never be sealed again (see the module)."""
+    moot = []
+    for row in _rows(index):
+        waiting = {item.id for item in buffer(index, settings, str(row["tree"]), int(row["level"]) - 1)}
+        if not {str(child) for child in row["children"]} <= waiting:
+            moot.append(str(row["path"]))
+    settle(index, moot)
