@@ -147,8 +147,9 @@ def vague_times(question: str) -> set[str]:
     ("what did Caroline attend recently?", "would Melanie go again soon?"): not what it asks
     about, and no time window — a message that says "recently" or "soon" says it of the day it
     was written ("Talk to you soon!"); nor "last" asking for the latest time ("when did I last
-    email Dana?", "when was the last time we talked about…?"), nor "first" (or "initially",
-    "originally") asking for the earliest. Unless another of its words has the same term."""
+    email Dana?", "when was the last time we talked about…?"). Unless another of its words has
+    the same term. ("first" asking for the earliest time stays: a message often says it of
+    itself, "I first watched it three years ago".)"""
     latest = {t for m in _LATEST.finditer(question) for t in terms(m.group("last") or m.group("time"))}
     return _asker_words(_VAGUE_TIMES, question) | latest
 
