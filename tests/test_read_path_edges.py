@@ -1,6 +1,6 @@
 """The read path's edges, the same in every mode: a time without an offset, the hit shape, the
-caps on `limit` and on the ids `fetch_leaves` takes, `drill_down` on a leaf, and "when did I
-last …?" answered latest first."""
+caps on `limit` and on the ids `fetch_leaves` takes, `drill_down` on a leaf, "when did I
+last …?" answered latest first and "when did I first …?" earliest first."""
 
 from __future__ import annotations
 
@@ -168,8 +168,8 @@ def test_drill_down_on_a_leaf_says_it_has_no_children_and_names_its_summary(vaul
 
 
 def test_the_last_time_something_happened_is_answered_latest_first(vault: Path) -> None:
-    """"When did I last email Dana?" puts the latest message that says it first, though an
-    earlier one says it more; "last week" stays a window, not this order."""
+    """"When did I last email Dana?" (or "did my team last…") puts the latest message that says
+    it first, though an earlier one says it more; "last week" stays a window, not this order."""
     write_slack_day(vault, "2024-03-04", [("Sam Lee", "09:00", "Emailed Dana the contract, then emailed Dana the annex. Dana emailed back.")])
     write_slack_day(vault, "2024-04-15", [("Sam Lee", "09:00", "I emailed Dana about the invoice.")])
     write_slack_day(vault, "2024-05-20", [("Sam Lee", "09:00", "Emailed Dana the signed copy.")])
@@ -177,7 +177,7 @@ def test_the_last_time_something_happened_is_answered_latest_first(vault: Path) 
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         at = "2024-06-20T12:00:00Z"
-        for question in ("when did I last email Dana?", "what was the last time I emailed Dana?"):
+        for question in ("when did I last email Dana?", "what was the last time I emailed Dana?", "when did my team last email Dana?"):
             hits = memory.query("walk", {"query": question, "reference_time": at})["hits"]
             assert [h["time_range"]["start"][:10] for h in hits[:3]] == ["2024-05-20", "2024-04-15", "2024-03-04"], question
             assert hits[0]["breakdown"]["latest"] > 0
@@ -188,3 +188,25 @@ def test_the_last_time_something_happened_is_answered_latest_first(vault: Path) 
         week = memory.query("walk", {"query": "what did I email Dana last week?", "reference_time": "2024-05-27T12:00:00Z"})
         assert week["query"]["time_window"]["text"] == "last week"
         assert all(h["breakdown"]["latest"] == 0 for h in week["hits"])
+
+
+def test_the_first_time_something_happened_is_answered_earliest_first(vault: Path) -> None:
+    """"When did I first email Dana?" puts the earliest message that says it first, though a
+    later one says it more; "first" as an adjective of a thing ("her first email") orders
+    nothing."""
+    write_slack_day(vault, "2024-03-04", [("Sam Lee", "09:00", "Emailed Dana the contract.")])
+    write_slack_day(vault, "2024-04-15", [("Sam Lee", "09:00", "Emailed Dana the invoice, then emailed Dana the annex. Dana emailed back.")])
+    write_slack_day(vault, "2024-05-20", [("Sam Lee", "09:00", "Emailed Dana the signed copy.")])
+    write_slack_day(vault, "2024-06-12", [("Sam Lee", "09:00", "Dana is on holiday until July.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        at = "2024-06-20T12:00:00Z"
+        for question in ("when did I first email Dana?", "when was the first time I emailed Dana?", "what did I initially email Dana?"):
+            hits = memory.query("walk", {"query": question, "reference_time": at})["hits"]
+            assert [h["time_range"]["start"][:10] for h in hits[:3]] == ["2024-03-04", "2024-04-15", "2024-05-20"], question
+            assert hits[0]["breakdown"]["latest"] > 0
+        plain = memory.query("walk", {"query": "when did I email Dana?", "reference_time": at})["hits"]
+        assert plain[0]["time_range"]["start"][:10] == "2024-04-15", "without 'first', the best match"
+        for question in ("what did Dana say in her first email?", "what was in Dana's first email?"):
+            hits = memory.query("walk", {"query": question, "reference_time": at})["hits"]
+            assert all(h["breakdown"]["latest"] == 0 for h in hits), question

@@ -88,6 +88,28 @@ def test_a_long_summary_takes_one_place_of_the_limit_and_counts_once_in_the_tota
         assert result["total"] == everything["total"] and result["truncated"]
 
 
+def test_a_long_summary_takes_one_place_of_an_entitys_leaves_and_counts_once(sealed: tuple[Memory, str], vault: Path) -> None:
+    """drill_down from an entity cut the leaves mentioning it to `limit`, then a summary's
+    chunks after its first were dropped: all of them asked for, fewer came back than `total`
+    said, and `truncated` was true. The later chunks are left out before the cut."""
+    memory, summary_id = sealed
+    path = memory.index.scalar("SELECT note_path FROM summaries WHERE id = ?", [summary_id])
+    note = vault / path
+    note.write_text(note.read_text(encoding="utf-8").replace("lighthouse. ", "lighthouse, said Alice Chen. "), encoding="utf-8")
+    memory.sync()
+    entity = "person:alice-chen"
+    mentioning = memory.index.scalar("SELECT count(DISTINCT leaf_id) FROM occurrences WHERE entity_id = ? AND leaf_id IN (SELECT unnest(?::VARCHAR[]))", [entity, _chunk_ids(memory, summary_id)])
+    assert mentioning >= 3, "several chunks of the summary mention her"
+    everything = memory.query("drill_down", {"node_id": entity, "limit": 100})
+    nodes = [h["node_id"] for h in everything["hits"]]
+    assert len(nodes) == len(set(nodes)) == everything["total"] and not everything["truncated"]
+    assert nodes.count(summary_id) == 1 and everything["total"] > 5
+    for limit in (3, 5):
+        result = memory.query("drill_down", {"node_id": entity, "limit": limit})
+        assert [h["node_id"] for h in result["hits"]] == nodes[:limit], limit
+        assert result["total"] == everything["total"] and result["truncated"]
+
+
 def test_fetch_leaves_answers_a_summary_once_when_asked_by_its_id_and_a_chunk_id(sealed: tuple[Memory, str]) -> None:
     memory, summary_id = sealed
     later = _chunk_ids(memory, summary_id)[1]

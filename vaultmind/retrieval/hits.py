@@ -296,6 +296,16 @@ def later_chunks(order: Iterable[int], summary_of: npt.NDArray[np.int32]) -> set
     return later
 
 
+def fold_chunks(memory: MemoryView, ranked: Sequence[tuple[str, float, dict[str, Any]]]) -> list[tuple[str, float, dict[str, Any]]]:
+    """`ranked` (best first) without a summary's chunks after its first (`later_chunks`): cut
+    to a limit after this, a list shows `limit` hits when it has them, and its length counts
+    each summary once."""
+    if not ranked:
+        return []
+    folded = later_chunks(range(len(ranked)), summary_notes(memory, memory.leaves.columns([i for i, _, _ in ranked])))
+    return [item for k, item in enumerate(ranked) if k not in folded]
+
+
 def _scope(row: Mapping[str, Any]) -> str:
     """A leaf's scope: its note's `scope`, else its note's folder."""
     path = row["note_path"]

@@ -30,7 +30,7 @@ from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.entity_names import EntityRow, entity_names
-from vaultmind.retrieval.hits import RetrievalHit, envelope, leaf_hits
+from vaultmind.retrieval.hits import RetrievalHit, envelope, fold_chunks, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.retrieval.search import fuse
 from vaultmind.vault.layout import obsidian_link, wikilink
@@ -285,8 +285,9 @@ def entity_leaves(memory: MemoryView, entity_id: str, *, limit: int = 100) -> di
            GROUP BY id ORDER BY ts DESC NULLS LAST, id""",
         [entity_id, authors],
     )
-    ranked = [(leaf_id, 0.0, {"entity": "author" if wrote else "mention"}) for leaf_id, wrote, _ in rows[:limit]]
-    return envelope(leaf_hits(memory, ranked), len(rows))
+    # a summary's chunks after its newest add no hit: not cut to `limit`, nor counted
+    ranked = fold_chunks(memory, [(leaf_id, 0.0, {"entity": "author" if wrote else "mention"}) for leaf_id, wrote, _ in rows])
+    return envelope(leaf_hits(memory, ranked[:limit]), len(ranked))
 
 
 def summary_hits(memory: MemoryView, summary_ids: Sequence[str]) -> list[Any]:

@@ -57,6 +57,7 @@ from vaultmind.retrieval.windows import said_in
 from vaultmind.retrieval.wording import (
     agent_nouns,
     asker_writes,
+    asks_earliest,
     asks_latest,
     hedges,
     merged,
@@ -94,6 +95,7 @@ class Reading:
     asked_who: str | None  # the entity it asks who or what it is ("who is Bob?")
     only_names: bool  # about nothing but its author ("what did Dana say?")
     latest: bool  # asks for the latest time it happened ("when did I last email Dana?": `asks_latest`)
+    earliest: bool  # asks for the earliest time it happened ("when did I first email Dana?": `asks_earliest`)
     kind: AnswerKind | None  # the kind of answer it asks for (`answer_type`)
     tense: Tense | None
     dated: set[str]  # the terms of its window's words
@@ -240,6 +242,7 @@ def read_question(
         asked_who=asked_who,
         only_names=only_names,
         latest=asks_latest(question),
+        earliest=asks_earliest(question),
         kind=kind,
         tense=tense,
         dated=dated,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
-from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
+from vaultmind.retrieval.hits import cite_blocks, envelope, fold_chunks, leaf_hits
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
@@ -34,10 +34,7 @@ def search(memory: MemoryView, query: str, *, limit: int) -> dict[str, Any]:
     dense: list[tuple[str, float]] = []
     if memory.embedder is not None and memory.vectors is not None and query.strip():
         dense = memory.vectors.search(embed_query(memory.embedder, query), CANDIDATES)
-    ordered = fuse(lexical, dense)
-    if ordered:  # a summary's chunks after its best add no hit: not cut to `limit`, nor counted
-        folded = later_chunks(range(len(ordered)), summary_notes(memory, memory.leaves.columns([i for i, _, _ in ordered])))
-        ordered = [item for k, item in enumerate(ordered) if k not in folded]
+    ordered = fold_chunks(memory, fuse(lexical, dense))  # a summary's chunks after its best: not cut to `limit`, nor counted
     hits = leaf_hits(memory, ordered[:limit])
     cite_blocks(memory, hits, terms(query))
     return envelope(hits, len(ordered))

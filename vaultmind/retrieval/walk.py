@@ -87,8 +87,8 @@ from vaultmind.retrieval.tasks import TASK_CANDIDATES, of_window, task_scores
 from vaultmind.retrieval.windows import (
     OUTSIDE_WINDOW,
     after_end,
+    in_time_asked,
     lateness,
-    latest_first,
     lead_up,
     naive_utc,
     nearness,
@@ -255,8 +255,8 @@ def walk(
     elif silent and asked.window is not None:  # the window ranks the speaker's messages by how near it they are
         latest = WINDOW_PRESENCE * nearness(asked.window, cols.ts, np.isin(cols.author, speaker_codes(cols, asked.speakers, asked.named, asked.qents)))
         scores += latest
-    elif asked.latest:  # "when did I last email Dana?": of the messages that say it, the latest first
-        latest = latest_first(memory, ids, cols, scores, asked.content_terms, signals[:, LEX] > 0, now)
+    elif asked.latest or asked.earliest:  # "when did I last (first) email Dana?": of the messages that say it, the latest (earliest) first
+        latest = in_time_asked(memory, ids, cols, scores, asked.content_terms, signals[:, LEX] > 0, now, earliest=asked.earliest)
         scores += latest
     elif asked.only_names:  # "what did Dana say?": of her messages, the latest first (ties, near-ties)
         latest = LATEST_SAID * recency(cols.ts, signals[:, AUTHOR] > 0)
@@ -380,7 +380,7 @@ def walk(
                 "set_aside": bool(set_behind[k]),  # holds what a question searching nothing else sets aside: × `SET_ASIDE`
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)
-                "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `latest_first`: "when did I last…?"; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words
+                "latest": round(float(latest[k]), 4),  # `LATEST_SAID`: a window still ahead, only an author asked; `in_time_asked`: "when did I last (first)…?"; `WINDOW_PRESENCE` × the speaker's nearness to a window without their words
                 "retold": bool(np.any(retold == k)),  # outside the window, but names a time in it (`retold`)
                 "names_window_day": bool(counted[k]),  # names one of the window's days (ahead; a past day asked alone, written inside it): + `WINDOW_PRESENCE` × `telling`
                 "telling": round(float(counted[k] * tells[k]), 4),  # how much it tells beyond the date (`windows.telling`; 1 ahead)

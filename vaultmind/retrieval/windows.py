@@ -209,7 +209,7 @@ def recency(ts: npt.NDArray[np.datetime64], among: npt.NDArray[np.bool_]) -> npt
     return np.where(dated, np.nan_to_num(out), 0.0)
 
 
-def latest_first(
+def in_time_asked(
     memory: MemoryView,
     ids: Sequence[str],
     cols: LeafColumns,
@@ -217,12 +217,16 @@ def latest_first(
     wanted: Collection[str],
     among: npt.NDArray[np.bool_],
     now: datetime,
+    *,
+    earliest: bool = False,
 ) -> npt.NDArray[np.float64]:
     """What lifts the leaves of `among` (the question's lexical matches) dated up to `now` that
-    hold the most of its terms `wanted` above every other leaf, latest first: each to the best
-    score of all plus `LAST_STEP` × its place in time (1 for the earliest of them); 0 for any
-    other leaf. "When did I last email Dana?" asks for the latest of the messages that say it,
-    however much better an earlier one matches — and asked as of a past time, the latest then."""
+    hold the most of its terms `wanted` above every other leaf, latest first (`earliest`: earliest
+    first): each to the best score of all plus `LAST_STEP` × its place in time (1 for the one
+    that comes last in the order asked); 0 for any other leaf. "When did I last email Dana?"
+    asks for the latest of the messages that say it, "when did I first email Dana?" for the
+    earliest, however much better another one matches — and asked as of a past time, of those
+    written by then."""
     out = np.zeros(len(ids))
     places = np.flatnonzero(among & ~np.isnat(cols.ts) & (cols.ts <= np.datetime64(now, "us")))
     if not len(places) or not wanted:
@@ -233,7 +237,8 @@ def latest_first(
     if held.max() == 0:
         return out
     fullest = places[held == held.max()]
-    order = fullest[np.argsort(cols.ts[fullest], kind="stable")]
+    when = cols.ts[fullest].astype(np.int64)
+    order = fullest[np.argsort(-when if earliest else when, kind="stable")]
     out[order] = scores.max() - scores[order] + LAST_STEP * np.arange(1, len(order) + 1)
     return out
 

@@ -97,13 +97,27 @@ def _nouns(stem: str) -> tuple[str, ...]:
 _HEDGES = re.compile(r"\b(?:likely|unlikely|probably|possibly|presumably|potentially|perhaps|maybe)\b", re.I)
 # words that place a time only relative to the asker: "recently" in a message is of its own day
 _VAGUE_TIMES = re.compile(r"\b(?:recently|lately|soon|currently|nowadays)\b", re.I)
+# the place of an adverb of time after an auxiliary and its subject of a word or two ("did I
+# last…", "did the team first…"): not right after a determiner or a possessive, where the word is
+# an adjective of a thing ("did the last meeting…", "is Joanna's first screenplay…")
+_AFTER_SUBJECT = (
+    r"\b(?:did|do|does|have|has|had|was|were|is|are)\s+(?:[\w'’]+\s+)??"
+    r"(?!(?:the|a|an|my|our|your|his|her|their|its|this|that)\b)[\w'’]+(?<!\w['’]s)\s+"
+)
+# the periods and places "last"/"first" name as adjectives ("last week", "first place")
+_NOT_ADVERB = rf"(?!\s+(?:week|weekend|month|year|night|day|season|summer|winter|spring|autumn|fall|time|{alternation(WEEKDAYS)})\b)"
 # "last" asking for the latest time, which no message says of it: "when did I last email Dana?",
 # "when was Bob last here?", "when was the last time we talked about…?" (not "did we meet last
 # week?", nor "did the last meeting…?", an adjective of a thing)
-_LATEST = re.compile(
-    r"\b(?:did|do|does|have|has|had|was|were|is|are)\s+(?!(?:the|a|an|my|our|your|his|her|their|this|that)\b)(?:[\w'’]+\s+){1,2}?"
-    r"(?P<last>last)\b(?!\s+(?:week|weekend|month|year|night|season|summer|winter|spring|autumn|fall|time"
-    rf"|{alternation(WEEKDAYS)})\b)|\bthe\s+(?P<time>last\s+time)\b",
+_LATEST = re.compile(rf"{_AFTER_SUBJECT}(?P<last>last)\b{_NOT_ADVERB}|\bthe\s+(?P<time>last\s+time)\b", re.I)
+# its mirror, "first" (or "initially", "originally", "at first") asking for the earliest time:
+# "when did Joanna first watch…?", "the first time we talked about…", "what did Dana initially
+# plan?" (not "his first tournament", an adjective of a thing, nor "first place", "originally
+# from", "at first sight")
+_EARLIEST = re.compile(
+    rf"{_AFTER_SUBJECT}(?P<first>first)\b{_NOT_ADVERB}(?!\s+(?:place|prize|half|quarter|round)\b)"
+    r"|\bthe\s+(?P<time>(?:first|earliest)\s+time)\b"
+    r"|\b(?P<adverb>initially|originally(?!\s+from\b)|at\s+first(?!\s+(?:sight|glance)\b))",
     re.I,
 )
 
@@ -112,6 +126,13 @@ def asks_latest(question: str) -> bool:
     """Whether the question asks for the latest time something happened ("when did I last email
     Dana?", "the last time we talked about…"; `_LATEST`: not "last week", "last Monday")."""
     return _LATEST.search(question) is not None
+
+
+def asks_earliest(question: str) -> bool:
+    """Whether the question asks for the earliest time something happened ("when did I first
+    email Dana?", "the first time we talked about…", "what did Dana initially plan?"; `_EARLIEST`:
+    not "his first tournament", "first week")."""
+    return not asks_latest(question) and _EARLIEST.search(question) is not None
 
 
 def hedges(question: str) -> set[str]:
@@ -127,7 +148,8 @@ def vague_times(question: str) -> set[str]:
     about, and no time window — a message that says "recently" or "soon" says it of the day it
     was written ("Talk to you soon!"); nor "last" asking for the latest time ("when did I last
     email Dana?", "when was the last time we talked about…?"). Unless another of its words has
-    the same term."""
+    the same term. ("first" asking for the earliest time stays: a message often says it of
+    itself, "I first watched it three years ago".)"""
     latest = {t for m in _LATEST.finditer(question) for t in terms(m.group("last") or m.group("time"))}
     return _asker_words(_VAGUE_TIMES, question) | latest
 
