@@ -198,6 +198,11 @@ def test_running_quarters_are_token_quarters_of_every_prefix() -> None:
                 expected = token_quarters(whole[start:end])
                 assert int(running[end] - running[start]) + opening_discount(whole, start, running, end) == expected
     assert running_quarters("").tolist() == [0]
+    rng = random.Random(5)  # short texts are summed by bytes, long ones (and running counts) by numpy
+    pieces = ["a", "Z", " ", "  ", "\n", "3", "-", "?", "é", "日", "🙂", "\ud800", "word", "meeting", "Documentation"]
+    for _ in range(500):
+        whole = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 120)))
+        assert token_quarters(whole) == running_quarters(whole)[-1], whole
 
 
 def test_no_token_holds_more_than_max_chars_per_token() -> None:

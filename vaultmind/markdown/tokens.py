@@ -56,30 +56,51 @@ _AFTER_PUNCTUATION = 1  # quarters of a lowercase letter (to the 6th) of a run a
 # character classes by code point: ASCII by `_CLASS`, any other by its UTF-8 length
 _OTHER, _SPACE, _BREAK, _LOWER, _UPPER, _DIGIT, _TWO, _THREE, _FOUR = range(9)
 _OPENING = 9  # the class "before" a text's first character
-_CLASS = np.full(129, _TWO, dtype=np.intp)  # code points of 128 and more as 128
+_CLASSES = _OPENING + 1
+_CLASSES_CODE = 16  # a class fits in four bits
+_CLASS = np.full(129, _TWO, dtype=np.uint8)  # code points of 128 and more as 128
 _CLASS[:128] = _OTHER
 _CLASS[list(b" \t")] = _SPACE
 _CLASS[list(b"\n\r\x0b\x0c")] = _BREAK
 _CLASS[ord("a") : ord("z") + 1] = _LOWER
 _CLASS[ord("A") : ord("Z") + 1] = _UPPER
 _CLASS[ord("0") : ord("9") + 1] = _DIGIT
-_IS_LETTER = np.zeros(_OPENING + 1, dtype=bool)
-_IS_LETTER[[_LOWER, _UPPER]] = True
+_CLASS_OF_BYTE = bytes(_CLASS.tolist()) + bytes([_TWO] * 127)  # by `bytes.translate`: 128 and on as two bytes
 # quarters of a character by (class before it, its class); a lowercase letter inside a run of
 # letters is then weighed by `_IN_RUN` instead
-_WEIGHT = np.tile(
-    np.array([_FULL, 0, _FULL, _FULL, _FULL, _FULL, _FULL, _THREE_BYTES, _FOUR_BYTES], dtype=np.int64), (_OPENING + 1, 1)
-)
+_WEIGHT = np.zeros((_CLASSES, _CLASSES), dtype=np.int64)  # (no character is of class _OPENING)
+_WEIGHT[:, :_OPENING] = [_FULL, 0, _FULL, _FULL, _FULL, _FULL, _FULL, _THREE_BYTES, _FOUR_BYTES]
 _WEIGHT[[_SPACE, _OPENING], _SPACE] = _IN_SPACE
 _WEIGHT[[_LOWER, _UPPER], _DIGIT] = _DIGIT_AFTER_LETTER
 _WEIGHT[[_SPACE, _OPENING], _DIGIT] = _NUMBER_START
+_WEIGHT[[_LOWER, _UPPER], _LOWER] = 0  # (by `_IN_RUN`)
 # quarters of a lowercase letter inside a run by (class before the run, its place in the run:
 # 1 for the 2nd letter … `_SHORT_WORD` for the 7th and on)
-_IN_RUN = np.full((_OPENING + 1, _SHORT_WORD + 1), _FULL, dtype=np.int64)
+_IN_RUN = np.full((_CLASSES, _SHORT_WORD + 1), _FULL, dtype=np.uint8)
 _IN_RUN[[_SPACE, _BREAK, _TWO, _THREE, _FOUR], 1:_SHORT_WORD] = 0
 _IN_RUN[_OTHER, 1:_SHORT_WORD] = _AFTER_PUNCTUATION
 _IN_RUN[[_SPACE, _BREAK, _TWO, _THREE, _FOUR, _OTHER], _SHORT_WORD] = _LONG_WORD_LETTER
+# the tables as `bytes.translate` tables (a byte's value, by the byte)
+_PAIR_BEFORE, _PAIR_CLASS = np.divmod(np.arange(256), _CLASSES)
+_BEFORE_LETTER = np.isin(_PAIR_BEFORE, [_LOWER, _UPPER])
+_WEIGHT_OF_PAIR = bytes(_WEIGHT.ravel().tolist()) + bytes(256 - _CLASSES * _CLASSES)
+_RUN_START = (np.isin(_PAIR_CLASS, [_LOWER, _UPPER]) & ~_BEFORE_LETTER).tobytes()  # a letter opening a run
+_LOWER_IN_RUN = ((_PAIR_CLASS == _LOWER) & _BEFORE_LETTER).astype(np.uint8).tobytes()
+_IN_RUN_BY_PLACE = bytes(128) + bytes(_IN_RUN.ravel().tolist()) + bytes(128 - _IN_RUN.size)  # by 128 + key
 _LETTER_RUN_RE = re.compile(r"[A-Za-z]+")
+# for `token_quarters` of a short text, by `bytes`
+_SHORT_TEXT = 256
+_OPENING_BYTE = bytes([_OPENING])
+_CLASS_OF_MARK = _CLASS_OF_BYTE[: ord("?")] + bytes([_TWO]) + _CLASS_OF_BYTE[ord("?") + 1 :]  # "?" marks a non-ASCII character
+_TIMES_CLASSES = bytes(min(b * _CLASSES, 255) for b in range(256))  # (class before, class) a byte, as their sum
+_LONG_LOWER_RE = re.compile(b"(?<=[%c%c]{%d})%c" % (_LOWER, _UPPER, _SHORT_WORD, _LOWER))  # from a run's 7th letter
+_MARKED_RUN_RE = re.compile(b"[%c%c]([%c%c]+)" % (_OTHER, _DIGIT, _LOWER, _UPPER))  # a run after punctuation or a digit
+_DIGIT_BYTE = bytes([_DIGIT])
+_IN_RUN_WORD: list[int] = _IN_RUN[:, 1].tolist()  # a lowercase letter's quarters by the class before its run: 2nd to 6th
+_IN_RUN_LONG: list[int] = _IN_RUN[:, _SHORT_WORD].tolist()  # 7th on
+# as Python lists, for `opening_discount`'s one character
+_OPENING_WEIGHT: list[int] = _WEIGHT[_OPENING].tolist()
+_CLASS_OF_POINT: list[int] = _CLASS.tolist()
 
 
 def count_tokens(text: str) -> int:
@@ -91,7 +112,34 @@ def token_quarters(text: str) -> int:
     """`count_tokens` before rounding, in quarter tokens. `token_quarters(a + b)` is at most
     `token_quarters(a) + token_quarters(b)`, less by what `b`'s opening weighs less after `a`
     (`opening_discount`)."""
-    return int(_weights(text).sum()) if text else 0
+    if not text or len(text) >= _SHORT_TEXT:
+        return int(_weights(text).sum(dtype=np.int64)) if text else 0
+    # a short text by `bytes` (numpy's fixed cost is larger): a non-ASCII character as "?",
+    # what three and four bytes weigh more added after
+    if text.isascii():
+        ascii_text = text.encode("ascii")
+        classes = ascii_text.translate(_CLASS_OF_BYTE)
+    else:
+        ascii_text = text.replace("?", "!").encode("ascii", "replace")
+        classes = ascii_text.translate(_CLASS_OF_MARK)
+    befores = (_OPENING_BYTE + classes[:-1]).translate(_TIMES_CLASSES)
+    pairs = (int.from_bytes(befores, "little") + int.from_bytes(classes, "little")).to_bytes(len(classes), "little")
+    total = sum(pairs.translate(_WEIGHT_OF_PAIR))
+    # a lowercase letter inside a run of letters: from its run's 7th letter on, 2 (a word's); a
+    # run after punctuation or a digit, or opening the text, weighs more
+    total += _LONG_WORD_LETTER * len(_LONG_LOWER_RE.findall(classes))
+    marked = _DIGIT_BYTE + classes  # the opening weighs as a digit before a run
+    for run in _MARKED_RUN_RE.finditer(marked):
+        start, end = run.span(1)
+        before = marked[start - 1]
+        total += _IN_RUN_WORD[before] * marked.count(_LOWER, start + 1, min(end, start + _SHORT_WORD))
+        total += (_IN_RUN_LONG[before] - _LONG_WORD_LETTER) * marked.count(_LOWER, start + _SHORT_WORD, end)
+    if len(ascii_text) != len(text.encode("utf-8", "surrogatepass")):
+        four = len(text.encode("utf-16-le", "surrogatepass")) // 2 - len(text)  # a surrogate pair each
+        non_ascii = len(text) - len(text.encode("ascii", "ignore"))
+        three = len(text.encode("utf-8", "surrogatepass")) - (len(text) - non_ascii) - 2 * non_ascii - 2 * four
+        total += (_THREE_BYTES - _FULL) * three + (_FOUR_BYTES - _FULL) * four
+    return total
 
 
 def running_quarters(text: str) -> npt.NDArray[np.int64]:
@@ -100,7 +148,7 @@ def running_quarters(text: str) -> npt.NDArray[np.int64]:
     by line counts it in O(1) instead of again from its start)."""
     out = np.zeros(len(text) + 1, dtype=np.int64)
     if text:
-        np.cumsum(_weights(text), out=out[1:])
+        np.cumsum(_weights(text), dtype=np.int64, out=out[1:])
     return out
 
 
@@ -113,25 +161,39 @@ def opening_discount(text: str, start: int, running: npt.NDArray[np.int64], end:
     if start <= 0 or start >= end:
         return 0
     run = _LETTER_RUN_RE.match(text, start, end)
-    stop = run.end() if run is not None else start + 1
-    return token_quarters(text[start:stop]) - int(running[stop] - running[start])
+    if run is not None:
+        return _FULL * (run.end() - start) - int(running[run.end()] - running[start])
+    point = ord(text[start])
+    alone = _OPENING_WEIGHT[_CLASS_OF_POINT[min(point, 128)] + (point >= 0x800) + (point >= 0x10000)]
+    return alone - int(running[start + 1] - running[start])
 
 
-def _weights(text: str) -> npt.NDArray[np.int64]:
-    """The quarters of each character of a non-empty text, by the weights above."""
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    classes = _CLASS[np.minimum(points, 128)]
-    classes += points >= 0x800  # three bytes of UTF-8
-    classes += points >= 0x10000  # four
-    before = np.empty_like(classes)
-    before[0] = _OPENING
-    before[1:] = classes[:-1]
-    weights = _WEIGHT[before, classes]
-    in_run = np.flatnonzero((classes == _LOWER) & _IS_LETTER[before])
-    if len(in_run):  # each such letter's run: where it started and what came before it
-        letter = _IS_LETTER[classes]
-        starts = np.flatnonzero(letter & ~_IS_LETTER[before])
-        run_start = starts[np.searchsorted(starts, in_run, side="right") - 1]
-        place = np.minimum(in_run - run_start, _SHORT_WORD)
-        weights[in_run] = _IN_RUN[before[run_start], place]
+def _weights(text: str) -> npt.NDArray[np.uint8]:
+    """The quarters of each character of a non-empty text, by the weights above (every table
+    lookup a `bytes.translate`)."""
+    if text.isascii():  # a byte a character
+        classes = np.frombuffer(text.encode("ascii").translate(_CLASS_OF_BYTE), dtype=np.uint8)
+    else:
+        points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        classes = np.frombuffer(np.minimum(points, 128).astype(np.uint8).tobytes().translate(_CLASS_OF_BYTE), dtype=np.uint8)
+        classes = classes + (points >= 0x800) + (points >= 0x10000)  # three, four bytes of UTF-8
+    pairs = np.empty(len(classes), dtype=np.uint8)  # (class before, class) as one byte
+    pairs[0] = _OPENING * _CLASSES
+    np.multiply(classes[:-1], _CLASSES, out=pairs[1:])
+    pairs += classes
+    pair_bytes = pairs.tobytes()
+    weights = np.frombuffer(pair_bytes.translate(_WEIGHT_OF_PAIR), dtype=np.uint8)
+    lower_in_run = np.frombuffer(pair_bytes.translate(_LOWER_IN_RUN), dtype=np.uint8)
+    if lower_in_run.any():  # each letter's run: where it started and the class before it
+        run = np.arange(0, _CLASSES_CODE * len(pairs), _CLASSES_CODE, dtype=np.int64)  # place × 16
+        run += pairs // _CLASSES  # + the class before
+        run *= np.frombuffer(pair_bytes.translate(_RUN_START), dtype=np.bool_)  # at a run's start
+        np.maximum.accumulate(run, out=run)  # the last run started
+        place = np.arange(len(pairs), dtype=np.int64)
+        place -= run >> 4
+        np.minimum(place, _SHORT_WORD, out=place)
+        place += (run & 15) * (_SHORT_WORD + 1)  # (class before the run, place in it)
+        key = place.astype(np.uint8)
+        key |= lower_in_run << 7  # (a lowercase letter inside a run, or not: 0)
+        weights = weights + np.frombuffer(key.tobytes().translate(_IN_RUN_BY_PLACE), dtype=np.uint8)
     return weights
