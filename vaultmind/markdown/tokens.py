@@ -93,7 +93,7 @@ _SHORT_TEXT = 256
 _OPENING_BYTE = bytes([_OPENING])
 _CLASS_OF_MARK = _CLASS_OF_BYTE[: ord("?")] + bytes([_TWO]) + _CLASS_OF_BYTE[ord("?") + 1 :]  # "?" marks a non-ASCII character
 _TIMES_CLASSES = bytes(min(b * _CLASSES, 255) for b in range(256))  # (class before, class) a byte, as their sum
-_LONG_LOWER_RE = re.compile(b"(?<=[%c%c]{%d})%c" % (_LOWER, _UPPER, _SHORT_WORD, _LOWER))  # from a run's 7th letter
+_LONG_RUN_RE = re.compile(b"[%c%c]{%d}([%c%c]+)" % (_LOWER, _UPPER, _SHORT_WORD, _LOWER, _UPPER))  # a run's 7th letter on
 _MARKED_RUN_RE = re.compile(b"[%c%c]([%c%c]+)" % (_OTHER, _DIGIT, _LOWER, _UPPER))  # a run after punctuation or a digit
 _DIGIT_BYTE = bytes([_DIGIT])
 _IN_RUN_WORD: list[int] = _IN_RUN[:, 1].tolist()  # a lowercase letter's quarters by the class before its run: 2nd to 6th
@@ -127,7 +127,7 @@ def token_quarters(text: str) -> int:
     total = sum(pairs.translate(_WEIGHT_OF_PAIR))
     # a lowercase letter inside a run of letters: from its run's 7th letter on, 2 (a word's); a
     # run after punctuation or a digit, or opening the text, weighs more
-    total += _LONG_WORD_LETTER * len(_LONG_LOWER_RE.findall(classes))
+    total += _LONG_WORD_LETTER * b"".join(_LONG_RUN_RE.findall(classes)).count(_LOWER)
     marked = _DIGIT_BYTE + classes  # the opening weighs as a digit before a run
     for run in _MARKED_RUN_RE.finditer(marked):
         start, end = run.span(1)
