@@ -24,8 +24,10 @@ start of its run of letters), and a text's opening weighs the most it can (its f
 letters counts 4 a letter): a text's count is at most the sum of its parts' counts, so cutting
 a text never makes its pieces count less than the whole.
 
-The functions are C-speed: numpy over the text's code points, never a Python loop per
-character.
+The functions are C-speed, never a Python loop per character: every table lookup is a
+`bytes.translate`; a long text (and any running count) is weighed with numpy, a letter's run
+found by a running maximum; a short one is summed by `bytes` operations, with a step per run of
+letters after punctuation or a digit.
 """
 
 from __future__ import annotations
