@@ -4,8 +4,8 @@
 than they give numbers, identifiers, hashes, capitals or non-Latin text, so a chunk that fits
 the estimate fits the model. Weights per character, in quarter tokens:
 
-- a space or tab: 0 (tokenizers join the space to the word after it), or 1 after whitespace
-  (indentation); a line break: 4;
+- a space or tab: 0 (tokenizers join the space to the word after it), or 1 after a space or
+  tab (indentation) or opening the text; a line break: 4;
 - a letter starting a run of ASCII letters: 4; inside a run, an uppercase letter: 4 (ALL-CAPS
   and camelCase break into pieces); a lowercase one by where its run started: after whitespace,
   a line break or a non-ASCII character (a word): 0 for the run's 2nd to 6th letters, 2 from
@@ -46,7 +46,7 @@ MIN_CHUNK_TOKENS = 64
 MAX_CHARS_PER_TOKEN = 7
 
 _FULL = 4  # quarters of a digit, a punctuation mark, a line break, a letter starting a run
-_IN_SPACE = 1  # quarters of whitespace after whitespace
+_IN_SPACE = 1  # quarters of a space or tab after one
 _DIGIT_AFTER_LETTER = 5
 _NUMBER_START = 8  # quarters of a digit after whitespace: the whitespace is a token of its own
 _THREE_BYTES = 6
