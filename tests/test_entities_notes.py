@@ -157,7 +157,7 @@ def test_user_edits_to_a_created_note_are_honoured(vault: Path, mem: Memory) -> 
 
 def test_a_summary_repeating_its_leaves_adds_no_evidence(vault: Path) -> None:
     def budget(count: int) -> None:
-        line = "#budget the venue deposit number {} is paid in full today, the catering quote holds."
+        line = "#budget the venue deposit number {} is paid in full today, the catering quote holds, and the band has the stage from eight until late."
         write(vault, "sources/chat/venue.md", chat("venue", [("@bob", line.format(i)) for i in range(count)]))
 
     budget(2)  # two leaves tagged #budget, and the summaries sealed over them repeat the tag

@@ -375,6 +375,28 @@ def test_an_index_holding_leaves_is_rebuilt_for_their_token_counts(vault: Path, 
     assert snapshot_files(vault) == before
 
 
+def test_an_index_holding_leaves_is_rebuilt_for_word_token_counts(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0034: an ordinary word counts about a token with the space before it (it
+    counted about two), so a note of prose is cut into about half as many leaves. An index
+    from before (its leaves counted as the code before did) is rebuilt once; its rows are then
+    those a fresh index has, and the notes are not touched."""
+    prose = " ".join(f"Entry {i}: the committee reviewed the harbour budget and agreed to meet again soon." for i in range(150))
+    write(vault, "Minutes.md", "# Minutes\n\n" + prose + "\n")
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    before = snapshot_files(vault)
+    config = _indexed_before(vault, monkeypatch, "0034", then=["UPDATE leaves SET token_count = token_count * 2"])
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        counts = memory.index.query("SELECT text, token_count FROM leaves")
+        assert all(count == count_tokens(text) for text, count in counts)
+        assert len(counts) == len(parse_note("Minutes.md", (vault / "Minutes.md").read_text()).leaves) + 1
+        rows = dump_index(memory)
+        memory.reindex()
+        assert dump_index(memory) == rows
+    assert snapshot_files(vault) == before
+
+
 def test_an_index_holding_a_nouns_old_term_is_rebuilt_for_its_verbs(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Migration 0024: "decision" shares "decide"'s term; an index whose postings hold the old
     term is rebuilt once, and the note is then found by the verb."""

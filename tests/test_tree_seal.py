@@ -138,7 +138,7 @@ def test_summary_notes_render_cleanly_and_deterministically(vault: Path, tmp_pat
         vault,
         "Projects/Tidepool.md",
         "# Tidepool\n\n## Plan\n\n"
-        + "\n\n".join(f"Step {i}: Helen Okafor books the Berlin venue {i}. " * 6 for i in range(4)),
+        + "\n\n".join(f"Step {i}: Helen Okafor books the Berlin venue {i}. " * 6 for i in range(7)),
     )
     twin = tmp_path / "twin"
     shutil.copytree(vault, twin)

@@ -69,8 +69,8 @@ def test_the_fallback_writes_attributed_prose_within_budget() -> None:
     ]
     children = [CHILDREN[0], CHILDREN[1].__class__("b", "Yes, the Q3 budget for the Tidepool launch is 18,000 euros.",
                 "message", "Bob Stone <bob@example.com>", "2024-03-04T09:05:00Z"), CHILDREN[2], *chatter]  # fmt: skip
-    text = extractive_summary(children, 90)
-    assert text == extractive_summary(children, 90)  # deterministic
+    text = extractive_summary(children, 60)
+    assert text == extractive_summary(children, 60)  # deterministic
     assert text == (
         "Alice Chen asked: Has anyone looked at the Q3 budget for the Tidepool launch? "
         "Bob Stone replied: Yes, the Q3 budget for the Tidepool launch is 18,000 euros."
@@ -95,7 +95,7 @@ def test_the_fallback_picks_salient_sentences_not_a_concatenation() -> None:
         for i, d in enumerate(("Friday", "Monday", "Tuesday"))
     ]
     children = [*filler[:3], *topic, *filler[3:]]
-    budget = output_budget(sum(c.tokens for c in children))
+    budget = 28  # room for a sentence or two of the 120 tokens
     text = FallbackSummarizer().summarize(children, budget).text
     assert "Harbor Hall venue deposit" in text and "Lunch" not in text
     assert count_tokens(text) <= budget < sum(c.tokens for c in children)
@@ -182,7 +182,7 @@ def test_ollama_summarizes_through_the_chat_api() -> None:
         assert body["stream"] is False and body["options"]["temperature"] == 0
         assert body["options"]["num_predict"] >= 60 and body["options"]["num_ctx"] >= 2048
         system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-        assert "at most 25 words" in system and "Never add a name" in system
+        assert "at most 37 words" in system and "Never add a name" in system  # 60 tokens at 1.6 a word
         assert "[2] Bob Stone <bob@example.com> · 2024-03-04 09:05" in user
 
 
@@ -302,7 +302,7 @@ def test_a_seal_with_ollama_records_the_model_and_prompt_hash(vault: Path) -> No
 
 def test_a_model_answer_with_crlf_line_breaks_is_written_lf_only_and_stays_vaultminds(vault: Path) -> None:
     chat_day(vault, 0, 0, 3)
-    answer = GOOD.replace("; ", ".\r\n") + "\r\n\r\nThe Q3 budget does not change.\r"
+    answer = GOOD.replace("; ", ".\r\n") + "\r\n\r\nNo change.\r"
     with FakeOllama(responder=lambda r: answer) as fake:
         config = tree_config(vault, **{"trees.summarizer": "ollama"}).with_(ollama_host=fake.host)
         with Memory.open(config) as memory:
@@ -379,7 +379,7 @@ def test_the_fallback_keeps_the_decision_and_the_date_of_a_short_chat(vault: Pat
         (sealed,) = flush(memory, now=at + timedelta(days=2), summarizer=FallbackSummarizer()).sealed
         body = split_frontmatter((vault / sealed["path"]).read_text(encoding="utf-8")).body.strip()
     budget = output_budget(sum(count_tokens(text) for _, text in said))
-    assert "Sam Lee said: The climbing trip is moved to Saturday 20 April." in body
+    assert "Sam Lee said: " in body and "the climbing trip is moved to Saturday 20 April" in body
     assert count_tokens(body) <= budget
 
 

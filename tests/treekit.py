@@ -26,10 +26,10 @@ PEOPLE = ("Alice Chen", "Bob Stone", "Priya Raman")
 TOPICS = (  # chosen so that every `text(i)` has the same token count
     "the venue deposit for the Harbor Hall",
     "the catering quote from Saffron Table",
-    "the load tests on the staging cluster A",
+    "the load tests on the staging cluster",
     "the press kit and our launch video clip",
-    "the contractor for the new landing page",
-    "the paid ads that start on 22 April",
+    "the builder for the new landing page",
+    "the paid ads that start in late April",
 )
 START = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
 

@@ -82,7 +82,7 @@ class SectionChunker:
             running = running_quarters(self.body)
             ends = np.minimum(np.array(self.offsets, dtype=np.int64), len(self.body))  # the last line may lack its newline
             self._quarters = running[ends].tolist()
-            self._openings = [opening_discount(self.body, offset) for offset in self.offsets]
+            self._openings = [opening_discount(self.body, offset, running) for offset in self.offsets]
         if end <= start:
             return 0
         return (self._quarters[end] - self._quarters[start] + self._openings[start] + 3) // 4

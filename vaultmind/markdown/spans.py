@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from vaultmind.markdown.tokens import count_tokens, token_quarters
+from vaultmind.markdown.tokens import MAX_CHARS_PER_TOKEN, count_tokens, token_quarters
 
 LEADING_BLANK_RE = re.compile(r"\A(?:[ \t]*\n)+")
 
@@ -59,8 +59,9 @@ def hard_split(text: str, start: int, end: int, limit: int, *, snap: bool = Fals
     out = []
     pos = start
     while pos < end:
-        # the largest stop with count_tokens(text[pos:stop]) <= limit; a char weighs >= 1/4 token
-        lo, hi = pos + 1, min(end, pos + 4 * limit)
+        # the largest stop with count_tokens(text[pos:stop]) <= limit (a token holds at most
+        # MAX_CHARS_PER_TOKEN characters)
+        lo, hi = pos + 1, min(end, pos + MAX_CHARS_PER_TOKEN * (limit + 1))
         if count_tokens(text[pos:hi]) <= limit:
             lo = hi
         else:

@@ -1,31 +1,38 @@
 """Token estimates without a tokenizer.
 
-`count_tokens` is deliberately conservative: it should never under-count what a real
-tokenizer produces for prose, code, numbers, identifiers or non-Latin text, so a chunk that
-fits the estimate fits the model. Weights per character, in quarter tokens:
+`count_tokens` comes close to what real tokenizers give English prose yet never counts fewer
+than they give numbers, identifiers, hashes, capitals or non-Latin text, so a chunk that fits
+the estimate fits the model. Weights per character, in quarter tokens:
 
-- ASCII whitespace: 1;
-- an ASCII letter that continues a lowercase word (a lowercase letter after a lowercase
-  letter) or starts a word (after whitespace): 2;
-- any other ASCII letter (after a digit, punctuation, an uppercase letter or a non-ASCII
-  character, or opening the text): 4 — tokenizers break hashes, base64, UUIDs, ALL-CAPS and
-  camelCase into pieces of one or two characters;
-- an ASCII digit or punctuation mark: 4 — many tokenizers give every digit its own token; a
-  digit after whitespace (or opening the text): 7, for the whitespace before a number is a
-  token of its own too;
+- a space or tab: 0 (tokenizers join the space to the word after it), or 1 after a space or
+  tab (indentation) or opening the text; a line break: 4;
+- a letter starting a run of ASCII letters: 4; inside a run, an uppercase letter: 4 (ALL-CAPS
+  and camelCase break into pieces); a lowercase one by where its run started: after whitespace,
+  a line break or a non-ASCII character (a word): 0 for the run's 2nd to 6th letters, 2 from
+  the 7th (long words take more pieces); after punctuation (paths, links, `+`-joined base64): 1,
+  then 2; after a digit or opening the text (hashes, base64, ids): 4;
+- a digit: 4 (many tokenizers give every digit its own token); 5 after a letter (hex, base64,
+  UUIDs); 8 after whitespace or opening the text (the space before a number is a token of its
+  own too);
+- any other ASCII character (punctuation): 4;
 - a non-ASCII character: 4 for two bytes of UTF-8 (accents, Cyrillic, Greek, Arabic, Hebrew),
   6 for three (CJK, kana, Hangul, Indic scripts, Thai), 16 for four (emoji, rare CJK): a
   character outside a vocabulary falls back to one token per byte.
 
-The total is rounded up. A character's weight depends on the one before it, and a text's first
-character weighs the most it can: a text's count is at most the sum of its parts' counts, so
-cutting a text never makes its pieces count less than the whole.
+The total is rounded up. A character's weight depends on the characters before it (back to the
+start of its run of letters), and a text's opening weighs the most it can (its first run of
+letters counts 4 a letter): a text's count is at most the sum of its parts' counts, so cutting
+a text never makes its pieces count less than the whole.
 
-The functions are C-speed: they count with `str.encode` / `bytes.translate` / `bytes.count` (or
-numpy, for the running count of a whole text), never a Python loop per character.
+The functions are C-speed, never a Python loop per character: every table lookup is a
+`bytes.translate`; a long text (and any running count) is weighed with numpy, a letter's run
+found by a running maximum; a short one is summed by `bytes` operations, with a step per run of
+letters after punctuation or a digit.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import numpy.typing as npt
@@ -33,24 +40,69 @@ import numpy.typing as npt
 # The smallest token budget of a leaf: a heading prefix (up to a quarter of the budget) must
 # leave room for text. A configured budget below it is an error (`config`).
 MIN_CHUNK_TOKENS = 64
+# The most characters a token can hold: "Xxxxxx " (a run of six letters after whitespace and a
+# space) weighs 4 quarters; nothing holds more characters for its weight. A text of n tokens
+# has at most 7n + 7 characters (its opening weighs more).
+MAX_CHARS_PER_TOKEN = 7
 
-_LOWER = b"abcdefghijklmnopqrstuvwxyz"
-_UPPER = _LOWER.upper()
-_LETTERS = _LOWER + _UPPER
-_SPACE = b" \t\n\r\x0b\x0c"
-_FULL = 4  # quarters of a digit, a punctuation mark, a letter out of a word, a two-byte character
-_WORD_LETTER = 2  # quarters of a letter that starts or continues a word
-_NUMBER_START = 7  # quarters of a digit after whitespace: the whitespace is a token of its own
+_FULL = 4  # quarters of a digit, a punctuation mark, a line break, a letter starting a run
+_IN_SPACE = 1  # quarters of a space or tab after one
+_DIGIT_AFTER_LETTER = 5
+_NUMBER_START = 8  # quarters of a digit after whitespace: the whitespace is a token of its own
 _THREE_BYTES = 6
 _FOUR_BYTES = 16
-_DIGITS = b"0123456789"
-# each ASCII byte as its class: " " whitespace, "l" lowercase, "u" uppercase, "d" digit, "o"
-# other; a pair of classes is then counted with `bytes.count`
-_CLASS_OF = bytes(
-    ord(" ") if b in _SPACE else ord("l") if b in _LOWER else ord("u") if b in _LETTERS else ord("d") if b in _DIGITS else ord("o")
-    for b in range(256)
-)
-_NOT_LOWER = bytes.maketrans(b"ud", b"oo")  # the classes that end a lowercase run but whitespace
+_SHORT_WORD = 6  # a word's first six letters are about one token
+_LONG_WORD_LETTER = 2  # quarters of a lowercase letter of a word from its 7th
+_AFTER_PUNCTUATION = 1  # quarters of a lowercase letter (to the 6th) of a run after punctuation
+
+# character classes by code point: ASCII by `_CLASS`, any other by its UTF-8 length
+_OTHER, _SPACE, _BREAK, _LOWER, _UPPER, _DIGIT, _TWO, _THREE, _FOUR = range(9)
+_OPENING = 9  # the class "before" a text's first character
+_CLASSES = _OPENING + 1
+_CLASSES_CODE = 16  # a class fits in four bits
+_CLASS = np.full(129, _TWO, dtype=np.uint8)  # code points of 128 and more as 128
+_CLASS[:128] = _OTHER
+_CLASS[list(b" \t")] = _SPACE
+_CLASS[list(b"\n\r\x0b\x0c")] = _BREAK
+_CLASS[ord("a") : ord("z") + 1] = _LOWER
+_CLASS[ord("A") : ord("Z") + 1] = _UPPER
+_CLASS[ord("0") : ord("9") + 1] = _DIGIT
+_CLASS_OF_BYTE = bytes(_CLASS.tolist()) + bytes([_TWO] * 127)  # by `bytes.translate`: 128 and on as two bytes
+# quarters of a character by (class before it, its class); a lowercase letter inside a run of
+# letters is then weighed by `_IN_RUN` instead
+_WEIGHT = np.zeros((_CLASSES, _CLASSES), dtype=np.int64)  # (no character is of class _OPENING)
+_WEIGHT[:, :_OPENING] = [_FULL, 0, _FULL, _FULL, _FULL, _FULL, _FULL, _THREE_BYTES, _FOUR_BYTES]
+_WEIGHT[[_SPACE, _OPENING], _SPACE] = _IN_SPACE
+_WEIGHT[[_LOWER, _UPPER], _DIGIT] = _DIGIT_AFTER_LETTER
+_WEIGHT[[_SPACE, _OPENING], _DIGIT] = _NUMBER_START
+_WEIGHT[[_LOWER, _UPPER], _LOWER] = 0  # (by `_IN_RUN`)
+# quarters of a lowercase letter inside a run by (class before the run, its place in the run:
+# 1 for the 2nd letter … `_SHORT_WORD` for the 7th and on)
+_IN_RUN = np.full((_CLASSES, _SHORT_WORD + 1), _FULL, dtype=np.uint8)
+_IN_RUN[[_SPACE, _BREAK, _TWO, _THREE, _FOUR], 1:_SHORT_WORD] = 0
+_IN_RUN[_OTHER, 1:_SHORT_WORD] = _AFTER_PUNCTUATION
+_IN_RUN[[_SPACE, _BREAK, _TWO, _THREE, _FOUR, _OTHER], _SHORT_WORD] = _LONG_WORD_LETTER
+# the tables as `bytes.translate` tables (a byte's value, by the byte)
+_PAIR_BEFORE, _PAIR_CLASS = np.divmod(np.arange(256), _CLASSES)
+_BEFORE_LETTER = np.isin(_PAIR_BEFORE, [_LOWER, _UPPER])
+_WEIGHT_OF_PAIR = bytes(_WEIGHT.ravel().tolist()) + bytes(256 - _CLASSES * _CLASSES)
+_RUN_START = (np.isin(_PAIR_CLASS, [_LOWER, _UPPER]) & ~_BEFORE_LETTER).tobytes()  # a letter opening a run
+_LOWER_IN_RUN = ((_PAIR_CLASS == _LOWER) & _BEFORE_LETTER).astype(np.uint8).tobytes()
+_IN_RUN_BY_PLACE = bytes(128) + bytes(_IN_RUN.ravel().tolist()) + bytes(128 - _IN_RUN.size)  # by 128 + key
+_LETTER_RUN_RE = re.compile(r"[A-Za-z]+")
+# for `token_quarters` of a short text, by `bytes`
+_SHORT_TEXT = 256
+_OPENING_BYTE = bytes([_OPENING])
+_CLASS_OF_MARK = _CLASS_OF_BYTE[: ord("?")] + bytes([_TWO]) + _CLASS_OF_BYTE[ord("?") + 1 :]  # "?" marks a non-ASCII character
+_TIMES_CLASSES = bytes(min(b * _CLASSES, 255) for b in range(256))  # (class before, class) a byte, as their sum
+_LONG_RUN_RE = re.compile(b"[%c%c]{%d}([%c%c]+)" % (_LOWER, _UPPER, _SHORT_WORD, _LOWER, _UPPER))  # a run's 7th letter on
+_MARKED_RUN_RE = re.compile(b"[%c%c]([%c%c]+)" % (_OTHER, _DIGIT, _LOWER, _UPPER))  # a run after punctuation or a digit
+_DIGIT_BYTE = bytes([_DIGIT])
+_IN_RUN_WORD: list[int] = _IN_RUN[:, 1].tolist()  # a lowercase letter's quarters by the class before its run: 2nd to 6th
+_IN_RUN_LONG: list[int] = _IN_RUN[:, _SHORT_WORD].tolist()  # 7th on
+# as Python lists, for `opening_discount`'s one character
+_OPENING_WEIGHT: list[int] = _WEIGHT[_OPENING].tolist()
+_CLASS_OF_POINT: list[int] = _CLASS.tolist()
 
 
 def count_tokens(text: str) -> int:
@@ -60,76 +112,90 @@ def count_tokens(text: str) -> int:
 
 def token_quarters(text: str) -> int:
     """`count_tokens` before rounding, in quarter tokens. `token_quarters(a + b)` is at most
-    `token_quarters(a) + token_quarters(b)`, less only by what the character opening `b` weighs
-    less after the end of `a` than opening a text (`opening_discount`)."""
-    if not text:
-        return 0
-    three = four = 0
+    `token_quarters(a) + token_quarters(b)`, less by what `b`'s opening weighs less after `a`
+    (`opening_discount`)."""
+    if not text or len(text) >= _SHORT_TEXT:
+        return int(_weights(text).sum(dtype=np.int64)) if text else 0
+    # a short text by `bytes` (numpy's fixed cost is larger): a non-ASCII character as "?",
+    # what three and four bytes weigh more added after
     if text.isascii():
-        classes = text.encode("ascii").translate(_CLASS_OF)
-    else:  # a non-ASCII character as "?" (other): it breaks a word
-        classes = text.encode("ascii", "replace").translate(_CLASS_OF)
-        non_ascii = len(text) - len(text.encode("ascii", "ignore"))
+        ascii_text = text.encode("ascii")
+        classes = ascii_text.translate(_CLASS_OF_BYTE)
+    else:
+        ascii_text = text.replace("?", "!").encode("ascii", "replace")
+        classes = ascii_text.translate(_CLASS_OF_MARK)
+    befores = (_OPENING_BYTE + classes[:-1]).translate(_TIMES_CLASSES)
+    pairs = (int.from_bytes(befores, "little") + int.from_bytes(classes, "little")).to_bytes(len(classes), "little")
+    total = sum(pairs.translate(_WEIGHT_OF_PAIR))
+    # a lowercase letter inside a run of letters: from its run's 7th letter on, 2 (a word's); a
+    # run after punctuation or a digit, or opening the text, weighs more
+    total += _LONG_WORD_LETTER * b"".join(_LONG_RUN_RE.findall(classes)).count(_LOWER)
+    marked = _DIGIT_BYTE + classes  # the opening weighs as a digit before a run
+    for run in _MARKED_RUN_RE.finditer(marked):
+        start, end = run.span(1)
+        before = marked[start - 1]
+        total += _IN_RUN_WORD[before] * marked.count(_LOWER, start + 1, min(end, start + _SHORT_WORD))
+        total += (_IN_RUN_LONG[before] - _LONG_WORD_LETTER) * marked.count(_LOWER, start + _SHORT_WORD, end)
+    if len(ascii_text) != len(text.encode("utf-8", "surrogatepass")):
         four = len(text.encode("utf-16-le", "surrogatepass")) // 2 - len(text)  # a surrogate pair each
+        non_ascii = len(text) - len(text.encode("ascii", "ignore"))
         three = len(text.encode("utf-8", "surrogatepass")) - (len(text) - non_ascii) - 2 * non_ascii - 2 * four
-    space = classes.count(b" ")
-    lower_starts = classes.count(b" l")  # (a pair of two classes never overlaps another)
-    lower_runs = lower_starts + classes.translate(_NOT_LOWER).count(b"ol") + (classes[:1] == b"l")
-    # a lowercase letter after one (all of a run's but its first), or a letter after whitespace
-    word_letters = classes.count(b"l") - lower_runs + lower_starts + classes.count(b" u")
-    number_starts = classes.count(b" d") + (classes[:1] == b"d")
-    return (
-        space
-        + _FULL * (len(text) - space)
-        - (_FULL - _WORD_LETTER) * word_letters
-        + (_NUMBER_START - _FULL) * number_starts
-        + (_THREE_BYTES - _FULL) * three
-        + (_FOUR_BYTES - _FULL) * four
-    )
-
-
-# character classes by code point: ASCII by `_CLASS`, any other by its UTF-8 length
-_OTHER, _SPACE_C, _LOWER_C, _UPPER_C, _DIGIT_C, _TWO_C, _THREE_C, _FOUR_C = range(8)
-_OPENING = 8  # the row of `_WEIGHT` for a text's first character (no class before it)
-_CLASS = np.full(129, _TWO_C, dtype=np.uint8)  # code points of 128 and more as 128
-_CLASS[:128] = _OTHER
-_CLASS[list(_SPACE)] = _SPACE_C
-_CLASS[list(_LOWER)] = _LOWER_C
-_CLASS[list(_UPPER)] = _UPPER_C
-_CLASS[list(_DIGITS)] = _DIGIT_C
-# quarters of a character by (class before it, its class); a row more for opening the text
-_WEIGHT = np.tile(np.array([_FULL, 1, _FULL, _FULL, _FULL, _FULL, _THREE_BYTES, _FOUR_BYTES], dtype=np.int64), (_OPENING + 1, 1))
-_WEIGHT[_SPACE_C, [_LOWER_C, _UPPER_C]] = _WORD_LETTER
-_WEIGHT[_LOWER_C, _LOWER_C] = _WORD_LETTER
-_WEIGHT[[_SPACE_C, _OPENING], _DIGIT_C] = _NUMBER_START
-_WEIGHT_BY_PAIR = _WEIGHT.ravel()
-# what a character weighs less after one of each class than opening a text, as Python lists
-# (`opening_discount` looks up one pair at a time)
-_DISCOUNT: list[list[int]] = (_WEIGHT[_OPENING] - _WEIGHT).tolist()
-_CLASS_OF_POINT: list[int] = _CLASS.tolist()
-
-
-def opening_discount(text: str, start: int) -> int:
-    """The quarters `text[start]` weighs less after the character before it than opening a
-    text: `token_quarters` of a span from `start` is the running count's difference plus this."""
-    if start <= 0 or start >= len(text):
-        return 0
-    before, here = (_CLASS_OF_POINT[min(ord(c), 128)] for c in text[start - 1 : start + 1])
-    return _DISCOUNT[before][here]
+        total += (_THREE_BYTES - _FULL) * three + (_FOUR_BYTES - _FULL) * four
+    return total
 
 
 def running_quarters(text: str) -> npt.NDArray[np.int64]:
     """`token_quarters(text[:i])` for every i in 0..len(text), in one pass: the tokens of any
     span are then a difference plus its `opening_discount` (a chunker that grows a chunk line
     by line counts it in O(1) instead of again from its start)."""
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    classes = _CLASS[np.minimum(points, 128)]
-    classes += points >= 0x800  # three bytes of UTF-8
-    classes += points >= 0x10000  # four
-    pairs = np.empty(len(points), dtype=np.intp)  # (class before, class) as one index
-    pairs[:1] = _OPENING * _WEIGHT.shape[1]
-    np.multiply(classes[:-1], _WEIGHT.shape[1], out=pairs[1:], dtype=np.intp)
-    pairs += classes
-    out = np.zeros(len(points) + 1, dtype=np.int64)
-    np.cumsum(_WEIGHT_BY_PAIR[pairs], out=out[1:])
+    out = np.zeros(len(text) + 1, dtype=np.int64)
+    if text:
+        np.cumsum(_weights(text), dtype=np.int64, out=out[1:])
     return out
+
+
+def opening_discount(text: str, start: int, running: npt.NDArray[np.int64], end: int | None = None) -> int:
+    """The quarters `text[start:end]` counts more alone than inside `text` (`running` is
+    `running_quarters(text)`): `token_quarters(text[start:end])` is
+    `running[end] - running[start]` plus this. Only its opening differs: its first character,
+    or its first run of letters, which opening a text counts 4 a letter."""
+    end = len(text) if end is None else end
+    if start <= 0 or start >= end:
+        return 0
+    run = _LETTER_RUN_RE.match(text, start, end)
+    if run is not None:
+        return _FULL * (run.end() - start) - int(running[run.end()] - running[start])
+    point = ord(text[start])
+    alone = _OPENING_WEIGHT[_CLASS_OF_POINT[min(point, 128)] + (point >= 0x800) + (point >= 0x10000)]
+    return alone - int(running[start + 1] - running[start])
+
+
+def _weights(text: str) -> npt.NDArray[np.uint8]:
+    """The quarters of each character of a non-empty text, by the weights above (every table
+    lookup a `bytes.translate`)."""
+    if text.isascii():  # a byte a character
+        classes = np.frombuffer(text.encode("ascii").translate(_CLASS_OF_BYTE), dtype=np.uint8)
+    else:
+        points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        classes = np.frombuffer(np.minimum(points, 128).astype(np.uint8).tobytes().translate(_CLASS_OF_BYTE), dtype=np.uint8)
+        classes = classes + (points >= 0x800) + (points >= 0x10000)  # three, four bytes of UTF-8
+    pairs = np.empty(len(classes), dtype=np.uint8)  # (class before, class) as one byte
+    pairs[0] = _OPENING * _CLASSES
+    np.multiply(classes[:-1], _CLASSES, out=pairs[1:])
+    pairs += classes
+    pair_bytes = pairs.tobytes()
+    weights = np.frombuffer(pair_bytes.translate(_WEIGHT_OF_PAIR), dtype=np.uint8)
+    lower_in_run = np.frombuffer(pair_bytes.translate(_LOWER_IN_RUN), dtype=np.uint8)
+    if lower_in_run.any():  # each letter's run: where it started and the class before it
+        run = np.arange(0, _CLASSES_CODE * len(pairs), _CLASSES_CODE, dtype=np.int64)  # place × 16
+        run += pairs // _CLASSES  # + the class before
+        run *= np.frombuffer(pair_bytes.translate(_RUN_START), dtype=np.bool_)  # at a run's start
+        np.maximum.accumulate(run, out=run)  # the last run started
+        place = np.arange(len(pairs), dtype=np.int64)
+        place -= run >> 4
+        np.minimum(place, _SHORT_WORD, out=place)
+        place += (run & 15) * (_SHORT_WORD + 1)  # (class before the run, place in it)
+        key = place.astype(np.uint8)
+        key |= lower_in_run << 7  # (a lowercase letter inside a run, or not: 0)
+        weights = weights + np.frombuffer(key.tobytes().translate(_IN_RUN_BY_PLACE), dtype=np.uint8)
+    return weights

@@ -25,7 +25,7 @@ from vaultmind.index.lexical import terms
 from vaultmind.markdown.blocks import atx_heading
 from vaultmind.markdown.spans import hard_split
 from vaultmind.markdown.standalone import standalone
-from vaultmind.markdown.tokens import count_tokens
+from vaultmind.markdown.tokens import MAX_CHARS_PER_TOKEN, count_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK, open_task_of
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
 from vaultmind.shell import command_line
@@ -314,7 +314,7 @@ def _item(
     if room is None:
         return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
     left = room - count_tokens(f"[{rank}] {head}\n\n   ↳ {cite}")  # tokens for the text
-    fits = 4 * left  # characters: none counts under a quarter token
+    fits = MAX_CHARS_PER_TOKEN * left  # characters: no token holds more
     while fits >= MIN_SHORTENED_CHARS:
         text = excerpt(content, fits, focus, tasks=tasks)
         used = count_tokens(text)

@@ -59,7 +59,7 @@ USER_PROMPT = "Notes, oldest first:\n\n{notes}\n\nWrite the summary now."
 RETRY_PROMPT = """Your summary was not usable: {reason}
 Write it again, following every rule. Names you may use: {allowed}."""
 
-TOKENS_PER_WORD = 2.4  # what `count_tokens` gives an English word with its space, on average
+TOKENS_PER_WORD = 1.6  # what `count_tokens` gives an English word with its space, on average
 MAX_INPUT_TOKENS = 6000  # children are clipped to share this (estimated) budget
 MIN_CHILD_TOKENS = 48
 
