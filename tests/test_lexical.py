@@ -45,6 +45,11 @@ def test_irregular_past_forms_share_their_verbs_term() -> None:
     assert terms("I won't") != terms("win"), "a contraction is no past form"
 
 
+def test_goes_is_the_term_of_go() -> None:
+    assert terms("she goes hiking") == terms("go hiking") == terms("went hiking"), "the stemmer alone makes 'goe'"
+    assert terms("heroes echoes") == terms("hero echo"), "other -oes plurals were never the stemmer's trouble"
+
+
 def test_the_noun_of_an_act_shares_its_verbs_term() -> None:
     assert terms("Decision: the decisions") == terms("decide decided") == ["decid", "decid"]
     assert terms("the payment") == terms("paid") and terms("analyse") == terms("analysis") == terms("analyzed")

@@ -60,7 +60,7 @@ SHIPPED = (
     ("0031_unclosed_math_and_comments", "99aaefdbb96ed86bc8f1ef0834818c3dc62130211cb143f6d71cc411a353316c"),
     ("0032_section_leaf_ids_by_text", "dec4945af9a0febd8ab05e68b89afcb6c17f2cc3cb326e1d611c8aeef3b24bd3"),
     ("0033_conservative_token_counts", "f909116687d3716eafe4f274ce38d24512a891504a9d7c2645d511176151ccc4"),
-    ("0034_word_token_counts", "967202ccb49d52520b173fd42e0f616a5300dee90a7ca30cd86d036d6a634f56"),
+    ("0034_word_token_counts", "d6e43f029441645f2400a6600935673b9e2c3d1bd250dcc441f8dfec42af7881"),
 )
 
 

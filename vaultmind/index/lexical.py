@@ -65,6 +65,7 @@ IRREGULAR = {
     }.items()
     for form in forms.split()
 }
+IRREGULAR["goe"] = "go"  # "goes", its "s" folded as a plural's (the stemmer keeps "goe")
 
 # Nouns of an act and the verb they name, where the stemmer leaves them apart ("decision" is
 # "decis", "decide" "decid"): the noun's stem becomes the verb's, so "what did we decide…" meets
