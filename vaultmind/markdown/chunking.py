@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from vaultmind.markdown.blocks import BlockScan, atx_heading, fence_after, scan_blocks
+from vaultmind.markdown.quote_ends import join_quotes
 from vaultmind.markdown.render import parse_meta, unescape_text
 from vaultmind.markdown.sections import SectionChunker
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens
@@ -158,6 +159,8 @@ def message_leaves(
                 break
         if meta.get("fence") == "1" and content:
             content.pop()  # the fence closing a code block the text left open, written after it
+        if meta.get("quote") == "1":
+            content = join_quotes(content)  # the empty line after each quote its text ends
         text = unescape_text(content, markup=meta.get("esc") == "1")
         k = j
         while k < n and not lines[k].strip():

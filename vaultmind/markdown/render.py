@@ -22,7 +22,9 @@ Escapes:
   line (`esc="1"`): only then does reading remove them, so a note written before these escapes
   (its text verbatim, "C:\\Users\\<you>" included) reads as it always did. A text that leaves a
   code block open gets a closing fence line after it (`fence="1"`, dropped when read), so the
-  meta line is not shown as the code's last line. Nothing else in a message is changed.
+  meta line is not shown as the code's last line. A quote in the text that a less quoted line
+  follows gets an empty line after it (`quote="1"`, one removed when read: `quote_ends`), so
+  the line after it does not show inside the quote. Nothing else in a message is changed.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from urllib.parse import quote
 from vaultmind.errors import UsageError
 from vaultmind.markdown.blocks import fence_after
 from vaultmind.markdown.frontmatter import body_sha256
+from vaultmind.markdown.quote_ends import end_quotes
 
 SourceKind = Literal["chat", "email"]
 
@@ -401,7 +404,8 @@ def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzin
     author = _shown(_one_line(message.author) or "unknown")
     lines = [f"> [!{CALLOUT_TYPES[kind]}] {author} · {_human_time(at, zone)}"]
     escaped = escape_text(message.text)
-    for line in escaped:
+    ended = end_quotes(escaped)
+    for line in ended:
         lines.append(f"> {line}" if line else ">")
     unclosed = _fence_left_open(escaped)
     if unclosed:
@@ -419,6 +423,8 @@ def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzin
             attrs.append(("answers", " ".join(message.answers)))
     if escaped != [_meta_line_escape(line) for line in note_text(message.text).split("\n")]:
         attrs.append(("esc", "1"))  # its text has markup escapes: read back with `unescape_text`
+    if ended != escaped:
+        attrs.append(("quote", "1"))  # an empty line ends each quote in its text: read back with `join_quotes`
     if unclosed:
         attrs.append(("fence", "1"))  # the callout's last text line closes the text's code block: no text
     lines.append("> " + format_meta(attrs))
