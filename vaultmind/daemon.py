@@ -28,7 +28,7 @@ import duckdb
 
 from vaultmind.client import daemon_file
 from vaultmind.config import Config
-from vaultmind.errors import VaultError, VaultmindError, storage_error
+from vaultmind.errors import SyncStopped, VaultError, VaultmindError, storage_error
 from vaultmind.http_api import ApiServer, OnBatch
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
@@ -133,6 +133,7 @@ class Daemon:
             limit_heap_arenas()  # the command line has already; a daemon run from a library too
             self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
             self.memory.serving_report = self.report
+            self.memory.syncer.stopping = self.stop_event  # a whole-vault sync leaves off at a batch's end
             self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
             self.api.start()
             self.pool = WorkerPool(self.config, self.memory)
@@ -186,6 +187,7 @@ class Daemon:
         self._closing = True
         self.memory.loading = False
         self.memory.serving_report = None
+        self.memory.syncer.stopping = None
         try:
             try:
                 self.trees.stop(give_up=self.hurry)
@@ -240,6 +242,8 @@ class Daemon:
                     self.pool.notify()
                 self.trees.poke()
                 self._report("reconcile", stats)
+            except SyncStopped as exc:  # the daemon stops: what was committed stays, the next start does the rest
+                log.info("reconcile: %s", exc)
             except Exception as exc:  # EXPECTED, or a fault: the watcher and the API keep running
                 # A full disk fails every pass alike: the retries back off, and status says why
                 # the index lags the vault meanwhile.
@@ -327,8 +331,10 @@ class Daemon:
                 self.hurry.set()  # the stop's waits give up
             if self._closing:  # never raised into the stop: its API stop and daemon.json removal must run
                 return
-            if again or not self.ready.is_set():
-                raise KeyboardInterrupt  # a second signal, or start-up (a first index): at once
+            if again or (not self.ready.is_set() and not self.memory.syncer.in_batches):
+                # a second signal, or start-up (loading what queries read): at once; a whole-vault
+                # sync (a first index) leaves off at its batch's end, its batches committed
+                raise KeyboardInterrupt
 
         for sig in wanted:
             signal.signal(sig, stop)
@@ -392,6 +398,9 @@ class Daemon:
     def _apply_paths(self, rels: list[str]) -> None:
         try:
             stats = self.memory.sync_paths(rels)
+        except SyncStopped as exc:  # the daemon stops: the next start's reconcile does the rest
+            log.info("watch: %s", exc)
+            return
         except Exception as exc:  # EXPECTED, or a fault: never let one bad batch stop the watcher
             # the next reconcile repairs the index
             shown = ", ".join(rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
