@@ -34,6 +34,7 @@ from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 from vaultmind.queue.workers import WorkerPool
+from vaultmind.starting import StartRecord
 from vaultmind.sync_scan import scan_vault_subtree
 from vaultmind.upkeep import TreeKeeper
 
@@ -87,8 +88,11 @@ WATCHFILES_LOG = logging.getLogger("watchfiles.main")
 
 
 class Daemon:
-    def __init__(self, config: Config, memory: Memory, on_batch: OnBatch | None = None):
+    def __init__(self, config: Config, memory: Memory, on_batch: OnBatch | None = None, start: StartRecord | None = None):
+        """`start`: the record that says what the daemon does until its address is published
+        (it ends then; what it says after, until ready, the health answer says)."""
         self.config = config
+        self.start = start
         self.memory = memory
         self.on_batch = on_batch
         self.stop_event = threading.Event()
@@ -123,7 +127,13 @@ class Daemon:
         token = secrets.token_urlsafe(32)
         # Bound first: a port in use fails the start (naming `[server] port`) before anything changed.
         self.api = ApiServer(
-            self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set, on_batch=self._api_batch
+            self.memory,
+            token,
+            self.config.host,
+            self.config.port,
+            ready=self.ready.is_set,
+            on_batch=self._api_batch,
+            doing=lambda: self.start.doing if self.start is not None else None,
         )
         restore_signals = self._stop_on_signals()
         quiet = _QuietInterrupt()
@@ -140,6 +150,8 @@ class Daemon:
             self.pool.start()
             self.trees.start()
             _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
+            if self.start is not None:
+                self.start.end()  # the address is out: clients ask the daemon from now on
             self._last_reconcile = 0.0
             self._watch()
         finally:
@@ -230,8 +242,10 @@ class Daemon:
         due = now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile
         if due and now >= self._retry_at:
             try:
+                self._say("looking for what changed in the vault")
                 stats = self.memory.sync()
                 if not self.ready.is_set():
+                    self._say("loading what questions read")
                     self.memory.warm()  # the first search must not pay for loading
                 self.force_reconcile = False
                 self.memory.behind = None
@@ -260,6 +274,11 @@ class Daemon:
             self.ready.set()
             self.memory.loading = False
         return restart or any(os.path.islink(path) and os.path.isdir(path) for _, path in changes)
+
+    def _say(self, doing: str) -> None:
+        """What the starting daemon does now, as its health answer says it until it is ready."""
+        if self.start is not None and not self.ready.is_set():
+            self.start.doing = doing
 
     def _vault_moved(self) -> bool:
         """Whether the vault folder is gone, or another folder now has its path: the daemon
