@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sys
 import threading
@@ -28,6 +29,8 @@ from vaultmind.client import alive
 if TYPE_CHECKING:
     from vaultmind.config import Config
     from vaultmind.model import Progress
+
+log = logging.getLogger(__name__)
 
 START_FILE = "daemon-start.json"
 HEARTBEAT_S = 5.0
@@ -98,11 +101,14 @@ class StartRecord:
             if self._ended.is_set():
                 return
             record = {"pid": os.getpid(), "state": "starting", "doing": self.doing, "since": self.since, "updated": time.time()}
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
-            os.replace(tmp, self.path)
             self._written = time.monotonic()
+            tmp = self.path.with_suffix(".tmp")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
+                os.replace(tmp, self.path)
+            except OSError as exc:  # (a full disk): the record only informs; the start goes on without it
+                log.debug("could not write %s: %s", self.path, exc)
 
 
 # How a phase of the start reads in the record ("read 1,200/50,000" → what the user sees).
