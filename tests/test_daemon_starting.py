@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.cli import context
 from vaultmind.config import load_config
 from vaultmind.starting import start_file
 
@@ -29,9 +30,10 @@ import sys, time
 from pathlib import Path
 from vaultmind.claim import daemon_claim
 from vaultmind.config import load_config
+from vaultmind.index.store import Index
 from vaultmind.starting import StartRecord
 config = load_config(Path(sys.argv[1]))
-with daemon_claim(config), StartRecord(config) as start:
+with daemon_claim(config), StartRecord(config) as start, Index.open(config.index_path):
     start.tell("upgrading the index (migration 0035)", 3, 9)
     print("upgrading", flush=True)
     time.sleep(120)
@@ -49,11 +51,14 @@ def upgrading(vault: Path) -> Iterator[subprocess.Popen[str]]:
 
 
 def test_a_daemon_upgrading_its_index_is_starting_for_status_doctor_and_a_second_serve(
-    capsys: pytest.CaptureFixture[str], vault: Path
+    capsys: pytest.CaptureFixture[str], vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(vault, ".vaultmind/config.toml", QUIET + '[admission]\nllm = false\n[trees]\nsummarizer = "fallback"\n')
     write(vault, "a.md", "# A\n\nThe atlas launch moved to March.\n")
+    monkeypatch.setattr(context, "STARTING_ADDRESS_S", 0.5)  # how long a command waits for its address
     with upgrading(vault) as daemon:
+        # a script waits for the counts; when the index stays held without an address, it is
+        # told the daemon is starting (where it was told the index is busy)
         code, status, err = run_main(capsys, "status", "--vault", str(vault), "--json")
         assert code == 0, err
         assert status["index"]["health"] == "starting"

@@ -27,7 +27,7 @@ from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
-from vaultmind.errors import VaultmindError, storage_error
+from vaultmind.errors import IndexBusy, VaultmindError, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.shell import command_line
 
@@ -329,7 +329,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         return status
 
     config = config_from_args(args)
-    status = _starting_status(config) or through_daemon_or_local(config, remote, local)
+    # a person is told at once that the daemon is starting; a script (`--json`) waits for its
+    # counts as before, and gets the starting status only when the index stays held without them
+    status = None if args.json else _starting_status(config)
+    if status is None:
+        try:
+            status = through_daemon_or_local(config, remote, local)
+        except IndexBusy:
+            status = _starting_status(config)
+            if status is None:
+                raise
     if args.json:
         emit(status)
     elif status["daemon"].get("state") == "starting":
