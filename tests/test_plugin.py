@@ -113,6 +113,15 @@ def test_without_a_daemon_it_says_how_to_start_one(built: Path, tmp_path: Path) 
     assert error["hint"] == f"start it in a terminal: vaultmind serve --vault '{vault}'"
 
 
+def test_a_daemon_upgrading_its_index_is_starting_with_what_it_does(built: Path, vault: Path) -> None:
+    from tests.test_daemon_starting import upgrading
+
+    with upgrading(vault):
+        answer = _client(vault, "status")
+    assert answer["error"]["message"] == "vaultmind is starting: upgrading the index (migration 0035) 3/9"
+    assert answer["error"]["status"] is None
+
+
 def test_a_wrong_token_is_read_again_then_reported_with_the_daemon_s_hint(
     built: Path, chat_vault: Path, daemon: Memory
 ) -> None:

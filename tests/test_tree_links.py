@@ -45,9 +45,13 @@ def test_a_note_at_any_legal_path_is_summarized_once_and_stays_sealed(vault: Pat
 
 
 @pytest.mark.parametrize(
-    "path", ["Caps/Upper.MD", "Caps/Trail .md", "Caps/twice.md.md", "Caps/ Lead.md", "a.md", "A/b c.md"]
-)
-@pytest.mark.parametrize("anchor", ["", "^m-1", "#Plan"])
+    "path",
+    [
+        "Caps/Upper.MD", "Caps/Trail .md", "Caps/twice.md.md", "Caps/ Lead.md", "a.md", "A/b c.md",
+        "C# tips.md", "Plans [draft].md", "a|b ^c.md", "100% (final).md",
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("anchor", ["", "^m-1", "#Plan", "#Day 2#Notes", "#Setup [v2] | draft"])
 def test_a_leaf_link_reads_back_as_the_path_and_anchor_it_was_made_from(path: str, anchor: str) -> None:
     for part in (None, 2):
         link = parse_link(leaf_link(path, anchor, part, "Plan [draft] | v2"))
@@ -69,3 +73,31 @@ def test_a_note_whose_path_no_link_can_carry_stays_out_of_the_trees(vault: Path)
         assert memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path = ' Lead.md'") > 0
         again = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
         assert not again.sealed and not again.aborted and not again.unsealed
+
+
+@pytest.mark.parametrize("path", ["Notes/C# tips.md", "Notes/Plans [draft].md", "Notes/a|b.md", "Notes/x^y.md"])
+def test_a_note_whose_name_ends_a_wikilink_is_summarized_with_a_markdown_link_obsidian_follows(
+    vault: Path, path: str
+) -> None:
+    """`# | ^ [ ]` end a wikilink's target (`[[Notes/C# tips]]` is a link to "Notes/C"): such a
+    note was left out of the trees. Its leaves are linked as Obsidian documents for any path, a
+    Markdown link with the path URL-encoded, which reads back as the note; the summary stays sealed
+    and is written the same way again."""
+    write(vault, path, BODY)
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        report = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert not report.aborted, report.aborted
+        (row,) = summary_rows(memory)
+        assert not row["stale"]
+        summary = (vault / row["note_path"]).read_text(encoding="utf-8")
+        encoded = path.replace("#", "%23").replace(" ", "%20").replace("[", "%5B").replace("]", "%5D")
+        encoded = encoded.replace("|", "%7C").replace("^", "%5E")
+        name = path.removeprefix("Notes/").removesuffix(".md").replace("[", "").replace("]", "").replace("|", " ")
+        assert f'  - "[{name} › Plan]({encoded}#Plan)"' in summary, summary
+        assert "[[" not in summary.split("children:")[1].split("children_sha256")[0]
+        files = snapshot_files(vault)
+        again = maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK)
+        assert not again.sealed and not again.unsealed and not again.aborted
+        assert not reseal_stale(memory, max_nodes=10, summarizer=FALLBACK).unsealed
+        assert snapshot_files(vault) == files

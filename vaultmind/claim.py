@@ -145,8 +145,17 @@ def _held_by_another(config: Config, fh: IO[str]) -> UsageError:
 
 
 def _already_runs(config: Config, pid: int | None, client: DaemonClient | None) -> UsageError:
+    from vaultmind.starting import read_start, starting_line
+
     who = f"pid {pid}" if pid is not None else "its pid not written yet"
-    where = f"api {client.base}" if client is not None else "still starting: its api is not up yet"
+    start = read_start(config) if client is None else None
+    where = (
+        f"api {client.base}"
+        if client is not None
+        else f"{starting_line(start)}; its api is not up yet"
+        if start is not None
+        else "still starting: its api is not up yet"
+    )
     stop = f"`kill {pid}`" if pid is not None else "stop that process"
     return UsageError(
         f"a vaultmind daemon already runs for {config.vault} ({who}, {where})",

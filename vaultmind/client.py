@@ -22,6 +22,7 @@ from vaultmind.errors import DaemonError, NotFound, UsageError, VaultmindError
 
 DAEMON_FILE = "daemon.json"
 STARTING_TIMEOUT_S = 900.0
+HEALTH_TIMEOUT_S = 2.0  # a daemon's health answer is waited for this long
 _TOO_LARGE_HINT = "the request is over the daemon's size limit: stop it (`vaultmind stop`) and run the command without it"
 # The daemon listens on this machine: a proxy in the environment (HTTP_PROXY) is never asked,
 # it would see the bearer token and every question, and cannot reach this machine's loopback.
@@ -41,6 +42,7 @@ class DaemonClient:
         self.starting = False  # the daemon said it has not finished starting (`find_daemon`)
         self.loading = False  # the daemon said a whole-vault load (a rebuild) holds its index
         self.pid: int | None = None  # the daemon's process, from daemon.json (`find_daemon`)
+        self.doing: str | None = None  # what the daemon said it does while it starts (`find_daemon`)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
         data = _encoded(body) if body is not None else None
@@ -82,7 +84,7 @@ class DaemonClient:
     def _answers(self) -> bool:
         """Whether the daemon answers its health check at once (it is alive, only busy)."""
         try:
-            self.call("GET", "/v1/health", timeout=2.0)
+            self.call("GET", "/v1/health", timeout=HEALTH_TIMEOUT_S)
         except DaemonError:
             return False
         return True
@@ -103,8 +105,9 @@ def _timed_out(exc: BaseException) -> bool:
     return isinstance(exc, TimeoutError) or isinstance(reason, TimeoutError) or "timed out" in str(exc)
 
 
-def find_daemon(config: Config) -> DaemonClient | None:
-    """A client for the vault's running daemon, or None when none answers."""
+def published(config: Config) -> DaemonClient | None:
+    """A client for the daemon whose address `daemon.json` names, when its process runs; not
+    asked yet (`find_daemon` asks it)."""
     path = daemon_file(config)
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
@@ -116,8 +119,16 @@ def find_daemon(config: Config) -> DaemonClient | None:
         return None
     client = DaemonClient(host, port, token)
     client.pid = pid
+    return client
+
+
+def find_daemon(config: Config) -> DaemonClient | None:
+    """A client for the vault's running daemon, or None when none answers."""
+    client = published(config)
+    if client is None:
+        return None
     try:
-        health = client.call("GET", "/v1/health", timeout=2.0)
+        health = client.call("GET", "/v1/health", timeout=HEALTH_TIMEOUT_S)
     except VaultmindError:
         return None
     if not isinstance(health, dict) or health.get("ok") is not True:
@@ -126,6 +137,7 @@ def find_daemon(config: Config) -> DaemonClient | None:
         return None  # the daemon of another folder: this vault was copied, or moved, while it ran
     if health.get("ready") is False or health.get("loading"):
         client.starting = health.get("ready") is False
+        client.doing = health.get("doing") if isinstance(health.get("doing"), str) else None
         client.loading = bool(health.get("loading"))
         client.timeout = max(client.timeout, STARTING_TIMEOUT_S)
     return client

@@ -28,12 +28,13 @@ import duckdb
 
 from vaultmind.client import daemon_file
 from vaultmind.config import Config
-from vaultmind.errors import VaultError, VaultmindError, storage_error
+from vaultmind.errors import SyncStopped, VaultError, VaultmindError, storage_error
 from vaultmind.http_api import ApiServer, OnBatch
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 from vaultmind.queue.workers import WorkerPool
+from vaultmind.starting import StartRecord
 from vaultmind.sync_scan import scan_vault_subtree
 from vaultmind.upkeep import TreeKeeper
 
@@ -87,8 +88,11 @@ WATCHFILES_LOG = logging.getLogger("watchfiles.main")
 
 
 class Daemon:
-    def __init__(self, config: Config, memory: Memory, on_batch: OnBatch | None = None):
+    def __init__(self, config: Config, memory: Memory, on_batch: OnBatch | None = None, start: StartRecord | None = None):
+        """`start`: the record that says what the daemon does until its address is published
+        (it ends then; what it says after, until ready, the health answer says)."""
         self.config = config
+        self.start = start
         self.memory = memory
         self.on_batch = on_batch
         self.stop_event = threading.Event()
@@ -123,7 +127,13 @@ class Daemon:
         token = secrets.token_urlsafe(32)
         # Bound first: a port in use fails the start (naming `[server] port`) before anything changed.
         self.api = ApiServer(
-            self.memory, token, self.config.host, self.config.port, ready=self.ready.is_set, on_batch=self._api_batch
+            self.memory,
+            token,
+            self.config.host,
+            self.config.port,
+            ready=self.ready.is_set,
+            on_batch=self._api_batch,
+            doing=lambda: self.start.doing if self.start is not None else None,
         )
         restore_signals = self._stop_on_signals()
         quiet = _QuietInterrupt()
@@ -133,12 +143,15 @@ class Daemon:
             limit_heap_arenas()  # the command line has already; a daemon run from a library too
             self.memory.serve()  # a small DuckDB buffer pool: the resident structures answer queries
             self.memory.serving_report = self.report
+            self.memory.syncer.stopping = self.stop_event  # a whole-vault sync leaves off at a batch's end
             self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
             self.api.start()
             self.pool = WorkerPool(self.config, self.memory)
             self.pool.start()
             self.trees.start()
             _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
+            if self.start is not None:
+                self.start.end()  # the address is out: clients ask the daemon from now on
             self._last_reconcile = 0.0
             self._watch()
         finally:
@@ -186,6 +199,7 @@ class Daemon:
         self._closing = True
         self.memory.loading = False
         self.memory.serving_report = None
+        self.memory.syncer.stopping = None
         try:
             try:
                 self.trees.stop(give_up=self.hurry)
@@ -228,8 +242,10 @@ class Daemon:
         due = now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile
         if due and now >= self._retry_at:
             try:
+                self._say("looking for what changed in the vault")
                 stats = self.memory.sync()
                 if not self.ready.is_set():
+                    self._say("loading what questions read")
                     self.memory.warm()  # the first search must not pay for loading
                 self.force_reconcile = False
                 self.memory.behind = None
@@ -240,6 +256,8 @@ class Daemon:
                     self.pool.notify()
                 self.trees.poke()
                 self._report("reconcile", stats)
+            except SyncStopped as exc:  # the daemon stops: what was committed stays, the next start does the rest
+                log.info("reconcile: %s", exc)
             except Exception as exc:  # EXPECTED, or a fault: the watcher and the API keep running
                 # A full disk fails every pass alike: the retries back off, and status says why
                 # the index lags the vault meanwhile.
@@ -256,6 +274,11 @@ class Daemon:
             self.ready.set()
             self.memory.loading = False
         return restart or any(os.path.islink(path) and os.path.isdir(path) for _, path in changes)
+
+    def _say(self, doing: str) -> None:
+        """What the starting daemon does now, as its health answer says it until it is ready."""
+        if self.start is not None and not self.ready.is_set():
+            self.start.doing = doing
 
     def _vault_moved(self) -> bool:
         """Whether the vault folder is gone, or another folder now has its path: the daemon
@@ -327,8 +350,10 @@ class Daemon:
                 self.hurry.set()  # the stop's waits give up
             if self._closing:  # never raised into the stop: its API stop and daemon.json removal must run
                 return
-            if again or not self.ready.is_set():
-                raise KeyboardInterrupt  # a second signal, or start-up (a first index): at once
+            if again or (not self.ready.is_set() and not self.memory.syncer.in_batches):
+                # a second signal, or start-up (loading what queries read): at once; a whole-vault
+                # sync (a first index) leaves off at its batch's end, its batches committed
+                raise KeyboardInterrupt
 
         for sig in wanted:
             signal.signal(sig, stop)
@@ -392,6 +417,9 @@ class Daemon:
     def _apply_paths(self, rels: list[str]) -> None:
         try:
             stats = self.memory.sync_paths(rels)
+        except SyncStopped as exc:  # the daemon stops: the next start's reconcile does the rest
+            log.info("watch: %s", exc)
+            return
         except Exception as exc:  # EXPECTED, or a fault: never let one bad batch stop the watcher
             # the next reconcile repairs the index
             shown = ", ".join(rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")

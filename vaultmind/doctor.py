@@ -151,7 +151,9 @@ def _without(uses: dict[str, list[str]], models: list[str] | dict[str, list[str]
     return " and ".join([*waits, *(["summaries are extractive"] if "summaries" in used else [])]) + until
 
 
-def daemon(config: Config, client: DaemonClient | None) -> Check:
+def daemon(config: Config, client: DaemonClient | None, held: Held | None = None) -> Check:
+    """The daemon's check: running (and how far it has started), starting without an address
+    yet, busy (it runs but its health answer is late), or not running."""
     from vaultmind.client import daemon_file
 
     path = daemon_file(config)
@@ -167,14 +169,55 @@ def daemon(config: Config, client: DaemonClient | None) -> Check:
     serve = command_line("serve", vault=config.vault)
     if client is not None:
         state = "starting" if client.starting else "loading" if client.loading else "ready"
+        if client.starting and client.doing:
+            state += f": {client.doing}"
         return Check("daemon", "ok", f"running (pid {client.pid}, {client.base}, {state})")
+    if held is not None:
+        return Check("daemon", held.state, held.detail, held.hint)
     if mode is not None:
         return Check("daemon", "ok", f"not running ({path.name} is left from one that ended; it is ignored)", f"start it: {serve}")
     return Check("daemon", "ok", "not running: commands open the index themselves", f"to watch the vault: {serve}")
 
 
-def index(config: Config, client: DaemonClient | None) -> list[Check]:
+@dataclass(frozen=True)
+class Held:
+    """A daemon that holds the index but does not answer: starting (no address yet) or busy."""
+
+    pid: int
+    state: State
+    detail: str
+    hint: str
+
+
+def held_by_daemon(config: Config) -> Held | None:
+    """The vault's daemon when no client reaches it (`find_daemon` found none) yet it runs:
+    starting, its start record says what it does; or busy, its address published and its process
+    holding the vault's claim, but no health answer within `HEALTH_TIMEOUT_S` — neither is a
+    `daemon.json` left from one that ended."""
+    from vaultmind.claim import claim_holder
+    from vaultmind.client import HEALTH_TIMEOUT_S, published
+    from vaultmind.starting import read_start, starting_line
+
+    status = command_line("status", vault=config.vault)
+    start = read_start(config)
+    if start is not None:
+        detail = f"{starting_line(start)} (pid {start['pid']}); its api is not up yet"
+        return Held(start["pid"], "ok", detail, f"`{status}` says how far it got")
+    client = published(config)
+    if client is None or client.pid is None or (os.name == "posix" and claim_holder(config) != client.pid):
+        return None
+    return Held(
+        client.pid,
+        "warn",
+        f"running (pid {client.pid}, {client.base}) but busy: no answer to its health check within {HEALTH_TIMEOUT_S:g} s",
+        "it may be applying a large change or loading its index (see its output); ask again in a moment",
+    )
+
+
+def index(config: Config, client: DaemonClient | None, held: Held | None = None) -> list[Check]:
     """The index's health, what it could not index, and the background work's failures."""
+    if held is not None:  # its index is the daemon's: opened here, it would wait for it and fail
+        return [Check("index", "ok", f"held by the daemon (pid {held.pid}): checked once it answers")]
     if client is None and not config.index_path.exists():
         return [Check("index", "warn", "not built yet", f"build it: {command_line('reindex', vault=config.vault)}")]
     try:
@@ -270,8 +313,9 @@ def run_checks(config: Config) -> Iterator[Check]:
     settings = f"settings from {CONFIG_RELPATH}" if (config.vault / CONFIG_RELPATH).is_file() else "default settings"
     yield Check("vault", "ok", f"{config.vault} ({settings})")
     client = find_daemon(config)
-    yield daemon(config, client)
-    yield from index(config, client)
+    held = held_by_daemon(config) if client is None else None
+    yield daemon(config, client, held)
+    yield from index(config, client, held)
     yield ner(config)
     yield embeddings(config)
     yield ollama(config)

@@ -102,6 +102,13 @@ class DaemonError(VaultmindError):
     code = "daemon"
 
 
+class SyncStopped(VaultmindError):
+    """A whole-vault sync left off at a batch boundary because its daemon is stopping: the
+    batches applied are committed, the next sync applies the rest."""
+
+    code = "stopped"
+
+
 class Unauthorized(VaultmindError):
     """A request to the daemon's API without its bearer token (answered 401)."""
 

@@ -2,7 +2,8 @@
 
 Routes (all require `Authorization: Bearer <token>`):
     GET  /v1/health            liveness: pid, vault, ready (false while the daemon starts up),
-                               loading (a whole-vault load is running: other answers wait for it)
+                               loading (a whole-vault load is running: other answers wait for it),
+                               doing (while it starts: what it does, "reading the vault's notes 1,200/50,000")
     GET  /v1/status            same JSON as `vaultmind status --json` (a quarantine's notice is
                                left for the user's `vaultmind status`, which sends ?notice=take)
     POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
@@ -181,12 +182,14 @@ class ApiServer:
         port: int = 0,
         ready: Callable[[], bool] | None = None,
         on_batch: OnBatch | None = None,
+        doing: Callable[[], str | None] | None = None,
     ):
         """`ready`: whether the daemon has finished starting (its first reconcile, and loading
-        what queries read); `/v1/health` reports it, so clients know a first answer may be slow.
+        what queries read); `/v1/health` reports it, so clients know a first answer may be slow,
+        and, until then, what the daemon is doing (`doing`: "reading the vault's notes 1,200/50,000").
         `on_batch`: told of every sync or reindex a request applied."""
         self.memory = memory
-        handler = _make_handler(memory, token, ready or (lambda: True), on_batch)
+        handler = _make_handler(memory, token, ready or (lambda: True), on_batch, doing or (lambda: None))
         host = host.strip().strip("[]")  # "[::1]" as a URL writes it
         try:
             self.httpd = (_Server6 if ":" in host else _Server)((host, port), handler)
@@ -211,6 +214,17 @@ class ApiServer:
         if self.thread.is_alive():  # (`shutdown` waits for a serving loop: forever if none started)
             self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def _health(memory: Memory, ready: bool, doing: Callable[[], str | None]) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "pid": os.getpid(),
+        "vault": str(memory.config.vault),
+        "ready": ready,
+        "loading": memory.index.in_bulk,
+        "doing": None if ready else doing(),  # while starting: what it does
+    }
 
 
 class _TooLarge(UsageError):
@@ -239,15 +253,13 @@ class _Server6(_Server):
 
 
 def _make_handler(
-    memory: Memory, token: str, ready: Callable[[], bool], on_batch: OnBatch | None
+    memory: Memory, token: str, ready: Callable[[], bool], on_batch: OnBatch | None, doing: Callable[[], str | None]
 ) -> type[BaseHTTPRequestHandler]:
     expected = f"Bearer {token}".encode()
     routes = _all_routes()
     routes[("POST", "/v1/sync")] = lambda m, b: _sync(m, b, on_batch)
     routes[("POST", "/v1/reindex")] = lambda m, b: _reindex(m, b, on_batch)
-    routes[("GET", "/v1/health")] = lambda m, b: {
-        "ok": True, "pid": os.getpid(), "vault": str(m.config.vault), "ready": ready(), "loading": m.index.in_bulk
-    }
+    routes[("GET", "/v1/health")] = lambda m, b: _health(m, ready(), doing)
 
     def allowed(path: str) -> list[str]:
         """The methods `path`'s routes take (none: no route has the path)."""

@@ -25,6 +25,7 @@ import errno
 import logging
 import os
 import stat as stat_mod
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -36,7 +37,7 @@ import numpy.typing as npt
 
 from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
-from vaultmind.errors import EmbedError
+from vaultmind.errors import EmbedError, SyncStopped
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import Index, LoweredLimit
@@ -100,6 +101,10 @@ class Syncer:
         # commit and again after (`_shed`)
         self.lean = False
         self._parse_retried = False  # a whole-vault sync parsed the notes of `parse_error` again
+        # the serving daemon's stop (`Daemon.run`): once set, a sync leaves off after the batch in
+        # hand (`SyncStopped`); what it committed stays, the next sync applies the rest
+        self.stopping: threading.Event | None = None
+        self.in_batches = False  # a sync applies its batches (it stops at their boundaries)
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -316,10 +321,12 @@ class Syncer:
                 plans = [first]  # handed over: no reference kept here once applied
                 del first
                 with self._pooled(loader), self.index.bulk(self._memory.restore) if bulk else nullcontext():
+                    self.in_batches = True
                     self._batches(
                         loader, batches, indexed, plans, known, stats, gone_hashes, total, rebuild=rebuild, scan=scan
                     )
             finally:
+                self.in_batches = False
                 self._memory.restore()
                 if bulk:
                     self.index.resume_indexes()
@@ -358,6 +365,11 @@ class Syncer:
             if loader.pool is not None:  # the batch into the file, its blocks not kept cached
                 self.index.checkpoint(evict=True)
             release_freed_memory(heap=False)  # Arrow's pool; the heap is trimmed with the blocks
+            if done < total and self.stopping is not None and self.stopping.is_set():
+                raise SyncStopped(
+                    f"the daemon stopped before the sync ended: {done:,} of {total:,} changed files "
+                    "applied, the rest is applied at its next start"
+                )
 
     @contextmanager
     def _pooled(self, loader: Loader) -> Iterator[None]:

@@ -138,12 +138,15 @@ def _starting_daemon(config: Any) -> DaemonClient | None:
     """The client of a daemon that holds the vault's claim but has no address yet, once it
     publishes one; None when no daemon holds the claim, or it ends or stays silent meanwhile."""
     from vaultmind.claim import await_address, claim_holder
+    from vaultmind.starting import read_start, starting_line
 
     pid = claim_holder(config)
     if pid is None:
         return None
+    start = read_start(config)
+    state = starting_line(start) if start is not None else "starting"
     print(
-        f"vaultmind: the daemon for {config.vault} (pid {pid}) is starting; waiting for its api to come up "
+        f"vaultmind: the daemon for {config.vault} (pid {pid}) is {state}; waiting for its api to come up "
         f"(up to {STARTING_ADDRESS_S:g} s)…",
         file=sys.stderr,
         flush=True,
@@ -172,8 +175,8 @@ def _remote(
         )
     elif client.starting:
         print(
-            f"vaultmind: the daemon for {config.vault} is still starting (reconciling the vault and "
-            "loading its index); waiting for it…",
+            f"vaultmind: the daemon for {config.vault} is still starting ({client.doing or 'reconciling the vault and loading its index'}); "
+            "waiting for it…",
             file=sys.stderr,
             flush=True,
         )

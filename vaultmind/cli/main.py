@@ -27,13 +27,14 @@ from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
-from vaultmind.errors import VaultmindError, storage_error
+from vaultmind.errors import IndexBusy, VaultmindError, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
     from vaultmind.memory import Memory
+    from vaultmind.starting import StartRecord
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -327,25 +328,60 @@ def cmd_status(args: argparse.Namespace) -> int:
         status["daemon"] = {"running": False}
         return status
 
-    status = through_daemon_or_local(config_from_args(args), remote, local)
+    config = config_from_args(args)
+    # a person is told at once that the daemon is starting; a script (`--json`) waits for its
+    # counts as before, and gets the starting status only when the index stays held without them
+    status = None if args.json else _starting_status(config)
+    if status is None:
+        try:
+            status = through_daemon_or_local(config, remote, local)
+        except IndexBusy:
+            status = _starting_status(config)
+            if status is None:
+                raise
     if args.json:
         emit(status)
+    elif status["daemon"].get("state") == "starting":
+        print(f"vault   {status['vault']}")
+        print(f"daemon  {status['index']['notice']}")
     else:
         print_status(status)
     return 0
 
 
+def _starting_status(config: Config) -> dict[str, Any] | None:
+    """The status of a daemon that has not published its address yet (its index upgraded, say,
+    which may take minutes), said at once from its start record; None when none is starting."""
+    from vaultmind.client import find_daemon
+    from vaultmind.starting import read_start, starting_line
+
+    start = read_start(config)
+    if start is None or find_daemon(config) is not None:
+        return None
+    return {
+        "vault": str(config.vault),
+        "loading": True,
+        "index": {
+            "health": "starting",
+            "notice": f"the daemon (pid {start['pid']}) is {starting_line(start)}; the index's counts are "
+            "shown once its api is up: ask again in a moment",
+        },
+        "daemon": {"running": True, "state": "starting", **start},
+    }
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     from vaultmind.claim import daemon_claim
+    from vaultmind.starting import StartRecord
 
     config = config_from_args(args)
-    with daemon_claim(config):  # a second daemon, even one started at the same moment, is told at once
-        _watch(config)
+    with daemon_claim(config), StartRecord(config) as start:  # a second daemon, even one started at the
+        _watch(config, start)  # same moment, is told at once; what it does until its api is up is said
     print(f"vaultmind: stopped watching {config.vault}", file=sys.stderr)
     return 0
 
 
-def _watch(config: Config) -> None:
+def _watch(config: Config, start: StartRecord) -> None:
     from vaultmind.daemon import Daemon
     from vaultmind.memory import Memory
     from vaultmind.privacy import beyond_loopback
@@ -357,10 +393,10 @@ def _watch(config: Config) -> None:
             'Keep host = "127.0.0.1" unless you mean it.',
             file=sys.stderr,
         )
-    with Progress(enabled=True) as progress, Memory.open(config, progress=progress) as memory:
+    with Progress(enabled=True) as shown, Memory.open(config, progress=start.telling(shown)) as memory:
 
         def on_batch(what: str, stats: Any) -> None:
-            progress.line.end()  # a catch-up's progress line, rewritten in place, ends first
+            shown.line.end()  # a catch-up's progress line, rewritten in place, ends first
             if what == "reconcile" and not daemon.batches:
                 print(
                     f"vaultmind: watching {config.vault} (api on {config.host}:{daemon.api.port if daemon.api else '?'}); Ctrl-C to stop",
@@ -376,7 +412,7 @@ def _watch(config: Config) -> None:
                     file=sys.stderr,
                 )
 
-        daemon = Daemon(config, memory, on_batch=on_batch)
+        daemon = Daemon(config, memory, on_batch=on_batch, start=start)
         try:
             daemon.run()
         except KeyboardInterrupt:

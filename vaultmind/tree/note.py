@@ -9,7 +9,10 @@ Pure functions: no index, no I/O.
 - children: Obsidian wikilinks, quoted. At level 1 a child is a leaf: `[[note#^block]]` for a
   message, `[[note#Heading]]` / `[[note]]` for a section; when several sections of a note share
   an anchor, the link carries `|<title> · part <k>` (the k-th leaf with that anchor, in note
-  order). Above level 1 a child is a summary: `[[summaries/<slug>/L<n>/<id>]]`.
+  order). Above level 1 a child is a summary: `[[summaries/<slug>/L<n>/<id>]]`. A note whose
+  path or heading holds what ends a wikilink's target (`# | ^ [ ]`) is linked as Obsidian
+  documents for any path, a Markdown link with the path URL-encoded:
+  `[C# tips › Setup](Notes/C%23%20tips.md#Setup)`.
 - title: `<source title> · <day or first day – last day> · summary L<n>` (`summary_title`), written as
   `title` and as the first of `aliases`, so Obsidian's search, link suggestions and hover show
   it instead of the id. A `title` that does not end in `· summary L<n>` is yours
@@ -27,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
+from urllib.parse import quote, unquote
 
 from vaultmind.entities.ids import canonical_id
 from vaultmind.markdown.frontmatter import body_sha256
@@ -39,6 +43,9 @@ ROOT_USER_TREE = "notes:/"
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _LINK_RE = re.compile(r"^\s*!?\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]\s*$")
 _PART_RE = re.compile(r"·\s*part\s+(\d+)\s*$")
+_MARKDOWN_LINK_RE = re.compile(r"^\s*\[([^\[\]]*)\]\(([^()\s]+)\)\s*$")  # `[label](Notes/C%23%20tips.md#Setup)`
+_ENDS_A_TARGET = re.compile(r"[\[\]|#^]")  # a wikilink's target cannot hold these
+_ENDS_AN_ANCHOR = re.compile(r"[\[\]|]")  # nor its heading (`#` nests headings, `^` opens a block id)
 _MAX_SLUG = 80
 _GENERATED_TITLE_RE = re.compile(r"·\s*summary L\d+\s*$")
 _TITLE_SEPARATOR_RE = re.compile(r"\s*(?:[,;:|(·–—]|\s-)")  # where a title's common part may end
@@ -163,10 +170,10 @@ def children_digest(content_hashes: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(sorted(content_hashes)).encode("utf-8")).hexdigest()
 
 
-UNLINKABLE_PATH = r"[\[\]|#^\x00-\x1f]|^\s"
-"""A note path no wikilink carries back exactly (`[ ] | # ^`, a control character, a leading
-space): such a note never feeds a tree (it stays indexed and searchable). An RE2 pattern, as
-DuckDB's `regexp_matches` reads it."""
+UNLINKABLE_PATH = r"[\x00-\x1f]|^\s"
+"""A note path no link carries back exactly (a control character, a leading space): such a note
+never feeds a tree (it stays indexed and searchable). An RE2 pattern, as DuckDB's
+`regexp_matches` reads it. (`[ ] | # ^` are carried by a Markdown link: `leaf_link`.)"""
 
 
 def _target(path: str) -> str:
@@ -186,12 +193,30 @@ def _label(text: str) -> str:
 def leaf_link(note_path: str, anchor: str, part: int | None = None, label: str = "") -> str:
     """`[[note#^block]]`, `[[note#Heading]]`, `[[note]]`; with `|label · part k` when the anchor
     is shared by several leaves of the note."""
+    if _ENDS_A_TARGET.search(note_path) or _ENDS_AN_ANCHOR.search(anchor):
+        return _markdown_link(note_path, anchor, part, label)
     target = _target(note_path)
     if anchor:
         target += anchor if anchor.startswith("#") else "#" + anchor
     if part is not None:
         return f"[[{target}|{_label(label)} · part {part}]]"
     return f"[[{target}]]"
+
+
+def _markdown_link(note_path: str, anchor: str, part: int | None, label: str) -> str:
+    """A leaf link no wikilink can carry, as a Markdown link Obsidian follows: the path and the
+    anchor URL-encoded (`#` between nested headings and `^` of a block id kept), the text the
+    note's name and the anchor (`C# tips › Setup`), or `label · part k`."""
+    fragment = anchor.removeprefix("#")
+    destination = quote(note_path, safe="/") + (f"#{quote(fragment, safe='#^')}" if fragment else "")
+    if part is not None:
+        text = f"{_label(label)} · part {part}"
+    else:
+        name = note_path.rsplit("/", 1)[-1]
+        name = name[: -len(NOTE_SUFFIX)] if name.endswith(NOTE_SUFFIX) else name
+        shown = fragment.lstrip("^").replace("#", " › ") if fragment else ""
+        text = _label(f"{name} › {shown}" if shown else name)
+    return f"[{text}]({destination})"
 
 
 def summary_link(note_path: str) -> str:
@@ -217,7 +242,7 @@ def parse_link(text: str) -> ParsedLink | None:
     """A child link as written in front matter; None when it is not a wikilink."""
     match = _LINK_RE.match(text)
     if match is None:
-        return None
+        return _parse_markdown_link(text)
     target = match.group(1).strip()
     if not target:
         return None
@@ -235,6 +260,20 @@ def parse_link(text: str) -> ParsedLink | None:
             part = int(found.group(1))
     path = target if target.lower().endswith(NOTE_SUFFIX) else target + NOTE_SUFFIX
     return ParsedLink(path, anchor, part)
+
+
+def _parse_markdown_link(text: str) -> ParsedLink | None:
+    """A child link written as a Markdown link (`_markdown_link`); None when it is none."""
+    match = _MARKDOWN_LINK_RE.match(text)
+    if match is None:
+        return None
+    path, _, fragment = match.group(2).partition("#")
+    path, fragment = unquote(path), unquote(fragment)
+    if not path:
+        return None
+    anchor = fragment if fragment.startswith("^") else f"#{fragment}" if fragment else ""
+    found = _PART_RE.search(match.group(1))
+    return ParsedLink(path, anchor, int(found.group(1)) if found else None)
 
 
 def entity_id_of_link(text: str) -> str | None:

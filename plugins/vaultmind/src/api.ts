@@ -7,6 +7,14 @@
 
 export const DAEMON_FILE = ".vaultmind/daemon.json";
 
+/**
+ * What a daemon does until it has published its address (opening the index: an upgrade of it may
+ * take minutes): `vaultmind serve` rewrites it at least every few seconds and removes it once
+ * `daemon.json` is out; one not rewritten for `START_FRESH_MS` is left by a daemon that ended.
+ */
+export const START_FILE = ".vaultmind/daemon-start.json";
+export const START_FRESH_MS = 30_000;
+
 /** Longest question the API takes: it refuses one over 2,000 characters. */
 export const QUESTION_CHARS = 2000;
 
@@ -59,6 +67,23 @@ export interface Health {
   vault: string;
   ready: boolean;
   loading?: boolean;
+  /** while it starts: what it does ("reading the vault's notes 1,200/50,000") */
+  doing?: string | null;
+}
+
+
+/** A start record's text, read at `nowMs`: what the daemon does, or null when it is no live record. */
+export function parseStart(text: string, nowMs: number): string | null {
+  let record: unknown;
+  try {
+    record = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const fields = (record ?? {}) as Record<string, unknown>;
+  const updated = Number(fields.updated) * 1000;
+  if (fields.state !== "starting" || !Number.isFinite(updated) || nowMs - updated > START_FRESH_MS) return null;
+  return typeof fields.doing === "string" && fields.doing ? fields.doing : "opening the index";
 }
 
 export interface Status {
@@ -122,19 +147,24 @@ export async function statusBar(client: DaemonClient): Promise<StatusBar> {
   try {
     health = await client.health();
     if (!health.ready || health.loading) {
-      return {
-        text: "memory: starting…",
-        tip: "the daemon is loading the index; questions are answered once it is ready",
-        nextPollMs: POLL_WAITING_MS,
-      };
+      return startingBar(health.doing ?? "loading the index");
     }
     return { ...describeStatus(await client.status()), nextPollMs: POLL_MS };
   } catch (error) {
+    if (error instanceof Starting) return startingBar(error.doing);
     if (!(error instanceof VaultmindError)) throw error;
     const tip = error.hint ? `${error.message}: ${error.hint}` : error.message;
     if (error.status !== null) return { text: "memory: ⚠", tip, nextPollMs: POLL_MS }; // it answered
     return { text: "memory: not running", tip, nextPollMs: POLL_WAITING_MS };
   }
+}
+
+function startingBar(doing: string): StatusBar {
+  return {
+    text: "memory: starting…",
+    tip: `the daemon is starting: ${doing}; questions are answered once it is ready`,
+    nextPollMs: POLL_WAITING_MS,
+  };
 }
 
 export interface Request {
@@ -165,6 +195,14 @@ export class VaultmindError extends Error {
     this.name = "VaultmindError";
     this.hint = hint;
     this.status = status;
+  }
+}
+
+/** A daemon starting, before its address is out: its start record's `doing`. */
+export class Starting extends VaultmindError {
+  constructor(readonly doing: string) {
+    super(`vaultmind is starting: ${doing}`, "questions are answered once it is up; ask again in a moment");
+    this.name = "Starting";
   }
 }
 
@@ -256,6 +294,8 @@ export class DaemonClient {
     private readonly vaultPath: string,
     /** how long a question (or a look at the daemon's health and status) waits for its answer */
     private readonly questionTimeoutMs = QUESTION_TIMEOUT_MS,
+    /** the time now, in ms since the epoch (a start record's age) */
+    private readonly now: () => number = Date.now,
   ) {}
 
   // the status bar looks again only once its last look ends: one never answered would freeze it
@@ -282,7 +322,11 @@ export class DaemonClient {
     return { hits, total: hits.length, truncated: found.truncated || found.hits.length > limit };
   }
 
+  /** The daemon's address; a `Starting` while a live start record says it has none yet. */
   private async locate(): Promise<Daemon> {
+    const start = await this.readFile(START_FILE);
+    const doing = start === null ? null : parseStart(start, this.now());
+    if (doing !== null) throw new Starting(doing);
     const text = await this.readFile(DAEMON_FILE);
     if (text === null) {
       throw new VaultmindError(

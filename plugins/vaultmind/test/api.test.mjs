@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  DaemonClient, POLL_MS, POLL_WAITING_MS, VaultmindError, describeStatus, hostPort, linkText, parseDaemon, relatedQuery,
-  selectionQuestion, serveCommand, statusBar,
+  DaemonClient, POLL_MS, POLL_WAITING_MS, START_FILE, START_FRESH_MS, Starting, VaultmindError, describeStatus, hostPort,
+  linkText, parseDaemon, relatedQuery, selectionQuestion, serveCommand, statusBar,
 } from "../build/api.mjs";
 
 /** A client whose daemon.json is `daemon` and whose transport is `answer` (each request also kept in `seen`). */
@@ -56,7 +56,7 @@ test("a restarted daemon is found again: a refused request or a 401 reads daemon
   let reads = 0;
   const seen = [];
   const client = new DaemonClient(
-    async () => files[Math.min(reads++, files.length - 1)],
+    async (path) => (path === START_FILE ? null : files[Math.min(reads++, files.length - 1)]),
     async (request) => {
       seen.push(`${request.url} ${request.headers.Authorization}`);
       if (request.url.includes(":1001")) return { status: 401, text: '{"error": {"message": "no"}}' };
@@ -177,4 +177,31 @@ test("the status bar: not running only when no daemon answers, and looked at aga
   // a status the plugin cannot read (a bug of its own) is no stopped daemon
   const { problems: _, ...unreadable } = STATUS;
   await assert.rejects(statusBar(clientOf({ pid: 1, port: 1, token: "t" }, daemonAnswering(unreadable)).client), TypeError);
+});
+
+test("a daemon starting before its address is out is starting, with what it does; a record left behind is not", async () => {
+  const now = 1_800_000_000_000;
+  const doing = "upgrading the index (migration 0035) 3/9";
+  const record = (ageMs) => JSON.stringify({ pid: 7, state: "starting", doing, since: (now - 60_000) / 1000, updated: (now - ageMs) / 1000 });
+  const clientWith = (start, daemon = null) => new DaemonClient(
+    async (path) => (path === START_FILE ? start : daemon),
+    async () => assert.fail("no address to ask"),
+    "/v",
+    1000,
+    () => now,
+  );
+  const starting = await statusBar(clientWith(record(2_000)));
+  assert.deepEqual([starting.text, starting.nextPollMs], ["memory: starting…", POLL_WAITING_MS]);
+  assert.equal(starting.tip, `the daemon is starting: ${doing}; questions are answered once it is ready`);
+  await assert.rejects(clientWith(record(2_000)).ask("when is the launch?", 5), (error) => error instanceof Starting && error instanceof VaultmindError && error.doing === doing);
+
+  const left = await statusBar(clientWith(record(START_FRESH_MS + 1_000)));
+  assert.equal(left.text, "memory: not running");
+  assert.equal((await statusBar(clientWith("{"))).text, "memory: not running");
+
+  // once its api is up, its health says what it does until it is ready
+  const loading = await statusBar(clientOf({ pid: 1, port: 1, token: "t" }, () => ({
+    status: 200, text: JSON.stringify({ ...READY, ready: false, doing: "reading the vault's notes 1,200/50,000" }),
+  })).client);
+  assert.equal(loading.tip, "the daemon is starting: reading the vault's notes 1,200/50,000; questions are answered once it is ready");
 });
