@@ -15,7 +15,13 @@ from vaultmind.errors import UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval import modes
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
-from vaultmind.retrieval.evidence import format_evidence, is_grounded, salient_terms, unknown_words
+from vaultmind.retrieval.evidence import (
+    format_evidence,
+    is_grounded,
+    salient_terms,
+    source_words,
+    unknown_words,
+)
 from vaultmind.retrieval.search import search
 from vaultmind.retrieval.walk import walk
 
@@ -81,6 +87,9 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
     searched = [t for t in query.get("content_terms") or () if t not in window]
     # "how much is the hotel?" in a memory that never says "hotel": said first, in JSON and text
     unknown = unknown_words(memory.leaves, question, searched, named=[e["surface"] for e in query.get("entities") or ()])
+    if unknown:  # "who wrote in the slack channel?": the memory holds Slack's messages, which never say "slack"
+        sources = source_words(memory.index)
+        unknown = [word for word in unknown if not frozenset(terms(word)) <= sources]
     if "query" in result:
         result["query"]["unknown"] = unknown
     if _bool(args, "evidence"):

@@ -32,6 +32,7 @@ from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.index.resident import ResidentLeaves
+    from vaultmind.index.store import Index
 
 SALIENT_MAX_DF = 0.25  # a term in more than a quarter of all leaves grounds nothing
 SALIENT_FEW = 4  # a term in fewer leaves than this is specific however small the memory
@@ -96,6 +97,18 @@ def unknown_words(
         if all(leaves.document_frequency(t)[0] == 0 for t in word_terms):
             out.append(word)
     return out
+
+
+def source_words(index: Index) -> frozenset[str]:
+    """The search terms that name the kinds and platforms of the memory's sources ("chat",
+    "email", "slack", "whatsapp": a note's `source_kind` and its `source_id`'s prefix): a
+    question's "slack" names where the memory's messages were said, which they seldom say, and
+    is never a word the memory does not know."""
+    rows = index.query(
+        "SELECT DISTINCT source_kind FROM notes WHERE source_kind IS NOT NULL "
+        "UNION SELECT DISTINCT split_part(source_id, ':', 1) FROM notes WHERE source_id IS NOT NULL"
+    )
+    return frozenset(t for (name,) in rows for t in terms(name))
 
 
 def format_evidence(

@@ -162,7 +162,8 @@ def inner_heading(
     content: str, wanted: frozenset[str], holds: Callable[[str], bool] | None = None, section: str = ""
 ) -> str | None:
     """The heading inside a section's text (not its first line) whose part, up to the next
-    heading, holds the most of `wanted` and more than the part before it; its name as an
+    heading, holds the most of `wanted` in its prose (not in its code blocks: a "# listing"
+    comment is no answer of the list it names) and more than the part before it; its name as an
     Obsidian link writes it after the section's own anchor ("#Launch day checklist#Contacts":
     Obsidian reads the chain in note order, so it opens this heading and not one of the same
     name earlier in the note). None when no such heading, or when its name is not the only
@@ -172,16 +173,21 @@ def inner_heading(
     after the section's anchor reaches them ("#Q2 launch#Q2 launch" opens nothing); a heading of
     the section's name further down, below text, is one of its own sub-headings."""
     parts: list[tuple[str, list[str]]] = [("", [])]
+    prose: list[list[str]] = [[]]  # each part's lines outside code blocks: a code comment's words are no answer
     fence = ""
     for k, line in enumerate(content.split("\n")):
         toggled = fence_after(line, fence)
+        coded = bool(fence) or toggled is not None
         if toggled is not None:
             fence = toggled
         found = atx_heading(line) if not fence and toggled is None and k > 0 else None
         if found is not None and found[1]:
             parts.append((heading_anchor(found[1]), [line]))
+            prose.append([line])
         else:
             parts[-1][1].append(line)
+            if not coded:
+                prose[-1].append(line)
     own = section.rsplit("#", 1)[-1].casefold()
     opening = 0  # (only headings and blank lines above it: a sub-heading of the same name is no opening)
     for k, (name, lines) in enumerate(parts):
@@ -191,9 +197,10 @@ def inner_heading(
         if any(line.strip() and atx_heading(line) is None for line in lines):
             break
     parts = [("", [line for _, lines in parts[: opening + 1] for line in lines]), *parts[opening + 1 :]]
+    prose = [[line for lines in prose[: opening + 1] for line in lines], *prose[opening + 1 :]]
     if len(parts) < 2:
         return None
-    held = [_weight("\n".join(lines), wanted, holds) for _, lines in parts]
+    held = [_weight("\n".join(lines), wanted, holds) for lines in prose]
     best = max(range(1, len(parts)), key=lambda k: held[k])
     names = [name.casefold() for name, _ in parts[1:]]
     name = parts[best][0]

@@ -41,18 +41,23 @@ def note_evidence(
     coverage of the question's terms (`note_coverage`) plus `NOTE_MATCH` times its match as one
     document (`note_match`)."""
     match = match or {}
+    return {
+        name: value + NOTE_COVERAGE * coverage.get(name, 0.0) + NOTE_MATCH * match.get(name, 0.0)
+        for name, value in note_best(scores, cols, among).items()
+    }
+
+
+def note_best(values: npt.NDArray[np.float64], cols: LeafColumns, among: npt.NDArray[np.int64]) -> dict[str, float]:
+    """Per note of the leaves at places `among`, the highest of their `values` (in the order of
+    `cols`): its best leaf's score, or its leaves' best time factor."""
     known = among[cols.known[among]]
     if not len(known):
         return {}
     order = known[np.argsort(cols.note[known], kind="stable")]
     notes = cols.note[order]
     starts = np.flatnonzero(np.concatenate(([True], notes[1:] != notes[:-1])))
-    best = np.maximum.reduceat(scores[order], starts)
-    names = [cols.note_names[code] for code in notes[starts].tolist()]
-    return {
-        name: value + NOTE_COVERAGE * coverage.get(name, 0.0) + NOTE_MATCH * match.get(name, 0.0)
-        for name, value in zip(names, best.tolist(), strict=True)
-    }
+    best = np.maximum.reduceat(values[order], starts)
+    return dict(zip([cols.note_names[code] for code in notes[starts].tolist()], best.tolist(), strict=True))
 
 
 def note_match(
@@ -100,10 +105,12 @@ def diversify(
     note_rank: dict[str, float],
     known: dict[str, dict[str, Any]],
     voiced: Mapping[str, bool],
+    timely: Mapping[str, float] | None = None,
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """Keep the order, but move near-duplicates of earlier hits behind the others. `known`:
     leaf rows already read, and it gains those read here; `voiced`: the named speaker's
-    messages, each with whether it may take its note's place (`spread_notes`)."""
+    messages, each with whether it may take its note's place, and `timely`, per note, its
+    leaves' best time factor (`spread_notes`)."""
     window = scored[: max(limit * 3, 30)]
     if not window:
         return []
@@ -123,7 +130,7 @@ def diversify(
             kept.append(item)
             seen_hashes.add(content_hash)
             seen_terms.setdefault(len(term_set), []).append(term_set)
-    ordered = spread_notes(kept, places, note_rank, voiced) + dupes + scored[len(window) :]
+    ordered = spread_notes(kept, places, note_rank, voiced, timely) + dupes + scored[len(window) :]
     return ordered[:limit]
 
 
@@ -132,11 +139,15 @@ def spread_notes(
     places: dict[str, tuple[str, int, str | None]],
     note_rank: dict[str, float],
     voiced: Mapping[str, bool] | None = None,
+    timely: Mapping[str, float] | None = None,
 ) -> list[tuple[str, float, dict[str, Any]]]:
     """The first `DISTINCT_TOP` hits are the best hits of the `DISTINCT_TOP` notes with the most
     evidence (`note_rank`; a note's best hit without it) of those with at least `SPREAD_FLOOR` of
     the best note's, so one conversation cannot crowd out every other source at the top; the
-    rest keep their order. A hit that scores above one of those it now follows says so in its
+    rest keep their order. Of those first hits, what a note's evidence adds to its hit's score
+    counts times its leaves' best time factor (`timely`): a note outside the question's window
+    holds its words but not its time, and keeps its place among them, never ahead of a hit
+    inside the window that scores higher. A hit that scores above one of those it now follows says so in its
     breakdown (`behind_other_notes`)."""
     firsts: dict[str, int] = {}  # note → position of its best hit
     for position, item in enumerate(ranked):
@@ -150,6 +161,12 @@ def spread_notes(
     notes = sorted(firsts, key=lambda n: (-evidence[n], firsts[n]))
     floor = SPREAD_FLOOR * evidence[notes[0]] if notes else 0.0
     chosen = [firsts[note] for note in notes[:DISTINCT_TOP] if evidence[note] >= floor]
+    if timely:
+        def timed(position: int) -> float:
+            note, score = places.get(ranked[position][0], ("",))[0], ranked[position][1]
+            return score + timely.get(note, 1.0) * (evidence[note] - score)
+
+        chosen.sort(key=timed, reverse=True)
     picked = set(chosen)
     lowest = min((ranked[p][1] for p in chosen), default=0.0)
     rest = [item for p, item in enumerate(ranked) if p not in picked]

@@ -47,7 +47,14 @@ from vaultmind.retrieval.bonuses import (
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
 from vaultmind.retrieval.identity import identity_bonus, introducing
-from vaultmind.retrieval.ordering import diversify, note_coverage, note_evidence, note_match, on_topic
+from vaultmind.retrieval.ordering import (
+    diversify,
+    note_best,
+    note_coverage,
+    note_evidence,
+    note_match,
+    on_topic,
+)
 from vaultmind.retrieval.people import (
     people_words,
     person_terms,
@@ -348,7 +355,7 @@ def walk(
     # the named speaker's own messages, and whether each may speak for its note
     topical = on_topic(speaking, signals[: len(speaking), LEX], cols)
     voiced = {ids[k]: bool(topical[k]) for k in np.flatnonzero(speaking).tolist()}
-    for leaf_id, score, flags in diversify(memory, scored, limit, places, note_rank, rows, voiced):
+    for leaf_id, score, flags in diversify(memory, scored, limit, places, note_rank, rows, voiced, note_best(factors, cols, head_at)):
         factor = final[leaf_id][1]
         k = at[leaf_id]
         breakdown: dict[str, Any] = {name: round(v, 4) for name, v in zip(SIGNALS, signals[k].tolist(), strict=True)}
